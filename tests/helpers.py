@@ -1,0 +1,21 @@
+"""Small helpers shared by the tests."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tinygrad_attn import Tensor
+
+
+def rand(rng, *shape, device="cpu", requires_grad=True, dtype=np.float64, low=None):
+    """A random float64 tensor (values kept away from 0 when ``low`` is given)."""
+    a = rng.standard_normal(shape)
+    if low is not None:
+        a = np.sign(a) * (np.abs(a) + low)
+    return Tensor(a.astype(dtype), device=device, requires_grad=requires_grad)
+
+
+def close(t, ref, atol=1e-6, rtol=1e-6):
+    """Assert a tensor (or array) equals a NumPy reference."""
+    got = t.numpy() if isinstance(t, Tensor) else np.asarray(t)
+    np.testing.assert_allclose(got, ref, atol=atol, rtol=rtol)

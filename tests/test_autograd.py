@@ -1,0 +1,258 @@
+"""The backward pass: accumulation, retain/create graph, higher orders, no_grad, memory."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+import weakref
+
+import numpy as np
+import pytest
+from helpers import close, rand
+
+import tinygrad_attn as tga
+from tinygrad_attn import Tensor
+
+
+def test_gradients_accumulate_across_backwards(device, rng):
+    x = rand(rng, 3, device=device)
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    close(x.grad, [5.0, 5.0, 5.0])
+    x.grad = None
+    (x * 1).sum().backward()
+    close(x.grad, [1.0, 1.0, 1.0])
+
+
+def test_tensor_used_twice_sums_both_paths(device, rng):
+    x = rand(rng, 4, device=device)
+    y = x * x + x.exp() * x
+    y.sum().backward()
+    a = x.numpy()
+    close(x.grad, 2 * a + np.exp(a) * (a + 1), atol=1e-12)
+
+
+def test_second_backward_through_freed_graph_raises():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    y = (x.exp() * x).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        y.backward()
+
+
+def test_retain_graph_allows_second_backward():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    close(x.grad, [4.0, 8.0])
+
+
+def test_backward_releases_saved_arrays():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    h = x.exp()
+    y = (h * x).sum()
+    y.backward()
+    assert h.grad_fn.freed and y.grad_fn.freed
+    assert h.grad_fn.saved is None
+
+
+def test_non_scalar_backward_needs_grad():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="scalar"):
+        (x * 2).backward()
+    (x * 2).backward(Tensor([1.0, 10.0]))
+    close(x.grad, [2.0, 20.0])
+
+
+def test_backward_without_graph_raises():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        Tensor([1.0]).sum().backward()
+
+
+def test_grad_function_touches_no_grad_attribute(device, rng):
+    x = rand(rng, 3, device=device)
+    (g,) = tga.grad((x * x).sum(), x)
+    close(g, 2 * x.numpy())
+    assert x.grad is None
+
+
+def test_grad_of_several_inputs_and_unused():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    y = Tensor([3.0], requires_grad=True)
+    z = Tensor([4.0], requires_grad=True)
+    out = (x * y).sum()
+    gx, gy = tga.grad(out, [x, y], retain_graph=True)
+    close(gx, [3.0, 3.0])
+    close(gy, [3.0])
+    with pytest.raises(RuntimeError, match="not used"):
+        tga.grad(out, [z], retain_graph=True)
+    assert tga.grad(out, [z], allow_unused=True) == (None,)
+
+
+@pytest.mark.parametrize(
+    "f,d1,d2",
+    [
+        (lambda x: x**3, lambda a: 3 * a**2, lambda a: 6 * a),
+        (lambda x: x.exp(), np.exp, np.exp),
+        (lambda x: x.tanh(), lambda a: 1 - np.tanh(a) ** 2, lambda a: -2 * np.tanh(a) * (1 - np.tanh(a) ** 2)),
+        (
+            lambda x: x.sigmoid(),
+            lambda a: _sig(a) * (1 - _sig(a)),
+            lambda a: _sig(a) * (1 - _sig(a)) * (1 - 2 * _sig(a)),
+        ),
+        (lambda x: x.log(), lambda a: 1 / a, lambda a: -1 / a**2),
+        (lambda x: x.sqrt(), lambda a: 0.5 / np.sqrt(a), lambda a: -0.25 * a**-1.5),
+        (lambda x: 1.0 / x, lambda a: -1 / a**2, lambda a: 2 / a**3),
+    ],
+)
+def test_second_order_elementwise(f, d1, d2, device):
+    a = np.array([0.5, 1.0, 2.0])
+    x = Tensor(a, device=device, requires_grad=True)
+    (g,) = tga.grad(f(x).sum(), x, create_graph=True)
+    close(g, d1(a), atol=1e-10)
+    (h,) = tga.grad(g.sum(), x)
+    close(h, d2(a), atol=1e-10)
+
+
+def _sig(a):
+    return 1 / (1 + np.exp(-a))
+
+
+def test_third_order():
+    x = Tensor([2.0], requires_grad=True, dtype=np.float64)
+    (g,) = tga.grad((x**4).sum(), x, create_graph=True)
+    (h,) = tga.grad(g.sum(), x, create_graph=True)
+    (k,) = tga.grad(h.sum(), x)
+    close(k, [24 * 2.0])
+
+
+@pytest.mark.parametrize("decomposed", [False, True])
+def test_second_order_softmax_matches_finite_differences(decomposed, device, rng):
+    x = rand(rng, 2, 4, device=device)
+    w = Tensor(rng.standard_normal((2, 4)), device=device)
+
+    def grad_of(t):
+        (g,) = tga.grad((t.softmax(-1) * w).sum(), t, create_graph=True)
+        return g
+
+    if decomposed:
+        with tga.decompose():
+            assert tga.gradcheck(grad_of, x)
+    else:
+        assert tga.gradcheck(grad_of, x)
+
+
+def test_backward_create_graph_makes_grad_differentiable():
+    x = Tensor([3.0], requires_grad=True, dtype=np.float64)
+    (x**3).sum().backward(create_graph=True)
+    g = x.grad
+    assert g.requires_grad
+    x.grad = None
+    g.sum().backward()
+    close(x.grad, [18.0])
+
+
+def test_no_grad_records_nothing_and_decorates():
+    x = Tensor([1.0], requires_grad=True)
+    with tga.no_grad():
+        y = x * 2
+    assert not y.requires_grad and y.grad_fn is None
+
+    @tga.no_grad()
+    def f(t):
+        return t * 2
+
+    assert not f(x).requires_grad
+    assert (x * 2).requires_grad
+
+
+def test_detach_cuts_the_graph():
+    x = Tensor([2.0], requires_grad=True)
+    y = x * x.detach()
+    y.sum().backward()
+    close(x.grad, [2.0])
+
+
+def test_integer_tensor_cannot_require_grad():
+    with pytest.raises(RuntimeError, match="floating-point"):
+        Tensor(np.array([1, 2]), requires_grad=True)
+
+
+def test_retain_grad_on_intermediate():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    h = (x * 3).retain_grad()
+    (h * h).sum().backward()
+    close(h.grad, [6.0, 12.0])
+
+
+def test_chain_of_100k_ops_backpropagates():
+    x = Tensor([1.0], requires_grad=True)
+    h = x
+    for _ in range(100_000):
+        h = h + 1.0
+    h.sum().backward()
+    close(x.grad, [1.0])
+
+
+def test_graph_dies_with_its_last_tensor():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    y = (x.exp() * x).sum()
+    node = weakref.ref(y.grad_fn)
+    mid = weakref.ref(y.grad_fn.inputs[0])
+    del y
+    assert node() is None and mid() is None  # no cycle keeps them: freed without gc
+
+
+def test_training_like_loop_keeps_memory_flat(rng):
+    w = Tensor(rng.standard_normal((32, 32)).astype(np.float32), requires_grad=True)
+    x = Tensor(rng.standard_normal((8, 32)).astype(np.float32))
+
+    def step():
+        h = (x @ w).tanh()
+        loss = (h.softmax(-1) * h).sum() + (h * h).mean()
+        loss.backward()
+        w.data -= 0.001 * w.grad.data
+        w.grad = None
+
+    for _ in range(100):
+        step()
+    gc.collect()
+    tracemalloc.start()
+    for _ in range(500):
+        step()
+    first, _ = tracemalloc.get_traced_memory()
+    for _ in range(1500):
+        step()
+    second, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert second - first < 64 * 1024, (first, second)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_detect_anomaly_names_the_op_and_line():
+    x = Tensor([-1.0, 1.0], requires_grad=True)
+    with tga.detect_anomaly(), pytest.raises(RuntimeError, match=r"log.*test_autograd.py"):
+        x.log()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_detect_anomaly_in_backward():
+    x = Tensor([0.0, 1.0], requires_grad=True)
+    with tga.detect_anomaly():
+        y = x.sqrt().sum()  # forward is finite; d sqrt / dx at 0 is inf
+        with pytest.raises(RuntimeError, match="sqrt.*backward"):
+            y.backward()
+
+
+def test_gradcheck_catches_a_wrong_gradient():
+    class Bad(tga.Function):
+        def forward(self, xp, a):
+            return a * a
+
+        def backward(self, g, ns, inputs, out):
+            return (g * inputs[0],)  # should be 2 * a
+
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="worst at input 0, element"):
+        tga.gradcheck(lambda t: Bad.apply(t), x)

@@ -1,0 +1,185 @@
+"""Composite ops: fused and decomposed forms agree in value and gradient, and both pass
+finite-difference checks, on every array namespace."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import close, rand
+
+import tinygrad_attn as tga
+import tinygrad_attn.functional as F
+from tinygrad_attn import Tensor
+
+
+def _targets(device, n=5, c=4, seed=0):
+    t = np.random.default_rng(seed).integers(0, c, n)
+    return Tensor(t, device=device)
+
+
+COMPOSITES = {
+    "softmax": (lambda x: x.softmax(-1), [(3, 5)]),
+    "softmax_axis0": (lambda x: F.softmax(x, 0), [(3, 5)]),
+    "log_softmax": (lambda x: x.log_softmax(-1), [(3, 5)]),
+    "layer_norm": (lambda x, w, b: x.layer_norm(w, b), [(2, 3, 5), (5,), (5,)]),
+    "layer_norm_plain": (lambda x: F.layer_norm(x, eps=1e-3), [(4, 6)]),
+    "gelu": (lambda x: x.gelu(), [(3, 4)]),
+    "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"), [(3, 4)]),
+    "mse_loss": (lambda a, b: F.mse_loss(a, b), [(3, 4), (3, 4)]),
+    "var": (lambda x: x.var(1), [(3, 4)]),
+    "logsumexp": (lambda x: x.logsumexp(-1), [(3, 4)]),
+    "attention": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v), [(2, 3, 4), (2, 5, 4), (2, 5, 3)]),
+    "attention_causal": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+        [(1, 2, 4, 3), (1, 2, 4, 3), (1, 2, 4, 3)],
+    ),
+}
+
+
+def _inputs(rng, shapes, device):
+    return [rand(rng, *s, device=device) for s in shapes]
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+def test_fused_equals_decomposed(name, device, rng):
+    f, shapes = COMPOSITES[name]
+    xs = _inputs(rng, shapes, device)
+    fused = f(*xs)
+    gf = tga.grad((fused * fused).sum(), xs)
+    with tga.decompose():
+        ref = f(*xs)
+        gr = tga.grad((ref * ref).sum(), xs)
+    close(fused, ref.numpy(), atol=1e-10, rtol=1e-9)
+    for a, b in zip(gf, gr):
+        close(a, b.numpy(), atol=1e-9, rtol=1e-8)
+
+
+@pytest.mark.parametrize("decomposed", [False, True], ids=["fused", "decomposed"])
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+def test_gradcheck(name, decomposed, device, rng):
+    f, shapes = COMPOSITES[name]
+    xs = _inputs(rng, shapes, device)
+    if decomposed:
+        with tga.decompose():
+            assert tga.gradcheck(f, *xs)
+    else:
+        assert tga.gradcheck(f, *xs)
+
+
+def test_decompose_records_primitives_in_a_scope(rng):
+    x = rand(rng, 2, 3)
+    assert x.softmax().grad_fn.op_name == "softmax"
+    with tga.decompose():
+        y = x.softmax()
+    assert y.grad_fn.op_name == "div"
+    assert y.grad_fn.scope.name == "softmax" and y.grad_fn.scope.kind == "composite"
+
+
+def test_softmax_is_stable_and_sums_to_one(device):
+    x = Tensor([[1000.0, 1000.0, -1000.0]], device=device)
+    for ctx in (tga.no_grad(), tga.decompose()):
+        with ctx:
+            close(x.softmax(-1), [[0.5, 0.5, 0.0]])
+    close(x.log_softmax(-1)[:, :2], [[np.log(0.5)] * 2], atol=1e-6)
+
+
+def _ce_reference(logits, t, ignore_index=None, eps=0.0):
+    z = logits - logits.max(-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
+    c = logits.shape[-1]
+    keep = np.ones(t.shape, bool) if ignore_index is None else t != ignore_index
+    tt = np.where(keep, t, 0)
+    nll = -np.take_along_axis(logp, tt[:, None], 1)[:, 0]
+    loss = (1 - eps) * nll - eps * logp.sum(-1) / c
+    return (loss * keep).sum() / keep.sum()
+
+
+@pytest.mark.parametrize("ignore_index,eps", [(None, 0.0), (2, 0.0), (None, 0.1), (1, 0.2)])
+def test_cross_entropy_matches_reference(ignore_index, eps, device, rng):
+    logits = rand(rng, 6, 4, device=device)
+    t = _targets(device, 6, 4, seed=3)
+    got = F.cross_entropy(logits, t, ignore_index=ignore_index, label_smoothing=eps)
+    close(got, _ce_reference(logits.numpy(), t.numpy(), ignore_index, eps), atol=1e-12)
+    for decomposed in (False, True):
+        if decomposed:
+            with tga.decompose():
+                assert tga.gradcheck(lambda x: F.cross_entropy(x, t, ignore_index, eps), logits)
+        else:
+            assert tga.gradcheck(lambda x: F.cross_entropy(x, t, ignore_index, eps), logits)
+
+
+def test_cross_entropy_accepts_class_last_batches_and_checks_targets(rng):
+    logits = rand(rng, 2, 3, 5)
+    t = np.array([[0, 1, 4], [2, 2, 3]])
+    close(F.cross_entropy(logits, Tensor(t)), _ce_reference(logits.numpy().reshape(6, 5), t.reshape(6)), atol=1e-12)
+    with pytest.raises(IndexError, match="out of range"):
+        F.cross_entropy(logits, Tensor(np.array([[0, 1, 5], [0, 0, 0]])))
+    with pytest.raises(ValueError, match="targets of shape"):
+        F.cross_entropy(logits, Tensor(np.zeros(6, dtype=np.int64)))
+
+
+def test_dropout(rng):
+    x = Tensor.ones(1000)
+    y = F.dropout(x, 0.25, training=True)
+    kept = y.numpy() != 0
+    assert 0.65 < kept.mean() < 0.85
+    np.testing.assert_allclose(y.numpy()[kept], 1 / 0.75)
+    assert F.dropout(x, 0.5, training=False) is x
+    tga.manual_seed(1)
+    a = F.dropout(x, 0.5).numpy()
+    tga.manual_seed(1)
+    b = F.dropout(Tensor.ones(1000, device="array_api_strict:device1"), 0.5).numpy()
+    np.testing.assert_array_equal(a, b)
+
+
+def test_attention_causal_equals_explicit_mask(device, rng):
+    q, k, v = (rand(rng, 2, 4, 3, device=device) for _ in range(3))
+    mask = Tensor(np.tril(np.ones((4, 4), bool)), device=device)
+    a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    b = F.scaled_dot_product_attention(q, k, v, mask=mask)
+    close(a, b.numpy())
+    s = q.numpy() @ k.numpy().swapaxes(-1, -2) / np.sqrt(3)
+    s = np.where(np.tril(np.ones((4, 4), bool)), s, -np.inf)
+    w = np.exp(s - s.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    close(a, w @ v.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("decomposed", [False, True])
+def test_attention_row_with_nothing_to_attend_is_zero_not_nan(decomposed, device, rng):
+    q, k, v = (rand(rng, 3, 2, device=device) for _ in range(3))
+    mask = Tensor(np.array([[True, False, False], [False, False, False], [True, True, True]]), device=device)
+    ctx = tga.decompose() if decomposed else tga.no_grad()
+    with ctx:
+        out, w = F.scaled_dot_product_attention(q, k, v, mask=mask, return_weights=True)
+    close(out[1], [0.0, 0.0])
+    close(w[1], [0.0, 0.0, 0.0])
+    assert np.isfinite(out.numpy()).all()
+    if decomposed:
+        with tga.decompose():
+            gs = tga.grad(F.scaled_dot_product_attention(q, k, v, mask=mask).sum(), [q, k, v])
+    else:
+        gs = tga.grad(F.scaled_dot_product_attention(q, k, v, mask=mask).sum(), [q, k, v])
+    for g in gs:
+        assert np.isfinite(g.numpy()).all()
+    assert tga.gradcheck(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, mask=mask), q, k, v)
+
+
+def test_attention_float_mask_is_added(rng):
+    q, k, v = (rand(rng, 3, 2) for _ in range(3))
+    m = rng.standard_normal((3, 3))
+    got = F.scaled_dot_product_attention(q, k, v, mask=Tensor(m, dtype=np.float64), scale=1.0)
+    s = q.numpy() @ k.numpy().T + m
+    w = np.exp(s - s.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    close(got, w @ v.numpy(), atol=1e-12)
+    fm = Tensor(m, requires_grad=True)
+    assert tga.gradcheck(lambda a, mm: F.scaled_dot_product_attention(a, k, v, mask=mm), q, fm)
+
+
+def test_attention_shape_errors():
+    with pytest.raises(ValueError, match="do not fit"):
+        F.scaled_dot_product_attention(Tensor.zeros(2, 3), Tensor.zeros(2, 4), Tensor.zeros(2, 4))
+    with pytest.raises(ValueError, match="mask of shape"):
+        F.scaled_dot_product_attention(Tensor.zeros(2, 3), Tensor.zeros(4, 3), Tensor.zeros(4, 3),
+                                       mask=Tensor(np.ones((3, 3), bool)))  # fmt: skip

@@ -1,0 +1,232 @@
+"""Every primitive op: values against NumPy, gradients against finite differences (float64),
+on every array namespace."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import close, rand
+
+import tinygrad_attn as tga
+from tinygrad_attn import Tensor
+
+UNARY = {
+    "exp": (lambda x: x.exp(), np.exp, None),
+    "log": (lambda x: x.abs().log(), lambda a: np.log(np.abs(a)), 0.1),
+    "sqrt": (lambda x: x.abs().sqrt(), lambda a: np.sqrt(np.abs(a)), 0.1),
+    "tanh": (lambda x: x.tanh(), np.tanh, None),
+    "sigmoid": (lambda x: x.sigmoid(), lambda a: 1 / (1 + np.exp(-a)), None),
+    "relu": (lambda x: x.relu(), lambda a: np.maximum(a, 0), 0.05),
+    "abs": (lambda x: x.abs(), np.abs, 0.05),
+    "neg": (lambda x: -x, np.negative, None),
+    "pow2": (lambda x: x**2, lambda a: a**2, None),
+    "pow3": (lambda x: x**3.0, lambda a: a**3, None),
+    "rpow": (lambda x: 2.0**x, lambda a: 2.0**a, None),
+    "rsub": (lambda x: 1.0 - x, lambda a: 1.0 - a, None),
+    "rdiv": (lambda x: 1.0 / x, lambda a: 1.0 / a, 0.2),
+    "clip": (lambda x: x.clip(-0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5), None),
+}
+
+BINARY = {
+    "add": (lambda a, b: a + b, np.add),
+    "sub": (lambda a, b: a - b, np.subtract),
+    "mul": (lambda a, b: a * b, np.multiply),
+    "div": (lambda a, b: a / b, np.divide),
+    "maximum": (lambda a, b: a.maximum(b), np.maximum),
+    "minimum": (lambda a, b: a.minimum(b), np.minimum),
+    "pow": (lambda a, b: a.abs() ** b, lambda a, b: np.abs(a) ** b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_value_and_grad(name, device, rng):
+    f, ref, low = UNARY[name]
+    if name == "clip":  # keep points away from the kinks
+        a = rng.uniform(-1, 1, (3, 4))
+        a = np.where(np.abs(np.abs(a) - 0.5) < 0.05, a + 0.1, a)
+        x = Tensor(a, device=device, requires_grad=True)
+    else:
+        x = rand(rng, 3, 4, device=device, low=low)
+    close(f(x), ref(x.numpy()), atol=1e-12)
+    assert tga.gradcheck(f, x)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((2, 3, 4), (4,)), ((3, 1), (1, 4)), ((), (2, 3))])
+def test_binary_broadcast_value_and_grad(name, shapes, device, rng):
+    f, ref = BINARY[name]
+    a = rand(rng, *shapes[0], device=device, low=0.3)
+    b = rand(rng, *shapes[1], device=device, low=0.3)
+    close(f(a, b), ref(a.numpy(), b.numpy()), atol=1e-12)
+    assert tga.gradcheck(f, a, b)
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+def test_python_scalars_on_either_side(name, device, rng):
+    f, ref = BINARY[name]
+    a = rand(rng, 2, 3, device=device, low=0.5)
+    close(f(a, 2.5), ref(a.numpy(), 2.5))
+    close(f(2.5, a), ref(2.5, a.numpy()))
+    assert tga.gradcheck(lambda x: f(x, 2.5) + f(2.5, x), a)
+
+
+def test_scalar_keeps_float32(device, rng):
+    a = rand(rng, 2, 2, device=device, dtype=np.float32)
+    for out in (a + 1.5, 2.0 * a, a / 3.0, 1.0 - a, a**2):
+        assert out.dtype == np.float32
+
+
+def test_maximum_ties_split_gradient(device):
+    a = Tensor([1.0, 2.0], device=device, requires_grad=True, dtype=np.float64)
+    b = Tensor([1.0, 3.0], device=device, requires_grad=True, dtype=np.float64)
+    a.maximum(b).sum().backward()
+    close(a.grad, [0.5, 0.0])
+    close(b.grad, [0.5, 1.0])
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 2)])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min", "var", "logsumexp"])
+def test_reductions(op, axis, keepdims, device, rng):
+    x = rand(rng, 2, 3, 4, device=device)
+    refs = {
+        "sum": np.sum,
+        "mean": np.mean,
+        "max": np.max,
+        "min": np.min,
+        "var": np.var,
+        "logsumexp": lambda a, axis, keepdims: np.log(np.sum(np.exp(a), axis=axis, keepdims=keepdims)),
+    }
+    f = lambda t: getattr(t, op)(axis=axis, keepdims=keepdims)
+    close(f(x), refs[op](x.numpy(), axis=axis, keepdims=keepdims), atol=1e-12)
+    assert tga.gradcheck(f, x)
+
+
+def test_max_ties_share_gradient(device):
+    x = Tensor([[1.0, 3.0, 3.0]], device=device, requires_grad=True, dtype=np.float64)
+    x.max().backward()
+    close(x.grad, [[0.0, 0.5, 0.5]])
+
+
+def test_argmax(device, rng):
+    x = rand(rng, 3, 5, device=device)
+    assert x.argmax(1).tolist() == np.argmax(x.numpy(), 1).tolist()
+    assert x.argmax().item() == np.argmax(x.numpy())
+
+
+@pytest.mark.parametrize(
+    "sa,sb",
+    [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2))],
+)
+def test_matmul_like_numpy(sa, sb, device, rng):
+    a = rand(rng, *sa, device=device)
+    b = rand(rng, *sb, device=device)
+    close(a @ b, np.matmul(a.numpy(), b.numpy()), atol=1e-12)
+    assert tga.gradcheck(lambda x, y: x @ y, a, b)
+
+
+def test_rmatmul_with_array(rng):
+    a = rand(rng, 3, 4)
+    m = rng.standard_normal((2, 3))
+    close(m @ a, m @ a.numpy())
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: x.reshape(4, 6),
+        lambda x: x.reshape(-1),
+        lambda x: x.permute(2, 0, 1),
+        lambda x: x.transpose(0, 2),
+        lambda x: x.mT,
+        lambda x: x.unsqueeze(1).expand(2, 5, 3, 4),
+        lambda x: x[:1].squeeze(0),
+        lambda x: x.unsqueeze(-1),
+        lambda x: x.flatten(1),
+        lambda x: x[1, :, 2:],
+        lambda x: x[..., ::2],
+        lambda x: x[None, :, -1],
+        lambda x: x[:, [0, 2, 2]],
+        lambda x: x[[1, 0]][:, [0, 2], [3, 1]],
+        lambda x: x[np.array([[0, 1], [1, 1]])],
+        lambda x: x[x.detach() > 0],
+        lambda x: tga.cat([x, x * 2], axis=1),
+        lambda x: tga.stack([x, x + 1], axis=-1),
+        lambda x: x.chunk(2, axis=2)[1],
+    ],
+)
+def test_shape_ops_value_and_grad(f, device, rng):
+    x = rand(rng, 2, 3, 4, device=device)
+    host = Tensor(x.numpy(), dtype=np.float64)
+    close(f(x), f(host).numpy())
+    assert tga.gradcheck(f, x)
+
+
+def test_indexing_matches_numpy(rng):
+    a = rng.standard_normal((3, 4, 5))
+    x = Tensor(a)
+    keys = [
+        (0,),
+        (slice(None), 1),
+        (Ellipsis, -1),
+        (None, 1, None),
+        ([0, 2],),
+        (slice(None), [1, 3], [0, 4]),
+        ([0, 2], slice(None), [1, 1]),
+        (np.array([[0, 1], [2, 2]]),),
+        (a > 0,),
+        (-1, [0, -1]),
+    ]
+    for k in keys:
+        np.testing.assert_allclose(x[k].numpy(), a[k].astype(np.float32), err_msg=str(k))
+
+
+def test_index_out_of_range_is_clear():
+    x = Tensor.zeros(3, 4)
+    with pytest.raises(IndexError, match="out of range"):
+        x[[0, 3]]
+    with pytest.raises(IndexError, match="out of range"):
+        x[5]
+
+
+def test_gather_duplicates_accumulate(device):
+    x = Tensor([1.0, 2.0, 3.0], device=device, requires_grad=True, dtype=np.float64)
+    x[[0, 0, 2, 0]].sum().backward()
+    close(x.grad, [3.0, 0.0, 1.0])
+
+
+def test_where_masked_fill_tril_triu(device, rng):
+    x = rand(rng, 3, 3, device=device)
+    cond = Tensor(rng.standard_normal((3, 3)) > 0, device=device)
+    close(tga.where(cond, x, 0.0), np.where(cond.numpy(), x.numpy(), 0.0))
+    close(x.masked_fill(cond, -1.0), np.where(cond.numpy(), -1.0, x.numpy()))
+    close(tga.tril(x), np.tril(x.numpy()))
+    close(tga.triu(x, 1), np.triu(x.numpy(), 1))
+    y = rand(rng, 3, 3, device=device)
+    assert tga.gradcheck(lambda a, b: tga.where(cond, a, b), x, y)
+    assert tga.gradcheck(lambda a: tga.tril(a) + tga.triu(a, 1) * 2, x)
+
+
+def test_comparisons_are_boolean_and_not_differentiable(device, rng):
+    x = rand(rng, 2, 3, device=device)
+    for out in (x < 0, x <= 0, x > 0, x >= 0, x == x, x != 0.5):
+        assert out.dtype == np.bool_
+        assert not out.requires_grad
+    assert ((x > 0) == Tensor(x.numpy() > 0, device=device)).all().item()
+
+
+def test_erf_matches_math(rng):
+    import math
+
+    a = np.linspace(-4, 4, 41)
+    got = Tensor(a, dtype=np.float64).erf().numpy()
+    np.testing.assert_allclose(got, [math.erf(v) for v in a], atol=2e-7)
+
+
+def test_astype_gradient_flows(device, rng):
+    x = rand(rng, 3, device=device)
+    y = x.astype(np.float32)
+    assert y.dtype == np.float32
+    (y * 2).sum().backward()
+    assert x.grad.dtype == np.float64
+    close(x.grad, [2.0, 2.0, 2.0])

@@ -1,0 +1,39 @@
+"""tinygrad_attn: a small, fast, honest deep-learning engine for building attention.
+
+>>> import tinygrad_attn as tga
+>>> x = tga.Tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+>>> x.softmax().sum().backward()
+"""
+
+from . import functional
+from .autograd import Function, decompose, detect_anomaly, enable_grad, grad, is_grad_enabled, no_grad
+from .device import default_device, devices, get_device, is_available, set_default_device
+from .gradcheck import gradcheck
+from .random import manual_seed
+from .tensor import Tensor, cat, stack, tril, triu, where
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tensor",
+    "Function",
+    "functional",
+    "grad",
+    "no_grad",
+    "enable_grad",
+    "is_grad_enabled",
+    "decompose",
+    "detect_anomaly",
+    "gradcheck",
+    "manual_seed",
+    "devices",
+    "is_available",
+    "set_default_device",
+    "default_device",
+    "get_device",
+    "cat",
+    "stack",
+    "where",
+    "tril",
+    "triu",
+]

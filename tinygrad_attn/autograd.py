@@ -1,0 +1,536 @@
+"""Reverse-mode autograd: the :class:`Function` every op is, and the backward pass.
+
+One mechanism, one place. ``Function.apply`` checks the inputs, runs the op's forward
+on raw arrays and, when a gradient is wanted, records the op as the output's graph node.
+The node keeps what the graph pictures need, cheaply: the op (its class), its inputs,
+its non-array arguments, the arrays it saved, and the :class:`Scope` it was made in.
+
+An op's ``backward(g, ns, inputs, out)`` is written once against an array namespace
+``ns``. The ordinary pass hands it the device's array namespace and raw arrays; a pass
+with ``create_graph=True`` hands it :data:`TENSOR_NS`, whose functions are tensor ops,
+so the gradient is itself recorded and can be differentiated again, to any order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+# Set by tensor.py (the Tensor class needs this module, and this module makes Tensors).
+Tensor: Any = None
+TENSOR_NS: Any = None
+
+
+class _State:
+    """Global switches, read on every op (attribute reads on a class are cheap)."""
+
+    grad_enabled = True
+    decompose = False
+    anomaly = False
+    scope: Scope | None = None
+    retained: dict | None = None  # id -> weakref of non-leaf tensors that called retain_grad()
+
+
+# -- switches ---------------------------------------------------------------------
+class no_grad(contextlib.ContextDecorator):
+    """Record nothing inside: ``with tga.no_grad(): ...`` or ``@tga.no_grad()``."""
+
+    def __enter__(self) -> None:
+        self._prev = _State.grad_enabled
+        _State.grad_enabled = False
+
+    def __exit__(self, *exc: object) -> None:
+        _State.grad_enabled = self._prev
+
+
+class enable_grad(contextlib.ContextDecorator):
+    """Record again inside a ``no_grad`` region."""
+
+    def __enter__(self) -> None:
+        self._prev = _State.grad_enabled
+        _State.grad_enabled = True
+
+    def __exit__(self, *exc: object) -> None:
+        _State.grad_enabled = self._prev
+
+
+def is_grad_enabled() -> bool:
+    return _State.grad_enabled
+
+
+class decompose(contextlib.ContextDecorator):
+    """Run every composite op as its primitive-op definition, so graphs show each primitive.
+
+    >>> with tga.decompose():  # doctest: +SKIP
+    ...     y = x.softmax()    # exp, max, sum, sub, div nodes instead of one softmax node
+    """
+
+    def __enter__(self) -> None:
+        self._prev = _State.decompose
+        _State.decompose = True
+
+    def __exit__(self, *exc: object) -> None:
+        _State.decompose = self._prev
+
+
+class detect_anomaly(contextlib.ContextDecorator):
+    """Raise at the first op whose forward or backward makes NaN or Inf.
+
+    The error names the op and the line of user code that created it.
+    """
+
+    def __enter__(self) -> None:
+        self._prev = _State.anomaly
+        _State.anomaly = True
+
+    def __exit__(self, *exc: object) -> None:
+        _State.anomaly = self._prev
+
+
+# -- scopes: the module and composite op an op was made in -------------------------
+class Scope:
+    """A node of the scope tree: a module call (``kind="module"``) or a composite op.
+
+    Graph nodes hold a reference to the scope they were made in, never a string, so
+    recording it costs one attribute read. ``path`` is built only when asked for.
+    """
+
+    __slots__ = ("name", "kind", "parent", "module", "__weakref__")
+
+    def __init__(self, name: str, kind: str, parent: Scope | None, module: Any = None) -> None:
+        self.name = name
+        self.kind = kind
+        self.parent = parent
+        self.module = module
+
+    def chain(self) -> list[Scope]:
+        """This scope and its parents, outermost first."""
+        out, s = [], self
+        while s is not None:
+            out.append(s)
+            s = s.parent
+        return out[::-1]
+
+    @property
+    def path(self) -> str:
+        """Dotted module path with composites after a slash: ``layers.0.attn/softmax``."""
+        mods = [s.name for s in self.chain() if s.kind == "module" and s.name]
+        comps = [s.name for s in self.chain() if s.kind != "module"]
+        return ".".join(mods) + ("/" + "/".join(comps) if comps else "")
+
+    def __repr__(self) -> str:
+        return f"Scope({self.path!r})"
+
+
+@contextlib.contextmanager
+def scope(name: str, kind: str = "composite", module: Any = None) -> Iterator[Scope]:
+    """Ops made inside belong to a new child scope of the current one."""
+    prev = _State.scope
+    s = Scope(name, kind, prev, module)
+    _State.scope = s
+    try:
+        yield s
+    finally:
+        _State.scope = prev
+
+
+def current_scope() -> Scope | None:
+    return _State.scope
+
+
+# -- the op base class ------------------------------------------------------------
+class Function:
+    """A differentiable op. Subclasses give ``forward`` (on arrays) and ``backward``.
+
+    - ``forward(self, xp, *datas)``: the device's array namespace and the inputs' arrays
+      (Python scalars stay scalars); non-array arguments are in ``self.args``. Returns
+      one array.
+    - ``backward(self, g, ns, inputs, out)``: the gradient of each input (``None`` for
+      one that has none), computed with the namespace ``ns``. ``inputs`` and ``out``
+      are arrays in an ordinary pass and tensors with ``create_graph=True``. Gradients
+      may keep the output's broadcast shape: the engine reduces them in one place.
+    - ``self.ctx``: anything else forward keeps for backward; released with ``saved``.
+    """
+
+    __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "__weakref__")
+    differentiable = True
+
+    @classmethod
+    def apply(cls, *inputs: Any, args: Any = None) -> Tensor:
+        fn = cls.__new__(cls)
+        fn.args = args
+        dev = None
+        need = False
+        datas = []
+        for t in inputs:
+            if isinstance(t, Tensor):
+                if dev is None:
+                    dev = t._dev
+                elif t._dev is not dev:
+                    _raise_device_mix(cls, inputs)
+                need = need or t.requires_grad
+                datas.append(t.data)
+            else:
+                datas.append(t)
+        try:
+            out_data = fn.forward(dev.ops, *datas)
+        except (ValueError, TypeError, IndexError) as e:
+            raise _op_error(cls, inputs, e) from e
+        out = Tensor.__new__(Tensor)
+        out.data = out_data
+        out._dev = dev
+        out.grad = None
+        out.name = None
+        if need and _State.grad_enabled and cls.differentiable:
+            out.requires_grad = True
+            out._ctx = fn
+            fn.inputs = inputs
+            fn.saved = datas
+            fn.scope = _State.scope
+            if _State.anomaly:
+                fn.trace = _user_frame()
+                _check_finite(fn, out_data, "forward")
+        else:
+            out.requires_grad = False
+            out._ctx = None
+            if _State.anomaly:
+                fn.inputs, fn.scope, fn.trace = inputs, _State.scope, _user_frame()
+                _check_finite(fn, out_data, "forward")
+        return out
+
+    def forward(self, xp: Any, *datas: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:  # pragma: no cover
+        raise NotImplementedError(f"{self.op_name} has no gradient")
+
+    @classmethod
+    def op_name_of(cls) -> str:
+        return getattr(cls, "name", None) or cls.__name__.lower()
+
+    @property
+    def op_name(self) -> str:
+        return self.op_name_of()
+
+    @property
+    def freed(self) -> bool:
+        return self.saved is None
+
+    def release(self) -> None:
+        """Drop the arrays kept for backward; the graph's structure stays for pictures."""
+        self.saved = None
+        self.ctx = None
+
+    def __repr__(self) -> str:
+        return f"<{self.op_name} node>"
+
+
+def _shape_str(t: Any) -> str:
+    if isinstance(t, Tensor):
+        return str(tuple(t.shape))
+    return repr(t)
+
+
+def _op_error(cls: type, inputs: Sequence[Any], e: Exception) -> Exception:
+    shapes = ", ".join(_shape_str(t) for t in inputs)
+    return type(e)(f"{cls.op_name_of()}: cannot apply to inputs of shapes {shapes}: {e}")
+
+
+def _raise_device_mix(cls: type, inputs: Sequence[Any]) -> None:
+    devs = [t.device for t in inputs if isinstance(t, Tensor)]
+    names = " and ".join(dict.fromkeys(devs))
+    raise RuntimeError(
+        f"{cls.op_name_of()}: expected all tensors on one device, got {names}; move them with .to(device)"
+    )
+
+
+def _user_frame() -> str:
+    """The innermost stack frame outside this package: where the user made the op."""
+    pkg = __name__.rsplit(".", 1)[0].replace(".", "/")
+    for fr in reversed(traceback.extract_stack()[:-2]):
+        if f"/{pkg}/" not in fr.filename.replace("\\", "/"):
+            return f'File "{fr.filename}", line {fr.lineno}, in {fr.name}: {fr.line}'
+    return "<unknown>"
+
+
+def _check_finite(fn: Function, arr: Any, phase: str) -> None:
+    dev = None
+    for t in fn.inputs or ():
+        if isinstance(t, Tensor):
+            dev = t._dev
+            break
+    if dev is None or arr is None or not hasattr(arr, "dtype"):
+        return
+    kind = dev.np_dtype(arr.dtype).kind
+    if kind not in "fc":
+        return
+    if not bool(dev.ops.all(dev.ops.isfinite(arr))):
+        where = getattr(fn, "trace", None) or "<unknown>"
+        raise RuntimeError(
+            f"detect_anomaly: {fn.op_name} produced NaN or Inf in its {phase}; the op was created at {where}"
+        )
+
+
+# -- the backward pass -------------------------------------------------------------
+def unbroadcast(g: Any, shape: tuple, ns: Any) -> Any:
+    """Sum ``g`` down to ``shape``: the one place NumPy broadcasting is undone."""
+    gshape = tuple(g.shape)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    if axes:
+        g = ns.sum(g, axis=axes, keepdims=True)
+    return ns.reshape(g, shape)
+
+
+def _count_consumers(roots: Sequence[Tensor]) -> dict[int, int]:
+    """For each tensor that needs a gradient, how many graph edges consume it.
+
+    An iterative walk (no recursion limit), so a chain of 100,000 ops is fine.
+    """
+    deps: dict[int, int] = {}
+    stack = list(roots)
+    for r in roots:
+        deps.setdefault(id(r), 0)
+    while stack:
+        fn = stack.pop()._ctx
+        if fn is None:
+            continue
+        for i in fn.inputs:
+            if isinstance(i, Tensor) and i.requires_grad:
+                k = id(i)
+                n = deps.get(k)
+                if n is None:
+                    deps[k] = 1
+                    stack.append(i)
+                else:
+                    deps[k] = n + 1
+    return deps
+
+
+def run_backward(
+    roots: Sequence[Tensor],
+    root_grads: Sequence[Any],
+    *,
+    retain_graph: bool,
+    create_graph: bool,
+    targets: Sequence[Tensor] | None = None,
+) -> list[Any] | None:
+    """Propagate ``root_grads`` from ``roots`` to the leaves.
+
+    A tensor's gradient is complete once every op that consumed it has sent its share,
+    so tensors are visited when their count of pending consumers reaches zero.
+    With ``targets`` the gradients of those tensors are returned and no ``.grad`` is
+    touched; otherwise they accumulate into the ``.grad`` of leaves (and of tensors that
+    called ``retain_grad()``). Gradients are arrays here, tensors with ``create_graph``.
+    """
+    deps = _count_consumers(roots)
+    grads: dict[int, Any] = {}
+    for r, g in zip(roots, root_grads):
+        k = id(r)
+        grads[k] = g if k not in grads else grads[k] + g
+    ready = [r for r in dict.fromkeys(roots) if deps[id(r)] == 0]
+    wanted = {id(t): i for i, t in enumerate(targets)} if targets is not None else None
+    found: list[Any] = [None] * len(targets) if targets is not None else []
+    retained = _State.retained
+    anomaly = _State.anomaly
+    prev_enabled = _State.grad_enabled
+    _State.grad_enabled = create_graph
+    T = Tensor
+    grads_get = grads.get
+    try:
+        while ready:
+            t = ready.pop()
+            k = id(t)
+            g = grads.pop(k, None)
+            fn = t._ctx
+            if g is not None:
+                if wanted is not None:
+                    if k in wanted:
+                        found[wanted[k]] = g
+                elif fn is None or (retained and k in retained):
+                    _accumulate(t, g, create_graph)
+            if fn is None:
+                continue
+            inputs = fn.inputs
+            if g is None:  # nothing flows through here (an unused branch): only release
+                gs = (None,) * len(inputs)
+            elif fn.saved is None:
+                raise RuntimeError(
+                    f"backward through the graph a second time: the saved arrays of '{fn.op_name}' "
+                    "were already freed by an earlier backward. Call backward(retain_graph=True) "
+                    "the first time if you need to go through the graph again."
+                )
+            elif create_graph:
+                gs = fn.backward(g, TENSOR_NS, inputs, t)
+            else:
+                gs = fn.backward(g, t._dev.ops, fn.saved, t.data)
+            if anomaly:
+                for gi in gs:
+                    if gi is not None:
+                        _check_finite(fn, gi.data if create_graph else gi, "backward")
+            if not retain_graph:
+                fn.saved = None
+                fn.ctx = None
+            for inp, gi in zip(inputs, gs):
+                if inp.__class__ is not T and not isinstance(inp, T) or not inp.requires_grad:
+                    continue
+                ki = id(inp)
+                if gi is not None:
+                    shape = inp.data.shape
+                    if gi.shape != shape:
+                        gi = unbroadcast(gi, tuple(shape), TENSOR_NS if create_graph else inp._dev.ops)
+                    prev = grads_get(ki)
+                    grads[ki] = gi if prev is None else prev + gi
+                n = deps[ki] - 1
+                deps[ki] = n
+                if not n:
+                    ready.append(inp)
+    finally:
+        _State.grad_enabled = prev_enabled
+    return found if targets is not None else None
+
+
+def _accumulate(t: Tensor, g: Any, create_graph: bool) -> None:
+    if not create_graph:
+        g = Tensor._wrap(g, t._dev)
+    elif not t.requires_grad or g is None:
+        return
+    # Never add in place: a gradient array may be shared (an add passes g to both sides).
+    t.grad = g if t.grad is None else t.grad + g
+
+
+def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, create_graph: bool = False) -> None:
+    """``tensor.backward()``: accumulate d tensor / d leaf into every leaf's ``.grad``."""
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "backward: the tensor does not require grad and has no graph; set requires_grad=True "
+            "on a leaf it depends on"
+        )
+    g = _root_grad(tensor, grad, create_graph, "backward")
+    run_backward([tensor], [g], retain_graph=retain_graph or create_graph, create_graph=create_graph)
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Any = None,
+    *,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple[Tensor, ...]:
+    """The gradients of ``outputs`` with respect to ``inputs``; no ``.grad`` is touched.
+
+    >>> (gx,) = tga.grad((x * x).sum(), x)  # doctest: +SKIP
+    """
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if grad_outputs is None or isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs] * len(outs) if grad_outputs is None else [grad_outputs]
+    for i, o in enumerate(outs):
+        if not o.requires_grad:
+            raise RuntimeError(f"grad: output {i} does not require grad and has no graph")
+    for i, t in enumerate(ins):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(f"grad: input {i} is not a tensor with requires_grad=True")
+    gs = [_root_grad(o, go, create_graph, "grad") for o, go in zip(outs, grad_outputs)]
+    keep = create_graph if retain_graph is None else retain_graph
+    found = run_backward(outs, gs, retain_graph=keep, create_graph=create_graph, targets=ins)
+    result = []
+    for i, (t, g) in enumerate(zip(ins, found)):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"grad: input {i} (shape {tuple(t.shape)}) was not used to compute the outputs; "
+                    "pass allow_unused=True to get None for it"
+                )
+            result.append(None)
+        else:
+            result.append(g if create_graph else Tensor._wrap(g, t._dev))
+    return tuple(result)
+
+
+def _root_grad(t: Tensor, grad: Any, create_graph: bool, who: str) -> Any:
+    if grad is None:
+        if t.data.shape != ():
+            raise RuntimeError(
+                f"{who}: grad can be created implicitly only for a scalar output, but the output has "
+                f"shape {tuple(t.shape)}; pass a gradient of that shape"
+            )
+        g = t._dev.ops.ones_like(t.data)
+        return Tensor._wrap(g, t._dev) if create_graph else g
+    if not isinstance(grad, Tensor):
+        grad = Tensor(grad, dtype=t.dtype, device=t.device)
+    if grad._dev is not t._dev:
+        raise RuntimeError(f"{who}: gradient on {grad.device} for an output on {t.device}")
+    if tuple(grad.shape) != tuple(t.shape):
+        raise RuntimeError(f"{who}: gradient of shape {tuple(grad.shape)} for an output of shape {tuple(t.shape)}")
+    return grad if create_graph else grad.data
+
+
+# -- composite ops: a primitive definition, optionally a fused implementation -------
+def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> Callable:
+    """Declare ``reference`` (written in tensor ops) as the definition of composite op ``name``.
+
+    ``fused(*args, **kw)`` may return a tensor computed by one fused :class:`Function`, or
+    ``None`` where it does not apply. Inside ``tga.decompose()`` the reference always runs,
+    within a scope named ``name`` so its primitives draw as one group.
+    """
+
+    def deco(reference: Callable[..., Tensor]) -> Callable[..., Tensor]:
+        @functools.wraps(reference)
+        def run(*args: Any, **kw: Any) -> Tensor:
+            if fused is not None and not _State.decompose:
+                out = fused(*args, **kw)
+                if out is not None:
+                    return out
+            prev = _State.scope
+            _State.scope = Scope(name, "composite", prev)
+            try:
+                return reference(*args, **kw)
+            finally:
+                _State.scope = prev
+
+        run.reference = reference  # type: ignore[attr-defined]
+        run.composite_name = name  # type: ignore[attr-defined]
+        return run
+
+    return deco
+
+
+class FusedFunction(Function):
+    """A composite op computed in one step, with a hand-derived backward.
+
+    ``reference`` is the primitive definition (a function of tensors). With
+    ``create_graph=True`` the backward recomputes it and differentiates that, so fused ops
+    have gradients of every order without a second hand-derived formula.
+    """
+
+    __slots__ = ()
+
+    def recompute(self, *inputs: Any) -> Tensor:
+        """The op's primitive definition applied to ``inputs`` (used for higher orders)."""
+        raise NotImplementedError  # pragma: no cover
+
+    def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
+        if ns is TENSOR_NS:
+            return self._backward_by_reference(g, inputs)
+        return self.backward_arrays(g, ns, inputs, out)
+
+    def backward_arrays(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
+        raise NotImplementedError  # pragma: no cover
+
+    def _backward_by_reference(self, g: Tensor, inputs: Sequence[Any]) -> list[Any]:
+        diff = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+        with decompose():
+            y = self.recompute(*inputs)
+        gs = iter(grad(y, diff, g, create_graph=True, allow_unused=True))
+        return [next(gs) if isinstance(t, Tensor) and t.requires_grad else None for t in inputs]

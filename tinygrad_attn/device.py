@@ -1,0 +1,289 @@
+"""Devices: where a tensor's array lives, and the array namespace that computes on it.
+
+A :class:`Device` is a small object: a name (``"cpu"``, ``"cuda:0"``), the array
+namespace (NumPy, CuPy or ``array_api_strict``) and a handful of helpers that the
+array API standard leaves out (scatter-add, host transfer). Op code never imports
+NumPy for array math: it calls ``device.ops.<name>``, so the same op runs on every
+namespace.
+
+Device names:
+
+- ``"cpu"``: NumPy.
+- ``"cuda"`` / ``"cuda:N"``: CuPy, imported only when first asked for.
+- ``"array_api_strict"`` / ``"array_api_strict:device1"``: the reference namespace of
+  the array API standard. It rejects NumPy-only calls and arrays of two devices in one
+  operation, so the test-suite runs on it to prove the ops are portable.
+"""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+# Array-API names the ops may call through ``device.ops``. A backend missing one of
+# them under its standard name falls back to the NumPy-era spelling below.
+_ARRAY_API_NAMES = (
+    "abs exp log sqrt tanh sign sum max min prod reshape permute_dims broadcast_to matmul "
+    "where astype zeros zeros_like ones_like full expand_dims squeeze concat stack take "
+    "maximum minimum isfinite all any tril triu argmax arange asarray take_along_axis"
+).split()
+_FALLBACKS = {"permute_dims": "transpose", "concat": "concatenate"}
+
+_CUDA_INSTALL_HINT = (
+    'install CuPy with the extra that matches your CUDA toolkit: pip install "tinygrad_attn[cuda12]" '
+    '(CUDA 12) or pip install "tinygrad_attn[cuda13]" (CUDA 13)'
+)
+
+
+class Device:
+    """One place arrays live. ``ops`` is its array namespace plus the helpers ops need."""
+
+    __slots__ = ("name", "xp", "ops", "_array_device", "_dtypes")
+
+    def __init__(self, name: str, xp: Any, array_device: Any = None) -> None:
+        self.name = name
+        self.xp = xp
+        self._array_device = array_device
+        self._dtypes: dict[np.dtype, Any] = {}
+        ops = SimpleNamespace()
+        for n in _ARRAY_API_NAMES:
+            f = getattr(xp, n, None) or getattr(xp, _FALLBACKS.get(n, n), None)
+            if f is not None:
+                setattr(ops, n, f)
+        if not hasattr(xp, "astype"):  # CuPy before the array API spelling
+
+            def _astype(x, dtype, copy=True):
+                return x.astype(dtype, copy=copy)
+
+            ops.astype = _astype
+        ops.zeros = self.zeros
+        ops.gather = self.gather
+        ops.scatter_add = self.scatter_add
+        ops.slice_grad = self.slice_grad
+        ops.const = _identity
+        ops.device = self
+        self.ops = ops
+
+    def __repr__(self) -> str:
+        return f"Device({self.name!r})"
+
+    # -- dtypes -----------------------------------------------------------------
+    def dtype(self, dtype: Any) -> Any:
+        """The backend dtype for a NumPy dtype (or anything ``numpy.dtype`` accepts)."""
+        d = np.dtype(dtype)
+        out = self._dtypes.get(d)
+        if out is None:
+            out = getattr(self.xp, d.name) if self.xp is not np else d
+            self._dtypes[d] = out
+        return out
+
+    def np_dtype(self, backend_dtype: Any) -> np.dtype:
+        """The NumPy dtype of a backend dtype."""
+        if isinstance(backend_dtype, np.dtype):
+            return backend_dtype
+        return np.dtype(str(backend_dtype).rsplit(".", 1)[-1])
+
+    # -- creation and transfer ---------------------------------------------------
+    def asarray(self, data: Any, dtype: Any = None) -> Any:
+        """An array of this device holding ``data`` (a host array, a scalar, a list)."""
+        if dtype is not None:
+            dtype = self.dtype(dtype)
+        if self._array_device is None:
+            return self.xp.asarray(data, dtype=dtype)
+        if isinstance(data, np.ndarray):
+            # array_api_strict copies host arrays onto its CPU device first.
+            return self.xp.asarray(self.xp.asarray(data, dtype=dtype), device=self._array_device)
+        return self.xp.asarray(data, dtype=dtype, device=self._array_device)
+
+    def zeros(self, shape: tuple, dtype: Any) -> Any:
+        if self._array_device is None:
+            return self.xp.zeros(shape, dtype=dtype)
+        return self.xp.zeros(shape, dtype=dtype, device=self._array_device)
+
+    def to_host(self, arr: Any) -> np.ndarray:
+        """A NumPy copy (or view, on the CPU) of a backend array."""
+        if self.xp is np:
+            return arr
+        if self._array_device is not None:  # array_api_strict
+            return np.asarray(arr.to_device(self.xp.Device("CPU_DEVICE")))
+        return arr.get()  # CuPy
+
+    def owns(self, arr: Any) -> bool:
+        """Whether ``arr`` is an array of this device."""
+        if self._array_device is not None:
+            return getattr(arr, "device", None) == self._array_device
+        if self.xp is np:
+            return isinstance(arr, np.ndarray)
+        return isinstance(arr, self.xp.ndarray) and arr.device.id == int(self.name.partition(":")[2] or 0)
+
+    # -- what the array API leaves out ------------------------------------------
+    def gather(self, a: Any, axis: int, index: Any) -> Any:
+        """``take`` along ``axis`` with an index array of any shape (it replaces ``axis``)."""
+        xp = self.xp
+        flat = xp.take(a, xp.reshape(index, (-1,)), axis=axis)
+        shape = tuple(a.shape)
+        return xp.reshape(flat, shape[:axis] + tuple(index.shape) + shape[axis + 1 :])
+
+    def scatter_add(self, g: Any, shape: tuple, axis: int, index: Any) -> Any:
+        """The adjoint of :meth:`gather`: zeros of ``shape`` with ``g`` summed in at ``index``."""
+        k = 1
+        for s in index.shape:
+            k *= s
+        gshape = tuple(g.shape)
+        g = self.xp.reshape(g, gshape[:axis] + (k,) + gshape[axis + index.ndim :])
+        return self.index_add(shape, axis, self.xp.reshape(index, (-1,)), g)
+
+    def slice_grad(self, g: Any, shape: tuple, key: Any) -> Any:
+        """The adjoint of basic indexing: zeros of ``shape`` with ``g`` written at ``key``."""
+        z = self.zeros(shape, g.dtype)
+        z[key] = g
+        return z
+
+    def index_add(self, shape: tuple, axis: int, index: Any, values: Any) -> Any:
+        """Zeros of ``shape`` with ``values`` summed in at ``index`` (1-D) along ``axis``.
+
+        ``values`` has ``shape`` except ``len(index)`` along ``axis``. Repeated indices
+        accumulate, which is what the gradient of a gather needs.
+        """
+        xp = self.xp
+        out = self.zeros(shape, values.dtype)
+        if xp is np:
+            np.add.at(out, (slice(None),) * axis + (index,), values)
+            return out
+        if self._array_device is None:  # CuPy
+            import cupyx  # noqa: PLC0415 - only where CuPy is in use
+
+            cupyx.scatter_add(out, (slice(None),) * axis + (index,), values)
+            return out
+        # Portable form: a one-hot matrix product along the moved axis.
+        n = shape[axis]
+        vals = xp.moveaxis(values, axis, -1)  # (..., k)
+        onehot = xp.astype(
+            xp.reshape(index, (-1, 1)) == xp.reshape(xp.arange(n, device=self._array_device), (1, n)),
+            values.dtype,
+        )  # (k, n)
+        return out + xp.moveaxis(vals @ onehot, -1, axis)
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+# -- the registry ----------------------------------------------------------------
+_devices: dict[str, Device] = {}
+_default_name = os.environ.get("TINYGRAD_ATTN_DEVICE", "cpu")
+
+
+def _normalize(name: str) -> str:
+    name = str(name).strip().lower()
+    if name == "cuda":
+        return "cuda:0"
+    if name in ("gpu",):
+        return "cuda:0"
+    if name == "array_api_strict:cpu_device":
+        return "array_api_strict"
+    return name
+
+
+def get_device(name: Any = None) -> Device:
+    """The :class:`Device` for a name such as ``"cpu"`` or ``"cuda:1"`` (default: current)."""
+    if isinstance(name, Device):
+        return name
+    if name is None:
+        name = _default_name
+    key = _normalize(name)
+    dev = _devices.get(key)
+    if dev is None:
+        dev = _make_device(key)
+        _devices[key] = dev
+    return dev
+
+
+def _make_device(key: str) -> Device:
+    kind, _, index = key.partition(":")
+    if kind == "cpu" and not index:
+        return Device("cpu", np)
+    if kind == "cuda":
+        cp = _import_cupy()
+        n = int(index or 0)
+        count = cp.cuda.runtime.getDeviceCount()
+        if n >= count:
+            raise RuntimeError(f"device 'cuda:{n}' asked for, but only {count} CUDA device(s) are present")
+        return Device(f"cuda:{n}", cp)
+    if kind == "array_api_strict":
+        try:
+            import array_api_strict as xps  # noqa: PLC0415 - a test backend, loaded on demand
+        except ImportError as e:
+            raise RuntimeError(
+                "device 'array_api_strict' needs the array-api-strict package: pip install \"tinygrad_attn[dev]\""
+            ) from e
+        sub = index or "CPU_DEVICE"
+        name = "array_api_strict" if sub == "CPU_DEVICE" else f"array_api_strict:{sub}"
+        return Device(name, xps, xps.Device(sub))
+    raise RuntimeError(
+        f"unknown device {key!r}: use 'cpu', 'cuda', 'cuda:N', 'array_api_strict' or 'array_api_strict:device1'"
+    )
+
+
+def _import_cupy() -> Any:
+    try:
+        import cupy  # noqa: PLC0415 - CuPy is imported only when a CUDA device is asked for
+    except ImportError as e:
+        raise RuntimeError(f"device 'cuda' needs CuPy, which is not installed: {_CUDA_INSTALL_HINT}") from e
+    try:
+        ok = cupy.cuda.is_available()
+    except Exception:  # noqa: BLE001 - a broken driver reports as unavailable
+        ok = False
+    if not ok:
+        raise RuntimeError(
+            "device 'cuda' needs a CUDA GPU: CuPy is installed but finds no GPU or driver "
+            "(cupy.cuda.is_available() is False); use device 'cpu'"
+        )
+    return cupy
+
+
+def is_available(name: str) -> bool:
+    """Whether the device can be used here; never raises."""
+    try:
+        get_device(name)
+    except RuntimeError:
+        return False
+    return True
+
+
+def devices() -> list[str]:
+    """The device names usable here, e.g. ``['cpu', 'cuda:0']``."""
+    out = ["cpu"]
+    try:
+        cp = _import_cupy()
+        out += [f"cuda:{i}" for i in range(cp.cuda.runtime.getDeviceCount())]
+    except RuntimeError:
+        pass
+    return out
+
+
+def set_default_device(name: str) -> None:
+    """Make ``name`` the device new tensors go to when none is given."""
+    global _default_name
+    get_device(name)  # fail now, at the call the user can see
+    _default_name = _normalize(name)
+
+
+def default_device() -> Device:
+    return get_device(_default_name)
+
+
+def device_of_array(arr: Any) -> Device:
+    """The :class:`Device` owning a backend array (NumPy, CuPy or array_api_strict)."""
+    if isinstance(arr, np.ndarray):
+        return get_device("cpu")
+    mod = type(arr).__module__
+    if mod.startswith("cupy"):
+        return get_device(f"cuda:{arr.device.id}")
+    if mod.startswith("array_api_strict"):
+        sub = str(arr.device).split("'")[1] if "'" in str(arr.device) else "CPU_DEVICE"
+        return get_device("array_api_strict" if sub == "CPU_DEVICE" else f"array_api_strict:{sub}")
+    raise TypeError(f"not an array of a known backend: {type(arr).__name__}")

@@ -1,0 +1,47 @@
+"""The primitive ops: the short list every backend must run, each with its gradient.
+
+Everything else in the library (softmax, layer_norm, attention, ...) is written once, in
+:mod:`tinygrad_attn.functional`, from these. Each class's ``forward`` and ``backward``
+sit side by side; broadcasting is undone in one place, ``autograd.unbroadcast``.
+"""
+
+from .elementwise import (
+    Abs,
+    Add,
+    Cast,
+    Div,
+    Erf,
+    Exp,
+    Log,
+    Maximum,
+    Minimum,
+    Mul,
+    Neg,
+    Pow,
+    PowScalar,
+    Relu,
+    Sigmoid,
+    Sqrt,
+    Sub,
+    Tanh,
+    Where,
+)
+from .index import Gather, ScatterAdd
+from .linalg import Matmul
+from .movement import Cat, Expand, Permute, Reshape, Slice, SliceGrad
+from .reduce import Max, Min, Sum
+
+#: Every primitive op, by class name.
+PRIMITIVES = {
+    cls.__name__: cls
+    for cls in (
+        Add, Sub, Mul, Div, Neg, Pow, PowScalar, Exp, Log, Sqrt, Tanh, Sigmoid, Relu, Abs, Erf,
+        Maximum, Minimum, Where, Cast,
+        Sum, Max, Min,
+        Matmul,
+        Reshape, Permute, Expand, Slice, SliceGrad, Cat,
+        Gather, ScatterAdd,
+    )
+}  # fmt: skip
+
+__all__ = [c.__name__ for c in PRIMITIVES.values()] + ["PRIMITIVES"]

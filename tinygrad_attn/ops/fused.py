@@ -1,0 +1,214 @@
+"""Fused implementations of composite ops: one node, fewer passes over memory.
+
+These are not primitives. Each is the fast path of a composite defined in
+:mod:`tinygrad_attn.functional` from primitives; ``recompute`` calls that definition, and
+the tests hold the two equal in value and gradient. Backward formulas are derived by
+hand and run on raw arrays; higher orders go through the definition (see
+``FusedFunction``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..autograd import FusedFunction
+from .elementwise import erf_array
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _F():
+    from .. import functional  # noqa: PLC0415 - functional imports this module
+
+    return functional
+
+
+def softmax_array(xp, x, axis):
+    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+    e /= xp.sum(e, axis=axis, keepdims=True)
+    return e
+
+
+def softmax_backward_array(xp, g, y, axis):
+    gy = g * y
+    gy -= y * xp.sum(gy, axis=axis, keepdims=True)
+    return gy
+
+
+class Softmax(FusedFunction):
+    __slots__ = ()
+    name = "softmax"
+
+    def forward(self, xp, x):
+        return softmax_array(xp, x, self.args)
+
+    def backward_arrays(self, g, ns, inputs, out):
+        return (softmax_backward_array(ns, g, out, self.args),)
+
+    def recompute(self, x):
+        return _F().softmax(x, self.args)
+
+
+class LogSoftmax(FusedFunction):
+    __slots__ = ()
+    name = "log_softmax"
+
+    def forward(self, xp, x):
+        z = x - xp.max(x, axis=self.args, keepdims=True)
+        z -= xp.log(xp.sum(xp.exp(z), axis=self.args, keepdims=True))
+        return z
+
+    def backward_arrays(self, g, ns, inputs, out):
+        return (g - ns.exp(out) * ns.sum(g, axis=self.args, keepdims=True),)
+
+    def recompute(self, x):
+        return _F().log_softmax(x, self.args)
+
+
+class LayerNorm(FusedFunction):
+    """Normalise over the last axis, then scale and shift; weight and bias may be None."""
+
+    __slots__ = ()
+    name = "layer_norm"
+
+    def forward(self, xp, x, w, b):
+        eps = self.args
+        mu = xp.sum(x, axis=-1, keepdims=True) / x.shape[-1]
+        xc = x - mu
+        rstd = 1.0 / xp.sqrt(xp.sum(xc * xc, axis=-1, keepdims=True) / x.shape[-1] + eps)
+        xc *= rstd  # now x-hat
+        self.ctx = (xc, rstd)
+        y = xc * w if w is not None else xc + 0.0
+        if b is not None:
+            y += b
+        return y
+
+    def backward_arrays(self, g, ns, inputs, out):
+        x, w, b = inputs
+        xhat, rstd = self.ctx
+        n = x.shape[-1]
+        gx_hat = g * w if w is not None else g
+        gx = gx_hat - ns.sum(gx_hat, axis=-1, keepdims=True) / n
+        gx -= xhat * (ns.sum(gx_hat * xhat, axis=-1, keepdims=True) / n)
+        gx *= rstd
+        return gx, (g * xhat if w is not None else None), (g if b is not None else None)
+
+    def recompute(self, x, w, b):
+        return _F().layer_norm(x, w, b, self.args)
+
+
+class Gelu(FusedFunction):
+    """GELU, exact (``args="none"``) or with the tanh approximation (``args="tanh"``)."""
+
+    __slots__ = ()
+    name = "gelu"
+
+    def forward(self, xp, x):
+        if self.args == "tanh":
+            return 0.5 * x * (1.0 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
+        return 0.5 * x * (1.0 + erf_array(xp, x * _INV_SQRT_2))
+
+    def backward_arrays(self, g, ns, inputs, out):
+        (x,) = inputs
+        if self.args == "tanh":
+            t = ns.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+            dt = (1.0 - t * t) * (_SQRT_2_OVER_PI * (1.0 + 3 * 0.044715 * x * x))
+            return (g * (0.5 * (1.0 + t) + 0.5 * x * dt),)
+        cdf = 0.5 * (1.0 + erf_array(ns, x * _INV_SQRT_2))
+        pdf = _INV_SQRT_2PI * ns.exp(-0.5 * x * x)
+        return (g * (cdf + x * pdf),)
+
+    def recompute(self, x):
+        return _F().gelu(x, approximate=self.args)
+
+
+class CrossEntropy(FusedFunction):
+    """Mean cross-entropy of ``logits (M, C)`` against integer ``targets (M,)``.
+
+    ``args = (keep, n_kept, smoothing)``: ``keep`` is a 0/1 float array of the items
+    that count (``ignore_index`` removed), ``n_kept`` their number.
+    """
+
+    __slots__ = ()
+    name = "cross_entropy"
+
+    def forward(self, xp, logits, targets):
+        keep, n_kept, eps = self.args
+        z = logits - xp.max(logits, axis=-1, keepdims=True)
+        lse = xp.log(xp.sum(xp.exp(z), axis=-1, keepdims=True))
+        logp = z - lse  # (M, C)
+        picked = xp.reshape(xp.take_along_axis(logp, xp.reshape(targets, (-1, 1)), axis=1), (-1,))  # (M,)
+        loss_i = -(1.0 - eps) * picked
+        if eps:
+            loss_i = loss_i - eps * xp.sum(logp, axis=-1) / logits.shape[-1]
+        self.ctx = logp
+        return xp.sum(loss_i * keep) / n_kept
+
+    def backward_arrays(self, g, ns, inputs, out):
+        logits, targets = inputs
+        keep, n_kept, eps = self.args
+        logp = self.ctx
+        m, c = logits.shape
+        grad = ns.exp(logp)  # softmax
+        if eps:
+            grad -= eps / c
+        flat = ns.reshape(targets, (-1,)) + ns.arange(0, m * c, c, dtype=targets.dtype, **_dev_kw(ns))
+        delta = ns.device.index_add((m * c,), 0, flat, ns.full((m,), 1.0 - eps, dtype=logits.dtype,
+                                                               **_dev_kw(ns)))  # fmt: skip
+        grad -= ns.reshape(delta, (m, c))
+        grad *= ns.reshape(keep, (m, 1)) * (g / n_kept)
+        return grad, None
+
+    def recompute(self, logits, targets):
+        keep, n_kept, eps = self.args
+        return _F()._cross_entropy_reference(logits, targets, keep, n_kept, eps)
+
+
+def _dev_kw(ns):
+    dev = ns.device._array_device
+    return {"device": dev} if dev is not None else {}
+
+
+class Attention(FusedFunction):
+    """``softmax(q @ k.mT * scale + bias) @ v`` in one node.
+
+    ``args = (scale, bias, row_any)``: ``bias`` is an additive array (0 or -inf where
+    masked, or the user's float mask) or None; ``row_any`` is a 0/1 array marking query
+    rows with at least one key to attend (None when all have one).
+    """
+
+    __slots__ = ()
+    name = "attention"
+
+    def forward(self, xp, q, k, v):
+        scale, bias, row_any = self.args
+        s = xp.matmul(q, k.mT)  # (..., Tq, Tk)
+        s *= scale
+        if bias is not None:
+            s = s + bias
+        w = softmax_array(xp, s, -1)
+        if row_any is not None:
+            w = xp.where(row_any, w, 0.0)
+        self.ctx = w
+        return xp.matmul(w, v)  # (..., Tq, dv)
+
+    def backward_arrays(self, g, ns, inputs, out):
+        q, k, v = inputs
+        scale = self.args[0]
+        w = self.ctx
+        gv = ns.matmul(w.mT, g)
+        gs = softmax_backward_array(ns, ns.matmul(g, v.mT), w, -1)
+        gs *= scale
+        return ns.matmul(gs, k), ns.matmul(gs.mT, q), gv
+
+    def recompute(self, q, k, v):
+        scale, bias, row_any = self.args
+        return _F()._attention_reference(q, k, v, scale, bias, row_any)
+
+
+#: The fused ops, by the composite they implement.
+FUSED = {
+    cls.name: cls for cls in (Softmax, LogSoftmax, LayerNorm, Gelu, CrossEntropy, Attention)
+}  # fmt: skip

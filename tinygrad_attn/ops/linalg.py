@@ -1,0 +1,33 @@
+"""Matrix product, as ``numpy.matmul``: 1-D operands and broadcast batches."""
+
+from __future__ import annotations
+
+from ..autograd import Function
+
+
+class Matmul(Function):
+    __slots__ = ()
+
+    def forward(self, xp, a, b):
+        return xp.matmul(a, b)
+
+    def backward(self, g, ns, inputs, out):
+        a, b = inputs
+        if a.ndim >= 2 and b.ndim >= 2:  # the common case: (..., m, k) @ (..., k, n)
+            return ns.matmul(g, b.mT), ns.matmul(a.mT, g)
+        # 1-D operands: promote as matmul does, then drop the added axis again.
+        a2 = ns.reshape(a, (1,) + tuple(a.shape)) if a.ndim == 1 else a  # (..., m, k)
+        b2 = ns.reshape(b, tuple(b.shape) + (1,)) if b.ndim == 1 else b  # (..., k, n)
+        gshape = tuple(g.shape)
+        if a.ndim == 1:
+            gshape = gshape[:-1] + (1,) + gshape[-1:] if b.ndim > 1 else gshape + (1,)
+        if b.ndim == 1:
+            gshape = gshape + (1,)
+        g2 = ns.reshape(g, gshape)  # (..., m, n)
+        ga = ns.matmul(g2, b2.mT)
+        gb = ns.matmul(a2.mT, g2)
+        if a.ndim == 1:
+            ga = ns.reshape(ga, tuple(ga.shape[:-2]) + tuple(ga.shape[-1:]))
+        if b.ndim == 1:
+            gb = ns.reshape(gb, tuple(gb.shape[:-1]))
+        return ga, gb

@@ -1,0 +1,86 @@
+"""Shape primitives: views and copies that move elements without changing them."""
+
+from __future__ import annotations
+
+from ..autograd import Function
+
+
+class Reshape(Function):
+    __slots__ = ()
+
+    def forward(self, xp, a):
+        return xp.reshape(a, self.args)
+
+    def backward(self, g, ns, inputs, out):
+        return (ns.reshape(g, tuple(inputs[0].shape)),)
+
+
+class Permute(Function):
+    __slots__ = ()
+
+    def forward(self, xp, a):
+        return xp.permute_dims(a, self.args)
+
+    def backward(self, g, ns, inputs, out):
+        inverse = [0] * len(self.args)
+        for i, ax in enumerate(self.args):
+            inverse[ax] = i
+        return (ns.permute_dims(g, tuple(inverse)),)
+
+
+class Expand(Function):
+    """Broadcast to a larger shape; the engine sums the gradient back."""
+
+    __slots__ = ()
+
+    def forward(self, xp, a):
+        return xp.broadcast_to(a, self.args)
+
+    def backward(self, g, ns, inputs, out):
+        return (g,)
+
+
+class Slice(Function):
+    """Basic indexing ``x[key]``: ints, slices and ``...`` (no ``None``, no arrays)."""
+
+    __slots__ = ()
+    name = "getitem"
+
+    def forward(self, xp, a):
+        return a[self.args]
+
+    def backward(self, g, ns, inputs, out):
+        return (ns.slice_grad(g, tuple(inputs[0].shape), self.args),)
+
+
+class SliceGrad(Function):
+    """Zeros of ``shape`` with ``g`` written at ``key``: the adjoint of :class:`Slice`."""
+
+    __slots__ = ()
+    name = "slice_backward"
+
+    def forward(self, xp, g):
+        shape, key = self.args
+        return xp.slice_grad(g, shape, key)
+
+    def backward(self, g, ns, inputs, out):
+        return (g[self.args[1]],)
+
+
+class Cat(Function):
+    """Join along ``axis`` (``args``); each input's gradient is its slice of ``g``."""
+
+    __slots__ = ()
+
+    def forward(self, xp, *arrays):
+        return xp.concat(arrays, axis=self.args)
+
+    def backward(self, g, ns, inputs, out):
+        axis = self.args
+        grads, start = [], 0
+        lead = (slice(None),) * (axis % g.ndim)
+        for x in inputs:
+            n = x.shape[axis]
+            grads.append(g[lead + (slice(start, start + n), Ellipsis)])
+            start += n
+        return grads

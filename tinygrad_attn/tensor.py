@@ -1,0 +1,825 @@
+"""The :class:`Tensor`: an array on a device, and the graph node that made it.
+
+Methods are thin: each calls one primitive op from :mod:`tinygrad_attn.ops` or one
+composite from :mod:`tinygrad_attn.functional`.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import autograd, ops
+from .autograd import Function, composite
+from .device import Device, default_device, device_of_array, get_device
+from .random import host_generator
+
+Shape = tuple[int, ...]
+_FLOAT_KINDS = "fc"
+
+
+def _shape_args(shape: Sequence[Any]) -> Shape:
+    """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+class Tensor:
+    """An n-dimensional array with reverse-mode autograd.
+
+    >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad.tolist()
+    [[2.0, 4.0], [6.0, 8.0]]
+    """
+
+    __slots__ = ("data", "_dev", "grad", "requires_grad", "_ctx", "name", "__weakref__")
+    __array_ufunc__ = None  # ``ndarray + Tensor`` defers to Tensor.__radd__
+    __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
+
+    def __init__(
+        self,
+        data: Any,
+        *,
+        requires_grad: bool = False,
+        dtype: Any = None,
+        device: Any = None,
+        name: str | None = None,
+    ) -> None:
+        dev = get_device(device) if device is not None else None
+        if isinstance(data, Tensor):
+            arr, src = data.data, data._dev
+        elif isinstance(data, np.ndarray):
+            arr, src = data, get_device("cpu")
+            if dev is None:
+                dev = default_device()
+        elif isinstance(data, (bool, int, float, list, tuple)) or np.isscalar(data):
+            arr = np.asarray(data)
+            if dtype is None and arr.dtype != np.bool_:
+                arr = arr.astype(np.float32)
+            src = get_device("cpu")
+            if dev is None:
+                dev = default_device()
+        else:
+            try:
+                src = device_of_array(data)
+                arr = data
+            except TypeError:
+                if not hasattr(data, "__dlpack__"):
+                    raise TypeError(
+                        f"Tensor: cannot make a tensor from {type(data).__name__}; pass a number, a "
+                        "nested list, a NumPy or CuPy array, or an object with __dlpack__"
+                    ) from None
+                t = Tensor.from_dlpack(data)
+                arr, src = t.data, t._dev
+        dev = dev or src
+        if dev is src:
+            arr = src.xp.asarray(arr, copy=True) if src.xp is not np else np.array(arr, copy=True)
+        else:
+            arr = dev.asarray(src.to_host(arr))
+        if dtype is not None and dev.np_dtype(arr.dtype) != np.dtype(dtype):
+            arr = dev.ops.astype(arr, dev.dtype(dtype))
+        self.data = arr
+        self._dev = dev
+        self.grad: Tensor | None = None
+        self._ctx: Function | None = None
+        self.name = name
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _wrap(cls, data: Any, dev: Device) -> Tensor:
+        """A tensor around an existing array, with no copy and no graph."""
+        t = cls.__new__(cls)
+        t.data = data
+        t._dev = dev
+        t.grad = None
+        t.requires_grad = False
+        t._ctx = None
+        t.name = None
+        return t
+
+    # -- constructors -------------------------------------------------------------
+    @classmethod
+    def _host(cls, arr: np.ndarray, dtype: Any, device: Any, requires_grad: bool, name: str | None) -> Tensor:
+        dev = get_device(device) if device is not None else default_device()
+        dt = np.dtype(dtype) if dtype is not None else arr.dtype
+        t = cls._wrap(dev.asarray(arr, dtype=dt), dev)
+        t.name = name
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    @classmethod
+    def zeros(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+              name: str | None = None) -> Tensor:  # fmt: skip
+        return cls.full(_shape_args(shape), 0.0, dtype=dtype, device=device, requires_grad=requires_grad, name=name)
+
+    @classmethod
+    def ones(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+             name: str | None = None) -> Tensor:  # fmt: skip
+        return cls.full(_shape_args(shape), 1.0, dtype=dtype, device=device, requires_grad=requires_grad, name=name)
+
+    @classmethod
+    def full(cls, shape: Any, value: float, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+             name: str | None = None) -> Tensor:  # fmt: skip
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        dt = np.dtype(dtype) if dtype is not None else (np.dtype(np.bool_) if isinstance(value, bool) else np.float32)
+        return cls._host(np.full(shape, value, dtype=dt), None, device, requires_grad, name)
+
+    @classmethod
+    def randn(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+              name: str | None = None) -> Tensor:  # fmt: skip
+        """Standard normal draws, made on the host from the seeded generator and moved."""
+        arr = host_generator().standard_normal(_shape_args(shape))
+        return cls._host(arr, dtype or np.float32, device, requires_grad, name)
+
+    @classmethod
+    def rand(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+             name: str | None = None) -> Tensor:  # fmt: skip
+        """Uniform draws in [0, 1), made on the host from the seeded generator and moved."""
+        arr = host_generator().random(_shape_args(shape))
+        return cls._host(arr, dtype or np.float32, device, requires_grad, name)
+
+    @classmethod
+    def arange(cls, start: float, stop: float | None = None, step: float = 1, *, dtype: Any = None,
+               device: Any = None, requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
+        """``arange(n)`` or ``arange(start, stop, step)``; float32 unless ``dtype`` says otherwise."""
+        arr = np.arange(start, stop, step) if stop is not None else np.arange(start)
+        return cls._host(arr, dtype or np.float32, device, requires_grad, name)
+
+    @classmethod
+    def eye(cls, n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
+            requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
+        return cls._host(np.eye(n, m), dtype or np.float32, device, requires_grad, name)
+
+    @classmethod
+    def from_dlpack(cls, x: Any) -> Tensor:
+        """A tensor sharing memory with any ``__dlpack__`` producer (CPU or CUDA)."""
+        kind = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
+        if kind == 2:  # kDLCUDA
+            dev = get_device(f"cuda:{x.__dlpack_device__()[1]}")
+            return cls._wrap(dev.xp.from_dlpack(x), dev)
+        return cls._wrap(np.from_dlpack(x), get_device("cpu"))
+
+    # -- attributes ---------------------------------------------------------------
+    @property
+    def shape(self) -> Shape:
+        return tuple(self.data.shape)
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype, whatever the backend."""
+        return self._dev.np_dtype(self.data.dtype)
+
+    @property
+    def device(self) -> str:
+        return self._dev.name
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._ctx is None
+
+    @property
+    def grad_fn(self) -> Function | None:
+        """The graph node that made this tensor (``None`` for a leaf)."""
+        return self._ctx
+
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def size(self, axis: int | None = None) -> Any:
+        return self.shape if axis is None else self.shape[axis]
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def requires_grad_(self, flag: bool = True) -> Tensor:
+        if flag and self.dtype.kind not in _FLOAT_KINDS:
+            raise RuntimeError(
+                f"requires_grad: only floating-point tensors can require gradients, not {self.dtype}; "
+                "convert with .astype('float32') first"
+            )
+        if not self.is_leaf and not flag:
+            raise RuntimeError("requires_grad_: cannot turn off gradients of a non-leaf tensor; use .detach()")
+        self.requires_grad = flag
+        return self
+
+    def retain_grad(self) -> Tensor:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if autograd._State.retained is None:
+            autograd._State.retained = {}
+        autograd._State.retained[id(self)] = weakref.ref(self)
+        return self
+
+    def __repr__(self) -> str:
+        extra = f", device='{self.device}'" if self.device != "cpu" else ""
+        extra += ", requires_grad=True" if self.requires_grad else ""
+        extra += f", grad_fn=<{self._ctx.op_name}>" if self._ctx is not None else ""
+        body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
+        return f"Tensor({body}, dtype={self.dtype}{extra})"
+
+    # -- conversion ---------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """A host (NumPy) copy of the data."""
+        return np.array(self._dev.to_host(self.data), copy=True)
+
+    def item(self) -> Any:
+        if self.numel() != 1:
+            raise ValueError(f"item: only a one-element tensor converts to a Python number, not shape {self.shape}")
+        return self.numpy().reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self.numpy().tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; use .all() or .any()")
+        return bool(self.item())
+
+    def __dlpack__(self, *args: Any, **kw: Any) -> Any:
+        return self.data.__dlpack__(*args, **kw)
+
+    def __dlpack_device__(self) -> Any:
+        return self.data.__dlpack_device__()
+
+    def to(self, device: Any) -> Tensor:
+        """This tensor on ``device`` (itself if already there); differentiable."""
+        dev = get_device(device)
+        if dev is self._dev:
+            return self
+        return Transfer.apply(self, args=(self._dev, dev))
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self, index: int = 0) -> Tensor:
+        return self.to(f"cuda:{index}")
+
+    def astype(self, dtype: Any) -> Tensor:
+        """A copy in ``dtype``; gradients flow between floating dtypes."""
+        dt = np.dtype(dtype)
+        if dt == self.dtype:
+            return self
+        if dt.kind in _FLOAT_KINDS:
+            return ops.Cast.apply(self, args=self._dev.dtype(dt))
+        return Tensor._wrap(self._dev.ops.astype(self.data, self._dev.dtype(dt)), self._dev)
+
+    def float(self) -> Tensor:
+        return self.astype(np.float32)
+
+    def double(self) -> Tensor:
+        return self.astype(np.float64)
+
+    def detach(self) -> Tensor:
+        """The same data, cut from the graph."""
+        return Tensor._wrap(self.data, self._dev)
+
+    def contiguous(self) -> Tensor:
+        return self
+
+    # -- autograd -----------------------------------------------------------------
+    def backward(self, grad: Any = None, *, retain_graph: bool = False, create_graph: bool = False) -> None:
+        """Accumulate the gradient of this tensor into ``.grad`` of every leaf it depends on."""
+        autograd.backward(self, grad, retain_graph=retain_graph, create_graph=create_graph)
+
+    # -- operand conversion -------------------------------------------------------
+    def _operand(self, other: Any) -> Any:
+        """Python numbers stay constants; arrays and lists become tensors on our device."""
+        if isinstance(other, (Tensor, int, float)):
+            return other
+        if isinstance(other, (list, tuple)):
+            return Tensor(other, dtype=self.dtype, device=self._dev)
+        if isinstance(other, np.generic):
+            return other.item()
+        return Tensor(other, device=self._dev)
+
+    # -- arithmetic ---------------------------------------------------------------
+    def __add__(self, other: Any) -> Tensor:
+        return ops.Add.apply(self, self._operand(other))
+
+    def __radd__(self, other: Any) -> Tensor:
+        return ops.Add.apply(self._operand(other), self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return ops.Sub.apply(self, self._operand(other))
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return ops.Sub.apply(self._operand(other), self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return ops.Mul.apply(self, self._operand(other))
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return ops.Mul.apply(self._operand(other), self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return ops.Div.apply(self, self._operand(other))
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return ops.Div.apply(self._operand(other), self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        other = self._operand(other)
+        if isinstance(other, Tensor):
+            return ops.Pow.apply(self, other)
+        return ops.PowScalar.apply(self, args=other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        other = self._operand(other)
+        if isinstance(other, Tensor):
+            return ops.Pow.apply(other, self)
+        return (self * math.log(other)).exp()
+
+    def __neg__(self) -> Tensor:
+        return ops.Neg.apply(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return ops.Matmul.apply(self, self._operand(other))
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return ops.Matmul.apply(self._operand(other), self)
+
+    # -- comparisons: boolean, no gradient ------------------------------------------
+    def __lt__(self, other: Any) -> Tensor:
+        return Less.apply(self, self._operand(other))
+
+    def __le__(self, other: Any) -> Tensor:
+        return LessEqual.apply(self, self._operand(other))
+
+    def __gt__(self, other: Any) -> Tensor:
+        return Greater.apply(self, self._operand(other))
+
+    def __ge__(self, other: Any) -> Tensor:
+        return GreaterEqual.apply(self, self._operand(other))
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        if other is None:
+            return False
+        return Equal.apply(self, self._operand(other))
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        if other is None:
+            return True
+        return NotEqual.apply(self, self._operand(other))
+
+    def __invert__(self) -> Tensor:
+        return LogicalNot.apply(self)
+
+    def __and__(self, other: Any) -> Tensor:
+        return LogicalAnd.apply(self, self._operand(other))
+
+    def __or__(self, other: Any) -> Tensor:
+        return LogicalOr.apply(self, self._operand(other))
+
+    def all(self) -> Tensor:
+        return Tensor._wrap(self._dev.ops.all(self.data), self._dev)
+
+    def any(self) -> Tensor:
+        return Tensor._wrap(self._dev.ops.any(self.data), self._dev)
+
+    # -- elementwise --------------------------------------------------------------
+    def exp(self) -> Tensor:
+        return ops.Exp.apply(self)
+
+    def log(self) -> Tensor:
+        return ops.Log.apply(self)
+
+    def sqrt(self) -> Tensor:
+        return ops.Sqrt.apply(self)
+
+    def tanh(self) -> Tensor:
+        return ops.Tanh.apply(self)
+
+    def sigmoid(self) -> Tensor:
+        return ops.Sigmoid.apply(self)
+
+    def relu(self) -> Tensor:
+        return ops.Relu.apply(self)
+
+    def abs(self) -> Tensor:
+        return ops.Abs.apply(self)
+
+    def erf(self) -> Tensor:
+        return ops.Erf.apply(self)
+
+    def gelu(self, approximate: str = "none") -> Tensor:
+        from .functional import gelu  # noqa: PLC0415 - functional builds on this module
+
+        return gelu(self, approximate=approximate)
+
+    def maximum(self, other: Any) -> Tensor:
+        return ops.Maximum.apply(self, self._operand(other))
+
+    def minimum(self, other: Any) -> Tensor:
+        return ops.Minimum.apply(self, self._operand(other))
+
+    def clip(self, lo: Any = None, hi: Any = None) -> Tensor:
+        out = self
+        if lo is not None:
+            out = out.maximum(lo)
+        if hi is not None:
+            out = out.minimum(hi)
+        return out
+
+    clamp = clip
+
+    # -- reductions ---------------------------------------------------------------
+    def _axes(self, axis: Any, op: str) -> tuple[int, ...] | None:
+        if axis is None:
+            return None
+        nd = self.ndim
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        out = []
+        for a in axes:
+            if not -nd <= a < max(nd, 1):
+                raise ValueError(f"{op}: axis {a} is out of range for a tensor of shape {self.shape}")
+            out.append(a % max(nd, 1))
+        return tuple(out)
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return ops.Sum.apply(self, args=(self._axes(axis, "sum"), keepdims))
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return ops.Max.apply(self, args=(self._axes(axis, "max"), keepdims))
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return ops.Min.apply(self, args=(self._axes(axis, "min"), keepdims))
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _mean(self, axis, keepdims)
+
+    def var(self, axis: Any = None, keepdims: bool = False, correction: int = 0) -> Tensor:
+        """Variance; ``correction=0`` (the default) is the population variance."""
+        return _var(self, axis, keepdims, correction)
+
+    def std(self, axis: Any = None, keepdims: bool = False, correction: int = 0) -> Tensor:
+        return self.var(axis, keepdims, correction).sqrt()
+
+    def logsumexp(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _logsumexp(self, axis, keepdims)
+
+    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        data = self._dev.ops.argmax(self.data if axis is not None else self._dev.ops.reshape(self.data, (-1,)),
+                                    axis=self._axes(axis, "argmax")[0] if axis is not None else None,
+                                    keepdims=keepdims if axis is not None else False)  # fmt: skip
+        return Tensor._wrap(data, self._dev)
+
+    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        return (-self).argmax(axis, keepdims)
+
+    # -- shape --------------------------------------------------------------------
+    def reshape(self, *shape: Any) -> Tensor:
+        shape = _shape_args(shape)
+        if shape == self.shape:
+            return self
+        if shape.count(-1) == 1:
+            known = math.prod(s for s in shape if s != -1)
+            if known == 0 or self.numel() % known:
+                raise ValueError(f"reshape: cannot reshape a tensor of shape {self.shape} into {shape}")
+            shape = tuple(self.numel() // known if s == -1 else s for s in shape)
+        if math.prod(shape) != self.numel():
+            raise ValueError(f"reshape: cannot reshape a tensor of shape {self.shape} into {shape}")
+        return ops.Reshape.apply(self, args=shape)
+
+    view = reshape
+
+    def permute(self, *axes: Any) -> Tensor:
+        axes = _shape_args(axes)
+        if sorted(a % max(self.ndim, 1) for a in axes) != list(range(self.ndim)):
+            raise ValueError(f"permute: {axes} is not a permutation of the axes of a tensor of shape {self.shape}")
+        axes = tuple(a % self.ndim for a in axes)
+        if axes == tuple(range(self.ndim)):
+            return self
+        return ops.Permute.apply(self, args=axes)
+
+    def transpose(self, a0: int = -2, a1: int = -1) -> Tensor:
+        """Swap two axes (the last two by default)."""
+        axes = list(range(self.ndim))
+        a0, a1 = self._axes((a0, a1), "transpose")
+        axes[a0], axes[a1] = axes[a1], axes[a0]
+        return self.permute(*axes)
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802 - the array API's name
+        if self.ndim < 2:
+            raise ValueError(f"mT: needs at least 2 dimensions, the tensor has shape {self.shape}")
+        return self.transpose(-2, -1)
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - NumPy's name
+        if self.ndim != 2:
+            raise ValueError(f"T: defined for 2-D tensors only, the tensor has shape {self.shape}; use .mT or .permute")
+        return self.transpose(0, 1)
+
+    def expand(self, *shape: Any) -> Tensor:
+        """Broadcast to ``shape``; ``-1`` keeps a dimension."""
+        shape = _shape_args(shape)
+        lead = len(shape) - self.ndim
+        if lead < 0:
+            raise ValueError(f"expand: cannot expand shape {self.shape} to fewer dimensions {shape}")
+        shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
+        if shape == self.shape:
+            return self
+        for i, s in enumerate(self.shape):
+            if s != 1 and s != shape[i + lead]:
+                raise ValueError(f"expand: cannot expand shape {self.shape} to {shape}")
+        return ops.Expand.apply(self, args=shape)
+
+    broadcast_to = expand
+
+    def squeeze(self, axis: Any = None) -> Tensor:
+        if axis is None:
+            return self.reshape(tuple(s for s in self.shape if s != 1))
+        axes = self._axes(axis, "squeeze")
+        for a in axes:
+            if self.shape[a] != 1:
+                raise ValueError(f"squeeze: axis {a} has size {self.shape[a]}, not 1 (shape {self.shape})")
+        return self.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
+
+    def unsqueeze(self, axis: int) -> Tensor:
+        nd = self.ndim + 1
+        if not -nd <= axis < nd:
+            raise ValueError(f"unsqueeze: axis {axis} is out of range for a result of {nd} dimensions")
+        axis %= nd
+        return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
+
+    def flatten(self, start: int = 0, end: int = -1) -> Tensor:
+        if self.ndim == 0:
+            return self.reshape(1)
+        start, end = start % self.ndim, end % self.ndim
+        return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1 :])
+
+    def chunk(self, n: int, axis: int = 0) -> list[Tensor]:
+        """Split into ``n`` pieces along ``axis`` (the last may be smaller), as PyTorch does."""
+        (axis,) = self._axes(axis, "chunk")
+        size = -(-self.shape[axis] // n)
+        lead = (slice(None),) * axis
+        return [self[lead + (slice(i, i + size), Ellipsis)] for i in range(0, self.shape[axis], size)]
+
+    def split(self, size: int, axis: int = 0) -> list[Tensor]:
+        (axis,) = self._axes(axis, "split")
+        lead = (slice(None),) * axis
+        return [self[lead + (slice(i, i + size), Ellipsis)] for i in range(0, self.shape[axis], size)]
+
+    def __getitem__(self, key: Any) -> Tensor:
+        from .indexing import getitem  # noqa: PLC0415 - indexing builds on this module
+
+        return getitem(self, key)
+
+    def __iter__(self) -> Iterator[Tensor]:
+        for i in range(len(self)):
+            yield self[i]
+
+    # -- selection ----------------------------------------------------------------
+    def masked_fill(self, mask: Any, value: float) -> Tensor:
+        """``value`` where ``mask`` is True, this tensor elsewhere."""
+        return where(mask, value, self)
+
+    def tril(self, k: int = 0) -> Tensor:
+        return tril(self, k)
+
+    def triu(self, k: int = 0) -> Tensor:
+        return triu(self, k)
+
+    # -- neural-net functions (defined in tinygrad_attn.functional) ----------------
+    def softmax(self, axis: int = -1) -> Tensor:
+        from .functional import softmax  # noqa: PLC0415
+
+        return softmax(self, axis)
+
+    def log_softmax(self, axis: int = -1) -> Tensor:
+        from .functional import log_softmax  # noqa: PLC0415
+
+        return log_softmax(self, axis)
+
+    def layer_norm(self, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+        from .functional import layer_norm  # noqa: PLC0415
+
+        return layer_norm(self, weight, bias, eps)
+
+    def dropout(self, p: float = 0.5, training: bool = True) -> Tensor:
+        from .functional import dropout  # noqa: PLC0415
+
+        return dropout(self, p, training)
+
+
+# -- ops that need the Tensor class ------------------------------------------------
+class Transfer(Function):
+    """Move to another device (``args = (src, dst)``); the gradient moves back."""
+
+    __slots__ = ()
+    name = "to"
+
+    @classmethod
+    def apply(cls, *inputs: Any, args: Any = None) -> Tensor:
+        out = super().apply(*inputs, args=args)
+        out._dev = args[1]
+        return out
+
+    def forward(self, xp, a):
+        src, dst = self.args
+        return dst.asarray(src.to_host(a))
+
+    def backward(self, g, ns, inputs, out):
+        src, dst = self.args
+        if isinstance(g, Tensor):
+            return (g.to(src),)
+        return (src.asarray(dst.to_host(g)),)
+
+
+def _compare(name: str, fn: Any) -> type[Function]:
+    def forward(self, xp, a, b=None):
+        return fn(xp, a, b)
+
+    return type(name, (Function,), {"__slots__": (), "differentiable": False, "forward": forward,
+                                    "name": name.lower()})  # fmt: skip
+
+
+Less = _compare("Less", lambda xp, a, b: a < b)
+LessEqual = _compare("LessEqual", lambda xp, a, b: a <= b)
+Greater = _compare("Greater", lambda xp, a, b: a > b)
+GreaterEqual = _compare("GreaterEqual", lambda xp, a, b: a >= b)
+Equal = _compare("Equal", lambda xp, a, b: a == b)
+NotEqual = _compare("NotEqual", lambda xp, a, b: a != b)
+LogicalAnd = _compare("LogicalAnd", lambda xp, a, b: a & b)
+LogicalOr = _compare("LogicalOr", lambda xp, a, b: a | b)
+LogicalNot = _compare("LogicalNot", lambda xp, a, b: ~a)
+
+
+# -- free functions of the public API ---------------------------------------------
+def _as_tensor_like(x: Any, like: Tensor) -> Any:
+    return like._operand(x) if not isinstance(x, Tensor) else x
+
+
+def where(cond: Any, a: Any, b: Any) -> Tensor:
+    """``a`` where ``cond`` is True, else ``b``; differentiable in ``a`` and ``b``."""
+    like = next((t for t in (a, b, cond) if isinstance(t, Tensor)), None)
+    if like is None:
+        like = Tensor(a)
+    if not isinstance(cond, Tensor):
+        cond = Tensor(cond, device=like._dev)
+    if cond.dtype != np.bool_:
+        cond = cond != 0
+    a, b = _as_tensor_like(a, like), _as_tensor_like(b, like)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = Tensor._wrap(like._dev.asarray(np.asarray(a), dtype=like.dtype), like._dev)
+    return ops.Where.apply(cond, a, b)
+
+
+def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
+    if x.ndim < 2:
+        raise ValueError(f"{'tril' if lower else 'triu'}: needs at least 2 dimensions, got shape {x.shape}")
+    n, m = x.shape[-2:]
+    keep = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
+    return where(Tensor(keep, device=x._dev), x, 0.0)
+
+
+def tril(x: Tensor, k: int = 0) -> Tensor:
+    """The lower triangle (the last two axes); above diagonal ``k`` becomes 0."""
+    return _tri(x, k, True)
+
+
+def triu(x: Tensor, k: int = 0) -> Tensor:
+    """The upper triangle (the last two axes); below diagonal ``k`` becomes 0."""
+    return _tri(x, k, False)
+
+
+def cat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Join tensors along an existing axis."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("cat: needs at least one tensor")
+    nd = tensors[0].ndim
+    if not -nd <= axis < nd:
+        raise ValueError(f"cat: axis {axis} is out of range for tensors of {nd} dimensions")
+    return ops.Cat.apply(*tensors, args=axis % nd)
+
+
+def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Join tensors along a new axis."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("stack: needs at least one tensor")
+    shapes = {t.shape for t in tensors}
+    if len(shapes) > 1:
+        raise ValueError(f"stack: all tensors need one shape, got {sorted(shapes)}")
+    nd = tensors[0].ndim + 1
+    if not -nd <= axis < nd:
+        raise ValueError(f"stack: axis {axis} is out of range for a result of {nd} dimensions")
+    return cat([t.unsqueeze(axis) for t in tensors], axis % nd)
+
+
+# -- composites used by Tensor methods (their definitions: primitives only) --------
+def _reduced_count(x: Tensor, axis: Any) -> int:
+    axes = x._axes(axis, "mean")
+    return x.numel() if axes is None else math.prod(x.shape[a] for a in axes)
+
+
+@composite("mean")
+def _mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    return x.sum(axis, keepdims) * (1.0 / max(_reduced_count(x, axis), 1))
+
+
+@composite("var")
+def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: int = 0) -> Tensor:
+    d = x - x.mean(axis, keepdims=True)
+    n = _reduced_count(x, axis) - correction
+    return (d * d).sum(axis, keepdims) * (1.0 / max(n, 1))
+
+
+@composite("logsumexp")
+def _logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    m = x.max(axis, keepdims=True).detach()  # a constant shift: keeps exp from overflowing
+    out = (x - m).exp().sum(axis, keepdims=True).log() + m
+    return out if keepdims else out.squeeze(axis if axis is not None else tuple(range(x.ndim)))
+
+
+# -- the namespace that makes backward formulas record a graph -------------------
+class _TensorNamespace:
+    """The array-namespace functions backward formulas use, as tensor ops.
+
+    With ``create_graph=True`` the engine passes this instead of the device's array
+    namespace, so every gradient step is itself recorded and differentiable.
+    """
+
+    @staticmethod
+    def const(x: Any) -> Any:
+        return x if isinstance(x, Tensor) else Tensor._wrap(x, device_of_array(x))
+
+    exp = staticmethod(Tensor.exp)
+    log = staticmethod(Tensor.log)
+    sqrt = staticmethod(Tensor.sqrt)
+    tanh = staticmethod(Tensor.tanh)
+    abs = staticmethod(Tensor.abs)
+    matmul = staticmethod(Tensor.__matmul__)
+
+    @staticmethod
+    def sign(x: Tensor) -> Tensor:
+        return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+
+    @staticmethod
+    def astype(x: Tensor, dtype: Any) -> Tensor:
+        return x.astype(dtype if isinstance(dtype, np.dtype) else x._dev.np_dtype(dtype))
+
+    @staticmethod
+    def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return x.sum(axis, keepdims)
+
+    @staticmethod
+    def reshape(x: Tensor, shape: Any) -> Tensor:
+        return x.reshape(shape)
+
+    @staticmethod
+    def broadcast_to(x: Tensor, shape: Any) -> Tensor:
+        return x.expand(shape)
+
+    @staticmethod
+    def permute_dims(x: Tensor, axes: Any) -> Tensor:
+        return x.permute(axes)
+
+    @staticmethod
+    def where(cond: Any, a: Any, b: Any) -> Tensor:
+        return where(cond, a, b)
+
+    @staticmethod
+    def zeros_like(x: Tensor) -> Tensor:
+        return Tensor._wrap(x._dev.ops.zeros_like(x.data), x._dev)
+
+    @staticmethod
+    def slice_grad(g: Tensor, shape: Any, key: Any) -> Tensor:
+        return ops.SliceGrad.apply(g, args=(shape, key))
+
+    @staticmethod
+    def gather(x: Tensor, axis: int, index: Any) -> Tensor:
+        return ops.Gather.apply(x, args=(axis, index))
+
+    @staticmethod
+    def scatter_add(g: Tensor, shape: Any, axis: int, index: Any) -> Tensor:
+        return ops.ScatterAdd.apply(g, args=(shape, axis, index))
+
+
+TENSOR_NS = _TensorNamespace()
+autograd.Tensor = Tensor
+autograd.TENSOR_NS = TENSOR_NS
