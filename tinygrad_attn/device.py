@@ -28,7 +28,7 @@ import numpy as np
 _ARRAY_API_NAMES = (
     "abs exp log sqrt tanh sign sum max min prod reshape permute_dims broadcast_to matmul "
     "where astype zeros zeros_like ones_like full expand_dims squeeze concat stack take "
-    "maximum minimum isfinite all any tril triu argmax arange asarray take_along_axis"
+    "maximum minimum isfinite all any tril triu argmax arange asarray take_along_axis matrix_transpose moveaxis"
 ).split()
 _FALLBACKS = {"permute_dims": "transpose", "concat": "concatenate"}
 
@@ -53,6 +53,12 @@ class Device:
             f = getattr(xp, n, None) or getattr(xp, _FALLBACKS.get(n, n), None)
             if f is not None:
                 setattr(ops, n, f)
+        if not hasattr(ops, "matrix_transpose"):
+
+            def _matrix_transpose(x):
+                return xp.swapaxes(x, -1, -2)
+
+            ops.matrix_transpose = _matrix_transpose
         if not hasattr(xp, "astype"):  # CuPy before the array API spelling
 
             def _astype(x, dtype, copy=True):
@@ -98,6 +104,12 @@ class Device:
             return self.xp.asarray(self.xp.asarray(data, dtype=dtype), device=self._array_device)
         return self.xp.asarray(data, dtype=dtype, device=self._array_device)
 
+    def copy(self, arr: Any) -> Any:
+        """A copy of one of this device's arrays."""
+        if hasattr(arr, "copy"):  # NumPy, CuPy
+            return arr.copy()
+        return self.xp.asarray(arr, copy=True)
+
     def zeros(self, shape: tuple, dtype: Any) -> Any:
         if self._array_device is None:
             return self.xp.zeros(shape, dtype=dtype)
@@ -110,14 +122,6 @@ class Device:
         if self._array_device is not None:  # array_api_strict
             return np.asarray(arr.to_device(self.xp.Device("CPU_DEVICE")))
         return arr.get()  # CuPy
-
-    def owns(self, arr: Any) -> bool:
-        """Whether ``arr`` is an array of this device."""
-        if self._array_device is not None:
-            return getattr(arr, "device", None) == self._array_device
-        if self.xp is np:
-            return isinstance(arr, np.ndarray)
-        return isinstance(arr, self.xp.ndarray) and arr.device.id == int(self.name.partition(":")[2] or 0)
 
     # -- what the array API leaves out ------------------------------------------
     def gather(self, a: Any, axis: int, index: Any) -> Any:

@@ -79,7 +79,7 @@ class Tensor:
                 arr, src = t.data, t._dev
         dev = dev or src
         if dev is src:
-            arr = src.xp.asarray(arr, copy=True) if src.xp is not np else np.array(arr, copy=True)
+            arr = src.copy(arr)
         else:
             arr = dev.asarray(src.to_host(arr))
         if dtype is not None and dev.np_dtype(arr.dtype) != np.dtype(dtype):
@@ -774,6 +774,10 @@ class _TensorNamespace:
     tanh = staticmethod(Tensor.tanh)
     abs = staticmethod(Tensor.abs)
     matmul = staticmethod(Tensor.__matmul__)
+
+    @staticmethod
+    def matrix_transpose(x: Tensor) -> Tensor:
+        return x.mT
 
     @staticmethod
     def sign(x: Tensor) -> Tensor:

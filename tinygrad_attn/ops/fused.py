@@ -184,7 +184,7 @@ class Attention(FusedFunction):
 
     def forward(self, xp, q, k, v):
         scale, bias, row_any = self.args
-        s = xp.matmul(q, k.mT)  # (..., Tq, Tk)
+        s = xp.matmul(q, xp.matrix_transpose(k))  # (..., Tq, Tk)
         s *= scale
         if bias is not None:
             s = s + bias
@@ -198,10 +198,11 @@ class Attention(FusedFunction):
         q, k, v = inputs
         scale = self.args[0]
         w = self.ctx
-        gv = ns.matmul(w.mT, g)
-        gs = softmax_backward_array(ns, ns.matmul(g, v.mT), w, -1)
+        mt = ns.matrix_transpose
+        gv = ns.matmul(mt(w), g)
+        gs = softmax_backward_array(ns, ns.matmul(g, mt(v)), w, -1)
         gs *= scale
-        return ns.matmul(gs, k), ns.matmul(gs.mT, q), gv
+        return ns.matmul(gs, k), ns.matmul(mt(gs), q), gv
 
     def recompute(self, q, k, v):
         scale, bias, row_any = self.args

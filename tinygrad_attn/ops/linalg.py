@@ -1,4 +1,7 @@
-"""Matrix product, as ``numpy.matmul``: 1-D operands and broadcast batches."""
+"""Matrix product, as ``numpy.matmul``: 1-D operands and broadcast batches.
+
+(``ns.matrix_transpose`` rather than ``.mT``: CuPy arrays have no ``.mT``.)
+"""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ class Matmul(Function):
     def backward(self, g, ns, inputs, out):
         a, b = inputs
         if a.ndim >= 2 and b.ndim >= 2:  # the common case: (..., m, k) @ (..., k, n)
-            return ns.matmul(g, b.mT), ns.matmul(a.mT, g)
+            return ns.matmul(g, ns.matrix_transpose(b)), ns.matmul(ns.matrix_transpose(a), g)
         # 1-D operands: promote as matmul does, then drop the added axis again.
         a2 = ns.reshape(a, (1,) + tuple(a.shape)) if a.ndim == 1 else a  # (..., m, k)
         b2 = ns.reshape(b, tuple(b.shape) + (1,)) if b.ndim == 1 else b  # (..., k, n)
@@ -24,8 +27,8 @@ class Matmul(Function):
         if b.ndim == 1:
             gshape = gshape + (1,)
         g2 = ns.reshape(g, gshape)  # (..., m, n)
-        ga = ns.matmul(g2, b2.mT)
-        gb = ns.matmul(a2.mT, g2)
+        ga = ns.matmul(g2, ns.matrix_transpose(b2))
+        gb = ns.matmul(ns.matrix_transpose(a2), g2)
         if a.ndim == 1:
             ga = ns.reshape(ga, tuple(ga.shape[:-2]) + tuple(ga.shape[-1:]))
         if b.ndim == 1:
