@@ -70,6 +70,7 @@ class Device:
         ops.scatter_add = self.scatter_add
         ops.slice_grad = self.slice_grad
         ops.const = _identity
+        ops.kernels = None  # hand-written CUDA kernels for fused ops (CuPy devices only)
         ops.device = self
         self.ops = ops
 
@@ -216,7 +217,11 @@ def _make_device(key: str) -> Device:
         count = cp.cuda.runtime.getDeviceCount()
         if n >= count:
             raise RuntimeError(f"device 'cuda:{n}' asked for, but only {count} CUDA device(s) are present")
-        return Device(f"cuda:{n}", cp)
+        from .ops.cuda_kernels import CudaKernels  # noqa: PLC0415 - CUDA only
+
+        dev = Device(f"cuda:{n}", cp)
+        dev.ops.kernels = CudaKernels(cp)
+        return dev
     if kind == "array_api_strict":
         try:
             import array_api_strict as xps  # noqa: PLC0415 - a test backend, loaded on demand
