@@ -14,6 +14,19 @@ from .tensor import Tensor, cat, stack, tril, triu, where
 
 __version__ = "0.1.0"
 
+_SUBPACKAGES = ("models", "optim", "viz")
+
+
+def __getattr__(name: str):
+    # ``tga.models``, ``tga.optim``, ``tga.viz`` load on first use, so ``import tinygrad_attn``
+    # stays light (no Graphviz or model code until asked for).
+    if name in _SUBPACKAGES:
+        import importlib  # noqa: PLC0415
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "Tensor",
     "Function",

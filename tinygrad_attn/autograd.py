@@ -145,6 +145,9 @@ def current_scope() -> Scope | None:
 
 
 # -- the op base class ------------------------------------------------------------
+_new = object.__new__  # makes an instance without calling __init__ (Function and Tensor have none to run)
+
+
 class Function:
     """A differentiable op. Subclasses give ``forward`` (on arrays) and ``backward``.
 
@@ -163,26 +166,30 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs: Any, args: Any = None) -> Tensor:
-        fn = cls.__new__(cls)
+        # Every op runs through here, so it is written for speed: locals, slot writes,
+        # no helper calls on the common path.
+        fn = _new(cls)
         fn.args = args
         dev = None
         need = False
         datas = []
+        keep = datas.append
         for t in inputs:
             if isinstance(t, Tensor):
-                if dev is None:
+                if t._dev is not dev:
+                    if dev is not None:
+                        _raise_device_mix(cls, inputs)
                     dev = t._dev
-                elif t._dev is not dev:
-                    _raise_device_mix(cls, inputs)
-                need = need or t.requires_grad
-                datas.append(t.data)
+                if t.requires_grad:
+                    need = True
+                keep(t.data)
             else:
-                datas.append(t)
+                keep(t)
         try:
             out_data = fn.forward(dev.ops, *datas)
         except (ValueError, TypeError, IndexError) as e:
             raise _op_error(cls, inputs, e) from e
-        out = Tensor.__new__(Tensor)
+        out = _new(Tensor)
         out.data = out_data
         out._dev = dev
         out.grad = None
@@ -284,7 +291,10 @@ def unbroadcast(g: Any, shape: tuple, ns: Any) -> Any:
     if gshape == shape:
         return g
     lead = len(gshape) - len(shape)
-    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+    lead_axes = tuple(range(lead))
+    if 1 not in shape:  # the common case, a bias: only leading axes were added
+        return ns.sum(g, axis=lead_axes)
+    axes = lead_axes + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
     if axes:
         g = ns.sum(g, axis=axes, keepdims=True)
     return ns.reshape(g, shape)
@@ -296,20 +306,23 @@ def _count_consumers(roots: Sequence[Tensor]) -> dict[int, int]:
     An iterative walk (no recursion limit), so a chain of 100,000 ops is fine.
     """
     deps: dict[int, int] = {}
-    stack = list(roots)
+    stack = []  # tensors made by an op, whose inputs are still to count
     for r in roots:
-        deps.setdefault(id(r), 0)
+        if id(r) not in deps:
+            deps[id(r)] = 0
+            if r._ctx is not None:
+                stack.append(r)
+    get = deps.get
+    T = Tensor
     while stack:
-        fn = stack.pop()._ctx
-        if fn is None:
-            continue
-        for i in fn.inputs:
-            if isinstance(i, Tensor) and i.requires_grad:
+        for i in stack.pop()._ctx.inputs:
+            if isinstance(i, T) and i.requires_grad:
                 k = id(i)
-                n = deps.get(k)
+                n = get(k)
                 if n is None:
                     deps[k] = 1
-                    stack.append(i)
+                    if i._ctx is not None:  # leaves have nothing further to count
+                        stack.append(i)
                 else:
                     deps[k] = n + 1
     return deps
@@ -332,11 +345,15 @@ def run_backward(
     called ``retain_grad()``). Gradients are arrays here, tensors with ``create_graph``.
     """
     deps = _count_consumers(roots)
-    grads: dict[int, Any] = {}
+    grads: dict[int, Any] = {}  # partial gradients of tensors still waiting for consumers
     for r, g in zip(roots, root_grads):
         k = id(r)
         grads[k] = g if k not in grads else grads[k] + g
-    ready = [r for r in dict.fromkeys(roots) if deps[id(r)] == 0]
+    # (tensor, its complete gradient), in an order where every consumer came first
+    ready = [(r, grads.pop(id(r))) for r in dict.fromkeys(roots) if deps[id(r)] == 0]
+    # Sums this pass allocated itself: no one else holds them, so they may grow in place.
+    # Any other gradient may be shared (an add hands the same g to both its inputs).
+    owned: set[int] = set()
     wanted = {id(t): i for i, t in enumerate(targets)} if targets is not None else None
     found: list[Any] = [None] * len(targets) if targets is not None else []
     retained = _State.retained
@@ -347,15 +364,13 @@ def run_backward(
     grads_get = grads.get
     try:
         while ready:
-            t = ready.pop()
-            k = id(t)
-            g = grads.pop(k, None)
+            t, g = ready.pop()
             fn = t._ctx
             if g is not None:
                 if wanted is not None:
-                    if k in wanted:
-                        found[wanted[k]] = g
-                elif fn is None or (retained and k in retained):
+                    if id(t) in wanted:
+                        found[wanted[id(t)]] = g
+                elif fn is None or (retained and id(t) in retained):
                     _accumulate(t, g, create_graph)
             if fn is None:
                 continue
@@ -372,6 +387,7 @@ def run_backward(
                 gs = fn.backward(g, TENSOR_NS, inputs, t)
             else:
                 gs = fn.backward(g, t._dev.ops, fn.saved, t.data)
+            del g
             if anomaly:
                 for gi in gs:
                     if gi is not None:
@@ -380,19 +396,31 @@ def run_backward(
                 fn.saved = None
                 fn.ctx = None
             for inp, gi in zip(inputs, gs):
-                if inp.__class__ is not T and not isinstance(inp, T) or not inp.requires_grad:
+                if not isinstance(inp, T) or not inp.requires_grad:
                     continue
                 ki = id(inp)
-                if gi is not None:
-                    shape = inp.data.shape
-                    if gi.shape != shape:
-                        gi = unbroadcast(gi, tuple(shape), TENSOR_NS if create_graph else inp._dev.ops)
-                    prev = grads_get(ki)
-                    grads[ki] = gi if prev is None else prev + gi
+                if gi is not None and gi.shape != inp.data.shape:
+                    gi = unbroadcast(gi, tuple(inp.data.shape), TENSOR_NS if create_graph else inp._dev.ops)
+                prev = grads_get(ki)
+                if prev is not None:
+                    if gi is None:
+                        gi = prev
+                    elif ki in owned and not create_graph and prev.dtype == gi.dtype:
+                        prev += gi
+                        gi = prev
+                    else:
+                        gi = prev + gi
+                        owned.add(ki)
                 n = deps[ki] - 1
                 deps[ki] = n
-                if not n:
-                    ready.append(inp)
+                if n:
+                    if gi is not None:
+                        grads[ki] = gi
+                else:
+                    if prev is not None:
+                        del grads[ki]
+                    ready.append((inp, gi))
+            del gs
     finally:
         _State.grad_enabled = prev_enabled
     return found if targets is not None else None

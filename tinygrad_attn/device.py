@@ -17,6 +17,7 @@ Device names:
 
 from __future__ import annotations
 
+import operator
 import os
 from types import SimpleNamespace
 from typing import Any
@@ -31,6 +32,38 @@ _ARRAY_API_NAMES = (
     "maximum minimum isfinite all any tril triu argmax arange asarray take_along_axis matrix_transpose moveaxis"
 ).split()
 _FALLBACKS = {"permute_dims": "transpose", "concat": "concatenate"}
+
+
+
+def _np_reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
+    return x.reshape(shape) if copy is None else np.reshape(x, shape, copy=copy)
+
+
+def _np_permute_dims(x: Any, /, axes: Any) -> Any:
+    return x.transpose(axes)
+
+
+def _np_reduction(ufunc: Any) -> Any:
+    reduce = ufunc.reduce
+
+    def reduction(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+        return reduce(x, axis, dtype, None, keepdims)  # ufunc.reduce's own default axis is 0
+
+    return reduction
+
+
+# NumPy's module functions for these (np.sum, np.reshape, ...) are Python wrappers that
+# cost a microsecond or more per call, more than the work on a small array; the ufunc
+# methods and array methods below are the same operations without the wrapper. They
+# keep NumPy's dtype rules (``add.reduce`` widens small integers exactly as ``sum``).
+_NUMPY_FAST = {
+    "sum": _np_reduction(np.add),
+    "max": _np_reduction(np.maximum),
+    "min": _np_reduction(np.minimum),
+    "reshape": _np_reshape,
+    "permute_dims": _np_permute_dims,
+    "matrix_transpose": operator.attrgetter("mT"),
+}
 
 _CUDA_INSTALL_HINT = (
     'install CuPy with the extra that matches your CUDA toolkit: pip install "tinygrad_attn[cuda12]" '
@@ -59,6 +92,9 @@ class Device:
                 return xp.swapaxes(x, -1, -2)
 
             ops.matrix_transpose = _matrix_transpose
+        if xp is np:  # the same functions, minus NumPy's Python-level argument wrappers
+            for n, f in _NUMPY_FAST.items():
+                setattr(ops, n, f)
         if not hasattr(xp, "astype"):  # CuPy before the array API spelling
 
             def _astype(x, dtype, copy=True):

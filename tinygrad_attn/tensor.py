@@ -6,6 +6,7 @@ composite from :mod:`tinygrad_attn.functional`.
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from collections.abc import Iterator, Sequence
@@ -26,7 +27,23 @@ def _shape_args(shape: Sequence[Any]) -> Shape:
     """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(int(s) for s in shape)
+    return tuple(map(int, shape))
+
+
+@functools.cache
+def _permutation(ndim: int, axes: tuple) -> tuple[int, ...] | None:
+    """``axes`` checked and made non-negative; None for the identity. Cached: models
+    permute with the same few axes on every step."""
+    nd = max(ndim, 1)
+    if sorted(int(a) % nd for a in axes) != list(range(ndim)):
+        raise ValueError(f"permute: {axes} is not a permutation of the axes of a {ndim}-D tensor")
+    perm = tuple(int(a) % nd for a in axes)
+    return None if perm == tuple(range(ndim)) else perm
+
+
+@functools.cache
+def _swap_last_two(ndim: int) -> tuple[int, ...]:
+    return (*range(ndim - 2), ndim - 1, ndim - 2)
 
 
 class Tensor:
@@ -492,27 +509,31 @@ class Tensor:
     # -- shape --------------------------------------------------------------------
     def reshape(self, *shape: Any) -> Tensor:
         shape = _shape_args(shape)
-        if shape == self.shape:
+        cur = self.data.shape
+        if shape == cur:
             return self
-        if shape.count(-1) == 1:
+        n = math.prod(cur)
+        if -1 in shape and shape.count(-1) == 1:
             known = math.prod(s for s in shape if s != -1)
-            if known == 0 or self.numel() % known:
+            if known == 0 or n % known:
                 raise ValueError(f"reshape: cannot reshape a tensor of shape {self.shape} into {shape}")
-            shape = tuple(self.numel() // known if s == -1 else s for s in shape)
-        if math.prod(shape) != self.numel():
+            shape = tuple(n // known if s == -1 else s for s in shape)
+        if math.prod(shape) != n:
             raise ValueError(f"reshape: cannot reshape a tensor of shape {self.shape} into {shape}")
         return ops.Reshape.apply(self, args=shape)
 
     view = reshape
 
     def permute(self, *axes: Any) -> Tensor:
-        axes = _shape_args(axes)
-        if sorted(a % max(self.ndim, 1) for a in axes) != list(range(self.ndim)):
-            raise ValueError(f"permute: {axes} is not a permutation of the axes of a tensor of shape {self.shape}")
-        axes = tuple(a % self.ndim for a in axes)
-        if axes == tuple(range(self.ndim)):
-            return self
-        return ops.Permute.apply(self, args=axes)
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        try:
+            perm = _permutation(self.data.ndim, axes)
+        except ValueError:
+            raise ValueError(
+                f"permute: {axes} is not a permutation of the axes of a tensor of shape {self.shape}"
+            ) from None
+        return self if perm is None else ops.Permute.apply(self, args=perm)
 
     def transpose(self, a0: int = -2, a1: int = -1) -> Tensor:
         """Swap two axes (the last two by default)."""
@@ -523,9 +544,10 @@ class Tensor:
 
     @property
     def mT(self) -> Tensor:  # noqa: N802 - the array API's name
-        if self.ndim < 2:
+        nd = self.data.ndim
+        if nd < 2:
             raise ValueError(f"mT: needs at least 2 dimensions, the tensor has shape {self.shape}")
-        return self.transpose(-2, -1)
+        return ops.Permute.apply(self, args=_swap_last_two(nd))
 
     @property
     def T(self) -> Tensor:  # noqa: N802 - NumPy's name

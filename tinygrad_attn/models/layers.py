@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -100,3 +101,87 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
+
+
+_ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {"relu": F.relu, "gelu": F.gelu}
+
+
+class FeedForward(Module):
+    """The position-wise feed-forward block of a transformer layer.
+
+    ``linear2(dropout(activation(linear1(x))))`` with ``linear1: d_model -> d_ff`` and
+    ``linear2: d_ff -> d_model``, the children named as in PyTorch's
+    ``TransformerEncoderLayer``. ``activation`` is ``"relu"``, ``"gelu"`` or a callable.
+
+    >>> FeedForward(8, 32, activation="gelu")(Tensor.randn(2, 5, 8)).shape  # doctest: +SKIP
+    (2, 5, 8)
+    """
+
+    def __init__(self, d_model: int, d_ff: int, activation: str | Callable[[Tensor], Tensor] = "relu",
+                 dropout: float = 0.0, device: Any = None, dtype: Any = np.float32) -> None:  # fmt: skip
+        super().__init__()
+        if isinstance(activation, str):
+            if activation not in _ACTIVATIONS:
+                raise ValueError(f"FeedForward: activation must be one of {sorted(_ACTIVATIONS)} or a callable, "
+                                 f"got {activation!r}")  # fmt: skip
+            self.activation_name, self.activation = activation, _ACTIVATIONS[activation]
+        elif callable(activation):
+            self.activation_name = getattr(activation, "__name__", type(activation).__name__)
+            self.activation = activation
+        else:
+            raise TypeError(f"FeedForward: activation must be a name or a callable, got {type(activation).__name__}")
+        self.linear1 = Linear(d_model, d_ff, device=device, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(d_ff, d_model, device=device, dtype=dtype)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))  # (..., d_ff) inside
+
+    def extra_repr(self) -> str:
+        return f"activation={self.activation_name}"
+
+
+def sinusoidal_table(max_len: int, d_model: int) -> np.ndarray:
+    """The ``(max_len, d_model)`` table of "Attention Is All You Need", in float64 on the host.
+
+    ``pe[pos, 2i] = sin(pos / 10000^(2i/d))`` and ``pe[pos, 2i+1] = cos(pos / 10000^(2i/d))``.
+    """
+    pos = np.arange(max_len, dtype=np.float64)[:, None]  # (max_len, 1)
+    freq = 10000.0 ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model)  # (ceil(d/2),)
+    pe = np.zeros((max_len, d_model))
+    pe[:, 0::2] = np.sin(pos * freq)
+    pe[:, 1::2] = np.cos(pos * freq[: d_model // 2])
+    return pe
+
+
+class PositionalEncoding(Module):
+    """Add the sinusoidal position table to ``x`` of shape ``(B, T, d_model)``, then dropout.
+
+    The table is a non-persistent buffer ``pe`` of shape ``(max_len, d_model)``: it moves
+    with ``to(device)`` but is not saved, because it is a fixed function of
+    ``(max_len, d_model)`` rebuilt on construction. So checkpoints stay small, and a model
+    built with another ``max_len`` still loads them.
+
+    >>> PositionalEncoding(16, max_len=100)(Tensor.zeros(2, 10, 16)).shape  # doctest: +SKIP
+    (2, 10, 16)
+    """
+
+    def __init__(self, d_model: int, max_len: int = 5000, dropout: float = 0.0, device: Any = None,
+                 dtype: Any = np.float32) -> None:  # fmt: skip
+        super().__init__()
+        self.d_model, self.max_len = d_model, max_len
+        self.register_buffer("pe", Tensor(sinusoidal_table(max_len, d_model), dtype=dtype, device=device),
+                             persistent=False)  # fmt: skip
+        self.dropout = Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim < 2 or x.shape[-1] != self.d_model or x.shape[-2] > self.max_len:
+            raise ValueError(f"PositionalEncoding(d_model={self.d_model}, max_len={self.max_len}): input of shape "
+                             f"{x.shape} must be (..., T, {self.d_model}) with T <= {self.max_len}")  # fmt: skip
+        pe = self.pe[: x.shape[-2]]  # (T, d), broadcast over the batch
+        if pe.dtype != x.dtype:
+            pe = pe.astype(x.dtype)
+        return self.dropout(x + pe)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, max_len={self.max_len}"

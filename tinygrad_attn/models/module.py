@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,32 @@ class Parameter(Tensor):
             kw.setdefault("device", data.device)
             data = data.detach()
         super().__init__(data, requires_grad=requires_grad, **kw)
+
+
+class StateDictError(RuntimeError, KeyError, ValueError):
+    """A state dict does not fit a module: a missing, unexpected or wrongly shaped entry.
+
+    It is a ``RuntimeError`` (what PyTorch raises), and also a ``KeyError`` and a
+    ``ValueError``, so code written for any of the three catches it.
+    """
+
+    __str__ = BaseException.__str__  # KeyError's would quote the whole message
+
+
+def _host_array(v: Any) -> np.ndarray:
+    return v.numpy() if isinstance(v, Tensor) else np.asarray(v)
+
+
+def _move(t: Tensor, dev: Any, dtype: Any = None) -> None:
+    """Put ``t``'s array (and its gradient's) on ``dev`` in ``dtype``, keeping the object."""
+    dt = t.dtype if dtype is None else np.dtype(dtype)
+    if t._dev is dev and t.dtype == dt:
+        return
+    t.data = dev.asarray(t._dev.to_host(t.data), dtype=dt)
+    if t.grad is not None:
+        g = t.grad
+        t.grad = Tensor._wrap(dev.asarray(g._dev.to_host(g.data), dtype=dt), dev)
+    t._dev = dev
 
 
 class Module:
@@ -57,16 +83,27 @@ class Module:
         if "_parameters" not in self.__dict__:
             raise RuntimeError(f"{type(self).__name__}: call super().__init__() before assigning attributes")
         params, mods, bufs = self._parameters, self._modules, self._buffers
-        for d in (params, mods, bufs):
-            d.pop(name, None)
+        if name in params and isinstance(value, Tensor) and not isinstance(value, Parameter):
+            # Silently unregistering would stop the weight from being trained and saved.
+            raise TypeError(
+                f"{type(self).__name__}.{name} is a parameter: assign a Parameter (or None), not a "
+                f"Tensor of shape {value.shape}; to change its values assign to .{name}.data"
+            )
         if isinstance(value, Parameter):
-            params[name] = value
+            target = params
         elif isinstance(value, Module):
-            mods[name] = value
+            target = mods
             if not value._scope_name:
                 object.__setattr__(value, "_scope_name", name)
         elif name in self.__dict__.get("_buffer_names", ()) and isinstance(value, Tensor):
-            bufs[name] = value
+            target = bufs
+        else:
+            target = None
+        for d in (params, mods, bufs):
+            if d is not target:
+                d.pop(name, None)
+        if target is not None:
+            target[name] = value  # an existing name keeps its place, as in PyTorch
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -78,7 +115,9 @@ class Module:
         """A tensor that is state but not learned (moves with ``to``; saved if persistent)."""
         names = self.__dict__.setdefault("_buffer_names", set())
         names.add(name)
-        if not persistent:
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
             self._non_persistent.add(name)
         object.__setattr__(self, name, tensor)
         if tensor is not None:
@@ -89,6 +128,10 @@ class Module:
             object.__setattr__(self, name, None)
         else:
             setattr(self, name, param)
+
+    def add_module(self, name: str, module: Module) -> None:
+        """Register ``module`` as the child ``name`` (for names that are not identifiers)."""
+        setattr(self, name, module)
 
     # -- calling ------------------------------------------------------------------
     def forward(self, *args: Any, **kw: Any) -> Any:
@@ -111,6 +154,7 @@ class Module:
             yield m
 
     def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        """``(dotted name, module)`` for this module and every descendant, each once, in pre-order."""
         seen: set[int] = set()
         stack = [(prefix, self)]
         while stack:
@@ -125,6 +169,15 @@ class Module:
     def modules(self) -> Iterator[Module]:
         for _, m in self.named_modules():
             yield m
+
+    def get_submodule(self, target: str) -> Module:
+        """The descendant at a dotted path (``""`` is this module)."""
+        m = self
+        for part in target.split(".") if target else ():
+            if part not in m._modules:
+                raise AttributeError(f"{type(self).__name__} has no submodule '{target}' ('{part}' is missing)")
+            m = m._modules[part]
+        return m
 
     def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
         """``(dotted name, parameter)`` pairs, each parameter once, in registration order."""
@@ -146,8 +199,20 @@ class Module:
             for bname, b in m._buffers.items():
                 yield (f"{mname}.{bname}" if mname else bname), b
 
+    def buffers(self) -> Iterator[Tensor]:
+        for _, b in self.named_buffers():
+            yield b
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call ``fn`` on every descendant, then on this module (children first, as PyTorch)."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
     # -- state ----------------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
+        """Set training mode on this module and every descendant (Dropout reads it)."""
         for m in self.modules():
             object.__setattr__(m, "training", mode)
         return self
@@ -155,69 +220,108 @@ class Module:
     def eval(self) -> Module:
         return self.train(False)
 
+    def requires_grad_(self, flag: bool = True) -> Module:
+        """Freeze (``False``) or unfreeze every parameter."""
+        for p in self.parameters():
+            p.requires_grad_(flag)
+        return self
+
     def zero_grad(self) -> None:
+        """Forget every parameter's gradient (``grad = None``, PyTorch's default)."""
         for p in self.parameters():
             p.grad = None
 
     def to(self, device: Any) -> Module:
-        """Move every parameter and buffer to ``device``, in place; returns self."""
+        """Move every parameter, buffer and gradient to ``device``, in place; returns self.
+
+        The tensors stay the same objects, so optimizers holding them follow (their
+        state moves at their next ``step``).
+        """
         dev = get_device(device)
-        for m in self.modules():
-            for t in list(m._parameters.values()) + list(m._buffers.values()):
-                if t is not None and t._dev is not dev:
-                    t.data = dev.asarray(t._dev.to_host(t.data))
-                    t._dev = dev
-                    if t.grad is not None:
-                        t.grad = t.grad.to(dev)
+        for t in self._tensors():
+            _move(t, dev)
         return self
 
-    def _state_items(self) -> Iterator[tuple[str, Tensor]]:
-        yield from self.named_parameters()
-        for mname, m in self.named_modules():
-            for bname, b in m._buffers.items():
-                if bname not in m._non_persistent:
-                    yield (f"{mname}.{bname}" if mname else bname), b
+    def astype(self, dtype: Any) -> Module:
+        """Cast every floating-point parameter and buffer to ``dtype``, in place; returns self."""
+        for t in self._tensors():
+            if t.dtype.kind == "f":
+                _move(t, t._dev, dtype)
+        return self
+
+    def double(self) -> Module:
+        return self.astype(np.float64)
+
+    def float(self) -> Module:
+        return self.astype(np.float32)
+
+    def _tensors(self) -> Iterator[Tensor]:
+        for m in self.modules():
+            for t in list(m._parameters.values()) + list(m._buffers.values()):
+                if t is not None:
+                    yield t
+
+    def _state_items(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+        """Every parameter and persistent buffer under every name it has.
+
+        Unlike ``named_parameters`` this does not drop a second name of a shared
+        tensor: PyTorch's ``state_dict`` keeps both, so checkpoints of tied weights
+        load in either library.
+        """
+        for pname, p in self._parameters.items():
+            if p is not None:
+                yield prefix + pname, p
+        for bname, b in self._buffers.items():
+            if bname not in self._non_persistent:
+                yield prefix + bname, b
+        for mname, m in self._modules.items():
+            yield from m._state_items(f"{prefix}{mname}.")
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """Every parameter and persistent buffer, by dotted name, as a NumPy array (a copy)."""
         return {k: t.numpy() for k, t in self._state_items()}
 
-    def load_state_dict(self, state: dict[str, Any], strict: bool = True) -> Module:
-        """Copy arrays into this module's parameters and buffers, checking names and shapes."""
+    def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> Module:
+        """Copy arrays into this module's parameters and buffers, in place; returns self.
+
+        Every entry is checked before any is copied, so a state dict that does not fit
+        leaves the module as it was. A missing or unexpected key (with ``strict``) or a
+        wrong shape (always) raises :class:`StateDictError` naming the key and shapes.
+        """
         own = dict(self._state_items())
-        missing = [k for k in own if k not in state]
-        unexpected = [k for k in state if k not in own]
-        if strict and (missing or unexpected):
-            parts = []
-            if missing:
-                parts.append(f"missing keys {missing}")
-            if unexpected:
-                parts.append(f"unexpected keys {unexpected}")
-            raise KeyError(f"load_state_dict({type(self).__name__}): " + "; ".join(parts))
+        arrays = {k: _host_array(v) for k, v in state.items()}
+        who = f"load_state_dict({type(self).__name__})"
+        problems = []
+        if strict:
+            problems += [f"missing key '{k}' (the module's shape {t.shape})" for k, t in own.items() if k not in arrays]
+            problems += [
+                f"unexpected key '{k}' (shape {tuple(a.shape)} in the state dict)" for k, a in arrays.items()
+                if k not in own
+            ]  # fmt: skip
         for k, t in own.items():
-            if k not in state:
-                continue
-            v = state[k]
-            arr = v.numpy() if isinstance(v, Tensor) else np.asarray(v)
-            if tuple(arr.shape) != t.shape:
-                raise ValueError(
-                    f"load_state_dict({type(self).__name__}): '{k}' has shape {tuple(arr.shape)} in the "
-                    f"state dict but {t.shape} in the module"
+            if k in arrays and tuple(arrays[k].shape) != t.shape:
+                problems.append(
+                    f"'{k}' has shape {tuple(arrays[k].shape)} in the state dict but {t.shape} in the module"
                 )
-            t.data = t._dev.asarray(np.ascontiguousarray(arr), dtype=t.dtype)
+        if problems:
+            raise StateDictError(f"{who}: " + "; ".join(problems))
+        for k, t in own.items():
+            if k in arrays:
+                # np.array, not np.ascontiguousarray: that one turns a 0-d array into 1-d.
+                t.data = t._dev.asarray(np.array(arrays[k], order="C"), dtype=t.dtype)
         return self
 
     def save(self, path: Any) -> None:
         """Write the state dict as safetensors; atomically (a crash keeps the old file whole)."""
-        from .checkpoint import save_state_dict  # noqa: PLC0415 - safetensors is optional
+        from .checkpoint import save_safetensors  # noqa: PLC0415 - safetensors is optional
 
-        save_state_dict(self.state_dict(), path)
+        save_safetensors(self.state_dict(), path)
 
     def load(self, path: Any) -> Module:
         """Fill this module from a safetensors file (strictly) and return it. Never unpickles."""
-        from .checkpoint import load_state_dict  # noqa: PLC0415
+        from .checkpoint import load_safetensors  # noqa: PLC0415
 
-        return self.load_state_dict(load_state_dict(path), strict=True)
+        return self.load_state_dict(load_safetensors(path), strict=True)
 
     # -- display ------------------------------------------------------------------------
     def extra_repr(self) -> str:
@@ -231,10 +335,36 @@ class Module:
         return "\n".join(lines) + ("\n)" if len(lines) > 1 else ")")
 
 
+def functional_call(module: Module, tensors: Mapping[str, Tensor], *args: Any, **kw: Any) -> Any:
+    """``module(*args, **kw)`` with some parameters or buffers replaced, by dotted name.
+
+    The replacements are used as given, so gradients flow to them; the module's own
+    tensors are put back afterwards. Handy for gradient checks in float64:
+
+    >>> m = Linear(3, 2)  # doctest: +SKIP
+    >>> w, b = (Tensor(p.numpy().astype("float64"), requires_grad=True) for p in m.parameters())
+    >>> y = functional_call(m, {"weight": w, "bias": b}, x)
+    """
+    swaps = []
+    for name, t in tensors.items():
+        path, _, attr = name.rpartition(".")
+        owner = module.get_submodule(path)
+        if attr not in owner._parameters and attr not in owner._buffers:
+            raise KeyError(f"functional_call: {type(module).__name__} has no parameter or buffer '{name}'")
+        swaps.append((owner, attr, owner.__dict__[attr], t))
+    try:
+        for owner, attr, _, t in swaps:
+            object.__setattr__(owner, attr, t)  # the attribute only: the registry keeps the original
+        return module(*args, **kw)
+    finally:
+        for owner, attr, old, _ in swaps:
+            object.__setattr__(owner, attr, old)
+
+
 class ModuleList(Module):
     """A list of modules, registered as children ``0``, ``1``, ..."""
 
-    def __init__(self, modules: Any = ()) -> None:
+    def __init__(self, modules: Iterable[Module] = ()) -> None:
         super().__init__()
         for m in modules:
             self.append(m)
@@ -243,10 +373,24 @@ class ModuleList(Module):
         setattr(self, str(len(self._modules)), m)
         return self
 
-    def __getitem__(self, i: int) -> Any:
+    def extend(self, mods: Iterable[Module]) -> ModuleList:
+        for m in mods:
+            self.append(m)
+        return self
+
+    def _key(self, i: int) -> str:
+        n = len(self._modules)
+        if not -n <= i < n:
+            raise IndexError(f"{type(self).__name__}: index {i} is out of range for {n} modules")
+        return str(i % n)
+
+    def __getitem__(self, i: int | slice) -> Any:
         if isinstance(i, slice):
             return ModuleList(list(self._modules.values())[i])
-        return list(self._modules.values())[i]
+        return self._modules[self._key(i)]
+
+    def __setitem__(self, i: int, m: Module) -> None:
+        setattr(self, self._key(i), m)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -256,10 +400,15 @@ class ModuleList(Module):
 
 
 class Sequential(ModuleList):
-    """Modules applied one after the other."""
+    """Modules applied one after the other: ``Sequential(Linear(4, 8), Linear(8, 2))``."""
 
     def __init__(self, *modules: Module) -> None:
         super().__init__(modules)
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return Sequential(*list(self._modules.values())[i])
+        return super().__getitem__(i)
 
     def forward(self, x: Any) -> Any:
         for m in self:

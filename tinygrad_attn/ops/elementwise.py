@@ -17,6 +17,11 @@ def _is_array(x: object) -> bool:
     return hasattr(x, "shape")
 
 
+# A Python number input is a constant: no gradient is computed for it. (An exact type
+# test: NumPy's float64 scalars, which reductions return, subclass float.)
+_CONST = frozenset((int, float, bool, complex))
+
+
 class Add(Function):
     __slots__ = ()
 
@@ -34,7 +39,7 @@ class Sub(Function):
         return a - b
 
     def backward(self, g, ns, inputs, out):
-        return g, -g
+        return g, (None if type(inputs[1]) in _CONST else -g)
 
 
 class Mul(Function):
@@ -45,7 +50,7 @@ class Mul(Function):
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
-        return g * b, g * a
+        return (None if type(a) in _CONST else g * b), (None if type(b) in _CONST else g * a)
 
 
 class Div(Function):
@@ -224,9 +229,13 @@ class Where(Function):
         return xp.where(cond, a, b)
 
     def backward(self, g, ns, inputs, out):
-        cond = ns.const(inputs[0])
-        zero = ns.zeros_like(g)
-        return None, ns.where(cond, g, zero), ns.where(cond, zero, g)
+        cond, a, b = inputs
+        cond = ns.const(cond)
+        return (
+            None,
+            None if type(a) in _CONST else ns.where(cond, g, 0.0),
+            None if type(b) in _CONST else ns.where(cond, 0.0, g),
+        )
 
 
 class Cast(Function):

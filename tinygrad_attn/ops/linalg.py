@@ -8,16 +8,29 @@ from __future__ import annotations
 from ..autograd import Function
 
 
+def _batch_times_matrix(ns, a, b):
+    """``a (..., m, k) @ b (k, n)`` as one 2-D product (BLAS runs one large product
+    faster than a batch of small ones)."""
+    out = ns.matmul(ns.reshape(a, (-1, a.shape[-1])), b)  # (batch * m, n)
+    return ns.reshape(out, (*a.shape[:-1], b.shape[-1]))
+
+
 class Matmul(Function):
     __slots__ = ()
 
     def forward(self, xp, a, b):
+        if b.ndim == 2 and a.ndim > 2:
+            return _batch_times_matrix(xp, a, b)
         return xp.matmul(a, b)
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
-        if a.ndim >= 2 and b.ndim >= 2:  # the common case: (..., m, k) @ (..., k, n)
-            return ns.matmul(g, ns.matrix_transpose(b)), ns.matmul(ns.matrix_transpose(a), g)
+        mt = ns.matrix_transpose
+        if b.ndim == 2 and a.ndim > 2:  # a weight shared by the batch; one 2-D product also sums over it
+            a2 = ns.reshape(a, (-1, a.shape[-1]))  # (batch * m, k)
+            return _batch_times_matrix(ns, g, mt(b)), ns.matmul(mt(a2), ns.reshape(g, (-1, g.shape[-1])))
+        if a.ndim >= 2 and b.ndim >= 2:  # (..., m, k) @ (..., k, n)
+            return ns.matmul(g, mt(b)), ns.matmul(mt(a), g)
         # 1-D operands: promote as matmul does, then drop the added axis again.
         a2 = ns.reshape(a, (1,) + tuple(a.shape)) if a.ndim == 1 else a  # (..., m, k)
         b2 = ns.reshape(b, tuple(b.shape) + (1,)) if b.ndim == 1 else b  # (..., k, n)

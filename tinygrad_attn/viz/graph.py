@@ -125,6 +125,39 @@ def common_scope(scopes: Iterable[Scope | None]) -> Scope | None:
     return common[-1] if common else None
 
 
+class ModulePaths:
+    """Dotted module paths read off the module objects, as ``named_modules`` names them.
+
+    A scope knows only the name its module was first assigned under; a layer called
+    while iterating a ``ModuleList`` is ``0`` there, but ``layers.0`` to its parent.
+    """
+
+    def __init__(self) -> None:
+        self._names: dict[int, dict[int, str]] = {}
+
+    def _relative(self, parent: Any, child: Any) -> str | None:
+        names = self._names.get(id(parent))
+        if names is None:
+            named = getattr(parent, "named_modules", None)
+            names = self._names[id(parent)] = {id(m): n for n, m in named()} if callable(named) else {}
+        return names.get(id(child)) or None
+
+    def path(self, chain: Iterable[Scope]) -> str:
+        """``encoder.layers.0.self_attn`` for a chain of scopes (composites are skipped)."""
+        parts: list[str] = []
+        prev: Scope | None = None
+        for s in chain:
+            if s.kind != "module":
+                continue
+            name = s.name
+            if prev is not None and prev.module is not None and s.module is not None:
+                name = self._relative(prev.module, s.module) or name
+            if name:
+                parts.append(name)
+            prev = s
+        return ".".join(parts)
+
+
 def param_names(walk: Walk, params: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None) -> dict[int, str]:
     """Dotted parameter names by tensor id.
 
@@ -227,7 +260,7 @@ def op_lines(t: Tensor) -> tuple[str, list[str]]:
     if consts:
         lines.append("const " + ", ".join(consts))
     args = text.args_str(fn.args)
-    if args:
+    if args and args != text.shape_str(t.shape):  # a reshape's argument is its output's shape
         lines.append(args)
     if t.name:
         lines.append(f"= {t.name}")
@@ -272,7 +305,7 @@ def forward_graph(
     for j, r in enumerate(w.roots):
         nodes.append(Node(f"out{j}", "output", r.name or "output", tensor_lines(r, show_values, grads)))
         edges.append(Edge(drawn[id(r)], f"out{j}", "data", r.shape, norm(r)))
-    title = f"forward: {len(w.ops)} ops"
+    title = f"forward: {text.plural(len(w.ops), 'op')}"
     if n_params:
-        title += f", {n_params} parameters ({text.count_str(n_weights)} weights)"
+        title += f", {text.plural(n_params, 'parameter')} ({text.count_str(n_weights)} weights)"
     return Graph(title, nodes, edges, show_grads)

@@ -27,18 +27,24 @@ def num(x: float) -> str:
 
 
 def values_lines(host: np.ndarray) -> list[str]:
-    """The numbers of a small array, or ``min / mean / max`` of a larger one."""
+    """The numbers of a small array, or ``min / mean / max`` of a larger one.
+
+    >>> values_lines(np.array([0.5, 2.0])), values_lines(np.arange(100.0))
+    (['[0.5, 2]'], ['min 0 · mean 49.5 · max 99'])
+    """
     if host.size == 0:
         return ["empty"]
     if host.dtype == np.bool_:
         return [f"{int(host.sum())} of {host.size} True"]
-    a = host.astype(np.float64) if host.dtype.kind in "biuf" else np.abs(host).astype(np.float64)
+    if host.dtype.kind == "c":
+        host = np.abs(host)
+    a = host.astype(np.float64)
     finite = np.isfinite(a)
     bad = int(a.size - finite.sum())
     if host.size <= SMALL and not bad:
-        text = np.array2string(a.reshape(host.shape), precision=3, separator=", ", suppress_small=True,
-                               max_line_width=44, floatmode="maxprec")  # fmt: skip
-        lines = [" ".join(line.split()) for line in text.splitlines()]
+        fmt = {"float_kind": num} if host.dtype.kind == "f" else None
+        text = np.array2string(host, separator=", ", max_line_width=44, formatter=fmt)
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
     else:
         v = a[finite]
         lines = [f"min {num(v.min())} · mean {num(v.mean())} · max {num(v.max())}"] if v.size else []
@@ -94,7 +100,10 @@ def _arg_str(a: Any) -> str | None:
         if all(isinstance(v, int) and not isinstance(v, bool) for v in a):
             return str(a)
         if _is_index_key(a):
-            return "[" + ", ".join(_index_str(k) for k in a) + "]"
+            keys = list(a)
+            while len(keys) > 1 and keys[-1] == slice(None):  # x[0, :, :] is x[0]
+                keys.pop()
+            return "[" + ", ".join(_index_str(k) for k in keys) + "]"
         return None
     if isinstance(a, np.dtype):
         return str(a)
@@ -134,6 +143,11 @@ def numel(shape: Iterable[int]) -> int:
     return math.prod(int(s) for s in shape)
 
 
+def plural(n: int, word: str) -> str:
+    """``1 step``, ``2 steps``."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def count_str(n: int) -> str:
     """``12.6k`` for 12_600."""
     for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
@@ -149,5 +163,5 @@ def escape(s: str) -> str:
 def html_label(title: str, lines: Iterable[str] = ()) -> str:
     """A bold title over small grey detail lines, as a Graphviz HTML-like label."""
     parts = [f"<B>{escape(title)}</B>"]
-    parts += [f'<FONT POINT-SIZE="9" COLOR="#444444">{escape(line)}</FONT>' for line in lines]
+    parts += [f'<FONT POINT-SIZE="9" COLOR="#444444">{escape(line)}</FONT>' for line in lines if line]
     return "<" + "<BR/>".join(parts) + ">"

@@ -1,0 +1,305 @@
+"""Attention layers: MultiHeadAttention and the score functions of Bahdanau and Luong,
+against hand-written NumPy, with masks, and gradient-checked on every device."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import close
+from modelcheck import gradcheck_module, mha_numpy, softmax, to_float64
+
+import tinygrad_attn as tga
+from tinygrad_attn import Tensor
+from tinygrad_attn.models import AdditiveAttention, DotAttention, GeneralAttention, MultiHeadAttention
+
+
+def _x(rng, *shape, device="cpu", dtype=np.float64):
+    return Tensor(rng.standard_normal(shape).astype(dtype), device=device)
+
+
+# -- MultiHeadAttention ---------------------------------------------------------------
+def test_mha_parameter_names():
+    m = MultiHeadAttention(8, 2)
+    names = [n for n, _ in m.named_parameters()]
+    assert names == [f"{p}.{w}" for p in ("q_proj", "k_proj", "v_proj", "out_proj") for w in ("weight", "bias")]
+    assert [n for n, _ in MultiHeadAttention(8, 2, bias=False).named_parameters()] == [
+        "q_proj.weight",
+        "k_proj.weight",
+        "v_proj.weight",
+        "out_proj.weight",
+    ]
+    m = MultiHeadAttention(8, 2, kdim=3, vdim=5)
+    assert m.k_proj.weight.shape == (8, 3) and m.v_proj.weight.shape == (8, 5)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_mha_self_attention_equals_numpy(bias, device, rng):
+    m = to_float64(MultiHeadAttention(8, 2, bias=bias).to(device))
+    x = _x(rng, 2, 5, 8, device=device)
+    out, w = m(x, need_weights=True)
+    ref, ref_w = mha_numpy(m, x.numpy(), x.numpy(), x.numpy())
+    close(out, ref, atol=1e-10, rtol=1e-9)
+    close(w, ref_w, atol=1e-10, rtol=1e-9)
+    assert w.shape == (2, 2, 5, 5)
+    close(w.sum(-1), np.ones((2, 2, 5)), atol=1e-12)
+    close(m(x), ref, atol=1e-10, rtol=1e-9)  # the fused path (no weights) agrees
+
+
+def test_mha_self_attention_equals_explicit_key_value(device, rng):
+    # key=None takes the packed q/k/v projection; passing x three times does not.
+    m = to_float64(MultiHeadAttention(8, 4).to(device))
+    x = _x(rng, 2, 3, 8, device=device)
+    close(m(x), m(x, x, x).numpy(), atol=1e-12, rtol=1e-12)
+
+
+def test_mha_cross_attention_with_kdim_vdim_equals_numpy(device, rng):
+    m = to_float64(MultiHeadAttention(6, 3, kdim=4, vdim=5).to(device))
+    q, k, v = _x(rng, 2, 3, 6, device=device), _x(rng, 2, 4, 4, device=device), _x(rng, 2, 4, 5, device=device)
+    out, w = m(q, k, v, need_weights=True)
+    ref, ref_w = mha_numpy(m, q.numpy(), k.numpy(), v.numpy())
+    close(out, ref, atol=1e-10, rtol=1e-9)
+    assert out.shape == (2, 3, 6) and w.shape == (2, 3, 3, 4)
+    close(w, ref_w, atol=1e-10, rtol=1e-9)
+
+
+def test_mha_float32(rng):
+    m = MultiHeadAttention(8, 2)
+    x = _x(rng, 2, 5, 8, dtype=np.float32)
+    out = m(x)
+    assert out.dtype == np.float32
+    close(out, mha_numpy(m, *(x.numpy().astype(np.float64),) * 3)[0], atol=1e-5, rtol=1e-4)
+
+
+def _masks(rng, b=2, h=2, tq=4, tk=5):
+    """The same pattern given in each accepted layout, with its full (B, H, Tq, Tk) form."""
+    pattern = rng.random((b, tq, tk)) > 0.4
+    pattern[..., 0] = True  # every row keeps one key
+    pad = np.ones((b, tk), bool)
+    pad[0, 3:] = False
+    two_d = rng.random((tq, tk)) > 0.3
+    two_d[:, 0] = True
+    full = lambda m: np.broadcast_to(m, (b, h, tq, tk))
+    return {
+        "(Tq, Tk)": (two_d, full(two_d)),
+        "(B, 1, Tq, Tk)": (pattern[:, None], full(pattern[:, None])),
+        "(B, Tq, Tk)": (pattern, full(pattern[:, None])),
+        "(B, 1, 1, Tk) padding": (pad[:, None, None, :], full(pad[:, None, None, :])),
+    }
+
+
+@pytest.mark.parametrize("layout", ["(Tq, Tk)", "(B, 1, Tq, Tk)", "(B, Tq, Tk)", "(B, 1, 1, Tk) padding"])
+@pytest.mark.parametrize("as_tensor", [True, False], ids=["tensor", "ndarray"])
+def test_mha_boolean_mask_layouts(layout, as_tensor, device, rng):
+    m = to_float64(MultiHeadAttention(8, 2).to(device))
+    q, kv = _x(rng, 2, 4, 8, device=device), _x(rng, 2, 5, 8, device=device)
+    mask, full = _masks(rng)[layout]
+    given = Tensor(mask, device=device) if as_tensor else mask
+    out, w = m(q, kv, kv, mask=given, need_weights=True)
+    ref, ref_w = mha_numpy(m, q.numpy(), kv.numpy(), kv.numpy(), full)
+    close(out, ref, atol=1e-10, rtol=1e-9)
+    close(w, ref_w, atol=1e-10, rtol=1e-9)
+    close(m(q, kv, kv, mask=given), ref, atol=1e-10, rtol=1e-9)
+
+
+def test_mha_float_mask_is_added_to_scores(device, rng):
+    m = to_float64(MultiHeadAttention(8, 2).to(device))
+    x = _x(rng, 2, 4, 8, device=device)
+    bias = rng.standard_normal((4, 4))
+    out = m(x, mask=Tensor(bias, device=device))
+    ref, _ = mha_numpy(m, x.numpy(), x.numpy(), x.numpy(), np.broadcast_to(bias, (2, 2, 4, 4)))
+    close(out, ref, atol=1e-10, rtol=1e-9)
+
+
+def test_mha_causal_equals_lower_triangular_mask(device, rng):
+    m = to_float64(MultiHeadAttention(8, 2).to(device))
+    x = _x(rng, 2, 5, 8, device=device)
+    tril = Tensor(np.tril(np.ones((5, 5), bool)), device=device)
+    causal, wc = m(x, is_causal=True, need_weights=True)
+    explicit, we = m(x, mask=tril, need_weights=True)
+    close(causal, explicit.numpy(), atol=1e-12)
+    close(wc, we.numpy(), atol=1e-12)
+    assert np.all(wc.numpy()[..., np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]] == 0)
+    close(m(x, is_causal=True), explicit.numpy(), atol=1e-12)  # fused path
+    # the first position sees only itself, so it cannot depend on later positions
+    y = x.numpy().copy()
+    y[:, 1:] += 1.0
+    close(m(Tensor(y, device=device), is_causal=True)[:, 0], causal.numpy()[:, 0], atol=1e-12)
+
+
+def test_mha_padding_mask_ignores_padded_positions(device, rng):
+    m = to_float64(MultiHeadAttention(8, 2).to(device))
+    q, kv = _x(rng, 2, 3, 8, device=device), rng.standard_normal((2, 5, 8))
+    keep = np.ones((2, 5), bool)
+    keep[0, 3:] = False  # sequence 0 has two padded keys
+    keep[1, 4:] = False
+    mask = Tensor(keep[:, None, None, :], device=device)
+    out = m(q, Tensor(kv, device=device), mask=mask).numpy()
+    changed = kv.copy()
+    changed[~keep] = rng.standard_normal((int((~keep).sum()), 8)) * 100.0
+    out2 = m(q, Tensor(changed, device=device), mask=mask).numpy()
+    np.testing.assert_allclose(out, out2, atol=1e-12)
+    unmasked = m(q, Tensor(changed, device=device)).numpy()
+    assert np.abs(unmasked - out).max() > 1e-3  # without the mask the padding does matter
+
+
+def test_mha_fully_masked_row_is_zero_with_finite_gradients(device, rng):
+    m = to_float64(MultiHeadAttention(4, 2).to(device))
+    x = Tensor(rng.standard_normal((1, 3, 4)), device=device, requires_grad=True)
+    keep = np.ones((3, 3), bool)
+    keep[1] = False  # query 1 may attend nothing
+    for need in (False, True):
+        m.zero_grad()
+        res = m(x, mask=Tensor(keep, device=device), need_weights=need)
+        out = res[0] if need else res
+        if need:
+            assert np.all(res[1].numpy()[:, :, 1] == 0)
+        # nothing attended: the heads give zeros, so the row is out_proj's bias
+        close(out[:, 1], np.broadcast_to(m.out_proj.bias.numpy(), (1, 4)), atol=1e-12)
+        assert np.isfinite(out.numpy()).all()
+        (out * out).sum().backward()
+        assert np.isfinite(x.grad.numpy()).all()
+        assert all(np.isfinite(p.grad.numpy()).all() for p in m.parameters())
+        x.grad = None
+
+
+def test_mha_dropout_only_in_training(rng):
+    m = MultiHeadAttention(8, 2, dropout=0.5)
+    x = _x(rng, 2, 4, 8, dtype=np.float32)
+    m.eval()
+    a, b = m(x).numpy(), m(x).numpy()
+    np.testing.assert_array_equal(a, b)
+    m.train()
+    assert np.abs(m(x).numpy() - a).max() > 1e-4
+
+
+def test_mha_shape_errors():
+    m = MultiHeadAttention(8, 2)
+    with pytest.raises(ValueError, match=r"MultiHeadAttention.*\(2, 3, 7\)"):
+        m(Tensor.randn(2, 3, 7))
+    with pytest.raises(ValueError, match="MultiHeadAttention.*key"):
+        m(Tensor.randn(2, 3, 8), Tensor.randn(2, 4, 8), Tensor.randn(2, 5, 8))
+    with pytest.raises(ValueError, match="divisible"):
+        MultiHeadAttention(6, 4)
+    with pytest.raises(ValueError, match="mask"):
+        m(Tensor.randn(2, 3, 8), mask=np.ones((4, 4), bool))
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["self", "self_causal", "cross_kdim_vdim_padding", "float_mask", "no_bias"],
+)
+def test_mha_gradcheck(case, device, rng):
+    kw = {"no_bias": {"bias": False}, "cross_kdim_vdim_padding": {"kdim": 3, "vdim": 2}}.get(case, {})
+    m = MultiHeadAttention(4, 2, **kw).to(device)
+    x = _x(rng, 2, 3, 4, device=device)
+    if case == "cross_kdim_vdim_padding":
+        k, v = _x(rng, 2, 2, 3, device=device), _x(rng, 2, 2, 2, device=device)
+        keep = Tensor(np.array([True, False])[None, None, None, :].repeat(2, 0), device=device)
+        assert gradcheck_module(m, lambda x, k, v: m(x, k, v, mask=keep), x, k, v)
+    elif case == "float_mask":
+        bias = _x(rng, 3, 3, device=device)
+        assert gradcheck_module(m, lambda x, b: m(x, mask=b), x, bias)  # the mask's gradient too
+    else:
+        assert gradcheck_module(m, lambda x: m(x, is_causal=case == "self_causal"), x)
+
+
+def test_mha_gradcheck_weights_output(device, rng):
+    m = MultiHeadAttention(4, 2).to(device)
+    x = _x(rng, 1, 3, 4, device=device)
+    assert gradcheck_module(m, lambda x: m(x, is_causal=True, need_weights=True)[1], x)
+
+
+# -- the score functions of the papers -------------------------------------------------
+def _score_numpy(att, q, k):
+    """The paper's score of each (query, key) pair, in NumPy: (B, Tq, Tk)."""
+    if isinstance(att, DotAttention):
+        return q @ k.transpose(0, 2, 1) / (np.sqrt(q.shape[-1]) if att.scaled else 1.0)
+    if isinstance(att, GeneralAttention):
+        w = att.key_proj.weight.numpy()  # (dq, dk)
+        return np.einsum("bqi,ij,bkj->bqk", q, w, k)
+    wq, uk, v = att.query_proj.weight.numpy(), att.key_proj.weight.numpy(), att.v.weight.numpy()[0]
+    hidden = np.tanh((q @ wq.T)[:, :, None, :] + (k @ uk.T)[:, None, :, :])  # (B, Tq, Tk, h)
+    return hidden @ v
+
+
+SCORES = {
+    "dot": lambda: DotAttention(),
+    "dot_unscaled": lambda: DotAttention(scaled=False),
+    "general": lambda: GeneralAttention(4, 3),
+    "additive": lambda: AdditiveAttention(4, 3, 5),
+}
+
+
+def _qkv(name, rng, device, tq=None):
+    dk = 4 if name.startswith("dot") else 3
+    q = _x(rng, *((2, 4) if tq is None else (2, tq, 4)), device=device)
+    return q, _x(rng, 2, 5, dk, device=device), _x(rng, 2, 5, 2, device=device)
+
+
+@pytest.mark.parametrize("tq", [None, 3], ids=["query_2d", "query_3d"])
+@pytest.mark.parametrize("name", sorted(SCORES))
+def test_score_attention_equals_numpy(name, tq, device, rng):
+    att = to_float64(SCORES[name]().to(device))
+    q, k, v = _qkv(name, rng, device, tq)
+    keep = np.ones((2, 5), bool)
+    keep[1, 2:] = False
+    for mask in (None, keep):
+        ctx, w = att(q, k, v, mask=None if mask is None else Tensor(mask, device=device))
+        q3 = q.numpy() if tq else q.numpy()[:, None]
+        s = _score_numpy(att, q3, k.numpy())
+        if mask is not None:
+            s = np.where(mask[:, None, :], s, -np.inf)
+        p = softmax(s)
+        ref = p @ v.numpy()
+        if not tq:
+            ref, p = ref[:, 0], p[:, 0]
+        close(ctx, ref, atol=1e-10, rtol=1e-9)
+        close(w, p, atol=1e-10, rtol=1e-9)
+        close(w.sum(-1), np.ones(w.shape[:-1]), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(SCORES))
+def test_score_attention_parameter_names(name):
+    names = [n for n, _ in SCORES[name]().named_parameters()]
+    expected = {"dot": [], "dot_unscaled": [], "general": ["key_proj.weight"]}
+    assert names == expected.get(name, ["query_proj.weight", "key_proj.weight", "v.weight"])
+
+
+@pytest.mark.parametrize("name", sorted(SCORES))
+def test_score_attention_fully_masked_row(name, device, rng):
+    att = to_float64(SCORES[name]().to(device))
+    q, k, v = _qkv(name, rng, device, tq=3)
+    q.requires_grad_(True)
+    keep = np.ones((2, 3, 5), bool)
+    keep[0, 1] = False  # batch 0, query 1: nothing to attend
+    ctx, w = att(q, k, v, mask=Tensor(keep, device=device))
+    assert np.all(ctx.numpy()[0, 1] == 0) and np.all(w.numpy()[0, 1] == 0)
+    assert np.isfinite(ctx.numpy()).all()
+    (ctx * ctx).sum().backward()
+    assert np.isfinite(q.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("name", sorted(SCORES))
+def test_score_attention_gradcheck(name, device, rng):
+    att = SCORES[name]().to(device)
+    q, k, v = _qkv(name, rng, device, tq=2)
+    keep = Tensor(np.array([[True, True, True, False, False], [True] * 5]), device=device)
+    assert gradcheck_module(att, lambda q, k, v: att(q, k, v, mask=keep)[0], q, k, v)
+    assert gradcheck_module(att, lambda q, k, v: att(q[:, 0], k, v)[1], q, k, v)
+
+
+def test_score_attention_errors():
+    with pytest.raises(ValueError, match="AdditiveAttention"):
+        AdditiveAttention(4, 3, 5)(Tensor.randn(2, 4), Tensor.randn(2, 5), Tensor.randn(2, 5, 2))
+    with pytest.raises(ValueError, match="DotAttention.*4.*3"):
+        DotAttention()(Tensor.randn(2, 4), Tensor.randn(2, 5, 3), Tensor.randn(2, 5, 2))
+    with pytest.raises(ValueError, match="mask"):
+        DotAttention()(Tensor.randn(2, 4), Tensor.randn(2, 5, 4), Tensor.randn(2, 5, 2), mask=np.ones((2, 4), bool))
+
+
+def test_attention_layers_run_under_decompose(rng):
+    m = MultiHeadAttention(4, 2)
+    x = _x(rng, 1, 3, 4, dtype=np.float32)
+    with tga.decompose():
+        y = m(x, is_causal=True)
+    close(y, m(x, is_causal=True).numpy(), atol=1e-6)

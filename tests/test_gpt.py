@@ -1,0 +1,118 @@
+"""GPT: names and tying, causality, generation (greedy, temperature, top-k), a gradient check,
+and a tiny model that memorises a repeated sequence."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from modelcheck import gradcheck_module, to_float64
+
+import tinygrad_attn as tga
+import tinygrad_attn.functional as F
+from tinygrad_attn import Tensor
+from tinygrad_attn.models import GPT
+from tinygrad_attn.optim import Adam
+
+
+def _gpt(**kw):
+    args = dict(vocab_size=7, d_model=8, n_heads=2, n_layers=2, max_len=6)
+    args.update(kw)
+    return GPT(**args)
+
+
+def test_names_and_tied_weights():
+    tied, untied = _gpt(), _gpt(tie_weights=False)
+    names = [n for n, _ in tied.named_parameters()]
+    assert names[:2] == ["tok_emb.weight", "pos_emb.weight"]
+    assert "blocks.1.self_attn.q_proj.weight" in names and names[-2:] == ["ln_f.weight", "ln_f.bias"]
+    assert "head.weight" not in names and tied.head.weight is tied.tok_emb.weight
+    assert [n for n, _ in untied.named_parameters()][-1] == "head.weight"
+    assert len(list(untied.parameters())) == len(list(tied.parameters())) + 1
+    assert tied.blocks[0].norm_first  # GPT-2's pre-norm blocks
+
+
+def test_tied_head_gets_both_gradients():
+    model = _gpt(n_layers=1)
+    ids = np.array([[1, 2, 3]])
+    F.cross_entropy(model(ids), np.array([[2, 3, 4]])).backward()
+    g = model.tok_emb.weight.grad.numpy()
+    assert np.abs(g[6]).max() > 0  # id 6 is never an input: only the head gives it a gradient
+    assert model(ids).shape == (1, 3, 7)
+
+
+def test_is_causal(rng):
+    model = to_float64(_gpt())
+    a = model(np.array([[1, 2, 3, 4, 5]])).numpy()
+    b = model(np.array([[1, 2, 3, 6, 0]])).numpy()
+    np.testing.assert_allclose(a[:, :3], b[:, :3], atol=1e-12)
+    assert np.abs(a[:, 3:] - b[:, 3:]).max() > 1e-6
+
+
+def test_generate_greedy_equals_argmax_loop():
+    model = to_float64(_gpt())
+    out = model.generate(np.array([[1, 2], [3, 3]]), 6, greedy=True)
+    assert out.shape == (2, 8) and out.dtype == np.int64
+    seq = np.array([[1, 2], [3, 3]])
+    for _ in range(6):  # by hand, with the last max_len tokens as context
+        logits = model(seq[:, -6:]).numpy()[:, -1]
+        seq = np.concatenate([seq, logits.argmax(-1)[:, None]], 1)
+    np.testing.assert_array_equal(out.numpy(), seq)
+    assert model.generate([1, 2], 3, greedy=True).shape == (5,)  # a 1-D prompt stays 1-D
+    assert model.training  # generate restores the mode
+
+
+def test_generate_sampling_is_seeded_and_respects_top_k():
+    model = _gpt()
+    tga.manual_seed(3)
+    a = model.generate(np.array([[1]]), 5, temperature=2.0).numpy()
+    tga.manual_seed(3)
+    b = model.generate(np.array([[1]]), 5, temperature=2.0).numpy()
+    np.testing.assert_array_equal(a, b)
+    top1 = model.generate(np.array([[1, 2]]), 5, top_k=1).numpy()
+    np.testing.assert_array_equal(top1, model.generate(np.array([[1, 2]]), 5, greedy=True).numpy())
+    # with top_k=2 every sampled token is one of the two most likely
+    tga.manual_seed(0)
+    seq = model.generate(np.array([[1]] * 20), 1, top_k=2, temperature=5.0).numpy()
+    best2 = np.argsort(model(np.array([[1]])).numpy()[0, -1])[-2:]
+    assert set(seq[:, 1].tolist()) <= set(best2.tolist())
+    assert len(set(seq[:, 1].tolist())) == 2
+
+
+def test_errors():
+    model = _gpt()
+    with pytest.raises(ValueError, match=r"GPT: ids must be \(B, T\) with T <= max_len 6"):
+        model(np.zeros((1, 7), np.int64))
+    with pytest.raises(ValueError, match="temperature"):
+        model.generate([1], 2, temperature=0.0)
+    with pytest.raises(ValueError, match="top_k"):
+        model.generate([1], 2, top_k=0)
+
+
+@pytest.mark.parametrize("tie", [True, False], ids=["tied", "untied"])
+def test_gradcheck(tie, device):
+    model = GPT(vocab_size=4, d_model=4, n_heads=2, n_layers=1, max_len=3, d_ff=4, tie_weights=tie).to(device)
+    ids = Tensor(np.array([[1, 2, 3], [0, 3, 3]]), device=device)
+    assert gradcheck_module(model, model, ids)
+
+
+def test_memorises_a_repeated_sequence():
+    tga.manual_seed(0)
+    pattern = [3, 1, 4, 1, 5, 9, 2, 6]  # "1" is followed by "4" and by "5": context decides
+    seq = np.array(pattern * 3)
+    t = 16
+    windows = np.stack([seq[i : i + t + 1] for i in range(len(seq) - t)])  # (8, 17)
+    x, y = windows[:, :-1], windows[:, 1:]
+    model = GPT(vocab_size=10, d_model=32, n_heads=2, n_layers=2, max_len=t)
+    opt = Adam(model.parameters(), lr=3e-3)
+    start = time.perf_counter()
+    for _ in range(150):
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert time.perf_counter() - start < 30
+    assert loss.item() < 0.05
+    out = model.generate(seq[None, :1], 15, greedy=True).numpy()[0]
+    np.testing.assert_array_equal(out, seq[:16])

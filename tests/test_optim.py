@@ -1,0 +1,281 @@
+"""Optimizers against hand-written NumPy references of their update rules, on every device;
+state that follows the parameters' device; schedules; gradient clipping."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tinygrad_attn as tga
+from tinygrad_attn import Tensor
+from tinygrad_attn.models import Linear, Parameter
+from tinygrad_attn.optim import SGD, Adam, AdamW, LambdaLR, NoamSchedule, clip_grad_norm_, noam_rate
+
+STEPS = 5
+
+
+# -- NumPy references, written from the update rules (PyTorch's documentation) ------------
+def ref_sgd(p, grad_fn, steps, lr, momentum=0.0, weight_decay=0.0, dampening=0.0, nesterov=False):
+    buf = None
+    for _ in range(steps):
+        d = grad_fn(p) + weight_decay * p
+        if momentum:
+            buf = d.copy() if buf is None else momentum * buf + (1 - dampening) * d
+            d = d + momentum * buf if nesterov else buf
+        p = p - lr * d
+    return p
+
+
+def ref_adam(p, grad_fn, steps, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False):
+    b1, b2 = betas
+    m = v = np.zeros_like(p)
+    for t in range(1, steps + 1):
+        g = grad_fn(p)
+        if decoupled:
+            p = p * (1 - lr * weight_decay)
+        else:
+            g = g + weight_decay * p
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        m_hat, v_hat = m / (1 - b1**t), v / (1 - b2**t)
+        p = p - lr * m_hat / (np.sqrt(v_hat) + eps)
+    return p
+
+
+# A loss with a known gradient: f(p) = sum(a p^2) / 2 + sum(b p), f'(p) = a p + b.
+def _problem(rng, shape=(3, 4)):
+    a = rng.uniform(0.5, 2.0, shape)
+    b = rng.standard_normal(shape)
+    return a, b, (lambda p: a * p + b)
+
+
+def _run(opt_cls, kwargs, p0, a, b, device, steps=STEPS):
+    p = Parameter(p0.copy(), device=device)
+    ta, tb = Tensor(a, device=device), Tensor(b, device=device)
+    opt = opt_cls([p], **kwargs)
+    for _ in range(steps):
+        opt.zero_grad()
+        ((ta * p * p).sum() * 0.5 + (tb * p).sum()).backward()
+        opt.step()
+    return p, opt
+
+
+SGD_CASES = [
+    dict(lr=0.1),
+    dict(lr=0.05, momentum=0.9),
+    dict(lr=0.05, momentum=0.9, weight_decay=0.1),
+    dict(lr=0.05, momentum=0.8, dampening=0.3),
+    dict(lr=0.05, momentum=0.9, nesterov=True),
+]
+
+
+@pytest.mark.parametrize("kw", SGD_CASES, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+def test_sgd_matches_reference(rng, device, kw):
+    a, b, grad = _problem(rng)
+    p0 = rng.standard_normal(a.shape)
+    p, _ = _run(SGD, kw, p0, a, b, device)
+    np.testing.assert_allclose(p.numpy(), ref_sgd(p0, grad, STEPS, **kw), rtol=1e-6, atol=1e-6)
+    assert p.device == tga.get_device(device).name
+
+
+ADAM_CASES = [
+    dict(lr=0.01),
+    dict(lr=0.02, betas=(0.8, 0.99), eps=1e-6),
+    dict(lr=0.01, weight_decay=0.1),
+]
+
+
+@pytest.mark.parametrize("kw", ADAM_CASES, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+def test_adam_matches_reference(rng, device, kw):
+    a, b, grad = _problem(rng)
+    p0 = rng.standard_normal(a.shape)
+    p, opt = _run(Adam, kw, p0, a, b, device)
+    np.testing.assert_allclose(p.numpy(), ref_adam(p0, grad, STEPS, **kw), rtol=1e-6, atol=1e-6)
+    st = opt.state[p]
+    assert st["step"] == STEPS
+    assert st["exp_avg"].device == st["exp_avg_sq"].device == p.device  # state on the parameter's device
+
+
+@pytest.mark.parametrize("kw", [dict(lr=0.01), dict(lr=0.01, weight_decay=0.5), dict(lr=0.03, weight_decay=0.0)])
+def test_adamw_matches_reference(rng, device, kw):
+    a, b, grad = _problem(rng)
+    p0 = rng.standard_normal(a.shape)
+    p, _ = _run(AdamW, kw, p0, a, b, device)
+    wd = kw.get("weight_decay", 0.01)  # AdamW's default
+    ref = ref_adam(p0, grad, STEPS, lr=kw["lr"], weight_decay=wd, decoupled=True)
+    np.testing.assert_allclose(p.numpy(), ref, rtol=1e-6, atol=1e-6)
+
+
+def test_adam_and_adamw_differ_with_weight_decay(rng):
+    a, b, _ = _problem(rng)
+    p0 = rng.standard_normal(a.shape)
+    pa, _ = _run(Adam, dict(lr=0.01, weight_decay=0.5), p0, a, b, "cpu")
+    pw, _ = _run(AdamW, dict(lr=0.01, weight_decay=0.5), p0, a, b, "cpu")
+    assert np.abs(pa.numpy() - pw.numpy()).max() > 1e-4
+
+
+@pytest.mark.parametrize("opt_cls", [SGD, Adam, AdamW])
+def test_float32_parameters_stay_float32(rng, device, opt_cls):
+    lin = Linear(3, 2).to(device)
+    opt = opt_cls(lin.parameters(), lr=0.1, **({"momentum": 0.9} if opt_cls is SGD else {}))
+    for _ in range(2):
+        lin(Tensor(rng.standard_normal((4, 3)).astype(np.float32), device=device)).sum().backward()
+        opt.step()
+        opt.zero_grad()
+    assert all(p.dtype == np.float32 and p.grad is None for p in lin.parameters())
+    assert all(t.dtype == np.float32 for st in opt.state.values() for t in st.values() if isinstance(t, Tensor))
+
+
+@pytest.mark.parametrize("opt_cls, ref", [(SGD, ref_sgd), (Adam, ref_adam)])
+def test_zero_dim_parameter(device, opt_cls, ref):
+    p = Parameter(np.array(1.5), device=device)
+    opt = opt_cls([p], lr=0.1)
+    for _ in range(3):
+        (p * p).backward()  # d/dp p^2 = 2p
+        opt.step()
+        opt.zero_grad()
+    assert p.shape == () and type(p.data) is type(Tensor(np.zeros(1), device=device).data)  # an array, not a scalar
+    np.testing.assert_allclose(p.numpy(), ref(np.array(1.5), lambda q: 2 * q, 3, lr=0.1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("src, dst", [("cpu", "array_api_strict:device1"), ("array_api_strict:device1", "cpu")])
+def test_state_follows_module_to(rng, src, dst):
+    a, b, grad = _problem(rng, (2, 3))
+    p0 = rng.standard_normal((2, 3))
+    lin = Linear(3, 2, bias=False).to(src).double()
+    lin.weight.data = lin.weight._dev.asarray(p0)
+    opt = Adam(lin.parameters(), lr=0.05)
+    for step in range(4):
+        if step == 2:
+            lin.to(dst)
+        w = lin.weight
+        ta, tb = Tensor(a, device=w.device), Tensor(b, device=w.device)
+        ((ta * w * w).sum() * 0.5 + (tb * w).sum()).backward()
+        opt.step()
+        opt.zero_grad()
+        st = opt.state[w]
+        where = tga.get_device(src if step < 2 else dst).name
+        assert st["exp_avg"].device == st["exp_avg_sq"].device == w.device == where
+    np.testing.assert_allclose(lin.weight.numpy(), ref_adam(p0, grad, 4, lr=0.05), rtol=1e-6, atol=1e-6)
+
+
+def test_param_groups_have_their_own_hyperparameters(rng):
+    p1 = Parameter(np.ones(2))
+    p2 = Parameter(np.ones(2))
+    opt = SGD([{"params": [p1]}, {"params": [p2], "lr": 0.5}], lr=0.1)
+    p1.grad = Tensor(np.ones(2))
+    p2.grad = Tensor(np.ones(2))
+    opt.step()
+    np.testing.assert_allclose(p1.numpy(), [0.9, 0.9])
+    np.testing.assert_allclose(p2.numpy(), [0.5, 0.5])
+    opt.zero_grad()
+    assert p1.grad is None and p2.grad is None
+
+
+def test_lr_property_sets_every_group():
+    p1, p2 = Parameter(np.ones(1)), Parameter(np.ones(1))
+    opt = SGD([{"params": [p1]}, {"params": [p2], "lr": 0.5}], lr=0.1)
+    assert opt.lr == 0.1
+    opt.lr = 0.25
+    assert [g["lr"] for g in opt.param_groups] == [0.25, 0.25]
+    p1.grad, p2.grad = Tensor(np.ones(1)), Tensor(np.ones(1))
+    opt.step()
+    np.testing.assert_allclose([p1.item(), p2.item()], [0.75, 0.75])
+
+
+def test_parameters_without_grad_are_left_alone():
+    p, q = Parameter(np.ones(2)), Parameter(np.ones(2))
+    opt = Adam([p, q], lr=0.1)
+    p.grad = Tensor(np.ones(2))
+    opt.step()
+    np.testing.assert_array_equal(q.numpy(), [1.0, 1.0])
+    assert q not in opt.state and p in opt.state
+
+
+def test_step_records_no_graph():
+    p = Parameter(np.ones(2))
+    p.grad = Tensor(np.ones(2))
+    SGD([p], lr=0.1).step()
+    assert p.is_leaf and p.requires_grad
+
+
+def test_bad_arguments_are_named():
+    p = Parameter(np.ones(2))
+    with pytest.raises(ValueError, match="empty parameter list"):
+        SGD([], lr=0.1)
+    with pytest.raises(ValueError, match="lr must be >= 0"):
+        Adam([p], lr=-1.0)
+    with pytest.raises(ValueError, match="betas"):
+        Adam([p], betas=(0.9, 1.0))
+    with pytest.raises(ValueError, match="more than one group"):
+        SGD([{"params": [p]}, {"params": [p]}], lr=0.1)
+    with pytest.raises(TypeError, match="parameter 1 is a int"):
+        SGD([p, 3], lr=0.1)
+
+
+# -- schedules -------------------------------------------------------------------------------
+def test_noam_rate_is_the_papers_formula():
+    # lr = d^-0.5 * min(step^-0.5, step * warmup^-1.5), at d=512, warmup=4000 (section 5.3)
+    assert noam_rate(1, 512, 4000) == pytest.approx(512**-0.5 * 4000**-1.5)
+    assert noam_rate(4000, 512, 4000) == pytest.approx(1 / math.sqrt(512 * 4000))  # the peak, 6.99e-4
+    assert noam_rate(16000, 512, 4000, factor=2.0) == pytest.approx(2 / math.sqrt(512 * 16000))
+    rates = [noam_rate(s, 512, 4000) for s in range(1, 12000, 50)]
+    peak = int(np.argmax(rates))
+    assert all(np.diff(rates[: peak + 1]) > 0) and all(np.diff(rates[peak:]) < 0)
+    assert abs(peak * 50 + 1 - 4000) <= 50
+
+
+def test_noam_schedule_drives_the_optimizer():
+    p = Parameter(np.zeros(1))
+    opt = SGD([p], lr=123.0)  # overwritten by the schedule
+    sched = NoamSchedule(opt, d_model=16, warmup=3, factor=10.0)
+    used = []
+    for _ in range(5):
+        used.append(opt.param_groups[0]["lr"])
+        p.grad = Tensor(np.ones(1))
+        opt.step()
+        sched.step()
+    expect = [10.0 * 16**-0.5 * min(k**-0.5, k * 3**-1.5) for k in range(1, 6)]
+    np.testing.assert_allclose(used, expect, rtol=1e-12)
+    np.testing.assert_allclose(p.numpy(), [-sum(expect)], rtol=1e-12)
+    assert sched.get_last_lr() == [opt.param_groups[0]["lr"]]
+
+
+def test_lambda_lr_scales_the_initial_lr():
+    p = Parameter(np.zeros(1))
+    opt = Adam([{"params": [p]}], lr=0.2)
+    sched = LambdaLR(opt, lambda s: 0.5**s)
+    assert opt.param_groups[0]["lr"] == 0.2
+    sched.step()
+    sched.step()
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.05)
+
+
+# -- gradient clipping -------------------------------------------------------------------------
+def test_clip_grad_norm(rng, device):
+    ps = [Parameter(np.zeros(s), device=device) for s in ((3, 2), (4,))]
+    gs = [rng.standard_normal(p.shape) for p in ps]
+    for p, g in zip(ps, gs):
+        p.grad = Tensor(g, device=device)
+    total = math.sqrt(sum((g**2).sum() for g in gs))
+    assert clip_grad_norm_(ps, 100.0) == pytest.approx(total)
+    for p, g in zip(ps, gs):  # under the limit: untouched
+        np.testing.assert_allclose(p.grad.numpy(), g)
+    assert clip_grad_norm_(ps, 0.5) == pytest.approx(total)
+    for p, g in zip(ps, gs):  # over: all scaled by one factor to norm 0.5
+        np.testing.assert_allclose(p.grad.numpy(), g * 0.5 / (total + 1e-6), rtol=1e-9)
+        assert p.grad.device == p.device
+    assert math.sqrt(sum((p.grad.numpy() ** 2).sum() for p in ps)) == pytest.approx(0.5, rel=1e-5)
+
+
+def test_clip_grad_norm_inf_and_empty():
+    p = Parameter(np.zeros(3))
+    assert clip_grad_norm_([p], 1.0) == 0.0
+    p.grad = Tensor(np.array([1.0, -4.0, 2.0]))
+    assert clip_grad_norm_(p, 2.0, norm_type=math.inf) == 4.0
+    np.testing.assert_allclose(p.grad.numpy(), np.array([1.0, -4.0, 2.0]) * 2.0 / (4.0 + 1e-6))
+    p.grad = Tensor(np.array([np.inf, 0.0, 0.0]))
+    with pytest.raises(RuntimeError, match="total norm"):
+        clip_grad_norm_(p, 1.0, error_if_nonfinite=True)

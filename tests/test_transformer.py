@@ -1,0 +1,205 @@
+"""Transformer layers and the encoder-decoder: PyTorch's names, the pre-norm formula against
+NumPy (the post-norm one is checked in test_torch_bridge), masks, and gradient checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import close
+from modelcheck import gelu_numpy, gradcheck_module, layer_norm_numpy, linear_numpy, mha_numpy, to_float64
+
+from tinygrad_attn import Tensor
+from tinygrad_attn.models import (
+    Transformer,
+    TransformerDecoderLayer,
+    TransformerEncoderLayer,
+    padding_mask,
+)
+
+MHA = [f"{p}.{w}" for p in ("q_proj", "k_proj", "v_proj", "out_proj") for w in ("weight", "bias")]
+FF_NORMS = ["linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias"]
+
+
+def _x(rng, *shape, device="cpu"):
+    return Tensor(rng.standard_normal(shape), device=device)
+
+
+def test_encoder_layer_names_match_pytorch():
+    layer = TransformerEncoderLayer(8, 2, 16)
+    names = [n for n, _ in layer.named_parameters()]
+    norms = [f"norm{i}.{w}" for i in (1, 2) for w in ("weight", "bias")]
+    assert names == [f"self_attn.{n}" for n in MHA] + FF_NORMS + norms
+    assert {n for n, _ in layer.named_children()} == {
+        "self_attn", "linear1", "linear2", "norm1", "norm2", "dropout", "dropout1", "dropout2",
+    }  # fmt: skip
+
+
+def test_decoder_layer_names_match_pytorch():
+    layer = TransformerDecoderLayer(8, 2, 16)
+    names = [n for n, _ in layer.named_parameters()]
+    norms = [f"norm{i}.{w}" for i in (1, 2, 3) for w in ("weight", "bias")]
+    assert names == [f"self_attn.{n}" for n in MHA] + [f"cross_attn.{n}" for n in MHA] + FF_NORMS + norms
+    assert "cross_attn.out_proj.bias" in names and "norm3.weight" in names
+    assert {"dropout", "dropout1", "dropout2", "dropout3"} <= {n for n, _ in layer.named_children()}
+
+
+def _randomise_norms(layer, rng):
+    """LayerNorm starts at weight 1, bias 0: move them so the test sees where they act."""
+    for name, p in layer.named_parameters():
+        if name.startswith("norm"):
+            p.data = p._dev.asarray(rng.standard_normal(p.shape), dtype=p.dtype)
+
+
+def test_pre_norm_encoder_layer_equals_numpy(device, rng):
+    layer = TransformerEncoderLayer(8, 2, 16, norm_first=True, activation="gelu")
+    _randomise_norms(layer, rng)
+    layer = to_float64(layer.to(device))
+    x = rng.standard_normal((2, 4, 8))
+    h = layer_norm_numpy(x, layer.norm1)
+    causal = np.tril(np.ones((4, 4), bool))
+    x1 = x + mha_numpy(layer.self_attn, h, h, h, causal)[0]
+    h = layer_norm_numpy(x1, layer.norm2)
+    ref = x1 + linear_numpy(gelu_numpy(linear_numpy(h, layer.linear1)), layer.linear2)
+    # the engine's erf (inside gelu) is a fit with relative error below 1.2e-7
+    close(layer(Tensor(x, device=device), is_causal=True), ref, atol=1e-6, rtol=1e-6)
+
+
+def test_pre_norm_decoder_layer_equals_numpy(device, rng):
+    layer = TransformerDecoderLayer(8, 2, 16, norm_first=True)
+    _randomise_norms(layer, rng)
+    layer = to_float64(layer.to(device))
+    x, mem = rng.standard_normal((2, 3, 8)), rng.standard_normal((2, 5, 8))
+    keep = np.ones((2, 1, 1, 5), bool)
+    keep[1, ..., 3:] = False  # memory padding
+    h = layer_norm_numpy(x, layer.norm1)
+    x1 = x + mha_numpy(layer.self_attn, h, h, h, np.tril(np.ones((3, 3), bool)))[0]
+    h = layer_norm_numpy(x1, layer.norm2)
+    x2 = x1 + mha_numpy(layer.cross_attn, h, mem, mem, keep)[0]
+    h = layer_norm_numpy(x2, layer.norm3)
+    ref = x2 + linear_numpy(np.maximum(linear_numpy(h, layer.linear1), 0.0), layer.linear2)
+    out = layer(Tensor(x, device=device), Tensor(mem, device=device), memory_mask=Tensor(keep, device=device),
+                is_causal=True)  # fmt: skip
+    close(out, ref, atol=1e-10, rtol=1e-9)
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
+def test_layers_are_causal(norm_first, rng):
+    enc = to_float64(TransformerEncoderLayer(8, 2, 16, norm_first=norm_first))
+    dec = to_float64(TransformerDecoderLayer(8, 2, 16, norm_first=norm_first))
+    x, mem = rng.standard_normal((1, 5, 8)), _x(rng, 1, 4, 8)
+    later = x.copy()
+    later[:, 3:] += 5.0  # change positions 3 and 4 only
+    a, b = enc(Tensor(x), is_causal=True).numpy(), enc(Tensor(later), is_causal=True).numpy()
+    np.testing.assert_allclose(a[:, :3], b[:, :3], atol=1e-12)
+    assert np.abs(a[:, 3:] - b[:, 3:]).max() > 1e-3
+    a, b = dec(Tensor(x), mem, is_causal=True).numpy(), dec(Tensor(later), mem, is_causal=True).numpy()
+    np.testing.assert_allclose(a[:, :3], b[:, :3], atol=1e-12)
+    assert np.abs(enc(Tensor(later)).numpy()[:, :3] - a[:, :3]).max() > 1e-3  # no mask, no causality
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
+def test_encoder_layer_gradcheck(norm_first, device, rng):
+    layer = TransformerEncoderLayer(4, 2, 6, norm_first=norm_first, activation="gelu" if norm_first else "relu")
+    layer = layer.to(device)
+    x = _x(rng, 2, 3, 4, device=device)
+    keep = Tensor(np.array([[True, True, False], [True, True, True]])[:, None, None, :], device=device)
+    assert gradcheck_module(layer, lambda x: layer(x, mask=keep, is_causal=True), x)
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
+def test_decoder_layer_gradcheck(norm_first, device, rng):
+    layer = TransformerDecoderLayer(4, 2, 6, norm_first=norm_first).to(device)
+    x, mem = _x(rng, 2, 3, 4, device=device), _x(rng, 2, 2, 4, device=device)
+    keep = Tensor(np.array([[True, False], [True, True]])[:, None, None, :], device=device)
+    assert gradcheck_module(layer, lambda x, m: layer(x, m, memory_mask=keep, is_causal=True), x, mem)
+
+
+def test_layer_dropout_only_in_training(rng):
+    layer = TransformerEncoderLayer(8, 2, 16, dropout=0.3)
+    x = Tensor(rng.standard_normal((2, 3, 8)).astype(np.float32))
+    layer.eval()
+    a = layer(x).numpy()
+    np.testing.assert_array_equal(a, layer(x).numpy())
+    layer.train()
+    assert np.abs(layer(x).numpy() - a).max() > 1e-4
+
+
+def test_layer_errors():
+    with pytest.raises(ValueError, match="TransformerEncoderLayer: activation.*'tanhh'"):
+        TransformerEncoderLayer(8, 2, 16, activation="tanhh")
+    with pytest.raises(ValueError, match=r"MultiHeadAttention.*\(2, 3, 6\)"):
+        TransformerDecoderLayer(8, 2, 16)(Tensor.randn(2, 3, 8), Tensor.randn(2, 3, 6))
+
+
+# -- the encoder-decoder -------------------------------------------------------------------
+def _model(**kw):
+    args = dict(d_model=8, n_heads=2, n_encoder_layers=2, n_decoder_layers=1, d_ff=16, dropout=0.0,
+                src_vocab=7, tgt_vocab=6, max_len=10, pad_id=0)  # fmt: skip
+    args.update(kw)
+    return Transformer(**args)
+
+
+def test_transformer_names_and_shapes():
+    model = _model()
+    names = [n for n, _ in model.named_parameters()]
+    for n in ("src_embed.weight", "tgt_embed.weight", "encoder.layers.1.self_attn.q_proj.weight",
+              "encoder.norm.bias", "decoder.layers.0.cross_attn.out_proj.bias", "decoder.layers.0.norm3.weight",
+              "decoder.norm.weight", "generator.weight"):  # fmt: skip
+        assert n in names
+    assert "encoder.layers.2.norm1.weight" not in names
+    assert "pos.pe" not in model.state_dict()  # the sinusoid table is rebuilt, not saved
+    src, tgt = np.array([[1, 2, 3, 0], [4, 5, 6, 6]]), np.array([[1, 2, 3], [3, 4, 5]])
+    assert model(Tensor(src), Tensor(tgt)).shape == (2, 3, 6)
+    assert model.encode(src).shape == (2, 4, 8)
+
+
+def test_transformer_encode_decode_equals_forward(rng):
+    model = to_float64(_model())
+    src, tgt = np.array([[1, 2, 3, 0], [4, 5, 6, 6]]), np.array([[1, 2, 3], [3, 4, 5]])
+    mem = model.encode(src)
+    close(model.decode(tgt, mem, memory_mask=padding_mask(src, 0)), model(src, tgt).numpy(), atol=1e-12)
+
+
+def test_transformer_source_padding_is_ignored():
+    model = to_float64(_model())
+    tgt = np.array([[1, 2, 3], [3, 4, 5]])
+    a = model(np.array([[1, 2, 3, 0, 0], [4, 5, 6, 6, 1]]), tgt).numpy()
+    # Padding positions hold the pad id; their embeddings cannot matter. Nor may
+    # anything the user puts there under an explicit mask.
+    b = model(np.array([[1, 2, 3, 5, 6], [4, 5, 6, 6, 1]]), tgt, src_mask=padding_mask([[1, 2, 3, 0, 0], [1] * 5], 0))
+    np.testing.assert_allclose(a, b.numpy(), atol=1e-12)
+    c = model(np.array([[1, 2, 3, 5, 6], [4, 5, 6, 6, 1]]), tgt).numpy()  # now they are real tokens
+    assert np.abs(c[0] - a[0]).max() > 1e-4
+
+
+def test_transformer_target_is_causal():
+    model = to_float64(_model())
+    src = np.array([[1, 2, 3, 4]])
+    a = model(src, np.array([[1, 2, 3, 4]])).numpy()
+    b = model(src, np.array([[1, 2, 5, 5]])).numpy()
+    np.testing.assert_allclose(a[:, :2], b[:, :2], atol=1e-12)
+    assert np.abs(a[:, 2:] - b[:, 2:]).max() > 1e-4
+
+
+def test_padding_mask():
+    m = padding_mask(Tensor(np.array([[5, 3, 0], [0, 1, 2]])), pad_id=0)
+    assert m.shape == (2, 1, 1, 3) and m.dtype == np.bool_
+    assert m.numpy()[:, 0, 0].tolist() == [[True, True, False], [False, True, True]]
+    with pytest.raises(ValueError, match="padding_mask.*\\(3,\\)"):
+        padding_mask([1, 2, 0], 0)
+
+
+def test_transformer_on_features():
+    model = _model(src_vocab=None, tgt_vocab=None)
+    assert not hasattr(model, "pos") and not hasattr(model, "generator")
+    out = model(Tensor.randn(2, 4, 8), Tensor.randn(2, 3, 8), src_mask=np.ones((2, 1, 1, 4), bool))
+    assert out.shape == (2, 3, 8)
+    with pytest.raises(ValueError, match=r"Transformer: src must be features \(B, T, 8\)"):
+        model(Tensor.randn(2, 4, 5), Tensor.randn(2, 3, 8))
+
+
+def test_transformer_gradcheck(device):
+    model = Transformer(4, 2, 1, 1, 4, dropout=0.0, src_vocab=4, tgt_vocab=3, max_len=3, pad_id=0).to(device)
+    src = Tensor(np.array([[1, 2, 0], [3, 1, 2]]), device=device)
+    tgt = Tensor(np.array([[1, 2], [2, 1]]), device=device)
+    assert gradcheck_module(model, lambda s, t: model(s, t), src, tgt)

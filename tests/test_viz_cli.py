@@ -1,0 +1,75 @@
+"""``python -m tinygrad_attn graph BLOCK --out FILE``: each built-in block draws."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tinygrad_attn.viz.cli import BLOCKS, main
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_sdpa_forward_dot(tmp_path, capsys):
+    out = tmp_path / "sdpa.dot"
+    assert main(["graph", "sdpa", "--out", str(out)]) == 0
+    src = out.read_text()
+    assert src.startswith("digraph forward {") and "attention · 2 heads" in src
+    assert "class=input" in src and "class=output" in src
+    assert str(out) in capsys.readouterr().out
+
+
+def test_sdpa_backward_svg_with_values(tmp_path):
+    out = tmp_path / "sdpa.svg"
+    assert main(["graph", "sdpa", "--out", str(out), "--backward", "--values"]) == 0
+    svg = out.read_text()
+    assert "<svg" in svg and "attention backward" in svg and "q.grad" in svg and "min " in svg
+
+
+def test_sdpa_decomposed_with_grads_png(tmp_path):
+    out = tmp_path / "sdpa.png"
+    dot = tmp_path / "sdpa.dot"
+    assert main(["graph", "sdpa", "--out", str(out), "--decompose", "--grads", "--rankdir", "LR"]) == 0
+    assert out.read_bytes()[:8] == PNG
+    assert main(["graph", "sdpa", "--out", str(dot), "--decompose", "--grads", "--rankdir", "LR"]) == 0
+    src = dot.read_text()
+    assert "softmax" in src and "‖∇‖" in src and "rankdir=LR" in src
+
+
+def test_missing_dot_exits_1_with_the_install_hint(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("shutil.which", lambda *a, **k: None)
+    assert main(["graph", "sdpa", "--out", str(tmp_path / "g.svg")]) == 1
+    assert "apt-get install graphviz" in capsys.readouterr().err
+    assert (tmp_path / "g.dot").exists()
+
+
+def test_unknown_block_is_a_usage_error(tmp_path):
+    with pytest.raises(SystemExit) as e:
+        main(["graph", "lstm", "--out", str(tmp_path / "g.dot")])
+    assert e.value.code == 2
+
+
+def test_python_dash_m_runs(tmp_path):
+    out = tmp_path / "g.svg"
+    r = subprocess.run([sys.executable, "-m", "tinygrad_attn", "graph", "sdpa", "--out", str(out), "--backward"],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "<svg" in out.read_text()
+
+
+@pytest.mark.parametrize("block", sorted(BLOCKS))
+def test_every_block_draws_forward_backward_and_collapsed(block, tmp_path):
+    fwd, bwd, small = (tmp_path / f"{block}_{k}.dot" for k in ("f", "b", "d"))
+    assert main(["graph", block, "--out", str(fwd)]) == 0
+    assert main(["graph", block, "--out", str(bwd), "--backward"]) == 0
+    assert main(["graph", block, "--out", str(small), "--depth", "1"]) == 0
+    f, b, d = fwd.read_text(), bwd.read_text(), small.read_text()
+    assert "class=output" in f and re.search(r"class=(op|fused) ", f)
+    assert "class=backward" in b and "class=seed" in b
+    if block != "sdpa":  # the models: parameters with dotted names, grouped by module
+        assert "class=param" in f and "subgraph cluster_" in f
+        assert "class=grad_param" in b
+        assert "class=module" in d and len(d) < len(f)

@@ -1,0 +1,107 @@
+"""GPT: a decoder-only transformer language model (Radford et al., 2018/2019), read top to
+bottom as in nanoGPT: token and learned position embeddings, pre-norm causal blocks, a
+final LayerNorm and a head that may share the token embedding's weights.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autograd import no_grad
+from ..random import host_generator
+from ..tensor import Tensor
+from .layers import Dropout, Embedding, LayerNorm, Linear
+from .module import Module, ModuleList, Parameter
+from .transformer import TransformerEncoderLayer
+
+
+class GPT(Module):
+    """``GPT(vocab_size, d_model, n_heads, n_layers, max_len)``: ids ``(B, T)`` -> logits ``(B, T, vocab)``.
+
+    Each block is a pre-norm :class:`TransformerEncoderLayer` run with ``is_causal=True``
+    and GELU. With ``tie_weights=True`` the head's weight *is* the token embedding (one
+    parameter, named ``tok_emb.weight``). Embeddings start at N(0, 0.02) as in GPT-2.
+
+    >>> model = GPT(vocab_size=11, d_model=16, n_heads=2, n_layers=1, max_len=8)
+    >>> model(Tensor([[1, 2, 3]])).shape
+    (1, 3, 11)
+    """
+
+    def __init__(self, vocab_size: int, d_model: int, n_heads: int, n_layers: int, max_len: int,
+                 d_ff: int | None = None, dropout: float = 0.0, tie_weights: bool = True) -> None:  # fmt: skip
+        super().__init__()
+        self.vocab_size, self.max_len = vocab_size, max_len
+        self.tok_emb = Embedding(vocab_size, d_model)
+        self.pos_emb = Embedding(max_len, d_model)
+        for emb in (self.tok_emb, self.pos_emb):
+            emb.weight = Parameter(host_generator().normal(0.0, 0.02, emb.weight.shape).astype(np.float32))
+        self.drop = Dropout(dropout)
+        d_ff = 4 * d_model if d_ff is None else d_ff
+        self.blocks = ModuleList(
+            TransformerEncoderLayer(d_model, n_heads, d_ff, dropout, norm_first=True, activation="gelu")
+            for _ in range(n_layers)
+        )
+        self.ln_f = LayerNorm(d_model)
+        self.head = Linear(d_model, vocab_size, bias=False)
+        if tie_weights:
+            self.head.weight = self.tok_emb.weight
+
+    def forward(self, ids: Any) -> Tensor:
+        ids = _ids(ids, self.tok_emb.weight)
+        if ids.ndim != 2 or ids.shape[1] > self.max_len:
+            raise ValueError(f"GPT: ids must be (B, T) with T <= max_len {self.max_len}, got shape {ids.shape}")
+        t = ids.shape[1]
+        pos = np.arange(t)
+        x = self.drop(self.tok_emb(ids) + self.pos_emb(pos))  # (B, T, d) + (T, d)
+        for block in self.blocks:
+            x = block(x, is_causal=True)
+        return self.head(self.ln_f(x))  # (B, T, vocab)
+
+    @no_grad()
+    def generate(self, ids: Any, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
+                 greedy: bool = False) -> Tensor:  # fmt: skip
+        """Extend ``ids`` (``(B, T)`` or ``(T,)``) by ``max_new_tokens`` tokens, one at a time.
+
+        ``greedy=True`` takes the most likely token; otherwise it samples from
+        ``softmax(logits / temperature)``, restricted to the ``top_k`` most likely tokens
+        when given, with the seeded generator (``tga.manual_seed`` makes it repeatable).
+        Only the last ``max_len`` tokens are seen. Returns the ids as an int64 tensor.
+        """
+        if not greedy and temperature <= 0:
+            raise ValueError(f"GPT.generate: temperature must be > 0, got {temperature}; use greedy=True instead")
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"GPT.generate: top_k must be >= 1, got {top_k}")
+        host = ids.numpy() if isinstance(ids, Tensor) else np.asarray(ids)
+        single = host.ndim == 1
+        seq = host.reshape(1, -1) if single else host
+        seq = seq.astype(np.int64)
+        was_training = self.training
+        self.eval()
+        try:
+            for _ in range(max_new_tokens):
+                logits = self(seq[:, -self.max_len :])[:, -1].numpy().astype(np.float64)  # (B, vocab)
+                seq = np.concatenate([seq, _next_token(logits, temperature, top_k, greedy)[:, None]], 1)
+        finally:
+            self.train(was_training)
+        out = seq[0] if single else seq
+        return Tensor(out, device=self.tok_emb.weight.device)
+
+
+def _ids(ids: Any, like: Tensor) -> Tensor:
+    return ids if isinstance(ids, Tensor) else Tensor(np.asarray(ids), device=like._dev)
+
+
+def _next_token(logits: np.ndarray, temperature: float, top_k: int | None, greedy: bool) -> np.ndarray:
+    """One token per row of host ``logits`` ``(B, vocab)``: the argmax, or a seeded sample."""
+    if greedy:
+        return logits.argmax(-1)
+    z = logits / temperature
+    if top_k is not None and top_k < z.shape[-1]:
+        kth = np.sort(z, -1)[:, -top_k][:, None]  # the k-th largest of each row
+        z = np.where(z < kth, -np.inf, z)
+    p = np.exp(z - z.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    gen = host_generator()
+    return np.array([gen.choice(len(row), p=row) for row in p], dtype=np.int64)

@@ -1,0 +1,27 @@
+"""Optimizers, learning-rate schedules and gradient clipping.
+
+>>> from tinygrad_attn.optim import AdamW
+>>> opt = AdamW(model.parameters(), lr=3e-4)  # doctest: +SKIP
+>>> loss.backward(); opt.step(); opt.zero_grad()  # doctest: +SKIP
+
+Every update runs on the parameters' own device with its array namespace, and the
+state (momentum, Adam's moments) lives there too, following a later ``module.to()``.
+"""
+
+from .adam import Adam, AdamW
+from .clip import clip_grad_norm_
+from .lr_scheduler import LambdaLR, LRScheduler, NoamSchedule, noam_rate
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "Adam",
+    "AdamW",
+    "LRScheduler",
+    "LambdaLR",
+    "NoamSchedule",
+    "noam_rate",
+    "clip_grad_norm_",
+]

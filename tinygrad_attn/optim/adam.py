@@ -1,0 +1,69 @@
+"""Adam (L2 penalty added to the gradient) and AdamW (decoupled weight decay)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from ..tensor import Tensor
+from .optimizer import Optimizer
+
+
+class Adam(Optimizer):
+    """Adam, as ``torch.optim.Adam``: with ``g = grad + weight_decay * p``,
+
+    ``m = b1 m + (1 - b1) g``, ``v = b2 v + (1 - b2) g^2`` and
+    ``p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)``.
+
+    >>> opt = Adam(model.parameters(), lr=1e-3)  # doctest: +SKIP
+    """
+
+    decoupled = False
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0) -> None:  # fmt: skip
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
+
+    def _check(self, group: dict[str, Any]) -> None:
+        super()._check(group)
+        b1, b2 = group["betas"]
+        if not (0.0 <= b1 < 1.0 and 0.0 <= b2 < 1.0):
+            raise ValueError(f"{self._name}: betas must be in [0, 1), got {group['betas']}")
+        if not float(group["eps"]) >= 0.0:
+            raise ValueError(f"{self._name}: eps must be >= 0, got {group['eps']}")
+
+    def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
+        xp = p._dev.ops
+        # Python floats: a NumPy float64 scalar would promote float32 arrays to float64.
+        lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
+        b1, b2 = (float(b) for b in group["betas"])
+        w = p.data
+        if wd and self.decoupled:
+            w = w * (1.0 - lr * wd)
+        elif wd:
+            grad = grad + wd * w
+        if not state:
+            state.update(step=0, exp_avg=self._zeros_like(p), exp_avg_sq=self._zeros_like(p))
+        state["step"] += 1
+        t = state["step"]
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m.data = b1 * m.data + (1.0 - b1) * grad
+        v.data = b2 * v.data + (1.0 - b2) * (grad * grad)
+        # The bias corrections folded in as PyTorch does: one division by sqrt(1 - b2^t).
+        denom = xp.sqrt(v.data) / math.sqrt(1.0 - b2**t) + eps
+        return w - (lr / (1.0 - b1**t)) * (m.data / denom)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay, as ``torch.optim.AdamW``: first
+    ``p *= 1 - lr * weight_decay``, then the Adam step on the plain gradient.
+
+    >>> opt = AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)  # doctest: +SKIP
+    """
+
+    decoupled = True
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.01) -> None:  # fmt: skip
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)

@@ -1,0 +1,43 @@
+"""Stochastic gradient descent, with momentum and L2 weight decay as ``torch.optim.SGD``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..tensor import Tensor
+from .optimizer import Optimizer
+
+
+class SGD(Optimizer):
+    """``p -= lr * d``, where ``d = grad + weight_decay * p``, or with momentum ``mu``:
+    ``buf = mu * buf + (1 - dampening) * d`` (``buf = d`` at the first step) and
+    ``d = buf`` (or ``d + mu * buf`` with ``nesterov``).
+
+    >>> opt = SGD(model.parameters(), lr=0.1, momentum=0.9)  # doctest: +SKIP
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
+                 dampening: float = 0.0, nesterov: bool = False) -> None:  # fmt: skip
+        super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay, dampening=dampening,
+                                      nesterov=nesterov))  # fmt: skip
+
+    def _check(self, group: dict[str, Any]) -> None:
+        super()._check(group)
+        if not float(group["momentum"]) >= 0.0:
+            raise ValueError(f"SGD: momentum must be >= 0, got {group['momentum']}")
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError("SGD: nesterov needs momentum > 0 and dampening 0")
+
+    def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
+        lr, mu, wd = float(group["lr"]), float(group["momentum"]), float(group["weight_decay"])
+        d = grad + wd * p.data if wd else grad
+        if mu:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = Tensor._wrap(d * 1.0, p._dev)  # a fresh array: never an alias of .grad
+            else:
+                buf.data = mu * buf.data + (1.0 - float(group["dampening"])) * d
+            state["momentum_buffer"] = buf
+            d = d + mu * buf.data if group["nesterov"] else buf.data
+        return p.data - lr * d

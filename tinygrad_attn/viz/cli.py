@@ -1,0 +1,130 @@
+"""``python -m tinygrad_attn graph BLOCK --out FILE``: draw a built-in block.
+
+    python -m tinygrad_attn graph mha --out mha.svg
+    python -m tinygrad_attn graph gpt --out gpt.png --depth 1 --backward
+
+Each block is small (a few tokens, a width of 16) so its picture is readable; models
+are imported only when their block is asked for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .. import autograd, functional
+from ..random import manual_seed
+from ..tensor import Tensor
+from .render import FORMATS, RANKDIRS, GraphvizNotFoundError, render
+
+D_MODEL, HEADS, D_FF, T, LAYERS = 16, 2, 32, 4, 2
+Block = tuple[Tensor, dict]
+
+
+def _x(name: str = "x", t: int = T) -> Tensor:
+    return Tensor.randn(1, t, D_MODEL, requires_grad=True, name=name)  # (B, T, d_model)
+
+
+def sdpa() -> Block:
+    q, k, v = (Tensor.randn(1, HEADS, T, D_MODEL // HEADS, requires_grad=True, name=n) for n in "qkv")  # (B, H, T, d)
+    return functional.scaled_dot_product_attention(q, k, v, is_causal=True), {}
+
+
+def mha() -> Block:
+    from ..models import MultiHeadAttention  # noqa: PLC0415 - models load only when drawn
+
+    m = MultiHeadAttention(D_MODEL, HEADS)
+    return m(_x()), dict(m.named_parameters())
+
+
+def encoder() -> Block:
+    from ..models import TransformerEncoderLayer  # noqa: PLC0415
+
+    m = TransformerEncoderLayer(D_MODEL, HEADS, D_FF)
+    return m(_x()), dict(m.named_parameters())
+
+
+def decoder() -> Block:
+    from ..models import TransformerDecoderLayer  # noqa: PLC0415
+
+    m = TransformerDecoderLayer(D_MODEL, HEADS, D_FF)
+    return m(_x(), _x("memory", T + 1), is_causal=True), dict(m.named_parameters())
+
+
+def gpt() -> Block:
+    from ..models import GPT  # noqa: PLC0415
+
+    m = GPT(vocab_size=32, d_model=D_MODEL, n_heads=HEADS, n_layers=LAYERS, max_len=16)
+    tokens = Tensor(np.array([[3, 1, 4, 1, 5, 9]], dtype=np.int64), name="tokens")
+    return m(tokens), dict(m.named_parameters())
+
+
+def vit() -> Block:
+    from ..models import ViT  # noqa: PLC0415
+
+    m = ViT(image_size=8, patch_size=4, channels=3, n_classes=10, d_model=D_MODEL, n_heads=HEADS, n_layers=LAYERS)
+    images = Tensor.randn(1, 3, 8, 8, name="images")  # (B, C, H, W)
+    return m(images), dict(m.named_parameters())
+
+
+BLOCKS: dict[str, Callable[[], Block]] = {
+    "sdpa": sdpa,
+    "mha": mha,
+    "encoder": encoder,
+    "decoder": decoder,
+    "gpt": gpt,
+    "vit": vit,
+}
+
+
+def _depth(s: str) -> int:
+    n = int(s)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"depth must be 0 or more, got {n}")
+    return n
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tinygrad_attn", description="tinygrad_attn tools")
+    sub = p.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("graph", help="draw the forward or backward graph of a built-in block")
+    g.add_argument("block", choices=list(BLOCKS), help="the block to draw")
+    g.add_argument("--out", required=True, help=f"the file to write; its suffix is the format ({' '.join(FORMATS)})")
+    g.add_argument("--backward", action="store_true", help="draw the gradient computation of out.sum()")
+    g.add_argument("--depth", type=_depth, default=None, help="collapse modules nested deeper than N")
+    g.add_argument("--values", action="store_true", help="print small tensors' numbers, larger ones' min/mean/max")
+    g.add_argument("--grads", action="store_true", help="show gradient norms; edge width follows them")
+    g.add_argument("--decompose", action="store_true", help="draw composites (softmax, attention, ...) as primitives")
+    g.add_argument("--rankdir", choices=RANKDIRS, default="TB", help="layout direction")
+    g.add_argument("--seed", type=int, default=0, help="random seed for weights and inputs")
+    return p
+
+
+def graph(args: argparse.Namespace) -> int:
+    manual_seed(args.seed)
+    with autograd.decompose() if args.decompose else contextlib.nullcontext():
+        out, params = BLOCKS[args.block]()
+        out.name = "out"
+        root = out
+        if args.backward or args.grads:
+            root = out.sum()
+            root.name = "loss"
+    try:
+        path = render(root, args.out, backward=args.backward, depth=args.depth, show_values=args.values,
+                      show_grads=args.grads, rankdir=args.rankdir, params=params)  # fmt: skip
+    except GraphvizNotFoundError as e:
+        print(e, file=sys.stderr)
+        return 1
+    print(f"wrote {path}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command == "graph":
+        return graph(args)
+    return 2  # pragma: no cover - argparse allows only known commands

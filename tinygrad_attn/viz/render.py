@@ -1,0 +1,114 @@
+"""Draw a graph (:func:`draw_graph`) and write it to a file (:func:`render`).
+
+>>> import tinygrad_attn as tga
+>>> from tinygrad_attn.viz import draw_graph, render
+>>> x = tga.Tensor([[1.0, 2.0]], requires_grad=True, name="x")
+>>> loss = x.softmax().sum()
+>>> dot = draw_graph(loss)  # a graphviz.Digraph: shows inline in Jupyter
+>>> render(loss, "loss.svg", backward=True)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import graphviz
+
+from ..tensor import Tensor
+from .backward import backward_graph
+from .dot import to_digraph
+from .graph import forward_graph
+
+FORMATS = (".svg", ".png", ".pdf", ".dot")
+RANKDIRS = ("TB", "LR", "BT", "RL")
+_INSTALL = (
+    "install Graphviz: `apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` (macOS) "
+    "or `conda install graphviz` (conda)"
+)
+
+
+class GraphvizNotFoundError(RuntimeError):
+    """Graphviz's ``dot`` program, needed to make SVG, PNG or PDF files, is not installed."""
+
+
+def draw_graph(
+    roots: Tensor | Iterable[Tensor],
+    *,
+    backward: bool = False,
+    show_values: bool = False,
+    show_grads: bool = False,
+    group_modules: bool = True,
+    depth: int | None = None,
+    rankdir: str = "TB",
+    params: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None = None,
+    legend: bool = True,
+) -> graphviz.Digraph:
+    """The graph that computed ``roots`` (one tensor or several), as a ``graphviz.Digraph``.
+
+    - ``backward=True``: the gradient computation instead: one step per op, the arrays
+      it saved, accumulations, the ``.grad`` of each leaf.
+    - ``show_values``: numbers of small tensors, min / mean / max of larger ones.
+    - ``show_grads``: the norm of each tensor's gradient, and edges as wide as the log of
+      it (vanishing gradients show as hairlines). Computed fresh (d sum(roots) / d t)
+      while the graph holds its saved arrays, else read from ``.grad``.
+    - ``group_modules``: clusters per module call; ``depth=N`` draws every module nested
+      deeper than N (the model itself is depth 1) as one node.
+    - ``params``: names for parameters, e.g. ``dict(model.named_parameters())``; modules
+      that made the graph name theirs without it.
+
+    >>> draw_graph(loss, depth=1, rankdir="LR")  # doctest: +SKIP
+    """
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"draw_graph: rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}")
+    if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool) or depth < 0):
+        raise ValueError(f"draw_graph: depth must be None or an integer >= 0, got {depth!r}")
+    build = backward_graph if backward else forward_graph
+    graph = build(roots, show_values=show_values, show_grads=show_grads, params=params)
+    return to_digraph(graph, depth=depth, group_modules=group_modules, rankdir=rankdir, show_legend=legend,
+                      name="backward" if backward else "forward")  # fmt: skip
+
+
+def render(roots: Tensor | Iterable[Tensor] | graphviz.Digraph, path: str | Path, **kw: Any) -> Path:
+    """Draw ``roots`` (or take a drawn ``Digraph``) and write ``path``; the suffix picks the format.
+
+    ``.dot`` is the DOT source and needs nothing else; ``.svg``, ``.png`` and ``.pdf`` run
+    Graphviz's ``dot`` program. Without it a :class:`GraphvizNotFoundError` says how to
+    install it, and the ``.dot`` source is written beside ``path`` anyway. ``kw`` go to
+    :func:`draw_graph`. Returns ``path``.
+
+    >>> render(loss, "attention.svg", backward=True, depth=1)  # doctest: +SKIP
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(f"render: cannot tell the format of {str(path)!r}; use a suffix of {', '.join(FORMATS)}")
+    dot = roots if isinstance(roots, graphviz.Digraph) else draw_graph(roots, **kw)
+    if suffix == ".dot":
+        path.write_text(dot.source, encoding="utf-8")
+        return path
+    exe = shutil.which("dot")
+    if exe is None:
+        raise _missing_dot(dot, path)
+    try:
+        subprocess.run([exe, f"-T{suffix[1:]}", "-o", str(path)], input=dot.source.encode("utf-8"),
+                       check=True, capture_output=True)  # fmt: skip
+    except FileNotFoundError:
+        raise _missing_dot(dot, path) from None
+    except subprocess.CalledProcessError as e:
+        err = e.stderr.decode("utf-8", "replace").strip()
+        raise RuntimeError(f"render: Graphviz's dot failed to make {str(path)!r}: {err}") from None
+    return path
+
+
+def _missing_dot(dot: graphviz.Digraph, path: Path) -> GraphvizNotFoundError:
+    src = path.with_suffix(".dot")
+    src.write_text(dot.source, encoding="utf-8")
+    return GraphvizNotFoundError(
+        f"render: the Graphviz program 'dot' was not found on the PATH, so {str(path)!r} cannot be made; "
+        f"{_INSTALL}. The DOT source was written to {str(src)!r}: render it later with "
+        f"`dot -T{path.suffix[1:].lower()} {src} -o {path}`."
+    )
