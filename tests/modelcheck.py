@@ -23,12 +23,12 @@ def to_float64(module: Module) -> Module:
     return module
 
 
-def _owners(module: Module) -> tuple[list[tuple[Module, str, int]], list[Tensor]]:
-    """Every (owner, attribute, index) of a parameter; tied parameters share an index."""
+def _owners(module: Module, keep: Callable[[str], bool]) -> tuple[list[tuple[Module, str, int]], list[Tensor]]:
+    """Every (owner, attribute, index) of a checked parameter; tied parameters share an index."""
     owners, params, index = [], [], {}
-    for m in module.modules():
+    for mname, m in module.named_modules():
         for name, p in m._parameters.items():
-            if p is None:
+            if p is None or not keep(f"{mname}.{name}" if mname else name):
                 continue
             if id(p) not in index:
                 index[id(p)] = len(params)
@@ -37,15 +37,17 @@ def _owners(module: Module) -> tuple[list[tuple[Module, str, int]], list[Tensor]
     return owners, params
 
 
-def gradcheck_module(module: Module, fn: Callable[..., Tensor], *inputs: Any, **kw: Any) -> bool:
+def gradcheck_module(module: Module, fn: Callable[..., Tensor], *inputs: Any,
+                     only: Callable[[str], bool] | None = None, **kw: Any) -> bool:  # fmt: skip
     """``tga.gradcheck`` of ``fn(*inputs)`` (which calls ``module``) with respect to the
-    inputs and every parameter of ``module``, all in float64.
+    inputs and every parameter of ``module`` (those whose dotted name ``only`` accepts,
+    when given), all in float64.
 
     The parameters are passed to gradcheck as inputs; while ``fn`` runs, the module's
     attributes point at gradcheck's tensors, so the analytic gradient reaches them.
     """
     to_float64(module)
-    owners, params = _owners(module)
+    owners, params = _owners(module, only or (lambda name: True))
     n = len(inputs)
 
     def run(*args: Any) -> Tensor:

@@ -45,11 +45,13 @@ def test_mha_self_attention_equals_numpy(bias, device, rng):
     close(m(x), ref, atol=1e-10, rtol=1e-9)  # the fused path (no weights) agrees
 
 
-def test_mha_self_attention_equals_explicit_key_value(device, rng):
-    # key=None takes the packed q/k/v projection; passing x three times does not.
+def test_mha_key_and_value_defaults(device, rng):
+    # key defaults to the query, value to the key
     m = to_float64(MultiHeadAttention(8, 4).to(device))
-    x = _x(rng, 2, 3, 8, device=device)
+    x, k = _x(rng, 2, 3, 8, device=device), _x(rng, 2, 5, 8, device=device)
     close(m(x), m(x, x, x).numpy(), atol=1e-12, rtol=1e-12)
+    close(m(x, k), m(x, k, k).numpy(), atol=1e-12, rtol=1e-12)
+    close(m(x, k), mha_numpy(m, x.numpy(), k.numpy(), k.numpy())[0], atol=1e-10, rtol=1e-9)
 
 
 def test_mha_cross_attention_with_kdim_vdim_equals_numpy(device, rng):
@@ -277,6 +279,23 @@ def test_score_attention_fully_masked_row(name, device, rng):
     assert np.isfinite(ctx.numpy()).all()
     (ctx * ctx).sum().backward()
     assert np.isfinite(q.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("name", sorted(SCORES))
+def test_score_attention_float_mask(name, device, rng):
+    att = to_float64(SCORES[name]().to(device))
+    q, k, v = _qkv(name, rng, device, tq=3)
+    bias = rng.standard_normal((2, 3, 5))
+    bias[0, 1] = -np.inf  # a row that may attend nothing
+    bias[1, 0, 2:] = -np.inf
+    ctx, w = att(q, k, v, mask=Tensor(bias, device=device))
+    s = _score_numpy(att, q.numpy(), k.numpy())
+    expected_w = np.zeros_like(s)
+    for b, i in np.ndindex(2, 3):
+        if np.isfinite(bias[b, i]).any():
+            expected_w[b, i] = softmax(s[b, i] + bias[b, i])
+    close(w, expected_w, atol=1e-10, rtol=1e-9)
+    close(ctx, expected_w @ v.numpy(), atol=1e-10, rtol=1e-9)
 
 
 @pytest.mark.parametrize("name", sorted(SCORES))

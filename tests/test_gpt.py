@@ -104,10 +104,10 @@ def test_memorises_a_repeated_sequence():
     t = 16
     windows = np.stack([seq[i : i + t + 1] for i in range(len(seq) - t)])  # (8, 17)
     x, y = windows[:, :-1], windows[:, 1:]
-    model = GPT(vocab_size=10, d_model=32, n_heads=2, n_layers=2, max_len=t)
-    opt = Adam(model.parameters(), lr=3e-3)
+    model = GPT(vocab_size=10, d_model=32, n_heads=2, n_layers=2, max_len=t, d_ff=64)
+    opt = Adam(model.parameters(), lr=5e-3)
     start = time.perf_counter()
-    for _ in range(150):
+    for _ in range(100):
         loss = F.cross_entropy(model(x), y)
         opt.zero_grad()
         loss.backward()

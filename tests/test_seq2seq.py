@@ -15,7 +15,7 @@ import tinygrad_attn as tga
 import tinygrad_attn.functional as F
 from tinygrad_attn import Tensor
 from tinygrad_attn.models import AdditiveAttention, GeneralAttention, Seq2Seq
-from tinygrad_attn.optim import Adam
+from tinygrad_attn.optim import Adam, LambdaLR
 
 KINDS = ["additive", "general"]
 
@@ -123,14 +123,17 @@ def test_errors():
         Seq2Seq(4, 4, 2, 2, attention="dot")
 
 
-def test_learns_to_reverse_sequences():
+@pytest.mark.parametrize("kind", KINDS)
+def test_learns_to_reverse_sequences(kind):
     tga.manual_seed(0)
     rng = np.random.default_rng(0)
     vocab, length, bos = 10, 6, 0
-    model = Seq2Seq(vocab, vocab, emb_dim=16, hidden_size=32, attention="additive")
-    opt = Adam(model.parameters(), lr=5e-3)
+    model = Seq2Seq(vocab, vocab, emb_dim=16, hidden_size=32, attention=kind)
+    steps = 500
+    opt = Adam(model.parameters(), lr=1e-2)
+    decay = LambdaLR(opt, lambda k: 1.0 - k / steps)  # to 0: the last steps settle instead of jitter
     start = time.perf_counter()
-    for _ in range(600):
+    for _ in range(steps):
         src = rng.integers(1, vocab, (32, length))
         tgt = src[:, ::-1]
         tgt_in = np.concatenate([np.full((32, 1), bos), tgt[:, :-1]], 1)
@@ -138,9 +141,10 @@ def test_learns_to_reverse_sequences():
         opt.zero_grad()
         loss.backward()
         opt.step()
+        decay.step()
     assert time.perf_counter() - start < 30
     src = rng.integers(1, vocab, (200, length))  # unseen sequences
     pred = model.decode(src, length, bos).numpy()
     token_accuracy = (pred == src[:, ::-1]).mean()
-    assert token_accuracy >= 0.9, token_accuracy
-    assert (pred == src[:, ::-1]).all(1).mean() >= 0.75
+    assert token_accuracy >= 0.95, token_accuracy
+    assert (pred == src[:, ::-1]).all(1).mean() >= 0.85

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from ..tensor import Tensor, cat, where
+from ..tensor import Tensor, where
 from .layers import Linear
 from .module import Module
 
@@ -66,17 +66,16 @@ class MultiHeadAttention(Module):
 
     def forward(self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None, mask: Any = None,
                 is_causal: bool = False, need_weights: bool = False) -> Any:  # fmt: skip
-        self_attention = key is None and value is None
         key = query if key is None else key
         value = key if value is None else value
         self._check(query, key, value)
         b, tq = query.shape[0], query.shape[1]
-        if self_attention and self.kdim == self.vdim == self.d_model:
-            q, k, v = self._project_packed(query)
-        else:
-            q = self._heads(_linear(query, self.q_proj))
-            k = self._heads(_linear(key, self.k_proj))
-            v = self._heads(_linear(value, self.v_proj))
+        # Three 2-D matmuls, not one over the stacked weights: at (8, 128, 256, 8 heads)
+        # the stacked form measured ~10% slower (forward + backward, NumPy), as splitting
+        # q, k, v apart again costs three slices forward and three zero-filled copies back.
+        q = self._heads(_linear(query, self.q_proj))  # (B, H, Tq, hd)
+        k = self._heads(_linear(key, self.k_proj))  # (B, H, Tk, hd)
+        v = self._heads(_linear(value, self.v_proj))  # (B, H, Tk, hd)
         if mask is not None:
             mask = _as_mask(mask, query)
             if mask.ndim == 3:  # (B, Tq, Tk): the same mask for every head
@@ -108,16 +107,6 @@ class MultiHeadAttention(Module):
     def _heads(self, x: Tensor) -> Tensor:
         b, t, _ = x.shape
         return x.reshape(b, t, self.n_heads, self.head_dim).permute(0, 2, 1, 3)  # (B, H, T, hd)
-
-    def _project_packed(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """q, k and v of self-attention in one matmul over the three stacked weights."""
-        b, t, d = x.shape
-        w = cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight], 0)  # (3d, d)
-        qkv = x.reshape(b * t, d) @ w.mT  # (B*T, 3d)
-        if self.q_proj.bias is not None:
-            qkv = qkv + cat([self.q_proj.bias, self.k_proj.bias, self.v_proj.bias], 0)
-        qkv = qkv.reshape(b, t, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)  # (3, B, H, T, hd)
-        return qkv[0], qkv[1], qkv[2]
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, dropout={self.dropout}"
@@ -167,9 +156,10 @@ class _ScoreAttention(Module):
                 raise ValueError(f"{name}: mask of shape {mask.shape} does not broadcast to scores {s.shape}") from None
             if mask.dtype == np.bool_:
                 allowed = mask
-                s = where(allowed, s, _MASKED)
-            else:
+            else:  # a float mask is added; its -inf entries mean "may not attend"
+                allowed = mask > -math.inf
                 s = s + mask
+            s = where(allowed, s, _MASKED)
         w = s.softmax(-1)  # (B, Tq, Tk)
         if allowed is not None:  # a row with every key masked is uniform above: make it zeros
             w = where(allowed, w, 0.0)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd import no_grad
 from ..tensor import Tensor
 from .attention import MultiHeadAttention
 from .layers import Dropout, Embedding, LayerNorm, Linear, PositionalEncoding
@@ -241,3 +242,26 @@ class Transformer(Module):
         src_mask = self._pad(src, "src", src_mask)
         memory = self.encode(src, src_mask)
         return self.decode(tgt, memory, tgt_mask, memory_mask=src_mask)
+
+    @no_grad()
+    def greedy_decode(self, src: Any, max_len: int, bos_id: int, src_mask: Any = None) -> Tensor:
+        """The most likely next token, ``max_len`` times: ids ``(B, max_len)`` (int64) after ``bos_id``.
+
+        Needs ``tgt_vocab``. The source is encoded once; each step decodes the whole
+        prefix again (no cache: simple, and the prefixes here are short).
+        """
+        if getattr(self, "generator", None) is None:
+            raise ValueError("Transformer.greedy_decode: the model has no tgt_vocab, so no tokens to choose from")
+        src_mask = self._pad(src, "src", src_mask)
+        memory = self.encode(src, src_mask)  # (B, Ts, d_model)
+        out = np.full((memory.shape[0], 1), bos_id, dtype=np.int64)
+        was_training = self.training
+        self.eval()
+        try:
+            for _ in range(max_len):
+                logits = self.decode(out, memory, memory_mask=src_mask)  # (B, t, V)
+                nxt = logits[:, -1].argmax(-1).numpy().astype(np.int64)
+                out = np.concatenate([out, nxt[:, None]], 1)
+        finally:
+            self.train(was_training)
+        return Tensor(out[:, 1:], device=memory.device)
