@@ -10,10 +10,25 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
+import os
 
-import tinygrad_attn as tga
+# One BLAS thread: the suite's matrices are small, and a BLAS pool that spins while
+# another process holds the other core makes runs slow and their timing erratic.
+# Subprocesses (the example scripts) inherit the setting.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import tinygrad_attn as tga  # noqa: E402
+
+try:  # NumPy may already be loaded (by a plugin) with its pool started: limit it too
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+except ImportError:  # threadpoolctl comes with the dev extra; without it the env vars still apply
+    pass
 
 CPU_DEVICES = ["cpu", "array_api_strict", "array_api_strict:device1"]
 DEVICES = CPU_DEVICES + [pytest.param("cuda", marks=pytest.mark.gpu)]
