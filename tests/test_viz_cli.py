@@ -73,3 +73,15 @@ def test_every_block_draws_forward_backward_and_collapsed(block, tmp_path):
         assert "class=param" in f and "subgraph cluster_" in f
         assert "class=grad_param" in b
         assert "class=module" in d and len(d) < len(f)
+
+
+@pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
+@pytest.mark.parametrize("block", sorted(BLOCKS))
+def test_every_block_renders_valid_svg_and_png(block, backward, tmp_path):
+    flags = ["--backward"] if backward else []
+    svg, png = tmp_path / f"{block}.svg", tmp_path / f"{block}.png"
+    assert main(["graph", block, "--out", str(svg), *flags]) == 0
+    assert main(["graph", block, "--out", str(png), *flags]) == 0
+    text = svg.read_text()
+    assert "<svg" in text and text.rstrip().endswith("</svg>")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
