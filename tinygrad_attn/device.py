@@ -34,7 +34,6 @@ _ARRAY_API_NAMES = (
 _FALLBACKS = {"permute_dims": "transpose", "concat": "concatenate"}
 
 
-
 def _np_reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
     return x.reshape(shape) if copy is None else np.reshape(x, shape, copy=copy)
 

@@ -8,6 +8,7 @@ scope named after the function, so graph pictures show each primitive grouped un
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -221,11 +222,20 @@ def causal_mask(tq: int, tk: int, device: Any = None) -> Tensor:
     return Tensor(np.tri(tq, tk, 0, dtype=bool), device=device)
 
 
+@functools.lru_cache(maxsize=16)
+def _causal_bias(tq: int, tk: int, dtype: np.dtype, dev: Any) -> Any:
+    """The additive causal mask ``(tq, tk)``: 0 where ``j <= i``, -inf above. Cached, as a
+    model asks for the same one at every layer and step; ops only ever read it."""
+    return dev.asarray(np.where(np.tri(tq, tk, 0, dtype=bool), 0.0, -np.inf).astype(dtype))
+
+
 def _mask_arrays(q: Tensor, k: Tensor, mask: Any, is_causal: bool) -> tuple[Any, Any, Tensor | None]:
     """Turn ``mask`` and ``is_causal`` into an additive bias array, a row mask, or a float
     mask tensor that needs its gradient (then the bias stays a tensor)."""
     tq, tk = q.shape[-2], k.shape[-2]
     dev = q._dev
+    if mask is None and is_causal and tk > 0:  # every query sees key 0: no empty rows
+        return _causal_bias(tq, tk, q.dtype, dev), None, None
     allowed = np.tri(tq, tk, 0, dtype=bool) if is_causal else None
     bias_t = None
     if mask is not None:
@@ -290,7 +300,8 @@ def scaled_dot_product_attention(
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     bias, row_any, bias_t = _mask_arrays(q, k, mask, is_causal)
     if not _State.decompose and bias_t is None and not return_weights and dropout_p == 0.0:
-        return fused.Attention.apply(q, k, v, args=(scale, bias, row_any))
+        causal = is_causal and mask is None
+        return fused.Attention.apply(q, k, v, args=(scale, bias, row_any, causal))
     with scope("attention"):
         if bias_t is not None:
             bias = bias_t if bias is None else bias_t + Tensor._wrap(bias, q._dev)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from ..autograd import Function
 
 
@@ -22,10 +24,16 @@ class Permute(Function):
         return xp.permute_dims(a, self.args)
 
     def backward(self, g, ns, inputs, out):
-        inverse = [0] * len(self.args)
-        for i, ax in enumerate(self.args):
-            inverse[ax] = i
-        return (ns.permute_dims(g, tuple(inverse)),)
+        return (ns.permute_dims(g, _inverse(self.args)),)
+
+
+@functools.cache
+def _inverse(axes: tuple[int, ...]) -> tuple[int, ...]:
+    """The permutation that undoes ``axes`` (cached: a model permutes the same few ways)."""
+    inverse = [0] * len(axes)
+    for i, ax in enumerate(axes):
+        inverse[ax] = i
+    return tuple(inverse)
 
 
 class Expand(Function):

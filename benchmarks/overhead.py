@@ -1,0 +1,83 @@
+"""Per-op overhead: forward + backward of a chain of 200 small elementwise ops.
+
+The chain runs on a (16, 16) float32 tensor, so the arithmetic is almost free and what
+is measured is the engine's own cost per op: recording the graph, walking it back.
+The same chain is written by hand in NumPy, with its manual backward, and both are
+timed round robin in this one process.
+
+    python benchmarks/overhead.py
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from common import interleave
+
+from tinygrad_attn import Tensor
+
+N_OPS = 200
+SHAPE = (16, 16)
+ROUNDS = 31
+INNER = 20  # calls per timed sample
+
+
+def chain_ours(x: Tensor) -> Tensor:
+    """``N_OPS`` ops: multiply and add a constant, tanh, exp, in turn."""
+    h = x
+    for _ in range(N_OPS // 4):
+        h = ((h * 0.9 + 0.1).tanh()).exp()
+    return h
+
+
+def chain_numpy(x: np.ndarray, gy: np.ndarray) -> np.ndarray:
+    """The same chain with its manual backward; returns the gradient of x."""
+    outs = []  # what each op's backward needs
+    h = x
+    for _ in range(N_OPS // 4):
+        h = h * 0.9
+        h = h + 0.1
+        h = np.tanh(h)
+        outs.append(h)
+        h = np.exp(h)
+        outs.append(h)
+    g = gy
+    for i in range(len(outs) - 1, -1, -2):
+        g = g * outs[i]  # exp
+        g = g * (1.0 - outs[i - 1] * outs[i - 1])  # tanh
+        g = g * 0.9  # the add passes g through unchanged
+    return g
+
+
+def contenders():
+    rng = np.random.default_rng(0)
+    xa = rng.standard_normal(SHAPE).astype(np.float32)
+    gya = np.ones(SHAPE, np.float32)
+    x = Tensor(xa, requires_grad=True)
+    gy = Tensor(gya)
+
+    def ours():
+        x.grad = None
+        chain_ours(x).backward(gy)
+
+    def base():
+        return chain_numpy(xa, gya)
+
+    ours()
+    if not np.allclose(x.grad.numpy(), base(), rtol=1e-4, atol=1e-6):
+        raise AssertionError("overhead: the two chains disagree")
+    return {"numpy": base, "ours": ours}
+
+
+def main(rounds: int = ROUNDS) -> dict[str, float]:
+    med = interleave(contenders(), rounds, warm=3, inner=INNER)
+    us = {k: v / N_OPS * 1e6 for k, v in med.items()}
+    print(f"  chain of {N_OPS} elementwise ops on {SHAPE} float32, forward + backward")
+    print(f"  numpy (hand-written backward): {us['numpy']:6.2f} us per op")
+    print(f"  ours:                          {us['ours']:6.2f} us per op   (target: at most 2.5)")
+    print(f"  ratio ours / numpy:            {us['ours'] / us['numpy']:6.2f}x")
+    print(f"  engine cost above numpy:       {us['ours'] - us['numpy']:6.2f} us per op")
+    return us
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""The engine's fast paths give the same values and gradients as the plain ones.
+
+- Gradient sums that the backward pass grows in place never write into an array that
+  someone else holds (an add hands one gradient array to both its inputs).
+- Causal attention computed in blocks of query rows equals the primitive definition.
+- A weight shared by a batch (``(B, T, k) @ (k, n)``) runs as one 2-D product.
+- Cached permutations and NumPy's fast spellings behave as the array API says.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import close, rand
+
+import tinygrad_attn as tga
+from tinygrad_attn import Tensor
+from tinygrad_attn import functional as F
+from tinygrad_attn.ops import fused
+
+
+# -- in-place accumulation safety ---------------------------------------------------------
+def test_tensor_used_by_both_inputs_of_an_add(device, rng):
+    x = rand(rng, 3, 4, device=device)
+    y = x + x  # Add returns the same g for both inputs
+    z = (y + y) + y  # three consumers of y: the sum grows in place after the first add
+    z.backward(Tensor(np.ones((3, 4)), device=device))
+    close(x.grad, np.full((3, 4), 6.0))
+
+
+def test_many_consumers_do_not_touch_the_upstream_gradient(device, rng):
+    x = rand(rng, 2, 3, device=device)
+    h = x * 2.0
+    y = h + 0.0  # g of y reaches h unchanged (the same array) through the add
+    out = y + h + h + h  # h: four consumers, one of them handing on y's own gradient
+    y.retain_grad()
+    g = np.arange(6.0).reshape(2, 3)
+    out.backward(Tensor(g, device=device))
+    close(y.grad, g)  # y's gradient was not grown by the sums for h
+    close(x.grad, 2.0 * 4 * g)
+
+
+def test_leaves_that_share_an_array(device, rng):
+    a = rand(rng, 4, device=device)
+    b = Tensor(a.data, requires_grad=True)  # another leaf over a copy of the same values
+    b.data = a.data  # now literally one array
+    out = (a * 3.0 + b * 5.0 + a).sum()
+    out.backward()
+    close(a.grad, np.full(4, 4.0))
+    close(b.grad, np.full(4, 5.0))
+    close(a, b.numpy())  # the shared data was not written
+
+
+def test_gradients_accumulate_across_backward_calls_without_aliasing(device, rng):
+    x = rand(rng, 3, device=device)
+    (x + x + x).sum().backward()
+    first = x.grad
+    before = first.numpy()
+    (x * 2.0).sum().backward()
+    close(first, before)  # the old .grad tensor is unchanged; a new one holds the sum
+    close(x.grad, np.full(3, 5.0))
+
+
+def test_higher_order_through_in_place_sums(rng):
+    x = rand(rng, 3)
+    y = x * x
+    z = y + y + y  # y has three consumers: summed in place in a plain pass only
+    (gx,) = tga.grad(z.sum(), x, create_graph=True)
+    (ggx,) = tga.grad(gx.sum(), x)
+    close(gx, 6.0 * x.numpy())
+    close(ggx, np.full(3, 6.0))
+
+
+def test_the_same_output_twice_in_grad_counts_twice(rng):
+    x = rand(rng, 3)
+    s = (x * 2.0).sum()
+    (g,) = tga.grad([s, s], x)  # its inputs are counted once, its seed gradients summed
+    close(g, np.full(3, 4.0))
+
+
+# -- blocked causal attention ----------------------------------------------------------------
+@pytest.mark.parametrize("tq,tk", [(2 * fused.CAUSAL_BLOCK + 5, 2 * fused.CAUSAL_BLOCK + 5),
+                                   (2 * fused.CAUSAL_BLOCK + 3, 3 * fused.CAUSAL_BLOCK)])  # fmt: skip
+def test_blocked_causal_attention_equals_definition(tq, tk, device, rng):
+    assert len(fused.causal_blocks(tq, tk)) > 2
+    q, k, v = rand(rng, 2, tq, 4, device=device), rand(rng, 2, tk, 4, device=device), rand(rng, 2, tk, 3, device=device)
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert out.grad_fn.op_name == "attention"
+    g = rng.standard_normal(out.shape)
+    got = tga.grad(out, [q, k, v], Tensor(g, device=device))
+    with tga.decompose():
+        ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        want = tga.grad(ref, [q, k, v], Tensor(g, device=device))
+    close(out, ref.numpy(), atol=1e-10, rtol=1e-9)
+    for a, b in zip(got, want):
+        close(a, b.numpy(), atol=1e-10, rtol=1e-9)
+
+
+def test_blocked_causal_attention_gradcheck(rng):
+    t = 2 * fused.CAUSAL_BLOCK + 1
+    q, k, v = rand(rng, 1, t, 2), rand(rng, 1, t, 2), rand(rng, 1, t, 2)
+    assert tga.gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v)
+
+
+def test_blocked_causal_attention_float32_matches_float64(rng):
+    t = 3 * fused.CAUSAL_BLOCK
+    arrs = [rng.standard_normal((2, 2, t, 8)) for _ in range(3)]
+    out32 = F.scaled_dot_product_attention(*[Tensor(a.astype(np.float32)) for a in arrs], is_causal=True)
+    out64 = F.scaled_dot_product_attention(*[Tensor(a) for a in arrs], is_causal=True)
+    assert out32.dtype == np.float32
+    close(out32, out64.numpy(), atol=1e-5, rtol=1e-4)
+
+
+# -- matmul with a shared weight -------------------------------------------------------------
+def test_batch_times_matrix_gradients(device, rng):
+    a, w = rand(rng, 2, 3, 4, device=device), rand(rng, 4, 5, device=device)
+    y = a @ w
+    close(y, a.numpy() @ w.numpy())
+    g = rng.standard_normal((2, 3, 5))
+    y.backward(Tensor(g, device=device))
+    close(a.grad, g @ w.numpy().T)
+    close(w.grad, np.einsum("btk,btn->kn", a.numpy(), g))
+    assert tga.gradcheck(lambda a, w: a @ w, rand(rng, 2, 3, 4), rand(rng, 4, 5))
+
+
+def test_batch_times_matrix_with_non_contiguous_input(rng):
+    a = rand(rng, 3, 4, 2).permute(0, 2, 1)  # (3, 2, 4), not contiguous
+    w = rand(rng, 4, 5)
+    assert tga.gradcheck(lambda a, w: a @ w, a.detach().requires_grad_(), w)
+
+
+# -- shape fast paths --------------------------------------------------------------------------
+def test_permute_cache_still_checks(rng):
+    x = rand(rng, 2, 3, 4)
+    assert x.permute(2, 0, 1).shape == (4, 2, 3)
+    assert x.permute((2, 0, 1)).shape == (4, 2, 3)
+    assert x.permute([-1, 0, 1]).shape == (4, 2, 3)
+    assert x.permute(0, 1, 2) is x
+    with pytest.raises(ValueError, match="permute"):
+        x.permute(0, 0, 1)
+    with pytest.raises(ValueError, match="permute"):
+        x.permute(0, 1)
+    assert x.mT.shape == (2, 4, 3)
+    with pytest.raises(ValueError, match="mT"):
+        rand(rng, 3).mT
+
+
+def test_numpy_fast_spellings_follow_the_array_api():
+    ops = tga.get_device("cpu").ops
+    a = np.arange(24, dtype=np.int8).reshape(2, 3, 4)
+    assert ops.sum(a) == 276 and ops.sum(a).dtype == np.sum(a).dtype  # axis=None: everything
+    assert ops.sum(a, axis=(0, 2), keepdims=True).shape == (1, 3, 1)
+    assert ops.max(a) == 23 and ops.min(a, axis=-1).tolist() == [[0, 4, 8], [12, 16, 20]]
+    assert ops.reshape(a, (6, 4)).shape == (6, 4)
+    assert ops.permute_dims(a, (2, 0, 1)).shape == (4, 2, 3)
+    assert ops.matrix_transpose(a).shape == (2, 4, 3)
+
+
+# -- row-wise sums a slab at a time ------------------------------------------------------------
+@pytest.fixture
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(fused, "_CHUNK_ELEMENTS", 16)  # every sum below goes in several slabs
+
+
+def test_softmax_backward_in_slabs_equals_definition(small_chunks, device, rng):
+    x = rand(rng, 2, 7, 5, device=device)
+    g = Tensor(rng.standard_normal((2, 7, 5)), device=device)
+    (got,) = tga.grad(x.softmax(-1), x, g)
+    with tga.decompose():
+        (want,) = tga.grad(x.softmax(-1), x, g)
+    close(got, want.numpy(), atol=1e-12, rtol=1e-10)
+    (got0,) = tga.grad(x.softmax(0), x, g)  # not the last axis: one sum, as before
+    with tga.decompose():
+        (want0,) = tga.grad(x.softmax(0), x, g)
+    close(got0, want0.numpy(), atol=1e-12, rtol=1e-10)
+
+
+def test_attention_backward_in_slabs_equals_definition(small_chunks, device, rng):
+    q, k, v = rand(rng, 2, 9, 3, device=device), rand(rng, 2, 6, 3, device=device), rand(rng, 2, 6, 4, device=device)
+    for causal in (False, True):
+        got = tga.grad(F.scaled_dot_product_attention(q, k, v, is_causal=causal).sum(), [q, k, v])
+        with tga.decompose():
+            want = tga.grad(F.scaled_dot_product_attention(q, k, v, is_causal=causal).sum(), [q, k, v])
+        for a, b in zip(got, want):
+            close(a, b.numpy(), atol=1e-12, rtol=1e-10)
