@@ -401,6 +401,9 @@ def run_backward(
                 ki = id(inp)
                 if gi is not None and gi.shape != inp.data.shape:
                     gi = unbroadcast(gi, tuple(inp.data.shape), TENSOR_NS if create_graph else inp._dev.ops)
+                if deps[ki] == 1 and ki not in grads:  # the only consumer: its gradient is complete
+                    ready.append((inp, gi))
+                    continue
                 prev = grads_get(ki)
                 if prev is not None:
                     if gi is None:

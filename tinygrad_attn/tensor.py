@@ -22,6 +22,11 @@ from .random import host_generator
 Shape = tuple[int, ...]
 _FLOAT_KINDS = "fc"
 
+# The hottest methods call these directly: looking ``ops.Mul.apply`` up and binding it
+# on every call is a measurable share of a small op's cost.
+_add, _sub, _mul, _div = ops.Add.apply, ops.Sub.apply, ops.Mul.apply, ops.Div.apply
+_exp, _tanh = ops.Exp.apply, ops.Tanh.apply
+
 
 def _shape_args(shape: Sequence[Any]) -> Shape:
     """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``."""
@@ -331,28 +336,28 @@ class Tensor:
 
     # -- arithmetic ---------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
-        return ops.Add.apply(self, self._operand(other))
+        return _add(self, other if other.__class__ in _PLAIN else self._operand(other))
 
     def __radd__(self, other: Any) -> Tensor:
-        return ops.Add.apply(self._operand(other), self)
+        return _add(other if other.__class__ in _PLAIN else self._operand(other), self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return ops.Sub.apply(self, self._operand(other))
+        return _sub(self, other if other.__class__ in _PLAIN else self._operand(other))
 
     def __rsub__(self, other: Any) -> Tensor:
-        return ops.Sub.apply(self._operand(other), self)
+        return _sub(other if other.__class__ in _PLAIN else self._operand(other), self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return ops.Mul.apply(self, self._operand(other))
+        return _mul(self, other if other.__class__ in _PLAIN else self._operand(other))
 
     def __rmul__(self, other: Any) -> Tensor:
-        return ops.Mul.apply(self._operand(other), self)
+        return _mul(other if other.__class__ in _PLAIN else self._operand(other), self)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return ops.Div.apply(self, self._operand(other))
+        return _div(self, other if other.__class__ in _PLAIN else self._operand(other))
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return ops.Div.apply(self._operand(other), self)
+        return _div(other if other.__class__ in _PLAIN else self._operand(other), self)
 
     def __pow__(self, other: Any) -> Tensor:
         other = self._operand(other)
@@ -418,7 +423,7 @@ class Tensor:
 
     # -- elementwise --------------------------------------------------------------
     def exp(self) -> Tensor:
-        return ops.Exp.apply(self)
+        return _exp(self)
 
     def log(self) -> Tensor:
         return ops.Log.apply(self)
@@ -427,7 +432,7 @@ class Tensor:
         return ops.Sqrt.apply(self)
 
     def tanh(self) -> Tensor:
-        return ops.Tanh.apply(self)
+        return _tanh(self)
 
     def sigmoid(self) -> Tensor:
         return ops.Sigmoid.apply(self)
@@ -645,6 +650,9 @@ class Tensor:
         from .functional import dropout  # noqa: PLC0415
 
         return dropout(self, p, training)
+
+
+_PLAIN = frozenset((Tensor, int, float))  # operands that need no conversion
 
 
 # -- ops that need the Tensor class ------------------------------------------------
