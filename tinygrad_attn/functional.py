@@ -236,7 +236,9 @@ def _mask_arrays(q: Tensor, k: Tensor, mask: Any, is_causal: bool) -> tuple[Any,
     dev = q._dev
     if mask is None and is_causal and tk > 0:  # every query sees key 0: no empty rows
         return _causal_bias(tq, tk, q.dtype, dev), None, None
-    allowed = np.tri(tq, tk, 0, dtype=bool) if is_causal else None
+    xp = dev.ops
+    # The mask arithmetic runs on the queries' device: no copy to the host per call.
+    allowed = dev.asarray(np.tri(tq, tk, 0, dtype=bool)) if is_causal else None  # (tq, tk)
     bias_t = None
     if mask is not None:
         if not isinstance(mask, Tensor):
@@ -251,25 +253,29 @@ def _mask_arrays(q: Tensor, k: Tensor, mask: Any, is_causal: bool) -> tuple[Any,
                 f"scores' shape {q.shape[:-2] + (tq, tk)}"
             ) from None
         if mask.dtype == np.bool_:
-            m = mask.numpy()
-            allowed = m if allowed is None else (m & allowed)
+            allowed = mask.data if allowed is None else (mask.data & allowed)
         elif mask.requires_grad:
             bias_t = mask
-        else:
-            fm = mask.numpy().astype(q.dtype)
-            fin = fm > -np.inf
-            allowed_f = fin if allowed is None else (fin & allowed)
-            rows = allowed_f.any(-1, keepdims=True)
-            bias = np.where(allowed_f, fm, -np.inf)
-            bias = np.where(rows, bias, 0.0).astype(q.dtype)
-            row_any = None if rows.all() else dev.asarray(rows)
-            return dev.asarray(bias), row_any, None
+        else:  # a float mask is added; its -inf entries mean "may not attend"
+            fm = mask.data if mask.dtype == q.dtype else xp.astype(mask.data, q.data.dtype)
+            allowed_f = fm > -math.inf
+            if allowed is not None:
+                allowed_f = allowed_f & allowed
+            return _bias_from_allowed(xp, allowed_f, xp.where(allowed_f, fm, -math.inf))
     if allowed is None:
         return None, None, bias_t
-    rows = allowed.any(-1, keepdims=True)
-    bias = np.where(allowed, 0.0, np.where(rows, -np.inf, 0.0)).astype(q.dtype)
-    row_any = None if rows.all() else dev.asarray(rows)
-    return dev.asarray(bias), row_any, bias_t
+    zeros = xp.zeros(tuple(allowed.shape), q.data.dtype)
+    bias, row_any, _ = _bias_from_allowed(xp, allowed, xp.where(allowed, zeros, zeros - math.inf))
+    return bias, row_any, bias_t
+
+
+def _bias_from_allowed(xp: Any, allowed: Any, bias: Any) -> tuple[Any, Any, None]:
+    """Zero the bias of rows with no key to attend (their softmax would be 0/0), and mark
+    those rows, unless there are none."""
+    rows = xp.any(allowed, axis=-1, keepdims=True)  # (..., Tq, 1)
+    if bool(xp.all(rows)):
+        return bias, None, None
+    return xp.where(rows, bias, xp.zeros_like(bias)), rows, None
 
 
 def scaled_dot_product_attention(
