@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .autograd import _State, composite, scope
+from .indexing import host_integers
 from .ops import fused
 from .random import host_generator
 from .tensor import Tensor, where
@@ -159,13 +160,7 @@ def _targets_and_keep(logits: Tensor, targets: Any, ignore_index: int | None) ->
             f"cross_entropy: logits of shape {logits.shape} (..., classes) need targets of shape "
             f"{logits.shape[:-1]}, got {targets.shape}"
         )
-    host = targets.numpy()
-    if host.dtype.kind == "f":
-        if not np.all(host == np.round(host)):
-            raise TypeError("cross_entropy: targets must be integer class indices")
-        host = host.astype(np.int64)
-    elif host.dtype.kind not in "iu":
-        raise TypeError(f"cross_entropy: targets must be integer class indices, got {host.dtype}")
+    host = host_integers(targets, "cross_entropy", "targets (class indices)")
     c = logits.shape[-1]
     keep = np.ones(host.shape, dtype=bool) if ignore_index is None else host != ignore_index
     bad = keep & ((host < 0) | (host >= c))

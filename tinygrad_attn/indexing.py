@@ -48,6 +48,21 @@ def _bool_ndim(k: Any) -> int:
     return k.ndim if isinstance(k, Tensor) else np.asarray(k).ndim
 
 
+def host_integers(ids: Any, op: str, what: str = "ids") -> np.ndarray:
+    """``ids`` (a tensor, array or list) as a host int64 array, or a clear error.
+
+    Float tensors that hold whole numbers are accepted, since lists become float32.
+    """
+    host = ids.numpy() if isinstance(ids, Tensor) else np.asarray(ids)
+    if host.dtype.kind == "f":
+        if not np.all(host == np.round(host)):
+            raise TypeError(f"{op}: {what} must be integers")
+        return host.astype(np.int64)
+    if host.dtype.kind not in "iu":
+        raise TypeError(f"{op}: {what} must be integers, got {host.dtype}")
+    return host.astype(np.int64, copy=False)
+
+
 def _index_array(k: Any, x: Tensor, size: int) -> Any:
     """An int64 backend array on ``x``'s device, negatives wrapped, range checked."""
     if isinstance(k, Tensor):

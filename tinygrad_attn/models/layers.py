@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
+from ..indexing import host_integers
 from ..random import host_generator
 from ..tensor import Tensor
 from .module import Module, Parameter
@@ -53,15 +54,7 @@ class Embedding(Module):
         self.weight = Parameter(host_generator().standard_normal((num, dim)).astype(dtype), device=device)
 
     def forward(self, ids: Any) -> Tensor:
-        if not isinstance(ids, Tensor):
-            ids = Tensor(np.asarray(ids), device=self.weight.device)
-        host = ids.numpy()
-        if host.dtype.kind == "f":
-            if not np.all(host == np.round(host)):
-                raise TypeError("Embedding: ids must be integers")
-            host = host.astype(np.int64)
-        elif host.dtype.kind not in "iu":
-            raise TypeError(f"Embedding: ids must be integers, got {host.dtype}")
+        host = host_integers(ids, "Embedding")
         if host.size and (host.min() < 0 or host.max() >= self.num):
             bad = host.max() if host.max() >= self.num else host.min()
             raise IndexError(f"Embedding({self.num}, {self.dim}): id {bad} is out of range [0, {self.num})")
