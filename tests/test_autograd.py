@@ -256,3 +256,11 @@ def test_gradcheck_catches_a_wrong_gradient():
     x = Tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="worst at input 0, element"):
         tga.gradcheck(lambda t: Bad.apply(t), x)
+
+
+def test_every_node_exposes_its_record():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    y = (x * 2).sum()
+    for fn in (y.grad_fn, y.grad_fn.inputs[0].grad_fn):
+        assert fn.ctx is None and fn.saved is not None and fn.inputs and fn.op_name in ("sum", "mul")
+        assert fn.scope is None  # made outside any module or composite

@@ -170,6 +170,7 @@ class Function:
         # no helper calls on the common path.
         fn = _new(cls)
         fn.args = args
+        fn.ctx = None  # forward may set it
         dev = None
         need = False
         datas = []
