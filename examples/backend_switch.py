@@ -10,7 +10,6 @@ is slow and exists only to prove portability: if the model runs there, it uses t
 alone. We copy one set of weights to every device, run forward and backward, and compare.
 """
 
-import argparse
 import os
 import time
 
@@ -21,20 +20,19 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from common import parse_args  # examples/common.py: the flags every example takes
 from tqdm import tqdm
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
 from tinygrad_attn.models import TransformerEncoderLayer
 
-parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-parser.add_argument("--quick", action="store_true", help="a few seconds: a small layer, few repeats")
-parser.add_argument("--device", default=None, help="also run on this device (every available one runs anyway)")
-parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
-parser.add_argument("--seed", type=int, default=0)
-args = parser.parse_args()
-os.makedirs(args.out, exist_ok=True)
-tga.manual_seed(args.seed)
+args = parse_args(
+    __doc__,
+    "a few seconds: a small layer, few repeats",
+    device=None,
+    device_help="also run on this device (every available one runs anyway)",
+)
 
 B, T, D, H, REPEATS = (4, 16, 32, 4, 3) if args.quick else (16, 64, 128, 8, 10)
 devices = list(tga.devices())  # "cpu", and "cuda:0" ... where CuPy sees a GPU

@@ -11,7 +11,6 @@ attention can find them by position alone. We report exact-match accuracy on sum
 seen in training and print a few samples, written back the human way.
 """
 
-import argparse
 import os
 import time
 
@@ -22,23 +21,15 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from common import parse_args  # examples/common.py: the flags every example takes
 from tqdm import tqdm
 
-import tinygrad_attn as tga
 import tinygrad_attn.functional as F
 from tinygrad_attn import Tensor
 from tinygrad_attn.models import GPT
 from tinygrad_attn.optim import AdamW
 
-parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-parser.add_argument("--quick", action="store_true", help="a few seconds: a tiny model, few steps")
-parser.add_argument("--device", default="cpu")
-parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
-parser.add_argument("--seed", type=int, default=0)
-args = parser.parse_args()
-os.makedirs(args.out, exist_ok=True)
-tga.manual_seed(args.seed)
-tga.set_default_device(args.device)
+args = parse_args(__doc__, "a few seconds: a tiny model, few steps")
 
 DIGITS = 2 if args.quick else 3  # operands up to 99 (quick) or 999
 STEPS, BATCH, D_MODEL, N_LAYERS = (600, 64, 48, 2) if args.quick else (1600, 64, 64, 2)

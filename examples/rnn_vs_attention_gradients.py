@@ -11,7 +11,6 @@ the first input gets as much gradient as the last, whatever the length. This is 
 attention replaced recurrence for long sequences.
 """
 
-import argparse
 import os
 
 import matplotlib
@@ -19,21 +18,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from common import parse_args  # examples/common.py: the flags every example takes
 from tqdm import tqdm
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
 from tinygrad_attn.models import MultiHeadAttention, RNNCell
 
-parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-parser.add_argument("--quick", action="store_true", help="a few seconds: shorter sequences")
-parser.add_argument("--device", default="cpu")
-parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
-parser.add_argument("--seed", type=int, default=0)
-args = parser.parse_args()
-os.makedirs(args.out, exist_ok=True)
-tga.manual_seed(args.seed)
-tga.set_default_device(args.device)
+args = parse_args(__doc__, "a few seconds: shorter sequences")
 
 D, BATCH = 32, 16
 LENGTHS = [5, 10, 20, 40] if args.quick else [5, 10, 20, 40, 80, 160, 320]

@@ -18,11 +18,11 @@ every other word and take in what it finds, weighted by how relevant it is.
 Each step prints the attention weights of "he" and writes the graph of its computation.
 """
 
-import argparse
 import math
 import os
 
 import numpy as np
+from common import parse_args  # examples/common.py: the flags every example takes
 from tqdm import tqdm
 
 import tinygrad_attn as tga
@@ -30,15 +30,7 @@ from tinygrad_attn import Tensor
 from tinygrad_attn.optim import Adam
 from tinygrad_attn.viz import render
 
-parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-parser.add_argument("--quick", action="store_true", help="a few seconds: fewer training steps")
-parser.add_argument("--device", default="cpu")
-parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
-parser.add_argument("--seed", type=int, default=0)
-args = parser.parse_args()
-os.makedirs(args.out, exist_ok=True)
-tga.manual_seed(args.seed)
-tga.set_default_device(args.device)
+args = parse_args(__doc__, "a few seconds: fewer training steps")
 
 words = "Bark is very cute and he is a dog".split()
 HE, BARK = words.index("he"), words.index("Bark")

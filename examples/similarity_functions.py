@@ -16,7 +16,6 @@ its entropy falls to zero, and its gradient vanishes. Dividing by sqrt(d) keeps 
 at 1 for every d.
 """
 
-import argparse
 import math
 import os
 
@@ -25,21 +24,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from common import parse_args  # examples/common.py: the flags every example takes
 from tqdm import tqdm
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
 from tinygrad_attn.models import AdditiveAttention, DotAttention, GeneralAttention
 
-parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-parser.add_argument("--quick", action="store_true", help="a few seconds: fewer dimensions and samples")
-parser.add_argument("--device", default="cpu")
-parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
-parser.add_argument("--seed", type=int, default=0)
-args = parser.parse_args()
-os.makedirs(args.out, exist_ok=True)
-tga.manual_seed(args.seed)
-tga.set_default_device(args.device)
+args = parse_args(__doc__, "a few seconds: fewer dimensions and samples")
 
 # -- 1. the same 6 queries and 8 keys, four score functions -------------------------------------
 D, TQ, TK = 16, 6, 8

@@ -9,7 +9,6 @@ one token at a time (greedy decoding); we report the share of held-out sequences
 exactly and draw the decoder's cross-attention: each output digit looks at where it came from.
 """
 
-import argparse
 import math
 import os
 import time
@@ -21,6 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from common import parse_args  # examples/common.py: the flags every example takes
 from tqdm import tqdm
 
 import tinygrad_attn as tga
@@ -29,15 +29,7 @@ from tinygrad_attn import Tensor
 from tinygrad_attn.models import Transformer
 from tinygrad_attn.optim import Adam, NoamSchedule
 
-parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-parser.add_argument("--quick", action="store_true", help="a few seconds: a tiny model, few steps")
-parser.add_argument("--device", default="cpu")
-parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
-parser.add_argument("--seed", type=int, default=0)
-args = parser.parse_args()
-os.makedirs(args.out, exist_ok=True)
-tga.manual_seed(args.seed)
-tga.set_default_device(args.device)
+args = parse_args(__doc__, "a few seconds: a tiny model, few steps")
 
 LENGTH, DIGITS = 8, 10
 BOS = DIGITS  # the decoder starts from this token

@@ -13,7 +13,6 @@ picture this example draws. Numeric dates are day first (03/04/21 is the 3rd of 
 two-digit years mean 1950-2049.
 """
 
-import argparse
 import datetime
 import os
 import time
@@ -25,24 +24,19 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from common import parse_args  # examples/common.py: the flags every example takes
 from tqdm import tqdm
 
-import tinygrad_attn as tga
 import tinygrad_attn.functional as F
 from tinygrad_attn import Tensor
 from tinygrad_attn.models import Seq2Seq
 from tinygrad_attn.optim import Adam, clip_grad_norm_
 
-parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-parser.add_argument("--quick", action="store_true", help="a few seconds: a tiny model, few steps")
-parser.add_argument("--attention", choices=["additive", "general"], default="additive")
-parser.add_argument("--device", default="cpu")
-parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
-parser.add_argument("--seed", type=int, default=0)
-args = parser.parse_args()
-os.makedirs(args.out, exist_ok=True)
-tga.manual_seed(args.seed)
-tga.set_default_device(args.device)
+args = parse_args(
+    __doc__,
+    "a few seconds: a tiny model, few steps",
+    add=lambda p: p.add_argument("--attention", choices=["additive", "general"], default="additive"),
+)
 
 STEPS, BATCH, HIDDEN, LR = (200, 64, 32, 1e-2) if args.quick else (800, 64, 64, 5e-3)
 

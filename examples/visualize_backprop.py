@@ -17,9 +17,9 @@ one multi-head attention layer on a tiny input and write five graphs (SVG, with 
    gradient (a second derivative) we then take.
 """
 
-import argparse
 import os
 
+from common import parse_args  # examples/common.py: the flags every example takes
 from tqdm import tqdm
 
 import tinygrad_attn as tga
@@ -27,15 +27,7 @@ from tinygrad_attn import Tensor
 from tinygrad_attn.models import MultiHeadAttention
 from tinygrad_attn.viz import draw_graph, render
 
-parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-parser.add_argument("--quick", action="store_true", help="the same (this example is quick anyway)")
-parser.add_argument("--device", default="cpu")
-parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
-parser.add_argument("--seed", type=int, default=0)
-args = parser.parse_args()
-os.makedirs(args.out, exist_ok=True)
-tga.manual_seed(args.seed)
-tga.set_default_device(args.device)
+args = parse_args(__doc__, "the same (this example is quick anyway)")
 
 B, T, D, H = 1, 4, 8, 2
 mha = MultiHeadAttention(D, H).to(args.device)

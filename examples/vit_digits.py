@@ -8,7 +8,6 @@ front. After a few Transformer encoder blocks, the class token's output is the p
 We report test accuracy and draw, over some test images, where the class token looks.
 """
 
-import argparse
 import os
 import time
 
@@ -19,6 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from common import parse_args  # examples/common.py: the flags every example takes
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from tqdm import tqdm
@@ -30,15 +30,7 @@ from tinygrad_attn.models import ViT
 from tinygrad_attn.models.vit import patchify
 from tinygrad_attn.optim import AdamW
 
-parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-parser.add_argument("--quick", action="store_true", help="a few seconds: a tiny model, few steps")
-parser.add_argument("--device", default="cpu")
-parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
-parser.add_argument("--seed", type=int, default=0)
-args = parser.parse_args()
-os.makedirs(args.out, exist_ok=True)
-tga.manual_seed(args.seed)
-tga.set_default_device(args.device)
+args = parse_args(__doc__, "a few seconds: a tiny model, few steps")
 
 IMAGE, PATCH = 8, 2
 STEPS, BATCH, D_MODEL, N_LAYERS = (600, 64, 32, 1) if args.quick else (2000, 64, 64, 2)
