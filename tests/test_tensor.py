@@ -166,3 +166,10 @@ def test_reshape_permute_roundtrip_property(shape, data):
     np.testing.assert_array_equal(p.numpy(), np.transpose(a, perm))
     (p.reshape(-1) * Tensor(np.arange(a.size, dtype=np.float64))).sum().backward()
     np.testing.assert_array_equal(t.grad.numpy(), np.transpose(np.arange(a.size).reshape(p.shape), np.argsort(perm)))
+
+
+def test_zero_dim_results_are_arrays_not_numpy_scalars():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    for t in (x.sum(), x.sum() * 2.0, x.max(), x.mean() + x.sum()):
+        assert isinstance(t.data, np.ndarray) and t.shape == ()
+    assert float(np.from_dlpack(x.sum())) == 3.0

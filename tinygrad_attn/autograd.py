@@ -19,6 +19,8 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     from .tensor import Tensor
 
@@ -145,6 +147,10 @@ def current_scope() -> Scope | None:
 
 
 # -- the op base class ------------------------------------------------------------
+# NumPy returns 0-d results (a full sum, a product of two 0-d arrays) as scalars such as
+# ``numpy.float32``; a tensor's data is always an array (in-place updates, ``__dlpack__``).
+_NUMPY_SCALARS = frozenset(t for t in np.sctypeDict.values() if issubclass(t, np.generic))
+_as_ndarray = np.asarray
 _new = object.__new__  # makes an instance without calling __init__ (Function and Tensor have none to run)
 
 
@@ -190,6 +196,8 @@ class Function:
             out_data = fn.forward(dev.ops, *datas)
         except (ValueError, TypeError, IndexError) as e:
             raise _op_error(cls, inputs, e) from e
+        if out_data.__class__ in _NUMPY_SCALARS:  # NumPy gives 0-d results as scalars
+            out_data = _as_ndarray(out_data)
         out = _new(Tensor)
         out.data = out_data
         out._dev = dev
