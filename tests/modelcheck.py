@@ -16,11 +16,7 @@ from tinygrad_attn.models import Module
 
 def to_float64(module: Module) -> Module:
     """Cast every parameter and floating buffer to float64, on its device, in place."""
-    for m in module.modules():
-        for t in list(m._parameters.values()) + list(m._buffers.values()):
-            if t is not None and t.dtype.kind == "f":
-                t.data = t._dev.ops.astype(t.data, t._dev.dtype(np.float64))
-    return module
+    return module.double()
 
 
 def _owners(module: Module, keep: Callable[[str], bool]) -> tuple[list[tuple[Module, str, int]], list[Tensor]]:
@@ -44,7 +40,8 @@ def gradcheck_module(module: Module, fn: Callable[..., Tensor], *inputs: Any,
     when given), all in float64.
 
     The parameters are passed to gradcheck as inputs; while ``fn`` runs, the module's
-    attributes point at gradcheck's tensors, so the analytic gradient reaches them.
+    attributes point at gradcheck's tensors, so the analytic gradient reaches them. (Not
+    ``functional_call``: a tied parameter must be swapped under every name it has.)
     """
     to_float64(module)
     owners, params = _owners(module, only or (lambda name: True))
