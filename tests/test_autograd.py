@@ -264,3 +264,40 @@ def test_every_node_exposes_its_record():
     for fn in (y.grad_fn, y.grad_fn.inputs[0].grad_fn):
         assert fn.ctx is None and fn.saved is not None and fn.inputs and fn.op_name in ("sum", "mul")
         assert fn.scope is None  # made outside any module or composite
+
+
+def _big(rng):
+    from tinygrad_attn.autograd import FREE_MIN_SIZE
+
+    return Tensor(rng.standard_normal(FREE_MIN_SIZE), requires_grad=True)
+
+
+def test_backward_frees_large_intermediates_nothing_else_holds(rng):
+    x = _big(rng)
+    loss = (x.exp() * 2.0).tanh().sum()
+    inner = loss.grad_fn.inputs[0].grad_fn.inputs[0]  # the exp output, held only by the graph
+    values = weakref.ref(inner.data)
+    del inner
+    loss.backward()
+    assert values() is None  # its array is gone
+    assert x.grad is not None and x.data is not None  # leaves keep everything
+    freed = loss.grad_fn.inputs[0].grad_fn.inputs[0]
+    assert freed.shape == x.shape and freed.dtype == x.dtype  # pictures still see its shape
+    with pytest.raises(RuntimeError, match="freed by backward"):
+        freed.numpy()
+
+
+def test_backward_keeps_intermediates_the_user_holds_or_retains(rng):
+    x = _big(rng)
+    h = x.exp()
+    loss = (h * 2.0).tanh().sum()
+    loss.backward()
+    np.testing.assert_allclose(h.numpy(), np.exp(x.numpy()))  # held by the user: kept
+    y = (x.exp() * 2.0).tanh().sum()
+    inner = y.grad_fn.inputs[0].grad_fn.inputs[0]
+    values = weakref.ref(inner.data)
+    del inner
+    y.backward(retain_graph=True)
+    assert values() is not None  # retain_graph keeps the whole graph usable
+    y.backward()
+    assert np.isfinite(x.grad.numpy()).all()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -294,6 +295,28 @@ def _check_finite(fn: Function, arr: Any, phase: str) -> None:
 
 
 # -- the backward pass -------------------------------------------------------------
+#: Intermediates of at least this many elements give their values back during a backward
+#: without ``retain_graph`` once nothing but the graph holds them (smaller ones are not
+#: worth the check).
+FREE_MIN_SIZE = 1 << 14
+
+
+class FreedArray:
+    """Stands in for the values of an intermediate tensor that a backward freed.
+
+    Only the graph held that tensor, and its gradient was computed, so nobody could read
+    its values any more; the graph keeps it for pictures, which need its shape and dtype.
+    """
+
+    __slots__ = ("shape", "dtype", "ndim", "size")
+
+    def __init__(self, arr: Any) -> None:
+        self.shape, self.dtype, self.ndim, self.size = tuple(arr.shape), arr.dtype, arr.ndim, arr.size
+
+    def __repr__(self) -> str:
+        return f"<values freed by backward: shape {self.shape}, dtype {self.dtype}>"
+
+
 def unbroadcast(g: Any, shape: tuple, ns: Any) -> Any:
     """Sum ``g`` down to ``shape``: the one place NumPy broadcasting is undone."""
     gshape = tuple(g.shape)
@@ -354,6 +377,9 @@ def run_backward(
     called ``retain_grad()``). Gradients are arrays here, tensors with ``create_graph``.
     """
     deps = _count_consumers(roots)
+    # Free the values of large intermediates as soon as their node is done, when nothing
+    # but the graph holds them: the graph's own references are its consumer edges.
+    edges = deps.copy() if not (retain_graph or create_graph) else None
     grads: dict[int, Any] = {}  # partial gradients of tensors still waiting for consumers
     for r, g in zip(roots, root_grads):
         k = id(r)
@@ -433,6 +459,10 @@ def run_backward(
                         del grads[ki]
                     ready.append((inp, gi))
             del gs
+            if edges is not None and t.data.size >= FREE_MIN_SIZE:
+                # References: one per consumer edge, ``t`` here, and getrefcount's argument.
+                if sys.getrefcount(t) <= edges[id(t)] + 2:
+                    t.data = FreedArray(t.data)
     finally:
         _State.grad_enabled = prev_enabled
     return found if targets is not None else None

@@ -256,6 +256,12 @@ class Tensor:
     # -- conversion ---------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A host (NumPy) copy of the data."""
+        if self.data.__class__ is autograd.FreedArray:
+            raise RuntimeError(
+                f"numpy: the values of this intermediate tensor (shape {self.shape}) were freed by "
+                "backward(), as nothing else held it; keep a reference to it, or call "
+                "backward(retain_graph=True), to read it afterwards"
+            )
         return np.array(self._dev.to_host(self.data), copy=True)
 
     def item(self) -> Any:
