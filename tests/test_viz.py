@@ -631,3 +631,14 @@ def test_plot_attention_without_matplotlib_says_so(monkeypatch):
         monkeypatch.setitem(sys.modules, mod, None)
     with pytest.raises(ImportError, match="pip install matplotlib"):
         plot_attention(np.ones((2, 2)))
+
+
+def test_values_freed_by_backward_are_drawn_as_freed():
+    from tinygrad_attn.autograd import FREE_MIN_SIZE
+
+    x = Tensor(np.linspace(-1, 1, FREE_MIN_SIZE), requires_grad=True)
+    loss = ((x * 2.0).exp() * 3.0).sum()
+    loss.backward()
+    for backward in (False, True):
+        src = draw_graph(loss, backward=backward, show_values=True, show_grads=True).source
+        assert "freed" in src and "mul" in src

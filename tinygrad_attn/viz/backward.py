@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..autograd import FreedArray
 from ..tensor import Tensor
 from . import text
 from .graph import Edge, Gradients, Graph, Node, Walk, common_scope, leaf_kind, op_lines, param_names
@@ -56,7 +57,7 @@ class _Saved:
         if k not in self.nodes:
             dev = like._dev
             lines = [text.shape_str(a.shape), str(dev.np_dtype(a.dtype))]
-            if self.show_values:
+            if self.show_values and not isinstance(a, FreedArray):
                 lines += text.values_lines(dev.to_host(a))
             self.nodes[k] = Node(f"sv{len(self.nodes)}", "saved", self.what.get(k, fallback), lines)
             self.users[k] = []

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..autograd import FusedFunction, Scope, run_backward
+from ..autograd import FreedArray, FusedFunction, Scope, run_backward
 from ..tensor import Tensor
 from . import text
 
@@ -232,10 +232,17 @@ class Gradients:
         return self._norms[k]
 
 
+def values_of(t: Tensor) -> list[str]:
+    """The tensor's numbers, or a note that a backward pass freed them."""
+    if isinstance(t.data, FreedArray):
+        return ["values freed by backward"]
+    return text.values_lines(t.numpy())
+
+
 def tensor_lines(t: Tensor, show_values: bool, grads: Gradients | None) -> list[str]:
     lines = [text.shape_str(t.shape), f"{t.dtype} · {t.device}"]
     if show_values:
-        lines += text.values_lines(t.numpy())
+        lines += values_of(t)
     if grads is not None:
         lines.append(text.norm_line(grads.norm(t)))
     return lines
@@ -294,7 +301,7 @@ def forward_graph(
             fn = t._ctx
             title, lines = op_lines(t)
             if show_values:
-                lines += text.values_lines(t.numpy())
+                lines += values_of(t)
             if grads is not None:
                 lines.append(text.norm_line(norm(t)))
             kind = "fused" if isinstance(fn, FusedFunction) else "op"
