@@ -285,6 +285,7 @@ def test_backward_frees_large_intermediates_nothing_else_holds(rng):
     assert freed.shape == x.shape and freed.dtype == x.dtype  # pictures still see its shape
     with pytest.raises(RuntimeError, match="freed by backward"):
         freed.numpy()
+    assert "freed by backward" in repr(freed)
 
 
 def test_backward_keeps_intermediates_the_user_holds_or_retains(rng):

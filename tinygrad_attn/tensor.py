@@ -250,7 +250,10 @@ class Tensor:
         extra = f", device='{self.device}'" if self.device != "cpu" else ""
         extra += ", requires_grad=True" if self.requires_grad else ""
         extra += f", grad_fn=<{self._ctx.op_name}>" if self._ctx is not None else ""
-        body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
+        if self.data.__class__ is autograd.FreedArray:
+            body = f"<values freed by backward>, shape={self.shape}"
+        else:
+            body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
         return f"Tensor({body}, dtype={self.dtype}{extra})"
 
     # -- conversion ---------------------------------------------------------------
