@@ -299,6 +299,9 @@ def _check_finite(fn: Function, arr: Any, phase: str) -> None:
 #: without ``retain_graph`` once nothing but the graph holds them (smaller ones are not
 #: worth the check).
 FREE_MIN_SIZE = 1 << 14
+# Knowing that only the graph holds a tensor takes exact reference counts: CPython before
+# 3.14, which may skip counting some references on the stack. Elsewhere nothing is freed.
+_CAN_COUNT_REFS = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 
 
 class FreedArray:
@@ -379,7 +382,7 @@ def run_backward(
     deps = _count_consumers(roots)
     # Free the values of large intermediates as soon as their node is done, when nothing
     # but the graph holds them: the graph's own references are its consumer edges.
-    edges = deps.copy() if not (retain_graph or create_graph) else None
+    edges = deps.copy() if _CAN_COUNT_REFS and not (retain_graph or create_graph) else None
     grads: dict[int, Any] = {}  # partial gradients of tensors still waiting for consumers
     for r, g in zip(roots, root_grads):
         k = id(r)
