@@ -11,7 +11,7 @@ import pytest
 from helpers import close, rand
 
 import tinygrad_attn as tga
-from tinygrad_attn import Tensor
+from tinygrad_attn import Tensor, autograd
 
 
 def test_gradients_accumulate_across_backwards(device, rng):
@@ -279,8 +279,11 @@ def test_backward_frees_large_intermediates_nothing_else_holds(rng):
     values = weakref.ref(inner.data)
     del inner
     loss.backward()
-    assert values() is None  # its array is gone
     assert x.grad is not None and x.data is not None  # leaves keep everything
+    if not autograd._CAN_COUNT_REFS:  # no exact reference counts: nothing is freed
+        assert values() is not None
+        return
+    assert values() is None  # its array is gone
     freed = loss.grad_fn.inputs[0].grad_fn.inputs[0]
     assert freed.shape == x.shape and freed.dtype == x.dtype  # pictures still see its shape
     with pytest.raises(RuntimeError, match="freed by backward"):
