@@ -22,9 +22,9 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 pytestmark = pytest.mark.slow
 
 
-def run_example(name: str, out: Path, *extra: str) -> tuple[dict[str, float], str]:
+def run_example(name: str, out: Path, *extra: str, **env_vars: str) -> tuple[dict[str, float], str]:
     """Run ``examples/<name> --quick --out <out>``; the numbers of its RESULT line, and its stdout."""
-    env = dict(os.environ, MPLBACKEND="Agg", OMP_NUM_THREADS="1", TINYGRAD_ATTN_DEVICE="cpu")
+    env = dict(os.environ, MPLBACKEND="Agg", OMP_NUM_THREADS="1", TINYGRAD_ATTN_DEVICE="cpu", **env_vars)
     proc = subprocess.run(
         [sys.executable, str(EXAMPLES / name), "--quick", "--out", str(out), *extra],
         capture_output=True,
@@ -134,3 +134,12 @@ def test_tour(tmp_path):
     assert r["gradcheck"] == 1
     assert r["max_diff_vs_module"] < 1e-5
     assert r["loss_end"] < 0.5 * r["loss_start"]
+
+
+def test_tour_without_graphviz_still_runs_and_writes_dot(tmp_path):
+    r, out = run_example("tour.py", tmp_path, PATH="")  # no `dot` on an empty PATH
+    assert r["gradcheck"] == 1
+    assert "apt-get install graphviz" in out
+    for name in ("tour_forward", "tour_backward"):
+        assert (tmp_path / f"{name}.dot").read_text().lstrip().startswith("digraph")
+        assert not (tmp_path / f"{name}.svg").exists()
