@@ -239,11 +239,6 @@ class Function:
     def freed(self) -> bool:
         return self.saved is None
 
-    def release(self) -> None:
-        """Drop the arrays kept for backward; the graph's structure stays for pictures."""
-        self.saved = None
-        self.ctx = None
-
     def __repr__(self) -> str:
         return f"<{self.op_name} node>"
 
@@ -430,7 +425,7 @@ def run_backward(
                 for gi in gs:
                     if gi is not None:
                         _check_finite(fn, gi.data if create_graph else gi, "backward")
-            if not retain_graph:
+            if not retain_graph:  # release what forward kept; the structure stays for pictures
                 fn.saved = None
                 fn.ctx = None
             for inp, gi in zip(inputs, gs):
