@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import heapq
+import itertools
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -153,6 +155,7 @@ def current_scope() -> Scope | None:
 _NUMPY_SCALARS = frozenset(t for t in np.sctypeDict.values() if issubclass(t, np.generic))
 _as_ndarray = np.asarray
 _new = object.__new__  # makes an instance without calling __init__ (Function and Tensor have none to run)
+_next_seq = itertools.count(1).__next__  # creation order of recorded ops; leaves count as 0
 
 
 class Function:
@@ -168,7 +171,7 @@ class Function:
     - ``self.ctx``: anything else forward keeps for backward; released with ``saved``.
     """
 
-    __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "__weakref__")
+    __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "seq", "__weakref__")
     differentiable = True
 
     @classmethod
@@ -190,11 +193,20 @@ class Function:
                     dev = t._dev
                 if t.requires_grad:
                     need = True
+                    t._uses += 1  # also counted when nothing is recorded: "at least" is safe
                 keep(t.data)
             else:
                 keep(t)
         try:
-            out_data = fn.forward(dev.ops, *datas)
+            # Spelled out for one and two inputs: a call with ``*datas`` costs more than the
+            # arithmetic of a small op.
+            n = len(datas)
+            if n == 1:
+                out_data = fn.forward(dev.ops, datas[0])
+            elif n == 2:
+                out_data = fn.forward(dev.ops, datas[0], datas[1])
+            else:
+                out_data = fn.forward(dev.ops, *datas)
         except (ValueError, TypeError, IndexError) as e:
             raise _op_error(cls, inputs, e) from e
         if out_data.__class__ in _NUMPY_SCALARS:  # NumPy gives 0-d results as scalars
@@ -204,12 +216,14 @@ class Function:
         out._dev = dev
         out.grad = None
         out.name = None
+        out._uses = 0
         if need and _State.grad_enabled and cls.differentiable:
             out.requires_grad = True
             out._ctx = fn
             fn.inputs = inputs
             fn.saved = datas
             fn.scope = _State.scope
+            fn.seq = _next_seq()
             if _State.anomaly:
                 fn.trace = _user_frame()
                 _check_finite(fn, out_data, "forward")
@@ -330,34 +344,6 @@ def unbroadcast(g: Any, shape: tuple, ns: Any) -> Any:
     return ns.reshape(g, shape)
 
 
-def _count_consumers(roots: Sequence[Tensor]) -> dict[int, int]:
-    """For each tensor that needs a gradient, how many graph edges consume it.
-
-    An iterative walk (no recursion limit), so a chain of 100,000 ops is fine.
-    """
-    deps: dict[int, int] = {}
-    stack = []  # tensors made by an op, whose inputs are still to count
-    for r in roots:
-        if id(r) not in deps:
-            deps[id(r)] = 0
-            if r._ctx is not None:
-                stack.append(r)
-    get = deps.get
-    T = Tensor
-    while stack:
-        for i in stack.pop()._ctx.inputs:
-            if isinstance(i, T) and i.requires_grad:
-                k = id(i)
-                n = get(k)
-                if n is None:
-                    deps[k] = 1
-                    if i._ctx is not None:  # leaves have nothing further to count
-                        stack.append(i)
-                else:
-                    deps[k] = n + 1
-    return deps
-
-
 def run_backward(
     roots: Sequence[Tensor],
     root_grads: Sequence[Any],
@@ -368,46 +354,67 @@ def run_backward(
 ) -> list[Any] | None:
     """Propagate ``root_grads`` from ``roots`` to the leaves.
 
-    A tensor's gradient is complete once every op that consumed it has sent its share,
-    so tensors are visited when their count of pending consumers reaches zero.
+    A tensor is visited once its gradient is complete, found without walking the graph
+    first. One that a single recorded op consumed (``_uses == 1``) is complete when that
+    op sends its share: it goes straight on a stack. Any other waits in a heap ordered by
+    creation, newest first; when it is the newest tensor waiting and the stack is empty,
+    every op that consumed it (all made after it) has already run, so it is complete too.
+
     With ``targets`` the gradients of those tensors are returned and no ``.grad`` is
     touched; otherwise they accumulate into the ``.grad`` of leaves (and of tensors that
     called ``retain_grad()``). Gradients are arrays here, tensors with ``create_graph``.
     """
-    deps = _count_consumers(roots)
-    # Free the values of large intermediates as soon as their node is done, when nothing
-    # but the graph holds them: the graph's own references are its consumer edges.
-    edges = deps.copy() if _CAN_COUNT_REFS and not (retain_graph or create_graph) else None
-    grads: dict[int, Any] = {}  # partial gradients of tensors still waiting for consumers
+    # id -> [partial gradient, consumer edges that delivered it] of tensors in the heap
+    pending: dict[int, list] = {}
+    heap: list[tuple] = []  # (-seq, id, tensor): the newest first
+    for r in roots:
+        r._uses += 1  # a root is never complete after one consumer: it has its own gradient
     for r, g in zip(roots, root_grads):
         k = id(r)
-        grads[k] = g if k not in grads else grads[k] + g
-    # (tensor, its complete gradient), in an order where every consumer came first
-    ready = [(r, grads.pop(id(r))) for r in dict.fromkeys(roots) if deps[id(r)] == 0]
+        if k in pending:
+            pending[k][0] = pending[k][0] + g
+        else:
+            pending[k] = [g, 0]
+            heapq.heappush(heap, (-r._ctx.seq if r._ctx is not None else 0, k, r))
+    ready: list[tuple] = []  # (tensor, its complete gradient) from a single consumer
+    pop, push = ready.pop, ready.append
+    heappop, heappush = heapq.heappop, heapq.heappush
     # Sums this pass allocated itself: no one else holds them, so they may grow in place.
     # Any other gradient may be shared (an add hands the same g to both its inputs).
     owned: set[int] = set()
     wanted = {id(t): i for i, t in enumerate(targets)} if targets is not None else None
     found: list[Any] = [None] * len(targets) if targets is not None else []
     retained = _State.retained
+    watch = wanted is not None or bool(retained)
     anomaly = _State.anomaly
+    # Free the values of large intermediates as soon as their node is done, when nothing
+    # but the graph holds them: the graph's own references are its consumer edges.
+    free = _CAN_COUNT_REFS and not (retain_graph or create_graph)
     prev_enabled = _State.grad_enabled
     _State.grad_enabled = create_graph
     T = Tensor
-    grads_get = grads.get
     try:
-        while ready:
-            t, g = ready.pop()
+        while True:
+            if ready:
+                t, g = pop()
+                edges = 1
+            elif heap:
+                t = heappop(heap)[2]
+                g, edges = pending.pop(id(t))
+            else:
+                break
             fn = t._ctx
-            if g is not None:
-                if wanted is not None:
-                    if id(t) in wanted:
-                        found[wanted[id(t)]] = g
-                elif fn is None or (retained and id(t) in retained):
-                    _accumulate(t, g, create_graph)
-            if fn is None:
-                continue
+            if watch or fn is None:
+                if g is not None:
+                    if wanted is not None:
+                        if id(t) in wanted:
+                            found[wanted[id(t)]] = g
+                    elif fn is None or (retained and id(t) in retained):
+                        _accumulate(t, g, create_graph)
+                if fn is None:
+                    continue
             inputs = fn.inputs
+            out = t.data
             if g is None:  # nothing flows through here (an unused branch): only release
                 gs = (None,) * len(inputs)
             elif fn.saved is None:
@@ -419,7 +426,7 @@ def run_backward(
             elif create_graph:
                 gs = fn.backward(g, TENSOR_NS, inputs, t)
             else:
-                gs = fn.backward(g, t._dev.ops, fn.saved, t.data)
+                gs = fn.backward(g, t._dev.ops, fn.saved, out)
             del g
             if anomaly:
                 for gi in gs:
@@ -431,38 +438,38 @@ def run_backward(
             for inp, gi in zip(inputs, gs):
                 if not isinstance(inp, T) or not inp.requires_grad:
                     continue
-                ki = id(inp)
                 if gi is not None and gi.shape != inp.data.shape:
                     gi = unbroadcast(gi, tuple(inp.data.shape), TENSOR_NS if create_graph else inp._dev.ops)
-                if deps[ki] == 1 and ki not in grads:  # the only consumer: its gradient is complete
-                    ready.append((inp, gi))
+                if inp._uses == 1:  # its only consumer: its gradient is complete
+                    push((inp, gi))
                     continue
-                prev = grads_get(ki)
-                if prev is not None:
-                    if gi is None:
-                        gi = prev
-                    elif ki in owned and not create_graph and prev.dtype == gi.dtype:
+                ki = id(inp)
+                entry = pending.get(ki)
+                if entry is None:
+                    pending[ki] = [gi, 1]
+                    c = inp._ctx
+                    heappush(heap, (-c.seq if c is not None else 0, ki, inp))
+                    continue
+                entry[1] += 1
+                prev = entry[0]
+                if prev is None:
+                    entry[0] = gi
+                elif gi is not None:
+                    if ki in owned and not create_graph and prev.dtype == gi.dtype:
                         prev += gi
-                        gi = prev
                     else:
-                        gi = prev + gi
+                        entry[0] = prev + gi
                         owned.add(ki)
-                n = deps[ki] - 1
-                deps[ki] = n
-                if n:
-                    if gi is not None:
-                        grads[ki] = gi
-                else:
-                    if prev is not None:
-                        del grads[ki]
-                    ready.append((inp, gi))
             del gs
-            if edges is not None and t.data.size >= FREE_MIN_SIZE:
+            if free and out.size >= FREE_MIN_SIZE:
                 # References: one per consumer edge, ``t`` here, and getrefcount's argument.
-                if sys.getrefcount(t) <= edges[id(t)] + 2:
-                    t.data = FreedArray(t.data)
+                if sys.getrefcount(t) <= edges + 2:
+                    t.data = FreedArray(out)
+            del out
     finally:
         _State.grad_enabled = prev_enabled
+        for r in roots:
+            r._uses -= 1
     return found if targets is not None else None
 
 

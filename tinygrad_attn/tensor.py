@@ -60,7 +60,9 @@ class Tensor:
     [[2.0, 4.0], [6.0, 8.0]]
     """
 
-    __slots__ = ("data", "_dev", "grad", "requires_grad", "_ctx", "name", "__weakref__")
+    # ``_uses``: how many recorded ops have taken this tensor as an input (at least; see
+    # autograd.run_backward, which reads it to order the backward pass without a graph walk).
+    __slots__ = ("data", "_dev", "grad", "requires_grad", "_ctx", "name", "_uses", "__weakref__")
     __array_ufunc__ = None  # ``ndarray + Tensor`` defers to Tensor.__radd__
     __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
 
@@ -112,6 +114,7 @@ class Tensor:
         self._ctx: Function | None = None
         self.name = name
         self.requires_grad = False
+        self._uses = 0
         if requires_grad:
             self.requires_grad_(True)
 
@@ -125,6 +128,7 @@ class Tensor:
         t.requires_grad = False
         t._ctx = None
         t.name = None
+        t._uses = 0
         return t
 
     # -- constructors -------------------------------------------------------------
