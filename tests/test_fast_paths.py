@@ -183,3 +183,55 @@ def test_attention_backward_in_slabs_equals_definition(small_chunks, device, rng
             want = tga.grad(F.scaled_dot_product_attention(q, k, v, is_causal=causal).sum(), [q, k, v])
         for a, b in zip(got, want):
             close(a, b.numpy(), atol=1e-12, rtol=1e-10)
+
+
+# -- Python numbers handed to NumPy as 0-d arrays of the tensor's dtype --------------------
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("number", [0.9, -3, 2**40, 1e-30, 0.0, -0.0, True, 1e30, float("nan"), float("inf")])
+def test_numbers_give_what_numpy_gives_with_the_python_number(dtype, number):
+    a = (np.arange(-3, 3) * 1.5).astype(dtype)
+    x = Tensor(a)
+    forms = [
+        lambda t: t * number,
+        lambda t: number * t,
+        lambda t: t + number,
+        lambda t: number - t,
+        lambda t: t / number,
+        lambda t: number / t,
+    ]
+    with np.errstate(all="ignore"):
+        for form in forms:
+            try:
+                ref = form(a)
+            except OverflowError:  # NumPy refuses a number its integer dtype cannot hold
+                with pytest.raises(OverflowError):
+                    form(x)
+                continue
+            got = form(x).numpy()
+            assert got.dtype == ref.dtype
+            np.testing.assert_array_equal(got, ref)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(ref))  # -0.0 stays -0.0
+
+
+def test_a_zero_keeps_its_sign_from_one_op_to_the_next():
+    a = np.array([-1.5, 2.0], np.float32)
+    x = Tensor(a)
+    for number in (0.0, -0.0, 0.0, 1.0, 1):
+        np.testing.assert_array_equal(np.signbit((x * number).numpy()), np.signbit(a * number))
+
+
+def test_number_gradients_use_the_same_fast_numbers(rng):
+    x = rand(rng, 4, dtype=np.float32)
+    ((x * 0.5 - 2.0) / 4.0 + 1.5 * x).sum().backward()
+    assert x.grad.dtype == np.float32
+    close(x.grad, np.full(4, 0.5 / 4.0 + 1.5), atol=1e-7)
+
+
+def test_the_number_cache_stays_small():
+    from tinygrad_attn import device
+
+    x = Tensor(np.ones(3, np.float32))
+    for i in range(5000):  # a schedule: a new number on every step
+        x * (1.0 + i * 1e-4)
+    assert 0 < len(device._NP_SCALARS) <= 4096
+    assert (x * 7.25).numpy().tolist() == [7.25] * 3

@@ -51,6 +51,38 @@ def _np_reduction(ufunc: Any) -> Any:
     return reduction
 
 
+_NP_SCALARS: dict[Any, Any] = {}  # Python number -> the 0-d array last made for it
+
+
+def _np_scalar(value: Any, like: Any) -> Any:
+    """``value`` (a Python number) as a 0-d array of ``like``'s floating dtype.
+
+    NumPy takes about twice as long to combine a small array with a Python number as with
+    a 0-d array of the array's own dtype, and the result is the same: NEP 50 casts the
+    number to that dtype. So ops hand NumPy the 0-d array, kept from one call to the next.
+    Zeros (whose sign the cache could not tell apart) and numbers that do not fit the
+    dtype stay as they are.
+    """
+    hit = _NP_SCALARS.get(value)
+    if hit is not None and hit.dtype is like.dtype:
+        return hit
+    dt = like.dtype
+    if dt.kind != "f" or value.__class__ not in (int, float) or value == 0 or not -1e300 < value < 1e300:
+        return value
+    with np.errstate(over="ignore"):
+        arr = np.asarray(value, dt)
+    if not np.isfinite(arr):
+        return value
+    if len(_NP_SCALARS) >= 4096:  # a schedule may pass a new number each step
+        _NP_SCALARS.clear()
+    _NP_SCALARS[value] = arr
+    return arr
+
+
+def _keep_scalar(value: Any, like: Any) -> Any:
+    return value
+
+
 # NumPy's module functions for these (np.sum, np.reshape, ...) are Python wrappers that
 # cost a microsecond or more per call, more than the work on a small array; the ufunc
 # methods and array methods below are the same operations without the wrapper. They
@@ -105,6 +137,7 @@ class Device:
         ops.scatter_add = self.scatter_add
         ops.slice_grad = self.slice_grad
         ops.const = _identity
+        ops.scalar = _np_scalar if xp is np else _keep_scalar  # (value, like): see _np_scalar
         ops.kernels = None  # hand-written CUDA kernels for fused ops (CuPy devices only)
         ops.device = self
         self.ops = ops

@@ -811,6 +811,10 @@ class _TensorNamespace:
     def const(x: Any) -> Any:
         return x if isinstance(x, Tensor) else Tensor._wrap(x, device_of_array(x))
 
+    @staticmethod
+    def scalar(value: Any, like: Any) -> Any:
+        return value
+
     exp = staticmethod(Tensor.exp)
     log = staticmethod(Tensor.log)
     sqrt = staticmethod(Tensor.sqrt)

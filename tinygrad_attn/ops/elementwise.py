@@ -13,10 +13,6 @@ from ..autograd import Function
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-def _is_array(x: object) -> bool:
-    return hasattr(x, "shape")
-
-
 # A Python number input is a constant: no gradient is computed for it. (An exact type
 # test: NumPy's float64 scalars, which reductions return, subclass float.)
 _CONST = frozenset((int, float, bool, complex))
@@ -50,7 +46,11 @@ class Mul(Function):
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
-        return (None if type(a) in _CONST else g * b), (None if type(b) in _CONST else g * a)
+        if type(b) in _CONST:
+            return g * ns.scalar(b, g), None
+        if type(a) in _CONST:
+            return None, g * ns.scalar(a, g)
+        return g * b, g * a
 
 
 class Div(Function):
@@ -61,8 +61,10 @@ class Div(Function):
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
+        if type(b) in _CONST:
+            return g / ns.scalar(b, g), None
         ga = g / b
-        return ga, -ga * out if _is_array(b) else None
+        return ga, -ga * out
 
 
 class Neg(Function):
