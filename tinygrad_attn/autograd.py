@@ -191,8 +191,7 @@ class Function:
         fn.ctx = None  # forward may set it
         dev = None
         need = False
-        datas = []
-        keep = datas.append
+        datas = []  # (datas.append, not a saved bound method: Python 3.11+ makes it a direct call)
         numbers = False
         for t in inputs:
             if isinstance(t, Tensor):
@@ -203,9 +202,9 @@ class Function:
                 if t.requires_grad:
                     need = True
                     t._uses += 1  # also counted when nothing is recorded: "at least" is safe
-                keep(t.data)
+                datas.append(t.data)
             else:
-                keep(t)
+                datas.append(t)
                 numbers = True
         xp = dev.ops
         try:
@@ -394,7 +393,6 @@ def run_backward(
             pending[k] = [g, 0]
             heapq.heappush(heap, (-r._ctx.seq if r._ctx is not None else 0, k, r))
     ready: list[tuple] = []  # (tensor, its complete gradient) from a single consumer
-    pop, push = ready.pop, ready.append
     heappop, heappush = heapq.heappop, heapq.heappush
     # Sums this pass allocated itself: no one else holds them, so they may grow in place.
     # Any other gradient may be shared (an add hands the same g to both its inputs).
@@ -413,7 +411,7 @@ def run_backward(
     try:
         while True:
             if ready:
-                t, g = pop()
+                t, g = ready.pop()
                 edges = 1
             elif heap:
                 t = heappop(heap)[2]
@@ -461,7 +459,7 @@ def run_backward(
                 if gi is not None and gi.shape != inp.data.shape:
                     gi = unbroadcast(gi, tuple(inp.data.shape), TENSOR_NS if create_graph else inp._dev.ops)
                 if inp._uses == 1:  # its only consumer: its gradient is complete
-                    push((inp, gi))
+                    ready.append((inp, gi))
                     continue
                 ki = id(inp)
                 entry = pending.get(ki)
