@@ -235,3 +235,39 @@ def test_the_number_cache_stays_small():
         x * (1.0 + i * 1e-4)
     assert 0 < len(device._NP_SCALARS) <= 4096
     assert (x * 7.25).numpy().tolist() == [7.25] * 3
+
+
+# -- many-pass elementwise chains computed a cache-sized block at a time --------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erf_and_gelu_in_blocks_equal_the_whole_array_at_once(dtype, device, monkeypatch):
+    from tinygrad_attn.device import get_device
+    from tinygrad_attn.ops import elementwise
+
+    ops = get_device(device).ops
+    x = Tensor(np.linspace(-6, 6, 3 * 4099).reshape(3, 4099).astype(dtype), device=device, requires_grad=True)
+    g = Tensor(np.cos(np.arange(3 * 4099)).reshape(3, 4099).astype(dtype), device=device)
+    results = {}
+    for block in (None, 1000):  # all at once, then in 13 blocks (the last one short)
+        monkeypatch.setattr(ops, "cache_block", block)
+        x.grad = None
+        y = F.gelu(x)
+        y.backward(g)
+        erf = Tensor(elementwise.erf_array(ops, x.data), device=device).numpy()
+        results[block] = (erf, y.numpy(), x.grad.numpy())
+    for whole, blocked in zip(results[None], results[1000]):
+        np.testing.assert_array_equal(blocked, whole)
+
+
+def test_blockwise_keeps_shapes_and_several_outputs(device):
+    from tinygrad_attn.device import get_device
+    from tinygrad_attn.ops.elementwise import blockwise
+
+    ops = get_device(device).ops
+    a = Tensor(np.arange(2 * 3 * 50, dtype=np.float64).reshape(2, 3, 50), device=device).data
+    b = Tensor(np.ones((2, 3, 50)), device=device).data
+    ops_small = type(ops)(**vars(ops))
+    ops_small.cache_block = 7
+    s, p = blockwise(ops_small, lambda u, v: (u + v, u * 2.0), a, b)
+    assert tuple(s.shape) == (2, 3, 50) and tuple(p.shape) == (2, 3, 50)
+    close(Tensor(s, device=device), np.arange(300.0).reshape(2, 3, 50) + 1)
+    close(Tensor(p, device=device), np.arange(300.0).reshape(2, 3, 50) * 2)

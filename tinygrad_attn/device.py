@@ -102,6 +102,11 @@ _CUDA_INSTALL_HINT = (
 )
 
 
+#: Elements per block of the many-pass elementwise chains on a CPU (128 KiB of float32,
+#: which stays in L2 cache): erf of 0.5M float32 takes 3.4 ms this way, 9.5 ms at once.
+CPU_CACHE_BLOCK = 1 << 15
+
+
 class Device:
     """One place arrays live. ``ops`` is its array namespace plus the helpers ops need."""
 
@@ -139,6 +144,9 @@ class Device:
         ops.const = _identity
         ops.scalar = _np_scalar if xp is np else _keep_scalar  # (value, like): see _np_scalar
         ops.kernels = None  # hand-written CUDA kernels for fused ops (CuPy devices only)
+        # Elementwise chains of many passes (erf, GELU) go this many elements at a time on a
+        # CPU, so that each pass reads from cache rather than memory; None: all at once.
+        ops.cache_block = None if name.startswith("cuda") else CPU_CACHE_BLOCK
         ops.device = self
         self.ops = ops
 

@@ -9,10 +9,11 @@ hand and run on raw arrays; higher orders go through the definition (see
 
 from __future__ import annotations
 
+import functools
 import math
 
 from ..autograd import FusedFunction
-from .elementwise import erf_array
+from .elementwise import blockwise, erf_array
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
@@ -106,6 +107,24 @@ class LayerNorm(FusedFunction):
         return _F().layer_norm(x, w, b, self.args)
 
 
+def _gelu_exact(xp, x):
+    """GELU and the normal CDF (which backward needs too: erf is the costly part)."""
+    cdf = erf_array(xp, x * _INV_SQRT_2)
+    cdf += 1.0
+    cdf *= 0.5
+    return x * cdf, cdf
+
+
+def _gelu_exact_grad(xp, x, cdf, g):
+    """``g * (cdf + x * pdf)``."""
+    pdf = xp.exp(-0.5 * x * x)
+    pdf *= x
+    pdf *= _INV_SQRT_2PI  # now x * pdf
+    pdf += cdf
+    pdf *= g
+    return pdf
+
+
 class Gelu(FusedFunction):
     """GELU, exact (``args="none"``) or with the tanh approximation (``args="tanh"``)."""
 
@@ -117,11 +136,8 @@ class Gelu(FusedFunction):
             return 0.5 * x * (1.0 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
         if xp.kernels is not None and xp.kernels.supports(x):
             return xp.kernels.gelu(x)
-        cdf = erf_array(xp, x * _INV_SQRT_2)
-        cdf += 1.0
-        cdf *= 0.5
-        self.ctx = cdf  # backward needs it too, and erf is the costly part
-        return x * cdf
+        y, self.ctx = blockwise(xp, functools.partial(_gelu_exact, xp), x)  # ctx: the normal CDF
+        return y
 
     def backward_arrays(self, g, ns, inputs, out):
         (x,) = inputs
@@ -131,12 +147,7 @@ class Gelu(FusedFunction):
             return (g * (0.5 * (1.0 + t) + 0.5 * x * dt),)
         if ns.kernels is not None and ns.kernels.supports(x):
             return (ns.kernels.gelu_backward(x, g),)
-        pdf = ns.exp(-0.5 * x * x)
-        pdf *= x
-        pdf *= _INV_SQRT_2PI  # now x * pdf
-        pdf += self.ctx  # cdf, from forward
-        pdf *= g
-        return (pdf,)
+        return (blockwise(ns, functools.partial(_gelu_exact_grad, ns), x, self.ctx, g),)
 
     def recompute(self, x):
         return _F().gelu(x, approximate=self.args)
