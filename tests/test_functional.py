@@ -18,6 +18,9 @@ def _targets(device, n=5, c=4, seed=0):
 
 
 COMPOSITES = {
+    "linear": (lambda x, w, b: F.linear(x, w, b), [(2, 3, 4), (5, 4), (5,)]),
+    "linear_2d_no_bias": (lambda x, w: F.linear(x, w), [(3, 4), (5, 4)]),
+    "linear_1d": (lambda x, w, b: F.linear(x, w, b), [(4,), (5, 4), (5,)]),
     "softmax": (lambda x: x.softmax(-1), [(3, 5)]),
     "softmax_axis0": (lambda x: F.softmax(x, 0), [(3, 5)]),
     "log_softmax": (lambda x: x.log_softmax(-1), [(3, 5)]),
@@ -183,3 +186,25 @@ def test_attention_shape_errors():
     with pytest.raises(ValueError, match="mask of shape"):
         F.scaled_dot_product_attention(Tensor.zeros(2, 3), Tensor.zeros(4, 3), Tensor.zeros(4, 3),
                                        mask=Tensor(np.ones((3, 3), bool)))  # fmt: skip
+
+
+def test_linear_checks_shapes_and_keeps_numpy_promotion(rng):
+    for x, w, b in [((2, 3), (5, 4), None), ((2, 4), (5, 4), (4,)), ((2, 4), (4,), None)]:
+        with pytest.raises(ValueError, match=r"linear: input .* do not fit"):
+            F.linear(Tensor.zeros(*x), Tensor.zeros(*w), None if b is None else Tensor.zeros(*b))
+    x = rand(rng, 2, 3, 4, dtype=np.float32)
+    w = rand(rng, 5, 4, dtype=np.float32)
+    b = rand(rng, 5)  # float64: the result is float64, as x @ w.mT + b would be
+    y = F.linear(x, w, b)
+    assert y.dtype == np.float64 and y.shape == (2, 3, 5)
+    close(y, x.numpy() @ w.numpy().T + b.numpy(), atol=1e-5)
+
+
+def test_a_linear_layer_is_one_node():
+    from tinygrad_attn.models import Linear
+
+    y = Linear(4, 3)(Tensor.zeros(2, 5, 4))
+    assert y.grad_fn.op_name == "linear" and y.shape == (2, 5, 3)
+    with tga.decompose():
+        y = Linear(4, 3)(Tensor.zeros(2, 5, 4))
+    assert y.grad_fn.op_name == "add"

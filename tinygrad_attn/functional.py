@@ -21,6 +21,7 @@ from .random import host_generator
 from .tensor import Tensor, where
 
 __all__ = [
+    "linear",
     "softmax",
     "log_softmax",
     "layer_norm",
@@ -71,6 +72,32 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     """``x - logsumexp(x)`` along ``axis``."""
     z = x - x.max(axis, keepdims=True)
     return z - z.exp().sum(axis, keepdims=True).log()
+
+
+# -- linear maps -------------------------------------------------------------------------
+def _check_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    ok = weight.ndim == 2 and x.ndim >= 1 and x.shape[-1] == weight.shape[1]
+    if not ok or (bias is not None and bias.shape != (weight.shape[0],)):
+        raise ValueError(
+            f"linear: input {x.shape}, weight {weight.shape} and bias {None if bias is None else bias.shape} "
+            "do not fit; need input (..., in), weight (out, in), bias (out,)"
+        )
+
+
+def _linear_fused(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    _check_linear(x, weight, bias)
+    return fused.Linear.apply(x, weight, bias)
+
+
+@composite("linear", _linear_fused)
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``x @ weight.mT + bias``, with ``weight`` of shape ``(out, in)`` as in PyTorch.
+
+    >>> F.linear(x, w, b)  # doctest: +SKIP  (x: (B, T, in), w: (out, in), b: (out,))
+    """
+    _check_linear(x, weight, bias)
+    y = x @ weight.mT
+    return y + bias if bias is not None else y
 
 
 # -- normalisation and activations -----------------------------------------------------

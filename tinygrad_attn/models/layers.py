@@ -38,8 +38,7 @@ class Linear(Module):
         if x.shape[-1:] != (self.in_features,):
             raise ValueError(f"Linear({self.in_features}, {self.out_features}): input of shape {x.shape} "
                              f"must end in {self.in_features}")  # fmt: skip
-        y = x @ self.weight.mT  # (..., out)
-        return y + self.bias if self.bias is not None else y
+        return F.linear(x, self.weight, self.bias)  # (..., out)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

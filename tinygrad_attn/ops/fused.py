@@ -75,6 +75,39 @@ class LogSoftmax(FusedFunction):
         return _F().log_softmax(x, self.args)
 
 
+class Linear(FusedFunction):
+    """``x @ weight.mT + bias`` in one node; ``bias`` may be None.
+
+    The leading axes of ``x`` go into one 2-D product (BLAS runs one large product faster
+    than a batch of small ones), and the bias is added in place to the product's fresh
+    array instead of into a new one.
+    """
+
+    __slots__ = ()
+    name = "linear"
+
+    def forward(self, xp, x, w, b):
+        flat = x.ndim != 2
+        y = xp.matmul(xp.reshape(x, (-1, x.shape[-1])) if flat else x, xp.matrix_transpose(w))
+        if b is not None:
+            if b.dtype == y.dtype:
+                y += b
+            else:  # (promotes, as x @ w.mT + b would)
+                y = y + b
+        return xp.reshape(y, (*x.shape[:-1], w.shape[0])) if flat else y
+
+    def backward_arrays(self, g, ns, inputs, out):
+        x, w, b = inputs
+        g2 = ns.reshape(g, (-1, g.shape[-1]))  # (rows, out)
+        x2 = ns.reshape(x, (-1, x.shape[-1]))  # (rows, in)
+        gx = ns.reshape(ns.matmul(g2, w), tuple(x.shape))
+        gw = ns.matmul(ns.matrix_transpose(g2), x2)
+        return gx, gw, (ns.sum(g2, axis=0) if b is not None else None)
+
+    def recompute(self, x, w, b):
+        return _F().linear(x, w, b)
+
+
 class LayerNorm(FusedFunction):
     """Normalise over the last axis, then scale and shift; weight and bias may be None."""
 
