@@ -189,23 +189,31 @@ class Function:
         fn = _new(cls)
         fn.args = args
         fn.ctx = None  # forward may set it
-        dev = None
-        need = False
-        datas = []  # (datas.append, not a saved bound method: Python 3.11+ makes it a direct call)
         numbers = False
-        for t in inputs:
-            if isinstance(t, Tensor):
-                if t._dev is not dev:
-                    if dev is not None:
-                        _raise_device_mix(cls, inputs)
-                    dev = t._dev
-                if t.requires_grad:
-                    need = True
-                    t._uses += 1  # also counted when nothing is recorded: "at least" is safe
-                datas.append(t.data)
-            else:
-                datas.append(t)
-                numbers = True
+        if len(inputs) == 1 and inputs[0].__class__ is Tensor:  # most ops: one tensor, no loop
+            t = inputs[0]
+            dev = t._dev
+            need = t.requires_grad
+            if need:
+                t._uses += 1
+            datas = [t.data]
+        else:
+            dev = None
+            need = False
+            datas = []  # (datas.append, not a saved bound method: Python 3.11+ makes it a direct call)
+            for t in inputs:
+                if isinstance(t, Tensor):
+                    if t._dev is not dev:
+                        if dev is not None:
+                            _raise_device_mix(cls, inputs)
+                        dev = t._dev
+                    if t.requires_grad:
+                        need = True
+                        t._uses += 1  # also counted when nothing is recorded: "at least" is safe
+                    datas.append(t.data)
+                else:
+                    datas.append(t)
+                    numbers = True
         xp = dev.ops
         try:
             # Spelled out for one and two inputs: a call with ``*datas`` costs more than the
