@@ -271,3 +271,72 @@ def test_blockwise_keeps_shapes_and_several_outputs(device):
     assert tuple(s.shape) == (2, 3, 50) and tuple(p.shape) == (2, 3, 50)
     close(Tensor(s, device=device), np.arange(300.0).reshape(2, 3, 50) + 1)
     close(Tensor(p, device=device), np.arange(300.0).reshape(2, 3, 50) * 2)
+
+
+# -- gradients of slices added into one array in place ---------------------------------------
+def test_slices_of_one_tensor_give_the_dense_gradient(device, rng):
+    x = rand(rng, 4, 6, device=device)
+    w = rand(rng, 4, 6, device=device)
+    a = x.numpy()
+    parts = x.chunk(3, axis=1)  # three consumers of x, each a slice
+    y = (parts[0] * 2.0).sum() + (parts[1].exp()).sum() + (parts[2] * w[:, 4:]).sum()
+    y = y + (x[1:3] * x[1:3]).sum() + (x * w).sum()  # overlapping slices, the same slice twice, x itself
+    y.backward()
+    ref = np.zeros((4, 6))
+    ref[:, :2] += 2.0
+    ref[:, 2:4] += np.exp(a[:, 2:4])
+    ref[:, 4:] += w.numpy()[:, 4:]
+    ref[1:3] += 2 * a[1:3]
+    ref += w.numpy()
+    close(x.grad, ref, atol=1e-12)
+
+
+def test_a_slice_never_writes_into_a_gradient_another_tensor_shares(device, rng):
+    x = rand(rng, 3, 4, device=device)
+    y = rand(rng, 3, 4, device=device)
+    s = x + y  # an add hands one gradient array to both x and y
+    loss = (s * s).sum() + (x[:, 1:3] * 5.0).sum()
+    loss.backward()
+    g = 2 * (x.numpy() + y.numpy())
+    close(y.grad, g, atol=1e-12)  # untouched by x's slice
+    g[:, 1:3] += 5.0
+    close(x.grad, g, atol=1e-12)
+
+
+def test_many_slices_make_one_full_size_array(monkeypatch, rng):
+    from tinygrad_attn.device import get_device
+
+    ops = get_device("cpu").ops
+    made = []
+    real = ops.slice_grad
+
+    def counting(g, shape, key):
+        made.append(key)
+        return real(g, shape, key)
+
+    monkeypatch.setattr(ops, "slice_grad", counting)
+    x = rand(rng, 2, 16, 3)
+    h = Tensor.zeros(2, 3, dtype=np.float64)
+    for t in range(16):  # an RNN reading one time step at a time
+        h = (h + x[:, t]).tanh()
+    h.sum().backward()
+    assert len(made) == 1  # not one full-size array per step
+    assert tga.gradcheck(lambda x: _rnn_like(x), x)
+
+
+def _rnn_like(x):
+    h = Tensor.zeros(2, 3, dtype=np.float64)
+    for t in range(x.shape[1]):
+        h = (h + x[:, t]).tanh()
+    return h.sum()
+
+
+def test_second_order_through_slices(rng):
+    x = rand(rng, 5)
+    (g,) = tga.grad((x[:3] ** 3).sum() + (x[2:] ** 2).sum(), x, create_graph=True)
+    g.sum().backward()
+    a = x.numpy()
+    ref = np.zeros(5)
+    ref[:3] += 6 * a[:3]
+    ref[2:] += 2.0
+    close(x.grad, ref, atol=1e-12)

@@ -310,6 +310,8 @@ def _user_frame() -> str:
 
 
 def _check_finite(fn: Function, arr: Any, phase: str) -> None:
+    if arr.__class__ is SliceGradient:
+        arr = arr.g
     dev = None
     for t in fn.inputs or ():
         if isinstance(t, Tensor):
@@ -351,6 +353,40 @@ class FreedArray:
 
     def __repr__(self) -> str:
         return f"<values freed by backward: shape {self.shape}, dtype {self.dtype}>"
+
+
+class SliceGradient:
+    """The gradient that ``x[key]`` sends to ``x``: zero except ``g`` at ``key``, not yet
+    written out. Where several slices of one tensor send gradients (``q, k, v`` split
+    from one projection, an RNN reading ``x[:, t]`` step by step) the backward pass adds
+    each into one array in place, instead of making a full-size array per slice and
+    summing them. It reports no shape, so the pass never mistakes it for an array.
+    """
+
+    __slots__ = ("g", "full_shape", "key", "ns")
+    shape = None
+
+    def __init__(self, g: Any, full_shape: tuple, key: Any, ns: Any) -> None:
+        self.g, self.full_shape, self.key, self.ns = g, full_shape, key, ns
+
+    def dense(self) -> Any:
+        return self.ns.slice_grad(self.g, self.full_shape, self.key)
+
+    def add_into(self, acc: Any) -> Any:
+        """``acc`` (an array this pass owns) plus this gradient, in place."""
+        acc[self.key] += self.g
+        return acc
+
+
+def _sum_with_slices(a: Any, b: Any, a_owned: bool) -> Any:
+    """``a + b`` where either may be a :class:`SliceGradient`; a new or owned array."""
+    if a.__class__ is SliceGradient:
+        if b.__class__ is SliceGradient:
+            return b.add_into(a.dense())
+        a, b, a_owned = b, a, False  # b may be shared: copy it below
+    if b.__class__ is not SliceGradient:
+        return a + b
+    return b.add_into(a if a_owned else b.ns.copy(a))
 
 
 def unbroadcast(g: Any, shape: tuple, ns: Any) -> Any:
@@ -424,6 +460,8 @@ def run_backward(
             elif heap:
                 t = heappop(heap)[2]
                 g, edges = pending.pop(id(t))
+                if g.__class__ is SliceGradient:
+                    g = g.dense()
             else:
                 break
             fn = t._ctx
@@ -465,7 +503,10 @@ def run_backward(
                     continue
                 gi = gs[i]
                 if gi is not None and gi.shape != inp.data.shape:
-                    gi = unbroadcast(gi, tuple(inp.data.shape), TENSOR_NS if create_graph else inp._dev.ops)
+                    if gi.__class__ is not SliceGradient:
+                        gi = unbroadcast(gi, tuple(inp.data.shape), TENSOR_NS if create_graph else inp._dev.ops)
+                    elif inp._uses == 1:  # nothing to add it into
+                        gi = gi.dense()
                 if inp._uses == 1:  # its only consumer: its gradient is complete
                     ready.append((inp, gi))
                     continue
@@ -481,7 +522,10 @@ def run_backward(
                 if prev is None:
                     entry[0] = gi
                 elif gi is not None:
-                    if ki in owned and not create_graph and prev.dtype == gi.dtype:
+                    if prev.__class__ is SliceGradient or gi.__class__ is SliceGradient:
+                        entry[0] = _sum_with_slices(prev, gi, ki in owned)
+                        owned.add(ki)
+                    elif ki in owned and not create_graph and prev.dtype == gi.dtype:
                         prev += gi
                     else:
                         entry[0] = prev + gi

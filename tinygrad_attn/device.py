@@ -141,6 +141,7 @@ class Device:
         ops.gather = self.gather
         ops.scatter_add = self.scatter_add
         ops.slice_grad = self.slice_grad
+        ops.copy = self.copy
         ops.const = _identity
         ops.scalar = _np_scalar if xp is np else _keep_scalar  # (value, like): see _np_scalar
         ops.kernels = None  # hand-written CUDA kernels for fused ops (CuPy devices only)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+from .. import autograd
 from ..autograd import Function
 
 
@@ -58,7 +59,9 @@ class Slice(Function):
         return a[self.args]
 
     def backward(self, g, ns, inputs, out):
-        return (ns.slice_grad(g, tuple(inputs[0].shape), self.args),)
+        if ns is autograd.TENSOR_NS:  # a recorded gradient: the SliceGrad op
+            return (ns.slice_grad(g, tuple(inputs[0].shape), self.args),)
+        return (autograd.SliceGradient(g, tuple(inputs[0].shape), self.args, ns),)
 
 
 class SliceGrad(Function):
