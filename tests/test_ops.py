@@ -226,6 +226,14 @@ def test_erf_matches_math(device):
     np.testing.assert_allclose(got32, ref, atol=3e-7)  # float32: below its resolution
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erf_special_values(dtype, device):
+    got = Tensor(np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-30]), dtype=dtype, device=device).erf().numpy()
+    assert got[0] == 1.0 and got[1] == -1.0 and np.isnan(got[2])
+    assert got[3] == 0.0 and not np.signbit(got[3]) and np.signbit(got[4])  # odd: erf(-0) = -0
+    assert got[5] >= 0.0
+
+
 def test_astype_gradient_flows(device, rng):
     x = rand(rng, 3, device=device)
     y = x.astype(np.float32)

@@ -29,7 +29,7 @@ import numpy as np
 _ARRAY_API_NAMES = (
     "abs exp log sqrt tanh sign sum max min prod reshape permute_dims broadcast_to matmul "
     "where astype zeros zeros_like ones_like full expand_dims squeeze concat stack take "
-    "maximum minimum isfinite all any tril triu argmax arange asarray take_along_axis matrix_transpose moveaxis"
+    "maximum minimum copysign isfinite all any tril triu argmax arange asarray take_along_axis matrix_transpose moveaxis"
 ).split()
 _FALLBACKS = {"permute_dims": "transpose", "concat": "concatenate"}
 

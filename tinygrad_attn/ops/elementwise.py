@@ -184,8 +184,9 @@ class Abs(Function):
 
 class Erf(Function):
     """The error function. NumPy and the array API have none, so forward evaluates the
-    Chebyshev fit of Numerical Recipes (``erfc``, relative error below 1.2e-7); backward is
-    the exact derivative ``2/sqrt(pi) * exp(-x**2)``."""
+    Chebyshev fit of Numerical Recipes (``erfc``, relative error below 1.2e-7, so erf is
+    within 4e-7) in float32, and a series and continued fraction to about 1e-15 in float64
+    (see :func:`erf_array`); backward is the exact derivative ``2/sqrt(pi) * exp(-x**2)``."""
 
     __slots__ = ()
 
@@ -306,9 +307,8 @@ def erf_array(xp, a):
 
 def _erf_fit(xp, a):
     z = xp.abs(a)
-    t = 0.5 * z
-    t += 1.0
-    t = 1.0 / t
+    t = z + 2.0
+    t = 2.0 / t  # 1 / (1 + z / 2)
     p = t * _ERFC_COEFFS[0]
     for c in _ERFC_COEFFS[1:-1]:
         p += c
@@ -319,7 +319,7 @@ def _erf_fit(xp, a):
     r = xp.exp(p)
     r *= t
     r -= 1.0  # -erf(|a|)
-    return xp.where(a >= 0, -r, r)
+    return xp.copysign(r, a)  # erf is odd: |r| with the sign of a (one pass, not a where)
 
 
 def _erf_precise(xp, a):
@@ -341,4 +341,4 @@ def _erf_precise(xp, a):
         f = y + (0.5 * k) / f
     large = 1.0 - xp.exp(-(y * y)) / (f * math.sqrt(math.pi))
     r = xp.where(z <= _SWITCH, small, large)
-    return xp.where(a >= 0, r, -r)
+    return xp.copysign(r, a)
