@@ -226,6 +226,11 @@ def test_erf_matches_math(device):
     np.testing.assert_allclose(got32, ref, atol=3e-7)  # float32: below its resolution
 
 
+def test_relu_keeps_nan_as_pytorch_does(device):
+    got = Tensor(np.array([np.nan, -1.0, 0.0, 2.5, -np.inf, np.inf]), device=device).relu().numpy()
+    assert np.isnan(got[0]) and got[1:].tolist() == [0.0, 0.0, 2.5, 0.0, np.inf]
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_erf_special_values(dtype, device):
     got = Tensor(np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-30]), dtype=dtype, device=device).erf().numpy()

@@ -165,7 +165,9 @@ class Relu(Function):
     __slots__ = ()
 
     def forward(self, xp, a):
-        return xp.where(a > 0, a, 0.0)
+        # (not a where: NumPy's where runs about 30x slower than a ufunc on data whose sign
+        # varies at random; and maximum keeps NaN, as PyTorch's relu does)
+        return xp.maximum(a, 0.0)
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
