@@ -80,6 +80,45 @@ def test_generate_sampling_is_seeded_and_respects_top_k():
     assert len(set(seq[:, 1].tolist())) == 2
 
 
+def test_cached_steps_give_the_logits_of_the_whole_sequence():
+    model = to_float64(_gpt(max_len=9))
+    ids = np.array([[1, 2, 3, 4, 5, 6, 0, 2, 3], [3, 3, 1, 0, 6, 5, 4, 4, 1]])
+    full = model(ids).numpy()
+    cache = model.new_cache()
+    parts = [model(ids[:, :3], cache), model(ids[:, 3:4], cache), model(ids[:, 4:7], cache),
+             model(ids[:, 7:8], cache), model(ids[:, 8:], cache)]  # fmt: skip
+    np.testing.assert_allclose(np.concatenate([p.numpy() for p in parts], 1), full, atol=1e-12)
+    assert cache.length == 9 and cache.layers[0]["k"].shape == (2, 2, 9, 4)
+    with pytest.raises(ValueError, match="9 tokens already in the cache"):
+        model(ids[:, :1], cache)
+
+
+@pytest.mark.parametrize("greedy", [True, False])
+def test_generate_with_and_without_the_cache_agree(greedy):
+    model = to_float64(_gpt())
+    model.pos_emb.weight.data[...] *= 100  # positions matter: a wrong one changes the tokens
+    prompt = np.array([[1, 2], [3, 3], [0, 5]])
+    runs = []
+    for use_cache in (True, False):
+        tga.manual_seed(7)
+        runs.append(model.generate(prompt, 7, temperature=1.5, greedy=greedy, use_cache=use_cache).numpy())
+    np.testing.assert_array_equal(runs[0], runs[1])  # 2 + 7 > max_len 6: the cache gives way to the window
+    assert runs[0].shape == (3, 9)
+
+
+def test_a_cache_is_for_self_attention_only():
+    from tinygrad_attn.models import MultiHeadAttention
+
+    m = MultiHeadAttention(4, 2)
+    x, y = Tensor.randn(1, 3, 4), Tensor.randn(1, 3, 4)
+    with pytest.raises(ValueError, match="a cache is for self-attention"):
+        m(x, y, cache={})
+    with pytest.raises(ValueError, match="is_causal with a cache takes no mask"):
+        cache = {}
+        m(x, cache=cache, is_causal=True)
+        m(x, cache=cache, is_causal=True, mask=np.ones((3, 6), bool))
+
+
 def test_errors():
     model = _gpt()
     with pytest.raises(ValueError, match=r"GPT: ids must be \(B, T\) with T <= max_len 6"):

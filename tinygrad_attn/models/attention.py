@@ -19,13 +19,32 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from ..tensor import Tensor, where
+from ..tensor import Tensor, cat, where
 from .layers import Linear
 from .module import Module
 
 # Masked scores are set to this before the softmax: exp() of it is 0 in float32 and
 # float64, yet subtracting the row max from it cannot overflow (as -inf or -max would).
 _MASKED = -1e9
+
+
+def _extend_cache(cache: dict, k: Tensor, v: Tensor, mask: Any, is_causal: bool) -> tuple:
+    """Keys and values of the earlier calls, then this call's, stored back in ``cache``.
+
+    Causal attention then lines each new query up with its own position: query ``i`` of
+    ``Tq`` new ones sits at ``Tk - Tq + i`` and may see the keys up to there.
+    """
+    tq = k.shape[2]  # this call's tokens
+    if "k" in cache:
+        k, v = cat([cache["k"], k], axis=2), cat([cache["v"], v], axis=2)
+    cache["k"], cache["v"] = k, v
+    tk = k.shape[2]
+    if is_causal and tk > tq:
+        if mask is not None:
+            raise ValueError("MultiHeadAttention: is_causal with a cache takes no mask")
+        mask = None if tq == 1 else Tensor(np.tri(tq, tk, tk - tq, dtype=bool), device=k.device)
+        is_causal = False
+    return k, v, mask, is_causal
 
 
 def _as_mask(mask: Any, like: Tensor) -> Tensor:
@@ -65,7 +84,11 @@ class MultiHeadAttention(Module):
         self.out_proj = Linear(d_model, d_model, bias=bias)
 
     def forward(self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None, mask: Any = None,
-                is_causal: bool = False, need_weights: bool = False) -> Any:  # fmt: skip
+                is_causal: bool = False, need_weights: bool = False, cache: dict | None = None) -> Any:  # fmt: skip
+        """``cache`` (a dict, self-attention only): the keys and values of earlier calls are
+        kept in it and attended to as well, so a decoder can feed one new token at a time."""
+        if cache is not None and any(t is not None and t is not query for t in (key, value)):
+            raise ValueError("MultiHeadAttention: a cache is for self-attention; pass no key or value with it")
         key = query if key is None else key
         value = key if value is None else value
         self._check(query, key, value)
@@ -76,6 +99,8 @@ class MultiHeadAttention(Module):
         q = self._heads(self.q_proj(query))  # (B, H, Tq, hd)
         k = self._heads(self.k_proj(key))  # (B, H, Tk, hd)
         v = self._heads(self.v_proj(value))  # (B, H, Tk, hd)
+        if cache is not None:
+            k, v, mask, is_causal = _extend_cache(cache, k, v, mask, is_causal)
         if mask is not None:
             mask = _as_mask(mask, query)
             if mask.ndim == 3:  # (B, Tq, Tk): the same mask for every head

@@ -48,26 +48,42 @@ class GPT(Module):
         if tie_weights:
             self.head.weight = self.tok_emb.weight
 
-    def forward(self, ids: Any) -> Tensor:
+    def forward(self, ids: Any, cache: KVCache | None = None) -> Tensor:
+        """Logits for ``ids``; with a ``cache`` (see :meth:`new_cache`) the ids continue the
+        tokens of the earlier calls, whose keys and values the cache keeps."""
         ids = _ids(ids, self.tok_emb.weight)
-        if ids.ndim != 2 or ids.shape[1] > self.max_len:
-            raise ValueError(f"GPT: ids must be (B, T) with T <= max_len {self.max_len}, got shape {ids.shape}")
+        start = 0 if cache is None else cache.length
+        if ids.ndim != 2 or start + ids.shape[1] > self.max_len:
+            raise ValueError(
+                f"GPT: ids must be (B, T) with T <= max_len {self.max_len}"
+                + (f" - {start} tokens already in the cache" if start else "")
+                + f", got shape {ids.shape}"
+            )
         t = ids.shape[1]
-        pos = np.arange(t)
+        pos = np.arange(start, start + t)
         x = self.drop(self.tok_emb(ids) + self.pos_emb(pos))  # (B, T, d) + (T, d)
-        for block in self.blocks:
-            x = block(x, is_causal=True)
+        for i, block in enumerate(self.blocks):
+            x = block(x, is_causal=True, cache=None if cache is None else cache.layers[i])
+        if cache is not None:
+            cache.length += t
         return self.head(self.ln_f(x))  # (B, T, vocab)
+
+    def new_cache(self) -> KVCache:
+        """An empty key/value cache for :meth:`forward`, one entry per block."""
+        return KVCache(len(self.blocks))
 
     @no_grad()
     def generate(self, ids: Any, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
-                 greedy: bool = False) -> Tensor:  # fmt: skip
+                 greedy: bool = False, use_cache: bool = True) -> Tensor:  # fmt: skip
         """Extend ``ids`` (``(B, T)`` or ``(T,)``) by ``max_new_tokens`` tokens, one at a time.
 
         ``greedy=True`` takes the most likely token; otherwise it samples from
         ``softmax(logits / temperature)``, restricted to the ``top_k`` most likely tokens
         when given, with the seeded generator (``tga.manual_seed`` makes it repeatable).
-        Only the last ``max_len`` tokens are seen. Returns the ids as an int64 tensor.
+        Only the last ``max_len`` tokens are seen. With ``use_cache`` each step feeds only
+        the new token and reuses the keys and values of the others (a KV cache), until the
+        sequence outgrows ``max_len``; then each step recomputes the window. Returns the
+        ids as an int64 tensor.
         """
         if not greedy and temperature <= 0:
             raise ValueError(f"GPT.generate: temperature must be > 0, got {temperature}; use greedy=True instead")
@@ -79,14 +95,30 @@ class GPT(Module):
         seq = seq.astype(np.int64)
         was_training = self.training
         self.eval()
+        cache = self.new_cache() if use_cache and 0 < seq.shape[1] <= self.max_len else None
         try:
-            for _ in range(max_new_tokens):
-                logits = self(seq[:, -self.max_len :])[:, -1].numpy().astype(np.float64)  # (B, vocab)
+            for step in range(max_new_tokens):
+                if cache is not None and seq.shape[1] > self.max_len:
+                    cache = None  # the window slides: every position changes
+                if cache is None:
+                    new = seq[:, -self.max_len :]
+                else:
+                    new = seq if step == 0 else seq[:, -1:]
+                logits = self(new, cache)[:, -1].numpy().astype(np.float64)  # (B, vocab)
                 seq = np.concatenate([seq, _next_token(logits, temperature, top_k, greedy)[:, None]], 1)
         finally:
             self.train(was_training)
         out = seq[0] if single else seq
         return Tensor(out, device=self.tok_emb.weight.device)
+
+
+class KVCache:
+    """The keys and values a :class:`GPT` has computed, per block, and how many tokens
+    they cover: ``model(ids, cache)`` continues where the last call stopped."""
+
+    def __init__(self, n_layers: int) -> None:
+        self.layers: list[dict] = [{} for _ in range(n_layers)]
+        self.length = 0
 
 
 def _ids(ids: Any, like: Tensor) -> Tensor:

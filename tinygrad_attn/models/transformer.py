@@ -58,15 +58,16 @@ class TransformerEncoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
 
-    def forward(self, x: Tensor, mask: Any = None, is_causal: bool = False) -> Tensor:
+    def forward(self, x: Tensor, mask: Any = None, is_causal: bool = False, cache: dict | None = None) -> Tensor:
+        """``cache``: see :class:`MultiHeadAttention` (feed a decoder one token at a time)."""
         if self.norm_first:
-            x = x + self._sa(self.norm1(x), mask, is_causal)
+            x = x + self._sa(self.norm1(x), mask, is_causal, cache)
             return x + self._ff(self.norm2(x))
-        x = self.norm1(x + self._sa(x, mask, is_causal))
+        x = self.norm1(x + self._sa(x, mask, is_causal, cache))
         return self.norm2(x + self._ff(x))
 
-    def _sa(self, x: Tensor, mask: Any, is_causal: bool) -> Tensor:
-        return self.dropout1(self.self_attn(x, mask=mask, is_causal=is_causal))
+    def _sa(self, x: Tensor, mask: Any, is_causal: bool, cache: dict | None = None) -> Tensor:
+        return self.dropout1(self.self_attn(x, mask=mask, is_causal=is_causal, cache=cache))
 
     def _ff(self, x: Tensor) -> Tensor:
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # (B, T, d_ff) inside
