@@ -340,3 +340,15 @@ def test_second_order_through_slices(rng):
     ref[:3] += 6 * a[:3]
     ref[2:] += 2.0
     close(x.grad, ref, atol=1e-12)
+
+
+def test_softmax_and_attention_computing_in_place_leave_their_inputs_alone(device, rng):
+    x = rand(rng, 3, 5, device=device)
+    q, k, v = (rand(rng, 2, 4, 3, device=device) for _ in range(3))
+    before = [t.numpy().copy() for t in (x, q, k, v)]
+    y = x.softmax(-1) + 0.0
+    o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    (y.sum() + o.sum()).backward()
+    for t, b in zip((x, q, k, v), before):
+        np.testing.assert_array_equal(t.numpy(), b)
+    close(y.sum(-1), np.ones(3), atol=1e-12)

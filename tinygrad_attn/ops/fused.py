@@ -30,7 +30,7 @@ def softmax_array(xp, x, axis):
     k = xp.kernels
     if k is not None and axis in (-1, x.ndim - 1) and k.supports(x):  # CUDA: one kernel, one pass
         return k.softmax(x)
-    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+    e = xp.exp_inplace(x - xp.max(x, axis=axis, keepdims=True))
     e /= xp.sum(e, axis=axis, keepdims=True)
     return e
 
@@ -241,7 +241,7 @@ def _softmax_rows_inplace(xp, s, row_any=None):
         w = k.softmax(s)
         return w if row_any is None else xp.where(row_any, w, 0.0)
     s -= xp.max(s, axis=-1, keepdims=True)
-    w = xp.exp(s)
+    w = xp.exp_inplace(s)
     inv = 1.0 / xp.sum(w, axis=-1, keepdims=True)  # (..., rows, 1)
     if row_any is not None:
         inv = xp.where(row_any, inv, 0.0)
