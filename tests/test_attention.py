@@ -322,3 +322,14 @@ def test_attention_layers_run_under_decompose(rng):
     with tga.decompose():
         y = m(x, is_causal=True)
     close(y, m(x, is_causal=True).numpy(), atol=1e-6)
+
+
+def test_mha_cache_steps_equal_one_causal_call(device, rng):
+    m = to_float64(MultiHeadAttention(8, 2).to(device))
+    x = _x(rng, 2, 6, 8, device=device)
+    full = m(x, is_causal=True).numpy()
+    cache = {}
+    steps = [m(x[:, :2], is_causal=True, cache=cache), m(x[:, 2:3], is_causal=True, cache=cache),
+             m(x[:, 3:6], is_causal=True, cache=cache)]  # fmt: skip
+    close(np.concatenate([s.numpy() for s in steps], 1), full, atol=1e-12)
+    assert cache["k"].shape == (2, 2, 6, 4)
