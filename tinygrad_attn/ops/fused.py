@@ -14,6 +14,7 @@ import math
 
 from ..autograd import FusedFunction
 from .elementwise import blockwise, erf_array
+from .linalg import batch_times_matrix
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
@@ -87,21 +88,20 @@ class Linear(FusedFunction):
     name = "linear"
 
     def forward(self, xp, x, w, b):
-        flat = x.ndim != 2
-        y = xp.matmul(xp.reshape(x, (-1, x.shape[-1])) if flat else x, xp.matrix_transpose(w))
+        wt = xp.matrix_transpose(w)
+        y = batch_times_matrix(xp, x, wt) if x.ndim > 2 else xp.matmul(x, wt)  # a fresh array
         if b is not None:
             if b.dtype == y.dtype:
                 y += b
             else:  # (promotes, as x @ w.mT + b would)
                 y = y + b
-        return xp.reshape(y, (*x.shape[:-1], w.shape[0])) if flat else y
+        return y
 
     def backward_arrays(self, g, ns, inputs, out):
         x, w, b = inputs
+        gx = batch_times_matrix(ns, g, w) if g.ndim > 2 else ns.matmul(g, w)
         g2 = ns.reshape(g, (-1, g.shape[-1]))  # (rows, out)
-        x2 = ns.reshape(x, (-1, x.shape[-1]))  # (rows, in)
-        gx = ns.reshape(ns.matmul(g2, w), tuple(x.shape))
-        gw = ns.matmul(ns.matrix_transpose(g2), x2)
+        gw = ns.matmul(ns.matrix_transpose(g2), ns.reshape(x, (-1, x.shape[-1])))
         return gx, gw, (ns.sum(g2, axis=0) if b is not None else None)
 
     def recompute(self, x, w, b):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..autograd import Function
 
 
-def _batch_times_matrix(ns, a, b):
+def batch_times_matrix(ns, a, b):
     """``a (..., m, k) @ b (k, n)`` as one 2-D product (BLAS runs one large product
     faster than a batch of small ones)."""
     out = ns.matmul(ns.reshape(a, (-1, a.shape[-1])), b)  # (batch * m, n)
@@ -20,7 +20,7 @@ class Matmul(Function):
 
     def forward(self, xp, a, b):
         if b.ndim == 2 and a.ndim > 2:
-            return _batch_times_matrix(xp, a, b)
+            return batch_times_matrix(xp, a, b)
         return xp.matmul(a, b)
 
     def backward(self, g, ns, inputs, out):
@@ -28,7 +28,7 @@ class Matmul(Function):
         mt = ns.matrix_transpose
         if b.ndim == 2 and a.ndim > 2:  # a weight shared by the batch; one 2-D product also sums over it
             a2 = ns.reshape(a, (-1, a.shape[-1]))  # (batch * m, k)
-            return _batch_times_matrix(ns, g, mt(b)), ns.matmul(mt(a2), ns.reshape(g, (-1, g.shape[-1])))
+            return batch_times_matrix(ns, g, mt(b)), ns.matmul(mt(a2), ns.reshape(g, (-1, g.shape[-1])))
         if a.ndim >= 2 and b.ndim >= 2:  # (..., m, k) @ (..., k, n)
             return ns.matmul(g, mt(b)), ns.matmul(mt(a), g)
         # 1-D operands: promote as matmul does, then drop the added axis again.
