@@ -352,3 +352,42 @@ def test_softmax_and_attention_computing_in_place_leave_their_inputs_alone(devic
     for t, b in zip((x, q, k, v), before):
         np.testing.assert_array_equal(t.numpy(), b)
     close(y.sum(-1), np.ones(3), atol=1e-12)
+
+
+# -- NumPy's where as a copy and a masked store ------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.int64, np.bool_])
+@pytest.mark.parametrize("fill", [-np.inf, 0.0, -0.0, 3, np.nan, True, np.float64(2.5), np.array(7, np.int8)])
+@pytest.mark.parametrize("cond_shape", [(5, 6), (1, 6), (3, 1, 1), (3, 5, 6)])
+def test_where_with_a_scalar_side_is_numpys_where(monkeypatch, dtype, fill, cond_shape):
+    from tinygrad_attn import device
+
+    monkeypatch.setattr(device, "WHERE_COPY_MIN", 1)  # take the fast path on small arrays
+    rng = np.random.default_rng(0)
+    full = (rng.standard_normal((3, 5, 6)) * 4).astype(dtype)
+    cond = rng.random(cond_shape) < 0.5
+    ops = tga.get_device("cpu").ops
+    for args in ((cond, fill, full), (cond, full, fill)):
+        try:
+            want = np.where(*args)
+        except (OverflowError, TypeError) as e:
+            with pytest.raises(type(e)):
+                ops.where(*args)
+            continue
+        got = ops.where(*args)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+        if want.dtype.kind == "f":  # -0.0 stays -0.0
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+        assert not np.shares_memory(got, full)
+
+
+def test_where_fast_path_is_taken_for_large_masked_fills(monkeypatch):
+    from tinygrad_attn import device
+
+    calls = []
+    real = np.copyto
+    monkeypatch.setattr(device.np, "copyto", lambda *a, **k: calls.append(1) or real(*a, **k))
+    s = np.ones((4, 64, 64), np.float32)
+    blocked = ~np.tri(64, 64, 0, dtype=bool)
+    out = tga.get_device("cpu").ops.where(blocked, -np.inf, s)
+    assert calls and np.isneginf(out[:, 0, 1:]).all() and (out[:, 1, :2] == 1).all()

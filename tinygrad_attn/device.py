@@ -83,6 +83,38 @@ def _keep_scalar(value: Any, like: Any) -> Any:
     return value
 
 
+#: From this many elements on, ``where`` with a scalar on one side is a copy and a masked
+#: store (below, NumPy's own ``where`` is as fast).
+WHERE_COPY_MIN = 1 << 14
+
+
+def _np_where(cond: Any, x1: Any, x2: Any, /) -> Any:
+    """``numpy.where``, twice as fast on large arrays when one side is a scalar.
+
+    ``where(mask, -inf, scores)`` is how attention masks are applied, forward and
+    backward. NumPy's ``where`` costs about three copies' time even for a causal mask; a
+    copy of the array side and a masked store of the scalar (``copyto(..., where=)``)
+    cost about 1.7 (8x8x512x512 float32: 22 -> 11 ms). Same values, dtype and shape; on a
+    condition with no structure (random bits) it is about 7% slower.
+    """
+    if x2.__class__ is np.ndarray and x2.size >= WHERE_COPY_MIN and np.ndim(x1) == 0:
+        full, fill, invert = x2, x1, False
+    elif x1.__class__ is np.ndarray and x1.size >= WHERE_COPY_MIN and np.ndim(x2) == 0:
+        full, fill, invert = x1, x2, True
+    else:
+        return np.where(cond, x1, x2)
+    if (
+        cond.__class__ is not np.ndarray
+        or cond.dtype != np.bool_
+        or np.result_type(x1, x2) != full.dtype
+        or np.broadcast_shapes(cond.shape, full.shape) != full.shape
+    ):
+        return np.where(cond, x1, x2)
+    out = full.copy()
+    np.copyto(out, fill, where=~cond if invert else cond)
+    return out
+
+
 # NumPy's module functions for these (np.sum, np.reshape, ...) are Python wrappers that
 # cost a microsecond or more per call, more than the work on a small array; the ufunc
 # methods and array methods below are the same operations without the wrapper. They
@@ -94,6 +126,7 @@ _NUMPY_FAST = {
     "reshape": _np_reshape,
     "permute_dims": _np_permute_dims,
     "matrix_transpose": operator.attrgetter("mT"),
+    "where": _np_where,
 }
 
 _CUDA_INSTALL_HINT = (
