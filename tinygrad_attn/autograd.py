@@ -32,11 +32,21 @@ Tensor: Any = None
 TENSOR_NS: Any = None
 
 
+#: Intermediates of at least this many elements give their values back once nothing but
+#: the graph holds them and no backward step reads them (smaller ones are not worth the
+#: check); gradients of this size may be overwritten by the step that receives them.
+FREE_MIN_SIZE = 1 << 14
+# Knowing that only the graph holds a tensor or an array takes exact reference counts:
+# CPython before 3.14, which may skip counting some references on the stack. Elsewhere
+# nothing is freed early and no gradient is overwritten.
+_CAN_COUNT_REFS = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+
+
 class _Switches:
     """Global switches, read on every op: one instance with slots, whose attribute reads
     are about twice as fast as reads of class attributes."""
 
-    __slots__ = ("grad_enabled", "decompose", "anomaly", "scope", "retained")
+    __slots__ = ("grad_enabled", "decompose", "anomaly", "scope", "retained", "releasing", "overwritable")
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -44,6 +54,11 @@ class _Switches:
         self.anomaly = False
         self.scope: Scope | None = None
         self.retained: dict | None = None  # id -> weakref of non-leaf tensors that called retain_grad()
+        # Whether recording an op may release the values of intermediates that nothing but
+        # the graph holds (off during a backward pass, which counts roots' uses once more).
+        self.releasing = _CAN_COUNT_REFS
+        # The gradient array the backward step now running may overwrite (see may_overwrite).
+        self.overwritable: Any = None
 
 
 _State = _Switches()
@@ -177,10 +192,18 @@ class Function:
       are arrays in an ordinary pass and tensors with ``create_graph=True``. Gradients
       may keep the output's broadcast shape: the engine reduces them in one place.
     - ``self.ctx``: anything else forward keeps for backward; released with ``saved``.
+    - ``keep`` and ``reads_output`` say what ``backward`` reads, so that the values of an
+      intermediate nobody else holds can go before backward runs (see
+      :func:`_release_unread`). ``keep``: the positions of the inputs whose arrays it
+      reads (``None``: all; ``"other"``: input ``i``'s when the other input needs a
+      gradient, as in a product). Inputs it does not read arrive as ``None`` once
+      released (Python numbers always stay). ``reads_output``: whether it reads ``out``.
     """
 
     __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "seq", "__weakref__")
     differentiable = True
+    keep: tuple[int, ...] | str | None = None
+    reads_output = True
 
     @classmethod
     def apply(cls, *inputs: Any, args: Any = None) -> Tensor:
@@ -251,9 +274,15 @@ class Function:
             if _State.anomaly:
                 fn.trace = _user_frame()
                 _check_finite(fn, out_data, "forward")
+            if out_data.size >= FREE_MIN_SIZE and _State.releasing:  # a large new array: make room
+                _release_unread(inputs)
         else:
             out.requires_grad = False
             out._ctx = None
+            if need:  # nothing was recorded: take back the uses counted above, so they stay exact
+                for t in inputs:
+                    if isinstance(t, Tensor) and t.requires_grad:
+                        t._uses -= 1
             if _State.anomaly:
                 fn.inputs, fn.scope, fn.trace = inputs, _State.scope, _user_frame()
                 _check_finite(fn, out_data, "forward")
@@ -279,6 +308,63 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<{self.op_name} node>"
+
+
+def _release_unread(inputs: Sequence[Any]) -> None:
+    """Free the values of intermediates that only the graph holds and no step will read.
+
+    Called as an op records a large output. For each input made by a recorded op, that
+    op drops the input arrays its backward does not read (its ``keep``), and each of
+    its own inputs gives its values back when nothing holds the tensor but the graph
+    (its consumers' input lists: exactly ``_uses`` references), nothing holds the array
+    but the tensor, and the op that made it does not read its output. So in
+    ``((q @ k.mT) * c).softmax(-1)`` the scores are freed as soon as they are scaled, as
+    a hand-written version would let them go, while the graph keeps every node for the
+    pictures (the freed values show as shape and dtype).
+    """
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            continue
+        fn = t._ctx
+        if fn is None or fn.saved is None:  # a leaf, or a node a backward already released
+            continue
+        if fn.keep is not None:
+            _drop_unread(fn)
+        for x in fn.inputs:
+            if not isinstance(x, Tensor) or x._ctx is None or x._ctx.reads_output:
+                continue
+            d = x.data
+            if d.__class__ is FreedArray or d.size < FREE_MIN_SIZE:
+                continue
+            # x: its consumers' input lists, this loop, getrefcount's argument.
+            # d: x.data, this local, getrefcount's argument.
+            if sys.getrefcount(x) <= x._uses + 2 and sys.getrefcount(d) <= 3:
+                x.data = FreedArray(d, "before backward, which does not read them")
+
+
+def _drop_unread(fn: Function) -> None:
+    """Replace by None the input arrays ``fn``'s backward does not read (see ``keep``)."""
+    keep, saved, inputs = fn.keep, fn.saved, fn.inputs
+    for i in range(len(saved)):
+        if not hasattr(saved[i], "shape"):  # None, or a number: free to keep
+            continue
+        if keep == "other":
+            other = inputs[1 - i]
+            needed = isinstance(other, Tensor) and other.requires_grad
+        else:
+            needed = i in keep
+        if not needed:
+            saved[i] = None
+
+
+def may_overwrite(g: Any) -> bool:
+    """Whether a backward step may write its result over ``g``, the gradient it received.
+
+    True only for a large array the backward pass holds alone (no other step, no
+    ``.grad``, no caller, no other view of its memory); never with ``create_graph``.
+    Steps that can work in place (softmax, a mask, a scale) then make no new array.
+    """
+    return _State.overwritable is g
 
 
 def _shape_str(t: Any) -> str:
@@ -330,29 +416,22 @@ def _check_finite(fn: Function, arr: Any, phase: str) -> None:
 
 
 # -- the backward pass -------------------------------------------------------------
-#: Intermediates of at least this many elements give their values back during a backward
-#: without ``retain_graph`` once nothing but the graph holds them (smaller ones are not
-#: worth the check).
-FREE_MIN_SIZE = 1 << 14
-# Knowing that only the graph holds a tensor takes exact reference counts: CPython before
-# 3.14, which may skip counting some references on the stack. Elsewhere nothing is freed.
-_CAN_COUNT_REFS = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
-
-
 class FreedArray:
-    """Stands in for the values of an intermediate tensor that a backward freed.
+    """Stands in for the values of an intermediate tensor that were given back early.
 
-    Only the graph held that tensor, and its gradient was computed, so nobody could read
-    its values any more; the graph keeps it for pictures, which need its shape and dtype.
+    Only the graph held that tensor, and no backward step would read its values (they
+    were never read, or backward had run), so nobody could read them any more; the graph
+    keeps the tensor for pictures, which need its shape and dtype. ``when`` says which.
     """
 
-    __slots__ = ("shape", "dtype", "ndim", "size")
+    __slots__ = ("shape", "dtype", "ndim", "size", "when")
 
-    def __init__(self, arr: Any) -> None:
+    def __init__(self, arr: Any, when: str = "by backward") -> None:
         self.shape, self.dtype, self.ndim, self.size = tuple(arr.shape), arr.dtype, arr.ndim, arr.size
+        self.when = when
 
     def __repr__(self) -> str:
-        return f"<values freed by backward: shape {self.shape}, dtype {self.dtype}>"
+        return f"<values freed {self.when}: shape {self.shape}, dtype {self.dtype}>"
 
 
 class SliceGradient:
@@ -449,8 +528,11 @@ def run_backward(
     # Free the values of large intermediates as soon as their node is done, when nothing
     # but the graph holds them: the graph's own references are its consumer edges.
     free = _CAN_COUNT_REFS and not (retain_graph or create_graph)
-    prev_enabled = _State.grad_enabled
+    prev_enabled, prev_releasing = _State.grad_enabled, _State.releasing
     _State.grad_enabled = create_graph
+    _State.releasing = False  # roots count one use more during the pass
+    overwrite = _CAN_COUNT_REFS and not create_graph
+    getrefcount = sys.getrefcount
     T = Tensor
     try:
         while True:
@@ -485,7 +567,18 @@ def run_backward(
                     "the first time if you need to go through the graph again."
                 )
             elif create_graph:
-                gs = fn.backward(g, TENSOR_NS, inputs, t)
+                seen = inputs
+                if fn.keep is not None:  # an input whose array was dropped reads as None, as in an ordinary pass
+                    seen = [None if a is None and isinstance(i, T) else i for i, a in zip(inputs, fn.saved)]
+                gs = fn.backward(g, TENSOR_NS, seen, t)
+            elif overwrite and g.size >= FREE_MIN_SIZE and getrefcount(g) == 2 and _sole_view(g):
+                # (references: this pass's one, and getrefcount's argument.) Nobody else can
+                # see g: the step may write over it.
+                _State.overwritable = g
+                try:
+                    gs = fn.backward(g, t._dev.ops, fn.saved, out)
+                finally:
+                    _State.overwritable = None
             else:
                 gs = fn.backward(g, t._dev.ops, fn.saved, out)
             del g
@@ -530,17 +623,29 @@ def run_backward(
                     else:
                         entry[0] = prev + gi
                         owned.add(ki)
-            del gs
-            if free and out.size >= FREE_MIN_SIZE:
+            gs = gi = None  # (no stale reference: a gradient another step gets may be overwritten)
+            if free and out.__class__ is not FreedArray and out.size >= FREE_MIN_SIZE:
                 # References: one per consumer edge, ``t`` here, and getrefcount's argument.
                 if sys.getrefcount(t) <= edges + 2:
                     t.data = FreedArray(out)
             del out
     finally:
-        _State.grad_enabled = prev_enabled
+        _State.grad_enabled, _State.releasing = prev_enabled, prev_releasing
         for r in roots:
             r._uses -= 1
     return found if targets is not None else None
+
+
+def _sole_view(g: Any) -> bool:
+    """Whether ``g`` may be written and no other array shares its memory: it owns it, or
+    it is the one view of a whole array nothing else holds (not a broadcast, which
+    repeats elements, nor a slice). False where arrays have no ``base`` (array_api_strict)."""
+    base = getattr(g, "base", False)
+    if base is False or not getattr(g.flags, "writeable", True):
+        return False
+    # A view of the whole base only: CuPy's broadcasts are writeable, and repeat elements.
+    # (References to base: g.base, this local, getrefcount's argument.)
+    return base is None or (base.size == g.size and sys.getrefcount(base) == 3)
 
 
 def _accumulate(t: Tensor, g: Any, create_graph: bool) -> None:

@@ -255,7 +255,7 @@ class Tensor:
         extra += ", requires_grad=True" if self.requires_grad else ""
         extra += f", grad_fn=<{self._ctx.op_name}>" if self._ctx is not None else ""
         if self.data.__class__ is autograd.FreedArray:
-            body = f"<values freed by backward>, shape={self.shape}"
+            body = f"<values freed {self.data.when}>, shape={self.shape}"
         else:
             body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
         return f"Tensor({body}, dtype={self.dtype}{extra})"
@@ -265,9 +265,9 @@ class Tensor:
         """A host (NumPy) copy of the data."""
         if self.data.__class__ is autograd.FreedArray:
             raise RuntimeError(
-                f"numpy: the values of this intermediate tensor (shape {self.shape}) were freed by "
-                "backward(), as nothing else held it; keep a reference to it, or call "
-                "backward(retain_graph=True), to read it afterwards"
+                f"numpy: the values of this intermediate tensor (shape {self.shape}) were freed "
+                f"{self.data.when}, as nothing but the graph held it; keep a reference to it (and "
+                "call backward(retain_graph=True)) to read it afterwards"
             )
         return np.array(self._dev.to_host(self.data), copy=True)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import math
 
-from ..autograd import Function
+from ..autograd import Function, may_overwrite
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -21,6 +21,8 @@ _CONST = frozenset((int, float, bool, complex))
 
 class Add(Function):
     __slots__ = ()
+    keep = ()
+    reads_output = False
 
     def forward(self, xp, a, b):
         return a + b
@@ -31,6 +33,8 @@ class Add(Function):
 
 class Sub(Function):
     __slots__ = ()
+    keep = ()
+    reads_output = False
 
     def forward(self, xp, a, b):
         return a - b
@@ -41,6 +45,8 @@ class Sub(Function):
 
 class Mul(Function):
     __slots__ = ()
+    keep = "other"  # each side's gradient reads the other side
+    reads_output = False
 
     def forward(self, xp, a, b):
         return a * b
@@ -48,14 +54,25 @@ class Mul(Function):
     def backward(self, g, ns, inputs, out):
         a, b = inputs
         if type(b) in _CONST:
-            return g * ns.scalar(b, g), None
+            return _scaled(g, ns, b), None
         if type(a) in _CONST:
-            return None, g * ns.scalar(a, g)
-        return g * b, g * a
+            return None, _scaled(g, ns, a)
+        # (an input released as None is one whose partner needs no gradient)
+        return (None if b is None else g * b), (None if a is None else g * a)
+
+
+def _scaled(g, ns, c):
+    """``g * c``, written over ``g`` when the backward pass allows it."""
+    c = ns.scalar(c, g)
+    if may_overwrite(g):
+        g *= c
+        return g
+    return g * c
 
 
 class Div(Function):
     __slots__ = ()
+    keep = (1,)  # a / b: only b (and the output) are read
 
     def forward(self, xp, a, b):
         return a / b
@@ -70,6 +87,8 @@ class Div(Function):
 
 class Neg(Function):
     __slots__ = ()
+    keep = ()
+    reads_output = False
 
     def forward(self, xp, a):
         return -a
@@ -110,6 +129,7 @@ class Pow(Function):
 
 class Exp(Function):
     __slots__ = ()
+    keep = ()
 
     def forward(self, xp, a):
         return xp.exp(a)
@@ -130,6 +150,7 @@ class Log(Function):
 
 class Sqrt(Function):
     __slots__ = ()
+    keep = ()
 
     def forward(self, xp, a):
         return xp.sqrt(a)
@@ -140,6 +161,7 @@ class Sqrt(Function):
 
 class Tanh(Function):
     __slots__ = ()
+    keep = ()
 
     def forward(self, xp, a):
         return xp.tanh(a)
@@ -151,6 +173,7 @@ class Tanh(Function):
 
 class Sigmoid(Function):
     __slots__ = ()
+    keep = ()
 
     def forward(self, xp, a):
         e = xp.exp(-xp.abs(a))  # never overflows
@@ -232,6 +255,8 @@ class Where(Function):
     """``where(cond, a, b)``; ``cond`` is a boolean array and carries no gradient."""
 
     __slots__ = ()
+    keep = (0,)
+    reads_output = False
 
     def forward(self, xp, cond, a, b):
         return xp.where(cond, a, b)
@@ -239,10 +264,15 @@ class Where(Function):
     def backward(self, g, ns, inputs, out):
         cond, a, b = inputs
         cond = ns.const(cond)
+        a_const, b_const = type(a) in _CONST, type(b) in _CONST
+        if (a_const or b_const) and may_overwrite(g):  # one gradient only: mask g itself
+            if a_const:
+                return None, None, ns.fill_where(g, cond, 0.0)
+            return None, ns.fill_where(g, ~cond, 0.0), None
         return (
             None,
-            None if type(a) in _CONST else ns.where(cond, g, 0.0),
-            None if type(b) in _CONST else ns.where(cond, 0.0, g),
+            None if a_const else ns.where(cond, g, 0.0),
+            None if b_const else ns.where(cond, 0.0, g),
         )
 
 

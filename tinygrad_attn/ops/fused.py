@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import math
 
-from ..autograd import FusedFunction
+from .. import autograd
+from ..autograd import FusedFunction, may_overwrite
 from .elementwise import blockwise, erf_array
 from .linalg import batch_times_matrix
 
@@ -36,25 +37,38 @@ def softmax_array(xp, x, axis):
     return e
 
 
-def softmax_backward_array(xp, g, y, axis):
+def softmax_backward_array(xp, g, y, axis, overwrite=False):
+    """``y * (g - sum(g * y))``; with ``overwrite``, written over ``g``."""
     k = xp.kernels
     if k is not None and axis in (-1, y.ndim - 1) and k.supports(y):
         return k.softmax_backward(g, y)
     last = axis in (-1, y.ndim - 1)
-    gx = g - (_rowsum_of_product(xp, g, y) if last else xp.sum(g * y, axis=axis, keepdims=True))
+    r = _rowsum_of_product(xp, g, y) if last else xp.sum(g * y, axis=axis, keepdims=True)
+    if overwrite:
+        g -= r
+        gx = g
+    else:
+        gx = g - r
     gx *= y
     return gx
 
 
 class Softmax(FusedFunction):
+    """Its backward reads only the output, so the input's values can go once computed
+    (``keep = ()``); higher orders differentiate ``out * (g - sum(g * out))`` through
+    the output, which is itself differentiable, instead of recomputing from the input."""
+
     __slots__ = ()
     name = "softmax"
+    keep = ()
 
     def forward(self, xp, x):
         return softmax_array(xp, x, self.args)
 
-    def backward_arrays(self, g, ns, inputs, out):
-        return (softmax_backward_array(ns, g, out, self.args),)
+    def backward(self, g, ns, inputs, out):
+        if ns is autograd.TENSOR_NS:
+            return (out * (g - (g * out).sum(self.args, keepdims=True)),)
+        return (softmax_backward_array(ns, g, out, self.args, may_overwrite(g)),)
 
     def recompute(self, x):
         return _F().softmax(x, self.args)

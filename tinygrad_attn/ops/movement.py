@@ -10,6 +10,7 @@ from ..autograd import Function
 
 class Reshape(Function):
     __slots__ = ()
+    reads_output = False
 
     def forward(self, xp, a):
         return xp.reshape(a, self.args)
@@ -20,6 +21,7 @@ class Reshape(Function):
 
 class Permute(Function):
     __slots__ = ()
+    reads_output = False
 
     def forward(self, xp, a):
         return xp.permute_dims(a, self.args)
@@ -41,6 +43,7 @@ class Expand(Function):
     """Broadcast to a larger shape; the engine sums the gradient back."""
 
     __slots__ = ()
+    reads_output = False
 
     def forward(self, xp, a):
         return xp.broadcast_to(a, self.args)
@@ -53,6 +56,7 @@ class Slice(Function):
     """Basic indexing ``x[key]``: ints, slices and ``...`` (no ``None``, no arrays)."""
 
     __slots__ = ()
+    reads_output = False
     name = "getitem"
 
     def forward(self, xp, a):
@@ -82,6 +86,7 @@ class Cat(Function):
     """Join along ``axis`` (``args``); each input's gradient is its slice of ``g``."""
 
     __slots__ = ()
+    reads_output = False
 
     def forward(self, xp, *arrays):
         return xp.concat(arrays, axis=self.args)

@@ -13,6 +13,7 @@ def _keepdims_shape(shape: tuple, axis: tuple | None) -> tuple:
 
 class Sum(Function):
     __slots__ = ()
+    reads_output = False
 
     def forward(self, xp, a):
         axis, keepdims = self.args

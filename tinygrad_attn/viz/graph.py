@@ -233,9 +233,9 @@ class Gradients:
 
 
 def values_of(t: Tensor) -> list[str]:
-    """The tensor's numbers, or a note that a backward pass freed them."""
+    """The tensor's numbers, or a note that they were freed, and when."""
     if isinstance(t.data, FreedArray):
-        return ["values freed by backward"]
+        return [f"values freed {t.data.when}"]
     return text.values_lines(t.numpy())
 
 

@@ -1,7 +1,8 @@
 """Which arrays a backward step reads: run its formula once on stand-ins and watch.
 
-The engine keeps every input array of an op (``fn.saved``) whether or not its
-backward needs it, but ``add`` needs none and ``reshape`` only a shape. To draw what
+The engine keeps every input array of an op (``fn.saved``) except those the op
+declares unread (``Function.keep``, dropped once a large op is recorded after it);
+``reshape`` keeps its input, yet reads only its shape. To draw what
 each step really uses, :func:`arrays_read` calls the op's own ``backward`` with
 :class:`Probe` objects in place of the inputs, the output and the ``ctx`` arrays.
 Reading a probe's shape, ndim or dtype is metadata; any arithmetic or namespace call
