@@ -18,3 +18,25 @@ def test_device_comparison_runs_on_a_second_device(monkeypatch, capsys):
     assert set(table) == {("tiny", "user"), ("tiny", "module")}
     assert all(tc > 0 and td > 0 for tc, td in table.values())
     assert "array_api_strict:device1" in capsys.readouterr().out
+
+
+def test_the_hand_written_attention_computes_the_output_and_gradients_of_the_module(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    sys.modules.pop("attention", None)
+    import attention  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+
+    from tinygrad_attn import Tensor  # noqa: PLC0415
+
+    a = attention.make_inputs(2, 5, 8)
+    ref = attention.mha_numpy(a, 2)
+    mha = attention.module_class()(8, 2)
+    for n, lin in zip("qkvo", (mha.q_proj, mha.k_proj, mha.v_proj, mha.out_proj)):
+        lin.weight.data[...] = a[f"W{n}"]
+        lin.bias.data[...] = a[f"b{n}"]
+    x = Tensor(a["x"], requires_grad=True)
+    y = mha(x, is_causal=True)
+    np.testing.assert_allclose(ref["y"], y.numpy(), rtol=1e-5, atol=1e-6)
+    y.backward(Tensor(a["gy"]))
+    np.testing.assert_allclose(ref["x"], x.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(ref["Wq"], mha.q_proj.weight.grad.numpy(), rtol=1e-4, atol=1e-5)
