@@ -346,7 +346,12 @@ def test_random_graphs_with_shared_and_dead_branches_match_finite_differences(se
     unary = [lambda a: a.tanh(), lambda a: a * 0.7, lambda a: a.exp() * 0.1, lambda a: -a]
     binary = [lambda a, b: a * b, lambda a, b: a + b, lambda a, b: a - b * 0.5]
     plan = [
-        (int(pick.integers(2)), int(pick.integers(4)), [int(pick.integers(10**6)) for _ in range(2)], bool(pick.random() < 0.3))
+        (
+            int(pick.integers(2)),
+            int(pick.integers(4)),
+            [int(pick.integers(10**6)) for _ in range(2)],
+            bool(pick.random() < 0.3),
+        )
         for _ in range(25)
     ]
     kept_alive = []

@@ -226,23 +226,31 @@ def test_a_view_of_a_gradient_another_step_still_needs_is_never_written_over(rel
 
 
 def test_backward_overwrites_gradients_only_it_holds(release_all, monkeypatch, rng):
-    x = rand(rng, 3, 4)
-    seen = []
-    real = autograd.may_overwrite
     from tinygrad_attn.ops import elementwise, fused
 
-    def spy(g):
-        seen.append(real(g))
-        return seen[-1]
+    x = rand(rng, 3, 4)
+    seen = []
 
-    monkeypatch.setattr(elementwise, "may_overwrite", spy)
-    monkeypatch.setattr(fused, "may_overwrite", spy)
+    def spy(cls):
+        real = cls.backward
+
+        def backward(self, g, ns, inputs, out):
+            allowed = autograd.may_overwrite(g)
+            gs = real(self, g, ns, inputs, out)
+            seen.append((cls.op_name_of(), allowed, any(gi is g for gi in gs)))
+            return gs
+
+        monkeypatch.setattr(cls, "backward", backward)
+
+    spy(fused.Softmax)
+    spy(elementwise.Mul)
     ((x @ x.mT * 2.0).softmax(-1) @ x).sum().backward()
-    assert seen == [COUNTS, COUNTS]  # softmax's step, then the scale's: both got fresh arrays
+    # softmax's step, then the scale's: both got fresh arrays, and wrote over them
+    assert seen == [("softmax", COUNTS, COUNTS), ("mul", COUNTS, COUNTS)]
     seen.clear()
     y = (x * 2.0).softmax(-1)
     y.backward(Tensor(np.ones((3, 4))))  # the caller's gradient: never
-    assert seen == [False, COUNTS]
+    assert seen == [("softmax", False, False), ("mul", COUNTS, COUNTS)]
 
 
 def test_peak_memory_falls(monkeypatch, rng):

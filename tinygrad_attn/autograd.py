@@ -558,6 +558,7 @@ def run_backward(
                     continue
             inputs = fn.inputs
             out = t.data
+            big = out.size >= FREE_MIN_SIZE  # (g has its shape)
             if g is None:  # nothing flows through here (an unused branch): only release
                 gs = (None,) * len(inputs)
             elif fn.saved is None:
@@ -571,7 +572,7 @@ def run_backward(
                 if fn.keep is not None:  # an input whose array was dropped reads as None, as in an ordinary pass
                     seen = [None if a is None and isinstance(i, T) else i for i, a in zip(inputs, fn.saved)]
                 gs = fn.backward(g, TENSOR_NS, seen, t)
-            elif overwrite and g.size >= FREE_MIN_SIZE and getrefcount(g) == 2 and _sole_view(g):
+            elif big and overwrite and getrefcount(g) == 2 and _sole_view(g):
                 # (references: this pass's one, and getrefcount's argument.) Nobody else can
                 # see g: the step may write over it.
                 _State.overwritable = g
@@ -624,7 +625,7 @@ def run_backward(
                         entry[0] = prev + gi
                         owned.add(ki)
             gs = gi = None  # (no stale reference: a gradient another step gets may be overwritten)
-            if free and out.__class__ is not FreedArray and out.size >= FREE_MIN_SIZE:
+            if big and free and out.__class__ is not FreedArray:
                 # References: one per consumer edge, ``t`` here, and getrefcount's argument.
                 if sys.getrefcount(t) <= edges + 2:
                     t.data = FreedArray(out)

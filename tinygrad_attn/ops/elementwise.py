@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import math
 
-from ..autograd import Function, may_overwrite
+from ..autograd import Function, _State, may_overwrite
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -53,21 +53,15 @@ class Mul(Function):
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
-        if type(b) in _CONST:
-            return _scaled(g, ns, b), None
-        if type(a) in _CONST:
-            return None, _scaled(g, ns, a)
+        if type(b) in _CONST or type(a) in _CONST:  # a scale: over g itself where allowed
+            c = ns.scalar(b, g) if type(b) in _CONST else ns.scalar(a, g)
+            if _State.overwritable is g:  # (may_overwrite(g), inlined: this is the hottest step)
+                g *= c
+            else:
+                g = g * c
+            return (g, None) if type(b) in _CONST else (None, g)
         # (an input released as None is one whose partner needs no gradient)
         return (None if b is None else g * b), (None if a is None else g * a)
-
-
-def _scaled(g, ns, c):
-    """``g * c``, written over ``g`` when the backward pass allows it."""
-    c = ns.scalar(c, g)
-    if may_overwrite(g):
-        g *= c
-        return g
-    return g * c
 
 
 class Div(Function):
