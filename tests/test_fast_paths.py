@@ -391,3 +391,26 @@ def test_where_fast_path_is_taken_for_large_masked_fills(monkeypatch):
     blocked = ~np.tri(64, 64, 0, dtype=bool)
     out = tga.get_device("cpu").ops.where(blocked, -np.inf, s)
     assert calls and np.isneginf(out[:, 0, 1:]).all() and (out[:, 1, :2] == 1).all()
+
+
+# -- index_add by sorting (the gradient of a gather: embeddings) --------------------------------
+@pytest.mark.parametrize("axis", [0, 1, 2])
+@pytest.mark.parametrize("n_index", [0, 1, 7, 40])
+def test_index_add_sums_as_numpy_add_at(axis, n_index):
+    rng = np.random.default_rng(axis * 100 + n_index)
+    shape = (5, 6, 4)
+    index = rng.integers(-shape[axis], shape[axis], n_index)  # repeats, and negative indices
+    vshape = list(shape)
+    vshape[axis] = n_index
+    values = rng.standard_normal(vshape)
+    want = np.zeros(shape)
+    np.add.at(want, (slice(None),) * axis + (index,), values)
+    got = tga.get_device("cpu").index_add(shape, axis, index, values)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+def test_embedding_gradient_counts_every_repeat(rng):
+    table = Tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    ids = np.array([[0, 3, 3], [3, -1, 2]])  # -1 is row 3 again
+    table[ids].sum().backward()
+    close(table.grad, np.array([[1.0] * 3, [0.0] * 3, [1.0] * 3, [4.0] * 3]))
