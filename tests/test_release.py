@@ -104,6 +104,18 @@ def test_attention_written_by_hand_matches_finite_differences_with_everything_re
     assert tga.gradcheck(f, *p.values())
 
 
+def test_uses_count_recorded_ops_exactly(rng):
+    x = rand(rng, 3)
+    h = x.tanh()
+    with tga.no_grad():
+        h * 5.0  # records nothing
+    mask = h > 0.0  # has no gradient: records nothing
+    assert not mask.requires_grad
+    assert h._uses == 0  # so a reference count can be compared with it
+    y = h * h
+    assert h._uses == 2 and y._uses == 0
+
+
 def test_what_the_user_holds_is_never_freed(release_all, rng):
     x = rand(rng, 3, 4)
     held = x @ x.mT  # the user holds the tensor

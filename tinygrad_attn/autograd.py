@@ -232,7 +232,7 @@ class Function:
                         dev = t._dev
                     if t.requires_grad:
                         need = True
-                        t._uses += 1  # also counted when nothing is recorded: "at least" is safe
+                        t._uses += 1  # (given back below if nothing is recorded)
                     datas.append(t.data)
                 else:
                     datas.append(t)

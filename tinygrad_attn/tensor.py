@@ -60,8 +60,9 @@ class Tensor:
     [[2.0, 4.0], [6.0, 8.0]]
     """
 
-    # ``_uses``: how many recorded ops have taken this tensor as an input (at least; see
-    # autograd.run_backward, which reads it to order the backward pass without a graph walk).
+    # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (see
+    # autograd.run_backward, which orders the backward pass by it without a graph walk, and
+    # autograd._release_unread, which compares it with the tensor's reference count).
     __slots__ = ("data", "_dev", "grad", "requires_grad", "_ctx", "name", "_uses", "__weakref__")
     __array_ufunc__ = None  # ``ndarray + Tensor`` defers to Tensor.__radd__
     __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
