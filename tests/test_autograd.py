@@ -186,6 +186,21 @@ def test_retain_grad_on_intermediate():
     close(h.grad, [6.0, 12.0])
 
 
+def test_a_retained_tensor_that_dies_leaves_nothing_behind(rng):
+    x = rand(rng, 3)
+    for _ in range(50):
+        (x * 2.0).retain_grad()  # each dies at once; its id is free for the next tensor
+    registry = autograd._State.retained
+    assert all(ref() is not None for ref in registry.values())  # no entry outlives its tensor
+    h = x * 3.0
+    (h * h).sum().backward()
+    assert h.grad is None  # never retained, whatever id it got
+    kept = x * 4.0
+    kept.retain_grad()
+    (kept * 1.0).sum().backward()
+    close(kept.grad, np.ones(3))
+
+
 def test_chain_of_100k_ops_backpropagates():
     x = Tensor([1.0], requires_grad=True)
     h = x

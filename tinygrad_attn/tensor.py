@@ -248,7 +248,15 @@ class Tensor:
         """Keep ``.grad`` for this non-leaf tensor after backward."""
         if autograd._State.retained is None:
             autograd._State.retained = {}
-        autograd._State.retained[id(self)] = weakref.ref(self)
+        registry, key = autograd._State.retained, id(self)
+
+        def forget(ref: weakref.ref, registry: dict = registry, key: int = key) -> None:
+            # The entry goes with the tensor: its id may be reused by a tensor that did not
+            # ask, which would otherwise get a ``.grad`` (and keep it alive).
+            if registry.get(key) is ref:
+                del registry[key]
+
+        registry[key] = weakref.ref(self, forget)
         return self
 
     def __repr__(self) -> str:
