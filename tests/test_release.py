@@ -210,6 +210,47 @@ def test_random_graphs_match_finite_differences_with_everything_released(release
     assert tga.gradcheck(f, x, w)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_random_programs_give_the_same_gradients_with_and_without_releasing(release_all, monkeypatch, seed):
+    """Random programs over matrices, some intermediates held, some retained, some used
+    twice: every gradient bit for bit the same as with both mechanisms off."""
+    pick = np.random.default_rng(seed)
+    blocked = Tensor(~np.tri(4, 4, 0, dtype=bool))
+    steps = [
+        lambda a, b: a @ b.mT,
+        lambda a, b: (a * 0.5).masked_fill(blocked, -math.inf).softmax(-1) @ b,
+        lambda a, b: a * b + a,
+        lambda a, b: (a - b * 2.0).tanh(),
+        lambda a, b: a.mT.reshape(16).reshape(4, 4) / 3.0,
+        lambda a, b: -a + b.exp() * 0.1,
+    ]
+    plan = [(int(pick.integers(len(steps))), int(pick.integers(99)), int(pick.integers(99)), int(pick.integers(4)))
+            for _ in range(16)]  # fmt: skip
+    x0, w0 = pick.standard_normal((4, 4)), pick.standard_normal((4, 4))
+
+    def run():
+        x, w = Tensor(x0, requires_grad=True), Tensor(w0, requires_grad=True)
+        nodes, held, retained = [x, w], [], []
+        for k, i, j, keep in plan:
+            out = steps[k](nodes[i % len(nodes)], nodes[j % len(nodes)])
+            if keep == 0:
+                held.append(out)  # the user holds it
+            elif keep == 1:
+                out.retain_grad()
+                retained.append(out)
+            nodes.append(out)
+        loss = (nodes[-1] * nodes[-2]).sum() + nodes[len(nodes) // 2].sum()
+        loss.backward()
+        return [x.grad.numpy(), w.grad.numpy()] + [r.grad.numpy() for r in retained if r.grad is not None]
+
+    got = run()
+    _neither(monkeypatch)
+    want = run()
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
 # -- gradients written over in place -----------------------------------------------------------
 def test_a_gradient_someone_else_holds_is_never_written_over(release_all, rng):
     x = rand(rng, 4, 6)
