@@ -129,6 +129,21 @@ def test_batch_times_matrix_with_non_contiguous_input(rng):
     assert tga.gradcheck(lambda a, w: a @ w, a.detach().requires_grad_(), w)
 
 
+@pytest.mark.parametrize("shape", [(1, 3, 4), (3, 4)])
+def test_one_matrix_times_a_weight_takes_no_reshape(device, rng, shape, monkeypatch):
+    from tinygrad_attn.ops import linalg
+
+    ops = tga.get_device(device).ops
+    a, w = rand(rng, *shape, device=device), rand(rng, 4, 5, device=device)
+    calls = []
+    real = ops.reshape
+    monkeypatch.setattr(ops, "reshape", lambda *args, **kw: calls.append(1) or real(*args, **kw))
+    out = linalg.batch_times_matrix(ops, a.data, w.data)
+    assert not calls and tuple(out.shape) == shape[:-1] + (5,)
+    close(Tensor._wrap(out, a._dev), a.numpy() @ w.numpy())
+    assert tga.gradcheck(lambda a, w: a @ w, rand(rng, *shape), rand(rng, 4, 5))
+
+
 # -- shape fast paths --------------------------------------------------------------------------
 def test_permute_cache_still_checks(rng):
     x = rand(rng, 2, 3, 4)
@@ -143,6 +158,20 @@ def test_permute_cache_still_checks(rng):
     assert x.mT.shape == (2, 4, 3)
     with pytest.raises(ValueError, match="mT"):
         rand(rng, 3).mT
+
+
+def test_reshape_resolves_and_checks_every_time(rng):
+    x = rand(rng, 2, 3, 4)
+    for _ in range(2):  # the second time from the cache
+        assert x.reshape(-1, 4).shape == (6, 4) and x.reshape((4, -1)).shape == (4, 6)
+        assert x.reshape(np.int64(6), 4).shape == (6, 4) and x.reshape([6, 4]).shape == (6, 4)
+        with pytest.raises(ValueError, match=r"reshape: cannot reshape a tensor of shape \(2, 3, 4\) into \(5, -1\)"):
+            x.reshape(5, -1)
+        with pytest.raises(ValueError, match="reshape"):
+            x.reshape(-1, -1)
+        with pytest.raises(ValueError, match="reshape"):
+            x.reshape(7, 4)
+    assert x.reshape(2, 3, 4) is x
 
 
 def test_numpy_fast_spellings_follow_the_array_api():

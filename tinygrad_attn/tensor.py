@@ -35,6 +35,22 @@ def _shape_args(shape: Sequence[Any]) -> Shape:
     return tuple(map(int, shape))
 
 
+@functools.lru_cache(maxsize=4096)
+def _reshape_target(cur: Shape, shape: tuple) -> Shape:
+    """``shape`` with its one ``-1`` resolved, checked against ``cur`` (cached: a model
+    reshapes the same few ways on every step)."""
+    shape = tuple(map(int, shape))
+    n = math.prod(cur)
+    if -1 in shape and shape.count(-1) == 1:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or n % known:
+            raise ValueError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
+        shape = tuple(n // known if s == -1 else s for s in shape)
+    if math.prod(shape) != n:
+        raise ValueError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
+    return shape
+
+
 @functools.cache
 def _permutation(ndim: int, axes: tuple) -> tuple[int, ...] | None:
     """``axes`` checked and made non-negative; None for the identity. Cached: models
@@ -533,18 +549,12 @@ class Tensor:
 
     # -- shape --------------------------------------------------------------------
     def reshape(self, *shape: Any) -> Tensor:
-        shape = _shape_args(shape)
-        cur = self.data.shape
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        cur = tuple(self.data.shape)
+        shape = _reshape_target(cur, shape)
         if shape == cur:
             return self
-        n = math.prod(cur)
-        if -1 in shape and shape.count(-1) == 1:
-            known = math.prod(s for s in shape if s != -1)
-            if known == 0 or n % known:
-                raise ValueError(f"reshape: cannot reshape a tensor of shape {self.shape} into {shape}")
-            shape = tuple(n // known if s == -1 else s for s in shape)
-        if math.prod(shape) != n:
-            raise ValueError(f"reshape: cannot reshape a tensor of shape {self.shape} into {shape}")
         return ops.Reshape.apply(self, args=shape)
 
     view = reshape
