@@ -9,6 +9,7 @@ from . import functional
 from .autograd import Function, decompose, detect_anomaly, enable_grad, grad, is_grad_enabled, no_grad
 from .device import default_device, devices, get_device, is_available, set_default_device
 from .gradcheck import gradcheck
+from .malloc import keep_freed_memory
 from .random import manual_seed
 from .tensor import Tensor, cat, stack, tril, triu, where
 
@@ -44,6 +45,7 @@ __all__ = [
     "set_default_device",
     "default_device",
     "get_device",
+    "keep_freed_memory",
     "cat",
     "stack",
     "where",

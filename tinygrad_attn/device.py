@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from . import malloc
+
 # Array-API names the ops may call through ``device.ops``. A backend missing one of
 # them under its standard name falls back to the NumPy-era spelling below.
 _ARRAY_API_NAMES = (
@@ -171,6 +173,7 @@ class Device:
 
             ops.astype = _astype
         ops.zeros = self.zeros
+        ops.empty = self.empty
         ops.gather = self.gather
         ops.scatter_add = self.scatter_add
         ops.slice_grad = self.slice_grad
@@ -232,6 +235,14 @@ class Device:
         if self._array_device is None:
             return self.xp.zeros(shape, dtype=dtype)
         return self.xp.zeros(shape, dtype=dtype, device=self._array_device)
+
+    def empty(self, shape: tuple, dtype: Any) -> Any:
+        """Uninitialised: for an array every element of which is written next. (Unlike
+        ``zeros``, whose memory the system hands out fresh, page by page, on first write,
+        it reuses memory the process already has.)"""
+        if self._array_device is None:
+            return self.xp.empty(shape, dtype=dtype)
+        return self.xp.empty(shape, dtype=dtype, device=self._array_device)
 
     def to_host(self, arr: Any) -> np.ndarray:
         """A NumPy copy (or view, on the CPU) of a backend array."""
@@ -370,6 +381,7 @@ def get_device(name: Any = None) -> Device:
 def _make_device(key: str) -> Device:
     kind, _, index = key.partition(":")
     if kind == "cpu" and not index:
+        malloc.keep_by_default()  # large arrays reuse freed memory instead of fresh pages
         return Device("cpu", np)
     if kind == "cuda":
         cp = _import_cupy()

@@ -310,7 +310,7 @@ def blockwise(xp, f, *arrays):
         part = f(*[x[block] for x in flat])
         parts = part if isinstance(part, tuple) else (part,)
         if outs is None:
-            outs = [xp.zeros((size,), p.dtype) for p in parts]
+            outs = [xp.empty((size,), p.dtype) for p in parts]  # (every block is written)
         for o, p in zip(outs, parts):
             o[block] = p
     shaped = tuple(xp.reshape(o, a.shape) for o in outs)
