@@ -53,13 +53,14 @@ class Mul(Function):
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
-        if type(b) in _CONST or type(a) in _CONST:  # a scale: over g itself where allowed
-            c = ns.scalar(b, g) if type(b) in _CONST else ns.scalar(a, g)
+        b_const = type(b) in _CONST
+        if b_const or type(a) in _CONST:  # a scale: over g itself where allowed
+            c = ns.scalar(b if b_const else a, g)
             if _State.overwritable is g:  # (may_overwrite(g), inlined: this is the hottest step)
                 g *= c
             else:
                 g = g * c
-            return (g, None) if type(b) in _CONST else (None, g)
+            return (g, None) if b_const else (None, g)
         # (an input released as None is one whose partner needs no gradient)
         return (None if b is None else g * b), (None if a is None else g * a)
 

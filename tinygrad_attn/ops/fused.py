@@ -103,7 +103,7 @@ class Linear(FusedFunction):
 
     def forward(self, xp, x, w, b):
         wt = xp.matrix_transpose(w)
-        y = batch_times_matrix(xp, x, wt) if x.ndim > 2 else xp.matmul(x, wt)  # a fresh array
+        y = batch_times_matrix(xp, x, wt)  # a fresh array
         if b is not None:
             if b.dtype == y.dtype:
                 y += b
@@ -113,7 +113,7 @@ class Linear(FusedFunction):
 
     def backward_arrays(self, g, ns, inputs, out):
         x, w, b = inputs
-        gx = batch_times_matrix(ns, g, w) if g.ndim > 2 else ns.matmul(g, w)
+        gx = batch_times_matrix(ns, g, w)
         g2 = ns.reshape(g, (-1, g.shape[-1]))  # (rows, out)
         gw = ns.matmul(ns.matrix_transpose(g2), ns.reshape(x, (-1, x.shape[-1])))
         return gx, gw, (ns.sum(g2, axis=0) if b is not None else None)

@@ -9,8 +9,8 @@ from ..autograd import Function
 
 
 def batch_times_matrix(ns, a, b):
-    """``a (..., m, k) @ b (k, n)`` as one 2-D product (BLAS runs one large product
-    faster than a batch of small ones)."""
+    """``a (..., m, k) @ b (k, n)`` (or ``a (k,)``) as one 2-D product (BLAS runs one
+    large product faster than a batch of small ones)."""
     if a.ndim == 2 or (a.ndim == 3 and a.shape[0] == 1):  # one matrix already: no reshapes
         return ns.matmul(a, b)
     out = ns.matmul(ns.reshape(a, (-1, a.shape[-1])), b)  # (batch * m, n)
