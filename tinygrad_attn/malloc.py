@@ -30,7 +30,7 @@ DEFAULT_LIMIT = 128 << 20
 #: Arrays below this size come from the heap (glibc's own ceiling for its adaptive threshold).
 MMAP_THRESHOLD = 32 << 20
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
-_USER_SETTINGS = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "GLIBC_TUNABLES")
+_USER_SETTINGS = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_")  # and GLIBC_TUNABLES
 
 
 def _mallopt():
@@ -61,6 +61,6 @@ def keep_by_default() -> bool:
     environment says otherwise (see the module's docstring)."""
     if os.environ.get("TINYGRAD_ATTN_KEEP_FREED_MEMORY", "1") == "0":
         return False
-    if any(os.environ.get(k) for k in _USER_SETTINGS[:-1]) or "malloc" in os.environ.get("GLIBC_TUNABLES", ""):
+    if any(os.environ.get(k) for k in _USER_SETTINGS) or "malloc" in os.environ.get("GLIBC_TUNABLES", ""):
         return False
     return keep_freed_memory(DEFAULT_LIMIT)
