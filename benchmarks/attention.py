@@ -130,7 +130,7 @@ def module_class():
     cls = getattr(models, "MultiHeadAttention", None)
     if cls is None:
         try:
-            from tinygrad_attn.models.attention import MultiHeadAttention as cls  # noqa: PLC0415
+            from tinygrad_attn.nn.attention import MultiHeadAttention as cls  # noqa: PLC0415
         except ImportError:
             return None
     return cls

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from tinygrad_attn.models import Embedding, LayerNorm, Linear, Module, Parameter, Sequential
-from tinygrad_attn.models import checkpoint as ckpt
+from tinygrad_attn import serialization as ckpt
 
 
 class Tiny(Module):

@@ -9,7 +9,7 @@ from modelcheck import gradcheck_module, gru_numpy, to_float64
 
 from tinygrad_attn import Tensor
 from tinygrad_attn.models import GRUCell, RNNCell
-from tinygrad_attn.models.rnn import unroll
+from tinygrad_attn.nn.rnn import unroll
 
 
 def _rnn_numpy(cell, x, h):

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinygrad_attn import Tensor
-from tinygrad_attn.models import torch_bridge as tb
+from tinygrad_attn.nn import torch_bridge as tb
 
 D, FF = 8, 16
 
@@ -168,7 +168,7 @@ def torch_mha_forward(sd, query, key, value, n_heads, allowed=None):
 
 @pytest.mark.parametrize("kdim, vdim, masked", [(None, None, False), (None, None, True), (5, 3, True)])
 def test_mha_loaded_from_torch_matches_torch_formula(rng, device, kdim, vdim, masked):
-    from tinygrad_attn.models.attention import MultiHeadAttention
+    from tinygrad_attn.nn.attention import MultiHeadAttention
 
     n_heads, B, Tq, Tk = 2, 2, 3, 4
     kd, vd = kdim or D, vdim or D
@@ -205,7 +205,7 @@ def _sub(sd, prefix):
 
 def test_encoder_layer_loaded_from_torch_matches_torch_formula(rng, device):
     """nn.TransformerEncoderLayer(norm_first=False): x = norm1(x + sa(x)); x = norm2(x + ff(x))."""
-    from tinygrad_attn.models.transformer import TransformerEncoderLayer
+    from tinygrad_attn.nn.transformer import TransformerEncoderLayer
 
     sd = _random(rng, SHAPES["encoder"], np.float64)
     layer = TransformerEncoderLayer(D, 2, FF).double().to(device)
@@ -218,7 +218,7 @@ def test_encoder_layer_loaded_from_torch_matches_torch_formula(rng, device):
 
 def test_decoder_layer_loaded_from_torch_matches_torch_formula(rng, device):
     """nn.TransformerDecoderLayer(norm_first=False) with a causal self-attention mask."""
-    from tinygrad_attn.models.transformer import TransformerDecoderLayer
+    from tinygrad_attn.nn.transformer import TransformerDecoderLayer
 
     sd = _random(rng, SHAPES["decoder"], np.float64)
     layer = TransformerDecoderLayer(D, 2, FF).double().to(device)

@@ -11,15 +11,15 @@ from .device import default_device, devices, get_device, is_available, set_defau
 from .gradcheck import gradcheck
 from .malloc import keep_freed_memory
 from .random import manual_seed
-from .tensor import Tensor, cat, stack, tril, triu, where
+from ._tensor import Tensor, cat, stack, tril, triu, where
 
 __version__ = "0.1.0"
 
-_SUBPACKAGES = ("models", "optim", "viz")
+_SUBPACKAGES = ("models", "nn", "optim", "viz")
 
 
 def __getattr__(name: str):
-    # ``tga.models``, ``tga.optim``, ``tga.viz`` load on first use, so ``import tinygrad_attn``
+    # ``tga.models``, ``tga.nn``, ``tga.optim``, ``tga.viz`` load on first use, so ``import tinygrad_attn``
     # stays light (no Graphviz or model code until asked for).
     if name in _SUBPACKAGES:
         import importlib  # noqa: PLC0415

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from .tensor import Tensor
+    from ._tensor import Tensor
 
 # Set by tensor.py (the Tensor class needs this module, and this module makes Tensors).
 Tensor: Any = None

@@ -18,7 +18,7 @@ from .autograd import _State, composite, scope
 from .indexing import host_integers
 from .ops import fused
 from .random import host_generator
-from .tensor import Tensor, where
+from ._tensor import Tensor, where
 
 __all__ = [
     "linear",

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .autograd import grad
-from .tensor import Tensor
+from ._tensor import Tensor
 
 
 class GradcheckError(RuntimeError):

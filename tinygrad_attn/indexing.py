@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import ops
-from .tensor import Tensor
+from ._tensor import Tensor
 
 
 def _is_index_array(k: Any) -> bool:

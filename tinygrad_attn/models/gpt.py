@@ -11,10 +11,10 @@ import numpy as np
 
 from ..autograd import no_grad
 from ..random import host_generator
-from ..tensor import Tensor
-from .layers import Dropout, Embedding, LayerNorm, Linear
-from .module import Module, ModuleList, Parameter
-from .transformer import TransformerEncoderLayer
+from .._tensor import Tensor
+from ..nn.layers import Dropout, Embedding, LayerNorm, Linear
+from ..nn.module import Module, ModuleList, Parameter
+from ..nn.transformer import TransformerEncoderLayer
 
 
 class GPT(Module):

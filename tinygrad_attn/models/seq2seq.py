@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 
 from ..autograd import no_grad
-from ..tensor import Tensor, cat, stack
-from .attention import AdditiveAttention, GeneralAttention
-from .layers import Embedding, Linear
-from .module import Module
-from .rnn import GRUCell, unroll
+from .._tensor import Tensor, cat, stack
+from ..nn.attention import AdditiveAttention, GeneralAttention
+from ..nn.layers import Embedding, Linear
+from ..nn.module import Module
+from ..nn.rnn import GRUCell, unroll
 
 
 class Seq2Seq(Module):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..random import host_generator
-from ..tensor import Tensor, cat
-from .layers import Dropout, LayerNorm, Linear
-from .module import Module, ModuleList, Parameter
-from .transformer import TransformerEncoderLayer
+from .._tensor import Tensor, cat
+from ..nn.layers import Dropout, LayerNorm, Linear
+from ..nn.module import Module, ModuleList, Parameter
+from ..nn.transformer import TransformerEncoderLayer
 
 
 def patchify(x: Tensor, patch_size: int) -> Tensor:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..autograd import no_grad
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 
 class Optimizer:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 
 def _matplotlib() -> Any:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..autograd import FreedArray
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import text
 from .graph import Edge, Gradients, Graph, Node, Walk, common_scope, leaf_kind, op_lines, param_names
 from .probe import arrays_read

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import autograd, functional
 from ..random import manual_seed
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .render import FORMATS, RANKDIRS, GraphvizNotFoundError, render
 
 D_MODEL, HEADS, D_FF, T, LAYERS = 16, 2, 32, 4, 2

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..autograd import FreedArray, FusedFunction, Scope, run_backward
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import text
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..device import get_device
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 
 class Probe:

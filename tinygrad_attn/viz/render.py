@@ -18,7 +18,7 @@ from typing import Any
 
 import graphviz
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .backward import backward_graph
 from .dot import to_digraph
 from .graph import forward_graph

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd import no_grad
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .attention import MultiHeadAttention
 from .layers import Dropout, Embedding, LayerNorm, Linear, PositionalEncoding
 from .module import Module, ModuleList

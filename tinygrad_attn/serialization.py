@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
+from ._tensor import Tensor
 
 _INSTALL_HINT = 'pip install "tinygrad_attn[io]"'
 

@@ -11,7 +11,7 @@ import numpy as np
 from .. import functional as F
 from ..indexing import host_integers
 from ..random import host_generator
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .module import Module, Parameter
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..autograd import Scope, _State
 from ..device import get_device
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 
 class Parameter(Tensor):
@@ -313,13 +313,13 @@ class Module:
 
     def save(self, path: Any) -> None:
         """Write the state dict as safetensors; atomically (a crash keeps the old file whole)."""
-        from .checkpoint import save_safetensors  # noqa: PLC0415 - safetensors is optional
+        from ..serialization import save_safetensors  # noqa: PLC0415 - safetensors is optional
 
         save_safetensors(self.state_dict(), path)
 
     def load(self, path: Any) -> Module:
         """Fill this module from a safetensors file (strictly) and return it. Never unpickles."""
-        from .checkpoint import load_safetensors  # noqa: PLC0415
+        from ..serialization import load_safetensors  # noqa: PLC0415
 
         return self.load_state_dict(load_safetensors(path), strict=True)
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..random import host_generator
-from ..tensor import Tensor, stack
+from .._tensor import Tensor, stack
 from .module import Module, Parameter
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from ..tensor import Tensor, cat, where
+from .._tensor import Tensor, cat, where
 from .layers import Linear
 from .module import Module
 
