@@ -12,6 +12,12 @@ from .gradcheck import gradcheck
 from .malloc import keep_freed_memory
 from .random import manual_seed
 from ._tensor import Tensor, cat, stack, tril, triu, where
+# PyTorch's top-level names: factories, free functions and dtypes (``tga.bool`` binds the
+# name in this module only; the package's modules keep Python's ``bool``).
+from . import creation, dtypes, tensor_functions
+from .creation import *  # noqa: F403
+from .dtypes import *  # noqa: F403
+from .tensor_functions import *  # noqa: F403
 
 __version__ = "0.1.0"
 
@@ -51,4 +57,7 @@ __all__ = [
     "where",
     "tril",
     "triu",
+    *creation.__all__,
+    *dtypes.__all__,
+    *tensor_functions.__all__,
 ]

@@ -35,6 +35,15 @@ def _shape_args(shape: Sequence[Any]) -> Shape:
     return tuple(map(int, shape))
 
 
+def _dim_alias(axis: Any, dim: Any, op: str) -> Any:
+    """PyTorch's ``dim`` or NumPy's ``axis``: whichever was given (never both)."""
+    if dim is None:
+        return axis
+    if axis is not None:
+        raise TypeError(f"{op}: got both axis={axis!r} and dim={dim!r}; pass one of them")
+    return dim
+
+
 @functools.lru_cache(maxsize=4096)
 def _reshape_target(cur: Shape, shape: tuple) -> Shape:
     """``shape`` with its one ``-1`` resolved, checked against ``cur`` (cached: a model
@@ -241,7 +250,9 @@ class Tensor:
     def numel(self) -> int:
         return math.prod(self.shape)
 
-    def size(self, axis: int | None = None) -> Any:
+    def size(self, axis: int | None = None, *, dim: int | None = None) -> Any:
+        """The shape, or with an axis (``dim``) the length of that axis."""
+        axis = _dim_alias(axis, dim, "size")
         return self.shape if axis is None else self.shape[axis]
 
     def __len__(self) -> int:
@@ -453,11 +464,13 @@ class Tensor:
     def __or__(self, other: Any) -> Tensor:
         return LogicalOr.apply(self, self._operand(other))
 
-    def all(self) -> Tensor:
-        return Tensor._wrap(self._dev.ops.all(self.data), self._dev)
+    def all(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
+        axes = self._axes(_dim_alias(axis, dim, "all"), "all")
+        return Tensor._wrap(self._dev.ops.all(self.data, axis=axes, keepdims=keepdims or bool(keepdim)), self._dev)
 
-    def any(self) -> Tensor:
-        return Tensor._wrap(self._dev.ops.any(self.data), self._dev)
+    def any(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
+        axes = self._axes(_dim_alias(axis, dim, "any"), "any")
+        return Tensor._wrap(self._dev.ops.any(self.data, axis=axes, keepdims=keepdims or bool(keepdim)), self._dev)
 
     # -- elementwise --------------------------------------------------------------
     def exp(self) -> Tensor:
@@ -501,8 +514,6 @@ class Tensor:
             out = out.minimum(hi)
         return out
 
-    clamp = clip
-
     # -- reductions ---------------------------------------------------------------
     def _axes(self, axis: Any, op: str) -> tuple[int, ...] | None:
         if axis is None:
@@ -516,36 +527,57 @@ class Tensor:
             out.append(a % max(nd, 1))
         return tuple(out)
 
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+    def sum(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
+        if dim is not None or keepdim is not None:
+            axis, keepdims = _dim_alias(axis, dim, "sum"), keepdims or bool(keepdim)
         return ops.Sum.apply(self, args=(self._axes(axis, "sum"), keepdims))
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+    def max(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Any:
+        """The largest value over ``axis``; ``x.max(dim=d)`` is PyTorch's ``(values, indices)``
+        and ``x.max(other_tensor)`` the elementwise maximum."""
+        if dim is not None or keepdim is not None or isinstance(axis, Tensor):
+            return _tf.max(self, dim, bool(keepdim), axis=axis, keepdims=keepdims)
         return ops.Max.apply(self, args=(self._axes(axis, "max"), keepdims))
 
-    def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+    def min(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Any:
+        """As :meth:`max`, for the smallest."""
+        if dim is not None or keepdim is not None or isinstance(axis, Tensor):
+            return _tf.min(self, dim, bool(keepdim), axis=axis, keepdims=keepdims)
         return ops.Min.apply(self, args=(self._axes(axis, "min"), keepdims))
 
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+    def mean(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
+        if dim is not None or keepdim is not None:
+            axis, keepdims = _dim_alias(axis, dim, "mean"), keepdims or bool(keepdim)
         return _mean(self, axis, keepdims)
 
-    def var(self, axis: Any = None, keepdims: bool = False, correction: int = 0) -> Tensor:
-        """Variance; ``correction=0`` (the default) is the population variance."""
-        return _var(self, axis, keepdims, correction)
+    def var(self, axis: Any = None, keepdims: bool = False, correction: int | None = None, *, dim: Any = None,
+            keepdim: bool | None = None, unbiased: bool | None = None) -> Tensor:  # fmt: skip
+        """Variance. ``x.var(axis=...)`` and ``x.var()`` are NumPy's population variance
+        (``correction=0``); ``x.var(dim=...)`` is PyTorch's unbiased one (``correction=1``);
+        ``correction=`` or ``unbiased=`` given explicitly always decide."""
+        c = _tf.correction_of(axis, dim, correction, unbiased)
+        return _var(self, _dim_alias(axis, dim, "var"), keepdims or bool(keepdim), c)
 
-    def std(self, axis: Any = None, keepdims: bool = False, correction: int = 0) -> Tensor:
-        return self.var(axis, keepdims, correction).sqrt()
+    def std(self, axis: Any = None, keepdims: bool = False, correction: int | None = None, *, dim: Any = None,
+            keepdim: bool | None = None, unbiased: bool | None = None) -> Tensor:  # fmt: skip
+        """The square root of :meth:`var` (the same defaults)."""
+        return self.var(axis, keepdims, correction, dim=dim, keepdim=keepdim, unbiased=unbiased).sqrt()
 
-    def logsumexp(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _logsumexp(self, axis, keepdims)
+    def logsumexp(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+                  keepdim: bool | None = None) -> Tensor:  # fmt: skip
+        return _logsumexp(self, _dim_alias(axis, dim, "logsumexp"), keepdims or bool(keepdim))
 
-    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    def argmax(self, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
+               keepdim: bool | None = None) -> Tensor:  # fmt: skip
+        axis, keepdims = _dim_alias(axis, dim, "argmax"), keepdims or bool(keepdim)
         data = self._dev.ops.argmax(self.data if axis is not None else self._dev.ops.reshape(self.data, (-1,)),
                                     axis=self._axes(axis, "argmax")[0] if axis is not None else None,
                                     keepdims=keepdims if axis is not None else False)  # fmt: skip
         return Tensor._wrap(data, self._dev)
 
-    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
-        return (-self).argmax(axis, keepdims)
+    def argmin(self, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
+               keepdim: bool | None = None) -> Tensor:  # fmt: skip
+        return (-self).argmax(_dim_alias(axis, dim, "argmin"), keepdims or bool(keepdim))
 
     # -- shape --------------------------------------------------------------------
     def reshape(self, *shape: Any) -> Tensor:
@@ -606,7 +638,14 @@ class Tensor:
 
     broadcast_to = expand
 
-    def squeeze(self, axis: Any = None) -> Tensor:
+    def squeeze(self, axis: Any = None, *, dim: Any = None) -> Tensor:
+        """Drop axes of length 1: all of them, or ``axis`` (an error if it is not 1).
+        With PyTorch's ``dim=``, a ``dim`` whose length is not 1 is left as it is."""
+        if dim is not None:
+            keep = self._axes(_dim_alias(axis, dim, "squeeze"), "squeeze")
+            axis = tuple(a for a in keep if self.shape[a] == 1)
+            if not axis:
+                return self
         if axis is None:
             return self.reshape(tuple(s for s in self.shape if s != 1))
         axes = self._axes(axis, "squeeze")
@@ -615,27 +654,40 @@ class Tensor:
                 raise ValueError(f"squeeze: axis {a} has size {self.shape[a]}, not 1 (shape {self.shape})")
         return self.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
 
-    def unsqueeze(self, axis: int) -> Tensor:
+    def unsqueeze(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+        axis = _dim_alias(axis, dim, "unsqueeze")
+        if axis is None:
+            raise TypeError("unsqueeze: give the position of the new axis (dim=)")
         nd = self.ndim + 1
         if not -nd <= axis < nd:
             raise ValueError(f"unsqueeze: axis {axis} is out of range for a result of {nd} dimensions")
         axis %= nd
         return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
 
-    def flatten(self, start: int = 0, end: int = -1) -> Tensor:
+    def flatten(self, start: int = 0, end: int = -1, *, start_dim: int | None = None,
+                end_dim: int | None = None) -> Tensor:  # fmt: skip
+        start = start if start_dim is None else start_dim
+        end = end if end_dim is None else end_dim
         if self.ndim == 0:
             return self.reshape(1)
         start, end = start % self.ndim, end % self.ndim
         return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1 :])
 
-    def chunk(self, n: int, axis: int = 0) -> list[Tensor]:
+    def chunk(self, n: int, axis: int | None = None, *, dim: int | None = None) -> list[Tensor]:
         """Split into ``n`` pieces along ``axis`` (the last may be smaller), as PyTorch does."""
-        (axis,) = self._axes(axis, "chunk")
+        axis = _dim_alias(axis, dim, "chunk")
+        (axis,) = self._axes(0 if axis is None else axis, "chunk")
         size = -(-self.shape[axis] // n)
         lead = (slice(None),) * axis
         return [self[lead + (slice(i, i + size), Ellipsis)] for i in range(0, self.shape[axis], size)]
 
-    def split(self, size: int, axis: int = 0) -> list[Tensor]:
+    def split(self, size: Any, axis: int | None = None, *, dim: int | None = None) -> Any:
+        """Pieces of ``size`` along ``axis`` (the last may be smaller), or with a list, one
+        piece per size in it (as PyTorch's ``split``)."""
+        axis = _dim_alias(axis, dim, "split")
+        axis = 0 if axis is None else axis
+        if not isinstance(size, int):
+            return _tf.split(self, size, axis)
         (axis,) = self._axes(axis, "split")
         lead = (slice(None),) * axis
         return [self[lead + (slice(i, i + size), Ellipsis)] for i in range(0, self.shape[axis], size)]
@@ -661,17 +713,257 @@ class Tensor:
         return triu(self, k)
 
     # -- neural-net functions (defined in tinygrad_attn.functional, imported at the end) --
-    def softmax(self, axis: int = -1) -> Tensor:
-        return _functional.softmax(self, axis)
+    def softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+        axis = _dim_alias(axis, dim, "softmax")
+        return _functional.softmax(self, -1 if axis is None else axis)
 
-    def log_softmax(self, axis: int = -1) -> Tensor:
-        return _functional.log_softmax(self, axis)
+    def log_softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+        axis = _dim_alias(axis, dim, "log_softmax")
+        return _functional.log_softmax(self, -1 if axis is None else axis)
 
     def layer_norm(self, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
         return _functional.layer_norm(self, weight, bias, eps)
 
     def dropout(self, p: float = 0.5, training: bool = True) -> Tensor:
         return _functional.dropout(self, p, training)
+
+    # -- the PyTorch face ----------------------------------------------------------
+    # PyTorch's method names and signatures, so code written for torch runs unchanged.
+    # The work is in tinygrad_attn.tensor_functions (also the ``tga.*`` free functions).
+    def dim(self) -> int:
+        return self.ndim
+
+    def nelement(self) -> int:
+        return self.numel()
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.kind in "fc"
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return self.reshape(other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return self.reshape(other.shape)
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return self.expand(other.shape)
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        """Tiled ``sizes[i]`` times along each axis (PyTorch's ``repeat``, NumPy's ``tile``)."""
+        return _tf.repeat(self, *sizes)
+
+    def t(self) -> Tensor:
+        """The transpose of a matrix (a 0-D or 1-D tensor is returned as it is)."""
+        return self if self.ndim < 2 else self.T
+
+    def clone(self) -> Tensor:
+        """A copy with its own array; gradients flow back through it."""
+        if self.requires_grad:
+            return _add(self, 0)
+        return Tensor._wrap(self._dev.copy(self.data), self._dev)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.astype(other.dtype)
+
+    def new_tensor(self, data: Any, dtype: Any = None) -> Tensor:
+        return Tensor(data, dtype=dtype or self.dtype, device=self._dev)
+
+    def new_zeros(self, *size: Any, dtype: Any = None) -> Tensor:
+        return Tensor.zeros(*size, dtype=dtype or self.dtype, device=self._dev)
+
+    def new_ones(self, *size: Any, dtype: Any = None) -> Tensor:
+        return Tensor.ones(*size, dtype=dtype or self.dtype, device=self._dev)
+
+    def new_full(self, size: Any, fill_value: Any, dtype: Any = None) -> Tensor:
+        return Tensor.full(size, fill_value, dtype=dtype or self.dtype, device=self._dev)
+
+    # arithmetic by name
+    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return self + (other if alpha == 1 else other * alpha)
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return self - (other if alpha == 1 else other * alpha)
+
+    def mul(self, other: Any) -> Tensor:
+        return self * other
+
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """``self / other``; ``rounding_mode="floor"`` or ``"trunc"`` rounds the quotient."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode == "floor":
+            return self // other
+        if rounding_mode == "trunc":
+            q = self / other
+            return ops.Sign.apply(q) * ops.Floor.apply(q.abs())
+        raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', not {rounding_mode!r}")
+
+    def pow(self, exponent: Any) -> Tensor:
+        return self**exponent
+
+    def neg(self) -> Tensor:
+        return -self
+
+    def square(self) -> Tensor:
+        return self * self
+
+    def reciprocal(self) -> Tensor:
+        return 1.0 / self
+
+    def rsqrt(self) -> Tensor:
+        return 1.0 / self.sqrt()
+
+    def matmul(self, other: Any) -> Tensor:
+        return self @ other
+
+    def mm(self, other: Tensor) -> Tensor:
+        return _tf.mm(self, other)
+
+    def bmm(self, other: Tensor) -> Tensor:
+        return _tf.bmm(self, other)
+
+    def dot(self, other: Tensor) -> Tensor:
+        return _tf.dot(self, other)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _floor_divide(self, self._operand(other))
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _floor_divide(self._operand(other), self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return _remainder(self, self._operand(other))
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return _remainder(self._operand(other), self)
+
+    def __abs__(self) -> Tensor:
+        return self.abs()
+
+    def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
+        """Limited to ``[min, max]`` (either may be None)."""
+        return self.clip(min, max)
+
+    clamp_min = clip
+
+    # comparisons by name
+    def eq(self, other: Any) -> Tensor:
+        return self == other
+
+    def ne(self, other: Any) -> Tensor:
+        return self != other
+
+    def lt(self, other: Any) -> Tensor:
+        return self < other
+
+    def le(self, other: Any) -> Tensor:
+        return self <= other
+
+    def gt(self, other: Any) -> Tensor:
+        return self > other
+
+    def ge(self, other: Any) -> Tensor:
+        return self >= other
+
+    # elementwise
+    def sign(self) -> Tensor:
+        return ops.Sign.apply(self)
+
+    def sin(self) -> Tensor:
+        return ops.Sin.apply(self)
+
+    def cos(self) -> Tensor:
+        return ops.Cos.apply(self)
+
+    def floor(self) -> Tensor:
+        return ops.Floor.apply(self)
+
+    def ceil(self) -> Tensor:
+        return ops.Ceil.apply(self)
+
+    def round(self, decimals: int = 0) -> Tensor:
+        """Half to even, as PyTorch and NumPy round."""
+        return _tf.round(self, decimals)
+
+    # reductions and scans
+    def amax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return self.max(dim, keepdim)
+
+    def amin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return self.min(dim, keepdim)
+
+    def prod(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        """The product over ``dim`` (all elements when None); exact with zeros."""
+        return _tf.prod(self, dim, keepdim)
+
+    def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
+        return _tf.cumsum(self, dim, dtype=dtype)
+
+    def cumprod(self, dim: int) -> Tensor:
+        return _tf.cumprod(self, dim)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+        return _tf.norm(self, p, dim, keepdim)
+
+    # indexing by index tensors
+    def gather(self, dim: int, index: Any) -> Tensor:
+        return _tf.gather(self, dim, index)
+
+    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
+        return _tf.scatter(self, dim, index, src, value=value)
+
+    def scatter_add(self, dim: int, index: Any, src: Tensor) -> Tensor:
+        return _tf.scatter_add(self, dim, index, src)
+
+    def index_select(self, dim: int, index: Any) -> Tensor:
+        return _tf.index_select(self, dim, index)
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        """``(values, indices)``, as PyTorch's ``sort``."""
+        return _tf.sort(self, dim, descending)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+        return _tf.argsort(self, dim, descending)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
+        """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) along ``dim``."""
+        return _tf.topk(self, k, dim, largest, sorted)
+
+    # shape
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        return _tf.unbind(self, dim)
+
+    def flip(self, *dims: Any) -> Tensor:
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        return _tf.flip(self, dims)
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        return _tf.roll(self, shifts, dims)
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        (d,) = self._axes(dim, "narrow")
+        return self[(slice(None),) * d + (slice(start, start + length),)]
+
+    def select(self, dim: int, index: int) -> Tensor:
+        (d,) = self._axes(dim, "select")
+        return self[(slice(None),) * d + (index,)]
+
+    # dtype conversions (last in the class body: these names shadow the builtins in it)
+    def long(self) -> Tensor:
+        return self.astype(np.int64)
+
+    def int(self) -> Tensor:
+        return self.astype(np.int32)
+
+    def half(self) -> Tensor:
+        return self.astype(np.float16)
+
+    def bool(self) -> Tensor:
+        return self.astype(np.bool_)
 
 
 _PLAIN = frozenset((Tensor, int, float))  # operands that need no conversion
@@ -718,6 +1010,8 @@ NotEqual = _compare("NotEqual", lambda xp, a, b: a != b)
 LogicalAnd = _compare("LogicalAnd", lambda xp, a, b: a & b)
 LogicalOr = _compare("LogicalOr", lambda xp, a, b: a | b)
 LogicalNot = _compare("LogicalNot", lambda xp, a, b: ~a)
+_IntFloorDivide = _compare("FloorDivide", lambda xp, a, b: a // b)
+_IntRemainder = _compare("Remainder", lambda xp, a, b: a % b)
 
 
 # -- free functions of the public API ---------------------------------------------
@@ -758,8 +1052,10 @@ def triu(x: Tensor, k: int = 0) -> Tensor:
     return _tri(x, k, False)
 
 
-def cat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join tensors along an existing axis."""
+def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    """Join tensors along an existing axis (``axis`` or PyTorch's ``dim``; 0 by default)."""
+    axis = _dim_alias(axis, dim, "cat")
+    axis = 0 if axis is None else axis
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat: needs at least one tensor")
@@ -769,8 +1065,10 @@ def cat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     return ops.Cat.apply(*tensors, args=axis % nd)
 
 
-def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join tensors along a new axis."""
+def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    """Join tensors along a new axis (``axis`` or PyTorch's ``dim``; 0 by default)."""
+    axis = _dim_alias(axis, dim, "stack")
+    axis = 0 if axis is None else axis
     tensors = list(tensors)
     if not tensors:
         raise ValueError("stack: needs at least one tensor")
@@ -784,6 +1082,22 @@ def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
 
 
 # -- composites used by Tensor methods (their definitions: primitives only) --------
+def _floor_divide(a: Any, b: Any) -> Tensor:
+    """Python's (and PyTorch's) ``//``: rounds toward minus infinity; integers stay integers."""
+    like = a if isinstance(a, Tensor) else b
+    if like.dtype.kind in "fc":
+        return ops.Floor.apply(a / b)
+    return _IntFloorDivide.apply(a, b)
+
+
+def _remainder(a: Any, b: Any) -> Tensor:
+    """Python's (and PyTorch's) ``%``: the sign of the divisor; ``a - floor(a / b) * b``."""
+    like = a if isinstance(a, Tensor) else b
+    if like.dtype.kind in "fc":
+        return a - ops.Floor.apply(a / b).detach() * b
+    return _IntRemainder.apply(a, b)
+
+
 def _reduced_count(x: Tensor, axis: Any) -> int:
     axes = x._axes(axis, "mean")
     return x.numel() if axes is None else math.prod(x.shape[a] for a in axes)
@@ -887,3 +1201,4 @@ autograd.TENSOR_NS = TENSOR_NS
 # Last: functional builds on this module. (A module reference rather than an import inside
 # each method, which cost about a microsecond per call.)
 from . import functional as _functional  # noqa: E402
+from . import tensor_functions as _tf  # noqa: E402

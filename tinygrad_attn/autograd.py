@@ -255,6 +255,8 @@ class Function:
             else:
                 out_data = fn.forward(xp, *datas)
         except (ValueError, TypeError, IndexError) as e:
+            if getattr(e, "names_op", False):  # the op's own message already names it and the shapes
+                raise
             raise _op_error(cls, inputs, e) from e
         if out_data.__class__ in _NUMPY_SCALARS:  # NumPy gives 0-d results as scalars
             out_data = _as_ndarray(out_data)

@@ -30,6 +30,9 @@ from .index import Gather, ScatterAdd
 from .linalg import Matmul
 from .movement import Cat, Expand, Permute, Reshape, Slice, SliceGrad
 from .reduce import Max, Min, Sum
+from .rounding import Ceil, Floor, Round, Sign
+from .scan import Cumsum
+from .trigonometric import Cos, Sin
 
 #: Every primitive op, by class name.
 PRIMITIVES = {
@@ -41,6 +44,7 @@ PRIMITIVES = {
         Matmul,
         Reshape, Permute, Expand, Slice, SliceGrad, Cat,
         Gather, ScatterAdd,
+        Sin, Cos, Floor, Ceil, Round, Sign, Cumsum,
     )
 }  # fmt: skip
 

@@ -17,14 +17,37 @@ def batch_times_matrix(ns, a, b):
     return ns.reshape(out, (*a.shape[:-1], b.shape[-1]))
 
 
+def matmul_shape_error(sa: tuple, sb: tuple) -> ValueError:
+    """The error for operands that cannot be multiplied, in the user's terms: both shapes
+    and the dimension that disagrees (not the array library's gufunc signature)."""
+    if not sa or not sb:
+        msg = f"matmul: both operands need at least 1 dimension, got shapes {sa} and {sb}; use * for a scalar"
+    else:
+        kb_dim = 0 if len(sb) == 1 else -2
+        if sa[-1] != sb[kb_dim]:
+            which = "only" if len(sb) == 1 else "second-to-last"
+            msg = (f"matmul: shapes {sa} and {sb} cannot be multiplied: the first's last dimension has size "
+                   f"{sa[-1]} but the second's {which} dimension has size {sb[kb_dim]} (they must be equal); "
+                   "transpose (.mT) or reshape one operand")  # fmt: skip
+        else:
+            msg = (f"matmul: shapes {sa} and {sb} cannot be multiplied: their batch dimensions {sa[:-2]} and "
+                   f"{sb[:-2]} do not broadcast (each pair must be equal or one of them 1)")  # fmt: skip
+    err = ValueError(msg)
+    err.names_op = True  # type: ignore[attr-defined]  # complete as it is: _op_error passes it on
+    return err
+
+
 class Matmul(Function):
     __slots__ = ()
     reads_output = False
 
     def forward(self, xp, a, b):
-        if b.ndim == 2 and a.ndim > 2:
-            return batch_times_matrix(xp, a, b)
-        return xp.matmul(a, b)
+        try:
+            if b.ndim == 2 and a.ndim > 2:
+                return batch_times_matrix(xp, a, b)
+            return xp.matmul(a, b)
+        except (ValueError, TypeError):
+            raise matmul_shape_error(tuple(a.shape), tuple(b.shape)) from None
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs

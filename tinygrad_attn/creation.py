@@ -1,0 +1,184 @@
+"""Tensor factories with PyTorch's names and signatures: ``tga.tensor``, ``tga.zeros``, ...
+
+Shapes are given either way (``zeros(2, 3)`` or ``zeros((2, 3))``); every factory takes
+``dtype=``, ``device=`` and ``requires_grad=``. Dtypes are inferred as PyTorch infers
+them (Python ints become int64, floats float32, bools bool), unlike the ``Tensor``
+constructor, which makes every Python number float32 (NumPy users' default).
+Random draws come from the one seeded generator (``tga.manual_seed``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._tensor import Tensor, _shape_args
+from .random import host_generator
+
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "is_tensor", "zeros", "ones", "full", "empty", "rand", "randn",
+    "randint", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
+    "rand_like", "randn_like", "randint_like",
+]  # fmt: skip
+
+
+def _torch_dtype_of(arr: np.ndarray) -> np.dtype:
+    """PyTorch's inference for data given as Python numbers: int64, float32 or bool."""
+    kind = arr.dtype.kind
+    if kind == "f":
+        return np.dtype(np.float32)
+    if kind in "iu":
+        return np.dtype(np.int64)
+    if kind == "c":
+        return np.dtype(np.complex64)
+    return arr.dtype
+
+
+def _host_data(data: Any) -> Any:
+    """Nested lists that may hold tensors (``[t.item() for ...]`` left as tensors) as host values."""
+    if isinstance(data, Tensor):
+        return data.numpy()
+    if isinstance(data, (list, tuple)):
+        return [_host_data(d) for d in data]
+    return data
+
+
+def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data``, with the dtype PyTorch would infer.
+
+    >>> tensor([1, 2]).dtype, tensor([1.0, 2]).dtype, tensor(True).dtype
+    (dtype('int64'), dtype('float32'), dtype('bool'))
+    """
+    if isinstance(data, Tensor):  # a copy cut from the graph, as torch.tensor(t) is
+        return Tensor(data.detach(), dtype=dtype, device=device, requires_grad=requires_grad)
+    if isinstance(data, (bool, int, float, complex, list, tuple)):
+        arr = np.asarray(_host_data(data))
+        if arr.dtype == object:
+            raise TypeError("tensor: the nested lists must be rectangular and hold numbers only")
+        arr = arr.astype(dtype if dtype is not None else _torch_dtype_of(arr))
+        return Tensor(arr, device=device, requires_grad=requires_grad)
+    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``data`` itself when it is already a tensor of that dtype and device, else :func:`tensor`."""
+    if isinstance(data, Tensor) and (dtype is None or data.dtype == np.dtype(dtype)) and (
+        device is None or Tensor.zeros(0, device=device).device == data.device
+    ):
+        return data
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(arr: np.ndarray) -> Tensor:
+    """A CPU tensor of ``arr``'s dtype (a copy: tensors own their arrays)."""
+    return Tensor(arr, device="cpu")
+
+
+def is_tensor(obj: Any) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return Tensor.zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return Tensor.ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Zeros (an uninitialised tensor would show whatever memory held before)."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """``size`` filled with ``fill_value``; the dtype is inferred from it (int64, float32 or bool)."""
+    if dtype is None:
+        dtype = _torch_dtype_of(np.asarray(fill_value))
+    return Tensor.full(_shape_args((size,)), fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return Tensor.rand(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return Tensor.randn(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randint(low: int, high: Any = None, size: Any = None, *, dtype: Any = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Integers drawn uniformly from ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``."""
+    if size is None:  # randint(high, size)
+        if high is None:
+            raise TypeError("randint: give the size, as randint(high, size) or randint(low, high, size)")
+        low, high, size = 0, low, high
+    arr = host_generator().integers(low, high, size=_shape_args((size,)))
+    return Tensor(arr.astype(dtype or np.int64), device=device, requires_grad=requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """``arange(end)`` or ``arange(start, end, step)``: int64 when every argument is an int, else float32."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        whole = all(isinstance(v, int) for v in (start, end, step))
+        dtype = np.int64 if whole else np.float32
+    arr = np.arange(start, end, step)
+    return Tensor(arr.astype(dtype), device=device, requires_grad=requires_grad)
+
+
+def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included (float32 by default)."""
+    arr = np.linspace(start, end, steps)
+    return Tensor(arr.astype(dtype or np.float32), device=device, requires_grad=requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:  # fmt: skip
+    return Tensor.eye(n, m, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _like(t: Tensor, dtype: Any, device: Any) -> tuple[Sequence[int], Any, Any]:
+    return t.shape, (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
+
+
+def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    shape, dtype, device = _like(t, dtype, device)
+    return Tensor.zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    shape, dtype, device = _like(t, dtype, device)
+    return Tensor.ones(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:  # fmt: skip
+    shape, dtype, device = _like(t, dtype, device)
+    return Tensor.full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def rand_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    shape, dtype, device = _like(t, dtype, device)
+    return Tensor.rand(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randn_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    shape, dtype, device = _like(t, dtype, device)
+    return Tensor.randn(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randint_like(t: Tensor, low: int, high: Any = None, *, dtype: Any = None,
+                 device: Any = None) -> Tensor:  # fmt: skip
+    shape, dtype, device = _like(t, dtype, device)
+    return randint(low, high, shape, dtype=dtype, device=device)

@@ -1,0 +1,37 @@
+"""Running (prefix) sums along one axis.
+
+A primitive because a composite would be quadratic (a sum per prefix) or a log-depth
+chain of shifted adds; the gradient of a prefix sum is the suffix sum of ``g``, which is
+the prefix sum of ``g`` reversed, reversed back.
+"""
+
+from __future__ import annotations
+
+from ..autograd import Function
+
+
+def cumsum_array(xp, a, axis: int):
+    """``cumulative_sum`` (array API 2023) or, where the namespace predates it, ``cumsum``."""
+    raw = xp.device.xp
+    fn = getattr(raw, "cumulative_sum", None)
+    if fn is not None:
+        return fn(a, axis=axis)
+    return raw.cumsum(a, axis=axis)
+
+
+class Cumsum(Function):
+    """``args = axis`` (non-negative)."""
+
+    __slots__ = ()
+    keep = ()
+    reads_output = False
+
+    def forward(self, xp, a):
+        return cumsum_array(xp, a, self.args)
+
+    def backward(self, g, ns, inputs, out):
+        axis = self.args
+        rev = (slice(None),) * axis + (slice(None, None, -1),)
+        if hasattr(g, "_ctx"):  # a recorded gradient (create_graph): the op itself
+            return (Cumsum.apply(g[rev], args=axis)[rev],)
+        return (cumsum_array(ns, g[rev], axis)[rev],)

@@ -1,0 +1,679 @@
+"""Tensor functions with PyTorch's names and signatures: ``tga.gather``, ``tga.sort``, ``tga.einsum``, ...
+
+Each is also a :class:`Tensor` method where PyTorch has one (``x.gather(dim, index)``).
+All are written once here from the primitives (``Gather``/``ScatterAdd`` for the index
+ops, slices and ``Cat`` for flip and roll, a log-depth product tree for ``prod``,
+``Matmul`` for ``einsum``), so each has gradients of every order on every device.
+Indices (of ``sort``, ``argmax``, ``topk``) carry no gradient: the values are gathered
+by them, so the gradient flows to the elements picked, as in PyTorch.
+
+Where PyTorch and NumPy differ in result, the spelling decides: ``max(x, dim=1)`` gives
+PyTorch's ``(values, indices)``, ``max(x, axis=1)`` NumPy's values; ``var(x)`` here is
+PyTorch's unbiased variance, ``var(x, axis=...)`` NumPy's population variance.
+"""
+
+from __future__ import annotations
+
+import builtins  # this module's max, min, sum, ... are PyTorch's; Python's are builtins.*
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import functional, ops
+from ._tensor import Tensor, cat, stack, where
+from .autograd import composite
+
+__all__ = [
+    "ValuesIndices", "matmul", "mm", "bmm", "dot", "cat", "concat", "concatenate", "stack", "split", "chunk",
+    "unbind", "where", "abs", "sqrt", "exp", "log", "tanh", "sigmoid", "relu", "sin", "cos", "floor", "ceil",
+    "round", "sign", "square", "neg", "pow", "maximum", "minimum", "clamp", "clip", "softmax", "log_softmax",
+    "einsum", "max", "min", "amax", "amin", "sum", "mean", "var", "std", "prod", "logsumexp", "argmax", "argmin",
+    "sort", "argsort", "topk", "cumsum", "cumprod", "gather", "scatter", "scatter_add", "index_select", "flip",
+    "roll", "flatten", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "norm", "numel", "all", "any",
+    "tril", "triu", "allclose", "equal",
+]  # fmt: skip
+
+
+class ValuesIndices(NamedTuple):
+    """What PyTorch's ``max(dim=)``, ``min(dim=)``, ``sort`` and ``topk`` return."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def dim_or_axis(axis: Any, dim: Any, op: str) -> Any:
+    """``dim`` (PyTorch's spelling) or ``axis`` (NumPy's): one of the two, never both."""
+    if dim is None:
+        return axis
+    if axis is not None:
+        raise TypeError(f"{op}: got both axis={axis!r} and dim={dim!r}; pass one of them")
+    return dim
+
+
+def _one_dim(x: Tensor, dim: Any, op: str) -> int:
+    if not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{op}: dim must be one int, got {dim!r}")
+    (d,) = x._axes(int(dim), op)
+    return d
+
+
+# -- index arrays ----------------------------------------------------------------
+def _index_data(x: Tensor, index: Any, op: str) -> Any:
+    """``index`` as an integer array on ``x``'s device, checked against ``x``'s shape."""
+    if not isinstance(index, Tensor):
+        index = Tensor(np.asarray(index), device=x._dev)
+    if index._dev is not x._dev:
+        raise RuntimeError(f"{op}: the index is on {index.device} and the tensor on {x.device}; move one with .to()")
+    if index.dtype.kind not in "iu":
+        raise TypeError(f"{op}: the index must be an integer tensor, not {index.dtype}; convert it with .long()")
+    return index.data
+
+
+def _check_bounds(xp: Any, idx: Any, n: int, op: str, dim: int, shape: tuple) -> None:
+    if idx.size == 0:
+        return
+    lo, hi = int(xp.min(idx)), int(xp.max(idx))
+    if lo < 0 or hi >= n:
+        bad = lo if lo < 0 else hi
+        raise IndexError(f"{op}: index {bad} is out of range for dimension {dim} of size {n} (shape {shape})")
+
+
+def _arange(x: Tensor, n: int) -> Any:
+    return Tensor.arange(n, dtype=np.int64, device=x._dev).data
+
+
+def _flat_index(x: Tensor, dim: int, idx: Any, op: str) -> Any:
+    """The positions in ``x.reshape(-1)`` that PyTorch's ``gather(x, dim, idx)`` reads:
+    ``idx`` along ``dim`` and each element's own coordinate along every other axis."""
+    shape = x.shape
+    if idx.ndim != x.ndim:
+        raise ValueError(f"{op}: the index needs as many dimensions as the tensor ({x.ndim}), got {idx.ndim}")
+    for d, (i, s) in enumerate(zip(idx.shape, shape)):
+        if d != dim and i > s:
+            raise ValueError(f"{op}: index shape {tuple(idx.shape)} is larger than tensor shape {shape} at dim {d}")
+    xp = x._dev.ops
+    _check_bounds(xp, idx, shape[dim], op, dim, shape)
+    strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+    flat = xp.astype(idx, x._dev.dtype(np.int64)) * strides[dim]
+    for d in range(len(shape)):
+        if d != dim and idx.shape[d] > 1:
+            coord = xp.reshape(_arange(x, idx.shape[d]), tuple(-1 if k == d else 1 for k in range(len(shape))))
+            flat = flat + coord * strides[d]
+    return flat
+
+
+def gather(x: Tensor, dim: int, index: Any) -> Tensor:
+    """``out[i][j] = x[index[i][j]][j]`` (for ``dim=0``), as ``torch.gather``; differentiable in ``x``."""
+    d = _one_dim(x, dim, "gather")
+    flat = _flat_index(x, d, _index_data(x, index, "gather"), "gather")
+    return ops.Gather.apply(x.reshape(-1), args=(0, flat))
+
+
+def _scattered(x: Tensor, dim: Any, index: Any, src: Any, op: str) -> tuple[Any, Tensor | None, Any]:
+    d = _one_dim(x, dim, op)
+    idx = _index_data(x, index, op)
+    flat = _flat_index(x, d, idx, op)
+    numel = x.numel()
+    keys = x._dev.ops.reshape(flat, (-1,))
+    if not isinstance(src, Tensor):
+        return keys, None, numel
+    if src.ndim != x.ndim or any(i > s for i, s in zip(idx.shape, src.shape)):
+        raise ValueError(f"{op}: src of shape {src.shape} must cover the index's shape {tuple(idx.shape)}")
+    if src.shape != tuple(idx.shape):
+        src = src[tuple(slice(0, i) for i in idx.shape)]
+    return keys, ops.ScatterAdd.apply(src.reshape(-1), args=((numel,), 0, keys)), numel
+
+
+def scatter(x: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
+    """``x`` with ``out[index[i][j]][j] = src[i][j]`` (for ``dim=0``), as ``torch.scatter``.
+
+    ``src`` may be a number. Differentiable in ``x`` (zero where written) and in ``src``.
+    Where the index repeats a position PyTorch keeps one of the writes, unspecified which;
+    here the writes are summed, so give each position once.
+    """
+    src = value if src is None else src
+    keys, summed, numel = _scattered(x, dim, index, src, "scatter")
+    dev = x._dev
+    ones = dev.ops.astype(dev.ops.ones_like(keys), dev.dtype(np.float32))
+    written = Tensor._wrap(dev.scatter_add(ones, (numel,), 0, keys) > 0, dev).reshape(x.shape)
+    if summed is None:  # a number written at every indexed position
+        return where(written, src, x)
+    return where(written, summed.reshape(x.shape), x)
+
+
+def scatter_add(x: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
+    """``x`` with ``src[i][j]`` added at ``out[index[i][j]][j]`` (for ``dim=0``); repeats accumulate."""
+    _, summed, _ = _scattered(x, dim, index, src, "scatter_add")
+    if summed is None:
+        raise TypeError("scatter_add: src must be a tensor")
+    return x + summed.reshape(x.shape)
+
+
+def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
+    """The entries of ``x`` at the 1-D ``index`` along ``dim``."""
+    d = _one_dim(x, dim, "index_select")
+    idx = _index_data(x, index, "index_select")
+    if idx.ndim != 1:
+        raise ValueError(f"index_select: the index must be 1-D, got shape {tuple(idx.shape)}")
+    _check_bounds(x._dev.ops, idx, x.shape[d], "index_select", d, x.shape)
+    return ops.Gather.apply(x, args=(d, idx))
+
+
+# -- sorting ---------------------------------------------------------------------
+def _argsort_array(x: Tensor, dim: int, descending: bool) -> Any:
+    dev = x._dev
+    a = x.data
+    try:  # the array API's signature (array_api_strict)
+        return dev.xp.argsort(a, axis=dim, descending=descending, stable=True)
+    except TypeError:  # NumPy and CuPy: no ``descending``; sorting the negation keeps ties in order
+        if descending:
+            a = -(dev.ops.astype(a, dev.dtype(np.int64)) if x.dtype.kind in "bu" else a)
+        return dev.xp.argsort(a, axis=dim, kind="stable")
+
+
+def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """The indices that sort ``x`` along ``dim`` (ties keep their order)."""
+    d = _one_dim(x, dim, "argsort")
+    idx = _argsort_array(x, d, descending)
+    return Tensor._wrap(x._dev.ops.astype(idx, x._dev.dtype(np.int64)), x._dev)
+
+
+def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> ValuesIndices:
+    """``(values, indices)`` of ``x`` sorted along ``dim``; the values are differentiable."""
+    if x.ndim == 0:
+        return ValuesIndices(x, Tensor._wrap(x._dev.ops.zeros_like(x.data), x._dev).long())
+    idx = argsort(x, dim, descending)
+    return ValuesIndices(gather(x, dim, idx), idx)
+
+
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
+    """The ``k`` largest (or smallest) entries along ``dim`` and their indices, largest first."""
+    d = _one_dim(x, dim, "topk")
+    if not 0 <= k <= x.shape[d]:
+        raise ValueError(f"topk: k={k} is out of range for dimension {d} of size {x.shape[d]} (shape {x.shape})")
+    idx = argsort(x, d, descending=largest)[(slice(None),) * d + (slice(0, k),)]
+    return ValuesIndices(gather(x, d, idx), idx)
+
+
+def _reduce_pick(x: Tensor, axis: Any, keepdims: bool, dim: Any, keepdim: Any, other: Any, op: str) -> Any:
+    """``max``/``min`` in all three spellings (see the module docstring)."""
+    if isinstance(axis, Tensor) or isinstance(other, Tensor):  # max(a, b): elementwise, as in torch
+        b = axis if isinstance(axis, Tensor) else other
+        return x.maximum(b) if op == "max" else x.minimum(b)
+    keepdims = keepdims or bool(keepdim)
+    if dim is None or axis is not None:
+        return getattr(x, op)(dim_or_axis(axis, dim, op), keepdims)
+    if not isinstance(dim, (int, np.integer)):  # several dims: values only (torch's amax)
+        return getattr(x, op)(dim, keepdims)
+    d = _one_dim(x, dim, op)
+    idx = (x.argmax if op == "max" else x.argmin)(d, keepdims=True)
+    values = gather(x, d, idx)
+    if not keepdims:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return ValuesIndices(values, idx)
+
+
+def max(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool = False,
+        other: Any = None) -> Any:  # fmt: skip
+    """``max(x)``: the largest value; ``max(x, dim)``: PyTorch's ``(values, indices)``;
+    ``max(x, axis=...)``: the values alone; ``max(a, b)``: the elementwise maximum."""
+    if isinstance(dim, Tensor):
+        return x.maximum(dim)
+    return _reduce_pick(x, axis, keepdims, dim, keepdim, other, "max")
+
+
+def min(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool = False,
+        other: Any = None) -> Any:  # fmt: skip
+    """As :func:`max`, for the smallest."""
+    if isinstance(dim, Tensor):
+        return x.minimum(dim)
+    return _reduce_pick(x, axis, keepdims, dim, keepdim, other, "min")
+
+
+def amax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return x.max(dim, keepdim)
+
+
+def amin(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return x.min(dim, keepdim)
+
+
+def argmax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return x.argmax(dim, keepdim)
+
+
+def argmin(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return x.argmin(dim, keepdim)
+
+
+# -- reductions ------------------------------------------------------------------
+def sum(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    return x.sum(dim_or_axis(axis, dim, "sum"), keepdims or keepdim)
+
+
+def mean(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    return x.mean(dim_or_axis(axis, dim, "mean"), keepdims or keepdim)
+
+
+def correction_of(axis: Any, dim: Any, correction: Any, unbiased: Any) -> int:
+    """The divisor's correction: ``correction`` or ``unbiased`` when given; else PyTorch's
+    (1) when the call says ``dim``, NumPy's (0) when it says ``axis`` or nothing."""
+    if correction is not None:
+        if unbiased is not None:
+            raise TypeError("var: pass correction= or unbiased=, not both")
+        return int(correction)
+    if unbiased is not None:
+        return 1 if unbiased else 0
+    return 1 if dim is not None else 0
+
+
+def var(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
+        axis: Any = None, keepdims: bool = False) -> Tensor:  # fmt: skip
+    """PyTorch's ``torch.var``: unbiased (``correction=1``) unless told otherwise; with
+    ``axis=`` (NumPy's spelling) the population variance, as ``numpy.var``."""
+    if correction is None and unbiased is None and axis is None:
+        correction = 1
+    c = correction_of(axis, dim, correction, unbiased)
+    return x.var(dim_or_axis(axis, dim, "var"), keepdims or keepdim, c)
+
+
+def std(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
+        axis: Any = None, keepdims: bool = False) -> Tensor:  # fmt: skip
+    """The square root of :func:`var` (the same defaults)."""
+    return var(x, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims).sqrt()
+
+
+def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return x.logsumexp(dim, keepdim)
+
+
+def _one_along(x: Tensor, d: int, n: int) -> Tensor:
+    shape = x.shape[:d] + (n,) + x.shape[d + 1 :]
+    return Tensor.ones(shape, dtype=x.dtype, device=x._dev)
+
+
+@composite("prod")
+def prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The product over ``dim`` (all elements when None), as a tree of halving products:
+    ``log2(n)`` multiplies, exact gradients where entries are zero (no division)."""
+    if dim is None:
+        out = prod(x.reshape(-1), 0)
+        return out.reshape((1,) * x.ndim) if keepdim else out
+    d = _one_dim(x, dim, "prod")
+    n = x.shape[d]
+    lead = (slice(None),) * d
+    if n == 0:
+        return Tensor.ones(x.shape[:d] + ((1,) if keepdim else ()) + x.shape[d + 1 :], dtype=x.dtype, device=x._dev)
+    while n > 1:
+        if n % 2:  # an odd length: one more factor of 1 to pair with the last
+            x = cat([x, _one_along(x, d, 1)], d)
+            n += 1
+        n //= 2
+        x = x[lead + (slice(0, n),)] * x[lead + (slice(n, 2 * n),)]
+    return x if keepdim else x.squeeze(d)
+
+
+@composite("cumprod")
+def cumprod(x: Tensor, dim: int) -> Tensor:
+    """Running products along ``dim`` by doubling steps (``log2(n)`` multiplies by a
+    shifted copy): no division, so zeros give exact values and gradients."""
+    d = _one_dim(x, dim, "cumprod")
+    n = x.shape[d]
+    lead = (slice(None),) * d
+    shift = 1
+    while shift < n:
+        x = x * cat([_one_along(x, d, shift), x[lead + (slice(0, n - shift),)]], d)
+        shift *= 2
+    return x
+
+
+def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running sums along ``dim``."""
+    if dtype is not None:
+        x = x.astype(dtype)
+    if x.ndim == 0:
+        return x
+    return ops.Cumsum.apply(x, args=_one_dim(x, dim, "cumsum"))
+
+
+@composite("norm")
+def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The vector p-norm over ``dim`` (all elements when None): ``"fro"``/2, 1, ``inf``,
+    ``-inf``, 0 (the count of non-zeros) or any other positive ``p``."""
+    if p in ("fro", 2, 2.0, None):
+        return (x * x).sum(dim, keepdim).sqrt()
+    if p == 1:
+        return x.abs().sum(dim, keepdim)
+    if p == math.inf:
+        return x.abs().max(dim, keepdim)
+    if p == -math.inf:
+        return x.abs().min(dim, keepdim)
+    if p == 0:
+        return (x != 0).astype(x.dtype).sum(dim, keepdim)
+    if isinstance(p, str):
+        raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number")
+    return (x.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
+
+
+# -- shape -----------------------------------------------------------------------
+def flip(x: Tensor, dims: Any) -> Tensor:
+    """``x`` reversed along each of ``dims``."""
+    axes = x._axes(dims, "flip") or ()
+    return x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))]
+
+
+def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    """Entries moved ``shifts`` places along ``dims``, wrapping around (flattened when None)."""
+    if dims is None:
+        return roll(x.reshape(-1), shifts, 0).reshape(x.shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    axes = x._axes(dims, "roll")
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} dims; give one shift per dim")
+    for s, d in zip(shifts, axes):
+        n = x.shape[d]
+        s = s % n if n else 0
+        if s:
+            lead = (slice(None),) * d
+            x = cat([x[lead + (slice(n - s, n),)], x[lead + (slice(0, n - s),)]], d)
+    return x
+
+
+def repeat(x: Tensor, *sizes: Any) -> Tensor:
+    """``x`` tiled ``sizes[i]`` times along each axis, as ``torch.Tensor.repeat`` (an
+    expand of an interleaved new axis, then a reshape)."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    sizes = tuple(int(s) for s in sizes)
+    if len(sizes) < x.ndim:
+        raise ValueError(f"repeat: {len(sizes)} repeat counts for a tensor of {x.ndim} dimensions; give at least one per dim")
+    shape = (1,) * (len(sizes) - x.ndim) + x.shape
+    inter = x.reshape(tuple(v for s in shape for v in (1, s)))  # (1, s0, 1, s1, ...)
+    big = inter.expand(tuple(v for r, s in zip(sizes, shape) for v in (r, s)))  # (r0, s0, r1, s1, ...)
+    return big.reshape(tuple(r * s for r, s in zip(sizes, shape)))
+
+
+def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Pieces of ``split_size_or_sections`` along ``dim`` (the last may be smaller), or of
+    each size in a list of sizes."""
+    d = _one_dim(x, dim, "split")
+    lead = (slice(None),) * d
+    n = x.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0:
+            raise ValueError(f"split: the size must be positive, got {step}")
+        bounds = [(i, builtins.min(i + step, n)) for i in range(0, n, step)] or [(0, 0)]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if builtins.sum(sizes) != n:
+            raise ValueError(f"split: sizes {sizes} add up to {builtins.sum(sizes)}, not dimension {d}'s size {n}")
+        starts = np.cumsum([0] + sizes[:-1]).tolist()
+        bounds = [(s, s + k) for s, k in zip(starts, sizes)]
+    return tuple(x[lead + (slice(a, b),)] for a, b in bounds)
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
+    return x.chunk(chunks, dim)
+
+
+def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices of ``x`` along ``dim``, that axis removed."""
+    d = _one_dim(x, dim, "unbind")
+    lead = (slice(None),) * d
+    return tuple(x[lead + (i,)] for i in range(x.shape[d]))
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    return x.flatten(start_dim, end_dim)
+
+
+def reshape(x: Tensor, shape: Any) -> Tensor:
+    return x.reshape(shape)
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    return x.transpose(dim0, dim1)
+
+
+def permute(x: Tensor, dims: Any) -> Tensor:
+    return x.permute(dims)
+
+
+def squeeze(x: Tensor, dim: Any = None) -> Tensor:
+    return x.squeeze(dim=dim) if dim is not None else x.squeeze()
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    return x.unsqueeze(dim)
+
+
+def concat(tensors: Sequence[Tensor], dim: int = 0, *, axis: Any = None) -> Tensor:
+    return cat(tensors, dim if axis is None else axis)
+
+
+concatenate = concat
+
+
+# -- products --------------------------------------------------------------------
+def matmul(a: Tensor, b: Any) -> Tensor:
+    return a @ b
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    """The product of two matrices (2-D only, as ``torch.mm``)."""
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"mm: needs two 2-D tensors, got shapes {a.shape} and {b.shape}; use matmul for batches")
+    return a @ b
+
+
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    """Batched product of ``(B, n, m)`` and ``(B, m, p)`` (3-D only, as ``torch.bmm``)."""
+    if a.ndim != 3 or b.ndim != 3:
+        raise ValueError(f"bmm: needs two 3-D tensors, got shapes {a.shape} and {b.shape}")
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"bmm: batch sizes differ: {a.shape} and {b.shape}")
+    return a @ b
+
+
+def dot(a: Tensor, b: Tensor) -> Tensor:
+    """The inner product of two 1-D tensors."""
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"dot: needs two 1-D tensors, got shapes {a.shape} and {b.shape}")
+    return a @ b
+
+
+def _parse_einsum(equation: str, operands: Sequence[Tensor]) -> tuple[list[str], str]:
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(operands):
+        raise ValueError(f"einsum: {equation!r} names {len(ins)} operands, got {len(operands)}")
+    if "." in eq:
+        raise ValueError(f"einsum: {equation!r}: '...' is not supported; name every axis")
+    for s, t in zip(ins, operands):
+        if len(s) != t.ndim:
+            raise ValueError(f"einsum: subscripts {s!r} name {len(s)} axes, the operand has shape {t.shape}")
+        if len(set(s)) != len(s):
+            raise ValueError(f"einsum: repeated subscript in {s!r} (diagonals) is not supported")
+    if not arrow:  # implicit output: the letters seen once, sorted
+        letters = "".join(ins)
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return ins, out
+
+
+def _contract(a: Tensor, sa: str, b: Tensor, sb: str, keep: str) -> tuple[Tensor, str]:
+    """``a`` and ``b`` multiplied, summed over the letters not in ``keep``, as one matmul:
+    batch letters (both, kept), the free letters of each, and the contracted ones."""
+    batch = [c for c in sa if c in sb and c in keep]
+    summed = [c for c in sa if c in sb and c not in keep]
+    fa = [c for c in sa if c not in sb]
+    fb = [c for c in sb if c not in sa]
+    size = {**dict(zip(sa, a.shape)), **dict(zip(sb, b.shape))}
+    for c in sa:
+        if c in sb and dict(zip(sa, a.shape))[c] != dict(zip(sb, b.shape))[c]:
+            raise ValueError(f"einsum: subscript {c!r} has size {dict(zip(sa, a.shape))[c]} in one operand "
+                             f"and {dict(zip(sb, b.shape))[c]} in the other")  # fmt: skip
+    pa = a.permute([sa.index(c) for c in batch + fa + summed])
+    pb = b.permute([sb.index(c) for c in batch + summed + fb])
+    nb = [size[c] for c in batch]
+    ma, k, nb_free = math.prod(size[c] for c in fa), math.prod(size[c] for c in summed), math.prod(size[c] for c in fb)
+    out = pa.reshape(*nb, ma, k) @ pb.reshape(*nb, k, nb_free)  # (batch..., free_a, free_b)
+    return out.reshape(*nb, *(size[c] for c in fa), *(size[c] for c in fb)), "".join(batch + fa + fb)
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation, as ``torch.einsum`` (``"bhqd,bhkd->bhqk"``), from matmuls.
+
+    Operands are contracted left to right, each pair as one (batched) matmul after summing
+    out the letters that no later operand or the output needs. No ``...`` and no repeated
+    letter within one operand.
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ins, out = _parse_einsum(equation, operands)
+    cur, sc = operands[0], ins[0]
+    for i in range(len(ins)):
+        later = out + "".join(ins[i + 1 :])
+        if i > 0:
+            cur, sc = _contract(cur, sc, operands[i], ins[i], later)
+        gone = [j for j, c in enumerate(sc) if c not in later]
+        if gone:  # letters only this partial product has: sum them out now
+            cur = cur.sum(tuple(gone))
+            sc = "".join(c for c in sc if c in later)
+    for c in out:
+        if c not in sc:
+            raise ValueError(f"einsum: output subscript {c!r} is in no operand of {equation!r}")
+    return cur.permute([sc.index(c) for c in out]) if len(out) > 1 else cur
+
+
+# -- elementwise -----------------------------------------------------------------
+def abs(x: Tensor) -> Tensor:  # noqa: A001
+    return x.abs()
+
+
+def sqrt(x: Tensor) -> Tensor:
+    return x.sqrt()
+
+
+def exp(x: Tensor) -> Tensor:
+    return x.exp()
+
+
+def log(x: Tensor) -> Tensor:
+    return x.log()
+
+
+def tanh(x: Tensor) -> Tensor:
+    return x.tanh()
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    return x.sigmoid()
+
+
+def relu(x: Tensor) -> Tensor:
+    return x.relu()
+
+
+def sin(x: Tensor) -> Tensor:
+    return ops.Sin.apply(x)
+
+
+def cos(x: Tensor) -> Tensor:
+    return ops.Cos.apply(x)
+
+
+def floor(x: Tensor) -> Tensor:
+    return ops.Floor.apply(x)
+
+
+def ceil(x: Tensor) -> Tensor:
+    return ops.Ceil.apply(x)
+
+
+def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
+    """Round half to even, as PyTorch (and NumPy) do; ``decimals`` places."""
+    if decimals:
+        scale = 10.0**decimals
+        return ops.Round.apply(x * scale) / scale
+    return ops.Round.apply(x)
+
+
+def sign(x: Tensor) -> Tensor:
+    return ops.Sign.apply(x)
+
+
+def square(x: Tensor) -> Tensor:
+    return x * x
+
+
+def neg(x: Tensor) -> Tensor:
+    return -x
+
+
+def pow(x: Any, exponent: Any) -> Tensor:  # noqa: A001
+    return x**exponent if isinstance(x, Tensor) else exponent.__rpow__(x)
+
+
+def maximum(a: Tensor, b: Any) -> Tensor:
+    return a.maximum(b)
+
+
+def minimum(a: Tensor, b: Any) -> Tensor:
+    return a.minimum(b)
+
+
+def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """``x`` limited to ``[min, max]`` (either may be None)."""
+    return x.clip(min, max)
+
+
+clip = clamp
+
+
+def softmax(x: Tensor, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
+    x = x.astype(dtype) if dtype is not None else x
+    d = dim_or_axis(axis, dim, "softmax")
+    return functional.softmax(x, -1 if d is None else d)
+
+
+def log_softmax(x: Tensor, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
+    x = x.astype(dtype) if dtype is not None else x
+    d = dim_or_axis(axis, dim, "log_softmax")
+    return functional.log_softmax(x, -1 if d is None else d)
+
+
+# -- predicates and small things ------------------------------------------------
+def numel(x: Tensor) -> int:
+    return x.numel()
+
+
+def all(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    return x.all(dim, keepdim)
+
+
+def any(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    return x.any(dim, keepdim)
+
+
+def tril(x: Tensor, diagonal: int = 0) -> Tensor:
+    return x.tril(diagonal)
+
+
+def triu(x: Tensor, diagonal: int = 0) -> Tensor:
+    return x.triu(diagonal)
+
+
+def allclose(a: Tensor, b: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
+    """Whether every element of ``a`` is close to ``b`` (compared on the host)."""
+    bb = b.numpy() if isinstance(b, Tensor) else b
+    return bool(np.allclose(a.numpy(), bb, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(a: Tensor, b: Tensor) -> bool:
+    """Whether ``a`` and ``b`` have one shape and the same elements."""
+    return a.shape == b.shape and bool(np.array_equal(a.numpy(), b.numpy()))
+
