@@ -119,7 +119,7 @@ def _scattered(x: Tensor, dim: Any, index: Any, src: Any, op: str) -> tuple[Any,
     keys = x._dev.ops.reshape(flat, (-1,))
     if not isinstance(src, Tensor):
         return keys, None, numel
-    if src.ndim != x.ndim or any(i > s for i, s in zip(idx.shape, src.shape)):
+    if src.ndim != x.ndim or builtins.any(i > s for i, s in zip(idx.shape, src.shape)):
         raise ValueError(f"{op}: src of shape {src.shape} must cover the index's shape {tuple(idx.shape)}")
     if src.shape != tuple(idx.shape):
         src = src[tuple(slice(0, i) for i in idx.shape)]

@@ -31,7 +31,7 @@ class Cumsum(Function):
 
     def backward(self, g, ns, inputs, out):
         axis = self.args
-        rev = (slice(None),) * axis + (slice(None, None, -1),)
+        rev = (slice(None),) * axis + (slice(None, None, -1), Ellipsis)
         if hasattr(g, "_ctx"):  # a recorded gradient (create_graph): the op itself
             return (Cumsum.apply(g[rev], args=axis)[rev],)
         return (cumsum_array(ns, g[rev], axis)[rev],)
