@@ -35,6 +35,18 @@ def _shape_args(shape: Sequence[Any]) -> Shape:
     return tuple(map(int, shape))
 
 
+class Size(tuple):
+    """A shape, as ``x.size()`` returns it: a tuple (PyTorch's ``torch.Size``)."""
+
+    __slots__ = ()
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+    def __repr__(self) -> str:
+        return f"tga.Size({list(self)})"
+
+
 def _dim_alias(axis: Any, dim: Any, op: str) -> Any:
     """PyTorch's ``dim`` or NumPy's ``axis``: whichever was given (never both)."""
     if dim is None:
@@ -253,7 +265,7 @@ class Tensor:
     def size(self, axis: int | None = None, *, dim: int | None = None) -> Any:
         """The shape, or with an axis (``dim``) the length of that axis."""
         axis = _dim_alias(axis, dim, "size")
-        return self.shape if axis is None else self.shape[axis]
+        return Size(self.data.shape) if axis is None else self.shape[axis]
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -533,15 +545,20 @@ class Tensor:
         return ops.Sum.apply(self, args=(self._axes(axis, "sum"), keepdims))
 
     def max(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Any:
-        """The largest value over ``axis``; ``x.max(dim=d)`` is PyTorch's ``(values, indices)``
-        and ``x.max(other_tensor)`` the elementwise maximum."""
+        """The largest value over ``axis``; ``x.max(dim=d)`` (or ``x.max(d, keepdim=...)``) is
+        PyTorch's ``(values, indices)`` and ``x.max(other_tensor)`` the elementwise maximum.
+        ``x.max(d)`` alone keeps this library's first meaning: the values."""
         if dim is not None or keepdim is not None or isinstance(axis, Tensor):
+            if dim is None and keepdim is not None and isinstance(axis, int):  # x.max(1, keepdim=True): PyTorch's
+                axis, dim = None, axis
             return _tf.max(self, dim, bool(keepdim), axis=axis, keepdims=keepdims)
         return ops.Max.apply(self, args=(self._axes(axis, "max"), keepdims))
 
     def min(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Any:
         """As :meth:`max`, for the smallest."""
         if dim is not None or keepdim is not None or isinstance(axis, Tensor):
+            if dim is None and keepdim is not None and isinstance(axis, int):  # x.min(1, keepdim=True): PyTorch's
+                axis, dim = None, axis
             return _tf.min(self, dim, bool(keepdim), axis=axis, keepdims=keepdims)
         return ops.Min.apply(self, args=(self._axes(axis, "min"), keepdims))
 
@@ -554,8 +571,10 @@ class Tensor:
             keepdim: bool | None = None, unbiased: bool | None = None) -> Tensor:  # fmt: skip
         """Variance. ``x.var(axis=...)`` and ``x.var()`` are NumPy's population variance
         (``correction=0``); ``x.var(dim=...)`` is PyTorch's unbiased one (``correction=1``);
-        ``correction=`` or ``unbiased=`` given explicitly always decide."""
-        c = _tf.correction_of(axis, dim, correction, unbiased)
+        ``correction=`` or ``unbiased=`` given explicitly always decide. A PyTorch keyword
+        (``keepdim=``) makes a positional axis PyTorch's too: ``x.var(1, keepdim=True)``."""
+        torch_dim = dim if dim is not None or keepdim is None else axis
+        c = _tf.correction_of(axis, torch_dim, correction, unbiased)
         return _var(self, _dim_alias(axis, dim, "var"), keepdims or bool(keepdim), c)
 
     def std(self, axis: Any = None, keepdims: bool = False, correction: int | None = None, *, dim: Any = None,

@@ -22,11 +22,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import functional, ops
-from ._tensor import Tensor, cat, stack, where
+from ._tensor import Size, Tensor, cat, stack, where
 from .autograd import composite
 
 __all__ = [
-    "ValuesIndices", "matmul", "mm", "bmm", "dot", "cat", "concat", "concatenate", "stack", "split", "chunk",
+    "Size", "ValuesIndices", "matmul", "mm", "bmm", "dot", "cat", "concat", "concatenate", "stack", "split", "chunk",
     "unbind", "where", "abs", "sqrt", "exp", "log", "tanh", "sigmoid", "relu", "sin", "cos", "floor", "ceil",
     "round", "sign", "square", "neg", "pow", "maximum", "minimum", "clamp", "clip", "softmax", "log_softmax",
     "einsum", "max", "min", "amax", "amin", "sum", "mean", "var", "std", "prod", "logsumexp", "argmax", "argmin",
