@@ -100,10 +100,13 @@ def test_second_order_matches_finite_differences(name, device, rng):
     x = rand(rng, 3, 4, device=device, low=0.2)
     w = Tensor(rng.standard_normal(fn(x, device).shape), device=device)
 
-    def grad_of(t):
-        (g,) = tga.grad((fn(t, device) * w * fn(t, device)).sum(), t, create_graph=True)
+    def grad_of(t, create_graph=True):
+        (g,) = tga.grad((fn(t, device) * w * fn(t, device)).sum(), t, create_graph=create_graph)
         return g
 
+    # The recorded gradient must be the ordinary one (a wrong recorded formula would still
+    # be self-consistent under finite differences), and differentiate correctly.
+    close(grad_of(x), grad_of(x, create_graph=False).numpy(), atol=1e-12, rtol=1e-10)
     assert tga.gradcheck(grad_of, x)
 
 
@@ -208,6 +211,14 @@ def test_sort_indices_and_ties_stay_in_order(device):
     np.testing.assert_array_equal(i.numpy(), [[0, 2, 3, 1]])
     np.testing.assert_array_equal(x.argsort(descending=True).numpy(), [[0, 2, 3, 1]])
     assert i.dtype == np.int64
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_is_stable_on_long_rows_with_many_ties(descending, device):
+    a = np.random.default_rng(3).integers(0, 3, (2, 200)).astype(np.float64)
+    idx = Tensor(a, device=device).argsort(dim=1, descending=descending).numpy()
+    expect = np.argsort(-a if descending else a, axis=1, kind="stable")
+    np.testing.assert_array_equal(idx, expect)
 
 
 def test_cumsum_of_integers_and_0d(device):
