@@ -380,3 +380,15 @@ def test_tutorial_code_runs_after_changing_the_import():
     _, predicted = torch.max(logits, 1)
     assert w.grad.shape == (4, 3) and 0 <= correct <= 8 and predicted.shape == (8,)
     assert math.isclose(loss.item(), math.log(3), rel_tol=1e-6)
+
+
+def test_to_dtype_type_and_cuda_questions():
+    for m in (torch, tga):
+        x = m.ones(2, 3)
+        assert _dtype_name(x.to(m.float64).dtype) == "float64"
+        assert _dtype_name(x.type(m.int64).dtype) == "int64"
+        assert m.cuda.is_available() in (True, False) and m.cuda.device_count() >= 0
+    x = tga.ones(2, requires_grad=True)
+    x.to(tga.float64).sum().backward()  # a differentiable conversion
+    assert x.grad.dtype == np.float32 and x.to("cpu") is x
+    assert tga.ones(2).type() == "float32"

@@ -14,7 +14,7 @@ from .random import manual_seed
 from ._tensor import Tensor, cat, stack, tril, triu, where
 # PyTorch's top-level names: factories, free functions and dtypes (``tga.bool`` binds the
 # name in this module only; the package's modules keep Python's ``bool``).
-from . import creation, dtypes, tensor_functions
+from . import creation, cuda, dtypes, tensor_functions
 from .creation import *  # noqa: F403
 from .dtypes import *  # noqa: F403
 from .tensor_functions import *  # noqa: F403

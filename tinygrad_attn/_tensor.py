@@ -345,7 +345,10 @@ class Tensor:
         return self.data.__dlpack_device__()
 
     def to(self, device: Any) -> Tensor:
-        """This tensor on ``device`` (itself if already there); differentiable."""
+        """This tensor on ``device`` (itself if already there); differentiable. A dtype
+        (``x.to(tga.float64)``, as in PyTorch) converts instead."""
+        if isinstance(device, (np.dtype, type)):
+            return self.astype(device)
         dev = get_device(device)
         if dev is self._dev:
             return self
@@ -983,6 +986,10 @@ class Tensor:
 
     def bool(self) -> Tensor:
         return self.astype(np.bool_)
+
+    def type(self, dtype: Any = None) -> Any:
+        """With a dtype, this tensor converted to it; without, the dtype's name."""
+        return str(self.dtype) if dtype is None else self.astype(dtype)
 
 
 _PLAIN = frozenset((Tensor, int, float))  # operands that need no conversion

@@ -182,3 +182,4 @@ def randint_like(t: Tensor, low: int, high: Any = None, *, dtype: Any = None,
                  device: Any = None) -> Tensor:  # fmt: skip
     shape, dtype, device = _like(t, dtype, device)
     return randint(low, high, shape, dtype=dtype, device=device)
+

@@ -1,0 +1,27 @@
+"""``tga.cuda``: PyTorch's ``torch.cuda`` questions, answered for this library's CUDA devices.
+
+>>> device = "cuda" if tga.cuda.is_available() else "cpu"  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from .device import devices as _devices
+from .device import is_available as _is_available
+from .random import manual_seed as _manual_seed
+
+
+def is_available() -> bool:
+    """Whether a CUDA device (CuPy and a GPU) can be used here; never raises."""
+    return _is_available("cuda")
+
+
+def device_count() -> int:
+    return sum(1 for d in _devices() if d.startswith("cuda"))
+
+
+def manual_seed(seed: int) -> None:
+    """The one generator serves every device (draws are made on the host and moved)."""
+    _manual_seed(seed)
+
+
+manual_seed_all = manual_seed
