@@ -736,11 +736,13 @@ class Tensor:
 
     # -- neural-net functions (defined in tinygrad_attn.functional, imported at the end) --
     def softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        axis = _dim_alias(axis, dim, "softmax")
+        if dim is not None:
+            axis = _dim_alias(axis, dim, "softmax")
         return _functional.softmax(self, -1 if axis is None else axis)
 
     def log_softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        axis = _dim_alias(axis, dim, "log_softmax")
+        if dim is not None:
+            axis = _dim_alias(axis, dim, "log_softmax")
         return _functional.log_softmax(self, -1 if axis is None else axis)
 
     def layer_norm(self, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
@@ -1080,7 +1082,8 @@ def triu(x: Tensor, k: int = 0) -> Tensor:
 
 def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
     """Join tensors along an existing axis (``axis`` or PyTorch's ``dim``; 0 by default)."""
-    axis = _dim_alias(axis, dim, "cat")
+    if dim is not None:
+        axis = _dim_alias(axis, dim, "cat")
     axis = 0 if axis is None else axis
     tensors = list(tensors)
     if not tensors:
@@ -1093,7 +1096,8 @@ def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None =
 
 def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
     """Join tensors along a new axis (``axis`` or PyTorch's ``dim``; 0 by default)."""
-    axis = _dim_alias(axis, dim, "stack")
+    if dim is not None:
+        axis = _dim_alias(axis, dim, "stack")
     axis = 0 if axis is None else axis
     tensors = list(tensors)
     if not tensors:
