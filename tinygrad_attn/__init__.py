@@ -5,18 +5,17 @@
 >>> x.softmax().sum().backward()
 """
 
-from . import functional
+# The star imports are PyTorch's top-level names: factories, free functions and dtypes (``tga.bool`` binds the
+# name in this module only; the package's modules keep Python's ``bool``).
+from . import creation, cuda, dtypes, functional, tensor_functions
+from ._tensor import Tensor, cat, stack, tril, triu, where
 from .autograd import Function, decompose, detect_anomaly, enable_grad, grad, is_grad_enabled, no_grad
+from .creation import *  # noqa: F403
 from .device import default_device, devices, get_device, is_available, set_default_device
+from .dtypes import *  # noqa: F403
 from .gradcheck import gradcheck
 from .malloc import keep_freed_memory
 from .random import manual_seed
-from ._tensor import Tensor, cat, stack, tril, triu, where
-# PyTorch's top-level names: factories, free functions and dtypes (``tga.bool`` binds the
-# name in this module only; the package's modules keep Python's ``bool``).
-from . import creation, cuda, dtypes, tensor_functions
-from .creation import *  # noqa: F403
-from .dtypes import *  # noqa: F403
 from .tensor_functions import *  # noqa: F403
 
 __version__ = "0.1.0"
@@ -57,6 +56,7 @@ __all__ = [
     "where",
     "tril",
     "triu",
+    "cuda",
     *creation.__all__,
     *dtypes.__all__,
     *tensor_functions.__all__,

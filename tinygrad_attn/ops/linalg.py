@@ -39,6 +39,7 @@ def matmul_shape_error(sa: tuple, sb: tuple) -> ValueError:
 
 class Matmul(Function):
     __slots__ = ()
+    operands = ("a", "b")  # a @ b
     reads_output = False
 
     def forward(self, xp, a, b):
