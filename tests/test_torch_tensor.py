@@ -255,7 +255,14 @@ def test_spelling_decides_where_torch_and_numpy_differ():
     x = tga.tensor(a)
     assert isinstance(x.max(axis=1), tga.Tensor) and x.max(axis=1).shape == (3,)
     assert isinstance(x.max(1), tga.Tensor)  # positional: this library's first meaning, the values
-    assert isinstance(x.max(dim=1), tuple)
+    assert isinstance(x.max(dim=1), tuple) and isinstance(x.max(1, keepdim=True), tuple)
+    assert isinstance(x.max(axis=1, keepdim=True), tga.Tensor)  # axis= spelled: values (tinygrad's spelling)
+    assert x.min(axis=0, keepdim=True).shape == (1, 4) and x.min(0, keepdim=True).indices.shape == (1, 4)
+    np.testing.assert_allclose(x.var(1).numpy(), a.var(1))  # positional alone: the first meaning
+    np.testing.assert_allclose(x.var(1, keepdim=True).numpy().ravel(), a.var(1, ddof=1))  # PyTorch's keyword
+    np.testing.assert_allclose(x.std(axis=1, keepdim=True).numpy().ravel(), a.std(1))
+    with pytest.raises(TypeError, match="max: the axis was given twice"):
+        x.max(1, axis=1)
     np.testing.assert_allclose(x.var(axis=1).numpy(), a.var(1))  # NumPy: population
     np.testing.assert_allclose(x.var(dim=1).numpy(), a.var(1, ddof=1))  # PyTorch: unbiased
     np.testing.assert_allclose(x.var().numpy(), a.var())  # no dim: the population variance, as before

@@ -547,43 +547,64 @@ class Tensor:
             axis, keepdims = _dim_alias(axis, dim, "sum"), keepdims or bool(keepdim)
         return ops.Sum.apply(self, args=(self._axes(axis, "sum"), keepdims))
 
-    def max(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Any:
-        """The largest value over ``axis``; ``x.max(dim=d)`` (or ``x.max(d, keepdim=...)``) is
-        PyTorch's ``(values, indices)`` and ``x.max(other_tensor)`` the elementwise maximum.
-        ``x.max(d)`` alone keeps this library's first meaning: the values."""
-        if dim is not None or keepdim is not None or isinstance(axis, Tensor):
-            if dim is None and keepdim is not None and isinstance(axis, int):  # x.max(1, keepdim=True): PyTorch's
-                axis, dim = None, axis
-            return _tf.max(self, dim, bool(keepdim), axis=axis, keepdims=keepdims)
-        return ops.Max.apply(self, args=(self._axes(axis, "max"), keepdims))
+    def max(self, axis_or_dim: Any = None, /, keepdims: bool = False, *, axis: Any = None, dim: Any = None,
+            keepdim: bool | None = None) -> Any:  # fmt: skip
+        """The largest value over an axis (all when None), as NumPy's ``max`` with ``axis=``
+        or given alone (``x.max(1)``). PyTorch's spellings give PyTorch's results:
+        ``x.max(dim=1)`` and ``x.max(1, keepdim=True)`` the ``(values, indices)`` pair, and
+        ``x.max(other)`` (a tensor) the elementwise maximum. NumPy's ``axis=`` with
+        ``keepdim=`` (tinygrad's spelling) gives the values."""
+        if axis is None and dim is None and keepdim is None and axis_or_dim.__class__ is not Tensor:
+            return ops.Max.apply(self, args=(self._axes(axis_or_dim, "max"), keepdims))
+        if axis_or_dim is not None:
+            if axis is not None or dim is not None:
+                raise TypeError("max: the axis was given twice, by position and by keyword")
+            if keepdim is not None and isinstance(axis_or_dim, int):  # x.max(1, keepdim=True): PyTorch's
+                dim = axis_or_dim
+            else:
+                axis = axis_or_dim
+        return _tf.max(self, dim, bool(keepdim), axis=axis, keepdims=keepdims)
 
-    def min(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Any:
+    def min(self, axis_or_dim: Any = None, /, keepdims: bool = False, *, axis: Any = None, dim: Any = None,
+            keepdim: bool | None = None) -> Any:  # fmt: skip
         """As :meth:`max`, for the smallest."""
-        if dim is not None or keepdim is not None or isinstance(axis, Tensor):
-            if dim is None and keepdim is not None and isinstance(axis, int):  # x.min(1, keepdim=True): PyTorch's
-                axis, dim = None, axis
-            return _tf.min(self, dim, bool(keepdim), axis=axis, keepdims=keepdims)
-        return ops.Min.apply(self, args=(self._axes(axis, "min"), keepdims))
+        if axis is None and dim is None and keepdim is None and axis_or_dim.__class__ is not Tensor:
+            return ops.Min.apply(self, args=(self._axes(axis_or_dim, "min"), keepdims))
+        if axis_or_dim is not None:
+            if axis is not None or dim is not None:
+                raise TypeError("min: the axis was given twice, by position and by keyword")
+            if keepdim is not None and isinstance(axis_or_dim, int):  # x.min(1, keepdim=True): PyTorch's
+                dim = axis_or_dim
+            else:
+                axis = axis_or_dim
+        return _tf.min(self, dim, bool(keepdim), axis=axis, keepdims=keepdims)
 
     def mean(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
         if dim is not None or keepdim is not None:
             axis, keepdims = _dim_alias(axis, dim, "mean"), keepdims or bool(keepdim)
         return _mean(self, axis, keepdims)
 
-    def var(self, axis: Any = None, keepdims: bool = False, correction: int | None = None, *, dim: Any = None,
-            keepdim: bool | None = None, unbiased: bool | None = None) -> Tensor:  # fmt: skip
-        """Variance. ``x.var(axis=...)`` and ``x.var()`` are NumPy's population variance
-        (``correction=0``); ``x.var(dim=...)`` is PyTorch's unbiased one (``correction=1``);
-        ``correction=`` or ``unbiased=`` given explicitly always decide. A PyTorch keyword
-        (``keepdim=``) makes a positional axis PyTorch's too: ``x.var(1, keepdim=True)``."""
-        torch_dim = dim if dim is not None or keepdim is None else axis
-        c = _tf.correction_of(axis, torch_dim, correction, unbiased)
+    def var(self, axis_or_dim: Any = None, /, keepdims: bool = False, correction: int | None = None, *,
+            axis: Any = None, dim: Any = None, keepdim: bool | None = None, unbiased: bool | None = None) -> Tensor:  # fmt: skip
+        """Variance. ``x.var(axis=...)``, ``x.var(1)`` and ``x.var()`` are NumPy's population
+        variance (``correction=0``); PyTorch's spellings, ``x.var(dim=...)`` and
+        ``x.var(1, keepdim=True)``, PyTorch's unbiased one (``correction=1``);
+        ``correction=`` or ``unbiased=`` given explicitly always decide."""
+        if axis_or_dim is not None:
+            if axis is not None or dim is not None:
+                raise TypeError("var: the axis was given twice, by position and by keyword")
+            if keepdim is not None:
+                dim = axis_or_dim
+            else:
+                axis = axis_or_dim
+        c = _tf.correction_of(axis, dim, correction, unbiased)
         return _var(self, _dim_alias(axis, dim, "var"), keepdims or bool(keepdim), c)
 
-    def std(self, axis: Any = None, keepdims: bool = False, correction: int | None = None, *, dim: Any = None,
-            keepdim: bool | None = None, unbiased: bool | None = None) -> Tensor:  # fmt: skip
+    def std(self, axis_or_dim: Any = None, /, keepdims: bool = False, correction: int | None = None, *,
+            axis: Any = None, dim: Any = None, keepdim: bool | None = None, unbiased: bool | None = None) -> Tensor:  # fmt: skip
         """The square root of :meth:`var` (the same defaults)."""
-        return self.var(axis, keepdims, correction, dim=dim, keepdim=keepdim, unbiased=unbiased).sqrt()
+        return self.var(axis_or_dim, keepdims, correction, axis=axis, dim=dim, keepdim=keepdim,
+                        unbiased=unbiased).sqrt()  # fmt: skip
 
     def logsumexp(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
                   keepdim: bool | None = None) -> Tensor:  # fmt: skip
