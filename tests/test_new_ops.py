@@ -69,6 +69,10 @@ OPS = {
     "einsum_implicit": (lambda x, d: tga.einsum("ij,ij", x, x), lambda a: (a * a).sum()),
     "einsum_batch": (lambda x, d: tga.einsum("bij,bkj->bik", x.reshape(2, 2, 3), x.reshape(2, 2, 3)),
                      lambda a: a.reshape(2, 2, 3) @ a.reshape(2, 2, 3).transpose(0, 2, 1)),
+    "repeat_interleave": (lambda x, d: x.repeat_interleave(2, dim=1), lambda a: np.repeat(a, 2, 1)),
+    "repeat_interleave_flat": (lambda x, d: tga.repeat_interleave(x, 3), lambda a: np.repeat(a, 3)),
+    "outer": (lambda x, d: tga.outer(x[0], x[1]), lambda a: np.outer(a[0], a[1])),
+    "log1p_expm1": (lambda x, d: x.abs().log1p() + x.expm1(), lambda a: np.log1p(np.abs(a)) + np.expm1(a)),
     "mm": (lambda x, d: x.mm(x.T), lambda a: a @ a.T),
     "bmm": (lambda x, d: tga.bmm(x.reshape(2, 2, 3), x.reshape(2, 3, 2)),
             lambda a: a.reshape(2, 2, 3) @ a.reshape(2, 3, 2)),
@@ -281,3 +285,11 @@ def test_bool_name_leaves_the_package_modules_alone():
                 continue  # the module that defines PyTorch's max, sum, ... (and uses builtins.*)
             assert getattr(mod, name, getattr(builtins, name)) is getattr(builtins, name), (info.name, name)
     assert isinstance(True, builtins.bool) and Tensor([1.0]).bool().dtype == np.bool_
+
+
+def test_finite_tests_on_every_namespace(device):
+    x = Tensor(np.array([1.0, np.nan, np.inf, -np.inf]), device=device)
+    np.testing.assert_array_equal(x.isnan().numpy(), [False, True, False, False])
+    np.testing.assert_array_equal(tga.isinf(x).numpy(), [False, False, True, True])
+    np.testing.assert_array_equal(tga.isfinite(x).numpy(), [True, False, False, False])
+

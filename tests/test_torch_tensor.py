@@ -177,10 +177,20 @@ CASES = {
     "topk": (lambda m, x: x.topk(2), [S]),
     "topk_dim_smallest": (lambda m, x: x.topk(3, dim=1, largest=False), [S]),
     "m.topk": (lambda m, x: m.topk(x, 2, 0).values, [S]),
+    "more_free_functions": (lambda m, x, y: (m.outer(x[0], y[1]), m.log1p(x.abs()), m.expm1(x), m.rsqrt(x.abs() + 0.1),
+                                          m.reciprocal(x + 3.0), m.erf(x), m.masked_fill(x, x > 0.5, -1.0)), [(3, 4), (3, 4)]),
+    "finite_tests": (lambda m, x: _finite_tests(m, m.where(x > 0, x * float("nan"), x * float("inf")), x), [(3, 4)]),
+    "repeat_interleave": (lambda m, x: (m.repeat_interleave(x, 2, dim=1), m.repeat_interleave(x, 3),
+                                        x.repeat_interleave(2, dim=0)), [(3, 4)]),
     # conversions
     "dtypes": (lambda m, x: (x.float(), x.double(), x.long(), x.int(), x.bool(), x.half(), x.type_as(x.float())), [S]),
     "clone_contiguous": (lambda m, x: (x.clone(), x.contiguous() * 2), [S]),
 }  # fmt: skip
+
+def _finite_tests(m, y, x):
+    mixed = m.where(x > 0.5, x, y)  # finite, NaN and infinite entries
+    return m.isnan(y), m.isinf(y), m.isfinite(mixed), mixed.isnan(), y.isinf(), mixed.isfinite()
+
 
 #: Outputs compared with a looser tolerance (float16 rounding).
 _TOL = {"dtypes": 1e-3}
@@ -399,3 +409,20 @@ def test_to_dtype_type_and_cuda_questions():
     x.to(tga.float64).sum().backward()  # a differentiable conversion
     assert x.grad.dtype == np.float32 and x.to("cpu") is x
     assert tga.ones(2).type() == "float32"
+
+
+def test_multinomial_and_bernoulli_draw_as_torch_does():
+    tga.manual_seed(0)
+    p = tga.tensor([[0.0, 0.2, 0.8], [1.0, 0.0, 0.0]])
+    draws = tga.multinomial(p, 500, replacement=True)
+    t_draws = torch.multinomial(torch.tensor(p.numpy()), 500, replacement=True)
+    assert draws.shape == tuple(t_draws.shape) and draws.dtype.name == _dtype_name(t_draws.dtype)
+    counts = np.bincount(draws.numpy()[0], minlength=3)
+    assert counts[0] == 0 and 300 < counts[2] < 480 and (draws.numpy()[1] == 0).all()
+    one = tga.multinomial(tga.tensor([0.1, 0.5, 0.4]), 3)
+    assert sorted(one.tolist()) == [0, 1, 2]  # without replacement: each category once
+    with pytest.raises(ValueError, match="multinomial: cannot draw 4 samples without replacement from 3"):
+        tga.multinomial(tga.tensor([0.1, 0.5, 0.4]), 4)
+    b = tga.bernoulli(tga.full((2000,), 0.25))
+    assert b.dtype == np.float32 and 0.2 < b.mean().item() < 0.3
+

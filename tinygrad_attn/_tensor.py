@@ -999,6 +999,27 @@ class Tensor:
         (d,) = self._axes(dim, "select")
         return self[(slice(None),) * d + (index,)]
 
+    def repeat_interleave(self, repeats: Any, dim: int | None = None) -> Tensor:
+        return _tf.repeat_interleave(self, repeats, dim)
+
+    def outer(self, other: Tensor) -> Tensor:
+        return _tf.outer(self, other)
+
+    def log1p(self) -> Tensor:
+        return _tf.log1p(self)
+
+    def expm1(self) -> Tensor:
+        return _tf.expm1(self)
+
+    def isnan(self) -> Tensor:
+        return _tf.isnan(self)
+
+    def isinf(self) -> Tensor:
+        return _tf.isinf(self)
+
+    def isfinite(self) -> Tensor:
+        return _tf.isfinite(self)
+
     # dtype conversions (last in the class body: these names shadow the builtins in it)
     def long(self) -> Tensor:
         return self.astype(np.int64)

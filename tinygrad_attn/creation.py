@@ -20,7 +20,7 @@ from .random import host_generator
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "is_tensor", "zeros", "ones", "full", "empty", "rand", "randn",
     "randint", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
-    "rand_like", "randn_like", "randint_like",
+    "rand_like", "randn_like", "randint_like", "multinomial", "bernoulli",
 ]  # fmt: skip
 
 
@@ -182,4 +182,25 @@ def randint_like(t: Tensor, low: int, high: Any = None, *, dtype: Any = None,
                  device: Any = None) -> Tensor:  # fmt: skip
     shape, dtype, device = _like(t, dtype, device)
     return randint(low, high, shape, dtype=dtype, device=device)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> Tensor:  # noqa: A002 - torch's name
+    """Indices drawn with probability proportional to each row of ``input`` (1-D or 2-D),
+    as ``torch.multinomial``: int64, from the one seeded generator, on ``input``'s device."""
+    probs = input.detach().numpy().astype(np.float64)
+    rows = probs.reshape(1, -1) if probs.ndim == 1 else probs
+    if probs.ndim not in (1, 2) or (rows < 0).any() or not np.isfinite(rows).all():
+        raise ValueError(f"multinomial: needs a 1-D or 2-D tensor of non-negative finite weights, got shape {input.shape}")
+    if not replacement and num_samples > rows.shape[1]:
+        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement from {rows.shape[1]} categories")
+    gen = host_generator()
+    out = np.stack([gen.choice(rows.shape[1], size=num_samples, replace=replacement, p=r / r.sum()) for r in rows])
+    out = out.reshape(num_samples) if probs.ndim == 1 else out
+    return Tensor(out.astype(np.int64), device=input.device)
+
+
+def bernoulli(input: Tensor) -> Tensor:
+    """1 with probability ``input`` (elementwise), else 0, in ``input``'s dtype."""
+    draws = host_generator().random(input.shape)
+    return Tensor((draws < input.detach().numpy()).astype(input.dtype), device=input.device)
 

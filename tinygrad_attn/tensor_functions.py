@@ -32,7 +32,8 @@ __all__ = [
     "einsum", "max", "min", "amax", "amin", "sum", "mean", "var", "std", "prod", "logsumexp", "argmax", "argmin",
     "sort", "argsort", "topk", "cumsum", "cumprod", "gather", "scatter", "scatter_add", "index_select", "flip",
     "roll", "flatten", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "norm", "numel", "all", "any",
-    "tril", "triu", "allclose", "equal",
+    "tril", "triu", "allclose", "equal", "outer", "log1p", "expm1", "rsqrt", "reciprocal", "isnan", "isinf",
+    "isfinite", "masked_fill", "repeat_interleave", "erf",
 ]  # fmt: skip
 
 
@@ -676,4 +677,66 @@ def allclose(a: Tensor, b: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_na
 def equal(a: Tensor, b: Tensor) -> bool:
     """Whether ``a`` and ``b`` have one shape and the same elements."""
     return a.shape == b.shape and bool(np.array_equal(a.numpy(), b.numpy()))
+
+
+def outer(a: Tensor, b: Tensor) -> Tensor:
+    """The outer product of two 1-D tensors."""
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"outer: needs two 1-D tensors, got shapes {a.shape} and {b.shape}")
+    return a.reshape(-1, 1) * b.reshape(1, -1)
+
+
+def log1p(x: Tensor) -> Tensor:
+    return (x + 1.0).log()
+
+
+def expm1(x: Tensor) -> Tensor:
+    return x.exp() - 1.0
+
+
+def rsqrt(x: Tensor) -> Tensor:
+    return 1.0 / x.sqrt()
+
+
+def reciprocal(x: Tensor) -> Tensor:
+    return 1.0 / x
+
+
+def erf(x: Tensor) -> Tensor:
+    return x.erf()
+
+
+def _elementwise_test(x: Tensor, name: str) -> Tensor:
+    xp = x._dev.ops
+    raw = x._dev.xp
+    if name == "isfinite":
+        return Tensor._wrap(xp.isfinite(x.data), x._dev)
+    return Tensor._wrap(getattr(raw, name)(x.data), x._dev)
+
+
+def isnan(x: Tensor) -> Tensor:
+    return _elementwise_test(x, "isnan")
+
+
+def isinf(x: Tensor) -> Tensor:
+    return _elementwise_test(x, "isinf")
+
+
+def isfinite(x: Tensor) -> Tensor:
+    return _elementwise_test(x, "isfinite")
+
+
+def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
+    return x.masked_fill(mask, value)
+
+
+def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor:
+    """Each entry repeated ``repeats`` times along ``dim`` (the flattened tensor when None):
+    a gather by the index ``[0, 0, 1, 1, ...]``, so gradients sum over the copies."""
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    d = _one_dim(x, dim, "repeat_interleave")
+    counts = repeats.numpy() if isinstance(repeats, Tensor) else repeats
+    index = np.repeat(np.arange(x.shape[d]), counts)
+    return index_select(x, d, Tensor(index, device=x._dev))
 
