@@ -115,7 +115,7 @@ CASES = {
     "m.split_sizes": (lambda m, x: m.split(x, [2, 2, 1], dim=-1), [S]),
     "unbind": (lambda m, x: x.unbind(1), [S]),
     "flip": (lambda m, x: x.flip(0, 2), [S]),
-    "flip_list": (lambda m, x: x.flip([1]), [S]),
+    "flip_list": (lambda m, x: (x.flip([1]), x.flip(dims=(0, -1))), [S]),
     "m.flip": (lambda m, x: m.flip(x, dims=(-1,)), [S]),
     "roll": (lambda m, x: x.roll(2, 1), [S]),
     "roll_dims": (lambda m, x: x.roll(shifts=(1, -2), dims=(0, 2)), [S]),

@@ -983,9 +983,10 @@ class Tensor:
     def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
         return _tf.unbind(self, dim)
 
-    def flip(self, *dims: Any) -> Tensor:
-        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-            dims = tuple(dims[0])
+    def flip(self, *axes: Any, dims: Any = None) -> Tensor:
+        """Reversed along each axis given (``x.flip(0, 1)``, ``x.flip([0])``, ``x.flip(dims=(0,))``)."""
+        if dims is None:
+            dims = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
         return _tf.flip(self, dims)
 
     def roll(self, shifts: Any, dims: Any = None) -> Tensor:
