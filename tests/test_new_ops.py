@@ -73,6 +73,8 @@ OPS = {
     "repeat_interleave_flat": (lambda x, d: tga.repeat_interleave(x, 3), lambda a: np.repeat(a, 3)),
     "outer": (lambda x, d: tga.outer(x[0], x[1]), lambda a: np.outer(a[0], a[1])),
     "log1p_expm1": (lambda x, d: x.abs().log1p() + x.expm1(), lambda a: np.log1p(np.abs(a)) + np.expm1(a)),
+    "einsum_ellipsis": (lambda x, d: tga.einsum("...ij,...kj->...ik", x.reshape(2, 2, 3), x[:2, :3].reshape(1, 2, 3)),
+                        lambda a: a.reshape(2, 2, 3) @ a[:2, :3].reshape(1, 2, 3).transpose(0, 2, 1)),
     "mm": (lambda x, d: x.mm(x.T), lambda a: a @ a.T),
     "bmm": (lambda x, d: tga.bmm(x.reshape(2, 2, 3), x.reshape(2, 3, 2)),
             lambda a: a.reshape(2, 2, 3) @ a.reshape(2, 3, 2)),
@@ -250,8 +252,10 @@ def test_einsum_errors(device):
         tga.einsum("ijk->i", a)
     with pytest.raises(ValueError, match="einsum: subscript 'j' has size 3 in one operand and 2"):
         tga.einsum("ij,jk->ik", a, a)
-    with pytest.raises(ValueError, match="'...' is not supported"):
-        tga.einsum("...j->j", a)
+    with pytest.raises(ValueError, match="einsum: repeated subscript in 'ii'"):
+        tga.einsum("ii->i", tga.zeros(2, 2, device=device))
+    with pytest.raises(ValueError, match="name more axes than the operand's shape"):
+        tga.einsum("...ijk->i", a)
 
 
 def test_matmul_shape_error_names_both_shapes_and_the_dimension(device):

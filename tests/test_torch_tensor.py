@@ -159,6 +159,10 @@ CASES = {
     "einsum_reduce": (lambda m, x: m.einsum("ijk->ki", x), [S]),
     "einsum_outer_list": (lambda m, x, y: m.einsum("i,j->ij", [x, y]), [(3,), (4,)]),
     "einsum_bilinear": (lambda m, x, w, y: m.einsum("bi,oij,bj->bo", x, w, y), [(2, 3), (4, 3, 5), (2, 5)]),
+    "einsum_ellipsis": (lambda m, x, y: m.einsum("...ij,...jk->...ik", x, y), [(2, 3, 4, 5), (3, 5, 2)]),
+    "einsum_ellipsis_implicit": (lambda m, x, y: m.einsum("...ij,...jk", x, y), [(2, 1, 4, 5), (3, 5, 2)]),
+    "einsum_spaces_broadcast": (lambda m, x, y: m.einsum("b i d, b j d -> b i j", x, y), [(2, 3, 4), (1, 5, 4)]),
+    "einsum_sum_ellipsis": (lambda m, x: m.einsum("...i->...", x), [S]),
     # indexing by index tensors
     "gather": (lambda m, x: x.gather(1, m.tensor([[[0, 1, 2, 3, 0]], [[3, 3, 3, 3, 3]], [[1, 0, 1, 0, 1]]])), [S]),
     "gather_neg_dim": (lambda m, x: m.gather(x, -1, m.tensor([[2, 0], [1, 1], [0, 3]])), [(3, 4)]),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins  # this module's max, min, sum, ... are PyTorch's; Python's are builtins.*
 import math
+import string
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -487,36 +488,54 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
 
 
 def _parse_einsum(equation: str, operands: Sequence[Tensor]) -> tuple[list[str], str]:
+    """The subscripts of each operand and of the output, ``...`` spelled out in letters
+    the equation does not use (right-aligned, as broadcasting aligns axes)."""
     eq = equation.replace(" ", "")
     lhs, arrow, out = eq.partition("->")
     ins = lhs.split(",")
     if len(ins) != len(operands):
         raise ValueError(f"einsum: {equation!r} names {len(ins)} operands, got {len(operands)}")
-    if "." in eq:
-        raise ValueError(f"einsum: {equation!r}: '...' is not supported; name every axis")
-    for s, t in zip(ins, operands):
-        if len(s) != t.ndim:
+    spare = [c for c in string.ascii_letters if c not in eq]
+    n_ell = builtins.max([t.ndim - len(s) + 3 for s, t in zip(ins, operands) if "..." in s], default=0)
+    ell = "".join(spare[:n_ell])
+    for i, (s, t) in enumerate(zip(ins, operands)):
+        if "..." in s:
+            k = t.ndim - len(s) + 3
+            if k < 0:
+                raise ValueError(f"einsum: subscripts {s!r} name more axes than the operand's shape {t.shape} has")
+            s = ins[i] = s.replace("...", ell[n_ell - k :])
+        if "." in s or len(s) != t.ndim:
             raise ValueError(f"einsum: subscripts {s!r} name {len(s)} axes, the operand has shape {t.shape}")
         if len(set(s)) != len(s):
             raise ValueError(f"einsum: repeated subscript in {s!r} (diagonals) is not supported")
-    if not arrow:  # implicit output: the letters seen once, sorted
+    if arrow:
+        out = out.replace("...", ell)
+    else:  # implicit output: the broadcast axes, then the letters seen once, sorted
         letters = "".join(ins)
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
     return ins, out
+
+
+def _broadcast_shared(a: Tensor, sa: str, b: Tensor, sb: str) -> tuple[Tensor, Tensor]:
+    """A letter of size 1 in one operand and n in the other is expanded to n (broadcasting)."""
+    na, nb = dict(zip(sa, a.shape)), dict(zip(sb, b.shape))
+    for c in sa:
+        if c in sb and na[c] != nb[c]:
+            if na[c] != 1 and nb[c] != 1:
+                raise ValueError(f"einsum: subscript {c!r} has size {na[c]} in one operand and {nb[c]} in the other")
+            na[c] = nb[c] = builtins.max(na[c], nb[c])
+    return a.expand(tuple(na[c] for c in sa)), b.expand(tuple(nb[c] for c in sb))
 
 
 def _contract(a: Tensor, sa: str, b: Tensor, sb: str, keep: str) -> tuple[Tensor, str]:
     """``a`` and ``b`` multiplied, summed over the letters not in ``keep``, as one matmul:
     batch letters (both, kept), the free letters of each, and the contracted ones."""
+    a, b = _broadcast_shared(a, sa, b, sb)
     batch = [c for c in sa if c in sb and c in keep]
     summed = [c for c in sa if c in sb and c not in keep]
     fa = [c for c in sa if c not in sb]
     fb = [c for c in sb if c not in sa]
     size = {**dict(zip(sa, a.shape)), **dict(zip(sb, b.shape))}
-    for c in sa:
-        if c in sb and dict(zip(sa, a.shape))[c] != dict(zip(sb, b.shape))[c]:
-            raise ValueError(f"einsum: subscript {c!r} has size {dict(zip(sa, a.shape))[c]} in one operand "
-                             f"and {dict(zip(sb, b.shape))[c]} in the other")  # fmt: skip
     pa = a.permute([sa.index(c) for c in batch + fa + summed])
     pb = b.permute([sb.index(c) for c in batch + summed + fb])
     nb = [size[c] for c in batch]
@@ -529,8 +548,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     """Einstein summation, as ``torch.einsum`` (``"bhqd,bhkd->bhqk"``), from matmuls.
 
     Operands are contracted left to right, each pair as one (batched) matmul after summing
-    out the letters that no later operand or the output needs. No ``...`` and no repeated
-    letter within one operand.
+    out the letters that no later operand or the output needs. ``...`` stands for the
+    broadcast axes; a letter repeated within one operand (a diagonal) is not supported.
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
