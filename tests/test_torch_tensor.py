@@ -98,7 +98,7 @@ CASES = {
     "permute": (lambda m, x: x.permute(2, 0, 1), [S]),
     "permute_tuple": (lambda m, x: x.permute((1, 2, 0)), [S]),
     "m.permute": (lambda m, x: m.permute(x, (1, 2, 0)), [S]),
-    "transpose": (lambda m, x: x.transpose(0, 2), [S]),
+    "transpose": (lambda m, x: (x.transpose(0, 2), x.transpose(dim0=1, dim1=-1)), [S]),
     "m.transpose": (lambda m, x: m.transpose(x, -1, 1), [S]),
     "t": (lambda m, x: x.t(), [(3, 4)]),
     "T_mT": (lambda m, x, y: (x.T, y.mT), [(3, 4), S]),

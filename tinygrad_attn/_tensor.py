@@ -645,8 +645,10 @@ class Tensor:
             ) from None
         return self if perm is None else ops.Permute.apply(self, args=perm)
 
-    def transpose(self, a0: int = -2, a1: int = -1) -> Tensor:
-        """Swap two axes (the last two by default)."""
+    def transpose(self, a0: int = -2, a1: int = -1, *, dim0: int | None = None, dim1: int | None = None) -> Tensor:
+        """Swap two axes (the last two by default); PyTorch's ``dim0=``/``dim1=`` name them too."""
+        a0 = a0 if dim0 is None else dim0
+        a1 = a1 if dim1 is None else dim1
         axes = list(range(self.ndim))
         a0, a1 = self._axes((a0, a1), "transpose")
         if a0 == a1:
