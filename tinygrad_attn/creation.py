@@ -77,14 +77,17 @@ def from_numpy(arr: np.ndarray) -> Tensor:
 
 
 def is_tensor(obj: Any) -> bool:
+    """Whether ``obj`` is a :class:`Tensor`."""
     return isinstance(obj, Tensor)
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``; float32 unless ``dtype`` says otherwise."""
     return Tensor.zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``; float32 unless ``dtype`` says otherwise."""
     return Tensor.ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -102,10 +105,12 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
 
 
 def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Uniform draws in ``[0, 1)`` (float32 by default), from the one seeded generator."""
     return Tensor.rand(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Standard normal draws (float32 by default), from the one seeded generator."""
     return Tensor.randn(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -141,6 +146,7 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """The ``n`` by ``m`` (default ``n``) identity matrix."""
     return Tensor.eye(n, m, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -149,37 +155,44 @@ def _like(t: Tensor, dtype: Any, device: Any) -> tuple[Sequence[int], Any, Any]:
 
 
 def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Zeros of ``t``'s shape, dtype and device (each may be overridden)."""
     shape, dtype, device = _like(t, dtype, device)
     return Tensor.zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Ones of ``t``'s shape, dtype and device (each may be overridden)."""
     shape, dtype, device = _like(t, dtype, device)
     return Tensor.ones(shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Zeros of ``t``'s shape, dtype and device (see :func:`empty`)."""
     return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """``fill_value`` in ``t``'s shape, dtype and device (each may be overridden)."""
     shape, dtype, device = _like(t, dtype, device)
     return Tensor.full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def rand_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Uniform draws in ``[0, 1)`` in ``t``'s shape, dtype and device."""
     shape, dtype, device = _like(t, dtype, device)
     return Tensor.rand(shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def randn_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Standard normal draws in ``t``'s shape, dtype and device."""
     shape, dtype, device = _like(t, dtype, device)
     return Tensor.randn(shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def randint_like(t: Tensor, low: int, high: Any = None, *, dtype: Any = None,
                  device: Any = None) -> Tensor:  # fmt: skip
+    """Integers from ``[low, high)`` in ``t``'s shape (``randint_like(t, high)`` draws from ``[0, high)``)."""
     shape, dtype, device = _like(t, dtype, device)
     return randint(low, high, shape, dtype=dtype, device=device)
 

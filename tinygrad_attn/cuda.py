@@ -16,6 +16,7 @@ def is_available() -> bool:
 
 
 def device_count() -> int:
+    """How many CUDA devices can be used here."""
     return sum(1 for d in _devices() if d.startswith("cuda"))
 
 

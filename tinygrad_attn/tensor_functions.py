@@ -235,27 +235,33 @@ def min(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, 
 
 
 def amax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The largest values over ``dim`` (no indices)."""
     return x.max(dim, keepdim)
 
 
 def amin(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The smallest values over ``dim`` (no indices)."""
     return x.min(dim, keepdim)
 
 
 def argmax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The index of the largest value over ``dim`` (of the flattened tensor when None)."""
     return x.argmax(dim, keepdim)
 
 
 def argmin(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The index of the smallest value over ``dim`` (of the flattened tensor when None)."""
     return x.argmin(dim, keepdim)
 
 
 # -- reductions ------------------------------------------------------------------
 def sum(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    """The sum over ``dim`` (``axis``); all elements when None."""
     return x.sum(dim_or_axis(axis, dim, "sum"), keepdims or keepdim)
 
 
 def mean(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """The mean over ``dim`` (``axis``); all elements when None."""
     return x.mean(dim_or_axis(axis, dim, "mean"), keepdims or keepdim)
 
 
@@ -288,6 +294,7 @@ def std(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,
 
 
 def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
     return x.logsumexp(dim, keepdim)
 
 
@@ -418,6 +425,7 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
+    """``chunks`` pieces along ``dim`` (the last may be smaller)."""
     return x.chunk(chunks, dim)
 
 
@@ -429,30 +437,37 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Axes ``start_dim`` to ``end_dim`` merged into one."""
     return x.flatten(start_dim, end_dim)
 
 
 def reshape(x: Tensor, shape: Any) -> Tensor:
+    """The same elements in ``shape`` (one entry may be -1)."""
     return x.reshape(shape)
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Axes ``dim0`` and ``dim1`` swapped."""
     return x.transpose(dim0, dim1)
 
 
 def permute(x: Tensor, dims: Any) -> Tensor:
+    """The axes reordered as ``dims``."""
     return x.permute(dims)
 
 
 def squeeze(x: Tensor, dim: Any = None) -> Tensor:
+    """Axes of length 1 removed (only ``dim``, when given and of length 1)."""
     return x.squeeze(dim=dim) if dim is not None else x.squeeze()
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    """A new axis of length 1 at ``dim``."""
     return x.unsqueeze(dim)
 
 
 def concat(tensors: Sequence[Tensor], dim: int = 0, *, axis: Any = None) -> Tensor:
+    """Tensors joined along ``dim`` (the array API's name for :func:`cat`)."""
     return cat(tensors, dim if axis is None else axis)
 
 
@@ -461,6 +476,7 @@ concatenate = concat
 
 # -- products --------------------------------------------------------------------
 def matmul(a: Tensor, b: Any) -> Tensor:
+    """The matrix product, as ``numpy.matmul``: 1-D operands and broadcast batches."""
     return a @ b
 
 
@@ -571,46 +587,57 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 
 # -- elementwise -----------------------------------------------------------------
 def abs(x: Tensor) -> Tensor:  # noqa: A001
+    """Elementwise absolute value."""
     return x.abs()
 
 
 def sqrt(x: Tensor) -> Tensor:
+    """Elementwise square root."""
     return x.sqrt()
 
 
 def exp(x: Tensor) -> Tensor:
+    """Elementwise exponential."""
     return x.exp()
 
 
 def log(x: Tensor) -> Tensor:
+    """Elementwise natural logarithm."""
     return x.log()
 
 
 def tanh(x: Tensor) -> Tensor:
+    """Elementwise hyperbolic tangent."""
     return x.tanh()
 
 
 def sigmoid(x: Tensor) -> Tensor:
+    """Elementwise logistic function."""
     return x.sigmoid()
 
 
 def relu(x: Tensor) -> Tensor:
+    """Elementwise ``max(x, 0)``."""
     return x.relu()
 
 
 def sin(x: Tensor) -> Tensor:
+    """Elementwise sine."""
     return ops.Sin.apply(x)
 
 
 def cos(x: Tensor) -> Tensor:
+    """Elementwise cosine."""
     return ops.Cos.apply(x)
 
 
 def floor(x: Tensor) -> Tensor:
+    """Elementwise floor (gradient zero)."""
     return ops.Floor.apply(x)
 
 
 def ceil(x: Tensor) -> Tensor:
+    """Elementwise ceiling (gradient zero)."""
     return ops.Ceil.apply(x)
 
 
@@ -623,26 +650,32 @@ def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
 
 
 def sign(x: Tensor) -> Tensor:
+    """Elementwise sign: -1, 0 or 1 (gradient zero)."""
     return ops.Sign.apply(x)
 
 
 def square(x: Tensor) -> Tensor:
+    """Elementwise ``x * x``."""
     return x * x
 
 
 def neg(x: Tensor) -> Tensor:
+    """Elementwise ``-x``."""
     return -x
 
 
 def pow(x: Any, exponent: Any) -> Tensor:  # noqa: A001
+    """``x ** exponent`` (either may be a number)."""
     return x**exponent if isinstance(x, Tensor) else exponent.__rpow__(x)
 
 
 def maximum(a: Tensor, b: Any) -> Tensor:
+    """Elementwise maximum (equal entries share the gradient)."""
     return a.maximum(b)
 
 
 def minimum(a: Tensor, b: Any) -> Tensor:
+    """Elementwise minimum (equal entries share the gradient)."""
     return a.minimum(b)
 
 
@@ -655,12 +688,14 @@ clip = clamp
 
 
 def softmax(x: Tensor, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
+    """Softmax along ``dim`` (the last axis when None)."""
     x = x.astype(dtype) if dtype is not None else x
     d = dim_or_axis(axis, dim, "softmax")
     return functional.softmax(x, -1 if d is None else d)
 
 
 def log_softmax(x: Tensor, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
+    """Log-softmax along ``dim`` (the last axis when None)."""
     x = x.astype(dtype) if dtype is not None else x
     d = dim_or_axis(axis, dim, "log_softmax")
     return functional.log_softmax(x, -1 if d is None else d)
@@ -668,22 +703,27 @@ def log_softmax(x: Tensor, dim: Any = None, *, axis: Any = None, dtype: Any = No
 
 # -- predicates and small things ------------------------------------------------
 def numel(x: Tensor) -> int:
+    """The number of elements."""
     return x.numel()
 
 
 def all(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether every element is true (over ``dim`` when given)."""
     return x.all(dim, keepdim)
 
 
 def any(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether any element is true (over ``dim`` when given)."""
     return x.any(dim, keepdim)
 
 
 def tril(x: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the last two axes; above ``diagonal`` becomes 0."""
     return x.tril(diagonal)
 
 
 def triu(x: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the last two axes; below ``diagonal`` becomes 0."""
     return x.triu(diagonal)
 
 
@@ -706,22 +746,27 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
 
 
 def log1p(x: Tensor) -> Tensor:
+    """Elementwise ``log(1 + x)``."""
     return (x + 1.0).log()
 
 
 def expm1(x: Tensor) -> Tensor:
+    """Elementwise ``exp(x) - 1``."""
     return x.exp() - 1.0
 
 
 def rsqrt(x: Tensor) -> Tensor:
+    """Elementwise ``1 / sqrt(x)``."""
     return 1.0 / x.sqrt()
 
 
 def reciprocal(x: Tensor) -> Tensor:
+    """Elementwise ``1 / x``."""
     return 1.0 / x
 
 
 def erf(x: Tensor) -> Tensor:
+    """Elementwise error function."""
     return x.erf()
 
 
@@ -734,18 +779,22 @@ def _elementwise_test(x: Tensor, name: str) -> Tensor:
 
 
 def isnan(x: Tensor) -> Tensor:
+    """Where ``x`` is NaN (a boolean tensor, no gradient)."""
     return _elementwise_test(x, "isnan")
 
 
 def isinf(x: Tensor) -> Tensor:
+    """Where ``x`` is infinite (a boolean tensor, no gradient)."""
     return _elementwise_test(x, "isinf")
 
 
 def isfinite(x: Tensor) -> Tensor:
+    """Where ``x`` is neither NaN nor infinite (a boolean tensor, no gradient)."""
     return _elementwise_test(x, "isfinite")
 
 
 def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
+    """``value`` where ``mask`` is true, ``x`` elsewhere."""
     return x.masked_fill(mask, value)
 
 
