@@ -554,7 +554,7 @@ class Tensor:
         ``x.max(dim=1)`` and ``x.max(1, keepdim=True)`` the ``(values, indices)`` pair, and
         ``x.max(other)`` (a tensor) the elementwise maximum. NumPy's ``axis=`` with
         ``keepdim=`` (tinygrad's spelling) gives the values."""
-        if axis is None and dim is None and keepdim is None and axis_or_dim.__class__ is not Tensor:
+        if axis is None and dim is None and keepdim is None and not isinstance(axis_or_dim, Tensor):
             return ops.Max.apply(self, args=(self._axes(axis_or_dim, "max"), keepdims))
         if axis_or_dim is not None:
             if axis is not None or dim is not None:
@@ -568,7 +568,7 @@ class Tensor:
     def min(self, axis_or_dim: Any = None, /, keepdims: bool = False, *, axis: Any = None, dim: Any = None,
             keepdim: bool | None = None) -> Any:  # fmt: skip
         """As :meth:`max`, for the smallest."""
-        if axis is None and dim is None and keepdim is None and axis_or_dim.__class__ is not Tensor:
+        if axis is None and dim is None and keepdim is None and not isinstance(axis_or_dim, Tensor):
             return ops.Min.apply(self, args=(self._axes(axis_or_dim, "min"), keepdims))
         if axis_or_dim is not None:
             if axis is not None or dim is not None:
