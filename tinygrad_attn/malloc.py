@@ -30,6 +30,9 @@ DEFAULT_LIMIT = 128 << 20
 #: Arrays below this size come from the heap (glibc's own ceiling for its adaptive threshold).
 MMAP_THRESHOLD = 32 << 20
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
+KEEP_ENV = "TINYGRAD_ATTN_KEEP_FREED_MEMORY"
+#: Whether the CPU device keeps freed memory when the environment does not say.
+KEEP_DEFAULT = True
 _USER_SETTINGS = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_")  # and GLIBC_TUNABLES
 
 
@@ -56,10 +59,31 @@ def keep_freed_memory(limit: int = DEFAULT_LIMIT) -> bool:
     return bool(ok)
 
 
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def env_flag(name: str, default: bool) -> bool:
+    """A yes/no environment variable: ``1/0``, ``true/false``, ``yes/no``, ``on/off`` in any
+    case; unset or empty means ``default``. Anything else raises ``ValueError`` naming it."""
+    raw = os.environ.get(name, "")
+    value = raw.strip().lower()
+    if not value:
+        return default
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(
+        f"the environment variable {name}={raw!r} is not a yes/no value: use one of "
+        f"{', '.join(_TRUE)} or {', '.join(_FALSE)} (any case)"
+    )
+
+
 def keep_by_default() -> bool:
     """What the CPU device does when first made: :func:`keep_freed_memory` unless the
     environment says otherwise (see the module's docstring)."""
-    if os.environ.get("TINYGRAD_ATTN_KEEP_FREED_MEMORY", "1") == "0":
+    if not env_flag(KEEP_ENV, KEEP_DEFAULT):
         return False
     if any(os.environ.get(k) for k in _USER_SETTINGS) or "malloc" in os.environ.get("GLIBC_TUNABLES", ""):
         return False
