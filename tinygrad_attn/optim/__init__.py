@@ -10,6 +10,7 @@ state (momentum, Adam's moments) lives there too, following a later ``module.to(
 
 from .adam import Adam, AdamW
 from .clip import clip_grad_norm_
+from . import lr_scheduler
 from .lr_scheduler import LambdaLR, LRScheduler, NoamSchedule, noam_rate
 from .optimizer import Optimizer
 from .sgd import SGD
@@ -24,4 +25,5 @@ __all__ = [
     "NoamSchedule",
     "noam_rate",
     "clip_grad_norm_",
+    "lr_scheduler",
 ]
