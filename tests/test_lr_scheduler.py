@@ -26,7 +26,10 @@ STEPS = 10
 
 def _pair(name, kw):
     torch = pytest.importorskip("torch")
-    tp = [torch.zeros(2, dtype=torch.float64, requires_grad=True), torch.zeros(1, dtype=torch.float64, requires_grad=True)]
+    tp = [
+        torch.zeros(2, dtype=torch.float64, requires_grad=True),
+        torch.zeros(1, dtype=torch.float64, requires_grad=True),
+    ]
     topt = torch.optim.SGD([{"params": tp[:1]}, {"params": tp[1:], "lr": 0.5}], lr=0.1, momentum=0.9)
     ours = [Parameter(np.zeros(2)), Parameter(np.zeros(1))]
     oopt = SGD([{"params": ours[:1]}, {"params": ours[1:], "lr": 0.5}], lr=0.1, momentum=0.9)

@@ -470,7 +470,7 @@ def set_default_device(name: str) -> None:
 
 
 def default_device() -> Device:
-    return get_device(_default_name)
+    return get_device(None)
 
 
 def device_of_array(arr: Any) -> Device:

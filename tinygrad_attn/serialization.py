@@ -46,7 +46,6 @@ def _safetensors_numpy() -> Any:
     return safetensors.numpy
 
 
-
 def _host_array(v: Any) -> np.ndarray:
     arr = v.numpy() if isinstance(v, Tensor) else np.asarray(v)
     return np.array(arr, order="C", copy=None)  # not ascontiguousarray: that makes 0-d arrays 1-d
@@ -250,7 +249,7 @@ class _Encoder:
         return name
 
     def encode(self, obj: Any, path: str) -> Any:
-        sub = (lambda k: f"{path}.{k}" if path else str(k))  # noqa: E731
+        sub = lambda k: f"{path}.{k}" if path else str(k)  # noqa: E731
         if obj is None or isinstance(obj, (bool, int, float, str)):
             return obj
         if isinstance(obj, Tensor):

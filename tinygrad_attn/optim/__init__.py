@@ -8,9 +8,9 @@ Every update runs on the parameters' own device with its array namespace, and th
 state (momentum, Adam's moments) lives there too, following a later ``module.to()``.
 """
 
+from . import lr_scheduler
 from .adam import Adam, AdamW
 from .clip import clip_grad_norm_
-from . import lr_scheduler
 from .lr_scheduler import LambdaLR, LRScheduler, NoamSchedule, noam_rate
 from .optimizer import Optimizer
 from .sgd import SGD

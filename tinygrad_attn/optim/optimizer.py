@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import no_grad
 from .._tensor import Tensor
+from ..autograd import no_grad
 
 
 class Optimizer:
