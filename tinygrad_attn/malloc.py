@@ -12,7 +12,13 @@ the process, and to serve arrays below 32 MiB from that memory instead of mappin
 pages for each; the CPU device calls it with 128 MiB when it is first made. It changes
 nothing where the C library is not glibc, where the environment already sets malloc's
 thresholds (``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_MMAP_THRESHOLD_``, ``GLIBC_TUNABLES``),
-or where ``TINYGRAD_ATTN_KEEP_FREED_MEMORY=0``.
+or where ``TINYGRAD_ATTN_KEEP_FREED_MEMORY`` is ``0``, ``false``, ``no`` or ``off`` (any case).
+
+Why on by default, for a library: it makes each training step faster (a 413k-parameter
+GPT: 47-49 ms instead of 56-60 ms, 25 page faults per step instead of 5700), which is
+what the library is for; the price is bounded and is memory, not time: up to 128 MiB
+that any code in the process freed (120 MiB of plain NumPy arrays freed: the process
+stays 120 MiB larger instead of shrinking back) is kept for the next arrays.
 
 >>> tga.keep_freed_memory(512 << 20)  # doctest: +SKIP
 True
