@@ -213,6 +213,7 @@ def test_unpicklable_attribute_is_named_by_its_path():
     with pytest.raises(TypeError, match=r"cannot pickle Net\.inner\.hook, a function"):
         pickle.dumps(net)
     assert copy.deepcopy(net).inner.hook is net.inner.hook
+    assert copy.copy(net.inner).hook is net.inner.hook  # a shallow copy gets the attribute itself
 
 
 # -- temporaries of killed saves ---------------------------------------------------------------

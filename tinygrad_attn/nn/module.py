@@ -356,6 +356,10 @@ class Module:
             state[k] = v if plain else _Attribute(v, f"{where}.{k}")
         return state
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # copy.copy hands the wrapped attributes back as they are: unwrap them.
+        self.__dict__.update({k: v.value if isinstance(v, _Attribute) else v for k, v in state.items()})
+
     # -- display ------------------------------------------------------------------------
     def extra_repr(self) -> str:
         return ""
