@@ -171,6 +171,100 @@ class LinearLR(LRScheduler):
         return [base * factor for base in self.base_lrs]
 
 
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy, as ``torch.optim.lr_scheduler.OneCycleLR``: the rate rises from
+    ``max_lr / div_factor`` to ``max_lr`` over the first ``pct_start`` of ``total_steps``,
+    then falls to ``initial_lr / final_div_factor`` (cosine or linear); momentum (SGD's
+    ``momentum`` or Adam's first beta) moves the opposite way when ``cycle_momentum``.
+    Call ``step()`` after each batch, ``total_steps`` times at most.
+    """
+
+    def __init__(self, optimizer: Optimizer, max_lr: float | list[float], total_steps: int | None = None,
+                 epochs: int | None = None, steps_per_epoch: int | None = None, pct_start: float = 0.3,
+                 anneal_strategy: str = "cos", cycle_momentum: bool = True, base_momentum: float | list[float] = 0.85,
+                 max_momentum: float | list[float] = 0.95, div_factor: float = 25.0, final_div_factor: float = 1e4,
+                 three_phase: bool = False, last_epoch: int = -1) -> None:  # fmt: skip
+        who = "OneCycleLR"
+        if total_steps is None:
+            if epochs is None or steps_per_epoch is None:
+                raise ValueError(f"{who}: give total_steps, or both epochs and steps_per_epoch")
+            total_steps = int(epochs) * int(steps_per_epoch)
+        if int(total_steps) <= 0:
+            raise ValueError(f"{who}: total_steps must be positive, got {total_steps}")
+        if not 0.0 <= pct_start <= 1.0:
+            raise ValueError(f"{who}: pct_start must be in [0, 1], got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"{who}: anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
+        self.total_steps, self.anneal_strategy, self.cycle_momentum = int(total_steps), anneal_strategy, cycle_momentum
+        n = float(pct_start) * self.total_steps
+        if three_phase:
+            self._schedule_phases = [
+                {"end_step": n - 1, "start_lr": "initial_lr", "end_lr": "max_lr",
+                 "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
+                {"end_step": 2 * n - 2, "start_lr": "max_lr", "end_lr": "initial_lr",
+                 "start_momentum": "base_momentum", "end_momentum": "max_momentum"},
+                {"end_step": self.total_steps - 1, "start_lr": "initial_lr", "end_lr": "min_lr",
+                 "start_momentum": "max_momentum", "end_momentum": "max_momentum"},
+            ]  # fmt: skip
+        else:
+            self._schedule_phases = [
+                {"end_step": n - 1, "start_lr": "initial_lr", "end_lr": "max_lr",
+                 "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
+                {"end_step": self.total_steps - 1, "start_lr": "max_lr", "end_lr": "min_lr",
+                 "start_momentum": "base_momentum", "end_momentum": "max_momentum"},
+            ]  # fmt: skip
+        groups = optimizer.param_groups
+        if last_epoch == -1:
+            for g, top in zip(groups, _per_group(max_lr, len(groups), "max_lr values", who)):
+                g["initial_lr"] = float(top) / div_factor
+                g["lr"], g["max_lr"] = g["initial_lr"], float(top)
+                g["min_lr"] = g["initial_lr"] / final_div_factor
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(f"{who}: cycle_momentum needs an optimizer with momentum or betas")
+            self._use_beta1 = "betas" in optimizer.defaults
+            lows = _per_group(base_momentum, len(groups), "base_momentum values", who)
+            highs = _per_group(max_momentum, len(groups), "max_momentum values", who)
+            if last_epoch == -1:
+                for g, lo, hi in zip(groups, lows, highs):
+                    self._set_momentum(g, float(hi))
+                    g["max_momentum"], g["base_momentum"] = float(hi), float(lo)
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group: dict[str, Any], m: float) -> None:
+        if self._use_beta1:
+            group["betas"] = (m, *group["betas"][1:])
+        else:
+            group["momentum"] = m
+
+    def _anneal(self, start: float, end: float, pct: float) -> float:
+        if self.anneal_strategy == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self) -> list[float]:
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(
+                f"OneCycleLR: step() called {step} times, more than total_steps={self.total_steps}; "
+                "make total_steps (or epochs * steps_per_epoch) cover the whole run"
+            )
+        lrs = []
+        for g in self.optimizer.param_groups:
+            start = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end = phase["end_step"]
+                if step <= end or i == len(self._schedule_phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lrs.append(self._anneal(g[phase["start_lr"]], g[phase["end_lr"]], pct))
+                    if self.cycle_momentum:
+                        m = self._anneal(g[phase["start_momentum"]], g[phase["end_momentum"]], pct)
+                        self._set_momentum(g, m)
+                    break
+                start = end
+        return lrs
+
+
 def noam_rate(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
     """``factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)`` ("Attention Is All You Need", 5.3).
 
