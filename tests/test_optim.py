@@ -396,6 +396,8 @@ def test_state_dict_that_does_not_fit_is_refused_and_changes_nothing():
     with pytest.raises(ValueError, match=r"state\[1\]\['momentum_buffer'\] has shape \(4,\).*\(3,\)"):
         fresh.load_state_dict(bad)
     assert fresh.lr == 0.1 and not fresh.state
+    with pytest.raises(ValueError, match="maximize=True"):
+        fresh.load_state_dict({"state": {}, "param_groups": [dict(good["param_groups"][0], maximize=True)]})
     three_groups = {"state": {}, "param_groups": [{"params": [0]}, {"params": [1]}, {"params": [2]}]}
     with pytest.raises(ValueError, match="the state dict has 3 param group"):
         SGD([{"params": [p]}, {"params": [q]}], lr=0.1).load_state_dict(three_groups)

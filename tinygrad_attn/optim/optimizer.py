@@ -151,6 +151,8 @@ class Optimizer:
                 )
             params.update(zip((int(k) for k in saved["params"]), mine["params"]))
             g = {k: v for k, v in saved.items() if k != "params"}
+            if g.get("maximize"):  # PyTorch's flag: silently minimizing instead would be worse than refusing
+                raise ValueError(f"{who}: param group {i} has maximize=True, which {self._name} does not support")
             if isinstance(g.get("betas"), list):  # through JSON or a hand-written dict
                 g["betas"] = tuple(g["betas"])
             new_groups.append({**g, "params": mine["params"]})
