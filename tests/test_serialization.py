@@ -244,6 +244,19 @@ def test_a_save_killed_mid_write_leaves_a_temporary_that_the_next_save_removes(t
     assert sorted(os.listdir(tmp_path)) == ["model.safetensors", "other.safetensors"]
 
 
+def test_temporaries_of_earlier_versions_go_when_a_day_old(tmp_path):
+    path = tmp_path / "m.safetensors"
+    old, recent = tmp_path / ".m.safetensors.0123456789ab.tmp", tmp_path / ".m.safetensors.ba9876543210.tmp"
+    other = tmp_path / ".x.safetensors.0123456789ab.tmp"
+    for f in (old, recent, other):
+        f.write_bytes(b"half")
+    two_days_ago = os.path.getmtime(old) - 2 * 24 * 3600
+    os.utime(old, (two_days_ago, two_days_ago))
+    os.utime(other, (two_days_ago, two_days_ago))
+    ckpt.save_safetensors({"w": np.zeros(1)}, path)
+    assert not old.exists() and recent.exists() and other.exists()
+
+
 def test_a_temporary_of_a_live_writer_is_left_alone(tmp_path):
     path = tmp_path / "m.safetensors"
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
@@ -257,3 +270,27 @@ def test_a_temporary_of_a_live_writer_is_left_alone(tmp_path):
         live.wait()
     assert ckpt.remove_stale_temporaries(path) == [str(mine)]
     assert not mine.exists()
+
+
+def test_schedule_state_round_trips_through_save(tmp_path):
+    from tinygrad_attn.optim import lr_scheduler
+
+    def make():
+        opt = SGD([Parameter(np.zeros(1))], lr=1.0, momentum=0.9)
+        return opt, [lr_scheduler.MultiStepLR(opt, [1, 3, 3]), lr_scheduler.OneCycleLR(opt, 2.0, total_steps=9)]
+
+    opt, scheds = make()
+    for _ in range(4):
+        for s in scheds:
+            s.step()
+    tga.save({"opt": opt.state_dict(), "scheds": [s.state_dict() for s in scheds]}, tmp_path / "s.safetensors")
+    back = tga.load(tmp_path / "s.safetensors")
+    opt2, scheds2 = make()
+    opt2.load_state_dict(back["opt"])
+    for s, sd in zip(scheds2, back["scheds"]):
+        s.load_state_dict(sd)
+    for _ in range(3):
+        for a, b in zip(scheds, scheds2):
+            a.step()
+            b.step()
+            assert a.get_last_lr() == b.get_last_lr()

@@ -26,6 +26,7 @@ import os
 import secrets
 import socket
 import struct
+import time
 import warnings
 import zlib
 from collections.abc import Mapping
@@ -94,27 +95,46 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+_LEGACY_AGE_S = 24 * 3600
+
+
+def _is_hex12(s: str) -> bool:
+    return len(s) == 12 and all(c in "0123456789abcdef" for c in s)
+
+
 def remove_stale_temporaries(path: str | os.PathLike) -> list[str]:
     """Remove the temporary files that saves to ``path`` left behind when their process
     died mid-write (killed, out of memory); returns the paths removed.
 
     Only files of this host whose writing process no longer exists are touched, so a save
-    still running in another process keeps its file. Every save calls this first.
+    still running in another process keeps its file. Every save calls this first. The
+    temporaries of earlier versions (``.model.safetensors.<12 hex digits>.tmp``, which do
+    not name their writer) go once they are a day old: no save takes that long.
     """
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     prefix = _temporary_prefix(path)
+    legacy = f".{os.path.basename(path)}."
     removed = []
     try:
         names = os.listdir(folder)
     except OSError:
         return removed
     for n in names:
-        if not (n.startswith(prefix) and n.endswith(".tmp")):
+        if not n.endswith(".tmp"):
             continue
-        pid = n[len(prefix) :].split(".", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid() or _pid_alive(int(pid)):
-            continue  # this process's own saves clean up after themselves
+        if n.startswith(prefix):
+            pid = n[len(prefix) :].split(".", 1)[0]
+            if not pid.isdigit() or int(pid) == os.getpid() or _pid_alive(int(pid)):
+                continue  # this process's own saves clean up after themselves
+        elif n.startswith(legacy) and _is_hex12(n[len(legacy) : -len(".tmp")]):
+            try:
+                if time.time() - os.path.getmtime(os.path.join(folder, n)) < _LEGACY_AGE_S:
+                    continue
+            except OSError:
+                continue
+        else:
+            continue
         try:
             os.unlink(os.path.join(folder, n))
             removed.append(os.path.join(folder, n))
