@@ -15,6 +15,10 @@ program keeps one core busy; a GPT of 413k parameters takes 45 ms on one thread,
 on two when idle, 76 ms on two when the other core is busy. So: small models, or
 cores shared with other programs, ``set_num_threads(1)``; larger models on idle cores
 keep the default.
+
+``threadpoolctl`` is a core dependency rather than an extra: it is one pure-Python file
+with no dependencies of its own, and NumPy offers no other way to change the threads of
+its BLAS library once it is loaded (the ``OMP_NUM_THREADS`` family works only before).
 """
 
 from __future__ import annotations
