@@ -12,6 +12,8 @@ from .device import default_device, devices, get_device, is_available, set_defau
 from .gradcheck import gradcheck
 from .malloc import keep_freed_memory
 from .random import manual_seed
+from .serialization import load, save
+from .threads import get_num_threads, set_num_threads
 
 __version__ = "0.1.0"
 
@@ -51,4 +53,8 @@ __all__ = [
     "where",
     "tril",
     "triu",
+    "save",
+    "load",
+    "set_num_threads",
+    "get_num_threads",
 ]

@@ -675,8 +675,40 @@ class Tensor:
     def dropout(self, p: float = 0.5, training: bool = True) -> Tensor:
         return _functional.dropout(self, p, training)
 
+    # -- pickling and copying (io) ------------------------------------------------------
+    def __reduce__(self) -> tuple:
+        """Pickle the values (a host copy), dtype, device name, ``requires_grad``, name and
+        ``.grad``; never the graph. A non-leaf pickles detached, as a leaf (as in PyTorch)."""
+        return (_rebuild_tensor, (type(self), self._dev.to_host(self.data), self._dev.name, self.requires_grad,
+                                  self.name, self.grad))  # fmt: skip
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """A new leaf with copied values and gradient on the same device. As PyTorch, a
+        tensor made by an op (not a leaf) refuses: copy ``t.detach()`` instead."""
+        if self._ctx is not None:
+            raise RuntimeError(
+                f"deepcopy: the tensor of shape {self.shape} was made by an op ({type(self._ctx).__name__}), not by the user; "
+                "only graph leaves can be deep-copied (as in PyTorch): copy t.detach() instead"
+            )
+        import copy  # noqa: PLC0415 - only when copying
+
+        out = _rebuild_tensor(type(self), self._dev.copy(self.data), self._dev, self.requires_grad, self.name, None)
+        memo[id(self)] = out
+        if self.grad is not None:
+            out.grad = copy.deepcopy(self.grad, memo)
+        return out
+
 
 _PLAIN = frozenset((Tensor, int, float))  # operands that need no conversion
+
+
+def _rebuild_tensor(cls: type, arr: Any, device: Any, requires_grad: bool, name: str | None,
+                    grad: Tensor | None) -> Tensor:  # fmt: skip
+    """The other half of ``Tensor.__reduce__``: a leaf of class ``cls`` (Tensor, Parameter)."""
+    t = cls.__new__(cls)
+    Tensor.__init__(t, arr, device=device, requires_grad=requires_grad, name=name)
+    t.grad = grad
+    return t
 
 
 # -- ops that need the Tensor class ------------------------------------------------
