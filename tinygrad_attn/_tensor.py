@@ -651,7 +651,13 @@ class Tensor:
 
     # -- selection ----------------------------------------------------------------
     def masked_fill(self, mask: Any, value: float) -> Tensor:
-        """``value`` where ``mask`` is True, this tensor elsewhere."""
+        """``value`` where the boolean ``mask`` is True, this tensor elsewhere."""
+        kind = mask.dtype if isinstance(mask, Tensor) else np.asarray(mask).dtype
+        if kind != np.bool_:  # as PyTorch: a float or 0/1 mask does not say which entries to fill
+            raise TypeError(
+                f"masked_fill: mask must be boolean (True = fill with {value}), got {kind} for a tensor of shape "
+                f"{self.shape}; for a 0/1 mask pass (mask != 0)"
+            )
         return where(mask, value, self)
 
     def tril(self, k: int = 0) -> Tensor:
