@@ -216,11 +216,14 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 
 
 def _as_operand(op: str, t: Any, like: Tensor, what: str = "target") -> Tensor:
-    """``t`` as a tensor on ``like``'s device (arrays and lists are copied there)."""
+    """``t`` as a tensor on ``like``'s device (arrays and lists are copied there); a float
+    one in ``like``'s float dtype, so a float64 weight does not turn a float32 loss float64."""
     if not isinstance(t, Tensor):
         t = Tensor(np.asarray(t), device=like._dev)
     if t._dev is not like._dev:
         raise RuntimeError(f"{op}: input on {like.device}, {what} on {t.device}; move one with .to()")
+    if t.dtype.kind == "f" and t.dtype != like.dtype:
+        t = t.astype(like.dtype)
     return t
 
 
@@ -278,8 +281,6 @@ def _index_targets(op: str, x: Tensor, target: Tensor, ignore_index: int | None)
 def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
     if weight is None:
         return None
-    if not isinstance(weight, Tensor):
-        weight = Tensor(np.asarray(weight, dtype=x.dtype), device=x._dev)
     weight = _as_operand(op, weight, x, "weight")
     if weight.shape != (x.shape[-1],):
         raise ValueError(f"{op}: weight has shape {weight.shape}; it needs one entry per class, ({x.shape[-1]},)")
