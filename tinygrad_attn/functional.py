@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._tensor import Tensor, cat, where
+from ._tensor import Tensor, cat, mask_dtype, where
 from .autograd import _State, composite, scope
 from .indexing import host_integers
 from .ops import fused
@@ -724,7 +724,7 @@ def check_mask_dtype(op: str, mask: Any) -> None:
     """Raise unless ``mask`` is boolean (True = may attend) or floating point (added to the
     scores). An integer mask means neither for sure (a ``tril`` of ones was once silently
     added to the scores), so it is refused rather than guessed at."""
-    kind = mask.dtype if isinstance(mask, Tensor) else np.asarray(mask).dtype
+    kind = mask_dtype(mask)
     if kind.kind not in "bf":
         raise TypeError(
             f"{op}: attention mask has dtype {kind}; give a bool mask (True = may attend) or a float mask "
