@@ -83,6 +83,19 @@ CASES = {
         lambda w: F.embedding(Tensor(np.array([[0, 3], [3, 1]]), device=w.device), w, padding_idx=2),
         [lambda r, d: rand(r, 4, 2, device=d)],
     ),
+    "nll_loss_axis1_none": (
+        lambda x: F.nll_loss(x, Tensor(_ints(7, 3, 2, 2), device=x.device), reduction="none"),
+        [lambda r, d: rand(r, 2, 3, 2, device=d)],
+    ),
+    "binary_cross_entropy_sum": (
+        lambda x: F.binary_cross_entropy(x, Tensor(np.array([[0.0, 1.0, 0.3]]), device=x.device), reduction="sum"),
+        [lambda r, d: _in(r, 1, 3, device=d, low=0.05, high=0.95)],
+    ),
+    "bce_with_logits_none": (
+        lambda x: F.binary_cross_entropy_with_logits(x, Tensor(np.array([[0.0, 1.0, 0.3]]), device=x.device),
+                                                     reduction="none"),  # fmt: skip
+        [lambda r, d: rand(r, 1, 3, device=d)],
+    ),
     "pad_constant": (lambda x: F.pad(x, (1, -1, 2, 0), value=0.5), [lambda r, d: rand(r, 2, 3, 4, device=d)]),
     "pad_reflect": (lambda x: F.pad(x, (2, 1), mode="reflect"), [lambda r, d: rand(r, 2, 4, device=d)]),
     "pad_replicate": (lambda x: F.pad(x, (1, 2, 1, 0), mode="replicate"), [lambda r, d: rand(r, 2, 3, device=d)]),
@@ -357,6 +370,8 @@ def test_embedding_matches_torch(device):
     for pad in (None, 4, -1):
         _against_torch(lambda w, i, p=pad: F.embedding(i, w, padding_idx=p),
                        lambda w, i, p=pad: torch.nn.functional.embedding(i, w, padding_idx=p), [w, ids], device)  # fmt: skip
+    as_list = F.embedding([[0.0, 4.0]], Tensor(w, device=device), padding_idx=4)  # whole floats, as lists become
+    close(as_list, w[[[0, 4]]])
     with pytest.raises(IndexError, match="index 5 is out of range for a weight of 5 rows"):
         F.embedding(np.array([5]), Tensor(w, device=device))
 

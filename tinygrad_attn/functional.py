@@ -647,7 +647,10 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Ten
     if host.size and (host.min() < 0 or host.max() >= n):
         bad = host.min() if host.min() < 0 else host.max()
         raise IndexError(f"embedding: index {bad} is out of range for a weight of {n} rows")
-    ids = _as_operand("embedding", input, weight, "input")
+    if isinstance(input, Tensor) and input.dtype.kind in "iu":
+        ids = _as_operand("embedding", input, weight, "input")
+    else:  # lists and float tensors of whole numbers: the checked host copy
+        ids = Tensor(host, device=weight.device)
     out = weight[ids]  # (..., dim); repeated ids accumulate gradient
     if padding_idx is None:
         return out
