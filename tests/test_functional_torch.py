@@ -349,6 +349,12 @@ def test_softmax_takes_axis_or_dim_but_not_both_disagreeing(rng):
     close(F.softmax(x, axis=0, dim=0), F.softmax(x, 0).numpy())
     with pytest.raises(TypeError, match="axis=0 and dim=1"):
         F.log_softmax(x, axis=0, dim=1)
+    for decomposed in FORMS:
+        with _ctx(decomposed):
+            y = F.log_softmax(x.astype(np.float32), dim=-1, dtype=np.float64)  # PyTorch's dtype= casts first
+            assert y.dtype == np.float64
+            close(y, F.log_softmax(x, -1).numpy(), atol=1e-6)
+            assert F.softmax(x, dim=0, dtype=np.float32).dtype == np.float32
 
 
 def test_one_hot_matches_torch(device):

@@ -70,28 +70,34 @@ def _dim(axis: int | None, dim: int | None, op: str) -> int:
     return dim
 
 
-def _softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+def _softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor:
+    x = x if dtype is None else x.astype(dtype)
     _float(x, "softmax")
     return fused.Softmax.apply(x, args=_axis(x, _dim(axis, dim, "softmax"), "softmax"))
 
 
 @composite("softmax", _softmax_fused)
-def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``axis`` (or PyTorch's ``dim``; default the last),
-    shifted by the max so it never overflows."""
+    shifted by the max so it never overflows; ``dtype`` casts ``x`` first, as in PyTorch."""
+    x = x if dtype is None else x.astype(dtype)
     axis = _dim(axis, dim, "softmax")
     e = (x - x.max(axis, keepdims=True)).exp()
     return e / e.sum(axis, keepdims=True)
 
 
-def _log_softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+def _log_softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None,
+                       dtype: Any = None) -> Tensor:  # fmt: skip
+    x = x if dtype is None else x.astype(dtype)
     _float(x, "log_softmax")
     return fused.LogSoftmax.apply(x, args=_axis(x, _dim(axis, dim, "log_softmax"), "log_softmax"))
 
 
 @composite("log_softmax", _log_softmax_fused)
-def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-    """``x - logsumexp(x)`` along ``axis`` (or PyTorch's ``dim``; default the last)."""
+def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor:
+    """``x - logsumexp(x)`` along ``axis`` (or PyTorch's ``dim``; default the last);
+    ``dtype`` casts ``x`` first, as in PyTorch."""
+    x = x if dtype is None else x.astype(dtype)
     axis = _dim(axis, dim, "log_softmax")
     z = x - x.max(axis, keepdims=True)
     return z - z.exp().sum(axis, keepdims=True).log()
