@@ -42,8 +42,12 @@ CASES = {
         [lambda r, d: rand(r, 5, 3, device=d)],
     ),
     "cross_entropy_weight_ignore_smooth": (
-        lambda x: F.cross_entropy(x, Tensor(_ints(2, 3, 6, ignore=-100, at=(1,)), device=x.device),
-                                  weight=Tensor(W3, device=x.device), label_smoothing=0.2),  # fmt: skip
+        lambda x: F.cross_entropy(
+            x,
+            Tensor(_ints(2, 3, 6, ignore=-100, at=(1,)), device=x.device),
+            weight=Tensor(W3, device=x.device),
+            label_smoothing=0.2,
+        ),
         [lambda r, d: rand(r, 6, 3, device=d)],
     ),
     "cross_entropy_axis1_none": (
@@ -56,11 +60,18 @@ CASES = {
     ),
     "cross_entropy_probs": (  # the target's gradient too
         lambda x, p: F.cross_entropy(x, p, weight=Tensor(W3, device=x.device), label_smoothing=0.1),
-        [lambda r, d: rand(r, 2, 3, 2, device=d), lambda r, d: Tensor(_probs(5, 2, 3, 2, axis=1), device=d, requires_grad=True)],
+        [
+            lambda r, d: rand(r, 2, 3, 2, device=d),
+            lambda r, d: Tensor(_probs(5, 2, 3, 2, axis=1), device=d, requires_grad=True),
+        ],
     ),
     "nll_loss_weight": (
-        lambda x: F.nll_loss(x, Tensor(_ints(6, 3, 5, ignore=1, at=(0,)), device=x.device),
-                             weight=Tensor(W3, device=x.device), ignore_index=1),  # fmt: skip
+        lambda x: F.nll_loss(
+            x,
+            Tensor(_ints(6, 3, 5, ignore=1, at=(0,)), device=x.device),
+            weight=Tensor(W3, device=x.device),
+            ignore_index=1,
+        ),
         [lambda r, d: rand(r, 5, 3, device=d)],
     ),
     "binary_cross_entropy": (
@@ -68,8 +79,9 @@ CASES = {
         [lambda r, d: _in(r, 2, 3, device=d, low=0.05, high=0.95), lambda r, d: _in(r, 2, 3, device=d)],
     ),
     "bce_with_logits_pos_weight": (
-        lambda x, y: F.binary_cross_entropy_with_logits(x, y, pos_weight=Tensor(np.array([3.0, 0.5, 1.0]),
-                                                                                device=x.device)),  # fmt: skip
+        lambda x, y: F.binary_cross_entropy_with_logits(
+            x, y, pos_weight=Tensor(np.array([3.0, 0.5, 1.0]), device=x.device)
+        ),
         [lambda r, d: rand(r, 2, 3, device=d), lambda r, d: _in(r, 2, 3, device=d)],
     ),
     "leaky_relu": (lambda x: F.leaky_relu(x, 0.2), [lambda r, d: rand(r, 3, 4, device=d, low=0.01)]),
@@ -92,8 +104,9 @@ CASES = {
         [lambda r, d: _in(r, 1, 3, device=d, low=0.05, high=0.95)],
     ),
     "bce_with_logits_none": (
-        lambda x: F.binary_cross_entropy_with_logits(x, Tensor(np.array([[0.0, 1.0, 0.3]]), device=x.device),
-                                                     reduction="none"),  # fmt: skip
+        lambda x: F.binary_cross_entropy_with_logits(
+            x, Tensor(np.array([[0.0, 1.0, 0.3]]), device=x.device), reduction="none"
+        ),
         [lambda r, d: rand(r, 1, 3, device=d)],
     ),
     "pad_constant": (lambda x: F.pad(x, (1, -1, 2, 0), value=0.5), [lambda r, d: rand(r, 2, 3, 4, device=d)]),
@@ -182,7 +195,9 @@ def test_cross_entropy_and_nll_loss_match_torch(shape, kw, reduction, device):
     torch = pytest.importorskip("torch")
     x = np.random.default_rng(0).standard_normal(shape)
     ignored = kw.get("ignore_index", -100)
-    t = _ints(1, 3, *(shape[:1] + shape[2:] if len(shape) > 1 else ()), ignore=ignored, at=(0,) if len(shape) > 1 else ())
+    t = _ints(
+        1, 3, *(shape[:1] + shape[2:] if len(shape) > 1 else ()), ignore=ignored, at=(0,) if len(shape) > 1 else ()
+    )
     weight = kw.get("weight")
     rest = {k: v for k, v in kw.items() if k != "weight"}
 
@@ -196,9 +211,13 @@ def test_cross_entropy_and_nll_loss_match_torch(shape, kw, reduction, device):
     _against_torch(ours, theirs, arrays, device, grad_of=[0])
     if "label_smoothing" not in kw:
         lp = torch.log_softmax(torch.tensor(x), 1 if len(shape) > 1 else 0).numpy()
-        _against_torch(lambda x, t, *w: F.nll_loss(x, t, *w, reduction=reduction, **rest),
-                       lambda x, t, *w: torch.nn.functional.nll_loss(x, t, *w, reduction=reduction, **rest),
-                       [lp, t] + arrays[2:], device, grad_of=[0])  # fmt: skip
+        _against_torch(
+            lambda x, t, *w: F.nll_loss(x, t, *w, reduction=reduction, **rest),
+            lambda x, t, *w: torch.nn.functional.nll_loss(x, t, *w, reduction=reduction, **rest),
+            [lp, t] + arrays[2:],
+            device,
+            grad_of=[0],
+        )
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -211,9 +230,13 @@ def test_cross_entropy_probability_targets_match_torch(shape, kw, reduction, dev
     weight = kw.get("weight")
     rest = {k: v for k, v in kw.items() if k != "weight"}
     arrays = [x, p] + ([weight] if weight is not None else [])
-    _against_torch(lambda x, p, *w: F.cross_entropy(x, p, *w, reduction=reduction, **rest),
-                   lambda x, p, *w: torch.nn.functional.cross_entropy(x, p, *w, reduction=reduction, **rest),
-                   arrays, device, grad_of=[0, 1])  # fmt: skip
+    _against_torch(
+        lambda x, p, *w: F.cross_entropy(x, p, *w, reduction=reduction, **rest),
+        lambda x, p, *w: torch.nn.functional.cross_entropy(x, p, *w, reduction=reduction, **rest),
+        arrays,
+        device,
+        grad_of=[0, 1],
+    )
 
 
 def test_cross_entropy_with_every_target_ignored_is_nan_as_torch(device):
@@ -221,8 +244,11 @@ def test_cross_entropy_with_every_target_ignored_is_nan_as_torch(device):
     x = np.random.default_rng(0).standard_normal((3, 4))
     t = np.full(3, -100)
     for kw in ({}, {"weight": np.ones(4)}, {"label_smoothing": 0.1}):
-        want = torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(t), **{
-            k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()})  # fmt: skip
+        want = torch.nn.functional.cross_entropy(
+            torch.tensor(x),
+            torch.tensor(t),
+            **{k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()},
+        )
         assert math.isnan(want.item())
         for decomposed in FORMS:
             with _ctx(decomposed):
@@ -288,21 +314,35 @@ def test_binary_cross_entropies_match_torch(reduction, device):
     p = r.uniform(0.02, 0.98, (3, 4))
     y = r.uniform(0, 1, (3, 4))
     w = r.uniform(0.5, 2, (4,))
-    _against_torch(lambda p, y: F.binary_cross_entropy(p, y, reduction=reduction),
-                   lambda p, y: tf.binary_cross_entropy(p, y, reduction=reduction), [p, y], device)  # fmt: skip
-    _against_torch(lambda p, y, w: F.binary_cross_entropy(p, y, w, reduction=reduction),
-                   lambda p, y, w: tf.binary_cross_entropy(p, y, w, reduction=reduction), [p, y, w], device,
-                   grad_of=[0, 1])  # fmt: skip
+    _against_torch(
+        lambda p, y: F.binary_cross_entropy(p, y, reduction=reduction),
+        lambda p, y: tf.binary_cross_entropy(p, y, reduction=reduction),
+        [p, y],
+        device,
+    )
+    _against_torch(
+        lambda p, y, w: F.binary_cross_entropy(p, y, w, reduction=reduction),
+        lambda p, y, w: tf.binary_cross_entropy(p, y, w, reduction=reduction),
+        [p, y, w],
+        device,
+        grad_of=[0, 1],
+    )
     x = r.standard_normal((3, 4)) * 5
     x[0, :2] = [800.0, -800.0]  # exp would overflow: the stable form has no trouble
     pw = r.uniform(0.5, 3, (4,))
     _against_torch(
         lambda x, y, w, pw: F.binary_cross_entropy_with_logits(x, y, w, reduction=reduction, pos_weight=pw),
         lambda x, y, w, pw: tf.binary_cross_entropy_with_logits(x, y, w, reduction=reduction, pos_weight=pw),
-        [x, y, w, pw], device, grad_of=[0, 1],
-    )  # fmt: skip
-    _against_torch(lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction=reduction),
-                   lambda x, y: tf.binary_cross_entropy_with_logits(x, y, reduction=reduction), [x, y], device)
+        [x, y, w, pw],
+        device,
+        grad_of=[0, 1],
+    )
+    _against_torch(
+        lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction=reduction),
+        lambda x, y: tf.binary_cross_entropy_with_logits(x, y, reduction=reduction),
+        [x, y],
+        device,
+    )
 
 
 def test_binary_cross_entropy_clamps_its_log_at_minus_100_as_torch():
@@ -325,8 +365,11 @@ def test_binary_cross_entropy_clamps_its_log_at_minus_100_as_torch():
         ("silu", F.silu, lambda t, x: t.nn.functional.silu(x)),
         ("elu", lambda x: F.elu(x, 0.7), lambda t, x: t.nn.functional.elu(x, 0.7)),
         ("softplus", F.softplus, lambda t, x: t.nn.functional.softplus(x)),
-        ("softplus_beta", lambda x: F.softplus(x, beta=3, threshold=4),
-         lambda t, x: t.nn.functional.softplus(x, beta=3, threshold=4)),  # fmt: skip
+        (
+            "softplus_beta",
+            lambda x: F.softplus(x, beta=3, threshold=4),
+            lambda t, x: t.nn.functional.softplus(x, beta=3, threshold=4),
+        ),
         ("normalize", F.normalize, lambda t, x: t.nn.functional.normalize(x)),
         ("normalize_p1_dim0", lambda x: F.normalize(x, 1, 0), lambda t, x: t.nn.functional.normalize(x, 1, 0)),
         ("normalize_p3", lambda x: F.normalize(x, 3.0, -1), lambda t, x: t.nn.functional.normalize(x, 3.0, -1)),
@@ -374,8 +417,12 @@ def test_embedding_matches_torch(device):
     w = np.random.default_rng(0).standard_normal((5, 3))
     ids = np.array([[0, 4, 4], [2, 0, 1]])
     for pad in (None, 4, -1):
-        _against_torch(lambda w, i, p=pad: F.embedding(i, w, padding_idx=p),
-                       lambda w, i, p=pad: torch.nn.functional.embedding(i, w, padding_idx=p), [w, ids], device)  # fmt: skip
+        _against_torch(
+            lambda w, i, p=pad: F.embedding(i, w, padding_idx=p),
+            lambda w, i, p=pad: torch.nn.functional.embedding(i, w, padding_idx=p),
+            [w, ids],
+            device,
+        )
     as_list = F.embedding([[0.0, 4.0]], Tensor(w, device=device), padding_idx=4)  # whole floats, as lists become
     close(as_list, w[[[0, 4]]])
     with pytest.raises(IndexError, match="index 5 is out of range for a weight of 5 rows"):
@@ -390,8 +437,12 @@ def test_pad_matches_torch(mode, pads, device):
     if mode != "constant" and len(pads) == 6:
         pads = pads[:4]  # PyTorch pads at most the last two axes of a 3-D tensor in these modes
     kw = {"value": 1.5} if mode == "constant" else {}
-    _against_torch(lambda x: F.pad(x, pads, mode=mode, **kw),
-                   lambda x: torch.nn.functional.pad(x, pads, mode=mode, **kw), [x], device)  # fmt: skip
+    _against_torch(
+        lambda x: F.pad(x, pads, mode=mode, **kw),
+        lambda x: torch.nn.functional.pad(x, pads, mode=mode, **kw),
+        [x],
+        device,
+    )
 
 
 def test_pad_errors(rng):
@@ -421,8 +472,11 @@ def test_integer_attention_masks_are_refused(rng):
     # the meanings that stay: bool (True = may attend) and float (added to the scores)
     allowed = np.tril(np.ones((3, 3), bool))
     bias = np.where(allowed, 0.0, -np.inf)
-    close(F.scaled_dot_product_attention(q, q, q, mask=bias),
-          F.scaled_dot_product_attention(q, q, q, mask=allowed).numpy(), atol=1e-12)  # fmt: skip
+    close(
+        F.scaled_dot_product_attention(q, q, q, mask=bias),
+        F.scaled_dot_product_attention(q, q, q, mask=allowed).numpy(),
+        atol=1e-12,
+    )
 
 
 def test_masked_fill_needs_a_bool_mask(rng):

@@ -576,9 +576,7 @@ def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Te
 # -- PyTorch's functional API: binary losses ----------------------------------------
 def _same_shape(op: str, x: Tensor, target: Tensor) -> None:
     if target.shape != x.shape:
-        raise ValueError(
-            f"{op}: target of shape {target.shape} must have the input's shape {x.shape} (as in PyTorch)"
-        )
+        raise ValueError(f"{op}: target of shape {target.shape} must have the input's shape {x.shape} (as in PyTorch)")
 
 
 def _clamped_log(x: Tensor) -> Tensor:
