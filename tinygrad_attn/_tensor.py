@@ -653,7 +653,13 @@ class Tensor:
 
     # -- selection ----------------------------------------------------------------
     def masked_fill(self, mask: Any, value: float) -> Tensor:
-        """``value`` where ``mask`` is True, this tensor elsewhere."""
+        """``value`` where the boolean ``mask`` is True, this tensor elsewhere."""
+        kind = mask_dtype(mask)
+        if kind != np.bool_:  # as PyTorch: a float or 0/1 mask does not say which entries to fill
+            raise TypeError(
+                f"masked_fill: mask must be boolean (True = fill with {value}), got {kind} for a tensor of shape "
+                f"{self.shape}; for a 0/1 mask pass (mask != 0)"
+            )
         return where(mask, value, self)
 
     def tril(self, k: int = 0) -> Tensor:
@@ -757,6 +763,17 @@ LogicalNot = _compare("LogicalNot", lambda xp, a, b: ~a)
 # -- free functions of the public API ---------------------------------------------
 def _as_tensor_like(x: Any, like: Tensor) -> Any:
     return like._operand(x) if not isinstance(x, Tensor) else x
+
+
+def mask_dtype(mask: Any) -> np.dtype:
+    """The NumPy dtype of a mask given as a tensor, any backend's array, or nested lists
+    (of ints it is int64, where ``Tensor(...)`` would make float32 of them)."""
+    if isinstance(mask, Tensor) or not hasattr(mask, "dtype"):
+        return mask.dtype if isinstance(mask, Tensor) else np.asarray(mask).dtype
+    try:
+        return np.dtype(mask.dtype)
+    except TypeError:  # an array API namespace's own dtype objects
+        return Tensor(mask).dtype
 
 
 def where(cond: Any, a: Any, b: Any) -> Tensor:
