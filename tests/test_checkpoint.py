@@ -13,6 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 from tinygrad_attn import serialization as ckpt
 from tinygrad_attn.models import Embedding, LayerNorm, Linear, Module, Parameter, Sequential
+from tinygrad_attn.nn.module import StateDictError
 
 
 class Tiny(Module):
@@ -163,3 +164,20 @@ def test_saved_file_has_the_usual_permissions(tmp_path):
 def test_save_into_a_missing_folder_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="nowhere"):
         Tiny().save(tmp_path / "nowhere" / "m.safetensors")
+
+
+@pytest.mark.parametrize("bad", ["text", "complex", "object"])
+def test_an_uncastable_entry_leaves_the_module_whole(bad):
+    m = Tiny()
+    before = m.state_dict()
+    sd = {k: np.full_like(v, 7.0) for k, v in before.items()}  # every entry fits but the last
+    last = list(sd)[-1]
+    shape = sd[last].shape
+    sd[last] = {
+        "text": np.full(shape, "x"),
+        "complex": np.full(shape, 1 + 2j),
+        "object": np.full(shape, None, dtype=object),
+    }[bad]
+    with pytest.raises(StateDictError, match=rf"'{last}' is .* cannot be cast; nothing was loaded"):
+        m.load_state_dict(sd)
+    _same_bits(before, m.state_dict())

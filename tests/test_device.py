@@ -85,3 +85,32 @@ def test_cuda_round_trip_and_same_random_numbers():
     x = Tensor(np.ones(3), requires_grad=True).cuda()
     (x * x).sum().backward()
     assert x.is_leaf is False
+
+
+def test_a_bad_device_in_the_environment_names_the_variable():
+    code = "import tinygrad_attn as t; t.Tensor.zeros(1)"
+    out = subprocess.run([sys.executable, "-c", code], env={"TINYGRAD_ATTN_DEVICE": "garbage", "PATH": ""},
+                         capture_output=True, text=True)  # fmt: skip
+    assert out.returncode != 0
+    assert "TINYGRAD_ATTN_DEVICE='garbage'" in out.stderr and "unknown device 'garbage'" in out.stderr
+    assert "'cpu'" in out.stderr  # says what would work
+
+
+def test_cpu_0_is_the_cpu_and_cpu_1_is_refused():
+    assert Tensor.zeros(2, device="cpu:0").device == "cpu"
+    assert tga.get_device("CPU:0") is tga.get_device("cpu")
+    try:
+        tga.set_default_device("cpu:0")
+        assert Tensor([1.0]).device == "cpu"
+    finally:
+        tga.set_default_device("cpu")
+    with pytest.raises(RuntimeError, match=r"unknown device 'cpu:1': there is one CPU device, 'cpu'"):
+        Tensor.zeros(2, device="cpu:1")
+    assert not tga.is_available("cpu:1")
+
+
+def test_environment_cpu_0_works():
+    code = "import tinygrad_attn as t; print(t.Tensor.zeros(1).device)"
+    out = subprocess.run([sys.executable, "-c", code], env={"TINYGRAD_ATTN_DEVICE": "cpu:0", "PATH": ""},
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    assert out.stdout.strip() == "cpu"

@@ -208,3 +208,50 @@ def test_a_linear_layer_is_one_node():
     with tga.decompose():
         y = Linear(4, 3)(Tensor.zeros(2, 5, 4))
     assert y.grad_fn.op_name == "add"
+
+
+NEW_COMPOSITES = {
+    "leaky_relu": lambda x: F.leaky_relu(x),
+    "silu": lambda x: F.silu(x),
+    "elu": lambda x: F.elu(x),
+    "softplus": lambda x: F.softplus(x),
+    "normalize": lambda x: F.normalize(x),
+    "binary_cross_entropy": lambda x: F.binary_cross_entropy(x.sigmoid(), np.ones(x.shape)),
+    "binary_cross_entropy_with_logits": lambda x: F.binary_cross_entropy_with_logits(x, np.ones(x.shape)),
+    "cross_entropy": lambda x: F.cross_entropy(x, np.array([0, 1]), weight=np.ones(3)),
+    "nll_loss": lambda x: F.nll_loss(x, np.array([0, 2])),
+    "mse_loss": lambda x: F.mse_loss(x, 1.0, reduction="sum"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_COMPOSITES))
+def test_pytorch_face_composites_draw_as_one_group(name, rng):
+    """Under decompose, the last primitive of each sits in a scope named after the function."""
+    x = rand(rng, 2, 3)
+    with tga.decompose():
+        y = NEW_COMPOSITES[name](x)
+    scope = y.grad_fn.scope
+    names = []
+    while scope is not None:
+        names.append(scope.name)
+        scope = scope.parent
+    assert name in names, (name, names)
+
+
+def test_nn_functional_is_this_module_and_lists_pytorchs_names():
+    import tinygrad_attn.nn.functional as nnf  # noqa: PLC0415 - the import itself is what is tested
+
+    assert nnf is F
+    for name in ("pad one_hot nll_loss binary_cross_entropy binary_cross_entropy_with_logits leaky_relu silu elu "
+                 "softplus normalize embedding cross_entropy mse_loss softmax log_softmax").split():  # fmt: skip
+        assert name in F.__all__ and callable(getattr(F, name))
+
+
+def test_losses_keep_a_float32_input_float32(rng):
+    x = rand(rng, 4, 3, dtype=np.float32)
+    for loss in (
+        F.cross_entropy(x, [0, 1, 2, 0], weight=np.ones(3)),
+        F.cross_entropy(x, np.full((4, 3), 1 / 3)),
+        F.binary_cross_entropy_with_logits(x, np.ones((4, 3)), pos_weight=np.ones(3)),
+    ):
+        assert loss.dtype == np.float32

@@ -7,6 +7,8 @@ import platform
 import subprocess
 import sys
 
+import pytest
+
 import tinygrad_attn as tga
 from tinygrad_attn import malloc
 
@@ -55,3 +57,26 @@ def test_a_malloc_setting_in_the_environment_is_left_alone():
 
 def test_keep_freed_memory_reports_whether_it_applied():
     assert tga.keep_freed_memory(malloc.DEFAULT_LIMIT) is GLIBC
+
+
+@pytest.mark.parametrize("value,expect", [("0", False), ("false", False), ("No", False), ("OFF", False),
+                                          ("1", True), ("TRUE", True), ("yes", True), (" on ", True), ("", True)])  # fmt: skip
+def test_keep_setting_understands_the_usual_spellings(monkeypatch, value, expect):
+    applied = []
+    monkeypatch.setattr(malloc, "keep_freed_memory", lambda limit: applied.append(limit) or True)
+    for k in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "GLIBC_TUNABLES"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("TINYGRAD_ATTN_KEEP_FREED_MEMORY", value)
+    assert malloc.keep_by_default() is expect
+    assert applied == ([malloc.DEFAULT_LIMIT] if expect else [])
+
+
+def test_keep_setting_refuses_other_values_naming_the_variable(monkeypatch):
+    monkeypatch.setenv("TINYGRAD_ATTN_KEEP_FREED_MEMORY", "maybe")
+    with pytest.raises(ValueError, match=r"TINYGRAD_ATTN_KEEP_FREED_MEMORY='maybe' is not a yes/no value.*off"):
+        malloc.keep_by_default()
+
+
+def test_off_spelled_in_words_gives_memory_back():
+    if GLIBC:
+        assert _faults(TINYGRAD_ATTN_KEEP_FREED_MEMORY="Off") >= 5 * 8 * 256

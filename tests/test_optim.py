@@ -279,3 +279,134 @@ def test_clip_grad_norm_inf_and_empty():
     p.grad = Tensor(np.array([np.inf, 0.0, 0.0]))
     with pytest.raises(RuntimeError, match="total norm"):
         clip_grad_norm_(p, 1.0, error_if_nonfinite=True)
+
+
+# -- against torch.optim, and state dicts laid out as PyTorch's ------------------------------
+TORCH_CASES = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.2, weight_decay=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    ("Adam", dict(lr=0.05, betas=(0.8, 0.9), weight_decay=0.1)),
+    ("Adam", dict(lr=0.05, amsgrad=True)),
+    ("AdamW", dict(lr=0.05, weight_decay=0.2)),
+    ("AdamW", dict(lr=0.05, weight_decay=0.2, amsgrad=True)),
+]
+_OURS = {"SGD": SGD, "Adam": Adam, "AdamW": AdamW}
+
+
+def _two_groups(make, cls, kw, params):
+    """Two param groups, the second with its own lr (and no weight decay)."""
+    return make[cls]([{"params": params[:1]}, {"params": params[1:], "lr": kw["lr"] * 2, "weight_decay": 0.0}], **kw)
+
+
+def _torch_loss(torch, ps, xs):
+    return sum(((x * p) ** 2).sum() + (x * p).sum() for p, x in zip(ps, xs))
+
+
+@pytest.mark.parametrize("name,kw", TORCH_CASES, ids=lambda v: v if isinstance(v, str) else ",".join(map(str, v)))
+def test_matches_torch_optim_with_groups_and_continues_from_its_state_dict(rng, name, kw):
+    torch = pytest.importorskip("torch")
+    shapes = [(3, 4), (5,)]
+    p0 = [rng.standard_normal(s) for s in shapes]
+    xs = [rng.standard_normal(s) for s in shapes]
+    tp = [torch.tensor(p, requires_grad=True) for p in p0]
+    tx = [torch.tensor(x) for x in xs]
+    ours = [Parameter(p.copy()) for p in p0]
+    ox = [Tensor(x) for x in xs]
+    topt = _two_groups(vars(torch.optim), name, kw, tp)
+    oopt = _two_groups(_OURS, name, kw, ours)
+
+    def steps(n, opt, ps, xs, loss):
+        for _ in range(n):
+            opt.zero_grad()
+            loss(ps, xs).backward()
+            opt.step()
+
+    steps(4, topt, tp, tx, lambda ps, xs: _torch_loss(torch, ps, xs))
+    steps(4, oopt, ours, ox, lambda ps, xs: _torch_loss(None, ps, xs))
+    for a, b in zip(ours, tp):
+        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
+    # The layout is PyTorch's: same groups (params by index), same state names, same values.
+    ts, os_ = topt.state_dict(), oopt.state_dict()
+    assert [g["params"] for g in os_["param_groups"]] == [g["params"] for g in ts["param_groups"]] == [[0], [1]]
+    # (momentum-free SGD keeps no state; some PyTorch versions list {"momentum_buffer": None})
+    kept = sorted(i for i, st in ts["state"].items() if any(v is not None for v in st.values()))
+    assert sorted(os_["state"]) == kept == ([] if name == "SGD" and "momentum" not in kw else [0, 1])
+    for i in kept:
+        assert set(ts["state"][i]) == set(os_["state"][i])
+        for k, v in ts["state"][i].items():
+            ov = os_["state"][i][k]
+            if v is None:
+                assert ov is None
+                continue
+            np.testing.assert_allclose(ov.numpy() if isinstance(ov, Tensor) else ov, v.detach().numpy(), rtol=1e-12)
+    for tg, og in zip(ts["param_groups"], os_["param_groups"]):
+        for k in og:
+            if k != "params":
+                assert og[k] == pytest.approx(tg[k]), k
+    # PyTorch's state dict (arrays as NumPy) loads into a fresh optimizer over fresh parameters,
+    # and both continue identically.
+    as_numpy = {
+        "state": {i: {k: (v.detach().numpy() if torch.is_tensor(v) else v) for k, v in st.items()}
+                  for i, st in ts["state"].items()},
+        "param_groups": [dict(g) for g in ts["param_groups"]],
+    }  # fmt: skip
+    fresh = [Parameter(b.detach().numpy().copy()) for b in tp]
+    fopt = _two_groups(_OURS, name, dict(kw, lr=123.0), fresh)  # hyperparameters come from the dict
+    fopt.load_state_dict(as_numpy)
+    assert [g["lr"] for g in fopt.param_groups] == [kw["lr"], kw["lr"] * 2]
+    steps(3, topt, tp, tx, lambda ps, xs: _torch_loss(torch, ps, xs))
+    steps(3, fopt, fresh, ox, lambda ps, xs: _torch_loss(None, ps, xs))
+    for a, b in zip(fresh, tp):
+        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_state_dict_round_trips_into_an_optimizer_on_another_device(rng, device):
+    p0 = rng.standard_normal((2, 3))
+    grads = [rng.standard_normal((2, 3)) for _ in range(4)]
+    a = Parameter(p0.copy())
+    b = Parameter(p0.copy(), device=device)
+    oa, ob = Adam([a], lr=0.1), Adam([b], lr=0.7)
+    for g in grads[:2]:
+        a.grad = Tensor(g)
+        oa.step()
+    b.data = b._dev.asarray(a.numpy())
+    ob.load_state_dict(oa.state_dict())
+    st = ob.state[b]
+    assert st["step"] == 2 and st["exp_avg"].device == b.device and st["exp_avg"] is not oa.state[a]["exp_avg"]
+    for g in grads[2:]:
+        a.grad, b.grad = Tensor(g), Tensor(g, device=device)
+        oa.step()
+        ob.step()
+    np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12)
+
+
+def test_state_dict_that_does_not_fit_is_refused_and_changes_nothing():
+    p, q = Parameter(np.ones(2)), Parameter(np.ones(3))
+    opt = SGD([p, q], lr=0.1, momentum=0.9)
+    p.grad, q.grad = Tensor(np.ones(2)), Tensor(np.ones(3))
+    opt.step()
+    good = opt.state_dict()
+    other = SGD([Parameter(np.ones(2))], lr=0.1, momentum=0.9)
+    with pytest.raises(ValueError, match=r"param group 0 has 2 parameter\(s\) in the state dict but 1 here"):
+        other.load_state_dict(good)
+    bad = {"state": {0: good["state"][0], 1: {"momentum_buffer": np.ones(4)}},
+           "param_groups": [dict(good["param_groups"][0], lr=5.0)]}  # fmt: skip
+    fresh = SGD([Parameter(np.ones(2)), Parameter(np.ones(3))], lr=0.1, momentum=0.9)
+    with pytest.raises(ValueError, match=r"state\[1\]\['momentum_buffer'\] has shape \(4,\).*\(3,\)"):
+        fresh.load_state_dict(bad)
+    assert fresh.lr == 0.1 and not fresh.state
+    with pytest.raises(ValueError, match="maximize=True"):
+        fresh.load_state_dict({"state": {}, "param_groups": [dict(good["param_groups"][0], maximize=True)]})
+    three_groups = {"state": {}, "param_groups": [{"params": [0]}, {"params": [1]}, {"params": [2]}]}
+    with pytest.raises(ValueError, match="the state dict has 3 param group"):
+        SGD([{"params": [p]}, {"params": [q]}], lr=0.1).load_state_dict(three_groups)
+
+
+def test_add_param_group_then_state_dict_numbers_across_groups():
+    p, q, r = (Parameter(np.ones(1)) for _ in range(3))
+    opt = Adam([p, q], lr=0.1)
+    opt.add_param_group({"params": r, "lr": 0.01})
+    sd = opt.state_dict()
+    assert [g["params"] for g in sd["param_groups"]] == [[0, 1], [2]]
+    assert sd["param_groups"][1]["lr"] == 0.01 and sd["param_groups"][1]["betas"] == (0.9, 0.999)

@@ -16,7 +16,9 @@ from .dtypes import *  # noqa: F403
 from .gradcheck import gradcheck
 from .malloc import keep_freed_memory
 from .random import manual_seed
+from .serialization import load, save
 from .tensor_functions import *  # noqa: F403
+from .threads import get_num_threads, set_num_threads
 
 __version__ = "0.1.0"
 
@@ -60,4 +62,8 @@ __all__ = [
     *creation.__all__,
     *dtypes.__all__,
     *tensor_functions.__all__,
+    "save",
+    "load",
+    "set_num_threads",
+    "get_num_threads",
 ]

@@ -750,7 +750,13 @@ class Tensor:
 
     # -- selection ----------------------------------------------------------------
     def masked_fill(self, mask: Any, value: float) -> Tensor:
-        """``value`` where ``mask`` is True, this tensor elsewhere."""
+        """``value`` where the boolean ``mask`` is True, this tensor elsewhere."""
+        kind = mask_dtype(mask)
+        if kind != np.bool_:  # as PyTorch: a float or 0/1 mask does not say which entries to fill
+            raise TypeError(
+                f"masked_fill: mask must be boolean (True = fill with {value}), got {kind} for a tensor of shape "
+                f"{self.shape}; for a 0/1 mask pass (mask != 0)"
+            )
         return where(mask, value, self)
 
     def tril(self, k: int = 0) -> Tensor:
@@ -775,6 +781,29 @@ class Tensor:
 
     def dropout(self, p: float = 0.5, training: bool = True) -> Tensor:
         return _functional.dropout(self, p, training)
+
+    # -- pickling and copying (io) ------------------------------------------------------
+    def __reduce__(self) -> tuple:
+        """Pickle the values (a host copy), dtype, device name, ``requires_grad``, name and
+        ``.grad``; never the graph. A non-leaf pickles detached, as a leaf (as in PyTorch)."""
+        return (_rebuild_tensor, (type(self), self._dev.to_host(self.data), self._dev.name, self.requires_grad,
+                                  self.name, self.grad))  # fmt: skip
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """A new leaf with copied values and gradient on the same device. As PyTorch, a
+        tensor made by an op (not a leaf) refuses: copy ``t.detach()`` instead."""
+        if self._ctx is not None:
+            raise RuntimeError(
+                f"deepcopy: the tensor of shape {self.shape} was made by an op ({type(self._ctx).__name__}), not by the user; "
+                "only graph leaves can be deep-copied (as in PyTorch): copy t.detach() instead"
+            )
+        import copy  # noqa: PLC0415 - only when copying
+
+        out = _rebuild_tensor(type(self), self._dev.copy(self.data), self._dev, self.requires_grad, self.name, None)
+        memo[id(self)] = out
+        if self.grad is not None:
+            out.grad = copy.deepcopy(self.grad, memo)
+        return out
 
     # -- the PyTorch face ----------------------------------------------------------
     # PyTorch's method names and signatures, so code written for torch runs unchanged.
@@ -1044,6 +1073,15 @@ class Tensor:
 _PLAIN = frozenset((Tensor, int, float))  # operands that need no conversion
 
 
+def _rebuild_tensor(cls: type, arr: Any, device: Any, requires_grad: bool, name: str | None,
+                    grad: Tensor | None) -> Tensor:  # fmt: skip
+    """The other half of ``Tensor.__reduce__``: a leaf of class ``cls`` (Tensor, Parameter)."""
+    t = cls.__new__(cls)
+    Tensor.__init__(t, arr, device=device, requires_grad=requires_grad, name=name)
+    t.grad = grad
+    return t
+
+
 # -- ops that need the Tensor class ------------------------------------------------
 class Transfer(Function):
     """Move to another device (``args = (src, dst)``); the gradient moves back."""
@@ -1092,6 +1130,17 @@ _IntRemainder = _compare("Remainder", lambda xp, a, b: a % b)
 # -- free functions of the public API ---------------------------------------------
 def _as_tensor_like(x: Any, like: Tensor) -> Any:
     return like._operand(x) if not isinstance(x, Tensor) else x
+
+
+def mask_dtype(mask: Any) -> np.dtype:
+    """The NumPy dtype of a mask given as a tensor, any backend's array, or nested lists
+    (of ints it is int64, where ``Tensor(...)`` would make float32 of them)."""
+    if isinstance(mask, Tensor) or not hasattr(mask, "dtype"):
+        return mask.dtype if isinstance(mask, Tensor) else np.asarray(mask).dtype
+    try:
+        return np.dtype(mask.dtype)
+    except TypeError:  # an array API namespace's own dtype objects
+        return Tensor(mask).dtype
 
 
 def where(cond: Any, a: Any, b: Any) -> Tensor:

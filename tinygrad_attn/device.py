@@ -350,7 +350,9 @@ def _identity(x: Any) -> Any:
 
 # -- the registry ----------------------------------------------------------------
 _devices: dict[str, Device] = {}
-_default_name = os.environ.get("TINYGRAD_ATTN_DEVICE", "cpu")
+_DEVICE_ENV = "TINYGRAD_ATTN_DEVICE"
+_default_name = os.environ.get(_DEVICE_ENV, "cpu")
+_default_from_env = _DEVICE_ENV in os.environ  # until set_default_device: errors name the variable
 
 
 def _normalize(name: str) -> str:
@@ -361,6 +363,8 @@ def _normalize(name: str) -> str:
         return "cuda:0"
     if name == "array_api_strict:cpu_device":
         return "array_api_strict"
+    if name == "cpu:0":  # PyTorch's spelling of the one CPU device
+        return "cpu"
     return name
 
 
@@ -368,12 +372,21 @@ def get_device(name: Any = None) -> Device:
     """The :class:`Device` for a name such as ``"cpu"`` or ``"cuda:1"`` (default: current)."""
     if isinstance(name, Device):
         return name
+    from_env = name is None and _default_from_env
     if name is None:
         name = _default_name
     key = _normalize(name)
     dev = _devices.get(key)
     if dev is None:
-        dev = _make_device(key)
+        try:
+            dev = _make_device(key)
+        except RuntimeError as e:
+            if from_env:  # the user never typed this name in code: say where it came from
+                raise RuntimeError(
+                    f"the environment variable {_DEVICE_ENV}={name!r} names a device that cannot be used: {e}; "
+                    f"set {_DEVICE_ENV} to one of {devices()} or unset it"
+                ) from e
+            raise
         _devices[key] = dev
     return dev
 
@@ -383,6 +396,8 @@ def _make_device(key: str) -> Device:
     if kind == "cpu" and not index:
         malloc.keep_by_default()  # large arrays reuse freed memory instead of fresh pages
         return Device("cpu", np)
+    if kind == "cpu":
+        raise RuntimeError(f"unknown device {key!r}: there is one CPU device, 'cpu' (also spelled 'cpu:0')")
     if kind == "cuda":
         cp = _import_cupy()
         n = int(index or 0)
@@ -448,13 +463,14 @@ def devices() -> list[str]:
 
 def set_default_device(name: str) -> None:
     """Make ``name`` the device new tensors go to when none is given."""
-    global _default_name
+    global _default_name, _default_from_env
     get_device(name)  # fail now, at the call the user can see
     _default_name = _normalize(name)
+    _default_from_env = False
 
 
 def default_device() -> Device:
-    return get_device(_default_name)
+    return get_device(None)
 
 
 def device_of_array(arr: Any) -> Device:

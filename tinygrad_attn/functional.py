@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._tensor import Tensor, where
+from ._tensor import Tensor, cat, mask_dtype, where
 from .autograd import _State, composite, scope
 from .indexing import host_integers
 from .ops import fused
@@ -35,6 +35,17 @@ __all__ = [
     "sigmoid",
     "tanh",
     "where",
+    "nll_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "leaky_relu",
+    "silu",
+    "elu",
+    "softplus",
+    "normalize",
+    "one_hot",
+    "embedding",
+    "pad",
 ]
 
 
@@ -50,26 +61,44 @@ def _float(x: Tensor, op: str) -> None:
 
 
 # -- softmax family ----------------------------------------------------------------
-def _softmax_fused(x: Tensor, axis: int = -1) -> Tensor:
+def _dim(axis: int | None, dim: int | None, op: str) -> int:
+    """PyTorch's ``dim=`` and NumPy's ``axis=`` name the same thing; take whichever is given."""
+    if dim is None:
+        return -1 if axis is None else axis
+    if axis is not None and axis != dim:
+        raise TypeError(f"{op}: got axis={axis} and dim={dim}; give one of them")
+    return dim
+
+
+def _softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor:
+    x = x if dtype is None else x.astype(dtype)
     _float(x, "softmax")
-    return fused.Softmax.apply(x, args=_axis(x, axis, "softmax"))
+    return fused.Softmax.apply(x, args=_axis(x, _dim(axis, dim, "softmax"), "softmax"))
 
 
 @composite("softmax", _softmax_fused)
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """``exp(x) / sum(exp(x))`` along ``axis``, shifted by the max so it never overflows."""
+def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``axis`` (or PyTorch's ``dim``; default the last),
+    shifted by the max so it never overflows; ``dtype`` casts ``x`` first, as in PyTorch."""
+    x = x if dtype is None else x.astype(dtype)
+    axis = _dim(axis, dim, "softmax")
     e = (x - x.max(axis, keepdims=True)).exp()
     return e / e.sum(axis, keepdims=True)
 
 
-def _log_softmax_fused(x: Tensor, axis: int = -1) -> Tensor:
+def _log_softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None,
+                       dtype: Any = None) -> Tensor:  # fmt: skip
+    x = x if dtype is None else x.astype(dtype)
     _float(x, "log_softmax")
-    return fused.LogSoftmax.apply(x, args=_axis(x, axis, "log_softmax"))
+    return fused.LogSoftmax.apply(x, args=_axis(x, _dim(axis, dim, "log_softmax"), "log_softmax"))
 
 
 @composite("log_softmax", _log_softmax_fused)
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """``x - logsumexp(x)`` along ``axis``."""
+def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor:
+    """``x - logsumexp(x)`` along ``axis`` (or PyTorch's ``dim``; default the last);
+    ``dtype`` casts ``x`` first, as in PyTorch."""
+    x = x if dtype is None else x.astype(dtype)
+    axis = _dim(axis, dim, "log_softmax")
     z = x - x.max(axis, keepdims=True)
     return z - z.exp().sum(axis, keepdims=True).log()
 
@@ -176,66 +205,203 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
 
 
 # -- losses -------------------------------------------------------------------------
-def _targets_and_keep(logits: Tensor, targets: Any, ignore_index: int | None) -> tuple[Tensor, Tensor, Any]:
-    """Flatten to ``(M, C)`` / ``(M,)``; check the targets; mark the items that count."""
-    if not isinstance(targets, Tensor):
-        targets = Tensor(np.asarray(targets), device=logits._dev)
-    if targets._dev is not logits._dev:
-        raise RuntimeError(f"cross_entropy: logits on {logits.device}, targets on {targets.device}")
-    if logits.ndim < 1 or targets.shape != logits.shape[:-1]:
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _reduction(op: str, reduction: str, size_average: Any = None, reduce: Any = None) -> str:
+    """The reduction named by ``reduction=``, or by PyTorch's deprecated ``size_average``/``reduce``."""
+    if size_average is not None or reduce is not None:
+        reduction = "none" if reduce is False else "sum" if size_average is False else "mean"
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    return reduction
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+def _as_operand(op: str, t: Any, like: Tensor, what: str = "target") -> Tensor:
+    """``t`` as a tensor on ``like``'s device (arrays and lists are copied there); a float
+    one in ``like``'s float dtype, so a float64 weight does not turn a float32 loss float64."""
+    if not isinstance(t, Tensor):
+        t = Tensor(np.asarray(t), device=like._dev)
+    if t._dev is not like._dev:
+        raise RuntimeError(f"{op}: input on {like.device}, {what} on {t.device}; move one with .to()")
+    if t.dtype.kind == "f" and t.dtype != like.dtype:
+        t = t.astype(like.dtype)
+    return t
+
+
+def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) -> tuple[Tensor, Tensor, bool]:
+    """``x`` with its classes on the last axis (``target`` too, if it holds probabilities),
+    and whether it holds probabilities.
+
+    Class indices of shape ``x.shape[:-1]`` mean the classes are last (this library's
+    layout, and PyTorch's for ``(N, C)``). Any other target follows PyTorch: classes on
+    axis 1 of ``(N, C, d1, ...)``, with indices ``(N, d1, ...)`` or probabilities of
+    ``x``'s own shape. ``class_axis=1`` or ``-1`` decides where a shape fits both.
+    """
+    shape, ts = x.shape, target.shape
+    if x.ndim == 0:
+        raise ValueError(f"{op}: input needs a class axis, got a scalar")
+    probs = target.dtype.kind == "f" and ts == shape
+    if class_axis is None:
+        last = not probs and ts == shape[:-1]
+    elif class_axis in (1, -1, x.ndim - 1):
+        last = class_axis != 1 or x.ndim <= 2
+    else:
+        raise ValueError(f"{op}: class_axis must be 1 (PyTorch's layout) or -1 (classes last), got {class_axis}")
+    axis1 = shape[:1] + shape[2:] if x.ndim >= 2 else shape[:-1]
+    want = shape if probs else shape[:-1] if last else axis1
+    if ts != want:
         raise ValueError(
-            f"cross_entropy: logits of shape {logits.shape} (..., classes) need targets of shape "
-            f"{logits.shape[:-1]}, got {targets.shape}"
+            f"{op}: input of shape {shape} needs targets of shape {shape[:-1]} (class indices, classes last), "
+            f"{axis1} (class indices, classes on axis 1 as in PyTorch's (N, C, d1, ...)) or {shape} "
+            f"(class probabilities, floating point); got {ts}"
         )
-    host = host_integers(targets, "cross_entropy", "targets (class indices)")
-    c = logits.shape[-1]
+    if not last and x.ndim > 2:
+        perm = (0, *range(2, x.ndim), 1)
+        x = x.permute(*perm)
+        if probs:
+            target = target.permute(*perm)
+    return x, target, probs
+
+
+def _index_targets(op: str, x: Tensor, target: Tensor, ignore_index: int | None) -> tuple[Tensor, Any, int]:
+    """Flat class indices ``(M,)`` (ignored ones set to 0), the 0/1 array of the items that
+    count, and their number. The range check needs the indices on the host."""
+    host = host_integers(target, op, "targets (class indices)")
+    c = x.shape[-1]
     keep = np.ones(host.shape, dtype=bool) if ignore_index is None else host != ignore_index
     bad = keep & ((host < 0) | (host >= c))
     if bad.any():
-        raise IndexError(f"cross_entropy: target {host[bad][0]} is out of range for {c} classes")
-    host = np.where(keep, host, 0).reshape(-1).astype(np.int64)
-    dev = logits._dev
-    t = Tensor._wrap(dev.asarray(host), dev)
-    keep_arr = dev.asarray(keep.reshape(-1), dtype=logits.dtype)
-    return logits.reshape(-1, c), t, (keep_arr, int(keep.sum()))
+        raise IndexError(
+            f"{op}: target {host[bad][0]} is out of range for {c} classes (ignore_index is {ignore_index})"
+        )
+    dev = x._dev
+    t = Tensor._wrap(dev.asarray(np.where(keep, host, 0).reshape(-1).astype(np.int64)), dev)
+    return t, dev.asarray(keep.reshape(-1), dtype=x.dtype), int(keep.sum())
 
 
-def cross_entropy(logits: Tensor, targets: Any, ignore_index: int | None = None,
-                  label_smoothing: float = 0.0) -> Tensor:  # fmt: skip
-    """Mean negative log-likelihood of integer ``targets`` under ``softmax(logits)``.
+def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
+    if weight is None:
+        return None
+    weight = _as_operand(op, weight, x, "weight")
+    if weight.shape != (x.shape[-1],):
+        raise ValueError(f"{op}: weight has shape {weight.shape}; it needs one entry per class, ({x.shape[-1]},)")
+    return weight
 
-    ``logits`` is ``(..., C)`` (classes on the last axis) and ``targets`` ``(...)``.
-    Items whose target is ``ignore_index`` do not count; ``label_smoothing`` mixes the
-    one-hot target with the uniform distribution, as in "Attention Is All You Need".
+
+def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average: Any = None,
+                  ignore_index: int | None = -100, reduce: Any = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0, *, class_axis: int | None = None) -> Tensor:  # fmt: skip
+    """Negative log-likelihood of ``targets`` under ``softmax(logits)``, as PyTorch's.
+
+    Targets are class indices, or class probabilities (floating point, the logits' shape).
+    Class indices of shape ``logits.shape[:-1]`` mean classes on the last axis (``(..., C)``
+    logits, this library's layout); otherwise the layout is PyTorch's: ``(N, C, d1, ...)``
+    logits with ``(N, d1, ...)`` indices or probabilities of the logits' shape. Where a
+    shape fits both (``(N, C, C)`` logits) the classes are last unless ``class_axis=1``.
+    Items whose target is ``ignore_index`` (``None``: none) do not count; ``weight``
+    (``(C,)``) weighs each class, and ``"mean"`` divides by the kept items' total weight
+    (NaN when nothing counts, as PyTorch). ``label_smoothing`` mixes the target with the
+    uniform distribution, as in "Attention Is All You Need". ``reduction="none"`` returns
+    one loss per item, shaped as the indices.
     """
-    _float(logits, "cross_entropy")
+    # Before PyTorch's argument order this was (logits, targets, ignore_index, label_smoothing):
+    # an int in weight's place is still an ignore_index, a float in size_average's a smoothing.
+    if isinstance(weight, (int, np.integer)) and not isinstance(weight, bool):
+        weight, ignore_index = None, int(weight)
+    if isinstance(size_average, float):
+        size_average, label_smoothing = None, size_average
+    op = "cross_entropy"
+    _float(logits, op)
+    reduction = _reduction(op, reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    flat, t, (keep, n_kept) = _targets_and_keep(logits, targets, ignore_index)
-    n = float(n_kept) if n_kept else float("nan")  # PyTorch's answer when nothing counts
-    if _State.decompose:
-        with scope("cross_entropy"):
-            return _cross_entropy_reference(flat, t, keep, n, float(label_smoothing))
-    return fused.CrossEntropy.apply(flat, t, args=(keep, n, float(label_smoothing)))
+        raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
+    eps = float(label_smoothing)
+    x, targets, probs = _classes_last(op, logits, _as_operand(op, targets, logits), class_axis)
+    weight = _class_weight(op, weight, x)
+    c = x.shape[-1]
+    if probs:
+        if ignore_index not in (None, -100):
+            raise ValueError(f"{op}: ignore_index applies to class-index targets, not to probabilities")
+        with scope(op):
+            logp = log_softmax(x.reshape(-1, c), -1)  # (M, C)
+            return _soft_reference(logp, targets.reshape(-1, c), weight, reduction, eps, x.shape[:-1])
+    t, keep, n_kept = _index_targets(op, x, targets, ignore_index)
+    flat = x.reshape(-1, c)  # (M, C)
+    if weight is None and reduction != "none" and not _State.decompose:
+        n = (float(n_kept) if n_kept else float("nan")) if reduction == "mean" else 1.0
+        return fused.CrossEntropy.apply(flat, t, args=(keep, n, eps))
+    with scope(op):
+        return _nll_reference(log_softmax(flat, -1), t, keep, n_kept, weight, reduction, eps, x.shape[:-1])
 
 
 def _cross_entropy_reference(logits: Tensor, targets: Tensor, keep: Any, n_kept: float, eps: float) -> Tensor:
-    """The definition: ``-(1-eps) log p[target] - eps mean(log p)``, averaged over kept items."""
-    m, c = logits.shape
-    logp = log_softmax(logits, -1)  # (M, C)
-    picked = logp.reshape(-1)[Tensor.arange(m, dtype=np.int64, device=logits._dev) * c + targets]  # (M,)
-    loss_i = -(1.0 - eps) * picked
+    """The fused op's definition: the summed loss of the kept items, divided by ``n_kept``."""
+    return _nll_reference(log_softmax(logits, -1), targets, keep, 0, None, "sum", eps, ()) / n_kept
+
+
+def _nll_reference(logp: Tensor, t: Tensor, keep: Any, n_kept: int, weight: Tensor | None, reduction: str,
+                   eps: float, shape: tuple) -> Tensor:  # fmt: skip
+    """The definition on ``logp (M, C)``: item ``i`` costs ``-(1-eps) w[t] logp[t] - eps mean_c(w logp)``
+    (0 if ignored); ``"mean"`` divides the sum by the kept items' total ``w[t]``."""
+    m, c = logp.shape
+    dev = logp._dev
+    picked = logp.reshape(-1)[Tensor.arange(m, dtype=np.int64, device=dev) * c + t]  # (M,)
+    keep_t = Tensor._wrap(keep, dev)
+    w_t = keep_t if weight is None else weight[t] * keep_t  # (M,)
+    loss = picked * w_t * -(1.0 - eps)
     if eps:
-        loss_i = loss_i - eps * logp.mean(-1)
-    keep_t = Tensor._wrap(keep, logits._dev)
-    return (loss_i * keep_t).sum() / n_kept
+        loss = loss - (logp if weight is None else logp * weight).mean(-1) * keep_t * eps
+    if reduction == "none":
+        return loss.reshape(shape)
+    if reduction == "sum":
+        return loss.sum()
+    if weight is None:
+        return loss.sum() / (float(n_kept) if n_kept else float("nan"))
+    total = w_t.sum()
+    return loss.sum() / where(total != 0, total, float("nan"))  # 0/0 is NaN, as PyTorch, without a warning
+
+
+def _soft_reference(logp: Tensor, q: Tensor, weight: Tensor | None, reduction: str, eps: float,
+                    shape: tuple) -> Tensor:  # fmt: skip
+    """Probability targets ``q (M, C)``: item ``i`` costs ``-sum_c w q logp``; ``"mean"`` averages items."""
+    if eps:
+        q = q * (1.0 - eps) + eps / logp.shape[-1]
+    lq = logp * q if weight is None else logp * q * weight  # (M, C)
+    loss = -lq.sum(-1)  # (M,)
+    return loss.reshape(shape) if reduction == "none" else _reduce(loss, reduction)
+
+
+def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
+             ignore_index: int | None = -100, reduce: Any = None, reduction: str = "mean", *,
+             class_axis: int | None = None) -> Tensor:  # fmt: skip
+    """Negative log-likelihood of class indices ``target`` given log-probabilities ``input``.
+
+    Layouts, ``weight``, ``ignore_index`` and ``reduction`` as in :func:`cross_entropy`
+    (``cross_entropy(x, t)`` is ``nll_loss(log_softmax(x), t)``).
+    """
+    op = "nll_loss"
+    _float(input, op)
+    reduction = _reduction(op, reduction, size_average, reduce)
+    x, target, probs = _classes_last(op, input, _as_operand(op, target, input), class_axis)
+    if probs:
+        raise TypeError(f"{op}: takes class indices; for probability targets use cross_entropy")
+    weight = _class_weight(op, weight, x)
+    t, keep, n_kept = _index_targets(op, x, target, ignore_index)
+    with scope(op):
+        return _nll_reference(x.reshape(-1, x.shape[-1]), t, keep, n_kept, weight, reduction, 0.0, x.shape[:-1])
 
 
 @composite("mse_loss")
-def mse_loss(a: Tensor, b: Any) -> Tensor:
-    """Mean of the squared differences."""
+def mse_loss(a: Tensor, b: Any, size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """The squared differences, averaged (``reduction="mean"``), summed, or each (``"none"``)."""
+    reduction = _reduction("mse_loss", reduction, size_average, reduce)
     d = a - b
-    return (d * d).mean()
+    return _reduce(d * d, reduction)
 
 
 # -- attention ---------------------------------------------------------------------
@@ -325,6 +491,8 @@ def scaled_dot_product_attention(
             f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: need "
             "q (..., Tq, d), k (..., Tk, d), v (..., Tk, dv)"
         )
+    if mask is not None:
+        check_mask_dtype("scaled_dot_product_attention", mask)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     bias, row_any, bias_t = _mask_arrays(q, k, mask, is_causal)
     if not _State.decompose and bias_t is None and not return_weights and dropout_p == 0.0:
@@ -350,3 +518,222 @@ def _attention_reference(q: Tensor, k: Tensor, v: Tensor, scale: float, bias: An
         w = dropout(w, dropout_p, True)
     out = w @ v  # (..., Tq, dv)
     return (out, w) if weights else out
+
+
+# -- PyTorch's functional API: activations --------------------------------------------
+def _softplus_stable(z: Tensor) -> Tensor:
+    """``log(1 + exp(z))`` as ``max(z, 0) + log(1 + exp(-|z|))``: nothing overflows, and
+    ``maximum`` splits the gradient at 0 so the slope there is the true 1/2."""
+    return z.maximum(0.0) + (1.0 + (-z.abs()).exp()).log()
+
+
+@composite("leaky_relu")
+def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``x`` where positive, ``negative_slope * x`` elsewhere."""
+    return where(x > 0, x, x * negative_slope)
+
+
+@composite("silu")
+def silu(x: Tensor) -> Tensor:
+    """``x * sigmoid(x)`` (also called swish)."""
+    return x * x.sigmoid()
+
+
+@composite("elu")
+def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
+    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
+    neg = where(x > 0, 0.0, x)  # exp of the positive side could overflow, though where drops it
+    return where(x > 0, x, (neg.exp() - 1.0) * alpha)
+
+
+@composite("softplus")
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold`` (as PyTorch)."""
+    bx = x * beta if beta != 1 else x
+    sp = _softplus_stable(bx)
+    if beta != 1:
+        sp = sp / beta
+    return where(bx > threshold, x, sp)
+
+
+@composite("normalize")
+def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """``x / max(||x||_p, eps)`` along ``dim`` (PyTorch's default: axis 1)."""
+    dim = _axis(x, dim, "normalize")
+    if p == math.inf:
+        norm = x.abs().max(dim, keepdims=True).maximum(eps)
+    elif p == 2:  # sqrt(max(sum x^2, eps^2)): the same value, and no sqrt'(0) for an all-zero row
+        norm = (x * x).sum(dim, keepdims=True).maximum(eps * eps).sqrt()
+    elif p == 1:
+        norm = x.abs().sum(dim, keepdims=True).maximum(eps)
+    elif p > 0:
+        norm = ((x.abs() ** p).sum(dim, keepdims=True).maximum(eps**p)) ** (1.0 / p)
+    else:
+        raise ValueError(f"normalize: p must be positive (or math.inf), got {p}")
+    return x / norm
+
+
+# -- PyTorch's functional API: binary losses ----------------------------------------
+def _same_shape(op: str, x: Tensor, target: Tensor) -> None:
+    if target.shape != x.shape:
+        raise ValueError(f"{op}: target of shape {target.shape} must have the input's shape {x.shape} (as in PyTorch)")
+
+
+def _clamped_log(x: Tensor) -> Tensor:
+    """``log(x)`` clamped below at -100, as PyTorch's binary_cross_entropy does (a sure
+    mistake costs 100, not inf); a 0 is never handed to ``log``, so NumPy does not warn."""
+    pos = x > 0
+    return where(pos, where(pos, x, 1.0).log(), -100.0).maximum(-100.0)
+
+
+@composite("binary_cross_entropy")
+def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
+                         reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
+    """``-w (y log x + (1 - y) log(1 - x))`` for probabilities ``x``, each log clamped at -100."""
+    op = "binary_cross_entropy"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    _float(input, op)
+    target = _as_operand(op, target, input)
+    _same_shape(op, input, target)
+    loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
+    if weight is not None:
+        loss = loss * _as_operand(op, weight, input, "weight")
+    return _reduce(loss, reduction)
+
+
+@composite("binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
+                                     reduce: Any = None, reduction: str = "mean",
+                                     pos_weight: Any = None) -> Tensor:  # fmt: skip
+    """``binary_cross_entropy(sigmoid(x), y)`` without its overflow: ``(1 - y) x + (1 + (p - 1) y)
+    softplus(-x)``, ``p`` the ``pos_weight`` of the positive term (broadcast over the last axis)."""
+    op = "binary_cross_entropy_with_logits"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    _float(input, op)
+    target = _as_operand(op, target, input)
+    _same_shape(op, input, target)
+    sp = _softplus_stable(-input)
+    if pos_weight is not None:
+        sp = sp * ((_as_operand(op, pos_weight, input, "pos_weight") - 1.0) * target + 1.0)
+    loss = (1.0 - target) * input + sp
+    if weight is not None:
+        loss = loss * _as_operand(op, weight, input, "weight")
+    return _reduce(loss, reduction)
+
+
+# -- PyTorch's functional API: lookups and shapes -------------------------------------
+def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
+    """Class indices ``(...)`` -> int64 ``(..., num_classes)`` with a 1 at each index
+    (``num_classes=-1``: one more than the largest index). Not differentiable."""
+    host = host_integers(tensor, "one_hot", "tensor (class indices)")
+    if num_classes == -1:
+        if host.size == 0:
+            raise ValueError("one_hot: cannot infer num_classes from an empty tensor; pass num_classes")
+        num_classes = int(host.max()) + 1
+    if host.size and (host.min() < 0 or host.max() >= num_classes):
+        bad = host.min() if host.min() < 0 else host.max()
+        raise ValueError(f"one_hot: class index {bad} is out of range [0, {num_classes})")
+    t = tensor if isinstance(tensor, Tensor) else Tensor(host)
+    ids = t if t.dtype == np.int64 else t.astype(np.int64)
+    hit = ids.unsqueeze(-1) == Tensor.arange(num_classes, dtype=np.int64, device=t.device)  # (..., C)
+    return hit.astype(np.int64)
+
+
+def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+    """The rows of ``weight (num, dim)`` picked by integer ``input (...)`` -> ``(..., dim)``.
+
+    The row ``padding_idx`` is looked up as any other but gets no gradient, as in PyTorch.
+    """
+    if weight.ndim != 2:
+        raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
+    n = weight.shape[0]
+    host = host_integers(input, "embedding", "input (indices)")
+    if host.size and (host.min() < 0 or host.max() >= n):
+        bad = host.min() if host.min() < 0 else host.max()
+        raise IndexError(f"embedding: index {bad} is out of range for a weight of {n} rows")
+    if isinstance(input, Tensor) and input.dtype.kind in "iu":
+        ids = _as_operand("embedding", input, weight, "input")
+    else:  # lists and float tensors of whole numbers: the checked host copy
+        ids = Tensor(host, device=weight.device)
+    out = weight[ids]  # (..., dim); repeated ids accumulate gradient
+    if padding_idx is None:
+        return out
+    if not -n <= padding_idx < n:
+        raise ValueError(f"embedding: padding_idx {padding_idx} is out of range for a weight of {n} rows")
+    is_pad = (ids == padding_idx % n).unsqueeze(-1)  # (..., 1)
+    return where(is_pad, out.detach(), out)
+
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad (or, with negative amounts, crop) the last axes, PyTorch's way.
+
+    ``pad`` is ``(left, right)`` for the last axis, then ``(left, right)`` for the one
+    before, and so on. ``mode``: ``"constant"`` (fill with ``value``, default 0),
+    ``"reflect"`` (mirror without repeating the edge), ``"replicate"`` (repeat the edge)
+    or ``"circular"`` (wrap around).
+    """
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise ValueError(
+            f"pad: needs (left, right) pairs for at most {x.ndim} axes of a tensor of shape {x.shape}, got {pad}"
+        )
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
+    if mode != "constant" and value:
+        raise ValueError(f"pad: value applies to mode 'constant' only, not {mode!r}")
+    for i in range(len(pad) // 2):
+        axis, lo, hi = x.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
+        n = x.shape[axis]
+        if n + lo + hi < 0:
+            raise ValueError(f"pad: cropping {-lo} and {-hi} from axis {axis} of size {n} leaves a negative size")
+        if lo == hi == 0:
+            continue
+        if mode == "constant":
+            x = _pad_constant(x, axis, lo, hi, 0.0 if value is None else value)
+            continue
+        pos = np.arange(-lo, n + hi)  # the source position of each output position
+        if mode == "reflect":
+            if max(lo, hi) >= n:
+                raise ValueError(f"pad: reflect needs padding below the axis size {n}, got ({lo}, {hi})")
+            pos = np.abs(pos)
+            pos = np.where(pos >= n, 2 * (n - 1) - pos, pos)
+        elif mode == "replicate":
+            if n == 0:
+                raise ValueError(f"pad: replicate needs a non-empty axis {axis}")
+            pos = np.clip(pos, 0, n - 1)
+        else:  # PyTorch crops first, then wraps what is left
+            m, start = n + min(lo, 0) + min(hi, 0), max(-lo, 0)
+            if max(lo, hi) > m:
+                raise ValueError(f"pad: circular needs padding at most the axis size {m}, got ({lo}, {hi})")
+            pos = start + np.arange(-max(lo, 0), m + max(hi, 0)) % m
+        x = x[(slice(None),) * axis + (Tensor(pos.astype(np.int64), device=x.device),)]
+    return x
+
+
+def _pad_constant(x: Tensor, axis: int, lo: int, hi: int, value: float) -> Tensor:
+    """Crop the negative sides of ``axis``, then put blocks of ``value`` on the positive ones."""
+    lead = (slice(None),) * axis
+    if lo < 0 or hi < 0:
+        x = x[lead + (slice(max(-lo, 0), x.shape[axis] - max(-hi, 0)),)]
+    parts = []
+    for amount in (lo, hi):
+        shape = x.shape[:axis] + (amount,) + x.shape[axis + 1 :]
+        parts.append(Tensor.full(shape, value, dtype=x.dtype, device=x.device) if amount > 0 else None)
+    pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
+    return cat(pieces, axis) if len(pieces) > 1 else x
+
+
+# -- attention masks ---------------------------------------------------------------------
+def check_mask_dtype(op: str, mask: Any) -> None:
+    """Raise unless ``mask`` is boolean (True = may attend) or floating point (added to the
+    scores). An integer mask means neither for sure (a ``tril`` of ones was once silently
+    added to the scores), so it is refused rather than guessed at."""
+    kind = mask_dtype(mask)
+    if kind.kind not in "bf":
+        raise TypeError(
+            f"{op}: attention mask has dtype {kind}; give a bool mask (True = may attend) or a float mask "
+            "(added to the scores: 0 = may attend, -inf = may not); for a 0/1 mask pass (mask != 0)"
+        )

@@ -9,6 +9,7 @@ import sys
 from .. import functional
 from .attention import AdditiveAttention, DotAttention, GeneralAttention, MultiHeadAttention
 from .layers import Dropout, Embedding, FeedForward, LayerNorm, Linear, PositionalEncoding
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, ModuleList, Parameter, Sequential, StateDictError, functional_call
 from .rnn import GRUCell, RNNCell
 
@@ -35,4 +36,9 @@ __all__ = [
     "AdditiveAttention",
     "RNNCell",
     "GRUCell",
+    "CrossEntropyLoss",
+    "MSELoss",
+    "NLLLoss",
+    "BCEWithLogitsLoss",
+    "BCELoss",
 ]

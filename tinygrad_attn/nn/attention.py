@@ -47,8 +47,10 @@ def _extend_cache(cache: dict, k: Tensor, v: Tensor, mask: Any, is_causal: bool)
     return k, v, mask, is_causal
 
 
-def _as_mask(mask: Any, like: Tensor) -> Tensor:
-    """``mask`` as a tensor on ``like``'s device (arrays and lists are copied there)."""
+def _as_mask(mask: Any, like: Tensor, op: str) -> Tensor:
+    """``mask`` as a tensor on ``like``'s device (arrays and lists are copied there); a
+    mask neither bool nor float raises, naming ``op``."""
+    F.check_mask_dtype(op, mask)
     if isinstance(mask, Tensor):
         return mask
     return Tensor(np.asarray(mask), device=like._dev)
@@ -102,7 +104,7 @@ class MultiHeadAttention(Module):
         if cache is not None:
             k, v, mask, is_causal = _extend_cache(cache, k, v, mask, is_causal)
         if mask is not None:
-            mask = _as_mask(mask, query)
+            mask = _as_mask(mask, query, "MultiHeadAttention")
             if mask.ndim == 3:  # (B, Tq, Tk): the same mask for every head
                 mask = mask.unsqueeze(1)
         p = self.dropout if self.training else 0.0
@@ -165,7 +167,7 @@ class _ScoreAttention(Module):
         s = self.score(query, keys)  # (B, Tq, Tk)
         allowed = None
         if mask is not None:
-            mask = _as_mask(mask, s)
+            mask = _as_mask(mask, s, name)
             if mask.ndim == 2:  # (B, Tk)
                 mask = mask.unsqueeze(1)
             try:

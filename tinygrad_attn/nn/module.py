@@ -12,6 +12,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -305,10 +308,27 @@ class Module:
                 )
         if problems:
             raise StateDictError(f"{who}: " + "; ".join(problems))
+        # Every entry is converted before any is stored: one that cannot be cast leaves the
+        # module whole instead of half written.
+        new = {}
         for k, t in own.items():
-            if k in arrays:
+            if k not in arrays:
+                continue
+            a = arrays[k]
+            if a.dtype.kind not in "biuf":  # strings, objects, complex: no meaningful cast to a weight
+                raise StateDictError(
+                    f"{who}: '{k}' is {a.dtype} in the state dict but {t.dtype} in the module, and cannot be cast; "
+                    "nothing was loaded"
+                )
+            try:
                 # np.array, not np.ascontiguousarray: that one turns a 0-d array into 1-d.
-                t.data = t._dev.asarray(np.array(arrays[k], order="C"), dtype=t.dtype)
+                new[k] = t._dev.asarray(np.array(a, order="C"), dtype=t.dtype)
+            except (TypeError, ValueError) as e:
+                raise StateDictError(
+                    f"{who}: '{k}' ({a.dtype}) cannot be cast to {t.dtype} ({e}); nothing was loaded"
+                ) from e
+        for k, arr in new.items():
+            own[k].data = arr
         return self
 
     def save(self, path: Any) -> None:
@@ -323,6 +343,23 @@ class Module:
 
         return self.load_state_dict(load_safetensors(path), strict=True)
 
+    # -- pickling and copying ---------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """The attributes as they are (tensors pickle their values, see ``Tensor.__reduce__``);
+        any other object is wrapped so that, if it cannot be pickled, the error names its path."""
+        for mname, m in self.named_modules():
+            _PICKLE_PATHS.setdefault(m, f"{type(self).__name__}.{mname}" if mname else type(self).__name__)
+        where = _PICKLE_PATHS.get(self, type(self).__name__)
+        state = {}
+        for k, v in self.__dict__.items():
+            plain = v is None or isinstance(v, (bool, int, float, str, Tensor, Module, dict, set, list, tuple))
+            state[k] = v if plain else _Attribute(v, f"{where}.{k}")
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # copy.copy hands the wrapped attributes back as they are: unwrap them.
+        self.__dict__.update({k: v.value if isinstance(v, _Attribute) else v for k, v in state.items()})
+
     # -- display ------------------------------------------------------------------------
     def extra_repr(self) -> str:
         return ""
@@ -333,6 +370,36 @@ class Module:
             sub = repr(m).replace("\n", "\n  ")
             lines.append(f"  ({name}): {sub}")
         return "\n".join(lines) + ("\n)" if len(lines) > 1 else ")")
+
+
+_PICKLE_PATHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> dotted path from the pickled root
+
+
+class _Attribute:
+    """A module's attribute on its way through pickle or deepcopy: pickling it tries the value
+    first, so a failure names the attribute's dotted path instead of only its type."""
+
+    __slots__ = ("value", "path")
+
+    def __init__(self, value: Any, path: str) -> None:
+        self.value, self.path = value, path
+
+    def __reduce_ex__(self, protocol: Any) -> tuple:
+        try:
+            pickle.dumps(self.value, protocol=protocol)
+        except Exception as e:
+            raise TypeError(
+                f"cannot pickle {self.path}, a {type(self.value).__name__}: {e}; remove it from the module before "
+                "pickling (or save the state dict: module.save(path))"
+            ) from e
+        return (_same, (self.value,))
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        return copy.deepcopy(self.value, memo)
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def functional_call(module: Module, tensors: Mapping[str, Tensor], *args: Any, **kw: Any) -> Any:

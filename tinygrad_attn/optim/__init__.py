@@ -6,8 +6,15 @@
 
 Every update runs on the parameters' own device with its array namespace, and the
 state (momentum, Adam's moments) lives there too, following a later ``module.to()``.
+Optimizers take parameter groups and have ``state_dict()``/``load_state_dict()`` laid
+out as PyTorch's (``tga.save`` stores them); ``lr_scheduler`` holds the schedules with
+PyTorch's names.
+
+>>> sched = lr_scheduler.CosineAnnealingLR(opt, T_max=100)  # doctest: +SKIP
+>>> tga.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict()}, "ckpt.safetensors")  # doctest: +SKIP
 """
 
+from . import lr_scheduler
 from .adam import Adam, AdamW
 from .clip import clip_grad_norm_
 from .lr_scheduler import LambdaLR, LRScheduler, NoamSchedule, noam_rate
@@ -24,4 +31,5 @@ __all__ = [
     "NoamSchedule",
     "noam_rate",
     "clip_grad_norm_",
+    "lr_scheduler",
 ]

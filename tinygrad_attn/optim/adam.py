@@ -14,7 +14,8 @@ class Adam(Optimizer):
     """Adam, as ``torch.optim.Adam``: with ``g = grad + weight_decay * p``,
 
     ``m = b1 m + (1 - b1) g``, ``v = b2 v + (1 - b2) g^2`` and
-    ``p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)``.
+    ``p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)``. With ``amsgrad`` the
+    running maximum of ``v`` takes its place in the denominator.
 
     >>> opt = Adam(model.parameters(), lr=1e-3)  # doctest: +SKIP
     """
@@ -22,8 +23,9 @@ class Adam(Optimizer):
     decoupled = False
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0) -> None:  # fmt: skip
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
+                 eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False) -> None:  # fmt: skip
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      amsgrad=bool(amsgrad)))  # fmt: skip
 
     def _check(self, group: dict[str, Any]) -> None:
         super()._check(group)
@@ -45,11 +47,18 @@ class Adam(Optimizer):
             grad = grad + wd * w
         if not state:
             state.update(step=0, exp_avg=self._zeros_like(p), exp_avg_sq=self._zeros_like(p))
+        amsgrad = group.get("amsgrad", False)
+        if amsgrad and "max_exp_avg_sq" not in state:
+            state["max_exp_avg_sq"] = self._zeros_like(p)
         state["step"] += 1
         t = state["step"]
         m, v = state["exp_avg"], state["exp_avg_sq"]
         m.data = b1 * m.data + (1.0 - b1) * grad
         v.data = b2 * v.data + (1.0 - b2) * (grad * grad)
+        if amsgrad:
+            vmax = state["max_exp_avg_sq"]
+            vmax.data = xp.maximum(vmax.data, v.data)
+            v = vmax
         # The bias corrections folded in as PyTorch does: one division by sqrt(1 - b2^t).
         denom = xp.sqrt(v.data) / math.sqrt(1.0 - b2**t) + eps
         return w - (lr / (1.0 - b1**t)) * (m.data / denom)
@@ -65,5 +74,5 @@ class AdamW(Adam):
     decoupled = True
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.01) -> None:  # fmt: skip
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+                 eps: float = 1e-8, weight_decay: float = 0.01, amsgrad: bool = False) -> None:  # fmt: skip
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad)

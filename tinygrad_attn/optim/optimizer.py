@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from .._tensor import Tensor
 from ..autograd import no_grad
 
@@ -103,6 +105,85 @@ class Optimizer:
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
         raise NotImplementedError(f"{self._name} has no update rule")
+
+    # -- state dicts, laid out as PyTorch's ---------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """``{"state": {index: {name: Tensor or number}}, "param_groups": [{..., "params": [index, ...]}]}``.
+
+        Parameters are numbered across the groups in order, as in PyTorch, so the dict
+        holds no tensor identities: it loads into an optimizer over another model of the
+        same layout, and ``tga.save`` stores it. The state tensors are the optimizer's own
+        (not copies), as in PyTorch.
+        """
+        groups, state, index = [], {}, 0
+        for g in self.param_groups:
+            ids = []
+            for p in g["params"]:
+                if self.state.get(p):
+                    state[index] = dict(self.state[p])
+                ids.append(index)
+                index += 1
+            groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Take hyperparameters and state from :meth:`state_dict` (ours or PyTorch's, with
+        its tensors as NumPy arrays or Tensors): the groups must hold as many parameters as
+        this optimizer's. State moves to each parameter's device and dtype; everything is
+        checked before anything changes."""
+        who = f"{self._name}.load_state_dict"
+        try:
+            saved_groups, saved_state = state_dict["param_groups"], state_dict["state"]
+        except (KeyError, TypeError):
+            raise ValueError(f"{who}: expected a dict with 'state' and 'param_groups', got {type(state_dict).__name__}"
+                             ) from None  # fmt: skip
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(
+                f"{who}: the state dict has {len(saved_groups)} param group(s), this optimizer {len(self.param_groups)}"
+            )
+        params: dict[int, Tensor] = {}
+        new_groups = []
+        for i, (mine, saved) in enumerate(zip(self.param_groups, saved_groups)):
+            if len(saved["params"]) != len(mine["params"]):
+                raise ValueError(
+                    f"{who}: param group {i} has {len(saved['params'])} parameter(s) in the state dict but "
+                    f"{len(mine['params'])} here"
+                )
+            params.update(zip((int(k) for k in saved["params"]), mine["params"]))
+            g = {k: v for k, v in saved.items() if k != "params"}
+            if g.get("maximize"):  # PyTorch's flag: silently minimizing instead would be worse than refusing
+                raise ValueError(f"{who}: param group {i} has maximize=True, which {self._name} does not support")
+            if isinstance(g.get("betas"), list):  # through JSON or a hand-written dict
+                g["betas"] = tuple(g["betas"])
+            new_groups.append({**g, "params": mine["params"]})
+        new_state: dict[Tensor, dict[str, Any]] = {}
+        for key, entries in saved_state.items():
+            p = params.get(int(key))
+            if p is None:
+                raise ValueError(f"{who}: state for parameter {key}, which no param group lists")
+            st = {}
+            for name, v in entries.items():
+                st[name] = self._state_value(p, name, v, f"{who}: state[{key}]['{name}']")
+            new_state[p] = st
+        for g in new_groups:
+            self._check(g)
+        self.param_groups[:] = new_groups
+        self.state = new_state
+
+    @staticmethod
+    def _state_value(p: Tensor, name: str, v: Any, where: str) -> Any:
+        """One saved state entry for parameter ``p``: counters as Python numbers, arrays as
+        tensors of ``p``'s shape, device and dtype."""
+        if isinstance(v, Tensor):
+            v = v._dev.to_host(v.data)
+        if v is None or isinstance(v, (bool, int, float)):
+            return v
+        arr = np.asarray(v)
+        if name == "step" or (arr.ndim == 0 and p.ndim != 0):  # PyTorch keeps the step as a tensor
+            return int(arr) if name == "step" and float(arr).is_integer() else arr.item()
+        if arr.shape != p.shape:
+            raise ValueError(f"{where} has shape {arr.shape}, but the parameter has shape {p.shape}")
+        return Tensor._wrap(p._dev.asarray(np.array(arr, order="C"), dtype=p.dtype), p._dev)
 
     def _state_of(self, p: Tensor) -> dict[str, Any]:
         """``state[p]``, its tensors moved to ``p``'s device and dtype if ``p`` moved since."""
