@@ -144,7 +144,7 @@ CASES = {
     "where_scalar": (lambda m, x: m.where(x > 0, x, 0.0), [S]),
     "maximum_minimum": (lambda m, x, y: (m.maximum(x, y), m.minimum(x, y)), [S, S]),
     "masked_fill": (lambda m, x: x.masked_fill(x < 0, 0.5), [S]),
-    "tril_triu": (lambda m, x: (m.tril(x), m.triu(x, 1), x.tril(-1)), [(4, 5)]),
+    "tril_triu": (lambda m, x: (m.tril(x), m.triu(x, 1), x.tril(-1), m.tril(x, diagonal=2)), [(4, 5)]),
     "comparisons": (lambda m, x, y: (x.eq(y), x.ne(y), x.lt(y), x.le(y), x.gt(y), x.ge(y), x == x), [S, S]),
     # products
     "matmul": (lambda m, x, y: (x.matmul(y), m.matmul(x, y), x @ y), [S, (5, 2)]),
@@ -284,6 +284,7 @@ def test_spelling_decides_where_torch_and_numpy_differ():
     np.testing.assert_allclose(tga.var(x).numpy(), a.var(ddof=1))  # the free function is PyTorch's
     np.testing.assert_allclose(tga.var(x, axis=0).numpy(), a.var(0))
     np.testing.assert_allclose(x.std(dim=0, correction=0).numpy(), a.std(0))
+    np.testing.assert_array_equal(tga.tril(x, k=1).numpy(), np.tril(a, 1))  # the first name of the offset
     with pytest.raises(TypeError, match="sum: got both axis=0 and dim=1"):
         x.sum(axis=0, dim=1)
     with pytest.raises(TypeError, match="var: pass correction= or unbiased="):

@@ -717,14 +717,14 @@ def any(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A
     return x.any(dim, keepdim)
 
 
-def tril(x: Tensor, diagonal: int = 0) -> Tensor:
+def tril(x: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:
     """The lower triangle of the last two axes; above ``diagonal`` becomes 0."""
-    return x.tril(diagonal)
+    return x.tril(diagonal if k is None else k)
 
 
-def triu(x: Tensor, diagonal: int = 0) -> Tensor:
+def triu(x: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:
     """The upper triangle of the last two axes; below ``diagonal`` becomes 0."""
-    return x.triu(diagonal)
+    return x.triu(diagonal if k is None else k)
 
 
 def allclose(a: Tensor, b: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
