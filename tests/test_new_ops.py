@@ -12,6 +12,8 @@ import pkgutil
 import numpy as np
 import pytest
 from helpers import close, rand
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
@@ -296,4 +298,29 @@ def test_finite_tests_on_every_namespace(device):
     np.testing.assert_array_equal(x.isnan().numpy(), [False, True, False, False])
     np.testing.assert_array_equal(tga.isinf(x).numpy(), [False, False, True, True])
     np.testing.assert_array_equal(tga.isfinite(x).numpy(), [True, False, False, False])
+
+
+_shapes = st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=_shapes, data=st.data())
+def test_shape_ops_agree_with_numpy_on_any_shape(shape, data):
+    a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    x = Tensor(a)
+    nd = len(shape)
+    d = data.draw(st.integers(-nd, nd - 1), label="dim")
+    reps = data.draw(st.lists(st.integers(1, 3), min_size=nd, max_size=nd + 1), label="repeats")
+    shift = data.draw(st.integers(-5, 5), label="shift")
+    np.testing.assert_array_equal(x.flip(d).numpy(), np.flip(a, d))
+    np.testing.assert_array_equal(x.roll(shift, d).numpy(), np.roll(a, shift, d))
+    np.testing.assert_array_equal(x.repeat(*reps).numpy(), np.tile(a, reps))
+    np.testing.assert_array_equal(x.cumsum(d).numpy(), np.cumsum(a, d))
+    np.testing.assert_array_equal(x.prod(d).numpy(), np.prod(a, d))
+    np.testing.assert_array_equal(x.sort(d, descending=True).values.numpy(), -np.sort(-a, d))
+    v, i = x.max(dim=d, keepdim=True)
+    np.testing.assert_array_equal(v.numpy(), a.max(d, keepdims=True))
+    np.testing.assert_array_equal(i.numpy(), a.argmax(d, keepdims=True))
+    pieces = x.split([1, shape[d] - 1], d) if shape[d] > 1 else x.split(1, d)
+    np.testing.assert_array_equal(tga.cat(pieces, dim=d).numpy(), a)
 
