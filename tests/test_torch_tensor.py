@@ -342,7 +342,7 @@ def test_random_factories_match_torch_in_shape_and_dtype():
     tga.manual_seed(1)
     assert np.array_equal(a.numpy(), tga.rand(2, 3).numpy())  # the one seed holds for these too
     for make in (lambda m: m.rand(2, 3), lambda m: m.randn((4,), dtype=m.float64), lambda m: m.randint(0, 10, (3, 2)),
-                 lambda m: m.randint(5, (7,)), lambda m: m.rand_like(m.zeros(2, 2)),
+                 lambda m: m.randint(5, (7,)), lambda m: m.randint(high=4, size=(2,)), lambda m: m.rand_like(m.zeros(2, 2)),
                  lambda m: m.randn_like(m.zeros(3, dtype=m.float64))):  # fmt: skip
         t, g = make(torch), make(tga)
         assert g.shape == tuple(t.shape) and g.dtype.name == _dtype_name(t.dtype)

@@ -114,7 +114,7 @@ def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     return Tensor.randn(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def randint(low: int, high: Any = None, size: Any = None, *, dtype: Any = None, device: Any = None,
+def randint(low: int = 0, high: Any = None, size: Any = None, *, dtype: Any = None, device: Any = None,
             requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Integers drawn uniformly from ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``."""
     if size is None:  # randint(high, size)
