@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from ..random import host_generator
 from .._tensor import Tensor, cat, stack
+from ..random import host_generator
 from .module import Module, Parameter
 
 
