@@ -112,9 +112,10 @@ def test_parameter_registers_and_modules_compose():
 
 def test_tutorial_code_runs_after_changing_imports():
     # A PyTorch tutorial's classifier and training loop; only the imports differ.
+    import tinygrad_attn.nn.functional as F  # noqa: PLC0415
+
     import tinygrad_attn as torch_  # noqa: PLC0415
     from tinygrad_attn import nn as nn_  # noqa: PLC0415
-    import tinygrad_attn.nn.functional as F  # noqa: PLC0415
 
     class Net(nn_.Module):
         def __init__(self):
