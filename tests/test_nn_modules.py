@@ -69,7 +69,9 @@ def test_module_dict():
     with pytest.raises(KeyError, match="'items'"):
         d["items"] = nn.Identity()
     theirs = torch.nn.ModuleDict({"enc": torch.nn.Linear(2, 3), "dec": torch.nn.Linear(3, 2)})
-    assert list(nn.ModuleDict({"enc": nn.Linear(2, 3), "dec": nn.Linear(3, 2)}).state_dict()) == list(theirs.state_dict())
+    assert list(nn.ModuleDict({"enc": nn.Linear(2, 3), "dec": nn.Linear(3, 2)}).state_dict()) == list(
+        theirs.state_dict()
+    )
 
 
 @pytest.mark.parametrize("kw", [{}, {"elementwise_affine": False}, {"bias": False}, {"eps": 1e-3}])

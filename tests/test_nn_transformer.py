@@ -74,7 +74,9 @@ def test_encoder_stack_matches_torch(rng):
 
 def test_decoder_stack_matches_torch(rng):
     ours = nn.TransformerDecoder(nn.TransformerDecoderLayer(D, NHEAD, FF, dropout=0.0, batch_first=True), 2)
-    theirs = torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(D, NHEAD, FF, dropout=0.0, batch_first=True), 2)
+    theirs = torch.nn.TransformerDecoder(
+        torch.nn.TransformerDecoderLayer(D, NHEAD, FF, dropout=0.0, batch_first=True), 2
+    )
     causal = np.triu(np.ones((T, T), bool), 1)
     assert_matches_torch(ours, theirs, lambda x, m: ours(x, m, tgt_mask=causal, tgt_is_causal=True),
                          lambda x, m: theirs(x, m, tgt_mask=torch.tensor(causal), tgt_is_causal=True),
