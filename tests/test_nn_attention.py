@@ -160,3 +160,15 @@ def test_gradcheck_on_every_device(device, rng):
     am = Tensor(rng.standard_normal((2, 3)), device=device)
     kpm = Tensor(np.array([[False, False, True]]), device=device)
     assert gradcheck_module(m, lambda q, kv: m(q, kv, kv, key_padding_mask=kpm, attn_mask=am)[0], q, kv)
+
+
+def test_dropout_on_the_weights_only_while_training(rng):
+    m = nn.MultiheadAttention(E, H, dropout=0.5).double()
+    x = Tensor(rng.standard_normal((L, N, E)))
+    (a, wa), (b, _) = m(x, x, x, average_attn_weights=False), m(x, x, x)
+    assert not np.allclose(a.numpy(), b.numpy())
+    assert (wa.numpy() == 0).any()  # the weights returned are the dropped-out ones, as PyTorch's
+    m.eval()
+    (a, wa), (b, _) = m(x, x, x), m(x, x, x)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_allclose(wa.numpy().sum(-1), 1.0)

@@ -7,6 +7,7 @@ import pytest
 from modelcheck import gradcheck_module
 from torch_oracle import assert_matches_torch, load_torch
 
+import tinygrad_attn as tga
 from tinygrad_attn import Tensor, nn
 from tinygrad_attn import manual_seed as tga_manual_seed
 
@@ -165,3 +166,18 @@ def test_torch_state_dict_loads_float32():
     x = np.random.default_rng(0).standard_normal((5, 2, 3)).astype(np.float32)
     np.testing.assert_allclose(ours(Tensor(x))[0].numpy(), theirs(torch.tensor(x))[0].detach().numpy(), atol=1e-5)
     assert load_torch  # the float64 loader is the one the other tests use
+
+
+@pytest.mark.parametrize("kind", sorted(CELLS))
+def test_cell_second_order_gradcheck(kind, rng):
+    # The gradient of a cell is differentiable again (create_graph=True), checked by finite differences.
+    cell = CELLS[kind][0](2, 3).double()
+    x = Tensor(rng.standard_normal((2, 2)))
+
+    def grad_norm(x):
+        out = cell(x)
+        y = (out[0] + out[1]).sum() if kind == "LSTMCell" else out.sum()
+        (g,) = tga.grad((y * y), [x], create_graph=True)
+        return (g * g).sum()
+
+    assert tga.gradcheck(grad_norm, x)

@@ -7,6 +7,7 @@ import pytest
 from modelcheck import gradcheck_module
 from torch_oracle import assert_matches_torch
 
+import tinygrad_attn as tga
 from tinygrad_attn import Tensor, nn
 from tinygrad_attn.models import TransformerEncoderLayer as BatchFirstEncoderLayer
 
@@ -129,3 +130,20 @@ def test_callable_activation_and_gradcheck(device, rng):
     layer = nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, activation=nn.GELU(approximate="tanh")).to(device)
     x = Tensor(rng.standard_normal((3, 1, 4)), device=device)
     assert gradcheck_module(layer, lambda x: layer(x, src_key_padding_mask=np.array([[False, False, True]])), x)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # PyTorch's note on mixed mask types
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decomposed_layers_match_torch(norm_first, rng):
+    # The same numbers with every composite (attention, softmax, layer_norm) run from primitives.
+    ours = nn.TransformerEncoderLayer(D, NHEAD, FF, dropout=0.0, norm_first=norm_first)
+    theirs = torch.nn.TransformerEncoderLayer(D, NHEAD, FF, dropout=0.0, norm_first=norm_first)
+    kpm = _kpm(T)
+
+    def run(x):
+        with tga.decompose():
+            return ours(x, src_key_padding_mask=kpm, is_causal=True)
+
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(T, dtype=torch.float64)
+    assert_matches_torch(ours, theirs, run, lambda x: theirs(x, src_mask=causal, src_key_padding_mask=torch.tensor(kpm)),
+                         [_x(rng, T, False)])  # fmt: skip
