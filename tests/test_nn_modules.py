@@ -145,3 +145,21 @@ def test_tutorial_code_runs_after_changing_imports():
         opt.step()
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: nn.MultiheadAttention(4, 2, kdim=3, **kw),
+        lambda **kw: nn.TransformerEncoderLayer(4, 2, 8, **kw),
+        lambda **kw: nn.TransformerDecoderLayer(4, 2, 8, **kw),
+        lambda **kw: nn.LSTM(3, 4, bidirectional=True, **kw),
+        lambda **kw: nn.RNN(3, 4, 1, "relu", **kw),
+        lambda **kw: nn.GRUCell(3, 4, **kw),
+        lambda **kw: nn.RNNCell(3, 4, **kw),
+    ],
+    ids=["mha", "encoder_layer", "decoder_layer", "lstm", "rnn", "grucell", "rnncell"],
+)
+def test_device_and_dtype_arguments(make, device):
+    m = make(device=device, dtype=np.float64)
+    assert all(p.device == Tensor([0.0], device=device).device and p.dtype == np.float64 for p in m.parameters())

@@ -22,7 +22,7 @@ from .. import functional as F
 from .._tensor import Tensor, cat, where
 from ..random import host_generator
 from .layers import Linear
-from .module import Module, Parameter
+from .module import Module, Parameter, _place
 
 # Masked scores are set to this before the softmax: exp() of it is 0 in float32 and
 # float64, yet subtracting the row max from it cannot overflow (as -inf or -max would).
@@ -195,7 +195,8 @@ class MultiheadAttention(Module):
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
-                 vdim: int | None = None, batch_first: bool = False) -> None:  # fmt: skip
+                 vdim: int | None = None, batch_first: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         if add_bias_kv or add_zero_attn:
             raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported; "
@@ -220,6 +221,7 @@ class MultiheadAttention(Module):
         if bias:
             self.out_proj.bias.data = self.out_proj.bias._dev.ops.zeros_like(self.out_proj.bias.data)
         self.bias_k = self.bias_v = None
+        _place(self, device, dtype)
 
     def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         e, b = self.embed_dim, self.in_proj_bias

@@ -60,6 +60,14 @@ def _move(t: Tensor, dev: Any, dtype: Any = None) -> None:
     t._dev = dev
 
 
+def _place(module: Module, device: Any, dtype: Any) -> None:
+    """The ``device=``/``dtype=`` arguments of PyTorch's constructors: cast, then move, in place."""
+    if dtype is not None:
+        module.astype(dtype)
+    if device is not None:
+        module.to(device)
+
+
 class Module:
     """Base class of every layer and model.
 

@@ -22,7 +22,7 @@ import numpy as np
 from .. import functional as F
 from .._tensor import Tensor, cat, stack
 from ..random import host_generator
-from .module import Module, Parameter
+from .module import Module, Parameter, _place
 
 
 def _uniform(shape: tuple[int, ...], bound: float) -> Parameter:
@@ -78,7 +78,8 @@ class _Cell(Module):
 
     gates = 1
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         self.input_size, self.hidden_size = input_size, hidden_size
         k = 1.0 / math.sqrt(hidden_size)  # PyTorch's init: all uniform in +-1/sqrt(hidden)
@@ -87,6 +88,7 @@ class _Cell(Module):
         self.weight_hh = _uniform((g, hidden_size), k)
         self.bias_ih = _uniform((g,), k) if bias else None
         self.bias_hh = _uniform((g,), k) if bias else None
+        _place(self, device, dtype)
 
     def input_gates(self, x: Tensor) -> Tensor:
         """``x @ W_ih.T + b_ih`` for ``x`` ``(..., input)``: ``(..., gates * hidden)``."""
@@ -134,9 +136,10 @@ class RNNCell(_Cell):
     (2, 5)
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh") -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         _check_nonlinearity("RNNCell", nonlinearity)
-        super().__init__(input_size, hidden_size, bias)
+        super().__init__(input_size, hidden_size, bias, device, dtype)
         self.nonlinearity = nonlinearity
 
     def step(self, gi: Tensor, h: Tensor) -> Tensor:
@@ -206,7 +209,8 @@ class _RNNBase(Module):
     _pair = False  # the LSTM's state is (h, c)
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False) -> None:  # fmt: skip
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         name = type(self).__name__
         if num_layers < 1 or hidden_size < 1:
@@ -226,6 +230,7 @@ class _RNNBase(Module):
                 if bias:
                     setattr(self, f"bias_ih{sfx}", _uniform((g,), k))
                     setattr(self, f"bias_hh{sfx}", _uniform((g,), k))
+        _place(self, device, dtype)
 
     def _suffixes(self, layer: int) -> list[str]:
         return [f"_l{layer}", f"_l{layer}_reverse"][: self.num_directions]
@@ -323,9 +328,9 @@ class RNN(_RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False) -> None:  # fmt: skip
+                 bidirectional: bool = False, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         _check_nonlinearity("RNN", nonlinearity)
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional)
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device, dtype)
         self.nonlinearity = nonlinearity
 
     def _update(self, gi: Tensor, gh: Tensor, h: Tensor) -> Tensor:

@@ -18,7 +18,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from .attention import MultiheadAttention
-from .module import Module, ModuleList, Parameter
+from .module import Module, ModuleList, Parameter, _place
 from .transformer import _DecoderLayerBase, _EncoderLayerBase
 
 
@@ -47,11 +47,13 @@ class TransformerEncoderLayer(_EncoderLayerBase):
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: str | Callable[[Tensor], Tensor] = "relu", layer_norm_eps: float = 1e-5,
-                 batch_first: bool = False, norm_first: bool = False, bias: bool = True) -> None:  # fmt: skip
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
         self._build(attn, d_model, dim_feedforward, dropout, norm_first, activation, layer_norm_eps, bias)
         self.batch_first = batch_first
+        _place(self, device, dtype)
 
     def forward(self, src: Tensor, src_mask: Any = None, src_key_padding_mask: Any = None,
                 is_causal: bool = False) -> Tensor:  # fmt: skip
@@ -75,13 +77,15 @@ class TransformerDecoderLayer(_DecoderLayerBase):
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: str | Callable[[Tensor], Tensor] = "relu", layer_norm_eps: float = 1e-5,
-                 batch_first: bool = False, norm_first: bool = False, bias: bool = True) -> None:  # fmt: skip
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
         cross_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
         self._build(self_attn, cross_attn, d_model, dim_feedforward, dropout, norm_first, activation,
                     layer_norm_eps, bias)  # fmt: skip
         self.batch_first = batch_first
+        _place(self, device, dtype)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Any = None, memory_mask: Any = None,
                 tgt_key_padding_mask: Any = None, memory_key_padding_mask: Any = None,
