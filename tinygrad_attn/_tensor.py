@@ -574,21 +574,23 @@ class Tensor:
         """Swap two axes (the last two by default)."""
         axes = list(range(self.ndim))
         a0, a1 = self._axes((a0, a1), "transpose")
+        if a0 == a1:
+            return self
         axes[a0], axes[a1] = axes[a1], axes[a0]
-        return self.permute(*axes)
+        return ops.movement.Transpose.apply(self, args=tuple(axes))
 
     @property
     def mT(self) -> Tensor:  # noqa: N802 - the array API's name
         nd = self.data.ndim
         if nd < 2:
             raise ValueError(f"mT: needs at least 2 dimensions, the tensor has shape {self.shape}")
-        return ops.Permute.apply(self, args=_swap_last_two(nd))
+        return ops.movement.MatrixTranspose.apply(self, args=_swap_last_two(nd))
 
     @property
     def T(self) -> Tensor:  # noqa: N802 - NumPy's name
         if self.ndim != 2:
             raise ValueError(f"T: defined for 2-D tensors only, the tensor has shape {self.shape}; use .mT or .permute")
-        return self.transpose(0, 1)
+        return ops.movement.TwoDTranspose.apply(self, args=(1, 0))
 
     def expand(self, *shape: Any) -> Tensor:
         """Broadcast to ``shape``; ``-1`` keeps a dimension."""

@@ -21,6 +21,7 @@ _CONST = frozenset((int, float, bool, complex))
 
 class Add(Function):
     __slots__ = ()
+    commutative = True  # pictures need not say which input is which
     keep = ()
     reads_output = False
 
@@ -33,6 +34,7 @@ class Add(Function):
 
 class Sub(Function):
     __slots__ = ()
+    operands = ("a", "b")  # a - b: pictures label which input is which
     keep = ()
     reads_output = False
 
@@ -45,6 +47,7 @@ class Sub(Function):
 
 class Mul(Function):
     __slots__ = ()
+    commutative = True  # pictures need not say which input is which
     keep = "other"  # each side's gradient reads the other side
     reads_output = False
 
@@ -67,6 +70,7 @@ class Mul(Function):
 
 class Div(Function):
     __slots__ = ()
+    operands = ("a", "b")  # a / b
     keep = (1,)  # a / b: only b (and the output) are read
 
     def forward(self, xp, a, b):
@@ -113,6 +117,7 @@ class Pow(Function):
     """``a ** b`` with both sides tensors."""
 
     __slots__ = ()
+    operands = ("base", "exponent")
 
     def forward(self, xp, a, b):
         return a**b
@@ -222,6 +227,7 @@ class Maximum(Function):
     """Elementwise max; where both are equal, each side gets half the gradient."""
 
     __slots__ = ()
+    commutative = True  # pictures need not say which input is which
 
     def forward(self, xp, a, b):
         return xp.maximum(a, b)
@@ -236,6 +242,7 @@ class Minimum(Function):
     """Elementwise min; where both are equal, each side gets half the gradient."""
 
     __slots__ = ()
+    commutative = True  # pictures need not say which input is which
 
     def forward(self, xp, a, b):
         return xp.minimum(a, b)
@@ -250,6 +257,7 @@ class Where(Function):
     """``where(cond, a, b)``; ``cond`` is a boolean array and carries no gradient."""
 
     __slots__ = ()
+    operands = ("cond", "if true", "if false")
     keep = (0,)
     reads_output = False
 

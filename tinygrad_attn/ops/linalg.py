@@ -19,6 +19,7 @@ def batch_times_matrix(ns, a, b):
 
 class Matmul(Function):
     __slots__ = ()
+    operands = ("a", "b")  # a @ b
     reads_output = False
 
     def forward(self, xp, a, b):

@@ -21,6 +21,7 @@ class Reshape(Function):
 
 class Permute(Function):
     __slots__ = ()
+    args_label = "axes"
     reads_output = False
 
     def forward(self, xp, a):
@@ -28,6 +29,31 @@ class Permute(Function):
 
     def backward(self, g, ns, inputs, out):
         return (ns.permute_dims(g, _inverse(self.args)),)
+
+
+class Transpose(Permute):
+    """``x.transpose(a, b)``: a permute that swaps two axes, drawn under the name the user wrote."""
+
+    __slots__ = ()
+    name = "transpose"
+
+    @staticmethod
+    def describe_args(perm: tuple[int, ...]) -> str:
+        return "swap axes " + " ↔ ".join(str(i) for i, p in enumerate(perm) if i != p)
+
+
+class MatrixTranspose(Transpose):
+    """``x.mT``: the last two axes swapped."""
+
+    __slots__ = ()
+    name = "mT"
+
+
+class TwoDTranspose(Transpose):
+    """``x.T`` of a matrix."""
+
+    __slots__ = ()
+    name = "T"
 
 
 @functools.cache
@@ -86,6 +112,7 @@ class Cat(Function):
     """Join along ``axis`` (``args``); each input's gradient is its slice of ``g``."""
 
     __slots__ = ()
+    args_label = "axis"
     reads_output = False
 
     def forward(self, xp, *arrays):

@@ -13,6 +13,7 @@ def _keepdims_shape(shape: tuple, axis: tuple | None) -> tuple:
 
 class Sum(Function):
     __slots__ = ()
+    args_label = "axes"  # pictures: the line that says which axes
     reads_output = False
 
     def forward(self, xp, a):
@@ -31,6 +32,7 @@ class Max(Function):
     """Max over axes; tied maxima share the gradient equally."""
 
     __slots__ = ()
+    args_label = "axes"  # pictures: the line that says which axes
     pick = "max"
 
     def forward(self, xp, a):

@@ -17,10 +17,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..autograd import FreedArray
 from .._tensor import Tensor
+from ..autograd import FreedArray
 from . import text
-from .graph import Edge, Gradients, Graph, Node, Walk, common_scope, leaf_kind, op_lines, param_names
+from .graph import (
+    LEAF_WORDS,
+    Edge,
+    Gradients,
+    Graph,
+    Node,
+    Walk,
+    common_scope,
+    leaf_kind,
+    nothing_recorded,
+    op_lines,
+    operand_labels,
+    param_names,
+    tooltip,
+)
 from .probe import arrays_read
 
 
@@ -35,7 +49,7 @@ def _kept(t: Tensor) -> list[tuple[Any, str]]:
     read = arrays_read(t)
     if read is None:
         read = {k: range(len(v)) for k, v in places.items() if k != "args"}
-    word = {"inputs": "input", "ctx": "ctx", "args": "arg"}
+    word = {"inputs": "input", "ctx": "intermediate", "args": "arg"}
     kept = [(places[k][i], f"{fn.op_name} {word[k]}") for k in places for i in sorted(read.get(k, ()))]
     kept = [(a, what) for a, what in kept if hasattr(a, "shape") and hasattr(a, "dtype")]
     return kept + ([(t.data, "output")] if read.get("output") else [])
@@ -49,8 +63,12 @@ class _Saved:
         self.nodes: dict[int, Node] = {}
         self.users: dict[int, list[Any]] = {}
         self.what: dict[int, str] = {}  # array id -> what it is: a leaf's name, or whose output
+        self.numbers = op_numbers(w)
         for t in w.tensors:
-            self.what[id(t.data)] = leaf_kind(t, names)[1] if t._ctx is None else f"{t._ctx.op_name} output"
+            if t._ctx is None:
+                self.what[id(t.data)] = leaf_kind(t, names)[1]
+            else:  # the tensor's own name, else the op that made it, numbered among its kind
+                self.what[id(t.data)] = t.name or f"{t._ctx.op_name}{self.numbers[id(t)]} output"
 
     def node(self, a: Any, fallback: str, like: Tensor, step: Node) -> str:
         k = id(a)
@@ -59,7 +77,9 @@ class _Saved:
             lines = [text.shape_str(a.shape), str(dev.np_dtype(a.dtype))]
             if self.show_values and not isinstance(a, FreedArray):
                 lines += text.values_lines(dev.to_host(a))
-            self.nodes[k] = Node(f"sv{len(self.nodes)}", "saved", self.what.get(k, fallback), lines)
+            title = self.what.get(k, fallback)
+            self.nodes[k] = Node(f"sv{len(self.nodes)}", "saved", title, lines)
+            self.nodes[k].tooltip = [f"saved for backward: {title}", *lines]
             self.users[k] = []
         self.users[k].append(step.scope)
         return self.nodes[k].id
@@ -68,6 +88,21 @@ class _Saved:
         for k, n in self.nodes.items():
             n.scope = common_scope(self.users[k])
         return list(self.nodes.values())
+
+
+def op_numbers(w: Walk) -> dict[int, str]:
+    """`` #k`` for the k-th op of a kind that occurs more than once (by tensor id), else ``""``:
+    several ``div`` steps and their saved outputs can then be told apart."""
+    kinds: dict[str, int] = {}
+    for t in w.ops:
+        kinds[t._ctx.op_name] = kinds.get(t._ctx.op_name, 0) + 1
+    seen: dict[str, int] = {}
+    out: dict[int, str] = {}
+    for t in w.ops:
+        name = t._ctx.op_name
+        seen[name] = seen.get(name, 0) + 1
+        out[id(t)] = f" #{seen[name]}" if kinds[name] > 1 else ""
+    return out
 
 
 class _Grads:
@@ -97,8 +132,12 @@ def _steps(w: Walk, saved: _Saved, grads: _Grads, edges: list[Edge]) -> list[Nod
             lines.remove(f"= {t.name}")
         if fn.freed:
             lines.append("saved arrays freed")
-        title = title.replace(fn.op_name, f"{fn.op_name} backward", 1)
+        title = title.replace(fn.op_name, f"{fn.op_name}{saved.numbers[id(t)]} backward", 1)
         step = Node(f"bw{i}", "backward", title, lines + grads.lines(t), fn.scope)
+        where = f"in {fn.scope.path}" if fn.scope is not None and fn.scope.path else "at the top level"
+        step.tooltip = [f"backward of {fn.op_name}{saved.numbers[id(t)]} {where}",
+                        f"receives ∂{t.name or 'out'} of shape {text.shape_str(t.shape)} · {t.dtype} · {t.device}",
+                        "sends a gradient to each input that requires one"] + grads.lines(t)  # fmt: skip
         steps.append(step)
         if not fn.freed:
             like = next(x for x in fn.inputs if isinstance(x, Tensor))
@@ -115,10 +154,18 @@ def _flow(w: Walk, names: Mapping[int, str], grads: _Grads, edges: list[Edge]) -
         if r.requires_grad:
             val = "= 1" if r.ndim == 0 else f"= ones {text.shape_str(r.shape)}"
             seeds[id(r)] = Node(f"seed{j}", "seed", f"∂{r.name or 'output'}", [val])
+    roles: dict[tuple[int, int], list[str | None]] = {}  # (op, input tensor) -> its labels, one per use
+    for i, u in enumerate(w.ops):
+        for x, label in zip(u._ctx.inputs, operand_labels(u._ctx)):
+            if isinstance(x, Tensor):
+                roles.setdefault((i, id(x)), []).append(label)
     for t in w.tensors:
         if not t.requires_grad:
             continue
-        sources = [f"bw{i}" for i in w.consumers[id(t)]] + ([seeds[id(t)].id] if id(t) in seeds else [])
+        uses = w.consumers[id(t)]
+        labels = [roles[(i, id(t))].pop(0) for i in uses]
+        sources = [f"bw{i}" for i in uses] + ([seeds[id(t)].id] if id(t) in seeds else [])
+        labels += [None] * (len(sources) - len(labels))
         if t._ctx is not None:
             target = f"bw{w.op_index[id(t)]}"
         else:
@@ -126,17 +173,26 @@ def _flow(w: Walk, names: Mapping[int, str], grads: _Grads, edges: list[Edge]) -
             scope = None if kind == "input" else w.consumer_scope(t)
             lines = [text.shape_str(t.shape), f"{t.dtype} · {t.device}"] + grads.lines(t)
             target = f"g{w.leaf_index[id(t)]}"
-            ends.append(Node(target, f"grad_{kind}", f"{title}.grad", lines, scope, t.numel()))
+            end = Node(target, f"grad_{kind}", f"{title}.grad", lines, scope, t.numel())
+            end.tooltip = tooltip(f"gradient of {LEAF_WORDS[kind]} {title}", t, scope, grads.grads)
+            ends.append(end)
         norm = grads.norm(t)
         if len(sources) > 1:  # used more than once: the gradient is the sum of one share per use
             scope = None if id(t) in seeds else w.consumer_scope(t)
             acc = Node(f"acc{n_acc}", "accumulate", "+", [f"{len(sources)} shares"], scope)
+            acc.tooltip = [f"{t.name or 'a tensor'} of shape {text.shape_str(t.shape)} was used {len(sources)} times:",
+                           "its gradient is the sum of one share from each use"]  # fmt: skip
             n_acc += 1
             ends.append(acc)
-            edges += [Edge(s, acc.id, "grad", t.shape, norm) for s in sources]
-            sources = [acc.id]
-        edges += [Edge(s, target, "grad", t.shape, norm) for s in sources]
+            edges += [Edge(s, acc.id, "grad", t.shape, norm, _partial(lb)) for s, lb in zip(sources, labels)]
+            sources, labels = [acc.id], [None]
+        edges += [Edge(s, target, "grad", t.shape, norm, _partial(lb)) for s, lb in zip(sources, labels)]
     return list(seeds.values()), ends
+
+
+def _partial(label: str | None) -> str | None:
+    """``∂a``: the gradient a step sends to its input ``a``."""
+    return None if label is None else f"∂{label}"
 
 
 def backward_graph(
@@ -148,6 +204,9 @@ def backward_graph(
 ) -> Graph:
     """The backward pass of ``roots`` (a non-scalar root is seeded with ones)."""
     w = Walk(roots)
+    if not w.ops:
+        graph = Graph("backward: 0 steps. " + nothing_recorded("backward_graph"), [], [], show_grads)
+        return graph
     names = param_names(w, params)
     grads = _Grads(w, show_values, show_grads)
     saved = _Saved(w, names, show_values)

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .. import autograd, functional
-from ..random import manual_seed
 from .._tensor import Tensor
+from ..random import manual_seed
 from .render import FORMATS, RANKDIRS, GraphvizNotFoundError, render
 
 D_MODEL, HEADS, D_FF, T, LAYERS = 16, 2, 32, 4, 2

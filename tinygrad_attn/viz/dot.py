@@ -58,8 +58,8 @@ LEGEND: dict[str, str] = {
     "output": "output",
     "seed": "seed gradient",
     "backward": "backward step",
-    "saved": "array saved for backward",
-    "accumulate": "sum of a reused tensor's gradients",
+    "saved": "array saved for backward (an input, the output or an intermediate of its op)",
+    "accumulate": "sum of a reused tensor's gradients (one share per use)",
     "grad_param": "gradient of a parameter",
     "grad_input": "gradient of an input",
 }
@@ -106,7 +106,7 @@ class _Layout:
         self.members: dict[int, list[Node]] = {}
         self.rep: dict[str, str] = {}  # node id -> the collapsed node drawing it
         self.where: dict[str, _Cluster] = {}
-        for n in graph.nodes:
+        for n in reversed(graph.nodes) if graph.emit_newest_first else graph.nodes:
             self.place(n)
 
     def chain(self, s: Scope | None) -> tuple[Scope, ...]:
@@ -161,6 +161,25 @@ class _Layout:
                 if d > self.depth:
                     return i
         return None
+
+
+#: Above this many nodes, a picture drawn with no ``depth`` collapses its deepest modules.
+MAX_NODES = 150
+
+
+def _fitting_depth(graph: Graph, max_nodes: int) -> int | None:
+    """The largest module depth whose collapsed picture has at most ``max_nodes`` nodes
+    (the smallest one tried if none does); None where collapsing modules changes nothing."""
+    depths = [sum(s.kind == "module" for s in n.scope.chain()) for n in graph.nodes if n.scope is not None]
+    deepest = max(depths, default=0)
+    if deepest == 0:
+        return None
+    for d in range(deepest - 1, -1, -1):
+        lay = _Layout(graph, d, True)
+        drawn = len(graph.nodes) - len(lay.rep) + len(lay.groups)
+        if drawn <= max_nodes:
+            return d
+    return 0
 
 
 def module_label(chain: tuple[Scope, ...], paths: ModulePaths) -> str:
@@ -270,9 +289,10 @@ def _cluster_attrs(c: _Cluster, lay: _Layout) -> dict[str, str]:
 
 def _emit(c: _Cluster, g: graphviz.Digraph, lay: _Layout) -> None:
     for n in c.nodes:
-        g.node(
-            n.id, text.html_label(n.title, n.lines), _attributes=STYLES.get(n.kind, STYLES["op"]), **{"class": n.kind}
-        )
+        # (a backslash-n in a DOT string is a line break: hover text keeps its lines)
+        extra = {"tooltip": "\\n".join(line.replace("\\", "/") for line in n.tooltip)} if n.tooltip else {}
+        g.node(n.id, text.html_label(n.title, n.lines), _attributes=STYLES.get(n.kind, STYLES["op"]),
+               **{"class": n.kind}, **extra)  # fmt: skip
     for child in c.children.values():
         with g.subgraph(name=f"cluster_{child.cid}") as sub:
             sub.attr(**_cluster_attrs(child, lay))
@@ -287,7 +307,7 @@ def _width(norm: float | None, top: float) -> dict[str, str]:
     return {"penwidth": f"{0.6 + 4.4 * f:.2f}"}
 
 
-def legend(kinds: list[str], show_grads: bool) -> str:
+def legend(kinds: list[str], show_grads: bool, labelled: bool = False) -> str:
     """An HTML-like table: a swatch in each kind's colours, then what it means."""
     rows = ['<TR><TD COLSPAN="2" ALIGN="LEFT"><B>legend</B></TD></TR>']
     for k in LEGEND:
@@ -295,6 +315,8 @@ def legend(kinds: list[str], show_grads: bool) -> str:
             st = STYLES[k]
             rows.append(f'<TR><TD BORDER="1" WIDTH="22" BGCOLOR="{st["fillcolor"]}" COLOR="{st["color"]}"></TD>'
                         f'<TD ALIGN="LEFT">{text.escape(LEGEND[k])}</TD></TR>')  # fmt: skip
+    if labelled:
+        rows.append('<TR><TD><I>a b</I></TD><TD ALIGN="LEFT">which input an edge is (a − b, a @ b; ∂a: its gradient)</TD></TR>')
     if show_grads:
         rows.append('<TR><TD>→</TD><TD ALIGN="LEFT">edge width: log ‖∇‖ (dashed: none)</TD></TR>')
     table = "".join(rows)
@@ -309,14 +331,25 @@ def to_digraph(
     rankdir: str = "TB",
     show_legend: bool = True,
     name: str = "graph",
+    max_nodes: int | None = MAX_NODES,
 ) -> graphviz.Digraph:
-    """The Graphviz picture of ``graph``."""
+    """The Graphviz picture of ``graph``.
+
+    With no ``depth``, a graph of more than ``max_nodes`` nodes has its deepest modules
+    collapsed until it fits (the title says so); ``max_nodes=None`` draws every node.
+    """
+    title = graph.title
+    if depth is None and group_modules and max_nodes is not None and len(graph.nodes) > max_nodes:
+        depth = _fitting_depth(graph, max_nodes)
+        if depth is not None:
+            title += (f" · modules deeper than {depth} collapsed to fit {max_nodes} nodes "
+                      f"(max_nodes=None draws all {len(graph.nodes)})")  # fmt: skip
     lay = _Layout(graph, depth, group_modules)
     edges = _edges(graph, lay)
     _entering(edges, lay)
     g = graphviz.Digraph(
         name,
-        graph_attr={"rankdir": rankdir, "label": graph.title, "labelloc": "t", "fontname": FONT, "fontsize": "13",
+        graph_attr={"rankdir": rankdir, "label": title, "labelloc": "t", "fontname": FONT, "fontsize": "13",
                     "nodesep": "0.25", "ranksep": "0.35", "newrank": "true", "ordering": "in", "bgcolor": "white"},
         node_attr={"fontname": FONT, "fontsize": "11", "margin": "0.12,0.05", "penwidth": "1.2"},
         edge_attr={"fontname": FONT, "fontsize": "9", "arrowsize": "0.7"},
@@ -327,8 +360,12 @@ def to_digraph(
         attrs: dict[str, Any] = dict(EDGES[e.kind])
         if graph.show_grads and e.kind != "saved":
             attrs.update(_width(e.norm, top))
+        if e.label:
+            attrs.update(headlabel=e.label, labelfontsize="8", labelfontcolor="#555555", labeldistance="1.6")
         g.edge(e.src, e.dst, **attrs)
     if show_legend:
         kinds = list(dict.fromkeys(n.kind for c in _walk(lay.root) for n in c.nodes))
-        g.node("legend", legend(kinds, graph.show_grads), shape="plaintext", margin="0", **{"class": "legend"})
+        labelled = any(e.label for e in edges)
+        g.node("legend", legend(kinds, graph.show_grads, labelled), shape="plaintext", margin="0",
+               **{"class": "legend"})  # fmt: skip
     return g

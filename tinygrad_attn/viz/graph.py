@@ -15,12 +15,13 @@ same walk as the gradient computation.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..autograd import FreedArray, FusedFunction, Scope, run_backward
 from .._tensor import Tensor
+from ..autograd import FreedArray, FusedFunction, Scope, run_backward
 from . import text
 
 
@@ -34,6 +35,7 @@ class Node:
     lines: list[str] = field(default_factory=list)
     scope: Scope | None = None
     numel: int = 0  # a parameter's elements, counted when its module collapses
+    tooltip: list[str] = field(default_factory=list)  # the full record, shown on hover in SVG
 
 
 @dataclass(eq=False)
@@ -46,6 +48,7 @@ class Edge:
     kind: str = "data"
     shape: tuple | None = None
     norm: float | None = None  # the norm of the gradient of the tensor carried
+    label: str | None = None  # which input of a non-commutative op this edge feeds (``a`` of ``a - b``)
 
 
 @dataclass(eq=False)
@@ -54,6 +57,9 @@ class Graph:
     nodes: list[Node]
     edges: list[Edge]
     show_grads: bool = False
+    # Give dot the nodes newest first: its crossing minimisation then lays a forward graph's
+    # parallel branches (q, k, v) left to right, in the order the backward picture has them.
+    emit_newest_first: bool = False
 
 
 def as_roots(roots: Tensor | Iterable[Tensor]) -> list[Tensor]:
@@ -95,6 +101,7 @@ class Walk:
                 for x in reversed(t._ctx.inputs):
                     if isinstance(x, Tensor) and id(x) not in seen:
                         stack.append((x, False))
+        self.tensors = _creation_order(self.tensors)
         self.ops = [t for t in self.tensors if t._ctx is not None]
         self.leaves = [t for t in self.tensors if t._ctx is None]
         self.op_index = {id(t): i for i, t in enumerate(self.ops)}
@@ -108,6 +115,44 @@ class Walk:
     def consumer_scope(self, t: Tensor) -> Scope | None:
         """The innermost scope holding every op that reads ``t``: where a parameter lives."""
         return common_scope(self.ops[i]._ctx.scope for i in self.consumers[id(t)])
+
+
+def _creation_order(tensors: list[Tensor]) -> list[Tensor]:
+    """Ops in the order they were made, each leaf just before its first reader.
+
+    Still an order in which every tensor follows its inputs (an op is made after its
+    inputs), and the one the user wrote: ``q``, ``k``, ``v`` left to right in the forward
+    and the backward pictures alike, whatever path the walk from the roots took.
+    """
+    ops = sorted((t for t in tensors if t._ctx is not None), key=lambda t: t._ctx.seq)
+    leaves = [t for t in tensors if t._ctx is None]
+    if len(leaves) == len(tensors):
+        return leaves
+    placed: set[int] = set()
+    out: list[Tensor] = []
+    for t in ops:
+        for x in t._ctx.inputs:
+            if isinstance(x, Tensor) and x._ctx is None and id(x) not in placed:
+                placed.add(id(x))
+                out.append(x)
+        out.append(t)
+    return [t for t in leaves if id(t) not in placed] + out
+
+
+def operand_labels(fn: Any) -> list[str | None]:
+    """A label per input of ``fn`` saying which is which, where the order matters.
+
+    An op says its inputs' roles (``operands = ("a", "b")`` for ``a - b``); one that
+    says nothing and is not ``commutative`` gets positions (``0``, ``1``, ... of a
+    ``cat``). Ops of one input, and commutative ones, need no labels.
+    """
+    n = len(fn.inputs)
+    if n < 2 or getattr(fn, "commutative", False):
+        return [None] * n
+    names = getattr(fn, "operands", None)
+    if names is None or len(names) != n:
+        return [str(i) for i in range(n)]
+    return list(names)
 
 
 def common_scope(scopes: Iterable[Scope | None]) -> Scope | None:
@@ -239,6 +284,33 @@ def values_of(t: Tensor) -> list[str]:
     return text.values_lines(t.numpy())
 
 
+def tooltip(what: str, t: Tensor, scope: Scope | None, grads: Gradients | None = None) -> list[str]:
+    """The full record of a tensor's node, shown on hover: what it is, where it was made,
+    its shape, dtype and device, and summaries of its values and gradient."""
+    lines = [what]
+    if scope is not None and scope.path:
+        lines.append(f"in {scope.path}")
+    lines.append(f"shape {text.shape_str(t.shape)} · {t.dtype} · {t.device}")
+    lines += ["values " + v for v in values_of(t)]
+    g = grads.host(t) if grads is not None else None
+    if g is None and t.grad is not None:
+        g = t.grad.numpy()
+    if g is not None:
+        lines += ["grad " + v for v in text.values_lines(g)] + [text.norm_line(text.norm_of(g))]
+    return lines
+
+
+LEAF_WORDS = {"param": "parameter", "input": "input", "const": "constant"}
+
+
+def nothing_recorded(who: str) -> str:
+    """Say why a picture is empty and what draws one, as a warning and in its title."""
+    msg = ("No op was recorded: ops are recorded only when an input requires grad. Set "
+           "requires_grad=True on an input or parameter, or draw the program: tga.trace(fn, x).graph()")  # fmt: skip
+    warnings.warn(f"{who}: {msg}", stacklevel=3)
+    return msg
+
+
 def tensor_lines(t: Tensor, show_values: bool, grads: Gradients | None) -> list[str]:
     lines = [text.shape_str(t.shape), f"{t.dtype} · {t.device}"]
     if show_values:
@@ -266,9 +338,11 @@ def op_lines(t: Tensor) -> tuple[str, list[str]]:
     consts = [text.const_str(c) for c in fn.inputs if not isinstance(c, Tensor) and c is not None]
     if consts:
         lines.append("const " + ", ".join(consts))
-    args = text.args_str(fn.args)
+    describe = getattr(fn, "describe_args", None)
+    args = describe(fn.args) if describe is not None else text.args_str(fn.args)
     if args and args != text.shape_str(t.shape):  # a reshape's argument is its output's shape
-        lines.append(args)
+        label = getattr(fn, "args_label", None)
+        lines.append(f"{label} {args}" if label and describe is None else args)
     if t.name:
         lines.append(f"= {t.name}")
     return title, lines
@@ -297,6 +371,7 @@ def forward_graph(
             size = t.numel() if kind == "param" else 0
             n_params, n_weights = n_params + (kind == "param"), n_weights + size
             node = Node(f"t{w.leaf_index[id(t)]}", kind, title, tensor_lines(t, show_values, grads), scope, size)
+            node.tooltip = tooltip(f"{LEAF_WORDS[kind]} {title}", t, scope, grads)
         else:
             fn = t._ctx
             title, lines = op_lines(t)
@@ -306,13 +381,20 @@ def forward_graph(
                 lines.append(text.norm_line(norm(t)))
             kind = "fused" if isinstance(fn, FusedFunction) else "op"
             node = Node(f"op{w.op_index[id(t)]}", kind, title, lines, fn.scope)
-            edges += [Edge(drawn[id(x)], node.id, "data", x.shape, norm(x)) for x in fn.inputs if isinstance(x, Tensor)]
+            node.tooltip = tooltip(f"{'fused op' if kind == 'fused' else 'op'} {fn.op_name}" +
+                                   (f" = {t.name}" if t.name else ""), t, fn.scope, grads)  # fmt: skip
+            edges += [Edge(drawn[id(x)], node.id, "data", x.shape, norm(x), label)
+                      for x, label in zip(fn.inputs, operand_labels(fn)) if isinstance(x, Tensor)]  # fmt: skip
         nodes.append(node)
         drawn[id(t)] = node.id
     for j, r in enumerate(w.roots):
-        nodes.append(Node(f"out{j}", "output", r.name or "output", tensor_lines(r, show_values, grads)))
+        out = Node(f"out{j}", "output", r.name or "output", tensor_lines(r, show_values, grads))
+        out.tooltip = tooltip(f"output {r.name or j}", r, None, grads)
+        nodes.append(out)
         edges.append(Edge(drawn[id(r)], f"out{j}", "data", r.shape, norm(r)))
     title = f"forward: {text.plural(len(w.ops), 'op')}"
+    if not w.ops:
+        title += " recorded. " + nothing_recorded("forward_graph")
     if n_params:
         title += f", {text.plural(n_params, 'parameter')} ({text.count_str(n_weights)} weights)"
-    return Graph(title, nodes, edges, show_grads)
+    return Graph(title, nodes, edges, show_grads, emit_newest_first=True)

@@ -20,7 +20,7 @@ import graphviz
 
 from .._tensor import Tensor
 from .backward import backward_graph
-from .dot import to_digraph
+from .dot import MAX_NODES, to_digraph
 from .graph import forward_graph
 
 FORMATS = (".svg", ".png", ".pdf", ".dot")
@@ -46,6 +46,7 @@ def draw_graph(
     rankdir: str = "TB",
     params: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None = None,
     legend: bool = True,
+    max_nodes: int | None = MAX_NODES,
 ) -> graphviz.Digraph:
     """The graph that computed ``roots`` (one tensor or several), as a ``graphviz.Digraph``.
 
@@ -57,6 +58,8 @@ def draw_graph(
       while the graph holds its saved arrays, else read from ``.grad``.
     - ``group_modules``: clusters per module call; ``depth=N`` draws every module nested
       deeper than N (the model itself is depth 1) as one node.
+    - ``max_nodes``: with no ``depth``, a graph larger than this has its deepest modules
+      collapsed until it fits, and its title says so; ``max_nodes=None`` draws every node.
     - ``params``: names for parameters, e.g. ``dict(model.named_parameters())``; modules
       that made the graph name theirs without it.
 
@@ -69,7 +72,7 @@ def draw_graph(
     build = backward_graph if backward else forward_graph
     graph = build(roots, show_values=show_values, show_grads=show_grads, params=params)
     return to_digraph(graph, depth=depth, group_modules=group_modules, rankdir=rankdir, show_legend=legend,
-                      name="backward" if backward else "forward")  # fmt: skip
+                      name="backward" if backward else "forward", max_nodes=max_nodes)  # fmt: skip
 
 
 def render(roots: Tensor | Iterable[Tensor] | graphviz.Digraph, path: str | Path, **kw: Any) -> Path:

@@ -163,5 +163,7 @@ def escape(s: str) -> str:
 def html_label(title: str, lines: Iterable[str] = ()) -> str:
     """A bold title over small grey detail lines, as a Graphviz HTML-like label."""
     parts = [f"<B>{escape(title)}</B>"]
-    parts += [f'<FONT POINT-SIZE="9" COLOR="#444444">{escape(line)}</FONT>' for line in lines if line]
-    return "<" + "<BR/>".join(parts) + ">"
+    details = [f'<FONT POINT-SIZE="9" COLOR="#444444">{escape(line)}</FONT>' for line in lines if line]
+    if details:  # a thin spacer line: an underscore in the title would touch the line below
+        parts.append('<FONT POINT-SIZE="3"> </FONT>')
+    return "<" + "<BR/>".join(parts + details) + ">"
