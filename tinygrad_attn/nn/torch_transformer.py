@@ -106,7 +106,12 @@ class TransformerDecoderLayer(_DecoderLayerBase):
 class TransformerEncoder(Module):
     """PyTorch's ``nn.TransformerEncoder``: ``num_layers`` copies of ``encoder_layer``
     (``layers.0``, ...; each starts with the same weights, as PyTorch's deep copies do),
-    then ``norm`` if given."""
+    then ``norm`` if given.
+
+    ``enable_nested_tensor`` and ``mask_check`` are accepted and ignored: there is no
+    nested-tensor fast path, so padded positions hold computed values, where PyTorch's
+    fast path (inference with a ``src_key_padding_mask``) writes zeros there.
+    """
 
     def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None,
                  enable_nested_tensor: bool = True, mask_check: bool = True) -> None:  # fmt: skip
