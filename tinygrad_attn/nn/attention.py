@@ -241,7 +241,7 @@ class MultiheadAttention(Module):
         """PyTorch's two masks as one mask in :func:`attend_heads`' sense, ``(N or 1, H or 1, L, S)``."""
         masks = []
         if attn_mask is not None:
-            m = _as_mask(attn_mask, like)
+            m = _as_mask(attn_mask, like, "MultiheadAttention")
             if m.shape == (tq, tk):
                 pass
             elif m.shape == (n * self.num_heads, tq, tk):
@@ -251,7 +251,7 @@ class MultiheadAttention(Module):
                                  f"(N * num_heads, L, S) = {(n * self.num_heads, tq, tk)}")  # fmt: skip
             masks.append(m)
         if key_padding_mask is not None:
-            m = _as_mask(key_padding_mask, like)
+            m = _as_mask(key_padding_mask, like, "MultiheadAttention")
             if m.shape not in ((n, tk), (tk,)):
                 raise ValueError(f"MultiheadAttention: key_padding_mask of shape {m.shape} must be (N, S) = "
                                  f"{(n, tk)}")  # fmt: skip
