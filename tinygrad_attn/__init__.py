@@ -12,6 +12,7 @@ from .gradcheck import gradcheck
 from .malloc import keep_freed_memory
 from .random import manual_seed
 from ._tensor import Tensor, cat, stack, tril, triu, where
+from .symbolic import Program, TraceError, compile, trace
 
 __version__ = "0.1.0"
 
@@ -51,4 +52,8 @@ __all__ = [
     "where",
     "tril",
     "triu",
+    "trace",
+    "compile",
+    "Program",
+    "TraceError",
 ]
