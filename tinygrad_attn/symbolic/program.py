@@ -116,7 +116,9 @@ class Program:
 
     def __call__(self, *args: Any) -> Any:
         if len(args) != len(self.arg_specs):
-            raise TypeError(f"program {self.name}: traced with {len(self.arg_specs)} arguments, called with {len(args)}")
+            raise TypeError(
+                f"program {self.name}: traced with {len(self.arg_specs)} arguments, called with {len(args)}"
+            )
         for i, (a, spec) in enumerate(zip(args, self.arg_specs)):
             if spec is None:
                 continue

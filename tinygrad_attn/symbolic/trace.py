@@ -73,6 +73,7 @@ class Tracer:
         self._effect_objs: dict[int, str] = {}
         self._by_fn: dict[int, OpRecord] = {}  # id(eager op instance) -> its record
         self._backward_made: set[int] = set()  # ids of buffers the backward pass made
+        self._fixed: set[int] = set()  # ids of buffers whose values cannot change: constants and ops on them
         self.arg_buffers: list[Buffer | None] = []
         self.arg_specs: list[Any] = []
         names = _arg_names(fn, len(args))
@@ -142,9 +143,10 @@ class Tracer:
         return base if n == 0 else f"{base}_{n}"
 
     def _buffer(self, name: str, data: Any, dev: Any, kind: str, views: Sequence[Any] = ()) -> Buffer:
-        nbytes = 0 if _is_view_of(data, views) else int(data.size) * data.dtype.itemsize
-        b = Buffer(self._unique(name, kind == "value" and not name.startswith("grad_")), tuple(data.shape), dev.np_dtype(data.dtype), dev, kind, nbytes)
-        return b
+        dtype = dev.np_dtype(data.dtype)
+        nbytes = 0 if _is_view_of(data, views) else int(data.size) * dtype.itemsize
+        name = self._unique(name, numbered=kind == "value" and not name.startswith("grad_"))
+        return Buffer(name, tuple(data.shape), dtype, dev, kind, nbytes)
 
     def _bind(self, t: Tensor, b: Buffer) -> None:
         self._tmap[id(t)] = b
@@ -165,6 +167,7 @@ class Tracer:
             else:
                 b = self._buffer("const", t.data, t._dev, "const")
                 b.array = t.data
+                self._fixed.add(id(b))
             self.ops.append(OpRecord("load", b.kind, [], [b], section=self.section))
         self._bind(t, b)
         return b
@@ -187,7 +190,7 @@ class Tracer:
     def traced(self, t: Tensor) -> bool:
         """Whether ``t``'s values may change from one replay to the next."""
         b = self._tmap.get(id(t)) or self._amap.get(id(t.data))
-        return t.requires_grad or (b is not None and b.kind != "const")
+        return t.requires_grad or (b is not None and id(b) not in self._fixed)
 
     # -- ops --------------------------------------------------------------------------
     def record(self, fn: Any, inputs: Sequence[Any], out: Tensor) -> None:
@@ -208,6 +211,8 @@ class Tracer:
         rec.trace_fn = fn  # (the eager instance: a fused backward finds its record by it)
         self.ops.append(rec)
         self._bind(out, ob)
+        if all(id(x) in self._fixed for x in ins if isinstance(x, Buffer)):  # constants in, a constant out
+            self._fixed.add(id(ob))
         if self.section == "backward":
             self._backward_made.add(id(ob))
         self._alive.append(fn)
