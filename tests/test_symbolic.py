@@ -350,3 +350,76 @@ def test_liveness_deletes_after_last_use_and_peak_bytes(rng):
     assert calls[0].outputs[0].name in dead and calls[-1].outputs[0].name not in dead
     assert prog.peak_bytes == 2 * 100 * 8  # never more than two of the three products at once
     assert passes.peak_bytes(prog.ops, [[] for _ in prog.ops]) == 3 * 100 * 8
+
+
+def test_a_forward_after_the_update_reads_the_new_parameters(rng):
+    from tinygrad_attn.optim import SGD
+
+    w = rand(rng, 3)
+    opt = SGD([w], lr=0.5)
+
+    def step(x):
+        opt.zero_grad()
+        (w * x).sum().backward()
+        opt.step()
+        return (w * x).sum()  # after the step: w holds a new array
+
+    run = tga.compile(step)
+    xs = [rand(rng, 3, requires_grad=False) for _ in range(3)]
+    want, wv = [], w.numpy()
+    for x in xs:
+        wv = wv - 0.5 * x.numpy()
+        want.append((wv * x.numpy()).sum())
+    got = [run(x).item() for x in xs]
+    np.testing.assert_allclose(got, want)
+    np.testing.assert_allclose(w.numpy(), wv)
+
+
+# -- random programs (hypothesis) ------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_UNARY = [lambda a: a.tanh(), lambda a: a.exp() * 0.1, lambda a: a.relu(), lambda a: -a, lambda a: a.sigmoid()]
+_BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b, lambda a, b: a / (b * b + 1.0)]
+
+
+def _shrink(a, how):
+    """A view or reduction of ``a`` that still broadcasts against (3, 4)."""
+    if how == 0:
+        return a[:, :1] if a.ndim == 2 else a[1:2]
+    if how == 1:
+        return a.sum(-1, keepdims=True) if a.ndim == 2 else a
+    if how == 2:
+        return a.mT.mT if a.ndim == 2 else a[:]
+    return a.reshape(a.shape)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(0, 2), st.integers(0, 10), st.integers(0, 10), st.integers(0, 3)), min_size=1, max_size=8
+    ),
+    seed=st.integers(0, 2**16),
+)
+def test_random_programs_replay_as_eager(steps, seed):
+    """Random op sequences with broadcasting ((3, 4), (4,), (3, 1)), reuse of any earlier
+    value, slices, reductions and views: replay on new inputs equals eager."""
+    rng = np.random.default_rng(seed)
+    args = [rand(rng, 3, 4), rand(rng, 4), rand(rng, 3, 1, requires_grad=False)]
+
+    def fn(a, b, c):
+        vals = [a, b, c]
+        for kind, i, j, how in steps:
+            x, y = vals[i % len(vals)], vals[j % len(vals)]
+            if kind == 0:
+                vals.append(_UNARY[(i + j) % len(_UNARY)](x))
+            elif kind == 1:
+                vals.append(_BINARY[(i * 3 + j) % len(_BINARY)](x, y))
+            else:
+                vals.append(_shrink(x, how))
+        out = vals[3]
+        for v in vals[4:]:
+            out = out + v * 0.5
+        return (out * out).sum()
+
+    _check_replay(fn, args, rng, atol=1e-9)
