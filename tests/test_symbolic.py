@@ -423,3 +423,23 @@ def test_random_programs_replay_as_eager(steps, seed):
         return (out * out).sum()
 
     _check_replay(fn, args, rng, atol=1e-9)
+
+
+# -- pictures -------------------------------------------------------------------------
+def test_program_graph_and_memory_plot(tmp_path):
+    mha = tga.nn.MultiHeadAttention(8, 2)
+    x = Tensor(np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32))
+    prog = tga.trace(lambda x: mha(x).sum(), x)
+    g = prog.graph(rankdir="LR")
+    src = g.source
+    assert src.count("->") >= len([op for op in prog.ops if op.kind == "call"])  # every op reads something
+    assert "q_proj_weight" in src and "accumulate .grad" in src and "#fde2e0" in src  # backward steps: pink
+    assert "cluster" in src  # grouped by module, as draw_graph does
+    with pytest.raises(ValueError, match="rankdir"):
+        prog.graph(rankdir="up")
+    from tinygrad_attn.viz.program import memory_profile, plot_memory
+
+    prof = memory_profile(prog)
+    assert max(prof) == prog.peak_bytes and len(prof) == len(prog.ops)
+    plot_memory(prog, str(tmp_path / "memory.png"))
+    assert (tmp_path / "memory.png").stat().st_size > 1000

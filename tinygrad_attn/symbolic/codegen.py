@@ -152,7 +152,7 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
                 t = f"params.{attr}"
             line = f"accumulate({t}, {op.inputs[0].name})"
         elif op.kind == "effect":
-            obj = op.scope if op.scope in env else global_name(op.scope, op.target)
+            obj = op.label if env.get(op.label) is op.target else global_name(op.label, op.target)
             line = f"{obj}.{op.op}()"
             if op.op == "step":
                 n = sum(len(g["params"]) for g in op.target.param_groups)

@@ -76,7 +76,8 @@ class OpRecord:
     fn: Any = None
     section: str = "forward"
     target: Any = None  # accumulate: the argument's position (int) or the tensor; effect: the object
-    scope: str = ""
+    scope: Any = None  # the autograd Scope (module, composite) the op was made in
+    label: str = ""  # effect: the name the program gives the object
 
     @property
     def args(self) -> Any:

@@ -207,7 +207,7 @@ class Tracer:
         inst.ctx = None
         views = [t.data for t in inputs if isinstance(t, Tensor)]
         ob = self._buffer(fn.op_name, out.data, out._dev, "value", views)
-        rec = OpRecord("call", fn.op_name, ins, [ob], fn=inst, section=self.section, scope=_scope_path())
+        rec = OpRecord("call", fn.op_name, ins, [ob], fn=inst, section=self.section, scope=_State.scope)
         rec.trace_fn = fn  # (the eager instance: a fused backward finds its record by it)
         self.ops.append(rec)
         self._bind(out, ob)
@@ -361,7 +361,7 @@ class Tracer:
             name = tracer._effect_objs.setdefault(id(obj), tracer._unique(type(obj).__name__.lower()))
             section = "update" if method == "step" else tracer.section
             tracer.ops.append(OpRecord("effect", method, [], [], fn=original, section=section, target=obj,
-                                       scope=name))  # fmt: skip
+                                       label=name))  # fmt: skip
             tracer._alive.append(obj)
             with tracer.paused():
                 out = original(obj)
@@ -411,11 +411,6 @@ def _user_line() -> str:
 def _number(value: Any, like: Tensor) -> Any:
     """A number as ``Function.apply`` hands it to forward, for the trace's device."""
     return like._dev.ops.scalar(value, like.data)
-
-
-def _scope_path() -> str:
-    s = _State.scope
-    return s.path if s is not None else ""
 
 
 def _is_view_of(data: Any, arrays: Sequence[Any]) -> bool:
