@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import types
 from typing import TYPE_CHECKING, Any
 
 from .. import autograd
 from .._tensor import Tensor
 from ..autograd import FusedFunction
+from . import passes
 from .program import Buffer
 
 if TYPE_CHECKING:
@@ -64,6 +66,18 @@ def _args_str(args: Any, limit: int = 70) -> str:
             return "(" + ", ".join(_args_str(a, 24) for a in args) + ")"
         return s[: limit - 3] + "..."
     return s
+
+
+def _callable_name(op: str, args: Any) -> str:
+    """``permute_1_0`` for a permute by (1, 0); ``op`` alone without arguments; ``sum_`` and a
+    counter where the arguments do not read well (arrays, long tuples)."""
+    if args is None:
+        return op
+    s = repr(args)
+    if "array(" in s or len(s) > 32:
+        return op + "_"
+    s = re.sub(r"[^0-9A-Za-z]+", "_", s.replace("-", "m").replace("None", "all")).strip("_")
+    return f"{op}_{s}" if s else op
 
 
 def generate(prog: Program) -> tuple[str, dict[str, Any]]:
@@ -122,16 +136,21 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
         elif op.kind == "call":
             b = op.outputs[0]
             xp = b.dev.ops
-            if op.fn.args is None and not isinstance(op.fn, FusedFunction):
-                key = (type(op.fn), id(xp))
-                f = shared.get(key)
-                if f is None:
-                    f = shared[key] = global_name(op.op, functools.partial(op.fn.forward, xp))
-            else:  # one callable per record (its own arguments, or what its forward keeps): sum1, sum2
+            if isinstance(op.fn, FusedFunction):  # its forward keeps what its backward reads: its own callable
                 counts[op.op] = counts.get(op.op, 0) + 1
                 f = global_name(f"{op.op}{counts[op.op]}", functools.partial(op.fn.forward, xp))
                 if op.fn.args is not None:
                     comment += f"  {op.op} {_args_str(op.fn.args)}"
+            else:  # one callable per op and arguments, named after both: permute_1_0, sum_0_1_False
+                try:
+                    key = (type(op.fn), passes._freeze(op.fn.args), id(xp))
+                except TypeError:  # an unhashable argument: a callable of its own
+                    key = object()
+                f = shared.get(key)
+                if f is None:
+                    f = shared[key] = global_name(
+                        _callable_name(op.op, op.fn.args), functools.partial(op.fn.forward, xp)
+                    )
             line = f"{b.name} = {f}({', '.join(operand(x) for x in op.inputs)})"
         elif op.kind == "backward":
             xp = op.inputs[0].dev.ops
