@@ -104,6 +104,10 @@ class Tracer:
             (Optimizer, "zero_grad", self._effect_method("zero_grad", Optimizer.zero_grad)),
             (Module, "zero_grad", self._effect_method("zero_grad", Module.zero_grad)),
         ]
+        # A random draw (a dropout mask, Tensor.randn) would be replayed as the same numbers.
+        from .. import functional, random  # noqa: PLC0415
+
+        patches += [(mod, "host_generator", _no_random) for mod in (functional, random)]
         saved = [(owner, m, owner.__dict__[m]) for owner, m, _ in patches]
         prev_releasing = _State.releasing
         _State.releasing = False  # the trace keeps every value: backward reads them as tensors
@@ -398,6 +402,14 @@ def _value_read(method: str, original: Callable[..., Any], tracer: Tracer) -> Ca
         return original(self, *a, **kw)
 
     return guarded
+
+
+def _no_random() -> Any:
+    raise TraceError(
+        f"a random draw inside a trace, at {_user_line()}: the program would replay the same numbers "
+        "every call (a dropout mask frozen). Trace the model in eval mode (model.eval()) or with dropout 0, "
+        "or draw the random tensor outside and pass it as an argument."
+    )
 
 
 def _user_line() -> str:
