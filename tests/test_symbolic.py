@@ -386,7 +386,7 @@ _BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b, lambda a,
 def _shrink(a, how):
     """A view or reduction of ``a`` that still broadcasts against (3, 4)."""
     if how == 0:
-        return a[:, :1] if a.ndim == 2 else a[1:2]
+        return a[:, :1] if a.ndim == 2 else a[:1]
     if how == 1:
         return a.sum(-1, keepdims=True) if a.ndim == 2 else a
     if how == 2:
@@ -433,7 +433,7 @@ def test_program_graph_and_memory_plot(tmp_path):
     g = prog.graph(rankdir="LR")
     src = g.source
     assert src.count("->") >= len([op for op in prog.ops if op.kind == "call"])  # every op reads something
-    assert "q_proj_weight" in src and "accumulate .grad" in src and "#fde2e0" in src  # backward steps: pink
+    assert "q_proj_weight.grad" in src and "accumulate .grad" in src and "#fde2e0" in src  # backward steps: pink
     assert "cluster" in src  # grouped by module, as draw_graph does
     with pytest.raises(ValueError, match="rankdir"):
         prog.graph(rankdir="up")
@@ -452,3 +452,38 @@ def test_a_random_draw_raises_instead_of_freezing(rng):
     assert F.dropout(x, 0.5).shape == (4, 4)  # outside a trace it draws again
     prog = tga.trace(lambda x: F.dropout(x, 0.5, training=False).sum(), x)  # eval mode: no draw
     assert [op.op for op in prog.ops if op.kind == "call"][0] == "sum"
+
+
+def test_compile_bakes_keyword_arguments_and_refuses_tensor_ones(rng):
+    @tga.compile
+    def f(x, scale=1.0):
+        return x * scale
+
+    x = rand(rng, 3, requires_grad=False)
+    np.testing.assert_allclose(f(x, scale=2.0).numpy(), 2 * x.numpy())
+    np.testing.assert_allclose(f(x, scale=2.0).numpy(), 2 * x.numpy())  # replayed
+    np.testing.assert_allclose(f(x, scale=3.0).numpy(), 3 * x.numpy())  # a new value: traced again
+    assert len(f.programs) == 2
+    with pytest.raises(TypeError, match="tensor keyword argument.*scale.*positionally"):
+        f(x, scale=x)
+
+
+@pytest.mark.parametrize("kind", ["additive", "general"])
+def test_seq2seq_rnn_replay_reads_new_parameters(kind):
+    from tinygrad_attn.models import Seq2Seq
+
+    model = Seq2Seq(src_vocab=4, tgt_vocab=3, emb_dim=2, hidden_size=2, attention=kind, attn_dim=2, pad_id=0)
+    src, tgt_in = Tensor(np.array([[1, 2, 3], [3, 1, 0]])), Tensor(np.array([[0, 1], [0, 2]]))
+
+    def loss():
+        return (model(src, tgt_in) ** 2).sum()
+
+    prog = tga.trace(loss)
+    for p in model.parameters():  # new values, as an optimizer's step gives
+        p.data = p.data * 1.1
+    prog()
+    got = _grads(*model.parameters())
+    model.zero_grad()
+    loss().backward()
+    for g, w in zip(got, _grads(*model.parameters())):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6)

@@ -37,11 +37,21 @@ class Compiled:
         self.programs: dict[Any, Program] = {}
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kw: Any) -> Any:
         key = tuple(_key_of(a) for a in args)
+        fn = self.fn
+        if kw:  # keyword arguments are baked into the program: part of the key
+            bad = [k for k, v in kw.items() if isinstance(v, Tensor)]
+            if bad:
+                raise TypeError(
+                    f"compile: tensor keyword argument(s) {', '.join(bad)}: pass tensors positionally, "
+                    "so that a replay reads the new ones"
+                )
+            key += (tuple(sorted((k, _key_of(v)) for k, v in kw.items())),)
+            fn = functools.partial(self.fn, **kw)
         prog = self.programs.get(key)
         if prog is None:  # the first call with these shapes: run fn eagerly, recording it
-            prog, result = trace_with_result(self.fn, args, auto_backward=False)
+            prog, result = trace_with_result(fn, args, auto_backward=False)
             self.programs[key] = prog
             return result
         return prog(*args)

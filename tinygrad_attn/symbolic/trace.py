@@ -60,7 +60,7 @@ class Tracer:
     """Records ops into buffers while installed (see :meth:`installed`)."""
 
     def __init__(self, fn: Callable[..., Any], args: Sequence[Any]) -> None:
-        self.name = getattr(fn, "__name__", type(fn).__name__)
+        self.name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", type(fn).__name__)
         self.ops: list[OpRecord] = []
         self.section = "forward"
         self.did_backward = False
@@ -442,6 +442,8 @@ def _names_in_reach(fn: Callable[..., Any]) -> dict[int, str]:
     from ..nn.module import Module  # noqa: PLC0415
 
     found: dict[str, Any] = {}
+    while isinstance(fn, functools.partial):
+        fn = fn.func
     obj = getattr(fn, "__self__", None)
     if isinstance(fn, Module):
         obj, fn = fn, fn.forward

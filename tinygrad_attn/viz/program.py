@@ -48,6 +48,8 @@ def draw_program(
     nodes: list[Node] = []
     edges: list[Edge] = []
     made: dict[int, str] = {}  # id(buffer) -> the node that made it
+    grad_of = {id(b.tensor): b.name for op in prog.ops for b in op.outputs if b is not None and b.kind == "param"}
+    grad_of.update({b.index: b.name for b in prog.arg_buffers if b is not None})
     for i, op in enumerate(prog.ops):
         nid = f"op{i}"
         outs = [b for b in op.outputs if b is not None]
@@ -60,6 +62,9 @@ def draw_program(
         else:
             title = op.op
         lines = [f"{b.name} {b.shape}" for b in outs] if op.kind != "load" else [str(outs[0].shape)]
+        if op.kind == "accumulate":
+            key = op.target if isinstance(op.target, int) else id(op.target)
+            lines = [f"{grad_of.get(key, '?')}.grad"]
         nodes.append(Node(nid, _kind(op), title, lines, scope=op.scope if op.kind == "call" else None))
         for x in op.inputs:
             if hasattr(x, "shape") and id(x) in made:
