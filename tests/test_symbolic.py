@@ -449,6 +449,8 @@ def test_a_random_draw_raises_instead_of_freezing(rng):
     x = rand(rng, 4, 4)
     with pytest.raises(tga.TraceError, match="random draw.*test_symbolic.py.*eval mode"):
         tga.trace(lambda x: F.dropout(x, 0.5).sum(), x)
+    with pytest.raises(tga.TraceError, match="random draw"):
+        tga.trace(lambda x: x + Tensor.randn(4, 4), x)
     assert F.dropout(x, 0.5).shape == (4, 4)  # outside a trace it draws again
     prog = tga.trace(lambda x: F.dropout(x, 0.5, training=False).sum(), x)  # eval mode: no draw
     assert [op.op for op in prog.ops if op.kind == "call"][0] == "sum"

@@ -69,7 +69,6 @@ class Tracer:
         self._amap: dict[int, Buffer] = {}  # id(array) -> the buffer it is (detach(), _wrap share arrays)
         self._alive: list[Any] = []  # what the maps' ids refer to, kept alive while tracing
         self._names: dict[str, int] = {}
-        self._param_names: dict[int, str] = {}
         self._effect_objs: dict[int, str] = {}
         self._by_fn: dict[int, OpRecord] = {}  # id(eager op instance) -> its record
         self._backward_made: set[int] = set()  # ids of buffers the backward pass made
@@ -77,7 +76,7 @@ class Tracer:
         self.arg_buffers: list[Buffer | None] = []
         self.arg_specs: list[Any] = []
         names = _arg_names(fn, len(args))
-        self._param_names = _names_in_reach(fn)
+        self._param_names = _names_in_reach(fn)  # id(tensor) -> a name from fn's closure, globals, self
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
                 b = self._buffer(names[i], a.data, a._dev, "arg")
@@ -105,9 +104,10 @@ class Tracer:
             (Module, "zero_grad", self._effect_method("zero_grad", Module.zero_grad)),
         ]
         # A random draw (a dropout mask, Tensor.randn) would be replayed as the same numbers.
-        from .. import functional, random  # noqa: PLC0415
+        # (The modules that draw while a model runs: dropout, Tensor.randn and the like.)
+        from .. import _tensor, functional, random  # noqa: PLC0415
 
-        patches += [(mod, "host_generator", _no_random) for mod in (functional, random)]
+        patches += [(mod, "host_generator", _no_random) for mod in (functional, random, _tensor)]
         saved = [(owner, m, owner.__dict__[m]) for owner, m, _ in patches]
         prev_releasing = _State.releasing
         _State.releasing = False  # the trace keeps every value: backward reads them as tensors
