@@ -12,11 +12,11 @@ from .gradcheck import gradcheck
 from .malloc import keep_freed_memory
 from .random import manual_seed
 from ._tensor import Tensor, cat, stack, tril, triu, where
-from .symbolic import Program, TraceError, compile, trace
 
 __version__ = "0.1.0"
 
 _SUBPACKAGES = ("models", "nn", "optim", "viz")
+_SYMBOLIC = ("trace", "compile", "Program", "TraceError")
 
 
 def __getattr__(name: str):
@@ -26,6 +26,10 @@ def __getattr__(name: str):
         import importlib  # noqa: PLC0415
 
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _SYMBOLIC:  # tga.trace, tga.compile, tga.Program, tga.TraceError (tinygrad_attn.symbolic)
+        from . import symbolic  # noqa: PLC0415
+
+        return getattr(symbolic, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
