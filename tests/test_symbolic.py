@@ -330,7 +330,8 @@ def test_dead_code_is_removed(rng):
 def test_common_subexpressions_are_computed_once(rng):
     x = rand(rng, 3, 4, requires_grad=False)
     prog = tga.trace(lambda x: x.mT @ x + x.mT @ x, x)
-    assert [op.op for op in prog.ops if op.kind == "call"] == ["permute", "matmul", "add"]
+    calls = [op.op for op in prog.ops if op.kind == "call"]
+    assert len(calls) == 3 and calls[1:] == ["matmul", "add"]  # one transpose (its name: permute or mT)
     np.testing.assert_allclose(prog(x).numpy(), 2 * x.numpy().T @ x.numpy())
 
 
