@@ -16,7 +16,7 @@ from ._tensor import Tensor, cat, stack, tril, triu, where
 __version__ = "0.1.0"
 
 _SUBPACKAGES = ("models", "nn", "optim", "viz")
-_SYMBOLIC = ("trace", "compile", "Program", "TraceError")
+_SYMBOLIC = ["trace", "compile", "Program", "TraceError"]
 
 
 def __getattr__(name: str):
@@ -56,8 +56,5 @@ __all__ = [
     "where",
     "tril",
     "triu",
-    "trace",
-    "compile",
-    "Program",
-    "TraceError",
 ]
+__all__ += _SYMBOLIC  # (loaded on first use, by __getattr__)
