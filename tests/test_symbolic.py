@@ -490,3 +490,19 @@ def test_seq2seq_rnn_replay_reads_new_parameters(kind):
     loss().backward()
     for g, w in zip(got, _grads(*model.parameters())):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6)
+
+
+def test_compile_decorates_a_method(rng):
+    class Scaler(tga.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tga.nn.Parameter(np.array([2.0]))
+
+        @tga.compile
+        def loss(self, x):
+            return (x * self.w).sum()
+
+    m, x = Scaler(), rand(rng, 3, requires_grad=False)
+    for _ in range(2):
+        np.testing.assert_allclose(m.loss(x).numpy(), 2 * x.numpy().sum())
+    assert len(Scaler.loss.programs) == 1

@@ -56,6 +56,10 @@ class Compiled:
             return result
         return prog(*args)
 
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        # As a method decorator: ``self`` becomes the first argument (a constant of the key).
+        return self if obj is None else functools.partial(self.__call__, obj)
+
     @property
     def program(self) -> Program | None:
         """The most recently traced program."""
