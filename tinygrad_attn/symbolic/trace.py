@@ -378,7 +378,7 @@ class Tracer:
         return traced
 
 
-# -- helpers ------------------------------------------------------------------------
+# -- small pieces ------------------------------------------------------------------------
 #: Names the generated program uses itself; buffers never take them.
 _RESERVED = frozenset({"program", "args", "accumulate", "Tensor", "xp", "None", "True", "False"})
 _VALUE_READS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__")
