@@ -6,6 +6,8 @@ Contenders, all float32, all computing ``y = MHA(x)`` and then the gradients of
 - ``numpy``: the baseline, written by hand below with its manual backward.
 - ``user``: the same computation written by a user from Tensor ops (projections,
   ``q @ k.mT``, scale, ``masked_fill``, ``softmax``, ``@ v``, merge heads, output projection).
+- ``compiled``: the user form under ``tga.compile``: the first call traces it, the
+  timed calls replay the generated program (no graph, no Tensor objects inside).
 - ``module``: ``tinygrad_attn.models.MultiHeadAttention(..., is_causal=True)``.
 - ``torch``: the user form in PyTorch eager, when ``import torch`` works.
 
@@ -96,15 +98,40 @@ def mha_numpy(a: dict[str, np.ndarray], h: int) -> dict[str, np.ndarray]:
 
 # -- ours: the user-written form --------------------------------------------------------
 def user_setup(a: dict[str, np.ndarray], h: int):
+    p, body = _user_body(a, h)
+
+    def step():
+        for ten in p.values():
+            ten.grad = None
+        body()
+        return p
+
+    return step
+
+
+def compiled_setup(a: dict[str, np.ndarray], h: int):
+    """The user form under ``tga.compile``: traced on the first call, replayed after."""
+    p, body = _user_body(a, h)
+    run = tga.compile(body)
+
+    def step():
+        for ten in p.values():
+            ten.grad = None
+        run()
+        return p
+
+    return step
+
+
+def _user_body(a: dict[str, np.ndarray], h: int):
+    """The user form's parameters, and its forward + backward (gradients accumulate)."""
     p = {n: Tensor(a[n], requires_grad=True) for n in ("x", *WEIGHTS)}
     gy = Tensor(a["gy"])
     b, t, d = a["x"].shape
     dh = d // h
     blocked = Tensor(~np.tri(t, t, 0, dtype=bool))  # (T, T): True where a query may not look
 
-    def step():
-        for ten in p.values():
-            ten.grad = None
+    def body():
         x = p["x"]
 
         def heads(m):  # (B, T, D) -> (B, H, T, dh)
@@ -118,9 +145,8 @@ def user_setup(a: dict[str, np.ndarray], h: int):
         o = (w @ v).permute(0, 2, 1, 3).reshape(b, t, d)  # merge heads
         y = o @ p["Wo"].mT + p["bo"]
         y.backward(gy)
-        return p
 
-    return step
+    return p, body
 
 
 def module_class():
@@ -202,7 +228,7 @@ def contenders(size: str) -> dict:
     b, t, d, h = SIZES[size]
     a = make_inputs(b, t, d)
     ref = mha_numpy(a, h)
-    out = {"numpy": lambda: mha_numpy(a, h), "user": user_setup(a, h)}
+    out = {"numpy": lambda: mha_numpy(a, h), "user": user_setup(a, h), "compiled": compiled_setup(a, h)}
     if module_class() is not None:
         out["module"] = module_setup(a, h)
     if torch_or_none() is not None:
@@ -210,6 +236,8 @@ def contenders(size: str) -> dict:
     for name, fn in out.items():
         if name != "numpy":
             got = fn()
+            if name == "compiled":  # the first call traced: check a replay
+                got = fn()
             _check(name, {n: (v if name != "torch" else _TorchGrad(v)) for n, v in got.items()}, ref)
     return out
 

@@ -99,11 +99,13 @@ def main(quick: bool = False) -> dict[str, float] | None:
     if parts() is None:
         print("  (GPT or AdamW does not exist yet in tinygrad_attn: skipped)")
         return None
-    contenders = {"ours": setup()}
+    contenders = {"ours": setup(), "compiled": tga.compile(setup())}  # two models, same initialisation
     if torch_or_none() is not None:
         contenders["torch"] = torch_setup()
     med = interleave(contenders, rounds=5 if quick else 15, warm=2)
     print(f"  ours (no NumPy baseline yet): {ms(med['ours'])} per training step")
+    print(f"  ours, tga.compile replay:     {ms(med['compiled'])} per training step "
+          f"(eager / compiled {med['ours'] / med['compiled']:.2f}x; target: at least 1.5x)")  # fmt: skip
     if "torch" in med:
         print(f"  PyTorch eager, same model:    {ms(med['torch'])} per training step "
               f"(ours / torch {med['ours'] / med['torch']:.2f}x)")  # fmt: skip

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from common import interleave
 
+import tinygrad_attn as tga
 from tinygrad_attn import Tensor
 
 N_OPS = 200
@@ -62,10 +63,17 @@ def contenders():
     def base():
         return chain_numpy(xa, gya)
 
-    ours()
-    if not np.allclose(x.grad.numpy(), base(), rtol=1e-4, atol=1e-6):
-        raise AssertionError("overhead: the two chains disagree")
-    return {"numpy": base, "ours": ours}
+    run = tga.compile(lambda: chain_ours(x).backward(gy))
+
+    def compiled():  # the same chain, traced once, then replayed as straight-line array calls
+        x.grad = None
+        run()
+
+    for fn in (ours, compiled, compiled):  # (compiled twice: the first call traces, the second replays)
+        fn()
+        if not np.allclose(x.grad.numpy(), base(), rtol=1e-4, atol=1e-6):
+            raise AssertionError("overhead: the chains disagree")
+    return {"numpy": base, "ours": ours, "compiled": compiled}
 
 
 def main(rounds: int = ROUNDS) -> dict[str, float]:
@@ -75,6 +83,8 @@ def main(rounds: int = ROUNDS) -> dict[str, float]:
     print(f"  numpy (hand-written backward): {us['numpy']:6.2f} us per op")
     print(f"  ours:                          {us['ours']:6.2f} us per op   (target: at most 2.5)")
     print(f"  ratio ours / numpy:            {us['ours'] / us['numpy']:6.2f}x")
+    print(f"  compiled (tga.compile replay): {us['compiled']:6.2f} us per op   "
+          f"({us['compiled'] / us['numpy']:.2f}x numpy; target: at most 1.3x)")  # fmt: skip
     print(f"  engine cost above numpy:       {us['ours'] - us['numpy']:6.2f} us per op")
     return us
 

@@ -143,3 +143,12 @@ def test_tour_without_graphviz_still_runs_and_writes_dot(tmp_path):
     for name in ("tour_forward", "tour_backward"):
         assert (tmp_path / f"{name}.dot").read_text().lstrip().startswith("digraph")
         assert not (tmp_path / f"{name}.svg").exists()
+
+
+def test_backward_as_code(tmp_path):
+    r, out = run_example("backward_as_code.py", tmp_path)
+    assert_svg(tmp_path / "program.svg")
+    assert_png(tmp_path / "program_memory.png")
+    assert "def program(args):" in out and "# backward" in out and "grad_q_proj_weight = " in out
+    assert "adam.step()  # updates 8 parameters in place" in out
+    assert r["max_grad_diff"] < 1e-5 and r["backward_lines"] >= 20

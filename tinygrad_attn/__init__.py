@@ -23,6 +23,7 @@ from .threads import get_num_threads, set_num_threads
 __version__ = "0.1.0"
 
 _SUBPACKAGES = ("models", "nn", "optim", "viz")
+_SYMBOLIC = ["trace", "compile", "Program", "TraceError"]
 
 
 def __getattr__(name: str):
@@ -32,6 +33,10 @@ def __getattr__(name: str):
         import importlib  # noqa: PLC0415
 
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _SYMBOLIC:  # tga.trace, tga.compile, tga.Program, tga.TraceError (tinygrad_attn.symbolic)
+        from . import symbolic  # noqa: PLC0415
+
+        return getattr(symbolic, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -67,3 +72,4 @@ __all__ = [
     "set_num_threads",
     "get_num_threads",
 ]
+__all__ += _SYMBOLIC  # (loaded on first use, by __getattr__)

@@ -46,7 +46,7 @@ class _Switches:
     """Global switches, read on every op: one instance with slots, whose attribute reads
     are about twice as fast as reads of class attributes."""
 
-    __slots__ = ("grad_enabled", "decompose", "anomaly", "scope", "retained", "releasing", "overwritable")
+    __slots__ = ("grad_enabled", "decompose", "anomaly", "scope", "retained", "releasing", "overwritable", "tracer")
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -59,6 +59,8 @@ class _Switches:
         self.releasing = _CAN_COUNT_REFS
         # The gradient array the backward step now running may overwrite (see may_overwrite).
         self.overwritable: Any = None
+        # The symbolic tracer recording every op (tinygrad_attn.symbolic), or None.
+        self.tracer: Any = None
 
 
 _State = _Switches()
@@ -288,6 +290,8 @@ class Function:
             if _State.anomaly:
                 fn.inputs, fn.scope, fn.trace = inputs, _State.scope, _user_frame()
                 _check_finite(fn, out_data, "forward")
+        if _State.tracer is not None:  # a symbolic trace records every op (tinygrad_attn.symbolic)
+            _State.tracer.record(fn, inputs, out)
         return out
 
     def forward(self, xp: Any, *datas: Any) -> Any:  # pragma: no cover - abstract
@@ -505,6 +509,8 @@ def run_backward(
     touched; otherwise they accumulate into the ``.grad`` of leaves (and of tensors that
     called ``retain_grad()``). Gradients are arrays here, tensors with ``create_graph``.
     """
+    if _State.tracer is not None:  # a symbolic trace records the backward pass as ops
+        return _State.tracer.run_backward(roots, root_grads, retain_graph, create_graph, targets)
     # id -> [partial gradient, consumer edges that delivered it] of tensors in the heap
     pending: dict[int, list] = {}
     heap: list[tuple] = []  # (-seq, id, tensor): the newest first

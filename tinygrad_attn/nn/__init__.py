@@ -1,5 +1,11 @@
 """Layers, attention blocks and recurrent cells: the building blocks of models.
 
+The names of PyTorch's ``torch.nn`` (``MultiheadAttention``, ``TransformerEncoderLayer``,
+``LSTM``, ...) take PyTorch's arguments and conventions, so PyTorch code runs after
+``from tinygrad_attn import nn``; ``tinygrad_attn.models`` keeps this project's own
+batch-first layers (``MultiHeadAttention``, ``TransformerEncoderLayer(d_model, n_heads,
+d_ff)``) under their names.
+
 ``tinygrad_attn.nn.functional`` is the same module as :mod:`tinygrad_attn.functional`,
 so ``import tinygrad_attn.nn.functional as F`` works as it does in PyTorch.
 """
@@ -7,11 +13,18 @@ so ``import tinygrad_attn.nn.functional as F`` works as it does in PyTorch.
 import sys
 
 from .. import functional
-from .attention import AdditiveAttention, DotAttention, GeneralAttention, MultiHeadAttention
-from .layers import Dropout, Embedding, FeedForward, LayerNorm, Linear, PositionalEncoding
+from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .attention import AdditiveAttention, DotAttention, GeneralAttention, MultiHeadAttention, MultiheadAttention
+from .layers import Dropout, Embedding, FeedForward, Identity, LayerNorm, Linear, PositionalEncoding
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
-from .module import Module, ModuleList, Parameter, Sequential, StateDictError, functional_call
-from .rnn import GRUCell, RNNCell
+from .module import Module, ModuleDict, ModuleList, Parameter, Sequential, StateDictError, functional_call
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .torch_transformer import (
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 # One module under two names: ``tinygrad_attn.nn.functional`` is ``tinygrad_attn.functional``.
 sys.modules[__name__ + ".functional"] = functional
@@ -36,6 +49,24 @@ __all__ = [
     "AdditiveAttention",
     "RNNCell",
     "GRUCell",
+    # PyTorch's names, arguments and conventions
+    "Identity",
+    "ModuleDict",
+    "ReLU",
+    "GELU",
+    "Tanh",
+    "Sigmoid",
+    "Softmax",
+    "LogSoftmax",
+    "MultiheadAttention",
+    "TransformerEncoderLayer",
+    "TransformerEncoder",
+    "TransformerDecoderLayer",
+    "TransformerDecoder",
+    "RNN",
+    "GRU",
+    "LSTM",
+    "LSTMCell",
     "CrossEntropyLoss",
     "MSELoss",
     "NLLLoss",

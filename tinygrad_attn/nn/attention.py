@@ -20,8 +20,9 @@ import numpy as np
 
 from .. import functional as F
 from .._tensor import Tensor, cat, where
+from ..random import host_generator
 from .layers import Linear
-from .module import Module
+from .module import Module, Parameter, _place
 
 # Masked scores are set to this before the softmax: exp() of it is 0 in float32 and
 # float64, yet subtracting the row max from it cannot overflow (as -inf or -max would).
@@ -54,6 +55,33 @@ def _as_mask(mask: Any, like: Tensor, op: str) -> Tensor:
     if isinstance(mask, Tensor):
         return mask
     return Tensor(np.asarray(mask), device=like._dev)
+
+
+def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None, is_causal: bool = False,
+                 dropout_p: float = 0.0, need_weights: bool = False,
+                 cache: dict | None = None) -> tuple[Tensor, Tensor | None]:  # fmt: skip
+    """The heads of multi-head attention, after the input projections and before the output one.
+
+    ``q`` ``(B, Tq, E)``, ``k`` and ``v`` ``(B, Tk, E)`` (projected) are split into
+    ``n_heads`` heads, attended with :func:`~tinygrad_attn.functional.scaled_dot_product_attention`
+    (``mask`` True = may attend, or float and added, broadcastable to ``(B, H, Tq, Tk)``) and
+    merged: returns ``(B, Tq, E)`` and the weights ``(B, H, Tq, Tk)`` (None unless
+    ``need_weights``). Both :class:`MultiHeadAttention` and the PyTorch-convention
+    :class:`MultiheadAttention` run this; ``cache`` as in the former.
+    """
+    b, tq, e = q.shape
+    hd = e // n_heads
+
+    def heads(x: Tensor) -> Tensor:
+        return x.reshape(x.shape[0], x.shape[1], n_heads, hd).permute(0, 2, 1, 3)  # (B, H, T, hd)
+
+    qh, kh, vh = heads(q), heads(k), heads(v)
+    if cache is not None:
+        kh, vh, mask, is_causal = _extend_cache(cache, kh, vh, mask, is_causal)
+    res = F.scaled_dot_product_attention(qh, kh, vh, mask=mask, is_causal=is_causal, dropout_p=dropout_p,
+                                         return_weights=need_weights)  # fmt: skip
+    out, weights = res if need_weights else (res, None)  # (B, H, Tq, hd), (B, H, Tq, Tk)
+    return out.permute(0, 2, 1, 3).reshape(b, tq, e), weights  # (B, Tq, E)
 
 
 class MultiHeadAttention(Module):
@@ -94,25 +122,17 @@ class MultiHeadAttention(Module):
         key = query if key is None else key
         value = key if value is None else value
         self._check(query, key, value)
-        b, tq = query.shape[0], query.shape[1]
         # Three products, not one over the stacked weights: even with the slices'
         # gradients added in place, the stacked form measured 5 to 15% slower at tiny and
         # small sizes (five more nodes) and within noise at medium and large.
-        q = self._heads(self.q_proj(query))  # (B, H, Tq, hd)
-        k = self._heads(self.k_proj(key))  # (B, H, Tk, hd)
-        v = self._heads(self.v_proj(value))  # (B, H, Tk, hd)
-        if cache is not None:
-            k, v, mask, is_causal = _extend_cache(cache, k, v, mask, is_causal)
+        q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)  # (B, T, d_model)
         if mask is not None:
             mask = _as_mask(mask, query, "MultiHeadAttention")
             if mask.ndim == 3:  # (B, Tq, Tk): the same mask for every head
                 mask = mask.unsqueeze(1)
         p = self.dropout if self.training else 0.0
-        res = F.scaled_dot_product_attention(q, k, v, mask=mask, is_causal=is_causal, dropout_p=p,
-                                             return_weights=need_weights)  # fmt: skip
-        out, weights = res if need_weights else (res, None)  # (B, H, Tq, hd), (B, H, Tq, Tk)
-        out = out.permute(0, 2, 1, 3).reshape(b, tq, self.d_model)  # (B, Tq, d_model)
-        out = self.out_proj(out)
+        out, weights = attend_heads(q, k, v, self.n_heads, mask, is_causal, p, need_weights, cache)
+        out = self.out_proj(out)  # (B, Tq, d_model)
         return (out, weights) if need_weights else out
 
     def _check(self, query: Tensor, key: Tensor, value: Tensor) -> None:
@@ -131,12 +151,165 @@ class MultiHeadAttention(Module):
                 f"(B, Tk, {self.kdim}), (B, Tk, {self.vdim})"
             )
 
-    def _heads(self, x: Tensor) -> Tensor:
-        b, t, _ = x.shape
-        return x.reshape(b, t, self.n_heads, self.head_dim).permute(0, 2, 1, 3)  # (B, H, T, hd)
-
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, dropout={self.dropout}"
+
+
+def _xavier(shape: tuple[int, int]) -> Parameter:
+    bound = math.sqrt(6.0 / (shape[0] + shape[1]))  # Glorot & Bengio's uniform, as PyTorch's MHA
+    return Parameter(host_generator().uniform(-bound, bound, shape).astype(np.float32))
+
+
+def _additive(mask: Tensor) -> Tensor:
+    """A float mask as it is; a boolean one (True = not allowed, PyTorch's sense) as 0 / -inf."""
+    if mask.dtype != np.bool_:
+        return mask
+    zero = Tensor.zeros(*mask.shape, device=mask.device)
+    return where(mask, zero - math.inf, zero)
+
+
+class MultiheadAttention(Module):
+    """PyTorch's ``nn.MultiheadAttention``: its arguments, parameters, layout and masks.
+
+    Sequence-first ``(L, N, E)`` inputs unless ``batch_first`` (then ``(N, L, E)``), or
+    unbatched ``(L, E)``. Parameters ``in_proj_weight`` ``(3E, E)`` and ``in_proj_bias``
+    ``(3E,)`` (q, k, v stacked), ``out_proj.weight``/``.bias``; with ``kdim``/``vdim``
+    other than ``embed_dim``, ``q_proj_weight``, ``k_proj_weight``, ``v_proj_weight``
+    instead of ``in_proj_weight``. So a PyTorch state dict loads as it is.
+
+    ``forward(query, key, value, key_padding_mask, need_weights, attn_mask,
+    average_attn_weights, is_causal)`` returns ``(output, weights)``; masks in PyTorch's
+    sense: boolean True = may NOT attend, float = added to the scores. ``attn_mask`` is
+    ``(L, S)`` or ``(N * num_heads, L, S)``, ``key_padding_mask`` ``(N, S)``. The weights
+    are ``(N, L, S)``, averaged over the heads, or ``(N, num_heads, L, S)`` with
+    ``average_attn_weights=False``. ``is_causal`` without ``attn_mask`` applies the causal
+    mask (PyTorch asks for the mask too); with one, the mask is used as given.
+    One difference: a query with every key masked gets zeros, where PyTorch gives NaN.
+
+    The heads are computed by :func:`attend_heads`, as in :class:`MultiHeadAttention`.
+
+    >>> mha = MultiheadAttention(8, 2)
+    >>> x = Tensor.randn(5, 1, 8)  # (L, N, E)
+    >>> out, w = mha(x, x, x)
+    >>> out.shape, w.shape
+    ((5, 1, 8), (1, 5, 5))
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
+                 vdim: int | None = None, batch_first: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:  # fmt: skip
+        super().__init__()
+        if add_bias_kv or add_zero_attn:
+            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported; "
+                                      "leave them False")  # fmt: skip
+        if embed_dim % num_heads:
+            raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
+        self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self.dropout, self.batch_first = dropout, batch_first
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = _xavier((3 * embed_dim, embed_dim))
+            self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
+        else:
+            self.q_proj_weight = _xavier((embed_dim, embed_dim))
+            self.k_proj_weight = _xavier((embed_dim, self.kdim))
+            self.v_proj_weight = _xavier((embed_dim, self.vdim))
+            self.in_proj_weight = None
+        self.in_proj_bias = Parameter(np.zeros(3 * embed_dim, np.float32)) if bias else None
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias)
+        if bias:
+            self.out_proj.bias.data = self.out_proj.bias._dev.ops.zeros_like(self.out_proj.bias.data)
+        self.bias_k = self.bias_v = None
+        _place(self, device, dtype)
+
+    def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        e, b = self.embed_dim, self.in_proj_bias
+        bq, bk, bv = (None, None, None) if b is None else (b[:e], b[e : 2 * e], b[2 * e :])
+        if self.in_proj_weight is None:
+            return (F.linear(query, self.q_proj_weight, bq), F.linear(key, self.k_proj_weight, bk),
+                    F.linear(value, self.v_proj_weight, bv))  # fmt: skip
+        w = self.in_proj_weight
+        if query is key and key is value:  # self-attention: one product with the stacked weights
+            q, k, v = F.linear(query, w, b).chunk(3, axis=-1)
+            return q, k, v
+        return F.linear(query, w[:e], bq), F.linear(key, w[e : 2 * e], bk), F.linear(value, w[2 * e :], bv)
+
+    def _mask(self, attn_mask: Any, key_padding_mask: Any, n: int, tq: int, tk: int, like: Tensor) -> Tensor | None:
+        """PyTorch's two masks as one mask in :func:`attend_heads`' sense, ``(N or 1, H or 1, L, S)``."""
+        masks = []
+        if attn_mask is not None:
+            m = _as_mask(attn_mask, like, "MultiheadAttention")
+            if m.shape == (tq, tk):
+                pass
+            elif m.shape == (n * self.num_heads, tq, tk):
+                m = m.reshape(n, self.num_heads, tq, tk)
+            else:
+                raise ValueError(f"MultiheadAttention: attn_mask of shape {m.shape} must be (L, S) = {(tq, tk)} or "
+                                 f"(N * num_heads, L, S) = {(n * self.num_heads, tq, tk)}")  # fmt: skip
+            masks.append(m)
+        if key_padding_mask is not None:
+            m = _as_mask(key_padding_mask, like, "MultiheadAttention")
+            if m.shape not in ((n, tk), (tk,)):
+                raise ValueError(f"MultiheadAttention: key_padding_mask of shape {m.shape} must be (N, S) = "
+                                 f"{(n, tk)}")  # fmt: skip
+            masks.append(m.reshape(m.shape[0] if m.ndim == 2 else 1, 1, 1, tk))
+        if not masks:
+            return None
+        if all(m.dtype == np.bool_ for m in masks):  # True = not allowed -> True = may attend
+            return ~masks[0] if len(masks) == 1 else ~(masks[0] | masks[1])
+        return masks[0] if len(masks) == 1 else _additive(masks[0]) + _additive(masks[1])
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any = None,
+                need_weights: bool = True, attn_mask: Any = None, average_attn_weights: bool = True,
+                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:  # fmt: skip
+        e = self.embed_dim
+        unbatched = query.ndim == 2
+        ok = (
+            query.ndim == key.ndim == value.ndim
+            and query.ndim in (2, 3)
+            and query.shape[-1] == e
+            and key.shape[-1] == self.kdim
+            and value.shape[-1] == self.vdim
+            and key.shape[:-1] == value.shape[:-1]
+            and (unbatched or query.shape[1 - self.batch_first] == key.shape[1 - self.batch_first])
+        )
+        if not ok:
+            layout = "(N, L, E)" if self.batch_first else "(L, N, E)"
+            raise ValueError(f"MultiheadAttention(embed_dim={e}, kdim={self.kdim}, vdim={self.vdim}): got query "
+                             f"{query.shape}, key {key.shape}, value {value.shape}; need {layout} inputs (or "
+                             f"unbatched (L, E)) with E = {e}, {self.kdim}, {self.vdim}")  # fmt: skip
+
+        def batch_major(x: Tensor) -> Tensor:  # (N, T, E) whatever the layout
+            if unbatched:
+                return x.unsqueeze(0)
+            return x if self.batch_first else x.transpose(0, 1)
+
+        same = query is key and key is value
+        query, key, value = batch_major(query), batch_major(key), batch_major(value)
+        if same:  # keep the one-product path for self-attention
+            key = value = query
+        q, k, v = self._project(query, key, value)  # (N, L, E), (N, S, E), (N, S, E)
+        n, tq, tk = q.shape[0], q.shape[1], k.shape[1]
+        mask = self._mask(attn_mask, key_padding_mask, n, tq, tk, q)
+        p = self.dropout if self.training else 0.0
+        out, w = attend_heads(q, k, v, self.num_heads, mask, is_causal and attn_mask is None, p, need_weights)
+        out = self.out_proj(out)  # (N, L, E)
+        if unbatched:
+            out = out.squeeze(0)
+        elif not self.batch_first:
+            out = out.transpose(0, 1)  # (L, N, E)
+        if w is not None:
+            if average_attn_weights:
+                w = w.mean(axis=1)  # (N, L, S)
+            if unbatched:
+                w = w.squeeze(0)
+        return out, w
+
+    def extra_repr(self) -> str:
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
 
 
 # -- the score functions of the papers -------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from .._tensor import Tensor
+from .._tensor import Tensor, where
 from ..indexing import host_integers
 from ..random import host_generator
 from .module import Module, Parameter
@@ -45,48 +45,99 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """A table of ``num`` vectors of size ``dim``, looked up by integer ids (N(0, 1) init)."""
+    """A table of ``num`` vectors of size ``dim``, looked up by integer ids (N(0, 1) init).
 
-    def __init__(self, num: int, dim: int, device: Any = None, dtype: Any = np.float32) -> None:
+    The names of PyTorch's ``nn.Embedding(num_embeddings, embedding_dim, padding_idx)``:
+    the row ``padding_idx`` starts at zero and gets no gradient.
+    """
+
+    def __init__(self, num: int, dim: int, padding_idx: int | None = None, device: Any = None,
+                 dtype: Any = np.float32) -> None:  # fmt: skip
         super().__init__()
         self.num, self.dim = num, dim
-        self.weight = Parameter(host_generator().standard_normal((num, dim)).astype(dtype), device=device)
+        self.num_embeddings, self.embedding_dim = num, dim
+        if padding_idx is not None:
+            if not -num <= padding_idx < num:
+                raise ValueError(f"Embedding({num}, {dim}): padding_idx {padding_idx} is out of range [-{num}, {num})")
+            padding_idx %= num
+        self.padding_idx = padding_idx
+        table = host_generator().standard_normal((num, dim)).astype(dtype)
+        if padding_idx is not None:
+            table[padding_idx] = 0
+        self.weight = Parameter(table, device=device)
 
     def forward(self, ids: Any) -> Tensor:
         host = host_integers(ids, "Embedding")
         if host.size and (host.min() < 0 or host.max() >= self.num):
             bad = host.max() if host.max() >= self.num else host.min()
             raise IndexError(f"Embedding({self.num}, {self.dim}): id {bad} is out of range [0, {self.num})")
-        return self.weight[host]  # (..., dim); repeated ids accumulate gradient
+        out = self.weight[host]  # (..., dim); repeated ids accumulate gradient
+        if self.padding_idx is not None and (host == self.padding_idx).any():
+            # The padding row is read but not learned: its lookups pass no gradient back.
+            pad = Tensor((host == self.padding_idx)[..., None], device=self.weight._dev)
+            out = where(pad, out.detach(), out)
+        return out
 
     def extra_repr(self) -> str:
-        return f"{self.num}, {self.dim}"
+        return f"{self.num}, {self.dim}" + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
 
 
 class LayerNorm(Module):
-    """Normalise the last axis; learnable ``weight`` (ones) and ``bias`` (zeros)."""
+    """Normalise the last axes; learnable ``weight`` (ones) and ``bias`` (zeros).
 
-    def __init__(self, dim: int, eps: float = 1e-5, device: Any = None, dtype: Any = np.float32) -> None:
+    PyTorch's ``nn.LayerNorm(normalized_shape, eps, elementwise_affine, bias)``:
+    ``normalized_shape`` is an int (the last axis) or a tuple (the last ``len`` axes,
+    normalised together); ``elementwise_affine=False`` has no parameters, ``bias=False``
+    no bias.
+    """
+
+    def __init__(self, dim: int | tuple[int, ...], eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, device: Any = None, dtype: Any = np.float32) -> None:  # fmt: skip
         super().__init__()
-        self.dim, self.eps = dim, eps
-        self.weight = Parameter(np.ones(dim, dtype), device=device)
-        self.bias = Parameter(np.zeros(dim, dtype), device=device)
+        shape = (dim,) if isinstance(dim, (int, np.integer)) else tuple(int(d) for d in dim)
+        self.dim, self.eps, self.normalized_shape = dim, eps, shape
+        self.elementwise_affine = elementwise_affine
+        self.weight = Parameter(np.ones(shape, dtype), device=device) if elementwise_affine else None
+        self.bias = Parameter(np.zeros(shape, dtype), device=device) if elementwise_affine and bias else None
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.layer_norm(x, self.weight, self.bias, self.eps)
+        shape = self.normalized_shape
+        if len(shape) == 1:
+            return F.layer_norm(x, self.weight, self.bias, self.eps)
+        if x.shape[x.ndim - len(shape) :] != shape:
+            raise ValueError(f"LayerNorm({shape}): input of shape {x.shape} must end in {shape}")
+        # Several axes normalised together are one axis to layer_norm.
+        n = math.prod(shape)
+        w = None if self.weight is None else self.weight.reshape(n)
+        b = None if self.bias is None else self.bias.reshape(n)
+        flat = x.reshape(*x.shape[: x.ndim - len(shape)], n)
+        return F.layer_norm(flat, w, b, self.eps).reshape(*x.shape)
 
     def extra_repr(self) -> str:
         return f"{self.dim}, eps={self.eps}"
 
 
-class Dropout(Module):
-    """Zero elements with probability ``p`` while training; the identity in ``eval()``."""
+class Identity(Module):
+    """Returns its input; a placeholder where a layer is optional (any arguments are ignored)."""
 
-    def __init__(self, p: float = 0.5) -> None:
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__()
+
+    def forward(self, x: Any) -> Any:
+        return x
+
+
+class Dropout(Module):
+    """Zero elements with probability ``p`` while training; the identity in ``eval()``.
+
+    ``inplace`` is accepted for PyTorch code and ignored (the result is a new tensor).
+    """
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout(x, self.p, self.training)

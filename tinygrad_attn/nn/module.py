@@ -63,6 +63,14 @@ def _move(t: Tensor, dev: Any, dtype: Any = None) -> None:
     t._dev = dev
 
 
+def _place(module: Module, device: Any, dtype: Any) -> None:
+    """The ``device=``/``dtype=`` arguments of PyTorch's constructors: cast, then move, in place."""
+    if dtype is not None:
+        module.astype(dtype)
+    if device is not None:
+        module.to(device)
+
+
 class Module:
     """Base class of every layer and model.
 
@@ -467,17 +475,86 @@ class ModuleList(Module):
 
 
 class Sequential(ModuleList):
-    """Modules applied one after the other: ``Sequential(Linear(4, 8), Linear(8, 2))``."""
+    """Modules applied one after the other: ``Sequential(Linear(4, 8), Linear(8, 2))``.
 
-    def __init__(self, *modules: Module) -> None:
-        super().__init__(modules)
+    As in PyTorch, one ``OrderedDict`` (or dict) of named modules names the children.
+    """
+
+    def __init__(self, *modules: Module | Mapping[str, Module]) -> None:
+        if len(modules) == 1 and isinstance(modules[0], Mapping):
+            super().__init__()
+            for name, m in modules[0].items():
+                self.add_module(name, m)
+        else:
+            super().__init__(modules)  # type: ignore[arg-type]
+
+    def _key(self, i: int) -> str:
+        # By position: the children may have names rather than "0", "1", ...
+        keys = list(self._modules)
+        if not -len(keys) <= i < len(keys):
+            raise IndexError(f"{type(self).__name__}: index {i} is out of range for {len(keys)} modules")
+        return keys[i]
 
     def __getitem__(self, i: int | slice) -> Any:
         if isinstance(i, slice):
-            return Sequential(*list(self._modules.values())[i])
+            from collections import OrderedDict  # noqa: PLC0415
+
+            return Sequential(OrderedDict(list(self._modules.items())[i]))
         return super().__getitem__(i)
 
     def forward(self, x: Any) -> Any:
         for m in self:
             x = m(x)
         return x
+
+
+class ModuleDict(Module):
+    """A dict of modules, registered as children under their keys (insertion order kept)."""
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        if not isinstance(key, str) or hasattr(type(self), key):
+            # A key such as "items" would hide the method of the same name.
+            raise KeyError(f"ModuleDict: key {key!r} must be a string that is not a ModuleDict attribute")
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._modules
+
+    def keys(self) -> Iterable[str]:
+        return self._modules.keys()
+
+    def items(self) -> Iterable[tuple[str, Module]]:
+        return self._modules.items()
+
+    def values(self) -> Iterable[Module]:
+        return self._modules.values()
+
+    def pop(self, key: str) -> Module:
+        m = self._modules[key]
+        del self[key]
+        return m
+
+    def clear(self) -> None:
+        for k in list(self._modules):
+            del self[k]
+
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        for k, m in modules.items() if isinstance(modules, Mapping) else modules:
+            self[k] = m

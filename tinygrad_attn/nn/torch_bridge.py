@@ -1,6 +1,9 @@
 """Convert state dicts between PyTorch's attention layers and ours, as NumPy arrays.
 
 PyTorch need not be installed: pass ``{k: v.numpy() for k, v in torch_module.state_dict().items()}``.
+This is for this project's batch-first layers (``MultiHeadAttention``, ``models.TransformerEncoderLayer``);
+the PyTorch-convention ``nn.MultiheadAttention`` and ``nn.Transformer*`` layers use PyTorch's
+names, so a PyTorch state dict loads into them with ``load_state_dict`` as it is.
 
 ========================== =========================================================
 PyTorch                    ours

@@ -33,11 +33,45 @@ def _activation(activation: str | Callable[[Tensor], Tensor], owner: str) -> Cal
     return _ACTIVATIONS[activation]
 
 
-class TransformerEncoderLayer(Module):
+class _EncoderLayerBase(Module):
+    """The encoder layer's body, whatever the attention's conventions: self-attention then a
+    feed-forward block, each with a residual connection, a norm (after, or before with
+    ``norm_first``) and dropout. A subclass builds it with :meth:`_build` and calls
+    :meth:`_layer` with its self-attention as a function of the (normed) input."""
+
+    def _build(self, self_attn: Module, d_model: int, d_ff: int, dropout: float, norm_first: bool,
+               activation: str | Callable[[Tensor], Tensor], layer_norm_eps: float, bias: bool = True) -> None:  # fmt: skip
+        self.self_attn = self_attn  # children in PyTorch's order, so state dicts list as its do
+        self.linear1 = Linear(d_model, d_ff, bias=bias)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(d_ff, d_model, bias=bias)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.activation = _activation(activation, type(self).__name__)
+
+    def _layer(self, x: Tensor, attend: Callable[[Tensor], Tensor]) -> Tensor:
+        if self.norm_first:
+            x = x + self.dropout1(attend(self.norm1(x)))
+            return x + self._ff(self.norm2(x))
+        x = self.norm1(x + self.dropout1(attend(x)))
+        return self.norm2(x + self._ff(x))
+
+    def _ff(self, x: Tensor) -> Tensor:
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # (..., d_ff) inside
+
+    def extra_repr(self) -> str:
+        return f"norm_first={self.norm_first}"
+
+
+class TransformerEncoderLayer(_EncoderLayerBase):
     """Self-attention then a feed-forward block, each with a residual connection and a norm.
 
     ``x`` ``(B, T, d_model)`` -> ``(B, T, d_model)``; ``mask`` as in
     :class:`MultiHeadAttention` (True = may attend), ``is_causal`` for a decoder-only model.
+    (``tinygrad_attn.nn.TransformerEncoderLayer`` is the PyTorch-convention layer.)
 
     >>> layer = TransformerEncoderLayer(16, 4, 32)
     >>> layer(Tensor.randn(2, 5, 16)).shape
@@ -47,81 +81,79 @@ class TransformerEncoderLayer(Module):
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, norm_first: bool = False,
                  activation: str | Callable[[Tensor], Tensor] = "relu", layer_norm_eps: float = 1e-5) -> None:  # fmt: skip
         super().__init__()
-        self.norm_first = norm_first
-        self.activation = _activation(activation, type(self).__name__)
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
-        self.linear1 = Linear(d_model, d_ff)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(d_ff, d_model)
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
+        self._build(attn, d_model, d_ff, dropout, norm_first, activation, layer_norm_eps)
 
     def forward(self, x: Tensor, mask: Any = None, is_causal: bool = False, cache: dict | None = None) -> Tensor:
         """``cache``: see :class:`MultiHeadAttention` (feed a decoder one token at a time)."""
-        if self.norm_first:
-            x = x + self._sa(self.norm1(x), mask, is_causal, cache)
-            return x + self._ff(self.norm2(x))
-        x = self.norm1(x + self._sa(x, mask, is_causal, cache))
-        return self.norm2(x + self._ff(x))
+        return self._layer(x, lambda y: self.self_attn(y, mask=mask, is_causal=is_causal, cache=cache))
 
-    def _sa(self, x: Tensor, mask: Any, is_causal: bool, cache: dict | None = None) -> Tensor:
-        return self.dropout1(self.self_attn(x, mask=mask, is_causal=is_causal, cache=cache))
+
+class _DecoderLayerBase(Module):
+    """The decoder layer's body, whatever the attention's conventions: self-attention,
+    cross-attention over the memory, then a feed-forward block, each with a residual
+    connection, a norm and dropout. The cross-attention child's name is the subclass's
+    ``_cross`` (``cross_attn`` here, ``multihead_attn`` in PyTorch)."""
+
+    _cross = "cross_attn"
+
+    def _build(self, self_attn: Module, cross_attn: Module, d_model: int, d_ff: int, dropout: float,
+               norm_first: bool, activation: str | Callable[[Tensor], Tensor], layer_norm_eps: float,
+               bias: bool = True) -> None:  # fmt: skip
+        self.self_attn = self_attn  # children in PyTorch's order, so state dicts list as its do
+        setattr(self, self._cross, cross_attn)
+        self.linear1 = Linear(d_model, d_ff, bias=bias)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(d_ff, d_model, bias=bias)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _activation(activation, type(self).__name__)
+
+    def _layer(self, x: Tensor, self_attend: Callable[[Tensor], Tensor],
+               cross_attend: Callable[[Tensor], Tensor]) -> Tensor:  # fmt: skip
+        if self.norm_first:
+            x = x + self.dropout1(self_attend(self.norm1(x)))
+            x = x + self.dropout2(cross_attend(self.norm2(x)))
+            return x + self._ff(self.norm3(x))
+        x = self.norm1(x + self.dropout1(self_attend(x)))
+        x = self.norm2(x + self.dropout2(cross_attend(x)))
+        return self.norm3(x + self._ff(x))
 
     def _ff(self, x: Tensor) -> Tensor:
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # (B, T, d_ff) inside
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # (..., d_ff) inside
 
     def extra_repr(self) -> str:
         return f"norm_first={self.norm_first}"
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_DecoderLayerBase):
     """Causal self-attention, cross-attention over ``memory``, then a feed-forward block.
 
     ``x`` ``(B, Tt, d_model)``, ``memory`` ``(B, Ts, d_model)`` (the encoder's output);
     ``mask`` applies to the self-attention (``is_causal=True`` adds the causal mask),
     ``memory_mask`` to the cross-attention (e.g. the source padding, ``(B, 1, 1, Ts)``).
+    (``tinygrad_attn.nn.TransformerDecoderLayer`` is the PyTorch-convention layer.)
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, norm_first: bool = False,
                  activation: str | Callable[[Tensor], Tensor] = "relu", layer_norm_eps: float = 1e-5) -> None:  # fmt: skip
         super().__init__()
-        self.norm_first = norm_first
-        self.activation = _activation(activation, type(self).__name__)
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
-        self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
-        self.linear1 = Linear(d_model, d_ff)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(d_ff, d_model)
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
+        self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
+        cross_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
+        self._build(self_attn, cross_attn, d_model, d_ff, dropout, norm_first, activation, layer_norm_eps)
 
     def forward(self, x: Tensor, memory: Tensor, mask: Any = None, memory_mask: Any = None,
                 is_causal: bool = False) -> Tensor:  # fmt: skip
-        if self.norm_first:
-            x = x + self._sa(self.norm1(x), mask, is_causal)
-            x = x + self._ca(self.norm2(x), memory, memory_mask)
-            return x + self._ff(self.norm3(x))
-        x = self.norm1(x + self._sa(x, mask, is_causal))
-        x = self.norm2(x + self._ca(x, memory, memory_mask))
-        return self.norm3(x + self._ff(x))
-
-    def _sa(self, x: Tensor, mask: Any, is_causal: bool) -> Tensor:
-        return self.dropout1(self.self_attn(x, mask=mask, is_causal=is_causal))
-
-    def _ca(self, x: Tensor, memory: Tensor, memory_mask: Any) -> Tensor:
-        return self.dropout2(self.cross_attn(x, memory, memory, mask=memory_mask))
-
-    def _ff(self, x: Tensor) -> Tensor:
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # (B, T, d_ff) inside
-
-    def extra_repr(self) -> str:
-        return f"norm_first={self.norm_first}"
+        return self._layer(
+            x,
+            lambda y: self.self_attn(y, mask=mask, is_causal=is_causal),
+            lambda y: self.cross_attn(y, memory, memory, mask=memory_mask),
+        )
 
 
 class TransformerEncoder(Module):

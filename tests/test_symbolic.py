@@ -1,0 +1,508 @@
+"""Symbolic programs: tga.trace and tga.compile against eager mode, the generated code,
+TraceError, and the passes on their own."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import rand
+
+import tinygrad_attn as tga
+import tinygrad_attn.functional as F
+from tinygrad_attn import Tensor
+from tinygrad_attn.symbolic import passes
+
+
+def _grads(*ts):
+    return [None if t.grad is None else t.grad.numpy() for t in ts]
+
+
+def _zero(*ts):
+    for t in ts:
+        t.grad = None
+
+
+def _fresh(rng, like):
+    """A tensor of ``like``'s shape, dtype, device and requires_grad, with new values."""
+    a = rng.standard_normal(like.shape).astype(like.dtype)
+    return Tensor(a, device=like.device, requires_grad=like.requires_grad)
+
+
+def _check_replay(fn, args, rng, decompose=False, atol=1e-10):
+    """Trace ``fn`` on ``args``, replay on new values, compare with eager on those values."""
+    import contextlib
+
+    ctx = tga.decompose if decompose else contextlib.nullcontext
+    with ctx():
+        prog = tga.trace(fn, *args)
+    assert all(t.grad is None for t in args if isinstance(t, Tensor))  # the trace leaves .grad alone
+    new = [_fresh(rng, a) if isinstance(a, Tensor) else a for a in args]
+    out = prog(*new)
+    got = _grads(*[t for t in new if isinstance(t, Tensor)])
+    _zero(*[t for t in new if isinstance(t, Tensor)])
+    with ctx():
+        ref = fn(*new)
+        if isinstance(ref, Tensor) and ref.requires_grad and ref.shape == ():
+            ref.backward()
+    want = _grads(*[t for t in new if isinstance(t, Tensor)])
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), atol=atol, rtol=1e-9)
+    for g, w in zip(got, want):
+        assert (g is None) == (w is None)
+        if g is not None:
+            np.testing.assert_allclose(g, w, atol=atol, rtol=1e-9)
+    return prog
+
+
+# -- trace and replay against eager ------------------------------------------------
+def test_replay_matches_eager_with_broadcasting_and_reuse(device, rng):
+    x, w, b = rand(rng, 3, 4, device=device), rand(rng, 4, 5, device=device), rand(rng, 5, device=device)
+
+    def fn(x, w, b):
+        h = (x @ w + b).tanh()  # b broadcast over rows
+        return (h * h + h.exp()).sum() / 3.0  # h read three times
+
+    _check_replay(fn, [x, w, b], rng)
+
+
+@pytest.mark.parametrize("decompose", [False, True])
+def test_composites_fused_and_decomposed(device, rng, decompose):
+    x, w = rand(rng, 2, 5, 6, device=device), rand(rng, 6, device=device)
+
+    def fn(x, w):
+        y = F.layer_norm(x, w, None).softmax(-1)
+        return (F.gelu(y) * x).log_softmax(-1).mean()
+
+    prog = _check_replay(fn, [x, w], rng, decompose=decompose)
+    fused_backward = [op for op in prog.ops if op.kind == "backward"]
+    assert bool(fused_backward) != decompose  # fused ops record their array backward once
+
+
+def test_slices_and_index_arrays(device, rng):
+    x = rand(rng, 4, 6, device=device)
+
+    def fn(x):
+        a, b = x[:, :3], x[:, 3:]  # two slices of one tensor: their gradients add
+        return (a * b).sum() + x[np.array([0, 2, 2])].sum() * 0.5
+
+    _check_replay(fn, [x], rng)
+
+
+def test_traced_gradients_match_finite_differences(device, rng):
+    """The recorded backward is the derivative of the recorded forward (float64)."""
+    x, w = rand(rng, 3, 4, device=device), rand(rng, 4, 2, device=device)
+
+    def fn(x, w):
+        return ((x @ w).softmax(-1) * (x.sum(-1, keepdims=True) ** 2)).sum()
+
+    prog = tga.trace(fn, x, w)
+    xs = x.numpy()
+    prog(Tensor(xs, device=device, requires_grad=True), w)
+    w.grad = None
+    xt = Tensor(xs, device=device, requires_grad=True)
+    prog(xt, w)
+    num = np.zeros_like(xs)
+    eps = 1e-6
+    for i in np.ndindex(xs.shape):
+        hi, lo = xs.copy(), xs.copy()
+        hi[i] += eps
+        lo[i] -= eps
+        f_hi = prog(Tensor(hi, device=device), w).item()
+        f_lo = prog(Tensor(lo, device=device), w).item()
+        num[i] = (f_hi - f_lo) / (2 * eps)
+    np.testing.assert_allclose(xt.grad.numpy(), num, atol=1e-6, rtol=1e-5)
+
+
+def test_replay_accumulates_gradients_like_backward(rng):
+    x = rand(rng, 3)
+    prog = tga.trace(lambda x: (x * x).sum(), x)
+    prog(x)
+    prog(x)
+    np.testing.assert_allclose(x.grad.numpy(), 4 * x.numpy())
+
+
+def test_no_grad_program_has_no_backward(rng):
+    x = rand(rng, 2, 3, requires_grad=False)
+    prog = tga.trace(lambda x: (x.exp() + 1.0).sum(-1), x)
+    assert "# backward" not in prog.code and all(op.section == "forward" for op in prog.ops)
+    y = rand(rng, 2, 3, requires_grad=False)
+    np.testing.assert_allclose(prog(y).numpy(), (np.exp(y.numpy()) + 1.0).sum(-1))
+
+
+def test_returns_the_structure_fn_returned(rng):
+    x = rand(rng, 2, 2, requires_grad=False)
+    prog = tga.trace(lambda x: {"a": x * 2.0, "b": (x.sum(), 3)}, x)
+    out = prog(x)
+    assert set(out) == {"a", "b"} and out["b"][1] == 3
+    np.testing.assert_allclose(out["b"][0].numpy(), x.numpy().sum())
+
+
+def test_grad_inside_trace(rng):
+    x = rand(rng, 3)
+
+    def fn(x):
+        (g,) = tga.grad((x**3).sum(), x)
+        return g * 1.0
+
+    prog = tga.trace(fn, x)
+    y = rand(rng, 3)
+    np.testing.assert_allclose(prog(y).numpy(), 3 * y.numpy() ** 2)
+    assert y.grad is None
+
+
+def test_wrong_shape_says_what_to_do(rng):
+    prog = tga.trace(lambda x: x * 2.0, rand(rng, 2))
+    with pytest.raises(ValueError, match=r"argument 0 has shape \(3,\).*traced for shape \(2,\)"):
+        prog(rand(rng, 3))
+
+
+# -- the code ---------------------------------------------------------------------
+def test_code_names_shapes_and_order():
+    mha = tga.nn.MultiHeadAttention(8, 2)
+    x = Tensor(np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32))
+    prog = tga.trace(lambda x: mha(x).sum(), x)
+    code = prog.code
+    assert str(prog) == code
+    assert code.startswith("def program(args):\n    # forward\n    x = args[0].data  # (2, 3, 8) float32")
+    assert "q_proj_weight = params.q_proj_weight.data  # (8, 8) float32" in code
+    assert code.index("# forward") < code.index("# backward")
+    assert "grad_q_proj_weight" in code and "accumulate(params.q_proj_weight, grad_q_proj_weight)" in code
+    lines = [ln for ln in code.splitlines()[1:] if " = " in ln]
+    assert all("  # (" in ln for ln in lines)  # every line that makes a buffer says its shape
+    assert len([ln for ln in lines if not ln.lstrip().startswith("del ")]) >= len([op for op in prog.ops if op.outputs])
+
+
+def test_printed_text_is_what_runs(rng):
+    x = rand(rng, 3)
+    prog = tga.trace(lambda x: (x * 3.0).sum(), x)
+    assert prog._run.__code__.co_filename == "<program <lambda>>"
+    env = dict(prog._env)
+    exec(prog.code.replace("mul(x, ", "mul(x * 0.0, "), env)  # the text, changed, runs changed
+    assert env["program"]((x,))[0] == 0.0
+
+
+# -- compile ----------------------------------------------------------------------
+def test_compile_traces_then_replays_and_retraces_new_shapes(rng):
+    calls = []
+
+    @tga.compile
+    def f(x):
+        calls.append(1)
+        return (x * x).sum()
+
+    a, b = rand(rng, 3, requires_grad=False), rand(rng, 3, requires_grad=False)
+    np.testing.assert_allclose(f(a).numpy(), (a.numpy() ** 2).sum())
+    np.testing.assert_allclose(f(b).numpy(), (b.numpy() ** 2).sum())
+    assert len(calls) == 1 and len(f.programs) == 1
+    f(rand(rng, 4, requires_grad=False))
+    assert len(calls) == 2 and len(f.programs) == 2
+
+
+def _model_and_step(kind, opt_name, device="cpu"):
+    from tinygrad_attn.models import GPT
+    from tinygrad_attn.optim import SGD, AdamW
+
+    tga.manual_seed(0)
+    if kind == "gpt":
+        model = GPT(vocab_size=7, d_model=8, n_heads=2, n_layers=2, max_len=6)
+    else:
+        model = tga.nn.MultiHeadAttention(8, 2)
+    model.to(device)
+    if opt_name == "sgd":
+        opt = SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.01)
+    else:
+        opt = AdamW(model.parameters(), lr=1e-2)
+    return model, opt
+
+
+def _step_of(kind, model, opt, consts):
+    if kind == "gpt":
+        x, y = consts  # token ids: constants of the program
+
+        def step():
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step
+
+    def step(x):
+        model.zero_grad()
+        loss = (model(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+@pytest.mark.parametrize("kind", ["gpt", "mha"])
+@pytest.mark.parametrize("opt_name", ["sgd", "adamw"])
+def test_five_training_steps_compiled_equal_eager(kind, opt_name):
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0, 7, (2, 6))
+    xs = [rng.standard_normal((2, 4, 8)).astype(np.float32) for _ in range(5)]
+    results = []
+    for compiled in (False, True):
+        model, opt = _model_and_step(kind, opt_name)
+        step = _step_of(kind, model, opt, (Tensor(ids[:, :5]), Tensor(ids[:, 1:])))
+        run = tga.compile(step) if compiled else step
+        if kind == "gpt":
+            losses = [run().numpy() for _ in range(5)]
+        else:
+            losses = [run(Tensor(x)).numpy() for x in xs]  # a new batch each step: replayed
+        results.append((losses, [p.numpy() for p in model.parameters()], _grads(*model.parameters())))
+    (l0, p0, g0), (l1, p1, g1) = results
+    np.testing.assert_allclose(l1, l0, rtol=1e-6)
+    for a, b in zip(p0 + g0, p1 + g1):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert len(run.programs) == 1
+    assert "# update" in run.program.code and ".step()  # updates" in run.program.code
+
+
+def test_vit_forward_backward_replay():
+    from tinygrad_attn.models import ViT
+
+    tga.manual_seed(0)
+    model = ViT(image_size=8, patch_size=4, channels=1, n_classes=3, d_model=8, n_heads=2, n_layers=1)
+    rng = np.random.default_rng(0)
+    imgs = [Tensor(rng.standard_normal((2, 1, 8, 8)).astype(np.float32)) for _ in range(2)]
+    prog = tga.trace(lambda im: model(im).sum(), imgs[0])
+    prog(imgs[1])
+    got = _grads(*model.parameters())
+    model.zero_grad()
+    model(imgs[1]).sum().backward()
+    for g, w in zip(got, _grads(*model.parameters())):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6)
+
+
+# -- TraceError ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("read", "what"),
+    [
+        (lambda t: t.item(), r"\.item\(\)"),
+        (lambda t: t.tolist(), r"\.tolist\(\)"),
+        (lambda t: t.numpy(), r"\.numpy\(\)"),
+        (lambda t: float(t), r"float\(t\)"),
+        (lambda t: 1 if t > 0 else 2, r"bool\(t\)"),
+    ],
+)
+def test_python_decision_on_a_value_raises(rng, read, what):
+    x = rand(rng, 3)
+
+    def fn(x):
+        s = (x * 2.0).sum()
+        read(s)
+        return s
+
+    with pytest.raises(tga.TraceError, match=what) as e:
+        tga.trace(fn, x)
+    msg = str(e.value)
+    assert (
+        ("made by op 'sum_1'" in msg or "made by op 'greater_1'" in msg)
+        and "test_symbolic.py" in msg
+        and "lambda t:" in msg
+    )  # the user's line
+    assert tga.symbolic.trace is not None and x.item is not None  # the guards are gone again
+    assert isinstance(rand(rng, 1).item(), float)
+
+
+def test_constants_may_be_read(rng):
+    c = Tensor(np.array([1.0, 2.0]))
+    x = rand(rng, 2)
+    prog = tga.trace(lambda x: x * float(c.sum()), x)  # c is not traced: its value is fixed
+    np.testing.assert_allclose(prog(x).numpy(), 3 * x.numpy())
+
+
+# -- passes -------------------------------------------------------------------------
+def test_dead_code_is_removed(rng):
+    x = rand(rng, 3, requires_grad=False)
+
+    def fn(x):
+        _ = x.exp()  # nothing reads it
+        return x * 2.0
+
+    prog = tga.trace(fn, x)
+    assert [op.op for op in prog.ops if op.kind == "call"] == ["mul"]
+
+
+def test_common_subexpressions_are_computed_once(rng):
+    x = rand(rng, 3, 4, requires_grad=False)
+    prog = tga.trace(lambda x: x.mT @ x + x.mT @ x, x)
+    calls = [op.op for op in prog.ops if op.kind == "call"]
+    assert len(calls) == 3 and calls[1:] == ["matmul", "add"]  # one transpose (its name: permute or mT)
+    np.testing.assert_allclose(prog(x).numpy(), 2 * x.numpy().T @ x.numpy())
+
+
+def test_constant_arithmetic_is_folded(rng):
+    scale = Tensor(np.array(2.0))
+    x = rand(rng, 3, requires_grad=False)
+    prog = tga.trace(lambda x: x * (scale * 3.0 + 1.0), x)
+    assert [op.op for op in prog.ops if op.kind == "call"] == ["mul"]
+    np.testing.assert_allclose(prog(x).numpy(), 7 * x.numpy())
+
+
+def test_liveness_deletes_after_last_use_and_peak_bytes(rng):
+    x = rand(rng, 100, requires_grad=False)
+    prog = tga.trace(lambda x: ((x * 2.0) * 3.0) * 4.0, x)
+    calls = [op for op in prog.ops if op.kind == "call"]
+    dead = {b.name for d in prog.dead_after for b in d}
+    assert calls[0].outputs[0].name in dead and calls[-1].outputs[0].name not in dead
+    assert prog.peak_bytes == 2 * 100 * 8  # never more than two of the three products at once
+    assert passes.peak_bytes(prog.ops, [[] for _ in prog.ops]) == 3 * 100 * 8
+
+
+def test_a_forward_after_the_update_reads_the_new_parameters(rng):
+    from tinygrad_attn.optim import SGD
+
+    w = rand(rng, 3)
+    opt = SGD([w], lr=0.5)
+
+    def step(x):
+        opt.zero_grad()
+        (w * x).sum().backward()
+        opt.step()
+        return (w * x).sum()  # after the step: w holds a new array
+
+    run = tga.compile(step)
+    xs = [rand(rng, 3, requires_grad=False) for _ in range(3)]
+    want, wv = [], w.numpy()
+    for x in xs:
+        wv = wv - 0.5 * x.numpy()
+        want.append((wv * x.numpy()).sum())
+    got = [run(x).item() for x in xs]
+    np.testing.assert_allclose(got, want)
+    np.testing.assert_allclose(w.numpy(), wv)
+
+
+# -- random programs (hypothesis) ------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_UNARY = [lambda a: a.tanh(), lambda a: a.exp() * 0.1, lambda a: a.relu(), lambda a: -a, lambda a: a.sigmoid()]
+_BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b, lambda a, b: a / (b * b + 1.0)]
+
+
+def _shrink(a, how):
+    """A view or reduction of ``a`` that still broadcasts against (3, 4)."""
+    if how == 0:
+        return a[:, :1] if a.ndim == 2 else a[:1]
+    if how == 1:
+        return a.sum(-1, keepdims=True) if a.ndim == 2 else a
+    if how == 2:
+        return a.mT.mT if a.ndim == 2 else a[:]
+    return a.reshape(a.shape)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(0, 2), st.integers(0, 10), st.integers(0, 10), st.integers(0, 3)), min_size=1, max_size=8
+    ),
+    seed=st.integers(0, 2**16),
+)
+def test_random_programs_replay_as_eager(steps, seed):
+    """Random op sequences with broadcasting ((3, 4), (4,), (3, 1)), reuse of any earlier
+    value, slices, reductions and views: replay on new inputs equals eager."""
+    rng = np.random.default_rng(seed)
+    args = [rand(rng, 3, 4), rand(rng, 4), rand(rng, 3, 1, requires_grad=False)]
+
+    def fn(a, b, c):
+        vals = [a, b, c]
+        for kind, i, j, how in steps:
+            x, y = vals[i % len(vals)], vals[j % len(vals)]
+            if kind == 0:
+                vals.append(_UNARY[(i + j) % len(_UNARY)](x))
+            elif kind == 1:
+                vals.append(_BINARY[(i * 3 + j) % len(_BINARY)](x, y))
+            else:
+                vals.append(_shrink(x, how))
+        out = vals[3]
+        for v in vals[4:]:
+            out = out + v * 0.5
+        return (out * out).sum()
+
+    _check_replay(fn, args, rng, atol=1e-9)
+
+
+# -- pictures -------------------------------------------------------------------------
+def test_program_graph_and_memory_plot(tmp_path):
+    mha = tga.nn.MultiHeadAttention(8, 2)
+    x = Tensor(np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32))
+    prog = tga.trace(lambda x: mha(x).sum(), x)
+    g = prog.graph(rankdir="LR")
+    src = g.source
+    assert src.count("->") >= len([op for op in prog.ops if op.kind == "call"])  # every op reads something
+    assert "q_proj_weight.grad" in src and "accumulate .grad" in src and "#fde2e0" in src  # backward steps: pink
+    assert "cluster" in src  # grouped by module, as draw_graph does
+    with pytest.raises(ValueError, match="rankdir"):
+        prog.graph(rankdir="up")
+    from tinygrad_attn.viz.program import memory_profile, plot_memory
+
+    prof = memory_profile(prog)
+    assert max(prof) == prog.peak_bytes and len(prof) == len(prog.ops)
+    plot_memory(prog, str(tmp_path / "memory.png"))
+    assert (tmp_path / "memory.png").stat().st_size > 1000
+
+
+def test_a_random_draw_raises_instead_of_freezing(rng):
+    x = rand(rng, 4, 4)
+    with pytest.raises(tga.TraceError, match="random draw.*test_symbolic.py.*eval mode"):
+        tga.trace(lambda x: F.dropout(x, 0.5).sum(), x)
+    with pytest.raises(tga.TraceError, match="random draw"):
+        tga.trace(lambda x: x + Tensor.randn(4, 4), x)
+    assert F.dropout(x, 0.5).shape == (4, 4)  # outside a trace it draws again
+    prog = tga.trace(lambda x: F.dropout(x, 0.5, training=False).sum(), x)  # eval mode: no draw
+    assert [op.op for op in prog.ops if op.kind == "call"][0] == "sum"
+
+
+def test_compile_bakes_keyword_arguments_and_refuses_tensor_ones(rng):
+    @tga.compile
+    def f(x, scale=1.0):
+        return x * scale
+
+    x = rand(rng, 3, requires_grad=False)
+    np.testing.assert_allclose(f(x, scale=2.0).numpy(), 2 * x.numpy())
+    np.testing.assert_allclose(f(x, scale=2.0).numpy(), 2 * x.numpy())  # replayed
+    np.testing.assert_allclose(f(x, scale=3.0).numpy(), 3 * x.numpy())  # a new value: traced again
+    assert len(f.programs) == 2
+    with pytest.raises(TypeError, match="tensor keyword argument.*scale.*positionally"):
+        f(x, scale=x)
+
+
+@pytest.mark.parametrize("kind", ["additive", "general"])
+def test_seq2seq_rnn_replay_reads_new_parameters(kind):
+    from tinygrad_attn.models import Seq2Seq
+
+    model = Seq2Seq(src_vocab=4, tgt_vocab=3, emb_dim=2, hidden_size=2, attention=kind, attn_dim=2, pad_id=0)
+    src, tgt_in = Tensor(np.array([[1, 2, 3], [3, 1, 0]])), Tensor(np.array([[0, 1], [0, 2]]))
+
+    def loss():
+        return (model(src, tgt_in) ** 2).sum()
+
+    prog = tga.trace(loss)
+    for p in model.parameters():  # new values, as an optimizer's step gives
+        p.data = p.data * 1.1
+    prog()
+    got = _grads(*model.parameters())
+    model.zero_grad()
+    loss().backward()
+    for g, w in zip(got, _grads(*model.parameters())):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6)
+
+
+def test_compile_decorates_a_method(rng):
+    class Scaler(tga.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tga.nn.Parameter(np.array([2.0]))
+
+        @tga.compile
+        def loss(self, x):
+            return (x * self.w).sum()
+
+    m, x = Scaler(), rand(rng, 3, requires_grad=False)
+    for _ in range(2):
+        np.testing.assert_allclose(m.loss(x).numpy(), 2 * x.numpy().sum())
+    assert len(Scaler.loss.programs) == 1

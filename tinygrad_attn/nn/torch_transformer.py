@@ -1,0 +1,149 @@
+"""The transformer layers and stacks in PyTorch's conventions: ``nn.TransformerEncoderLayer``,
+``nn.TransformerEncoder``, ``nn.TransformerDecoderLayer``, ``nn.TransformerDecoder``.
+
+PyTorch's constructor arguments and defaults (``dim_feedforward=2048``, ``dropout=0.1``),
+sequence-first inputs unless ``batch_first``, masks in PyTorch's sense (boolean True =
+may NOT attend, float = added; ``*_key_padding_mask`` ``(N, S)``), and children named
+as PyTorch names them (``self_attn``, ``multihead_attn``, ``linear1``, ``norm1``, ...),
+so a PyTorch state dict loads as it is. The layer bodies are the ones of
+:mod:`tinygrad_attn.nn.transformer`; only the attention
+(:class:`~tinygrad_attn.nn.attention.MultiheadAttention`) and the signatures differ.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from .._tensor import Tensor
+from .attention import MultiheadAttention
+from .module import Module, ModuleList, Parameter, _place
+from .transformer import _DecoderLayerBase, _EncoderLayerBase
+
+
+def _clone(module: Module) -> Module:
+    """A deep copy of ``module``: its own parameters and buffers with the same values.
+
+    The tensors are copied by hand (through the memo) and everything else by
+    ``copy.deepcopy``, so this works whether or not a Tensor can be deep-copied.
+    """
+    memo: dict[int, Any] = {}
+    for t in module._tensors():
+        if isinstance(t, Parameter):
+            memo[id(t)] = Parameter(t.numpy(), device=t.device, requires_grad=t.requires_grad)
+        else:
+            memo[id(t)] = Tensor(t.numpy(), device=t.device)
+    return copy.deepcopy(module, memo)
+
+
+class TransformerEncoderLayer(_EncoderLayerBase):
+    """PyTorch's ``nn.TransformerEncoderLayer``: self-attention and a feed-forward block.
+
+    >>> layer = TransformerEncoderLayer(16, 4, dim_feedforward=32)
+    >>> layer(Tensor.randn(5, 2, 16)).shape  # (S, N, E)
+    (5, 2, 16)
+    """
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: str | Callable[[Tensor], Tensor] = "relu", layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:  # fmt: skip
+        super().__init__()
+        attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
+        self._build(attn, d_model, dim_feedforward, dropout, norm_first, activation, layer_norm_eps, bias)
+        self.batch_first = batch_first
+        _place(self, device, dtype)
+
+    def forward(self, src: Tensor, src_mask: Any = None, src_key_padding_mask: Any = None,
+                is_causal: bool = False) -> Tensor:  # fmt: skip
+        """``src`` ``(S, N, E)`` (``(N, S, E)`` with ``batch_first``, or ``(S, E)``); ``src_mask``
+        ``(S, S)`` or ``(N * nhead, S, S)``; ``is_causal`` without ``src_mask`` masks the future."""
+        return self._layer(src, lambda x: self.self_attn(
+            x, x, x, attn_mask=src_mask, key_padding_mask=src_key_padding_mask, need_weights=False,
+            is_causal=is_causal)[0])  # fmt: skip
+
+
+class TransformerDecoderLayer(_DecoderLayerBase):
+    """PyTorch's ``nn.TransformerDecoderLayer``: self-attention, attention over the memory
+    (``multihead_attn``), a feed-forward block.
+
+    >>> layer = TransformerDecoderLayer(16, 4, dim_feedforward=32)
+    >>> layer(Tensor.randn(3, 2, 16), Tensor.randn(5, 2, 16)).shape  # (T, N, E)
+    (3, 2, 16)
+    """
+
+    _cross = "multihead_attn"
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: str | Callable[[Tensor], Tensor] = "relu", layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:  # fmt: skip
+        super().__init__()
+        self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
+        cross_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
+        self._build(self_attn, cross_attn, d_model, dim_feedforward, dropout, norm_first, activation,
+                    layer_norm_eps, bias)  # fmt: skip
+        self.batch_first = batch_first
+        _place(self, device, dtype)
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Any = None, memory_mask: Any = None,
+                tgt_key_padding_mask: Any = None, memory_key_padding_mask: Any = None,
+                tgt_is_causal: bool = False, memory_is_causal: bool = False) -> Tensor:  # fmt: skip
+        """``tgt`` ``(T, N, E)``, ``memory`` ``(S, N, E)`` (batch first with ``batch_first``);
+        ``tgt_mask`` ``(T, T)``, ``memory_mask`` ``(T, S)``; ``tgt_is_causal`` without
+        ``tgt_mask`` masks the future."""
+        return self._layer(
+            tgt,
+            lambda x: self.self_attn(x, x, x, attn_mask=tgt_mask, key_padding_mask=tgt_key_padding_mask,
+                                     need_weights=False, is_causal=tgt_is_causal)[0],
+            lambda x: self.multihead_attn(x, memory, memory, attn_mask=memory_mask,
+                                          key_padding_mask=memory_key_padding_mask, need_weights=False,
+                                          is_causal=memory_is_causal)[0],
+        )  # fmt: skip
+
+
+class TransformerEncoder(Module):
+    """PyTorch's ``nn.TransformerEncoder``: ``num_layers`` copies of ``encoder_layer``
+    (``layers.0``, ...; each starts with the same weights, as PyTorch's deep copies do),
+    then ``norm`` if given.
+
+    ``enable_nested_tensor`` and ``mask_check`` are accepted and ignored: there is no
+    nested-tensor fast path, so padded positions hold computed values, where PyTorch's
+    fast path (inference with a ``src_key_padding_mask``) writes zeros there.
+    """
+
+    def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None,
+                 enable_nested_tensor: bool = True, mask_check: bool = True) -> None:  # fmt: skip
+        super().__init__()
+        self.layers = ModuleList(_clone(encoder_layer) for _ in range(num_layers))
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, src: Tensor, mask: Any = None, src_key_padding_mask: Any = None,
+                is_causal: bool | None = None) -> Tensor:  # fmt: skip
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=bool(is_causal))
+        return self.norm(x) if self.norm is not None else x
+
+
+class TransformerDecoder(Module):
+    """PyTorch's ``nn.TransformerDecoder``: ``num_layers`` copies of ``decoder_layer``, then
+    ``norm`` if given."""
+
+    def __init__(self, decoder_layer: Module, num_layers: int, norm: Module | None = None) -> None:
+        super().__init__()
+        self.layers = ModuleList(_clone(decoder_layer) for _ in range(num_layers))
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Any = None, memory_mask: Any = None,
+                tgt_key_padding_mask: Any = None, memory_key_padding_mask: Any = None,
+                tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:  # fmt: skip
+        x = tgt
+        for layer in self.layers:
+            x = layer(x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask, tgt_key_padding_mask=tgt_key_padding_mask,
+                      memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=bool(tgt_is_causal),
+                      memory_is_causal=memory_is_causal)  # fmt: skip
+        return self.norm(x) if self.norm is not None else x

@@ -1,0 +1,187 @@
+"""Python source from a program's op records: the text that prints is the text that runs.
+
+One line per record, a comment with the shape and dtype it makes::
+
+    def program(args):
+        # forward
+        x = args[0].data  # (2, 8) float32
+        weight = params.weight.data  # (8, 4) float32
+        matmul = matmul_op(x, weight)  # (2, 4) float32
+        ...
+
+Each op's callable is its forward bound to the device's array namespace (one shared
+callable for ops without arguments, one per record for ops with arguments, which are
+shown in the comment). Parameters are read from ``params.<name>`` at each replay, so an
+optimizer's update in between is seen; constants live in ``consts``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import types
+from typing import TYPE_CHECKING, Any
+
+from .. import autograd
+from .._tensor import Tensor
+from ..autograd import FusedFunction
+from . import passes
+from .program import Buffer
+
+if TYPE_CHECKING:
+    from .program import Program
+
+
+def accumulate(t: Tensor, g: Any) -> None:
+    """``t.grad += g`` as the eager backward does it (a new tensor; never in place: ``g``
+    may be shared, and the caller may hold the old ``.grad``)."""
+    if t.requires_grad:
+        t.grad = Tensor._wrap(g, t._dev) if t.grad is None else Tensor._wrap(t.grad.data + g, t._dev)
+
+
+def _fused_backward(fn: Any, xp: Any) -> Any:
+    """A fused op's array backward as ``(g, inputs, out) -> gradients``."""
+    backward = fn.backward_arrays
+    scalars = autograd._NUMPY_SCALARS
+
+    def run(g: Any, inputs: tuple, out: Any) -> list[Any]:
+        gs = list(backward(g, xp, list(inputs), out))
+        for i, gi in enumerate(gs):
+            if gi.__class__ is autograd.SliceGradient:
+                gs[i] = gi.dense()
+            elif gi.__class__ in scalars:
+                gs[i] = autograd._as_ndarray(gi)
+        return gs
+
+    return run
+
+
+def _args_str(args: Any, limit: int = 70) -> str:
+    s = repr(args)
+    if "array(" in s or len(s) > limit:  # index arrays and long tuples: their shape is enough
+        if hasattr(args, "shape"):
+            return f"<array {tuple(args.shape)}>"
+        if isinstance(args, tuple):
+            return "(" + ", ".join(_args_str(a, 24) for a in args) + ")"
+        return s[: limit - 3] + "..."
+    return s
+
+
+def _callable_name(op: str, args: Any) -> str:
+    """``permute_1_0`` for a permute by (1, 0); ``op`` alone without arguments; ``sum_`` and a
+    counter where the arguments do not read well (arrays, long tuples)."""
+    if args is None:
+        return op
+    s = repr(args)
+    if "array(" in s or len(s) > 32:
+        return op + "_"
+    s = re.sub(r"[^0-9A-Za-z]+", "_", s.replace("-", "m").replace("None", "all")).strip("_")
+    return f"{op}_{s}" if s else op
+
+
+def generate(prog: Program) -> tuple[str, dict[str, Any]]:
+    """The source of ``def program(args)`` and the globals it runs with."""
+    params = types.SimpleNamespace()
+    consts = types.SimpleNamespace()
+    env: dict[str, Any] = {"accumulate": accumulate, "params": params, "consts": consts}
+    taken = {b.name for op in prog.ops for b in op.outputs if b is not None} | set(env)
+    shared: dict[Any, str] = {}
+    counts: dict[str, int] = {}
+    param_attr: dict[int, str] = {}  # id(tensor) -> its name under params
+
+    def global_name(base: str, value: Any) -> str:
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base}_{n}"
+        taken.add(name)
+        env[name] = value
+        return name
+
+    def operand(x: Any) -> str:
+        if isinstance(x, Buffer):
+            return x.name
+        if isinstance(x, (bool, int)) or (isinstance(x, float) and math.isfinite(x)):
+            return repr(x)
+        # A NumPy scalar (the device's way of holding a number), an infinity: a named
+        # constant whose name shows the value (c_0_5, c_neg_inf).
+        try:
+            shown = repr(float(x)).replace("-", "neg_").replace(".", "_")
+        except (TypeError, ValueError):
+            shown = ""
+        return global_name(f"c_{shown}" if shown else "c", x)
+
+    lines = ["def program(args):"]
+    section = None
+    for op, dead in zip(prog.ops, prog.dead_after):
+        if op.section != section:
+            section = op.section
+            lines.append(f"    # {section}")
+        outs = [b for b in op.outputs if b is not None]
+        comment = "  # " + ", ".join(b.type_str for b in outs) if outs else ""
+        if op.kind == "load":
+            b = op.outputs[0]
+            if b.kind == "arg":
+                line = f"{b.name} = args[{op.inputs[0]}].data"
+            elif b.kind == "param":
+                attr = param_attr.get(id(b.tensor))
+                if attr is None:
+                    attr = param_attr[id(b.tensor)] = b.name
+                    setattr(params, attr, b.tensor)
+                line = f"{b.name} = params.{attr}.data"
+            else:
+                setattr(consts, b.name, b.array)
+                line = f"{b.name} = consts.{b.name}"
+        elif op.kind == "call":
+            b = op.outputs[0]
+            xp = b.dev.ops
+            if isinstance(op.fn, FusedFunction):  # its forward keeps what its backward reads: its own callable
+                counts[op.op] = counts.get(op.op, 0) + 1
+                f = global_name(f"{op.op}{counts[op.op]}", functools.partial(op.fn.forward, xp))
+                if op.fn.args is not None:
+                    comment += f"  {op.op} {_args_str(op.fn.args)}"
+            else:  # one callable per op and arguments, named after both: permute_1_0, sum_0_1_False
+                try:
+                    key = (type(op.fn), passes._freeze(op.fn.args), id(xp))
+                except TypeError:  # an unhashable argument: a callable of its own
+                    key = object()
+                f = shared.get(key)
+                if f is None:
+                    f = shared[key] = global_name(
+                        _callable_name(op.op, op.fn.args), functools.partial(op.fn.forward, xp)
+                    )
+            line = f"{b.name} = {f}({', '.join(operand(x) for x in op.inputs)})"
+        elif op.kind == "backward":
+            xp = op.inputs[0].dev.ops
+            f = global_name(op.op, _fused_backward(op.fn, xp))
+            g, ins, out = op.inputs[0], op.inputs[1:-1], op.inputs[-1]
+            targets = ", ".join(b.name if b is not None else "_" for b in op.outputs)
+            tup = ", ".join(operand(x) for x in ins) + ("," if len(ins) == 1 else "")
+            line = f"{targets}, = {f}({g.name}, ({tup}), {out.name})"
+        elif op.kind == "accumulate":
+            if isinstance(op.target, int):
+                t = f"args[{op.target}]"
+            else:
+                attr = param_attr.get(id(op.target))
+                if attr is None:
+                    attr = param_attr[id(op.target)] = global_name("grad_target", None)
+                    setattr(params, attr, op.target)
+                    del env[attr]
+                t = f"params.{attr}"
+            line = f"accumulate({t}, {op.inputs[0].name})"
+        elif op.kind == "effect":
+            obj = op.label if env.get(op.label) is op.target else global_name(op.label, op.target)
+            line = f"{obj}.{op.op}()"
+            if op.op == "step":
+                n = sum(len(g["params"]) for g in op.target.param_groups)
+                comment = f"  # updates {n} parameters in place"
+        else:  # pragma: no cover - every kind is listed above
+            raise AssertionError(op.kind)
+        lines.append(f"    {line}{comment}")
+        gone = [b.name for b in dead if b not in prog.outputs]
+        if gone:
+            lines.append(f"    del {', '.join(gone)}")
+    ret = ", ".join(b.name for b in prog.outputs)
+    lines.append(f"    return ({ret}{',' if len(prog.outputs) == 1 else ''})")
+    return "\n".join(lines) + "\n", env

@@ -1,0 +1,157 @@
+"""Fusion of elementwise chains into one GPU kernel each (CuPy ``ElementwiseKernel`` source).
+
+On a GPU every op of a chain such as ``x * 0.5 * (1 + tanh(...))`` is a kernel launch and a
+round trip through memory; one kernel for the chain reads its inputs once and writes its
+output once. This pass finds the chains in a program and writes each as the three strings
+``cupy.ElementwiseKernel(in_params, out_params, operation, name)`` takes.
+
+A group is a tree of elementwise ops whose inner values each have one reader (the next op
+of the group) and the full output shape: inputs may broadcast (``ElementwiseKernel``
+broadcasts its arguments), inner values never do. Groups of one op are left alone.
+
+The replay does not call these kernels yet: they are generated and compile-checked with
+NVRTC (tests), ready for a CUDA replay path. On the CPU, NumPy has no fused elementwise
+loops to call, so the CPU replay keeps one array call per op.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .program import Buffer, OpRecord
+
+if TYPE_CHECKING:
+    from .program import Program
+
+#: Op name -> its C expression over operands {0}, {1}, {2} (``{a}``: the op's argument).
+C_EXPR: dict[str, str] = {
+    "add": "{0} + {1}",
+    "sub": "{0} - {1}",
+    "mul": "{0} * {1}",
+    "div": "{0} / {1}",
+    "neg": "-{0}",
+    "exp": "exp({0})",
+    "log": "log({0})",
+    "sqrt": "sqrt({0})",
+    "tanh": "tanh({0})",
+    "abs": "fabs({0})",
+    "sigmoid": "1 / (1 + exp(-{0}))",
+    "relu": "({0} > 0 ? {0} : 0)",
+    "maximum": "max({0}, {1})",
+    "minimum": "min({0}, {1})",
+    "where": "({0} ? {1} : {2})",
+    "pow": "pow({0}, {a})",
+    "greater": "{0} > {1}",
+    "greaterequal": "{0} >= {1}",
+    "less": "{0} < {1}",
+    "lessequal": "{0} <= {1}",
+    "equal": "{0} == {1}",
+}
+
+C_TYPES = {"float32": "float", "float64": "double", "bool": "bool", "int64": "long long",
+           "int32": "int", "int8": "signed char", "uint8": "unsigned char"}  # fmt: skip
+
+
+@dataclass(eq=False)
+class FusedKernel:
+    """One fused chain: the records it replaces and the ``ElementwiseKernel`` strings."""
+
+    name: str
+    records: list[OpRecord]
+    inputs: list[Buffer]
+    output: Buffer
+    in_params: str = ""
+    out_params: str = ""
+    operation: str = ""
+    lines: list[str] = field(default_factory=list)
+
+    def cuda_source(self) -> str:
+        """A standalone CUDA kernel with the same operation over flat arrays (what NVRTC
+        compiles to check the operation's C; CuPy wraps the operation in its own indexing)."""
+        params = [f"const {C_TYPES[str(b.dtype)]}* __restrict__ {b.name}_p" for b in self.inputs]
+        params.append(f"{C_TYPES[str(self.output.dtype)]}* __restrict__ out_p")
+        loads = "".join(f"    {C_TYPES[str(b.dtype)]} {b.name} = {b.name}_p[i];\n" for b in self.inputs)
+        body = "".join(f"    {ln}\n" for ln in self.lines)
+        return (
+            f'extern "C" __global__ void {self.name}({", ".join(params)}, long long n) {{\n'
+            "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "    if (i >= n) return;\n"
+            f"{loads}    {C_TYPES[str(self.output.dtype)]} out;\n{body}    out_p[i] = out;\n}}\n"
+        )
+
+    def elementwise_kernel(self) -> Any:
+        """The ``cupy.ElementwiseKernel`` (needs CuPy)."""
+        import cupy  # noqa: PLC0415
+
+        return cupy.ElementwiseKernel(self.in_params, self.out_params, self.operation, self.name)
+
+
+def _fusable(op: OpRecord) -> bool:
+    if op.kind != "call" or op.op not in C_EXPR or str(op.outputs[0].dtype) not in C_TYPES:
+        return False
+    return all(not isinstance(x, Buffer) or str(x.dtype) in C_TYPES for x in op.inputs)
+
+
+def _literal(x: Any, ctype: str) -> str:
+    v = float(x)
+    if math.isinf(v):
+        return f"({ctype})({'-' if v < 0 else ''}1.0/0.0)"
+    return f"({ctype}){v!r}"
+
+
+def elementwise_groups(prog: Program) -> list[FusedKernel]:
+    """The program's fusable elementwise chains (two ops or more), as kernels."""
+    readers: dict[int, int] = {}
+    for op in prog.ops:
+        for x in op.inputs:
+            if isinstance(x, Buffer):
+                readers[id(x)] = readers.get(id(x), 0) + 1
+    for b in prog.outputs:
+        readers[id(b)] = readers.get(id(b), 0) + 1
+    group_of: dict[int, list[OpRecord]] = {}  # id(output buffer) -> the group whose root made it
+    groups: list[list[OpRecord]] = []
+    for op in prog.ops:
+        if not _fusable(op):
+            continue
+        out = op.outputs[0]
+        members = [op]
+        for x in op.inputs:
+            g = group_of.get(id(x)) if isinstance(x, Buffer) else None
+            if g is not None and readers.get(id(x)) == 1 and x.shape == out.shape:
+                members = g + members  # the producer's tree becomes part of this one
+                groups.remove(g)
+                del group_of[id(x)]
+        groups.append(members)
+        group_of[id(out)] = members
+    return [_kernel(g, i) for i, g in enumerate(groups) if len(g) > 1]
+
+
+def _kernel(records: list[OpRecord], index: int) -> FusedKernel:
+    inner = {id(op.outputs[0]) for op in records[:-1]}
+    inputs: list[Buffer] = []
+    for op in records:
+        for x in op.inputs:
+            if isinstance(x, Buffer) and id(x) not in inner and all(x is not b for b in inputs):
+                inputs.append(x)
+    out = records[-1].outputs[0]
+    lines = []
+    for op in records:
+        b = op.outputs[0]
+        ctype = C_TYPES[str(b.dtype)]
+        args = [x.name if isinstance(x, Buffer) else _literal(x, ctype) for x in op.inputs]
+        expr = C_EXPR[op.op].format(*args, a=_literal(op.fn.args, ctype) if op.op == "pow" else "")
+        target = "out" if op is records[-1] else f"{ctype} {b.name}"
+        lines.append(f"{target} = {expr};")
+    name = f"fused_{index}_" + "_".join(op.op for op in records)[:48]
+    return FusedKernel(
+        name=name,
+        records=records,
+        inputs=inputs,
+        output=out,
+        in_params=", ".join(f"{b.dtype} {b.name}" for b in inputs),
+        out_params=f"{out.dtype} out",
+        operation=" ".join(lines),
+        lines=lines,
+    )

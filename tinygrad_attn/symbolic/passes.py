@@ -1,0 +1,133 @@
+"""Passes over a program's op records, each small and on its own.
+
+- :func:`fold_constants`: an op whose inputs are all constants runs once, now.
+- :func:`eliminate_common` (CSE): the same op on the same buffers is computed once.
+- :func:`eliminate_dead`: ops nothing reads (and with no effect) go.
+- :func:`liveness`: after which line each buffer is read for the last time (the program
+  ``del``s it there, so memory goes back as early as the eager run gives it back).
+- :func:`peak_bytes`: the high-water mark of the buffers the program allocates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd import FusedFunction
+from .program import Buffer, OpRecord
+
+#: Records with effects outside the program: never removed, never merged.
+EFFECTS = frozenset({"accumulate", "effect"})
+
+
+def optimize(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]:
+    """The passes in order; ``outputs`` is updated where a buffer is replaced."""
+    ops = fold_constants(ops)
+    ops = eliminate_common(ops, outputs)
+    return eliminate_dead(ops, outputs)
+
+
+def _pure_call(op: OpRecord) -> bool:
+    # A fused op's forward keeps what its backward reads (ctx): it must run where it is.
+    return op.kind == "call" and not isinstance(op.fn, FusedFunction)
+
+
+def fold_constants(ops: list[OpRecord]) -> list[OpRecord]:
+    """Run now the ops whose inputs are all constants (a mask's arithmetic, a scale's);
+    their outputs become constants of the program."""
+    out = []
+    for op in ops:
+        if _pure_call(op) and all(not isinstance(x, Buffer) or x.kind == "const" for x in op.inputs):
+            if any(isinstance(x, Buffer) for x in op.inputs):
+                b = op.outputs[0]
+                vals = [x.array if isinstance(x, Buffer) else x for x in op.inputs]
+                b.array = op.fn.forward(b.dev.ops, *vals)
+                if not hasattr(b.array, "shape"):  # NumPy's 0-d results are scalars
+                    b.array = b.dev.asarray(b.array, dtype=b.dtype)
+                b.kind = "const"
+                out.append(OpRecord("load", "const", [], [b], section=op.section, scope=op.scope))
+                continue
+        out.append(op)
+    return out
+
+
+def _freeze(x: Any) -> Any:
+    """A hashable stand-in for an op's arguments (arrays by identity)."""
+    if isinstance(x, (tuple, list)):
+        return (type(x).__name__,) + tuple(_freeze(v) for v in x)
+    if isinstance(x, slice):
+        return ("slice", _freeze(x.start), _freeze(x.stop), _freeze(x.step))
+    if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, (int, float)):
+        return ("array", id(x))
+    hash(x)
+    return (type(x).__name__, x)
+
+
+def eliminate_common(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]:
+    """Compute once an op applied again to the same inputs with the same arguments
+    (``x.mT`` in a forward and in a backward, a bias broadcast twice)."""
+    seen: dict[Any, Buffer] = {}
+    subst: dict[int, Buffer] = {}
+    out = []
+    for op in ops:
+        op.inputs = [subst.get(id(x), x) if isinstance(x, Buffer) else x for x in op.inputs]
+        key = None
+        if _pure_call(op):
+            try:
+                ins = tuple(("b", id(x)) if isinstance(x, Buffer) else _freeze(x) for x in op.inputs)
+                key = (type(op.fn), _freeze(op.fn.args), ins)
+            except TypeError:  # an unhashable argument: leave the op alone
+                key = None
+        elif op.kind == "load" and op.outputs[0].kind == "const":
+            key = ("const", id(op.outputs[0].array))
+        if key is not None:
+            prev = seen.get(key)
+            if prev is not None and prev.dtype == op.outputs[0].dtype and prev.shape == op.outputs[0].shape:
+                subst[id(op.outputs[0])] = prev
+                continue
+            seen[key] = op.outputs[0]
+        out.append(op)
+    outputs[:] = [subst.get(id(b), b) for b in outputs]
+    return out
+
+
+def eliminate_dead(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]:
+    """Drop ops whose outputs nothing reads and that change nothing outside."""
+    live = {id(b) for b in outputs}
+    kept = []
+    for op in reversed(ops):
+        if op.kind in EFFECTS or any(b is not None and id(b) in live for b in op.outputs):
+            kept.append(op)
+            live.update(id(x) for x in op.inputs if isinstance(x, Buffer))
+    return kept[::-1]
+
+
+def liveness(ops: list[OpRecord], outputs: list[Buffer]) -> list[list[Buffer]]:
+    """For each op, the buffers read (or made) there for the last time: they can go after it."""
+    last: dict[int, int] = {}
+    bufs: dict[int, Buffer] = {}
+    for i, op in enumerate(ops):
+        for b in op.outputs:
+            if b is not None:
+                last[id(b)] = i
+                bufs[id(b)] = b
+        for x in op.inputs:
+            if isinstance(x, Buffer):
+                last[id(x)] = i
+                bufs[id(x)] = x
+    for b in outputs:
+        last.pop(id(b), None)  # returned: alive to the end
+    dead: list[list[Buffer]] = [[] for _ in ops]
+    for k, i in last.items():
+        dead[i].append(bufs[k])
+    return dead
+
+
+def peak_bytes(ops: list[OpRecord], dead_after: list[list[Buffer]]) -> int:
+    """The most bytes the program's own buffers hold at once (arguments, parameters and
+    constants are not counted: they exist before it runs; views count nothing)."""
+    cur = peak = 0
+    for op, dead in zip(ops, dead_after):
+        cur += sum(b.nbytes for b in op.outputs if b is not None and b.kind == "value")
+        peak = max(peak, cur)
+        cur -= sum(b.nbytes for b in dead if b.kind == "value")
+    return peak

@@ -1,0 +1,482 @@
+"""The tracer: run a function once and record every op it makes as a :class:`Program`.
+
+Tracing happens where every op already passes, ``Function.apply``: while a tracer is
+installed (``autograd._State.tracer``) each op reports its instance, inputs and output,
+so any op, including ones added later, is traceable with no code of its own. The
+backward pass is recorded by running each op's own ``backward`` on tensors (the
+namespace ``create_graph`` uses), so it becomes primitive ops too; a fused op instead
+records one call of its array-level backward, which is faster than differentiating
+its primitive definition.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import keyword
+import re
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from .. import autograd
+from .._tensor import Tensor
+from ..autograd import TENSOR_NS, FusedFunction, _State
+from .program import Buffer, OpRecord, Program, TraceError, _Slot
+
+_new = object.__new__
+
+
+def trace(fn: Callable[..., Any], *example_args: Any) -> Program:
+    """Run ``fn(*example_args)`` once and return its ops as a :class:`Program`.
+
+    Tensor arguments become the program's inputs; tensors ``fn`` reaches otherwise are
+    parameters (read afresh at each replay) when they require grad, else constants. If
+    ``fn`` returns a scalar that depends on a tensor requiring grad and calls no
+    ``backward`` itself, the program also holds the backward pass of that scalar (the
+    trace itself leaves every ``.grad`` as it was).
+    """
+    prog, _ = trace_with_result(fn, example_args)
+    return prog
+
+
+def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward: bool = True) -> tuple[Program, Any]:
+    """:func:`trace`, also returning what the traced (eager) run of ``fn`` returned."""
+    tracer = Tracer(fn, args)
+    with tracer.installed():
+        result = fn(*args)
+        outputs, template = tracer.outputs_of(result)
+        if auto_backward and not tracer.did_backward and isinstance(result, Tensor) and result.requires_grad:
+            if result.data.shape == ():
+                tracer.auto = True
+                ones = Tensor._wrap(result._dev.ops.ones_like(result.data), result._dev)
+                tracer.run_backward([result], [ones.data], False, False, None)
+    prog = Program(tracer.name, tracer.ops, tracer.arg_buffers, outputs, template, tracer.arg_specs)
+    return prog, result
+
+
+class Tracer:
+    """Records ops into buffers while installed (see :meth:`installed`)."""
+
+    def __init__(self, fn: Callable[..., Any], args: Sequence[Any]) -> None:
+        self.name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", type(fn).__name__)
+        self.ops: list[OpRecord] = []
+        self.section = "forward"
+        self.did_backward = False
+        self.auto = False  # recording the automatic backward of a returned scalar: leave .grad alone
+        self._tmap: dict[int, Buffer] = {}  # id(tensor) -> its buffer
+        self._amap: dict[int, Buffer] = {}  # id(array) -> the buffer it is (detach(), _wrap share arrays)
+        self._alive: list[Any] = []  # what the maps' ids refer to, kept alive while tracing
+        self._names: dict[str, int] = {}
+        self._effect_objs: dict[int, str] = {}
+        self._by_fn: dict[int, OpRecord] = {}  # id(eager op instance) -> its record
+        self._backward_made: set[int] = set()  # ids of buffers the backward pass made
+        self._fixed: set[int] = set()  # ids of buffers whose values cannot change: constants and ops on them
+        self.arg_buffers: list[Buffer | None] = []
+        self.arg_specs: list[Any] = []
+        names = _arg_names(fn, len(args))
+        self._param_names = _names_in_reach(fn)  # id(tensor) -> a name from fn's closure, globals, self
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                b = self._buffer(names[i], a.data, a._dev, "arg")
+                b.index = i
+                self._bind(a, b)
+                self.ops.append(OpRecord("load", "arg", [i], [b]))
+                self.arg_buffers.append(b)
+                self.arg_specs.append((a.data.shape, a.data.dtype, a._dev))
+            else:
+                self.arg_buffers.append(None)
+                self.arg_specs.append(None)
+
+    # -- installing -----------------------------------------------------------------
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[Tracer]:
+        if _State.tracer is not None:
+            raise TraceError("trace: already tracing; a traced function cannot trace or compile another")
+        from ..nn.module import Module  # noqa: PLC0415
+        from ..optim.optimizer import Optimizer  # noqa: PLC0415
+
+        patches = [(Tensor, m, _value_read(m, getattr(Tensor, m), self)) for m in _VALUE_READS]
+        patches += [
+            (Optimizer, "step", self._effect_method("step", Optimizer.step)),
+            (Optimizer, "zero_grad", self._effect_method("zero_grad", Optimizer.zero_grad)),
+            (Module, "zero_grad", self._effect_method("zero_grad", Module.zero_grad)),
+        ]
+        # A random draw (a dropout mask, Tensor.randn) would be replayed as the same numbers.
+        # (The modules that draw while a model runs: dropout, Tensor.randn and the like.)
+        from .. import _tensor, functional, random  # noqa: PLC0415
+
+        patches += [(mod, "host_generator", _no_random) for mod in (functional, random, _tensor)]
+        saved = [(owner, m, owner.__dict__[m]) for owner, m, _ in patches]
+        prev_releasing = _State.releasing
+        _State.releasing = False  # the trace keeps every value: backward reads them as tensors
+        _State.tracer = self
+        for owner, m, f in patches:
+            setattr(owner, m, f)
+        try:
+            yield self
+        finally:
+            _State.tracer = None
+            _State.releasing = prev_releasing
+            for owner, m, f in saved:
+                setattr(owner, m, f)
+            self._alive.clear()
+            self._tmap.clear()
+            self._amap.clear()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Run eager work (an optimizer step, a .grad update) without recording it."""
+        _State.tracer = None
+        try:
+            yield
+        finally:
+            _State.tracer = self
+
+    # -- buffers --------------------------------------------------------------------
+    def _unique(self, base: str, numbered: bool = False) -> str:
+        base = re.sub(r"\W", "_", base).strip("_") or "t"
+        if base[0].isdigit() or keyword.iskeyword(base) or base in _RESERVED:
+            base = "t_" + base
+        n = self._names.get(base, 0)
+        self._names[base] = n + 1
+        # Values made by ops count from 1 (``matmul_1``): the bare op name is its callable's.
+        if numbered:
+            return f"{base}_{n + 1}"
+        return base if n == 0 else f"{base}_{n}"
+
+    def _buffer(self, name: str, data: Any, dev: Any, kind: str, views: Sequence[Any] = ()) -> Buffer:
+        dtype = dev.np_dtype(data.dtype)
+        nbytes = 0 if _is_view_of(data, views) else int(data.size) * dtype.itemsize
+        name = self._unique(name, numbered=kind == "value" and not name.startswith("grad_"))
+        return Buffer(name, tuple(data.shape), dtype, dev, kind, nbytes)
+
+    def _bind(self, t: Tensor, b: Buffer) -> None:
+        self._tmap[id(t)] = b
+        self._amap[id(t.data)] = b
+        self._alive.append(t)
+        self._alive.append(t.data)
+
+    def value(self, t: Tensor) -> Buffer:
+        """The buffer holding ``t``: its own, one sharing its array, or a new load."""
+        b = self._tmap.get(id(t))
+        if b is not None:
+            return b
+        b = self._amap.get(id(t.data))
+        if b is None:
+            if t.requires_grad:
+                b = self._buffer(self._param_name(t), t.data, t._dev, "param")
+                b.tensor = t
+            else:
+                b = self._buffer("const", t.data, t._dev, "const")
+                b.array = t.data
+                self._fixed.add(id(b))
+            self.ops.append(OpRecord("load", b.kind, [], [b], section=self.section))
+        self._bind(t, b)
+        return b
+
+    def _param_name(self, t: Tensor) -> str:
+        """``q_proj_weight``: the dotted name in the innermost module that owns ``t``."""
+        if t.name:
+            return t.name
+        if id(t) in self._param_names:
+            return self._param_names[id(t)]
+        s = _State.scope
+        while s is not None:
+            if s.kind == "module" and s.module is not None:
+                for n, p in s.module.named_parameters():
+                    if p is t:
+                        return (s.path.split("/")[0] + "." + n).strip(".")
+            s = s.parent
+        return "param"
+
+    def traced(self, t: Tensor) -> bool:
+        """Whether ``t``'s values may change from one replay to the next."""
+        b = self._tmap.get(id(t)) or self._amap.get(id(t.data))
+        return t.requires_grad or (b is not None and id(b) not in self._fixed)
+
+    # -- ops --------------------------------------------------------------------------
+    def record(self, fn: Any, inputs: Sequence[Any], out: Tensor) -> None:
+        """Called by ``Function.apply`` for every op while installed."""
+        ins: list[Any] = [self.value(t) if isinstance(t, Tensor) else t for t in inputs]
+        if len(ins) == 2:  # numbers as Function.apply hands them to forward
+            a, b = ins
+            if isinstance(b, (int, float, bool)) and isinstance(a, Buffer):
+                ins[1] = _number(inputs[1], inputs[0])
+            elif isinstance(a, (int, float, bool)) and isinstance(b, Buffer):
+                ins[0] = _number(inputs[0], inputs[1])
+        inst = _new(type(fn))
+        inst.args = fn.args
+        inst.ctx = None
+        views = [t.data for t in inputs if isinstance(t, Tensor)]
+        ob = self._buffer(fn.op_name, out.data, out._dev, "value", views)
+        rec = OpRecord("call", fn.op_name, ins, [ob], fn=inst, section=self.section, scope=_State.scope)
+        rec.trace_fn = fn  # (the eager instance: a fused backward finds its record by it)
+        self.ops.append(rec)
+        self._bind(out, ob)
+        if all(id(x) in self._fixed for x in ins if isinstance(x, Buffer)):  # constants in, a constant out
+            self._fixed.add(id(ob))
+        if self.section == "backward":
+            self._backward_made.add(id(ob))
+        self._alive.append(fn)
+        self._by_fn[id(fn)] = rec
+
+    def outputs_of(self, result: Any) -> tuple[list[Buffer], Any]:
+        """The buffers of the tensors in ``result`` and the structure to put them back in."""
+        outs: list[Buffer] = []
+
+        def walk(x: Any) -> Any:
+            if isinstance(x, Tensor):
+                outs.append(self.value(x))
+                return _Slot(len(outs) - 1)
+            if isinstance(x, (tuple, list)):
+                return type(x)(walk(v) for v in x)
+            if isinstance(x, dict):
+                return {k: walk(v) for k, v in x.items()}
+            return x
+
+        return outs, walk(result)
+
+    # -- backward -------------------------------------------------------------------
+    def run_backward(self, roots: Sequence[Tensor], root_grads: Sequence[Any], retain_graph: bool,
+                     create_graph: bool, targets: Sequence[Tensor] | None) -> list[Any] | None:  # fmt: skip
+        """``autograd.run_backward`` while tracing: every gradient step becomes ops."""
+        if create_graph:
+            raise TraceError(
+                f"backward(create_graph=True) inside a trace, at {autograd._user_frame()}: gradients of "
+                "gradients are not traced yet; take them outside the traced function"
+            )
+        self.did_backward = True
+        prev_section, self.section = self.section, "backward"
+        prev_enabled = _State.grad_enabled
+        _State.grad_enabled = False  # the steps are recorded by the tracer, not by a graph
+        grads: dict[int, Tensor] = {}
+        try:
+            for r, g in zip(roots, root_grads):
+                gt = self._as_tensor(g, r._dev)
+                grads[id(r)] = gt if id(r) not in grads else grads[id(r)] + gt
+            wanted = {id(t): i for i, t in enumerate(targets)} if targets is not None else None
+            found: list[Any] = [None] * len(targets) if targets is not None else []
+            retained = _State.retained
+            for t in self._reachable(roots):
+                g = grads.pop(id(t), None)
+                if g is None:
+                    continue
+                self._name_grad(g, t)
+                fn = t._ctx
+                if wanted is not None:
+                    if id(t) in wanted:
+                        found[wanted[id(t)]] = g.data
+                elif fn is None or (retained and id(t) in retained):
+                    self._accumulate(t, g)
+                if fn is None or self._tmap[id(t)].kind != "value":
+                    continue
+                if isinstance(fn, FusedFunction) and type(fn).backward is FusedFunction.backward:
+                    gs = self._fused_backward(fn, g, t)
+                else:
+                    gs = fn.backward(g, TENSOR_NS, fn.inputs, t)
+                for inp, gi in zip(fn.inputs, gs):
+                    if gi is None or not isinstance(inp, Tensor) or not inp.requires_grad:
+                        continue
+                    if not isinstance(gi, Tensor):
+                        gi = self._as_tensor(gi, inp._dev)
+                    if gi.shape != inp.shape:
+                        gi = autograd.unbroadcast(gi, tuple(inp.shape), TENSOR_NS)
+                    k = id(inp)
+                    grads[k] = gi if k not in grads else grads[k] + gi
+        finally:
+            _State.grad_enabled = prev_enabled
+            self.section = prev_section
+        return found if targets is not None else None
+
+    def _as_tensor(self, g: Any, dev: Any) -> Tensor:
+        if isinstance(g, Tensor):
+            return g
+        t = Tensor._wrap(g, dev)
+        self.value(t)
+        return t
+
+    def _reachable(self, roots: Sequence[Tensor]) -> list[Tensor]:
+        """Tensors the roots depend on through recorded ops, consumers before producers."""
+        seen: dict[int, Tensor] = {}
+        stack = [r for r in roots if r.requires_grad]
+        while stack:
+            t = stack.pop()
+            if id(t) in seen:
+                continue
+            seen[id(t)] = t
+            b = self._tmap.get(id(t))
+            if t._ctx is None or b is None or b.kind != "value":  # not made inside the trace: a leaf here
+                continue
+            for x in t._ctx.inputs:
+                if isinstance(x, Tensor) and x.requires_grad and id(x) not in seen:
+                    stack.append(x)
+        return sorted(seen.values(), key=lambda t: -(t._ctx.seq if t._ctx is not None else 0))
+
+    def _fused_backward(self, fn: FusedFunction, g: Tensor, t: Tensor) -> list[Any]:
+        """One record of the fused op's array backward, run now for the trace's values."""
+        rec = self._by_fn[id(fn)]
+        gs = fn.backward_arrays(g.data, t._dev.ops, list(fn.saved), t.data)
+        outs: list[Buffer | None] = []
+        result: list[Any] = []
+        for inp, gi in zip(fn.inputs, gs):
+            if gi is None or not isinstance(inp, Tensor) or not inp.requires_grad:
+                outs.append(None)
+                result.append(None)
+                continue
+            if gi.__class__ is autograd.SliceGradient:
+                gi = gi.dense()
+            gt = Tensor._wrap(autograd._as_ndarray(gi) if gi.__class__ in autograd._NUMPY_SCALARS else gi, inp._dev)
+            b = self._buffer("grad_" + self.value(inp).name, gt.data, inp._dev, "value")
+            self._bind(gt, b)
+            outs.append(b)
+            result.append(gt)
+        ins = [self.value(g)] + [self.value(x) if isinstance(x, Tensor) else x for x in fn.inputs] + [self.value(t)]
+        self.ops.append(OpRecord("backward", rec.op + "_backward", ins, outs, fn=rec.fn, section="backward",
+                                 scope=rec.scope))  # fmt: skip
+        return result
+
+    def _name_grad(self, g: Tensor, t: Tensor) -> None:
+        """Call a gradient made in the backward pass ``grad_<name of t>``."""
+        gb, tb = self._tmap.get(id(g)), self._tmap.get(id(t))
+        if gb is None or tb is None or gb.kind != "value" or gb.name.startswith("grad_"):
+            return
+        if id(gb) in self._backward_made:
+            gb.name = self._unique("grad_" + tb.name)
+
+    def _accumulate(self, t: Tensor, g: Tensor) -> None:
+        tb = self._tmap[id(t)]
+        target = tb.index if tb.kind == "arg" else t
+        self.ops.append(OpRecord("accumulate", "accumulate", [self.value(g)], [], section="backward",
+                                 target=target))  # fmt: skip
+        if not self.auto:  # as the eager backward does (autograd._accumulate)
+            with self.paused():
+                t.grad = Tensor._wrap(g.data, t._dev) if t.grad is None else t.grad + Tensor._wrap(g.data, t._dev)
+
+    # -- effects: optimizer steps and zero_grad ----------------------------------------
+    def _effect_method(self, method: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        tracer = self
+
+        @functools.wraps(original)
+        def traced(obj: Any, *a: Any, **kw: Any) -> Any:
+            if a or kw:
+                raise TraceError(f"{type(obj).__name__}.{method} with arguments inside a trace is not supported")
+            name = tracer._effect_objs.setdefault(id(obj), tracer._unique(type(obj).__name__.lower()))
+            section = "update" if method == "step" else tracer.section
+            tracer.ops.append(OpRecord("effect", method, [], [], fn=original, section=section, target=obj,
+                                       label=name))  # fmt: skip
+            tracer._alive.append(obj)
+            with tracer.paused():
+                out = original(obj)
+            if method == "step":  # parameters hold new arrays: a later use reads them again
+                for group in obj.param_groups:
+                    for p in group["params"]:
+                        tracer._tmap.pop(id(p), None)
+            return out
+
+        return traced
+
+
+# -- small pieces ------------------------------------------------------------------------
+#: Names the generated program uses itself; buffers never take them.
+_RESERVED = frozenset({"program", "args", "accumulate", "Tensor", "xp", "None", "True", "False"})
+_VALUE_READS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__")
+
+
+def _value_read(method: str, original: Callable[..., Any], tracer: Tracer) -> Callable[..., Any]:
+    """``Tensor.<method>`` that raises :class:`TraceError` on a traced tensor."""
+
+    @functools.wraps(original)
+    def guarded(self: Tensor, *a: Any, **kw: Any) -> Any:
+        if tracer.traced(self):
+            b = tracer._tmap.get(id(self)) or tracer._amap.get(id(self.data))
+            made = f"made by op '{b.name}'" if b is not None else "a parameter"
+            what = {"__bool__": "bool(t) (an `if` or `while` on a tensor)", "__float__": "float(t)",
+                    "__int__": "int(t)"}.get(method, f".{method}()")  # fmt: skip
+            raise TraceError(
+                f"{what} on a traced tensor of shape {tuple(self.shape)} ({made}) at {_user_line()}: a replayed "
+                "program does not run Python decisions again, so it cannot depend on a tensor's values. Use "
+                "tensor ops instead (tga.where for an `if`), or read the value outside the traced function."
+            )
+        return original(self, *a, **kw)
+
+    return guarded
+
+
+def _no_random() -> Any:
+    raise TraceError(
+        f"a random draw inside a trace, at {_user_line()}: the program would replay the same numbers "
+        "every call (a dropout mask frozen). Trace the model in eval mode (model.eval()) or with dropout 0, "
+        "or draw the random tensor outside and pass it as an argument."
+    )
+
+
+def _user_line() -> str:
+    pkg = "/tinygrad_attn/"
+    for fr in reversed(traceback.extract_stack()[:-2]):
+        if pkg not in fr.filename.replace("\\", "/") or "/tests/" in fr.filename:
+            return f'File "{fr.filename}", line {fr.lineno}, in {fr.name}: {fr.line}'
+    return "<unknown>"
+
+
+def _number(value: Any, like: Tensor) -> Any:
+    """A number as ``Function.apply`` hands it to forward, for the trace's device."""
+    return like._dev.ops.scalar(value, like.data)
+
+
+def _is_view_of(data: Any, arrays: Sequence[Any]) -> bool:
+    """Whether ``data`` shares the memory of one of ``arrays`` (a reshape, a slice)."""
+    base = getattr(data, "base", None)
+    if base is None:
+        return False
+    for a in arrays:
+        if a is base or getattr(a, "base", None) is base or a is data:
+            return True
+    return False
+
+
+def _names_in_reach(fn: Callable[..., Any]) -> dict[int, str]:
+    """id(tensor) -> a name for the tensors ``fn`` reaches through its closure, its globals,
+    its ``self`` (a bound method, a module): ``b``, ``layers_0_attn_q_proj_weight``."""
+    from ..nn.module import Module  # noqa: PLC0415
+
+    found: dict[str, Any] = {}
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    obj = getattr(fn, "__self__", None)
+    if isinstance(fn, Module):
+        obj, fn = fn, fn.forward
+    if isinstance(obj, Module):
+        found[""] = obj
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+            with contextlib.suppress(ValueError):  # an empty cell
+                found[name] = cell.cell_contents
+        glb = getattr(fn, "__globals__", {})
+        for name in code.co_names:
+            if name in glb:
+                found.setdefault(name, glb[name])
+    names: dict[int, str] = {}
+    for name, v in found.items():
+        if isinstance(v, Tensor):
+            names.setdefault(id(v), name)
+        elif isinstance(v, Module):
+            for pn, p in v.named_parameters():
+                names.setdefault(id(p), pn)
+    return names
+
+
+def _arg_names(fn: Callable[..., Any], n: int) -> list[str]:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i in range(n):
+        if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY, params[i].POSITIONAL_OR_KEYWORD):
+            names.append(params[i].name)
+        else:
+            names.append(f"arg{i}")
+    return names
