@@ -612,15 +612,11 @@ class Tensor:
 
     def argmax(self, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
                keepdim: bool | None = None) -> Tensor:  # fmt: skip
-        axis, keepdims = _dim_alias(axis, dim, "argmax"), keepdims or bool(keepdim)
-        data = self._dev.ops.argmax(self.data if axis is not None else self._dev.ops.reshape(self.data, (-1,)),
-                                    axis=self._axes(axis, "argmax")[0] if axis is not None else None,
-                                    keepdims=keepdims if axis is not None else False)  # fmt: skip
-        return Tensor._wrap(data, self._dev)
+        return _arg_extreme(self, _dim_alias(axis, dim, "argmax"), keepdims or bool(keepdim), "max")
 
     def argmin(self, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
                keepdim: bool | None = None) -> Tensor:  # fmt: skip
-        return (-self).argmax(_dim_alias(axis, dim, "argmin"), keepdims or bool(keepdim))
+        return _arg_extreme(self, _dim_alias(axis, dim, "argmin"), keepdims or bool(keepdim), "min")
 
     # -- shape --------------------------------------------------------------------
     def reshape(self, *shape: Any) -> Tensor:
@@ -1208,6 +1204,16 @@ def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None
 
 
 # -- composites used by Tensor methods (their definitions: primitives only) --------
+def _arg_extreme(x: Tensor, axis: Any, keepdims: bool, pick: str) -> Tensor:
+    """argmax/argmin as an op (so a traced program recomputes it): over ``axis``, or over
+    the flattened tensor when None (then a 0-d index)."""
+    if axis is None:
+        return ops.ArgExtreme.apply(x.detach().reshape(-1), args=(0, pick)).reshape(())
+    (a,) = x._axes(axis, f"arg{pick}")
+    out = ops.ArgExtreme.apply(x, args=(a, pick))  # the axis kept, length 1
+    return out if keepdims else out.reshape(out.shape[:a] + out.shape[a + 1 :])
+
+
 def _floor_divide(a: Any, b: Any) -> Tensor:
     """Python's (and PyTorch's) ``//``: rounds toward minus infinity; integers stay integers."""
     like = a if isinstance(a, Tensor) else b

@@ -62,15 +62,16 @@ def _one_dim(x: Tensor, dim: Any, op: str) -> int:
 
 
 # -- index arrays ----------------------------------------------------------------
-def _index_data(x: Tensor, index: Any, op: str) -> Any:
-    """``index`` as an integer array on ``x``'s device, checked against ``x``'s shape."""
+def _index_tensor(x: Tensor, index: Any, op: str) -> Tensor:
+    """``index`` as an integer tensor on ``x``'s device (itself when it is one already, so a
+    traced program knows where it came from)."""
     if not isinstance(index, Tensor):
         index = Tensor(np.asarray(index), device=x._dev)
     if index._dev is not x._dev:
         raise RuntimeError(f"{op}: the index is on {index.device} and the tensor on {x.device}; move one with .to()")
     if index.dtype.kind not in "iu":
         raise TypeError(f"{op}: the index must be an integer tensor, not {index.dtype}; convert it with .long()")
-    return index.data
+    return index
 
 
 def _check_bounds(xp: Any, idx: Any, n: int, op: str, dim: int, shape: tuple) -> None:
@@ -82,50 +83,37 @@ def _check_bounds(xp: Any, idx: Any, n: int, op: str, dim: int, shape: tuple) ->
         raise IndexError(f"{op}: index {bad} is out of range for dimension {dim} of size {n} (shape {shape})")
 
 
-def _arange(x: Tensor, n: int) -> Any:
-    return Tensor.arange(n, dtype=np.int64, device=x._dev).data
-
-
-def _flat_index(x: Tensor, dim: int, idx: Any, op: str) -> Any:
-    """The positions in ``x.reshape(-1)`` that PyTorch's ``gather(x, dim, idx)`` reads:
-    ``idx`` along ``dim`` and each element's own coordinate along every other axis."""
-    shape = x.shape
+def _index(x: Tensor, dim: int, index: Any, op: str) -> Tensor:
+    """``index`` as an int64 tensor on ``x``'s device, checked as PyTorch's ``gather`` checks it:
+    as many axes as ``x``, no larger than ``x`` off ``dim``, every entry inside ``dim``."""
+    idx = _index_tensor(x, index, op)
     if idx.ndim != x.ndim:
         raise ValueError(f"{op}: the index needs as many dimensions as the tensor ({x.ndim}), got {idx.ndim}")
-    for d, (i, s) in enumerate(zip(idx.shape, shape)):
+    for d, (i, s) in enumerate(zip(idx.shape, x.shape)):
         if d != dim and i > s:
-            raise ValueError(f"{op}: index shape {tuple(idx.shape)} is larger than tensor shape {shape} at dim {d}")
-    xp = x._dev.ops
-    _check_bounds(xp, idx, shape[dim], op, dim, shape)
-    strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
-    flat = xp.astype(idx, x._dev.dtype(np.int64)) * strides[dim]
-    for d in range(len(shape)):
-        if d != dim and idx.shape[d] > 1:
-            coord = xp.reshape(_arange(x, idx.shape[d]), tuple(-1 if k == d else 1 for k in range(len(shape))))
-            flat = flat + coord * strides[d]
-    return flat
+            raise ValueError(f"{op}: index shape {tuple(idx.shape)} is larger than tensor shape {x.shape} at dim {d}")
+    _check_bounds(x._dev.ops, idx.data, x.shape[dim], op, dim, x.shape)
+    return idx
 
 
 def gather(x: Tensor, dim: int, index: Any) -> Tensor:
     """``out[i][j] = x[index[i][j]][j]`` (for ``dim=0``), as ``torch.gather``; differentiable in ``x``."""
     d = _one_dim(x, dim, "gather")
-    flat = _flat_index(x, d, _index_data(x, index, "gather"), "gather")
-    return ops.Gather.apply(x.reshape(-1), args=(0, flat))
+    return ops.GatherAlong.apply(x, _index(x, d, index, "gather"), args=(d, x.shape))
 
 
-def _scattered(x: Tensor, dim: Any, index: Any, src: Any, op: str) -> tuple[Any, Tensor | None, Any]:
+def _scattered(x: Tensor, dim: Any, index: Any, src: Any, op: str) -> tuple[Tensor, Tensor | None, int]:
+    """The checked index and, for a tensor ``src``, its part the index covers summed into
+    zeros of ``x``'s shape where the index points."""
     d = _one_dim(x, dim, op)
-    idx = _index_data(x, index, op)
-    flat = _flat_index(x, d, idx, op)
-    numel = x.numel()
-    keys = x._dev.ops.reshape(flat, (-1,))
+    idx = _index(x, d, index, op)
     if not isinstance(src, Tensor):
-        return keys, None, numel
+        return idx, None, d
     if src.ndim != x.ndim or builtins.any(i > s for i, s in zip(idx.shape, src.shape)):
-        raise ValueError(f"{op}: src of shape {src.shape} must cover the index's shape {tuple(idx.shape)}")
-    if src.shape != tuple(idx.shape):
+        raise ValueError(f"{op}: src of shape {src.shape} must cover the index's shape {idx.shape}")
+    if src.shape != idx.shape:
         src = src[tuple(slice(0, i) for i in idx.shape)]
-    return keys, ops.ScatterAdd.apply(src.reshape(-1), args=((numel,), 0, keys)), numel
+    return idx, ops.ScatterAddAlong.apply(src, idx, args=(d, x.shape)), d
 
 
 def scatter(x: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
@@ -136,13 +124,10 @@ def scatter(x: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = No
     here the writes are summed, so give each position once.
     """
     src = value if src is None else src
-    keys, summed, numel = _scattered(x, dim, index, src, "scatter")
-    dev = x._dev
-    ones = dev.ops.astype(dev.ops.ones_like(keys), dev.dtype(np.float32))
-    written = Tensor._wrap(dev.scatter_add(ones, (numel,), 0, keys) > 0, dev).reshape(x.shape)
-    if summed is None:  # a number written at every indexed position
-        return where(written, src, x)
-    return where(written, summed.reshape(x.shape), x)
+    idx, summed, d = _scattered(x, dim, index, src, "scatter")
+    ones = Tensor.ones(idx.shape, device=x._dev)
+    written = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape)) > 0
+    return where(written, src if summed is None else summed, x)
 
 
 def scatter_add(x: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
@@ -150,13 +135,13 @@ def scatter_add(x: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     _, summed, _ = _scattered(x, dim, index, src, "scatter_add")
     if summed is None:
         raise TypeError("scatter_add: src must be a tensor")
-    return x + summed.reshape(x.shape)
+    return x + summed
 
 
 def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
     """The entries of ``x`` at the 1-D ``index`` along ``dim``."""
     d = _one_dim(x, dim, "index_select")
-    idx = _index_data(x, index, "index_select")
+    idx = _index_tensor(x, index, "index_select").data
     if idx.ndim != 1:
         raise ValueError(f"index_select: the index must be 1-D, got shape {tuple(idx.shape)}")
     _check_bounds(x._dev.ops, idx, x.shape[d], "index_select", d, x.shape)
@@ -164,30 +149,18 @@ def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
 
 
 # -- sorting ---------------------------------------------------------------------
-def _argsort_array(x: Tensor, dim: int, descending: bool) -> Any:
-    dev = x._dev
-    a = x.data
-    try:  # the array API's signature (array_api_strict)
-        return dev.xp.argsort(a, axis=dim, descending=descending, stable=True)
-    except TypeError:  # NumPy and CuPy: no ``descending``; sorting the negation keeps ties in order
-        if descending:
-            a = -(dev.ops.astype(a, dev.dtype(np.int64)) if x.dtype.kind in "bu" else a)
-        return dev.xp.argsort(a, axis=dim, kind="stable")
-
-
 def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The indices that sort ``x`` along ``dim`` (ties keep their order)."""
-    d = _one_dim(x, dim, "argsort")
-    idx = _argsort_array(x, d, descending)
-    return Tensor._wrap(x._dev.ops.astype(idx, x._dev.dtype(np.int64)), x._dev)
+    return ops.Argsort.apply(x, args=(_one_dim(x, dim, "argsort"), descending))
 
 
 def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> ValuesIndices:
     """``(values, indices)`` of ``x`` sorted along ``dim``; the values are differentiable."""
     if x.ndim == 0:
         return ValuesIndices(x, Tensor._wrap(x._dev.ops.zeros_like(x.data), x._dev).long())
-    idx = argsort(x, dim, descending)
-    return ValuesIndices(gather(x, dim, idx), idx)
+    d = _one_dim(x, dim, "sort")
+    idx = argsort(x, d, descending)
+    return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
 
 
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
@@ -196,7 +169,7 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     if not 0 <= k <= x.shape[d]:
         raise ValueError(f"topk: k={k} is out of range for dimension {d} of size {x.shape[d]} (shape {x.shape})")
     idx = argsort(x, d, descending=largest)[(slice(None),) * d + (slice(0, k),)]
-    return ValuesIndices(gather(x, d, idx), idx)
+    return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
 
 
 def _reduce_pick(x: Tensor, axis: Any, keepdims: bool, dim: Any, keepdim: Any, other: Any, op: str) -> Any:
@@ -210,8 +183,8 @@ def _reduce_pick(x: Tensor, axis: Any, keepdims: bool, dim: Any, keepdim: Any, o
     if not isinstance(dim, (int, np.integer)):  # several dims: values only (torch's amax)
         return getattr(x, op)(dim, keepdims)
     d = _one_dim(x, dim, op)
-    idx = (x.argmax if op == "max" else x.argmin)(d, keepdims=True)
-    values = gather(x, d, idx)
+    idx = ops.ArgExtreme.apply(x, args=(d, op))  # (the axis kept, length 1)
+    values = ops.GatherAlong.apply(x, idx, args=(d, x.shape))
     if not keepdims:
         values, idx = values.squeeze(d), idx.squeeze(d)
     return ValuesIndices(values, idx)

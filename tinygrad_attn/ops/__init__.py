@@ -26,9 +26,11 @@ from .elementwise import (
     Tanh,
     Where,
 )
+from .gather_along import GatherAlong, ScatterAddAlong
 from .index import Gather, ScatterAdd
 from .linalg import Matmul
 from .movement import Cat, Expand, Permute, Reshape, Slice, SliceGrad
+from .ordering import ArgExtreme, Argsort
 from .reduce import Max, Min, Sum
 from .rounding import Ceil, Floor, Round, Sign
 from .scan import Cumsum
@@ -44,8 +46,8 @@ PRIMITIVES = {
         Matmul,
         Reshape, Permute, Expand, Slice, SliceGrad, Cat,
         Gather, ScatterAdd,
-        Sin, Cos, Floor, Ceil, Round, Sign, Cumsum,
+        Sin, Cos, Floor, Ceil, Round, Sign, Cumsum, GatherAlong, ScatterAddAlong,
     )
 }  # fmt: skip
 
-__all__ = [c.__name__ for c in PRIMITIVES.values()] + ["PRIMITIVES"]
+__all__ = [c.__name__ for c in PRIMITIVES.values()] + ["PRIMITIVES", "Argsort", "ArgExtreme"]

@@ -1,0 +1,81 @@
+"""PyTorch's ``gather`` and its adjoint, with the index as an input (not an argument).
+
+``out[i][j] = x[index[i][j]][j]`` for ``dim=0``: every output element reads ``x`` at its
+own coordinates, except along ``dim``, where ``index`` says where. Unlike
+:class:`~tinygrad_attn.ops.index.Gather`, whose index is fixed with the op, here the
+index is the op's second input, so an index computed from the data (``sort``, ``topk``,
+``max(dim=)``) is recomputed wherever the op is replayed (``tga.trace``, ``tga.compile``).
+The index gets no gradient.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..autograd import Function
+
+
+def flat_positions(xp, shape: tuple, dim: int, index):
+    """The positions in ``x.reshape(-1)`` (``x`` of ``shape``) that ``gather`` reads:
+    ``index`` along ``dim``, each element's own coordinate along the other axes."""
+    dev = xp.device
+    nd = len(shape)
+    strides = [math.prod(shape[d + 1 :]) for d in range(nd)]
+    flat = xp.astype(index, dev.dtype(np.int64)) * strides[dim]
+    for d in range(nd):
+        if d != dim and index.shape[d] > 1:
+            coord = dev.asarray(np.arange(index.shape[d]).reshape([-1 if k == d else 1 for k in range(nd)]))
+            flat = flat + coord * strides[d]
+    return flat
+
+
+class GatherAlong(Function):
+    """``args = (dim, shape of x)``; inputs ``(x, index)``; the output has the index's shape."""
+
+    __slots__ = ()
+    keep = (1,)  # backward reads the index only (x's shape is in args)
+    reads_output = False
+    name = "gather"
+
+    @staticmethod
+    def take(xp, a, index, dim: int, shape: tuple):
+        return xp.gather(xp.reshape(a, (-1,)), 0, flat_positions(xp, shape, dim, index))
+
+    def forward(self, xp, a, index):
+        dim, shape = self.args
+        return self.take(xp, a, index, dim, shape)
+
+    def backward(self, g, ns, inputs, out):
+        dim, shape = self.args
+        index = inputs[1]
+        if hasattr(g, "_ctx"):  # a recorded gradient (create_graph, traces): the adjoint op itself
+            return ScatterAddAlong.apply(g, index, args=(dim, shape)), None
+        return ScatterAddAlong.scatter(ns, g, index, dim, shape), None
+
+
+class ScatterAddAlong(Function):
+    """Zeros of ``shape`` with ``g`` (the index's shape) summed in where ``gather`` would
+    read: the adjoint of :class:`GatherAlong`. ``args = (dim, shape)``; inputs ``(g, index)``."""
+
+    __slots__ = ()
+    keep = (1,)
+    reads_output = False
+    name = "scatter_add"
+
+    @staticmethod
+    def scatter(xp, g, index, dim: int, shape: tuple):
+        flat = flat_positions(xp, shape, dim, index)
+        return xp.reshape(xp.scatter_add(g, (math.prod(shape),), 0, flat), shape)
+
+    def forward(self, xp, g, index):
+        dim, shape = self.args
+        return self.scatter(xp, g, index, dim, shape)
+
+    def backward(self, g, ns, inputs, out):
+        dim, shape = self.args
+        index = inputs[1]
+        if hasattr(g, "_ctx"):
+            return GatherAlong.apply(g, index, args=(dim, shape)), None
+        return GatherAlong.take(ns, g, index, dim, shape), None

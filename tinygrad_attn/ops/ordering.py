@@ -1,0 +1,46 @@
+"""Indices that depend on the values: argsort and argmax/argmin along one axis.
+
+Ops (not plain array calls) so that a traced program recomputes them on new inputs.
+They carry no gradient; ``sort``, ``topk`` and ``max(dim=)`` gather the values by them
+(:class:`~tinygrad_attn.ops.gather_along.GatherAlong`), which does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import Function
+
+
+class Argsort(Function):
+    """``args = (dim, descending)``; stable: ties keep their order. int64."""
+
+    __slots__ = ()
+    differentiable = False
+
+    def forward(self, xp, a):
+        dim, descending = self.args
+        dev = xp.device
+        try:  # the array API's signature (array_api_strict)
+            idx = dev.xp.argsort(a, axis=dim, descending=descending, stable=True)
+        except TypeError:  # NumPy and CuPy: no ``descending``; sorting the negation keeps ties in order
+            if descending:
+                kind = dev.np_dtype(a.dtype).kind
+                a = -(xp.astype(a, dev.dtype(np.int64)) if kind in "bu" else a)
+            idx = dev.xp.argsort(a, axis=dim, kind="stable")
+        return xp.astype(idx, dev.dtype(np.int64))
+
+
+class ArgExtreme(Function):
+    """The index of the largest (``args = (dim, "max")``) or smallest (``"min"``) entry
+    along ``dim``, the axis kept (length 1). int64; the first of tied entries."""
+
+    __slots__ = ()
+    differentiable = False
+    name = "argmax"
+
+    def forward(self, xp, a):
+        dim, pick = self.args
+        dev = xp.device
+        idx = getattr(dev.xp, "argmax" if pick == "max" else "argmin")(a, axis=dim, keepdims=True)
+        return xp.astype(idx, dev.dtype(np.int64))
