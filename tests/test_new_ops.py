@@ -326,12 +326,15 @@ def test_shape_ops_agree_with_numpy_on_any_shape(shape, data):
 
 
 @pytest.mark.parametrize("name", ["sin", "cumsum0", "cumprod1", "prod1", "gather1", "sort", "topk", "max_dim", "roll2",
-                                  "repeat", "einsum_three", "mod", "scatter"])  # fmt: skip
+                                  "repeat", "einsum_three", "mod", "scatter", "index_by_argsort", "index_select"])  # fmt: skip
 def test_traced_programs_replay_the_new_ops(name, rng):
     # tga.trace records them like any op: a replay on new inputs gives eager's values and gradients.
     if name == "scatter":
         def fn(t, d):
             return t.scatter(1, _idx([[3, 0], [1, 2], [0, 1]], d), t[:, :2] * 2.0)
+    elif name == "index_by_argsort":
+        def fn(t, d):
+            return t.index_select(1, t[0].argsort()) + t.gather(1, t.argsort(dim=1, descending=True))
     else:
         fn = OPS[name][0]
 

@@ -141,11 +141,15 @@ def scatter_add(x: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
 def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
     """The entries of ``x`` at the 1-D ``index`` along ``dim``."""
     d = _one_dim(x, dim, "index_select")
-    idx = _index_tensor(x, index, "index_select").data
+    idx = _index_tensor(x, index, "index_select")
     if idx.ndim != 1:
-        raise ValueError(f"index_select: the index must be 1-D, got shape {tuple(idx.shape)}")
-    _check_bounds(x._dev.ops, idx, x.shape[d], "index_select", d, x.shape)
-    return ops.Gather.apply(x, args=(d, idx))
+        raise ValueError(f"index_select: the index must be 1-D, got shape {idx.shape}")
+    _check_bounds(x._dev.ops, idx.data, x.shape[d], "index_select", d, x.shape)
+    # The same index for every position off ``dim``: a gather whose index is an input (so
+    # an index computed from the data is recomputed where a traced program replays).
+    lined = idx.reshape(tuple(-1 if k == d else 1 for k in range(x.ndim)))
+    full = lined.expand(x.shape[:d] + (idx.shape[0],) + x.shape[d + 1 :])
+    return ops.GatherAlong.apply(x, full, args=(d, x.shape))
 
 
 # -- sorting ---------------------------------------------------------------------
