@@ -405,3 +405,110 @@ def test_backward_frees_a_shared_intermediate_only_when_no_live_consumer_is_off_
     assert (shared() is None) == autograd._CAN_COUNT_REFS  # only the graph held it: freed
     a = x.numpy()
     close(x.grad, 5 * np.exp(a) * (1 - np.tanh(5 * np.exp(a)) ** 2), atol=1e-9)
+
+
+# -- 0-d tensors reused many times: every accumulation path keeps an array ------------
+def test_zero_d_leaf_used_three_times_in_sums_and_products(device):
+    a = Tensor(0.3, requires_grad=True, device=device, dtype=np.float64)
+    ((a + a) + a).backward()
+    close(a.grad, 3.0)
+    b = Tensor(0.3, requires_grad=True, device=device, dtype=np.float64)
+    ((b + b) * b).backward()
+    close(b.grad, 1.2)
+
+
+def test_micrograd_sanity_check(device):
+    x = Tensor(-4.0, requires_grad=True, device=device, dtype=np.float64)
+    z = 2 * x + 2 + x
+    q = z.relu() + z * x
+    h = (z * z).relu()
+    y = h + q + q * x
+    y.backward()
+    close(y, -20.0)
+    close(x.grad, 46.0)
+
+
+ZERO_D_EXPRESSIONS = {
+    "sum of many": lambda a: a + a + a + a + a,
+    "product of many": lambda a: a * a * a * a,
+    "mixed": lambda a: (a + a) * a - a / (a + 2.0),
+    "through unary ops": lambda a: a.exp() * a.tanh() + a.sigmoid() * a + (a * a).sqrt() + a.log() * a,
+    "through reductions and movement": lambda a: a.reshape(1, 1).expand(2, 3).sum() * a + a.unsqueeze(0).mean() * a,
+    "through stack and index": lambda a: tga.stack([a, a * a, a]).sum() * a + tga.stack([a, a])[1] * a,
+    "through a fused composite": lambda a: tga.stack([a, a, a * a]).softmax(-1)[0] * a + a,
+    "through pow and maximum": lambda a: (a**3) * a + a.maximum(a * 0.5) * a,
+}
+
+
+@pytest.mark.parametrize("name", list(ZERO_D_EXPRESSIONS))
+def test_zero_d_leaf_reused_matches_finite_differences(name, device):
+    f = ZERO_D_EXPRESSIONS[name]
+    a = Tensor(0.7, device=device, dtype=np.float64)
+    assert tga.gradcheck(f, a)
+    # .backward() and tga.grad take different accumulation paths
+    x = Tensor(0.7, device=device, dtype=np.float64, requires_grad=True)
+    f(x).backward()
+    (g,) = tga.grad(f(x), x)
+    close(x.grad, g.numpy(), atol=1e-12)
+    assert isinstance(x.grad.data, type(g.data)) and x.grad.data.shape == ()
+    # and with create_graph (a second backward through a 0-d graph)
+    (g1,) = tga.grad(f(x), x, create_graph=True)
+    close(g1, g.numpy(), atol=1e-12)
+
+
+def test_zero_d_gradient_reused_by_a_second_order_pass(device):
+    x = Tensor(0.5, requires_grad=True, device=device, dtype=np.float64)
+    y = x * x * x + x * x
+    (g,) = tga.grad(y, x, create_graph=True)  # 3x^2 + 2x
+    (g2,) = tga.grad(g + g + g, x)  # 3 (6x + 2)
+    close(g, 0.75 + 1.0)
+    close(g2, 3 * (3.0 + 2.0))
+
+
+# -- each leaf's .grad is an array of its own --------------------------------------
+def _writable(t: Tensor) -> bool:
+    flags = getattr(t.grad.data, "flags", None)
+    return flags is None or flags.writeable
+
+
+def test_leaf_gradients_never_share_an_array(device, rng):
+    a, b, c = (rand(rng, 3, device=device) for _ in range(3))
+    ((a + b) * c).sum().backward()
+    assert a.grad.data is not b.grad.data
+    close(a.grad, c.numpy())
+    a.grad.data[...] = 0.0  # writing one leaf's gradient leaves the other's alone
+    close(b.grad, c.numpy())
+
+
+def test_leaf_gradients_are_not_the_callers_grad(device, rng):
+    a, b = rand(rng, 3, device=device), rand(rng, 3, device=device)
+    G = Tensor(np.ones(3), device=device)
+    (a + b).backward(G)
+    assert a.grad.data is not G.data and b.grad.data is not G.data and a.grad.data is not b.grad.data
+    a.grad.data[...] = 5.0
+    close(G, np.ones(3))
+    close(b.grad, np.ones(3))
+
+
+def test_leaf_gradients_are_writable_arrays_not_broadcast_views(device, rng):
+    a, b = rand(rng, 4, 3, device=device), rand(rng, 4, 3, device=device)
+    (a + b).sum().backward()
+    for t in (a, b):
+        assert _writable(t)
+        t.grad.data[...] = 2.0
+    close(a.grad, np.full((4, 3), 2.0))
+    w = rand(rng, 1, device=device)
+    (w.expand(5) * 1.0).sum().backward()
+    assert _writable(w) and w.grad.shape == (1,)
+
+
+def test_grad_attribute_can_be_reset_and_reaccumulates(rng):
+    a = rand(rng, 3)
+    (a * 2).sum().backward()
+    g0 = a.grad
+    (a * 3).sum().backward()
+    close(g0, [2.0] * 3)  # the caller's earlier .grad is not written over
+    close(a.grad, [5.0] * 3)
+    a.grad = None
+    (a * 1).sum().backward()
+    close(a.grad, [1.0] * 3)

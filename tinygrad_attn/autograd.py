@@ -18,6 +18,7 @@ import functools
 import heapq
 import itertools
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -42,82 +43,102 @@ FREE_MIN_SIZE = 1 << 14
 _CAN_COUNT_REFS = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 
 
-class _Switches:
-    """Global switches, read on every op: one instance with slots, whose attribute reads
-    are about twice as fast as reads of class attributes."""
+class _Switches(threading.local):
+    """The switches every op reads, one set per thread: each thread starts from the class
+    defaults (grad enabled), and what one thread switches no other thread sees. Reads of
+    a ``threading.local`` attribute cost a few tens of nanoseconds, a small share of an op.
+    """
 
-    __slots__ = ("grad_enabled", "decompose", "anomaly", "scope", "retained", "releasing", "overwritable")
+    grad_enabled = True
+    decompose = False
+    anomaly = False
+    scope: Scope | None = None
+    # id -> weakref of non-leaf tensors that called retain_grad(): one registry for the
+    # process (a class attribute, never set per thread), as a tensor may be made in one
+    # thread and reach backward in another.
+    retained: dict = {}
+    # Whether recording an op may release the values of intermediates that nothing but
+    # the graph holds (off during a backward pass, which counts roots' uses once more).
+    releasing = _CAN_COUNT_REFS
+    # The gradient array the backward step now running may overwrite (see may_overwrite).
+    overwritable: Any = None
 
-    def __init__(self) -> None:
-        self.grad_enabled = True
-        self.decompose = False
-        self.anomaly = False
-        self.scope: Scope | None = None
-        self.retained: dict | None = None  # id -> weakref of non-leaf tensors that called retain_grad()
-        # Whether recording an op may release the values of intermediates that nothing but
-        # the graph holds (off during a backward pass, which counts roots' uses once more).
-        self.releasing = _CAN_COUNT_REFS
-        # The gradient array the backward step now running may overwrite (see may_overwrite).
-        self.overwritable: Any = None
+    def __init__(self) -> None:  # (runs once in each thread that touches the switches)
+        # What each switch held when a context manager entered, innermost last: leaving
+        # restores it, so one manager instance can be entered recursively or by two threads.
+        self.saved: list = []
 
 
 _State = _Switches()
 
 
 # -- switches ---------------------------------------------------------------------
-class no_grad(contextlib.ContextDecorator):
+class _Switch(contextlib.ContextDecorator):
+    """Sets switch ``attr`` to ``value`` inside; leaving restores what was in force."""
+
+    attr = ""
+    value: Any = None
+
+    def __enter__(self) -> None:
+        st = _State
+        st.saved.append(getattr(st, self.attr))
+        setattr(st, self.attr, self.value)
+
+    def __exit__(self, *exc: object) -> None:
+        st = _State
+        setattr(st, self.attr, st.saved.pop())
+
+
+class no_grad(_Switch):
     """Record nothing inside: ``with tga.no_grad(): ...`` or ``@tga.no_grad()``."""
 
-    def __enter__(self) -> None:
-        self._prev = _State.grad_enabled
-        _State.grad_enabled = False
-
-    def __exit__(self, *exc: object) -> None:
-        _State.grad_enabled = self._prev
+    attr, value = "grad_enabled", False
 
 
-class enable_grad(contextlib.ContextDecorator):
+class enable_grad(_Switch):
     """Record again inside a ``no_grad`` region."""
 
-    def __enter__(self) -> None:
-        self._prev = _State.grad_enabled
-        _State.grad_enabled = True
-
-    def __exit__(self, *exc: object) -> None:
-        _State.grad_enabled = self._prev
+    attr, value = "grad_enabled", True
 
 
 def is_grad_enabled() -> bool:
     return _State.grad_enabled
 
 
-class decompose(contextlib.ContextDecorator):
+class decompose(_Switch):
     """Run every composite op as its primitive-op definition, so graphs show each primitive.
 
     >>> with tga.decompose():  # doctest: +SKIP
     ...     y = x.softmax()    # exp, max, sum, sub, div nodes instead of one softmax node
     """
 
-    def __enter__(self) -> None:
-        self._prev = _State.decompose
-        _State.decompose = True
-
-    def __exit__(self, *exc: object) -> None:
-        _State.decompose = self._prev
+    attr, value = "decompose", True
 
 
-class detect_anomaly(contextlib.ContextDecorator):
+# How many threads are inside detect_anomaly: while none is, ops skip reading the switch.
+_anomaly_threads = 0
+_anomaly_lock = threading.Lock()
+
+
+class detect_anomaly(_Switch):
     """Raise at the first op whose forward or backward makes NaN or Inf.
 
     The error names the op and the line of user code that created it.
     """
 
+    attr, value = "anomaly", True
+
     def __enter__(self) -> None:
-        self._prev = _State.anomaly
-        _State.anomaly = True
+        global _anomaly_threads
+        with _anomaly_lock:
+            _anomaly_threads += 1
+        super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
-        _State.anomaly = self._prev
+        global _anomaly_threads
+        super().__exit__(*exc)
+        with _anomaly_lock:
+            _anomaly_threads -= 1
 
 
 # -- scopes: the module and composite op an op was made in -------------------------
@@ -271,7 +292,7 @@ class Function:
             fn.saved = datas
             fn.scope = _State.scope
             fn.seq = _next_seq()
-            if _State.anomaly:
+            if _anomaly_threads and _State.anomaly:
                 fn.trace = _user_frame()
                 _check_finite(fn, out_data, "forward")
             if out_data.size >= FREE_MIN_SIZE and _State.releasing:  # a large new array: make room
@@ -283,7 +304,7 @@ class Function:
                 for t in inputs:
                     if isinstance(t, Tensor) and t.requires_grad:
                         t._uses -= 1
-            if _State.anomaly:
+            if _anomaly_threads and _State.anomaly:
                 fn.inputs, fn.scope, fn.trace = inputs, _State.scope, _user_frame()
                 _check_finite(fn, out_data, "forward")
         return out
@@ -464,7 +485,7 @@ def _sum_with_slices(a: Any, b: Any, a_owned: bool) -> Any:
             return b.add_into(a.dense())
         a, b, a_owned = b, a, False  # b may be shared: copy it below
     if b.__class__ is not SliceGradient:
-        return a + b
+        return _plus(a, b)
     return b.add_into(a if a_owned else b.ns.copy(a))
 
 
@@ -511,7 +532,7 @@ def run_backward(
     for r, g in zip(roots, root_grads):
         k = id(r)
         if k in pending:
-            pending[k][0] = pending[k][0] + g
+            pending[k][0] = _plus(pending[k][0], g)
         else:
             pending[k] = [g, 0]
             heapq.heappush(heap, (-r._ctx.seq if r._ctx is not None else 0, k, r))
@@ -553,7 +574,9 @@ def run_backward(
                         if id(t) in wanted:
                             found[wanted[id(t)]] = g
                     elif fn is None or (retained and id(t) in retained):
-                        _accumulate(t, g, create_graph)
+                        # (References to g: this pass's one, and getrefcount's argument.)
+                        sole = overwrite and getrefcount(g) == 2 and _sole_view(g)
+                        _accumulate(t, g, create_graph, sole)
                 if fn is None:
                     continue
             inputs = fn.inputs
@@ -620,9 +643,9 @@ def run_backward(
                         entry[0] = _sum_with_slices(prev, gi, ki in owned)
                         owned.add(ki)
                     elif ki in owned and not create_graph and prev.dtype == gi.dtype:
-                        prev += gi
+                        prev += gi  # (an array, never a NumPy scalar: _plus made it)
                     else:
-                        entry[0] = prev + gi
+                        entry[0] = _plus(prev, gi)
                         owned.add(ki)
             gs = gi = None  # (no stale reference: a gradient another step gets may be overwritten)
             if big and free and out.__class__ is not FreedArray:
@@ -649,12 +672,29 @@ def _sole_view(g: Any) -> bool:
     return base is None or (base.size == g.size and sys.getrefcount(base) == 3)
 
 
-def _accumulate(t: Tensor, g: Any, create_graph: bool) -> None:
+def _plus(a: Any, b: Any) -> Any:
+    """``a + b`` as an array: NumPy gives the sum of two 0-d arrays as a scalar, which a
+    later ``+=`` would rebind instead of updating (a 0-d leaf used three times lost a use)."""
+    s = a + b
+    return _as_ndarray(s) if s.__class__ in _NUMPY_SCALARS else s
+
+
+def _accumulate(t: Tensor, g: Any, create_graph: bool, sole: bool = False) -> None:
+    """Add ``g`` into ``t.grad``. Each ``.grad`` is an array of its own: ``g`` is handed
+    over only when ``sole`` (the pass holds it alone, writable, no other view); otherwise it
+    may be another leaf's gradient too, the caller's ``grad``, or a read-only broadcast."""
     if not create_graph:
-        g = Tensor._wrap(g, t._dev)
-    elif not t.requires_grad or g is None:
+        if t.grad is None:
+            if g.__class__ in _NUMPY_SCALARS:
+                g = _as_ndarray(g)
+            elif not sole:
+                g = t._dev.ops.copy(g)
+            t.grad = Tensor._wrap(g, t._dev)
+        else:  # a new array: the old .grad may be held by the caller
+            t.grad = Tensor._wrap(_plus(t.grad.data, g), t._dev)
         return
-    # Never add in place: a gradient array may be shared (an add passes g to both sides).
+    if not t.requires_grad or g is None:
+        return
     t.grad = g if t.grad is None else t.grad + g
 
 
@@ -705,6 +745,8 @@ def grad(
                 )
             result.append(None)
         else:
+            if not create_graph and g.__class__ in _NUMPY_SCALARS:
+                g = _as_ndarray(g)
             result.append(g if create_graph else Tensor._wrap(g, t._dev))
     return tuple(result)
 
