@@ -512,3 +512,90 @@ def test_grad_attribute_can_be_reset_and_reaccumulates(rng):
     a.grad = None
     (a * 1).sum().backward()
     close(a.grad, [1.0] * 3)
+
+
+# -- fused ops under create_graph: the local derivative only --------------------------
+def _dependent_cases():
+    F = tga.functional
+    return {
+        "Softmax": lambda W: (F.softmax(W * W, -1) * W).sum(),
+        "LogSoftmax": lambda W: (F.log_softmax(W * 1.5, -1) * W).sum(),
+        "Linear": lambda W: (F.linear(W * 1.0, W, W[0] * 2.0) * W.tanh()).sum(),
+        "LayerNorm": _layer_norm_case,
+        "Gelu": lambda W: (F.gelu(W * W) * W).sum(),
+        "CrossEntropy": lambda W: F.cross_entropy(W * W, Tensor(np.array([0, 2, 1]), device=W.device)) * W.sum(),
+        "Attention": _attention_case,
+    }
+
+
+# In each case one input of the fused op is in another input's history.
+def _layer_norm_case(W: Tensor) -> Tensor:
+    w = W[0] * 1.0
+    return (tga.functional.layer_norm(W * w, w, w * 0.5) * W).sum()
+
+
+def _attention_case(W: Tensor) -> Tensor:
+    x = W.tanh()
+    return (tga.functional.scaled_dot_product_attention(x @ W, x, x, is_causal=True) * W).sum()
+
+
+def _fused_classes():
+    import inspect
+
+    from tinygrad_attn.ops import fused
+
+    return sorted(
+        (c for _, c in inspect.getmembers(fused, inspect.isclass)
+         if issubclass(c, autograd.FusedFunction) and c.__module__ == fused.__name__),
+        key=lambda c: c.__name__,
+    )  # fmt: skip
+
+
+def _graph_ops(y: Tensor) -> set:
+    seen, stack, ops_ = set(), [y], set()
+    while stack:
+        t = stack.pop()
+        if not isinstance(t, Tensor) or t._ctx is None or id(t) in seen:
+            continue
+        seen.add(id(t))
+        ops_.add(type(t._ctx))
+        stack.extend(t._ctx.inputs)
+    return ops_
+
+
+def test_every_fused_op_has_a_dependent_inputs_case():
+    assert {c.__name__ for c in _fused_classes()} == set(_dependent_cases())
+
+
+@pytest.mark.parametrize("cls", _fused_classes(), ids=lambda c: c.__name__)
+def test_fused_create_graph_takes_the_local_derivative_when_inputs_depend_on_each_other(cls, device, rng):
+    f = _dependent_cases()[cls.__name__]
+    W = Tensor(rng.standard_normal((3, 3)) * 0.5, device=device, requires_grad=True)
+    y = f(W)
+    assert cls in _graph_ops(y)  # the fused node is what runs
+    (first,) = tga.grad(y, W)
+    (fused_cg,) = tga.grad(f(W), W, create_graph=True)
+    with tga.decompose():
+        y_dec = f(W)
+        assert cls not in _graph_ops(y_dec)
+        (dec_cg,) = tga.grad(y_dec, W, create_graph=True)
+    close(fused_cg, first.numpy(), atol=1e-10)
+    close(dec_cg, first.numpy(), atol=1e-10)
+    # the second order, fused and decomposed, against finite differences
+    assert tga.gradcheck(lambda w: tga.grad(f(w), w, create_graph=True)[0], W, atol=1e-5)
+    with tga.decompose():
+        assert tga.gradcheck(lambda w: tga.grad(f(w), w, create_graph=True)[0], W, atol=1e-5)
+
+
+def test_tied_embedding_gradient_with_create_graph(rng):
+    # A weight used twice (an input projection, then tied as the output projection).
+    F = tga.functional
+    W = Tensor(rng.standard_normal((5, 4)), requires_grad=True)
+    x = Tensor(rng.standard_normal((3, 5)))
+
+    def f(w):
+        return F.cross_entropy(F.linear(F.layer_norm(x @ w), w), Tensor(np.array([1, 0, 4])))
+
+    (g1,) = tga.grad(f(W), W)
+    (g2,) = tga.grad(f(W), W, create_graph=True)
+    close(g2, g1.numpy(), atol=1e-10)

@@ -61,7 +61,6 @@ def test_threads_doing_forward_and_backward_each_get_their_gradients():
     assert tga.is_grad_enabled()
 
 
-
 def _while_another_thread_is_inside(manager, check) -> None:
     inside, done = threading.Event(), threading.Event()
 

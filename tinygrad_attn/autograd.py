@@ -511,6 +511,7 @@ def run_backward(
     retain_graph: bool,
     create_graph: bool,
     targets: Sequence[Tensor] | None = None,
+    stop_at_targets: bool = False,
 ) -> list[Any] | None:
     """Propagate ``root_grads`` from ``roots`` to the leaves.
 
@@ -523,6 +524,7 @@ def run_backward(
     With ``targets`` the gradients of those tensors are returned and no ``.grad`` is
     touched; otherwise they accumulate into the ``.grad`` of leaves (and of tensors that
     called ``retain_grad()``). Gradients are arrays here, tensors with ``create_graph``.
+    ``stop_at_targets``: go no further than the targets (none is an ancestor of another).
     """
     # id -> [partial gradient, consumer edges that delivered it] of tensors in the heap
     pending: dict[int, list] = {}
@@ -573,6 +575,8 @@ def run_backward(
                     if wanted is not None:
                         if id(t) in wanted:
                             found[wanted[id(t)]] = g
+                            if stop_at_targets:
+                                continue
                     elif fn is None or (retained and id(t) in retained):
                         # (References to g: this pass's one, and getrefcount's argument.)
                         sole = overwrite and getrefcount(g) == 2 and _sole_view(g)
@@ -822,8 +826,31 @@ class FusedFunction(Function):
         raise NotImplementedError  # pragma: no cover
 
     def _backward_by_reference(self, g: Tensor, inputs: Sequence[Any]) -> list[Any]:
-        diff = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+        # The local derivative only: the reference runs on stand-ins (one alias op per
+        # differentiable input) and the pass below stops at them. Differentiating with
+        # respect to the inputs themselves would also follow the paths through their own
+        # history, counted again by the outer pass where one input depends on another
+        # (``linear(W * 1.0, W)``). The stand-ins stay in the graph, so the gradient is
+        # still differentiable with respect to the inputs, to any order.
+        stand_ins = [_Alias.apply(t) if isinstance(t, Tensor) and t.requires_grad else t for t in inputs]
+        diff = [s for s, t in zip(stand_ins, inputs) if s is not t]
         with decompose():
-            y = self.recompute(*inputs)
-        gs = iter(grad(y, diff, g, create_graph=True, allow_unused=True))
-        return [next(gs) if isinstance(t, Tensor) and t.requires_grad else None for t in inputs]
+            y = self.recompute(*stand_ins)
+        found = run_backward([y], [g], retain_graph=True, create_graph=True, targets=diff, stop_at_targets=True)
+        gs = iter(found)
+        return [next(gs) if s is not t else None for s, t in zip(stand_ins, inputs)]
+
+
+class _Alias(Function):
+    """The same array under a new node (a stand-in; see ``_backward_by_reference``)."""
+
+    __slots__ = ()
+    name = "alias"
+    keep = ()
+    reads_output = False
+
+    def forward(self, xp: Any, x: Any) -> Any:
+        return x
+
+    def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
+        return (g,)
