@@ -20,6 +20,7 @@ import itertools
 import sys
 import threading
 import traceback
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -557,6 +558,9 @@ def run_backward(
     overwrite = _CAN_COUNT_REFS and not create_graph
     getrefcount = sys.getrefcount
     T = Tensor
+    # Nodes recorded after the latest in-place change anywhere need no version check, and
+    # while no in-place op has rebased a tensor every input is what its consumer saw.
+    last_change, rebased = _last_change, _rebased
     try:
         while True:
             if ready:
@@ -586,6 +590,8 @@ def run_backward(
             inputs = fn.inputs
             out = t.data
             big = out.size >= FREE_MIN_SIZE  # (g has its shape)
+            if fn.seq < last_change and g is not None and fn.saved is not None:
+                _check_versions(fn, t)
             if g is None:  # nothing flows through here (an unused branch): only release
                 gs = (None,) * len(inputs)
             elif fn.saved is None:
@@ -620,7 +626,11 @@ def run_backward(
             i = -1
             for inp in inputs:  # (an index, not zip: zip costs more than the rest of this loop)
                 i += 1
-                if not isinstance(inp, T) or not inp.requires_grad:
+                if not isinstance(inp, T):
+                    continue
+                if rebased and inp._ctx is not None and inp._ctx.seq > fn.seq:
+                    inp = _as_seen_by(inp, fn.seq)  # changed in place after this op read it
+                if not inp.requires_grad:
                     continue
                 gi = gs[i]
                 if gi is not None and gi.shape != inp.data.shape:
@@ -854,3 +864,248 @@ class _Alias(Function):
 
     def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
         return (g,)
+
+
+# -- in-place ops: versions and rebased histories ------------------------------------
+# Every array's memory has a version, counted per memory root (the array that owns the
+# memory), so views and detached tensors share it with no cost to ordinary ops: it exists
+# only once something was changed in place. A backward step checks the arrays it reads
+# only when its node is older than the latest in-place change anywhere.
+_MAX_RECENT = 64
+
+
+class _Version:
+    """How many in-place changes a memory root has had, and the creation order (``seq``)
+    of the latest ones, so a node knows the version it saw."""
+
+    __slots__ = ("count", "recent")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.recent: list[int] = []
+
+    def at(self, seq: int) -> int:
+        """The version before anything made after ``seq`` (at least; the newest 64 are known)."""
+        return self.count - sum(1 for s in self.recent if s > seq)
+
+
+_versions: dict[int, tuple[_Version, Any]] = {}  # id(memory root) -> (version, weakref to the root)
+_last_change = 0  # seq of the latest in-place change in the process
+_rebased = False  # whether an in-place op has rebased a tensor's history yet
+
+
+def _memory_root(arr: Any) -> Any:
+    a = getattr(arr, "_array", arr)  # array_api_strict wraps a NumPy array
+    while True:
+        b = getattr(a, "base", None)
+        if b is None:
+            return a
+        a = b
+
+
+def version_of(arr: Any) -> _Version | None:
+    """The version of ``arr``'s memory; None while it was never changed in place."""
+    entry = _versions.get(id(_memory_root(arr)))
+    return entry[0] if entry is not None else None
+
+
+def bump_version(arr: Any) -> None:
+    """Record an in-place change of ``arr``'s memory."""
+    global _last_change
+    root = _memory_root(arr)
+    key = id(root)
+    entry = _versions.get(key)
+    if entry is None:
+        v = _Version()
+        try:
+            ref = weakref.ref(root, functools.partial(_forget_version, key))
+        except TypeError:  # memory owned by an object without weak references (bytes): kept
+            ref = None
+        _versions[key] = (v, ref)
+    else:
+        v = entry[0]
+    seq = _next_seq()
+    v.count += 1
+    v.recent.append(seq)
+    if len(v.recent) > _MAX_RECENT:
+        del v.recent[0]
+    _last_change = seq
+
+
+def _forget_version(key: int, ref: Any) -> None:
+    entry = _versions.get(key)
+    if entry is not None and entry[1] is ref:
+        del _versions[key]
+
+
+def _reads_values_of_inputs(fn: Function) -> bool:
+    from . import ops  # noqa: PLC0415 - ops builds on this module
+
+    global _SHAPE_ONLY
+    if _SHAPE_ONLY is None:  # backward steps that read shapes, never values
+        names = ("Cast", "Cat", "Expand", "Gather", "Permute", "Reshape", "ScatterAdd", "Slice", "SliceGrad", "Sum")
+        _SHAPE_ONLY = frozenset(getattr(ops, n) for n in names if hasattr(ops, n)) | {_Alias, InPlace}
+    return fn.__class__ not in _SHAPE_ONLY and not getattr(fn.__class__, "name", None) == "to"
+
+
+_SHAPE_ONLY: frozenset | None = None
+
+
+def _check_versions(fn: Function, t: Tensor) -> None:
+    """Raise if an array ``fn``'s backward reads was changed in place after ``fn`` ran."""
+    if not _reads_values_of_inputs(fn):
+        return
+    keep, inputs = fn.keep, fn.inputs
+    for i, a in enumerate(fn.saved):
+        inp = inputs[i]
+        if a is None or not isinstance(inp, Tensor):
+            continue
+        if keep == "other":
+            other = inputs[1 - i]
+            if not (isinstance(other, Tensor) and other.requires_grad):
+                continue
+        elif keep is not None and i not in keep:
+            continue
+        _check_version(fn, a, f"input {i}")
+    if fn.reads_output and t.data.__class__ is not FreedArray:
+        _check_version(fn, t.data, "output")
+
+
+def _check_version(fn: Function, arr: Any, what: str) -> None:
+    v = version_of(arr)
+    if v is None or not v.recent or v.recent[-1] < fn.seq:
+        return
+    raise RuntimeError(
+        f"backward: '{fn.op_name}' needs its {what} of shape {tuple(arr.shape)}, which an in-place op "
+        f"changed after the forward: it was saved at version {v.at(fn.seq)} and is now at version "
+        f"{v.count}. Change a copy instead (x.clone()), or change it after the backward."
+    )
+
+
+class InPlace(Function):
+    """The node an in-place op leaves on the tensor it changed: its value is the result of
+    the op (the input), recorded from the tensor's previous node (``previous``). Ops
+    recorded before the change still take their gradient to ``previous``."""
+
+    __slots__ = ("previous",)
+    keep = ()
+    reads_output = False
+
+    def forward(self, xp: Any, x: Any) -> Any:
+        return x
+
+    def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
+        return (g,)
+
+    @property
+    def op_name(self) -> str:
+        return self.args
+
+
+def _as_seen_by(t: Tensor, seq: int) -> Tensor:
+    """The tensor as the op made at ``seq`` saw it: before the in-place changes since."""
+    c = t._ctx
+    while c.__class__ is InPlace and c.seq > seq:
+        t = c.previous
+        c = t._ctx
+    return t
+
+
+def _is_view(t: Tensor) -> bool:
+    """Whether ``t`` shows memory of another tensor (a slice, reshape, permute, expand)."""
+    from . import ops  # noqa: PLC0415 - ops builds on this module
+
+    c = t._ctx
+    if c is not None:
+        return c.__class__ in (ops.Slice, ops.Reshape, ops.Permute, ops.Expand)
+    return _memory_root(t.data) is not getattr(t.data, "_array", t.data)
+
+
+def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operands: Any,
+                  operator: bool = False) -> Tensor:  # fmt: skip
+    """Write ``compute(t, *operands)`` into ``t``'s array; the in-place op ``name``.
+
+    Recorded where a gradient is wanted (grad mode on, and ``t`` or an operand requires
+    grad): ``t``'s history is rebased, as PyTorch does. Its previous node moves to a new
+    tensor object holding a copy of its values, the op runs on that, and ``t`` becomes
+    the op's output through an :class:`InPlace` node. ``operator`` (``+=`` and the
+    like): where the change cannot be recorded in place (a view of another tensor's
+    memory), return the result as a new tensor, as Python does for immutable values;
+    ``x[i] += v`` then writes it back through ``x.__setitem__``.
+    """
+    global _rebased
+    if t.data.__class__ is FreedArray:
+        raise RuntimeError(f"{name}: the values of this tensor (shape {tuple(t.shape)}) were freed {t.data.when}")
+    wants = _State.grad_enabled and (
+        t.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in operands)
+    )
+    if not wants:
+        with no_grad():
+            r = compute(t, *operands)
+        _write(t, r, name)
+        return t
+    if t._ctx is None and t.requires_grad:
+        raise RuntimeError(
+            f"{name}: a leaf tensor that requires grad (shape {tuple(t.shape)}) cannot be changed in place "
+            "while gradients are recorded; make the change inside `with tga.no_grad():` (as an optimizer "
+            "step does), or change a copy (x.clone())"
+        )
+    if _is_view(t):
+        if operator:
+            return compute(t, *operands)
+        raise RuntimeError(
+            f"{name}: this tensor (shape {tuple(t.shape)}) is a view of another tensor's memory, and an "
+            "in-place change of a view is not recorded for gradients; write through the tensor it views "
+            "(x[idx] = value, x[idx] += value)"
+        )
+    old = _new(Tensor)
+    old.data = t._dev.copy(t.data)  # the values before the change, for the steps that read them
+    old._dev, old.grad, old.name = t._dev, None, t.name
+    old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
+    t._uses = 0  # the ops that used t so far used the old value: their uses move with it
+    try:
+        r = compute(old, *operands)
+        r = _checked_result(t, r, name)
+    except BaseException:
+        t._uses = old._uses
+        raise
+    _write(t, r, name)
+    if not r.requires_grad:  # (the result no longer depends on anything that requires grad)
+        t._ctx, t.requires_grad = None, False
+    else:
+        node = InPlace.apply(r, args=name)._ctx  # (made after the change: ordered after it)
+        node.previous = old
+        t._ctx, t.requires_grad = node, True
+    _rebased = True
+    return t
+
+
+def _checked_result(t: Tensor, r: Tensor, name: str) -> Tensor:
+    if tuple(r.shape) != tuple(t.shape):
+        raise RuntimeError(
+            f"{name}: the result has shape {tuple(r.shape)}, but an in-place op cannot change the shape of "
+            f"the tensor it writes ({tuple(t.shape)}); use the out-of-place op instead"
+        )
+    if r.dtype != t.dtype:
+        if not np.can_cast(r.dtype, t.dtype, "same_kind"):
+            raise RuntimeError(
+                f"{name}: the result type {r.dtype} cannot be written into a tensor of type {t.dtype}; "
+                "use the out-of-place op instead"
+            )
+        r = r.astype(t.dtype)
+    return r
+
+
+def _write(t: Tensor, r: Tensor, name: str) -> None:
+    """Write ``r``'s values into ``t``'s array (same memory) and bump its version."""
+    r = _checked_result(t, r, name)
+    dst = t.data
+    if r.data is not dst:
+        try:
+            dst[...] = r.data
+        except (ValueError, TypeError) as e:
+            raise RuntimeError(
+                f"{name}: cannot write into this tensor's array (shape {tuple(t.shape)}): {e}. An expanded "
+                "tensor repeats one element in many places: write into a copy (x.clone()) instead"
+            ) from e
+    bump_version(dst)
