@@ -599,3 +599,15 @@ def test_tied_embedding_gradient_with_create_graph(rng):
     (g1,) = tga.grad(f(W), W)
     (g2,) = tga.grad(f(W), W, create_graph=True)
     close(g2, g1.numpy(), atol=1e-10)
+
+
+def test_leaf_gradients_with_create_graph_are_arrays_of_their_own(device, rng):
+    a, b = rand(rng, 3, device=device), rand(rng, 3, device=device)
+    G = Tensor(np.ones(3), device=device)
+    (a + b).backward(G, create_graph=True)
+    assert a.grad is not b.grad and a.grad.data is not b.grad.data
+    assert a.grad.data is not G.data and b.grad.data is not G.data
+    a2 = rand(rng, 3, device=device)
+    (a2 * a2).sum().backward(create_graph=True)
+    (ga,) = tga.grad(a2.grad.sum(), a2)  # still differentiable
+    close(ga, np.full(3, 2.0))

@@ -709,7 +709,8 @@ def _accumulate(t: Tensor, g: Any, create_graph: bool, sole: bool = False) -> No
         return
     if not t.requires_grad or g is None:
         return
-    t.grad = g if t.grad is None else t.grad + g
+    # (A recorded copy: g may be another leaf's gradient too, or the caller's grad.)
+    t.grad = _Copy.apply(g) if t.grad is None else t.grad + g
 
 
 def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, create_graph: bool = False) -> None:
@@ -864,6 +865,16 @@ class _Alias(Function):
 
     def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
         return (g,)
+
+
+class _Copy(_Alias):
+    """The same values in a new array."""
+
+    __slots__ = ()
+    name = "copy"
+
+    def forward(self, xp: Any, x: Any) -> Any:
+        return xp.copy(x)
 
 
 # -- in-place ops: versions and rebased histories ------------------------------------
