@@ -611,3 +611,16 @@ def test_leaf_gradients_with_create_graph_are_arrays_of_their_own(device, rng):
     (a2 * a2).sum().backward(create_graph=True)
     (ga,) = tga.grad(a2.grad.sum(), a2)  # still differentiable
     close(ga, np.full(3, 2.0))
+
+
+def test_a_gradient_only_the_pass_holds_is_handed_to_grad_without_a_copy(monkeypatch, rng):
+    a = Tensor(rng.standard_normal(autograd.FREE_MIN_SIZE), requires_grad=True)
+    ops_ = a._dev.ops
+    copies = []
+    real = ops_.copy
+    monkeypatch.setattr(ops_, "copy", lambda x: copies.append(x.shape) or real(x))
+    (a.tanh() * 2.0).sum().backward()  # each step makes a new array: the last is a's own
+    assert copies == []
+    b = Tensor(rng.standard_normal(autograd.FREE_MIN_SIZE), requires_grad=True)
+    (a + b).sum().backward()  # one array for both: the first leaf to get it takes a copy
+    assert len(copies) >= 1 and a.grad.data is not b.grad.data

@@ -115,7 +115,7 @@ def test_recorded_inplace_ops_match_finite_differences(name, device, rng):
     assert tga.gradcheck(f, x, o)
 
 
-@pytest.mark.parametrize("name", ["add_", "mul_", "div_", "setitem basic", "setitem index", "masked_fill_", "copy_"])
+@pytest.mark.parametrize("name", list(INPLACE))
 def test_recorded_inplace_ops_second_order(name, device, rng):
     inplace, _ = INPLACE[name]
 
@@ -125,7 +125,7 @@ def test_recorded_inplace_ops_second_order(name, device, rng):
         return (y * a).sum()
 
     def df(a, b):
-        return tga.grad(f(a, b), [a, b], create_graph=True)[0]
+        return tga.grad(f(a, b), [a, b], create_graph=True, allow_unused=True)[0]
 
     x, o = _pair(rng, device)
     assert tga.gradcheck(df, x, o)
