@@ -194,3 +194,25 @@ def test_two_threads_stepping_optimizers_leave_grad_mode_on():
 
     _run_threads(train, 2)
     assert tga.is_grad_enabled()
+
+
+def test_setting_the_switch_directly_still_stops_recording():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    autograd._State.grad_enabled = False
+    try:
+        assert not (x * 2).requires_grad
+        assert not tga.is_grad_enabled()
+    finally:
+        autograd._State.grad_enabled = True
+    assert (x * 2).requires_grad
+
+
+def test_a_thread_that_ends_with_grad_off_leaves_the_others_recording():
+    def leave_off(_: int) -> None:
+        autograd._State.grad_enabled = False  # never turned back on: the thread just ends
+
+    _run_threads(leave_off, 1)
+    x = Tensor([1.0], requires_grad=True)
+    assert tga.is_grad_enabled() and (x * 2).requires_grad
+    with tga.no_grad():
+        assert not (x * 2).requires_grad

@@ -44,13 +44,39 @@ FREE_MIN_SIZE = 1 << 14
 _CAN_COUNT_REFS = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 
 
+# How many threads have grad mode off: while none has, an op need not read its thread's
+# switch (a module global reads faster than a ``threading.local`` attribute).
+_grad_off_threads = 0
+_switch_lock = threading.Lock()
+
+
 class _Switches(threading.local):
     """The switches every op reads, one set per thread: each thread starts from the class
     defaults (grad enabled), and what one thread switches no other thread sees. Reads of
     a ``threading.local`` attribute cost a few tens of nanoseconds, a small share of an op.
     """
 
-    grad_enabled = True
+    _grad = True
+
+    @property
+    def grad_enabled(self) -> bool:
+        return self._grad
+
+    @grad_enabled.setter
+    def grad_enabled(self, flag: bool) -> None:
+        global _grad_off_threads
+        flag = bool(flag)
+        if flag == self._grad:
+            return
+        if not flag:  # (counted before the switch, uncounted after: the count never says "none" wrongly)
+            with _switch_lock:
+                _grad_off_threads += 1
+            self._grad = False
+        else:
+            self._grad = True
+            with _switch_lock:
+                _grad_off_threads -= 1
+
     decompose = False
     anomaly = False
     scope: Scope | None = None
@@ -118,7 +144,6 @@ class decompose(_Switch):
 
 # How many threads are inside detect_anomaly: while none is, ops skip reading the switch.
 _anomaly_threads = 0
-_anomaly_lock = threading.Lock()
 
 
 class detect_anomaly(_Switch):
@@ -131,14 +156,14 @@ class detect_anomaly(_Switch):
 
     def __enter__(self) -> None:
         global _anomaly_threads
-        with _anomaly_lock:
+        with _switch_lock:
             _anomaly_threads += 1
         super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
         global _anomaly_threads
         super().__exit__(*exc)
-        with _anomaly_lock:
+        with _switch_lock:
             _anomaly_threads -= 1
 
 
@@ -286,7 +311,7 @@ class Function:
         out.grad = None
         out.name = None
         out._uses = 0
-        if need and _State.grad_enabled and cls.differentiable:
+        if need and (not _grad_off_threads or _State._grad) and cls.differentiable:
             out.requires_grad = True
             out._ctx = fn
             fn.inputs = inputs
