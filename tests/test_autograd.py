@@ -624,3 +624,18 @@ def test_a_gradient_only_the_pass_holds_is_handed_to_grad_without_a_copy(monkeyp
     b = Tensor(rng.standard_normal(autograd.FREE_MIN_SIZE), requires_grad=True)
     (a + b).sum().backward()  # one array for both: the first leaf to get it takes a copy
     assert len(copies) >= 1 and a.grad.data is not b.grad.data
+
+
+def test_tied_gpt_embedding_gradient_is_the_same_with_create_graph():
+    from tinygrad_attn.models import GPT
+
+    model = GPT(11, 8, 2, 1, 6, tie_weights=True)
+    ids, targets = Tensor(np.array([[1, 2, 3, 4, 5]])), Tensor(np.array([2, 3, 4, 5, 6]))
+
+    def loss() -> Tensor:
+        return tga.functional.cross_entropy(model(ids).reshape(-1, 11), targets)
+
+    w = next(iter(model.parameters()))
+    (first,) = tga.grad(loss(), w)
+    (recorded,) = tga.grad(loss(), w, create_graph=True)
+    close(recorded, first.numpy(), atol=1e-5, rtol=1e-4)
