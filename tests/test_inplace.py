@@ -364,3 +364,25 @@ def test_version_counts_match_pytorch(rng):
     tx = torch.zeros(2, 3, dtype=torch.float64)
     v, tv = program(x), program(tx)
     assert x._version == tx._version and v._version == tv._version
+
+
+def test_stores_and_adds_keep_no_copy_of_the_old_values(monkeypatch, rng):
+    # Their backward reads nothing of the tensor they change: the node for its old value
+    # shares its array instead of keeping a copy (one copy per store: the store's own result).
+    T = 5
+    outputs = Tensor.zeros(T, 3, dtype=np.float64)
+    steps = [rand(rng, 3) for _ in range(T)]
+    ops_ = outputs._dev.ops
+    copies = []
+    real = ops_.copy
+    monkeypatch.setattr(ops_, "copy", lambda x: copies.append(tuple(x.shape)) or real(x))
+    for t in range(T):
+        outputs[t] = steps[t] * 2.0
+    outputs += 1.0
+    assert copies == [(T, 3)] * T
+    y = steps[0].exp()
+    y += 1.0  # exp's backward reads its output: that one is kept
+    assert copies[-1] == (3,)
+    (outputs.sum() + y.sum()).backward()
+    close(steps[1].grad, np.full(3, 2.0))
+    close(steps[0].grad, 2.0 + np.exp(steps[0].numpy()))

@@ -1058,13 +1058,16 @@ def _is_view(t: Tensor) -> bool:
 
 
 def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operands: Any,
-                  operator: bool = False) -> Tensor:  # fmt: skip
+                  operator: bool = False, reads_old: bool = True) -> Tensor:  # fmt: skip
     """Write ``compute(t, *operands)`` into ``t``'s array; the in-place op ``name``.
 
     Recorded where a gradient is wanted (grad mode on, and ``t`` or an operand requires
     grad): ``t``'s history is rebased, as PyTorch does. Its previous node moves to a new
-    tensor object holding a copy of its values, the op runs on that, and ``t`` becomes
-    the op's output through an :class:`InPlace` node. ``operator`` (``+=`` and the
+    tensor object, the op runs on that, and ``t`` becomes the op's output through an
+    :class:`InPlace` node. The new object holds a copy of the old values where a step
+    will read them: ``compute``'s (``reads_old``: False for an op whose backward reads
+    nothing of ``t``, as an add or a store) or the previous node's (it reads its
+    output); elsewhere it shares ``t``'s array. ``operator`` (``+=`` and the
     like): where the change cannot be recorded in place (a view of another tensor's
     memory), return the result as a new tensor, as Python does for immutable values;
     ``x[i] += v`` then writes it back through ``x.__setitem__``.
@@ -1095,7 +1098,8 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
             "(x[idx] = value, x[idx] += value)"
         )
     old = _new(Tensor)
-    old.data = t._dev.copy(t.data)  # the values before the change, for the steps that read them
+    copy = reads_old or (t._ctx is not None and t._ctx.reads_output)
+    old.data = t._dev.ops.copy(t.data) if copy else t.data  # the values before the change, where read
     old._dev, old.grad, old.name = t._dev, None, t.name
     old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
     t._uses = 0  # the ops that used t so far used the old value: their uses move with it

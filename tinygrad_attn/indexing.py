@@ -195,7 +195,8 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         if not wants:  # nothing to record: a plain store, on every backend
             _store(x, plain, value)
             return
-        autograd.apply_inplace(x, "setitem", lambda old, v: SetSlice.apply(old, _cast_like(v, old), args=plain), value)
+        store = lambda old, v: SetSlice.apply(old, _cast_like(v, old), args=plain)  # noqa: E731
+        autograd.apply_inplace(x, "setitem", store, value, reads_old=False)
         return
     if not wants and x._dev.xp is np:  # NumPy stores fancy keys itself
         host_key = tuple(p.numpy() if isinstance(p, Tensor) else p for p in parts)
@@ -205,7 +206,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         except IndexError as e:
             raise IndexError(f"setitem: {e} (tensor of shape {x.shape})") from e
     written = _written_positions(x, key)
-    autograd.apply_inplace(x, "setitem", lambda old, v: _scatter_into(old, written, v), value)
+    autograd.apply_inplace(x, "setitem", lambda old, v: _scatter_into(old, written, v), value, reads_old=False)
 
 
 def _basic_setitem_key(x: Tensor, parts: tuple) -> tuple:
