@@ -307,7 +307,7 @@ def test_large_arrays_through_inplace_ops_and_the_release_tricks(rng):
     a = Tensor(rng.standard_normal(n) * 0.1, requires_grad=True)
     G = Tensor(np.ones(n))
     g_host = G.numpy()
-    y = (a * 2.0).exp()
+    y = (a * 2.0).exp() * 1.0
     y.add_(1.0)
     y[: n // 2] = a[: n // 2] * 3.0
     y = y.tanh() * 1.0
@@ -380,9 +380,18 @@ def test_stores_and_adds_keep_no_copy_of_the_old_values(monkeypatch, rng):
         outputs[t] = steps[t] * 2.0
     outputs += 1.0
     assert copies == [(T, 3)] * T
-    y = steps[0].exp()
-    y += 1.0  # exp's backward reads its output: that one is kept
+    y = steps[0] * 1.0
+    y *= steps[1]  # a product's backward reads the old value: that one is kept
     assert copies[-1] == (3,)
     (outputs.sum() + y.sum()).backward()
-    close(steps[1].grad, np.full(3, 2.0))
-    close(steps[0].grad, 2.0 + np.exp(steps[0].numpy()))
+    close(steps[2].grad, np.full(3, 2.0))
+    close(steps[0].grad, 2.0 + steps[1].numpy())
+
+
+@pytest.mark.parametrize("op", [lambda y: y.add_(1.0), lambda y: y.__imul__(2.0), lambda y: y.__setitem__(0, 0.0)])
+def test_changing_the_output_of_an_op_that_reads_it_raises_as_in_pytorch(op, rng):
+    a = rand(rng, 3)
+    y = a.exp()
+    op(y)
+    with pytest.raises(RuntimeError, match=r"'exp'.*output.*version 0.*version 1"):
+        y.sum().backward()

@@ -1063,11 +1063,11 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
 
     Recorded where a gradient is wanted (grad mode on, and ``t`` or an operand requires
     grad): ``t``'s history is rebased, as PyTorch does. Its previous node moves to a new
-    tensor object, the op runs on that, and ``t`` becomes the op's output through an
-    :class:`InPlace` node. The new object holds a copy of the old values where a step
-    will read them: ``compute``'s (``reads_old``: False for an op whose backward reads
-    nothing of ``t``, as an add or a store) or the previous node's (it reads its
-    output); elsewhere it shares ``t``'s array. ``operator`` (``+=`` and the
+    tensor object sharing ``t``'s array, the op runs on that, and ``t`` becomes the op's
+    output through an :class:`InPlace` node. Where ``compute``'s backward reads the old
+    values (``reads_old``; not an add or a store) it runs on a recorded copy, as
+    PyTorch keeps the original of ``x.mul_(w)``; a previous node that reads its output
+    finds it changed, and backward raises, as in PyTorch. ``operator`` (``+=`` and the
     like): where the change cannot be recorded in place (a view of another tensor's
     memory), return the result as a new tensor, as Python does for immutable values;
     ``x[i] += v`` then writes it back through ``x.__setitem__``.
@@ -1098,13 +1098,12 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
             "(x[idx] = value, x[idx] += value)"
         )
     old = _new(Tensor)
-    copy = reads_old or (t._ctx is not None and t._ctx.reads_output)
-    old.data = t._dev.ops.copy(t.data) if copy else t.data  # the values before the change, where read
+    old.data = t.data
     old._dev, old.grad, old.name = t._dev, None, t.name
     old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
     t._uses = 0  # the ops that used t so far used the old value: their uses move with it
     try:
-        r = compute(old, *operands)
+        r = compute(_Copy.apply(old) if reads_old else old, *operands)
         r = _checked_result(t, r, name)
     except BaseException:
         t._uses = old._uses
