@@ -234,9 +234,9 @@ def test_inplace_errors_name_the_op_and_what_to_do(rng):
     with pytest.raises(IndexError, match="setitem.*out of range"):
         x[5] = 1.0
     a = rand(rng, 2, 3)
-    v = (a * 1.0)[0]
+    v = (a * 1.0).reshape(3, 2)
     with pytest.raises(RuntimeError, match="view.*x\\[idx\\] = value"):
-        v.add_(a[1])
+        v.add_(a[0, :2])
     with pytest.raises(ValueError, match="at least one"):
         x.clamp_()
 
@@ -395,3 +395,47 @@ def test_changing_the_output_of_an_op_that_reads_it_raises_as_in_pytorch(op, rng
     op(y)
     with pytest.raises(RuntimeError, match=r"'exp'.*output.*version 0.*version 1"):
         y.sum().backward()
+
+
+def test_inplace_ops_through_a_slice_match_pytorch(rng):
+    torch = pytest.importorskip("torch")
+    ha, hb = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+
+    def program(a, b):
+        y = a * 1.0
+        before = y[0] * 2.0  # used the row before the changes
+        y[0].mul_(b[0])
+        y[1].add_(b[1] * b[1])
+        y[2][1:3] = b[2, :2] * 3.0  # a store through a slice of a slice
+        v = y[1]
+        v += a[0]
+        return (y * y).sum() + (before * b[0]).sum() + (v * b[2]).sum()
+
+    a, b = Tensor(ha, requires_grad=True), Tensor(hb, requires_grad=True)
+    out = program(a, b)
+    out.backward()
+    ta, tb = torch.tensor(ha, requires_grad=True), torch.tensor(hb, requires_grad=True)
+    tout = program(ta, tb)
+    tout.backward()
+    close(out, tout.item(), atol=1e-10)
+    close(a.grad, ta.grad.numpy(), atol=1e-10)
+    close(b.grad, tb.grad.numpy(), atol=1e-10)
+
+
+def test_inplace_through_a_slice_of_a_leaf_that_requires_grad_raises(rng):
+    w = rand(rng, 2, 3)
+    with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+        w[0].add_(1.0)
+
+
+@pytest.mark.parametrize("name", ["add_", "mul_", "setitem basic", "clamp_"])
+def test_inplace_through_a_slice_matches_finite_differences(name, device, rng):
+    inplace, _ = INPLACE[name]
+
+    def f(a, b):
+        y = (a * 1.0).reshape(2, 3, 3)
+        inplace(y[1], b)
+        return y * y
+
+    x, o = _pair(rng, device)
+    assert tga.gradcheck(lambda a, b: f(a.reshape(1, 3, 3).expand(2, 3, 3) * 1.0, b), x, o)

@@ -1090,11 +1090,15 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
             "step does), or change a copy (x.clone())"
         )
     if _is_view(t):
+        from . import ops  # noqa: PLC0415 - ops builds on this module
+
+        if t._ctx.__class__ is ops.Slice:  # a basic slice, x[key]
+            return _write_through_slice(t, name, compute, operands, reads_old)
         if operator:
             return compute(t, *operands)
         raise RuntimeError(
             f"{name}: this tensor (shape {tuple(t.shape)}) is a view of another tensor's memory, and an "
-            "in-place change of a view is not recorded for gradients; write through the tensor it views "
+            "in-place change of this view is not recorded for gradients; write through the tensor it views "
             "(x[idx] = value, x[idx] += value)"
         )
     old = _new(Tensor)
@@ -1115,6 +1119,30 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
         node = InPlace.apply(r, args=name)._ctx  # (made after the change: ordered after it)
         node.previous = old
         t._ctx, t.requires_grad = node, True
+    _rebased = True
+    return t
+
+
+def _write_through_slice(t: Tensor, name: str, compute: Callable[..., Tensor], operands: Sequence[Any],
+                         reads_old: bool) -> Tensor:  # fmt: skip
+    """``x[key].op_(...)`` as PyTorch records it: the result is stored into the tensor the
+    slice views (``x[key] = result``, itself recorded), and the slice becomes ``x[key]``
+    of the new ``x``. Ops that used the slice before keep its old history."""
+    global _rebased
+    base, key = t._ctx.inputs[0], t._ctx.args
+    value = _checked_result(t, compute(_Copy.apply(t) if reads_old else t, *operands), name)
+    base[key] = value  # (its own checks: a leaf that requires grad raises there)
+    fresh = base[key]
+    old = _new(Tensor)
+    old.data, old._dev, old.grad, old.name = t.data, t._dev, None, t.name
+    old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
+    t._uses = 0
+    if fresh.requires_grad:
+        node = InPlace.apply(fresh, args=name)._ctx
+        node.previous = old
+        t._ctx, t.requires_grad = node, True
+    else:
+        t._ctx, t.requires_grad = None, False
     _rebased = True
     return t
 
