@@ -1067,10 +1067,11 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
     output through an :class:`InPlace` node. Where ``compute``'s backward reads the old
     values (``reads_old``; not an add or a store) it runs on a recorded copy, as
     PyTorch keeps the original of ``x.mul_(w)``; a previous node that reads its output
-    finds it changed, and backward raises, as in PyTorch. ``operator`` (``+=`` and the
-    like): where the change cannot be recorded in place (a view of another tensor's
-    memory), return the result as a new tensor, as Python does for immutable values;
-    ``x[i] += v`` then writes it back through ``x.__setitem__``.
+    finds it changed, and backward raises, as in PyTorch. A basic slice ``x[key]`` is
+    changed through ``x`` (see :func:`_write_through_slice`). ``operator`` (``+=`` and
+    the like): where the change cannot be recorded in place (another view of another
+    tensor's memory), return the result as a new tensor, as Python does for immutable
+    values; ``x[i] += v`` then writes it back through ``x.__setitem__``.
     """
     global _rebased
     if t.data.__class__ is FreedArray:
