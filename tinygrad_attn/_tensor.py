@@ -651,6 +651,93 @@ class Tensor:
         for i in range(len(self)):
             yield self[i]
 
+    # -- in-place ops ---------------------------------------------------------------
+    # Each writes its result into this tensor's own array (views of it see the change) and
+    # bumps the array's version; where a gradient is wanted it is recorded and the
+    # tensor's history rebased, as PyTorch does (see autograd.apply_inplace).
+    @property
+    def _version(self) -> int:
+        """How many in-place changes this tensor's memory has had (its views share it)."""
+        v = autograd.version_of(self.data)
+        return 0 if v is None else v.count
+
+    def add_(self, other: Any, alpha: float = 1) -> Tensor:
+        """``self += alpha * other``, in place."""
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "add_", lambda x, o: x + (o * alpha if alpha != 1 else o), o,
+                                      reads_old=False)  # fmt: skip
+
+    def sub_(self, other: Any, alpha: float = 1) -> Tensor:
+        """``self -= alpha * other``, in place."""
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "sub_", lambda x, o: x - (o * alpha if alpha != 1 else o), o,
+                                      reads_old=False)  # fmt: skip
+
+    def mul_(self, other: Any) -> Tensor:
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "mul_", Tensor.__mul__, o, reads_old=Tensor._needs_grad(o))
+
+    def div_(self, other: Any) -> Tensor:  # (a division's backward reads the divisor and the result)
+        return autograd.apply_inplace(self, "div_", Tensor.__truediv__, self._operand(other), reads_old=False)
+
+    def fill_(self, value: Any) -> Tensor:
+        """Every element becomes ``value`` (a number or a one-element tensor), in place."""
+        v = value.reshape(()) if isinstance(value, Tensor) else value
+        return autograd.apply_inplace(self, "fill_", lambda x, v: where(True, v, x), v, reads_old=False)
+
+    def zero_(self) -> Tensor:
+        return self.fill_(0)
+
+    def copy_(self, src: Any) -> Tensor:
+        """This tensor's elements become ``src``'s (broadcast to its shape, cast to its dtype,
+        moved from any device), in place."""
+        src = src if isinstance(src, Tensor) else Tensor(src, device=self._dev)
+        if src._dev is not self._dev:
+            src = src.to(self._dev)
+        return autograd.apply_inplace(self, "copy_", lambda x, s: where(True, s.astype(x.dtype), x), src,
+                                      reads_old=False)  # fmt: skip
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
+        if min is None and max is None:
+            raise ValueError("clamp_: at least one of min and max must be given")
+        return autograd.apply_inplace(self, "clamp_", lambda x: x.clip(min, max))
+
+    clip_ = clamp_
+
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        """``value`` where ``mask`` is True, in place."""
+        v = value.reshape(()) if isinstance(value, Tensor) else value
+        return autograd.apply_inplace(self, "masked_fill_", lambda x, v: x.masked_fill(mask, v), v, reads_old=False)
+
+    # ``x += y``: in place, as in PyTorch. Where that cannot be recorded (a view of another
+    # tensor's memory, while gradients are recorded) Python gets a new tensor back, so
+    # ``x[i] += y`` still works: it writes that back with ``__setitem__``.
+    def __iadd__(self, other: Any) -> Tensor:
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "add_", Tensor.__add__, o, operator=True, reads_old=False)
+
+    def __isub__(self, other: Any) -> Tensor:
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "sub_", Tensor.__sub__, o, operator=True, reads_old=False)
+
+    def __imul__(self, other: Any) -> Tensor:
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "mul_", Tensor.__mul__, o, operator=True, reads_old=Tensor._needs_grad(o))
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "div_", Tensor.__truediv__, o, operator=True, reads_old=False)
+
+    @staticmethod
+    def _needs_grad(x: Any) -> bool:
+        return isinstance(x, Tensor) and x.requires_grad
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``x[key] = value`` for any key ``x[key]`` takes; recorded like the in-place ops."""
+        from .indexing import setitem  # noqa: PLC0415 - indexing builds on this module
+
+        setitem(self, key, value)
+
     # -- selection ----------------------------------------------------------------
     def masked_fill(self, mask: Any, value: float) -> Tensor:
         """``value`` where the boolean ``mask`` is True, this tensor elsewhere."""
