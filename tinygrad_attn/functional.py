@@ -39,9 +39,17 @@ __all__ = [
 
 
 def _axis(x: Tensor, axis: int, op: str) -> int:
-    if not -x.ndim <= axis < max(x.ndim, 1):
+    if not -max(x.ndim, 1) <= axis < max(x.ndim, 1):  # (a 0-d tensor takes 0 and -1, as in PyTorch)
         raise ValueError(f"{op}: axis {axis} is out of range for a tensor of shape {x.shape}")
     return axis % max(x.ndim, 1)
+
+
+def _degenerate(x: Tensor, axis: int, op: str) -> bool:
+    """Whether softmax-like ``op`` over ``axis`` needs no reduction: a 0-d tensor (one
+    element: the row is itself) or an empty tensor (nothing to normalise; the max of an
+    empty axis would fail)."""
+    _axis(x, axis, op)
+    return x.ndim == 0 or x.numel() == 0
 
 
 def _float(x: Tensor, op: str) -> None:
@@ -50,26 +58,34 @@ def _float(x: Tensor, op: str) -> None:
 
 
 # -- softmax family ----------------------------------------------------------------
-def _softmax_fused(x: Tensor, axis: int = -1) -> Tensor:
+def _softmax_fused(x: Tensor, axis: int = -1) -> Tensor | None:
     _float(x, "softmax")
+    if _degenerate(x, axis, "softmax"):
+        return None  # the definition handles it
     return fused.Softmax.apply(x, args=_axis(x, axis, "softmax"))
 
 
 @composite("softmax", _softmax_fused)
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``axis``, shifted by the max so it never overflows."""
+    if _degenerate(x, axis, "softmax"):  # 1 for a lone element (0-d), nothing for an empty tensor
+        return x * 0.0 + 1.0 if x.ndim == 0 else x * 0.0
     e = (x - x.max(axis, keepdims=True)).exp()
     return e / e.sum(axis, keepdims=True)
 
 
-def _log_softmax_fused(x: Tensor, axis: int = -1) -> Tensor:
+def _log_softmax_fused(x: Tensor, axis: int = -1) -> Tensor | None:
     _float(x, "log_softmax")
+    if _degenerate(x, axis, "log_softmax"):
+        return None  # the definition handles it
     return fused.LogSoftmax.apply(x, args=_axis(x, axis, "log_softmax"))
 
 
 @composite("log_softmax", _log_softmax_fused)
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     """``x - logsumexp(x)`` along ``axis``."""
+    if _degenerate(x, axis, "log_softmax"):  # log 1 = 0 for a lone element (0-d); empty stays empty
+        return x - x
     z = x - x.max(axis, keepdims=True)
     return z - z.exp().sum(axis, keepdims=True).log()
 
@@ -276,8 +292,10 @@ def _mask_arrays(q: Tensor, k: Tensor, mask: Any, is_causal: bool) -> tuple[Any,
             ) from None
         if mask.dtype == np.bool_:
             allowed = mask.data if allowed is None else (mask.data & allowed)
-        elif mask.requires_grad:
+        elif mask.requires_grad:  # stays a tensor (its gradient is wanted); its -inf entries still mask
             bias_t = mask
+            allowed_t = mask.data > -math.inf
+            allowed = allowed_t if allowed is None else (allowed_t & allowed)
         else:  # a float mask is added; its -inf entries mean "may not attend"
             fm = mask.data if mask.dtype == q.dtype else xp.astype(mask.data, q.data.dtype)
             allowed_f = fm > -math.inf
@@ -327,12 +345,20 @@ def scaled_dot_product_attention(
         )
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     bias, row_any, bias_t = _mask_arrays(q, k, mask, is_causal)
+    if k.shape[-2] == 0:  # no keys: no query has anything to attend, so all get zeros
+        w = (q @ k.mT) * scale  # (..., Tq, 0)
+        if bias_t is not None:  # (so the mask, empty too, has its gradient)
+            w = w + bias_t
+        out = w @ v  # (..., Tq, dv), zeros (an empty sum), differentiable in q
+        return (out, w) if return_weights else out
     if not _State.decompose and bias_t is None and not return_weights and dropout_p == 0.0:
         causal = is_causal and mask is None
         return fused.Attention.apply(q, k, v, args=(scale, bias, row_any, causal))
     with scope("attention"):
         if bias_t is not None:
             bias = bias_t if bias is None else bias_t + Tensor._wrap(bias, q._dev)
+            if row_any is not None:  # a row with no key: a finite bias, so its (zeroed) softmax and
+                bias = where(Tensor._wrap(row_any, q._dev), bias, 0.0)  # its gradients have no NaN
         out, w = _attention_reference(q, k, v, scale, bias, row_any, dropout_p, weights=True)
     return (out, w) if return_weights else out
 

@@ -32,7 +32,8 @@ def _expand_ellipsis(key: tuple, ndim: int) -> tuple:
         raise IndexError(f"getitem: too many indices ({used}) for a tensor of {ndim} dimensions")
     if n_ell == 0:
         return key + (slice(None),) * (ndim - used)
-    i = key.index(Ellipsis)
+    # (by identity: ``key.index`` compares with ==, which index arrays answer elementwise)
+    i = next(j for j, k in enumerate(key) if k is Ellipsis)
     return key[:i] + (slice(None),) * (ndim - used) + key[i + 1 :]
 
 
@@ -92,9 +93,34 @@ def _index_array(k: Any, x: Tensor, size: int) -> Any:
     return a
 
 
+def _check_bool_masks(x: Tensor, key: tuple) -> None:
+    """Each boolean mask must have the shape of the axes it covers, as in NumPy and
+    PyTorch (a shorter one would silently select from a prefix)."""
+    used = sum(_bool_ndim(k) if _is_bool_array(k) else 1 for k in key if k is not None and k is not Ellipsis)
+    axis = 0
+    for k in key:
+        if k is None:
+            continue
+        if k is Ellipsis:
+            axis += max(x.ndim - used, 0)
+        elif _is_bool_array(k):
+            shape = tuple(k.shape) if isinstance(k, Tensor) else np.shape(k)
+            covered = x.shape[axis : axis + len(shape)]
+            if covered != shape:
+                raise IndexError(
+                    f"getitem: a boolean index of shape {shape} does not match the axes {axis}.."
+                    f"{axis + len(shape) - 1} of shape {covered} it indexes (tensor of shape {x.shape})"
+                )
+            axis += len(shape)
+        else:
+            axis += 1
+
+
 def getitem(x: Tensor, key: Any) -> Tensor:
     if not isinstance(key, tuple):
         key = (key,)
+    if any(_is_bool_array(k) for k in key):
+        _check_bool_masks(x, key)
     key = tuple(_bool_to_int(k, x) if _is_bool_array(k) else k for k in key)
     key = tuple(k for part in key for k in (part if isinstance(part, _Split) else (part,)))
     key = _expand_ellipsis(key, x.ndim)
