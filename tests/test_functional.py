@@ -275,3 +275,14 @@ def test_softmax_family_over_zero_size_and_0d(shape, axis, decomposed, device):
         close(ls, np.zeros(shape))
         (g,) = tga.grad((s + ls).sum(), [x])
     close(g, np.zeros(shape))
+
+
+@pytest.mark.parametrize("decomposed", [False, True])
+def test_cross_entropy_with_every_target_ignored_is_nan_with_zero_gradient(decomposed, device, rng):
+    logits = rand(rng, 3, 4, device=device)
+    ctx = tga.decompose() if decomposed else tga.enable_grad()
+    with ctx:
+        loss = F.cross_entropy(logits, Tensor(np.array([1, 1, 1]), device=device), ignore_index=1)
+        (g,) = tga.grad(loss, [logits])
+    assert np.isnan(loss.item())
+    close(g, np.zeros((3, 4)))  # (PyTorch's too: no logit changes the loss)

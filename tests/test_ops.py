@@ -357,3 +357,25 @@ def test_reductions_of_0d_tensors_take_axis_0_and_minus_1(axis, device):
     close(g, 2.0)
     with pytest.raises(ValueError, match="sum: axis 1 is out of range for a 0-d tensor"):
         x.sum(1)
+
+
+def test_pow_second_order_at_base_zero_matches_finite_differences(device):
+    # d/db 0 ** b = 0 for b > 0: its derivative, recorded with create_graph, is 0 too.
+    def first(b):
+        return tga.grad((0.0**b).sum(), [b], create_graph=True)[0] + b * 0.0
+
+    assert tga.gradcheck(first, Tensor(np.array([0.5, 1.0, 2.5]), device=device))
+
+
+@pytest.mark.parametrize("batch", [(2,), (0,), (2, 3)])
+def test_matmul_with_an_empty_inner_or_batch_axis(batch, device, rng):
+    for k, n in ((0, 3), (2, 0)):
+        a = rand(rng, *batch, 2, k, device=device)
+        w = rand(rng, k, n, device=device)
+        out = a @ w
+        close(out, np.zeros(batch + (2, n)))
+        ga, gw = tga.grad(out, [a, w], Tensor(np.ones(out.shape), device=device))
+        assert ga.shape == a.shape and gw.shape == w.shape
+        close(gw, np.zeros((k, n)))
+        y = tga.functional.linear(a, Tensor(np.ones((n, k)), device=device))
+        assert y.shape == batch + (2, n)

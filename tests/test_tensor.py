@@ -194,3 +194,14 @@ def test_a_boolean_index_of_the_wrong_shape_raises(key, device):
     y = Tensor(np.arange(12.0).reshape(3, 4), device=device)
     with pytest.raises(IndexError, match=r"boolean index of shape .* does not match"):
         y[key]
+
+
+def test_slices_past_the_ends_read_as_in_numpy(device):
+    # (the array API leaves out-of-bounds starts and stops unspecified; NumPy clips them)
+    for shape in ((0,), (3,), (0, 2)):
+        a = np.arange(float(np.prod(shape))).reshape(shape)
+        y = Tensor(a, device=device, requires_grad=True)
+        for k in (slice(1, None), slice(None, 5), slice(-7, 2), slice(5, None, -1), slice(None, -9, -2)):
+            close(y[k], a[k])
+        (g,) = tga.grad(y[slice(-7, 2)].sum(), [y])
+        close(g, np.where(np.arange(shape[0]) < 2, 1.0, 0.0).reshape((-1,) + (1,) * (len(shape) - 1)) * np.ones(shape))

@@ -554,28 +554,10 @@ class Tensor:
         return _logsumexp(self, axis, keepdims)
 
     def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
-        return self._arg("argmax", axis, keepdims)
+        return _arg_reduce(self, "argmax", axis, keepdims)
 
     def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
-        # (its own reduction, not argmax(-x): negation overflows at an integer minimum and
-        # is not defined for bool)
-        return self._arg("argmin", axis, keepdims)
-
-    def _arg(self, op: str, axis: int | None, keepdims: bool) -> Tensor:
-        xp = self._dev.xp  # (argmin is not among the ops' names)
-        axes = self._axes(axis, op)
-        if axes == ():  # a 0-d tensor: its one element is at index 0
-            return Tensor._wrap(self._dev.asarray(np.zeros((), np.int64)), self._dev)
-        if self.numel() == 0 and (axes is None or self.shape[axes[0]] == 0):
-            raise ValueError(f"{op}: cannot take the {op} over an empty axis (shape {self.shape}, axis {axis})")
-        a = self.data
-        if self.dtype == np.bool_:  # (the array API has no argmin/argmax of bool; order is kept)
-            a = self._dev.ops.astype(a, self._dev.dtype(np.uint8))
-        if axes is None:
-            data = getattr(xp, op)(xp.reshape(a, (-1,)), axis=None)
-        else:
-            data = getattr(xp, op)(a, axis=axes[0], keepdims=keepdims)
-        return Tensor._wrap(self._dev.asarray(data) if not hasattr(data, "shape") else data, self._dev)
+        return _arg_reduce(self, "argmin", axis, keepdims)
 
     # -- shape --------------------------------------------------------------------
     def reshape(self, *shape: Any) -> Tensor:
@@ -863,6 +845,24 @@ def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     if not -nd <= axis < nd:
         raise ValueError(f"stack: axis {axis} is out of range for a result of {nd} dimensions")
     return cat([t.unsqueeze(axis) for t in tensors], axis % nd)
+
+
+def _arg_reduce(x: Tensor, op: str, axis: int | None, keepdims: bool) -> Tensor:
+    """``argmax``/``argmin``: each its own reduction (argmin is not argmax(-x), which
+    overflows at an integer minimum and is undefined for bool); a 0-d tensor's one element
+    is at index 0."""
+    xp = x._dev.xp  # (argmin is not among the ops' names)
+    axes = x._axes(axis, op)
+    if axes == ():
+        return Tensor._wrap(x._dev.asarray(np.zeros((), np.int64)), x._dev)
+    if x.numel() == 0 and (axes is None or x.shape[axes[0]] == 0):
+        raise ValueError(f"{op}: cannot take the {op} over an empty axis (shape {x.shape}, axis {axis})")
+    a = x.data
+    if x.dtype == np.bool_:  # (the array API has no argmin/argmax of bool; the order is kept)
+        a = x._dev.ops.astype(a, x._dev.dtype(np.uint8))
+    if axes is None:
+        return Tensor._wrap(x._dev.asarray(getattr(xp, op)(xp.reshape(a, (-1,)))), x._dev)
+    return Tensor._wrap(x._dev.asarray(getattr(xp, op)(a, axis=axes[0], keepdims=keepdims)), x._dev)
 
 
 # -- composites used by Tensor methods (their definitions: primitives only) --------

@@ -244,7 +244,10 @@ def _cross_entropy_reference(logits: Tensor, targets: Tensor, keep: Any, n_kept:
     if eps:
         loss_i = loss_i - eps * logp.mean(-1)
     keep_t = Tensor._wrap(keep, logits._dev)
-    return (loss_i * keep_t).sum() / n_kept
+    total = (loss_i * keep_t).sum()
+    if n_kept != n_kept:  # nothing counts: the loss is NaN (0/0, as PyTorch), its gradient 0, not NaN
+        return total + math.nan
+    return total / n_kept
 
 
 @composite("mse_loss")

@@ -147,7 +147,10 @@ def _basic(x: Tensor, key: tuple) -> Tensor:
     if all(isinstance(k, slice) and k == slice(None) for k in plain):
         out = x
     else:
-        plain = tuple(int(k) if isinstance(k, (int, np.integer)) else k for k in plain)
+        plain = tuple(
+            int(k) if isinstance(k, (int, np.integer)) else _in_bounds(k, s) if isinstance(k, slice) else k
+            for k, s in zip(plain, x.shape)
+        )
         out = ops.Slice.apply(x, args=plain)
     if len(plain) != len(key):  # ``None`` entries: new axes of size 1
         it = iter(out.shape)
@@ -159,6 +162,19 @@ def _basic(x: Tensor, key: tuple) -> Tensor:
                 shape.append(next(it))
         out = out.reshape(tuple(shape))
     return out
+
+
+def _in_bounds(k: slice, size: int) -> slice:
+    """``k`` with its start and stop clipped to the axis, as NumPy reads them: the array API
+    leaves out-of-bounds starts and stops unspecified (array_api_strict rejects them)."""
+    if (k.start is None or 0 <= k.start <= size) and (k.stop is None or 0 <= k.stop <= size):
+        return k  # (the common case, kept as written)
+    start, stop, step = k.indices(size)
+    if step < 0 and stop < 0:  # "before the first element", which -1 would not mean
+        stop = None
+    if step < 0 and start < 0:  # an empty axis
+        return slice(0, 0, 1)
+    return slice(start, stop, step)
 
 
 def _advanced(x: Tensor, key: tuple) -> Tensor:
