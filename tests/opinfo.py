@@ -414,6 +414,20 @@ def _var_theirs(x: Any, axis: Any, keepdims: bool, correction: int) -> Any:
     return torch.var(x, _dim(axis, x.ndim), correction=correction, keepdim=keepdims)
 
 
+@st.composite
+def typed_with_number(draw: Any, numeric: bool = False) -> Sample:
+    """A bool, integer or float tensor, a condition, and a Python number: the dtype of the
+    result is PyTorch's (a number takes the tensor's dtype unless it is of a higher kind)."""
+    dtype = np.dtype(
+        draw(st.sampled_from(([] if numeric else [np.bool_]) + [np.int32, np.int64, np.float32, np.float64]))
+    )
+    shape = draw(shapes())
+    elements = {"b": st.booleans(), "i": st.integers(-3, 3), "f": st.floats(-3.0, 3.0, width=dtype.itemsize * 8)}
+    x = draw(hnp.arrays(dtype, shape, elements=elements[dtype.kind]))
+    number = draw(st.sampled_from([2, -1, 0.5, 1.5] if numeric else [2, -1, 0.5, 1.5, True, False]))
+    return Sample((x, draw(hnp.arrays(np.bool_, shape))), {"number": number})
+
+
 def _clip_theirs(x: Any, lo: Any, hi: Any) -> Any:
     return torch.clamp(x, lo, hi)
 
@@ -501,6 +515,39 @@ OPS: list[OpInfo] = [
         ("Where",),
     ),
     OpInfo("clip", lambda x, lo, hi: x.clip(lo, hi), _clip_theirs, clips(), ("Where",)),
+    # dtypes of tensors combined with Python numbers (values and dtypes compared; nothing to differentiate)
+    OpInfo(
+        "where_number_dtype",
+        lambda x, c, number: tga.where(c, x, number),
+        lambda x, c, number: torch.where(c, x, number),
+        typed_with_number(),
+        grad=False,
+        extremes=False,
+    ),
+    OpInfo(
+        "masked_fill_number_dtype",
+        lambda x, c, number: x.masked_fill(c, number),
+        lambda x, c, number: x.masked_fill(c, number),
+        typed_with_number(),
+        grad=False,
+        extremes=False,
+    ),
+    OpInfo(
+        "clip_number_dtype",
+        lambda x, c, number: x.clip(number, None),
+        lambda x, c, number: torch.clamp(x, number),
+        typed_with_number(numeric=True),
+        grad=False,
+        extremes=False,
+    ),
+    OpInfo(
+        "compare_number_dtype",
+        lambda x, c, number: (x < number) | (x == number),
+        lambda x, c, number: (x < number) | (x == number),
+        typed_with_number(),
+        grad=False,
+        extremes=False,
+    ),
     OpInfo(
         "astype", lambda a: a.astype(np.float32).astype(np.float64), lambda a: a.float().double(), unary(), ("Cast",)
     ),

@@ -379,3 +379,15 @@ def test_matmul_with_an_empty_inner_or_batch_axis(batch, device, rng):
         close(gw, np.zeros((k, n)))
         y = tga.functional.linear(a, Tensor(np.ones((n, k)), device=device))
         assert y.shape == batch + (2, n)
+
+
+def test_python_bools_and_bool_tensors_compare_and_select_on_every_namespace(device):
+    # (the array API combines Python bools with bool arrays only, and orders numbers only)
+    x = Tensor(np.array([0.25, 1.5]), device=device)
+    i = Tensor(np.array([0, 2]), device=device)
+    b = Tensor(np.array([False, True]), device=device)
+    assert (x > True).tolist() == [False, True] and (i == True).tolist() == [False, False]  # noqa: E712
+    assert (b < True).tolist() == [True, False] and (b >= b).tolist() == [True, True]
+    assert x.maximum(True).tolist() == [1.0, 1.5] and x.clip(False, True).tolist() == [0.25, 1.0]
+    out = tga.where(b, i, True)
+    assert out.dtype == np.int64 and out.tolist() == [1, 2]

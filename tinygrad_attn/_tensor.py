@@ -422,32 +422,30 @@ class Tensor:
 
     # -- comparisons: boolean, no gradient ------------------------------------------
     def __lt__(self, other: Any) -> Tensor:
-        other = self._operand(other)
-        return Less.apply(_promote_for_scalar(self, other), other)
+        return Less.apply(*_ordered_operands(self, self._operand(other)))
 
     def __le__(self, other: Any) -> Tensor:
-        other = self._operand(other)
-        return LessEqual.apply(_promote_for_scalar(self, other), other)
+        return LessEqual.apply(*_ordered_operands(self, self._operand(other)))
 
     def __gt__(self, other: Any) -> Tensor:
-        other = self._operand(other)
-        return Greater.apply(_promote_for_scalar(self, other), other)
+        return Greater.apply(*_ordered_operands(self, self._operand(other)))
 
     def __ge__(self, other: Any) -> Tensor:
-        other = self._operand(other)
-        return GreaterEqual.apply(_promote_for_scalar(self, other), other)
+        return GreaterEqual.apply(*_ordered_operands(self, self._operand(other)))
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
         if other is None:
             return False
         other = self._operand(other)
-        return Equal.apply(_promote_for_scalar(self, other), other)
+        a = _promote_for_scalar(self, other)
+        return Equal.apply(a, _number_for(a, other))
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
         if other is None:
             return True
         other = self._operand(other)
-        return NotEqual.apply(_promote_for_scalar(self, other), other)
+        a = _promote_for_scalar(self, other)
+        return NotEqual.apply(a, _number_for(a, other))
 
     def __invert__(self) -> Tensor:
         return LogicalNot.apply(self)
@@ -494,11 +492,13 @@ class Tensor:
 
     def maximum(self, other: Any) -> Tensor:
         other = self._operand(other)
-        return ops.Maximum.apply(_promote_for_scalar(self, other), other)
+        a = _promote_for_scalar(self, other)
+        return ops.Maximum.apply(a, _number_for(a, other))
 
     def minimum(self, other: Any) -> Tensor:
         other = self._operand(other)
-        return ops.Minimum.apply(_promote_for_scalar(self, other), other)
+        a = _promote_for_scalar(self, other)
+        return ops.Minimum.apply(a, _number_for(a, other))
 
     def clip(self, lo: Any = None, hi: Any = None) -> Tensor:
         """``lo`` below ``lo``, ``hi`` above ``hi``. The gradient is 1 on the whole closed
@@ -761,6 +761,25 @@ def _promote_for_scalar(t: Tensor, value: Any) -> Tensor:
     return t.astype(dt)
 
 
+def _number_for(t: Tensor, value: Any) -> Any:
+    """A Python bool beside a numeric tensor as the number it stands for (the array API
+    combines Python bools with bool arrays only)."""
+    if value.__class__ is bool and t.dtype.kind != "b":
+        return int(value) if t.dtype.kind in "iu" else float(value)
+    return value
+
+
+def _ordered_operands(a: Tensor, b: Any) -> tuple[Any, Any]:
+    """The operands of ``<``, ``<=``, ``>``, ``>=``: promoted as PyTorch does, and bools as
+    0/1 (the array API orders numbers only)."""
+    a = _promote_for_scalar(a, b)
+    if a.dtype == np.bool_:
+        a = a.astype(np.uint8)
+    if isinstance(b, Tensor) and b.dtype == np.bool_:
+        b = b.astype(np.uint8)
+    return a, _number_for(a, b)
+
+
 def _where_operand(x: Any, like: Tensor) -> Any:
     """Python numbers stay (constants without gradient); anything else becomes a tensor on
     ``like``'s device, in its own dtype (lists as ``Tensor`` makes them)."""
@@ -795,8 +814,10 @@ def where(cond: Any, a: Any, b: Any) -> Tensor:
             b = b.astype(a.dtype)
     elif ta:
         a = _promote_for_scalar(a, b)
+        b = _number_for(a, b)
     elif tb:
         b = _promote_for_scalar(b, a)
+        a = _number_for(b, a)
     else:  # two numbers: the first becomes a tensor of their common dtype
         dt = max(_scalar_dtype(a), _scalar_dtype(b), key=lambda d: _KIND_RANK[d.kind])
         a = Tensor._wrap(like._dev.asarray(np.asarray(a, dtype=dt)), like._dev)
