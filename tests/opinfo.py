@@ -21,6 +21,8 @@ Adding an op is one entry::
 - ``sample`` draws a :class:`Sample`: ``args`` are NumPy arrays (float64 arrays become
   tensors that require grad; integer and bool arrays become plain tensors), ``kwargs``
   are Python values passed to both sides as they are.
+- ``grad_args=n``: only the first ``n`` arguments are differentiated (PyTorch has no
+  gradient for a loss's ``weight``, for instance).
 - ``grad=False`` for ops without gradient (comparisons, argmax, masks), ``gradgrad=False``
   where a second order is not meaningful; ``extremes=False`` where inputs must stay finite
   (the value test otherwise sprinkles inf, -inf, huge and tiny numbers in). Say why in a
@@ -73,6 +75,7 @@ class OpInfo:
     grad: bool = True
     gradgrad: bool = True
     extremes: bool = True
+    grad_args: int | None = None  # only this many leading arguments require grad (None: every float64 one)
     atol: float = 1e-9
     rtol: float = 1e-7
     notes: str = field(default="", compare=False)
@@ -783,6 +786,108 @@ OPS: list[OpInfo] = [
     ),
 ]
 # fmt: on
+
+
+# -- the PyTorch-face functions (entries take effect where tinygrad_attn.functional has them) --
+@st.composite
+def probabilities_and_targets(draw: Any, logits: bool) -> Sample:
+    """Inputs, targets in [0, 1], and maybe ``weight`` and ``pos_weight`` (as arguments,
+    so they are tensors on the device and their gradients are compared too)."""
+    shape = draw(shapes(min_dims=1))
+    x = draw(array(shape, st.floats(-3.0, 3.0) if logits else st.floats(0.05, 0.95)))
+    args: tuple = (x, draw(array(shape, st.floats(0.0, 1.0))))
+    names: tuple = ()
+    for name in ("weight", "pos_weight") if logits else ("weight",):
+        if draw(st.booleans()):
+            args, names = args + (draw(array(shape[-1:], st.floats(0.1, 2.0))),), names + (name,)
+    return Sample(args, {"reduction": draw(st.sampled_from(["mean", "sum", "none"])), "names": names})
+
+
+def _named_extras(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn(a, b, **kw)`` called as ``call(a, b, *extras, names=...)``: the tensors after the
+    first two are passed as the keyword arguments ``names`` says."""
+
+    def call(a: Any, b: Any, *extras: Any, names: tuple = (), **kw: Any) -> Any:
+        return fn(a, b, **kw, **dict(zip(names, extras)))
+
+    return call
+
+
+@st.composite
+def nll_samples(draw: Any) -> Sample:
+    n, c = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    logp = draw(array((n, c), st.floats(-4.0, 0.0)))
+    target = draw(hnp.arrays(np.int64, (n,), elements=st.integers(0, c - 1)))
+    kw: dict[str, Any] = {"reduction": draw(st.sampled_from(["mean", "sum", "none"]))}
+    if draw(st.booleans()):
+        kw["ignore_index"] = draw(st.integers(0, c - 1))
+    args: tuple = (logp, target)
+    kw["names"] = ()
+    if draw(st.booleans()):
+        args, kw["names"] = args + (draw(array((c,), st.floats(0.1, 2.0))),), ("weight",)
+    return Sample(args, kw)
+
+
+@st.composite
+def embeddings(draw: Any) -> Sample:
+    v, d = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    ids = draw(hnp.arrays(np.int64, shapes(max_dims=2), elements=st.integers(0, v - 1)))
+    kw = {"padding_idx": draw(st.none() | st.integers(0, v - 1))}
+    return Sample((ids, draw(array((v, d)))), kw)
+
+
+@st.composite
+def pads(draw: Any) -> Sample:
+    x = draw(array(shapes(min_dims=1)))
+    n = draw(st.integers(1, min(x.ndim, 2)))
+    widths = tuple(draw(st.integers(0, 2)) for _ in range(2 * n))
+    return Sample((x,), {"pad": widths, "value": draw(st.sampled_from([0.0, -1.5]))})
+
+
+# fmt: off
+PYTORCH_FACE: list[OpInfo] = [
+    OpInfo("leaky_relu", lambda x, s: F.leaky_relu(x, s), lambda x, s: TF.leaky_relu(x, s),
+           st.builds(lambda u, s: Sample(u.args, {"s": s}), unary(), st.sampled_from([0.01, 0.2])), ("leaky_relu",)),
+    OpInfo("silu", lambda x: F.silu(x), lambda x: TF.silu(x), unary(), ("silu",)),
+    # (second order at exactly 0, where elu'' jumps from alpha to 0: PyTorch takes the right side)
+    OpInfo("elu", lambda x, alpha: F.elu(x, alpha), lambda x, alpha: TF.elu(x, alpha),
+           st.builds(lambda u, a: Sample(u.args, {"alpha": a}), unary(), st.sampled_from([1.0, 0.5])), ("elu",),
+           gradgrad=False),
+    OpInfo("elu_off_0", lambda x, alpha: F.elu(x, alpha), lambda x, alpha: TF.elu(x, alpha),
+           st.builds(lambda u, a: Sample(u.args, {"alpha": a}), unary(AWAY_FROM_ZERO), st.sampled_from([1.0, 0.5])),
+           ("elu",)),
+    OpInfo("softplus", lambda x, beta, threshold: F.softplus(x, beta, threshold),
+           lambda x, beta, threshold: TF.softplus(x, beta, threshold),
+           st.builds(lambda u, b, t: Sample(u.args, {"beta": b, "threshold": t}), unary(),
+                     st.sampled_from([1.0, 2.0]), st.sampled_from([20.0, 1.0])), ("softplus",)),
+    OpInfo("normalize", lambda x, p, dim: F.normalize(x, p, dim), lambda x, p, dim: TF.normalize(x, p, dim),
+           st.builds(lambda s, p: Sample(s.args, {"p": p, "dim": s.kwargs["axis"]}), along_axis(min_dims=1).filter(
+               lambda s: s.args[0].shape[s.kwargs["axis"]] > 0),  # (PyTorch has no inf-norm of nothing)
+                     st.sampled_from([2.0, 1.0, math.inf])), ("normalize",), atol=1e-8, rtol=1e-6),
+    OpInfo("binary_cross_entropy", _named_extras(lambda *a, **k: F.binary_cross_entropy(*a, **k)),
+           _named_extras(lambda *a, **k: TF.binary_cross_entropy(*a, **k)), probabilities_and_targets(logits=False),
+           ("binary_cross_entropy",), extremes=False, grad_args=1, atol=1e-8, rtol=1e-6),
+    OpInfo("binary_cross_entropy_with_logits",
+           _named_extras(lambda *a, **k: F.binary_cross_entropy_with_logits(*a, **k)),
+           _named_extras(lambda *a, **k: TF.binary_cross_entropy_with_logits(*a, **k)),
+           probabilities_and_targets(logits=True), ("binary_cross_entropy_with_logits",), extremes=False,
+           grad_args=2, atol=1e-8, rtol=1e-6),
+    OpInfo("nll_loss", _named_extras(lambda *a, **k: F.nll_loss(*a, **k)),
+           _named_extras(lambda *a, **k: TF.nll_loss(*a, **k)), nll_samples(), ("nll_loss",), extremes=False,
+           grad_args=1),
+    OpInfo("one_hot", lambda ids, num_classes: F.one_hot(ids, num_classes),
+           lambda ids, num_classes: TF.one_hot(ids, num_classes),
+           st.builds(lambda ids, extra: Sample((ids,), {"num_classes": 4 + extra}),
+                     hnp.arrays(np.int64, shapes(max_dims=2), elements=st.integers(0, 3)), st.integers(0, 2)),
+           ("one_hot",), grad=False),
+    OpInfo("embedding", lambda ids, w, padding_idx: F.embedding(ids, w, padding_idx),
+           lambda ids, w, padding_idx: TF.embedding(ids, w, padding_idx), embeddings(), ("embedding",),
+           extremes=False),
+    OpInfo("pad", lambda x, pad, value: F.pad(x, pad, "constant", value),
+           lambda x, pad, value: TF.pad(x, pad, "constant", value), pads(), ("pad",)),
+]
+# fmt: on
+OPS += [op for op in PYTORCH_FACE if all(hasattr(F, name) for name in op.covers)]
 
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"

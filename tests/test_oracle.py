@@ -58,12 +58,19 @@ def _mode(mode: str):
     return tga.decompose() if mode == "decomposed" else contextlib.nullcontext()
 
 
-def _ours(sample: Sample, device: str, requires_grad: bool) -> list:
-    return [Tensor(a, device=device, requires_grad=requires_grad and a.dtype == np.float64) for a in sample.args]
+def _differentiable(op: OpInfo, sample: Sample) -> list[bool]:
+    n = len(sample.args) if op.grad_args is None else op.grad_args
+    return [i < n and a.dtype == np.float64 for i, a in enumerate(sample.args)]
 
 
-def _theirs(sample: Sample, requires_grad: bool) -> list:
-    return [torch.from_numpy(a.copy()).requires_grad_(requires_grad and a.dtype == np.float64) for a in sample.args]
+def _ours(op: OpInfo, sample: Sample, device: str, requires_grad: bool) -> list:
+    diff = _differentiable(op, sample)
+    return [Tensor(a, device=device, requires_grad=requires_grad and d) for a, d in zip(sample.args, diff)]
+
+
+def _theirs(op: OpInfo, sample: Sample, requires_grad: bool) -> list:
+    diff = _differentiable(op, sample)
+    return [torch.from_numpy(a.copy()).requires_grad_(requires_grad and d) for a, d in zip(sample.args, diff)]
 
 
 def _host(t) -> np.ndarray:
@@ -107,9 +114,9 @@ def _dtype_name(t) -> str:
 def test_value(op: OpInfo, mode: str, device: str, data) -> None:
     sample = _draw_with_extremes(data, op)
     with _quiet():
-        want = op.theirs(*_theirs(sample, False), **sample.kwargs)
+        want = op.theirs(*_theirs(op, sample, False), **sample.kwargs)
         with _mode(mode):
-            got = op.ours(*_ours(sample, device, False), **sample.kwargs)
+            got = op.ours(*_ours(op, sample, device, False), **sample.kwargs)
     _assert_close(op, got, want, "value", sample)
     assert got.dtype.name == _dtype_name(want), f"{op.name}: dtype {got.dtype}, PyTorch {want.dtype} ({sample})"
 
@@ -144,7 +151,7 @@ def _cotangent(shape: tuple, seed: int = 0) -> np.ndarray:
 @given(data=st.data())
 def test_gradient(op: OpInfo, mode: str, device: str, data) -> None:
     sample = _draw_for_gradients(data, op)
-    xs, ts = _ours(sample, device, True), _theirs(sample, True)
+    xs, ts = _ours(op, sample, device, True), _theirs(op, sample, True)
     diff = [i for i, t in enumerate(ts) if t.requires_grad]
     with _quiet():
         want_out = op.theirs(*ts, **sample.kwargs)
@@ -168,7 +175,7 @@ def test_gradient_of_gradient(op: OpInfo, mode: str, device: str, data) -> None:
     """d/dx <grad_x(<f(x), v>), u>: the first-order gradient, recorded with
     ``create_graph=True``, differentiated again."""
     sample = _draw_for_gradients(data, op)
-    xs, ts = _ours(sample, device, True), _theirs(sample, True)
+    xs, ts = _ours(op, sample, device, True), _theirs(op, sample, True)
     diff = [i for i, t in enumerate(ts) if t.requires_grad]
     with _quiet():
         out_t = op.theirs(*ts, **sample.kwargs)
