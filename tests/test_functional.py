@@ -180,36 +180,6 @@ def test_attention_float_mask_is_added(rng):
     assert tga.gradcheck(lambda a, mm: F.scaled_dot_product_attention(a, k, v, mask=mm), q, fm)
 
 
-def test_attention_shape_errors():
-    with pytest.raises(ValueError, match="do not fit"):
-        F.scaled_dot_product_attention(Tensor.zeros(2, 3), Tensor.zeros(2, 4), Tensor.zeros(2, 4))
-    with pytest.raises(ValueError, match="mask of shape"):
-        F.scaled_dot_product_attention(Tensor.zeros(2, 3), Tensor.zeros(4, 3), Tensor.zeros(4, 3),
-                                       mask=Tensor(np.ones((3, 3), bool)))  # fmt: skip
-
-
-def test_linear_checks_shapes_and_keeps_numpy_promotion(rng):
-    for x, w, b in [((2, 3), (5, 4), None), ((2, 4), (5, 4), (4,)), ((2, 4), (4,), None)]:
-        with pytest.raises(ValueError, match=r"linear: input .* do not fit"):
-            F.linear(Tensor.zeros(*x), Tensor.zeros(*w), None if b is None else Tensor.zeros(*b))
-    x = rand(rng, 2, 3, 4, dtype=np.float32)
-    w = rand(rng, 5, 4, dtype=np.float32)
-    b = rand(rng, 5)  # float64: the result is float64, as x @ w.mT + b would be
-    y = F.linear(x, w, b)
-    assert y.dtype == np.float64 and y.shape == (2, 3, 5)
-    close(y, x.numpy() @ w.numpy().T + b.numpy(), atol=1e-5)
-
-
-def test_a_linear_layer_is_one_node():
-    from tinygrad_attn.models import Linear
-
-    y = Linear(4, 3)(Tensor.zeros(2, 5, 4))
-    assert y.grad_fn.op_name == "linear" and y.shape == (2, 5, 3)
-    with tga.decompose():
-        y = Linear(4, 3)(Tensor.zeros(2, 5, 4))
-    assert y.grad_fn.op_name == "add"
-
-
 # -- no silent wrong answer: empty rows, no keys, degenerate softmax axes ----------
 _MASK_KINDS = ["bool", "float", "float_requires_grad", "causal_and_bool"]
 
@@ -286,3 +256,33 @@ def test_cross_entropy_with_every_target_ignored_is_nan_with_zero_gradient(decom
         (g,) = tga.grad(loss, [logits])
     assert np.isnan(loss.item())
     close(g, np.zeros((3, 4)))  # (PyTorch's too: no logit changes the loss)
+
+
+def test_attention_shape_errors():
+    with pytest.raises(ValueError, match="do not fit"):
+        F.scaled_dot_product_attention(Tensor.zeros(2, 3), Tensor.zeros(2, 4), Tensor.zeros(2, 4))
+    with pytest.raises(ValueError, match="mask of shape"):
+        F.scaled_dot_product_attention(Tensor.zeros(2, 3), Tensor.zeros(4, 3), Tensor.zeros(4, 3),
+                                       mask=Tensor(np.ones((3, 3), bool)))  # fmt: skip
+
+
+def test_linear_checks_shapes_and_keeps_numpy_promotion(rng):
+    for x, w, b in [((2, 3), (5, 4), None), ((2, 4), (5, 4), (4,)), ((2, 4), (4,), None)]:
+        with pytest.raises(ValueError, match=r"linear: input .* do not fit"):
+            F.linear(Tensor.zeros(*x), Tensor.zeros(*w), None if b is None else Tensor.zeros(*b))
+    x = rand(rng, 2, 3, 4, dtype=np.float32)
+    w = rand(rng, 5, 4, dtype=np.float32)
+    b = rand(rng, 5)  # float64: the result is float64, as x @ w.mT + b would be
+    y = F.linear(x, w, b)
+    assert y.dtype == np.float64 and y.shape == (2, 3, 5)
+    close(y, x.numpy() @ w.numpy().T + b.numpy(), atol=1e-5)
+
+
+def test_a_linear_layer_is_one_node():
+    from tinygrad_attn.models import Linear
+
+    y = Linear(4, 3)(Tensor.zeros(2, 5, 4))
+    assert y.grad_fn.op_name == "linear" and y.shape == (2, 5, 3)
+    with tga.decompose():
+        y = Linear(4, 3)(Tensor.zeros(2, 5, 4))
+    assert y.grad_fn.op_name == "add"
