@@ -391,3 +391,16 @@ def test_python_bools_and_bool_tensors_compare_and_select_on_every_namespace(dev
     assert x.maximum(True).tolist() == [1.0, 1.5] and x.clip(False, True).tolist() == [0.25, 1.0]
     out = tga.where(b, i, True)
     assert out.dtype == np.int64 and out.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("decomposed", [False, True])
+def test_std_gradient_where_the_spread_is_zero_is_zero(decomposed, device):
+    x = Tensor(np.array([[1.5, 1.5, 1.5], [1.0, 2.0, 4.0]]), device=device, requires_grad=True)
+    ctx = tga.decompose() if decomposed else tga.enable_grad()
+    with ctx:
+        s = x.std(-1)
+        (g,) = tga.grad(s.sum(), [x])
+    close(s, [0.0, np.std([1.0, 2.0, 4.0])])
+    close(g[0], [0.0, 0.0, 0.0])  # (PyTorch's too; the slope of sqrt at 0 is infinite)
+    assert np.isfinite(g.numpy()).all()
+    assert tga.gradcheck(lambda a: a.std(-1), Tensor(np.array([[1.0, 2.0, 4.0]]), device=device))

@@ -548,7 +548,7 @@ class Tensor:
         return _var(self, axis, keepdims, correction)
 
     def std(self, axis: Any = None, keepdims: bool = False, correction: int = 0) -> Tensor:
-        return self.var(axis, keepdims, correction).sqrt()
+        return _sqrt_of_variance(self.var(axis, keepdims, correction))
 
     def logsumexp(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         return _logsumexp(self, axis, keepdims)
@@ -884,6 +884,13 @@ def _arg_reduce(x: Tensor, op: str, axis: int | None, keepdims: bool) -> Tensor:
     if axes is None:
         return Tensor._wrap(x._dev.asarray(getattr(xp, op)(xp.reshape(a, (-1,)))), x._dev)
     return Tensor._wrap(x._dev.asarray(getattr(xp, op)(a, axis=axes[0], keepdims=keepdims)), x._dev)
+
+
+def _sqrt_of_variance(v: Tensor) -> Tensor:
+    """``sqrt(v)`` for a standard deviation: where the spread is 0 its gradient is 0, as
+    PyTorch's ``std`` (not ``0 * 1/(2 * 0)`` = NaN: sqrt's slope at 0 is infinite)."""
+    zero = v == 0
+    return where(zero, 0.0, where(zero, 1.0, v).sqrt())
 
 
 # -- composites used by Tensor methods (their definitions: primitives only) --------
