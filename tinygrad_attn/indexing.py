@@ -33,7 +33,8 @@ def _expand_ellipsis(key: tuple, ndim: int) -> tuple:
         raise IndexError(f"getitem: too many indices ({used}) for a tensor of {ndim} dimensions")
     if n_ell == 0:
         return key + (slice(None),) * (ndim - used)
-    i = key.index(Ellipsis)
+    # (by identity: ``key.index`` compares with ==, which index arrays answer elementwise)
+    i = next(j for j, k in enumerate(key) if k is Ellipsis)
     return key[:i] + (slice(None),) * (ndim - used) + key[i + 1 :]
 
 
@@ -93,9 +94,34 @@ def _index_array(k: Any, x: Tensor, size: int) -> Any:
     return a
 
 
+def _check_bool_masks(x: Tensor, key: tuple) -> None:
+    """Each boolean mask must have the shape of the axes it covers, as in NumPy and
+    PyTorch (a shorter one would silently select from a prefix)."""
+    used = sum(_bool_ndim(k) if _is_bool_array(k) else 1 for k in key if k is not None and k is not Ellipsis)
+    axis = 0
+    for k in key:
+        if k is None:
+            continue
+        if k is Ellipsis:
+            axis += max(x.ndim - used, 0)
+        elif _is_bool_array(k):
+            shape = tuple(k.shape) if isinstance(k, Tensor) else np.shape(k)
+            covered = x.shape[axis : axis + len(shape)]
+            if covered != shape:
+                raise IndexError(
+                    f"getitem: a boolean index of shape {shape} does not match the axes {axis}.."
+                    f"{axis + len(shape) - 1} of shape {covered} it indexes (tensor of shape {x.shape})"
+                )
+            axis += len(shape)
+        else:
+            axis += 1
+
+
 def getitem(x: Tensor, key: Any) -> Tensor:
     if not isinstance(key, tuple):
         key = (key,)
+    if any(_is_bool_array(k) for k in key):
+        _check_bool_masks(x, key)
     key = tuple(_bool_to_int(k, x) if _is_bool_array(k) else k for k in key)
     key = tuple(k for part in key for k in (part if isinstance(part, _Split) else (part,)))
     key = _expand_ellipsis(key, x.ndim)
@@ -122,7 +148,10 @@ def _basic(x: Tensor, key: tuple) -> Tensor:
     if all(isinstance(k, slice) and k == slice(None) for k in plain):
         out = x
     else:
-        plain = tuple(int(k) if isinstance(k, (int, np.integer)) else k for k in plain)
+        plain = tuple(
+            int(k) if isinstance(k, (int, np.integer)) else _in_bounds(k, s) if isinstance(k, slice) else k
+            for k, s in zip(plain, x.shape)
+        )
         out = ops.Slice.apply(x, args=plain)
     if len(plain) != len(key):  # ``None`` entries: new axes of size 1
         it = iter(out.shape)
@@ -134,6 +163,19 @@ def _basic(x: Tensor, key: tuple) -> Tensor:
                 shape.append(next(it))
         out = out.reshape(tuple(shape))
     return out
+
+
+def _in_bounds(k: slice, size: int) -> slice:
+    """``k`` with its start and stop clipped to the axis, as NumPy reads them: the array API
+    leaves out-of-bounds starts and stops unspecified (array_api_strict rejects them)."""
+    if (k.start is None or 0 <= k.start <= size) and (k.stop is None or 0 <= k.stop <= size):
+        return k  # (the common case, kept as written)
+    start, stop, step = k.indices(size)
+    if step < 0 and stop < 0:  # "before the first element", which -1 would not mean
+        stop = None
+    if step < 0 and start < 0:  # an empty axis
+        return slice(0, 0, 1)
+    return slice(start, stop, step)
 
 
 def _advanced(x: Tensor, key: tuple) -> Tensor:
