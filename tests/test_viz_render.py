@@ -118,6 +118,25 @@ def test_graphviz_pure_draws_svg_and_png_with_every_node(no_dot, tmp_path, loss)
         assert png[:8] == PNG and len(png) > 5000
 
 
+def test_graphviz_pure_pngs_spell_out_the_glyphs_its_fonts_lack(no_dot, monkeypatch, tmp_path, loss):
+    g = draw_graph(loss, show_grads=True)
+    assert "∇" in g.source
+    sent = []
+    real_run = subprocess.run
+
+    def run(cmd, **kw):
+        sent.append((cmd[1], kw["input"].decode("utf-8")))
+        return real_run(cmd, **kw)
+
+    monkeypatch.setattr(subprocess, "run", run)
+    render(g, tmp_path / "g.png")
+    render(g, tmp_path / "g.svg")
+    (png_fmt, png_src), (svg_fmt, svg_src) = sent
+    assert (png_fmt, svg_fmt) == ("-Tpng", "-Tsvg")
+    assert "∇" not in png_src and "‖grad‖" in png_src  # its fonts draw no nabla: an empty box otherwise
+    assert svg_src == g.source  # the SVG viewer has the glyph
+
+
 def test_graphviz_pure_cannot_write_pdf_and_says_so(no_dot, tmp_path, loss):
     with pytest.raises(GraphvizNotFoundError) as err:
         render(loss, tmp_path / "g.pdf")

@@ -30,6 +30,9 @@ import graphviz
 ENV = "TINYGRAD_ATTN_RENDERER"
 DOT, PURE, NONE = "dot", "graphviz-pure", "none"
 _FORMATS = {DOT: ("svg", "png", "pdf"), PURE: ("svg", "png")}
+# graphviz-pure's bundled fonts (Tinos, Arimo, Cousine) have no glyph for these, so its PNGs
+# would show an empty box; SVG leaves glyphs to the viewer and keeps the original.
+_PNG_FALLBACKS = {PURE: {"∇": "grad"}}
 INSTALL = (
     "`pip install graphviz-pure` (a pip-installed dot, which comes with tinygrad_attn on Linux, macOS and "
     "Windows, x86-64 and arm64), or install Graphviz: `apt-get install graphviz` (Debian/Ubuntu), "
@@ -80,6 +83,9 @@ class Renderer:
                 f"write {' or '.join('.' + f for f in self.formats)} instead, or install Graphviz for its 'dot': "
                 "`apt-get install graphviz`, `brew install graphviz` or `conda install graphviz`."
             )
+        if fmt == "png":
+            for char, text in _PNG_FALLBACKS.get(self.name, {}).items():
+                source = source.replace(char, text)
         try:
             proc = subprocess.run([self.path, f"-T{fmt}"], input=source.encode("utf-8"), capture_output=True,
                                   check=False)  # fmt: skip
