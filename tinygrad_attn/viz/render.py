@@ -24,6 +24,8 @@ from .renderer import Digraph, GraphvizNotFoundError, renderer
 
 FORMATS = (".svg", ".png", ".pdf", ".dot")
 RANKDIRS = ("TB", "LR", "BT", "RL")
+
+
 def draw_graph(
     roots: Tensor | Iterable[Tensor],
     *,
@@ -88,8 +90,7 @@ def render(roots: Tensor | Iterable[Tensor] | graphviz.Digraph, path: str | Path
         src = path.with_suffix(".dot")
         src.write_text(dot.source, encoding="utf-8")
         raise GraphvizNotFoundError(
-            f"{e} The DOT source was written to {str(src)!r}: draw it later with "
-            f"`dot -T{suffix[1:]} {src} -o {path}`."
+            f"{e} The DOT source was written to {str(src)!r}: draw it later with `dot -T{suffix[1:]} {src} -o {path}`."
         ) from None
     path.write_bytes(picture)
     return path

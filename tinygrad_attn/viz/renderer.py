@@ -101,7 +101,9 @@ def _scripts_dirs() -> list[str]:
     """Where pip puts programs for this interpreter: found even when the environment is not
     activated (a Jupyter kernel, ``/path/to/venv/bin/python script.py``)."""
     dirs = [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
-    user = sysconfig.get_path("scripts", f"{os.name}_user") if f"{os.name}_user" in sysconfig.get_scheme_names() else None
+    user = (
+        sysconfig.get_path("scripts", f"{os.name}_user") if f"{os.name}_user" in sysconfig.get_scheme_names() else None
+    )
     return list(dict.fromkeys(d for d in (*dirs, user) if d))
 
 
@@ -161,7 +163,9 @@ class Digraph(graphviz.Digraph):
         try:
             return super()._repr_mimebundle_(include, exclude, **kw)
         except GraphvizNotFoundError as e:
-            return {"text/plain": f"{e}\n(the DOT source is this object's .source; tga.viz.render(g, 'g.dot') writes it)"}
+            return {
+                "text/plain": f"{e}\n(the DOT source is this object's .source; tga.viz.render(g, 'g.dot') writes it)"
+            }
 
     def _repr_svg_(self) -> str | None:
         """For front ends that ask for SVG alone; None (the plain repr) without a renderer."""
