@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from tinygrad_attn.models import Embedding, LayerNorm, Linear, Module, Parameter, Sequential
 from tinygrad_attn import serialization as ckpt
+from tinygrad_attn.models import Embedding, LayerNorm, Linear, Module, Parameter, Sequential
 
 
 class Tiny(Module):

@@ -6,12 +6,12 @@
 """
 
 from . import functional
+from ._tensor import Tensor, cat, stack, tril, triu, where
 from .autograd import Function, decompose, detect_anomaly, enable_grad, grad, is_grad_enabled, no_grad
 from .device import default_device, devices, get_device, is_available, set_default_device
 from .gradcheck import gradcheck
 from .malloc import keep_freed_memory
 from .random import manual_seed
-from ._tensor import Tensor, cat, stack, tril, triu, where
 
 __version__ = "0.1.0"
 

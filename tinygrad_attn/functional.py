@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from ._tensor import Tensor, where
 from .autograd import _State, composite, scope
 from .indexing import host_integers
 from .ops import fused
 from .random import host_generator
-from ._tensor import Tensor, where
 
 __all__ = [
     "linear",

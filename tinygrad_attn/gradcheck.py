@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .autograd import grad
 from ._tensor import Tensor
+from .autograd import grad
 
 
 class GradcheckError(RuntimeError):

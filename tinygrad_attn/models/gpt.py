@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import no_grad
-from ..random import host_generator
 from .._tensor import Tensor
+from ..autograd import no_grad
 from ..nn.layers import Dropout, Embedding, LayerNorm, Linear
 from ..nn.module import Module, ModuleList, Parameter
 from ..nn.transformer import TransformerEncoderLayer
+from ..random import host_generator
 
 
 class GPT(Module):

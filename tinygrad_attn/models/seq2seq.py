@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import no_grad
 from .._tensor import Tensor, cat, stack
+from ..autograd import no_grad
 from ..nn.attention import AdditiveAttention, GeneralAttention
 from ..nn.layers import Embedding, Linear
 from ..nn.module import Module

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..random import host_generator
 from .._tensor import Tensor, cat
 from ..nn.layers import Dropout, LayerNorm, Linear
 from ..nn.module import Module, ModuleList, Parameter
 from ..nn.transformer import TransformerEncoderLayer
+from ..random import host_generator
 
 
 def patchify(x: Tensor, patch_size: int) -> Tensor:

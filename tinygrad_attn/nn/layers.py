@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
+from .._tensor import Tensor
 from ..indexing import host_integers
 from ..random import host_generator
-from .._tensor import Tensor
 from .module import Module, Parameter
 
 

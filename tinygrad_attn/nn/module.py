@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from .._tensor import Tensor
 from ..autograd import Scope, _State
 from ..device import get_device
-from .._tensor import Tensor
 
 
 class Parameter(Tensor):

@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from ..random import host_generator
 from .._tensor import Tensor, stack
+from ..random import host_generator
 from .module import Module, Parameter
 
 

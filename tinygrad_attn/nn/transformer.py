@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import no_grad
 from .._tensor import Tensor
+from ..autograd import no_grad
 from .attention import MultiHeadAttention
 from .layers import Dropout, Embedding, LayerNorm, Linear, PositionalEncoding
 from .module import Module, ModuleList

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..autograd import no_grad
 from .._tensor import Tensor
+from ..autograd import no_grad
 
 
 class Optimizer:

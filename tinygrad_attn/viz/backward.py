@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..autograd import FreedArray
 from .._tensor import Tensor
+from ..autograd import FreedArray
 from . import text
 from .graph import Edge, Gradients, Graph, Node, Walk, common_scope, leaf_kind, op_lines, param_names
 from .probe import arrays_read

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..autograd import FreedArray, FusedFunction, Scope, run_backward
 from .._tensor import Tensor
+from ..autograd import FreedArray, FusedFunction, Scope, run_backward
 from . import text
 
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..device import get_device
 from .._tensor import Tensor
+from ..device import get_device
 
 
 class Probe:
