@@ -196,6 +196,14 @@ def test_cli_draws_with_graphviz_pure_without_dot(no_dot, tmp_path, block, capsy
     assert "graphviz-pure" in (tmp_path / f"{block}_f.svg").read_text(encoding="utf-8")
 
 
+def test_cli_says_which_program_draws(fake_dot, capsys, monkeypatch):
+    assert main(["renderer"]) == 0
+    assert capsys.readouterr().out.strip() == f"Graphviz dot 99.1.2 ({fake_dot})"
+    monkeypatch.setenv("TINYGRAD_ATTN_RENDERER", "none")
+    assert main(["renderer"]) == 0
+    assert capsys.readouterr().out.startswith("none: ")
+
+
 def test_python_dash_m_without_any_renderer_exits_0(tmp_path):
     out = tmp_path / "g.svg"
     env = {"PATH": str(tmp_path), "TINYGRAD_ATTN_RENDERER": "none", "PYTHONPATH": str(Path(tga.__file__).parents[1])}

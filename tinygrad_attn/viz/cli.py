@@ -2,6 +2,7 @@
 
     python -m tinygrad_attn graph mha --out mha.svg
     python -m tinygrad_attn graph gpt --out gpt.png --depth 1 --backward
+    python -m tinygrad_attn renderer          # which program draws: dot, graphviz-pure or none
 
 Each block is small (a few tokens, a width of 16) so its picture is readable; models
 are imported only when their block is asked for. Pictures are drawn by
@@ -23,6 +24,7 @@ from .. import autograd, functional
 from .._tensor import Tensor
 from ..random import manual_seed
 from .render import FORMATS, RANKDIRS, GraphvizNotFoundError, render
+from .renderer import renderer
 
 D_MODEL, HEADS, D_FF, T, LAYERS = 16, 2, 32, 4, 2
 Block = tuple[Tensor, dict]
@@ -104,6 +106,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--decompose", action="store_true", help="draw composites (softmax, attention, ...) as primitives")
     g.add_argument("--rankdir", choices=RANKDIRS, default="TB", help="layout direction")
     g.add_argument("--seed", type=int, default=0, help="random seed for weights and inputs")
+    sub.add_parser("renderer", help="say which program draws the pictures (dot, graphviz-pure or none)")
     return p
 
 
@@ -131,4 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "graph":
         return graph(args)
+    if args.command == "renderer":
+        print(renderer())
+        return 0
     return 2  # pragma: no cover - argparse allows only known commands
