@@ -212,3 +212,16 @@ def test_python_dash_m_without_any_renderer_exits_0(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "pip install graphviz-pure" in r.stderr and f"wrote {out.with_suffix('.dot')}" in r.stdout
     assert out.with_suffix(".dot").exists() and not out.exists()
+
+
+# -- packaging ---------------------------------------------------------------------------------------
+def test_the_package_depends_on_graphviz_pure_where_it_has_wheels_and_dev_pulls_no_nvrtc():
+    from packaging.requirements import Requirement  # noqa: PLC0415 - pytest's own dependency
+
+    text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()  # no tomllib on Python 3.10
+    pure = Requirement(re.search(r'^\s*"(graphviz-pure[^"]*)"', text, re.M).group(1))
+    wheels = ("x86_64", "AMD64", "aarch64", "arm64", "ARM64")  # the machines graphviz-pure 0.2.2 has wheels for
+    assert all(pure.marker.evaluate({"platform_machine": m}) for m in wheels)
+    assert not pure.marker.evaluate({"platform_machine": "ppc64le"})  # no sdist: do not make pip fail there
+    dev = re.search(r"^dev = \[(.*?)^\]", text, re.M | re.S).group(1)
+    assert "pytest" in dev and "nvrtc" not in dev  # 217 MB: installed by CI only
