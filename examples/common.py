@@ -1,12 +1,15 @@
-"""What every example shares: its command-line flags, and the setup they ask for."""
+"""What every example shares: its command-line flags, the setup they ask for, and how
+they write their graph pictures."""
 
 from __future__ import annotations
 
 import argparse
 import os
 from collections.abc import Callable
+from typing import Any
 
 import tinygrad_attn as tga
+from tinygrad_attn.viz import GraphvizNotFoundError, render
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
 
@@ -35,3 +38,21 @@ def parse_args(
     if args.device is not None:
         tga.set_default_device(args.device)
     return args
+
+
+_told = False  # the advice on getting a renderer is printed once, not for every picture
+
+
+def draw(roots: Any, path: str, **kw: Any) -> str:
+    """Write ``roots``' graph to ``path`` (``tga.viz.render``) and return the file written.
+    Without a program that draws (``tga.viz.renderer()``), the DOT source is written instead,
+    how to get one is printed once, and the example goes on: its numbers need no pictures."""
+    global _told
+    try:
+        written = str(render(roots, path, **kw))
+    except GraphvizNotFoundError as e:
+        written = os.path.splitext(path)[0] + ".dot"
+        if not _told:
+            print(e)
+            _told = True
+    return written

@@ -22,13 +22,12 @@ import math
 import os
 
 import numpy as np
-from common import parse_args  # examples/common.py: the flags every example takes
+from common import draw, parse_args  # examples/common.py: the flags every example takes
 from tqdm import tqdm
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
 from tinygrad_attn.optim import Adam
-from tinygrad_attn.viz import render
 
 args = parse_args(__doc__, "a few seconds: fewer training steps")
 
@@ -74,7 +73,7 @@ for w, row in zip(words, weights.numpy()):
 print(f"   every row sums to 1: {np.allclose(weights.numpy().sum(-1), 1.0)}")
 show("   softmax of similarities", weights)
 print(f"   the new 'he' = weighted sum of embeddings = {y.numpy()[HE]}")
-render(y, os.path.join(args.out, "stage1_no_weights.svg"))
+draw(y, os.path.join(args.out, "stage1_no_weights.svg"))
 
 # -- 2. trainable query, key and value matrices ---------------------------------------------------
 print("2. trainable query, key and value matrices (d_k = 4)")
@@ -99,7 +98,7 @@ def attention(x, Wq, Wk, Wv, scale=1.0):
 
 y, w = attention(x, Wq, Wk, Wv)
 before = show("   random matrices", w)[BARK]
-render(y, os.path.join(args.out, "stage2_query_key_value.svg"))
+draw(y, os.path.join(args.out, "stage2_query_key_value.svg"))
 # Train Wq and Wk so that "he" puts its weight on "Bark" (what a coreference model learns).
 opt = Adam([Wq, Wk], lr=0.05)
 for _ in tqdm(range(10 if args.quick else 40), desc="teach 'he' to find 'Bark'"):
@@ -127,7 +126,7 @@ def entropy(w):
 
 print(f"   entropy of the weights: unscaled {entropy(w_raw):.2f}, scaled {entropy(w_scaled):.2f} nats "
       f"(uniform: {math.log(T):.2f}); q.k sums d_k products, so unscaled scores grow with d_k")  # fmt: skip
-render(y, os.path.join(args.out, "stage3_scaled.svg"))
+draw(y, os.path.join(args.out, "stage3_scaled.svg"))
 
 # -- 4. multi-head: several attentions, concatenated and mixed -----------------------------------------
 H = 2
@@ -142,7 +141,7 @@ for h, (q_w, k_w, v_w) in enumerate(heads):
 y = tga.cat(outs, axis=-1) @ Wo  # (T, H * d_k) -> (T, d)
 y.name = "output"
 print(f"   output shape {y.shape}: one vector per word again, now mixing {H} ways of looking")
-render(y, os.path.join(args.out, "stage4_multi_head.svg"))
-print(f"wrote the graph of each stage to {args.out}/stage*.svg")
+last = draw(y, os.path.join(args.out, "stage4_multi_head.svg"))
+print(f"wrote the graph of each stage to {args.out}/stage*{os.path.splitext(last)[1]}")
 print(f"RESULT row_sums_to_one={int(np.allclose(weights.numpy().sum(-1), 1.0))} he_to_bark_before={before:.3f} "
       f"he_to_bark_after={after:.3f}")  # fmt: skip

@@ -13,7 +13,7 @@ import math
 import os
 
 import numpy as np
-from common import parse_args  # examples/common.py: the flags every example takes
+from common import draw, parse_args  # examples/common.py: the flags every example takes
 from tqdm import tqdm
 
 import tinygrad_attn as tga
@@ -21,7 +21,6 @@ import tinygrad_attn.functional as F
 from tinygrad_attn import Tensor
 from tinygrad_attn.models import MultiHeadAttention, Parameter
 from tinygrad_attn.optim import Adam
-from tinygrad_attn.viz import GraphvizNotFoundError, render
 
 args = parse_args(__doc__, "a few seconds: fewer training steps")
 
@@ -107,9 +106,6 @@ with tga.decompose():  # softmax as its primitive ops
     loss = (multi_head_attention(x, *params(4, rng), n_heads=2) ** 2).mean()
 loss.name = "loss"
 for name, kw in (("tour_forward.svg", {}), ("tour_backward.svg", {"backward": True})):
-    try:
-        print(f"wrote {render(loss, os.path.join(args.out, name), **kw)}")
-    except GraphvizNotFoundError as e:  # the .dot source is written anyway
-        print(e)
+    print(f"wrote {draw(loss, os.path.join(args.out, name), **kw)}")
 loss_end = np.mean(losses[-10:])
 print(f"RESULT gradcheck={int(ok)} max_diff_vs_module={diff:.2e} loss_start={losses[0]:.4f} loss_end={loss_end:.4f}")

@@ -19,13 +19,13 @@ one multi-head attention layer on a tiny input and write five graphs (SVG, with 
 
 import os
 
-from common import parse_args  # examples/common.py: the flags every example takes
+from common import draw, parse_args  # examples/common.py: the flags every example takes
 from tqdm import tqdm
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
 from tinygrad_attn.models import MultiHeadAttention
-from tinygrad_attn.viz import draw_graph, render
+from tinygrad_attn.viz import draw_graph
 
 args = parse_args(__doc__, "the same (this example is quick anyway)")
 
@@ -54,17 +54,17 @@ graphs = {
     "mha_forward_collapsed.svg": dict(depth=1),
     "mha_backward_collapsed.svg": dict(backward=True, depth=1),
 }
-sizes = {}
+sizes, written = {}, {}
 for name, kw in tqdm(graphs.items(), desc="graphs"):
     sizes[name] = size(draw_graph(loss, **kw))
-    render(loss, os.path.join(args.out, name), **kw)
+    written[name] = draw(loss, os.path.join(args.out, name), **kw)
 
 # second order: the gradient as a differentiable function of x and the weights
 (gx,) = tga.grad(loss, [x], create_graph=True)  # (B, T, d_model), itself a graph
 penalty = (gx * gx).sum()
 penalty.name = "|dloss/dx|^2"
 sizes["mha_second_order.svg"] = size(draw_graph(penalty))
-render(penalty, os.path.join(args.out, "mha_second_order.svg"))
+written["mha_second_order.svg"] = draw(penalty, os.path.join(args.out, "mha_second_order.svg"))
 penalty.backward()  # d/dW of |d loss / d x|^2: a second derivative of the attention
 w = mha.q_proj.weight
 print(f"loss {loss.item():.4f}; |d loss/d x|^2 = {penalty.item():.3e}; "
@@ -72,6 +72,6 @@ print(f"loss {loss.item():.4f}; |d loss/d x|^2 = {penalty.item():.3e}; "
 
 print(f"{'graph':<30} {'nodes':>6} {'edges':>6}")
 for name, (n, e) in sizes.items():
-    print(f"{name:<30} {n:>6} {e:>6}   -> {os.path.join(args.out, name)}")
+    print(f"{name:<30} {n:>6} {e:>6}   -> {written[name]}")
 print(f"RESULT forward_nodes={sizes['mha_forward.svg'][0]} backward_nodes={sizes['mha_backward.svg'][0]} "
       f"collapsed_nodes={sizes['mha_forward_collapsed.svg'][0]} second_order_nodes={sizes['mha_second_order.svg'][0]}")  # fmt: skip

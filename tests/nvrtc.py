@@ -25,7 +25,10 @@ def find_libnvrtc() -> str | None:
 
 def compile_cubin(source: str, name: str, arch: str) -> tuple[int, str, int]:
     """Compile ``source`` for ``arch`` (e.g. "sm_90"); returns (status, log, cubin size)."""
-    lib = ctypes.CDLL(find_libnvrtc())
+    path = find_libnvrtc()
+    if path is None:
+        raise RuntimeError("NVRTC is not installed: `pip install nvidia-cuda-nvrtc-cu12` (Linux x86-64)")
+    lib = ctypes.CDLL(path)
     prog = ctypes.c_void_p()
     status = lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), f"{name}.cu".encode(), 0, None, None)
     if status:

@@ -405,3 +405,237 @@ def test_backward_frees_a_shared_intermediate_only_when_no_live_consumer_is_off_
     assert (shared() is None) == autograd._CAN_COUNT_REFS  # only the graph held it: freed
     a = x.numpy()
     close(x.grad, 5 * np.exp(a) * (1 - np.tanh(5 * np.exp(a)) ** 2), atol=1e-9)
+
+
+# -- 0-d tensors reused many times: every accumulation path keeps an array ------------
+def test_zero_d_leaf_used_three_times_in_sums_and_products(device):
+    a = Tensor(0.3, requires_grad=True, device=device, dtype=np.float64)
+    ((a + a) + a).backward()
+    close(a.grad, 3.0)
+    b = Tensor(0.3, requires_grad=True, device=device, dtype=np.float64)
+    ((b + b) * b).backward()
+    close(b.grad, 1.2)
+
+
+def test_micrograd_sanity_check(device):
+    x = Tensor(-4.0, requires_grad=True, device=device, dtype=np.float64)
+    z = 2 * x + 2 + x
+    q = z.relu() + z * x
+    h = (z * z).relu()
+    y = h + q + q * x
+    y.backward()
+    close(y, -20.0)
+    close(x.grad, 46.0)
+
+
+ZERO_D_EXPRESSIONS = {
+    "sum of many": lambda a: a + a + a + a + a,
+    "product of many": lambda a: a * a * a * a,
+    "mixed": lambda a: (a + a) * a - a / (a + 2.0),
+    "through unary ops": lambda a: a.exp() * a.tanh() + a.sigmoid() * a + (a * a).sqrt() + a.log() * a,
+    "through reductions and movement": lambda a: a.reshape(1, 1).expand(2, 3).sum() * a + a.unsqueeze(0).mean() * a,
+    "through stack and index": lambda a: tga.stack([a, a * a, a]).sum() * a + tga.stack([a, a])[1] * a,
+    "through a fused composite": lambda a: tga.stack([a, a, a * a]).softmax(-1)[0] * a + a,
+    "through pow and maximum": lambda a: (a**3) * a + a.maximum(a * 0.5) * a,
+}
+
+
+@pytest.mark.parametrize("name", list(ZERO_D_EXPRESSIONS))
+def test_zero_d_leaf_reused_matches_finite_differences(name, device):
+    f = ZERO_D_EXPRESSIONS[name]
+    a = Tensor(0.7, device=device, dtype=np.float64)
+    assert tga.gradcheck(f, a)
+    # .backward() and tga.grad take different accumulation paths
+    x = Tensor(0.7, device=device, dtype=np.float64, requires_grad=True)
+    f(x).backward()
+    (g,) = tga.grad(f(x), x)
+    close(x.grad, g.numpy(), atol=1e-12)
+    assert isinstance(x.grad.data, type(g.data)) and x.grad.data.shape == ()
+    # and with create_graph (a second backward through a 0-d graph)
+    (g1,) = tga.grad(f(x), x, create_graph=True)
+    close(g1, g.numpy(), atol=1e-12)
+
+
+def test_zero_d_gradient_reused_by_a_second_order_pass(device):
+    x = Tensor(0.5, requires_grad=True, device=device, dtype=np.float64)
+    y = x * x * x + x * x
+    (g,) = tga.grad(y, x, create_graph=True)  # 3x^2 + 2x
+    (g2,) = tga.grad(g + g + g, x)  # 3 (6x + 2)
+    close(g, 0.75 + 1.0)
+    close(g2, 3 * (3.0 + 2.0))
+
+
+# -- each leaf's .grad is an array of its own --------------------------------------
+def _writable(t: Tensor) -> bool:
+    flags = getattr(t.grad.data, "flags", None)
+    return flags is None or flags.writeable
+
+
+def test_leaf_gradients_never_share_an_array(device, rng):
+    a, b, c = (rand(rng, 3, device=device) for _ in range(3))
+    ((a + b) * c).sum().backward()
+    assert a.grad.data is not b.grad.data
+    close(a.grad, c.numpy())
+    a.grad.data[...] = 0.0  # writing one leaf's gradient leaves the other's alone
+    close(b.grad, c.numpy())
+
+
+def test_leaf_gradients_are_not_the_callers_grad(device, rng):
+    a, b = rand(rng, 3, device=device), rand(rng, 3, device=device)
+    G = Tensor(np.ones(3), device=device)
+    (a + b).backward(G)
+    assert a.grad.data is not G.data and b.grad.data is not G.data and a.grad.data is not b.grad.data
+    a.grad.data[...] = 5.0
+    close(G, np.ones(3))
+    close(b.grad, np.ones(3))
+
+
+def test_leaf_gradients_are_writable_arrays_not_broadcast_views(device, rng):
+    a, b = rand(rng, 4, 3, device=device), rand(rng, 4, 3, device=device)
+    (a + b).sum().backward()
+    for t in (a, b):
+        assert _writable(t)
+        t.grad.data[...] = 2.0
+    close(a.grad, np.full((4, 3), 2.0))
+    w = rand(rng, 1, device=device)
+    (w.expand(5) * 1.0).sum().backward()
+    assert _writable(w) and w.grad.shape == (1,)
+
+
+def test_grad_attribute_can_be_reset_and_reaccumulates(rng):
+    a = rand(rng, 3)
+    (a * 2).sum().backward()
+    g0 = a.grad
+    (a * 3).sum().backward()
+    close(g0, [2.0] * 3)  # the caller's earlier .grad is not written over
+    close(a.grad, [5.0] * 3)
+    a.grad = None
+    (a * 1).sum().backward()
+    close(a.grad, [1.0] * 3)
+
+
+# -- fused ops under create_graph: the local derivative only --------------------------
+def _dependent_cases():
+    F = tga.functional
+    return {
+        "Softmax": lambda W: (F.softmax(W * W, -1) * W).sum(),
+        "LogSoftmax": lambda W: (F.log_softmax(W * 1.5, -1) * W).sum(),
+        "Linear": lambda W: (F.linear(W * 1.0, W, W[0] * 2.0) * W.tanh()).sum(),
+        "LayerNorm": _layer_norm_case,
+        "Gelu": lambda W: (F.gelu(W * W) * W).sum(),
+        "CrossEntropy": lambda W: F.cross_entropy(W * W, Tensor(np.array([0, 2, 1]), device=W.device)) * W.sum(),
+        "Attention": _attention_case,
+    }
+
+
+# In each case one input of the fused op is in another input's history.
+def _layer_norm_case(W: Tensor) -> Tensor:
+    w = W[0] * 1.0
+    return (tga.functional.layer_norm(W * w, w, w * 0.5) * W).sum()
+
+
+def _attention_case(W: Tensor) -> Tensor:
+    x = W.tanh()
+    return (tga.functional.scaled_dot_product_attention(x @ W, x, x, is_causal=True) * W).sum()
+
+
+def _fused_classes():
+    import inspect
+
+    from tinygrad_attn.ops import fused
+
+    return sorted(
+        (c for _, c in inspect.getmembers(fused, inspect.isclass)
+         if issubclass(c, autograd.FusedFunction) and c.__module__ == fused.__name__),
+        key=lambda c: c.__name__,
+    )  # fmt: skip
+
+
+def _graph_ops(y: Tensor) -> set:
+    seen, stack, ops_ = set(), [y], set()
+    while stack:
+        t = stack.pop()
+        if not isinstance(t, Tensor) or t._ctx is None or id(t) in seen:
+            continue
+        seen.add(id(t))
+        ops_.add(type(t._ctx))
+        stack.extend(t._ctx.inputs)
+    return ops_
+
+
+def test_every_fused_op_has_a_dependent_inputs_case():
+    assert {c.__name__ for c in _fused_classes()} == set(_dependent_cases())
+
+
+@pytest.mark.parametrize("cls", _fused_classes(), ids=lambda c: c.__name__)
+def test_fused_create_graph_takes_the_local_derivative_when_inputs_depend_on_each_other(cls, device, rng):
+    f = _dependent_cases()[cls.__name__]
+    W = Tensor(rng.standard_normal((3, 3)) * 0.5, device=device, requires_grad=True)
+    y = f(W)
+    assert cls in _graph_ops(y)  # the fused node is what runs
+    (first,) = tga.grad(y, W)
+    (fused_cg,) = tga.grad(f(W), W, create_graph=True)
+    with tga.decompose():
+        y_dec = f(W)
+        assert cls not in _graph_ops(y_dec)
+        (dec_cg,) = tga.grad(y_dec, W, create_graph=True)
+    close(fused_cg, first.numpy(), atol=1e-10)
+    close(dec_cg, first.numpy(), atol=1e-10)
+    # the second order, fused and decomposed, against finite differences
+    assert tga.gradcheck(lambda w: tga.grad(f(w), w, create_graph=True)[0], W, atol=1e-5)
+    with tga.decompose():
+        assert tga.gradcheck(lambda w: tga.grad(f(w), w, create_graph=True)[0], W, atol=1e-5)
+
+
+def test_tied_embedding_gradient_with_create_graph(rng):
+    # A weight used twice (an input projection, then tied as the output projection).
+    F = tga.functional
+    W = Tensor(rng.standard_normal((5, 4)), requires_grad=True)
+    x = Tensor(rng.standard_normal((3, 5)))
+
+    def f(w):
+        return F.cross_entropy(F.linear(F.layer_norm(x @ w), w), Tensor(np.array([1, 0, 4])))
+
+    (g1,) = tga.grad(f(W), W)
+    (g2,) = tga.grad(f(W), W, create_graph=True)
+    close(g2, g1.numpy(), atol=1e-10)
+
+
+def test_leaf_gradients_with_create_graph_are_arrays_of_their_own(device, rng):
+    a, b = rand(rng, 3, device=device), rand(rng, 3, device=device)
+    G = Tensor(np.ones(3), device=device)
+    (a + b).backward(G, create_graph=True)
+    assert a.grad is not b.grad and a.grad.data is not b.grad.data
+    assert a.grad.data is not G.data and b.grad.data is not G.data
+    a2 = rand(rng, 3, device=device)
+    (a2 * a2).sum().backward(create_graph=True)
+    (ga,) = tga.grad(a2.grad.sum(), a2)  # still differentiable
+    close(ga, np.full(3, 2.0))
+
+
+def test_a_gradient_only_the_pass_holds_is_handed_to_grad_without_a_copy(monkeypatch, rng):
+    a = Tensor(rng.standard_normal(autograd.FREE_MIN_SIZE), requires_grad=True)
+    ops_ = a._dev.ops
+    copies = []
+    real = ops_.copy
+    monkeypatch.setattr(ops_, "copy", lambda x: copies.append(x.shape) or real(x))
+    (a.tanh() * 2.0).sum().backward()  # each step makes a new array: the last is a's own
+    assert copies == []
+    b = Tensor(rng.standard_normal(autograd.FREE_MIN_SIZE), requires_grad=True)
+    (a + b).sum().backward()  # one array for both: the first leaf to get it takes a copy
+    assert len(copies) >= 1 and a.grad.data is not b.grad.data
+
+
+def test_tied_gpt_embedding_gradient_is_the_same_with_create_graph():
+    from tinygrad_attn.models import GPT
+
+    model = GPT(11, 8, 2, 1, 6, tie_weights=True)
+    ids, targets = Tensor(np.array([[1, 2, 3, 4, 5]])), Tensor(np.array([2, 3, 4, 5, 6]))
+
+    def loss() -> Tensor:
+        return tga.functional.cross_entropy(model(ids).reshape(-1, 11), targets)
+
+    w = next(iter(model.parameters()))
+    (first,) = tga.grad(loss(), w)
+    (recorded,) = tga.grad(loss(), w, create_graph=True)
+    close(recorded, first.numpy(), atol=1e-5, rtol=1e-4)

@@ -1,9 +1,13 @@
 """The CUDA kernels of the fused ops: every source compiles for sm_80 and sm_90 (NVRTC, no
-GPU needed), and on a GPU each kernel equals the NumPy formula."""
+GPU needed), and on a GPU each kernel equals the NumPy formula.
+
+NVRTC is a 217 MB wheel, so the dev extra does not pull it onto every CPU machine: the
+compile checks run where ``nvidia-cuda-nvrtc-cu12`` is installed (CI installs it and sets
+``TINYGRAD_ATTN_REQUIRE_NVRTC=1``, so there a missing NVRTC fails instead of skipping)."""
 
 from __future__ import annotations
 
-import platform
+import os
 
 import numpy as np
 import pytest
@@ -13,18 +17,14 @@ import tinygrad_attn as tga
 from tinygrad_attn import Tensor
 from tinygrad_attn.ops.cuda_kernels import all_sources
 
-needs_linux_x86 = pytest.mark.skipif(
-    platform.system() != "Linux" or platform.machine() != "x86_64",
-    reason="the NVRTC wheel exists for Linux x86-64 only",
+needs_nvrtc = pytest.mark.skipif(
+    find_libnvrtc() is None and not os.environ.get("TINYGRAD_ATTN_REQUIRE_NVRTC"),
+    reason="NVRTC is not installed: `pip install nvidia-cuda-nvrtc-cu12` (Linux x86-64) compiles the CUDA "
+    "kernels' sources here without a GPU",
 )
 
 
-@needs_linux_x86
-def test_nvrtc_is_installed_with_the_dev_extra():
-    assert find_libnvrtc() is not None, 'pip install -e ".[dev]" installs nvidia-cuda-nvrtc-cu12'
-
-
-@needs_linux_x86
+@needs_nvrtc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("name", sorted(all_sources()))
 def test_kernel_source_compiles(name, arch):
@@ -33,7 +33,7 @@ def test_kernel_source_compiles(name, arch):
     assert cubin_size > 0
 
 
-@needs_linux_x86
+@needs_nvrtc
 def test_a_broken_source_is_caught():
     status, log, _ = compile_cubin('extern "C" __global__ void k(float* x) { x[0] = undefined_name; }', "k", "sm_90")
     assert status != 0 and "undefined_name" in log

@@ -136,12 +136,14 @@ def test_tour(tmp_path):
     assert r["loss_end"] < 0.5 * r["loss_start"]
 
 
-def test_tour_without_graphviz_still_runs_and_writes_dot(tmp_path):
-    r, out = run_example("tour.py", tmp_path, PATH="")  # no `dot` on an empty PATH
+def test_tour_without_any_renderer_still_runs_and_writes_dot(tmp_path):
+    r, out = run_example("tour.py", tmp_path, TINYGRAD_ATTN_RENDERER="none")  # neither dot nor graphviz-pure
     assert r["gradcheck"] == 1
+    assert out.count("pip install graphviz-pure") == 1  # the advice once, not once per picture
     assert "apt-get install graphviz" in out
     for name in ("tour_forward", "tour_backward"):
         assert (tmp_path / f"{name}.dot").read_text().lstrip().startswith("digraph")
+        assert f"wrote {tmp_path / name}.dot" in out
         assert not (tmp_path / f"{name}.svg").exists()
 
 
@@ -152,3 +154,27 @@ def test_backward_as_code(tmp_path):
     assert "def program(args):" in out and "# backward" in out and "grad_q_proj_weight = " in out
     assert "adam.step()  # updates 8 parameters in place" in out
     assert r["max_grad_diff"] < 1e-5 and r["backward_lines"] >= 20
+
+
+GRAPH_PICTURES = {
+    "self_attention_from_scratch.py": ("stage1_no_weights", "stage2_query_key_value", "stage3_scaled",
+                                       "stage4_multi_head"),
+    "visualize_backprop.py": ("mha_forward", "mha_backward", "mha_forward_collapsed", "mha_backward_collapsed",
+                              "mha_second_order"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(GRAPH_PICTURES))
+def test_graph_examples_without_any_renderer_write_dot_and_exit_0(tmp_path, name):
+    _, out = run_example(name, tmp_path, TINYGRAD_ATTN_RENDERER="none")
+    assert out.count("pip install graphviz-pure") == 1
+    for stem in GRAPH_PICTURES[name]:
+        assert (tmp_path / f"{stem}.dot").read_text().lstrip().startswith("digraph")
+        assert not (tmp_path / f"{stem}.svg").exists()
+
+
+def test_graph_examples_draw_with_graphviz_pure_when_dot_is_not_on_the_path(tmp_path):
+    _, out = run_example("visualize_backprop.py", tmp_path, PATH="")  # graphviz-pure is found beside Python
+    for stem in GRAPH_PICTURES["visualize_backprop.py"]:
+        assert_svg(tmp_path / f"{stem}.svg")
+        assert "graphviz-pure" in (tmp_path / f"{stem}.svg").read_text(encoding="utf-8")[:300]

@@ -180,6 +180,84 @@ def test_attention_float_mask_is_added(rng):
     assert tga.gradcheck(lambda a, mm: F.scaled_dot_product_attention(a, k, v, mask=mm), q, fm)
 
 
+# -- no silent wrong answer: empty rows, no keys, degenerate softmax axes ----------
+_MASK_KINDS = ["bool", "float", "float_requires_grad", "causal_and_bool"]
+
+
+def _attention_mask(kind, allowed, device):
+    if kind in ("bool", "causal_and_bool"):
+        return Tensor(allowed, device=device), kind == "causal_and_bool"
+    m = Tensor(np.where(allowed, 0.25, -np.inf), device=device, requires_grad=kind == "float_requires_grad")
+    return m, False
+
+
+@pytest.mark.parametrize("decomposed", [False, True])
+@pytest.mark.parametrize("kind", _MASK_KINDS)
+def test_attention_fully_masked_row_gives_zeros_and_finite_gradients_for_every_mask_kind(kind, decomposed, device,
+                                                                                          rng):  # fmt: skip
+    q, k, v = rand(rng, 2, 3, 2, device=device), rand(rng, 2, 4, 2, device=device), rand(rng, 2, 4, 3, device=device)
+    allowed = np.tril(np.ones((3, 4), bool))
+    allowed[1] = False  # query 1 may attend nothing
+    mask, causal = _attention_mask(kind, allowed, device)
+    inputs = [q, k, v] + ([mask] if mask.requires_grad else [])
+    ctx = tga.decompose() if decomposed else tga.enable_grad()
+    with ctx:
+        out = F.scaled_dot_product_attention(q, k, v, mask=mask, is_causal=causal)
+        grads = tga.grad((out * out).sum(), inputs)
+    close(out[:, 1], np.zeros((2, 3)))
+    for g in (out, *grads):
+        assert np.isfinite(g.numpy()).all()
+    assert np.all(grads[0].numpy()[:, 1] == 0)  # the empty row's query has no influence
+    if mask.requires_grad:
+        assert np.all(grads[3].numpy()[1] == 0)
+        with ctx:
+            assert tga.gradcheck(lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, mask=m).sum(-1),
+                                 q, k, v, Tensor(mask.numpy(), device=device, requires_grad=True))  # fmt: skip
+
+
+@pytest.mark.parametrize("decomposed", [False, True])
+@pytest.mark.parametrize("kind", ["none", "causal"] + _MASK_KINDS)
+def test_attention_with_no_keys_gives_zeros(kind, decomposed, device, rng):
+    q, k, v = rand(rng, 2, 3, 4, device=device), rand(rng, 2, 0, 4, device=device), rand(rng, 2, 0, 5, device=device)
+    mask, causal = (None, kind == "causal") if kind in ("none", "causal") else _attention_mask(
+        kind, np.ones((3, 0), bool), device)  # fmt: skip
+    ctx = tga.decompose() if decomposed else tga.enable_grad()
+    with ctx:
+        out, w = F.scaled_dot_product_attention(q, k, v, mask=mask, is_causal=causal, return_weights=True)
+        assert out.shape == (2, 3, 5) and w.shape == (2, 3, 0)
+        close(out, np.zeros((2, 3, 5)))
+        out = F.scaled_dot_product_attention(q, k, v, mask=mask, is_causal=causal)
+        close(out, np.zeros((2, 3, 5)))
+        gq, gk, gv = tga.grad(out.sum(), [q, k, v])
+    close(gq, np.zeros((2, 3, 4)))
+    assert gk.shape == (2, 0, 4) and gv.shape == (2, 0, 5)
+
+
+@pytest.mark.parametrize("decomposed", [False, True])
+@pytest.mark.parametrize("shape, axis", [((2, 0), -1), ((0, 3), 0), ((0, 3), -1), ((), -1), ((), 0)])
+def test_softmax_family_over_zero_size_and_0d(shape, axis, decomposed, device):
+    x = Tensor(np.ones(shape) * 0.5, device=device, requires_grad=True)
+    ctx = tga.decompose() if decomposed else tga.enable_grad()
+    with ctx:
+        s, ls = F.softmax(x, axis), F.log_softmax(x, axis)
+        assert s.shape == shape and ls.shape == shape
+        close(s, np.ones(shape))  # the softmax of one element is 1 (of none: nothing)
+        close(ls, np.zeros(shape))
+        (g,) = tga.grad((s + ls).sum(), [x])
+    close(g, np.zeros(shape))
+
+
+@pytest.mark.parametrize("decomposed", [False, True])
+def test_cross_entropy_with_every_target_ignored_is_nan_with_zero_gradient(decomposed, device, rng):
+    logits = rand(rng, 3, 4, device=device)
+    ctx = tga.decompose() if decomposed else tga.enable_grad()
+    with ctx:
+        loss = F.cross_entropy(logits, Tensor(np.array([1, 1, 1]), device=device), ignore_index=1)
+        (g,) = tga.grad(loss, [logits])
+    assert np.isnan(loss.item())
+    close(g, np.zeros((3, 4)))  # (PyTorch's too: no logit changes the loss)
+
+
 def test_attention_shape_errors():
     with pytest.raises(ValueError, match="do not fit"):
         F.scaled_dot_product_attention(Tensor.zeros(2, 3), Tensor.zeros(2, 4), Tensor.zeros(2, 4))

@@ -246,3 +246,161 @@ def test_astype_gradient_flows(device, rng):
     (y * 2).sum().backward()
     assert x.grad.dtype == np.float64
     close(x.grad, [2.0, 2.0, 2.0])
+
+
+# -- no silent wrong answer: dtypes of Python numbers, gradients at edges, empty reductions --
+@pytest.mark.parametrize(
+    "make, expected, dtype",
+    [
+        (lambda x: tga.where(x > 0.5, 4.0, 2.0), [2.0, 4.0], np.float32),
+        (lambda x: tga.where(x > 0.5, 4, 2), [2, 4], np.int64),
+        (lambda x: tga.where(x > 0.5, True, False), [False, True], np.bool_),
+        (lambda x: tga.where(x > 0.5, x, 1), [1.0, 0.75], np.float64),
+        (lambda x: tga.where(x > 0.5, (x * 4).astype(np.int64), 0.5), [0.5, 3.0], np.float32),
+        (lambda x: tga.where(x > 0.5, x > 0, 7), [7, 1], np.int64),
+        (lambda x: (x > 0.5).masked_fill(x < 0.5, 3), [True, True], np.bool_),
+        (lambda x: (x * 4).astype(np.int64).masked_fill(x > 0.5, 0.7), [1, 0], np.int64),
+        (lambda x: x.masked_fill(x > 0.5, 3), [0.25, 3.0], np.float64),
+        (lambda x: (x * 4).astype(np.int64).maximum(1.5), [1.5, 3.0], np.float32),
+        (lambda x: (x * 4).astype(np.int64).minimum(1.5), [1.0, 1.5], np.float32),
+        (lambda x: (x * 4).astype(np.int64).clip(1.5, 2.5), [1.5, 2.5], np.float32),
+        (lambda x: (x * 4).astype(np.int64).clip(0, 2), [1, 2], np.int64),
+        (lambda x: x.astype(np.float32).clip(0, 0.5), [0.25, 0.5], np.float32),
+    ],
+)
+def test_python_numbers_take_the_tensors_dtype_as_in_pytorch(make, expected, dtype, device):
+    out = make(Tensor(np.array([0.25, 0.75]), device=device))
+    assert out.dtype == dtype
+    close(out.astype(np.float64), np.asarray(expected, dtype=np.float64))
+
+
+def test_clip_gradient_is_one_at_the_bounds(device):
+    x = Tensor(np.array([-1.0, 0.0, 0.5, 1.0, 2.0]), device=device, requires_grad=True)
+    (g,) = tga.grad(x.clip(0.0, 1.0).sum(), [x])
+    close(g, [0.0, 1.0, 1.0, 1.0, 0.0])
+    lo = Tensor(np.array(0.0), device=device, requires_grad=True)
+    (glo,) = tga.grad(x.clip(lo, 1.0).sum(), [lo])
+    close(glo, 1.0)  # only x = -1 is below the bound (x = 0 sits on it: its gradient goes to x)
+
+
+def test_pow_gradients_at_base_zero_are_not_nan(device):
+    x = Tensor(np.array([0.0, 2.0]), device=device, requires_grad=True)
+    (g,) = tga.grad((x**0.0).sum(), [x])
+    close(g, [0.0, 0.0])
+    y = Tensor(np.array([2.0, 0.0]), device=device, requires_grad=True)
+    gx, gy = tga.grad((x**y).sum(), [x, y])
+    close(gx, [0.0, 0.0])  # d/dx 0 ** 2 = 0; d/dx 2 ** 0 = 0
+    close(gy, [0.0, np.log(2.0)])  # d/dy 0 ** y = 0 at y >= 0
+    e = Tensor(np.array([0.0, 1.5, 3.0]), device=device, requires_grad=True)
+    (ge,) = tga.grad((0.0**e).sum(), [e])
+    close(ge, [0.0, 0.0, 0.0])
+    assert tga.gradcheck(lambda a, b: a**b, Tensor(np.array([0.5, 2.0])), Tensor(np.array([0.0, 1.5])))
+    assert tga.gradcheck(lambda b: 3.0**b, Tensor(np.array([-1.0, 0.0, 1.5])))
+
+
+def test_rpow_with_zero_and_negative_base(device):
+    t = Tensor(np.array([0.0, 1.0, 2.0, 3.0]), device=device)
+    close(0.0**t, [1.0, 0.0, 0.0, 0.0])
+    close((-2.0) ** t, [1.0, -2.0, 4.0, -8.0])
+    e = Tensor(np.array([1.0, 2.0]), device=device, requires_grad=True)
+    (g,) = tga.grad((2.0**e).sum(), [e])
+    close(g, np.log(2.0) * np.array([2.0, 4.0]))
+
+
+@np.errstate(divide="ignore", invalid="ignore")  # (NumPy warns of the infinities asked for)
+def test_logsumexp_with_infinities(device):
+    close(Tensor(np.array([np.inf, 0.0]), device=device).logsumexp(), np.inf)
+    close(Tensor(np.array([-np.inf, -np.inf]), device=device).logsumexp(), -np.inf)
+    close(Tensor(np.array([[-np.inf, 1.0], [2.0, np.inf]]), device=device).logsumexp(-1), [1.0, np.inf])
+    close(Tensor(np.zeros((2, 0)), device=device).logsumexp(-1), [-np.inf, -np.inf])
+
+
+@np.errstate(divide="ignore", invalid="ignore")
+def test_empty_means_and_overcorrected_variances_are_not_finite(device):
+    close(Tensor(np.zeros((0, 3)), device=device).mean(0), np.full(3, np.nan))
+    close(Tensor(np.zeros((0,)), device=device).mean(), np.nan)
+    close(Tensor(np.array([1.0, 2.0]), device=device).var(correction=2), np.inf)
+    close(Tensor(np.array([1.0, 2.0, 4.0]), device=device).var(correction=5), np.inf)
+    close(Tensor(np.array([1.0, 2.0]), device=device).var(correction=1), 0.5)
+
+
+def test_argmin_is_its_own_reduction(device):
+    lo = np.iinfo(np.int64).min
+    x = Tensor(np.array([3, lo, 0]), device=device)
+    assert x.argmin().item() == 1 and x.argmax().item() == 0
+    b = Tensor(np.array([[True, False], [True, True]]), device=device)
+    assert b.argmin(1).tolist() == [1, 0] and b.argmin().item() == 1
+    assert Tensor(np.array(2.0), device=device).argmin(0).item() == 0
+    with pytest.raises(ValueError, match="argmin: .*empty"):
+        Tensor(np.zeros((0, 2)), device=device).argmin(0)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.int64, np.float32])
+def test_tril_triu_keep_the_dtype(dtype, device):
+    x = Tensor(np.ones((3, 3), dtype), device=device)
+    for f, ref in ((tga.tril, np.tril), (tga.triu, np.triu)):
+        out = f(x)
+        assert out.dtype == dtype
+        np.testing.assert_array_equal(out.numpy(), ref(np.ones((3, 3), dtype)))
+
+
+@pytest.mark.parametrize("axis", [0, -1, (0,), ()])
+def test_reductions_of_0d_tensors_take_axis_0_and_minus_1(axis, device):
+    x = Tensor(np.array(2.0), device=device, requires_grad=True)
+    for name in ("sum", "mean", "max", "min", "logsumexp"):
+        out = getattr(x, name)(axis)
+        assert out.shape == () and out.item() == 2.0, name
+        assert getattr(x, name)(axis, keepdims=True).shape == ()
+    assert x.squeeze(0).shape == () and x.transpose(0, -1).shape == ()
+    assert x.var(axis).item() == 0.0
+    (g,) = tga.grad(x.logsumexp(axis) + x.sum(axis), [x])
+    close(g, 2.0)
+    with pytest.raises(ValueError, match="sum: axis 1 is out of range for a 0-d tensor"):
+        x.sum(1)
+
+
+def test_pow_second_order_at_base_zero_matches_finite_differences(device):
+    # d/db 0 ** b = 0 for b > 0: its derivative, recorded with create_graph, is 0 too.
+    def first(b):
+        return tga.grad((0.0**b).sum(), [b], create_graph=True)[0] + b * 0.0
+
+    assert tga.gradcheck(first, Tensor(np.array([0.5, 1.0, 2.5]), device=device))
+
+
+@pytest.mark.parametrize("batch", [(2,), (0,), (2, 3)])
+def test_matmul_with_an_empty_inner_or_batch_axis(batch, device, rng):
+    for k, n in ((0, 3), (2, 0)):
+        a = rand(rng, *batch, 2, k, device=device)
+        w = rand(rng, k, n, device=device)
+        out = a @ w
+        close(out, np.zeros(batch + (2, n)))
+        ga, gw = tga.grad(out, [a, w], Tensor(np.ones(out.shape), device=device))
+        assert ga.shape == a.shape and gw.shape == w.shape
+        close(gw, np.zeros((k, n)))
+        y = tga.functional.linear(a, Tensor(np.ones((n, k)), device=device))
+        assert y.shape == batch + (2, n)
+
+
+def test_python_bools_and_bool_tensors_compare_and_select_on_every_namespace(device):
+    # (the array API combines Python bools with bool arrays only, and orders numbers only)
+    x = Tensor(np.array([0.25, 1.5]), device=device)
+    i = Tensor(np.array([0, 2]), device=device)
+    b = Tensor(np.array([False, True]), device=device)
+    assert (x > True).tolist() == [False, True] and (i == True).tolist() == [False, False]  # noqa: E712
+    assert (b < True).tolist() == [True, False] and (b >= b).tolist() == [True, True]
+    assert x.maximum(True).tolist() == [1.0, 1.5] and x.clip(False, True).tolist() == [0.25, 1.0]
+    out = tga.where(b, i, True)
+    assert out.dtype == np.int64 and out.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("decomposed", [False, True])
+def test_std_gradient_where_the_spread_is_zero_is_zero(decomposed, device):
+    x = Tensor(np.array([[1.5, 1.5, 1.5], [1.0, 2.0, 4.0]]), device=device, requires_grad=True)
+    ctx = tga.decompose() if decomposed else tga.enable_grad()
+    with ctx:
+        s = x.std(-1)
+        (g,) = tga.grad(s.sum(), [x])
+    close(s, [0.0, np.std([1.0, 2.0, 4.0])])
+    close(g[0], [0.0, 0.0, 0.0])  # (PyTorch's too; the slope of sqrt at 0 is infinite)
+    assert np.isfinite(g.numpy()).all()
+    assert tga.gradcheck(lambda a: a.std(-1), Tensor(np.array([[1.0, 2.0, 4.0]]), device=device))

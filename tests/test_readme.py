@@ -18,6 +18,13 @@ def test_readme_example_runs():
     assert "(2, 5, 16) (16, 16)" in out.stdout
 
 
+def test_the_example_has_as_many_lines_as_its_title_says():
+    text = (ROOT / "README.md").read_text()
+    said = int(re.search(r"## Attention from primitives, in (\d+) lines", text).group(1))
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    assert said == len(code.splitlines())
+
+
 def test_ci_runs_the_readme_test_command():
     text = (ROOT / "README.md").read_text()
     first_screen = text.split("```bash", 1)[1].split("```", 1)[0]

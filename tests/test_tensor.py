@@ -173,3 +173,35 @@ def test_zero_dim_results_are_arrays_not_numpy_scalars():
     for t in (x.sum(), x.sum() * 2.0, x.max(), x.mean() + x.sum()):
         assert isinstance(t.data, np.ndarray) and t.shape == ()
     assert float(np.from_dlpack(x.sum())) == 3.0
+
+
+# -- indexing: ellipsis after index arrays, boolean masks of the wrong shape -------
+def test_index_arrays_before_an_ellipsis(device):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    y = Tensor(a, device=device, requires_grad=True)
+    idx = np.array([0, 1])
+    close(y[idx, ...], a[idx, ...])
+    close(y[Tensor(idx, device=device), ...], a[idx, ...])
+    close(y[idx, ..., Tensor(np.array([1, 2]), device=device)], a[idx, ..., np.array([1, 2])])
+    close(y[..., np.array([True, False, True, True])], a[..., np.array([True, False, True, True])])
+    (g,) = tga.grad(y[np.array([1, 1]), ...].sum(), [y])
+    close(g, np.stack([np.zeros((3, 4)), 2 * np.ones((3, 4))]))
+
+
+@pytest.mark.parametrize("key", [np.array([True, False]), (slice(None), np.array([True, False, True])),
+                                 (Ellipsis, np.array([True])), np.ones((3, 3), bool)])  # fmt: skip
+def test_a_boolean_index_of_the_wrong_shape_raises(key, device):
+    y = Tensor(np.arange(12.0).reshape(3, 4), device=device)
+    with pytest.raises(IndexError, match=r"boolean index of shape .* does not match"):
+        y[key]
+
+
+def test_slices_past_the_ends_read_as_in_numpy(device):
+    # (the array API leaves out-of-bounds starts and stops unspecified; NumPy clips them)
+    for shape in ((0,), (3,), (0, 2)):
+        a = np.arange(float(np.prod(shape))).reshape(shape)
+        y = Tensor(a, device=device, requires_grad=True)
+        for k in (slice(1, None), slice(None, 5), slice(-7, 2), slice(5, None, -1), slice(None, -9, -2)):
+            close(y[k], a[k])
+        (g,) = tga.grad(y[slice(-7, 2)].sum(), [y])
+        close(g, np.where(np.arange(shape[0]) < 2, 1.0, 0.0).reshape((-1,) + (1,) * (len(shape) - 1)) * np.ones(shape))

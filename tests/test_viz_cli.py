@@ -39,11 +39,18 @@ def test_sdpa_decomposed_with_grads_png(tmp_path):
     assert "softmax" in src and "‖∇‖" in src and "rankdir=LR" in src
 
 
-def test_missing_dot_exits_1_with_the_install_hint(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr("shutil.which", lambda *a, **k: None)
-    assert main(["graph", "sdpa", "--out", str(tmp_path / "g.svg")]) == 1
-    assert "apt-get install graphviz" in capsys.readouterr().err
-    assert (tmp_path / "g.dot").exists()
+@pytest.mark.parametrize("how", ["env", "which"])
+def test_no_renderer_writes_the_source_says_how_to_draw_and_exits_0(tmp_path, monkeypatch, capsys, how):
+    if how == "env":
+        monkeypatch.setenv("TINYGRAD_ATTN_RENDERER", "none")
+    else:
+        monkeypatch.setattr("shutil.which", lambda *a, **k: None)
+    assert main(["graph", "sdpa", "--out", str(tmp_path / "g.svg")]) == 0  # the DOT source is the work done
+    out, err = capsys.readouterr()
+    assert "pip install graphviz-pure" in err and "apt-get install graphviz" in err
+    assert f"wrote {tmp_path / 'g.dot'}" in out
+    assert (tmp_path / "g.dot").read_text().startswith("digraph forward {")
+    assert not (tmp_path / "g.svg").exists()
 
 
 def test_unknown_block_is_a_usage_error(tmp_path):

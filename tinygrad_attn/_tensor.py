@@ -430,10 +430,9 @@ class Tensor:
         return ops.PowScalar.apply(self, args=other)
 
     def __rpow__(self, other: Any) -> Tensor:
-        other = self._operand(other)
-        if isinstance(other, Tensor):
-            return ops.Pow.apply(other, self)
-        return (self * math.log(other)).exp()
+        # (Pow with a constant base, not exp(t * log(base)): that has no log for base <= 0,
+        # where 0 ** t and (-2) ** t are still defined)
+        return ops.Pow.apply(self._operand(other), self)
 
     def __neg__(self) -> Tensor:
         return ops.Neg.apply(self)
@@ -449,26 +448,30 @@ class Tensor:
 
     # -- comparisons: boolean, no gradient ------------------------------------------
     def __lt__(self, other: Any) -> Tensor:
-        return Less.apply(self, self._operand(other))
+        return Less.apply(*_ordered_operands(self, self._operand(other)))
 
     def __le__(self, other: Any) -> Tensor:
-        return LessEqual.apply(self, self._operand(other))
+        return LessEqual.apply(*_ordered_operands(self, self._operand(other)))
 
     def __gt__(self, other: Any) -> Tensor:
-        return Greater.apply(self, self._operand(other))
+        return Greater.apply(*_ordered_operands(self, self._operand(other)))
 
     def __ge__(self, other: Any) -> Tensor:
-        return GreaterEqual.apply(self, self._operand(other))
+        return GreaterEqual.apply(*_ordered_operands(self, self._operand(other)))
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
         if other is None:
             return False
-        return Equal.apply(self, self._operand(other))
+        other = self._operand(other)
+        a = _promote_for_scalar(self, other)
+        return Equal.apply(a, _number_for(a, other))
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
         if other is None:
             return True
-        return NotEqual.apply(self, self._operand(other))
+        other = self._operand(other)
+        a = _promote_for_scalar(self, other)
+        return NotEqual.apply(a, _number_for(a, other))
 
     def __invert__(self) -> Tensor:
         return LogicalNot.apply(self)
@@ -516,17 +519,24 @@ class Tensor:
         return _functional.gelu(self, approximate=approximate)
 
     def maximum(self, other: Any) -> Tensor:
-        return ops.Maximum.apply(self, self._operand(other))
+        other = self._operand(other)
+        a = _promote_for_scalar(self, other)
+        return ops.Maximum.apply(a, _number_for(a, other))
 
     def minimum(self, other: Any) -> Tensor:
-        return ops.Minimum.apply(self, self._operand(other))
+        other = self._operand(other)
+        a = _promote_for_scalar(self, other)
+        return ops.Minimum.apply(a, _number_for(a, other))
 
     def clip(self, lo: Any = None, hi: Any = None) -> Tensor:
-        out = self
+        """``lo`` below ``lo``, ``hi`` above ``hi``. The gradient is 1 on the whole closed
+        interval, bounds included, as PyTorch's ``clamp`` (not the 1/2 that maximum and
+        minimum give ties)."""
+        out = _promote_for_scalar(_promote_for_scalar(self, lo), hi)
         if lo is not None:
-            out = out.maximum(lo)
+            out = where(out < lo, lo, out)
         if hi is not None:
-            out = out.minimum(hi)
+            out = where(out > hi, hi, out)
         return out
 
     # -- reductions ---------------------------------------------------------------
@@ -535,6 +545,11 @@ class Tensor:
             return None
         nd = self.ndim
         axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        if nd == 0:  # PyTorch takes axis 0 and -1 of a 0-d tensor: the reduction over no axes
+            for a in axes:
+                if a not in (0, -1):
+                    raise ValueError(f"{op}: axis {a} is out of range for a 0-d tensor (use 0, -1 or None)")
+            return ()
         out = []
         for a in axes:
             if not -nd <= a < max(nd, 1):
@@ -602,9 +617,9 @@ class Tensor:
 
     def std(self, axis_or_dim: Any = None, /, keepdims: bool = False, correction: int | None = None, *,
             axis: Any = None, dim: Any = None, keepdim: bool | None = None, unbiased: bool | None = None) -> Tensor:  # fmt: skip
-        """The square root of :meth:`var` (the same defaults)."""
-        return self.var(axis_or_dim, keepdims, correction, axis=axis, dim=dim, keepdim=keepdim,
-                        unbiased=unbiased).sqrt()  # fmt: skip
+        """The square root of :meth:`var` (the same defaults); its gradient where the spread is 0 is 0."""
+        return _sqrt_of_variance(self.var(axis_or_dim, keepdims, correction, axis=axis, dim=dim, keepdim=keepdim,
+                                          unbiased=unbiased))  # fmt: skip
 
     def logsumexp(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
                   keepdim: bool | None = None) -> Tensor:  # fmt: skip
@@ -612,11 +627,11 @@ class Tensor:
 
     def argmax(self, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
                keepdim: bool | None = None) -> Tensor:  # fmt: skip
-        return _arg_extreme(self, _dim_alias(axis, dim, "argmax"), keepdims or bool(keepdim), "max")
+        return _arg_reduce(self, "argmax", _dim_alias(axis, dim, "argmax"), keepdims or bool(keepdim))
 
     def argmin(self, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
                keepdim: bool | None = None) -> Tensor:  # fmt: skip
-        return _arg_extreme(self, _dim_alias(axis, dim, "argmin"), keepdims or bool(keepdim), "min")
+        return _arg_reduce(self, "argmin", _dim_alias(axis, dim, "argmin"), keepdims or bool(keepdim))
 
     # -- shape --------------------------------------------------------------------
     def reshape(self, *shape: Any) -> Tensor:
@@ -645,6 +660,8 @@ class Tensor:
         """Swap two axes (the last two by default); PyTorch's ``dim0=``/``dim1=`` name them too."""
         a0 = a0 if dim0 is None else dim0
         a1 = a1 if dim1 is None else dim1
+        if self._axes((a0, a1), "transpose") == ():  # 0-d: nothing to swap, as in PyTorch
+            return self
         axes = list(range(self.ndim))
         a0, a1 = self._axes((a0, a1), "transpose")
         if a0 == a1:
@@ -744,6 +761,93 @@ class Tensor:
         for i in range(len(self)):
             yield self[i]
 
+    # -- in-place ops ---------------------------------------------------------------
+    # Each writes its result into this tensor's own array (views of it see the change) and
+    # bumps the array's version; where a gradient is wanted it is recorded and the
+    # tensor's history rebased, as PyTorch does (see autograd.apply_inplace).
+    @property
+    def _version(self) -> int:
+        """How many in-place changes this tensor's memory has had (its views share it)."""
+        v = autograd.version_of(self.data)
+        return 0 if v is None else v.count
+
+    def add_(self, other: Any, alpha: float = 1) -> Tensor:
+        """``self += alpha * other``, in place."""
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "add_", lambda x, o: x + (o * alpha if alpha != 1 else o), o,
+                                      reads_old=False)  # fmt: skip
+
+    def sub_(self, other: Any, alpha: float = 1) -> Tensor:
+        """``self -= alpha * other``, in place."""
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "sub_", lambda x, o: x - (o * alpha if alpha != 1 else o), o,
+                                      reads_old=False)  # fmt: skip
+
+    def mul_(self, other: Any) -> Tensor:
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "mul_", Tensor.__mul__, o, reads_old=Tensor._needs_grad(o))
+
+    def div_(self, other: Any) -> Tensor:  # (a division's backward reads the divisor and the result)
+        return autograd.apply_inplace(self, "div_", Tensor.__truediv__, self._operand(other), reads_old=False)
+
+    def fill_(self, value: Any) -> Tensor:
+        """Every element becomes ``value`` (a number or a one-element tensor), in place."""
+        v = value.reshape(()) if isinstance(value, Tensor) else value
+        return autograd.apply_inplace(self, "fill_", lambda x, v: where(True, v, x), v, reads_old=False)
+
+    def zero_(self) -> Tensor:
+        return self.fill_(0)
+
+    def copy_(self, src: Any) -> Tensor:
+        """This tensor's elements become ``src``'s (broadcast to its shape, cast to its dtype,
+        moved from any device), in place."""
+        src = src if isinstance(src, Tensor) else Tensor(src, device=self._dev)
+        if src._dev is not self._dev:
+            src = src.to(self._dev)
+        return autograd.apply_inplace(self, "copy_", lambda x, s: where(True, s.astype(x.dtype), x), src,
+                                      reads_old=False)  # fmt: skip
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
+        if min is None and max is None:
+            raise ValueError("clamp_: at least one of min and max must be given")
+        return autograd.apply_inplace(self, "clamp_", lambda x: x.clip(min, max))
+
+    clip_ = clamp_
+
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        """``value`` where ``mask`` is True, in place."""
+        v = value.reshape(()) if isinstance(value, Tensor) else value
+        return autograd.apply_inplace(self, "masked_fill_", lambda x, v: x.masked_fill(mask, v), v, reads_old=False)
+
+    # ``x += y``: in place, as in PyTorch. Where that cannot be recorded (a view of another
+    # tensor's memory, while gradients are recorded) Python gets a new tensor back, so
+    # ``x[i] += y`` still works: it writes that back with ``__setitem__``.
+    def __iadd__(self, other: Any) -> Tensor:
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "add_", Tensor.__add__, o, operator=True, reads_old=False)
+
+    def __isub__(self, other: Any) -> Tensor:
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "sub_", Tensor.__sub__, o, operator=True, reads_old=False)
+
+    def __imul__(self, other: Any) -> Tensor:
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "mul_", Tensor.__mul__, o, operator=True, reads_old=Tensor._needs_grad(o))
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "div_", Tensor.__truediv__, o, operator=True, reads_old=False)
+
+    @staticmethod
+    def _needs_grad(x: Any) -> bool:
+        return isinstance(x, Tensor) and x.requires_grad
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``x[key] = value`` for any key ``x[key]`` takes; recorded like the in-place ops."""
+        from .indexing import setitem  # noqa: PLC0415 - indexing builds on this module
+
+        setitem(self, key, value)
+
     # -- selection ----------------------------------------------------------------
     def masked_fill(self, mask: Any, value: float) -> Tensor:
         """``value`` where the boolean ``mask`` is True, this tensor elsewhere."""
@@ -753,6 +857,8 @@ class Tensor:
                 f"masked_fill: mask must be boolean (True = fill with {value}), got {kind} for a tensor of shape "
                 f"{self.shape}; for a 0/1 mask pass (mask != 0)"
             )
+        if isinstance(value, (bool, int, float, np.generic)):  # a number takes this tensor's dtype, as in PyTorch
+            value = self.dtype.type(value).item()
         return where(mask, value, self)
 
     def tril(self, k: int = 0) -> Tensor:
@@ -1124,8 +1230,56 @@ _IntRemainder = _compare("Remainder", lambda xp, a, b: a % b)
 
 
 # -- free functions of the public API ---------------------------------------------
-def _as_tensor_like(x: Any, like: Tensor) -> Any:
-    return like._operand(x) if not isinstance(x, Tensor) else x
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _scalar_dtype(value: Any) -> np.dtype:
+    """The dtype PyTorch gives a tensor made of a lone Python number."""
+    if isinstance(value, bool):
+        return np.dtype(np.bool_)
+    return np.dtype(np.int64) if isinstance(value, int) else np.dtype(np.float32)
+
+
+def _promote_for_scalar(t: Tensor, value: Any) -> Tensor:
+    """``t`` in the dtype of ``t op value`` for a Python number ``value``, as PyTorch types
+    it: ``t``'s own dtype unless the number is of a higher kind (bool < int < float), then
+    the default dtype of that kind (float32, int64). NumPy would make an integer tensor
+    with a float float64, and cast a float into a bool array."""
+    if isinstance(value, Tensor) or not isinstance(value, (bool, int, float)):
+        return t
+    dt = _scalar_dtype(value)
+    if _KIND_RANK[dt.kind] <= _KIND_RANK.get(t.dtype.kind, 0):
+        return t
+    return t.astype(dt)
+
+
+def _number_for(t: Tensor, value: Any) -> Any:
+    """A Python bool beside a numeric tensor as the number it stands for (the array API
+    combines Python bools with bool arrays only)."""
+    if value.__class__ is bool and t.dtype.kind != "b":
+        return int(value) if t.dtype.kind in "iu" else float(value)
+    return value
+
+
+def _ordered_operands(a: Tensor, b: Any) -> tuple[Any, Any]:
+    """The operands of ``<``, ``<=``, ``>``, ``>=``: promoted as PyTorch does, and bools as
+    0/1 (the array API orders numbers only)."""
+    a = _promote_for_scalar(a, b)
+    if a.dtype == np.bool_:
+        a = a.astype(np.uint8)
+    if isinstance(b, Tensor) and b.dtype == np.bool_:
+        b = b.astype(np.uint8)
+    return a, _number_for(a, b)
+
+
+def _where_operand(x: Any, like: Tensor) -> Any:
+    """Python numbers stay (constants without gradient); anything else becomes a tensor on
+    ``like``'s device, in its own dtype (lists as ``Tensor`` makes them)."""
+    if isinstance(x, (Tensor, bool, int, float)):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    return Tensor(x, device=like._dev)
 
 
 def mask_dtype(mask: Any) -> np.dtype:
@@ -1140,17 +1294,36 @@ def mask_dtype(mask: Any) -> np.dtype:
 
 
 def where(cond: Any, a: Any, b: Any) -> Tensor:
-    """``a`` where ``cond`` is True, else ``b``; differentiable in ``a`` and ``b``."""
+    """``a`` where ``cond`` is True, else ``b``; differentiable in ``a`` and ``b``.
+
+    Dtypes follow PyTorch: a Python number takes the other side's dtype unless it is of a
+    higher kind (``where(c, int_tensor, 0.5)`` is float32); two numbers give float32,
+    int64 or bool; two tensors of different kinds give the higher kind's dtype.
+    """
     like = next((t for t in (a, b, cond) if isinstance(t, Tensor)), None)
     if like is None:
-        like = Tensor(a)
+        like = Tensor(cond)
     if not isinstance(cond, Tensor):
         cond = Tensor(cond, device=like._dev)
     if cond.dtype != np.bool_:
         cond = cond != 0
-    a, b = _as_tensor_like(a, like), _as_tensor_like(b, like)
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        a = Tensor._wrap(like._dev.asarray(np.asarray(a), dtype=like.dtype), like._dev)
+    a, b = _where_operand(a, like), _where_operand(b, like)
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+    if ta and tb:
+        ka, kb = _KIND_RANK.get(a.dtype.kind, 0), _KIND_RANK.get(b.dtype.kind, 0)
+        if ka < kb:
+            a = a.astype(b.dtype)
+        elif kb < ka:
+            b = b.astype(a.dtype)
+    elif ta:
+        a = _promote_for_scalar(a, b)
+        b = _number_for(a, b)
+    elif tb:
+        b = _promote_for_scalar(b, a)
+        a = _number_for(b, a)
+    else:  # two numbers: the first becomes a tensor of their common dtype
+        dt = max(_scalar_dtype(a), _scalar_dtype(b), key=lambda d: _KIND_RANK[d.kind])
+        a = Tensor._wrap(like._dev.asarray(np.asarray(a, dtype=dt)), like._dev)
     return ops.Where.apply(cond, a, b)
 
 
@@ -1159,7 +1332,8 @@ def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
         raise ValueError(f"{'tril' if lower else 'triu'}: needs at least 2 dimensions, got shape {x.shape}")
     n, m = x.shape[-2:]
     keep = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
-    return where(Tensor(keep, device=x._dev), x, 0.0)
+    zero = x.dtype.type(0).item()  # a zero of x's own kind: bool and int tensors stay so
+    return where(Tensor(keep, device=x._dev), x, zero)
 
 
 def tril(x: Tensor, k: int = 0) -> Tensor:
@@ -1203,17 +1377,31 @@ def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None
     return cat([t.unsqueeze(axis) for t in tensors], axis % nd)
 
 
-# -- composites used by Tensor methods (their definitions: primitives only) --------
-def _arg_extreme(x: Tensor, axis: Any, keepdims: bool, pick: str) -> Tensor:
-    """argmax/argmin as an op (so a traced program recomputes it): over ``axis``, or over
-    the flattened tensor when None (then a 0-d index)."""
-    if axis is None:
+def _arg_reduce(x: Tensor, op: str, axis: int | None, keepdims: bool) -> Tensor:
+    """``argmax``/``argmin``: each its own reduction (argmin is not argmax(-x), which
+    overflows at an integer minimum and is undefined for bool); a 0-d tensor's one element
+    is at index 0. An op (``ArgExtreme``), so a traced program recomputes it."""
+    axes = x._axes(axis, op)
+    if axes == ():
+        return Tensor._wrap(x._dev.asarray(np.zeros((), np.int64)), x._dev)
+    if x.numel() == 0 and (axes is None or x.shape[axes[0]] == 0):
+        raise ValueError(f"{op}: cannot take the {op} over an empty axis (shape {x.shape}, axis {axis})")
+    pick = op[3:]
+    if axes is None:
         return ops.ArgExtreme.apply(x.detach().reshape(-1), args=(0, pick)).reshape(())
-    (a,) = x._axes(axis, f"arg{pick}")
+    a = axes[0]
     out = ops.ArgExtreme.apply(x, args=(a, pick))  # the axis kept, length 1
     return out if keepdims else out.reshape(out.shape[:a] + out.shape[a + 1 :])
 
 
+def _sqrt_of_variance(v: Tensor) -> Tensor:
+    """``sqrt(v)`` for a standard deviation: where the spread is 0 its gradient is 0, as
+    PyTorch's ``std`` (not ``0 * 1/(2 * 0)`` = NaN: sqrt's slope at 0 is infinite)."""
+    zero = v == 0
+    return where(zero, 0.0, where(zero, 1.0, v).sqrt())
+
+
+# -- composites used by Tensor methods (their definitions: primitives only) --------
 def _floor_divide(a: Any, b: Any) -> Tensor:
     """Python's (and PyTorch's) ``//``: rounds toward minus infinity; integers stay integers."""
     like = a if isinstance(a, Tensor) else b
@@ -1235,23 +1423,36 @@ def _reduced_count(x: Tensor, axis: Any) -> int:
     return x.numel() if axes is None else math.prod(x.shape[a] for a in axes)
 
 
+def _inverse_count(n: float) -> float:
+    """``1 / n`` for a mean's divisor; ``inf`` for ``n <= 0``, so that an empty mean is
+    0 * inf = NaN and a variance with ``correction >= N`` is inf (NaN if all equal), as
+    PyTorch's are (rather than a silent finite number)."""
+    return 1.0 / n if n > 0 else math.inf
+
+
 @composite("mean")
 def _mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return x.sum(axis, keepdims) * (1.0 / max(_reduced_count(x, axis), 1))
+    return x.sum(axis, keepdims) * _inverse_count(_reduced_count(x, axis))
 
 
 @composite("var")
 def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: int = 0) -> Tensor:
     d = x - x.mean(axis, keepdims=True)
     n = _reduced_count(x, axis) - correction
-    return (d * d).sum(axis, keepdims) * (1.0 / max(n, 1))
+    return (d * d).sum(axis, keepdims) * _inverse_count(n)
 
 
 @composite("logsumexp")
 def _logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    m = x.max(axis, keepdims=True).detach()  # a constant shift: keeps exp from overflowing
-    out = (x - m).exp().sum(axis, keepdims=True).log() + m
-    return out if keepdims else out.squeeze(axis if axis is not None else tuple(range(x.ndim)))
+    axes = x._axes(axis, "logsumexp")
+    if _reduced_count(x, axis) == 0:  # log(0) = -inf, as PyTorch; there is no max to shift by
+        return x.exp().sum(axes, keepdims).log()
+    # A constant shift keeps exp from overflowing; an infinite max shifts by 0 instead, so
+    # that logsumexp([inf, 0]) is inf and of [-inf, -inf] is -inf (not inf - inf = NaN).
+    m = x.max(axes, keepdims=True).detach()
+    m = where(m.abs() == math.inf, 0.0, m)
+    out = (x - m).exp().sum(axes, keepdims=True).log() + m
+    return out if keepdims else out.squeeze(axes if axes is not None else tuple(range(x.ndim)))
 
 
 # -- the namespace that makes backward formulas record a graph -------------------

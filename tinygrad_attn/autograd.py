@@ -18,7 +18,9 @@ import functools
 import heapq
 import itertools
 import sys
+import threading
 import traceback
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -42,84 +44,129 @@ FREE_MIN_SIZE = 1 << 14
 _CAN_COUNT_REFS = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 
 
-class _Switches:
-    """Global switches, read on every op: one instance with slots, whose attribute reads
-    are about twice as fast as reads of class attributes."""
+# How many threads have grad mode off: while none has, an op need not read its thread's
+# switch (a module global reads faster than a ``threading.local`` attribute).
+_grad_off_threads = 0
+_switch_lock = threading.Lock()
 
-    __slots__ = ("grad_enabled", "decompose", "anomaly", "scope", "retained", "releasing", "overwritable", "tracer")
 
-    def __init__(self) -> None:
-        self.grad_enabled = True
-        self.decompose = False
-        self.anomaly = False
-        self.scope: Scope | None = None
-        self.retained: dict | None = None  # id -> weakref of non-leaf tensors that called retain_grad()
-        # Whether recording an op may release the values of intermediates that nothing but
-        # the graph holds (off during a backward pass, which counts roots' uses once more).
-        self.releasing = _CAN_COUNT_REFS
-        # The gradient array the backward step now running may overwrite (see may_overwrite).
-        self.overwritable: Any = None
-        # The symbolic tracer recording every op (tinygrad_attn.symbolic), or None.
-        self.tracer: Any = None
+class _Switches(threading.local):
+    """The switches every op reads, one set per thread: each thread starts from the class
+    defaults (grad enabled), and what one thread switches no other thread sees. Reads of
+    a ``threading.local`` attribute cost a few tens of nanoseconds, a small share of an op.
+    """
+
+    _grad = True
+
+    @property
+    def grad_enabled(self) -> bool:
+        return self._grad
+
+    @grad_enabled.setter
+    def grad_enabled(self, flag: bool) -> None:
+        global _grad_off_threads
+        flag = bool(flag)
+        if flag == self._grad:
+            return
+        if not flag:  # (counted before the switch, uncounted after: the count never says "none" wrongly)
+            with _switch_lock:
+                _grad_off_threads += 1
+            self._grad = False
+        else:
+            self._grad = True
+            with _switch_lock:
+                _grad_off_threads -= 1
+
+    decompose = False
+    anomaly = False
+    scope: Scope | None = None
+    # id -> weakref of non-leaf tensors that called retain_grad(): one registry for the
+    # process (a class attribute, never set per thread), as a tensor may be made in one
+    # thread and reach backward in another.
+    retained: dict = {}
+    # Whether recording an op may release the values of intermediates that nothing but
+    # the graph holds (off during a backward pass, which counts roots' uses once more).
+    releasing = _CAN_COUNT_REFS
+    # The gradient array the backward step now running may overwrite (see may_overwrite).
+    overwritable: Any = None
+    # The symbolic tracer recording every op of this thread (tinygrad_attn.symbolic), or None.
+    tracer: Any = None
+
+    def __init__(self) -> None:  # (runs once in each thread that touches the switches)
+        # What each switch held when a context manager entered, innermost last: leaving
+        # restores it, so one manager instance can be entered recursively or by two threads.
+        self.saved: list = []
 
 
 _State = _Switches()
 
 
 # -- switches ---------------------------------------------------------------------
-class no_grad(contextlib.ContextDecorator):
+class _Switch(contextlib.ContextDecorator):
+    """Sets switch ``attr`` to ``value`` inside; leaving restores what was in force."""
+
+    attr = ""
+    value: Any = None
+
+    def __enter__(self) -> None:
+        st = _State
+        st.saved.append(getattr(st, self.attr))
+        setattr(st, self.attr, self.value)
+
+    def __exit__(self, *exc: object) -> None:
+        st = _State
+        setattr(st, self.attr, st.saved.pop())
+
+
+class no_grad(_Switch):
     """Record nothing inside: ``with tga.no_grad(): ...`` or ``@tga.no_grad()``."""
 
-    def __enter__(self) -> None:
-        self._prev = _State.grad_enabled
-        _State.grad_enabled = False
-
-    def __exit__(self, *exc: object) -> None:
-        _State.grad_enabled = self._prev
+    attr, value = "grad_enabled", False
 
 
-class enable_grad(contextlib.ContextDecorator):
+class enable_grad(_Switch):
     """Record again inside a ``no_grad`` region."""
 
-    def __enter__(self) -> None:
-        self._prev = _State.grad_enabled
-        _State.grad_enabled = True
-
-    def __exit__(self, *exc: object) -> None:
-        _State.grad_enabled = self._prev
+    attr, value = "grad_enabled", True
 
 
 def is_grad_enabled() -> bool:
     return _State.grad_enabled
 
 
-class decompose(contextlib.ContextDecorator):
+class decompose(_Switch):
     """Run every composite op as its primitive-op definition, so graphs show each primitive.
 
     >>> with tga.decompose():  # doctest: +SKIP
     ...     y = x.softmax()    # exp, max, sum, sub, div nodes instead of one softmax node
     """
 
-    def __enter__(self) -> None:
-        self._prev = _State.decompose
-        _State.decompose = True
-
-    def __exit__(self, *exc: object) -> None:
-        _State.decompose = self._prev
+    attr, value = "decompose", True
 
 
-class detect_anomaly(contextlib.ContextDecorator):
+# How many threads are inside detect_anomaly: while none is, ops skip reading the switch.
+_anomaly_threads = 0
+
+
+class detect_anomaly(_Switch):
     """Raise at the first op whose forward or backward makes NaN or Inf.
 
     The error names the op and the line of user code that created it.
     """
 
+    attr, value = "anomaly", True
+
     def __enter__(self) -> None:
-        self._prev = _State.anomaly
-        _State.anomaly = True
+        global _anomaly_threads
+        with _switch_lock:
+            _anomaly_threads += 1
+        super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
-        _State.anomaly = self._prev
+        global _anomaly_threads
+        super().__exit__(*exc)
+        with _switch_lock:
+            _anomaly_threads -= 1
 
 
 # -- scopes: the module and composite op an op was made in -------------------------
@@ -268,14 +315,14 @@ class Function:
         out.grad = None
         out.name = None
         out._uses = 0
-        if need and _State.grad_enabled and cls.differentiable:
+        if need and (not _grad_off_threads or _State._grad) and cls.differentiable:
             out.requires_grad = True
             out._ctx = fn
             fn.inputs = inputs
             fn.saved = datas
             fn.scope = _State.scope
             fn.seq = _next_seq()
-            if _State.anomaly:
+            if _anomaly_threads and _State.anomaly:
                 fn.trace = _user_frame()
                 _check_finite(fn, out_data, "forward")
             if out_data.size >= FREE_MIN_SIZE and _State.releasing:  # a large new array: make room
@@ -287,7 +334,7 @@ class Function:
                 for t in inputs:
                     if isinstance(t, Tensor) and t.requires_grad:
                         t._uses -= 1
-            if _State.anomaly:
+            if _anomaly_threads and _State.anomaly:
                 fn.inputs, fn.scope, fn.trace = inputs, _State.scope, _user_frame()
                 _check_finite(fn, out_data, "forward")
         if _State.tracer is not None:  # a symbolic trace records every op (tinygrad_attn.symbolic)
@@ -470,7 +517,7 @@ def _sum_with_slices(a: Any, b: Any, a_owned: bool) -> Any:
             return b.add_into(a.dense())
         a, b, a_owned = b, a, False  # b may be shared: copy it below
     if b.__class__ is not SliceGradient:
-        return a + b
+        return _plus(a, b)
     return b.add_into(a if a_owned else b.ns.copy(a))
 
 
@@ -496,6 +543,7 @@ def run_backward(
     retain_graph: bool,
     create_graph: bool,
     targets: Sequence[Tensor] | None = None,
+    stop_at_targets: bool = False,
 ) -> list[Any] | None:
     """Propagate ``root_grads`` from ``roots`` to the leaves.
 
@@ -508,6 +556,7 @@ def run_backward(
     With ``targets`` the gradients of those tensors are returned and no ``.grad`` is
     touched; otherwise they accumulate into the ``.grad`` of leaves (and of tensors that
     called ``retain_grad()``). Gradients are arrays here, tensors with ``create_graph``.
+    ``stop_at_targets``: go no further than the targets (none is an ancestor of another).
     """
     if _State.tracer is not None:  # a symbolic trace records the backward pass as ops
         return _State.tracer.run_backward(roots, root_grads, retain_graph, create_graph, targets)
@@ -519,7 +568,7 @@ def run_backward(
     for r, g in zip(roots, root_grads):
         k = id(r)
         if k in pending:
-            pending[k][0] = pending[k][0] + g
+            pending[k][0] = _plus(pending[k][0], g)
         else:
             pending[k] = [g, 0]
             heapq.heappush(heap, (-r._ctx.seq if r._ctx is not None else 0, k, r))
@@ -542,6 +591,9 @@ def run_backward(
     overwrite = _CAN_COUNT_REFS and not create_graph
     getrefcount = sys.getrefcount
     T = Tensor
+    # Nodes recorded after the latest in-place change anywhere need no version check, and
+    # while no in-place op has rebased a tensor every input is what its consumer saw.
+    last_change, rebased = _last_change, _rebased
     try:
         while True:
             if ready:
@@ -560,13 +612,19 @@ def run_backward(
                     if wanted is not None:
                         if id(t) in wanted:
                             found[wanted[id(t)]] = g
+                            if stop_at_targets:
+                                continue
                     elif fn is None or (retained and id(t) in retained):
-                        _accumulate(t, g, create_graph)
+                        # (References to g: this pass's one, and getrefcount's argument.)
+                        sole = overwrite and getrefcount(g) == 2 and _sole_view(g)
+                        _accumulate(t, g, create_graph, sole)
                 if fn is None:
                     continue
             inputs = fn.inputs
             out = t.data
             big = out.size >= FREE_MIN_SIZE  # (g has its shape)
+            if fn.seq < last_change and g is not None and fn.saved is not None:
+                _check_versions(fn, t)
             if g is None:  # nothing flows through here (an unused branch): only release
                 gs = (None,) * len(inputs)
             elif fn.saved is None:
@@ -601,7 +659,11 @@ def run_backward(
             i = -1
             for inp in inputs:  # (an index, not zip: zip costs more than the rest of this loop)
                 i += 1
-                if not isinstance(inp, T) or not inp.requires_grad:
+                if not isinstance(inp, T):
+                    continue
+                if rebased and inp._ctx is not None and inp._ctx.seq > fn.seq:
+                    inp = _as_seen_by(inp, fn.seq)  # changed in place after this op read it
+                if not inp.requires_grad:
                     continue
                 gi = gs[i]
                 if gi is not None and gi.shape != inp.data.shape:
@@ -628,9 +690,9 @@ def run_backward(
                         entry[0] = _sum_with_slices(prev, gi, ki in owned)
                         owned.add(ki)
                     elif ki in owned and not create_graph and prev.dtype == gi.dtype:
-                        prev += gi
+                        prev += gi  # (an array, never a NumPy scalar: _plus made it)
                     else:
-                        entry[0] = prev + gi
+                        entry[0] = _plus(prev, gi)
                         owned.add(ki)
             gs = gi = None  # (no stale reference: a gradient another step gets may be overwritten)
             if big and free and out.__class__ is not FreedArray:
@@ -657,13 +719,31 @@ def _sole_view(g: Any) -> bool:
     return base is None or (base.size == g.size and sys.getrefcount(base) == 3)
 
 
-def _accumulate(t: Tensor, g: Any, create_graph: bool) -> None:
+def _plus(a: Any, b: Any) -> Any:
+    """``a + b`` as an array: NumPy gives the sum of two 0-d arrays as a scalar, which a
+    later ``+=`` would rebind instead of updating (a 0-d leaf used three times lost a use)."""
+    s = a + b
+    return _as_ndarray(s) if s.__class__ in _NUMPY_SCALARS else s
+
+
+def _accumulate(t: Tensor, g: Any, create_graph: bool, sole: bool = False) -> None:
+    """Add ``g`` into ``t.grad``. Each ``.grad`` is an array of its own: ``g`` is handed
+    over only when ``sole`` (the pass holds it alone, writable, no other view); otherwise it
+    may be another leaf's gradient too, the caller's ``grad``, or a read-only broadcast."""
     if not create_graph:
-        g = Tensor._wrap(g, t._dev)
-    elif not t.requires_grad or g is None:
+        if t.grad is None:
+            if g.__class__ in _NUMPY_SCALARS:
+                g = _as_ndarray(g)
+            elif not sole:
+                g = t._dev.ops.copy(g)
+            t.grad = Tensor._wrap(g, t._dev)
+        else:  # a new array: the old .grad may be held by the caller
+            t.grad = Tensor._wrap(_plus(t.grad.data, g), t._dev)
         return
-    # Never add in place: a gradient array may be shared (an add passes g to both sides).
-    t.grad = g if t.grad is None else t.grad + g
+    if not t.requires_grad or g is None:
+        return
+    # (A recorded copy: g may be another leaf's gradient too, or the caller's grad.)
+    t.grad = _Copy.apply(g) if t.grad is None else t.grad + g
 
 
 def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, create_graph: bool = False) -> None:
@@ -713,6 +793,8 @@ def grad(
                 )
             result.append(None)
         else:
+            if not create_graph and g.__class__ in _NUMPY_SCALARS:
+                g = _as_ndarray(g)
             result.append(g if create_graph else Tensor._wrap(g, t._dev))
     return tuple(result)
 
@@ -788,8 +870,318 @@ class FusedFunction(Function):
         raise NotImplementedError  # pragma: no cover
 
     def _backward_by_reference(self, g: Tensor, inputs: Sequence[Any]) -> list[Any]:
-        diff = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+        # The local derivative only: the reference runs on stand-ins (one alias op per
+        # differentiable input) and the pass below stops at them. Differentiating with
+        # respect to the inputs themselves would also follow the paths through their own
+        # history, counted again by the outer pass where one input depends on another
+        # (``linear(W * 1.0, W)``). The stand-ins stay in the graph, so the gradient is
+        # still differentiable with respect to the inputs, to any order.
+        stand_ins = [_Alias.apply(t) if isinstance(t, Tensor) and t.requires_grad else t for t in inputs]
+        diff = [s for s, t in zip(stand_ins, inputs) if s is not t]
         with decompose():
-            y = self.recompute(*inputs)
-        gs = iter(grad(y, diff, g, create_graph=True, allow_unused=True))
-        return [next(gs) if isinstance(t, Tensor) and t.requires_grad else None for t in inputs]
+            y = self.recompute(*stand_ins)
+        found = run_backward([y], [g], retain_graph=True, create_graph=True, targets=diff, stop_at_targets=True)
+        gs = iter(found)
+        return [next(gs) if s is not t else None for s, t in zip(stand_ins, inputs)]
+
+
+class _Alias(Function):
+    """The same array under a new node (a stand-in; see ``_backward_by_reference``)."""
+
+    __slots__ = ()
+    name = "alias"
+    keep = ()
+    reads_output = False
+
+    def forward(self, xp: Any, x: Any) -> Any:
+        return x
+
+    def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
+        return (g,)
+
+
+class _Copy(_Alias):
+    """The same values in a new array."""
+
+    __slots__ = ()
+    name = "copy"
+
+    def forward(self, xp: Any, x: Any) -> Any:
+        return xp.copy(x)
+
+
+# -- in-place ops: versions and rebased histories ------------------------------------
+# Every array's memory has a version, counted per memory root (the array that owns the
+# memory), so views and detached tensors share it with no cost to ordinary ops: it exists
+# only once something was changed in place. A backward step checks the arrays it reads
+# only when its node is older than the latest in-place change anywhere.
+_MAX_RECENT = 64
+
+
+class _Version:
+    """How many in-place changes a memory root has had, and the creation order (``seq``)
+    of the latest ones, so a node knows the version it saw."""
+
+    __slots__ = ("count", "recent")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.recent: list[int] = []
+
+    def at(self, seq: int) -> int:
+        """The version before anything made after ``seq`` (at least; the newest 64 are known)."""
+        return self.count - sum(1 for s in self.recent if s > seq)
+
+
+_versions: dict[int, tuple[_Version, Any]] = {}  # id(memory root) -> (version, weakref to the root)
+_last_change = 0  # seq of the latest in-place change in the process
+_rebased = False  # whether an in-place op has rebased a tensor's history yet
+
+
+def _memory_root(arr: Any) -> Any:
+    a = getattr(arr, "_array", arr)  # array_api_strict wraps a NumPy array
+    while True:
+        b = getattr(a, "base", None)
+        if b is None:
+            return a
+        a = b
+
+
+def version_of(arr: Any) -> _Version | None:
+    """The version of ``arr``'s memory; None while it was never changed in place."""
+    entry = _versions.get(id(_memory_root(arr)))
+    return entry[0] if entry is not None else None
+
+
+def bump_version(arr: Any) -> None:
+    """Record an in-place change of ``arr``'s memory."""
+    global _last_change
+    root = _memory_root(arr)
+    key = id(root)
+    entry = _versions.get(key)
+    if entry is None:
+        v = _Version()
+        try:
+            ref = weakref.ref(root, functools.partial(_forget_version, key))
+        except TypeError:  # memory owned by an object without weak references (bytes): kept
+            ref = None
+        _versions[key] = (v, ref)
+    else:
+        v = entry[0]
+    seq = _next_seq()
+    v.count += 1
+    v.recent.append(seq)
+    if len(v.recent) > _MAX_RECENT:
+        del v.recent[0]
+    _last_change = seq
+
+
+def _forget_version(key: int, ref: Any) -> None:
+    entry = _versions.get(key)
+    if entry is not None and entry[1] is ref:
+        del _versions[key]
+
+
+def _reads_values_of_inputs(fn: Function) -> bool:
+    from . import ops  # noqa: PLC0415 - ops builds on this module
+
+    global _SHAPE_ONLY
+    if _SHAPE_ONLY is None:  # backward steps that read shapes, never values
+        names = ("Cast", "Cat", "Expand", "Gather", "Permute", "Reshape", "ScatterAdd", "Slice", "SliceGrad", "Sum")
+        _SHAPE_ONLY = frozenset(getattr(ops, n) for n in names if hasattr(ops, n)) | {_Alias, InPlace}
+    return fn.__class__ not in _SHAPE_ONLY and not getattr(fn.__class__, "name", None) == "to"
+
+
+_SHAPE_ONLY: frozenset | None = None
+
+
+def _check_versions(fn: Function, t: Tensor) -> None:
+    """Raise if an array ``fn``'s backward reads was changed in place after ``fn`` ran."""
+    if not _reads_values_of_inputs(fn):
+        return
+    keep, inputs = fn.keep, fn.inputs
+    for i, a in enumerate(fn.saved):
+        inp = inputs[i]
+        if a is None or not isinstance(inp, Tensor):
+            continue
+        if keep == "other":
+            other = inputs[1 - i]
+            if not (isinstance(other, Tensor) and other.requires_grad):
+                continue
+        elif keep is not None and i not in keep:
+            continue
+        _check_version(fn, a, f"input {i}")
+    if fn.reads_output and t.data.__class__ is not FreedArray:
+        _check_version(fn, t.data, "output")
+
+
+def _check_version(fn: Function, arr: Any, what: str) -> None:
+    v = version_of(arr)
+    if v is None or not v.recent or v.recent[-1] < fn.seq:
+        return
+    raise RuntimeError(
+        f"backward: '{fn.op_name}' needs its {what} of shape {tuple(arr.shape)}, which an in-place op "
+        f"changed after the forward: it was saved at version {v.at(fn.seq)} and is now at version "
+        f"{v.count}. Change a copy instead (x.clone()), or change it after the backward."
+    )
+
+
+class InPlace(Function):
+    """The node an in-place op leaves on the tensor it changed: its value is the result of
+    the op (the input), recorded from the tensor's previous node (``previous``). Ops
+    recorded before the change still take their gradient to ``previous``."""
+
+    __slots__ = ("previous",)
+    keep = ()
+    reads_output = False
+
+    def forward(self, xp: Any, x: Any) -> Any:
+        return x
+
+    def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
+        return (g,)
+
+    @property
+    def op_name(self) -> str:
+        return self.args
+
+
+def _as_seen_by(t: Tensor, seq: int) -> Tensor:
+    """The tensor as the op made at ``seq`` saw it: before the in-place changes since."""
+    c = t._ctx
+    while c.__class__ is InPlace and c.seq > seq:
+        t = c.previous
+        c = t._ctx
+    return t
+
+
+def _is_view(t: Tensor) -> bool:
+    """Whether ``t`` shows memory of another tensor (a slice, reshape, permute, expand)."""
+    from . import ops  # noqa: PLC0415 - ops builds on this module
+
+    c = t._ctx
+    if c is not None:
+        return c.__class__ in (ops.Slice, ops.Reshape, ops.Permute, ops.Expand)
+    return _memory_root(t.data) is not getattr(t.data, "_array", t.data)
+
+
+def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operands: Any,
+                  operator: bool = False, reads_old: bool = True) -> Tensor:  # fmt: skip
+    """Write ``compute(t, *operands)`` into ``t``'s array; the in-place op ``name``.
+
+    Recorded where a gradient is wanted (grad mode on, and ``t`` or an operand requires
+    grad): ``t``'s history is rebased, as PyTorch does. Its previous node moves to a new
+    tensor object sharing ``t``'s array, the op runs on that, and ``t`` becomes the op's
+    output through an :class:`InPlace` node. Where ``compute``'s backward reads the old
+    values (``reads_old``; not an add or a store) it runs on a recorded copy, as
+    PyTorch keeps the original of ``x.mul_(w)``; a previous node that reads its output
+    finds it changed, and backward raises, as in PyTorch. A basic slice ``x[key]`` is
+    changed through ``x`` (see :func:`_write_through_slice`). ``operator`` (``+=`` and
+    the like): where the change cannot be recorded in place (another view of another
+    tensor's memory), return the result as a new tensor, as Python does for immutable
+    values; ``x[i] += v`` then writes it back through ``x.__setitem__``.
+    """
+    global _rebased
+    if t.data.__class__ is FreedArray:
+        raise RuntimeError(f"{name}: the values of this tensor (shape {tuple(t.shape)}) were freed {t.data.when}")
+    wants = _State.grad_enabled and (
+        t.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in operands)
+    )
+    if not wants:
+        with no_grad():
+            r = compute(t, *operands)
+        _write(t, r, name)
+        return t
+    if t._ctx is None and t.requires_grad:
+        raise RuntimeError(
+            f"{name}: a leaf tensor that requires grad (shape {tuple(t.shape)}) cannot be changed in place "
+            "while gradients are recorded; make the change inside `with tga.no_grad():` (as an optimizer "
+            "step does), or change a copy (x.clone())"
+        )
+    if _is_view(t):
+        from . import ops  # noqa: PLC0415 - ops builds on this module
+
+        if t._ctx.__class__ is ops.Slice:  # a basic slice, x[key]
+            return _write_through_slice(t, name, compute, operands, reads_old)
+        if operator:
+            return compute(t, *operands)
+        raise RuntimeError(
+            f"{name}: this tensor (shape {tuple(t.shape)}) is a view of another tensor's memory, and an "
+            "in-place change of this view is not recorded for gradients; write through the tensor it views "
+            "(x[idx] = value, x[idx] += value)"
+        )
+    old = _new(Tensor)
+    old.data = t.data
+    old._dev, old.grad, old.name = t._dev, None, t.name
+    old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
+    t._uses = 0  # the ops that used t so far used the old value: their uses move with it
+    try:
+        r = compute(_Copy.apply(old) if reads_old else old, *operands)
+        r = _checked_result(t, r, name)
+    except BaseException:
+        t._uses = old._uses
+        raise
+    _write(t, r, name)
+    if not r.requires_grad:  # (the result no longer depends on anything that requires grad)
+        t._ctx, t.requires_grad = None, False
+    else:
+        node = InPlace.apply(r, args=name)._ctx  # (made after the change: ordered after it)
+        node.previous = old
+        t._ctx, t.requires_grad = node, True
+    _rebased = True
+    return t
+
+
+def _write_through_slice(t: Tensor, name: str, compute: Callable[..., Tensor], operands: Sequence[Any],
+                         reads_old: bool) -> Tensor:  # fmt: skip
+    """``x[key].op_(...)`` as PyTorch records it: the result is stored into the tensor the
+    slice views (``x[key] = result``, itself recorded), and the slice becomes ``x[key]``
+    of the new ``x``. Ops that used the slice before keep its old history."""
+    global _rebased
+    base, key = t._ctx.inputs[0], t._ctx.args
+    value = _checked_result(t, compute(_Copy.apply(t) if reads_old else t, *operands), name)
+    base[key] = value  # (its own checks: a leaf that requires grad raises there)
+    fresh = base[key]
+    old = _new(Tensor)
+    old.data, old._dev, old.grad, old.name = t.data, t._dev, None, t.name
+    old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
+    t._uses = 0
+    if fresh.requires_grad:
+        node = InPlace.apply(fresh, args=name)._ctx
+        node.previous = old
+        t._ctx, t.requires_grad = node, True
+    else:
+        t._ctx, t.requires_grad = None, False
+    _rebased = True
+    return t
+
+
+def _checked_result(t: Tensor, r: Tensor, name: str) -> Tensor:
+    if tuple(r.shape) != tuple(t.shape):
+        raise RuntimeError(
+            f"{name}: the result has shape {tuple(r.shape)}, but an in-place op cannot change the shape of "
+            f"the tensor it writes ({tuple(t.shape)}); use the out-of-place op instead"
+        )
+    if r.dtype != t.dtype:
+        if not np.can_cast(r.dtype, t.dtype, "same_kind"):
+            raise RuntimeError(
+                f"{name}: the result type {r.dtype} cannot be written into a tensor of type {t.dtype}; "
+                "use the out-of-place op instead"
+            )
+        r = r.astype(t.dtype)
+    return r
+
+
+def _write(t: Tensor, r: Tensor, name: str) -> None:
+    """Write ``r``'s values into ``t``'s array (same memory) and bump its version."""
+    r = _checked_result(t, r, name)
+    dst = t.data
+    if r.data is not dst:
+        try:
+            dst[...] = r.data
+        except (ValueError, TypeError) as e:
+            raise RuntimeError(
+                f"{name}: cannot write into this tensor's array (shape {tuple(t.shape)}): {e}. An expanded "
+                "tensor repeats one element in many places: write into a copy (x.clone()) instead"
+            ) from e
+    bump_version(dst)

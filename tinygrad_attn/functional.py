@@ -50,9 +50,17 @@ __all__ = [
 
 
 def _axis(x: Tensor, axis: int, op: str) -> int:
-    if not -x.ndim <= axis < max(x.ndim, 1):
+    if not -max(x.ndim, 1) <= axis < max(x.ndim, 1):  # (a 0-d tensor takes 0 and -1, as in PyTorch)
         raise ValueError(f"{op}: axis {axis} is out of range for a tensor of shape {x.shape}")
     return axis % max(x.ndim, 1)
+
+
+def _degenerate(x: Tensor, axis: int, op: str) -> bool:
+    """Whether softmax-like ``op`` over ``axis`` needs no reduction: a 0-d tensor (one
+    element: the row is itself) or an empty tensor (nothing to normalise; the max of an
+    empty axis would fail)."""
+    _axis(x, axis, op)
+    return x.ndim == 0 or x.numel() == 0
 
 
 def _float(x: Tensor, op: str) -> None:
@@ -70,10 +78,13 @@ def _dim(axis: int | None, dim: int | None, op: str) -> int:
     return dim
 
 
-def _softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor:
+def _softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor | None:
     x = x if dtype is None else x.astype(dtype)
     _float(x, "softmax")
-    return fused.Softmax.apply(x, args=_axis(x, _dim(axis, dim, "softmax"), "softmax"))
+    axis = _dim(axis, dim, "softmax")
+    if _degenerate(x, axis, "softmax"):
+        return None  # the definition handles it
+    return fused.Softmax.apply(x, args=_axis(x, axis, "softmax"))
 
 
 @composite("softmax", _softmax_fused)
@@ -82,15 +93,20 @@ def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype
     shifted by the max so it never overflows; ``dtype`` casts ``x`` first, as in PyTorch."""
     x = x if dtype is None else x.astype(dtype)
     axis = _dim(axis, dim, "softmax")
+    if _degenerate(x, axis, "softmax"):  # 1 for a lone element (0-d), nothing for an empty tensor
+        return x * 0.0 + 1.0 if x.ndim == 0 else x * 0.0
     e = (x - x.max(axis, keepdims=True)).exp()
     return e / e.sum(axis, keepdims=True)
 
 
 def _log_softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None,
-                       dtype: Any = None) -> Tensor:  # fmt: skip
+                       dtype: Any = None) -> Tensor | None:  # fmt: skip
     x = x if dtype is None else x.astype(dtype)
     _float(x, "log_softmax")
-    return fused.LogSoftmax.apply(x, args=_axis(x, _dim(axis, dim, "log_softmax"), "log_softmax"))
+    axis = _dim(axis, dim, "log_softmax")
+    if _degenerate(x, axis, "log_softmax"):
+        return None  # the definition handles it
+    return fused.LogSoftmax.apply(x, args=_axis(x, axis, "log_softmax"))
 
 
 @composite("log_softmax", _log_softmax_fused)
@@ -99,6 +115,8 @@ def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None, d
     ``dtype`` casts ``x`` first, as in PyTorch."""
     x = x if dtype is None else x.astype(dtype)
     axis = _dim(axis, dim, "log_softmax")
+    if _degenerate(x, axis, "log_softmax"):  # log 1 = 0 for a lone element (0-d); empty stays empty
+        return x - x
     z = x - x.max(axis, keepdims=True)
     return z - z.exp().sum(axis, keepdims=True).log()
 
@@ -341,7 +359,10 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average
 
 def _cross_entropy_reference(logits: Tensor, targets: Tensor, keep: Any, n_kept: float, eps: float) -> Tensor:
     """The fused op's definition: the summed loss of the kept items, divided by ``n_kept``."""
-    return _nll_reference(log_softmax(logits, -1), targets, keep, 0, None, "sum", eps, ()) / n_kept
+    total = _nll_reference(log_softmax(logits, -1), targets, keep, 0, None, "sum", eps, ())
+    if n_kept != n_kept or not n_kept:  # nothing counts: NaN (0/0, as PyTorch), its gradient 0, not NaN
+        return total + math.nan
+    return total / n_kept
 
 
 def _nll_reference(logp: Tensor, t: Tensor, keep: Any, n_kept: int, weight: Tensor | None, reduction: str,
@@ -360,10 +381,11 @@ def _nll_reference(logp: Tensor, t: Tensor, keep: Any, n_kept: int, weight: Tens
         return loss.reshape(shape)
     if reduction == "sum":
         return loss.sum()
-    if weight is None:
-        return loss.sum() / (float(n_kept) if n_kept else float("nan"))
+    if weight is None:  # nothing kept: NaN (0/0, as PyTorch) with a gradient of 0, not NaN
+        return loss.sum() / float(n_kept) if n_kept else loss.sum() + math.nan
     total = w_t.sum()
-    return loss.sum() / where(total != 0, total, float("nan"))  # 0/0 is NaN, as PyTorch, without a warning
+    kept = total != 0
+    return where(kept, loss.sum() / where(kept, total, 1.0), math.nan)  # (no 0/0 computed: no warning)
 
 
 def _soft_reference(logp: Tensor, q: Tensor, weight: Tensor | None, reduction: str, eps: float,
@@ -442,8 +464,10 @@ def _mask_arrays(q: Tensor, k: Tensor, mask: Any, is_causal: bool) -> tuple[Any,
             ) from None
         if mask.dtype == np.bool_:
             allowed = mask.data if allowed is None else (mask.data & allowed)
-        elif mask.requires_grad:
+        elif mask.requires_grad:  # stays a tensor (its gradient is wanted); its -inf entries still mask
             bias_t = mask
+            allowed_t = mask.data > -math.inf
+            allowed = allowed_t if allowed is None else (allowed_t & allowed)
         else:  # a float mask is added; its -inf entries mean "may not attend"
             fm = mask.data if mask.dtype == q.dtype else xp.astype(mask.data, q.data.dtype)
             allowed_f = fm > -math.inf
@@ -495,12 +519,20 @@ def scaled_dot_product_attention(
         check_mask_dtype("scaled_dot_product_attention", mask)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     bias, row_any, bias_t = _mask_arrays(q, k, mask, is_causal)
+    if k.shape[-2] == 0:  # no keys: no query has anything to attend, so all get zeros
+        w = (q @ k.mT) * scale  # (..., Tq, 0)
+        if bias_t is not None:  # (so the mask, empty too, has its gradient)
+            w = w + bias_t
+        out = w @ v  # (..., Tq, dv), zeros (an empty sum), differentiable in q
+        return (out, w) if return_weights else out
     if not _State.decompose and bias_t is None and not return_weights and dropout_p == 0.0:
         causal = is_causal and mask is None
         return fused.Attention.apply(q, k, v, args=(scale, bias, row_any, causal))
     with scope("attention"):
         if bias_t is not None:
             bias = bias_t if bias is None else bias_t + Tensor._wrap(bias, q._dev)
+            if row_any is not None:  # a row with no key: a finite bias, so its (zeroed) softmax and
+                bias = where(Tensor._wrap(row_any, q._dev), bias, 0.0)  # its gradients have no NaN
         out, w = _attention_reference(q, k, v, scale, bias, row_any, dropout_p, weights=True)
     return (out, w) if return_weights else out
 
@@ -522,9 +554,12 @@ def _attention_reference(q: Tensor, k: Tensor, v: Tensor, scale: float, bias: An
 
 # -- PyTorch's functional API: activations --------------------------------------------
 def _softplus_stable(z: Tensor) -> Tensor:
-    """``log(1 + exp(z))`` as ``max(z, 0) + log(1 + exp(-|z|))``: nothing overflows, and
-    ``maximum`` splits the gradient at 0 so the slope there is the true 1/2."""
-    return z.maximum(0.0) + (1.0 + (-z.abs()).exp()).log()
+    """``log(1 + exp(z))`` as ``max(z, 0) + log(1 + exp(-|z|))``: nothing overflows. ``-|z|``
+    is spelled as a ``where`` on ``z > 0``, not ``abs``: the derivative of ``abs`` at 0 is 0,
+    which would make the second derivative there 0 instead of the true 1/4; this way the
+    slope at 0 is the true 1/2 and the curvature the true 1/4."""
+    pos = z > 0
+    return where(pos, z, 0.0) + (1.0 + where(pos, -z, z).exp()).log()
 
 
 @composite("leaky_relu")

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from . import ops
-from ._tensor import Tensor
+from . import autograd, ops
+from ._tensor import Tensor, where
+from .autograd import Function
 
 
 def _is_index_array(k: Any) -> bool:
@@ -32,7 +33,8 @@ def _expand_ellipsis(key: tuple, ndim: int) -> tuple:
         raise IndexError(f"getitem: too many indices ({used}) for a tensor of {ndim} dimensions")
     if n_ell == 0:
         return key + (slice(None),) * (ndim - used)
-    i = key.index(Ellipsis)
+    # (by identity: ``key.index`` compares with ==, which index arrays answer elementwise)
+    i = next(j for j, k in enumerate(key) if k is Ellipsis)
     return key[:i] + (slice(None),) * (ndim - used) + key[i + 1 :]
 
 
@@ -92,9 +94,34 @@ def _index_array(k: Any, x: Tensor, size: int) -> Any:
     return a
 
 
+def _check_bool_masks(x: Tensor, key: tuple) -> None:
+    """Each boolean mask must have the shape of the axes it covers, as in NumPy and
+    PyTorch (a shorter one would silently select from a prefix)."""
+    used = sum(_bool_ndim(k) if _is_bool_array(k) else 1 for k in key if k is not None and k is not Ellipsis)
+    axis = 0
+    for k in key:
+        if k is None:
+            continue
+        if k is Ellipsis:
+            axis += max(x.ndim - used, 0)
+        elif _is_bool_array(k):
+            shape = tuple(k.shape) if isinstance(k, Tensor) else np.shape(k)
+            covered = x.shape[axis : axis + len(shape)]
+            if covered != shape:
+                raise IndexError(
+                    f"getitem: a boolean index of shape {shape} does not match the axes {axis}.."
+                    f"{axis + len(shape) - 1} of shape {covered} it indexes (tensor of shape {x.shape})"
+                )
+            axis += len(shape)
+        else:
+            axis += 1
+
+
 def getitem(x: Tensor, key: Any) -> Tensor:
     if not isinstance(key, tuple):
         key = (key,)
+    if any(_is_bool_array(k) for k in key):
+        _check_bool_masks(x, key)
     key = tuple(_bool_to_int(k, x) if _is_bool_array(k) else k for k in key)
     key = tuple(k for part in key for k in (part if isinstance(part, _Split) else (part,)))
     key = _expand_ellipsis(key, x.ndim)
@@ -121,7 +148,10 @@ def _basic(x: Tensor, key: tuple) -> Tensor:
     if all(isinstance(k, slice) and k == slice(None) for k in plain):
         out = x
     else:
-        plain = tuple(int(k) if isinstance(k, (int, np.integer)) else k for k in plain)
+        plain = tuple(
+            int(k) if isinstance(k, (int, np.integer)) else _in_bounds(k, s) if isinstance(k, slice) else k
+            for k, s in zip(plain, x.shape)
+        )
         out = ops.Slice.apply(x, args=plain)
     if len(plain) != len(key):  # ``None`` entries: new axes of size 1
         it = iter(out.shape)
@@ -133,6 +163,19 @@ def _basic(x: Tensor, key: tuple) -> Tensor:
                 shape.append(next(it))
         out = out.reshape(tuple(shape))
     return out
+
+
+def _in_bounds(k: slice, size: int) -> slice:
+    """``k`` with its start and stop clipped to the axis, as NumPy reads them: the array API
+    leaves out-of-bounds starts and stops unspecified (array_api_strict rejects them)."""
+    if (k.start is None or 0 <= k.start <= size) and (k.stop is None or 0 <= k.stop <= size):
+        return k  # (the common case, kept as written)
+    start, stop, step = k.indices(size)
+    if step < 0 and stop < 0:  # "before the first element", which -1 would not mean
+        stop = None
+    if step < 0 and start < 0:  # an empty axis
+        return slice(0, 0, 1)
+    return slice(start, stop, step)
 
 
 def _advanced(x: Tensor, key: tuple) -> Tensor:
@@ -166,3 +209,138 @@ def _advanced(x: Tensor, key: tuple) -> Tensor:
     else:
         index = idx[0]
     return ops.Gather.apply(out, args=(p, index))
+
+
+# -- item assignment ---------------------------------------------------------------
+def setitem(x: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value``: ``value`` (a number or anything broadcastable to ``x[key]``'s
+    shape) written into ``x``'s array, for any key ``x[key]`` takes.
+
+    Where a gradient is wanted it is recorded as an in-place op (see
+    :func:`autograd.apply_inplace`): basic keys through :class:`SetSlice`, index arrays and
+    masks as ``where(written, values scattered to their positions, x)``.
+    """
+    if isinstance(value, Tensor):
+        if value._dev is not x._dev:
+            raise RuntimeError(
+                f"setitem: value on {value.device} for a tensor on {x.device}; move it with .to('{x.device}')"
+            )
+    elif isinstance(value, np.generic):
+        value = value.item()
+    elif not isinstance(value, (bool, int, float)):
+        value = Tensor(value, dtype=x.dtype, device=x._dev)
+    parts = key if isinstance(key, tuple) else (key,)
+    basic = not any(_is_index_array(p) or _is_bool_array(p) for p in parts)
+    wants = autograd._State.grad_enabled and (x.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+    if basic:
+        plain = _basic_setitem_key(x, parts)
+        if not wants:  # nothing to record: a plain store, on every backend
+            _store(x, plain, value)
+            return
+        store = lambda old, v: SetSlice.apply(old, _cast_like(v, old), args=plain)  # noqa: E731
+        autograd.apply_inplace(x, "setitem", store, value, reads_old=False)
+        return
+    if not wants and x._dev.xp is np:  # NumPy stores fancy keys itself
+        host_key = tuple(p.numpy() if isinstance(p, Tensor) else p for p in parts)
+        try:
+            _store(x, host_key, value)
+            return
+        except IndexError as e:
+            raise IndexError(f"setitem: {e} (tensor of shape {x.shape})") from e
+    written = _written_positions(x, key)
+    autograd.apply_inplace(x, "setitem", lambda old, v: _scatter_into(old, written, v), value, reads_old=False)
+
+
+def _basic_setitem_key(x: Tensor, parts: tuple) -> tuple:
+    """Ints, slices and ``...`` checked against ``x``'s shape; ``None`` (new axes of size 1)
+    changes nothing a store writes and is dropped."""
+    key = _expand_ellipsis(parts, x.ndim)
+    plain = tuple(k for k in key if k is not None)
+    for k, s in zip(plain, x.shape):
+        if isinstance(k, (int, np.integer)) and not -s <= k < s:
+            raise IndexError(f"setitem: index {k} is out of range for an axis of size {s} (shape {x.shape})")
+        if not isinstance(k, (int, np.integer, slice)):
+            raise IndexError(f"setitem: cannot index with {type(k).__name__} (tensor of shape {x.shape})")
+    return tuple(int(k) if isinstance(k, (int, np.integer)) else k for k in plain)
+
+
+def _store(x: Tensor, key: tuple, value: Any) -> None:
+    """``x.data[key] = value`` unrecorded, with the version bumped."""
+    if x.data.__class__ is autograd.FreedArray:
+        raise RuntimeError(f"setitem: the values of this tensor (shape {x.shape}) were freed {x.data.when}")
+    v = value
+    if isinstance(value, Tensor):
+        v = value.data
+        if value.dtype != x.dtype:
+            v = x._dev.ops.astype(v, x.data.dtype)
+    try:
+        x.data[key] = v
+    except ValueError as e:
+        raise ValueError(f"setitem: cannot write a value of shape {_shape_of(value)} into x[...] of a tensor of "
+                         f"shape {x.shape}: {e}") from e  # fmt: skip
+    autograd.bump_version(x.data)
+
+
+def _cast_like(v: Any, x: Tensor) -> Any:
+    """``v`` in ``x``'s dtype, so its gradient comes back in its own (through the cast)."""
+    return v.astype(x.dtype) if isinstance(v, Tensor) and v.dtype != x.dtype else v
+
+
+def _shape_of(value: Any) -> tuple:
+    return tuple(value.shape) if isinstance(value, Tensor) else ()
+
+
+class SetSlice(Function):
+    """``x`` with ``v`` written at the basic key ``args`` (ints, slices): a new array. The
+    gradient of ``x`` is ``g`` with zeros there; that of ``v`` is ``g[key]``."""
+
+    __slots__ = ()
+    name = "setitem"
+    keep = ()
+    reads_output = False
+
+    def forward(self, xp, x, v):
+        out = xp.copy(x)
+        if hasattr(v, "dtype") and v.dtype != x.dtype:
+            v = xp.astype(v, x.dtype)
+        out[self.args] = v
+        return out
+
+    def backward(self, g, ns, inputs, out):
+        key = self.args
+        if ns is autograd.TENSOR_NS:
+            return SetSlice.apply(g, 0.0, args=key), g[key]
+        gx = ns.copy(g)
+        gx[key] = 0
+        return gx, ns.copy(g[key])
+
+
+def _written_positions(x: Tensor, key: Any) -> tuple[Any, tuple, Any]:
+    """Where ``x[key]`` lives in ``x`` flattened: ``(flat positions, shape of x[key], which of
+    its elements are stored)``. Of positions written more than once only the last write
+    stays, as NumPy stores; ``which`` (a host array, or None for all) picks those."""
+    dev = x._dev
+    pos = Tensor(np.arange(x.numel(), dtype=np.int64).reshape(x.shape), device=dev)[key]
+    flat = dev.ops.reshape(pos.data, (-1,))
+    host = dev.to_host(flat)
+    which = None
+    if np.unique(host).size < host.size:
+        _, last = np.unique(host[::-1], return_index=True)
+        which = np.sort(host.size - 1 - last)
+        flat = dev.asarray(host[which])
+    return flat, tuple(pos.shape), which
+
+
+def _scatter_into(old: Tensor, written: tuple, v: Any) -> Tensor:
+    flat, shape, which = written
+    dev, n = old._dev, old.numel()
+    ones = dev.ops.zeros(tuple(flat.shape), dev.dtype(np.float32)) + 1.0
+    hit_t = Tensor._wrap(dev.ops.scatter_add(ones, (n,), 0, flat) > 0, dev)  # (n,) the written positions
+    old_flat = old.reshape(-1)
+    if not isinstance(v, Tensor):
+        return where(hit_t, v, old_flat).reshape(old.shape)
+    vals = _cast_like(v, old).expand(shape).reshape(-1)
+    if which is not None:
+        vals = vals[which]
+    placed = ops.ScatterAdd.apply(vals, args=((n,), 0, flat))
+    return where(hit_t, placed, old_flat).reshape(old.shape)

@@ -57,6 +57,8 @@ def dim_or_axis(axis: Any, dim: Any, op: str) -> Any:
 def _one_dim(x: Tensor, dim: Any, op: str) -> int:
     if not isinstance(dim, (int, np.integer)):
         raise TypeError(f"{op}: dim must be one int, got {dim!r}")
+    if x.ndim == 0:
+        raise ValueError(f"{op}: a 0-d tensor has no dim {dim}; reshape it to 1-D first")
     (d,) = x._axes(int(dim), op)
     return d
 

@@ -108,13 +108,21 @@ class PowScalar(Function):
     def backward(self, g, ns, inputs, out):
         c = self.args
         (a,) = inputs
+        if c == 0:  # x ** 0 is 1 everywhere: the derivative is 0, also at x = 0 (not 0 * inf)
+            return (g * 0.0,)
         if c == 2:
             return (g * (2.0 * a),)
         return (g * (c * a ** (c - 1)),)
 
 
 class Pow(Function):
-    """``a ** b`` with both sides tensors."""
+    """``a ** b`` with a tensor on at least one side (a number on the other is a constant).
+
+    As PyTorch: the base's gradient is 0 where ``b == 0`` (not ``0 * a ** -1``, NaN at
+    ``a = 0``), and the exponent's is 0 where ``a == 0`` and ``b >= 0`` (not
+    ``0 * log(0)``). The masked values are computed from safe stand-ins, so no NaN is made
+    and hidden (NumPy would warn, and a second-order gradient would see it).
+    """
 
     __slots__ = ()
     operands = ("base", "exponent")
@@ -124,7 +132,26 @@ class Pow(Function):
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
-        return g * b * a ** (b - 1), g * out * ns.log(a)
+        a_const, b_const = type(a) in _CONST, type(b) in _CONST
+        ga = gb = None
+        if b_const:
+            ga = g * 0.0 if b == 0 else g * (b * a ** (b - 1))
+        elif not a_const:
+            zero_b = b == 0
+            ga = ns.where(zero_b, 0.0, g * b * a ** ns.where(zero_b, 0.0, b - 1))
+        if a_const:
+            if a > 0:
+                log_a = math.log(a)
+            elif a < 0:
+                log_a = math.nan  # (a real power of a negative base has no gradient)
+            else:  # 0 ** b: log 0 = -inf matters only where b < 0 (there out = inf)
+                log_a = ns.where(b < 0, -math.inf, ns.zeros_like(b))
+            gb = g * out * log_a
+        elif not b_const:
+            zero_a = a == 0
+            log_a = ns.where(zero_a & (b < 0), -math.inf, ns.log(ns.where(zero_a, 1.0, a)))
+            gb = g * out * log_a
+        return ga, gb
 
 
 class Exp(Function):

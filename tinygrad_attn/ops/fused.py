@@ -15,7 +15,7 @@ import math
 from .. import autograd
 from ..autograd import FusedFunction, may_overwrite
 from .elementwise import blockwise, erf_array
-from .linalg import batch_times_matrix
+from .linalg import batch_times_matrix, rows_shape
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
@@ -114,8 +114,8 @@ class Linear(FusedFunction):
     def backward_arrays(self, g, ns, inputs, out):
         x, w, b = inputs
         gx = batch_times_matrix(ns, g, w)
-        g2 = ns.reshape(g, (-1, g.shape[-1]))  # (rows, out)
-        gw = ns.matmul(ns.matrix_transpose(g2), ns.reshape(x, (-1, x.shape[-1])))
+        g2 = ns.reshape(g, rows_shape(g))  # (rows, out)
+        gw = ns.matmul(ns.matrix_transpose(g2), ns.reshape(x, rows_shape(x)))
         return gx, gw, (ns.sum(g2, axis=0) if b is not None else None)
 
     def recompute(self, x, w, b):
@@ -234,7 +234,8 @@ class CrossEntropy(FusedFunction):
         delta = ns.device.index_add((m * c,), 0, flat, ns.full((m,), 1.0 - eps, dtype=logits.dtype,
                                                                **_dev_kw(ns)))  # fmt: skip
         grad -= ns.reshape(delta, (m, c))
-        grad *= ns.reshape(keep, (m, 1)) * (g / n_kept)
+        # (nothing counts, n_kept NaN: the loss is NaN but no logit changes it, so its gradient is 0)
+        grad *= ns.reshape(keep, (m, 1)) * (g / n_kept if n_kept == n_kept else g * 0.0)
         return grad, None
 
     def recompute(self, logits, targets):

@@ -5,7 +5,16 @@
 
 from __future__ import annotations
 
+import math
+
 from ..autograd import Function
+
+
+def rows_shape(x):
+    """``x (..., k)`` as a 2-D ``(rows, k)`` shape, the rows counted (``-1`` is ambiguous
+    when ``k`` is 0, and an empty batch must stay a valid product)."""
+    shape = tuple(x.shape)
+    return (math.prod(shape[:-1]), shape[-1])
 
 
 def batch_times_matrix(ns, a, b):
@@ -13,7 +22,7 @@ def batch_times_matrix(ns, a, b):
     large product faster than a batch of small ones)."""
     if a.ndim == 2 or (a.ndim == 3 and a.shape[0] == 1):  # one matrix already: no reshapes
         return ns.matmul(a, b)
-    out = ns.matmul(ns.reshape(a, (-1, a.shape[-1])), b)  # (batch * m, n)
+    out = ns.matmul(ns.reshape(a, rows_shape(a)), b)  # (batch * m, n)
     return ns.reshape(out, (*a.shape[:-1], b.shape[-1]))
 
 
@@ -54,8 +63,8 @@ class Matmul(Function):
         a, b = inputs
         mt = ns.matrix_transpose
         if b.ndim == 2 and a.ndim > 2:  # a weight shared by the batch; one 2-D product also sums over it
-            a2 = ns.reshape(a, (-1, a.shape[-1]))  # (batch * m, k)
-            return batch_times_matrix(ns, g, mt(b)), ns.matmul(mt(a2), ns.reshape(g, (-1, g.shape[-1])))
+            a2 = ns.reshape(a, rows_shape(a))  # (batch * m, k)
+            return batch_times_matrix(ns, g, mt(b)), ns.matmul(mt(a2), ns.reshape(g, rows_shape(g)))
         if a.ndim >= 2 and b.ndim >= 2:  # (..., m, k) @ (..., k, n)
             return ns.matmul(g, mt(b)), ns.matmul(mt(a), g)
         # 1-D operands: promote as matmul does, then drop the added axis again.

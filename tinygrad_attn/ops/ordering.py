@@ -42,5 +42,7 @@ class ArgExtreme(Function):
     def forward(self, xp, a):
         dim, pick = self.args
         dev = xp.device
+        if dev.np_dtype(a.dtype) == np.bool_:  # (the array API has no argmax of bool; the order is kept)
+            a = xp.astype(a, dev.dtype(np.uint8))
         idx = getattr(dev.xp, "argmax" if pick == "max" else "argmin")(a, axis=dim, keepdims=True)
         return xp.astype(idx, dev.dtype(np.int64))

@@ -8,9 +8,12 @@
 >>> render(out.sum(), "sdpa_backward.svg", backward=True)  # doctest: +SKIP
 
 See :func:`draw_graph` for the options; :func:`plot_attention` draws weights as heat maps.
+:func:`renderer` says which program draws the pictures (Graphviz's ``dot``, the
+pip-installed ``graphviz-pure``, or none).
 """
 
 from .attention_plot import plot_attention
-from .render import FORMATS, GraphvizNotFoundError, draw_graph, render
+from .render import FORMATS, draw_graph, render
+from .renderer import GraphvizNotFoundError, Renderer, renderer
 
-__all__ = ["draw_graph", "render", "plot_attention", "GraphvizNotFoundError", "FORMATS"]
+__all__ = ["draw_graph", "render", "renderer", "Renderer", "plot_attention", "GraphvizNotFoundError", "FORMATS"]

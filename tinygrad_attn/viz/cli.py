@@ -2,9 +2,12 @@
 
     python -m tinygrad_attn graph mha --out mha.svg
     python -m tinygrad_attn graph gpt --out gpt.png --depth 1 --backward
+    python -m tinygrad_attn renderer          # which program draws: dot, graphviz-pure or none
 
 Each block is small (a few tokens, a width of 16) so its picture is readable; models
-are imported only when their block is asked for.
+are imported only when their block is asked for. Pictures are drawn by
+``tga.viz.renderer()``; without one, the DOT source is written, the message says how to
+get a renderer, and the exit status is still 0.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -20,6 +24,7 @@ from .. import autograd, functional
 from .._tensor import Tensor
 from ..random import manual_seed
 from .render import FORMATS, RANKDIRS, GraphvizNotFoundError, render
+from .renderer import renderer
 
 D_MODEL, HEADS, D_FF, T, LAYERS = 16, 2, 32, 4, 2
 Block = tuple[Tensor, dict]
@@ -101,6 +106,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--decompose", action="store_true", help="draw composites (softmax, attention, ...) as primitives")
     g.add_argument("--rankdir", choices=RANKDIRS, default="TB", help="layout direction")
     g.add_argument("--seed", type=int, default=0, help="random seed for weights and inputs")
+    sub.add_parser("renderer", help="say which program draws the pictures (dot, graphviz-pure or none)")
     return p
 
 
@@ -116,9 +122,10 @@ def graph(args: argparse.Namespace) -> int:
     try:
         path = render(root, args.out, backward=args.backward, depth=args.depth, show_values=args.values,
                       show_grads=args.grads, rankdir=args.rankdir, params=params)  # fmt: skip
-    except GraphvizNotFoundError as e:
+    except GraphvizNotFoundError as e:  # the .dot source is written anyway: that much worked
         print(e, file=sys.stderr)
-        return 1
+        print(f"wrote {Path(args.out).with_suffix('.dot')}")
+        return 0
     print(f"wrote {path}")
     return 0
 
@@ -127,4 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "graph":
         return graph(args)
+    if args.command == "renderer":
+        print(renderer())
+        return 0
     return 2  # pragma: no cover - argparse allows only known commands

@@ -10,8 +10,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,17 +20,10 @@ from .._tensor import Tensor
 from .backward import backward_graph
 from .dot import MAX_NODES, to_digraph
 from .graph import forward_graph
+from .renderer import Digraph, GraphvizNotFoundError, renderer
 
 FORMATS = (".svg", ".png", ".pdf", ".dot")
 RANKDIRS = ("TB", "LR", "BT", "RL")
-_INSTALL = (
-    "install Graphviz: `apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` (macOS) "
-    "or `conda install graphviz` (conda)"
-)
-
-
-class GraphvizNotFoundError(RuntimeError):
-    """Graphviz's ``dot`` program, needed to make SVG, PNG or PDF files, is not installed."""
 
 
 def draw_graph(
@@ -48,7 +39,8 @@ def draw_graph(
     legend: bool = True,
     max_nodes: int | None = MAX_NODES,
 ) -> graphviz.Digraph:
-    """The graph that computed ``roots`` (one tensor or several), as a ``graphviz.Digraph``.
+    """The graph that computed ``roots`` (one tensor or several), as a ``graphviz.Digraph``
+    that draws (also inline in Jupyter) with :func:`~tinygrad_attn.viz.renderer`.
 
     - ``backward=True``: the gradient computation instead: one step per op, the arrays
       it saved, accumulations, the ``.grad`` of each leaf.
@@ -71,17 +63,19 @@ def draw_graph(
         raise ValueError(f"draw_graph: depth must be None or an integer >= 0, got {depth!r}")
     build = backward_graph if backward else forward_graph
     graph = build(roots, show_values=show_values, show_grads=show_grads, params=params)
-    return to_digraph(graph, depth=depth, group_modules=group_modules, rankdir=rankdir, show_legend=legend,
-                      name="backward" if backward else "forward", max_nodes=max_nodes)  # fmt: skip
+    g = to_digraph(graph, depth=depth, group_modules=group_modules, rankdir=rankdir, show_legend=legend,
+                   name="backward" if backward else "forward", max_nodes=max_nodes)  # fmt: skip
+    return Digraph.of(g)
 
 
 def render(roots: Tensor | Iterable[Tensor] | graphviz.Digraph, path: str | Path, **kw: Any) -> Path:
     """Draw ``roots`` (or take a drawn ``Digraph``) and write ``path``; the suffix picks the format.
 
     ``.dot`` is the DOT source and needs nothing else; ``.svg``, ``.png`` and ``.pdf`` run
-    Graphviz's ``dot`` program. Without it a :class:`GraphvizNotFoundError` says how to
-    install it, and the ``.dot`` source is written beside ``path`` anyway. ``kw`` go to
-    :func:`draw_graph`. Returns ``path``.
+    the program :func:`~tinygrad_attn.viz.renderer` names: Graphviz's ``dot``, or else the
+    pip-installed ``graphviz-pure`` (SVG and PNG). Without one that can make the format, a
+    :class:`GraphvizNotFoundError` says how to get it, and the ``.dot`` source is written
+    beside ``path`` anyway. ``kw`` go to :func:`draw_graph`. Returns ``path``.
 
     >>> render(loss, "attention.svg", backward=True, depth=1)  # doctest: +SKIP
     """
@@ -93,25 +87,13 @@ def render(roots: Tensor | Iterable[Tensor] | graphviz.Digraph, path: str | Path
     if suffix == ".dot":
         path.write_text(dot.source, encoding="utf-8")
         return path
-    exe = shutil.which("dot")
-    if exe is None:
-        raise _missing_dot(dot, path)
     try:
-        subprocess.run([exe, f"-T{suffix[1:]}", "-o", str(path)], input=dot.source.encode("utf-8"),
-                       check=True, capture_output=True)  # fmt: skip
-    except FileNotFoundError:
-        raise _missing_dot(dot, path) from None
-    except subprocess.CalledProcessError as e:
-        err = e.stderr.decode("utf-8", "replace").strip()
-        raise RuntimeError(f"render: Graphviz's dot failed to make {str(path)!r}: {err}") from None
+        picture = renderer().run(dot.source, suffix[1:], target=repr(str(path)))
+    except GraphvizNotFoundError as e:
+        src = path.with_suffix(".dot")
+        src.write_text(dot.source, encoding="utf-8")
+        raise GraphvizNotFoundError(
+            f"{e} The DOT source was written to {str(src)!r}: draw it later with `dot -T{suffix[1:]} {src} -o {path}`."
+        ) from None
+    path.write_bytes(picture)
     return path
-
-
-def _missing_dot(dot: graphviz.Digraph, path: Path) -> GraphvizNotFoundError:
-    src = path.with_suffix(".dot")
-    src.write_text(dot.source, encoding="utf-8")
-    return GraphvizNotFoundError(
-        f"render: the Graphviz program 'dot' was not found on the PATH, so {str(path)!r} cannot be made; "
-        f"{_INSTALL}. The DOT source was written to {str(src)!r}: render it later with "
-        f"`dot -T{path.suffix[1:].lower()} {src} -o {path}`."
-    )

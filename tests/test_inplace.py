@@ -1,0 +1,441 @@
+"""In-place ops, item assignment and versions: values, identity, no_grad updates, recorded
+gradients (finite differences, every CPU device, second order), the version error, and
+PyTorch as the oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import close, rand
+
+import tinygrad_attn as tga
+from tinygrad_attn import Tensor, autograd
+
+# name -> (in-place call, the same written out of place); ``o`` is a second operand
+INPLACE = {
+    "add_": (lambda x, o: x.add_(o), lambda x, o: x + o),
+    "add_ alpha": (lambda x, o: x.add_(o, alpha=0.5), lambda x, o: x + o * 0.5),
+    "sub_": (lambda x, o: x.sub_(o), lambda x, o: x - o),
+    "mul_": (lambda x, o: x.mul_(o), lambda x, o: x * o),
+    "div_": (lambda x, o: x.div_(o), lambda x, o: x / o),
+    "iadd": (lambda x, o: x.__iadd__(o), lambda x, o: x + o),
+    "isub": (lambda x, o: x.__isub__(o), lambda x, o: x - o),
+    "imul": (lambda x, o: x.__imul__(o), lambda x, o: x * o),
+    "itruediv": (lambda x, o: x.__itruediv__(o), lambda x, o: x / o),
+    "fill_": (lambda x, o: x.fill_(o.sum()), lambda x, o: o.sum() + x * 0),
+    "copy_": (lambda x, o: x.copy_(o), lambda x, o: o + x * 0),
+    "masked_fill_": (lambda x, o: x.masked_fill_(x > 0, o.sum()), lambda x, o: tga.where(x > 0, o.sum(), x)),
+    "clamp_": (lambda x, o: x.clamp_(-0.5, 0.5), lambda x, o: x.clip(-0.5, 0.5)),
+    "setitem basic": (lambda x, o: x.__setitem__((slice(None), 1), o[:, 0]) or x, None),
+    "setitem index": (lambda x, o: x.__setitem__(([0, 2, 2], [1, 0, 2]), o[0]) or x, None),
+    "setitem mask": (lambda x, o: x.__setitem__(x > 0.3, o.sum()) or x, None),
+}
+
+
+def _ref_setitem(name, x, o):
+    h = x.numpy().copy()
+    if name == "setitem basic":
+        h[:, 1] = o.numpy()[:, 0]
+    elif name == "setitem index":
+        h[[0, 2, 2], [1, 0, 2]] = o.numpy()[0]
+    else:
+        h[h > 0.3] = o.numpy().sum()
+    return h
+
+
+def _pair(rng, device, requires_grad=False):
+    x = Tensor(rng.uniform(0.5, 1.5, (3, 3)) * rng.choice([-1, 1], (3, 3)), device=device, requires_grad=requires_grad)
+    o = Tensor(rng.uniform(0.5, 1.5, (3, 3)), device=device, requires_grad=requires_grad)
+    return x, o
+
+
+@pytest.mark.parametrize("name", list(INPLACE))
+def test_inplace_ops_change_the_same_array(name, device, rng):
+    inplace, outplace = INPLACE[name]
+    x, o = _pair(rng, device)
+    expect = _ref_setitem(name, x, o) if outplace is None else outplace(x, o).numpy()
+    arr, v0 = x.data, x._version
+    out = inplace(x, o)
+    assert out is x and x.data is arr  # the same tensor, the same array
+    close(x, expect, atol=1e-12)
+    assert x._version > v0
+
+
+def test_a_view_and_a_detached_tensor_see_the_change_and_share_the_version(rng):
+    x = Tensor(np.zeros((3, 4)))
+    view, flat, det = x[1], x.reshape(12), x.detach()
+    x.add_(1.0)
+    x[1, 2] = 5.0
+    assert view.tolist() == [1.0, 1.0, 5.0, 1.0]
+    assert flat.numpy()[6] == 5.0 and det.numpy()[1, 2] == 5.0
+    assert x._version == view._version == flat._version == det._version == 2
+    view.mul_(2.0)  # through a view: the base changes too
+    close(x[1], [2.0, 2.0, 10.0, 2.0])
+    assert x._version == 3
+
+
+def test_no_grad_update_of_a_leaf_that_requires_grad(device, rng):
+    w = rand(rng, 4, device=device)
+    (w * w).sum().backward()
+    before = w.numpy()
+    with tga.no_grad():
+        w -= 0.1 * w.grad
+        w.mul_(2.0)
+        w[0] = 3.0
+    assert w.requires_grad and w.is_leaf and w.grad_fn is None
+    expect = (before - 0.1 * 2 * before) * 2
+    expect[0] = 3.0
+    close(w, expect)
+    w.grad = None  # resetting .grad keeps working
+    (w * 1.0).sum().backward()
+    close(w.grad, np.ones(4))
+
+
+@pytest.mark.parametrize("op", [lambda w: w.add_(1.0), lambda w: w.__iadd__(1.0), lambda w: w.__setitem__(0, 1.0),
+                                lambda w: w.zero_(), lambda w: w.clamp_(0, 1)])  # fmt: skip
+def test_inplace_on_a_leaf_that_requires_grad_outside_no_grad_raises(op, rng):
+    w = rand(rng, 3)
+    before = w.numpy()
+    with pytest.raises(RuntimeError, match="leaf tensor that requires grad.*no_grad"):
+        op(w)
+    close(w, before)  # nothing was written
+
+
+@pytest.mark.parametrize("name", list(INPLACE))
+def test_recorded_inplace_ops_match_finite_differences(name, device, rng):
+    inplace, _ = INPLACE[name]
+
+    def f(a, b):
+        y = a * 1.0  # a non-leaf with a graph: the in-place op rebases it
+        z = y.tanh() * b  # an op that saw y before the change (it reads its own output)
+        inplace(y, b)
+        return y * a + z
+
+    x, o = _pair(rng, device)
+    assert tga.gradcheck(f, x, o)
+
+
+@pytest.mark.parametrize("name", list(INPLACE))
+def test_recorded_inplace_ops_second_order(name, device, rng):
+    inplace, _ = INPLACE[name]
+
+    def f(a, b):
+        y = a * a
+        inplace(y, b * b)
+        return (y * a).sum()
+
+    def df(a, b):
+        return tga.grad(f(a, b), [a, b], create_graph=True, allow_unused=True)[0]
+
+    x, o = _pair(rng, device)
+    assert tga.gradcheck(df, x, o)
+
+
+def test_seq2seq_outputs_buffer_sends_gradients_to_every_step(device, rng):
+    T, B, V = 4, 2, 3
+    outputs = Tensor.zeros(T, B, V, device=device, dtype=np.float64)
+    steps = [rand(rng, B, V, device=device) for _ in range(T)]
+    for t in range(T):
+        outputs[t] = steps[t].tanh()
+    assert outputs.requires_grad and outputs.grad_fn is not None
+    (outputs * outputs).sum().backward()
+    for s in steps:
+        th = np.tanh(s.numpy())
+        close(s.grad, 2 * th * (1 - th**2), atol=1e-12)
+
+
+def test_plain_buffer_item_add_with_a_value_that_requires_grad(device, rng):
+    buf = Tensor(np.ones((3, 2)), device=device)
+    v = rand(rng, 2, device=device)
+    buf[1] += v * v  # Python: tmp = buf[1]; tmp += ...; buf[1] = tmp
+    close(buf[1], 1 + v.numpy() ** 2)
+    (buf * 3.0).sum().backward()
+    close(v.grad, 6 * v.numpy(), atol=1e-12)
+
+
+def test_item_add_on_a_tensor_with_a_graph(device, rng):
+    a = rand(rng, 3, 2, device=device)
+    y = a * 2.0
+    y[:, 1] += a[:, 0]
+    y.sum().backward()
+    close(a.grad, np.array([[3.0, 2.0]] * 3))
+
+
+def test_ops_recorded_before_a_change_get_the_gradient_of_the_old_value(device, rng):
+    a = rand(rng, 3, device=device)
+    y = a * 1.0
+    z = y * 3.0  # saw y before the change
+    y.mul_(2.0)
+    y.add_(a)
+    (z.sum() + y.sum()).backward()
+    close(a.grad, np.full(3, 3.0 + 2.0 + 1.0))
+
+
+def test_a_buffer_read_before_a_recorded_write_sends_no_gradient_through_it(rng):
+    buf = Tensor(np.ones(3))
+    w = rand(rng, 3)
+    z = buf + w  # buf does not require grad here
+    buf[0] = w[0] * 5.0  # now it does
+    (z.sum() + buf.sum()).backward()
+    close(w.grad, [1.0 + 5.0, 1.0, 1.0])
+
+
+def test_changing_a_value_backward_needs_raises_naming_op_shape_and_versions(device, rng):
+    a = rand(rng, 2, 3, device=device)
+    y = a * 1.0
+    z = (y * a).sum()  # mul reads y for a's gradient
+    y.add_(1.0)
+    y.add_(1.0)
+    with pytest.raises(RuntimeError, match=r"'mul'.*shape \(2, 3\).*saved at version 0 and is now at version 2"):
+        z.backward()
+
+
+def test_changing_an_output_that_backward_reads_raises(rng):
+    a = rand(rng, 3)
+    b = Tensor(np.ones(3))
+    y = a.exp()
+    w = y * b  # b's gradient would read y; a's reads b
+    d = y.detach()
+    d.mul_(2.0)  # same memory, same version
+    with pytest.raises(RuntimeError, match="'exp'.*output"):
+        (w.sum() + y.sum()).backward()
+
+
+def test_changes_the_graph_does_not_read_are_fine(rng):
+    a = rand(rng, 3)
+    y = a + 1.0  # add reads no values
+    h = y.reshape(3, 1)  # nor does a reshape
+    a_detached = a.detach()
+    with tga.no_grad():
+        a_detached.mul_(2.0)
+    (y.sum() + h.sum()).backward()
+    close(a.grad, np.full(3, 2.0))
+
+
+def test_data_is_the_untracked_escape_hatch(rng):
+    a = rand(rng, 3)
+    y = a * a
+    a.data[...] = 7.0  # not seen: no error, the gradient reads the new values
+    assert a._version == 0
+    y.sum().backward()
+    close(a.grad, np.full(3, 14.0))
+
+
+def test_inplace_errors_name_the_op_and_what_to_do(rng):
+    x = Tensor(np.ones((2, 3)))
+    with pytest.raises(RuntimeError, match=r"add_.*shape \(3, 2, 3\).*\(2, 3\)"):
+        x.add_(Tensor(np.ones((3, 2, 3))))
+    i = Tensor(np.arange(3)).astype(np.int64)
+    with pytest.raises(RuntimeError, match="mul_.*float.*int64"):
+        i.mul_(0.5)
+    e = Tensor(np.ones(3)).expand(2, 3)
+    with pytest.raises(RuntimeError, match="expanded"):
+        e.add_(1.0)
+    with pytest.raises(IndexError, match="setitem.*out of range"):
+        x[5] = 1.0
+    a = rand(rng, 2, 3)
+    v = (a * 1.0).reshape(3, 2)
+    with pytest.raises(RuntimeError, match="view.*x\\[idx\\] = value"):
+        v.add_(a[0, :2])
+    with pytest.raises(ValueError, match="at least one"):
+        x.clamp_()
+
+
+def test_setitem_with_every_kind_of_key_matches_numpy(device, rng):
+    keys = [0, -1, (1, 2), slice(1, None), (Ellipsis, 0), (None, 1), [0, 2], np.array([2, 0]),
+            ([0, 1], [2, 2]), (slice(None), [1, 0]), np.array([True, False, True]),
+            np.arange(12).reshape(3, 4) % 3 == 0]  # fmt: skip
+    for key in keys:
+        h = rng.standard_normal((3, 4))
+        x = Tensor(h, device=device)
+        target = h[key]
+        val = rng.standard_normal(np.shape(target))
+        h[key] = val
+        x[key] = Tensor(val, device=device)
+        close(x, h)
+        x[key] = 1.5  # a number
+        h[key] = 1.5
+        close(x, h)
+    x = Tensor(np.zeros((3, 4)), device=device)
+    x[Tensor(np.array([1, 2]), device=device).astype(np.int64)] = Tensor(np.arange(4.0), device=device)
+    close(x[1:], np.tile(np.arange(4.0), (2, 1)))
+
+
+@pytest.mark.parametrize("key", [1, (slice(0, 2), 1), [0, 2], ([0, 0, 2], [1, 1, 3]), "mask"])
+def test_recorded_setitem_gradients(key, device, rng):
+    def f(a, b):
+        y = a * 2.0
+        k = (y > 0).detach() if key == "mask" else key
+        n = int((y > 0).numpy().sum()) if key == "mask" else None
+        shape = (n,) if key == "mask" else np.shape(np.zeros((3, 4))[key])
+        y[k] = (b.reshape(-1)[: int(np.prod(shape))]).reshape(shape) * b.sum()
+        return y * a
+
+    a = Tensor(rng.standard_normal((3, 4)), device=device)
+    b = Tensor(rng.standard_normal((3, 4)), device=device)
+    assert tga.gradcheck(f, a, b)
+
+
+def test_duplicate_indices_keep_the_last_write_and_its_gradient(rng):
+    x = Tensor(np.zeros(3))
+    v = rand(rng, 3)
+    y = x * 1.0
+    y[[1, 1, 2]] = v
+    close(y, [0.0, v.numpy()[1], v.numpy()[2]])
+    y.sum().backward()
+    close(v.grad, [0.0, 1.0, 1.0])
+
+
+def test_optimizers_and_modules_zero_grad_still_work(rng):
+    from tinygrad_attn.nn import Linear
+    from tinygrad_attn.optim import SGD
+
+    lin = Linear(3, 2)
+    opt = SGD(lin.parameters(), lr=0.1)
+    x = Tensor(rng.standard_normal((4, 3)).astype(np.float32))
+    for _ in range(3):
+        opt.zero_grad()
+        lin(x).sum().backward()
+        opt.step()
+    lin.zero_grad()
+    assert all(p.grad is None or not np.any(p.grad.numpy()) for p in lin.parameters())
+    assert all(p.requires_grad and p.is_leaf for p in lin.parameters())
+
+
+def test_large_arrays_through_inplace_ops_and_the_release_tricks(rng):
+    n = autograd.FREE_MIN_SIZE * 2
+    a = Tensor(rng.standard_normal(n) * 0.1, requires_grad=True)
+    G = Tensor(np.ones(n))
+    g_host = G.numpy()
+    y = (a * 2.0).exp() * 1.0
+    y.add_(1.0)
+    y[: n // 2] = a[: n // 2] * 3.0
+    y = y.tanh() * 1.0
+    y.backward(G)
+    ea = np.exp(2 * a.numpy())
+    inner = np.where(np.arange(n) < n // 2, 3 * a.numpy(), ea + 1)
+    dt = 1 - np.tanh(inner) ** 2
+    close(a.grad, np.where(np.arange(n) < n // 2, 3 * dt, 2 * ea * dt), atol=1e-10)
+    close(G, g_host)  # the caller's gradient was not written over
+
+
+# -- PyTorch as the oracle --------------------------------------------------------
+def test_a_chain_of_inplace_ops_matches_pytorch(rng):
+    torch = pytest.importorskip("torch")
+    ha, hb = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    mask = ha > 0
+
+    def program(lib, a, b, m, idx):
+        y = a * 1.0
+        z = y.tanh() * b
+        y.add_(b, alpha=2.0)
+        y.mul_(b)
+        y.div_(b * b + 1.0)
+        y.sub_(0.5)
+        y.clamp_(-1.0, 1.5)
+        y.masked_fill_(m, 0.25)
+        y[1] = b[2] * 3.0
+        y[idx, 1] = b[0, :2]
+        y += a
+        y *= 2.0
+        return (y * z).sum() + (y * y).sum()
+
+    a, b = Tensor(ha, requires_grad=True), Tensor(hb, requires_grad=True)
+    program(tga, a, b, Tensor(mask), [0, 3]).backward()
+    ta = torch.tensor(ha, requires_grad=True)
+    tb = torch.tensor(hb, requires_grad=True)
+    program(torch, ta, tb, torch.tensor(mask), [0, 3]).backward()
+    close(a.grad, ta.grad.numpy(), atol=1e-10)
+    close(b.grad, tb.grad.numpy(), atol=1e-10)
+
+
+def test_version_counts_match_pytorch(rng):
+    torch = pytest.importorskip("torch")
+
+    def program(x):
+        v = x[0]
+        x.add_(1.0)
+        v.mul_(2.0)
+        x[1] = 3.0
+        x.zero_()
+        return v
+
+    x = Tensor(np.zeros((2, 3)))
+    tx = torch.zeros(2, 3, dtype=torch.float64)
+    v, tv = program(x), program(tx)
+    assert x._version == tx._version and v._version == tv._version
+
+
+def test_stores_and_adds_keep_no_copy_of_the_old_values(monkeypatch, rng):
+    # Their backward reads nothing of the tensor they change: the node for its old value
+    # shares its array instead of keeping a copy (one copy per store: the store's own result).
+    T = 5
+    outputs = Tensor.zeros(T, 3, dtype=np.float64)
+    steps = [rand(rng, 3) for _ in range(T)]
+    ops_ = outputs._dev.ops
+    copies = []
+    real = ops_.copy
+    monkeypatch.setattr(ops_, "copy", lambda x: copies.append(tuple(x.shape)) or real(x))
+    for t in range(T):
+        outputs[t] = steps[t] * 2.0
+    outputs += 1.0
+    assert copies == [(T, 3)] * T
+    y = steps[0] * 1.0
+    y *= steps[1]  # a product's backward reads the old value: that one is kept
+    assert copies[-1] == (3,)
+    (outputs.sum() + y.sum()).backward()
+    close(steps[2].grad, np.full(3, 2.0))
+    close(steps[0].grad, 2.0 + steps[1].numpy())
+
+
+@pytest.mark.parametrize("op", [lambda y: y.add_(1.0), lambda y: y.__imul__(2.0), lambda y: y.__setitem__(0, 0.0)])
+def test_changing_the_output_of_an_op_that_reads_it_raises_as_in_pytorch(op, rng):
+    a = rand(rng, 3)
+    y = a.exp()
+    op(y)
+    with pytest.raises(RuntimeError, match=r"'exp'.*output.*version 0.*version 1"):
+        y.sum().backward()
+
+
+def test_inplace_ops_through_a_slice_match_pytorch(rng):
+    torch = pytest.importorskip("torch")
+    ha, hb = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+
+    def program(a, b):
+        y = a * 1.0
+        before = y[0] * 2.0  # used the row before the changes
+        y[0].mul_(b[0])
+        y[1].add_(b[1] * b[1])
+        y[2][1:3] = b[2, :2] * 3.0  # a store through a slice of a slice
+        v = y[1]
+        v += a[0]
+        return (y * y).sum() + (before * b[0]).sum() + (v * b[2]).sum()
+
+    a, b = Tensor(ha, requires_grad=True), Tensor(hb, requires_grad=True)
+    out = program(a, b)
+    out.backward()
+    ta, tb = torch.tensor(ha, requires_grad=True), torch.tensor(hb, requires_grad=True)
+    tout = program(ta, tb)
+    tout.backward()
+    close(out, tout.item(), atol=1e-10)
+    close(a.grad, ta.grad.numpy(), atol=1e-10)
+    close(b.grad, tb.grad.numpy(), atol=1e-10)
+
+
+def test_inplace_through_a_slice_of_a_leaf_that_requires_grad_raises(rng):
+    w = rand(rng, 2, 3)
+    with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+        w[0].add_(1.0)
+
+
+@pytest.mark.parametrize("name", ["add_", "mul_", "setitem basic", "clamp_"])
+def test_inplace_through_a_slice_matches_finite_differences(name, device, rng):
+    inplace, _ = INPLACE[name]
+
+    def f(a, b):
+        y = (a * 1.0).reshape(2, 3, 3)
+        inplace(y[1], b)
+        return y * y
+
+    x, o = _pair(rng, device)
+    assert tga.gradcheck(lambda a, b: f(a.reshape(1, 3, 3).expand(2, 3, 3) * 1.0, b), x, o)
