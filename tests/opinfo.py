@@ -996,5 +996,62 @@ PYTORCH_FACE: list[OpInfo] = [
 ]
 OPS += [op for op in PYTORCH_FACE if all(hasattr(F, name) for name in op.covers)]
 
+
+# -- the PyTorch face of Tensor (tinygrad_attn.tensor_functions and its primitives) ------
+@st.composite
+def gathers(draw: Any) -> Sample:
+    """An array, one of its axes (of length >= 1) and an int64 index for ``gather`` along it:
+    as many axes as the array, no longer off the axis, entries inside the axis, repeats allowed."""
+    shape = draw(shapes(min_dims=1, min_side=1))
+    nd = len(shape)
+    dim = draw(st.integers(-nd, nd - 1))
+    d = dim % nd
+    ishape = tuple(draw(st.integers(1, 3)) if i == d else draw(st.integers(1, s)) for i, s in enumerate(shape))
+    index = draw(hnp.arrays(np.int64, ishape, elements=st.integers(0, shape[d] - 1)))
+    return Sample((draw(array(shape)), index), {"dim": dim})
+
+
+TENSOR_FACE = [
+    OpInfo("sin", lambda a: a.sin(), lambda a: a.sin(), unary(), ("Sin",)),
+    OpInfo("cos", lambda a: tga.cos(a), lambda a: torch.cos(a), unary(), ("Cos",)),
+    OpInfo("floor", lambda a: a.floor(), lambda a: a.floor(), unary(), ("Floor",)),
+    OpInfo("ceil", lambda a: a.ceil(), lambda a: a.ceil(), unary(), ("Ceil",)),
+    OpInfo("round", lambda a: (a * 2.0).round(), lambda a: (a * 2.0).round(), unary(), ("Round",)),
+    OpInfo("sign", lambda a: a.sign(), lambda a: a.sign(), unary(), ("Sign",)),
+    OpInfo("cumsum", lambda x, axis: x.cumsum(axis), lambda x, axis: x.cumsum(axis), along_axis(), ("Cumsum",)),
+    OpInfo(
+        "gather_along",
+        lambda x, index, dim: x.gather(dim, index),
+        lambda x, index, dim: x.gather(dim, index),
+        gathers(),
+        ("GatherAlong", "ScatterAddAlong"),
+    ),
+    OpInfo(
+        "scatter_add_along",
+        lambda x, index, dim: x.scatter_add(dim, index, x[tuple(slice(0, n) for n in index.shape)] * 2.0),
+        lambda x, index, dim: x.scatter_add(dim, index, x[tuple(slice(0, n) for n in index.shape)] * 2.0),
+        gathers().filter(lambda s: all(i <= n for i, n in zip(s.args[1].shape, s.args[0].shape))),
+        ("ScatterAddAlong",),
+    ),
+    # (stable on both sides: with ties, an unstable sort may send a gradient to another copy)
+    OpInfo(
+        "sort",
+        lambda x, axis: x.sort(dim=axis, stable=True).values,
+        lambda x, axis: torch.sort(x, dim=axis, stable=True).values,
+        along_axis(min_dims=1),
+    ),
+    # (extremes off: the product tree multiplies in another order than PyTorch, so 1e30 * 1e30
+    # * 1e-300 may overflow on one side only)
+    OpInfo("prod", lambda x, axis: x.prod(axis), lambda x, axis: x.prod(axis), along_axis(min_dims=1), extremes=False),
+    # (exact zeros, but no tiny values: PyTorch's cumprod differentiates by dividing by the
+    # product where no entry is 0, so products that underflow (1e-298 squared) give it a
+    # second derivative of 0 where the true one, ours, is not)
+    OpInfo("cumprod", lambda x, axis: x.cumprod(axis), lambda x, axis: x.cumprod(axis),
+           along_axis(min_dims=1, elements=st.one_of(AWAY_FROM_ZERO, st.just(0.0))), extremes=False),
+    OpInfo("flip", lambda x, axis: x.flip(axis), lambda x, axis: x.flip(axis), along_axis(min_dims=1)),
+    OpInfo("roll", lambda x, axis: x.roll(2, axis), lambda x, axis: x.roll(2, axis), along_axis(min_dims=1)),
+]  # fmt: skip
+OPS += TENSOR_FACE
+
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"

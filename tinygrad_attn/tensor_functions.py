@@ -292,7 +292,9 @@ def prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     d = _one_dim(x, dim, "prod")
     n = x.shape[d]
     lead = (slice(None),) * d
-    if n == 0:
+    if n == 0:  # the empty product: ones, still on the graph (an empty sum times 0, plus 1)
+        if x.requires_grad:
+            return x.sum(d, keepdim) * 0.0 + 1.0
         return Tensor.ones(x.shape[:d] + ((1,) if keepdim else ()) + x.shape[d + 1 :], dtype=x.dtype, device=x._dev)
     while n > 1:
         if n % 2:  # an odd length: one more factor of 1 to pair with the last
