@@ -56,6 +56,16 @@ def assert_png(path: Path) -> None:
     assert data[:8] == PNG_MAGIC and len(data) > 2000, f"{path.name} is not a (non-empty) PNG"
 
 
+def test_pytorch_code(tmp_path):
+    r, out = run_example("pytorch_code.py", tmp_path)
+    assert r["accuracy"] > r["baseline"] + 0.1
+    assert_svg(tmp_path / "pytorch_code_forward.svg")
+    back = (tmp_path / "pytorch_code_backward.svg").read_text(encoding="utf-8")
+    assert "attention.W_query.weight.grad" in back and "softmax backward" in back
+    source = (EXAMPLES / "pytorch_code.py").read_text(encoding="utf-8")
+    assert "import tinygrad_attn as torch\nimport tinygrad_attn.nn.functional as F\nfrom tinygrad_attn import nn" in source
+
+
 def test_self_attention_from_scratch(tmp_path):
     r, out = run_example("self_attention_from_scratch.py", tmp_path)
     for stage in ("stage1_no_weights", "stage2_query_key_value", "stage3_scaled", "stage4_multi_head"):

@@ -10,9 +10,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _snippet(text: str) -> str:
+    """The code under "Attention from primitives"."""
+    return re.search(r"## Attention from primitives.*?```python\n(.*?)```", text, re.S).group(1)
+
+
 def test_readme_example_runs():
     text = (ROOT / "README.md").read_text()
-    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    code = _snippet(text)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "(2, 5, 16) (16, 16)" in out.stdout
@@ -21,7 +26,7 @@ def test_readme_example_runs():
 def test_the_example_has_as_many_lines_as_its_title_says():
     text = (ROOT / "README.md").read_text()
     said = int(re.search(r"## Attention from primitives, in (\d+) lines", text).group(1))
-    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    code = _snippet(text)
     assert said == len(code.splitlines())
 
 
@@ -31,3 +36,14 @@ def test_ci_runs_the_readme_test_command():
     test_line = next(line for line in first_screen.splitlines() if "pytest" in line)
     command = test_line.split("#", 1)[0].strip()
     assert command in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_first_screen_shows_the_pytorch_imports_the_example_uses():
+    text = (ROOT / "README.md").read_text()
+    first_screen = "\n".join(text.splitlines()[:40])
+    imports = re.search(r"```python\n(.*?)```", first_screen, re.S).group(1)
+    lines = [line.split("#")[0].strip() for line in imports.splitlines()]
+    example = (ROOT / "examples" / "pytorch_code.py").read_text()
+    for line in lines:
+        assert line in example, f"{line!r} is not how examples/pytorch_code.py imports"
+        subprocess.run([sys.executable, "-c", line], check=True, timeout=60)

@@ -99,6 +99,7 @@ class Linear(FusedFunction):
     """
 
     __slots__ = ()
+    operands = ("input", "weight", "bias")  # pictures label which input is which
     name = "linear"
 
     def forward(self, xp, x, w, b):
