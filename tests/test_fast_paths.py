@@ -229,9 +229,12 @@ def test_numbers_give_what_numpy_gives_with_the_python_number(dtype, number):
         lambda t: number / t,
     ]
     with np.errstate(all="ignore"):
-        for form in forms:
+        for i, form in enumerate(forms):
+            # PyTorch's dtype where it differs from NumPy's (float64): an integer tensor with a
+            # Python float, or divided, is float32
+            b = a.astype(np.float32) if a.dtype.kind == "i" and (isinstance(number, float) or i >= 4) else a
             try:
-                ref = form(a)
+                ref = form(b)
             except OverflowError:  # NumPy refuses a number its integer dtype cannot hold
                 with pytest.raises(OverflowError):
                     form(x)

@@ -192,6 +192,36 @@ def test_scatter_add_accumulates_repeats(device, rng):
     assert tga.gradcheck(lambda a, b: a.scatter_add(1, idx, b), x, src)
 
 
+def test_scatter_with_a_repeated_index_keeps_the_last_write(device, rng):
+    x = rand(rng, 3, 4, device=device)
+    src = rand(rng, 3, 4, device=device)
+    idx = _idx([[0, 2, 0, 1], [1, 2, 0, 1], [1, 2, 3, 3]], device)  # repeats along dim 1 in every row
+    ref = x.numpy().copy()
+    for i in range(3):
+        for j in range(4):  # in order: a later write replaces an earlier one
+            ref[i, idx.numpy()[i, j]] = src.numpy()[i, j]
+    close(x.scatter(1, idx, src), ref)
+    assert tga.gradcheck(lambda a, b: a.scatter(1, idx, b), x, src)
+
+
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+def test_scatter_reduce_with_a_number(reduce, device, rng):
+    x = rand(rng, 3, 4, device=device)
+    idx = _idx([[0, 0, 2, 2], [0, 2, 2, 2]], device)  # (0,0), (2,2), (2,3) named twice; row 1 never
+    ref = x.numpy().copy()
+    for i in range(2):
+        for j in range(4):
+            r = idx.numpy()[i, j]
+            ref[r, j] = ref[r, j] + 1.5 if reduce == "add" else ref[r, j] * 1.5
+    close(x.scatter(0, idx, 1.5, reduce=reduce), ref)
+    assert tga.gradcheck(lambda a: a.scatter(0, idx, 1.5, reduce=reduce), x)
+    out = x.scatter(0, idx, float("inf"), reduce=reduce)
+    np.testing.assert_array_equal(out.numpy()[1], x.numpy()[1])  # an inf written elsewhere leaves row 1 alone
+    if reduce == "add":  # (x * inf has an inf derivative, nan where the incoming gradient is 0, as in PyTorch)
+        (g,) = tga.grad(out.sum(), x)
+        np.testing.assert_array_equal(g.numpy(), 1.0)
+
+
 def test_index_errors_name_the_op_and_the_bad_index(device):
     x = tga.zeros(2, 3, device=device)
     with pytest.raises(IndexError, match=r"gather: index 3 is out of range for dimension 1 of size 3"):

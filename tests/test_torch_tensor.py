@@ -189,7 +189,40 @@ CASES = {
     # conversions
     "dtypes": (lambda m, x: (x.float(), x.double(), x.long(), x.int(), x.bool(), x.half(), x.type_as(x.float())), [S]),
     "clone_contiguous": (lambda m, x: (x.clone(), x.contiguous() * 2), [S]),
+    # axis= (PyTorch's alias of dim), dtype=, and dim 0 of a 0-d tensor
+    "cumsum_axis": (lambda m, x: (x.cumsum(axis=1), x.cumsum(axis=-1)), [S]),
+    "cumprod_axis": (lambda m, x: x.cumprod(axis=0), [S]),
+    "prod_axis_keepdim": (lambda m, x: x.prod(axis=1, keepdim=True), [S]),
+    "dim0_of_0d": (lambda m, x: (x.sum().prod(0), x.sum().cumsum(0), x.sum().cumprod(-1)), [S]),
+    "sum_prod_dtype": (lambda m, x: (x.sum(dtype=m.float32), x.prod(1, dtype=m.float32), x.cumsum(0, dtype=m.float32),
+                                     x.detach().float().sum(dtype=m.float64)), [(3, 4)]),
+    # dtypes of mixed-kind arithmetic: the higher kind's dtype (NumPy would give float64)
+    "int_with_float32": (lambda m, x, y: ((x * 3).int() * y.float(), (x * 3).int() + y.float()[0, 0, 0],
+                                         (x * 3).int() - 2.5, 2.5 * (x * 3).int(), m.maximum((x * 3).int(), y.float()),
+                                         m.minimum(x > 0, y.float()[1, 2, 3]), (x > 0) * y.float()), [S, S]),
+    "int_true_division": (lambda m, x, y: ((x * 9).int() / 7, 7 / (y.abs() * 3 + 1).int(),
+                                          (x * 9).int() / (y.abs() * 3 + 1).int(), (x > 0) / 2), [S, S]),
+    "int_powers": (lambda m, x: (0.7 ** (x * 3).int(), (x * 3).int() ** 2.0, (x * 3).int() ** 3), [S]),
+    "mixed_floor_and_remainder": (lambda m, x, y: ((x * 9).int() // y.float(), (x * 9).int() % y.float()), [S, S]),
+    "div_rounding_ints": (lambda m, x, y: tuple((x * 9).int().div(d, rounding_mode=r) for r in ("trunc", "floor")
+                                                for d in (3, -3, (y.abs() * 3 + 1).int(), -(y.abs() * 3 + 1).int())),
+                          [S, S]),
+    "div_rounding_mixed": (lambda m, x, y: ((x * 9).int().div(y.float(), rounding_mode="trunc"),
+                                           (x * 9).int().div(-2.5, rounding_mode="floor"), x.div(y, rounding_mode="trunc")),
+                           [S, S]),
+    "scatter_reduce_number": (lambda m, x: _scatter_reduced(m, x.detach()), [S[:2]]),  # (no derivative in PyTorch)
+    "scatter_repeated_index": (lambda m, x, s: (x.scatter(1, m.tensor([[0, 0, 3], [1, 1, 1], [2, 0, 2]]), s.detach()),
+                                                x.scatter(0, m.tensor([[0, 0, 2, 2], [0, 1, 2, 2]]), 7.0)), [S[:2], S[:2]]),
+    "scatter_reduce_add_src": (lambda m, x, s: x.detach().scatter(0, m.tensor([[1, 1, 0, 1], [1, 2, 2, 1]]), s.detach(),
+                                                         reduce="add"),  # (PyTorch has no derivative for it)
+                               [(3, 4), (2, 4)]),
 }  # fmt: skip
+
+def _scatter_reduced(m, x):
+    return (x.scatter(1, m.tensor([[0, 0, 3], [1, 1, 1], [2, 0, 2]]), 1.5, reduce="add"),
+            x.scatter(0, m.tensor([[0, 0, 2, 2], [0, 1, 2, 2]]), -2.0, reduce="multiply"),
+            x.scatter(1, m.tensor([[3], [0], [1]]), value=3.0, reduce="add"))
+
 
 def _finite_tests(m, y, x):
     mixed = m.where(x > 0.5, x, y)  # finite, NaN and infinite entries
@@ -197,7 +230,8 @@ def _finite_tests(m, y, x):
 
 
 #: Outputs compared with a looser tolerance (float16 rounding).
-_TOL = {"dtypes": 1e-3}
+_TOL = {"dtypes": 1e-3, "int_with_float32": 1e-6, "int_true_division": 1e-6, "int_powers": 1e-6,
+        "mixed_floor_and_remainder": 1e-6, "div_rounding_mixed": 1e-6, "sum_prod_dtype": 1e-6}
 
 
 def _host(v):
@@ -430,4 +464,36 @@ def test_multinomial_and_bernoulli_draw_as_torch_does():
         tga.multinomial(tga.tensor([0.1, 0.5, 0.4]), 4)
     b = tga.bernoulli(tga.full((2000,), 0.25))
     assert b.dtype == np.float32 and 0.2 < b.mean().item() < 0.3
+
+
+ERRORS = {
+    # id -> (code run with m = torch and m = tga, the exception class PyTorch raises)
+    "sum_dim_out_of_range": (lambda m, x: x.sum(5), IndexError),
+    "sum_dim_of_0d": (lambda m, x: x.sum().sum(1), IndexError),
+    "cumsum_dim_out_of_range": (lambda m, x: x.cumsum(axis=-4), IndexError),
+    "cumprod_dim_of_0d": (lambda m, x: x.sum().cumprod(1), IndexError),
+    "squeeze_dim_out_of_range": (lambda m, x: x.squeeze(dim=50), IndexError),
+    "permute_repeated_dim": (lambda m, x: x.permute((0, 0)), RuntimeError),
+    "flip_repeated_dim": (lambda m, x: x.flip((1, -1)), RuntimeError),
+    "roll_shifts_without_dims": (lambda m, x: x.roll((1, 2)), RuntimeError),
+    "clip_no_bounds": (lambda m, x: x.clip(None, None), RuntimeError),
+    "int_negative_power": (lambda m, x: x.int() ** -2, RuntimeError),
+    "div_bad_rounding_mode": (lambda m, x: x.div(2, rounding_mode="typo"), RuntimeError),
+    "gather_index_rank": (lambda m, x: x.gather(0, m.tensor([1])), RuntimeError),
+    "scatter_src_dtype": (lambda m, x: x.half().scatter(0, m.tensor([[0, 1, 2, 0, 1]]), x), RuntimeError),
+    "scatter_bad_reduce": (lambda m, x: x.scatter(0, m.tensor([[0, 1, 2, 0, 1]]), 1.0, reduce="max"), RuntimeError),
+}
+
+
+@pytest.mark.parametrize("case", ERRORS)
+def test_errors_have_torch_exception_classes(case):
+    """Each mistake raises the class PyTorch raises for it (the library's own class also
+    stays a ValueError, so code written against NumPy's errors still catches it)."""
+    fn, cls = ERRORS[case]
+    a = np.random.default_rng(0).standard_normal((3, 5))
+    with pytest.raises(cls):
+        fn(torch, torch.tensor(a))
+    with pytest.raises(cls) as err:
+        fn(tga, tga.tensor(a))
+    assert isinstance(err.value, ValueError), (case, type(err.value))
 

@@ -56,6 +56,24 @@ def _dim_alias(axis: Any, dim: Any, op: str) -> Any:
     return dim
 
 
+def _required_dim(axis: Any, dim: Any, op: str) -> Any:
+    """``dim`` or its alias ``axis`` (PyTorch takes either), one of which must be given."""
+    d = _dim_alias(axis, dim, op)
+    if d is None:
+        raise TypeError(f"{op}: missing the dim to run along (dim=)")
+    return d
+
+
+class DimensionError(IndexError, ValueError):
+    """An axis out of range. PyTorch raises ``IndexError`` for it, NumPy a ``ValueError``;
+    this is both, so code written for either catches it."""
+
+
+class InvalidArgumentError(ValueError, RuntimeError):
+    """An argument the op cannot take (repeated axes, a bad mode, mismatched index shapes).
+    PyTorch raises ``RuntimeError`` for these, NumPy ``ValueError``; this is both."""
+
+
 @functools.lru_cache(maxsize=4096)
 def _reshape_target(cur: Shape, shape: tuple) -> Shape:
     """``shape`` with its one ``-1`` resolved, checked against ``cur`` (cached: a model
@@ -400,39 +418,45 @@ class Tensor:
 
     # -- arithmetic ---------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
-        return _add(self, other if other.__class__ in _PLAIN else self._operand(other))
+        return _add(*_promoted(self, other if other.__class__ in _PLAIN else self._operand(other)))
 
     def __radd__(self, other: Any) -> Tensor:
-        return _add(other if other.__class__ in _PLAIN else self._operand(other), self)
+        return _add(*_promoted(other if other.__class__ in _PLAIN else self._operand(other), self))
 
     def __sub__(self, other: Any) -> Tensor:
-        return _sub(self, other if other.__class__ in _PLAIN else self._operand(other))
+        return _sub(*_promoted(self, other if other.__class__ in _PLAIN else self._operand(other)))
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _sub(other if other.__class__ in _PLAIN else self._operand(other), self)
+        return _sub(*_promoted(other if other.__class__ in _PLAIN else self._operand(other), self))
 
     def __mul__(self, other: Any) -> Tensor:
-        return _mul(self, other if other.__class__ in _PLAIN else self._operand(other))
+        return _mul(*_promoted(self, other if other.__class__ in _PLAIN else self._operand(other)))
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _mul(other if other.__class__ in _PLAIN else self._operand(other), self)
+        return _mul(*_promoted(other if other.__class__ in _PLAIN else self._operand(other), self))
 
     def __truediv__(self, other: Any) -> Tensor:
-        return _div(self, other if other.__class__ in _PLAIN else self._operand(other))
+        return _div(*_promoted_div(self, other if other.__class__ in _PLAIN else self._operand(other)))
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _div(other if other.__class__ in _PLAIN else self._operand(other), self)
+        return _div(*_promoted_div(other if other.__class__ in _PLAIN else self._operand(other), self))
 
     def __pow__(self, other: Any) -> Tensor:
         other = self._operand(other)
+        base, other = _promoted(self, other)
         if isinstance(other, Tensor):
-            return ops.Pow.apply(self, other)
-        return ops.PowScalar.apply(self, args=other)
+            return ops.Pow.apply(base, other)
+        if isinstance(other, int) and other < 0 and base.dtype.kind in "biu":
+            raise InvalidArgumentError(
+                f"pow: integers to negative integer powers are not allowed ({base.dtype} tensor ** {other}); "
+                "convert the tensor with .float() first"
+            )
+        return ops.PowScalar.apply(base, args=other)
 
     def __rpow__(self, other: Any) -> Tensor:
         # (Pow with a constant base, not exp(t * log(base)): that has no log for base <= 0,
         # where 0 ** t and (-2) ** t are still defined)
-        return ops.Pow.apply(self._operand(other), self)
+        return ops.Pow.apply(*_promoted(self._operand(other), self))
 
     def __neg__(self) -> Tensor:
         return ops.Neg.apply(self)
@@ -519,19 +543,19 @@ class Tensor:
         return _functional.gelu(self, approximate=approximate)
 
     def maximum(self, other: Any) -> Tensor:
-        other = self._operand(other)
-        a = _promote_for_scalar(self, other)
+        a, other = _promoted(self, self._operand(other))
         return ops.Maximum.apply(a, _number_for(a, other))
 
     def minimum(self, other: Any) -> Tensor:
-        other = self._operand(other)
-        a = _promote_for_scalar(self, other)
+        a, other = _promoted(self, self._operand(other))
         return ops.Minimum.apply(a, _number_for(a, other))
 
     def clip(self, lo: Any = None, hi: Any = None) -> Tensor:
         """``lo`` below ``lo``, ``hi`` above ``hi``. The gradient is 1 on the whole closed
         interval, bounds included, as PyTorch's ``clamp`` (not the 1/2 that maximum and
         minimum give ties)."""
+        if lo is None and hi is None:
+            raise InvalidArgumentError("clip: give at least one of min and max (both are None)")
         out = _promote_for_scalar(_promote_for_scalar(self, lo), hi)
         if lo is not None:
             out = where(out < lo, lo, out)
@@ -548,16 +572,19 @@ class Tensor:
         if nd == 0:  # PyTorch takes axis 0 and -1 of a 0-d tensor: the reduction over no axes
             for a in axes:
                 if a not in (0, -1):
-                    raise ValueError(f"{op}: axis {a} is out of range for a 0-d tensor (use 0, -1 or None)")
+                    raise DimensionError(f"{op}: axis {a} is out of range for a 0-d tensor (use 0, -1 or None)")
             return ()
         out = []
         for a in axes:
             if not -nd <= a < max(nd, 1):
-                raise ValueError(f"{op}: axis {a} is out of range for a tensor of shape {self.shape}")
+                raise DimensionError(f"{op}: axis {a} is out of range for a tensor of shape {self.shape}")
             out.append(a % max(nd, 1))
         return tuple(out)
 
-    def sum(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
+    def sum(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None,
+            dtype: Any = None) -> Tensor:  # fmt: skip
+        if dtype is not None:  # PyTorch's: the sum taken in ``dtype``
+            self = self.astype(dtype)  # noqa: PLW0642
         if dim is not None or keepdim is not None:
             axis, keepdims = _dim_alias(axis, dim, "sum"), keepdims or bool(keepdim)
         return ops.Sum.apply(self, args=(self._axes(axis, "sum"), keepdims))
@@ -651,7 +678,7 @@ class Tensor:
         try:
             perm = _permutation(self.data.ndim, axes)
         except ValueError:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"permute: {axes} is not a permutation of the axes of a tensor of shape {self.shape}"
             ) from None
         return self if perm is None else ops.Permute.apply(self, args=perm)
@@ -977,9 +1004,15 @@ class Tensor:
         if rounding_mode == "floor":
             return self // other
         if rounding_mode == "trunc":
-            q = self / other
+            a, b = _promoted(self, self._operand(other))
+            if (a if isinstance(a, Tensor) else b).dtype.kind in "biu":
+                # integers stay integers, as in PyTorch: the floor quotient, one nearer zero
+                # where the signs differ and the division is not exact
+                q = a // b
+                return where((q < 0) & (q * b != a), q + 1, q)
+            q = a / b
             return ops.Sign.apply(q) * ops.Floor.apply(q.abs())
-        raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', not {rounding_mode!r}")
+        raise InvalidArgumentError(f"div: rounding_mode must be None, 'floor' or 'trunc', not {rounding_mode!r}")
 
     def pow(self, exponent: Any) -> Tensor:
         return self**exponent
@@ -1075,15 +1108,16 @@ class Tensor:
     def amin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         return self.min(dim, keepdim)
 
-    def prod(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        """The product over ``dim`` (all elements when None); exact with zeros."""
-        return _tf.prod(self, dim, keepdim)
+    def prod(self, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None) -> Tensor:
+        """The product over ``dim`` (all elements when None); exact with zeros. ``axis=`` is
+        PyTorch's alias of ``dim``."""
+        return _tf.prod(self if dtype is None else self.astype(dtype), _dim_alias(axis, dim, "prod"), keepdim)
 
-    def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
-        return _tf.cumsum(self, dim, dtype=dtype)
+    def cumsum(self, dim: int | None = None, *, dtype: Any = None, axis: Any = None) -> Tensor:
+        return _tf.cumsum(self, _required_dim(axis, dim, "cumsum"), dtype=dtype)
 
-    def cumprod(self, dim: int) -> Tensor:
-        return _tf.cumprod(self, dim)
+    def cumprod(self, dim: int | None = None, *, dtype: Any = None, axis: Any = None) -> Tensor:
+        return _tf.cumprod(self if dtype is None else self.astype(dtype), _required_dim(axis, dim, "cumprod"))
 
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
         return _tf.norm(self, p, dim, keepdim)
@@ -1092,8 +1126,8 @@ class Tensor:
     def gather(self, dim: int, index: Any) -> Tensor:
         return _tf.gather(self, dim, index)
 
-    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
-        return _tf.scatter(self, dim, index, src, value=value)
+    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None, reduce: str | None = None) -> Tensor:
+        return _tf.scatter(self, dim, index, src, value=value, reduce=reduce)
 
     def scatter_add(self, dim: int, index: Any, src: Tensor) -> Tensor:
         return _tf.scatter_add(self, dim, index, src)
@@ -1253,6 +1287,35 @@ def _promote_for_scalar(t: Tensor, value: Any) -> Tensor:
     return t.astype(dt)
 
 
+def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
+    """The operands of an arithmetic op, cast to the dtype PyTorch gives its result where
+    that differs from NumPy's: between kinds (bool < int < float < complex) the operand of
+    the higher kind decides, whatever its size or rank (an int32 tensor with a float32 one,
+    or with a Python float, is float32; NumPy makes both float64). Within a kind NumPy's
+    rule stands."""
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            da, db = a.dtype, b.dtype
+            if da == db:
+                return a, b
+            ra, rb = _KIND_RANK.get(da.kind, 0), _KIND_RANK.get(db.kind, 0)
+            if ra < rb:
+                return a.astype(db), b
+            return a, (b.astype(da) if rb < ra else b)
+        return _promote_for_scalar(a, b), b
+    return a, _promote_for_scalar(b, a)
+
+
+def _promoted_div(a: Any, b: Any) -> tuple[Any, Any]:
+    """As :func:`_promoted`, and true division of integers (or bools) in float32, PyTorch's
+    default dtype (NumPy divides them in float64)."""
+    a, b = _promoted(a, b)
+    t = a if isinstance(a, Tensor) else b
+    if t.dtype.kind in "biu":
+        return (a.astype(np.float32) if isinstance(a, Tensor) else a), (b.astype(np.float32) if isinstance(b, Tensor) else b)
+    return a, b
+
+
 def _number_for(t: Tensor, value: Any) -> Any:
     """A Python bool beside a numeric tensor as the number it stands for (the array API
     combines Python bools with bool arrays only)."""
@@ -1404,6 +1467,7 @@ def _sqrt_of_variance(v: Tensor) -> Tensor:
 # -- composites used by Tensor methods (their definitions: primitives only) --------
 def _floor_divide(a: Any, b: Any) -> Tensor:
     """Python's (and PyTorch's) ``//``: rounds toward minus infinity; integers stay integers."""
+    a, b = _promoted(a, b)
     like = a if isinstance(a, Tensor) else b
     if like.dtype.kind in "fc":
         return ops.Floor.apply(a / b)
@@ -1412,6 +1476,7 @@ def _floor_divide(a: Any, b: Any) -> Tensor:
 
 def _remainder(a: Any, b: Any) -> Tensor:
     """Python's (and PyTorch's) ``%``: the sign of the divisor; ``a - floor(a / b) * b``."""
+    a, b = _promoted(a, b)
     like = a if isinstance(a, Tensor) else b
     if like.dtype.kind in "fc":
         return a - ops.Floor.apply(a / b).detach() * b

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import functional, ops
-from ._tensor import Size, Tensor, cat, stack, where
+from ._tensor import InvalidArgumentError, Size, Tensor, cat, stack, where
 from .autograd import composite
 
 __all__ = [
@@ -90,10 +90,10 @@ def _index(x: Tensor, dim: int, index: Any, op: str) -> Tensor:
     as many axes as ``x``, no larger than ``x`` off ``dim``, every entry inside ``dim``."""
     idx = _index_tensor(x, index, op)
     if idx.ndim != x.ndim:
-        raise ValueError(f"{op}: the index needs as many dimensions as the tensor ({x.ndim}), got {idx.ndim}")
+        raise InvalidArgumentError(f"{op}: the index needs as many dimensions as the tensor ({x.ndim}), got {idx.ndim}")
     for d, (i, s) in enumerate(zip(idx.shape, x.shape)):
         if d != dim and i > s:
-            raise ValueError(f"{op}: index shape {tuple(idx.shape)} is larger than tensor shape {x.shape} at dim {d}")
+            raise InvalidArgumentError(f"{op}: index shape {tuple(idx.shape)} is larger than tensor shape {x.shape} at dim {d}")
     _check_bounds(x._dev.ops, idx.data, x.shape[dim], op, dim, x.shape)
     return idx
 
@@ -104,32 +104,74 @@ def gather(x: Tensor, dim: int, index: Any) -> Tensor:
     return ops.GatherAlong.apply(x, _index(x, d, index, "gather"), args=(d, x.shape))
 
 
-def _scattered(x: Tensor, dim: Any, index: Any, src: Any, op: str) -> tuple[Tensor, Tensor | None, int]:
+def _scattered(x: Tensor, dim: Any, index: Any, src: Any, op: str,
+               keep: Tensor | None = None) -> tuple[Tensor, Tensor | None, int]:  # fmt: skip
     """The checked index and, for a tensor ``src``, its part the index covers summed into
-    zeros of ``x``'s shape where the index points."""
+    zeros of ``x``'s shape where the index points (only the entries ``keep`` marks, if given)."""
     d = _one_dim(x, dim, op)
     idx = _index(x, d, index, op)
     if not isinstance(src, Tensor):
         return idx, None, d
     if src.ndim != x.ndim or builtins.any(i > s for i, s in zip(idx.shape, src.shape)):
-        raise ValueError(f"{op}: src of shape {src.shape} must cover the index's shape {idx.shape}")
+        raise InvalidArgumentError(f"{op}: src of shape {src.shape} must cover the index's shape {idx.shape}")
     if src.shape != idx.shape:
         src = src[tuple(slice(0, i) for i in idx.shape)]
+    if keep is not None:
+        src = where(keep, src, 0)
     return idx, ops.ScatterAddAlong.apply(src, idx, args=(d, x.shape)), d
 
 
-def scatter(x: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
+def _last_writes(x: Tensor, idx: Tensor, d: int) -> Tensor:
+    """Which entries of ``idx`` are the last along ``d`` to point at their position: the
+    write that stands when the index repeats one, in the order PyTorch's CPU kernel writes.
+    A boolean tensor of ``idx``'s shape (no gradient: it depends on the index alone)."""
+    xp = x._dev.xp
+    i = xp.moveaxis(idx.data, d, -1)
+    n = i.shape[-1]
+    pos = xp.arange(n, device=i.device)
+    later = pos[None, :] > pos[:, None]
+    overwritten = xp.any((i[..., :, None] == i[..., None, :]) & later, axis=-1)
+    return Tensor._wrap(xp.moveaxis(xp.logical_not(overwritten), -1, d), x._dev)
+
+
+def scatter(x: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None, reduce: str | None = None) -> Tensor:
     """``x`` with ``out[index[i][j]][j] = src[i][j]`` (for ``dim=0``), as ``torch.scatter``.
 
-    ``src`` may be a number. Differentiable in ``x`` (zero where written) and in ``src``.
-    Where the index repeats a position PyTorch keeps one of the writes, unspecified which;
-    here the writes are summed, so give each position once.
+    ``src`` may be a number (or ``value=``). Differentiable in ``x`` (zero where written)
+    and in ``src``. Where the index repeats a position the last write along ``dim`` stands,
+    as on PyTorch's CPU. ``reduce="add"`` or ``"multiply"`` combines each write with what
+    is there instead (for a number ``src``, once per time the position is named).
     """
     src = value if src is None else src
-    idx, summed, d = _scattered(x, dim, index, src, "scatter")
+    if reduce is not None:
+        return _scatter_reduce(x, dim, index, src, reduce)
+    if isinstance(src, Tensor) and src.dtype != x.dtype:
+        raise InvalidArgumentError(
+            f"scatter: src is {src.dtype} and the tensor {x.dtype}; they must match (convert src with .to(x.dtype))"
+        )
+    d = _one_dim(x, dim, "scatter")
+    idx = _index(x, d, index, "scatter")
+    idx, summed, d = _scattered(x, dim, idx, src, "scatter", _last_writes(x, idx, d))
     ones = Tensor.ones(idx.shape, device=x._dev)
     written = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape)) > 0
     return where(written, src if summed is None else summed, x)
+
+
+def _scatter_reduce(x: Tensor, dim: int, index: Any, src: Any, reduce: str) -> Tensor:
+    """``torch.scatter``'s ``reduce=``: each write added to (or multiplied into) the entry."""
+    if reduce not in ("add", "multiply"):
+        raise InvalidArgumentError(f"scatter: reduce must be 'add' or 'multiply', not {reduce!r}")
+    if isinstance(src, Tensor):
+        if reduce == "add":
+            return scatter_add(x, dim, index, src)
+        raise NotImplementedError("scatter: reduce='multiply' takes a number src here; multiply by a tensor yourself")
+    d = _one_dim(x, dim, "scatter")
+    idx = _index(x, d, index, "scatter")
+    counts = ops.ScatterAddAlong.apply(Tensor.ones(idx.shape, dtype=x.dtype, device=x._dev), idx, args=(d, x.shape))
+    if reduce == "multiply":
+        return x * src**counts  # (src ** 0 is 1, an inf or nan src included)
+    # the number times its count where written, 0 elsewhere (never inf * 0)
+    return x + where(counts > 0, Tensor.full(x.shape, src, dtype=x.dtype, device=x._dev), 0) * counts
 
 
 def scatter_add(x: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
@@ -289,6 +331,9 @@ def prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     if dim is None:
         out = prod(x.reshape(-1), 0)
         return out.reshape((1,) * x.ndim) if keepdim else out
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: itself, as in PyTorch
+        x._axes(dim, "prod")
+        return x
     d = _one_dim(x, dim, "prod")
     n = x.shape[d]
     lead = (slice(None),) * d
@@ -309,6 +354,9 @@ def prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 def cumprod(x: Tensor, dim: int) -> Tensor:
     """Running products along ``dim`` by doubling steps (``log2(n)`` multiplies by a
     shifted copy): no division, so zeros give exact values and gradients."""
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: itself, as in PyTorch
+        x._axes(dim, "cumprod")
+        return x
     d = _one_dim(x, dim, "cumprod")
     n = x.shape[d]
     lead = (slice(None),) * d
@@ -323,7 +371,8 @@ def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sums along ``dim``."""
     if dtype is not None:
         x = x.astype(dtype)
-    if x.ndim == 0:
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: itself, as in PyTorch
+        x._axes(dim, "cumsum")
         return x
     return ops.Cumsum.apply(x, args=_one_dim(x, dim, "cumsum"))
 
@@ -351,6 +400,8 @@ def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> T
 def flip(x: Tensor, dims: Any) -> Tensor:
     """``x`` reversed along each of ``dims``."""
     axes = x._axes(dims, "flip") or ()
+    if len(set(axes)) != len(axes):
+        raise InvalidArgumentError(f"flip: dims {tuple(dims)} name an axis more than once (shape {x.shape})")
     return x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))]
 
 
@@ -361,7 +412,7 @@ def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     axes = x._axes(dims, "roll")
     if len(shifts) != len(axes):
-        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} dims; give one shift per dim")
+        raise InvalidArgumentError(f"roll: {len(shifts)} shifts for {len(axes)} dims; give one shift per dim")
     for s, d in zip(shifts, axes):
         n = x.shape[d]
         s = s % n if n else 0
