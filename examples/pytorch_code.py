@@ -18,11 +18,14 @@ steps, prints the accuracy, and writes the forward and backward graphs of one st
 import math
 import os
 
-import tinygrad_attn.nn.functional as F
 from common import draw, parse_args  # examples/common.py: the flags every example takes
 
-import tinygrad_attn as torch
+# isort: off
+import tinygrad_attn as torch  # the three lines that differ from PyTorch code
 from tinygrad_attn import nn
+import tinygrad_attn.nn.functional as F
+
+# isort: on
 
 args = parse_args(__doc__, "a few seconds: fewer training steps")
 VOCAB, LENGTH, D = 8, 6, 16
