@@ -188,6 +188,22 @@ def test_index_arrays_before_an_ellipsis(device):
     close(g, np.stack([np.zeros((3, 4)), 2 * np.ones((3, 4))]))
 
 
+_B, _C = np.array([[0, 1], [1, 0]]), np.array([2, 1])
+
+
+@pytest.mark.parametrize("key", [(None, _B, _C), (_B, None, _C), (slice(None), None, _B), (None, 1, _B, None, _C),
+                                 (Ellipsis, None, _B), (_B, Ellipsis, None), (1, _B, _C, 0, slice(None))])  # fmt: skip
+def test_none_and_ints_mixed_with_index_arrays_read_as_in_numpy(key, device):
+    a = np.arange(2 * 3 * 4 * 5 * 6.0).reshape(2, 3, 4, 5, 6)
+    y = Tensor(a, device=device, requires_grad=True)
+    close(y[key], a[key])
+    w = np.random.default_rng(0).standard_normal(a[key].shape)
+    (g,) = tga.grad((y[key] * Tensor(w, device=device)).sum(), [y])
+    want = np.zeros_like(a)
+    np.add.at(want, key, w)
+    close(g, want)
+
+
 @pytest.mark.parametrize("key", [np.array([True, False]), (slice(None), np.array([True, False, True])),
                                  (Ellipsis, np.array([True])), np.ones((3, 3), bool)])  # fmt: skip
 def test_a_boolean_index_of_the_wrong_shape_raises(key, device):

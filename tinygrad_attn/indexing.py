@@ -180,8 +180,10 @@ def _in_bounds(k: slice, size: int) -> slice:
 
 def _advanced(x: Tensor, key: tuple) -> Tensor:
     """Integer arrays (and ints among them) on some axes, slices on the others."""
-    if any(k is None for k in key):
-        raise IndexError("getitem: None cannot be mixed with index arrays; index first, then unsqueeze")
+    if any(k is None for k in key):  # a new axis of size 1 where each None stands, then index as usual
+        sizes = iter(x.shape)
+        x = x.reshape(tuple(1 if k is None else next(sizes) for k in key))
+        key = tuple(slice(None) if k is None else k for k in key)
     adv = [i for i, k in enumerate(key) if not isinstance(k, slice)]
     # First the slices, with full slices on the indexed axes.
     out = _basic(x, tuple(slice(None) if i in adv else k for i, k in enumerate(key)))
