@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import close, rand
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor, autograd
@@ -587,3 +589,66 @@ def test_replaying_a_view_costs_nothing_to_tensors_made_after_the_change(rng):
     (y * 2.0).sum().backward()
     assert y.grad_fn is node
     close(a.grad, [[2.0] * 3, [0.0] * 3])
+
+
+# A random program: views taken of a tensor and of its views, in-place changes of the
+# tensor and of its slices, and uses, in any order. Each step is (what, which, k): which
+# tensor of the pool (modulo its size), and a small number the step reads as it likes.
+_VIEW_STEPS = {  # name -> (applies to shape, take the view, stays a chain of slices)
+    "row": (lambda s: len(s) >= 1, lambda t, k: t[k % t.shape[0]], True),
+    "tail": (lambda s: len(s) >= 1 and s[0] >= 2, lambda t, k: t[1:], True),
+    "every other": (lambda s: len(s) >= 1 and s[-1] >= 2, lambda t, k: t[..., ::2], True),
+    "transpose": (lambda s: len(s) == 2, lambda t, k: t.transpose(0, 1), False),
+    "flat": (lambda s: True, lambda t, k: t.reshape(-1), False),
+    "expand": (lambda s: True, lambda t, k: t[None].expand(2, *t.shape), False),
+}
+_CHANGES = ["mul_", "add_", "setitem", "clamp_"]
+
+
+def _run_view_program(lib, steps, a, b):
+    x = a * 1.0
+    pool = [(x, True)]  # (tensor, whether an in-place change through it is written to x)
+    terms = []
+    for what, which, k in steps:
+        t, writable = pool[which % len(pool)]
+        if what in _VIEW_STEPS:
+            applies, take, slice_like = _VIEW_STEPS[what]
+            if applies(tuple(t.shape)):
+                pool.append((take(t, k), writable and slice_like))
+        elif what == "use":  # exp saves its own output only: nothing a later change breaks
+            terms.append((t * (k + 1) * 0.25).exp().sum() * 0.1)
+        elif writable and t.numel() > 0:  # a change of x itself or through slices of it
+            if what == "mul_":
+                t.mul_(1.5 - 0.25 * k)
+            elif what == "add_":
+                t.add_(b[k % 2, k % 3] * 0.5)
+            elif what == "setitem" and t.ndim >= 1:
+                t[k % t.shape[0]] = b[1, k % 3] * (k - 2.0)
+            elif what == "clamp_":
+                t.clamp_(-0.5 - 0.1 * k, 0.7)
+    for t, _ in pool:  # every view used once more at the end
+        terms.append((t * 0.5).exp().sum() * 0.1)
+    return sum(terms) + (x * x).sum() + (b * 0.5).sum()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([*_VIEW_STEPS, *_CHANGES, "use", "use"]), st.integers(0, 5), st.integers(0, 4)),
+        min_size=1,
+        max_size=20,
+    ),
+)
+def test_random_views_changes_and_uses_match_pytorch(steps):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(len(steps))
+    ha, hb = rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (3, 4))
+    ta, tb = torch.tensor(ha, requires_grad=True), torch.tensor(hb, requires_grad=True)
+    tout = _run_view_program(torch, steps, ta, tb)
+    tout.backward()
+    a, b = Tensor(ha, requires_grad=True), Tensor(hb, requires_grad=True)
+    out = _run_view_program(tga, steps, a, b)
+    out.backward()
+    close(out, tout.item(), atol=1e-9)
+    close(a.grad, ta.grad.numpy(), atol=1e-9)
+    close(b.grad, tb.grad.numpy(), atol=1e-9)
