@@ -1097,7 +1097,11 @@ def _is_view(t: Tensor) -> bool:
     if t._ctx is not None:
         if not _VIEW_OPS:
             _note_rebase(_last_rebase)  # (fills the sets; records nothing)
-        return _view_node(t) is not None
+        v = _view_node(t)
+        if v is None:
+            return False
+        bdata = v.inputs[0].data  # (a reshape that could not view made a copy: not a view)
+        return bdata.__class__ is FreedArray or _memory_root(t.data) is _memory_root(bdata)
     return _memory_root(t.data) is not getattr(t.data, "_array", t.data)
 
 
@@ -1171,11 +1175,13 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
     output through an :class:`InPlace` node. Where ``compute``'s backward reads the old
     values (``reads_old``; not an add or a store) it runs on a recorded copy, as
     PyTorch keeps the original of ``x.mul_(w)``; a previous node that reads its output
-    finds it changed, and backward raises, as in PyTorch. A basic slice ``x[key]`` is
-    changed through ``x`` (see :func:`_write_through_slice`). ``operator`` (``+=`` and
-    the like): where the change cannot be recorded in place (another view of another
-    tensor's memory), return the result as a new tensor, as Python does for immutable
-    values; ``x[i] += v`` then writes it back through ``x.__setitem__``.
+    finds it changed, and backward raises, as in PyTorch. A view of ``x`` (a basic slice
+    ``x[key]``, a reshape, a permute) is changed through ``x`` (see
+    :func:`_write_through_view`), and views of ``x`` taken before follow the change when
+    next used (see :func:`_replay_view`). ``operator`` (``+=`` and the like): where the
+    change cannot be recorded in place (an expanded view, a view without a graph of
+    another tensor's memory), return the result as a new tensor, as Python does for
+    immutable values; ``x[i] += v`` then writes it back through ``x.__setitem__``.
     """
     if t.data.__class__ is FreedArray:
         raise RuntimeError(f"{name}: the values of this tensor (shape {tuple(t.shape)}) were freed {t.data.when}")
@@ -1196,8 +1202,9 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
     if _is_view(t):
         from . import ops  # noqa: PLC0415 - ops builds on this module
 
-        if t._ctx is not None and _view_node(t).__class__ is ops.Slice:  # a basic slice, x[key]
-            return _write_through_slice(t, name, compute, operands, reads_old)
+        v = _view_node(t) if t._ctx is not None else None
+        if v is not None and v.__class__ is not ops.Expand:  # x[key], a reshape, a permute of x
+            return _write_through_view(t, name, compute, operands, reads_old)
         if operator:
             return compute(t, *operands)
         raise RuntimeError(
@@ -1227,16 +1234,24 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
     return t
 
 
-def _write_through_slice(t: Tensor, name: str, compute: Callable[..., Tensor], operands: Sequence[Any],
-                         reads_old: bool) -> Tensor:  # fmt: skip
-    """``x[key].op_(...)`` as PyTorch records it: the result is stored into the tensor the
-    slice views (``x[key] = result``, itself recorded), and the slice becomes ``x[key]``
-    of the new ``x``. Ops that used the slice before keep its old history."""
-    v = _view_node(t)  # (t's own Slice, or the one of its latest write or replay)
-    base, key = v.inputs[0], v.args
+def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], operands: Sequence[Any],
+                        reads_old: bool) -> Tensor:  # fmt: skip
+    """``x[key].op_(...)`` (or of ``x.T``, ``x.reshape(...)``) as PyTorch records it: the
+    result is stored into the tensor the view shows (``x[key] = result``; ``x`` becomes the
+    result permuted or reshaped back; itself recorded), and the view becomes the same view
+    of the new ``x``. Ops that used the view before keep its old history."""
+    from . import ops  # noqa: PLC0415 - ops builds on this module
+
+    v = _view_node(t)  # (t's own view op, or the one of its latest write or replay)
+    base = v.inputs[0]
     value = _checked_result(t, compute(_Copy.apply(t) if reads_old else t, *operands), name)
-    base[key] = value  # (its own checks: a leaf that requires grad raises there)
-    fresh = base[key]
+    # (the base's own checks apply: a leaf that requires grad raises there)
+    if v.__class__ is ops.Slice:
+        base[v.args] = value
+    else:  # a permute or reshape shows every element of the base once: the result replaces it
+        whole = value.reshape(base.shape) if v.__class__ is ops.Reshape else value.permute(_inverse_perm(v.args))
+        apply_inplace(base, name, _replaced_by, whole, reads_old=False)
+    fresh = v.__class__.apply(base, args=v.args)
     old = _new(Tensor)
     old.data, old._dev, old.grad, old.name = t.data, t._dev, None, t.name
     old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
@@ -1249,6 +1264,17 @@ def _write_through_slice(t: Tensor, name: str, compute: Callable[..., Tensor], o
         t._ctx, t.requires_grad = None, False
     _note_rebase(_next_seq())
     return t
+
+
+def _replaced_by(old: Tensor, new: Tensor) -> Tensor:
+    return new
+
+
+def _inverse_perm(perm: Sequence[int]) -> tuple[int, ...]:
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
 
 
 def _checked_result(t: Tensor, r: Tensor, name: str) -> Tensor:
