@@ -1020,14 +1020,20 @@ def _with_subclasses(classes: Any) -> frozenset:
     return frozenset(out)
 
 
-def _note_rebase(seq: int) -> None:
-    """Record that a tensor's history was rebased by the change made at ``seq``."""
-    global _rebased, _last_rebase, _VIEW_OPS, _VIEW_NODES
+def _know_view_ops() -> None:
+    """Fill :data:`_VIEW_OPS` (the ops module is imported after this one)."""
+    global _VIEW_OPS, _VIEW_NODES
     if not _VIEW_OPS:
         from . import ops  # noqa: PLC0415 - ops builds on this module
 
         _VIEW_OPS = _with_subclasses((ops.Slice, ops.Reshape, ops.Permute, ops.Expand))
         _VIEW_NODES = _VIEW_OPS | {InPlace}
+
+
+def _note_rebase(seq: int) -> None:
+    """Record that a tensor's history was rebased by the change made at ``seq``."""
+    global _rebased, _last_rebase
+    _know_view_ops()
     _rebased = True
     _last_rebase = seq
 
@@ -1095,8 +1101,7 @@ def _as_seen_by(t: Tensor, seq: int) -> Tensor:
 def _is_view(t: Tensor) -> bool:
     """Whether ``t`` shows memory of another tensor (a slice, reshape, permute, expand)."""
     if t._ctx is not None:
-        if not _VIEW_OPS:
-            _note_rebase(_last_rebase)  # (fills the sets; records nothing)
+        _know_view_ops()
         v = _view_node(t)
         if v is None:
             return False
@@ -1203,7 +1208,7 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
         from . import ops  # noqa: PLC0415 - ops builds on this module
 
         v = _view_node(t) if t._ctx is not None else None
-        if v is not None and v.__class__ is not ops.Expand:  # x[key], a reshape, a permute of x
+        if v is not None and not isinstance(v, ops.Expand):  # x[key], a reshape, a permute of x
             return _write_through_view(t, name, compute, operands, reads_old)
         if operator:
             return compute(t, *operands)
@@ -1246,10 +1251,10 @@ def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], op
     base = v.inputs[0]
     value = _checked_result(t, compute(_Copy.apply(t) if reads_old else t, *operands), name)
     # (the base's own checks apply: a leaf that requires grad raises there)
-    if v.__class__ is ops.Slice:
+    if isinstance(v, ops.Slice):
         base[v.args] = value
     else:  # a permute or reshape shows every element of the base once: the result replaces it
-        whole = value.reshape(base.shape) if v.__class__ is ops.Reshape else value.permute(_inverse_perm(v.args))
+        whole = value.reshape(base.shape) if isinstance(v, ops.Reshape) else value.permute(_inverse_perm(v.args))
         apply_inplace(base, name, _replaced_by, whole, reads_old=False)
     fresh = v.__class__.apply(base, args=v.args)
     old = _new(Tensor)
