@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import close, rand
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor, autograd
@@ -234,9 +236,9 @@ def test_inplace_errors_name_the_op_and_what_to_do(rng):
     with pytest.raises(IndexError, match="setitem.*out of range"):
         x[5] = 1.0
     a = rand(rng, 2, 3)
-    v = (a * 1.0).reshape(3, 2)
+    v = (a * 1.0)[None].expand(2, 2, 3)  # (a reshape or permute view writes through: see below)
     with pytest.raises(RuntimeError, match="view.*x\\[idx\\] = value"):
-        v.add_(a[0, :2])
+        v.add_(a[0])
     with pytest.raises(ValueError, match="at least one"):
         x.clamp_()
 
@@ -439,3 +441,243 @@ def test_inplace_through_a_slice_matches_finite_differences(name, device, rng):
 
     x, o = _pair(rng, device)
     assert tga.gradcheck(lambda a, b: f(a.reshape(1, 3, 3).expand(2, 3, 3) * 1.0, b), x, o)
+
+
+# -- views taken before their base changed in place ---------------------------------
+# name -> a view of a (2, 3) tensor, written the same for tinygrad_attn and PyTorch
+VIEWS = {
+    "slice": lambda x: x[0],
+    "slice range": lambda x: x[:, 1:],
+    "reshape": lambda x: x.reshape(6),
+    "view": lambda x: x.view(3, 2),
+    "permute": lambda x: x.permute(1, 0),
+    "transpose": lambda x: x.transpose(0, 1),
+    "mT": lambda x: x.mT,
+    "T": lambda x: x.T,
+    "expand": lambda x: x[0:1].expand(4, 3),
+    "new axis": lambda x: x[None, 1],
+    "slice of a slice": lambda x: x[1][::2],
+    "reshape of a transpose (a copy)": lambda x: x.T.reshape(6),
+    "slice of a transpose": lambda x: x.T[1:],
+}
+
+
+def _stale_view_program(view):
+    def f(a, b):
+        x = a * 1.0
+        y = view(x)
+        before = (y * 2.0).sum()  # used before the change: the old values
+        x.mul_(b)  # y shows the new values (unless the view is a copy)
+        return (y * y).sum() + before + (x * 0.5).sum()
+
+    return f
+
+
+@pytest.mark.parametrize("name", list(VIEWS))
+def test_a_view_used_after_its_base_changed_matches_pytorch(name, rng):
+    torch = pytest.importorskip("torch")
+    ha, hb = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    f = _stale_view_program(VIEWS[name])
+    a, b = Tensor(ha, requires_grad=True), Tensor(hb, requires_grad=True)
+    out = f(a, b)
+    out.backward()
+    ta, tb = torch.tensor(ha, requires_grad=True), torch.tensor(hb, requires_grad=True)
+    tout = f(ta, tb)
+    tout.backward()
+    close(out, tout.item(), atol=1e-10)
+    close(a.grad, ta.grad.numpy(), atol=1e-10)
+    close(b.grad, tb.grad.numpy(), atol=1e-10)
+
+
+@pytest.mark.parametrize("name", list(VIEWS))
+def test_a_view_used_after_its_base_changed_matches_finite_differences(name, device, rng):
+    a = Tensor(rng.standard_normal((2, 3)), device=device)
+    b = Tensor(rng.standard_normal((2, 3)), device=device)
+    assert tga.gradcheck(_stale_view_program(VIEWS[name]), a, b)
+
+
+@pytest.mark.parametrize("name", ["slice", "transpose", "expand", "slice of a slice"])
+def test_a_view_used_after_its_base_changed_second_order(name, device, rng):
+    f = _stale_view_program(VIEWS[name])
+
+    def df(a, b):
+        return tga.grad(f(a, b), [a, b], create_graph=True)[0]
+
+    a = Tensor(rng.standard_normal((2, 3)), device=device)
+    b = Tensor(rng.standard_normal((2, 3)), device=device)
+    assert tga.gradcheck(df, a, b)
+
+
+def test_the_example_of_the_stale_view(rng):
+    leaf = rand(rng, 2, 3)
+    x = leaf.clone()
+    y = x[0]
+    x.mul_(2)
+    (y * 3).sum().backward()  # y is 2 * leaf[0] now: d/dleaf[0] = 6, as PyTorch
+    close(leaf.grad, [[6.0] * 3, [0.0] * 3])
+
+
+def test_a_stale_view_as_the_root_of_backward_and_of_grad(rng):
+    a = rand(rng, 2, 3)
+    x = a * 1.0
+    y = x[1]
+    x.mul_(3.0)
+    y.backward(Tensor(np.ones(3)))
+    close(a.grad, [[0.0] * 3, [3.0] * 3])
+    x2 = a * 1.0
+    s = x2.sum(0)  # not a view: keeps the old values' history
+    y2 = x2.reshape(6)[2:3]  # a view of a view
+    x2.mul_(5.0)
+    (g,) = tga.grad(y2, a, Tensor(np.ones(1)), retain_graph=True)
+    close(g, [[0.0, 0.0, 5.0], [0.0, 0.0, 0.0]])
+    (g,) = tga.grad(s.sum(), a)
+    close(g, np.ones((2, 3)))
+
+
+def test_a_view_changed_several_times_through_its_base_and_itself_matches_pytorch(rng):
+    torch = pytest.importorskip("torch")
+    ha, hb = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+
+    def program(a, b):
+        x = a * 1.0
+        row, col = x[1], x[:, 2]
+        t = x.T
+        terms = [(row * 2.0).sum()]  # (a product with b would save row: changing it then raises)
+        x.add_(b)
+        terms.append((col.exp()).sum())
+        row.mul_(2.0)  # written through x: col and t see it
+        row.mul_(b[2])  # a second write through the same slice
+        terms.append((t.tanh() * b.T).sum())
+        x[2] = b[1] * 3.0
+        terms.append((col * col).sum() + (row.exp()).sum() + (t[1:] * 1.5).sum())
+        return sum(terms) + (x * x).sum()
+
+    a, b = Tensor(ha, requires_grad=True), Tensor(hb, requires_grad=True)
+    out = program(a, b)
+    out.backward()
+    ta, tb = torch.tensor(ha, requires_grad=True), torch.tensor(hb, requires_grad=True)
+    tout = program(ta, tb)
+    tout.backward()
+    close(out, tout.item(), atol=1e-10)
+    close(a.grad, ta.grad.numpy(), atol=1e-10)
+    close(b.grad, tb.grad.numpy(), atol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["slice", "slice of a slice", "reshape", "view", "permute", "transpose", "mT", "T",
+                                  "slice of a transpose", "reshape of a transpose (a copy)"])  # fmt: skip
+def test_a_view_changed_in_place_then_its_base_used_matches_pytorch(name, rng):
+    torch = pytest.importorskip("torch")
+    ha, hb = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+
+    def program(a, b):
+        x = a * 1.0
+        y = VIEWS[name](x)
+        before = (x * 2.0).sum()
+        y.mul_(3.0)  # written through to x (unless the view is a copy)
+        y.mul_(y.detach() * 0.0 + b.reshape(-1)[: y.numel()].reshape(y.shape))  # a second write, reading y
+        return (x * x).sum() + before + (y.exp() * 0.1).sum()
+
+    a, b = Tensor(ha, requires_grad=True), Tensor(hb, requires_grad=True)
+    out = program(a, b)
+    out.backward()
+    ta, tb = torch.tensor(ha, requires_grad=True), torch.tensor(hb, requires_grad=True)
+    tout = program(ta, tb)
+    tout.backward()
+    close(out, tout.item(), atol=1e-10)
+    close(a.grad, ta.grad.numpy(), atol=1e-10)
+    close(b.grad, tb.grad.numpy(), atol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["slice", "transpose", "reshape", "slice of a transpose"])
+def test_a_view_changed_in_place_then_its_base_used_matches_finite_differences(name, device, rng):
+    def f(a, b):
+        x = a * 1.0
+        y = VIEWS[name](x)
+        y.mul_(b.reshape(-1)[: y.numel()].reshape(y.shape))
+        return x * x
+
+    a = Tensor(rng.standard_normal((2, 3)), device=device)
+    b = Tensor(rng.standard_normal((2, 3)), device=device)
+    assert tga.gradcheck(f, a, b)
+
+
+def test_an_expanded_view_changed_in_place_raises(device, rng):
+    a = rand(rng, 2, 3, device=device)
+    x = a * 1.0
+    with pytest.raises(RuntimeError, match=r"mul_.*view.*x\[idx\] = value"):
+        x[0:1].expand(2, 3).mul_(2.0)
+    close(x, a.numpy())  # nothing was written
+
+
+def test_replaying_a_view_costs_nothing_to_tensors_made_after_the_change(rng):
+    a = rand(rng, 2, 3)
+    x = a * 1.0
+    x.add_(1.0)
+    y = x[0]  # taken after the change: no replay
+    node = y.grad_fn
+    (y * 2.0).sum().backward()
+    assert y.grad_fn is node
+    close(a.grad, [[2.0] * 3, [0.0] * 3])
+
+
+# A random program: views taken of a tensor and of its views, in-place changes of the
+# tensor and of its slices, and uses, in any order. Each step is (what, which, k): which
+# tensor of the pool (modulo its size), and a small number the step reads as it likes.
+_VIEW_STEPS = {  # name -> (applies to shape, take the view, an in-place change through it is written)
+    "row": (lambda s: len(s) >= 1, lambda t, k: t[k % t.shape[0]], True),
+    "tail": (lambda s: len(s) >= 1 and s[0] >= 2, lambda t, k: t[1:], True),
+    "every other": (lambda s: len(s) >= 1 and s[-1] >= 2, lambda t, k: t[..., ::2], True),
+    "transpose": (lambda s: len(s) == 2, lambda t, k: t.transpose(0, 1), True),
+    "flat": (lambda s: True, lambda t, k: t.reshape(-1), True),
+    "expand": (lambda s: True, lambda t, k: t[None].expand(2, *t.shape), False),
+}
+_CHANGES = ["mul_", "add_", "setitem", "clamp_"]
+
+
+def _run_view_program(lib, steps, a, b):
+    x = a * 1.0
+    pool = [(x, True)]  # (tensor, whether it can be changed in place: no expanded view on the way)
+    terms = []
+    for what, which, k in steps:
+        t, writable = pool[which % len(pool)]
+        if what in _VIEW_STEPS:
+            applies, take, can_write = _VIEW_STEPS[what]
+            if applies(tuple(t.shape)):
+                pool.append((take(t, k), writable and can_write))
+        elif what == "use":  # exp saves its own output only: nothing a later change breaks
+            terms.append((t * (k + 1) * 0.25).exp().sum() * 0.1)
+        elif writable and t.numel() > 0:  # a change of x, of a view of it, or of a copy
+            if what == "mul_":
+                t.mul_(1.5 - 0.25 * k)
+            elif what == "add_":
+                t.add_(b[k % 2, k % 3] * 0.5)
+            elif what == "setitem" and t.ndim >= 1:
+                t[k % t.shape[0]] = b[1, k % 3] * (k - 2.0)
+            elif what == "clamp_":
+                t.clamp_(-0.5 - 0.1 * k, 0.7)
+    for t, _ in pool:  # every view used once more at the end
+        terms.append((t * 0.5).exp().sum() * 0.1)
+    return sum(terms) + (x * x).sum() + (b * 0.5).sum()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([*_VIEW_STEPS, *_CHANGES, "use", "use"]), st.integers(0, 5), st.integers(0, 4)),
+        min_size=1,
+        max_size=20,
+    ),
+)
+def test_random_views_changes_and_uses_match_pytorch(steps):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(len(steps))
+    ha, hb = rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (3, 4))
+    ta, tb = torch.tensor(ha, requires_grad=True), torch.tensor(hb, requires_grad=True)
+    tout = _run_view_program(torch, steps, ta, tb)
+    tout.backward()
+    a, b = Tensor(ha, requires_grad=True), Tensor(hb, requires_grad=True)
+    out = _run_view_program(tga, steps, a, b)
+    out.backward()
+    close(out, tout.item(), atol=1e-9)
+    close(a.grad, ta.grad.numpy(), atol=1e-9)
+    close(b.grad, tb.grad.numpy(), atol=1e-9)

@@ -264,6 +264,10 @@ class Function:
         numbers = False
         if len(inputs) == 1 and inputs[0].__class__ is Tensor:  # most ops: one tensor, no loop
             t = inputs[0]
+            # A view taken before its base changed in place shows the new values: replay it.
+            # (_last_rebase is 0 until an in-place op rebases a tensor.)
+            if _last_rebase and (c := t._ctx) is not None and c.seq < _last_rebase and c.__class__ in _VIEW_NODES:
+                _replay_view(t)
             dev = t._dev
             need = t.requires_grad
             if need:
@@ -275,6 +279,9 @@ class Function:
             datas = []  # (datas.append, not a saved bound method: Python 3.11+ makes it a direct call)
             for t in inputs:
                 if isinstance(t, Tensor):
+                    if _last_rebase and (c := t._ctx) is not None and c.seq < _last_rebase:
+                        if c.__class__ in _VIEW_NODES:
+                            _replay_view(t)
                     if t._dev is not dev:
                         if dev is not None:
                             _raise_device_mix(cls, inputs)
@@ -748,6 +755,7 @@ def _accumulate(t: Tensor, g: Any, create_graph: bool, sole: bool = False) -> No
 
 def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, create_graph: bool = False) -> None:
     """``tensor.backward()``: accumulate d tensor / d leaf into every leaf's ``.grad``."""
+    _replay_if_stale(tensor)
     if not tensor.requires_grad:
         raise RuntimeError(
             "backward: the tensor does not require grad and has no graph; set requires_grad=True "
@@ -775,6 +783,7 @@ def grad(
     if grad_outputs is None or isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs] * len(outs) if grad_outputs is None else [grad_outputs]
     for i, o in enumerate(outs):
+        _replay_if_stale(o)
         if not o.requires_grad:
             raise RuntimeError(f"grad: output {i} does not require grad and has no graph")
     for i, t in enumerate(ins):
@@ -936,6 +945,11 @@ class _Version:
 _versions: dict[int, tuple[_Version, Any]] = {}  # id(memory root) -> (version, weakref to the root)
 _last_change = 0  # seq of the latest in-place change in the process
 _rebased = False  # whether an in-place op has rebased a tensor's history yet
+# The seq of the latest recorded in-place change (0: none yet). A view recorded after it
+# cannot show values its node does not know of, so ``Function.apply`` looks no further.
+_last_rebase = 0
+_VIEW_OPS: frozenset = frozenset()  # the ops whose output may share its input's memory
+_VIEW_NODES: frozenset = frozenset()  # those and InPlace (a view written through or replayed)
 
 
 def _memory_root(arr: Any) -> Any:
@@ -988,11 +1002,40 @@ def _reads_values_of_inputs(fn: Function) -> bool:
     global _SHAPE_ONLY
     if _SHAPE_ONLY is None:  # backward steps that read shapes, never values
         names = ("Cast", "Cat", "Expand", "Gather", "Permute", "Reshape", "ScatterAdd", "Slice", "SliceGrad", "Sum")
-        _SHAPE_ONLY = frozenset(getattr(ops, n) for n in names if hasattr(ops, n)) | {_Alias, InPlace}
+        _SHAPE_ONLY = _with_subclasses(getattr(ops, n) for n in names if hasattr(ops, n)) | {_Alias, InPlace}
     return fn.__class__ not in _SHAPE_ONLY and not getattr(fn.__class__, "name", None) == "to"
 
 
 _SHAPE_ONLY: frozenset | None = None
+
+
+def _with_subclasses(classes: Any) -> frozenset:
+    """``classes`` and every subclass of them (a transpose is a permute)."""
+    out, todo = set(), list(classes)
+    while todo:
+        c = todo.pop()
+        if c not in out:
+            out.add(c)
+            todo.extend(c.__subclasses__())
+    return frozenset(out)
+
+
+def _know_view_ops() -> None:
+    """Fill :data:`_VIEW_OPS` (the ops module is imported after this one)."""
+    global _VIEW_OPS, _VIEW_NODES
+    if not _VIEW_OPS:
+        from . import ops  # noqa: PLC0415 - ops builds on this module
+
+        _VIEW_OPS = _with_subclasses((ops.Slice, ops.Reshape, ops.Permute, ops.Expand))
+        _VIEW_NODES = _VIEW_OPS | {InPlace}
+
+
+def _note_rebase(seq: int) -> None:
+    """Record that a tensor's history was rebased by the change made at ``seq``."""
+    global _rebased, _last_rebase
+    _know_view_ops()
+    _rebased = True
+    _last_rebase = seq
 
 
 def _check_versions(fn: Function, t: Tensor) -> None:
@@ -1057,12 +1100,74 @@ def _as_seen_by(t: Tensor, seq: int) -> Tensor:
 
 def _is_view(t: Tensor) -> bool:
     """Whether ``t`` shows memory of another tensor (a slice, reshape, permute, expand)."""
-    from . import ops  # noqa: PLC0415 - ops builds on this module
-
-    c = t._ctx
-    if c is not None:
-        return c.__class__ in (ops.Slice, ops.Reshape, ops.Permute, ops.Expand)
+    if t._ctx is not None:
+        _know_view_ops()
+        v = _view_node(t)
+        if v is None:
+            return False
+        bdata = v.inputs[0].data  # (a reshape that could not view made a copy: not a view)
+        return bdata.__class__ is FreedArray or _memory_root(t.data) is _memory_root(bdata)
     return _memory_root(t.data) is not getattr(t.data, "_array", t.data)
+
+
+def _view_node(t: Tensor) -> Function | None:
+    """The view op ``t`` shows its base through: its own node, or the view an InPlace node
+    holds (``t`` was written through, or replayed); None where ``t`` is not a view."""
+    c = t._ctx
+    if c.__class__ is InPlace:
+        c = c.inputs[0]._ctx
+    return c if c.__class__ in _VIEW_OPS else None
+
+
+def _replay_view(t: Tensor) -> None:
+    """Give the view ``t`` the history of its base's current values, as PyTorch does.
+
+    A view taken before its base was changed in place shows the new values (the same
+    memory), while its node still leads to the old ones. Before an op uses it, the view
+    op runs again on the base as it is now, and ``t`` becomes that result through an
+    :class:`InPlace` node; ops that used ``t`` before still take their gradient to its
+    old history (see :func:`_as_seen_by`). Called by ``Function.apply`` only for an input
+    whose node (a view op, or InPlace) is older than the latest in-place change.
+    """
+    if not _State.grad_enabled:  # nothing is recorded: the old node harms no gradient
+        return
+    v = _view_node(t)
+    if v is None:
+        return
+    base = v.inputs[0]
+    bc = base._ctx
+    if bc is not None and bc.seq < _last_rebase and bc.__class__ in _VIEW_NODES:
+        _replay_view(base)  # a view of a view: its base first
+        bc = base._ctx
+    if bc.__class__ is not InPlace or bc.seq < v.seq:  # the base is as the view saw it
+        return
+    data, bdata = t.data, base.data
+    if data.__class__ is FreedArray or bdata.__class__ is FreedArray:
+        raise RuntimeError(
+            f"{v.op_name}: this view (shape {tuple(t.shape)}) of a tensor of shape {tuple(base.shape)} was taken "
+            "before its base was changed in place, and the values needed to tell whether it still shows that "
+            "tensor's memory were freed; take the view after the change, or .clone() it before the change"
+        )
+    if _memory_root(data) is not _memory_root(bdata):  # a copy (a reshape that could not view): old values
+        return
+    fresh = v.__class__.apply(base, args=v.args)
+    old = _new(Tensor)
+    old.data, old._dev, old.grad, old.name = data, t._dev, None, t.name
+    old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
+    t._uses = 0  # the ops that used t so far used the old values: their uses move with them
+    if fresh.requires_grad:
+        node = InPlace.apply(fresh, args=f"{v.op_name} (replayed)")._ctx
+        node.previous = old
+        t._ctx, t.requires_grad = node, True
+    else:
+        t._ctx, t.requires_grad = None, False
+
+
+def _replay_if_stale(t: Tensor) -> None:
+    """Replay ``t`` if it may be a view older than the latest in-place change (see above)."""
+    c = t._ctx
+    if c is not None and c.seq < _last_rebase and c.__class__ in _VIEW_NODES:
+        _replay_view(t)
 
 
 def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operands: Any,
@@ -1075,13 +1180,14 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
     output through an :class:`InPlace` node. Where ``compute``'s backward reads the old
     values (``reads_old``; not an add or a store) it runs on a recorded copy, as
     PyTorch keeps the original of ``x.mul_(w)``; a previous node that reads its output
-    finds it changed, and backward raises, as in PyTorch. A basic slice ``x[key]`` is
-    changed through ``x`` (see :func:`_write_through_slice`). ``operator`` (``+=`` and
-    the like): where the change cannot be recorded in place (another view of another
-    tensor's memory), return the result as a new tensor, as Python does for immutable
-    values; ``x[i] += v`` then writes it back through ``x.__setitem__``.
+    finds it changed, and backward raises, as in PyTorch. A view of ``x`` (a basic slice
+    ``x[key]``, a reshape, a permute) is changed through ``x`` (see
+    :func:`_write_through_view`), and views of ``x`` taken before follow the change when
+    next used (see :func:`_replay_view`). ``operator`` (``+=`` and the like): where the
+    change cannot be recorded in place (an expanded view, a view without a graph of
+    another tensor's memory), return the result as a new tensor, as Python does for
+    immutable values; ``x[i] += v`` then writes it back through ``x.__setitem__``.
     """
-    global _rebased
     if t.data.__class__ is FreedArray:
         raise RuntimeError(f"{name}: the values of this tensor (shape {tuple(t.shape)}) were freed {t.data.when}")
     wants = _State.grad_enabled and (
@@ -1101,8 +1207,9 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
     if _is_view(t):
         from . import ops  # noqa: PLC0415 - ops builds on this module
 
-        if t._ctx.__class__ is ops.Slice:  # a basic slice, x[key]
-            return _write_through_slice(t, name, compute, operands, reads_old)
+        v = _view_node(t) if t._ctx is not None else None
+        if v is not None and not isinstance(v, ops.Expand):  # x[key], a reshape, a permute of x
+            return _write_through_view(t, name, compute, operands, reads_old)
         if operator:
             return compute(t, *operands)
         raise RuntimeError(
@@ -1128,20 +1235,28 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
         node = InPlace.apply(r, args=name)._ctx  # (made after the change: ordered after it)
         node.previous = old
         t._ctx, t.requires_grad = node, True
-    _rebased = True
+    _note_rebase(_next_seq())
     return t
 
 
-def _write_through_slice(t: Tensor, name: str, compute: Callable[..., Tensor], operands: Sequence[Any],
-                         reads_old: bool) -> Tensor:  # fmt: skip
-    """``x[key].op_(...)`` as PyTorch records it: the result is stored into the tensor the
-    slice views (``x[key] = result``, itself recorded), and the slice becomes ``x[key]``
-    of the new ``x``. Ops that used the slice before keep its old history."""
-    global _rebased
-    base, key = t._ctx.inputs[0], t._ctx.args
+def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], operands: Sequence[Any],
+                        reads_old: bool) -> Tensor:  # fmt: skip
+    """``x[key].op_(...)`` (or of ``x.T``, ``x.reshape(...)``) as PyTorch records it: the
+    result is stored into the tensor the view shows (``x[key] = result``; ``x`` becomes the
+    result permuted or reshaped back; itself recorded), and the view becomes the same view
+    of the new ``x``. Ops that used the view before keep its old history."""
+    from . import ops  # noqa: PLC0415 - ops builds on this module
+
+    v = _view_node(t)  # (t's own view op, or the one of its latest write or replay)
+    base = v.inputs[0]
     value = _checked_result(t, compute(_Copy.apply(t) if reads_old else t, *operands), name)
-    base[key] = value  # (its own checks: a leaf that requires grad raises there)
-    fresh = base[key]
+    # (the base's own checks apply: a leaf that requires grad raises there)
+    if isinstance(v, ops.Slice):
+        base[v.args] = value
+    else:  # a permute or reshape shows every element of the base once: the result replaces it
+        whole = value.reshape(base.shape) if isinstance(v, ops.Reshape) else value.permute(_inverse_perm(v.args))
+        apply_inplace(base, name, _replaced_by, whole, reads_old=False)
+    fresh = v.__class__.apply(base, args=v.args)
     old = _new(Tensor)
     old.data, old._dev, old.grad, old.name = t.data, t._dev, None, t.name
     old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
@@ -1152,8 +1267,19 @@ def _write_through_slice(t: Tensor, name: str, compute: Callable[..., Tensor], o
         t._ctx, t.requires_grad = node, True
     else:
         t._ctx, t.requires_grad = None, False
-    _rebased = True
+    _note_rebase(_next_seq())
     return t
+
+
+def _replaced_by(old: Tensor, new: Tensor) -> Tensor:
+    return new
+
+
+def _inverse_perm(perm: Sequence[int]) -> tuple[int, ...]:
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
 
 
 def _checked_result(t: Tensor, r: Tensor, name: str) -> Tensor:

@@ -152,7 +152,12 @@ def _basic(x: Tensor, key: tuple) -> Tensor:
             int(k) if isinstance(k, (int, np.integer)) else _in_bounds(k, s) if isinstance(k, slice) else k
             for k, s in zip(plain, x.shape)
         )
-        out = ops.Slice.apply(x, args=plain)
+        args = plain
+        if len(plain) == x.ndim and all(isinstance(k, int) for k in plain):
+            # One element: ``a[i, j]`` would give a NumPy scalar, a copy; ``a[i, j, ...]`` is a
+            # 0-d view of the same memory, as every other basic key gives (and PyTorch's x[i, j]).
+            args = (*plain, Ellipsis)
+        out = ops.Slice.apply(x, args=args)
     if len(plain) != len(key):  # ``None`` entries: new axes of size 1
         it = iter(out.shape)
         shape = []
