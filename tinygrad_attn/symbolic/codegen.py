@@ -80,6 +80,25 @@ def _callable_name(op: str, args: Any) -> str:
     return f"{op}_{s}" if s else op
 
 
+def _key_str(key: Any, global_name: Any) -> str:
+    """An index as the program writes it: ``...`` for all, ``1, 0:2`` for ints and slices,
+    a named global for anything else (index arrays, masks)."""
+    if key is None:
+        return "..."
+    parts = key if isinstance(key, tuple) else (key,)
+    out = []
+    for k in parts:
+        if isinstance(k, bool) or not isinstance(k, (int, slice)) or (isinstance(k, slice) and not all(
+                v is None or isinstance(v, int) for v in (k.start, k.stop, k.step))):  # fmt: skip
+            return global_name("key", key)
+        if isinstance(k, int):
+            out.append(repr(k))
+        else:
+            s = ("" if k.start is None else repr(k.start)) + ":" + ("" if k.stop is None else repr(k.stop))
+            out.append(s + ("" if k.step is None else f":{k.step}"))
+    return ", ".join(out) + ("," if len(out) == 1 and isinstance(key, tuple) else "") if out else "()"
+
+
 def generate(prog: Program) -> tuple[str, dict[str, Any]]:
     """The source of ``def program(args)`` and the globals it runs with."""
     params = types.SimpleNamespace()
@@ -130,6 +149,10 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
                     attr = param_attr[id(b.tensor)] = b.name
                     setattr(params, attr, b.tensor)
                 line = f"{b.name} = params.{attr}.data"
+            elif b.kind == "init":  # changed in place by the program: each replay starts from a copy
+                setattr(consts, b.name, b.array)
+                copy = global_name("copy", b.dev.copy)
+                line = f"{b.name} = {copy}(consts.{b.name})"
             else:
                 setattr(consts, b.name, b.array)
                 line = f"{b.name} = consts.{b.name}"
@@ -170,6 +193,10 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
                     del env[attr]
                 t = f"params.{attr}"
             line = f"accumulate({t}, {op.inputs[0].name})"
+        elif op.kind == "store":
+            dst, v = op.inputs
+            line = f"{dst.name}[{_key_str(op.target, global_name)}] = {operand(v)}"
+            comment = f"  # in place: {dst.type_str}"
         elif op.kind == "effect":
             obj = op.label if env.get(op.label) is op.target else global_name(op.label, op.target)
             line = f"{obj}.{op.op}()"

@@ -64,16 +64,26 @@ def _freeze(x: Any) -> Any:
 
 def eliminate_common(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]:
     """Compute once an op applied again to the same inputs with the same arguments
-    (``x.mT`` in a forward and in a backward, a bias broadcast twice)."""
+    (``x.mT`` in a forward and in a backward, a bias broadcast twice).
+
+    In-place writes: a read after a write into the memory it reads (the buffer or any
+    buffer sharing its memory) is not the read before it, and an op whose result is later
+    written into keeps a result of its own."""
+    written = {op.inputs[0].alias for op in ops if op.kind == "store"}
+    version: dict[int, int] = {}  # Buffer.alias -> how many writes into that memory so far
     seen: dict[Any, Buffer] = {}
     subst: dict[int, Buffer] = {}
     out = []
     for op in ops:
         op.inputs = [subst.get(id(x), x) if isinstance(x, Buffer) else x for x in op.inputs]
+        if op.kind == "store":
+            a = op.inputs[0].alias
+            version[a] = version.get(a, 0) + 1
         key = None
-        if _pure_call(op):
+        if _pure_call(op) and op.outputs[0].alias not in written:
             try:
-                ins = tuple(("b", id(x)) if isinstance(x, Buffer) else _freeze(x) for x in op.inputs)
+                ins = tuple(("b", id(x), version.get(x.alias, 0)) if isinstance(x, Buffer) else _freeze(x)
+                            for x in op.inputs)  # fmt: skip
                 key = (type(op.fn), _freeze(op.fn.args), ins)
             except TypeError:  # an unhashable argument: leave the op alone
                 key = None
@@ -91,13 +101,26 @@ def eliminate_common(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecor
 
 
 def eliminate_dead(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]:
-    """Drop ops whose outputs nothing reads and that change nothing outside."""
+    """Drop ops whose outputs nothing reads and that change nothing outside.
+
+    An in-place write stays when something later reads the memory it writes (through any
+    buffer sharing it) or when that memory is outside the program (an argument's, a
+    parameter's): the caller sees the change."""
     live = {id(b) for b in outputs}
+    live_mem = {b.alias for b in outputs}  # memory read after the point the walk has reached
+    outside = {b.alias for op in ops for b in op.outputs if b is not None and b.kind in ("arg", "param")}
     kept = []
     for op in reversed(ops):
-        if op.kind in EFFECTS or any(b is not None and id(b) in live for b in op.outputs):
+        if op.kind == "store":
+            keep = op.inputs[0].alias in live_mem or op.inputs[0].alias in outside
+        else:
+            keep = op.kind in EFFECTS or any(b is not None and id(b) in live for b in op.outputs)
+        if keep:
             kept.append(op)
-            live.update(id(x) for x in op.inputs if isinstance(x, Buffer))
+            for x in op.inputs:
+                if isinstance(x, Buffer):
+                    live.add(id(x))
+                    live_mem.add(x.alias)
     return kept[::-1]
 
 
@@ -127,7 +150,7 @@ def peak_bytes(ops: list[OpRecord], dead_after: list[list[Buffer]]) -> int:
     constants are not counted: they exist before it runs; views count nothing)."""
     cur = peak = 0
     for op, dead in zip(ops, dead_after):
-        cur += sum(b.nbytes for b in op.outputs if b is not None and b.kind == "value")
+        cur += sum(b.nbytes for b in op.outputs if b is not None and b.kind in ("value", "init"))
         peak = max(peak, cur)
-        cur -= sum(b.nbytes for b in dead if b.kind == "value")
+        cur -= sum(b.nbytes for b in dead if b.kind in ("value", "init"))
     return peak

@@ -73,6 +73,7 @@ class Tracer:
         self._by_fn: dict[int, OpRecord] = {}  # id(eager op instance) -> its record
         self._backward_made: set[int] = set()  # ids of buffers the backward pass made
         self._fixed: set[int] = set()  # ids of buffers whose values cannot change: constants and ops on them
+        self._groups: dict[int, list[Buffer]] = {}  # Buffer.alias -> the buffers sharing that memory
         self.arg_buffers: list[Buffer | None] = []
         self.arg_specs: list[Any] = []
         names = _arg_names(fn, len(args))
@@ -150,7 +151,10 @@ class Tracer:
         dtype = dev.np_dtype(data.dtype)
         nbytes = 0 if _is_view_of(data, views) else int(data.size) * dtype.itemsize
         name = self._unique(name, numbered=kind == "value" and not name.startswith("grad_"))
-        return Buffer(name, tuple(data.shape), dtype, dev, kind, nbytes)
+        b = Buffer(name, tuple(data.shape), dtype, dev, kind, nbytes)
+        b.alias = id(autograd._memory_root(data))  # (the arrays stay alive while tracing: ids stay unique)
+        self._groups.setdefault(b.alias, []).append(b)
+        return b
 
     def _bind(self, t: Tensor, b: Buffer) -> None:
         self._tmap[id(t)] = b
@@ -171,6 +175,7 @@ class Tracer:
             else:
                 b = self._buffer("const", t.data, t._dev, "const")
                 b.array = t.data
+                b.tensor = t  # (in case fn changes it in place: see write)
                 self._fixed.add(id(b))
             self.ops.append(OpRecord("load", b.kind, [], [b], section=self.section))
         self._bind(t, b)
@@ -199,6 +204,11 @@ class Tracer:
     # -- ops --------------------------------------------------------------------------
     def record(self, fn: Any, inputs: Sequence[Any], out: Tensor) -> None:
         """Called by ``Function.apply`` for every op while installed."""
+        if fn.__class__ is autograd.InPlace:  # the changed tensor's new node passes its value on: no line
+            self._bind(out, self.value(inputs[0]))
+            self._alive.append(fn)
+            self._by_fn[id(fn)] = None
+            return
         ins: list[Any] = [self.value(t) if isinstance(t, Tensor) else t for t in inputs]
         if len(ins) == 2:  # numbers as Function.apply hands them to forward
             a, b = ins
@@ -221,6 +231,29 @@ class Tracer:
             self._backward_made.add(id(ob))
         self._alive.append(fn)
         self._by_fn[id(fn)] = rec
+
+    def write(self, t: Tensor, key: Any, value: Any) -> None:
+        """Called just before an in-place change writes ``value`` (a tensor or a number) into
+        ``t``'s array at ``key`` (``None``: all of it): the program writes there too."""
+        tb = self.value(t)
+        if isinstance(value, Tensor):
+            if value.dtype != t.dtype:  # (a store casts as it writes; the program casts first)
+                with autograd.no_grad():
+                    value = value.astype(t.dtype)
+            value = self.value(value)
+        for b in self._groups.get(tb.alias, ()):
+            self._fixed.discard(id(b))
+            if b.kind != "const":
+                continue
+            # A constant fn changes: a tensor fn reached outside is state the replay changes
+            # too (read afresh, as a parameter); one fn made itself starts each replay from
+            # the values it had before this first change (a copy taken now).
+            if b.tensor is not None and (id(b.tensor) in self._param_names or b.tensor.name):
+                b.kind = "param"
+            else:
+                b.kind, b.array, b.tensor = "init", b.dev.copy(b.array), None
+        self.ops.append(OpRecord("store", "store", [tb, value], [], section=self.section, target=key,
+                                 scope=_State.scope))  # fmt: skip
 
     def outputs_of(self, result: Any) -> tuple[list[Buffer], Any]:
         """The buffers of the tensors in ``result`` and the structure to put them back in."""
@@ -270,13 +303,16 @@ class Tracer:
                         found[wanted[id(t)]] = g.data
                 elif fn is None or (retained and id(t) in retained):
                     self._accumulate(t, g)
-                if fn is None or self._tmap[id(t)].kind != "value":
+                if fn is None or id(fn) not in self._by_fn:  # not made inside the trace: a leaf here
                     continue
+                if fn.seq < autograd._last_change and fn.saved is not None:  # as the eager pass checks
+                    autograd._check_versions(fn, t)
+                inputs = [_seen_by(x, fn.seq) for x in fn.inputs]  # as before later in-place changes
                 if isinstance(fn, FusedFunction) and type(fn).backward is FusedFunction.backward:
                     gs = self._fused_backward(fn, g, t)
                 else:
-                    gs = fn.backward(g, TENSOR_NS, fn.inputs, t)
-                for inp, gi in zip(fn.inputs, gs):
+                    gs = fn.backward(g, TENSOR_NS, inputs, t)
+                for inp, gi in zip(inputs, gs):
                     if gi is None or not isinstance(inp, Tensor) or not inp.requires_grad:
                         continue
                     if not isinstance(gi, Tensor):
@@ -306,10 +342,10 @@ class Tracer:
             if id(t) in seen:
                 continue
             seen[id(t)] = t
-            b = self._tmap.get(id(t))
-            if t._ctx is None or b is None or b.kind != "value":  # not made inside the trace: a leaf here
+            if t._ctx is None or id(t._ctx) not in self._by_fn:  # not made inside the trace: a leaf here
                 continue
             for x in t._ctx.inputs:
+                x = _seen_by(x, t._ctx.seq)
                 if isinstance(x, Tensor) and x.requires_grad and id(x) not in seen:
                     stack.append(x)
         return sorted(seen.values(), key=lambda t: -(t._ctx.seq if t._ctx is not None else 0))
@@ -420,13 +456,23 @@ def _user_line() -> str:
     return "<unknown>"
 
 
+def _seen_by(x: Any, seq: int) -> Any:
+    """``x`` as the op made at ``seq`` read it, before in-place changes made since."""
+    if isinstance(x, Tensor) and x._ctx is not None and x._ctx.seq > seq:
+        return autograd._as_seen_by(x, seq)
+    return x
+
+
 def _number(value: Any, like: Tensor) -> Any:
     """A number as ``Function.apply`` hands it to forward, for the trace's device."""
     return like._dev.ops.scalar(value, like.data)
 
 
 def _is_view_of(data: Any, arrays: Sequence[Any]) -> bool:
-    """Whether ``data`` shares the memory of one of ``arrays`` (a reshape, a slice)."""
+    """Whether ``data`` shares the memory of one of ``arrays`` (a reshape, a slice, or the
+    array itself, as an in-place op's node passes it on)."""
+    if any(a is data for a in arrays):
+        return True
     base = getattr(data, "base", None)
     if base is None:
         return False

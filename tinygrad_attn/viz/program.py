@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def _kind(op: Any) -> str:
     if op.kind == "load":
-        return {"arg": "input", "param": "param", "const": "const"}[op.outputs[0].kind]
+        return {"arg": "input", "param": "param", "const": "const", "init": "const"}[op.outputs[0].kind]
     if op.kind in ("backward", "accumulate") or op.section == "backward":
         return "grad_param" if op.kind == "accumulate" else "backward"
     if op.kind == "effect":
@@ -86,9 +86,9 @@ def memory_profile(prog: Program) -> list[int]:
     """Bytes held by the program's own buffers after each op (before its dead buffers go)."""
     cur, out = 0, []
     for op, dead in zip(prog.ops, prog.dead_after):
-        cur += sum(b.nbytes for b in op.outputs if b is not None and b.kind == "value")
+        cur += sum(b.nbytes for b in op.outputs if b is not None and b.kind in ("value", "init"))
         out.append(cur)
-        cur -= sum(b.nbytes for b in dead if b.kind == "value")
+        cur -= sum(b.nbytes for b in dead if b.kind in ("value", "init"))
     return out
 
 
