@@ -134,6 +134,8 @@ class Tensor:
         self._uses = 0
         if requires_grad:
             self.requires_grad_(True)
+        if autograd._State.tracer is not None:  # made inside a traced function (see Tracer.write)
+            autograd._State.tracer.made(self)
 
     @classmethod
     def _wrap(cls, data: Any, dev: Device) -> Tensor:
@@ -157,6 +159,8 @@ class Tensor:
         t.name = name
         if requires_grad:
             t.requires_grad_(True)
+        if autograd._State.tracer is not None:  # made inside a traced function (see Tracer.write)
+            autograd._State.tracer.made(t)
         return t
 
     @classmethod
@@ -1003,7 +1007,10 @@ class _TensorNamespace:
 
     @staticmethod
     def zeros_like(x: Tensor) -> Tensor:
-        return Tensor._wrap(x._dev.ops.zeros_like(x.data), x._dev)
+        t = Tensor._wrap(x._dev.ops.zeros_like(x.data), x._dev)
+        if autograd._State.tracer is not None:  # made inside a traced function (see Tracer.write)
+            autograd._State.tracer.made(t)
+        return t
 
     @staticmethod
     def slice_grad(g: Tensor, shape: Any, key: Any) -> Tensor:

@@ -74,6 +74,7 @@ class Tracer:
         self._backward_made: set[int] = set()  # ids of buffers the backward pass made
         self._fixed: set[int] = set()  # ids of buffers whose values cannot change: constants and ops on them
         self._groups: dict[int, list[Buffer]] = {}  # Buffer.alias -> the buffers sharing that memory
+        self._made: set[int] = set()  # ids of the tensors fn made with a constructor (zeros, Tensor(...))
         self.arg_buffers: list[Buffer | None] = []
         self.arg_specs: list[Any] = []
         names = _arg_names(fn, len(args))
@@ -245,15 +246,20 @@ class Tracer:
             self._fixed.discard(id(b))
             if b.kind != "const":
                 continue
-            # A constant fn changes: a tensor fn reached outside is state the replay changes
-            # too (read afresh, as a parameter); one fn made itself starts each replay from
-            # the values it had before this first change (a copy taken now).
-            if b.tensor is not None and (id(b.tensor) in self._param_names or b.tensor.name):
-                b.kind = "param"
-            else:
+            # A constant fn changes: one fn made itself (zeros, Tensor(...)) starts each replay
+            # from the values it had before this first change (a copy taken now); any other
+            # is state outside fn that the replay changes too (read afresh, as a parameter).
+            if b.tensor is None or id(b.tensor) in self._made:
                 b.kind, b.array, b.tensor = "init", b.dev.copy(b.array), None
+            else:
+                b.kind = "param"
         self.ops.append(OpRecord("store", "store", [tb, value], [], section=self.section, target=key,
                                  scope=_State.scope))  # fmt: skip
+
+    def made(self, t: Tensor) -> None:
+        """Called by the constructors for each tensor fn makes while installed."""
+        self._made.add(id(t))
+        self._alive.append(t)
 
     def outputs_of(self, result: Any) -> tuple[list[Buffer], Any]:
         """The buffers of the tensors in ``result`` and the structure to put them back in."""

@@ -1,0 +1,309 @@
+"""In-place ops inside tga.trace and tga.compile: the program writes where the eager run
+wrote, replays give eager's values, gradients and side effects, and the passes respect
+the writes (no merged reads across a write, no dropped write that is read later)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tinygrad_attn as tga
+from tinygrad_attn import Tensor
+
+
+def _args(specs, seed, device):
+    """Tensors of ``specs`` ((shape, requires_grad) pairs), the same values for a seed."""
+    rng = np.random.default_rng(seed)
+    return [Tensor(rng.standard_normal(s), device=device, requires_grad=g) for s, g in specs]
+
+
+def _eager(fn, args):
+    out = fn(*args)
+    if isinstance(out, Tensor) and out.requires_grad and out.shape == ():
+        out.backward()
+    return out
+
+
+def _same(a, b, atol=1e-10):
+    assert (a is None) == (b is None)
+    if a is not None:
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=atol, rtol=1e-9)
+
+
+def check_replay(fn, specs, device="cpu", replays=2):
+    """Trace ``fn`` on one set of arguments, replay it on others, and compare each replay
+    with an eager run on equal arguments: the result, every ``.grad`` and the arguments'
+    values afterwards (fn may change them in place)."""
+    prog = tga.trace(fn, *_args(specs, 0, device))
+    for seed in range(1, replays + 1):
+        new, ref = _args(specs, seed, device), _args(specs, seed, device)
+        got = prog(*new)
+        want = _eager(fn, ref)
+        _same(got, want)
+        for a, b in zip(new, ref):
+            _same(a, b)
+            _same(a.grad, b.grad)
+    return prog
+
+
+def _stores(prog):
+    return [op for op in prog.ops if op.kind == "store"]
+
+
+# -- in-place ops on intermediates, inputs, with and without grad ---------------------------
+def test_inplace_ops_on_intermediates_with_grad(device):
+    def fn(x, w):
+        h = x * w
+        h += 1.0
+        h.clamp_(-0.5, 2.0)
+        h.mul_(w)
+        h[0] = w[0] * 3.0
+        h[1:, 2:] += x[1:, :2]
+        h.masked_fill_(x > 1.0, 0.25)
+        h.sub_(x, alpha=0.5)
+        return (h * h).sum()
+
+    prog = check_replay(fn, [((3, 4), True), ((3, 4), True)], device)
+    assert len(_stores(prog)) >= 7 and "[...] = " in prog.code
+
+
+def test_inplace_ops_without_grad(device):
+    def fn(x, y):
+        h = x * 2.0
+        h.add_(y)
+        h.zero_()
+        h.copy_(y[0])  # broadcast into every row
+        h[:, 0] = 5.0
+        h.div_(2.0)
+        h[1] = y[2]
+        return h
+
+    prog = check_replay(fn, [((3, 4), False), ((3, 4), False)], device)
+    assert "# backward" not in prog.code
+
+
+def test_index_array_and_mask_stores(device):
+    idx = Tensor(np.array([2, 0]), device=device)
+    mask = Tensor(np.array([[True, False, False, True]] * 3), device=device)
+
+    def fn(x, v):
+        h = x * 1.0
+        h[idx] = v  # index array: rows 2 and 0
+        h[mask] = 0.0  # a constant mask (one made from traced values is a TraceError: its shape is data)
+        return (h * x).sum()
+
+    check_replay(fn, [((3, 4), True), ((2, 4), True)], device)
+    check_replay(fn, [((3, 4), False), ((2, 4), False)], device)
+
+
+def test_an_input_changed_in_place_is_changed_by_the_replay(device):
+    def fn(x, c):
+        c += 1.0  # an argument without grad: the caller's tensor changes
+        y = x + c
+        c.mul_(2.0)
+        return (y * c).sum()
+
+    prog = check_replay(fn, [((3,), True), ((3,), False)], device)
+    assert _stores(prog) and all(op.inputs[0].kind == "arg" for op in _stores(prog))
+
+
+def test_a_write_the_program_does_not_read_is_kept_for_an_input_dropped_otherwise():
+    def fn(x, c):
+        c.add_(1.0)  # the caller sees it: kept although nothing in fn reads c again
+        t = x * 2.0
+        t.add_(1.0)  # nobody reads t again: dead, with the add that computed it
+        return x * 3.0
+
+    prog = check_replay(fn, [((3,), False), ((3,), False)])
+    (store,) = _stores(prog)
+    assert store.inputs[0].kind == "arg"
+    assert [op.op for op in prog.ops if op.kind == "call"] == ["add", "mul"]
+
+
+def test_a_tensor_outside_fn_changed_in_place_is_state_of_the_replay():
+    count = Tensor(np.zeros(2))
+
+    def fn(x):
+        count.add_(1.0)  # a tensor fn reaches: each call (eager or replayed) counts
+        return x * count
+
+    x = Tensor(np.ones(2))
+    prog = tga.trace(fn, x)
+    np.testing.assert_allclose(count.numpy(), [1, 1])
+    np.testing.assert_allclose(prog(x).numpy(), [2, 2])
+    np.testing.assert_allclose(prog(x).numpy(), [3, 3])
+    np.testing.assert_allclose(count.numpy(), [3, 3])
+
+
+def test_a_tensor_made_inside_fn_starts_each_replay_afresh(device):
+    def fn(x):
+        acc = Tensor.zeros(3, dtype=x.dtype, device=x.device)  # made by fn: a new one each eager call
+        acc += x
+        acc[0] = 7.0
+        return acc * 2.0
+
+    prog = check_replay(fn, [((3,), False)], device, replays=3)
+    assert any(op.kind == "load" and op.outputs[0].kind == "init" for op in prog.ops)
+    assert prog.peak_bytes >= 2 * 3 * 8  # the copy counts: the program allocates it
+
+
+@pytest.mark.parametrize("grad", [True, False])
+def test_seq2seq_outputs_written_step_by_step(device, grad):
+    """``outputs = zeros(T, B, V); outputs[t] = step(...)`` and a backward through it."""
+    T = 4
+
+    def fn(x, w):
+        outputs = Tensor.zeros(T, 2, 3, dtype=x.dtype, device=x.device)
+        h = x
+        for t in range(T):
+            h = (h @ w).tanh()
+            outputs[t] = h[:, :3]
+        return (outputs * outputs).sum() if grad else outputs
+
+    prog = check_replay(fn, [((2, 4), grad), ((4, 4), grad)], device)
+    assert len(_stores(prog)) == T
+
+
+def test_compiled_step_with_inplace_ops_equals_eager():
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((2, 3)) for _ in range(4)]
+    results = []
+    for compiled in (False, True):
+        w = Tensor(np.ones((3, 3)), requires_grad=True)
+        seen = Tensor(np.zeros(3))
+
+        def step(x, w=w, seen=seen):
+            h = x @ w
+            h.clamp_(min=0.0)
+            seen.add_(x.sum(0))  # a running sum outside: state
+            loss = (h * h).mean()
+            w.grad = None
+            loss.backward()
+            with tga.no_grad():
+                w -= 0.1 * w.grad  # written through the parameter's own array
+            return loss
+
+        run = tga.compile(step) if compiled else step
+        losses = [run(Tensor(x)).numpy() for x in xs]
+        results.append((losses, w.numpy(), seen.numpy()))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(b, a, rtol=1e-12)
+
+
+# -- the passes ------------------------------------------------------------------------------
+def test_common_subexpressions_are_not_merged_across_a_write():
+    def fn(x):
+        y = x * 2.0
+        a = y.exp()
+        y.add_(1.0)
+        b = y.exp()  # the same op on the same buffer, but after a write: computed again
+        return a + b
+
+    prog = check_replay(fn, [((3,), False)])
+    assert [op.op for op in prog.ops if op.kind == "call"].count("exp") == 2
+
+
+def test_a_result_written_later_is_not_shared_with_an_equal_one():
+    def fn(x):
+        y = x * 2.0
+        z = x * 2.0  # equal to y, but y is zeroed below: z keeps its own array
+        y.zero_()
+        return z + y
+
+    prog = check_replay(fn, [((3,), False)])
+    assert [op.op for op in prog.ops if op.kind == "call"].count("mul") == 2
+
+
+def test_a_write_through_a_view_reaches_the_tensor_it_views(device):
+    def fn(x):
+        z = x * 2.0
+        v = z[1:]  # a view: written after z's last direct use by name
+        v.add_(10.0)
+        return z.sum() + z[0] * 0.0
+
+    check_replay(fn, [((4,), False)], device)
+
+
+def test_constants_are_not_folded_once_written():
+    base = Tensor(np.array([1.0, 2.0]))
+
+    def fn(x):
+        c = Tensor(np.array([1.0, 1.0]))
+        d = c * 3.0  # before the write: c's values then
+        c.add_(x)  # c now depends on x: nothing after may be folded
+        return c * 2.0 + d + base
+
+    check_replay(fn, [((2,), False)], replays=3)
+
+
+def test_backward_reading_a_changed_value_raises_as_eager():
+    def fn(x):
+        y = x * 1.0
+        z = y * y
+        y.add_(1.0)  # mul's backward reads y
+        return z.sum()
+
+    x = Tensor(np.ones(3), requires_grad=True)
+    with pytest.raises(RuntimeError, match="changed after the forward"):
+        _eager(fn, [Tensor(np.ones(3), requires_grad=True)])
+    with pytest.raises(RuntimeError, match="changed after the forward"):
+        tga.trace(fn, x)
+
+
+# -- random programs with in-place ops (hypothesis) ---------------------------------------
+def _set(t, key, v):
+    t[key] = v
+    return t
+
+
+_INPLACE = [
+    lambda t, y: t.add_(y),
+    lambda t, y: t.mul_(0.5),
+    lambda t, y: t.clamp_(-1.0, 1.0),
+    lambda t, y: t.masked_fill_(t > 0.5, 0.25),
+    lambda t, y: _set(t, (slice(None), slice(0, 2)) if t.ndim == 2 else 0, y[..., :1] if y.ndim == 2 else 0.5),
+    lambda t, y: t.copy_(y),
+    lambda t, y: t.sub_(y, alpha=2.0),
+    lambda t, y: t.zero_(),
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(0, 3), st.integers(0, 12), st.integers(0, 12), st.integers(0, 7)), min_size=1,
+        max_size=8,
+    ),
+    grad=st.booleans(),
+)
+def test_random_programs_with_inplace_ops_replay_as_eager(steps, grad):
+    """Random op sequences with broadcasting, reuse, slices (views) and in-place ops on any
+    earlier value, input or view: where eager raises (a leaf with grad changed, a value a
+    backward reads changed, shapes that do not broadcast) the trace raises the same error;
+    otherwise replays equal eager in results, gradients and the inputs' values."""
+    specs = [((3, 4), grad), ((4,), grad), ((3, 1), False)]
+
+    def fn(a, b, c):
+        vals = [a, b, c]
+        for kind, i, j, how in steps:
+            x, y = vals[i % len(vals)], vals[j % len(vals)]
+            if kind == 0:
+                vals.append((x * y).tanh())
+            elif kind == 1:
+                vals.append(x[:, 1:] if x.ndim == 2 and how % 2 else x.reshape(x.shape))
+            else:
+                vals.append(_INPLACE[how](x, y))
+        out = vals[3] if len(vals) > 3 else a
+        for v in vals[4:]:
+            out = out + v * 0.5
+        return (out * out).sum() if out.requires_grad else out * 1.0
+
+    try:
+        _eager(fn, _args(specs, 1, "cpu"))
+    except (RuntimeError, ValueError, TypeError) as e:
+        with pytest.raises(type(e)):
+            tga.trace(fn, *_args(specs, 0, "cpu"))
+        return
+    check_replay(fn, specs, "cpu")
