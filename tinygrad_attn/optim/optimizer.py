@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd import no_grad
+from ..autograd import _State, no_grad
 
 
 class Optimizer:
@@ -78,6 +78,8 @@ class Optimizer:
 
     def zero_grad(self) -> None:
         """Forget every parameter's gradient (``grad = None``)."""
+        if _State.tracer is not None:  # a symbolic trace records the call (tinygrad_attn.symbolic)
+            return _State.tracer.effect(self, "zero_grad", Optimizer.zero_grad)
         for g in self.param_groups:
             for p in g["params"]:
                 p.grad = None
@@ -85,6 +87,8 @@ class Optimizer:
     @no_grad()
     def step(self) -> None:
         """Update every parameter that has a gradient, in place (``p.data`` is replaced)."""
+        if _State.tracer is not None:  # a symbolic trace records the call (tinygrad_attn.symbolic)
+            return _State.tracer.effect(self, "step", Optimizer.step)
         for group in self.param_groups:
             for p in group["params"]:
                 g = p.grad

@@ -94,35 +94,19 @@ class Tracer:
     # -- installing -----------------------------------------------------------------
     @contextlib.contextmanager
     def installed(self) -> Iterator[Tracer]:
+        """Record this thread's ops while inside. Nothing is swapped process-wide: every op,
+        value read, random draw, ``step()`` and ``zero_grad()`` asks its own thread's
+        ``_State.tracer``, so other threads run eagerly, untouched."""
         if _State.tracer is not None:
             raise TraceError("trace: already tracing; a traced function cannot trace or compile another")
-        from ..nn.module import Module  # noqa: PLC0415
-        from ..optim.optimizer import Optimizer  # noqa: PLC0415
-
-        patches = [(Tensor, m, _value_read(m, getattr(Tensor, m), self)) for m in _VALUE_READS]
-        patches += [
-            (Optimizer, "step", self._effect_method("step", Optimizer.step)),
-            (Optimizer, "zero_grad", self._effect_method("zero_grad", Optimizer.zero_grad)),
-            (Module, "zero_grad", self._effect_method("zero_grad", Module.zero_grad)),
-        ]
-        # A random draw (a dropout mask, Tensor.randn) would be replayed as the same numbers.
-        # (The modules that draw while a model runs: dropout, Tensor.randn and the like.)
-        from .. import _tensor, functional, random  # noqa: PLC0415
-
-        patches += [(mod, "host_generator", _no_random) for mod in (functional, random, _tensor)]
-        saved = [(owner, m, owner.__dict__[m]) for owner, m, _ in patches]
         prev_releasing = _State.releasing
         _State.releasing = False  # the trace keeps every value: backward reads them as tensors
         _State.tracer = self
-        for owner, m, f in patches:
-            setattr(owner, m, f)
         try:
             yield self
         finally:
             _State.tracer = None
             _State.releasing = prev_releasing
-            for owner, m, f in saved:
-                setattr(owner, m, f)
             self._alive.clear()
             self._tmap.clear()
             self._amap.clear()
@@ -397,61 +381,49 @@ class Tracer:
                 t.grad = Tensor._wrap(g.data, t._dev) if t.grad is None else t.grad + Tensor._wrap(g.data, t._dev)
 
     # -- effects: optimizer steps and zero_grad ----------------------------------------
-    def _effect_method(self, method: str, original: Callable[..., Any]) -> Callable[..., Any]:
-        tracer = self
+    def effect(self, obj: Any, method: str, original: Callable[..., Any]) -> Any:
+        """Called by ``Optimizer.step``, ``Optimizer.zero_grad`` and ``Module.zero_grad``:
+        record the call as one line of the program, then make it (unrecorded)."""
+        name = self._effect_objs.setdefault(id(obj), self._unique(type(obj).__name__.lower()))
+        section = "update" if method == "step" else self.section
+        self.ops.append(OpRecord("effect", method, [], [], fn=original, section=section, target=obj, label=name))
+        self._alive.append(obj)
+        with self.paused():
+            out = original(obj)
+        if method == "step":  # parameters hold new arrays: a later use reads them again
+            for group in obj.param_groups:
+                for p in group["params"]:
+                    self._tmap.pop(id(p), None)
+        return out
 
-        @functools.wraps(original)
-        def traced(obj: Any, *a: Any, **kw: Any) -> Any:
-            if a or kw:
-                raise TraceError(f"{type(obj).__name__}.{method} with arguments inside a trace is not supported")
-            name = tracer._effect_objs.setdefault(id(obj), tracer._unique(type(obj).__name__.lower()))
-            section = "update" if method == "step" else tracer.section
-            tracer.ops.append(OpRecord("effect", method, [], [], fn=original, section=section, target=obj,
-                                       label=name))  # fmt: skip
-            tracer._alive.append(obj)
-            with tracer.paused():
-                out = original(obj)
-            if method == "step":  # parameters hold new arrays: a later use reads them again
-                for group in obj.param_groups:
-                    for p in group["params"]:
-                        tracer._tmap.pop(id(p), None)
-            return out
+    # -- reads of values and random draws: Python decisions a replay would not make again --
+    def check_read(self, t: Tensor, method: str) -> None:
+        """Called where a tensor's values go to Python (``Tensor._read``): raise
+        :class:`TraceError` on a traced tensor."""
+        if not self.traced(t):
+            return
+        b = self._tmap.get(id(t)) or self._amap.get(id(t.data))
+        made = f"made by op '{b.name}'" if b is not None else "a parameter"
+        what = {"__bool__": "bool(t) (an `if` or `while` on a tensor)", "__float__": "float(t)",
+                "__int__": "int(t)"}.get(method, f".{method}()")  # fmt: skip
+        raise TraceError(
+            f"{what} on a traced tensor of shape {tuple(t.shape)} ({made}) at {_user_line()}: a replayed "
+            "program does not run Python decisions again, so it cannot depend on a tensor's values. Use "
+            "tensor ops instead (tga.where for an `if`), or read the value outside the traced function."
+        )
 
-        return traced
+    def random_draw(self) -> None:
+        """Called by ``random.host_generator``: a draw inside a trace raises."""
+        raise TraceError(
+            f"a random draw inside a trace, at {_user_line()}: the program would replay the same numbers "
+            "every call (a dropout mask frozen). Trace the model in eval mode (model.eval()) or with dropout 0, "
+            "or draw the random tensor outside and pass it as an argument."
+        )
 
 
 # -- small pieces ------------------------------------------------------------------------
 #: Names the generated program uses itself; buffers never take them.
 _RESERVED = frozenset({"program", "args", "accumulate", "Tensor", "xp", "None", "True", "False"})
-_VALUE_READS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__")
-
-
-def _value_read(method: str, original: Callable[..., Any], tracer: Tracer) -> Callable[..., Any]:
-    """``Tensor.<method>`` that raises :class:`TraceError` on a traced tensor."""
-
-    @functools.wraps(original)
-    def guarded(self: Tensor, *a: Any, **kw: Any) -> Any:
-        if tracer.traced(self):
-            b = tracer._tmap.get(id(self)) or tracer._amap.get(id(self.data))
-            made = f"made by op '{b.name}'" if b is not None else "a parameter"
-            what = {"__bool__": "bool(t) (an `if` or `while` on a tensor)", "__float__": "float(t)",
-                    "__int__": "int(t)"}.get(method, f".{method}()")  # fmt: skip
-            raise TraceError(
-                f"{what} on a traced tensor of shape {tuple(self.shape)} ({made}) at {_user_line()}: a replayed "
-                "program does not run Python decisions again, so it cannot depend on a tensor's values. Use "
-                "tensor ops instead (tga.where for an `if`), or read the value outside the traced function."
-            )
-        return original(self, *a, **kw)
-
-    return guarded
-
-
-def _no_random() -> Any:
-    raise TraceError(
-        f"a random draw inside a trace, at {_user_line()}: the program would replay the same numbers "
-        "every call (a dropout mask frozen). Trace the model in eval mode (model.eval()) or with dropout 0, "
-        "or draw the random tensor outside and pass it as an argument."
-    )
 
 
 def _user_line() -> str:
