@@ -273,7 +273,8 @@ _INPLACE = [
 @settings(max_examples=40, deadline=None)
 @given(
     steps=st.lists(
-        st.tuples(st.integers(0, 3), st.integers(0, 12), st.integers(0, 12), st.integers(0, 7)), min_size=1,
+        st.tuples(st.integers(0, 3), st.integers(0, 12), st.integers(0, 12), st.integers(0, 7)),
+        min_size=1,
         max_size=8,
     ),
     grad=st.booleans(),
@@ -307,3 +308,34 @@ def test_random_programs_with_inplace_ops_replay_as_eager(steps, grad):
             tga.trace(fn, *_args(specs, 0, "cpu"))
         return
     check_replay(fn, specs, "cpu")
+
+
+# -- pictures of graphs with in-place ops --------------------------------------------------
+def test_draw_graph_draws_each_write_once_and_in_order():
+    from tinygrad_attn.viz.graph import forward_graph
+
+    w = Tensor(np.full((3, 3), 0.5), requires_grad=True, name="w")
+    x = Tensor(np.ones((2, 3)), name="x")
+    outputs = Tensor.zeros(4, 2, 3, dtype=np.float64)
+    h = x
+    peeks = []
+    for t in range(4):
+        h = (h @ w).tanh()
+        outputs[t] = h
+        peeks.append(outputs.sum())  # reads outputs between writes: the version after write t
+    loss = (outputs * outputs).sum() + sum(peeks)
+    g = forward_graph(loss)
+    writes = [n for n in g.nodes if n.title == "setitem"]
+    assert [n.lines[1] for n in writes] == ["[0]", "[1]", "[2]", "[3]"]  # each once, in order
+    assert g.title.startswith(f"forward: {len([n for n in g.nodes if n.kind == 'op'])} ops")
+    into = {e.dst: [] for e in g.edges}
+    for e in g.edges:
+        into[e.dst].append(e.src)
+    for prev, nxt in zip(writes, writes[1:]):
+        assert prev.id in into[nxt.id]  # each write changes the result of the one before
+    sums = [n for n in g.nodes if n.title == "sum"][:4]
+    assert [into[s.id] for s in sums] == [[wr.id] for wr in writes]  # each read sees the write before it
+    src = tga.viz.draw_graph(loss).source
+    assert (
+        src.count("setitem") == 2 * 4 and src.count("[0]") == 1 and src.count("[3]") == 1
+    )  # (a title and a tooltip per write)

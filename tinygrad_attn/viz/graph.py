@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._tensor import Tensor
-from ..autograd import FreedArray, FusedFunction, Scope, run_backward
+from ..autograd import FreedArray, FusedFunction, InPlace, Scope, _as_seen_by, run_backward
 from . import text
 
 
@@ -81,11 +81,17 @@ class Walk:
     Iterative, so a chain of 100,000 ops walks without touching the recursion limit.
     ``ops[i]`` is the tensor the i-th op made (``ops[i]._ctx`` is the op); ``consumers``
     maps a tensor's id to the index of each op that reads it, once per use.
+
+    In-place changes: a tensor changed in place after an op read it now holds a later
+    node; the op read its earlier version (another tensor object, ``InPlace.previous``),
+    and :meth:`inputs_of` gives that one, as the backward pass maps it
+    (``autograd._as_seen_by``).
     """
 
     def __init__(self, roots: Tensor | Iterable[Tensor]) -> None:
         self.roots = as_roots(roots)
         self.tensors: list[Tensor] = []
+        self._inputs: dict[int, list[Any]] = {}  # id(tensor made by an op) -> its op's inputs as it read them
         stack: list[tuple[Tensor, bool]] = [(t, False) for t in reversed(self.roots)]
         seen: set[int] = set()
         while stack:
@@ -98,26 +104,37 @@ class Walk:
             seen.add(id(t))
             stack.append((t, True))
             if t._ctx is not None:
-                for x in reversed(t._ctx.inputs):
+                ins = self._inputs[id(t)] = [_seen_by(x, t._ctx.seq) for x in t._ctx.inputs]
+                for x in reversed(ins):
                     if isinstance(x, Tensor) and id(x) not in seen:
                         stack.append((x, False))
-        self.tensors = _creation_order(self.tensors)
+        self.tensors = _creation_order(self.tensors, self._inputs)
         self.ops = [t for t in self.tensors if t._ctx is not None]
         self.leaves = [t for t in self.tensors if t._ctx is None]
         self.op_index = {id(t): i for i, t in enumerate(self.ops)}
         self.leaf_index = {id(t): i for i, t in enumerate(self.leaves)}
         self.consumers: dict[int, list[int]] = {id(t): [] for t in self.tensors}
         for i, t in enumerate(self.ops):
-            for x in t._ctx.inputs:
+            for x in self._inputs[id(t)]:
                 if isinstance(x, Tensor):
                     self.consumers[id(x)].append(i)
+
+    def inputs_of(self, t: Tensor) -> list[Any]:
+        """The inputs of the op that made ``t``, as that op read them (see above)."""
+        return self._inputs[id(t)]
 
     def consumer_scope(self, t: Tensor) -> Scope | None:
         """The innermost scope holding every op that reads ``t``: where a parameter lives."""
         return common_scope(self.ops[i]._ctx.scope for i in self.consumers[id(t)])
 
 
-def _creation_order(tensors: list[Tensor]) -> list[Tensor]:
+def _seen_by(x: Any, seq: int) -> Any:
+    if isinstance(x, Tensor) and x._ctx is not None and x._ctx.seq > seq:
+        return _as_seen_by(x, seq)
+    return x
+
+
+def _creation_order(tensors: list[Tensor], inputs: Mapping[int, list[Any]]) -> list[Tensor]:
     """Ops in the order they were made, each leaf just before its first reader.
 
     Still an order in which every tensor follows its inputs (an op is made after its
@@ -131,7 +148,7 @@ def _creation_order(tensors: list[Tensor]) -> list[Tensor]:
     placed: set[int] = set()
     out: list[Tensor] = []
     for t in ops:
-        for x in t._ctx.inputs:
+        for x in inputs[id(t)]:
             if isinstance(x, Tensor) and x._ctx is None and id(x) not in placed:
                 placed.add(id(x))
                 out.append(x)
@@ -364,7 +381,12 @@ def forward_graph(
     edges: list[Edge] = []
     drawn: dict[int, str] = {}  # tensor id -> the node that draws it: its leaf or the op that made it
     n_params = n_weights = 0
+    n_inplace = 0
     for t in w.tensors:
+        if t._ctx.__class__ is InPlace:  # the new value of a tensor changed in place: the write's node draws it
+            drawn[id(t)] = drawn[id(w.inputs_of(t)[0])]
+            n_inplace += 1
+            continue
         if t._ctx is None:
             kind, title = leaf_kind(t, names)
             scope = None if kind == "input" else w.consumer_scope(t)
@@ -384,7 +406,7 @@ def forward_graph(
             node.tooltip = tooltip(f"{'fused op' if kind == 'fused' else 'op'} {fn.op_name}" +
                                    (f" = {t.name}" if t.name else ""), t, fn.scope, grads)  # fmt: skip
             edges += [Edge(drawn[id(x)], node.id, "data", x.shape, norm(x), label)
-                      for x, label in zip(fn.inputs, operand_labels(fn)) if isinstance(x, Tensor)]  # fmt: skip
+                      for x, label in zip(w.inputs_of(t), operand_labels(fn)) if isinstance(x, Tensor)]  # fmt: skip
         nodes.append(node)
         drawn[id(t)] = node.id
     for j, r in enumerate(w.roots):
@@ -392,7 +414,7 @@ def forward_graph(
         out.tooltip = tooltip(f"output {r.name or j}", r, None, grads)
         nodes.append(out)
         edges.append(Edge(drawn[id(r)], f"out{j}", "data", r.shape, norm(r)))
-    title = f"forward: {text.plural(len(w.ops), 'op')}"
+    title = f"forward: {text.plural(len(w.ops) - n_inplace, 'op')}"
     if not w.ops:
         title += " recorded. " + nothing_recorded("forward_graph")
     if n_params:
