@@ -238,6 +238,28 @@ def test_constants_are_not_folded_once_written():
     check_replay(fn, [((2,), False)], replays=3)
 
 
+def test_a_constant_result_changed_in_place_is_not_folded():
+    c = Tensor(np.array([1.0, 2.0]))
+
+    def fn(x):
+        y = c * 2.0  # constants only: foldable, but changed below
+        y.add_(x)
+        return y * 1.0
+
+    check_replay(fn, [((2,), False)], replays=3)
+
+
+def test_a_view_of_an_input_written_changes_the_input(device):
+    def fn(x, c):
+        c[1:] += x[1:]  # through a view of the caller's tensor
+        c[0] = 5.0
+        v = c.reshape(-1)
+        v.mul_(2.0)
+        return x * c
+
+    check_replay(fn, [((3,), False), ((3,), False)], device)
+
+
 def test_backward_reading_a_changed_value_raises_as_eager():
     def fn(x):
         y = x * 1.0

@@ -33,10 +33,12 @@ def _pure_call(op: OpRecord) -> bool:
 
 def fold_constants(ops: list[OpRecord]) -> list[OpRecord]:
     """Run now the ops whose inputs are all constants (a mask's arithmetic, a scale's);
-    their outputs become constants of the program."""
+    their outputs become constants of the program. Not one whose result the program
+    then changes in place: a constant's array would carry the change to the next replay."""
+    written = {op.inputs[0].alias for op in ops if op.kind == "store"}
     out = []
     for op in ops:
-        if _pure_call(op) and all(not isinstance(x, Buffer) or x.kind == "const" for x in op.inputs):
+        if _pure_call(op) and op.outputs[0].alias not in written and all(not isinstance(x, Buffer) or x.kind == "const" for x in op.inputs):
             if any(isinstance(x, Buffer) for x in op.inputs):
                 b = op.outputs[0]
                 vals = [x.array if isinstance(x, Buffer) else x for x in op.inputs]
