@@ -166,28 +166,38 @@ def test_seq2seq_outputs_written_step_by_step(device, grad):
     assert len(_stores(prog)) == T
 
 
-def test_compiled_step_with_inplace_ops_equals_eager():
+@pytest.mark.parametrize("zero", [True, False])
+def test_compiled_step_with_inplace_ops_equals_eager(zero):
+    """A training step with an update written by hand (in place, under no_grad): the
+    update is ops of the program, writing into the parameter's array. ``.grad`` read
+    after backward is what the replay leaves there (reset by zero_grad, or accumulated)."""
+    from tinygrad_attn.optim import SGD
+
     rng = np.random.default_rng(0)
     xs = [rng.standard_normal((2, 3)) for _ in range(4)]
     results = []
     for compiled in (False, True):
         w = Tensor(np.ones((3, 3)), requires_grad=True)
         seen = Tensor(np.zeros(3))
+        opt = SGD([w], lr=0.0)  # (for its recorded zero_grad only)
 
-        def step(x, w=w, seen=seen):
+        def step(x, w=w, seen=seen, opt=opt):
             h = x @ w
             h.clamp_(min=0.0)
             seen.add_(x.sum(0))  # a running sum outside: state
             loss = (h * h).mean()
-            w.grad = None
+            if zero:
+                opt.zero_grad()
             loss.backward()
             with tga.no_grad():
                 w -= 0.1 * w.grad  # written through the parameter's own array
-            return loss
+            return loss * w.grad.sum()
 
         run = tga.compile(step) if compiled else step
         losses = [run(Tensor(x)).numpy() for x in xs]
-        results.append((losses, w.numpy(), seen.numpy()))
+        results.append((losses, w.numpy(), seen.numpy(), w.grad.numpy()))
+        if compiled:
+            assert len(run.programs) == 1 and "param[...] = " in run.program.code  # (a default argument: no name)
     for a, b in zip(*results):
         np.testing.assert_allclose(b, a, rtol=1e-12)
 

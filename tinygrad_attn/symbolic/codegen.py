@@ -131,6 +131,17 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
             shown = ""
         return global_name(f"c_{shown}" if shown else "c", x)
 
+    def tensor_of(target: Any) -> str:
+        """``args[0]`` for an argument's position, ``params.<name>`` for a tensor."""
+        if isinstance(target, int):
+            return f"args[{target}]"
+        attr = param_attr.get(id(target))
+        if attr is None:
+            attr = param_attr[id(target)] = global_name("grad_target", None)
+            setattr(params, attr, target)
+            del env[attr]
+        return f"params.{attr}"
+
     lines = ["def program(args):"]
     section = None
     for op, dead in zip(prog.ops, prog.dead_after):
@@ -149,6 +160,8 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
                     attr = param_attr[id(b.tensor)] = b.name
                     setattr(params, attr, b.tensor)
                 line = f"{b.name} = params.{attr}.data"
+            elif b.kind == "grad":  # .grad after an accumulation, read by fn (an update by hand)
+                line = f"{b.name} = {tensor_of(b.index if b.tensor is None else b.tensor)}.grad.data"
             elif b.kind == "init":  # changed in place by the program: each replay starts from a copy
                 setattr(consts, b.name, b.array)
                 copy = global_name("copy", b.dev.copy)
@@ -183,16 +196,7 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
             tup = ", ".join(operand(x) for x in ins) + ("," if len(ins) == 1 else "")
             line = f"{targets}, = {f}({g.name}, ({tup}), {out.name})"
         elif op.kind == "accumulate":
-            if isinstance(op.target, int):
-                t = f"args[{op.target}]"
-            else:
-                attr = param_attr.get(id(op.target))
-                if attr is None:
-                    attr = param_attr[id(op.target)] = global_name("grad_target", None)
-                    setattr(params, attr, op.target)
-                    del env[attr]
-                t = f"params.{attr}"
-            line = f"accumulate({t}, {op.inputs[0].name})"
+            line = f"accumulate({tensor_of(op.target)}, {op.inputs[0].name})"
         elif op.kind == "store":
             dst, v = op.inputs
             line = f"{dst.name}[{_key_str(op.target, global_name)}] = {operand(v)}"

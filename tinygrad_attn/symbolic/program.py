@@ -27,7 +27,8 @@ class Buffer:
     ``kind``: ``"arg"`` (an argument's array), ``"param"`` (read from a tensor fn reached,
     a parameter, or a tensor outside fn that fn changes in place), ``"const"`` (an array
     captured at trace time), ``"init"`` (a copy of an array made inside fn that fn then
-    changes in place: each replay starts from the values it had), ``"value"`` (made by an
+    changes in place: each replay starts from the values it had), ``"grad"`` (a tensor's
+    ``.grad`` after the program added into it, for fn to read), ``"value"`` (made by an
     op). ``nbytes`` is what the buffer allocates: 0 for a view of another buffer.
     ``alias``: buffers sharing memory (a tensor and its slices, reshapes) share it, so the
     passes see that a write into one changes the others.

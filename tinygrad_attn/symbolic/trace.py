@@ -379,6 +379,13 @@ class Tracer:
         if not self.auto:  # as the eager backward does (autograd._accumulate)
             with self.paused():
                 t.grad = Tensor._wrap(g.data, t._dev) if t.grad is None else t.grad + Tensor._wrap(g.data, t._dev)
+            # A later read of .grad (an update written by hand) reads it as the replay leaves it:
+            # g, or g added to what .grad held then (unread, the load goes with dead code).
+            b = self._buffer(tb.name + "_grad", t.grad.data, t._dev, "grad")
+            b.index, b.tensor = (target, None) if isinstance(target, int) else (None, target)
+            self.ops.append(OpRecord("load", "grad", [], [b], section="backward"))
+            self._tmap[id(t.grad)] = b  # (the tensor only: g's array stays g's buffer)
+            self._alive.append(t.grad)
 
     # -- effects: optimizer steps and zero_grad ----------------------------------------
     def effect(self, obj: Any, method: str, original: Callable[..., Any]) -> Any:

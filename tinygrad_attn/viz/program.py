@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def _kind(op: Any) -> str:
     if op.kind == "load":
-        return {"arg": "input", "param": "param", "const": "const", "init": "const"}[op.outputs[0].kind]
+        return {"arg": "input", "param": "param", "const": "const", "init": "const", "grad": "grad_param"}[op.outputs[0].kind]
     if op.kind in ("backward", "accumulate") or op.section == "backward":
         return "grad_param" if op.kind == "accumulate" else "backward"
     if op.kind == "effect":
