@@ -38,7 +38,8 @@ def fold_constants(ops: list[OpRecord]) -> list[OpRecord]:
     written = {op.inputs[0].alias for op in ops if op.kind == "store"}
     out = []
     for op in ops:
-        if _pure_call(op) and op.outputs[0].alias not in written and all(not isinstance(x, Buffer) or x.kind == "const" for x in op.inputs):
+        consts = all(not isinstance(x, Buffer) or x.kind == "const" for x in op.inputs)
+        if _pure_call(op) and op.outputs[0].alias not in written and consts:
             if any(isinstance(x, Buffer) for x in op.inputs):
                 b = op.outputs[0]
                 vals = [x.array if isinstance(x, Buffer) else x for x in op.inputs]

@@ -23,9 +23,13 @@ if TYPE_CHECKING:
     from ..symbolic.program import Program
 
 
+#: A loaded buffer's kind -> the colour of its node.
+_LOAD_KINDS = {"arg": "input", "param": "param", "const": "const", "init": "const", "grad": "grad_param"}
+
+
 def _kind(op: Any) -> str:
     if op.kind == "load":
-        return {"arg": "input", "param": "param", "const": "const", "init": "const", "grad": "grad_param"}[op.outputs[0].kind]
+        return _LOAD_KINDS[op.outputs[0].kind]
     if op.kind in ("backward", "accumulate") or op.section == "backward":
         return "grad_param" if op.kind == "accumulate" else "backward"
     if op.kind == "effect":
