@@ -270,6 +270,19 @@ def test_a_view_of_an_input_written_changes_the_input(device):
     check_replay(fn, [((3,), False), ((3,), False)], device)
 
 
+def test_memory_of_a_buffer_stays_while_a_view_of_it_lives():
+    def fn(x):
+        z = x * 2.0  # 800 bytes
+        v = z[1:]  # a view: z's name goes after this line, its memory stays with v
+        return (v * 3.0).sum()  # 792 bytes more while v (z's memory) lives
+
+    prog = tga.trace(fn, Tensor(np.ones(100)))
+    assert prog.peak_bytes == 800 + 792  # (without the view: 800, z gone before v * 3.0)
+    from tinygrad_attn.viz.program import memory_profile
+
+    assert max(memory_profile(prog)) == prog.peak_bytes
+
+
 def test_backward_reading_a_changed_value_raises_as_eager():
     def fn(x):
         y = x * 1.0

@@ -148,12 +148,35 @@ def liveness(ops: list[OpRecord], outputs: list[Buffer]) -> list[list[Buffer]]:
     return dead
 
 
+def memory_released(ops: list[OpRecord], dead_after: list[list[Buffer]]) -> list[list[Buffer]]:
+    """For each op, the buffers whose memory goes back after it: a buffer's memory stays
+    while any buffer sharing it (a view of it, one it views) is alive, so it goes with
+    the last of them (a slice kept after its tensor's name is deleted holds the tensor)."""
+    last: dict[int, int] = {}  # Buffer.alias -> the index of the op after which its last sharer dies
+    dead_ids = set()
+    for i, dead in enumerate(dead_after):
+        for b in dead:
+            last[b.alias] = i
+            dead_ids.add(id(b))
+    for op in ops:  # a buffer made and never dead is returned: it keeps the memory it shares to the end
+        for b in op.outputs:
+            if b is not None and id(b) not in dead_ids:
+                last[b.alias] = len(ops)
+    out: list[list[Buffer]] = [[] for _ in ops]
+    for dead in dead_after:
+        for b in dead:
+            i = last[b.alias]
+            if i < len(ops):
+                out[i].append(b)
+    return out
+
+
 def peak_bytes(ops: list[OpRecord], dead_after: list[list[Buffer]]) -> int:
     """The most bytes the program's own buffers hold at once (arguments, parameters and
     constants are not counted: they exist before it runs; views count nothing)."""
     cur = peak = 0
-    for op, dead in zip(ops, dead_after):
+    for op, gone in zip(ops, memory_released(ops, dead_after)):
         cur += sum(b.nbytes for b in op.outputs if b is not None and b.kind in ("value", "init"))
         peak = max(peak, cur)
-        cur -= sum(b.nbytes for b in dead if b.kind in ("value", "init"))
+        cur -= sum(b.nbytes for b in gone if b.kind in ("value", "init"))
     return peak

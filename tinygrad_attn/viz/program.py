@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..autograd import FusedFunction
+from ..symbolic.passes import memory_released
 from .dot import to_digraph
 from .graph import Edge, Graph, Node
 from .render import RANKDIRS
@@ -89,10 +90,10 @@ def draw_program(
 def memory_profile(prog: Program) -> list[int]:
     """Bytes held by the program's own buffers after each op (before its dead buffers go)."""
     cur, out = 0, []
-    for op, dead in zip(prog.ops, prog.dead_after):
+    for op, gone in zip(prog.ops, memory_released(prog.ops, prog.dead_after)):
         cur += sum(b.nbytes for b in op.outputs if b is not None and b.kind in ("value", "init"))
         out.append(cur)
-        cur -= sum(b.nbytes for b in dead if b.kind in ("value", "init"))
+        cur -= sum(b.nbytes for b in gone if b.kind in ("value", "init"))
     return out
 
 
