@@ -384,3 +384,21 @@ def test_draw_graph_draws_each_write_once_and_in_order():
     assert (
         src.count("setitem") == 2 * 4 and src.count("[0]") == 1 and src.count("[3]") == 1
     )  # (a title and a tooltip per write)
+
+
+def test_fusion_does_not_join_ops_across_a_write_to_what_they_read():
+    from tinygrad_attn.symbolic.fusion import elementwise_groups
+
+    def fn(x, c):
+        a = (c * 2.0).exp()  # reads c before the write
+        c.add_(x)
+        return (a + c).tanh()  # one kernel for all four would read c once, after the write
+
+    prog = check_replay(fn, [((3, 4), False), ((3, 4), False)])
+    for k in elementwise_groups(prog):
+        ops = [op.op for op in k.records]
+        assert not ("exp" in ops and "add" in ops[ops.index("exp") :][1:]), ops
+    kernels = elementwise_groups(
+        tga.trace(lambda x, c: ((c * 2.0).exp() + c).tanh(), *_args([((3, 4), False)] * 2, 0, "cpu"))
+    )
+    assert [len(k.records) for k in kernels] == [4]  # without the write: one kernel
