@@ -402,3 +402,35 @@ def test_fusion_does_not_join_ops_across_a_write_to_what_they_read():
         tga.trace(lambda x, c: ((c * 2.0).exp() + c).tanh(), *_args([((3, 4), False)] * 2, 0, "cpu"))
     )
     assert [len(k.records) for k in kernels] == [4]  # without the write: one kernel
+
+
+def test_compiled_decoder_step_writing_outputs_with_an_optimizer_equals_eager():
+    """The seq2seq pattern in a whole compiled training step: ``outputs[t] = h`` into a
+    tensor made each call, backward, AdamW's recorded step."""
+    from tinygrad_attn.optim import AdamW
+
+    rng = np.random.default_rng(0)
+    xs = [Tensor(rng.standard_normal((2, 4)).astype(np.float32)) for _ in range(4)]
+    results = []
+    for compiled in (False, True):
+        tga.manual_seed(0)
+        cell = tga.nn.Linear(4, 4)
+        opt = AdamW(cell.parameters(), lr=1e-2)
+
+        def step(x, cell=cell, opt=opt):
+            outputs = Tensor.zeros(3, 2, 4)
+            h = x
+            for t in range(3):
+                h = cell(h).tanh()
+                outputs[t] = h
+            loss = (outputs**2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss
+
+        run = tga.compile(step) if compiled else step
+        results.append(([run(x).numpy() for x in xs], [p.numpy() for p in cell.parameters()]))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-6)
+    for a, b in zip(results[0][1], results[1][1]):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
