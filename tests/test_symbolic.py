@@ -258,7 +258,11 @@ def test_five_training_steps_compiled_equal_eager(kind, opt_name):
     for a, b in zip(p0 + g0, p1 + g1):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
     assert len(run.programs) == 1
-    assert "# update" in run.program.code and ".step()  # updates" in run.program.code
+    code = run.program.code
+    assert "# update" in code and "._advance()" in code and ".step()" not in code  # the update is ops
+    n_params = len(list(model.parameters()))
+    assert code.count("[...] = ") >= n_params  # each parameter written in place, and its state
+    assert "lr" in code if opt_name == "sgd" else "step_size" in code  # numbers read at each replay
 
 
 def test_vit_forward_backward_replay():

@@ -434,3 +434,77 @@ def test_compiled_decoder_step_writing_outputs_with_an_optimizer_equals_eager():
     np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-6)
     for a, b in zip(results[0][1], results[1][1]):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+# -- optimizer updates as ops of the program -------------------------------------------------
+def _opt_run(make_opt, compiled, steps=6, eager_after=2, schedule=True):
+    """Losses, parameters, gradients and optimizer state of ``steps`` compiled (or eager)
+    steps with a learning rate changed between steps, then ``eager_after`` eager steps."""
+    from tinygrad_attn.optim.lr_scheduler import StepLR
+
+    tga.manual_seed(0)
+    model = tga.nn.Linear(4, 3)
+    opt = make_opt(model.parameters())
+    sched = StepLR(opt, step_size=2, gamma=0.5) if schedule else None
+    rng = np.random.default_rng(0)
+    xs = [Tensor(rng.standard_normal((5, 4)).astype(np.float32)) for _ in range(steps + eager_after)]
+
+    def step(x):
+        opt.zero_grad()
+        loss = (model(x).tanh() ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    run = tga.compile(step) if compiled else step
+    losses = []
+    for i, x in enumerate(xs):
+        losses.append((run if i < steps else step)(x).numpy())
+        if sched is not None:
+            sched.step()
+    state = [v.numpy() if isinstance(v, Tensor) else v for s in opt.state.values() for v in s.values()]
+    return losses, [p.numpy() for p in model.parameters()], [p.grad.numpy() for p in model.parameters()], state, run
+
+
+_OPTS = {
+    "sgd": lambda ps: tga.optim.SGD(ps, lr=0.1),
+    "sgd_momentum_wd": lambda ps: tga.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01),
+    "sgd_nesterov": lambda ps: tga.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
+    "sgd_dampening": lambda ps: tga.optim.SGD(ps, lr=0.1, momentum=0.9, dampening=0.5),
+    "adam_l2_amsgrad": lambda ps: tga.optim.Adam(ps, lr=1e-2, weight_decay=0.1, amsgrad=True),
+    "adamw": lambda ps: tga.optim.AdamW(ps, lr=1e-2, weight_decay=0.1),
+}
+
+
+@pytest.mark.parametrize("name", list(_OPTS))
+def test_optimizer_update_is_ops_and_replays_as_eager_under_a_schedule(name):
+    """The update is ops writing into parameters and state; the learning rate a schedule
+    sets and Adam's step count are read at each replay; eager steps after the replays
+    continue from the same state."""
+    eager = _opt_run(_OPTS[name], False)
+    comp = _opt_run(_OPTS[name], True)
+    for a, b in zip(eager[:4], comp[:4]):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(y, x, rtol=1e-6, atol=1e-7)
+    run = comp[4]
+    assert len(run.programs) == 1
+    code = run.program.code
+    if name == "sgd_dampening":  # a first step that differs from the later ones: one recorded step() call
+        assert ".step()  # updates 2 parameters in place" in code
+    else:
+        assert ".step()" not in code and "._advance()" in code and "weight[...] = " in code and "bias[...] = " in code
+
+
+def test_eager_optimizer_step_is_unchanged_by_tracing_support():
+    """Outside a trace step() runs the array update (not the tensor ops): no op is recorded."""
+    calls = []
+    w = tga.nn.Parameter(np.ones(3, dtype=np.float32))
+    opt = tga.optim.AdamW([w], lr=0.1)
+    w.grad = Tensor(np.ones(3, dtype=np.float32))
+    orig = type(opt)._traced_update
+    type(opt)._traced_update = lambda *a, **k: calls.append(1)
+    try:
+        opt.step()
+    finally:
+        type(opt)._traced_update = orig
+    assert not calls and opt.state[w]["step"] == 1

@@ -162,6 +162,8 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
                 line = f"{b.name} = params.{attr}.data"
             elif b.kind == "grad":  # .grad after an accumulation, read by fn (an update by hand)
                 line = f"{b.name} = {tensor_of(b.index if b.tensor is None else b.tensor)}.grad.data"
+            elif b.kind == "number":  # a number computed at this point of each replay (a learning rate)
+                line = f"{b.name} = {global_name('read_' + b.name, b.array)}()"
             elif b.kind == "init":  # changed in place by the program: each replay starts from a copy
                 setattr(consts, b.name, b.array)
                 copy = global_name("copy", b.dev.copy)
@@ -207,6 +209,8 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
             if op.op == "step":
                 n = sum(len(g["params"]) for g in op.target.param_groups)
                 comment = f"  # updates {n} parameters in place"
+            elif op.op == "_advance":
+                comment = "  # step counters and state, before the update below"
         else:  # pragma: no cover - every kind is listed above
             raise AssertionError(op.kind)
         lines.append(f"    {line}{comment}")

@@ -28,8 +28,9 @@ class Buffer:
     a parameter, or a tensor outside fn that fn changes in place), ``"const"`` (an array
     captured at trace time), ``"init"`` (a copy of an array made inside fn that fn then
     changes in place: each replay starts from the values it had), ``"grad"`` (a tensor's
-    ``.grad`` after the program added into it, for fn to read), ``"value"`` (made by an
-    op). ``nbytes`` is what the buffer allocates: 0 for a view of another buffer.
+    ``.grad`` after the program added into it, for fn to read), ``"number"`` (a 0-d
+    array computed at each replay from Python state: an optimizer's learning rate),
+    ``"value"`` (made by an op). ``nbytes`` is what the buffer allocates: 0 for a view of another buffer.
     ``alias``: buffers sharing memory (a tensor and its slices, reshapes) share it, so the
     passes see that a write into one changes the others.
     """

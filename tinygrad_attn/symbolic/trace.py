@@ -20,6 +20,8 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import autograd
 from .._tensor import Tensor
 from ..autograd import TENSOR_NS, FusedFunction, _State
@@ -75,6 +77,7 @@ class Tracer:
         self._fixed: set[int] = set()  # ids of buffers whose values cannot change: constants and ops on them
         self._groups: dict[int, list[Buffer]] = {}  # Buffer.alias -> the buffers sharing that memory
         self._made: set[int] = set()  # ids of the tensors fn made with a constructor (zeros, Tensor(...))
+        self._hints: dict[int, str] = {}  # id(tensor) -> a name for its buffer (an optimizer's state: w_exp_avg)
         self.arg_buffers: list[Buffer | None] = []
         self.arg_specs: list[Any] = []
         names = _arg_names(fn, len(args))
@@ -158,7 +161,7 @@ class Tracer:
                 b = self._buffer(self._param_name(t), t.data, t._dev, "param")
                 b.tensor = t
             else:
-                b = self._buffer("const", t.data, t._dev, "const")
+                b = self._buffer(self._hints.get(id(t), "const"), t.data, t._dev, "const")
                 b.array = t.data
                 b.tensor = t  # (in case fn changes it in place: see write)
                 self._fixed.add(id(b))
@@ -392,7 +395,7 @@ class Tracer:
         """Called by ``Optimizer.step``, ``Optimizer.zero_grad`` and ``Module.zero_grad``:
         record the call as one line of the program, then make it (unrecorded)."""
         name = self._effect_objs.setdefault(id(obj), self._unique(type(obj).__name__.lower()))
-        section = "update" if method == "step" else self.section
+        section = "update" if method in ("step", "_advance") else self.section
         self.ops.append(OpRecord("effect", method, [], [], fn=original, section=section, target=obj, label=name))
         self._alive.append(obj)
         with self.paused():
@@ -402,6 +405,57 @@ class Tracer:
                 for p in group["params"]:
                     self._tmap.pop(id(p), None)
         return out
+
+    def optimizer_step(self, opt: Any) -> None:
+        """Called by ``Optimizer.step``: its update as ops of the program, writing in place
+        into each parameter and its state, where the optimizer can say it so
+        (``opt._traced_update``); otherwise one recorded call of ``step()``.
+
+        What changes from one step to the next outside the tensors is read at each replay:
+        the Python bookkeeping (a step counter) is one recorded call (``opt._advance()``),
+        and the numbers the update computes from it and from the param groups (a learning
+        rate a schedule sets, Adam's bias corrections) are loads of the program
+        (``opt._numbers``), evaluated at that point of each replay."""
+        from ..optim.optimizer import Optimizer  # noqa: PLC0415
+
+        params = [p for g in opt.param_groups for p in g["params"] if p.grad is not None]
+        if not opt._traceable() or any(
+            p.grad._dev is not p._dev or p.grad.shape != p.shape or p.grad.dtype != p.dtype for p in params
+        ):  # (a gradient of another dtype or device: the eager step casts it, or says what is wrong)
+            self.effect(opt, "step", Optimizer.step)
+            return
+        self.effect(opt, "_advance", type(opt)._advance)  # (made now too: counters and state for this step)
+        prev, self.section = self.section, "update"
+        try:
+            with autograd.no_grad():
+                for gi, group in enumerate(opt.param_groups):
+                    for pi, p in enumerate(group["params"]):
+                        if p.grad is None:
+                            continue
+                        state = opt.state[p]
+                        pname = self.value(p).name
+                        for k, v in state.items():
+                            if isinstance(v, Tensor):
+                                self._hints[id(v)] = f"{pname}_{k}"
+                                self._alive.append(v)
+                        numbers = {k: self.number(functools.partial(_opt_number, opt, gi, pi, k), p, k)
+                                   for k in opt._numbers(group, state)}  # fmt: skip
+                        opt._traced_update(p, p.grad, state, group, numbers)
+        finally:
+            self.section = prev
+
+    def number(self, fn: Callable[[], float], like: Tensor, name: str = "number") -> Tensor:
+        """A 0-d tensor of ``like``'s dtype holding ``fn()``, loaded by calling ``fn`` again
+        at each replay (a buffer of kind ``"number"``)."""
+        dev = like._dev
+        arr = dev.asarray(np.asarray(fn(), dtype=dev.np_dtype(like.data.dtype)))
+        b = self._buffer(name, arr, dev, "number")
+        dtype = like.data.dtype
+        b.array = lambda: dev.asarray(np.asarray(fn(), dtype=dev.np_dtype(dtype)))
+        self.ops.append(OpRecord("load", "number", [], [b], section=self.section))
+        t = Tensor._wrap(arr, dev)
+        self._bind(t, b)
+        return t
 
     # -- reads of values and random draws: Python decisions a replay would not make again --
     def check_read(self, t: Tensor, method: str) -> None:
@@ -439,6 +493,12 @@ def _user_line() -> str:
         if pkg not in fr.filename.replace("\\", "/") or "/tests/" in fr.filename:
             return f'File "{fr.filename}", line {fr.lineno}, in {fr.name}: {fr.line}'
     return "<unknown>"
+
+
+def _opt_number(opt: Any, gi: int, pi: int, key: str) -> float:
+    """Number ``key`` of the update of parameter ``pi`` of group ``gi``, as it is now."""
+    group = opt.param_groups[gi]
+    return opt._numbers(group, opt.state[group["params"][pi]])[key]
 
 
 def _seen_by(x: Any, seq: int) -> Any:

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 
 #: A loaded buffer's kind -> the colour of its node.
-_LOAD_KINDS = {"arg": "input", "param": "param", "const": "const", "init": "const", "grad": "grad_param"}
+_LOAD_KINDS = {"arg": "input", "param": "param", "const": "const", "init": "const", "grad": "grad_param",
+               "number": "const"}  # fmt: skip
 
 
 def _kind(op: Any) -> str:
