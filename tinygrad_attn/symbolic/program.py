@@ -72,8 +72,9 @@ class OpRecord:
     - ``"store"``: an in-place write ``inputs[0][target] = inputs[1]`` (``target`` a
       basic index, or ``None`` for the whole buffer), as ``x += y``, ``x[i] = v`` or
       ``x.clamp_()`` write into the array the eager run changed;
-    - ``"effect"``: a call with effects on state outside the program: an optimizer's
-      ``step()`` (an in-place update of its parameters) or a ``zero_grad()``.
+    - ``"effect"``: a call with effects on state outside the program: a ``zero_grad()``,
+      an optimizer's ``_advance()`` (its step counts, before its update's ops), or the
+      ``step()`` of an optimizer that gives no update as ops.
 
     ``inputs`` holds buffers and Python numbers; ``outputs`` buffers (``None`` where a
     backward gives no gradient).
