@@ -508,3 +508,34 @@ def test_eager_optimizer_step_is_unchanged_by_tracing_support():
     finally:
         type(opt)._traced_update = orig
     assert not calls and opt.state[w]["step"] == 1
+
+
+def test_a_replayed_update_uses_state_loaded_after_the_trace():
+    """The program reads each state tensor where the optimizer holds it at each replay: a
+    state dict loaded after compiling (new tensors) is the one updated."""
+    results = []
+    for compiled in (False, True):
+        tga.manual_seed(0)
+        model = tga.nn.Linear(3, 2)
+        opt = tga.optim.AdamW(model.parameters(), lr=1e-2)
+        x = Tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3))
+
+        def step(x, model=model, opt=opt):
+            opt.zero_grad()
+            loss = (model(x) ** 2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+
+        run = tga.compile(step) if compiled else step
+        losses = [run(x).numpy() for _ in range(3)]
+        saved = opt.state_dict()  # copies below: new tensors, as from a checkpoint
+        opt.load_state_dict({"state": {i: {k: (Tensor(v.numpy()) if isinstance(v, Tensor) else v)
+                                            for k, v in s.items()} for i, s in saved["state"].items()},
+                             "param_groups": saved["param_groups"]})  # fmt: skip
+        losses += [run(x).numpy() for _ in range(3)]
+        state = [v.numpy() if isinstance(v, Tensor) else v for s in opt.state.values() for v in s.values()]
+        results.append((losses, [p.numpy() for p in model.parameters()], state))
+    for a, b in zip(*results):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(y, x, rtol=1e-6, atol=1e-7)

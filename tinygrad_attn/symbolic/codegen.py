@@ -162,7 +162,7 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
                 line = f"{b.name} = params.{attr}.data"
             elif b.kind == "grad":  # .grad after an accumulation, read by fn (an update by hand)
                 line = f"{b.name} = {tensor_of(b.index if b.tensor is None else b.tensor)}.grad.data"
-            elif b.kind == "number":  # a number computed at this point of each replay (a learning rate)
+            elif b.kind in ("number", "state"):  # read at this point of each replay (a learning rate, Adam's m)
                 line = f"{b.name} = {global_name('read_' + b.name, b.array)}()"
             elif b.kind == "init":  # changed in place by the program: each replay starts from a copy
                 setattr(consts, b.name, b.array)

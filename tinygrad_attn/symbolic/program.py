@@ -30,6 +30,7 @@ class Buffer:
     changes in place: each replay starts from the values it had), ``"grad"`` (a tensor's
     ``.grad`` after the program added into it, for fn to read), ``"number"`` (a 0-d
     array computed at each replay from Python state: an optimizer's learning rate),
+    ``"state"`` (an optimizer's state array, read where the optimizer holds it),
     ``"value"`` (made by an op). ``nbytes`` is what the buffer allocates: 0 for a view of another buffer.
     ``alias``: buffers sharing memory (a tensor and its slices, reshapes) share it, so the
     passes see that a write into one changes the others.

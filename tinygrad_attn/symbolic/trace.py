@@ -77,7 +77,6 @@ class Tracer:
         self._fixed: set[int] = set()  # ids of buffers whose values cannot change: constants and ops on them
         self._groups: dict[int, list[Buffer]] = {}  # Buffer.alias -> the buffers sharing that memory
         self._made: set[int] = set()  # ids of the tensors fn made with a constructor (zeros, Tensor(...))
-        self._hints: dict[int, str] = {}  # id(tensor) -> a name for its buffer (an optimizer's state: w_exp_avg)
         self.arg_buffers: list[Buffer | None] = []
         self.arg_specs: list[Any] = []
         names = _arg_names(fn, len(args))
@@ -161,7 +160,7 @@ class Tracer:
                 b = self._buffer(self._param_name(t), t.data, t._dev, "param")
                 b.tensor = t
             else:
-                b = self._buffer(self._hints.get(id(t), "const"), t.data, t._dev, "const")
+                b = self._buffer("const", t.data, t._dev, "const")
                 b.array = t.data
                 b.tensor = t  # (in case fn changes it in place: see write)
                 self._fixed.add(id(b))
@@ -434,10 +433,12 @@ class Tracer:
                             continue
                         state = opt.state[p]
                         pname = self.value(p).name
-                        for k, v in state.items():
+                        for k, v in state.items():  # read where the optimizer holds them at each replay
                             if isinstance(v, Tensor):
-                                self._hints[id(v)] = f"{pname}_{k}"
-                                self._alive.append(v)
+                                b = self._buffer(f"{pname}_{k}", v.data, v._dev, "state")
+                                b.array = functools.partial(_opt_state_array, opt, gi, pi, k)
+                                self.ops.append(OpRecord("load", "state", [], [b], section=self.section))
+                                self._bind(v, b)
                         numbers = {k: self.number(functools.partial(_opt_number, opt, gi, pi, k), p, k)
                                    for k in opt._numbers(group, state)}  # fmt: skip
                         opt._traced_update(p, p.grad, state, group, numbers)
@@ -499,6 +500,12 @@ def _opt_number(opt: Any, gi: int, pi: int, key: str) -> float:
     """Number ``key`` of the update of parameter ``pi`` of group ``gi``, as it is now."""
     group = opt.param_groups[gi]
     return opt._numbers(group, opt.state[group["params"][pi]])[key]
+
+
+def _opt_state_array(opt: Any, gi: int, pi: int, key: str) -> Any:
+    """The array of state ``key`` of parameter ``pi`` of group ``gi``, as it is now (a
+    state dict loaded since, a move to another device, give new tensors)."""
+    return opt.state[opt.param_groups[gi]["params"][pi]][key].data
 
 
 def _seen_by(x: Any, seq: int) -> Any:

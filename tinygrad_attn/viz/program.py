@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 #: A loaded buffer's kind -> the colour of its node.
 _LOAD_KINDS = {"arg": "input", "param": "param", "const": "const", "init": "const", "grad": "grad_param",
-               "number": "const"}  # fmt: skip
+               "number": "const", "state": "param"}  # fmt: skip
 
 
 def _kind(op: Any) -> str:
