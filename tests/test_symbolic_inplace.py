@@ -539,3 +539,20 @@ def test_a_replayed_update_uses_state_loaded_after_the_trace():
     for a, b in zip(*results):
         for x, y in zip(a, b):
             np.testing.assert_allclose(y, x, rtol=1e-6, atol=1e-7)
+
+
+def test_clipping_inside_a_trace_raises_instead_of_freezing_the_gradients():
+    from tinygrad_attn.optim import clip_grad_norm_
+
+    w = tga.nn.Parameter(np.ones(3))
+    opt = tga.optim.SGD([w], lr=0.1)
+
+    def step(x):
+        opt.zero_grad()
+        (w * x).sum().backward()
+        clip_grad_norm_([w], 1.0)  # decides in Python on the gradient's norm
+        opt.step()
+
+    with pytest.raises(tga.TraceError, match="clip_grad_norm_.*test_symbolic_inplace.py"):
+        tga.compile(step)(Tensor(np.ones(3)))
+    assert clip_grad_norm_([w], 1.0) > 0  # outside a trace it clips
