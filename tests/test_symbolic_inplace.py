@@ -380,6 +380,10 @@ def test_draw_graph_draws_each_write_once_and_in_order():
         assert prev.id in into[nxt.id]  # each write changes the result of the one before
     sums = [n for n in g.nodes if n.title == "sum"][:4]
     assert [into[s.id] for s in sums] == [[wr.id] for wr in writes]  # each read sees the write before it
+    from tinygrad_attn.viz.backward import backward_graph
+
+    steps = [n.title for n in backward_graph(loss).nodes if n.title.startswith("setitem")]
+    assert steps == [f"setitem #{i} backward" for i in range(1, 5)]  # the backward picture: each write once
     src = tga.viz.draw_graph(loss).source
     assert (
         src.count("setitem") == 2 * 4 and src.count("[0]") == 1 and src.count("[3]") == 1

@@ -85,11 +85,14 @@ class Walk:
     In-place changes: a tensor changed in place after an op read it now holds a later
     node; the op read its earlier version (another tensor object, ``InPlace.previous``),
     and :meth:`inputs_of` gives that one, as the backward pass maps it
-    (``autograd._as_seen_by``).
+    (``autograd._as_seen_by``). The node an in-place change leaves (``InPlace``) only
+    passes the write's result on: the walk goes straight to the write (``x[t] = v`` is
+    one ``setitem``, ``x.add_(y)`` one ``add``), so each write draws once, forward and
+    backward.
     """
 
     def __init__(self, roots: Tensor | Iterable[Tensor]) -> None:
-        self.roots = as_roots(roots)
+        self.roots = list({id(r): r for r in map(_through_inplace, as_roots(roots))}.values())
         self.tensors: list[Tensor] = []
         self._inputs: dict[int, list[Any]] = {}  # id(tensor made by an op) -> its op's inputs as it read them
         stack: list[tuple[Tensor, bool]] = [(t, False) for t in reversed(self.roots)]
@@ -104,7 +107,7 @@ class Walk:
             seen.add(id(t))
             stack.append((t, True))
             if t._ctx is not None:
-                ins = self._inputs[id(t)] = [_seen_by(x, t._ctx.seq) for x in t._ctx.inputs]
+                ins = self._inputs[id(t)] = [_through_inplace(_seen_by(x, t._ctx.seq)) for x in t._ctx.inputs]
                 for x in reversed(ins):
                     if isinstance(x, Tensor) and id(x) not in seen:
                         stack.append((x, False))
@@ -131,6 +134,13 @@ class Walk:
 def _seen_by(x: Any, seq: int) -> Any:
     if isinstance(x, Tensor) and x._ctx is not None and x._ctx.seq > seq:
         return _as_seen_by(x, seq)
+    return x
+
+
+def _through_inplace(x: Any) -> Any:
+    """The result of the write behind an in-place change's node (``x`` itself otherwise)."""
+    while isinstance(x, Tensor) and x._ctx.__class__ is InPlace:
+        x = x._ctx.inputs[0]
     return x
 
 
@@ -381,12 +391,7 @@ def forward_graph(
     edges: list[Edge] = []
     drawn: dict[int, str] = {}  # tensor id -> the node that draws it: its leaf or the op that made it
     n_params = n_weights = 0
-    n_inplace = 0
     for t in w.tensors:
-        if t._ctx.__class__ is InPlace:  # the new value of a tensor changed in place: the write's node draws it
-            drawn[id(t)] = drawn[id(w.inputs_of(t)[0])]
-            n_inplace += 1
-            continue
         if t._ctx is None:
             kind, title = leaf_kind(t, names)
             scope = None if kind == "input" else w.consumer_scope(t)
@@ -414,7 +419,7 @@ def forward_graph(
         out.tooltip = tooltip(f"output {r.name or j}", r, None, grads)
         nodes.append(out)
         edges.append(Edge(drawn[id(r)], f"out{j}", "data", r.shape, norm(r)))
-    title = f"forward: {text.plural(len(w.ops) - n_inplace, 'op')}"
+    title = f"forward: {text.plural(len(w.ops), 'op')}"
     if not w.ops:
         title += " recorded. " + nothing_recorded("forward_graph")
     if n_params:
