@@ -237,8 +237,10 @@ class Tracer:
             # is state outside fn that the replay changes too (read afresh, as a parameter).
             if b.tensor is None or id(b.tensor) in self._made:
                 b.kind, b.array, b.tensor = "init", b.dev.copy(b.array), None
+                b.name = self._unique("buf")
             else:
                 b.kind = "param"
+                b.name = self._unique(self._param_name(b.tensor))
         self.ops.append(OpRecord("store", "store", [tb, value], [], section=self.section, target=key,
                                  scope=_State.scope))  # fmt: skip
 
