@@ -258,7 +258,11 @@ def test_five_training_steps_compiled_equal_eager(kind, opt_name):
     for a, b in zip(p0 + g0, p1 + g1):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
     assert len(run.programs) == 1
-    assert "# update" in run.program.code and ".step()  # updates" in run.program.code
+    code = run.program.code
+    assert "# update" in code and "._advance()" in code and ".step()" not in code  # the update is ops
+    n_params = len(list(model.parameters()))
+    assert code.count("[...] = ") >= n_params  # each parameter written in place, and its state
+    assert "lr" in code if opt_name == "sgd" else "step_size" in code  # numbers read at each replay
 
 
 def test_vit_forward_backward_replay():
@@ -506,3 +510,50 @@ def test_compile_decorates_a_method(rng):
     for _ in range(2):
         np.testing.assert_allclose(m.loss(x).numpy(), 2 * x.numpy().sum())
     assert len(Scaler.loss.programs) == 1
+
+
+# -- threads --------------------------------------------------------------------------
+def test_a_trace_in_one_thread_leaves_another_thread_eager():
+    """While one thread traces (and stops inside fn), another reads values, draws random
+    numbers and steps an optimizer eagerly: nothing of the trace reaches it."""
+    import threading
+
+    from tinygrad_attn.optim import SGD
+
+    inside, done = threading.Event(), threading.Event()
+    seen: dict = {}
+
+    def fn(x):
+        y = (x * 2.0).sum()
+        inside.set()
+        assert done.wait(10)  # the other thread works while this trace is open
+        with pytest.raises(tga.TraceError, match=r"\.item\(\)"):
+            y.item()  # here it is still an error
+        return y
+
+    def other():
+        assert inside.wait(10)
+        try:
+            w = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+            loss = (w * w).sum()
+            seen["item"] = loss.item()
+            seen["bool"] = bool(loss > 0)
+            seen["randn"] = Tensor.randn(2).shape
+            opt = SGD([w], lr=0.5)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            seen["w"] = w.numpy()
+        except BaseException as e:  # noqa: BLE001 - reported below, in the main thread
+            seen["error"] = e
+        finally:
+            done.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    prog = tga.trace(fn, Tensor(np.ones(3), requires_grad=True))
+    t.join()
+    assert "error" not in seen, seen.get("error")
+    assert seen["item"] == 5.0 and seen["bool"] is True and seen["randn"] == (2,)
+    np.testing.assert_allclose(seen["w"], [0.0, 0.0])
+    assert not [op for op in prog.ops if op.kind == "effect"]  # the other thread's step is not in the program

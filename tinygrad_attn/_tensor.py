@@ -173,6 +173,8 @@ class Tensor:
         self._uses = 0
         if requires_grad:
             self.requires_grad_(True)
+        if autograd._State.tracer is not None:  # made inside a traced function (see Tracer.write)
+            autograd._State.tracer.made(self)
 
     @classmethod
     def _wrap(cls, data: Any, dev: Device) -> Tensor:
@@ -196,6 +198,8 @@ class Tensor:
         t.name = name
         if requires_grad:
             t.requires_grad_(True)
+        if autograd._State.tracer is not None:  # made inside a traced function (see Tracer.write)
+            autograd._State.tracer.made(t)
         return t
 
     @classmethod
@@ -329,6 +333,13 @@ class Tensor:
     # -- conversion ---------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A host (NumPy) copy of the data."""
+        return self._read("numpy")
+
+    def _read(self, what: str) -> np.ndarray:
+        """A host copy of the data for ``what`` (the method reading it): every read of a
+        tensor's values into Python passes here."""
+        if autograd._State.tracer is not None:  # a Python decision on a traced value (tinygrad_attn.symbolic)
+            autograd._State.tracer.check_read(self, what)
         if self.data.__class__ is autograd.FreedArray:
             raise RuntimeError(
                 f"numpy: the values of this intermediate tensor (shape {self.shape}) were freed "
@@ -338,23 +349,26 @@ class Tensor:
         return np.array(self._dev.to_host(self.data), copy=True)
 
     def item(self) -> Any:
+        return self._item("item")
+
+    def _item(self, what: str) -> Any:
         if self.numel() != 1:
             raise ValueError(f"item: only a one-element tensor converts to a Python number, not shape {self.shape}")
-        return self.numpy().reshape(()).item()
+        return self._read(what).reshape(()).item()
 
     def tolist(self) -> Any:
-        return self.numpy().tolist()
+        return self._read("tolist").tolist()
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._item("__float__"))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._item("__int__"))
 
     def __bool__(self) -> bool:
         if self.numel() != 1:
             raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; use .all() or .any()")
-        return bool(self.item())
+        return bool(self._item("__bool__"))
 
     def __dlpack__(self, *args: Any, **kw: Any) -> Any:
         return self.data.__dlpack__(*args, **kw)
@@ -1577,7 +1591,10 @@ class _TensorNamespace:
 
     @staticmethod
     def zeros_like(x: Tensor) -> Tensor:
-        return Tensor._wrap(x._dev.ops.zeros_like(x.data), x._dev)
+        t = Tensor._wrap(x._dev.ops.zeros_like(x.data), x._dev)
+        if autograd._State.tracer is not None:  # made inside a traced function (see Tracer.write)
+            autograd._State.tracer.made(t)
+        return t
 
     @staticmethod
     def slice_grad(g: Tensor, shape: Any, key: Any) -> Tensor:

@@ -275,6 +275,8 @@ def _store(x: Tensor, key: tuple, value: Any) -> None:
     """``x.data[key] = value`` unrecorded, with the version bumped."""
     if x.data.__class__ is autograd.FreedArray:
         raise RuntimeError(f"setitem: the values of this tensor (shape {x.shape}) were freed {x.data.when}")
+    if autograd._State.tracer is not None:  # a symbolic trace writes into the same buffer
+        autograd._State.tracer.write(x, key, value)
     v = value
     if isinstance(value, Tensor):
         v = value.data

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import autograd as _autograd
+
 _generator = np.random.default_rng(0)
 
 
@@ -23,4 +25,6 @@ def manual_seed(seed: int) -> None:
 
 def host_generator() -> np.random.Generator:
     """The generator all draws come from (host side)."""
+    if _autograd._State.tracer is not None:  # a draw inside a symbolic trace would be frozen
+        _autograd._State.tracer.random_draw()
     return _generator

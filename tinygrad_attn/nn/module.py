@@ -239,6 +239,8 @@ class Module:
 
     def zero_grad(self) -> None:
         """Forget every parameter's gradient (``grad = None``, PyTorch's default)."""
+        if _State.tracer is not None:  # a symbolic trace records the call (tinygrad_attn.symbolic)
+            return _State.tracer.effect(self, "zero_grad", Module.zero_grad)
         for p in self.parameters():
             p.grad = None
 

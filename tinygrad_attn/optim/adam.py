@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _assign
 
 
 class Adam(Optimizer):
@@ -62,6 +62,40 @@ class Adam(Optimizer):
         # The bias corrections folded in as PyTorch does: one division by sqrt(1 - b2^t).
         denom = xp.sqrt(v.data) / math.sqrt(1.0 - b2**t) + eps
         return w - (lr / (1.0 - b1**t)) * (m.data / denom)
+
+    # -- the same update as tensor ops, for a symbolic trace (see Optimizer._traceable) --
+    def _begin(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        if not state:
+            state.update(step=0, exp_avg=self._zeros_like(p), exp_avg_sq=self._zeros_like(p))
+        if group.get("amsgrad", False) and "max_exp_avg_sq" not in state:
+            state["max_exp_avg_sq"] = self._zeros_like(p)
+        state["step"] += 1
+
+    def _numbers(self, group: dict[str, Any], state: dict[str, Any]) -> dict[str, float]:
+        lr, wd = float(group["lr"]), float(group["weight_decay"])
+        b1, b2 = (float(b) for b in group["betas"])
+        t = state["step"]
+        return {"decay": 1.0 - lr * wd, "weight_decay": wd, "bias_correction2": math.sqrt(1.0 - b2**t),
+                "step_size": lr / (1.0 - b1**t)}  # fmt: skip
+
+    def _traced_update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
+                       numbers: dict[str, Tensor]) -> None:  # fmt: skip
+        eps, wd = float(group["eps"]), float(group["weight_decay"])
+        b1, b2 = (float(b) for b in group["betas"])
+        w = p
+        if wd and self.decoupled:
+            w = w * numbers["decay"]
+        elif wd:
+            grad = grad + numbers["weight_decay"] * w
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        _assign(m, b1 * m + (1.0 - b1) * grad)
+        _assign(v, b2 * v + (1.0 - b2) * (grad * grad))
+        if group.get("amsgrad", False):
+            vmax = state["max_exp_avg_sq"]
+            _assign(vmax, vmax.maximum(v))
+            v = vmax
+        denom = v.sqrt() / numbers["bias_correction2"] + eps
+        _assign(p, w - numbers["step_size"] * (m / denom))
 
 
 class AdamW(Adam):

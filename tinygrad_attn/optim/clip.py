@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterable
 
 from .._tensor import Tensor
+from ..autograd import _State
 
 
 def clip_grad_norm_(params: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
@@ -21,6 +22,8 @@ def clip_grad_norm_(params: Tensor | Iterable[Tensor], max_norm: float, norm_typ
     grads = [p for p in ps if p.grad is not None]
     if not grads:
         return 0.0
+    if _State.tracer is not None:  # a Python decision on the gradients' values: a replay would not make it again
+        _State.tracer.check_read(grads[0].grad, "clip_grad_norm_")
     norm_type = float(norm_type)
     parts = []
     for p in grads:  # one number per tensor on its own device, summed on the host

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import autograd
 from .._tensor import Tensor
-from ..autograd import no_grad
+from ..autograd import _State, no_grad
 
 
 class Optimizer:
@@ -78,6 +79,8 @@ class Optimizer:
 
     def zero_grad(self) -> None:
         """Forget every parameter's gradient (``grad = None``)."""
+        if _State.tracer is not None:  # a symbolic trace records the call (tinygrad_attn.symbolic)
+            return _State.tracer.effect(self, "zero_grad", Optimizer.zero_grad)
         for g in self.param_groups:
             for p in g["params"]:
                 p.grad = None
@@ -85,6 +88,8 @@ class Optimizer:
     @no_grad()
     def step(self) -> None:
         """Update every parameter that has a gradient, in place (``p.data`` is replaced)."""
+        if _State.tracer is not None:  # a symbolic trace records the update (tinygrad_attn.symbolic)
+            return _State.tracer.optimizer_step(self)
         for group in self.param_groups:
             for p in group["params"]:
                 g = p.grad
@@ -105,6 +110,36 @@ class Optimizer:
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
         raise NotImplementedError(f"{self._name} has no update rule")
+
+    # -- the update as tensor ops, for a symbolic trace (tinygrad_attn.symbolic) ---------
+    # A traced step is: ``_advance()`` (Python bookkeeping, one recorded call), then per
+    # parameter ``_traced_update`` with the numbers ``_numbers`` gives (read at each
+    # replay), written with tensor ops into the parameter and its state in place. The
+    # eager step above keeps its array arithmetic: the same formulas, in the same order,
+    # so a replay gives the eager step's values.
+    def _traceable(self) -> bool:
+        """Whether this optimizer can give its update as ops; if not, a trace records one
+        call of ``step()``."""
+        return type(self)._traced_update is not Optimizer._traced_update
+
+    def _advance(self) -> None:
+        """What a step changes in Python before the arithmetic: for each parameter with a
+        gradient, its state made (``_begin``) and counters moved."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    self._begin(p, self._state_of(p), group)
+
+    def _begin(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """One parameter's part of :meth:`_advance`."""
+
+    def _numbers(self, group: dict[str, Any], state: dict[str, Any]) -> dict[str, float]:
+        """The numbers the traced update reads that may change between steps, by name."""
+        return {}
+
+    def _traced_update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
+                       numbers: dict[str, Tensor]) -> None:  # fmt: skip
+        raise NotImplementedError  # pragma: no cover - see _traceable
 
     # -- state dicts, laid out as PyTorch's ---------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -200,3 +235,8 @@ class Optimizer:
     def __repr__(self) -> str:
         hp = {k: v for k, v in self.defaults.items()}
         return f"{self._name}({', '.join(f'{k}={v}' for k, v in hp.items())}; {len(self.param_groups)} group(s))"
+
+
+def _assign(t: Tensor, value: Tensor) -> None:
+    """``t``'s array takes ``value``'s values, in place (one store of a traced program)."""
+    autograd._write(t, value, "step")

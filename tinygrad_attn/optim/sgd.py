@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _assign
 
 
 class SGD(Optimizer):
@@ -41,3 +41,29 @@ class SGD(Optimizer):
             state["momentum_buffer"] = buf
             d = d + mu * buf.data if group["nesterov"] else buf.data
         return p.data - lr * d
+
+    # -- the same update as tensor ops, for a symbolic trace (see Optimizer._traceable) --
+    def _traceable(self) -> bool:
+        # A first step sets the momentum buffer to d; the traced update starts from a zero
+        # buffer instead (mu * 0 + (1 - dampening) * d), the same only without dampening.
+        return super()._traceable() and all(
+            not g["momentum"] or not g["dampening"] or all(self.state.get(p) for p in g["params"])
+            for g in self.param_groups
+        )
+
+    def _begin(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        if group["momentum"] and "momentum_buffer" not in state:
+            state["momentum_buffer"] = self._zeros_like(p)
+
+    def _numbers(self, group: dict[str, Any], state: dict[str, Any]) -> dict[str, float]:
+        return {"lr": float(group["lr"]), "weight_decay": float(group["weight_decay"])}
+
+    def _traced_update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
+                       numbers: dict[str, Tensor]) -> None:  # fmt: skip
+        mu = float(group["momentum"])
+        d = grad + numbers["weight_decay"] * p if group["weight_decay"] else grad
+        if mu:
+            buf = state["momentum_buffer"]
+            _assign(buf, mu * buf + (1.0 - float(group["dampening"])) * d)
+            d = d + mu * buf if group["nesterov"] else buf
+        _assign(p, p - numbers["lr"] * d)

@@ -5,6 +5,16 @@ source, replay it on new inputs without building a graph.
 - :func:`compile` caches programs by input shapes and replays them;
 - :class:`TraceError`: a traced function read a tensor's value in Python.
 
+In-place ops (``x += y``, ``x[i] = v``, ``clamp_``...) are lines of the program that
+write into the same buffer the eager run changed: a replay changes an argument or a
+tensor outside ``fn`` as the eager call does, and a tensor ``fn`` makes (``zeros``)
+starts each replay from its first values. Updates written by hand under ``no_grad``
+(``w -= lr * w.grad``) are ops too, and so is an optimizer's ``step()`` (SGD, Adam, AdamW:
+its step count moves in one recorded call, the learning rate a schedule sets is read at
+each replay); ``zero_grad()`` is one recorded call. Reset gradients inside a traced function with ``zero_grad()``: a
+plain ``p.grad = None`` is Python the replay does not run. A trace in one thread leaves
+every other thread eager.
+
 Modules: ``trace`` (the tracer), ``program`` (Program, op records, buffers), ``codegen``
 (the Python source), ``passes`` (constant folding, CSE, dead code, liveness), ``compile``
 (the cache), ``fusion`` (elementwise chains as CUDA kernels, for a GPU replay).

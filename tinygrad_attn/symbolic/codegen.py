@@ -80,6 +80,25 @@ def _callable_name(op: str, args: Any) -> str:
     return f"{op}_{s}" if s else op
 
 
+def _key_str(key: Any, global_name: Any) -> str:
+    """An index as the program writes it: ``...`` for all, ``1, 0:2`` for ints and slices,
+    a named global for anything else (index arrays, masks)."""
+    if key is None:
+        return "..."
+    parts = key if isinstance(key, tuple) else (key,)
+    out = []
+    for k in parts:
+        if isinstance(k, bool) or not isinstance(k, (int, slice)) or (isinstance(k, slice) and not all(
+                v is None or isinstance(v, int) for v in (k.start, k.stop, k.step))):  # fmt: skip
+            return global_name("key", key)
+        if isinstance(k, int):
+            out.append(repr(k))
+        else:
+            s = ("" if k.start is None else repr(k.start)) + ":" + ("" if k.stop is None else repr(k.stop))
+            out.append(s + ("" if k.step is None else f":{k.step}"))
+    return ", ".join(out) + ("," if len(out) == 1 and isinstance(key, tuple) else "") if out else "()"
+
+
 def generate(prog: Program) -> tuple[str, dict[str, Any]]:
     """The source of ``def program(args)`` and the globals it runs with."""
     params = types.SimpleNamespace()
@@ -112,6 +131,17 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
             shown = ""
         return global_name(f"c_{shown}" if shown else "c", x)
 
+    def tensor_of(target: Any) -> str:
+        """``args[0]`` for an argument's position, ``params.<name>`` for a tensor."""
+        if isinstance(target, int):
+            return f"args[{target}]"
+        attr = param_attr.get(id(target))
+        if attr is None:
+            attr = param_attr[id(target)] = global_name("grad_target", None)
+            setattr(params, attr, target)
+            del env[attr]
+        return f"params.{attr}"
+
     lines = ["def program(args):"]
     section = None
     for op, dead in zip(prog.ops, prog.dead_after):
@@ -130,6 +160,14 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
                     attr = param_attr[id(b.tensor)] = b.name
                     setattr(params, attr, b.tensor)
                 line = f"{b.name} = params.{attr}.data"
+            elif b.kind == "grad":  # .grad after an accumulation, read by fn (an update by hand)
+                line = f"{b.name} = {tensor_of(b.index if b.tensor is None else b.tensor)}.grad.data"
+            elif b.kind in ("number", "state"):  # read at this point of each replay (a learning rate, Adam's m)
+                line = f"{b.name} = {global_name('read_' + b.name, b.array)}()"
+            elif b.kind == "init":  # changed in place by the program: each replay starts from a copy
+                setattr(consts, b.name, b.array)
+                copy = global_name("copy", b.dev.copy)
+                line = f"{b.name} = {copy}(consts.{b.name})"
             else:
                 setattr(consts, b.name, b.array)
                 line = f"{b.name} = consts.{b.name}"
@@ -160,22 +198,19 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
             tup = ", ".join(operand(x) for x in ins) + ("," if len(ins) == 1 else "")
             line = f"{targets}, = {f}({g.name}, ({tup}), {out.name})"
         elif op.kind == "accumulate":
-            if isinstance(op.target, int):
-                t = f"args[{op.target}]"
-            else:
-                attr = param_attr.get(id(op.target))
-                if attr is None:
-                    attr = param_attr[id(op.target)] = global_name("grad_target", None)
-                    setattr(params, attr, op.target)
-                    del env[attr]
-                t = f"params.{attr}"
-            line = f"accumulate({t}, {op.inputs[0].name})"
+            line = f"accumulate({tensor_of(op.target)}, {op.inputs[0].name})"
+        elif op.kind == "store":
+            dst, v = op.inputs
+            line = f"{dst.name}[{_key_str(op.target, global_name)}] = {operand(v)}"
+            comment = f"  # in place: {dst.type_str}"
         elif op.kind == "effect":
             obj = op.label if env.get(op.label) is op.target else global_name(op.label, op.target)
             line = f"{obj}.{op.op}()"
             if op.op == "step":
                 n = sum(len(g["params"]) for g in op.target.param_groups)
                 comment = f"  # updates {n} parameters in place"
+            elif op.op == "_advance":
+                comment = "  # step counters and state, before the update below"
         else:  # pragma: no cover - every kind is listed above
             raise AssertionError(op.kind)
         lines.append(f"    {line}{comment}")

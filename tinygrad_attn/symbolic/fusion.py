@@ -112,6 +112,16 @@ def elementwise_groups(prog: Program) -> list[FusedKernel]:
         readers[id(b)] = readers.get(id(b), 0) + 1
     group_of: dict[int, list[OpRecord]] = {}  # id(output buffer) -> the group whose root made it
     groups: list[list[OpRecord]] = []
+    at = {id(op): i for i, op in enumerate(prog.ops)}
+    stores = [(i, op.inputs[0].alias) for i, op in enumerate(prog.ops) if op.kind == "store"]
+
+    def written_between(g: list[OpRecord], op: OpRecord) -> bool:
+        """Whether an in-place write between g's first op and ``op`` changes memory that g
+        or ``op`` reads: one kernel would read it once, after the write."""
+        start, end = at[id(g[0])], at[id(op)]
+        read = {x.alias for r in g + [op] for x in r.inputs if isinstance(x, Buffer)}
+        return any(start < i < end and a in read for i, a in stores)
+
     for op in prog.ops:
         if not _fusable(op):
             continue
@@ -119,7 +129,7 @@ def elementwise_groups(prog: Program) -> list[FusedKernel]:
         members = [op]
         for x in op.inputs:
             g = group_of.get(id(x)) if isinstance(x, Buffer) else None
-            if g is not None and readers.get(id(x)) == 1 and x.shape == out.shape:
+            if g is not None and readers.get(id(x)) == 1 and x.shape == out.shape and not written_between(g, op):
                 members = g + members  # the producer's tree becomes part of this one
                 groups.remove(g)
                 del group_of[id(x)]

@@ -33,10 +33,13 @@ def _pure_call(op: OpRecord) -> bool:
 
 def fold_constants(ops: list[OpRecord]) -> list[OpRecord]:
     """Run now the ops whose inputs are all constants (a mask's arithmetic, a scale's);
-    their outputs become constants of the program."""
+    their outputs become constants of the program. Not one whose result the program
+    then changes in place: a constant's array would carry the change to the next replay."""
+    written = {op.inputs[0].alias for op in ops if op.kind == "store"}
     out = []
     for op in ops:
-        if _pure_call(op) and all(not isinstance(x, Buffer) or x.kind == "const" for x in op.inputs):
+        consts = all(not isinstance(x, Buffer) or x.kind == "const" for x in op.inputs)
+        if _pure_call(op) and op.outputs[0].alias not in written and consts:
             if any(isinstance(x, Buffer) for x in op.inputs):
                 b = op.outputs[0]
                 vals = [x.array if isinstance(x, Buffer) else x for x in op.inputs]
@@ -64,16 +67,26 @@ def _freeze(x: Any) -> Any:
 
 def eliminate_common(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]:
     """Compute once an op applied again to the same inputs with the same arguments
-    (``x.mT`` in a forward and in a backward, a bias broadcast twice)."""
+    (``x.mT`` in a forward and in a backward, a bias broadcast twice).
+
+    In-place writes: a read after a write into the memory it reads (the buffer or any
+    buffer sharing its memory) is not the read before it, and an op whose result is later
+    written into keeps a result of its own."""
+    written = {op.inputs[0].alias for op in ops if op.kind == "store"}
+    version: dict[int, int] = {}  # Buffer.alias -> how many writes into that memory so far
     seen: dict[Any, Buffer] = {}
     subst: dict[int, Buffer] = {}
     out = []
     for op in ops:
         op.inputs = [subst.get(id(x), x) if isinstance(x, Buffer) else x for x in op.inputs]
+        if op.kind == "store":
+            a = op.inputs[0].alias
+            version[a] = version.get(a, 0) + 1
         key = None
-        if _pure_call(op):
+        if _pure_call(op) and op.outputs[0].alias not in written:
             try:
-                ins = tuple(("b", id(x)) if isinstance(x, Buffer) else _freeze(x) for x in op.inputs)
+                ins = tuple(("b", id(x), version.get(x.alias, 0)) if isinstance(x, Buffer) else _freeze(x)
+                            for x in op.inputs)  # fmt: skip
                 key = (type(op.fn), _freeze(op.fn.args), ins)
             except TypeError:  # an unhashable argument: leave the op alone
                 key = None
@@ -91,13 +104,26 @@ def eliminate_common(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecor
 
 
 def eliminate_dead(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]:
-    """Drop ops whose outputs nothing reads and that change nothing outside."""
+    """Drop ops whose outputs nothing reads and that change nothing outside.
+
+    An in-place write stays when something later reads the memory it writes (through any
+    buffer sharing it) or when that memory is outside the program (an argument's, a
+    parameter's, an optimizer's state): the caller sees the change."""
     live = {id(b) for b in outputs}
+    live_mem = {b.alias for b in outputs}  # memory read after the point the walk has reached
+    outside = {b.alias for op in ops for b in op.outputs if b is not None and b.kind in ("arg", "param", "state")}
     kept = []
     for op in reversed(ops):
-        if op.kind in EFFECTS or any(b is not None and id(b) in live for b in op.outputs):
+        if op.kind == "store":
+            keep = op.inputs[0].alias in live_mem or op.inputs[0].alias in outside
+        else:
+            keep = op.kind in EFFECTS or any(b is not None and id(b) in live for b in op.outputs)
+        if keep:
             kept.append(op)
-            live.update(id(x) for x in op.inputs if isinstance(x, Buffer))
+            for x in op.inputs:
+                if isinstance(x, Buffer):
+                    live.add(id(x))
+                    live_mem.add(x.alias)
     return kept[::-1]
 
 
@@ -122,12 +148,35 @@ def liveness(ops: list[OpRecord], outputs: list[Buffer]) -> list[list[Buffer]]:
     return dead
 
 
+def memory_released(ops: list[OpRecord], dead_after: list[list[Buffer]]) -> list[list[Buffer]]:
+    """For each op, the buffers whose memory goes back after it: a buffer's memory stays
+    while any buffer sharing it (a view of it, one it views) is alive, so it goes with
+    the last of them (a slice kept after its tensor's name is deleted holds the tensor)."""
+    last: dict[int, int] = {}  # Buffer.alias -> the index of the op after which its last sharer dies
+    dead_ids = set()
+    for i, dead in enumerate(dead_after):
+        for b in dead:
+            last[b.alias] = i
+            dead_ids.add(id(b))
+    for op in ops:  # a buffer made and never dead is returned: it keeps the memory it shares to the end
+        for b in op.outputs:
+            if b is not None and id(b) not in dead_ids:
+                last[b.alias] = len(ops)
+    out: list[list[Buffer]] = [[] for _ in ops]
+    for dead in dead_after:
+        for b in dead:
+            i = last[b.alias]
+            if i < len(ops):
+                out[i].append(b)
+    return out
+
+
 def peak_bytes(ops: list[OpRecord], dead_after: list[list[Buffer]]) -> int:
     """The most bytes the program's own buffers hold at once (arguments, parameters and
     constants are not counted: they exist before it runs; views count nothing)."""
     cur = peak = 0
-    for op, dead in zip(ops, dead_after):
-        cur += sum(b.nbytes for b in op.outputs if b is not None and b.kind == "value")
+    for op, gone in zip(ops, memory_released(ops, dead_after)):
+        cur += sum(b.nbytes for b in op.outputs if b is not None and b.kind in ("value", "init"))
         peak = max(peak, cur)
-        cur -= sum(b.nbytes for b in dead if b.kind == "value")
+        cur -= sum(b.nbytes for b in gone if b.kind in ("value", "init"))
     return peak

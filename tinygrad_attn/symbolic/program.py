@@ -25,11 +25,18 @@ class Buffer:
     """One named array of a program.
 
     ``kind``: ``"arg"`` (an argument's array), ``"param"`` (read from a tensor fn reached,
-    a parameter), ``"const"`` (an array captured at trace time), ``"value"`` (made by an op).
-    ``nbytes`` is what the buffer allocates: 0 for a view of another buffer.
+    a parameter, or a tensor outside fn that fn changes in place), ``"const"`` (an array
+    captured at trace time), ``"init"`` (a copy of an array made inside fn that fn then
+    changes in place: each replay starts from the values it had), ``"grad"`` (a tensor's
+    ``.grad`` after the program added into it, for fn to read), ``"number"`` (a 0-d
+    array computed at each replay from Python state: an optimizer's learning rate),
+    ``"state"`` (an optimizer's state array, read where the optimizer holds it),
+    ``"value"`` (made by an op). ``nbytes`` is what the buffer allocates: 0 for a view of another buffer.
+    ``alias``: buffers sharing memory (a tensor and its slices, reshapes) share it, so the
+    passes see that a write into one changes the others.
     """
 
-    __slots__ = ("name", "shape", "dtype", "dev", "kind", "nbytes", "index", "tensor", "array")
+    __slots__ = ("name", "shape", "dtype", "dev", "kind", "nbytes", "index", "tensor", "array", "alias")
 
     def __init__(self, name: str, shape: tuple, dtype: Any, dev: Any, kind: str, nbytes: int) -> None:
         self.name = name
@@ -41,6 +48,7 @@ class Buffer:
         self.index: int | None = None  # an argument's position
         self.tensor: Tensor | None = None  # a parameter's tensor
         self.array: Any = None  # a constant's array
+        self.alias: int = id(self)  # the memory it shares with other buffers (see above)
 
     @property
     def type_str(self) -> str:
@@ -62,8 +70,12 @@ class OpRecord:
     - ``"backward"``: a fused op's hand-derived backward on arrays (``fn`` is the
       instance whose forward ran in this program, so it reads what that forward kept);
     - ``"accumulate"``: add a gradient buffer into ``target.grad`` as backward does;
-    - ``"effect"``: a call with effects on state outside the program: an optimizer's
-      ``step()`` (an in-place update of its parameters) or a ``zero_grad()``.
+    - ``"store"``: an in-place write ``inputs[0][target] = inputs[1]`` (``target`` a
+      basic index, or ``None`` for the whole buffer), as ``x += y``, ``x[i] = v`` or
+      ``x.clamp_()`` write into the array the eager run changed;
+    - ``"effect"``: a call with effects on state outside the program: a ``zero_grad()``,
+      an optimizer's ``_advance()`` (its step counts, before its update's ops), or the
+      ``step()`` of an optimizer that gives no update as ops.
 
     ``inputs`` holds buffers and Python numbers; ``outputs`` buffers (``None`` where a
     backward gives no gradient).
@@ -75,7 +87,8 @@ class OpRecord:
     outputs: list[Buffer | None] = field(default_factory=list)
     fn: Any = None
     section: str = "forward"
-    target: Any = None  # accumulate: the argument's position (int) or the tensor; effect: the object
+    target: Any = None  # accumulate: the argument's position (int) or the tensor; effect: the object;
+    # store: the index written (None: all of it)
     scope: Any = None  # the autograd Scope (module, composite) the op was made in
     label: str = ""  # effect: the name the program gives the object
 

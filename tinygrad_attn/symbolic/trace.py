@@ -20,6 +20,8 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import autograd
 from .._tensor import Tensor
 from ..autograd import TENSOR_NS, FusedFunction, _State
@@ -73,6 +75,8 @@ class Tracer:
         self._by_fn: dict[int, OpRecord] = {}  # id(eager op instance) -> its record
         self._backward_made: set[int] = set()  # ids of buffers the backward pass made
         self._fixed: set[int] = set()  # ids of buffers whose values cannot change: constants and ops on them
+        self._groups: dict[int, list[Buffer]] = {}  # Buffer.alias -> the buffers sharing that memory
+        self._made: set[int] = set()  # ids of the tensors fn made with a constructor (zeros, Tensor(...))
         self.arg_buffers: list[Buffer | None] = []
         self.arg_specs: list[Any] = []
         names = _arg_names(fn, len(args))
@@ -92,35 +96,19 @@ class Tracer:
     # -- installing -----------------------------------------------------------------
     @contextlib.contextmanager
     def installed(self) -> Iterator[Tracer]:
+        """Record this thread's ops while inside. Nothing is swapped process-wide: every op,
+        value read, random draw, ``step()`` and ``zero_grad()`` asks its own thread's
+        ``_State.tracer``, so other threads run eagerly, untouched."""
         if _State.tracer is not None:
             raise TraceError("trace: already tracing; a traced function cannot trace or compile another")
-        from ..nn.module import Module  # noqa: PLC0415
-        from ..optim.optimizer import Optimizer  # noqa: PLC0415
-
-        patches = [(Tensor, m, _value_read(m, getattr(Tensor, m), self)) for m in _VALUE_READS]
-        patches += [
-            (Optimizer, "step", self._effect_method("step", Optimizer.step)),
-            (Optimizer, "zero_grad", self._effect_method("zero_grad", Optimizer.zero_grad)),
-            (Module, "zero_grad", self._effect_method("zero_grad", Module.zero_grad)),
-        ]
-        # A random draw (a dropout mask, Tensor.randn) would be replayed as the same numbers.
-        # (The modules that draw while a model runs: dropout, Tensor.randn and the like.)
-        from .. import _tensor, functional, random  # noqa: PLC0415
-
-        patches += [(mod, "host_generator", _no_random) for mod in (functional, random, _tensor)]
-        saved = [(owner, m, owner.__dict__[m]) for owner, m, _ in patches]
         prev_releasing = _State.releasing
         _State.releasing = False  # the trace keeps every value: backward reads them as tensors
         _State.tracer = self
-        for owner, m, f in patches:
-            setattr(owner, m, f)
         try:
             yield self
         finally:
             _State.tracer = None
             _State.releasing = prev_releasing
-            for owner, m, f in saved:
-                setattr(owner, m, f)
             self._alive.clear()
             self._tmap.clear()
             self._amap.clear()
@@ -150,7 +138,10 @@ class Tracer:
         dtype = dev.np_dtype(data.dtype)
         nbytes = 0 if _is_view_of(data, views) else int(data.size) * dtype.itemsize
         name = self._unique(name, numbered=kind == "value" and not name.startswith("grad_"))
-        return Buffer(name, tuple(data.shape), dtype, dev, kind, nbytes)
+        b = Buffer(name, tuple(data.shape), dtype, dev, kind, nbytes)
+        b.alias = id(autograd._memory_root(data))  # (the arrays stay alive while tracing: ids stay unique)
+        self._groups.setdefault(b.alias, []).append(b)
+        return b
 
     def _bind(self, t: Tensor, b: Buffer) -> None:
         self._tmap[id(t)] = b
@@ -171,6 +162,7 @@ class Tracer:
             else:
                 b = self._buffer("const", t.data, t._dev, "const")
                 b.array = t.data
+                b.tensor = t  # (in case fn changes it in place: see write)
                 self._fixed.add(id(b))
             self.ops.append(OpRecord("load", b.kind, [], [b], section=self.section))
         self._bind(t, b)
@@ -199,6 +191,11 @@ class Tracer:
     # -- ops --------------------------------------------------------------------------
     def record(self, fn: Any, inputs: Sequence[Any], out: Tensor) -> None:
         """Called by ``Function.apply`` for every op while installed."""
+        if fn.__class__ is autograd.InPlace:  # the changed tensor's new node passes its value on: no line
+            self._bind(out, self.value(inputs[0]))
+            self._alive.append(fn)
+            self._by_fn[id(fn)] = None
+            return
         ins: list[Any] = [self.value(t) if isinstance(t, Tensor) else t for t in inputs]
         if len(ins) == 2:  # numbers as Function.apply hands them to forward
             a, b = ins
@@ -221,6 +218,36 @@ class Tracer:
             self._backward_made.add(id(ob))
         self._alive.append(fn)
         self._by_fn[id(fn)] = rec
+
+    def write(self, t: Tensor, key: Any, value: Any) -> None:
+        """Called just before an in-place change writes ``value`` (a tensor or a number) into
+        ``t``'s array at ``key`` (``None``: all of it): the program writes there too."""
+        tb = self.value(t)
+        if isinstance(value, Tensor):
+            if value.dtype != t.dtype:  # (a store casts as it writes; the program casts first)
+                with autograd.no_grad():
+                    value = value.astype(t.dtype)
+            value = self.value(value)
+        for b in self._groups.get(tb.alias, ()):
+            self._fixed.discard(id(b))
+            if b.kind != "const":
+                continue
+            # A constant fn changes: one fn made itself (zeros, Tensor(...)) starts each replay
+            # from the values it had before this first change (a copy taken now); any other
+            # is state outside fn that the replay changes too (read afresh, as a parameter).
+            if b.tensor is None or id(b.tensor) in self._made:
+                b.kind, b.array, b.tensor = "init", b.dev.copy(b.array), None
+                b.name = self._unique("buf")
+            else:
+                b.kind = "param"
+                b.name = self._unique(self._param_name(b.tensor))
+        self.ops.append(OpRecord("store", "store", [tb, value], [], section=self.section, target=key,
+                                 scope=_State.scope))  # fmt: skip
+
+    def made(self, t: Tensor) -> None:
+        """Called by the constructors for each tensor fn makes while installed."""
+        self._made.add(id(t))
+        self._alive.append(t)
 
     def outputs_of(self, result: Any) -> tuple[list[Buffer], Any]:
         """The buffers of the tensors in ``result`` and the structure to put them back in."""
@@ -270,13 +297,16 @@ class Tracer:
                         found[wanted[id(t)]] = g.data
                 elif fn is None or (retained and id(t) in retained):
                     self._accumulate(t, g)
-                if fn is None or self._tmap[id(t)].kind != "value":
+                if fn is None or id(fn) not in self._by_fn:  # not made inside the trace: a leaf here
                     continue
+                if fn.seq < autograd._last_change and fn.saved is not None:  # as the eager pass checks
+                    autograd._check_versions(fn, t)
+                inputs = [_seen_by(x, fn.seq) for x in fn.inputs]  # as before later in-place changes
                 if isinstance(fn, FusedFunction) and type(fn).backward is FusedFunction.backward:
                     gs = self._fused_backward(fn, g, t)
                 else:
-                    gs = fn.backward(g, TENSOR_NS, fn.inputs, t)
-                for inp, gi in zip(fn.inputs, gs):
+                    gs = fn.backward(g, TENSOR_NS, inputs, t)
+                for inp, gi in zip(inputs, gs):
                     if gi is None or not isinstance(inp, Tensor) or not inp.requires_grad:
                         continue
                     if not isinstance(gi, Tensor):
@@ -306,10 +336,10 @@ class Tracer:
             if id(t) in seen:
                 continue
             seen[id(t)] = t
-            b = self._tmap.get(id(t))
-            if t._ctx is None or b is None or b.kind != "value":  # not made inside the trace: a leaf here
+            if t._ctx is None or id(t._ctx) not in self._by_fn:  # not made inside the trace: a leaf here
                 continue
             for x in t._ctx.inputs:
+                x = _seen_by(x, t._ctx.seq)
                 if isinstance(x, Tensor) and x.requires_grad and id(x) not in seen:
                     stack.append(x)
         return sorted(seen.values(), key=lambda t: -(t._ctx.seq if t._ctx is not None else 0))
@@ -353,63 +383,112 @@ class Tracer:
         if not self.auto:  # as the eager backward does (autograd._accumulate)
             with self.paused():
                 t.grad = Tensor._wrap(g.data, t._dev) if t.grad is None else t.grad + Tensor._wrap(g.data, t._dev)
+            # A later read of .grad (an update written by hand) reads it as the replay leaves it:
+            # g, or g added to what .grad held then (unread, the load goes with dead code).
+            b = self._buffer(tb.name + "_grad", t.grad.data, t._dev, "grad")
+            b.index, b.tensor = (target, None) if isinstance(target, int) else (None, target)
+            self.ops.append(OpRecord("load", "grad", [], [b], section="backward"))
+            self._tmap[id(t.grad)] = b  # (the tensor only: g's array stays g's buffer)
+            self._alive.append(t.grad)
 
     # -- effects: optimizer steps and zero_grad ----------------------------------------
-    def _effect_method(self, method: str, original: Callable[..., Any]) -> Callable[..., Any]:
-        tracer = self
+    def effect(self, obj: Any, method: str, original: Callable[..., Any]) -> Any:
+        """Called by ``Optimizer.step``, ``Optimizer.zero_grad`` and ``Module.zero_grad``:
+        record the call as one line of the program, then make it (unrecorded)."""
+        name = self._effect_objs.setdefault(id(obj), self._unique(type(obj).__name__.lower()))
+        section = "update" if method in ("step", "_advance") else self.section
+        self.ops.append(OpRecord("effect", method, [], [], fn=original, section=section, target=obj, label=name))
+        self._alive.append(obj)
+        with self.paused():
+            out = original(obj)
+        if method == "step":  # parameters hold new arrays: a later use reads them again
+            for group in obj.param_groups:
+                for p in group["params"]:
+                    self._tmap.pop(id(p), None)
+        return out
 
-        @functools.wraps(original)
-        def traced(obj: Any, *a: Any, **kw: Any) -> Any:
-            if a or kw:
-                raise TraceError(f"{type(obj).__name__}.{method} with arguments inside a trace is not supported")
-            name = tracer._effect_objs.setdefault(id(obj), tracer._unique(type(obj).__name__.lower()))
-            section = "update" if method == "step" else tracer.section
-            tracer.ops.append(OpRecord("effect", method, [], [], fn=original, section=section, target=obj,
-                                       label=name))  # fmt: skip
-            tracer._alive.append(obj)
-            with tracer.paused():
-                out = original(obj)
-            if method == "step":  # parameters hold new arrays: a later use reads them again
-                for group in obj.param_groups:
-                    for p in group["params"]:
-                        tracer._tmap.pop(id(p), None)
-            return out
+    def optimizer_step(self, opt: Any) -> None:
+        """Called by ``Optimizer.step``: its update as ops of the program, writing in place
+        into each parameter and its state, where the optimizer can say it so
+        (``opt._traced_update``); otherwise one recorded call of ``step()``.
 
-        return traced
+        What changes from one step to the next outside the tensors is read at each replay:
+        the Python bookkeeping (a step counter) is one recorded call (``opt._advance()``),
+        and the numbers the update computes from it and from the param groups (a learning
+        rate a schedule sets, Adam's bias corrections) are loads of the program
+        (``opt._numbers``), evaluated at that point of each replay."""
+        from ..optim.optimizer import Optimizer  # noqa: PLC0415
+
+        params = [p for g in opt.param_groups for p in g["params"] if p.grad is not None]
+        if not opt._traceable() or any(
+            p.grad._dev is not p._dev or p.grad.shape != p.shape or p.grad.dtype != p.dtype for p in params
+        ):  # (a gradient of another dtype or device: the eager step casts it, or says what is wrong)
+            self.effect(opt, "step", Optimizer.step)
+            return
+        self.effect(opt, "_advance", type(opt)._advance)  # (made now too: counters and state for this step)
+        prev, self.section = self.section, "update"
+        try:
+            with autograd.no_grad():
+                for gi, group in enumerate(opt.param_groups):
+                    for pi, p in enumerate(group["params"]):
+                        if p.grad is None:
+                            continue
+                        state = opt.state[p]
+                        pname = self.value(p).name
+                        for k, v in state.items():  # read where the optimizer holds them at each replay
+                            if isinstance(v, Tensor):
+                                b = self._buffer(f"{pname}_{k}", v.data, v._dev, "state")
+                                b.array = functools.partial(_opt_state_array, opt, gi, pi, k)
+                                self.ops.append(OpRecord("load", "state", [], [b], section=self.section))
+                                self._bind(v, b)
+                        numbers = {k: self.number(functools.partial(_opt_number, opt, gi, pi, k), p, k)
+                                   for k in opt._numbers(group, state)}  # fmt: skip
+                        opt._traced_update(p, p.grad, state, group, numbers)
+        finally:
+            self.section = prev
+
+    def number(self, fn: Callable[[], float], like: Tensor, name: str = "number") -> Tensor:
+        """A 0-d tensor of ``like``'s dtype holding ``fn()``, loaded by calling ``fn`` again
+        at each replay (a buffer of kind ``"number"``)."""
+        dev = like._dev
+        arr = dev.asarray(np.asarray(fn(), dtype=dev.np_dtype(like.data.dtype)))
+        b = self._buffer(name, arr, dev, "number")
+        dtype = like.data.dtype
+        b.array = lambda: dev.asarray(np.asarray(fn(), dtype=dev.np_dtype(dtype)))
+        self.ops.append(OpRecord("load", "number", [], [b], section=self.section))
+        t = Tensor._wrap(arr, dev)
+        self._bind(t, b)
+        return t
+
+    # -- reads of values and random draws: Python decisions a replay would not make again --
+    def check_read(self, t: Tensor, method: str) -> None:
+        """Called where a tensor's values go to Python (``Tensor._read``): raise
+        :class:`TraceError` on a traced tensor."""
+        if not self.traced(t):
+            return
+        b = self._tmap.get(id(t)) or self._amap.get(id(t.data))
+        made = f"made by op '{b.name}'" if b is not None else "a parameter"
+        what = {"__bool__": "bool(t) (an `if` or `while` on a tensor)", "__float__": "float(t)",
+                "__int__": "int(t)", "clip_grad_norm_": "clip_grad_norm_ (a norm read in Python)"
+                }.get(method, f".{method}()")  # fmt: skip
+        raise TraceError(
+            f"{what} on a traced tensor of shape {tuple(t.shape)} ({made}) at {_user_line()}: a replayed "
+            "program does not run Python decisions again, so it cannot depend on a tensor's values. Use "
+            "tensor ops instead (tga.where for an `if`), or read the value outside the traced function."
+        )
+
+    def random_draw(self) -> None:
+        """Called by ``random.host_generator``: a draw inside a trace raises."""
+        raise TraceError(
+            f"a random draw inside a trace, at {_user_line()}: the program would replay the same numbers "
+            "every call (a dropout mask frozen). Trace the model in eval mode (model.eval()) or with dropout 0, "
+            "or draw the random tensor outside and pass it as an argument."
+        )
 
 
 # -- small pieces ------------------------------------------------------------------------
 #: Names the generated program uses itself; buffers never take them.
 _RESERVED = frozenset({"program", "args", "accumulate", "Tensor", "xp", "None", "True", "False"})
-_VALUE_READS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__")
-
-
-def _value_read(method: str, original: Callable[..., Any], tracer: Tracer) -> Callable[..., Any]:
-    """``Tensor.<method>`` that raises :class:`TraceError` on a traced tensor."""
-
-    @functools.wraps(original)
-    def guarded(self: Tensor, *a: Any, **kw: Any) -> Any:
-        if tracer.traced(self):
-            b = tracer._tmap.get(id(self)) or tracer._amap.get(id(self.data))
-            made = f"made by op '{b.name}'" if b is not None else "a parameter"
-            what = {"__bool__": "bool(t) (an `if` or `while` on a tensor)", "__float__": "float(t)",
-                    "__int__": "int(t)"}.get(method, f".{method}()")  # fmt: skip
-            raise TraceError(
-                f"{what} on a traced tensor of shape {tuple(self.shape)} ({made}) at {_user_line()}: a replayed "
-                "program does not run Python decisions again, so it cannot depend on a tensor's values. Use "
-                "tensor ops instead (tga.where for an `if`), or read the value outside the traced function."
-            )
-        return original(self, *a, **kw)
-
-    return guarded
-
-
-def _no_random() -> Any:
-    raise TraceError(
-        f"a random draw inside a trace, at {_user_line()}: the program would replay the same numbers "
-        "every call (a dropout mask frozen). Trace the model in eval mode (model.eval()) or with dropout 0, "
-        "or draw the random tensor outside and pass it as an argument."
-    )
 
 
 def _user_line() -> str:
@@ -420,13 +499,35 @@ def _user_line() -> str:
     return "<unknown>"
 
 
+def _opt_number(opt: Any, gi: int, pi: int, key: str) -> float:
+    """Number ``key`` of the update of parameter ``pi`` of group ``gi``, as it is now."""
+    group = opt.param_groups[gi]
+    return opt._numbers(group, opt.state[group["params"][pi]])[key]
+
+
+def _opt_state_array(opt: Any, gi: int, pi: int, key: str) -> Any:
+    """The array of state ``key`` of parameter ``pi`` of group ``gi``, as it is now (a
+    state dict loaded since, a move to another device, give new tensors)."""
+    return opt.state[opt.param_groups[gi]["params"][pi]][key].data
+
+
+def _seen_by(x: Any, seq: int) -> Any:
+    """``x`` as the op made at ``seq`` read it, before in-place changes made since."""
+    if isinstance(x, Tensor) and x._ctx is not None and x._ctx.seq > seq:
+        return autograd._as_seen_by(x, seq)
+    return x
+
+
 def _number(value: Any, like: Tensor) -> Any:
     """A number as ``Function.apply`` hands it to forward, for the trace's device."""
     return like._dev.ops.scalar(value, like.data)
 
 
 def _is_view_of(data: Any, arrays: Sequence[Any]) -> bool:
-    """Whether ``data`` shares the memory of one of ``arrays`` (a reshape, a slice)."""
+    """Whether ``data`` shares the memory of one of ``arrays`` (a reshape, a slice, or the
+    array itself, as an in-place op's node passes it on)."""
+    if any(a is data for a in arrays):
+        return True
     base = getattr(data, "base", None)
     if base is None:
         return False

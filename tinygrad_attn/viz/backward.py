@@ -156,7 +156,7 @@ def _flow(w: Walk, names: Mapping[int, str], grads: _Grads, edges: list[Edge]) -
             seeds[id(r)] = Node(f"seed{j}", "seed", f"∂{r.name or 'output'}", [val])
     roles: dict[tuple[int, int], list[str | None]] = {}  # (op, input tensor) -> its labels, one per use
     for i, u in enumerate(w.ops):
-        for x, label in zip(u._ctx.inputs, operand_labels(u._ctx)):
+        for x, label in zip(w.inputs_of(u), operand_labels(u._ctx)):
             if isinstance(x, Tensor):
                 roles.setdefault((i, id(x)), []).append(label)
     for t in w.tensors:

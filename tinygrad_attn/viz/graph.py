@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._tensor import Tensor
-from ..autograd import FreedArray, FusedFunction, Scope, run_backward
+from ..autograd import FreedArray, FusedFunction, InPlace, Scope, _as_seen_by, run_backward
 from . import text
 
 
@@ -81,11 +81,20 @@ class Walk:
     Iterative, so a chain of 100,000 ops walks without touching the recursion limit.
     ``ops[i]`` is the tensor the i-th op made (``ops[i]._ctx`` is the op); ``consumers``
     maps a tensor's id to the index of each op that reads it, once per use.
+
+    In-place changes: a tensor changed in place after an op read it now holds a later
+    node; the op read its earlier version (another tensor object, ``InPlace.previous``),
+    and :meth:`inputs_of` gives that one, as the backward pass maps it
+    (``autograd._as_seen_by``). The node an in-place change leaves (``InPlace``) only
+    passes the write's result on: the walk goes straight to the write (``x[t] = v`` is
+    one ``setitem``, ``x.add_(y)`` one ``add``), so each write draws once, forward and
+    backward.
     """
 
     def __init__(self, roots: Tensor | Iterable[Tensor]) -> None:
-        self.roots = as_roots(roots)
+        self.roots = list({id(r): r for r in map(_through_inplace, as_roots(roots))}.values())
         self.tensors: list[Tensor] = []
+        self._inputs: dict[int, list[Any]] = {}  # id(tensor made by an op) -> its op's inputs as it read them
         stack: list[tuple[Tensor, bool]] = [(t, False) for t in reversed(self.roots)]
         seen: set[int] = set()
         while stack:
@@ -98,26 +107,44 @@ class Walk:
             seen.add(id(t))
             stack.append((t, True))
             if t._ctx is not None:
-                for x in reversed(t._ctx.inputs):
+                ins = self._inputs[id(t)] = [_through_inplace(_seen_by(x, t._ctx.seq)) for x in t._ctx.inputs]
+                for x in reversed(ins):
                     if isinstance(x, Tensor) and id(x) not in seen:
                         stack.append((x, False))
-        self.tensors = _creation_order(self.tensors)
+        self.tensors = _creation_order(self.tensors, self._inputs)
         self.ops = [t for t in self.tensors if t._ctx is not None]
         self.leaves = [t for t in self.tensors if t._ctx is None]
         self.op_index = {id(t): i for i, t in enumerate(self.ops)}
         self.leaf_index = {id(t): i for i, t in enumerate(self.leaves)}
         self.consumers: dict[int, list[int]] = {id(t): [] for t in self.tensors}
         for i, t in enumerate(self.ops):
-            for x in t._ctx.inputs:
+            for x in self._inputs[id(t)]:
                 if isinstance(x, Tensor):
                     self.consumers[id(x)].append(i)
+
+    def inputs_of(self, t: Tensor) -> list[Any]:
+        """The inputs of the op that made ``t``, as that op read them (see above)."""
+        return self._inputs[id(t)]
 
     def consumer_scope(self, t: Tensor) -> Scope | None:
         """The innermost scope holding every op that reads ``t``: where a parameter lives."""
         return common_scope(self.ops[i]._ctx.scope for i in self.consumers[id(t)])
 
 
-def _creation_order(tensors: list[Tensor]) -> list[Tensor]:
+def _seen_by(x: Any, seq: int) -> Any:
+    if isinstance(x, Tensor) and x._ctx is not None and x._ctx.seq > seq:
+        return _as_seen_by(x, seq)
+    return x
+
+
+def _through_inplace(x: Any) -> Any:
+    """The result of the write behind an in-place change's node (``x`` itself otherwise)."""
+    while isinstance(x, Tensor) and x._ctx.__class__ is InPlace:
+        x = x._ctx.inputs[0]
+    return x
+
+
+def _creation_order(tensors: list[Tensor], inputs: Mapping[int, list[Any]]) -> list[Tensor]:
     """Ops in the order they were made, each leaf just before its first reader.
 
     Still an order in which every tensor follows its inputs (an op is made after its
@@ -131,7 +158,7 @@ def _creation_order(tensors: list[Tensor]) -> list[Tensor]:
     placed: set[int] = set()
     out: list[Tensor] = []
     for t in ops:
-        for x in t._ctx.inputs:
+        for x in inputs[id(t)]:
             if isinstance(x, Tensor) and x._ctx is None and id(x) not in placed:
                 placed.add(id(x))
                 out.append(x)
@@ -384,7 +411,7 @@ def forward_graph(
             node.tooltip = tooltip(f"{'fused op' if kind == 'fused' else 'op'} {fn.op_name}" +
                                    (f" = {t.name}" if t.name else ""), t, fn.scope, grads)  # fmt: skip
             edges += [Edge(drawn[id(x)], node.id, "data", x.shape, norm(x), label)
-                      for x, label in zip(fn.inputs, operand_labels(fn)) if isinstance(x, Tensor)]  # fmt: skip
+                      for x, label in zip(w.inputs_of(t), operand_labels(fn)) if isinstance(x, Tensor)]  # fmt: skip
         nodes.append(node)
         drawn[id(t)] = node.id
     for j, r in enumerate(w.roots):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..autograd import FusedFunction
+from ..symbolic.passes import memory_released
 from .dot import to_digraph
 from .graph import Edge, Graph, Node
 from .render import RANKDIRS
@@ -23,9 +24,14 @@ if TYPE_CHECKING:
     from ..symbolic.program import Program
 
 
+#: A loaded buffer's kind -> the colour of its node.
+_LOAD_KINDS = {"arg": "input", "param": "param", "const": "const", "init": "const", "grad": "grad_param",
+               "number": "const", "state": "param"}  # fmt: skip
+
+
 def _kind(op: Any) -> str:
     if op.kind == "load":
-        return {"arg": "input", "param": "param", "const": "const"}[op.outputs[0].kind]
+        return _LOAD_KINDS[op.outputs[0].kind]
     if op.kind in ("backward", "accumulate") or op.section == "backward":
         return "grad_param" if op.kind == "accumulate" else "backward"
     if op.kind == "effect":
@@ -85,10 +91,10 @@ def draw_program(
 def memory_profile(prog: Program) -> list[int]:
     """Bytes held by the program's own buffers after each op (before its dead buffers go)."""
     cur, out = 0, []
-    for op, dead in zip(prog.ops, prog.dead_after):
-        cur += sum(b.nbytes for b in op.outputs if b is not None and b.kind == "value")
+    for op, gone in zip(prog.ops, memory_released(prog.ops, prog.dead_after)):
+        cur += sum(b.nbytes for b in op.outputs if b is not None and b.kind in ("value", "init"))
         out.append(cur)
-        cur -= sum(b.nbytes for b in dead if b.kind == "value")
+        cur -= sum(b.nbytes for b in gone if b.kind in ("value", "init"))
     return out
 
 
