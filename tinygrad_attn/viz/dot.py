@@ -24,6 +24,7 @@ import graphviz
 from ..autograd import Scope
 from . import text
 from .graph import Edge, Graph, ModulePaths, Node
+from .renderer import renderer
 
 _BOX = {"shape": "box", "style": "rounded,filled"}
 STYLES: dict[str, dict[str, str]] = {
@@ -106,7 +107,11 @@ class _Layout:
         self.members: dict[int, list[Node]] = {}
         self.rep: dict[str, str] = {}  # node id -> the collapsed node drawing it
         self.where: dict[str, _Cluster] = {}
-        for n in reversed(graph.nodes) if graph.emit_newest_first else graph.nodes:
+        # Layout engines differ here: dot lays a forward graph's sibling branches left to right
+        # in creation order when given the nodes newest first, graphviz-pure when given them
+        # oldest first (the test renders with both and compares q, k, v positions).
+        newest = graph.emit_newest_first and renderer().name == "dot"
+        for n in reversed(graph.nodes) if newest else graph.nodes:
             self.place(n)
 
     def chain(self, s: Scope | None) -> tuple[Scope, ...]:

@@ -57,8 +57,9 @@ class Graph:
     nodes: list[Node]
     edges: list[Edge]
     show_grads: bool = False
-    # Give dot the nodes newest first: its crossing minimisation then lays a forward graph's
-    # parallel branches (q, k, v) left to right, in the order the backward picture has them.
+    # A forward graph: the nodes go to Graphviz's dot newest first, since its crossing
+    # minimisation then lays parallel branches (q, k, v) left to right, in the order the
+    # backward picture has them; graphviz-pure keeps creation order that way (see dot.py).
     emit_newest_first: bool = False
 
 
