@@ -10,6 +10,7 @@ wrong all fail them.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -161,6 +162,10 @@ def test_tour_without_any_renderer_still_runs_and_writes_dot(tmp_path):
 
 def test_backward_as_code(tmp_path):
     r, out = run_example("backward_as_code.py", tmp_path)
+    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    quoted = re.search(r"## The backward pass as code.*?```text\n(.*?)```", readme, re.S).group(1)
+    for line in quoted.splitlines():  # the README quotes what the example prints
+        assert line in out, f"README quotes {line!r}, which the example no longer prints"
     assert_svg(tmp_path / "program.svg")
     assert_png(tmp_path / "program_memory.png")
     assert "def program(args):" in out and "# backward" in out and "grad_q_proj_weight = " in out
