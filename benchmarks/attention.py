@@ -10,6 +10,8 @@ Contenders, all float32, all computing ``y = MHA(x)`` and then the gradients of
   timed calls replay the generated program (no graph, no Tensor objects inside).
 - ``module``: ``tinygrad_attn.models.MultiHeadAttention(..., is_causal=True)``.
 - ``torch``: the user form in PyTorch eager, when ``import torch`` works.
+- ``jax``: the user form in ``jax.numpy`` under ``jax.jit(jax.vjp)``, when ``import jax``
+  works: XLA's compiled forward and backward, the mark the compiled form aims below.
 
 Run ``python benchmarks/run.py --only attention`` (or ``memory``).
 """
@@ -19,7 +21,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from common import interleave, mib, ms, peak_bytes, torch_or_none
+from common import interleave, jax_or_none, mib, ms, peak_bytes, torch_or_none
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
@@ -213,6 +215,47 @@ def torch_setup(a: dict[str, np.ndarray], h: int):
     return step
 
 
+def jax_setup(a: dict[str, np.ndarray], h: int):
+    jax = jax_or_none()
+    jnp = jax.numpy
+    b, t, d = a["x"].shape
+    dh = d // h
+    allowed = jnp.asarray(np.tri(t, t, 0, dtype=bool))
+
+    def forward(p):
+        def heads(m):
+            return m.reshape(b, t, h, dh).transpose(0, 2, 1, 3)
+
+        x = p["x"]
+        q = heads(x @ p["Wq"].T + p["bq"])
+        k = heads(x @ p["Wk"].T + p["bk"])
+        v = heads(x @ p["Wv"].T + p["bv"])
+        s = (q @ k.transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(dh))
+        w = jax.nn.softmax(jnp.where(allowed, s, -jnp.inf), axis=-1)
+        o = (w @ v).transpose(0, 2, 1, 3).reshape(b, t, d)
+        return o @ p["Wo"].T + p["bo"]
+
+    @jax.jit
+    def grads(p, gy):
+        _, pull = jax.vjp(forward, p)
+        return pull(gy)[0]
+
+    p = {n: jnp.asarray(a[n]) for n in ("x", *WEIGHTS)}
+    gy = jnp.asarray(a["gy"])
+
+    def step():
+        g = grads(p, gy)
+        jax.block_until_ready(g)
+        return {n: _Grad(np.asarray(v)) for n, v in g.items()}
+
+    return step
+
+
+class _Grad:
+    def __init__(self, arr):
+        self.grad = arr
+
+
 def _check(name: str, got: dict, ref: dict) -> None:
     """The contenders must agree with the baseline before their times mean anything."""
     for n, r in ref.items():
@@ -233,6 +276,8 @@ def contenders(size: str) -> dict:
         out["module"] = module_setup(a, h)
     if torch_or_none() is not None:
         out["torch"] = torch_setup(a, h)
+    if jax_or_none() is not None:
+        out["jax"] = jax_setup(a, h)
     for name, fn in out.items():
         if name != "numpy":
             got = fn()
@@ -267,7 +312,7 @@ def memory(sizes=("medium", "large")) -> dict:
     results = {}
     print(f"  {'size':7s} {'contender':8s} {'peak':>12s} {'ratio to numpy':>15s}")
     for size in sizes:
-        cs = {k: v for k, v in contenders(size).items() if k != "torch"}
+        cs = {k: v for k, v in contenders(size).items() if k not in ("torch", "jax")}  # (their allocators are not traced)
         peaks = {name: peak_bytes(fn) for name, fn in cs.items()}
         results[size] = peaks
         for name, pk in peaks.items():

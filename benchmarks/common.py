@@ -72,6 +72,17 @@ def mib(n: int) -> str:
     return f"{n / 2**20:8.1f} MiB"
 
 
+def jax_or_none():
+    """JAX if it imports (installed by hand: ``pip install jax``), else None. Runs on the CPU
+    here, in float32, as the other contenders."""
+    try:
+        import jax  # noqa: PLC0415 - optional contender
+    except ImportError:
+        return None
+    jax.config.update("jax_platforms", "cpu")
+    return jax
+
+
 def torch_or_none():
     """PyTorch if it imports (the ``bench`` extra), else None."""
     try:

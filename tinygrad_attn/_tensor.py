@@ -1301,12 +1301,35 @@ def _promote_for_scalar(t: Tensor, value: Any) -> Tensor:
     return t.astype(dt)
 
 
+def _kind(t: Tensor) -> str:
+    """``t.dtype.kind`` without the conversion to a NumPy dtype on every call (hot path):
+    NumPy's and CuPy's arrays carry NumPy dtypes; other namespaces' dtypes are converted."""
+    try:
+        return t.data.dtype.kind
+    except AttributeError:
+        return t.dtype.kind
+
+
 def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
     """The operands of an arithmetic op, cast to the dtype PyTorch gives its result where
     that differs from NumPy's: between kinds (bool < int < float < complex) the operand of
     the higher kind decides, whatever its size or rank (an int32 tensor with a float32 one,
     or with a Python float, is float32; NumPy makes both float64). Within a kind NumPy's
     rule stands."""
+    if a.__class__ is Tensor:  # the common cases first, decided without a NumPy dtype
+        cb = b.__class__
+        if cb is Tensor:
+            if a.data.dtype == b.data.dtype:
+                return a, b
+        elif cb is float:
+            if _kind(a) in "fc":
+                return a, b
+        elif cb is int and _kind(a) != "b":
+            return a, b
+    elif b.__class__ is Tensor:  # a number on the left: 2.0 * x
+        ca = a.__class__
+        if (ca is float and _kind(b) in "fc") or (ca is int and _kind(b) != "b"):
+            return a, b
     if isinstance(a, Tensor):
         if isinstance(b, Tensor):
             da, db = a.dtype, b.dtype

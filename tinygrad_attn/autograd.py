@@ -48,6 +48,16 @@ _CAN_COUNT_REFS = sys.implementation.name == "cpython" and sys.version_info < (3
 # switch (a module global reads faster than a ``threading.local`` attribute).
 _grad_off_threads = 0
 _switch_lock = threading.Lock()
+# How many threads are tracing (tinygrad_attn.symbolic): while none is, an op need not read
+# its thread's tracer.
+_tracing = 0
+
+
+def count_tracing(delta: int) -> None:
+    """A thread starts (+1) or stops (-1) tracing."""
+    global _tracing
+    with _switch_lock:
+        _tracing += delta
 
 
 class _Switches(threading.local):
@@ -344,7 +354,7 @@ class Function:
             if _anomaly_threads and _State.anomaly:
                 fn.inputs, fn.scope, fn.trace = inputs, _State.scope, _user_frame()
                 _check_finite(fn, out_data, "forward")
-        if _State.tracer is not None:  # a symbolic trace records every op (tinygrad_attn.symbolic)
+        if _tracing and _State.tracer is not None:  # a symbolic trace records every op (tinygrad_attn.symbolic)
             _State.tracer.record(fn, inputs, out)
         return out
 

@@ -104,9 +104,11 @@ class Tracer:
         prev_releasing = _State.releasing
         _State.releasing = False  # the trace keeps every value: backward reads them as tensors
         _State.tracer = self
+        autograd.count_tracing(+1)
         try:
             yield self
         finally:
+            autograd.count_tracing(-1)
             _State.tracer = None
             _State.releasing = prev_releasing
             self._alive.clear()
