@@ -7,21 +7,13 @@ compile checks run where ``nvidia-cuda-nvrtc-cu12`` is installed (CI installs it
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
-from nvrtc import compile_cubin, find_libnvrtc
+from nvrtc import compile_cubin, needs_nvrtc
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
 from tinygrad_attn.ops.cuda_kernels import all_sources
-
-needs_nvrtc = pytest.mark.skipif(
-    find_libnvrtc() is None and not os.environ.get("TINYGRAD_ATTN_REQUIRE_NVRTC"),
-    reason="NVRTC is not installed: `pip install nvidia-cuda-nvrtc-cu12` (Linux x86-64) compiles the CUDA "
-    "kernels' sources here without a GPU",
-)
 
 
 @needs_nvrtc
