@@ -24,6 +24,7 @@ import numpy as np
 
 from . import functional, ops
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, stack, where
+from ._tensor import _dim_alias as dim_or_axis  # (one rule for both spellings)
 from .autograd import composite
 
 __all__ = [
@@ -43,15 +44,6 @@ class ValuesIndices(NamedTuple):
 
     values: Tensor
     indices: Tensor
-
-
-def dim_or_axis(axis: Any, dim: Any, op: str) -> Any:
-    """``dim`` (PyTorch's spelling) or ``axis`` (NumPy's): one of the two, never both."""
-    if dim is None:
-        return axis
-    if axis is not None:
-        raise TypeError(f"{op}: got both axis={axis!r} and dim={dim!r}; pass one of them")
-    return dim
 
 
 def _one_dim(x: Tensor, dim: Any, op: str) -> int:
