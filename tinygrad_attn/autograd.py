@@ -1079,20 +1079,13 @@ def _check_version(fn: Function, arr: Any, what: str) -> None:
     )
 
 
-class InPlace(Function):
+class InPlace(_Alias):
     """The node an in-place op leaves on the tensor it changed: its value is the result of
-    the op (the input), recorded from the tensor's previous node (``previous``). Ops
-    recorded before the change still take their gradient to ``previous``."""
+    the op (the input), passed on as an alias does, recorded from the tensor's previous node
+    (``previous``). Ops recorded before the change still take their gradient to ``previous``."""
 
     __slots__ = ("previous",)
-    keep = ()
-    reads_output = False
-
-    def forward(self, xp: Any, x: Any) -> Any:
-        return x
-
-    def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
-        return (g,)
+    name = "inplace"
 
     @property
     def op_name(self) -> str:
