@@ -1257,7 +1257,10 @@ def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], op
     if isinstance(v, ops.Slice):
         base[v.args] = value
     else:  # a permute or reshape shows every element of the base once: the result replaces it
-        whole = value.reshape(base.shape) if isinstance(v, ops.Reshape) else value.permute(_inverse_perm(v.args))
+        if isinstance(v, ops.Reshape):
+            whole = value.reshape(base.shape)
+        else:  # (the permutation's own inverse, as its backward uses)
+            whole = value.permute(ops.movement._inverse(tuple(v.args)))
         apply_inplace(base, name, _replaced_by, whole, reads_old=False)
     fresh = v.__class__.apply(base, args=v.args)
     old = _new(Tensor)
@@ -1276,13 +1279,6 @@ def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], op
 
 def _replaced_by(old: Tensor, new: Tensor) -> Tensor:
     return new
-
-
-def _inverse_perm(perm: Sequence[int]) -> tuple[int, ...]:
-    inv = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inv[p] = i
-    return tuple(inv)
 
 
 def _checked_result(t: Tensor, r: Tensor, name: str) -> Tensor:
