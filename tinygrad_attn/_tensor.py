@@ -118,7 +118,7 @@ class Tensor:
     # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (see
     # autograd.run_backward, which orders the backward pass by it without a graph walk, and
     # autograd._release_unread, which compares it with the tensor's reference count).
-    __slots__ = ("data", "_dev", "grad", "requires_grad", "_ctx", "name", "_uses", "__weakref__")
+    __slots__ = ("_data", "_dev", "grad", "requires_grad", "_ctx", "name", "_uses", "__weakref__")
     __array_ufunc__ = None  # ``ndarray + Tensor`` defers to Tensor.__radd__
     __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
 
@@ -133,7 +133,7 @@ class Tensor:
     ) -> None:
         dev = get_device(device) if device is not None else None
         if isinstance(data, Tensor):
-            arr, src = data.data, data._dev
+            arr, src = data._data, data._dev
         elif isinstance(data, np.ndarray):
             arr, src = data, get_device("cpu")
             if dev is None:
@@ -156,7 +156,7 @@ class Tensor:
                         "nested list, a NumPy or CuPy array, or an object with __dlpack__"
                     ) from None
                 t = Tensor.from_dlpack(data)
-                arr, src = t.data, t._dev
+                arr, src = t._data, t._dev
         dev = dev or src
         if dev is src:
             arr = src.copy(arr)
@@ -164,7 +164,7 @@ class Tensor:
             arr = dev.asarray(src.to_host(arr))
         if dtype is not None and dev.np_dtype(arr.dtype) != np.dtype(dtype):
             arr = dev.ops.astype(arr, dev.dtype(dtype))
-        self.data = arr
+        self._data = arr
         self._dev = dev
         self.grad: Tensor | None = None
         self._ctx: Function | None = None
@@ -180,7 +180,7 @@ class Tensor:
     def _wrap(cls, data: Any, dev: Device) -> Tensor:
         """A tensor around an existing array, with no copy and no graph."""
         t = cls.__new__(cls)
-        t.data = data
+        t._data = data
         t._dev = dev
         t.grad = None
         t.requires_grad = False
@@ -188,6 +188,15 @@ class Tensor:
         t.name = None
         t._uses = 0
         return t
+
+    @property
+    def data(self) -> Any:
+        """The backend array (NumPy or CuPy) that holds the values."""
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        self._data = value
 
     # -- constructors -------------------------------------------------------------
     @classmethod
@@ -257,16 +266,16 @@ class Tensor:
     # -- attributes ---------------------------------------------------------------
     @property
     def shape(self) -> Shape:
-        return tuple(self.data.shape)
+        return tuple(self._data.shape)
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def dtype(self) -> np.dtype:
         """The NumPy dtype, whatever the backend."""
-        return self._dev.np_dtype(self.data.dtype)
+        return self._dev.np_dtype(self._data.dtype)
 
     @property
     def device(self) -> str:
@@ -287,7 +296,7 @@ class Tensor:
     def size(self, axis: int | None = None, *, dim: int | None = None) -> Any:
         """The shape, or with an axis (``dim``) the length of that axis."""
         axis = _dim_alias(axis, dim, "size")
-        return Size(self.data.shape) if axis is None else self.shape[axis]
+        return Size(self._data.shape) if axis is None else self.shape[axis]
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -324,8 +333,8 @@ class Tensor:
         extra = f", device='{self.device}'" if self.device != "cpu" else ""
         extra += ", requires_grad=True" if self.requires_grad else ""
         extra += f", grad_fn=<{self._ctx.op_name}>" if self._ctx is not None else ""
-        if self.data.__class__ is autograd.FreedArray:
-            body = f"<values freed {self.data.when}>, shape={self.shape}"
+        if self._data.__class__ is autograd.FreedArray:
+            body = f"<values freed {self._data.when}>, shape={self.shape}"
         else:
             body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
         return f"Tensor({body}, dtype={self.dtype}{extra})"
@@ -340,13 +349,13 @@ class Tensor:
         tensor's values into Python passes here."""
         if autograd._State.tracer is not None:  # a Python decision on a traced value (tinygrad_attn.symbolic)
             autograd._State.tracer.check_read(self, what)
-        if self.data.__class__ is autograd.FreedArray:
+        if self._data.__class__ is autograd.FreedArray:
             raise RuntimeError(
                 f"numpy: the values of this intermediate tensor (shape {self.shape}) were freed "
-                f"{self.data.when}, as nothing but the graph held it; keep a reference to it (and "
+                f"{self._data.when}, as nothing but the graph held it; keep a reference to it (and "
                 "call backward(retain_graph=True)) to read it afterwards"
             )
-        return np.array(self._dev.to_host(self.data), copy=True)
+        return np.array(self._dev.to_host(self._data), copy=True)
 
     def item(self) -> Any:
         return self._item("item")
@@ -371,10 +380,10 @@ class Tensor:
         return bool(self._item("__bool__"))
 
     def __dlpack__(self, *args: Any, **kw: Any) -> Any:
-        return self.data.__dlpack__(*args, **kw)
+        return self._data.__dlpack__(*args, **kw)
 
     def __dlpack_device__(self) -> Any:
-        return self.data.__dlpack_device__()
+        return self._data.__dlpack_device__()
 
     def to(self, device: Any) -> Tensor:
         """This tensor on ``device`` (itself if already there); differentiable. A dtype
@@ -399,7 +408,7 @@ class Tensor:
             return self
         if dt.kind in _FLOAT_KINDS:
             return ops.Cast.apply(self, args=self._dev.dtype(dt))
-        return Tensor._wrap(self._dev.ops.astype(self.data, self._dev.dtype(dt)), self._dev)
+        return Tensor._wrap(self._dev.ops.astype(self._data, self._dev.dtype(dt)), self._dev)
 
     def float(self) -> Tensor:
         return self.astype(np.float32)
@@ -409,7 +418,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph."""
-        return Tensor._wrap(self.data, self._dev)
+        return Tensor._wrap(self._data, self._dev)
 
     def contiguous(self) -> Tensor:
         return self
@@ -522,11 +531,11 @@ class Tensor:
 
     def all(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
         axes = self._axes(_dim_alias(axis, dim, "all"), "all")
-        return Tensor._wrap(self._dev.ops.all(self.data, axis=axes, keepdims=keepdims or bool(keepdim)), self._dev)
+        return Tensor._wrap(self._dev.ops.all(self._data, axis=axes, keepdims=keepdims or bool(keepdim)), self._dev)
 
     def any(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
         axes = self._axes(_dim_alias(axis, dim, "any"), "any")
-        return Tensor._wrap(self._dev.ops.any(self.data, axis=axes, keepdims=keepdims or bool(keepdim)), self._dev)
+        return Tensor._wrap(self._dev.ops.any(self._data, axis=axes, keepdims=keepdims or bool(keepdim)), self._dev)
 
     # -- elementwise --------------------------------------------------------------
     def exp(self) -> Tensor:
@@ -678,7 +687,7 @@ class Tensor:
     def reshape(self, *shape: Any) -> Tensor:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        cur = tuple(self.data.shape)
+        cur = tuple(self._data.shape)
         shape = _reshape_target(cur, shape)
         if shape == cur:
             return self
@@ -690,7 +699,7 @@ class Tensor:
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         try:
-            perm = _permutation(self.data.ndim, axes)
+            perm = _permutation(self._data.ndim, axes)
         except ValueError:
             raise InvalidArgumentError(
                 f"permute: {axes} is not a permutation of the axes of a tensor of shape {self.shape}"
@@ -712,7 +721,7 @@ class Tensor:
 
     @property
     def mT(self) -> Tensor:  # noqa: N802 - the array API's name
-        nd = self.data.ndim
+        nd = self._data.ndim
         if nd < 2:
             raise ValueError(f"mT: needs at least 2 dimensions, the tensor has shape {self.shape}")
         return ops.movement.MatrixTranspose.apply(self, args=_swap_last_two(nd))
@@ -809,7 +818,7 @@ class Tensor:
     @property
     def _version(self) -> int:
         """How many in-place changes this tensor's memory has had (its views share it)."""
-        v = autograd.version_of(self.data)
+        v = autograd.version_of(self._data)
         return 0 if v is None else v.count
 
     def add_(self, other: Any, alpha: float = 1) -> Tensor:
@@ -929,7 +938,7 @@ class Tensor:
     def __reduce__(self) -> tuple:
         """Pickle the values (a host copy), dtype, device name, ``requires_grad``, name and
         ``.grad``; never the graph. A non-leaf pickles detached, as a leaf (as in PyTorch)."""
-        return (_rebuild_tensor, (type(self), self._dev.to_host(self.data), self._dev.name, self.requires_grad,
+        return (_rebuild_tensor, (type(self), self._dev.to_host(self._data), self._dev.name, self.requires_grad,
                                   self.name, self.grad))  # fmt: skip
 
     def __deepcopy__(self, memo: dict) -> Tensor:
@@ -942,7 +951,7 @@ class Tensor:
             )
         import copy  # noqa: PLC0415 - only when copying
 
-        out = _rebuild_tensor(type(self), self._dev.copy(self.data), self._dev, self.requires_grad, self.name, None)
+        out = _rebuild_tensor(type(self), self._dev.copy(self._data), self._dev, self.requires_grad, self.name, None)
         memo[id(self)] = out
         if self.grad is not None:
             out.grad = copy.deepcopy(self.grad, memo)
@@ -984,7 +993,7 @@ class Tensor:
         """A copy with its own array; gradients flow back through it."""
         if self.requires_grad:
             return _add(self, 0)
-        return Tensor._wrap(self._dev.copy(self.data), self._dev)
+        return Tensor._wrap(self._dev.copy(self._data), self._dev)
 
     def type_as(self, other: Tensor) -> Tensor:
         return self.astype(other.dtype)
@@ -1305,7 +1314,7 @@ def _kind(t: Tensor) -> str:
     """``t.dtype.kind`` without the conversion to a NumPy dtype on every call (hot path):
     NumPy's and CuPy's arrays carry NumPy dtypes; other namespaces' dtypes are converted."""
     try:
-        return t.data.dtype.kind
+        return t._data.dtype.kind
     except AttributeError:
         return t.dtype.kind
 
@@ -1319,7 +1328,7 @@ def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
     if a.__class__ is Tensor:  # the common cases first, decided without a NumPy dtype
         cb = b.__class__
         if cb is Tensor:
-            if a.data.dtype == b.data.dtype:
+            if a._data.dtype == b._data.dtype:
                 return a, b
         elif cb is float:
             if _kind(a) in "fc":
@@ -1614,7 +1623,7 @@ class _TensorNamespace:
 
     @staticmethod
     def zeros_like(x: Tensor) -> Tensor:
-        t = Tensor._wrap(x._dev.ops.zeros_like(x.data), x._dev)
+        t = Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev)
         if autograd._State.tracer is not None:  # made inside a traced function (see Tracer.write)
             autograd._State.tracer.made(t)
         return t

@@ -282,7 +282,7 @@ class Function:
             need = t.requires_grad
             if need:
                 t._uses += 1
-            datas = [t.data]
+            datas = [t._data]
         else:
             dev = None
             need = False
@@ -299,7 +299,7 @@ class Function:
                     if t.requires_grad:
                         need = True
                         t._uses += 1  # (given back below if nothing is recorded)
-                    datas.append(t.data)
+                    datas.append(t._data)
                 else:
                     datas.append(t)
                     numbers = True
@@ -327,7 +327,7 @@ class Function:
         if out_data.__class__ in _NUMPY_SCALARS:  # NumPy gives 0-d results as scalars
             out_data = _as_ndarray(out_data)
         out = _new(Tensor)
-        out.data = out_data
+        out._data = out_data
         out._dev = dev
         out.grad = None
         out.name = None
@@ -403,13 +403,13 @@ def _release_unread(inputs: Sequence[Any]) -> None:
         for x in fn.inputs:
             if not isinstance(x, Tensor) or x._ctx is None or x._ctx.reads_output:
                 continue
-            d = x.data
+            d = x._data
             if d.__class__ is FreedArray or d.size < FREE_MIN_SIZE:
                 continue
             # x: its consumers' input lists, this loop, getrefcount's argument.
-            # d: x.data, this local, getrefcount's argument.
+            # d: x._data, this local, getrefcount's argument.
             if sys.getrefcount(x) <= x._uses + 2 and sys.getrefcount(d) <= 3:
-                x.data = FreedArray(d, "before backward, which does not read them")
+                x._data = FreedArray(d, "before backward, which does not read them")
 
 
 def _drop_unread(fn: Function) -> None:
@@ -638,7 +638,7 @@ def run_backward(
                 if fn is None:
                     continue
             inputs = fn.inputs
-            out = t.data
+            out = t._data
             big = out.size >= FREE_MIN_SIZE  # (g has its shape)
             if fn.seq < last_change and g is not None and fn.saved is not None:
                 _check_versions(fn, t)
@@ -669,7 +669,7 @@ def run_backward(
             if anomaly:
                 for gi in gs:
                     if gi is not None:
-                        _check_finite(fn, gi.data if create_graph else gi, "backward")
+                        _check_finite(fn, gi._data if create_graph else gi, "backward")
             if not retain_graph:  # release what forward kept; the structure stays for pictures
                 fn.saved = None
                 fn.ctx = None
@@ -683,9 +683,9 @@ def run_backward(
                 if not inp.requires_grad:
                     continue
                 gi = gs[i]
-                if gi is not None and gi.shape != inp.data.shape:
+                if gi is not None and gi.shape != inp._data.shape:
                     if gi.__class__ is not SliceGradient:
-                        gi = unbroadcast(gi, tuple(inp.data.shape), TENSOR_NS if create_graph else inp._dev.ops)
+                        gi = unbroadcast(gi, tuple(inp._data.shape), TENSOR_NS if create_graph else inp._dev.ops)
                     elif inp._uses == 1:  # nothing to add it into
                         gi = gi.dense()
                 if inp._uses == 1:  # its only consumer: its gradient is complete
@@ -715,7 +715,7 @@ def run_backward(
             if big and free and out.__class__ is not FreedArray:
                 # References: one per consumer edge, ``t`` here, and getrefcount's argument.
                 if sys.getrefcount(t) <= edges + 2:
-                    t.data = FreedArray(out)
+                    t._data = FreedArray(out)
             del out
     finally:
         _State.grad_enabled, _State.releasing = prev_enabled, prev_releasing
@@ -755,7 +755,7 @@ def _accumulate(t: Tensor, g: Any, create_graph: bool, sole: bool = False) -> No
                 g = t._dev.ops.copy(g)
             t.grad = Tensor._wrap(g, t._dev)
         else:  # a new array: the old .grad may be held by the caller
-            t.grad = Tensor._wrap(_plus(t.grad.data, g), t._dev)
+            t.grad = Tensor._wrap(_plus(t.grad._data, g), t._dev)
         return
     if not t.requires_grad or g is None:
         return
@@ -820,12 +820,12 @@ def grad(
 
 def _root_grad(t: Tensor, grad: Any, create_graph: bool, who: str) -> Any:
     if grad is None:
-        if t.data.shape != ():
+        if t._data.shape != ():
             raise RuntimeError(
                 f"{who}: grad can be created implicitly only for a scalar output, but the output has "
                 f"shape {tuple(t.shape)}; pass a gradient of that shape"
             )
-        g = t._dev.ops.ones_like(t.data)
+        g = t._dev.ops.ones_like(t._data)
         return Tensor._wrap(g, t._dev) if create_graph else g
     if not isinstance(grad, Tensor):
         grad = Tensor(grad, dtype=t.dtype, device=t.device)
@@ -833,7 +833,7 @@ def _root_grad(t: Tensor, grad: Any, create_graph: bool, who: str) -> Any:
         raise RuntimeError(f"{who}: gradient on {grad.device} for an output on {t.device}")
     if tuple(grad.shape) != tuple(t.shape):
         raise RuntimeError(f"{who}: gradient of shape {tuple(grad.shape)} for an output of shape {tuple(t.shape)}")
-    return grad if create_graph else grad.data
+    return grad if create_graph else grad._data
 
 
 # -- composite ops: a primitive definition, optionally a fused implementation -------
@@ -1064,8 +1064,8 @@ def _check_versions(fn: Function, t: Tensor) -> None:
         elif keep is not None and i not in keep:
             continue
         _check_version(fn, a, f"input {i}")
-    if fn.reads_output and t.data.__class__ is not FreedArray:
-        _check_version(fn, t.data, "output")
+    if fn.reads_output and t._data.__class__ is not FreedArray:
+        _check_version(fn, t._data, "output")
 
 
 def _check_version(fn: Function, arr: Any, what: str) -> None:
@@ -1108,9 +1108,9 @@ def _is_view(t: Tensor) -> bool:
         v = _view_node(t)
         if v is None:
             return False
-        bdata = v.inputs[0].data  # (a reshape that could not view made a copy: not a view)
-        return bdata.__class__ is FreedArray or _memory_root(t.data) is _memory_root(bdata)
-    return _memory_root(t.data) is not getattr(t.data, "_array", t.data)
+        bdata = v.inputs[0]._data  # (a reshape that could not view made a copy: not a view)
+        return bdata.__class__ is FreedArray or _memory_root(t._data) is _memory_root(bdata)
+    return _memory_root(t._data) is not getattr(t._data, "_array", t._data)
 
 
 def _view_node(t: Tensor) -> Function | None:
@@ -1144,7 +1144,7 @@ def _replay_view(t: Tensor) -> None:
         bc = base._ctx
     if bc.__class__ is not InPlace or bc.seq < v.seq:  # the base is as the view saw it
         return
-    data, bdata = t.data, base.data
+    data, bdata = t._data, base._data
     if data.__class__ is FreedArray or bdata.__class__ is FreedArray:
         raise RuntimeError(
             f"{v.op_name}: this view (shape {tuple(t.shape)}) of a tensor of shape {tuple(base.shape)} was taken "
@@ -1155,7 +1155,7 @@ def _replay_view(t: Tensor) -> None:
         return
     fresh = v.__class__.apply(base, args=v.args)
     old = _new(Tensor)
-    old.data, old._dev, old.grad, old.name = data, t._dev, None, t.name
+    old._data, old._dev, old.grad, old.name = data, t._dev, None, t.name
     old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
     t._uses = 0  # the ops that used t so far used the old values: their uses move with them
     if fresh.requires_grad:
@@ -1191,8 +1191,8 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
     another tensor's memory), return the result as a new tensor, as Python does for
     immutable values; ``x[i] += v`` then writes it back through ``x.__setitem__``.
     """
-    if t.data.__class__ is FreedArray:
-        raise RuntimeError(f"{name}: the values of this tensor (shape {tuple(t.shape)}) were freed {t.data.when}")
+    if t._data.__class__ is FreedArray:
+        raise RuntimeError(f"{name}: the values of this tensor (shape {tuple(t.shape)}) were freed {t._data.when}")
     wants = _State.grad_enabled and (
         t.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in operands)
     )
@@ -1221,7 +1221,7 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
             "(x[idx] = value, x[idx] += value)"
         )
     old = _new(Tensor)
-    old.data = t.data
+    old._data = t._data
     old._dev, old.grad, old.name = t._dev, None, t.name
     old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
     t._uses = 0  # the ops that used t so far used the old value: their uses move with it
@@ -1264,7 +1264,7 @@ def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], op
         apply_inplace(base, name, _replaced_by, whole, reads_old=False)
     fresh = v.__class__.apply(base, args=v.args)
     old = _new(Tensor)
-    old.data, old._dev, old.grad, old.name = t.data, t._dev, None, t.name
+    old._data, old._dev, old.grad, old.name = t._data, t._dev, None, t.name
     old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
     t._uses = 0
     if fresh.requires_grad:
@@ -1300,12 +1300,12 @@ def _checked_result(t: Tensor, r: Tensor, name: str) -> Tensor:
 def _write(t: Tensor, r: Tensor, name: str) -> None:
     """Write ``r``'s values into ``t``'s array (same memory) and bump its version."""
     r = _checked_result(t, r, name)
-    dst = t.data
+    dst = t._data
     if _State.tracer is not None:  # a symbolic trace writes into the same buffer
         _State.tracer.write(t, None, r)
-    if r.data is not dst:
+    if r._data is not dst:
         try:
-            dst[...] = r.data
+            dst[...] = r._data
         except (ValueError, TypeError) as e:
             raise RuntimeError(
                 f"{name}: cannot write into this tensor's array (shape {tuple(t.shape)}): {e}. An expanded "

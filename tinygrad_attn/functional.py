@@ -463,20 +463,20 @@ def _mask_arrays(q: Tensor, k: Tensor, mask: Any, is_causal: bool) -> tuple[Any,
                 f"scores' shape {q.shape[:-2] + (tq, tk)}"
             ) from None
         if mask.dtype == np.bool_:
-            allowed = mask.data if allowed is None else (mask.data & allowed)
+            allowed = mask._data if allowed is None else (mask._data & allowed)
         elif mask.requires_grad:  # stays a tensor (its gradient is wanted); its -inf entries still mask
             bias_t = mask
-            allowed_t = mask.data > -math.inf
+            allowed_t = mask._data > -math.inf
             allowed = allowed_t if allowed is None else (allowed_t & allowed)
         else:  # a float mask is added; its -inf entries mean "may not attend"
-            fm = mask.data if mask.dtype == q.dtype else xp.astype(mask.data, q.data.dtype)
+            fm = mask._data if mask.dtype == q.dtype else xp.astype(mask._data, q._data.dtype)
             allowed_f = fm > -math.inf
             if allowed is not None:
                 allowed_f = allowed_f & allowed
             return _bias_from_allowed(xp, allowed_f, xp.where(allowed_f, fm, -math.inf))
     if allowed is None:
         return None, None, bias_t
-    zeros = xp.zeros(tuple(allowed.shape), q.data.dtype)
+    zeros = xp.zeros(tuple(allowed.shape), q._data.dtype)
     bias, row_any, _ = _bias_from_allowed(xp, allowed, xp.where(allowed, zeros, zeros - math.inf))
     return bias, row_any, bias_t
 

@@ -81,7 +81,7 @@ def _index_array(k: Any, x: Tensor, size: int) -> Any:
     elif idx.dtype.kind not in "iu":
         raise IndexError(f"getitem: index arrays must be integers, got {idx.dtype}")
     xp = x._dev.ops
-    a = idx.data
+    a = idx._data
     if a.dtype != x._dev.dtype(np.int64):
         a = xp.astype(a, x._dev.dtype(np.int64))
     if math.prod(a.shape):
@@ -272,22 +272,22 @@ def _basic_setitem_key(x: Tensor, parts: tuple) -> tuple:
 
 
 def _store(x: Tensor, key: tuple, value: Any) -> None:
-    """``x.data[key] = value`` unrecorded, with the version bumped."""
-    if x.data.__class__ is autograd.FreedArray:
-        raise RuntimeError(f"setitem: the values of this tensor (shape {x.shape}) were freed {x.data.when}")
+    """``x._data[key] = value`` unrecorded, with the version bumped."""
+    if x._data.__class__ is autograd.FreedArray:
+        raise RuntimeError(f"setitem: the values of this tensor (shape {x.shape}) were freed {x._data.when}")
     if autograd._State.tracer is not None:  # a symbolic trace writes into the same buffer
         autograd._State.tracer.write(x, key, value)
     v = value
     if isinstance(value, Tensor):
-        v = value.data
+        v = value._data
         if value.dtype != x.dtype:
-            v = x._dev.ops.astype(v, x.data.dtype)
+            v = x._dev.ops.astype(v, x._data.dtype)
     try:
-        x.data[key] = v
+        x._data[key] = v
     except ValueError as e:
         raise ValueError(f"setitem: cannot write a value of shape {_shape_of(value)} into x[...] of a tensor of "
                          f"shape {x.shape}: {e}") from e  # fmt: skip
-    autograd.bump_version(x.data)
+    autograd.bump_version(x._data)
 
 
 def _cast_like(v: Any, x: Tensor) -> Any:
@@ -330,7 +330,7 @@ def _written_positions(x: Tensor, key: Any) -> tuple[Any, tuple, Any]:
     stays, as NumPy stores; ``which`` (a host array, or None for all) picks those."""
     dev = x._dev
     pos = Tensor(np.arange(x.numel(), dtype=np.int64).reshape(x.shape), device=dev)[key]
-    flat = dev.ops.reshape(pos.data, (-1,))
+    flat = dev.ops.reshape(pos._data, (-1,))
     host = dev.to_host(flat)
     which = None
     if np.unique(host).size < host.size:

@@ -86,7 +86,7 @@ def _index(x: Tensor, dim: int, index: Any, op: str) -> Tensor:
     for d, (i, s) in enumerate(zip(idx.shape, x.shape)):
         if d != dim and i > s:
             raise InvalidArgumentError(f"{op}: index shape {tuple(idx.shape)} is larger than tensor shape {x.shape} at dim {d}")
-    _check_bounds(x._dev.ops, idx.data, x.shape[dim], op, dim, x.shape)
+    _check_bounds(x._dev.ops, idx._data, x.shape[dim], op, dim, x.shape)
     return idx
 
 
@@ -118,7 +118,7 @@ def _last_writes(x: Tensor, idx: Tensor, d: int) -> Tensor:
     write that stands when the index repeats one, in the order PyTorch's CPU kernel writes.
     A boolean tensor of ``idx``'s shape (no gradient: it depends on the index alone)."""
     xp = x._dev.xp
-    i = xp.moveaxis(idx.data, d, -1)
+    i = xp.moveaxis(idx._data, d, -1)
     n = i.shape[-1]
     pos = xp.arange(n, device=i.device)
     later = pos[None, :] > pos[:, None]
@@ -180,7 +180,7 @@ def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
     idx = _index_tensor(x, index, "index_select")
     if idx.ndim != 1:
         raise ValueError(f"index_select: the index must be 1-D, got shape {idx.shape}")
-    _check_bounds(x._dev.ops, idx.data, x.shape[d], "index_select", d, x.shape)
+    _check_bounds(x._dev.ops, idx._data, x.shape[d], "index_select", d, x.shape)
     # The same index for every position off ``dim``: a gather whose index is an input (so
     # an index computed from the data is recomputed where a traced program replays).
     lined = idx.reshape(tuple(-1 if k == d else 1 for k in range(x.ndim)))
@@ -197,7 +197,7 @@ def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = F
 def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> ValuesIndices:
     """``(values, indices)`` of ``x`` sorted along ``dim``; the values are differentiable."""
     if x.ndim == 0:
-        return ValuesIndices(x, Tensor._wrap(x._dev.ops.zeros_like(x.data), x._dev).long())
+        return ValuesIndices(x, Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
     d = _one_dim(x, dim, "sort")
     idx = argsort(x, d, descending)
     return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
@@ -798,8 +798,8 @@ def _elementwise_test(x: Tensor, name: str) -> Tensor:
     xp = x._dev.ops
     raw = x._dev.xp
     if name == "isfinite":
-        return Tensor._wrap(xp.isfinite(x.data), x._dev)
-    return Tensor._wrap(getattr(raw, name)(x.data), x._dev)
+        return Tensor._wrap(xp.isfinite(x._data), x._dev)
+    return Tensor._wrap(getattr(raw, name)(x._data), x._dev)
 
 
 def isnan(x: Tensor) -> Tensor:

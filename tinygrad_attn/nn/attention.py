@@ -221,7 +221,7 @@ class MultiheadAttention(Module):
         self.in_proj_bias = Parameter(np.zeros(3 * embed_dim, np.float32)) if bias else None
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias)
         if bias:
-            self.out_proj.bias.data = self.out_proj.bias._dev.ops.zeros_like(self.out_proj.bias.data)
+            self.out_proj.bias._data = self.out_proj.bias._dev.ops.zeros_like(self.out_proj.bias._data)
         self.bias_k = self.bias_v = None
         _place(self, device, dtype)
 

@@ -56,10 +56,10 @@ def _move(t: Tensor, dev: Any, dtype: Any = None) -> None:
     dt = t.dtype if dtype is None else np.dtype(dtype)
     if t._dev is dev and t.dtype == dt:
         return
-    t.data = dev.asarray(t._dev.to_host(t.data), dtype=dt)
+    t._data = dev.asarray(t._dev.to_host(t._data), dtype=dt)
     if t.grad is not None:
         g = t.grad
-        t.grad = Tensor._wrap(dev.asarray(g._dev.to_host(g.data), dtype=dt), dev)
+        t.grad = Tensor._wrap(dev.asarray(g._dev.to_host(g._data), dtype=dt), dev)
     t._dev = dev
 
 
@@ -338,7 +338,7 @@ class Module:
                     f"{who}: '{k}' ({a.dtype}) cannot be cast to {t.dtype} ({e}); nothing was loaded"
                 ) from e
         for k, arr in new.items():
-            own[k].data = arr
+            own[k]._data = arr
         return self
 
     def save(self, path: Any) -> None:

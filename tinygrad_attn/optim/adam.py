@@ -40,7 +40,7 @@ class Adam(Optimizer):
         # Python floats: a NumPy float64 scalar would promote float32 arrays to float64.
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
         b1, b2 = (float(b) for b in group["betas"])
-        w = p.data
+        w = p._data
         if wd and self.decoupled:
             w = w * (1.0 - lr * wd)
         elif wd:
@@ -53,15 +53,15 @@ class Adam(Optimizer):
         state["step"] += 1
         t = state["step"]
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        m.data = b1 * m.data + (1.0 - b1) * grad
-        v.data = b2 * v.data + (1.0 - b2) * (grad * grad)
+        m._data = b1 * m._data + (1.0 - b1) * grad
+        v._data = b2 * v._data + (1.0 - b2) * (grad * grad)
         if amsgrad:
             vmax = state["max_exp_avg_sq"]
-            vmax.data = xp.maximum(vmax.data, v.data)
+            vmax._data = xp.maximum(vmax._data, v._data)
             v = vmax
         # The bias corrections folded in as PyTorch does: one division by sqrt(1 - b2^t).
-        denom = xp.sqrt(v.data) / math.sqrt(1.0 - b2**t) + eps
-        return w - (lr / (1.0 - b1**t)) * (m.data / denom)
+        denom = xp.sqrt(v._data) / math.sqrt(1.0 - b2**t) + eps
+        return w - (lr / (1.0 - b1**t)) * (m._data / denom)
 
     # -- the same update as tensor ops, for a symbolic trace (see Optimizer._traceable) --
     def _begin(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:

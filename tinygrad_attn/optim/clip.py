@@ -27,7 +27,7 @@ def clip_grad_norm_(params: Tensor | Iterable[Tensor], max_norm: float, norm_typ
     norm_type = float(norm_type)
     parts = []
     for p in grads:  # one number per tensor on its own device, summed on the host
-        xp, g = p.grad._dev.ops, p.grad.data
+        xp, g = p.grad._dev.ops, p.grad._data
         if norm_type == math.inf:
             parts.append(float(xp.max(xp.abs(g))) if g.size else 0.0)
         else:
@@ -38,5 +38,5 @@ def clip_grad_norm_(params: Tensor | Iterable[Tensor], max_norm: float, norm_typ
     coef = float(max_norm) / (total + 1e-6)
     if coef < 1.0:
         for p in grads:
-            p.grad = Tensor._wrap(p.grad.data * coef, p.grad._dev)
+            p.grad = Tensor._wrap(p.grad._data * coef, p.grad._dev)
     return total

@@ -87,7 +87,7 @@ class Optimizer:
 
     @no_grad()
     def step(self) -> None:
-        """Update every parameter that has a gradient, in place (``p.data`` is replaced)."""
+        """Update every parameter that has a gradient, in place (``p._data`` is replaced)."""
         if _State.tracer is not None:  # a symbolic trace records the update (tinygrad_attn.symbolic)
             return _State.tracer.optimizer_step(self)
         for group in self.param_groups:
@@ -100,13 +100,13 @@ class Optimizer:
                         f"{self._name}.step: a parameter of shape {p.shape} on {p.device} has a gradient of "
                         f"shape {g.shape} on {g.device}"
                     )
-                gd = g.data
+                gd = g._data
                 if g.dtype != p.dtype:
-                    gd = p._dev.ops.astype(gd, p.data.dtype)
+                    gd = p._dev.ops.astype(gd, p._data.dtype)
                 new = self._update(p, gd, self._state_of(p), group)
                 # asarray: NumPy turns 0-d results into scalars, and a parameter keeps an array
                 # (no copy otherwise).
-                p.data = p._dev.asarray(new, dtype=p.dtype)
+                p._data = p._dev.asarray(new, dtype=p.dtype)
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
         raise NotImplementedError(f"{self._name} has no update rule")
@@ -210,7 +210,7 @@ class Optimizer:
         """One saved state entry for parameter ``p``: counters as Python numbers, arrays as
         tensors of ``p``'s shape, device and dtype."""
         if isinstance(v, Tensor):
-            v = v._dev.to_host(v.data)
+            v = v._dev.to_host(v._data)
         if v is None or isinstance(v, (bool, int, float)):
             return v
         arr = np.asarray(v)
@@ -225,12 +225,12 @@ class Optimizer:
         st = self.state.setdefault(p, {})
         for k, v in st.items():
             if isinstance(v, Tensor) and (v._dev is not p._dev or v.dtype != p.dtype):
-                st[k] = Tensor._wrap(p._dev.asarray(v._dev.to_host(v.data), dtype=p.dtype), p._dev)
+                st[k] = Tensor._wrap(p._dev.asarray(v._dev.to_host(v._data), dtype=p.dtype), p._dev)
         return st
 
     @staticmethod
     def _zeros_like(p: Tensor) -> Tensor:
-        return Tensor._wrap(p._dev.ops.zeros_like(p.data), p._dev)
+        return Tensor._wrap(p._dev.ops.zeros_like(p._data), p._dev)
 
     def __repr__(self) -> str:
         hp = {k: v for k, v in self.defaults.items()}

@@ -31,16 +31,16 @@ class SGD(Optimizer):
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
         lr, mu, wd = float(group["lr"]), float(group["momentum"]), float(group["weight_decay"])
-        d = grad + wd * p.data if wd else grad
+        d = grad + wd * p._data if wd else grad
         if mu:
             buf = state.get("momentum_buffer")
             if buf is None:
                 buf = Tensor._wrap(d * 1.0, p._dev)  # a fresh array: never an alias of .grad
             else:
-                buf.data = mu * buf.data + (1.0 - float(group["dampening"])) * d
+                buf._data = mu * buf._data + (1.0 - float(group["dampening"])) * d
             state["momentum_buffer"] = buf
-            d = d + mu * buf.data if group["nesterov"] else buf.data
-        return p.data - lr * d
+            d = d + mu * buf._data if group["nesterov"] else buf._data
+        return p._data - lr * d
 
     # -- the same update as tensor ops, for a symbolic trace (see Optimizer._traceable) --
     def _traceable(self) -> bool:

@@ -4,8 +4,8 @@ One line per record, a comment with the shape and dtype it makes::
 
     def program(args):
         # forward
-        x = args[0].data  # (2, 8) float32
-        weight = params.weight.data  # (8, 4) float32
+        x = args[0]._data  # (2, 8) float32
+        weight = params.weight._data  # (8, 4) float32
         matmul = matmul_op(x, weight)  # (2, 4) float32
         ...
 
@@ -37,7 +37,7 @@ def accumulate(t: Tensor, g: Any) -> None:
     """``t.grad += g`` as the eager backward does it (a new tensor; never in place: ``g``
     may be shared, and the caller may hold the old ``.grad``)."""
     if t.requires_grad:
-        t.grad = Tensor._wrap(g, t._dev) if t.grad is None else Tensor._wrap(t.grad.data + g, t._dev)
+        t.grad = Tensor._wrap(g, t._dev) if t.grad is None else Tensor._wrap(t.grad._data + g, t._dev)
 
 
 def _fused_backward(fn: Any, xp: Any) -> Any:
@@ -153,15 +153,15 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
         if op.kind == "load":
             b = op.outputs[0]
             if b.kind == "arg":
-                line = f"{b.name} = args[{op.inputs[0]}].data"
+                line = f"{b.name} = args[{op.inputs[0]}]._data"
             elif b.kind == "param":
                 attr = param_attr.get(id(b.tensor))
                 if attr is None:
                     attr = param_attr[id(b.tensor)] = b.name
                     setattr(params, attr, b.tensor)
-                line = f"{b.name} = params.{attr}.data"
+                line = f"{b.name} = params.{attr}._data"
             elif b.kind == "grad":  # .grad after an accumulation, read by fn (an update by hand)
-                line = f"{b.name} = {tensor_of(b.index if b.tensor is None else b.tensor)}.grad.data"
+                line = f"{b.name} = {tensor_of(b.index if b.tensor is None else b.tensor)}.grad._data"
             elif b.kind in ("number", "state"):  # read at this point of each replay (a learning rate, Adam's m)
                 line = f"{b.name} = {global_name('read_' + b.name, b.array)}()"
             elif b.kind == "init":  # changed in place by the program: each replay starts from a copy

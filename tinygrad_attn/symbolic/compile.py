@@ -19,7 +19,7 @@ from .trace import trace_with_result
 
 def _key_of(a: Any) -> Any:
     if isinstance(a, Tensor):
-        return ("tensor", tuple(a.data.shape), str(a.dtype), a.device, a.requires_grad)
+        return ("tensor", tuple(a._data.shape), str(a.dtype), a.device, a.requires_grad)
     if hasattr(a, "__array_interface__") and hasattr(a, "tobytes"):  # a host array: baked into the program
         return ("array", a.shape, str(a.dtype), hashlib.sha1(a.tobytes()).hexdigest())
     try:

@@ -138,7 +138,7 @@ class Program:
                 continue
             if not isinstance(a, Tensor):
                 raise TypeError(f"program {self.name}: argument {i} was a Tensor when traced, got {type(a).__name__}")
-            if (a.data.shape, a.data.dtype, a._dev) != spec:
+            if (a._data.shape, a._data.dtype, a._dev) != spec:
                 raise ValueError(
                     f"program {self.name}: argument {i} has shape {tuple(a.shape)}, dtype {a.dtype} on {a.device}; "
                     f"the program was traced for shape {spec[0]}, dtype {spec[1]} on {spec[2].name}. "

@@ -50,10 +50,10 @@ def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward
         result = fn(*args)
         outputs, template = tracer.outputs_of(result)
         if auto_backward and not tracer.did_backward and isinstance(result, Tensor) and result.requires_grad:
-            if result.data.shape == ():
+            if result._data.shape == ():
                 tracer.auto = True
-                ones = Tensor._wrap(result._dev.ops.ones_like(result.data), result._dev)
-                tracer.run_backward([result], [ones.data], False, False, None)
+                ones = Tensor._wrap(result._dev.ops.ones_like(result._data), result._dev)
+                tracer.run_backward([result], [ones._data], False, False, None)
     prog = Program(tracer.name, tracer.ops, tracer.arg_buffers, outputs, template, tracer.arg_specs)
     return prog, result
 
@@ -83,12 +83,12 @@ class Tracer:
         self._param_names = _names_in_reach(fn)  # id(tensor) -> a name from fn's closure, globals, self
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
-                b = self._buffer(names[i], a.data, a._dev, "arg")
+                b = self._buffer(names[i], a._data, a._dev, "arg")
                 b.index = i
                 self._bind(a, b)
                 self.ops.append(OpRecord("load", "arg", [i], [b]))
                 self.arg_buffers.append(b)
-                self.arg_specs.append((a.data.shape, a.data.dtype, a._dev))
+                self.arg_specs.append((a._data.shape, a._data.dtype, a._dev))
             else:
                 self.arg_buffers.append(None)
                 self.arg_specs.append(None)
@@ -147,23 +147,23 @@ class Tracer:
 
     def _bind(self, t: Tensor, b: Buffer) -> None:
         self._tmap[id(t)] = b
-        self._amap[id(t.data)] = b
+        self._amap[id(t._data)] = b
         self._alive.append(t)
-        self._alive.append(t.data)
+        self._alive.append(t._data)
 
     def value(self, t: Tensor) -> Buffer:
         """The buffer holding ``t``: its own, one sharing its array, or a new load."""
         b = self._tmap.get(id(t))
         if b is not None:
             return b
-        b = self._amap.get(id(t.data))
+        b = self._amap.get(id(t._data))
         if b is None:
             if t.requires_grad:
-                b = self._buffer(self._param_name(t), t.data, t._dev, "param")
+                b = self._buffer(self._param_name(t), t._data, t._dev, "param")
                 b.tensor = t
             else:
-                b = self._buffer("const", t.data, t._dev, "const")
-                b.array = t.data
+                b = self._buffer("const", t._data, t._dev, "const")
+                b.array = t._data
                 b.tensor = t  # (in case fn changes it in place: see write)
                 self._fixed.add(id(b))
             self.ops.append(OpRecord("load", b.kind, [], [b], section=self.section))
@@ -187,7 +187,7 @@ class Tracer:
 
     def traced(self, t: Tensor) -> bool:
         """Whether ``t``'s values may change from one replay to the next."""
-        b = self._tmap.get(id(t)) or self._amap.get(id(t.data))
+        b = self._tmap.get(id(t)) or self._amap.get(id(t._data))
         return t.requires_grad or (b is not None and id(b) not in self._fixed)
 
     # -- ops --------------------------------------------------------------------------
@@ -208,8 +208,8 @@ class Tracer:
         inst = _new(type(fn))
         inst.args = fn.args
         inst.ctx = None
-        views = [t.data for t in inputs if isinstance(t, Tensor)]
-        ob = self._buffer(fn.op_name, out.data, out._dev, "value", views)
+        views = [t._data for t in inputs if isinstance(t, Tensor)]
+        ob = self._buffer(fn.op_name, out._data, out._dev, "value", views)
         rec = OpRecord("call", fn.op_name, ins, [ob], fn=inst, section=self.section, scope=_State.scope)
         rec.trace_fn = fn  # (the eager instance: a fused backward finds its record by it)
         self.ops.append(rec)
@@ -296,7 +296,7 @@ class Tracer:
                 fn = t._ctx
                 if wanted is not None:
                     if id(t) in wanted:
-                        found[wanted[id(t)]] = g.data
+                        found[wanted[id(t)]] = g._data
                 elif fn is None or (retained and id(t) in retained):
                     self._accumulate(t, g)
                 if fn is None or id(fn) not in self._by_fn:  # not made inside the trace: a leaf here
@@ -349,7 +349,7 @@ class Tracer:
     def _fused_backward(self, fn: FusedFunction, g: Tensor, t: Tensor) -> list[Any]:
         """One record of the fused op's array backward, run now for the trace's values."""
         rec = self._by_fn[id(fn)]
-        gs = fn.backward_arrays(g.data, t._dev.ops, list(fn.saved), t.data)
+        gs = fn.backward_arrays(g._data, t._dev.ops, list(fn.saved), t._data)
         outs: list[Buffer | None] = []
         result: list[Any] = []
         for inp, gi in zip(fn.inputs, gs):
@@ -360,7 +360,7 @@ class Tracer:
             if gi.__class__ is autograd.SliceGradient:
                 gi = gi.dense()
             gt = Tensor._wrap(autograd._as_ndarray(gi) if gi.__class__ in autograd._NUMPY_SCALARS else gi, inp._dev)
-            b = self._buffer("grad_" + self.value(inp).name, gt.data, inp._dev, "value")
+            b = self._buffer("grad_" + self.value(inp).name, gt._data, inp._dev, "value")
             self._bind(gt, b)
             outs.append(b)
             result.append(gt)
@@ -384,10 +384,10 @@ class Tracer:
                                  target=target))  # fmt: skip
         if not self.auto:  # as the eager backward does (autograd._accumulate)
             with self.paused():
-                t.grad = Tensor._wrap(g.data, t._dev) if t.grad is None else t.grad + Tensor._wrap(g.data, t._dev)
+                t.grad = Tensor._wrap(g._data, t._dev) if t.grad is None else t.grad + Tensor._wrap(g._data, t._dev)
             # A later read of .grad (an update written by hand) reads it as the replay leaves it:
             # g, or g added to what .grad held then (unread, the load goes with dead code).
-            b = self._buffer(tb.name + "_grad", t.grad.data, t._dev, "grad")
+            b = self._buffer(tb.name + "_grad", t.grad._data, t._dev, "grad")
             b.index, b.tensor = (target, None) if isinstance(target, int) else (None, target)
             self.ops.append(OpRecord("load", "grad", [], [b], section="backward"))
             self._tmap[id(t.grad)] = b  # (the tensor only: g's array stays g's buffer)
@@ -439,7 +439,7 @@ class Tracer:
                         pname = self.value(p).name
                         for k, v in state.items():  # read where the optimizer holds them at each replay
                             if isinstance(v, Tensor):
-                                b = self._buffer(f"{pname}_{k}", v.data, v._dev, "state")
+                                b = self._buffer(f"{pname}_{k}", v._data, v._dev, "state")
                                 b.array = functools.partial(_opt_state_array, opt, gi, pi, k)
                                 self.ops.append(OpRecord("load", "state", [], [b], section=self.section))
                                 self._bind(v, b)
@@ -453,9 +453,9 @@ class Tracer:
         """A 0-d tensor of ``like``'s dtype holding ``fn()``, loaded by calling ``fn`` again
         at each replay (a buffer of kind ``"number"``)."""
         dev = like._dev
-        arr = dev.asarray(np.asarray(fn(), dtype=dev.np_dtype(like.data.dtype)))
+        arr = dev.asarray(np.asarray(fn(), dtype=dev.np_dtype(like._data.dtype)))
         b = self._buffer(name, arr, dev, "number")
-        dtype = like.data.dtype
+        dtype = like._data.dtype
         b.array = lambda: dev.asarray(np.asarray(fn(), dtype=dev.np_dtype(dtype)))
         self.ops.append(OpRecord("load", "number", [], [b], section=self.section))
         t = Tensor._wrap(arr, dev)
@@ -468,7 +468,7 @@ class Tracer:
         :class:`TraceError` on a traced tensor."""
         if not self.traced(t):
             return
-        b = self._tmap.get(id(t)) or self._amap.get(id(t.data))
+        b = self._tmap.get(id(t)) or self._amap.get(id(t._data))
         made = f"made by op '{b.name}'" if b is not None else "a parameter"
         what = {"__bool__": "bool(t) (an `if` or `while` on a tensor)", "__float__": "float(t)",
                 "__int__": "int(t)", "clip_grad_norm_": "clip_grad_norm_ (a norm read in Python)"
@@ -510,7 +510,7 @@ def _opt_number(opt: Any, gi: int, pi: int, key: str) -> float:
 def _opt_state_array(opt: Any, gi: int, pi: int, key: str) -> Any:
     """The array of state ``key`` of parameter ``pi`` of group ``gi``, as it is now (a
     state dict loaded since, a move to another device, give new tensors)."""
-    return opt.state[opt.param_groups[gi]["params"][pi]][key].data
+    return opt.state[opt.param_groups[gi]["params"][pi]][key]._data
 
 
 def _seen_by(x: Any, seq: int) -> Any:
@@ -522,7 +522,7 @@ def _seen_by(x: Any, seq: int) -> Any:
 
 def _number(value: Any, like: Tensor) -> Any:
     """A number as ``Function.apply`` hands it to forward, for the trace's device."""
-    return like._dev.ops.scalar(value, like.data)
+    return like._dev.ops.scalar(value, like._data)
 
 
 def _is_view_of(data: Any, arrays: Sequence[Any]) -> bool:

@@ -52,7 +52,7 @@ def _kept(t: Tensor) -> list[tuple[Any, str]]:
     word = {"inputs": "input", "ctx": "intermediate", "args": "arg"}
     kept = [(places[k][i], f"{fn.op_name} {word[k]}") for k in places for i in sorted(read.get(k, ()))]
     kept = [(a, what) for a, what in kept if hasattr(a, "shape") and hasattr(a, "dtype")]
-    return kept + ([(t.data, "output")] if read.get("output") else [])
+    return kept + ([(t._data, "output")] if read.get("output") else [])
 
 
 class _Saved:
@@ -66,9 +66,9 @@ class _Saved:
         self.numbers = op_numbers(w)
         for t in w.tensors:
             if t._ctx is None:
-                self.what[id(t.data)] = leaf_kind(t, names)[1]
+                self.what[id(t._data)] = leaf_kind(t, names)[1]
             else:  # the tensor's own name, else the op that made it, numbered among its kind
-                self.what[id(t.data)] = t.name or f"{t._ctx.op_name}{self.numbers[id(t)]} output"
+                self.what[id(t._data)] = t.name or f"{t._ctx.op_name}{self.numbers[id(t)]} output"
 
     def node(self, a: Any, fallback: str, like: Tensor, step: Node) -> str:
         k = id(a)

@@ -285,13 +285,13 @@ class Gradients:
         targets = [t for t in walk.tensors if t.requires_grad]
         roots = [r for r in walk.roots if r.requires_grad]
         if roots and targets and not any(t._ctx.freed for t in walk.ops):
-            seeds = [r._dev.ops.ones_like(r.data) for r in roots]
+            seeds = [r._dev.ops.ones_like(r._data) for r in roots]
             try:
                 found = run_backward(roots, seeds, retain_graph=True, create_graph=False, targets=targets)
             except (NotImplementedError, RuntimeError):  # an op with no gradient: keep what .grad has
                 found = [None] * len(targets)
             self.arrays.update((id(t), g) for t, g in zip(targets, found) if g is not None)
-        self.arrays.update((id(t), t.grad.data) for t in walk.tensors if t.grad is not None)
+        self.arrays.update((id(t), t.grad._data) for t in walk.tensors if t.grad is not None)
 
     def host(self, t: Tensor) -> Any:
         g = self.arrays.get(id(t))
@@ -307,8 +307,8 @@ class Gradients:
 
 def values_of(t: Tensor) -> list[str]:
     """The tensor's numbers, or a note that they were freed, and when."""
-    if isinstance(t.data, FreedArray):
-        return [f"values freed {t.data.when}"]
+    if isinstance(t._data, FreedArray):
+        return [f"values freed {t._data.when}"]
     return text.values_lines(t.numpy())
 
 

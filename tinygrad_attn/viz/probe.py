@@ -143,8 +143,8 @@ def arrays_read(t: Tensor) -> dict[str, frozenset[int]] | None:
     read: set = set()
     inputs = _stand_in(list(fn.saved), "inputs", read)
     ctx, args = getattr(fn, "ctx", None), fn.args
-    out = Probe(t.data.shape, t.data.dtype, ("output", 0), read)
-    g = Probe(t.data.shape, t.data.dtype, None, read)
+    out = Probe(t._data.shape, t._data.dtype, ("output", 0), read)
+    g = Probe(t._data.shape, t._data.dtype, None, read)
     try:
         fn.ctx = _stand_in(ctx, "ctx", read)
         fn.args = _stand_in(args, "args", read)
