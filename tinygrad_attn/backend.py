@@ -171,7 +171,7 @@ class device:  # noqa: N801 - PyTorch's name
         if sep and index is not None:
             raise ValueError(f"device: type {type!r} already names an index; do not also pass index={index!r}")
         if sep:
-            index = int(sub) if sub.isdigit() else sub
+            index = int(sub) if sub.lstrip("-").isdigit() else sub
         if not kind or (sep and not sub):
             raise RuntimeError(f"device: invalid device string {type!r}; use 'cpu', 'cuda' or 'cuda:N'")
         if isinstance(index, int) and index < 0:
