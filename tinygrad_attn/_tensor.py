@@ -194,7 +194,7 @@ class Tensor:
 
     # Whether in-place changes of this tensor count in its memory's version (see
     # autograd.bump_version); False only for what ``.data`` hands out.
-    _tracks_versions = False
+    _tracks_versions = True
 
     @property
     def data(self) -> Tensor:
