@@ -162,8 +162,8 @@ def test_code_names_shapes_and_order():
     prog = tga.trace(lambda x: mha(x).sum(), x)
     code = prog.code
     assert str(prog) == code
-    assert code.startswith("def program(args):\n    # forward\n    x = args[0].data  # (2, 3, 8) float32")
-    assert "q_proj_weight = params.q_proj_weight.data  # (8, 8) float32" in code
+    assert code.startswith("def program(args):\n    # forward\n    x = args[0]._data  # (2, 3, 8) float32")
+    assert "q_proj_weight = params.q_proj_weight._data  # (8, 8) float32" in code
     assert code.index("# forward") < code.index("# backward")
     assert "grad_q_proj_weight" in code and "accumulate(params.q_proj_weight, grad_q_proj_weight)" in code
     lines = [ln for ln in code.splitlines()[1:] if " = " in ln]
