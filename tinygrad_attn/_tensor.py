@@ -421,7 +421,13 @@ class Tensor:
         return Tensor._wrap(self._data, self._dev)
 
     def contiguous(self) -> Tensor:
-        return self
+        """Itself when its array is C-contiguous, else a copy, as PyTorch's (so writing to
+        the result of ``x.T.contiguous()`` never changes ``x``)."""
+        d = self._data
+        flags = getattr(getattr(d, "_array", d), "flags", None)
+        if flags is None or flags.c_contiguous:
+            return self
+        return self.clone()
 
     # -- autograd -----------------------------------------------------------------
     def backward(self, grad: Any = None, *, retain_graph: bool = False, create_graph: bool = False) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ._tensor import Tensor, cat, mask_dtype, where
-from .autograd import _State, composite, scope
+from .autograd import _memory_root, _State, composite, scope
 from .indexing import host_integers
 from .ops import fused
 from .random import host_generator
@@ -719,6 +719,7 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
         raise ValueError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
     if mode != "constant" and value:
         raise ValueError(f"pad: value applies to mode 'constant' only, not {mode!r}")
+    x0 = x
     for i in range(len(pad) // 2):
         axis, lo, hi = x.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
         n = x.shape[axis]
@@ -745,7 +746,8 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
                 raise ValueError(f"pad: circular needs padding at most the axis size {m}, got ({lo}, {hi})")
             pos = start + np.arange(-max(lo, 0), m + max(hi, 0)) % m
         x = x[(slice(None),) * axis + (Tensor(pos.astype(np.int64), device=x.device),)]
-    return x
+    # PyTorch's pad always returns new memory (a zero or a cropping pad is no view)
+    return x.clone() if _memory_root(x._data) is _memory_root(x0._data) else x
 
 
 def _pad_constant(x: Tensor, axis: int, lo: int, hi: int, value: float) -> Tensor:

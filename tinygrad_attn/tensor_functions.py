@@ -25,7 +25,7 @@ import numpy as np
 from . import functional, ops
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, stack, where
 from ._tensor import _dim_alias as dim_or_axis  # (one rule for both spellings)
-from .autograd import composite
+from .autograd import _memory_root, composite
 
 __all__ = [
     "Size", "ValuesIndices", "matmul", "mm", "bmm", "dot", "cat", "concat", "concatenate", "stack", "split", "chunk",
@@ -44,6 +44,15 @@ class ValuesIndices(NamedTuple):
 
     values: Tensor
     indices: Tensor
+
+
+def _new_memory(out: Tensor, x: Tensor) -> Tensor:
+    """``out``, or a copy of it (on the graph) when the cheap path made a view of ``x``:
+    for ops whose PyTorch result is always new memory (flip, roll, repeat, pad, prod,
+    cumsum, ...), so that changing the result in place never changes ``x``."""
+    if _memory_root(out._data) is _memory_root(x._data):
+        return out.clone()
+    return out
 
 
 def _one_dim(x: Tensor, dim: Any, op: str) -> int:
@@ -322,10 +331,11 @@ def prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     ``log2(n)`` multiplies, exact gradients where entries are zero (no division)."""
     if dim is None:
         out = prod(x.reshape(-1), 0)
-        return out.reshape((1,) * x.ndim) if keepdim else out
-    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: itself, as in PyTorch
+        return _new_memory(out.reshape((1,) * x.ndim) if keepdim else out, x)
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         x._axes(dim, "prod")
-        return x
+        return x.clone()
+    x0 = x
     d = _one_dim(x, dim, "prod")
     n = x.shape[d]
     lead = (slice(None),) * d
@@ -339,16 +349,16 @@ def prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
             n += 1
         n //= 2
         x = x[lead + (slice(0, n),)] * x[lead + (slice(n, 2 * n),)]
-    return x if keepdim else x.squeeze(d)
+    return _new_memory(x if keepdim else x.squeeze(d), x0)
 
 
 @composite("cumprod")
 def cumprod(x: Tensor, dim: int) -> Tensor:
     """Running products along ``dim`` by doubling steps (``log2(n)`` multiplies by a
     shifted copy): no division, so zeros give exact values and gradients."""
-    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: itself, as in PyTorch
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         x._axes(dim, "cumprod")
-        return x
+        return x.clone()
     d = _one_dim(x, dim, "cumprod")
     n = x.shape[d]
     lead = (slice(None),) * d
@@ -356,16 +366,16 @@ def cumprod(x: Tensor, dim: int) -> Tensor:
     while shift < n:
         x = x * cat([_one_along(x, d, shift), x[lead + (slice(0, n - shift),)]], d)
         shift *= 2
-    return x
+    return x if shift > 1 else x.clone()  # (n <= 1: no product was taken, so no new memory yet)
 
 
 def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sums along ``dim``."""
     if dtype is not None:
         x = x.astype(dtype)
-    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: itself, as in PyTorch
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         x._axes(dim, "cumsum")
-        return x
+        return x.clone()
     return ops.Cumsum.apply(x, args=_one_dim(x, dim, "cumsum"))
 
 
@@ -394,13 +404,14 @@ def flip(x: Tensor, dims: Any) -> Tensor:
     axes = x._axes(dims, "flip") or ()
     if len(set(axes)) != len(axes):
         raise InvalidArgumentError(f"flip: dims {tuple(dims)} name an axis more than once (shape {x.shape})")
-    return x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))]
+    return _new_memory(x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))], x)
 
 
 def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     """Entries moved ``shifts`` places along ``dims``, wrapping around (flattened when None)."""
     if dims is None:
         return roll(x.reshape(-1), shifts, 0).reshape(x.shape)
+    x0 = x
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     axes = x._axes(dims, "roll")
     if len(shifts) != len(axes):
@@ -411,7 +422,7 @@ def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
         if s:
             lead = (slice(None),) * d
             x = cat([x[lead + (slice(n - s, n),)], x[lead + (slice(0, n - s),)]], d)
-    return x
+    return _new_memory(x, x0)
 
 
 def repeat(x: Tensor, *sizes: Any) -> Tensor:
@@ -425,7 +436,7 @@ def repeat(x: Tensor, *sizes: Any) -> Tensor:
     shape = (1,) * (len(sizes) - x.ndim) + x.shape
     inter = x.reshape(tuple(v for s in shape for v in (1, s)))  # (1, s0, 1, s1, ...)
     big = inter.expand(tuple(v for r, s in zip(sizes, shape) for v in (r, s)))  # (r0, s0, r1, s1, ...)
-    return big.reshape(tuple(r * s for r, s in zip(sizes, shape)))
+    return _new_memory(big.reshape(tuple(r * s for r, s in zip(sizes, shape))), x)
 
 
 def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
