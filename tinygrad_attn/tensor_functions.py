@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import functional, ops
-from ._tensor import InvalidArgumentError, Size, Tensor, cat, stack, where
+from ._tensor import InvalidArgumentError, Size, Tensor, _sqrt_of_variance, _var, cat, dim_spelling, stack, where
 from ._tensor import _dim_alias as dim_or_axis  # (one rule for both spellings)
 from .autograd import _memory_root, composite
 
@@ -203,13 +203,18 @@ def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = F
     return ops.Argsort.apply(x, args=(_one_dim(x, dim, "argsort"), descending))
 
 
-def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> ValuesIndices:
-    """``(values, indices)`` of ``x`` sorted along ``dim``; the values are differentiable."""
+def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False, *, axis: Any = None) -> Any:
+    """``(values, indices)`` of ``x`` sorted along ``dim``; the values are differentiable.
+    NumPy's ``axis=`` gives the values alone, as ``numpy.sort``."""
+    sp = dim_spelling("sort", None if axis is not None else dim, axis=axis)
     if x.ndim == 0:
-        return ValuesIndices(x, Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
-    d = _one_dim(x, dim, "sort")
-    idx = argsort(x, d, descending)
-    return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+        x._axes(sp.dim, "sort")
+        out = ValuesIndices(x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
+    else:
+        d = _one_dim(x, sp.dim, "sort")
+        idx = argsort(x, d, descending)
+        out = ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+    return out.values if sp.numpy else out
 
 
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
@@ -221,49 +226,46 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
 
 
-def _reduce_pick(x: Tensor, axis: Any, keepdims: bool, dim: Any, keepdim: Any, other: Any, op: str) -> Any:
-    """``max``/``min`` in all three spellings (see the module docstring)."""
-    if isinstance(axis, Tensor) or isinstance(other, Tensor):  # max(a, b): elementwise, as in torch
-        b = axis if isinstance(axis, Tensor) else other
-        return x.maximum(b) if op == "max" else x.minimum(b)
-    keepdims = keepdims or bool(keepdim)
-    if dim is None or axis is not None:
-        return getattr(x, op)(dim_or_axis(axis, dim, op), keepdims)
-    if not isinstance(dim, (int, np.integer)):  # several dims: values only (torch's amax)
-        return getattr(x, op)(dim, keepdims)
-    d = _one_dim(x, dim, op)
+def _reduce_pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str) -> Any:
+    """``max``/``min``, method and free function, by the rule of :func:`dim_spelling`."""
+    if isinstance(dim, Tensor):  # max(a, b): elementwise, as in torch
+        return x.maximum(dim) if op == "max" else x.minimum(dim)
+    sp = dim_spelling(op, dim, keepdim, axis=axis, keepdims=keepdims)
+    if sp.numpy or sp.dim is None or not isinstance(sp.dim, (int, np.integer)):  # values only
+        if not sp.numpy and sp.dim is not None:
+            raise TypeError(f"{op}: dim must be one int, got {sp.dim!r}; use amax/amin for several dims")
+        extreme = ops.Max if op == "max" else ops.Min
+        return extreme.apply(x, args=(x._axes(sp.dim, op), sp.keepdim))
+    if x.ndim == 0:  # dim 0 or -1 of a 0-d tensor: itself and index 0, as in PyTorch
+        x._axes(sp.dim, op)
+        return ValuesIndices(x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
+    d = _one_dim(x, sp.dim, op)
     idx = ops.ArgExtreme.apply(x, args=(d, op))  # (the axis kept, length 1)
     values = ops.GatherAlong.apply(x, idx, args=(d, x.shape))
-    if not keepdims:
+    if not sp.keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
     return ValuesIndices(values, idx)
 
 
-def max(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool = False,
-        other: Any = None) -> Any:  # fmt: skip
+def max(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
     """``max(x)``: the largest value; ``max(x, dim)``: PyTorch's ``(values, indices)``;
     ``max(x, axis=...)``: the values alone; ``max(a, b)``: the elementwise maximum."""
-    if isinstance(dim, Tensor):
-        return x.maximum(dim)
-    return _reduce_pick(x, axis, keepdims, dim, keepdim, other, "max")
+    return _reduce_pick(x, dim, keepdim, axis, keepdims, "max")
 
 
-def min(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool = False,
-        other: Any = None) -> Any:  # fmt: skip
+def min(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
     """As :func:`max`, for the smallest."""
-    if isinstance(dim, Tensor):
-        return x.minimum(dim)
-    return _reduce_pick(x, axis, keepdims, dim, keepdim, other, "min")
+    return _reduce_pick(x, dim, keepdim, axis, keepdims, "min")
 
 
-def amax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """The largest values over ``dim`` (no indices)."""
-    return x.max(dim, keepdim)
+def amax(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """The largest values over ``dim`` (all when empty; no indices)."""
+    return ops.Max.apply(x, args=(x._axes(None if dim == () else dim, "amax"), bool(keepdim)))
 
 
-def amin(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """The smallest values over ``dim`` (no indices)."""
-    return x.min(dim, keepdim)
+def amin(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """The smallest values over ``dim`` (all when empty; no indices)."""
+    return ops.Min.apply(x, args=(x._axes(None if dim == () else dim, "amin"), bool(keepdim)))
 
 
 def argmax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
@@ -287,32 +289,32 @@ def mean(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     return x.mean(dim_or_axis(axis, dim, "mean"), keepdims or keepdim)
 
 
-def correction_of(axis: Any, dim: Any, correction: Any, unbiased: Any) -> int:
-    """The divisor's correction: ``correction`` or ``unbiased`` when given; else PyTorch's
-    (1) when the call says ``dim``, NumPy's (0) when it says ``axis`` or nothing."""
-    if correction is not None:
-        if unbiased is not None:
-            raise TypeError("var: pass correction= or unbiased=, not both")
-        return int(correction)
-    if unbiased is not None:
-        return 1 if unbiased else 0
-    return 1 if dim is not None else 0
-
-
 def var(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
-        axis: Any = None, keepdims: bool = False) -> Tensor:  # fmt: skip
-    """PyTorch's ``torch.var``: unbiased (``correction=1``) unless told otherwise; with
-    ``axis=`` (NumPy's spelling) the population variance, as ``numpy.var``."""
-    if correction is None and unbiased is None and axis is None:
-        correction = 1
-    c = correction_of(axis, dim, correction, unbiased)
-    return x.var(dim_or_axis(axis, dim, "var"), keepdims or keepdim, c)
+        axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``var``, method and free function: unbiased (``correction=1``) unless told
+    otherwise (``x.var(0, True)`` is ``unbiased=True``, ``x.var(False)`` the population
+    variance); with NumPy's keywords (``axis=``, ``keepdims=``, ``ddof=``) NumPy's
+    population variance, as ``numpy.var``."""
+    if isinstance(dim, bool):  # PyTorch's var(unbiased) overload
+        dim, unbiased = None, dim
+    sp = dim_spelling("var", dim, keepdim, axis=axis, keepdims=keepdims, ddof=ddof)
+    given = [c for c in (correction, ddof, unbiased) if c is not None]
+    if len(given) > 1:
+        raise TypeError("var: pass correction= or unbiased= (or NumPy's ddof=), not several")
+    if correction is not None or ddof is not None:
+        c = int(correction if correction is not None else ddof)
+    elif unbiased is not None:
+        c = 1 if unbiased else 0
+    else:
+        c = 0 if sp.numpy else 1
+    return _var(x, sp.dim, sp.keepdim, c)
 
 
 def std(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
-        axis: Any = None, keepdims: bool = False) -> Tensor:  # fmt: skip
-    """The square root of :func:`var` (the same defaults)."""
-    return var(x, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims).sqrt()
+        axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
+    """The square root of :func:`var` (the same defaults); its gradient where the spread is 0 is 0."""
+    v = var(x, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims, ddof=ddof)
+    return _sqrt_of_variance(v)
 
 
 def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
@@ -388,9 +390,9 @@ def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> T
     if p == 1:
         return x.abs().sum(dim, keepdim)
     if p == math.inf:
-        return x.abs().max(dim, keepdim)
+        return x.abs().amax(() if dim is None else dim, keepdim)
     if p == -math.inf:
-        return x.abs().min(dim, keepdim)
+        return x.abs().amin(() if dim is None else dim, keepdim)
     if p == 0:
         return (x != 0).astype(x.dtype).sum(dim, keepdim)
     if isinstance(p, str):
@@ -493,7 +495,7 @@ def permute(x: Tensor, dims: Any) -> Tensor:
 
 def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     """Axes of length 1 removed (only ``dim``, when given and of length 1)."""
-    return x.squeeze(dim=dim) if dim is not None else x.squeeze()
+    return x.squeeze(dim)
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
