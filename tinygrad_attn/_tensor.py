@@ -930,7 +930,7 @@ class Tensor:
         return _functional.log_softmax(self, -1 if axis is None else axis)
 
     def layer_norm(self, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-        return _functional.layer_norm(self, weight, bias, eps)
+        return _functional.layer_norm(self, self.shape[-1:], weight, bias, eps)
 
     def dropout(self, p: float = 0.5, training: bool = True) -> Tensor:
         return _functional.dropout(self, p, training)
