@@ -266,11 +266,14 @@ def test_cross_entropy_layouts_class_last_and_pytorch(rng):
     assert per_item.shape == (2, 4)
     moved = x.permute(0, 2, 1)  # (N, d, C): the same loss with classes last
     close(F.cross_entropy(x, t_axis1, reduction="none"), F.cross_entropy(moved, t_axis1, reduction="none").numpy())
-    # (N, C, C): both layouts fit; classes last unless class_axis says otherwise
+    # (N, C, C): both layouts fit; classes on axis 1 (PyTorch's) unless class_axis says otherwise
     sq = rand(rng, 2, 3, 3)
     t = _ints(2, 3, 2, 3)
-    close(F.cross_entropy(sq, t), F.cross_entropy(sq.reshape(6, 3), t.reshape(6)).numpy())
-    close(F.cross_entropy(sq, t, class_axis=1), F.cross_entropy(sq.permute(0, 2, 1), t).numpy())
+    close(F.cross_entropy(sq, t, class_axis=-1), F.cross_entropy(sq.reshape(6, 3), t.reshape(6)).numpy())
+    close(F.cross_entropy(sq, t), F.cross_entropy(sq.permute(0, 2, 1), t, class_axis=-1).numpy())
+    torch = pytest.importorskip("torch")
+    want = torch.nn.functional.cross_entropy(torch.tensor(sq.numpy()), torch.tensor(t.numpy()))
+    close(F.cross_entropy(sq, t), want.item())
     with pytest.raises(ValueError, match=r"targets of shape \(2, 4\).*\(2, 3\)"):
         F.cross_entropy(x, _ints(0, 3, 4, 2))
 

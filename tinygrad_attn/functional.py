@@ -286,21 +286,22 @@ def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) ->
     and whether it holds probabilities.
 
     Class indices of shape ``x.shape[:-1]`` mean the classes are last (this library's
-    layout, and PyTorch's for ``(N, C)``). Any other target follows PyTorch: classes on
-    axis 1 of ``(N, C, d1, ...)``, with indices ``(N, d1, ...)`` or probabilities of
-    ``x``'s own shape. ``class_axis=1`` or ``-1`` decides where a shape fits both.
+    layout, and PyTorch's for ``(N, C)``) when PyTorch's layout cannot read them. Any other
+    target follows PyTorch: classes on axis 1 of ``(N, C, d1, ...)``, with indices
+    ``(N, d1, ...)`` or probabilities of ``x``'s own shape; so does a shape that fits both
+    (``(N, C, C)``), unless ``class_axis=-1``.
     """
     shape, ts = x.shape, target.shape
     if x.ndim == 0:
         raise ValueError(f"{op}: input needs a class axis, got a scalar")
     probs = target.dtype.kind == "f" and ts == shape
-    if class_axis is None:
-        last = not probs and ts == shape[:-1]
+    axis1 = shape[:1] + shape[2:] if x.ndim >= 2 else shape[:-1]
+    if class_axis is None:  # (where a shape fits both layouts, PyTorch's decides: classes on axis 1)
+        last = not probs and ts == shape[:-1] and (ts != axis1 or x.ndim <= 2)
     elif class_axis in (1, -1, x.ndim - 1):
         last = class_axis != 1 or x.ndim <= 2
     else:
         raise ValueError(f"{op}: class_axis must be 1 (PyTorch's layout) or -1 (classes last), got {class_axis}")
-    axis1 = shape[:1] + shape[2:] if x.ndim >= 2 else shape[:-1]
     want = shape if probs else shape[:-1] if last else axis1
     if ts != want:
         raise ValueError(
@@ -350,7 +351,8 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average
     Class indices of shape ``logits.shape[:-1]`` mean classes on the last axis (``(..., C)``
     logits, this library's layout); otherwise the layout is PyTorch's: ``(N, C, d1, ...)``
     logits with ``(N, d1, ...)`` indices or probabilities of the logits' shape. Where a
-    shape fits both (``(N, C, C)`` logits) the classes are last unless ``class_axis=1``.
+    shape fits both (``(N, C, C)`` logits) the classes are on axis 1, as PyTorch's, unless
+    ``class_axis=-1``.
     Items whose target is ``ignore_index`` (``None``: none) do not count; ``weight``
     (``(C,)``) weighs each class, and ``"mean"`` divides by the kept items' total weight
     (NaN when nothing counts, as PyTorch). ``label_smoothing`` mixes the target with the
