@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ._tensor import Tensor, cat, mask_dtype, where
-from .autograd import _State, composite, scope
+from ._tensor import InvalidArgumentError, Tensor, cat, mask_dtype, where
+from .autograd import _memory_root, _State, composite, scope
 from .indexing import host_integers
 from .ops import fused
 from .random import host_generator
@@ -162,7 +162,7 @@ def _layer_norm_fused(x: Tensor, weight: Tensor | None = None, bias: Tensor | No
 
 
 @composite("layer_norm", _layer_norm_fused)
-def layer_norm(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+def _layer_norm_last(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise the last axis to mean 0 and variance 1, then ``* weight + bias``."""
     _check_affine(x, weight, "weight")
     _check_affine(x, bias, "bias")
@@ -173,6 +173,36 @@ def layer_norm(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = No
     if bias is not None:
         y = y + bias
     return y
+
+
+def layer_norm(input: Tensor, normalized_shape: Any = None, weight: Tensor | None = None,  # noqa: A002
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:  # fmt: skip
+    """PyTorch's ``layer_norm``: normalise the trailing ``normalized_shape`` axes together to
+    mean 0 and variance 1, then ``* weight + bias`` (each of ``normalized_shape``).
+
+    (The first round's ``layer_norm(x, weight, bias, eps)``, over the last axis, still works:
+    a tensor in second place is read as ``weight``.)
+    """
+    x = input
+    if isinstance(normalized_shape, Tensor):  # the first round's call: (x, weight, bias, eps)
+        weight, bias, eps = normalized_shape, weight, (eps if bias is None else bias)
+        normalized_shape = None
+    if normalized_shape is None:
+        normalized_shape = x.shape[-1:]
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    if not shape or x.shape[x.ndim - len(shape) :] != shape or len(shape) > x.ndim:
+        raise InvalidArgumentError(
+            f"layer_norm: normalized_shape {shape} must be the trailing dims of the input, of shape {x.shape}"
+        )
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None and tuple(t.shape) != shape:
+            raise InvalidArgumentError(f"layer_norm: {what} has shape {t.shape}, expected {shape} for input {x.shape}")
+    if len(shape) == 1:
+        return _layer_norm_last(x, weight, bias, eps)
+    n = math.prod(shape)  # several axes normalised together are one axis
+    w = None if weight is None else weight.reshape(n)
+    b = None if bias is None else bias.reshape(n)
+    return _layer_norm_last(x.reshape(*x.shape[: x.ndim - len(shape)], n), w, b, eps).reshape(*x.shape)
 
 
 def _gelu_fused(x: Tensor, approximate: str = "none") -> Tensor:
@@ -256,21 +286,22 @@ def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) ->
     and whether it holds probabilities.
 
     Class indices of shape ``x.shape[:-1]`` mean the classes are last (this library's
-    layout, and PyTorch's for ``(N, C)``). Any other target follows PyTorch: classes on
-    axis 1 of ``(N, C, d1, ...)``, with indices ``(N, d1, ...)`` or probabilities of
-    ``x``'s own shape. ``class_axis=1`` or ``-1`` decides where a shape fits both.
+    layout, and PyTorch's for ``(N, C)``) when PyTorch's layout cannot read them. Any other
+    target follows PyTorch: classes on axis 1 of ``(N, C, d1, ...)``, with indices
+    ``(N, d1, ...)`` or probabilities of ``x``'s own shape; so does a shape that fits both
+    (``(N, C, C)``), unless ``class_axis=-1``.
     """
     shape, ts = x.shape, target.shape
     if x.ndim == 0:
         raise ValueError(f"{op}: input needs a class axis, got a scalar")
     probs = target.dtype.kind == "f" and ts == shape
-    if class_axis is None:
-        last = not probs and ts == shape[:-1]
+    axis1 = shape[:1] + shape[2:] if x.ndim >= 2 else shape[:-1]
+    if class_axis is None:  # (where a shape fits both layouts, PyTorch's decides: classes on axis 1)
+        last = not probs and ts == shape[:-1] and (ts != axis1 or x.ndim <= 2)
     elif class_axis in (1, -1, x.ndim - 1):
         last = class_axis != 1 or x.ndim <= 2
     else:
         raise ValueError(f"{op}: class_axis must be 1 (PyTorch's layout) or -1 (classes last), got {class_axis}")
-    axis1 = shape[:1] + shape[2:] if x.ndim >= 2 else shape[:-1]
     want = shape if probs else shape[:-1] if last else axis1
     if ts != want:
         raise ValueError(
@@ -320,7 +351,8 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average
     Class indices of shape ``logits.shape[:-1]`` mean classes on the last axis (``(..., C)``
     logits, this library's layout); otherwise the layout is PyTorch's: ``(N, C, d1, ...)``
     logits with ``(N, d1, ...)`` indices or probabilities of the logits' shape. Where a
-    shape fits both (``(N, C, C)`` logits) the classes are last unless ``class_axis=1``.
+    shape fits both (``(N, C, C)`` logits) the classes are on axis 1, as PyTorch's, unless
+    ``class_axis=-1``.
     Items whose target is ``ignore_index`` (``None``: none) do not count; ``weight``
     (``(C,)``) weighs each class, and ``"mean"`` divides by the kept items' total weight
     (NaN when nothing counts, as PyTorch). ``label_smoothing`` mixes the target with the
@@ -491,29 +523,50 @@ def _bias_from_allowed(xp: Any, allowed: Any, bias: Any) -> tuple[Any, Any, None
 
 
 def scaled_dot_product_attention(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    mask: Any = None,
-    is_causal: bool = False,
-    scale: float | None = None,
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Any = None,
     dropout_p: float = 0.0,
+    is_causal: bool = False,
+    *,  # (PyTorch takes scale and enable_gqa by keyword only)
+    scale: float | None = None,
+    enable_gqa: bool = False,
+    mask: Any = None,
     return_weights: bool = False,
 ) -> Any:
-    """``softmax(q @ k.mT * scale + mask) @ v``, the attention of "Attention Is All You Need".
+    """``softmax(q @ k.mT * scale + mask) @ v``, the attention of "Attention Is All You Need",
+    with PyTorch's parameters in PyTorch's order.
 
-    q ``(..., Tq, d)``, k ``(..., Tk, d)``, v ``(..., Tk, dv)`` -> ``(..., Tq, dv)``.
-    A boolean ``mask`` (broadcastable to ``(..., Tq, Tk)``) is True where a query may
-    attend; a float mask is added to the scores. A query with nothing to attend gets
-    zeros, never NaN. ``return_weights=True`` also returns the ``(..., Tq, Tk)`` weights.
+    query ``(..., Hq, Tq, d)``, key ``(..., H, Tk, d)``, value ``(..., H, Tk, dv)`` ->
+    ``(..., Hq, Tq, dv)``. A boolean ``attn_mask`` (broadcastable to ``(..., Tq, Tk)``) is
+    True where a query may attend; a float mask is added to the scores. A query with
+    nothing to attend gets zeros, never NaN. ``scale`` defaults to ``1/sqrt(d)``. ``enable_gqa=True``: each of the ``H`` key and
+    value heads serves ``Hq // H`` query heads (grouped-query attention). The library's
+    extras: ``mask=`` (the first round's name of ``attn_mask``) and ``return_weights=True``,
+    which also returns the ``(..., Tq, Tk)`` weights.
     """
-    for t, n in ((q, "q"), (k, "k"), (v, "v")):
+    if mask is not None:
+        if attn_mask is not None:
+            raise TypeError("scaled_dot_product_attention: got both attn_mask= and mask=; pass attn_mask")
+        attn_mask = mask
+    q, k, v, mask = query, key, value, attn_mask
+    for t, n in ((q, "query"), (k, "key"), (v, "value")):
         if not isinstance(t, Tensor) or t.ndim < 2:
             raise ValueError(f"scaled_dot_product_attention: {n} must be a tensor of at least 2 dimensions")
+    if enable_gqa and q.ndim >= 3 and k.ndim >= 3 and k.shape[-3] != q.shape[-3]:
+        hq, hk = q.shape[-3], k.shape[-3]
+        if hk == 0 or hq % hk or v.ndim < 3 or v.shape[-3] != hk:
+            raise InvalidArgumentError(
+                f"scaled_dot_product_attention: enable_gqa needs the query heads ({hq}) to be a multiple of the "
+                f"key and value heads; got query {q.shape}, key {k.shape}, value {v.shape}"
+            )
+        k = k.repeat_interleave(hq // hk, -3)  # (..., Hq, Tk, d): each key head serves a group
+        v = v.repeat_interleave(hq // hk, -3)
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: need "
-            "q (..., Tq, d), k (..., Tk, d), v (..., Tk, dv)"
+        raise InvalidArgumentError(
+            f"scaled_dot_product_attention: query {q.shape}, key {k.shape}, value {v.shape} do not fit: need "
+            "query (..., Tq, d), key (..., Tk, d), value (..., Tk, dv)"
         )
     if mask is not None:
         check_mask_dtype("scaled_dot_product_attention", mask)
@@ -719,6 +772,7 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
         raise ValueError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
     if mode != "constant" and value:
         raise ValueError(f"pad: value applies to mode 'constant' only, not {mode!r}")
+    x0 = x
     for i in range(len(pad) // 2):
         axis, lo, hi = x.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
         n = x.shape[axis]
@@ -745,7 +799,8 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
                 raise ValueError(f"pad: circular needs padding at most the axis size {m}, got ({lo}, {hi})")
             pos = start + np.arange(-max(lo, 0), m + max(hi, 0)) % m
         x = x[(slice(None),) * axis + (Tensor(pos.astype(np.int64), device=x.device),)]
-    return x
+    # PyTorch's pad always returns new memory (a zero or a cropping pad is no view)
+    return x.clone() if _memory_root(x._data) is _memory_root(x0._data) else x
 
 
 def _pad_constant(x: Tensor, axis: int, lo: int, hi: int, value: float) -> Tensor:

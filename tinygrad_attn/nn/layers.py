@@ -101,17 +101,7 @@ class LayerNorm(Module):
         self.bias = Parameter(np.zeros(shape, dtype), device=device) if elementwise_affine and bias else None
 
     def forward(self, x: Tensor) -> Tensor:
-        shape = self.normalized_shape
-        if len(shape) == 1:
-            return F.layer_norm(x, self.weight, self.bias, self.eps)
-        if x.shape[x.ndim - len(shape) :] != shape:
-            raise ValueError(f"LayerNorm({shape}): input of shape {x.shape} must end in {shape}")
-        # Several axes normalised together are one axis to layer_norm.
-        n = math.prod(shape)
-        w = None if self.weight is None else self.weight.reshape(n)
-        b = None if self.bias is None else self.bias.reshape(n)
-        flat = x.reshape(*x.shape[: x.ndim - len(shape)], n)
-        return F.layer_norm(flat, w, b, self.eps).reshape(*x.shape)
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return f"{self.dim}, eps={self.eps}"
