@@ -74,8 +74,7 @@ def _calculate_fan_in_and_fan_out(tensor: Any) -> tuple[int, int]:
     shape = tuple(tensor.shape)
     if len(shape) < 2:
         raise ValueError(
-            f"nn.init: fan in and fan out can not be computed for a tensor with fewer than 2 dimensions "
-            f"(shape {shape})"
+            f"nn.init: fan in and fan out can not be computed for a tensor with fewer than 2 dimensions (shape {shape})"
         )
     receptive = math.prod(shape[2:])
     return shape[1] * receptive, shape[0] * receptive

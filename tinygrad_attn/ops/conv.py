@@ -86,7 +86,7 @@ def col2im(xp, cols, padded_shape, ks, stride, dilation, out):
         return full
     full = xp.zeros(tuple(padded_shape), cols.dtype)
     for i, key in enumerate(_offset_keys(ks, stride, dilation, out)):
-        full[key] = full[key] + cols[:, :, i]
+        full[key] = full[key] + cols[:, :, i, ...]
     return full
 
 
