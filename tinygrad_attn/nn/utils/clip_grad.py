@@ -13,9 +13,15 @@ from ..._tensor import Tensor, stack
 from ...autograd import _State, no_grad
 
 
-def _grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
+def _with_grads(parameters: Tensor | Iterable[Tensor], op: str) -> list[Tensor]:
     ps = [parameters] if isinstance(parameters, Tensor) else list(parameters)
-    return [p.grad for p in ps if p.grad is not None]
+    ps = [p for p in ps if p.grad is not None]
+    tracer = _State.tracer
+    if ps and tracer is not None and not hasattr(tracer, "sync_grads"):
+        # A tracer that does not record assignments to .grad would replay the unscaled
+        # gradients: refuse, naming the line, rather than give a silently different step.
+        tracer.check_read(ps[0].grad, op)
+    return ps
 
 
 def _norm(g: Tensor, norm_type: float) -> Tensor:
@@ -37,12 +43,14 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
     As ``torch.nn.utils.clip_grad_norm_``: the joint norm is the norm of the per-tensor
     norms; every gradient is multiplied by ``clamp(max_norm / (total + 1e-6), max=1)``
     (so a gradient under the limit is left as it is); returns ``total``, the norm before
-    clipping, as a 0-d tensor. ``error_if_nonfinite=True`` raises ``RuntimeError`` when it
+    clipping, as a 0-d tensor. The scaled gradients are new tensors assigned to ``.grad``.
+    ``error_if_nonfinite=True`` raises ``RuntimeError`` when it
     is inf or NaN (which reads it on the host). ``foreach`` is accepted and ignored.
 
     >>> total = clip_grad_norm_(model.parameters(), 1.0)  # doctest: +SKIP
     """
-    grads = _grads(parameters)
+    params = _with_grads(parameters, "clip_grad_norm_")
+    grads = [p.grad for p in params]
     norm_type = float(norm_type)
     if not grads:
         return Tensor(0.0)
@@ -60,8 +68,11 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
                     "set error_if_nonfinite=False to clip anyway"
                 )
         coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
-        for g in grads:
-            g.mul_(coef if g._dev is dev else coef.to(g._dev))
+        # New gradient tensors rather than PyTorch's in-place mul_: a traced step records an
+        # assignment to .grad as a program line (an in-place change of an accumulated gradient
+        # it would not replay).
+        for p in params:
+            p.grad = p.grad * (coef if p.grad._dev is dev else coef.to(p.grad._dev))
     return total
 
 
@@ -69,5 +80,5 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, f
     """Clamp every gradient, in place, to ``[-clip_value, clip_value]``."""
     v = float(clip_value)
     with no_grad():
-        for g in _grads(parameters):
-            g.clamp_(-v, v)
+        for p in _with_grads(parameters, "clip_grad_value_"):
+            p.grad = p.grad.clamp(-v, v)  # (a new tensor, as in clip_grad_norm_)
