@@ -25,17 +25,26 @@ def _pair(op: str, input: Tensor, target: Any) -> Tensor:
 
 
 def _weighted(op: str, loss: Tensor, weight: Any, input: Tensor) -> Tensor:
-    return loss if weight is None else loss * _F._as_operand(op, weight, input, "weight")
+    if weight is None:
+        return loss
+    weight = _F._as_operand(op, weight, input, "weight")
+    if weight.shape != input.shape:  # (PyTorch's rule: no broadcasting of a weight)
+        raise ValueError(f"{op}: weight of shape {weight.shape} must have the input's shape {input.shape}")
+    return loss * weight
 
 
 @composite("l1_loss")
 def l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
             weight: Any = None) -> Tensor:  # fmt: skip
-    """``|input - target|``, optionally times ``weight``, reduced."""
+    """``|input - target|``, optionally times ``weight`` (the input's shape); with a weight,
+    ``"mean"`` divides by the weights' sum, as PyTorch."""
     op = "l1_loss"
     reduction = _F._reduction(op, reduction, size_average, reduce)
     target = _pair(op, input, target)
-    return _F._reduce(_weighted(op, (input - target).abs(), weight, input), reduction)
+    loss = _weighted(op, (input - target).abs(), weight, input)
+    if weight is not None and reduction == "mean":
+        return loss.sum() / _F._as_operand(op, weight, input, "weight").sum()
+    return _F._reduce(loss, reduction)
 
 
 @composite("smooth_l1_loss")
