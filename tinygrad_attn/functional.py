@@ -827,3 +827,12 @@ def check_mask_dtype(op: str, mask: Any) -> None:
             f"{op}: attention mask has dtype {kind}; give a bool mask (True = may attend) or a float mask "
             "(added to the scores: 0 = may attend, -inf = may not); for a 0/1 mask pass (mask != 0)"
         )
+
+
+# -- convolution, pooling, batch norm, bilinear, more losses (their own modules) --------
+from .functional_conv import *  # noqa: E402, F403
+from .functional_conv import __all__ as _conv_all  # noqa: E402
+from .functional_losses import *  # noqa: E402, F403
+from .functional_losses import __all__ as _losses_all  # noqa: E402
+
+__all__ += _conv_all + _losses_all
