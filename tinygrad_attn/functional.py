@@ -288,7 +288,16 @@ def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) ->
 
 def _index_targets(op: str, x: Tensor, target: Tensor, ignore_index: int | None) -> tuple[Tensor, Any, int]:
     """Flat class indices ``(M,)`` (ignored ones set to 0), the 0/1 array of the items that
-    count, and their number. The range check needs the indices on the host."""
+    count, and their number. The range check needs the indices on the host; while tracing
+    the targets stay an input of the program instead, and the mask and count are tensors."""
+    if _State.tracer is not None and isinstance(target, Tensor):
+        t = target.detach().reshape(-1)
+        t = t if t.dtype == np.int64 else t.astype(np.int64)
+        if ignore_index is None:
+            return t, x._dev.ops.ones((t.shape[0],), x._data.dtype), t.shape[0]
+        kept = t != ignore_index  # (M,)
+        keep_t = kept.astype(x.dtype)
+        return where(kept, t, 0), keep_t, keep_t.sum()
     host = host_integers(target, op, "targets (class indices)")
     c = x.shape[-1]
     keep = np.ones(host.shape, dtype=bool) if ignore_index is None else host != ignore_index
@@ -350,7 +359,7 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average
             return _soft_reference(logp, targets.reshape(-1, c), weight, reduction, eps, x.shape[:-1])
     t, keep, n_kept = _index_targets(op, x, targets, ignore_index)
     flat = x.reshape(-1, c)  # (M, C)
-    if weight is None and reduction != "none" and not _State.decompose:
+    if weight is None and reduction != "none" and not _State.decompose and not isinstance(keep, Tensor):
         n = (float(n_kept) if n_kept else float("nan")) if reduction == "mean" else 1.0
         return fused.CrossEntropy.apply(flat, t, args=(keep, n, eps))
     with scope(op):
@@ -372,7 +381,7 @@ def _nll_reference(logp: Tensor, t: Tensor, keep: Any, n_kept: int, weight: Tens
     m, c = logp.shape
     dev = logp._dev
     picked = logp.reshape(-1)[Tensor.arange(m, dtype=np.int64, device=dev) * c + t]  # (M,)
-    keep_t = Tensor._wrap(keep, dev)
+    keep_t = keep if isinstance(keep, Tensor) else Tensor._wrap(keep, dev)
     w_t = keep_t if weight is None else weight[t] * keep_t  # (M,)
     loss = picked * w_t * -(1.0 - eps)
     if eps:
@@ -381,6 +390,8 @@ def _nll_reference(logp: Tensor, t: Tensor, keep: Any, n_kept: int, weight: Tens
         return loss.reshape(shape)
     if reduction == "sum":
         return loss.sum()
+    if isinstance(n_kept, Tensor):  # (traced: the count of kept items is a tensor, NaN when 0 as PyTorch)
+        return loss.sum() / where(n_kept != 0, n_kept, math.nan)
     if weight is None:  # nothing kept: NaN (0/0, as PyTorch) with a gradient of 0, not NaN
         return loss.sum() / float(n_kept) if n_kept else loss.sum() + math.nan
     total = w_t.sum()
@@ -660,12 +671,17 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """Class indices ``(...)`` -> int64 ``(..., num_classes)`` with a 1 at each index
     (``num_classes=-1``: one more than the largest index). Not differentiable."""
-    host = host_integers(tensor, "one_hot", "tensor (class indices)")
-    if num_classes == -1:
+    if _State.tracer is not None and isinstance(tensor, Tensor) and num_classes != -1:
+        host = None  # while tracing: the ids stay an input of the program (no host read, no range check)
+    else:
+        host = host_integers(tensor, "one_hot", "tensor (class indices)")
+    if host is None:
+        pass
+    elif num_classes == -1:
         if host.size == 0:
             raise ValueError("one_hot: cannot infer num_classes from an empty tensor; pass num_classes")
         num_classes = int(host.max()) + 1
-    if host.size and (host.min() < 0 or host.max() >= num_classes):
+    if host is not None and host.size and (host.min() < 0 or host.max() >= num_classes):
         bad = host.min() if host.min() < 0 else host.max()
         raise ValueError(f"one_hot: class index {bad} is out of range [0, {num_classes})")
     t = tensor if isinstance(tensor, Tensor) else Tensor(host)
@@ -682,6 +698,13 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Ten
     if weight.ndim != 2:
         raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
     n = weight.shape[0]
+    if _State.tracer is not None and isinstance(input, Tensor):
+        # While tracing the ids are an input of the program: no host read (weight[ids] is an op).
+        ids = _as_operand("embedding", input, weight, "input")
+        out = weight[ids]  # (..., dim)
+        if padding_idx is None:
+            return out
+        return where((ids == padding_idx % n).unsqueeze(-1), out.detach(), out)
     host = host_integers(input, "embedding", "input (indices)")
     if host.size and (host.min() < 0 or host.max() >= n):
         bad = host.min() if host.min() < 0 else host.max()
