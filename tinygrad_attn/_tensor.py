@@ -17,7 +17,7 @@ import numpy as np
 from . import autograd, ops
 from .autograd import Function, composite
 from .device import Device, default_device, device_of_array, get_device
-from .random import host_generator
+from .random import draw, host_generator
 
 Shape = tuple[int, ...]
 _FLOAT_KINDS = "fc"
@@ -232,6 +232,8 @@ class Tensor:
     def randn(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
               name: str | None = None) -> Tensor:  # fmt: skip
         """Standard normal draws, made on the host from the seeded generator and moved."""
+        if autograd._State.tracer is not None and not requires_grad:  # an op: a replay draws again
+            return draw("standard_normal", _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
         arr = host_generator().standard_normal(_shape_args(shape))
         return cls._host(arr, dtype or np.float32, device, requires_grad, name)
 
@@ -239,6 +241,8 @@ class Tensor:
     def rand(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
              name: str | None = None) -> Tensor:  # fmt: skip
         """Uniform draws in [0, 1), made on the host from the seeded generator and moved."""
+        if autograd._State.tracer is not None and not requires_grad:  # an op: a replay draws again
+            return draw("random", _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
         arr = host_generator().random(_shape_args(shape))
         return cls._host(arr, dtype or np.float32, device, requires_grad, name)
 

@@ -18,7 +18,7 @@ from ._tensor import Tensor, cat, mask_dtype, where
 from .autograd import _State, composite, scope
 from .indexing import host_integers
 from .ops import fused
-from .random import host_generator
+from .random import draw
 
 __all__ = [
     "linear",
@@ -217,9 +217,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return x
     if p == 1.0:
         return x * 0.0
-    keep = host_generator().random(x.shape) >= p
-    scale = Tensor._wrap(x._dev.asarray(keep / (1.0 - p), dtype=x.dtype), x._dev)
-    return x * scale
+    return x * draw("dropout", x.shape, x.dtype, x, p)  # (an op: a traced program draws at each replay)
 
 
 # -- losses -------------------------------------------------------------------------
@@ -294,7 +292,8 @@ def _index_targets(op: str, x: Tensor, target: Tensor, ignore_index: int | None)
         t = target.detach().reshape(-1)
         t = t if t.dtype == np.int64 else t.astype(np.int64)
         if ignore_index is None:
-            return t, x._dev.ops.ones((t.shape[0],), x._data.dtype), t.shape[0]
+            ones = Tensor._wrap(x._dev.ops.ones((t.shape[0],), x._data.dtype), x._dev)
+            return t, ones, ones.sum()
         kept = t != ignore_index  # (M,)
         keep_t = kept.astype(x.dtype)
         return where(kept, t, 0), keep_t, keep_t.sum()
@@ -359,7 +358,10 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average
             return _soft_reference(logp, targets.reshape(-1, c), weight, reduction, eps, x.shape[:-1])
     t, keep, n_kept = _index_targets(op, x, targets, ignore_index)
     flat = x.reshape(-1, c)  # (M, C)
-    if weight is None and reduction != "none" and not _State.decompose and not isinstance(keep, Tensor):
+    if weight is None and reduction != "none" and not _State.decompose:
+        if isinstance(keep, Tensor):  # traced: the mask and count are ops on the targets
+            n_t = n_kept if reduction == "mean" else Tensor._wrap(x._dev.ops.ones((), x._data.dtype), x._dev)
+            return fused.CrossEntropyKept.apply(flat, t, keep, n_t.astype(x.dtype), args=eps)
         n = (float(n_kept) if n_kept else float("nan")) if reduction == "mean" else 1.0
         return fused.CrossEntropy.apply(flat, t, args=(keep, n, eps))
     with scope(op):

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..autograd import _State
 from .optimizer import Optimizer
 
 
@@ -55,6 +56,8 @@ class LRScheduler:
 
     def step(self) -> None:
         """Advance one step (one epoch) and set every group's learning rate for the next update."""
+        if _State.tracer is not None:  # inside a traced step: a line of the program, made at each replay
+            return _State.tracer.effect(self, "step", LRScheduler.step)
         self.last_epoch += 1
         self._last_lr = [float(lr) for lr in self.get_lr()]
         for g, lr in zip(self.optimizer.param_groups, self._last_lr):

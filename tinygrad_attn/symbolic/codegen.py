@@ -224,7 +224,7 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
         elif op.kind == "effect":
             obj = op.label if env.get(op.label) is op.target else global_name(op.label, op.target)
             line = f"{obj}.{op.op}()"
-            if op.op == "step":
+            if op.op == "step" and hasattr(op.target, "param_groups"):
                 n = sum(len(g["params"]) for g in op.target.param_groups)
                 comment = f"  # updates {n} parameters in place"
             elif op.op == "_advance":

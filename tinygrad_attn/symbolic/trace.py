@@ -236,7 +236,9 @@ class Tracer:
         rec.trace_fn = fn  # (the eager instance: a fused backward finds its record by it)
         self.ops.append(rec)
         self._bind(out, ob)
-        if all(id(x) in self._fixed for x in ins if isinstance(x, Buffer)):  # constants in, a constant out
+        if not getattr(fn, "random", False) and all(
+            id(x) in self._fixed for x in ins if isinstance(x, Buffer)
+        ):  # constants in, a constant out (not a random draw: new values at each replay)
             self._fixed.add(id(ob))
         if self.section == "backward":
             self._backward_made.add(id(ob))
