@@ -292,7 +292,7 @@ def _index_targets(op: str, x: Tensor, target: Tensor, ignore_index: int | None)
         t = target.detach().reshape(-1)
         t = t if t.dtype == np.int64 else t.astype(np.int64)
         if ignore_index is None:
-            ones = Tensor._wrap(x._dev.ops.ones((t.shape[0],), x._data.dtype), x._dev)
+            ones = Tensor.full((t.shape[0],), 1.0, dtype=x.dtype, device=x.device)
             return t, ones, ones.sum()
         kept = t != ignore_index  # (M,)
         keep_t = kept.astype(x.dtype)
@@ -360,7 +360,7 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average
     flat = x.reshape(-1, c)  # (M, C)
     if weight is None and reduction != "none" and not _State.decompose:
         if isinstance(keep, Tensor):  # traced: the mask and count are ops on the targets
-            n_t = n_kept if reduction == "mean" else Tensor._wrap(x._dev.ops.ones((), x._data.dtype), x._dev)
+            n_t = n_kept if reduction == "mean" else Tensor.full((), 1.0, dtype=x.dtype, device=x.device)
             return fused.CrossEntropyKept.apply(flat, t, keep, n_t.astype(x.dtype), args=eps)
         n = (float(n_kept) if n_kept else float("nan")) if reduction == "mean" else 1.0
         return fused.CrossEntropy.apply(flat, t, args=(keep, n, eps))

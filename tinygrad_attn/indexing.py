@@ -286,6 +286,9 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         store = lambda old, v: SetSlice.apply(old, _cast_like(v, old), args=plain)  # noqa: E731
         autograd.apply_inplace(x, "setitem", store, value, reads_old=False)
         return
+    if autograd._State.tracer is not None and any(isinstance(p, Tensor) for p in parts):
+        _setitem_traced(x, key, value)  # the index an input of the program: no host read
+        return
     if not wants and x._dev.xp is np:  # NumPy stores fancy keys itself
         host_key = tuple(p.numpy() if isinstance(p, Tensor) else p for p in parts)
         try:
@@ -392,3 +395,23 @@ def _scatter_into(old: Tensor, written: tuple, v: Any) -> Tensor:
         vals = vals[which]
     placed = ops.ScatterAdd.apply(vals, args=((n,), 0, flat))
     return where(hit_t, placed, old_flat).reshape(old.shape)
+
+
+def _setitem_traced(x: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value`` with tensor indices while tracing: the written positions are ops
+    on the index (``arange(n)[key]``), so a replay writes where that call's index says.
+    (A position given twice gets the sum of its values here, where eager keeps the last.)"""
+    dev, n = x._dev, x.numel()
+    pos = Tensor.arange(n, dtype=np.int64, device=dev).reshape(x.shape)[key]
+    flat, shape = pos.reshape(-1), tuple(pos.shape)
+
+    def store(old: Tensor, v: Any) -> Tensor:
+        ones = Tensor.full((flat.shape[0],), 1.0, dtype=old.dtype, device=old.device)
+        hit = ops.PutAdd.apply(ones, flat, args=((n,), 0)) > 0  # (n,) the written positions
+        old_flat = old.reshape(-1)
+        if not isinstance(v, Tensor):
+            return where(hit, v, old_flat).reshape(old.shape)
+        vals = _cast_like(v, old).expand(shape).reshape(-1)
+        return where(hit, ops.PutAdd.apply(vals, flat, args=((n,), 0)), old_flat).reshape(old.shape)
+
+    autograd.apply_inplace(x, "setitem", store, value, reads_old=False)
