@@ -416,7 +416,7 @@ class Tensor:
         dt = np.dtype(dtype)
         if dt == self.dtype:
             return self
-        if dt.kind in _FLOAT_KINDS:
+        if dt.kind in _FLOAT_KINDS or autograd._State.tracer is not None:  # (traced: an op, never a constant)
             return ops.Cast.apply(self, args=self._dev.dtype(dt))
         return Tensor._wrap(self._dev.ops.astype(self._data, self._dev.dtype(dt)), self._dev)
 

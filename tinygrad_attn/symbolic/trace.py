@@ -17,6 +17,7 @@ import inspect
 import itertools
 import keyword
 import re
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -107,6 +108,8 @@ class Tracer:
                 self.ops.append(OpRecord("load", "arg", [i], [b]))
                 self.arg_buffers.append(b)
                 self.arg_specs.append((a._data.shape, a._data.dtype, a._dev))
+                if a.requires_grad:
+                    self._grad_seen[id(a)] = (a, a.grad)
             else:
                 self.arg_buffers.append(None)
                 self.arg_specs.append(None)
@@ -123,9 +126,11 @@ class Tracer:
         _State.releasing = False  # the trace keeps every value: backward reads them as tensors
         _State.tracer = self
         autograd.count_tracing(+1)
+        _hook_grad(+1)
         try:
             yield self
         finally:
+            _hook_grad(-1)
             autograd.count_tracing(-1)
             _State.tracer = None
             _State.releasing = prev_releasing
@@ -419,6 +424,21 @@ class Tracer:
             self._alive.append(t.grad)
             self._grad_seen[id(t)] = (t, t.grad)
 
+    def grad_assigned(self, t: Tensor, g: Any) -> None:
+        """Called where Python assigns ``t.grad`` while tracing (see :func:`_hook_grad`): for
+        a tensor whose gradient the program keeps (a parameter, an argument, a tensor fn
+        reaches that requires grad), the assignment becomes a line of the program."""
+        seen = self._grad_seen.get(id(t))
+        if seen is None:
+            return
+        self.sync_grads()  # (anything assigned before, unseen: in order)
+        tb = self._tmap.get(id(t))
+        target = tb.index if tb is not None and tb.kind == "arg" else t
+        ins = [] if g is None else [self.value(g)]
+        self.ops.append(OpRecord("setgrad", "setgrad", ins, [], section=self.section, target=target))
+        self._alive.append(t)
+        self._grad_seen[id(t)] = (t, g)
+
     def sync_grads(self) -> None:
         """A ``.grad`` that Python assigned since the last recorded event (``p.grad = None``,
         ``p.grad = p.grad * c``) becomes a line of the program, so a replay leaves ``.grad``
@@ -538,6 +558,34 @@ class Tracer:
 
 
 # -- small pieces ------------------------------------------------------------------------
+_GRAD_SLOT = Tensor.__dict__["grad"]  # the slot's own descriptor
+_grad_hooks = 0
+_grad_lock = threading.Lock()
+
+
+class _GradHook:
+    """``Tensor.grad`` while some thread traces: assignments are told to that thread's
+    tracer (``p.grad = None`` inside a traced step is a line of the program). Installed
+    only while tracing, so eager ``.grad`` reads and writes stay a slot's."""
+
+    def __get__(self, t: Any, cls: Any = None) -> Any:
+        return self if t is None else _GRAD_SLOT.__get__(t, cls)
+
+    def __set__(self, t: Any, g: Any) -> None:
+        tracer = _State.tracer
+        if tracer is not None:
+            tracer.grad_assigned(t, g)
+        _GRAD_SLOT.__set__(t, g)
+
+
+def _hook_grad(delta: int) -> None:
+    global _grad_hooks
+    with _grad_lock:
+        _grad_hooks += delta
+        if delta > 0 and _grad_hooks == 1:
+            Tensor.grad = _GradHook()
+        elif delta < 0 and _grad_hooks == 0:
+            Tensor.grad = _GRAD_SLOT
 #: Names the generated program uses itself; buffers never take them.
 _RESERVED = frozenset({"program", "args", "accumulate", "set_grad", "Tensor", "xp", "None", "True", "False"})
 
