@@ -17,7 +17,7 @@ import numpy as np
 from . import autograd, ops
 from .autograd import Function, composite
 from .device import Device, default_device, device_of_array, get_device
-from .random import host_generator
+from .random import draw, host_generator
 
 Shape = tuple[int, ...]
 _FLOAT_KINDS = "fc"
@@ -252,6 +252,8 @@ class Tensor:
     def randn(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
               name: str | None = None) -> Tensor:  # fmt: skip
         """Standard normal draws, made on the host from the seeded generator and moved."""
+        if autograd._State.tracer is not None and not requires_grad:  # an op: a replay draws again
+            return draw("standard_normal", _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
         arr = host_generator().standard_normal(_shape_args(shape))
         return cls._host(arr, dtype or np.float32, device, requires_grad, name)
 
@@ -259,6 +261,8 @@ class Tensor:
     def rand(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
              name: str | None = None) -> Tensor:  # fmt: skip
         """Uniform draws in [0, 1), made on the host from the seeded generator and moved."""
+        if autograd._State.tracer is not None and not requires_grad:  # an op: a replay draws again
+            return draw("random", _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
         arr = host_generator().random(_shape_args(shape))
         return cls._host(arr, dtype or np.float32, device, requires_grad, name)
 
@@ -317,6 +321,12 @@ class Tensor:
         """The shape, or with an axis (``dim``) the length of that axis."""
         axis = _dim_alias(axis, dim, "size")
         return Size(self._data.shape) if axis is None else self.shape[axis]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """``np.asarray(t)``: a host copy, read as every read of values is (``_read``), so a
+        traced function doing it raises a TraceError naming its line."""
+        host = self._read("__array__")
+        return host if dtype is None else host.astype(dtype, copy=False)
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -426,7 +436,7 @@ class Tensor:
         dt = np.dtype(dtype)
         if dt == self.dtype:
             return self
-        if dt.kind in _FLOAT_KINDS:
+        if dt.kind in _FLOAT_KINDS or autograd._State.tracer is not None:  # (traced: an op, never a constant)
             return ops.Cast.apply(self, args=self._dev.dtype(dt))
         return Tensor._wrap(self._dev.ops.astype(self._data, self._dev.dtype(dt)), self._dev)
 

@@ -18,7 +18,7 @@ from ._tensor import InvalidArgumentError, Tensor, cat, mask_dtype, where
 from .autograd import _memory_root, _State, composite, scope
 from .indexing import host_integers
 from .ops import fused
-from .random import host_generator
+from .random import draw
 
 __all__ = [
     "linear",
@@ -247,9 +247,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return x
     if p == 1.0:
         return x * 0.0
-    keep = host_generator().random(x.shape) >= p
-    scale = Tensor._wrap(x._dev.asarray(keep / (1.0 - p), dtype=x.dtype), x._dev)
-    return x * scale
+    return x * draw("dropout", x.shape, x.dtype, x, p)  # (an op: a traced program draws at each replay)
 
 
 # -- losses -------------------------------------------------------------------------
@@ -319,7 +317,17 @@ def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) ->
 
 def _index_targets(op: str, x: Tensor, target: Tensor, ignore_index: int | None) -> tuple[Tensor, Any, int]:
     """Flat class indices ``(M,)`` (ignored ones set to 0), the 0/1 array of the items that
-    count, and their number. The range check needs the indices on the host."""
+    count, and their number. The range check needs the indices on the host; while tracing
+    the targets stay an input of the program instead, and the mask and count are tensors."""
+    if _State.tracer is not None and isinstance(target, Tensor):
+        t = target.detach().reshape(-1)
+        t = t if t.dtype == np.int64 else t.astype(np.int64)
+        if ignore_index is None:
+            ones = Tensor.full((t.shape[0],), 1.0, dtype=x.dtype, device=x.device)
+            return t, ones, ones.sum()
+        kept = t != ignore_index  # (M,)
+        keep_t = kept.astype(x.dtype)
+        return where(kept, t, 0), keep_t, keep_t.sum()
     host = host_integers(target, op, "targets (class indices)")
     c = x.shape[-1]
     keep = np.ones(host.shape, dtype=bool) if ignore_index is None else host != ignore_index
@@ -383,6 +391,9 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average
     t, keep, n_kept = _index_targets(op, x, targets, ignore_index)
     flat = x.reshape(-1, c)  # (M, C)
     if weight is None and reduction != "none" and not _State.decompose:
+        if isinstance(keep, Tensor):  # traced: the mask and count are ops on the targets
+            n_t = n_kept if reduction == "mean" else Tensor.full((), 1.0, dtype=x.dtype, device=x.device)
+            return fused.CrossEntropyKept.apply(flat, t, keep, n_t.astype(x.dtype), args=eps)
         n = (float(n_kept) if n_kept else float("nan")) if reduction == "mean" else 1.0
         return fused.CrossEntropy.apply(flat, t, args=(keep, n, eps))
     with scope(op):
@@ -404,7 +415,7 @@ def _nll_reference(logp: Tensor, t: Tensor, keep: Any, n_kept: int, weight: Tens
     m, c = logp.shape
     dev = logp._dev
     picked = logp.reshape(-1)[Tensor.arange(m, dtype=np.int64, device=dev) * c + t]  # (M,)
-    keep_t = Tensor._wrap(keep, dev)
+    keep_t = keep if isinstance(keep, Tensor) else Tensor._wrap(keep, dev)
     w_t = keep_t if weight is None else weight[t] * keep_t  # (M,)
     loss = picked * w_t * -(1.0 - eps)
     if eps:
@@ -413,6 +424,8 @@ def _nll_reference(logp: Tensor, t: Tensor, keep: Any, n_kept: int, weight: Tens
         return loss.reshape(shape)
     if reduction == "sum":
         return loss.sum()
+    if isinstance(n_kept, Tensor):  # (traced: the count of kept items is a tensor, NaN when 0 as PyTorch)
+        return loss.sum() / where(n_kept != 0, n_kept, math.nan)
     if weight is None:  # nothing kept: NaN (0/0, as PyTorch) with a gradient of 0, not NaN
         return loss.sum() / float(n_kept) if n_kept else loss.sum() + math.nan
     total = w_t.sum()
@@ -713,12 +726,17 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """Class indices ``(...)`` -> int64 ``(..., num_classes)`` with a 1 at each index
     (``num_classes=-1``: one more than the largest index). Not differentiable."""
-    host = host_integers(tensor, "one_hot", "tensor (class indices)")
-    if num_classes == -1:
+    if _State.tracer is not None and isinstance(tensor, Tensor) and num_classes != -1:
+        host = None  # while tracing: the ids stay an input of the program (no host read, no range check)
+    else:
+        host = host_integers(tensor, "one_hot", "tensor (class indices)")
+    if host is None:
+        pass
+    elif num_classes == -1:
         if host.size == 0:
             raise ValueError("one_hot: cannot infer num_classes from an empty tensor; pass num_classes")
         num_classes = int(host.max()) + 1
-    if host.size and (host.min() < 0 or host.max() >= num_classes):
+    if host is not None and host.size and (host.min() < 0 or host.max() >= num_classes):
         bad = host.min() if host.min() < 0 else host.max()
         raise ValueError(f"one_hot: class index {bad} is out of range [0, {num_classes})")
     t = tensor if isinstance(tensor, Tensor) else Tensor(host)
@@ -735,6 +753,13 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Ten
     if weight.ndim != 2:
         raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
     n = weight.shape[0]
+    if _State.tracer is not None and isinstance(input, Tensor):
+        # While tracing the ids are an input of the program: no host read (weight[ids] is an op).
+        ids = _as_operand("embedding", input, weight, "input")
+        out = weight[ids]  # (..., dim)
+        if padding_idx is None:
+            return out
+        return where((ids == padding_idx % n).unsqueeze(-1), out.detach(), out)
     host = host_integers(input, "embedding", "input (indices)")
     if host.size and (host.min() < 0 or host.max() >= n):
         bad = host.min() if host.min() < 0 else host.max()

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import functional as F
 from .._tensor import Tensor, where
+from ..autograd import _State
 from ..indexing import host_integers
 from ..random import host_generator
 from .module import Module, Parameter
@@ -67,6 +68,8 @@ class Embedding(Module):
         self.weight = Parameter(table, device=device)
 
     def forward(self, ids: Any) -> Tensor:
+        if _State.tracer is not None and isinstance(ids, Tensor):  # ids an input of the traced program
+            return F.embedding(ids, self.weight, self.padding_idx)
         host = host_integers(ids, "Embedding")
         if host.size and (host.min() < 0 or host.max() >= self.num):
             bad = host.max() if host.max() >= self.num else host.min()

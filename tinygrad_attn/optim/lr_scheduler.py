@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..autograd import _State
 from .optimizer import Optimizer
 
 
@@ -59,6 +60,8 @@ class LRScheduler:
 
         ``epoch`` (deprecated in PyTorch, accepted for its code) sets ``last_epoch`` instead.
         """
+        if _State.tracer is not None:  # inside a traced step: a line of the program, made at each replay
+            return _State.tracer.effect(self, "step", LRScheduler.step)
         if epoch is None:
             self.last_epoch += 1
         else:

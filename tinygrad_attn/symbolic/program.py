@@ -116,6 +116,7 @@ class Program:
         from . import codegen, passes  # noqa: PLC0415
 
         self.name = name
+        self.did_backward = False  # whether fn called backward() itself (set by the tracer)
         self.arg_specs = arg_specs  # per argument: (shape, dtype, device) of a tensor, or None
         self._template = template
         self.outputs = outputs
