@@ -100,10 +100,11 @@ def heat_map(host: Any, full: bool = False, max_cells: int = MAX_CELLS) -> dict[
     rec: dict[str, Any] = {"shape": shape, "lead": list(lead), "rows": a.shape[-2], "cols": a.shape[-1],
                            "min": lo, "max": hi}  # fmt: skip
     if full:
-        rec["f32"] = base64.b64encode(np.nan_to_num(a, nan=0.0).astype("<f4").tobytes()).decode()
+        rec["f32"] = base64.b64encode(a.astype("<f4").tobytes()).decode()  # (NaN and inf kept as they are)
     else:
         span = hi - lo if hi > lo else 1.0
-        q = np.clip(np.round((np.nan_to_num(a, nan=lo) - lo) / span * 255), 0, 255).astype(np.uint8)
+        a = np.where(np.isfinite(a), a, np.where(a > 0, hi, lo))  # -inf (a masked score) and NaN: the low end
+        q = np.clip(np.round((a - lo) / span * 255), 0, 255).astype(np.uint8)
         rec["u8"] = base64.b64encode(q.tobytes()).decode()
     return rec
 
@@ -552,7 +553,7 @@ def explore(
     else:
         if args:
             raise TypeError("explore: positional arguments after the first are for a function target")
-        roots = [target] if isinstance(target, Tensor) else list(target)
+        roots = [target] if isinstance(target, Tensor) else list(target) if isinstance(target, (tuple, list)) else []
         if not roots or not all(isinstance(r, Tensor) for r in roots):
             raise TypeError(f"explore: target must be a Tensor, Tensors or a function, got {type(target).__name__}")
     d = _Data(roots, program, params, tokens, key_tokens, full_values, max_cells, rankdir, depth)
