@@ -79,6 +79,28 @@ def test_steps_are_the_engines_order_and_shares_fill_up():
         assert [k for k, _ in seq] == list(range(1, len(seq) + 1)) and seq[-1][0] == seq[-1][1]
 
 
+def test_every_step_sends_along_an_edge_of_the_backward_picture():
+    import html as html_
+
+    f, x, _ = _mha_loss()
+    page = explore(f, x)
+    backward = page.html[page.html.index('id="tga-backward"') :]
+    titles = {html_.unescape(t) for t in re.findall(r"<title>([^<]*)</title>", backward)}
+    sends = [d for s in page.data["steps"] for d in s["sends"]]
+    assert sends and all(d["edge"] in titles and d["to"] in titles for d in sends)
+    assert all(s["node"] in titles for s in page.data["steps"])
+
+
+def test_a_non_scalar_output_is_seeded_with_ones(device):
+    x = Tensor.randn(2, 3, requires_grad=True, name="x", device=device)
+    y = x.softmax(-1) * 2.0
+    page = explore(y)
+    assert [s["op"] for s in page.data["steps"]] == ["mul", "softmax"]
+    rec = page.data["tensors"][page.data["nodes"]["t0"]]
+    assert rec["device"] == str(x.device) and rec["grad"] is not None
+    np.testing.assert_allclose(rec["grad"]["max"], 0.0, atol=1e-6)  # softmax rows sum to 1: d sum / d x = 0
+
+
 def test_gradients_match_backward_and_nothing_is_written():
     f, x, m = _mha_loss()
     page = explore(f(x))
