@@ -39,9 +39,10 @@ def _engine_order(loss: Tensor) -> list[int]:
     order: list[int] = []
     classes = {type(t._ctx) for t in w.ops}
     own = {c: c.__dict__.get("backward") for c in classes}
+    origs = {c: c.backward for c in classes}  # (all read first: a subclass may inherit its backward)
     try:
         for c in classes:
-            orig = c.backward
+            orig = origs[c]
 
             def wrapped(self, g, ns, inputs, out, _orig=orig):
                 order.append(index[id(self)])
@@ -99,6 +100,26 @@ def test_a_non_scalar_output_is_seeded_with_ones(device):
     rec = page.data["tensors"][page.data["nodes"]["t0"]]
     assert rec["device"] == str(x.device) and rec["grad"] is not None
     np.testing.assert_allclose(rec["grad"]["max"], 0.0, atol=1e-6)  # softmax rows sum to 1: d sum / d x = 0
+
+
+def test_an_op_class_that_inherits_its_backward_is_logged_once_per_step():
+    from tinygrad_attn.autograd import Function
+
+    class Double(Function):
+        def forward(self, xp, a):
+            return a * 2
+
+        def backward(self, g, ns, inputs, out):
+            return (g * 2,)
+
+    class Twice(Double):  # the same op under another name: inherits backward
+        pass
+
+    x = Tensor.randn(3, requires_grad=True)
+    loss = Twice.apply(Double.apply(x)).sum()
+    page = explore(loss)
+    assert [s["op"] for s in page.data["steps"]] == ["sum", "twice", "double"]
+    assert "backward" not in Twice.__dict__ and Double.__dict__["backward"].__name__ == "backward"
 
 
 def test_gradients_match_backward_and_nothing_is_written():

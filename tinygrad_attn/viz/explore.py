@@ -130,11 +130,12 @@ def _logging_backward(classes: Iterable[type], log: list, count: Callable[[], in
     """While inside, every call of ``backward`` on an op of ``classes`` is appended to ``log``
     as ``(op, gradients it returns, device namespace, (count() before, count() after))``, in
     the order the engine calls them."""
+    # Every original is read before any class is wrapped: a subclass that inherits its backward
+    # would otherwise find its parent's wrapper and log each of its steps twice.
+    targets = [(cls, cls.backward, cls.__dict__.get("backward")) for cls in dict.fromkeys(classes)]
     saved: list[tuple[type, Any]] = []
     try:
-        for cls in dict.fromkeys(classes):
-            orig = cls.backward
-            saved.append((cls, cls.__dict__.get("backward")))
+        for cls, orig, own in targets:
 
             def logged(self: Any, g: Any, ns: Any, inputs: Any, out: Any, _orig: Any = orig) -> Any:
                 start = count()
@@ -142,6 +143,7 @@ def _logging_backward(classes: Iterable[type], log: list, count: Callable[[], in
                 log.append((self, gs, ns, (start, count())))
                 return gs
 
+            saved.append((cls, own))
             cls.backward = logged
         yield
     finally:
