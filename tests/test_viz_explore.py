@@ -369,6 +369,16 @@ def test_browser_node_panel_and_backward_steps(browser, tmp_path):
         sent = browser.find_elements(By.CSS_SELECTOR, "#tga-backward g.edge.tga-sent")
         assert sent, "the gradient edge the step sends along is highlighted"
     assert seen == expected[:3]
+    # a 4-D value: a slider per leading axis longer than 1 picks the 2-D slice shown
+    four = next(n for n, k in page.data["nodes"].items() if n.startswith("op") and
+                page.data["tensors"][k]["shape"] == "(1, 2, 4, 8)")  # fmt: skip
+    browser.execute_script("window.tgaExplorer.showNode(arguments[0], 'forward')", four)
+    sliders = browser.find_elements(By.CSS_SELECTOR, "#tga-panel .tga-heat input.tga-slider")
+    assert len(sliders) == 2  # value and gradient: axis 1 (2 heads) each; axis 0 has one slice
+    info = browser.find_element(By.CSS_SELECTOR, "#tga-panel .tga-heat-info")
+    assert info.text.startswith("[0, 0, :, :]")
+    browser.execute_script("arguments[0].value = 1; arguments[0].dispatchEvent(new Event('input'))", sliders[0])
+    assert info.text.startswith("[0, 1, :, :]")
     assert "step 3 of" in browser.find_element(By.ID, "tga-step-status").text
     assert _errors(browser) == []
 
