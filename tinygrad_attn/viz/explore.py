@@ -415,7 +415,7 @@ class _Data:
             name = _module_path(scope, paths) if scope is not None else ""
             if scope is not None and scope.module is not None and not paths.path(scope.chain()):
                 name = type(scope.module).__name__  # the model itself: its class names it
-            layers.append({"name": name or t.name or f"attention {len(layers)}", "node": self.key[id(t)],
+            layers.append({"name": name or t.name or f"softmax {len(layers)} (top level)", "node": self.key[id(t)],
                            "heads": ww.shape[0], "q": q_tok, "k": k_tok,
                            "w": np.round(ww, 4).tolist(),
                            "g": np.round(gw, 6).tolist() if gw is not None else None})  # fmt: skip
