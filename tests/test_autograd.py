@@ -293,10 +293,10 @@ def test_backward_frees_large_intermediates_nothing_else_holds(rng):
     x = _big(rng)
     loss = (x.exp() * 2.0).tanh().sum()
     inner = loss.grad_fn.inputs[0].grad_fn.inputs[0]  # the exp output, held only by the graph
-    values = weakref.ref(inner.data)
+    values = weakref.ref(inner._data)
     del inner
     loss.backward()
-    assert x.grad is not None and x.data is not None  # leaves keep everything
+    assert x.grad is not None and x._data is not None  # leaves keep everything
     if not autograd._CAN_COUNT_REFS:  # no exact reference counts: nothing is freed
         assert values() is not None
         return
@@ -316,7 +316,7 @@ def test_backward_keeps_intermediates_the_user_holds_or_retains(rng):
     np.testing.assert_allclose(h.numpy(), np.exp(x.numpy()))  # held by the user: kept
     y = (x.exp() * 2.0).tanh().sum()
     inner = y.grad_fn.inputs[0].grad_fn.inputs[0]
-    values = weakref.ref(inner.data)
+    values = weakref.ref(inner._data)
     del inner
     y.backward(retain_graph=True)
     assert values() is not None  # retain_graph keeps the whole graph usable
@@ -395,11 +395,11 @@ def test_backward_frees_a_shared_intermediate_only_when_no_live_consumer_is_off_
     loss = (h * 2.0 + h * 3.0).tanh().sum()
     del h
     loss.backward()
-    assert not isinstance(side.grad_fn.inputs[0].data, autograd.FreedArray)  # kept for `side`
+    assert not isinstance(side.grad_fn.inputs[0]._data, autograd.FreedArray)  # kept for `side`
     x.grad = None
     h = x.exp()
     loss = (h * 2.0 + h * 3.0).tanh().sum()
-    shared = weakref.ref(h.data)
+    shared = weakref.ref(h._data)
     del h
     loss.backward()
     assert (shared() is None) == autograd._CAN_COUNT_REFS  # only the graph held it: freed
@@ -450,7 +450,7 @@ def test_zero_d_leaf_reused_matches_finite_differences(name, device):
     f(x).backward()
     (g,) = tga.grad(f(x), x)
     close(x.grad, g.numpy(), atol=1e-12)
-    assert isinstance(x.grad.data, type(g.data)) and x.grad.data.shape == ()
+    assert isinstance(x.grad._data, type(g._data)) and x.grad._data.shape == ()
     # and with create_graph (a second backward through a 0-d graph)
     (g1,) = tga.grad(f(x), x, create_graph=True)
     close(g1, g.numpy(), atol=1e-12)
@@ -467,16 +467,16 @@ def test_zero_d_gradient_reused_by_a_second_order_pass(device):
 
 # -- each leaf's .grad is an array of its own --------------------------------------
 def _writable(t: Tensor) -> bool:
-    flags = getattr(t.grad.data, "flags", None)
+    flags = getattr(t.grad._data, "flags", None)
     return flags is None or flags.writeable
 
 
 def test_leaf_gradients_never_share_an_array(device, rng):
     a, b, c = (rand(rng, 3, device=device) for _ in range(3))
     ((a + b) * c).sum().backward()
-    assert a.grad.data is not b.grad.data
+    assert a.grad._data is not b.grad._data
     close(a.grad, c.numpy())
-    a.grad.data[...] = 0.0  # writing one leaf's gradient leaves the other's alone
+    a.grad._data[...] = 0.0  # writing one leaf's gradient leaves the other's alone
     close(b.grad, c.numpy())
 
 
@@ -484,8 +484,8 @@ def test_leaf_gradients_are_not_the_callers_grad(device, rng):
     a, b = rand(rng, 3, device=device), rand(rng, 3, device=device)
     G = Tensor(np.ones(3), device=device)
     (a + b).backward(G)
-    assert a.grad.data is not G.data and b.grad.data is not G.data and a.grad.data is not b.grad.data
-    a.grad.data[...] = 5.0
+    assert a.grad._data is not G._data and b.grad._data is not G._data and a.grad._data is not b.grad._data
+    a.grad._data[...] = 5.0
     close(G, np.ones(3))
     close(b.grad, np.ones(3))
 
@@ -495,7 +495,7 @@ def test_leaf_gradients_are_writable_arrays_not_broadcast_views(device, rng):
     (a + b).sum().backward()
     for t in (a, b):
         assert _writable(t)
-        t.grad.data[...] = 2.0
+        t.grad._data[...] = 2.0
     close(a.grad, np.full((4, 3), 2.0))
     w = rand(rng, 1, device=device)
     (w.expand(5) * 1.0).sum().backward()
@@ -605,8 +605,8 @@ def test_leaf_gradients_with_create_graph_are_arrays_of_their_own(device, rng):
     a, b = rand(rng, 3, device=device), rand(rng, 3, device=device)
     G = Tensor(np.ones(3), device=device)
     (a + b).backward(G, create_graph=True)
-    assert a.grad is not b.grad and a.grad.data is not b.grad.data
-    assert a.grad.data is not G.data and b.grad.data is not G.data
+    assert a.grad is not b.grad and a.grad._data is not b.grad._data
+    assert a.grad._data is not G._data and b.grad._data is not G._data
     a2 = rand(rng, 3, device=device)
     (a2 * a2).sum().backward(create_graph=True)
     (ga,) = tga.grad(a2.grad.sum(), a2)  # still differentiable
@@ -623,7 +623,7 @@ def test_a_gradient_only_the_pass_holds_is_handed_to_grad_without_a_copy(monkeyp
     assert copies == []
     b = Tensor(rng.standard_normal(autograd.FREE_MIN_SIZE), requires_grad=True)
     (a + b).sum().backward()  # one array for both: the first leaf to get it takes a copy
-    assert len(copies) >= 1 and a.grad.data is not b.grad.data
+    assert len(copies) >= 1 and a.grad._data is not b.grad._data
 
 
 def test_tied_gpt_embedding_gradient_is_the_same_with_create_graph():

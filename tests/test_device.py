@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tinygrad_attn as tga
-from tinygrad_attn import Tensor, device
+from tinygrad_attn import Tensor, backend
 
 
 def test_devices_lists_cpu():
@@ -20,7 +20,7 @@ def test_devices_lists_cpu():
 
 def test_cuda_without_cupy_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy -> ImportError
-    monkeypatch.setattr(device, "_devices", {k: v for k, v in device._devices.items() if not k.startswith("cuda")})
+    monkeypatch.setattr(backend, "_devices", {k: v for k, v in backend._devices.items() if not k.startswith("cuda")})
     with pytest.raises(RuntimeError, match=r"CuPy.*tinygrad_attn\[cuda12\]"):
         Tensor.zeros(2, device="cuda")
     assert not tga.is_available("cuda")
@@ -36,7 +36,7 @@ def test_cuda_without_gpu_says_so(monkeypatch):
         cuda = FakeCuda
 
     monkeypatch.setitem(sys.modules, "cupy", FakeCupy)
-    monkeypatch.setattr(device, "_devices", {k: v for k, v in device._devices.items() if not k.startswith("cuda")})
+    monkeypatch.setattr(backend, "_devices", {k: v for k, v in backend._devices.items() if not k.startswith("cuda")})
     with pytest.raises(RuntimeError, match="no GPU"):
         Tensor.zeros(2, device="cuda:0")
 

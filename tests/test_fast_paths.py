@@ -138,7 +138,7 @@ def test_one_matrix_times_a_weight_takes_no_reshape(device, rng, shape, monkeypa
     calls = []
     real = ops.reshape
     monkeypatch.setattr(ops, "reshape", lambda *args, **kw: calls.append(1) or real(*args, **kw))
-    out = linalg.batch_times_matrix(ops, a.data, w.data)
+    out = linalg.batch_times_matrix(ops, a._data, w._data)
     assert not calls and tuple(out.shape) == shape[:-1] + (5,)
     close(Tensor._wrap(out, a._dev), a.numpy() @ w.numpy())
     assert tga.gradcheck(lambda a, w: a @ w, rand(rng, *shape), rand(rng, 4, 5))
@@ -260,7 +260,7 @@ def test_number_gradients_use_the_same_fast_numbers(rng):
 
 
 def test_the_number_cache_stays_small():
-    from tinygrad_attn import device
+    from tinygrad_attn import backend as device
 
     x = Tensor(np.ones(3, np.float32))
     for i in range(5000):  # a schedule: a new number on every step
@@ -272,7 +272,7 @@ def test_the_number_cache_stays_small():
 # -- many-pass elementwise chains computed a cache-sized block at a time --------------------
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_erf_and_gelu_in_blocks_equal_the_whole_array_at_once(dtype, device, monkeypatch):
-    from tinygrad_attn.device import get_device
+    from tinygrad_attn.backend import get_device
     from tinygrad_attn.ops import elementwise
 
     ops = get_device(device).ops
@@ -284,19 +284,19 @@ def test_erf_and_gelu_in_blocks_equal_the_whole_array_at_once(dtype, device, mon
         x.grad = None
         y = F.gelu(x)
         y.backward(g)
-        erf = Tensor(elementwise.erf_array(ops, x.data), device=device).numpy()
+        erf = Tensor(elementwise.erf_array(ops, x._data), device=device).numpy()
         results[block] = (erf, y.numpy(), x.grad.numpy())
     for whole, blocked in zip(results[None], results[1000]):
         np.testing.assert_array_equal(blocked, whole)
 
 
 def test_blockwise_keeps_shapes_and_several_outputs(device):
-    from tinygrad_attn.device import get_device
+    from tinygrad_attn.backend import get_device
     from tinygrad_attn.ops.elementwise import blockwise
 
     ops = get_device(device).ops
-    a = Tensor(np.arange(2 * 3 * 50, dtype=np.float64).reshape(2, 3, 50), device=device).data
-    b = Tensor(np.ones((2, 3, 50)), device=device).data
+    a = Tensor(np.arange(2 * 3 * 50, dtype=np.float64).reshape(2, 3, 50), device=device)._data
+    b = Tensor(np.ones((2, 3, 50)), device=device)._data
     ops_small = type(ops)(**vars(ops))
     ops_small.cache_block = 7
     s, p = blockwise(ops_small, lambda u, v: (u + v, u * 2.0), a, b)
@@ -336,7 +336,7 @@ def test_a_slice_never_writes_into_a_gradient_another_tensor_shares(device, rng)
 
 
 def test_many_slices_make_one_full_size_array(monkeypatch, rng):
-    from tinygrad_attn.device import get_device
+    from tinygrad_attn.backend import get_device
 
     ops = get_device("cpu").ops
     made = []
@@ -391,7 +391,7 @@ def test_softmax_and_attention_computing_in_place_leave_their_inputs_alone(devic
 @pytest.mark.parametrize("fill", [-np.inf, 0.0, -0.0, 3, np.nan, True, np.float64(2.5), np.array(7, np.int8)])
 @pytest.mark.parametrize("cond_shape", [(5, 6), (1, 6), (3, 1, 1), (3, 5, 6)])
 def test_where_with_a_scalar_side_is_numpys_where(monkeypatch, dtype, fill, cond_shape):
-    from tinygrad_attn import device
+    from tinygrad_attn import backend as device
 
     monkeypatch.setattr(device, "WHERE_COPY_MIN", 1)  # take the fast path on small arrays
     rng = np.random.default_rng(0)
@@ -414,7 +414,7 @@ def test_where_with_a_scalar_side_is_numpys_where(monkeypatch, dtype, fill, cond
 
 
 def test_where_fast_path_is_taken_for_large_masked_fills(monkeypatch):
-    from tinygrad_attn import device
+    from tinygrad_attn import backend as device
 
     calls = []
     real = np.copyto

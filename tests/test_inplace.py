@@ -56,9 +56,9 @@ def test_inplace_ops_change_the_same_array(name, device, rng):
     inplace, outplace = INPLACE[name]
     x, o = _pair(rng, device)
     expect = _ref_setitem(name, x, o) if outplace is None else outplace(x, o).numpy()
-    arr, v0 = x.data, x._version
+    arr, v0 = x._data, x._version
     out = inplace(x, o)
-    assert out is x and x.data is arr  # the same tensor, the same array
+    assert out is x and x._data is arr  # the same tensor, the same array
     close(x, expect, atol=1e-12)
     assert x._version > v0
 

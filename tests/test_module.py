@@ -151,13 +151,20 @@ def test_zero_grad_and_requires_grad():
     assert not any(p.requires_grad for p in net.parameters())
 
 
-def test_state_dict_holds_copies_and_persistent_buffers_only():
+def test_state_dict_holds_detached_tensors_sharing_memory_and_persistent_buffers_only():
     net = Net()
     sd = net.state_dict()
     assert list(sd) == NET_PARAMS[:1] + ["count"] + NET_PARAMS[1:]
-    assert all(isinstance(v, np.ndarray) for v in sd.values())
-    sd["head.weight"][:] = 7.0
-    assert not np.any(net.head.weight.numpy() == 7.0)
+    assert all(isinstance(v, Tensor) and not v.requires_grad and v.is_leaf for v in sd.values())
+    assert net.head.weight.requires_grad  # (the module's own parameters are untouched)
+    assert isinstance(np.asarray(sd["head.weight"]), np.ndarray) and np.asarray(sd["head.weight"]).dtype == np.float32
+    sd["head.weight"].fill_(7.0)  # the same memory, as PyTorch's state dict
+    assert np.all(net.head.weight.numpy() == 7.0)
+    copy = net.state_dict()["blocks.0.fc.bias"].clone()
+    copy.fill_(3.0)
+    assert not np.any(net.blocks[0].fc.bias.numpy() == 3.0)
+    assert net.state_dict(keep_vars=True)["head.weight"] is net.head.weight
+    assert list(net.state_dict(prefix="m."))[0] == "m." + NET_PARAMS[0]
 
 
 def test_load_state_dict_fills_in_place():
@@ -209,7 +216,7 @@ def test_to_moves_parameters_buffers_and_grads(device):
     net = Net()
     net(np.array([[1, 2]])).sum().backward()
     w = net.head.weight
-    ref = {k: v.copy() for k, v in net.state_dict().items()}
+    ref = {k: v.numpy() for k, v in net.state_dict().items()}
     assert net.to(device) is net
     assert net.head.weight is w  # moved in place
     for t in list(net.parameters()) + list(net.buffers()):

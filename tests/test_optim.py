@@ -136,7 +136,7 @@ def test_zero_dim_parameter(device, opt_cls, ref):
         (p * p).backward()  # d/dp p^2 = 2p
         opt.step()
         opt.zero_grad()
-    assert p.shape == () and type(p.data) is type(Tensor(np.zeros(1), device=device).data)  # an array, not a scalar
+    assert p.shape == () and type(p._data) is type(Tensor(np.zeros(1), device=device)._data)  # an array, not a scalar
     np.testing.assert_allclose(p.numpy(), ref(np.array(1.5), lambda q: 2 * q, 3, lr=0.1), rtol=1e-12)
 
 

@@ -71,10 +71,10 @@ def test_attention_scores_go_once_nothing_reads_them(release_all, rng):
     s, w, y = _attention(p, blocked, h=2)
     masked = w.grad_fn.inputs[0]
     scores = s.grad_fn.inputs[0]  # q @ k.mT, scaled into s
-    assert isinstance(masked.data, FreedArray) == COUNTS  # softmax reads its output only
-    assert isinstance(scores.data, FreedArray) == COUNTS  # a scale by a number reads nothing
+    assert isinstance(masked._data, FreedArray) == COUNTS  # softmax reads its output only
+    assert isinstance(scores._data, FreedArray) == COUNTS  # a scale by a number reads nothing
     for held in (s, w, p["x"]):  # what the user holds keeps its values
-        assert not isinstance(held.data, FreedArray)
+        assert not isinstance(held._data, FreedArray)
     if COUNTS:
         assert "before backward" in repr(masked)
         with pytest.raises(RuntimeError, match="freed before backward"):
@@ -120,12 +120,12 @@ def test_what_the_user_holds_is_never_freed(release_all, rng):
     x = rand(rng, 3, 4)
     held = x @ x.mT  # the user holds the tensor
     t = x @ x.mT
-    arr = t.data  # the user holds only the array
+    arr = t._data  # the user holds only the array
     dropped = x @ x.mT  # the user lets go
     ys = [u * 2.0 for u in (held, t, dropped)]
     del t, dropped
     [y * 1.0 for y in ys]  # each records a large output: the ops before release what they can
-    freed = [isinstance(y.grad_fn.inputs[0].data, FreedArray) for y in ys]
+    freed = [isinstance(y.grad_fn.inputs[0]._data, FreedArray) for y in ys]
     assert freed == [False, False, COUNTS]
     np.testing.assert_array_equal(arr, x.numpy() @ x.numpy().T)
 
@@ -137,7 +137,7 @@ def test_an_array_a_step_reads_is_kept(release_all, rng):
     out2 = out * 1.0
     mul = out.grad_fn.inputs[0].grad_fn.inputs[0].grad_fn  # h * w
     assert mul.saved[0] is not None and mul.saved[1] is not None  # both sides need a gradient
-    assert not isinstance(mul.inputs[0].data, FreedArray)
+    assert not isinstance(mul.inputs[0]._data, FreedArray)
     out2.sum().backward()
     a, b = x.numpy(), w.numpy()
     hh = a @ a + a
@@ -332,8 +332,8 @@ def test_peak_memory_falls(monkeypatch, rng):
 
 def test_fill_where_on_every_device(device, rng):
     ops = tga.get_device(device).ops
-    g = Tensor(rng.standard_normal((3, 4)), device=device).data
-    cond = Tensor(rng.random((1, 4)) < 0.5, device=device).data
+    g = Tensor(rng.standard_normal((3, 4)), device=device)._data
+    cond = Tensor(rng.random((1, 4)) < 0.5, device=device)._data
     want = np.where(np.asarray(Tensor._wrap(cond, tga.get_device(device)).numpy()), 0.0,
                     Tensor._wrap(g, tga.get_device(device)).numpy())  # fmt: skip
     got = ops.fill_where(g, cond, 0.0)

@@ -69,7 +69,7 @@ def test_conversions():
     assert t.astype("int32").dtype == np.int32
     assert t.cpu() is t
     d = t.detach()
-    assert d.data is t.data and not d.requires_grad
+    assert d._data is t._data and not d.requires_grad
     with pytest.raises(ValueError, match="one-element"):
         t.item()
 
@@ -171,7 +171,7 @@ def test_reshape_permute_roundtrip_property(shape, data):
 def test_zero_dim_results_are_arrays_not_numpy_scalars():
     x = Tensor([1.0, 2.0], requires_grad=True)
     for t in (x.sum(), x.sum() * 2.0, x.max(), x.mean() + x.sum()):
-        assert isinstance(t.data, np.ndarray) and t.shape == ()
+        assert isinstance(t._data, np.ndarray) and t.shape == ()
     assert float(np.from_dlpack(x.sum())) == 3.0
 
 

@@ -10,8 +10,8 @@
 from . import creation, cuda, dtypes, functional, tensor_functions
 from ._tensor import Tensor, cat, stack, tril, triu, where
 from .autograd import Function, decompose, detect_anomaly, enable_grad, grad, is_grad_enabled, no_grad
+from .backend import default_device, device, devices, get_device, is_available, set_default_device
 from .creation import *  # noqa: F403
-from .device import default_device, devices, get_device, is_available, set_default_device
 from .dtypes import *  # noqa: F403
 from .gradcheck import gradcheck
 from .malloc import keep_freed_memory
@@ -52,6 +52,7 @@ __all__ = [
     "detect_anomaly",
     "gradcheck",
     "manual_seed",
+    "device",
     "devices",
     "is_available",
     "set_default_device",

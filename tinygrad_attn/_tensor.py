@@ -16,7 +16,8 @@ import numpy as np
 
 from . import autograd, ops
 from .autograd import Function, composite
-from .device import Device, default_device, device_of_array, get_device
+from .backend import Device, default_device, device_of_array, get_device
+from .backend import device as _device
 from .random import draw, host_generator
 
 Shape = tuple[int, ...]
@@ -144,14 +145,16 @@ class Tensor:
 
     def __init__(
         self,
-        data: Any,
-        *,
+        data: Any = (),
+        *size: int,
         requires_grad: bool = False,
         dtype: Any = None,
         device: Any = None,
         name: str | None = None,
     ) -> None:
         dev = get_device(device) if device is not None else None
+        if size:  # PyTorch's legacy constructor: Tensor(2, 3) is a shape (one number stays 0-d data)
+            data = _legacy_shape(data, size, dtype)
         if isinstance(data, Tensor):
             arr, src = data._data, data._dev
         elif isinstance(data, np.ndarray):
@@ -209,14 +212,33 @@ class Tensor:
         t._uses = 0
         return t
 
+    # Whether in-place changes of this tensor count in its memory's version (see
+    # autograd.bump_version); False only for what ``.data`` hands out.
+    _tracks_versions = True
+
     @property
-    def data(self) -> Any:
-        """The backend array (NumPy or CuPy) that holds the values."""
-        return self._data
+    def data(self) -> Tensor:
+        """This tensor's values as a tensor without history that shares its memory, as in
+        PyTorch: writes through it (``p.data.fill_(0)``, ``p.data *= 0.5``) change this
+        tensor and are not counted in its version, so autograd does not see them (an
+        escape hatch: a backward that reads the old values reads the new ones). The
+        backend array itself is ``t._data``."""
+        return _Untracked._wrap(self._data, self._dev)
 
     @data.setter
     def data(self, value: Any) -> None:
-        self._data = value
+        """``p.data = t`` makes ``p`` hold ``t``'s array (any shape, dtype or device), as in
+        PyTorch; a NumPy or backend array is placed on ``p``'s device first."""
+        if isinstance(value, Tensor):
+            self._data, self._dev = value._data, value._dev
+            return
+        try:
+            src = device_of_array(value)
+        except TypeError:
+            raise TypeError(
+                f"data: assign a Tensor or an array to .data, not {type(value).__name__} (tensor of shape {self.shape})"
+            ) from None
+        self._data = value if src is self._dev else self._dev.asarray(src.to_host(value))
 
     # -- constructors -------------------------------------------------------------
     @classmethod
@@ -302,8 +324,18 @@ class Tensor:
         return self._dev.np_dtype(self._data.dtype)
 
     @property
-    def device(self) -> str:
-        return self._dev.name
+    def device(self) -> _device:
+        """Where the values live, as a ``tga.device`` (equal to its name: ``x.device == "cpu"``)."""
+        return self._dev.public
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._dev.public.type == "cuda"
+
+    def get_device(self) -> int:
+        """The CUDA device index, -1 on the CPU (PyTorch's ``Tensor.get_device``)."""
+        index = self._dev.public.index
+        return index if isinstance(index, int) else -1
 
     @property
     def is_leaf(self) -> bool:
@@ -409,27 +441,55 @@ class Tensor:
             raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; use .all() or .any()")
         return bool(self._item("__bool__"))
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(t)``: the values as a NumPy array (on the CPU the tensor's own memory,
+        unless ``copy``). A tensor inside ``tga.trace`` raises ``TraceError``, as ``.numpy()``."""
+        if autograd._State.tracer is not None:
+            autograd._State.tracer.check_read(self, "__array__")
+        if self._data.__class__ is autograd.FreedArray:
+            self._read("__array__")  # (raises, saying when the values were freed)
+        arr = self._dev.to_host(self._data)
+        if copy is False and (arr is not self._data or (dtype is not None and np.dtype(dtype) != arr.dtype)):
+            raise ValueError(
+                f"__array__: copy=False, but a tensor on {self._dev.name} (dtype {self.dtype}) cannot be handed "
+                f"to NumPy{' as ' + str(np.dtype(dtype)) if dtype is not None else ''} without a copy"
+            )
+        if dtype is not None:
+            arr = arr.astype(dtype, copy=False)
+        return np.array(arr, copy=True) if copy else arr
+
     def __dlpack__(self, *args: Any, **kw: Any) -> Any:
         return self._data.__dlpack__(*args, **kw)
 
     def __dlpack_device__(self) -> Any:
         return self._data.__dlpack_device__()
 
-    def to(self, device: Any) -> Tensor:
-        """This tensor on ``device`` (itself if already there); differentiable. A dtype
-        (``x.to(tga.float64)``, as in PyTorch) converts instead."""
-        if isinstance(device, (np.dtype, type)):
-            return self.astype(device)
-        dev = get_device(device)
-        if dev is self._dev:
-            return self
-        return Transfer.apply(self, args=(self._dev, dev))
+    def to(self, *args: Any, **kw: Any) -> Tensor:
+        """This tensor on another device and/or in another dtype, with PyTorch's signatures:
+        ``to(device=None, dtype=None, non_blocking=False, copy=False)``, ``to(dtype)``,
+        ``to(other)`` (``other``'s device and dtype). Itself where nothing changes (unless
+        ``copy``); differentiable."""
+        dev, dtype, copy = _to_args(args, kw, "to")
+        out = self
+        if dev is not None and dev is not self._dev:
+            out = Transfer.apply(out, args=(out._dev, dev))
+        if dtype is not None:
+            out = out.astype(dtype)
+        if copy and out is self:
+            out = self.clone()
+        return out
 
     def cpu(self) -> Tensor:
         return self.to("cpu")
 
-    def cuda(self, index: int = 0) -> Tensor:
-        return self.to(f"cuda:{index}")
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+        """This tensor on a CUDA device (``device``: an index, a name or a ``tga.device``;
+        default the first); a clear error where CUDA cannot be used."""
+        if device is None:
+            device = "cuda:0"
+        elif isinstance(device, int) and not isinstance(device, bool):
+            device = f"cuda:{device}"
+        return self.to(device)
 
     def astype(self, dtype: Any) -> Tensor:
         """A copy in ``dtype``; gradients flow between floating dtypes."""
@@ -1250,6 +1310,58 @@ def _rebuild_tensor(cls: type, arr: Any, device: Any, requires_grad: bool, name:
     Tensor.__init__(t, arr, device=device, requires_grad=requires_grad, name=name)
     t.grad = grad
     return t
+
+
+class _Untracked(Tensor):
+    """What ``Tensor.data`` hands out: a tensor without history sharing the memory, whose
+    in-place changes are not counted in the memory's version (PyTorch's ``.data``)."""
+
+    __slots__ = ()
+    _tracks_versions = False
+
+
+def _legacy_shape(first: Any, more: tuple, dtype: Any) -> np.ndarray:
+    """``Tensor(2, 3)``: zeros of that shape (PyTorch leaves them uninitialised)."""
+    shape = (first, *more)
+    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise TypeError(
+            f"Tensor: more than one positional argument is read as a shape (PyTorch's legacy constructor), "
+            f"which needs non-negative ints; got {shape}. Pass data as one list: Tensor([...])"
+        )
+    return np.zeros(tuple(int(n) for n in shape), dtype=np.float32 if dtype is None else np.dtype(dtype))
+
+
+def _is_dtype(x: Any) -> bool:
+    return isinstance(x, np.dtype) or (isinstance(x, type) and issubclass(x, (np.generic, float, int, bool)))
+
+
+def _to_args(args: tuple, kw: dict, op: str) -> tuple[Device | None, Any, bool]:
+    """The (device, dtype, copy) that ``Tensor.to``'s three signatures ask for."""
+    dev = kw.pop("device", None)
+    dtype = kw.pop("dtype", None)
+    copy = kw.pop("copy", False)
+    kw.pop("non_blocking", None)  # (every transfer here is synchronous)
+    kw.pop("memory_format", None)  # (arrays here have one layout)
+    if kw:
+        raise TypeError(f"{op}: unexpected keyword argument(s) {sorted(kw)}; PyTorch's are device, dtype, "
+                        "non_blocking, copy, memory_format")  # fmt: skip
+    rest = list(args)
+    if rest and isinstance(rest[0], Tensor):  # to(other, non_blocking=False, copy=False)
+        other = rest.pop(0)
+        dev, dtype = other._dev, other.dtype
+    elif rest and not _is_dtype(rest[0]):  # to(device, dtype=None, non_blocking=False, copy=False)
+        dev = rest.pop(0)
+    if rest and _is_dtype(rest[0]):
+        dtype = rest.pop(0)
+    if rest and isinstance(rest[0], bool):  # non_blocking
+        rest.pop(0)
+    if rest and isinstance(rest[0], bool):
+        copy = rest.pop(0)
+    if rest:
+        raise TypeError(
+            f"{op}: cannot read arguments {args!r}; use to(device), to(dtype), to(device, dtype) or to(other_tensor)"
+        )
+    return (get_device(dev) if dev is not None else None), dtype, bool(copy)
 
 
 # -- ops that need the Tensor class ------------------------------------------------

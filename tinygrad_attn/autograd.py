@@ -449,7 +449,7 @@ def _op_error(cls: type, inputs: Sequence[Any], e: Exception) -> Exception:
 
 
 def _raise_device_mix(cls: type, inputs: Sequence[Any]) -> None:
-    devs = [t.device for t in inputs if isinstance(t, Tensor)]
+    devs = [str(t.device) for t in inputs if isinstance(t, Tensor)]
     names = " and ".join(dict.fromkeys(devs))
     raise RuntimeError(
         f"{cls.op_name_of()}: expected all tensors on one device, got {names}; move them with .to(device)"
@@ -1311,4 +1311,5 @@ def _write(t: Tensor, r: Tensor, name: str) -> None:
                 f"{name}: cannot write into this tensor's array (shape {tuple(t.shape)}): {e}. An expanded "
                 "tensor repeats one element in many places: write into a copy (x.clone()) instead"
             ) from e
-    bump_version(dst)
+    if t._tracks_versions:  # (not through ``.data``: PyTorch's untracked escape hatch)
+        bump_version(dst)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._tensor import Tensor, _shape_args
+from ._tensor import Size, Tensor, _shape_args
 from .random import host_generator
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "randint", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
     "rand_like", "randn_like", "randint_like", "multinomial", "bernoulli",
 ]  # fmt: skip
+__all__ += ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "BoolTensor"]  # typed constructors
 
 
 def _torch_dtype_of(arr: np.ndarray) -> np.dtype:
@@ -217,3 +218,51 @@ def bernoulli(input: Tensor) -> Tensor:
     draws = host_generator().random(input.shape)
     return Tensor((draws < input.detach().numpy()).astype(input.dtype), device=input.device)
 
+
+
+# -- PyTorch's typed legacy constructors: FloatTensor, LongTensor, ... ------------------
+class _TypedTensorType(type):
+    """The metaclass of ``FloatTensor`` and its kin: calling one makes a :class:`Tensor`
+    of its dtype, and ``isinstance(x, FloatTensor)`` asks whether ``x`` is a float32
+    tensor, as in PyTorch."""
+
+    dtype: np.dtype
+
+    def __call__(cls, *args: Any, device: Any = None) -> Tensor:
+        name = cls.__name__
+        if not args:  # FloatTensor(): empty
+            return Tensor(np.zeros((0,), cls.dtype), device=device)
+        if len(args) > 1 or isinstance(args[0], (int, np.integer)) and not isinstance(args[0], bool):
+            if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in args):
+                raise TypeError(f"{name}: a shape must be non-negative ints, got {args}; pass data as one list")
+            return Tensor(np.zeros(tuple(int(n) for n in args), cls.dtype), device=device)  # (torch: uninitialised)
+        data = args[0]
+        if isinstance(data, Tensor):
+            if data.dtype != cls.dtype:
+                raise TypeError(f"{name}: expected a tensor of dtype {cls.dtype}, got {data.dtype}; use t.to({cls.dtype})")
+            return Tensor(data.detach(), device=device)
+        if isinstance(data, Size):  # FloatTensor(x.size()): a shape
+            return Tensor(np.zeros(tuple(data), cls.dtype), device=device)
+        arr = np.asarray(_host_data(data))
+        if arr.dtype == object:
+            raise TypeError(f"{name}: the nested lists must be rectangular and hold numbers only")
+        return Tensor(arr.astype(cls.dtype), device=device)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype == cls.dtype
+
+    def __repr__(cls) -> str:
+        return f"<class 'tinygrad_attn.{cls.__name__}'>"
+
+
+def _typed(name: str, dtype: Any) -> type:
+    return _TypedTensorType(name, (), {"dtype": np.dtype(dtype), "__doc__": f"PyTorch's ``{name}``: a {np.dtype(dtype)} tensor "
+                                       f"from data (``{name}([1, 2])``) or of a shape (``{name}(2, 3)``, zeros)."})  # fmt: skip
+
+
+FloatTensor = _typed("FloatTensor", np.float32)
+DoubleTensor = _typed("DoubleTensor", np.float64)
+HalfTensor = _typed("HalfTensor", np.float16)
+LongTensor = _typed("LongTensor", np.int64)
+IntTensor = _typed("IntTensor", np.int32)
+BoolTensor = _typed("BoolTensor", np.bool_)

@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from .device import devices as _devices
-from .device import is_available as _is_available
+from .backend import devices as _devices
+from .backend import is_available as _is_available
 from .random import manual_seed as _manual_seed
 
 

@@ -329,7 +329,8 @@ def _store(x: Tensor, key: tuple, value: Any) -> None:
     except ValueError as e:
         raise ValueError(f"setitem: cannot write a value of shape {_shape_of(value)} into x[...] of a tensor of "
                          f"shape {x.shape}: {e}") from e  # fmt: skip
-    autograd.bump_version(x._data)
+    if x._tracks_versions:  # (not through ``.data``: PyTorch's untracked escape hatch)
+        autograd.bump_version(x._data)
 
 
 def _cast_like(v: Any, x: Tensor) -> Any:

@@ -20,9 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _to_args
 from ..autograd import Scope, _State
-from ..device import get_device
 
 
 class Parameter(Tensor):
@@ -48,7 +47,20 @@ class StateDictError(RuntimeError, KeyError, ValueError):
 
 
 def _host_array(v: Any) -> np.ndarray:
-    return v.numpy() if isinstance(v, Tensor) else np.asarray(v)
+    """A state dict's entry as a host array: a Tensor, a NumPy array, or another library's
+    tensor (a torch tensor: detached first, then read through ``__array__``/DLPack)."""
+    if isinstance(v, Tensor):
+        return v.numpy()
+    if isinstance(v, np.ndarray):
+        return v
+    if hasattr(v, "detach"):  # torch: a tensor that requires grad refuses __array__
+        v = v.detach()
+    if hasattr(v, "cpu"):
+        v = v.cpu()
+    try:
+        return np.asarray(v)
+    except (TypeError, RuntimeError):
+        return np.from_dlpack(v)
 
 
 def _move(t: Tensor, dev: Any, dtype: Any = None) -> None:
@@ -69,6 +81,17 @@ def _place(module: Module, device: Any, dtype: Any) -> None:
         module.astype(dtype)
     if device is not None:
         module.to(device)
+
+
+def _clear_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
+    """``zero_grad``'s work: ``grad = None``, or zeros in the gradient's own tensor."""
+    for p in params:
+        if set_to_none or p.grad is None:
+            p.grad = None
+        else:
+            if p.grad._ctx is not None:  # a gradient made with create_graph: drop its history, as PyTorch
+                p.grad = p.grad.detach()
+            p.grad.zero_()
 
 
 class Module:
@@ -237,22 +260,30 @@ class Module:
             p.requires_grad_(flag)
         return self
 
-    def zero_grad(self) -> None:
-        """Forget every parameter's gradient (``grad = None``, PyTorch's default)."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's gradient (``grad = None``, PyTorch's default), or with
+        ``set_to_none=False`` fill it with zeros (cut from any graph it had)."""
         if _State.tracer is not None:  # a symbolic trace records the call (tinygrad_attn.symbolic)
-            return _State.tracer.effect(self, "zero_grad", Module.zero_grad)
-        for p in self.parameters():
-            p.grad = None
+            call = Module.zero_grad if set_to_none else lambda m: Module.zero_grad(m, set_to_none=False)
+            return _State.tracer.effect(self, "zero_grad", call)
+        _clear_grads(self.parameters(), set_to_none)
 
-    def to(self, device: Any) -> Module:
-        """Move every parameter, buffer and gradient to ``device``, in place; returns self.
+    def to(self, *args: Any, **kw: Any) -> Module:
+        """Move every parameter, buffer and gradient to a device and/or cast the floating
+        ones to a dtype, in place; returns self. PyTorch's signatures: ``to(device)``,
+        ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``, ``to(device=..., dtype=...)``.
 
         The tensors stay the same objects, so optimizers holding them follow (their
         state moves at their next ``step``).
         """
-        dev = get_device(device)
-        for t in self._tensors():
-            _move(t, dev)
+        dev, dtype, _ = _to_args(args, kw, "Module.to")
+        if dtype is not None:
+            if np.dtype(dtype).kind not in "fc":
+                raise TypeError(f"Module.to: only floating dtypes can be given to a module, got {np.dtype(dtype)}")
+            self.astype(dtype)
+        if dev is not None:
+            for t in self._tensors():
+                _move(t, dev)
         return self
 
     def astype(self, dtype: Any) -> Module:
@@ -290,9 +321,14 @@ class Module:
         for mname, m in self._modules.items():
             yield from m._state_items(f"{prefix}{mname}.")
 
-    def state_dict(self) -> dict[str, np.ndarray]:
-        """Every parameter and persistent buffer, by dotted name, as a NumPy array (a copy)."""
-        return {k: t.numpy() for k, t in self._state_items()}
+    def state_dict(self, *, destination: dict | None = None, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
+        """Every parameter and persistent buffer, by dotted name, as in PyTorch: a tensor
+        without history sharing the module's memory (``keep_vars``: the parameters
+        themselves). ``np.asarray(v)`` reads one as a NumPy array; ``v.clone()`` copies."""
+        out = {} if destination is None else destination
+        for k, t in self._state_items(prefix):
+            out[k] = t if keep_vars else t.detach()
+        return out
 
     def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> Module:
         """Copy arrays into this module's parameters and buffers, in place; returns self.

@@ -77,13 +77,20 @@ class Optimizer:
         for g in self.param_groups:
             g["lr"] = float(value)
 
-    def zero_grad(self) -> None:
-        """Forget every parameter's gradient (``grad = None``)."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's gradient (``grad = None``, PyTorch's default), or with
+        ``set_to_none=False`` fill it with zeros (cut from any graph it had)."""
         if _State.tracer is not None:  # a symbolic trace records the call (tinygrad_attn.symbolic)
-            return _State.tracer.effect(self, "zero_grad", Optimizer.zero_grad)
+            call = Optimizer.zero_grad if set_to_none else lambda opt: Optimizer.zero_grad(opt, set_to_none=False)
+            return _State.tracer.effect(self, "zero_grad", call)
         for g in self.param_groups:
             for p in g["params"]:
-                p.grad = None
+                if set_to_none or p.grad is None:
+                    p.grad = None
+                    continue
+                if p.grad._ctx is not None:  # a gradient made with create_graph: drop its history, as PyTorch
+                    p.grad = p.grad.detach()
+                p.grad.zero_()
 
     @no_grad()
     def step(self) -> None:

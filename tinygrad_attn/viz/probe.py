@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
-from ..device import get_device
+from ..backend import get_device
 
 
 class Probe:

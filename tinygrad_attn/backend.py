@@ -1,6 +1,8 @@
-"""Devices: where a tensor's array lives, and the array namespace that computes on it.
+"""Backends: where a tensor's array lives, and the array namespace that computes on it.
 
-A :class:`Device` is a small object: a name (``"cpu"``, ``"cuda:0"``), the array
+:class:`device` is PyTorch's public handle of a place (``tga.device("cuda", 0)``, what
+``Tensor.device`` returns). A :class:`Device` is the backend behind it, a small
+object: a name (``"cpu"``, ``"cuda:0"``), the array
 namespace (NumPy, CuPy or ``array_api_strict``) and a handful of helpers that the
 array API standard leaves out (scatter-add, host transfer). Op code never imports
 NumPy for array math: it calls ``device.ops.<name>``, so the same op runs on every
@@ -142,13 +144,70 @@ _CUDA_INSTALL_HINT = (
 CPU_CACHE_BLOCK = 1 << 15
 
 
+class device:  # noqa: N801 - PyTorch's name
+    """Where a tensor lives, as ``torch.device``: ``device("cpu")``, ``device("cuda", 0)``,
+    ``device("cuda:0")``, ``device(0)`` (CUDA device 0).
+
+    ``.type`` and ``.index`` are PyTorch's; str and repr are too. Unlike PyTorch's, a
+    device also equals its string (``x.device == "cpu"``) and hashes as it, so code that
+    compares devices with names keeps working. Accepted wherever a device name is.
+    """
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: Any, index: int | str | None = None) -> None:  # noqa: A002 - PyTorch's name
+        if isinstance(type, device):
+            if index is not None:
+                raise ValueError(f"device: an index ({index!r}) cannot be given with a device object ({type})")
+            self.type, self.index = type.type, type.index
+            return
+        if isinstance(type, Device):
+            type = type.name
+        if isinstance(type, int) and not isinstance(type, bool):  # torch.device(0) is the first GPU
+            type, index = "cuda", type if index is None else index
+        if not isinstance(type, str):
+            raise TypeError(f"device: expected a string such as 'cpu' or 'cuda:0', got {type.__class__.__name__}")
+        kind, sep, sub = type.strip().partition(":")
+        if sep and index is not None:
+            raise ValueError(f"device: type {type!r} already names an index; do not also pass index={index!r}")
+        if sep:
+            index = int(sub) if sub.lstrip("-").isdigit() else sub
+        if not kind or (sep and not sub):
+            raise RuntimeError(f"device: invalid device string {type!r}; use 'cpu', 'cuda' or 'cuda:N'")
+        if isinstance(index, int) and index < 0:
+            raise RuntimeError(f"device: the index must be non-negative, got {index}")
+        self.type, self.index = kind, index
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type={self.type!r})"
+        return f"device(type={self.type!r}, index={self.index!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, device):
+            return self.type == other.type and self.index == other.index
+        if isinstance(other, str):
+            return str(self) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __reduce__(self) -> tuple:
+        return (device, (self.type, self.index))
+
+
 class Device:
     """One place arrays live. ``ops`` is its array namespace plus the helpers ops need."""
 
-    __slots__ = ("name", "xp", "ops", "_array_device", "_dtypes")
+    __slots__ = ("name", "xp", "ops", "_array_device", "_dtypes", "public")
 
     def __init__(self, name: str, xp: Any, array_device: Any = None) -> None:
         self.name = name
+        self.public = device(name)  # what Tensor.device hands out
         self.xp = xp
         self._array_device = array_device
         self._dtypes: dict[np.dtype, Any] = {}
@@ -372,6 +431,8 @@ def get_device(name: Any = None) -> Device:
     """The :class:`Device` for a name such as ``"cpu"`` or ``"cuda:1"`` (default: current)."""
     if isinstance(name, Device):
         return name
+    if isinstance(name, device):
+        name = str(name)
     from_env = name is None and _default_from_env
     if name is None:
         name = _default_name
