@@ -418,7 +418,7 @@ def _spread(s: Sample) -> bool:
 
 
 def _var_ours(x: Any, axis: Any, keepdims: bool, correction: int) -> Any:
-    return x.var(axis, keepdims, correction)
+    return x.var(axis, keepdim=keepdims, correction=correction)
 
 
 def _var_theirs(x: Any, axis: Any, keepdims: bool, correction: int) -> Any:
@@ -571,14 +571,14 @@ OPS: list[OpInfo] = [
     ),
     OpInfo(
         "max",
-        lambda x, axis, keepdims: x.max(axis, keepdims),
+        lambda x, axis, keepdims: x.max(axis=axis, keepdims=keepdims),
         lambda x, axis, keepdims: torch.amax(x, _dim(axis, x.ndim), keepdims),
         reduction(nonempty=True),
         ("Max",),
     ),
     OpInfo(
         "min",
-        lambda x, axis, keepdims: x.min(axis, keepdims),
+        lambda x, axis, keepdims: x.min(axis=axis, keepdims=keepdims),
         lambda x, axis, keepdims: torch.amin(x, _dim(axis, x.ndim), keepdims),
         reduction(nonempty=True),
         ("Min",),
@@ -612,7 +612,7 @@ OPS: list[OpInfo] = [
     ),
     OpInfo(  # (a spread away from 0: sqrt's slope there is infinite; test_ops checks std at 0)
         "std",
-        lambda x, axis, keepdims: x.std(axis, keepdims),
+        lambda x, axis, keepdims: x.std(axis=axis, keepdims=keepdims),
         lambda x, axis, keepdims: torch.std(x, _dim(axis, x.ndim), correction=0, keepdim=keepdims),
         reduction(elements=st.floats(-3.0, 3.0)).filter(_spread),
         composite=True,

@@ -266,11 +266,14 @@ def test_cross_entropy_layouts_class_last_and_pytorch(rng):
     assert per_item.shape == (2, 4)
     moved = x.permute(0, 2, 1)  # (N, d, C): the same loss with classes last
     close(F.cross_entropy(x, t_axis1, reduction="none"), F.cross_entropy(moved, t_axis1, reduction="none").numpy())
-    # (N, C, C): both layouts fit; classes last unless class_axis says otherwise
+    # (N, C, C): both layouts fit; classes on axis 1 (PyTorch's) unless class_axis says otherwise
     sq = rand(rng, 2, 3, 3)
     t = _ints(2, 3, 2, 3)
-    close(F.cross_entropy(sq, t), F.cross_entropy(sq.reshape(6, 3), t.reshape(6)).numpy())
-    close(F.cross_entropy(sq, t, class_axis=1), F.cross_entropy(sq.permute(0, 2, 1), t).numpy())
+    close(F.cross_entropy(sq, t, class_axis=-1), F.cross_entropy(sq.reshape(6, 3), t.reshape(6)).numpy())
+    close(F.cross_entropy(sq, t), F.cross_entropy(sq.permute(0, 2, 1), t, class_axis=-1).numpy())
+    torch = pytest.importorskip("torch")
+    want = torch.nn.functional.cross_entropy(torch.tensor(sq.numpy()), torch.tensor(t.numpy()))
+    close(F.cross_entropy(sq, t), want.item())
     with pytest.raises(ValueError, match=r"targets of shape \(2, 4\).*\(2, 3\)"):
         F.cross_entropy(x, _ints(0, 3, 4, 2))
 
@@ -488,3 +491,44 @@ def test_masked_fill_needs_a_bool_mask(rng):
     m = np.array([[True, False, False], [False, False, True]])
     close(x.masked_fill(m, 7.0), np.where(m, 7.0, x.numpy()))
     close(x.masked_fill([[True, False, False]] * 2, 7.0), np.where(m[:1], 7.0, x.numpy()))
+
+
+# -- third round: PyTorch's signatures of attention and layer_norm ----------------------
+def test_sdpa_takes_pytorchs_positional_order_and_enable_gqa():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal(s) for s in ((2, 4, 3, 5), (2, 2, 6, 5), (2, 2, 6, 5)))
+    m = rng.random((3, 6)) > 0.3
+    m[:, 0] = True
+    tq, tk, tv, tm = (torch.tensor(a) for a in (q, k, v, m))
+    TF = torch.nn.functional
+    kk, vv = np.repeat(k, 2, axis=1), np.repeat(v, 2, axis=1)
+    cases = [
+        ((q, kk, vv, None, 0.0, True), (tq, torch.tensor(kk), torch.tensor(vv), None, 0.0, True)),  # causal
+        ((q, kk, vv, m, 0.0, False), (tq, torch.tensor(kk), torch.tensor(vv), tm, 0.0, False)),
+    ]
+    for ours, theirs in cases:
+        for kw in ({}, {"scale": 0.5}):
+            got = F.scaled_dot_product_attention(*(Tensor(a) if isinstance(a, np.ndarray) else a for a in ours), **kw)
+            want = TF.scaled_dot_product_attention(*theirs, **kw)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-12)
+    got = F.scaled_dot_product_attention(Tensor(q), Tensor(k), Tensor(v), attn_mask=Tensor(m), enable_gqa=True)
+    want = TF.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm, enable_gqa=True)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-12)
+    with pytest.raises(TypeError, match="both attn_mask= and mask="):
+        F.scaled_dot_product_attention(Tensor(q), Tensor(kk), Tensor(vv), Tensor(m), mask=Tensor(m))
+
+
+def test_layer_norm_takes_normalized_shape_as_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    TF = torch.nn.functional
+    tx, tw, tb = (torch.tensor(a) for a in (x, w, b))
+    np.testing.assert_allclose(F.layer_norm(Tensor(x), (4,)).numpy(), TF.layer_norm(tx, (4,)).numpy(), atol=1e-12)
+    got = F.layer_norm(Tensor(x), (3, 4), Tensor(w), Tensor(b), 1e-3)
+    np.testing.assert_allclose(got.numpy(), TF.layer_norm(tx, (3, 4), tw, tb, 1e-3).numpy(), atol=1e-12)
+    with pytest.raises(RuntimeError, match="normalized_shape"):
+        F.layer_norm(Tensor(x), (5,))
+    xt = Tensor(x, requires_grad=True)
+    assert tga.gradcheck(lambda a, ww: F.layer_norm(a, (3, 4), ww), xt, Tensor(w, requires_grad=True))

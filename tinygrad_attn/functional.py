@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ._tensor import Tensor, cat, mask_dtype, where
-from .autograd import _State, composite, scope
+from ._tensor import InvalidArgumentError, Tensor, cat, mask_dtype, where
+from .autograd import _memory_root, _State, composite, scope
 from .indexing import host_integers
 from .ops import fused
-from .random import host_generator
+from .random import draw
 
 __all__ = [
     "linear",
@@ -162,7 +162,7 @@ def _layer_norm_fused(x: Tensor, weight: Tensor | None = None, bias: Tensor | No
 
 
 @composite("layer_norm", _layer_norm_fused)
-def layer_norm(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+def _layer_norm_last(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise the last axis to mean 0 and variance 1, then ``* weight + bias``."""
     _check_affine(x, weight, "weight")
     _check_affine(x, bias, "bias")
@@ -173,6 +173,36 @@ def layer_norm(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = No
     if bias is not None:
         y = y + bias
     return y
+
+
+def layer_norm(input: Tensor, normalized_shape: Any = None, weight: Tensor | None = None,  # noqa: A002
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:  # fmt: skip
+    """PyTorch's ``layer_norm``: normalise the trailing ``normalized_shape`` axes together to
+    mean 0 and variance 1, then ``* weight + bias`` (each of ``normalized_shape``).
+
+    (The first round's ``layer_norm(x, weight, bias, eps)``, over the last axis, still works:
+    a tensor in second place is read as ``weight``.)
+    """
+    x = input
+    if isinstance(normalized_shape, Tensor):  # the first round's call: (x, weight, bias, eps)
+        weight, bias, eps = normalized_shape, weight, (eps if bias is None else bias)
+        normalized_shape = None
+    if normalized_shape is None:
+        normalized_shape = x.shape[-1:]
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    if not shape or x.shape[x.ndim - len(shape) :] != shape or len(shape) > x.ndim:
+        raise InvalidArgumentError(
+            f"layer_norm: normalized_shape {shape} must be the trailing dims of the input, of shape {x.shape}"
+        )
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None and tuple(t.shape) != shape:
+            raise InvalidArgumentError(f"layer_norm: {what} has shape {t.shape}, expected {shape} for input {x.shape}")
+    if len(shape) == 1:
+        return _layer_norm_last(x, weight, bias, eps)
+    n = math.prod(shape)  # several axes normalised together are one axis
+    w = None if weight is None else weight.reshape(n)
+    b = None if bias is None else bias.reshape(n)
+    return _layer_norm_last(x.reshape(*x.shape[: x.ndim - len(shape)], n), w, b, eps).reshape(*x.shape)
 
 
 def _gelu_fused(x: Tensor, approximate: str = "none") -> Tensor:
@@ -217,9 +247,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return x
     if p == 1.0:
         return x * 0.0
-    keep = host_generator().random(x.shape) >= p
-    scale = Tensor._wrap(x._dev.asarray(keep / (1.0 - p), dtype=x.dtype), x._dev)
-    return x * scale
+    return x * draw("dropout", x.shape, x.dtype, x, p)  # (an op: a traced program draws at each replay)
 
 
 # -- losses -------------------------------------------------------------------------
@@ -256,21 +284,22 @@ def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) ->
     and whether it holds probabilities.
 
     Class indices of shape ``x.shape[:-1]`` mean the classes are last (this library's
-    layout, and PyTorch's for ``(N, C)``). Any other target follows PyTorch: classes on
-    axis 1 of ``(N, C, d1, ...)``, with indices ``(N, d1, ...)`` or probabilities of
-    ``x``'s own shape. ``class_axis=1`` or ``-1`` decides where a shape fits both.
+    layout, and PyTorch's for ``(N, C)``) when PyTorch's layout cannot read them. Any other
+    target follows PyTorch: classes on axis 1 of ``(N, C, d1, ...)``, with indices
+    ``(N, d1, ...)`` or probabilities of ``x``'s own shape; so does a shape that fits both
+    (``(N, C, C)``), unless ``class_axis=-1``.
     """
     shape, ts = x.shape, target.shape
     if x.ndim == 0:
         raise ValueError(f"{op}: input needs a class axis, got a scalar")
     probs = target.dtype.kind == "f" and ts == shape
-    if class_axis is None:
-        last = not probs and ts == shape[:-1]
+    axis1 = shape[:1] + shape[2:] if x.ndim >= 2 else shape[:-1]
+    if class_axis is None:  # (where a shape fits both layouts, PyTorch's decides: classes on axis 1)
+        last = not probs and ts == shape[:-1] and (ts != axis1 or x.ndim <= 2)
     elif class_axis in (1, -1, x.ndim - 1):
         last = class_axis != 1 or x.ndim <= 2
     else:
         raise ValueError(f"{op}: class_axis must be 1 (PyTorch's layout) or -1 (classes last), got {class_axis}")
-    axis1 = shape[:1] + shape[2:] if x.ndim >= 2 else shape[:-1]
     want = shape if probs else shape[:-1] if last else axis1
     if ts != want:
         raise ValueError(
@@ -288,7 +317,17 @@ def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) ->
 
 def _index_targets(op: str, x: Tensor, target: Tensor, ignore_index: int | None) -> tuple[Tensor, Any, int]:
     """Flat class indices ``(M,)`` (ignored ones set to 0), the 0/1 array of the items that
-    count, and their number. The range check needs the indices on the host."""
+    count, and their number. The range check needs the indices on the host; while tracing
+    the targets stay an input of the program instead, and the mask and count are tensors."""
+    if _State.tracer is not None and isinstance(target, Tensor):
+        t = target.detach().reshape(-1)
+        t = t if t.dtype == np.int64 else t.astype(np.int64)
+        if ignore_index is None:
+            ones = Tensor.full((t.shape[0],), 1.0, dtype=x.dtype, device=x.device)
+            return t, ones, ones.sum()
+        kept = t != ignore_index  # (M,)
+        keep_t = kept.astype(x.dtype)
+        return where(kept, t, 0), keep_t, keep_t.sum()
     host = host_integers(target, op, "targets (class indices)")
     c = x.shape[-1]
     keep = np.ones(host.shape, dtype=bool) if ignore_index is None else host != ignore_index
@@ -320,7 +359,8 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average
     Class indices of shape ``logits.shape[:-1]`` mean classes on the last axis (``(..., C)``
     logits, this library's layout); otherwise the layout is PyTorch's: ``(N, C, d1, ...)``
     logits with ``(N, d1, ...)`` indices or probabilities of the logits' shape. Where a
-    shape fits both (``(N, C, C)`` logits) the classes are last unless ``class_axis=1``.
+    shape fits both (``(N, C, C)`` logits) the classes are on axis 1, as PyTorch's, unless
+    ``class_axis=-1``.
     Items whose target is ``ignore_index`` (``None``: none) do not count; ``weight``
     (``(C,)``) weighs each class, and ``"mean"`` divides by the kept items' total weight
     (NaN when nothing counts, as PyTorch). ``label_smoothing`` mixes the target with the
@@ -351,6 +391,9 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average
     t, keep, n_kept = _index_targets(op, x, targets, ignore_index)
     flat = x.reshape(-1, c)  # (M, C)
     if weight is None and reduction != "none" and not _State.decompose:
+        if isinstance(keep, Tensor):  # traced: the mask and count are ops on the targets
+            n_t = n_kept if reduction == "mean" else Tensor.full((), 1.0, dtype=x.dtype, device=x.device)
+            return fused.CrossEntropyKept.apply(flat, t, keep, n_t.astype(x.dtype), args=eps)
         n = (float(n_kept) if n_kept else float("nan")) if reduction == "mean" else 1.0
         return fused.CrossEntropy.apply(flat, t, args=(keep, n, eps))
     with scope(op):
@@ -372,7 +415,7 @@ def _nll_reference(logp: Tensor, t: Tensor, keep: Any, n_kept: int, weight: Tens
     m, c = logp.shape
     dev = logp._dev
     picked = logp.reshape(-1)[Tensor.arange(m, dtype=np.int64, device=dev) * c + t]  # (M,)
-    keep_t = Tensor._wrap(keep, dev)
+    keep_t = keep if isinstance(keep, Tensor) else Tensor._wrap(keep, dev)
     w_t = keep_t if weight is None else weight[t] * keep_t  # (M,)
     loss = picked * w_t * -(1.0 - eps)
     if eps:
@@ -381,6 +424,8 @@ def _nll_reference(logp: Tensor, t: Tensor, keep: Any, n_kept: int, weight: Tens
         return loss.reshape(shape)
     if reduction == "sum":
         return loss.sum()
+    if isinstance(n_kept, Tensor):  # (traced: the count of kept items is a tensor, NaN when 0 as PyTorch)
+        return loss.sum() / where(n_kept != 0, n_kept, math.nan)
     if weight is None:  # nothing kept: NaN (0/0, as PyTorch) with a gradient of 0, not NaN
         return loss.sum() / float(n_kept) if n_kept else loss.sum() + math.nan
     total = w_t.sum()
@@ -491,29 +536,50 @@ def _bias_from_allowed(xp: Any, allowed: Any, bias: Any) -> tuple[Any, Any, None
 
 
 def scaled_dot_product_attention(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    mask: Any = None,
-    is_causal: bool = False,
-    scale: float | None = None,
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Any = None,
     dropout_p: float = 0.0,
+    is_causal: bool = False,
+    *,  # (PyTorch takes scale and enable_gqa by keyword only)
+    scale: float | None = None,
+    enable_gqa: bool = False,
+    mask: Any = None,
     return_weights: bool = False,
 ) -> Any:
-    """``softmax(q @ k.mT * scale + mask) @ v``, the attention of "Attention Is All You Need".
+    """``softmax(q @ k.mT * scale + mask) @ v``, the attention of "Attention Is All You Need",
+    with PyTorch's parameters in PyTorch's order.
 
-    q ``(..., Tq, d)``, k ``(..., Tk, d)``, v ``(..., Tk, dv)`` -> ``(..., Tq, dv)``.
-    A boolean ``mask`` (broadcastable to ``(..., Tq, Tk)``) is True where a query may
-    attend; a float mask is added to the scores. A query with nothing to attend gets
-    zeros, never NaN. ``return_weights=True`` also returns the ``(..., Tq, Tk)`` weights.
+    query ``(..., Hq, Tq, d)``, key ``(..., H, Tk, d)``, value ``(..., H, Tk, dv)`` ->
+    ``(..., Hq, Tq, dv)``. A boolean ``attn_mask`` (broadcastable to ``(..., Tq, Tk)``) is
+    True where a query may attend; a float mask is added to the scores. A query with
+    nothing to attend gets zeros, never NaN. ``scale`` defaults to ``1/sqrt(d)``. ``enable_gqa=True``: each of the ``H`` key and
+    value heads serves ``Hq // H`` query heads (grouped-query attention). The library's
+    extras: ``mask=`` (the first round's name of ``attn_mask``) and ``return_weights=True``,
+    which also returns the ``(..., Tq, Tk)`` weights.
     """
-    for t, n in ((q, "q"), (k, "k"), (v, "v")):
+    if mask is not None:
+        if attn_mask is not None:
+            raise TypeError("scaled_dot_product_attention: got both attn_mask= and mask=; pass attn_mask")
+        attn_mask = mask
+    q, k, v, mask = query, key, value, attn_mask
+    for t, n in ((q, "query"), (k, "key"), (v, "value")):
         if not isinstance(t, Tensor) or t.ndim < 2:
             raise ValueError(f"scaled_dot_product_attention: {n} must be a tensor of at least 2 dimensions")
+    if enable_gqa and q.ndim >= 3 and k.ndim >= 3 and k.shape[-3] != q.shape[-3]:
+        hq, hk = q.shape[-3], k.shape[-3]
+        if hk == 0 or hq % hk or v.ndim < 3 or v.shape[-3] != hk:
+            raise InvalidArgumentError(
+                f"scaled_dot_product_attention: enable_gqa needs the query heads ({hq}) to be a multiple of the "
+                f"key and value heads; got query {q.shape}, key {k.shape}, value {v.shape}"
+            )
+        k = k.repeat_interleave(hq // hk, -3)  # (..., Hq, Tk, d): each key head serves a group
+        v = v.repeat_interleave(hq // hk, -3)
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"scaled_dot_product_attention: q {q.shape}, k {k.shape}, v {v.shape} do not fit: need "
-            "q (..., Tq, d), k (..., Tk, d), v (..., Tk, dv)"
+        raise InvalidArgumentError(
+            f"scaled_dot_product_attention: query {q.shape}, key {k.shape}, value {v.shape} do not fit: need "
+            "query (..., Tq, d), key (..., Tk, d), value (..., Tk, dv)"
         )
     if mask is not None:
         check_mask_dtype("scaled_dot_product_attention", mask)
@@ -660,12 +726,17 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """Class indices ``(...)`` -> int64 ``(..., num_classes)`` with a 1 at each index
     (``num_classes=-1``: one more than the largest index). Not differentiable."""
-    host = host_integers(tensor, "one_hot", "tensor (class indices)")
-    if num_classes == -1:
+    if _State.tracer is not None and isinstance(tensor, Tensor) and num_classes != -1:
+        host = None  # while tracing: the ids stay an input of the program (no host read, no range check)
+    else:
+        host = host_integers(tensor, "one_hot", "tensor (class indices)")
+    if host is None:
+        pass
+    elif num_classes == -1:
         if host.size == 0:
             raise ValueError("one_hot: cannot infer num_classes from an empty tensor; pass num_classes")
         num_classes = int(host.max()) + 1
-    if host.size and (host.min() < 0 or host.max() >= num_classes):
+    if host is not None and host.size and (host.min() < 0 or host.max() >= num_classes):
         bad = host.min() if host.min() < 0 else host.max()
         raise ValueError(f"one_hot: class index {bad} is out of range [0, {num_classes})")
     t = tensor if isinstance(tensor, Tensor) else Tensor(host)
@@ -682,6 +753,13 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Ten
     if weight.ndim != 2:
         raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
     n = weight.shape[0]
+    if _State.tracer is not None and isinstance(input, Tensor):
+        # While tracing the ids are an input of the program: no host read (weight[ids] is an op).
+        ids = _as_operand("embedding", input, weight, "input")
+        out = weight[ids]  # (..., dim)
+        if padding_idx is None:
+            return out
+        return where((ids == padding_idx % n).unsqueeze(-1), out.detach(), out)
     host = host_integers(input, "embedding", "input (indices)")
     if host.size and (host.min() < 0 or host.max() >= n):
         bad = host.min() if host.min() < 0 else host.max()
@@ -719,6 +797,7 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
         raise ValueError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
     if mode != "constant" and value:
         raise ValueError(f"pad: value applies to mode 'constant' only, not {mode!r}")
+    x0 = x
     for i in range(len(pad) // 2):
         axis, lo, hi = x.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
         n = x.shape[axis]
@@ -745,7 +824,8 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
                 raise ValueError(f"pad: circular needs padding at most the axis size {m}, got ({lo}, {hi})")
             pos = start + np.arange(-max(lo, 0), m + max(hi, 0)) % m
         x = x[(slice(None),) * axis + (Tensor(pos.astype(np.int64), device=x.device),)]
-    return x
+    # PyTorch's pad always returns new memory (a zero or a cropping pad is no view)
+    return x.clone() if _memory_root(x._data) is _memory_root(x0._data) else x
 
 
 def _pad_constant(x: Tensor, axis: int, lo: int, hi: int, value: float) -> Tensor:
@@ -772,3 +852,12 @@ def check_mask_dtype(op: str, mask: Any) -> None:
             f"{op}: attention mask has dtype {kind}; give a bool mask (True = may attend) or a float mask "
             "(added to the scores: 0 = may attend, -inf = may not); for a 0/1 mask pass (mask != 0)"
         )
+
+
+# -- convolution, pooling, batch norm, bilinear, more losses (their own modules) --------
+from .functional_conv import *  # noqa: E402, F403
+from .functional_conv import __all__ as _conv_all  # noqa: E402
+from .functional_losses import *  # noqa: E402, F403
+from .functional_losses import __all__ as _losses_all  # noqa: E402
+
+__all__ += _conv_all + _losses_all

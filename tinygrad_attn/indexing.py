@@ -94,6 +94,17 @@ def _index_array(k: Any, x: Tensor, size: int) -> Any:
     return a
 
 
+def _traced_index(k: Tensor, x: Tensor, size: int) -> Tensor:
+    """A tensor index while tracing: an int64 tensor, negatives wrapped by ops, so that a
+    replay reads the index of that call (no host read: no range check but the gather's own)."""
+    if k._dev is not x._dev:
+        raise RuntimeError(f"getitem: index tensor on {k.device} for a tensor on {x.device}")
+    if k.dtype.kind not in "iuf":
+        raise IndexError(f"getitem: index arrays must be integers, got {k.dtype}")
+    idx = k if k.dtype == np.int64 else k.detach().astype(np.int64)  # (float tensors holding integers)
+    return where(idx < 0, idx + size, idx)
+
+
 def _check_bool_masks(x: Tensor, key: tuple) -> None:
     """Each boolean mask must have the shape of the axes it covers, as in NumPy and
     PyTorch (a shorter one would silently select from a prefix)."""
@@ -192,6 +203,8 @@ def _advanced(x: Tensor, key: tuple) -> Tensor:
     adv = [i for i, k in enumerate(key) if not isinstance(k, slice)]
     # First the slices, with full slices on the indexed axes.
     out = _basic(x, tuple(slice(None) if i in adv else k for i, k in enumerate(key)))
+    if autograd._State.tracer is not None and any(isinstance(key[i], Tensor) for i in adv):
+        return _advanced_traced(out, key, adv)
     idx = [_index_array(key[i], out, out.shape[i]) for i in adv]
     xp = out._dev.ops
     shapes = [tuple(a.shape) for a in idx]
@@ -216,6 +229,32 @@ def _advanced(x: Tensor, key: tuple) -> Tensor:
     else:
         index = idx[0]
     return ops.Gather.apply(out, args=(p, index))
+
+
+def _advanced_traced(out: Tensor, key: tuple, adv: list[int]) -> Tensor:
+    """:func:`_advanced` with the indices as tensors and every step an op, so a traced
+    program reads tensor indices at each replay (``W[ids]``, ``logits[arange, y]``)."""
+    idx = [
+        _traced_index(key[i], out, out.shape[i]) if isinstance(key[i], Tensor)
+        else Tensor._wrap(_index_array(key[i], out, out.shape[i]), out._dev)
+        for i in adv
+    ]  # fmt: skip
+    try:
+        bshape = np.broadcast_shapes(*[tuple(a.shape) for a in idx])
+    except ValueError as e:
+        raise IndexError(f"getitem: index arrays of shapes {[a.shape for a in idx]} do not broadcast together") from e
+    idx = [a if a.shape == bshape else a.expand(bshape) for a in idx]
+    if adv != list(range(adv[0], adv[0] + len(adv))):  # NumPy puts the indexed axes first in this case
+        out = out.permute(*adv, *[i for i in range(out.ndim) if i not in adv])
+        adv = list(range(len(adv)))
+    p = adv[0]
+    index = idx[0]
+    if len(adv) > 1:  # merge the indexed axes into one, with a row-major linear index
+        sizes = [out.shape[i] for i in adv]
+        for a, s in zip(idx[1:], sizes[1:]):
+            index = index * s + a
+        out = out.reshape(out.shape[:p] + (math.prod(sizes),) + out.shape[p + len(adv) :])
+    return ops.Take.apply(out, index, args=p)
 
 
 # -- item assignment ---------------------------------------------------------------
@@ -246,6 +285,9 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
             return
         store = lambda old, v: SetSlice.apply(old, _cast_like(v, old), args=plain)  # noqa: E731
         autograd.apply_inplace(x, "setitem", store, value, reads_old=False)
+        return
+    if autograd._State.tracer is not None and any(isinstance(p, Tensor) for p in parts):
+        _setitem_traced(x, key, value)  # the index an input of the program: no host read
         return
     if not wants and x._dev.xp is np:  # NumPy stores fancy keys itself
         host_key = tuple(p.numpy() if isinstance(p, Tensor) else p for p in parts)
@@ -354,3 +396,23 @@ def _scatter_into(old: Tensor, written: tuple, v: Any) -> Tensor:
         vals = vals[which]
     placed = ops.ScatterAdd.apply(vals, args=((n,), 0, flat))
     return where(hit_t, placed, old_flat).reshape(old.shape)
+
+
+def _setitem_traced(x: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value`` with tensor indices while tracing: the written positions are ops
+    on the index (``arange(n)[key]``), so a replay writes where that call's index says.
+    (A position given twice gets the sum of its values here, where eager keeps the last.)"""
+    dev, n = x._dev, x.numel()
+    pos = Tensor.arange(n, dtype=np.int64, device=dev).reshape(x.shape)[key]
+    flat, shape = pos.reshape(-1), tuple(pos.shape)
+
+    def store(old: Tensor, v: Any) -> Tensor:
+        ones = Tensor.full((flat.shape[0],), 1.0, dtype=old.dtype, device=old.device)
+        hit = ops.PutAdd.apply(ones, flat, args=((n,), 0)) > 0  # (n,) the written positions
+        old_flat = old.reshape(-1)
+        if not isinstance(v, Tensor):
+            return where(hit, v, old_flat).reshape(old.shape)
+        vals = _cast_like(v, old).expand(shape).reshape(-1)
+        return where(hit, ops.PutAdd.apply(vals, flat, args=((n,), 0)), old_flat).reshape(old.shape)
+
+    autograd.apply_inplace(x, "setitem", store, value, reads_old=False)

@@ -23,9 +23,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import functional, ops
-from ._tensor import InvalidArgumentError, Size, Tensor, cat, stack, where
+from ._tensor import InvalidArgumentError, Size, Tensor, _sqrt_of_variance, _var, cat, dim_spelling, stack, where
 from ._tensor import _dim_alias as dim_or_axis  # (one rule for both spellings)
-from .autograd import composite
+from .autograd import _memory_root, composite
 
 __all__ = [
     "Size", "ValuesIndices", "matmul", "mm", "bmm", "dot", "cat", "concat", "concatenate", "stack", "split", "chunk",
@@ -44,6 +44,15 @@ class ValuesIndices(NamedTuple):
 
     values: Tensor
     indices: Tensor
+
+
+def _new_memory(out: Tensor, x: Tensor) -> Tensor:
+    """``out``, or a copy of it (on the graph) when the cheap path made a view of ``x``:
+    for ops whose PyTorch result is always new memory (flip, roll, repeat, pad, prod,
+    cumsum, ...), so that changing the result in place never changes ``x``."""
+    if _memory_root(out._data) is _memory_root(x._data):
+        return out.clone()
+    return out
 
 
 def _one_dim(x: Tensor, dim: Any, op: str) -> int:
@@ -194,13 +203,18 @@ def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = F
     return ops.Argsort.apply(x, args=(_one_dim(x, dim, "argsort"), descending))
 
 
-def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> ValuesIndices:
-    """``(values, indices)`` of ``x`` sorted along ``dim``; the values are differentiable."""
+def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False, *, axis: Any = None) -> Any:
+    """``(values, indices)`` of ``x`` sorted along ``dim``; the values are differentiable.
+    NumPy's ``axis=`` gives the values alone, as ``numpy.sort``."""
+    sp = dim_spelling("sort", None if axis is not None else dim, axis=axis)
     if x.ndim == 0:
-        return ValuesIndices(x, Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
-    d = _one_dim(x, dim, "sort")
-    idx = argsort(x, d, descending)
-    return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+        x._axes(sp.dim, "sort")
+        out = ValuesIndices(x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
+    else:
+        d = _one_dim(x, sp.dim, "sort")
+        idx = argsort(x, d, descending)
+        out = ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+    return out.values if sp.numpy else out
 
 
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
@@ -212,49 +226,46 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
 
 
-def _reduce_pick(x: Tensor, axis: Any, keepdims: bool, dim: Any, keepdim: Any, other: Any, op: str) -> Any:
-    """``max``/``min`` in all three spellings (see the module docstring)."""
-    if isinstance(axis, Tensor) or isinstance(other, Tensor):  # max(a, b): elementwise, as in torch
-        b = axis if isinstance(axis, Tensor) else other
-        return x.maximum(b) if op == "max" else x.minimum(b)
-    keepdims = keepdims or bool(keepdim)
-    if dim is None or axis is not None:
-        return getattr(x, op)(dim_or_axis(axis, dim, op), keepdims)
-    if not isinstance(dim, (int, np.integer)):  # several dims: values only (torch's amax)
-        return getattr(x, op)(dim, keepdims)
-    d = _one_dim(x, dim, op)
+def _reduce_pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str) -> Any:
+    """``max``/``min``, method and free function, by the rule of :func:`dim_spelling`."""
+    if isinstance(dim, Tensor):  # max(a, b): elementwise, as in torch
+        return x.maximum(dim) if op == "max" else x.minimum(dim)
+    sp = dim_spelling(op, dim, keepdim, axis=axis, keepdims=keepdims)
+    if sp.numpy or sp.dim is None or not isinstance(sp.dim, (int, np.integer)):  # values only
+        if not sp.numpy and sp.dim is not None:
+            raise TypeError(f"{op}: dim must be one int, got {sp.dim!r}; use amax/amin for several dims")
+        extreme = ops.Max if op == "max" else ops.Min
+        return extreme.apply(x, args=(x._axes(sp.dim, op), sp.keepdim))
+    if x.ndim == 0:  # dim 0 or -1 of a 0-d tensor: itself and index 0, as in PyTorch
+        x._axes(sp.dim, op)
+        return ValuesIndices(x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
+    d = _one_dim(x, sp.dim, op)
     idx = ops.ArgExtreme.apply(x, args=(d, op))  # (the axis kept, length 1)
     values = ops.GatherAlong.apply(x, idx, args=(d, x.shape))
-    if not keepdims:
+    if not sp.keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
     return ValuesIndices(values, idx)
 
 
-def max(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool = False,
-        other: Any = None) -> Any:  # fmt: skip
+def max(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
     """``max(x)``: the largest value; ``max(x, dim)``: PyTorch's ``(values, indices)``;
     ``max(x, axis=...)``: the values alone; ``max(a, b)``: the elementwise maximum."""
-    if isinstance(dim, Tensor):
-        return x.maximum(dim)
-    return _reduce_pick(x, axis, keepdims, dim, keepdim, other, "max")
+    return _reduce_pick(x, dim, keepdim, axis, keepdims, "max")
 
 
-def min(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool = False,
-        other: Any = None) -> Any:  # fmt: skip
+def min(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
     """As :func:`max`, for the smallest."""
-    if isinstance(dim, Tensor):
-        return x.minimum(dim)
-    return _reduce_pick(x, axis, keepdims, dim, keepdim, other, "min")
+    return _reduce_pick(x, dim, keepdim, axis, keepdims, "min")
 
 
-def amax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """The largest values over ``dim`` (no indices)."""
-    return x.max(dim, keepdim)
+def amax(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """The largest values over ``dim`` (all when empty; no indices)."""
+    return ops.Max.apply(x, args=(x._axes(None if dim == () else dim, "amax"), bool(keepdim)))
 
 
-def amin(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """The smallest values over ``dim`` (no indices)."""
-    return x.min(dim, keepdim)
+def amin(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """The smallest values over ``dim`` (all when empty; no indices)."""
+    return ops.Min.apply(x, args=(x._axes(None if dim == () else dim, "amin"), bool(keepdim)))
 
 
 def argmax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
@@ -278,32 +289,32 @@ def mean(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     return x.mean(dim_or_axis(axis, dim, "mean"), keepdims or keepdim)
 
 
-def correction_of(axis: Any, dim: Any, correction: Any, unbiased: Any) -> int:
-    """The divisor's correction: ``correction`` or ``unbiased`` when given; else PyTorch's
-    (1) when the call says ``dim``, NumPy's (0) when it says ``axis`` or nothing."""
-    if correction is not None:
-        if unbiased is not None:
-            raise TypeError("var: pass correction= or unbiased=, not both")
-        return int(correction)
-    if unbiased is not None:
-        return 1 if unbiased else 0
-    return 1 if dim is not None else 0
-
-
 def var(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
-        axis: Any = None, keepdims: bool = False) -> Tensor:  # fmt: skip
-    """PyTorch's ``torch.var``: unbiased (``correction=1``) unless told otherwise; with
-    ``axis=`` (NumPy's spelling) the population variance, as ``numpy.var``."""
-    if correction is None and unbiased is None and axis is None:
-        correction = 1
-    c = correction_of(axis, dim, correction, unbiased)
-    return x.var(dim_or_axis(axis, dim, "var"), keepdims or keepdim, c)
+        axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``var``, method and free function: unbiased (``correction=1``) unless told
+    otherwise (``x.var(0, True)`` is ``unbiased=True``, ``x.var(False)`` the population
+    variance); with NumPy's keywords (``axis=``, ``keepdims=``, ``ddof=``) NumPy's
+    population variance, as ``numpy.var``."""
+    if isinstance(dim, bool):  # PyTorch's var(unbiased) overload
+        dim, unbiased = None, dim
+    sp = dim_spelling("var", dim, keepdim, axis=axis, keepdims=keepdims, ddof=ddof)
+    given = [c for c in (correction, ddof, unbiased) if c is not None]
+    if len(given) > 1:
+        raise TypeError("var: pass correction= or unbiased= (or NumPy's ddof=), not several")
+    if correction is not None or ddof is not None:
+        c = int(correction if correction is not None else ddof)
+    elif unbiased is not None:
+        c = 1 if unbiased else 0
+    else:
+        c = 0 if sp.numpy else 1
+    return _var(x, sp.dim, sp.keepdim, c)
 
 
 def std(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
-        axis: Any = None, keepdims: bool = False) -> Tensor:  # fmt: skip
-    """The square root of :func:`var` (the same defaults)."""
-    return var(x, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims).sqrt()
+        axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
+    """The square root of :func:`var` (the same defaults); its gradient where the spread is 0 is 0."""
+    v = var(x, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims, ddof=ddof)
+    return _sqrt_of_variance(v)
 
 
 def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
@@ -322,10 +333,11 @@ def prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     ``log2(n)`` multiplies, exact gradients where entries are zero (no division)."""
     if dim is None:
         out = prod(x.reshape(-1), 0)
-        return out.reshape((1,) * x.ndim) if keepdim else out
-    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: itself, as in PyTorch
+        return _new_memory(out.reshape((1,) * x.ndim) if keepdim else out, x)
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         x._axes(dim, "prod")
-        return x
+        return x.clone()
+    x0 = x
     d = _one_dim(x, dim, "prod")
     n = x.shape[d]
     lead = (slice(None),) * d
@@ -339,16 +351,16 @@ def prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
             n += 1
         n //= 2
         x = x[lead + (slice(0, n),)] * x[lead + (slice(n, 2 * n),)]
-    return x if keepdim else x.squeeze(d)
+    return _new_memory(x if keepdim else x.squeeze(d), x0)
 
 
 @composite("cumprod")
 def cumprod(x: Tensor, dim: int) -> Tensor:
     """Running products along ``dim`` by doubling steps (``log2(n)`` multiplies by a
     shifted copy): no division, so zeros give exact values and gradients."""
-    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: itself, as in PyTorch
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         x._axes(dim, "cumprod")
-        return x
+        return x.clone()
     d = _one_dim(x, dim, "cumprod")
     n = x.shape[d]
     lead = (slice(None),) * d
@@ -356,16 +368,16 @@ def cumprod(x: Tensor, dim: int) -> Tensor:
     while shift < n:
         x = x * cat([_one_along(x, d, shift), x[lead + (slice(0, n - shift),)]], d)
         shift *= 2
-    return x
+    return x if shift > 1 else x.clone()  # (n <= 1: no product was taken, so no new memory yet)
 
 
 def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sums along ``dim``."""
     if dtype is not None:
         x = x.astype(dtype)
-    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: itself, as in PyTorch
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         x._axes(dim, "cumsum")
-        return x
+        return x.clone()
     return ops.Cumsum.apply(x, args=_one_dim(x, dim, "cumsum"))
 
 
@@ -378,9 +390,9 @@ def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> T
     if p == 1:
         return x.abs().sum(dim, keepdim)
     if p == math.inf:
-        return x.abs().max(dim, keepdim)
+        return x.abs().amax(() if dim is None else dim, keepdim)
     if p == -math.inf:
-        return x.abs().min(dim, keepdim)
+        return x.abs().amin(() if dim is None else dim, keepdim)
     if p == 0:
         return (x != 0).astype(x.dtype).sum(dim, keepdim)
     if isinstance(p, str):
@@ -394,13 +406,14 @@ def flip(x: Tensor, dims: Any) -> Tensor:
     axes = x._axes(dims, "flip") or ()
     if len(set(axes)) != len(axes):
         raise InvalidArgumentError(f"flip: dims {tuple(dims)} name an axis more than once (shape {x.shape})")
-    return x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))]
+    return _new_memory(x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))], x)
 
 
 def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     """Entries moved ``shifts`` places along ``dims``, wrapping around (flattened when None)."""
     if dims is None:
         return roll(x.reshape(-1), shifts, 0).reshape(x.shape)
+    x0 = x
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     axes = x._axes(dims, "roll")
     if len(shifts) != len(axes):
@@ -411,7 +424,7 @@ def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
         if s:
             lead = (slice(None),) * d
             x = cat([x[lead + (slice(n - s, n),)], x[lead + (slice(0, n - s),)]], d)
-    return x
+    return _new_memory(x, x0)
 
 
 def repeat(x: Tensor, *sizes: Any) -> Tensor:
@@ -425,7 +438,7 @@ def repeat(x: Tensor, *sizes: Any) -> Tensor:
     shape = (1,) * (len(sizes) - x.ndim) + x.shape
     inter = x.reshape(tuple(v for s in shape for v in (1, s)))  # (1, s0, 1, s1, ...)
     big = inter.expand(tuple(v for r, s in zip(sizes, shape) for v in (r, s)))  # (r0, s0, r1, s1, ...)
-    return big.reshape(tuple(r * s for r, s in zip(sizes, shape)))
+    return _new_memory(big.reshape(tuple(r * s for r, s in zip(sizes, shape))), x)
 
 
 def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -482,7 +495,7 @@ def permute(x: Tensor, dims: Any) -> Tensor:
 
 def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     """Axes of length 1 removed (only ``dim``, when given and of length 1)."""
-    return x.squeeze(dim=dim) if dim is not None else x.squeeze()
+    return x.squeeze(dim)
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor, cat, stack
-from ..autograd import no_grad
+from ..autograd import _State, no_grad
 from ..nn.attention import AdditiveAttention, GeneralAttention
 from ..nn.layers import Embedding, Linear
 from ..nn.module import Module
@@ -59,6 +59,8 @@ class Seq2Seq(Module):
 
     def encode(self, src: Any, src_mask: Any = None) -> tuple[Tensor, Tensor, Any]:
         """Encoder states ``(B, Ts, hidden)``, the decoder's first state ``(B, hidden)`` and the mask."""
+        if _State.tracer is not None and isinstance(src, Tensor):  # no host reads: the ids are an input
+            return self._encode_traced(src, src_mask)
         if src_mask is None and self.pad_id is not None:
             host = src.numpy() if isinstance(src, Tensor) else np.asarray(src)
             src_mask = host != self.pad_id
@@ -67,6 +69,18 @@ class Seq2Seq(Module):
             keep = src_mask.numpy() if isinstance(src_mask, Tensor) else np.asarray(src_mask, bool)
             last = states[np.arange(keep.shape[0]), keep.sum(1) - 1]  # (B, h)
             src_mask = Tensor(keep, device=states.device)
+        return states, last, src_mask
+
+    def _encode_traced(self, src: Tensor, src_mask: Any) -> tuple[Tensor, Tensor, Any]:
+        """:meth:`encode` in ops only (while tracing): the mask and last positions as tensors."""
+        if src_mask is None and self.pad_id is not None:
+            src_mask = src != self.pad_id
+        states, last = unroll(self.encoder, self.src_embed(src))  # (B, Ts, h), (B, h)
+        if src_mask is not None:
+            keep = src_mask if isinstance(src_mask, Tensor) else Tensor(np.asarray(src_mask, bool))
+            lens = keep.astype(np.int64).sum(1) - 1  # (B,)
+            last = states[Tensor.arange(keep.shape[0], dtype=np.int64, device=states.device), lens]
+            src_mask = keep
         return states, last, src_mask
 
     def step(self, y: Any, s: Tensor, states: Tensor, src_mask: Any = None) -> tuple[Tensor, Tensor, Tensor]:
@@ -85,7 +99,10 @@ class Seq2Seq(Module):
                 return_attention: bool = False) -> Tensor | tuple[Tensor, Tensor]:  # fmt: skip
         """Teacher-forced logits ``(B, Tt, V)`` (and the weights ``(B, Tt, Ts)`` when asked)."""
         states, s, src_mask = self.encode(src, src_mask)
-        tgt = tgt_in.numpy() if isinstance(tgt_in, Tensor) else np.asarray(tgt_in)
+        if _State.tracer is not None and isinstance(tgt_in, Tensor):  # the ids stay an input of the program
+            tgt = tgt_in
+        else:
+            tgt = tgt_in.numpy() if isinstance(tgt_in, Tensor) else np.asarray(tgt_in)
         logits, weights = [], []
         for t in range(tgt.shape[1]):
             out, s, w = self.step(tgt[:, t], s, states, src_mask)

@@ -26,6 +26,15 @@ from .torch_transformer import (
     TransformerEncoderLayer,
 )
 
+# -- PyTorch's convolution, pooling, normalisation, shape layers, more losses, init and utils
+# isort: split
+from . import init, utils
+from .conv import Conv1d, Conv2d
+from .layers import Bilinear, Flatten, LazyLinear, Unflatten
+from .loss import CosineEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, SmoothL1Loss
+from .normalization import BatchNorm1d, BatchNorm2d
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
+
 # One module under two names: ``tinygrad_attn.nn.functional`` is ``tinygrad_attn.functional``.
 sys.modules[__name__ + ".functional"] = functional
 
@@ -72,4 +81,27 @@ __all__ = [
     "NLLLoss",
     "BCEWithLogitsLoss",
     "BCELoss",
+]
+
+# PyTorch's convolution, pooling, normalisation, shape layers, more losses, init and utils
+__all__ += [
+    "init",
+    "utils",
+    "Conv1d",
+    "Conv2d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool2d",
+    "AdaptiveAvgPool2d",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "Flatten",
+    "Unflatten",
+    "LazyLinear",
+    "Bilinear",
+    "L1Loss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "KLDivLoss",
+    "CosineEmbeddingLoss",
 ]

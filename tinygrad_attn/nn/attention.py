@@ -78,7 +78,7 @@ def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None
     qh, kh, vh = heads(q), heads(k), heads(v)
     if cache is not None:
         kh, vh, mask, is_causal = _extend_cache(cache, kh, vh, mask, is_causal)
-    res = F.scaled_dot_product_attention(qh, kh, vh, mask=mask, is_causal=is_causal, dropout_p=dropout_p,
+    res = F.scaled_dot_product_attention(qh, kh, vh, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
                                          return_weights=need_weights)  # fmt: skip
     out, weights = res if need_weights else (res, None)  # (B, H, Tq, hd), (B, H, Tq, Tk)
     return out.permute(0, 2, 1, 3).reshape(b, tq, e), weights  # (B, Tq, E)

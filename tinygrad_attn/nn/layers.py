@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import functional as F
 from .._tensor import Tensor, where
+from ..autograd import _State
 from ..indexing import host_integers
 from ..random import host_generator
 from .module import Module, Parameter
@@ -67,6 +68,8 @@ class Embedding(Module):
         self.weight = Parameter(table, device=device)
 
     def forward(self, ids: Any) -> Tensor:
+        if _State.tracer is not None and isinstance(ids, Tensor):  # ids an input of the traced program
+            return F.embedding(ids, self.weight, self.padding_idx)
         host = host_integers(ids, "Embedding")
         if host.size and (host.min() < 0 or host.max() >= self.num):
             bad = host.max() if host.max() >= self.num else host.min()
@@ -101,17 +104,7 @@ class LayerNorm(Module):
         self.bias = Parameter(np.zeros(shape, dtype), device=device) if elementwise_affine and bias else None
 
     def forward(self, x: Tensor) -> Tensor:
-        shape = self.normalized_shape
-        if len(shape) == 1:
-            return F.layer_norm(x, self.weight, self.bias, self.eps)
-        if x.shape[x.ndim - len(shape) :] != shape:
-            raise ValueError(f"LayerNorm({shape}): input of shape {x.shape} must end in {shape}")
-        # Several axes normalised together are one axis to layer_norm.
-        n = math.prod(shape)
-        w = None if self.weight is None else self.weight.reshape(n)
-        b = None if self.bias is None else self.bias.reshape(n)
-        flat = x.reshape(*x.shape[: x.ndim - len(shape)], n)
-        return F.layer_norm(flat, w, b, self.eps).reshape(*x.shape)
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return f"{self.dim}, eps={self.eps}"
@@ -228,3 +221,101 @@ class PositionalEncoding(Module):
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, max_len={self.max_len}"
+
+
+# -- PyTorch's shape layers, LazyLinear and Bilinear -------------------------------------
+class Flatten(Module):
+    """Flatten axes ``start_dim`` to ``end_dim`` into one (PyTorch's ``nn.Flatten``; the batch axis stays)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split axis ``dim`` into ``unflattened_size`` (one entry may be -1): PyTorch's ``nn.Unflatten``."""
+
+    def __init__(self, dim: int, unflattened_size: Any) -> None:
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(int(s) for s in unflattened_size)
+
+    def forward(self, input: Tensor) -> Tensor:
+        nd = input.ndim
+        if not -nd <= self.dim < nd:
+            raise IndexError(f"Unflatten: dim {self.dim} is out of range for an input of shape {input.shape}")
+        d = self.dim % nd
+        size, n = list(self.unflattened_size), input.shape[d]
+        if size.count(-1) == 1:
+            rest = math.prod(s for s in size if s != -1)
+            size[size.index(-1)] = n // rest if rest else 0
+        if math.prod(size) != n:
+            raise ValueError(f"Unflatten: sizes {self.unflattened_size} do not multiply to {n} (axis {d} of "
+                             f"shape {input.shape})")  # fmt: skip
+        return input.reshape(*input.shape[:d], *size, *input.shape[d + 1 :])
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class LazyLinear(Linear):
+    """A :class:`Linear` whose ``in_features`` is read from its first input: PyTorch's
+    ``nn.LazyLinear(out_features, bias=True)``.
+
+    Until then ``weight`` is ``(out_features, 0)`` (and the bias empty); the first forward
+    fills both in place (the same Parameter objects, so an optimizer built before holds
+    them) with Linear's initialisation, and the module becomes a :class:`Linear`.
+    """
+
+    def __init__(self, out_features: int, bias: bool = True, device: Any = None, dtype: Any = np.float32) -> None:
+        Module.__init__(self)
+        self.in_features, self.out_features = 0, out_features
+        self.weight = Parameter(np.zeros((out_features, 0), dtype), device=device)
+        self.bias = Parameter(np.zeros((0,), dtype), device=device) if bias else None
+
+    def has_uninitialized_params(self) -> bool:
+        return self.in_features == 0
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Take ``in_features`` from ``input``'s last axis and initialise as :class:`Linear`."""
+        if input.ndim == 0:
+            raise ValueError("LazyLinear: the input must have at least one axis")
+        self.in_features = input.shape[-1]
+        bound = 1.0 / math.sqrt(self.in_features) if self.in_features else 0.0
+        gen = host_generator()
+        w = self.weight
+        w._data = w._dev.asarray(gen.uniform(-bound, bound, (self.out_features, self.in_features)).astype(w.dtype))
+        if self.bias is not None:
+            b = self.bias
+            b._data = b._dev.asarray(gen.uniform(-bound, bound, (self.out_features,)).astype(b.dtype))
+        self.__class__ = Linear  # as PyTorch's cls_to_become
+
+    def forward(self, x: Tensor) -> Tensor:
+        if self.has_uninitialized_params():
+            self.initialize_parameters(x)
+        return Linear.forward(self, x)
+
+
+class Bilinear(Module):
+    """``y = x1 @ weight[o] @ x2 + bias[o]`` for each output ``o``: PyTorch's ``nn.Bilinear(in1_features,
+    in2_features, out_features, bias=True)``; weight ``(out, in1, in2)``, both uniform in ``±1/sqrt(in1)``."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device: Any = None,
+                 dtype: Any = np.float32) -> None:  # fmt: skip
+        super().__init__()
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        bound = 1.0 / math.sqrt(in1_features) if in1_features else 0.0
+        self.weight = _uniform((out_features, in1_features, in2_features), bound, device, dtype)
+        self.bias = _uniform((out_features,), bound, device, dtype) if bias else None
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")  # fmt: skip

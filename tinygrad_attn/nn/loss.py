@@ -89,3 +89,62 @@ class BCEWithLogitsLoss(_Loss):
     def forward(self, input: Tensor, target: Any) -> Tensor:
         return F.binary_cross_entropy_with_logits(input, target, weight=self.weight, reduction=self.reduction,
                                                   pos_weight=self.pos_weight)  # fmt: skip
+
+
+# -- regression and divergence losses ------------------------------------------------------
+class L1Loss(_Loss):
+    """:func:`tinygrad_attn.functional.l1_loss` as a module: ``loss(input, target)``."""
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """:func:`tinygrad_attn.functional.smooth_l1_loss` as a module, with its ``beta``."""
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """:func:`tinygrad_attn.functional.huber_loss` as a module, with its ``delta``."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_Loss):
+    """:func:`tinygrad_attn.functional.kl_div` as a module: ``loss(log_probs, target)``;
+    ``reduction="batchmean"`` is the KL divergence per sample."""
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 log_target: bool = False) -> None:  # fmt: skip
+        batchmean = reduction == "batchmean" and size_average is None and reduce is None
+        super().__init__(size_average, reduce, "mean" if batchmean else reduction)
+        if batchmean:
+            self.reduction = "batchmean"
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """:func:`tinygrad_attn.functional.cosine_embedding_loss` as a module: ``loss(x1, x2, target)``."""
+
+    def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Any) -> Tensor:
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)

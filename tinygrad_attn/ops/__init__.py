@@ -27,7 +27,7 @@ from .elementwise import (
     Where,
 )
 from .gather_along import GatherAlong, ScatterAddAlong
-from .index import Gather, ScatterAdd
+from .index import Gather, PutAdd, ScatterAdd, Take
 from .linalg import Matmul
 from .movement import Cat, Expand, Permute, Reshape, Slice, SliceGrad
 from .ordering import ArgExtreme, Argsort
@@ -51,3 +51,5 @@ PRIMITIVES = {
 }  # fmt: skip
 
 __all__ = [c.__name__ for c in PRIMITIVES.values()] + ["PRIMITIVES", "Argsort", "ArgExtreme"]
+# Gather and ScatterAdd with the index as an input: what a trace records for tensor indices.
+__all__ += ["Take", "PutAdd"]

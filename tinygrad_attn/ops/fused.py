@@ -152,7 +152,7 @@ class LayerNorm(FusedFunction):
         return gx, (g * xhat if w is not None else None), (g if b is not None else None)
 
     def recompute(self, x, w, b):
-        return _F().layer_norm(x, w, b, self.args)
+        return _F()._layer_norm_last(x, w, b, self.args)
 
 
 def _gelu_exact(xp, x):
@@ -366,3 +366,36 @@ class Attention(FusedFunction):
 FUSED = {
     cls.name: cls for cls in (Softmax, LogSoftmax, LayerNorm, Gelu, CrossEntropy, Attention)
 }  # fmt: skip
+
+
+# -- cross-entropy with the kept items as inputs: what a trace records (tinygrad_attn.symbolic) --
+class CrossEntropyKept(CrossEntropy):
+    """:class:`CrossEntropy` whose ``keep (M,)`` mask and ``n_kept`` (0-d) are inputs, not
+    arguments: computed from the targets by ops, so a traced program reads them at each
+    replay. ``args = smoothing``; inputs ``(logits, targets, keep, n_kept)``. The same
+    arithmetic as :class:`CrossEntropy`, so a replay equals the eager step bit for bit."""
+
+    __slots__ = ()
+    name = "cross_entropy"
+
+    def forward(self, xp, logits, targets, keep, n_kept):
+        self.args, args = (keep, n_kept, self.args), self.args
+        try:
+            return super().forward(xp, logits, targets)
+        finally:
+            self.args = args
+
+    def backward_arrays(self, g, ns, inputs, out):
+        logits, targets, keep, n_kept = inputs
+        self.args, args = (keep, 1.0, self.args), self.args
+        try:
+            grad, _ = super().backward_arrays(g, ns, [logits, targets], out)
+        finally:
+            self.args = args
+        # (nothing counts: the loss is NaN but no logit changes it, so its gradient is 0)
+        grad *= ns.where(n_kept > 0, 1.0 / ns.where(n_kept > 0, n_kept, 1.0), 0.0)
+        return grad, None, None, None
+
+    def recompute(self, logits, targets, keep, n_kept):
+        total = _F()._nll_reference(_F().log_softmax(logits, -1), targets, keep, 0, None, "sum", self.args, ())
+        return total / _F().where(n_kept != 0, n_kept, math.nan)

@@ -36,3 +36,45 @@ class ScatterAdd(Function):
     def backward(self, g, ns, inputs, out):
         shape, axis, index = self.args
         return (ns.gather(g, axis, index),)
+
+
+# -- an index read at each replay: the index as an input, not an argument ---------------
+class Take(Function):
+    """:class:`Gather` with the index as the op's second input, so that a traced program
+    reads it at each replay (``W[ids]``, ``logits[arange, y]`` with tensor indices while
+    tracing). ``args = axis``; inputs ``(a, index)``; the index gets no gradient."""
+
+    __slots__ = ()
+    keep = (1,)  # backward reads the index only
+    reads_output = False
+    name = "take"
+
+    def forward(self, xp, a, index):
+        return xp.gather(a, self.args, index)
+
+    def backward(self, g, ns, inputs, out):
+        index = inputs[1]
+        shape = tuple(inputs[0].shape)
+        if hasattr(g, "_ctx"):  # a recorded gradient (traces, create_graph): the adjoint op itself
+            return PutAdd.apply(g, index, args=(shape, self.args)), None
+        return ns.scatter_add(g, shape, self.args, index), None
+
+
+class PutAdd(Function):
+    """Zeros of ``shape`` with ``g`` summed in at ``index`` along ``axis``, the index an
+    input: the adjoint of :class:`Take`. ``args = (shape, axis)``; inputs ``(g, index)``."""
+
+    __slots__ = ()
+    keep = (1,)
+    reads_output = False
+    name = "scatter_add"
+
+    def forward(self, xp, g, index):
+        shape, axis = self.args
+        return xp.scatter_add(g, shape, axis, index)
+
+    def backward(self, g, ns, inputs, out):
+        index = inputs[1]
+        if hasattr(g, "_ctx"):
+            return Take.apply(g, index, args=self.args[1]), None
+        return ns.gather(g, self.args[1], index), None

@@ -76,25 +76,27 @@ class Adam(Optimizer):
         b1, b2 = (float(b) for b in group["betas"])
         t = state["step"]
         return {"decay": 1.0 - lr * wd, "weight_decay": wd, "bias_correction2": math.sqrt(1.0 - b2**t),
-                "step_size": lr / (1.0 - b1**t)}  # fmt: skip
+                "step_size": lr / (1.0 - b1**t),
+                # read at each replay too: a schedule (OneCycleLR) changes betas, and eps may change
+                "beta1": b1, "one_minus_beta1": 1.0 - b1, "beta2": b2, "one_minus_beta2": 1.0 - b2,
+                "eps": float(group["eps"])}  # fmt: skip
 
     def _traced_update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                        numbers: dict[str, Tensor]) -> None:  # fmt: skip
-        eps, wd = float(group["eps"]), float(group["weight_decay"])
-        b1, b2 = (float(b) for b in group["betas"])
+        wd = float(group["weight_decay"])
         w = p
         if wd and self.decoupled:
             w = w * numbers["decay"]
         elif wd:
             grad = grad + numbers["weight_decay"] * w
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        _assign(m, b1 * m + (1.0 - b1) * grad)
-        _assign(v, b2 * v + (1.0 - b2) * (grad * grad))
+        _assign(m, numbers["beta1"] * m + numbers["one_minus_beta1"] * grad)
+        _assign(v, numbers["beta2"] * v + numbers["one_minus_beta2"] * (grad * grad))
         if group.get("amsgrad", False):
             vmax = state["max_exp_avg_sq"]
             _assign(vmax, vmax.maximum(v))
             v = vmax
-        denom = v.sqrt() / numbers["bias_correction2"] + eps
+        denom = v.sqrt() / numbers["bias_correction2"] + numbers["eps"]
         _assign(p, w - numbers["step_size"] * (m / denom))
 
 

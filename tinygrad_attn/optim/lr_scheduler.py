@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import bisect
 import math
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..autograd import _State
 from .optimizer import Optimizer
 
 
@@ -53,9 +55,19 @@ class LRScheduler:
     def get_lr(self) -> list[float]:
         raise NotImplementedError(f"{type(self).__name__} has no get_lr()")
 
-    def step(self) -> None:
-        """Advance one step (one epoch) and set every group's learning rate for the next update."""
-        self.last_epoch += 1
+    def step(self, epoch: int | None = None) -> None:
+        """Advance one step (one epoch) and set every group's learning rate for the next update.
+
+        ``epoch`` (deprecated in PyTorch, accepted for its code) sets ``last_epoch`` instead.
+        """
+        if _State.tracer is not None:  # inside a traced step: a line of the program, made at each replay
+            return _State.tracer.effect(self, "step", LRScheduler.step)
+        if epoch is None:
+            self.last_epoch += 1
+        else:
+            warnings.warn("LRScheduler.step(epoch) is deprecated, as in PyTorch: call step() once per epoch",
+                          UserWarning, stacklevel=2)  # fmt: skip
+            self.last_epoch = int(epoch)
         self._last_lr = [float(lr) for lr in self.get_lr()]
         for g, lr in zip(self.optimizer.param_groups, self._last_lr):
             g["lr"] = lr
@@ -293,3 +305,7 @@ class NoamSchedule(LRScheduler):
     def get_lr(self) -> list[Any]:
         lr = noam_rate(self.last_epoch + 1, self.d_model, self.warmup, self.factor)
         return [lr] * len(self.optimizer.param_groups)
+
+
+# PyTorch's older name of the base class, still subclassed by much published code.
+_LRScheduler = LRScheduler

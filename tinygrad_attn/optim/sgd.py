@@ -56,14 +56,16 @@ class SGD(Optimizer):
             state["momentum_buffer"] = self._zeros_like(p)
 
     def _numbers(self, group: dict[str, Any], state: dict[str, Any]) -> dict[str, float]:
-        return {"lr": float(group["lr"]), "weight_decay": float(group["weight_decay"])}
+        # momentum and dampening read at each replay too: a schedule (OneCycleLR) changes momentum
+        return {"lr": float(group["lr"]), "weight_decay": float(group["weight_decay"]),
+                "momentum": float(group["momentum"]), "one_minus_dampening": 1.0 - float(group["dampening"])}
 
     def _traced_update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                        numbers: dict[str, Tensor]) -> None:  # fmt: skip
-        mu = float(group["momentum"])
         d = grad + numbers["weight_decay"] * p if group["weight_decay"] else grad
-        if mu:
+        if group["momentum"]:
+            mu = numbers["momentum"]
             buf = state["momentum_buffer"]
-            _assign(buf, mu * buf + (1.0 - float(group["dampening"])) * d)
+            _assign(buf, mu * buf + numbers["one_minus_dampening"] * d)
             d = d + mu * buf if group["nesterov"] else buf
         _assign(p, p - numbers["lr"] * d)

@@ -37,7 +37,19 @@ def accumulate(t: Tensor, g: Any) -> None:
     """``t.grad += g`` as the eager backward does it (a new tensor; never in place: ``g``
     may be shared, and the caller may hold the old ``.grad``)."""
     if t.requires_grad:
-        t.grad = Tensor._wrap(g, t._dev) if t.grad is None else Tensor._wrap(t.grad._data + g, t._dev)
+        t.grad = Tensor._wrap(_writable(g, t), t._dev) if t.grad is None else Tensor._wrap(t.grad._data + g, t._dev)
+
+
+def set_grad(t: Tensor, g: Any) -> None:
+    """``t.grad = g`` as Python assigned it in the traced function (``None``: cleared)."""
+    t.grad = None if g is None else Tensor._wrap(_writable(g, t), t._dev)
+
+
+def _writable(g: Any, t: Tensor) -> Any:
+    """``g``, or a copy where it is read-only (a constant of the program): a ``.grad`` the
+    user may change in place (``p.grad.mul_(2)``) must not be one the next replay reads."""
+    flags = getattr(g, "flags", None)
+    return t._dev.copy(g) if flags is not None and not flags.writeable else g
 
 
 def _fused_backward(fn: Any, xp: Any) -> Any:
@@ -103,7 +115,7 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
     """The source of ``def program(args)`` and the globals it runs with."""
     params = types.SimpleNamespace()
     consts = types.SimpleNamespace()
-    env: dict[str, Any] = {"accumulate": accumulate, "params": params, "consts": consts}
+    env: dict[str, Any] = {"accumulate": accumulate, "set_grad": set_grad, "params": params, "consts": consts}
     taken = {b.name for op in prog.ops for b in op.outputs if b is not None} | set(env)
     shared: dict[Any, str] = {}
     counts: dict[str, int] = {}
@@ -198,7 +210,13 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
             tup = ", ".join(operand(x) for x in ins) + ("," if len(ins) == 1 else "")
             line = f"{targets}, = {f}({g.name}, ({tup}), {out.name})"
         elif op.kind == "accumulate":
-            line = f"accumulate({tensor_of(op.target)}, {op.inputs[0].name})"
+            g = op.inputs[0]
+            if g.kind != "value":  # a constant's or a parameter's array: .grad gets a copy of its own
+                line = f"accumulate({tensor_of(op.target)}, {global_name('copy', g.dev.copy)}({g.name}))"
+            else:
+                line = f"accumulate({tensor_of(op.target)}, {g.name})"
+        elif op.kind == "setgrad":
+            line = f"set_grad({tensor_of(op.target)}, {op.inputs[0].name if op.inputs else 'None'})"
         elif op.kind == "store":
             dst, v = op.inputs
             line = f"{dst.name}[{_key_str(op.target, global_name)}] = {operand(v)}"
@@ -206,7 +224,7 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
         elif op.kind == "effect":
             obj = op.label if env.get(op.label) is op.target else global_name(op.label, op.target)
             line = f"{obj}.{op.op}()"
-            if op.op == "step":
+            if op.op == "step" and hasattr(op.target, "param_groups"):
                 n = sum(len(g["params"]) for g in op.target.param_groups)
                 comment = f"  # updates {n} parameters in place"
             elif op.op == "_advance":

@@ -16,7 +16,7 @@ from ..autograd import FusedFunction
 from .program import Buffer, OpRecord
 
 #: Records with effects outside the program: never removed, never merged.
-EFFECTS = frozenset({"accumulate", "effect"})
+EFFECTS = frozenset({"accumulate", "effect", "setgrad"})
 
 
 def optimize(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]:
@@ -27,8 +27,9 @@ def optimize(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]:
 
 
 def _pure_call(op: OpRecord) -> bool:
-    # A fused op's forward keeps what its backward reads (ctx): it must run where it is.
-    return op.kind == "call" and not isinstance(op.fn, FusedFunction)
+    # A fused op's forward keeps what its backward reads (ctx): it must run where it is. A
+    # random draw gives new values each time: never merged with another, never folded.
+    return op.kind == "call" and not isinstance(op.fn, FusedFunction) and not getattr(op.fn, "random", False)
 
 
 def fold_constants(ops: list[OpRecord]) -> list[OpRecord]:

@@ -116,6 +116,7 @@ class Program:
         from . import codegen, passes  # noqa: PLC0415
 
         self.name = name
+        self.did_backward = False  # whether fn called backward() itself (set by the tracer)
         self.arg_specs = arg_specs  # per argument: (shape, dtype, device) of a tensor, or None
         self._template = template
         self.outputs = outputs
@@ -155,6 +156,12 @@ class Program:
 
     def __str__(self) -> str:
         return self.code
+
+    # Jupyter shows a program as its source, inline and offline
+    def _repr_html_(self) -> str:
+        import html  # noqa: PLC0415
+
+        return f"<pre title={html.escape(repr(self), quote=True)!r}>{html.escape(self.code)}</pre>"
 
     def __repr__(self) -> str:
         return f"<Program {self.name}: {len(self.ops)} ops, peak {self.peak_bytes} bytes>"

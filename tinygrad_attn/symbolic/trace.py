@@ -14,8 +14,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import itertools
 import keyword
 import re
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -43,11 +45,16 @@ def trace(fn: Callable[..., Any], *example_args: Any) -> Program:
     return prog
 
 
-def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward: bool = True) -> tuple[Program, Any]:
-    """:func:`trace`, also returning what the traced (eager) run of ``fn`` returned."""
-    tracer = Tracer(fn, args)
+def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward: bool = True,
+                      reach: Callable[..., Any] | None = None, arg_names: Sequence[str] | None = None,
+                      ) -> tuple[Program, Any]:  # fmt: skip
+    """:func:`trace`, also returning what the traced (eager) run of ``fn`` returned.
+    ``reach``: the function whose closure, globals and ``self`` name the tensors read
+    (``fn`` itself by default); ``arg_names``: a name per argument."""
+    tracer = Tracer(fn, args, reach, arg_names)
     with tracer.installed():
         result = fn(*args)
+        tracer.sync_grads()
         outputs, template = tracer.outputs_of(result)
         if auto_backward and not tracer.did_backward and isinstance(result, Tensor) and result.requires_grad:
             if result._data.shape == ():
@@ -55,14 +62,18 @@ def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward
                 ones = Tensor._wrap(result._dev.ops.ones_like(result._data), result._dev)
                 tracer.run_backward([result], [ones._data], False, False, None)
     prog = Program(tracer.name, tracer.ops, tracer.arg_buffers, outputs, template, tracer.arg_specs)
+    prog.did_backward = tracer.did_backward
     return prog, result
 
 
 class Tracer:
     """Records ops into buffers while installed (see :meth:`installed`)."""
 
-    def __init__(self, fn: Callable[..., Any], args: Sequence[Any]) -> None:
-        self.name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", type(fn).__name__)
+    def __init__(self, fn: Callable[..., Any], args: Sequence[Any], reach: Callable[..., Any] | None = None,
+                 arg_names: Sequence[str] | None = None) -> None:  # fmt: skip
+        reach = fn if reach is None else reach
+        self.name = getattr(reach, "__name__", None) or getattr(getattr(reach, "func", None), "__name__",
+                                                                 type(reach).__name__)  # fmt: skip
         self.ops: list[OpRecord] = []
         self.section = "forward"
         self.did_backward = False
@@ -79,8 +90,16 @@ class Tracer:
         self._made: set[int] = set()  # ids of the tensors fn made with a constructor (zeros, Tensor(...))
         self.arg_buffers: list[Buffer | None] = []
         self.arg_specs: list[Any] = []
-        names = _arg_names(fn, len(args))
-        self._param_names = _names_in_reach(fn)  # id(tensor) -> a name from fn's closure, globals, self
+        names = list(arg_names) if arg_names is not None else _arg_names(fn, len(args))
+        reached = _tensors_in_reach(reach)
+        self._param_names = {k: n for k, (n, _) in reached.items()}  # id(tensor) -> a name from fn's reach
+        self._tensors_in_reach = {k: t for k, (_, t) in reached.items()}
+        # Tensors whose .grad the program keeps as the eager run leaves it: a Python assignment to
+        # .grad (``p.grad = None``, ``p.grad = p.grad * c``) between two recorded events becomes a line.
+        self._grad_seen: dict[int, tuple[Tensor, Any]] = {}
+        for t in self._tensors_in_reach.values():
+            if t.requires_grad:
+                self._grad_seen[id(t)] = (t, t.grad)
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
                 b = self._buffer(names[i], a._data, a._dev, "arg")
@@ -89,6 +108,8 @@ class Tracer:
                 self.ops.append(OpRecord("load", "arg", [i], [b]))
                 self.arg_buffers.append(b)
                 self.arg_specs.append((a._data.shape, a._data.dtype, a._dev))
+                if a.requires_grad:
+                    self._grad_seen[id(a)] = (a, a.grad)
             else:
                 self.arg_buffers.append(None)
                 self.arg_specs.append(None)
@@ -105,9 +126,11 @@ class Tracer:
         _State.releasing = False  # the trace keeps every value: backward reads them as tensors
         _State.tracer = self
         autograd.count_tracing(+1)
+        _hook_grad(+1)
         try:
             yield self
         finally:
+            _hook_grad(-1)
             autograd.count_tracing(-1)
             _State.tracer = None
             _State.releasing = prev_releasing
@@ -158,9 +181,13 @@ class Tracer:
             return b
         b = self._amap.get(id(t._data))
         if b is None:
-            if t.requires_grad:
+            if t.requires_grad or id(t) in self._tensors_in_reach:
+                # A parameter, or a tensor outside fn (a closure's, a global, a module's buffer or
+                # frozen weight): read at each replay, forward and backward, never folded.
                 b = self._buffer(self._param_name(t), t._data, t._dev, "param")
                 b.tensor = t
+                if t.requires_grad and id(t) not in self._grad_seen:
+                    self._grad_seen[id(t)] = (t, t.grad)
             else:
                 b = self._buffer("const", t._data, t._dev, "const")
                 b.array = t._data
@@ -214,7 +241,9 @@ class Tracer:
         rec.trace_fn = fn  # (the eager instance: a fused backward finds its record by it)
         self.ops.append(rec)
         self._bind(out, ob)
-        if all(id(x) in self._fixed for x in ins if isinstance(x, Buffer)):  # constants in, a constant out
+        if not getattr(fn, "random", False) and all(
+            id(x) in self._fixed for x in ins if isinstance(x, Buffer)
+        ):  # constants in, a constant out (not a random draw: new values at each replay)
             self._fixed.add(id(ob))
         if self.section == "backward":
             self._backward_made.add(id(ob))
@@ -277,6 +306,7 @@ class Tracer:
                 "gradients are not traced yet; take them outside the traced function"
             )
         self.did_backward = True
+        self.sync_grads()
         prev_section, self.section = self.section, "backward"
         prev_enabled = _State.grad_enabled
         _State.grad_enabled = False  # the steps are recorded by the tracer, not by a graph
@@ -392,18 +422,56 @@ class Tracer:
             self.ops.append(OpRecord("load", "grad", [], [b], section="backward"))
             self._tmap[id(t.grad)] = b  # (the tensor only: g's array stays g's buffer)
             self._alive.append(t.grad)
+            self._grad_seen[id(t)] = (t, t.grad)
+
+    def grad_assigned(self, t: Tensor, g: Any) -> None:
+        """Called where Python assigns ``t.grad`` while tracing (see :func:`_hook_grad`): for
+        a tensor whose gradient the program keeps (a parameter, an argument, a tensor fn
+        reaches that requires grad), the assignment becomes a line of the program."""
+        seen = self._grad_seen.get(id(t))
+        if seen is None:
+            return
+        self.sync_grads()  # (anything assigned before, unseen: in order)
+        tb = self._tmap.get(id(t))
+        target = tb.index if tb is not None and tb.kind == "arg" else t
+        ins = [] if g is None else [self.value(g)]
+        self.ops.append(OpRecord("setgrad", "setgrad", ins, [], section=self.section, target=target))
+        self._alive.append(t)
+        self._grad_seen[id(t)] = (t, g)
+
+    def sync_grads(self) -> None:
+        """A ``.grad`` that Python assigned since the last recorded event (``p.grad = None``,
+        ``p.grad = p.grad * c``) becomes a line of the program, so a replay leaves ``.grad``
+        as the eager run did."""
+        for k, (t, last) in list(self._grad_seen.items()):
+            g = t.grad
+            if g is last:
+                continue
+            tb = self._tmap.get(id(t))
+            target = tb.index if tb is not None and tb.kind == "arg" else t
+            ins = [] if g is None else [self.value(g)]
+            self.ops.append(OpRecord("setgrad", "setgrad", ins, [], section=self.section, target=target))
+            self._alive.append(t)
+            self._grad_seen[k] = (t, g)
+
+    def _resnapshot_grads(self) -> None:
+        for k, (t, _) in list(self._grad_seen.items()):
+            self._grad_seen[k] = (t, t.grad)
 
     # -- effects: optimizer steps and zero_grad ----------------------------------------
     def effect(self, obj: Any, method: str, original: Callable[..., Any]) -> Any:
         """Called by ``Optimizer.step``, ``Optimizer.zero_grad`` and ``Module.zero_grad``:
         record the call as one line of the program, then make it (unrecorded)."""
+        self.sync_grads()
         name = self._effect_objs.setdefault(id(obj), self._unique(type(obj).__name__.lower()))
         section = "update" if method in ("step", "_advance") else self.section
         self.ops.append(OpRecord("effect", method, [], [], fn=original, section=section, target=obj, label=name))
         self._alive.append(obj)
         with self.paused():
             out = original(obj)
-        if method == "step":  # parameters hold new arrays: a later use reads them again
+        self._resnapshot_grads()  # (zero_grad: the replay makes the same change)
+        if method == "step" and hasattr(obj, "param_groups") and hasattr(obj, "zero_grad"):
+            # parameters hold new arrays: a later use reads them again
             for group in obj.param_groups:
                 for p in group["params"]:
                     self._tmap.pop(id(p), None)
@@ -421,6 +489,7 @@ class Tracer:
         (``opt._numbers``), evaluated at that point of each replay."""
         from ..optim.optimizer import Optimizer  # noqa: PLC0415
 
+        self.sync_grads()
         params = [p for g in opt.param_groups for p in g["params"] if p.grad is not None]
         if not opt._traceable() or any(
             p.grad._dev is not p._dev or p.grad.shape != p.shape or p.grad.dtype != p.dtype for p in params
@@ -471,7 +540,7 @@ class Tracer:
         b = self._tmap.get(id(t)) or self._amap.get(id(t._data))
         made = f"made by op '{b.name}'" if b is not None else "a parameter"
         what = {"__bool__": "bool(t) (an `if` or `while` on a tensor)", "__float__": "float(t)",
-                "__int__": "int(t)", "clip_grad_norm_": "clip_grad_norm_ (a norm read in Python)"
+                "__int__": "int(t)", "__array__": "np.asarray(t)", "clip_grad_norm_": "clip_grad_norm_ (a norm read in Python)"
                 }.get(method, f".{method}()")  # fmt: skip
         raise TraceError(
             f"{what} on a traced tensor of shape {tuple(t.shape)} ({made}) at {_user_line()}: a replayed "
@@ -489,8 +558,36 @@ class Tracer:
 
 
 # -- small pieces ------------------------------------------------------------------------
+_GRAD_SLOT = Tensor.__dict__["grad"]  # the slot's own descriptor
+_grad_hooks = 0
+_grad_lock = threading.Lock()
+
+
+class _GradHook:
+    """``Tensor.grad`` while some thread traces: assignments are told to that thread's
+    tracer (``p.grad = None`` inside a traced step is a line of the program). Installed
+    only while tracing, so eager ``.grad`` reads and writes stay a slot's."""
+
+    def __get__(self, t: Any, cls: Any = None) -> Any:
+        return self if t is None else _GRAD_SLOT.__get__(t, cls)
+
+    def __set__(self, t: Any, g: Any) -> None:
+        tracer = _State.tracer
+        if tracer is not None:
+            tracer.grad_assigned(t, g)
+        _GRAD_SLOT.__set__(t, g)
+
+
+def _hook_grad(delta: int) -> None:
+    global _grad_hooks
+    with _grad_lock:
+        _grad_hooks += delta
+        if delta > 0 and _grad_hooks == 1:
+            Tensor.grad = _GradHook()
+        elif delta < 0 and _grad_hooks == 0:
+            Tensor.grad = _GRAD_SLOT
 #: Names the generated program uses itself; buffers never take them.
-_RESERVED = frozenset({"program", "args", "accumulate", "Tensor", "xp", "None", "True", "False"})
+_RESERVED = frozenset({"program", "args", "accumulate", "set_grad", "Tensor", "xp", "None", "True", "False"})
 
 
 def _user_line() -> str:
@@ -539,36 +636,73 @@ def _is_view_of(data: Any, arrays: Sequence[Any]) -> bool:
     return False
 
 
-def _names_in_reach(fn: Callable[..., Any]) -> dict[int, str]:
-    """id(tensor) -> a name for the tensors ``fn`` reaches through its closure, its globals,
-    its ``self`` (a bound method, a module): ``b``, ``layers_0_attn_q_proj_weight``."""
+def reachable(fn: Callable[..., Any]) -> dict[str, Any]:
+    """What ``fn`` reaches by name: its ``self`` (a bound method, a module), its closure and
+    the globals its code names (nested functions' too), with the items of lists, tuples
+    and dicts among them: ``{name: object}``."""
     from ..nn.module import Module  # noqa: PLC0415
 
     found: dict[str, Any] = {}
     while isinstance(fn, functools.partial):
+        for i, a in enumerate(fn.args):
+            found[f"partial_{i}"] = a
         fn = fn.func
     obj = getattr(fn, "__self__", None)
     if isinstance(fn, Module):
         obj, fn = fn, fn.forward
-    if isinstance(obj, Module):
-        found[""] = obj
+    if obj is not None and not isinstance(obj, type) and not inspect.ismodule(obj):
+        found["self"] = obj
     code = getattr(fn, "__code__", None)
     if code is not None:
         for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
             with contextlib.suppress(ValueError):  # an empty cell
                 found[name] = cell.cell_contents
         glb = getattr(fn, "__globals__", {})
-        for name in code.co_names:
-            if name in glb:
-                found.setdefault(name, glb[name])
-    names: dict[int, str] = {}
-    for name, v in found.items():
+        codes = [code]
+        while codes:  # the globals of nested functions and lambdas too
+            c = codes.pop()
+            for name in c.co_names:
+                if name in glb:
+                    found.setdefault(name, glb[name])
+            codes.extend(k for k in c.co_consts if inspect.iscode(k))
+    for name, v in list(found.items()):  # tensors, modules, optimizers held in a list, tuple or dict
+        items = enumerate(v) if isinstance(v, (list, tuple)) else v.items() if isinstance(v, dict) else ()
+        for k, x in itertools.islice(items, 256):
+            if not isinstance(x, _PLAIN):
+                found.setdefault(f"{name}_{k}", x)
+    return found
+
+
+_PLAIN = (int, float, bool, str, bytes, type(None), complex)
+
+
+def _names_in_reach(fn: Callable[..., Any]) -> dict[int, str]:
+    """id(tensor) -> a name for the tensors ``fn`` reaches through its closure, its globals,
+    its ``self`` (a bound method, a module): ``b``, ``layers_0_attn_q_proj_weight``."""
+    return {k: n for k, (n, _) in _tensors_in_reach(fn).items()}
+
+
+def _tensors_in_reach(fn: Callable[..., Any]) -> dict[int, tuple[str, Tensor]]:
+    """id(tensor) -> (name, tensor) for every tensor ``fn`` reaches: by name, as a module's
+    parameter or buffer, as a parameter an optimizer holds. These live outside ``fn``: a
+    program reads them at each replay, never as constants."""
+    from ..nn.module import Module  # noqa: PLC0415
+    from ..optim.optimizer import Optimizer  # noqa: PLC0415
+
+    out: dict[int, tuple[str, Tensor]] = {}
+    for name, v in reachable(fn).items():
         if isinstance(v, Tensor):
-            names.setdefault(id(v), name)
+            out.setdefault(id(v), (name, v))
         elif isinstance(v, Module):
             for pn, p in v.named_parameters():
-                names.setdefault(id(p), pn)
-    return names
+                out.setdefault(id(p), (pn, p))
+            for bn, b in v.named_buffers():
+                out.setdefault(id(b), (bn, b))
+        elif isinstance(v, Optimizer):
+            for g in v.param_groups:
+                for p in g["params"]:
+                    out.setdefault(id(p), ("param", p))
+    return out
 
 
 def _arg_names(fn: Callable[..., Any], n: int) -> list[str]:

@@ -8,12 +8,18 @@
 >>> render(out.sum(), "sdpa_backward.svg", backward=True)  # doctest: +SKIP
 
 See :func:`draw_graph` for the options; :func:`plot_attention` draws weights as heat maps.
+
+:func:`explore` writes one self-contained HTML page to explore a computation: its graphs,
+values, gradients, backward pass step by step and attention weights.
 :func:`renderer` says which program draws the pictures (Graphviz's ``dot``, the
 pip-installed ``graphviz-pure``, or none).
 """
 
 from .attention_plot import plot_attention
+from .explore import Explorer, explore
 from .render import FORMATS, draw_graph, render
 from .renderer import GraphvizNotFoundError, Renderer, renderer
 
 __all__ = ["draw_graph", "render", "renderer", "Renderer", "plot_attention", "GraphvizNotFoundError", "FORMATS"]
+# the interactive explorer page
+__all__ += ["explore", "Explorer"]

@@ -3,6 +3,7 @@
     python -m tinygrad_attn graph mha --out mha.svg
     python -m tinygrad_attn graph gpt --out gpt.png --depth 1 --backward
     python -m tinygrad_attn renderer          # which program draws: dot, graphviz-pure or none
+    python -m tinygrad_attn explore mha --out mha.html   # an interactive page (tga.viz.explore)
 
 Each block is small (a few tokens, a width of 16) so its picture is readable; models
 are imported only when their block is asked for. Pictures are drawn by
@@ -107,6 +108,13 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--rankdir", choices=RANKDIRS, default="TB", help="layout direction")
     g.add_argument("--seed", type=int, default=0, help="random seed for weights and inputs")
     sub.add_parser("renderer", help="say which program draws the pictures (dot, graphviz-pure or none)")
+    e = sub.add_parser("explore", help="write an interactive HTML page exploring a built-in block's backward pass")
+    e.add_argument("block", choices=list(BLOCKS), help="the block to explore")
+    e.add_argument("--out", required=True, help="the .html file to write")
+    e.add_argument("--tokens", default=None, help="token labels for the attention views, separated by spaces")
+    e.add_argument("--full-values", action="store_true", help="keep every number (the page grows)")
+    e.add_argument("--decompose", action="store_true", help="explore composites (softmax, attention, ...) as primitives")
+    e.add_argument("--seed", type=int, default=0, help="random seed for weights and inputs")
     return p
 
 
@@ -130,10 +138,57 @@ def graph(args: argparse.Namespace) -> int:
     return 0
 
 
+def _explorable(name: str) -> tuple[Callable[..., Tensor], tuple, dict]:
+    """A built-in block as ``(fn, inputs, params)``: weights and inputs are drawn here, outside
+    the function, so that the tracer records ``fn`` (a random draw inside would be frozen)."""
+    from .. import models  # noqa: PLC0415 - models load only when explored
+
+    if name == "sdpa":
+        qkv = tuple(Tensor.randn(1, HEADS, T, D_MODEL // HEADS, requires_grad=True, name=n) for n in "qkv")
+        return (lambda q, k, v: functional.scaled_dot_product_attention(q, k, v, is_causal=True)), qkv, {}
+    if name == "gpt":
+        m = models.GPT(vocab_size=32, d_model=D_MODEL, n_heads=HEADS, n_layers=LAYERS, max_len=16)
+        tokens = Tensor(np.array([[3, 1, 4, 1, 5, 9]], dtype=np.int64), name="tokens")
+        return (lambda: m(tokens)), (), dict(m.named_parameters())  # (tokens: a constant of the program)
+    if name == "vit":
+        m = models.ViT(image_size=8, patch_size=4, channels=3, n_classes=10, d_model=D_MODEL, n_heads=HEADS,
+                       n_layers=LAYERS)  # fmt: skip
+        return m, (Tensor.randn(1, 3, 8, 8, name="images"),), dict(m.named_parameters())
+    if name == "decoder":
+        m = models.TransformerDecoderLayer(D_MODEL, HEADS, D_FF)
+        return (lambda x, mem: m(x, mem, is_causal=True)), (_x(), _x("memory", T + 1)), dict(m.named_parameters())
+    m = models.MultiHeadAttention(D_MODEL, HEADS) if name == "mha" else models.TransformerEncoderLayer(D_MODEL, HEADS, D_FF)
+    return m, (_x(),), dict(m.named_parameters())
+
+
+def explore_block(args: argparse.Namespace) -> int:
+    from .explore import explore  # noqa: PLC0415 - the explorer loads only when asked for
+
+    manual_seed(args.seed)
+    fn, inputs, params = _explorable(args.block)
+    if hasattr(fn, "eval"):
+        fn.eval()  # no dropout: the traced program is then the function itself
+
+    def loss(*xs: Tensor) -> Tensor:
+        return fn(*xs).sum()
+
+    tokens = args.tokens.split() if args.tokens else None
+    if tokens is None and args.block == "gpt":
+        tokens = ["3", "1", "4", "1", "5", "9"]
+    with autograd.decompose() if args.decompose else contextlib.nullcontext():
+        page = explore(loss, *inputs, tokens=tokens, full_values=args.full_values, params=params,
+                       title=f"tinygrad_attn explorer: {args.block}")  # fmt: skip
+    path = page.save(args.out)
+    print(f"wrote {path} ({len(page.html) // 1024} KiB): open it in a browser")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "graph":
         return graph(args)
+    if args.command == "explore":
+        return explore_block(args)
     if args.command == "renderer":
         print(renderer())
         return 0

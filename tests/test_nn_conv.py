@@ -1,0 +1,240 @@
+"""Convolution and pooling: functional forms and layers against PyTorch (float64, values and
+gradients), fused against decomposed (first order and create_graph=True), finite
+differences on every CPU namespace, one graph node each."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import close, rand
+from torch_oracle import assert_matches_torch
+
+import tinygrad_attn as tga
+import tinygrad_attn.functional as F
+from tinygrad_attn import Tensor, nn
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+# name -> (ours, theirs, input shapes); the same call on both sides.
+CASES = {
+    "conv1d": (lambda x, w, b: F.conv1d(x, w, b), lambda x, w, b: TF.conv1d(x, w, b), [(2, 3, 7), (4, 3, 3), (4,)]),
+    "conv1d_strided_padded_dilated": (
+        lambda x, w: F.conv1d(x, w, None, stride=2, padding=2, dilation=2),
+        lambda x, w: TF.conv1d(x, w, None, stride=2, padding=2, dilation=2),
+        [(2, 2, 9), (3, 2, 3)],
+    ),
+    "conv1d_same_groups": (
+        lambda x, w, b: F.conv1d(x, w, b, padding="same", groups=2),
+        lambda x, w, b: TF.conv1d(x, w, b, padding="same", groups=2),
+        [(1, 4, 6), (6, 2, 4), (6,)],
+    ),
+    "conv2d": (
+        lambda x, w, b: F.conv2d(x, w, b),
+        lambda x, w, b: TF.conv2d(x, w, b),
+        [(2, 3, 5, 6), (4, 3, 3, 2), (4,)],
+    ),
+    "conv2d_stride_pad": (
+        lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=(1, 2)),
+        lambda x, w, b: TF.conv2d(x, w, b, stride=(2, 1), padding=(1, 2)),
+        [(2, 2, 5, 4), (3, 2, 3, 3), (3,)],
+    ),
+    "conv2d_same_dilated": (
+        lambda x, w: F.conv2d(x, w, padding="same", dilation=2),
+        lambda x, w: TF.conv2d(x, w, padding="same", dilation=2),
+        [(1, 2, 6, 5), (2, 2, 2, 3)],
+    ),
+    "conv2d_groups_valid": (
+        lambda x, w, b: F.conv2d(x, w, b, padding="valid", groups=3),
+        lambda x, w, b: TF.conv2d(x, w, b, padding="valid", groups=3),
+        [(2, 3, 4, 4), (6, 1, 2, 2), (6,)],
+    ),
+    "conv2d_patches": (  # a ViT's patch embedding: stride == kernel (the reshape/permute path), a ragged edge
+        lambda x, w, b: F.conv2d(x, w, b, stride=2),
+        lambda x, w, b: TF.conv2d(x, w, b, stride=2),
+        [(2, 3, 5, 4), (4, 3, 2, 2), (4,)],
+    ),
+    "conv2d_unbatched": (
+        lambda x, w: F.conv2d(x, w, padding=1),
+        lambda x, w: TF.conv2d(x, w, padding=1),
+        [(2, 4, 3), (3, 2, 3, 3)],
+    ),  # fmt: skip
+    "max_pool1d": (
+        lambda x: F.max_pool1d(x, 3, stride=2, padding=1),
+        lambda x: TF.max_pool1d(x, 3, stride=2, padding=1),
+        [(2, 3, 8)],
+    ),
+    "max_pool2d": (lambda x: F.max_pool2d(x, 2), lambda x: TF.max_pool2d(x, 2), [(2, 3, 4, 5)]),
+    "max_pool2d_pad_dilation": (
+        lambda x: F.max_pool2d(x, (3, 2), stride=(2, 1), padding=1, dilation=(1, 2)),
+        lambda x: TF.max_pool2d(x, (3, 2), stride=(2, 1), padding=1, dilation=(1, 2)),
+        [(1, 2, 6, 6)],
+    ),
+    "avg_pool2d": (lambda x: F.avg_pool2d(x, 2), lambda x: TF.avg_pool2d(x, 2), [(2, 3, 4, 6)]),
+    "avg_pool2d_pad": (
+        lambda x: F.avg_pool2d(x, 3, stride=2, padding=1),
+        lambda x: TF.avg_pool2d(x, 3, stride=2, padding=1),
+        [(1, 2, 5, 6)],
+    ),
+    "avg_pool2d_pad_excluded": (
+        lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False),
+        lambda x: TF.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False),
+        [(1, 2, 5, 6)],
+    ),
+    "avg_pool2d_divisor": (
+        lambda x: F.avg_pool2d(x, 2, stride=1, divisor_override=3),
+        lambda x: TF.avg_pool2d(x, 2, stride=1, divisor_override=3),
+        [(1, 2, 3, 4)],
+    ),
+    "adaptive_avg_pool2d": (
+        lambda x: F.adaptive_avg_pool2d(x, (3, 2)),
+        lambda x: TF.adaptive_avg_pool2d(x, (3, 2)),
+        [(2, 2, 7, 5)],
+    ),
+    "adaptive_avg_pool2d_none": (
+        lambda x: F.adaptive_avg_pool2d(x, (None, 1)),
+        lambda x: TF.adaptive_avg_pool2d(x, (None, 1)),
+        [(1, 3, 4, 6)],
+    ),
+}
+
+
+def _inputs(rng, shapes, device="cpu"):
+    return [rand(rng, *s, device=device) for s in shapes]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_torch_values_and_gradients(name, rng):
+    ours, theirs, shapes = CASES[name]
+    xs = _inputs(rng, shapes)
+    ts = [torch.tensor(x.numpy(), requires_grad=True) for x in xs]
+    for ctx in (tga.no_grad, tga.decompose):  # (no_grad: a cheap stand-in for "fused")
+        with ctx() if ctx is tga.decompose else _nothing():
+            y = ours(*xs)
+            yt = theirs(*ts)
+            close(y, yt.detach().numpy(), atol=1e-12, rtol=1e-10)
+            w = rng.standard_normal(y.shape)
+            gs = tga.grad((y * Tensor(w)).sum(), xs)
+            gts = torch.autograd.grad((yt * torch.tensor(w)).sum(), ts)
+            for g, gt in zip(gs, gts):
+                close(g, gt.numpy(), atol=1e-12, rtol=1e-10)
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fused_equals_decomposed_to_second_order(name, rng):
+    ours, _, shapes = CASES[name]
+    xs = _inputs(rng, shapes)
+    results = []
+    for decomposed in (False, True):
+        with tga.decompose() if decomposed else _nothing():
+            y = ours(*xs)
+            g = tga.grad((y * y).sum(), xs, create_graph=True)
+            gg = tga.grad(sum((gi * gi).sum() for gi in g), xs)
+        results.append([y, *g, *gg])
+    for a, b in zip(*results):
+        close(a, b.numpy(), atol=1e-9, rtol=1e-9)
+
+
+GRADCHECKED = ["conv1d_same_groups", "conv2d_stride_pad", "conv2d_patches", "max_pool2d_pad_dilation",
+               "avg_pool2d_pad_excluded", "adaptive_avg_pool2d"]  # fmt: skip
+
+
+@pytest.mark.parametrize("decomposed", [False, True], ids=["fused", "decomposed"])
+@pytest.mark.parametrize("name", GRADCHECKED)
+def test_gradcheck(name, decomposed, device, rng):
+    ours, _, shapes = CASES[name]
+    xs = _inputs(rng, shapes, device)
+    with tga.decompose() if decomposed else _nothing():
+        assert tga.gradcheck(ours, *xs)
+
+
+@pytest.mark.parametrize("name", ["conv2d", "conv2d_patches", "max_pool2d", "avg_pool2d_pad", "adaptive_avg_pool2d"])
+def test_one_node_each_that_decompose_opens(name, rng):
+    ours, _, shapes = CASES[name]
+    xs = _inputs(rng, shapes)
+    node = ours(*xs).grad_fn
+    assert isinstance(node, tga.autograd.FusedFunction)
+    assert all(t is None or any(t is x for x in xs) for t in node.inputs)  # straight from the inputs: one node
+    with tga.decompose():
+        y = ours(*xs)
+    assert not isinstance(y.grad_fn, tga.autograd.FusedFunction)
+    assert y.grad_fn.scope is not None and y.grad_fn.scope.kind == "composite"
+
+
+@pytest.mark.parametrize("device_name", ["cpu", "array_api_strict:device1"])
+def test_runs_on_each_namespace(device_name, rng):
+    x, w, b = _inputs(rng, [(2, 2, 5, 5), (3, 2, 3, 3), (3,)], device_name)
+    y = F.conv2d(x, w, b, stride=2, padding=1)
+    p = F.max_pool2d(y, 2, stride=1)
+    (p.sum() + F.avg_pool2d(x, 2).sum() + F.adaptive_avg_pool2d(x, 2).sum()).backward()
+    assert x.grad.device == x.device and w.grad.shape == w.shape
+
+
+def test_max_pool_gradient_goes_to_the_first_maximum_as_pytorch():
+    x = np.array([[[1.0, 3.0, 3.0, 0.0, 2.0, 2.0]]])
+    xo, xt = Tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    F.max_pool1d(xo, 2, stride=1).sum().backward()
+    TF.max_pool1d(xt, 2, stride=1).sum().backward()
+    close(xo.grad, xt.grad.numpy())
+
+
+# -- layers ------------------------------------------------------------------------------
+LAYERS = [
+    (lambda: nn.Conv1d(3, 4, 3, padding=1), lambda: torch.nn.Conv1d(3, 4, 3, padding=1), (2, 3, 6)),
+    (lambda: nn.Conv2d(2, 6, (3, 2), stride=2, padding=1, groups=2, bias=False),
+     lambda: torch.nn.Conv2d(2, 6, (3, 2), stride=2, padding=1, groups=2, bias=False), (2, 2, 5, 6)),
+    (lambda: nn.Conv2d(3, 8, kernel_size=4, stride=4), lambda: torch.nn.Conv2d(3, 8, kernel_size=4, stride=4),
+     (2, 3, 8, 8)),
+    (lambda: nn.Conv2d(2, 3, 3, padding="same", padding_mode="reflect"),
+     lambda: torch.nn.Conv2d(2, 3, 3, padding="same", padding_mode="reflect"), (1, 2, 5, 4)),
+    (lambda: nn.Conv1d(2, 2, 3, padding=1, padding_mode="circular"),
+     lambda: torch.nn.Conv1d(2, 2, 3, padding=1, padding_mode="circular"), (1, 2, 5)),
+    (lambda: nn.MaxPool1d(2), lambda: torch.nn.MaxPool1d(2), (2, 3, 6)),
+    (lambda: nn.MaxPool2d(3, stride=2, padding=1), lambda: torch.nn.MaxPool2d(3, stride=2, padding=1), (1, 2, 5, 5)),
+    (lambda: nn.AvgPool2d(2), lambda: torch.nn.AvgPool2d(2), (1, 2, 4, 4)),
+    (lambda: nn.AdaptiveAvgPool2d(1), lambda: torch.nn.AdaptiveAvgPool2d(1), (2, 3, 3, 5)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("i", range(len(LAYERS)))
+def test_layers_match_torch_with_its_weights(i, rng):
+    make_ours, make_theirs, shape = LAYERS[i]
+    ours, theirs = make_ours(), make_theirs()
+    assert_matches_torch(ours, theirs, ours, theirs, [rng.standard_normal(shape)])
+
+
+def test_conv_parameters_init_and_repr_as_pytorch():
+    ours, theirs = nn.Conv2d(4, 6, (3, 2), groups=2), torch.nn.Conv2d(4, 6, (3, 2), groups=2)
+    assert [(n, p.shape) for n, p in ours.named_parameters()] == [
+        (n, tuple(p.shape)) for n, p in theirs.named_parameters()
+    ]
+    assert repr(ours) == repr(theirs)
+    assert repr(nn.Conv1d(2, 3, 3, padding="same", bias=False)) == repr(torch.nn.Conv1d(2, 3, 3, padding="same",
+                                                                                       bias=False))  # fmt: skip
+    bound = 1 / np.sqrt(2 * 3 * 2)  # U(±1/sqrt(fan_in)), fan_in = in/groups * kernel
+    w = nn.Conv2d(4, 600, (3, 2), groups=2).weight.numpy()
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.95 * bound
+
+
+def test_bad_arguments_raise_naming_the_op_and_shapes(rng):
+    x, w = _inputs(rng, [(1, 3, 5, 5), (4, 2, 3, 3)])
+    with pytest.raises(RuntimeError, match=r"conv2d: input \(1, 3, 5, 5\).*weight \(4, 2, 3, 3\)"):
+        F.conv2d(x, w)
+    with pytest.raises(RuntimeError, match="padding='same' is not supported for strided"):
+        F.conv2d(x, rand(rng, 4, 3, 3, 3), stride=2, padding="same")
+    with pytest.raises(ValueError, match="conv2d: input of spatial size"):
+        F.conv2d(x, rand(rng, 4, 3, 7, 7))
+    with pytest.raises(ValueError, match="max_pool2d: pad should be at most half"):
+        F.max_pool2d(x, 2, padding=2)
+    with pytest.raises(NotImplementedError, match="ceil_mode"):
+        F.max_pool2d(x, 2, ceil_mode=True)
+    with pytest.raises(ValueError, match="conv1d: expected a 2-D"):
+        F.conv1d(x, rand(rng, 4, 3, 3))

@@ -1,0 +1,111 @@
+"""Convolution layers with PyTorch's arguments, parameter layout and initialisation."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import functional as F
+from .._tensor import InvalidArgumentError, Tensor
+from .layers import _uniform
+from .module import Module
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _tuple(value: Any, n: int, what: str, op: str) -> tuple[int, ...]:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),) * n
+    if isinstance(value, (tuple, list)) and len(value) == n:
+        return tuple(int(v) for v in value)
+    raise InvalidArgumentError(f"{op}: {what} must be an int or a tuple of {n} ints, got {value!r}")
+
+
+class _ConvNd(Module):
+    _nd = 0
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device: Any = None, dtype: Any = np.float32) -> None:  # fmt: skip
+        super().__init__()
+        op, nd = type(self).__name__, self._nd
+        if groups < 1 or in_channels % groups or out_channels % groups:
+            raise InvalidArgumentError(
+                f"{op}: in_channels ({in_channels}) and out_channels ({out_channels}) must be divisible by groups "
+                f"({groups})"
+            )
+        if padding_mode not in _PADDING_MODES:
+            raise InvalidArgumentError(f"{op}: padding_mode must be one of {_PADDING_MODES}, got {padding_mode!r}")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = _tuple(kernel_size, nd, "kernel_size", op)
+        self.stride = _tuple(stride, nd, "stride", op)
+        self.dilation = _tuple(dilation, nd, "dilation", op)
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise InvalidArgumentError(f"{op}: padding must be 'same', 'valid', an int or a tuple, got {padding!r}")
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise InvalidArgumentError(f"{op}: padding='same' is not supported for strided convolutions")
+            self.padding: Any = padding
+        else:
+            self.padding = _tuple(padding, nd, "padding", op)
+        self.padding_mode = padding_mode
+        # PyTorch's init: kaiming_uniform_(a=sqrt(5)) for the weight, which is U(±1/sqrt(fan_in)), and the same
+        # bound for the bias.
+        fan_in = (in_channels // groups) * math.prod(self.kernel_size)
+        bound = 1.0 / math.sqrt(fan_in) if fan_in else 0.0
+        self.weight = _uniform((out_channels, in_channels // groups, *self.kernel_size), bound, device, dtype)
+        self.bias = _uniform((out_channels,), bound, device, dtype) if bias else None
+
+    def _explicit_padding(self) -> tuple[tuple[int, int], ...]:
+        if self.padding == "valid":
+            return ((0, 0),) * self._nd
+        if self.padding == "same":
+            total = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+            return tuple((t // 2, t - t // 2) for t in total)
+        return tuple((p, p) for p in self.padding)
+
+    def forward(self, input: Tensor) -> Tensor:
+        conv = F.conv1d if self._nd == 1 else F.conv2d
+        if self.padding_mode == "zeros":
+            return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        # Other modes pad first, then convolve without padding (as PyTorch).
+        widths = tuple(v for lo_hi in reversed(self._explicit_padding()) for v in lo_hi)
+        return conv(F.pad(input, widths, mode=self.padding_mode), self.weight, self.bias, self.stride, 0,
+                    self.dilation, self.groups)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * self._nd:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self._nd:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class Conv1d(_ConvNd):
+    """``input (N, C_in, L)`` -> ``(N, C_out, L_out)``; weight ``(C_out, C_in/groups, k)``.
+
+    PyTorch's ``nn.Conv1d(in_channels, out_channels, kernel_size, stride=1, padding=0,
+    dilation=1, groups=1, bias=True, padding_mode="zeros")``.
+    """
+
+    _nd = 1
+
+
+class Conv2d(_ConvNd):
+    """``input (N, C_in, H, W)`` -> ``(N, C_out, H_out, W_out)``; weight ``(C_out, C_in/groups, kh, kw)``.
+
+    PyTorch's ``nn.Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0,
+    dilation=1, groups=1, bias=True, padding_mode="zeros")``. A ViT's patch embedding,
+    ``Conv2d(c, d, kernel_size=p, stride=p)``, runs as one reshape, permute and matmul.
+    """
+
+    _nd = 2

@@ -1,0 +1,258 @@
+"""Weight initialisations with the names, signatures and formulas of ``torch.nn.init``.
+
+Each function fills a tensor in place (under no_grad, so a parameter that requires grad
+can be filled) and returns it. The numbers are drawn on the host from the library's one
+generator (:func:`tinygrad_attn.manual_seed` makes them repeatable) or from ``generator``
+(a ``numpy.random.Generator``), then written into the tensor on its own device.
+
+>>> nn.init.xavier_uniform_(layer.weight)  # doctest: +SKIP
+>>> nn.init.kaiming_normal_(conv.weight, mode="fan_out", nonlinearity="relu")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd import no_grad
+from ..random import host_generator
+
+__all__ = [
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "eye_",
+    "dirac_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "orthogonal_",
+    "sparse_",
+]
+
+_LINEAR_GAIN_ONE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                    "conv_transpose3d", "sigmoid")  # fmt: skip
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The recommended gain for ``nonlinearity`` (PyTorch's table).
+
+    >>> calculate_gain("leaky_relu", 0.2)  # doctest: +SKIP
+    1.3867504905630728
+    """
+    if nonlinearity in _LINEAR_GAIN_ONE:
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, (int, float)) and not isinstance(param, bool):
+            slope = param
+        else:
+            raise ValueError(f"calculate_gain: negative_slope {param} is not a valid number")
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}")
+
+
+def _calculate_fan_in_and_fan_out(tensor: Any) -> tuple[int, int]:
+    """``(fan_in, fan_out)``: ``shape[1]`` and ``shape[0]`` times the receptive field (the
+    product of the remaining axes), as PyTorch computes them."""
+    shape = tuple(tensor.shape)
+    if len(shape) < 2:
+        raise ValueError(
+            f"nn.init: fan in and fan out can not be computed for a tensor with fewer than 2 dimensions (shape {shape})"
+        )
+    receptive = math.prod(shape[2:])
+    return shape[1] * receptive, shape[0] * receptive
+
+
+def _calculate_correct_fan(tensor: Any, mode: str) -> int:
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"nn.init: mode {mode!r} not supported, please use one of 'fan_in', 'fan_out'")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def _gen(generator: Any) -> np.random.Generator:
+    if generator is None:
+        return host_generator()
+    if isinstance(generator, np.random.Generator):
+        return generator
+    raise TypeError(f"nn.init: generator must be a numpy.random.Generator or None, got {type(generator).__name__}")
+
+
+def _write(tensor: Any, values: Any) -> Any:
+    """Write host ``values`` into ``tensor`` in place (a Tensor, or a raw backend array)."""
+    if isinstance(tensor, Tensor):
+        with no_grad():
+            tensor.copy_(np.broadcast_to(np.asarray(values, dtype=np.float64), tuple(tensor.shape)))
+        return tensor
+    if isinstance(tensor, np.ndarray):
+        tensor[...] = values
+        return tensor
+    raise TypeError(f"nn.init: expected a Tensor, got {type(tensor).__name__}")
+
+
+def _shape(tensor: Any) -> tuple[int, ...]:
+    return tuple(tensor.shape)
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
+    """Fill with draws from U(a, b)."""
+    return _write(tensor, _gen(generator).uniform(a, b, _shape(tensor)))
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
+    """Fill with draws from N(mean, std²)."""
+    return _write(tensor, _gen(generator).normal(mean, std, _shape(tensor)))
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator: Any = None) -> Tensor:  # fmt: skip
+    """Fill with draws from N(mean, std²) truncated to ``[a, b]`` (absolute bounds, as in PyTorch).
+
+    Drawn by rejection: out-of-range draws are drawn again until all are inside.
+    """
+    if not a < b:
+        raise ValueError(f"trunc_normal_: need a < b, got a={a}, b={b}")
+    gen = _gen(generator)
+    out = gen.normal(mean, std, _shape(tensor))
+    bad = (out < a) | (out > b)
+    for _ in range(1000):  # each round keeps the inside draws; the tail shrinks geometrically
+        if not bad.any():
+            break
+        out[bad] = gen.normal(mean, std, int(bad.sum()))
+        bad = (out < a) | (out > b)
+    else:  # a window far in a tail: clamp what is left rather than loop for ever
+        out = np.clip(out, a, b)
+    return _write(tensor, out)
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill with ``val``."""
+    return _write(tensor, np.full(_shape(tensor), val, dtype=np.float64))
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """Fill with 1."""
+    return constant_(tensor, 1.0)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fill with 0."""
+    return constant_(tensor, 0.0)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """The identity matrix, in a 2-D tensor (rectangular: ones on the main diagonal)."""
+    if len(_shape(tensor)) != 2:
+        raise ValueError(f"eye_: only tensors with 2 dimensions are supported, got shape {_shape(tensor)}")
+    return _write(tensor, np.eye(*_shape(tensor)))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """The Dirac delta in a 3-, 4- or 5-D conv weight: each of the first ``min(out, in)``
+    channels of each group passes its input channel through unchanged."""
+    shape = _shape(tensor)
+    if len(shape) not in (3, 4, 5):
+        raise ValueError(f"dirac_: only tensors with 3, 4, or 5 dimensions are supported, got shape {shape}")
+    if shape[0] % groups != 0:
+        raise ValueError(f"dirac_: dim 0 ({shape[0]}) must be divisible by groups ({groups})")
+    out_per_group = shape[0] // groups
+    out = np.zeros(shape)
+    centre = tuple(s // 2 for s in shape[2:])
+    for g in range(groups):
+        for d in range(min(out_per_group, shape[1])):
+            out[(g * out_per_group + d, d) + centre] = 1
+    return _write(tensor, out)
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """U(-a, a) with ``a = gain * sqrt(6 / (fan_in + fan_out))`` (Glorot and Bengio, 2010)."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std
+    return uniform_(tensor, -a, a, generator)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """N(0, std²) with ``std = gain * sqrt(2 / (fan_in + fan_out))``."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float | None:
+    if 0 in _shape(tensor):
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        return None
+    fan = _calculate_correct_fan(tensor, mode)
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                     generator: Any = None) -> Tensor:  # fmt: skip
+    """U(-bound, bound) with ``bound = gain * sqrt(3 / fan)`` (He et al., 2015); ``a`` is the
+    negative slope of a leaky ReLU, ``mode`` picks the fan."""
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    if std is None:
+        return tensor
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                    generator: Any = None) -> Tensor:  # fmt: skip
+    """N(0, std²) with ``std = gain / sqrt(fan)`` (He et al., 2015)."""
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    if std is None:
+        return tensor
+    return normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator: Any = None) -> Tensor:
+    """A (semi-)orthogonal matrix times ``gain``; axes after the first are flattened
+    (Saxe et al., 2013): the Q of a Gaussian matrix's QR, signs fixed by R's diagonal."""
+    shape = _shape(tensor)
+    if len(shape) < 2:
+        raise ValueError(f"orthogonal_: only tensors with 2 or more dimensions are supported, got shape {shape}")
+    if 0 in shape:
+        return tensor
+    rows, cols = shape[0], math.prod(shape[1:])
+    flat = _gen(generator).normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _write(tensor, (gain * q).reshape(shape))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:
+    """A 2-D tensor of N(0, std²) draws with a fraction ``sparsity`` of each column zero."""
+    shape = _shape(tensor)
+    if len(shape) != 2:
+        raise ValueError(f"sparse_: only tensors with 2 dimensions are supported, got shape {shape}")
+    rows, cols = shape
+    gen = _gen(generator)
+    out = gen.normal(0.0, std, shape)
+    zeros = int(math.ceil(sparsity * rows))
+    for c in range(cols):
+        out[gen.permutation(rows)[:zeros], c] = 0
+    return _write(tensor, out)

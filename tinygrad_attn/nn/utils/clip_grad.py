@@ -1,0 +1,84 @@
+"""Gradient clipping, by the joint norm of all gradients or by value.
+
+Written in tensor ops with no Python decision on the gradients' values, so a step that
+clips traces under ``tga.compile`` and replays with fresh gradients.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from ..._tensor import Tensor, stack
+from ...autograd import _State, no_grad
+
+
+def _with_grads(parameters: Tensor | Iterable[Tensor], op: str) -> list[Tensor]:
+    ps = [parameters] if isinstance(parameters, Tensor) else list(parameters)
+    ps = [p for p in ps if p.grad is not None]
+    tracer = _State.tracer
+    if ps and tracer is not None and not hasattr(tracer, "sync_grads"):
+        # A tracer that does not record assignments to .grad would replay the unscaled
+        # gradients: refuse, naming the line, rather than give a silently different step.
+        tracer.check_read(ps[0].grad, op)
+    return ps
+
+
+def _norm(g: Tensor, norm_type: float) -> Tensor:
+    """The ``norm_type``-norm of all of ``g``'s elements, a 0-d tensor."""
+    a = g.abs()
+    if norm_type == math.inf:
+        return a.max() if g.numel() else (a.sum() * 0.0)
+    if norm_type == 2.0:
+        return (a * a).sum().sqrt()
+    if norm_type == 1.0:
+        return a.sum()
+    return (a**norm_type).sum() ** (1.0 / norm_type)
+
+
+def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:  # fmt: skip
+    """Scale all gradients together, in place, so that their joint norm is at most ``max_norm``.
+
+    As ``torch.nn.utils.clip_grad_norm_``: the joint norm is the norm of the per-tensor
+    norms; every gradient is multiplied by ``clamp(max_norm / (total + 1e-6), max=1)``
+    (so a gradient under the limit is left as it is); returns ``total``, the norm before
+    clipping, as a 0-d tensor. The scaled gradients are new tensors assigned to ``.grad``.
+    ``error_if_nonfinite=True`` raises ``RuntimeError`` when it
+    is inf or NaN (which reads it on the host). ``foreach`` is accepted and ignored.
+
+    >>> total = clip_grad_norm_(model.parameters(), 1.0)  # doctest: +SKIP
+    """
+    params = _with_grads(parameters, "clip_grad_norm_")
+    grads = [p.grad for p in params]
+    norm_type = float(norm_type)
+    if not grads:
+        return Tensor(0.0)
+    with no_grad():
+        norms = [_norm(g, norm_type) for g in grads]
+        dev = grads[0]._dev
+        norms = [n if n._dev is dev else n.to(dev) for n in norms]  # summed on the first gradient's device
+        total = _norm(stack(norms), norm_type) if len(norms) > 1 else norms[0]
+        if error_if_nonfinite:
+            if _State.tracer is not None:  # a Python decision on a value: a replay would not make it again
+                _State.tracer.check_read(total, "clip_grad_norm_")
+            if not math.isfinite(float(total)):
+                raise RuntimeError(
+                    f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is {float(total)}; "
+                    "set error_if_nonfinite=False to clip anyway"
+                )
+        coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
+        # New gradient tensors rather than PyTorch's in-place mul_: a traced step records an
+        # assignment to .grad as a program line (an in-place change of an accumulated gradient
+        # it would not replay).
+        for p in params:
+            p.grad = p.grad * (coef if p.grad._dev is dev else coef.to(p.grad._dev))
+    return total
+
+
+def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: bool | None = None) -> None:
+    """Clamp every gradient, in place, to ``[-clip_value, clip_value]``."""
+    v = float(clip_value)
+    with no_grad():
+        for p in _with_grads(parameters, "clip_grad_value_"):
+            p.grad = p.grad.clamp(-v, v)  # (a new tensor, as in clip_grad_norm_)

@@ -1,0 +1,290 @@
+"""Fused convolution and pooling: im2col (windows as strided slices) and one matmul.
+
+These are the fast paths of composites defined in :mod:`tinygrad_attn.functional_conv`
+from primitives; ``recompute`` calls those definitions, and the tests hold the two
+equal. Every op works on ``(N, C, *spatial)`` arrays with any number of spatial axes.
+
+The window tensor ``cols`` of shape ``(N, C, K, *out)`` holds, for each of the ``K``
+kernel offsets, the input positions that offset meets at every output position. It is
+built with one strided slice per kernel offset (``K`` slices, never a loop over output
+positions), or, where windows tile the input (stride == kernel, no dilation: a ViT's
+patch embedding), with one reshape and permute. Its adjoint, :func:`col2im`, sums the
+slices back.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from ..autograd import FusedFunction
+
+
+def _F():
+    from .. import functional_conv  # noqa: PLC0415 - functional_conv imports this module
+
+    return functional_conv
+
+
+def out_size(n: int, k: int, s: int, lo: int, hi: int, d: int) -> int:
+    """Output length of a window of ``k`` (dilation ``d``) sliding by ``s`` over ``lo + n + hi``."""
+    return (n + lo + hi - d * (k - 1) - 1) // s + 1
+
+
+def _tiles(ks, stride, dilation) -> bool:
+    return all(k == s for k, s in zip(ks, stride)) and all(d == 1 for d in dilation)
+
+
+def pad_array(xp, x, pads, value=0.0):
+    """``x`` (N, C, *S) with ``(lo, hi)`` of ``value`` around each spatial axis."""
+    if not any(lo or hi for lo, hi in pads):
+        return x
+    shape = tuple(x.shape[:2]) + tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads))
+    out = xp.zeros(shape, x.dtype)
+    if value != 0.0:
+        out = out + value
+    out[(slice(None), slice(None)) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape[2:], pads))] = x
+    return out
+
+
+def _offset_keys(ks, stride, dilation, out):
+    """One slice key per kernel offset (in row-major kernel order): the positions it meets."""
+    for offs in itertools.product(*(range(k) for k in ks)):
+        yield (slice(None), slice(None)) + tuple(
+            slice(i * d, i * d + s * (o - 1) + 1, s) for i, s, d, o in zip(offs, stride, dilation, out)
+        )
+
+
+def im2col(xp, xpad, ks, stride, dilation, out):
+    """The windows of the padded input ``xpad`` (N, C, *S) -> (N, C, K, *out)."""
+    n, c = xpad.shape[:2]
+    nd = len(ks)
+    if _tiles(ks, stride, dilation):  # windows tile the input: one reshape and one permute
+        crop = xpad[(slice(None), slice(None)) + tuple(slice(0, o * k) for o, k in zip(out, ks))]
+        split = (n, c) + tuple(v for o, k in zip(out, ks) for v in (o, k))  # (N, C, O1, k1, O2, k2, ...)
+        t = xp.reshape(crop, split)
+        perm = (0, 1) + tuple(3 + 2 * i for i in range(nd)) + tuple(2 + 2 * i for i in range(nd))
+        t = xp.permute_dims(t, perm)  # (N, C, k1, k2, ..., O1, O2, ...)
+        return xp.reshape(t, (n, c, math.prod(ks)) + tuple(out))
+    return xp.stack([xpad[key] for key in _offset_keys(ks, stride, dilation, out)], axis=2)
+
+
+def col2im(xp, cols, padded_shape, ks, stride, dilation, out):
+    """The adjoint of :func:`im2col`: ``cols`` (N, C, K, *out) summed back into an array of
+    ``padded_shape`` (N, C, *S)."""
+    n, c = padded_shape[:2]
+    nd = len(ks)
+    if _tiles(ks, stride, dilation):
+        split = (n, c) + tuple(ks) + tuple(out)
+        t = xp.reshape(cols, split)
+        perm = (0, 1) + tuple(v for i in range(nd) for v in (2 + nd + i, 2 + i))  # (N, C, O1, k1, O2, k2, ...)
+        t = xp.reshape(xp.permute_dims(t, perm), (n, c) + tuple(o * k for o, k in zip(out, ks)))
+        if tuple(t.shape) == tuple(padded_shape):
+            return t
+        full = xp.zeros(tuple(padded_shape), cols.dtype)
+        full[(slice(None), slice(None)) + tuple(slice(0, o * k) for o, k in zip(out, ks))] = t
+        return full
+    full = xp.zeros(tuple(padded_shape), cols.dtype)
+    for i, key in enumerate(_offset_keys(ks, stride, dilation, out)):
+        full[key] = full[key] + cols[:, :, i, ...]
+    return full
+
+
+def crop_array(x, pads):
+    """Undo :func:`pad_array`."""
+    if not any(lo or hi for lo, hi in pads):
+        return x
+    return x[(slice(None), slice(None)) + tuple(slice(lo, n - hi) for n, (lo, hi) in zip(x.shape[2:], pads))]
+
+
+class Geometry(tuple):
+    """``(kernel, stride, pads, dilation, out)``, each a tuple over the spatial axes."""
+
+    __slots__ = ()
+
+    @property
+    def kernel(self):
+        return self[0]
+
+    @property
+    def stride(self):
+        return self[1]
+
+    @property
+    def pads(self):
+        return self[2]
+
+    @property
+    def dilation(self):
+        return self[3]
+
+    @property
+    def out(self):
+        return self[4]
+
+
+def _windows(xp, x, geo, value=0.0):
+    xpad = pad_array(xp, x, geo.pads, value)
+    return im2col(xp, xpad, geo.kernel, geo.stride, geo.dilation, geo.out), tuple(xpad.shape)
+
+
+def _unwindows(xp, gcols, padded_shape, geo):
+    full = col2im(xp, gcols, padded_shape, geo.kernel, geo.stride, geo.dilation, geo.out)
+    return crop_array(full, geo.pads)
+
+
+class Conv(FusedFunction):
+    """``conv(x, weight) + bias`` in one node: ``args = (geometry, groups)``; bias may be None.
+
+    Forward: windows ``(N, G, C/G * K, L)`` and one batched product with the weight
+    ``(G, O/G, C/G * K)``. Backward: the weight's gradient is a product with the windows
+    (kept from forward), the input's is the weight's transpose times the output
+    gradient, summed back by :func:`col2im`.
+    """
+
+    __slots__ = ()
+    operands = ("input", "weight", "bias")
+    name = "conv"
+    # (all inputs: the windows in ctx may be a view of the input, for 1x1 kernels, so the
+    # input's in-place changes must be caught by the version check)
+    reads_output = False
+
+    def forward(self, xp, x, w, b):
+        geo, groups = self.args
+        cols, padded = _windows(xp, x, geo)  # (N, C, K, *out)
+        n, c = x.shape[:2]
+        co = w.shape[0]
+        lsize = math.prod(geo.out)
+        cols = xp.reshape(cols, (n, groups, (c // groups) * math.prod(geo.kernel), lsize))  # (N, G, C/G*K, L)
+        wm = xp.reshape(w, (groups, co // groups, -1))  # (G, O/G, C/G*K)
+        y = xp.reshape(xp.matmul(wm, cols), (n, co) + tuple(geo.out))  # (N, O, *out)
+        if b is not None:
+            y = y + xp.reshape(b, (co,) + (1,) * len(geo.out))
+        self.ctx = (cols, padded)
+        return y
+
+    def backward_arrays(self, g, ns, inputs, out):
+        _, w, b = inputs
+        geo, groups = self.args
+        cols, padded = self.ctx
+        n, co = g.shape[:2]
+        gm = ns.reshape(g, (n, groups, co // groups, -1))  # (N, G, O/G, L)
+        gw = ns.sum(ns.matmul(gm, ns.matrix_transpose(cols)), axis=0)  # (G, O/G, C/G*K)
+        gw = ns.reshape(gw, tuple(w.shape))
+        wm = ns.reshape(w, (groups, co // groups, -1))
+        gcols = ns.matmul(ns.matrix_transpose(wm), gm)  # (N, G, C/G*K, L)
+        gcols = ns.reshape(gcols, (n, padded[1], math.prod(geo.kernel)) + tuple(geo.out))
+        gx = _unwindows(ns, gcols, padded, geo)
+        gb = ns.sum(g, axis=(0,) + tuple(range(2, g.ndim))) if b is not None else None
+        return gx, gw, gb
+
+    def recompute(self, x, w, b):
+        geo, groups = self.args
+        return _F().conv_reference(x, w, b, geo, groups)
+
+
+class Conv1d(Conv):
+    __slots__ = ()
+    name = "conv1d"
+
+
+class Conv2d(Conv):
+    __slots__ = ()
+    name = "conv2d"
+
+
+class MaxPool(FusedFunction):
+    """The max of each window (padding is -inf) in one node; ``args`` is the geometry.
+    The gradient goes to the first maximum of each window, as PyTorch's."""
+
+    __slots__ = ()
+    name = "max_pool"
+    keep = ()
+    reads_output = False
+
+    def forward(self, xp, x):
+        geo = self.args
+        cols, padded = _windows(xp, x, geo, -math.inf)  # (N, C, K, *out)
+        self.ctx = (xp.argmax(cols, axis=2), padded)
+        return xp.max(cols, axis=2)
+
+    def backward_arrays(self, g, ns, inputs, out):
+        geo = self.args
+        idx, padded = self.ctx
+        k = math.prod(geo.kernel)
+        offsets = ns.reshape(ns.device.asarray(_host_arange(k)), (1, 1, k) + (1,) * len(geo.out))
+        hit = ns.astype(ns.expand_dims(idx, axis=2) == ns.astype(offsets, idx.dtype), g.dtype)  # (N, C, K, *out)
+        return (_unwindows(ns, hit * ns.expand_dims(g, axis=2), padded, geo),)
+
+    def recompute(self, x):
+        return _F().max_pool_reference(x, self.args)
+
+
+class MaxPool1d(MaxPool):
+    __slots__ = ()
+    name = "max_pool1d"
+
+
+class MaxPool2d(MaxPool):
+    __slots__ = ()
+    name = "max_pool2d"
+
+
+def _host_arange(k: int):
+    import numpy as np  # noqa: PLC0415 - a host constant, moved to the device by the caller
+
+    return np.arange(k)
+
+
+class AvgPool(FusedFunction):
+    """The mean of each window in one node: ``args = (geometry, scale)``, ``scale`` the
+    reciprocal divisor (a number, or an array over the output positions)."""
+
+    __slots__ = ()
+    name = "avg_pool"
+    keep = ()
+    reads_output = False
+
+    def forward(self, xp, x):
+        geo, scale = self.args
+        cols, padded = _windows(xp, x, geo)
+        self.ctx = (padded, x.dtype)
+        return xp.astype(xp.sum(cols, axis=2) * scale, x.dtype)
+
+    def backward_arrays(self, g, ns, inputs, out):
+        geo, scale = self.args
+        padded, dtype = self.ctx
+        k = math.prod(geo.kernel)
+        gs = ns.astype(ns.expand_dims(g * scale, axis=2), g.dtype)  # (N, C, 1, *out)
+        gcols = ns.broadcast_to(gs, tuple(g.shape[:2]) + (k,) + tuple(g.shape[2:]))
+        return (_unwindows(ns, gcols, padded, geo),)
+
+    def recompute(self, x):
+        geo, scale = self.args
+        return _F().avg_pool_reference(x, geo, scale)
+
+
+class AvgPool2d(AvgPool):
+    __slots__ = ()
+    name = "avg_pool2d"
+
+
+class AdaptiveAvgPool2d(FusedFunction):
+    """``A_h @ x @ A_w.T`` in one node, ``A`` the (out, in) averaging matrices (``args``, on
+    the device): each output averages the inputs of its adaptive window, as PyTorch's."""
+
+    __slots__ = ()
+    name = "adaptive_avg_pool2d"
+    keep = ()
+    reads_output = False
+
+    def forward(self, xp, x):
+        ah, aw = self.args
+        return xp.matmul(xp.matmul(ah, x), xp.matrix_transpose(aw))  # (N, C, OH, OW)
+
+    def backward_arrays(self, g, ns, inputs, out):
+        ah, aw = self.args
+        return (ns.matmul(ns.matmul(ns.matrix_transpose(ah), g), aw),)
+
+    def recompute(self, x):
+        return _F().adaptive_avg_pool2d_reference(x, *self.args)

@@ -1,0 +1,589 @@
+"""One self-contained HTML page to explore a computation: :func:`explore`.
+
+The page holds the forward and backward graphs (the same Graphviz pictures as
+:func:`~tinygrad_attn.viz.draw_graph`, inlined as SVG), the values and gradients of every
+tensor as small heat maps, the backward pass as the engine ran it, step by step, the
+program :func:`tinygrad_attn.trace` records (when a function is explored), and the
+weights of every attention the computation made, as head and model views. Its script
+and style are package files (``explorer/explorer.js``, ``explorer.css``) copied into the
+page: it needs no server and no network, and opens from a ``file://`` URL or inline in
+Jupyter.
+
+How the pieces are found, generically:
+
+- The **order of the backward steps** is recorded while the engine runs: the backward
+  pass behind the page is ``autograd.run_backward`` itself, with each op class's
+  ``backward`` wrapped for the duration so every call is logged as it happens.
+- **Attention weights** are read off the recorded graph: the output of each softmax (a
+  fused ``softmax`` op, or the last op of a ``softmax`` scope) made inside an attention
+  (a module whose class name says ``Attention``, or an ``attention`` scope), and, for a
+  fused attention op, its weights recomputed from its inputs and arguments; the
+  gradient of the loss with respect to them comes from the same backward pass.
+
+>>> import tinygrad_attn as tga
+>>> x = tga.Tensor.randn(2, 3, requires_grad=True, name="x")
+>>> page = tga.viz.explore(lambda x: (x.softmax(-1) * x).sum(), x)
+>>> page.save("softmax.html")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import html
+import json
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd import FreedArray, FusedFunction, SliceGradient, run_backward, unbroadcast
+from . import text
+from .backward import backward_graph
+from .dot import to_digraph
+from .graph import ModulePaths, Walk, leaf_kind, param_names
+from .renderer import GraphvizNotFoundError, renderer
+
+#: Cells of a heat map (all its slices together) kept by default; ``full_values=True`` keeps all.
+MAX_CELLS = 384
+#: Slices kept along each leading axis of a heat map by default.
+MAX_LEAD = 4
+
+
+# -- arrays as heat maps ----------------------------------------------------------------
+def _pool(a: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """Block means of the last two axes of ``a`` down to at most ``rows`` x ``cols``."""
+    r, c = a.shape[-2:]
+    sr, sc = -(-r // rows), -(-c // cols)
+    if sr == 1 and sc == 1:
+        return a
+    pr, pc = -r % sr, -c % sc
+    if pr or pc:  # pad with NaN and average what is there
+        a = np.pad(a, [(0, 0)] * (a.ndim - 2) + [(0, pr), (0, pc)], constant_values=np.nan)
+    shp = a.shape[:-2] + (a.shape[-2] // sr, sr, a.shape[-1] // sc, sc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(a.reshape(shp), axis=(-3, -1))
+
+
+def heat_map(host: Any, full: bool = False, max_cells: int = MAX_CELLS) -> dict[str, Any] | None:
+    """An array as a heat map record: its leading axes cut to a few slices, its last two
+    block-averaged to fit ``max_cells``, the cells quantised to bytes between ``min`` and
+    ``max`` (``full``: every cell, as float32). ``None`` for an array with no numbers."""
+    if host is None or isinstance(host, FreedArray):
+        return None
+    a = np.asarray(host)
+    if a.dtype.kind == "c":
+        a = np.abs(a)
+    if a.dtype.kind not in "biuf" or a.size == 0:
+        return None
+    a = a.astype(np.float64).reshape((1, 1) if a.ndim == 0 else (1,) * (2 - min(a.ndim, 2)) + a.shape)
+    shape = list(np.shape(host))
+    lead = a.shape[:-2]
+    if not full:
+        a = a[tuple(slice(0, MAX_LEAD) for _ in lead)]
+        lead = a.shape[:-2]
+        n_slices = int(np.prod(lead)) if lead else 1
+        per = max(max_cells // n_slices, 16)
+        side = max(int(per**0.5), 4)
+        r, c = a.shape[-2:]
+        rows = min(r, max(side * r // max(r, c), 1)) if r > side or c > side else r
+        cols = min(c, max(per // max(rows, 1), 1))
+        a = _pool(a, rows, cols)
+    finite = a[np.isfinite(a)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+    rec: dict[str, Any] = {"shape": shape, "lead": list(lead), "rows": a.shape[-2], "cols": a.shape[-1],
+                           "min": lo, "max": hi}  # fmt: skip
+    if full:
+        rec["f32"] = base64.b64encode(a.astype("<f4").tobytes()).decode()  # (NaN and inf kept as they are)
+    else:
+        span = hi - lo if hi > lo else 1.0
+        a = np.where(np.isfinite(a), a, np.where(a > 0, hi, lo))  # -inf (a masked score) and NaN: the low end
+        q = np.clip(np.round((a - lo) / span * 255), 0, 255).astype(np.uint8)
+        rec["u8"] = base64.b64encode(q.tobytes()).decode()
+    return rec
+
+
+def _host(t: Tensor) -> np.ndarray | None:
+    return None if isinstance(t._data, FreedArray) else t._dev.to_host(t._data)
+
+
+def _dense(g: Any, shape: tuple, ns: Any) -> Any:
+    """A gradient as a step sends it, as the array its input receives."""
+    if g is None:
+        return None
+    if g.__class__ is SliceGradient:
+        g = g.dense()
+    if tuple(g.shape) != shape:
+        g = unbroadcast(g, shape, ns)
+    return g
+
+
+# -- recording the engine's backward pass -------------------------------------------------
+@contextlib.contextmanager
+def _logging_backward(classes: Iterable[type], log: list, count: Callable[[], int] = lambda: 0) -> Iterator[None]:
+    """While inside, every call of ``backward`` on an op of ``classes`` is appended to ``log``
+    as ``(op, gradients it returns, device namespace, (count() before, count() after))``, in
+    the order the engine calls them."""
+    # Every original is read before any class is wrapped: a subclass that inherits its backward
+    # would otherwise find its parent's wrapper and log each of its steps twice.
+    targets = [(cls, cls.backward, cls.__dict__.get("backward")) for cls in dict.fromkeys(classes)]
+    saved: list[tuple[type, Any]] = []
+    try:
+        for cls, orig, own in targets:
+
+            def logged(self: Any, g: Any, ns: Any, inputs: Any, out: Any, _orig: Any = orig) -> Any:
+                start = count()
+                gs = _orig(self, g, ns, inputs, out)
+                log.append((self, gs, ns, (start, count())))
+                return gs
+
+            saved.append((cls, own))
+            cls.backward = logged
+        yield
+    finally:
+        for cls, own in saved:
+            if own is None:
+                del cls.backward
+            else:
+                cls.backward = own
+
+
+# -- the data behind the page ------------------------------------------------------------
+@dataclass
+class _Program:
+    """A traced program's text and, per eager op, the lines that compute its value and its step."""
+
+    code: str
+    forward: dict[int, list[str]] = field(default_factory=dict)  # id(op instance) -> lines
+    backward: dict[int, list[str]] = field(default_factory=dict)
+
+
+def _lines_by_name(code: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in code.splitlines():
+        s = line.strip()
+        if " = " in s and not s.startswith("#"):
+            for name in s.split(" = ", 1)[0].split(","):
+                out.setdefault(name.strip(), s)
+    return out
+
+
+def _trace(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[Any, _Program | None]:
+    """Run ``fn(*args)`` under the tracer; the eager result and the program with its lines
+    by op. The backward of a returned scalar is recorded too, with each step's records."""
+    from ..symbolic.program import Program  # noqa: PLC0415 - the tracer loads only when a function is explored
+    from ..symbolic.trace import Tracer  # noqa: PLC0415
+
+    tracer = Tracer(fn, args)
+    ranges: dict[int, tuple[int, int]] = {}
+    with tracer.installed():
+        result = fn(*args)
+        outputs, template = tracer.outputs_of(result)
+        if not tracer.did_backward and isinstance(result, Tensor) and result.requires_grad and result.shape == ():
+            tracer.auto = True
+            # each step's records: the ops appended while its backward (or a fused one's) ran
+            plain = [t._ctx.__class__ for t in Walk(result).ops
+                     if type(t._ctx).backward is not FusedFunction.backward]  # fmt: skip
+            log: list = []
+            fused = tracer._fused_backward
+
+            def fused_logged(fn_: Any, g: Any, t: Any) -> Any:
+                start = len(tracer.ops)
+                out = fused(fn_, g, t)
+                ranges[id(fn_)] = (start, len(tracer.ops))
+                return out
+
+            tracer._fused_backward = fused_logged
+            ones = Tensor._wrap(result._dev.ops.ones_like(result._data), result._dev)
+            with _logging_backward(plain, log, lambda: len(tracer.ops)):
+                tracer.run_backward([result], [ones._data], False, False, None)
+            for op, _, _, span in log:
+                ranges.setdefault(id(op), span)
+    prog = Program(tracer.name, tracer.ops, tracer.arg_buffers, outputs, template, tracer.arg_specs)
+    by_name = _lines_by_name(prog.code)
+    p = _Program(prog.code)
+    for rec in tracer.ops:
+        eager = getattr(rec, "trace_fn", None)
+        if rec.section == "forward" and eager is not None:
+            p.forward[id(eager)] = [by_name[b.name] for b in rec.outputs if b is not None and b.name in by_name]
+    for key, (a, b) in ranges.items():
+        names = [o.name for rec in tracer.ops[a:b] for o in rec.outputs if o is not None]
+        p.backward[key] = list(dict.fromkeys(by_name[n] for n in names if n in by_name))
+    p.prog = prog  # type: ignore[attr-defined]
+    return result, p
+
+
+def _svg(graph: Any, **kw: Any) -> str:
+    """The SVG of a graph, drawn by the renderer the pictures use; a note without one."""
+    dot = to_digraph(graph, **kw)
+    try:
+        svg = renderer().run(dot.source, "svg").decode("utf-8")
+    except GraphvizNotFoundError as e:
+        return f'<p class="tga-note">{html.escape(str(e))}</p>'
+    return svg[svg.index("<svg") :]
+
+
+def _module_path(scope: Any, paths: ModulePaths) -> str:
+    if scope is None:
+        return ""
+    chain = scope.chain()
+    mods = paths.path(chain)
+    comps = [s.name for s in chain if s.kind != "module"]
+    return mods + ("/" + "/".join(comps) if comps else "")
+
+
+def _is_attention(scope: Any) -> Any:
+    """The innermost attention around ``scope``: a module whose class says ``Attention``, or an ``attention`` scope."""
+    found = None
+    for s in scope.chain() if scope is not None else []:
+        if s.kind == "module" and s.module is not None and "attention" in type(s.module).__name__.lower():
+            found = s
+        elif s.kind != "module" and s.name == "attention":
+            found = found or s
+    return found
+
+
+def _softmax_output(t: Tensor, w: Walk) -> bool:
+    """Whether ``t`` is a softmax's output: a fused softmax op, or the last op of a softmax scope."""
+    fn = t._ctx
+    if fn.op_name == "softmax":
+        return True
+    s = fn.scope
+    if s is None or s.kind == "module" or s.name != "softmax":
+        return False
+    return not any(w.ops[i]._ctx.scope is s for i in w.consumers[id(t)])
+
+
+class _Data:
+    """Everything the page shows, as JSON-ready records."""
+
+    def __init__(self, roots: list[Tensor], program: _Program | None, params: Any, tokens: Any,
+                 key_tokens: Any, full: bool, max_cells: int, rankdir: str, depth: int | None) -> None:  # fmt: skip
+        self.full, self.max_cells = full, max_cells
+        w = self.w = Walk(roots)
+        names = param_names(w, params)
+        paths = ModulePaths()
+        self.grads: dict[int, Any] = {}  # id(tensor) -> host gradient
+        self.steps = self._run_backward(w)
+        for t in w.tensors:
+            if id(t) not in self.grads and t.grad is not None:
+                self.grads[id(t)] = t.grad.numpy()
+        tensors: dict[str, dict] = {}
+        key: dict[int, str] = {}
+        for i, t in enumerate(w.tensors):
+            key[id(t)] = f"T{i}"
+            rec = self._tensor(t, names, paths, program)
+            tensors[f"T{i}"] = rec
+        nodes: dict[str, str] = {}  # graph node id -> tensor key
+        for i, t in enumerate(w.leaves):
+            nodes[f"t{i}"] = nodes[f"g{i}"] = key[id(t)]
+        for i, t in enumerate(w.ops):
+            nodes[f"op{i}"] = nodes[f"bw{i}"] = key[id(t)]
+        for j, r in enumerate(w.roots):
+            nodes[f"out{j}"] = nodes[f"seed{j}"] = key[id(r)]
+        self.acc: dict[int, str] = {}  # id(tensor) -> its accumulation node
+        seeds = {id(r) for r in w.roots if r.requires_grad}
+        for t in w.tensors:
+            if t.requires_grad and len(w.consumers[id(t)]) + (id(t) in seeds) > 1:
+                self.acc[id(t)] = f"acc{len(self.acc)}"
+                nodes[self.acc[id(t)]] = key[id(t)]
+        self.tensors, self.nodes, self.key = tensors, nodes, key
+        self.step_records = self._step_records(program)
+        self.attention = self._attention(tokens, key_tokens, paths)
+        kw = {"rankdir": rankdir, "depth": depth, "max_nodes": None}
+        self.forward_svg = _svg(_forward(roots, params), **kw)
+        self.backward_svg = _svg(backward_graph(roots, params=params), **kw) if w.ops else ""
+
+    # -- per tensor ----------------------------------------------------------------------
+    def _tensor(self, t: Tensor, names: Mapping[int, str], paths: ModulePaths, program: _Program | None) -> dict:
+        if t._ctx is None:
+            kind, title = leaf_kind(t, names)
+            op, scope = kind, self.w.consumer_scope(t) if kind != "input" else None
+        else:
+            title = op = t._ctx.op_name
+            scope = t._ctx.scope
+        host = _host(t)
+        g = self.grads.get(id(t))
+        rec = {"title": t.name or title, "op": op, "module": _module_path(scope, paths),
+               "shape": text.shape_str(t.shape), "dtype": str(t.dtype), "device": str(t.device),
+               "values": text.values_lines(host) if host is not None else [f"values freed {t._data.when}"],
+               "value": heat_map(host, self.full, self.max_cells),
+               "grad": heat_map(g, self.full, self.max_cells),
+               "grad_values": text.values_lines(g) if g is not None else []}  # fmt: skip
+        if program is not None and t._ctx is not None:
+            rec["line"] = program.forward.get(id(t._ctx), [])
+            rec["step_lines"] = program.backward.get(id(t._ctx), [])
+        return rec
+
+    # -- the backward pass, as the engine runs it -----------------------------------------
+    def _run_backward(self, w: Walk) -> list[tuple[Tensor, list]]:
+        """Run the engine's backward of the roots (seeded with ones), logging each step; the
+        gradient of every tensor lands in ``self.grads``. Returns ``(tensor, shares)`` per step,
+        where each share is ``(input tensor, norm of what the step sent it)``."""
+        roots = [r for r in w.roots if r.requires_grad]
+        if not roots or not w.ops:
+            return []
+        if any(t._ctx.freed for t in w.ops):
+            warnings.warn("explore: the graph's saved arrays were freed by an earlier backward(); call "
+                          "explore before backward(), or backward(retain_graph=True), to step through it",
+                          stacklevel=4)  # fmt: skip
+            return []
+        by_fn = {id(t._ctx): t for t in w.ops}
+        targets = [t for t in w.tensors if t.requires_grad]
+        log: list = []
+        seeds = [r._dev.ops.ones_like(r._data) for r in roots]
+        steps: list[tuple[Tensor, list]] = []
+        with _logging_backward([t._ctx.__class__ for t in w.ops], log):
+            found = run_backward(roots, seeds, retain_graph=True, create_graph=False, targets=targets)
+        for fn, gs, ns, _ in log:
+            t = by_fn.get(id(fn))
+            if t is None:  # (an op outside this graph that happened to run meanwhile)
+                continue
+            shares = []
+            for x, gi in zip(w.inputs_of(t), gs):
+                if isinstance(x, Tensor) and x.requires_grad and gi is not None:
+                    d = _dense(gi, tuple(x._data.shape), ns)
+                    shares.append((x, text.norm_of(x._dev.to_host(d))))
+            steps.append((t, shares))
+        for t, g in zip(targets, found):
+            if g is not None:
+                self.grads[id(t)] = t._dev.to_host(g)
+        return steps
+
+    def _target(self, x: Tensor) -> str:
+        """The node a gradient sent to ``x`` arrives at: its sum, its op's step, or its ``.grad``."""
+        if id(x) in self.acc:
+            return self.acc[id(x)]
+        if x._ctx is not None:
+            return f"bw{self.w.op_index[id(x)]}"
+        return f"g{self.w.leaf_index[id(x)]}"
+
+    def _step_records(self, program: _Program | None) -> list[dict]:
+        w = self.w
+        out = []
+        filled: dict[int, int] = {}
+        seeds = {id(r) for r in w.roots if r.requires_grad}
+        for t, shares in self.steps:
+            i = w.op_index[id(t)]
+            sends = []
+            for x, norm in shares:
+                dst = self._target(x)
+                rec = {"to": dst, "edge": f"bw{i}->{dst}", "tensor": self.key[id(x)], "norm": norm}
+                if id(x) in self.acc:
+                    filled[id(x)] = filled.get(id(x), 0) + 1
+                    rec["share"] = filled[id(x)] + (id(x) in seeds)
+                    rec["shares"] = len(w.consumers[id(x)]) + (id(x) in seeds)
+                sends.append(rec)
+            lines = program.backward.get(id(t._ctx), []) if program is not None else []
+            out.append({"node": f"bw{i}", "op": t._ctx.op_name, "tensor": self.key[id(t)], "sends": sends,
+                        "lines": lines})  # fmt: skip
+        return out
+
+    # -- attention ----------------------------------------------------------------------
+    def _attention(self, tokens: Any, key_tokens: Any, paths: ModulePaths) -> list[dict]:
+        """One record per attention (a layer): weights (batch 0) ``(H, Tq, Tk)``, their gradient."""
+        w = self.w
+        found: list[tuple[Any, Tensor, np.ndarray, np.ndarray | None]] = []
+        for t in w.ops:
+            fn = t._ctx
+            att = _is_attention(fn.scope)
+            if fn.op_name == "attention" and isinstance(fn, FusedFunction):
+                ww, gw = self._fused_weights(t)
+                if ww is not None:
+                    found.append((att or fn.scope, t, ww, gw))
+            elif att is not None and _softmax_output(t, w) and t.ndim >= 2:
+                h = _host(t)
+                if h is not None:
+                    found.append((att, t, h, self.grads.get(id(t))))
+        if not found:  # attention written by hand, in no module: every softmax over the last axis of 3+ dims
+            for t in w.ops:
+                if _softmax_output(t, w) and t.ndim >= 3 and (h := _host(t)) is not None:
+                    found.append((None, t, h, self.grads.get(id(t))))
+        layers = []
+        for scope, t, ww, gw in found:
+            ww = _heads(ww)
+            gw = _heads(gw) if gw is not None else None
+            tq, tk = ww.shape[-2:]
+            q_tok = _labels(tokens, tq)
+            k_tok = _labels(key_tokens if key_tokens is not None else tokens, tk)
+            name = _module_path(scope, paths) if scope is not None else ""
+            if scope is not None and scope.module is not None and not paths.path(scope.chain()):
+                name = type(scope.module).__name__  # the model itself: its class names it
+            layers.append({"name": name or t.name or f"softmax {len(layers)} (top level)", "node": self.key[id(t)],
+                           "heads": ww.shape[0], "q": q_tok, "k": k_tok,
+                           "w": np.round(ww, 4).tolist(),
+                           "g": np.round(gw, 6).tolist() if gw is not None else None})  # fmt: skip
+        return layers
+
+    def _fused_weights(self, t: Tensor) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """A fused attention op's weights from its inputs (``softmax(q k^T scale + bias)``),
+        and their gradient ``dL/dout @ v^T``."""
+        fn = t._ctx
+        q, k, v = (x for x in self.w.inputs_of(t)[:3])
+        if not all(isinstance(x, Tensor) and not isinstance(x._data, FreedArray) for x in (q, k, v)):
+            return None, None
+        scale, bias, row_any = fn.args[0], fn.args[1], fn.args[2]
+        hq, hk, hv = (x._dev.to_host(x._data).astype(np.float64) for x in (q, k, v))
+        s = hq @ np.swapaxes(hk, -1, -2) * scale
+        if bias is not None:
+            s = s + t._dev.to_host(bias)
+        s = s - np.max(np.where(np.isfinite(s), s, -np.inf), axis=-1, keepdims=True)
+        e = np.exp(s)
+        ww = e / np.sum(e, axis=-1, keepdims=True)
+        if row_any is not None:
+            ww = np.where(t._dev.to_host(row_any), ww, 0.0)
+        ww = np.nan_to_num(ww)
+        g = self.grads.get(id(t))
+        gw = None if g is None else g.astype(np.float64) @ np.swapaxes(hv, -1, -2)
+        return ww, gw
+
+
+def _forward(roots: list[Tensor], params: Any) -> Any:
+    from .graph import forward_graph  # noqa: PLC0415 - (graph is already loaded; a local name for clarity)
+
+    return forward_graph(roots, params=params)
+
+
+def _heads(a: np.ndarray) -> np.ndarray:
+    """Weights as ``(heads, Tq, Tk)``: batch 0, heads from axis -3 (one head for 2-D and 3-D)."""
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim == 1:
+        return a[None, None, :]
+    if a.ndim == 2:  # (B, Tk): one query per example
+        return a[:1][None]
+    if a.ndim == 3:  # (B, Tq, Tk)
+        return a[:1]
+    return a.reshape((-1,) + a.shape[-3:])[0]
+
+
+def _labels(tokens: Any, n: int) -> list[str]:
+    if tokens is None:
+        return [str(i) for i in range(n)]
+    toks = [str(s) for s in tokens]
+    return toks[:n] + [str(i) for i in range(len(toks), n)]
+
+
+# -- the page ----------------------------------------------------------------------------
+def _asset(name: str) -> str:
+    return resources.files("tinygrad_attn.viz").joinpath("explorer", name).read_text(encoding="utf-8")
+
+
+def _json_for_script(obj: Any) -> str:
+    """JSON that is safe inside ``<script>``: no ``</`` can end the element early."""
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False).replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+class Explorer:
+    """An explorer page: ``.html`` is the whole self-contained page; it shows inline in
+    Jupyter (in a sandbox-free ``iframe``, so its script and style touch nothing else) and
+    :meth:`save` writes it."""
+
+    def __init__(self, html_text: str, data: dict[str, Any]) -> None:
+        self.html = html_text
+        self.data = data
+
+    def save(self, path: str | Path) -> Path:
+        """Write the page to ``path``; open it in any browser, from disk."""
+        path = Path(path)
+        path.write_text(self.html, encoding="utf-8")
+        return path
+
+    def _repr_html_(self) -> str:
+        return (f'<iframe srcdoc="{html.escape(self.html, quote=True)}" style="width:100%;height:720px;'
+                'border:1px solid #ccc" title="tinygrad_attn explorer"></iframe>')  # fmt: skip
+
+    def __repr__(self) -> str:
+        return (
+            f"<Explorer: {len(self.data['tensors'])} tensors, {len(self.data['steps'])} backward steps, "
+            f"{len(self.data['attention'])} attention layers, {len(self.html)} bytes>"
+        )
+
+
+def explore(
+    target: Tensor | Iterable[Tensor] | Callable[..., Any],
+    *args: Any,
+    path: str | Path | None = None,
+    tokens: Sequence[Any] | None = None,
+    key_tokens: Sequence[Any] | None = None,
+    params: Mapping[str, Tensor] | None = None,
+    full_values: bool = False,
+    max_cells: int = MAX_CELLS,
+    rankdir: str = "TB",
+    depth: int | None = None,
+    title: str | None = None,
+) -> Explorer:
+    """An interactive page about a computation: graphs, values, the backward pass, attention.
+
+    ``target`` is a tensor (a loss, or any output: a non-scalar one is seeded with ones),
+    several tensors, or a function: ``explore(loss_fn, x)`` runs ``loss_fn(x)`` under
+    :func:`tinygrad_attn.trace`, so each node also shows the line of the traced program
+    that computes it and each backward step its lines. The page steps through the backward
+    pass in the order the engine runs it, and shows the attention weights of every
+    attention the computation made (head view and model view, labelled with ``tokens``
+    for the queries and ``key_tokens``, default ``tokens``, for the keys).
+
+    Values and gradients are summarised and their heat maps downsampled to about
+    ``max_cells`` cells; ``full_values=True`` keeps every number. ``params`` names
+    parameters (``dict(model.named_parameters())``); ``rankdir`` and ``depth`` are as in
+    :func:`~tinygrad_attn.viz.draw_graph`. With ``path`` the page is also written there.
+
+    >>> page = explore(lambda x: model(x).sum(), x, tokens=["the", "cat", "sat"])  # doctest: +SKIP
+    >>> page.save("model.html")                                                  # doctest: +SKIP
+    """
+    if isinstance(max_cells, bool) or not isinstance(max_cells, int) or max_cells < 16:
+        raise ValueError(f"explore: max_cells must be an integer >= 16, got {max_cells!r}")
+    program = None
+    if callable(target) and not isinstance(target, Tensor):
+        from ..symbolic.program import TraceError  # noqa: PLC0415
+
+        name = getattr(target, "__name__", "function")
+        try:
+            result, program = _trace(target, args)
+        except TraceError as e:  # a function the tracer cannot record runs eagerly: no program lines
+            warnings.warn(f"explore: {name} could not be traced ({e}); exploring it without its program",
+                          stacklevel=2)  # fmt: skip
+            result = target(*args)
+        roots = [x for x in (result if isinstance(result, (tuple, list)) else [result]) if isinstance(x, Tensor)]
+        if not roots:
+            raise TypeError(f"explore: {name} returned {type(result).__name__}, not a Tensor")
+    else:
+        if args:
+            raise TypeError("explore: positional arguments after the first are for a function target")
+        roots = [target] if isinstance(target, Tensor) else list(target) if isinstance(target, (tuple, list)) else []
+        if not roots or not all(isinstance(r, Tensor) for r in roots):
+            raise TypeError(f"explore: target must be a Tensor, Tensors or a function, got {type(target).__name__}")
+    d = _Data(roots, program, params, tokens, key_tokens, full_values, max_cells, rankdir, depth)
+    page_title = title or f"tinygrad_attn explorer: {text.plural(len(d.w.ops), 'op')}"
+    data = {"title": page_title, "tensors": d.tensors, "nodes": d.nodes, "steps": d.step_records,
+            "attention": d.attention, "program": program.code if program is not None else None,
+            "renderer": renderer().name, "full": full_values}  # fmt: skip
+    page = _page(page_title, data, d.forward_svg, d.backward_svg)
+    ex = Explorer(page, data)
+    if path is not None:
+        ex.save(path)
+    return ex
+
+
+def _page(title: str, data: dict, forward_svg: str, backward_svg: str) -> str:
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>{_asset("explorer.css")}</style></head>
+<body><div id="tga-app">
+<header><h1>{html.escape(title)}</h1>
+<nav id="tga-tabs"><button data-view="forward" class="on">forward</button><button data-view="backward">backward</button><button data-view="both">side by side</button><button data-view="attention">attention</button><button data-view="program">program</button></nav>
+<input id="tga-search" type="search" placeholder="search nodes by name"><span id="tga-found"></span></header>
+<div id="tga-stepbar"><button id="tga-reset" title="start over">reset</button><button id="tga-prev" title="step back">◀</button><button id="tga-next" title="next backward step">▶</button><button id="tga-play" title="play">▶▶</button><span id="tga-step-status">backward pass: not started</span><code id="tga-step-line"></code></div>
+<main><section id="tga-graphs"><div class="tga-graph" id="tga-forward">{forward_svg}</div><div class="tga-graph" id="tga-backward">{backward_svg}</div>
+<div id="tga-attention"></div><pre id="tga-program"></pre></section>
+<aside id="tga-panel"><p class="tga-note">Click a node for its values and gradient. Drag to pan, wheel to zoom; click a module's title to fold it.</p></aside></main>
+</div>
+<script type="application/json" id="tga-data">{_json_for_script(data)}</script>
+<script>{_asset("explorer.js")}</script>
+</body></html>
+"""

@@ -1,0 +1,410 @@
+// The explorer page's behaviour: tabs, pan and zoom, folding modules, search, the node
+// panel with heat maps, stepping through the backward pass, attention views.
+// Everything it shows comes from the JSON in #tga-data; it loads nothing from anywhere.
+(function () {
+  "use strict";
+  var DATA = JSON.parse(document.getElementById("tga-data").textContent);
+  var SVGNS = "http://www.w3.org/2000/svg";
+  var $ = function (sel, root) { return (root || document).querySelector(sel); };
+  var $$ = function (sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); };
+
+  function el(tag, attrs, kids) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      if (k === "text") e.textContent = attrs[k]; else e.setAttribute(k, attrs[k]);
+    });
+    (kids || []).forEach(function (c) { e.appendChild(c); });
+    return e;
+  }
+  function svgEl(tag, attrs) {
+    var e = document.createElementNS(SVGNS, tag);
+    Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    return e;
+  }
+  function fmt(x) {
+    if (x === 0) return "0";
+    var a = Math.abs(x);
+    return a >= 1e4 || a < 1e-3 ? x.toExponential(2) : String(+x.toPrecision(3));
+  }
+
+  // -- the graphs: node and edge elements by the ids the Python side gave them ------------
+  var graphs = {};
+  $$(".tga-graph").forEach(function (box) {
+    var g = { box: box, svg: $("svg", box), nodes: {}, edges: {} };
+    $$("g.node", box).forEach(function (n) { g.nodes[$("title", n).textContent.trim()] = n; });
+    $$("g.edge", box).forEach(function (e) {
+      var t = $("title", e).textContent.trim().replace("\u2192", "->");
+      (g.edges[t] = g.edges[t] || []).push(e);
+    });
+    graphs[box.id.replace("tga-", "")] = g;
+    if (g.svg) panZoom(g);
+  });
+
+  // -- pan and zoom: drag moves the viewBox, the wheel scales it around the pointer -------
+  function panZoom(g) {
+    var svg = g.svg;
+    var vb = svg.viewBox.baseVal;
+    if (!vb || !vb.width) return;
+    svg.removeAttribute("width");
+    svg.removeAttribute("height");
+    svg.setAttribute("preserveAspectRatio", "xMidYMin meet");
+    var drag = null;
+    g.moved = false;
+    svg.addEventListener("wheel", function (ev) {
+      ev.preventDefault();
+      var r = svg.getBoundingClientRect();
+      var k = ev.deltaY < 0 ? 0.85 : 1 / 0.85;
+      var px = vb.x + (ev.clientX - r.left) / r.width * vb.width;
+      var py = vb.y + (ev.clientY - r.top) / r.height * vb.height;
+      vb.x = px - (px - vb.x) * k; vb.y = py - (py - vb.y) * k;
+      vb.width *= k; vb.height *= k;
+    }, { passive: false });
+    svg.addEventListener("mousedown", function (ev) {
+      drag = { x: ev.clientX, y: ev.clientY, vx: vb.x, vy: vb.y }; g.moved = false;
+    });
+    window.addEventListener("mousemove", function (ev) {
+      if (!drag) return;
+      var r = svg.getBoundingClientRect();
+      var dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+      if (Math.abs(dx) + Math.abs(dy) > 3) g.moved = true;
+      vb.x = drag.vx - dx / r.width * vb.width;
+      vb.y = drag.vy - dy / r.height * vb.height;
+    });
+    window.addEventListener("mouseup", function () { drag = null; });
+    var home = [vb.x, vb.y, vb.width, vb.height];
+    svg.addEventListener("dblclick", function () { vb.x = home[0]; vb.y = home[1]; vb.width = home[2]; vb.height = home[3]; });
+  }
+
+  // -- tabs -----------------------------------------------------------------------------
+  var view = "forward";
+  function show(v) {
+    view = v;
+    $$("#tga-tabs button").forEach(function (b) { b.classList.toggle("on", b.dataset.view === v); });
+    document.body.dataset.view = v;
+    if (v === "attention") drawAttention();
+  }
+  $$("#tga-tabs button").forEach(function (b) { b.addEventListener("click", function () { show(b.dataset.view); }); });
+  show("forward");
+
+  // -- folding a module's cluster: its nodes and inner edges hide, its box stays ----------
+  function inside(a, b) {
+    return a.x >= b.x - 0.5 && a.y >= b.y - 0.5 && a.x + a.width <= b.x + b.width + 0.5 && a.y + a.height <= b.y + b.height + 0.5;
+  }
+  Object.keys(graphs).forEach(function (name) {
+    var g = graphs[name];
+    $$("g.cluster", g.box).forEach(function (c) {
+      c.addEventListener("click", function (ev) {
+        if (g.moved) return;
+        ev.stopPropagation();
+        var box = c.getBBox();
+        var folded = !c.classList.contains("tga-folded");
+        c.classList.toggle("tga-folded", folded);
+        var hidden = {};
+        Object.keys(g.nodes).forEach(function (id) {
+          var n = g.nodes[id];
+          if (n.classList.contains("tga-in-fold") && !folded && !inside(n.getBBox(), box)) return;
+          if (folded ? inside(n.getBBox(), box) : n.dataset.fold === c.id) {
+            n.classList.toggle("tga-in-fold", folded);
+            if (folded) n.dataset.fold = n.dataset.fold || c.id; else delete n.dataset.fold;
+          }
+          if (n.classList.contains("tga-in-fold")) hidden[id] = true;
+        });
+        $$("g.cluster", g.box).forEach(function (o) {
+          if (o !== c && inside(o.getBBox(), box)) o.classList.toggle("tga-in-fold", folded);
+        });
+        Object.keys(g.edges).forEach(function (t) {
+          var ends = t.split("->");
+          g.edges[t].forEach(function (e) { e.classList.toggle("tga-in-fold", !!(hidden[ends[0]] && hidden[ends[1]])); });
+        });
+        var note = $("text.tga-fold-note", c);
+        if (folded && !note) {
+          var label = $("text", c);
+          note = svgEl("text", { "class": "tga-fold-note", x: label.getAttribute("x"), y: +label.getAttribute("y") + 14, "text-anchor": "middle" });
+          note.textContent = "folded: " + Object.keys(hidden).length + " nodes (click to unfold)";
+          c.appendChild(note);
+        } else if (!folded && note) note.remove();
+      });
+    });
+  });
+
+  // -- search by name -------------------------------------------------------------------
+  var search = $("#tga-search");
+  search.addEventListener("input", function () {
+    var q = search.value.trim().toLowerCase();
+    var count = 0;
+    Object.keys(graphs).forEach(function (name) {
+      var g = graphs[name];
+      Object.keys(g.nodes).forEach(function (id) {
+        var n = g.nodes[id];
+        var rec = DATA.tensors[DATA.nodes[id]];
+        var hay = (n.textContent + " " + (rec ? rec.title + " " + rec.module : "")).toLowerCase();
+        var hit = q && hay.indexOf(q) >= 0;
+        n.classList.toggle("tga-match", !!hit);
+        n.classList.toggle("tga-dim", !!q && !hit);
+        if (hit && g.box.offsetParent) count++;
+      });
+    });
+    $("#tga-found").textContent = q ? count + " found" : "";
+  });
+
+  // -- heat maps ------------------------------------------------------------------------
+  function cells(h) {
+    var bin = atob(h.f32 || h.u8), n = bin.length, out;
+    if (h.f32) {
+      var bytes = new Uint8Array(n);
+      for (var i = 0; i < n; i++) bytes[i] = bin.charCodeAt(i);
+      return new Float32Array(bytes.buffer);
+    }
+    out = new Float64Array(n);
+    var span = h.max > h.min ? h.max - h.min : 1;
+    for (var j = 0; j < n; j++) out[j] = h.min + bin.charCodeAt(j) / 255 * span;
+    return out;
+  }
+  function colour(v, lo, hi) {
+    if (lo < 0 && hi > 0) { // diverging around 0: blue, white, red
+      var m = Math.max(-lo, hi), t = Math.max(-1, Math.min(1, v / m));
+      var a = Math.round(255 * (1 - Math.abs(t)));
+      return t >= 0 ? "rgb(255," + a + "," + a + ")" : "rgb(" + a + "," + a + ",255)";
+    }
+    var s = hi > lo ? (v - lo) / (hi - lo) : 0.5; // one sign: light to dark
+    var r = Math.round(250 - 200 * s), g = Math.round(250 - 150 * s), b = Math.round(255 - 90 * s);
+    return "rgb(" + r + "," + g + "," + b + ")";
+  }
+  function heatMap(h, label) {
+    var wrap = el("div", { "class": "tga-heat" }, [el("h3", { text: label })]);
+    if (!h) { wrap.appendChild(el("p", { "class": "tga-note", text: "none" })); return wrap; }
+    var data = cells(h), idx = h.lead.map(function () { return 0; });
+    var px = Math.max(4, Math.min(18, Math.floor(240 / Math.max(h.cols, h.rows))));
+    var canvas = el("canvas", { width: h.cols * px, height: h.rows * px });
+    var info = el("div", { "class": "tga-heat-info" });
+    function draw() {
+      var off = 0;
+      for (var i = 0; i < idx.length; i++) off = off * h.lead[i] + idx[i];
+      off *= h.rows * h.cols;
+      var ctx = canvas.getContext("2d");
+      for (var r = 0; r < h.rows; r++) for (var c = 0; c < h.cols; c++) {
+        ctx.fillStyle = colour(data[off + r * h.cols + c], h.min, h.max);
+        ctx.fillRect(c * px, r * px, px, px);
+      }
+      var sl = idx.length ? "[" + idx.join(", ") + ", :, :] " : "";
+      var full = h.shape.slice(-2).join(" x ");
+      info.textContent = sl + "min " + fmt(h.min) + " · max " + fmt(h.max) +
+        (h.rows + " x " + h.cols !== full && h.shape.length ? " · shown " + h.rows + " x " + h.cols + " of " + full : "");
+    }
+    h.lead.forEach(function (n, i) {
+      if (n < 2) return;
+      var s = el("input", { type: "range", min: 0, max: n - 1, value: 0, "class": "tga-slider", "aria-label": "axis " + i });
+      s.addEventListener("input", function () { idx[i] = +s.value; draw(); });
+      wrap.appendChild(el("label", { text: "axis " + i + " " }, [s]));
+    });
+    canvas.addEventListener("mousemove", function (ev) {
+      var r = Math.floor(ev.offsetY / px), c = Math.floor(ev.offsetX / px);
+      var off = 0;
+      for (var i = 0; i < idx.length; i++) off = off * h.lead[i] + idx[i];
+      canvas.title = "[" + r + ", " + c + "] " + fmt(data[off * h.rows * h.cols + r * h.cols + c]);
+    });
+    wrap.appendChild(canvas);
+    wrap.appendChild(info);
+    draw();
+    return wrap;
+  }
+
+  // -- the node panel -------------------------------------------------------------------
+  var panel = $("#tga-panel");
+  function showNode(id, graphName) {
+    var rec = DATA.tensors[DATA.nodes[id]];
+    Object.keys(graphs).forEach(function (n) {
+      Object.keys(graphs[n].nodes).forEach(function (k) { graphs[n].nodes[k].classList.toggle("tga-selected", k === id); });
+    });
+    panel.innerHTML = "";
+    if (!rec) { panel.appendChild(el("p", { "class": "tga-note", text: id + ": no tensor of its own (a saved array or the legend)" })); return; }
+    panel.appendChild(el("h2", { text: rec.title }));
+    var facts = [["op", rec.op, "tga-op"], ["module", rec.module || "(top level)", "tga-module"], ["shape", rec.shape, "tga-shape"],
+      ["dtype", rec.dtype, "tga-dtype"], ["device", rec.device, "tga-device"], ["values", rec.values.join("; "), "tga-values"]];
+    if (rec.grad_values.length) facts.push(["gradient", rec.grad_values.join("; "), "tga-grad-values"]);
+    panel.appendChild(el("table", { "class": "tga-facts" }, facts.map(function (f) {
+      return el("tr", {}, [el("th", { text: f[0] }), el("td", { "class": f[2], text: f[1] })]);
+    })));
+    var lines = graphName === "backward" && id.indexOf("bw") === 0 ? rec.step_lines : rec.line;
+    if (lines !== undefined) {
+      panel.appendChild(el("h3", { text: graphName === "backward" && id.indexOf("bw") === 0 ? "program: its backward step" : "program: the line that computes it" }));
+      panel.appendChild(el("pre", { "class": "tga-line", text: lines && lines.length ? lines.join("\n") : "(no line of its own: folded by the program's optimizer, or a leaf)" }));
+      markProgram(lines || []);
+    }
+    panel.appendChild(heatMap(rec.value, "value"));
+    panel.appendChild(heatMap(rec.grad, "gradient of the loss"));
+  }
+  Object.keys(graphs).forEach(function (name) {
+    var g = graphs[name];
+    Object.keys(g.nodes).forEach(function (id) {
+      g.nodes[id].addEventListener("click", function (ev) {
+        if (g.moved) return;
+        ev.stopPropagation();
+        showNode(id, name);
+      });
+    });
+  });
+
+  // -- the program ----------------------------------------------------------------------
+  var progBox = $("#tga-program");
+  var progLines = [];
+  if (DATA.program) {
+    DATA.program.split("\n").forEach(function (line) {
+      var s = el("span", { text: line + "\n" });
+      progLines.push([line.trim(), s]);
+      progBox.appendChild(s);
+    });
+  } else {
+    progBox.textContent = "No program: explore a function (tga.viz.explore(loss_fn, x)) to see its traced program here.";
+  }
+  function markProgram(lines) {
+    progLines.forEach(function (p) { p[1].classList.toggle("tga-hit", lines.indexOf(p[0]) >= 0); });
+  }
+
+  // -- stepping through the backward pass, in the engine's order -------------------------
+  var steps = DATA.steps, at = -1, timer = null;
+  var status = $("#tga-step-status"), stepLine = $("#tga-step-line");
+  var accFill = {};
+  function setFill(g, id, frac, text) {
+    var n = g.nodes[id];
+    if (!n) return;
+    var shape = $("ellipse, polygon, path", n);
+    if (shape && accFill[id] === undefined) accFill[id] = shape.getAttribute("fill");
+    if (shape) shape.setAttribute("fill", frac === null ? accFill[id] : "rgba(142,68,173," + (0.15 + 0.75 * frac).toFixed(2) + ")");
+    var t = $("text.tga-shares", n);
+    if (text === null) { if (t) t.remove(); return; }
+    if (!t) {
+      var b = n.getBBox();
+      t = svgEl("text", { "class": "tga-shares", x: b.x + b.width / 2, y: b.y + b.height + 11, "text-anchor": "middle" });
+      n.appendChild(t);
+    }
+    t.textContent = text;
+  }
+  function applySteps() {
+    var bw = graphs.backward, fw = graphs.forward;
+    [bw, fw].forEach(function (g) {
+      if (!g) return;
+      $$(".tga-current, .tga-ran, .tga-sent", g.box).forEach(function (e) { e.classList.remove("tga-current", "tga-ran", "tga-sent"); });
+    });
+    Object.keys(accFill).forEach(function (id) { setFill(bw, id, null, null); });
+    var got = {};
+    for (var i = 0; i <= at; i++) {
+      var s = steps[i], n = bw.nodes[s.node];
+      if (n) n.classList.add(i === at ? "tga-current" : "tga-ran");
+      var f = fw && fw.nodes["op" + s.node.slice(2)];
+      if (f) f.classList.add(i === at ? "tga-current" : "tga-ran");
+      s.sends.forEach(function (d) {
+        if (i === at) (bw.edges[d.edge] || []).forEach(function (e) { e.classList.add("tga-sent"); });
+        if (d.shares) got[d.to] = [d.share, d.shares];
+      });
+    }
+    Object.keys(got).forEach(function (id) {
+      setFill(bw, id, got[id][0] / got[id][1], got[id][0] + " of " + got[id][1] + " shares");
+    });
+    if (at < 0) { status.textContent = "backward pass: " + steps.length + " steps, not started"; stepLine.textContent = ""; return; }
+    var s = steps[at];
+    var to = s.sends.map(function (d) { return d.to + (d.shares ? " (share " + d.share + "/" + d.shares + ")" : ""); });
+    status.textContent = "step " + (at + 1) + " of " + steps.length + ": " + s.op + " backward (" + s.node + ") sends to " + (to.join(", ") || "nothing");
+    stepLine.textContent = s.lines.join("\n");
+    markProgram(s.lines);
+    if (view === "forward") show("backward");
+    showNode(s.node, "backward");
+  }
+  function go(k) { at = Math.max(-1, Math.min(steps.length - 1, k)); applySteps(); }
+  $("#tga-next").addEventListener("click", function () { go(at + 1); });
+  $("#tga-prev").addEventListener("click", function () { go(at - 1); });
+  $("#tga-reset").addEventListener("click", function () { go(-1); });
+  $("#tga-play").addEventListener("click", function () {
+    if (timer) { clearInterval(timer); timer = null; return; }
+    timer = setInterval(function () { if (at >= steps.length - 1) { clearInterval(timer); timer = null; } else go(at + 1); }, 700);
+  });
+  if (!steps.length) { $("#tga-stepbar").classList.add("tga-off"); status.textContent = "no backward pass to step through"; }
+  else applySteps();
+
+  // -- attention: head view and model view ----------------------------------------------
+  var HEAD_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"];
+  var attBox = $("#tga-attention"), attState = { layer: 0, heads: null, grad: false, token: null };
+  function lines(group, layer, h, x0, x1, y0, dy, colourOf, token) {
+    var w = layer.w[h], g = layer.g ? layer.g[h] : null, gmax = 0;
+    if (attState.grad && g) g.forEach(function (row) { row.forEach(function (v) { gmax = Math.max(gmax, Math.abs(v)); }); });
+    for (var i = 0; i < w.length; i++) {
+      if (token !== null && token !== i) continue;
+      for (var j = 0; j < w[i].length; j++) {
+        var a = w[i][j], stroke = colourOf;
+        if (attState.grad && g) { a = gmax ? Math.abs(g[i][j]) / gmax : 0; stroke = g[i][j] >= 0 ? "#c0392b" : "#2c5aa0"; }
+        if (a < 0.01) continue;
+        group.appendChild(svgEl("line", { x1: x0, y1: y0 + i * dy, x2: x1, y2: y0 + j * dy, stroke: stroke, "stroke-width": 1 + 3 * a, "stroke-opacity": Math.min(1, 0.15 + 0.85 * a) }));
+      }
+    }
+  }
+  function drawAttention() {
+    attBox.innerHTML = "";
+    var layers = DATA.attention;
+    if (!layers.length) { attBox.appendChild(el("p", { "class": "tga-note", text: "No attention weights in this computation (no softmax inside an attention module or an attention scope)." })); return; }
+    var layer = layers[attState.layer];
+    if (!attState.heads || attState.heads.length !== layer.heads) attState.heads = layer.w.map(function () { return true; });
+    var sel = el("select", { id: "tga-layer" }, layers.map(function (l, i) { return el("option", { value: i, text: "layer " + i + ": " + l.name }); }));
+    sel.value = attState.layer;
+    sel.addEventListener("change", function () { attState.layer = +sel.value; attState.heads = null; drawAttention(); });
+    var controls = el("div", { "class": "tga-att-controls" }, [el("label", { text: "layer " }, [sel])]);
+    layer.w.forEach(function (_, h) {
+      var cb = el("input", { type: "checkbox", "class": "tga-head-toggle", "data-head": h });
+      cb.checked = attState.heads[h];
+      cb.addEventListener("change", function () { attState.heads[h] = cb.checked; drawAttention(); });
+      var lab = el("label", { "class": "tga-head-label", text: " head " + h }, []);
+      lab.style.color = HEAD_COLOURS[h % HEAD_COLOURS.length];
+      lab.insertBefore(cb, lab.firstChild);
+      controls.appendChild(lab);
+    });
+    if (layer.g) {
+      var gcb = el("input", { type: "checkbox", id: "tga-grad-overlay" });
+      gcb.checked = attState.grad;
+      gcb.addEventListener("change", function () { attState.grad = gcb.checked; drawAttention(); });
+      controls.appendChild(el("label", { text: " ∂loss/∂weights (red +, blue −)" }, [gcb]));
+    }
+    attBox.appendChild(controls);
+    // head view: queries on the left, keys on the right, one set of lines per head
+    var n = Math.max(layer.q.length, layer.k.length), dy = 22, H = 30 + n * dy;
+    var svg = svgEl("svg", { "class": "tga-headview", width: 420, height: H, viewBox: "0 0 420 " + H });
+    var x0 = 130, x1 = 290;
+    layer.w.forEach(function (_, h) {
+      var g = svgEl("g", { "class": "tga-head", "data-head": h });
+      if (!attState.heads[h]) g.style.display = "none";
+      lines(g, layer, h, x0, x1, 24, dy, HEAD_COLOURS[h % HEAD_COLOURS.length], attState.token);
+      svg.appendChild(g);
+    });
+    layer.q.forEach(function (t, i) {
+      var tx = svgEl("text", { x: x0 - 8, y: 28 + i * dy, "text-anchor": "end", "class": "tga-token tga-query" });
+      tx.textContent = t;
+      tx.addEventListener("mouseenter", function () { attState.token = i; drawAttention(); });
+      tx.addEventListener("mouseleave", function () { attState.token = null; drawAttention(); });
+      svg.appendChild(tx);
+    });
+    layer.k.forEach(function (t, j) {
+      var tx = svgEl("text", { x: x1 + 8, y: 28 + j * dy, "class": "tga-token tga-key" });
+      tx.textContent = t;
+      svg.appendChild(tx);
+    });
+    attBox.appendChild(el("h3", { text: "head view: " + layer.name + " (hover a query token for its lines alone)" }));
+    attBox.appendChild(svg);
+    // model view: a grid of every head of every layer
+    attBox.appendChild(el("h3", { text: "model view: layers (rows) by heads (columns); click one for its head view" }));
+    var grid = el("div", { "class": "tga-modelview" });
+    layers.forEach(function (l, li) {
+      var row = el("div", { "class": "tga-model-row" }, [el("span", { "class": "tga-model-name", text: li + ": " + l.name })]);
+      l.w.forEach(function (_, h) {
+        var m = Math.max(l.q.length, l.k.length), ddy = 60 / Math.max(m, 1);
+        var th = svgEl("svg", { "class": "tga-thumb", width: 70, height: 70, viewBox: "0 0 70 70", "data-layer": li, "data-head": h });
+        lines(th, l, h, 8, 62, 5, ddy, HEAD_COLOURS[h % HEAD_COLOURS.length], null);
+        th.addEventListener("click", function () {
+          attState.layer = li; attState.heads = l.w.map(function (_, k) { return k === h; }); drawAttention();
+        });
+        row.appendChild(th);
+      });
+      grid.appendChild(row);
+    });
+    attBox.appendChild(grid);
+  }
+  if (DATA.attention.length) drawAttention();
+  window.tgaExplorer = { data: DATA, graphs: graphs, step: go, show: show, showNode: showNode };
+})();
