@@ -225,7 +225,7 @@ def test_asarray_of_a_traced_tensor_raises():
         np.asarray(y)
         return y
 
-    with pytest.raises(tga.TraceError, match="__array__"):
+    with pytest.raises(tga.TraceError, match=r"(np\.asarray|__array__)"):
         tga.trace(f, Tensor(np.ones(3)))
 
 
