@@ -365,3 +365,9 @@ def test_zero_grad_set_to_none_false_cuts_a_graph_gradient():
     opt = tga.optim.SGD([w], lr=0.1)
     opt.zero_grad(set_to_none=False)
     assert w.grad.tolist() == [0.0, 0.0] and not w.grad.requires_grad
+
+
+def test_top_level_constants_are_torchs():
+    torch = pytest.importorskip("torch")
+    assert (tga.inf, tga.pi, tga.e) == (torch.inf, torch.pi, torch.e)
+    assert tga.nan != tga.nan and isinstance(tga.nan, float)

@@ -17,6 +17,7 @@ import tinygrad_attn.nn.functional as tga_F
 from tutorials import (
     annotated_transformer,
     d2l_attention,
+    llms_from_scratch,
     lstm_seq2seq,
     luong_chatbot,
     mingpt,
@@ -66,11 +67,11 @@ def _close(ours, theirs, what, rtol):
     np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol, err_msg=what)
 
 
-def _pair(mod, double=True):
+def _pair(mod, double=True, model_args=()):
     theirs_ns, ours_ns = _namespaces(mod)
     torch.manual_seed(0)
     tga.manual_seed(0)
-    theirs, ours = theirs_ns.model(), ours_ns.model()
+    theirs, ours = theirs_ns.model(*model_args), ours_ns.model(*model_args)
     if double:
         theirs, ours = theirs.double(), ours.double()
     data = mod.data(np.random.default_rng(0))
@@ -83,8 +84,8 @@ def _pair(mod, double=True):
     return (theirs_ns, theirs), (ours_ns, ours), data
 
 
-def _train_and_compare(mod, steps=3, rtol=1e-9, double=True):
-    (tns, theirs), (ons, ours), data = _pair(mod, double)
+def _train_and_compare(mod, steps=3, rtol=1e-9, double=True, model_args=()):
+    (tns, theirs), (ons, ours), data = _pair(mod, double, model_args)
     topt, oopt = tns.optimizer(theirs), ons.optimizer(ours)
     tparams = dict(theirs.named_parameters())
     for step in range(steps):
@@ -197,5 +198,17 @@ def test_transformer_from_scratch_with_einsum():
 
 
 @slow
-def test_luong_attention_chatbot():
-    _train_and_compare(luong_chatbot)
+def test_llms_from_scratch_gpt():
+    # The GELU's constant is sqrt of a float32 tensor, and PyTorch's float32 sqrt of 2/pi is one
+    # unit in the last place above NumPy's (correctly rounded) one: float32's precision, then.
+    (tns, theirs), (ons, ours), data = _train_and_compare(llms_from_scratch, rtol=1e-6)
+    start = data["input"][:1, :3]
+    want = tns.generate_text_simple(theirs, torch.tensor(start), 4, 8)
+    got = ons.generate_text_simple(ours, tga.tensor(start), 4, 8)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@slow
+@pytest.mark.parametrize("attn_model", ["dot", "general", "concat"])
+def test_luong_attention_scores(attn_model):
+    _train_and_compare(luong_chatbot, model_args=(attn_model,))

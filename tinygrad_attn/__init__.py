@@ -22,6 +22,10 @@ from .threads import get_num_threads, set_num_threads
 
 __version__ = "0.1.0"
 
+# PyTorch's top-level constants (``torch.inf``, ``torch.pi``): plain Python floats, as there
+# (``float`` here is the dtype ``tga.float``, so they come from math).
+from math import e, inf, nan, pi  # noqa: E402
+
 _SUBPACKAGES = ("models", "nn", "optim", "viz")
 _SYMBOLIC = ["trace", "compile", "Program", "TraceError"]
 
@@ -74,3 +78,4 @@ __all__ = [
     "get_num_threads",
 ]
 __all__ += _SYMBOLIC  # (loaded on first use, by __getattr__)
+__all__ += ["inf", "nan", "pi", "e"]  # PyTorch's constants
