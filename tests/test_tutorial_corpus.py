@@ -16,6 +16,7 @@ import pytest
 import tinygrad_attn.nn.functional as tga_F
 from tutorials import (
     annotated_transformer,
+    bahdanau_seq2seq,
     d2l_attention,
     llms_from_scratch,
     lstm_seq2seq,
@@ -212,3 +213,10 @@ def test_llms_from_scratch_gpt():
 @pytest.mark.parametrize("attn_model", ["dot", "general", "concat"])
 def test_luong_attention_scores(attn_model):
     _train_and_compare(luong_chatbot, model_args=(attn_model,))
+
+
+@slow
+def test_bahdanau_seq2seq_over_a_bidirectional_gru():
+    # torch.zeros(...) holds the outputs in float32 in both libraries: float32's precision
+    (tns, theirs), (ons, ours), _ = _train_and_compare(bahdanau_seq2seq, rtol=1e-5)
+    assert ons.count_parameters(ours) == tns.count_parameters(theirs)
