@@ -772,3 +772,20 @@ def check_mask_dtype(op: str, mask: Any) -> None:
             f"{op}: attention mask has dtype {kind}; give a bool mask (True = may attend) or a float mask "
             "(added to the scores: 0 = may attend, -inf = may not); for a 0/1 mask pass (mask != 0)"
         )
+
+
+# -- PyTorch's further activations (written in tinygrad_attn/activations.py) --------------
+from .activations import (  # noqa: E402
+    celu,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    logsigmoid,
+    mish,
+    relu6,
+    selu,
+    softmin,
+    softsign,
+)
+
+__all__ += ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]
