@@ -354,12 +354,6 @@ class Tensor:
         axis = _dim_alias(axis, dim, "size")
         return Size(self._data.shape) if axis is None else self.shape[axis]
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        """``np.asarray(t)``: a host copy, read as every read of values is (``_read``), so a
-        traced function doing it raises a TraceError naming its line."""
-        host = self._read("__array__")
-        return host if dtype is None else host.astype(dtype, copy=False)
-
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
