@@ -1053,5 +1053,180 @@ TENSOR_FACE = [
 ]  # fmt: skip
 OPS += TENSOR_FACE
 
+
+# -- PyTorch's further math, logic, scans, selections and activations (tinygrad_attn/math_functions.py,
+# activations.py, ops/transcendental.py, ops/running_index.py) -------------------------------------
+INSIDE_ONE = st.floats(-0.95, 0.95)  # (asin, acos, atanh, erfinv: derivatives are infinite at +-1)
+ABOVE_ONE = st.one_of(st.floats(1.05, 3.0), st.sampled_from([2.0, 1e3]))
+ABOVE_MINUS_ONE = st.one_of(st.floats(-0.9, 3.0), st.sampled_from([0.0, 1e-12, -1e-12]))
+
+
+def _with(strategy: st.SearchStrategy, **kw: st.SearchStrategy) -> st.SearchStrategy:
+    """A sample strategy with keyword arguments drawn alongside."""
+    return st.builds(lambda s, extra: Sample(s.args, {**s.kwargs, **extra}), strategy, st.fixed_dictionaries(kw))
+
+
+@st.composite
+def masked(draw: Any) -> Sample:
+    """An array and a bool mask that broadcasts with it."""
+    sa, sm = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=MAX_SIDE)).input_shapes
+    return Sample((draw(array(sa)), draw(hnp.arrays(np.bool_, sm))), {})
+
+
+@st.composite
+def scatter_reduces(draw: Any) -> Sample:
+    """``gathers()`` whose index fits the array, a ``src`` of the index's shape, a reduction."""
+    s = draw(gathers().filter(lambda s: all(i <= n for i, n in zip(s.args[1].shape, s.args[0].shape))))
+    x, index = s.args
+    src = draw(array(index.shape, st.sampled_from([0.0, 1.0, -1.0, 0.5, 2.0]) | VALUES))
+    kw = {"dim": s.kwargs["dim"], "reduce": draw(st.sampled_from(["sum", "prod", "mean", "amax", "amin"])),
+          "include_self": draw(st.booleans())}  # fmt: skip
+    return Sample((x, src, index), kw)
+
+
+@st.composite
+def index_lines(draw: Any) -> Sample:
+    """An array, an axis of it, a 1-D index into the axis without repeats, and a source."""
+    shape = draw(shapes(min_dims=1, min_side=1))
+    dim = draw(st.integers(0, len(shape) - 1))
+    idx = np.array(draw(st.lists(st.integers(0, shape[dim] - 1), min_size=1, max_size=shape[dim], unique=True)))
+    src_shape = shape[:dim] + (len(idx),) + shape[dim + 1 :]
+    return Sample((draw(array(shape)), draw(array(src_shape)), idx), {"dim": dim})
+
+
+@st.composite
+def planes(draw: Any) -> Sample:
+    """An array of 2+ axes, two distinct axes of it and a diagonal offset."""
+    shape = draw(shapes(min_dims=2))
+    nd = len(shape)
+    d1, d2 = draw(st.lists(st.integers(-nd, nd - 1), min_size=2, max_size=2, unique_by=lambda d: d % nd))
+    return Sample((draw(array(shape)),), {"offset": draw(st.integers(-2, 2)), "dim1": d1, "dim2": d2})
+
+
+@st.composite
+def sums_to_size(draw: Any) -> Sample:
+    """An array and a size it broadcasts from (ones and dropped leading axes)."""
+    shape = draw(shapes())
+    k = draw(st.integers(0, len(shape)))
+    size = tuple(1 if draw(st.booleans()) else s for s in shape[k:])
+    return Sample((draw(array(shape)),), {"size": size})
+
+
+def _unary(name: str, ours: Callable, theirs: Callable, elements: st.SearchStrategy = VALUES, covers: tuple = (),
+           **kw: Any) -> OpInfo:  # fmt: skip
+    return OpInfo(name, ours, theirs, unary(elements), covers, **kw)
+
+
+MATH_FUNCTIONS = [
+    _unary("asin", lambda a: a.asin(), lambda a: a.asin(), INSIDE_ONE, ("Asin",)),
+    _unary("acos", lambda a: tga.acos(a), lambda a: torch.acos(a), INSIDE_ONE, ("Acos",)),
+    _unary("atan", lambda a: a.atan(), lambda a: a.atan(), covers=("Atan",)),
+    _unary("asinh", lambda a: tga.asinh(a), lambda a: torch.asinh(a), covers=("Asinh",)),
+    _unary("acosh", lambda a: a.acosh(), lambda a: a.acosh(), ABOVE_ONE, ("Acosh",)),
+    _unary("atanh", lambda a: tga.atanh(a), lambda a: torch.atanh(a), INSIDE_ONE, ("Atanh",)),
+    _unary("log1p", lambda a: a.log1p(), lambda a: a.log1p(), ABOVE_MINUS_ONE, ("Log1p",)),
+    _unary("expm1", lambda a: tga.expm1(a), lambda a: torch.expm1(a), covers=("Expm1",)),
+    # (erfinv: our Newton-refined approximation is good to a few ulps, not to the last one)
+    _unary("erfinv", lambda a: a.erfinv(), lambda a: a.erfinv(), INSIDE_ONE, ("Erfinv",), rtol=1e-12, atol=1e-13),
+    _unary("sinh", lambda a: a.sinh(), lambda a: a.sinh(), composite=True),
+    _unary("cosh", lambda a: tga.cosh(a), lambda a: torch.cosh(a), composite=True),
+    _unary("tan", lambda a: a.tan(), lambda a: a.tan(), composite=True),
+    _unary("log2", lambda a: a.log2(), lambda a: a.log2(), POSITIVE),
+    _unary("log10", lambda a: tga.log10(a), lambda a: torch.log10(a), POSITIVE),
+    _unary("exp2", lambda a: a.exp2(), lambda a: a.exp2()),
+    _unary("deg2rad", lambda a: a.deg2rad(), lambda a: a.deg2rad()),
+    _unary("rad2deg", lambda a: tga.rad2deg(a), lambda a: torch.rad2deg(a)),
+    _unary("trunc", lambda a: (a * 2.0).trunc(), lambda a: (a * 2.0).trunc(), composite=True),
+    _unary("frac", lambda a: (a * 2.0).frac(), lambda a: (a * 2.0).frac(), composite=True),
+    _unary("clamp_max", lambda a: a.clamp_max(0.5), lambda a: a.clamp_max(0.5)),
+    _unary("clamp_min", lambda a: tga.clamp_min(a, -0.5), lambda a: torch.clamp_min(a, -0.5)),
+    OpInfo("atan2", lambda y, x: y.atan2(x), lambda y, x: y.atan2(x), binary(AWAY_FROM_ZERO, AWAY_FROM_ZERO),
+           ("Atan2",)),
+    OpInfo("logaddexp", lambda a, b: a.logaddexp(b), lambda a, b: a.logaddexp(b), binary(), composite=True),
+    OpInfo("xlogy", lambda a, b: tga.xlogy(a, b), lambda a, b: torch.xlogy(a, b), binary(VALUES, POSITIVE),
+           composite=True),
+    # (extremes off: the squares of 1e30 and 1e-300 overflow and underflow where PyTorch's hypot scales)
+    OpInfo("hypot", lambda a, b: a.hypot(b), lambda a, b: a.hypot(b), binary(AWAY_FROM_ZERO, AWAY_FROM_ZERO),
+           composite=True, extremes=False),
+    OpInfo("fmod", lambda a, b: a.fmod(b), lambda a, b: a.fmod(b), binary(VALUES, AWAY_FROM_ZERO), composite=True,
+           extremes=False),  # (the quotient of extremes is where the last digits of a remainder differ)
+    OpInfo("remainder", lambda a, b: tga.remainder(a, b), lambda a, b: torch.remainder(a, b),
+           binary(VALUES, AWAY_FROM_ZERO), extremes=False),
+    OpInfo("lerp", lambda a, b, w: a.lerp(b, w), lambda a, b, w: a.lerp(b, w),
+           _with(binary(), w=st.sampled_from([0.0, 0.25, 1.0, -0.5]))),
+    # (no gradient reaches the sign's source, in PyTorch neither)
+    OpInfo("copysign", lambda a, b: a.copysign(b), lambda a, b: a.copysign(b), binary(), composite=True,
+           grad_args=1),
+    OpInfo("isclose", lambda a, b: tga.isclose(a, b, rtol=0.1, atol=0.1),
+           lambda a, b: torch.isclose(a, b, rtol=0.1, atol=0.1), binary(), grad=False),
+    OpInfo("logical_and", lambda a, b: a.logical_and(b), lambda a, b: a.logical_and(b), binary(), grad=False),
+    OpInfo("logical_or", lambda a, b: tga.logical_or(a, b), lambda a, b: torch.logical_or(a, b), binary(), grad=False),
+    OpInfo("logical_xor", lambda a, b: a.logical_xor(b), lambda a, b: a.logical_xor(b), binary(), grad=False),
+    _unary("logical_not", lambda a: a.logical_not(), lambda a: a.logical_not(), grad=False),
+    _unary("nonzero", lambda a: a.nonzero(), lambda a: a.nonzero(), grad=False),
+    OpInfo("masked_select", lambda a, m: a.masked_select(m), lambda a, m: a.masked_select(m), masked()),
+    OpInfo("masked_scatter", lambda a, m: a.masked_scatter(m, a * 2.0 + 1.0),
+           lambda a, m: a.masked_scatter(m, a * 2.0 + 1.0), masked().filter(lambda s: s.args[0].ndim >= s.args[1].ndim
+                                                                            and np.broadcast_shapes(s.args[0].shape, s.args[1].shape) == s.args[0].shape)),
+    OpInfo("scatter_reduce", lambda x, src, index, dim, reduce, include_self: x.scatter_reduce(
+               dim, index, src, reduce, include_self=include_self),
+           lambda x, src, index, dim, reduce, include_self: x.scatter_reduce(
+               dim, index, src, reduce, include_self=include_self), scatter_reduces(), composite=True,
+           extremes=False),  # (torch's prod backward divides by the product; 1e30 * 1e30 * 1e-300 differs)
+    OpInfo("index_add", lambda x, src, index, dim: x.index_add(dim, index, src, alpha=2.0),
+           lambda x, src, index, dim: x.index_add(dim, index, src, alpha=2.0), index_lines()),
+    OpInfo("index_copy", lambda x, src, index, dim: x.index_copy(dim, index, src),
+           lambda x, src, index, dim: x.index_copy(dim, index, src), index_lines()),
+    OpInfo("index_fill", lambda x, src, index, dim: x.index_fill(dim, index, -2.0),
+           lambda x, src, index, dim: x.index_fill(dim, index, -2.0), index_lines(), grad_args=1),
+    OpInfo("cummax", lambda x, axis: x.cummax(axis).values, lambda x, axis: x.cummax(axis).values,
+           along_axis(min_dims=1)),
+    OpInfo("cummax_indices", lambda x, axis: tga.cummax(x, axis).indices, lambda x, axis: torch.cummax(x, axis).indices,
+           along_axis(min_dims=1), grad=False),
+    OpInfo("cummin", lambda x, axis: tga.cummin(x, axis)[0], lambda x, axis: torch.cummin(x, axis)[0],
+           along_axis(min_dims=1)),
+    OpInfo("cummin_indices", lambda x, axis: x.cummin(axis)[1], lambda x, axis: x.cummin(axis)[1],
+           along_axis(min_dims=1), grad=False),
+    OpInfo("logcumsumexp", lambda x, axis: x.logcumsumexp(axis), lambda x, axis: x.logcumsumexp(axis), along_axis(),
+           composite=True),
+    OpInfo("diagonal", lambda x, offset, dim1, dim2: x.diagonal(offset, dim1, dim2),
+           lambda x, offset, dim1, dim2: x.diagonal(offset, dim1, dim2), planes()),
+    OpInfo("diag_of_matrix", lambda x, offset, dim1, dim2: tga.diag(x, offset), lambda x, offset, dim1, dim2: torch.diag(x, offset),
+           planes().filter(lambda s: s.args[0].ndim == 2)),
+    OpInfo("diag_of_vector", lambda x, k: x.diag(k), lambda x, k: x.diag(k),
+           _with(unary(min_dims=1, max_dims=1), k=st.integers(-2, 2))),
+    OpInfo("movedim", lambda x, axis: x.movedim(axis, 0), lambda x, axis: x.movedim(axis, 0), along_axis(min_dims=1)),
+    OpInfo("unflatten", lambda x: tga.unflatten(x.reshape(-1), 0, (-1, 1)), lambda x: torch.unflatten(x.reshape(-1), 0, (-1, 1)),
+           unary()),
+    OpInfo("meshgrid", lambda a, b: tga.meshgrid(a.reshape(-1), b.reshape(-1), indexing="xy")[0] * 2.0
+           + tga.meshgrid(a.reshape(-1), b.reshape(-1), indexing="xy")[1],
+           lambda a, b: torch.meshgrid(a.reshape(-1), b.reshape(-1), indexing="xy")[0] * 2.0
+           + torch.meshgrid(a.reshape(-1), b.reshape(-1), indexing="xy")[1], binary()),
+    OpInfo("var_mean", lambda x, axis: tga.var_mean(x, axis)[0] + tga.var_mean(x, axis)[1],
+           lambda x, axis: torch.var_mean(x, axis)[0] + torch.var_mean(x, axis)[1], along_axis(min_dims=1)),
+    OpInfo("std_mean", lambda x, axis: tga.std_mean(x, axis, correction=0)[0] * tga.std_mean(x, axis)[1],
+           lambda x, axis: torch.std_mean(x, axis, correction=0)[0] * torch.std_mean(x, axis)[1],
+           along_axis(min_dims=1, elements=AWAY_FROM_ZERO), extremes=False),
+    OpInfo("sum_to_size", lambda x, size: x.sum_to_size(size), lambda x, size: x.sum_to_size(size), sums_to_size()),
+    # activations
+    OpInfo("celu", lambda x, alpha: F.celu(x, alpha), lambda x, alpha: TF.celu(x, alpha),
+           _with(unary(), alpha=st.sampled_from([1.0, 0.5, 2.0])), ("celu",), composite=True, gradgrad=False),
+    OpInfo("selu", lambda x: F.selu(x), lambda x: TF.selu(x), unary(AWAY_FROM_ZERO), ("selu",), composite=True),
+    OpInfo("relu6", lambda x: F.relu6(x * 3.0), lambda x: TF.relu6(x * 3.0), unary(), ("relu6",)),
+    OpInfo("hardtanh", lambda x: F.hardtanh(x, -0.5, 2.0), lambda x: TF.hardtanh(x, -0.5, 2.0), unary(),
+           ("hardtanh",), composite=True),
+    OpInfo("hardsigmoid", lambda x: F.hardsigmoid(x * 2.0), lambda x: TF.hardsigmoid(x * 2.0), unary(),
+           ("hardsigmoid",), composite=True),
+    OpInfo("hardswish", lambda x: F.hardswish(x * 2.0), lambda x: TF.hardswish(x * 2.0), unary(),
+           ("hardswish",), composite=True),
+    OpInfo("logsigmoid", lambda x: F.logsigmoid(x), lambda x: TF.logsigmoid(x), unary(), ("logsigmoid",),
+           composite=True),
+    OpInfo("mish", lambda x: F.mish(x), lambda x: TF.mish(x), unary(), ("mish",), composite=True),
+    OpInfo("softmin", lambda x, axis: F.softmin(x, axis), lambda x, axis: TF.softmin(x, axis), along_axis(),
+           ("softmin",)),
+    OpInfo("softsign", lambda x: F.softsign(x), lambda x: TF.softsign(x), unary(), ("softsign",), composite=True),
+]  # fmt: skip
+OPS += MATH_FUNCTIONS
+
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"

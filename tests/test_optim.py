@@ -410,3 +410,133 @@ def test_add_param_group_then_state_dict_numbers_across_groups():
     sd = opt.state_dict()
     assert [g["params"] for g in sd["param_groups"]] == [[0, 1], [2]]
     assert sd["param_groups"][1]["lr"] == 0.01 and sd["param_groups"][1]["betas"] == (0.9, 0.999)
+
+
+# -- the flat update: a group's parameters and state as one array each ------------------------
+FLAT_CASES = [
+    (SGD, dict(lr=0.1)),
+    (SGD, dict(lr=0.05, momentum=0.9, dampening=0.2, weight_decay=0.1)),
+    (SGD, dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    (Adam, dict(lr=0.05, betas=(0.8, 0.9), weight_decay=0.1)),
+    (Adam, dict(lr=0.05, amsgrad=True)),
+    (AdamW, dict(lr=0.05, weight_decay=0.2)),
+    (AdamW, dict(lr=0.05, weight_decay=0.2, amsgrad=True)),
+]
+_FLAT_IDS = [f"{cls.__name__}-" + ",".join(f"{k}={v}" for k, v in kw.items()) for cls, kw in FLAT_CASES]
+_SHAPES = [(3, 4), (5,), (), (2, 1, 3)]
+
+
+def _scripted_run(cls, kw, device, dtype, foreach):
+    """Steps through what users do between steps: a parameter without a gradient, one whose
+    array is replaced, a group added, the state reloaded. Returns the parameters' values
+    and the state dict after each step, as NumPy."""
+    rng = np.random.default_rng(1)
+    ps = [Parameter(rng.standard_normal(s).astype(dtype), device=device) for s in _SHAPES]
+    extra = Parameter(rng.standard_normal((4,)).astype(dtype), device=device)
+    xs = [Tensor(rng.standard_normal(s).astype(dtype), device=device) for s in _SHAPES + [(4,)]]
+    groups = [{"params": ps[:3]}, {"params": ps[3:], "lr": kw["lr"] * 2, "weight_decay": 0.0}]
+    opt = cls(groups, **kw, foreach=foreach)
+    history = []
+    for step in range(9):
+        live = list(range(len(ps) + (1 if step >= 5 else 0)))
+        if step == 2:
+            live.remove(1)  # ps[1] gets no gradient this step
+        if step == 4:  # a parameter's array replaced by assignment (as load_state_dict may)
+            ps[0]._data = ps[0]._dev.asarray(np.full(_SHAPES[0], 0.25, dtype))
+        if step == 5:
+            opt.add_param_group({"params": [extra], "lr": kw["lr"] / 2})
+        if step == 7:  # the state replaced by its own state dict
+            opt.load_state_dict(opt.state_dict())
+        opt.zero_grad()
+        loss = None
+        for i in live:
+            p, x = (ps + [extra])[i], xs[i]
+            term = ((x * p) ** 2).sum() + (x * p).sum()
+            loss = term if loss is None else loss + term
+        loss.backward()
+        opt.step()
+        sd = opt.state_dict()
+        state = {
+            (i, k): (v.numpy() if isinstance(v, Tensor) else v) for i, st in sd["state"].items() for k, v in st.items()
+        }
+        history.append(([p.numpy() for p in ps + [extra]], state))
+    return history
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("cls,kw", FLAT_CASES, ids=_FLAT_IDS)
+def test_flat_update_gives_the_per_parameter_numbers(device, dtype, cls, kw):
+    flat = _scripted_run(cls, kw, device, dtype, foreach=None)
+    loop = _scripted_run(cls, kw, device, dtype, foreach=False)
+    for step, ((fp, fs), (lp, ls)) in enumerate(zip(flat, loop)):
+        for a, b in zip(fp, lp):
+            assert a.dtype == b.dtype == dtype
+            np.testing.assert_array_equal(a, b, err_msg=f"step {step}")
+        assert fs.keys() == ls.keys(), step
+        for k in fs:
+            np.testing.assert_array_equal(fs[k], ls[k], err_msg=f"step {step}, state {k}")
+
+
+def _flat_opt(cls=AdamW, **kw):
+    ps = [Parameter(np.full(s, 1.0)) for s in _SHAPES]
+    opt = cls(ps, lr=0.1, **kw)
+    for p in ps:
+        p.grad = Tensor(np.full(p.shape, 0.5))
+    return ps, opt
+
+
+def test_flat_update_leaves_old_arrays_and_gradients_alone():
+    ps, opt = _flat_opt()
+    old = [p._data for p in ps]
+    grads = [p.grad._data for p in ps]
+    opt.step()
+    opt.step()
+    for o in old:  # a graph that saved a parameter's array keeps its values
+        np.testing.assert_array_equal(o, np.ones(o.shape))
+    for p, g in zip(ps, grads):
+        assert p.grad._data is g and g.flags.writeable
+        np.testing.assert_array_equal(g, np.full(g.shape, 0.5))
+        assert not np.shares_memory(g, p._data)
+    g0 = ps[0].grad._data
+    g0 += 1.0  # each .grad is its own array
+    np.testing.assert_array_equal(ps[1].grad._data, np.full(_SHAPES[1], 0.5))
+
+
+def test_flat_state_tensors_follow_the_steps():
+    ps, opt = _flat_opt()
+    opt.step()
+    m = opt.state[ps[0]]["exp_avg"]
+    held = opt.state_dict()["state"][0]["exp_avg"]
+    opt.step()
+    after_two = 0.9 * 0.05 + 0.1 * 0.5  # m after the second step
+    np.testing.assert_allclose(m.numpy(), np.full(_SHAPES[0], after_two))
+    assert held is m  # as in PyTorch: the state dict holds the optimizer's own tensors
+
+
+def test_flat_update_follows_a_parameter_written_in_place():
+    ps, opt = _flat_opt(SGD)
+    opt.step()
+    ps[2]._data[...] = 7.0  # written through the parameter's view
+    ps[3]._data = np.zeros(ps[3].shape)  # replaced
+    opt.step()
+    np.testing.assert_allclose(ps[2].numpy(), 7.0 - 0.05)
+    np.testing.assert_allclose(ps[3].numpy(), np.full(_SHAPES[3], -0.05))
+    np.testing.assert_allclose(ps[0].numpy(), np.full(_SHAPES[0], 0.9))
+
+
+def _host(v):
+    return np.array(v.numpy() if isinstance(v, Tensor) else v)
+
+
+def test_flat_update_follows_module_load_state_dict(rng):
+    lin = Linear(3, 2).double()
+    opt = AdamW(lin.parameters(), lr=0.1, weight_decay=0.0)
+    x = Tensor(rng.standard_normal((4, 3)))
+    lin(x).sum().backward()
+    opt.step()
+    saved = {k: _host(v) for k, v in lin.state_dict().items()}
+    opt.step()
+    lin.load_state_dict(saved)
+    opt.step()  # from the loaded values, not the optimizer's copy of the last ones
+    for (k, v), before in zip(lin.state_dict().items(), saved.values()):
+        assert np.all(np.abs(_host(v) - before) < 0.1 + 1e-9), k

@@ -7,7 +7,7 @@
 
 # The star imports are PyTorch's top-level names: factories, free functions and dtypes (``tga.bool`` binds the
 # name in this module only; the package's modules keep Python's ``bool``).
-from . import creation, cuda, dtypes, functional, tensor_functions
+from . import creation, cuda, dtypes, functional, math_functions, tensor_functions
 from ._tensor import Tensor, cat, stack, tril, triu, where
 from .autograd import Function, decompose, detect_anomaly, enable_grad, grad, is_grad_enabled, no_grad
 from .backend import default_device, device, devices, get_device, is_available, set_default_device
@@ -15,6 +15,7 @@ from .creation import *  # noqa: F403
 from .dtypes import *  # noqa: F403
 from .gradcheck import gradcheck
 from .malloc import keep_freed_memory
+from .math_functions import *  # noqa: F403
 from .random import manual_seed
 from .serialization import load, save
 from .tensor_functions import *  # noqa: F403
@@ -72,6 +73,7 @@ __all__ = [
     *creation.__all__,
     *dtypes.__all__,
     *tensor_functions.__all__,
+    *math_functions.__all__,
     "save",
     "load",
     "set_num_threads",

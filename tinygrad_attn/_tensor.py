@@ -1766,3 +1766,15 @@ autograd.TENSOR_NS = TENSOR_NS
 # each method, which cost about a microsecond per call.)
 from . import functional as _functional  # noqa: E402
 from . import tensor_functions as _tf  # noqa: E402
+
+
+# -- PyTorch's further math and in-place variants: Tensor methods installed from the tables of
+# tinygrad_attn/math_functions.py (acos ... unflatten) and inplace_variants.py (exp_ ... uniform_)
+def _install_tables() -> None:
+    from . import inplace_variants, math_functions  # noqa: PLC0415 - both build on this module
+
+    math_functions._install(Tensor)
+    inplace_variants.install(Tensor)
+
+
+_install_tables()

@@ -861,3 +861,18 @@ from .functional_losses import *  # noqa: E402, F403
 from .functional_losses import __all__ as _losses_all  # noqa: E402
 
 __all__ += _conv_all + _losses_all
+# -- PyTorch's further activations (written in tinygrad_attn/activations.py) --------------
+from .activations import (  # noqa: E402
+    celu,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    logsigmoid,
+    mish,
+    relu6,
+    selu,
+    softmin,
+    softsign,
+)
+
+__all__ += ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]

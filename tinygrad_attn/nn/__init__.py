@@ -13,7 +13,28 @@ so ``import tinygrad_attn.nn.functional as F`` works as it does in PyTorch.
 import sys
 
 from .. import functional
-from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .activation import (  # PyTorch's further activations
+    CELU,
+    ELU,
+    GELU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Softsign,
+    Tanh,
+)
 from .attention import AdditiveAttention, DotAttention, GeneralAttention, MultiHeadAttention, MultiheadAttention
 from .layers import Dropout, Embedding, FeedForward, Identity, LayerNorm, Linear, PositionalEncoding
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
@@ -105,3 +126,4 @@ __all__ += [
     "KLDivLoss",
     "CosineEmbeddingLoss",
 ]
+__all__ += ["CELU", "SELU", "ReLU6", "Hardswish", "Hardsigmoid", "Hardtanh", "LogSigmoid", "Mish", "Softmin", "Softsign", "SiLU", "ELU", "LeakyReLU", "Softplus"]  # PyTorch's further activations

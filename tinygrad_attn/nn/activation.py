@@ -10,6 +10,8 @@ Each wraps one function of :mod:`tinygrad_attn.functional`, so ``nn.ReLU()(x)`` 
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import functional as F
 from .._tensor import Tensor
 from .module import Module
@@ -77,3 +79,93 @@ class LogSoftmax(Softmax):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.log_softmax(x, _legacy_dim(x) if self.dim is None else self.dim)
+
+
+# -- PyTorch's further activation modules: each one function of F, PyTorch's arguments --------
+class _Elementwise(Module):
+    """An activation with keyword settings; ``inplace`` is accepted and ignored (the result is new)."""
+
+    _fn: str = ""
+    _settings: tuple[str, ...] = ()
+
+    def __init__(self, *args: Any, inplace: bool = False, **kwargs: Any) -> None:
+        super().__init__()
+        names = [n for n in self._settings if n != "inplace"]
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__}: takes at most {len(names)} positional arguments ({names})")
+        values = dict(self._defaults)
+        values.update(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in values:
+                raise TypeError(f"{type(self).__name__}: unexpected argument {k!r}; it takes {names}")
+            values[k] = v
+        self.inplace = inplace
+        for k, v in values.items():
+            setattr(self, k, v)
+
+    @property
+    def _defaults(self) -> dict[str, Any]:
+        return dict(self.__class__._default_values)
+
+    _default_values: tuple[tuple[str, Any], ...] = ()
+
+    def forward(self, x: Tensor) -> Tensor:
+        return getattr(F, self._fn)(x, **{k: getattr(self, k) for k, _ in self._default_values})
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{k}={getattr(self, k)}" for k, _ in self._default_values)
+
+
+def _activation(name: str, fn: str, doc: str, **defaults: Any) -> type[Module]:
+    settings = tuple(defaults) + ("inplace",)
+    return type(name, (_Elementwise,), {"_fn": fn, "_settings": settings, "_default_values": tuple(defaults.items()),
+                                        "__doc__": doc, "__module__": __name__})  # fmt: skip
+
+
+CELU = _activation("CELU", "celu", "``F.celu``: ``x`` above 0, ``alpha * (exp(x / alpha) - 1)`` below.", alpha=1.0)
+SELU = _activation("SELU", "selu", "``F.selu``: the self-normalising scaled ELU.")
+ReLU6 = _activation("ReLU6", "relu6", "``F.relu6``: ``min(max(x, 0), 6)``.")
+Hardswish = _activation("Hardswish", "hardswish", "``F.hardswish``: ``x * relu6(x + 3) / 6``.")
+Hardsigmoid = _activation("Hardsigmoid", "hardsigmoid", "``F.hardsigmoid``: ``relu6(x + 3) / 6``.")
+Hardtanh = _activation("Hardtanh", "hardtanh", "``F.hardtanh``: ``x`` clipped to ``[min_val, max_val]``.",
+                       min_val=-1.0, max_val=1.0)  # fmt: skip
+Mish = _activation("Mish", "mish", "``F.mish``: ``x * tanh(softplus(x))``.")
+SiLU = _activation("SiLU", "silu", "``F.silu``: ``x * sigmoid(x)``.")
+ELU = _activation("ELU", "elu", "``F.elu``: ``x`` above 0, ``alpha * (exp(x) - 1)`` below.", alpha=1.0)
+LeakyReLU = _activation("LeakyReLU", "leaky_relu", "``F.leaky_relu``: ``negative_slope * x`` below 0.",
+                        negative_slope=0.01)  # fmt: skip
+
+
+class LogSigmoid(Module):
+    """``F.logsigmoid``: ``log(sigmoid(x))``."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.logsigmoid(x)
+
+
+class Softsign(Module):
+    """``F.softsign``: ``x / (1 + |x|)``."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.softsign(x)
+
+
+class Softplus(Module):
+    """``F.softplus``: ``log(1 + exp(beta x)) / beta``, linear past ``threshold``."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.softplus(x, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Softmin(Softmax):
+    """``F.softmin`` along ``dim``; without ``dim``, PyTorch's legacy choice of axis."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.softmin(x, _legacy_dim(x) if self.dim is None else self.dim)

@@ -10,6 +10,12 @@ Each recurrence is written once, as a function of the two gate pre-activations
 (``rnn_update``, ``gru_update``, ``lstm_update``); the cells and the layers both call it.
 The input half of a step has no recurrence, so a whole sequence goes through it in one
 matmul (``input_gates``); only the hidden half runs step by step.
+
+A layer's whole sequence in one direction, and a cell's step, is one node: the
+``recurrence`` composite, whose fused form (:mod:`tinygrad_attn.ops.recurrent`) runs the
+steps on preallocated buffers with a hand-written backward through time; inside
+``tga.decompose()`` it opens into its definition, :func:`recurrence_reference`, one
+primitive op per gate and step.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ import numpy as np
 
 from .. import functional as F
 from .._tensor import Tensor, cat, stack
+from ..autograd import composite
+from ..ops import recurrent
 from ..random import host_generator
 from .module import Module, Parameter, _place
 
@@ -64,6 +72,71 @@ def lstm_update(gi: Tensor, gh: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
     return o * c.tanh(), c
 
 
+# -- one layer and direction (or one cell step) as one node --------------------------------------
+def _reference_update(mode: str, gi: Tensor, gh: Tensor, h: Tensor, c: Tensor | None) -> Any:
+    if mode == "gru":
+        return gru_update(gi, gh, h)
+    if mode == "lstm":
+        return lstm_update(gi, gh, c)
+    return rnn_update(gi, gh, "relu" if mode == "rnn_relu" else "tanh")
+
+
+def recurrence_reference(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | None, w_ih: Tensor, w_hh: Tensor,
+                         b_ih: Tensor | None, b_hh: Tensor | None, reverse: bool = False, batch_first: bool = False,
+                         cell: bool = False) -> Tensor:  # fmt: skip
+    """The definition of :func:`recurrence` in primitive ops, step by step."""
+    if cell:  # x (B, in) or (in,)
+        zeros = Tensor.zeros(*x.shape[:-1], w_hh.shape[1], dtype=x.dtype, device=x.device)
+        h = h0 if h0 is not None else zeros
+        c = c0 if c0 is not None else zeros
+        new = _reference_update(mode, F.linear(x, w_ih, b_ih), F.linear(h, w_hh, b_hh), h, c)
+        return stack(list(new), axis=0) if mode == "lstm" else new
+    xt = x.transpose(0, 1) if batch_first else x  # (T, B, in)
+    t_len, batch = xt.shape[0], xt.shape[1]
+    zeros = Tensor.zeros(batch, w_hh.shape[1], dtype=x.dtype, device=x.device)
+    h = h0 if h0 is not None else zeros
+    c = c0 if c0 is not None else zeros
+    gi = F.linear(xt, w_ih, b_ih)  # (T, B, gates * H): the whole sequence at once
+    hs: list[Any] = [None] * t_len
+    cs: list[Any] = [None] * t_len
+    for t in reversed(range(t_len)) if reverse else range(t_len):
+        new = _reference_update(mode, gi[t], F.linear(h, w_hh, b_hh), h, c)
+        if mode == "lstm":
+            h, c = new
+            cs[t] = c
+        else:
+            h = new
+        hs[t] = h
+    out = stack(hs, axis=0)  # (T, B, H)
+    if mode == "lstm":
+        out = stack([out, stack(cs, axis=0)], axis=0)  # (2, T, B, H)
+    if batch_first:
+        out = out.transpose(1, 2) if mode == "lstm" else out.transpose(0, 1)
+    return out
+
+
+def _recurrence_fused(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | None, w_ih: Tensor, w_hh: Tensor,
+                      b_ih: Tensor | None, b_hh: Tensor | None, reverse: bool = False, batch_first: bool = False,
+                      cell: bool = False) -> Tensor:  # fmt: skip
+    return recurrent.RECURRENCES[mode].apply(x, h0, c0, w_ih, w_hh, b_ih, b_hh, args=(reverse, batch_first, cell))
+
+
+@composite("recurrence", _recurrence_fused)
+def recurrence(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | None, w_ih: Tensor, w_hh: Tensor,
+               b_ih: Tensor | None, b_hh: Tensor | None, reverse: bool = False, batch_first: bool = False,
+               cell: bool = False) -> Tensor:  # fmt: skip
+    """One recurrent layer in one direction over a whole sequence, or one cell step.
+
+    ``mode``: ``"rnn_tanh"``, ``"rnn_relu"``, ``"gru"`` or ``"lstm"``. Layer: ``x``
+    ``(T, B, in)`` (``(B, T, in)`` with ``batch_first``) -> every hidden state, ``(T, B, H)``
+    in the input's layout; ``reverse`` runs from the last step to the first. Cell
+    (``cell=True``): ``x`` ``(B, in)`` or ``(in,)`` -> the next state. The LSTM's result
+    stacks the cell states under the hidden ones (a leading axis of 2). ``h0``/``c0``:
+    ``(B, H)`` (``(H,)`` for an unbatched cell) or None for zeros.
+    """
+    return recurrence_reference(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, cell)
+
+
 _NONLINEARITIES = ("tanh", "relu")
 
 
@@ -77,6 +150,7 @@ class _Cell(Module):
     """Shared parameters and plumbing of the cells; ``gates`` blocks of ``hidden_size`` rows."""
 
     gates = 1
+    mode = "rnn_tanh"
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:  # fmt: skip
@@ -105,10 +179,10 @@ class _Cell(Module):
     def step(self, gi: Tensor, h: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _state(self, x: Tensor, h: Tensor | None, what: str = "hidden state") -> Tensor:
+    def _state(self, x: Tensor, h: Tensor | None, what: str = "hidden state", zeros: bool = True) -> Any:
         want = x.shape[:-1] + (self.hidden_size,)
         if h is None:
-            return Tensor.zeros(*want, dtype=self.weight_ih.dtype, device=x.device)
+            return Tensor.zeros(*want, dtype=self.weight_ih.dtype, device=x.device) if zeros else None
         if h.shape != want:
             raise ValueError(f"{type(self).__name__}: {what} of shape {h.shape}, expected {want} for an input "
                              f"of shape {x.shape}")  # fmt: skip
@@ -118,7 +192,15 @@ class _Cell(Module):
         """One step: ``x`` ``(B, input)`` or ``(input,)``, ``hx`` (also ``h=``) ``(B, hidden)``
         or ``(hidden,)``, zeros if None -> the new hidden state."""
         self._check_rank(x)
-        return self.step(self.input_gates(x), self._state(x, hx if hx is not None else h))
+        self._check_input(x)
+        state = self._state(x, hx if hx is not None else h, zeros=False)
+        return recurrence(self.mode, x, state, None, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
+                          cell=True)  # fmt: skip
+
+    def _check_input(self, x: Tensor) -> None:
+        if x.shape[-1:] != (self.input_size,):
+            raise ValueError(f"{type(self).__name__}({self.input_size}, {self.hidden_size}): input of shape "
+                             f"{x.shape} must end in {self.input_size}")  # fmt: skip
 
     def _check_rank(self, x: Tensor) -> None:
         if x.ndim not in (1, 2):
@@ -141,6 +223,7 @@ class RNNCell(_Cell):
         _check_nonlinearity("RNNCell", nonlinearity)
         super().__init__(input_size, hidden_size, bias, device, dtype)
         self.nonlinearity = nonlinearity
+        self.mode = "rnn_" + nonlinearity
 
     def step(self, gi: Tensor, h: Tensor) -> Tensor:
         return rnn_update(gi, self._hidden_gates(h), self.nonlinearity)
@@ -154,6 +237,7 @@ class GRUCell(_Cell):
     """
 
     gates = 3
+    mode = "gru"
 
     def step(self, gi: Tensor, h: Tensor) -> Tensor:
         return gru_update(gi, self._hidden_gates(h), h)
@@ -168,6 +252,7 @@ class LSTMCell(_Cell):
     """
 
     gates = 4
+    mode = "lstm"
 
     def step(self, gi: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
         h, c = state
@@ -176,25 +261,30 @@ class LSTMCell(_Cell):
     def forward(self, x: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:  # type: ignore[override]
         """One step: ``x`` ``(B, input)`` or ``(input,)``, ``hx = (h, c)`` (zeros if None) -> ``(h', c')``."""
         self._check_rank(x)
+        self._check_input(x)
         h, c = (None, None) if hx is None else hx
-        return self.step(self.input_gates(x), (self._state(x, h), self._state(x, c, "cell state")))
+        h, c = self._state(x, h, zeros=False), self._state(x, c, "cell state", zeros=False)
+        hc = recurrence("lstm", x, h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, cell=True)
+        return hc[0], hc[1]
 
 
 def unroll(cell: _Cell, x: Tensor, h: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """Run ``cell`` over ``x`` ``(B, T, input)``: all states ``(B, T, hidden)`` and the last ``(B, hidden)``.
 
-    The input half of every step is one matmul over the whole sequence; only the
-    recurrent half runs step by step.
+    One node for the whole sequence (a :func:`recurrence`): the input half of every
+    step is one matmul; only the recurrent half runs step by step. (An LSTM cell starts
+    from ``c = 0``; its hidden states are returned.)
     """
-    b, t, _ = x.shape
-    if h is None:
-        h = Tensor.zeros(b, cell.hidden_size, dtype=cell.weight_ih.dtype, device=x.device)
-    gi = cell.input_gates(x)  # (B, T, gates * hidden)
-    states = []
-    for i in range(t):
-        h = cell.step(gi[:, i], h)  # (B, hidden)
-        states.append(h)
-    return stack(states, axis=1), h
+    if x.ndim != 3:
+        raise ValueError(f"unroll: input must be (B, T, {cell.input_size}), got {x.shape}")
+    cell._check_input(x)
+    if h is not None and h.shape != (x.shape[0], cell.hidden_size):
+        raise ValueError(f"unroll: hidden state of shape {h.shape}, expected {(x.shape[0], cell.hidden_size)}")
+    seq = recurrence(cell.mode, x, h, None, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh,
+                     batch_first=True)  # fmt: skip
+    if cell.mode == "lstm":
+        seq = seq[0]
+    return seq, seq[:, -1]
 
 
 # -- layers: whole sequences, stacked and bidirectional ------------------------------------------
@@ -238,18 +328,19 @@ class _RNNBase(Module):
     def _update(self, gi: Tensor, gh: Tensor, state: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _initial(self, x: Tensor, hx: Any, unbatched: bool) -> list[Any]:
-        """One state per (layer, direction), from ``hx`` ``(L*D, B, H)`` or zeros."""
-        n, b = self.num_layers * self.num_directions, x.shape[1]
+    def _initial(self, x: Tensor, hx: Any, unbatched: bool, b: int) -> list[Any]:
+        """One state per (layer, direction), from ``hx`` ``(L*D, B, H)``, or None (zeros)."""
+        n = self.num_layers * self.num_directions
         want = (n, self.hidden_size) if unbatched else (n, b, self.hidden_size)
         parts = list(hx) if self._pair and hx is not None else [hx] * (2 if self._pair else 1)
         if len(parts) != (2 if self._pair else 1):
             raise ValueError(f"{type(self).__name__}: hx must be a pair (h_0, c_0)")
         states = []
         for part, what in zip(parts, ("h_0", "c_0")):
-            if part is None:
-                part = Tensor.zeros(n, b, self.hidden_size, dtype=x.dtype, device=x.device)
-            elif part.shape != want:
+            if part is None:  # zeros, made inside the op
+                states.append([None] * n)
+                continue
+            if part.shape != want:
                 raise ValueError(f"{type(self).__name__}: {what} of shape {part.shape}, expected {want} for an "
                                  f"input of shape {x.shape if not unbatched else (x.shape[0], x.shape[2])}")  # fmt: skip
             elif unbatched:
@@ -268,34 +359,35 @@ class _RNNBase(Module):
                              f"(T, B, {self.input_size}), (B, T, {self.input_size}) with batch_first, or unbatched "
                              f"(T, {self.input_size})")  # fmt: skip
         unbatched = input.ndim == 2
-        if unbatched:
-            x = input.unsqueeze(1)
-        else:
-            x = input.transpose(0, 1) if self.batch_first else input  # (T, B, in)
-        states = self._initial(x, hx, unbatched)
-        t_len = x.shape[0]
+        # batch_first input stays (B, T, in): the op reads either layout.
+        bf = self.batch_first and not unbatched
+        x = input.unsqueeze(1) if unbatched else input  # (T, B, in), or (B, T, in) with batch_first
+        t_len, b = (x.shape[1], x.shape[0]) if bf else (x.shape[0], x.shape[1])
+        states = self._initial(x, hx, unbatched, b)
         last = []
         for layer in range(self.num_layers):
             outs = []
             for d, sfx in enumerate(self._suffixes(layer)):
                 w_ih, w_hh = getattr(self, f"weight_ih{sfx}"), getattr(self, f"weight_hh{sfx}")
                 b_ih, b_hh = getattr(self, f"bias_ih{sfx}", None), getattr(self, f"bias_hh{sfx}", None)
-                gi = F.linear(x, w_ih, b_ih)  # (T, B, gates * H): the whole sequence at once
                 state = states[layer * self.num_directions + d]
-                seq: list[Any] = [None] * t_len
-                for t in reversed(range(t_len)) if d else range(t_len):
-                    h = state[0] if self._pair else state
-                    state = self._update(gi[t], F.linear(h, w_hh, b_hh), state)
-                    seq[t] = state[0] if self._pair else state  # (B, H)
-                outs.append(stack(seq, axis=0))  # (T, B, H)
-                last.append(state)
+                h0, c0 = state if self._pair else (state, None)
+                seq = recurrence(self._mode(), x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=bool(d), batch_first=bf)
+                t_last = 0 if d else t_len - 1  # the step each direction ends at
+                if self._pair:  # (2, T, B, H): the hidden states, then the cell states
+                    hs, cs = seq[0], seq[1]
+                    last.append((hs[:, t_last], cs[:, t_last]) if bf else (hs[t_last], cs[t_last]))
+                else:
+                    hs = seq
+                    last.append(hs[:, t_last] if bf else hs[t_last])
+                outs.append(hs)  # (T, B, H) or (B, T, H)
             x = outs[0] if len(outs) == 1 else cat(outs, axis=-1)  # (T, B, D * H)
             if self.dropout and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, self.training)  # between layers, as PyTorch
         if unbatched:
             out = x.squeeze(1)
         else:
-            out = x.transpose(0, 1) if self.batch_first else x
+            out = x
 
         def final(states: list[Tensor]) -> Tensor:
             s = stack(states, axis=0)  # (L * D, B, H)
@@ -304,6 +396,9 @@ class _RNNBase(Module):
         if self._pair:
             return out, (final([s[0] for s in last]), final([s[1] for s in last]))
         return out, final(last)
+
+    def _mode(self) -> str:
+        return self.mode
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
@@ -336,11 +431,15 @@ class RNN(_RNNBase):
     def _update(self, gi: Tensor, gh: Tensor, h: Tensor) -> Tensor:
         return rnn_update(gi, gh, self.nonlinearity)
 
+    def _mode(self) -> str:
+        return "rnn_" + self.nonlinearity
+
 
 class GRU(_RNNBase):
     """A stack of GRU layers over a sequence, as PyTorch's ``nn.GRU``."""
 
     gates = 3
+    mode = "gru"
 
     def _update(self, gi: Tensor, gh: Tensor, h: Tensor) -> Tensor:
         return gru_update(gi, gh, h)
@@ -352,6 +451,7 @@ class LSTM(_RNNBase):
 
     gates = 4
     _pair = True
+    mode = "lstm"
 
     def _update(self, gi: Tensor, gh: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
         return lstm_update(gi, gh, state[1])

@@ -33,7 +33,9 @@ from .movement import Cat, Expand, Permute, Reshape, Slice, SliceGrad
 from .ordering import ArgExtreme, Argsort
 from .reduce import Max, Min, Sum
 from .rounding import Ceil, Floor, Round, Sign
+from .running_index import CumArgExtreme
 from .scan import Cumsum
+from .transcendental import Acos, Acosh, Asin, Asinh, Atan, Atan2, Atanh, Erfinv, Expm1, Log1p
 from .trigonometric import Cos, Sin
 
 #: Every primitive op, by class name.
@@ -47,9 +49,11 @@ PRIMITIVES = {
         Reshape, Permute, Expand, Slice, SliceGrad, Cat,
         Gather, ScatterAdd,
         Sin, Cos, Floor, Ceil, Round, Sign, Cumsum, GatherAlong, ScatterAddAlong,
+        # inverse trigonometric and hyperbolic functions, log1p, expm1, erfinv (ops/transcendental.py)
+        Asin, Acos, Atan, Atan2, Asinh, Acosh, Atanh, Log1p, Expm1, Erfinv,
     )
 }  # fmt: skip
 
-__all__ = [c.__name__ for c in PRIMITIVES.values()] + ["PRIMITIVES", "Argsort", "ArgExtreme"]
+__all__ = [c.__name__ for c in PRIMITIVES.values()] + ["PRIMITIVES", "Argsort", "ArgExtreme", "CumArgExtreme"]
 # Gather and ScatterAdd with the index as an input: what a trace records for tensor indices.
 __all__ += ["Take", "PutAdd"]

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._tensor import Tensor
-from .optimizer import Optimizer, _assign
+from .optimizer import Optimizer, _assign, _Bucket, _inplace_ns, _mul
 
 
 class Adam(Optimizer):
@@ -23,9 +23,10 @@ class Adam(Optimizer):
     decoupled = False
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False) -> None:  # fmt: skip
+                 eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 foreach: bool | None = None) -> None:  # fmt: skip
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      amsgrad=bool(amsgrad)))  # fmt: skip
+                                      amsgrad=bool(amsgrad), foreach=foreach))  # fmt: skip
 
     def _check(self, group: dict[str, Any]) -> None:
         super()._check(group)
@@ -62,6 +63,58 @@ class Adam(Optimizer):
         # The bias corrections folded in as PyTorch does: one division by sqrt(1 - b2^t).
         denom = xp.sqrt(v._data) / math.sqrt(1.0 - b2**t) + eps
         return w - (lr / (1.0 - b1**t)) * (m._data / denom)
+
+    # -- the same update over a whole bucket at once (see Optimizer._step_flat) ----------
+    def _flat_key(self, state: dict[str, Any]) -> Any:
+        return state.get("step"), "max_exp_avg_sq" in state
+
+    def _flat_begin(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        if not state:
+            state.update(step=0, exp_avg=self._zeros_like(p), exp_avg_sq=self._zeros_like(p))
+        if group.get("amsgrad", False) and "max_exp_avg_sq" not in state:
+            state["max_exp_avg_sq"] = self._zeros_like(p)
+
+    def _flat_update(self, b: _Bucket, grad: Any, group: dict[str, Any]) -> Any:
+        # The formulas of _update, in the same order (so the same numbers), in place on the
+        # flat state with one scratch array where the namespace writes into one: 14
+        # passes over the bucket.
+        o = _inplace_ns(b.dev)
+        xp = b.dev.ops
+        lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
+        b1, b2 = (float(x) for x in group["betas"])
+        w = b.flat
+        tmp = xp.empty(w.shape, w.dtype) if o is not None else None
+        if wd and self.decoupled:
+            w = w * (1.0 - lr * wd)  # a new array: it becomes the parameters' values
+        elif wd:
+            grad += _mul(o, w, wd, tmp)  # grad is the bucket's own array
+        for st in b.states:
+            st["step"] += 1
+        t = b.states[0]["step"]
+        m, v = b.state["exp_avg"], b.state["exp_avg_sq"]
+        m *= b1
+        m += _mul(o, grad, 1.0 - b1, tmp)
+        v *= b2
+        g2 = _mul(o, grad, grad, tmp)
+        g2 *= 1.0 - b2
+        v += g2
+        if group.get("amsgrad", False):
+            vmax = b.state.get("max_exp_avg_sq")
+            if vmax is None:  # amsgrad switched on after the first steps
+                vmax = xp.zeros(w.shape, w.dtype)
+            v = o.maximum(vmax, v, out=vmax) if o is not None else xp.maximum(vmax, v)
+            b.state["max_exp_avg_sq"] = v
+        denom = o.sqrt(v, out=tmp) if o is not None else xp.sqrt(v)
+        denom /= math.sqrt(1.0 - b2**t)
+        denom += eps
+        q = o.divide(m, denom, out=denom) if o is not None else m / denom
+        q *= lr / (1.0 - b1**t)
+        if o is None:
+            return w - q
+        if w is b.flat:
+            return o.subtract(w, q, out=q)
+        w -= q
+        return w
 
     # -- the same update as tensor ops, for a symbolic trace (see Optimizer._traceable) --
     def _begin(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
@@ -110,5 +163,7 @@ class AdamW(Adam):
     decoupled = True
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.01, amsgrad: bool = False) -> None:  # fmt: skip
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad)
+                 eps: float = 1e-8, weight_decay: float = 0.01, amsgrad: bool = False, *,
+                 foreach: bool | None = None) -> None:  # fmt: skip
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         foreach=foreach)  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,6 +30,7 @@ class Optimizer:
         self.defaults = dict(defaults)
         self.param_groups: list[dict[str, Any]] = []
         self.state: dict[Tensor, dict[str, Any]] = {}
+        self._flat: dict[int, tuple] = {}  # id(group) -> (group, ids of its parameters, buckets)
         groups = [params] if isinstance(params, Tensor) else list(params)
         if not groups:
             raise ValueError(f"{self._name}: got an empty parameter list")
@@ -97,16 +99,16 @@ class Optimizer:
         """Update every parameter that has a gradient, in place (``p._data`` is replaced)."""
         if _State.tracer is not None:  # a symbolic trace records the update (tinygrad_attn.symbolic)
             return _State.tracer.optimizer_step(self)
+        flat = type(self)._flat_update is not Optimizer._flat_update
         for group in self.param_groups:
+            if flat and group.get("foreach") is not False:
+                self._step_flat(group)
+                continue
             for p in group["params"]:
                 g = p.grad
                 if g is None:
                     continue
-                if g._dev is not p._dev or g.shape != p.shape:
-                    raise RuntimeError(
-                        f"{self._name}.step: a parameter of shape {p.shape} on {p.device} has a gradient of "
-                        f"shape {g.shape} on {g.device}"
-                    )
+                self._check_grad(p, g)
                 gd = g._data
                 if g.dtype != p.dtype:
                     gd = p._dev.ops.astype(gd, p._data.dtype)
@@ -117,6 +119,85 @@ class Optimizer:
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
         raise NotImplementedError(f"{self._name} has no update rule")
+
+    def _check_grad(self, p: Tensor, g: Tensor) -> None:
+        if g._dev is not p._dev or g.shape != p.shape:
+            raise RuntimeError(
+                f"{self._name}.step: a parameter of shape {p.shape} on {p.device} has a gradient of "
+                f"shape {g.shape} on {g.device}"
+            )
+
+    # -- the update of a whole group in a few array calls ---------------------------------
+    # The parameters of a group that share a device, a dtype and the shape of their state
+    # (``_flat_key``) form a bucket: their values, and each state array, are one flat
+    # array per bucket, and each parameter's ``_data`` (each state tensor's ``_data``) is
+    # a view of its slice. A step gathers the gradients into one array, then updates the
+    # whole bucket with a dozen array calls instead of a dozen per parameter (the
+    # benchmark GPT's AdamW: 36 parameters, 7 ms -> about 1 ms). The parameters get a
+    # fresh flat array each step, as the per-parameter update gives each a fresh array:
+    # arrays a graph saved keep their values. State is updated in place. Before each step
+    # the bucket checks that every parameter and state tensor still holds its view (a
+    # user may assign ``p._data``, ``module.to`` moves it, ``load_state_dict`` replaces
+    # the state); where one does not, the bucket is gathered again from the arrays as
+    # they are.
+    def _flat_update(self, b: _Bucket, grad: Any, group: dict[str, Any]) -> Any:
+        """Update bucket ``b`` from its flat gradient ``grad`` (an array of its own, which
+        may be overwritten): the state in place; returns the new flat parameter array."""
+        raise NotImplementedError  # pragma: no cover - see step
+
+    def _flat_key(self, state: dict[str, Any]) -> Any:
+        """What parameters of one bucket must share in their state (a step count)."""
+        return None
+
+    def _flat_begin(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """Make what a parameter's state needs before its first update."""
+
+    def _step_flat(self, group: dict[str, Any]) -> None:
+        ready = []
+        for p in group["params"]:
+            g = p.grad
+            if g is not None:
+                if g._dev is not p._dev or g._data.shape != p._data.shape:
+                    self._check_grad(p, g)
+                ready.append(p)
+        if not ready:
+            return
+        ids = tuple(map(id, ready))
+        cached = self._flat.get(id(group))
+        if (
+            cached is None
+            or cached[0] is not group
+            or cached[1] != ids
+            or not all(b.intact(self.state) and self._same_key(b) for b in cached[2])
+        ):
+            cached = (group, ids, self._buckets(ready, group))
+            self._flat[id(group)] = cached
+        for b in cached[2]:
+            xp = b.dev.ops
+            grads = []
+            for p in b.params:
+                gd = p.grad._data
+                if gd.dtype != b.flat.dtype:
+                    gd = xp.astype(gd, b.flat.dtype)
+                grads.append(xp.reshape(gd, (-1,)))
+            # (concat: a fresh array even for one parameter, which the update may overwrite)
+            g = xp.concat(grads) if len(grads) > 1 else xp.reshape(grads[0], (-1,)) * 1
+            b.set_flat(self._flat_update(b, g, group))
+            b.share_state()
+
+    def _same_key(self, b: _Bucket) -> bool:
+        key = self._flat_key(self.state[b.params[0]])
+        return all(self._flat_key(self.state[p]) == key for p in b.params)
+
+    def _buckets(self, ready: list[Tensor], group: dict[str, Any]) -> list[_Bucket]:
+        """The parameters ``ready`` (each with a gradient) as buckets, their values and
+        state gathered into flat arrays."""
+        by_key: dict[Any, list[Tensor]] = {}
+        for p in ready:
+            st = self._state_of(p)
+            self._flat_begin(p, st, group)
+            by_key.setdefault((p._dev, p.dtype, self._flat_key(st)), []).append(p)
+        return [_Bucket(ps, self.state) for ps in by_key.values()]
 
     # -- the update as tensor ops, for a symbolic trace (tinygrad_attn.symbolic) ---------
     # A traced step is: ``_advance()`` (Python bookkeeping, one recorded call), then per
@@ -211,13 +292,14 @@ class Optimizer:
             self._check(g)
         self.param_groups[:] = new_groups
         self.state = new_state
+        self._flat.clear()
 
     @staticmethod
     def _state_value(p: Tensor, name: str, v: Any, where: str) -> Any:
         """One saved state entry for parameter ``p``: counters as Python numbers, arrays as
         tensors of ``p``'s shape, device and dtype."""
-        if isinstance(v, Tensor):
-            v = v._dev.to_host(v._data)
+        if isinstance(v, Tensor):  # (asarray: a 0-d array's value may be a NumPy scalar, a float)
+            v = np.asarray(v._dev.to_host(v._data))
         if v is None or isinstance(v, (bool, int, float)):
             return v
         arr = np.asarray(v)
@@ -247,3 +329,88 @@ class Optimizer:
 def _assign(t: Tensor, value: Tensor) -> None:
     """``t``'s array takes ``value``'s values, in place (one store of a traced program)."""
     autograd._write(t, value, "step")
+
+
+class _Bucket:
+    """Parameters updated together (see :meth:`Optimizer._step_flat`): ``flat`` holds
+    their values one after the other, ``state[name]`` each state array so, and each
+    parameter's ``_data`` and state tensors' ``_data`` are views of their slices."""
+
+    __slots__ = ("params", "dev", "flat", "state", "states", "_slices", "_views", "_held", "_shared")
+
+    def __init__(self, params: list[Tensor], states: dict[Tensor, dict[str, Any]]) -> None:
+        self.params = params
+        self.dev = params[0]._dev
+        xp = self.dev.ops
+        self._slices, o = [], 0
+        for p in params:
+            n = math.prod(p.shape)
+            self._slices.append((o, o + n, tuple(p.shape)))
+            o += n
+        self.set_flat(_gather(xp, [p._data for p in params]))
+        self.states = [states[p] for p in params]
+        self._shared: dict[str, int] | None = None
+        self._held: list = []
+        self.state = {
+            name: _gather(xp, [st[name]._data for st in self.states])
+            for name, v in self.states[0].items()
+            if isinstance(v, Tensor)
+        }
+        self.share_state()
+
+    def _split(self, flat: Any) -> list[Any]:
+        reshape = self.dev.ops.reshape
+        return [reshape(flat[a:b], shape) for a, b, shape in self._slices]
+
+    def set_flat(self, flat: Any) -> None:
+        """The parameters' values become views of ``flat``."""
+        self.flat = flat
+        self._views = self._split(flat)
+        for p, v in zip(self.params, self._views):
+            p._data = v
+
+    def share_state(self) -> None:
+        """Each parameter's state tensors become views of the flat state arrays where a
+        step made a new one (SGD's momentum at its first step, or any update on a
+        namespace without ``out=``)."""
+        shared = {name: id(flat) for name, flat in self.state.items()}
+        if shared == self._shared:
+            return
+        self._shared = shared
+        held = []
+        for name, flat in self.state.items():
+            for st, v in zip(self.states, self._split(flat)):
+                t = st.get(name)
+                if isinstance(t, Tensor):
+                    t._data = v
+                else:
+                    st[name] = t = Tensor._wrap(v, self.dev)
+                held.append((st, name, t, v))
+        self._held = held
+
+    def intact(self, states: dict[Tensor, dict[str, Any]]) -> bool:
+        """Whether every parameter, state dict and state tensor is still the one this
+        bucket made, holding its view."""
+        for p, v, st in zip(self.params, self._views, self.states):
+            if p._data is not v or states.get(p) is not st:
+                return False
+        for st, name, t, v in self._held:
+            if st.get(name) is not t or t._data is not v:
+                return False
+        return True
+
+
+def _inplace_ns(dev: Any) -> Any:
+    """The array namespace if its functions take ``out=`` (NumPy, CuPy), else None
+    (array_api_strict: each result is a new array)."""
+    return dev.xp if hasattr(dev.xp, "copyto") else None
+
+
+def _mul(o: Any, a: Any, b: Any, out: Any) -> Any:
+    """``a * b``, written into ``out`` where the namespace ``o`` can."""
+    return o.multiply(a, b, out=out) if o is not None else a * b
+
+
+def _gather(xp: Any, arrays: list[Any]) -> Any:
+    """The arrays' values one after the other in one new 1-D array."""
+    return xp.concat([xp.reshape(a, (-1,)) for a in arrays])

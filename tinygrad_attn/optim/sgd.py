@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._tensor import Tensor
-from .optimizer import Optimizer, _assign
+from .optimizer import Optimizer, _assign, _Bucket, _inplace_ns, _mul
 
 
 class SGD(Optimizer):
@@ -18,9 +18,9 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params: Iterable[Any], lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
-                 dampening: float = 0.0, nesterov: bool = False) -> None:  # fmt: skip
+                 dampening: float = 0.0, nesterov: bool = False, *, foreach: bool | None = None) -> None:  # fmt: skip
         super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay, dampening=dampening,
-                                      nesterov=nesterov))  # fmt: skip
+                                      nesterov=nesterov, foreach=foreach))  # fmt: skip
 
     def _check(self, group: dict[str, Any]) -> None:
         super()._check(group)
@@ -41,6 +41,38 @@ class SGD(Optimizer):
             state["momentum_buffer"] = buf
             d = d + mu * buf._data if group["nesterov"] else buf._data
         return p._data - lr * d
+
+    # -- the same update over a whole bucket at once (see Optimizer._step_flat) ----------
+    def _flat_key(self, state: dict[str, Any]) -> Any:
+        return "momentum_buffer" in state
+
+    def _flat_update(self, b: _Bucket, grad: Any, group: dict[str, Any]) -> Any:
+        # The per-parameter formulas above, in the same order (so the same numbers), with
+        # one scratch array where the namespace writes into one.
+        o = _inplace_ns(b.dev)
+        lr, mu, wd = float(group["lr"]), float(group["momentum"]), float(group["weight_decay"])
+        w = b.flat
+        tmp = b.dev.ops.empty(w.shape, w.dtype) if o is not None else None
+        d = grad  # the bucket's own array: written over
+        if wd:
+            tmp = _mul(o, w, wd, tmp)
+            d += tmp
+        if mu:
+            buf = b.state.get("momentum_buffer")
+            if buf is None:
+                b.state["momentum_buffer"] = buf = d * 1.0  # a fresh array: d changes below
+            else:
+                buf *= mu
+                damp = 1.0 - float(group["dampening"])
+                buf += _mul(o, d, damp, tmp) if damp != 1.0 else d
+            if group["nesterov"]:
+                d += _mul(o, buf, mu, tmp)
+            else:
+                d = buf
+        step = _mul(o, d, lr, tmp)
+        if o is None:
+            return w - step
+        return o.subtract(w, step, out=step)
 
     # -- the same update as tensor ops, for a symbolic trace (see Optimizer._traceable) --
     def _traceable(self) -> bool:

@@ -1,0 +1,213 @@
+"""The fused recurrences (one node per layer and direction, or per cell step): against
+PyTorch for every option, against their primitive definition (``tga.decompose()``) on
+every CPU device, and gradient-checked to the second order."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from torch_oracle import assert_matches_torch
+
+import tinygrad_attn as tga
+from tinygrad_attn import Tensor, nn
+from tinygrad_attn.nn.rnn import recurrence, unroll
+from tinygrad_attn.ops import recurrent
+
+torch = pytest.importorskip("torch")
+
+MODES = ("rnn_tanh", "rnn_relu", "gru", "lstm")
+GATES = {"rnn_tanh": 1, "rnn_relu": 1, "gru": 3, "lstm": 4}
+LAYERS = {
+    "rnn_tanh": (nn.RNN, torch.nn.RNN, {}),
+    "rnn_relu": (nn.RNN, torch.nn.RNN, {"nonlinearity": "relu"}),
+    "gru": (nn.GRU, torch.nn.GRU, {}),
+    "lstm": (nn.LSTM, torch.nn.LSTM, {}),
+}
+OPTIONS = list(itertools.product([False, True], [False, True], [1, 2], [False, True], [False, True]))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "batch_first,bidirectional,num_layers,bias,initial",
+    OPTIONS,
+    ids=[f"bf{int(a)}-bi{int(b)}-L{c}-bias{int(d)}-h0{int(e)}" for a, b, c, d, e in OPTIONS],
+)
+def test_layer_matches_torch_for_every_option(mode, batch_first, bidirectional, num_layers, bias, initial, rng):
+    ours_cls, torch_cls, extra = LAYERS[mode]
+    kw = dict(num_layers=num_layers, bias=bias, batch_first=batch_first, bidirectional=bidirectional, **extra)
+    # dropout between layers is inactive in eval mode, as in PyTorch
+    if num_layers > 1:
+        kw["dropout"] = 0.5
+    ours, theirs = ours_cls(3, 4, **kw).eval(), torch_cls(3, 4, **kw).eval()
+    n_states = num_layers * (2 if bidirectional else 1)
+    x = rng.standard_normal((2, 5, 3) if batch_first else (5, 2, 3))
+    h0, c0 = rng.standard_normal((n_states, 2, 4)), rng.standard_normal((n_states, 2, 4))
+
+    def run(module):
+        def f(x, h, c):
+            if not initial:
+                return module(x)
+            return module(x, (h, c)) if mode == "lstm" else module(x, h)
+
+        return f
+
+    arrays = [x, h0, c0] if initial else [x]
+    if initial:
+        assert_matches_torch(ours, theirs, run(ours), run(theirs), arrays)
+    else:
+        assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), arrays)
+
+
+def test_dropout_one_zeroes_the_input_of_the_next_layer(rng):
+    # In training, dropout = 1 drops everything between layers, here and in PyTorch.
+    ours, theirs = nn.GRU(3, 4, num_layers=2, dropout=1.0), torch.nn.GRU(3, 4, num_layers=2, dropout=1.0)
+    assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), [rng.standard_normal((5, 2, 3))])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("batched", [True, False])
+def test_cell_matches_torch(mode, batched, rng):
+    cls = {"rnn_tanh": nn.RNNCell, "rnn_relu": nn.RNNCell, "gru": nn.GRUCell, "lstm": nn.LSTMCell}[mode]
+    tcls = {"rnn_tanh": torch.nn.RNNCell, "rnn_relu": torch.nn.RNNCell, "gru": torch.nn.GRUCell,
+            "lstm": torch.nn.LSTMCell}[mode]  # fmt: skip
+    extra = {"nonlinearity": "relu"} if mode == "rnn_relu" else {}
+    ours, theirs = cls(3, 4, **extra), tcls(3, 4, **extra)
+    shape = (2,) if batched else ()
+    x, h, c = rng.standard_normal(shape + (3,)), rng.standard_normal(shape + (4,)), rng.standard_normal(shape + (4,))
+
+    def run(module):
+        return lambda x, h, c: module(x, (h, c)) if mode == "lstm" else module(x, h)
+
+    assert_matches_torch(ours, theirs, run(ours), run(theirs), [x, h, c])
+
+
+# -- the fused op against its definition -----------------------------------------------------
+def _operands(mode, rng, device, cell=False, batch_first=False, bias=True, initial=True, t=4, b=2, n_in=3, n_h=3):
+    g = GATES[mode] * n_h
+
+    def arr(*shape):
+        return Tensor(rng.standard_normal(shape) * 0.7, device=device, requires_grad=True)
+
+    x = arr(b, n_in) if cell else arr(*((b, t, n_in) if batch_first else (t, b, n_in)))
+    h0 = arr(b, n_h) if initial else None
+    c0 = arr(b, n_h) if initial and mode == "lstm" else None
+    w_ih, w_hh = arr(g, n_in), arr(g, n_h)
+    b_ih, b_hh = (arr(g), arr(g)) if bias else (None, None)
+    return [x, h0, c0, w_ih, w_hh, b_ih, b_hh]
+
+
+CASES = [
+    # (mode, cell, reverse, batch_first, bias, initial)
+    *[(m, False, False, False, True, True) for m in MODES],
+    *[(m, False, True, True, True, False) for m in MODES],
+    *[(m, False, True, False, False, True) for m in MODES],
+    *[(m, True, False, False, True, True) for m in MODES],
+    ("gru", False, False, True, False, False),
+    ("lstm", True, False, False, False, False),
+]
+CASE_IDS = [f"{m}-{'cell' if c else 'layer'}-r{int(r)}-bf{int(bf)}-b{int(b)}-h{int(h)}" for m, c, r, bf, b, h in CASES]
+
+
+def _run(mode, ops, cell, reverse, batch_first):
+    return recurrence(mode, *ops, reverse=reverse, batch_first=batch_first, cell=cell)
+
+
+@pytest.mark.parametrize("mode,cell,reverse,batch_first,bias,initial", CASES, ids=CASE_IDS)
+def test_fused_equals_decomposed(mode, cell, reverse, batch_first, bias, initial, device, rng):
+    ops = _operands(mode, rng, device, cell, batch_first, bias, initial)
+    fused = _run(mode, ops, cell, reverse, batch_first)
+    assert isinstance(fused._ctx, recurrent.RECURRENCES[mode])  # one node
+    with tga.decompose():
+        ref = _run(mode, ops, cell, reverse, batch_first)
+    assert not isinstance(ref._ctx, recurrent.RECURRENCES[mode])
+    assert fused.shape == ref.shape
+    np.testing.assert_allclose(fused.numpy(), ref.numpy(), rtol=1e-12, atol=1e-12)
+    w = Tensor(rng.standard_normal(fused.shape), device=device)
+    leaves = [t for t in ops if t is not None]
+    g_fused = tga.grad((fused * w).sum(), leaves)
+    g_ref = tga.grad((ref * w).sum(), leaves)
+    for a, b in zip(g_fused, g_ref):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode,cell,reverse,batch_first,bias,initial", CASES, ids=CASE_IDS)
+def test_fused_gradcheck(mode, cell, reverse, batch_first, bias, initial, device, rng):
+    ops = _operands(mode, rng, device, cell, batch_first, bias, initial, t=3, b=2, n_in=2, n_h=2)
+    where = [i for i, t in enumerate(ops) if t is not None]
+
+    def f(*ts):
+        full = list(ops)
+        for i, t in zip(where, ts):
+            full[i] = t
+        return _run(mode, full, cell, reverse, batch_first)
+
+    assert tga.gradcheck(f, *[ops[i] for i in where])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("cell", [False, True])
+def test_fused_second_order(mode, cell, device, rng):
+    # create_graph=True differentiates the definition, so the gradient is differentiable again.
+    ops = _operands(mode, rng, device, cell, t=2, b=2, n_in=2, n_h=2)
+    where = [i for i, t in enumerate(ops) if t is not None]
+
+    def grad_norm(*ts):
+        full = list(ops)
+        for i, t in zip(where, ts):
+            full[i] = t
+        y = _run(mode, full, cell, False, False)
+        gs = tga.grad((y * y).sum(), list(ts), create_graph=True)
+        return sum((g * g).sum() for g in gs)
+
+    assert tga.gradcheck(grad_norm, *[ops[i] for i in where])
+
+
+# -- one node per layer and direction in the graph ---------------------------------------------
+def _nodes(t):
+    seen, stack, out = set(), [t], []
+    while stack:
+        x = stack.pop()
+        fn = x._ctx
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        out.append(fn)
+        stack.extend(i for i in fn.inputs if isinstance(i, Tensor))
+    return out
+
+
+def test_graph_shows_one_node_per_layer_and_direction(rng):
+    m = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    out, _ = m(Tensor(rng.standard_normal((5, 2, 3)).astype(np.float32), requires_grad=True))
+    fused = [fn for fn in _nodes(out) if isinstance(fn, recurrent.LSTM)]
+    assert len(fused) == 4
+    with tga.decompose():
+        out, _ = m(Tensor(rng.standard_normal((5, 2, 3)).astype(np.float32), requires_grad=True))
+    nodes = _nodes(out)
+    assert not any(isinstance(fn, recurrent.LSTM) for fn in nodes)
+    assert len(nodes) > 100  # the step-by-step primitive form
+
+
+def test_unroll_is_one_node_and_matches_the_cell_step_by_step(rng):
+    cell = nn.GRUCell(3, 4).double()
+    x = Tensor(rng.standard_normal((2, 5, 3)))
+    states, last = unroll(cell, x)
+    assert isinstance(states._ctx, recurrent.GRU)
+    h = None
+    for t in range(5):
+        h = cell(x[:, t], h)
+        np.testing.assert_allclose(states[:, t].numpy(), h.numpy(), atol=1e-12)
+    np.testing.assert_allclose(last.numpy(), h.numpy(), atol=1e-12)
+
+
+def test_float32_stays_float32(rng):
+    m = nn.GRU(3, 4, bidirectional=True)
+    out, h = m(Tensor(rng.standard_normal((5, 2, 3)).astype(np.float32)))
+    assert out.dtype == np.float32 and h.dtype == np.float32
+
+
+def test_unroll_bad_input_is_named(rng):
+    with pytest.raises(ValueError, match=r"unroll: input must be \(B, T, 3\)"):
+        unroll(nn.GRUCell(3, 4), Tensor(rng.standard_normal((2, 3))))

@@ -1,0 +1,123 @@
+"""PyTorch's remaining activation functions (``F.celu``, ``F.hardswish``, ...), each a
+composite of primitives; :mod:`tinygrad_attn.functional` exports them, and
+:mod:`tinygrad_attn.nn.activation` wraps each in a module.
+
+Kinks follow PyTorch's gradients: ``hardtanh`` and ``hardsigmoid`` pass none at their
+bounds; ``hardswish``'s slope at ``-3`` is ``-1/2`` and at ``3`` is ``3/2`` (its inner
+formula's, as PyTorch's backward computes it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._tensor import Tensor, where
+from .autograd import composite
+
+__all__ = ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]
+
+# SELU's constants (Klambauer et al., 2017), as PyTorch spells them
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _float(x: Any, op: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"{op}: not defined for {x.dtype} tensors (PyTorch's neither); convert with .float()")
+    return x
+
+
+def _expm1_negative(x: Tensor) -> Tensor:
+    """``expm1(x)`` where ``x <= 0`` matters (the positive side is replaced by 0, so that no
+    overflowing ``exp`` is made and hidden by a ``where``)."""
+    from . import ops  # noqa: PLC0415 - ops is loaded by then
+
+    return ops.Expm1.apply(where(x > 0, 0.0, x))
+
+
+@composite("celu")
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere."""
+    x = _float(input, "celu")
+    if alpha == 0:
+        raise RuntimeError("celu: alpha must not be 0 (it divides the input)")
+    return where(x > 0, x, _expm1_negative(x * (1.0 / alpha)) * alpha)
+
+
+@composite("selu")
+def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``scale * elu(x, alpha)`` with the self-normalising constants."""
+    x = _float(input, "selu")
+    return where(x > 0, x * _SELU_SCALE, _expm1_negative(x) * (_SELU_ALPHA * _SELU_SCALE))
+
+
+@composite("hardtanh")
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x`` clipped to ``[min_val, max_val]``; no gradient at or beyond the bounds."""
+    x = _tensor(input, "hardtanh")
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+    return where(x <= min_val, min_val, where(x >= max_val, max_val, x))
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``min(max(x, 0), 6)`` (PyTorch's ``hardtanh(x, 0, 6)``)."""
+    return hardtanh(input, 0.0, 6.0)
+
+
+@composite("hardsigmoid")
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, a line between."""
+    x = _float(input, "hardsigmoid")
+    return where(x <= -3.0, 0.0, where(x >= 3.0, 1.0, x * (1.0 / 6.0) + 0.5))
+
+
+@composite("hardswish")
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x * relu6(x + 3) / 6``."""
+    x = _float(input, "hardswish")
+    return where(x < -3.0, 0.0, where(x <= 3.0, x * (x + 3.0) * (1.0 / 6.0), x))
+
+
+@composite("logsigmoid")
+def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    """``log(sigmoid(x)) = -softplus(-x)``, without overflow."""
+    from .functional import _softplus_stable  # noqa: PLC0415 - functional imports this module
+
+    return -_softplus_stable(-_float(input, "logsigmoid"))
+
+
+@composite("mish")
+def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x * tanh(softplus(x))``."""
+    from .functional import _softplus_stable  # noqa: PLC0415
+
+    x = _float(input, "mish")
+    return x * _softplus_stable(x).tanh()
+
+
+@composite("softsign")
+def softsign(input: Tensor) -> Tensor:  # noqa: A002
+    """``x / (1 + |x|)``."""
+    x = _float(input, "softsign")
+    return x / (x.abs() + 1.0)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
+    """``softmax(-x)`` along ``dim`` (without ``dim``, PyTorch's legacy choice of axis)."""
+    from .functional import softmax  # noqa: PLC0415
+
+    x = _tensor(input, "softmin")
+    if dtype is not None:
+        x = x.astype(dtype)
+    if dim is None:  # the first axis of 0-, 1- and 3-D inputs, the second otherwise
+        dim = 0 if x.ndim in (0, 1, 3) else 1
+    return softmax(-x, dim)
+
+
+def _tensor(x: Any, op: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    return x

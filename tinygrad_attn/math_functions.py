@@ -1,0 +1,697 @@
+"""PyTorch's elementwise math, logic, scans, selections and shape helpers beyond the first rounds.
+
+Each is a ``tga.`` free function and, where PyTorch has one, a :class:`Tensor` method of
+the same name (installed from the table :data:`METHODS` at the bottom). They are
+composites of the primitives (``sinh`` from ``expm1``, ``logcumsumexp`` as a log-depth
+scan of ``logaddexp``, ``scatter_reduce`` from ``ScatterAddAlong``), except where no
+composite is accurate: the inverse trigonometric and hyperbolic functions, ``log1p`` and
+``expm1`` are primitives (``ops/transcendental.py``), and ``cummax``'s indices are the
+op ``CumArgExtreme``.
+
+Dtypes follow PyTorch: a float function of an integer or bool tensor gives float32.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import ops
+from ._tensor import (
+    InvalidArgumentError,
+    LogicalAnd,
+    LogicalNot,
+    LogicalOr,
+    NotEqual,
+    Tensor,
+    _remainder,
+    cat,
+    stack,
+    where,
+)
+from .autograd import composite
+from .random import host_generator
+from .tensor_functions import ValuesIndices, _index, _one_dim
+
+__all__ = [
+    "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
+    "arctanh", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
+    "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
+    "clamp_min", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero",
+    "masked_select", "scatter_reduce", "index_add", "index_copy", "index_fill", "masked_scatter", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim",
+    "moveaxis", "unflatten", "meshgrid", "std_mean", "var_mean", "normal", "erfinv",
+]  # fmt: skip
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+
+def _tensor(x: Any, op: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    return x
+
+
+def _floating(x: Any, op: str) -> Tensor:
+    """``x`` as a float tensor: an integer or bool one becomes float32, as PyTorch's float ops do."""
+    x = _tensor(x, op)
+    return x if x.dtype.kind in "fc" else x.astype(np.float32)
+
+
+def _pair(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
+    """Two operands as float tensors on one device (a number takes the tensor's dtype)."""
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"{op}: at least one operand must be a Tensor")
+    like = a if isinstance(a, Tensor) else b
+    a = a if isinstance(a, Tensor) else Tensor.full((), a, dtype=_floating(like, op).dtype, device=like._dev)
+    b = b if isinstance(b, Tensor) else Tensor.full((), b, dtype=_floating(like, op).dtype, device=like._dev)
+    a, b = _floating(a, op), _floating(b, op)
+    if a.dtype != b.dtype:  # the wider float, as result_type
+        dt = np.promote_types(a.dtype, b.dtype)
+        a, b = a.astype(dt), b.astype(dt)
+    return a, b
+
+
+# -- trigonometric and hyperbolic ---------------------------------------------------
+def asin(x: Tensor) -> Tensor:
+    """Elementwise arcsine (NaN outside ``[-1, 1]``)."""
+    return ops.Asin.apply(_floating(x, "asin"))
+
+
+def acos(x: Tensor) -> Tensor:
+    """Elementwise arccosine (NaN outside ``[-1, 1]``)."""
+    return ops.Acos.apply(_floating(x, "acos"))
+
+
+def atan(x: Tensor) -> Tensor:
+    """Elementwise arctangent."""
+    return ops.Atan.apply(_floating(x, "atan"))
+
+
+def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
+    """The angle of the point ``(other, input)``, elementwise, in ``(-pi, pi]``."""
+    y, x = _pair(input, other, "atan2")
+    return ops.Atan2.apply(y, x)
+
+
+def asinh(x: Tensor) -> Tensor:
+    """Elementwise inverse hyperbolic sine."""
+    return ops.Asinh.apply(_floating(x, "asinh"))
+
+
+def acosh(x: Tensor) -> Tensor:
+    """Elementwise inverse hyperbolic cosine (NaN below 1)."""
+    return ops.Acosh.apply(_floating(x, "acosh"))
+
+
+def atanh(x: Tensor) -> Tensor:
+    """Elementwise inverse hyperbolic tangent (NaN outside ``[-1, 1]``)."""
+    return ops.Atanh.apply(_floating(x, "atanh"))
+
+
+arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
+
+
+@composite("sinh")
+def sinh(x: Tensor) -> Tensor:
+    """Elementwise hyperbolic sine, ``(expm1(x) - expm1(-x)) / 2``: exact near 0, where
+    ``(exp(x) - exp(-x)) / 2`` would cancel."""
+    x = _floating(x, "sinh")
+    return (ops.Expm1.apply(x) - ops.Expm1.apply(-x)) * 0.5
+
+
+@composite("cosh")
+def cosh(x: Tensor) -> Tensor:
+    """Elementwise hyperbolic cosine."""
+    x = _floating(x, "cosh")
+    return (x.exp() + (-x).exp()) * 0.5
+
+
+@composite("tan")
+def tan(x: Tensor) -> Tensor:
+    """Elementwise tangent, ``sin / cos``."""
+    x = _floating(x, "tan")
+    return ops.Sin.apply(x) / ops.Cos.apply(x)
+
+
+def deg2rad(x: Tensor) -> Tensor:
+    """Degrees to radians."""
+    return _floating(x, "deg2rad") * (math.pi / 180.0)
+
+
+def rad2deg(x: Tensor) -> Tensor:
+    """Radians to degrees."""
+    return _floating(x, "rad2deg") * (180.0 / math.pi)
+
+
+# -- exponentials and logarithms -----------------------------------------------------
+def log2(x: Tensor) -> Tensor:
+    """Elementwise base-2 logarithm."""
+    return _floating(x, "log2").log() * (1.0 / _LN2)
+
+
+def log10(x: Tensor) -> Tensor:
+    """Elementwise base-10 logarithm."""
+    return _floating(x, "log10").log() * (1.0 / _LN10)
+
+
+def exp2(x: Tensor) -> Tensor:
+    """Elementwise ``2 ** x``."""
+    return (_floating(x, "exp2") * _LN2).exp()
+
+
+@composite("logaddexp")
+def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """``log(exp(input) + exp(other))`` without overflow: a logsumexp over the pair."""
+    a, b = _pair(input, other, "logaddexp")
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    return stack([a.expand(shape), b.expand(shape)], 0).logsumexp(0)
+
+
+@composite("xlogy")
+def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``input * log(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN)."""
+    x, y = _pair(input, other, "xlogy")
+    zero = x == 0
+    safe = where(zero, 1.0, y)  # (log of a stand-in where the product is 0 anyway: no -inf * 0)
+    return where(y != y, math.nan, where(zero, 0.0, x * safe.log()))
+
+
+@composite("hypot")
+def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """``sqrt(input**2 + other**2)``, elementwise."""
+    a, b = _pair(input, other, "hypot")
+    return (a * a + b * b).sqrt()
+
+
+def erfinv(x: Tensor) -> Tensor:
+    """The inverse error function: Giles' single-precision approximation refined by two
+    Newton steps on ``erf`` (to about 1e-15 in float64); ``erfinv(+-1) = +-inf``."""
+    x = _floating(x, "erfinv")
+    return ops.Erfinv.apply(x)
+
+
+# -- rounding and remainders ----------------------------------------------------------
+@composite("trunc")
+def trunc(x: Tensor) -> Tensor:
+    """Rounded toward zero (integers unchanged); gradient zero."""
+    x = _tensor(x, "trunc")
+    if x.dtype.kind not in "fc":
+        return x
+    return where(x < 0, ops.Ceil.apply(x), ops.Floor.apply(x))
+
+
+fix = trunc
+
+
+@composite("frac")
+def frac(x: Tensor) -> Tensor:
+    """The fractional part, ``x - trunc(x)`` (its sign is ``x``'s)."""
+    return x - trunc(x).detach()
+
+
+def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Python's ``%``: the remainder with the sign of the divisor."""
+    if not isinstance(input, Tensor):
+        return other.__rmod__(input)
+    return input % other
+
+
+@composite("fmod")
+def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """C's ``fmod``: the remainder with the sign of the dividend. It is Python's remainder
+    (sign of the divisor) less one divisor where the two signs differ; gradients are
+    PyTorch's (1 for ``input``, ``-trunc(input / other)`` for ``other``)."""
+    a = _tensor(input, "fmod")
+    b = a._operand(other) if not isinstance(other, Tensor) else other
+    r = _remainder(a, b)
+    flip = (r != 0) & ((r < 0) != (a < 0))
+    return where(flip, r - b, r)
+
+
+def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
+    """``input + weight * (end - input)``."""
+    return input + (end - input) * weight
+
+
+@composite("copysign")
+def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``|input|`` with the sign of ``other`` (``-0.0`` counts as negative). No gradient
+    reaches ``other``; ``input``'s is ``+-1`` (0 where ``input`` is 0), as PyTorch's."""
+    a, b = _pair(input, other, "copysign")
+    raw = a._dev.xp
+    neg_b = Tensor._wrap(raw.signbit(b._data), a._dev)
+    neg_a = Tensor._wrap(raw.signbit(a._data), a._dev)
+    out = where(neg_a != neg_b, -a, a)
+    shape = out.shape
+    return where(a == 0, where(neg_b, -0.0, 0.0).expand(shape).astype(a.dtype), out)
+
+
+# -- comparisons and logic ----------------------------------------------------------
+def isclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:  # noqa: A002
+    """Where ``|input - other| <= atol + rtol * |other|`` (equal infinities too); a bool tensor."""
+    a = _tensor(input, "isclose")
+    b = other if isinstance(other, Tensor) else a._operand(other)
+    if isinstance(b, Tensor) and a.dtype != b.dtype:
+        raise RuntimeError(f"isclose: {a.dtype} and {b.dtype} differ; PyTorch compares tensors of one dtype")
+    a, b = a.detach(), b.detach() if isinstance(b, Tensor) else b
+    if a.dtype.kind not in "fc":
+        a = a.astype(np.float64)
+        b = b.astype(np.float64) if isinstance(b, Tensor) else b
+    close = (a == b) | (((a - b).abs() <= atol + rtol * (b.abs() if isinstance(b, Tensor) else builtins.abs(b)))
+                        & ((a - b).abs() < math.inf))  # fmt: skip
+    if equal_nan:
+        close = close | ((a != a) & (b != b))
+    return close
+
+
+def clamp_min(x: Tensor, min: Any) -> Tensor:  # noqa: A002
+    """``max(x, min)``."""
+    return x.clip(min, None)
+
+
+def clamp_max(x: Tensor, max: Any) -> Tensor:  # noqa: A002
+    """``min(x, max)``."""
+    return x.clip(None, max)
+
+
+def _truth(x: Any, like: Tensor) -> Tensor:
+    if not isinstance(x, Tensor):
+        x = Tensor(np.asarray(x), device=like._dev)
+    return x if x.dtype == np.bool_ else NotEqual.apply(x, 0)
+
+
+def logical_not(x: Tensor) -> Tensor:
+    """Elementwise not (of ``x != 0`` for a number tensor); a bool tensor."""
+    return LogicalNot.apply(_truth(x, x))
+
+
+def logical_and(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise and of the truth values; a bool tensor."""
+    return LogicalAnd.apply(_truth(input, input), _truth(other, input))
+
+
+def logical_or(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise or of the truth values; a bool tensor."""
+    return LogicalOr.apply(_truth(input, input), _truth(other, input))
+
+
+def logical_xor(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise exclusive or of the truth values; a bool tensor."""
+    return NotEqual.apply(_truth(input, input), _truth(other, input))
+
+
+# -- selections -----------------------------------------------------------------------
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
+    """The indices of the non-zero entries: an ``(n, ndim)`` int64 tensor, or with
+    ``as_tuple=True`` one 1-D tensor per axis (a 0-d tensor counts as 1-D)."""
+    x = _tensor(input, "nonzero")
+    raw, dev = x._dev.xp, x._dev
+    a = x._data if x.ndim else raw.reshape(x._data, (1,))
+    idx = raw.nonzero(a)
+    cols = [Tensor._wrap(raw.astype(i, dev.dtype(np.int64)), dev) for i in idx]
+    if as_tuple:
+        return tuple(cols)
+    if x.ndim == 0:
+        return Tensor.zeros((cols[0].shape[0], 0), dtype=np.int64, device=dev)
+    return stack(cols, 1)
+
+
+def masked_select(input: Tensor, mask: Any) -> Tensor:  # noqa: A002
+    """The entries of ``input`` where ``mask`` (broadcast with it) is true, as a 1-D tensor."""
+    x = _tensor(input, "masked_select")
+    m = mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask), device=x._dev)
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"masked_select: the mask must be a bool tensor, got {m.dtype}")
+    shape = np.broadcast_shapes(x.shape, m.shape)
+    return x.expand(shape).reshape(-1)[m.expand(shape).reshape(-1)]
+
+
+def _index_line(x: Tensor, d: int, index: Any, like_shape: tuple, op: str) -> Tensor:
+    """A 1-D ``index`` along ``d``, checked, expanded to ``like_shape`` (its length along ``d``)."""
+    from .tensor_functions import _check_bounds, _index_tensor  # noqa: PLC0415
+
+    idx = _index_tensor(x, index, op)
+    if idx.ndim > 1:
+        raise IndexError(f"{op}: the index must be 0-D or 1-D, got shape {idx.shape}")
+    idx = idx.reshape(-1)
+    _check_bounds(x._dev.ops, idx._data, x.shape[d], op, d, x.shape)
+    shape = tuple(like_shape[:d]) + (idx.shape[0],) + tuple(like_shape[d + 1 :])
+    return idx.reshape(tuple(-1 if k == d else 1 for k in range(x.ndim))).expand(shape)
+
+
+def _source(x: Tensor, d: int, index: Any, source: Tensor, op: str) -> tuple[Tensor, Tensor]:
+    n = index.numel() if isinstance(index, Tensor) else int(np.asarray(index).size)
+    want = x.shape[:d] + (n,) + x.shape[d + 1 :]
+    src = source if source.ndim else source.reshape((1,) * x.ndim)
+    if tuple(src.shape) != tuple(want):
+        raise RuntimeError(f"{op}: source of shape {source.shape} must have shape {want} (the index along dim {d})")
+    return _index_line(x, d, index, x.shape, op), src
+
+
+def index_add(input: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``alpha * source`` added into ``input`` at the rows ``index`` names along ``dim``."""
+    x = _tensor(input, "index_add")
+    d = _one_dim(x, dim, "index_add")
+    idx, src = _source(x, d, index, source, "index_add")
+    return x + ops.ScatterAddAlong.apply(src * alpha if alpha != 1 else src, idx, args=(d, x.shape))
+
+
+def index_copy(input: Tensor, dim: int, index: Any, source: Tensor) -> Tensor:  # noqa: A002
+    """``input`` with the rows ``index`` names along ``dim`` replaced by ``source``'s."""
+    x = _tensor(input, "index_copy")
+    d = _one_dim(x, dim, "index_copy")
+    idx, src = _source(x, d, index, source, "index_copy")
+    return x.scatter(d, idx, src)
+
+
+def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # noqa: A002
+    """``input`` with the rows ``index`` names along ``dim`` set to ``value``."""
+    x = _tensor(input, "index_fill")
+    d = _one_dim(x, dim, "index_fill")
+    idx = _index_line(x, d, index, x.shape, "index_fill")
+    ones = Tensor.ones(idx.shape, device=x._dev)
+    hit = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape)) > 0
+    v = value.reshape(()) if isinstance(value, Tensor) else x.dtype.type(value).item()
+    return where(hit, v, x)
+
+
+def masked_scatter(input: Tensor, mask: Any, source: Tensor) -> Tensor:  # noqa: A002
+    """``input`` with the entries where ``mask`` is true taking ``source``'s, in order."""
+    x = _tensor(input, "masked_scatter")
+    m = mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask), device=x._dev)
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"masked_scatter: the mask must be a bool tensor, got {m.dtype}")
+    shape = np.broadcast_shapes(x.shape, m.shape)
+    flat_m = m.expand(shape).reshape(-1)
+    need = int(flat_m.sum().item())
+    if need > source.numel():
+        raise RuntimeError(f"masked_scatter: the mask selects {need} entries, source has {source.numel()}")
+    pos = (flat_m.astype(np.int64).cumsum(0) - 1).clip(0, None)  # the source entry for each masked one
+    if source.numel() == 0:
+        return x.expand(shape) * 1
+    picked = source.reshape(-1).index_select(0, pos)
+    return where(flat_m, picked, x.expand(shape).reshape(-1)).reshape(shape)
+
+
+_SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+@composite("scatter_reduce")
+def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str, *,  # noqa: A002
+                   include_self: bool = True) -> Tensor:  # fmt: skip
+    """``src`` reduced into ``input`` at ``index`` along ``dim`` with ``"sum" "prod" "mean"
+    "amax" "amin"`` (``include_self=False``: the entries written start empty), as
+    ``torch.scatter_reduce``. Gradients are PyTorch's: ``amax``/``amin`` share among ties."""
+    x = _tensor(input, "scatter_reduce")
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise InvalidArgumentError(f"scatter_reduce: reduce must be one of {_SCATTER_REDUCTIONS}, not {reduce!r}")
+    if not isinstance(src, Tensor) or src.dtype != x.dtype:
+        raise RuntimeError(f"scatter_reduce: src must be a tensor of the input's dtype {x.dtype}")
+    d = _one_dim(x, dim, "scatter_reduce")
+    idx = _index(x, d, index, "scatter_reduce")
+    src = src[tuple(slice(0, i) for i in idx.shape)]
+    ones = Tensor.ones(idx.shape, dtype=x.dtype, device=x._dev)
+    count = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape))  # writes per entry
+    written = count > 0
+    if reduce in ("sum", "mean"):
+        base = x if include_self else where(written, 0, x)
+        total = base + ops.ScatterAddAlong.apply(src, idx, args=(d, x.shape))
+        if reduce == "sum":
+            return total
+        n = count + (1 if include_self else 0)
+        out = total / where(n == 0, 1, n)
+        return out if x.dtype.kind in "fc" else (total // where(n == 0, 1, n)).astype(x.dtype)
+    # prod, amax, amin: one slice of the index along dim at a time (one write per entry in each)
+    lead = (slice(None),) * d
+    if reduce == "prod":
+        out = x if include_self else where(written, 1, x)
+        for k in range(idx.shape[d]):
+            ik, sk = idx[lead + (slice(k, k + 1),)], src[lead + (slice(k, k + 1),)]
+            wk = ops.ScatterAddAlong.apply(ones[lead + (slice(k, k + 1),)], ik, args=(d, x.shape)) > 0
+            out = where(wk, out * ops.ScatterAddAlong.apply(sk, ik, args=(d, x.shape)), out)
+        return out
+    # amax / amin: the values without a graph, then gradients shared among the entries equal to them
+    pick = np.maximum if reduce == "amax" else np.minimum
+    with _no_grad():
+        v = x if include_self else where(written, -math.inf if reduce == "amax" else math.inf, x)
+        if v.dtype.kind not in "fc":
+            v = x if include_self else where(written, _int_extreme(x.dtype, reduce), x)
+        for k in range(idx.shape[d]):
+            ik, sk = idx[lead + (slice(k, k + 1),)], src[lead + (slice(k, k + 1),)]
+            wk = ops.ScatterAddAlong.apply(ones[lead + (slice(k, k + 1),)], ik, args=(d, x.shape)) > 0
+            put = ops.ScatterAddAlong.apply(sk, ik, args=(d, x.shape))
+            v = where(wk, v.maximum(put) if pick is np.maximum else v.minimum(put), v)
+            v = where(wk & (put != put), math.nan, v) if v.dtype.kind in "fc" else v
+    if not (x.requires_grad or src.requires_grad):
+        return v
+    hit_src = (src == ops.GatherAlong.apply(v, idx, args=(d, x.shape))).astype(x.dtype)
+    hit_self = (x == v).astype(x.dtype) * (1.0 if include_self else 0.0)
+    n = ops.ScatterAddAlong.apply(hit_src, idx, args=(d, x.shape)) + hit_self
+    n = where(n == 0, 1.0, n)
+    share = ops.ScatterAddAlong.apply((src - src.detach()) * hit_src, idx, args=(d, x.shape))
+    return v + (share + (x - x.detach()) * hit_self) / n
+
+
+def _int_extreme(dtype: np.dtype, reduce: str) -> int:
+    info = np.iinfo(dtype)
+    return int(info.min if reduce == "amax" else info.max)
+
+
+def _no_grad():
+    from .autograd import no_grad  # noqa: PLC0415 - (a context manager class)
+
+    return no_grad()
+
+
+# -- scans ------------------------------------------------------------------------------
+def _cum_extreme(x: Tensor, dim: int, pick: str) -> ValuesIndices:
+    x = _tensor(x, "cum" + pick)
+    if x.ndim == 0:
+        x._axes(dim, "cum" + pick)
+        return ValuesIndices(x, Tensor.zeros((), dtype=np.int64, device=x._dev))
+    d = _one_dim(x, dim, "cum" + pick)
+    idx = ops.CumArgExtreme.apply(x, args=(d, pick))
+    return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+
+
+def cummax(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
+    """The running maximum along ``dim`` and where it was (the latest of ties), as
+    ``torch.cummax``; the gradient goes to the entry each value came from."""
+    return _cum_extreme(input, dim, "max")
+
+
+def cummin(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
+    """The running minimum along ``dim`` and where it was, as ``torch.cummin``."""
+    return _cum_extreme(input, dim, "min")
+
+
+@composite("logcumsumexp")
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    """``log(cumsum(exp(input)))`` along ``dim`` without overflow or underflow: a log-depth
+    scan whose every step is a :func:`logaddexp` with the entries ``s`` places before."""
+    x = _floating(input, "logcumsumexp")
+    if x.ndim == 0:
+        x._axes(dim, "logcumsumexp")
+        return x * 1.0
+    d = _one_dim(x, dim, "logcumsumexp")
+    n = x.shape[d]
+    lead = (slice(None),) * d
+    s = 1
+    while s < n:
+        pad = Tensor.full(x.shape[:d] + (s,) + x.shape[d + 1 :], -math.inf, dtype=x.dtype, device=x._dev)
+        x = logaddexp(x, cat([pad, x[lead + (slice(0, n - s),)]], d))
+        s *= 2
+    return x
+
+
+# -- shape --------------------------------------------------------------------------
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
+    """The diagonal of the plane ``(dim1, dim2)`` (``offset`` above it, or below when
+    negative), as a new last axis, as ``torch.diagonal``."""
+    x = _tensor(input, "diagonal")
+    if x.ndim < 2:
+        raise RuntimeError(f"diagonal: needs at least 2 dimensions, got shape {x.shape}")
+    d1, d2 = x._axes((dim1, dim2), "diagonal")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal: dim1 and dim2 are both {d1} (shape {x.shape}); they must differ")
+    rest = [i for i in range(x.ndim) if i not in (d1, d2)]
+    y = x.permute(rest + [d1, d2])  # (..., n, m)
+    n, m = y.shape[-2], y.shape[-1]
+    length = builtins.max(0, builtins.min(n, m - offset) if offset >= 0 else builtins.min(n + offset, m))
+    batch = y.shape[:-2]
+    if length == 0:
+        return y.reshape(*batch, n * m)[..., 0:0]
+    start = offset if offset >= 0 else -offset * m
+    flat = y.reshape(*batch, n * m)  # the diagonal is every (m + 1)-th entry from start
+    return flat[..., start : start + (length - 1) * (m + 1) + 1 : m + 1]
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """A 1-D tensor as the ``diagonal``-th diagonal of a square matrix, or a 2-D tensor's
+    ``diagonal``-th diagonal, as ``torch.diag``."""
+    x = _tensor(input, "diag")
+    if x.ndim == 2:
+        return globals()["diagonal"](x, diagonal)
+    if x.ndim != 1:
+        raise RuntimeError(f"diag: needs a 1-D or 2-D tensor, got shape {x.shape}")
+    n, k = x.shape[0], builtins.abs(diagonal)
+    eye = Tensor.eye(n, dtype=np.bool_, device=x._dev)
+    square = where(eye, x.reshape(n, 1).expand(n, n), Tensor.zeros((), dtype=x.dtype, device=x._dev))
+    if k == 0:
+        return square
+    zc = Tensor.zeros((n, k), dtype=x.dtype, device=x._dev)
+    zr = Tensor.zeros((k, n + k), dtype=x.dtype, device=x._dev)
+    if diagonal > 0:  # above: zero columns on the left, zero rows below
+        return cat([cat([zc, square], 1), zr], 0)
+    return cat([zr, cat([square, zc], 1)], 0)
+
+
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A002
+    """Axes ``source`` moved to positions ``destination``, the others kept in order."""
+    x = _tensor(input, "movedim")
+    src = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
+    dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: {len(src)} source dims and {len(dst)} destination dims; give as many of each")
+    s = x._axes(src, "movedim") if src else ()
+    t = x._axes(dst, "movedim") if dst else ()
+    if len(set(s)) != len(s) or len(set(t)) != len(t):
+        raise RuntimeError(f"movedim: repeated dim in source {src} or destination {dst}")
+    order = [None] * x.ndim
+    for a, b in zip(s, t):
+        order[b] = a
+    rest = iter(i for i in range(x.ndim) if i not in s)
+    return x.permute([o if o is not None else next(rest) for o in order])
+
+
+moveaxis = movedim
+
+
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa: A002
+    """Axis ``dim`` split into ``sizes`` (one may be -1)."""
+    x = _tensor(input, "unflatten")
+    (d,) = x._axes(dim, "unflatten")
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must not be empty")
+    known = math.prod(s for s in sizes if s != -1)
+    if sizes.count(-1) > 1 or (-1 not in sizes and known != x.shape[d]) or (known and x.shape[d] % known):
+        raise RuntimeError(f"unflatten: sizes {sizes} do not multiply to dimension {d}'s size {x.shape[d]}")
+    return x.reshape(*x.shape[:d], *sizes, *x.shape[d + 1 :])
+
+
+def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors: ``"ij"`` (matrix, PyTorch's default) or ``"xy"``."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', not {indexing!r}")
+    ts = [_tensor(t, "meshgrid").reshape(-1) for t in tensors]
+    if len(ts) >= 2 and indexing == "xy":
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t.shape[0] for t in ts)
+    n = len(ts)
+    out = [t.reshape(tuple(-1 if i == k else 1 for i in range(n))).expand(shape) for k, t in enumerate(ts)]
+    if n >= 2 and indexing == "xy":
+        out[0], out[1] = out[1], out[0]
+        out = [o.transpose(0, 1) for o in out]
+    return tuple(out)
+
+
+# -- reductions ------------------------------------------------------------------------
+def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+             correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """``(var, mean)`` over ``dim``, as ``torch.var_mean`` (unbiased unless told otherwise)."""
+    from .tensor_functions import var  # noqa: PLC0415 - (the module's own var shadows nothing here)
+
+    x = _floating(input, "var_mean")
+    if isinstance(unbiased, (int, np.integer)) and not isinstance(unbiased, bool) and dim is None:
+        dim, unbiased = unbiased, None  # var_mean(x, 1): the dim
+    c = 1 if correction is None and unbiased is None else correction
+    return var(x, dim, unbiased, keepdim, correction=c), x.mean(dim=dim, keepdim=keepdim)
+
+
+def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+             correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """``(std, mean)`` over ``dim``, as ``torch.std_mean``."""
+    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
+    return v.sqrt(), m
+
+
+def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
+    """``input`` summed down to ``size``, which it must broadcast from (``Tensor.sum_to_size``)."""
+    x = _tensor(input, "sum_to_size")
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    size = tuple(int(s) for s in size)
+    if len(size) > x.ndim or np.broadcast_shapes(size, x.shape) != x.shape:
+        raise RuntimeError(f"sum_to_size: size {size} is not expandable to the tensor's size {x.shape}")
+    lead = x.ndim - len(size)
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and x.shape[lead + i] != 1)
+    out = x.sum(axes, keepdims=True) if axes else x
+    return out.reshape(size)
+
+
+# -- random ------------------------------------------------------------------------------
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any = None, dtype: Any = None,
+           device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Normal draws, as ``torch.normal``: ``mean`` and ``std`` tensors (broadcast), or
+    numbers with ``size``, from the library's one generator. No gradient flows to them."""
+    like = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
+    if like is None:
+        if size is None:
+            raise TypeError("normal: with a number mean and std, give the size")
+        z = Tensor.randn(*_shape(size), dtype=dtype, device=device)
+        out = z * float(std) + float(mean)
+        return out.requires_grad_(requires_grad) if requires_grad else out
+    m = mean.detach() if isinstance(mean, Tensor) else mean
+    s = std.detach() if isinstance(std, Tensor) else std
+    if isinstance(s, Tensor) and bool((s < 0).any()):
+        raise RuntimeError("normal: std must be >= 0")
+    shape = np.broadcast_shapes(*(t.shape for t in (m, s) if isinstance(t, Tensor)))
+    dt = like.dtype if like.dtype.kind in "fc" else np.float32
+    draws = host_generator().standard_normal(shape)
+    z = Tensor(np.asarray(draws, dtype=dt), device=like._dev)
+    return z * s + m
+
+
+def _shape(size: Any) -> tuple[int, ...]:
+    return (int(size),) if isinstance(size, (int, np.integer)) else tuple(int(s) for s in size)
+
+
+# -- Tensor methods: PyTorch's names that are also Tensor methods -----------------------------
+METHODS = {
+    n: globals()[n]
+    for n in (
+        "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
+        "arctanh", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
+        "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
+        "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero", "masked_select",
+        "scatter_reduce", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim", "moveaxis",
+        "unflatten", "sum_to_size", "erfinv", "index_add", "index_copy", "index_fill", "masked_scatter",
+    )
+}  # fmt: skip
+# PyTorch's other spellings of methods Tensor has
+ALIASES = {"absolute": "abs", "negative": "neg", "multiply": "mul", "subtract": "sub", "divide": "div",
+           "true_divide": "div", "floor_divide": "__floordiv__", "clamp_min": "clip"}  # fmt: skip
+
+
+def _install(cls: type) -> None:
+    for name, fn in METHODS.items():
+        if name not in cls.__dict__:  # (a method the class defines itself stays)
+            setattr(cls, name, fn)
+    for alias, name in ALIASES.items():
+        if alias not in cls.__dict__:
+            setattr(cls, alias, getattr(cls, name))
+    if "allclose" not in cls.__dict__:
+        cls.allclose = _allclose
+
+
+def _allclose(self: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
+    """Whether :func:`isclose` holds everywhere."""
+    return bool(isclose(self, other, rtol, atol, equal_nan).all())

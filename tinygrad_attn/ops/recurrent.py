@@ -1,0 +1,332 @@
+"""Recurrent layers as one node each: a whole sequence (or one cell step) forward, and a
+hand-written backward through time.
+
+Not primitives: each class is the fast path of the ``recurrence`` composite in
+:mod:`tinygrad_attn.nn.rnn`, whose primitive definition (one small op per gate and
+step) stays the reference; the tests hold the two equal, and higher orders run through
+it (see ``FusedFunction``).
+
+Inputs, in order: ``x``, ``h0``, ``c0`` (the LSTM's; else None), ``w_ih``, ``w_hh``,
+``b_ih``, ``b_hh`` (the states and biases may be None). ``args = (reverse, batch_first,
+cell)``. The layer form takes ``x`` ``(T, B, in)`` (``(B, T, in)`` with ``batch_first``)
+and returns every hidden state in the same layout; the cell form takes ``(B, in)`` or
+``(in,)`` and returns the next state. The LSTM stacks the cell states under the hidden
+ones: its output has a leading axis of 2 (``out[0]`` = h, ``out[1]`` = c).
+
+What makes it fast: the input half of every step is one matrix product over the whole
+sequence; each step then makes one product with ``W_hh`` and a few elementwise calls
+over all gates at once, writing into buffers allocated once per call. Backward runs the
+steps in reverse to collect the gates' gradients in one buffer, then gets ``W_ih``,
+``W_hh``, both biases and ``x`` from it with one product each. Sigmoids are written as
+``0.5 * tanh(x / 2) + 0.5``: one transcendental call, never overflowing.
+"""
+
+from __future__ import annotations
+
+from ..autograd import FusedFunction
+
+
+def _rows(xp, a):
+    """``a`` ``(..., n)`` as a 2-D ``(rows, n)`` array."""
+    return xp.reshape(a, (-1, a.shape[-1]))
+
+
+def _prev_states(xp, seq, h0, reverse):
+    """The state each step starts from, ``(T, B, H)``: ``h0`` then all but the last."""
+    first = xp.reshape(h0, (1,) + tuple(h0.shape))
+    if reverse:
+        return xp.concat([seq[1:, ...], first], axis=0)
+    return xp.concat([first, seq[:-1, ...]], axis=0)
+
+
+class _Recurrence(FusedFunction):
+    """The plumbing shared by the four recurrences: layouts, the input projection and the
+    gradients of the weights; subclasses give the step loop (``run``) and its reverse
+    (``bptt``) on time-major arrays."""
+
+    __slots__ = ()
+    operands = ("input", "h0", "c0", "weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    gates = 1
+    pair = False  # the LSTM's output stacks (h, c)
+    mode = ""
+    fold_bias = True  # b_hh can join b_ih in the input projection (not the GRU's: b_hn is inside r * (...))
+
+    def forward(self, xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        reverse, batch_first, cell = self.args
+        dev = xp.device
+        hidden = w_hh.shape[1]
+        x_shape = tuple(x.shape)
+        if cell:
+            x = xp.reshape(x, (1, -1, x.shape[-1]))  # (1, B, in)
+        gi = xp.matmul(_rows(xp, x), xp.matrix_transpose(w_ih))  # one product for every step
+        if b_ih is not None:
+            gi += b_ih
+        if self.fold_bias and b_hh is not None:
+            gi += b_hh
+        gi = xp.reshape(gi, tuple(x.shape[:-1]) + (gi.shape[-1],))
+        if batch_first and not cell:
+            gi = xp.permute_dims(gi, (1, 0, 2))  # (T, B, G): a view, read step by step
+        batch = gi.shape[1]
+        h = xp.reshape(h0, (batch, hidden)) if h0 is not None else dev.zeros((batch, hidden), gi.dtype)
+        c = None
+        if self.pair:
+            c = xp.reshape(c0, (batch, hidden)) if c0 is not None else dev.zeros((batch, hidden), gi.dtype)
+        out = self.run(xp, gi, h, c, w_hh, b_hh, reverse)  # (T, B, H), or (2, T, B, H)
+        if cell:  # (B, H) or (H,), under the LSTM's leading 2
+            return xp.reshape(out, ((2,) if self.pair else ()) + x_shape[:-1] + (hidden,))
+        if batch_first:
+            return xp.permute_dims(out, (0, 2, 1, 3) if self.pair else (1, 0, 2))
+        return out
+
+    def backward_arrays(self, g, ns, inputs, out):
+        x, h0, c0, w_ih, w_hh, b_ih, b_hh = inputs
+        reverse, batch_first, cell = self.args
+        hidden = w_hh.shape[1]
+        x_shape = tuple(x.shape)
+        if cell:
+            x = ns.reshape(x, (1, -1, x.shape[-1]))
+            g = ns.reshape(g, ((2,) if self.pair else ()) + (1, -1, hidden))
+            out = ns.reshape(out, tuple(g.shape))
+        elif batch_first:  # time-major views of what backward reads
+            g = ns.permute_dims(g, (0, 2, 1, 3) if self.pair else (1, 0, 2))
+            out = ns.permute_dims(out, (0, 2, 1, 3) if self.pair else (1, 0, 2))
+        batch = out.shape[-2]
+        dev = ns.device
+        zeros = dev.zeros((batch, hidden), out.dtype)
+        h0 = ns.reshape(h0, (batch, hidden)) if h0 is not None else zeros
+        if self.pair:
+            c0 = ns.reshape(c0, (batch, hidden)) if c0 is not None else zeros
+        d_i, d_h, dh0, dc0 = self.bptt(ns, g, out, h0, c0, w_hh, b_hh, reverse)  # (T, B, G) each
+        # The weights' gradients: one product over all steps each.
+        if batch_first and not cell:  # rows in x's (B, T) order
+            x_rows = _rows(ns, x)
+            di_rows = _rows(ns, ns.permute_dims(d_i, (1, 0, 2)))
+        else:
+            x_rows, di_rows = _rows(ns, x), _rows(ns, d_i)
+        hs = out[0, ...] if self.pair else out
+        dh_rows = _rows(ns, d_h)  # time-major, as the states it multiplies
+        h_rows = _rows(ns, _prev_states(ns, hs, h0, reverse))
+        gx = None
+        if self.inputs[0].requires_grad:
+            gx = ns.reshape(ns.matmul(di_rows, w_ih), x_shape)
+        gw_ih = ns.matmul(ns.matrix_transpose(di_rows), x_rows)
+        gw_hh = ns.matmul(ns.matrix_transpose(dh_rows), h_rows)
+        gb_ih = ns.sum(di_rows, axis=0) if b_ih is not None else None
+        gb_hh = ns.sum(dh_rows, axis=0) if b_hh is not None else None
+        if inputs[1] is not None:
+            dh0 = ns.reshape(dh0, tuple(inputs[1].shape))
+        else:
+            dh0 = None
+        if self.pair and inputs[2] is not None:
+            dc0 = ns.reshape(dc0, tuple(inputs[2].shape))
+        else:
+            dc0 = None
+        return gx, dh0, dc0, gw_ih, gw_hh, gb_ih, gb_hh
+
+    def recompute(self, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        from ..nn import rnn  # noqa: PLC0415 - nn.rnn imports this module
+
+        reverse, batch_first, cell = self.args
+        return rnn.recurrence_reference(self.mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, cell)
+
+    def run(self, xp, gi, h, c, w_hh, b_hh, reverse):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def bptt(self, ns, g, out, h0, c0, w_hh, b_hh, reverse):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _steps(n, reverse):
+    return range(n - 1, -1, -1) if reverse else range(n)
+
+
+class RNNTanh(_Recurrence):
+    """Elman: ``h' = tanh(W_ih x + b_ih + W_hh h + b_hh)``."""
+
+    __slots__ = ()
+    name = "rnn_tanh"
+    mode = "rnn_tanh"
+
+    def activate(self, xp, a):
+        return xp.tanh(a)
+
+    def slope(self, xp, hs):
+        """The activation's derivative at every step, from its outputs."""
+        return 1.0 - hs * hs
+
+    def run(self, xp, gi, h, c, w_hh, b_hh, reverse):
+        t_len = gi.shape[0]
+        hs = xp.device.empty((t_len,) + tuple(h.shape), gi.dtype)
+        w_t = xp.matrix_transpose(w_hh)
+        for t in _steps(t_len, reverse):
+            a = xp.matmul(h, w_t)
+            a += gi[t, ...]
+            h = self.activate(xp, a)
+            hs[t, ...] = h
+        return hs
+
+    def bptt(self, ns, g, hs, h0, c0, w_hh, b_hh, reverse):
+        d = self.slope(ns, hs)  # (T, B, H), overwritten below by the gates' gradients
+        dh = None
+        for t in _steps(hs.shape[0], not reverse):
+            gt = g[t, ...] * d[t, ...] if dh is None else (g[t, ...] + dh) * d[t, ...]
+            d[t, ...] = gt
+            dh = ns.matmul(gt, w_hh)
+        return d, d, dh, None
+
+
+class RNNRelu(RNNTanh):
+    """Elman with ``relu``."""
+
+    __slots__ = ()
+    name = "rnn_relu"
+    mode = "rnn_relu"
+
+    def activate(self, xp, a):
+        return xp.maximum(a, 0.0)
+
+    def slope(self, xp, hs):
+        return xp.astype(hs > 0, hs.dtype)
+
+
+class GRU(_Recurrence):
+    """PyTorch's GRU: ``r, z = sigmoid(i_rz + h_rz)``, ``n = tanh(i_n + r * h_n)``,
+    ``h' = n + z * (h - n)``; ``h_n`` includes ``b_hn``, so that bias stays out of the
+    input projection."""
+
+    __slots__ = ()
+    name = "gru"
+    mode = "gru"
+    gates = 3
+    fold_bias = False
+
+    def run(self, xp, gi, h, c, w_hh, b_hh, reverse):
+        t_len, batch, _ = gi.shape
+        n_h = h.shape[-1]
+        empty = xp.device.empty
+        hs = empty((t_len, batch, n_h), gi.dtype)
+        # Kept for backward: r and z (T, B, 2H), n, and W_hn h + b_hn.
+        rz_all, n_all, hn_all = empty((t_len, batch, 2 * n_h), gi.dtype), empty((t_len, batch, n_h), gi.dtype), \
+            empty((t_len, batch, n_h), gi.dtype)  # fmt: skip
+        w_t = xp.matrix_transpose(w_hh)
+        for t in _steps(t_len, reverse):
+            gh = xp.matmul(h, w_t)  # (B, 3H)
+            if b_hh is not None:
+                gh += b_hh
+            git = gi[t, ...]
+            rz = gh[:, : 2 * n_h] + git[:, : 2 * n_h]
+            rz *= 0.5
+            rz = xp.tanh(rz)
+            rz *= 0.5
+            rz += 0.5  # sigmoid
+            hn = gh[:, 2 * n_h :]
+            a = rz[:, :n_h] * hn
+            a += git[:, 2 * n_h :]
+            n = xp.tanh(a)
+            h = h - n
+            h *= rz[:, n_h:]
+            h += n
+            rz_all[t, ...], n_all[t, ...], hn_all[t, ...], hs[t, ...] = rz, n, hn, h
+        self.ctx = (rz_all, n_all, hn_all)
+        return hs
+
+    def bptt(self, ns, g, hs, h0, c0, w_hh, b_hh, reverse):
+        rz_all, n_all, hn_all = self.ctx
+        t_len, batch, n_h = hs.shape
+        prev = _prev_states(ns, hs, h0, reverse)
+        # The gates' local slopes, for all steps at once: sigmoid' = s (1 - s), tanh' = 1 - n^2.
+        drz = rz_all - rz_all * rz_all
+        dn_all = 1.0 - n_all * n_all
+        d_i = ns.device.empty((t_len, batch, 3 * n_h), hs.dtype)
+        d_h = ns.device.empty((t_len, batch, 3 * n_h), hs.dtype)
+        dh = None
+        for t in _steps(t_len, not reverse):
+            gt = g[t, ...] if dh is None else g[t, ...] + dh  # (B, H)
+            z = rz_all[t, :, n_h:]
+            through = gt * z  # what reaches h directly
+            da_n = gt - through  # dL/dn
+            da_n *= dn_all[t, ...]  # dL/d(i_n + r h_n)
+            d_rz = ns.concat([da_n * hn_all[t, ...], gt * (prev[t, ...] - n_all[t, ...])], axis=-1)  # dL/dr, dL/dz
+            d_rz *= drz[t, ...]
+            d_i[t, :, : 2 * n_h] = d_rz
+            d_i[t, :, 2 * n_h :] = da_n
+            d_h[t, :, : 2 * n_h] = d_rz
+            d_h[t, :, 2 * n_h :] = da_n * rz_all[t, :, :n_h]
+            dh = ns.matmul(d_h[t, ...], w_hh)
+            dh += through
+        return d_i, d_h, dh, None
+
+
+class LSTM(_Recurrence):
+    """PyTorch's LSTM, gates i, f, g, o: ``c' = f c + i g``, ``h' = o tanh(c')``."""
+
+    __slots__ = ()
+    name = "lstm"
+    mode = "lstm"
+    gates = 4
+    pair = True
+
+    def _affine(self, xp, n_h, dtype):
+        """Per-gate scale and shift that turn one tanh over all gates into sigmoid, sigmoid,
+        tanh, sigmoid: ``sigmoid(a) = 0.5 tanh(0.5 a) + 0.5``."""
+        dev = xp.device
+        scale = dev.zeros((4 * n_h,), dtype)
+        scale += 0.5
+        scale[2 * n_h : 3 * n_h] = 1.0
+        shift = scale - 0.0
+        shift[2 * n_h : 3 * n_h] = 0.0
+        return scale, shift
+
+    def run(self, xp, gi, h, c, w_hh, b_hh, reverse):
+        t_len, batch, _ = gi.shape
+        n_h = h.shape[-1]
+        empty = xp.device.empty
+        out = empty((2, t_len, batch, n_h), gi.dtype)  # every h, then every c
+        gates = empty((t_len, batch, 4 * n_h), gi.dtype)
+        tcs = empty((t_len, batch, n_h), gi.dtype)  # tanh(c)
+        scale, shift = self._affine(xp, n_h, gi.dtype)
+        w_t = xp.matrix_transpose(w_hh)
+        for t in _steps(t_len, reverse):
+            a = xp.matmul(h, w_t)  # (B, 4H)
+            a += gi[t, ...]
+            a *= scale
+            u = xp.tanh(a)
+            u *= scale
+            u += shift  # i, f, g, o
+            c = u[:, n_h : 2 * n_h] * c
+            c += u[:, :n_h] * u[:, 2 * n_h : 3 * n_h]
+            tc = xp.tanh(c)
+            h = u[:, 3 * n_h :] * tc
+            gates[t, ...], tcs[t, ...], out[0, t, ...], out[1, t, ...] = u, tc, h, c
+        self.ctx = (gates, tcs)
+        return out
+
+    def bptt(self, ns, g, out, h0, c0, w_hh, b_hh, reverse):
+        gates, tcs = self.ctx
+        t_len, batch, n_h = tcs.shape
+        c_prev = _prev_states(ns, out[1, ...], c0, reverse)
+        dtc = 1.0 - tcs * tcs
+        # The gates' local slopes for all steps at once: s (1 - s) for i, f, o; 1 - g^2 for g.
+        slope = gates - gates * gates
+        slope[..., 2 * n_h : 3 * n_h] = 1.0 - gates[..., 2 * n_h : 3 * n_h] * gates[..., 2 * n_h : 3 * n_h]
+        d = ns.device.empty((t_len, batch, 4 * n_h), tcs.dtype)
+        g_h, g_c = g[0, ...], g[1, ...]
+        dh = dc_next = None
+        for t in _steps(t_len, not reverse):
+            u = gates[t, ...]
+            gt = g_h[t, ...] if dh is None else g_h[t, ...] + dh
+            dc = gt * u[:, 3 * n_h :]
+            dc *= dtc[t, ...]
+            dc += g_c[t, ...]
+            if dc_next is not None:
+                dc += dc_next
+            dt = ns.concat([dc * u[:, 2 * n_h : 3 * n_h], dc * c_prev[t, ...], dc * u[:, :n_h], gt * tcs[t, ...]], axis=-1)
+            dt *= slope[t, ...]
+            d[t, ...] = dt
+            dc_next = dc * u[:, n_h : 2 * n_h]
+            dh = ns.matmul(dt, w_hh)
+        return d, d, dh, dc_next
+
+
+#: The fused recurrences, by mode.
+RECURRENCES = {cls.mode: cls for cls in (RNNTanh, RNNRelu, GRU, LSTM)}

@@ -1,0 +1,43 @@
+"""The index of the running maximum (or minimum) along one axis: ``cummax``'s indices.
+
+An op (not a plain array call) so that a traced program recomputes it on new inputs. It
+carries no gradient; ``cummax`` gathers its values by it, which does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import Function
+
+
+class CumArgExtreme(Function):
+    """``args = (dim, "max" | "min")``. int64, PyTorch's choice among ties: the latest
+    index (and a NaN, once seen, stays the extreme). A log-depth scan: each step combines
+    every entry with the one ``s`` places before it, ``s`` doubling."""
+
+    __slots__ = ()
+    differentiable = False
+    name = "cumargmax"
+
+    def forward(self, xp, a):
+        dim, pick = self.args
+        dev = xp.device
+        raw = dev.xp
+        if dev.np_dtype(a.dtype) == np.bool_:  # (no order on bool in the array API)
+            a = xp.astype(a, dev.dtype(np.uint8))
+        v = raw.moveaxis(a, dim, -1)
+        n = v.shape[-1]
+        i64 = dev.dtype(np.int64)
+        idx = raw.broadcast_to(raw.arange(n, dtype=i64, device=getattr(v, "device", None)), v.shape)
+        floating = dev.np_dtype(a.dtype).kind in "fc"
+        s = 1
+        while s < n:
+            ev, ei, lv, li = v[..., : n - s], idx[..., : n - s], v[..., s:], idx[..., s:]
+            beats = ev > lv if pick == "max" else ev < lv
+            if floating:  # a NaN wins over any number; of two NaNs, the later
+                beats = raw.logical_and(raw.logical_not(raw.isnan(lv)), raw.logical_or(raw.isnan(ev), beats))
+            v = raw.concat([v[..., :s], raw.where(beats, ev, lv)], axis=-1)
+            idx = raw.concat([idx[..., :s], raw.where(beats, ei, li)], axis=-1)
+            s *= 2
+        return raw.moveaxis(idx, -1, dim)

@@ -1,0 +1,168 @@
+"""Transcendental functions that no composite of the other primitives computes accurately.
+
+``asin(x)`` as ``atan(x / sqrt(1 - x**2))`` is NaN-gradient at ``|x| = 1``; ``acosh(x)`` as
+``log(x + sqrt(x**2 - 1))`` overflows past ``1e154``; ``log1p(x)`` as ``log(1 + x)`` loses
+every digit of a float32 ``x`` below ``1e-8``. Each of these is one array-API call forward
+and a one-line derivative backward, written against ``ns`` so that it records a graph
+under ``create_graph=True``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..autograd import Function
+from .elementwise import erf_array
+
+
+def _raw(xp, name: str, numpy_name: str):
+    # The array API's name (asin), else NumPy's and older CuPy's (arcsin).
+    raw = xp.device.xp
+    return getattr(raw, name, None) or getattr(raw, numpy_name)
+
+
+class Asin(Function):
+    __slots__ = ()
+    reads_output = False
+
+    def forward(self, xp, a):
+        return _raw(xp, "asin", "arcsin")(a)
+
+    def backward(self, g, ns, inputs, out):
+        a = inputs[0]
+        return (g / ns.sqrt(1.0 - a * a),)
+
+
+class Acos(Function):
+    __slots__ = ()
+    reads_output = False
+
+    def forward(self, xp, a):
+        return _raw(xp, "acos", "arccos")(a)
+
+    def backward(self, g, ns, inputs, out):
+        a = inputs[0]
+        return (-(g / ns.sqrt(1.0 - a * a)),)
+
+
+class Atan(Function):
+    __slots__ = ()
+    reads_output = False
+
+    def forward(self, xp, a):
+        return _raw(xp, "atan", "arctan")(a)
+
+    def backward(self, g, ns, inputs, out):
+        a = inputs[0]
+        return (g / (1.0 + a * a),)
+
+
+class Asinh(Function):
+    __slots__ = ()
+    reads_output = False
+
+    def forward(self, xp, a):
+        return _raw(xp, "asinh", "arcsinh")(a)
+
+    def backward(self, g, ns, inputs, out):
+        a = inputs[0]
+        return (g / ns.sqrt(a * a + 1.0),)
+
+
+class Acosh(Function):
+    __slots__ = ()
+    reads_output = False
+
+    def forward(self, xp, a):
+        return _raw(xp, "acosh", "arccosh")(a)
+
+    def backward(self, g, ns, inputs, out):
+        a = inputs[0]
+        # sqrt(a - 1) * sqrt(a + 1), not sqrt(a*a - 1): a*a overflows for a > 1e154
+        return (g / (ns.sqrt(a - 1.0) * ns.sqrt(a + 1.0)),)
+
+
+class Atanh(Function):
+    __slots__ = ()
+    reads_output = False
+
+    def forward(self, xp, a):
+        return _raw(xp, "atanh", "arctanh")(a)
+
+    def backward(self, g, ns, inputs, out):
+        a = inputs[0]
+        return (g / (1.0 - a * a),)
+
+
+class Atan2(Function):
+    """``atan2(y, x)``: the angle of the point ``(x, y)``, in ``(-pi, pi]``."""
+
+    __slots__ = ()
+    operands = ("y", "x")
+    reads_output = False
+
+    def forward(self, xp, y, x):
+        return _raw(xp, "atan2", "arctan2")(y, x)
+
+    def backward(self, g, ns, inputs, out):
+        y, x = inputs
+        r2 = x * x + y * y
+        return g * x / r2, -(g * y) / r2
+
+
+class Log1p(Function):
+    __slots__ = ()
+    reads_output = False
+
+    def forward(self, xp, a):
+        return xp.device.xp.log1p(a)
+
+    def backward(self, g, ns, inputs, out):
+        return (g / (inputs[0] + 1.0),)
+
+
+class Expm1(Function):
+    __slots__ = ()
+    keep = ()
+
+    def forward(self, xp, a):
+        return xp.device.xp.expm1(a)
+
+    def backward(self, g, ns, inputs, out):
+        return (g * out + g,)  # g * exp(a), as g * (out + 1)
+
+
+class Erfinv(Function):
+    """The inverse error function: Giles' approximation refined by Newton steps on erf."""
+
+    __slots__ = ()
+    name = "erfinv"
+    keep = ()
+
+    def forward(self, xp, a):
+        raw = xp.device.xp
+        # Giles (2010): w = -log(1 - a^2); a polynomial in w (two branches) gives ~1e-7
+        w = -raw.log((1.0 - a) * (1.0 + a))
+        small = w < 5.0
+        ws = raw.where(small, w - 2.5, raw.sqrt(raw.where(small, 5.0, w)) - 3.0)
+        p1 = [2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+              -0.00125372503, -0.00417768164, 0.246640727, 1.50140941]  # fmt: skip
+        p2 = [-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+              -0.0076224613, 0.00943887047, 1.00167406, 2.83297682]  # fmt: skip
+        pa, pb = p1[0], p2[0]
+        for c1, c2 in zip(p1[1:], p2[1:]):
+            pa = pa * ws + c1
+            pb = pb * ws + c2
+        y = raw.where(small, pa, pb) * a
+        # Newton on erf(y) = a: y -= (erf(y) - a) / (2/sqrt(pi) exp(-y^2))
+        for _ in range(2):
+            fin = raw.isfinite(y)
+            ys = raw.where(fin, y, 0.0 * a)
+            step = (erf_array(xp, ys) - a) / (1.1283791670955126 * raw.exp(-ys * ys))
+            y = raw.where(fin, y - step, y)
+        edge = raw.abs(a) == 1.0
+        return raw.where(edge, raw.where(a > 0, math.inf, -math.inf) + 0.0 * a, y)
+
+    def backward(self, g, ns, inputs, out):
+        # d erfinv / da = sqrt(pi)/2 exp(erfinv(a)^2)
+        return (g * (0.886226925452758 * ns.exp(out * out)),)
