@@ -271,6 +271,17 @@ def test_bad_input_names_explore():
         explore(Tensor.ones(2, requires_grad=True).sum(), 1)
 
 
+def test_a_function_the_tracer_cannot_record_is_explored_eagerly():
+    x = Tensor.randn(3, requires_grad=True, name="x")
+
+    def reads_a_value(x):
+        return x.exp().sum() * float(x.sum().item() > 0)  # a Python decision on a value: no program
+
+    with pytest.warns(UserWarning, match="could not be traced"):
+        page = explore(reads_a_value, x)
+    assert page.data["program"] is None and [s["op"] for s in page.data["steps"]][-1] == "exp"
+
+
 def test_after_backward_the_page_says_why_there_are_no_steps():
     x = Tensor.randn(3, requires_grad=True)
     loss = (x * x).sum()

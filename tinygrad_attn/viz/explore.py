@@ -46,7 +46,7 @@ from ..autograd import FreedArray, FusedFunction, SliceGradient, run_backward, u
 from . import text
 from .backward import backward_graph
 from .dot import to_digraph
-from .graph import ModulePaths, Walk, leaf_kind, param_names
+from .graph import ModulePaths, Walk, forward_graph, leaf_kind, param_names
 from .renderer import GraphvizNotFoundError, renderer
 
 #: Cells of a heat map (all its slices together) kept by default; ``full_values=True`` keeps all.
@@ -215,7 +215,6 @@ def _trace(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[Any, _Program |
     for key, (a, b) in ranges.items():
         names = [o.name for rec in tracer.ops[a:b] for o in rec.outputs if o is not None]
         p.backward[key] = list(dict.fromkeys(by_name[n] for n in names if n in by_name))
-    p.prog = prog  # type: ignore[attr-defined]
     return result, p
 
 
@@ -297,7 +296,7 @@ class _Data:
         self.step_records = self._step_records(program)
         self.attention = self._attention(tokens, key_tokens, paths)
         kw = {"rankdir": rankdir, "depth": depth, "max_nodes": None}
-        self.forward_svg = _svg(_forward(roots, params), **kw)
+        self.forward_svg = _svg(forward_graph(roots, params=params), **kw)
         self.backward_svg = _svg(backward_graph(roots, params=params), **kw) if w.ops else ""
 
     # -- per tensor ----------------------------------------------------------------------
@@ -444,12 +443,6 @@ class _Data:
         return ww, gw
 
 
-def _forward(roots: list[Tensor], params: Any) -> Any:
-    from .graph import forward_graph  # noqa: PLC0415 - (graph is already loaded; a local name for clarity)
-
-    return forward_graph(roots, params=params)
-
-
 def _heads(a: np.ndarray) -> np.ndarray:
     """Weights as ``(heads, Tq, Tk)``: batch 0, heads from axis -3 (one head for 2-D and 3-D)."""
     a = np.asarray(a, dtype=np.float64)
@@ -540,12 +533,11 @@ def explore(
         raise ValueError(f"explore: max_cells must be an integer >= 16, got {max_cells!r}")
     program = None
     if callable(target) and not isinstance(target, Tensor):
-        from ..symbolic.program import TraceError  # noqa: PLC0415
-
         name = getattr(target, "__name__", "function")
         try:
             result, program = _trace(target, args)
-        except TraceError as e:  # a function the tracer cannot record runs eagerly: no program lines
+        except Exception as e:  # noqa: BLE001 - whatever the tracer cannot record (a TraceError: a value
+            # read, a random draw), the page is still made from an eager run, only without program lines
             warnings.warn(f"explore: {name} could not be traced ({e}); exploring it without its program",
                           stacklevel=2)  # fmt: skip
             result = target(*args)
