@@ -407,6 +407,7 @@ def test_browser_head_view_draws_one_line_set_per_head(browser, tmp_path):
     assert len(heads) == 4 and all(h.find_elements(By.TAG_NAME, "line") for h in heads)
     assert [t.text for t in browser.find_elements(By.CSS_SELECTOR, "svg.tga-headview text.tga-query")] == list("abcde")
     assert len(browser.find_elements(By.CSS_SELECTOR, ".tga-modelview svg.tga-thumb")) == 2 * 4
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".tga-matrices canvas.tga-matrix")) == 4
     browser.find_element(By.ID, "tga-grad-overlay").click()
     assert browser.find_elements(By.CSS_SELECTOR, "svg.tga-headview line")
     browser.find_element(By.CSS_SELECTOR, ".tga-head-toggle[data-head='1']").click()

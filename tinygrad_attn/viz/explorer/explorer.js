@@ -387,6 +387,25 @@
     });
     attBox.appendChild(el("h3", { text: "head view: " + layer.name + " (hover a query token for its lines alone)" }));
     attBox.appendChild(svg);
+    // the same weights as matrices, one per head shown: rows are queries, columns keys
+    var mats = el("div", { "class": "tga-matrices" });
+    layer.w.forEach(function (w, h) {
+      if (!attState.heads[h]) return;
+      var g = attState.grad && layer.g ? layer.g[h] : null, m = 0;
+      if (g) g.forEach(function (row) { row.forEach(function (v) { m = Math.max(m, Math.abs(v)); }); });
+      var px = Math.max(6, Math.min(24, Math.floor(200 / Math.max(w.length, w[0].length))));
+      var c = el("canvas", { width: w[0].length * px, height: w.length * px, "class": "tga-matrix", "data-head": h });
+      var ctx = c.getContext("2d");
+      w.forEach(function (row, i) {
+        row.forEach(function (v, j) {
+          ctx.fillStyle = g ? colour(g[i][j], -m || -1, m || 1) : colour(v, 0, 1);
+          ctx.fillRect(j * px, i * px, px, px);
+        });
+      });
+      c.title = "head " + h + (g ? ": ∂loss/∂weights" : ": weights") + " (rows: queries, columns: keys)";
+      mats.appendChild(el("figure", {}, [c, el("figcaption", { text: "head " + h })]));
+    });
+    attBox.appendChild(mats);
     // model view: a grid of every head of every layer
     attBox.appendChild(el("h3", { text: "model view: layers (rows) by heads (columns); click one for its head view" }));
     var grid = el("div", { "class": "tga-modelview" });
