@@ -24,10 +24,10 @@ from tinygrad_attn.viz.graph import Walk
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _mha_loss(causal: bool = True):
+def _mha_loss(causal: bool = True, device: str = "cpu"):
     tga.manual_seed(0)
-    m = tga.models.MultiHeadAttention(16, 2)
-    x = Tensor.randn(1, 4, 16, requires_grad=True, name="x")
+    m = tga.models.MultiHeadAttention(16, 2).to(device)
+    x = Tensor(Tensor.randn(1, 4, 16).numpy(), device=device, requires_grad=True, name="x")  # (a leaf on device)
     return (lambda x: (m(x, is_causal=causal) ** 2).mean()), x, m
 
 
@@ -149,8 +149,8 @@ def test_a_function_gives_the_program_lines_of_each_node_and_step():
 
 
 @pytest.mark.parametrize("decomposed", [False, True])
-def test_attention_weights_of_the_library_block_fused_and_decomposed(decomposed):
-    f, x, _ = _mha_loss()
+def test_attention_weights_of_the_library_block_fused_and_decomposed(decomposed, device):
+    f, x, _ = _mha_loss(device=device)
     with tga.decompose() if decomposed else _null():
         page = explore(f, x, tokens=["a", "b", "c", "d"])
     (layer,) = page.data["attention"]
