@@ -416,6 +416,11 @@ def test_browser_head_view_draws_one_line_set_per_head(browser, tmp_path):
     browser.find_element(By.CSS_SELECTOR, "#tga-tabs button[data-view=forward]").click()
     browser.find_element(By.ID, "tga-search").send_keys("attention")
     assert browser.find_elements(By.CSS_SELECTOR, "#tga-forward g.node.tga-match")
+    zoom = "return document.querySelector('#tga-forward svg').viewBox.baseVal.width"
+    before = browser.execute_script(zoom)
+    browser.execute_script("document.querySelector('#tga-forward svg').dispatchEvent(new WheelEvent('wheel', "
+                           "{deltaY: -100, clientX: 200, clientY: 200, bubbles: true, cancelable: true}))")  # fmt: skip
+    assert browser.execute_script(zoom) < before, "the wheel zooms in"
     cluster = browser.find_element(By.CSS_SELECTOR, "#tga-forward g.cluster text")
     browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", cluster)
     assert browser.find_elements(By.CSS_SELECTOR, "#tga-forward g.cluster.tga-folded")
