@@ -92,6 +92,22 @@ def test_every_step_sends_along_an_edge_of_the_backward_picture():
     assert all(s["node"] in titles for s in page.data["steps"])
 
 
+def test_saved_arrays_in_the_picture_are_the_tensors_they_hold():
+    import html as html_
+
+    f, x, _ = _mha_loss()
+    page = explore(f, x)
+    backward = page.html[page.html.index('id="tga-backward"') :]
+    nodes = dict(re.findall(r'<g id="node\d+" class="node saved">\s*<title>(sv\d+)</title>(.*?)</g>', backward, re.S))
+    assert len(nodes) >= 5 and set(nodes) <= set(page.data["nodes"])
+    for sid, svg in nodes.items():
+        rec = page.data["tensors"][page.data["nodes"][sid]]
+        words = html_.unescape(re.sub(r"<[^>]+>", " ", svg))
+        assert rec["shape"] in words, (sid, rec["shape"], words)
+    intermediate = [page.data["tensors"][k] for k in page.data["nodes"].values() if k.startswith("sv")]
+    assert intermediate and all(r["value"] is not None for r in intermediate)
+
+
 def test_a_non_scalar_output_is_seeded_with_ones(device):
     x = Tensor.randn(2, 3, requires_grad=True, name="x", device=device)
     y = x.softmax(-1) * 2.0

@@ -44,7 +44,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd import FreedArray, FusedFunction, SliceGradient, run_backward, unbroadcast
 from . import text
-from .backward import backward_graph
+from .backward import _kept, backward_graph
 from .dot import to_digraph
 from .graph import ModulePaths, Walk, forward_graph, leaf_kind, param_names
 from .renderer import GraphvizNotFoundError, renderer
@@ -292,12 +292,36 @@ class _Data:
             if t.requires_grad and len(w.consumers[id(t)]) + (id(t) in seeds) > 1:
                 self.acc[id(t)] = f"acc{len(self.acc)}"
                 nodes[self.acc[id(t)]] = key[id(t)]
+        self._saved_arrays(tensors, nodes, key)
         self.tensors, self.nodes, self.key = tensors, nodes, key
         self.step_records = self._step_records(program)
         self.attention = self._attention(tokens, key_tokens, paths)
         kw = {"rankdir": rankdir, "depth": depth, "max_nodes": None}
         self.forward_svg = _svg(forward_graph(roots, params=params), **kw)
         self.backward_svg = _svg(backward_graph(roots, params=params), **kw) if w.ops else ""
+
+    def _saved_arrays(self, tensors: dict, nodes: dict, key: dict) -> None:
+        """The backward picture's saved-array nodes (numbered as :mod:`.backward` numbers them):
+        the tensor whose values they are, or a record of their own (an op's intermediate)."""
+        by_array = {id(t._data): t for t in self.w.tensors}
+        seen: dict[int, str] = {}
+        for t in self.w.ops:
+            if t._ctx.freed:
+                continue
+            for a, what in _kept(t):
+                if id(a) in seen:
+                    continue
+                sid = seen[id(a)] = f"sv{len(seen)}"
+                owner = by_array.get(id(a))
+                if owner is not None:
+                    nodes[sid] = key[id(owner)]
+                    continue
+                host = None if isinstance(a, FreedArray) else t._dev.to_host(a)
+                tensors[sid] = {"title": f"saved: {what}", "op": "saved for backward", "module": "",
+                                "shape": text.shape_str(a.shape), "dtype": str(t._dev.np_dtype(a.dtype)),
+                                "device": str(t.device), "values": text.values_lines(host) if host is not None else [],
+                                "value": heat_map(host, self.full, self.max_cells), "grad": None, "grad_values": []}  # fmt: skip
+                nodes[sid] = sid
 
     # -- per tensor ----------------------------------------------------------------------
     def _tensor(self, t: Tensor, names: Mapping[int, str], paths: ModulePaths, program: _Program | None) -> dict:

@@ -217,7 +217,7 @@
       Object.keys(graphs[n].nodes).forEach(function (k) { graphs[n].nodes[k].classList.toggle("tga-selected", k === id); });
     });
     panel.innerHTML = "";
-    if (!rec) { panel.appendChild(el("p", { "class": "tga-note", text: id + ": no tensor of its own (a saved array or the legend)" })); return; }
+    if (!rec) { panel.appendChild(el("p", { "class": "tga-note", text: id + ": nothing to show here (the legend, or a folded module)" })); return; }
     panel.appendChild(el("h2", { text: rec.title }));
     var facts = [["op", rec.op, "tga-op"], ["module", rec.module || "(top level)", "tga-module"], ["shape", rec.shape, "tga-shape"],
       ["dtype", rec.dtype, "tga-dtype"], ["device", rec.device, "tga-device"], ["values", rec.values.join("; "), "tga-values"]];
