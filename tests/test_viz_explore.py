@@ -376,6 +376,7 @@ def _open(d, path: Path) -> None:
 @pytest.mark.slow
 def test_browser_node_panel_and_backward_steps(browser, tmp_path):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
 
     f, x, _ = _mha_loss()
     page = explore(f, x, tokens=["the", "cat", "sat", "down"], path=tmp_path / "mha.html")
@@ -407,6 +408,16 @@ def test_browser_node_panel_and_backward_steps(browser, tmp_path):
     browser.execute_script("arguments[0].value = 1; arguments[0].dispatchEvent(new Event('input'))", sliders[0])
     assert info.text.startswith("[0, 1, :, :]")
     assert "step 3 of" in browser.find_element(By.ID, "tga-step-status").text
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ARROW_RIGHT)  # the arrow keys step too
+    assert "step 4 of" in browser.find_element(By.ID, "tga-step-status").text
+    # the program: a click on a line opens the node it computes
+    browser.find_element(By.CSS_SELECTOR, "#tga-tabs button[data-view=program]").click()
+    line = next(
+        ln for ln in browser.find_elements(By.CSS_SELECTOR, "#tga-program span.tga-linked") if "linear" in ln.text
+    )
+    line.click()
+    assert browser.find_element(By.CSS_SELECTOR, "#tga-panel .tga-op").text == "linear"
+    assert browser.find_element(By.CSS_SELECTOR, "#tga-panel .tga-line").text.strip() == line.text.strip()
     assert _errors(browser) == []
 
 

@@ -257,6 +257,20 @@
   } else {
     progBox.textContent = "No program: explore a function (tga.viz.explore(loss_fn, x)) to see its traced program here.";
   }
+  // a click on a line of the program opens the node whose value (or backward step) it computes
+  var lineNode = {};
+  Object.keys(DATA.nodes).forEach(function (id) {
+    var rec = DATA.tensors[DATA.nodes[id]];
+    if (!rec) return;
+    if (id.indexOf("op") === 0) (rec.line || []).forEach(function (l) { lineNode[l] = lineNode[l] || [id, "forward"]; });
+    if (id.indexOf("bw") === 0) (rec.step_lines || []).forEach(function (l) { lineNode[l] = lineNode[l] || [id, "backward"]; });
+  });
+  progLines.forEach(function (p) {
+    var hit = lineNode[p[0]];
+    if (!hit) return;
+    p[1].classList.add("tga-linked");
+    p[1].addEventListener("click", function () { showNode(hit[0], hit[1]); });
+  });
   function markProgram(lines) {
     progLines.forEach(function (p) { p[1].classList.toggle("tga-hit", lines.indexOf(p[0]) >= 0); });
   }
@@ -317,6 +331,11 @@
   $("#tga-play").addEventListener("click", function () {
     if (timer) { clearInterval(timer); timer = null; return; }
     timer = setInterval(function () { if (at >= steps.length - 1) { clearInterval(timer); timer = null; } else go(at + 1); }, 700);
+  });
+  document.addEventListener("keydown", function (ev) { // arrow keys step, outside the search box
+    if (ev.target === search || !steps.length) return;
+    if (ev.key === "ArrowRight") go(at + 1);
+    else if (ev.key === "ArrowLeft") go(at - 1);
   });
   if (!steps.length) { $("#tga-stepbar").classList.add("tga-off"); status.textContent = "no backward pass to step through"; }
   else applySteps();
