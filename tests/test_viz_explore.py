@@ -6,6 +6,7 @@ itself, loaded in a real headless Chromium through Selenium (skipped where they 
 from __future__ import annotations
 
 import base64
+import json
 import re
 import shutil
 import sys
@@ -276,6 +277,24 @@ def test_graphviz_pure_draws_the_page_too(monkeypatch):
     f, x, _ = _mha_loss()
     page = explore(f, x)
     assert page.data["renderer"] == "graphviz-pure" and "<title>bw0</title>" in page.html
+
+
+def test_nan_and_inf_gradients_still_make_a_page():
+    x = Tensor([0.0, 1.0, 4.0], requires_grad=True, name="x")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        page = explore(x.sqrt().sum())  # d sqrt(x) / dx is inf at 0
+    embedded = page.html.split('id="tga-data">', 1)[1].split("</script>", 1)[0]
+    json.loads(embedded, parse_constant=lambda c: pytest.fail(f"{c} in the page's JSON"))  # what JSON.parse reads
+    rec = page.data["tensors"][page.data["nodes"]["t0"]]
+    assert rec["grad"] is not None and rec["grad"]["max"] == pytest.approx(0.5)
+
+
+def test_without_a_renderer_the_page_says_how_to_get_one(monkeypatch):
+    monkeypatch.setenv("TINYGRAD_ATTN_RENDERER", "none")
+    f, x, _ = _mha_loss()
+    page = explore(f, x)
+    assert "<svg" not in page.html.split("<main>", 1)[1].split('<div id="tga-attention">', 1)[0]
+    assert "pip install graphviz-pure" in page.html and page.data["steps"]
 
 
 def test_bad_input_names_explore():

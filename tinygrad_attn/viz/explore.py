@@ -491,9 +491,22 @@ def _asset(name: str) -> str:
     return resources.files("tinygrad_attn.viz").joinpath("explorer", name).read_text(encoding="utf-8")
 
 
+def _finite(obj: Any) -> Any:
+    """``obj`` with NaN and infinities as ``None``: JSON has no word for them."""
+    if isinstance(obj, float):
+        return obj if np.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def _json_for_script(obj: Any) -> str:
     """JSON that is safe inside ``<script>``: no ``</`` can end the element early."""
-    return json.dumps(obj, separators=(",", ":"), allow_nan=False).replace("</", "<\\/").replace("<!--", "<\\!--")
+    return (
+        json.dumps(_finite(obj), separators=(",", ":"), allow_nan=False).replace("</", "<\\/").replace("<!--", "<\\!--")
+    )
 
 
 class Explorer:
