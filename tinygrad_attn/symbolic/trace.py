@@ -82,6 +82,7 @@ class Tracer:
         self._amap: dict[int, Buffer] = {}  # id(array) -> the buffer it is (detach(), _wrap share arrays)
         self._alive: list[Any] = []  # what the maps' ids refer to, kept alive while tracing
         self._names: dict[str, int] = {}
+        self._given: set[str] = set()
         self._effect_objs: dict[int, str] = {}
         self._by_fn: dict[int, OpRecord] = {}  # id(eager op instance) -> its record
         self._backward_made: set[int] = set()  # ids of buffers the backward pass made
@@ -92,7 +93,7 @@ class Tracer:
         self.arg_specs: list[Any] = []
         names = list(arg_names) if arg_names is not None else _arg_names(fn, len(args))
         reached = _tensors_in_reach(reach)
-        self._param_names = {k: n for k, (n, _) in reached.items()}  # id(tensor) -> a name from fn's reach
+        self._param_names = {k: n for k, (n, _) in reached.items() if n is not None}  # id(tensor) -> a name from fn's reach
         self._tensors_in_reach = {k: t for k, (_, t) in reached.items()}
         # Tensors whose .grad the program keeps as the eager run leaves it: a Python assignment to
         # .grad (``p.grad = None``, ``p.grad = p.grad * c``) between two recorded events becomes a line.
@@ -152,12 +153,14 @@ class Tracer:
         base = re.sub(r"\W", "_", base).strip("_") or "t"
         if base[0].isdigit() or keyword.iskeyword(base) or base in _RESERVED:
             base = "t_" + base
-        n = self._names.get(base, 0)
-        self._names[base] = n + 1
-        # Values made by ops count from 1 (``matmul_1``): the bare op name is its callable's.
-        if numbered:
-            return f"{base}_{n + 1}"
-        return base if n == 0 else f"{base}_{n}"
+        while True:  # (never a name given already: ``grad_param_1`` may come from two bases)
+            n = self._names.get(base, 0)
+            self._names[base] = n + 1
+            # Values made by ops count from 1 (``matmul_1``): the bare op name is its callable's.
+            name = f"{base}_{n + 1}" if numbered else base if n == 0 else f"{base}_{n}"
+            if name not in self._given:
+                self._given.add(name)
+                return name
 
     def _buffer(self, name: str, data: Any, dev: Any, kind: str, views: Sequence[Any] = ()) -> Buffer:
         dtype = dev.np_dtype(data.dtype)
@@ -679,7 +682,7 @@ _PLAIN = (int, float, bool, str, bytes, type(None), complex)
 def _names_in_reach(fn: Callable[..., Any]) -> dict[int, str]:
     """id(tensor) -> a name for the tensors ``fn`` reaches through its closure, its globals,
     its ``self`` (a bound method, a module): ``b``, ``layers_0_attn_q_proj_weight``."""
-    return {k: n for k, (n, _) in _tensors_in_reach(fn).items()}
+    return {k: n for k, (n, _) in _tensors_in_reach(fn).items() if n is not None}
 
 
 def _tensors_in_reach(fn: Callable[..., Any]) -> dict[int, tuple[str, Tensor]]:
@@ -690,7 +693,8 @@ def _tensors_in_reach(fn: Callable[..., Any]) -> dict[int, tuple[str, Tensor]]:
     from ..optim.optimizer import Optimizer  # noqa: PLC0415
 
     out: dict[int, tuple[str, Tensor]] = {}
-    for name, v in reachable(fn).items():
+    found = reachable(fn)
+    for name, v in sorted(found.items(), key=lambda kv: isinstance(kv[1], Optimizer)):  # modules name first
         if isinstance(v, Tensor):
             out.setdefault(id(v), (name, v))
         elif isinstance(v, Module):
@@ -701,7 +705,7 @@ def _tensors_in_reach(fn: Callable[..., Any]) -> dict[int, tuple[str, Tensor]]:
         elif isinstance(v, Optimizer):
             for g in v.param_groups:
                 for p in g["params"]:
-                    out.setdefault(id(p), ("param", p))
+                    out.setdefault(id(p), (None, p))  # (no name of its own: the module scope's, if any)
     return out
 
 
