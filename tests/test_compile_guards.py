@@ -447,3 +447,28 @@ _SCALE = 1.0
 
 def _scaled(x):
     return x * _SCALE
+
+
+def test_a_compiled_method_guards_its_objects_state():
+    class Trainer:
+        def __init__(self):
+            self.model = nn.Sequential(_linear(), nn.Dropout(0.5))
+            self.scale = 2.0
+
+        @tga.compile
+        def step(self, x):
+            with tga.no_grad():
+                return self.model(x) * self.scale
+
+    t = Trainer()
+    x = Tensor(_x(4, 2, 4))
+    t.model.eval()
+    np.testing.assert_array_equal(t.step(x).numpy(), (t.model(x) * 2.0).numpy())
+    t.scale = 3.0  # an attribute of the method's object
+    np.testing.assert_array_equal(t.step(x).numpy(), (t.model(x) * 3.0).numpy())
+    t.model.train()  # a module reached through the object
+    tga.manual_seed(5)
+    got = t.step(x).numpy()
+    tga.manual_seed(5)
+    with tga.no_grad():
+        np.testing.assert_array_equal(got, (t.model(x) * 3.0).numpy())

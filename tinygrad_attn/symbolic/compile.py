@@ -28,7 +28,7 @@ from typing import Any
 from .. import autograd
 from .._tensor import Tensor
 from .program import Program
-from .trace import reachable, trace_with_result
+from .trace import expand, reachable, trace_with_result
 
 #: Optimizer settings read by the program at each replay: only whether each is zero is guarded
 #: (it decides which ops the update has).
@@ -99,15 +99,20 @@ def _plain(v: Any) -> bool:
     return isinstance(v, _PLAIN) or (isinstance(v, tuple) and all(isinstance(x, _PLAIN) for x in v))
 
 
-def guards(fn: Callable[..., Any]) -> dict[str, Any]:
+def guards(fn: Callable[..., Any], args: Any = ()) -> dict[str, Any]:
     """The Python state ``fn``'s trace would bake in, as ``{what: value}`` (see the module
-    docstring); two calls with equal guards trace the same program."""
+    docstring); two calls with equal guards trace the same program. ``args``: the call's
+    arguments, whose modules, optimizers and objects (``self`` of a method) count too."""
     from ..nn.module import Module  # noqa: PLC0415
     from ..optim.optimizer import Optimizer  # noqa: PLC0415
 
     out: dict[str, Any] = {}
     seen: set[int] = set()
-    for name, v in reachable(fn).items():
+    reach = reachable(fn)
+    objects = {f"arg{i}": a for i, a in enumerate(args) if not isinstance(a, (Tensor, list, tuple, dict, *_PLAIN))}
+    if objects:
+        reach.update(expand(objects))
+    for name, v in reach.items():
         if isinstance(v, Module):
             for mname, m in v.named_modules(name):
                 if id(m) in seen:
@@ -158,7 +163,7 @@ class Compiled:
             return self.fn(*args, **kw)
         flat = _Flat()
         structure = flat.walk((args, kw))
-        g = guards(self.fn)
+        g = guards(self.fn, args)
         key = (tuple(flat.key), tuple(g.items()))
         prog = self.programs.get(key, False)
         if prog is None:

@@ -668,11 +668,29 @@ def reachable(fn: Callable[..., Any]) -> dict[str, Any]:
                 if name in glb:
                     found.setdefault(name, glb[name])
             codes.extend(k for k in c.co_consts if inspect.iscode(k))
-    for name, v in list(found.items()):  # tensors, modules, optimizers held in a list, tuple or dict
-        items = enumerate(v) if isinstance(v, (list, tuple)) else v.items() if isinstance(v, dict) else ()
+    return expand(found)
+
+
+def expand(found: dict[str, Any]) -> dict[str, Any]:
+    """``found`` with, one level down, what its lists, tuples and dicts hold (tensors,
+    modules, optimizers) and the attributes of plain objects (a trainer's ``self.model``,
+    ``self.opt``, ``self.scale``)."""
+    from ..nn.module import Module  # noqa: PLC0415
+
+    for name, v in list(found.items()):
+        if isinstance(v, (list, tuple)):
+            items: Any = enumerate(v)
+        elif isinstance(v, dict):
+            items = v.items()
+        elif (hasattr(v, "__dict__") and not isinstance(v, (Module, Tensor, type)) and not callable(v)
+              and not inspect.ismodule(v) and type(v).__module__.split(".")[0] != "tinygrad_attn"):  # fmt: skip
+            items = ((k, x) for k, x in vars(v).items() if not k.startswith("_"))
+        else:
+            continue
         for k, x in itertools.islice(items, 256):
-            if not isinstance(x, _PLAIN):
-                found.setdefault(f"{name}_{k}", x)
+            if isinstance(v, (list, tuple, dict)) and isinstance(x, _PLAIN):
+                continue  # (numbers in a container: not read by name, not guarded)
+            found.setdefault(f"{name}_{k}" if isinstance(v, (list, tuple, dict)) else f"{name}.{k}", x)
     return found
 
 
