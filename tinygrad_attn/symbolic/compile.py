@@ -95,6 +95,9 @@ def _rebuild(s: Any, tensors: Any) -> Any:
     return s
 
 
+_PLAIN_TYPES = frozenset(_PLAIN) | {tuple}
+
+
 def _plain(v: Any) -> bool:
     return isinstance(v, _PLAIN) or (isinstance(v, tuple) and all(isinstance(x, _PLAIN) for x in v))
 
@@ -118,14 +121,14 @@ def guards(fn: Callable[..., Any], args: Any = ()) -> dict[str, Any]:
                 if id(m) in seen:
                     continue
                 seen.add(id(m))
-                out[f"{mname}.training"] = m.training
-                for k, a in m.__dict__.items():
-                    if not k.startswith("_") and k != "training" and _plain(a):
-                        out[f"{mname}.{k}"] = a
-                for k, p in m._parameters.items():
-                    out[f"{mname}.{k}"] = (id(p), None if p is None else p.requires_grad)
-                for k, b in m._buffers.items():
-                    out[f"{mname}.{k}"] = id(b)
+                # One entry per module (its name is what a cache-limit warning shows): its flag,
+                # plain attributes, parameters (identity, requires_grad) and buffers (identity).
+                out[mname or name] = (
+                    m.training,
+                    tuple([(k, a) for k, a in m.__dict__.items() if type(a) in _PLAIN_TYPES and k[0] != "_"]),
+                    tuple([(id(p), p is not None and p.requires_grad) for p in m._parameters.values()]),
+                    tuple([id(b) for b in m._buffers.values()]),
+                )
         elif isinstance(v, Optimizer):
             if id(v) in seen:
                 continue
@@ -165,6 +168,10 @@ class Compiled:
         structure = flat.walk((args, kw))
         g = guards(self.fn, args)
         key = (tuple(flat.key), tuple(g.items()))
+        try:
+            hash(key)
+        except TypeError:  # (an attribute tuple holding a list: compared by its text)
+            key = repr(key)
         prog = self.programs.get(key, False)
         if prog is None:
             return self.fn(*args, **kw)
