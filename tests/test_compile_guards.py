@@ -472,3 +472,22 @@ def test_a_compiled_method_guards_its_objects_state():
     tga.manual_seed(5)
     with tga.no_grad():
         np.testing.assert_array_equal(got, (t.model(x) * 3.0).numpy())
+
+
+def test_a_list_append_inside_the_step_runs_eagerly_with_a_warning():
+    losses = []
+    w = Tensor(np.ones(2), requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        loss = (w * x).sum()
+        loss.backward()
+        losses.append(loss.detach())
+        return loss
+
+    run = tga.compile(step)
+    with pytest.warns(RuntimeWarning, match="container 'losses'"):
+        run(Tensor(np.ones(2)))
+    for v in (2.0, 3.0):
+        run(Tensor(np.full(2, v)))
+    assert [t.item() for t in losses] == [2.0, 4.0, 6.0]  # every call appended, as eager

@@ -158,6 +158,7 @@ class Compiled:
         self._last_guards: dict[str, Any] | None = None
         self._changing: str | None = None
         self._eager = False  # past the cache limit
+        self._warned = False  # about a container the step changes (once)
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
@@ -202,10 +203,24 @@ class Compiled:
             return fn(*a, **k)
 
         names = _flat_names(fn, structure, len(tensors))
+        containers = _containers(fn, args)
         prog, result = trace_with_result(run, tensors, auto_backward=False, reach=fn, arg_names=names)
         # A result with a graph is for a backward() outside: a replay gives none, so this
         # key runs eagerly (the trace just did: its result has the graph).
-        self.programs[key] = None if not prog.did_backward and _has_graph(result) else prog
+        eager = not prog.did_backward and _has_graph(result)
+        grown = [n for n, (c, size) in containers.items() if len(c) != size]
+        if grown:  # a Python side effect a replay would not make: this key runs eagerly, correct
+            eager = True
+        if grown and not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"compile({getattr(self.fn, '__name__', 'fn')}): the step changes the Python container "
+                f"'{grown[0]}' (an append, an insertion), which a replayed program would not do again; it "
+                "runs eagerly. Make the change outside the compiled function (on what it returns).",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        self.programs[key] = None if eager else prog
         return result
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -216,6 +231,13 @@ class Compiled:
     def program(self) -> Program | None:
         """The most recently traced program."""
         return next((p for p in reversed(self.programs.values()) if p is not None), None)
+
+
+def _containers(fn: Callable[..., Any], args: Any) -> dict[str, tuple[Any, int]]:
+    """The lists, dicts and sets ``fn`` reaches (and its arguments), with their lengths now."""
+    reach = reachable(fn)
+    reach.update({f"arg{i}": a for i, a in enumerate(args)})
+    return {n: (c, len(c)) for n, c in reach.items() if isinstance(c, (list, dict, set))}
 
 
 def _has_graph(result: Any) -> bool:
