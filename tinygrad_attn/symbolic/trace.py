@@ -35,8 +35,9 @@ _new = object.__new__
 def trace(fn: Callable[..., Any], *example_args: Any) -> Program:
     """Run ``fn(*example_args)`` once and return its ops as a :class:`Program`.
 
-    Tensor arguments become the program's inputs; tensors ``fn`` reaches otherwise are
-    parameters (read afresh at each replay) when they require grad, else constants. If
+    Tensor arguments become the program's inputs; tensors ``fn`` reaches otherwise (its
+    closure, globals, ``self``, modules' parameters and buffers, optimizers' parameters)
+    are read afresh at each replay; only tensors ``fn`` makes itself are constants. If
     ``fn`` returns a scalar that depends on a tensor requiring grad and calls no
     ``backward`` itself, the program also holds the backward pass of that scalar (the
     trace itself leaves every ``.grad`` as it was).
