@@ -486,8 +486,25 @@ def test_a_list_append_inside_the_step_runs_eagerly_with_a_warning():
         return loss
 
     run = tga.compile(step)
-    with pytest.warns(RuntimeWarning, match="container 'losses'"):
+    with pytest.warns(RuntimeWarning, match="state 'losses'"):
         run(Tensor(np.ones(2)))
     for v in (2.0, 3.0):
         run(Tensor(np.full(2, v)))
     assert [t.item() for t in losses] == [2.0, 4.0, 6.0]  # every call appended, as eager
+
+
+def test_a_step_that_sets_python_state_runs_eagerly_with_a_warning():
+    model = nn.Sequential(_linear(), nn.Dropout(0.5))
+
+    def step(x):
+        model.train()  # state the replay would not set again
+        with tga.no_grad():
+            return model(x)
+
+    run = tga.compile(step)
+    model.eval()
+    with pytest.warns(RuntimeWarning, match="training"):
+        run(Tensor(_x(5, 2, 4)))
+    model.eval()
+    run(Tensor(_x(5, 2, 4)))
+    assert model.training  # as eager leaves it

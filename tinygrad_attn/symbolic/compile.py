@@ -209,14 +209,16 @@ class Compiled:
         # key runs eagerly (the trace just did: its result has the graph).
         eager = not prog.did_backward and _has_graph(result)
         grown = [n for n, (c, size) in containers.items() if len(c) != size]
+        after = guards(self.fn, args)
+        grown += [k for k in g if after.get(k, g[k]) != g[k]]  # (model.train() inside the step: state it sets)
         if grown:  # a Python side effect a replay would not make: this key runs eagerly, correct
             eager = True
         if grown and not self._warned:
             self._warned = True
             warnings.warn(
-                f"compile({getattr(self.fn, '__name__', 'fn')}): the step changes the Python container "
-                f"'{grown[0]}' (an append, an insertion), which a replayed program would not do again; it "
-                "runs eagerly. Make the change outside the compiled function (on what it returns).",
+                f"compile({getattr(self.fn, '__name__', 'fn')}): the step changes the Python state "
+                f"'{grown[0]}' (an append to a container, an attribute, a training flag), which a replayed "
+                "program would not do again; it runs eagerly. Make the change outside the compiled function.",
                 RuntimeWarning,
                 stacklevel=3,
             )
