@@ -2,7 +2,7 @@
 
     python benchmarks/run.py                      # everything (a few minutes)
     python benchmarks/run.py --quick              # fewer rounds
-    python benchmarks/run.py --only overhead      # attention, memory, gpt or overhead
+    python benchmarks/run.py --only overhead      # attention, memory, gpt, overhead or compile
     python benchmarks/run.py --threads 1 --clock cpu   # steadier on a shared machine
 
 Each contender is timed round robin against a hand-written NumPy version of the same
@@ -17,7 +17,7 @@ import platform
 import sys
 import time
 
-PARTS = ("attention", "memory", "gpt", "overhead")
+PARTS = ("attention", "memory", "gpt", "overhead", "compile")
 
 
 def main() -> None:
@@ -63,6 +63,11 @@ def main() -> None:
     if "overhead" in parts:
         print("\n(c) per-op overhead")
         overhead.main(rounds=11 if a.quick else overhead.ROUNDS)
+    if "compile" in parts:
+        import compile as compile_bench  # noqa: PLC0415
+
+        print("\n(e) tga.compile: trace cost and replay speed-up per training scenario")
+        compile_bench.main(quick=a.quick)
     print("\nload average at the end", os.getloadavg())
 
 
