@@ -2,7 +2,7 @@
 
     python benchmarks/run.py                      # everything (a few minutes)
     python benchmarks/run.py --quick              # fewer rounds
-    python benchmarks/run.py --only overhead      # attention, memory, gpt or overhead
+    python benchmarks/run.py --only overhead      # attention, memory, gpt, overhead or rnn
     python benchmarks/run.py --threads 1 --clock cpu   # steadier on a shared machine
 
 Each contender is timed round robin against a hand-written NumPy version of the same
@@ -18,6 +18,8 @@ import sys
 import time
 
 PARTS = ("attention", "memory", "gpt", "overhead")
+# recurrent layers, cells and a seq2seq step against PyTorch (benchmarks/rnn.py)
+PARTS += ("rnn",)
 
 
 def main() -> None:
@@ -37,6 +39,7 @@ def main() -> None:
     import gpt  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
     import overhead  # noqa: PLC0415
+    import rnn  # noqa: PLC0415
 
     import tinygrad_attn as tga  # noqa: PLC0415
 
@@ -63,6 +66,9 @@ def main() -> None:
     if "overhead" in parts:
         print("\n(c) per-op overhead")
         overhead.main(rounds=11 if a.quick else overhead.ROUNDS)
+    if "rnn" in parts:
+        print("\n(e) recurrent layers, cells and a seq2seq training step against PyTorch, one thread, float32")
+        rnn.main(quick=a.quick)
     print("\nload average at the end", os.getloadavg())
 
 

@@ -320,7 +320,9 @@ class LSTM(_Recurrence):
             dc += g_c[t, ...]
             if dc_next is not None:
                 dc += dc_next
-            dt = ns.concat([dc * u[:, 2 * n_h : 3 * n_h], dc * c_prev[t, ...], dc * u[:, :n_h], gt * tcs[t, ...]], axis=-1)
+            dt = ns.concat(
+                [dc * u[:, 2 * n_h : 3 * n_h], dc * c_prev[t, ...], dc * u[:, :n_h], gt * tcs[t, ...]], axis=-1
+            )
             dt *= slope[t, ...]
             d[t, ...] = dt
             dc_next = dc * u[:, n_h : 2 * n_h]
