@@ -107,7 +107,8 @@ class _Recurrence(FusedFunction):
         dh_rows = _rows(ns, d_h)  # time-major, as the states it multiplies
         h_rows = _rows(ns, _prev_states(ns, hs, h0, reverse))
         gx = None
-        if self.inputs[0].requires_grad:
+        recorded = getattr(self, "inputs", None)  # (None in a traced program's replay: compute all)
+        if recorded is None or getattr(recorded[0], "requires_grad", True):
             gx = ns.reshape(ns.matmul(di_rows, w_ih), x_shape)
         gw_ih = ns.matmul(ns.matrix_transpose(di_rows), x_rows)
         gw_hh = ns.matmul(ns.matrix_transpose(dh_rows), h_rows)
