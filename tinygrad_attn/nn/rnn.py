@@ -6,16 +6,14 @@ output), so state dicts match ``nn.RNNCell`` / ``nn.GRUCell`` / ``nn.LSTMCell``,
 layers :class:`RNN`, :class:`GRU`, :class:`LSTM` name theirs ``weight_ih_l{k}`` (and
 ``..._reverse`` for the backward direction) as ``nn.RNN`` and its kin do.
 
-Each recurrence is written once, as a function of the two gate pre-activations
-(``rnn_update``, ``gru_update``, ``lstm_update``); the cells and the layers both call it.
-The input half of a step has no recurrence, so a whole sequence goes through it in one
-matmul (``input_gates``); only the hidden half runs step by step.
-
 A layer's whole sequence in one direction, and a cell's step, is one node: the
 ``recurrence`` composite, whose fused form (:mod:`tinygrad_attn.ops.recurrent`) runs the
-steps on preallocated buffers with a hand-written backward through time; inside
+steps on preallocated buffers with a hand-written backward through time. Inside
 ``tga.decompose()`` it opens into its definition, :func:`recurrence_reference`, one
-primitive op per gate and step.
+primitive op per gate and step, with each recurrence written once as a function of the
+two gate pre-activations (``rnn_update``, ``gru_update``, ``lstm_update``). The input
+half of a step has no recurrence, so in both forms a whole sequence goes through it in
+one matmul; only the hidden half runs step by step.
 """
 
 from __future__ import annotations
