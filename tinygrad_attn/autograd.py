@@ -241,8 +241,9 @@ def current_scope() -> Scope | None:
 # when that node dies, with its graph, the user's thresholds come back (unless the user
 # changed them meanwhile). Only ``gc.set_threshold``'s third number changes: whether
 # the collector is enabled stays the user's.
-GC_LONG_GRAPH = 1 << 13  # checked every this many recorded ops: a power of 2 (see apply)
+GC_LONG_GRAPH = 0x2000  # checked every this many recorded ops (Function.apply spells it 0x1FFF)
 GC_DEFERRED_FULL = 1000  # threshold2 while a long graph lives (the default is 10)
+GC_DEFER = True  # False: never defer (benchmarks/overhead.py compares)
 _gc_lock = threading.RLock()  # (reentrant: a sentinel's callback may run while it is held)
 _gc_sentinel: list = [None, None]  # [weakref to the node last checked, thresholds set by us or None]
 
@@ -252,7 +253,7 @@ def _gc_long_graph(fn: Function) -> None:
     last time still lives (a graph spans both), else remember this one."""
     with _gc_lock:
         ref, ours = _gc_sentinel
-        if ours is not None:  # deferring already, until that node dies
+        if ours is not None or not GC_DEFER:  # deferring already, until that node dies
             return
         if ref is not None and ref() is not None:
             user = gc.get_threshold()
@@ -382,7 +383,7 @@ class Function:
             fn.saved = datas
             fn.scope = _State.scope
             fn.seq = _next_seq()
-            if not fn.seq & (GC_LONG_GRAPH - 1):  # (see _gc_long_graph)
+            if not fn.seq & 0x1FFF:  # every GC_LONG_GRAPH recorded ops (a literal: the hot path)
                 _gc_long_graph(fn)
             if _anomaly_threads and _State.anomaly:
                 fn.trace = _user_frame()
