@@ -122,7 +122,11 @@ def long_chain(n_ops: int = LONG_OPS, rounds: int = 3) -> dict[str, float]:
     return best
 
 
-def main(rounds: int = ROUNDS, long_rounds: int = 3) -> dict[str, float]:
+def main(rounds: int = ROUNDS, long_rounds: int | None = None) -> dict[str, float]:
+    """The per-op chain, then the long chain (``long_rounds``: 3, or 1 when ``rounds`` is
+    below the default, as ``run.py --quick`` asks; 0: skip it)."""
+    if long_rounds is None:
+        long_rounds = 3 if rounds >= ROUNDS else 1
     med = interleave(contenders(), rounds, warm=3, inner=INNER)
     us = {k: v / N_OPS * 1e6 for k, v in med.items()}
     print(f"  chain of {N_OPS} elementwise ops on {SHAPE} float32, forward + backward")

@@ -62,7 +62,7 @@ def main() -> None:
         gpt.main(quick=a.quick)
     if "overhead" in parts:
         print("\n(c) per-op overhead")
-        overhead.main(rounds=11 if a.quick else overhead.ROUNDS, long_rounds=1 if a.quick else 3)
+        overhead.main(rounds=11 if a.quick else overhead.ROUNDS)
     print("\nload average at the end", os.getloadavg())
 
 
