@@ -3,10 +3,12 @@
 2 layers, d_model 128, 4 heads, context 64, batch 16, vocabulary 64, float32. There is
 no hand-written NumPy baseline for this workload yet: the figure is ours (median seconds
 per step), and, when ``import torch`` works, the same architecture in PyTorch eager
-(pre-norm encoder layers with GELU, causal, tied head, AdamW) as a reference, both timed
-round robin with the same pauses as the other benchmarks.
+(pre-norm encoder layers with GELU, causal, tied head, AdamW) with our model's weights
+copied in (the first losses agree), all timed round robin with the same pauses as the
+other benchmarks. The AdamW update alone is timed too (ours and PyTorch's). One thread
+for both, as the targets are stated:
 
-    python benchmarks/run.py --only gpt
+    python benchmarks/run.py --only gpt --threads 1
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def parts():
     return None if gpt_cls is None else (gpt_cls, AdamW)
 
 
-def setup():
+def setup(with_model: bool = False):
     gpt_cls, adamw = parts()
     tga.manual_seed(0)
     model = gpt_cls(VOCAB, D_MODEL, HEADS, LAYERS, CONTEXT)
@@ -49,11 +51,27 @@ def setup():
         opt.step()
         return loss
 
-    return step
+    return (step, model, opt) if with_model else step
 
 
-def torch_setup():
-    """The same model and step in PyTorch eager (its own initialisation: only time is compared)."""
+def torch_weights(model) -> dict[str, np.ndarray]:
+    """Our GPT's weights under the PyTorch model's names: its attention keeps q, k and v
+    as one ``in_proj`` matrix."""
+    sd = {k: np.array(v.numpy() if hasattr(v, "numpy") else v) for k, v in model.state_dict().items()}
+    out = {}
+    for k, v in sd.items():
+        if ".self_attn.q_proj." in k:
+            kind = k.rsplit(".", 1)[1]  # weight or bias
+            parts_ = [sd[k.replace("q_proj", n)] for n in ("q_proj", "k_proj", "v_proj")]
+            out[k.replace("q_proj." + kind, "in_proj_" + kind)] = np.concatenate(parts_)
+        elif ".self_attn.k_proj." not in k and ".self_attn.v_proj." not in k:
+            out[k] = v
+    return out
+
+
+def torch_setup(weights: dict[str, np.ndarray] | None = None, with_model: bool = False):
+    """The same model and step in PyTorch eager, with ``weights`` (see :func:`torch_weights`)
+    if given, else its own initialisation."""
     torch = torch_or_none()
     nn = torch.nn
     torch.manual_seed(0)
@@ -80,6 +98,10 @@ def torch_setup():
             return self.head(self.ln_f(h))
 
     model = TorchGPT()
+    if weights is not None:
+        missing, unexpected = model.load_state_dict({k: torch.tensor(v) for k, v in weights.items()}, strict=False)
+        if unexpected or set(missing) - {"mask", "head.weight"}:
+            raise AssertionError(f"gpt: the weights do not fit the PyTorch model: {missing} {unexpected}")
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
     rng = np.random.default_rng(0)
     ids = torch.tensor(rng.integers(0, VOCAB, (BATCH, CONTEXT + 1)))
@@ -92,23 +114,35 @@ def torch_setup():
         opt.step()
         return loss
 
-    return step
+    return (step, model, opt) if with_model else step
 
 
 def main(quick: bool = False) -> dict[str, float] | None:
     if parts() is None:
         print("  (GPT or AdamW does not exist yet in tinygrad_attn: skipped)")
         return None
-    contenders = {"ours": setup(), "compiled": tga.compile(setup())}  # two models, same initialisation
-    if torch_or_none() is not None:
-        contenders["torch"] = torch_setup()
+    ours, model, opt = setup(with_model=True)
+    contenders = {"ours": ours, "compiled": tga.compile(setup())}  # two models, same initialisation
+    torch = torch_or_none()
+    if torch is not None:
+        tstep, tmodel, topt = torch_setup(torch_weights(model), with_model=True)
+        first, tfirst = float(ours().item()), float(tstep().item())  # the same weights give the same loss
+        if abs(first - tfirst) > 1e-4 * abs(tfirst):
+            raise AssertionError(f"gpt: the first losses differ: ours {first}, PyTorch {tfirst}")
+        contenders["torch"] = tstep
+        contenders["torch AdamW"] = topt.step
+    contenders["AdamW"] = opt.step  # (the gradients of the last step stay: each call updates again)
     med = interleave(contenders, rounds=5 if quick else 15, warm=2)
-    print(f"  ours (no NumPy baseline yet): {ms(med['ours'])} per training step")
+    threads = f", PyTorch threads {torch.get_num_threads()}" if torch is not None else ""
+    print(f"  ours (no NumPy baseline yet): {ms(med['ours'])} per training step{threads}")
     print(f"  ours, tga.compile replay:     {ms(med['compiled'])} per training step "
           f"(eager / compiled {med['ours'] / med['compiled']:.2f}x; target: at least 1.5x)")  # fmt: skip
     if "torch" in med:
-        print(f"  PyTorch eager, same model:    {ms(med['torch'])} per training step "
-              f"(ours / torch {med['ours'] / med['torch']:.2f}x)")  # fmt: skip
+        print(f"  PyTorch eager, same weights:  {ms(med['torch'])} per training step "
+              f"(ours / torch {med['ours'] / med['torch']:.2f}x; target: at most 1)")  # fmt: skip
+    print(f"  ours, the AdamW update alone: {ms(med['AdamW'])} (target: at most 1 ms)")
+    if "torch AdamW" in med:
+        print(f"  PyTorch's AdamW update alone: {ms(med['torch AdamW'])}")
     return med
 
 

@@ -1230,3 +1230,133 @@ OPS += MATH_FUNCTIONS
 
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"
+
+
+# -- convolution, pooling, batch norm, bilinear and the regression/divergence losses -------
+@st.composite
+def convs(draw: Any, nd: int) -> Sample:
+    """Input, weight and maybe bias of a grouped, strided, padded, dilated convolution whose
+    output is not empty; padding an int, "same" (stride 1) or "valid"."""
+    groups, cg, og = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    kernel = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    dilation = draw(st.integers(1, 2))
+    stride = draw(st.integers(1, 2))
+    padding = draw(st.sampled_from([0, 1, "valid"] + (["same"] if stride == 1 else [])))
+    spatial = tuple(dilation * (k - 1) + 1 + draw(st.integers(0, 2)) for k in kernel)
+    args = (draw(array((draw(st.integers(1, 2)), groups * cg) + spatial)), draw(array((groups * og, cg) + kernel)))
+    if draw(st.booleans()):
+        args += (draw(array((groups * og,))),)
+    return Sample(args, {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups})
+
+
+@st.composite
+def pools(draw: Any, nd: int, dilation: bool = True) -> Sample:
+    kernel = draw(st.integers(1, 3))
+    d = draw(st.integers(1, 2)) if dilation else 1
+    # (no padding with dilation: a dilated window can then fall wholly in the padding, where
+    # PyTorch's max_pool2d backward writes out of bounds and corrupts its heap)
+    pad = draw(st.integers(0, kernel // 2)) if d == 1 else 0
+    spatial = tuple(draw(st.integers(max(1, (kernel - 1) * d + 1 - 2 * pad), 5)) for _ in range(nd))
+    kw: dict[str, Any] = {"kernel_size": kernel, "stride": draw(st.sampled_from([None, 1, 2])), "padding": pad}
+    if dilation:
+        kw["dilation"] = d
+    return Sample((draw(array((draw(st.integers(1, 2)), draw(st.integers(1, 2))) + spatial)),), kw)
+
+
+@st.composite
+def avg_pools(draw: Any) -> Sample:
+    s = draw(pools(2, dilation=False))
+    kw = dict(s.kwargs, count_include_pad=draw(st.booleans()), divisor_override=draw(st.sampled_from([None, 3])))
+    return Sample(s.args, kw)
+
+
+@st.composite
+def adaptive_pools(draw: Any) -> Sample:
+    h, w = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    size = (draw(st.sampled_from([None, *range(1, h + 1)])), draw(st.integers(1, w)))
+    return Sample((draw(array((draw(st.integers(1, 2)), 2, h, w))),), {"output_size": size})
+
+
+@st.composite
+def batch_norms(draw: Any) -> Sample:
+    c = draw(st.integers(1, 3))
+    lead = (draw(st.integers(2, 3)), c) + tuple(draw(st.integers(1, 3)) for _ in range(draw(st.integers(0, 2))))
+    args = (draw(array(lead)), draw(array((c,))), draw(array((c,))), draw(array((c,))), draw(array((c,), POSITIVE)))
+    return Sample(args, {"training": draw(st.booleans()), "eps": draw(st.sampled_from([1e-5, 0.1]))})
+
+
+def _batch_norm_ours(x: Any, w: Any, b: Any, rm: Any, rv: Any, **kw: Any) -> Any:
+    return F.batch_norm(x, rm, rv, w, b, **kw)
+
+
+def _batch_norm_theirs(x: Any, w: Any, b: Any, rm: Any, rv: Any, **kw: Any) -> Any:
+    return TF.batch_norm(x, rm, rv, w, b, **kw)
+
+
+@st.composite
+def bilinears(draw: Any) -> Sample:
+    lead = draw(shapes(min_dims=1, max_dims=2, min_side=1))
+    i1, i2, o = (draw(st.integers(1, MAX_SIDE)) for _ in range(3))
+    args = (draw(array(lead + (i1,))), draw(array(lead + (i2,))), draw(array((o, i1, i2))))
+    if draw(st.booleans()):
+        args += (draw(array((o,))),)
+    return Sample(args, {})
+
+
+@st.composite
+def regression_pairs(draw: Any, reductions: tuple = ("mean", "sum", "none"), target: Any = VALUES) -> Sample:
+    shape = draw(shapes(min_dims=1, min_side=1))
+    return Sample((draw(array(shape)), draw(array(shape, target))), {"reduction": draw(st.sampled_from(reductions))})
+
+
+@st.composite
+def cosine_embeddings(draw: Any) -> Sample:
+    shape = draw(st.sampled_from([(3,), (2, 3), (4, 2)]))
+    target = draw(hnp.arrays(np.int64, shape[:-1], elements=st.sampled_from([1, -1])))
+    kw = {"margin": draw(st.sampled_from([0.0, 0.3])), "reduction": draw(st.sampled_from(["mean", "sum"]))}
+    return Sample((draw(array(shape, AWAY_FROM_ZERO)), draw(array(shape, AWAY_FROM_ZERO)), target), kw)
+
+
+# (extremes off throughout: windows and reductions sum in another order than PyTorch, so
+# 1e30 - 1e30 + x or inf - inf land differently; the finite draws hold ties, zeros and kinks)
+NN_LAYERS: list[OpInfo] = [
+    OpInfo("conv1d", lambda *a, **kw: F.conv1d(*a, **kw), lambda *a, **kw: TF.conv1d(*a, **kw), convs(1),
+           ("conv1d",), composite=True, extremes=False),
+    OpInfo("conv2d", lambda *a, **kw: F.conv2d(*a, **kw), lambda *a, **kw: TF.conv2d(*a, **kw), convs(2),
+           ("conv2d",), composite=True, extremes=False),
+    OpInfo("max_pool1d", lambda x, **kw: F.max_pool1d(x, **kw), lambda x, **kw: TF.max_pool1d(x, **kw), pools(1),
+           ("max_pool1d",), composite=True, extremes=False),
+    OpInfo("max_pool2d", lambda x, **kw: F.max_pool2d(x, **kw), lambda x, **kw: TF.max_pool2d(x, **kw), pools(2),
+           ("max_pool2d",), composite=True, extremes=False),
+    OpInfo("avg_pool2d", lambda x, **kw: F.avg_pool2d(x, **kw), lambda x, **kw: TF.avg_pool2d(x, **kw), avg_pools(),
+           ("avg_pool2d",), composite=True, extremes=False),
+    OpInfo("adaptive_avg_pool2d", lambda x, **kw: F.adaptive_avg_pool2d(x, **kw),
+           lambda x, **kw: TF.adaptive_avg_pool2d(x, **kw), adaptive_pools(), ("adaptive_avg_pool2d",),
+           composite=True, extremes=False),
+    # (running statistics are not differentiated: grad_args=3 takes input, weight, bias)
+    OpInfo("batch_norm", _batch_norm_ours, _batch_norm_theirs, batch_norms(), ("batch_norm",), composite=True,
+           extremes=False, grad_args=3),
+    OpInfo("bilinear", lambda *a: F.bilinear(*a), lambda *a: TF.bilinear(*a), bilinears(), ("bilinear",),
+           composite=True, extremes=False),
+    OpInfo("l1_loss", lambda a, b, **kw: F.l1_loss(a, b, **kw), lambda a, b, **kw: TF.l1_loss(a, b, **kw),
+           regression_pairs(), ("l1_loss",), composite=True, extremes=False),
+    OpInfo("smooth_l1_loss", lambda a, b, **kw: F.smooth_l1_loss(a, b, beta=0.5, **kw),
+           lambda a, b, **kw: TF.smooth_l1_loss(a, b, beta=0.5, **kw), regression_pairs(), ("smooth_l1_loss",),
+           composite=True, extremes=False),
+    OpInfo("huber_loss", lambda a, b, **kw: F.huber_loss(a, b, delta=0.7, **kw),
+           lambda a, b, **kw: TF.huber_loss(a, b, delta=0.7, **kw), regression_pairs(), ("huber_loss",),
+           composite=True, extremes=False),
+    # (positive targets: at a zero target the target's derivative is -inf, NaN in PyTorch)
+    OpInfo("kl_div", lambda a, b, **kw: F.kl_div(a, b, **kw), lambda a, b, **kw: TF.kl_div(a, b, **kw),
+           regression_pairs(("mean", "sum", "none", "batchmean"), POSITIVE), ("kl_div",), composite=True,
+           extremes=False),
+    OpInfo("kl_div_log_target", lambda a, b, **kw: F.kl_div(a, b, log_target=True, **kw),
+           lambda a, b, **kw: TF.kl_div(a, b, log_target=True, **kw),
+           regression_pairs(("mean", "sum", "none", "batchmean")), ("kl_div",), composite=True, extremes=False),
+    OpInfo("cosine_embedding_loss", lambda a, b, t, **kw: F.cosine_embedding_loss(a, b, t, **kw),
+           lambda a, b, t, **kw: TF.cosine_embedding_loss(a, b, t, **kw), cosine_embeddings(),
+           ("cosine_embedding_loss",), composite=True, extremes=False),
+]  # fmt: skip
+OPS += NN_LAYERS
+BY_NAME = {op.name: op for op in OPS}
+assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"

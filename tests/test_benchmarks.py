@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
@@ -40,3 +42,15 @@ def test_the_hand_written_attention_computes_the_output_and_gradients_of_the_mod
     y.backward(Tensor(a["gy"]))
     np.testing.assert_allclose(ref["x"], x.grad.numpy(), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(ref["Wq"], mha.q_proj.weight.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+# -- tga.compile's benchmark ---------------------------------------------------------------
+@pytest.mark.slow
+def test_the_compile_benchmark_runs_one_scenario(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCH))
+    sys.modules.pop("compile", None)
+    import compile as compile_bench  # noqa: PLC0415
+
+    table = compile_bench.main(quick=True, only=("mha",))
+    assert set(table["mha"]) == {"eager", "trace", "replay"} and all(v > 0 for v in table["mha"].values())
+    assert "trace/eager" in capsys.readouterr().out

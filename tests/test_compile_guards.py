@@ -447,3 +447,64 @@ _SCALE = 1.0
 
 def _scaled(x):
     return x * _SCALE
+
+
+def test_a_compiled_method_guards_its_objects_state():
+    class Trainer:
+        def __init__(self):
+            self.model = nn.Sequential(_linear(), nn.Dropout(0.5))
+            self.scale = 2.0
+
+        @tga.compile
+        def step(self, x):
+            with tga.no_grad():
+                return self.model(x) * self.scale
+
+    t = Trainer()
+    x = Tensor(_x(4, 2, 4))
+    t.model.eval()
+    np.testing.assert_array_equal(t.step(x).numpy(), (t.model(x) * 2.0).numpy())
+    t.scale = 3.0  # an attribute of the method's object
+    np.testing.assert_array_equal(t.step(x).numpy(), (t.model(x) * 3.0).numpy())
+    t.model.train()  # a module reached through the object
+    tga.manual_seed(5)
+    got = t.step(x).numpy()
+    tga.manual_seed(5)
+    with tga.no_grad():
+        np.testing.assert_array_equal(got, (t.model(x) * 3.0).numpy())
+
+
+def test_a_list_append_inside_the_step_runs_eagerly_with_a_warning():
+    losses = []
+    w = Tensor(np.ones(2), requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        loss = (w * x).sum()
+        loss.backward()
+        losses.append(loss.detach())
+        return loss
+
+    run = tga.compile(step)
+    with pytest.warns(RuntimeWarning, match="state 'losses'"):
+        run(Tensor(np.ones(2)))
+    for v in (2.0, 3.0):
+        run(Tensor(np.full(2, v)))
+    assert [t.item() for t in losses] == [2.0, 4.0, 6.0]  # every call appended, as eager
+
+
+def test_a_step_that_sets_python_state_runs_eagerly_with_a_warning():
+    model = nn.Sequential(_linear(), nn.Dropout(0.5))
+
+    def step(x):
+        model.train()  # state the replay would not set again
+        with tga.no_grad():
+            return model(x)
+
+    run = tga.compile(step)
+    model.eval()
+    with pytest.warns(RuntimeWarning, match="training"):
+        run(Tensor(_x(5, 2, 4)))
+    model.eval()
+    run(Tensor(_x(5, 2, 4)))
+    assert model.training  # as eager leaves it

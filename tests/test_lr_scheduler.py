@@ -124,3 +124,50 @@ def test_bad_arguments_are_named():
         lr_scheduler.ExponentialLR(object(), gamma=0.5)
     with pytest.raises(KeyError, match="initial_lr"):
         lr_scheduler.ExponentialLR(SGD([Parameter(np.zeros(1))], lr=1.0), gamma=0.5, last_epoch=3)
+
+
+# -- subclassing LRScheduler / _LRScheduler as PyTorch code does ------------------------------
+def _warmup_class(base):
+    class Warmup(base):
+        """Linear warm-up then inverse square root, from last_epoch, base_lrs and the optimizer."""
+
+        def __init__(self, optimizer, warmup, last_epoch=-1):
+            self.warmup = warmup
+            super().__init__(optimizer, last_epoch)
+
+        def get_lr(self):
+            step = max(self.last_epoch, 1)
+            scale = min(step / self.warmup, (self.warmup / step) ** 0.5)
+            return [base_lr * scale for base_lr in self.base_lrs]
+
+    return Warmup
+
+
+@pytest.mark.parametrize("name", ["LRScheduler", "_LRScheduler"])
+def test_a_subclass_defining_get_lr_runs_as_in_torch(name):
+    torch = pytest.importorskip("torch")
+    ours_cls = _warmup_class(getattr(lr_scheduler, name))
+    theirs_cls = _warmup_class(getattr(torch.optim.lr_scheduler, name))
+    groups = [{"params": [Parameter(np.zeros(2))], "lr": 1.0}, {"params": [Parameter(np.zeros(1))], "lr": 0.1}]
+    opt = SGD(groups, lr=0.5)
+    p = [torch.nn.Parameter(torch.zeros(2)), torch.nn.Parameter(torch.zeros(1))]
+    topt = torch.optim.SGD([{"params": [p[0]], "lr": 1.0}, {"params": [p[1]], "lr": 0.1}])
+    ours, theirs = ours_cls(opt, warmup=3), theirs_cls(topt, warmup=3)
+    for _ in range(8):
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-12)
+        assert [g["lr"] for g in opt.param_groups] == pytest.approx([g["lr"] for g in topt.param_groups])
+        topt.step()
+        ours.step()
+        theirs.step()
+    state = ours.state_dict()
+    assert state["last_epoch"] == theirs.state_dict()["last_epoch"] == 8
+    assert state["base_lrs"] == theirs.state_dict()["base_lrs"]
+    assert state["warmup"] == 3
+
+
+def test_step_with_an_epoch_sets_last_epoch_and_warns():
+    opt = SGD([Parameter(np.zeros(1))], lr=1.0)
+    sched = lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    with pytest.warns(UserWarning, match="deprecated"):
+        sched.step(5)
+    assert sched.last_epoch == 5 and opt.param_groups[0]["lr"] == 0.25

@@ -108,8 +108,8 @@ def test_matches_torch_values_and_gradients(name, rng):
     ours, theirs, shapes = CASES[name]
     xs = _inputs(rng, shapes)
     ts = [torch.tensor(x.numpy(), requires_grad=True) for x in xs]
-    for ctx in (tga.no_grad, tga.decompose):  # (no_grad: a cheap stand-in for "fused")
-        with ctx() if ctx is tga.decompose else _nothing():
+    for decomposed in (False, True):
+        with tga.decompose() if decomposed else _nothing():
             y = ours(*xs)
             yt = theirs(*ts)
             close(y, yt.detach().numpy(), atol=1e-12, rtol=1e-10)
@@ -238,3 +238,14 @@ def test_bad_arguments_raise_naming_the_op_and_shapes(rng):
         F.max_pool2d(x, 2, ceil_mode=True)
     with pytest.raises(ValueError, match="conv1d: expected a 2-D"):
         F.conv1d(x, rand(rng, 4, 3, 3))
+
+
+def test_pictures_name_the_op_and_its_geometry(rng):
+    from tinygrad_attn.viz.graph import op_lines  # noqa: PLC0415 - only this test draws
+
+    x, w = _inputs(rng, [(1, 2, 6, 6), (4, 1, 3, 3)])
+    title, lines = op_lines(F.conv2d(x, w, stride=2, padding=1, groups=2))
+    assert title == "conv2d" and "kernel (3, 3) · stride (2, 2) · padding ((1, 1), (1, 1)) · groups 2" in lines
+    title, lines = op_lines(F.adaptive_avg_pool2d(x, (2, 3)))
+    assert title == "adaptive_avg_pool2d" and "output (2, 3)" in lines
+    assert "kernel (2, 2) · stride (2, 2)" in op_lines(F.max_pool2d(x, 2))[1]

@@ -211,3 +211,58 @@ def test_float32_stays_float32(rng):
 def test_unroll_bad_input_is_named(rng):
     with pytest.raises(ValueError, match=r"unroll: input must be \(B, T, 3\)"):
         unroll(nn.GRUCell(3, 4), Tensor(rng.standard_normal((2, 3))))
+
+
+@pytest.mark.parametrize("mode", ["gru", "lstm"])
+def test_traced_program_replays_the_fused_layer(mode, rng):
+    # tga.trace records the fused node and its array backward; a replay with new weights
+    # gives the eager gradients.
+    m = LAYERS[mode][0](3, 4, bidirectional=True, batch_first=True).double()
+    x = Tensor(rng.standard_normal((2, 5, 3)), requires_grad=True)
+
+    def loss():
+        out, hx = m(x)
+        last = hx[0] if mode == "lstm" else hx
+        return (out * out).sum() + last.sum()
+
+    prog = tga.trace(loss)
+    for p in m.parameters():
+        p.data = p.data * 1.1
+    m.zero_grad()
+    x.grad = None
+    prog()
+    got = [p.grad.numpy() for p in m.parameters()] + [x.grad.numpy()]
+    m.zero_grad()
+    x.grad = None
+    loss().backward()
+    want = [p.grad.numpy() for p in m.parameters()] + [x.grad.numpy()]
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_benchmark_numpy_lstm_computes_the_layers_gradients(monkeypatch):
+    # The hand-written NumPy baseline of benchmarks/rnn.py does the work the layer does.
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    sys.modules.pop("rnn", None)
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import rnn as bench  # noqa: PLC0415
+
+    t_len, batch, hidden = 4, 3, 5
+    gx, gw_ih, gw_hh, gb = bench.lstm_numpy(t_len, batch, hidden)()
+    rng = np.random.default_rng(0)  # the baseline's weights and input, drawn in its order
+    k = 1 / np.sqrt(hidden)
+    w_ih, w_hh = (rng.uniform(-k, k, (4 * hidden, hidden)).astype(np.float32) for _ in range(2))
+    b = rng.uniform(-k, k, 4 * hidden).astype(np.float32)
+    x = Tensor(rng.standard_normal((t_len, batch, hidden)).astype(np.float32), requires_grad=True)
+    m = nn.LSTM(hidden, hidden, bias=True)
+    m.load_state_dict({"weight_ih_l0": w_ih, "weight_hh_l0": w_hh, "bias_ih_l0": b, "bias_hh_l0": b * 0})
+    m(x)[0].sum().backward()
+    for got, want in (
+        (gx, x.grad),
+        (gw_ih, m.weight_ih_l0.grad),
+        (gw_hh, m.weight_hh_l0.grad),
+        (gb, m.bias_ih_l0.grad),
+    ):
+        np.testing.assert_allclose(got.reshape(want.shape), want.numpy(), rtol=1e-4, atol=1e-5)

@@ -6,6 +6,7 @@ itself, loaded in a real headless Chromium through Selenium (skipped where they 
 from __future__ import annotations
 
 import base64
+import json
 import re
 import shutil
 import sys
@@ -24,10 +25,10 @@ from tinygrad_attn.viz.graph import Walk
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _mha_loss(causal: bool = True):
+def _mha_loss(causal: bool = True, device: str = "cpu"):
     tga.manual_seed(0)
-    m = tga.models.MultiHeadAttention(16, 2)
-    x = Tensor.randn(1, 4, 16, requires_grad=True, name="x")
+    m = tga.models.MultiHeadAttention(16, 2).to(device)
+    x = Tensor(Tensor.randn(1, 4, 16).numpy(), device=device, requires_grad=True, name="x")  # (a leaf on device)
     return (lambda x: (m(x, is_causal=causal) ** 2).mean()), x, m
 
 
@@ -92,6 +93,22 @@ def test_every_step_sends_along_an_edge_of_the_backward_picture():
     assert all(s["node"] in titles for s in page.data["steps"])
 
 
+def test_saved_arrays_in_the_picture_are_the_tensors_they_hold():
+    import html as html_
+
+    f, x, _ = _mha_loss()
+    page = explore(f, x)
+    backward = page.html[page.html.index('id="tga-backward"') :]
+    nodes = dict(re.findall(r'<g id="node\d+" class="node saved">\s*<title>(sv\d+)</title>(.*?)</g>', backward, re.S))
+    assert len(nodes) >= 5 and set(nodes) <= set(page.data["nodes"])
+    for sid, svg in nodes.items():
+        rec = page.data["tensors"][page.data["nodes"][sid]]
+        words = html_.unescape(re.sub(r"<[^>]+>", " ", svg))
+        assert rec["shape"] in words, (sid, rec["shape"], words)
+    intermediate = [page.data["tensors"][k] for k in page.data["nodes"].values() if k.startswith("sv")]
+    assert intermediate and all(r["value"] is not None for r in intermediate)
+
+
 def test_a_non_scalar_output_is_seeded_with_ones(device):
     x = Tensor.randn(2, 3, requires_grad=True, name="x", device=device)
     y = x.softmax(-1) * 2.0
@@ -149,8 +166,8 @@ def test_a_function_gives_the_program_lines_of_each_node_and_step():
 
 
 @pytest.mark.parametrize("decomposed", [False, True])
-def test_attention_weights_of_the_library_block_fused_and_decomposed(decomposed):
-    f, x, _ = _mha_loss()
+def test_attention_weights_of_the_library_block_fused_and_decomposed(decomposed, device):
+    f, x, _ = _mha_loss(device=device)
     with tga.decompose() if decomposed else _null():
         page = explore(f, x, tokens=["a", "b", "c", "d"])
     (layer,) = page.data["attention"]
@@ -262,6 +279,24 @@ def test_graphviz_pure_draws_the_page_too(monkeypatch):
     assert page.data["renderer"] == "graphviz-pure" and "<title>bw0</title>" in page.html
 
 
+def test_nan_and_inf_gradients_still_make_a_page():
+    x = Tensor([0.0, 1.0, 4.0], requires_grad=True, name="x")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        page = explore(x.sqrt().sum())  # d sqrt(x) / dx is inf at 0
+    embedded = page.html.split('id="tga-data">', 1)[1].split("</script>", 1)[0]
+    json.loads(embedded, parse_constant=lambda c: pytest.fail(f"{c} in the page's JSON"))  # what JSON.parse reads
+    rec = page.data["tensors"][page.data["nodes"]["t0"]]
+    assert rec["grad"] is not None and rec["grad"]["max"] == pytest.approx(0.5)
+
+
+def test_without_a_renderer_the_page_says_how_to_get_one(monkeypatch):
+    monkeypatch.setenv("TINYGRAD_ATTN_RENDERER", "none")
+    f, x, _ = _mha_loss()
+    page = explore(f, x)
+    assert "<svg" not in page.html.split("<main>", 1)[1].split('<div id="tga-attention">', 1)[0]
+    assert "pip install graphviz-pure" in page.html and page.data["steps"]
+
+
 def test_bad_input_names_explore():
     with pytest.raises(TypeError, match="explore"):
         explore(3.0)
@@ -269,6 +304,17 @@ def test_bad_input_names_explore():
         explore(Tensor.ones(2, requires_grad=True).sum(), max_cells=2)
     with pytest.raises(TypeError, match="explore"):
         explore(Tensor.ones(2, requires_grad=True).sum(), 1)
+
+
+def test_a_function_the_tracer_cannot_record_is_explored_eagerly():
+    x = Tensor.randn(3, requires_grad=True, name="x")
+
+    def reads_a_value(x):
+        return x.exp().sum() * float(x.sum().item() > 0)  # a Python decision on a value: no program
+
+    with pytest.warns(UserWarning, match="could not be traced"):
+        page = explore(reads_a_value, x)
+    assert page.data["program"] is None and [s["op"] for s in page.data["steps"]][-1] == "exp"
 
 
 def test_after_backward_the_page_says_why_there_are_no_steps():
@@ -349,6 +395,7 @@ def _open(d, path: Path) -> None:
 @pytest.mark.slow
 def test_browser_node_panel_and_backward_steps(browser, tmp_path):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
 
     f, x, _ = _mha_loss()
     page = explore(f, x, tokens=["the", "cat", "sat", "down"], path=tmp_path / "mha.html")
@@ -380,6 +427,16 @@ def test_browser_node_panel_and_backward_steps(browser, tmp_path):
     browser.execute_script("arguments[0].value = 1; arguments[0].dispatchEvent(new Event('input'))", sliders[0])
     assert info.text.startswith("[0, 1, :, :]")
     assert "step 3 of" in browser.find_element(By.ID, "tga-step-status").text
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ARROW_RIGHT)  # the arrow keys step too
+    assert "step 4 of" in browser.find_element(By.ID, "tga-step-status").text
+    # the program: a click on a line opens the node it computes
+    browser.find_element(By.CSS_SELECTOR, "#tga-tabs button[data-view=program]").click()
+    line = next(
+        ln for ln in browser.find_elements(By.CSS_SELECTOR, "#tga-program span.tga-linked") if "linear" in ln.text
+    )
+    line.click()
+    assert browser.find_element(By.CSS_SELECTOR, "#tga-panel .tga-op").text == "linear"
+    assert browser.find_element(By.CSS_SELECTOR, "#tga-panel .tga-line").text.strip() == line.text.strip()
     assert _errors(browser) == []
 
 
@@ -396,6 +453,7 @@ def test_browser_head_view_draws_one_line_set_per_head(browser, tmp_path):
     assert len(heads) == 4 and all(h.find_elements(By.TAG_NAME, "line") for h in heads)
     assert [t.text for t in browser.find_elements(By.CSS_SELECTOR, "svg.tga-headview text.tga-query")] == list("abcde")
     assert len(browser.find_elements(By.CSS_SELECTOR, ".tga-modelview svg.tga-thumb")) == 2 * 4
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".tga-matrices canvas.tga-matrix")) == 4
     browser.find_element(By.ID, "tga-grad-overlay").click()
     assert browser.find_elements(By.CSS_SELECTOR, "svg.tga-headview line")
     browser.find_element(By.CSS_SELECTOR, ".tga-head-toggle[data-head='1']").click()
@@ -404,6 +462,11 @@ def test_browser_head_view_draws_one_line_set_per_head(browser, tmp_path):
     browser.find_element(By.CSS_SELECTOR, "#tga-tabs button[data-view=forward]").click()
     browser.find_element(By.ID, "tga-search").send_keys("attention")
     assert browser.find_elements(By.CSS_SELECTOR, "#tga-forward g.node.tga-match")
+    zoom = "return document.querySelector('#tga-forward svg').viewBox.baseVal.width"
+    before = browser.execute_script(zoom)
+    browser.execute_script("document.querySelector('#tga-forward svg').dispatchEvent(new WheelEvent('wheel', "
+                           "{deltaY: -100, clientX: 200, clientY: 200, bubbles: true, cancelable: true}))")  # fmt: skip
+    assert browser.execute_script(zoom) < before, "the wheel zooms in"
     cluster = browser.find_element(By.CSS_SELECTOR, "#tga-forward g.cluster text")
     browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", cluster)
     assert browser.find_elements(By.CSS_SELECTOR, "#tga-forward g.cluster.tga-folded")

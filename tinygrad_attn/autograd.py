@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import heapq
 import itertools
 import sys
@@ -230,6 +231,49 @@ def current_scope() -> Scope | None:
     return _State.scope
 
 
+# -- the cyclic collector and long graphs ------------------------------------------
+# Graph nodes form no reference cycles (tests/test_graph_gc.py): reference counting frees
+# a graph, and the collector never finds garbage in one. Yet each full collection walks
+# every live node, and while a long graph is built (a 200k-op loop) full collections
+# come again and again: 45% of such a forward. So while a node recorded GC_LONG_GRAPH
+# nodes ago is still alive, full collections are made 100x rarer (young generations
+# are collected as before, and a full collection still comes after ~7M allocations);
+# when that node dies, with its graph, the user's thresholds come back (unless the user
+# changed them meanwhile). Only ``gc.set_threshold``'s third number changes: whether
+# the collector is enabled stays the user's.
+GC_LONG_GRAPH = 0x2000  # checked every this many recorded ops (Function.apply spells it 0x1FFF)
+GC_DEFERRED_FULL = 1000  # threshold2 while a long graph lives (the default is 10)
+GC_DEFER = True  # False: never defer (benchmarks/overhead.py compares)
+_gc_lock = threading.RLock()  # (reentrant: a sentinel's callback may run while it is held)
+_gc_sentinel: list = [None, None]  # [weakref to the node last checked, thresholds set by us or None]
+
+
+def _gc_long_graph(fn: Function) -> None:
+    """Every ``GC_LONG_GRAPH`` recorded ops: defer full collections if the node checked
+    last time still lives (a graph spans both), else remember this one."""
+    with _gc_lock:
+        ref, ours = _gc_sentinel
+        if ours is not None or not GC_DEFER:  # deferring already, until that node dies
+            return
+        if ref is not None and ref() is not None:
+            user = gc.get_threshold()
+            if user[2] >= GC_DEFERRED_FULL or not gc.isenabled():
+                return
+            ours = (user[0], user[1], GC_DEFERRED_FULL)
+            gc.set_threshold(*ours)
+            _gc_sentinel[1] = ours
+            _gc_sentinel[0] = weakref.ref(ref(), functools.partial(_gc_graph_gone, user))
+        else:
+            _gc_sentinel[0] = weakref.ref(fn)
+
+
+def _gc_graph_gone(user: tuple, _ref: Any) -> None:
+    with _gc_lock:
+        if _gc_sentinel[1] is not None and gc.get_threshold() == _gc_sentinel[1]:
+            gc.set_threshold(*user)
+        _gc_sentinel[0] = _gc_sentinel[1] = None
+
+
 # -- the op base class ------------------------------------------------------------
 # NumPy returns 0-d results (a full sum, a product of two 0-d arrays) as scalars such as
 # ``numpy.float32``; a tensor's data is always an array (in-place updates, ``__dlpack__``).
@@ -339,6 +383,8 @@ class Function:
             fn.saved = datas
             fn.scope = _State.scope
             fn.seq = _next_seq()
+            if not fn.seq & 0x1FFF:  # every GC_LONG_GRAPH recorded ops (a literal: the hot path)
+                _gc_long_graph(fn)
             if _anomaly_threads and _State.anomaly:
                 fn.trace = _user_frame()
                 _check_finite(fn, out_data, "forward")

@@ -393,11 +393,24 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average
     if weight is None and reduction != "none" and not _State.decompose:
         if isinstance(keep, Tensor):  # traced: the mask and count are ops on the targets
             n_t = n_kept if reduction == "mean" else Tensor.full((), 1.0, dtype=x.dtype, device=x.device)
-            return fused.CrossEntropyKept.apply(flat, t, keep, n_t.astype(x.dtype), args=eps)
+            return _cross_entropy_kept(flat, t, keep, n_t.astype(x.dtype), eps)
         n = (float(n_kept) if n_kept else float("nan")) if reduction == "mean" else 1.0
         return fused.CrossEntropy.apply(flat, t, args=(keep, n, eps))
     with scope(op):
         return _nll_reference(log_softmax(flat, -1), t, keep, n_kept, weight, reduction, eps, x.shape[:-1])
+
+
+def _cross_entropy_kept(logits: Tensor, targets: Tensor, keep: Tensor, n_kept: Tensor, eps: float) -> Tensor:
+    """The cross-entropy a trace records: the kept items' mask ``(M,)`` and their count (0-d)
+    are tensors computed from the targets, so a replay reads them (fused unless decomposing)."""
+    if _State.decompose:
+        return _cross_entropy_kept_reference(logits, targets, keep, n_kept, eps)
+    return fused.CrossEntropyKept.apply(logits, targets, keep, n_kept, args=eps)
+
+
+def _cross_entropy_kept_reference(logits: Tensor, targets: Tensor, keep: Tensor, n_kept: Tensor, eps: float) -> Tensor:
+    total = _nll_reference(log_softmax(logits, -1), targets, keep, 0, None, "sum", eps, ())
+    return total / where(n_kept != 0, n_kept, math.nan)  # (nothing kept: NaN, as PyTorch)
 
 
 def _cross_entropy_reference(logits: Tensor, targets: Tensor, keep: Any, n_kept: float, eps: float) -> Tensor:

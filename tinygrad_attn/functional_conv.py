@@ -182,7 +182,7 @@ reshape-and-permute path with no copies per kernel offset.
 
 # -- pooling ---------------------------------------------------------------------------
 def _pool_setup(op: str, nd: int, x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
-                ceil_mode: bool, max_pad: str) -> tuple[Tensor, bool, Geometry]:  # fmt: skip
+                ceil_mode: bool) -> tuple[Tensor, bool, Geometry]:  # fmt: skip
     x, unbatched = _check_input(op, nd, x)
     if ceil_mode:
         raise NotImplementedError(f"{op}: ceil_mode=True is not supported; pad the input instead")
@@ -192,9 +192,8 @@ def _pool_setup(op: str, nd: int, x: Any, kernel_size: Any, stride: Any, padding
         stride, nd, "stride", op)  # fmt: skip
     dilation = _ntuple(dilation, nd, "dilation", op)
     pad = _ntuple(padding, nd, "padding", op)
-    for p, k, d in zip(pad, kernel, dilation):
-        reach = ((k - 1) * d + 1) if max_pad == "effective" else k
-        if 2 * p > reach:
+    for p, k in zip(pad, kernel):
+        if 2 * p > k:  # (PyTorch's rule, whatever the dilation)
             raise InvalidArgumentError(
                 f"{op}: pad should be at most half of the kernel size, but got pad={pad}, kernel_size={kernel} "
                 f"and dilation={dilation}"
@@ -204,22 +203,25 @@ def _pool_setup(op: str, nd: int, x: Any, kernel_size: Any, stride: Any, padding
 
 
 def max_pool_reference(x: Tensor, geo: Geometry) -> Tensor:
-    """The max of each window (padding counts as -inf), in primitives."""
-    return _windows(x, geo, -math.inf).max(2)
+    """The max of each window (padding counts as -inf), in primitives: picked by its index,
+    so that a tie sends the gradient to the first maximum, as PyTorch (``max`` would share it)."""
+    cols = _windows(x, geo, -math.inf)  # (N, C, K, *out)
+    first = cols.argmax(2).unsqueeze(2)  # (N, C, 1, *out)
+    return cols.gather(2, first).squeeze(2)
 
 
 def _max_pool_composite(nd: int, name: str, fused_cls: type) -> Any:
     def fused(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
               ceil_mode: bool = False, return_indices: bool = False) -> Tensor:  # fmt: skip
         _no_indices(name, return_indices)
-        x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode, "effective")
+        x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode)
         y = fused_cls.apply(x, args=geo)
         return y.squeeze(0) if unbatched else y
 
     def reference(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                   ceil_mode: bool = False, return_indices: bool = False) -> Tensor:  # fmt: skip
         _no_indices(name, return_indices)
-        x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode, "effective")
+        x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode)
         y = max_pool_reference(x, geo)
         return y.squeeze(0) if unbatched else y
 
@@ -264,7 +266,7 @@ def avg_pool_reference(x: Tensor, geo: Geometry, scale: Any) -> Tensor:
 
 def _avg_pool2d_fused(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                       count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
-    x, unbatched, geo = _pool_setup("avg_pool2d", 2, input, kernel_size, stride, padding, 1, ceil_mode, "kernel")
+    x, unbatched, geo = _pool_setup("avg_pool2d", 2, input, kernel_size, stride, padding, 1, ceil_mode)
     y = _conv.AvgPool2d.apply(x, args=(geo, _avg_scale(x, geo, count_include_pad, divisor_override)))
     return y.squeeze(0) if unbatched else y
 
@@ -275,7 +277,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     """The mean of each window of ``input (N, C, H, W)``, PyTorch's ``F.avg_pool2d``: zero
     padding counted in the mean unless ``count_include_pad=False``; ``divisor_override``
     replaces the window size (``ceil_mode`` is not supported)."""
-    x, unbatched, geo = _pool_setup("avg_pool2d", 2, input, kernel_size, stride, padding, 1, ceil_mode, "kernel")
+    x, unbatched, geo = _pool_setup("avg_pool2d", 2, input, kernel_size, stride, padding, 1, ceil_mode)
     y = avg_pool_reference(x, geo, _avg_scale(x, geo, count_include_pad, divisor_override))
     return y.squeeze(0) if unbatched else y
 

@@ -6,16 +6,14 @@ output), so state dicts match ``nn.RNNCell`` / ``nn.GRUCell`` / ``nn.LSTMCell``,
 layers :class:`RNN`, :class:`GRU`, :class:`LSTM` name theirs ``weight_ih_l{k}`` (and
 ``..._reverse`` for the backward direction) as ``nn.RNN`` and its kin do.
 
-Each recurrence is written once, as a function of the two gate pre-activations
-(``rnn_update``, ``gru_update``, ``lstm_update``); the cells and the layers both call it.
-The input half of a step has no recurrence, so a whole sequence goes through it in one
-matmul (``input_gates``); only the hidden half runs step by step.
-
 A layer's whole sequence in one direction, and a cell's step, is one node: the
 ``recurrence`` composite, whose fused form (:mod:`tinygrad_attn.ops.recurrent`) runs the
-steps on preallocated buffers with a hand-written backward through time; inside
+steps on preallocated buffers with a hand-written backward through time. Inside
 ``tga.decompose()`` it opens into its definition, :func:`recurrence_reference`, one
-primitive op per gate and step.
+primitive op per gate and step, with each recurrence written once as a function of the
+two gate pre-activations (``rnn_update``, ``gru_update``, ``lstm_update``). The input
+half of a step has no recurrence, so in both forms a whole sequence goes through it in
+one matmul; only the hidden half runs step by step.
 """
 
 from __future__ import annotations
@@ -291,12 +289,13 @@ def unroll(cell: _Cell, x: Tensor, h: Tensor | None = None) -> tuple[Tensor, Ten
 class _RNNBase(Module):
     """Parameters, layout and the time loop shared by :class:`RNN`, :class:`GRU`, :class:`LSTM`.
 
-    Subclasses set ``gates`` and ``_update(gi, gh, state) -> state`` (state ``h``, or
-    ``(h, c)`` for the LSTM).
+    Subclasses set ``gates`` and ``mode`` (the :func:`recurrence` each layer and
+    direction runs as one node).
     """
 
     gates = 1
     _pair = False  # the LSTM's state is (h, c)
+    mode = "rnn_tanh"
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
@@ -324,9 +323,6 @@ class _RNNBase(Module):
 
     def _suffixes(self, layer: int) -> list[str]:
         return [f"_l{layer}", f"_l{layer}_reverse"][: self.num_directions]
-
-    def _update(self, gi: Tensor, gh: Tensor, state: Any) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
 
     def _initial(self, x: Tensor, hx: Any, unbatched: bool, b: int) -> list[Any]:
         """One state per (layer, direction), from ``hx`` ``(L*D, B, H)``, or None (zeros)."""
@@ -428,9 +424,6 @@ class RNN(_RNNBase):
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device, dtype)
         self.nonlinearity = nonlinearity
 
-    def _update(self, gi: Tensor, gh: Tensor, h: Tensor) -> Tensor:
-        return rnn_update(gi, gh, self.nonlinearity)
-
     def _mode(self) -> str:
         return "rnn_" + self.nonlinearity
 
@@ -441,9 +434,6 @@ class GRU(_RNNBase):
     gates = 3
     mode = "gru"
 
-    def _update(self, gi: Tensor, gh: Tensor, h: Tensor) -> Tensor:
-        return gru_update(gi, gh, h)
-
 
 class LSTM(_RNNBase):
     """A stack of LSTM layers over a sequence, as PyTorch's ``nn.LSTM`` (no ``proj_size``);
@@ -452,6 +442,3 @@ class LSTM(_RNNBase):
     gates = 4
     _pair = True
     mode = "lstm"
-
-    def _update(self, gi: Tensor, gh: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
-        return lstm_update(gi, gh, state[1])

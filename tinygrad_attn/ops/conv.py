@@ -123,6 +123,18 @@ class Geometry(tuple):
         return self[4]
 
 
+def describe_geometry(geo) -> str:
+    """The pictures' line for a window geometry: the kernel, then what is not the default."""
+    parts = [f"kernel {geo.kernel}"]
+    if any(s != 1 for s in geo.stride):
+        parts.append(f"stride {geo.stride}")
+    if any(lo or hi for lo, hi in geo.pads):
+        parts.append(f"padding {geo.pads}")
+    if any(d != 1 for d in geo.dilation):
+        parts.append(f"dilation {geo.dilation}")
+    return " · ".join(parts)
+
+
 def _windows(xp, x, geo, value=0.0):
     xpad = pad_array(xp, x, geo.pads, value)
     return im2col(xp, xpad, geo.kernel, geo.stride, geo.dilation, geo.out), tuple(xpad.shape)
@@ -182,6 +194,10 @@ class Conv(FusedFunction):
         geo, groups = self.args
         return _F().conv_reference(x, w, b, geo, groups)
 
+    def describe_args(self, args):
+        geo, groups = args
+        return describe_geometry(geo) + (f" · groups {groups}" if groups != 1 else "")
+
 
 class Conv1d(Conv):
     __slots__ = ()
@@ -218,6 +234,9 @@ class MaxPool(FusedFunction):
 
     def recompute(self, x):
         return _F().max_pool_reference(x, self.args)
+
+    def describe_args(self, args):
+        return describe_geometry(args)
 
 
 class MaxPool1d(MaxPool):
@@ -263,6 +282,9 @@ class AvgPool(FusedFunction):
         geo, scale = self.args
         return _F().avg_pool_reference(x, geo, scale)
 
+    def describe_args(self, args):
+        return describe_geometry(args[0])
+
 
 class AvgPool2d(AvgPool):
     __slots__ = ()
@@ -288,3 +310,7 @@ class AdaptiveAvgPool2d(FusedFunction):
 
     def recompute(self, x):
         return _F().adaptive_avg_pool2d_reference(x, *self.args)
+
+    def describe_args(self, args):
+        ah, aw = args
+        return f"output ({ah.shape[0]}, {aw.shape[0]})"

@@ -107,7 +107,8 @@ class _Recurrence(FusedFunction):
         dh_rows = _rows(ns, d_h)  # time-major, as the states it multiplies
         h_rows = _rows(ns, _prev_states(ns, hs, h0, reverse))
         gx = None
-        if self.inputs[0].requires_grad:
+        recorded = getattr(self, "inputs", None)  # (None in a traced program's replay: compute all)
+        if recorded is None or getattr(recorded[0], "requires_grad", True):
             gx = ns.reshape(ns.matmul(di_rows, w_ih), x_shape)
         gw_ih = ns.matmul(ns.matrix_transpose(di_rows), x_rows)
         gw_hh = ns.matmul(ns.matrix_transpose(dh_rows), h_rows)
@@ -285,11 +286,12 @@ class LSTM(_Recurrence):
         gates = empty((t_len, batch, 4 * n_h), gi.dtype)
         tcs = empty((t_len, batch, n_h), gi.dtype)  # tanh(c)
         scale, shift = self._affine(xp, n_h, gi.dtype)
-        w_t = xp.matrix_transpose(w_hh)
+        # The tanh's argument scale goes on both halves once, not on every step's sum.
+        gi = gi * scale  # (T, B, 4H), time-major
+        w_t = xp.matrix_transpose(w_hh) * scale
         for t in _steps(t_len, reverse):
             a = xp.matmul(h, w_t)  # (B, 4H)
             a += gi[t, ...]
-            a *= scale
             u = xp.tanh(a)
             u *= scale
             u += shift  # i, f, g, o
@@ -305,27 +307,32 @@ class LSTM(_Recurrence):
         gates, tcs = self.ctx
         t_len, batch, n_h = tcs.shape
         c_prev = _prev_states(ns, out[1, ...], c0, reverse)
-        dtc = 1.0 - tcs * tcs
-        # The gates' local slopes for all steps at once: s (1 - s) for i, f, o; 1 - g^2 for g.
+        # Everything that does not depend on the incoming gradient, for all steps at once:
+        # the gates' gradients are dc * (g i', c_prev f', i g') and dh * tanh(c) o', where
+        # s' = s (1 - s) for the sigmoids and g' = 1 - g^2.
         slope = gates - gates * gates
-        slope[..., 2 * n_h : 3 * n_h] = 1.0 - gates[..., 2 * n_h : 3 * n_h] * gates[..., 2 * n_h : 3 * n_h]
-        d = ns.device.empty((t_len, batch, 4 * n_h), tcs.dtype)
+        gg = gates[..., 2 * n_h : 3 * n_h]
+        slope[..., 2 * n_h : 3 * n_h] = 1.0 - gg * gg
+        q = ns.concat([gg, c_prev, gates[..., :n_h], tcs], axis=-1)
+        q *= slope
+        q = ns.reshape(q, (t_len, batch, 4, n_h))
+        o_dtc = gates[..., 3 * n_h :] * (1.0 - tcs * tcs)  # d c / d h through h = o tanh(c)
+        f = gates[..., n_h : 2 * n_h]
+        d = ns.device.empty((t_len, batch, 4, n_h), tcs.dtype)
+        d_rows = ns.reshape(d, (t_len, batch, 4 * n_h))
         g_h, g_c = g[0, ...], g[1, ...]
         dh = dc_next = None
         for t in _steps(t_len, not reverse):
-            u = gates[t, ...]
             gt = g_h[t, ...] if dh is None else g_h[t, ...] + dh
-            dc = gt * u[:, 3 * n_h :]
-            dc *= dtc[t, ...]
+            dc = gt * o_dtc[t, ...]
             dc += g_c[t, ...]
             if dc_next is not None:
                 dc += dc_next
-            dt = ns.concat([dc * u[:, 2 * n_h : 3 * n_h], dc * c_prev[t, ...], dc * u[:, :n_h], gt * tcs[t, ...]], axis=-1)
-            dt *= slope[t, ...]
-            d[t, ...] = dt
-            dc_next = dc * u[:, n_h : 2 * n_h]
-            dh = ns.matmul(dt, w_hh)
-        return d, d, dh, dc_next
+            d[t, :, :3, :] = ns.reshape(dc, (batch, 1, n_h)) * q[t, :, :3, :]
+            d[t, :, 3, :] = gt * q[t, :, 3, :]
+            dc_next = dc * f[t, ...]
+            dh = ns.matmul(d_rows[t, ...], w_hh)
+        return d_rows, d_rows, dh, dc_next
 
 
 #: The fused recurrences, by mode.

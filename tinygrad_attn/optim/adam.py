@@ -18,6 +18,10 @@ class Adam(Optimizer):
     running maximum of ``v`` takes its place in the denominator.
 
     >>> opt = Adam(model.parameters(), lr=1e-3)  # doctest: +SKIP
+
+    Each param group is updated as a few array calls over flat arrays (see
+    :meth:`Optimizer._step_flat`); ``foreach=False`` updates parameter by parameter
+    instead, with the same numbers.
     """
 
     decoupled = False

@@ -133,7 +133,7 @@ class Optimizer:
     # array per bucket, and each parameter's ``_data`` (each state tensor's ``_data``) is
     # a view of its slice. A step gathers the gradients into one array, then updates the
     # whole bucket with a dozen array calls instead of a dozen per parameter (the
-    # benchmark GPT's AdamW: 36 parameters, 7 ms -> about 1 ms). The parameters get a
+    # benchmark GPT's AdamW, 36 parameters: figures in benchmarks/README.md). The parameters get a
     # fresh flat array each step, as the per-parameter update gives each a fresh array:
     # arrays a graph saved keep their values. State is updated in place. Before each step
     # the bucket checks that every parameter and state tensor still holds its view (a
@@ -153,6 +153,7 @@ class Optimizer:
         """Make what a parameter's state needs before its first update."""
 
     def _step_flat(self, group: dict[str, Any]) -> None:
+        """Update the parameters of ``group`` that have a gradient, bucket by bucket."""
         ready = []
         for p in group["params"]:
             g = p.grad

@@ -15,6 +15,10 @@ class SGD(Optimizer):
     ``d = buf`` (or ``d + mu * buf`` with ``nesterov``).
 
     >>> opt = SGD(model.parameters(), lr=0.1, momentum=0.9)  # doctest: +SKIP
+
+    Each param group is updated as a few array calls over flat arrays (see
+    :meth:`Optimizer._step_flat`); ``foreach=False`` updates parameter by parameter
+    instead, with the same numbers.
     """
 
     def __init__(self, params: Iterable[Any], lr: float, momentum: float = 0.0, weight_decay: float = 0.0,

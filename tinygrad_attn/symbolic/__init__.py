@@ -2,7 +2,8 @@
 source, replay it on new inputs without building a graph.
 
 - :func:`trace` records every op a function makes into a :class:`Program`;
-- :func:`compile` caches programs by input shapes and replays them;
+- :func:`compile` caches programs by argument structure, shapes and guards on the Python
+  state a trace reads (see :mod:`.compile`) and replays them;
 - :class:`TraceError`: a traced function read a tensor's value in Python.
 
 In-place ops (``x += y``, ``x[i] = v``, ``clamp_``...) are lines of the program that
@@ -11,9 +12,10 @@ tensor outside ``fn`` as the eager call does, and a tensor ``fn`` makes (``zeros
 starts each replay from its first values. Updates written by hand under ``no_grad``
 (``w -= lr * w.grad``) are ops too, and so is an optimizer's ``step()`` (SGD, Adam, AdamW:
 its step count moves in one recorded call, the learning rate a schedule sets is read at
-each replay); ``zero_grad()`` is one recorded call. Reset gradients inside a traced function with ``zero_grad()``: a
-plain ``p.grad = None`` is Python the replay does not run. A trace in one thread leaves
-every other thread eager.
+each replay); ``zero_grad()`` is one recorded call, and so is an assignment to ``.grad``
+(``p.grad = None``, ``p.grad = p.grad * c``) or a scheduler's ``step()``. Random draws
+(dropout, ``rand``, ``randn``) are ops that draw again at each replay. A trace in one
+thread leaves every other thread eager.
 
 Modules: ``trace`` (the tracer), ``program`` (Program, op records, buffers), ``codegen``
 (the Python source), ``passes`` (constant folding, CSE, dead code, liveness), ``compile``

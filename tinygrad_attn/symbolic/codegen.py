@@ -154,6 +154,11 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
             del env[attr]
         return f"params.{attr}"
 
+    for op in prog.ops:  # parameters by their own names, also where a line names one before its load
+        if op.kind == "load" and op.outputs[0].kind == "param" and id(op.outputs[0].tensor) not in param_attr:
+            b = op.outputs[0]
+            param_attr[id(b.tensor)] = b.name
+            setattr(params, b.name, b.tensor)
     lines = ["def program(args):"]
     section = None
     for op, dead in zip(prog.ops, prog.dead_after):

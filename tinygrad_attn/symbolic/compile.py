@@ -28,7 +28,7 @@ from typing import Any
 from .. import autograd
 from .._tensor import Tensor
 from .program import Program
-from .trace import reachable, trace_with_result
+from .trace import expand, reachable, trace_with_result
 
 #: Optimizer settings read by the program at each replay: only whether each is zero is guarded
 #: (it decides which ops the update has).
@@ -95,32 +95,40 @@ def _rebuild(s: Any, tensors: Any) -> Any:
     return s
 
 
+_PLAIN_TYPES = frozenset(_PLAIN) | {tuple}
+
+
 def _plain(v: Any) -> bool:
     return isinstance(v, _PLAIN) or (isinstance(v, tuple) and all(isinstance(x, _PLAIN) for x in v))
 
 
-def guards(fn: Callable[..., Any]) -> dict[str, Any]:
+def guards(fn: Callable[..., Any], args: Any = ()) -> dict[str, Any]:
     """The Python state ``fn``'s trace would bake in, as ``{what: value}`` (see the module
-    docstring); two calls with equal guards trace the same program."""
+    docstring); two calls with equal guards trace the same program. ``args``: the call's
+    arguments, whose modules, optimizers and objects (``self`` of a method) count too."""
     from ..nn.module import Module  # noqa: PLC0415
     from ..optim.optimizer import Optimizer  # noqa: PLC0415
 
     out: dict[str, Any] = {}
     seen: set[int] = set()
-    for name, v in reachable(fn).items():
+    reach = reachable(fn)
+    objects = {f"arg{i}": a for i, a in enumerate(args) if not isinstance(a, (Tensor, list, tuple, dict, *_PLAIN))}
+    if objects:
+        reach.update(expand(objects))
+    for name, v in reach.items():
         if isinstance(v, Module):
             for mname, m in v.named_modules(name):
                 if id(m) in seen:
                     continue
                 seen.add(id(m))
-                out[f"{mname}.training"] = m.training
-                for k, a in m.__dict__.items():
-                    if not k.startswith("_") and k != "training" and _plain(a):
-                        out[f"{mname}.{k}"] = a
-                for k, p in m._parameters.items():
-                    out[f"{mname}.{k}"] = (id(p), None if p is None else p.requires_grad)
-                for k, b in m._buffers.items():
-                    out[f"{mname}.{k}"] = id(b)
+                # One entry per module (its name is what a cache-limit warning shows): its flag,
+                # plain attributes, parameters (identity, requires_grad) and buffers (identity).
+                out[mname or name] = (
+                    m.training,
+                    tuple([(k, a) for k, a in m.__dict__.items() if type(a) in _PLAIN_TYPES and k[0] != "_"]),
+                    tuple([(id(p), p is not None and p.requires_grad) for p in m._parameters.values()]),
+                    tuple([id(b) for b in m._buffers.values()]),
+                )
         elif isinstance(v, Optimizer):
             if id(v) in seen:
                 continue
@@ -150,6 +158,7 @@ class Compiled:
         self._last_guards: dict[str, Any] | None = None
         self._changing: str | None = None
         self._eager = False  # past the cache limit
+        self._warned = False  # about a container the step changes (once)
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
@@ -158,8 +167,12 @@ class Compiled:
             return self.fn(*args, **kw)
         flat = _Flat()
         structure = flat.walk((args, kw))
-        g = guards(self.fn)
+        g = guards(self.fn, args)
         key = (tuple(flat.key), tuple(g.items()))
+        try:
+            hash(key)
+        except TypeError:  # (an attribute tuple holding a list: compared by its text)
+            key = repr(key)
         prog = self.programs.get(key, False)
         if prog is None:
             return self.fn(*args, **kw)
@@ -190,10 +203,26 @@ class Compiled:
             return fn(*a, **k)
 
         names = _flat_names(fn, structure, len(tensors))
+        containers = _containers(fn, args)
         prog, result = trace_with_result(run, tensors, auto_backward=False, reach=fn, arg_names=names)
         # A result with a graph is for a backward() outside: a replay gives none, so this
         # key runs eagerly (the trace just did: its result has the graph).
-        self.programs[key] = None if not prog.did_backward and _has_graph(result) else prog
+        eager = not prog.did_backward and _has_graph(result)
+        grown = [n for n, (c, size) in containers.items() if len(c) != size]
+        after = guards(self.fn, args)
+        grown += [k for k in g if after.get(k, g[k]) != g[k]]  # (model.train() inside the step: state it sets)
+        if grown:  # a Python side effect a replay would not make: this key runs eagerly, correct
+            eager = True
+        if grown and not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"compile({getattr(self.fn, '__name__', 'fn')}): the step changes the Python state "
+                f"'{grown[0]}' (an append to a container, an attribute, a training flag), which a replayed "
+                "program would not do again; it runs eagerly. Make the change outside the compiled function.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        self.programs[key] = None if eager else prog
         return result
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -204,6 +233,13 @@ class Compiled:
     def program(self) -> Program | None:
         """The most recently traced program."""
         return next((p for p in reversed(self.programs.values()) if p is not None), None)
+
+
+def _containers(fn: Callable[..., Any], args: Any) -> dict[str, tuple[Any, int]]:
+    """The lists, dicts and sets ``fn`` reaches (and its arguments), with their lengths now."""
+    reach = reachable(fn)
+    reach.update({f"arg{i}": a for i, a in enumerate(args)})
+    return {n: (c, len(c)) for n, c in reach.items() if isinstance(c, (list, dict, set))}
 
 
 def _has_graph(result: Any) -> bool:

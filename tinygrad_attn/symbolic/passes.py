@@ -22,6 +22,7 @@ EFFECTS = frozenset({"accumulate", "effect", "setgrad"})
 def optimize(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]:
     """The passes in order; ``outputs`` is updated where a buffer is replaced."""
     ops = fold_constants(ops)
+    ops = compose_permutes(ops, outputs)
     ops = eliminate_common(ops, outputs)
     return eliminate_dead(ops, outputs)
 
@@ -51,6 +52,34 @@ def fold_constants(ops: list[OpRecord]) -> list[OpRecord]:
                 out.append(OpRecord("load", "const", [], [b], section=op.section, scope=op.scope))
                 continue
         out.append(op)
+    return out
+
+
+def compose_permutes(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]:
+    """A permute of a permute is one permute of the first's input, and none at all where
+    the two undo each other (``x.mT.mT``, a transpose in a forward and its backward): the
+    result is then that input itself. Not where either result is written in place."""
+    from ..ops.movement import Permute  # noqa: PLC0415
+
+    written = {op.inputs[0].alias for op in ops if op.kind == "store"}
+    made: dict[int, OpRecord] = {}  # id(buffer) -> the permute that made it
+    subst: dict[int, Buffer] = {}
+    out = []
+    for op in ops:
+        op.inputs = [subst.get(id(x), x) if isinstance(x, Buffer) else x for x in op.inputs]
+        if op.kind == "call" and isinstance(op.fn, Permute) and op.outputs[0].alias not in written:
+            prev = made.get(id(op.inputs[0]))
+            if prev is not None:
+                axes = tuple(prev.fn.args[i] for i in op.fn.args)
+                if axes == tuple(range(len(axes))):
+                    subst[id(op.outputs[0])] = prev.inputs[0]
+                    continue
+                inst = object.__new__(type(prev.fn))
+                inst.args, inst.ctx = axes, None
+                op = OpRecord("call", op.op, [prev.inputs[0]], op.outputs, fn=inst, section=op.section, scope=op.scope)
+            made[id(op.outputs[0])] = op
+        out.append(op)
+    outputs[:] = [subst.get(id(b), b) for b in outputs]
     return out
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from .._tensor import Tensor
 
+_DTYPE_NAMES: dict[Any, str] = {}
+
 
 class TraceError(RuntimeError):
     """A traced function made a Python decision on a tensor's value (``.item()``,
@@ -53,7 +55,10 @@ class Buffer:
     @property
     def type_str(self) -> str:
         """``(2, 4, 8) float32``: the comment each line of the program ends with."""
-        return f"{self.shape} {self.dtype}"
+        name = _DTYPE_NAMES.get(self.dtype)
+        if name is None:  # (str of a dtype is slow, and a program prints thousands of them)
+            name = _DTYPE_NAMES[self.dtype] = str(self.dtype)
+        return f"{self.shape} {name}"
 
     def __repr__(self) -> str:
         return f"Buffer({self.name}: {self.type_str}, {self.kind})"

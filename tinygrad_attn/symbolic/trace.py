@@ -35,8 +35,9 @@ _new = object.__new__
 def trace(fn: Callable[..., Any], *example_args: Any) -> Program:
     """Run ``fn(*example_args)`` once and return its ops as a :class:`Program`.
 
-    Tensor arguments become the program's inputs; tensors ``fn`` reaches otherwise are
-    parameters (read afresh at each replay) when they require grad, else constants. If
+    Tensor arguments become the program's inputs; tensors ``fn`` reaches otherwise (its
+    closure, globals, ``self``, modules' parameters and buffers, optimizers' parameters)
+    are read afresh at each replay; only tensors ``fn`` makes itself are constants. If
     ``fn`` returns a scalar that depends on a tensor requiring grad and calls no
     ``backward`` itself, the program also holds the backward pass of that scalar (the
     trace itself leaves every ``.grad`` as it was).
@@ -82,6 +83,7 @@ class Tracer:
         self._amap: dict[int, Buffer] = {}  # id(array) -> the buffer it is (detach(), _wrap share arrays)
         self._alive: list[Any] = []  # what the maps' ids refer to, kept alive while tracing
         self._names: dict[str, int] = {}
+        self._given: set[str] = set()
         self._effect_objs: dict[int, str] = {}
         self._by_fn: dict[int, OpRecord] = {}  # id(eager op instance) -> its record
         self._backward_made: set[int] = set()  # ids of buffers the backward pass made
@@ -92,7 +94,7 @@ class Tracer:
         self.arg_specs: list[Any] = []
         names = list(arg_names) if arg_names is not None else _arg_names(fn, len(args))
         reached = _tensors_in_reach(reach)
-        self._param_names = {k: n for k, (n, _) in reached.items()}  # id(tensor) -> a name from fn's reach
+        self._param_names = {k: n for k, (n, _) in reached.items() if n is not None}  # id(tensor) -> a name from fn's reach
         self._tensors_in_reach = {k: t for k, (_, t) in reached.items()}
         # Tensors whose .grad the program keeps as the eager run leaves it: a Python assignment to
         # .grad (``p.grad = None``, ``p.grad = p.grad * c``) between two recorded events becomes a line.
@@ -152,12 +154,14 @@ class Tracer:
         base = re.sub(r"\W", "_", base).strip("_") or "t"
         if base[0].isdigit() or keyword.iskeyword(base) or base in _RESERVED:
             base = "t_" + base
-        n = self._names.get(base, 0)
-        self._names[base] = n + 1
-        # Values made by ops count from 1 (``matmul_1``): the bare op name is its callable's.
-        if numbered:
-            return f"{base}_{n + 1}"
-        return base if n == 0 else f"{base}_{n}"
+        while True:  # (never a name given already: ``grad_param_1`` may come from two bases)
+            n = self._names.get(base, 0)
+            self._names[base] = n + 1
+            # Values made by ops count from 1 (``matmul_1``): the bare op name is its callable's.
+            name = f"{base}_{n + 1}" if numbered else base if n == 0 else f"{base}_{n}"
+            if name not in self._given:
+                self._given.add(name)
+                return name
 
     def _buffer(self, name: str, data: Any, dev: Any, kind: str, views: Sequence[Any] = ()) -> Buffer:
         dtype = dev.np_dtype(data.dtype)
@@ -665,11 +669,29 @@ def reachable(fn: Callable[..., Any]) -> dict[str, Any]:
                 if name in glb:
                     found.setdefault(name, glb[name])
             codes.extend(k for k in c.co_consts if inspect.iscode(k))
-    for name, v in list(found.items()):  # tensors, modules, optimizers held in a list, tuple or dict
-        items = enumerate(v) if isinstance(v, (list, tuple)) else v.items() if isinstance(v, dict) else ()
+    return expand(found)
+
+
+def expand(found: dict[str, Any]) -> dict[str, Any]:
+    """``found`` with, one level down, what its lists, tuples and dicts hold (tensors,
+    modules, optimizers) and the attributes of plain objects (a trainer's ``self.model``,
+    ``self.opt``, ``self.scale``)."""
+    from ..nn.module import Module  # noqa: PLC0415
+
+    for name, v in list(found.items()):
+        if isinstance(v, (list, tuple)):
+            items: Any = enumerate(v)
+        elif isinstance(v, dict):
+            items = v.items()
+        elif (hasattr(v, "__dict__") and not isinstance(v, (Module, Tensor, type)) and not callable(v)
+              and not inspect.ismodule(v) and type(v).__module__.split(".")[0] != "tinygrad_attn"):  # fmt: skip
+            items = ((k, x) for k, x in vars(v).items() if not k.startswith("_"))
+        else:
+            continue
         for k, x in itertools.islice(items, 256):
-            if not isinstance(x, _PLAIN):
-                found.setdefault(f"{name}_{k}", x)
+            if isinstance(v, (list, tuple, dict)) and isinstance(x, _PLAIN):
+                continue  # (numbers in a container: not read by name, not guarded)
+            found.setdefault(f"{name}_{k}" if isinstance(v, (list, tuple, dict)) else f"{name}.{k}", x)
     return found
 
 
@@ -679,7 +701,7 @@ _PLAIN = (int, float, bool, str, bytes, type(None), complex)
 def _names_in_reach(fn: Callable[..., Any]) -> dict[int, str]:
     """id(tensor) -> a name for the tensors ``fn`` reaches through its closure, its globals,
     its ``self`` (a bound method, a module): ``b``, ``layers_0_attn_q_proj_weight``."""
-    return {k: n for k, (n, _) in _tensors_in_reach(fn).items()}
+    return {k: n for k, (n, _) in _tensors_in_reach(fn).items() if n is not None}
 
 
 def _tensors_in_reach(fn: Callable[..., Any]) -> dict[int, tuple[str, Tensor]]:
@@ -690,7 +712,8 @@ def _tensors_in_reach(fn: Callable[..., Any]) -> dict[int, tuple[str, Tensor]]:
     from ..optim.optimizer import Optimizer  # noqa: PLC0415
 
     out: dict[int, tuple[str, Tensor]] = {}
-    for name, v in reachable(fn).items():
+    found = reachable(fn)
+    for name, v in sorted(found.items(), key=lambda kv: isinstance(kv[1], Optimizer)):  # modules name first
         if isinstance(v, Tensor):
             out.setdefault(id(v), (name, v))
         elif isinstance(v, Module):
@@ -701,7 +724,7 @@ def _tensors_in_reach(fn: Callable[..., Any]) -> dict[int, tuple[str, Tensor]]:
         elif isinstance(v, Optimizer):
             for g in v.param_groups:
                 for p in g["params"]:
-                    out.setdefault(id(p), ("param", p))
+                    out.setdefault(id(p), (None, p))  # (no name of its own: the module scope's, if any)
     return out
 
 

@@ -44,9 +44,9 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd import FreedArray, FusedFunction, SliceGradient, run_backward, unbroadcast
 from . import text
-from .backward import backward_graph
+from .backward import _kept, backward_graph
 from .dot import to_digraph
-from .graph import ModulePaths, Walk, leaf_kind, param_names
+from .graph import ModulePaths, Walk, forward_graph, leaf_kind, param_names
 from .renderer import GraphvizNotFoundError, renderer
 
 #: Cells of a heat map (all its slices together) kept by default; ``full_values=True`` keeps all.
@@ -215,7 +215,6 @@ def _trace(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[Any, _Program |
     for key, (a, b) in ranges.items():
         names = [o.name for rec in tracer.ops[a:b] for o in rec.outputs if o is not None]
         p.backward[key] = list(dict.fromkeys(by_name[n] for n in names if n in by_name))
-    p.prog = prog  # type: ignore[attr-defined]
     return result, p
 
 
@@ -293,12 +292,36 @@ class _Data:
             if t.requires_grad and len(w.consumers[id(t)]) + (id(t) in seeds) > 1:
                 self.acc[id(t)] = f"acc{len(self.acc)}"
                 nodes[self.acc[id(t)]] = key[id(t)]
+        self._saved_arrays(tensors, nodes, key)
         self.tensors, self.nodes, self.key = tensors, nodes, key
         self.step_records = self._step_records(program)
         self.attention = self._attention(tokens, key_tokens, paths)
         kw = {"rankdir": rankdir, "depth": depth, "max_nodes": None}
-        self.forward_svg = _svg(_forward(roots, params), **kw)
+        self.forward_svg = _svg(forward_graph(roots, params=params), **kw)
         self.backward_svg = _svg(backward_graph(roots, params=params), **kw) if w.ops else ""
+
+    def _saved_arrays(self, tensors: dict, nodes: dict, key: dict) -> None:
+        """The backward picture's saved-array nodes (numbered as :mod:`.backward` numbers them):
+        the tensor whose values they are, or a record of their own (an op's intermediate)."""
+        by_array = {id(t._data): t for t in self.w.tensors}
+        seen: dict[int, str] = {}
+        for t in self.w.ops:
+            if t._ctx.freed:
+                continue
+            for a, what in _kept(t):
+                if id(a) in seen:
+                    continue
+                sid = seen[id(a)] = f"sv{len(seen)}"
+                owner = by_array.get(id(a))
+                if owner is not None:
+                    nodes[sid] = key[id(owner)]
+                    continue
+                host = None if isinstance(a, FreedArray) else t._dev.to_host(a)
+                tensors[sid] = {"title": f"saved: {what}", "op": "saved for backward", "module": "",
+                                "shape": text.shape_str(a.shape), "dtype": str(t._dev.np_dtype(a.dtype)),
+                                "device": str(t.device), "values": text.values_lines(host) if host is not None else [],
+                                "value": heat_map(host, self.full, self.max_cells), "grad": None, "grad_values": []}  # fmt: skip
+                nodes[sid] = sid
 
     # -- per tensor ----------------------------------------------------------------------
     def _tensor(self, t: Tensor, names: Mapping[int, str], paths: ModulePaths, program: _Program | None) -> dict:
@@ -444,12 +467,6 @@ class _Data:
         return ww, gw
 
 
-def _forward(roots: list[Tensor], params: Any) -> Any:
-    from .graph import forward_graph  # noqa: PLC0415 - (graph is already loaded; a local name for clarity)
-
-    return forward_graph(roots, params=params)
-
-
 def _heads(a: np.ndarray) -> np.ndarray:
     """Weights as ``(heads, Tq, Tk)``: batch 0, heads from axis -3 (one head for 2-D and 3-D)."""
     a = np.asarray(a, dtype=np.float64)
@@ -474,9 +491,22 @@ def _asset(name: str) -> str:
     return resources.files("tinygrad_attn.viz").joinpath("explorer", name).read_text(encoding="utf-8")
 
 
+def _finite(obj: Any) -> Any:
+    """``obj`` with NaN and infinities as ``None``: JSON has no word for them."""
+    if isinstance(obj, float):
+        return obj if np.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def _json_for_script(obj: Any) -> str:
     """JSON that is safe inside ``<script>``: no ``</`` can end the element early."""
-    return json.dumps(obj, separators=(",", ":"), allow_nan=False).replace("</", "<\\/").replace("<!--", "<\\!--")
+    return (
+        json.dumps(_finite(obj), separators=(",", ":"), allow_nan=False).replace("</", "<\\/").replace("<!--", "<\\!--")
+    )
 
 
 class Explorer:
@@ -540,12 +570,11 @@ def explore(
         raise ValueError(f"explore: max_cells must be an integer >= 16, got {max_cells!r}")
     program = None
     if callable(target) and not isinstance(target, Tensor):
-        from ..symbolic.program import TraceError  # noqa: PLC0415
-
         name = getattr(target, "__name__", "function")
         try:
             result, program = _trace(target, args)
-        except TraceError as e:  # a function the tracer cannot record runs eagerly: no program lines
+        except Exception as e:  # noqa: BLE001 - whatever the tracer cannot record (a TraceError: a value
+            # read, a random draw), the page is still made from an eager run, only without program lines
             warnings.warn(f"explore: {name} could not be traced ({e}); exploring it without its program",
                           stacklevel=2)  # fmt: skip
             result = target(*args)

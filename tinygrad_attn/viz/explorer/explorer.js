@@ -217,7 +217,7 @@
       Object.keys(graphs[n].nodes).forEach(function (k) { graphs[n].nodes[k].classList.toggle("tga-selected", k === id); });
     });
     panel.innerHTML = "";
-    if (!rec) { panel.appendChild(el("p", { "class": "tga-note", text: id + ": no tensor of its own (a saved array or the legend)" })); return; }
+    if (!rec) { panel.appendChild(el("p", { "class": "tga-note", text: id + ": nothing to show here (the legend, or a folded module)" })); return; }
     panel.appendChild(el("h2", { text: rec.title }));
     var facts = [["op", rec.op, "tga-op"], ["module", rec.module || "(top level)", "tga-module"], ["shape", rec.shape, "tga-shape"],
       ["dtype", rec.dtype, "tga-dtype"], ["device", rec.device, "tga-device"], ["values", rec.values.join("; "), "tga-values"]];
@@ -257,6 +257,20 @@
   } else {
     progBox.textContent = "No program: explore a function (tga.viz.explore(loss_fn, x)) to see its traced program here.";
   }
+  // a click on a line of the program opens the node whose value (or backward step) it computes
+  var lineNode = {};
+  Object.keys(DATA.nodes).forEach(function (id) {
+    var rec = DATA.tensors[DATA.nodes[id]];
+    if (!rec) return;
+    if (id.indexOf("op") === 0) (rec.line || []).forEach(function (l) { lineNode[l] = lineNode[l] || [id, "forward"]; });
+    if (id.indexOf("bw") === 0) (rec.step_lines || []).forEach(function (l) { lineNode[l] = lineNode[l] || [id, "backward"]; });
+  });
+  progLines.forEach(function (p) {
+    var hit = lineNode[p[0]];
+    if (!hit) return;
+    p[1].classList.add("tga-linked");
+    p[1].addEventListener("click", function () { showNode(hit[0], hit[1]); });
+  });
   function markProgram(lines) {
     progLines.forEach(function (p) { p[1].classList.toggle("tga-hit", lines.indexOf(p[0]) >= 0); });
   }
@@ -317,6 +331,11 @@
   $("#tga-play").addEventListener("click", function () {
     if (timer) { clearInterval(timer); timer = null; return; }
     timer = setInterval(function () { if (at >= steps.length - 1) { clearInterval(timer); timer = null; } else go(at + 1); }, 700);
+  });
+  document.addEventListener("keydown", function (ev) { // arrow keys step, outside the search box
+    if (ev.target === search || !steps.length) return;
+    if (ev.key === "ArrowRight") go(at + 1);
+    else if (ev.key === "ArrowLeft") go(at - 1);
   });
   if (!steps.length) { $("#tga-stepbar").classList.add("tga-off"); status.textContent = "no backward pass to step through"; }
   else applySteps();
@@ -387,6 +406,25 @@
     });
     attBox.appendChild(el("h3", { text: "head view: " + layer.name + " (hover a query token for its lines alone)" }));
     attBox.appendChild(svg);
+    // the same weights as matrices, one per head shown: rows are queries, columns keys
+    var mats = el("div", { "class": "tga-matrices" });
+    layer.w.forEach(function (w, h) {
+      if (!attState.heads[h]) return;
+      var g = attState.grad && layer.g ? layer.g[h] : null, m = 0;
+      if (g) g.forEach(function (row) { row.forEach(function (v) { m = Math.max(m, Math.abs(v)); }); });
+      var px = Math.max(6, Math.min(24, Math.floor(200 / Math.max(w.length, w[0].length))));
+      var c = el("canvas", { width: w[0].length * px, height: w.length * px, "class": "tga-matrix", "data-head": h });
+      var ctx = c.getContext("2d");
+      w.forEach(function (row, i) {
+        row.forEach(function (v, j) {
+          ctx.fillStyle = g ? colour(g[i][j], -m || -1, m || 1) : colour(v, 0, 1);
+          ctx.fillRect(j * px, i * px, px, px);
+        });
+      });
+      c.title = "head " + h + (g ? ": ∂loss/∂weights" : ": weights") + " (rows: queries, columns: keys)";
+      mats.appendChild(el("figure", {}, [c, el("figcaption", { text: "head " + h })]));
+    });
+    attBox.appendChild(mats);
     // model view: a grid of every head of every layer
     attBox.appendChild(el("h3", { text: "model view: layers (rows) by heads (columns); click one for its head view" }));
     var grid = el("div", { "class": "tga-modelview" });

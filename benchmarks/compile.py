@@ -1,0 +1,196 @@
+"""What ``tga.compile`` costs and gains on training steps written as a user writes them.
+
+Per scenario (a ViT, a Seq2Seq with teacher forcing, an LSTM language model, a
+hand-written attention block, the library's GPT), with a new batch at every call:
+
+- trace cost: the first compiled call (which runs the step eagerly while recording it,
+  then builds the program) against one eager step (target: at most 3x);
+- replay speed-up: eager step / replayed step, medians timed round robin;
+
+and the GPT step eager, compiled and in PyTorch eager (the same architecture, from
+``gpt.py``) on this machine.
+
+    python benchmarks/run.py --only compile
+    python benchmarks/compile.py --quick
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+import time
+
+import numpy as np
+from common import interleave, ms, torch_or_none
+
+import tinygrad_attn as tga
+import tinygrad_attn.functional as F
+from tinygrad_attn import Tensor, nn
+
+
+def _batches(make, n=8):
+    """A ring of ``n`` pre-made batches: each call takes the next (new tensors every call)."""
+    data = [make(np.random.default_rng(i)) for i in range(n)]
+    state = {"i": 0}
+
+    def next_batch():
+        state["i"] += 1
+        return data[state["i"] % n]
+
+    return next_batch
+
+
+def _step(model, opt, loss_of):
+    def step(*args):
+        opt.zero_grad()
+        loss = loss_of(*args)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def vit():
+    from tinygrad_attn.models.vit import ViT  # noqa: PLC0415
+
+    model = ViT(image_size=32, patch_size=4, channels=3, n_classes=10, d_model=64, n_heads=4, n_layers=2)
+    opt = tga.optim.Adam(model.parameters(), lr=1e-3)
+    step = _step(model, opt, lambda x, y: F.cross_entropy(model(x), y))
+    return step, _batches(lambda r: (Tensor(r.standard_normal((16, 3, 32, 32)).astype(np.float32)),
+                                     Tensor(r.integers(0, 10, (16,)))))  # fmt: skip
+
+
+def seq2seq():
+    from tinygrad_attn.models import Seq2Seq  # noqa: PLC0415
+
+    model = Seq2Seq(src_vocab=32, tgt_vocab=32, emb_dim=32, hidden_size=64, attention="additive", pad_id=0)
+    opt = tga.optim.Adam(model.parameters(), lr=1e-3)
+
+    def loss_of(src, tgt):
+        return F.cross_entropy(model(src, tgt[:, :-1]), tgt[:, 1:], ignore_index=0)
+
+    return _step(model, opt, loss_of), _batches(
+        lambda r: (Tensor(r.integers(1, 32, (16, 10))), Tensor(r.integers(1, 32, (16, 11))))
+    )
+
+
+def lstm():
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb, self.lstm, self.head = (
+                nn.Embedding(64, 64),
+                nn.LSTM(64, 128, batch_first=True),
+                nn.Linear(128, 64),
+            )
+
+        def forward(self, ids):
+            out, _ = self.lstm(self.emb(ids))
+            return self.head(out)
+
+    model = LM()
+    opt = tga.optim.Adam(model.parameters(), lr=1e-3)
+    step = _step(model, opt, lambda x, y: F.cross_entropy(model(x), y))
+    return step, _batches(lambda r: (Tensor(r.integers(0, 64, (16, 32))), Tensor(r.integers(0, 64, (16, 32)))))
+
+
+def mha():
+    class MHA(nn.Module):
+        def __init__(self, d=128, h=4):
+            super().__init__()
+            self.h, self.qkv, self.out = h, nn.Linear(d, 3 * d), nn.Linear(d, d)
+
+        def forward(self, x):
+            b, t, d = x.shape
+            q, k, v = self.qkv(x).reshape(b, t, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
+            scores = q @ k.transpose(-1, -2) / math.sqrt(d // self.h)
+            return self.out((F.softmax(scores, -1) @ v).permute(0, 2, 1, 3).reshape(b, t, d))
+
+    model = MHA()
+    opt = tga.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    step = _step(model, opt, lambda x: (model(x) ** 2).mean())
+    return step, _batches(lambda r: (Tensor(r.standard_normal((16, 64, 128)).astype(np.float32)),))
+
+
+def gpt():
+    from tinygrad_attn.models import GPT  # noqa: PLC0415
+
+    vocab, ctx = 64, 64
+    model = GPT(vocab, 128, 4, 2, ctx)
+    opt = tga.optim.AdamW(model.parameters(), lr=3e-4)
+    step = _step(model, opt, lambda x, y: F.cross_entropy(model(x), y))
+
+    def batch(r):
+        ids = r.integers(0, vocab, (16, ctx + 1))
+        return Tensor(ids[:, :-1]), Tensor(ids[:, 1:])
+
+    return step, _batches(batch)
+
+
+SCENARIOS = {"vit": vit, "seq2seq": seq2seq, "lstm": lstm, "mha": mha, "gpt": gpt}
+
+
+def _call(fn, batch):
+    return lambda: fn(*batch())
+
+
+def trace_cost(build, rounds: int) -> tuple[float, float]:
+    """Median (first compiled call, one eager step), each on a freshly built model."""
+    traces, eagers = [], []
+    for _ in range(rounds):
+        tga.manual_seed(0)
+        step, batch = build()
+        step(*batch())  # (warm: lazily built constants, first-step optimizer state)
+        t0 = time.perf_counter()
+        step(*batch())
+        eagers.append(time.perf_counter() - t0)
+        run = tga.compile(step)
+        t0 = time.perf_counter()
+        run(*batch())
+        traces.append(time.perf_counter() - t0)
+    return statistics.median(traces), statistics.median(eagers)
+
+
+def main(quick: bool = False, only: tuple[str, ...] = ()) -> dict[str, dict[str, float]]:
+    table = {}
+    print(
+        f"  {'scenario':10s} {'eager step':>12s} {'trace':>12s} {'trace/eager':>12s} {'replay':>12s} {'speed-up':>9s}"
+    )
+    for name, build in SCENARIOS.items():
+        if only and name not in only:
+            continue
+        trace, eager_once = trace_cost(build, 2 if quick else 3)
+        tga.manual_seed(0)
+        step, batch = build()
+        tga.manual_seed(0)
+        step2, batch2 = build()
+        run = tga.compile(step2)
+        med = interleave({"eager": _call(step, batch), "replay": _call(run, batch2)},
+                         rounds=3 if quick else 9, warm=2)  # fmt: skip
+        if len(run.programs) != 1:
+            raise AssertionError(f"compile benchmark: {name} traced {len(run.programs)} programs, expected 1")
+        table[name] = {"eager": med["eager"], "trace": trace, "replay": med["replay"]}
+        print(f"  {name:10s} {ms(med['eager'])} {ms(trace)} {trace / eager_once:11.2f}x {ms(med['replay'])} "
+              f"{med['eager'] / med['replay']:8.2f}x")  # fmt: skip
+    if (not only or "gpt" in only) and torch_or_none() is not None:
+        import gpt as gpt_bench  # noqa: PLC0415
+
+        tga.manual_seed(0)
+        step, batch = gpt()
+        tga.manual_seed(0)
+        step2, batch2 = gpt()
+        run = tga.compile(step2)
+        med = interleave({"eager": lambda: step(*batch()), "compiled": lambda: run(*batch2()),
+                          "torch": gpt_bench.torch_setup()}, rounds=3 if quick else 9, warm=2)  # fmt: skip
+        print(
+            f"  GPT step (new batch each call): eager {ms(med['eager'])}, compiled {ms(med['compiled'])}, "
+            f"PyTorch eager {ms(med['torch'])} (compiled / torch {med['compiled'] / med['torch']:.2f}x)"
+        )
+        table["gpt_vs_torch"] = med
+    return table
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv, only=tuple(a for a in sys.argv[1:] if not a.startswith("-")))
