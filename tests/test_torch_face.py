@@ -308,7 +308,9 @@ def test_to_is_differentiable_across_dtype_and_device():
 def test_cuda_without_a_gpu_says_so():
     x = Tensor([1.0])
     assert x.cpu() is x
-    for call in (lambda: x.cuda(), lambda: x.cuda(0), lambda: x.cuda("cuda:0"), lambda: x.to(tga.device("cuda"))):
+    calls = (lambda: x.cuda(), lambda: x.cuda(0), lambda: x.cuda("cuda:0"), lambda: x.to(tga.device("cuda")),
+             lambda: x.to(0), lambda: tga.zeros(1, device=0))  # fmt: skip
+    for call in calls:
         with pytest.raises(RuntimeError, match="(CuPy|GPU)"):
             call()
 

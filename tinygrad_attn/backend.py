@@ -433,6 +433,8 @@ def get_device(name: Any = None) -> Device:
         return name
     if isinstance(name, device):
         name = str(name)
+    elif isinstance(name, int) and not isinstance(name, bool):  # PyTorch: an index names a CUDA device
+        name = f"cuda:{name}"
     from_env = name is None and _default_from_env
     if name is None:
         name = _default_name
