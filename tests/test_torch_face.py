@@ -202,7 +202,7 @@ def test_asarray_gives_the_array(device):
     assert isinstance(a, np.ndarray) and a.dtype == np.float64 and a.tolist() == t.tolist()
     assert np.asarray(t, dtype=np.float32).dtype == np.float32
     assert np.array(t, copy=True) is not np.asarray(t)
-    np.testing.assert_array_equal(t, a)  # NumPy's own helpers read tensors
+    np.testing.assert_array_equal(t, a)  # NumPy's own testing functions read tensors
 
 
 def test_asarray_on_the_cpu_shares_memory_and_copy_true_does_not():
