@@ -28,7 +28,6 @@ from ._tensor import (
     LogicalOr,
     NotEqual,
     Tensor,
-    _remainder,
     cat,
     stack,
     where,
@@ -221,16 +220,15 @@ def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
     return input % other
 
 
-@composite("fmod")
 def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
-    """C's ``fmod``: the remainder with the sign of the dividend. It is Python's remainder
-    (sign of the divisor) less one divisor where the two signs differ; gradients are
-    PyTorch's (1 for ``input``, ``-trunc(input / other)`` for ``other``)."""
+    """C's ``fmod``: the remainder with the sign of the dividend (``ops.Fmod``)."""
     a = _tensor(input, "fmod")
-    b = a._operand(other) if not isinstance(other, Tensor) else other
-    r = _remainder(a, b)
-    flip = (r != 0) & ((r < 0) != (a < 0))
-    return where(flip, r - b, r)
+    b = other if isinstance(other, Tensor) else a._operand(other)
+    if isinstance(b, Tensor) and b.dtype != a.dtype:
+        a, b = _pair(a, b, "fmod")
+    elif not isinstance(b, Tensor) and a.dtype.kind not in "fc" and isinstance(other, float):
+        a = a.astype(np.float32)
+    return ops.Fmod.apply(a, b)
 
 
 def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
@@ -388,7 +386,7 @@ def masked_scatter(input: Tensor, mask: Any, source: Tensor) -> Tensor:  # noqa:
         raise RuntimeError(f"masked_scatter: the mask must be a bool tensor, got {m.dtype}")
     shape = np.broadcast_shapes(x.shape, m.shape)
     flat_m = m.expand(shape).reshape(-1)
-    need = int(flat_m.sum().item())
+    need = int(flat_m.astype(np.int64).sum().item())
     if need > source.numel():
         raise RuntimeError(f"masked_scatter: the mask selects {need} entries, source has {source.numel()}")
     pos = (flat_m.astype(np.int64).cumsum(0) - 1).clip(0, None)  # the source entry for each masked one
@@ -597,9 +595,8 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     shape = tuple(t.shape[0] for t in ts)
     n = len(ts)
     out = [t.reshape(tuple(-1 if i == k else 1 for i in range(n))).expand(shape) for k, t in enumerate(ts)]
-    if n >= 2 and indexing == "xy":
+    if n >= 2 and indexing == "xy":  # ("xy" is "ij" of the first two swapped, outputs swapped back)
         out[0], out[1] = out[1], out[0]
-        out = [o.transpose(0, 1) for o in out]
     return tuple(out)
 
 
@@ -629,7 +626,11 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     size = tuple(int(s) for s in size)
-    if len(size) > x.ndim or np.broadcast_shapes(size, x.shape) != x.shape:
+    try:
+        fits = len(size) <= x.ndim and np.broadcast_shapes(size, x.shape) == x.shape
+    except ValueError:
+        fits = False
+    if not fits:
         raise RuntimeError(f"sum_to_size: size {size} is not expandable to the tensor's size {x.shape}")
     lead = x.ndim - len(size)
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and x.shape[lead + i] != 1)

@@ -546,8 +546,6 @@ def _parse_einsum(equation: str, operands: Sequence[Tensor]) -> tuple[list[str],
             s = ins[i] = s.replace("...", ell[n_ell - k :])
         if "." in s or len(s) != t.ndim:
             raise ValueError(f"einsum: subscripts {s!r} name {len(s)} axes, the operand has shape {t.shape}")
-        if len(set(s)) != len(s):
-            raise ValueError(f"einsum: repeated subscript in {s!r} (diagonals) is not supported")
     if arrow:
         out = out.replace("...", ell)
     else:  # implicit output: the broadcast axes, then the letters seen once, sorted
@@ -589,11 +587,21 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 
     Operands are contracted left to right, each pair as one (batched) matmul after summing
     out the letters that no later operand or the output needs. ``...`` stands for the
-    broadcast axes; a letter repeated within one operand (a diagonal) is not supported.
+    broadcast axes; a letter repeated within one operand takes its diagonal.
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     ins, out = _parse_einsum(equation, operands)
+    operands = list(operands)
+    for i, s in enumerate(ins):  # a letter repeated within one operand: its diagonal ("ii->i", "bii->bi")
+        while len(set(s)) != len(s):
+            c = next(c for c in s if s.count(c) > 1)
+            a, b = s.index(c), s.index(c, s.index(c) + 1)
+            if operands[i].shape[a] != operands[i].shape[b]:
+                raise ValueError(f"einsum: subscript {c!r} repeats over axes of sizes {operands[i].shape[a]} and "
+                                 f"{operands[i].shape[b]} in operand {i} (shape {operands[i].shape})")  # fmt: skip
+            operands[i] = operands[i].diagonal(0, a, b)  # (the diagonal is the new last axis)
+            s = ins[i] = s[:a] + s[a + 1 : b] + s[b + 1 :] + c
     cur, sc = operands[0], ins[0]
     for i in range(len(ins)):
         later = out + "".join(ins[i + 1 :])
@@ -770,13 +778,13 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
 
 
 def log1p(x: Tensor) -> Tensor:
-    """Elementwise ``log(1 + x)``."""
-    return (x + 1.0).log()
+    """Elementwise ``log(1 + x)``, exact for tiny ``x`` (where ``1 + x`` rounds to 1)."""
+    return ops.Log1p.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
 
 
 def expm1(x: Tensor) -> Tensor:
-    """Elementwise ``exp(x) - 1``."""
-    return x.exp() - 1.0
+    """Elementwise ``exp(x) - 1``, exact for tiny ``x``."""
+    return ops.Expm1.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
 
 
 def rsqrt(x: Tensor) -> Tensor:
