@@ -175,9 +175,10 @@ def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     """``input * log(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN)."""
     x, y = _pair(input, other, "xlogy")
-    zero = x == 0
-    safe = where(zero, 1.0, y)  # (log of a stand-in where the product is 0 anyway: no -inf * 0)
-    return where(y != y, math.nan, where(zero, 0.0, x * safe.log()))
+    log_y = y.log()
+    # 0 where x is 0 and log(y) infinite (no 0 * inf); elsewhere the product itself, so that
+    # x's gradient is log(y) at x = 0 too, as PyTorch's
+    return where((x == 0) & (log_y.abs() == math.inf), 0.0, x * log_y)
 
 
 @composite("hypot")
@@ -232,8 +233,12 @@ def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 
 def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
-    """``input + weight * (end - input)``."""
-    return input + (end - input) * weight
+    """``input + weight * (end - input)``; from the ``end`` side where ``|weight| >= 0.5``, as
+    PyTorch computes it (so ``lerp(a, b, 1)`` is ``b`` exactly, and ``lerp(0, inf, 1)`` NaN)."""
+    diff = end - input
+    if not isinstance(weight, Tensor):
+        return input + diff * weight if builtins.abs(weight) < 0.5 else end - diff * (1 - weight)
+    return where(weight.abs() < 0.5, input + diff * weight, end - diff * (1 - weight))
 
 
 @composite("copysign")
@@ -448,9 +453,12 @@ def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str
     if not (x.requires_grad or src.requires_grad):
         return v
     hit_src = (src == ops.GatherAlong.apply(v, idx, args=(d, x.shape))).astype(x.dtype)
-    hit_self = (x == v).astype(x.dtype) * (1.0 if include_self else 0.0)
-    n = ops.ScatterAddAlong.apply(hit_src, idx, args=(d, x.shape)) + hit_self
+    eq_self = (x == v).astype(x.dtype)
+    # (PyTorch counts the input among the ties even with include_self=False, where its own
+    # share is then dropped; entries never written pass their gradient to the input)
+    n = ops.ScatterAddAlong.apply(hit_src, idx, args=(d, x.shape)) + eq_self
     n = where(n == 0, 1.0, n)
+    hit_self = eq_self if include_self else where(written, 0.0, eq_self)
     share = ops.ScatterAddAlong.apply((src - src.detach()) * hit_src, idx, args=(d, x.shape))
     return v + (share + (x - x.detach()) * hit_self) / n
 
@@ -616,8 +624,10 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
 def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(std, mean)`` over ``dim``, as ``torch.std_mean``."""
+    from ._tensor import _sqrt_of_variance  # noqa: PLC0415 - (std's gradient is 0 where the spread is)
+
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
-    return v.sqrt(), m
+    return _sqrt_of_variance(v), m
 
 
 def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
