@@ -1208,7 +1208,8 @@ MATH_FUNCTIONS = [
            lambda x, axis: torch.var_mean(x, axis)[0] + torch.var_mean(x, axis)[1], along_axis(min_dims=1)),
     OpInfo("std_mean", lambda x, axis: tga.std_mean(x, axis, correction=0)[0] * tga.std_mean(x, axis)[1],
            lambda x, axis: torch.std_mean(x, axis, correction=0)[0] * torch.std_mean(x, axis)[1],
-           along_axis(min_dims=1, elements=AWAY_FROM_ZERO), extremes=False),
+           along_axis(min_dims=1, elements=AWAY_FROM_ZERO), extremes=False,
+           gradgrad=False),  # (at zero spread std's gradient is 0 by convention; its derivative is not)
     OpInfo("sum_to_size", lambda x, size: x.sum_to_size(size), lambda x, size: x.sum_to_size(size), sums_to_size()),
     # activations
     OpInfo("celu", lambda x, alpha: F.celu(x, alpha), lambda x, alpha: TF.celu(x, alpha),

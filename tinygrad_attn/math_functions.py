@@ -176,9 +176,9 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     """``input * log(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN)."""
     x, y = _pair(input, other, "xlogy")
     log_y = y.log()
-    # 0 where x is 0 and log(y) infinite (no 0 * inf); elsewhere the product itself, so that
+    # 0 where x is 0 and log(y) infinite or NaN for a number y (no 0 * inf); elsewhere the product itself, so that
     # x's gradient is log(y) at x = 0 too, as PyTorch's
-    return where((x == 0) & (log_y.abs() == math.inf), 0.0, x * log_y)
+    return where((x == 0) & (y == y) & ~(log_y.abs() < math.inf), 0.0, x * log_y)
 
 
 @composite("hypot")
