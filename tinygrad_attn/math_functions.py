@@ -28,6 +28,7 @@ from ._tensor import (
     LogicalOr,
     NotEqual,
     Tensor,
+    _required_dim,
     cat,
     stack,
     where,
@@ -485,21 +486,22 @@ def _cum_extreme(x: Tensor, dim: int, pick: str) -> ValuesIndices:
     return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
 
 
-def cummax(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
+def cummax(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> ValuesIndices:  # noqa: A002
     """The running maximum along ``dim`` and where it was (the latest of ties), as
     ``torch.cummax``; the gradient goes to the entry each value came from."""
-    return _cum_extreme(input, dim, "max")
+    return _cum_extreme(input, _required_dim(axis, dim, "cummax"), "max")
 
 
-def cummin(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
+def cummin(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> ValuesIndices:  # noqa: A002
     """The running minimum along ``dim`` and where it was, as ``torch.cummin``."""
-    return _cum_extreme(input, dim, "min")
+    return _cum_extreme(input, _required_dim(axis, dim, "cummin"), "min")
 
 
 @composite("logcumsumexp")
-def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+def logcumsumexp(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:  # noqa: A002
     """``log(cumsum(exp(input)))`` along ``dim`` without overflow or underflow: a log-depth
     scan whose every step is a :func:`logaddexp` with the entries ``s`` places before."""
+    dim = _required_dim(axis, dim, "logcumsumexp")
     x = _floating(input, "logcumsumexp")
     if x.ndim == 0:
         x._axes(dim, "logcumsumexp")

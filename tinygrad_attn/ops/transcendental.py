@@ -78,8 +78,8 @@ class Acosh(Function):
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
-        # sqrt(a - 1) * sqrt(a + 1), not sqrt(a*a - 1): a*a overflows for a > 1e154
-        return (g / (ns.sqrt(a - 1.0) * ns.sqrt(a + 1.0)),)
+        # PyTorch's formula, finite below -1 too (where acosh itself is NaN)
+        return (g / ns.sqrt(a * a - 1.0),)
 
 
 class Atanh(Function):
