@@ -314,3 +314,22 @@ def test_activation_modules_match_pytorch(name, kwargs, rng):
     ours, theirs = getattr(nn, name)(**kwargs), getattr(torch.nn, name)(**kwargs)
     close(ours(Tensor(a)), theirs(torch.from_numpy(a)).numpy(), atol=1e-12, rtol=1e-10)
     assert repr(ours).startswith(name)
+
+
+def test_bitwise_functions_and_operators_match_pytorch(device):
+    torch = pytest.importorskip("torch")
+    a, b = [5, -3, 12, 0], [3, 6, 1, -1]
+    x, y, tx, ty = tga.tensor(a, device=device), tga.tensor(b, device=device), torch.tensor(a), torch.tensor(b)
+    for ours, theirs in [(x ^ y, tx ^ ty), (2 & x, 2 & tx), (6 | x, 6 | tx), (x << 2, tx << 2), (x >> 1, tx >> 1),
+                         (x.bitwise_not(), tx.bitwise_not()), (tga.bitwise_and(x, y), torch.bitwise_and(tx, ty)),
+                         (x.bitwise_or(y), tx.bitwise_or(ty)), (1 << y.abs(), 1 << ty.abs())]:  # fmt: skip
+        assert ours.dtype == np.int64 and ours.tolist() == theirs.tolist()
+    flags = tga.tensor([True, False, True], device=device)
+    assert (flags ^ tga.tensor([True, True, False], device=device)).tolist() == [False, True, True]
+    with pytest.raises(RuntimeError, match="bitwise_xor"):
+        Tensor(np.ones(2), device=device) ^ Tensor(np.ones(2), device=device)
+
+
+def test_meshgrid_refuses_an_unknown_indexing_as_pytorch():
+    with pytest.raises(RuntimeError, match="meshgrid"):
+        tga.meshgrid(tga.tensor([1.0]), indexing="bad")

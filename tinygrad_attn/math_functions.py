@@ -33,7 +33,7 @@ from ._tensor import (
     stack,
     where,
 )
-from .autograd import composite
+from .autograd import Function, composite
 from .random import host_generator
 from .tensor_functions import ValuesIndices, _index, _one_dim
 
@@ -43,7 +43,8 @@ __all__ = [
     "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
     "clamp_min", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero",
     "masked_select", "scatter_reduce", "index_add", "index_copy", "index_fill", "masked_scatter", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim",
-    "moveaxis", "unflatten", "meshgrid", "std_mean", "var_mean", "normal", "erfinv",
+    "moveaxis", "unflatten", "meshgrid", "std_mean", "var_mean", "normal", "erfinv", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
 ]  # fmt: skip
 
 _LN2 = math.log(2.0)
@@ -307,6 +308,72 @@ def logical_or(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 def logical_xor(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """Elementwise exclusive or of the truth values; a bool tensor."""
     return NotEqual.apply(_truth(input, input), _truth(other, input))
+
+
+# -- bitwise (integers and bools; no gradient) ----------------------------------------------
+def _bitwise(name: str, fn: str) -> type:
+    def forward(self, xp, a, b=None):
+        f = getattr(xp.device.xp, fn)
+        return f(a) if b is None else f(a, b)
+
+    return type(name, (Function,), {"__slots__": (), "differentiable": False, "forward": forward,
+                                    "name": name.lower()})  # fmt: skip
+
+
+_BITWISE = {
+    "and": _bitwise("BitwiseAnd", "bitwise_and"),
+    "or": _bitwise("BitwiseOr", "bitwise_or"),
+    "xor": _bitwise("BitwiseXor", "bitwise_xor"),
+    "left_shift": _bitwise("BitwiseLeftShift", "bitwise_left_shift"),
+    "right_shift": _bitwise("BitwiseRightShift", "bitwise_right_shift"),
+}
+
+
+def _bitwise_operands(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
+    like = a if isinstance(a, Tensor) else b
+    a = a if isinstance(a, Tensor) else Tensor.full((), a, dtype=like.dtype, device=like._dev)
+    b = b if isinstance(b, Tensor) else Tensor.full((), b, dtype=like.dtype, device=like._dev)
+    if a.dtype.kind not in "biu" or b.dtype.kind not in "biu":
+        raise InvalidArgumentError(f"{op}: needs integer or bool tensors, got {a.dtype} and {b.dtype} (as PyTorch)")
+    if a.dtype != b.dtype:
+        dt = np.promote_types(a.dtype, b.dtype)
+        a, b = a.astype(dt), b.astype(dt)
+    return a, b
+
+
+def bitwise_and(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``&`` of integer or bool tensors."""
+    return _BITWISE["and"].apply(*_bitwise_operands(input, other, "bitwise_and"))
+
+
+def bitwise_or(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``|`` of integer or bool tensors."""
+    return _BITWISE["or"].apply(*_bitwise_operands(input, other, "bitwise_or"))
+
+
+def bitwise_xor(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``^`` of integer or bool tensors."""
+    return _BITWISE["xor"].apply(*_bitwise_operands(input, other, "bitwise_xor"))
+
+
+def bitwise_left_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``<<`` of integer tensors."""
+    return _BITWISE["left_shift"].apply(*_bitwise_operands(input, other, "bitwise_left_shift"))
+
+
+def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``>>`` of integer tensors (arithmetic for signed ones)."""
+    return _BITWISE["right_shift"].apply(*_bitwise_operands(input, other, "bitwise_right_shift"))
+
+
+def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
+    """Elementwise ``~`` of an integer or bool tensor."""
+    x = _tensor(input, "bitwise_not")
+    if x.dtype == np.bool_:
+        return LogicalNot.apply(x)
+    if x.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"bitwise_not: needs an integer or bool tensor, got {x.dtype} (as PyTorch)")
+    return x * -1 - 1  # (two's complement: ~x is -x - 1)
 
 
 # -- selections -----------------------------------------------------------------------
@@ -598,7 +665,7 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing not in ("ij", "xy"):
-        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', not {indexing!r}")
+        raise InvalidArgumentError(f"meshgrid: indexing must be 'ij' or 'xy', not {indexing!r}")
     ts = [_tensor(t, "meshgrid").reshape(-1) for t in tensors]
     if len(ts) >= 2 and indexing == "xy":
         ts[0], ts[1] = ts[1], ts[0]
@@ -687,11 +754,20 @@ METHODS = {
         "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero", "masked_select",
         "scatter_reduce", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim", "moveaxis",
         "unflatten", "sum_to_size", "erfinv", "index_add", "index_copy", "index_fill", "masked_scatter",
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
     )
 }  # fmt: skip
+# Python's operators PyTorch gives Tensor beyond the first rounds' (each reflected one with its operands swapped)
+METHODS.update({
+    "__xor__": bitwise_xor, "__lshift__": bitwise_left_shift, "__rshift__": bitwise_right_shift,
+    "__rand__": lambda self, other: bitwise_and(other, self), "__ror__": lambda self, other: bitwise_or(other, self),
+    "__rxor__": lambda self, other: bitwise_xor(other, self),
+    "__rlshift__": lambda self, other: bitwise_left_shift(other, self),
+    "__rrshift__": lambda self, other: bitwise_right_shift(other, self),
+})  # fmt: skip
 # PyTorch's other spellings of methods Tensor has
 ALIASES = {"absolute": "abs", "negative": "neg", "multiply": "mul", "subtract": "sub", "divide": "div",
-           "true_divide": "div", "floor_divide": "__floordiv__", "clamp_min": "clip"}  # fmt: skip
+           "true_divide": "div", "floor_divide": "__floordiv__"}  # fmt: skip
 
 
 def _install(cls: type) -> None:
