@@ -333,3 +333,12 @@ def test_bitwise_functions_and_operators_match_pytorch(device):
 def test_meshgrid_refuses_an_unknown_indexing_as_pytorch():
     with pytest.raises(RuntimeError, match="meshgrid"):
         tga.meshgrid(tga.tensor([1.0]), indexing="bad")
+
+
+def test_activation_modules_take_pytorchs_positional_arguments():
+    assert nn.CELU(0.5, True).alpha == 0.5 and nn.SELU(True).inplace
+    assert (nn.Hardtanh(-2.0, 2.0)(tga.tensor([-3.0, 3.0]))).tolist() == [-2.0, 2.0]
+    with pytest.raises(TypeError, match="SELU"):
+        nn.SELU(True, 1.0)
+    with pytest.raises(TypeError, match="alpha"):
+        nn.CELU(beta=1.0)

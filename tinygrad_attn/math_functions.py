@@ -33,7 +33,7 @@ from ._tensor import (
     stack,
     where,
 )
-from .autograd import Function, composite
+from .autograd import Function, composite, no_grad
 from .random import host_generator
 from .tensor_functions import ValuesIndices, _index, _one_dim
 
@@ -509,7 +509,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str
         return out
     # amax / amin: the values without a graph, then gradients shared among the entries equal to them
     pick = np.maximum if reduce == "amax" else np.minimum
-    with _no_grad():
+    with no_grad():
         v = x if include_self else where(written, -math.inf if reduce == "amax" else math.inf, x)
         if v.dtype.kind not in "fc":
             v = x if include_self else where(written, _int_extreme(x.dtype, reduce), x)
@@ -535,12 +535,6 @@ def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str
 def _int_extreme(dtype: np.dtype, reduce: str) -> int:
     info = np.iinfo(dtype)
     return int(info.min if reduce == "amax" else info.max)
-
-
-def _no_grad():
-    from .autograd import no_grad  # noqa: PLC0415 - (a context manager class)
-
-    return no_grad()
 
 
 # -- scans ------------------------------------------------------------------------------
@@ -611,7 +605,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     """A 1-D tensor as the ``diagonal``-th diagonal of a square matrix, or a 2-D tensor's
     ``diagonal``-th diagonal, as ``torch.diag``."""
     x = _tensor(input, "diag")
-    if x.ndim == 2:
+    if x.ndim == 2:  # (this function's argument ``diagonal`` hides the module's function of that name)
         return globals()["diagonal"](x, diagonal)
     if x.ndim != 1:
         raise RuntimeError(f"diag: needs a 1-D or 2-D tensor, got shape {x.shape}")
