@@ -1148,8 +1148,8 @@ MATH_FUNCTIONS = [
     # (extremes off: the squares of 1e30 and 1e-300 overflow and underflow where PyTorch's hypot scales)
     OpInfo("hypot", lambda a, b: a.hypot(b), lambda a, b: a.hypot(b), binary(AWAY_FROM_ZERO, AWAY_FROM_ZERO),
            composite=True, extremes=False),
-    OpInfo("fmod", lambda a, b: a.fmod(b), lambda a, b: a.fmod(b), binary(VALUES, AWAY_FROM_ZERO), composite=True,
-           extremes=False),  # (the quotient of extremes is where the last digits of a remainder differ)
+    OpInfo("fmod", lambda a, b: a.fmod(b), lambda a, b: a.fmod(b), binary(VALUES, AWAY_FROM_ZERO), ("Fmod",),
+           extremes=False),  # (PyTorch's gradient of the divisor, -trunc(a / b), differs where a / b overflows)
     OpInfo("remainder", lambda a, b: tga.remainder(a, b), lambda a, b: torch.remainder(a, b),
            binary(VALUES, AWAY_FROM_ZERO), extremes=False),
     OpInfo("lerp", lambda a, b, w: a.lerp(b, w), lambda a, b, w: a.lerp(b, w),
