@@ -1211,6 +1211,9 @@ MATH_FUNCTIONS = [
            along_axis(min_dims=1, elements=AWAY_FROM_ZERO), extremes=False,
            gradgrad=False),  # (at zero spread std's gradient is 0 by convention; its derivative is not)
     OpInfo("sum_to_size", lambda x, size: x.sum_to_size(size), lambda x, size: x.sum_to_size(size), sums_to_size()),
+    OpInfo("unfold", lambda x, axis: x.unfold(axis, 2, 1), lambda x, axis: x.unfold(axis, 2, 1),
+           along_axis(min_dims=1).filter(lambda s: s.args[0].shape[s.kwargs["axis"]] >= 2)),
+    OpInfo("bitwise_xor", lambda a, b: (a > 0) ^ (b > 0), lambda a, b: (a > 0) ^ (b > 0), binary(), grad=False),
     # activations
     OpInfo("celu", lambda x, alpha: F.celu(x, alpha), lambda x, alpha: TF.celu(x, alpha),
            _with(unary(), alpha=st.sampled_from([1.0, 0.5, 2.0])), ("celu",), composite=True, gradgrad=False),

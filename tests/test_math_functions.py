@@ -73,6 +73,7 @@ OPS = {
     "movedim": lambda x, d, m: x.reshape(2, 3, 2).movedim((0, 1), (2, 0)),
     "unflatten": lambda x, d, m: x.unflatten(1, (2, -1)),
     "sum_to_size": lambda x, d, m: x.sum_to_size(1, 4),
+    "unfold": lambda x, d, m: x.unfold(1, 2, 1) * x.reshape(2, 6).unfold(-1, 3, 2)[:, :1, :2].sum(),
     "var_mean": lambda x, d, m: m.var_mean(x, 1)[0] * m.var_mean(x, 1)[1],
     "std_mean": lambda x, d, m: m.std_mean(x, dim=0, keepdim=True)[0] + m.std_mean(x)[1],
     "meshgrid": lambda x, d, m: m.meshgrid(x[0], x[1, :3], indexing="ij")[1] * m.meshgrid(x[0], x[2, :2], indexing="xy")[0][0, :3],
@@ -344,3 +345,16 @@ def test_activation_modules_take_pytorchs_positional_arguments():
         nn.SELU(True, 1.0)
     with pytest.raises(TypeError, match="alpha"):
         nn.CELU(beta=1.0)
+
+
+def test_unfold_windows_and_errors_as_pytorch(device):
+    torch = pytest.importorskip("torch")
+    a = np.arange(27.0).reshape(3, 3, 3)
+    for args in [(2, 2, 8), (1, 0, 8), (-1, 2, 1), (0, 3, 1)]:
+        close(Tensor(a, device=device).unfold(*args), torch.from_numpy(a).unfold(*args).numpy())
+    with pytest.raises(RuntimeError, match="unfold"):
+        Tensor(np.zeros(8), device=device).unfold(0, 9, 3)
+    with pytest.raises(IndexError):
+        Tensor(np.zeros(8), device=device).unfold(1, 8, 3)
+    with pytest.raises(RuntimeError, match="unfold"):
+        Tensor(np.zeros(8), device=device).unfold(0, 1, -1)

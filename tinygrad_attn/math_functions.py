@@ -621,6 +621,23 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     return cat([zr, cat([square, zc], 1)], 0)
 
 
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
+    """Every window of ``size`` entries along ``dimension``, ``step`` apart, as
+    ``Tensor.unfold``: that axis becomes the window count, a new last axis the window."""
+    x = _tensor(input, "unfold")
+    (d,) = x._axes(dimension, "unfold") if x.ndim else (0,)
+    n = x.shape[d] if x.ndim else 1
+    if size < 0 or size > n:
+        raise InvalidArgumentError(f"unfold: size {size} must be between 0 and dimension {d}'s size {n}")
+    if step <= 0:
+        raise InvalidArgumentError(f"unfold: step must be positive, got {step}")
+    if x.ndim == 0:
+        return x.reshape(1)
+    lead = (slice(None),) * d
+    windows = [x[lead + (slice(i, i + size),)] for i in range(0, n - size + 1, step)]  # (..., size, ...) each
+    return stack(windows, d).movedim(d + 1, -1)
+
+
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A002
     """Axes ``source`` moved to positions ``destination``, the others kept in order."""
     x = _tensor(input, "movedim")
@@ -750,6 +767,7 @@ METHODS = {
         "scatter_reduce", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim", "moveaxis",
         "unflatten", "sum_to_size", "erfinv", "index_add", "index_copy", "index_fill", "masked_scatter",
         "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
+        "unfold",
     )
 }  # fmt: skip
 # Python's operators PyTorch gives Tensor beyond the first rounds' (each reflected one with its operands swapped)
