@@ -1148,15 +1148,16 @@ MATH_FUNCTIONS = [
     # (extremes off: the squares of 1e30 and 1e-300 overflow and underflow where PyTorch's hypot scales)
     OpInfo("hypot", lambda a, b: a.hypot(b), lambda a, b: a.hypot(b), binary(AWAY_FROM_ZERO, AWAY_FROM_ZERO),
            composite=True, extremes=False),
-    OpInfo("fmod", lambda a, b: a.fmod(b), lambda a, b: a.fmod(b), binary(VALUES, AWAY_FROM_ZERO), composite=True,
-           extremes=False),  # (the quotient of extremes is where the last digits of a remainder differ)
+    OpInfo("fmod", lambda a, b: a.fmod(b), lambda a, b: a.fmod(b), binary(VALUES, AWAY_FROM_ZERO), ("Fmod",),
+           extremes=False),  # (PyTorch's gradient of the divisor, -trunc(a / b), differs where a / b overflows)
     OpInfo("remainder", lambda a, b: tga.remainder(a, b), lambda a, b: torch.remainder(a, b),
            binary(VALUES, AWAY_FROM_ZERO), extremes=False),
     OpInfo("lerp", lambda a, b, w: a.lerp(b, w), lambda a, b, w: a.lerp(b, w),
            _with(binary(), w=st.sampled_from([0.0, 0.25, 1.0, -0.5]))),
-    # (no gradient reaches the sign's source, in PyTorch neither)
+    # (no gradient reaches the sign's source, in PyTorch neither; no second order: copysign is
+    # piecewise linear, and PyTorch differentiates its backward formula result / input, 0 / 0 at 0)
     OpInfo("copysign", lambda a, b: a.copysign(b), lambda a, b: a.copysign(b), binary(), composite=True,
-           grad_args=1),
+           grad_args=1, gradgrad=False),
     OpInfo("isclose", lambda a, b: tga.isclose(a, b, rtol=0.1, atol=0.1),
            lambda a, b: torch.isclose(a, b, rtol=0.1, atol=0.1), binary(), grad=False),
     OpInfo("logical_and", lambda a, b: a.logical_and(b), lambda a, b: a.logical_and(b), binary(), grad=False),
@@ -1174,9 +1175,10 @@ MATH_FUNCTIONS = [
                dim, index, src, reduce, include_self=include_self), scatter_reduces(), composite=True,
            extremes=False),  # (torch's prod backward divides by the product; 1e30 * 1e30 * 1e-300 differs)
     OpInfo("index_add", lambda x, src, index, dim: x.index_add(dim, index, src, alpha=2.0),
-           lambda x, src, index, dim: x.index_add(dim, index, src, alpha=2.0), index_lines()),
+           lambda x, src, index, dim: x.index_add(dim, index, src, alpha=2.0), index_lines(), extremes=False),
+    # (extremes off for index_add and index_copy: the array API's scatter is a one-hot product, inf * 0)
     OpInfo("index_copy", lambda x, src, index, dim: x.index_copy(dim, index, src),
-           lambda x, src, index, dim: x.index_copy(dim, index, src), index_lines()),
+           lambda x, src, index, dim: x.index_copy(dim, index, src), index_lines(), extremes=False),
     OpInfo("index_fill", lambda x, src, index, dim: x.index_fill(dim, index, -2.0),
            lambda x, src, index, dim: x.index_fill(dim, index, -2.0), index_lines(), grad_args=1),
     OpInfo("cummax", lambda x, axis: x.cummax(axis).values, lambda x, axis: x.cummax(axis).values,
@@ -1206,8 +1208,12 @@ MATH_FUNCTIONS = [
            lambda x, axis: torch.var_mean(x, axis)[0] + torch.var_mean(x, axis)[1], along_axis(min_dims=1)),
     OpInfo("std_mean", lambda x, axis: tga.std_mean(x, axis, correction=0)[0] * tga.std_mean(x, axis)[1],
            lambda x, axis: torch.std_mean(x, axis, correction=0)[0] * torch.std_mean(x, axis)[1],
-           along_axis(min_dims=1, elements=AWAY_FROM_ZERO), extremes=False),
+           along_axis(min_dims=1, elements=AWAY_FROM_ZERO), extremes=False,
+           gradgrad=False),  # (at zero spread std's gradient is 0 by convention; its derivative is not)
     OpInfo("sum_to_size", lambda x, size: x.sum_to_size(size), lambda x, size: x.sum_to_size(size), sums_to_size()),
+    OpInfo("unfold", lambda x, axis: x.unfold(axis, 2, 1), lambda x, axis: x.unfold(axis, 2, 1),
+           along_axis(min_dims=1).filter(lambda s: s.args[0].shape[s.kwargs["axis"]] >= 2)),
+    OpInfo("bitwise_xor", lambda a, b: (a > 0) ^ (b > 0), lambda a, b: (a > 0) ^ (b > 0), binary(), grad=False),
     # activations
     OpInfo("celu", lambda x, alpha: F.celu(x, alpha), lambda x, alpha: TF.celu(x, alpha),
            _with(unary(), alpha=st.sampled_from([1.0, 0.5, 2.0])), ("celu",), composite=True, gradgrad=False),
@@ -1215,8 +1221,9 @@ MATH_FUNCTIONS = [
     OpInfo("relu6", lambda x: F.relu6(x * 3.0), lambda x: TF.relu6(x * 3.0), unary(), ("relu6",)),
     OpInfo("hardtanh", lambda x: F.hardtanh(x, -0.5, 2.0), lambda x: TF.hardtanh(x, -0.5, 2.0), unary(),
            ("hardtanh",), composite=True),
+    # (PyTorch has no second derivative of hardsigmoid: "not implemented")
     OpInfo("hardsigmoid", lambda x: F.hardsigmoid(x * 2.0), lambda x: TF.hardsigmoid(x * 2.0), unary(),
-           ("hardsigmoid",), composite=True),
+           ("hardsigmoid",), composite=True, gradgrad=False),
     OpInfo("hardswish", lambda x: F.hardswish(x * 2.0), lambda x: TF.hardswish(x * 2.0), unary(),
            ("hardswish",), composite=True),
     OpInfo("logsigmoid", lambda x: F.logsigmoid(x), lambda x: TF.logsigmoid(x), unary(), ("logsigmoid",),

@@ -141,6 +141,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
     """``steps`` evenly spaced values from ``start`` to ``end``, both included (float32 by default)."""
+    if dtype is not None and np.dtype(dtype) == np.bool_:  # (as PyTorch: no evenly spaced booleans)
+        raise RuntimeError("linspace: bool is not a supported dtype; make a float or integer range and compare it")
     arr = np.linspace(start, end, steps)
     return Tensor(arr.astype(dtype or np.float32), device=device, requires_grad=requires_grad)
 

@@ -672,7 +672,8 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
 
 @composite("normalize")
 def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    """``x / max(||x||_p, eps)`` along ``dim`` (PyTorch's default: axis 1)."""
+    """``x / max(||x||_p, eps)`` along ``dim`` (PyTorch's default: axis 1); any ``p``:
+    ``inf``, ``-inf``, 0 (the count of non-zeros) and negative ones too, as PyTorch."""
     dim = _axis(x, dim, "normalize")
     if p == math.inf:
         norm = x.abs().max(dim, keepdims=True).maximum(eps)
@@ -682,8 +683,12 @@ def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Te
         norm = x.abs().sum(dim, keepdims=True).maximum(eps)
     elif p > 0:
         norm = ((x.abs() ** p).sum(dim, keepdims=True).maximum(eps**p)) ** (1.0 / p)
-    else:
-        raise ValueError(f"normalize: p must be positive (or math.inf), got {p}")
+    elif p == 0:  # the count of non-zeros (no gradient), as PyTorch's vector norm
+        norm = (x != 0).astype(x.dtype).sum(dim, keepdims=True).maximum(eps)
+    elif p == -math.inf:
+        norm = x.abs().min(dim, keepdims=True).maximum(eps)
+    else:  # a negative p: the same formula, clamped after the root
+        norm = ((x.abs() ** p).sum(dim, keepdims=True) ** (1.0 / p)).maximum(eps)
     return x / norm
 
 

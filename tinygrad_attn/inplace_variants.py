@@ -30,7 +30,8 @@ INPLACE_OF = (
     # elementwise with operands
     "pow", "clamp_min", "clamp_max", "fmod", "remainder", "lerp", "atan2", "arctan2", "hypot", "copysign", "xlogy",
     "logical_and", "logical_or", "logical_xor", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge",
-    "true_divide", "multiply", "subtract", "divide",
+    "true_divide", "multiply", "subtract", "divide", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "bitwise_left_shift", "bitwise_right_shift",
     # selections and triangles
     "scatter", "scatter_add", "scatter_reduce", "index_fill", "index_add", "index_copy", "masked_scatter",
     "tril", "triu",

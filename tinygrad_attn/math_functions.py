@@ -28,12 +28,12 @@ from ._tensor import (
     LogicalOr,
     NotEqual,
     Tensor,
-    _remainder,
+    _required_dim,
     cat,
     stack,
     where,
 )
-from .autograd import composite
+from .autograd import Function, composite, no_grad
 from .random import host_generator
 from .tensor_functions import ValuesIndices, _index, _one_dim
 
@@ -43,7 +43,8 @@ __all__ = [
     "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
     "clamp_min", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero",
     "masked_select", "scatter_reduce", "index_add", "index_copy", "index_fill", "masked_scatter", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim",
-    "moveaxis", "unflatten", "meshgrid", "std_mean", "var_mean", "normal", "erfinv",
+    "moveaxis", "unflatten", "meshgrid", "std_mean", "var_mean", "normal", "erfinv", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
 ]  # fmt: skip
 
 _LN2 = math.log(2.0)
@@ -176,9 +177,10 @@ def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     """``input * log(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN)."""
     x, y = _pair(input, other, "xlogy")
-    zero = x == 0
-    safe = where(zero, 1.0, y)  # (log of a stand-in where the product is 0 anyway: no -inf * 0)
-    return where(y != y, math.nan, where(zero, 0.0, x * safe.log()))
+    log_y = y.log()
+    # 0 where x is 0 and log(y) infinite or NaN for a number y (no 0 * inf); elsewhere the product itself, so that
+    # x's gradient is log(y) at x = 0 too, as PyTorch's
+    return where((x == 0) & (y == y) & ~(log_y.abs() < math.inf), 0.0, x * log_y)
 
 
 @composite("hypot")
@@ -221,21 +223,24 @@ def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
     return input % other
 
 
-@composite("fmod")
 def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
-    """C's ``fmod``: the remainder with the sign of the dividend. It is Python's remainder
-    (sign of the divisor) less one divisor where the two signs differ; gradients are
-    PyTorch's (1 for ``input``, ``-trunc(input / other)`` for ``other``)."""
+    """C's ``fmod``: the remainder with the sign of the dividend (``ops.Fmod``)."""
     a = _tensor(input, "fmod")
-    b = a._operand(other) if not isinstance(other, Tensor) else other
-    r = _remainder(a, b)
-    flip = (r != 0) & ((r < 0) != (a < 0))
-    return where(flip, r - b, r)
+    b = other if isinstance(other, Tensor) else a._operand(other)
+    if isinstance(b, Tensor) and b.dtype != a.dtype:
+        a, b = _pair(a, b, "fmod")
+    elif not isinstance(b, Tensor) and a.dtype.kind not in "fc" and isinstance(other, float):
+        a = a.astype(np.float32)
+    return ops.Fmod.apply(a, b)
 
 
 def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
-    """``input + weight * (end - input)``."""
-    return input + (end - input) * weight
+    """``input + weight * (end - input)``; from the ``end`` side where ``|weight| >= 0.5``, as
+    PyTorch computes it (so ``lerp(a, b, 1)`` is ``b`` exactly, and ``lerp(0, inf, 1)`` NaN)."""
+    diff = end - input
+    if not isinstance(weight, Tensor):
+        return input + diff * weight if builtins.abs(weight) < 0.5 else end - diff * (1 - weight)
+    return where(weight.abs() < 0.5, input + diff * weight, end - diff * (1 - weight))
 
 
 @composite("copysign")
@@ -303,6 +308,73 @@ def logical_or(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 def logical_xor(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """Elementwise exclusive or of the truth values; a bool tensor."""
     return NotEqual.apply(_truth(input, input), _truth(other, input))
+
+
+# -- bitwise (integers and bools; no gradient) ----------------------------------------------
+def _bitwise(name: str, fn: str) -> type:
+    def forward(self, xp, a, b=None):
+        raw = xp.device.xp
+        f = getattr(raw, fn, None) or getattr(raw, fn.replace("bitwise_", ""))  # (NumPy's and CuPy's left_shift)
+        return f(a) if b is None else f(a, b)
+
+    return type(name, (Function,), {"__slots__": (), "differentiable": False, "forward": forward,
+                                    "name": name.lower()})  # fmt: skip
+
+
+_BITWISE = {
+    "and": _bitwise("BitwiseAnd", "bitwise_and"),
+    "or": _bitwise("BitwiseOr", "bitwise_or"),
+    "xor": _bitwise("BitwiseXor", "bitwise_xor"),
+    "left_shift": _bitwise("BitwiseLeftShift", "bitwise_left_shift"),
+    "right_shift": _bitwise("BitwiseRightShift", "bitwise_right_shift"),
+}
+
+
+def _bitwise_operands(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
+    like = a if isinstance(a, Tensor) else b
+    a = a if isinstance(a, Tensor) else Tensor.full((), a, dtype=like.dtype, device=like._dev)
+    b = b if isinstance(b, Tensor) else Tensor.full((), b, dtype=like.dtype, device=like._dev)
+    if a.dtype.kind not in "biu" or b.dtype.kind not in "biu":
+        raise InvalidArgumentError(f"{op}: needs integer or bool tensors, got {a.dtype} and {b.dtype} (as PyTorch)")
+    if a.dtype != b.dtype:
+        dt = np.promote_types(a.dtype, b.dtype)
+        a, b = a.astype(dt), b.astype(dt)
+    return a, b
+
+
+def bitwise_and(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``&`` of integer or bool tensors."""
+    return _BITWISE["and"].apply(*_bitwise_operands(input, other, "bitwise_and"))
+
+
+def bitwise_or(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``|`` of integer or bool tensors."""
+    return _BITWISE["or"].apply(*_bitwise_operands(input, other, "bitwise_or"))
+
+
+def bitwise_xor(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``^`` of integer or bool tensors."""
+    return _BITWISE["xor"].apply(*_bitwise_operands(input, other, "bitwise_xor"))
+
+
+def bitwise_left_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``<<`` of integer tensors."""
+    return _BITWISE["left_shift"].apply(*_bitwise_operands(input, other, "bitwise_left_shift"))
+
+
+def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``>>`` of integer tensors (arithmetic for signed ones)."""
+    return _BITWISE["right_shift"].apply(*_bitwise_operands(input, other, "bitwise_right_shift"))
+
+
+def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
+    """Elementwise ``~`` of an integer or bool tensor."""
+    x = _tensor(input, "bitwise_not")
+    if x.dtype == np.bool_:
+        return LogicalNot.apply(x)
+    if x.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"bitwise_not: needs an integer or bool tensor, got {x.dtype} (as PyTorch)")
+    return x * -1 - 1  # (two's complement: ~x is -x - 1)
 
 
 # -- selections -----------------------------------------------------------------------
@@ -388,7 +460,7 @@ def masked_scatter(input: Tensor, mask: Any, source: Tensor) -> Tensor:  # noqa:
         raise RuntimeError(f"masked_scatter: the mask must be a bool tensor, got {m.dtype}")
     shape = np.broadcast_shapes(x.shape, m.shape)
     flat_m = m.expand(shape).reshape(-1)
-    need = int(flat_m.sum().item())
+    need = int(flat_m.astype(np.int64).sum().item())
     if need > source.numel():
         raise RuntimeError(f"masked_scatter: the mask selects {need} entries, source has {source.numel()}")
     pos = (flat_m.astype(np.int64).cumsum(0) - 1).clip(0, None)  # the source entry for each masked one
@@ -437,7 +509,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str
         return out
     # amax / amin: the values without a graph, then gradients shared among the entries equal to them
     pick = np.maximum if reduce == "amax" else np.minimum
-    with _no_grad():
+    with no_grad():
         v = x if include_self else where(written, -math.inf if reduce == "amax" else math.inf, x)
         if v.dtype.kind not in "fc":
             v = x if include_self else where(written, _int_extreme(x.dtype, reduce), x)
@@ -450,9 +522,12 @@ def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str
     if not (x.requires_grad or src.requires_grad):
         return v
     hit_src = (src == ops.GatherAlong.apply(v, idx, args=(d, x.shape))).astype(x.dtype)
-    hit_self = (x == v).astype(x.dtype) * (1.0 if include_self else 0.0)
-    n = ops.ScatterAddAlong.apply(hit_src, idx, args=(d, x.shape)) + hit_self
+    eq_self = (x == v).astype(x.dtype)
+    # (PyTorch counts the input among the ties even with include_self=False, where its own
+    # share is then dropped; entries never written pass their gradient to the input)
+    n = ops.ScatterAddAlong.apply(hit_src, idx, args=(d, x.shape)) + eq_self
     n = where(n == 0, 1.0, n)
+    hit_self = eq_self if include_self else where(written, 0.0, eq_self)
     share = ops.ScatterAddAlong.apply((src - src.detach()) * hit_src, idx, args=(d, x.shape))
     return v + (share + (x - x.detach()) * hit_self) / n
 
@@ -460,12 +535,6 @@ def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str
 def _int_extreme(dtype: np.dtype, reduce: str) -> int:
     info = np.iinfo(dtype)
     return int(info.min if reduce == "amax" else info.max)
-
-
-def _no_grad():
-    from .autograd import no_grad  # noqa: PLC0415 - (a context manager class)
-
-    return no_grad()
 
 
 # -- scans ------------------------------------------------------------------------------
@@ -479,21 +548,22 @@ def _cum_extreme(x: Tensor, dim: int, pick: str) -> ValuesIndices:
     return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
 
 
-def cummax(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
+def cummax(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> ValuesIndices:  # noqa: A002
     """The running maximum along ``dim`` and where it was (the latest of ties), as
     ``torch.cummax``; the gradient goes to the entry each value came from."""
-    return _cum_extreme(input, dim, "max")
+    return _cum_extreme(input, _required_dim(axis, dim, "cummax"), "max")
 
 
-def cummin(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
+def cummin(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> ValuesIndices:  # noqa: A002
     """The running minimum along ``dim`` and where it was, as ``torch.cummin``."""
-    return _cum_extreme(input, dim, "min")
+    return _cum_extreme(input, _required_dim(axis, dim, "cummin"), "min")
 
 
 @composite("logcumsumexp")
-def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+def logcumsumexp(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:  # noqa: A002
     """``log(cumsum(exp(input)))`` along ``dim`` without overflow or underflow: a log-depth
     scan whose every step is a :func:`logaddexp` with the entries ``s`` places before."""
+    dim = _required_dim(axis, dim, "logcumsumexp")
     x = _floating(input, "logcumsumexp")
     if x.ndim == 0:
         x._axes(dim, "logcumsumexp")
@@ -535,7 +605,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     """A 1-D tensor as the ``diagonal``-th diagonal of a square matrix, or a 2-D tensor's
     ``diagonal``-th diagonal, as ``torch.diag``."""
     x = _tensor(input, "diag")
-    if x.ndim == 2:
+    if x.ndim == 2:  # (this function's argument ``diagonal`` hides the module's function of that name)
         return globals()["diagonal"](x, diagonal)
     if x.ndim != 1:
         raise RuntimeError(f"diag: needs a 1-D or 2-D tensor, got shape {x.shape}")
@@ -549,6 +619,23 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     if diagonal > 0:  # above: zero columns on the left, zero rows below
         return cat([cat([zc, square], 1), zr], 0)
     return cat([zr, cat([square, zc], 1)], 0)
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
+    """Every window of ``size`` entries along ``dimension``, ``step`` apart, as
+    ``Tensor.unfold``: that axis becomes the window count, a new last axis the window."""
+    x = _tensor(input, "unfold")
+    (d,) = x._axes(dimension, "unfold") if x.ndim else (0,)
+    n = x.shape[d] if x.ndim else 1
+    if size < 0 or size > n:
+        raise InvalidArgumentError(f"unfold: size {size} must be between 0 and dimension {d}'s size {n}")
+    if step <= 0:
+        raise InvalidArgumentError(f"unfold: step must be positive, got {step}")
+    if x.ndim == 0:
+        return x.reshape(1)
+    lead = (slice(None),) * d
+    windows = [x[lead + (slice(i, i + size),)] for i in range(0, n - size + 1, step)]  # (..., size, ...) each
+    return stack(windows, d).movedim(d + 1, -1)
 
 
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A002
@@ -590,16 +677,15 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing not in ("ij", "xy"):
-        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', not {indexing!r}")
+        raise InvalidArgumentError(f"meshgrid: indexing must be 'ij' or 'xy', not {indexing!r}")
     ts = [_tensor(t, "meshgrid").reshape(-1) for t in tensors]
     if len(ts) >= 2 and indexing == "xy":
         ts[0], ts[1] = ts[1], ts[0]
     shape = tuple(t.shape[0] for t in ts)
     n = len(ts)
     out = [t.reshape(tuple(-1 if i == k else 1 for i in range(n))).expand(shape) for k, t in enumerate(ts)]
-    if n >= 2 and indexing == "xy":
+    if n >= 2 and indexing == "xy":  # ("xy" is "ij" of the first two swapped, outputs swapped back)
         out[0], out[1] = out[1], out[0]
-        out = [o.transpose(0, 1) for o in out]
     return tuple(out)
 
 
@@ -619,8 +705,10 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
 def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(std, mean)`` over ``dim``, as ``torch.std_mean``."""
+    from ._tensor import _sqrt_of_variance  # noqa: PLC0415 - (std's gradient is 0 where the spread is)
+
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
-    return v.sqrt(), m
+    return _sqrt_of_variance(v), m
 
 
 def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
@@ -629,7 +717,11 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     size = tuple(int(s) for s in size)
-    if len(size) > x.ndim or np.broadcast_shapes(size, x.shape) != x.shape:
+    try:
+        fits = len(size) <= x.ndim and np.broadcast_shapes(size, x.shape) == x.shape
+    except ValueError:
+        fits = False
+    if not fits:
         raise RuntimeError(f"sum_to_size: size {size} is not expandable to the tensor's size {x.shape}")
     lead = x.ndim - len(size)
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and x.shape[lead + i] != 1)
@@ -674,11 +766,21 @@ METHODS = {
         "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero", "masked_select",
         "scatter_reduce", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim", "moveaxis",
         "unflatten", "sum_to_size", "erfinv", "index_add", "index_copy", "index_fill", "masked_scatter",
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
+        "unfold",
     )
 }  # fmt: skip
+# Python's operators PyTorch gives Tensor beyond the first rounds' (each reflected one with its operands swapped)
+METHODS.update({
+    "__xor__": bitwise_xor, "__lshift__": bitwise_left_shift, "__rshift__": bitwise_right_shift,
+    "__rand__": lambda self, other: bitwise_and(other, self), "__ror__": lambda self, other: bitwise_or(other, self),
+    "__rxor__": lambda self, other: bitwise_xor(other, self),
+    "__rlshift__": lambda self, other: bitwise_left_shift(other, self),
+    "__rrshift__": lambda self, other: bitwise_right_shift(other, self),
+})  # fmt: skip
 # PyTorch's other spellings of methods Tensor has
 ALIASES = {"absolute": "abs", "negative": "neg", "multiply": "mul", "subtract": "sub", "divide": "div",
-           "true_divide": "div", "floor_divide": "__floordiv__", "clamp_min": "clip"}  # fmt: skip
+           "true_divide": "div", "floor_divide": "__floordiv__"}  # fmt: skip
 
 
 def _install(cls: type) -> None:

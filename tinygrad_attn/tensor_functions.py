@@ -547,20 +547,20 @@ def _parse_einsum(equation: str, operands: Sequence[Tensor]) -> tuple[list[str],
     lhs, arrow, out = eq.partition("->")
     ins = lhs.split(",")
     if len(ins) != len(operands):
-        raise ValueError(f"einsum: {equation!r} names {len(ins)} operands, got {len(operands)}")
+        raise InvalidArgumentError(f"einsum: {equation!r} names {len(ins)} operands, got {len(operands)}")
     spare = [c for c in string.ascii_letters if c not in eq]
     n_ell = builtins.max([t.ndim - len(s) + 3 for s, t in zip(ins, operands) if "..." in s], default=0)
     ell = "".join(spare[:n_ell])
     for i, (s, t) in enumerate(zip(ins, operands)):
+        if s.count("...") > 1:
+            raise InvalidArgumentError(f"einsum: subscripts {s!r} have more than one ellipsis (PyTorch allows one)")
         if "..." in s:
             k = t.ndim - len(s) + 3
             if k < 0:
-                raise ValueError(f"einsum: subscripts {s!r} name more axes than the operand's shape {t.shape} has")
+                raise InvalidArgumentError(f"einsum: subscripts {s!r} name more axes than the operand's shape {t.shape} has")
             s = ins[i] = s.replace("...", ell[n_ell - k :])
         if "." in s or len(s) != t.ndim:
-            raise ValueError(f"einsum: subscripts {s!r} name {len(s)} axes, the operand has shape {t.shape}")
-        if len(set(s)) != len(s):
-            raise ValueError(f"einsum: repeated subscript in {s!r} (diagonals) is not supported")
+            raise InvalidArgumentError(f"einsum: subscripts {s!r} name {len(s)} axes, the operand has shape {t.shape}")
     if arrow:
         out = out.replace("...", ell)
     else:  # implicit output: the broadcast axes, then the letters seen once, sorted
@@ -575,7 +575,7 @@ def _broadcast_shared(a: Tensor, sa: str, b: Tensor, sb: str) -> tuple[Tensor, T
     for c in sa:
         if c in sb and na[c] != nb[c]:
             if na[c] != 1 and nb[c] != 1:
-                raise ValueError(f"einsum: subscript {c!r} has size {na[c]} in one operand and {nb[c]} in the other")
+                raise InvalidArgumentError(f"einsum: subscript {c!r} has size {na[c]} in one operand and {nb[c]} in the other")
             na[c] = nb[c] = builtins.max(na[c], nb[c])
     return a.expand(tuple(na[c] for c in sa)), b.expand(tuple(nb[c] for c in sb))
 
@@ -602,11 +602,21 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 
     Operands are contracted left to right, each pair as one (batched) matmul after summing
     out the letters that no later operand or the output needs. ``...`` stands for the
-    broadcast axes; a letter repeated within one operand (a diagonal) is not supported.
+    broadcast axes; a letter repeated within one operand takes its diagonal.
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     ins, out = _parse_einsum(equation, operands)
+    operands = list(operands)
+    for i, s in enumerate(ins):  # a letter repeated within one operand: its diagonal ("ii->i", "bii->bi")
+        while len(set(s)) != len(s):
+            c = next(c for c in s if s.count(c) > 1)
+            a, b = s.index(c), s.index(c, s.index(c) + 1)
+            if operands[i].shape[a] != operands[i].shape[b]:
+                raise InvalidArgumentError(f"einsum: subscript {c!r} repeats over axes of sizes {operands[i].shape[a]} and "
+                                 f"{operands[i].shape[b]} in operand {i} (shape {operands[i].shape})")  # fmt: skip
+            operands[i] = operands[i].diagonal(0, a, b)  # (the diagonal is the new last axis)
+            s = ins[i] = s[:a] + s[a + 1 : b] + s[b + 1 :] + c
     cur, sc = operands[0], ins[0]
     for i in range(len(ins)):
         later = out + "".join(ins[i + 1 :])
@@ -618,7 +628,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
             sc = "".join(c for c in sc if c in later)
     for c in out:
         if c not in sc:
-            raise ValueError(f"einsum: output subscript {c!r} is in no operand of {equation!r}")
+            raise InvalidArgumentError(f"einsum: output subscript {c!r} is in no operand of {equation!r}")
     return cur.permute([sc.index(c) for c in out]) if len(out) > 1 else cur
 
 
@@ -783,13 +793,13 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
 
 
 def log1p(x: Tensor) -> Tensor:
-    """Elementwise ``log(1 + x)``."""
-    return (x + 1.0).log()
+    """Elementwise ``log(1 + x)``, exact for tiny ``x`` (where ``1 + x`` rounds to 1)."""
+    return ops.Log1p.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
 
 
 def expm1(x: Tensor) -> Tensor:
-    """Elementwise ``exp(x) - 1``."""
-    return x.exp() - 1.0
+    """Elementwise ``exp(x) - 1``, exact for tiny ``x``."""
+    return ops.Expm1.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
 
 
 def rsqrt(x: Tensor) -> Tensor:

@@ -85,15 +85,19 @@ class LogSoftmax(Softmax):
 class _Elementwise(Module):
     """An activation with keyword settings; ``inplace`` is accepted and ignored (the result is new)."""
 
-    _fn: str = ""
-    _settings: tuple[str, ...] = ()
+    _fn: str = ""  # the function of F it applies
+
+    _default_values: tuple[tuple[str, Any], ...] = ()  # PyTorch's settings, in its order
 
     def __init__(self, *args: Any, inplace: bool = False, **kwargs: Any) -> None:
         super().__init__()
-        names = [n for n in self._settings if n != "inplace"]
-        if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__}: takes at most {len(names)} positional arguments ({names})")
-        values = dict(self._defaults)
+        names = [n for n, _ in self._default_values]
+        if len(args) > len(names) + 1:
+            raise TypeError(f"{type(self).__name__}: takes at most {len(names) + 1} positional arguments "
+                            f"({names + ['inplace']})")  # fmt: skip
+        if len(args) == len(names) + 1:  # (PyTorch's inplace comes last, positionally too)
+            *args, inplace = args
+        values = dict(self._default_values)
         values.update(zip(names, args))
         for k, v in kwargs.items():
             if k not in values:
@@ -103,12 +107,6 @@ class _Elementwise(Module):
         for k, v in values.items():
             setattr(self, k, v)
 
-    @property
-    def _defaults(self) -> dict[str, Any]:
-        return dict(self.__class__._default_values)
-
-    _default_values: tuple[tuple[str, Any], ...] = ()
-
     def forward(self, x: Tensor) -> Tensor:
         return getattr(F, self._fn)(x, **{k: getattr(self, k) for k, _ in self._default_values})
 
@@ -117,9 +115,8 @@ class _Elementwise(Module):
 
 
 def _activation(name: str, fn: str, doc: str, **defaults: Any) -> type[Module]:
-    settings = tuple(defaults) + ("inplace",)
-    return type(name, (_Elementwise,), {"_fn": fn, "_settings": settings, "_default_values": tuple(defaults.items()),
-                                        "__doc__": doc, "__module__": __name__})  # fmt: skip
+    return type(name, (_Elementwise,), {"_fn": fn, "_default_values": tuple(defaults.items()), "__doc__": doc,
+                                        "__module__": __name__})  # fmt: skip
 
 
 CELU = _activation("CELU", "celu", "``F.celu``: ``x`` above 0, ``alpha * (exp(x / alpha) - 1)`` below.", alpha=1.0)

@@ -32,7 +32,7 @@ from .linalg import Matmul
 from .movement import Cat, Expand, Permute, Reshape, Slice, SliceGrad
 from .ordering import ArgExtreme, Argsort
 from .reduce import Max, Min, Sum
-from .rounding import Ceil, Floor, Round, Sign
+from .rounding import Ceil, Floor, Fmod, Round, Sign
 from .running_index import CumArgExtreme
 from .scan import Cumsum
 from .transcendental import Acos, Acosh, Asin, Asinh, Atan, Atan2, Atanh, Erfinv, Expm1, Log1p
@@ -51,6 +51,7 @@ PRIMITIVES = {
         Sin, Cos, Floor, Ceil, Round, Sign, Cumsum, GatherAlong, ScatterAddAlong,
         # inverse trigonometric and hyperbolic functions, log1p, expm1, erfinv (ops/transcendental.py)
         Asin, Acos, Atan, Atan2, Asinh, Acosh, Atanh, Log1p, Expm1, Erfinv,
+        Fmod,  # (ops/rounding.py)
     )
 }  # fmt: skip
 

@@ -40,3 +40,29 @@ class Round(_Stepwise):
 class Sign(_Stepwise):
     __slots__ = ()
     fn = "sign"
+
+
+class Fmod(Function):
+    """C's ``fmod(a, b)``: the remainder of truncated division, with the sign of ``a``.
+
+    Forward as ``copysign(remainder(|a|, |b|), a)``: the remainder of two non-negative
+    numbers is exact, where ``a - trunc(a / b) * b`` loses the digits of ``fmod(1e-300, 1.5)``.
+    Backward as PyTorch: ``g`` for ``a``, ``-g * trunc(a / b)`` for ``b``, that quotient
+    read back as ``(a - out) / b`` (exact, and of zero derivative: fmod's second is 0).
+    """
+
+    __slots__ = ()
+    operands = ("a", "b")
+
+    def forward(self, xp, a, b):
+        raw = xp.device.xp
+        r = raw.remainder(raw.abs(a), abs(b) if type(b) in (int, float) else raw.abs(b))
+        if xp.device.np_dtype(r.dtype).kind == "f":
+            return raw.copysign(r, a)
+        return raw.where(a < 0, -r, r)
+
+    def backward(self, g, ns, inputs, out):
+        a, b = inputs
+        if type(b) in (int, float, bool):
+            return g, None
+        return g, -(g * ((a - out) / b))

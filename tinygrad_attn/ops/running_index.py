@@ -31,13 +31,14 @@ class CumArgExtreme(Function):
         i64 = dev.dtype(np.int64)
         idx = raw.broadcast_to(raw.arange(n, dtype=i64, device=getattr(v, "device", None)), v.shape)
         floating = dev.np_dtype(a.dtype).kind in "fc"
+        concat = getattr(raw, "concat", None) or raw.concatenate  # (CuPy's older name)
         s = 1
         while s < n:
             ev, ei, lv, li = v[..., : n - s], idx[..., : n - s], v[..., s:], idx[..., s:]
             beats = ev > lv if pick == "max" else ev < lv
             if floating:  # a NaN wins over any number; of two NaNs, the later
                 beats = raw.logical_and(raw.logical_not(raw.isnan(lv)), raw.logical_or(raw.isnan(ev), beats))
-            v = raw.concat([v[..., :s], raw.where(beats, ev, lv)], axis=-1)
-            idx = raw.concat([idx[..., :s], raw.where(beats, ei, li)], axis=-1)
+            v = concat([v[..., :s], raw.where(beats, ev, lv)], axis=-1)
+            idx = concat([idx[..., :s], raw.where(beats, ei, li)], axis=-1)
             s *= 2
         return raw.moveaxis(idx, -1, dim)

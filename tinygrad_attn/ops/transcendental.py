@@ -78,8 +78,8 @@ class Acosh(Function):
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
-        # sqrt(a - 1) * sqrt(a + 1), not sqrt(a*a - 1): a*a overflows for a > 1e154
-        return (g / (ns.sqrt(a - 1.0) * ns.sqrt(a + 1.0)),)
+        # PyTorch's formula, finite below -1 too (where acosh itself is NaN)
+        return (g / ns.sqrt(a * a - 1.0),)
 
 
 class Atanh(Function):
@@ -144,7 +144,7 @@ class Erfinv(Function):
         # Giles (2010): w = -log(1 - a^2); a polynomial in w (two branches) gives ~1e-7
         w = -raw.log((1.0 - a) * (1.0 + a))
         small = w < 5.0
-        ws = raw.where(small, w - 2.5, raw.sqrt(raw.where(small, 5.0, w)) - 3.0)
+        ws = raw.where(small, w - 2.5, raw.sqrt(raw.where(small, raw.full_like(w, 5.0), w)) - 3.0)
         p1 = [2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
               -0.00125372503, -0.00417768164, 0.246640727, 1.50140941]  # fmt: skip
         p2 = [-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
@@ -161,7 +161,8 @@ class Erfinv(Function):
             step = (erf_array(xp, ys) - a) / (1.1283791670955126 * raw.exp(-ys * ys))
             y = raw.where(fin, y - step, y)
         edge = raw.abs(a) == 1.0
-        return raw.where(edge, raw.where(a > 0, math.inf, -math.inf) + 0.0 * a, y)
+        inf = raw.full_like(a, math.inf)
+        return raw.where(edge, raw.where(a > 0, inf, -inf), y)
 
     def backward(self, g, ns, inputs, out):
         # d erfinv / da = sqrt(pi)/2 exp(erfinv(a)^2)
