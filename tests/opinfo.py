@@ -713,7 +713,7 @@ OPS: list[OpInfo] = [
     ),
     OpInfo(
         "layer_norm",
-        lambda x, w=None, b=None, eps=1e-5: F.layer_norm(x, w, b, eps),
+        lambda x, w=None, b=None, eps=1e-5: F.layer_norm(x, x.shape[-1:], w, b, eps),
         lambda x, w=None, b=None, eps=1e-5: TF.layer_norm(x, x.shape[-1:], w, b, eps),
         layer_norms(),
         ("layer_norm",),

@@ -838,8 +838,9 @@ class Tensor:
         o = self._operand(other)
         return autograd.apply_inplace(self, "mul_", Tensor.__mul__, o, reads_old=Tensor._needs_grad(o))
 
-    def div_(self, other: Any) -> Tensor:  # (a division's backward reads the divisor and the result)
-        return autograd.apply_inplace(self, "div_", Tensor.__truediv__, self._operand(other), reads_old=False)
+    def div_(self, other: Any) -> Tensor:  # (a division's backward reads the divisor, and x if the divisor needs grad)
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "div_", Tensor.__truediv__, o, reads_old=Tensor._needs_grad(o))
 
     def fill_(self, value: Any) -> Tensor:
         """Every element becomes ``value`` (a number or a one-element tensor), in place."""
@@ -887,7 +888,7 @@ class Tensor:
 
     def __itruediv__(self, other: Any) -> Tensor:
         o = self._operand(other)
-        return autograd.apply_inplace(self, "div_", Tensor.__truediv__, o, operator=True, reads_old=False)
+        return autograd.apply_inplace(self, "div_", Tensor.__truediv__, o, operator=True, reads_old=Tensor._needs_grad(o))
 
     @staticmethod
     def _needs_grad(x: Any) -> bool:
@@ -1248,6 +1249,7 @@ class Transfer(Function):
 
     __slots__ = ()
     name = "to"
+    reads_values = False  # backward reads devices only
 
     @classmethod
     def apply(cls, *inputs: Any, args: Any = None) -> Tensor:

@@ -257,12 +257,29 @@ class Function:
       reads (``None``: all; ``"other"``: input ``i``'s when the other input needs a
       gradient, as in a product). Inputs it does not read arrive as ``None`` once
       released (Python numbers always stay). ``reads_output``: whether it reads ``out``.
+    - ``reads_values``: False for ops whose backward reads only shapes (reshape, slice,
+      sum, cast, ...): no in-place change of their inputs or output can spoil it.
+    - :meth:`keeps_input` says which inputs the backward keeps, as PyTorch's keeps them
+      (by default: those of ``keep``); the engine's version check follows from it and
+      from ``reads_output``, so an in-place change raises exactly where PyTorch's does.
     """
 
     __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "seq", "__weakref__")
     differentiable = True
     keep: tuple[int, ...] | str | None = None
     reads_output = True
+    reads_values = True
+
+    def keeps_input(self, i: int) -> bool:
+        """Whether backward reads the values of input ``i`` (so changing it in place after
+        the forward must raise). Ops whose needs depend on more than ``keep`` override it."""
+        keep = self.keep
+        if keep is None:
+            return True
+        if keep == "other":
+            other = self.inputs[1 - i]
+            return isinstance(other, Tensor) and other.requires_grad
+        return i in keep
 
     @classmethod
     def apply(cls, *inputs: Any, args: Any = None) -> Tensor:
@@ -414,16 +431,11 @@ def _release_unread(inputs: Sequence[Any]) -> None:
 
 def _drop_unread(fn: Function) -> None:
     """Replace by None the input arrays ``fn``'s backward does not read (see ``keep``)."""
-    keep, saved, inputs = fn.keep, fn.saved, fn.inputs
+    saved = fn.saved
     for i in range(len(saved)):
         if not hasattr(saved[i], "shape"):  # None, or a number: free to keep
             continue
-        if keep == "other":
-            other = inputs[1 - i]
-            needed = isinstance(other, Tensor) and other.requires_grad
-        else:
-            needed = i in keep
-        if not needed:
+        if not fn.keeps_input(i):
             saved[i] = None
 
 
@@ -911,6 +923,7 @@ class _Alias(Function):
     name = "alias"
     keep = ()
     reads_output = False
+    reads_values = False
 
     def forward(self, xp: Any, x: Any) -> Any:
         return x
@@ -1006,19 +1019,6 @@ def _forget_version(key: int, ref: Any) -> None:
         del _versions[key]
 
 
-def _reads_values_of_inputs(fn: Function) -> bool:
-    from . import ops  # noqa: PLC0415 - ops builds on this module
-
-    global _SHAPE_ONLY
-    if _SHAPE_ONLY is None:  # backward steps that read shapes, never values
-        names = ("Cast", "Cat", "Expand", "Gather", "Permute", "Reshape", "ScatterAdd", "Slice", "SliceGrad", "Sum")
-        _SHAPE_ONLY = _with_subclasses(getattr(ops, n) for n in names if hasattr(ops, n)) | {_Alias, InPlace}
-    return fn.__class__ not in _SHAPE_ONLY and not getattr(fn.__class__, "name", None) == "to"
-
-
-_SHAPE_ONLY: frozenset | None = None
-
-
 def _with_subclasses(classes: Any) -> frozenset:
     """``classes`` and every subclass of them (a transpose is a permute)."""
     out, todo = set(), list(classes)
@@ -1049,19 +1049,13 @@ def _note_rebase(seq: int) -> None:
 
 
 def _check_versions(fn: Function, t: Tensor) -> None:
-    """Raise if an array ``fn``'s backward reads was changed in place after ``fn`` ran."""
-    if not _reads_values_of_inputs(fn):
+    """Raise if an array ``fn``'s backward reads was changed in place after ``fn`` ran
+    (what it reads: its declaration, ``reads_values``, ``keeps_input`` and ``reads_output``)."""
+    if not fn.reads_values:
         return
-    keep, inputs = fn.keep, fn.inputs
+    inputs = fn.inputs
     for i, a in enumerate(fn.saved):
-        inp = inputs[i]
-        if a is None or not isinstance(inp, Tensor):
-            continue
-        if keep == "other":
-            other = inputs[1 - i]
-            if not (isinstance(other, Tensor) and other.requires_grad):
-                continue
-        elif keep is not None and i not in keep:
+        if a is None or not isinstance(inputs[i], Tensor) or not fn.keeps_input(i):
             continue
         _check_version(fn, a, f"input {i}")
     if fn.reads_output and t._data.__class__ is not FreedArray:

@@ -573,7 +573,7 @@ def scaled_dot_product_attention(
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     bias, row_any, bias_t = _mask_arrays(q, k, mask, is_causal)
     if k.shape[-2] == 0:  # no keys: no query has anything to attend, so all get zeros
-        w = (q @ k.mT) * scale  # (..., Tq, 0)
+        w = (q * scale) @ k.mT  # (..., Tq, 0)
         if bias_t is not None:  # (so the mask, empty too, has its gradient)
             w = w + bias_t
         out = w @ v  # (..., Tq, dv), zeros (an empty sum), differentiable in q
@@ -593,7 +593,9 @@ def scaled_dot_product_attention(
 def _attention_reference(q: Tensor, k: Tensor, v: Tensor, scale: float, bias: Any, row_any: Any,
                          dropout_p: float = 0.0, weights: bool = False) -> Any:  # fmt: skip
     """The definition in primitives: scores, mask, softmax, (dropout), weighted sum."""
-    s = (q @ k.mT) * scale  # (..., Tq, Tk)
+    # (scaled before the product, as PyTorch's: so q and k themselves are not kept for backward)
+    root = math.sqrt(scale) if scale > 0 else None
+    s = (q * root) @ (k * root).mT if root is not None else (q @ k.mT) * scale  # (..., Tq, Tk)
     if bias is not None:
         s = s + (bias if isinstance(bias, Tensor) else Tensor._wrap(bias, q._dev))
     w = softmax(s, -1)

@@ -51,6 +51,11 @@ class Matmul(Function):
     operands = ("a", "b")  # a @ b
     reads_output = False
 
+    def keeps_input(self, i: int) -> bool:
+        # As PyTorch's: each side's gradient reads the other side, so a side is kept only
+        # when its partner needs a gradient (``x @ W`` with a frozen W keeps W alone)
+        return getattr(self.inputs[1 - i], "requires_grad", False)
+
     def forward(self, xp, a, b):
         try:
             if b.ndim == 2 and a.ndim > 2:
