@@ -754,7 +754,7 @@ OPS: list[OpInfo] = [
     ),  # (only where no random draw decides: p = 0 or 1, or not training)
     OpInfo(
         "cross_entropy",
-        F.cross_entropy,
+        lambda logits, targets, **kw: F.cross_entropy(logits, targets, **kw, class_axis=-1),  # (classes last)
         _cross_entropy_theirs,
         cross_entropies(),
         ("cross_entropy",),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
@@ -15,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import autograd, ops
+from . import dtypes as _dtypes
 from .autograd import Function, composite
 from .device import Device, default_device, device_of_array, get_device
 from .random import host_generator
@@ -32,7 +34,10 @@ def _shape_args(shape: Sequence[Any]) -> Shape:
     """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(map(int, shape))
+    try:
+        return tuple(map(operator.index, shape))
+    except TypeError:  # (a float size is refused, as PyTorch's; int() would round 2.7 to 2)
+        raise TypeError(f"size must be a tuple of ints, got {tuple(shape)!r}") from None
 
 
 class Size(tuple):
@@ -245,7 +250,8 @@ class Tensor:
     def full(cls, shape: Any, value: float, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
              name: str | None = None) -> Tensor:  # fmt: skip
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        dt = np.dtype(dtype) if dtype is not None else (np.dtype(np.bool_) if isinstance(value, bool) else np.float32)
+        # (no dtype: as PyTorch infers it from the value: bool, int64 or float32)
+        dt = np.dtype(dtype) if dtype is not None else _scalar_dtype(value.item() if isinstance(value, np.generic) else value)
         return cls._host(np.full(shape, value, dtype=dt), None, device, requires_grad, name)
 
     @classmethod
@@ -265,9 +271,12 @@ class Tensor:
     @classmethod
     def arange(cls, start: float, stop: float | None = None, step: float = 1, *, dtype: Any = None,
                device: Any = None, requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
-        """``arange(n)`` or ``arange(start, stop, step)``; float32 unless ``dtype`` says otherwise."""
-        arr = np.arange(start, stop, step) if stop is not None else np.arange(start)
-        return cls._host(arr, dtype or np.float32, device, requires_grad, name)
+        """``arange(n)`` or ``arange(start, stop, step)``: int64 when every argument is an
+        integer, else float32, unless ``dtype`` says otherwise (as PyTorch's)."""
+        whole = all(isinstance(v, (int, np.integer)) for v in (start, stop if stop is not None else 0, step))
+        dt = dtype or (np.int64 if whole else np.float32)
+        arr = np.arange(start, stop, step) if stop is not None else np.arange(start)  # (exact for ints)
+        return cls._host(arr, dt, device, requires_grad, name)
 
     @classmethod
     def eye(cls, n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
@@ -456,13 +465,15 @@ class Tensor:
 
     # -- operand conversion -------------------------------------------------------
     def _operand(self, other: Any) -> Any:
-        """Python numbers stay constants; arrays and lists become tensors on our device."""
+        """Python numbers stay constants; arrays and lists become tensors on our device.
+        A NumPy scalar is a number, as in PyTorch (``np.float64(0.5)`` keeps a float32
+        tensor float32), even where it subclasses Python's float."""
+        if isinstance(other, np.generic):
+            return other.item()
         if isinstance(other, (Tensor, int, float)):
             return other
         if isinstance(other, (list, tuple)):
             return Tensor(other, dtype=self.dtype, device=self._dev)
-        if isinstance(other, np.generic):
-            return other.item()
         return Tensor(other, device=self._dev)
 
     # -- arithmetic ---------------------------------------------------------------
@@ -565,19 +576,19 @@ class Tensor:
 
     # -- elementwise --------------------------------------------------------------
     def exp(self) -> Tensor:
-        return _exp(self)
+        return _exp(self if self._data.dtype in _FLOATS else _as_float(self))
 
     def log(self) -> Tensor:
-        return ops.Log.apply(self)
+        return ops.Log.apply(self if self._data.dtype in _FLOATS else _as_float(self))
 
     def sqrt(self) -> Tensor:
-        return ops.Sqrt.apply(self)
+        return ops.Sqrt.apply(self if self._data.dtype in _FLOATS else _as_float(self))
 
     def tanh(self) -> Tensor:
-        return _tanh(self)
+        return _tanh(self if self._data.dtype in _FLOATS else _as_float(self))
 
     def sigmoid(self) -> Tensor:
-        return ops.Sigmoid.apply(self)
+        return ops.Sigmoid.apply(self if self._data.dtype in _FLOATS else _as_float(self))
 
     def relu(self) -> Tensor:
         return ops.Relu.apply(self)
@@ -586,7 +597,7 @@ class Tensor:
         return ops.Abs.apply(self)
 
     def erf(self) -> Tensor:
-        return ops.Erf.apply(self)
+        return ops.Erf.apply(self if self._data.dtype in _FLOATS else _as_float(self))
 
     def gelu(self, approximate: str = "none") -> Tensor:
         return _functional.gelu(self, approximate=approximate)
@@ -1111,10 +1122,10 @@ class Tensor:
         return ops.Sign.apply(self)
 
     def sin(self) -> Tensor:
-        return ops.Sin.apply(self)
+        return ops.Sin.apply(self if self._data.dtype in _FLOATS else _as_float(self))
 
     def cos(self) -> Tensor:
-        return ops.Cos.apply(self)
+        return ops.Cos.apply(self if self._data.dtype in _FLOATS else _as_float(self))
 
     def floor(self) -> Tensor:
         return ops.Floor.apply(self)
@@ -1293,6 +1304,16 @@ _IntRemainder = _compare("Remainder", lambda xp, a, b: a % b)
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
+# NumPy's floating dtypes: a float op (exp, sqrt, ...) of any other dtype computes in float32
+_FLOATS = frozenset(np.dtype(d) for d in ("float16", "float32", "float64", "complex64", "complex128"))
+
+
+def _as_float(t: Tensor) -> Tensor:
+    """``t`` for a float op: bools and integers in PyTorch's default float (float32), as
+    ``torch.tensor(2).exp()`` (NumPy would compute them in float64)."""
+    return t if t.dtype.kind in "fc" else t.astype(np.float32)
+
+
 def _scalar_dtype(value: Any) -> np.dtype:
     """The dtype PyTorch gives a tensor made of a lone Python number."""
     if isinstance(value, bool):
@@ -1307,10 +1328,8 @@ def _promote_for_scalar(t: Tensor, value: Any) -> Tensor:
     with a float float64, and cast a float into a bool array."""
     if isinstance(value, Tensor) or not isinstance(value, (bool, int, float)):
         return t
-    dt = _scalar_dtype(value)
-    if _KIND_RANK[dt.kind] <= _KIND_RANK.get(t.dtype.kind, 0):
-        return t
-    return t.astype(dt)
+    dt = _dtypes.result_type(t, value)
+    return t if dt == t.dtype else t.astype(dt)
 
 
 def _kind(t: Tensor) -> str:
@@ -1342,17 +1361,14 @@ def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
         ca = a.__class__
         if (ca is float and _kind(b) in "fc") or (ca is int and _kind(b) != "b"):
             return a, b
-    if isinstance(a, Tensor):
-        if isinstance(b, Tensor):
-            da, db = a.dtype, b.dtype
-            if da == db:
-                return a, b
-            ra, rb = _KIND_RANK.get(da.kind, 0), _KIND_RANK.get(db.kind, 0)
-            if ra < rb:
-                return a.astype(db), b
-            return a, (b.astype(da) if rb < ra else b)
-        return _promote_for_scalar(a, b), b
-    return a, _promote_for_scalar(b, a)
+    # torch.result_type's rules (dtypes.result_type): a 0-d tensor or a number decides
+    # only where its category is higher (int32 + tensor(1) stays int32)
+    dt = _dtypes.result_type(a, b)
+    if isinstance(a, Tensor) and a.dtype != dt:
+        a = a.astype(dt)
+    if isinstance(b, Tensor) and b.dtype != dt:
+        b = b.astype(dt)
+    return a, b
 
 
 def _promoted_div(a: Any, b: Any) -> tuple[Any, Any]:
