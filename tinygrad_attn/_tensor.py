@@ -576,19 +576,19 @@ class Tensor:
 
     # -- elementwise --------------------------------------------------------------
     def exp(self) -> Tensor:
-        return _exp(self if self._data.dtype in _FLOATS else _as_float(self))
+        return _exp(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def log(self) -> Tensor:
-        return ops.Log.apply(self if self._data.dtype in _FLOATS else _as_float(self))
+        return ops.Log.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def sqrt(self) -> Tensor:
-        return ops.Sqrt.apply(self if self._data.dtype in _FLOATS else _as_float(self))
+        return ops.Sqrt.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def tanh(self) -> Tensor:
-        return _tanh(self if self._data.dtype in _FLOATS else _as_float(self))
+        return _tanh(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def sigmoid(self) -> Tensor:
-        return ops.Sigmoid.apply(self if self._data.dtype in _FLOATS else _as_float(self))
+        return ops.Sigmoid.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def relu(self) -> Tensor:
         return ops.Relu.apply(self)
@@ -597,7 +597,7 @@ class Tensor:
         return ops.Abs.apply(self)
 
     def erf(self) -> Tensor:
-        return ops.Erf.apply(self if self._data.dtype in _FLOATS else _as_float(self))
+        return ops.Erf.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def gelu(self, approximate: str = "none") -> Tensor:
         return _functional.gelu(self, approximate=approximate)
@@ -1122,10 +1122,10 @@ class Tensor:
         return ops.Sign.apply(self)
 
     def sin(self) -> Tensor:
-        return ops.Sin.apply(self if self._data.dtype in _FLOATS else _as_float(self))
+        return ops.Sin.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def cos(self) -> Tensor:
-        return ops.Cos.apply(self if self._data.dtype in _FLOATS else _as_float(self))
+        return ops.Cos.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def floor(self) -> Tensor:
         return ops.Floor.apply(self)
@@ -1305,7 +1305,8 @@ _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 # NumPy's floating dtypes: a float op (exp, sqrt, ...) of any other dtype computes in float32
-_FLOATS = frozenset(np.dtype(d) for d in ("float16", "float32", "float64", "complex64", "complex128"))
+# (by the dtype's class: comparing another namespace's dtype with NumPy's warns)
+_FLOATS = frozenset(type(np.dtype(d)) for d in ("float16", "float32", "float64", "complex64", "complex128"))
 
 
 def _as_float(t: Tensor) -> Tensor:
