@@ -147,6 +147,7 @@ PATTERNS = {
     "abs_output": lambda m, x: x.abs().mul_(2.0),
     "tanh_output": lambda m, x: x.tanh().mul_(2.0),
     "sigmoid_output": lambda m, x: x.sigmoid().mul_(2.0),
+    "x *= x": lambda m, x: (lambda h: h.__imul__(h))(x * 1.0),  # (PyTorch raises: the product read h)
     "mul_input": lambda m, x: (lambda h: (h * x, h.mul_(2.0))[0])(x * 1.0),
 }
 
@@ -164,3 +165,57 @@ def test_patterns_raise_where_pytorch_raises(name):
         except RuntimeError:
             results.append("raises")
     assert results[0] == results[1], f"{name}: here {results[0]}, in PyTorch {results[1]}"
+
+
+def _leaf(m, a):
+    return m.tensor(np.array(a, dtype=np.float64), requires_grad=True)
+
+
+def _grad_after(m, x, y):
+    y.sum().backward()
+    return x.grad
+
+
+def _set_all(h):
+    h[:] = h
+    return h
+
+
+def _set_0d(m):
+    x = _leaf(m, 3.0)
+    v = x * 2.0
+    v[...] = 5.0
+    (v * x).backward()
+    return x.grad
+
+
+def _ce_all_ignored_then_elu(m):
+    f = F if m is tga else TF
+    x = _leaf(m, [[1.0, 2.0], [3.0, 4.0]])
+    f.elu(f.cross_entropy(x, m.tensor(np.array([-100, -100])))).backward()
+    return x.grad
+
+
+# Idioms that once raised or gave other values: (a function of the module, tga or torch)
+IDIOMS = {
+    "x += x": lambda m: (lambda x: (lambda h: (h.__iadd__(h), _grad_after(m, x, h))[1])(x * 1.0))(_leaf(m, [1.0, 2.0])),
+    "x.add_(x)": lambda m: (lambda x: (lambda h: (h.add_(h), _grad_after(m, x, h))[1])(x * 1.0))(_leaf(m, [1.0, 2.0])),
+    "x.copy_(x)": lambda m: (lambda x: (lambda h: (h.copy_(h), _grad_after(m, x, h))[1])(x * 1.0))(
+        _leaf(m, [1.0, 2.0])
+    ),
+    "x[:] = x": lambda m: (lambda x: (lambda h: (_set_all(h), _grad_after(m, x, h))[1])(x * 1.0))(_leaf(m, [1.0, 2.0])),
+    "v[...] = 5 of 0-d": _set_0d,
+    "backward of one element": lambda m: (lambda a: ((a * a).backward(), a.grad)[1])(_leaf(m, [3.0])),
+    "flatten(0, 1) of (3, 2, 0)": lambda m: m.tensor(list(m.zeros(3, 2, 0).flatten(0, 1).shape)),
+    "empty.chunk(1)": lambda m: m.tensor(len(m.zeros(0).chunk(1))),
+    "empty.split(3)": lambda m: m.tensor(len(m.zeros(0).split(3))),
+    "squeeze(0) of a non-1 axis": lambda m: m.tensor(list(m.zeros(2, 3).squeeze(0).shape)),
+    "max(dim=0) of 0-d": lambda m: m.tensor(3.0).max(dim=0).values,
+    "cross_entropy all ignored then elu": _ce_all_ignored_then_elu,
+}
+
+
+@pytest.mark.parametrize("name", sorted(IDIOMS))
+def test_idioms_behave_as_pytorch(name):
+    got, want = (IDIOMS[name](m) for m in (tga, torch))
+    np.testing.assert_array_equal(np.asarray(got.numpy(), float), np.asarray(want.detach().numpy(), float))

@@ -793,12 +793,15 @@ class Tensor:
         if self.ndim == 0:
             return self.reshape(1)
         start, end = start % self.ndim, end % self.ndim
-        return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1 :])
+        # (the size spelled out, not -1: a shape with a 0 has no single -1 to infer)
+        return self.reshape(self.shape[:start] + (math.prod(self.shape[start : end + 1]),) + self.shape[end + 1 :])
 
     def chunk(self, n: int, axis: int | None = None, *, dim: int | None = None) -> list[Tensor]:
         """Split into ``n`` pieces along ``axis`` (the last may be smaller), as PyTorch does."""
         axis = _dim_alias(axis, dim, "chunk")
         (axis,) = self._axes(0 if axis is None else axis, "chunk")
+        if not self.shape[axis]:  # an empty axis: one empty piece, as PyTorch's
+            return [self]
         size = -(-self.shape[axis] // n)
         lead = (slice(None),) * axis
         return [self[lead + (slice(i, i + size), Ellipsis)] for i in range(0, self.shape[axis], size)]
@@ -808,11 +811,7 @@ class Tensor:
         piece per size in it (as PyTorch's ``split``)."""
         axis = _dim_alias(axis, dim, "split")
         axis = 0 if axis is None else axis
-        if not isinstance(size, int):
-            return _tf.split(self, size, axis)
-        (axis,) = self._axes(axis, "split")
-        lead = (slice(None),) * axis
-        return [self[lead + (slice(i, i + size), Ellipsis)] for i in range(0, self.shape[axis], size)]
+        return _tf.split(self, size, axis)  # (one implementation: an empty axis gives one empty piece)
 
     def __getitem__(self, key: Any) -> Tensor:
         from .indexing import getitem  # noqa: PLC0415 - indexing builds on this module

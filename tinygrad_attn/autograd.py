@@ -832,7 +832,7 @@ def grad(
 
 def _root_grad(t: Tensor, grad: Any, create_graph: bool, who: str) -> Any:
     if grad is None:
-        if t._data.shape != ():
+        if t._data.size != 1:  # (one element of any shape is a scalar, as PyTorch accepts)
             raise RuntimeError(
                 f"{who}: grad can be created implicitly only for a scalar output, but the output has "
                 f"shape {tuple(t.shape)}; pass a gradient of that shape"
@@ -1219,6 +1219,8 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
     old._dev, old.grad, old.name = t._dev, None, t.name
     old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
     t._uses = 0  # the ops that used t so far used the old value: their uses move with it
+    # An operand that is t itself (x += x, x.copy_(x)) is its value before the change
+    operands = tuple(old if o is t else o for o in operands)
     try:
         r = compute(_Copy.apply(old) if reads_old else old, *operands)
         r = _checked_result(t, r, name)

@@ -393,7 +393,8 @@ def _cross_entropy_reference(logits: Tensor, targets: Tensor, keep: Any, n_kept:
     """The fused op's definition: the summed loss of the kept items, divided by ``n_kept``."""
     total = _nll_reference(log_softmax(logits, -1), targets, keep, 0, None, "sum", eps, ())
     if n_kept != n_kept or not n_kept:  # nothing counts: NaN (0/0, as PyTorch), its gradient 0, not NaN
-        return total + math.nan
+        # (a where, not total + nan: its gradient is 0 even where the incoming one is NaN)
+        return where(Tensor(False, device=logits._dev), total, math.nan)
     return total / n_kept
 
 

@@ -320,6 +320,8 @@ class SetSlice(Function):
         if ns is autograd.TENSOR_NS:
             return SetSlice.apply(g, 0.0, args=key), g[key]
         gx = ns.copy(g)
+        if gx.__class__ in autograd._NUMPY_SCALARS:  # (a 0-d gradient NumPy gave as a scalar)
+            gx = autograd._as_ndarray(gx)
         gx[key] = 0
         return gx, ns.copy(g[key])
 

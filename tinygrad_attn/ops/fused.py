@@ -255,8 +255,9 @@ class CrossEntropy(FusedFunction):
         delta = ns.device.index_add((m * c,), 0, flat, ns.full((m,), 1.0 - eps, dtype=logp.dtype,
                                                                **_dev_kw(ns)))  # fmt: skip
         grad -= ns.reshape(delta, (m, c))
-        # (nothing counts, n_kept NaN: the loss is NaN but no logit changes it, so its gradient is 0)
-        grad *= ns.reshape(keep, (m, 1)) * (g / n_kept if n_kept == n_kept else g * 0.0)
+        if n_kept != n_kept:  # nothing counts: the loss is NaN but no logit changes it, so its gradient is 0
+            return grad * 0.0, None  # (not g * 0: g may be NaN itself, from an op after the loss)
+        grad *= ns.reshape(keep, (m, 1)) * (g / n_kept)
         return grad, None
 
     def recompute(self, logits, targets):
