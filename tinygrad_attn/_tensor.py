@@ -459,9 +459,15 @@ class Tensor:
         return self.clone()
 
     # -- autograd -----------------------------------------------------------------
-    def backward(self, grad: Any = None, *, retain_graph: bool = False, create_graph: bool = False) -> None:
-        """Accumulate the gradient of this tensor into ``.grad`` of every leaf it depends on."""
-        autograd.backward(self, grad, retain_graph=retain_graph, create_graph=create_graph)
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+                 inputs: Any = None, *, grad: Any = None) -> None:  # fmt: skip
+        """Accumulate the gradient of this tensor into ``.grad`` of every leaf it depends on
+        (PyTorch's parameters; ``grad=`` is the first round's name of ``gradient``)."""
+        if inputs is not None:
+            raise NotImplementedError("backward: inputs= is not supported; use tga.grad(output, inputs)")
+        g = gradient if grad is None else grad
+        keep = create_graph if retain_graph is None else bool(retain_graph)
+        autograd.backward(self, g, retain_graph=keep, create_graph=create_graph)
 
     # -- operand conversion -------------------------------------------------------
     def _operand(self, other: Any) -> Any:
@@ -806,12 +812,10 @@ class Tensor:
         lead = (slice(None),) * axis
         return [self[lead + (slice(i, i + size), Ellipsis)] for i in range(0, self.shape[axis], size)]
 
-    def split(self, size: Any, axis: int | None = None, *, dim: int | None = None) -> Any:
-        """Pieces of ``size`` along ``axis`` (the last may be smaller), or with a list, one
-        piece per size in it (as PyTorch's ``split``)."""
-        axis = _dim_alias(axis, dim, "split")
-        axis = 0 if axis is None else axis
-        return _tf.split(self, size, axis)  # (one implementation: an empty axis gives one empty piece)
+    def split(self, split_size: Any, dim: int = 0, *, axis: int | None = None) -> Any:
+        """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or with a list,
+        one piece per size in it (as PyTorch's ``split``)."""
+        return _tf.split(self, split_size, dim if axis is None else axis)  # (one implementation: an empty axis gives one empty piece)
 
     def __getitem__(self, key: Any) -> Tensor:
         from .indexing import getitem  # noqa: PLC0415 - indexing builds on this module

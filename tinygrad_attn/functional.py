@@ -342,7 +342,7 @@ def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
     return weight
 
 
-def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average: Any = None,
+def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
                   ignore_index: int | None = -100, reduce: Any = None, reduction: str = "mean",
                   label_smoothing: float = 0.0, *, class_axis: int | None = None) -> Tensor:  # fmt: skip
     """Negative log-likelihood of ``targets`` under ``softmax(logits)``, as PyTorch's.
@@ -359,6 +359,7 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average
     uniform distribution, as in "Attention Is All You Need". ``reduction="none"`` returns
     one loss per item, shaped as the indices.
     """
+    logits, targets = input, target
     # Before PyTorch's argument order this was (logits, targets, ignore_index, label_smoothing):
     # an int in weight's place is still an ignore_index, a float in size_average's a smoothing.
     if isinstance(weight, (int, np.integer)) and not isinstance(weight, bool):
@@ -452,10 +453,11 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
 
 
 @composite("mse_loss")
-def mse_loss(a: Tensor, b: Any, size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
+def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+             reduction: str = "mean") -> Tensor:  # fmt: skip
     """The squared differences, averaged (``reduction="mean"``), summed, or each (``"none"``)."""
     reduction = _reduction("mse_loss", reduction, size_average, reduce)
-    d = a - b
+    d = input - target
     return _reduce(d * d, reduction)
 
 
