@@ -120,6 +120,10 @@ def _check_bool_masks(x: Tensor, key: tuple) -> None:
 def getitem(x: Tensor, key: Any) -> Tensor:
     if not isinstance(key, tuple):
         key = (key,)
+    if x.ndim == 0 and len(key) == 1 and _is_bool_array(key[0]) and key[0].ndim == 0:
+        # x[x > 0] of a 0-d x: one element or none, as PyTorch (NumPy has no nonzero of 0-d)
+        m = key[0]
+        return getitem(x.reshape(1), m.reshape(1) if isinstance(m, Tensor) else np.reshape(m, (1,)))
     if any(_is_bool_array(k) for k in key):
         _check_bool_masks(x, key)
     key = tuple(_bool_to_int(k, x) if _is_bool_array(k) else k for k in key)
