@@ -181,6 +181,11 @@ def _set_all(h):
     return h
 
 
+def _add_through_none(h):
+    h[:, None] += 1.0
+    return h
+
+
 def _set_0d(m):
     x = _leaf(m, 3.0)
     v = x * 2.0
@@ -205,6 +210,9 @@ IDIOMS = {
     ),
     "x[:] = x": lambda m: (lambda x: (lambda h: (_set_all(h), _grad_after(m, x, h))[1])(x * 1.0))(_leaf(m, [1.0, 2.0])),
     "v[...] = 5 of 0-d": _set_0d,
+    "x[:, None] += 1": lambda m: (
+        lambda x: (lambda h: (h[:, None].__iadd__(1.0), _add_through_none(h), _grad_after(m, x, h))[2])(x * 1.0)
+    )(_leaf(m, [[1.0, 2.0]])),
     "backward of one element": lambda m: (lambda a: ((a * a).backward(), a.grad)[1])(_leaf(m, [3.0])),
     "flatten(0, 1) of (3, 2, 0)": lambda m: m.tensor(list(m.zeros(3, 2, 0).flatten(0, 1).shape)),
     "empty.chunk(1)": lambda m: m.tensor(len(m.zeros(0).chunk(1))),

@@ -243,6 +243,10 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     parts = key if isinstance(key, tuple) else (key,)
     basic = not any(_is_index_array(p) or _is_bool_array(p) for p in parts)
     wants = autograd._State.grad_enabled and (x.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+    if basic and isinstance(value, Tensor) and any(p is None for p in parts):
+        # x[:, None] += 1: the value has the view's new axes of length 1, the store has not
+        view_shape = getitem(x.detach(), parts).shape
+        value = value.expand(view_shape).reshape(getitem(x.detach(), tuple(p for p in parts if p is not None)).shape)
     if basic:
         plain = _basic_setitem_key(x, parts)
         if not wants:  # nothing to record: a plain store, on every backend
