@@ -17,7 +17,7 @@ import numpy as np
 
 from . import autograd, ops
 from . import dtypes as _dtypes
-from .autograd import Function, composite
+from .autograd import Function, InvalidArgumentError, composite
 from .device import Device, default_device, device_of_array, get_device
 from .random import host_generator
 
@@ -94,9 +94,9 @@ class DimensionError(IndexError, ValueError):
     this is both, so code written for either catches it."""
 
 
-class InvalidArgumentError(ValueError, RuntimeError):
-    """An argument the op cannot take (repeated axes, a bad mode, mismatched index shapes).
-    PyTorch raises ``RuntimeError`` for these, NumPy ``ValueError``; this is both."""
+class UnsupportedModeError(NotImplementedError, ValueError):
+    """A mode the op does not have (``pad(mode="bogus")``): PyTorch's ``NotImplementedError``,
+    and the ``ValueError`` the first round raised."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -108,10 +108,10 @@ def _reshape_target(cur: Shape, shape: tuple) -> Shape:
     if -1 in shape and shape.count(-1) == 1:
         known = math.prod(s for s in shape if s != -1)
         if known == 0 or n % known:
-            raise ValueError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
+            raise InvalidArgumentError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
         shape = tuple(n // known if s == -1 else s for s in shape)
     if math.prod(shape) != n:
-        raise ValueError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
+        raise InvalidArgumentError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
     return shape
 
 
@@ -1487,8 +1487,10 @@ def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None =
     if not tensors:
         raise ValueError("cat: needs at least one tensor")
     nd = tensors[0].ndim
+    if nd == 0:  # (PyTorch's RuntimeError, still the first round's ValueError)
+        raise InvalidArgumentError("cat: 0-d tensors cannot be concatenated; use stack, or reshape them to (1,)")
     if not -nd <= axis < nd:
-        raise ValueError(f"cat: axis {axis} is out of range for tensors of {nd} dimensions")
+        raise DimensionError(f"cat: axis {axis} is out of range for tensors of {nd} dimensions")
     return ops.Cat.apply(*tensors, args=axis % nd)
 
 

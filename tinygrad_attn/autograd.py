@@ -455,9 +455,16 @@ def _shape_str(t: Any) -> str:
     return repr(t)
 
 
+class InvalidArgumentError(ValueError, RuntimeError):
+    """An argument the op cannot take (mismatched shapes, repeated axes, a bad mode).
+    PyTorch raises ``RuntimeError`` for these, NumPy ``ValueError``; this is both."""
+
+
 def _op_error(cls: type, inputs: Sequence[Any], e: Exception) -> Exception:
     shapes = ", ".join(_shape_str(t) for t in inputs)
-    return type(e)(f"{cls.op_name_of()}: cannot apply to inputs of shapes {shapes}: {e}")
+    # (shapes that do not fit: PyTorch's RuntimeError, still the ValueError NumPy raised)
+    kind = InvalidArgumentError if type(e) is ValueError else type(e)
+    return kind(f"{cls.op_name_of()}: cannot apply to inputs of shapes {shapes}: {e}")
 
 
 def _raise_device_mix(cls: type, inputs: Sequence[Any]) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._tensor import InvalidArgumentError, Tensor, cat, mask_dtype, where
+from ._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, cat, mask_dtype, where
 from .autograd import _memory_root, _State, composite, scope
 from .indexing import host_integers
 from .ops import fused
@@ -123,6 +123,9 @@ def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None, d
 
 # -- linear maps -------------------------------------------------------------------------
 def _check_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    for t, what in ((x, "input"), (weight, "weight")):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"linear: {what} must be a Tensor, got {type(t).__name__}; make one with tga.tensor(...)")
     ok = weight.ndim == 2 and x.ndim >= 1 and x.shape[-1] == weight.shape[1]
     if not ok or (bias is not None and bias.shape != (weight.shape[0],)):
         raise ValueError(
@@ -774,7 +777,7 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
             f"pad: needs (left, right) pairs for at most {x.ndim} axes of a tensor of shape {x.shape}, got {pad}"
         )
     if mode not in _PAD_MODES:
-        raise ValueError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
+        raise UnsupportedModeError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
     if mode != "constant" and value:
         raise ValueError(f"pad: value applies to mode 'constant' only, not {mode!r}")
     x0 = x

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from .._tensor import Tensor, cat, stack
+from .._tensor import InvalidArgumentError, Tensor, cat, stack
 from ..random import host_generator
 from .module import Module, Parameter, _place
 
@@ -274,6 +274,9 @@ class _RNNBase(Module):
             x = input.transpose(0, 1) if self.batch_first else input  # (T, B, in)
         states = self._initial(x, hx, unbatched)
         t_len = x.shape[0]
+        if t_len == 0:  # (as PyTorch: there is no step to run, and no last state to return)
+            raise InvalidArgumentError(f"{type(self).__name__}: the input has sequence length 0 (shape {x.shape}); "
+                                       "give at least one step")  # fmt: skip
         last = []
         for layer in range(self.num_layers):
             outs = []
