@@ -713,7 +713,7 @@ OPS: list[OpInfo] = [
     ),
     OpInfo(
         "layer_norm",
-        lambda x, w=None, b=None, eps=1e-5: F.layer_norm(x, w, b, eps),
+        lambda x, w=None, b=None, eps=1e-5: F.layer_norm(x, x.shape[-1:], w, b, eps),
         lambda x, w=None, b=None, eps=1e-5: TF.layer_norm(x, x.shape[-1:], w, b, eps),
         layer_norms(),
         ("layer_norm",),
@@ -754,7 +754,7 @@ OPS: list[OpInfo] = [
     ),  # (only where no random draw decides: p = 0 or 1, or not training)
     OpInfo(
         "cross_entropy",
-        F.cross_entropy,
+        lambda logits, targets, **kw: F.cross_entropy(logits, targets, **kw, class_axis=-1),  # (classes last)
         _cross_entropy_theirs,
         cross_entropies(),
         ("cross_entropy",),

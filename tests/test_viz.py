@@ -373,9 +373,10 @@ def test_backward_of_fused_attention_shows_its_saved_weights():
     d = dot_of(loss, backward=True)
     (att,) = [n for n in d.of_kind("backward") if d.title(n).startswith("attention backward")]
     assert d.title(att) == "attention backward · 4 heads"
-    saved = {d.title(n): d.label(n) for n in d.into(att) if d.kind(n) == "saved"}
-    assert set(saved) == {"q", "k", "v", "attention intermediate"}
-    assert "(2, 4, 5, 5)" in saved["attention intermediate"]  # the attention weights
+    saved = [(d.title(n), d.label(n)) for n in d.into(att) if d.kind(n) == "saved"]
+    # (as PyTorch's, it keeps v, the weights and scaled copies of q and k, so q and k may change in place)
+    assert {title for title, _ in saved} == {"v", "attention intermediate"}
+    assert any("(2, 4, 5, 5)" in label for _, label in saved)  # the attention weights
     assert sorted(d.titles("grad_input")) == ["k.grad", "q.grad", "v.grad"]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
@@ -15,7 +16,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import autograd, ops
-from .autograd import Function, composite
+from . import dtypes as _dtypes
+from .autograd import Function, InvalidArgumentError, composite
 from .backend import Device, default_device, device_of_array, get_device
 from .backend import device as _device
 from .random import draw, host_generator
@@ -33,7 +35,10 @@ def _shape_args(shape: Sequence[Any]) -> Shape:
     """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(map(int, shape))
+    try:
+        return tuple(map(operator.index, shape))
+    except TypeError:  # (a float size is refused, as PyTorch's; int() would round 2.7 to 2)
+        raise TypeError(f"size must be a tuple of ints, got {tuple(shape)!r}") from None
 
 
 class Size(tuple):
@@ -90,9 +95,9 @@ class DimensionError(IndexError, ValueError):
     this is both, so code written for either catches it."""
 
 
-class InvalidArgumentError(ValueError, RuntimeError):
-    """An argument the op cannot take (repeated axes, a bad mode, mismatched index shapes).
-    PyTorch raises ``RuntimeError`` for these, NumPy ``ValueError``; this is both."""
+class UnsupportedModeError(NotImplementedError, ValueError):
+    """A mode the op does not have (``pad(mode="bogus")``): PyTorch's ``NotImplementedError``,
+    and the ``ValueError`` the first round raised."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -104,10 +109,10 @@ def _reshape_target(cur: Shape, shape: tuple) -> Shape:
     if -1 in shape and shape.count(-1) == 1:
         known = math.prod(s for s in shape if s != -1)
         if known == 0 or n % known:
-            raise ValueError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
+            raise InvalidArgumentError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
         shape = tuple(n // known if s == -1 else s for s in shape)
     if math.prod(shape) != n:
-        raise ValueError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
+        raise InvalidArgumentError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
     return shape
 
 
@@ -267,7 +272,8 @@ class Tensor:
     def full(cls, shape: Any, value: float, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
              name: str | None = None) -> Tensor:  # fmt: skip
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        dt = np.dtype(dtype) if dtype is not None else (np.dtype(np.bool_) if isinstance(value, bool) else np.float32)
+        # (no dtype: as PyTorch infers it from the value: bool, int64 or float32)
+        dt = np.dtype(dtype) if dtype is not None else _scalar_dtype(value.item() if isinstance(value, np.generic) else value)
         return cls._host(np.full(shape, value, dtype=dt), None, device, requires_grad, name)
 
     @classmethod
@@ -291,9 +297,12 @@ class Tensor:
     @classmethod
     def arange(cls, start: float, stop: float | None = None, step: float = 1, *, dtype: Any = None,
                device: Any = None, requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
-        """``arange(n)`` or ``arange(start, stop, step)``; float32 unless ``dtype`` says otherwise."""
-        arr = np.arange(start, stop, step) if stop is not None else np.arange(start)
-        return cls._host(arr, dtype or np.float32, device, requires_grad, name)
+        """``arange(n)`` or ``arange(start, stop, step)``: int64 when every argument is an
+        integer, else float32, unless ``dtype`` says otherwise (as PyTorch's)."""
+        whole = all(isinstance(v, (int, np.integer)) for v in (start, stop if stop is not None else 0, step))
+        dt = dtype or (np.int64 if whole else np.float32)
+        arr = np.arange(start, stop, step) if stop is not None else np.arange(start)  # (exact for ints)
+        return cls._host(arr, dt, device, requires_grad, name)
 
     @classmethod
     def eye(cls, n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
@@ -514,19 +523,27 @@ class Tensor:
         return self.clone()
 
     # -- autograd -----------------------------------------------------------------
-    def backward(self, grad: Any = None, *, retain_graph: bool = False, create_graph: bool = False) -> None:
-        """Accumulate the gradient of this tensor into ``.grad`` of every leaf it depends on."""
-        autograd.backward(self, grad, retain_graph=retain_graph, create_graph=create_graph)
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+                 inputs: Any = None, *, grad: Any = None) -> None:  # fmt: skip
+        """Accumulate the gradient of this tensor into ``.grad`` of every leaf it depends on
+        (PyTorch's parameters; ``grad=`` is the first round's name of ``gradient``)."""
+        if inputs is not None:
+            raise NotImplementedError("backward: inputs= is not supported; use tga.grad(output, inputs)")
+        g = gradient if grad is None else grad
+        keep = create_graph if retain_graph is None else bool(retain_graph)
+        autograd.backward(self, g, retain_graph=keep, create_graph=create_graph)
 
     # -- operand conversion -------------------------------------------------------
     def _operand(self, other: Any) -> Any:
-        """Python numbers stay constants; arrays and lists become tensors on our device."""
+        """Python numbers stay constants; arrays and lists become tensors on our device.
+        A NumPy scalar is a number, as in PyTorch (``np.float64(0.5)`` keeps a float32
+        tensor float32), even where it subclasses Python's float."""
+        if isinstance(other, np.generic):
+            return other.item()
         if isinstance(other, (Tensor, int, float)):
             return other
         if isinstance(other, (list, tuple)):
             return Tensor(other, dtype=self.dtype, device=self._dev)
-        if isinstance(other, np.generic):
-            return other.item()
         return Tensor(other, device=self._dev)
 
     # -- arithmetic ---------------------------------------------------------------
@@ -629,19 +646,19 @@ class Tensor:
 
     # -- elementwise --------------------------------------------------------------
     def exp(self) -> Tensor:
-        return _exp(self)
+        return _exp(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def log(self) -> Tensor:
-        return ops.Log.apply(self)
+        return ops.Log.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def sqrt(self) -> Tensor:
-        return ops.Sqrt.apply(self)
+        return ops.Sqrt.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def tanh(self) -> Tensor:
-        return _tanh(self)
+        return _tanh(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def sigmoid(self) -> Tensor:
-        return ops.Sigmoid.apply(self)
+        return ops.Sigmoid.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def relu(self) -> Tensor:
         return ops.Relu.apply(self)
@@ -650,7 +667,7 @@ class Tensor:
         return ops.Abs.apply(self)
 
     def erf(self) -> Tensor:
-        return ops.Erf.apply(self)
+        return ops.Erf.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def gelu(self, approximate: str = "none") -> Tensor:
         return _functional.gelu(self, approximate=approximate)
@@ -846,26 +863,23 @@ class Tensor:
         if self.ndim == 0:
             return self.reshape(1)
         start, end = start % self.ndim, end % self.ndim
-        return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1 :])
+        # (the size spelled out, not -1: a shape with a 0 has no single -1 to infer)
+        return self.reshape(self.shape[:start] + (math.prod(self.shape[start : end + 1]),) + self.shape[end + 1 :])
 
     def chunk(self, n: int, axis: int | None = None, *, dim: int | None = None) -> list[Tensor]:
         """Split into ``n`` pieces along ``axis`` (the last may be smaller), as PyTorch does."""
         axis = _dim_alias(axis, dim, "chunk")
         (axis,) = self._axes(0 if axis is None else axis, "chunk")
+        if not self.shape[axis]:  # an empty axis: one empty piece, as PyTorch's
+            return [self]
         size = -(-self.shape[axis] // n)
         lead = (slice(None),) * axis
         return [self[lead + (slice(i, i + size), Ellipsis)] for i in range(0, self.shape[axis], size)]
 
-    def split(self, size: Any, axis: int | None = None, *, dim: int | None = None) -> Any:
-        """Pieces of ``size`` along ``axis`` (the last may be smaller), or with a list, one
-        piece per size in it (as PyTorch's ``split``)."""
-        axis = _dim_alias(axis, dim, "split")
-        axis = 0 if axis is None else axis
-        if not isinstance(size, int):
-            return _tf.split(self, size, axis)
-        (axis,) = self._axes(axis, "split")
-        lead = (slice(None),) * axis
-        return [self[lead + (slice(i, i + size), Ellipsis)] for i in range(0, self.shape[axis], size)]
+    def split(self, split_size: Any, dim: int = 0, *, axis: int | None = None) -> Any:
+        """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or with a list,
+        one piece per size in it (as PyTorch's ``split``)."""
+        return _tf.split(self, split_size, dim if axis is None else axis)  # (one implementation: an empty axis gives one empty piece)
 
     def __getitem__(self, key: Any) -> Tensor:
         from .indexing import getitem  # noqa: PLC0415 - indexing builds on this module
@@ -902,8 +916,9 @@ class Tensor:
         o = self._operand(other)
         return autograd.apply_inplace(self, "mul_", Tensor.__mul__, o, reads_old=Tensor._needs_grad(o))
 
-    def div_(self, other: Any) -> Tensor:  # (a division's backward reads the divisor and the result)
-        return autograd.apply_inplace(self, "div_", Tensor.__truediv__, self._operand(other), reads_old=False)
+    def div_(self, other: Any) -> Tensor:  # (a division's backward reads the divisor, and x if the divisor needs grad)
+        o = self._operand(other)
+        return autograd.apply_inplace(self, "div_", Tensor.__truediv__, o, reads_old=Tensor._needs_grad(o))
 
     def fill_(self, value: Any) -> Tensor:
         """Every element becomes ``value`` (a number or a one-element tensor), in place."""
@@ -951,7 +966,7 @@ class Tensor:
 
     def __itruediv__(self, other: Any) -> Tensor:
         o = self._operand(other)
-        return autograd.apply_inplace(self, "div_", Tensor.__truediv__, o, operator=True, reads_old=False)
+        return autograd.apply_inplace(self, "div_", Tensor.__truediv__, o, operator=True, reads_old=Tensor._needs_grad(o))
 
     @staticmethod
     def _needs_grad(x: Any) -> bool:
@@ -1174,10 +1189,10 @@ class Tensor:
         return ops.Sign.apply(self)
 
     def sin(self) -> Tensor:
-        return ops.Sin.apply(self)
+        return ops.Sin.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def cos(self) -> Tensor:
-        return ops.Cos.apply(self)
+        return ops.Cos.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def floor(self) -> Tensor:
         return ops.Floor.apply(self)
@@ -1364,6 +1379,7 @@ class Transfer(Function):
 
     __slots__ = ()
     name = "to"
+    reads_values = False  # backward reads devices only
 
     @classmethod
     def apply(cls, *inputs: Any, args: Any = None) -> Tensor:
@@ -1407,6 +1423,17 @@ _IntRemainder = _compare("Remainder", lambda xp, a, b: a % b)
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
+# NumPy's floating dtypes: a float op (exp, sqrt, ...) of any other dtype computes in float32
+# (by the dtype's class: comparing another namespace's dtype with NumPy's warns)
+_FLOATS = frozenset(type(np.dtype(d)) for d in ("float16", "float32", "float64", "complex64", "complex128"))
+
+
+def _as_float(t: Tensor) -> Tensor:
+    """``t`` for a float op: bools and integers in PyTorch's default float (float32), as
+    ``torch.tensor(2).exp()`` (NumPy would compute them in float64)."""
+    return t if t.dtype.kind in "fc" else t.astype(np.float32)
+
+
 def _scalar_dtype(value: Any) -> np.dtype:
     """The dtype PyTorch gives a tensor made of a lone Python number."""
     if isinstance(value, bool):
@@ -1421,10 +1448,8 @@ def _promote_for_scalar(t: Tensor, value: Any) -> Tensor:
     with a float float64, and cast a float into a bool array."""
     if isinstance(value, Tensor) or not isinstance(value, (bool, int, float)):
         return t
-    dt = _scalar_dtype(value)
-    if _KIND_RANK[dt.kind] <= _KIND_RANK.get(t.dtype.kind, 0):
-        return t
-    return t.astype(dt)
+    dt = _dtypes.result_type(t, value)
+    return t if dt == t.dtype else t.astype(dt)
 
 
 def _kind(t: Tensor) -> str:
@@ -1456,17 +1481,14 @@ def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
         ca = a.__class__
         if (ca is float and _kind(b) in "fc") or (ca is int and _kind(b) != "b"):
             return a, b
-    if isinstance(a, Tensor):
-        if isinstance(b, Tensor):
-            da, db = a.dtype, b.dtype
-            if da == db:
-                return a, b
-            ra, rb = _KIND_RANK.get(da.kind, 0), _KIND_RANK.get(db.kind, 0)
-            if ra < rb:
-                return a.astype(db), b
-            return a, (b.astype(da) if rb < ra else b)
-        return _promote_for_scalar(a, b), b
-    return a, _promote_for_scalar(b, a)
+    # torch.result_type's rules (dtypes.result_type): a 0-d tensor or a number decides
+    # only where its category is higher (int32 + tensor(1) stays int32)
+    dt = _dtypes.result_type(a, b)
+    if isinstance(a, Tensor) and a.dtype != dt:
+        a = a.astype(dt)
+    if isinstance(b, Tensor) and b.dtype != dt:
+        b = b.astype(dt)
+    return a, b
 
 
 def _promoted_div(a: Any, b: Any) -> tuple[Any, Any]:
@@ -1581,8 +1603,10 @@ def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None =
     if not tensors:
         raise ValueError("cat: needs at least one tensor")
     nd = tensors[0].ndim
+    if nd == 0:  # (PyTorch's RuntimeError, still the first round's ValueError)
+        raise InvalidArgumentError("cat: 0-d tensors cannot be concatenated; use stack, or reshape them to (1,)")
     if not -nd <= axis < nd:
-        raise ValueError(f"cat: axis {axis} is out of range for tensors of {nd} dimensions")
+        raise DimensionError(f"cat: axis {axis} is out of range for tensors of {nd} dimensions")
     return ops.Cat.apply(*tensors, args=axis % nd)
 
 

@@ -301,12 +301,29 @@ class Function:
       reads (``None``: all; ``"other"``: input ``i``'s when the other input needs a
       gradient, as in a product). Inputs it does not read arrive as ``None`` once
       released (Python numbers always stay). ``reads_output``: whether it reads ``out``.
+    - ``reads_values``: False for ops whose backward reads only shapes (reshape, slice,
+      sum, cast, ...): no in-place change of their inputs or output can spoil it.
+    - :meth:`keeps_input` says which inputs the backward keeps, as PyTorch's keeps them
+      (by default: those of ``keep``); the engine's version check follows from it and
+      from ``reads_output``, so an in-place change raises exactly where PyTorch's does.
     """
 
     __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "seq", "__weakref__")
     differentiable = True
     keep: tuple[int, ...] | str | None = None
     reads_output = True
+    reads_values = True
+
+    def keeps_input(self, i: int) -> bool:
+        """Whether backward reads the values of input ``i`` (so changing it in place after
+        the forward must raise). Ops whose needs depend on more than ``keep`` override it."""
+        keep = self.keep
+        if keep is None:
+            return True
+        if keep == "other":
+            other = self.inputs[1 - i]
+            return isinstance(other, Tensor) and other.requires_grad
+        return i in keep
 
     @classmethod
     def apply(cls, *inputs: Any, args: Any = None) -> Tensor:
@@ -460,16 +477,11 @@ def _release_unread(inputs: Sequence[Any]) -> None:
 
 def _drop_unread(fn: Function) -> None:
     """Replace by None the input arrays ``fn``'s backward does not read (see ``keep``)."""
-    keep, saved, inputs = fn.keep, fn.saved, fn.inputs
+    saved = fn.saved
     for i in range(len(saved)):
         if not hasattr(saved[i], "shape"):  # None, or a number: free to keep
             continue
-        if keep == "other":
-            other = inputs[1 - i]
-            needed = isinstance(other, Tensor) and other.requires_grad
-        else:
-            needed = i in keep
-        if not needed:
+        if not fn.keeps_input(i):
             saved[i] = None
 
 
@@ -489,9 +501,16 @@ def _shape_str(t: Any) -> str:
     return repr(t)
 
 
+class InvalidArgumentError(ValueError, RuntimeError):
+    """An argument the op cannot take (mismatched shapes, repeated axes, a bad mode).
+    PyTorch raises ``RuntimeError`` for these, NumPy ``ValueError``; this is both."""
+
+
 def _op_error(cls: type, inputs: Sequence[Any], e: Exception) -> Exception:
     shapes = ", ".join(_shape_str(t) for t in inputs)
-    return type(e)(f"{cls.op_name_of()}: cannot apply to inputs of shapes {shapes}: {e}")
+    # (shapes that do not fit: PyTorch's RuntimeError, still the ValueError NumPy raised)
+    kind = InvalidArgumentError if type(e) is ValueError else type(e)
+    return kind(f"{cls.op_name_of()}: cannot apply to inputs of shapes {shapes}: {e}")
 
 
 def _raise_device_mix(cls: type, inputs: Sequence[Any]) -> None:
@@ -866,7 +885,7 @@ def grad(
 
 def _root_grad(t: Tensor, grad: Any, create_graph: bool, who: str) -> Any:
     if grad is None:
-        if t._data.shape != ():
+        if t._data.size != 1:  # (one element of any shape is a scalar, as PyTorch accepts)
             raise RuntimeError(
                 f"{who}: grad can be created implicitly only for a scalar output, but the output has "
                 f"shape {tuple(t.shape)}; pass a gradient of that shape"
@@ -957,6 +976,7 @@ class _Alias(Function):
     name = "alias"
     keep = ()
     reads_output = False
+    reads_values = False
 
     def forward(self, xp: Any, x: Any) -> Any:
         return x
@@ -1052,19 +1072,6 @@ def _forget_version(key: int, ref: Any) -> None:
         del _versions[key]
 
 
-def _reads_values_of_inputs(fn: Function) -> bool:
-    from . import ops  # noqa: PLC0415 - ops builds on this module
-
-    global _SHAPE_ONLY
-    if _SHAPE_ONLY is None:  # backward steps that read shapes, never values
-        names = ("Cast", "Cat", "Expand", "Gather", "Permute", "Reshape", "ScatterAdd", "Slice", "SliceGrad", "Sum")
-        _SHAPE_ONLY = _with_subclasses(getattr(ops, n) for n in names if hasattr(ops, n)) | {_Alias, InPlace}
-    return fn.__class__ not in _SHAPE_ONLY and not getattr(fn.__class__, "name", None) == "to"
-
-
-_SHAPE_ONLY: frozenset | None = None
-
-
 def _with_subclasses(classes: Any) -> frozenset:
     """``classes`` and every subclass of them (a transpose is a permute)."""
     out, todo = set(), list(classes)
@@ -1095,19 +1102,13 @@ def _note_rebase(seq: int) -> None:
 
 
 def _check_versions(fn: Function, t: Tensor) -> None:
-    """Raise if an array ``fn``'s backward reads was changed in place after ``fn`` ran."""
-    if not _reads_values_of_inputs(fn):
+    """Raise if an array ``fn``'s backward reads was changed in place after ``fn`` ran
+    (what it reads: its declaration, ``reads_values``, ``keeps_input`` and ``reads_output``)."""
+    if not fn.reads_values:
         return
-    keep, inputs = fn.keep, fn.inputs
+    inputs = fn.inputs
     for i, a in enumerate(fn.saved):
-        inp = inputs[i]
-        if a is None or not isinstance(inp, Tensor):
-            continue
-        if keep == "other":
-            other = inputs[1 - i]
-            if not (isinstance(other, Tensor) and other.requires_grad):
-                continue
-        elif keep is not None and i not in keep:
+        if a is None or not isinstance(inputs[i], Tensor) or not fn.keeps_input(i):
             continue
         _check_version(fn, a, f"input {i}")
     if fn.reads_output and t._data.__class__ is not FreedArray:
@@ -1271,6 +1272,8 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
     old._dev, old.grad, old.name = t._dev, None, t.name
     old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
     t._uses = 0  # the ops that used t so far used the old value: their uses move with it
+    # An operand that is t itself (x += x, x.copy_(x)) is its value before the change
+    operands = tuple(old if o is t else o for o in operands)
     try:
         r = compute(_Copy.apply(old) if reads_old else old, *operands)
         r = _checked_result(t, r, name)

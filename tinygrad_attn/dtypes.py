@@ -8,6 +8,8 @@ names; other modules never import it with ``*``.
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 float16 = np.dtype("float16")
@@ -30,7 +32,59 @@ short = int16
 int = int32  # noqa: A001
 long = int64
 
+# -- promotion: torch.result_type's rules, in one place ----------------------------------
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # bool < integer < float < complex
+_DEFAULT_OF_CATEGORY = {0: bool, 1: int64, 2: float32, 3: complex64}  # a Python number's dtype
+
+
+def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
+    """PyTorch's ``promote_types``: across categories the higher one's dtype as it is (an
+    int64 with a float16 is float16, where NumPy makes float64); within one, the smallest
+    dtype holding both (uint8 with int8 is int16, as NumPy)."""
+    if a == b:
+        return a
+    ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
+    if ca != cb:
+        return a if ca > cb else b
+    return np.promote_types(a, b)
+
+
+def result_type(*operands: object) -> np.dtype:
+    """The dtype of an elementwise op of ``operands``, as ``torch.result_type``.
+
+    Each operand is a tensor (anything with ``dtype`` and ``ndim``) or a Python or NumPy
+    scalar. Dimensioned tensors outrank 0-d tensors, which outrank scalars: a lower rank
+    decides only when its category (bool < integer < float < complex) is higher, and then
+    a scalar gives its category's default dtype (``float32_tensor * np.float64(0.5)`` is
+    float32, ``int32_tensor + tensor(1)`` int32, ``int_tensor * 0.5`` float32).
+    """
+    tiers: list[np.dtype | None] = [None, None, None]  # dimensioned, 0-d, scalar
+    for x in operands:
+        dt = getattr(x, "dtype", None)
+        if dt is not None and getattr(x, "ndim", 0) and not isinstance(x, np.generic):
+            tier = 0
+        elif dt is not None and not isinstance(x, np.generic):
+            tier = 1
+        else:
+            tier = 2
+            kind = "b" if isinstance(x, (builtins.bool, np.bool_)) else np.asarray(x).dtype.kind
+            dt = _DEFAULT_OF_CATEGORY[_CATEGORY[kind]]
+        dt = np.dtype(dt)
+        tiers[tier] = dt if tiers[tier] is None else promote_types(tiers[tier], dt)
+    out: np.dtype | None = None
+    for dt in tiers:  # from the highest rank down: a lower one counts only with a higher category
+        if dt is None:
+            continue
+        if out is None:
+            out = dt
+        elif _CATEGORY[dt.kind] > _CATEGORY[out.kind]:
+            out = dt if out.kind != "b" and _CATEGORY[dt.kind] >= 2 else promote_types(out, dt)
+    if out is None:
+        raise TypeError("result_type: needs at least one operand")
+    return out
+
+
 __all__ = [
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128",
-    "bool", "half", "float", "double", "short", "int", "long",
+    "bool", "half", "float", "double", "short", "int", "long", "promote_types", "result_type",
 ]  # fmt: skip

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._tensor import InvalidArgumentError, Tensor, cat, mask_dtype, where
+from ._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, cat, mask_dtype, where
 from .autograd import _memory_root, _State, composite, scope
 from .indexing import host_integers
 from .ops import fused
@@ -123,6 +123,9 @@ def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None, d
 
 # -- linear maps -------------------------------------------------------------------------
 def _check_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    for t, what in ((x, "input"), (weight, "weight")):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"linear: {what} must be a Tensor, got {type(t).__name__}; make one with tga.tensor(...)")
     ok = weight.ndim == 2 and x.ndim >= 1 and x.shape[-1] == weight.shape[1]
     if not ok or (bias is not None and bias.shape != (weight.shape[0],)):
         raise ValueError(
@@ -350,7 +353,7 @@ def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
     return weight
 
 
-def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average: Any = None,
+def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
                   ignore_index: int | None = -100, reduce: Any = None, reduction: str = "mean",
                   label_smoothing: float = 0.0, *, class_axis: int | None = None) -> Tensor:  # fmt: skip
     """Negative log-likelihood of ``targets`` under ``softmax(logits)``, as PyTorch's.
@@ -367,6 +370,7 @@ def cross_entropy(logits: Tensor, targets: Any, weight: Any = None, size_average
     uniform distribution, as in "Attention Is All You Need". ``reduction="none"`` returns
     one loss per item, shaped as the indices.
     """
+    logits, targets = input, target
     # Before PyTorch's argument order this was (logits, targets, ignore_index, label_smoothing):
     # an int in weight's place is still an ignore_index, a float in size_average's a smoothing.
     if isinstance(weight, (int, np.integer)) and not isinstance(weight, bool):
@@ -417,7 +421,8 @@ def _cross_entropy_reference(logits: Tensor, targets: Tensor, keep: Any, n_kept:
     """The fused op's definition: the summed loss of the kept items, divided by ``n_kept``."""
     total = _nll_reference(log_softmax(logits, -1), targets, keep, 0, None, "sum", eps, ())
     if n_kept != n_kept or not n_kept:  # nothing counts: NaN (0/0, as PyTorch), its gradient 0, not NaN
-        return total + math.nan
+        # (a where, not total + nan: its gradient is 0 even where the incoming one is NaN)
+        return where(Tensor(False, device=logits._dev), total, math.nan)
     return total / n_kept
 
 
@@ -477,10 +482,11 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
 
 
 @composite("mse_loss")
-def mse_loss(a: Tensor, b: Any, size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
+def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+             reduction: str = "mean") -> Tensor:  # fmt: skip
     """The squared differences, averaged (``reduction="mean"``), summed, or each (``"none"``)."""
     reduction = _reduction("mse_loss", reduction, size_average, reduce)
-    d = a - b
+    d = input - target
     return _reduce(d * d, reduction)
 
 
@@ -599,7 +605,7 @@ def scaled_dot_product_attention(
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     bias, row_any, bias_t = _mask_arrays(q, k, mask, is_causal)
     if k.shape[-2] == 0:  # no keys: no query has anything to attend, so all get zeros
-        w = (q @ k.mT) * scale  # (..., Tq, 0)
+        w = (q * scale) @ k.mT  # (..., Tq, 0)
         if bias_t is not None:  # (so the mask, empty too, has its gradient)
             w = w + bias_t
         out = w @ v  # (..., Tq, dv), zeros (an empty sum), differentiable in q
@@ -619,7 +625,9 @@ def scaled_dot_product_attention(
 def _attention_reference(q: Tensor, k: Tensor, v: Tensor, scale: float, bias: Any, row_any: Any,
                          dropout_p: float = 0.0, weights: bool = False) -> Any:  # fmt: skip
     """The definition in primitives: scores, mask, softmax, (dropout), weighted sum."""
-    s = (q @ k.mT) * scale  # (..., Tq, Tk)
+    # (scaled before the product, as PyTorch's: so q and k themselves are not kept for backward)
+    root = math.sqrt(scale) if scale > 0 else None
+    s = (q * root) @ (k * root).mT if root is not None else (q @ k.mT) * scale  # (..., Tq, Tk)
     if bias is not None:
         s = s + (bias if isinstance(bias, Tensor) else Tensor._wrap(bias, q._dev))
     w = softmax(s, -1)
@@ -812,7 +820,7 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
             f"pad: needs (left, right) pairs for at most {x.ndim} axes of a tensor of shape {x.shape}, got {pad}"
         )
     if mode not in _PAD_MODES:
-        raise ValueError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
+        raise UnsupportedModeError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
     if mode != "constant" and value:
         raise ValueError(f"pad: value applies to mode 'constant' only, not {mode!r}")
     x0 = x

@@ -131,6 +131,10 @@ def _check_bool_masks(x: Tensor, key: tuple) -> None:
 def getitem(x: Tensor, key: Any) -> Tensor:
     if not isinstance(key, tuple):
         key = (key,)
+    if x.ndim == 0 and len(key) == 1 and _is_bool_array(key[0]) and key[0].ndim == 0:
+        # x[x > 0] of a 0-d x: one element or none, as PyTorch (NumPy has no nonzero of 0-d)
+        m = key[0]
+        return getitem(x.reshape(1), m.reshape(1) if isinstance(m, Tensor) else np.reshape(m, (1,)))
     if any(_is_bool_array(k) for k in key):
         _check_bool_masks(x, key)
     key = tuple(_bool_to_int(k, x) if _is_bool_array(k) else k for k in key)
@@ -278,6 +282,10 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     parts = key if isinstance(key, tuple) else (key,)
     basic = not any(_is_index_array(p) or _is_bool_array(p) for p in parts)
     wants = autograd._State.grad_enabled and (x.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+    if basic and isinstance(value, Tensor) and any(p is None for p in parts):
+        # x[:, None] += 1: the value has the view's new axes of length 1, the store has not
+        view_shape = getitem(x.detach(), parts).shape
+        value = value.expand(view_shape).reshape(getitem(x.detach(), tuple(p for p in parts if p is not None)).shape)
     if basic:
         plain = _basic_setitem_key(x, parts)
         if not wants:  # nothing to record: a plain store, on every backend
@@ -363,6 +371,8 @@ class SetSlice(Function):
         if ns is autograd.TENSOR_NS:
             return SetSlice.apply(g, 0.0, args=key), g[key]
         gx = ns.copy(g)
+        if gx.__class__ in autograd._NUMPY_SCALARS:  # (a 0-d gradient NumPy gave as a scalar)
+            gx = autograd._as_ndarray(gx)
         gx[key] = 0
         return gx, ns.copy(g[key])
 

@@ -36,6 +36,8 @@ class Linear(Module):
         self.bias = _uniform((out_features,), bound, device, dtype) if bias else None
 
     def forward(self, x: Tensor) -> Tensor:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"Linear: input must be a Tensor, got {type(x).__name__}; make one with tga.tensor(...)")
         if x.shape[-1:] != (self.in_features,):
             raise ValueError(f"Linear({self.in_features}, {self.out_features}): input of shape {x.shape} "
                              f"must end in {self.in_features}")  # fmt: skip

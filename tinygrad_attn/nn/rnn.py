@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from .._tensor import Tensor, cat, stack
+from .._tensor import InvalidArgumentError, Tensor, cat, stack
 from ..autograd import composite
 from ..ops import recurrent
 from ..random import host_generator
@@ -359,6 +359,9 @@ class _RNNBase(Module):
         bf = self.batch_first and not unbatched
         x = input.unsqueeze(1) if unbatched else input  # (T, B, in), or (B, T, in) with batch_first
         t_len, b = (x.shape[1], x.shape[0]) if bf else (x.shape[0], x.shape[1])
+        if t_len == 0:  # (as PyTorch: there is no step to run, and no last state to return)
+            raise InvalidArgumentError(f"{type(self).__name__}: the input has sequence length 0 (shape {x.shape}); "
+                                       "give at least one step")  # fmt: skip
         states = self._initial(x, hx, unbatched, b)
         last = []
         for layer in range(self.num_layers):

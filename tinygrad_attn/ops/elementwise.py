@@ -71,7 +71,11 @@ class Mul(Function):
 class Div(Function):
     __slots__ = ()
     operands = ("a", "b")  # a / b
-    keep = (1,)  # a / b: only b (and the output) are read
+    reads_output = False  # as PyTorch: the output may change in place (s = x / 2; s.masked_fill_(...))
+
+    def keeps_input(self, i: int) -> bool:
+        # PyTorch keeps b, and a only when b needs a gradient (b's gradient reads it)
+        return i == 1 or getattr(self.inputs[1], "requires_grad", False)
 
     def forward(self, xp, a, b):
         return a / b
@@ -81,7 +85,7 @@ class Div(Function):
         if type(b) in _CONST:
             return g / ns.scalar(b, g), None
         ga = g / b
-        return ga, -ga * out
+        return ga, -ga * a / b
 
 
 class Neg(Function):
@@ -101,6 +105,7 @@ class PowScalar(Function):
 
     __slots__ = ()
     name = "pow"
+    reads_output = False
 
     def forward(self, xp, a):
         return a**self.args
@@ -167,6 +172,7 @@ class Exp(Function):
 
 class Log(Function):
     __slots__ = ()
+    reads_output = False
 
     def forward(self, xp, a):
         return xp.log(a)
@@ -213,6 +219,7 @@ class Sigmoid(Function):
 
 class Relu(Function):
     __slots__ = ()
+    keep = ()  # as PyTorch, backward reads the output (its sign is the input's), not the input
 
     def forward(self, xp, a):
         # (not a where: NumPy's where runs about 30x slower than a ufunc on data whose sign
@@ -220,12 +227,12 @@ class Relu(Function):
         return xp.maximum(a, 0.0)
 
     def backward(self, g, ns, inputs, out):
-        a = inputs[0]
-        return (g * ns.astype(a > 0, g.dtype),)
+        return (g * ns.astype(out > 0, g.dtype),)
 
 
 class Abs(Function):
     __slots__ = ()
+    reads_output = False
 
     def forward(self, xp, a):
         return xp.abs(a)
@@ -241,6 +248,7 @@ class Erf(Function):
     (see :func:`erf_array`); backward is the exact derivative ``2/sqrt(pi) * exp(-x**2)``."""
 
     __slots__ = ()
+    reads_output = False
 
     def forward(self, xp, a):
         return erf_array(xp, a)
@@ -254,6 +262,7 @@ class Maximum(Function):
     """Elementwise max; where both are equal, each side gets half the gradient."""
 
     __slots__ = ()
+    reads_output = False
     commutative = True  # pictures need not say which input is which
 
     def forward(self, xp, a, b):
@@ -269,6 +278,7 @@ class Minimum(Function):
     """Elementwise min; where both are equal, each side gets half the gradient."""
 
     __slots__ = ()
+    reads_output = False
     commutative = True  # pictures need not say which input is which
 
     def forward(self, xp, a, b):
@@ -310,6 +320,7 @@ class Cast(Function):
     """``astype``; the gradient is cast back to the input's dtype (none for integers)."""
 
     __slots__ = ()
+    reads_values = False  # backward reads shapes only
     name = "astype"
 
     def forward(self, xp, a):

@@ -75,8 +75,17 @@ class Softmax(FusedFunction):
 
 
 class LogSoftmax(FusedFunction):
+    """Its backward reads only the output, as PyTorch's (``keep = ()``); higher orders
+    differentiate ``g - exp(out) * sum(g)`` through the output."""
+
     __slots__ = ()
     name = "log_softmax"
+    keep = ()
+
+    def backward(self, g, ns, inputs, out):
+        if ns is autograd.TENSOR_NS:
+            return (g - out.exp() * g.sum(self.args, keepdims=True),)
+        return self.backward_arrays(g, ns, inputs, out)
 
     def forward(self, xp, x):
         z = x - xp.max(x, axis=self.args, keepdims=True)
@@ -101,6 +110,12 @@ class Linear(FusedFunction):
     __slots__ = ()
     operands = ("input", "weight", "bias")  # pictures label which input is which
     name = "linear"
+    reads_output = False
+
+    def keeps_input(self, i: int) -> bool:
+        # As PyTorch's: the input when the weight needs a gradient, the weight when the
+        # input does, never the bias (so ``h = lin(x); h += x`` works)
+        return i < 2 and getattr(self.inputs[1 - i], "requires_grad", False)
 
     def forward(self, xp, x, w, b):
         wt = xp.matrix_transpose(w)
@@ -128,6 +143,8 @@ class LayerNorm(FusedFunction):
 
     __slots__ = ()
     name = "layer_norm"
+    keep = (0, 1)  # the input and weight (and the statistics, in ctx), as PyTorch's
+    reads_output = False
 
     def forward(self, xp, x, w, b):
         eps = self.args
@@ -187,6 +204,7 @@ class Gelu(FusedFunction):
 
     __slots__ = ()
     name = "gelu"
+    reads_output = False
 
     def forward(self, xp, x):
         if self.args == "tanh":
@@ -219,6 +237,8 @@ class CrossEntropy(FusedFunction):
 
     __slots__ = ()
     name = "cross_entropy"
+    keep = (1,)  # the targets; the log-probabilities are in ctx (the logits may change in place)
+    reads_output = False
 
     def forward(self, xp, logits, targets):
         keep, n_kept, eps = self.args
@@ -236,16 +256,17 @@ class CrossEntropy(FusedFunction):
         logits, targets = inputs
         keep, n_kept, eps = self.args
         logp = self.ctx
-        m, c = logits.shape
+        m, c = logp.shape
         grad = ns.exp(logp)  # softmax
         if eps:
             grad -= eps / c
         flat = ns.reshape(targets, (-1,)) + ns.arange(0, m * c, c, dtype=targets.dtype, **_dev_kw(ns))
-        delta = ns.device.index_add((m * c,), 0, flat, ns.full((m,), 1.0 - eps, dtype=logits.dtype,
+        delta = ns.device.index_add((m * c,), 0, flat, ns.full((m,), 1.0 - eps, dtype=logp.dtype,
                                                                **_dev_kw(ns)))  # fmt: skip
         grad -= ns.reshape(delta, (m, c))
-        # (nothing counts, n_kept NaN: the loss is NaN but no logit changes it, so its gradient is 0)
-        grad *= ns.reshape(keep, (m, 1)) * (g / n_kept if n_kept == n_kept else g * 0.0)
+        if n_kept != n_kept:  # nothing counts: the loss is NaN but no logit changes it, so its gradient is 0
+            return grad * 0.0, None  # (not g * 0: g may be NaN itself, from an op after the loss)
+        grad *= ns.reshape(keep, (m, 1)) * (g / n_kept)
         return grad, None
 
     def recompute(self, logits, targets):
@@ -311,7 +332,9 @@ class Attention(FusedFunction):
     ``args = (scale, bias, row_any, causal)``: ``bias`` is an additive array (0 or -inf
     where masked, or the user's float mask) or None; ``row_any`` is a 0/1 array marking
     query rows with at least one key to attend (None when all have one); ``causal`` says
-    that ``bias`` is exactly the causal mask. ``ctx`` keeps the weights.
+    that ``bias`` is exactly the causal mask. ``ctx`` keeps the weights, the scaled
+    queries and a copy of the keys: as PyTorch's, backward reads neither the output nor
+    ``q`` and ``k`` themselves, so those may change in place before it (``keep = (2,)``).
 
     Fewer passes over the ``(Tq, Tk)`` scores than the definition makes: the scale goes
     on ``q`` and on the gradients of ``q`` and ``k`` (smaller arrays), and the softmax
@@ -322,15 +345,18 @@ class Attention(FusedFunction):
 
     __slots__ = ()
     name = "attention"
+    keep = (2,)
+    reads_output = False
 
     def blocks(self, tq: int, tk: int) -> list[tuple[int, int, int]]:
         return causal_blocks(tq, tk) if self.args[3] else [(0, tq, tk)]
 
     def forward(self, xp, q, k, v):
         scale, bias, row_any, causal = self.args
-        ws, outs = [], []
+        ws, qs, outs = [], [], []
         for r0, r1, n in self.blocks(q.shape[-2], k.shape[-2]):
-            s = xp.matmul(q[..., r0:r1, :] * scale, xp.matrix_transpose(k[..., :n, :]))  # (..., r1 - r0, n)
+            qs.append(q[..., r0:r1, :] * scale)  # (..., r1 - r0, d)
+            s = xp.matmul(qs[-1], xp.matrix_transpose(k[..., :n, :]))  # (..., r1 - r0, n)
             if causal:  # every row of the block sees all keys before r0: only the rest needs the mask
                 s[..., r0:] += bias[r0:r1, r0:n]
             elif bias is not None:
@@ -338,16 +364,18 @@ class Attention(FusedFunction):
             w = _softmax_rows_inplace(xp, s, row_any)
             ws.append(w)
             outs.append(xp.matmul(w, v[..., :n, :]))  # (..., r1 - r0, dv)
-        self.ctx = ws
+        self.ctx = (*ws, *qs, xp.copy(k))  # (flat: the pictures list each)
         return outs[0] if len(outs) == 1 else xp.concat(outs, axis=-2)  # (..., Tq, dv)
 
     def backward_arrays(self, g, ns, inputs, out):
-        q, k, v = inputs
+        v = inputs[2]
         scale = self.args[0]
         mt = ns.matrix_transpose
-        blocks = self.blocks(q.shape[-2], k.shape[-2])
+        k = self.ctx[-1]
+        blocks = self.blocks(g.shape[-2], k.shape[-2])
+        ws, qs = self.ctx[: len(blocks)], self.ctx[len(blocks) : 2 * len(blocks)]
         gq, gk, gv = [], None, None
-        for (r0, r1, n), w in zip(blocks, self.ctx):
+        for (r0, r1, n), w, q_b in zip(blocks, ws, qs):
             gb = g[..., r0:r1, :]  # (..., r1 - r0, dv)
             gs = ns.matmul(gb, mt(v[..., :n, :]))  # dW (..., r1 - r0, n)
             gs -= _rowsum_of_product(ns, gs, w)
@@ -355,7 +383,7 @@ class Attention(FusedFunction):
             gq_b = ns.matmul(gs, k[..., :n, :])
             gq_b *= scale
             gq.append(gq_b)
-            gk_b, gv_b = ns.matmul(mt(gs), q[..., r0:r1, :]), ns.matmul(mt(w), gb)  # (..., n, d), (..., n, dv)
+            gk_b, gv_b = ns.matmul(mt(gs), q_b), ns.matmul(mt(w), gb)  # (..., n, d), (..., n, dv): scaled
             if len(blocks) == 1:
                 gk, gv = gk_b, gv_b
                 break
@@ -363,7 +391,6 @@ class Attention(FusedFunction):
                 gk, gv = ns.zeros_like(k), ns.zeros_like(v)
             gk[..., :n, :] += gk_b
             gv[..., :n, :] += gv_b
-        gk *= scale
         return (gq[0] if len(gq) == 1 else ns.concat(gq, axis=-2)), gk, gv
 
     def recompute(self, q, k, v):

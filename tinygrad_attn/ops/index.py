@@ -12,6 +12,7 @@ class Gather(Function):
     """
 
     __slots__ = ()
+    reads_values = False  # backward reads shapes only
 
     def forward(self, xp, a):
         axis, index = self.args
@@ -27,6 +28,7 @@ class ScatterAdd(Function):
     :class:`Gather`. ``args = (shape, axis, index)``."""
 
     __slots__ = ()
+    reads_values = False  # backward reads shapes only
     name = "scatter_add"
 
     def forward(self, xp, g):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ..autograd import Function
+from ..autograd import Function, InvalidArgumentError
 
 
 def rows_shape(x):
@@ -26,7 +26,7 @@ def batch_times_matrix(ns, a, b):
     return ns.reshape(out, (*a.shape[:-1], b.shape[-1]))
 
 
-def matmul_shape_error(sa: tuple, sb: tuple) -> ValueError:
+def matmul_shape_error(sa: tuple, sb: tuple) -> InvalidArgumentError:
     """The error for operands that cannot be multiplied, in the user's terms: both shapes
     and the dimension that disagrees (not the array library's gufunc signature)."""
     if not sa or not sb:
@@ -41,7 +41,7 @@ def matmul_shape_error(sa: tuple, sb: tuple) -> ValueError:
         else:
             msg = (f"matmul: shapes {sa} and {sb} cannot be multiplied: their batch dimensions {sa[:-2]} and "
                    f"{sb[:-2]} do not broadcast (each pair must be equal or one of them 1)")  # fmt: skip
-    err = ValueError(msg)
+    err = InvalidArgumentError(msg)  # (PyTorch's RuntimeError, and a ValueError)
     err.names_op = True  # type: ignore[attr-defined]  # complete as it is: _op_error passes it on
     return err
 
@@ -50,6 +50,11 @@ class Matmul(Function):
     __slots__ = ()
     operands = ("a", "b")  # a @ b
     reads_output = False
+
+    def keeps_input(self, i: int) -> bool:
+        # As PyTorch's: each side's gradient reads the other side, so a side is kept only
+        # when its partner needs a gradient (``x @ W`` with a frozen W keeps W alone)
+        return getattr(self.inputs[1 - i], "requires_grad", False)
 
     def forward(self, xp, a, b):
         try:

@@ -10,6 +10,7 @@ from ..autograd import Function
 
 class Reshape(Function):
     __slots__ = ()
+    reads_values = False  # backward reads shapes only
     reads_output = False
 
     def forward(self, xp, a):
@@ -21,6 +22,7 @@ class Reshape(Function):
 
 class Permute(Function):
     __slots__ = ()
+    reads_values = False  # backward reads shapes only
     args_label = "axes"
     reads_output = False
 
@@ -69,6 +71,7 @@ class Expand(Function):
     """Broadcast to a larger shape; the engine sums the gradient back."""
 
     __slots__ = ()
+    reads_values = False  # backward reads shapes only
     reads_output = False
 
     def forward(self, xp, a):
@@ -82,6 +85,7 @@ class Slice(Function):
     """Basic indexing ``x[key]``: ints, slices and ``...`` (no ``None``, no arrays)."""
 
     __slots__ = ()
+    reads_values = False  # backward reads shapes only
     reads_output = False
     name = "getitem"
 
@@ -98,6 +102,7 @@ class SliceGrad(Function):
     """Zeros of ``shape`` with ``g`` written at ``key``: the adjoint of :class:`Slice`."""
 
     __slots__ = ()
+    reads_values = False  # backward reads shapes only
     name = "slice_backward"
 
     def forward(self, xp, g):
@@ -112,6 +117,7 @@ class Cat(Function):
     """Join along ``axis`` (``args``); each input's gradient is its slice of ``g``."""
 
     __slots__ = ()
+    reads_values = False  # backward reads shapes only
     args_label = "axis"
     reads_output = False
 

@@ -13,6 +13,7 @@ def _keepdims_shape(shape: tuple, axis: tuple | None) -> tuple:
 
 class Sum(Function):
     __slots__ = ()
+    reads_values = False  # backward reads shapes only
     args_label = "axes"  # pictures: the line that says which axes
     reads_output = False
 
