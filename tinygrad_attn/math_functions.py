@@ -132,9 +132,14 @@ def cosh(x: Tensor) -> Tensor:
     return (x.exp() + (-x).exp()) * 0.5
 
 
-@composite("tan")
+def _tan_fused(x: Tensor) -> Tensor:
+    return ops.Tan.apply(_floating(x, "tan"))
+
+
+@composite("tan", _tan_fused)
 def tan(x: Tensor) -> Tensor:
-    """Elementwise tangent, ``sin / cos``."""
+    """Elementwise tangent, ``sin / cos`` (fused: ``ops.Tan``, whose backward reads its output
+    only, as PyTorch's)."""
     x = _floating(x, "tan")
     return ops.Sin.apply(x) / ops.Cos.apply(x)
 
