@@ -1130,7 +1130,7 @@ MATH_FUNCTIONS = [
     _unary("erfinv", lambda a: a.erfinv(), lambda a: a.erfinv(), INSIDE_ONE, ("Erfinv",), rtol=1e-12, atol=1e-13),
     _unary("sinh", lambda a: a.sinh(), lambda a: a.sinh(), composite=True),
     _unary("cosh", lambda a: tga.cosh(a), lambda a: torch.cosh(a), composite=True),
-    _unary("tan", lambda a: a.tan(), lambda a: a.tan(), composite=True),
+    _unary("tan", lambda a: a.tan(), lambda a: a.tan(), covers=("Tan",), composite=True),
     _unary("log2", lambda a: a.log2(), lambda a: a.log2(), POSITIVE),
     _unary("log10", lambda a: tga.log10(a), lambda a: torch.log10(a), POSITIVE),
     _unary("exp2", lambda a: a.exp2(), lambda a: a.exp2()),

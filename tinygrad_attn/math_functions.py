@@ -132,9 +132,14 @@ def cosh(x: Tensor) -> Tensor:
     return (x.exp() + (-x).exp()) * 0.5
 
 
-@composite("tan")
+def _tan_fused(x: Tensor) -> Tensor:
+    return ops.Tan.apply(_floating(x, "tan"))
+
+
+@composite("tan", _tan_fused)
 def tan(x: Tensor) -> Tensor:
-    """Elementwise tangent, ``sin / cos``."""
+    """Elementwise tangent, ``sin / cos`` (fused: ``ops.Tan``, whose backward reads its output
+    only, as PyTorch's)."""
     x = _floating(x, "tan")
     return ops.Sin.apply(x) / ops.Cos.apply(x)
 
@@ -606,7 +611,9 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     ``diagonal``-th diagonal, as ``torch.diag``."""
     x = _tensor(input, "diag")
     if x.ndim == 2:  # (this function's argument ``diagonal`` hides the module's function of that name)
-        return globals()["diagonal"](x, diagonal)
+        # a copy: PyTorch's diag is new memory (its diagonal a view), so changing it in place
+        # never changes the matrix
+        return globals()["diagonal"](x, diagonal).clone()
     if x.ndim != 1:
         raise RuntimeError(f"diag: needs a 1-D or 2-D tensor, got shape {x.shape}")
     n, k = x.shape[0], builtins.abs(diagonal)
@@ -723,6 +730,8 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
         fits = False
     if not fits:
         raise RuntimeError(f"sum_to_size: size {size} is not expandable to the tensor's size {x.shape}")
+    if not size:  # the total, new memory as PyTorch's (a 0-d input too: only a same-shape result is the input)
+        return x.sum()
     lead = x.ndim - len(size)
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and x.shape[lead + i] != 1)
     out = x.sum(axes, keepdims=True) if axes else x

@@ -36,7 +36,7 @@ from .rounding import Ceil, Floor, Fmod, Round, Sign
 from .running_index import CumArgExtreme
 from .scan import Cumsum
 from .transcendental import Acos, Acosh, Asin, Asinh, Atan, Atan2, Atanh, Erfinv, Expm1, Log1p
-from .trigonometric import Cos, Sin
+from .trigonometric import Cos, Sin, Tan
 
 #: Every primitive op, by class name.
 PRIMITIVES = {
@@ -52,6 +52,7 @@ PRIMITIVES = {
         # inverse trigonometric and hyperbolic functions, log1p, expm1, erfinv (ops/transcendental.py)
         Asin, Acos, Atan, Atan2, Asinh, Acosh, Atanh, Log1p, Expm1, Erfinv,
         Fmod,  # (ops/rounding.py)
+        Tan,  # (ops/trigonometric.py)
     )
 }  # fmt: skip
 

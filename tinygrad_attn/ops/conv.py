@@ -161,6 +161,11 @@ class Conv(FusedFunction):
     # input's in-place changes must be caught by the version check)
     reads_output = False
 
+    def keeps_input(self, i: int) -> bool:
+        # the bias's gradient is a sum of g, which reads none of its values: PyTorch's does
+        # not keep it either, so it may change in place before the backward
+        return i != 2
+
     def forward(self, xp, x, w, b):
         geo, groups = self.args
         cols, padded = _windows(xp, x, geo)  # (N, C, K, *out)

@@ -47,12 +47,14 @@ class Fmod(Function):
 
     Forward as ``copysign(remainder(|a|, |b|), a)``: the remainder of two non-negative
     numbers is exact, where ``a - trunc(a / b) * b`` loses the digits of ``fmod(1e-300, 1.5)``.
-    Backward as PyTorch: ``g`` for ``a``, ``-g * trunc(a / b)`` for ``b``, that quotient
-    read back as ``(a - out) / b`` (exact, and of zero derivative: fmod's second is 0).
+    Backward as PyTorch: ``g`` for ``a``, ``-g * trunc(a / b)`` for ``b``, a quotient of zero
+    derivative (fmod's second is 0), computed from the inputs as PyTorch's is: the output is
+    not read, so it may change in place before the backward, as in PyTorch.
     """
 
     __slots__ = ()
     operands = ("a", "b")
+    reads_output = False
 
     def forward(self, xp, a, b):
         raw = xp.device.xp
@@ -65,4 +67,7 @@ class Fmod(Function):
         a, b = inputs
         if type(b) in (int, float, bool):
             return g, None
-        return g, -(g * ((a - out) / b))
+        if hasattr(a, "_ctx"):  # recording a graph: the quotient is a constant of it
+            raw = a._dev.xp  # (asarray: NumPy's 0-d quotient is a scalar)
+            return g, -(g * ns.const(raw.asarray(raw.trunc(a._data / b._data))))
+        return g, -(g * ns.device.xp.trunc(a / b))

@@ -137,7 +137,9 @@ class Erfinv(Function):
 
     __slots__ = ()
     name = "erfinv"
-    keep = ()
+    # PyTorch's keeps the input and recomputes erfinv from it: its output may change in place
+    keep = (0,)
+    reads_output = False
 
     def forward(self, xp, a):
         raw = xp.device.xp
@@ -165,5 +167,7 @@ class Erfinv(Function):
         return raw.where(edge, raw.where(a > 0, inf, -inf), y)
 
     def backward(self, g, ns, inputs, out):
-        # d erfinv / da = sqrt(pi)/2 exp(erfinv(a)^2)
-        return (g * (0.886226925452758 * ns.exp(out * out)),)
+        # d erfinv / da = sqrt(pi)/2 exp(erfinv(a)^2), erfinv(a) recomputed from the input
+        a = inputs[0]
+        y = Erfinv.apply(a) if hasattr(a, "_ctx") else self.forward(ns, a)
+        return (g * (0.886226925452758 * ns.exp(y * y)),)

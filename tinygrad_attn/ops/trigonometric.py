@@ -27,6 +27,20 @@ class Cos(Function):
         return (-(g * _sin(ns, inputs[0])),)
 
 
+class Tan(Function):
+    """The tangent in one node: its derivative ``1 + tan^2`` reads the output only, as
+    PyTorch's does, so the input may change in place before the backward (not the output)."""
+
+    __slots__ = ()
+    keep = ()
+
+    def forward(self, xp, a):
+        return xp.device.xp.tan(a)
+
+    def backward(self, g, ns, inputs, out):
+        return (g + g * out * out,)
+
+
 def _sin(ns, a):
     # A recorded gradient (create_graph) needs the op itself; raw arrays the namespace's.
     return Sin.apply(a) if hasattr(a, "_ctx") else ns.device.xp.sin(a)
