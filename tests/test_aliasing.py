@@ -109,7 +109,22 @@ _SETTINGS = settings(max_examples=6, deadline=None, derandomize=True, database=N
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])  # fmt: skip
 
 
-@pytest.mark.parametrize("op", OPS, ids=[op.name for op in OPS])
+# Known differences, open in the tracker: PyTorch's diagonal and unfold are strided views; ours
+# are built from permute, reshape and slices, which copy. A real strided view op (with its
+# replay and write-through) would close them. Strict: the test fails once they share memory.
+_COPIES_WHERE_PYTORCH_VIEWS = {
+    "diagonal": "diagonal is a copy here, a strided view in PyTorch",
+    "unfold": "unfold is a stack of slices here, a strided view in PyTorch",
+}
+
+
+def _aliasing_param(op: OpInfo):
+    reason = _COPIES_WHERE_PYTORCH_VIEWS.get(op.name)
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    return pytest.param(op, id=op.name, marks=marks)
+
+
+@pytest.mark.parametrize("op", [_aliasing_param(op) for op in OPS])
 def test_every_op_shares_memory_exactly_where_pytorch_does(op: OpInfo):
     @_SETTINGS
     @given(st.data())
