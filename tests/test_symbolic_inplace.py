@@ -545,18 +545,48 @@ def test_a_replayed_update_uses_state_loaded_after_the_trace():
             np.testing.assert_allclose(y, x, rtol=1e-6, atol=1e-7)
 
 
-def test_clipping_inside_a_trace_raises_instead_of_freezing_the_gradients():
+def test_clipping_inside_a_trace_replays_the_clipped_gradients():
+    # clip_grad_norm_ is written in tensor ops (API.md, "compiled steps you can trust"), so it
+    # traces; each replay clips with the norm of that replay's gradients, as eager does.
+    from tinygrad_attn.optim import clip_grad_norm_
+
+    def build():
+        w = tga.nn.Parameter(np.ones(3))
+        opt = tga.optim.SGD([w], lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            (w * x).sum().backward()
+            total = clip_grad_norm_([w], 1.0)
+            opt.step()
+            return total
+
+        return w, step
+
+    w_e, eager = build()
+    w_c, compiled = build()
+    compiled = tga.compile(compiled)
+    for i in range(4):
+        x = np.full(3, 0.2 + i)  # under the limit at first, clipped later
+        t_e, t_c = eager(Tensor(x)), compiled(Tensor(x))
+        np.testing.assert_allclose(t_c.numpy(), t_e.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(w_c.grad.numpy(), w_e.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(w_c.numpy(), w_e.numpy(), rtol=1e-12)
+    assert len(compiled.programs) == 1
+
+
+def test_clipping_with_error_if_nonfinite_inside_a_trace_raises():
+    # error_if_nonfinite reads the norm in Python: a replay could not make that decision again.
     from tinygrad_attn.optim import clip_grad_norm_
 
     w = tga.nn.Parameter(np.ones(3))
-    opt = tga.optim.SGD([w], lr=0.1)
 
     def step(x):
-        opt.zero_grad()
         (w * x).sum().backward()
-        clip_grad_norm_([w], 1.0)  # decides in Python on the gradient's norm
-        opt.step()
+        clip_grad_norm_([w], 1.0, error_if_nonfinite=True)
 
     with pytest.raises(tga.TraceError, match="clip_grad_norm_.*test_symbolic_inplace.py"):
         tga.compile(step)(Tensor(np.ones(3)))
-    assert clip_grad_norm_([w], 1.0) > 0  # outside a trace it clips
+    w.grad = None
+    (w * Tensor(np.ones(3))).sum().backward()
+    assert float(clip_grad_norm_([w], 1.0, error_if_nonfinite=True)) > 0  # outside a trace it clips
