@@ -480,20 +480,39 @@ _OPTS = {
 }
 
 
+def _per_parameter(make_opt):
+    """``make_opt`` with ``foreach=False`` in its group: the update per parameter."""
+
+    def make(ps):
+        opt = make_opt(ps)
+        opt.param_groups[0]["foreach"] = False
+        return opt
+
+    return make
+
+
+@pytest.mark.parametrize("foreach", [True, False])
 @pytest.mark.parametrize("name", list(_OPTS))
-def test_optimizer_update_is_ops_and_replays_as_eager_under_a_schedule(name):
-    """The update is ops writing into parameters and state; the learning rate a schedule
+def test_optimizer_update_is_ops_and_replays_as_eager_under_a_schedule(name, foreach):
+    """The update is one flat line per param group (``foreach``), or ops per parameter
+    writing into parameters and state (``foreach=False``); the learning rate a schedule
     sets and Adam's step count are read at each replay; eager steps after the replays
     continue from the same state."""
-    eager = _opt_run(_OPTS[name], False)
-    comp = _opt_run(_OPTS[name], True)
+    make = _OPTS[name] if foreach else _per_parameter(_OPTS[name])
+    eager = _opt_run(make, False)
+    comp = _opt_run(make, True)
     for a, b in zip(eager[:4], comp[:4]):
         for x, y in zip(a, b):
             np.testing.assert_allclose(y, x, rtol=1e-6, atol=1e-7)
     run = comp[4]
     assert len(run.programs) == 1
     code = run.program.code
-    if name == "sgd_dampening":  # a first step that differs from the later ones: one recorded step() call
+    update = code.split("    # update\n")[1].splitlines()[:-1]  # (up to the return)
+    if foreach:
+        assert [ln.split("  #")[0].strip() for ln in update if not ln.strip().startswith("del ")] == [
+            f"{type(run.program.ops[-1].target).__name__.lower()}.foreach_update(0)"
+        ]
+    elif name == "sgd_dampening":  # a first step that differs from the later ones: one recorded step() call
         assert ".step()  # updates 2 parameters in place" in code
     else:
         assert ".step()" not in code and "._advance()" in code and "weight[...] = " in code and "bias[...] = " in code

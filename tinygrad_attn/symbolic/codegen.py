@@ -228,10 +228,13 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
             comment = f"  # in place: {dst.type_str}"
         elif op.kind == "effect":
             obj = op.label if env.get(op.label) is op.target else global_name(op.label, op.target)
-            line = f"{obj}.{op.op}()"
+            line = f"{obj}.{op.op}({', '.join(map(repr, op.call_args))})"
             if op.op == "step" and hasattr(op.target, "param_groups"):
                 n = sum(len(g["params"]) for g in op.target.param_groups)
                 comment = f"  # updates {n} parameters in place"
+            elif op.op == "foreach_update":
+                n = len(op.target.param_groups[op.call_args[0]]["params"])
+                comment = f"  # param group {op.call_args[0]}: updates its {n} parameters in place, flat"
             elif op.op == "_advance":
                 comment = "  # step counters and state, before the update below"
         else:  # pragma: no cover - every kind is listed above

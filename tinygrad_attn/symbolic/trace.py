@@ -463,18 +463,20 @@ class Tracer:
             self._grad_seen[k] = (t, t.grad)
 
     # -- effects: optimizer steps and zero_grad ----------------------------------------
-    def effect(self, obj: Any, method: str, original: Callable[..., Any]) -> Any:
+    def effect(self, obj: Any, method: str, original: Callable[..., Any], args: tuple = ()) -> Any:
         """Called by ``Optimizer.step``, ``Optimizer.zero_grad`` and ``Module.zero_grad``:
-        record the call as one line of the program, then make it (unrecorded)."""
+        record the call ``obj.method(*args)`` as one line of the program, then make it
+        (unrecorded)."""
         self.sync_grads()
         name = self._effect_objs.setdefault(id(obj), self._unique(type(obj).__name__.lower()))
-        section = "update" if method in ("step", "_advance") else self.section
-        self.ops.append(OpRecord("effect", method, [], [], fn=original, section=section, target=obj, label=name))
+        section = "update" if method in ("step", "_advance", "foreach_update") else self.section
+        self.ops.append(OpRecord("effect", method, [], [], fn=original, section=section, target=obj, label=name,
+                                 call_args=tuple(args)))  # fmt: skip
         self._alive.append(obj)
         with self.paused():
-            out = original(obj)
+            out = original(obj, *args)
         self._resnapshot_grads()  # (zero_grad: the replay makes the same change)
-        if method == "step" and hasattr(obj, "param_groups") and hasattr(obj, "zero_grad"):
+        if method in ("step", "foreach_update") and hasattr(obj, "param_groups") and hasattr(obj, "zero_grad"):
             # parameters hold new arrays: a later use reads them again
             for group in obj.param_groups:
                 for p in group["params"]:
@@ -494,6 +496,12 @@ class Tracer:
         from ..optim.optimizer import Optimizer  # noqa: PLC0415
 
         self.sync_grads()
+        if type(opt)._flat_update is not Optimizer._flat_update and all(
+            g.get("foreach") is not False for g in opt.param_groups
+        ):  # one line per param group: the eager flat update over all its tensors, read live at each replay
+            for gi in range(len(opt.param_groups)):
+                self.effect(opt, "foreach_update", Optimizer.foreach_update, (gi,))
+            return
         params = [p for g in opt.param_groups for p in g["params"] if p.grad is not None]
         if not opt._traceable() or any(
             p.grad._dev is not p._dev or p.grad.shape != p.shape or p.grad.dtype != p.dtype for p in params
