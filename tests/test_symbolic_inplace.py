@@ -609,3 +609,40 @@ def test_clipping_with_error_if_nonfinite_inside_a_trace_raises():
     w.grad = None
     (w * Tensor(np.ones(3))).sum().backward()
     assert float(clip_grad_norm_([w], 1.0, error_if_nonfinite=True)) > 0  # outside a trace it clips
+
+
+def test_two_param_groups_are_two_update_lines_and_replay_as_eager():
+    """Each param group's update is one flat line of the program; 20 compiled steps give
+    eager's parameters and state exactly (the line runs the eager flat update)."""
+
+    def build():
+        tga.manual_seed(0)
+        model = tga.nn.Sequential(tga.nn.Linear(4, 8), tga.nn.Tanh(), tga.nn.Linear(8, 3))
+        opt = tga.optim.AdamW([{"params": model[0].parameters()}, {"params": model[2].parameters(), "lr": 3e-3}],
+                              lr=1e-2, weight_decay=0.1)  # fmt: skip
+
+        def step(x):
+            opt.zero_grad()
+            loss = (model(x) ** 2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+
+        return model, opt, step
+
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((5, 4)).astype(np.float32) for _ in range(20)]
+    (m_e, o_e, eager), (m_c, o_c, step) = build(), build()
+    run = tga.compile(step)
+    for x in xs:
+        np.testing.assert_array_equal(run(Tensor(x)).numpy(), eager(Tensor(x)).numpy())
+    for a, b in zip(m_e.parameters(), m_c.parameters()):
+        np.testing.assert_array_equal(b.numpy(), a.numpy())
+        for k, v in o_e.state[a].items():
+            w = o_c.state[b][k]
+            np.testing.assert_array_equal(*(u.numpy() if isinstance(u, Tensor) else u for u in (w, v)))
+    assert len(run.programs) == 1
+    lines = [ln.strip() for ln in run.program.code.splitlines() if "adamw." in ln]
+    assert [ln.split("  #")[0] for ln in lines] == ["adamw.zero_grad()", "adamw.foreach_update(0)",
+                                                   "adamw.foreach_update(1)"]  # fmt: skip
+    assert "updates its 2 parameters" in lines[1]
