@@ -151,9 +151,7 @@ class Tracer:
 
     # -- buffers --------------------------------------------------------------------
     def _unique(self, base: str, numbered: bool = False) -> str:
-        base = re.sub(r"\W", "_", base).strip("_") or "t"
-        if base[0].isdigit() or keyword.iskeyword(base) or base in _RESERVED:
-            base = "t_" + base
+        base = _identifier(base)
         while True:  # (never a name given already: ``grad_param_1`` may come from two bases)
             n = self._names.get(base, 0)
             self._names[base] = n + 1
@@ -600,6 +598,16 @@ def _hook_grad(delta: int) -> None:
             Tensor.grad = _GRAD_SLOT
 #: Names the generated program uses itself; buffers never take them.
 _RESERVED = frozenset({"program", "args", "accumulate", "set_grad", "Tensor", "xp", "None", "True", "False"})
+
+
+@functools.lru_cache(maxsize=4096)
+def _identifier(base: str) -> str:
+    """``base`` as a Python name the program may use (cached: a trace asks for op names
+    thousands of times, and a regex per buffer was one of the larger costs of tracing)."""
+    base = re.sub(r"\W", "_", base).strip("_") or "t"
+    if base[0].isdigit() or keyword.iskeyword(base) or base in _RESERVED:
+        base = "t_" + base
+    return base
 
 
 def _user_line() -> str:
