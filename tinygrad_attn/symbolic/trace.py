@@ -17,6 +17,7 @@ import inspect
 import itertools
 import keyword
 import re
+import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -62,6 +63,7 @@ def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward
                 tracer.auto = True
                 ones = Tensor._wrap(result._dev.ops.ones_like(result._data), result._dev)
                 tracer.run_backward([result], [ones._data], False, False, None)
+        tracer.name_from_locals()
     prog = Program(tracer.name, tracer.ops, tracer.arg_buffers, outputs, template, tracer.arg_specs)
     prog.did_backward = tracer.did_backward
     return prog, result
@@ -90,6 +92,10 @@ class Tracer:
         self._fixed: set[int] = set()  # ids of buffers whose values cannot change: constants and ops on them
         self._groups: dict[int, list[Buffer]] = {}  # Buffer.alias -> the buffers sharing that memory
         self._made: set[int] = set()  # ids of the tensors fn made with a constructor (zeros, Tensor(...))
+        # The user's frames that made ops (code outside the package), by id: their local variables
+        # name the buffers they hold (``q``, ``scores``) once the values are final (name_from_locals).
+        self._frames: dict[int, Any] = {}
+        self._user_named: set[int] = set()  # ids of the buffers named after a user's variable
         self.arg_buffers: list[Buffer | None] = []
         self.arg_specs: list[Any] = []
         names = list(arg_names) if arg_names is not None else _arg_names(fn, len(args))
@@ -222,6 +228,16 @@ class Tracer:
     # -- ops --------------------------------------------------------------------------
     def record(self, fn: Any, inputs: Sequence[Any], out: Tensor) -> None:
         """Called by ``Function.apply`` for every op while installed."""
+        f = sys._getframe(2)  # (record <- apply <- the op's caller): the nearest frame of the user's code
+        while f is not None:
+            user = _USER_FILES.get(f.f_code.co_filename)
+            if user is None:
+                user = _USER_FILES[f.f_code.co_filename] = _is_user_file(f.f_code.co_filename)
+            if user:
+                if id(f) not in self._frames:
+                    self._frames[id(f)] = f
+                break
+            f = f.f_back
         if fn.__class__ is autograd.InPlace:  # the changed tensor's new node passes its value on: no line
             self._bind(out, self.value(inputs[0]))
             self._alive.append(fn)
@@ -298,6 +314,25 @@ class Tracer:
 
         return outs, walk(result)
 
+    def name_from_locals(self) -> None:
+        """Give the buffers that the user's code holds in local variables those names
+        (``scores = q @ k.mT / 8`` makes ``scores = div(...)``), where a name is still an
+        op's default one. Called before the backward pass (its gradients are then
+        ``grad_scores``) and at the end; a variable assigned in a loop names its last value."""
+        for f in self._frames.values():
+            try:
+                local = f.f_locals
+            except Exception:  # noqa: BLE001 - a frame that cannot show its locals names nothing
+                continue
+            for var, v in list(local.items()):
+                if v.__class__ is not Tensor or var.startswith("_") or var == "self":
+                    continue
+                b = self._tmap.get(id(v))
+                if b is None or b.kind != "value" or id(b) in self._user_named or b.name.startswith("grad_"):
+                    continue
+                self._user_named.add(id(b))
+                b.name = self._unique(var)
+
     # -- backward -------------------------------------------------------------------
     def run_backward(self, roots: Sequence[Tensor], root_grads: Sequence[Any], retain_graph: bool,
                      create_graph: bool, targets: Sequence[Tensor] | None) -> list[Any] | None:  # fmt: skip
@@ -309,6 +344,7 @@ class Tracer:
             )
         self.did_backward = True
         self.sync_grads()
+        self.name_from_locals()
         prev_section, self.section = self.section, "backward"
         prev_enabled = _State.grad_enabled
         _State.grad_enabled = False  # the steps are recorded by the tracer, not by a graph
@@ -597,7 +633,15 @@ def _hook_grad(delta: int) -> None:
         elif delta < 0 and _grad_hooks == 0:
             Tensor.grad = _GRAD_SLOT
 #: Names the generated program uses itself; buffers never take them.
-_RESERVED = frozenset({"program", "args", "accumulate", "set_grad", "Tensor", "xp", "None", "True", "False"})
+_RESERVED = frozenset({"program", "args", "accumulate", "set_grad", "Tensor", "xp", "None", "True", "False",
+                       "params", "consts"})  # fmt: skip
+_USER_FILES: dict[str, bool] = {}  # a code file name -> whether it is the user's (see _is_user_file)
+
+
+def _is_user_file(filename: str) -> bool:
+    """Code outside this package (tests and benchmarks count as the user's)."""
+    f = filename.replace("\\", "/")
+    return "/tinygrad_attn/" not in f or "/tests/" in f
 
 
 @functools.lru_cache(maxsize=4096)
