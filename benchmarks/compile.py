@@ -6,6 +6,7 @@ hand-written attention block, the library's GPT), with a new batch at every call
 - trace cost: the first compiled call (which runs the step eagerly while recording it,
   then builds the program) against one eager step (target: at most 3x);
 - replay speed-up: eager step / replayed step, medians timed round robin;
+- the printed program's length in lines (the optimizer's update is one line per param group);
 
 and the GPT step eager, compiled and in PyTorch eager (the same architecture, from
 ``gpt.py``) on this machine.
@@ -157,6 +158,7 @@ def main(quick: bool = False, only: tuple[str, ...] = ()) -> dict[str, dict[str,
     table = {}
     print(
         f"  {'scenario':10s} {'eager step':>12s} {'trace':>12s} {'trace/eager':>12s} {'replay':>12s} {'speed-up':>9s}"
+        f" {'lines':>6s}"
     )
     for name, build in SCENARIOS.items():
         if only and name not in only:
@@ -171,9 +173,10 @@ def main(quick: bool = False, only: tuple[str, ...] = ()) -> dict[str, dict[str,
                          rounds=3 if quick else 9, warm=2)  # fmt: skip
         if len(run.programs) != 1:
             raise AssertionError(f"compile benchmark: {name} traced {len(run.programs)} programs, expected 1")
-        table[name] = {"eager": med["eager"], "trace": trace, "replay": med["replay"]}
+        lines = len(run.program.code.splitlines())
+        table[name] = {"eager": med["eager"], "trace": trace, "replay": med["replay"], "lines": lines}
         print(f"  {name:10s} {ms(med['eager'])} {ms(trace)} {trace / eager_once:11.2f}x {ms(med['replay'])} "
-              f"{med['eager'] / med['replay']:8.2f}x")  # fmt: skip
+              f"{med['eager'] / med['replay']:8.2f}x {lines:6d}")  # fmt: skip
     if (not only or "gpt" in only) and torch_or_none() is not None:
         import gpt as gpt_bench  # noqa: PLC0415
 
