@@ -623,6 +623,15 @@ def test_a_variable_assigned_in_a_loop_names_its_last_value():
     assert code.count("    h = ") == 1 and "    h = tanh(" in code and "grad_h = " in code
 
 
+def test_a_name_already_taken_is_left_as_the_ops():
+    def helper(x):  # (its x is the matmul, not the argument x)
+        return x.tanh()
+
+    x, w = Tensor(np.ones((2, 3)), requires_grad=True), Tensor(np.ones((3, 3)), requires_grad=True)
+    code = tga.trace(lambda x, w: helper(x @ w).sum(), x, w).code
+    assert "    matmul_1 = matmul(x, w)" in code and "x_1" not in code
+
+
 @pytest.mark.parametrize("dtype, scale", [(np.float32, math.sqrt(8.0)), (np.float64, np.sqrt(8.0))],
                          ids=["float", "numpy_float64"])  # fmt: skip
 def test_a_number_used_in_the_forward_and_the_backward_is_one_constant(dtype, scale):

@@ -145,6 +145,7 @@ class Tracer:
             self._alive.clear()
             self._tmap.clear()
             self._amap.clear()
+            self._frames.clear()  # (the user's frames hold their tensors: let them go with the trace)
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -317,8 +318,10 @@ class Tracer:
     def name_from_locals(self) -> None:
         """Give the buffers that the user's code holds in local variables those names
         (``scores = q @ k.mT / 8`` makes ``scores = div(...)``), where a name is still an
-        op's default one. Called before the backward pass (its gradients are then
-        ``grad_scores``) and at the end; a variable assigned in a loop names its last value."""
+        op's default one and the variable's name is not taken (a helper's parameter ``x``
+        leaves ``matmul_1`` as it is when the program has an argument ``x``). Called before
+        the backward pass (its gradients are then ``grad_scores``) and at the end; a
+        variable assigned in a loop names its last value."""
         for f in self._frames.values():
             try:
                 local = f.f_locals
@@ -330,8 +333,11 @@ class Tracer:
                 b = self._tmap.get(id(v))
                 if b is None or b.kind != "value" or id(b) in self._user_named or b.name.startswith("grad_"):
                     continue
+                name = _identifier(var)
+                if name in self._given or name in self._names:  # (taken: an argument's, another value's)
+                    continue
                 self._user_named.add(id(b))
-                b.name = self._unique(var)
+                b.name = self._unique(name)
 
     # -- backward -------------------------------------------------------------------
     def run_backward(self, roots: Sequence[Tensor], root_grads: Sequence[Any], retain_graph: bool,
