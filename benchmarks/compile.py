@@ -6,12 +6,17 @@ hand-written attention block, the library's GPT), with a new batch at every call
 - trace cost: the first compiled call (which runs the step eagerly while recording it,
   then builds the program) against one eager step (target: at most 3x);
 - replay speed-up: eager step / replayed step, medians timed round robin;
+- the printed program's length in lines (the optimizer's update is one line per param group);
 
 and the GPT step eager, compiled and in PyTorch eager (the same architecture, from
 ``gpt.py``) on this machine.
 
     python benchmarks/run.py --only compile
     python benchmarks/compile.py --quick
+    OMP_NUM_THREADS=1 python benchmarks/compile.py --cpu-time vit seq2seq lstm gpt
+
+``--cpu-time`` times the trace cost in this process's CPU time (``time.process_time``), which
+other work on a shared machine disturbs far less than wall-clock time.
 """
 
 from __future__ import annotations
@@ -136,6 +141,9 @@ def _call(fn, batch):
     return lambda: fn(*batch())
 
 
+_clock = time.perf_counter  # (time.process_time with --cpu-time)
+
+
 def trace_cost(build, rounds: int) -> tuple[float, float]:
     """Median (first compiled call, one eager step), each on a freshly built model."""
     traces, eagers = [], []
@@ -143,13 +151,13 @@ def trace_cost(build, rounds: int) -> tuple[float, float]:
         tga.manual_seed(0)
         step, batch = build()
         step(*batch())  # (warm: lazily built constants, first-step optimizer state)
-        t0 = time.perf_counter()
+        t0 = _clock()
         step(*batch())
-        eagers.append(time.perf_counter() - t0)
+        eagers.append(_clock() - t0)
         run = tga.compile(step)
-        t0 = time.perf_counter()
+        t0 = _clock()
         run(*batch())
-        traces.append(time.perf_counter() - t0)
+        traces.append(_clock() - t0)
     return statistics.median(traces), statistics.median(eagers)
 
 
@@ -157,6 +165,7 @@ def main(quick: bool = False, only: tuple[str, ...] = ()) -> dict[str, dict[str,
     table = {}
     print(
         f"  {'scenario':10s} {'eager step':>12s} {'trace':>12s} {'trace/eager':>12s} {'replay':>12s} {'speed-up':>9s}"
+        f" {'lines':>6s}"
     )
     for name, build in SCENARIOS.items():
         if only and name not in only:
@@ -171,9 +180,10 @@ def main(quick: bool = False, only: tuple[str, ...] = ()) -> dict[str, dict[str,
                          rounds=3 if quick else 9, warm=2)  # fmt: skip
         if len(run.programs) != 1:
             raise AssertionError(f"compile benchmark: {name} traced {len(run.programs)} programs, expected 1")
-        table[name] = {"eager": med["eager"], "trace": trace, "replay": med["replay"]}
+        lines = len(run.program.code.splitlines())
+        table[name] = {"eager": med["eager"], "trace": trace, "replay": med["replay"], "lines": lines}
         print(f"  {name:10s} {ms(med['eager'])} {ms(trace)} {trace / eager_once:11.2f}x {ms(med['replay'])} "
-              f"{med['eager'] / med['replay']:8.2f}x")  # fmt: skip
+              f"{med['eager'] / med['replay']:8.2f}x {lines:6d}")  # fmt: skip
     if (not only or "gpt" in only) and torch_or_none() is not None:
         import gpt as gpt_bench  # noqa: PLC0415
 
@@ -193,4 +203,6 @@ def main(quick: bool = False, only: tuple[str, ...] = ()) -> dict[str, dict[str,
 
 
 if __name__ == "__main__":
+    if "--cpu-time" in sys.argv:
+        _clock = time.process_time
     main(quick="--quick" in sys.argv, only=tuple(a for a in sys.argv[1:] if not a.startswith("-")))

@@ -52,5 +52,5 @@ def test_the_compile_benchmark_runs_one_scenario(monkeypatch, capsys):
     import compile as compile_bench  # noqa: PLC0415
 
     table = compile_bench.main(quick=True, only=("mha",))
-    assert set(table["mha"]) == {"eager", "trace", "replay"} and all(v > 0 for v in table["mha"].values())
+    assert set(table["mha"]) == {"eager", "trace", "replay", "lines"} and all(v > 0 for v in table["mha"].values())
     assert "trace/eager" in capsys.readouterr().out

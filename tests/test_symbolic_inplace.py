@@ -480,20 +480,39 @@ _OPTS = {
 }
 
 
+def _per_parameter(make_opt):
+    """``make_opt`` with ``foreach=False`` in its group: the update per parameter."""
+
+    def make(ps):
+        opt = make_opt(ps)
+        opt.param_groups[0]["foreach"] = False
+        return opt
+
+    return make
+
+
+@pytest.mark.parametrize("foreach", [True, False])
 @pytest.mark.parametrize("name", list(_OPTS))
-def test_optimizer_update_is_ops_and_replays_as_eager_under_a_schedule(name):
-    """The update is ops writing into parameters and state; the learning rate a schedule
+def test_optimizer_update_is_ops_and_replays_as_eager_under_a_schedule(name, foreach):
+    """The update is one flat line per param group (``foreach``), or ops per parameter
+    writing into parameters and state (``foreach=False``); the learning rate a schedule
     sets and Adam's step count are read at each replay; eager steps after the replays
     continue from the same state."""
-    eager = _opt_run(_OPTS[name], False)
-    comp = _opt_run(_OPTS[name], True)
+    make = _OPTS[name] if foreach else _per_parameter(_OPTS[name])
+    eager = _opt_run(make, False)
+    comp = _opt_run(make, True)
     for a, b in zip(eager[:4], comp[:4]):
         for x, y in zip(a, b):
             np.testing.assert_allclose(y, x, rtol=1e-6, atol=1e-7)
     run = comp[4]
     assert len(run.programs) == 1
     code = run.program.code
-    if name == "sgd_dampening":  # a first step that differs from the later ones: one recorded step() call
+    update = code.split("    # update\n")[1].splitlines()[:-1]  # (up to the return)
+    if foreach:
+        assert [ln.split("  #")[0].strip() for ln in update if not ln.strip().startswith("del ")] == [
+            f"{type(run.program.ops[-1].target).__name__.lower()}.foreach_update(0)"
+        ]
+    elif name == "sgd_dampening":  # a first step that differs from the later ones: one recorded step() call
         assert ".step()  # updates 2 parameters in place" in code
     else:
         assert ".step()" not in code and "._advance()" in code and "weight[...] = " in code and "bias[...] = " in code
@@ -545,18 +564,85 @@ def test_a_replayed_update_uses_state_loaded_after_the_trace():
             np.testing.assert_allclose(y, x, rtol=1e-6, atol=1e-7)
 
 
-def test_clipping_inside_a_trace_raises_instead_of_freezing_the_gradients():
+def test_clipping_inside_a_trace_replays_the_clipped_gradients():
+    # clip_grad_norm_ is written in tensor ops (API.md, "compiled steps you can trust"), so it
+    # traces; each replay clips with the norm of that replay's gradients, as eager does.
+    from tinygrad_attn.optim import clip_grad_norm_
+
+    def build():
+        w = tga.nn.Parameter(np.ones(3))
+        opt = tga.optim.SGD([w], lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            (w * x).sum().backward()
+            total = clip_grad_norm_([w], 1.0)
+            opt.step()
+            return total
+
+        return w, step
+
+    w_e, eager = build()
+    w_c, compiled = build()
+    compiled = tga.compile(compiled)
+    for i in range(4):
+        x = np.full(3, 0.2 + i)  # under the limit at first, clipped later
+        t_e, t_c = eager(Tensor(x)), compiled(Tensor(x))
+        np.testing.assert_allclose(t_c.numpy(), t_e.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(w_c.grad.numpy(), w_e.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(w_c.numpy(), w_e.numpy(), rtol=1e-12)
+    assert len(compiled.programs) == 1
+
+
+def test_clipping_with_error_if_nonfinite_inside_a_trace_raises():
+    # error_if_nonfinite reads the norm in Python: a replay could not make that decision again.
     from tinygrad_attn.optim import clip_grad_norm_
 
     w = tga.nn.Parameter(np.ones(3))
-    opt = tga.optim.SGD([w], lr=0.1)
 
     def step(x):
-        opt.zero_grad()
         (w * x).sum().backward()
-        clip_grad_norm_([w], 1.0)  # decides in Python on the gradient's norm
-        opt.step()
+        clip_grad_norm_([w], 1.0, error_if_nonfinite=True)
 
     with pytest.raises(tga.TraceError, match="clip_grad_norm_.*test_symbolic_inplace.py"):
         tga.compile(step)(Tensor(np.ones(3)))
-    assert clip_grad_norm_([w], 1.0) > 0  # outside a trace it clips
+    w.grad = None
+    (w * Tensor(np.ones(3))).sum().backward()
+    assert float(clip_grad_norm_([w], 1.0, error_if_nonfinite=True)) > 0  # outside a trace it clips
+
+
+def test_two_param_groups_are_two_update_lines_and_replay_as_eager():
+    """Each param group's update is one flat line of the program; 20 compiled steps give
+    eager's parameters and state exactly (the line runs the eager flat update)."""
+
+    def build():
+        tga.manual_seed(0)
+        model = tga.nn.Sequential(tga.nn.Linear(4, 8), tga.nn.Tanh(), tga.nn.Linear(8, 3))
+        opt = tga.optim.AdamW([{"params": model[0].parameters()}, {"params": model[2].parameters(), "lr": 3e-3}],
+                              lr=1e-2, weight_decay=0.1)  # fmt: skip
+
+        def step(x):
+            opt.zero_grad()
+            loss = (model(x) ** 2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+
+        return model, opt, step
+
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((5, 4)).astype(np.float32) for _ in range(20)]
+    (m_e, o_e, eager), (m_c, o_c, step) = build(), build()
+    run = tga.compile(step)
+    for x in xs:
+        np.testing.assert_array_equal(run(Tensor(x)).numpy(), eager(Tensor(x)).numpy())
+    for a, b in zip(m_e.parameters(), m_c.parameters()):
+        np.testing.assert_array_equal(b.numpy(), a.numpy())
+        for k, v in o_e.state[a].items():
+            w = o_c.state[b][k]
+            np.testing.assert_array_equal(*(u.numpy() if isinstance(u, Tensor) else u for u in (w, v)))
+    assert len(run.programs) == 1
+    lines = [ln.strip() for ln in run.program.code.splitlines() if "adamw." in ln]
+    assert [ln.split("  #")[0] for ln in lines] == ["adamw.zero_grad()", "adamw.foreach_update(0)",
+                                                   "adamw.foreach_update(1)"]  # fmt: skip
+    assert "updates its 2 parameters" in lines[1]

@@ -99,11 +99,19 @@ class Optimizer:
         """Update every parameter that has a gradient, in place (``p._data`` is replaced)."""
         if _State.tracer is not None:  # a symbolic trace records the update (tinygrad_attn.symbolic)
             return _State.tracer.optimizer_step(self)
-        flat = type(self)._flat_update is not Optimizer._flat_update
-        for group in self.param_groups:
-            if flat and group.get("foreach") is not False:
-                self._step_flat(group)
-                continue
+        for i in range(len(self.param_groups)):
+            self.foreach_update(i)
+
+    @no_grad()
+    def foreach_update(self, group: int) -> None:
+        """What :meth:`step` does for ``param_groups[group]`` alone: the update of all its
+        parameters that have a gradient, a flat bucket at a time where the optimizer has a
+        flat form (``foreach`` not False). A traced step (``tga.compile``) shows and replays
+        the update as one such line per param group."""
+        group = self.param_groups[group]
+        if type(self)._flat_update is not Optimizer._flat_update and group.get("foreach") is not False:
+            self._step_flat(group)
+        else:
             for p in group["params"]:
                 g = p.grad
                 if g is None:

@@ -120,6 +120,7 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
     shared: dict[Any, str] = {}
     counts: dict[str, int] = {}
     param_attr: dict[int, str] = {}  # id(tensor) -> its name under params
+    numbers: dict[tuple, str] = {}  # (value, dtype, device) -> the named constant holding it
 
     def global_name(base: str, value: Any) -> str:
         name, n = base, 1
@@ -133,15 +134,23 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
     def operand(x: Any) -> str:
         if isinstance(x, Buffer):
             return x.name
-        if isinstance(x, (bool, int)) or (isinstance(x, float) and math.isfinite(x)):
+        # (a Python float only: NumPy 2 writes np.float64, a float subclass, as ``np.float64(0.5)``)
+        if isinstance(x, (bool, int)) or (x.__class__ is float and math.isfinite(x)):
             return repr(x)
         # A NumPy scalar (the device's way of holding a number), an infinity: a named
-        # constant whose name shows the value (c_0_5, c_neg_inf).
+        # constant whose name shows the value (c_0_5, c_neg_inf), one per value and dtype
+        # however many lines use it (a scale in a forward and in its backward).
         try:
             shown = repr(float(x)).replace("-", "neg_").replace(".", "_")
         except (TypeError, ValueError):
             shown = ""
-        return global_name(f"c_{shown}" if shown else "c", x)
+        if not shown:
+            return global_name("c", x)
+        key = (shown, str(getattr(x, "dtype", type(x))), str(getattr(x, "device", "")))
+        name = numbers.get(key)
+        if name is None:
+            name = numbers[key] = global_name(f"c_{shown}", x)
+        return name
 
     def tensor_of(target: Any) -> str:
         """``args[0]`` for an argument's position, ``params.<name>`` for a tensor."""
@@ -228,10 +237,13 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
             comment = f"  # in place: {dst.type_str}"
         elif op.kind == "effect":
             obj = op.label if env.get(op.label) is op.target else global_name(op.label, op.target)
-            line = f"{obj}.{op.op}()"
+            line = f"{obj}.{op.op}({', '.join(map(repr, op.call_args))})"
             if op.op == "step" and hasattr(op.target, "param_groups"):
                 n = sum(len(g["params"]) for g in op.target.param_groups)
                 comment = f"  # updates {n} parameters in place"
+            elif op.op == "foreach_update":
+                n = len(op.target.param_groups[op.call_args[0]]["params"])
+                comment = f"  # param group {op.call_args[0]}: updates its {n} parameters in place, flat"
             elif op.op == "_advance":
                 comment = "  # step counters and state, before the update below"
         else:  # pragma: no cover - every kind is listed above

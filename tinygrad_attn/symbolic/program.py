@@ -79,8 +79,9 @@ class OpRecord:
       basic index, or ``None`` for the whole buffer), as ``x += y``, ``x[i] = v`` or
       ``x.clamp_()`` write into the array the eager run changed;
     - ``"effect"``: a call with effects on state outside the program: a ``zero_grad()``,
-      an optimizer's ``_advance()`` (its step counts, before its update's ops), or the
-      ``step()`` of an optimizer that gives no update as ops.
+      an optimizer's ``foreach_update(i)`` (param group ``i``'s whole update, flat),
+      ``_advance()`` (its step counts, before its update's ops), or the ``step()`` of an
+      optimizer that gives no update as ops.
 
     ``inputs`` holds buffers and Python numbers; ``outputs`` buffers (``None`` where a
     backward gives no gradient).
@@ -96,6 +97,7 @@ class OpRecord:
     # store: the index written (None: all of it)
     scope: Any = None  # the autograd Scope (module, composite) the op was made in
     label: str = ""  # effect: the name the program gives the object
+    call_args: tuple = ()  # effect: the method's arguments (a param group's index)
 
     @property
     def args(self) -> Any:

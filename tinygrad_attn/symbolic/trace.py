@@ -17,6 +17,7 @@ import inspect
 import itertools
 import keyword
 import re
+import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -62,6 +63,7 @@ def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward
                 tracer.auto = True
                 ones = Tensor._wrap(result._dev.ops.ones_like(result._data), result._dev)
                 tracer.run_backward([result], [ones._data], False, False, None)
+        tracer.name_from_locals()
     prog = Program(tracer.name, tracer.ops, tracer.arg_buffers, outputs, template, tracer.arg_specs)
     prog.did_backward = tracer.did_backward
     return prog, result
@@ -90,6 +92,10 @@ class Tracer:
         self._fixed: set[int] = set()  # ids of buffers whose values cannot change: constants and ops on them
         self._groups: dict[int, list[Buffer]] = {}  # Buffer.alias -> the buffers sharing that memory
         self._made: set[int] = set()  # ids of the tensors fn made with a constructor (zeros, Tensor(...))
+        # The user's frames that made ops (code outside the package), by id: their local variables
+        # name the buffers they hold (``q``, ``scores``) once the values are final (name_from_locals).
+        self._frames: dict[int, Any] = {}
+        self._user_named: set[int] = set()  # ids of the buffers named after a user's variable
         self.arg_buffers: list[Buffer | None] = []
         self.arg_specs: list[Any] = []
         names = list(arg_names) if arg_names is not None else _arg_names(fn, len(args))
@@ -139,6 +145,7 @@ class Tracer:
             self._alive.clear()
             self._tmap.clear()
             self._amap.clear()
+            self._frames.clear()  # (the user's frames hold their tensors: let them go with the trace)
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -151,9 +158,7 @@ class Tracer:
 
     # -- buffers --------------------------------------------------------------------
     def _unique(self, base: str, numbered: bool = False) -> str:
-        base = re.sub(r"\W", "_", base).strip("_") or "t"
-        if base[0].isdigit() or keyword.iskeyword(base) or base in _RESERVED:
-            base = "t_" + base
+        base = _identifier(base)
         while True:  # (never a name given already: ``grad_param_1`` may come from two bases)
             n = self._names.get(base, 0)
             self._names[base] = n + 1
@@ -224,6 +229,16 @@ class Tracer:
     # -- ops --------------------------------------------------------------------------
     def record(self, fn: Any, inputs: Sequence[Any], out: Tensor) -> None:
         """Called by ``Function.apply`` for every op while installed."""
+        f = sys._getframe(2)  # (record <- apply <- the op's caller): the nearest frame of the user's code
+        while f is not None:
+            user = _USER_FILES.get(f.f_code.co_filename)
+            if user is None:
+                user = _USER_FILES[f.f_code.co_filename] = _is_user_file(f.f_code.co_filename)
+            if user:
+                if id(f) not in self._frames:
+                    self._frames[id(f)] = f
+                break
+            f = f.f_back
         if fn.__class__ is autograd.InPlace:  # the changed tensor's new node passes its value on: no line
             self._bind(out, self.value(inputs[0]))
             self._alive.append(fn)
@@ -300,6 +315,30 @@ class Tracer:
 
         return outs, walk(result)
 
+    def name_from_locals(self) -> None:
+        """Give the buffers that the user's code holds in local variables those names
+        (``scores = q @ k.mT / 8`` makes ``scores = div(...)``), where a name is still an
+        op's default one and the variable's name is not taken (a helper's parameter ``x``
+        leaves ``matmul_1`` as it is when the program has an argument ``x``). Called before
+        the backward pass (its gradients are then ``grad_scores``) and at the end; a
+        variable assigned in a loop names its last value."""
+        for f in self._frames.values():
+            try:
+                local = f.f_locals
+            except Exception:  # noqa: BLE001 - a frame that cannot show its locals names nothing
+                continue
+            for var, v in list(local.items()):
+                if v.__class__ is not Tensor or var.startswith("_") or var == "self":
+                    continue
+                b = self._tmap.get(id(v))
+                if b is None or b.kind != "value" or id(b) in self._user_named or b.name.startswith("grad_"):
+                    continue
+                name = _identifier(var)
+                if name in self._given or name in self._names:  # (taken: an argument's, another value's)
+                    continue
+                self._user_named.add(id(b))
+                b.name = self._unique(name)
+
     # -- backward -------------------------------------------------------------------
     def run_backward(self, roots: Sequence[Tensor], root_grads: Sequence[Any], retain_graph: bool,
                      create_graph: bool, targets: Sequence[Tensor] | None) -> list[Any] | None:  # fmt: skip
@@ -311,6 +350,7 @@ class Tracer:
             )
         self.did_backward = True
         self.sync_grads()
+        self.name_from_locals()
         prev_section, self.section = self.section, "backward"
         prev_enabled = _State.grad_enabled
         _State.grad_enabled = False  # the steps are recorded by the tracer, not by a graph
@@ -463,18 +503,20 @@ class Tracer:
             self._grad_seen[k] = (t, t.grad)
 
     # -- effects: optimizer steps and zero_grad ----------------------------------------
-    def effect(self, obj: Any, method: str, original: Callable[..., Any]) -> Any:
+    def effect(self, obj: Any, method: str, original: Callable[..., Any], args: tuple = ()) -> Any:
         """Called by ``Optimizer.step``, ``Optimizer.zero_grad`` and ``Module.zero_grad``:
-        record the call as one line of the program, then make it (unrecorded)."""
+        record the call ``obj.method(*args)`` as one line of the program, then make it
+        (unrecorded)."""
         self.sync_grads()
         name = self._effect_objs.setdefault(id(obj), self._unique(type(obj).__name__.lower()))
-        section = "update" if method in ("step", "_advance") else self.section
-        self.ops.append(OpRecord("effect", method, [], [], fn=original, section=section, target=obj, label=name))
+        section = "update" if method in ("step", "_advance", "foreach_update") else self.section
+        self.ops.append(OpRecord("effect", method, [], [], fn=original, section=section, target=obj, label=name,
+                                 call_args=tuple(args)))  # fmt: skip
         self._alive.append(obj)
         with self.paused():
-            out = original(obj)
+            out = original(obj, *args)
         self._resnapshot_grads()  # (zero_grad: the replay makes the same change)
-        if method == "step" and hasattr(obj, "param_groups") and hasattr(obj, "zero_grad"):
+        if method in ("step", "foreach_update") and hasattr(obj, "param_groups") and hasattr(obj, "zero_grad"):
             # parameters hold new arrays: a later use reads them again
             for group in obj.param_groups:
                 for p in group["params"]:
@@ -494,6 +536,12 @@ class Tracer:
         from ..optim.optimizer import Optimizer  # noqa: PLC0415
 
         self.sync_grads()
+        if type(opt)._flat_update is not Optimizer._flat_update and all(
+            g.get("foreach") is not False for g in opt.param_groups
+        ):  # one line per param group: the eager flat update over all its tensors, read live at each replay
+            for gi in range(len(opt.param_groups)):
+                self.effect(opt, "foreach_update", Optimizer.foreach_update, (gi,))
+            return
         params = [p for g in opt.param_groups for p in g["params"] if p.grad is not None]
         if not opt._traceable() or any(
             p.grad._dev is not p._dev or p.grad.shape != p.shape or p.grad.dtype != p.dtype for p in params
@@ -544,7 +592,7 @@ class Tracer:
         b = self._tmap.get(id(t)) or self._amap.get(id(t._data))
         made = f"made by op '{b.name}'" if b is not None else "a parameter"
         what = {"__bool__": "bool(t) (an `if` or `while` on a tensor)", "__float__": "float(t)",
-                "__int__": "int(t)", "__array__": "np.asarray(t)", "clip_grad_norm_": "clip_grad_norm_ (a norm read in Python)"
+                "__int__": "int(t)", "__array__": "np.asarray(t) (Tensor.__array__)", "clip_grad_norm_": "clip_grad_norm_ (a norm read in Python)"
                 }.get(method, f".{method}()")  # fmt: skip
         raise TraceError(
             f"{what} on a traced tensor of shape {tuple(t.shape)} ({made}) at {_user_line()}: a replayed "
@@ -591,7 +639,25 @@ def _hook_grad(delta: int) -> None:
         elif delta < 0 and _grad_hooks == 0:
             Tensor.grad = _GRAD_SLOT
 #: Names the generated program uses itself; buffers never take them.
-_RESERVED = frozenset({"program", "args", "accumulate", "set_grad", "Tensor", "xp", "None", "True", "False"})
+_RESERVED = frozenset({"program", "args", "accumulate", "set_grad", "Tensor", "xp", "None", "True", "False",
+                       "params", "consts"})  # fmt: skip
+_USER_FILES: dict[str, bool] = {}  # a code file name -> whether it is the user's (see _is_user_file)
+
+
+def _is_user_file(filename: str) -> bool:
+    """Code outside this package (tests and benchmarks count as the user's)."""
+    f = filename.replace("\\", "/")
+    return "/tinygrad_attn/" not in f or "/tests/" in f
+
+
+@functools.lru_cache(maxsize=4096)
+def _identifier(base: str) -> str:
+    """``base`` as a Python name the program may use (cached: a trace asks for op names
+    thousands of times, and a regex per buffer was one of the larger costs of tracing)."""
+    base = re.sub(r"\W", "_", base).strip("_") or "t"
+    if base[0].isdigit() or keyword.iskeyword(base) or base in _RESERVED:
+        base = "t_" + base
+    return base
 
 
 def _user_line() -> str:
