@@ -358,3 +358,15 @@ def test_unfold_windows_and_errors_as_pytorch(device):
         Tensor(np.zeros(8), device=device).unfold(1, 8, 3)
     with pytest.raises(RuntimeError, match="unfold"):
         Tensor(np.zeros(8), device=device).unfold(0, 1, -1)
+
+
+def test_meshgrid_without_indexing_is_ij_as_pytorchs_none():
+    a, b = tga.tensor([1.0, 2.0, 3.0]), tga.tensor([4.0, 5.0])
+    for grids in (tga.meshgrid(a, b), tga.meshgrid(a, b, indexing=None)):
+        assert [g.shape for g in grids] == [(3, 2), (3, 2)]
+        assert grids[0].tolist() == [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]
+
+
+def test_unflatten_method_takes_pytorchs_parameter_names():
+    x = tga.tensor(np.arange(6.0))
+    assert x.unflatten(dim=0, sizes=(2, -1)).shape == (2, 3)

@@ -192,6 +192,15 @@ def test_scatter_add_accumulates_repeats(device, rng):
     assert tga.gradcheck(lambda a, b: a.scatter_add(1, idx, b), x, src)
 
 
+def test_scatter_add_of_an_infinity_leaves_the_other_slots_alone(device):
+    # (the portable form once multiplied a one-hot matrix by the values: 0 * inf = NaN elsewhere)
+    x = Tensor(np.array([np.inf, 1.0]), device=device)
+    src = Tensor(np.array([np.inf]), device=device)
+    idx = _idx([0], device)
+    assert x.scatter_add(0, idx, src).tolist() == [np.inf, 1.0]
+    assert x.index_add(0, idx, src).tolist() == [np.inf, 1.0]
+
+
 def test_scatter_with_a_repeated_index_keeps_the_last_write(device, rng):
     x = rand(rng, 3, 4, device=device)
     src = rand(rng, 3, 4, device=device)

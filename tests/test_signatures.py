@@ -39,8 +39,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("F", "leaky_relu"): "as relu",
     ("F", "dropout"): "as relu",
     ("F", "mse_loss"): "no weight= (PyTorch 2.13's new parameter)",
-    ("nn", "Linear"): "dtype defaults to float32, which is what PyTorch's None means",
-    ("nn", "LayerNorm"): "as Linear (and the first parameter's name is the first round's dim)",
     ("nn", "ModuleList"): "() where PyTorch says None: both mean no modules",
     ("nn", "TransformerEncoderLayer"): "activation defaults to 'relu', PyTorch's to the function relu: the same",
     ("nn", "TransformerDecoderLayer"): "as TransformerEncoderLayer",

@@ -203,7 +203,7 @@ def test_parameters_named_by_the_module_that_made_the_graph():
 
 def test_show_values_prints_small_tensors_and_summarises_large_ones():
     x = Tensor([[1.0, -2.0], [0.5, 4.0]], requires_grad=True, name="x")
-    big = Tensor.arange(100, name="big")
+    big = Tensor.arange(100.0, name="big")  # float: an int64 one would be cast (a new, unnamed tensor) by the mul
     d = dot_of((x.sum() * big).sum(), show_values=True)
     (xi,) = [n for n in d.of_kind("input") if d.title(n) == "x"]
     assert "[[1, -2]," in d.label(xi) and "[0.5, 4]]" in d.label(xi)

@@ -349,14 +349,13 @@ class Device:
 
             cupyx.scatter_add(out, (slice(None),) * axis + (index,), values)
             return out
-        # Portable form: a one-hot matrix product along the moved axis.
+        # Portable form: each value selected into its one-hot row, then summed over the rows.
+        # (A select, not a one-hot matrix product: 0 * inf would put NaN in every other slot.)
         n = shape[axis]
         vals = xp.moveaxis(values, axis, -1)  # (..., k)
-        onehot = xp.astype(
-            xp.reshape(index, (-1, 1)) == xp.reshape(xp.arange(n, device=self._array_device), (1, n)),
-            values.dtype,
-        )  # (k, n)
-        return out + xp.moveaxis(vals @ onehot, -1, axis)
+        onehot = xp.reshape(index, (-1, 1)) == xp.reshape(xp.arange(n, device=self._array_device), (1, n))  # (k, n)
+        picked = xp.where(onehot, vals[..., None], xp.zeros((), dtype=values.dtype, device=self._array_device))
+        return out + xp.moveaxis(xp.sum(picked, axis=-2, dtype=values.dtype), -1, axis)
 
 
 def _np_index_add(out: np.ndarray, axis: int, index: np.ndarray, values: np.ndarray) -> np.ndarray:

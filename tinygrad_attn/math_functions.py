@@ -679,10 +679,12 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa:
     return x.reshape(*x.shape[:d], *sizes, *x.shape[d + 1 :])
 
 
-def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
-    """Coordinate grids from 1-D tensors: ``"ij"`` (matrix, PyTorch's default) or ``"xy"``."""
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors: ``"ij"`` (matrix; what PyTorch's ``None`` means) or ``"xy"``."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
+    if indexing is None:
+        indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise InvalidArgumentError(f"meshgrid: indexing must be 'ij' or 'xy', not {indexing!r}")
     ts = [_tensor(t, "meshgrid").reshape(-1) for t in tensors]
@@ -787,6 +789,15 @@ METHODS.update({
     "__rlshift__": lambda self, other: bitwise_left_shift(other, self),
     "__rrshift__": lambda self, other: bitwise_right_shift(other, self),
 })  # fmt: skip
+
+
+# Tensor.unflatten names its operand ``self``, as PyTorch's method does (the function's is ``input``)
+def _unflatten_method(self: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Axis ``dim`` split into ``sizes`` (one may be -1)."""
+    return unflatten(self, dim, sizes)
+
+
+METHODS["unflatten"] = _unflatten_method
 # PyTorch's other spellings of methods Tensor has
 ALIASES = {"absolute": "abs", "negative": "neg", "multiply": "mul", "subtract": "sub", "divide": "div",
            "true_divide": "div", "floor_divide": "__floordiv__"}  # fmt: skip

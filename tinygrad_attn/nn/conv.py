@@ -28,7 +28,7 @@ class _ConvNd(Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device: Any = None, dtype: Any = np.float32) -> None:  # fmt: skip
+                 device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         op, nd = type(self).__name__, self._nd
         if groups < 1 or in_channels % groups or out_channels % groups:

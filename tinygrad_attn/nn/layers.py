@@ -16,9 +16,14 @@ from ..random import host_generator
 from .module import Module, Parameter
 
 
-def _uniform(shape: tuple[int, ...], bound: float, device: Any = None, dtype: Any = np.float32) -> Parameter:
+def _float_dtype(dtype: Any) -> Any:
+    """PyTorch's ``dtype=None`` of a module constructor: the default float dtype (float32)."""
+    return np.float32 if dtype is None else dtype
+
+
+def _uniform(shape: tuple[int, ...], bound: float, device: Any = None, dtype: Any = None) -> Parameter:
     arr = host_generator().uniform(-bound, bound, shape)
-    return Parameter(arr.astype(dtype), device=device)
+    return Parameter(arr.astype(_float_dtype(dtype)), device=device)
 
 
 class Linear(Module):
@@ -28,7 +33,7 @@ class Linear(Module):
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device: Any = None,
-                 dtype: Any = np.float32) -> None:  # fmt: skip
+                 dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         bound = 1.0 / math.sqrt(in_features) if in_features else 0.0
@@ -55,7 +60,7 @@ class Embedding(Module):
     """
 
     def __init__(self, num: int, dim: int, padding_idx: int | None = None, device: Any = None,
-                 dtype: Any = np.float32) -> None:  # fmt: skip
+                 dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         self.num, self.dim = num, dim
         self.num_embeddings, self.embedding_dim = num, dim
@@ -64,7 +69,7 @@ class Embedding(Module):
                 raise ValueError(f"Embedding({num}, {dim}): padding_idx {padding_idx} is out of range [-{num}, {num})")
             padding_idx %= num
         self.padding_idx = padding_idx
-        table = host_generator().standard_normal((num, dim)).astype(dtype)
+        table = host_generator().standard_normal((num, dim)).astype(_float_dtype(dtype))
         if padding_idx is not None:
             table[padding_idx] = 0
         self.weight = Parameter(table, device=device)
@@ -97,11 +102,12 @@ class LayerNorm(Module):
     """
 
     def __init__(self, dim: int | tuple[int, ...], eps: float = 1e-5, elementwise_affine: bool = True,
-                 bias: bool = True, device: Any = None, dtype: Any = np.float32) -> None:  # fmt: skip
+                 bias: bool = True, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         shape = (dim,) if isinstance(dim, (int, np.integer)) else tuple(int(d) for d in dim)
         self.dim, self.eps, self.normalized_shape = dim, eps, shape
         self.elementwise_affine = elementwise_affine
+        dtype = _float_dtype(dtype)
         self.weight = Parameter(np.ones(shape, dtype), device=device) if elementwise_affine else None
         self.bias = Parameter(np.zeros(shape, dtype), device=device) if elementwise_affine and bias else None
 
@@ -156,7 +162,7 @@ class FeedForward(Module):
     """
 
     def __init__(self, d_model: int, d_ff: int, activation: str | Callable[[Tensor], Tensor] = "relu",
-                 dropout: float = 0.0, device: Any = None, dtype: Any = np.float32) -> None:  # fmt: skip
+                 dropout: float = 0.0, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         if isinstance(activation, str):
             if activation not in _ACTIVATIONS:
@@ -205,10 +211,10 @@ class PositionalEncoding(Module):
     """
 
     def __init__(self, d_model: int, max_len: int = 5000, dropout: float = 0.0, device: Any = None,
-                 dtype: Any = np.float32) -> None:  # fmt: skip
+                 dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         self.d_model, self.max_len = d_model, max_len
-        self.register_buffer("pe", Tensor(sinusoidal_table(max_len, d_model), dtype=dtype, device=device),
+        self.register_buffer("pe", Tensor(sinusoidal_table(max_len, d_model), dtype=_float_dtype(dtype), device=device),
                              persistent=False)  # fmt: skip
         self.dropout = Dropout(dropout)
 
@@ -274,9 +280,10 @@ class LazyLinear(Linear):
     them) with Linear's initialisation, and the module becomes a :class:`Linear`.
     """
 
-    def __init__(self, out_features: int, bias: bool = True, device: Any = None, dtype: Any = np.float32) -> None:
+    def __init__(self, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None) -> None:
         Module.__init__(self)
         self.in_features, self.out_features = 0, out_features
+        dtype = _float_dtype(dtype)
         self.weight = Parameter(np.zeros((out_features, 0), dtype), device=device)
         self.bias = Parameter(np.zeros((0,), dtype), device=device) if bias else None
 
@@ -308,7 +315,7 @@ class Bilinear(Module):
     in2_features, out_features, bias=True)``; weight ``(out, in1, in2)``, both uniform in ``±1/sqrt(in1)``."""
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device: Any = None,
-                 dtype: Any = np.float32) -> None:  # fmt: skip
+                 dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
         bound = 1.0 / math.sqrt(in1_features) if in1_features else 0.0

@@ -9,6 +9,7 @@ import numpy as np
 from .. import functional as F
 from .._tensor import InvalidArgumentError, Tensor
 from ..autograd import no_grad
+from .layers import _float_dtype
 from .module import Module, Parameter
 
 
@@ -16,11 +17,12 @@ class _BatchNorm(Module):
     _dims: tuple[int, ...] = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device: Any = None, dtype: Any = np.float32, *,
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *,
                  bias: bool = True) -> None:  # fmt: skip
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
+        dtype = _float_dtype(dtype)
         self.weight = Parameter(np.ones(num_features, dtype), device=device) if affine else None
         self.bias = Parameter(np.zeros(num_features, dtype), device=device) if affine and bias else None
         if track_running_stats:
