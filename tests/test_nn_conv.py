@@ -98,6 +98,30 @@ CASES = {
     ),
 }
 
+# ceil_mode: a last, partial window (PyTorch's output length rule and avg divisor)
+CASES.update({
+    "max_pool2d_ceil": (
+        lambda x: F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+        lambda x: TF.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+        [(1, 2, 6, 7)],
+    ),
+    "max_pool1d_ceil": (
+        lambda x: F.max_pool1d(x, 2, stride=2, ceil_mode=True),
+        lambda x: TF.max_pool1d(x, 2, stride=2, ceil_mode=True),
+        [(2, 3, 7)],
+    ),
+    "avg_pool2d_ceil": (
+        lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+        lambda x: TF.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+        [(1, 2, 6, 7)],
+    ),
+    "avg_pool2d_ceil_pad_excluded": (
+        lambda x: F.avg_pool2d(x, 2, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+        lambda x: TF.avg_pool2d(x, 2, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+        [(1, 2, 5, 6)],
+    ),
+})  # fmt: skip
+
 
 def _inputs(rng, shapes, device="cpu"):
     return [rand(rng, *s, device=device) for s in shapes]
@@ -144,7 +168,8 @@ def test_fused_equals_decomposed_to_second_order(name, rng):
 
 
 GRADCHECKED = ["conv1d_same_groups", "conv2d_stride_pad", "conv2d_patches", "max_pool2d_pad_dilation",
-               "avg_pool2d_pad_excluded", "adaptive_avg_pool2d"]  # fmt: skip
+               "avg_pool2d_pad_excluded", "adaptive_avg_pool2d", "max_pool2d_ceil", "avg_pool2d_ceil",
+               "avg_pool2d_ceil_pad_excluded"]  # fmt: skip
 
 
 @pytest.mark.parametrize("decomposed", [False, True], ids=["fused", "decomposed"])
@@ -234,8 +259,6 @@ def test_bad_arguments_raise_naming_the_op_and_shapes(rng):
         F.conv2d(x, rand(rng, 4, 3, 7, 7))
     with pytest.raises(ValueError, match="max_pool2d: pad should be at most half"):
         F.max_pool2d(x, 2, padding=2)
-    with pytest.raises(NotImplementedError, match="ceil_mode"):
-        F.max_pool2d(x, 2, ceil_mode=True)
     with pytest.raises(ValueError, match="conv1d: expected a 2-D"):
         F.conv1d(x, rand(rng, 4, 3, 3))
 
@@ -249,3 +272,29 @@ def test_pictures_name_the_op_and_its_geometry(rng):
     title, lines = op_lines(F.adaptive_avg_pool2d(x, (2, 3)))
     assert title == "adaptive_avg_pool2d" and "output (2, 3)" in lines
     assert "kernel (2, 2) · stride (2, 2)" in op_lines(F.max_pool2d(x, 2))[1]
+
+
+@pytest.mark.parametrize("decomposed", [False, True], ids=["fused", "decomposed"])
+@pytest.mark.parametrize(
+    ("args", "shape"),
+    [((3, 2, 1), (2, 3, 6, 7)), ((2, 2, 0, 1, True), (2, 1, 5, 5)), ((3, 1, 0, 2), (1, 2, 7, 6)), ((2,), (3, 4, 5))],
+)
+def test_max_pool2d_return_indices_as_pytorch(args, shape, decomposed, rng):
+    x = rand(rng, *shape)
+    ti = TF.max_pool2d(torch.tensor(x.numpy()), *args, return_indices=True)
+    with tga.decompose() if decomposed else _nothing():
+        y, i = F.max_pool2d(x, *args, return_indices=True)
+    close(y, ti[0].numpy(), atol=0, rtol=0)
+    assert i.dtype == tga.int64 and i.requires_grad is False
+    np.testing.assert_array_equal(i.numpy(), ti[1].numpy())
+    y.sum().backward()  # the values keep their gradient
+    assert x.grad.shape == x.shape
+
+
+def test_max_pool1d_and_layer_return_indices_as_pytorch(rng):
+    x = rand(rng, 2, 3, 9)
+    y, i = F.max_pool1d(x, 3, 2, 1, return_indices=True)
+    ty, ti = TF.max_pool1d(torch.tensor(x.numpy()), 3, 2, 1, return_indices=True)
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())
+    y2, i2 = nn.MaxPool2d(2, return_indices=True, ceil_mode=True)(rand(rng, 1, 1, 5, 5))
+    assert y2.shape == i2.shape == (1, 1, 3, 3)

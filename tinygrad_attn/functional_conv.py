@@ -184,8 +184,6 @@ reshape-and-permute path with no copies per kernel offset.
 def _pool_setup(op: str, nd: int, x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
                 ceil_mode: bool) -> tuple[Tensor, bool, Geometry]:  # fmt: skip
     x, unbatched = _check_input(op, nd, x)
-    if ceil_mode:
-        raise NotImplementedError(f"{op}: ceil_mode=True is not supported; pad the input instead")
     _F._float(x, op)
     kernel = _ntuple(kernel_size, nd, "kernel_size", op)
     stride = kernel if stride is None or (isinstance(stride, Sequence) and not stride) else _ntuple(
@@ -198,8 +196,20 @@ def _pool_setup(op: str, nd: int, x: Any, kernel_size: Any, stride: Any, padding
                 f"{op}: pad should be at most half of the kernel size, but got pad={pad}, kernel_size={kernel} "
                 f"and dilation={dilation}"
             )
-    geo = _geometry(op, tuple(x.shape[2:]), kernel, stride, tuple((p, p) for p in pad), dilation)
+    pads = tuple((p, p + (_ceil_extra(n, k, s, p, d) if ceil_mode else 0))
+                 for n, k, s, p, d in zip(x.shape[2:], kernel, stride, pad, dilation))  # fmt: skip
+    geo = _geometry(op, tuple(x.shape[2:]), kernel, stride, pads, dilation)
     return x, unbatched, geo
+
+
+def _ceil_extra(n: int, k: int, s: int, p: int, d: int) -> int:
+    """The padding ``ceil_mode=True`` adds on the right: enough for PyTorch's rounded-up
+    output length, whose last window must still start inside the input or its left padding."""
+    span = d * (k - 1) + 1
+    out = -(-(n + 2 * p - span) // s) + 1
+    if (out - 1) * s >= n + p:
+        out -= 1
+    return max(0, (out - 1) * s + span - (n + 2 * p))
 
 
 def max_pool_reference(x: Tensor, geo: Geometry) -> Tensor:
@@ -213,34 +223,48 @@ def max_pool_reference(x: Tensor, geo: Geometry) -> Tensor:
 def _max_pool_composite(nd: int, name: str, fused_cls: type) -> Any:
     def fused(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
               ceil_mode: bool = False, return_indices: bool = False) -> Tensor:  # fmt: skip
-        _no_indices(name, return_indices)
         x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode)
         y = fused_cls.apply(x, args=geo)
-        return y.squeeze(0) if unbatched else y
+        return _pool_result(y, x, geo, unbatched, return_indices)
 
     def reference(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                   ceil_mode: bool = False, return_indices: bool = False) -> Tensor:  # fmt: skip
-        _no_indices(name, return_indices)
         x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode)
         y = max_pool_reference(x, geo)
-        return y.squeeze(0) if unbatched else y
+        return _pool_result(y, x, geo, unbatched, return_indices)
 
     return composite(name, fused)(reference)
 
 
-def _no_indices(op: str, return_indices: bool) -> None:
-    if return_indices:
-        raise NotImplementedError(f"{op}: return_indices=True is not supported")
+def _pool_result(y: Tensor, x: Tensor, geo: Geometry, unbatched: bool, return_indices: bool) -> Any:
+    """``y`` (without the batch axis the input lacked), and with ``return_indices`` also
+    PyTorch's indices: where each maximum sits in its (N, C) plane, flattened, as int64."""
+    if not return_indices:
+        return y.squeeze(0) if unbatched else y
+    with no_grad():
+        cols = _windows(x.detach(), geo, -math.inf)  # (N, C, K, *out)
+        first = cols.argmax(2).unsqueeze(2)
+        where = Tensor._wrap(x._dev.asarray(_flat_positions(tuple(x.shape[2:]), geo)), x._dev)
+        idx = where.expand(cols.shape).gather(2, first).squeeze(2)
+    return (y.squeeze(0), idx.squeeze(0)) if unbatched else (y, idx)
+
+
+def _flat_positions(spatial: tuple[int, ...], geo: Geometry) -> np.ndarray:
+    """(1, 1, K, *out) int64: the flat input position each kernel offset meets at each output
+    position, in the order of :func:`_windows`' kernel axis (padding positions are never a
+    window's maximum, so their values do not matter)."""
+    flat = np.arange(math.prod(spatial), dtype=np.int64).reshape((1, 1) + spatial)
+    return im2col(np, _conv.pad_array(np, flat, geo.pads, -1), geo.kernel, geo.stride, geo.dilation, geo.out)
 
 
 max_pool1d = _max_pool_composite(1, "max_pool1d", _conv.MaxPool1d)
 max_pool1d.__doc__ = """The max of each window of ``input (N, C, L)``: PyTorch's ``F.max_pool1d(input,
 kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
-(``stride`` defaults to ``kernel_size``; ``ceil_mode`` and ``return_indices`` are not supported)."""
+(``stride`` defaults to ``kernel_size``)."""
 max_pool2d = _max_pool_composite(2, "max_pool2d", _conv.MaxPool2d)
 max_pool2d.__doc__ = """The max of each window of ``input (N, C, H, W)``: PyTorch's ``F.max_pool2d(input,
 kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
-(``stride`` defaults to ``kernel_size``; ``ceil_mode`` and ``return_indices`` are not supported)."""
+(``stride`` defaults to ``kernel_size``)."""
 
 
 def _avg_scale(x: Tensor, geo: Geometry, count_include_pad: bool, divisor_override: int | None) -> Any:
@@ -250,10 +274,15 @@ def _avg_scale(x: Tensor, geo: Geometry, count_include_pad: bool, divisor_overri
         if int(divisor_override) == 0:
             raise InvalidArgumentError("avg_pool2d: divisor_override must not be zero")
         return 1.0 / int(divisor_override)
-    if count_include_pad or not any(lo or hi for lo, hi in geo.pads):
+    extra = tuple(hi - lo for lo, hi in geo.pads)  # what ceil_mode added: never counted
+    if (count_include_pad or not any(lo or hi for lo, hi in geo.pads)) and not any(extra):
         return 1.0 / math.prod(geo.kernel)
-    ones = np.ones((1, 1) + tuple(x.shape[2:]))
-    cols = im2col(np, _conv.pad_array(np, ones, geo.pads), geo.kernel, geo.stride, geo.dilation, geo.out)
+    if count_include_pad:  # the symmetric padding counts, ceil_mode's extra does not
+        ones = np.ones((1, 1) + tuple(n + 2 * lo for n, (lo, _) in zip(x.shape[2:], geo.pads)))
+        ones = _conv.pad_array(np, ones, tuple((0, e) for e in extra))
+    else:
+        ones = _conv.pad_array(np, np.ones((1, 1) + tuple(x.shape[2:])), geo.pads)
+    cols = im2col(np, ones, geo.kernel, geo.stride, geo.dilation, geo.out)
     counts = cols.sum(axis=2)[0, 0]  # (*out): the real (unpadded) inputs of each window
     return x._dev.asarray((1.0 / counts).astype(x.dtype))
 
@@ -276,7 +305,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
     """The mean of each window of ``input (N, C, H, W)``, PyTorch's ``F.avg_pool2d``: zero
     padding counted in the mean unless ``count_include_pad=False``; ``divisor_override``
-    replaces the window size (``ceil_mode`` is not supported)."""
+    replaces the window size."""
     x, unbatched, geo = _pool_setup("avg_pool2d", 2, input, kernel_size, stride, padding, 1, ceil_mode)
     y = avg_pool_reference(x, geo, _avg_scale(x, geo, count_include_pad, divisor_override))
     return y.squeeze(0) if unbatched else y
