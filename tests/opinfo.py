@@ -1365,5 +1365,28 @@ NN_LAYERS: list[OpInfo] = [
            ("cosine_embedding_loss",), composite=True, extremes=False),
 ]  # fmt: skip
 OPS += NN_LAYERS
+
+
+# -- F.interpolate (tinygrad_attn/functional_resize.py) ----------------------------------
+@st.composite
+def interpolations(draw: Any) -> Sample:
+    mode = draw(st.sampled_from(["nearest", "nearest-exact", "linear", "bilinear", "trilinear"]))
+    nd = {"linear": 1, "bilinear": 2, "trilinear": 3}.get(mode, draw(st.integers(1, 2)))
+    spatial = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    kw: dict[str, Any] = {"mode": mode}
+    if draw(st.booleans()):
+        kw["size"] = tuple(draw(st.integers(1, 4)) for _ in range(nd))
+    else:
+        kw["scale_factor"] = draw(st.sampled_from([0.5, 1.5, 2.0]))
+        spatial = tuple(max(n, 2) for n in spatial)  # (a 0.5 scale must leave a side)
+    if mode in ("linear", "bilinear", "trilinear"):
+        kw["align_corners"] = draw(st.booleans())
+    return Sample((draw(array((draw(st.integers(1, 2)), 2) + spatial)),), kw)
+
+
+OPS += [
+    OpInfo("interpolate", lambda x, **kw: F.interpolate(x, **kw), lambda x, **kw: TF.interpolate(x, **kw),
+           interpolations(), ("interpolate",), extremes=False),
+]  # fmt: skip
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"
