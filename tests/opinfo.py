@@ -1384,6 +1384,32 @@ def interpolations(draw: Any) -> Sample:
     return Sample((draw(array((draw(st.integers(1, 2)), 2) + spatial)),), kw)
 
 
+# -- F.conv_transpose1d/2d (tinygrad_attn/functional_conv.py) -----------------------------
+@st.composite
+def conv_transposes(draw: Any, nd: int) -> Sample:
+    """Input, weight and maybe bias of a grouped, strided, padded, dilated transposed
+    convolution, with an output_padding each stride or dilation allows."""
+    groups, cg, og = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    kernel = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    stride, dilation = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    padding = draw(st.integers(0, 1)) if dilation * (min(kernel) - 1) >= 1 else 0  # (an output left)
+    outpad = draw(st.integers(0, max(stride, dilation) - 1))
+    spatial = tuple(draw(st.integers(2, 3)) for _ in range(nd))
+    args = (draw(array((draw(st.integers(1, 2)), groups * cg) + spatial)), draw(array((groups * cg, og) + kernel)))
+    if draw(st.booleans()):
+        args += (draw(array((groups * og,))),)
+    kw = {"stride": stride, "padding": padding, "output_padding": outpad, "groups": groups, "dilation": dilation}
+    return Sample(args, kw)
+
+
+OPS += [
+    OpInfo("conv_transpose1d", lambda *a, **kw: F.conv_transpose1d(*a, **kw),
+           lambda *a, **kw: TF.conv_transpose1d(*a, **kw), conv_transposes(1), ("conv_transpose1d",), extremes=False),
+    OpInfo("conv_transpose2d", lambda *a, **kw: F.conv_transpose2d(*a, **kw),
+           lambda *a, **kw: TF.conv_transpose2d(*a, **kw), conv_transposes(2), ("conv_transpose2d",), extremes=False),
+]  # fmt: skip
+
+
 OPS += [
     OpInfo("interpolate", lambda x, **kw: F.interpolate(x, **kw), lambda x, **kw: TF.interpolate(x, **kw),
            interpolations(), ("interpolate",), extremes=False),

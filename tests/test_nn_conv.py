@@ -122,6 +122,30 @@ CASES.update({
     ),
 })  # fmt: skip
 
+# transposed convolutions: strides, output_padding, groups, dilation, padding beyond the kernel's reach
+CASES.update({
+    "conv_transpose2d": (
+        lambda x, w, b: F.conv_transpose2d(x, w, b),
+        lambda x, w, b: TF.conv_transpose2d(x, w, b),
+        [(2, 4, 5, 4), (4, 3, 3, 3), (3,)],
+    ),
+    "conv_transpose2d_strided_output_padded": (
+        lambda x, w, b: F.conv_transpose2d(x, w, b, stride=(2, 3), padding=1, output_padding=(1, 2)),
+        lambda x, w, b: TF.conv_transpose2d(x, w, b, stride=(2, 3), padding=1, output_padding=(1, 2)),
+        [(1, 2, 3, 4), (2, 2, 3, 2), (2,)],
+    ),
+    "conv_transpose2d_groups_dilated": (
+        lambda x, w: F.conv_transpose2d(x, w, None, 2, 2, 1, 2, 2),
+        lambda x, w: TF.conv_transpose2d(x, w, None, 2, 2, 1, 2, 2),
+        [(2, 4, 3, 3), (4, 1, 2, 3)],
+    ),
+    "conv_transpose1d_unbatched_cropped": (  # padding 2 > the kernel's reach 1: the output is cropped
+        lambda x, w: F.conv_transpose1d(x, w, stride=3, padding=2),
+        lambda x, w: TF.conv_transpose1d(x, w, stride=3, padding=2),
+        [(3, 5), (3, 2, 2)],
+    ),
+})  # fmt: skip
+
 
 def _inputs(rng, shapes, device="cpu"):
     return [rand(rng, *s, device=device) for s in shapes]
@@ -169,7 +193,8 @@ def test_fused_equals_decomposed_to_second_order(name, rng):
 
 GRADCHECKED = ["conv1d_same_groups", "conv2d_stride_pad", "conv2d_patches", "max_pool2d_pad_dilation",
                "avg_pool2d_pad_excluded", "adaptive_avg_pool2d", "max_pool2d_ceil", "avg_pool2d_ceil",
-               "avg_pool2d_ceil_pad_excluded"]  # fmt: skip
+               "avg_pool2d_ceil_pad_excluded", "conv_transpose2d_strided_output_padded",
+               "conv_transpose2d_groups_dilated", "conv_transpose1d_unbatched_cropped"]  # fmt: skip
 
 
 @pytest.mark.parametrize("decomposed", [False, True], ids=["fused", "decomposed"])
@@ -298,3 +323,13 @@ def test_max_pool1d_and_layer_return_indices_as_pytorch(rng):
     np.testing.assert_array_equal(i.numpy(), ti.numpy())
     y2, i2 = nn.MaxPool2d(2, return_indices=True, ceil_mode=True)(rand(rng, 1, 1, 5, 5))
     assert y2.shape == i2.shape == (1, 1, 3, 3)
+
+
+def test_conv_transpose_bad_arguments_raise_naming_the_op_and_shapes(rng):
+    x = rand(rng, 1, 4, 5, 5)
+    with pytest.raises(ValueError, match=r"conv_transpose2d: input \(1, 4, 5, 5\).*weight \(3, 2, 3, 3\)"):
+        F.conv_transpose2d(x, rand(rng, 3, 2, 3, 3))
+    with pytest.raises(ValueError, match="conv_transpose2d: output_padding"):
+        F.conv_transpose2d(x, rand(rng, 4, 2, 3, 3), stride=2, output_padding=2)
+    with pytest.raises(ValueError, match=r"conv_transpose2d: .*gives an empty output \(0, 0\)"):
+        F.conv_transpose2d(rand(rng, 1, 1, 2, 2), rand(rng, 1, 1, 1, 1), padding=1)

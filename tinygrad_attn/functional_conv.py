@@ -25,6 +25,8 @@ from .ops.conv import Geometry, im2col, out_size
 __all__ = [
     "conv1d",
     "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "max_pool1d",
     "max_pool2d",
     "avg_pool2d",
@@ -178,6 +180,76 @@ PyTorch's ``F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, 
 Windows that tile the input (``stride == kernel_size``, a ViT's patch embedding) take a
 reshape-and-permute path with no copies per kernel offset.
 """
+
+
+# -- transposed convolution --------------------------------------------------------------
+def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
+                    output_padding: Any, groups: int, dilation: Any) -> Tensor:  # fmt: skip
+    """The adjoint of a convolution, in primitives: zeros between the inputs (stride), the
+    kernel's reach minus ``padding`` around them, then a stride-1 convolution with the
+    kernel flipped and its in/out channels swapped within each group."""
+    x, unbatched = _check_input(op, nd, input)
+    if not isinstance(weight, Tensor) or weight.ndim != nd + 2:
+        raise InvalidArgumentError(
+            f"{op}: weight must be {nd + 2}-D (in, out/groups, *kernel), got shape {getattr(weight, 'shape', None)}"
+        )
+    groups = int(groups)
+    cin, cog, kernel = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
+    if groups < 1 or cin % groups or x.shape[1] != cin:
+        raise InvalidArgumentError(
+            f"{op}: input {x.shape} with {x.shape[1]} channels, weight {weight.shape} and groups={groups} do not fit: "
+            f"need weight (in, out/groups, *kernel) with in divisible by groups"
+        )
+    if bias is not None and bias.shape != (cog * groups,):
+        raise InvalidArgumentError(f"{op}: bias has shape {bias.shape}, expected ({cog * groups},)")
+    stride = _ntuple(stride, nd, "stride", op)
+    pad = _ntuple(padding, nd, "padding", op)
+    outpad = _ntuple(output_padding, nd, "output_padding", op)
+    dilation = _ntuple(dilation, nd, "dilation", op)
+    if any(v < 1 for v in stride + dilation) or any(v < 0 for v in pad):
+        raise InvalidArgumentError(f"{op}: stride {stride} and dilation {dilation} must be positive, padding {pad} not negative")
+    if any(o >= max(s, d) for o, s, d in zip(outpad, stride, dilation)):
+        raise InvalidArgumentError(
+            f"{op}: output_padding {outpad} must be smaller than either stride {stride} or dilation {dilation}"
+        )
+    out = tuple((n - 1) * s - 2 * p + d * (k - 1) + o + 1
+                for n, s, p, d, k, o in zip(x.shape[2:], stride, pad, dilation, kernel, outpad))  # fmt: skip
+    if any(v < 1 for v in out):
+        raise InvalidArgumentError(
+            f"{op}: input {x.shape} with weight {weight.shape}, stride {stride} and padding {pad} gives an "
+            f"empty output {out}"
+        )
+    for i, s in enumerate(stride):  # s - 1 zeros after each input, the last ones cut
+        if s > 1:
+            axis = 2 + i
+            n = x.shape[axis]
+            z = _F._pad_constant(x.unsqueeze(axis + 1), axis + 1, 0, s - 1, 0.0)
+            x = z.reshape(x.shape[:axis] + (n * s,) + x.shape[axis + 1 :])
+            x = x[(slice(None),) * axis + (slice(0, (n - 1) * s + 1),)]
+    for i, (k, p, o, d) in enumerate(zip(kernel, pad, outpad, dilation)):
+        reach = d * (k - 1)
+        x = _F._pad_constant(x, 2 + i, reach - p, reach - p + o, 0.0)  # (negative: a crop)
+    w = weight.reshape((groups, cin // groups, cog) + kernel).transpose(1, 2)
+    w = w.reshape((groups * cog, cin // groups) + kernel).flip(tuple(range(2, nd + 2)))
+    conv = conv1d if nd == 1 else conv2d
+    y = conv(x, w, bias, 1, 0, dilation, groups)
+    return y.squeeze(0) if unbatched else y
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.conv_transpose1d``: ``input (N, C_in, L)`` and ``weight (C_in,
+    C_out/groups, k)`` -> ``(N, C_out, (L-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1)``."""
+    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)  # fmt: skip
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.conv_transpose2d``: the gradient of ``conv2d`` with respect to its
+    input, as a layer (upsampling decoders, GAN generators); ``weight (C_in, C_out/groups, kh, kw)``."""
+    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)  # fmt: skip
 
 
 # -- pooling ---------------------------------------------------------------------------
