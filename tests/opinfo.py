@@ -1410,6 +1410,32 @@ OPS += [
 ]  # fmt: skip
 
 
+# -- F.max_unpool1d/2d (tinygrad_attn/functional_conv.py) ---------------------------------
+@st.composite
+def max_unpools(draw: Any, nd: int) -> Sample:
+    """Pooled values and int64 indices as max_pool with kernel == stride records them: one
+    position inside each output's window (windows do not overlap, so no two collide)."""
+    k = draw(st.integers(1, 3))
+    pooled = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    lead = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    offsets = draw(hnp.arrays(np.int64, lead + pooled + (nd,), elements=st.integers(0, k - 1)))
+    full = tuple(p * k for p in pooled)
+    coords = [np.arange(p).reshape((1, 1) + tuple(-1 if j == i else 1 for j in range(nd))) * k + offsets[..., i]
+              for i, p in enumerate(pooled)]  # fmt: skip
+    idx = np.ravel_multi_index(tuple(np.broadcast_arrays(*coords)), full).astype(np.int64)
+    return Sample((draw(array(lead + pooled)), idx), {"kernel_size": k})
+
+
+OPS += [
+    OpInfo("max_unpool1d", lambda x, i, **kw: F.max_unpool1d(x, i, **kw),
+           lambda x, i, **kw: TF.max_unpool1d(x, i, **kw), max_unpools(1), ("max_unpool1d",), extremes=False,
+           grad_args=1),
+    OpInfo("max_unpool2d", lambda x, i, **kw: F.max_unpool2d(x, i, **kw),
+           lambda x, i, **kw: TF.max_unpool2d(x, i, **kw), max_unpools(2), ("max_unpool2d",), extremes=False,
+           grad_args=1),
+]  # fmt: skip
+
+
 OPS += [
     OpInfo("interpolate", lambda x, **kw: F.interpolate(x, **kw), lambda x, **kw: TF.interpolate(x, **kw),
            interpolations(), ("interpolate",), extremes=False),

@@ -333,3 +333,32 @@ def test_conv_transpose_bad_arguments_raise_naming_the_op_and_shapes(rng):
         F.conv_transpose2d(x, rand(rng, 4, 2, 3, 3), stride=2, output_padding=2)
     with pytest.raises(ValueError, match=r"conv_transpose2d: .*gives an empty output \(0, 0\)"):
         F.conv_transpose2d(rand(rng, 1, 1, 2, 2), rand(rng, 1, 1, 1, 1), padding=1)
+
+
+@pytest.mark.parametrize(
+    ("kw", "shape", "output_size"),
+    [({"kernel_size": 2}, (2, 3, 5, 6), None), ({"kernel_size": 3, "stride": (3, 4), "padding": 1}, (1, 2, 7, 7), (7, 8)),
+     ({"kernel_size": 2}, (3, 5, 4), (1, 3, 5, 4))],
+)  # fmt: skip
+def test_max_unpool2d_inverts_max_pool2d_as_pytorch(kw, shape, output_size, rng):
+    x = rand(rng, *shape)
+    ty, ti = TF.max_pool2d(torch.tensor(x.numpy()), return_indices=True, **kw)
+    y, i = F.max_pool2d(x, return_indices=True, **kw)
+    yr = Tensor(y.numpy(), requires_grad=True)
+    ytr = ty.detach().requires_grad_(True)
+    u = F.max_unpool2d(yr, i, output_size=output_size, **kw)
+    ut = TF.max_unpool2d(ytr, ti, output_size=output_size, **kw)
+    close(u, ut.detach().numpy(), atol=0, rtol=0)
+    w = rng.standard_normal(u.shape)
+    (u * Tensor(w)).sum().backward()
+    (ut * torch.tensor(w)).sum().backward()
+    close(yr.grad, ytr.grad.numpy(), atol=1e-12, rtol=1e-12)
+
+
+def test_max_unpool_gradcheck_and_errors(device, rng):
+    x = rand(rng, 2, 3, 6, device=device)
+    y, i = F.max_pool1d(x, 2, return_indices=True)
+    assert tga.gradcheck(lambda v: F.max_unpool1d(v, i, 2), rand(rng, 2, 3, 3, device=device))
+    assert tga.gradcheck(lambda v: F.max_unpool2d(v, i.reshape(2, 3, 1, 3), (1, 2)), rand(rng, 2, 3, 1, 3, device=device))
+    with pytest.raises(ValueError, match=r"max_unpool1d: indices must be an integer Tensor of the input's shape \(2, 3, 3\)"):
+        F.max_unpool1d(y, i.float(), 2)

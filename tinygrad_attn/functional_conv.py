@@ -29,6 +29,8 @@ __all__ = [
     "conv_transpose2d",
     "max_pool1d",
     "max_pool2d",
+    "max_unpool1d",
+    "max_unpool2d",
     "avg_pool2d",
     "adaptive_avg_pool2d",
     "batch_norm",
@@ -337,6 +339,48 @@ max_pool2d = _max_pool_composite(2, "max_pool2d", _conv.MaxPool2d)
 max_pool2d.__doc__ = """The max of each window of ``input (N, C, H, W)``: PyTorch's ``F.max_pool2d(input,
 kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
 (``stride`` defaults to ``kernel_size``)."""
+
+
+def _max_unpool(op: str, nd: int, input: Any, indices: Any, kernel_size: Any, stride: Any, padding: Any,
+                output_size: Any) -> Tensor:  # fmt: skip
+    x, unbatched = _check_input(op, nd, input)
+    if not isinstance(indices, Tensor) or indices.shape != input.shape or indices.dtype.kind not in "iu":
+        raise InvalidArgumentError(
+            f"{op}: indices must be an integer Tensor of the input's shape {input.shape}, got "
+            f"{getattr(indices, 'shape', type(indices).__name__)}"
+        )
+    idx = indices.unsqueeze(0) if unbatched else indices
+    kernel = _ntuple(kernel_size, nd, "kernel_size", op)
+    stride = kernel if stride is None else _ntuple(stride, nd, "stride", op)
+    pad = _ntuple(padding, nd, "padding", op)
+    spatial = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(x.shape[2:], stride, pad, kernel))
+    if output_size is not None:
+        given = tuple(int(v) for v in output_size)[-nd:]  # (PyTorch ignores a leading N, C)
+        if len(given) != nd:
+            raise InvalidArgumentError(f"{op}: output_size {tuple(output_size)} needs {nd} spatial sizes")
+        spatial = given
+    n, c = x.shape[:2]
+    flat = x.reshape((n, c, -1))
+    out = Tensor._wrap(x._dev.ops.zeros((n, c, math.prod(spatial)), dtype=x._data.dtype), x._dev)
+    # each value goes to the flat position max_pool's indices recorded (the gradient gathers it back)
+    y = out.scatter(2, idx.reshape((n, c, -1)), flat).reshape((n, c) + spatial)
+    return y.squeeze(0) if unbatched else y
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.max_unpool1d``: zeros except where ``max_pool1d(..., return_indices=True)``
+    found each maximum, which gets that value back."""
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.max_unpool2d``: the partial inverse of ``max_pool2d(..., return_indices=True)``;
+    output ``(N, C, (H-1)*stride - 2*padding + kernel, ...)`` unless ``output_size`` is given.
+    Where overlapping windows recorded one position twice, the last value is kept and only it
+    gets the gradient (PyTorch's choice there is unspecified; it sends the gradient to each)."""
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
 
 
 def _avg_scale(x: Tensor, geo: Geometry, count_include_pad: bool, divisor_override: int | None) -> Any:
