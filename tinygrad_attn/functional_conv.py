@@ -234,7 +234,9 @@ def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor |
     w = weight.reshape((groups, cin // groups, cog) + kernel).transpose(1, 2)
     w = w.reshape((groups * cog, cin // groups) + kernel).flip(tuple(range(2, nd + 2)))
     conv = conv1d if nd == 1 else conv2d
-    y = conv(x, w, bias, 1, 0, dilation, groups)
+    y = conv(x, w, None, 1, 0, dilation, groups)
+    if bias is not None:  # (added after: its backward reads nothing of the bias, as PyTorch's)
+        y = y + bias.reshape((-1,) + (1,) * nd)
     return y.squeeze(0) if unbatched else y
 
 
