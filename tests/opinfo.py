@@ -1365,5 +1365,80 @@ NN_LAYERS: list[OpInfo] = [
            ("cosine_embedding_loss",), composite=True, extremes=False),
 ]  # fmt: skip
 OPS += NN_LAYERS
+
+
+# -- F.interpolate (tinygrad_attn/functional_resize.py) ----------------------------------
+@st.composite
+def interpolations(draw: Any) -> Sample:
+    mode = draw(st.sampled_from(["nearest", "nearest-exact", "linear", "bilinear", "trilinear"]))
+    nd = {"linear": 1, "bilinear": 2, "trilinear": 3}.get(mode, draw(st.integers(1, 2)))
+    spatial = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    kw: dict[str, Any] = {"mode": mode}
+    if draw(st.booleans()):
+        kw["size"] = tuple(draw(st.integers(1, 4)) for _ in range(nd))
+    else:
+        kw["scale_factor"] = draw(st.sampled_from([0.5, 1.5, 2.0]))
+        spatial = tuple(max(n, 2) for n in spatial)  # (a 0.5 scale must leave a side)
+    if mode in ("linear", "bilinear", "trilinear"):
+        kw["align_corners"] = draw(st.booleans())
+    return Sample((draw(array((draw(st.integers(1, 2)), 2) + spatial)),), kw)
+
+
+# -- F.conv_transpose1d/2d (tinygrad_attn/functional_conv.py) -----------------------------
+@st.composite
+def conv_transposes(draw: Any, nd: int) -> Sample:
+    """Input, weight and maybe bias of a grouped, strided, padded, dilated transposed
+    convolution, with an output_padding each stride or dilation allows."""
+    groups, cg, og = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    kernel = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    stride, dilation = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    padding = draw(st.integers(0, 1)) if dilation * (min(kernel) - 1) >= 1 else 0  # (an output left)
+    outpad = draw(st.integers(0, max(stride, dilation) - 1))
+    spatial = tuple(draw(st.integers(2, 3)) for _ in range(nd))
+    args = (draw(array((draw(st.integers(1, 2)), groups * cg) + spatial)), draw(array((groups * cg, og) + kernel)))
+    if draw(st.booleans()):
+        args += (draw(array((groups * og,))),)
+    kw = {"stride": stride, "padding": padding, "output_padding": outpad, "groups": groups, "dilation": dilation}
+    return Sample(args, kw)
+
+
+OPS += [
+    OpInfo("conv_transpose1d", lambda *a, **kw: F.conv_transpose1d(*a, **kw),
+           lambda *a, **kw: TF.conv_transpose1d(*a, **kw), conv_transposes(1), ("conv_transpose1d",), extremes=False),
+    OpInfo("conv_transpose2d", lambda *a, **kw: F.conv_transpose2d(*a, **kw),
+           lambda *a, **kw: TF.conv_transpose2d(*a, **kw), conv_transposes(2), ("conv_transpose2d",), extremes=False),
+]  # fmt: skip
+
+
+# -- F.max_unpool1d/2d (tinygrad_attn/functional_conv.py) ---------------------------------
+@st.composite
+def max_unpools(draw: Any, nd: int) -> Sample:
+    """Pooled values and int64 indices as max_pool with kernel == stride records them: one
+    position inside each output's window (windows do not overlap, so no two collide)."""
+    k = draw(st.integers(1, 3))
+    pooled = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    lead = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    offsets = draw(hnp.arrays(np.int64, lead + pooled + (nd,), elements=st.integers(0, k - 1)))
+    full = tuple(p * k for p in pooled)
+    coords = [np.arange(p).reshape((1, 1) + tuple(-1 if j == i else 1 for j in range(nd))) * k + offsets[..., i]
+              for i, p in enumerate(pooled)]  # fmt: skip
+    idx = np.ravel_multi_index(tuple(np.broadcast_arrays(*coords)), full).astype(np.int64)
+    return Sample((draw(array(lead + pooled)), idx), {"kernel_size": k})
+
+
+OPS += [
+    OpInfo("max_unpool1d", lambda x, i, **kw: F.max_unpool1d(x, i, **kw),
+           lambda x, i, **kw: TF.max_unpool1d(x, i, **kw), max_unpools(1), ("max_unpool1d",), extremes=False,
+           grad_args=1),
+    OpInfo("max_unpool2d", lambda x, i, **kw: F.max_unpool2d(x, i, **kw),
+           lambda x, i, **kw: TF.max_unpool2d(x, i, **kw), max_unpools(2), ("max_unpool2d",), extremes=False,
+           grad_args=1),
+]  # fmt: skip
+
+
+OPS += [
+    OpInfo("interpolate", lambda x, **kw: F.interpolate(x, **kw), lambda x, **kw: TF.interpolate(x, **kw),
+           interpolations(), ("interpolate",), extremes=False),
+]  # fmt: skip
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"

@@ -36,3 +36,18 @@ def test_error_classes_are_pytorchs(name):
         f(tga)
     if isinstance(theirs.value, (RuntimeError, NotImplementedError)) and name != "GRU of sequence length 0":
         assert isinstance(ours.value, ValueError)  # (what the first round raised: still caught)
+
+
+def test_index_out_of_bounds_says_so_in_pytorch_words():
+    # PyTorch: "index 3 is out of bounds for dimension 1 with size 3"; code and tests match "out of bounds"
+    a = tga.ones(4, 3)
+    with pytest.raises(IndexError, match=r"getitem: index 3 is out of bounds for an axis of size 3 \(shape \(4, 3\)\)"):
+        a[1, 3]
+    with pytest.raises(IndexError, match="out of bounds"):
+        a[1, -4]
+    with pytest.raises(IndexError, match="out of bounds"):
+        a[tga.tensor([0, 4])]
+    with pytest.raises(IndexError, match="setitem: index 5 is out of bounds"):
+        a[5] = 1.0
+    with pytest.raises(IndexError, match="out of bounds"):
+        torch.ones(4, 3)[1, 3]

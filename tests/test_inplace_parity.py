@@ -90,6 +90,13 @@ NOT_RAISING_HERE = {
     ("huber_loss", "input 0"): "as smooth_l1_loss",
     ("huber_loss", "input 1"): "as input 0",
 }
+# transposed convolutions (functional_conv.py)
+NOT_RAISING_HERE.update({
+    ("conv_transpose1d", "input 1"): "the convolution reads its flipped, regrouped copy of the weight, not the weight",
+    ("conv_transpose2d", "input 1"): "as conv_transpose1d",
+    ("conv_transpose1d", "input 0"): "with a stride or padding the convolution reads the zero-spread, padded copy",
+    ("conv_transpose2d", "input 0"): "as conv_transpose1d",
+})  # fmt: skip
 
 
 def _flat(out) -> list:

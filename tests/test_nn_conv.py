@@ -98,6 +98,54 @@ CASES = {
     ),
 }
 
+# ceil_mode: a last, partial window (PyTorch's output length rule and avg divisor)
+CASES.update({
+    "max_pool2d_ceil": (
+        lambda x: F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+        lambda x: TF.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+        [(1, 2, 6, 7)],
+    ),
+    "max_pool1d_ceil": (
+        lambda x: F.max_pool1d(x, 2, stride=2, ceil_mode=True),
+        lambda x: TF.max_pool1d(x, 2, stride=2, ceil_mode=True),
+        [(2, 3, 7)],
+    ),
+    "avg_pool2d_ceil": (
+        lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+        lambda x: TF.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+        [(1, 2, 6, 7)],
+    ),
+    "avg_pool2d_ceil_pad_excluded": (
+        lambda x: F.avg_pool2d(x, 2, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+        lambda x: TF.avg_pool2d(x, 2, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+        [(1, 2, 5, 6)],
+    ),
+})  # fmt: skip
+
+# transposed convolutions: strides, output_padding, groups, dilation, padding beyond the kernel's reach
+CASES.update({
+    "conv_transpose2d": (
+        lambda x, w, b: F.conv_transpose2d(x, w, b),
+        lambda x, w, b: TF.conv_transpose2d(x, w, b),
+        [(2, 4, 5, 4), (4, 3, 3, 3), (3,)],
+    ),
+    "conv_transpose2d_strided_output_padded": (
+        lambda x, w, b: F.conv_transpose2d(x, w, b, stride=(2, 3), padding=1, output_padding=(1, 2)),
+        lambda x, w, b: TF.conv_transpose2d(x, w, b, stride=(2, 3), padding=1, output_padding=(1, 2)),
+        [(1, 2, 3, 4), (2, 2, 3, 2), (2,)],
+    ),
+    "conv_transpose2d_groups_dilated": (
+        lambda x, w: F.conv_transpose2d(x, w, None, 2, 2, 1, 2, 2),
+        lambda x, w: TF.conv_transpose2d(x, w, None, 2, 2, 1, 2, 2),
+        [(2, 4, 3, 3), (4, 1, 2, 3)],
+    ),
+    "conv_transpose1d_unbatched_cropped": (  # padding 2 > the kernel's reach 1: the output is cropped
+        lambda x, w: F.conv_transpose1d(x, w, stride=3, padding=2),
+        lambda x, w: TF.conv_transpose1d(x, w, stride=3, padding=2),
+        [(3, 5), (3, 2, 2)],
+    ),
+})  # fmt: skip
+
 
 def _inputs(rng, shapes, device="cpu"):
     return [rand(rng, *s, device=device) for s in shapes]
@@ -144,7 +192,9 @@ def test_fused_equals_decomposed_to_second_order(name, rng):
 
 
 GRADCHECKED = ["conv1d_same_groups", "conv2d_stride_pad", "conv2d_patches", "max_pool2d_pad_dilation",
-               "avg_pool2d_pad_excluded", "adaptive_avg_pool2d"]  # fmt: skip
+               "avg_pool2d_pad_excluded", "adaptive_avg_pool2d", "max_pool2d_ceil", "avg_pool2d_ceil",
+               "avg_pool2d_ceil_pad_excluded", "conv_transpose2d_strided_output_padded",
+               "conv_transpose2d_groups_dilated", "conv_transpose1d_unbatched_cropped"]  # fmt: skip
 
 
 @pytest.mark.parametrize("decomposed", [False, True], ids=["fused", "decomposed"])
@@ -234,8 +284,6 @@ def test_bad_arguments_raise_naming_the_op_and_shapes(rng):
         F.conv2d(x, rand(rng, 4, 3, 7, 7))
     with pytest.raises(ValueError, match="max_pool2d: pad should be at most half"):
         F.max_pool2d(x, 2, padding=2)
-    with pytest.raises(NotImplementedError, match="ceil_mode"):
-        F.max_pool2d(x, 2, ceil_mode=True)
     with pytest.raises(ValueError, match="conv1d: expected a 2-D"):
         F.conv1d(x, rand(rng, 4, 3, 3))
 
@@ -249,3 +297,68 @@ def test_pictures_name_the_op_and_its_geometry(rng):
     title, lines = op_lines(F.adaptive_avg_pool2d(x, (2, 3)))
     assert title == "adaptive_avg_pool2d" and "output (2, 3)" in lines
     assert "kernel (2, 2) · stride (2, 2)" in op_lines(F.max_pool2d(x, 2))[1]
+
+
+@pytest.mark.parametrize("decomposed", [False, True], ids=["fused", "decomposed"])
+@pytest.mark.parametrize(
+    ("args", "shape"),
+    [((3, 2, 1), (2, 3, 6, 7)), ((2, 2, 0, 1, True), (2, 1, 5, 5)), ((3, 1, 0, 2), (1, 2, 7, 6)), ((2,), (3, 4, 5))],
+)
+def test_max_pool2d_return_indices_as_pytorch(args, shape, decomposed, rng):
+    x = rand(rng, *shape)
+    ti = TF.max_pool2d(torch.tensor(x.numpy()), *args, return_indices=True)
+    with tga.decompose() if decomposed else _nothing():
+        y, i = F.max_pool2d(x, *args, return_indices=True)
+    close(y, ti[0].numpy(), atol=0, rtol=0)
+    assert i.dtype == tga.int64 and i.requires_grad is False
+    np.testing.assert_array_equal(i.numpy(), ti[1].numpy())
+    y.sum().backward()  # the values keep their gradient
+    assert x.grad.shape == x.shape
+
+
+def test_max_pool1d_and_layer_return_indices_as_pytorch(rng):
+    x = rand(rng, 2, 3, 9)
+    y, i = F.max_pool1d(x, 3, 2, 1, return_indices=True)
+    ty, ti = TF.max_pool1d(torch.tensor(x.numpy()), 3, 2, 1, return_indices=True)
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())
+    y2, i2 = nn.MaxPool2d(2, return_indices=True, ceil_mode=True)(rand(rng, 1, 1, 5, 5))
+    assert y2.shape == i2.shape == (1, 1, 3, 3)
+
+
+def test_conv_transpose_bad_arguments_raise_naming_the_op_and_shapes(rng):
+    x = rand(rng, 1, 4, 5, 5)
+    with pytest.raises(ValueError, match=r"conv_transpose2d: input \(1, 4, 5, 5\).*weight \(3, 2, 3, 3\)"):
+        F.conv_transpose2d(x, rand(rng, 3, 2, 3, 3))
+    with pytest.raises(ValueError, match="conv_transpose2d: output_padding"):
+        F.conv_transpose2d(x, rand(rng, 4, 2, 3, 3), stride=2, output_padding=2)
+    with pytest.raises(ValueError, match=r"conv_transpose2d: .*gives an empty output \(0, 0\)"):
+        F.conv_transpose2d(rand(rng, 1, 1, 2, 2), rand(rng, 1, 1, 1, 1), padding=1)
+
+
+@pytest.mark.parametrize(
+    ("kw", "shape", "output_size"),
+    [({"kernel_size": 2}, (2, 3, 5, 6), None), ({"kernel_size": 3, "stride": (3, 4), "padding": 1}, (1, 2, 7, 7), (7, 8)),
+     ({"kernel_size": 2}, (3, 5, 4), (1, 3, 5, 4))],
+)  # fmt: skip
+def test_max_unpool2d_inverts_max_pool2d_as_pytorch(kw, shape, output_size, rng):
+    x = rand(rng, *shape)
+    ty, ti = TF.max_pool2d(torch.tensor(x.numpy()), return_indices=True, **kw)
+    y, i = F.max_pool2d(x, return_indices=True, **kw)
+    yr = Tensor(y.numpy(), requires_grad=True)
+    ytr = ty.detach().requires_grad_(True)
+    u = F.max_unpool2d(yr, i, output_size=output_size, **kw)
+    ut = TF.max_unpool2d(ytr, ti, output_size=output_size, **kw)
+    close(u, ut.detach().numpy(), atol=0, rtol=0)
+    w = rng.standard_normal(u.shape)
+    (u * Tensor(w)).sum().backward()
+    (ut * torch.tensor(w)).sum().backward()
+    close(yr.grad, ytr.grad.numpy(), atol=1e-12, rtol=1e-12)
+
+
+def test_max_unpool_gradcheck_and_errors(device, rng):
+    x = rand(rng, 2, 3, 6, device=device)
+    y, i = F.max_pool1d(x, 2, return_indices=True)
+    assert tga.gradcheck(lambda v: F.max_unpool1d(v, i, 2), rand(rng, 2, 3, 3, device=device))
+    assert tga.gradcheck(lambda v: F.max_unpool2d(v, i.reshape(2, 3, 1, 3), (1, 2)), rand(rng, 2, 3, 1, 3, device=device))
+    with pytest.raises(ValueError, match=r"max_unpool1d: indices must be an integer Tensor of the input's shape \(2, 3, 3\)"):
+        F.max_unpool1d(y, i.float(), 2)

@@ -902,3 +902,7 @@ from .activations import (  # noqa: E402
 )
 
 __all__ += ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]
+# -- resizing (written in tinygrad_attn/functional_resize.py) ------------------------------
+from .functional_resize import interpolate  # noqa: E402
+
+__all__ += ["interpolate"]

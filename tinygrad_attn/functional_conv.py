@@ -25,8 +25,12 @@ from .ops.conv import Geometry, im2col, out_size
 __all__ = [
     "conv1d",
     "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "max_pool1d",
     "max_pool2d",
+    "max_unpool1d",
+    "max_unpool2d",
     "avg_pool2d",
     "adaptive_avg_pool2d",
     "batch_norm",
@@ -180,12 +184,82 @@ reshape-and-permute path with no copies per kernel offset.
 """
 
 
+# -- transposed convolution --------------------------------------------------------------
+def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
+                    output_padding: Any, groups: int, dilation: Any) -> Tensor:  # fmt: skip
+    """The adjoint of a convolution, in primitives: zeros between the inputs (stride), the
+    kernel's reach minus ``padding`` around them, then a stride-1 convolution with the
+    kernel flipped and its in/out channels swapped within each group."""
+    x, unbatched = _check_input(op, nd, input)
+    if not isinstance(weight, Tensor) or weight.ndim != nd + 2:
+        raise InvalidArgumentError(
+            f"{op}: weight must be {nd + 2}-D (in, out/groups, *kernel), got shape {getattr(weight, 'shape', None)}"
+        )
+    groups = int(groups)
+    cin, cog, kernel = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
+    if groups < 1 or cin % groups or x.shape[1] != cin:
+        raise InvalidArgumentError(
+            f"{op}: input {x.shape} with {x.shape[1]} channels, weight {weight.shape} and groups={groups} do not fit: "
+            f"need weight (in, out/groups, *kernel) with in divisible by groups"
+        )
+    if bias is not None and bias.shape != (cog * groups,):
+        raise InvalidArgumentError(f"{op}: bias has shape {bias.shape}, expected ({cog * groups},)")
+    stride = _ntuple(stride, nd, "stride", op)
+    pad = _ntuple(padding, nd, "padding", op)
+    outpad = _ntuple(output_padding, nd, "output_padding", op)
+    dilation = _ntuple(dilation, nd, "dilation", op)
+    if any(v < 1 for v in stride + dilation) or any(v < 0 for v in pad):
+        raise InvalidArgumentError(f"{op}: stride {stride} and dilation {dilation} must be positive, padding {pad} not negative")
+    if any(o >= max(s, d) for o, s, d in zip(outpad, stride, dilation)):
+        raise InvalidArgumentError(
+            f"{op}: output_padding {outpad} must be smaller than either stride {stride} or dilation {dilation}"
+        )
+    out = tuple((n - 1) * s - 2 * p + d * (k - 1) + o + 1
+                for n, s, p, d, k, o in zip(x.shape[2:], stride, pad, dilation, kernel, outpad))  # fmt: skip
+    if any(v < 1 for v in out):
+        raise InvalidArgumentError(
+            f"{op}: input {x.shape} with weight {weight.shape}, stride {stride} and padding {pad} gives an "
+            f"empty output {out}"
+        )
+    for i, s in enumerate(stride):  # s - 1 zeros after each input, the last ones cut
+        if s > 1:
+            axis = 2 + i
+            n = x.shape[axis]
+            z = _F._pad_constant(x.unsqueeze(axis + 1), axis + 1, 0, s - 1, 0.0)
+            x = z.reshape(x.shape[:axis] + (n * s,) + x.shape[axis + 1 :])
+            x = x[(slice(None),) * axis + (slice(0, (n - 1) * s + 1),)]
+    for i, (k, p, o, d) in enumerate(zip(kernel, pad, outpad, dilation)):
+        reach = d * (k - 1)
+        x = _F._pad_constant(x, 2 + i, reach - p, reach - p + o, 0.0)  # (negative: a crop)
+    w = weight.reshape((groups, cin // groups, cog) + kernel).transpose(1, 2)
+    w = w.reshape((groups * cog, cin // groups) + kernel).flip(tuple(range(2, nd + 2)))
+    conv = conv1d if nd == 1 else conv2d
+    y = conv(x, w, None, 1, 0, dilation, groups)
+    if bias is not None:  # (added after: its backward reads nothing of the bias, as PyTorch's)
+        y = y + bias.reshape((-1,) + (1,) * nd)
+    return y.squeeze(0) if unbatched else y
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.conv_transpose1d``: ``input (N, C_in, L)`` and ``weight (C_in,
+    C_out/groups, k)`` -> ``(N, C_out, (L-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1)``."""
+    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)  # fmt: skip
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.conv_transpose2d``: the gradient of ``conv2d`` with respect to its
+    input, as a layer (upsampling decoders, GAN generators); ``weight (C_in, C_out/groups, kh, kw)``."""
+    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)  # fmt: skip
+
+
 # -- pooling ---------------------------------------------------------------------------
 def _pool_setup(op: str, nd: int, x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
                 ceil_mode: bool) -> tuple[Tensor, bool, Geometry]:  # fmt: skip
     x, unbatched = _check_input(op, nd, x)
-    if ceil_mode:
-        raise NotImplementedError(f"{op}: ceil_mode=True is not supported; pad the input instead")
     _F._float(x, op)
     kernel = _ntuple(kernel_size, nd, "kernel_size", op)
     stride = kernel if stride is None or (isinstance(stride, Sequence) and not stride) else _ntuple(
@@ -198,8 +272,20 @@ def _pool_setup(op: str, nd: int, x: Any, kernel_size: Any, stride: Any, padding
                 f"{op}: pad should be at most half of the kernel size, but got pad={pad}, kernel_size={kernel} "
                 f"and dilation={dilation}"
             )
-    geo = _geometry(op, tuple(x.shape[2:]), kernel, stride, tuple((p, p) for p in pad), dilation)
+    pads = tuple((p, p + (_ceil_extra(n, k, s, p, d) if ceil_mode else 0))
+                 for n, k, s, p, d in zip(x.shape[2:], kernel, stride, pad, dilation))  # fmt: skip
+    geo = _geometry(op, tuple(x.shape[2:]), kernel, stride, pads, dilation)
     return x, unbatched, geo
+
+
+def _ceil_extra(n: int, k: int, s: int, p: int, d: int) -> int:
+    """The padding ``ceil_mode=True`` adds on the right: enough for PyTorch's rounded-up
+    output length, whose last window must still start inside the input or its left padding."""
+    span = d * (k - 1) + 1
+    out = -(-(n + 2 * p - span) // s) + 1
+    if (out - 1) * s >= n + p:
+        out -= 1
+    return max(0, (out - 1) * s + span - (n + 2 * p))
 
 
 def max_pool_reference(x: Tensor, geo: Geometry) -> Tensor:
@@ -213,34 +299,90 @@ def max_pool_reference(x: Tensor, geo: Geometry) -> Tensor:
 def _max_pool_composite(nd: int, name: str, fused_cls: type) -> Any:
     def fused(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
               ceil_mode: bool = False, return_indices: bool = False) -> Tensor:  # fmt: skip
-        _no_indices(name, return_indices)
         x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode)
         y = fused_cls.apply(x, args=geo)
-        return y.squeeze(0) if unbatched else y
+        return _pool_result(y, x, geo, unbatched, return_indices)
 
     def reference(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                   ceil_mode: bool = False, return_indices: bool = False) -> Tensor:  # fmt: skip
-        _no_indices(name, return_indices)
         x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode)
         y = max_pool_reference(x, geo)
-        return y.squeeze(0) if unbatched else y
+        return _pool_result(y, x, geo, unbatched, return_indices)
 
     return composite(name, fused)(reference)
 
 
-def _no_indices(op: str, return_indices: bool) -> None:
-    if return_indices:
-        raise NotImplementedError(f"{op}: return_indices=True is not supported")
+def _pool_result(y: Tensor, x: Tensor, geo: Geometry, unbatched: bool, return_indices: bool) -> Any:
+    """``y`` (without the batch axis the input lacked), and with ``return_indices`` also
+    PyTorch's indices: where each maximum sits in its (N, C) plane, flattened, as int64."""
+    if not return_indices:
+        return y.squeeze(0) if unbatched else y
+    with no_grad():
+        cols = _windows(x.detach(), geo, -math.inf)  # (N, C, K, *out)
+        first = cols.argmax(2).unsqueeze(2)
+        where = Tensor._wrap(x._dev.asarray(_flat_positions(tuple(x.shape[2:]), geo)), x._dev)
+        idx = where.expand(cols.shape).gather(2, first).squeeze(2)
+    return (y.squeeze(0), idx.squeeze(0)) if unbatched else (y, idx)
+
+
+def _flat_positions(spatial: tuple[int, ...], geo: Geometry) -> np.ndarray:
+    """(1, 1, K, *out) int64: the flat input position each kernel offset meets at each output
+    position, in the order of :func:`_windows`' kernel axis (padding positions are never a
+    window's maximum, so their values do not matter)."""
+    flat = np.arange(math.prod(spatial), dtype=np.int64).reshape((1, 1) + spatial)
+    return im2col(np, _conv.pad_array(np, flat, geo.pads, -1), geo.kernel, geo.stride, geo.dilation, geo.out)
 
 
 max_pool1d = _max_pool_composite(1, "max_pool1d", _conv.MaxPool1d)
 max_pool1d.__doc__ = """The max of each window of ``input (N, C, L)``: PyTorch's ``F.max_pool1d(input,
 kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
-(``stride`` defaults to ``kernel_size``; ``ceil_mode`` and ``return_indices`` are not supported)."""
+(``stride`` defaults to ``kernel_size``)."""
 max_pool2d = _max_pool_composite(2, "max_pool2d", _conv.MaxPool2d)
 max_pool2d.__doc__ = """The max of each window of ``input (N, C, H, W)``: PyTorch's ``F.max_pool2d(input,
 kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
-(``stride`` defaults to ``kernel_size``; ``ceil_mode`` and ``return_indices`` are not supported)."""
+(``stride`` defaults to ``kernel_size``)."""
+
+
+def _max_unpool(op: str, nd: int, input: Any, indices: Any, kernel_size: Any, stride: Any, padding: Any,
+                output_size: Any) -> Tensor:  # fmt: skip
+    x, unbatched = _check_input(op, nd, input)
+    if not isinstance(indices, Tensor) or indices.shape != input.shape or indices.dtype.kind not in "iu":
+        raise InvalidArgumentError(
+            f"{op}: indices must be an integer Tensor of the input's shape {input.shape}, got "
+            f"{getattr(indices, 'shape', type(indices).__name__)}"
+        )
+    idx = indices.unsqueeze(0) if unbatched else indices
+    kernel = _ntuple(kernel_size, nd, "kernel_size", op)
+    stride = kernel if stride is None else _ntuple(stride, nd, "stride", op)
+    pad = _ntuple(padding, nd, "padding", op)
+    spatial = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(x.shape[2:], stride, pad, kernel))
+    if output_size is not None:
+        given = tuple(int(v) for v in output_size)[-nd:]  # (PyTorch ignores a leading N, C)
+        if len(given) != nd:
+            raise InvalidArgumentError(f"{op}: output_size {tuple(output_size)} needs {nd} spatial sizes")
+        spatial = given
+    n, c = x.shape[:2]
+    flat = x.reshape((n, c, -1))
+    out = Tensor._wrap(x._dev.ops.zeros((n, c, math.prod(spatial)), dtype=x._data.dtype), x._dev)
+    # each value goes to the flat position max_pool's indices recorded (the gradient gathers it back)
+    y = out.scatter(2, idx.reshape((n, c, -1)), flat).reshape((n, c) + spatial)
+    return y.squeeze(0) if unbatched else y
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.max_unpool1d``: zeros except where ``max_pool1d(..., return_indices=True)``
+    found each maximum, which gets that value back."""
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.max_unpool2d``: the partial inverse of ``max_pool2d(..., return_indices=True)``;
+    output ``(N, C, (H-1)*stride - 2*padding + kernel, ...)`` unless ``output_size`` is given.
+    Where overlapping windows recorded one position twice, the last value is kept and only it
+    gets the gradient (PyTorch's choice there is unspecified; it sends the gradient to each)."""
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
 
 
 def _avg_scale(x: Tensor, geo: Geometry, count_include_pad: bool, divisor_override: int | None) -> Any:
@@ -250,10 +392,15 @@ def _avg_scale(x: Tensor, geo: Geometry, count_include_pad: bool, divisor_overri
         if int(divisor_override) == 0:
             raise InvalidArgumentError("avg_pool2d: divisor_override must not be zero")
         return 1.0 / int(divisor_override)
-    if count_include_pad or not any(lo or hi for lo, hi in geo.pads):
+    extra = tuple(hi - lo for lo, hi in geo.pads)  # what ceil_mode added: never counted
+    if (count_include_pad or not any(lo or hi for lo, hi in geo.pads)) and not any(extra):
         return 1.0 / math.prod(geo.kernel)
-    ones = np.ones((1, 1) + tuple(x.shape[2:]))
-    cols = im2col(np, _conv.pad_array(np, ones, geo.pads), geo.kernel, geo.stride, geo.dilation, geo.out)
+    if count_include_pad:  # the symmetric padding counts, ceil_mode's extra does not
+        ones = np.ones((1, 1) + tuple(n + 2 * lo for n, (lo, _) in zip(x.shape[2:], geo.pads)))
+        ones = _conv.pad_array(np, ones, tuple((0, e) for e in extra))
+    else:
+        ones = _conv.pad_array(np, np.ones((1, 1) + tuple(x.shape[2:])), geo.pads)
+    cols = im2col(np, ones, geo.kernel, geo.stride, geo.dilation, geo.out)
     counts = cols.sum(axis=2)[0, 0]  # (*out): the real (unpadded) inputs of each window
     return x._dev.asarray((1.0 / counts).astype(x.dtype))
 
@@ -276,7 +423,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
     """The mean of each window of ``input (N, C, H, W)``, PyTorch's ``F.avg_pool2d``: zero
     padding counted in the mean unless ``count_include_pad=False``; ``divisor_override``
-    replaces the window size (``ceil_mode`` is not supported)."""
+    replaces the window size."""
     x, unbatched, geo = _pool_setup("avg_pool2d", 2, input, kernel_size, stride, padding, 1, ceil_mode)
     y = avg_pool_reference(x, geo, _avg_scale(x, geo, count_include_pad, divisor_override))
     return y.squeeze(0) if unbatched else y

@@ -88,7 +88,7 @@ def _index_array(k: Any, x: Tensor, size: int) -> Any:
         lo, hi = int(xp.min(a)), int(xp.max(a))
         if lo < -size or hi >= size:
             bad = hi if hi >= size else lo
-            raise IndexError(f"getitem: index {bad} is out of range for an axis of size {size} (shape {x.shape})")
+            raise IndexError(f"getitem: index {bad} is out of bounds for an axis of size {size} (shape {x.shape})")
         if lo < 0:
             a = xp.where(a < 0, a + size, a)
     return a
@@ -159,7 +159,7 @@ def _basic(x: Tensor, key: tuple) -> Tensor:
     plain = tuple(k for k in key if k is not None)
     for k, s in zip([k for k in plain], x.shape):
         if isinstance(k, (int, np.integer)) and not -s <= k < s:
-            raise IndexError(f"getitem: index {k} is out of range for an axis of size {s} (shape {x.shape})")
+            raise IndexError(f"getitem: index {k} is out of bounds for an axis of size {s} (shape {x.shape})")
     if all(isinstance(k, slice) and k == slice(None) for k in plain):
         out = x
     else:
@@ -315,7 +315,7 @@ def _basic_setitem_key(x: Tensor, parts: tuple) -> tuple:
     plain = tuple(k for k in key if k is not None)
     for k, s in zip(plain, x.shape):
         if isinstance(k, (int, np.integer)) and not -s <= k < s:
-            raise IndexError(f"setitem: index {k} is out of range for an axis of size {s} (shape {x.shape})")
+            raise IndexError(f"setitem: index {k} is out of bounds for an axis of size {s} (shape {x.shape})")
         if not isinstance(k, (int, np.integer, slice)):
             raise IndexError(f"setitem: cannot index with {type(k).__name__} (tensor of shape {x.shape})")
     return tuple(int(k) if isinstance(k, (int, np.integer)) else k for k in plain)
