@@ -1,0 +1,2 @@
+class NIRRenderer:
+    pass
