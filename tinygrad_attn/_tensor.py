@@ -1781,6 +1781,10 @@ class _TensorNamespace:
     def scatter_add(g: Tensor, shape: Any, axis: int, index: Any) -> Tensor:
         return ops.ScatterAdd.apply(g, args=(shape, axis, index))
 
+    @staticmethod
+    def stack(xs: Sequence[Tensor], axis: int) -> Tensor:
+        return stack(xs, axis)
+
 
 TENSOR_NS = _TensorNamespace()
 autograd.Tensor = Tensor

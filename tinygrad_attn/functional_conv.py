@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import functional as _F
-from ._tensor import InvalidArgumentError, Tensor, stack
+from ._tensor import TENSOR_NS, InvalidArgumentError, Tensor
 from .autograd import composite, no_grad
 from .ops import conv as _conv
 from .ops.conv import Geometry, im2col, out_size
@@ -121,26 +121,9 @@ def _pad(x: Tensor, pads: tuple[tuple[int, int], ...], value: float) -> Tensor:
     return x
 
 
-class _TensorNamespace:
-    """What :func:`tinygrad_attn.ops.conv.im2col` calls, on tensors: the same windows, in
-    primitive ops (slices, cat, reshape, permute)."""
-
-    @staticmethod
-    def reshape(x: Tensor, shape: tuple) -> Tensor:
-        return x.reshape(shape)
-
-    @staticmethod
-    def permute_dims(x: Tensor, axes: tuple) -> Tensor:
-        return x.permute(axes)
-
-    @staticmethod
-    def stack(xs: list[Tensor], axis: int) -> Tensor:
-        return stack(xs, axis)
-
-
 def _windows(x: Tensor, geo: Geometry, value: float = 0.0) -> Tensor:
     """(N, C, *S) -> (N, C, K, *out): the input each kernel offset meets, in primitives."""
-    return im2col(_TensorNamespace, _pad(x, geo.pads, value), geo.kernel, geo.stride, geo.dilation, geo.out)
+    return im2col(TENSOR_NS, _pad(x, geo.pads, value), geo.kernel, geo.stride, geo.dilation, geo.out)
 
 
 def conv_reference(x: Tensor, w: Tensor, b: Tensor | None, geo: Geometry, groups: int) -> Tensor:
