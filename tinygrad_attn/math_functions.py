@@ -34,6 +34,7 @@ from ._tensor import (
     where,
 )
 from .autograd import Function, composite, no_grad
+from .dtypes import result_type
 from .random import host_generator
 from .tensor_functions import ValuesIndices, _index, _one_dim
 
@@ -64,17 +65,21 @@ def _floating(x: Any, op: str) -> Tensor:
 
 
 def _pair(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
-    """Two operands as float tensors on one device (a number takes the tensor's dtype)."""
+    """Two operands as float tensors of one dtype on one device: ``torch.result_type``'s
+    dtype (:func:`dtypes.result_type`), float32 where that is not a float."""
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"{op}: at least one operand must be a Tensor")
     like = a if isinstance(a, Tensor) else b
-    a = a if isinstance(a, Tensor) else Tensor.full((), a, dtype=_floating(like, op).dtype, device=like._dev)
-    b = b if isinstance(b, Tensor) else Tensor.full((), b, dtype=_floating(like, op).dtype, device=like._dev)
-    a, b = _floating(a, op), _floating(b, op)
-    if a.dtype != b.dtype:  # the wider float, as result_type
-        dt = np.promote_types(a.dtype, b.dtype)
-        a, b = a.astype(dt), b.astype(dt)
-    return a, b
+    dt = result_type(a, b)
+    if dt.kind not in "fc":
+        dt = np.dtype(np.float32)
+
+    def as_float(x: Any) -> Tensor:
+        if not isinstance(x, Tensor):
+            return Tensor.full((), x, dtype=dt, device=like._dev)
+        return x if x.dtype == dt else x.astype(dt)
+
+    return as_float(a), as_float(b)
 
 
 # -- trigonometric and hyperbolic ---------------------------------------------------
