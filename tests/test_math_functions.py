@@ -370,3 +370,17 @@ def test_meshgrid_without_indexing_is_ij_as_pytorchs_none():
 def test_unflatten_method_takes_pytorchs_parameter_names():
     x = tga.tensor(np.arange(6.0))
     assert x.unflatten(dim=0, sizes=(2, -1)).shape == (2, 3)
+
+
+@pytest.mark.parametrize("name", ["atan2", "hypot", "copysign", "fmod", "logaddexp"])
+def test_binary_functions_promote_as_torch_result_type(name):
+    torch = pytest.importorskip("torch")
+    cases = [
+        (np.ones(3, np.float32), np.array(2.0)),  # a 0-d float64 tensor beside a dimensioned float32 one
+        (np.ones(3, np.float32), np.ones(3)),
+        (np.ones(3, np.int64), np.array(2.5, np.float32)),
+    ]
+    for a, b in cases:
+        theirs = getattr(torch, name)(torch.tensor(a), torch.tensor(b)).dtype
+        ours = getattr(tga, name)(tga.tensor(a), tga.tensor(b)).dtype
+        assert str(theirs) == f"torch.{ours}", (name, a.dtype, b.shape, b.dtype, theirs, ours)
