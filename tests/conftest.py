@@ -11,6 +11,14 @@
 from __future__ import annotations
 
 import os
+import sys
+
+# The tests live in folders named after the package's parts (tests/engine, tests/nn, ...); their
+# shared modules (helpers, opinfo, torch_oracle, modelcheck, nvrtc, tutorials) stay here in tests/,
+# importable from every folder.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 # One BLAS thread: the suite's matrices are small, and a BLAS pool that spins while
 # another process holds the other core makes runs slow and their timing erratic.

@@ -218,7 +218,7 @@ def test_python_dash_m_without_any_renderer_exits_0(tmp_path):
 def test_the_package_depends_on_graphviz_pure_where_it_has_wheels_and_dev_pulls_no_nvrtc():
     from packaging.requirements import Requirement  # noqa: PLC0415 - pytest's own dependency
 
-    text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()  # no tomllib on Python 3.10
+    text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()  # no tomllib on Python 3.10
     pure = Requirement(re.search(r'^\s*"(graphviz-pure[^"]*)"', text, re.M).group(1))
     wheels = ("x86_64", "AMD64", "aarch64", "arm64", "ARM64")  # the machines graphviz-pure 0.2.2 has wheels for
     assert all(pure.marker.evaluate({"platform_machine": m}) for m in wheels)

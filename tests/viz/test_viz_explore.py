@@ -22,7 +22,7 @@ from tinygrad_attn.viz import explore
 from tinygrad_attn.viz.explore import MAX_CELLS, heat_map
 from tinygrad_attn.viz.graph import Walk
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _mha_loss(causal: bool = True, device: str = "cpu"):

@@ -246,7 +246,7 @@ def test_benchmark_numpy_lstm_computes_the_layers_gradients(monkeypatch):
     from pathlib import Path  # noqa: PLC0415
 
     sys.modules.pop("rnn", None)
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import rnn as bench  # noqa: PLC0415
 
     t_len, batch, hidden = 4, 3, 5
