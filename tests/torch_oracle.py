@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import pytest
 
 from tinygrad_attn import Tensor
 from tinygrad_attn.nn import Module
@@ -63,3 +64,27 @@ def assert_matches_torch(ours: Module, theirs: Any, run_ours: Callable[..., Any]
             assert p.grad is None or not np.any(p.grad.numpy()), n
             continue
         np.testing.assert_allclose(p.grad.numpy(), g_t.numpy(), atol=atol, rtol=1e-8, err_msg=n)
+
+
+class _Absent:
+    """Stands for PyTorch where it is not installed, so that a module's tables that name its
+    classes still build; every test that would use them carries ``needs_torch`` and skips."""
+
+    def __getattr__(self, name: str) -> _Absent:
+        return self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> _Absent:
+        return self
+
+
+def torch_or_absent() -> Any:
+    """``torch`` where PyTorch is installed, else a stand-in (the oracle is optional): for a test
+    file where only some tests need PyTorch, so that the others still run without it."""
+    try:
+        import torch  # noqa: PLC0415
+    except ImportError:
+        return _Absent()
+    return torch
+
+
+needs_torch = pytest.mark.skipif(isinstance(torch_or_absent(), _Absent), reason="needs PyTorch (the oracle)")
