@@ -1,10 +1,10 @@
-"""The op table of the differential tests against PyTorch (``tests/test_oracle.py``).
+"""The op table of the differential tests against PyTorch (``tests/ops/test_oracle.py``).
 
 One :class:`OpInfo` per op, in the spirit of PyTorch's OpInfo: our callable, PyTorch's
 callable and a hypothesis strategy of sample inputs. The generic tests check every entry,
 in float64, for value, gradient and gradient of gradient (``create_graph=True``) against
 PyTorch; composites (``composite=True``) run both fused and under ``tga.decompose()``.
-``tests/test_opinfo.py`` fails when a primitive of ``tinygrad_attn.ops.PRIMITIVES`` or a
+``tests/ops/test_opinfo.py`` fails when a primitive of ``tinygrad_attn.ops.PRIMITIVES`` or a
 public function of ``tinygrad_attn.functional`` has no entry that ``covers`` it.
 
 Adding an op is one entry::

@@ -11,7 +11,7 @@ failure prints the program as Python source (hypothesis shrinks it to a minimal 
 The seed is fixed (``derandomize``). ``TINYGRAD_ATTN_FUZZ_EXAMPLES=N`` sets the number
 of programs (default 2000) for a long run::
 
-    TINYGRAD_ATTN_FUZZ_EXAMPLES=100000 python -m pytest -m slow tests/test_fuzz_torch.py
+    TINYGRAD_ATTN_FUZZ_EXAMPLES=100000 python -m pytest -m slow tests/tensor/test_fuzz_torch.py
 """
 
 from __future__ import annotations

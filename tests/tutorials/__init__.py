@@ -11,6 +11,6 @@ imports changed) and returns them with the pieces the test harness calls:
 - ``update(model, opt)``: the rest of the loop after ``loss.backward()`` (clipping,
   ``step``, ``zero_grad``, the schedule).
 
-``data(rng)`` (module level) gives a batch as NumPy arrays. ``tests/test_tutorial_corpus.py``
+``data(rng)`` (module level) gives a batch as NumPy arrays. ``tests/examples/test_tutorial_corpus.py``
 runs each module in both libraries with PyTorch's weights and compares everything.
 """

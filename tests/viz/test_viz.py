@@ -562,7 +562,7 @@ def test_render_dot_svg_png_pdf(tmp_path, loss):
     svg = render(loss, tmp_path / "g.svg", backward=True).read_text()
     assert re.search(r"<svg[\s>]", svg) and "matmul backward" in svg
     assert render(loss, tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    if "pdf" in renderer().formats:  # Graphviz's dot; graphviz-pure writes no PDF (tests/test_viz_render.py)
+    if "pdf" in renderer().formats:  # Graphviz's dot; graphviz-pure writes no PDF (tests/viz/test_viz_render.py)
         assert render(loss, tmp_path / "g.pdf").read_bytes()[:5] == b"%PDF-"
     dot = draw_graph(loss, depth=0)
     assert render(dot, tmp_path / "d.dot").read_text() == dot.source

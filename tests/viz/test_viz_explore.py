@@ -1,7 +1,7 @@
 """The explorer page (tga.viz.explore): its data, checked here against the engine, and the page
 itself, loaded in a real headless Chromium through Selenium (skipped where they are missing).
 
-``python tests/test_viz_explore.py`` writes the README's screenshots (docs/explorer_*.png)."""
+``python tests/viz/test_viz_explore.py`` writes the README's screenshots (docs/explorer_*.png)."""
 
 from __future__ import annotations
 
