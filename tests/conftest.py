@@ -42,7 +42,17 @@ CPU_DEVICES = ["cpu", "array_api_strict", "array_api_strict:device1"]
 DEVICES = CPU_DEVICES + [pytest.param("cuda", marks=pytest.mark.gpu)]
 
 
+# The second array-API device only finds ops that fall back to NumPy or mix devices: the full suite
+# runs it, the fast loop (-m "not slow") leaves it out, whichever way a test takes its device.
+SLOW_DEVICES = ("array_api_strict:device1",)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        params = getattr(item, "callspec", None)
+        if params is not None and any(isinstance(v, str) and v in SLOW_DEVICES for v in params.params.values()):
+            item.add_marker(pytest.mark.slow)
     if tga.is_available("cuda"):
         return
     skip = pytest.mark.skip(reason="no CUDA GPU with CuPy here")

@@ -221,6 +221,7 @@ def test_graph_dies_with_its_last_tensor():
     assert node() is None and mid() is None  # no cycle keeps them: freed without gc
 
 
+@pytest.mark.slow  # about 3 s
 def test_training_like_loop_keeps_memory_flat(rng):
     w = Tensor(rng.standard_normal((32, 32)).astype(np.float32), requires_grad=True)
     x = Tensor(rng.standard_normal((8, 32)).astype(np.float32))

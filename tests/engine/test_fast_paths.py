@@ -96,6 +96,7 @@ def test_blocked_causal_attention_equals_definition(tq, tk, device, rng):
         close(a, b.numpy(), atol=1e-10, rtol=1e-9)
 
 
+@pytest.mark.slow  # about 3 s
 def test_blocked_causal_attention_gradcheck(rng):
     t = 2 * fused.CAUSAL_BLOCK + 1
     q, k, v = rand(rng, 1, t, 2), rand(rng, 1, t, 2), rand(rng, 1, t, 2)

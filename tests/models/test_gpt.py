@@ -127,6 +127,7 @@ def test_errors():
         model.generate([1], 2, top_k=0)
 
 
+@pytest.mark.slow  # over 2 s on the array-API devices
 @pytest.mark.parametrize("tie", [True, False], ids=["tied", "untied"])
 def test_gradcheck(tie, device):
     model = GPT(vocab_size=4, d_model=4, n_heads=2, n_layers=1, max_len=3, d_ff=4, tie_weights=tie).to(device)

@@ -20,8 +20,9 @@ from opinfo import EXTREMES, OPS, OpInfo, Sample  # noqa: E402
 import tinygrad_attn as tga  # noqa: E402
 from tinygrad_attn import Tensor  # noqa: E402
 
-#: The devices compared: NumPy and the array API's strict namespace (a CUDA GPU where present).
-ORACLE_DEVICES = ["cpu", "array_api_strict", pytest.param("cuda", marks=pytest.mark.gpu)]
+#: The devices compared: NumPy and the array API's strict namespace (a CUDA GPU where present);
+#: array_api_strict only in the full suite (the fast loop, -m "not slow", checks each op on NumPy).
+ORACLE_DEVICES = ["cpu", pytest.param("array_api_strict", marks=pytest.mark.slow), pytest.param("cuda", marks=pytest.mark.gpu)]
 _QUIET_CHECKS = [
     HealthCheck.function_scoped_fixture,
     HealthCheck.too_slow,
