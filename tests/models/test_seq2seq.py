@@ -107,6 +107,7 @@ def test_padding_is_ignored(kind):
     close(b, a.numpy(), atol=1e-12)
 
 
+@pytest.mark.slow  # over 2 s on the array-API devices
 @pytest.mark.parametrize("kind", KINDS)
 def test_gradcheck(kind, device):
     model = Seq2Seq(src_vocab=4, tgt_vocab=3, emb_dim=2, hidden_size=2, attention=kind, attn_dim=2, pad_id=0)

@@ -109,6 +109,7 @@ def test_layers_are_causal(norm_first, rng):
     assert np.abs(enc(Tensor(later)).numpy()[:, :3] - a[:, :3]).max() > 1e-3  # no mask, no causality
 
 
+@pytest.mark.slow  # over 2 s on the array-API devices
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
 def test_encoder_layer_gradcheck(norm_first, device, rng):
     layer = TransformerEncoderLayer(4, 2, 6, norm_first=norm_first, activation="gelu" if norm_first else "relu")
@@ -118,6 +119,7 @@ def test_encoder_layer_gradcheck(norm_first, device, rng):
     assert gradcheck_module(layer, lambda x: layer(x, mask=keep, is_causal=True), x)
 
 
+@pytest.mark.slow  # over 2 s on the array-API devices
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
 def test_decoder_layer_gradcheck(norm_first, device, rng):
     layer = TransformerDecoderLayer(4, 2, 6, norm_first=norm_first).to(device)
@@ -210,6 +212,7 @@ def test_transformer_on_features():
         model(Tensor.randn(2, 4, 5), Tensor.randn(2, 3, 8))
 
 
+@pytest.mark.slow  # about 3 s
 def test_transformer_gradcheck(device):
     model = Transformer(4, 2, 1, 1, 4, dropout=0.0, src_vocab=4, tgt_vocab=3, max_len=3, pad_id=0).to(device)
     src = Tensor(np.array([[1, 2, 0], [3, 1, 2]]), device=device)

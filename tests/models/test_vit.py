@@ -51,6 +51,7 @@ def test_errors():
         vit(Tensor.randn(2, 3, 8, 8))
 
 
+@pytest.mark.slow  # over 2 s on the array-API devices
 def test_gradcheck(device, rng):
     vit = ViT(image_size=4, patch_size=2, channels=1, n_classes=3, d_model=4, n_heads=2, n_layers=1, d_ff=4)
     vit = vit.to(device)
