@@ -11,7 +11,7 @@ from torch_oracle import assert_matches_torch
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor, nn
-from tinygrad_attn.nn.attention import MultiHeadAttention
+from tinygrad_attn.models import BatchFirstAttention
 
 torch = pytest.importorskip("torch")
 
@@ -134,10 +134,10 @@ def test_parameters_init_and_errors():
         m(Tensor.randn(L, N, E + 1), x, x)
 
 
-def test_shares_the_heads_with_multi_head_attention(rng):
+def test_shares_the_heads_with_batch_first_attention(rng):
     # The batch-first class and the PyTorch face run the same heads: equal weights, equal outputs.
     ours = nn.MultiheadAttention(E, H, batch_first=True).double()
-    old = MultiHeadAttention(E, H).double()
+    old = BatchFirstAttention(E, H).double()
     w, b = ours.in_proj_weight.numpy(), ours.in_proj_bias.numpy()
     old.load_state_dict({
         "q_proj.weight": w[:E], "k_proj.weight": w[E : 2 * E], "v_proj.weight": w[2 * E :],
@@ -149,7 +149,7 @@ def test_shares_the_heads_with_multi_head_attention(rng):
     kpm = np.zeros((N, L), bool)
     kpm[:, -1] = True
     out, w_ours = ours(x, x, x, key_padding_mask=kpm, average_attn_weights=False)
-    ref, w_ref = old(x, mask=~kpm[:, None, None, :], need_weights=True)
+    ref, w_ref = old(x, allow=~kpm[:, None, None, :], need_weights=True)
     np.testing.assert_allclose(out.numpy(), ref.numpy(), atol=1e-12)
     np.testing.assert_allclose(w_ours.numpy(), w_ref.numpy(), atol=1e-12)
 

@@ -9,7 +9,7 @@ from torch_oracle import assert_matches_torch
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor, nn
-from tinygrad_attn.models import TransformerEncoderLayer as BatchFirstEncoderLayer
+from tinygrad_attn.models import EncoderBlock
 
 torch = pytest.importorskip("torch")
 
@@ -113,9 +113,9 @@ def test_dropout_only_while_training(rng):
 
 
 def test_same_body_as_the_batch_first_layer(rng):
-    # The PyTorch-convention layer and models.TransformerEncoderLayer share the layer body.
+    # The PyTorch-convention layer and models.EncoderBlock share the layer body.
     ours = nn.TransformerEncoderLayer(D, NHEAD, FF, dropout=0.0, batch_first=True, norm_first=True).double()
-    old = BatchFirstEncoderLayer(D, NHEAD, FF, norm_first=True).double()
+    old = EncoderBlock(D, NHEAD, FF, norm_first=True).double()
     state = ours.state_dict()
     w, b = state.pop("self_attn.in_proj_weight"), state.pop("self_attn.in_proj_bias")
     for i, name in enumerate("qkv"):
