@@ -2,20 +2,19 @@
 
 These are the first round's layers under names that cannot be mistaken for PyTorch's:
 inputs are always ``(B, T, d_model)`` and a boolean mask means what it says, ``True`` =
-may attend (PyTorch's ``nn.MultiheadAttention`` and ``nn.Transformer*`` take
-sequence-first inputs and read ``True`` as may NOT attend; they live in
-:mod:`tinygrad_attn.nn`).
+may attend. (PyTorch's ``nn.MultiheadAttention`` and ``nn.Transformer*``, in
+:mod:`tinygrad_attn.nn`, take sequence-first inputs unless ``batch_first`` and read
+``True`` as may NOT attend.)
 
-========================= ===================================== ==============================
-here                      the first round's contract name       PyTorch's class (in ``nn``)
-========================= ===================================== ==============================
-:class:`BatchFirstAttention` ``models.MultiHeadAttention``       ``nn.MultiheadAttention``
-:class:`EncoderBlock`     ``models.TransformerEncoderLayer``    ``nn.TransformerEncoderLayer``
-:class:`DecoderBlock`     ``models.TransformerDecoderLayer``    ``nn.TransformerDecoderLayer``
-:class:`EncoderStack`     ``models.TransformerEncoder``         ``nn.TransformerEncoder``
-:class:`DecoderStack`     ``models.TransformerDecoder``         ``nn.TransformerDecoder``
-:class:`EncoderDecoder`   ``models.Transformer``                ``nn.Transformer`` (not here)
-========================= ===================================== ==============================
+Here, the first round's contract name (an alias in :mod:`tinygrad_attn.models`), and the
+PyTorch class of the same role in ``nn``:
+
+- :class:`BatchFirstAttention`: ``models.MultiHeadAttention``; ``nn.MultiheadAttention``
+- :class:`EncoderBlock`: ``models.TransformerEncoderLayer``; ``nn.TransformerEncoderLayer``
+- :class:`DecoderBlock`: ``models.TransformerDecoderLayer``; ``nn.TransformerDecoderLayer``
+- :class:`EncoderStack`: ``models.TransformerEncoder``; ``nn.TransformerEncoder``
+- :class:`DecoderStack`: ``models.TransformerDecoder``; ``nn.TransformerDecoder``
+- :class:`EncoderDecoder`: ``models.Transformer``; PyTorch's ``nn.Transformer`` (not provided)
 
 Children are named as PyTorch's layers name them (``self_attn``, ``linear1``, ``norm1``,
 ``dropout1``, ...; the decoder's cross-attention is ``cross_attn``), so state dicts line up
