@@ -8,7 +8,7 @@ Contenders, all float32, all computing ``y = MHA(x)`` and then the gradients of
   ``q @ k.mT``, scale, ``masked_fill``, ``softmax``, ``@ v``, merge heads, output projection).
 - ``compiled``: the user form under ``tga.compile``: the first call traces it, the
   timed calls replay the generated program (no graph, no Tensor objects inside).
-- ``module``: ``tinygrad_attn.models.MultiHeadAttention(..., is_causal=True)``.
+- ``module``: ``tinygrad_attn.models.BatchFirstAttention(..., is_causal=True)``.
 - ``torch``: the user form in PyTorch eager, when ``import torch`` works.
 - ``jax``: the user form in ``jax.numpy`` under ``jax.jit(jax.vjp)``, when ``import jax``
   works: XLA's compiled forward and backward, the mark the compiled form aims below.
@@ -152,10 +152,10 @@ def _user_body(a: dict[str, np.ndarray], h: int):
 
 
 def module_class():
-    """``tinygrad_attn.models.MultiHeadAttention`` if it exists yet, else None."""
+    """``tinygrad_attn.models.BatchFirstAttention`` (``MultiHeadAttention`` in older releases), else None."""
     from tinygrad_attn import models  # noqa: PLC0415
 
-    cls = getattr(models, "MultiHeadAttention", None)
+    cls = getattr(models, "BatchFirstAttention", None) or getattr(models, "MultiHeadAttention", None)
     if cls is None:
         try:
             from tinygrad_attn.nn.attention import MultiHeadAttention as cls  # noqa: PLC0415
@@ -294,7 +294,7 @@ class _TorchGrad:
 
 def timing(sizes=tuple(SIZES), quick: bool = False) -> dict:
     if module_class() is None:
-        print("  (MultiHeadAttention does not exist yet in tinygrad_attn.models: the module form is skipped)")
+        print("  (BatchFirstAttention does not exist yet in tinygrad_attn.models: the module form is skipped)")
     results = {}
     print(f"  {'size':7s} {'contender':8s} {'median':>12s} {'ratio to numpy':>15s}")
     for size in sizes:

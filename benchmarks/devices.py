@@ -5,7 +5,7 @@
     python benchmarks/devices.py --device array_api_strict --quick   # the code path, anywhere
 
 Causal multi-head self-attention, forward + backward, float32, as the
-``MultiHeadAttention`` module and as the form written from Tensor ops, built once per
+``BatchFirstAttention`` module and as the form written from Tensor ops, built once per
 device from the same weights. Outputs are checked to agree first. A GPU call is timed to
 its end (the stream is synchronised before the clock is read), after warm-up calls that
 also compile the CUDA kernels.

@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
-from tinygrad_attn.models import TransformerEncoderLayer
+from tinygrad_attn.models import EncoderBlock
 
 args = parse_args(
     __doc__,
@@ -40,9 +40,9 @@ if args.device and tga.get_device(args.device).name not in devices:
     devices.append(tga.get_device(args.device).name)
 if tga.is_available("array_api_strict"):
     devices.append("array_api_strict")
-print(f"devices: {', '.join(devices)}; a TransformerEncoderLayer(d_model={D}, n_heads={H}) on ({B}, {T}, {D})")
+print(f"devices: {', '.join(devices)}; an EncoderBlock(d_model={D}, n_heads={H}) on ({B}, {T}, {D})")
 
-reference = TransformerEncoderLayer(D, H, d_ff=4 * D)  # the weights every device gets a copy of
+reference = EncoderBlock(D, H, d_ff=4 * D)  # the weights every device gets a copy of
 weights = reference.state_dict()
 x_host = np.random.default_rng(args.seed).standard_normal((B, T, D)).astype(np.float32)
 mask_host = np.tril(np.ones((T, T), bool))  # causal: True where a position may attend
@@ -50,7 +50,7 @@ mask_host = np.tril(np.ones((T, T), bool))  # causal: True where a position may 
 
 def run(device):
     """Forward and backward on ``device``: the output, every gradient (on the host), and the time."""
-    layer = TransformerEncoderLayer(D, H, d_ff=4 * D).to(device)
+    layer = EncoderBlock(D, H, d_ff=4 * D).to(device)
     layer.load_state_dict(weights)
     x = Tensor(x_host, device=device, requires_grad=True)
     mask = Tensor(mask_host, device=device)

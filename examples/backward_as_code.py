@@ -26,7 +26,7 @@ from common import parse_args  # examples/common.py: the flags every example tak
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
-from tinygrad_attn.models import MultiHeadAttention
+from tinygrad_attn.models import BatchFirstAttention
 from tinygrad_attn.optim import Adam
 from tinygrad_attn.viz import render
 from tinygrad_attn.viz.program import plot_memory
@@ -34,7 +34,7 @@ from tinygrad_attn.viz.program import plot_memory
 args = parse_args(__doc__, "fewer timed steps")
 
 B, T, D, H = 1, 4, 8, 2
-mha = MultiHeadAttention(D, H).to(args.device)
+mha = BatchFirstAttention(D, H).to(args.device)
 
 
 def loss_of(x):

@@ -23,14 +23,14 @@ from tqdm import tqdm
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
-from tinygrad_attn.models import MultiHeadAttention, RNNCell
+from tinygrad_attn.models import BatchFirstAttention, RNNCell
 
 args = parse_args(__doc__, "a few seconds: shorter sequences")
 
 D, BATCH = 32, 16
 LENGTHS = [5, 10, 20, 40] if args.quick else [5, 10, 20, 40, 80, 160, 320]
 rnn = RNNCell(D, D).to(args.device)  # h_t = tanh(W_ih x_t + W_hh h_{t-1} + b), PyTorch's initialisation
-attention = MultiHeadAttention(D, n_heads=4).to(args.device)
+attention = BatchFirstAttention(D, n_heads=4).to(args.device)
 
 
 def run_rnn(x):

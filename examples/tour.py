@@ -4,7 +4,7 @@
 
 1. Build multi-head attention from primitive tensor ops: matmul, reshape, transpose, softmax.
 2. Check its gradients: against finite differences in float64 (``tga.gradcheck``), and
-   against the library's ``MultiHeadAttention`` module given the same weights.
+   against the library's ``BatchFirstAttention`` module given the same weights.
 3. Train it a little on a toy task, and watch the loss fall.
 4. Draw its forward and backward graphs: ``tour_forward.svg`` and ``tour_backward.svg``.
 """
@@ -19,7 +19,7 @@ from tqdm import tqdm
 import tinygrad_attn as tga
 import tinygrad_attn.functional as F
 from tinygrad_attn import Tensor
-from tinygrad_attn.models import MultiHeadAttention, Parameter
+from tinygrad_attn.models import BatchFirstAttention, Parameter
 from tinygrad_attn.optim import Adam
 
 args = parse_args(__doc__, "a few seconds: fewer training steps")
@@ -57,7 +57,7 @@ W = params(4, rng)
 ok = tga.gradcheck(lambda x, *W: multi_head_attention(x, *W, n_heads=2), x, *W)  # float64 finite differences
 print(f"gradcheck (float64, finite differences) of every input and weight: {'passed' if ok else 'FAILED'}")
 
-mha = MultiHeadAttention(4, 2, bias=False).to(args.device)  # the library's module, given our weights
+mha = BatchFirstAttention(4, 2, bias=False).to(args.device)  # the library's module, given our weights
 for proj, w in zip((mha.q_proj, mha.k_proj, mha.v_proj, mha.out_proj), W):
     proj.weight = Parameter(w.detach().mT)  # Linear stores (out, in): y = x @ weight.T
 xs = [Tensor(x.numpy(), requires_grad=True, device=args.device) for _ in range(2)]
@@ -67,7 +67,7 @@ ours, theirs = multi_head_attention(xs[0], *W, n_heads=2), mha(xs[1])
 out_diff = np.abs(ours.numpy() - theirs.numpy()).max()
 grad_diff = np.abs(xs[0].grad.numpy() - xs[1].grad.numpy()).max()
 diff = float(max(out_diff, grad_diff))
-print(f"against MultiHeadAttention (fused attention): outputs and input gradients agree to {diff:.1e}")
+print(f"against BatchFirstAttention (fused attention): outputs and input gradients agree to {diff:.1e}")
 
 # -- 3. train on a toy task: each token gathers the values of the tokens that share its key ----------
 # A token is [one-hot key (4) | value (4)]; its target is the mean value over tokens with its key.

@@ -26,7 +26,7 @@ from tqdm import tqdm
 import tinygrad_attn as tga
 import tinygrad_attn.functional as F
 from tinygrad_attn import Tensor
-from tinygrad_attn.models import Transformer
+from tinygrad_attn.models import EncoderDecoder
 from tinygrad_attn.optim import Adam, NoamSchedule
 
 args = parse_args(__doc__, "a few seconds: a tiny model, few steps")
@@ -49,11 +49,11 @@ def batch(n):
     return x, np.sort(x, axis=1)
 
 
-# -- the model: tinygrad_attn.models.Transformer, the paper's post-norm encoder-decoder -------------
+# -- the model: tinygrad_attn.models.EncoderDecoder, the paper's post-norm encoder-decoder ----------
 # src ids -> embeddings * sqrt(d) + sinusoidal positions -> encoder (self-attention, feed-forward)
 # -> memory; tgt ids -> decoder (causal self-attention, cross-attention to memory, feed-forward) -> logits
-model = Transformer(D_MODEL, N_HEADS, N_LAYERS, N_LAYERS, D_FF, dropout=0.0, src_vocab=DIGITS,
-                    tgt_vocab=DIGITS + 1, max_len=LENGTH + 1).to(args.device)  # fmt: skip
+model = EncoderDecoder(D_MODEL, N_HEADS, N_LAYERS, N_LAYERS, D_FF, dropout=0.0, src_vocab=DIGITS,
+                       tgt_vocab=DIGITS + 1, max_len=LENGTH + 1).to(args.device)  # fmt: skip
 opt = Adam(model.parameters(), betas=(0.9, 0.98), eps=1e-9)
 schedule = NoamSchedule(opt, d_model=D_MODEL, warmup=WARMUP)  # lr rises for WARMUP steps, then decays as 1/sqrt(step)
 

@@ -24,13 +24,13 @@ from tqdm import tqdm
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
-from tinygrad_attn.models import MultiHeadAttention
+from tinygrad_attn.models import BatchFirstAttention
 from tinygrad_attn.viz import draw_graph
 
 args = parse_args(__doc__, "the same (this example is quick anyway)")
 
 B, T, D, H = 1, 4, 8, 2
-mha = MultiHeadAttention(D, H).to(args.device)
+mha = BatchFirstAttention(D, H).to(args.device)
 x = Tensor.randn(B, T, D, requires_grad=True, name="x")  # (B, T, d_model)
 target = Tensor.randn(B, T, D, name="target")
 

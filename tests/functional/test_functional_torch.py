@@ -467,9 +467,9 @@ def test_integer_attention_masks_are_refused(rng):
     for mask in (int_mask, Tensor(int_mask), int_mask.tolist()):
         with pytest.raises(TypeError, match=r"bool mask \(True = may attend\) or a float mask"):
             F.scaled_dot_product_attention(q, q, q, mask=mask)
-    mha = tga.nn.MultiHeadAttention(4, 2)
-    with pytest.raises(TypeError, match="MultiHeadAttention: attention mask has dtype int64"):
-        mha(q, mask=int_mask)
+    mha = tga.models.BatchFirstAttention(4, 2)
+    with pytest.raises(TypeError, match="BatchFirstAttention: attention mask has dtype int64"):
+        mha(q, allow=int_mask)
     with pytest.raises(TypeError, match="DotAttention: attention mask has dtype int64"):
         tga.nn.DotAttention()(q, q, q, mask=int_mask)
     # the meanings that stay: bool (True = may attend) and float (added to the scores)

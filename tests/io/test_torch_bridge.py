@@ -1,4 +1,4 @@
-"""The PyTorch bridge: names and layouts both ways, bit for bit, and our MultiHeadAttention
+"""The PyTorch bridge: names and layouts both ways, bit for bit, and our BatchFirstAttention
 loaded from a PyTorch state dict computing what PyTorch's documented formula computes."""
 
 from __future__ import annotations
@@ -168,12 +168,12 @@ def torch_mha_forward(sd, query, key, value, n_heads, allowed=None):
 
 @pytest.mark.parametrize("kdim, vdim, masked", [(None, None, False), (None, None, True), (5, 3, True)])
 def test_mha_loaded_from_torch_matches_torch_formula(rng, device, kdim, vdim, masked):
-    from tinygrad_attn.nn.attention import MultiHeadAttention
+    from tinygrad_attn.models import BatchFirstAttention
 
     n_heads, B, Tq, Tk = 2, 2, 3, 4
     kd, vd = kdim or D, vdim or D
     torch_sd = _random(rng, _torch_shapes(kd, vd), np.float64)
-    mha = MultiHeadAttention(D, n_heads, kdim=kdim, vdim=vdim).double().to(device)
+    mha = BatchFirstAttention(D, n_heads, kdim=kdim, vdim=vdim).double().to(device)
     mha.load_state_dict(tb.from_torch_mha(torch_sd))
     q = rng.standard_normal((B, Tq, D))
     k = rng.standard_normal((B, Tk, kd))
@@ -184,7 +184,7 @@ def test_mha_loaded_from_torch_matches_torch_formula(rng, device, kdim, vdim, ma
         allowed[0, ..., -1] = False
     ref = torch_mha_forward(torch_sd, q, k, v, n_heads, allowed)
     mask = Tensor(allowed, device=device) if masked else None
-    out = mha(Tensor(q, device=device), Tensor(k, device=device), Tensor(v, device=device), mask=mask)
+    out = mha(Tensor(q, device=device), Tensor(k, device=device), Tensor(v, device=device), allow=mask)
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-10, atol=1e-10)
     _assert_bits(tb.to_torch_mha(mha.state_dict()), torch_sd)  # and back, bit for bit
 
@@ -205,10 +205,10 @@ def _sub(sd, prefix):
 
 def test_encoder_layer_loaded_from_torch_matches_torch_formula(rng, device):
     """nn.TransformerEncoderLayer(norm_first=False): x = norm1(x + sa(x)); x = norm2(x + ff(x))."""
-    from tinygrad_attn.nn.transformer import TransformerEncoderLayer
+    from tinygrad_attn.models import EncoderBlock
 
     sd = _random(rng, SHAPES["encoder"], np.float64)
-    layer = TransformerEncoderLayer(D, 2, FF).double().to(device)
+    layer = EncoderBlock(D, 2, FF).double().to(device)
     layer.load_state_dict(tb.from_torch_encoder_layer(sd))
     x = rng.standard_normal((2, 3, D))
     h = _np_layer_norm(x + torch_mha_forward(_sub(sd, "self_attn."), x, x, x, 2), sd, "norm1")
@@ -218,10 +218,10 @@ def test_encoder_layer_loaded_from_torch_matches_torch_formula(rng, device):
 
 def test_decoder_layer_loaded_from_torch_matches_torch_formula(rng, device):
     """nn.TransformerDecoderLayer(norm_first=False) with a causal self-attention mask."""
-    from tinygrad_attn.nn.transformer import TransformerDecoderLayer
+    from tinygrad_attn.models import DecoderBlock
 
     sd = _random(rng, SHAPES["decoder"], np.float64)
-    layer = TransformerDecoderLayer(D, 2, FF).double().to(device)
+    layer = DecoderBlock(D, 2, FF).double().to(device)
     layer.load_state_dict(tb.from_torch_decoder_layer(sd))
     x, mem = rng.standard_normal((2, 3, D)), rng.standard_normal((2, 4, D))
     causal = np.tril(np.ones((3, 3), bool))

@@ -105,16 +105,16 @@ def test_generate_with_and_without_the_cache_agree(greedy):
 
 
 def test_a_cache_is_for_self_attention_only():
-    from tinygrad_attn.models import MultiHeadAttention
+    from tinygrad_attn.models import BatchFirstAttention
 
-    m = MultiHeadAttention(4, 2)
+    m = BatchFirstAttention(4, 2)
     x, y = Tensor.randn(1, 3, 4), Tensor.randn(1, 3, 4)
     with pytest.raises(ValueError, match="a cache is for self-attention"):
         m(x, y, cache={})
     with pytest.raises(ValueError, match="is_causal with a cache takes no mask"):
         cache = {}
         m(x, cache=cache, is_causal=True)
-        m(x, cache=cache, is_causal=True, mask=np.ones((3, 6), bool))
+        m(x, cache=cache, is_causal=True, allow=np.ones((3, 6), bool))
 
 
 def test_errors():

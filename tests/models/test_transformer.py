@@ -15,9 +15,9 @@ import tinygrad_attn as tga
 import tinygrad_attn.functional as F
 from tinygrad_attn import Tensor, nn
 from tinygrad_attn.models import (
-    Transformer,
-    TransformerDecoderLayer,
-    TransformerEncoderLayer,
+    DecoderBlock,
+    EncoderBlock,
+    EncoderDecoder,
     padding_mask,
 )
 from tinygrad_attn.models import TransformerEncoderLayer as BatchFirstEncoderLayer
@@ -37,7 +37,7 @@ def _x(rng, *shape, device="cpu"):
 
 
 def test_encoder_layer_names_match_pytorch():
-    layer = TransformerEncoderLayer(8, 2, 16)
+    layer = EncoderBlock(8, 2, 16)
     names = [n for n, _ in layer.named_parameters()]
     norms = [f"norm{i}.{w}" for i in (1, 2) for w in ("weight", "bias")]
     assert names == [f"self_attn.{n}" for n in MHA] + FF_NORMS + norms
@@ -47,7 +47,7 @@ def test_encoder_layer_names_match_pytorch():
 
 
 def test_decoder_layer_names_match_pytorch():
-    layer = TransformerDecoderLayer(8, 2, 16)
+    layer = DecoderBlock(8, 2, 16)
     names = [n for n, _ in layer.named_parameters()]
     norms = [f"norm{i}.{w}" for i in (1, 2, 3) for w in ("weight", "bias")]
     assert names == [f"self_attn.{n}" for n in MHA] + [f"cross_attn.{n}" for n in MHA] + FF_NORMS + norms
@@ -63,7 +63,7 @@ def _randomise_norms(layer, rng):
 
 
 def test_pre_norm_encoder_layer_equals_numpy(device, rng):
-    layer = TransformerEncoderLayer(8, 2, 16, norm_first=True, activation="gelu")
+    layer = EncoderBlock(8, 2, 16, norm_first=True, activation="gelu")
     _randomise_norms(layer, rng)
     layer = to_float64(layer.to(device))
     x = rng.standard_normal((2, 4, 8))
@@ -77,7 +77,7 @@ def test_pre_norm_encoder_layer_equals_numpy(device, rng):
 
 
 def test_pre_norm_decoder_layer_equals_numpy(device, rng):
-    layer = TransformerDecoderLayer(8, 2, 16, norm_first=True)
+    layer = DecoderBlock(8, 2, 16, norm_first=True)
     _randomise_norms(layer, rng)
     layer = to_float64(layer.to(device))
     x, mem = rng.standard_normal((2, 3, 8)), rng.standard_normal((2, 5, 8))
@@ -96,8 +96,8 @@ def test_pre_norm_decoder_layer_equals_numpy(device, rng):
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
 def test_layers_are_causal(norm_first, rng):
-    enc = to_float64(TransformerEncoderLayer(8, 2, 16, norm_first=norm_first))
-    dec = to_float64(TransformerDecoderLayer(8, 2, 16, norm_first=norm_first))
+    enc = to_float64(EncoderBlock(8, 2, 16, norm_first=norm_first))
+    dec = to_float64(DecoderBlock(8, 2, 16, norm_first=norm_first))
     x, mem = rng.standard_normal((1, 5, 8)), _x(rng, 1, 4, 8)
     later = x.copy()
     later[:, 3:] += 5.0  # change positions 3 and 4 only
@@ -112,7 +112,7 @@ def test_layers_are_causal(norm_first, rng):
 @pytest.mark.slow  # over 2 s on the array-API devices
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
 def test_encoder_layer_gradcheck(norm_first, device, rng):
-    layer = TransformerEncoderLayer(4, 2, 6, norm_first=norm_first, activation="gelu" if norm_first else "relu")
+    layer = EncoderBlock(4, 2, 6, norm_first=norm_first, activation="gelu" if norm_first else "relu")
     layer = layer.to(device)
     x = _x(rng, 2, 3, 4, device=device)
     keep = Tensor(np.array([[True, True, False], [True, True, True]])[:, None, None, :], device=device)
@@ -122,14 +122,14 @@ def test_encoder_layer_gradcheck(norm_first, device, rng):
 @pytest.mark.slow  # over 2 s on the array-API devices
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
 def test_decoder_layer_gradcheck(norm_first, device, rng):
-    layer = TransformerDecoderLayer(4, 2, 6, norm_first=norm_first).to(device)
+    layer = DecoderBlock(4, 2, 6, norm_first=norm_first).to(device)
     x, mem = _x(rng, 2, 3, 4, device=device), _x(rng, 2, 2, 4, device=device)
     keep = Tensor(np.array([[True, False], [True, True]])[:, None, None, :], device=device)
     assert gradcheck_module(layer, lambda x, m: layer(x, m, memory_mask=keep, is_causal=True), x, mem)
 
 
 def test_layer_dropout_only_in_training(rng):
-    layer = TransformerEncoderLayer(8, 2, 16, dropout=0.3)
+    layer = EncoderBlock(8, 2, 16, dropout=0.3)
     x = Tensor(rng.standard_normal((2, 3, 8)).astype(np.float32))
     layer.eval()
     a = layer(x).numpy()
@@ -139,10 +139,10 @@ def test_layer_dropout_only_in_training(rng):
 
 
 def test_layer_errors():
-    with pytest.raises(ValueError, match="TransformerEncoderLayer: activation.*'tanhh'"):
-        TransformerEncoderLayer(8, 2, 16, activation="tanhh")
-    with pytest.raises(ValueError, match=r"MultiHeadAttention.*\(2, 3, 6\)"):
-        TransformerDecoderLayer(8, 2, 16)(Tensor.randn(2, 3, 8), Tensor.randn(2, 3, 6))
+    with pytest.raises(ValueError, match="EncoderBlock: activation.*'tanhh'"):
+        EncoderBlock(8, 2, 16, activation="tanhh")
+    with pytest.raises(ValueError, match=r"BatchFirstAttention.*\(2, 3, 6\)"):
+        DecoderBlock(8, 2, 16)(Tensor.randn(2, 3, 8), Tensor.randn(2, 3, 6))
 
 
 # -- the encoder-decoder -------------------------------------------------------------------
@@ -150,7 +150,7 @@ def _model(**kw):
     args = dict(d_model=8, n_heads=2, n_encoder_layers=2, n_decoder_layers=1, d_ff=16, dropout=0.0,
                 src_vocab=7, tgt_vocab=6, max_len=10, pad_id=0)  # fmt: skip
     args.update(kw)
-    return Transformer(**args)
+    return EncoderDecoder(**args)
 
 
 def test_transformer_names_and_shapes():
@@ -208,13 +208,13 @@ def test_transformer_on_features():
     assert not hasattr(model, "pos") and not hasattr(model, "generator")
     out = model(Tensor.randn(2, 4, 8), Tensor.randn(2, 3, 8), src_mask=np.ones((2, 1, 1, 4), bool))
     assert out.shape == (2, 3, 8)
-    with pytest.raises(ValueError, match=r"Transformer: src must be features \(B, T, 8\)"):
+    with pytest.raises(ValueError, match=r"EncoderDecoder: src must be features \(B, T, 8\)"):
         model(Tensor.randn(2, 4, 5), Tensor.randn(2, 3, 8))
 
 
 @pytest.mark.slow  # about 3 s
 def test_transformer_gradcheck(device):
-    model = Transformer(4, 2, 1, 1, 4, dropout=0.0, src_vocab=4, tgt_vocab=3, max_len=3, pad_id=0).to(device)
+    model = EncoderDecoder(4, 2, 1, 1, 4, dropout=0.0, src_vocab=4, tgt_vocab=3, max_len=3, pad_id=0).to(device)
     src = Tensor(np.array([[1, 2, 0], [3, 1, 2]]), device=device)
     tgt = Tensor(np.array([[1, 2], [2, 1]]), device=device)
     # The layers are checked on every device above; here every parameter on the CPU, and
@@ -248,7 +248,7 @@ def test_learns_to_sort_padded_sequences():
     tga.manual_seed(0)
     rng = np.random.default_rng(0)
     vocab, length, bos, pad, steps = 8, 5, 1, 0, 600
-    model = Transformer(16, 2, 1, 1, 32, dropout=0.0, src_vocab=vocab, tgt_vocab=vocab, max_len=length + 1,
+    model = EncoderDecoder(16, 2, 1, 1, 32, dropout=0.0, src_vocab=vocab, tgt_vocab=vocab, max_len=length + 1,
                         pad_id=pad)  # fmt: skip
     opt = Adam(model.parameters(), lr=1e-2, betas=(0.9, 0.98))
     decay = LambdaLR(opt, lambda k: 1.0 - k / steps)

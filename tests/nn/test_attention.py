@@ -1,4 +1,4 @@
-"""Attention layers: MultiHeadAttention and the score functions of Bahdanau and Luong,
+"""Attention layers: BatchFirstAttention and the score functions of Bahdanau and Luong,
 against hand-written NumPy, with masks, and gradient-checked on every device.
 
 ``nn.MultiheadAttention`` against PyTorch: layouts, masks of each kind, weights, gradients."""
@@ -15,7 +15,7 @@ from torch_oracle import assert_matches_torch, needs_torch, torch_or_absent
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor, nn
-from tinygrad_attn.models import AdditiveAttention, DotAttention, GeneralAttention, MultiHeadAttention
+from tinygrad_attn.models import AdditiveAttention, BatchFirstAttention, DotAttention, GeneralAttention
 
 # PyTorch is an optional oracle: the tests that need it carry ``needs_torch`` and skip without it,
 # the others still run.
@@ -26,24 +26,24 @@ def _x(rng, *shape, device="cpu", dtype=np.float64):
     return Tensor(rng.standard_normal(shape).astype(dtype), device=device)
 
 
-# -- MultiHeadAttention ---------------------------------------------------------------
+# -- BatchFirstAttention ---------------------------------------------------------------
 def test_mha_parameter_names():
-    m = MultiHeadAttention(8, 2)
+    m = BatchFirstAttention(8, 2)
     names = [n for n, _ in m.named_parameters()]
     assert names == [f"{p}.{w}" for p in ("q_proj", "k_proj", "v_proj", "out_proj") for w in ("weight", "bias")]
-    assert [n for n, _ in MultiHeadAttention(8, 2, bias=False).named_parameters()] == [
+    assert [n for n, _ in BatchFirstAttention(8, 2, bias=False).named_parameters()] == [
         "q_proj.weight",
         "k_proj.weight",
         "v_proj.weight",
         "out_proj.weight",
     ]
-    m = MultiHeadAttention(8, 2, kdim=3, vdim=5)
+    m = BatchFirstAttention(8, 2, kdim=3, vdim=5)
     assert m.k_proj.weight.shape == (8, 3) and m.v_proj.weight.shape == (8, 5)
 
 
 @pytest.mark.parametrize("bias", [True, False])
 def test_mha_self_attention_equals_numpy(bias, device, rng):
-    m = to_float64(MultiHeadAttention(8, 2, bias=bias).to(device))
+    m = to_float64(BatchFirstAttention(8, 2, bias=bias).to(device))
     x = _x(rng, 2, 5, 8, device=device)
     out, w = m(x, need_weights=True)
     ref, ref_w = mha_numpy(m, x.numpy(), x.numpy(), x.numpy())
@@ -56,7 +56,7 @@ def test_mha_self_attention_equals_numpy(bias, device, rng):
 
 def test_mha_key_and_value_defaults(device, rng):
     # key defaults to the query, value to the key
-    m = to_float64(MultiHeadAttention(8, 4).to(device))
+    m = to_float64(BatchFirstAttention(8, 4).to(device))
     x, k = _x(rng, 2, 3, 8, device=device), _x(rng, 2, 5, 8, device=device)
     close(m(x), m(x, x, x).numpy(), atol=1e-12, rtol=1e-12)
     close(m(x, k), m(x, k, k).numpy(), atol=1e-12, rtol=1e-12)
@@ -64,7 +64,7 @@ def test_mha_key_and_value_defaults(device, rng):
 
 
 def test_mha_cross_attention_with_kdim_vdim_equals_numpy(device, rng):
-    m = to_float64(MultiHeadAttention(6, 3, kdim=4, vdim=5).to(device))
+    m = to_float64(BatchFirstAttention(6, 3, kdim=4, vdim=5).to(device))
     q, k, v = _x(rng, 2, 3, 6, device=device), _x(rng, 2, 4, 4, device=device), _x(rng, 2, 4, 5, device=device)
     out, w = m(q, k, v, need_weights=True)
     ref, ref_w = mha_numpy(m, q.numpy(), k.numpy(), v.numpy())
@@ -74,7 +74,7 @@ def test_mha_cross_attention_with_kdim_vdim_equals_numpy(device, rng):
 
 
 def test_mha_float32(rng):
-    m = MultiHeadAttention(8, 2)
+    m = BatchFirstAttention(8, 2)
     x = _x(rng, 2, 5, 8, dtype=np.float32)
     out = m(x)
     assert out.dtype == np.float32
@@ -101,32 +101,32 @@ def _masks(rng, b=2, h=2, tq=4, tk=5):
 @pytest.mark.parametrize("layout", ["(Tq, Tk)", "(B, 1, Tq, Tk)", "(B, Tq, Tk)", "(B, 1, 1, Tk) padding"])
 @pytest.mark.parametrize("as_tensor", [True, False], ids=["tensor", "ndarray"])
 def test_mha_boolean_mask_layouts(layout, as_tensor, device, rng):
-    m = to_float64(MultiHeadAttention(8, 2).to(device))
+    m = to_float64(BatchFirstAttention(8, 2).to(device))
     q, kv = _x(rng, 2, 4, 8, device=device), _x(rng, 2, 5, 8, device=device)
     mask, full = _masks(rng)[layout]
     given = Tensor(mask, device=device) if as_tensor else mask
-    out, w = m(q, kv, kv, mask=given, need_weights=True)
+    out, w = m(q, kv, kv, allow=given, need_weights=True)
     ref, ref_w = mha_numpy(m, q.numpy(), kv.numpy(), kv.numpy(), full)
     close(out, ref, atol=1e-10, rtol=1e-9)
     close(w, ref_w, atol=1e-10, rtol=1e-9)
-    close(m(q, kv, kv, mask=given), ref, atol=1e-10, rtol=1e-9)
+    close(m(q, kv, kv, allow=given), ref, atol=1e-10, rtol=1e-9)
 
 
 def test_mha_float_mask_is_added_to_scores(device, rng):
-    m = to_float64(MultiHeadAttention(8, 2).to(device))
+    m = to_float64(BatchFirstAttention(8, 2).to(device))
     x = _x(rng, 2, 4, 8, device=device)
     bias = rng.standard_normal((4, 4))
-    out = m(x, mask=Tensor(bias, device=device))
+    out = m(x, allow=Tensor(bias, device=device))
     ref, _ = mha_numpy(m, x.numpy(), x.numpy(), x.numpy(), np.broadcast_to(bias, (2, 2, 4, 4)))
     close(out, ref, atol=1e-10, rtol=1e-9)
 
 
 def test_mha_causal_equals_lower_triangular_mask(device, rng):
-    m = to_float64(MultiHeadAttention(8, 2).to(device))
+    m = to_float64(BatchFirstAttention(8, 2).to(device))
     x = _x(rng, 2, 5, 8, device=device)
     tril = Tensor(np.tril(np.ones((5, 5), bool)), device=device)
     causal, wc = m(x, is_causal=True, need_weights=True)
-    explicit, we = m(x, mask=tril, need_weights=True)
+    explicit, we = m(x, allow=tril, need_weights=True)
     close(causal, explicit.numpy(), atol=1e-12)
     close(wc, we.numpy(), atol=1e-12)
     assert np.all(wc.numpy()[..., np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]] == 0)
@@ -138,29 +138,29 @@ def test_mha_causal_equals_lower_triangular_mask(device, rng):
 
 
 def test_mha_padding_mask_ignores_padded_positions(device, rng):
-    m = to_float64(MultiHeadAttention(8, 2).to(device))
+    m = to_float64(BatchFirstAttention(8, 2).to(device))
     q, kv = _x(rng, 2, 3, 8, device=device), rng.standard_normal((2, 5, 8))
     keep = np.ones((2, 5), bool)
     keep[0, 3:] = False  # sequence 0 has two padded keys
     keep[1, 4:] = False
     mask = Tensor(keep[:, None, None, :], device=device)
-    out = m(q, Tensor(kv, device=device), mask=mask).numpy()
+    out = m(q, Tensor(kv, device=device), allow=mask).numpy()
     changed = kv.copy()
     changed[~keep] = rng.standard_normal((int((~keep).sum()), 8)) * 100.0
-    out2 = m(q, Tensor(changed, device=device), mask=mask).numpy()
+    out2 = m(q, Tensor(changed, device=device), allow=mask).numpy()
     np.testing.assert_allclose(out, out2, atol=1e-12)
     unmasked = m(q, Tensor(changed, device=device)).numpy()
     assert np.abs(unmasked - out).max() > 1e-3  # without the mask the padding does matter
 
 
 def test_mha_fully_masked_row_is_zero_with_finite_gradients(device, rng):
-    m = to_float64(MultiHeadAttention(4, 2).to(device))
+    m = to_float64(BatchFirstAttention(4, 2).to(device))
     x = Tensor(rng.standard_normal((1, 3, 4)), device=device, requires_grad=True)
     keep = np.ones((3, 3), bool)
     keep[1] = False  # query 1 may attend nothing
     for need in (False, True):
         m.zero_grad()
-        res = m(x, mask=Tensor(keep, device=device), need_weights=need)
+        res = m(x, allow=Tensor(keep, device=device), need_weights=need)
         out = res[0] if need else res
         if need:
             assert np.all(res[1].numpy()[:, :, 1] == 0)
@@ -174,7 +174,7 @@ def test_mha_fully_masked_row_is_zero_with_finite_gradients(device, rng):
 
 
 def test_mha_dropout_only_in_training(rng):
-    m = MultiHeadAttention(8, 2, dropout=0.5)
+    m = BatchFirstAttention(8, 2, dropout=0.5)
     x = _x(rng, 2, 4, 8, dtype=np.float32)
     m.eval()
     a, b = m(x).numpy(), m(x).numpy()
@@ -184,15 +184,15 @@ def test_mha_dropout_only_in_training(rng):
 
 
 def test_mha_shape_errors():
-    m = MultiHeadAttention(8, 2)
-    with pytest.raises(ValueError, match=r"MultiHeadAttention.*\(2, 3, 7\)"):
+    m = BatchFirstAttention(8, 2)
+    with pytest.raises(ValueError, match=r"BatchFirstAttention.*\(2, 3, 7\)"):
         m(Tensor.randn(2, 3, 7))
-    with pytest.raises(ValueError, match="MultiHeadAttention.*key"):
+    with pytest.raises(ValueError, match="BatchFirstAttention.*key"):
         m(Tensor.randn(2, 3, 8), Tensor.randn(2, 4, 8), Tensor.randn(2, 5, 8))
     with pytest.raises(ValueError, match="divisible"):
-        MultiHeadAttention(6, 4)
+        BatchFirstAttention(6, 4)
     with pytest.raises(ValueError, match="mask"):
-        m(Tensor.randn(2, 3, 8), mask=np.ones((4, 4), bool))
+        m(Tensor.randn(2, 3, 8), allow=np.ones((4, 4), bool))
 
 
 @pytest.mark.parametrize(
@@ -201,21 +201,21 @@ def test_mha_shape_errors():
 )
 def test_mha_gradcheck(case, device, rng):
     kw = {"no_bias": {"bias": False}, "cross_kdim_vdim_padding": {"kdim": 3, "vdim": 2}}.get(case, {})
-    m = MultiHeadAttention(4, 2, **kw).to(device)
+    m = BatchFirstAttention(4, 2, **kw).to(device)
     x = _x(rng, 2, 3, 4, device=device)
     if case == "cross_kdim_vdim_padding":
         k, v = _x(rng, 2, 2, 3, device=device), _x(rng, 2, 2, 2, device=device)
         keep = Tensor(np.array([True, False])[None, None, None, :].repeat(2, 0), device=device)
-        assert gradcheck_module(m, lambda x, k, v: m(x, k, v, mask=keep), x, k, v)
+        assert gradcheck_module(m, lambda x, k, v: m(x, k, v, allow=keep), x, k, v)
     elif case == "float_mask":
         bias = _x(rng, 3, 3, device=device)
-        assert gradcheck_module(m, lambda x, b: m(x, mask=b), x, bias)  # the mask's gradient too
+        assert gradcheck_module(m, lambda x, b: m(x, allow=b), x, bias)  # the mask's gradient too
     else:
         assert gradcheck_module(m, lambda x: m(x, is_causal=case == "self_causal"), x)
 
 
 def test_mha_gradcheck_weights_output(device, rng):
-    m = MultiHeadAttention(4, 2).to(device)
+    m = BatchFirstAttention(4, 2).to(device)
     x = _x(rng, 1, 3, 4, device=device)
     assert gradcheck_module(m, lambda x: m(x, is_causal=True, need_weights=True)[1], x)
 
@@ -326,7 +326,7 @@ def test_score_attention_errors():
 
 
 def test_attention_layers_run_under_decompose(rng):
-    m = MultiHeadAttention(4, 2)
+    m = BatchFirstAttention(4, 2)
     x = _x(rng, 1, 3, 4, dtype=np.float32)
     with tga.decompose():
         y = m(x, is_causal=True)
@@ -334,7 +334,7 @@ def test_attention_layers_run_under_decompose(rng):
 
 
 def test_mha_cache_steps_equal_one_causal_call(device, rng):
-    m = to_float64(MultiHeadAttention(8, 2).to(device))
+    m = to_float64(BatchFirstAttention(8, 2).to(device))
     x = _x(rng, 2, 6, 8, device=device)
     full = m(x, is_causal=True).numpy()
     cache = {}
@@ -471,10 +471,10 @@ def test_parameters_init_and_errors():
 
 
 @needs_torch
-def test_shares_the_heads_with_multi_head_attention(rng):
+def test_shares_the_heads_with_batch_first_attention(rng):
     # The batch-first class and the PyTorch face run the same heads: equal weights, equal outputs.
     ours = nn.MultiheadAttention(E, H, batch_first=True).double()
-    old = MultiHeadAttention(E, H).double()
+    old = BatchFirstAttention(E, H).double()
     w, b = ours.in_proj_weight.numpy(), ours.in_proj_bias.numpy()
     old.load_state_dict({
         "q_proj.weight": w[:E], "k_proj.weight": w[E : 2 * E], "v_proj.weight": w[2 * E :],
@@ -486,7 +486,7 @@ def test_shares_the_heads_with_multi_head_attention(rng):
     kpm = np.zeros((N, L), bool)
     kpm[:, -1] = True
     out, w_ours = ours(x, x, x, key_padding_mask=kpm, average_attn_weights=False)
-    ref, w_ref = old(x, mask=~kpm[:, None, None, :], need_weights=True)
+    ref, w_ref = old(x, allow=~kpm[:, None, None, :], need_weights=True)
     np.testing.assert_allclose(out.numpy(), ref.numpy(), atol=1e-12)
     np.testing.assert_allclose(w_ours.numpy(), w_ref.numpy(), atol=1e-12)
 

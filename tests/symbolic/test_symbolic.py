@@ -159,7 +159,7 @@ def test_wrong_shape_says_what_to_do(rng):
 
 # -- the code ---------------------------------------------------------------------
 def test_code_names_shapes_and_order():
-    mha = tga.nn.MultiHeadAttention(8, 2)
+    mha = tga.models.BatchFirstAttention(8, 2)
     x = Tensor(np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32))
     prog = tga.trace(lambda x: mha(x).sum(), x)
     code = prog.code
@@ -204,7 +204,7 @@ def _model_and_step(kind, opt_name, device="cpu"):
     if kind == "gpt":
         model = GPT(vocab_size=7, d_model=8, n_heads=2, n_layers=2, max_len=6)
     else:
-        model = tga.nn.MultiHeadAttention(8, 2)
+        model = tga.models.BatchFirstAttention(8, 2)
     model.to(device)
     if opt_name == "sgd":
         opt = SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.01)
@@ -432,7 +432,7 @@ def test_random_programs_replay_as_eager(steps, seed):
 
 # -- pictures -------------------------------------------------------------------------
 def test_program_graph_and_memory_plot(tmp_path):
-    mha = tga.nn.MultiHeadAttention(8, 2)
+    mha = tga.models.BatchFirstAttention(8, 2)
     x = Tensor(np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32))
     prog = tga.trace(lambda x: mha(x).sum(), x)
     g = prog.graph(rankdir="LR")

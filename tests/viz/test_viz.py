@@ -516,16 +516,16 @@ def test_a_long_chain_in_nested_scopes_draws_whole_and_collapsed():
     assert len(dot_of(loss, backward=True, max_nodes=None).of_kind("backward")) == 2401
 
 
-# -- models (MultiHeadAttention, GPT) ----------------------------------------------------------
+# -- models (BatchFirstAttention, GPT) ---------------------------------------------------------
 def test_multi_head_attention_graph():
-    from tinygrad_attn.models import MultiHeadAttention
+    from tinygrad_attn.models import BatchFirstAttention
 
-    mha = MultiHeadAttention(16, 4)
+    mha = BatchFirstAttention(16, 4)
     x = Tensor.randn(2, 5, 16, requires_grad=True, name="x")
     out = mha(x)
     d = dot_of(out)
-    root = [c for c in d.clusters.values() if c.startswith("MultiHeadAttention")]
-    assert root == ["MultiHeadAttention · 4 heads"]
+    root = [c for c in d.clusters.values() if c.startswith("BatchFirstAttention")]
+    assert root == ["BatchFirstAttention · 4 heads"]
     names = set(d.titles("param"))
     assert {"q_proj.weight", "k_proj.weight", "v_proj.weight", "out_proj.weight"} <= names
     assert "attention · 4 heads" in d.titles("fused")

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _mha_loss(causal: bool = True, device: str = "cpu"):
     tga.manual_seed(0)
-    m = tga.models.MultiHeadAttention(16, 2).to(device)
+    m = tga.models.BatchFirstAttention(16, 2).to(device)
     x = Tensor(Tensor.randn(1, 4, 16).numpy(), device=device, requires_grad=True, name="x")  # (a leaf on device)
     return (lambda x: (m(x, is_causal=causal) ** 2).mean()), x, m
 
@@ -189,7 +189,7 @@ def _null():
 def _weights_and_grad():
     """The weights and d loss / d weights of _mha_loss's attention, from need_weights=True."""
     tga.manual_seed(0)
-    m = tga.models.MultiHeadAttention(16, 2)
+    m = tga.models.BatchFirstAttention(16, 2)
     x = Tensor.randn(1, 4, 16, requires_grad=True, name="x")
     with tga.decompose():
         out, wts = m(x, is_causal=True, need_weights=True)

@@ -14,7 +14,7 @@ from test_viz import Dot, dot_of
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
-from tinygrad_attn.models import GPT, MultiHeadAttention
+from tinygrad_attn.models import GPT, BatchFirstAttention
 from tinygrad_attn.viz import GraphvizNotFoundError, draw_graph, render
 
 F = tga.functional
@@ -151,7 +151,7 @@ def _tooltip(d: Dot, nid: str) -> str:
 
 
 def test_every_node_carries_its_full_record_for_hovering():
-    mha = MultiHeadAttention(8, 2)
+    mha = BatchFirstAttention(8, 2)
     x = Tensor.randn(1, 3, 8, requires_grad=True, name="x")
     out = mha(x)
     out.sum().backward(retain_graph=True)
@@ -189,7 +189,7 @@ def _cluster_x(svg: str, label: str) -> float:
 
 
 def test_forward_and_backward_pictures_keep_q_k_v_in_one_order(tmp_path):
-    mha = MultiHeadAttention(8, 2)
+    mha = BatchFirstAttention(8, 2)
     x = Tensor.randn(1, 3, 8, requires_grad=True, name="x")
     with tga.decompose():
         loss = mha(x).sum()

@@ -13,14 +13,14 @@ from .._tensor import Tensor
 from ..autograd import no_grad
 from ..nn.layers import Dropout, Embedding, LayerNorm, Linear
 from ..nn.module import Module, ModuleList, Parameter
-from ..nn.transformer import TransformerEncoderLayer
 from ..random import host_generator
+from .blocks import EncoderBlock
 
 
 class GPT(Module):
     """``GPT(vocab_size, d_model, n_heads, n_layers, max_len)``: ids ``(B, T)`` -> logits ``(B, T, vocab)``.
 
-    Each block is a pre-norm :class:`TransformerEncoderLayer` run with ``is_causal=True``
+    Each block is a pre-norm :class:`~tinygrad_attn.models.EncoderBlock` run with ``is_causal=True``
     and GELU. With ``tie_weights=True`` the head's weight *is* the token embedding (one
     parameter, named ``tok_emb.weight``). Embeddings start at N(0, 0.02) as in GPT-2.
 
@@ -40,7 +40,7 @@ class GPT(Module):
         self.drop = Dropout(dropout)
         d_ff = 4 * d_model if d_ff is None else d_ff
         self.blocks = ModuleList(
-            TransformerEncoderLayer(d_model, n_heads, d_ff, dropout, norm_first=True, activation="gelu")
+            EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first=True, activation="gelu")
             for _ in range(n_layers)
         )
         self.ln_f = LayerNorm(d_model)

@@ -12,8 +12,8 @@ import numpy as np
 from .._tensor import Tensor, cat
 from ..nn.layers import Dropout, LayerNorm, Linear
 from ..nn.module import Module, ModuleList, Parameter
-from ..nn.transformer import TransformerEncoderLayer
 from ..random import host_generator
+from .blocks import EncoderBlock
 
 
 def patchify(x: Tensor, patch_size: int) -> Tensor:
@@ -52,7 +52,7 @@ class ViT(Module):
         self.drop = Dropout(dropout)
         d_ff = 4 * d_model if d_ff is None else d_ff
         self.layers = ModuleList(
-            TransformerEncoderLayer(d_model, n_heads, d_ff, dropout, norm_first=True, activation="gelu")
+            EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first=True, activation="gelu")
             for _ in range(n_layers)
         )
         self.norm = LayerNorm(d_model)

@@ -1,10 +1,12 @@
 """Layers, attention blocks and recurrent cells: the building blocks of models.
 
-The names of PyTorch's ``torch.nn`` (``MultiheadAttention``, ``TransformerEncoderLayer``,
-``LSTM``, ...) take PyTorch's arguments and conventions, so PyTorch code runs after
-``from tinygrad_attn import nn``; ``tinygrad_attn.models`` keeps this project's own
-batch-first layers (``MultiHeadAttention``, ``TransformerEncoderLayer(d_model, n_heads,
-d_ff)``) under their names.
+Every name here that ``torch.nn`` also has (``MultiheadAttention``,
+``TransformerEncoderLayer``, ``LSTM``, ...) is PyTorch's class, with PyTorch's arguments
+and conventions, so PyTorch code runs after ``from tinygrad_attn import nn``. This
+project's own batch-first attention and blocks (masks True = may attend) live in
+:mod:`tinygrad_attn.models` under names PyTorch does not use (``BatchFirstAttention``,
+``EncoderBlock``, ``DecoderBlock``, ``EncoderStack``, ``DecoderStack``,
+``EncoderDecoder``); ``nn.MultiHeadAttention`` raises an error that says which to use.
 
 ``tinygrad_attn.nn.functional`` is the same module as :mod:`tinygrad_attn.functional`,
 so ``import tinygrad_attn.nn.functional as F`` works as it does in PyTorch.
@@ -35,7 +37,7 @@ from .activation import (  # PyTorch's further activations
     Softsign,
     Tanh,
 )
-from .attention import AdditiveAttention, DotAttention, GeneralAttention, MultiHeadAttention, MultiheadAttention
+from .attention import AdditiveAttention, DotAttention, GeneralAttention, MultiheadAttention
 from .layers import Dropout, Embedding, FeedForward, Identity, LayerNorm, Linear, PositionalEncoding
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential, StateDictError, functional_call
@@ -73,7 +75,6 @@ __all__ = [
     "Dropout",
     "FeedForward",
     "PositionalEncoding",
-    "MultiHeadAttention",
     "DotAttention",
     "GeneralAttention",
     "AdditiveAttention",
@@ -127,3 +128,24 @@ __all__ += [
     "CosineEmbeddingLoss",
 ]
 __all__ += ["CELU", "SELU", "ReLU6", "Hardswish", "Hardsigmoid", "Hardtanh", "LogSigmoid", "Mish", "Softmin", "Softsign", "SiLU", "ELU", "LeakyReLU", "Softplus"]  # PyTorch's further activations
+
+# -- names that mean something else here than in the first round's nn: a message, not a guess
+_MOVED = {
+    "MultiHeadAttention": (
+        "tinygrad_attn.nn has no MultiHeadAttention. For PyTorch's convention (sequence-first unless "
+        "batch_first=True; attn_mask/key_padding_mask True = may NOT attend) use nn.MultiheadAttention; "
+        "for this library's batch-first attention (allow= mask, True = may attend) use "
+        "tinygrad_attn.models.BatchFirstAttention (the first round's models.MultiHeadAttention)"
+    ),
+    "Transformer": (
+        "tinygrad_attn.nn has no Transformer (PyTorch's nn.Transformer is not implemented): build it from "
+        "nn.TransformerEncoder and nn.TransformerDecoder, or use tinygrad_attn.models.EncoderDecoder, the "
+        "library's batch-first encoder-decoder (masks True = may attend)"
+    ),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _MOVED:
+        raise AttributeError(_MOVED[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,14 +1,17 @@
-"""Attention layers: multi-head attention and the score functions of the papers.
+"""Attention layers: PyTorch's multi-head attention and the score functions of the papers.
 
-- :class:`MultiHeadAttention`: "Attention Is All You Need" (Vaswani et al., 2017),
-  projections named as in PyTorch's ``nn.MultiheadAttention`` split layout.
+- :class:`MultiheadAttention`: PyTorch's ``nn.MultiheadAttention`` ("Attention Is All You
+  Need", Vaswani et al., 2017), its arguments, layout and mask convention (True = may NOT
+  attend). The library's batch-first attention (True = may attend) is
+  :class:`tinygrad_attn.models.BatchFirstAttention`; both run :func:`attend_heads`.
 - :class:`DotAttention`, :class:`GeneralAttention` (Luong et al., 2015) and
   :class:`AdditiveAttention` (Bahdanau et al., 2015): one score per (query, key),
   softmax over the keys, weighted sum of the values. Each returns
   ``(context, weights)``.
 
-Masks are boolean with ``True`` meaning "may attend", or float and added to the scores.
-A query with nothing to attend gets a zero context and zero weights, never NaN.
+The score functions' masks are boolean with ``True`` meaning "may attend", or float and
+added to the scores. A query with nothing to attend gets a zero context and zero weights,
+never NaN.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ def _extend_cache(cache: dict, k: Tensor, v: Tensor, mask: Any, is_causal: bool)
     tk = k.shape[2]
     if is_causal and tk > tq:
         if mask is not None:
-            raise ValueError("MultiHeadAttention: is_causal with a cache takes no mask")
+            raise ValueError("BatchFirstAttention: is_causal with a cache takes no mask")
         mask = None if tq == 1 else Tensor(np.tri(tq, tk, tk - tq, dtype=bool), device=k.device)
         is_causal = False
     return k, v, mask, is_causal
@@ -66,8 +69,8 @@ def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None
     ``n_heads`` heads, attended with :func:`~tinygrad_attn.functional.scaled_dot_product_attention`
     (``mask`` True = may attend, or float and added, broadcastable to ``(B, H, Tq, Tk)``) and
     merged: returns ``(B, Tq, E)`` and the weights ``(B, H, Tq, Tk)`` (None unless
-    ``need_weights``). Both :class:`MultiHeadAttention` and the PyTorch-convention
-    :class:`MultiheadAttention` run this; ``cache`` as in the former.
+    ``need_weights``). Both the batch-first :class:`~tinygrad_attn.models.BatchFirstAttention`
+    and PyTorch's :class:`MultiheadAttention` run this; ``cache`` as in the former.
     """
     b, tq, e = q.shape
     hd = e // n_heads
@@ -82,77 +85,6 @@ def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None
                                          return_weights=need_weights)  # fmt: skip
     out, weights = res if need_weights else (res, None)  # (B, H, Tq, hd), (B, H, Tq, Tk)
     return out.permute(0, 2, 1, 3).reshape(b, tq, e), weights  # (B, Tq, E)
-
-
-class MultiHeadAttention(Module):
-    """Multi-head attention: project, split into heads, attend, merge, project.
-
-    ``query`` ``(B, Tq, d_model)``, ``key`` ``(B, Tk, kdim)``, ``value`` ``(B, Tk, vdim)``;
-    ``key`` and ``value`` default to ``query`` (self-attention). ``mask`` is boolean
-    (True = may attend) or float (added to the scores), broadcastable to
-    ``(B, n_heads, Tq, Tk)``; a 3-D mask ``(B, Tq, Tk)`` is applied to every head.
-
-    >>> mha = MultiHeadAttention(8, 2)
-    >>> x = Tensor.randn(1, 5, 8)
-    >>> out, w = mha(x, is_causal=True, need_weights=True)
-    >>> out.shape, w.shape
-    ((1, 5, 8), (1, 2, 5, 5))
-    """
-
-    def __init__(self, d_model: int, n_heads: int, bias: bool = True, dropout: float = 0.0,
-                 kdim: int | None = None, vdim: int | None = None) -> None:  # fmt: skip
-        super().__init__()
-        if d_model % n_heads:
-            raise ValueError(f"MultiHeadAttention: d_model {d_model} is not divisible by n_heads {n_heads}")
-        self.d_model, self.n_heads, self.head_dim = d_model, n_heads, d_model // n_heads
-        self.kdim = kdim if kdim is not None else d_model
-        self.vdim = vdim if vdim is not None else d_model
-        self.dropout = dropout
-        self.q_proj = Linear(d_model, d_model, bias=bias)
-        self.k_proj = Linear(self.kdim, d_model, bias=bias)
-        self.v_proj = Linear(self.vdim, d_model, bias=bias)
-        self.out_proj = Linear(d_model, d_model, bias=bias)
-
-    def forward(self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None, mask: Any = None,
-                is_causal: bool = False, need_weights: bool = False, cache: dict | None = None) -> Any:  # fmt: skip
-        """``cache`` (a dict, self-attention only): the keys and values of earlier calls are
-        kept in it and attended to as well, so a decoder can feed one new token at a time."""
-        if cache is not None and any(t is not None and t is not query for t in (key, value)):
-            raise ValueError("MultiHeadAttention: a cache is for self-attention; pass no key or value with it")
-        key = query if key is None else key
-        value = key if value is None else value
-        self._check(query, key, value)
-        # Three products, not one over the stacked weights: even with the slices'
-        # gradients added in place, the stacked form measured 5 to 15% slower at tiny and
-        # small sizes (five more nodes) and within noise at medium and large.
-        q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)  # (B, T, d_model)
-        if mask is not None:
-            mask = _as_mask(mask, query, "MultiHeadAttention")
-            if mask.ndim == 3:  # (B, Tq, Tk): the same mask for every head
-                mask = mask.unsqueeze(1)
-        p = self.dropout if self.training else 0.0
-        out, weights = attend_heads(q, k, v, self.n_heads, mask, is_causal, p, need_weights, cache)
-        out = self.out_proj(out)  # (B, Tq, d_model)
-        return (out, weights) if need_weights else out
-
-    def _check(self, query: Tensor, key: Tensor, value: Tensor) -> None:
-        ok = (
-            query.ndim == key.ndim == value.ndim == 3
-            and query.shape[-1] == self.d_model
-            and key.shape[-1] == self.kdim
-            and value.shape[-1] == self.vdim
-            and key.shape[:2] == value.shape[:2]
-            and query.shape[0] == key.shape[0]
-        )
-        if not ok:
-            raise ValueError(
-                f"MultiHeadAttention(d_model={self.d_model}, kdim={self.kdim}, vdim={self.vdim}): got query "
-                f"{query.shape}, key {key.shape}, value {value.shape}; need (B, Tq, {self.d_model}), "
-                f"(B, Tk, {self.kdim}), (B, Tk, {self.vdim})"
-            )
-
-    def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, n_heads={self.n_heads}, dropout={self.dropout}"
 
 
 def _xavier(shape: tuple[int, int]) -> Parameter:
@@ -186,7 +118,8 @@ class MultiheadAttention(Module):
     mask (PyTorch asks for the mask too); with one, the mask is used as given.
     One difference: a query with every key masked gets zeros, where PyTorch gives NaN.
 
-    The heads are computed by :func:`attend_heads`, as in :class:`MultiHeadAttention`.
+    The heads are computed by :func:`attend_heads`, as in the batch-first
+    :class:`~tinygrad_attn.models.BatchFirstAttention` (whose boolean masks mean the opposite).
 
     >>> mha = MultiheadAttention(8, 2)
     >>> x = Tensor.randn(5, 1, 8)  # (L, N, E)

@@ -1,7 +1,7 @@
 """Convert state dicts between PyTorch's attention layers and ours, as NumPy arrays.
 
 PyTorch need not be installed: pass ``{k: v.numpy() for k, v in torch_module.state_dict().items()}``.
-This is for this project's batch-first layers (``MultiHeadAttention``, ``models.TransformerEncoderLayer``);
+This is for this project's batch-first blocks (``models.BatchFirstAttention``, ``models.EncoderBlock``, ``DecoderBlock``);
 the PyTorch-convention ``nn.MultiheadAttention`` and ``nn.Transformer*`` layers use PyTorch's
 names, so a PyTorch state dict loads into them with ``load_state_dict`` as it is.
 
@@ -68,7 +68,7 @@ def _mha_from_torch(sd: dict[str, np.ndarray], src: str, dst: str, who: str) -> 
     out: dict[str, np.ndarray] = {}
     for extra in ("bias_k", "bias_v"):
         if src + extra in sd:
-            raise ValueError(f"{who}: '{src}{extra}' (add_bias_kv=True) has no counterpart in MultiHeadAttention")
+            raise ValueError(f"{who}: '{src}{extra}' (add_bias_kv=True) has no counterpart in BatchFirstAttention")
     if src + "in_proj_weight" in sd:
         w = _take(sd, src + "in_proj_weight", who)  # (3d, d): rows q, then k, then v
         if w.ndim != 2 or w.shape[0] % 3:
@@ -146,30 +146,30 @@ def to_torch(sd: Mapping[str, Any], kind: str) -> dict[str, np.ndarray]:
 
 
 def from_torch_mha(sd: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """``nn.MultiheadAttention`` state dict -> our ``MultiHeadAttention``."""
+    """``nn.MultiheadAttention`` state dict -> our ``BatchFirstAttention``."""
     return from_torch(sd, "mha")
 
 
 def to_torch_mha(sd: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Our ``MultiHeadAttention`` state dict -> ``nn.MultiheadAttention``."""
+    """Our ``BatchFirstAttention`` state dict -> ``nn.MultiheadAttention``."""
     return to_torch(sd, "mha")
 
 
 def from_torch_encoder_layer(sd: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """``nn.TransformerEncoderLayer`` state dict -> our ``TransformerEncoderLayer``."""
+    """``nn.TransformerEncoderLayer`` state dict -> our ``EncoderBlock``."""
     return from_torch(sd, "encoder")
 
 
 def to_torch_encoder_layer(sd: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Our ``TransformerEncoderLayer`` state dict -> ``nn.TransformerEncoderLayer``."""
+    """Our ``EncoderBlock`` state dict -> ``nn.TransformerEncoderLayer``."""
     return to_torch(sd, "encoder")
 
 
 def from_torch_decoder_layer(sd: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """``nn.TransformerDecoderLayer`` state dict -> our ``TransformerDecoderLayer``."""
+    """``nn.TransformerDecoderLayer`` state dict -> our ``DecoderBlock``."""
     return from_torch(sd, "decoder")
 
 
 def to_torch_decoder_layer(sd: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Our ``TransformerDecoderLayer`` state dict -> ``nn.TransformerDecoderLayer``."""
+    """Our ``DecoderBlock`` state dict -> ``nn.TransformerDecoderLayer``."""
     return to_torch(sd, "decoder")

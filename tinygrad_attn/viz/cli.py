@@ -41,23 +41,23 @@ def sdpa() -> Block:
 
 
 def mha() -> Block:
-    from ..models import MultiHeadAttention  # noqa: PLC0415 - models load only when drawn
+    from ..models import BatchFirstAttention  # noqa: PLC0415 - models load only when drawn
 
-    m = MultiHeadAttention(D_MODEL, HEADS)
+    m = BatchFirstAttention(D_MODEL, HEADS)
     return m(_x()), dict(m.named_parameters())
 
 
 def encoder() -> Block:
-    from ..models import TransformerEncoderLayer  # noqa: PLC0415
+    from ..models import EncoderBlock  # noqa: PLC0415
 
-    m = TransformerEncoderLayer(D_MODEL, HEADS, D_FF)
+    m = EncoderBlock(D_MODEL, HEADS, D_FF)
     return m(_x()), dict(m.named_parameters())
 
 
 def decoder() -> Block:
-    from ..models import TransformerDecoderLayer  # noqa: PLC0415
+    from ..models import DecoderBlock  # noqa: PLC0415
 
-    m = TransformerDecoderLayer(D_MODEL, HEADS, D_FF)
+    m = DecoderBlock(D_MODEL, HEADS, D_FF)
     return m(_x(), _x("memory", T + 1), is_causal=True), dict(m.named_parameters())
 
 
@@ -155,9 +155,9 @@ def _explorable(name: str) -> tuple[Callable[..., Tensor], tuple, dict]:
                        n_layers=LAYERS)  # fmt: skip
         return m, (Tensor.randn(1, 3, 8, 8, name="images"),), dict(m.named_parameters())
     if name == "decoder":
-        m = models.TransformerDecoderLayer(D_MODEL, HEADS, D_FF)
+        m = models.DecoderBlock(D_MODEL, HEADS, D_FF)
         return (lambda x, mem: m(x, mem, is_causal=True)), (_x(), _x("memory", T + 1)), dict(m.named_parameters())
-    m = models.MultiHeadAttention(D_MODEL, HEADS) if name == "mha" else models.TransformerEncoderLayer(D_MODEL, HEADS, D_FF)
+    m = models.BatchFirstAttention(D_MODEL, HEADS) if name == "mha" else models.EncoderBlock(D_MODEL, HEADS, D_FF)
     return m, (_x(),), dict(m.named_parameters())
 
 

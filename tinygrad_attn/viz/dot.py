@@ -1,7 +1,7 @@
 """Turn a :class:`~.graph.Graph` into a Graphviz ``Digraph``: styles, clusters, legend.
 
 Ops are grouped in nested clusters by the scopes they were made in: the module that
-made them (``encoder.layers.0.self_attn : MultiHeadAttention``) and the composite op
+made them (``encoder.layers.0.self_attn : BatchFirstAttention``) and the composite op
 they belong to (``softmax``, ``layer_norm``, ``attention · 4 heads``). With ``depth=N``
 every module nested deeper than N becomes one node, with its input and output shapes,
 and everything made inside it (ops, parameters, saved arrays) is counted, not drawn.
@@ -188,7 +188,7 @@ def _fitting_depth(graph: Graph, max_nodes: int) -> int | None:
 
 
 def module_label(chain: tuple[Scope, ...], paths: ModulePaths) -> str:
-    """``encoder.layers.0 : TransformerEncoderLayer`` for the last scope of ``chain``."""
+    """``encoder.layers.0 : EncoderBlock`` for the last scope of ``chain``."""
     s = chain[-1]
     path = paths.path(chain)
     cls = type(s.module).__name__ if s.module is not None else None
