@@ -16,7 +16,7 @@ import sys
 CATEGORIES = {
     "x-int32": "asserts tinygrad's default int, int32 (the torch side is cast to int32; PyTorch's is int64)",
     "x-dot": "Tensor.dot as matmul (torch.Tensor.dot takes two 1-D tensors only)",
-    "x-name": "calls a name torch.Tensor does not have (tinygrad-only method or class function)",
+    "x-name": "calls a name or keyword torch.Tensor does not have (tinygrad-only method, class function, keyword or dtype attribute)",
     "x-semantics": "asserts tinygrad semantics that contradict PyTorch 2.13",
     "ours": "a failure of this library: PyTorch has the name and the behaviour",
 }
