@@ -803,6 +803,16 @@ def _unflatten_method(self: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 
 
 METHODS["unflatten"] = _unflatten_method
+
+
+# Tensor.where(condition, y) is torch.where(condition, self, y): the tensor is the value taken
+# where the condition holds (in tinygrad's spelling the tensor is the condition; not PyTorch's)
+def _where_method(self: Tensor, condition: Any, y: Any) -> Tensor:
+    """``self`` where ``condition`` holds, else ``y`` (``torch.where(condition, self, y)``)."""
+    return where(condition, self, y)
+
+
+METHODS["where"] = _where_method
 # PyTorch's other spellings of methods Tensor has
 ALIASES = {"absolute": "abs", "negative": "neg", "multiply": "mul", "subtract": "sub", "divide": "div",
            "true_divide": "div", "floor_divide": "__floordiv__"}  # fmt: skip

@@ -54,3 +54,30 @@ def test_the_compile_benchmark_runs_one_scenario(monkeypatch, capsys):
     table = compile_bench.main(quick=True, only=("mha",))
     assert set(table["mha"]) == {"eager", "trace", "replay", "lines"} and all(v > 0 for v in table["mha"].values())
     assert "trace/eager" in capsys.readouterr().out
+
+
+# -- tinygrad's op tests: the classifier reads a reviewed list and refuses what is not on it
+def _classify(tmp_path, monkeypatch, results: str, listed: str) -> int:
+    (tmp_path / "results.tsv").write_text(results)
+    (tmp_path / "classification.csv").write_text("id,category,reason\n" + listed)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(BENCH / "tinygrad_op_tests"))
+    sys.modules.pop("classify", None)
+    import classify  # noqa: PLC0415
+
+    return classify.main()
+
+
+def test_tinygrad_classifier_leaves_out_only_the_listed_tinygrad_tests(tmp_path, monkeypatch, capsys):
+    results = "T::a\tpass\t\nT::b\tfail\tboom\nT::c\tfail\tint32\nT::d\tskip\t\n"
+    listed = "T::b,ours,a bug of ours\nT::c,x-int32,asserts int32\n"
+    assert _classify(tmp_path, monkeypatch, results, listed) == 0
+    assert "passed 1 / (3 - 1) = 50.0%" in capsys.readouterr().out
+
+
+def test_tinygrad_classifier_fails_loudly_on_an_unlisted_failure(tmp_path, monkeypatch, capsys):
+    results = "T::a\tpass\t\nT::b\tfail\tnew failure\n"
+    assert _classify(tmp_path, monkeypatch, results, "") == 1
+    assert "T::b: new failure" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="unknown category"):
+        _classify(tmp_path, monkeypatch, results, "T::b,maybe,unsure\n")

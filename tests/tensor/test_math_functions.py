@@ -384,3 +384,20 @@ def test_binary_functions_promote_as_torch_result_type(name):
         theirs = getattr(torch, name)(torch.tensor(a), torch.tensor(b)).dtype
         ours = getattr(tga, name)(tga.tensor(a), tga.tensor(b)).dtype
         assert str(theirs) == f"torch.{ours}", (name, a.dtype, b.shape, b.dtype, theirs, ours)
+
+
+def test_where_method_is_torch_where_with_self_as_the_taken_value(device):
+    torch = pytest.importorskip("torch")
+    x, y = np.arange(6.0).reshape(2, 3), -np.ones((2, 3))
+    c = np.array([[True, False, True], [False, True, False]])
+    a, b = Tensor(x, device=device, requires_grad=True), Tensor(y, device=device, requires_grad=True)
+    out = a.where(tga.tensor(c, device=device), b)
+    ta, tb = torch.tensor(x, requires_grad=True), torch.tensor(y, requires_grad=True)
+    tout = ta.where(torch.tensor(c), tb)
+    close(out, tout.detach().numpy())
+    w = np.arange(6.0).reshape(2, 3) + 1
+    ga, gb = tga.grad((out * Tensor(w, device=device)).sum(), [a, b])
+    tga_, tgb = torch.autograd.grad((tout * torch.tensor(w)).sum(), [ta, tb])
+    close(ga, tga_.numpy())
+    close(gb, tgb.numpy())
+    close(a.where(tga.tensor(c, device=device), 7.5), torch.tensor(x).where(torch.tensor(c), 7.5).numpy())
