@@ -130,6 +130,7 @@ class Pow(Function):
     """
 
     __slots__ = ()
+    name = "pow_tensor"  # (PowScalar, the constant exponent of ``x ** 2``, is "pow")
     operands = ("base", "exponent")
 
     def forward(self, xp, a, b):

@@ -412,7 +412,7 @@ class CrossEntropyKept(CrossEntropy):
     arithmetic as :class:`CrossEntropy`, so a replay equals the eager step bit for bit."""
 
     __slots__ = ()
-    name = "cross_entropy"
+    name = "cross_entropy_kept"
 
     def forward(self, xp, logits, targets, keep, n_kept):
         self.args, args = (keep, n_kept, self.args), self.args

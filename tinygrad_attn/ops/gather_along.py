@@ -37,7 +37,7 @@ class GatherAlong(Function):
     __slots__ = ()
     keep = (1,)  # backward reads the index only (x's shape is in args)
     reads_output = False
-    name = "gather"
+    name = "gather_along"
 
     @staticmethod
     def take(xp, a, index, dim: int, shape: tuple):
@@ -62,7 +62,7 @@ class ScatterAddAlong(Function):
     __slots__ = ()
     keep = (1,)
     reads_output = False
-    name = "scatter_add"
+    name = "scatter_add_along"
 
     @staticmethod
     def scatter(xp, g, index, dim: int, shape: tuple):

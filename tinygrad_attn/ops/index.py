@@ -69,7 +69,7 @@ class PutAdd(Function):
     __slots__ = ()
     keep = (1,)
     reads_output = False
-    name = "scatter_add"
+    name = "put_add"
 
     def forward(self, xp, g, index):
         shape, axis = self.args

@@ -1,0 +1,65 @@
+"""Ops describe themselves: a unique name per class, and the declarations (``primitive``,
+``elementwise``) that the registry, the tracer, fusion and the pictures read instead of
+lists of op names."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import numpy as np
+
+import tinygrad_attn as tga
+from tinygrad_attn import Tensor, ops
+from tinygrad_attn.autograd import Function
+
+
+def _every_op_class() -> list[type]:
+    """Every ``Function`` subclass the package defines: all its modules imported, then the
+    subclasses walked recursively."""
+    for m in pkgutil.walk_packages(tga.__path__, "tinygrad_attn."):
+        if not m.name.endswith("__main__"):  # (the command line: it parses sys.argv on import)
+            importlib.import_module(m.name)
+    found, todo = [], [Function]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found and sub.__module__.startswith("tinygrad_attn."):
+                found.append(sub)
+                todo.append(sub)
+    return found
+
+
+def test_every_op_class_has_a_name_of_its_own():
+    classes = _every_op_class()
+    assert len(classes) > 80  # (the walk found the package's ops, not a handful)
+    by_name: dict[str, list[str]] = {}
+    for cls in classes:
+        by_name.setdefault(cls.op_name_of(), []).append(f"{cls.__module__}.{cls.__qualname__}")
+    shared = {n: cs for n, cs in by_name.items() if len(cs) > 1}
+    assert not shared, f"op classes sharing a display name (give each its own `name`): {shared}"
+
+
+def test_a_traced_argmin_prints_as_argmin(rng):
+    x = Tensor(rng.standard_normal((3, 4)))
+    code = tga.trace(lambda x: (x.argmin(1), x.argmax(0), x.cummin(1).indices, x.cummax(1).indices), x).code
+    assert "argmin_1 = " in code and "argmax_1 = " in code
+    assert "cumargmin_1 = " in code and "cumargmax_1 = " in code
+
+
+def test_argmin_and_argmax_are_two_ops_with_one_forward(rng):
+    x = Tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    lo, hi = ops.ArgExtreme.apply(x, args=(1, "min")), ops.ArgExtreme.apply(x, args=(1, "max"))
+    np.testing.assert_array_equal(lo.numpy()[:, 0], x.numpy().argmin(1))
+    np.testing.assert_array_equal(hi.numpy()[:, 0], x.numpy().argmax(1))
+    assert x.argmin(1).tolist() == x.numpy().argmin(1).tolist()
+    prefixes = [[int(np.argmin(r[: j + 1])) for j in range(4)] for r in x.numpy()]  # (no ties in normal draws)
+    assert x.cummin(1).indices.tolist() == prefixes
+
+
+def test_the_distinct_pow_gather_and_scatter_ops_print_their_own_names(rng):
+    a = Tensor(rng.uniform(0.5, 2.0, (2, 3)))
+    b = Tensor(rng.uniform(0.5, 2.0, (2, 3)))
+    idx = Tensor(np.array([[0, 2, 1], [1, 1, 0]]))
+    code = tga.trace(lambda a, b: (a**2.0, a**b, a.gather(1, idx), a.scatter_add(1, idx, b)), a, b).code
+    for name in ("pow_1 = ", "pow_tensor_1 = ", "gather_along_1 = ", "scatter_add_along_1 = "):
+        assert name in code, (name, code)
