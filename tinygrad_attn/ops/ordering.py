@@ -44,9 +44,9 @@ class ArgExtreme(Function):
 
     @classmethod
     def apply(cls, *inputs, args=None):
-        if cls is ArgExtreme:
-            cls = ArgMax if args[1] == "max" else ArgMin
-        return super(ArgExtreme, cls).apply(*inputs, args=args)
+        if cls is ArgExtreme:  # the args pick the op
+            return (ArgMax if args[1] == "max" else ArgMin).apply(*inputs, args=args)
+        return super().apply(*inputs, args=args)
 
     def forward(self, xp, a):
         dim, pick = self.args

@@ -25,9 +25,9 @@ class CumArgExtreme(Function):
 
     @classmethod
     def apply(cls, *inputs, args=None):
-        if cls is CumArgExtreme:
-            cls = CumArgMax if args[1] == "max" else CumArgMin
-        return super(CumArgExtreme, cls).apply(*inputs, args=args)
+        if cls is CumArgExtreme:  # the args pick the op
+            return (CumArgMax if args[1] == "max" else CumArgMin).apply(*inputs, args=args)
+        return super().apply(*inputs, args=args)
 
     def forward(self, xp, a):
         dim, pick = self.args
