@@ -63,3 +63,12 @@ def test_the_distinct_pow_gather_and_scatter_ops_print_their_own_names(rng):
     code = tga.trace(lambda a, b: (a**2.0, a**b, a.gather(1, idx), a.scatter_add(1, idx, b)), a, b).code
     for name in ("pow_1 = ", "pow_tensor_1 = ", "gather_along_1 = ", "scatter_add_along_1 = "):
         assert name in code, (name, code)
+
+
+def test_primitives_are_the_ops_that_declare_it():
+    assert ops.PRIMITIVES == {n: c for n, c in ops.OPS.items() if c.__dict__.get("primitive", False)}
+    assert {"Add", "Matmul", "Sum", "Reshape", "Gather", "Where", "Atan2"} <= set(ops.PRIMITIVES)
+    # not inherited: a transpose is a permute, argmin an ArgExtreme, a fused op no primitive
+    assert not {"Transpose", "ArgMin", "Softmax", "Take"} & set(ops.PRIMITIVES)
+    for name, cls in ops.OPS.items():
+        assert getattr(ops, name) is cls and issubclass(cls, Function)

@@ -21,6 +21,7 @@ _CONST = frozenset((int, float, bool, complex))
 
 class Add(Function):
     __slots__ = ()
+    primitive = True
     commutative = True  # pictures need not say which input is which
     keep = ()
     reads_output = False
@@ -34,6 +35,7 @@ class Add(Function):
 
 class Sub(Function):
     __slots__ = ()
+    primitive = True
     operands = ("a", "b")  # a - b: pictures label which input is which
     keep = ()
     reads_output = False
@@ -47,6 +49,7 @@ class Sub(Function):
 
 class Mul(Function):
     __slots__ = ()
+    primitive = True
     commutative = True  # pictures need not say which input is which
     keep = "other"  # each side's gradient reads the other side
     reads_output = False
@@ -70,6 +73,7 @@ class Mul(Function):
 
 class Div(Function):
     __slots__ = ()
+    primitive = True
     operands = ("a", "b")  # a / b
     reads_output = False  # as PyTorch: the output may change in place (s = x / 2; s.masked_fill_(...))
 
@@ -90,6 +94,7 @@ class Div(Function):
 
 class Neg(Function):
     __slots__ = ()
+    primitive = True
     keep = ()
     reads_output = False
 
@@ -104,6 +109,7 @@ class PowScalar(Function):
     """``x ** c`` for a constant exponent ``c`` (``self.args``)."""
 
     __slots__ = ()
+    primitive = True
     name = "pow"
     reads_output = False
 
@@ -130,6 +136,7 @@ class Pow(Function):
     """
 
     __slots__ = ()
+    primitive = True
     name = "pow_tensor"  # (PowScalar, the constant exponent of ``x ** 2``, is "pow")
     operands = ("base", "exponent")
 
@@ -162,6 +169,7 @@ class Pow(Function):
 
 class Exp(Function):
     __slots__ = ()
+    primitive = True
     keep = ()
 
     def forward(self, xp, a):
@@ -173,6 +181,7 @@ class Exp(Function):
 
 class Log(Function):
     __slots__ = ()
+    primitive = True
     reads_output = False
 
     def forward(self, xp, a):
@@ -184,6 +193,7 @@ class Log(Function):
 
 class Sqrt(Function):
     __slots__ = ()
+    primitive = True
     keep = ()
 
     def forward(self, xp, a):
@@ -195,6 +205,7 @@ class Sqrt(Function):
 
 class Tanh(Function):
     __slots__ = ()
+    primitive = True
     keep = ()
 
     def forward(self, xp, a):
@@ -207,6 +218,7 @@ class Tanh(Function):
 
 class Sigmoid(Function):
     __slots__ = ()
+    primitive = True
     keep = ()
 
     def forward(self, xp, a):
@@ -220,6 +232,7 @@ class Sigmoid(Function):
 
 class Relu(Function):
     __slots__ = ()
+    primitive = True
     keep = ()  # as PyTorch, backward reads the output (its sign is the input's), not the input
 
     def forward(self, xp, a):
@@ -233,6 +246,7 @@ class Relu(Function):
 
 class Abs(Function):
     __slots__ = ()
+    primitive = True
     reads_output = False
 
     def forward(self, xp, a):
@@ -249,6 +263,7 @@ class Erf(Function):
     (see :func:`erf_array`); backward is the exact derivative ``2/sqrt(pi) * exp(-x**2)``."""
 
     __slots__ = ()
+    primitive = True
     reads_output = False
 
     def forward(self, xp, a):
@@ -263,6 +278,7 @@ class Maximum(Function):
     """Elementwise max; where both are equal, each side gets half the gradient."""
 
     __slots__ = ()
+    primitive = True
     reads_output = False
     commutative = True  # pictures need not say which input is which
 
@@ -279,6 +295,7 @@ class Minimum(Function):
     """Elementwise min; where both are equal, each side gets half the gradient."""
 
     __slots__ = ()
+    primitive = True
     reads_output = False
     commutative = True  # pictures need not say which input is which
 
@@ -295,6 +312,7 @@ class Where(Function):
     """``where(cond, a, b)``; ``cond`` is a boolean array and carries no gradient."""
 
     __slots__ = ()
+    primitive = True
     operands = ("cond", "if true", "if false")
     keep = (0,)
     reads_output = False
@@ -321,6 +339,7 @@ class Cast(Function):
     """``astype``; the gradient is cast back to the input's dtype (none for integers)."""
 
     __slots__ = ()
+    primitive = True
     reads_values = False  # backward reads shapes only
     name = "astype"
 

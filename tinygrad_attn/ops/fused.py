@@ -398,12 +398,6 @@ class Attention(FusedFunction):
         return _F()._attention_reference(q, k, v, scale, bias, row_any)
 
 
-#: The fused ops, by the composite they implement.
-FUSED = {
-    cls.name: cls for cls in (Softmax, LogSoftmax, LayerNorm, Gelu, CrossEntropy, Attention)
-}  # fmt: skip
-
-
 # -- cross-entropy with the kept items as inputs: what a trace records (tinygrad_attn.symbolic) --
 class CrossEntropyKept(CrossEntropy):
     """:class:`CrossEntropy` whose ``keep (M,)`` mask and ``n_kept`` (0-d) are inputs, not

@@ -35,6 +35,7 @@ class GatherAlong(Function):
     """``args = (dim, shape of x)``; inputs ``(x, index)``; the output has the index's shape."""
 
     __slots__ = ()
+    primitive = True
     keep = (1,)  # backward reads the index only (x's shape is in args)
     reads_output = False
     name = "gather_along"
@@ -60,6 +61,7 @@ class ScatterAddAlong(Function):
     read: the adjoint of :class:`GatherAlong`. ``args = (dim, shape)``; inputs ``(g, index)``."""
 
     __slots__ = ()
+    primitive = True
     keep = (1,)
     reads_output = False
     name = "scatter_add_along"

@@ -12,6 +12,7 @@ class Gather(Function):
     """
 
     __slots__ = ()
+    primitive = True
     reads_values = False  # backward reads shapes only
 
     def forward(self, xp, a):
@@ -28,6 +29,7 @@ class ScatterAdd(Function):
     :class:`Gather`. ``args = (shape, axis, index)``."""
 
     __slots__ = ()
+    primitive = True
     reads_values = False  # backward reads shapes only
     name = "scatter_add"
 

@@ -23,6 +23,7 @@ def _raw(xp, name: str, numpy_name: str):
 
 class Asin(Function):
     __slots__ = ()
+    primitive = True
     reads_output = False
 
     def forward(self, xp, a):
@@ -35,6 +36,7 @@ class Asin(Function):
 
 class Acos(Function):
     __slots__ = ()
+    primitive = True
     reads_output = False
 
     def forward(self, xp, a):
@@ -47,6 +49,7 @@ class Acos(Function):
 
 class Atan(Function):
     __slots__ = ()
+    primitive = True
     reads_output = False
 
     def forward(self, xp, a):
@@ -59,6 +62,7 @@ class Atan(Function):
 
 class Asinh(Function):
     __slots__ = ()
+    primitive = True
     reads_output = False
 
     def forward(self, xp, a):
@@ -71,6 +75,7 @@ class Asinh(Function):
 
 class Acosh(Function):
     __slots__ = ()
+    primitive = True
     reads_output = False
 
     def forward(self, xp, a):
@@ -84,6 +89,7 @@ class Acosh(Function):
 
 class Atanh(Function):
     __slots__ = ()
+    primitive = True
     reads_output = False
 
     def forward(self, xp, a):
@@ -98,6 +104,7 @@ class Atan2(Function):
     """``atan2(y, x)``: the angle of the point ``(x, y)``, in ``(-pi, pi]``."""
 
     __slots__ = ()
+    primitive = True
     operands = ("y", "x")
     reads_output = False
 
@@ -112,6 +119,7 @@ class Atan2(Function):
 
 class Log1p(Function):
     __slots__ = ()
+    primitive = True
     reads_output = False
 
     def forward(self, xp, a):
@@ -123,6 +131,7 @@ class Log1p(Function):
 
 class Expm1(Function):
     __slots__ = ()
+    primitive = True
     keep = ()
 
     def forward(self, xp, a):
@@ -136,6 +145,7 @@ class Erfinv(Function):
     """The inverse error function: Giles' approximation refined by Newton steps on erf."""
 
     __slots__ = ()
+    primitive = True
     name = "erfinv"
     # PyTorch's keeps the input and recomputes erfinv from it: its output may change in place
     keep = (0,)

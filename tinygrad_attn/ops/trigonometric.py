@@ -7,6 +7,7 @@ from ..autograd import Function
 
 class Sin(Function):
     __slots__ = ()
+    primitive = True
     reads_output = False
 
     def forward(self, xp, a):
@@ -18,6 +19,7 @@ class Sin(Function):
 
 class Cos(Function):
     __slots__ = ()
+    primitive = True
     reads_output = False
 
     def forward(self, xp, a):
@@ -32,6 +34,7 @@ class Tan(Function):
     PyTorch's does, so the input may change in place before the backward (not the output)."""
 
     __slots__ = ()
+    primitive = True
     keep = ()
 
     def forward(self, xp, a):
