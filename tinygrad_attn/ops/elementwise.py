@@ -22,6 +22,7 @@ _CONST = frozenset((int, float, bool, complex))
 class Add(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "{0} + {1}"
     commutative = True  # pictures need not say which input is which
     keep = ()
     reads_output = False
@@ -36,6 +37,7 @@ class Add(Function):
 class Sub(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "{0} - {1}"
     operands = ("a", "b")  # a - b: pictures label which input is which
     keep = ()
     reads_output = False
@@ -50,6 +52,7 @@ class Sub(Function):
 class Mul(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "{0} * {1}"
     commutative = True  # pictures need not say which input is which
     keep = "other"  # each side's gradient reads the other side
     reads_output = False
@@ -74,6 +77,7 @@ class Mul(Function):
 class Div(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "{0} / {1}"
     operands = ("a", "b")  # a / b
     reads_output = False  # as PyTorch: the output may change in place (s = x / 2; s.masked_fill_(...))
 
@@ -95,6 +99,7 @@ class Div(Function):
 class Neg(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "-{0}"
     keep = ()
     reads_output = False
 
@@ -110,7 +115,8 @@ class PowScalar(Function):
 
     __slots__ = ()
     primitive = True
-    name = "pow"
+    elementwise = "pow({0}, {a})"
+    name = "pow_scalar"  # (Pow, a tensor or number on either side, is "pow")
     reads_output = False
 
     def forward(self, xp, a):
@@ -137,7 +143,7 @@ class Pow(Function):
 
     __slots__ = ()
     primitive = True
-    name = "pow_tensor"  # (PowScalar, the constant exponent of ``x ** 2``, is "pow")
+    elementwise = "pow({0}, {1})"
     operands = ("base", "exponent")
 
     def forward(self, xp, a, b):
@@ -170,6 +176,7 @@ class Pow(Function):
 class Exp(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "exp({0})"
     keep = ()
 
     def forward(self, xp, a):
@@ -182,6 +189,7 @@ class Exp(Function):
 class Log(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "log({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -194,6 +202,7 @@ class Log(Function):
 class Sqrt(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "sqrt({0})"
     keep = ()
 
     def forward(self, xp, a):
@@ -206,6 +215,7 @@ class Sqrt(Function):
 class Tanh(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "tanh({0})"
     keep = ()
 
     def forward(self, xp, a):
@@ -219,6 +229,7 @@ class Tanh(Function):
 class Sigmoid(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "1 / (1 + exp(-{0}))"
     keep = ()
 
     def forward(self, xp, a):
@@ -233,6 +244,7 @@ class Sigmoid(Function):
 class Relu(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "({0} > 0 ? {0} : 0)"
     keep = ()  # as PyTorch, backward reads the output (its sign is the input's), not the input
 
     def forward(self, xp, a):
@@ -247,6 +259,7 @@ class Relu(Function):
 class Abs(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "fabs({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -264,6 +277,7 @@ class Erf(Function):
 
     __slots__ = ()
     primitive = True
+    elementwise = "erf({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -279,6 +293,7 @@ class Maximum(Function):
 
     __slots__ = ()
     primitive = True
+    elementwise = "max({0}, {1})"
     reads_output = False
     commutative = True  # pictures need not say which input is which
 
@@ -296,6 +311,7 @@ class Minimum(Function):
 
     __slots__ = ()
     primitive = True
+    elementwise = "min({0}, {1})"
     reads_output = False
     commutative = True  # pictures need not say which input is which
 
@@ -313,6 +329,7 @@ class Where(Function):
 
     __slots__ = ()
     primitive = True
+    elementwise = "({0} ? {1} : {2})"
     operands = ("cond", "if true", "if false")
     keep = (0,)
     reads_output = False

@@ -345,6 +345,7 @@ class Attention(FusedFunction):
 
     __slots__ = ()
     name = "attention"
+    heads_axis = -3  # pictures say "H heads" of (B, H, T, d) operands
     keep = (2,)
     reads_output = False
 

@@ -24,6 +24,7 @@ def _raw(xp, name: str, numpy_name: str):
 class Asin(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "asin({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -37,6 +38,7 @@ class Asin(Function):
 class Acos(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "acos({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -50,6 +52,7 @@ class Acos(Function):
 class Atan(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "atan({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -63,6 +66,7 @@ class Atan(Function):
 class Asinh(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "asinh({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -76,6 +80,7 @@ class Asinh(Function):
 class Acosh(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "acosh({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -90,6 +95,7 @@ class Acosh(Function):
 class Atanh(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "atanh({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -105,6 +111,7 @@ class Atan2(Function):
 
     __slots__ = ()
     primitive = True
+    elementwise = "atan2({0}, {1})"
     operands = ("y", "x")
     reads_output = False
 
@@ -120,6 +127,7 @@ class Atan2(Function):
 class Log1p(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "log1p({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -132,6 +140,7 @@ class Log1p(Function):
 class Expm1(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "expm1({0})"
     keep = ()
 
     def forward(self, xp, a):
@@ -146,6 +155,7 @@ class Erfinv(Function):
 
     __slots__ = ()
     primitive = True
+    elementwise = "erfinv({0})"
     name = "erfinv"
     # PyTorch's keeps the input and recomputes erfinv from it: its output may change in place
     keep = (0,)

@@ -8,6 +8,7 @@ from ..autograd import Function
 class Sin(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "sin({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -20,6 +21,7 @@ class Sin(Function):
 class Cos(Function):
     __slots__ = ()
     primitive = True
+    elementwise = "cos({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -35,6 +37,7 @@ class Tan(Function):
 
     __slots__ = ()
     primitive = True
+    elementwise = "tan({0})"
     keep = ()
 
     def forward(self, xp, a):
