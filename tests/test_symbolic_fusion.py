@@ -3,6 +3,8 @@ compiled with NVRTC (which needs no GPU)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from nvrtc import compile_cubin, needs_nvrtc
 
@@ -128,3 +130,26 @@ def test_every_declared_expression_compiles():
             k = _kernel([rec], 0)
             status, log, _ = compile_cubin(k.cuda_source(), k.name, "sm_80")
             assert status == 0, (cls.op_name_of(), dtype, k.operation, log)
+
+
+def _cluster_nodes(src: str, label: str) -> set[str]:
+    """The node ids drawn directly inside the DOT cluster whose label holds ``label``."""
+    for block in src.split("subgraph ")[1:]:
+        head, _, body = block.partition("\n")
+        if label in body.split("\n\t\t\tnode", 1)[0] or label in head:
+            return set(re.findall(r"^\t+(op\d+) \[", body.split("subgraph ")[0], re.M))
+    return set()
+
+
+def test_the_program_picture_frames_each_fusion_group():
+    x = Tensor(np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32))
+    w = Tensor(np.random.default_rng(1).standard_normal((8, 8)).astype(np.float32), requires_grad=True)
+    prog = tga.trace(lambda x, w: _gelu_tanh(x @ w).sum(), x, w)
+    groups = prog.fusion_groups()
+    assert len(groups) == 3  # gelu's forward chain and two chains of its backward
+    src = prog.graph().source
+    assert src.count(": one GPU kernel, ") == len(groups) and "3 elementwise chains fusable" in src
+    at = {id(op): f"op{i}" for i, op in enumerate(prog.ops)}
+    for k in groups:
+        assert _cluster_nodes(src, k.name) == {at[id(op)] for op in k.records}
+    assert "GPU kernel" not in prog.graph(kernels=False).source

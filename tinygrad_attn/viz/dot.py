@@ -285,6 +285,9 @@ def _cluster_attrs(c: _Cluster, lay: _Layout) -> dict[str, str]:
         name = module_label(lay.chain(s), lay.paths)
         return {"label": f"<<B>{text.escape(name)}</B>>", "style": "rounded,filled", "color": "#8aa1bd",
                 "fillcolor": _MODULE_FILLS[c.level % 2], "fontcolor": "#1f3550"}  # fmt: skip
+    if s.kind == "kernel":  # a fusion group of a program (viz/program.py)
+        return {"label": f"<<I>{text.escape(s.name)}</I>>", "style": "rounded,dotted", "color": "#6f4fb0",
+                "fontcolor": "#6f4fb0", "penwidth": "1.4"}  # fmt: skip
     name = s.name
     heads = text.heads_note(_composite_heads_axis(name), c.entering)
     if heads:
