@@ -4,9 +4,11 @@ lists of op names."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -118,3 +120,47 @@ def test_a_new_primitive_is_one_class(tmp_path, monkeypatch, rng):
         assert [n.title for n in forward_graph(cube.apply(x)).nodes][1] == "cube"
     finally:
         sys.modules.pop("tinygrad_attn.ops.throwaway_cube", None)
+
+
+def _op_name_keys(tree: ast.AST, names: set[str]) -> list[int]:
+    """Lines that compare an op's name with a literal (``fn.op_name == "softmax"``,
+    ``op.op in ("add", "mul")``) or build a table keyed by op names (3 keys or more)."""
+
+    def is_name(node: ast.AST) -> bool:
+        if isinstance(node, ast.Attribute):
+            return node.attr in ("op_name", "op")
+        if isinstance(node, ast.Name):
+            return node.id == "op_name"
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "op_name_of"
+
+    def literals(node: ast.AST) -> list[str]:
+        elts = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+        return [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(is_name(s) for s in sides) and any(set(literals(s)) & names for s in sides):
+                bad.append(node.lineno)
+        elif isinstance(node, ast.Dict) and len(node.keys) >= 3:
+            keys = [k.value if isinstance(k, ast.Constant) else None for k in node.keys]
+            if all(k in names for k in keys):
+                bad.append(node.lineno)
+    return bad
+
+
+def test_the_tracer_fusion_and_pictures_know_no_op_by_its_name():
+    """They read what the ops declare (``elementwise``, ``heads_axis``, the class itself);
+    a list of op names would miss the next op, or one renamed."""
+    names = {c.op_name_of() for c in _every_op_class()}
+    root = Path(tga.__file__).parent
+    found = {}
+    for path in sorted([*root.glob("symbolic/*.py"), *root.glob("viz/*.py")]):
+        lines = _op_name_keys(ast.parse(path.read_text(encoding="utf-8")), names)
+        if lines:
+            found[str(path.relative_to(root))] = lines
+    assert not found, f"op names used as keys (declare an attribute on the op classes instead): {found}"
+    assert _op_name_keys(
+        ast.parse('C = {"add": "a", "mul": "b", "exp": "c"}\nif fn.op_name == "softmax": pass'), names
+    ) == [1, 2]  # (the check itself sees both kinds)
