@@ -1398,20 +1398,20 @@ class Transfer(Function):
         return (src.asarray(dst.to_host(g)),)
 
 
-def _compare(name: str, fn: Any) -> type[Function]:
+def _compare(name: str, fn: Any, elementwise: str | None = None) -> type[Function]:
     def forward(self, xp, a, b=None):
         return fn(xp, a, b)
 
     return type(name, (Function,), {"__slots__": (), "differentiable": False, "forward": forward,
-                                    "name": name.lower()})  # fmt: skip
+                                    "name": name.lower(), "elementwise": elementwise})  # fmt: skip
 
 
-Less = _compare("Less", lambda xp, a, b: a < b)
-LessEqual = _compare("LessEqual", lambda xp, a, b: a <= b)
-Greater = _compare("Greater", lambda xp, a, b: a > b)
-GreaterEqual = _compare("GreaterEqual", lambda xp, a, b: a >= b)
-Equal = _compare("Equal", lambda xp, a, b: a == b)
-NotEqual = _compare("NotEqual", lambda xp, a, b: a != b)
+Less = _compare("Less", lambda xp, a, b: a < b, "{0} < {1}")
+LessEqual = _compare("LessEqual", lambda xp, a, b: a <= b, "{0} <= {1}")
+Greater = _compare("Greater", lambda xp, a, b: a > b, "{0} > {1}")
+GreaterEqual = _compare("GreaterEqual", lambda xp, a, b: a >= b, "{0} >= {1}")
+Equal = _compare("Equal", lambda xp, a, b: a == b, "{0} == {1}")
+NotEqual = _compare("NotEqual", lambda xp, a, b: a != b, "{0} != {1}")
 LogicalAnd = _compare("LogicalAnd", lambda xp, a, b: a & b)
 LogicalOr = _compare("LogicalOr", lambda xp, a, b: a | b)
 LogicalNot = _compare("LogicalNot", lambda xp, a, b: ~a)

@@ -3,6 +3,8 @@ compiled with NVRTC (which needs no GPU)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from nvrtc import compile_cubin, needs_nvrtc
 
@@ -71,3 +73,83 @@ def test_a_wrong_operation_does_not_compile():
     k.lines[-1] = k.lines[-1].replace("tanh(", "tanhh(")
     status, log, _ = compile_cubin(k.cuda_source(), k.name, "sm_80")
     assert status != 0 and "tanhh" in log
+
+
+def test_a_power_with_a_tensor_exponent_fuses(rng):
+    """Fusion reads each op's declared C expression, not a table keyed by op name: the
+    tensor power (``pow``) and the constant one (``pow_scalar``) each bring their own."""
+    a = Tensor(rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32))
+    b = Tensor(rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32))
+    (k,) = elementwise_groups(tga.trace(lambda a, b: (a * 2.0) ** b, a, b))
+    assert k.lines == ["float mul_1 = a * (float)2.0;", "out = pow(mul_1, b);"]
+    (k,) = elementwise_groups(tga.trace(lambda a: (a * 2.0) ** 3.0, a))
+    assert k.lines[-1] == "out = pow(mul_1, (float)3.0);"
+
+
+def test_a_number_takes_the_type_of_the_array_it_meets(rng):
+    """``x > 0.5`` compares in x's type (a bool 0.5 would be true: ``x > 1``); a where's
+    numbers take the output's type."""
+    x = Tensor(rng.standard_normal((3, 4)))
+    (k,) = elementwise_groups(tga.trace(lambda x: tga.where(x.exp() > 0.5, 0.25, x), x))
+    assert "exp_1 > (double)0.5" in k.operation and "(double)0.25" in k.operation
+
+
+def _elementwise_ops() -> list[type]:
+    from tinygrad_attn import _tensor, ops  # noqa: PLC0415
+
+    found = [c for c in ops.OPS.values() if getattr(c, "elementwise", None)]
+    found += [c for c in vars(_tensor).values() if isinstance(c, type) and getattr(c, "elementwise", None)]
+    return list(dict.fromkeys(found))
+
+
+def test_the_ops_that_declare_an_expression():
+    names = {c.op_name_of() for c in _elementwise_ops()}
+    assert {"add", "mul", "pow", "pow_scalar", "exp", "tanh", "where", "greater", "sin", "atan2"} <= names
+    assert not {"sum", "matmul", "reshape", "softmax"} & names  # (not elementwise)
+
+
+@needs_nvrtc
+def test_every_declared_expression_compiles():
+    """A kernel of each op that declares ``elementwise``, on float32 and float64 operands,
+    compiles: a wrong expression on any op class fails here, not on a GPU user's machine."""
+    from tinygrad_attn.backend import get_device  # noqa: PLC0415
+    from tinygrad_attn.symbolic.fusion import _kernel  # noqa: PLC0415
+    from tinygrad_attn.symbolic.program import Buffer, OpRecord  # noqa: PLC0415
+
+    dev = get_device("cpu")
+    for cls in _elementwise_ops():
+        n = 1 + max(int(c) for c in "012" if "{" + c + "}" in cls.elementwise)
+        for dtype in (np.float32, np.float64):
+            arrays = [np.full((4,), 0.5, dtype) for _ in range(n)]
+            fn = object.__new__(cls)
+            fn.args, fn.ctx = 2.0, None  # (the exponent of pow_scalar; no other op reads args)
+            with np.errstate(all="ignore"):  # (only the output's dtype matters: acosh(0.5) may be NaN)
+                out = np.asarray(fn.forward(dev.ops, *arrays))
+            ins = [Buffer(f"x{i}", (4,), np.dtype(dtype), dev, "arg", 0) for i in range(n)]
+            rec = OpRecord("call", cls.op_name_of(), ins, [Buffer("y", (4,), out.dtype, dev, "value", 0)], fn=fn)
+            k = _kernel([rec], 0)
+            status, log, _ = compile_cubin(k.cuda_source(), k.name, "sm_80")
+            assert status == 0, (cls.op_name_of(), dtype, k.operation, log)
+
+
+def _cluster_nodes(src: str, label: str) -> set[str]:
+    """The node ids drawn directly inside the DOT cluster whose label holds ``label``."""
+    for block in src.split("subgraph ")[1:]:
+        head, _, body = block.partition("\n")
+        if label in body.split("\n\t\t\tnode", 1)[0] or label in head:
+            return set(re.findall(r"^\t+(op\d+) \[", body.split("subgraph ")[0], re.M))
+    return set()
+
+
+def test_the_program_picture_frames_each_fusion_group():
+    x = Tensor(np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32))
+    w = Tensor(np.random.default_rng(1).standard_normal((8, 8)).astype(np.float32), requires_grad=True)
+    prog = tga.trace(lambda x, w: _gelu_tanh(x @ w).sum(), x, w)
+    groups = prog.fusion_groups()
+    assert len(groups) == 3  # gelu's forward chain and two chains of its backward
+    src = prog.graph().source
+    assert src.count(": one GPU kernel, ") == len(groups) and "3 elementwise chains fusable" in src
+    at = {id(op): f"op{i}" for i, op in enumerate(prog.ops)}
+    for k in groups:
+        assert _cluster_nodes(src, k.name) == {at[id(op)] for op in k.records}
+    assert "GPU kernel" not in prog.graph(kernels=False).source

@@ -1,61 +1,51 @@
-"""The primitive ops: the short list every backend must run, each with its gradient.
+"""The ops: every ``Function`` subclass, each with its forward beside its gradient.
 
-Everything else in the library (softmax, layer_norm, attention, ...) is written once, in
-:mod:`tinygrad_attn.functional`, from these. Each class's ``forward`` and ``backward``
-sit side by side; broadcasting is undone in one place, ``autograd.unbroadcast``.
+The primitives are the short list every backend must run; everything else in the library
+(softmax, layer_norm, attention, ...) is written once, in :mod:`tinygrad_attn.functional`,
+from them, and the fused ops of :mod:`.fused` compute a composite in one step. Broadcasting
+is undone in one place, ``autograd.unbroadcast``.
+
+Each op describes itself by class attributes, which the engine, the tracer, fusion and the
+pictures read (nothing anywhere keeps a list of op names):
+
+- ``name``: its display name (in programs, pictures, errors); unique among all ops.
+- ``primitive = True``: declared by each primitive itself (not inherited), which puts it in
+  :data:`PRIMITIVES`; ``tests/test_opinfo.py`` then asks for an entry in ``tests/opinfo.py``.
+- ``elementwise``: its C expression over its operands ``{0}``, ``{1}``, ``{2}`` (``{a}``:
+  its ``args``), for an op that maps each element to one element; fusion
+  (:mod:`tinygrad_attn.symbolic.fusion`) writes GPU kernels of chains of such ops from it.
+- ``keep``, ``keeps_input``, ``reads_output``, ``reads_values``: what its backward reads.
+- ``differentiable``, ``random``; for the pictures ``commutative``, ``operands``,
+  ``args_label``, ``describe_args`` and ``heads_axis``.
+
+So adding a primitive is one class here (in any module of this package: every module is
+loaded and every op class in it registered), one entry in ``tests/opinfo.py`` and one
+Tensor method.
 """
 
-from .elementwise import (
-    Abs,
-    Add,
-    Cast,
-    Div,
-    Erf,
-    Exp,
-    Log,
-    Maximum,
-    Minimum,
-    Mul,
-    Neg,
-    Pow,
-    PowScalar,
-    Relu,
-    Sigmoid,
-    Sqrt,
-    Sub,
-    Tanh,
-    Where,
-)
-from .gather_along import GatherAlong, ScatterAddAlong
-from .index import Gather, PutAdd, ScatterAdd, Take
-from .linalg import Matmul
-from .movement import Cat, Expand, Permute, Reshape, Slice, SliceGrad
-from .ordering import ArgExtreme, Argsort
-from .reduce import Max, Min, Sum
-from .rounding import Ceil, Floor, Fmod, Round, Sign
-from .running_index import CumArgExtreme
-from .scan import Cumsum
-from .transcendental import Acos, Acosh, Asin, Asinh, Atan, Atan2, Atanh, Erfinv, Expm1, Log1p
-from .trigonometric import Cos, Sin, Tan
+from __future__ import annotations
 
-#: Every primitive op, by class name.
-PRIMITIVES = {
-    cls.__name__: cls
-    for cls in (
-        Add, Sub, Mul, Div, Neg, Pow, PowScalar, Exp, Log, Sqrt, Tanh, Sigmoid, Relu, Abs, Erf,
-        Maximum, Minimum, Where, Cast,
-        Sum, Max, Min,
-        Matmul,
-        Reshape, Permute, Expand, Slice, SliceGrad, Cat,
-        Gather, ScatterAdd,
-        Sin, Cos, Floor, Ceil, Round, Sign, Cumsum, GatherAlong, ScatterAddAlong,
-        # inverse trigonometric and hyperbolic functions, log1p, expm1, erfinv (ops/transcendental.py)
-        Asin, Acos, Atan, Atan2, Asinh, Acosh, Atanh, Log1p, Expm1, Erfinv,
-        Fmod,  # (ops/rounding.py)
-        Tan,  # (ops/trigonometric.py)
-    )
-}  # fmt: skip
+import importlib
+import pkgutil
 
-__all__ = [c.__name__ for c in PRIMITIVES.values()] + ["PRIMITIVES", "Argsort", "ArgExtreme", "CumArgExtreme"]
-# Gather and ScatterAdd with the index as an input: what a trace records for tensor indices.
-__all__ += ["Take", "PutAdd"]
+from ..autograd import Function
+
+
+def _load_ops() -> dict[str, type[Function]]:
+    """Every op class defined in a module of this package, by class name."""
+    found: dict[str, type[Function]] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, Function) and value.__module__ == module.__name__:
+                found[value.__name__] = value
+    return found
+
+
+#: Every op class of this package, by class name.
+OPS: dict[str, type[Function]] = _load_ops()
+#: The primitive ops (those that declare ``primitive = True``), by class name.
+PRIMITIVES: dict[str, type[Function]] = {n: c for n, c in OPS.items() if c.__dict__.get("primitive", False)}
+
+globals().update(OPS)  # ``ops.Add``, ``ops.Gather``, ...
+__all__ = [n for n in OPS if not n.startswith("_")] + ["OPS", "PRIMITIVES"]

@@ -21,6 +21,8 @@ _CONST = frozenset((int, float, bool, complex))
 
 class Add(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "{0} + {1}"
     commutative = True  # pictures need not say which input is which
     keep = ()
     reads_output = False
@@ -34,6 +36,8 @@ class Add(Function):
 
 class Sub(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "{0} - {1}"
     operands = ("a", "b")  # a - b: pictures label which input is which
     keep = ()
     reads_output = False
@@ -47,6 +51,8 @@ class Sub(Function):
 
 class Mul(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "{0} * {1}"
     commutative = True  # pictures need not say which input is which
     keep = "other"  # each side's gradient reads the other side
     reads_output = False
@@ -70,6 +76,8 @@ class Mul(Function):
 
 class Div(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "{0} / {1}"
     operands = ("a", "b")  # a / b
     reads_output = False  # as PyTorch: the output may change in place (s = x / 2; s.masked_fill_(...))
 
@@ -90,6 +98,8 @@ class Div(Function):
 
 class Neg(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "-{0}"
     keep = ()
     reads_output = False
 
@@ -104,7 +114,9 @@ class PowScalar(Function):
     """``x ** c`` for a constant exponent ``c`` (``self.args``)."""
 
     __slots__ = ()
-    name = "pow"
+    primitive = True
+    elementwise = "pow({0}, {a})"
+    name = "pow_scalar"  # (Pow, a tensor or number on either side, is "pow")
     reads_output = False
 
     def forward(self, xp, a):
@@ -130,6 +142,8 @@ class Pow(Function):
     """
 
     __slots__ = ()
+    primitive = True
+    elementwise = "pow({0}, {1})"
     operands = ("base", "exponent")
 
     def forward(self, xp, a, b):
@@ -161,6 +175,8 @@ class Pow(Function):
 
 class Exp(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "exp({0})"
     keep = ()
 
     def forward(self, xp, a):
@@ -172,6 +188,8 @@ class Exp(Function):
 
 class Log(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "log({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -183,6 +201,8 @@ class Log(Function):
 
 class Sqrt(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "sqrt({0})"
     keep = ()
 
     def forward(self, xp, a):
@@ -194,6 +214,8 @@ class Sqrt(Function):
 
 class Tanh(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "tanh({0})"
     keep = ()
 
     def forward(self, xp, a):
@@ -206,6 +228,8 @@ class Tanh(Function):
 
 class Sigmoid(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "1 / (1 + exp(-{0}))"
     keep = ()
 
     def forward(self, xp, a):
@@ -219,6 +243,8 @@ class Sigmoid(Function):
 
 class Relu(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "({0} > 0 ? {0} : 0)"
     keep = ()  # as PyTorch, backward reads the output (its sign is the input's), not the input
 
     def forward(self, xp, a):
@@ -232,6 +258,8 @@ class Relu(Function):
 
 class Abs(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "fabs({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -248,6 +276,8 @@ class Erf(Function):
     (see :func:`erf_array`); backward is the exact derivative ``2/sqrt(pi) * exp(-x**2)``."""
 
     __slots__ = ()
+    primitive = True
+    elementwise = "erf({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -262,6 +292,8 @@ class Maximum(Function):
     """Elementwise max; where both are equal, each side gets half the gradient."""
 
     __slots__ = ()
+    primitive = True
+    elementwise = "max({0}, {1})"
     reads_output = False
     commutative = True  # pictures need not say which input is which
 
@@ -278,6 +310,8 @@ class Minimum(Function):
     """Elementwise min; where both are equal, each side gets half the gradient."""
 
     __slots__ = ()
+    primitive = True
+    elementwise = "min({0}, {1})"
     reads_output = False
     commutative = True  # pictures need not say which input is which
 
@@ -294,6 +328,8 @@ class Where(Function):
     """``where(cond, a, b)``; ``cond`` is a boolean array and carries no gradient."""
 
     __slots__ = ()
+    primitive = True
+    elementwise = "({0} ? {1} : {2})"
     operands = ("cond", "if true", "if false")
     keep = (0,)
     reads_output = False
@@ -320,6 +356,7 @@ class Cast(Function):
     """``astype``; the gradient is cast back to the input's dtype (none for integers)."""
 
     __slots__ = ()
+    primitive = True
     reads_values = False  # backward reads shapes only
     name = "astype"
 

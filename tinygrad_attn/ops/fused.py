@@ -345,6 +345,7 @@ class Attention(FusedFunction):
 
     __slots__ = ()
     name = "attention"
+    heads_axis = -3  # pictures say "H heads" of (B, H, T, d) operands
     keep = (2,)
     reads_output = False
 
@@ -398,12 +399,6 @@ class Attention(FusedFunction):
         return _F()._attention_reference(q, k, v, scale, bias, row_any)
 
 
-#: The fused ops, by the composite they implement.
-FUSED = {
-    cls.name: cls for cls in (Softmax, LogSoftmax, LayerNorm, Gelu, CrossEntropy, Attention)
-}  # fmt: skip
-
-
 # -- cross-entropy with the kept items as inputs: what a trace records (tinygrad_attn.symbolic) --
 class CrossEntropyKept(CrossEntropy):
     """:class:`CrossEntropy` whose ``keep (M,)`` mask and ``n_kept`` (0-d) are inputs, not
@@ -412,7 +407,7 @@ class CrossEntropyKept(CrossEntropy):
     arithmetic as :class:`CrossEntropy`, so a replay equals the eager step bit for bit."""
 
     __slots__ = ()
-    name = "cross_entropy"
+    name = "cross_entropy_kept"
 
     def forward(self, xp, logits, targets, keep, n_kept):
         self.args, args = (keep, n_kept, self.args), self.args

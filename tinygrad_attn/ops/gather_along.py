@@ -35,9 +35,10 @@ class GatherAlong(Function):
     """``args = (dim, shape of x)``; inputs ``(x, index)``; the output has the index's shape."""
 
     __slots__ = ()
+    primitive = True
     keep = (1,)  # backward reads the index only (x's shape is in args)
     reads_output = False
-    name = "gather"
+    name = "gather_along"
 
     @staticmethod
     def take(xp, a, index, dim: int, shape: tuple):
@@ -60,9 +61,10 @@ class ScatterAddAlong(Function):
     read: the adjoint of :class:`GatherAlong`. ``args = (dim, shape)``; inputs ``(g, index)``."""
 
     __slots__ = ()
+    primitive = True
     keep = (1,)
     reads_output = False
-    name = "scatter_add"
+    name = "scatter_add_along"
 
     @staticmethod
     def scatter(xp, g, index, dim: int, shape: tuple):

@@ -12,6 +12,7 @@ class Gather(Function):
     """
 
     __slots__ = ()
+    primitive = True
     reads_values = False  # backward reads shapes only
 
     def forward(self, xp, a):
@@ -28,6 +29,7 @@ class ScatterAdd(Function):
     :class:`Gather`. ``args = (shape, axis, index)``."""
 
     __slots__ = ()
+    primitive = True
     reads_values = False  # backward reads shapes only
     name = "scatter_add"
 
@@ -69,7 +71,7 @@ class PutAdd(Function):
     __slots__ = ()
     keep = (1,)
     reads_output = False
-    name = "scatter_add"
+    name = "put_add"
 
     def forward(self, xp, g, index):
         shape, axis = self.args

@@ -48,6 +48,7 @@ def matmul_shape_error(sa: tuple, sb: tuple) -> InvalidArgumentError:
 
 class Matmul(Function):
     __slots__ = ()
+    primitive = True
     operands = ("a", "b")  # a @ b
     reads_output = False
 

@@ -10,6 +10,7 @@ from ..autograd import Function
 
 class Reshape(Function):
     __slots__ = ()
+    primitive = True
     reads_values = False  # backward reads shapes only
     reads_output = False
 
@@ -22,6 +23,7 @@ class Reshape(Function):
 
 class Permute(Function):
     __slots__ = ()
+    primitive = True
     reads_values = False  # backward reads shapes only
     args_label = "axes"
     reads_output = False
@@ -71,6 +73,7 @@ class Expand(Function):
     """Broadcast to a larger shape; the engine sums the gradient back."""
 
     __slots__ = ()
+    primitive = True
     reads_values = False  # backward reads shapes only
     reads_output = False
 
@@ -85,6 +88,7 @@ class Slice(Function):
     """Basic indexing ``x[key]``: ints, slices and ``...`` (no ``None``, no arrays)."""
 
     __slots__ = ()
+    primitive = True
     reads_values = False  # backward reads shapes only
     reads_output = False
     name = "getitem"
@@ -102,6 +106,7 @@ class SliceGrad(Function):
     """Zeros of ``shape`` with ``g`` written at ``key``: the adjoint of :class:`Slice`."""
 
     __slots__ = ()
+    primitive = True
     reads_values = False  # backward reads shapes only
     name = "slice_backward"
 
@@ -117,6 +122,7 @@ class Cat(Function):
     """Join along ``axis`` (``args``); each input's gradient is its slice of ``g``."""
 
     __slots__ = ()
+    primitive = True
     reads_values = False  # backward reads shapes only
     args_label = "axis"
     reads_output = False

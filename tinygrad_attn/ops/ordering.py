@@ -33,11 +33,20 @@ class Argsort(Function):
 
 class ArgExtreme(Function):
     """The index of the largest (``args = (dim, "max")``) or smallest (``"min"``) entry
-    along ``dim``, the axis kept (length 1). int64; the first of tied entries."""
+    along ``dim``, the axis kept (length 1). int64; the first of tied entries.
+
+    Applying it applies :class:`ArgMax` or :class:`ArgMin`, which the ``args`` pick, so a
+    traced program and a picture say which of the two ran."""
 
     __slots__ = ()
     differentiable = False
-    name = "argmax"
+    name = "arg_extreme"
+
+    @classmethod
+    def apply(cls, *inputs, args=None):
+        if cls is ArgExtreme:  # the args pick the op
+            return (ArgMax if args[1] == "max" else ArgMin).apply(*inputs, args=args)
+        return super().apply(*inputs, args=args)
 
     def forward(self, xp, a):
         dim, pick = self.args
@@ -46,3 +55,17 @@ class ArgExtreme(Function):
             a = xp.astype(a, dev.dtype(np.uint8))
         idx = getattr(dev.xp, "argmax" if pick == "max" else "argmin")(a, axis=dim, keepdims=True)
         return xp.astype(idx, dev.dtype(np.int64))
+
+
+class ArgMax(ArgExtreme):
+    """:class:`ArgExtreme` with ``args = (dim, "max")``."""
+
+    __slots__ = ()
+    name = "argmax"
+
+
+class ArgMin(ArgExtreme):
+    """:class:`ArgExtreme` with ``args = (dim, "min")``."""
+
+    __slots__ = ()
+    name = "argmin"

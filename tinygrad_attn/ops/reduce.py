@@ -13,6 +13,7 @@ def _keepdims_shape(shape: tuple, axis: tuple | None) -> tuple:
 
 class Sum(Function):
     __slots__ = ()
+    primitive = True
     reads_values = False  # backward reads shapes only
     args_label = "axes"  # pictures: the line that says which axes
     reads_output = False
@@ -33,6 +34,7 @@ class Max(Function):
     """Max over axes; tied maxima share the gradient equally."""
 
     __slots__ = ()
+    primitive = True
     args_label = "axes"  # pictures: the line that says which axes
     pick = "max"
 
@@ -54,4 +56,5 @@ class Max(Function):
 
 class Min(Max):
     __slots__ = ()
+    primitive = True
     pick = "min"

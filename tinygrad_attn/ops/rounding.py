@@ -24,21 +24,25 @@ class _Stepwise(Function):
 
 class Floor(_Stepwise):
     __slots__ = ()
+    primitive = True
     fn = "floor"
 
 
 class Ceil(_Stepwise):
     __slots__ = ()
+    primitive = True
     fn = "ceil"
 
 
 class Round(_Stepwise):
     __slots__ = ()
+    primitive = True
     fn = "round"
 
 
 class Sign(_Stepwise):
     __slots__ = ()
+    primitive = True
     fn = "sign"
 
 
@@ -53,6 +57,7 @@ class Fmod(Function):
     """
 
     __slots__ = ()
+    primitive = True
     operands = ("a", "b")
     reads_output = False
 

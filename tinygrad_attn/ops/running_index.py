@@ -14,11 +14,20 @@ from ..autograd import Function
 class CumArgExtreme(Function):
     """``args = (dim, "max" | "min")``. int64, PyTorch's choice among ties: the latest
     index (and a NaN, once seen, stays the extreme). A log-depth scan: each step combines
-    every entry with the one ``s`` places before it, ``s`` doubling."""
+    every entry with the one ``s`` places before it, ``s`` doubling.
+
+    Applying it applies :class:`CumArgMax` or :class:`CumArgMin`, which the ``args`` pick,
+    so a traced program and a picture say which of the two ran."""
 
     __slots__ = ()
     differentiable = False
-    name = "cumargmax"
+    name = "cum_arg_extreme"
+
+    @classmethod
+    def apply(cls, *inputs, args=None):
+        if cls is CumArgExtreme:  # the args pick the op
+            return (CumArgMax if args[1] == "max" else CumArgMin).apply(*inputs, args=args)
+        return super().apply(*inputs, args=args)
 
     def forward(self, xp, a):
         dim, pick = self.args
@@ -42,3 +51,17 @@ class CumArgExtreme(Function):
             idx = concat([idx[..., :s], raw.where(beats, ei, li)], axis=-1)
             s *= 2
         return raw.moveaxis(idx, -1, dim)
+
+
+class CumArgMax(CumArgExtreme):
+    """:class:`CumArgExtreme` with ``args = (dim, "max")``: ``cummax``'s indices."""
+
+    __slots__ = ()
+    name = "cumargmax"
+
+
+class CumArgMin(CumArgExtreme):
+    """:class:`CumArgExtreme` with ``args = (dim, "min")``: ``cummin``'s indices."""
+
+    __slots__ = ()
+    name = "cumargmin"

@@ -23,6 +23,7 @@ class Cumsum(Function):
     """``args = axis`` (non-negative)."""
 
     __slots__ = ()
+    primitive = True
     keep = ()
     reads_output = False
 

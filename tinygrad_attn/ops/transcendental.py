@@ -23,6 +23,8 @@ def _raw(xp, name: str, numpy_name: str):
 
 class Asin(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "asin({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -35,6 +37,8 @@ class Asin(Function):
 
 class Acos(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "acos({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -47,6 +51,8 @@ class Acos(Function):
 
 class Atan(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "atan({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -59,6 +65,8 @@ class Atan(Function):
 
 class Asinh(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "asinh({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -71,6 +79,8 @@ class Asinh(Function):
 
 class Acosh(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "acosh({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -84,6 +94,8 @@ class Acosh(Function):
 
 class Atanh(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "atanh({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -98,6 +110,8 @@ class Atan2(Function):
     """``atan2(y, x)``: the angle of the point ``(x, y)``, in ``(-pi, pi]``."""
 
     __slots__ = ()
+    primitive = True
+    elementwise = "atan2({0}, {1})"
     operands = ("y", "x")
     reads_output = False
 
@@ -112,6 +126,8 @@ class Atan2(Function):
 
 class Log1p(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "log1p({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -123,6 +139,8 @@ class Log1p(Function):
 
 class Expm1(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "expm1({0})"
     keep = ()
 
     def forward(self, xp, a):
@@ -136,6 +154,8 @@ class Erfinv(Function):
     """The inverse error function: Giles' approximation refined by Newton steps on erf."""
 
     __slots__ = ()
+    primitive = True
+    elementwise = "erfinv({0})"
     name = "erfinv"
     # PyTorch's keeps the input and recomputes erfinv from it: its output may change in place
     keep = (0,)

@@ -7,6 +7,8 @@ from ..autograd import Function
 
 class Sin(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "sin({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -18,6 +20,8 @@ class Sin(Function):
 
 class Cos(Function):
     __slots__ = ()
+    primitive = True
+    elementwise = "cos({0})"
     reads_output = False
 
     def forward(self, xp, a):
@@ -32,6 +36,8 @@ class Tan(Function):
     PyTorch's does, so the input may change in place before the backward (not the output)."""
 
     __slots__ = ()
+    primitive = True
+    elementwise = "tan({0})"
     keep = ()
 
     def forward(self, xp, a):

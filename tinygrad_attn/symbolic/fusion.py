@@ -7,7 +7,9 @@ output once. This pass finds the chains in a program and writes each as the thre
 
 A group is a tree of elementwise ops whose inner values each have one reader (the next op
 of the group) and the full output shape: inputs may broadcast (``ElementwiseKernel``
-broadcasts its arguments), inner values never do. Groups of one op are left alone.
+broadcasts its arguments), inner values never do. Groups of one op are left alone. An op
+is elementwise when its class says so: ``elementwise`` is its C expression over its
+operands ``{0}``, ``{1}``, ``{2}`` (``{a}``: the op's ``args``), declared beside its forward.
 
 The replay does not call these kernels yet: they are generated and compile-checked with
 NVRTC (tests), ready for a CUDA replay path. On the CPU, NumPy has no fused elementwise
@@ -24,31 +26,6 @@ from .program import Buffer, OpRecord
 
 if TYPE_CHECKING:
     from .program import Program
-
-#: Op name -> its C expression over operands {0}, {1}, {2} (``{a}``: the op's argument).
-C_EXPR: dict[str, str] = {
-    "add": "{0} + {1}",
-    "sub": "{0} - {1}",
-    "mul": "{0} * {1}",
-    "div": "{0} / {1}",
-    "neg": "-{0}",
-    "exp": "exp({0})",
-    "log": "log({0})",
-    "sqrt": "sqrt({0})",
-    "tanh": "tanh({0})",
-    "abs": "fabs({0})",
-    "sigmoid": "1 / (1 + exp(-{0}))",
-    "relu": "({0} > 0 ? {0} : 0)",
-    "maximum": "max({0}, {1})",
-    "minimum": "min({0}, {1})",
-    "where": "({0} ? {1} : {2})",
-    "pow": "pow({0}, {a})",
-    "greater": "{0} > {1}",
-    "greaterequal": "{0} >= {1}",
-    "less": "{0} < {1}",
-    "lessequal": "{0} <= {1}",
-    "equal": "{0} == {1}",
-}
 
 C_TYPES = {"float32": "float", "float64": "double", "bool": "bool", "int64": "long long",
            "int32": "int", "int8": "signed char", "uint8": "unsigned char"}  # fmt: skip
@@ -89,7 +66,8 @@ class FusedKernel:
 
 
 def _fusable(op: OpRecord) -> bool:
-    if op.kind != "call" or op.op not in C_EXPR or str(op.outputs[0].dtype) not in C_TYPES:
+    # (an op says what it computes per element: its class's ``elementwise`` C expression)
+    if op.kind != "call" or getattr(op.fn, "elementwise", None) is None or str(op.outputs[0].dtype) not in C_TYPES:
         return False
     return all(not isinstance(x, Buffer) or str(x.dtype) in C_TYPES for x in op.inputs)
 
@@ -99,6 +77,15 @@ def _literal(x: Any, ctype: str) -> str:
     if math.isinf(v):
         return f"({ctype})({'-' if v < 0 else ''}1.0/0.0)"
     return f"({ctype}){v!r}"
+
+
+def _number_type(op: OpRecord, i: int, out_type: str) -> str:
+    """The C type of a number operand: that of the array it meets in a binary op (as
+    ``Function.apply`` casts it: ``x > 0.5`` compares in x's type, not the result's bool),
+    else the output's (``where(c, 0.0, x)``)."""
+    if len(op.inputs) == 2 and isinstance(other := op.inputs[1 - i], Buffer):
+        return C_TYPES[str(other.dtype)]
+    return out_type
 
 
 def elementwise_groups(prog: Program) -> list[FusedKernel]:
@@ -150,8 +137,9 @@ def _kernel(records: list[OpRecord], index: int) -> FusedKernel:
     for op in records:
         b = op.outputs[0]
         ctype = C_TYPES[str(b.dtype)]
-        args = [x.name if isinstance(x, Buffer) else _literal(x, ctype) for x in op.inputs]
-        expr = C_EXPR[op.op].format(*args, a=_literal(op.fn.args, ctype) if op.op == "pow" else "")
+        args = [x.name if isinstance(x, Buffer) else _literal(x, _number_type(op, i, ctype)) for i, x in enumerate(op.inputs)]
+        expr = op.fn.elementwise
+        expr = expr.format(*args, a=_literal(op.fn.args, ctype) if "{a}" in expr else "")
         target = "out" if op is records[-1] else f"{ctype} {b.name}"
         lines.append(f"{target} = {expr};")
     name = f"fused_{index}_" + "_".join(op.op for op in records)[:48]

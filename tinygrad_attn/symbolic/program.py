@@ -155,8 +155,18 @@ class Program:
         outs = self._run(args)
         return _fill(self._template, [Tensor._wrap(o, b.dev) for o, b in zip(outs, self.outputs)])
 
+    def fusion_groups(self) -> list[Any]:
+        """The program's chains of elementwise ops that one GPU kernel each could compute, as
+        :class:`~tinygrad_attn.symbolic.fusion.FusedKernel` records (the generated CUDA source
+        of each, compile-checked with NVRTC by the tests). A replay does not run them: it
+        calls each op's forward, one array call per op, as the printed program reads."""
+        from .fusion import elementwise_groups  # noqa: PLC0415
+
+        return elementwise_groups(self)
+
     def graph(self, **kw: Any) -> Any:
-        """The program as a ``graphviz.Digraph``: one node per op, one edge per buffer read."""
+        """The program as a ``graphviz.Digraph``: one node per op, one edge per buffer read,
+        each fusion group (:meth:`fusion_groups`) a dotted cluster (``kernels=False``: none)."""
         from ..viz.program import draw_program  # noqa: PLC0415
 
         return draw_program(self, **kw)

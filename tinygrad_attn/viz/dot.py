@@ -21,6 +21,7 @@ from typing import Any
 
 import graphviz
 
+from .. import ops
 from ..autograd import Scope
 from . import text
 from .graph import Edge, Graph, ModulePaths, Node
@@ -284,12 +285,20 @@ def _cluster_attrs(c: _Cluster, lay: _Layout) -> dict[str, str]:
         name = module_label(lay.chain(s), lay.paths)
         return {"label": f"<<B>{text.escape(name)}</B>>", "style": "rounded,filled", "color": "#8aa1bd",
                 "fillcolor": _MODULE_FILLS[c.level % 2], "fontcolor": "#1f3550"}  # fmt: skip
+    if s.kind == "kernel":  # a fusion group of a program (viz/program.py)
+        return {"label": f"<<I>{text.escape(s.name)}</I>>", "style": "rounded,dotted", "color": "#6f4fb0",
+                "fontcolor": "#6f4fb0", "penwidth": "1.4"}  # fmt: skip
     name = s.name
-    heads = text.heads_note(name, c.entering)
+    heads = text.heads_note(_composite_heads_axis(name), c.entering)
     if heads:
         name += f" · {heads}"
     return {"label": f"<<I>{text.escape(name)}</I>>", "style": "rounded,dashed,filled", "color": "#b59a5b",
             "fillcolor": "#fbf7ea", "fontcolor": "#6b5520"}  # fmt: skip
+
+
+def _composite_heads_axis(name: str) -> int | None:
+    """The head axis of a composite's operands: its fused op's (the op of the same name)."""
+    return next((getattr(c, "heads_axis", None) for c in ops.OPS.values() if c.op_name_of() == name), None)
 
 
 def _emit(c: _Cluster, g: graphviz.Digraph, lay: _Layout) -> None:

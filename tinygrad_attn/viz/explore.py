@@ -43,6 +43,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd import FreedArray, FusedFunction, SliceGradient, run_backward, unbroadcast
+from ..ops.fused import Attention, Softmax
 from . import text
 from .backward import _kept, backward_graph
 from .dot import to_digraph
@@ -243,7 +244,7 @@ def _is_attention(scope: Any) -> Any:
     for s in scope.chain() if scope is not None else []:
         if s.kind == "module" and s.module is not None and "attention" in type(s.module).__name__.lower():
             found = s
-        elif s.kind != "module" and s.name == "attention":
+        elif s.kind != "module" and s.name == Attention.name:  # the composite its fused op implements
             found = found or s
     return found
 
@@ -251,10 +252,10 @@ def _is_attention(scope: Any) -> Any:
 def _softmax_output(t: Tensor, w: Walk) -> bool:
     """Whether ``t`` is a softmax's output: a fused softmax op, or the last op of a softmax scope."""
     fn = t._ctx
-    if fn.op_name == "softmax":
+    if isinstance(fn, Softmax):
         return True
     s = fn.scope
-    if s is None or s.kind == "module" or s.name != "softmax":
+    if s is None or s.kind == "module" or s.name != Softmax.name:
         return False
     return not any(w.ops[i]._ctx.scope is s for i in w.consumers[id(t)])
 
@@ -416,7 +417,7 @@ class _Data:
         for t in w.ops:
             fn = t._ctx
             att = _is_attention(fn.scope)
-            if fn.op_name == "attention" and isinstance(fn, FusedFunction):
+            if isinstance(fn, Attention):
                 ww, gw = self._fused_weights(t)
                 if ww is not None:
                     found.append((att or fn.scope, t, ww, gw))

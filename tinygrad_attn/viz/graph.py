@@ -353,7 +353,7 @@ def op_lines(t: Tensor) -> tuple[str, list[str]]:
     fn = t._ctx
     ins = [x for x in fn.inputs if isinstance(x, Tensor)]
     title = fn.op_name
-    heads = text.heads_note(title, (x.shape for x in ins))
+    heads = text.heads_note(getattr(fn, "heads_axis", None), (x.shape for x in ins))
     if heads:
         title += f" · {heads}"
     first = ins[0] if ins else None

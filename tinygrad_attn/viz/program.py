@@ -3,7 +3,8 @@
 - :func:`draw_program` (``prog.graph()``): one node per line of the program, edges where
   a line reads a buffer another made, clustered by module and composite as
   :func:`draw_graph` does (the same colours; backward lines are pink, the updates of
-  ``.grad`` and the optimizer steps bold).
+  ``.grad`` and the optimizer steps bold), and each chain of elementwise ops that one GPU
+  kernel could compute (``prog.fusion_groups()``) framed by a dotted cluster.
 - :func:`plot_memory`: the bytes the program's buffers hold after each line, forward,
   backward and update shaded, the high-water mark (``prog.peak_bytes``) marked.
 """
@@ -12,10 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..autograd import FusedFunction
+from ..autograd import FusedFunction, Scope
 from ..symbolic.passes import memory_released
 from .dot import to_digraph
-from .graph import Edge, Graph, Node
+from .graph import Edge, Graph, Node, common_scope
 from .render import RANKDIRS
 
 if TYPE_CHECKING:
@@ -46,11 +47,15 @@ def draw_program(
     depth: int | None = None,
     rankdir: str = "TB",
     legend: bool = True,
+    kernels: bool = True,
 ) -> graphviz.Digraph:
     """``prog`` as a ``graphviz.Digraph`` (the options mean what they mean for
-    :func:`~tinygrad_attn.viz.draw_graph`)."""
+    :func:`~tinygrad_attn.viz.draw_graph`). ``kernels``: frame each fusion group, the
+    ops one generated GPU kernel could compute (a replay still runs them one by one)."""
     if rankdir not in RANKDIRS:
         raise ValueError(f"Program.graph: rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}")
+    groups = prog.fusion_groups() if kernels else []
+    kernel_scope = _kernel_scopes(groups)
     nodes: list[Node] = []
     edges: list[Edge] = []
     made: dict[int, str] = {}  # id(buffer) -> the node that made it
@@ -71,7 +76,8 @@ def draw_program(
         if op.kind == "accumulate":
             key = op.target if isinstance(op.target, int) else id(op.target)
             lines = [f"{grad_of.get(key, '?')}.grad"]
-        nodes.append(Node(nid, _kind(op), title, lines, scope=op.scope if op.kind == "call" else None))
+        scope = kernel_scope.get(id(op), op.scope) if op.kind == "call" else None
+        nodes.append(Node(nid, _kind(op), title, lines, scope=scope))
         for x in op.inputs:
             if hasattr(x, "shape") and id(x) in made:
                 kind = "grad" if op.section == "backward" and x.name.startswith("grad_") else "data"
@@ -84,8 +90,22 @@ def draw_program(
         if id(b) in made:
             edges.append(Edge(made[id(b)], nid, "data", shape=b.shape))
     title = f"program {prog.name}: {len(prog.ops)} ops, peak {prog.peak_bytes / 2**10:.1f} KiB"
+    if groups:
+        title += f", {len(groups)} elementwise {'chain' if len(groups) == 1 else 'chains'} fusable into one GPU kernel each"
     return to_digraph(Graph(title, nodes, edges), depth=depth, group_modules=group_modules, rankdir=rankdir,
                       show_legend=legend, name=prog.name)  # fmt: skip
+
+
+def _kernel_scopes(groups: list[Any]) -> dict[int, Scope]:
+    """id(op record) -> the scope of the fusion group it belongs to: a ``"kernel"`` scope
+    inside the innermost scope holding all of the group's ops, so the group draws as one
+    cluster where its ops are."""
+    out: dict[int, Scope] = {}
+    for k in groups:
+        parent = common_scope(op.scope for op in k.records)
+        s = Scope(f"{k.name}: one GPU kernel, {len(k.records)} ops", "kernel", parent)
+        out.update((id(op), s) for op in k.records)
+    return out
 
 
 def memory_profile(prog: Program) -> list[int]:

@@ -129,13 +129,14 @@ def args_str(args: Any, limit: int = 40) -> str | None:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def heads_note(op_name: str, shapes: Iterable[tuple]) -> str | None:
-    """``"4 heads"`` for attention on ``(B, H, T, d)`` operands: the head axis is dim -3."""
-    if op_name != "attention":
+def heads_note(heads_axis: int | None, shapes: Iterable[tuple]) -> str | None:
+    """``"4 heads"`` for an op whose operands have a head axis (its ``heads_axis``: -3 of
+    attention's ``(B, H, T, d)``), read off the first operand of 4 or more dimensions."""
+    if heads_axis is None:
         return None
     for s in shapes:
         if len(s) >= 4:
-            return f"{s[-3]} heads"
+            return f"{s[heads_axis]} heads"
     return None
 
 
