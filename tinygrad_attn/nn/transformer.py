@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd import no_grad
+from ..engine.switches import no_grad
 from .attention import MultiHeadAttention
 from .layers import Dropout, Embedding, LayerNorm, Linear, PositionalEncoding
 from .module import Module, ModuleList

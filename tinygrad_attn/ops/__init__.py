@@ -2,7 +2,7 @@
 
 Everything else in the library (softmax, layer_norm, attention, ...) is written once, in
 :mod:`tinygrad_attn.functional`, from these. Each class's ``forward`` and ``backward``
-sit side by side; broadcasting is undone in one place, ``autograd.unbroadcast``.
+sit side by side; broadcasting is undone in one place, ``engine.backward.unbroadcast``.
 """
 
 from .elementwise import (

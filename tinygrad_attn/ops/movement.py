@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import functools
 
-from .. import autograd
-from ..autograd import Function
+from ..engine.backward import SliceGradient
+from ..engine.function import Function
 
 
 class Reshape(Function):
     __slots__ = ()
+    view = True  # the result may share the input's memory
     reads_values = False  # backward reads shapes only
     reads_output = False
 
@@ -22,6 +23,7 @@ class Reshape(Function):
 
 class Permute(Function):
     __slots__ = ()
+    view = True  # the result may share the input's memory
     reads_values = False  # backward reads shapes only
     args_label = "axes"
     reads_output = False
@@ -71,6 +73,7 @@ class Expand(Function):
     """Broadcast to a larger shape; the engine sums the gradient back."""
 
     __slots__ = ()
+    view = True  # the result may share the input's memory
     reads_values = False  # backward reads shapes only
     reads_output = False
 
@@ -85,6 +88,7 @@ class Slice(Function):
     """Basic indexing ``x[key]``: ints, slices and ``...`` (no ``None``, no arrays)."""
 
     __slots__ = ()
+    view = True  # the result may share the input's memory
     reads_values = False  # backward reads shapes only
     reads_output = False
     name = "getitem"
@@ -93,9 +97,9 @@ class Slice(Function):
         return a[self.args]
 
     def backward(self, g, ns, inputs, out):
-        if ns is autograd.TENSOR_NS:  # a recorded gradient: the SliceGrad op
+        if ns.recording:  # a recorded gradient: the SliceGrad op
             return (ns.slice_grad(g, tuple(inputs[0].shape), self.args),)
-        return (autograd.SliceGradient(g, tuple(inputs[0].shape), self.args, ns),)
+        return (SliceGradient(g, tuple(inputs[0].shape), self.args, ns),)
 
 
 class SliceGrad(Function):

@@ -21,7 +21,7 @@ from typing import Any
 
 import graphviz
 
-from ..autograd import Scope
+from ..engine.switches import Scope
 from . import text
 from .graph import Edge, Graph, ModulePaths, Node
 from .renderer import renderer

@@ -21,7 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._tensor import Tensor
-from ..autograd import FreedArray, FusedFunction, InPlace, Scope, _as_seen_by, run_backward
+from ..engine.backward import run_backward
+from ..engine.composite import FusedFunction
+from ..engine.function import FreedArray
+from ..engine.switches import Scope
+from ..engine.versions import as_seen_by
+from ..ops.alias import InPlace
 from . import text
 
 
@@ -134,7 +139,7 @@ class Walk:
 
 def _seen_by(x: Any, seq: int) -> Any:
     if isinstance(x, Tensor) and x._ctx is not None and x._ctx.seq > seq:
-        return _as_seen_by(x, seq)
+        return as_seen_by(x, seq)
     return x
 
 

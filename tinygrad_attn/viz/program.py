@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..autograd import FusedFunction
+from ..engine.composite import FusedFunction
 from ..symbolic.passes import memory_released
 from .dot import to_digraph
 from .graph import Edge, Graph, Node
