@@ -148,8 +148,8 @@ class Tensor:
     """
 
     # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (see
-    # autograd.run_backward, which orders the backward pass by it without a graph walk, and
-    # autograd._release_unread, which compares it with the tensor's reference count).
+    # engine.backward.run_backward, which orders the backward pass by it without a graph walk, and
+    # engine.function._release_unread, which compares it with the tensor's reference count).
     __slots__ = ("_data", "_dev", "grad", "requires_grad", "_ctx", "name", "_uses", "__weakref__")
     __array_ufunc__ = None  # ``ndarray + Tensor`` defers to Tensor.__radd__
     __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
@@ -224,7 +224,7 @@ class Tensor:
         return t
 
     # Whether in-place changes of this tensor count in its memory's version (see
-    # autograd.bump_version); False only for what ``.data`` hands out.
+    # engine.versions.bump_version); False only for what ``.data`` hands out.
     _tracks_versions = True
 
     @property
@@ -899,7 +899,7 @@ class Tensor:
     # -- in-place ops ---------------------------------------------------------------
     # Each writes its result into this tensor's own array (views of it see the change) and
     # bumps the array's version; where a gradient is wanted it is recorded and the
-    # tensor's history rebased, as PyTorch does (see autograd.apply_inplace).
+    # tensor's history rebased, as PyTorch does (see inplace.apply_inplace).
     @property
     def _version(self) -> int:
         """How many in-place changes this tensor's memory has had (its views share it)."""

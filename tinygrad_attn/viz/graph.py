@@ -91,7 +91,7 @@ class Walk:
     In-place changes: a tensor changed in place after an op read it now holds a later
     node; the op read its earlier version (another tensor object, ``InPlace.previous``),
     and :meth:`inputs_of` gives that one, as the backward pass maps it
-    (``autograd._as_seen_by``). The node an in-place change leaves (``InPlace``) only
+    (``engine.versions.as_seen_by``). The node an in-place change leaves (``InPlace``) only
     passes the write's result on: the walk goes straight to the write (``x[t] = v`` is
     one ``setitem``, ``x.add_(y)`` one ``add``), so each write draws once, forward and
     backward.
