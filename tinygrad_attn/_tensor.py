@@ -207,8 +207,8 @@ class Tensor:
         self._uses = 0
         if requires_grad:
             self.requires_grad_(True)
-        if _State.tracer is not None:  # made inside a traced function (see Tracer.write)
-            _State.tracer.made(self)
+        if _State.hook is not None:  # made inside a traced function (see Tracer.write)
+            _State.hook.made(self)
 
     @classmethod
     def _wrap(cls, data: Any, dev: Device) -> Tensor:
@@ -260,8 +260,8 @@ class Tensor:
         t.name = name
         if requires_grad:
             t.requires_grad_(True)
-        if _State.tracer is not None:  # made inside a traced function (see Tracer.write)
-            _State.tracer.made(t)
+        if _State.hook is not None:  # made inside a traced function (see Tracer.write)
+            _State.hook.made(t)
         return t
 
     @classmethod

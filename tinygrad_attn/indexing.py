@@ -328,8 +328,8 @@ def _store(x: Tensor, key: tuple, value: Any) -> None:
     """``x._data[key] = value`` unrecorded, with the version bumped."""
     if x._data.__class__ is FreedArray:
         raise RuntimeError(f"setitem: the values of this tensor (shape {x.shape}) were freed {x._data.when}")
-    if _State.tracer is not None:  # a symbolic trace writes into the same buffer
-        _State.tracer.write(x, key, value)
+    if _State.hook is not None:  # a symbolic trace writes into the same buffer
+        _State.hook.write(x, key, value)
     v = value
     if isinstance(value, Tensor):
         v = value._data

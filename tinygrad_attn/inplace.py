@@ -211,8 +211,8 @@ def _write(t: Tensor, r: Tensor, name: str) -> None:
     """Write ``r``'s values into ``t``'s array (same memory) and bump its version."""
     r = _checked_result(t, r, name)
     dst = t._data
-    if _State.tracer is not None:  # a symbolic trace writes into the same buffer
-        _State.tracer.write(t, None, r)
+    if _State.hook is not None:  # a symbolic trace writes into the same buffer
+        _State.hook.write(t, None, r)
     if r._data is not dst:
         try:
             dst[...] = r._data

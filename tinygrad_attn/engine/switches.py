@@ -57,7 +57,7 @@ class Hook:
     The one way the tracer (``tinygrad_attn.symbolic``), anomaly detection and the explorer
     (``tinygrad_attn.viz.explore``) see what the engine does: ``Function.apply`` calls
     :meth:`op` for every op, the backward pass :meth:`before_step` and :meth:`after_step`
-    around every step. Hooks nest: each passes every event on to the one it replaced
+    around every step, constructors :meth:`made`, in-place changes :meth:`write`. Hooks nest: each passes every event on to the one it replaced
     (``outer``), so a traced function may run inside ``detect_anomaly``, and an explored one
     under the tracer.
     """
@@ -79,6 +79,17 @@ class Hook:
         """``fn``'s backward returned ``grads`` (one per input), computed with ``ns``."""
         if self.outer is not None:
             self.outer.after_step(fn, grads, ns)
+
+    def made(self, t: Any) -> None:
+        """A constructor (not an op) made ``t``."""
+        if self.outer is not None:
+            self.outer.made(t)
+
+    def write(self, t: Any, key: Any, value: Any) -> None:
+        """An in-place change is about to write ``value`` into ``t``'s array at ``key``
+        (``None``: all of it)."""
+        if self.outer is not None:
+            self.outer.write(t, key, value)
 
 
 @contextlib.contextmanager

@@ -113,8 +113,8 @@ class TensorNamespace:
     @staticmethod
     def zeros_like(x: Any) -> Any:
         t = _function.Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev)
-        if _State.tracer is not None:  # made inside a traced function (see Tracer.write)
-            _State.tracer.made(t)
+        if _State.hook is not None:  # made inside a traced function (see Tracer.write)
+            _State.hook.made(t)
         return t
 
     def stack(self, xs: Sequence[Any], axis: int) -> Any:

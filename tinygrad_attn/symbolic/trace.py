@@ -298,8 +298,13 @@ class Tracer(Hook):
         self._by_fn[id(fn)] = rec
 
     def write(self, t: Tensor, key: Any, value: Any) -> None:
-        """Called just before an in-place change writes ``value`` (a tensor or a number) into
-        ``t``'s array at ``key`` (``None``: all of it): the program writes there too."""
+        """The hook's event just before an in-place change writes ``value`` (a tensor or a
+        number) into ``t``'s array at ``key`` (``None``: all of it): the program writes there too."""
+        if not self._paused:
+            self._record_write(t, key, value)
+        super().write(t, key, value)
+
+    def _record_write(self, t: Tensor, key: Any, value: Any) -> None:
         tb = self.value(t)
         if isinstance(value, Tensor):
             if value.dtype != t.dtype:  # (a store casts as it writes; the program casts first)
@@ -323,9 +328,11 @@ class Tracer(Hook):
                                  scope=_State.scope))  # fmt: skip
 
     def made(self, t: Tensor) -> None:
-        """Called by the constructors for each tensor fn makes while installed."""
-        self._made.add(id(t))
-        self._alive.append(t)
+        """The hook's event for each tensor a constructor makes while installed."""
+        if not self._paused:
+            self._made.add(id(t))
+            self._alive.append(t)
+        super().made(t)
 
     def outputs_of(self, result: Any) -> tuple[list[Buffer], Any]:
         """The buffers of the tensors in ``result`` and the structure to put them back in."""
