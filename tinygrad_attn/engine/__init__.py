@@ -15,7 +15,7 @@ the replay of stale views. (``backward`` and ``composite`` are the submodules he
 functions of those names are ``engine.backward.backward`` and ``engine.composite.composite``.)
 """
 
-from .backward import SliceGradient, grad, run_backward, unbroadcast
+from .backward import SliceGradient, accumulate_grad, grad, run_backward, unbroadcast
 from .composite import FusedFunction
 from .function import (
     FREE_MIN_SIZE,
@@ -26,6 +26,7 @@ from .function import (
     register_tensor,
 )
 from .switches import (
+    Hook,
     Scope,
     current_scope,
     decompose,
@@ -33,6 +34,7 @@ from .switches import (
     enable_grad,
     is_grad_enabled,
     no_grad,
+    observing,
     scope,
 )
 from .versions import bump_version, version_of
@@ -42,9 +44,11 @@ __all__ = [
     "FreedArray",
     "Function",
     "FusedFunction",
+    "Hook",
     "InvalidArgumentError",
     "Scope",
     "SliceGradient",
+    "accumulate_grad",
     "bump_version",
     "current_scope",
     "decompose",
@@ -54,6 +58,7 @@ __all__ = [
     "is_grad_enabled",
     "may_overwrite",
     "no_grad",
+    "observing",
     "register_tensor",
     "run_backward",
     "scope",
