@@ -90,7 +90,7 @@ def long_chain(n_ops: int = LONG_OPS, rounds: int = 3) -> dict[str, float]:
     ``interleave`` turns the collector off while it times; here it stays on, as users run,
     so what it costs shows. Three ways, alternating, best of ``rounds``: the engine as it
     is ("now": full collections wait while the graph lives, see
-    ``tinygrad_attn.autograd.GC_LONG_GRAPH``), the same with that switched off
+    ``tinygrad_attn.engine.function.GC_LONG_GRAPH``), the same with that switched off
     (``GC_DEFER = False``: "before", the collector as Python sets it), and the collector
     off (the floor).
     """
@@ -101,7 +101,7 @@ def long_chain(n_ops: int = LONG_OPS, rounds: int = 3) -> dict[str, float]:
         for name, ts in times.items():
             gc.collect()
             if name == "before":
-                tga.autograd.GC_DEFER = False
+                tga.engine.function.GC_DEFER = False
             if name == "collector off":
                 gc.disable()
             try:
@@ -112,7 +112,7 @@ def long_chain(n_ops: int = LONG_OPS, rounds: int = 3) -> dict[str, float]:
                 ts.append(clock() - t0)
                 del h
             finally:
-                tga.autograd.GC_DEFER = True
+                tga.engine.function.GC_DEFER = True
                 gc.enable()
     best = {k: min(v) for k, v in times.items()}
     print(f"  chain of {n_ops} ops on (4,) float32, forward only, collector on, best of {rounds}")

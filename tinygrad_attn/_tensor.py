@@ -15,11 +15,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import autograd, ops
 from . import dtypes as _dtypes
-from .autograd import Function, InvalidArgumentError, composite
+from . import ops
 from .backend import Device, default_device, device_of_array, get_device
 from .backend import device as _device
+from .engine.backward import backward
+from .engine.composite import composite
+from .engine.function import FreedArray, Function, InvalidArgumentError, register_tensor
+from .engine.switches import _State
+from .engine.versions import version_of
+from .inplace import apply_inplace
+from .ops.tensor_namespace import TensorNamespace
 from .random import draw, host_generator
 
 Shape = tuple[int, ...]
@@ -142,8 +148,8 @@ class Tensor:
     """
 
     # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (see
-    # autograd.run_backward, which orders the backward pass by it without a graph walk, and
-    # autograd._release_unread, which compares it with the tensor's reference count).
+    # engine.backward.run_backward, which orders the backward pass by it without a graph walk, and
+    # engine.function._release_unread, which compares it with the tensor's reference count).
     __slots__ = ("_data", "_dev", "grad", "requires_grad", "_ctx", "name", "_uses", "__weakref__")
     __array_ufunc__ = None  # ``ndarray + Tensor`` defers to Tensor.__radd__
     __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
@@ -201,8 +207,8 @@ class Tensor:
         self._uses = 0
         if requires_grad:
             self.requires_grad_(True)
-        if autograd._State.tracer is not None:  # made inside a traced function (see Tracer.write)
-            autograd._State.tracer.made(self)
+        if _State.hook is not None:  # made inside a traced function (see Tracer.write)
+            _State.hook.made(self)
 
     @classmethod
     def _wrap(cls, data: Any, dev: Device) -> Tensor:
@@ -218,7 +224,7 @@ class Tensor:
         return t
 
     # Whether in-place changes of this tensor count in its memory's version (see
-    # autograd.bump_version); False only for what ``.data`` hands out.
+    # engine.versions.bump_version); False only for what ``.data`` hands out.
     _tracks_versions = True
 
     @property
@@ -254,8 +260,8 @@ class Tensor:
         t.name = name
         if requires_grad:
             t.requires_grad_(True)
-        if autograd._State.tracer is not None:  # made inside a traced function (see Tracer.write)
-            autograd._State.tracer.made(t)
+        if _State.hook is not None:  # made inside a traced function (see Tracer.write)
+            _State.hook.made(t)
         return t
 
     @classmethod
@@ -280,7 +286,7 @@ class Tensor:
     def randn(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
               name: str | None = None) -> Tensor:  # fmt: skip
         """Standard normal draws, made on the host from the seeded generator and moved."""
-        if autograd._State.tracer is not None and not requires_grad:  # an op: a replay draws again
+        if _State.tracer is not None and not requires_grad:  # an op: a replay draws again
             return draw("standard_normal", _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
         arr = host_generator().standard_normal(_shape_args(shape))
         return cls._host(arr, dtype or np.float32, device, requires_grad, name)
@@ -289,7 +295,7 @@ class Tensor:
     def rand(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
              name: str | None = None) -> Tensor:  # fmt: skip
         """Uniform draws in [0, 1), made on the host from the seeded generator and moved."""
-        if autograd._State.tracer is not None and not requires_grad:  # an op: a replay draws again
+        if _State.tracer is not None and not requires_grad:  # an op: a replay draws again
             return draw("random", _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
         arr = host_generator().random(_shape_args(shape))
         return cls._host(arr, dtype or np.float32, device, requires_grad, name)
@@ -381,9 +387,9 @@ class Tensor:
 
     def retain_grad(self) -> Tensor:
         """Keep ``.grad`` for this non-leaf tensor after backward."""
-        if autograd._State.retained is None:
-            autograd._State.retained = {}
-        registry, key = autograd._State.retained, id(self)
+        if _State.retained is None:
+            _State.retained = {}
+        registry, key = _State.retained, id(self)
 
         def forget(ref: weakref.ref, registry: dict = registry, key: int = key) -> None:
             # The entry goes with the tensor: its id may be reused by a tensor that did not
@@ -398,7 +404,7 @@ class Tensor:
         extra = f", device='{self.device}'" if self.device != "cpu" else ""
         extra += ", requires_grad=True" if self.requires_grad else ""
         extra += f", grad_fn=<{self._ctx.op_name}>" if self._ctx is not None else ""
-        if self._data.__class__ is autograd.FreedArray:
+        if self._data.__class__ is FreedArray:
             body = f"<values freed {self._data.when}>, shape={self.shape}"
         else:
             body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
@@ -412,9 +418,9 @@ class Tensor:
     def _read(self, what: str) -> np.ndarray:
         """A host copy of the data for ``what`` (the method reading it): every read of a
         tensor's values into Python passes here."""
-        if autograd._State.tracer is not None:  # a Python decision on a traced value (tinygrad_attn.symbolic)
-            autograd._State.tracer.check_read(self, what)
-        if self._data.__class__ is autograd.FreedArray:
+        if _State.tracer is not None:  # a Python decision on a traced value (tinygrad_attn.symbolic)
+            _State.tracer.check_read(self, what)
+        if self._data.__class__ is FreedArray:
             raise RuntimeError(
                 f"numpy: the values of this intermediate tensor (shape {self.shape}) were freed "
                 f"{self._data.when}, as nothing but the graph held it; keep a reference to it (and "
@@ -447,9 +453,9 @@ class Tensor:
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """``np.asarray(t)``: the values as a NumPy array (on the CPU the tensor's own memory,
         unless ``copy``). A tensor inside ``tga.trace`` raises ``TraceError``, as ``.numpy()``."""
-        if autograd._State.tracer is not None:
-            autograd._State.tracer.check_read(self, "__array__")
-        if self._data.__class__ is autograd.FreedArray:
+        if _State.tracer is not None:
+            _State.tracer.check_read(self, "__array__")
+        if self._data.__class__ is FreedArray:
             self._read("__array__")  # (raises, saying when the values were freed)
         arr = self._dev.to_host(self._data)
         if copy is False and (arr is not self._data or (dtype is not None and np.dtype(dtype) != arr.dtype)):
@@ -499,7 +505,7 @@ class Tensor:
         dt = np.dtype(dtype)
         if dt == self.dtype:
             return self
-        if dt.kind in _FLOAT_KINDS or autograd._State.tracer is not None:  # (traced: an op, never a constant)
+        if dt.kind in _FLOAT_KINDS or _State.tracer is not None:  # (traced: an op, never a constant)
             return ops.Cast.apply(self, args=self._dev.dtype(dt))
         return Tensor._wrap(self._dev.ops.astype(self._data, self._dev.dtype(dt)), self._dev)
 
@@ -531,7 +537,7 @@ class Tensor:
             raise NotImplementedError("backward: inputs= is not supported; use tga.grad(output, inputs)")
         g = gradient if grad is None else grad
         keep = create_graph if retain_graph is None else bool(retain_graph)
-        autograd.backward(self, g, retain_graph=keep, create_graph=create_graph)
+        backward(self, g, retain_graph=keep, create_graph=create_graph)
 
     # -- operand conversion -------------------------------------------------------
     def _operand(self, other: Any) -> Any:
@@ -893,37 +899,37 @@ class Tensor:
     # -- in-place ops ---------------------------------------------------------------
     # Each writes its result into this tensor's own array (views of it see the change) and
     # bumps the array's version; where a gradient is wanted it is recorded and the
-    # tensor's history rebased, as PyTorch does (see autograd.apply_inplace).
+    # tensor's history rebased, as PyTorch does (see inplace.apply_inplace).
     @property
     def _version(self) -> int:
         """How many in-place changes this tensor's memory has had (its views share it)."""
-        v = autograd.version_of(self._data)
+        v = version_of(self._data)
         return 0 if v is None else v.count
 
     def add_(self, other: Any, alpha: float = 1) -> Tensor:
         """``self += alpha * other``, in place."""
         o = self._operand(other)
-        return autograd.apply_inplace(self, "add_", lambda x, o: x + (o * alpha if alpha != 1 else o), o,
+        return apply_inplace(self, "add_", lambda x, o: x + (o * alpha if alpha != 1 else o), o,
                                       reads_old=False)  # fmt: skip
 
     def sub_(self, other: Any, alpha: float = 1) -> Tensor:
         """``self -= alpha * other``, in place."""
         o = self._operand(other)
-        return autograd.apply_inplace(self, "sub_", lambda x, o: x - (o * alpha if alpha != 1 else o), o,
+        return apply_inplace(self, "sub_", lambda x, o: x - (o * alpha if alpha != 1 else o), o,
                                       reads_old=False)  # fmt: skip
 
     def mul_(self, other: Any) -> Tensor:
         o = self._operand(other)
-        return autograd.apply_inplace(self, "mul_", Tensor.__mul__, o, reads_old=Tensor._needs_grad(o))
+        return apply_inplace(self, "mul_", Tensor.__mul__, o, reads_old=Tensor._needs_grad(o))
 
     def div_(self, other: Any) -> Tensor:  # (a division's backward reads the divisor, and x if the divisor needs grad)
         o = self._operand(other)
-        return autograd.apply_inplace(self, "div_", Tensor.__truediv__, o, reads_old=Tensor._needs_grad(o))
+        return apply_inplace(self, "div_", Tensor.__truediv__, o, reads_old=Tensor._needs_grad(o))
 
     def fill_(self, value: Any) -> Tensor:
         """Every element becomes ``value`` (a number or a one-element tensor), in place."""
         v = value.reshape(()) if isinstance(value, Tensor) else value
-        return autograd.apply_inplace(self, "fill_", lambda x, v: where(True, v, x), v, reads_old=False)
+        return apply_inplace(self, "fill_", lambda x, v: where(True, v, x), v, reads_old=False)
 
     def zero_(self) -> Tensor:
         return self.fill_(0)
@@ -934,39 +940,39 @@ class Tensor:
         src = src if isinstance(src, Tensor) else Tensor(src, device=self._dev)
         if src._dev is not self._dev:
             src = src.to(self._dev)
-        return autograd.apply_inplace(self, "copy_", lambda x, s: where(True, s.astype(x.dtype), x), src,
+        return apply_inplace(self, "copy_", lambda x, s: where(True, s.astype(x.dtype), x), src,
                                       reads_old=False)  # fmt: skip
 
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
         if min is None and max is None:
             raise ValueError("clamp_: at least one of min and max must be given")
-        return autograd.apply_inplace(self, "clamp_", lambda x: x.clip(min, max))
+        return apply_inplace(self, "clamp_", lambda x: x.clip(min, max))
 
     clip_ = clamp_
 
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
         """``value`` where ``mask`` is True, in place."""
         v = value.reshape(()) if isinstance(value, Tensor) else value
-        return autograd.apply_inplace(self, "masked_fill_", lambda x, v: x.masked_fill(mask, v), v, reads_old=False)
+        return apply_inplace(self, "masked_fill_", lambda x, v: x.masked_fill(mask, v), v, reads_old=False)
 
     # ``x += y``: in place, as in PyTorch. Where that cannot be recorded (a view of another
     # tensor's memory, while gradients are recorded) Python gets a new tensor back, so
     # ``x[i] += y`` still works: it writes that back with ``__setitem__``.
     def __iadd__(self, other: Any) -> Tensor:
         o = self._operand(other)
-        return autograd.apply_inplace(self, "add_", Tensor.__add__, o, operator=True, reads_old=False)
+        return apply_inplace(self, "add_", Tensor.__add__, o, operator=True, reads_old=False)
 
     def __isub__(self, other: Any) -> Tensor:
         o = self._operand(other)
-        return autograd.apply_inplace(self, "sub_", Tensor.__sub__, o, operator=True, reads_old=False)
+        return apply_inplace(self, "sub_", Tensor.__sub__, o, operator=True, reads_old=False)
 
     def __imul__(self, other: Any) -> Tensor:
         o = self._operand(other)
-        return autograd.apply_inplace(self, "mul_", Tensor.__mul__, o, operator=True, reads_old=Tensor._needs_grad(o))
+        return apply_inplace(self, "mul_", Tensor.__mul__, o, operator=True, reads_old=Tensor._needs_grad(o))
 
     def __itruediv__(self, other: Any) -> Tensor:
         o = self._operand(other)
-        return autograd.apply_inplace(self, "div_", Tensor.__truediv__, o, operator=True, reads_old=Tensor._needs_grad(o))
+        return apply_inplace(self, "div_", Tensor.__truediv__, o, operator=True, reads_old=Tensor._needs_grad(o))
 
     @staticmethod
     def _needs_grad(x: Any) -> bool:
@@ -1708,87 +1714,10 @@ def _logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
 
 
 # -- the namespace that makes backward formulas record a graph -------------------
-class _TensorNamespace:
-    """The array-namespace functions backward formulas use, as tensor ops.
-
-    With ``create_graph=True`` the engine passes this instead of the device's array
-    namespace, so every gradient step is itself recorded and differentiable.
-    """
-
-    @staticmethod
-    def const(x: Any) -> Any:
-        return x if isinstance(x, Tensor) else Tensor._wrap(x, device_of_array(x))
-
-    @staticmethod
-    def scalar(value: Any, like: Any) -> Any:
-        return value
-
-    exp = staticmethod(Tensor.exp)
-    log = staticmethod(Tensor.log)
-    sqrt = staticmethod(Tensor.sqrt)
-    tanh = staticmethod(Tensor.tanh)
-    abs = staticmethod(Tensor.abs)
-    matmul = staticmethod(Tensor.__matmul__)
-
-    @staticmethod
-    def matrix_transpose(x: Tensor) -> Tensor:
-        return x.mT
-
-    @staticmethod
-    def sign(x: Tensor) -> Tensor:
-        return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
-
-    @staticmethod
-    def astype(x: Tensor, dtype: Any) -> Tensor:
-        return x.astype(dtype if isinstance(dtype, np.dtype) else x._dev.np_dtype(dtype))
-
-    @staticmethod
-    def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return x.sum(axis, keepdims)
-
-    @staticmethod
-    def reshape(x: Tensor, shape: Any) -> Tensor:
-        return x.reshape(shape)
-
-    @staticmethod
-    def broadcast_to(x: Tensor, shape: Any) -> Tensor:
-        return x.expand(shape)
-
-    @staticmethod
-    def permute_dims(x: Tensor, axes: Any) -> Tensor:
-        return x.permute(axes)
-
-    @staticmethod
-    def where(cond: Any, a: Any, b: Any) -> Tensor:
-        return where(cond, a, b)
-
-    @staticmethod
-    def zeros_like(x: Tensor) -> Tensor:
-        t = Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev)
-        if autograd._State.tracer is not None:  # made inside a traced function (see Tracer.write)
-            autograd._State.tracer.made(t)
-        return t
-
-    @staticmethod
-    def slice_grad(g: Tensor, shape: Any, key: Any) -> Tensor:
-        return ops.SliceGrad.apply(g, args=(shape, key))
-
-    @staticmethod
-    def gather(x: Tensor, axis: int, index: Any) -> Tensor:
-        return ops.Gather.apply(x, args=(axis, index))
-
-    @staticmethod
-    def scatter_add(g: Tensor, shape: Any, axis: int, index: Any) -> Tensor:
-        return ops.ScatterAdd.apply(g, args=(shape, axis, index))
-
-    @staticmethod
-    def stack(xs: Sequence[Tensor], axis: int) -> Tensor:
-        return stack(xs, axis)
-
-
-TENSOR_NS = _TensorNamespace()
-autograd.Tensor = Tensor
-autograd.TENSOR_NS = TENSOR_NS
+# The namespace of tensor ops a backward pass with create_graph=True hands to each op (built
+# from the ops in ops/tensor_namespace.py); the engine learns it and the class by registration.
+TENSOR_NS = TensorNamespace(where=where, stack=stack)
+register_tensor(Tensor, TENSOR_NS)
 
 # Last: functional builds on this module. (A module reference rather than an import inside
 # each method, which cost about a microsecond per call.)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._tensor import Tensor, where
-from .autograd import composite
+from .engine.composite import composite
 
 __all__ = ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]
 

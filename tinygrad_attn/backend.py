@@ -19,6 +19,7 @@ Device names:
 
 from __future__ import annotations
 
+import functools
 import operator
 import os
 from types import SimpleNamespace
@@ -200,6 +201,14 @@ class device:  # noqa: N801 - PyTorch's name
         return (device, (self.type, self.index))
 
 
+def _forward_of(xp: Any, cls: type, *arrays: Any, args: Any = None) -> Any:
+    """Op ``cls``'s forward on ``arrays``, recording nothing (the array namespace's
+    ``apply``: a backward formula that needs another op's values calls ``ns.apply``)."""
+    fn = object.__new__(cls)
+    fn.args, fn.ctx = args, None
+    return fn.forward(xp, *arrays)
+
+
 class Device:
     """One place arrays live. ``ops`` is its array namespace plus the helpers ops need."""
 
@@ -251,6 +260,13 @@ class Device:
         # CPU, so that each pass reads from cache rather than memory; None: all at once.
         ops.cache_block = None if name.startswith("cuda") else CPU_CACHE_BLOCK
         ops.device = self
+        # What a backward formula asks its namespace (the tensor namespace of create_graph
+        # answers the other way, recording ops): ``recording``, and ``apply(Op, *arrays,
+        # args=...)``, an op's forward on arrays (there: the op itself, recorded).
+        ops.recording = False
+        ops.apply = functools.partial(_forward_of, ops)
+        ops.values = _identity  # (the tensor namespace: a tensor's array)
+        ops.device_of = lambda arr: self  # (the tensor namespace: the device of the array)
         self.ops = ops
 
     def __repr__(self) -> str:

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 
 from ._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, cat, mask_dtype, where
-from .autograd import _memory_root, _State, composite, scope
+from .engine.composite import composite
+from .engine.switches import _State, scope
+from .engine.versions import _memory_root
 from .indexing import host_integers
 from .ops import fused
 from .random import draw

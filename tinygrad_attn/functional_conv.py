@@ -18,7 +18,8 @@ import numpy as np
 
 from . import functional as _F
 from ._tensor import TENSOR_NS, InvalidArgumentError, Tensor
-from .autograd import composite, no_grad
+from .engine.composite import composite
+from .engine.switches import no_grad
 from .ops import conv as _conv
 from .ops.conv import Geometry, im2col, out_size
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from . import functional as _F
 from ._tensor import InvalidArgumentError, Tensor, where
-from .autograd import composite
+from .engine.composite import composite
 
 __all__ = ["l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "cosine_embedding_loss"]
 

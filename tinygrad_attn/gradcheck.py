@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._tensor import Tensor
-from .autograd import grad
+from .engine.backward import grad
 
 
 class GradcheckError(RuntimeError):

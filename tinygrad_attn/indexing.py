@@ -12,9 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from . import autograd, ops
+from . import ops
 from ._tensor import Tensor, where
-from .autograd import Function
+from .engine.function import _NUMPY_SCALARS, FreedArray, Function, _as_ndarray
+from .engine.switches import _State
+from .engine.versions import bump_version
+from .inplace import apply_inplace
 
 
 def _is_index_array(k: Any) -> bool:
@@ -207,7 +210,7 @@ def _advanced(x: Tensor, key: tuple) -> Tensor:
     adv = [i for i, k in enumerate(key) if not isinstance(k, slice)]
     # First the slices, with full slices on the indexed axes.
     out = _basic(x, tuple(slice(None) if i in adv else k for i, k in enumerate(key)))
-    if autograd._State.tracer is not None and any(isinstance(key[i], Tensor) for i in adv):
+    if _State.tracer is not None and any(isinstance(key[i], Tensor) for i in adv):
         return _advanced_traced(out, key, adv)
     idx = [_index_array(key[i], out, out.shape[i]) for i in adv]
     xp = out._dev.ops
@@ -267,7 +270,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     shape) written into ``x``'s array, for any key ``x[key]`` takes.
 
     Where a gradient is wanted it is recorded as an in-place op (see
-    :func:`autograd.apply_inplace`): basic keys through :class:`SetSlice`, index arrays and
+    :func:`apply_inplace`): basic keys through :class:`SetSlice`, index arrays and
     masks as ``where(written, values scattered to their positions, x)``.
     """
     if isinstance(value, Tensor):
@@ -281,7 +284,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         value = Tensor(value, dtype=x.dtype, device=x._dev)
     parts = key if isinstance(key, tuple) else (key,)
     basic = not any(_is_index_array(p) or _is_bool_array(p) for p in parts)
-    wants = autograd._State.grad_enabled and (x.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+    wants = _State.grad_enabled and (x.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
     if basic and isinstance(value, Tensor) and any(p is None for p in parts):
         # x[:, None] += 1: the value has the view's new axes of length 1, the store has not
         view_shape = getitem(x.detach(), parts).shape
@@ -292,9 +295,9 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
             _store(x, plain, value)
             return
         store = lambda old, v: SetSlice.apply(old, _cast_like(v, old), args=plain)  # noqa: E731
-        autograd.apply_inplace(x, "setitem", store, value, reads_old=False)
+        apply_inplace(x, "setitem", store, value, reads_old=False)
         return
-    if autograd._State.tracer is not None and any(isinstance(p, Tensor) for p in parts):
+    if _State.tracer is not None and any(isinstance(p, Tensor) for p in parts):
         _setitem_traced(x, key, value)  # the index an input of the program: no host read
         return
     if not wants and x._dev.xp is np:  # NumPy stores fancy keys itself
@@ -305,7 +308,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         except IndexError as e:
             raise IndexError(f"setitem: {e} (tensor of shape {x.shape})") from e
     written = _written_positions(x, key)
-    autograd.apply_inplace(x, "setitem", lambda old, v: _scatter_into(old, written, v), value, reads_old=False)
+    apply_inplace(x, "setitem", lambda old, v: _scatter_into(old, written, v), value, reads_old=False)
 
 
 def _basic_setitem_key(x: Tensor, parts: tuple) -> tuple:
@@ -323,10 +326,10 @@ def _basic_setitem_key(x: Tensor, parts: tuple) -> tuple:
 
 def _store(x: Tensor, key: tuple, value: Any) -> None:
     """``x._data[key] = value`` unrecorded, with the version bumped."""
-    if x._data.__class__ is autograd.FreedArray:
+    if x._data.__class__ is FreedArray:
         raise RuntimeError(f"setitem: the values of this tensor (shape {x.shape}) were freed {x._data.when}")
-    if autograd._State.tracer is not None:  # a symbolic trace writes into the same buffer
-        autograd._State.tracer.write(x, key, value)
+    if _State.hook is not None:  # a symbolic trace writes into the same buffer
+        _State.hook.write(x, key, value)
     v = value
     if isinstance(value, Tensor):
         v = value._data
@@ -338,7 +341,7 @@ def _store(x: Tensor, key: tuple, value: Any) -> None:
         raise ValueError(f"setitem: cannot write a value of shape {_shape_of(value)} into x[...] of a tensor of "
                          f"shape {x.shape}: {e}") from e  # fmt: skip
     if x._tracks_versions:  # (not through ``.data``: PyTorch's untracked escape hatch)
-        autograd.bump_version(x._data)
+        bump_version(x._data)
 
 
 def _cast_like(v: Any, x: Tensor) -> Any:
@@ -368,11 +371,11 @@ class SetSlice(Function):
 
     def backward(self, g, ns, inputs, out):
         key = self.args
-        if ns is autograd.TENSOR_NS:
+        if ns.recording:  # a recorded gradient (create_graph)
             return SetSlice.apply(g, 0.0, args=key), g[key]
         gx = ns.copy(g)
-        if gx.__class__ in autograd._NUMPY_SCALARS:  # (a 0-d gradient NumPy gave as a scalar)
-            gx = autograd._as_ndarray(gx)
+        if gx.__class__ in _NUMPY_SCALARS:  # (a 0-d gradient NumPy gave as a scalar)
+            gx = _as_ndarray(gx)
         gx[key] = 0
         return gx, ns.copy(g[key])
 
@@ -425,4 +428,4 @@ def _setitem_traced(x: Tensor, key: Any, value: Any) -> None:
         vals = _cast_like(v, old).expand(shape).reshape(-1)
         return where(hit, ops.PutAdd.apply(vals, flat, args=((n,), 0)), old_flat).reshape(old.shape)
 
-    autograd.apply_inplace(x, "setitem", store, value, reads_old=False)
+    apply_inplace(x, "setitem", store, value, reads_old=False)

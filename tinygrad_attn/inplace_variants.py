@@ -2,7 +2,7 @@
 and random fills (``w.uniform_(-r, r)``), installed on :class:`Tensor` from the tables below.
 
 Every variant is the out-of-place method of the same name written into the tensor through
-:func:`tinygrad_attn.autograd.apply_inplace`, the one in-place mechanism: the version
+:func:`tinygrad_attn.inplace.apply_inplace`, the one in-place mechanism: the version
 bump, the rebased history when gradients are recorded, the checks (a leaf that requires
 grad, a view, a result that cannot be cast back to the tensor's dtype) are all there.
 The random fills draw from the library's one generator (:mod:`tinygrad_attn.random`), on
@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from . import autograd
 from ._tensor import Tensor, where
+from .inplace import apply_inplace
 from .random import host_generator
 
 #: ``name_`` for each of these is ``name`` computed and written in place.
@@ -41,7 +41,7 @@ INPLACE_OF = (
 def _variant(name: str) -> Callable[..., Tensor]:
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         # Tensor arguments are operands (a gradient may flow to them); the rest are constants.
-        return autograd.apply_inplace(self, name + "_", lambda x, *a: getattr(x, name)(*a, **kwargs), *args)
+        return apply_inplace(self, name + "_", lambda x, *a: getattr(x, name)(*a, **kwargs), *args)
 
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"``{name}`` written into this tensor, in place (as ``torch.Tensor.{name}_``)."
@@ -73,7 +73,7 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
 # -- random fills --------------------------------------------------------------------------
 def _fill_with(t: Tensor, name: str, draws: np.ndarray) -> Tensor:
     v = Tensor(np.asarray(draws).astype(t.dtype, copy=False), device=t._dev)
-    return autograd.apply_inplace(t, name, lambda x, s: where(True, s, x), v, reads_old=False)
+    return apply_inplace(t, name, lambda x, s: where(True, s, x), v, reads_old=False)
 
 
 def _float_only(t: Tensor, name: str) -> None:

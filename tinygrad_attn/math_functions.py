@@ -33,8 +33,10 @@ from ._tensor import (
     stack,
     where,
 )
-from .autograd import Function, composite, no_grad
 from .dtypes import result_type
+from .engine.composite import composite
+from .engine.function import Function
+from .engine.switches import no_grad
 from .random import host_generator
 from .tensor_functions import ValuesIndices, _index, _one_dim
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from . import autograd as _autograd
+from .engine.function import Function
+from .engine.switches import _State
 
 _generator = np.random.default_rng(0)
 
@@ -31,12 +32,12 @@ def manual_seed(seed: int) -> None:
 
 def host_generator() -> np.random.Generator:
     """The generator all draws come from (host side)."""
-    if _autograd._State.tracer is not None:  # a draw inside a symbolic trace would be frozen
-        _autograd._State.tracer.random_draw()
+    if _State.tracer is not None:  # a draw inside a symbolic trace would be frozen
+        _State.tracer.random_draw()
     return _generator
 
 
-class Draw(_autograd.Function):
+class Draw(Function):
     """Random numbers as an op: ``args = (kind, shape, dtype, p)``, one input whose device
     the draw goes to. ``kind``: ``"random"`` (uniform in [0, 1)), ``"standard_normal"``,
     or ``"dropout"`` (the scale ``keep / (1 - p)`` of a dropout mask, ``keep`` where a

@@ -25,7 +25,8 @@ import numpy as np
 from . import functional, ops
 from ._tensor import InvalidArgumentError, Size, Tensor, _sqrt_of_variance, _var, cat, dim_spelling, stack, where
 from ._tensor import _dim_alias as dim_or_axis  # (one rule for both spellings)
-from .autograd import _memory_root, composite
+from .engine.composite import composite
+from .engine.versions import _memory_root
 
 __all__ = [
     "Size", "ValuesIndices", "matmul", "mm", "bmm", "dot", "cat", "concat", "concatenate", "stack", "split", "chunk",

@@ -11,7 +11,8 @@ import pytest
 from helpers import close, rand
 
 import tinygrad_attn as tga
-from tinygrad_attn import Tensor, autograd
+import tinygrad_attn.engine as engine
+from tinygrad_attn import Tensor
 
 
 def test_gradients_accumulate_across_backwards(device, rng):
@@ -192,7 +193,7 @@ def test_a_retained_tensor_that_dies_leaves_nothing_behind(rng):
     x = rand(rng, 3)
     for _ in range(50):
         (x * 2.0).retain_grad()  # each dies at once; its id is free for the next tensor
-    registry = autograd._State.retained
+    registry = engine.switches._State.retained
     assert all(ref() is not None for ref in registry.values())  # no entry outlives its tensor
     h = x * 3.0
     (h * h).sum().backward()
@@ -285,7 +286,7 @@ def test_every_node_exposes_its_record():
 
 
 def _big(rng):
-    from tinygrad_attn.autograd import FREE_MIN_SIZE
+    from tinygrad_attn.engine.function import FREE_MIN_SIZE
 
     return Tensor(rng.standard_normal(FREE_MIN_SIZE), requires_grad=True)
 
@@ -298,7 +299,7 @@ def test_backward_frees_large_intermediates_nothing_else_holds(rng):
     del inner
     loss.backward()
     assert x.grad is not None and x._data is not None  # leaves keep everything
-    if not autograd._CAN_COUNT_REFS:  # no exact reference counts: nothing is freed
+    if not engine.switches._CAN_COUNT_REFS:  # no exact reference counts: nothing is freed
         assert values() is not None
         return
     assert values() is None  # its array is gone
@@ -396,14 +397,14 @@ def test_backward_frees_a_shared_intermediate_only_when_no_live_consumer_is_off_
     loss = (h * 2.0 + h * 3.0).tanh().sum()
     del h
     loss.backward()
-    assert not isinstance(side.grad_fn.inputs[0]._data, autograd.FreedArray)  # kept for `side`
+    assert not isinstance(side.grad_fn.inputs[0]._data, engine.function.FreedArray)  # kept for `side`
     x.grad = None
     h = x.exp()
     loss = (h * 2.0 + h * 3.0).tanh().sum()
     shared = weakref.ref(h._data)
     del h
     loss.backward()
-    assert (shared() is None) == autograd._CAN_COUNT_REFS  # only the graph held it: freed
+    assert (shared() is None) == engine.switches._CAN_COUNT_REFS  # only the graph held it: freed
     a = x.numpy()
     close(x.grad, 5 * np.exp(a) * (1 - np.tanh(5 * np.exp(a)) ** 2), atol=1e-9)
 
@@ -551,7 +552,7 @@ def _fused_classes():
 
     return sorted(
         (c for _, c in inspect.getmembers(fused, inspect.isclass)
-         if issubclass(c, autograd.FusedFunction) and c.__module__ == fused.__name__),
+         if issubclass(c, engine.composite.FusedFunction) and c.__module__ == fused.__name__),
         key=lambda c: c.__name__,
     )  # fmt: skip
 
@@ -619,14 +620,14 @@ def test_leaf_gradients_with_create_graph_are_arrays_of_their_own(device, rng):
 
 
 def test_a_gradient_only_the_pass_holds_is_handed_to_grad_without_a_copy(monkeypatch, rng):
-    a = Tensor(rng.standard_normal(autograd.FREE_MIN_SIZE), requires_grad=True)
+    a = Tensor(rng.standard_normal(engine.function.FREE_MIN_SIZE), requires_grad=True)
     ops_ = a._dev.ops
     copies = []
     real = ops_.copy
     monkeypatch.setattr(ops_, "copy", lambda x: copies.append(x.shape) or real(x))
     (a.tanh() * 2.0).sum().backward()  # each step makes a new array: the last is a's own
     assert copies == []
-    b = Tensor(rng.standard_normal(autograd.FREE_MIN_SIZE), requires_grad=True)
+    b = Tensor(rng.standard_normal(engine.function.FREE_MIN_SIZE), requires_grad=True)
     (a + b).sum().backward()  # one array for both: the first leaf to get it takes a copy
     assert len(copies) >= 1 and a.grad._data is not b.grad._data
 

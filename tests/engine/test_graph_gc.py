@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import tinygrad_attn as tga
-from tinygrad_attn import Tensor, autograd
+import tinygrad_attn.engine as engine
+from tinygrad_attn import Tensor
 from tinygrad_attn.models import Linear, Parameter
 from tinygrad_attn.optim import AdamW
 
@@ -114,7 +115,7 @@ def test_a_training_step_leaves_nothing_for_the_collector(no_collector):
 
 
 # -- full collections deferred while a long graph lives ------------------------------------
-def _long_chain(n=3 * autograd.GC_LONG_GRAPH):
+def _long_chain(n=3 * engine.function.GC_LONG_GRAPH):
     h = Parameter(np.ones(2))
     for _ in range(n // 2):
         h = h * 1.0 + 0.0
@@ -131,14 +132,14 @@ def thresholds():
 def test_full_collections_wait_while_a_long_graph_lives(thresholds):
     gc.set_threshold(600, 9, 11)
     h = _long_chain()
-    assert gc.get_threshold() == (600, 9, autograd.GC_DEFERRED_FULL)
+    assert gc.get_threshold() == (600, 9, engine.function.GC_DEFERRED_FULL)
     del h  # the graph goes, and the user's thresholds come back
     assert gc.get_threshold() == (600, 9, 11)
 
 
 def test_short_graphs_change_nothing(thresholds):
     gc.set_threshold(600, 9, 11)
-    for _ in range(3 * autograd.GC_LONG_GRAPH // 50):
+    for _ in range(3 * engine.function.GC_LONG_GRAPH // 50):
         _long_chain(50)
         assert gc.get_threshold() == (600, 9, 11)
 

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tinygrad_attn as tga
-from tinygrad_attn import Tensor, autograd
+import tinygrad_attn.engine as engine
+from tinygrad_attn import Tensor
 
 # name -> (in-place call, the same written out of place); ``o`` is a second operand
 INPLACE = {
@@ -305,7 +306,7 @@ def test_optimizers_and_modules_zero_grad_still_work(rng):
 
 
 def test_large_arrays_through_inplace_ops_and_the_release_tricks(rng):
-    n = autograd.FREE_MIN_SIZE * 2
+    n = engine.function.FREE_MIN_SIZE * 2
     a = Tensor(rng.standard_normal(n) * 0.1, requires_grad=True)
     G = Tensor(np.ones(n))
     g_host = G.numpy()

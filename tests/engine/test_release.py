@@ -2,9 +2,9 @@
 
 - As an op records a large output, the ops before it drop the input arrays their
   backward does not read (``keep``), and an intermediate that only the graph holds, and
-  whose values no step reads, gives them back (``autograd._release_unread``).
+  whose values no step reads, gives them back (``engine.function._release_unread``).
 - A backward step may write its result over the gradient it received when nothing else
-  can see that array (``autograd.may_overwrite``): softmax, a mask, a scale.
+  can see that array (``engine.function.may_overwrite``): softmax, a mask, a scale.
 
 Both work only on arrays of at least ``FREE_MIN_SIZE`` elements; the fixture
 ``release_all`` lowers it to 1 so that small tests reach every branch. Both need exact
@@ -22,21 +22,22 @@ import pytest
 from helpers import close, rand
 
 import tinygrad_attn as tga
-from tinygrad_attn import Tensor, autograd
-from tinygrad_attn.autograd import FreedArray
+import tinygrad_attn.engine as engine
+from tinygrad_attn import Tensor
+from tinygrad_attn.engine.function import FreedArray
 
-COUNTS = autograd._CAN_COUNT_REFS
+COUNTS = engine.switches._CAN_COUNT_REFS
 
 
 @pytest.fixture
 def release_all(monkeypatch):
-    monkeypatch.setattr(autograd, "FREE_MIN_SIZE", 1)
+    monkeypatch.setattr(engine.function, "FREE_MIN_SIZE", 1)
 
 
 def _neither(monkeypatch):
     """Turn both mechanisms off (as where reference counts are not exact)."""
-    monkeypatch.setattr(autograd, "_CAN_COUNT_REFS", False)
-    monkeypatch.setattr(autograd._State, "releasing", False)
+    monkeypatch.setattr(engine.switches, "_CAN_COUNT_REFS", False)
+    monkeypatch.setattr(engine.switches._State, "releasing", False)
 
 
 def _attention(p, blocked, h):
@@ -288,7 +289,7 @@ def test_backward_overwrites_gradients_only_it_holds(release_all, monkeypatch, r
         real = cls.backward
 
         def backward(self, g, ns, inputs, out):
-            allowed = autograd.may_overwrite(g)
+            allowed = engine.function.may_overwrite(g)
             gs = real(self, g, ns, inputs, out)
             seen.append((cls.op_name_of(), allowed, any(gi is g for gi in gs)))
             return gs
@@ -308,7 +309,7 @@ def test_backward_overwrites_gradients_only_it_holds(release_all, monkeypatch, r
 
 def test_peak_memory_falls(monkeypatch, rng):
     b, t, d, h = 2, 128, 64, 2  # the scores and the heads' outputs: FREE_MIN_SIZE elements or more
-    assert b * h * t * (d // h) >= autograd.FREE_MIN_SIZE
+    assert b * h * t * (d // h) >= engine.function.FREE_MIN_SIZE
     p, blocked = _params(rng, b=b, t=t, d=d, dtype=np.float32)
 
     def peak():

@@ -11,7 +11,8 @@ import pytest
 from helpers import close
 
 import tinygrad_attn as tga
-from tinygrad_attn import Tensor, autograd
+import tinygrad_attn.engine as engine
+from tinygrad_attn import Tensor
 
 
 def _run_threads(target, n: int) -> list:
@@ -91,8 +92,8 @@ def test_no_grad_in_one_thread_does_not_stop_recording_in_another():
 
 
 def test_decompose_and_anomaly_in_one_thread_stay_in_that_thread():
-    _while_another_thread_is_inside(tga.decompose(), lambda: assert_not(autograd._State.decompose))
-    _while_another_thread_is_inside(tga.detect_anomaly(), lambda: assert_not(autograd._State.anomaly))
+    _while_another_thread_is_inside(tga.decompose(), lambda: assert_not(engine.switches._State.decompose))
+    _while_another_thread_is_inside(tga.detect_anomaly(), lambda: assert_not(engine.switches._State.anomaly))
 
 
 def assert_not(flag: bool) -> None:
@@ -104,11 +105,11 @@ def test_every_thread_starts_with_grad_enabled_and_its_own_switches():
 
     def probe(_: int) -> None:
         seen["grad"] = tga.is_grad_enabled()
-        seen["decompose"] = autograd._State.decompose
-        seen["anomaly"] = autograd._State.anomaly
-        seen["scope"] = autograd.current_scope()
+        seen["decompose"] = engine.switches._State.decompose
+        seen["anomaly"] = engine.switches._State.anomaly
+        seen["scope"] = engine.switches.current_scope()
 
-    with tga.no_grad(), tga.decompose(), tga.detect_anomaly(), autograd.scope("outer"):
+    with tga.no_grad(), tga.decompose(), tga.detect_anomaly(), engine.switches.scope("outer"):
         _run_threads(probe, 1)
     assert seen == {"grad": True, "decompose": False, "anomaly": False, "scope": None}
 
@@ -120,7 +121,7 @@ def test_module_scope_is_per_thread():
     def check() -> None:
         made["y"] = x * 2
 
-    with autograd.scope("layer", kind="module"):
+    with engine.switches.scope("layer", kind="module"):
         _run_threads(lambda i: check(), 1)
         z = x * 3
     assert made["y"].grad_fn.scope is None
@@ -131,7 +132,7 @@ def test_module_scope_is_per_thread():
 def test_one_manager_instance_entered_recursively_restores_the_outer_state(manager):
     attr = {tga.no_grad: "grad_enabled", tga.enable_grad: "grad_enabled",
             tga.decompose: "decompose", tga.detect_anomaly: "anomaly"}[manager]  # fmt: skip
-    before = getattr(autograd._State, attr)
+    before = getattr(engine.switches._State, attr)
     m = manager()
 
     @m
@@ -140,15 +141,15 @@ def test_one_manager_instance_entered_recursively_restores_the_outer_state(manag
             recurse(n - 1)
 
     with tga.no_grad() if manager is tga.enable_grad else tga.enable_grad():
-        outer = getattr(autograd._State, attr)
+        outer = getattr(engine.switches._State, attr)
         recurse(3)
-        assert getattr(autograd._State, attr) == outer
+        assert getattr(engine.switches._State, attr) == outer
         with m:
             with m:
                 pass
-            assert getattr(autograd._State, attr) == m.value
-        assert getattr(autograd._State, attr) == outer
-    assert getattr(autograd._State, attr) == before
+            assert getattr(engine.switches._State, attr) == m.value
+        assert getattr(engine.switches._State, attr) == outer
+    assert getattr(engine.switches._State, attr) == before
 
 
 def test_one_no_grad_instance_interleaved_by_two_threads():
@@ -198,18 +199,18 @@ def test_two_threads_stepping_optimizers_leave_grad_mode_on():
 
 def test_setting_the_switch_directly_still_stops_recording():
     x = Tensor([1.0, 2.0], requires_grad=True)
-    autograd._State.grad_enabled = False
+    engine.switches._State.grad_enabled = False
     try:
         assert not (x * 2).requires_grad
         assert not tga.is_grad_enabled()
     finally:
-        autograd._State.grad_enabled = True
+        engine.switches._State.grad_enabled = True
     assert (x * 2).requires_grad
 
 
 def test_a_thread_that_ends_with_grad_off_leaves_the_others_recording():
     def leave_off(_: int) -> None:
-        autograd._State.grad_enabled = False  # never turned back on: the thread just ends
+        engine.switches._State.grad_enabled = False  # never turned back on: the thread just ends
 
     _run_threads(leave_off, 1)
     x = Tensor([1.0], requires_grad=True)

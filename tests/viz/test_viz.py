@@ -16,7 +16,7 @@ import pytest
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
-from tinygrad_attn.autograd import scope
+from tinygrad_attn.engine.switches import scope
 from tinygrad_attn.models import LayerNorm, Linear, Module, ModuleList, Parameter
 from tinygrad_attn.viz import GraphvizNotFoundError, draw_graph, plot_attention, render, renderer
 
@@ -640,12 +640,12 @@ def test_plot_attention_without_matplotlib_says_so(monkeypatch):
 
 
 def test_values_freed_by_backward_are_drawn_as_freed():
-    from tinygrad_attn.autograd import FREE_MIN_SIZE
+    from tinygrad_attn.engine.function import FREE_MIN_SIZE
 
     x = Tensor(np.linspace(-1, 1, FREE_MIN_SIZE), requires_grad=True)
     loss = ((x * 2.0).exp() * 3.0).sum()
     loss.backward()
-    from tinygrad_attn.autograd import _CAN_COUNT_REFS
+    from tinygrad_attn.engine.switches import _CAN_COUNT_REFS
 
     for backward in (False, True):
         src = draw_graph(loss, backward=backward, show_values=True, show_grads=True).source

@@ -17,7 +17,7 @@ import pytest
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor, nn
-from tinygrad_attn.autograd import run_backward
+from tinygrad_attn.engine.backward import run_backward
 from tinygrad_attn.viz import explore
 from tinygrad_attn.viz.explore import MAX_CELLS, heat_map
 from tinygrad_attn.viz.graph import Walk
@@ -120,7 +120,7 @@ def test_a_non_scalar_output_is_seeded_with_ones(device):
 
 
 def test_an_op_class_that_inherits_its_backward_is_logged_once_per_step():
-    from tinygrad_attn.autograd import Function
+    from tinygrad_attn.engine.function import Function
 
     class Double(Function):
         def forward(self, xp, a):

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd import no_grad
+from ..engine.switches import no_grad
 from ..nn.attention import _as_mask, attend_heads
 from ..nn.layers import Embedding, LayerNorm, Linear, PositionalEncoding
 from ..nn.module import Module, ModuleList

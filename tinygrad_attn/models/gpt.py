@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd import no_grad
+from ..engine.switches import no_grad
 from ..nn.layers import Dropout, Embedding, LayerNorm, Linear
 from ..nn.module import Module, ModuleList, Parameter
 from ..random import host_generator

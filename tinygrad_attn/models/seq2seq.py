@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor, cat, stack
-from ..autograd import _State, no_grad
+from ..engine.switches import _State, no_grad
 from ..nn.attention import AdditiveAttention, GeneralAttention
 from ..nn.layers import Embedding, Linear
 from ..nn.module import Module

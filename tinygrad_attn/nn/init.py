@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd import no_grad
+from ..engine.switches import no_grad
 from ..random import host_generator
 
 __all__ = [

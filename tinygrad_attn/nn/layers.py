@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import functional as F
 from .._tensor import Tensor, where
-from ..autograd import _State
+from ..engine.switches import _State
 from ..indexing import host_integers
 from ..random import host_generator
 from .module import Module, Parameter

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor, _to_args
-from ..autograd import Scope, _State
+from ..engine.switches import Scope, _State
 
 
 class Parameter(Tensor):

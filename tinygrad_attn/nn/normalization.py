@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import functional as F
 from .._tensor import InvalidArgumentError, Tensor
-from ..autograd import no_grad
+from ..engine.switches import no_grad
 from .layers import _float_dtype
 from .module import Module, Parameter
 

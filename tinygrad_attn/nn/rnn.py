@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import functional as F
 from .._tensor import InvalidArgumentError, Tensor, cat, stack
-from ..autograd import composite
+from ..engine.composite import composite
 from ..ops import recurrent
 from ..random import host_generator
 from .module import Module, Parameter, _place

@@ -3,7 +3,7 @@
 The primitives are the short list every backend must run; everything else in the library
 (softmax, layer_norm, attention, ...) is written once, in :mod:`tinygrad_attn.functional`,
 from them, and the fused ops of :mod:`.fused` compute a composite in one step. Broadcasting
-is undone in one place, ``autograd.unbroadcast``.
+is undone in one place, ``engine.backward.unbroadcast``.
 
 Each op describes itself by class attributes, which the engine, the tracer, fusion and the
 pictures read (nothing anywhere keeps a list of op names):
@@ -28,7 +28,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..autograd import Function
+from ..engine.function import Function
 
 
 def _load_ops() -> dict[str, type[Function]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from ..autograd import FusedFunction
+from ..engine.composite import FusedFunction
 
 
 def _F():

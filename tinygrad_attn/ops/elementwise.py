@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 import math
 
-from ..autograd import Function, _State, may_overwrite
+from ..engine.function import Function, may_overwrite
+from ..engine.switches import _State
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import functools
 import math
 
-from .. import autograd
-from ..autograd import FusedFunction, may_overwrite
+from ..engine.composite import FusedFunction
+from ..engine.function import may_overwrite
 from .elementwise import blockwise, erf_array
 from .linalg import batch_times_matrix, rows_shape
 
@@ -66,7 +66,7 @@ class Softmax(FusedFunction):
         return softmax_array(xp, x, self.args)
 
     def backward(self, g, ns, inputs, out):
-        if ns is autograd.TENSOR_NS:
+        if ns.recording:  # a recorded gradient (create_graph)
             return (out * (g - (g * out).sum(self.args, keepdims=True)),)
         return (softmax_backward_array(ns, g, out, self.args, may_overwrite(g)),)
 
@@ -83,7 +83,7 @@ class LogSoftmax(FusedFunction):
     keep = ()
 
     def backward(self, g, ns, inputs, out):
-        if ns is autograd.TENSOR_NS:
+        if ns.recording:  # a recorded gradient (create_graph)
             return (g - out.exp() * g.sum(self.args, keepdims=True),)
         return self.backward_arrays(g, ns, inputs, out)
 

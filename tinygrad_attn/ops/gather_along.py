@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..autograd import Function
+from ..engine.function import Function
 
 
 def flat_positions(xp, shape: tuple, dim: int, index):
@@ -51,9 +51,7 @@ class GatherAlong(Function):
     def backward(self, g, ns, inputs, out):
         dim, shape = self.args
         index = inputs[1]
-        if hasattr(g, "_ctx"):  # a recorded gradient (create_graph, traces): the adjoint op itself
-            return ScatterAddAlong.apply(g, index, args=(dim, shape)), None
-        return ScatterAddAlong.scatter(ns, g, index, dim, shape), None
+        return ns.apply(ScatterAddAlong, g, index, args=(dim, shape)), None  # the adjoint op
 
 
 class ScatterAddAlong(Function):
@@ -78,6 +76,4 @@ class ScatterAddAlong(Function):
     def backward(self, g, ns, inputs, out):
         dim, shape = self.args
         index = inputs[1]
-        if hasattr(g, "_ctx"):
-            return GatherAlong.apply(g, index, args=(dim, shape)), None
-        return GatherAlong.take(ns, g, index, dim, shape), None
+        return ns.apply(GatherAlong, g, index, args=(dim, shape)), None

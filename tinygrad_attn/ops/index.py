@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..autograd import Function
+from ..engine.function import Function
 
 
 class Gather(Function):
@@ -59,9 +59,7 @@ class Take(Function):
     def backward(self, g, ns, inputs, out):
         index = inputs[1]
         shape = tuple(inputs[0].shape)
-        if hasattr(g, "_ctx"):  # a recorded gradient (traces, create_graph): the adjoint op itself
-            return PutAdd.apply(g, index, args=(shape, self.args)), None
-        return ns.scatter_add(g, shape, self.args, index), None
+        return ns.apply(PutAdd, g, index, args=(shape, self.args)), None  # the adjoint op
 
 
 class PutAdd(Function):
@@ -79,6 +77,4 @@ class PutAdd(Function):
 
     def backward(self, g, ns, inputs, out):
         index = inputs[1]
-        if hasattr(g, "_ctx"):
-            return Take.apply(g, index, args=self.args[1]), None
-        return ns.gather(g, self.args[1], index), None
+        return ns.apply(Take, g, index, args=self.args[1]), None

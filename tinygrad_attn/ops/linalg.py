@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ..autograd import Function, InvalidArgumentError
+from ..engine.function import Function, InvalidArgumentError
 
 
 def rows_shape(x):

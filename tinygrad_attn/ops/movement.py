@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import functools
 
-from .. import autograd
-from ..autograd import Function
+from ..engine.backward import SliceGradient
+from ..engine.function import Function
 
 
 class Reshape(Function):
     __slots__ = ()
     primitive = True
+    view = True  # the result may share the input's memory
     reads_values = False  # backward reads shapes only
     reads_output = False
 
@@ -24,6 +25,7 @@ class Reshape(Function):
 class Permute(Function):
     __slots__ = ()
     primitive = True
+    view = True  # the result may share the input's memory
     reads_values = False  # backward reads shapes only
     args_label = "axes"
     reads_output = False
@@ -74,6 +76,7 @@ class Expand(Function):
 
     __slots__ = ()
     primitive = True
+    view = True  # the result may share the input's memory
     reads_values = False  # backward reads shapes only
     reads_output = False
 
@@ -89,6 +92,7 @@ class Slice(Function):
 
     __slots__ = ()
     primitive = True
+    view = True  # the result may share the input's memory
     reads_values = False  # backward reads shapes only
     reads_output = False
     name = "getitem"
@@ -97,9 +101,9 @@ class Slice(Function):
         return a[self.args]
 
     def backward(self, g, ns, inputs, out):
-        if ns is autograd.TENSOR_NS:  # a recorded gradient: the SliceGrad op
+        if ns.recording:  # a recorded gradient: the SliceGrad op
             return (ns.slice_grad(g, tuple(inputs[0].shape), self.args),)
-        return (autograd.SliceGradient(g, tuple(inputs[0].shape), self.args, ns),)
+        return (SliceGradient(g, tuple(inputs[0].shape), self.args, ns),)
 
 
 class SliceGrad(Function):

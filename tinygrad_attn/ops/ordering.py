@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd import Function
+from ..engine.function import Function
 
 
 class Argsort(Function):

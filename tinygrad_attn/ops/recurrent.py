@@ -23,7 +23,7 @@ steps in reverse to collect the gates' gradients in one buffer, then gets ``W_ih
 
 from __future__ import annotations
 
-from ..autograd import FusedFunction
+from ..engine.composite import FusedFunction
 
 
 def _rows(xp, a):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..autograd import Function
+from ..engine.function import Function
 
 
 def _keepdims_shape(shape: tuple, axis: tuple | None) -> tuple:

@@ -6,7 +6,7 @@ gives), not ``None``: a tensor that went only through them still gets a ``.grad`
 
 from __future__ import annotations
 
-from ..autograd import Function
+from ..engine.function import Function
 
 
 class _Stepwise(Function):
@@ -72,7 +72,7 @@ class Fmod(Function):
         a, b = inputs
         if type(b) in (int, float, bool):
             return g, None
-        if hasattr(a, "_ctx"):  # recording a graph: the quotient is a constant of it
-            raw = a._dev.xp  # (asarray: NumPy's 0-d quotient is a scalar)
-            return g, -(g * ns.const(raw.asarray(raw.trunc(a._data / b._data))))
-        return g, -(g * ns.device.xp.trunc(a / b))
+        # The quotient is a constant of a recorded graph: computed on the values.
+        va, vb = ns.values(a), ns.values(b)
+        raw = ns.device_of(va).xp  # (asarray: NumPy's 0-d quotient is a scalar)
+        return g, -(g * ns.const(raw.asarray(raw.trunc(va / vb))))

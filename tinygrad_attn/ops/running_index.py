@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd import Function
+from ..engine.function import Function
 
 
 class CumArgExtreme(Function):

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..autograd import _State
+from ..engine.switches import _State
 from .optimizer import Optimizer
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import autograd
 from .._tensor import Tensor
-from ..autograd import _State, no_grad
+from ..engine.switches import _State, no_grad
+from ..inplace import _write
 
 
 class Optimizer:
@@ -337,7 +337,7 @@ class Optimizer:
 
 def _assign(t: Tensor, value: Tensor) -> None:
     """``t``'s array takes ``value``'s values, in place (one store of a traced program)."""
-    autograd._write(t, value, "step")
+    _write(t, value, "step")
 
 
 class _Bucket:

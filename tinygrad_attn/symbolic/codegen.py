@@ -23,9 +23,10 @@ import re
 import types
 from typing import TYPE_CHECKING, Any
 
-from .. import autograd
 from .._tensor import Tensor
-from ..autograd import FusedFunction
+from ..engine.backward import SliceGradient, accumulate_grad
+from ..engine.composite import FusedFunction
+from ..engine.function import _NUMPY_SCALARS, _as_ndarray
 from . import passes
 from .program import Buffer
 
@@ -34,10 +35,10 @@ if TYPE_CHECKING:
 
 
 def accumulate(t: Tensor, g: Any) -> None:
-    """``t.grad += g`` as the eager backward does it (a new tensor; never in place: ``g``
-    may be shared, and the caller may hold the old ``.grad``)."""
+    """``t.grad += g`` by the engine's one rule (``engine.backward.accumulate_grad``): a
+    ``.grad`` of its own, never the program's value or constant that the next replay reads."""
     if t.requires_grad:
-        t.grad = Tensor._wrap(_writable(g, t), t._dev) if t.grad is None else Tensor._wrap(t.grad._data + g, t._dev)
+        accumulate_grad(t, g)
 
 
 def set_grad(t: Tensor, g: Any) -> None:
@@ -55,15 +56,15 @@ def _writable(g: Any, t: Tensor) -> Any:
 def _fused_backward(fn: Any, xp: Any) -> Any:
     """A fused op's array backward as ``(g, inputs, out) -> gradients``."""
     backward = fn.backward_arrays
-    scalars = autograd._NUMPY_SCALARS
+    scalars = _NUMPY_SCALARS
 
     def run(g: Any, inputs: tuple, out: Any) -> list[Any]:
         gs = list(backward(g, xp, list(inputs), out))
         for i, gi in enumerate(gs):
-            if gi.__class__ is autograd.SliceGradient:
+            if gi.__class__ is SliceGradient:
                 gs[i] = gi.dense()
             elif gi.__class__ in scalars:
-                gs[i] = autograd._as_ndarray(gi)
+                gs[i] = _as_ndarray(gi)
         return gs
 
     return run
@@ -224,11 +225,8 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
             tup = ", ".join(operand(x) for x in ins) + ("," if len(ins) == 1 else "")
             line = f"{targets}, = {f}({g.name}, ({tup}), {out.name})"
         elif op.kind == "accumulate":
-            g = op.inputs[0]
-            if g.kind != "value":  # a constant's or a parameter's array: .grad gets a copy of its own
-                line = f"accumulate({tensor_of(op.target)}, {global_name('copy', g.dev.copy)}({g.name}))"
-            else:
-                line = f"accumulate({tensor_of(op.target)}, {g.name})"
+            # (.grad gets an array of its own: accumulate copies what the program holds)
+            line = f"accumulate({tensor_of(op.target)}, {op.inputs[0].name})"
         elif op.kind == "setgrad":
             line = f"set_grad({tensor_of(op.target)}, {op.inputs[0].name if op.inputs else 'None'})"
         elif op.kind == "store":

@@ -25,8 +25,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .. import autograd
 from .._tensor import Tensor
+from ..engine.switches import _State
 from .program import Program
 from .trace import expand, reachable, trace_with_result
 
@@ -162,7 +162,7 @@ class Compiled:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
-        if autograd._State.tracer is not None or self._eager:
+        if _State.tracer is not None or self._eager:
             # Inside another trace: inlined, its ops become the outer program's.
             return self.fn(*args, **kw)
         flat = _Flat()

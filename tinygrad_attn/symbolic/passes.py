@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..autograd import FusedFunction
+from ..engine.composite import FusedFunction
 from .program import Buffer, OpRecord
 
 #: Records with effects outside the program: never removed, never merged.

@@ -1,7 +1,7 @@
 """The tracer: run a function once and record every op it makes as a :class:`Program`.
 
 Tracing happens where every op already passes, ``Function.apply``: while a tracer is
-installed (``autograd._State.tracer``) each op reports its instance, inputs and output,
+installed (``_State.tracer``) each op reports its instance, inputs and output,
 so any op, including ones added later, is traceable with no code of its own. The
 backward pass is recorded by running each op's own ``backward`` on tensors (the
 namespace ``create_graph`` uses), so it becomes primitive ops too; a fused op instead
@@ -25,9 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import autograd
-from .._tensor import Tensor
-from ..autograd import TENSOR_NS, FusedFunction, _State
+from .._tensor import Tensor, stack, where
+from ..engine.backward import SliceGradient, accumulate_grad, run_backward
+from ..engine.composite import FusedFunction
+from ..engine.function import _NUMPY_SCALARS, _as_ndarray, _user_frame
+from ..engine.switches import Hook, _State, no_grad, observing
+from ..engine.versions import _memory_root
+from ..ops.alias import InPlace
+from ..ops.tensor_namespace import TensorNamespace
 from .program import Buffer, OpRecord, Program, TraceError, _Slot
 
 _new = object.__new__
@@ -62,15 +67,29 @@ def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward
             if result._data.shape == ():
                 tracer.auto = True
                 ones = Tensor._wrap(result._dev.ops.ones_like(result._data), result._dev)
-                tracer.run_backward([result], [ones._data], False, False, None)
+                tracer.backward_pass([result], [ones._data], False, False, None)
         tracer.name_from_locals()
     prog = Program(tracer.name, tracer.ops, tracer.arg_buffers, outputs, template, tracer.arg_specs)
     prog.did_backward = tracer.did_backward
     return prog, result
 
 
-class Tracer:
-    """Records ops into buffers while installed (see :meth:`installed`)."""
+class _TraceNamespace(TensorNamespace):
+    """The tensor namespace a traced backward pass computes with: every step becomes ops of
+    the program, except a fused op's, which becomes one record of its array backward."""
+
+    def __init__(self, tracer: Tracer) -> None:
+        super().__init__(where=where, stack=stack)
+        self.tracer = tracer
+
+    def fused_backward(self, fn: Any, g: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
+        return self.tracer._fused_backward(fn, g, out)
+
+
+class Tracer(Hook):
+    """Records ops into buffers while installed (see :meth:`installed`): the thread's hook."""
+
+    _paused = False
 
     def __init__(self, fn: Callable[..., Any], args: Sequence[Any], reach: Callable[..., Any] | None = None,
                  arg_names: Sequence[str] | None = None) -> None:  # fmt: skip
@@ -78,6 +97,7 @@ class Tracer:
         self.name = getattr(reach, "__name__", None) or getattr(getattr(reach, "func", None), "__name__",
                                                                  type(reach).__name__)  # fmt: skip
         self.ops: list[OpRecord] = []
+        self.ns = _TraceNamespace(self)  # what each backward step computes with (see backward_pass)
         self.section = "forward"
         self.did_backward = False
         self.auto = False  # recording the automatic backward of a returned scalar: leave .grad alone
@@ -133,13 +153,12 @@ class Tracer:
         prev_releasing = _State.releasing
         _State.releasing = False  # the trace keeps every value: backward reads them as tensors
         _State.tracer = self
-        autograd.count_tracing(+1)
         _hook_grad(+1)
         try:
-            yield self
+            with observing(self):  # every op and backward step of this thread comes to op / before_step
+                yield self
         finally:
             _hook_grad(-1)
-            autograd.count_tracing(-1)
             _State.tracer = None
             _State.releasing = prev_releasing
             self._alive.clear()
@@ -151,10 +170,12 @@ class Tracer:
     def paused(self) -> Iterator[None]:
         """Run eager work (an optimizer step, a .grad update) without recording it."""
         _State.tracer = None
+        self._paused = True
         try:
             yield
         finally:
             _State.tracer = self
+            self._paused = False
 
     # -- buffers --------------------------------------------------------------------
     def _unique(self, base: str, numbered: bool = False) -> str:
@@ -173,7 +194,7 @@ class Tracer:
         nbytes = 0 if _is_view_of(data, views) else int(data.size) * dtype.itemsize
         name = self._unique(name, numbered=kind == "value" and not name.startswith("grad_"))
         b = Buffer(name, tuple(data.shape), dtype, dev, kind, nbytes)
-        b.alias = id(autograd._memory_root(data))  # (the arrays stay alive while tracing: ids stay unique)
+        b.alias = id(_memory_root(data))  # (the arrays stay alive while tracing: ids stay unique)
         self._groups.setdefault(b.alias, []).append(b)
         return b
 
@@ -227,9 +248,16 @@ class Tracer:
         return t.requires_grad or (b is not None and id(b) not in self._fixed)
 
     # -- ops --------------------------------------------------------------------------
+    def op(self, fn: Any, inputs: Sequence[Any], out: Tensor) -> None:
+        """The hook's event for every op (see ``engine.switches.Hook``): recorded unless paused."""
+        if not self._paused:
+            self.record(fn, inputs, out)
+        if self.outer is not None:
+            self.outer.op(fn, inputs, out)
+
     def record(self, fn: Any, inputs: Sequence[Any], out: Tensor) -> None:
         """Called by ``Function.apply`` for every op while installed."""
-        f = sys._getframe(2)  # (record <- apply <- the op's caller): the nearest frame of the user's code
+        f = sys._getframe(2)  # (record <- op <- apply): outwards from there, the nearest frame of the user's code
         while f is not None:
             user = _USER_FILES.get(f.f_code.co_filename)
             if user is None:
@@ -239,7 +267,7 @@ class Tracer:
                     self._frames[id(f)] = f
                 break
             f = f.f_back
-        if fn.__class__ is autograd.InPlace:  # the changed tensor's new node passes its value on: no line
+        if fn.__class__ is InPlace:  # the changed tensor's new node passes its value on: no line
             self._bind(out, self.value(inputs[0]))
             self._alive.append(fn)
             self._by_fn[id(fn)] = None
@@ -270,12 +298,17 @@ class Tracer:
         self._by_fn[id(fn)] = rec
 
     def write(self, t: Tensor, key: Any, value: Any) -> None:
-        """Called just before an in-place change writes ``value`` (a tensor or a number) into
-        ``t``'s array at ``key`` (``None``: all of it): the program writes there too."""
+        """The hook's event just before an in-place change writes ``value`` (a tensor or a
+        number) into ``t``'s array at ``key`` (``None``: all of it): the program writes there too."""
+        if not self._paused:
+            self._record_write(t, key, value)
+        super().write(t, key, value)
+
+    def _record_write(self, t: Tensor, key: Any, value: Any) -> None:
         tb = self.value(t)
         if isinstance(value, Tensor):
             if value.dtype != t.dtype:  # (a store casts as it writes; the program casts first)
-                with autograd.no_grad():
+                with no_grad():
                     value = value.astype(t.dtype)
             value = self.value(value)
         for b in self._groups.get(tb.alias, ()):
@@ -295,9 +328,11 @@ class Tracer:
                                  scope=_State.scope))  # fmt: skip
 
     def made(self, t: Tensor) -> None:
-        """Called by the constructors for each tensor fn makes while installed."""
-        self._made.add(id(t))
-        self._alive.append(t)
+        """The hook's event for each tensor a constructor makes while installed."""
+        if not self._paused:
+            self._made.add(id(t))
+            self._alive.append(t)
+        super().made(t)
 
     def outputs_of(self, result: Any) -> tuple[list[Buffer], Any]:
         """The buffers of the tensors in ``result`` and the structure to put them back in."""
@@ -340,61 +375,37 @@ class Tracer:
                 b.name = self._unique(name)
 
     # -- backward -------------------------------------------------------------------
-    def run_backward(self, roots: Sequence[Tensor], root_grads: Sequence[Any], retain_graph: bool,
-                     create_graph: bool, targets: Sequence[Tensor] | None) -> list[Any] | None:  # fmt: skip
-        """``autograd.run_backward`` while tracing: every gradient step becomes ops."""
+    def backward_pass(self, roots: Sequence[Tensor], root_grads: Sequence[Any], retain_graph: bool,
+                      create_graph: bool, targets: Sequence[Tensor] | None) -> list[Any] | None:  # fmt: skip
+        """The engine's one backward pass while tracing (``engine.backward.run_backward`` hands
+        it here): with this trace's namespace every gradient step becomes ops, a fused op's step
+        one record of its array backward (:meth:`_fused_backward`), and a leaf's gradient an
+        accumulation line (:meth:`_accumulate`); nodes made before the trace are leaves."""
         if create_graph:
             raise TraceError(
-                f"backward(create_graph=True) inside a trace, at {autograd._user_frame()}: gradients of "
+                f"backward(create_graph=True) inside a trace, at {_user_frame()}: gradients of "
                 "gradients are not traced yet; take them outside the traced function"
             )
         self.did_backward = True
         self.sync_grads()
         self.name_from_locals()
         prev_section, self.section = self.section, "backward"
-        prev_enabled = _State.grad_enabled
-        _State.grad_enabled = False  # the steps are recorded by the tracer, not by a graph
-        grads: dict[int, Tensor] = {}
         try:
-            for r, g in zip(roots, root_grads):
-                gt = self._as_tensor(g, r._dev)
-                grads[id(r)] = gt if id(r) not in grads else grads[id(r)] + gt
-            wanted = {id(t): i for i, t in enumerate(targets)} if targets is not None else None
-            found: list[Any] = [None] * len(targets) if targets is not None else []
-            retained = _State.retained
-            for t in self._reachable(roots):
-                g = grads.pop(id(t), None)
-                if g is None:
-                    continue
-                self._name_grad(g, t)
-                fn = t._ctx
-                if wanted is not None:
-                    if id(t) in wanted:
-                        found[wanted[id(t)]] = g._data
-                elif fn is None or (retained and id(t) in retained):
-                    self._accumulate(t, g)
-                if fn is None or id(fn) not in self._by_fn:  # not made inside the trace: a leaf here
-                    continue
-                if fn.seq < autograd._last_change and fn.saved is not None:  # as the eager pass checks
-                    autograd._check_versions(fn, t)
-                inputs = [_seen_by(x, fn.seq) for x in fn.inputs]  # as before later in-place changes
-                if isinstance(fn, FusedFunction) and type(fn).backward is FusedFunction.backward:
-                    gs = self._fused_backward(fn, g, t)
-                else:
-                    gs = fn.backward(g, TENSOR_NS, inputs, t)
-                for inp, gi in zip(inputs, gs):
-                    if gi is None or not isinstance(inp, Tensor) or not inp.requires_grad:
-                        continue
-                    if not isinstance(gi, Tensor):
-                        gi = self._as_tensor(gi, inp._dev)
-                    if gi.shape != inp.shape:
-                        gi = autograd.unbroadcast(gi, tuple(inp.shape), TENSOR_NS)
-                    k = id(inp)
-                    grads[k] = gi if k not in grads else grads[k] + gi
+            grads = [self._as_tensor(g, r._dev) for r, g in zip(roots, root_grads)]
+            # (retain_graph: the trace keeps every node, as it keeps every value, for what follows)
+            found = run_backward(roots, grads, retain_graph=True, create_graph=False, targets=targets, ns=self.ns,
+                                 accumulate=self._accumulate, within=lambda fn: id(fn) in self._by_fn)  # fmt: skip
         finally:
-            _State.grad_enabled = prev_enabled
             self.section = prev_section
-        return found if targets is not None else None
+        if targets is None:
+            return None
+        return [None if g is None else self._as_tensor(g, t._dev)._data for g, t in zip(found, targets)]
+
+    def before_step(self, t: Tensor, g: Any) -> None:
+        """The hook's event before each backward step: its gradient is ``grad_<name of t>``."""
+        if not self._paused and g.__class__ is Tensor:
+            self._name_grad(g, t)
+        super().before_step(t, g)
 
     def _as_tensor(self, g: Any, dev: Any) -> Tensor:
         if isinstance(g, Tensor):
@@ -402,23 +413,6 @@ class Tracer:
         t = Tensor._wrap(g, dev)
         self.value(t)
         return t
-
-    def _reachable(self, roots: Sequence[Tensor]) -> list[Tensor]:
-        """Tensors the roots depend on through recorded ops, consumers before producers."""
-        seen: dict[int, Tensor] = {}
-        stack = [r for r in roots if r.requires_grad]
-        while stack:
-            t = stack.pop()
-            if id(t) in seen:
-                continue
-            seen[id(t)] = t
-            if t._ctx is None or id(t._ctx) not in self._by_fn:  # not made inside the trace: a leaf here
-                continue
-            for x in t._ctx.inputs:
-                x = _seen_by(x, t._ctx.seq)
-                if isinstance(x, Tensor) and x.requires_grad and id(x) not in seen:
-                    stack.append(x)
-        return sorted(seen.values(), key=lambda t: -(t._ctx.seq if t._ctx is not None else 0))
 
     def _fused_backward(self, fn: FusedFunction, g: Tensor, t: Tensor) -> list[Any]:
         """One record of the fused op's array backward, run now for the trace's values."""
@@ -431,9 +425,9 @@ class Tracer:
                 outs.append(None)
                 result.append(None)
                 continue
-            if gi.__class__ is autograd.SliceGradient:
+            if gi.__class__ is SliceGradient:
                 gi = gi.dense()
-            gt = Tensor._wrap(autograd._as_ndarray(gi) if gi.__class__ in autograd._NUMPY_SCALARS else gi, inp._dev)
+            gt = Tensor._wrap(_as_ndarray(gi) if gi.__class__ in _NUMPY_SCALARS else gi, inp._dev)
             b = self._buffer("grad_" + self.value(inp).name, gt._data, inp._dev, "value")
             self._bind(gt, b)
             outs.append(b)
@@ -451,14 +445,17 @@ class Tracer:
         if id(gb) in self._backward_made:
             gb.name = self._unique("grad_" + tb.name)
 
-    def _accumulate(self, t: Tensor, g: Tensor) -> None:
+    def _accumulate(self, t: Tensor, g: Tensor, sole: bool = False) -> None:
+        """A leaf's gradient in the traced backward: an accumulation line of the program, and
+        ``.grad`` as the engine's one rule leaves it (``engine.backward.accumulate_grad``)."""
+        self._name_grad(g, t)
         tb = self._tmap[id(t)]
         target = tb.index if tb.kind == "arg" else t
         self.ops.append(OpRecord("accumulate", "accumulate", [self.value(g)], [], section="backward",
                                  target=target))  # fmt: skip
-        if not self.auto:  # as the eager backward does (autograd._accumulate)
+        if not self.auto:  # as the eager backward does
             with self.paused():
-                t.grad = Tensor._wrap(g._data, t._dev) if t.grad is None else t.grad + Tensor._wrap(g._data, t._dev)
+                accumulate_grad(t, g._data)
             # A later read of .grad (an update written by hand) reads it as the replay leaves it:
             # g, or g added to what .grad held then (unread, the load goes with dead code).
             b = self._buffer(tb.name + "_grad", t.grad._data, t._dev, "grad")
@@ -551,7 +548,7 @@ class Tracer:
         self.effect(opt, "_advance", type(opt)._advance)  # (made now too: counters and state for this step)
         prev, self.section = self.section, "update"
         try:
-            with autograd.no_grad():
+            with no_grad():
                 for gi, group in enumerate(opt.param_groups):
                     for pi, p in enumerate(group["params"]):
                         if p.grad is None:
@@ -678,13 +675,6 @@ def _opt_state_array(opt: Any, gi: int, pi: int, key: str) -> Any:
     """The array of state ``key`` of parameter ``pi`` of group ``gi``, as it is now (a
     state dict loaded since, a move to another device, give new tensors)."""
     return opt.state[opt.param_groups[gi]["params"][pi]][key]._data
-
-
-def _seen_by(x: Any, seq: int) -> Any:
-    """``x`` as the op made at ``seq`` read it, before in-place changes made since."""
-    if isinstance(x, Tensor) and x._ctx is not None and x._ctx.seq > seq:
-        return autograd._as_seen_by(x, seq)
-    return x
 
 
 def _number(value: Any, like: Tensor) -> Any:

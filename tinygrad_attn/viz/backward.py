@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._tensor import Tensor
-from ..autograd import FreedArray
+from ..engine.function import FreedArray
 from . import text
 from .graph import (
     LEAF_WORDS,

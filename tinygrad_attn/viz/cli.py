@@ -21,8 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import autograd, functional
+from .. import functional
 from .._tensor import Tensor
+from ..engine.switches import decompose
 from ..random import manual_seed
 from .render import FORMATS, RANKDIRS, GraphvizNotFoundError, render
 from .renderer import renderer
@@ -120,7 +121,7 @@ def parser() -> argparse.ArgumentParser:
 
 def graph(args: argparse.Namespace) -> int:
     manual_seed(args.seed)
-    with autograd.decompose() if args.decompose else contextlib.nullcontext():
+    with decompose() if args.decompose else contextlib.nullcontext():
         out, params = BLOCKS[args.block]()
         out.name = "out"
         root = out
@@ -175,7 +176,7 @@ def explore_block(args: argparse.Namespace) -> int:
     tokens = args.tokens.split() if args.tokens else None
     if tokens is None and args.block == "gpt":
         tokens = ["3", "1", "4", "1", "5", "9"]
-    with autograd.decompose() if args.decompose else contextlib.nullcontext():
+    with decompose() if args.decompose else contextlib.nullcontext():
         page = explore(loss, *inputs, tokens=tokens, full_values=args.full_values, params=params,
                        title=f"tinygrad_attn explorer: {args.block}")  # fmt: skip
     path = page.save(args.out)

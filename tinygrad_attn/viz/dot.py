@@ -22,7 +22,7 @@ from typing import Any
 import graphviz
 
 from .. import ops
-from ..autograd import Scope
+from ..engine.switches import Scope
 from . import text
 from .graph import Edge, Graph, ModulePaths, Node
 from .renderer import renderer

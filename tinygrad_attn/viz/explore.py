@@ -12,8 +12,8 @@ Jupyter.
 How the pieces are found, generically:
 
 - The **order of the backward steps** is recorded while the engine runs: the backward
-  pass behind the page is ``autograd.run_backward`` itself, with each op class's
-  ``backward`` wrapped for the duration so every call is logged as it happens.
+  pass behind the page is ``engine.backward.run_backward`` itself, observed through the
+  thread's hook (``engine.switches.Hook``), which sees every step as it happens.
 - **Attention weights** are read off the recorded graph: the output of each softmax (a
   fused ``softmax`` op, or the last op of a ``softmax`` scope) made inside an attention
   (a module whose class name says ``Attention``, or an ``attention`` scope), and, for a
@@ -29,11 +29,10 @@ How the pieces are found, generically:
 from __future__ import annotations
 
 import base64
-import contextlib
 import html
 import json
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -42,7 +41,10 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd import FreedArray, FusedFunction, SliceGradient, run_backward, unbroadcast
+from ..engine.backward import SliceGradient, run_backward, unbroadcast
+from ..engine.composite import FusedFunction
+from ..engine.function import FreedArray
+from ..engine.switches import Hook, observing
 from ..ops.fused import Attention, Softmax
 from . import text
 from .backward import _kept, backward_graph
@@ -126,33 +128,21 @@ def _dense(g: Any, shape: tuple, ns: Any) -> Any:
 
 
 # -- recording the engine's backward pass -------------------------------------------------
-@contextlib.contextmanager
-def _logging_backward(classes: Iterable[type], log: list, count: Callable[[], int] = lambda: 0) -> Iterator[None]:
-    """While inside, every call of ``backward`` on an op of ``classes`` is appended to ``log``
-    as ``(op, gradients it returns, device namespace, (count() before, count() after))``, in
-    the order the engine calls them."""
-    # Every original is read before any class is wrapped: a subclass that inherits its backward
-    # would otherwise find its parent's wrapper and log each of its steps twice.
-    targets = [(cls, cls.backward, cls.__dict__.get("backward")) for cls in dict.fromkeys(classes)]
-    saved: list[tuple[type, Any]] = []
-    try:
-        for cls, orig, own in targets:
+class _StepLog(Hook):
+    """The hook (see ``engine.switches.Hook``) that logs every backward step the engine runs
+    as ``(op, gradients it returns, namespace, (count() before, count() after))``, in the
+    order it runs them; nothing about any op class changes."""
 
-            def logged(self: Any, g: Any, ns: Any, inputs: Any, out: Any, _orig: Any = orig) -> Any:
-                start = count()
-                gs = _orig(self, g, ns, inputs, out)
-                log.append((self, gs, ns, (start, count())))
-                return gs
+    def __init__(self, log: list, count: Callable[[], int] = lambda: 0) -> None:
+        self.log, self.count, self.start = log, count, 0
 
-            saved.append((cls, own))
-            cls.backward = logged
-        yield
-    finally:
-        for cls, own in saved:
-            if own is None:
-                del cls.backward
-            else:
-                cls.backward = own
+    def before_step(self, t: Any, g: Any) -> None:
+        self.start = self.count()
+        super().before_step(t, g)
+
+    def after_step(self, fn: Any, grads: Any, ns: Any) -> None:
+        self.log.append((fn, grads, ns, (self.start, self.count())))
+        super().after_step(fn, grads, ns)
 
 
 # -- the data behind the page ------------------------------------------------------------
@@ -189,21 +179,10 @@ def _trace(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[Any, _Program |
         if not tracer.did_backward and isinstance(result, Tensor) and result.requires_grad and result.shape == ():
             tracer.auto = True
             # each step's records: the ops appended while its backward (or a fused one's) ran
-            plain = [t._ctx.__class__ for t in Walk(result).ops
-                     if type(t._ctx).backward is not FusedFunction.backward]  # fmt: skip
             log: list = []
-            fused = tracer._fused_backward
-
-            def fused_logged(fn_: Any, g: Any, t: Any) -> Any:
-                start = len(tracer.ops)
-                out = fused(fn_, g, t)
-                ranges[id(fn_)] = (start, len(tracer.ops))
-                return out
-
-            tracer._fused_backward = fused_logged
             ones = Tensor._wrap(result._dev.ops.ones_like(result._data), result._dev)
-            with _logging_backward(plain, log, lambda: len(tracer.ops)):
-                tracer.run_backward([result], [ones._data], False, False, None)
+            with observing(_StepLog(log, lambda: len(tracer.ops))):
+                tracer.backward_pass([result], [ones._data], False, False, None)
             for op, _, _, span in log:
                 ranges.setdefault(id(op), span)
     prog = Program(tracer.name, tracer.ops, tracer.arg_buffers, outputs, template, tracer.arg_specs)
@@ -363,7 +342,7 @@ class _Data:
         log: list = []
         seeds = [r._dev.ops.ones_like(r._data) for r in roots]
         steps: list[tuple[Tensor, list]] = []
-        with _logging_backward([t._ctx.__class__ for t in w.ops], log):
+        with observing(_StepLog(log)):
             found = run_backward(roots, seeds, retain_graph=True, create_graph=False, targets=targets)
         for fn, gs, ns, _ in log:
             t = by_fn.get(id(fn))

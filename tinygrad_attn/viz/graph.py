@@ -21,7 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._tensor import Tensor
-from ..autograd import FreedArray, FusedFunction, InPlace, Scope, _as_seen_by, run_backward
+from ..engine.backward import run_backward
+from ..engine.composite import FusedFunction
+from ..engine.function import FreedArray
+from ..engine.switches import Scope
+from ..engine.versions import as_seen_by
+from ..ops.alias import InPlace
 from . import text
 
 
@@ -86,7 +91,7 @@ class Walk:
     In-place changes: a tensor changed in place after an op read it now holds a later
     node; the op read its earlier version (another tensor object, ``InPlace.previous``),
     and :meth:`inputs_of` gives that one, as the backward pass maps it
-    (``autograd._as_seen_by``). The node an in-place change leaves (``InPlace``) only
+    (``engine.versions.as_seen_by``). The node an in-place change leaves (``InPlace``) only
     passes the write's result on: the walk goes straight to the write (``x[t] = v`` is
     one ``setitem``, ``x.add_(y)`` one ``add``), so each write draws once, forward and
     backward.
@@ -134,7 +139,7 @@ class Walk:
 
 def _seen_by(x: Any, seq: int) -> Any:
     if isinstance(x, Tensor) and x._ctx is not None and x._ctx.seq > seq:
-        return _as_seen_by(x, seq)
+        return as_seen_by(x, seq)
     return x
 
 

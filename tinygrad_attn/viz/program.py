@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..autograd import FusedFunction, Scope
+from ..engine.composite import FusedFunction
+from ..engine.switches import Scope
 from ..symbolic.passes import memory_released
 from .dot import to_digraph
 from .graph import Edge, Graph, Node, common_scope

@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable
 
 from ..._tensor import Tensor, stack
-from ...autograd import _State, no_grad
+from ...engine.switches import _State, no_grad
 
 
 def _with_grads(parameters: Tensor | Iterable[Tensor], op: str) -> list[Tensor]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..._tensor import Tensor, cat
-from ...autograd import no_grad
+from ...engine.switches import no_grad
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:

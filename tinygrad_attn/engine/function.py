@@ -1,0 +1,428 @@
+"""The op base class :class:`Function`: ``Function.apply``, op errors, and the early release
+of values no backward step will read.
+
+One mechanism, one place. ``Function.apply`` checks the inputs, runs the op's forward
+on raw arrays and, when a gradient is wanted, records the op as the output's graph node.
+The node keeps what the graph pictures need, cheaply: the op (its class), its inputs,
+its non-array arguments, the arrays it saved, and the :class:`Scope` it was made in.
+
+This module imports no op and not the Tensor class: ``tinygrad_attn._tensor`` registers
+the class (:func:`register_tensor`), and the in-place machinery above the ops registers
+the view replay (:data:`_replay_view`).
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import itertools
+import sys
+import threading
+import traceback
+import weakref
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import switches
+from .switches import Hook, _State
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+# Registered by tinygrad_attn._tensor (register_tensor): the engine makes Tensors but does not
+# import the class. ``TENSOR_NS``: the namespace of tensor ops a create_graph pass hands to
+# each backward (tinygrad_attn.ops.tensor_namespace).
+Tensor: Any = None
+TENSOR_NS: Any = None
+# Registered by tinygrad_attn.inplace: gives a view taken before its base changed in place
+# the base's new history (called only once an in-place op rebased a tensor).
+_replay_view: Callable[[Any], None] | None = None
+# The seq of the latest recorded in-place change (0: none yet), written by
+# versions.note_rebase. A view recorded after it cannot show values its node does not know
+# of, so ``Function.apply`` looks no further.
+_last_rebase = 0
+# How many threads have grad off, how many hooks observe: kept current by switches.mirror.
+_grad_off_threads = _observing = 0
+switches.mirror(globals())
+
+
+def register_tensor(tensor_class: type, tensor_ns: Any) -> None:
+    """Called once by ``tinygrad_attn._tensor``: the class ops make, and the namespace of
+    tensor ops that a backward pass with ``create_graph=True`` hands to each op."""
+    global Tensor, TENSOR_NS
+    Tensor, TENSOR_NS = tensor_class, tensor_ns
+
+
+#: Intermediates of at least this many elements give their values back once nothing but
+#: the graph holds them and no backward step reads them (smaller ones are not worth the
+#: check); gradients of this size may be overwritten by the step that receives them.
+FREE_MIN_SIZE = 1 << 14
+
+# -- the cyclic collector and long graphs ------------------------------------------
+# Graph nodes form no reference cycles (tests/test_graph_gc.py): reference counting frees
+# a graph, and the collector never finds garbage in one. Yet each full collection walks
+# every live node, and while a long graph is built (a 200k-op loop) full collections
+# come again and again: 45% of such a forward. So while a node recorded GC_LONG_GRAPH
+# nodes ago is still alive, full collections are made 100x rarer (young generations
+# are collected as before, and a full collection still comes after ~7M allocations);
+# when that node dies, with its graph, the user's thresholds come back (unless the user
+# changed them meanwhile). Only ``gc.set_threshold``'s third number changes: whether
+# the collector is enabled stays the user's.
+GC_LONG_GRAPH = 0x2000  # checked every this many recorded ops (Function.apply spells it 0x1FFF)
+GC_DEFERRED_FULL = 1000  # threshold2 while a long graph lives (the default is 10)
+GC_DEFER = True  # False: never defer (benchmarks/overhead.py compares)
+_gc_lock = threading.RLock()  # (reentrant: a sentinel's callback may run while it is held)
+_gc_sentinel: list = [None, None]  # [weakref to the node last checked, thresholds set by us or None]
+
+
+def _gc_long_graph(fn: Function) -> None:
+    """Every ``GC_LONG_GRAPH`` recorded ops: defer full collections if the node checked
+    last time still lives (a graph spans both), else remember this one."""
+    with _gc_lock:
+        ref, ours = _gc_sentinel
+        if ours is not None or not GC_DEFER:  # deferring already, until that node dies
+            return
+        if ref is not None and ref() is not None:
+            user = gc.get_threshold()
+            if user[2] >= GC_DEFERRED_FULL or not gc.isenabled():
+                return
+            ours = (user[0], user[1], GC_DEFERRED_FULL)
+            gc.set_threshold(*ours)
+            _gc_sentinel[1] = ours
+            _gc_sentinel[0] = weakref.ref(ref(), functools.partial(_gc_graph_gone, user))
+        else:
+            _gc_sentinel[0] = weakref.ref(fn)
+
+
+def _gc_graph_gone(user: tuple, _ref: Any) -> None:
+    with _gc_lock:
+        if _gc_sentinel[1] is not None and gc.get_threshold() == _gc_sentinel[1]:
+            gc.set_threshold(*user)
+        _gc_sentinel[0] = _gc_sentinel[1] = None
+
+
+# -- the op base class ------------------------------------------------------------
+# NumPy returns 0-d results (a full sum, a product of two 0-d arrays) as scalars such as
+# ``numpy.float32``; a tensor's data is always an array (in-place updates, ``__dlpack__``).
+_NUMPY_SCALARS = frozenset(t for t in np.sctypeDict.values() if issubclass(t, np.generic))
+_as_ndarray = np.asarray
+_NUMBER_TYPES = frozenset((int, float, bool))
+_new = object.__new__  # makes an instance without calling __init__ (Function and Tensor have none to run)
+_next_seq = itertools.count(1).__next__  # creation order of recorded ops; leaves count as 0
+
+
+class Function:
+    """A differentiable op. Subclasses give ``forward`` (on arrays) and ``backward``.
+
+    - ``forward(self, xp, *datas)``: the device's array namespace and the inputs' arrays
+      (Python scalars stay scalars); non-array arguments are in ``self.args``. Returns
+      one array.
+    - ``backward(self, g, ns, inputs, out)``: the gradient of each input (``None`` for
+      one that has none), computed with the namespace ``ns``. ``inputs`` and ``out``
+      are arrays in an ordinary pass and tensors with ``create_graph=True``. Gradients
+      may keep the output's broadcast shape: the engine reduces them in one place.
+    - ``self.ctx``: anything else forward keeps for backward; released with ``saved``.
+    - ``keep`` and ``reads_output`` say what ``backward`` reads, so that the values of an
+      intermediate nobody else holds can go before backward runs (see
+      :func:`_release_unread`). ``keep``: the positions of the inputs whose arrays it
+      reads (``None``: all; ``"other"``: input ``i``'s when the other input needs a
+      gradient, as in a product). Inputs it does not read arrive as ``None`` once
+      released (Python numbers always stay). ``reads_output``: whether it reads ``out``.
+    - ``reads_values``: False for ops whose backward reads only shapes (reshape, slice,
+      sum, cast, ...): no in-place change of their inputs or output can spoil it.
+    - :meth:`keeps_input` says which inputs the backward keeps, as PyTorch's keeps them
+      (by default: those of ``keep``); the engine's version check follows from it and
+      from ``reads_output``, so an in-place change raises exactly where PyTorch's does.
+    - ``view``: True where the output may share the memory of input 0 (a slice, reshape,
+      permute, expand), so that an in-place change of either shows in the other.
+    - ``rebases``: True only for the node an in-place op leaves on the tensor it changed
+      (``ops.alias.InPlace``), whose ``previous`` is the tensor as it was before.
+    """
+
+    __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "seq", "__weakref__")
+    differentiable = True
+    keep: tuple[int, ...] | str | None = None
+    reads_output = True
+    reads_values = True
+    view = False
+    rebases = False
+
+    def keeps_input(self, i: int) -> bool:
+        """Whether backward reads the values of input ``i`` (so changing it in place after
+        the forward must raise). Ops whose needs depend on more than ``keep`` override it."""
+        keep = self.keep
+        if keep is None:
+            return True
+        if keep == "other":
+            other = self.inputs[1 - i]
+            return isinstance(other, Tensor) and other.requires_grad
+        return i in keep
+
+    @classmethod
+    def apply(cls, *inputs: Any, args: Any = None) -> Tensor:
+        # Every op runs through here, so it is written for speed: locals, slot writes,
+        # no helper calls on the common path.
+        fn = _new(cls)
+        fn.args = args
+        fn.ctx = None  # forward may set it
+        numbers = False
+        if len(inputs) == 1 and inputs[0].__class__ is Tensor:  # most ops: one tensor, no loop
+            t = inputs[0]
+            # A view taken before its base changed in place shows the new values: replay it.
+            # (_last_rebase is 0 until an in-place op rebases a tensor.)
+            if _last_rebase and (c := t._ctx) is not None and c.seq < _last_rebase and (c.view or c.rebases):
+                _replay_view(t)
+            dev = t._dev
+            need = t.requires_grad
+            if need:
+                t._uses += 1
+            datas = [t._data]
+        else:
+            dev = None
+            need = False
+            datas = []  # (datas.append, not a saved bound method: Python 3.11+ makes it a direct call)
+            for t in inputs:
+                if isinstance(t, Tensor):
+                    if _last_rebase and (c := t._ctx) is not None and c.seq < _last_rebase:
+                        if c.view or c.rebases:
+                            _replay_view(t)
+                    if t._dev is not dev:
+                        if dev is not None:
+                            _raise_device_mix(cls, inputs)
+                        dev = t._dev
+                    if t.requires_grad:
+                        need = True
+                        t._uses += 1  # (given back below if nothing is recorded)
+                    datas.append(t._data)
+                else:
+                    datas.append(t)
+                    numbers = True
+        xp = dev.ops
+        try:
+            # Spelled out for one and two inputs: a call with ``*datas`` costs more than the
+            # arithmetic of a small op.
+            n = len(datas)
+            if n == 1:
+                out_data = fn.forward(xp, datas[0])
+            elif n == 2:
+                a, b = datas
+                if numbers:  # a number as the device computes with it fastest (saved as given)
+                    if b.__class__ in _NUMBER_TYPES:
+                        b = xp.scalar(b, a)
+                    elif a.__class__ in _NUMBER_TYPES:
+                        a = xp.scalar(a, b)
+                out_data = fn.forward(xp, a, b)
+            else:
+                out_data = fn.forward(xp, *datas)
+        except (ValueError, TypeError, IndexError) as e:
+            if getattr(e, "names_op", False):  # the op's own message already names it and the shapes
+                raise
+            raise _op_error(cls, inputs, e) from e
+        if out_data.__class__ in _NUMPY_SCALARS:  # NumPy gives 0-d results as scalars
+            out_data = _as_ndarray(out_data)
+        out = _new(Tensor)
+        out._data = out_data
+        out._dev = dev
+        out.grad = None
+        out.name = None
+        out._uses = 0
+        if need and (not _grad_off_threads or _State._grad) and cls.differentiable:
+            out.requires_grad = True
+            out._ctx = fn
+            fn.inputs = inputs
+            fn.saved = datas
+            fn.scope = _State.scope
+            fn.seq = _next_seq()
+            if not fn.seq & 0x1FFF:  # every GC_LONG_GRAPH recorded ops (a literal: the hot path)
+                _gc_long_graph(fn)
+            if out_data.size >= FREE_MIN_SIZE and _State.releasing:  # a large new array: make room
+                _release_unread(inputs)
+        else:
+            out.requires_grad = False
+            out._ctx = None
+            if need:  # nothing was recorded: take back the uses counted above, so they stay exact
+                for t in inputs:
+                    if isinstance(t, Tensor) and t.requires_grad:
+                        t._uses -= 1
+        if _observing and (hook := _State.hook) is not None:  # a tracer, anomaly detection, the explorer
+            hook.op(fn, inputs, out)
+        return out
+
+    def forward(self, xp: Any, *datas: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:  # pragma: no cover
+        raise NotImplementedError(f"{self.op_name} has no gradient")
+
+    @classmethod
+    def op_name_of(cls) -> str:
+        return getattr(cls, "name", None) or cls.__name__.lower()
+
+    @property
+    def op_name(self) -> str:
+        return self.op_name_of()
+
+    @property
+    def freed(self) -> bool:
+        return self.saved is None
+
+    def __repr__(self) -> str:
+        return f"<{self.op_name} node>"
+
+
+def _release_unread(inputs: Sequence[Any]) -> None:
+    """Free the values of intermediates that only the graph holds and no step will read.
+
+    Called as an op records a large output. For each input made by a recorded op, that
+    op drops the input arrays its backward does not read (its ``keep``), and each of
+    its own inputs gives its values back when nothing holds the tensor but the graph
+    (its consumers' input lists: exactly ``_uses`` references), nothing holds the array
+    but the tensor, and the op that made it does not read its output. So in
+    ``((q @ k.mT) * c).softmax(-1)`` the scores are freed as soon as they are scaled, as
+    a hand-written version would let them go, while the graph keeps every node for the
+    pictures (the freed values show as shape and dtype).
+    """
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            continue
+        fn = t._ctx
+        if fn is None or fn.saved is None:  # a leaf, or a node a backward already released
+            continue
+        if fn.keep is not None:
+            _drop_unread(fn)
+        for x in fn.inputs:
+            if not isinstance(x, Tensor) or x._ctx is None or x._ctx.reads_output:
+                continue
+            d = x._data
+            if d.__class__ is FreedArray or d.size < FREE_MIN_SIZE:
+                continue
+            # x: its consumers' input lists, this loop, getrefcount's argument.
+            # d: x._data, this local, getrefcount's argument.
+            if sys.getrefcount(x) <= x._uses + 2 and sys.getrefcount(d) <= 3:
+                x._data = FreedArray(d, "before backward, which does not read them")
+
+
+def _drop_unread(fn: Function) -> None:
+    """Replace by None the input arrays ``fn``'s backward does not read (see ``keep``)."""
+    saved = fn.saved
+    for i in range(len(saved)):
+        if not hasattr(saved[i], "shape"):  # None, or a number: free to keep
+            continue
+        if not fn.keeps_input(i):
+            saved[i] = None
+
+
+def may_overwrite(g: Any) -> bool:
+    """Whether a backward step may write its result over ``g``, the gradient it received.
+
+    True only for a large array the backward pass holds alone (no other step, no
+    ``.grad``, no caller, no other view of its memory); never with ``create_graph``.
+    Steps that can work in place (softmax, a mask, a scale) then make no new array.
+    """
+    return _State.overwritable is g
+
+
+def _shape_str(t: Any) -> str:
+    if isinstance(t, Tensor):
+        return str(tuple(t.shape))
+    return repr(t)
+
+
+class InvalidArgumentError(ValueError, RuntimeError):
+    """An argument the op cannot take (mismatched shapes, repeated axes, a bad mode).
+    PyTorch raises ``RuntimeError`` for these, NumPy ``ValueError``; this is both."""
+
+
+def _op_error(cls: type, inputs: Sequence[Any], e: Exception) -> Exception:
+    shapes = ", ".join(_shape_str(t) for t in inputs)
+    # (shapes that do not fit: PyTorch's RuntimeError, still the ValueError NumPy raised)
+    kind = InvalidArgumentError if type(e) is ValueError else type(e)
+    return kind(f"{cls.op_name_of()}: cannot apply to inputs of shapes {shapes}: {e}")
+
+
+def _raise_device_mix(cls: type, inputs: Sequence[Any]) -> None:
+    devs = [str(t.device) for t in inputs if isinstance(t, Tensor)]
+    names = " and ".join(dict.fromkeys(devs))
+    raise RuntimeError(
+        f"{cls.op_name_of()}: expected all tensors on one device, got {names}; move them with .to(device)"
+    )
+
+
+def _user_frame() -> str:
+    """The innermost stack frame outside this package: where the user made the op."""
+    pkg = __name__.split(".", 1)[0]  # (the package, not the engine)
+    for fr in reversed(traceback.extract_stack()[:-2]):
+        if f"/{pkg}/" not in fr.filename.replace("\\", "/"):
+            return f'File "{fr.filename}", line {fr.lineno}, in {fr.name}: {fr.line}'
+    return "<unknown>"
+
+
+def _check_finite(fn: Function, arr: Any, phase: str) -> None:
+    dev = None
+    for t in fn.inputs or ():
+        if isinstance(t, Tensor):
+            dev = t._dev
+            break
+    if dev is None or arr is None or not hasattr(arr, "dtype"):
+        return
+    kind = dev.np_dtype(arr.dtype).kind
+    if kind not in "fc":
+        return
+    if not bool(dev.ops.all(dev.ops.isfinite(arr))):
+        where = getattr(fn, "trace", None) or "<unknown>"
+        raise RuntimeError(
+            f"detect_anomaly: {fn.op_name} produced NaN or Inf in its {phase}; the op was created at {where}"
+        )
+
+
+class FreedArray:
+    """Stands in for the values of an intermediate tensor that were given back early.
+
+    Only the graph held that tensor, and no backward step would read its values (they
+    were never read, or backward had run), so nobody could read them any more; the graph
+    keeps the tensor for pictures, which need its shape and dtype. ``when`` says which.
+    """
+
+    __slots__ = ("shape", "dtype", "ndim", "size", "when")
+
+    def __init__(self, arr: Any, when: str = "by backward") -> None:
+        self.shape, self.dtype, self.ndim, self.size = tuple(arr.shape), arr.dtype, arr.ndim, arr.size
+        self.when = when
+
+    def __repr__(self) -> str:
+        return f"<values freed {self.when}: shape {self.shape}, dtype {self.dtype}>"
+
+
+def replay_if_stale(t: Tensor) -> None:
+    """Replay ``t`` if it may be a view older than the latest in-place change (see
+    ``tinygrad_attn.inplace``): before a backward pass starts from it."""
+    c = t._ctx
+    if c is not None and c.seq < _last_rebase and (c.view or c.rebases):
+        _replay_view(t)
+
+
+class AnomalyCheck(Hook):
+    """What ``detect_anomaly`` installs: raise at the first op whose forward or backward
+    makes NaN or Inf, naming the op and the line of user code that created it."""
+
+    def op(self, fn: Function, inputs: Sequence[Any], out: Any) -> None:
+        if out._ctx is not fn:  # (not recorded: the error still names its inputs and scope)
+            fn.inputs, fn.scope = inputs, _State.scope
+        fn.trace = _user_frame()
+        _check_finite(fn, out._data, "forward")
+        super().op(fn, inputs, out)
+
+    def after_step(self, fn: Function, grads: Sequence[Any], ns: Any) -> None:
+        for gi in grads:
+            if gi is not None:
+                if ns.recording:
+                    gi = gi._data
+                elif gi.shape is None:  # (a SliceGradient, which has no shape: the slice's gradient)
+                    gi = gi.g
+                _check_finite(fn, gi, "backward")
+        super().after_step(fn, grads, ns)
+
+
+switches._anomaly_hook = AnomalyCheck

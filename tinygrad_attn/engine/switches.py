@@ -1,0 +1,277 @@
+"""The per-thread switches every op reads: grad mode, ``decompose``, ``detect_anomaly``,
+module and composite scopes, and the one observer (:class:`Hook`, ``_State.hook``) through
+which the tracer, anomaly detection and the explorer see each op and backward step.
+
+Counters of how many threads have grad mode off, and of how many hooks are installed, let
+an op skip reading its thread's switches while there are none. ``Function.apply`` reads them as
+its own module globals (faster than a module attribute): :func:`mirror` registers such a
+module, and every change is written there too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+# Knowing that only the graph holds a tensor or an array takes exact reference counts:
+# CPython before 3.14, which may skip counting some references on the stack. Elsewhere
+# nothing is freed early and no gradient is overwritten.
+_CAN_COUNT_REFS = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+
+#: The globals of modules that read the counters below as their own (see :func:`mirror`).
+_mirrors: list[dict] = []
+
+
+def mirror(module_globals: dict) -> None:
+    """Keep ``_grad_off_threads`` and ``_observing`` current in ``module_globals`` (a hot
+    path reads them as its own globals)."""
+    with _switch_lock:
+        for name in ("_grad_off_threads", "_observing"):
+            module_globals[name] = globals()[name]
+        _mirrors.append(module_globals)
+
+
+def _count(name: str, delta: int) -> None:
+    with _switch_lock:
+        value = globals()[name] + delta
+        globals()[name] = value
+        for g in _mirrors:
+            g[name] = value
+
+
+# How many threads have grad mode off: while none has, an op need not read its thread's
+# switch (a module global reads faster than a ``threading.local`` attribute).
+_grad_off_threads = 0
+_switch_lock = threading.Lock()
+# How many hooks are installed in all threads (see observing): while none is, an op need not
+# read its thread's hook.
+_observing = 0
+
+
+class Hook:
+    """An observer of one thread's ops and backward steps, installed by :func:`observing`.
+
+    The one way the tracer (``tinygrad_attn.symbolic``), anomaly detection and the explorer
+    (``tinygrad_attn.viz.explore``) see what the engine does: ``Function.apply`` calls
+    :meth:`op` for every op, the backward pass :meth:`before_step` and :meth:`after_step`
+    around every step, constructors :meth:`made`, in-place changes :meth:`write`. Hooks nest: each passes every event on to the one it replaced
+    (``outer``), so a traced function may run inside ``detect_anomaly``, and an explored one
+    under the tracer.
+    """
+
+    outer: Hook | None = None
+
+    def op(self, fn: Any, inputs: Any, out: Any) -> None:
+        """``fn`` (recorded as ``out``'s node, or not) made ``out`` from ``inputs``."""
+        if self.outer is not None:
+            self.outer.op(fn, inputs, out)
+
+    def before_step(self, t: Any, g: Any) -> None:
+        """The backward pass is about to run the backward of ``t``'s node (``t._ctx``), with
+        ``g``, the complete gradient of ``t``."""
+        if self.outer is not None:
+            self.outer.before_step(t, g)
+
+    def after_step(self, fn: Any, grads: Any, ns: Any) -> None:
+        """``fn``'s backward returned ``grads`` (one per input), computed with ``ns``."""
+        if self.outer is not None:
+            self.outer.after_step(fn, grads, ns)
+
+    def made(self, t: Any) -> None:
+        """A constructor (not an op) made ``t``."""
+        if self.outer is not None:
+            self.outer.made(t)
+
+    def write(self, t: Any, key: Any, value: Any) -> None:
+        """An in-place change is about to write ``value`` into ``t``'s array at ``key``
+        (``None``: all of it)."""
+        if self.outer is not None:
+            self.outer.write(t, key, value)
+
+
+@contextlib.contextmanager
+def observing(hook: Hook) -> Iterator[Hook]:
+    """Install ``hook`` for this thread while inside; the one it replaces still sees every event."""
+    st = _State
+    hook.outer = st.hook
+    _count("_observing", +1)
+    st.hook = hook
+    try:
+        yield hook
+    finally:
+        st.hook = hook.outer
+        hook.outer = None
+        _count("_observing", -1)
+
+
+class _Switches(threading.local):
+    """The switches every op reads, one set per thread: each thread starts from the class
+    defaults (grad enabled), and what one thread switches no other thread sees. Reads of
+    a ``threading.local`` attribute cost a few tens of nanoseconds, a small share of an op.
+    """
+
+    _grad = True
+
+    @property
+    def grad_enabled(self) -> bool:
+        return self._grad
+
+    @grad_enabled.setter
+    def grad_enabled(self, flag: bool) -> None:
+        flag = bool(flag)
+        if flag == self._grad:
+            return
+        if not flag:  # (counted before the switch, uncounted after: the count never says "none" wrongly)
+            _count("_grad_off_threads", +1)
+            self._grad = False
+        else:
+            self._grad = True
+            _count("_grad_off_threads", -1)
+
+    decompose = False
+    anomaly = False
+    scope: Scope | None = None
+    # id -> weakref of non-leaf tensors that called retain_grad(): one registry for the
+    # process (a class attribute, never set per thread), as a tensor may be made in one
+    # thread and reach backward in another.
+    retained: dict = {}
+    # Whether recording an op may release the values of intermediates that nothing but
+    # the graph holds (off during a backward pass, which counts roots' uses once more).
+    releasing = _CAN_COUNT_REFS
+    # The gradient array the backward step now running may overwrite (see may_overwrite).
+    overwritable: Any = None
+    # The symbolic tracer recording this thread (tinygrad_attn.symbolic), or None: asked by
+    # the code that must act differently in a trace (a value read, a random draw, a step).
+    tracer: Any = None
+    # The innermost observer of this thread's ops and backward steps (see Hook), or None.
+    hook: Hook | None = None
+
+    def __init__(self) -> None:  # (runs once in each thread that touches the switches)
+        # What each switch held when a context manager entered, innermost last: leaving
+        # restores it, so one manager instance can be entered recursively or by two threads.
+        self.saved: list = []
+
+
+_State = _Switches()
+
+
+# -- switches ---------------------------------------------------------------------
+class _Switch(contextlib.ContextDecorator):
+    """Sets switch ``attr`` to ``value`` inside; leaving restores what was in force."""
+
+    attr = ""
+    value: Any = None
+
+    def __enter__(self) -> None:
+        st = _State
+        st.saved.append(getattr(st, self.attr))
+        setattr(st, self.attr, self.value)
+
+    def __exit__(self, *exc: object) -> None:
+        st = _State
+        setattr(st, self.attr, st.saved.pop())
+
+
+class no_grad(_Switch):
+    """Record nothing inside: ``with tga.no_grad(): ...`` or ``@tga.no_grad()``."""
+
+    attr, value = "grad_enabled", False
+
+
+class enable_grad(_Switch):
+    """Record again inside a ``no_grad`` region."""
+
+    attr, value = "grad_enabled", True
+
+
+def is_grad_enabled() -> bool:
+    return _State.grad_enabled
+
+
+class decompose(_Switch):
+    """Run every composite op as its primitive-op definition, so graphs show each primitive.
+
+    >>> with tga.decompose():  # doctest: +SKIP
+    ...     y = x.softmax()    # exp, max, sum, sub, div nodes instead of one softmax node
+    """
+
+    attr, value = "decompose", True
+
+
+# The hook detect_anomaly installs (function.AnomalyCheck: it reads op values; registered).
+_anomaly_hook: Any = None
+
+
+class detect_anomaly(_Switch):
+    """Raise at the first op whose forward or backward makes NaN or Inf.
+
+    The error names the op and the line of user code that created it.
+    """
+
+    attr, value = "anomaly", True
+
+    def __enter__(self) -> None:
+        st = _State
+        # (an inner detect_anomaly adds no second check)
+        ctx = observing(_anomaly_hook()) if not st.anomaly else contextlib.nullcontext()
+        ctx.__enter__()
+        st.saved.append(ctx)
+        super().__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
+        _State.saved.pop().__exit__(*exc)
+
+
+# -- scopes: the module and composite op an op was made in -------------------------
+class Scope:
+    """A node of the scope tree: a module call (``kind="module"``) or a composite op.
+
+    Graph nodes hold a reference to the scope they were made in, never a string, so
+    recording it costs one attribute read. ``path`` is built only when asked for.
+    """
+
+    __slots__ = ("name", "kind", "parent", "module", "__weakref__")
+
+    def __init__(self, name: str, kind: str, parent: Scope | None, module: Any = None) -> None:
+        self.name = name
+        self.kind = kind
+        self.parent = parent
+        self.module = module
+
+    def chain(self) -> list[Scope]:
+        """This scope and its parents, outermost first."""
+        out, s = [], self
+        while s is not None:
+            out.append(s)
+            s = s.parent
+        return out[::-1]
+
+    @property
+    def path(self) -> str:
+        """Dotted module path with composites after a slash: ``layers.0.attn/softmax``."""
+        mods = [s.name for s in self.chain() if s.kind == "module" and s.name]
+        comps = [s.name for s in self.chain() if s.kind != "module"]
+        return ".".join(mods) + ("/" + "/".join(comps) if comps else "")
+
+    def __repr__(self) -> str:
+        return f"Scope({self.path!r})"
+
+
+@contextlib.contextmanager
+def scope(name: str, kind: str = "composite", module: Any = None) -> Iterator[Scope]:
+    """Ops made inside belong to a new child scope of the current one."""
+    prev = _State.scope
+    s = Scope(name, kind, prev, module)
+    _State.scope = s
+    try:
+        yield s
+    finally:
+        _State.scope = prev
+
+
+def current_scope() -> Scope | None:
+    return _State.scope

@@ -1,0 +1,131 @@
+"""Version counters of arrays changed in place, and the check a backward step makes.
+
+Every array's memory has a version, counted per memory root (the array that owns the
+memory), so views and detached tensors share it with no cost to ordinary ops: it exists
+only once something was changed in place. A backward step checks the arrays it reads
+only when its node is older than the latest in-place change anywhere.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from . import function as _function
+from .function import FreedArray, Function, _next_seq
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+
+_MAX_RECENT = 64
+
+
+class _Version:
+    """How many in-place changes a memory root has had, and the creation order (``seq``)
+    of the latest ones, so a node knows the version it saw."""
+
+    __slots__ = ("count", "recent")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.recent: list[int] = []
+
+    def at(self, seq: int) -> int:
+        """The version before anything made after ``seq`` (at least; the newest 64 are known)."""
+        return self.count - sum(1 for s in self.recent if s > seq)
+
+
+_versions: dict[int, tuple[_Version, Any]] = {}  # id(memory root) -> (version, weakref to the root)
+_last_change = 0  # seq of the latest in-place change in the process
+_rebased = False  # whether an in-place op has rebased a tensor's history yet
+# The seq of the latest recorded in-place change (0: none yet). A view recorded after it
+# cannot show values its node does not know of, so ``Function.apply`` looks no further
+# (it reads its own copy, function._last_rebase, written with this one).
+_last_rebase = 0
+
+
+def _memory_root(arr: Any) -> Any:
+    a = getattr(arr, "_array", arr)  # array_api_strict wraps a NumPy array
+    while True:
+        b = getattr(a, "base", None)
+        if b is None:
+            return a
+        a = b
+
+
+def version_of(arr: Any) -> _Version | None:
+    """The version of ``arr``'s memory; None while it was never changed in place."""
+    entry = _versions.get(id(_memory_root(arr)))
+    return entry[0] if entry is not None else None
+
+
+def bump_version(arr: Any) -> None:
+    """Record an in-place change of ``arr``'s memory."""
+    global _last_change
+    root = _memory_root(arr)
+    key = id(root)
+    entry = _versions.get(key)
+    if entry is None:
+        v = _Version()
+        try:
+            ref = weakref.ref(root, functools.partial(_forget_version, key))
+        except TypeError:  # memory owned by an object without weak references (bytes): kept
+            ref = None
+        _versions[key] = (v, ref)
+    else:
+        v = entry[0]
+    seq = _next_seq()
+    v.count += 1
+    v.recent.append(seq)
+    if len(v.recent) > _MAX_RECENT:
+        del v.recent[0]
+    _last_change = seq
+
+
+def _forget_version(key: int, ref: Any) -> None:
+    entry = _versions.get(key)
+    if entry is not None and entry[1] is ref:
+        del _versions[key]
+
+
+def note_rebase(seq: int) -> None:
+    """Record that a tensor's history was rebased by the change made at ``seq``."""
+    global _rebased, _last_rebase
+    _rebased = True
+    _last_rebase = _function._last_rebase = seq
+
+
+def _check_versions(fn: Function, t: Tensor) -> None:
+    """Raise if an array ``fn``'s backward reads was changed in place after ``fn`` ran
+    (what it reads: its declaration, ``reads_values``, ``keeps_input`` and ``reads_output``)."""
+    if not fn.reads_values:
+        return
+    inputs = fn.inputs
+    for i, a in enumerate(fn.saved):
+        if a is None or not isinstance(inputs[i], _function.Tensor) or not fn.keeps_input(i):
+            continue
+        _check_version(fn, a, f"input {i}")
+    if fn.reads_output and t._data.__class__ is not FreedArray:
+        _check_version(fn, t._data, "output")
+
+
+def _check_version(fn: Function, arr: Any, what: str) -> None:
+    v = version_of(arr)
+    if v is None or not v.recent or v.recent[-1] < fn.seq:
+        return
+    raise RuntimeError(
+        f"backward: '{fn.op_name}' needs its {what} of shape {tuple(arr.shape)}, which an in-place op "
+        f"changed after the forward: it was saved at version {v.at(fn.seq)} and is now at version "
+        f"{v.count}. Change a copy instead (x.clone()), or change it after the backward."
+    )
+
+
+def as_seen_by(t: Tensor, seq: int) -> Tensor:
+    """The tensor as the op made at ``seq`` saw it: before the in-place changes since
+    (each in-place change left a node that ``rebases``, holding the tensor before it)."""
+    c = t._ctx
+    while c is not None and c.rebases and c.seq > seq:
+        t = c.previous
+        c = t._ctx
+    return t

@@ -1,0 +1,228 @@
+"""In-place ops on tensors with a graph: rebasing a tensor's history, writing through views,
+and replaying views taken before their base changed, as PyTorch records them.
+
+``apply_inplace`` is the one in-place mechanism (every ``x.op_()``, ``x += y``, ``x[k] = v``
+goes through it); :func:`_rebase` is the one place a tensor takes a new history whose node
+(``ops.alias.InPlace``) keeps the old one as ``previous``. Version counters live in
+``engine/versions.py``; this module registers :func:`_replay_view` with the engine, which
+calls it before an op reads a view that may be stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import ops
+from .engine import function as _function
+from .engine import versions as _versions
+from .engine.function import FreedArray, Function, _new, _next_seq
+from .engine.switches import _State, no_grad
+from .engine.versions import _memory_root, bump_version, note_rebase
+from .ops.alias import Copy, InPlace
+
+if TYPE_CHECKING:
+    from ._tensor import Tensor
+
+
+def _moved_history(t: Tensor) -> Tensor:
+    """A new tensor object that takes over ``t``'s history (node, uses, array, name), so
+    that ``t`` can take a new one: ops that used ``t`` so far used the values it had."""
+    old = _new(_function.Tensor)
+    old._data, old._dev, old.grad, old.name = t._data, t._dev, None, t.name
+    old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
+    t._uses = 0  # the ops that used t so far used the old values: their uses move with them
+    return old
+
+
+def _rebase(t: Tensor, old: Tensor, result: Tensor, label: str) -> None:
+    """``t`` becomes ``result`` through an :class:`InPlace` node whose ``previous`` is
+    ``old`` (its history before), or a tensor without a graph where ``result`` has none."""
+    if result.requires_grad:
+        node = InPlace.apply(result, args=label)._ctx  # (made after the change: ordered after it)
+        node.previous = old
+        t._ctx, t.requires_grad = node, True
+    else:  # (the result no longer depends on anything that requires grad)
+        t._ctx, t.requires_grad = None, False
+
+
+def _is_view(t: Tensor) -> bool:
+    """Whether ``t`` shows memory of another tensor (a slice, reshape, permute, expand)."""
+    if t._ctx is not None:
+        v = _view_node(t)
+        if v is None:
+            return False
+        bdata = v.inputs[0]._data  # (a reshape that could not view made a copy: not a view)
+        return bdata.__class__ is FreedArray or _memory_root(t._data) is _memory_root(bdata)
+    return _memory_root(t._data) is not getattr(t._data, "_array", t._data)
+
+
+def _view_node(t: Tensor) -> Function | None:
+    """The view op ``t`` shows its base through: its own node, or the view an InPlace node
+    holds (``t`` was written through, or replayed); None where ``t`` is not a view."""
+    c = t._ctx
+    if c.rebases:
+        c = c.inputs[0]._ctx
+    return c if c is not None and c.view else None
+
+
+def _replay_view(t: Tensor) -> None:
+    """Give the view ``t`` the history of its base's current values, as PyTorch does.
+
+    A view taken before its base was changed in place shows the new values (the same
+    memory), while its node still leads to the old ones. Before an op uses it, the view
+    op runs again on the base as it is now, and ``t`` becomes that result through an
+    :class:`InPlace` node; ops that used ``t`` before still take their gradient to its
+    old history (see :func:`_as_seen_by`). Called by ``Function.apply`` only for an input
+    whose node (a view op, or InPlace) is older than the latest in-place change.
+    """
+    if not _State.grad_enabled:  # nothing is recorded: the old node harms no gradient
+        return
+    v = _view_node(t)
+    if v is None:
+        return
+    base = v.inputs[0]
+    bc = base._ctx
+    if bc is not None and bc.seq < _versions._last_rebase and (bc.view or bc.rebases):
+        _replay_view(base)  # a view of a view: its base first
+        bc = base._ctx
+    if bc is None or not bc.rebases or bc.seq < v.seq:  # the base is as the view saw it
+        return
+    data, bdata = t._data, base._data
+    if data.__class__ is FreedArray or bdata.__class__ is FreedArray:
+        raise RuntimeError(
+            f"{v.op_name}: this view (shape {tuple(t.shape)}) of a tensor of shape {tuple(base.shape)} was taken "
+            "before its base was changed in place, and the values needed to tell whether it still shows that "
+            "tensor's memory were freed; take the view after the change, or .clone() it before the change"
+        )
+    if _memory_root(data) is not _memory_root(bdata):  # a copy (a reshape that could not view): old values
+        return
+    fresh = v.__class__.apply(base, args=v.args)
+    _rebase(t, _moved_history(t), fresh, f"{v.op_name} (replayed)")
+
+
+def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operands: Any,
+                  operator: bool = False, reads_old: bool = True) -> Tensor:  # fmt: skip
+    """Write ``compute(t, *operands)`` into ``t``'s array; the in-place op ``name``.
+
+    Recorded where a gradient is wanted (grad mode on, and ``t`` or an operand requires
+    grad): ``t``'s history is rebased, as PyTorch does. Its previous node moves to a new
+    tensor object sharing ``t``'s array, the op runs on that, and ``t`` becomes the op's
+    output through an :class:`InPlace` node. Where ``compute``'s backward reads the old
+    values (``reads_old``; not an add or a store) it runs on a recorded copy, as
+    PyTorch keeps the original of ``x.mul_(w)``; a previous node that reads its output
+    finds it changed, and backward raises, as in PyTorch. A view of ``x`` (a basic slice
+    ``x[key]``, a reshape, a permute) is changed through ``x`` (see
+    :func:`_write_through_view`), and views of ``x`` taken before follow the change when
+    next used (see :func:`_replay_view`). ``operator`` (``+=`` and the like): where the
+    change cannot be recorded in place (an expanded view, a view without a graph of
+    another tensor's memory), return the result as a new tensor, as Python does for
+    immutable values; ``x[i] += v`` then writes it back through ``x.__setitem__``.
+    """
+    if t._data.__class__ is FreedArray:
+        raise RuntimeError(f"{name}: the values of this tensor (shape {tuple(t.shape)}) were freed {t._data.when}")
+    wants = _State.grad_enabled and (
+        t.requires_grad or any(isinstance(o, _function.Tensor) and o.requires_grad for o in operands)
+    )
+    if not wants:
+        with no_grad():
+            r = compute(t, *operands)
+        _write(t, r, name)
+        return t
+    if t._ctx is None and t.requires_grad:
+        raise RuntimeError(
+            f"{name}: a leaf tensor that requires grad (shape {tuple(t.shape)}) cannot be changed in place "
+            "while gradients are recorded; make the change inside `with tga.no_grad():` (as an optimizer "
+            "step does), or change a copy (x.clone())"
+        )
+    if _is_view(t):
+        v = _view_node(t) if t._ctx is not None else None
+        if v is not None and not isinstance(v, ops.Expand):  # x[key], a reshape, a permute of x
+            return _write_through_view(t, name, compute, operands, reads_old)
+        if operator:
+            return compute(t, *operands)
+        raise RuntimeError(
+            f"{name}: this tensor (shape {tuple(t.shape)}) is a view of another tensor's memory, and an "
+            "in-place change of this view is not recorded for gradients; write through the tensor it views "
+            "(x[idx] = value, x[idx] += value)"
+        )
+    old = _moved_history(t)
+    # An operand that is t itself (x += x, x.copy_(x)) is its value before the change
+    operands = tuple(old if o is t else o for o in operands)
+    try:
+        r = compute(Copy.apply(old) if reads_old else old, *operands)
+        r = _checked_result(t, r, name)
+    except BaseException:
+        t._uses = old._uses
+        raise
+    _write(t, r, name)
+    _rebase(t, old, r, name)
+    note_rebase(_next_seq())
+    return t
+
+
+def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], operands: Sequence[Any],
+                        reads_old: bool) -> Tensor:  # fmt: skip
+    """``x[key].op_(...)`` (or of ``x.T``, ``x.reshape(...)``) as PyTorch records it: the
+    result is stored into the tensor the view shows (``x[key] = result``; ``x`` becomes the
+    result permuted or reshaped back; itself recorded), and the view becomes the same view
+    of the new ``x``. Ops that used the view before keep its old history."""
+    v = _view_node(t)  # (t's own view op, or the one of its latest write or replay)
+    base = v.inputs[0]
+    value = _checked_result(t, compute(Copy.apply(t) if reads_old else t, *operands), name)
+    # (the base's own checks apply: a leaf that requires grad raises there)
+    if isinstance(v, ops.Slice):
+        base[v.args] = value
+    else:  # a permute or reshape shows every element of the base once: the result replaces it
+        if isinstance(v, ops.Reshape):
+            whole = value.reshape(base.shape)
+        else:  # (the permutation's own inverse, as its backward uses)
+            whole = value.permute(ops.movement._inverse(tuple(v.args)))
+        apply_inplace(base, name, _replaced_by, whole, reads_old=False)
+    fresh = v.__class__.apply(base, args=v.args)
+    _rebase(t, _moved_history(t), fresh, name)
+    note_rebase(_next_seq())
+    return t
+
+
+def _replaced_by(old: Tensor, new: Tensor) -> Tensor:
+    return new
+
+
+def _checked_result(t: Tensor, r: Tensor, name: str) -> Tensor:
+    if tuple(r.shape) != tuple(t.shape):
+        raise RuntimeError(
+            f"{name}: the result has shape {tuple(r.shape)}, but an in-place op cannot change the shape of "
+            f"the tensor it writes ({tuple(t.shape)}); use the out-of-place op instead"
+        )
+    if r.dtype != t.dtype:
+        if not np.can_cast(r.dtype, t.dtype, "same_kind"):
+            raise RuntimeError(
+                f"{name}: the result type {r.dtype} cannot be written into a tensor of type {t.dtype}; "
+                "use the out-of-place op instead"
+            )
+        r = r.astype(t.dtype)
+    return r
+
+
+def _write(t: Tensor, r: Tensor, name: str) -> None:
+    """Write ``r``'s values into ``t``'s array (same memory) and bump its version."""
+    r = _checked_result(t, r, name)
+    dst = t._data
+    if _State.hook is not None:  # a symbolic trace writes into the same buffer
+        _State.hook.write(t, None, r)
+    if r._data is not dst:
+        try:
+            dst[...] = r._data
+        except (ValueError, TypeError) as e:
+            raise RuntimeError(
+                f"{name}: cannot write into this tensor's array (shape {tuple(t.shape)}): {e}. An expanded "
+                "tensor repeats one element in many places: write into a copy (x.clone()) instead"
+            ) from e
+    if t._tracks_versions:  # (not through ``.data``: PyTorch's untracked escape hatch)
+        bump_version(dst)
+
+
+_function._replay_view = _replay_view  # (the engine calls it; it cannot import this module)

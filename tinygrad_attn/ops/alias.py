@@ -1,0 +1,52 @@
+"""Ops that pass a value on under a new node: a stand-in, a copy, and the node an in-place
+change leaves on the tensor it changed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..engine.function import Function
+
+
+class Alias(Function):
+    """The same array under a new node (a stand-in; see ``FusedFunction._backward_by_reference``).
+
+    Not declared a ``view``: the engine replays and writes through only the views that
+    show part or a rearrangement of their input (slice, reshape, permute, expand)."""
+
+    __slots__ = ()
+    name = "alias"
+    keep = ()
+    reads_output = False
+    reads_values = False
+
+    def forward(self, xp: Any, x: Any) -> Any:
+        return x
+
+    def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
+        return (g,)
+
+
+class Copy(Alias):
+    """The same values in a new array."""
+
+    __slots__ = ()
+    name = "copy"
+
+    def forward(self, xp: Any, x: Any) -> Any:
+        return xp.copy(x)
+
+
+class InPlace(Alias):
+    """The node an in-place op leaves on the tensor it changed: its value is the result of
+    the op (the input), passed on as an alias does, recorded from the tensor's previous node
+    (``previous``). Ops recorded before the change still take their gradient to ``previous``."""
+
+    __slots__ = ("previous",)
+    name = "inplace"
+    rebases = True
+
+    @property
+    def op_name(self) -> str:
+        return self.args
