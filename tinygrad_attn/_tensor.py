@@ -6,18 +6,17 @@ composite from :mod:`tinygrad_attn.functional`.
 
 from __future__ import annotations
 
-import functools
 import math
 import operator
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from . import autograd, ops
+from . import autograd, dims, ops
 from . import dtypes as _dtypes
-from .autograd import Function, InvalidArgumentError, composite
+from .autograd import Function, InvalidArgumentError
 from .backend import Device, default_device, device_of_array, get_device
 from .backend import device as _device
 from .random import draw, host_generator
@@ -53,83 +52,9 @@ class Size(tuple):
         return f"tga.Size({list(self)})"
 
 
-
-
-class DimSpelling(NamedTuple):
-    """How a call named the axes of an op whose meaning differs between PyTorch and NumPy."""
-
-    dim: Any  # the axis or axes (None: all)
-    keepdim: bool
-    numpy: bool  # NumPy's meaning (NumPy's keywords were used); otherwise PyTorch's
-
-
-def dim_spelling(op: str, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None,
-                 ddof: Any = None) -> DimSpelling:  # fmt: skip
-    """The one rule for ``max min var std squeeze sort ...`` (method and free function):
-    NumPy's meaning only with NumPy's keywords (``axis=``, ``keepdims=``, ``ddof=``); a
-    positional axis or PyTorch's ``dim=``/``keepdim=`` give PyTorch's meaning."""
-    if dim is not None and axis is not None:
-        raise TypeError(f"{op}: got both axis={axis!r} and dim={dim!r}; pass one of them")
-    numpy = axis is not None or keepdims is not None or ddof is not None
-    keep = bool(keepdims) if keepdims is not None else bool(keepdim)
-    return DimSpelling(dim if axis is None else axis, keep, numpy)
-
-
-def _dim_alias(axis: Any, dim: Any, op: str) -> Any:
-    """PyTorch's ``dim`` or NumPy's ``axis``, for ops where both mean the same (``sum``)."""
-    if dim is None:
-        return axis
-    return dim_spelling(op, dim, axis=axis).dim
-
-
-def _required_dim(axis: Any, dim: Any, op: str) -> Any:
-    """``dim`` or its alias ``axis`` (PyTorch takes either), one of which must be given."""
-    d = _dim_alias(axis, dim, op)
-    if d is None:
-        raise TypeError(f"{op}: missing the dim to run along (dim=)")
-    return d
-
-
-class DimensionError(IndexError, ValueError):
-    """An axis out of range. PyTorch raises ``IndexError`` for it, NumPy a ``ValueError``;
-    this is both, so code written for either catches it."""
-
-
 class UnsupportedModeError(NotImplementedError, ValueError):
     """A mode the op does not have (``pad(mode="bogus")``): PyTorch's ``NotImplementedError``,
     and the ``ValueError`` the first round raised."""
-
-
-@functools.lru_cache(maxsize=4096)
-def _reshape_target(cur: Shape, shape: tuple) -> Shape:
-    """``shape`` with its one ``-1`` resolved, checked against ``cur`` (cached: a model
-    reshapes the same few ways on every step)."""
-    shape = tuple(map(int, shape))
-    n = math.prod(cur)
-    if -1 in shape and shape.count(-1) == 1:
-        known = math.prod(s for s in shape if s != -1)
-        if known == 0 or n % known:
-            raise InvalidArgumentError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
-        shape = tuple(n // known if s == -1 else s for s in shape)
-    if math.prod(shape) != n:
-        raise InvalidArgumentError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
-    return shape
-
-
-@functools.cache
-def _permutation(ndim: int, axes: tuple) -> tuple[int, ...] | None:
-    """``axes`` checked and made non-negative; None for the identity. Cached: models
-    permute with the same few axes on every step."""
-    nd = max(ndim, 1)
-    if sorted(int(a) % nd for a in axes) != list(range(ndim)):
-        raise ValueError(f"permute: {axes} is not a permutation of the axes of a {ndim}-D tensor")
-    perm = tuple(int(a) % nd for a in axes)
-    return None if perm == tuple(range(ndim)) else perm
-
-
-@functools.cache
-def _swap_last_two(ndim: int) -> tuple[int, ...]:
-    return (*range(ndim - 2), ndim - 1, ndim - 2)
 
 
 class Tensor:
@@ -360,7 +285,7 @@ class Tensor:
 
     def size(self, axis: int | None = None, *, dim: int | None = None) -> Any:
         """The shape, or with an axis (``dim``) the length of that axis."""
-        axis = _dim_alias(axis, dim, "size")
+        axis = dims.alias(axis, dim, "size")
         return Size(self._data.shape) if axis is None else self.shape[axis]
 
     def __len__(self) -> int:
@@ -636,14 +561,6 @@ class Tensor:
     def __or__(self, other: Any) -> Tensor:
         return LogicalOr.apply(self, self._operand(other))
 
-    def all(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
-        axes = self._axes(_dim_alias(axis, dim, "all"), "all")
-        return Tensor._wrap(self._dev.ops.all(self._data, axis=axes, keepdims=keepdims or bool(keepdim)), self._dev)
-
-    def any(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
-        axes = self._axes(_dim_alias(axis, dim, "any"), "any")
-        return Tensor._wrap(self._dev.ops.any(self._data, axis=axes, keepdims=keepdims or bool(keepdim)), self._dev)
-
     # -- elementwise --------------------------------------------------------------
     def exp(self) -> Tensor:
         return _exp(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
@@ -669,9 +586,6 @@ class Tensor:
     def erf(self) -> Tensor:
         return ops.Erf.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
-    def gelu(self, approximate: str = "none") -> Tensor:
-        return _functional.gelu(self, approximate=approximate)
-
     def maximum(self, other: Any) -> Tensor:
         a, other = _promoted(self, self._operand(other))
         return ops.Maximum.apply(a, _number_for(a, other))
@@ -692,194 +606,6 @@ class Tensor:
         if hi is not None:
             out = where(out > hi, hi, out)
         return out
-
-    # -- reductions ---------------------------------------------------------------
-    def _axes(self, axis: Any, op: str) -> tuple[int, ...] | None:
-        if axis is None:
-            return None
-        nd = self.ndim
-        axes = (axis,) if isinstance(axis, int) else tuple(axis)
-        if nd == 0:  # PyTorch takes axis 0 and -1 of a 0-d tensor: the reduction over no axes
-            for a in axes:
-                if a not in (0, -1):
-                    raise DimensionError(f"{op}: axis {a} is out of range for a 0-d tensor (use 0, -1 or None)")
-            return ()
-        out = []
-        for a in axes:
-            if not -nd <= a < max(nd, 1):
-                raise DimensionError(f"{op}: axis {a} is out of range for a tensor of shape {self.shape}")
-            out.append(a % max(nd, 1))
-        return tuple(out)
-
-    def sum(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None,
-            dtype: Any = None) -> Tensor:  # fmt: skip
-        if dtype is not None:  # PyTorch's: the sum taken in ``dtype``
-            self = self.astype(dtype)  # noqa: PLW0642
-        if dim is not None or keepdim is not None:
-            axis, keepdims = _dim_alias(axis, dim, "sum"), keepdims or bool(keepdim)
-        return ops.Sum.apply(self, args=(self._axes(axis, "sum"), keepdims))
-
-    def max(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
-        """PyTorch's ``max``: ``x.max()`` the largest value, ``x.max(1)`` (``dim=1``) the
-        ``(values, indices)`` pair, ``x.max(other)`` (a tensor) the elementwise maximum.
-        NumPy's keywords give NumPy's result: ``x.max(axis=1)`` the values (see
-        :func:`dim_spelling`)."""
-        if dim is None and axis is None and keepdims is None:  # (the common whole-tensor max, directly)
-            return ops.Max.apply(self, args=(None, bool(keepdim)))
-        return _tf.max(self, dim, keepdim, axis=axis, keepdims=keepdims)
-
-    def min(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
-        """As :meth:`max`, for the smallest."""
-        if dim is None and axis is None and keepdims is None:
-            return ops.Min.apply(self, args=(None, bool(keepdim)))
-        return _tf.min(self, dim, keepdim, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
-        if dim is not None or keepdim is not None:
-            axis, keepdims = _dim_alias(axis, dim, "mean"), keepdims or bool(keepdim)
-        return _mean(self, axis, keepdims)
-
-    def var(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: Any = None,
-            axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
-        """Variance, as :func:`tinygrad_attn.var` (PyTorch's unbiased one unless NumPy's keywords are used)."""
-        return _tf.var(self, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims, ddof=ddof)
-
-    def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: Any = None,
-            axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
-        """The square root of :meth:`var` (the same defaults); its gradient where the spread is 0 is 0."""
-        return _tf.std(self, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims, ddof=ddof)
-
-    def logsumexp(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-                  keepdim: bool | None = None) -> Tensor:  # fmt: skip
-        return _logsumexp(self, _dim_alias(axis, dim, "logsumexp"), keepdims or bool(keepdim))
-
-    def argmax(self, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
-               keepdim: bool | None = None) -> Tensor:  # fmt: skip
-        return _arg_reduce(self, "argmax", _dim_alias(axis, dim, "argmax"), keepdims or bool(keepdim))
-
-    def argmin(self, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
-               keepdim: bool | None = None) -> Tensor:  # fmt: skip
-        return _arg_reduce(self, "argmin", _dim_alias(axis, dim, "argmin"), keepdims or bool(keepdim))
-
-    # -- shape --------------------------------------------------------------------
-    def reshape(self, *shape: Any) -> Tensor:
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        cur = tuple(self._data.shape)
-        shape = _reshape_target(cur, shape)
-        if shape == cur:
-            return self
-        return ops.Reshape.apply(self, args=shape)
-
-    view = reshape
-
-    def permute(self, *axes: Any) -> Tensor:
-        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
-            axes = tuple(axes[0])
-        try:
-            perm = _permutation(self._data.ndim, axes)
-        except ValueError:
-            raise InvalidArgumentError(
-                f"permute: {axes} is not a permutation of the axes of a tensor of shape {self.shape}"
-            ) from None
-        return self if perm is None else ops.Permute.apply(self, args=perm)
-
-    def transpose(self, a0: int = -2, a1: int = -1, *, dim0: int | None = None, dim1: int | None = None) -> Tensor:
-        """Swap two axes (the last two by default); PyTorch's ``dim0=``/``dim1=`` name them too."""
-        a0 = a0 if dim0 is None else dim0
-        a1 = a1 if dim1 is None else dim1
-        if self._axes((a0, a1), "transpose") == ():  # 0-d: nothing to swap, as in PyTorch
-            return self
-        axes = list(range(self.ndim))
-        a0, a1 = self._axes((a0, a1), "transpose")
-        if a0 == a1:
-            return self
-        axes[a0], axes[a1] = axes[a1], axes[a0]
-        return ops.movement.Transpose.apply(self, args=tuple(axes))
-
-    @property
-    def mT(self) -> Tensor:  # noqa: N802 - the array API's name
-        nd = self._data.ndim
-        if nd < 2:
-            raise ValueError(f"mT: needs at least 2 dimensions, the tensor has shape {self.shape}")
-        return ops.movement.MatrixTranspose.apply(self, args=_swap_last_two(nd))
-
-    @property
-    def T(self) -> Tensor:  # noqa: N802 - NumPy's name
-        if self.ndim != 2:
-            raise ValueError(f"T: defined for 2-D tensors only, the tensor has shape {self.shape}; use .mT or .permute")
-        return ops.movement.TwoDTranspose.apply(self, args=(1, 0))
-
-    def expand(self, *shape: Any) -> Tensor:
-        """Broadcast to ``shape``; ``-1`` keeps a dimension."""
-        shape = _shape_args(shape)
-        lead = len(shape) - self.ndim
-        if lead < 0:
-            raise ValueError(f"expand: cannot expand shape {self.shape} to fewer dimensions {shape}")
-        shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
-        if shape == self.shape:
-            return self
-        for i, s in enumerate(self.shape):
-            if s != 1 and s != shape[i + lead]:
-                raise ValueError(f"expand: cannot expand shape {self.shape} to {shape}")
-        return ops.Expand.apply(self, args=shape)
-
-    broadcast_to = expand
-
-    def squeeze(self, dim: Any = None, *, axis: Any = None) -> Tensor:
-        """Drop axes of length 1: all of them, or those of ``dim`` that have length 1
-        (PyTorch's meaning: others are left as they are). NumPy's ``axis=`` raises for an
-        axis whose length is not 1."""
-        s = dim_spelling("squeeze", dim, axis=axis)
-        if s.dim is None:
-            return self.reshape(tuple(n for n in self.shape if n != 1))
-        axes = self._axes(s.dim, "squeeze")
-        if s.numpy:
-            for a in axes:
-                if self.shape[a] != 1:
-                    raise InvalidArgumentError(
-                        f"squeeze: axis {a} has size {self.shape[a]}, not 1 (shape {self.shape}); "
-                        "squeeze(dim) leaves such an axis as it is"
-                    )
-        axes = tuple(a for a in axes if self.shape[a] == 1)
-        if not axes:
-            return self
-        return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in axes))
-
-    def unsqueeze(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        axis = _dim_alias(axis, dim, "unsqueeze")
-        if axis is None:
-            raise TypeError("unsqueeze: give the position of the new axis (dim=)")
-        nd = self.ndim + 1
-        if not -nd <= axis < nd:
-            raise ValueError(f"unsqueeze: axis {axis} is out of range for a result of {nd} dimensions")
-        axis %= nd
-        return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
-
-    def flatten(self, start: int = 0, end: int = -1, *, start_dim: int | None = None,
-                end_dim: int | None = None) -> Tensor:  # fmt: skip
-        start = start if start_dim is None else start_dim
-        end = end if end_dim is None else end_dim
-        if self.ndim == 0:
-            return self.reshape(1)
-        start, end = start % self.ndim, end % self.ndim
-        # (the size spelled out, not -1: a shape with a 0 has no single -1 to infer)
-        return self.reshape(self.shape[:start] + (math.prod(self.shape[start : end + 1]),) + self.shape[end + 1 :])
-
-    def chunk(self, n: int, axis: int | None = None, *, dim: int | None = None) -> list[Tensor]:
-        """Split into ``n`` pieces along ``axis`` (the last may be smaller), as PyTorch does."""
-        axis = _dim_alias(axis, dim, "chunk")
-        (axis,) = self._axes(0 if axis is None else axis, "chunk")
-        if not self.shape[axis]:  # an empty axis: one empty piece, as PyTorch's
-            return [self]
-        size = -(-self.shape[axis] // n)
-        lead = (slice(None),) * axis
-        return [self[lead + (slice(i, i + size), Ellipsis)] for i in range(0, self.shape[axis], size)]
-
-    def split(self, split_size: Any, dim: int = 0, *, axis: int | None = None) -> Any:
-        """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or with a list,
-        one piece per size in it (as PyTorch's ``split``)."""
-        return _tf.split(self, split_size, dim if axis is None else axis)  # (one implementation: an empty axis gives one empty piece)
 
     def __getitem__(self, key: Any) -> Tensor:
         from .indexing import getitem  # noqa: PLC0415 - indexing builds on this module
@@ -991,29 +717,6 @@ class Tensor:
             value = self.dtype.type(value).item()
         return where(mask, value, self)
 
-    def tril(self, k: int = 0) -> Tensor:
-        return tril(self, k)
-
-    def triu(self, k: int = 0) -> Tensor:
-        return triu(self, k)
-
-    # -- neural-net functions (defined in tinygrad_attn.functional, imported at the end) --
-    def softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        if dim is not None:
-            axis = _dim_alias(axis, dim, "softmax")
-        return _functional.softmax(self, -1 if axis is None else axis)
-
-    def log_softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        if dim is not None:
-            axis = _dim_alias(axis, dim, "log_softmax")
-        return _functional.log_softmax(self, -1 if axis is None else axis)
-
-    def layer_norm(self, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-        return _functional.layer_norm(self, self.shape[-1:], weight, bias, eps)
-
-    def dropout(self, p: float = 0.5, training: bool = True) -> Tensor:
-        return _functional.dropout(self, p, training)
-
     # -- pickling and copying (io) ------------------------------------------------------
     def __reduce__(self) -> tuple:
         """Pickle the values (a host copy), dtype, device name, ``requires_grad``, name and
@@ -1051,23 +754,6 @@ class Tensor:
 
     def element_size(self) -> int:
         return self.dtype.itemsize
-
-    def view_as(self, other: Tensor) -> Tensor:
-        return self.reshape(other.shape)
-
-    def reshape_as(self, other: Tensor) -> Tensor:
-        return self.reshape(other.shape)
-
-    def expand_as(self, other: Tensor) -> Tensor:
-        return self.expand(other.shape)
-
-    def repeat(self, *sizes: Any) -> Tensor:
-        """Tiled ``sizes[i]`` times along each axis (PyTorch's ``repeat``, NumPy's ``tile``)."""
-        return _tf.repeat(self, *sizes)
-
-    def t(self) -> Tensor:
-        """The transpose of a matrix (a 0-D or 1-D tensor is returned as it is)."""
-        return self if self.ndim < 2 else self.T
 
     def clone(self) -> Tensor:
         """A copy with its own array; gradients flow back through it."""
@@ -1135,15 +821,6 @@ class Tensor:
     def matmul(self, other: Any) -> Tensor:
         return self @ other
 
-    def mm(self, other: Tensor) -> Tensor:
-        return _tf.mm(self, other)
-
-    def bmm(self, other: Tensor) -> Tensor:
-        return _tf.bmm(self, other)
-
-    def dot(self, other: Tensor) -> Tensor:
-        return _tf.dot(self, other)
-
     def __floordiv__(self, other: Any) -> Tensor:
         return _floor_divide(self, self._operand(other))
 
@@ -1199,97 +876,6 @@ class Tensor:
 
     def ceil(self) -> Tensor:
         return ops.Ceil.apply(self)
-
-    def round(self, decimals: int = 0) -> Tensor:
-        """Half to even, as PyTorch and NumPy round."""
-        return _tf.round(self, decimals)
-
-    # reductions and scans
-    def amax(self, dim: Any = (), keepdim: bool = False) -> Tensor:
-        return _tf.amax(self, dim, keepdim)
-
-    def amin(self, dim: Any = (), keepdim: bool = False) -> Tensor:
-        return _tf.amin(self, dim, keepdim)
-
-    def prod(self, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None) -> Tensor:
-        """The product over ``dim`` (all elements when None); exact with zeros. ``axis=`` is
-        PyTorch's alias of ``dim``."""
-        return _tf.prod(self if dtype is None else self.astype(dtype), _dim_alias(axis, dim, "prod"), keepdim)
-
-    def cumsum(self, dim: int | None = None, *, dtype: Any = None, axis: Any = None) -> Tensor:
-        return _tf.cumsum(self, _required_dim(axis, dim, "cumsum"), dtype=dtype)
-
-    def cumprod(self, dim: int | None = None, *, dtype: Any = None, axis: Any = None) -> Tensor:
-        return _tf.cumprod(self if dtype is None else self.astype(dtype), _required_dim(axis, dim, "cumprod"))
-
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _tf.norm(self, p, dim, keepdim)
-
-    # indexing by index tensors
-    def gather(self, dim: int, index: Any) -> Tensor:
-        return _tf.gather(self, dim, index)
-
-    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None, reduce: str | None = None) -> Tensor:
-        return _tf.scatter(self, dim, index, src, value=value, reduce=reduce)
-
-    def scatter_add(self, dim: int, index: Any, src: Tensor) -> Tensor:
-        return _tf.scatter_add(self, dim, index, src)
-
-    def index_select(self, dim: int, index: Any) -> Tensor:
-        return _tf.index_select(self, dim, index)
-
-    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False, *, axis: Any = None) -> Any:
-        """``(values, indices)``, as PyTorch's ``sort`` (NumPy's ``axis=``: the values)."""
-        return _tf.sort(self, dim, descending, stable, axis=axis)
-
-    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
-        return _tf.argsort(self, dim, descending)
-
-    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
-        """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) along ``dim``."""
-        return _tf.topk(self, k, dim, largest, sorted)
-
-    # shape
-    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
-        return _tf.unbind(self, dim)
-
-    def flip(self, *axes: Any, dims: Any = None) -> Tensor:
-        """Reversed along each axis given (``x.flip(0, 1)``, ``x.flip([0])``, ``x.flip(dims=(0,))``)."""
-        if dims is None:
-            dims = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
-        return _tf.flip(self, dims)
-
-    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
-        return _tf.roll(self, shifts, dims)
-
-    def narrow(self, dim: int, start: int, length: int) -> Tensor:
-        (d,) = self._axes(dim, "narrow")
-        return self[(slice(None),) * d + (slice(start, start + length),)]
-
-    def select(self, dim: int, index: int) -> Tensor:
-        (d,) = self._axes(dim, "select")
-        return self[(slice(None),) * d + (index,)]
-
-    def repeat_interleave(self, repeats: Any, dim: int | None = None) -> Tensor:
-        return _tf.repeat_interleave(self, repeats, dim)
-
-    def outer(self, other: Tensor) -> Tensor:
-        return _tf.outer(self, other)
-
-    def log1p(self) -> Tensor:
-        return _tf.log1p(self)
-
-    def expm1(self) -> Tensor:
-        return _tf.expm1(self)
-
-    def isnan(self) -> Tensor:
-        return _tf.isnan(self)
-
-    def isinf(self) -> Tensor:
-        return _tf.isinf(self)
-
-    def isfinite(self) -> Tensor:
-        return _tf.isfinite(self)
 
     # dtype conversions (last in the class body: these names shadow the builtins in it)
     def long(self) -> Tensor:
@@ -1575,45 +1161,23 @@ def where(cond: Any, a: Any, b: Any) -> Tensor:
     return ops.Where.apply(cond, a, b)
 
 
-def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
-    if x.ndim < 2:
-        raise ValueError(f"{'tril' if lower else 'triu'}: needs at least 2 dimensions, got shape {x.shape}")
-    n, m = x.shape[-2:]
-    keep = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
-    zero = x.dtype.type(0).item()  # a zero of x's own kind: bool and int tensors stay so
-    return where(Tensor(keep, device=x._dev), x, zero)
-
-
-def tril(x: Tensor, k: int = 0) -> Tensor:
-    """The lower triangle (the last two axes); above diagonal ``k`` becomes 0."""
-    return _tri(x, k, True)
-
-
-def triu(x: Tensor, k: int = 0) -> Tensor:
-    """The upper triangle (the last two axes); below diagonal ``k`` becomes 0."""
-    return _tri(x, k, False)
-
-
 def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
     """Join tensors along an existing axis (``axis`` or PyTorch's ``dim``; 0 by default)."""
     if dim is not None:
-        axis = _dim_alias(axis, dim, "cat")
+        axis = dims.alias(axis, dim, "cat")
     axis = 0 if axis is None else axis
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat: needs at least one tensor")
-    nd = tensors[0].ndim
-    if nd == 0:  # (PyTorch's RuntimeError, still the first round's ValueError)
+    if tensors[0].ndim == 0:  # (PyTorch's RuntimeError, still the first round's ValueError)
         raise InvalidArgumentError("cat: 0-d tensors cannot be concatenated; use stack, or reshape them to (1,)")
-    if not -nd <= axis < nd:
-        raise DimensionError(f"cat: axis {axis} is out of range for tensors of {nd} dimensions")
-    return ops.Cat.apply(*tensors, args=axis % nd)
+    return ops.Cat.apply(*tensors, args=dims.one(tensors[0].shape, axis, "cat"))
 
 
 def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
     """Join tensors along a new axis (``axis`` or PyTorch's ``dim``; 0 by default)."""
     if dim is not None:
-        axis = _dim_alias(axis, dim, "stack")
+        axis = dims.alias(axis, dim, "stack")
     axis = 0 if axis is None else axis
     tensors = list(tensors)
     if not tensors:
@@ -1621,34 +1185,8 @@ def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None
     shapes = {t.shape for t in tensors}
     if len(shapes) > 1:
         raise ValueError(f"stack: all tensors need one shape, got {sorted(shapes)}")
-    nd = tensors[0].ndim + 1
-    if not -nd <= axis < nd:
-        raise ValueError(f"stack: axis {axis} is out of range for a result of {nd} dimensions")
-    return cat([t.unsqueeze(axis) for t in tensors], axis % nd)
-
-
-def _arg_reduce(x: Tensor, op: str, axis: int | None, keepdims: bool) -> Tensor:
-    """``argmax``/``argmin``: each its own reduction (argmin is not argmax(-x), which
-    overflows at an integer minimum and is undefined for bool); a 0-d tensor's one element
-    is at index 0. An op (``ArgExtreme``), so a traced program recomputes it."""
-    axes = x._axes(axis, op)
-    if axes == ():
-        return Tensor._wrap(x._dev.asarray(np.zeros((), np.int64)), x._dev)
-    if x.numel() == 0 and (axes is None or x.shape[axes[0]] == 0):
-        raise ValueError(f"{op}: cannot take the {op} over an empty axis (shape {x.shape}, axis {axis})")
-    pick = op[3:]
-    if axes is None:
-        return ops.ArgExtreme.apply(x.detach().reshape(-1), args=(0, pick)).reshape(())
-    a = axes[0]
-    out = ops.ArgExtreme.apply(x, args=(a, pick))  # the axis kept, length 1
-    return out if keepdims else out.reshape(out.shape[:a] + out.shape[a + 1 :])
-
-
-def _sqrt_of_variance(v: Tensor) -> Tensor:
-    """``sqrt(v)`` for a standard deviation: where the spread is 0 its gradient is 0, as
-    PyTorch's ``std`` (not ``0 * 1/(2 * 0)`` = NaN: sqrt's slope at 0 is infinite)."""
-    zero = v == 0
-    return where(zero, 0.0, where(zero, 1.0, v).sqrt())
+    axis = dims.new_axis(tensors[0].shape, axis, "stack")
+    return cat([t.unsqueeze(axis) for t in tensors], axis)
 
 
 # -- composites used by Tensor methods (their definitions: primitives only) --------
@@ -1668,43 +1206,6 @@ def _remainder(a: Any, b: Any) -> Tensor:
     if like.dtype.kind in "fc":
         return a - ops.Floor.apply(a / b).detach() * b
     return _IntRemainder.apply(a, b)
-
-
-def _reduced_count(x: Tensor, axis: Any) -> int:
-    axes = x._axes(axis, "mean")
-    return x.numel() if axes is None else math.prod(x.shape[a] for a in axes)
-
-
-def _inverse_count(n: float) -> float:
-    """``1 / n`` for a mean's divisor; ``inf`` for ``n <= 0``, so that an empty mean is
-    0 * inf = NaN and a variance with ``correction >= N`` is inf (NaN if all equal), as
-    PyTorch's are (rather than a silent finite number)."""
-    return 1.0 / n if n > 0 else math.inf
-
-
-@composite("mean")
-def _mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return x.sum(axis, keepdims) * _inverse_count(_reduced_count(x, axis))
-
-
-@composite("var")
-def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: int = 0) -> Tensor:
-    d = x - x.mean(axis, keepdims=True)
-    n = _reduced_count(x, axis) - correction
-    return (d * d).sum(axis, keepdims) * _inverse_count(n)
-
-
-@composite("logsumexp")
-def _logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    axes = x._axes(axis, "logsumexp")
-    if _reduced_count(x, axis) == 0:  # log(0) = -inf, as PyTorch; there is no max to shift by
-        return x.exp().sum(axes, keepdims).log()
-    # A constant shift keeps exp from overflowing; an infinite max shifts by 0 instead, so
-    # that logsumexp([inf, 0]) is inf and of [-inf, -inf] is -inf (not inf - inf = NaN).
-    m = x.max(axes, keepdims=True).detach()
-    m = where(m.abs() == math.inf, 0.0, m)
-    out = (x - m).exp().sum(axes, keepdims=True).log() + m
-    return out if keepdims else out.squeeze(axes if axes is not None else tuple(range(x.ndim)))
 
 
 # -- the namespace that makes backward formulas record a graph -------------------
@@ -1789,20 +1290,3 @@ class _TensorNamespace:
 TENSOR_NS = _TensorNamespace()
 autograd.Tensor = Tensor
 autograd.TENSOR_NS = TENSOR_NS
-
-# Last: functional builds on this module. (A module reference rather than an import inside
-# each method, which cost about a microsecond per call.)
-from . import functional as _functional  # noqa: E402
-from . import tensor_functions as _tf  # noqa: E402
-
-
-# -- PyTorch's further math and in-place variants: Tensor methods installed from the tables of
-# tinygrad_attn/math_functions.py (acos ... unflatten) and inplace_variants.py (exp_ ... uniform_)
-def _install_tables() -> None:
-    from . import inplace_variants, math_functions  # noqa: PLC0415 - both build on this module
-
-    math_functions._install(Tensor)
-    inplace_variants.install(Tensor)
-
-
-_install_tables()

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from . import dims
 from ._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, cat, mask_dtype, where
 from .autograd import _memory_root, _State, composite, scope
 from .indexing import host_integers
@@ -50,9 +51,7 @@ __all__ = [
 
 
 def _axis(x: Tensor, axis: int, op: str) -> int:
-    if not -max(x.ndim, 1) <= axis < max(x.ndim, 1):  # (a 0-d tensor takes 0 and -1, as in PyTorch)
-        raise ValueError(f"{op}: axis {axis} is out of range for a tensor of shape {x.shape}")
-    return axis % max(x.ndim, 1)
+    return dims.one(x.shape, axis, op)  # (a 0-d tensor takes 0 and -1, as in PyTorch)
 
 
 def _degenerate(x: Tensor, axis: int, op: str) -> bool:
@@ -70,12 +69,9 @@ def _float(x: Tensor, op: str) -> None:
 
 # -- softmax family ----------------------------------------------------------------
 def _dim(axis: int | None, dim: int | None, op: str) -> int:
-    """PyTorch's ``dim=`` and NumPy's ``axis=`` name the same thing; take whichever is given."""
-    if dim is None:
-        return -1 if axis is None else axis
-    if axis is not None and axis != dim:
-        raise TypeError(f"{op}: got axis={axis} and dim={dim}; give one of them")
-    return dim
+    """PyTorch's ``dim=`` and NumPy's ``axis=`` name the same thing (the last axis by default)."""
+    d = dims.alias(axis, dim, op)
+    return -1 if d is None else d
 
 
 def _softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor | None:
@@ -906,3 +902,9 @@ __all__ += ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "lo
 from .functional_resize import interpolate  # noqa: E402
 
 __all__ += ["interpolate"]
+
+
+#: the Tensor methods of this module (``install_methods`` puts them on Tensor): ``x.softmax`` is
+#: :func:`softmax` itself; ``x.layer_norm(weight, bias, eps)`` the last-axis composite
+METHODS = {"softmax": softmax, "log_softmax": log_softmax, "gelu": gelu, "dropout": dropout,
+           "layer_norm": _layer_norm_last}  # fmt: skip
