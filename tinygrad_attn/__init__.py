@@ -12,11 +12,15 @@ from . import (
     cuda,
     dtypes,
     functional,
+    indexing,
     inplace_variants,
     math_functions,
+    tensor_arith,
+    tensor_creation,
     tensor_functions,
     tensor_reduce,
     tensor_shape,
+    tensor_torch,
 )
 from ._tensor import Tensor, cat, stack, where
 from .autograd import Function, decompose, detect_anomaly, enable_grad, grad, is_grad_enabled, no_grad
@@ -39,7 +43,8 @@ def install_methods() -> None:
     from the module that implements each (``x.var`` *is* ``tga.var``, ``x.softmax`` *is*
     ``F.softmax``), so ``_tensor.py`` imports none of those modules. The in-place variants
     come last: ``x.name_`` exists for each ``name`` installed before them."""
-    for table in (tensor_shape.METHODS, tensor_reduce.METHODS, tensor_functions.METHODS, functional.METHODS):
+    tables = (tensor_creation, tensor_arith, tensor_torch, tensor_shape, tensor_reduce, tensor_functions, indexing, functional)
+    for table in (m.METHODS for m in tables):
         for name, fn in table.items():
             setattr(Tensor, name, fn)
     math_functions._install(Tensor)

@@ -1,7 +1,10 @@
 """The :class:`Tensor`: an array on a device, and the graph node that made it.
 
-Methods are thin: each calls one primitive op from :mod:`tinygrad_attn.ops` or one
-composite from :mod:`tinygrad_attn.functional`.
+This module is the class core (construction, attributes, conversion, ``backward``, the
+arithmetic operators, in-place ops, pickling) and the free functions ``where cat stack``.
+Methods are thin: each calls one primitive op from :mod:`tinygrad_attn.ops`. The rest of
+the methods are installed by the package's ``install_methods`` from the modules that
+implement them (the method *is* the free function), so this module imports none of them.
 """
 
 from __future__ import annotations
@@ -15,11 +18,25 @@ from typing import Any
 import numpy as np
 
 from . import autograd, dims, ops
-from . import dtypes as _dtypes
+from . import promotion as _promotion
 from .autograd import Function, InvalidArgumentError
 from .backend import Device, default_device, device_of_array, get_device
 from .backend import device as _device
-from .random import draw, host_generator
+from .ops.transfer import Transfer
+from .promotion import (  # noqa: F401 - (mask_dtype: re-exported for functional)
+    _FLOATS,
+    _KIND_RANK,
+    _as_float,
+    _kind,
+    _number_for,
+    _ordered_operands,
+    _promote_for_scalar,
+    _promoted,
+    _promoted_div,
+    _scalar_dtype,
+    _where_operand,
+    mask_dtype,
+)
 
 Shape = tuple[int, ...]
 _FLOAT_KINDS = "fc"
@@ -170,78 +187,7 @@ class Tensor:
             ) from None
         self._data = value if src is self._dev else self._dev.asarray(src.to_host(value))
 
-    # -- constructors -------------------------------------------------------------
-    @classmethod
-    def _host(cls, arr: np.ndarray, dtype: Any, device: Any, requires_grad: bool, name: str | None) -> Tensor:
-        dev = get_device(device) if device is not None else default_device()
-        dt = np.dtype(dtype) if dtype is not None else arr.dtype
-        t = cls._wrap(dev.asarray(arr, dtype=dt), dev)
-        t.name = name
-        if requires_grad:
-            t.requires_grad_(True)
-        if autograd._State.tracer is not None:  # made inside a traced function (see Tracer.write)
-            autograd._State.tracer.made(t)
-        return t
-
-    @classmethod
-    def zeros(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-              name: str | None = None) -> Tensor:  # fmt: skip
-        return cls.full(_shape_args(shape), 0.0, dtype=dtype, device=device, requires_grad=requires_grad, name=name)
-
-    @classmethod
-    def ones(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-             name: str | None = None) -> Tensor:  # fmt: skip
-        return cls.full(_shape_args(shape), 1.0, dtype=dtype, device=device, requires_grad=requires_grad, name=name)
-
-    @classmethod
-    def full(cls, shape: Any, value: float, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-             name: str | None = None) -> Tensor:  # fmt: skip
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        # (no dtype: as PyTorch infers it from the value: bool, int64 or float32)
-        dt = np.dtype(dtype) if dtype is not None else _scalar_dtype(value.item() if isinstance(value, np.generic) else value)
-        return cls._host(np.full(shape, value, dtype=dt), None, device, requires_grad, name)
-
-    @classmethod
-    def randn(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-              name: str | None = None) -> Tensor:  # fmt: skip
-        """Standard normal draws, made on the host from the seeded generator and moved."""
-        if autograd._State.tracer is not None and not requires_grad:  # an op: a replay draws again
-            return draw("standard_normal", _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
-        arr = host_generator().standard_normal(_shape_args(shape))
-        return cls._host(arr, dtype or np.float32, device, requires_grad, name)
-
-    @classmethod
-    def rand(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-             name: str | None = None) -> Tensor:  # fmt: skip
-        """Uniform draws in [0, 1), made on the host from the seeded generator and moved."""
-        if autograd._State.tracer is not None and not requires_grad:  # an op: a replay draws again
-            return draw("random", _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
-        arr = host_generator().random(_shape_args(shape))
-        return cls._host(arr, dtype or np.float32, device, requires_grad, name)
-
-    @classmethod
-    def arange(cls, start: float, stop: float | None = None, step: float = 1, *, dtype: Any = None,
-               device: Any = None, requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
-        """``arange(n)`` or ``arange(start, stop, step)``: int64 when every argument is an
-        integer, else float32, unless ``dtype`` says otherwise (as PyTorch's)."""
-        whole = all(isinstance(v, (int, np.integer)) for v in (start, stop if stop is not None else 0, step))
-        dt = dtype or (np.int64 if whole else np.float32)
-        arr = np.arange(start, stop, step) if stop is not None else np.arange(start)  # (exact for ints)
-        return cls._host(arr, dt, device, requires_grad, name)
-
-    @classmethod
-    def eye(cls, n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
-            requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
-        return cls._host(np.eye(n, m), dtype or np.float32, device, requires_grad, name)
-
-    @classmethod
-    def from_dlpack(cls, x: Any) -> Tensor:
-        """A tensor sharing memory with any ``__dlpack__`` producer (CPU or CUDA)."""
-        kind = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
-        if kind == 2:  # kDLCUDA
-            dev = get_device(f"cuda:{x.__dlpack_device__()[1]}")
-            return cls._wrap(dev.xp.from_dlpack(x), dev)
-        return cls._wrap(np.from_dlpack(x), get_device("cpu"))
+    # (the constructors Tensor.zeros ones full randn rand arange eye from_dlpack: tensor_creation.py)
 
     # -- attributes ---------------------------------------------------------------
     @property
@@ -525,41 +471,7 @@ class Tensor:
     def __rmatmul__(self, other: Any) -> Tensor:
         return ops.Matmul.apply(self._operand(other), self)
 
-    # -- comparisons: boolean, no gradient ------------------------------------------
-    def __lt__(self, other: Any) -> Tensor:
-        return Less.apply(*_ordered_operands(self, self._operand(other)))
-
-    def __le__(self, other: Any) -> Tensor:
-        return LessEqual.apply(*_ordered_operands(self, self._operand(other)))
-
-    def __gt__(self, other: Any) -> Tensor:
-        return Greater.apply(*_ordered_operands(self, self._operand(other)))
-
-    def __ge__(self, other: Any) -> Tensor:
-        return GreaterEqual.apply(*_ordered_operands(self, self._operand(other)))
-
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        if other is None:
-            return False
-        other = self._operand(other)
-        a = _promote_for_scalar(self, other)
-        return Equal.apply(a, _number_for(a, other))
-
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        if other is None:
-            return True
-        other = self._operand(other)
-        a = _promote_for_scalar(self, other)
-        return NotEqual.apply(a, _number_for(a, other))
-
-    def __invert__(self) -> Tensor:
-        return LogicalNot.apply(self)
-
-    def __and__(self, other: Any) -> Tensor:
-        return LogicalAnd.apply(self, self._operand(other))
-
-    def __or__(self, other: Any) -> Tensor:
-        return LogicalOr.apply(self, self._operand(other))
+    # (comparisons, logical operators, maximum/minimum/clip, masked_fill: tensor_arith.py)
 
     # -- elementwise --------------------------------------------------------------
     def exp(self) -> Tensor:
@@ -574,43 +486,8 @@ class Tensor:
     def tanh(self) -> Tensor:
         return _tanh(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
-    def sigmoid(self) -> Tensor:
-        return ops.Sigmoid.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
-
-    def relu(self) -> Tensor:
-        return ops.Relu.apply(self)
-
     def abs(self) -> Tensor:
         return ops.Abs.apply(self)
-
-    def erf(self) -> Tensor:
-        return ops.Erf.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
-
-    def maximum(self, other: Any) -> Tensor:
-        a, other = _promoted(self, self._operand(other))
-        return ops.Maximum.apply(a, _number_for(a, other))
-
-    def minimum(self, other: Any) -> Tensor:
-        a, other = _promoted(self, self._operand(other))
-        return ops.Minimum.apply(a, _number_for(a, other))
-
-    def clip(self, lo: Any = None, hi: Any = None) -> Tensor:
-        """``lo`` below ``lo``, ``hi`` above ``hi``. The gradient is 1 on the whole closed
-        interval, bounds included, as PyTorch's ``clamp`` (not the 1/2 that maximum and
-        minimum give ties)."""
-        if lo is None and hi is None:
-            raise InvalidArgumentError("clip: give at least one of min and max (both are None)")
-        out = _promote_for_scalar(_promote_for_scalar(self, lo), hi)
-        if lo is not None:
-            out = where(out < lo, lo, out)
-        if hi is not None:
-            out = where(out > hi, hi, out)
-        return out
-
-    def __getitem__(self, key: Any) -> Tensor:
-        from .indexing import getitem  # noqa: PLC0415 - indexing builds on this module
-
-        return getitem(self, key)
 
     def __iter__(self) -> Iterator[Tensor]:
         for i in range(len(self)):
@@ -698,24 +575,7 @@ class Tensor:
     def _needs_grad(x: Any) -> bool:
         return isinstance(x, Tensor) and x.requires_grad
 
-    def __setitem__(self, key: Any, value: Any) -> None:
-        """``x[key] = value`` for any key ``x[key]`` takes; recorded like the in-place ops."""
-        from .indexing import setitem  # noqa: PLC0415 - indexing builds on this module
-
-        setitem(self, key, value)
-
-    # -- selection ----------------------------------------------------------------
-    def masked_fill(self, mask: Any, value: float) -> Tensor:
-        """``value`` where the boolean ``mask`` is True, this tensor elsewhere."""
-        kind = mask_dtype(mask)
-        if kind != np.bool_:  # as PyTorch: a float or 0/1 mask does not say which entries to fill
-            raise TypeError(
-                f"masked_fill: mask must be boolean (True = fill with {value}), got {kind} for a tensor of shape "
-                f"{self.shape}; for a 0/1 mask pass (mask != 0)"
-            )
-        if isinstance(value, (bool, int, float, np.generic)):  # a number takes this tensor's dtype, as in PyTorch
-            value = self.dtype.type(value).item()
-        return where(mask, value, self)
+    # (``x[key]`` and ``x[key] = value``: tinygrad_attn/indexing.py, installed by install_methods)
 
     # -- pickling and copying (io) ------------------------------------------------------
     def __reduce__(self) -> tuple:
@@ -740,144 +600,12 @@ class Tensor:
             out.grad = copy.deepcopy(self.grad, memo)
         return out
 
-    # -- the PyTorch face ----------------------------------------------------------
-    # PyTorch's method names and signatures, so code written for torch runs unchanged.
-    # The work is in tinygrad_attn.tensor_functions (also the ``tga.*`` free functions).
-    def dim(self) -> int:
-        return self.ndim
+    # (the other methods are installed by the package's install_methods, each from the module
+    # that implements it: tensor_arith.py, tensor_torch.py, tensor_shape.py, tensor_reduce.py,
+    # tensor_creation.py, tensor_functions.py, indexing.py, functional.py, math_functions.py
+    # and inplace_variants.py)
 
-    def nelement(self) -> int:
-        return self.numel()
-
-    def is_floating_point(self) -> bool:
-        return self.dtype.kind in "fc"
-
-    def element_size(self) -> int:
-        return self.dtype.itemsize
-
-    def clone(self) -> Tensor:
-        """A copy with its own array; gradients flow back through it."""
-        if self.requires_grad:
-            return _add(self, 0)
-        return Tensor._wrap(self._dev.copy(self._data), self._dev)
-
-    def type_as(self, other: Tensor) -> Tensor:
-        return self.astype(other.dtype)
-
-    def new_tensor(self, data: Any, dtype: Any = None) -> Tensor:
-        return Tensor(data, dtype=dtype or self.dtype, device=self._dev)
-
-    def new_zeros(self, *size: Any, dtype: Any = None) -> Tensor:
-        return Tensor.zeros(*size, dtype=dtype or self.dtype, device=self._dev)
-
-    def new_ones(self, *size: Any, dtype: Any = None) -> Tensor:
-        return Tensor.ones(*size, dtype=dtype or self.dtype, device=self._dev)
-
-    def new_full(self, size: Any, fill_value: Any, dtype: Any = None) -> Tensor:
-        return Tensor.full(size, fill_value, dtype=dtype or self.dtype, device=self._dev)
-
-    # arithmetic by name
-    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return self + (other if alpha == 1 else other * alpha)
-
-    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return self - (other if alpha == 1 else other * alpha)
-
-    def mul(self, other: Any) -> Tensor:
-        return self * other
-
-    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-        """``self / other``; ``rounding_mode="floor"`` or ``"trunc"`` rounds the quotient."""
-        if rounding_mode is None:
-            return self / other
-        if rounding_mode == "floor":
-            return self // other
-        if rounding_mode == "trunc":
-            a, b = _promoted(self, self._operand(other))
-            if (a if isinstance(a, Tensor) else b).dtype.kind in "biu":
-                # integers stay integers, as in PyTorch: the floor quotient, one nearer zero
-                # where the signs differ and the division is not exact
-                q = a // b
-                return where((q < 0) & (q * b != a), q + 1, q)
-            q = a / b
-            return ops.Sign.apply(q) * ops.Floor.apply(q.abs())
-        raise InvalidArgumentError(f"div: rounding_mode must be None, 'floor' or 'trunc', not {rounding_mode!r}")
-
-    def pow(self, exponent: Any) -> Tensor:
-        return self**exponent
-
-    def neg(self) -> Tensor:
-        return -self
-
-    def square(self) -> Tensor:
-        return self * self
-
-    def reciprocal(self) -> Tensor:
-        return 1.0 / self
-
-    def rsqrt(self) -> Tensor:
-        return 1.0 / self.sqrt()
-
-    def matmul(self, other: Any) -> Tensor:
-        return self @ other
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return _floor_divide(self, self._operand(other))
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return _floor_divide(self._operand(other), self)
-
-    def __mod__(self, other: Any) -> Tensor:
-        return _remainder(self, self._operand(other))
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return _remainder(self._operand(other), self)
-
-    def __abs__(self) -> Tensor:
-        return self.abs()
-
-    def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
-        """Limited to ``[min, max]`` (either may be None)."""
-        return self.clip(min, max)
-
-    clamp_min = clip
-
-    # comparisons by name
-    def eq(self, other: Any) -> Tensor:
-        return self == other
-
-    def ne(self, other: Any) -> Tensor:
-        return self != other
-
-    def lt(self, other: Any) -> Tensor:
-        return self < other
-
-    def le(self, other: Any) -> Tensor:
-        return self <= other
-
-    def gt(self, other: Any) -> Tensor:
-        return self > other
-
-    def ge(self, other: Any) -> Tensor:
-        return self >= other
-
-    # elementwise
-    def sign(self) -> Tensor:
-        return ops.Sign.apply(self)
-
-    def sin(self) -> Tensor:
-        return ops.Sin.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
-
-    def cos(self) -> Tensor:
-        return ops.Cos.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
-
-    def floor(self) -> Tensor:
-        return ops.Floor.apply(self)
-
-    def ceil(self) -> Tensor:
-        return ops.Ceil.apply(self)
-
-    # dtype conversions (last in the class body: these names shadow the builtins in it)
+    # -- dtype conversions (last in the class body: these names shadow the builtins in it) --
     def long(self) -> Tensor:
         return self.astype(np.int64)
 
@@ -959,174 +687,7 @@ def _to_args(args: tuple, kw: dict, op: str) -> tuple[Device | None, Any, bool]:
     return (get_device(dev) if dev is not None else None), dtype, bool(copy)
 
 
-# -- ops that need the Tensor class ------------------------------------------------
-class Transfer(Function):
-    """Move to another device (``args = (src, dst)``); the gradient moves back."""
-
-    __slots__ = ()
-    name = "to"
-    reads_values = False  # backward reads devices only
-
-    @classmethod
-    def apply(cls, *inputs: Any, args: Any = None) -> Tensor:
-        out = super().apply(*inputs, args=args)
-        out._dev = args[1]
-        return out
-
-    def forward(self, xp, a):
-        src, dst = self.args
-        return dst.asarray(src.to_host(a))
-
-    def backward(self, g, ns, inputs, out):
-        src, dst = self.args
-        if isinstance(g, Tensor):
-            return (g.to(src),)
-        return (src.asarray(dst.to_host(g)),)
-
-
-def _compare(name: str, fn: Any) -> type[Function]:
-    def forward(self, xp, a, b=None):
-        return fn(xp, a, b)
-
-    return type(name, (Function,), {"__slots__": (), "differentiable": False, "forward": forward,
-                                    "name": name.lower()})  # fmt: skip
-
-
-Less = _compare("Less", lambda xp, a, b: a < b)
-LessEqual = _compare("LessEqual", lambda xp, a, b: a <= b)
-Greater = _compare("Greater", lambda xp, a, b: a > b)
-GreaterEqual = _compare("GreaterEqual", lambda xp, a, b: a >= b)
-Equal = _compare("Equal", lambda xp, a, b: a == b)
-NotEqual = _compare("NotEqual", lambda xp, a, b: a != b)
-LogicalAnd = _compare("LogicalAnd", lambda xp, a, b: a & b)
-LogicalOr = _compare("LogicalOr", lambda xp, a, b: a | b)
-LogicalNot = _compare("LogicalNot", lambda xp, a, b: ~a)
-_IntFloorDivide = _compare("FloorDivide", lambda xp, a, b: a // b)
-_IntRemainder = _compare("Remainder", lambda xp, a, b: a % b)
-
-
 # -- free functions of the public API ---------------------------------------------
-_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
-
-
-# NumPy's floating dtypes: a float op (exp, sqrt, ...) of any other dtype computes in float32
-# (by the dtype's class: comparing another namespace's dtype with NumPy's warns)
-_FLOATS = frozenset(type(np.dtype(d)) for d in ("float16", "float32", "float64", "complex64", "complex128"))
-
-
-def _as_float(t: Tensor) -> Tensor:
-    """``t`` for a float op: bools and integers in PyTorch's default float (float32), as
-    ``torch.tensor(2).exp()`` (NumPy would compute them in float64)."""
-    return t if t.dtype.kind in "fc" else t.astype(np.float32)
-
-
-def _scalar_dtype(value: Any) -> np.dtype:
-    """The dtype PyTorch gives a tensor made of a lone Python number."""
-    if isinstance(value, bool):
-        return np.dtype(np.bool_)
-    return np.dtype(np.int64) if isinstance(value, int) else np.dtype(np.float32)
-
-
-def _promote_for_scalar(t: Tensor, value: Any) -> Tensor:
-    """``t`` in the dtype of ``t op value`` for a Python number ``value``, as PyTorch types
-    it: ``t``'s own dtype unless the number is of a higher kind (bool < int < float), then
-    the default dtype of that kind (float32, int64). NumPy would make an integer tensor
-    with a float float64, and cast a float into a bool array."""
-    if isinstance(value, Tensor) or not isinstance(value, (bool, int, float)):
-        return t
-    dt = _dtypes.result_type(t, value)
-    return t if dt == t.dtype else t.astype(dt)
-
-
-def _kind(t: Tensor) -> str:
-    """``t.dtype.kind`` without the conversion to a NumPy dtype on every call (hot path):
-    NumPy's and CuPy's arrays carry NumPy dtypes; other namespaces' dtypes are converted."""
-    try:
-        return t._data.dtype.kind
-    except AttributeError:
-        return t.dtype.kind
-
-
-def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
-    """The operands of an arithmetic op, cast to the dtype PyTorch gives its result where
-    that differs from NumPy's: between kinds (bool < int < float < complex) the operand of
-    the higher kind decides, whatever its size or rank (an int32 tensor with a float32 one,
-    or with a Python float, is float32; NumPy makes both float64). Within a kind NumPy's
-    rule stands."""
-    if a.__class__ is Tensor:  # the common cases first, decided without a NumPy dtype
-        cb = b.__class__
-        if cb is Tensor:
-            if a._data.dtype == b._data.dtype:
-                return a, b
-        elif cb is float:
-            if _kind(a) in "fc":
-                return a, b
-        elif cb is int and _kind(a) != "b":
-            return a, b
-    elif b.__class__ is Tensor:  # a number on the left: 2.0 * x
-        ca = a.__class__
-        if (ca is float and _kind(b) in "fc") or (ca is int and _kind(b) != "b"):
-            return a, b
-    # torch.result_type's rules (dtypes.result_type): a 0-d tensor or a number decides
-    # only where its category is higher (int32 + tensor(1) stays int32)
-    dt = _dtypes.result_type(a, b)
-    if isinstance(a, Tensor) and a.dtype != dt:
-        a = a.astype(dt)
-    if isinstance(b, Tensor) and b.dtype != dt:
-        b = b.astype(dt)
-    return a, b
-
-
-def _promoted_div(a: Any, b: Any) -> tuple[Any, Any]:
-    """As :func:`_promoted`, and true division of integers (or bools) in float32, PyTorch's
-    default dtype (NumPy divides them in float64)."""
-    a, b = _promoted(a, b)
-    t = a if isinstance(a, Tensor) else b
-    if t.dtype.kind in "biu":
-        return (a.astype(np.float32) if isinstance(a, Tensor) else a), (b.astype(np.float32) if isinstance(b, Tensor) else b)
-    return a, b
-
-
-def _number_for(t: Tensor, value: Any) -> Any:
-    """A Python bool beside a numeric tensor as the number it stands for (the array API
-    combines Python bools with bool arrays only)."""
-    if value.__class__ is bool and t.dtype.kind != "b":
-        return int(value) if t.dtype.kind in "iu" else float(value)
-    return value
-
-
-def _ordered_operands(a: Tensor, b: Any) -> tuple[Any, Any]:
-    """The operands of ``<``, ``<=``, ``>``, ``>=``: promoted as PyTorch does, and bools as
-    0/1 (the array API orders numbers only)."""
-    a = _promote_for_scalar(a, b)
-    if a.dtype == np.bool_:
-        a = a.astype(np.uint8)
-    if isinstance(b, Tensor) and b.dtype == np.bool_:
-        b = b.astype(np.uint8)
-    return a, _number_for(a, b)
-
-
-def _where_operand(x: Any, like: Tensor) -> Any:
-    """Python numbers stay (constants without gradient); anything else becomes a tensor on
-    ``like``'s device, in its own dtype (lists as ``Tensor`` makes them)."""
-    if isinstance(x, (Tensor, bool, int, float)):
-        return x
-    if isinstance(x, np.generic):
-        return x.item()
-    return Tensor(x, device=like._dev)
-
-
-def mask_dtype(mask: Any) -> np.dtype:
-    """The NumPy dtype of a mask given as a tensor, any backend's array, or nested lists
-    (of ints it is int64, where ``Tensor(...)`` would make float32 of them)."""
-    if isinstance(mask, Tensor) or not hasattr(mask, "dtype"):
-        return mask.dtype if isinstance(mask, Tensor) else np.asarray(mask).dtype
-    try:
-        return np.dtype(mask.dtype)
-    except TypeError:  # an array API namespace's own dtype objects
-        return Tensor(mask).dtype
-
-
 def where(cond: Any, a: Any, b: Any) -> Tensor:
     """``a`` where ``cond`` is True, else ``b``; differentiable in ``a`` and ``b``.
 
@@ -1187,25 +748,6 @@ def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None
         raise ValueError(f"stack: all tensors need one shape, got {sorted(shapes)}")
     axis = dims.new_axis(tensors[0].shape, axis, "stack")
     return cat([t.unsqueeze(axis) for t in tensors], axis)
-
-
-# -- composites used by Tensor methods (their definitions: primitives only) --------
-def _floor_divide(a: Any, b: Any) -> Tensor:
-    """Python's (and PyTorch's) ``//``: rounds toward minus infinity; integers stay integers."""
-    a, b = _promoted(a, b)
-    like = a if isinstance(a, Tensor) else b
-    if like.dtype.kind in "fc":
-        return ops.Floor.apply(a / b)
-    return _IntFloorDivide.apply(a, b)
-
-
-def _remainder(a: Any, b: Any) -> Tensor:
-    """Python's (and PyTorch's) ``%``: the sign of the divisor; ``a - floor(a / b) * b``."""
-    a, b = _promoted(a, b)
-    like = a if isinstance(a, Tensor) else b
-    if like.dtype.kind in "fc":
-        return a - ops.Floor.apply(a / b).detach() * b
-    return _IntRemainder.apply(a, b)
 
 
 # -- the namespace that makes backward formulas record a graph -------------------
@@ -1287,6 +829,7 @@ class _TensorNamespace:
         return stack(xs, axis)
 
 
+_promotion.register(Tensor)  # (the promotion rules tell a Tensor from a number by this class)
 TENSOR_NS = _TensorNamespace()
 autograd.Tensor = Tensor
 autograd.TENSOR_NS = TENSOR_NS

@@ -21,19 +21,10 @@ from typing import Any
 import numpy as np
 
 from . import dims, ops
-from ._tensor import (
-    InvalidArgumentError,
-    LogicalAnd,
-    LogicalNot,
-    LogicalOr,
-    NotEqual,
-    Tensor,
-    cat,
-    stack,
-    where,
-)
+from ._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from .autograd import Function, composite, no_grad
 from .dtypes import result_type
+from .ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from .random import host_generator
 from .tensor_functions import ValuesIndices, _index, _one_dim
 from .tensor_reduce import sqrt_of_variance, var

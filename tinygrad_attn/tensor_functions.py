@@ -48,6 +48,7 @@ from .tensor_reduce import (  # noqa: F401 - (the reductions are tga.* names too
     var,
 )
 from .tensor_shape import flatten, permute, reshape, squeeze, transpose, unsqueeze  # noqa: F401 - (tga.* names)
+from .tensor_torch import ceil, cos, floor, neg, reciprocal, rsqrt, sign, sin, square  # noqa: F401 - (tga.* names)
 
 __all__ = [
     "Size", "ValuesIndices", "matmul", "mm", "bmm", "dot", "cat", "concat", "concatenate", "stack", "split", "chunk",
@@ -480,47 +481,12 @@ def relu(x: Tensor) -> Tensor:
     return x.relu()
 
 
-def sin(x: Tensor) -> Tensor:
-    """Elementwise sine."""
-    return ops.Sin.apply(x)
-
-
-def cos(x: Tensor) -> Tensor:
-    """Elementwise cosine."""
-    return ops.Cos.apply(x)
-
-
-def floor(x: Tensor) -> Tensor:
-    """Elementwise floor (gradient zero)."""
-    return ops.Floor.apply(x)
-
-
-def ceil(x: Tensor) -> Tensor:
-    """Elementwise ceiling (gradient zero)."""
-    return ops.Ceil.apply(x)
-
-
 def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
     """Round half to even, as PyTorch (and NumPy) do; ``decimals`` places."""
     if decimals:
         scale = 10.0**decimals
         return ops.Round.apply(x * scale) / scale
     return ops.Round.apply(x)
-
-
-def sign(x: Tensor) -> Tensor:
-    """Elementwise sign: -1, 0 or 1 (gradient zero)."""
-    return ops.Sign.apply(x)
-
-
-def square(x: Tensor) -> Tensor:
-    """Elementwise ``x * x``."""
-    return x * x
-
-
-def neg(x: Tensor) -> Tensor:
-    """Elementwise ``-x``."""
-    return -x
 
 
 def pow(x: Any, exponent: Any) -> Tensor:  # noqa: A001
@@ -597,16 +563,6 @@ def log1p(x: Tensor) -> Tensor:
 def expm1(x: Tensor) -> Tensor:
     """Elementwise ``exp(x) - 1``, exact for tiny ``x``."""
     return ops.Expm1.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
-
-
-def rsqrt(x: Tensor) -> Tensor:
-    """Elementwise ``1 / sqrt(x)``."""
-    return 1.0 / x.sqrt()
-
-
-def reciprocal(x: Tensor) -> Tensor:
-    """Elementwise ``1 / x``."""
-    return 1.0 / x
 
 
 def erf(x: Tensor) -> Tensor:
