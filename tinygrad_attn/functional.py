@@ -636,15 +636,6 @@ def _attention_reference(q: Tensor, k: Tensor, v: Tensor, scale: float, bias: An
 
 
 # -- PyTorch's functional API: activations --------------------------------------------
-def _softplus_stable(z: Tensor) -> Tensor:
-    """``log(1 + exp(z))`` as ``max(z, 0) + log(1 + exp(-|z|))``: nothing overflows. ``-|z|``
-    is spelled as a ``where`` on ``z > 0``, not ``abs``: the derivative of ``abs`` at 0 is 0,
-    which would make the second derivative there 0 instead of the true 1/4; this way the
-    slope at 0 is the true 1/2 and the curvature the true 1/4."""
-    pos = z > 0
-    return where(pos, z, 0.0) + (1.0 + where(pos, -z, z).exp()).log()
-
-
 @composite("leaky_relu")
 def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere."""
@@ -885,6 +876,7 @@ from .functional_losses import __all__ as _losses_all  # noqa: E402
 __all__ += _conv_all + _losses_all
 # -- PyTorch's further activations (written in tinygrad_attn/activations.py) --------------
 from .activations import (  # noqa: E402
+    _softplus_stable,
     celu,
     hardsigmoid,
     hardswish,
