@@ -7,8 +7,22 @@
 
 # The star imports are PyTorch's top-level names: factories, free functions and dtypes (``tga.bool`` binds the
 # name in this module only; the package's modules keep Python's ``bool``).
-from . import creation, cuda, dtypes, functional, math_functions, tensor_functions
-from ._tensor import Tensor, cat, stack, tril, triu, where
+from . import (
+    creation,
+    cuda,
+    dtypes,
+    functional,
+    indexing,
+    inplace_variants,
+    math_functions,
+    tensor_arith,
+    tensor_creation,
+    tensor_functions,
+    tensor_reduce,
+    tensor_shape,
+    tensor_torch,
+)
+from ._tensor import Tensor, cat, stack, where
 from .autograd import Function, decompose, detect_anomaly, enable_grad, grad, is_grad_enabled, no_grad
 from .backend import default_device, device, devices, get_device, is_available, set_default_device
 from .creation import *  # noqa: F403
@@ -22,6 +36,22 @@ from .tensor_functions import *  # noqa: F403
 from .threads import get_num_threads, set_num_threads
 
 __version__ = "0.1.0"
+
+
+def install_methods() -> None:
+    """Give :class:`Tensor` its methods that are written as free functions or composites, once,
+    from the module that implements each (``x.var`` *is* ``tga.var``, ``x.softmax`` *is*
+    ``F.softmax``), so ``_tensor.py`` imports none of those modules. The in-place variants
+    come last: ``x.name_`` exists for each ``name`` installed before them."""
+    tables = (tensor_creation, tensor_arith, tensor_torch, tensor_shape, tensor_reduce, tensor_functions, indexing, functional)
+    for table in (m.METHODS for m in tables):
+        for name, fn in table.items():
+            setattr(Tensor, name, fn)
+    math_functions._install(Tensor)
+    inplace_variants.install(Tensor)
+
+
+install_methods()
 
 # PyTorch's top-level constants (``torch.inf``, ``torch.pi``): plain Python floats, as there
 # (``float`` here is the dtype ``tga.float``, so they come from math).
@@ -67,8 +97,6 @@ __all__ = [
     "cat",
     "stack",
     "where",
-    "tril",
-    "triu",
     "cuda",
     *creation.__all__,
     *dtypes.__all__,

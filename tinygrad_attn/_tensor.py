@@ -1,32 +1,47 @@
 """The :class:`Tensor`: an array on a device, and the graph node that made it.
 
-Methods are thin: each calls one primitive op from :mod:`tinygrad_attn.ops` or one
-composite from :mod:`tinygrad_attn.functional`.
+This module is the class core (construction, attributes, conversion, ``backward``, the
+arithmetic operators, in-place ops, pickling) and the free functions ``where cat stack``.
+Methods are thin: each calls one primitive op from :mod:`tinygrad_attn.ops`. The rest of
+the methods are installed by the package's ``install_methods`` from the modules that
+implement them (the method *is* the free function), so this module imports none of them.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import operator
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from . import dtypes as _dtypes
-from . import ops
+from . import dims, ops
+from . import promotion as _promotion
 from .backend import Device, default_device, device_of_array, get_device
 from .backend import device as _device
 from .engine.backward import backward
-from .engine.composite import composite
 from .engine.function import FreedArray, Function, InvalidArgumentError, register_tensor
 from .engine.switches import _State
 from .engine.versions import version_of
 from .inplace import apply_inplace
 from .ops.tensor_namespace import TensorNamespace
-from .random import draw, host_generator
+from .ops.transfer import Transfer
+from .promotion import (  # noqa: F401 - (mask_dtype: re-exported for functional)
+    _FLOATS,
+    _KIND_RANK,
+    _as_float,
+    _kind,
+    _number_for,
+    _ordered_operands,
+    _promote_for_scalar,
+    _promoted,
+    _promoted_div,
+    _scalar_dtype,
+    _where_operand,
+    mask_dtype,
+)
 
 Shape = tuple[int, ...]
 _FLOAT_KINDS = "fc"
@@ -59,83 +74,9 @@ class Size(tuple):
         return f"tga.Size({list(self)})"
 
 
-
-
-class DimSpelling(NamedTuple):
-    """How a call named the axes of an op whose meaning differs between PyTorch and NumPy."""
-
-    dim: Any  # the axis or axes (None: all)
-    keepdim: bool
-    numpy: bool  # NumPy's meaning (NumPy's keywords were used); otherwise PyTorch's
-
-
-def dim_spelling(op: str, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None,
-                 ddof: Any = None) -> DimSpelling:  # fmt: skip
-    """The one rule for ``max min var std squeeze sort ...`` (method and free function):
-    NumPy's meaning only with NumPy's keywords (``axis=``, ``keepdims=``, ``ddof=``); a
-    positional axis or PyTorch's ``dim=``/``keepdim=`` give PyTorch's meaning."""
-    if dim is not None and axis is not None:
-        raise TypeError(f"{op}: got both axis={axis!r} and dim={dim!r}; pass one of them")
-    numpy = axis is not None or keepdims is not None or ddof is not None
-    keep = bool(keepdims) if keepdims is not None else bool(keepdim)
-    return DimSpelling(dim if axis is None else axis, keep, numpy)
-
-
-def _dim_alias(axis: Any, dim: Any, op: str) -> Any:
-    """PyTorch's ``dim`` or NumPy's ``axis``, for ops where both mean the same (``sum``)."""
-    if dim is None:
-        return axis
-    return dim_spelling(op, dim, axis=axis).dim
-
-
-def _required_dim(axis: Any, dim: Any, op: str) -> Any:
-    """``dim`` or its alias ``axis`` (PyTorch takes either), one of which must be given."""
-    d = _dim_alias(axis, dim, op)
-    if d is None:
-        raise TypeError(f"{op}: missing the dim to run along (dim=)")
-    return d
-
-
-class DimensionError(IndexError, ValueError):
-    """An axis out of range. PyTorch raises ``IndexError`` for it, NumPy a ``ValueError``;
-    this is both, so code written for either catches it."""
-
-
 class UnsupportedModeError(NotImplementedError, ValueError):
     """A mode the op does not have (``pad(mode="bogus")``): PyTorch's ``NotImplementedError``,
     and the ``ValueError`` the first round raised."""
-
-
-@functools.lru_cache(maxsize=4096)
-def _reshape_target(cur: Shape, shape: tuple) -> Shape:
-    """``shape`` with its one ``-1`` resolved, checked against ``cur`` (cached: a model
-    reshapes the same few ways on every step)."""
-    shape = tuple(map(int, shape))
-    n = math.prod(cur)
-    if -1 in shape and shape.count(-1) == 1:
-        known = math.prod(s for s in shape if s != -1)
-        if known == 0 or n % known:
-            raise InvalidArgumentError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
-        shape = tuple(n // known if s == -1 else s for s in shape)
-    if math.prod(shape) != n:
-        raise InvalidArgumentError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
-    return shape
-
-
-@functools.cache
-def _permutation(ndim: int, axes: tuple) -> tuple[int, ...] | None:
-    """``axes`` checked and made non-negative; None for the identity. Cached: models
-    permute with the same few axes on every step."""
-    nd = max(ndim, 1)
-    if sorted(int(a) % nd for a in axes) != list(range(ndim)):
-        raise ValueError(f"permute: {axes} is not a permutation of the axes of a {ndim}-D tensor")
-    perm = tuple(int(a) % nd for a in axes)
-    return None if perm == tuple(range(ndim)) else perm
-
-
-@functools.cache
-def _swap_last_two(ndim: int) -> tuple[int, ...]:
-    return (*range(ndim - 2), ndim - 1, ndim - 2)
 
 
 class Tensor:
@@ -251,78 +192,7 @@ class Tensor:
             ) from None
         self._data = value if src is self._dev else self._dev.asarray(src.to_host(value))
 
-    # -- constructors -------------------------------------------------------------
-    @classmethod
-    def _host(cls, arr: np.ndarray, dtype: Any, device: Any, requires_grad: bool, name: str | None) -> Tensor:
-        dev = get_device(device) if device is not None else default_device()
-        dt = np.dtype(dtype) if dtype is not None else arr.dtype
-        t = cls._wrap(dev.asarray(arr, dtype=dt), dev)
-        t.name = name
-        if requires_grad:
-            t.requires_grad_(True)
-        if _State.hook is not None:  # made inside a traced function (see Tracer.write)
-            _State.hook.made(t)
-        return t
-
-    @classmethod
-    def zeros(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-              name: str | None = None) -> Tensor:  # fmt: skip
-        return cls.full(_shape_args(shape), 0.0, dtype=dtype, device=device, requires_grad=requires_grad, name=name)
-
-    @classmethod
-    def ones(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-             name: str | None = None) -> Tensor:  # fmt: skip
-        return cls.full(_shape_args(shape), 1.0, dtype=dtype, device=device, requires_grad=requires_grad, name=name)
-
-    @classmethod
-    def full(cls, shape: Any, value: float, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-             name: str | None = None) -> Tensor:  # fmt: skip
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        # (no dtype: as PyTorch infers it from the value: bool, int64 or float32)
-        dt = np.dtype(dtype) if dtype is not None else _scalar_dtype(value.item() if isinstance(value, np.generic) else value)
-        return cls._host(np.full(shape, value, dtype=dt), None, device, requires_grad, name)
-
-    @classmethod
-    def randn(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-              name: str | None = None) -> Tensor:  # fmt: skip
-        """Standard normal draws, made on the host from the seeded generator and moved."""
-        if _State.tracer is not None and not requires_grad:  # an op: a replay draws again
-            return draw("standard_normal", _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
-        arr = host_generator().standard_normal(_shape_args(shape))
-        return cls._host(arr, dtype or np.float32, device, requires_grad, name)
-
-    @classmethod
-    def rand(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-             name: str | None = None) -> Tensor:  # fmt: skip
-        """Uniform draws in [0, 1), made on the host from the seeded generator and moved."""
-        if _State.tracer is not None and not requires_grad:  # an op: a replay draws again
-            return draw("random", _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
-        arr = host_generator().random(_shape_args(shape))
-        return cls._host(arr, dtype or np.float32, device, requires_grad, name)
-
-    @classmethod
-    def arange(cls, start: float, stop: float | None = None, step: float = 1, *, dtype: Any = None,
-               device: Any = None, requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
-        """``arange(n)`` or ``arange(start, stop, step)``: int64 when every argument is an
-        integer, else float32, unless ``dtype`` says otherwise (as PyTorch's)."""
-        whole = all(isinstance(v, (int, np.integer)) for v in (start, stop if stop is not None else 0, step))
-        dt = dtype or (np.int64 if whole else np.float32)
-        arr = np.arange(start, stop, step) if stop is not None else np.arange(start)  # (exact for ints)
-        return cls._host(arr, dt, device, requires_grad, name)
-
-    @classmethod
-    def eye(cls, n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
-            requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
-        return cls._host(np.eye(n, m), dtype or np.float32, device, requires_grad, name)
-
-    @classmethod
-    def from_dlpack(cls, x: Any) -> Tensor:
-        """A tensor sharing memory with any ``__dlpack__`` producer (CPU or CUDA)."""
-        kind = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
-        if kind == 2:  # kDLCUDA
-            dev = get_device(f"cuda:{x.__dlpack_device__()[1]}")
-            return cls._wrap(dev.xp.from_dlpack(x), dev)
-        return cls._wrap(np.from_dlpack(x), get_device("cpu"))
+    # (the constructors Tensor.zeros ones full randn rand arange eye from_dlpack: tensor_creation.py)
 
     # -- attributes ---------------------------------------------------------------
     @property
@@ -366,7 +236,7 @@ class Tensor:
 
     def size(self, axis: int | None = None, *, dim: int | None = None) -> Any:
         """The shape, or with an axis (``dim``) the length of that axis."""
-        axis = _dim_alias(axis, dim, "size")
+        axis = dims.alias(axis, dim, "size")
         return Size(self._data.shape) if axis is None else self.shape[axis]
 
     def __len__(self) -> int:
@@ -606,49 +476,7 @@ class Tensor:
     def __rmatmul__(self, other: Any) -> Tensor:
         return ops.Matmul.apply(self._operand(other), self)
 
-    # -- comparisons: boolean, no gradient ------------------------------------------
-    def __lt__(self, other: Any) -> Tensor:
-        return Less.apply(*_ordered_operands(self, self._operand(other)))
-
-    def __le__(self, other: Any) -> Tensor:
-        return LessEqual.apply(*_ordered_operands(self, self._operand(other)))
-
-    def __gt__(self, other: Any) -> Tensor:
-        return Greater.apply(*_ordered_operands(self, self._operand(other)))
-
-    def __ge__(self, other: Any) -> Tensor:
-        return GreaterEqual.apply(*_ordered_operands(self, self._operand(other)))
-
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        if other is None:
-            return False
-        other = self._operand(other)
-        a = _promote_for_scalar(self, other)
-        return Equal.apply(a, _number_for(a, other))
-
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        if other is None:
-            return True
-        other = self._operand(other)
-        a = _promote_for_scalar(self, other)
-        return NotEqual.apply(a, _number_for(a, other))
-
-    def __invert__(self) -> Tensor:
-        return LogicalNot.apply(self)
-
-    def __and__(self, other: Any) -> Tensor:
-        return LogicalAnd.apply(self, self._operand(other))
-
-    def __or__(self, other: Any) -> Tensor:
-        return LogicalOr.apply(self, self._operand(other))
-
-    def all(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
-        axes = self._axes(_dim_alias(axis, dim, "all"), "all")
-        return Tensor._wrap(self._dev.ops.all(self._data, axis=axes, keepdims=keepdims or bool(keepdim)), self._dev)
-
-    def any(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
-        axes = self._axes(_dim_alias(axis, dim, "any"), "any")
-        return Tensor._wrap(self._dev.ops.any(self._data, axis=axes, keepdims=keepdims or bool(keepdim)), self._dev)
+    # (comparisons, logical operators, maximum/minimum/clip, masked_fill: tensor_arith.py)
 
     # -- elementwise --------------------------------------------------------------
     def exp(self) -> Tensor:
@@ -663,234 +491,8 @@ class Tensor:
     def tanh(self) -> Tensor:
         return _tanh(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
-    def sigmoid(self) -> Tensor:
-        return ops.Sigmoid.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
-
-    def relu(self) -> Tensor:
-        return ops.Relu.apply(self)
-
     def abs(self) -> Tensor:
         return ops.Abs.apply(self)
-
-    def erf(self) -> Tensor:
-        return ops.Erf.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
-
-    def gelu(self, approximate: str = "none") -> Tensor:
-        return _functional.gelu(self, approximate=approximate)
-
-    def maximum(self, other: Any) -> Tensor:
-        a, other = _promoted(self, self._operand(other))
-        return ops.Maximum.apply(a, _number_for(a, other))
-
-    def minimum(self, other: Any) -> Tensor:
-        a, other = _promoted(self, self._operand(other))
-        return ops.Minimum.apply(a, _number_for(a, other))
-
-    def clip(self, lo: Any = None, hi: Any = None) -> Tensor:
-        """``lo`` below ``lo``, ``hi`` above ``hi``. The gradient is 1 on the whole closed
-        interval, bounds included, as PyTorch's ``clamp`` (not the 1/2 that maximum and
-        minimum give ties)."""
-        if lo is None and hi is None:
-            raise InvalidArgumentError("clip: give at least one of min and max (both are None)")
-        out = _promote_for_scalar(_promote_for_scalar(self, lo), hi)
-        if lo is not None:
-            out = where(out < lo, lo, out)
-        if hi is not None:
-            out = where(out > hi, hi, out)
-        return out
-
-    # -- reductions ---------------------------------------------------------------
-    def _axes(self, axis: Any, op: str) -> tuple[int, ...] | None:
-        if axis is None:
-            return None
-        nd = self.ndim
-        axes = (axis,) if isinstance(axis, int) else tuple(axis)
-        if nd == 0:  # PyTorch takes axis 0 and -1 of a 0-d tensor: the reduction over no axes
-            for a in axes:
-                if a not in (0, -1):
-                    raise DimensionError(f"{op}: axis {a} is out of range for a 0-d tensor (use 0, -1 or None)")
-            return ()
-        out = []
-        for a in axes:
-            if not -nd <= a < max(nd, 1):
-                raise DimensionError(f"{op}: axis {a} is out of range for a tensor of shape {self.shape}")
-            out.append(a % max(nd, 1))
-        return tuple(out)
-
-    def sum(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None,
-            dtype: Any = None) -> Tensor:  # fmt: skip
-        if dtype is not None:  # PyTorch's: the sum taken in ``dtype``
-            self = self.astype(dtype)  # noqa: PLW0642
-        if dim is not None or keepdim is not None:
-            axis, keepdims = _dim_alias(axis, dim, "sum"), keepdims or bool(keepdim)
-        return ops.Sum.apply(self, args=(self._axes(axis, "sum"), keepdims))
-
-    def max(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
-        """PyTorch's ``max``: ``x.max()`` the largest value, ``x.max(1)`` (``dim=1``) the
-        ``(values, indices)`` pair, ``x.max(other)`` (a tensor) the elementwise maximum.
-        NumPy's keywords give NumPy's result: ``x.max(axis=1)`` the values (see
-        :func:`dim_spelling`)."""
-        if dim is None and axis is None and keepdims is None:  # (the common whole-tensor max, directly)
-            return ops.Max.apply(self, args=(None, bool(keepdim)))
-        return _tf.max(self, dim, keepdim, axis=axis, keepdims=keepdims)
-
-    def min(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
-        """As :meth:`max`, for the smallest."""
-        if dim is None and axis is None and keepdims is None:
-            return ops.Min.apply(self, args=(None, bool(keepdim)))
-        return _tf.min(self, dim, keepdim, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: bool | None = None) -> Tensor:
-        if dim is not None or keepdim is not None:
-            axis, keepdims = _dim_alias(axis, dim, "mean"), keepdims or bool(keepdim)
-        return _mean(self, axis, keepdims)
-
-    def var(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: Any = None,
-            axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
-        """Variance, as :func:`tinygrad_attn.var` (PyTorch's unbiased one unless NumPy's keywords are used)."""
-        return _tf.var(self, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims, ddof=ddof)
-
-    def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: Any = None,
-            axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
-        """The square root of :meth:`var` (the same defaults); its gradient where the spread is 0 is 0."""
-        return _tf.std(self, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims, ddof=ddof)
-
-    def logsumexp(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-                  keepdim: bool | None = None) -> Tensor:  # fmt: skip
-        return _logsumexp(self, _dim_alias(axis, dim, "logsumexp"), keepdims or bool(keepdim))
-
-    def argmax(self, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
-               keepdim: bool | None = None) -> Tensor:  # fmt: skip
-        return _arg_reduce(self, "argmax", _dim_alias(axis, dim, "argmax"), keepdims or bool(keepdim))
-
-    def argmin(self, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
-               keepdim: bool | None = None) -> Tensor:  # fmt: skip
-        return _arg_reduce(self, "argmin", _dim_alias(axis, dim, "argmin"), keepdims or bool(keepdim))
-
-    # -- shape --------------------------------------------------------------------
-    def reshape(self, *shape: Any) -> Tensor:
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        cur = tuple(self._data.shape)
-        shape = _reshape_target(cur, shape)
-        if shape == cur:
-            return self
-        return ops.Reshape.apply(self, args=shape)
-
-    view = reshape
-
-    def permute(self, *axes: Any) -> Tensor:
-        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
-            axes = tuple(axes[0])
-        try:
-            perm = _permutation(self._data.ndim, axes)
-        except ValueError:
-            raise InvalidArgumentError(
-                f"permute: {axes} is not a permutation of the axes of a tensor of shape {self.shape}"
-            ) from None
-        return self if perm is None else ops.Permute.apply(self, args=perm)
-
-    def transpose(self, a0: int = -2, a1: int = -1, *, dim0: int | None = None, dim1: int | None = None) -> Tensor:
-        """Swap two axes (the last two by default); PyTorch's ``dim0=``/``dim1=`` name them too."""
-        a0 = a0 if dim0 is None else dim0
-        a1 = a1 if dim1 is None else dim1
-        if self._axes((a0, a1), "transpose") == ():  # 0-d: nothing to swap, as in PyTorch
-            return self
-        axes = list(range(self.ndim))
-        a0, a1 = self._axes((a0, a1), "transpose")
-        if a0 == a1:
-            return self
-        axes[a0], axes[a1] = axes[a1], axes[a0]
-        return ops.movement.Transpose.apply(self, args=tuple(axes))
-
-    @property
-    def mT(self) -> Tensor:  # noqa: N802 - the array API's name
-        nd = self._data.ndim
-        if nd < 2:
-            raise ValueError(f"mT: needs at least 2 dimensions, the tensor has shape {self.shape}")
-        return ops.movement.MatrixTranspose.apply(self, args=_swap_last_two(nd))
-
-    @property
-    def T(self) -> Tensor:  # noqa: N802 - NumPy's name
-        if self.ndim != 2:
-            raise ValueError(f"T: defined for 2-D tensors only, the tensor has shape {self.shape}; use .mT or .permute")
-        return ops.movement.TwoDTranspose.apply(self, args=(1, 0))
-
-    def expand(self, *shape: Any) -> Tensor:
-        """Broadcast to ``shape``; ``-1`` keeps a dimension."""
-        shape = _shape_args(shape)
-        lead = len(shape) - self.ndim
-        if lead < 0:
-            raise ValueError(f"expand: cannot expand shape {self.shape} to fewer dimensions {shape}")
-        shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
-        if shape == self.shape:
-            return self
-        for i, s in enumerate(self.shape):
-            if s != 1 and s != shape[i + lead]:
-                raise ValueError(f"expand: cannot expand shape {self.shape} to {shape}")
-        return ops.Expand.apply(self, args=shape)
-
-    broadcast_to = expand
-
-    def squeeze(self, dim: Any = None, *, axis: Any = None) -> Tensor:
-        """Drop axes of length 1: all of them, or those of ``dim`` that have length 1
-        (PyTorch's meaning: others are left as they are). NumPy's ``axis=`` raises for an
-        axis whose length is not 1."""
-        s = dim_spelling("squeeze", dim, axis=axis)
-        if s.dim is None:
-            return self.reshape(tuple(n for n in self.shape if n != 1))
-        axes = self._axes(s.dim, "squeeze")
-        if s.numpy:
-            for a in axes:
-                if self.shape[a] != 1:
-                    raise InvalidArgumentError(
-                        f"squeeze: axis {a} has size {self.shape[a]}, not 1 (shape {self.shape}); "
-                        "squeeze(dim) leaves such an axis as it is"
-                    )
-        axes = tuple(a for a in axes if self.shape[a] == 1)
-        if not axes:
-            return self
-        return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in axes))
-
-    def unsqueeze(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        axis = _dim_alias(axis, dim, "unsqueeze")
-        if axis is None:
-            raise TypeError("unsqueeze: give the position of the new axis (dim=)")
-        nd = self.ndim + 1
-        if not -nd <= axis < nd:
-            raise ValueError(f"unsqueeze: axis {axis} is out of range for a result of {nd} dimensions")
-        axis %= nd
-        return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
-
-    def flatten(self, start: int = 0, end: int = -1, *, start_dim: int | None = None,
-                end_dim: int | None = None) -> Tensor:  # fmt: skip
-        start = start if start_dim is None else start_dim
-        end = end if end_dim is None else end_dim
-        if self.ndim == 0:
-            return self.reshape(1)
-        start, end = start % self.ndim, end % self.ndim
-        # (the size spelled out, not -1: a shape with a 0 has no single -1 to infer)
-        return self.reshape(self.shape[:start] + (math.prod(self.shape[start : end + 1]),) + self.shape[end + 1 :])
-
-    def chunk(self, n: int, axis: int | None = None, *, dim: int | None = None) -> list[Tensor]:
-        """Split into ``n`` pieces along ``axis`` (the last may be smaller), as PyTorch does."""
-        axis = _dim_alias(axis, dim, "chunk")
-        (axis,) = self._axes(0 if axis is None else axis, "chunk")
-        if not self.shape[axis]:  # an empty axis: one empty piece, as PyTorch's
-            return [self]
-        size = -(-self.shape[axis] // n)
-        lead = (slice(None),) * axis
-        return [self[lead + (slice(i, i + size), Ellipsis)] for i in range(0, self.shape[axis], size)]
-
-    def split(self, split_size: Any, dim: int = 0, *, axis: int | None = None) -> Any:
-        """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or with a list,
-        one piece per size in it (as PyTorch's ``split``)."""
-        return _tf.split(self, split_size, dim if axis is None else axis)  # (one implementation: an empty axis gives one empty piece)
-
-    def __getitem__(self, key: Any) -> Tensor:
-        from .indexing import getitem  # noqa: PLC0415 - indexing builds on this module
-
-        return getitem(self, key)
 
     def __iter__(self) -> Iterator[Tensor]:
         for i in range(len(self)):
@@ -978,47 +580,7 @@ class Tensor:
     def _needs_grad(x: Any) -> bool:
         return isinstance(x, Tensor) and x.requires_grad
 
-    def __setitem__(self, key: Any, value: Any) -> None:
-        """``x[key] = value`` for any key ``x[key]`` takes; recorded like the in-place ops."""
-        from .indexing import setitem  # noqa: PLC0415 - indexing builds on this module
-
-        setitem(self, key, value)
-
-    # -- selection ----------------------------------------------------------------
-    def masked_fill(self, mask: Any, value: float) -> Tensor:
-        """``value`` where the boolean ``mask`` is True, this tensor elsewhere."""
-        kind = mask_dtype(mask)
-        if kind != np.bool_:  # as PyTorch: a float or 0/1 mask does not say which entries to fill
-            raise TypeError(
-                f"masked_fill: mask must be boolean (True = fill with {value}), got {kind} for a tensor of shape "
-                f"{self.shape}; for a 0/1 mask pass (mask != 0)"
-            )
-        if isinstance(value, (bool, int, float, np.generic)):  # a number takes this tensor's dtype, as in PyTorch
-            value = self.dtype.type(value).item()
-        return where(mask, value, self)
-
-    def tril(self, k: int = 0) -> Tensor:
-        return tril(self, k)
-
-    def triu(self, k: int = 0) -> Tensor:
-        return triu(self, k)
-
-    # -- neural-net functions (defined in tinygrad_attn.functional, imported at the end) --
-    def softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        if dim is not None:
-            axis = _dim_alias(axis, dim, "softmax")
-        return _functional.softmax(self, -1 if axis is None else axis)
-
-    def log_softmax(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-        if dim is not None:
-            axis = _dim_alias(axis, dim, "log_softmax")
-        return _functional.log_softmax(self, -1 if axis is None else axis)
-
-    def layer_norm(self, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-        return _functional.layer_norm(self, self.shape[-1:], weight, bias, eps)
-
-    def dropout(self, p: float = 0.5, training: bool = True) -> Tensor:
-        return _functional.dropout(self, p, training)
+    # (``x[key]`` and ``x[key] = value``: tinygrad_attn/indexing.py, installed by install_methods)
 
     # -- pickling and copying (io) ------------------------------------------------------
     def __reduce__(self) -> tuple:
@@ -1043,261 +605,12 @@ class Tensor:
             out.grad = copy.deepcopy(self.grad, memo)
         return out
 
-    # -- the PyTorch face ----------------------------------------------------------
-    # PyTorch's method names and signatures, so code written for torch runs unchanged.
-    # The work is in tinygrad_attn.tensor_functions (also the ``tga.*`` free functions).
-    def dim(self) -> int:
-        return self.ndim
-
-    def nelement(self) -> int:
-        return self.numel()
-
-    def is_floating_point(self) -> bool:
-        return self.dtype.kind in "fc"
-
-    def element_size(self) -> int:
-        return self.dtype.itemsize
-
-    def view_as(self, other: Tensor) -> Tensor:
-        return self.reshape(other.shape)
-
-    def reshape_as(self, other: Tensor) -> Tensor:
-        return self.reshape(other.shape)
-
-    def expand_as(self, other: Tensor) -> Tensor:
-        return self.expand(other.shape)
-
-    def repeat(self, *sizes: Any) -> Tensor:
-        """Tiled ``sizes[i]`` times along each axis (PyTorch's ``repeat``, NumPy's ``tile``)."""
-        return _tf.repeat(self, *sizes)
-
-    def t(self) -> Tensor:
-        """The transpose of a matrix (a 0-D or 1-D tensor is returned as it is)."""
-        return self if self.ndim < 2 else self.T
-
-    def clone(self) -> Tensor:
-        """A copy with its own array; gradients flow back through it."""
-        if self.requires_grad:
-            return _add(self, 0)
-        return Tensor._wrap(self._dev.copy(self._data), self._dev)
-
-    def type_as(self, other: Tensor) -> Tensor:
-        return self.astype(other.dtype)
-
-    def new_tensor(self, data: Any, dtype: Any = None) -> Tensor:
-        return Tensor(data, dtype=dtype or self.dtype, device=self._dev)
-
-    def new_zeros(self, *size: Any, dtype: Any = None) -> Tensor:
-        return Tensor.zeros(*size, dtype=dtype or self.dtype, device=self._dev)
-
-    def new_ones(self, *size: Any, dtype: Any = None) -> Tensor:
-        return Tensor.ones(*size, dtype=dtype or self.dtype, device=self._dev)
-
-    def new_full(self, size: Any, fill_value: Any, dtype: Any = None) -> Tensor:
-        return Tensor.full(size, fill_value, dtype=dtype or self.dtype, device=self._dev)
-
-    # arithmetic by name
-    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return self + (other if alpha == 1 else other * alpha)
-
-    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return self - (other if alpha == 1 else other * alpha)
-
-    def mul(self, other: Any) -> Tensor:
-        return self * other
-
-    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-        """``self / other``; ``rounding_mode="floor"`` or ``"trunc"`` rounds the quotient."""
-        if rounding_mode is None:
-            return self / other
-        if rounding_mode == "floor":
-            return self // other
-        if rounding_mode == "trunc":
-            a, b = _promoted(self, self._operand(other))
-            if (a if isinstance(a, Tensor) else b).dtype.kind in "biu":
-                # integers stay integers, as in PyTorch: the floor quotient, one nearer zero
-                # where the signs differ and the division is not exact
-                q = a // b
-                return where((q < 0) & (q * b != a), q + 1, q)
-            q = a / b
-            return ops.Sign.apply(q) * ops.Floor.apply(q.abs())
-        raise InvalidArgumentError(f"div: rounding_mode must be None, 'floor' or 'trunc', not {rounding_mode!r}")
-
-    def pow(self, exponent: Any) -> Tensor:
-        return self**exponent
-
-    def neg(self) -> Tensor:
-        return -self
-
-    def square(self) -> Tensor:
-        return self * self
-
-    def reciprocal(self) -> Tensor:
-        return 1.0 / self
-
-    def rsqrt(self) -> Tensor:
-        return 1.0 / self.sqrt()
-
-    def matmul(self, other: Any) -> Tensor:
-        return self @ other
-
-    def mm(self, other: Tensor) -> Tensor:
-        return _tf.mm(self, other)
-
-    def bmm(self, other: Tensor) -> Tensor:
-        return _tf.bmm(self, other)
-
-    def dot(self, other: Tensor) -> Tensor:
-        return _tf.dot(self, other)
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return _floor_divide(self, self._operand(other))
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return _floor_divide(self._operand(other), self)
-
-    def __mod__(self, other: Any) -> Tensor:
-        return _remainder(self, self._operand(other))
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return _remainder(self._operand(other), self)
-
-    def __abs__(self) -> Tensor:
-        return self.abs()
-
-    def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
-        """Limited to ``[min, max]`` (either may be None)."""
-        return self.clip(min, max)
-
-    clamp_min = clip
-
-    # comparisons by name
-    def eq(self, other: Any) -> Tensor:
-        return self == other
-
-    def ne(self, other: Any) -> Tensor:
-        return self != other
-
-    def lt(self, other: Any) -> Tensor:
-        return self < other
-
-    def le(self, other: Any) -> Tensor:
-        return self <= other
-
-    def gt(self, other: Any) -> Tensor:
-        return self > other
-
-    def ge(self, other: Any) -> Tensor:
-        return self >= other
-
-    # elementwise
-    def sign(self) -> Tensor:
-        return ops.Sign.apply(self)
-
-    def sin(self) -> Tensor:
-        return ops.Sin.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
-
-    def cos(self) -> Tensor:
-        return ops.Cos.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
-
-    def floor(self) -> Tensor:
-        return ops.Floor.apply(self)
-
-    def ceil(self) -> Tensor:
-        return ops.Ceil.apply(self)
-
-    def round(self, decimals: int = 0) -> Tensor:
-        """Half to even, as PyTorch and NumPy round."""
-        return _tf.round(self, decimals)
-
-    # reductions and scans
-    def amax(self, dim: Any = (), keepdim: bool = False) -> Tensor:
-        return _tf.amax(self, dim, keepdim)
-
-    def amin(self, dim: Any = (), keepdim: bool = False) -> Tensor:
-        return _tf.amin(self, dim, keepdim)
-
-    def prod(self, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None) -> Tensor:
-        """The product over ``dim`` (all elements when None); exact with zeros. ``axis=`` is
-        PyTorch's alias of ``dim``."""
-        return _tf.prod(self if dtype is None else self.astype(dtype), _dim_alias(axis, dim, "prod"), keepdim)
-
-    def cumsum(self, dim: int | None = None, *, dtype: Any = None, axis: Any = None) -> Tensor:
-        return _tf.cumsum(self, _required_dim(axis, dim, "cumsum"), dtype=dtype)
-
-    def cumprod(self, dim: int | None = None, *, dtype: Any = None, axis: Any = None) -> Tensor:
-        return _tf.cumprod(self if dtype is None else self.astype(dtype), _required_dim(axis, dim, "cumprod"))
-
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _tf.norm(self, p, dim, keepdim)
-
-    # indexing by index tensors
-    def gather(self, dim: int, index: Any) -> Tensor:
-        return _tf.gather(self, dim, index)
-
-    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None, reduce: str | None = None) -> Tensor:
-        return _tf.scatter(self, dim, index, src, value=value, reduce=reduce)
-
-    def scatter_add(self, dim: int, index: Any, src: Tensor) -> Tensor:
-        return _tf.scatter_add(self, dim, index, src)
-
-    def index_select(self, dim: int, index: Any) -> Tensor:
-        return _tf.index_select(self, dim, index)
-
-    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False, *, axis: Any = None) -> Any:
-        """``(values, indices)``, as PyTorch's ``sort`` (NumPy's ``axis=``: the values)."""
-        return _tf.sort(self, dim, descending, stable, axis=axis)
-
-    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
-        return _tf.argsort(self, dim, descending)
-
-    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
-        """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) along ``dim``."""
-        return _tf.topk(self, k, dim, largest, sorted)
-
-    # shape
-    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
-        return _tf.unbind(self, dim)
-
-    def flip(self, *axes: Any, dims: Any = None) -> Tensor:
-        """Reversed along each axis given (``x.flip(0, 1)``, ``x.flip([0])``, ``x.flip(dims=(0,))``)."""
-        if dims is None:
-            dims = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
-        return _tf.flip(self, dims)
-
-    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
-        return _tf.roll(self, shifts, dims)
-
-    def narrow(self, dim: int, start: int, length: int) -> Tensor:
-        (d,) = self._axes(dim, "narrow")
-        return self[(slice(None),) * d + (slice(start, start + length),)]
-
-    def select(self, dim: int, index: int) -> Tensor:
-        (d,) = self._axes(dim, "select")
-        return self[(slice(None),) * d + (index,)]
-
-    def repeat_interleave(self, repeats: Any, dim: int | None = None) -> Tensor:
-        return _tf.repeat_interleave(self, repeats, dim)
-
-    def outer(self, other: Tensor) -> Tensor:
-        return _tf.outer(self, other)
-
-    def log1p(self) -> Tensor:
-        return _tf.log1p(self)
-
-    def expm1(self) -> Tensor:
-        return _tf.expm1(self)
-
-    def isnan(self) -> Tensor:
-        return _tf.isnan(self)
-
-    def isinf(self) -> Tensor:
-        return _tf.isinf(self)
-
-    def isfinite(self) -> Tensor:
-        return _tf.isfinite(self)
-
-    # dtype conversions (last in the class body: these names shadow the builtins in it)
+    # (the other methods are installed by the package's install_methods, each from the module
+    # that implements it: tensor_arith.py, tensor_torch.py, tensor_shape.py, tensor_reduce.py,
+    # tensor_creation.py, tensor_functions.py, indexing.py, functional.py, math_functions.py
+    # and inplace_variants.py)
+
+    # -- dtype conversions (last in the class body: these names shadow the builtins in it) --
     def long(self) -> Tensor:
         return self.astype(np.int64)
 
@@ -1379,174 +692,7 @@ def _to_args(args: tuple, kw: dict, op: str) -> tuple[Device | None, Any, bool]:
     return (get_device(dev) if dev is not None else None), dtype, bool(copy)
 
 
-# -- ops that need the Tensor class ------------------------------------------------
-class Transfer(Function):
-    """Move to another device (``args = (src, dst)``); the gradient moves back."""
-
-    __slots__ = ()
-    name = "to"
-    reads_values = False  # backward reads devices only
-
-    @classmethod
-    def apply(cls, *inputs: Any, args: Any = None) -> Tensor:
-        out = super().apply(*inputs, args=args)
-        out._dev = args[1]
-        return out
-
-    def forward(self, xp, a):
-        src, dst = self.args
-        return dst.asarray(src.to_host(a))
-
-    def backward(self, g, ns, inputs, out):
-        src, dst = self.args
-        if isinstance(g, Tensor):
-            return (g.to(src),)
-        return (src.asarray(dst.to_host(g)),)
-
-
-def _compare(name: str, fn: Any, elementwise: str | None = None) -> type[Function]:
-    def forward(self, xp, a, b=None):
-        return fn(xp, a, b)
-
-    return type(name, (Function,), {"__slots__": (), "differentiable": False, "forward": forward,
-                                    "name": name.lower(), "elementwise": elementwise})  # fmt: skip
-
-
-Less = _compare("Less", lambda xp, a, b: a < b, "{0} < {1}")
-LessEqual = _compare("LessEqual", lambda xp, a, b: a <= b, "{0} <= {1}")
-Greater = _compare("Greater", lambda xp, a, b: a > b, "{0} > {1}")
-GreaterEqual = _compare("GreaterEqual", lambda xp, a, b: a >= b, "{0} >= {1}")
-Equal = _compare("Equal", lambda xp, a, b: a == b, "{0} == {1}")
-NotEqual = _compare("NotEqual", lambda xp, a, b: a != b, "{0} != {1}")
-LogicalAnd = _compare("LogicalAnd", lambda xp, a, b: a & b)
-LogicalOr = _compare("LogicalOr", lambda xp, a, b: a | b)
-LogicalNot = _compare("LogicalNot", lambda xp, a, b: ~a)
-_IntFloorDivide = _compare("FloorDivide", lambda xp, a, b: a // b)
-_IntRemainder = _compare("Remainder", lambda xp, a, b: a % b)
-
-
 # -- free functions of the public API ---------------------------------------------
-_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
-
-
-# NumPy's floating dtypes: a float op (exp, sqrt, ...) of any other dtype computes in float32
-# (by the dtype's class: comparing another namespace's dtype with NumPy's warns)
-_FLOATS = frozenset(type(np.dtype(d)) for d in ("float16", "float32", "float64", "complex64", "complex128"))
-
-
-def _as_float(t: Tensor) -> Tensor:
-    """``t`` for a float op: bools and integers in PyTorch's default float (float32), as
-    ``torch.tensor(2).exp()`` (NumPy would compute them in float64)."""
-    return t if t.dtype.kind in "fc" else t.astype(np.float32)
-
-
-def _scalar_dtype(value: Any) -> np.dtype:
-    """The dtype PyTorch gives a tensor made of a lone Python number."""
-    if isinstance(value, bool):
-        return np.dtype(np.bool_)
-    return np.dtype(np.int64) if isinstance(value, int) else np.dtype(np.float32)
-
-
-def _promote_for_scalar(t: Tensor, value: Any) -> Tensor:
-    """``t`` in the dtype of ``t op value`` for a Python number ``value``, as PyTorch types
-    it: ``t``'s own dtype unless the number is of a higher kind (bool < int < float), then
-    the default dtype of that kind (float32, int64). NumPy would make an integer tensor
-    with a float float64, and cast a float into a bool array."""
-    if isinstance(value, Tensor) or not isinstance(value, (bool, int, float)):
-        return t
-    dt = _dtypes.result_type(t, value)
-    return t if dt == t.dtype else t.astype(dt)
-
-
-def _kind(t: Tensor) -> str:
-    """``t.dtype.kind`` without the conversion to a NumPy dtype on every call (hot path):
-    NumPy's and CuPy's arrays carry NumPy dtypes; other namespaces' dtypes are converted."""
-    try:
-        return t._data.dtype.kind
-    except AttributeError:
-        return t.dtype.kind
-
-
-def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
-    """The operands of an arithmetic op, cast to the dtype PyTorch gives its result where
-    that differs from NumPy's: between kinds (bool < int < float < complex) the operand of
-    the higher kind decides, whatever its size or rank (an int32 tensor with a float32 one,
-    or with a Python float, is float32; NumPy makes both float64). Within a kind NumPy's
-    rule stands."""
-    if a.__class__ is Tensor:  # the common cases first, decided without a NumPy dtype
-        cb = b.__class__
-        if cb is Tensor:
-            if a._data.dtype == b._data.dtype:
-                return a, b
-        elif cb is float:
-            if _kind(a) in "fc":
-                return a, b
-        elif cb is int and _kind(a) != "b":
-            return a, b
-    elif b.__class__ is Tensor:  # a number on the left: 2.0 * x
-        ca = a.__class__
-        if (ca is float and _kind(b) in "fc") or (ca is int and _kind(b) != "b"):
-            return a, b
-    # torch.result_type's rules (dtypes.result_type): a 0-d tensor or a number decides
-    # only where its category is higher (int32 + tensor(1) stays int32)
-    dt = _dtypes.result_type(a, b)
-    if isinstance(a, Tensor) and a.dtype != dt:
-        a = a.astype(dt)
-    if isinstance(b, Tensor) and b.dtype != dt:
-        b = b.astype(dt)
-    return a, b
-
-
-def _promoted_div(a: Any, b: Any) -> tuple[Any, Any]:
-    """As :func:`_promoted`, and true division of integers (or bools) in float32, PyTorch's
-    default dtype (NumPy divides them in float64)."""
-    a, b = _promoted(a, b)
-    t = a if isinstance(a, Tensor) else b
-    if t.dtype.kind in "biu":
-        return (a.astype(np.float32) if isinstance(a, Tensor) else a), (b.astype(np.float32) if isinstance(b, Tensor) else b)
-    return a, b
-
-
-def _number_for(t: Tensor, value: Any) -> Any:
-    """A Python bool beside a numeric tensor as the number it stands for (the array API
-    combines Python bools with bool arrays only)."""
-    if value.__class__ is bool and t.dtype.kind != "b":
-        return int(value) if t.dtype.kind in "iu" else float(value)
-    return value
-
-
-def _ordered_operands(a: Tensor, b: Any) -> tuple[Any, Any]:
-    """The operands of ``<``, ``<=``, ``>``, ``>=``: promoted as PyTorch does, and bools as
-    0/1 (the array API orders numbers only)."""
-    a = _promote_for_scalar(a, b)
-    if a.dtype == np.bool_:
-        a = a.astype(np.uint8)
-    if isinstance(b, Tensor) and b.dtype == np.bool_:
-        b = b.astype(np.uint8)
-    return a, _number_for(a, b)
-
-
-def _where_operand(x: Any, like: Tensor) -> Any:
-    """Python numbers stay (constants without gradient); anything else becomes a tensor on
-    ``like``'s device, in its own dtype (lists as ``Tensor`` makes them)."""
-    if isinstance(x, (Tensor, bool, int, float)):
-        return x
-    if isinstance(x, np.generic):
-        return x.item()
-    return Tensor(x, device=like._dev)
-
-
-def mask_dtype(mask: Any) -> np.dtype:
-    """The NumPy dtype of a mask given as a tensor, any backend's array, or nested lists
-    (of ints it is int64, where ``Tensor(...)`` would make float32 of them)."""
-    if isinstance(mask, Tensor) or not hasattr(mask, "dtype"):
-        return mask.dtype if isinstance(mask, Tensor) else np.asarray(mask).dtype
-    try:
-        return np.dtype(mask.dtype)
-    except TypeError:  # an array API namespace's own dtype objects
-        return Tensor(mask).dtype
-
-
 def where(cond: Any, a: Any, b: Any) -> Tensor:
     """``a`` where ``cond`` is True, else ``b``; differentiable in ``a`` and ``b``.
 
@@ -1581,45 +727,23 @@ def where(cond: Any, a: Any, b: Any) -> Tensor:
     return ops.Where.apply(cond, a, b)
 
 
-def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
-    if x.ndim < 2:
-        raise ValueError(f"{'tril' if lower else 'triu'}: needs at least 2 dimensions, got shape {x.shape}")
-    n, m = x.shape[-2:]
-    keep = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
-    zero = x.dtype.type(0).item()  # a zero of x's own kind: bool and int tensors stay so
-    return where(Tensor(keep, device=x._dev), x, zero)
-
-
-def tril(x: Tensor, k: int = 0) -> Tensor:
-    """The lower triangle (the last two axes); above diagonal ``k`` becomes 0."""
-    return _tri(x, k, True)
-
-
-def triu(x: Tensor, k: int = 0) -> Tensor:
-    """The upper triangle (the last two axes); below diagonal ``k`` becomes 0."""
-    return _tri(x, k, False)
-
-
 def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
     """Join tensors along an existing axis (``axis`` or PyTorch's ``dim``; 0 by default)."""
     if dim is not None:
-        axis = _dim_alias(axis, dim, "cat")
+        axis = dims.alias(axis, dim, "cat")
     axis = 0 if axis is None else axis
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat: needs at least one tensor")
-    nd = tensors[0].ndim
-    if nd == 0:  # (PyTorch's RuntimeError, still the first round's ValueError)
+    if tensors[0].ndim == 0:  # (PyTorch's RuntimeError, still the first round's ValueError)
         raise InvalidArgumentError("cat: 0-d tensors cannot be concatenated; use stack, or reshape them to (1,)")
-    if not -nd <= axis < nd:
-        raise DimensionError(f"cat: axis {axis} is out of range for tensors of {nd} dimensions")
-    return ops.Cat.apply(*tensors, args=axis % nd)
+    return ops.Cat.apply(*tensors, args=dims.one(tensors[0].shape, axis, "cat"))
 
 
 def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
     """Join tensors along a new axis (``axis`` or PyTorch's ``dim``; 0 by default)."""
     if dim is not None:
-        axis = _dim_alias(axis, dim, "stack")
+        axis = dims.alias(axis, dim, "stack")
     axis = 0 if axis is None else axis
     tensors = list(tensors)
     if not tensors:
@@ -1627,111 +751,13 @@ def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None
     shapes = {t.shape for t in tensors}
     if len(shapes) > 1:
         raise ValueError(f"stack: all tensors need one shape, got {sorted(shapes)}")
-    nd = tensors[0].ndim + 1
-    if not -nd <= axis < nd:
-        raise ValueError(f"stack: axis {axis} is out of range for a result of {nd} dimensions")
-    return cat([t.unsqueeze(axis) for t in tensors], axis % nd)
-
-
-def _arg_reduce(x: Tensor, op: str, axis: int | None, keepdims: bool) -> Tensor:
-    """``argmax``/``argmin``: each its own reduction (argmin is not argmax(-x), which
-    overflows at an integer minimum and is undefined for bool); a 0-d tensor's one element
-    is at index 0. An op (``ArgExtreme``), so a traced program recomputes it."""
-    axes = x._axes(axis, op)
-    if axes == ():
-        return Tensor._wrap(x._dev.asarray(np.zeros((), np.int64)), x._dev)
-    if x.numel() == 0 and (axes is None or x.shape[axes[0]] == 0):
-        raise ValueError(f"{op}: cannot take the {op} over an empty axis (shape {x.shape}, axis {axis})")
-    pick = op[3:]
-    if axes is None:
-        return ops.ArgExtreme.apply(x.detach().reshape(-1), args=(0, pick)).reshape(())
-    a = axes[0]
-    out = ops.ArgExtreme.apply(x, args=(a, pick))  # the axis kept, length 1
-    return out if keepdims else out.reshape(out.shape[:a] + out.shape[a + 1 :])
-
-
-def _sqrt_of_variance(v: Tensor) -> Tensor:
-    """``sqrt(v)`` for a standard deviation: where the spread is 0 its gradient is 0, as
-    PyTorch's ``std`` (not ``0 * 1/(2 * 0)`` = NaN: sqrt's slope at 0 is infinite)."""
-    zero = v == 0
-    return where(zero, 0.0, where(zero, 1.0, v).sqrt())
-
-
-# -- composites used by Tensor methods (their definitions: primitives only) --------
-def _floor_divide(a: Any, b: Any) -> Tensor:
-    """Python's (and PyTorch's) ``//``: rounds toward minus infinity; integers stay integers."""
-    a, b = _promoted(a, b)
-    like = a if isinstance(a, Tensor) else b
-    if like.dtype.kind in "fc":
-        return ops.Floor.apply(a / b)
-    return _IntFloorDivide.apply(a, b)
-
-
-def _remainder(a: Any, b: Any) -> Tensor:
-    """Python's (and PyTorch's) ``%``: the sign of the divisor; ``a - floor(a / b) * b``."""
-    a, b = _promoted(a, b)
-    like = a if isinstance(a, Tensor) else b
-    if like.dtype.kind in "fc":
-        return a - ops.Floor.apply(a / b).detach() * b
-    return _IntRemainder.apply(a, b)
-
-
-def _reduced_count(x: Tensor, axis: Any) -> int:
-    axes = x._axes(axis, "mean")
-    return x.numel() if axes is None else math.prod(x.shape[a] for a in axes)
-
-
-def _inverse_count(n: float) -> float:
-    """``1 / n`` for a mean's divisor; ``inf`` for ``n <= 0``, so that an empty mean is
-    0 * inf = NaN and a variance with ``correction >= N`` is inf (NaN if all equal), as
-    PyTorch's are (rather than a silent finite number)."""
-    return 1.0 / n if n > 0 else math.inf
-
-
-@composite("mean")
-def _mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return x.sum(axis, keepdims) * _inverse_count(_reduced_count(x, axis))
-
-
-@composite("var")
-def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: int = 0) -> Tensor:
-    d = x - x.mean(axis, keepdims=True)
-    n = _reduced_count(x, axis) - correction
-    return (d * d).sum(axis, keepdims) * _inverse_count(n)
-
-
-@composite("logsumexp")
-def _logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    axes = x._axes(axis, "logsumexp")
-    if _reduced_count(x, axis) == 0:  # log(0) = -inf, as PyTorch; there is no max to shift by
-        return x.exp().sum(axes, keepdims).log()
-    # A constant shift keeps exp from overflowing; an infinite max shifts by 0 instead, so
-    # that logsumexp([inf, 0]) is inf and of [-inf, -inf] is -inf (not inf - inf = NaN).
-    m = x.max(axes, keepdims=True).detach()
-    m = where(m.abs() == math.inf, 0.0, m)
-    out = (x - m).exp().sum(axes, keepdims=True).log() + m
-    return out if keepdims else out.squeeze(axes if axes is not None else tuple(range(x.ndim)))
+    axis = dims.new_axis(tensors[0].shape, axis, "stack")
+    return cat([t.unsqueeze(axis) for t in tensors], axis)
 
 
 # -- the namespace that makes backward formulas record a graph -------------------
 # The namespace of tensor ops a backward pass with create_graph=True hands to each op (built
 # from the ops in ops/tensor_namespace.py); the engine learns it and the class by registration.
+_promotion.register(Tensor)  # (the promotion rules tell a Tensor from a number by this class)
 TENSOR_NS = TensorNamespace(where=where, stack=stack)
 register_tensor(Tensor, TENSOR_NS)
-
-# Last: functional builds on this module. (A module reference rather than an import inside
-# each method, which cost about a microsecond per call.)
-from . import functional as _functional  # noqa: E402
-from . import tensor_functions as _tf  # noqa: E402
-
-
-# -- PyTorch's further math and in-place variants: Tensor methods installed from the tables of
-# tinygrad_attn/math_functions.py (acos ... unflatten) and inplace_variants.py (exp_ ... uniform_)
-def _install_tables() -> None:
-    from . import inplace_variants, math_functions  # noqa: PLC0415 - both build on this module
-
-    math_functions._install(Tensor)
-    inplace_variants.install(Tensor)
-
-
-_install_tables()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import dims
 from ._tensor import Tensor, where
 from .engine.composite import composite
 
@@ -27,6 +28,15 @@ def _float(x: Any, op: str) -> Tensor:
     if x.dtype.kind not in "fc":
         raise RuntimeError(f"{op}: not defined for {x.dtype} tensors (PyTorch's neither); convert with .float()")
     return x
+
+
+def _softplus_stable(z: Tensor) -> Tensor:
+    """``log(1 + exp(z))`` as ``max(z, 0) + log(1 + exp(-|z|))``: nothing overflows. ``-|z|``
+    is spelled as a ``where`` on ``z > 0``, not ``abs``: the derivative of ``abs`` at 0 is 0,
+    which would make the second derivative there 0 instead of the true 1/4; this way the
+    slope at 0 is the true 1/2 and the curvature the true 1/4."""
+    pos = z > 0
+    return where(pos, z, 0.0) + (1.0 + where(pos, -z, z).exp()).log()
 
 
 def _expm1_negative(x: Tensor) -> Tensor:
@@ -84,16 +94,12 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 @composite("logsigmoid")
 def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
     """``log(sigmoid(x)) = -softplus(-x)``, without overflow."""
-    from .functional import _softplus_stable  # noqa: PLC0415 - functional imports this module
-
     return -_softplus_stable(-_float(input, "logsigmoid"))
 
 
 @composite("mish")
 def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * tanh(softplus(x))``."""
-    from .functional import _softplus_stable  # noqa: PLC0415
-
     x = _float(input, "mish")
     return x * _softplus_stable(x).tanh()
 
@@ -107,14 +113,12 @@ def softsign(input: Tensor) -> Tensor:  # noqa: A002
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
     """``softmax(-x)`` along ``dim`` (without ``dim``, PyTorch's legacy choice of axis)."""
-    from .functional import softmax  # noqa: PLC0415
-
     x = _tensor(input, "softmin")
     if dtype is not None:
         x = x.astype(dtype)
     if dim is None:  # the first axis of 0-, 1- and 3-D inputs, the second otherwise
         dim = 0 if x.ndim in (0, 1, 3) else 1
-    return softmax(-x, dim)
+    return (-x).softmax(dims.one(x.shape, dim, "softmin"))  # (Tensor.softmax is F.softmax)
 
 
 def _tensor(x: Any, op: str) -> Tensor:

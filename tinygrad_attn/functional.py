@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from . import dims
 from ._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, cat, mask_dtype, where
 from .engine.composite import composite
 from .engine.switches import _State, scope
@@ -52,9 +53,7 @@ __all__ = [
 
 
 def _axis(x: Tensor, axis: int, op: str) -> int:
-    if not -max(x.ndim, 1) <= axis < max(x.ndim, 1):  # (a 0-d tensor takes 0 and -1, as in PyTorch)
-        raise ValueError(f"{op}: axis {axis} is out of range for a tensor of shape {x.shape}")
-    return axis % max(x.ndim, 1)
+    return dims.one(x.shape, axis, op)  # (a 0-d tensor takes 0 and -1, as in PyTorch)
 
 
 def _degenerate(x: Tensor, axis: int, op: str) -> bool:
@@ -72,12 +71,9 @@ def _float(x: Tensor, op: str) -> None:
 
 # -- softmax family ----------------------------------------------------------------
 def _dim(axis: int | None, dim: int | None, op: str) -> int:
-    """PyTorch's ``dim=`` and NumPy's ``axis=`` name the same thing; take whichever is given."""
-    if dim is None:
-        return -1 if axis is None else axis
-    if axis is not None and axis != dim:
-        raise TypeError(f"{op}: got axis={axis} and dim={dim}; give one of them")
-    return dim
+    """PyTorch's ``dim=`` and NumPy's ``axis=`` name the same thing (the last axis by default)."""
+    d = dims.alias(axis, dim, op)
+    return -1 if d is None else d
 
 
 def _softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor | None:
@@ -642,15 +638,6 @@ def _attention_reference(q: Tensor, k: Tensor, v: Tensor, scale: float, bias: An
 
 
 # -- PyTorch's functional API: activations --------------------------------------------
-def _softplus_stable(z: Tensor) -> Tensor:
-    """``log(1 + exp(z))`` as ``max(z, 0) + log(1 + exp(-|z|))``: nothing overflows. ``-|z|``
-    is spelled as a ``where`` on ``z > 0``, not ``abs``: the derivative of ``abs`` at 0 is 0,
-    which would make the second derivative there 0 instead of the true 1/4; this way the
-    slope at 0 is the true 1/2 and the curvature the true 1/4."""
-    pos = z > 0
-    return where(pos, z, 0.0) + (1.0 + where(pos, -z, z).exp()).log()
-
-
 @composite("leaky_relu")
 def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere."""
@@ -891,6 +878,7 @@ from .functional_losses import __all__ as _losses_all  # noqa: E402
 __all__ += _conv_all + _losses_all
 # -- PyTorch's further activations (written in tinygrad_attn/activations.py) --------------
 from .activations import (  # noqa: E402
+    _softplus_stable,
     celu,
     hardsigmoid,
     hardswish,
@@ -908,3 +896,9 @@ __all__ += ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "lo
 from .functional_resize import interpolate  # noqa: E402
 
 __all__ += ["interpolate"]
+
+
+#: the Tensor methods of this module (``install_methods`` puts them on Tensor): ``x.softmax`` is
+#: :func:`softmax` itself; ``x.layer_norm(weight, bias, eps)`` the last-axis composite
+METHODS = {"softmax": softmax, "log_softmax": log_softmax, "gelu": gelu, "dropout": dropout,
+           "layer_norm": _layer_norm_last}  # fmt: skip

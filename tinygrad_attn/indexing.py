@@ -132,6 +132,7 @@ def _check_bool_masks(x: Tensor, key: tuple) -> None:
 
 
 def getitem(x: Tensor, key: Any) -> Tensor:
+    """``x[key]``: basic keys give views (slices, ints, ``None``, ``...``), tensor and list keys gather."""
     if not isinstance(key, tuple):
         key = (key,)
     if x.ndim == 0 and len(key) == 1 and _is_bool_array(key[0]) and key[0].ndim == 0:
@@ -429,3 +430,7 @@ def _setitem_traced(x: Tensor, key: Any, value: Any) -> None:
         return where(hit, ops.PutAdd.apply(vals, flat, args=((n,), 0)), old_flat).reshape(old.shape)
 
     apply_inplace(x, "setitem", store, value, reads_old=False)
+
+
+#: the Tensor methods of this module (``install_methods`` puts them on Tensor)
+METHODS = {"__getitem__": getitem, "__setitem__": setitem}

@@ -20,25 +20,16 @@ from typing import Any
 
 import numpy as np
 
-from . import ops
-from ._tensor import (
-    InvalidArgumentError,
-    LogicalAnd,
-    LogicalNot,
-    LogicalOr,
-    NotEqual,
-    Tensor,
-    _required_dim,
-    cat,
-    stack,
-    where,
-)
+from . import dims, ops
+from ._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from .dtypes import result_type
 from .engine.composite import composite
 from .engine.function import Function
 from .engine.switches import no_grad
+from .ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from .random import host_generator
 from .tensor_functions import ValuesIndices, _index, _one_dim
+from .tensor_reduce import sqrt_of_variance, var
 
 __all__ = [
     "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
@@ -553,7 +544,7 @@ def _int_extreme(dtype: np.dtype, reduce: str) -> int:
 def _cum_extreme(x: Tensor, dim: int, pick: str) -> ValuesIndices:
     x = _tensor(x, "cum" + pick)
     if x.ndim == 0:
-        x._axes(dim, "cum" + pick)
+        dims.axes(x.shape, dim, "cum" + pick)
         return ValuesIndices(x, Tensor.zeros((), dtype=np.int64, device=x._dev))
     d = _one_dim(x, dim, "cum" + pick)
     idx = ops.CumArgExtreme.apply(x, args=(d, pick))
@@ -563,22 +554,22 @@ def _cum_extreme(x: Tensor, dim: int, pick: str) -> ValuesIndices:
 def cummax(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> ValuesIndices:  # noqa: A002
     """The running maximum along ``dim`` and where it was (the latest of ties), as
     ``torch.cummax``; the gradient goes to the entry each value came from."""
-    return _cum_extreme(input, _required_dim(axis, dim, "cummax"), "max")
+    return _cum_extreme(input, dims.required(axis, dim, "cummax"), "max")
 
 
 def cummin(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> ValuesIndices:  # noqa: A002
     """The running minimum along ``dim`` and where it was, as ``torch.cummin``."""
-    return _cum_extreme(input, _required_dim(axis, dim, "cummin"), "min")
+    return _cum_extreme(input, dims.required(axis, dim, "cummin"), "min")
 
 
 @composite("logcumsumexp")
 def logcumsumexp(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:  # noqa: A002
     """``log(cumsum(exp(input)))`` along ``dim`` without overflow or underflow: a log-depth
     scan whose every step is a :func:`logaddexp` with the entries ``s`` places before."""
-    dim = _required_dim(axis, dim, "logcumsumexp")
+    dim = dims.required(axis, dim, "logcumsumexp")
     x = _floating(input, "logcumsumexp")
     if x.ndim == 0:
-        x._axes(dim, "logcumsumexp")
+        dims.axes(x.shape, dim, "logcumsumexp")
         return x * 1.0
     d = _one_dim(x, dim, "logcumsumexp")
     n = x.shape[d]
@@ -598,7 +589,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     x = _tensor(input, "diagonal")
     if x.ndim < 2:
         raise RuntimeError(f"diagonal: needs at least 2 dimensions, got shape {x.shape}")
-    d1, d2 = x._axes((dim1, dim2), "diagonal")
+    d1, d2 = dims.axes(x.shape, (dim1, dim2), "diagonal")
     if d1 == d2:
         raise RuntimeError(f"diagonal: dim1 and dim2 are both {d1} (shape {x.shape}); they must differ")
     rest = [i for i in range(x.ndim) if i not in (d1, d2)]
@@ -639,7 +630,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # no
     """Every window of ``size`` entries along ``dimension``, ``step`` apart, as
     ``Tensor.unfold``: that axis becomes the window count, a new last axis the window."""
     x = _tensor(input, "unfold")
-    (d,) = x._axes(dimension, "unfold") if x.ndim else (0,)
+    (d,) = dims.axes(x.shape, dimension, "unfold") if x.ndim else (0,)
     n = x.shape[d] if x.ndim else 1
     if size < 0 or size > n:
         raise InvalidArgumentError(f"unfold: size {size} must be between 0 and dimension {d}'s size {n}")
@@ -659,8 +650,8 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A0
     dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: {len(src)} source dims and {len(dst)} destination dims; give as many of each")
-    s = x._axes(src, "movedim") if src else ()
-    t = x._axes(dst, "movedim") if dst else ()
+    s = dims.axes(x.shape, src, "movedim") if src else ()
+    t = dims.axes(x.shape, dst, "movedim") if dst else ()
     if len(set(s)) != len(s) or len(set(t)) != len(t):
         raise RuntimeError(f"movedim: repeated dim in source {src} or destination {dst}")
     order = [None] * x.ndim
@@ -676,7 +667,7 @@ moveaxis = movedim
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa: A002
     """Axis ``dim`` split into ``sizes`` (one may be -1)."""
     x = _tensor(input, "unflatten")
-    (d,) = x._axes(dim, "unflatten")
+    (d,) = dims.axes(x.shape, dim, "unflatten")
     sizes = tuple(int(s) for s in sizes)
     if not sizes:
         raise RuntimeError("unflatten: sizes must not be empty")
@@ -709,8 +700,6 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
 def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(var, mean)`` over ``dim``, as ``torch.var_mean`` (unbiased unless told otherwise)."""
-    from .tensor_functions import var  # noqa: PLC0415 - (the module's own var shadows nothing here)
-
     x = _floating(input, "var_mean")
     if isinstance(unbiased, (int, np.integer)) and not isinstance(unbiased, bool) and dim is None:
         dim, unbiased = unbiased, None  # var_mean(x, 1): the dim
@@ -721,10 +710,8 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
 def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(std, mean)`` over ``dim``, as ``torch.std_mean``."""
-    from ._tensor import _sqrt_of_variance  # noqa: PLC0415 - (std's gradient is 0 where the spread is)
-
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
-    return _sqrt_of_variance(v), m
+    return sqrt_of_variance(v), m  # (std's gradient is 0 where the spread is)
 
 
 def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002

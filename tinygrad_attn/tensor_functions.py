@@ -18,15 +18,37 @@ import builtins  # this module's max, min, sum, ... are PyTorch's; Python's are 
 import math
 import string
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from . import functional, ops
-from ._tensor import InvalidArgumentError, Size, Tensor, _sqrt_of_variance, _var, cat, dim_spelling, stack, where
-from ._tensor import _dim_alias as dim_or_axis  # (one rule for both spellings)
-from .engine.composite import composite
-from .engine.versions import _memory_root
+from . import dims as _dims
+from . import ops
+from ._tensor import InvalidArgumentError, Size, Tensor, cat, stack, where
+from .functional import log_softmax, softmax  # noqa: F401 - (tga.softmax is F.softmax, one function)
+from .tensor_reduce import (  # noqa: F401 - (the reductions are tga.* names too, listed in __all__)
+    ValuesIndices,
+    _new_memory,
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    cumprod,
+    cumsum,
+    logsumexp,
+    max,
+    mean,
+    min,
+    norm,
+    prod,
+    std,
+    sum,
+    var,
+)
+from .tensor_shape import flatten, permute, reshape, squeeze, transpose, unsqueeze  # noqa: F401 - (tga.* names)
+from .tensor_torch import ceil, cos, floor, neg, reciprocal, rsqrt, sign, sin, square  # noqa: F401 - (tga.* names)
 
 __all__ = [
     "Size", "ValuesIndices", "matmul", "mm", "bmm", "dot", "cat", "concat", "concatenate", "stack", "split", "chunk",
@@ -40,29 +62,9 @@ __all__ = [
 ]  # fmt: skip
 
 
-class ValuesIndices(NamedTuple):
-    """What PyTorch's ``max(dim=)``, ``min(dim=)``, ``sort`` and ``topk`` return."""
-
-    values: Tensor
-    indices: Tensor
-
-
-def _new_memory(out: Tensor, x: Tensor) -> Tensor:
-    """``out``, or a copy of it (on the graph) when the cheap path made a view of ``x``:
-    for ops whose PyTorch result is always new memory (flip, roll, repeat, pad, prod,
-    cumsum, ...), so that changing the result in place never changes ``x``."""
-    if _memory_root(out._data) is _memory_root(x._data):
-        return out.clone()
-    return out
-
-
 def _one_dim(x: Tensor, dim: Any, op: str) -> int:
-    if not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"{op}: dim must be one int, got {dim!r}")
-    if x.ndim == 0:
-        raise ValueError(f"{op}: a 0-d tensor has no dim {dim}; reshape it to 1-D first")
-    (d,) = x._axes(int(dim), op)
-    return d
+    """One axis of a tensor that has axes (``gather``, ``sort``, ``split``, ...)."""
+    return _dims.one(x.shape, dim, op, scalar_ok=False)
 
 
 # -- index arrays ----------------------------------------------------------------
@@ -207,9 +209,9 @@ def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = F
 def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False, *, axis: Any = None) -> Any:
     """``(values, indices)`` of ``x`` sorted along ``dim``; the values are differentiable.
     NumPy's ``axis=`` gives the values alone, as ``numpy.sort``."""
-    sp = dim_spelling("sort", None if axis is not None else dim, axis=axis)
+    sp = _dims.spelling("sort", None if axis is not None and dim == -1 else dim, axis=axis)  # (-1: the default)
     if x.ndim == 0:
-        x._axes(sp.dim, "sort")
+        _dims.axes(x.shape, sp.dim, "sort")
         out = ValuesIndices(x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
     else:
         d = _one_dim(x, sp.dim, "sort")
@@ -227,184 +229,12 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
 
 
-def _reduce_pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str) -> Any:
-    """``max``/``min``, method and free function, by the rule of :func:`dim_spelling`."""
-    if isinstance(dim, Tensor):  # max(a, b): elementwise, as in torch
-        return x.maximum(dim) if op == "max" else x.minimum(dim)
-    sp = dim_spelling(op, dim, keepdim, axis=axis, keepdims=keepdims)
-    if sp.numpy or sp.dim is None or not isinstance(sp.dim, (int, np.integer)):  # values only
-        if not sp.numpy and sp.dim is not None:
-            raise TypeError(f"{op}: dim must be one int, got {sp.dim!r}; use amax/amin for several dims")
-        extreme = ops.Max if op == "max" else ops.Min
-        return extreme.apply(x, args=(x._axes(sp.dim, op), sp.keepdim))
-    if x.ndim == 0:  # dim 0 or -1 of a 0-d tensor: itself and index 0, as in PyTorch
-        x._axes(sp.dim, op)
-        return ValuesIndices(x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
-    d = _one_dim(x, sp.dim, op)
-    idx = ops.ArgExtreme.apply(x, args=(d, op))  # (the axis kept, length 1)
-    values = ops.GatherAlong.apply(x, idx, args=(d, x.shape))
-    if not sp.keepdim:
-        values, idx = values.squeeze(d), idx.squeeze(d)
-    return ValuesIndices(values, idx)
-
-
-def max(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
-    """``max(x)``: the largest value; ``max(x, dim)``: PyTorch's ``(values, indices)``;
-    ``max(x, axis=...)``: the values alone; ``max(a, b)``: the elementwise maximum."""
-    return _reduce_pick(x, dim, keepdim, axis, keepdims, "max")
-
-
-def min(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
-    """As :func:`max`, for the smallest."""
-    return _reduce_pick(x, dim, keepdim, axis, keepdims, "min")
-
-
-def amax(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
-    """The largest values over ``dim`` (all when empty; no indices)."""
-    return ops.Max.apply(x, args=(x._axes(None if dim == () else dim, "amax"), bool(keepdim)))
-
-
-def amin(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
-    """The smallest values over ``dim`` (all when empty; no indices)."""
-    return ops.Min.apply(x, args=(x._axes(None if dim == () else dim, "amin"), bool(keepdim)))
-
-
-def argmax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """The index of the largest value over ``dim`` (of the flattened tensor when None)."""
-    return x.argmax(dim, keepdim)
-
-
-def argmin(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """The index of the smallest value over ``dim`` (of the flattened tensor when None)."""
-    return x.argmin(dim, keepdim)
-
-
-# -- reductions ------------------------------------------------------------------
-def sum(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
-    """The sum over ``dim`` (``axis``); all elements when None."""
-    return x.sum(dim_or_axis(axis, dim, "sum"), keepdims or keepdim)
-
-
-def mean(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """The mean over ``dim`` (``axis``); all elements when None."""
-    return x.mean(dim_or_axis(axis, dim, "mean"), keepdims or keepdim)
-
-
-def var(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
-        axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
-    """PyTorch's ``var``, method and free function: unbiased (``correction=1``) unless told
-    otherwise (``x.var(0, True)`` is ``unbiased=True``, ``x.var(False)`` the population
-    variance); with NumPy's keywords (``axis=``, ``keepdims=``, ``ddof=``) NumPy's
-    population variance, as ``numpy.var``."""
-    if isinstance(dim, bool):  # PyTorch's var(unbiased) overload
-        dim, unbiased = None, dim
-    sp = dim_spelling("var", dim, keepdim, axis=axis, keepdims=keepdims, ddof=ddof)
-    given = [c for c in (correction, ddof, unbiased) if c is not None]
-    if len(given) > 1:
-        raise TypeError("var: pass correction= or unbiased= (or NumPy's ddof=), not several")
-    if correction is not None or ddof is not None:
-        c = int(correction if correction is not None else ddof)
-    elif unbiased is not None:
-        c = 1 if unbiased else 0
-    else:
-        c = 0 if sp.numpy else 1
-    return _var(x, sp.dim, sp.keepdim, c)
-
-
-def std(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
-        axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
-    """The square root of :func:`var` (the same defaults); its gradient where the spread is 0 is 0."""
-    v = var(x, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims, ddof=ddof)
-    return _sqrt_of_variance(v)
-
-
-def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
-    return x.logsumexp(dim, keepdim)
-
-
-def _one_along(x: Tensor, d: int, n: int) -> Tensor:
-    shape = x.shape[:d] + (n,) + x.shape[d + 1 :]
-    return Tensor.ones(shape, dtype=x.dtype, device=x._dev)
-
-
-@composite("prod")
-def prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """The product over ``dim`` (all elements when None), as a tree of halving products:
-    ``log2(n)`` multiplies, exact gradients where entries are zero (no division)."""
-    if dim is None:
-        out = prod(x.reshape(-1), 0)
-        return _new_memory(out.reshape((1,) * x.ndim) if keepdim else out, x)
-    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
-        x._axes(dim, "prod")
-        return x.clone()
-    x0 = x
-    d = _one_dim(x, dim, "prod")
-    n = x.shape[d]
-    lead = (slice(None),) * d
-    if n == 0:  # the empty product: ones, still on the graph (an empty sum times 0, plus 1)
-        if x.requires_grad:
-            return x.sum(d, keepdim) * 0.0 + 1.0
-        return Tensor.ones(x.shape[:d] + ((1,) if keepdim else ()) + x.shape[d + 1 :], dtype=x.dtype, device=x._dev)
-    while n > 1:
-        if n % 2:  # an odd length: one more factor of 1 to pair with the last
-            x = cat([x, _one_along(x, d, 1)], d)
-            n += 1
-        n //= 2
-        x = x[lead + (slice(0, n),)] * x[lead + (slice(n, 2 * n),)]
-    return _new_memory(x if keepdim else x.squeeze(d), x0)
-
-
-@composite("cumprod")
-def cumprod(x: Tensor, dim: int) -> Tensor:
-    """Running products along ``dim`` by doubling steps (``log2(n)`` multiplies by a
-    shifted copy): no division, so zeros give exact values and gradients."""
-    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
-        x._axes(dim, "cumprod")
-        return x.clone()
-    d = _one_dim(x, dim, "cumprod")
-    n = x.shape[d]
-    lead = (slice(None),) * d
-    shift = 1
-    while shift < n:
-        x = x * cat([_one_along(x, d, shift), x[lead + (slice(0, n - shift),)]], d)
-        shift *= 2
-    return x if shift > 1 else x.clone()  # (n <= 1: no product was taken, so no new memory yet)
-
-
-def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    """Running sums along ``dim``."""
-    if dtype is not None:
-        x = x.astype(dtype)
-    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
-        x._axes(dim, "cumsum")
-        return x.clone()
-    return ops.Cumsum.apply(x, args=_one_dim(x, dim, "cumsum"))
-
-
-@composite("norm")
-def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
-    """The vector p-norm over ``dim`` (all elements when None): ``"fro"``/2, 1, ``inf``,
-    ``-inf``, 0 (the count of non-zeros) or any other positive ``p``."""
-    if p in ("fro", 2, 2.0, None):
-        return (x * x).sum(dim, keepdim).sqrt()
-    if p == 1:
-        return x.abs().sum(dim, keepdim)
-    if p == math.inf:
-        return x.abs().amax(() if dim is None else dim, keepdim)
-    if p == -math.inf:
-        return x.abs().amin(() if dim is None else dim, keepdim)
-    if p == 0:
-        return (x != 0).astype(x.dtype).sum(dim, keepdim)
-    if isinstance(p, str):
-        raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number")
-    return (x.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
-
-
 # -- shape -----------------------------------------------------------------------
-def flip(x: Tensor, dims: Any) -> Tensor:
-    """``x`` reversed along each of ``dims``."""
-    axes = x._axes(dims, "flip") or ()
+def flip(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
+    """``x`` reversed along each of ``dims`` (``flip(x, (0, 1))``, ``x.flip(0, 1)``, ``x.flip(dims=[0])``)."""
+    if dims is None:
+        dims = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+    axes = _dims.axes(x.shape, dims, "flip") or ()
     if len(set(axes)) != len(axes):
         raise InvalidArgumentError(f"flip: dims {tuple(dims)} name an axis more than once (shape {x.shape})")
     return _new_memory(x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))], x)
@@ -416,7 +246,7 @@ def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
         return roll(x.reshape(-1), shifts, 0).reshape(x.shape)
     x0 = x
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
-    axes = x._axes(dims, "roll")
+    axes = _dims.axes(x.shape, dims, "roll")
     if len(shifts) != len(axes):
         raise InvalidArgumentError(f"roll: {len(shifts)} shifts for {len(axes)} dims; give one shift per dim")
     for s, d in zip(shifts, axes):
@@ -442,10 +272,10 @@ def repeat(x: Tensor, *sizes: Any) -> Tensor:
     return _new_memory(big.reshape(tuple(r * s for r, s in zip(sizes, shape))), x)
 
 
-def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+def split(x: Tensor, split_size_or_sections: Any, dim: int = 0, *, axis: int | None = None) -> tuple[Tensor, ...]:
     """Pieces of ``split_size_or_sections`` along ``dim`` (the last may be smaller), or of
     each size in a list of sizes."""
-    d = _one_dim(x, dim, "split")
+    d = _one_dim(x, _dims.alias(axis, None if dim == 0 and axis is not None else dim, "split"), "split")
     lead = (slice(None),) * d
     n = x.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -462,9 +292,21 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
     return tuple(x[lead + (slice(a, b),)] for a, b in bounds)
 
 
-def chunk(x: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
-    """``chunks`` pieces along ``dim`` (the last may be smaller)."""
-    return x.chunk(chunks, dim)
+def _split_method(self: Tensor, split_size: Any, dim: int = 0, *, axis: int | None = None) -> Any:
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or with a list,
+    one piece per size in it (``Tensor.split``: PyTorch names the size ``split_size`` there)."""
+    return split(self, split_size, dim, axis=axis)
+
+
+def chunk(input: Tensor, chunks: int, dim: int | None = None, *, axis: int | None = None) -> list[Tensor]:  # noqa: A002
+    """``chunks`` pieces along ``dim`` (0 by default; the last may be smaller), as PyTorch's."""
+    d = _dims.alias(axis, dim, "chunk")
+    (d,) = _dims.axes(input.shape, 0 if d is None else d, "chunk")
+    if not input.shape[d]:  # an empty axis: one empty piece, as PyTorch's
+        return [input]
+    size = -(-input.shape[d] // chunks)
+    lead = (slice(None),) * d
+    return [input[lead + (slice(i, i + size), Ellipsis)] for i in range(0, input.shape[d], size)]
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
@@ -472,36 +314,6 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     d = _one_dim(x, dim, "unbind")
     lead = (slice(None),) * d
     return tuple(x[lead + (i,)] for i in range(x.shape[d]))
-
-
-def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    """Axes ``start_dim`` to ``end_dim`` merged into one."""
-    return x.flatten(start_dim, end_dim)
-
-
-def reshape(x: Tensor, shape: Any) -> Tensor:
-    """The same elements in ``shape`` (one entry may be -1)."""
-    return x.reshape(shape)
-
-
-def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
-    """Axes ``dim0`` and ``dim1`` swapped."""
-    return x.transpose(dim0, dim1)
-
-
-def permute(x: Tensor, dims: Any) -> Tensor:
-    """The axes reordered as ``dims``."""
-    return x.permute(dims)
-
-
-def squeeze(x: Tensor, dim: Any = None) -> Tensor:
-    """Axes of length 1 removed (only ``dim``, when given and of length 1)."""
-    return x.squeeze(dim)
-
-
-def unsqueeze(x: Tensor, dim: int) -> Tensor:
-    """A new axis of length 1 at ``dim``."""
-    return x.unsqueeze(dim)
 
 
 def concat(tensors: Sequence[Tensor], dim: int = 0, *, axis: Any = None) -> Tensor:
@@ -669,47 +481,12 @@ def relu(x: Tensor) -> Tensor:
     return x.relu()
 
 
-def sin(x: Tensor) -> Tensor:
-    """Elementwise sine."""
-    return ops.Sin.apply(x)
-
-
-def cos(x: Tensor) -> Tensor:
-    """Elementwise cosine."""
-    return ops.Cos.apply(x)
-
-
-def floor(x: Tensor) -> Tensor:
-    """Elementwise floor (gradient zero)."""
-    return ops.Floor.apply(x)
-
-
-def ceil(x: Tensor) -> Tensor:
-    """Elementwise ceiling (gradient zero)."""
-    return ops.Ceil.apply(x)
-
-
 def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
     """Round half to even, as PyTorch (and NumPy) do; ``decimals`` places."""
     if decimals:
         scale = 10.0**decimals
         return ops.Round.apply(x * scale) / scale
     return ops.Round.apply(x)
-
-
-def sign(x: Tensor) -> Tensor:
-    """Elementwise sign: -1, 0 or 1 (gradient zero)."""
-    return ops.Sign.apply(x)
-
-
-def square(x: Tensor) -> Tensor:
-    """Elementwise ``x * x``."""
-    return x * x
-
-
-def neg(x: Tensor) -> Tensor:
-    """Elementwise ``-x``."""
-    return -x
 
 
 def pow(x: Any, exponent: Any) -> Tensor:  # noqa: A001
@@ -735,44 +512,29 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
 clip = clamp
 
 
-def softmax(x: Tensor, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
-    """Softmax along ``dim`` (the last axis when None)."""
-    x = x.astype(dtype) if dtype is not None else x
-    d = dim_or_axis(axis, dim, "softmax")
-    return functional.softmax(x, -1 if d is None else d)
-
-
-def log_softmax(x: Tensor, dim: Any = None, *, axis: Any = None, dtype: Any = None) -> Tensor:
-    """Log-softmax along ``dim`` (the last axis when None)."""
-    x = x.astype(dtype) if dtype is not None else x
-    d = dim_or_axis(axis, dim, "log_softmax")
-    return functional.log_softmax(x, -1 if d is None else d)
-
-
 # -- predicates and small things ------------------------------------------------
 def numel(x: Tensor) -> int:
     """The number of elements."""
     return x.numel()
 
 
-def all(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    """Whether every element is true (over ``dim`` when given)."""
-    return x.all(dim, keepdim)
+def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
+    if x.ndim < 2:
+        raise ValueError(f"{'tril' if lower else 'triu'}: needs at least 2 dimensions, got shape {x.shape}")
+    n, m = x.shape[-2:]
+    keep = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
+    zero = x.dtype.type(0).item()  # a zero of x's own kind: bool and int tensors stay so
+    return where(Tensor(keep, device=x._dev), x, zero)
 
 
-def any(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    """Whether any element is true (over ``dim`` when given)."""
-    return x.any(dim, keepdim)
+def tril(input: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:  # noqa: A002
+    """The lower triangle of the last two axes; above ``diagonal`` (``k``) becomes 0."""
+    return _tri(input, diagonal if k is None else k, True)
 
 
-def tril(x: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:
-    """The lower triangle of the last two axes; above ``diagonal`` becomes 0."""
-    return x.tril(diagonal if k is None else k)
-
-
-def triu(x: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:
-    """The upper triangle of the last two axes; below ``diagonal`` becomes 0."""
-    return x.triu(diagonal if k is None else k)
+def triu(input: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:  # noqa: A002
+    """The upper triangle of the last two axes; below ``diagonal`` (``k``) becomes 0."""
+    return _tri(input, diagonal if k is None else k, False)
 
 
 def allclose(a: Tensor, b: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
@@ -801,16 +563,6 @@ def log1p(x: Tensor) -> Tensor:
 def expm1(x: Tensor) -> Tensor:
     """Elementwise ``exp(x) - 1``, exact for tiny ``x``."""
     return ops.Expm1.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
-
-
-def rsqrt(x: Tensor) -> Tensor:
-    """Elementwise ``1 / sqrt(x)``."""
-    return 1.0 / x.sqrt()
-
-
-def reciprocal(x: Tensor) -> Tensor:
-    """Elementwise ``1 / x``."""
-    return 1.0 / x
 
 
 def erf(x: Tensor) -> Tensor:
@@ -856,3 +608,11 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor
     index = np.repeat(np.arange(x.shape[d]), counts)
     return index_select(x, d, Tensor(index, device=x._dev))
 
+
+#: the Tensor methods of this module (``install_methods`` puts them on Tensor): the same functions
+METHODS = {n: globals()[n] for n in (
+    "gather", "scatter", "scatter_add", "index_select", "sort", "argsort", "topk", "flip", "roll", "repeat",
+    "chunk", "unbind", "mm", "bmm", "dot", "round", "outer", "log1p", "expm1", "isnan", "isinf", "isfinite",
+    "repeat_interleave", "tril", "triu",
+)}  # fmt: skip
+METHODS["split"] = _split_method

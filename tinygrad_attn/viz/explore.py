@@ -42,7 +42,6 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..engine.backward import SliceGradient, run_backward, unbroadcast
-from ..engine.composite import FusedFunction
 from ..engine.function import FreedArray
 from ..engine.switches import Hook, observing
 from ..ops.fused import Attention, Softmax

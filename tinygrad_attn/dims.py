@@ -1,0 +1,128 @@
+"""The one rule for naming axes: ``dim``/``axis``, ``keepdim``/``keepdims``.
+
+Every method and free function that takes an axis reads it here, so a spelling means
+the same thing everywhere and the same mistake gets the same error:
+
+- PyTorch's ``dim=``/``keepdim=`` and NumPy's ``axis=``/``keepdims=`` are aliases; giving
+  both ``dim`` and ``axis`` for different axes is a ``TypeError`` naming the op (the same
+  axis twice is read as that axis, by the method, the free function and ``F.`` alike).
+- Where PyTorch and NumPy *mean* different things (``max min var std squeeze sort``),
+  NumPy's meaning holds only when NumPy's keywords are used (:func:`spelling`); a
+  positional axis is PyTorch's.
+- An axis out of range is a :class:`DimensionError` (PyTorch's ``IndexError``, NumPy's
+  ``ValueError``) naming the op, the axis and the shape; a 0-d tensor takes 0 and -1.
+
+This module imports nothing of the package: it works on shapes, not tensors.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, NamedTuple
+
+__all__ = ["DimSpelling", "DimensionError", "spelling", "alias", "required", "keep", "axes", "one", "new_axis"]
+
+
+class DimensionError(IndexError, ValueError):
+    """An axis out of range. PyTorch raises ``IndexError`` for it, NumPy a ``ValueError``;
+    this is both, so code written for either catches it."""
+
+
+class DimSpelling(NamedTuple):
+    """How a call named the axes of an op whose meaning differs between PyTorch and NumPy."""
+
+    dim: Any  # the axis or axes (None: all)
+    keepdim: bool
+    numpy: bool  # NumPy's meaning (NumPy's keywords were used); otherwise PyTorch's
+
+
+def _both(op: str, axis: Any, dim: Any) -> TypeError:
+    return TypeError(f"{op}: got both axis={axis!r} and dim={dim!r}; pass one of them")
+
+
+def spelling(op: str, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None,
+             ddof: Any = None) -> DimSpelling:  # fmt: skip
+    """The rule for ``max min var std squeeze sort ...`` (method and free function):
+    NumPy's meaning only with NumPy's keywords (``axis=``, ``keepdims=``, ``ddof=``); a
+    positional axis or PyTorch's ``dim=``/``keepdim=`` give PyTorch's meaning. Here the
+    two keywords mean different results, so ``dim`` and ``axis`` together are refused."""
+    if dim is not None and axis is not None:
+        raise _both(op, axis, dim)
+    numpy = axis is not None or keepdims is not None or ddof is not None
+    return DimSpelling(dim if axis is None else axis, keep(keepdim, keepdims), numpy)
+
+
+def alias(axis: Any, dim: Any, op: str) -> Any:
+    """PyTorch's ``dim`` or NumPy's ``axis``, for ops where both mean the same (``sum``)."""
+    if dim is None:
+        return axis
+    if (
+        axis is not None and axis != dim
+    ):  # (the same axis twice names one axis: accepted, as the first round's F.softmax)
+        raise _both(op, axis, dim)
+    return dim
+
+
+def required(axis: Any, dim: Any, op: str) -> Any:
+    """``dim`` or its alias ``axis`` (PyTorch takes either), one of which must be given."""
+    d = alias(axis, dim, op)
+    if d is None:
+        raise TypeError(f"{op}: missing the dim to run along (dim=)")
+    return d
+
+
+def keep(keepdim: Any, keepdims: Any = None) -> bool:
+    """``keepdim`` (PyTorch) or ``keepdims`` (NumPy): either keeps the reduced axes."""
+    return bool(keepdims) or bool(keepdim)
+
+
+def axes(shape: tuple, axis: Any, op: str) -> tuple[int, ...] | None:
+    """``axis`` (an int, a sequence of ints, or None for all) checked against ``shape`` and
+    made non-negative. A 0-d tensor takes 0 and -1 (the reduction over no axes: ``()``)."""
+    if axis is None:
+        return None
+    nd = len(shape)
+    if isinstance(axis, int):
+        given: tuple = (axis,)
+    else:
+        try:
+            given = tuple(map(operator.index, axis))
+        except TypeError:
+            raise TypeError(f"{op}: dim must be an int or a sequence of ints, got {axis!r}") from None
+    if nd == 0:  # PyTorch takes axis 0 and -1 of a 0-d tensor: the reduction over no axes
+        for a in given:
+            if a not in (0, -1):
+                raise DimensionError(f"{op}: axis {a} is out of range for a 0-d tensor (use 0, -1 or None)")
+        return ()
+    out = []
+    for a in given:
+        if not -nd <= a < nd:
+            raise DimensionError(f"{op}: axis {a} is out of range for a tensor of shape {tuple(shape)}")
+        out.append(a % nd)
+    return tuple(out)
+
+
+def one(shape: tuple, dim: Any, op: str, *, scalar_ok: bool = True) -> int:
+    """One axis, checked against ``shape`` and made non-negative. A 0-d tensor's axis 0
+    (or -1) is 0 where ``scalar_ok``; otherwise a 0-d tensor has no axis."""
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        try:
+            dim = operator.index(dim)
+        except TypeError:
+            raise TypeError(f"{op}: dim must be one int, got {dim!r}") from None
+    if not shape:
+        if not scalar_ok:
+            raise DimensionError(
+                f"{op}: axis {dim} is out of range for a 0-d tensor (it has no axes); reshape it first"
+            )
+        axes(shape, dim, op)
+        return 0
+    return axes(shape, dim, op)[0]
+
+
+def new_axis(shape: tuple, dim: Any, op: str) -> int:
+    """The position of a new axis (``unsqueeze``, ``stack``): ``-(nd+1) <= dim <= nd``."""
+    nd = len(shape) + 1
+    if not -nd <= dim < nd:
+        raise DimensionError(f"{op}: axis {dim} is out of range for a result of {nd} dimensions")
+    return dim % nd

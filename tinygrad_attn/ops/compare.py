@@ -1,0 +1,32 @@
+"""Comparisons, logical ops and integer division: boolean or integer results, no gradient.
+
+Each is a non-differentiable op (``differentiable = False``): the engine records none of
+them, and a traced program recomputes them from their inputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.function import Function
+
+
+def _compare(name: str, fn: Any, elementwise: str | None = None) -> type[Function]:
+    def forward(self, xp, a, b=None):
+        return fn(xp, a, b)
+
+    return type(name, (Function,), {"__slots__": (), "differentiable": False, "forward": forward,
+                                    "name": name.lower(), "elementwise": elementwise, "__module__": __name__})  # fmt: skip
+
+
+Less = _compare("Less", lambda xp, a, b: a < b, "{0} < {1}")
+LessEqual = _compare("LessEqual", lambda xp, a, b: a <= b, "{0} <= {1}")
+Greater = _compare("Greater", lambda xp, a, b: a > b, "{0} > {1}")
+GreaterEqual = _compare("GreaterEqual", lambda xp, a, b: a >= b, "{0} >= {1}")
+Equal = _compare("Equal", lambda xp, a, b: a == b, "{0} == {1}")
+NotEqual = _compare("NotEqual", lambda xp, a, b: a != b, "{0} != {1}")
+LogicalAnd = _compare("LogicalAnd", lambda xp, a, b: a & b)
+LogicalOr = _compare("LogicalOr", lambda xp, a, b: a | b)
+LogicalNot = _compare("LogicalNot", lambda xp, a, b: ~a)
+IntFloorDivide = _compare("FloorDivide", lambda xp, a, b: a // b)  # (integers; floats divide and floor)
+IntRemainder = _compare("Remainder", lambda xp, a, b: a % b)

@@ -1,0 +1,146 @@
+"""Dtype promotion as PyTorch does it, for the operands of an op (beside :mod:`dtypes`, whose
+``result_type`` is the one rule): between kinds (bool < int < float < complex) the higher
+kind decides; a Python number or a 0-d tensor decides only where its kind is higher.
+
+The helpers tell a tensor from a number by the Tensor class, which ``_tensor.py``
+registers here at import (:func:`register`), so this module imports nothing above it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import dtypes as _dtypes
+
+Tensor: Any = None  # the Tensor class (set by register)
+
+
+def register(cls: type) -> None:
+    """Called once by ``_tensor.py`` with the Tensor class."""
+    global Tensor
+    Tensor = cls
+
+
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+# NumPy's floating dtypes: a float op (exp, sqrt, ...) of any other dtype computes in float32
+# (by the dtype's class: comparing another namespace's dtype with NumPy's warns)
+_FLOATS = frozenset(type(np.dtype(d)) for d in ("float16", "float32", "float64", "complex64", "complex128"))
+
+
+def _as_float(t: Tensor) -> Tensor:
+    """``t`` for a float op: bools and integers in PyTorch's default float (float32), as
+    ``torch.tensor(2).exp()`` (NumPy would compute them in float64)."""
+    return t if t.dtype.kind in "fc" else t.astype(np.float32)
+
+
+def _scalar_dtype(value: Any) -> np.dtype:
+    """The dtype PyTorch gives a tensor made of a lone Python number."""
+    if isinstance(value, bool):
+        return np.dtype(np.bool_)
+    return np.dtype(np.int64) if isinstance(value, int) else np.dtype(np.float32)
+
+
+def _promote_for_scalar(t: Tensor, value: Any) -> Tensor:
+    """``t`` in the dtype of ``t op value`` for a Python number ``value``, as PyTorch types
+    it: ``t``'s own dtype unless the number is of a higher kind (bool < int < float), then
+    the default dtype of that kind (float32, int64). NumPy would make an integer tensor
+    with a float float64, and cast a float into a bool array."""
+    if isinstance(value, Tensor) or not isinstance(value, (bool, int, float)):
+        return t
+    dt = _dtypes.result_type(t, value)
+    return t if dt == t.dtype else t.astype(dt)
+
+
+def _kind(t: Tensor) -> str:
+    """``t.dtype.kind`` without the conversion to a NumPy dtype on every call (hot path):
+    NumPy's and CuPy's arrays carry NumPy dtypes; other namespaces' dtypes are converted."""
+    try:
+        return t._data.dtype.kind
+    except AttributeError:
+        return t.dtype.kind
+
+
+def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
+    """The operands of an arithmetic op, cast to the dtype PyTorch gives its result where
+    that differs from NumPy's: between kinds (bool < int < float < complex) the operand of
+    the higher kind decides, whatever its size or rank (an int32 tensor with a float32 one,
+    or with a Python float, is float32; NumPy makes both float64). Within a kind NumPy's
+    rule stands."""
+    if a.__class__ is Tensor:  # the common cases first, decided without a NumPy dtype
+        cb = b.__class__
+        if cb is Tensor:
+            if a._data.dtype == b._data.dtype:
+                return a, b
+        elif cb is float:
+            if _kind(a) in "fc":
+                return a, b
+        elif cb is int and _kind(a) != "b":
+            return a, b
+    elif b.__class__ is Tensor:  # a number on the left: 2.0 * x
+        ca = a.__class__
+        if (ca is float and _kind(b) in "fc") or (ca is int and _kind(b) != "b"):
+            return a, b
+    # torch.result_type's rules (dtypes.result_type): a 0-d tensor or a number decides
+    # only where its category is higher (int32 + tensor(1) stays int32)
+    dt = _dtypes.result_type(a, b)
+    if isinstance(a, Tensor) and a.dtype != dt:
+        a = a.astype(dt)
+    if isinstance(b, Tensor) and b.dtype != dt:
+        b = b.astype(dt)
+    return a, b
+
+
+def _promoted_div(a: Any, b: Any) -> tuple[Any, Any]:
+    """As :func:`_promoted`, and true division of integers (or bools) in float32, PyTorch's
+    default dtype (NumPy divides them in float64)."""
+    a, b = _promoted(a, b)
+    t = a if isinstance(a, Tensor) else b
+    if t.dtype.kind in "biu":
+        return (a.astype(np.float32) if isinstance(a, Tensor) else a), (
+            b.astype(np.float32) if isinstance(b, Tensor) else b
+        )
+    return a, b
+
+
+def _number_for(t: Tensor, value: Any) -> Any:
+    """A Python bool beside a numeric tensor as the number it stands for (the array API
+    combines Python bools with bool arrays only)."""
+    if value.__class__ is bool and t.dtype.kind != "b":
+        return int(value) if t.dtype.kind in "iu" else float(value)
+    return value
+
+
+def _ordered_operands(a: Tensor, b: Any) -> tuple[Any, Any]:
+    """The operands of ``<``, ``<=``, ``>``, ``>=``: promoted as PyTorch does, and bools as
+    0/1 (the array API orders numbers only)."""
+    a = _promote_for_scalar(a, b)
+    if a.dtype == np.bool_:
+        a = a.astype(np.uint8)
+    if isinstance(b, Tensor) and b.dtype == np.bool_:
+        b = b.astype(np.uint8)
+    return a, _number_for(a, b)
+
+
+def _where_operand(x: Any, like: Tensor) -> Any:
+    """Python numbers stay (constants without gradient); anything else becomes a tensor on
+    ``like``'s device, in its own dtype (lists as ``Tensor`` makes them)."""
+    if isinstance(x, (Tensor, bool, int, float)):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    return Tensor(x, device=like._dev)
+
+
+def mask_dtype(mask: Any) -> np.dtype:
+    """The NumPy dtype of a mask given as a tensor, any backend's array, or nested lists
+    (of ints it is int64, where ``Tensor(...)`` would make float32 of them)."""
+    if isinstance(mask, Tensor) or not hasattr(mask, "dtype"):
+        return mask.dtype if isinstance(mask, Tensor) else np.asarray(mask).dtype
+    try:
+        return np.dtype(mask.dtype)
+    except TypeError:  # an array API namespace's own dtype objects
+        return Tensor(mask).dtype

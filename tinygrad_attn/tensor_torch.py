@@ -1,0 +1,210 @@
+"""PyTorch's spellings of Tensor methods (``x.add x.div(rounding_mode=) x.eq x.clamp
+x.new_zeros x.sin x // y x % y ...``): each one function, installed on :class:`Tensor` by
+the package's ``install_methods`` and, where PyTorch has the free function, ``tga.`` too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import ops
+from ._tensor import InvalidArgumentError, Tensor, _add, where
+from .ops.compare import IntFloorDivide, IntRemainder
+from .promotion import _FLOATS, _as_float, _promoted
+from .tensor_arith import clip
+
+__all__ = ["sign", "sin", "cos", "floor", "ceil", "square", "neg", "rsqrt", "reciprocal"]
+
+
+def _floor_divide(a: Any, b: Any) -> Tensor:
+    """Python's (and PyTorch's) ``//``: rounds toward minus infinity; integers stay integers."""
+    a, b = _promoted(a, b)
+    like = a if isinstance(a, Tensor) else b
+    if like.dtype.kind in "fc":
+        return ops.Floor.apply(a / b)
+    return IntFloorDivide.apply(a, b)
+
+
+def _remainder(a: Any, b: Any) -> Tensor:
+    """Python's (and PyTorch's) ``%``: the sign of the divisor; ``a - floor(a / b) * b``."""
+    a, b = _promoted(a, b)
+    like = a if isinstance(a, Tensor) else b
+    if like.dtype.kind in "fc":
+        return a - ops.Floor.apply(a / b).detach() * b
+    return IntRemainder.apply(a, b)
+
+
+def dim(self) -> int:
+    return self.ndim
+
+
+def nelement(self) -> int:
+    return self.numel()
+
+
+def is_floating_point(self) -> bool:
+    return self.dtype.kind in "fc"
+
+
+def element_size(self) -> int:
+    return self.dtype.itemsize
+
+
+def clone(self) -> Tensor:
+    """A copy with its own array; gradients flow back through it."""
+    if self.requires_grad:
+        return _add(self, 0)
+    return Tensor._wrap(self._dev.copy(self._data), self._dev)
+
+
+def type_as(self, other: Tensor) -> Tensor:
+    return self.astype(other.dtype)
+
+
+def new_tensor(self, data: Any, dtype: Any = None) -> Tensor:
+    return Tensor(data, dtype=dtype or self.dtype, device=self._dev)
+
+
+def new_zeros(self, *size: Any, dtype: Any = None) -> Tensor:
+    return Tensor.zeros(*size, dtype=dtype or self.dtype, device=self._dev)
+
+
+def new_ones(self, *size: Any, dtype: Any = None) -> Tensor:
+    return Tensor.ones(*size, dtype=dtype or self.dtype, device=self._dev)
+
+
+def new_full(self, size: Any, fill_value: Any, dtype: Any = None) -> Tensor:
+    return Tensor.full(size, fill_value, dtype=dtype or self.dtype, device=self._dev)
+
+
+def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
+    return self + (other if alpha == 1 else other * alpha)
+
+
+def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+    return self - (other if alpha == 1 else other * alpha)
+
+
+def mul(self, other: Any) -> Tensor:
+    return self * other
+
+
+def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """``self / other``; ``rounding_mode="floor"`` or ``"trunc"`` rounds the quotient."""
+    if rounding_mode is None:
+        return self / other
+    if rounding_mode == "floor":
+        return self // other
+    if rounding_mode == "trunc":
+        a, b = _promoted(self, self._operand(other))
+        if (a if isinstance(a, Tensor) else b).dtype.kind in "biu":
+            # integers stay integers, as in PyTorch: the floor quotient, one nearer zero
+            # where the signs differ and the division is not exact
+            q = a // b
+            return where((q < 0) & (q * b != a), q + 1, q)
+        q = a / b
+        return ops.Sign.apply(q) * ops.Floor.apply(q.abs())
+    raise InvalidArgumentError(f"div: rounding_mode must be None, 'floor' or 'trunc', not {rounding_mode!r}")
+
+
+def pow(self, exponent: Any) -> Tensor:
+    return self**exponent
+
+
+def neg(self) -> Tensor:
+    return -self
+
+
+def square(self) -> Tensor:
+    return self * self
+
+
+def reciprocal(self) -> Tensor:
+    return 1.0 / self
+
+
+def rsqrt(self) -> Tensor:
+    return 1.0 / self.sqrt()
+
+
+def matmul(self, other: Any) -> Tensor:
+    return self @ other
+
+
+def __floordiv__(self, other: Any) -> Tensor:
+    return _floor_divide(self, self._operand(other))
+
+
+def __rfloordiv__(self, other: Any) -> Tensor:
+    return _floor_divide(self._operand(other), self)
+
+
+def __mod__(self, other: Any) -> Tensor:
+    return _remainder(self, self._operand(other))
+
+
+def __rmod__(self, other: Any) -> Tensor:
+    return _remainder(self._operand(other), self)
+
+
+def __abs__(self) -> Tensor:
+    return self.abs()
+
+
+def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
+    """Limited to ``[min, max]`` (either may be None)."""
+    return self.clip(min, max)
+
+
+def eq(self, other: Any) -> Tensor:
+    return self == other
+
+
+def ne(self, other: Any) -> Tensor:
+    return self != other
+
+
+def lt(self, other: Any) -> Tensor:
+    return self < other
+
+
+def le(self, other: Any) -> Tensor:
+    return self <= other
+
+
+def gt(self, other: Any) -> Tensor:
+    return self > other
+
+
+def ge(self, other: Any) -> Tensor:
+    return self >= other
+
+
+def sign(self) -> Tensor:
+    return ops.Sign.apply(self)
+
+
+def sin(self) -> Tensor:
+    return ops.Sin.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
+
+
+def cos(self) -> Tensor:
+    return ops.Cos.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
+
+
+def floor(self) -> Tensor:
+    return ops.Floor.apply(self)
+
+
+def ceil(self) -> Tensor:
+    return ops.Ceil.apply(self)
+
+
+#: the Tensor methods of this module (``install_methods`` puts them on Tensor)
+METHODS = {n: globals()[n] for n in (
+    "dim", "nelement", "is_floating_point", "element_size", "clone", "type_as", "new_tensor", "new_zeros",
+    "new_ones", "new_full", "add", "sub", "mul", "div", "pow", "neg", "square", "reciprocal", "rsqrt", "matmul",
+    "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__abs__", "clamp", "eq", "ne", "lt", "le", "gt", "ge",
+    "sign", "sin", "cos", "floor", "ceil",
+)}  # fmt: skip
+METHODS["clamp_min"] = clip
