@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from . import dims
-from ._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, cat, mask_dtype, where
+from ._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
 from .engine.composite import composite
 from .engine.switches import _State, scope
 from .engine.versions import _memory_root
+from .functional_checks import _as_operand, _float, _pad_constant, _reduce, _reduction, _same_shape
 from .indexing import host_integers
 from .ops import fused
 from .random import draw
@@ -63,10 +64,6 @@ def _degenerate(x: Tensor, axis: int, op: str) -> bool:
     _axis(x, axis, op)
     return x.ndim == 0 or x.numel() == 0
 
-
-def _float(x: Tensor, op: str) -> None:
-    if x.dtype.kind != "f":
-        raise TypeError(f"{op}: needs a floating-point tensor, got {x.dtype}; convert with .astype('float32')")
 
 
 # -- softmax family ----------------------------------------------------------------
@@ -252,32 +249,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
 
 
 # -- losses -------------------------------------------------------------------------
-_REDUCTIONS = ("mean", "sum", "none")
 
-
-def _reduction(op: str, reduction: str, size_average: Any = None, reduce: Any = None) -> str:
-    """The reduction named by ``reduction=``, or by PyTorch's deprecated ``size_average``/``reduce``."""
-    if size_average is not None or reduce is not None:
-        reduction = "none" if reduce is False else "sum" if size_average is False else "mean"
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    return reduction
-
-
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
-
-
-def _as_operand(op: str, t: Any, like: Tensor, what: str = "target") -> Tensor:
-    """``t`` as a tensor on ``like``'s device (arrays and lists are copied there); a float
-    one in ``like``'s float dtype, so a float64 weight does not turn a float32 loss float64."""
-    if not isinstance(t, Tensor):
-        t = Tensor(np.asarray(t), device=like._dev)
-    if t._dev is not like._dev:
-        raise RuntimeError(f"{op}: input on {like.device}, {what} on {t.device}; move one with .to()")
-    if t.dtype.kind == "f" and t.dtype != like.dtype:
-        t = t.astype(like.dtype)
-    return t
 
 
 def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) -> tuple[Tensor, Tensor, bool]:
@@ -690,9 +662,6 @@ def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Te
 
 
 # -- PyTorch's functional API: binary losses ----------------------------------------
-def _same_shape(op: str, x: Tensor, target: Tensor) -> None:
-    if target.shape != x.shape:
-        raise ValueError(f"{op}: target of shape {target.shape} must have the input's shape {x.shape} (as in PyTorch)")
 
 
 def _clamped_log(x: Tensor) -> Tensor:
@@ -843,18 +812,6 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
     return x.clone() if _memory_root(x._data) is _memory_root(x0._data) else x
 
 
-def _pad_constant(x: Tensor, axis: int, lo: int, hi: int, value: float) -> Tensor:
-    """Crop the negative sides of ``axis``, then put blocks of ``value`` on the positive ones."""
-    lead = (slice(None),) * axis
-    if lo < 0 or hi < 0:
-        x = x[lead + (slice(max(-lo, 0), x.shape[axis] - max(-hi, 0)),)]
-    parts = []
-    for amount in (lo, hi):
-        shape = x.shape[:axis] + (amount,) + x.shape[axis + 1 :]
-        parts.append(Tensor.full(shape, value, dtype=x.dtype, device=x.device) if amount > 0 else None)
-    pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
-    return cat(pieces, axis) if len(pieces) > 1 else x
-
 
 # -- attention masks ---------------------------------------------------------------------
 def check_mask_dtype(op: str, mask: Any) -> None:
@@ -902,3 +859,15 @@ __all__ += ["interpolate"]
 #: :func:`softmax` itself; ``x.layer_norm(weight, bias, eps)`` the last-axis composite
 METHODS = {"softmax": softmax, "log_softmax": log_softmax, "gelu": gelu, "dropout": dropout,
            "layer_norm": _layer_norm_last}  # fmt: skip
+
+
+# -- each fused op's definition in tensor ops (what it recomputes for gradients of higher
+# order), handed down to the op, which imports nothing above it
+fused.Softmax.definition = staticmethod(softmax)
+fused.LogSoftmax.definition = staticmethod(log_softmax)
+fused.Linear.definition = staticmethod(linear)
+fused.LayerNorm.definition = staticmethod(_layer_norm_last)
+fused.Gelu.definition = staticmethod(gelu)
+fused.CrossEntropy.definition = staticmethod(_cross_entropy_reference)
+fused.Attention.definition = staticmethod(_attention_reference)
+fused.CrossEntropyKept.definition = staticmethod(_cross_entropy_kept_reference)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from . import functional as _F
+from . import functional_checks as _F
 from ._tensor import InvalidArgumentError, Tensor, where
 from .engine.composite import composite
 

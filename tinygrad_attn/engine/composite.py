@@ -53,6 +53,10 @@ class FusedFunction(Function):
     """
 
     __slots__ = ()
+    #: The composite's definition in tensor ops, which ``recompute`` applies. Set (as a
+    #: ``staticmethod``) by the module that writes the definition, above the ops
+    #: (``functional.py``, ``nn/rnn.py``): an op imports nothing above it.
+    definition: Callable[..., Any] | None = None
 
     def recompute(self, *inputs: Any) -> Tensor:
         """The op's primitive definition applied to ``inputs`` (used for higher orders)."""

@@ -445,3 +445,8 @@ class LSTM(_RNNBase):
     gates = 4
     _pair = True
     mode = "lstm"
+
+
+# The fused recurrences recompute this definition for gradients of higher order (handed down:
+# the op imports nothing above it)
+recurrent._Recurrence.definition = staticmethod(recurrence_reference)

@@ -20,12 +20,6 @@ import math
 from ..engine.composite import FusedFunction
 
 
-def _F():
-    from .. import functional_conv  # noqa: PLC0415 - functional_conv imports this module
-
-    return functional_conv
-
-
 def out_size(n: int, k: int, s: int, lo: int, hi: int, d: int) -> int:
     """Output length of a window of ``k`` (dilation ``d``) sliding by ``s`` over ``lo + n + hi``."""
     return (n + lo + hi - d * (k - 1) - 1) // s + 1
@@ -197,7 +191,7 @@ class Conv(FusedFunction):
 
     def recompute(self, x, w, b):
         geo, groups = self.args
-        return _F().conv_reference(x, w, b, geo, groups)
+        return self.definition(x, w, b, geo, groups)
 
     def describe_args(self, args):
         geo, groups = args
@@ -238,7 +232,7 @@ class MaxPool(FusedFunction):
         return (_unwindows(ns, hit * ns.expand_dims(g, axis=2), padded, geo),)
 
     def recompute(self, x):
-        return _F().max_pool_reference(x, self.args)
+        return self.definition(x, self.args)
 
     def describe_args(self, args):
         return describe_geometry(args)
@@ -285,7 +279,7 @@ class AvgPool(FusedFunction):
 
     def recompute(self, x):
         geo, scale = self.args
-        return _F().avg_pool_reference(x, geo, scale)
+        return self.definition(x, geo, scale)
 
     def describe_args(self, args):
         return describe_geometry(args[0])
@@ -314,7 +308,7 @@ class AdaptiveAvgPool2d(FusedFunction):
         return (ns.matmul(ns.matmul(ns.matrix_transpose(ah), g), aw),)
 
     def recompute(self, x):
-        return _F().adaptive_avg_pool2d_reference(x, *self.args)
+        return self.definition(x, *self.args)
 
     def describe_args(self, args):
         ah, aw = args

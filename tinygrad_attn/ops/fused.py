@@ -22,11 +22,6 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-def _F():
-    from .. import functional  # noqa: PLC0415 - functional imports this module
-
-    return functional
-
 
 def softmax_array(xp, x, axis):
     k = xp.kernels
@@ -71,7 +66,7 @@ class Softmax(FusedFunction):
         return (softmax_backward_array(ns, g, out, self.args, may_overwrite(g)),)
 
     def recompute(self, x):
-        return _F().softmax(x, self.args)
+        return self.definition(x, self.args)
 
 
 class LogSoftmax(FusedFunction):
@@ -96,7 +91,7 @@ class LogSoftmax(FusedFunction):
         return (g - ns.exp(out) * ns.sum(g, axis=self.args, keepdims=True),)
 
     def recompute(self, x):
-        return _F().log_softmax(x, self.args)
+        return self.definition(x, self.args)
 
 
 class Linear(FusedFunction):
@@ -135,7 +130,7 @@ class Linear(FusedFunction):
         return gx, gw, (ns.sum(g2, axis=0) if b is not None else None)
 
     def recompute(self, x, w, b):
-        return _F().linear(x, w, b)
+        return self.definition(x, w, b)
 
 
 class LayerNorm(FusedFunction):
@@ -178,7 +173,7 @@ class LayerNorm(FusedFunction):
         return gx, gw, (g if b is not None else None)
 
     def recompute(self, x, w, b):
-        return _F()._layer_norm_last(x, w, b, self.args)
+        return self.definition(x, w, b, self.args)
 
 
 def _gelu_exact(xp, x):
@@ -225,7 +220,7 @@ class Gelu(FusedFunction):
         return (blockwise(ns, functools.partial(_gelu_exact_grad, ns), x, self.ctx, g),)
 
     def recompute(self, x):
-        return _F().gelu(x, approximate=self.args)
+        return self.definition(x, approximate=self.args)
 
 
 class CrossEntropy(FusedFunction):
@@ -271,7 +266,7 @@ class CrossEntropy(FusedFunction):
 
     def recompute(self, logits, targets):
         keep, n_kept, eps = self.args
-        return _F()._cross_entropy_reference(logits, targets, keep, n_kept, eps)
+        return self.definition(logits, targets, keep, n_kept, eps)
 
 
 def _dev_kw(ns):
@@ -396,7 +391,7 @@ class Attention(FusedFunction):
 
     def recompute(self, q, k, v):
         scale, bias, row_any, _ = self.args
-        return _F()._attention_reference(q, k, v, scale, bias, row_any)
+        return self.definition(q, k, v, scale, bias, row_any)
 
 
 # -- cross-entropy with the kept items as inputs: what a trace records (tinygrad_attn.symbolic) --
@@ -428,4 +423,4 @@ class CrossEntropyKept(CrossEntropy):
         return grad, None, None, None
 
     def recompute(self, logits, targets, keep, n_kept):
-        return _F()._cross_entropy_kept_reference(logits, targets, keep, n_kept, self.args)
+        return self.definition(logits, targets, keep, n_kept, self.args)

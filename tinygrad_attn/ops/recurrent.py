@@ -125,10 +125,8 @@ class _Recurrence(FusedFunction):
         return gx, dh0, dc0, gw_ih, gw_hh, gb_ih, gb_hh
 
     def recompute(self, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
-        from ..nn import rnn  # noqa: PLC0415 - nn.rnn imports this module
-
         reverse, batch_first, cell = self.args
-        return rnn.recurrence_reference(self.mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, cell)
+        return self.definition(self.mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, cell)
 
     def run(self, xp, gi, h, c, w_hh, b_hh, reverse):  # pragma: no cover - abstract
         raise NotImplementedError

@@ -23,7 +23,8 @@ Modules: ``trace`` (the tracer), ``program`` (Program, op records, buffers), ``c
 """
 
 from .compile import Compiled, compile
-from .program import Buffer, OpRecord, Program, TraceError
+from .program import Program
+from .records import Buffer, OpRecord, TraceError
 from .trace import trace
 
 __all__ = ["trace", "compile", "Compiled", "Program", "OpRecord", "Buffer", "TraceError"]

@@ -28,7 +28,7 @@ from ..engine.backward import SliceGradient, accumulate_grad
 from ..engine.composite import FusedFunction
 from ..engine.function import _NUMPY_SCALARS, _as_ndarray
 from . import passes
-from .program import Buffer
+from .records import Buffer
 
 if TYPE_CHECKING:
     from .program import Program

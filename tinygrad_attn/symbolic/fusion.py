@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .program import Buffer, OpRecord
+from .records import Buffer, OpRecord
 
 if TYPE_CHECKING:
     from .program import Program

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.composite import FusedFunction
-from .program import Buffer, OpRecord
+from .records import Buffer, OpRecord
 
 #: Records with effects outside the program: never removed, never merged.
 EFFECTS = frozenset({"accumulate", "effect", "setgrad"})

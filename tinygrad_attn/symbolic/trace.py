@@ -33,7 +33,8 @@ from ..engine.switches import Hook, _State, no_grad, observing
 from ..engine.versions import _memory_root
 from ..ops.alias import InPlace
 from ..ops.tensor_namespace import TensorNamespace
-from .program import Buffer, OpRecord, Program, TraceError, _Slot
+from .program import Program, _Slot
+from .records import Buffer, OpRecord, TraceError
 
 _new = object.__new__
 
