@@ -146,7 +146,44 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     key = _expand_ellipsis(key, x.ndim)
     if not any(_is_index_array(k) for k in key):
         return _basic(x, key)
-    return _advanced(x, key)
+    out = _advanced(x, key)
+    order = _torch_order(key)
+    return out if order is None else out.permute(order)
+
+
+def _is_int(k: Any) -> bool:
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def _block_start(entries: list[str]) -> int:
+    """Where the broadcast dims of the index arrays (``"a"``) go among the other result dims
+    (``"d"``: slices and ``None``): in place when the arrays are next to each other, else first."""
+    at = [i for i, e in enumerate(entries) if e == "a"]
+    if at[-1] - at[0] + 1 != len(at):
+        return 0
+    return entries[: at[0]].count("d")
+
+
+def _torch_order(key: tuple) -> list[int] | None:
+    """The axes of NumPy's result of ``key`` in PyTorch's order, or None where they agree.
+
+    PyTorch applies an int index as a select before the index arrays (``x[0, :, idx]`` is
+    ``x[0][:, idx]``), so only the arrays decide where their dims go; NumPy counts the int
+    among the arrays (a key of ints and arrays around a slice puts the array dims first).
+    """
+    if not any(_is_int(k) for k in key):
+        return None
+    kind = ["a" if _is_index_array(k) else "i" if _is_int(k) else "d" for k in key]
+    numpy_at = _block_start(["a" if e in "ai" else e for e in kind])
+    torch_at = _block_start([e for e in kind if e != "i"])
+    if numpy_at == torch_at:
+        return None
+    n_other = kind.count("d")
+    n_block = np.broadcast_shapes(*(np.shape(k) if not isinstance(k, Tensor) else k.shape
+                                    for k in key if _is_index_array(k) or _is_int(k))).__len__()  # fmt: skip
+    other = [i if i < numpy_at else i + n_block for i in range(n_other)]
+    block = list(range(numpy_at, numpy_at + n_block))
+    return other[:torch_at] + block + other[torch_at:]
 
 
 class _Split(tuple):
@@ -303,6 +340,9 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         return
     if not wants and x._dev.xp is np:  # NumPy stores fancy keys itself
         host_key = tuple(p.numpy() if isinstance(p, Tensor) else p for p in parts)
+        order = None if any(_is_bool_array(p) for p in parts) else _torch_order(_expand_ellipsis(parts, x.ndim))
+        if order is not None and isinstance(value, Tensor):  # the value in PyTorch's layout of x[key], NumPy's store
+            value = value.expand(getitem(x.detach(), parts).shape).permute([order.index(i) for i in range(len(order))])
         try:
             _store(x, host_key, value)
             return
