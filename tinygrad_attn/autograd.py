@@ -1090,7 +1090,7 @@ def _know_view_ops() -> None:
         from . import ops  # noqa: PLC0415 - ops builds on this module
 
         _VIEW_OPS = _with_subclasses((ops.Slice, ops.Reshape, ops.Permute, ops.Expand))
-        _VIEW_NODES = _VIEW_OPS | {InPlace}
+        _VIEW_NODES = _VIEW_OPS | {InPlace, Restride}
 
 
 def _note_rebase(seq: int) -> None:
@@ -1139,10 +1139,18 @@ class InPlace(_Alias):
         return self.args
 
 
+class Restride(InPlace):
+    """The node a metadata-changing in-place op (``t_ transpose_ squeeze_ unsqueeze_``)
+    leaves: the same memory shown with another shape. ``undo`` maps a tensor of the new
+    layout back to the old one, so that a view taken before the change replays right."""
+
+    __slots__ = ("undo",)
+
+
 def _as_seen_by(t: Tensor, seq: int) -> Tensor:
     """The tensor as the op made at ``seq`` saw it: before the in-place changes since."""
     c = t._ctx
-    while c.__class__ is InPlace and c.seq > seq:
+    while (c.__class__ is InPlace or c.__class__ is Restride) and c.seq > seq:
         t = c.previous
         c = t._ctx
     return t
@@ -1164,7 +1172,7 @@ def _view_node(t: Tensor) -> Function | None:
     """The view op ``t`` shows its base through: its own node, or the view an InPlace node
     holds (``t`` was written through, or replayed); None where ``t`` is not a view."""
     c = t._ctx
-    if c.__class__ is InPlace:
+    if c.__class__ is InPlace or c.__class__ is Restride:
         c = c.inputs[0]._ctx
     return c if c.__class__ in _VIEW_OPS else None
 
@@ -1189,8 +1197,8 @@ def _replay_view(t: Tensor) -> None:
     if bc is not None and bc.seq < _last_rebase and bc.__class__ in _VIEW_NODES:
         _replay_view(base)  # a view of a view: its base first
         bc = base._ctx
-    if bc.__class__ is not InPlace or bc.seq < v.seq:  # the base is as the view saw it
-        return
+    if (bc.__class__ is not InPlace and bc.__class__ is not Restride) or bc.seq < v.seq:
+        return  # the base is as the view saw it
     data, bdata = t._data, base._data
     if data.__class__ is FreedArray or bdata.__class__ is FreedArray:
         raise RuntimeError(
@@ -1200,7 +1208,7 @@ def _replay_view(t: Tensor) -> None:
         )
     if _memory_root(data) is not _memory_root(bdata):  # a copy (a reshape that could not view): old values
         return
-    fresh = v.__class__.apply(base, args=v.args)
+    fresh = v.__class__.apply(_before_restrides(base, v.seq), args=v.args)
     old = _new(Tensor)
     old._data, old._dev, old.grad, old.name = data, t._dev, None, t.name
     old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
@@ -1211,6 +1219,17 @@ def _replay_view(t: Tensor) -> None:
         t._ctx, t.requires_grad = node, True
     else:
         t._ctx, t.requires_grad = None, False
+
+
+def _before_restrides(base: Tensor, seq: int) -> Tensor:
+    """``base`` in the layout it had at ``seq``: its metadata changes since (``t_()``,
+    ``squeeze_()``, ...) undone, newest first (the values stay the current ones)."""
+    c = base._ctx
+    while (c.__class__ is InPlace or c.__class__ is Restride) and c.seq > seq:
+        if c.__class__ is Restride:
+            base = c.undo(base)
+        c = c.previous._ctx
+    return base
 
 
 def _replay_if_stale(t: Tensor) -> None:
@@ -1323,6 +1342,45 @@ def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], op
     else:
         t._ctx, t.requires_grad = None, False
     _note_rebase(_next_seq())
+    return t
+
+
+def apply_restride(t: Tensor, name: str, view: Callable[[Tensor], Tensor], undo: Callable[[Tensor], Tensor]) -> Tensor:
+    """Make ``t`` show its memory as ``view(t)`` does: the in-place op ``name`` that changes
+    only shape and strides (``t_ transpose_ squeeze_ unsqueeze_``). ``t`` keeps its identity
+    and memory, its version is bumped, and, where gradients are recorded, its history is
+    rebased onto the view (a :class:`Restride` node), as PyTorch does; ``undo`` is the view
+    that maps the new layout back to the old one."""
+    if t._data.__class__ is FreedArray:
+        raise RuntimeError(f"{name}: the values of this tensor (shape {tuple(t.shape)}) were freed {t._data.when}")
+    tracer = _State.tracer
+    if not (_State.grad_enabled and t.requires_grad):
+        with no_grad():
+            r = view(t)
+        t._data = r._data
+        if tracer is not None:  # the program reads the new layout from here on
+            tracer._bind(t, tracer.value(r))
+    else:
+        if t._ctx is None:
+            raise RuntimeError(
+                f"{name}: a leaf tensor that requires grad (shape {tuple(t.shape)}) cannot be changed in place "
+                "while gradients are recorded (PyTorch: 'a leaf Variable that requires grad is being used in an "
+                "in-place operation'); change it inside `with tga.no_grad():`, or use the out-of-place op"
+            )
+        old = _new(Tensor)
+        old._data = t._data
+        old._dev, old.grad, old.name = t._dev, None, t.name
+        old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
+        t._uses = 0  # the ops that used t so far used the old layout: their uses move with it
+        r = view(old)
+        node = Restride.apply(r, args=name)._ctx
+        node.previous, node.undo = old, undo
+        t._ctx, t._data = node, r._data
+        if tracer is not None:
+            tracer._bind(t, tracer.value(r))
+        _note_rebase(_next_seq())
+    if t._tracks_versions:
+        bump_version(t._data)
     return t
 
 
