@@ -106,9 +106,9 @@ def _host_ints(v: Any, what: str, op: str) -> np.ndarray:
         if hasattr(v, "detach"):  # a torch tensor
             v = v.detach().cpu()
         a = np.asarray(v)
-    if a.ndim != 1 or (a.size and a.dtype.kind not in "iu"):
+    if a.ndim != 1 or (a.size and a.dtype.kind not in "iuf"):
         raise RuntimeError(f"{op}: {what} must be a 1-D list or tensor of ints, got {a.dtype} of shape {a.shape}")
-    return a.astype(np.int64)
+    return a.astype(np.int64)  # (PyTorch casts to int64 too)
 
 
 def _packed_positions(batch_sizes: np.ndarray) -> np.ndarray:
