@@ -271,3 +271,11 @@ def test_cumsum_and_cumprod_in_place_as_pytorch(device):
         assert getattr(x, name)(1) is x
         getattr(tx, name)(1)
         np.testing.assert_array_equal(x.numpy(), tx.numpy())
+
+
+def test_the_backward_graph_draws_the_view_not_the_change():
+    x = Tensor(np.ones((2, 3)), requires_grad=True)
+    y = x * 2.0
+    y.t_()
+    src = tga.viz.draw_graph((y * y).sum(), backward=True).source
+    assert "T backward" in src and "t_ backward" not in src
