@@ -279,3 +279,22 @@ def test_the_backward_graph_draws_the_view_not_the_change():
     y.t_()
     src = tga.viz.draw_graph((y * y).sum(), backward=True).source
     assert "T backward" in src and "t_ backward" not in src
+
+
+def test_a_view_changed_in_place_follows_its_base_as_pytorch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(4).standard_normal((3, 4))
+    w = np.random.default_rng(5).standard_normal((4, 2))
+    res = []
+    for lib in (tga, torch):
+        x = lib.tensor(a, requires_grad=True)
+        base = x * 2.0
+        v = base[0:2]  # a view of base, (2, 4)
+        v.t_()  # still a view of base, now (4, 2)
+        v.mul_(-1.0)  # written through to base
+        base.mul_(3.0)  # and the view shows this change
+        loss = (v * lib.tensor(w)).sum() + (base * base).sum()
+        loss.backward()
+        res.append((v.detach().numpy().copy(), base.detach().numpy().copy(), x.grad.numpy().copy()))
+    for ours, theirs in zip(*res):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
