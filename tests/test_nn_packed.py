@@ -212,7 +212,7 @@ def test_fused_equals_decomposed_with_lengths(mode, reverse, batch_first, device
     ops = _operands(mode, rng, device=device)
     if batch_first:
         ops[0] = Tensor(ops[0].numpy().transpose(1, 0, 2).copy(), device=device, requires_grad=True)
-    lengths = (4, 1, 3)
+    lengths = (4, 2, 3)  # two steps where all run, two where one has ended
     fused = recurrence(mode, *ops, reverse=reverse, batch_first=batch_first, lengths=lengths)
     assert isinstance(fused._ctx, recurrent.RECURRENCES[mode])  # one node
     with tga.decompose():

@@ -55,15 +55,17 @@ def _prev_states(xp, seq, h0, reverse, masks=None):
 
 
 def _host_length_masks(xp, lengths, t_len, dtype):
-    """``(on, on_f, off_f)``, each ``(T, B, 1)``: whether step t is within sequence b's
-    length (bool, then as 1/0 and 0/1 in ``dtype``); None without lengths. Made on the host
-    from the Python ints of ``lengths`` and moved to the device."""
+    """``(on, on_f, off_f, ragged)``: the first three ``(T, B, 1)``, whether step t is within
+    sequence b's length (bool, then as 1/0 and 0/1 in ``dtype``); ``ragged[t]`` (host bools):
+    whether some sequence has ended by step t (the other steps take the unmasked path).
+    None without lengths. Made on the host from the Python ints of ``lengths``."""
     if lengths is None:
         return None
     dev = xp.device
     on = (np.arange(t_len)[:, None] < np.asarray(lengths, dtype=np.int64)[None, :])[..., None]
     nd = dev.np_dtype(dtype)
-    return dev.asarray(on), dev.asarray(on.astype(nd)), dev.asarray((~on).astype(nd))
+    ragged = tuple(bool(r) for r in ~on.all(axis=(1, 2)))
+    return dev.asarray(on), dev.asarray(on.astype(nd)), dev.asarray((~on).astype(nd)), ragged
 
 
 def _lengths(args):
@@ -196,7 +198,7 @@ class RNNTanh(_Recurrence):
         for t in _steps(t_len, reverse):
             a = xp.matmul(h, w_t)
             a += gi[t, ...]
-            if masks is None:
+            if masks is None or not masks[3][t]:
                 h = self.activate(xp, a)
                 hs[t, ...] = h
             else:  # past a sequence's end: its state carried, its output zero
@@ -216,7 +218,7 @@ class RNNTanh(_Recurrence):
             dt = gt * d[t, ...]
             d[t, ...] = dt
             dh = ns.matmul(dt, w_hh)
-            if masks is not None:  # a carried state passes its gradient on unchanged
+            if masks is not None and masks[3][t]:  # a carried state passes its gradient on unchanged
                 dh += gt * masks[2][t, ...]
         return d, d, dh, None
 
@@ -274,7 +276,7 @@ class GRU(_Recurrence):
             h *= rz[:, n_h:]
             h += n
             rz_all[t, ...], n_all[t, ...], hn_all[t, ...] = rz, n, hn
-            if masks is None:
+            if masks is None or not masks[3][t]:
                 hs[t, ...] = h
             else:  # past a sequence's end: its state carried, its output zero
                 hs[t, ...] = h * masks[1][t, ...]
@@ -302,7 +304,8 @@ class GRU(_Recurrence):
             da_n *= dn_all[t, ...]  # dL/d(i_n + r h_n)
             d_rz = ns.concat([da_n * hn_all[t, ...], gt * (prev[t, ...] - n_all[t, ...])], axis=-1)  # dL/dr, dL/dz
             d_rz *= drz[t, ...]
-            if masks is not None:  # none to a padded step's gates
+            ragged = masks is not None and masks[3][t]
+            if ragged:  # none to a padded step's gates
                 da_n *= masks[1][t, ...]
                 d_rz *= masks[1][t, ...]
             d_i[t, :, : 2 * n_h] = d_rz
@@ -310,7 +313,7 @@ class GRU(_Recurrence):
             d_h[t, :, : 2 * n_h] = d_rz
             d_h[t, :, 2 * n_h :] = da_n * rz_all[t, :, :n_h]
             dh = ns.matmul(d_h[t, ...], w_hh)
-            if masks is None:
+            if not ragged:
                 dh += through
             else:  # a carried state passes its gradient on unchanged
                 dh += through * masks[1][t, ...]
@@ -361,7 +364,7 @@ class LSTM(_Recurrence):
             tc = xp.tanh(c)
             h = u[:, 3 * n_h :] * tc
             gates[t, ...], tcs[t, ...] = u, tc
-            if masks is None:
+            if masks is None or not masks[3][t]:
                 out[0, t, ...], out[1, t, ...] = h, c
             else:  # past a sequence's end: its state carried, its outputs zero
                 on, on_f = masks[0][t, ...], masks[1][t, ...]
@@ -407,12 +410,20 @@ class LSTM(_Recurrence):
         """The loop of :meth:`bptt` with lengths: a padded step's gates get no gradient, and
         its carried ``h`` and ``c`` pass theirs on unchanged."""
         t_len, batch, _, n_h = d.shape
-        _, on_f, off_f = masks
+        _, on_f, off_f, ragged = masks
         dh = dc_next = None
         for t in _steps(t_len, not reverse):
             gt = g_h[t, ...] if dh is None else g_h[t, ...] + dh
             dc = gt * o_dtc[t, ...]
             dc += g_c[t, ...]
+            if not ragged[t]:  # every sequence is within its length here: bptt's step
+                if dc_next is not None:
+                    dc += dc_next
+                d[t, :, :3, :] = ns.reshape(dc, (batch, 1, n_h)) * q[t, :, :3, :]
+                d[t, :, 3, :] = gt * q[t, :, 3, :]
+                dc_next = dc * f[t, ...]
+                dh = ns.matmul(d_rows[t, ...], w_hh)
+                continue
             dc *= on_f[t, ...]  # (zero where padded)
             if dc_next is not None:
                 dc = dc + dc_next * on_f[t, ...]
