@@ -114,7 +114,8 @@ def _host_ints(v: Any, what: str, op: str) -> np.ndarray:
 def _packed_positions(batch_sizes: np.ndarray) -> np.ndarray:
     """For each packed row, its flat position ``t * B + b`` in the time-major padded batch."""
     b = int(batch_sizes[0]) if batch_sizes.size else 0
-    return np.concatenate([t * b + np.arange(n) for t, n in enumerate(batch_sizes)]).astype(np.int64)
+    # (a sorted batch: at step t the first batch_sizes[t] sequences have a step)
+    return np.flatnonzero(np.arange(b)[None, :] < batch_sizes[:, None]).astype(np.int64)
 
 
 def _pack_padded(padded: Tensor, batch_sizes: np.ndarray) -> Tensor:
