@@ -219,6 +219,39 @@ def test_detach_in_place_makes_a_leaf_as_pytorch():
             (x * 2)[0].detach_()
 
 
+def test_ops_that_read_a_tensor_before_its_detach_still_send_their_gradient_as_pytorch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(6).standard_normal((2, 3))
+    grads = []
+    for lib in (tga, torch):
+        x = lib.tensor(a, requires_grad=True)
+        h = x.sin() * 2.0
+        before = (h.exp() * 2.0).sum()  # reads h with its history (exp keeps its output, not h)
+        h.detach_()
+        after = (h * x).sum()  # reads h as a constant
+        (before + after).backward()
+        grads.append(x.grad.numpy().copy())
+        # truncated backpropagation through time: detach the state after the backward
+        y = x * 3.0
+        (y * y).sum().backward()
+        assert y.detach_() is y and y.grad_fn is None
+        (y * x).sum().backward()
+        grads.append(x.grad.numpy().copy())
+    np.testing.assert_allclose(grads[0], grads[2], rtol=1e-12)
+    np.testing.assert_allclose(grads[1], grads[3], rtol=1e-12)
+
+
+def test_an_op_that_kept_a_tensor_detached_in_place_raises_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, tga):
+        x = lib.tensor(np.ones((2, 3)), requires_grad=True)
+        h = x * 2.0
+        loss = h.sin().sum()  # keeps h
+        h.detach_()
+        with pytest.raises(RuntimeError, match="detach"):
+            loss.backward()
+
+
 # -- the whole family -------------------------------------------------------------------------
 # In-place methods of torch.Tensor deliberately absent here, one reason each.
 EXCLUDED = {

@@ -746,7 +746,8 @@ def run_backward(
                 if rebased and inp._ctx is not None and inp._ctx.seq > fn.seq:
                     inp = _as_seen_by(inp, fn.seq)  # changed in place after this op read it
                 if not inp.requires_grad:
-                    continue
+                    if not rebased or (inp := _detached_history(inp, fn, i)) is None:
+                        continue
                 gi = gs[i]
                 if gi is not None and gi.shape != inp._data.shape:
                     if gi.__class__ is not SliceGradient:
@@ -1382,6 +1383,44 @@ def apply_restride(t: Tensor, name: str, view: Callable[[Tensor], Tensor], undo:
     if t._tracks_versions:
         bump_version(t._data)
     return t
+
+
+# id(t) -> (a weak reference to t, the seq of its detach_(), the tensor holding its history)
+_DETACHED: dict[int, tuple[Any, int, Tensor]] = {}
+
+
+def detach_inplace(t: Tensor) -> Tensor:
+    """``t.detach_()``: ``t`` becomes a leaf that does not require grad, keeping its identity.
+    Ops that read it before still send their gradient to its history (kept on another tensor
+    object, found by :func:`_detached_history`), as PyTorch's edges do."""
+    if t._ctx is not None and t._uses:
+        old = _new(Tensor)
+        old._data, old._dev, old.grad, old.name = t._data, t._dev, None, t.name
+        old.requires_grad, old._ctx, old._uses = t.requires_grad, t._ctx, t._uses
+        key = id(t)
+        seq = _next_seq()
+        _DETACHED[key] = (weakref.ref(t, lambda _r, key=key: _DETACHED.pop(key, None)), seq, old)
+        _note_rebase(seq)
+    t._ctx, t.requires_grad, t._uses = None, False, 0
+    return t
+
+
+def _detached_history(t: Tensor, fn: Function, i: int) -> Tensor | None:
+    """The history ``t`` had when ``fn`` read it (as its input ``i``), if ``t`` was detached
+    in place after that; else None. Raises, as PyTorch does, where ``fn`` kept ``t``."""
+    seq = fn.seq
+    entry = _DETACHED.get(id(t))
+    if entry is None or entry[0]() is not t or entry[1] < seq:
+        return None
+    if fn.reads_values and fn.keeps_input(i):
+        raise RuntimeError(
+            f"backward: '{fn.op_name}' needs its input {i} of shape {tuple(t.shape)}, which was detached in place "
+            "(detach_()) after the forward; use the out-of-place detach() instead (PyTorch raises here too)"
+        )
+    old = entry[2]
+    if old._ctx is not None and old._ctx.seq > seq:
+        old = _as_seen_by(old, seq)
+    return old if old.requires_grad else None
 
 
 def _replaced_by(old: Tensor, new: Tensor) -> Tensor:

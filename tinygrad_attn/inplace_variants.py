@@ -240,23 +240,15 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
 
 
 def detach_(self: Tensor) -> Tensor:
-    """Cut this tensor from the graph, in place: it becomes a leaf that does not require grad.
-    Refused for a view, as PyTorch refuses, and for a tensor that recorded ops already read
-    (their gradient would no longer reach this tensor's history here)."""
-    if self._ctx is not None:
-        if autograd._is_view(self):
-            raise RuntimeError(
-                f"detach_: this tensor (shape {tuple(self.shape)}) is a view; a view cannot be detached in place "
-                "(as in PyTorch); use detach() instead"
-            )
-        if self._uses:
-            raise RuntimeError(
-                f"detach_: this tensor (shape {tuple(self.shape)}) was already read by ops that record gradients; "
-                "use y = x.detach() instead"
-            )
-    self._ctx = None
-    self.requires_grad = False
-    return self
+    """Cut this tensor from the graph, in place: it becomes a leaf that does not require
+    grad; ops that read it before still take their gradient to its history. Refused for a
+    view, as PyTorch refuses."""
+    if self._ctx is not None and autograd._is_view(self):
+        raise RuntimeError(
+            f"detach_: this tensor (shape {tuple(self.shape)}) is a view; a view cannot be detached in place "
+            "(as in PyTorch); use detach() instead"
+        )
+    return autograd.detach_inplace(self)
 
 
 METADATA_CHANGES = (transpose_, swapaxes_, swapdims_, t_, squeeze_, unsqueeze_, resize_, detach_)
