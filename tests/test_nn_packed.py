@@ -306,3 +306,17 @@ def test_chatbot_encoder_trains_as_in_pytorch(rng):
     theirs = dict(enc_t.named_parameters())
     for name, p in enc_o.named_parameters():
         np.testing.assert_allclose(p.numpy(), theirs[name].detach().numpy(), rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+def test_a_compiled_step_over_packed_batches_retraces_for_new_lengths(rng):
+    gru = nn.GRU(3, 4, bidirectional=True).double()
+
+    def f(x, lengths):
+        out, h = gru(pack_padded_sequence(x, lengths, enforce_sorted=False))
+        padded, _ = pad_packed_sequence(out, total_length=4)
+        return (padded * padded).sum() + (h * h).sum()
+
+    step = tga.compile(f)
+    x = Tensor(rng.standard_normal((4, 3, 3)))
+    for lengths in ([4, 2, 3], [4, 2, 3], [4, 2, 3], [1, 4, 2], [1, 4, 2], [4, 2, 3]):
+        np.testing.assert_allclose(step(x, lengths).item(), f(x, lengths).item(), rtol=1e-12)
