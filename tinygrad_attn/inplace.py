@@ -5,11 +5,15 @@ and replaying views taken before their base changed, as PyTorch records them.
 goes through it); :func:`_rebase` is the one place a tensor takes a new history whose node
 (``ops.alias.InPlace``) keeps the old one as ``previous``. Version counters live in
 ``engine/versions.py``; this module registers :func:`_replay_view` with the engine, which
-calls it before an op reads a view that may be stale.
+calls it before an op reads a view that may be stale, and :func:`_detached_history`, which
+the backward pass asks for an input detached in place after its consumer read it.
+``apply_restride`` is the one mechanism of the in-place metadata changes (``t_()``,
+``squeeze_()``, ...: a ``ops.alias.Restride`` node), ``detach_inplace`` that of ``detach_()``.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +24,8 @@ from .engine import function as _function
 from .engine import versions as _versions
 from .engine.function import FreedArray, Function, _new, _next_seq
 from .engine.switches import _State, no_grad
-from .engine.versions import _memory_root, bump_version, note_rebase
-from .ops.alias import Copy, InPlace
+from .engine.versions import _memory_root, as_seen_by, bump_version, note_rebase
+from .ops.alias import Copy, InPlace, Restride
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
@@ -99,8 +103,19 @@ def _replay_view(t: Tensor) -> None:
         )
     if _memory_root(data) is not _memory_root(bdata):  # a copy (a reshape that could not view): old values
         return
-    fresh = v.__class__.apply(base, args=v.args)
+    fresh = v.__class__.apply(_before_restrides(base, v.seq), args=v.args)
     _rebase(t, _moved_history(t), fresh, f"{v.op_name} (replayed)")
+
+
+def _before_restrides(base: Tensor, seq: int) -> Tensor:
+    """``base`` in the layout it had at ``seq``: its metadata changes since (``t_()``,
+    ``squeeze_()``, ...) undone, newest first (the values stay the current ones)."""
+    c = base._ctx
+    while c is not None and c.rebases and c.seq > seq:
+        if isinstance(c, Restride):
+            base = c.undo(base)
+        c = c.previous._ctx
+    return base
 
 
 def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operands: Any,
@@ -187,6 +202,79 @@ def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], op
     return t
 
 
+def apply_restride(t: Tensor, name: str, view: Callable[[Tensor], Tensor], undo: Callable[[Tensor], Tensor]) -> Tensor:
+    """Make ``t`` show its memory as ``view(t)`` does: the in-place op ``name`` that changes
+    only shape and strides (``t_ transpose_ squeeze_ unsqueeze_``). ``t`` keeps its identity
+    and memory, its version is bumped, and, where gradients are recorded, its history is
+    rebased onto the view (a :class:`Restride` node), as PyTorch does; ``undo`` is the view
+    that maps the new layout back to the old one."""
+    if t._data.__class__ is FreedArray:
+        raise RuntimeError(f"{name}: the values of this tensor (shape {tuple(t.shape)}) were freed {t._data.when}")
+    tracer = _State.tracer
+    if not (_State.grad_enabled and t.requires_grad):
+        with no_grad():
+            r = view(t)
+        t._data = r._data
+        if tracer is not None:  # the program reads the new layout from here on
+            tracer._bind(t, tracer.value(r))
+    else:
+        if t._ctx is None:
+            raise RuntimeError(
+                f"{name}: a leaf tensor that requires grad (shape {tuple(t.shape)}) cannot be changed in place "
+                "while gradients are recorded (PyTorch: 'a leaf Variable that requires grad is being used in an "
+                "in-place operation'); change it inside `with tga.no_grad():`, or use the out-of-place op"
+            )
+        old = _moved_history(t)
+        r = view(old)
+        node = Restride.apply(r, args=name)._ctx
+        node.previous, node.undo = old, undo
+        t._ctx, t._data = node, r._data
+        if tracer is not None:
+            tracer._bind(t, tracer.value(r))
+        note_rebase(_next_seq())
+    if t._tracks_versions:
+        bump_version(t._data)
+    return t
+
+
+# id(t) -> (a weak reference to t, the seq of its detach_(), the tensor holding its history)
+_DETACHED: dict[int, tuple[Any, int, Tensor]] = {}
+
+
+def detach_inplace(t: Tensor) -> Tensor:
+    """``t.detach_()``: ``t`` becomes a leaf that does not require grad, keeping its identity.
+    Ops that read it before still send their gradient to its history (kept on another tensor
+    object, found by :func:`_detached_history`), as PyTorch's edges do."""
+    if t._ctx is not None and t._uses:
+        old = _moved_history(t)
+        key = id(t)
+        seq = _next_seq()
+        _DETACHED[key] = (weakref.ref(t, lambda _r, key=key: _DETACHED.pop(key, None)), seq, old)
+        note_rebase(seq)
+    t._ctx, t.requires_grad, t._uses = None, False, 0
+    return t
+
+
+def _detached_history(t: Tensor, fn: Function, i: int) -> Tensor | None:
+    """The history ``t`` had when ``fn`` read it (as its input ``i``), if ``t`` was detached
+    in place after that; else None. Raises, as PyTorch does, where ``fn`` kept ``t``.
+    (The backward pass asks, through ``engine.versions.register_detached_history``, for an
+    input that no longer requires grad once an in-place op rebased a tensor.)"""
+    seq = fn.seq
+    entry = _DETACHED.get(id(t))
+    if entry is None or entry[0]() is not t or entry[1] < seq:
+        return None
+    if fn.reads_values and fn.keeps_input(i):
+        raise RuntimeError(
+            f"backward: '{fn.op_name}' needs its input {i} of shape {tuple(t.shape)}, which was detached in place "
+            "(detach_()) after the forward; use the out-of-place detach() instead (PyTorch raises here too)"
+        )
+    old = entry[2]
+    if old._ctx is not None and old._ctx.seq > seq:
+        old = as_seen_by(old, seq)
+    return old if old.requires_grad else None
+
+
 def _replaced_by(old: Tensor, new: Tensor) -> Tensor:
     return new
 
@@ -226,3 +314,4 @@ def _write(t: Tensor, r: Tensor, name: str) -> None:
 
 
 _function._replay_view = _replay_view  # (the engine calls it; it cannot import this module)
+_versions.register_detached_history(_detached_history)

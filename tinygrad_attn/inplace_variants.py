@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ._tensor import Tensor, where
-from .inplace import apply_inplace
+from ._tensor import Tensor, cat, where
+from .engine.switches import no_grad
+from .engine.versions import bump_version
+from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
 from .random import host_generator
 
 #: ``name_`` for each of these is ``name`` computed and written in place.
@@ -36,6 +38,9 @@ INPLACE_OF = (
     "scatter", "scatter_add", "scatter_reduce", "index_fill", "index_add", "index_copy", "masked_scatter",
     "tril", "triu",
 )  # fmt: skip
+
+# scans, in place (as ``torch.Tensor.cumsum_``)
+INPLACE_OF += ("cumsum", "cumprod")
 
 
 def _variant(name: str) -> Callable[..., Tensor]:
@@ -152,12 +157,115 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
 RANDOM_FILLS = (uniform_, normal_, bernoulli_, random_, exponential_, geometric_, log_normal_, cauchy_)
 
 
+# -- metadata changes: the same memory under another shape -----------------------------------
+def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``transpose(axis0, axis1)`` under NumPy's and PyTorch's other name."""
+    return self.transpose(axis0, axis1)
+
+
+def swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``transpose(dim0, dim1)`` under PyTorch's other name."""
+    return self.transpose(dim0, dim1)
+
+
+def _restride(t: Tensor, name: str, view: Callable[[Tensor], Tensor], undo: Callable[[Tensor], Tensor]) -> Tensor:
+    return apply_restride(t, name, view, undo)
+
+
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap two dimensions of this tensor, in place (its identity and memory stay)."""
+    return _restride(self, "transpose_", lambda x: x.transpose(dim0, dim1), lambda x: x.transpose(dim0, dim1))
+
+
+def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``transpose_(axis0, axis1)``."""
+    return _restride(self, "swapaxes_", lambda x: x.transpose(axis0, axis1), lambda x: x.transpose(axis0, axis1))
+
+
+def swapdims_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``transpose_(dim0, dim1)``."""
+    return _restride(self, "swapdims_", lambda x: x.transpose(dim0, dim1), lambda x: x.transpose(dim0, dim1))
+
+
+def t_(self: Tensor) -> Tensor:
+    """The transpose of a matrix, in place; a 0-D or 1-D tensor stays as it is."""
+    if self.ndim > 2:
+        raise RuntimeError(f"t_: expects a tensor with <= 2 dimensions, but this one has shape {tuple(self.shape)}")
+    return _restride(self, "t_", lambda x: x.t(), lambda x: x.t())
+
+
+def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+    """Drop dimensions of length 1 (all, or those of ``dim`` that have length 1), in place."""
+    shape = tuple(self.shape)
+    return _restride(self, "squeeze_", lambda x: x.squeeze(dim), lambda x: x.reshape(shape))
+
+
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    """Insert a dimension of length 1 at ``dim``, in place."""
+    shape = tuple(self.shape)
+    return _restride(self, "unsqueeze_", lambda x: x.unsqueeze(dim), lambda x: x.reshape(shape))
+
+
+def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
+    """This tensor with shape ``sizes``, in place, as PyTorch's: its first elements (in
+    memory order) keep their values, new ones are zeros (PyTorch leaves them undefined);
+    growing moves it to new memory. A tensor that requires grad cannot be resized."""
+    shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    if any(not isinstance(n, (int, np.integer)) or n < 0 for n in shape):
+        raise RuntimeError(f"resize_: sizes must be non-negative ints, got {shape}")
+    if self.requires_grad:
+        raise RuntimeError(
+            f"resize_: cannot resize variables that require grad (shape {tuple(self.shape)}); resize a detached "
+            "copy (x.detach().clone()) or build a new tensor"
+        )
+    if shape == tuple(self.shape):  # (PyTorch keeps the strides too)
+        if self._tracks_versions:
+            bump_version(self._data)
+        return self
+    d = self._data
+    flags = getattr(getattr(d, "_array", d), "flags", None)
+    if flags is not None and not flags["C_CONTIGUOUS"]:
+        # PyTorch lays the new shape over the storage in memory order: a permuted or sliced
+        # array has no such order here
+        raise RuntimeError(
+            f"resize_: this tensor (shape {tuple(self.shape)}) is not contiguous; resize x.contiguous() instead"
+        )
+    n = int(np.prod(shape, dtype=np.int64))
+    with no_grad():
+        flat = self.reshape(-1)
+        if n <= flat.shape[0]:
+            r = flat[:n].reshape(shape)
+        else:  # new memory: the old values first
+            extra = Tensor.zeros(n - flat.shape[0], dtype=self.dtype, device=self._dev)
+            r = cat([flat, extra]).reshape(shape)
+    return apply_restride(self, "resize_", lambda x: r, lambda x: x)
+
+
+def detach_(self: Tensor) -> Tensor:
+    """Cut this tensor from the graph, in place: it becomes a leaf that does not require
+    grad; ops that read it before still take their gradient to its history. Refused for a
+    view, as PyTorch refuses."""
+    if self._ctx is not None and _is_view(self):
+        raise RuntimeError(
+            f"detach_: this tensor (shape {tuple(self.shape)}) is a view; a view cannot be detached in place "
+            "(as in PyTorch); use detach() instead"
+        )
+    return detach_inplace(self)
+
+
+METADATA_CHANGES = (transpose_, swapaxes_, swapdims_, t_, squeeze_, unsqueeze_, resize_, detach_)
+
+
 def install(cls: type) -> None:
     """Give ``cls`` every variant of :data:`INPLACE_OF` whose out-of-place method it has,
-    ``fill_diagonal_`` and the random fills; a method the class defines itself stays."""
+    ``fill_diagonal_``, the random fills and the metadata changes; a method the class
+    defines itself stays."""
+    for fn in (swapaxes, swapdims):  # (before the table: their variants need them)
+        if fn.__name__ not in cls.__dict__:
+            setattr(cls, fn.__name__, fn)
     for name in INPLACE_OF:
         if hasattr(cls, name) and name + "_" not in cls.__dict__:
             setattr(cls, name + "_", _variant(name))
-    for fn in (fill_diagonal_, *RANDOM_FILLS):
+    for fn in (fill_diagonal_, *RANDOM_FILLS, *METADATA_CHANGES):
         if fn.__name__ not in cls.__dict__:
             setattr(cls, fn.__name__, fn)

@@ -72,7 +72,8 @@ def test_module_and_optimizer_state_round_trip(tmp_path, rng):
     tga.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": 7}, tmp_path / "c.safetensors")
     back = tga.load(tmp_path / "c.safetensors")
     assert back["epoch"] == 7
-    model2 = Linear(3, 2).load_state_dict(back["model"])
+    model2 = Linear(3, 2)
+    model2.load_state_dict(back["model"])
     opt2 = AdamW(model2.parameters(), lr=0.5)
     opt2.load_state_dict(back["opt"])
     assert opt2.param_groups[0]["lr"] == 0.01 and opt2.param_groups[0]["betas"] == (0.9, 0.999)

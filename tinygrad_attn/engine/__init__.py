@@ -11,8 +11,10 @@
 
 ``tinygrad_attn._tensor`` registers the Tensor class and the namespace of tensor ops
 (:func:`register_tensor`); the in-place machinery (``tinygrad_attn.inplace``) registers
-the replay of stale views. (``backward`` and ``composite`` are the submodules here; the
-functions of those names are ``engine.backward.backward`` and ``engine.composite.composite``.)
+the replay of stale views and the lookup of histories detached in place (``detach_()``,
+``versions.register_detached_history``). (``backward`` and ``composite`` are the
+submodules here; the functions of those names are ``engine.backward.backward`` and
+``engine.composite.composite``.)
 """
 
 from .backward import SliceGradient, accumulate_grad, grad, run_backward, unbroadcast

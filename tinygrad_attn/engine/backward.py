@@ -229,7 +229,9 @@ def run_backward(
                 if rebased and inp._ctx is not None and inp._ctx.seq > fn.seq:
                     inp = as_seen_by(inp, fn.seq)  # changed in place after this op read it
                 if not inp.requires_grad:
-                    continue
+                    # (detached in place after this op read it: its history still takes the gradient)
+                    if not rebased or (inp := _versions.detached_history(inp, fn, i)) is None:
+                        continue
                 gi = gs[i]
                 if gi is not None and gi.shape != inp._data.shape:
                     if gi.__class__ is not SliceGradient:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import function as _function
@@ -43,6 +44,10 @@ _rebased = False  # whether an in-place op has rebased a tensor's history yet
 # cannot show values its node does not know of, so ``Function.apply`` looks no further
 # (it reads its own copy, function._last_rebase, written with this one).
 _last_rebase = 0
+# Registered by tinygrad_attn.inplace (register_detached_history): for an input ``t`` of the
+# node ``fn`` (its input ``i``) that no longer requires grad, the tensor holding the history
+# ``t`` had when ``fn`` read it, if ``t`` was detached in place (``detach_()``) since; else None.
+detached_history: Callable[[Any, Function, int], Any] | None = None
 
 
 def _memory_root(arr: Any) -> Any:
@@ -94,6 +99,13 @@ def note_rebase(seq: int) -> None:
     global _rebased, _last_rebase
     _rebased = True
     _last_rebase = _function._last_rebase = seq
+
+
+def register_detached_history(find: Callable[[Any, Function, int], Any]) -> None:
+    """Called once by ``tinygrad_attn.inplace``: how the backward pass finds the history of
+    an input detached in place after its consumer read it (see :data:`detached_history`)."""
+    global detached_history
+    detached_history = find
 
 
 def _check_versions(fn: Function, t: Tensor) -> None:

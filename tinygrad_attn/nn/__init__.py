@@ -58,6 +58,11 @@ from .loss import CosineEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, SmoothL1Los
 from .normalization import BatchNorm1d, BatchNorm2d
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
 
+# -- PyTorch's transposed convolutions, upsampling and unpooling layers
+# isort: split
+from .conv import ConvTranspose1d, ConvTranspose2d
+from .upsampling import MaxUnpool1d, MaxUnpool2d, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+
 # One module under two names: ``tinygrad_attn.nn.functional`` is ``tinygrad_attn.functional``.
 sys.modules[__name__ + ".functional"] = functional
 
@@ -128,6 +133,8 @@ __all__ += [
     "CosineEmbeddingLoss",
 ]
 __all__ += ["CELU", "SELU", "ReLU6", "Hardswish", "Hardsigmoid", "Hardtanh", "LogSigmoid", "Mish", "Softmin", "Softsign", "SiLU", "ELU", "LeakyReLU", "Softplus"]  # PyTorch's further activations
+# PyTorch's transposed convolutions, upsampling and unpooling layers
+__all__ += ["ConvTranspose1d", "ConvTranspose2d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "MaxUnpool1d", "MaxUnpool2d"]  # fmt: skip
 
 # -- names that mean something else here than in the first round's nn: a message, not a guess
 _MOVED = {

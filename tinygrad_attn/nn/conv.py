@@ -109,3 +109,99 @@ class Conv2d(_ConvNd):
     """
 
     _nd = 2
+
+
+# -- transposed convolution ------------------------------------------------------------------
+class _ConvTransposeNd(Module):
+    _nd = 0
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+        super().__init__()
+        op, nd = type(self).__name__, self._nd
+        if groups < 1 or in_channels % groups or out_channels % groups:
+            raise InvalidArgumentError(
+                f"{op}: in_channels ({in_channels}) and out_channels ({out_channels}) must be divisible by groups "
+                f"({groups})"
+            )
+        if padding_mode != "zeros":  # (PyTorch's own limit)
+            raise InvalidArgumentError(f'{op}: only "zeros" padding mode is supported, got {padding_mode!r}')
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = _tuple(kernel_size, nd, "kernel_size", op)
+        self.stride = _tuple(stride, nd, "stride", op)
+        self.padding = _tuple(padding, nd, "padding", op)
+        self.output_padding = _tuple(output_padding, nd, "output_padding", op)
+        self.dilation = _tuple(dilation, nd, "dilation", op)
+        self.padding_mode = padding_mode
+        # PyTorch's init, kaiming_uniform_(a=sqrt(5)): U(±1/sqrt(fan_in)), where the weight
+        # (in, out/groups, *k) has fan_in = out/groups * prod(k); the bias takes the same bound.
+        fan_in = (out_channels // groups) * math.prod(self.kernel_size)
+        bound = 1.0 / math.sqrt(fan_in) if fan_in else 0.0
+        self.weight = _uniform((in_channels, out_channels // groups, *self.kernel_size), bound, device, dtype)
+        self.bias = _uniform((out_channels,), bound, device, dtype) if bias else None
+
+    def _output_padding(self, input: Tensor, output_size: Any) -> tuple[int, ...]:
+        """The ``output_padding`` that gives ``output_size`` (PyTorch's rule: each size must lie
+        within ``stride - 1`` above the smallest the convolution can give)."""
+        if output_size is None:
+            return self.output_padding
+        op, nd = type(self).__name__, self._nd
+        sizes = tuple(int(s) for s in output_size)
+        if len(sizes) not in (nd, input.ndim):
+            raise InvalidArgumentError(
+                f"{op}: output_size {sizes} must have {nd} or {input.ndim} elements (input shape {input.shape})"
+            )
+        sizes = sizes[-nd:]
+        pads = []
+        for i in range(nd):
+            n = input.shape[input.ndim - nd + i]
+            smallest = (n - 1) * self.stride[i] - 2 * self.padding[i] + self.dilation[i] * (self.kernel_size[i] - 1) + 1
+            largest = smallest + self.stride[i] - 1
+            if not smallest <= sizes[i] <= largest:
+                raise InvalidArgumentError(
+                    f"{op}: requested output size {sizes} for input {input.shape}, but dimension {i} must lie "
+                    f"between {smallest} and {largest}"
+                )
+            pads.append(sizes[i] - smallest)
+        return tuple(pads)
+
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        conv = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self._output_padding(input, output_size),
+                    self.groups, self.dilation)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * self._nd:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self._nd:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._nd:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """``input (N, C_in, L)`` -> ``(N, C_out, L_out)``; weight ``(C_in, C_out/groups, k)``.
+
+    PyTorch's ``nn.ConvTranspose1d(in_channels, out_channels, kernel_size, stride=1,
+    padding=0, output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros")``;
+    ``forward(input, output_size=None)``.
+    """
+
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """``input (N, C_in, H, W)`` -> ``(N, C_out, H_out, W_out)``; weight ``(C_in, C_out/groups, kh, kw)``.
+
+    PyTorch's ``nn.ConvTranspose2d``: the upsampling layer of decoders and GAN generators, with
+    ``nn.ConvTranspose1d``'s arguments; ``forward(input, output_size=None)``.
+    """
+
+    _nd = 2

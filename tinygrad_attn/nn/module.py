@@ -16,7 +16,7 @@ import copy
 import pickle
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -44,6 +44,21 @@ class StateDictError(RuntimeError, KeyError, ValueError):
     """
 
     __str__ = BaseException.__str__  # KeyError's would quote the whole message
+
+
+class _IncompatibleKeys(NamedTuple):
+    """What :meth:`Module.load_state_dict` returns, as PyTorch's: the module's keys the
+    state dict lacked, and the state dict's keys the module lacks (both empty when strict)."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return f"_IncompatibleKeys(missing_keys={self.missing_keys!r}, unexpected_keys={self.unexpected_keys!r})"
+
+    __str__ = __repr__
 
 
 def _host_array(v: Any) -> np.ndarray:
@@ -330,15 +345,21 @@ class Module:
             out[k] = t if keep_vars else t.detach()
         return out
 
-    def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> Module:
-        """Copy arrays into this module's parameters and buffers, in place; returns self.
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:  # fmt: skip
+        """Copy arrays into this module's parameters and buffers, in place; returns PyTorch's
+        named tuple ``(missing_keys, unexpected_keys)``.
 
         Every entry is checked before any is copied, so a state dict that does not fit
         leaves the module as it was. A missing or unexpected key (with ``strict``) or a
         wrong shape (always) raises :class:`StateDictError` naming the key and shapes.
+        ``assign=True``: a Tensor entry already of the parameter's device and dtype is
+        taken as it is (its memory shared, as PyTorch assigns it) instead of copied.
         """
+        state = state_dict
         own = dict(self._state_items())
         arrays = {k: _host_array(v) for k, v in state.items()}
+        keys = _IncompatibleKeys([k for k in own if k not in arrays], [k for k in arrays if k not in own])
         who = f"load_state_dict({type(self).__name__})"
         problems = []
         if strict:
@@ -361,6 +382,10 @@ class Module:
             if k not in arrays:
                 continue
             a = arrays[k]
+            v = state[k]
+            if assign and isinstance(v, Tensor) and v._dev is t._dev and v.dtype == t.dtype:
+                new[k] = v._data
+                continue
             if a.dtype.kind not in "biuf":  # strings, objects, complex: no meaningful cast to a weight
                 raise StateDictError(
                     f"{who}: '{k}' is {a.dtype} in the state dict but {t.dtype} in the module, and cannot be cast; "
@@ -375,7 +400,7 @@ class Module:
                 ) from e
         for k, arr in new.items():
             own[k]._data = arr
-        return self
+        return keys
 
     def save(self, path: Any) -> None:
         """Write the state dict as safetensors; atomically (a crash keeps the old file whole)."""
@@ -387,7 +412,8 @@ class Module:
         """Fill this module from a safetensors file (strictly) and return it. Never unpickles."""
         from ..serialization import load_safetensors  # noqa: PLC0415
 
-        return self.load_state_dict(load_safetensors(path), strict=True)
+        self.load_state_dict(load_safetensors(path), strict=True)
+        return self
 
     # -- pickling and copying ---------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:

@@ -24,11 +24,12 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from .._tensor import InvalidArgumentError, Tensor, cat, stack
+from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from ..engine.composite import composite
 from ..ops import recurrent
 from ..random import host_generator
 from .module import Module, Parameter, _place
+from .utils.rnn import PackedSequence, _host_ints, _lengths_of, _pack_padded, _pad_packed
 
 
 def _uniform(shape: tuple[int, ...], bound: float) -> Parameter:
@@ -81,7 +82,7 @@ def _reference_update(mode: str, gi: Tensor, gh: Tensor, h: Tensor, c: Tensor | 
 
 def recurrence_reference(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | None, w_ih: Tensor, w_hh: Tensor,
                          b_ih: Tensor | None, b_hh: Tensor | None, reverse: bool = False, batch_first: bool = False,
-                         cell: bool = False) -> Tensor:  # fmt: skip
+                         cell: bool = False, lengths: tuple[int, ...] | None = None) -> Tensor:  # fmt: skip
     """The definition of :func:`recurrence` in primitive ops, step by step."""
     if cell:  # x (B, in) or (in,)
         zeros = Tensor.zeros(*x.shape[:-1], w_hh.shape[1], dtype=x.dtype, device=x.device)
@@ -97,8 +98,22 @@ def recurrence_reference(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | N
     gi = F.linear(xt, w_ih, b_ih)  # (T, B, gates * H): the whole sequence at once
     hs: list[Any] = [None] * t_len
     cs: list[Any] = [None] * t_len
+    on = None
+    if lengths is not None:  # on[t]: (B, 1), whether step t is within each sequence
+        on = np.arange(t_len)[:, None] < np.asarray(lengths, dtype=np.int64)[None, :]
     for t in reversed(range(t_len)) if reverse else range(t_len):
         new = _reference_update(mode, gi[t], F.linear(h, w_hh, b_hh), h, c)
+        if on is not None:  # past a sequence's end: its state carried, its outputs zero
+            m = Tensor(on[t][:, None], device=x.device)
+            if mode == "lstm":
+                cs[t] = where(m, new[1], 0.0)
+                new = (where(m, new[0], h), where(m, new[1], c))
+                hs[t] = where(m, new[0], 0.0)
+                h, c = new
+            else:
+                hs[t] = where(m, new, 0.0)
+                h = where(m, new, h)
+            continue
         if mode == "lstm":
             h, c = new
             cs[t] = c
@@ -115,14 +130,15 @@ def recurrence_reference(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | N
 
 def _recurrence_fused(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | None, w_ih: Tensor, w_hh: Tensor,
                       b_ih: Tensor | None, b_hh: Tensor | None, reverse: bool = False, batch_first: bool = False,
-                      cell: bool = False) -> Tensor:  # fmt: skip
-    return recurrent.RECURRENCES[mode].apply(x, h0, c0, w_ih, w_hh, b_ih, b_hh, args=(reverse, batch_first, cell))
+                      cell: bool = False, lengths: tuple[int, ...] | None = None) -> Tensor:  # fmt: skip
+    args = (reverse, batch_first, cell) if lengths is None else (reverse, batch_first, cell, lengths)
+    return recurrent.RECURRENCES[mode].apply(x, h0, c0, w_ih, w_hh, b_ih, b_hh, args=args)
 
 
 @composite("recurrence", _recurrence_fused)
 def recurrence(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | None, w_ih: Tensor, w_hh: Tensor,
                b_ih: Tensor | None, b_hh: Tensor | None, reverse: bool = False, batch_first: bool = False,
-               cell: bool = False) -> Tensor:  # fmt: skip
+               cell: bool = False, lengths: tuple[int, ...] | None = None) -> Tensor:  # fmt: skip
     """One recurrent layer in one direction over a whole sequence, or one cell step.
 
     ``mode``: ``"rnn_tanh"``, ``"rnn_relu"``, ``"gru"`` or ``"lstm"``. Layer: ``x``
@@ -130,9 +146,11 @@ def recurrence(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | None, w_ih:
     in the input's layout; ``reverse`` runs from the last step to the first. Cell
     (``cell=True``): ``x`` ``(B, in)`` or ``(in,)`` -> the next state. The LSTM's result
     stacks the cell states under the hidden ones (a leading axis of 2). ``h0``/``c0``:
-    ``(B, H)`` (``(H,)`` for an unbatched cell) or None for zeros.
+    ``(B, H)`` (``(H,)`` for an unbatched cell) or None for zeros. ``lengths`` (layer form: a
+    tuple of ``B`` ints, each at least 1): sequence ``b`` stops after ``lengths[b]`` steps; later
+    steps carry its state unchanged and output zeros, and ``reverse`` starts at its last step.
     """
-    return recurrence_reference(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, cell)
+    return recurrence_reference(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, cell, lengths)
 
 
 _NONLINEARITIES = ("tanh", "relu")
@@ -348,7 +366,11 @@ class _RNNBase(Module):
         """``input`` ``(T, B, input_size)`` (``(B, T, input_size)`` with ``batch_first``, or
         unbatched ``(T, input_size)``) -> ``(output, h_n)``: ``output`` ``(T, B, D * hidden)``
         in the input's layout, ``h_n`` ``(num_layers * D, B, hidden)``; the LSTM's second
-        item is ``(h_n, c_n)``. ``hx`` as ``h_n``; zeros if None."""
+        item is ``(h_n, c_n)``. ``hx`` as ``h_n``; zeros if None. A :class:`PackedSequence`
+        input gives a packed output, and each sequence's ``h_n`` is its state at its own last
+        step, as PyTorch's."""
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         name = type(self).__name__
         if input.ndim not in (2, 3) or input.shape[-1] != self.input_size:
             raise ValueError(f"{name}({self.input_size}, {self.hidden_size}): input of shape {input.shape} must be "
@@ -363,26 +385,7 @@ class _RNNBase(Module):
             raise InvalidArgumentError(f"{type(self).__name__}: the input has sequence length 0 (shape {x.shape}); "
                                        "give at least one step")  # fmt: skip
         states = self._initial(x, hx, unbatched, b)
-        last = []
-        for layer in range(self.num_layers):
-            outs = []
-            for d, sfx in enumerate(self._suffixes(layer)):
-                w_ih, w_hh = getattr(self, f"weight_ih{sfx}"), getattr(self, f"weight_hh{sfx}")
-                b_ih, b_hh = getattr(self, f"bias_ih{sfx}", None), getattr(self, f"bias_hh{sfx}", None)
-                state = states[layer * self.num_directions + d]
-                h0, c0 = state if self._pair else (state, None)
-                seq = recurrence(self._mode(), x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=bool(d), batch_first=bf)
-                t_last = 0 if d else t_len - 1  # the step each direction ends at
-                if self._pair:  # (2, T, B, H): the hidden states, then the cell states
-                    hs, cs = seq[0], seq[1]
-                    last.append((hs[:, t_last], cs[:, t_last]) if bf else (hs[t_last], cs[t_last]))
-                else:
-                    hs = seq
-                    last.append(hs[:, t_last] if bf else hs[t_last])
-                outs.append(hs)  # (T, B, H) or (B, T, H)
-            x = outs[0] if len(outs) == 1 else cat(outs, axis=-1)  # (T, B, D * H)
-            if self.dropout and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, self.training)  # between layers, as PyTorch
+        x, last = self._layers(x, states, bf, t_len)
         if unbatched:
             out = x.squeeze(1)
         else:
@@ -395,6 +398,74 @@ class _RNNBase(Module):
         if self._pair:
             return out, (final([s[0] for s in last]), final([s[1] for s in last]))
         return out, final(last)
+
+    def _layers(self, x: Tensor, states: list[Any], bf: bool, t_len: int,
+                lengths: tuple[int, ...] | None = None) -> tuple[Tensor, list[Any]]:  # fmt: skip
+        """Every layer and direction over ``x``: the last layer's output, and each (layer,
+        direction)'s final state (with ``lengths``: at each sequence's own last step)."""
+        last_step = None
+        if lengths is not None:  # where each sequence's forward direction ends: (step, batch) indices
+            last_step = (Tensor(np.asarray(lengths, dtype=np.int64) - 1, device=x.device),
+                         Tensor(np.arange(len(lengths), dtype=np.int64), device=x.device))  # fmt: skip
+            if bf:
+                last_step = last_step[::-1]
+        last = []
+        for layer in range(self.num_layers):
+            outs = []
+            for d, sfx in enumerate(self._suffixes(layer)):
+                w_ih, w_hh = getattr(self, f"weight_ih{sfx}"), getattr(self, f"weight_hh{sfx}")
+                b_ih, b_hh = getattr(self, f"bias_ih{sfx}", None), getattr(self, f"bias_hh{sfx}", None)
+                state = states[layer * self.num_directions + d]
+                h0, c0 = state if self._pair else (state, None)
+                seq = recurrence(self._mode(), x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=bool(d), batch_first=bf,
+                                 lengths=lengths)  # fmt: skip
+                t_last = 0 if d else t_len - 1  # the step each direction ends at
+                if self._pair:  # (2, T, B, H): the hidden states, then the cell states
+                    hs, cs = seq[0], seq[1]
+                    if last_step is not None and not d:
+                        last.append((hs[last_step], cs[last_step]))
+                    else:
+                        last.append((hs[:, t_last], cs[:, t_last]) if bf else (hs[t_last], cs[t_last]))
+                else:
+                    hs = seq
+                    if last_step is not None and not d:
+                        last.append(hs[last_step])
+                    else:
+                        last.append(hs[:, t_last] if bf else hs[t_last])
+                outs.append(hs)  # (T, B, H) or (B, T, H)
+            x = outs[0] if len(outs) == 1 else cat(outs, axis=-1)  # (T, B, D * H)
+            if self.dropout and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, self.training)  # between layers, as PyTorch
+        return x, last
+
+    def _forward_packed(self, input: PackedSequence, hx: Any) -> tuple[PackedSequence, Any]:
+        """The layers over a packed batch: padded time-major in the packed (sorted) order, run
+        with the lengths, packed again; ``hx`` and ``h_n`` in the batch's own order."""
+        name = type(self).__name__
+        data = input.data
+        if data.ndim != 2 or data.shape[-1] != self.input_size:
+            raise ValueError(f"{name}({self.input_size}, {self.hidden_size}): a PackedSequence's data of shape "
+                             f"{data.shape} must be (steps, {self.input_size})")  # fmt: skip
+        bs = _host_ints(input.batch_sizes, "batch_sizes", name)
+        lengths = tuple(int(n) for n in _lengths_of(bs))
+        x = _pad_packed(data, bs)  # (T, B, in)
+        t_len, b = x.shape[0], x.shape[1]
+        if hx is not None and input.sorted_indices is not None:  # hx is in the batch's order
+            parts = [hx[0], hx[1]] if self._pair else [hx]
+            parts = [None if p is None else p.index_select(1, input.sorted_indices) for p in parts]
+            hx = tuple(parts) if self._pair else parts[0]
+        states = self._initial(x, hx, False, b)
+        out, last = self._layers(x, states, False, t_len, lengths)
+        packed = PackedSequence(_pack_padded(out, bs), input.batch_sizes, input.sorted_indices,
+                                input.unsorted_indices)  # fmt: skip
+
+        def final(states: list[Tensor]) -> Tensor:
+            s = stack(states, axis=0)  # (L * D, B, H), back in the batch's order
+            return s.index_select(1, input.unsorted_indices) if input.unsorted_indices is not None else s
+
+        if self._pair:
+            return packed, (final([s[0] for s in last]), final([s[1] for s in last]))
+        return packed, final(last)
 
     def _mode(self) -> str:
         return self.mode

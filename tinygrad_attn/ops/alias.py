@@ -50,3 +50,13 @@ class InPlace(Alias):
     @property
     def op_name(self) -> str:
         return self.args
+
+
+class Restride(InPlace):
+    """The node a metadata-changing in-place op (``t_ transpose_ squeeze_ unsqueeze_``)
+    leaves: the same memory shown with another shape. It ``rebases`` as :class:`InPlace`
+    does (``previous`` is the tensor in its old layout); ``undo`` maps a tensor of the new
+    layout back to the old one, so that a view taken before the change replays right."""
+
+    __slots__ = ("undo",)
+    name = "restride"

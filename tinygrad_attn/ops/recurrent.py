@@ -8,7 +8,11 @@ it (see ``FusedFunction``).
 
 Inputs, in order: ``x``, ``h0``, ``c0`` (the LSTM's; else None), ``w_ih``, ``w_hh``,
 ``b_ih``, ``b_hh`` (the states and biases may be None). ``args = (reverse, batch_first,
-cell)``. The layer form takes ``x`` ``(T, B, in)`` (``(B, T, in)`` with ``batch_first``)
+cell, lengths)``; ``lengths`` (a tuple of ints, one per sequence of the batch, or None)
+makes each sequence stop at its own last step, as a ``PackedSequence`` does in PyTorch:
+past it the state is carried unchanged and the outputs are zeros, and the reverse
+direction starts at that step. The mask is applied inside the step loop, forward and
+backward. The layer form takes ``x`` ``(T, B, in)`` (``(B, T, in)`` with ``batch_first``)
 and returns every hidden state in the same layout; the cell form takes ``(B, in)`` or
 ``(in,)`` and returns the next state. The LSTM stacks the cell states under the hidden
 ones: its output has a leading axis of 2 (``out[0]`` = h, ``out[1]`` = c).
@@ -23,6 +27,8 @@ steps in reverse to collect the gates' gradients in one buffer, then gets ``W_ih
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..engine.composite import FusedFunction
 
 
@@ -31,12 +37,39 @@ def _rows(xp, a):
     return xp.reshape(a, (-1, a.shape[-1]))
 
 
-def _prev_states(xp, seq, h0, reverse):
-    """The state each step starts from, ``(T, B, H)``: ``h0`` then all but the last."""
+def _prev_states(xp, seq, h0, reverse, masks=None):
+    """The state each step starts from, ``(T, B, H)``: ``h0`` then all but the last. With
+    lengths (``masks``), a step whose neighbour is past its sequence's end starts from
+    ``h0`` (the reverse direction's first step)."""
     first = xp.reshape(h0, (1,) + tuple(h0.shape))
     if reverse:
-        return xp.concat([seq[1:, ...], first], axis=0)
-    return xp.concat([first, seq[:-1, ...]], axis=0)
+        prev = xp.concat([seq[1:, ...], first], axis=0)
+    else:
+        prev = xp.concat([first, seq[:-1, ...]], axis=0)
+    if masks is None:
+        return prev
+    on = masks[0]
+    edge = xp.ones_like(on[:1, ...])
+    came = xp.concat([on[1:, ...], edge], axis=0) if reverse else xp.concat([edge, on[:-1, ...]], axis=0)
+    return xp.where(came, prev, first)
+
+
+def _host_length_masks(xp, lengths, t_len, dtype):
+    """``(on, on_f, off_f, ragged)``: the first three ``(T, B, 1)``, whether step t is within
+    sequence b's length (bool, then as 1/0 and 0/1 in ``dtype``); ``ragged[t]`` (host bools):
+    whether some sequence has ended by step t (the other steps take the unmasked path).
+    None without lengths. Made on the host from the Python ints of ``lengths``."""
+    if lengths is None:
+        return None
+    dev = xp.device
+    on = (np.arange(t_len)[:, None] < np.asarray(lengths, dtype=np.int64)[None, :])[..., None]
+    nd = dev.np_dtype(dtype)
+    ragged = tuple(bool(r) for r in ~on.all(axis=(1, 2)))
+    return dev.asarray(on), dev.asarray(on.astype(nd)), dev.asarray((~on).astype(nd)), ragged
+
+
+def _lengths(args):
+    return args[3] if len(args) > 3 else None
 
 
 class _Recurrence(FusedFunction):
@@ -52,7 +85,7 @@ class _Recurrence(FusedFunction):
     fold_bias = True  # b_hh can join b_ih in the input projection (not the GRU's: b_hn is inside r * (...))
 
     def forward(self, xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
-        reverse, batch_first, cell = self.args
+        reverse, batch_first, cell = self.args[:3]
         dev = xp.device
         hidden = w_hh.shape[1]
         x_shape = tuple(x.shape)
@@ -71,7 +104,8 @@ class _Recurrence(FusedFunction):
         c = None
         if self.pair:
             c = xp.reshape(c0, (batch, hidden)) if c0 is not None else dev.zeros((batch, hidden), gi.dtype)
-        out = self.run(xp, gi, h, c, w_hh, b_hh, reverse)  # (T, B, H), or (2, T, B, H)
+        masks = _host_length_masks(xp, _lengths(self.args), gi.shape[0], gi.dtype)
+        out = self.run(xp, gi, h, c, w_hh, b_hh, reverse, masks)  # (T, B, H), or (2, T, B, H)
         if cell:  # (B, H) or (H,), under the LSTM's leading 2
             return xp.reshape(out, ((2,) if self.pair else ()) + x_shape[:-1] + (hidden,))
         if batch_first:
@@ -80,7 +114,7 @@ class _Recurrence(FusedFunction):
 
     def backward_arrays(self, g, ns, inputs, out):
         x, h0, c0, w_ih, w_hh, b_ih, b_hh = inputs
-        reverse, batch_first, cell = self.args
+        reverse, batch_first, cell = self.args[:3]
         hidden = w_hh.shape[1]
         x_shape = tuple(x.shape)
         if cell:
@@ -96,7 +130,8 @@ class _Recurrence(FusedFunction):
         h0 = ns.reshape(h0, (batch, hidden)) if h0 is not None else zeros
         if self.pair:
             c0 = ns.reshape(c0, (batch, hidden)) if c0 is not None else zeros
-        d_i, d_h, dh0, dc0 = self.bptt(ns, g, out, h0, c0, w_hh, b_hh, reverse)  # (T, B, G) each
+        masks = _host_length_masks(ns, _lengths(self.args), out.shape[-3], out.dtype)
+        d_i, d_h, dh0, dc0 = self.bptt(ns, g, out, h0, c0, w_hh, b_hh, reverse, masks)  # (T, B, G) each
         # The weights' gradients: one product over all steps each.
         if batch_first and not cell:  # rows in x's (B, T) order
             x_rows = _rows(ns, x)
@@ -105,7 +140,7 @@ class _Recurrence(FusedFunction):
             x_rows, di_rows = _rows(ns, x), _rows(ns, d_i)
         hs = out[0, ...] if self.pair else out
         dh_rows = _rows(ns, d_h)  # time-major, as the states it multiplies
-        h_rows = _rows(ns, _prev_states(ns, hs, h0, reverse))
+        h_rows = _rows(ns, _prev_states(ns, hs, h0, reverse, masks))
         gx = None
         recorded = getattr(self, "inputs", None)  # (None in a traced program's replay: compute all)
         if recorded is None or getattr(recorded[0], "requires_grad", True):
@@ -125,13 +160,14 @@ class _Recurrence(FusedFunction):
         return gx, dh0, dc0, gw_ih, gw_hh, gb_ih, gb_hh
 
     def recompute(self, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
-        reverse, batch_first, cell = self.args
-        return self.definition(self.mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, cell)
+        reverse, batch_first, cell = self.args[:3]
+        return self.definition(self.mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, cell,
+                               lengths=_lengths(self.args))  # fmt: skip
 
-    def run(self, xp, gi, h, c, w_hh, b_hh, reverse):  # pragma: no cover - abstract
+    def run(self, xp, gi, h, c, w_hh, b_hh, reverse, masks):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def bptt(self, ns, g, out, h0, c0, w_hh, b_hh, reverse):  # pragma: no cover - abstract
+    def bptt(self, ns, g, out, h0, c0, w_hh, b_hh, reverse, masks):  # pragma: no cover - abstract
         raise NotImplementedError
 
 
@@ -153,24 +189,35 @@ class RNNTanh(_Recurrence):
         """The activation's derivative at every step, from its outputs."""
         return 1.0 - hs * hs
 
-    def run(self, xp, gi, h, c, w_hh, b_hh, reverse):
+    def run(self, xp, gi, h, c, w_hh, b_hh, reverse, masks):
         t_len = gi.shape[0]
         hs = xp.device.empty((t_len,) + tuple(h.shape), gi.dtype)
         w_t = xp.matrix_transpose(w_hh)
         for t in _steps(t_len, reverse):
             a = xp.matmul(h, w_t)
             a += gi[t, ...]
-            h = self.activate(xp, a)
-            hs[t, ...] = h
+            if masks is None or not masks[3][t]:
+                h = self.activate(xp, a)
+                hs[t, ...] = h
+            else:  # past a sequence's end: its state carried, its output zero
+                new = self.activate(xp, a)
+                hs[t, ...] = new * masks[1][t, ...]
+                h = xp.where(masks[0][t, ...], new, h)
         return hs
 
-    def bptt(self, ns, g, hs, h0, c0, w_hh, b_hh, reverse):
+    def bptt(self, ns, g, hs, h0, c0, w_hh, b_hh, reverse, masks):
         d = self.slope(ns, hs)  # (T, B, H), overwritten below by the gates' gradients
+        if masks is not None:  # padded steps: no gradient in, none to the gates
+            g = g * masks[1]
+            d = d * masks[1]
         dh = None
         for t in _steps(hs.shape[0], not reverse):
-            gt = g[t, ...] * d[t, ...] if dh is None else (g[t, ...] + dh) * d[t, ...]
-            d[t, ...] = gt
-            dh = ns.matmul(gt, w_hh)
+            gt = g[t, ...] if dh is None else g[t, ...] + dh
+            dt = gt * d[t, ...]
+            d[t, ...] = dt
+            dh = ns.matmul(dt, w_hh)
+            if masks is not None and masks[3][t]:  # a carried state passes its gradient on unchanged
+                dh += gt * masks[2][t, ...]
         return d, d, dh, None
 
 
@@ -199,7 +246,7 @@ class GRU(_Recurrence):
     gates = 3
     fold_bias = False
 
-    def run(self, xp, gi, h, c, w_hh, b_hh, reverse):
+    def run(self, xp, gi, h, c, w_hh, b_hh, reverse, masks):
         t_len, batch, _ = gi.shape
         n_h = h.shape[-1]
         empty = xp.device.empty
@@ -222,17 +269,25 @@ class GRU(_Recurrence):
             a = rz[:, :n_h] * hn
             a += git[:, 2 * n_h :]
             n = xp.tanh(a)
+            before = h
             h = h - n
             h *= rz[:, n_h:]
             h += n
-            rz_all[t, ...], n_all[t, ...], hn_all[t, ...], hs[t, ...] = rz, n, hn, h
+            rz_all[t, ...], n_all[t, ...], hn_all[t, ...] = rz, n, hn
+            if masks is None or not masks[3][t]:
+                hs[t, ...] = h
+            else:  # past a sequence's end: its state carried, its output zero
+                hs[t, ...] = h * masks[1][t, ...]
+                h = xp.where(masks[0][t, ...], h, before)
         self.ctx = (rz_all, n_all, hn_all)
         return hs
 
-    def bptt(self, ns, g, hs, h0, c0, w_hh, b_hh, reverse):
+    def bptt(self, ns, g, hs, h0, c0, w_hh, b_hh, reverse, masks):
         rz_all, n_all, hn_all = self.ctx
         t_len, batch, n_h = hs.shape
-        prev = _prev_states(ns, hs, h0, reverse)
+        prev = _prev_states(ns, hs, h0, reverse, masks)
+        if masks is not None:  # padded steps: no gradient in
+            g = g * masks[1]
         # The gates' local slopes, for all steps at once: sigmoid' = s (1 - s), tanh' = 1 - n^2.
         drz = rz_all - rz_all * rz_all
         dn_all = 1.0 - n_all * n_all
@@ -247,12 +302,20 @@ class GRU(_Recurrence):
             da_n *= dn_all[t, ...]  # dL/d(i_n + r h_n)
             d_rz = ns.concat([da_n * hn_all[t, ...], gt * (prev[t, ...] - n_all[t, ...])], axis=-1)  # dL/dr, dL/dz
             d_rz *= drz[t, ...]
+            ragged = masks is not None and masks[3][t]
+            if ragged:  # none to a padded step's gates
+                da_n *= masks[1][t, ...]
+                d_rz *= masks[1][t, ...]
             d_i[t, :, : 2 * n_h] = d_rz
             d_i[t, :, 2 * n_h :] = da_n
             d_h[t, :, : 2 * n_h] = d_rz
             d_h[t, :, 2 * n_h :] = da_n * rz_all[t, :, :n_h]
             dh = ns.matmul(d_h[t, ...], w_hh)
-            dh += through
+            if not ragged:
+                dh += through
+            else:  # a carried state passes its gradient on unchanged
+                dh += through * masks[1][t, ...]
+                dh += gt * masks[2][t, ...]
         return d_i, d_h, dh, None
 
 
@@ -276,7 +339,7 @@ class LSTM(_Recurrence):
         shift[2 * n_h : 3 * n_h] = 0.0
         return scale, shift
 
-    def run(self, xp, gi, h, c, w_hh, b_hh, reverse):
+    def run(self, xp, gi, h, c, w_hh, b_hh, reverse, masks):
         t_len, batch, _ = gi.shape
         n_h = h.shape[-1]
         empty = xp.device.empty
@@ -293,18 +356,25 @@ class LSTM(_Recurrence):
             u = xp.tanh(a)
             u *= scale
             u += shift  # i, f, g, o
+            h_before, c_before = h, c
             c = u[:, n_h : 2 * n_h] * c
             c += u[:, :n_h] * u[:, 2 * n_h : 3 * n_h]
             tc = xp.tanh(c)
             h = u[:, 3 * n_h :] * tc
-            gates[t, ...], tcs[t, ...], out[0, t, ...], out[1, t, ...] = u, tc, h, c
+            gates[t, ...], tcs[t, ...] = u, tc
+            if masks is None or not masks[3][t]:
+                out[0, t, ...], out[1, t, ...] = h, c
+            else:  # past a sequence's end: its state carried, its outputs zero
+                on, on_f = masks[0][t, ...], masks[1][t, ...]
+                out[0, t, ...], out[1, t, ...] = h * on_f, c * on_f
+                h, c = xp.where(on, h, h_before), xp.where(on, c, c_before)
         self.ctx = (gates, tcs)
         return out
 
-    def bptt(self, ns, g, out, h0, c0, w_hh, b_hh, reverse):
+    def bptt(self, ns, g, out, h0, c0, w_hh, b_hh, reverse, masks):
         gates, tcs = self.ctx
         t_len, batch, n_h = tcs.shape
-        c_prev = _prev_states(ns, out[1, ...], c0, reverse)
+        c_prev = _prev_states(ns, out[1, ...], c0, reverse, masks)
         # Everything that does not depend on the incoming gradient, for all steps at once:
         # the gates' gradients are dc * (g i', c_prev f', i g') and dh * tanh(c) o', where
         # s' = s (1 - s) for the sigmoids and g' = 1 - g^2.
@@ -320,6 +390,8 @@ class LSTM(_Recurrence):
         d_rows = ns.reshape(d, (t_len, batch, 4 * n_h))
         g_h, g_c = g[0, ...], g[1, ...]
         dh = dc_next = None
+        if masks is not None:
+            return self._bptt_masked(ns, g_h * masks[1], g_c * masks[1], q, o_dtc, f, d, d_rows, w_hh, reverse, masks)
         for t in _steps(t_len, not reverse):
             gt = g_h[t, ...] if dh is None else g_h[t, ...] + dh
             dc = gt * o_dtc[t, ...]
@@ -330,6 +402,39 @@ class LSTM(_Recurrence):
             d[t, :, 3, :] = gt * q[t, :, 3, :]
             dc_next = dc * f[t, ...]
             dh = ns.matmul(d_rows[t, ...], w_hh)
+        return d_rows, d_rows, dh, dc_next
+
+    def _bptt_masked(self, ns, g_h, g_c, q, o_dtc, f, d, d_rows, w_hh, reverse, masks):
+        """The loop of :meth:`bptt` with lengths: a padded step's gates get no gradient, and
+        its carried ``h`` and ``c`` pass theirs on unchanged."""
+        t_len, batch, _, n_h = d.shape
+        _, on_f, off_f, ragged = masks
+        dh = dc_next = None
+        for t in _steps(t_len, not reverse):
+            gt = g_h[t, ...] if dh is None else g_h[t, ...] + dh
+            dc = gt * o_dtc[t, ...]
+            dc += g_c[t, ...]
+            if not ragged[t]:  # every sequence is within its length here: bptt's step
+                if dc_next is not None:
+                    dc += dc_next
+                d[t, :, :3, :] = ns.reshape(dc, (batch, 1, n_h)) * q[t, :, :3, :]
+                d[t, :, 3, :] = gt * q[t, :, 3, :]
+                dc_next = dc * f[t, ...]
+                dh = ns.matmul(d_rows[t, ...], w_hh)
+                continue
+            dc *= on_f[t, ...]  # (zero where padded)
+            if dc_next is not None:
+                dc = dc + dc_next * on_f[t, ...]
+                carried = dc_next * off_f[t, ...]
+            else:
+                carried = None
+            d[t, :, :3, :] = ns.reshape(dc, (batch, 1, n_h)) * q[t, :, :3, :]
+            d[t, :, 3, :] = gt * on_f[t, ...] * q[t, :, 3, :]
+            dc_next = dc * f[t, ...]
+            if carried is not None:
+                dc_next += carried
+            dh = ns.matmul(d_rows[t, ...], w_hh)
+            dh += gt * off_f[t, ...]
         return d_rows, d_rows, dh, dc_next
 
 

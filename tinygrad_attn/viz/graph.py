@@ -145,7 +145,7 @@ def _seen_by(x: Any, seq: int) -> Any:
 
 def _through_inplace(x: Any) -> Any:
     """The result of the write behind an in-place change's node (``x`` itself otherwise)."""
-    while isinstance(x, Tensor) and x._ctx.__class__ is InPlace:
+    while isinstance(x, Tensor) and isinstance(x._ctx, InPlace):  # (a Restride is one too)
         x = x._ctx.inputs[0]
     return x
 
