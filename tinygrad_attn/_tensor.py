@@ -91,7 +91,8 @@ class Tensor:
     # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (see
     # engine.backward.run_backward, which orders the backward pass by it without a graph walk, and
     # engine.function._release_unread, which compares it with the tensor's reference count).
-    __slots__ = ("_data", "_dev", "grad", "requires_grad", "_ctx", "name", "_uses", "__weakref__")
+    # (``_base``: set only on a view made without recording (see Function.apply); read with getattr)
+    __slots__ = ("_data", "_dev", "grad", "requires_grad", "_ctx", "name", "_uses", "_base", "__weakref__")
     __array_ufunc__ = None  # ``ndarray + Tensor`` defers to Tensor.__radd__
     __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
 

@@ -153,9 +153,11 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
             "step does), or change a copy (x.clone())"
         )
     if _is_view(t):
-        v = _view_node(t) if t._ctx is not None else None
+        # (a view made without recording remembers its view op in ``_base``: PyTorch's ``v += w``
+        # on a view of a tensor without grad writes the base, which then requires grad)
+        v = _view_node(t) if t._ctx is not None else getattr(t, "_base", None)
         if v is not None and not isinstance(v, ops.Expand):  # x[key], a reshape, a permute of x
-            return _write_through_view(t, name, compute, operands, reads_old)
+            return _write_through_view(t, name, compute, operands, reads_old, v)
         if operator:
             return compute(t, *operands)
         raise RuntimeError(
@@ -179,12 +181,12 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
 
 
 def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], operands: Sequence[Any],
-                        reads_old: bool) -> Tensor:  # fmt: skip
+                        reads_old: bool, v: Function) -> Tensor:  # fmt: skip
     """``x[key].op_(...)`` (or of ``x.T``, ``x.reshape(...)``) as PyTorch records it: the
     result is stored into the tensor the view shows (``x[key] = result``; ``x`` becomes the
     result permuted or reshaped back; itself recorded), and the view becomes the same view
     of the new ``x``. Ops that used the view before keep its old history."""
-    v = _view_node(t)  # (t's own view op, or the one of its latest write or replay)
+    # v: t's own view op, or the one of its latest write or replay, or the unrecorded view it is
     base = v.inputs[0]
     value = _checked_result(t, compute(Copy.apply(t) if reads_old else t, *operands), name)
     # (the base's own checks apply: a leaf that requires grad raises there)

@@ -242,6 +242,9 @@ class Function:
         else:
             out.requires_grad = False
             out._ctx = None
+            if cls.view:  # an unrecorded view remembers what it shows: an in-place change of it that a
+                fn.inputs = inputs  # gradient wants later still writes its base (PyTorch: `v += w`)
+                out._base = fn
             if need:  # nothing was recorded: take back the uses counted above, so they stay exact
                 for t in inputs:
                     if isinstance(t, Tensor) and t.requires_grad:
