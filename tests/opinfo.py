@@ -1126,6 +1126,8 @@ MATH_FUNCTIONS = [
     _unary("atanh", lambda a: tga.atanh(a), lambda a: torch.atanh(a), INSIDE_ONE, ("Atanh",)),
     _unary("log1p", lambda a: a.log1p(), lambda a: a.log1p(), ABOVE_MINUS_ONE, ("Log1p",)),
     _unary("expm1", lambda a: tga.expm1(a), lambda a: torch.expm1(a), covers=("Expm1",)),
+    _unary("sinc", lambda a: a.sinc(), lambda a: torch.sinc(a), AWAY_FROM_ZERO, ("Sinc",),
+           notes="at 0 PyTorch's second derivative is NaN (ours: -pi^2/3, tests/tensor/test_math_functions.py)"),
     # (erfinv: our Newton-refined approximation is good to a few ulps, not to the last one)
     _unary("erfinv", lambda a: a.erfinv(), lambda a: a.erfinv(), INSIDE_ONE, ("Erfinv",), rtol=1e-12, atol=1e-13),
     _unary("sinh", lambda a: a.sinh(), lambda a: a.sinh(), composite=True),

@@ -33,7 +33,7 @@ from .tensor_reduce import sqrt_of_variance, var
 
 __all__ = [
     "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
-    "arctanh", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
+    "arctanh", "sinc", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
     "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
     "clamp_min", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero",
     "masked_select", "scatter_reduce", "index_add", "index_copy", "index_fill", "masked_scatter", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim",
@@ -95,6 +95,11 @@ def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
     """The angle of the point ``(other, input)``, elementwise, in ``(-pi, pi]``."""
     y, x = _pair(input, other, "atan2")
     return ops.Atan2.apply(y, x)
+
+
+def sinc(input: Tensor) -> Tensor:  # noqa: A002
+    """``sin(pi x) / (pi x)``, 1 at 0 (``torch.sinc``)."""
+    return ops.Sinc.apply(_floating(input, "sinc"))
 
 
 def asinh(x: Tensor) -> Tensor:
@@ -766,7 +771,7 @@ METHODS = {
     n: globals()[n]
     for n in (
         "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
-        "arctanh", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
+        "arctanh", "sinc", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
         "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
         "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero", "masked_select",
         "scatter_reduce", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim", "moveaxis",

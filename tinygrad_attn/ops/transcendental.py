@@ -13,6 +13,7 @@ import math
 
 from ..engine.function import Function
 from .elementwise import erf_array
+from .trigonometric import Cos, Sin
 
 
 def _raw(xp, name: str, numpy_name: str):
@@ -191,3 +192,30 @@ class Erfinv(Function):
         a = inputs[0]
         y = ns.apply(Erfinv, a)
         return (g * (0.886226925452758 * ns.exp(y * y)),)
+
+
+class Sinc(Function):
+    """``sin(pi x) / (pi x)``, 1 at 0 (the normalized sinc, as ``torch.sinc``): one op, so
+    that neither pass divides 0 by 0."""
+
+    __slots__ = ()
+    primitive = True
+    elementwise = "({0} == 0 ? 1 : sin(3.141592653589793 * {0}) / (3.141592653589793 * {0}))"
+    reads_output = False
+
+    def forward(self, xp, a):
+        raw = xp.device.xp
+        zero = a == 0
+        y = math.pi * raw.where(zero, raw.ones_like(a), a)
+        return raw.where(zero, raw.ones_like(a), raw.sin(y) / y)
+
+    def backward(self, g, ns, inputs, out):
+        # PyTorch's formula, (pi x cos(pi x) - sin(pi x)) / (pi x x), where x x is no 0; near 0
+        # (x x underflows) the derivative's own series, -pi^2 x / 3: 0 at 0, and the right
+        # second derivative there (PyTorch's is NaN at 0)
+        a = inputs[0]
+        tiny = a * a == 0
+        safe = ns.where(tiny, ns.zeros_like(a) + 1.0, a)
+        y = safe * math.pi
+        d = (y * ns.apply(Cos, y) - ns.apply(Sin, y)) / (y * safe)
+        return (g * ns.where(tiny, a * (-math.pi * math.pi / 3.0), d),)
