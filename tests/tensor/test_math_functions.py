@@ -401,3 +401,20 @@ def test_where_method_is_torch_where_with_self_as_the_taken_value(device):
     close(ga, tga_.numpy())
     close(gb, tgb.numpy())
     close(a.where(tga.tensor(c, device=device), 7.5), torch.tensor(x).where(torch.tensor(c), 7.5).numpy())
+
+
+# -- sinc at 0, where the OpInfo entry draws no inputs -----------------------------------
+def test_sinc_at_zero_value_and_derivatives():
+    x = tga.tensor([0.0, 1e-200, -1e-200], dtype=tga.float64, requires_grad=True)
+    y = x.sinc()
+    np.testing.assert_array_equal(y.detach().numpy(), [1.0, 1.0, 1.0])
+    (g,) = tga.grad(y.sum(), [x], create_graph=True)
+    # (the derivative's series, -pi^2 x / 3, where x * x underflows)
+    np.testing.assert_allclose(
+        g.detach().numpy(), [0.0, -(math.pi**2) / 3 * 1e-200, math.pi**2 / 3 * 1e-200], rtol=1e-12
+    )
+    (gg,) = tga.grad(g.sum(), [x])
+    # sinc(x) = 1 - (pi x)^2 / 6 + ...: the second derivative at 0 is -pi^2 / 3 (PyTorch: NaN)
+    np.testing.assert_allclose(gg.numpy(), [-(math.pi**2) / 3] * 3, rtol=1e-12)
+    assert tga.sinc(tga.tensor([1, 2])).dtype == tga.float32
+    assert tga.gradcheck(lambda t: t.sinc(), tga.tensor([0.0, 1e-3, -0.7, 2.5], dtype=tga.float64, requires_grad=True))
