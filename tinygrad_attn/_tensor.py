@@ -20,6 +20,7 @@ from . import dtypes as _dtypes
 from .autograd import Function, InvalidArgumentError, composite
 from .backend import Device, default_device, device_of_array, get_device
 from .backend import device as _device
+from .ops.saved import saved_for_backward
 from .random import draw, host_generator
 
 Shape = tuple[int, ...]
@@ -573,6 +574,8 @@ class Tensor:
 
     def __pow__(self, other: Any) -> Tensor:
         other = self._operand(other)
+        if self.dtype == np.bool_ and (other.__class__ is bool or getattr(other, "dtype", None) == np.bool_):
+            return _bool_pow(self, other)
         base, other = _promoted(self, other)
         if isinstance(other, Tensor):
             return ops.Pow.apply(base, other)
@@ -586,6 +589,8 @@ class Tensor:
     def __rpow__(self, other: Any) -> Tensor:
         # (Pow with a constant base, not exp(t * log(base)): that has no log for base <= 0,
         # where 0 ** t and (-2) ** t are still defined)
+        if self.dtype == np.bool_ and other.__class__ is bool:
+            return _bool_pow(other, self)
         return ops.Pow.apply(*_promoted(self._operand(other), self))
 
     def __neg__(self) -> Tensor:
@@ -691,7 +696,7 @@ class Tensor:
             out = where(out < lo, lo, out)
         if hi is not None:
             out = where(out > hi, hi, out)
-        return out
+        return saved_for_backward(out, self, lo, hi)  # (PyTorch's clamp keeps them: the version check follows)
 
     # -- reductions ---------------------------------------------------------------
     def _axes(self, axis: Any, op: str) -> tuple[int, ...] | None:
@@ -751,7 +756,8 @@ class Tensor:
 
     def logsumexp(self, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
                   keepdim: bool | None = None) -> Tensor:  # fmt: skip
-        return _logsumexp(self, _dim_alias(axis, dim, "logsumexp"), keepdims or bool(keepdim))
+        out = _logsumexp(self, _dim_alias(axis, dim, "logsumexp"), keepdims or bool(keepdim))
+        return saved_for_backward(out, self, output=True)  # (PyTorch's keeps both: the version check follows)
 
     def argmax(self, axis: int | None = None, keepdims: bool = False, *, dim: int | None = None,
                keepdim: bool | None = None) -> Tensor:  # fmt: skip
@@ -1222,8 +1228,8 @@ class Tensor:
     def cumprod(self, dim: int | None = None, *, dtype: Any = None, axis: Any = None) -> Tensor:
         return _tf.cumprod(self if dtype is None else self.astype(dtype), _required_dim(axis, dim, "cumprod"))
 
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _tf.norm(self, p, dim, keepdim)
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+        return _tf.norm(self, p, dim, keepdim, dtype=dtype)
 
     # indexing by index tensors
     def gather(self, dim: int, index: Any) -> Tensor:
@@ -1652,6 +1658,15 @@ def _sqrt_of_variance(v: Tensor) -> Tensor:
 
 
 # -- composites used by Tensor methods (their definitions: primitives only) --------
+def _bool_pow(a: Any, b: Any) -> Tensor:
+    """``bool ** bool`` as PyTorch: a tensor to a Python bool stays bool (``x ** True`` is
+    ``x``, ``x ** False`` all True); two bool tensors, or a bool to a bool tensor, raise."""
+    if isinstance(a, Tensor) and not isinstance(b, Tensor):
+        return a.clone() if b else Tensor.ones(a.shape, dtype=np.bool_, device=a._dev)
+    raise UnsupportedModeError("pow: not implemented for bool ** bool tensors (PyTorch: \"pow\" not implemented for "
+                               "'Bool'); convert with .long() or .float() first")  # fmt: skip
+
+
 def _floor_divide(a: Any, b: Any) -> Tensor:
     """Python's (and PyTorch's) ``//``: rounds toward minus infinity; integers stay integers."""
     a, b = _promoted(a, b)
@@ -1666,7 +1681,8 @@ def _remainder(a: Any, b: Any) -> Tensor:
     a, b = _promoted(a, b)
     like = a if isinstance(a, Tensor) else b
     if like.dtype.kind in "fc":
-        return a - ops.Floor.apply(a / b).detach() * b
+        out = a - ops.Floor.apply(a / b).detach() * b
+        return saved_for_backward(out, a, b) if isinstance(a, Tensor) and isinstance(b, Tensor) else out
     return _IntRemainder.apply(a, b)
 
 

@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from ._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, cat, mask_dtype, where
-from .autograd import _memory_root, _State, composite, scope
+from .autograd import _memory_root, _State, apply_inplace, composite, scope
 from .indexing import host_integers
 from .ops import fused
+from .ops.saved import saved_for_backward
 from .random import draw
 
 __all__ = [
@@ -78,7 +79,8 @@ def _dim(axis: int | None, dim: int | None, op: str) -> int:
     return dim
 
 
-def _softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor | None:
+def _softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+                   axis: int | None = None) -> Tensor | None:  # fmt: skip
     x = x if dtype is None else x.astype(dtype)
     _float(x, "softmax")
     axis = _dim(axis, dim, "softmax")
@@ -88,19 +90,21 @@ def _softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None
 
 
 @composite("softmax", _softmax_fused)
-def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor:
+def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+            axis: int | None = None) -> Tensor:  # fmt: skip
     """``exp(x) / sum(exp(x))`` along ``axis`` (or PyTorch's ``dim``; default the last),
     shifted by the max so it never overflows; ``dtype`` casts ``x`` first, as in PyTorch."""
     x = x if dtype is None else x.astype(dtype)
     axis = _dim(axis, dim, "softmax")
     if _degenerate(x, axis, "softmax"):  # 1 for a lone element (0-d), nothing for an empty tensor
-        return x * 0.0 + 1.0 if x.ndim == 0 else x * 0.0
+        # (its result kept, as the fused op's and PyTorch's: changing it in place raises)
+        return saved_for_backward(x * 0.0 + 1.0 if x.ndim == 0 else x * 0.0, output=True)
     e = (x - x.max(axis, keepdims=True)).exp()
     return e / e.sum(axis, keepdims=True)
 
 
-def _log_softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None,
-                       dtype: Any = None) -> Tensor | None:  # fmt: skip
+def _log_softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+                       axis: int | None = None) -> Tensor | None:  # fmt: skip
     x = x if dtype is None else x.astype(dtype)
     _float(x, "log_softmax")
     axis = _dim(axis, dim, "log_softmax")
@@ -110,13 +114,14 @@ def _log_softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = 
 
 
 @composite("log_softmax", _log_softmax_fused)
-def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor:
+def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+                axis: int | None = None) -> Tensor:  # fmt: skip
     """``x - logsumexp(x)`` along ``axis`` (or PyTorch's ``dim``; default the last);
     ``dtype`` casts ``x`` first, as in PyTorch."""
     x = x if dtype is None else x.astype(dtype)
     axis = _dim(axis, dim, "log_softmax")
     if _degenerate(x, axis, "log_softmax"):  # log 1 = 0 for a lone element (0-d); empty stays empty
-        return x - x
+        return saved_for_backward(x - x, output=True)  # (its result kept, as the fused op's and PyTorch's)
     z = x - x.max(axis, keepdims=True)
     return z - z.exp().sum(axis, keepdims=True).log()
 
@@ -225,8 +230,16 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     return 0.5 * x * (1.0 + (x * (1.0 / math.sqrt(2.0))).erf())
 
 
-def relu(x: Tensor) -> Tensor:
-    return x.relu()
+def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``max(x, 0)``; ``inplace=True`` writes it into ``input`` (see :func:`_in_place`)."""
+    return _in_place(input, "relu", relu) if inplace else input.relu()
+
+
+def _in_place(x: Tensor, name: str, fn: Any, **kw: Any) -> Tensor:
+    """PyTorch's ``inplace=True``: ``fn(x, **kw)`` written into ``x``'s own memory and
+    ``x`` returned, through the one in-place mechanism (``autograd.apply_inplace``: the
+    version bump, the rebased history, the refusal for a leaf that requires grad)."""
+    return apply_inplace(x, name + "_", lambda t: fn(t, **kw))
 
 
 def sigmoid(x: Tensor) -> Tensor:
@@ -238,8 +251,9 @@ def tanh(x: Tensor) -> Tensor:
 
 
 @composite("dropout")
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
-    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
+def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``
+    (``inplace=True``: written into ``x``).
 
     The mask is drawn on the host from the seeded generator, so it is the same on
     every device for the same seed.
@@ -248,6 +262,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
     if not training or p == 0.0:
         return x
+    if inplace:
+        return _in_place(x, "dropout", dropout, p=p, training=training)
     if p == 1.0:
         return x * 0.0
     return x * draw("dropout", x.shape, x.dtype, x, p)  # (an op: a traced program draws at each replay)
@@ -478,16 +494,24 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
     weight = _class_weight(op, weight, x)
     t, keep, n_kept = _index_targets(op, x, target, ignore_index)
     with scope(op):
-        return _nll_reference(x.reshape(-1, x.shape[-1]), t, keep, n_kept, weight, reduction, 0.0, x.shape[:-1])
+        out = _nll_reference(x.reshape(-1, x.shape[-1]), t, keep, n_kept, weight, reduction, 0.0, x.shape[:-1])
+        return saved_for_backward(out, input, target, weight)  # (what PyTorch's keeps)
 
 
 @composite("mse_loss")
 def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
-             reduction: str = "mean") -> Tensor:  # fmt: skip
-    """The squared differences, averaged (``reduction="mean"``), summed, or each (``"none"``)."""
+             reduction: str = "mean", weight: Any = None) -> Tensor:  # fmt: skip
+    """The squared differences, averaged (``reduction="mean"``), summed, or each (``"none"``);
+    ``weight`` (the input's shape) multiplies each, and ``"mean"`` then divides by its sum, as PyTorch's."""
     reduction = _reduction("mse_loss", reduction, size_average, reduce)
     d = input - target
-    return _reduce(d * d, reduction)
+    if weight is not None:
+        weight = _as_operand("mse_loss", weight, input, "weight")
+        if weight.shape != input.shape:
+            raise ValueError(f"mse_loss: weight of shape {weight.shape} must have the input's shape {input.shape}")
+        loss = d * d * weight
+        return loss.sum() / weight.sum() if reduction == "mean" else _reduce(loss, reduction)
+    return saved_for_backward(_reduce(d * d, reduction), input, target)  # (what PyTorch's keeps)
 
 
 # -- attention ---------------------------------------------------------------------
@@ -650,22 +674,28 @@ def _softplus_stable(z: Tensor) -> Tensor:
 
 
 @composite("leaky_relu")
-def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
-    """``x`` where positive, ``negative_slope * x`` elsewhere."""
-    return where(x > 0, x, x * negative_slope)
+def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where positive, ``negative_slope * x`` elsewhere (``inplace=True``: written into ``x``)."""
+    if inplace:
+        return _in_place(x, "leaky_relu", leaky_relu, negative_slope=negative_slope)
+    return saved_for_backward(where(x > 0, x, x * negative_slope), x)  # (as PyTorch's, it keeps x)
 
 
 @composite("silu")
-def silu(x: Tensor) -> Tensor:
-    """``x * sigmoid(x)`` (also called swish)."""
+def silu(x: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` (also called swish; ``inplace=True``: written into ``x``)."""
+    if inplace:
+        return _in_place(x, "silu", silu)
     return x * x.sigmoid()
 
 
 @composite("elu")
-def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
-    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
+def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere (``inplace=True``: written into ``x``)."""
+    if inplace:
+        return _in_place(x, "elu", elu, alpha=alpha)
     neg = where(x > 0, 0.0, x)  # exp of the positive side could overflow, though where drops it
-    return where(x > 0, x, (neg.exp() - 1.0) * alpha)
+    return saved_for_backward(where(x > 0, x, (neg.exp() - 1.0) * alpha), x)  # (as PyTorch's, it keeps x)
 
 
 @composite("softplus")
@@ -675,13 +705,34 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     sp = _softplus_stable(bx)
     if beta != 1:
         sp = sp / beta
-    return where(bx > threshold, x, sp)
+    return saved_for_backward(where(bx > threshold, x, sp), x)  # (as PyTorch's, it keeps x)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:  # noqa: A002
+    """``x / max(||x||_p, eps)`` along ``dim`` (PyTorch's default: axis 1); any ``p``:
+    ``inf``, ``-inf``, 0 (the count of non-zeros) and negative ones too, as PyTorch;
+    ``out`` receives the result (see :func:`written_to_out`)."""
+    return written_to_out(_normalize(input, p, dim, eps), out, "normalize")
+
+
+def written_to_out(r: Tensor, out: Any, op: str) -> Tensor:
+    """PyTorch's ``out=``: ``r`` copied into the tensor ``out`` (of ``r``'s shape), which is
+    returned; ``r`` itself when ``out`` is None. As in PyTorch, not while ``r`` records a
+    gradient (``out=`` takes no part in autograd)."""
+    if out is None:
+        return r
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}: out must be a Tensor, got {type(out).__name__}")
+    if r.requires_grad:
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad; call it without out= (or under tga.no_grad())")  # fmt: skip
+    if tuple(out.shape) != tuple(r.shape):
+        raise RuntimeError(f"{op}: out has shape {tuple(out.shape)}, the result {tuple(r.shape)}; give an out of that shape")
+    return out.copy_(r)
 
 
 @composite("normalize")
-def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    """``x / max(||x||_p, eps)`` along ``dim`` (PyTorch's default: axis 1); any ``p``:
-    ``inf``, ``-inf``, 0 (the count of non-zeros) and negative ones too, as PyTorch."""
+def _normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     dim = _axis(x, dim, "normalize")
     if p == math.inf:
         norm = x.abs().max(dim, keepdims=True).maximum(eps)
@@ -724,8 +775,9 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     _same_shape(op, input, target)
     loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
     if weight is not None:
-        loss = loss * _as_operand(op, weight, input, "weight")
-    return _reduce(loss, reduction)
+        weight = _as_operand(op, weight, input, "weight")
+        loss = loss * weight
+    return saved_for_backward(_reduce(loss, reduction), input, target, weight)  # (what PyTorch's keeps)
 
 
 @composite("binary_cross_entropy_with_logits")
@@ -744,8 +796,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
         sp = sp * ((_as_operand(op, pos_weight, input, "pos_weight") - 1.0) * target + 1.0)
     loss = (1.0 - target) * input + sp
     if weight is not None:
-        loss = loss * _as_operand(op, weight, input, "weight")
-    return _reduce(loss, reduction)
+        weight = _as_operand(op, weight, input, "weight")
+        loss = loss * weight
+    return saved_for_backward(_reduce(loss, reduction), input, target, weight)  # (what PyTorch's keeps)
 
 
 # -- PyTorch's functional API: lookups and shapes -------------------------------------
@@ -794,7 +847,9 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Ten
         ids = _as_operand("embedding", input, weight, "input")
     else:  # lists and float tensors of whole numbers: the checked host copy
         ids = Tensor(host, device=weight.device)
-    out = weight[ids]  # (..., dim); repeated ids accumulate gradient
+    # (..., dim); repeated ids accumulate gradient. A lookup is new memory, as PyTorch's: one
+    # 0-d id gathers a row of one (weight[id] would be a view of it)
+    out = weight[ids] if ids.ndim else weight[ids.reshape(1)].reshape(weight.shape[1:])
     if padding_idx is None:
         return out
     if not -n <= padding_idx < n:
@@ -902,6 +957,10 @@ from .activations import (  # noqa: E402
 )
 
 __all__ += ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]
+# -- PyTorch's F.threshold (tinygrad_attn/activations.py) --
+from .activations import threshold  # noqa: E402
+
+__all__ += ["threshold"]
 # -- resizing (written in tinygrad_attn/functional_resize.py) ------------------------------
 from .functional_resize import interpolate  # noqa: E402
 

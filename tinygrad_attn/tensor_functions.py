@@ -26,6 +26,7 @@ from . import functional, ops
 from ._tensor import InvalidArgumentError, Size, Tensor, _sqrt_of_variance, _var, cat, dim_spelling, stack, where
 from ._tensor import _dim_alias as dim_or_axis  # (one rule for both spellings)
 from .autograd import _memory_root, composite
+from .ops.saved import saved_for_backward
 
 __all__ = [
     "Size", "ValuesIndices", "matmul", "mm", "bmm", "dot", "cat", "concat", "concatenate", "stack", "split", "chunk",
@@ -102,7 +103,8 @@ def _index(x: Tensor, dim: int, index: Any, op: str) -> Tensor:
 def gather(x: Tensor, dim: int, index: Any) -> Tensor:
     """``out[i][j] = x[index[i][j]][j]`` (for ``dim=0``), as ``torch.gather``; differentiable in ``x``."""
     d = _one_dim(x, dim, "gather")
-    return ops.GatherAlong.apply(x, _index(x, d, index, "gather"), args=(d, x.shape))
+    out = ops.GatherAlong.apply(x, _index(x, d, index, "gather"), args=(d, x.shape))
+    return saved_for_backward(out, x)  # (PyTorch's gather keeps its input; index_select, sort, max do not)
 
 
 def _scattered(x: Tensor, dim: Any, index: Any, src: Any, op: str,
@@ -307,14 +309,14 @@ def var(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,
         c = 1 if unbiased else 0
     else:
         c = 0 if sp.numpy else 1
-    return _var(x, sp.dim, sp.keepdim, c)
+    return saved_for_backward(_var(x, sp.dim, sp.keepdim, c), x)  # (PyTorch's keeps the input)
 
 
 def std(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None,
         axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
     """The square root of :func:`var` (the same defaults); its gradient where the spread is 0 is 0."""
     v = var(x, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims, ddof=ddof)
-    return _sqrt_of_variance(v)
+    return saved_for_backward(_sqrt_of_variance(v), output=True)  # (PyTorch's keeps the input and the result)
 
 
 def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
@@ -331,8 +333,12 @@ def _one_along(x: Tensor, d: int, n: int) -> Tensor:
 def prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """The product over ``dim`` (all elements when None), as a tree of halving products:
     ``log2(n)`` multiplies, exact gradients where entries are zero (no division)."""
+    return saved_for_backward(_prod(x, dim, keepdim), x, output=True)  # (what PyTorch's keeps)
+
+
+def _prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     if dim is None:
-        out = prod(x.reshape(-1), 0)
+        out = _prod(x.reshape(-1), 0)
         return _new_memory(out.reshape((1,) * x.ndim) if keepdim else out, x)
     if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         x._axes(dim, "prod")
@@ -358,6 +364,10 @@ def prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 def cumprod(x: Tensor, dim: int) -> Tensor:
     """Running products along ``dim`` by doubling steps (``log2(n)`` multiplies by a
     shifted copy): no division, so zeros give exact values and gradients."""
+    return saved_for_backward(_cumprod(x, dim), x, output=True)  # (what PyTorch's keeps)
+
+
+def _cumprod(x: Tensor, dim: int) -> Tensor:
     if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         x._axes(dim, "cumprod")
         return x.clone()
@@ -381,10 +391,17 @@ def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     return ops.Cumsum.apply(x, args=_one_dim(x, dim, "cumsum"))
 
 
-@composite("norm")
-def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,
+         dtype: Any = None) -> Tensor:  # fmt: skip
     """The vector p-norm over ``dim`` (all elements when None): ``"fro"``/2, 1, ``inf``,
-    ``-inf``, 0 (the count of non-zeros) or any other positive ``p``."""
+    ``-inf``, 0 (the count of non-zeros) or any other positive ``p``; ``dtype`` casts the
+    input first, ``out`` receives the result (see :func:`functional.written_to_out`)."""
+    r = _norm(x if dtype is None else x.astype(dtype), p, dim, keepdim)
+    return functional.written_to_out(r, out, "norm")
+
+
+@composite("norm")
+def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
     if p in ("fro", 2, 2.0, None):
         return (x * x).sum(dim, keepdim).sqrt()
     if p == 1:

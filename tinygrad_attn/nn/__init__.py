@@ -127,3 +127,7 @@ __all__ += [
     "CosineEmbeddingLoss",
 ]
 __all__ += ["CELU", "SELU", "ReLU6", "Hardswish", "Hardsigmoid", "Hardtanh", "LogSigmoid", "Mish", "Softmin", "Softsign", "SiLU", "ELU", "LeakyReLU", "Softplus"]  # PyTorch's further activations
+# PyTorch's Threshold (nn/activation.py)
+from .activation import Threshold  # noqa: E402
+
+__all__ += ["Threshold"]

@@ -81,7 +81,8 @@ class Embedding(Module):
         if host.size and (host.min() < 0 or host.max() >= self.num):
             bad = host.max() if host.max() >= self.num else host.min()
             raise IndexError(f"Embedding({self.num}, {self.dim}): id {bad} is out of range [0, {self.num})")
-        out = self.weight[host]  # (..., dim); repeated ids accumulate gradient
+        # (..., dim); repeated ids accumulate gradient; new memory, also for one 0-d id
+        out = self.weight[host] if host.ndim else self.weight[host.reshape(1)].reshape(self.weight.shape[1:])
         if self.padding_idx is not None and (host == self.padding_idx).any():
             # The padding row is read but not learned: its lookups pass no gradient back.
             pad = Tensor((host == self.padding_idx)[..., None], device=self.weight._dev)
@@ -131,7 +132,7 @@ class Identity(Module):
 class Dropout(Module):
     """Zero elements with probability ``p`` while training; the identity in ``eval()``.
 
-    ``inplace`` is accepted for PyTorch code and ignored (the result is a new tensor).
+    ``inplace=True`` zeroes and scales the input itself, as PyTorch's does.
     """
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
@@ -141,7 +142,7 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
