@@ -118,6 +118,51 @@ STEPS = {
 }  # fmt: skip
 
 
+def _then_changed(h, f):
+    """``f(c)`` of a non-leaf copy ``c``, which is then changed in place (raises where the op keeps it)."""
+    c = h * 1.0
+    out = f(c)
+    c.mul_(2.0)
+    return out
+
+
+def _written_through(h, f):
+    c = h * 1.0
+    f(c).mul_(2.0)
+    return c
+
+
+# ops the issue names: what each keeps for backward (in-place changes of inputs and results),
+# inplace= activations, a 0-d integer tensor as an index, diagonal views written through
+STEPS.update({
+    "clamp": ("{h}.clamp(-0.5, 0.5)", lambda s: True, lambda L, h, o, a: h.clamp(-0.5, 0.5)),
+    "clamp_input_": ("c = {h} * 1.0; y = c.clamp(-0.5, 0.5); c.mul_(2.0)", lambda s: True,
+                     lambda L, h, o, a: _then_changed(h, lambda c: c.clamp(-0.5, 0.5))),
+    "elu_input_": ("c = {h} * 1.0; y = F.elu(c); c.mul_(2.0)", lambda s: True,
+                   lambda L, h, o, a: _then_changed(h, L.F.elu)),
+    "elu_inplace": ("F.elu({h} * 1.0, inplace=True)", lambda s: True,
+                    lambda L, h, o, a: L.F.elu(h * 1.0, inplace=True)),
+    "relu_inplace": ("F.relu({h} * 1.0, inplace=True)", lambda s: True,
+                     lambda L, h, o, a: L.F.relu(h * 1.0, inplace=True)),
+    "leaky_relu_inplace": ("F.leaky_relu({h} * 1.0, 0.2, True)", lambda s: True,
+                           lambda L, h, o, a: L.F.leaky_relu(h * 1.0, 0.2, True)),
+    "div_output_": ("({h} / 2.0).mul_(3.0)", lambda s: True, lambda L, h, o, a: (h / 2.0).mul_(3.0)),
+    "exp_output_": ("{h}.exp().mul_(3.0)", lambda s: True, lambda L, h, o, a: h.exp().mul_(3.0)),
+    "mse_input_": ("c = {h} * 1.0; y = F.mse_loss(c, {o}); c.mul_(2.0)", lambda s: True,
+                   lambda L, h, o, a: _then_changed(h, lambda c: L.F.mse_loss(c, o))),
+    "logaddexp": ("{h}.logaddexp({o})", lambda s: True, lambda L, h, o, a: h.logaddexp(o)),
+    "prod_dim": ("{h}.prod({a})", lambda s: len(s) >= 1, lambda L, h, o, a: h.prod(a % len(_shape(h)))),
+    "prod_output_": ("{h}.prod({a}).mul_(2.0)", lambda s: len(s) >= 1,
+                     lambda L, h, o, a: h.prod(a % len(_shape(h))).mul_(2.0)),
+    "index_0d": ("{h}[m.tensor(0)]", lambda s: len(s) >= 1 and s[0] > 0, lambda L, h, o, a: h[L.m.tensor(0)]),
+    "index_0d_write": ("c = {h} * 1.0; c[m.tensor(0)].mul_(2.0)", lambda s: len(s) >= 1 and s[0] > 0,
+                       lambda L, h, o, a: _written_through(h, lambda c: c[L.m.tensor(0)])),
+    "diagonal": ("{h}.diagonal({a})", lambda s: len(s) >= 2, lambda L, h, o, a: h.diagonal(a)),
+    "diagonal_write": ("c = {h} * 1.0; c.diagonal({a}, -1, -2).mul_(2.0)", lambda s: len(s) >= 2,
+                       lambda L, h, o, a: _written_through(h, lambda c: c.diagonal(a, -1, -2))),
+})  # fmt: skip
+
+
 @st.composite
 def programs(draw):
     shape = tuple(draw(st.lists(st.integers(0, 3), min_size=0, max_size=3)))
