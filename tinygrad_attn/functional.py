@@ -19,6 +19,7 @@ from .autograd import _memory_root, _State, apply_inplace, composite, scope
 from .indexing import host_integers
 from .ops import fused
 from .ops.saved import saved_for_backward
+from .ops.transcendental import Expm1
 from .random import draw
 
 __all__ = [
@@ -695,7 +696,8 @@ def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     if inplace:
         return _in_place(x, "elu", elu, alpha=alpha)
     neg = where(x > 0, 0.0, x)  # exp of the positive side could overflow, though where drops it
-    return saved_for_backward(where(x > 0, x, (neg.exp() - 1.0) * alpha), x)  # (as PyTorch's, it keeps x)
+    # (expm1, as PyTorch's: exp(x) - 1 would round a tiny x's result to 0)
+    return saved_for_backward(where(x > 0, x, Expm1.apply(neg) * alpha), x)  # (as PyTorch's, it keeps x)
 
 
 @composite("softplus")
