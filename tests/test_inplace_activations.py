@@ -178,3 +178,36 @@ def test_saved_node_passes_the_gradient_and_keeps_no_graph_without_grad(device):
     assert y._ctx is None  # (no gradient wanted: no node, no kept tensor)
     assert tga.gradcheck(lambda t: F.elu(t) * t, x)
     assert tga.gradcheck(lambda t: t.clamp(-0.5, 0.5).sum() + t.logsumexp(1).sum() + t.prod(1).sum(), x)
+
+
+# -- embedding: PyTorch's max_norm, scale_grad_by_freq, _weight, _freeze -------------------
+def test_embedding_max_norm_and_scale_grad_by_freq_as_pytorch():
+    torch = pytest.importorskip("torch")
+    w0 = np.arange(1.0, 13.0).reshape(4, 3) / 3.0
+    ids = np.array([[0, 2, 2], [3, 2, 0]])
+    for kw in ({"max_norm": 1.5}, {"max_norm": 2.0, "norm_type": 1.0}, {"scale_grad_by_freq": True},
+               {"max_norm": 1.0, "scale_grad_by_freq": True, "padding_idx": 3}):  # fmt: skip
+        w, tw = Tensor(w0.copy(), requires_grad=True), torch.tensor(w0.copy(), requires_grad=True)
+        with tga.no_grad():
+            out = F.embedding(Tensor(ids), w, **kw)
+        with torch.no_grad():
+            tout = torch.nn.functional.embedding(torch.tensor(ids), tw, **kw)
+        np.testing.assert_allclose(out.numpy(), tout.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(w.numpy(), tw.detach().numpy(), rtol=1e-12)  # (renormed in place)
+        out = F.embedding(Tensor(ids), w, **kw)
+        tout = torch.nn.functional.embedding(torch.tensor(ids), tw, **kw)
+        (out * out).sum().backward()
+        (tout * tout).sum().backward()
+        np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="sparse"):
+        F.embedding(Tensor(ids), Tensor(w0), sparse=True)
+
+
+def test_embedding_module_takes_pytorchs_arguments():
+    w0 = Tensor(np.arange(12.0).reshape(4, 3))
+    e = nn.Embedding(num_embeddings=4, embedding_dim=3, _weight=w0, _freeze=True)
+    assert not e.weight.requires_grad and e.num_embeddings == 4 and e.embedding_dim == 3
+    np.testing.assert_array_equal(e(Tensor(np.array([1, 3]))).numpy(), w0.numpy()[[1, 3]])
+    m = nn.Embedding(4, 3, max_norm=1.0)
+    m(Tensor(np.array([0, 1])))
+    assert np.all(np.linalg.norm(m.weight.numpy()[:2], axis=1) <= 1.0 + 1e-6)

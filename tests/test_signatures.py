@@ -26,8 +26,6 @@ P = inspect.Parameter
 EXCEPTIONS: dict[tuple[str, str], str] = {
     ("torch", "save"): "state dicts go to safetensors files without pickle: (obj, path), no pickle options",
     ("torch", "load"): "as save: (path, device); no map_location, pickle_module or weights_only",
-    ("F", "embedding"): "no max_norm, norm_type, scale_grad_by_freq, sparse",
-    ("nn", "Embedding"): "the first round's (num, dim, padding_idx): positions match, the names differ",
     ("nn", "TransformerEncoderLayer"): "activation defaults to 'relu', PyTorch's to the function relu: the same",
     ("nn", "TransformerDecoderLayer"): "as TransformerEncoderLayer",
 }

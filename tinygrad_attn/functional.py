@@ -826,11 +826,20 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     return hit.astype(np.int64)
 
 
-def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,  # noqa: A002
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:  # fmt: skip
     """The rows of ``weight (num, dim)`` picked by integer ``input (...)`` -> ``(..., dim)``.
 
-    The row ``padding_idx`` is looked up as any other but gets no gradient, as in PyTorch.
+    The row ``padding_idx`` is looked up as any other but gets no gradient, as in PyTorch;
+    ``max_norm`` first scales each looked-up row of ``weight`` whose ``norm_type``-norm
+    exceeds it down to it, in place; ``scale_grad_by_freq`` divides each row's gradient by
+    how often the batch names it. ``sparse=True`` (sparse gradients) is not supported.
     """
+    if sparse:
+        raise UnsupportedModeError("embedding: sparse=True (sparse gradients) is not supported; use sparse=False, "
+                                   "whose gradient is the same values, dense")  # fmt: skip
+    if max_norm is not None or scale_grad_by_freq:
+        return _embedding_pytorch_options(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
     if weight.ndim != 2:
         raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
     n = weight.shape[0]
@@ -858,6 +867,29 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Ten
         raise ValueError(f"embedding: padding_idx {padding_idx} is out of range for a weight of {n} rows")
     is_pad = (ids == padding_idx % n).unsqueeze(-1)  # (..., 1)
     return where(is_pad, out.detach(), out)
+
+
+def _embedding_pytorch_options(ids: Any, weight: Tensor, padding_idx: int | None, max_norm: float | None,
+                               norm_type: float, scale_grad_by_freq: bool) -> Tensor:  # fmt: skip
+    """``embedding`` with PyTorch's ``max_norm`` and ``scale_grad_by_freq`` (read on the host)."""
+    from .autograd import no_grad  # noqa: PLC0415 - (a local name: this module's own no_grad is absent)
+
+    if weight.ndim != 2:
+        raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
+    host = host_integers(ids, "embedding", "input (indices)")
+    if max_norm is not None and host.size:
+        with no_grad():  # (as PyTorch's embedding_renorm_: the weight itself, outside the graph)
+            rows = np.unique(host)
+            if rows.min() >= 0 and rows.max() < weight.shape[0]:
+                sel = weight[rows]
+                norms = sel.norm(norm_type, 1, keepdim=True)
+                weight[rows] = sel * where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    out = embedding(ids, weight, padding_idx)
+    if scale_grad_by_freq and host.size:
+        _, inverse, counts = np.unique(host.reshape(-1), return_inverse=True, return_counts=True)
+        scale = Tensor((1.0 / counts[inverse]).reshape(host.shape + (1,)).astype(out.dtype), device=weight.device)
+        out = out.detach() + (out - out.detach()) * scale  # (the value unchanged; the gradient divided by the count)
+    return out
 
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
