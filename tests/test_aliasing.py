@@ -78,7 +78,22 @@ CASES = {
     "diagonal_below": lambda x: x.diagonal(-1),
     "index_0d_tensor": lambda x: x[(tga if isinstance(x, Tensor) else torch).tensor(1)],
     "index_0d_tensor_and_int": lambda x: x[(tga if isinstance(x, Tensor) else torch).tensor(1), 2],
+    "index_true": lambda x: x[True],
+    "index_0d_bool_tensor": lambda x: x[(tga if isinstance(x, Tensor) else torch).tensor(True)],
 }
+
+
+@pytest.mark.parametrize("key", ["True", "False", "m.tensor(True)", "m.tensor(False)"])
+@pytest.mark.parametrize("shape", [(), (2, 3)])
+def test_a_0d_bool_index_adds_an_axis_as_pytorchs(key, shape):
+    a = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)
+    got, want = [], []
+    for m, out in ((tga, got), (torch, want)):
+        x = m.tensor(a.copy(), requires_grad=True)
+        y = x[eval(key)]  # noqa: S307 - a fixed expression of this test
+        (y * 2.0).sum().backward()
+        out.append((tuple(y.shape), np.asarray(x.grad).tolist()))
+    assert got == want
 
 
 @pytest.mark.parametrize(("d1", "d2", "offset"), [(0, 1, 0), (1, 0, 1), (2, 1, -1), (1, 2, 2)])  # (axes next to each other)

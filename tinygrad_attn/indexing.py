@@ -140,6 +140,11 @@ def _scalar_index(k: Any) -> Any:
 
 def getitem(x: Tensor, key: Any) -> Tensor:
     key = tuple(map(_scalar_index, key)) if isinstance(key, tuple) else (_scalar_index(key),)
+    k0 = key[0] if len(key) == 1 else None
+    if k0.__class__ is bool or (x.ndim and _is_bool_array(k0) and _bool_ndim(k0) == 0):
+        # x[True]: x under a new axis of 1, x[False] of 0; an index op (new memory), as PyTorch's
+        keep = bool(k0.item() if isinstance(k0, Tensor) else k0)
+        return getitem(x.unsqueeze(0), np.zeros(1 if keep else 0, dtype=np.int64))
     if x.ndim == 0 and len(key) == 1 and _is_bool_array(key[0]) and key[0].ndim == 0:
         # x[x > 0] of a 0-d x: one element or none, as PyTorch (NumPy has no nonzero of 0-d)
         m = key[0]
