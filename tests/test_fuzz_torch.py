@@ -140,8 +140,9 @@ STEPS.update({
                      lambda L, h, o, a: _then_changed(h, lambda c: c.clamp(-0.5, 0.5))),
     "elu_input_": ("c = {h} * 1.0; y = F.elu(c); c.mul_(2.0)", lambda s: True,
                    lambda L, h, o, a: _then_changed(h, L.F.elu)),
-    "elu_inplace": ("F.elu({h} * 1.0, inplace=True)", lambda s: True,
-                    lambda L, h, o, a: L.F.elu(h * 1.0, inplace=True)),
+    # (hardtanh, not elu: at exactly 0 PyTorch's elu has a second derivative of 0, ours alpha)
+    "hardtanh_inplace": ("F.hardtanh({h} * 1.0, -1.0, 1.0, True)", lambda s: True,
+                         lambda L, h, o, a: L.F.hardtanh(h * 1.0, -1.0, 1.0, True)),
     "relu_inplace": ("F.relu({h} * 1.0, inplace=True)", lambda s: True,
                      lambda L, h, o, a: L.F.relu(h * 1.0, inplace=True)),
     "leaky_relu_inplace": ("F.leaky_relu({h} * 1.0, 0.2, True)", lambda s: True,
@@ -221,10 +222,11 @@ def run(ours: bool, a, b, steps, second: bool):
     if loss is not None and loss.requires_grad:
         grad_fn = tga.grad if ours else torch.autograd.grad
         gs = grad_fn(loss, [x0, x1], create_graph=second, allow_unused=True)
-        grads = [None if g is None else (g.numpy() if ours else g.detach().numpy()) for g in gs]
+        grads = [None if g is None else (g.numpy() if ours else g.detach().numpy(force=True)) for g in gs]
         if second and all(g is not None and g.requires_grad for g in gs):
             g2 = grad_fn(sum((g * g).sum() for g in gs), [x0, x1], allow_unused=True)
-            grads += [None if g is None else (g.numpy() if ours else g.detach().numpy()) for g in g2]
+            # (force=True: PyTorch's zero second derivatives can be a ZeroTensor, which .numpy() refuses)
+            grads += [None if g is None else (g.numpy() if ours else g.detach().numpy(force=True)) for g in g2]
     return value, dtype, grads
 
 
