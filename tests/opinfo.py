@@ -1444,3 +1444,10 @@ OPS += [
 ]  # fmt: skip
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"
+
+# PyTorch's F.threshold (activations.py; inputs away from the step at 0.1)
+OPS += [
+    OpInfo("threshold", lambda x: F.threshold(x, 0.1, -2.0), lambda x: TF.threshold(x, 0.1, -2.0),
+           unary(AWAY_FROM_ZERO), ("threshold",), composite=True),
+]  # fmt: skip
+BY_NAME = {op.name: op for op in OPS}

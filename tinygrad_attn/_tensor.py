@@ -450,6 +450,8 @@ class Tensor:
 
     def __pow__(self, other: Any) -> Tensor:
         other = self._operand(other)
+        if self.dtype == np.bool_ and (other.__class__ is bool or getattr(other, "dtype", None) == np.bool_):
+            return _bool_pow(self, other)
         base, other = _promoted(self, other)
         if isinstance(other, Tensor):
             return ops.Pow.apply(base, other)
@@ -463,6 +465,8 @@ class Tensor:
     def __rpow__(self, other: Any) -> Tensor:
         # (Pow with a constant base, not exp(t * log(base)): that has no log for base <= 0,
         # where 0 ** t and (-2) ** t are still defined)
+        if self.dtype == np.bool_ and other.__class__ is bool:
+            return _bool_pow(other, self)
         return ops.Pow.apply(*_promoted(self._operand(other), self))
 
     def __neg__(self) -> Tensor:
@@ -754,6 +758,16 @@ def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None
         raise ValueError(f"stack: all tensors need one shape, got {sorted(shapes)}")
     axis = dims.new_axis(tensors[0].shape, axis, "stack")
     return cat([t.unsqueeze(axis) for t in tensors], axis)
+
+
+# -- bool ** bool, as PyTorch's ------------------------------------------------------
+def _bool_pow(a: Any, b: Any) -> Tensor:
+    """``bool ** bool`` as PyTorch: a tensor to a Python bool stays bool (``x ** True`` is
+    ``x``, ``x ** False`` all True); two bool tensors, or a bool to a bool tensor, raise."""
+    if isinstance(a, Tensor) and not isinstance(b, Tensor):
+        return a.clone() if b else Tensor.ones(a.shape, dtype=np.bool_, device=a._dev)
+    raise UnsupportedModeError("pow: not implemented for bool ** bool tensors (PyTorch: \"pow\" not implemented for "
+                               "'Bool'); convert with .long() or .float() first")  # fmt: skip
 
 
 # -- the namespace that makes backward formulas record a graph -------------------

@@ -14,8 +14,11 @@ from typing import Any
 from . import dims
 from ._tensor import Tensor, where
 from .engine.composite import composite
+from .inplace import apply_inplace
+from .ops.saved import saved_for_backward
 
 __all__ = ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]
+__all__ += ["threshold"]  # (PyTorch's F.threshold)
 
 # SELU's constants (Klambauer et al., 2017), as PyTorch spells them
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -51,16 +54,21 @@ def _expm1_negative(x: Tensor) -> Tensor:
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
     """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere."""
     x = _float(input, "celu")
+    if inplace:
+        return _in_place(x, "celu", celu, alpha=alpha)
     if alpha == 0:
         raise RuntimeError("celu: alpha must not be 0 (it divides the input)")
-    return where(x > 0, x, _expm1_negative(x * (1.0 / alpha)) * alpha)
+    return saved_for_backward(where(x > 0, x, _expm1_negative(x * (1.0 / alpha)) * alpha), x)  # (as PyTorch's)
 
 
 @composite("selu")
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
     x = _float(input, "selu")
-    return where(x > 0, x * _SELU_SCALE, _expm1_negative(x) * (_SELU_ALPHA * _SELU_SCALE))
+    if inplace:
+        return _in_place(x, "selu", selu)
+    out = where(x > 0, x * _SELU_SCALE, _expm1_negative(x) * (_SELU_ALPHA * _SELU_SCALE))
+    return saved_for_backward(out, x)  # (as PyTorch's, it keeps x)
 
 
 @composite("hardtanh")
@@ -69,38 +77,48 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     x = _tensor(input, "hardtanh")
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
-    return where(x <= min_val, min_val, where(x >= max_val, max_val, x))
+    if inplace:
+        return _in_place(x, "hardtanh", hardtanh, min_val=min_val, max_val=max_val)
+    return saved_for_backward(where(x <= min_val, min_val, where(x >= max_val, max_val, x)), x)  # (as PyTorch's)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``min(max(x, 0), 6)`` (PyTorch's ``hardtanh(x, 0, 6)``)."""
-    return hardtanh(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 @composite("hardsigmoid")
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, a line between."""
     x = _float(input, "hardsigmoid")
-    return where(x <= -3.0, 0.0, where(x >= 3.0, 1.0, x * (1.0 / 6.0) + 0.5))
+    if inplace:
+        return _in_place(x, "hardsigmoid", hardsigmoid)
+    out = where(x <= -3.0, 0.0, where(x >= 3.0, 1.0, x * (1.0 / 6.0) + 0.5))
+    return saved_for_backward(out, x)  # (as PyTorch's, it keeps x)
 
 
 @composite("hardswish")
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * relu6(x + 3) / 6``."""
     x = _float(input, "hardswish")
+    if inplace:
+        return _in_place(x, "hardswish", hardswish)
     return where(x < -3.0, 0.0, where(x <= 3.0, x * (x + 3.0) * (1.0 / 6.0), x))
 
 
 @composite("logsigmoid")
 def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
     """``log(sigmoid(x)) = -softplus(-x)``, without overflow."""
-    return -_softplus_stable(-_float(input, "logsigmoid"))
+    x = _float(input, "logsigmoid")
+    return saved_for_backward(-_softplus_stable(-x), x)  # (as PyTorch's, it keeps x)
 
 
 @composite("mish")
 def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * tanh(softplus(x))``."""
     x = _float(input, "mish")
+    if inplace:
+        return _in_place(x, "mish", mish)
     return x * _softplus_stable(x).tanh()
 
 
@@ -119,6 +137,23 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     if dim is None:  # the first axis of 0-, 1- and 3-D inputs, the second otherwise
         dim = 0 if x.ndim in (0, 1, 3) else 1
     return (-x).softmax(dims.one(x.shape, dim, "softmin"))  # (Tensor.softmax is F.softmax)
+
+
+@composite("threshold")
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x`` where ``x > threshold``, ``value`` elsewhere (``inplace=True``: written into ``x``)."""
+    x = _tensor(input, "threshold")
+    if inplace:
+        return _in_place(x, "threshold", globals()["threshold"], threshold=threshold, value=value)
+    return saved_for_backward(where(x > threshold, x, value), x)  # (as PyTorch's, it keeps x)
+
+
+def _in_place(x: Tensor, name: str, fn: Any, **kw: Any) -> Tensor:
+    """PyTorch's ``inplace=True``: ``fn(x, **kw)`` written into ``x``'s own memory and
+    ``x`` returned, through the one in-place mechanism (``inplace.apply_inplace``: the
+    version bump, the rebased history, the refusal for a leaf that requires grad). Here,
+    not in functional.py (whose activations use it too): functional imports this module."""
+    return apply_inplace(x, name + "_", lambda t: fn(t, **kw))
 
 
 def _tensor(x: Any, op: str) -> Tensor:

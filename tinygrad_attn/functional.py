@@ -16,12 +16,15 @@ import numpy as np
 
 from . import dims
 from ._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
+from .activations import _in_place
 from .engine.composite import composite
 from .engine.switches import _State, scope
 from .engine.versions import _memory_root
-from .functional_checks import _as_operand, _float, _pad_constant, _reduce, _reduction, _same_shape
+from .functional_checks import _as_operand, _float, _pad_constant, _reduce, _reduction, _same_shape, written_to_out
 from .indexing import host_integers
 from .ops import fused
+from .ops.saved import saved_for_backward
+from .ops.transcendental import Expm1
 from .random import draw
 
 __all__ = [
@@ -73,7 +76,8 @@ def _dim(axis: int | None, dim: int | None, op: str) -> int:
     return -1 if d is None else d
 
 
-def _softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor | None:
+def _softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+                   axis: int | None = None) -> Tensor | None:  # fmt: skip
     x = x if dtype is None else x.astype(dtype)
     _float(x, "softmax")
     axis = _dim(axis, dim, "softmax")
@@ -83,19 +87,21 @@ def _softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None
 
 
 @composite("softmax", _softmax_fused)
-def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor:
+def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+            axis: int | None = None) -> Tensor:  # fmt: skip
     """``exp(x) / sum(exp(x))`` along ``axis`` (or PyTorch's ``dim``; default the last),
     shifted by the max so it never overflows; ``dtype`` casts ``x`` first, as in PyTorch."""
     x = x if dtype is None else x.astype(dtype)
     axis = _dim(axis, dim, "softmax")
     if _degenerate(x, axis, "softmax"):  # 1 for a lone element (0-d), nothing for an empty tensor
-        return x * 0.0 + 1.0 if x.ndim == 0 else x * 0.0
+        # (its result kept, as the fused op's and PyTorch's: changing it in place raises)
+        return saved_for_backward(x * 0.0 + 1.0 if x.ndim == 0 else x * 0.0, output=True)
     e = (x - x.max(axis, keepdims=True)).exp()
     return e / e.sum(axis, keepdims=True)
 
 
-def _log_softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = None,
-                       dtype: Any = None) -> Tensor | None:  # fmt: skip
+def _log_softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+                       axis: int | None = None) -> Tensor | None:  # fmt: skip
     x = x if dtype is None else x.astype(dtype)
     _float(x, "log_softmax")
     axis = _dim(axis, dim, "log_softmax")
@@ -105,13 +111,14 @@ def _log_softmax_fused(x: Tensor, axis: int | None = None, *, dim: int | None = 
 
 
 @composite("log_softmax", _log_softmax_fused)
-def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype: Any = None) -> Tensor:
+def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+                axis: int | None = None) -> Tensor:  # fmt: skip
     """``x - logsumexp(x)`` along ``axis`` (or PyTorch's ``dim``; default the last);
     ``dtype`` casts ``x`` first, as in PyTorch."""
     x = x if dtype is None else x.astype(dtype)
     axis = _dim(axis, dim, "log_softmax")
     if _degenerate(x, axis, "log_softmax"):  # log 1 = 0 for a lone element (0-d); empty stays empty
-        return x - x
+        return saved_for_backward(x - x, output=True)  # (its result kept, as the fused op's and PyTorch's)
     z = x - x.max(axis, keepdims=True)
     return z - z.exp().sum(axis, keepdims=True).log()
 
@@ -220,8 +227,9 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     return 0.5 * x * (1.0 + (x * (1.0 / math.sqrt(2.0))).erf())
 
 
-def relu(x: Tensor) -> Tensor:
-    return x.relu()
+def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``max(x, 0)``; ``inplace=True`` writes it into ``input`` (see :func:`_in_place`)."""
+    return _in_place(input, "relu", relu) if inplace else input.relu()
 
 
 def sigmoid(x: Tensor) -> Tensor:
@@ -233,8 +241,9 @@ def tanh(x: Tensor) -> Tensor:
 
 
 @composite("dropout")
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
-    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
+def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``
+    (``inplace=True``: written into ``x``).
 
     The mask is drawn on the host from the seeded generator, so it is the same on
     every device for the same seed.
@@ -243,6 +252,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
     if not training or p == 0.0:
         return x
+    if inplace:
+        return _in_place(x, "dropout", dropout, p=p, training=training)
     if p == 1.0:
         return x * 0.0
     return x * draw("dropout", x.shape, x.dtype, x, p)  # (an op: a traced program draws at each replay)
@@ -448,16 +459,24 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
     weight = _class_weight(op, weight, x)
     t, keep, n_kept = _index_targets(op, x, target, ignore_index)
     with scope(op):
-        return _nll_reference(x.reshape(-1, x.shape[-1]), t, keep, n_kept, weight, reduction, 0.0, x.shape[:-1])
+        out = _nll_reference(x.reshape(-1, x.shape[-1]), t, keep, n_kept, weight, reduction, 0.0, x.shape[:-1])
+        return saved_for_backward(out, input, target, weight)  # (what PyTorch's keeps)
 
 
 @composite("mse_loss")
 def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
-             reduction: str = "mean") -> Tensor:  # fmt: skip
-    """The squared differences, averaged (``reduction="mean"``), summed, or each (``"none"``)."""
+             reduction: str = "mean", weight: Any = None) -> Tensor:  # fmt: skip
+    """The squared differences, averaged (``reduction="mean"``), summed, or each (``"none"``);
+    ``weight`` (the input's shape) multiplies each, and ``"mean"`` then divides by its sum, as PyTorch's."""
     reduction = _reduction("mse_loss", reduction, size_average, reduce)
     d = input - target
-    return _reduce(d * d, reduction)
+    if weight is not None:
+        weight = _as_operand("mse_loss", weight, input, "weight")
+        if weight.shape != input.shape:
+            raise ValueError(f"mse_loss: weight of shape {weight.shape} must have the input's shape {input.shape}")
+        loss = d * d * weight
+        return loss.sum() / weight.sum() if reduction == "mean" else _reduce(loss, reduction)
+    return saved_for_backward(_reduce(d * d, reduction), input, target)  # (what PyTorch's keeps)
 
 
 # -- attention ---------------------------------------------------------------------
@@ -611,22 +630,29 @@ def _attention_reference(q: Tensor, k: Tensor, v: Tensor, scale: float, bias: An
 
 # -- PyTorch's functional API: activations --------------------------------------------
 @composite("leaky_relu")
-def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
-    """``x`` where positive, ``negative_slope * x`` elsewhere."""
-    return where(x > 0, x, x * negative_slope)
+def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where positive, ``negative_slope * x`` elsewhere (``inplace=True``: written into ``x``)."""
+    if inplace:
+        return _in_place(x, "leaky_relu", leaky_relu, negative_slope=negative_slope)
+    return saved_for_backward(where(x > 0, x, x * negative_slope), x)  # (as PyTorch's, it keeps x)
 
 
 @composite("silu")
-def silu(x: Tensor) -> Tensor:
-    """``x * sigmoid(x)`` (also called swish)."""
+def silu(x: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` (also called swish; ``inplace=True``: written into ``x``)."""
+    if inplace:
+        return _in_place(x, "silu", silu)
     return x * x.sigmoid()
 
 
 @composite("elu")
-def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
-    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
+def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere (``inplace=True``: written into ``x``)."""
+    if inplace:
+        return _in_place(x, "elu", elu, alpha=alpha)
     neg = where(x > 0, 0.0, x)  # exp of the positive side could overflow, though where drops it
-    return where(x > 0, x, (neg.exp() - 1.0) * alpha)
+    # (expm1, as PyTorch's: exp(x) - 1 would round a tiny x's result to 0)
+    return saved_for_backward(where(x > 0, x, Expm1.apply(neg) * alpha), x)  # (as PyTorch's, it keeps x)
 
 
 @composite("softplus")
@@ -636,13 +662,18 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     sp = _softplus_stable(bx)
     if beta != 1:
         sp = sp / beta
-    return where(bx > threshold, x, sp)
+    return saved_for_backward(where(bx > threshold, x, sp), x)  # (as PyTorch's, it keeps x)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:  # noqa: A002
+    """``x / max(||x||_p, eps)`` along ``dim`` (PyTorch's default: axis 1); any ``p``:
+    ``inf``, ``-inf``, 0 (the count of non-zeros) and negative ones too, as PyTorch;
+    ``out`` receives the result (see :func:`written_to_out`)."""
+    return written_to_out(_normalize(input, p, dim, eps), out, "normalize")
 
 
 @composite("normalize")
-def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    """``x / max(||x||_p, eps)`` along ``dim`` (PyTorch's default: axis 1); any ``p``:
-    ``inf``, ``-inf``, 0 (the count of non-zeros) and negative ones too, as PyTorch."""
+def _normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     dim = _axis(x, dim, "normalize")
     if p == math.inf:
         norm = x.abs().max(dim, keepdims=True).maximum(eps)
@@ -682,8 +713,9 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     _same_shape(op, input, target)
     loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
     if weight is not None:
-        loss = loss * _as_operand(op, weight, input, "weight")
-    return _reduce(loss, reduction)
+        weight = _as_operand(op, weight, input, "weight")
+        loss = loss * weight
+    return saved_for_backward(_reduce(loss, reduction), input, target, weight)  # (what PyTorch's keeps)
 
 
 @composite("binary_cross_entropy_with_logits")
@@ -702,8 +734,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
         sp = sp * ((_as_operand(op, pos_weight, input, "pos_weight") - 1.0) * target + 1.0)
     loss = (1.0 - target) * input + sp
     if weight is not None:
-        loss = loss * _as_operand(op, weight, input, "weight")
-    return _reduce(loss, reduction)
+        weight = _as_operand(op, weight, input, "weight")
+        loss = loss * weight
+    return saved_for_backward(_reduce(loss, reduction), input, target, weight)  # (what PyTorch's keeps)
 
 
 # -- PyTorch's functional API: lookups and shapes -------------------------------------
@@ -729,11 +762,20 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     return hit.astype(np.int64)
 
 
-def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,  # noqa: A002
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:  # fmt: skip
     """The rows of ``weight (num, dim)`` picked by integer ``input (...)`` -> ``(..., dim)``.
 
-    The row ``padding_idx`` is looked up as any other but gets no gradient, as in PyTorch.
+    The row ``padding_idx`` is looked up as any other but gets no gradient, as in PyTorch;
+    ``max_norm`` first scales each looked-up row of ``weight`` whose ``norm_type``-norm
+    exceeds it down to it, in place; ``scale_grad_by_freq`` divides each row's gradient by
+    how often the batch names it. ``sparse=True`` (sparse gradients) is not supported.
     """
+    if sparse:
+        raise UnsupportedModeError("embedding: sparse=True (sparse gradients) is not supported; use sparse=False, "
+                                   "whose gradient is the same values, dense")  # fmt: skip
+    if max_norm is not None or scale_grad_by_freq:
+        return _embedding_pytorch_options(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
     if weight.ndim != 2:
         raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
     n = weight.shape[0]
@@ -752,13 +794,38 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Ten
         ids = _as_operand("embedding", input, weight, "input")
     else:  # lists and float tensors of whole numbers: the checked host copy
         ids = Tensor(host, device=weight.device)
-    out = weight[ids]  # (..., dim); repeated ids accumulate gradient
+    # (..., dim); repeated ids accumulate gradient. A lookup is new memory, as PyTorch's: one
+    # 0-d id gathers a row of one (weight[id] would be a view of it)
+    out = weight[ids] if ids.ndim else weight[ids.reshape(1)].reshape(weight.shape[1:])
     if padding_idx is None:
         return out
     if not -n <= padding_idx < n:
         raise ValueError(f"embedding: padding_idx {padding_idx} is out of range for a weight of {n} rows")
     is_pad = (ids == padding_idx % n).unsqueeze(-1)  # (..., 1)
     return where(is_pad, out.detach(), out)
+
+
+def _embedding_pytorch_options(ids: Any, weight: Tensor, padding_idx: int | None, max_norm: float | None,
+                               norm_type: float, scale_grad_by_freq: bool) -> Tensor:  # fmt: skip
+    """``embedding`` with PyTorch's ``max_norm`` and ``scale_grad_by_freq`` (read on the host)."""
+    from .engine.switches import no_grad  # noqa: PLC0415 - (a local name: this module's own no_grad is absent)
+
+    if weight.ndim != 2:
+        raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
+    host = host_integers(ids, "embedding", "input (indices)")
+    if max_norm is not None and host.size:
+        with no_grad():  # (as PyTorch's embedding_renorm_: the weight itself, outside the graph)
+            rows = np.unique(host)
+            if rows.min() >= 0 and rows.max() < weight.shape[0]:
+                sel = weight[rows]
+                norms = sel.norm(norm_type, 1, keepdim=True)
+                weight[rows] = sel * where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    out = embedding(ids, weight, padding_idx)
+    if scale_grad_by_freq and host.size:
+        _, inverse, counts = np.unique(host.reshape(-1), return_inverse=True, return_counts=True)
+        scale = Tensor((1.0 / counts[inverse]).reshape(host.shape + (1,)).astype(out.dtype), device=weight.device)
+        out = out.detach() + (out - out.detach()) * scale  # (the value unchanged; the gradient divided by the count)
+    return out
 
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
@@ -849,6 +916,10 @@ from .activations import (  # noqa: E402
 )
 
 __all__ += ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]
+# -- PyTorch's F.threshold (tinygrad_attn/activations.py) --
+from .activations import threshold  # noqa: E402
+
+__all__ += ["threshold"]
 # -- resizing (written in tinygrad_attn/functional_resize.py) ------------------------------
 from .functional_resize import interpolate  # noqa: E402
 

@@ -59,3 +59,20 @@ def _pad_constant(x: Tensor, axis: int, lo: int, hi: int, value: float) -> Tenso
         parts.append(Tensor.full(shape, value, dtype=x.dtype, device=x.device) if amount > 0 else None)
     pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
     return cat(pieces, axis) if len(pieces) > 1 else x
+
+
+# -- PyTorch's out= (normalize, norm) --
+def written_to_out(r: Tensor, out: Any, op: str) -> Tensor:
+    """PyTorch's ``out=``: ``r`` copied into the tensor ``out`` (of ``r``'s shape), which is
+    returned; ``r`` itself when ``out`` is None. As in PyTorch, not while ``r`` records a
+    gradient (``out=`` takes no part in autograd)."""
+    if out is None:
+        return r
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}: out must be a Tensor, got {type(out).__name__}")
+    if r.requires_grad:
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad; call it without out= (or under tga.no_grad())")  # fmt: skip
+    if tuple(out.shape) != tuple(r.shape):
+        raise RuntimeError(f"{op}: out has shape {tuple(out.shape)}, the result {tuple(r.shape)}; give an out of that shape")
+    return out.copy_(r)

@@ -22,6 +22,7 @@ from .engine.composite import composite
 from .engine.switches import no_grad
 from .ops import conv as _conv
 from .ops.conv import Geometry, im2col, out_size
+from .ops.saved import saved_for_backward
 
 __all__ = [
     "conv1d",
@@ -228,16 +229,18 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
     """PyTorch's ``F.conv_transpose1d``: ``input (N, C_in, L)`` and ``weight (C_in,
     C_out/groups, k)`` -> ``(N, C_out, (L-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1)``."""
-    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
-                           dilation)  # fmt: skip
+    out = _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                          dilation)  # fmt: skip
+    return saved_for_backward(out, input, weight)  # (what PyTorch's keeps)
 
 
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
     """PyTorch's ``F.conv_transpose2d``: the gradient of ``conv2d`` with respect to its
     input, as a layer (upsampling decoders, GAN generators); ``weight (C_in, C_out/groups, kh, kw)``."""
-    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
-                           dilation)  # fmt: skip
+    out = _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                          dilation)  # fmt: skip
+    return saved_for_backward(out, input, weight)  # (what PyTorch's keeps)
 
 
 # -- pooling ---------------------------------------------------------------------------
@@ -545,7 +548,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     y = (t.reshape(-1, out, in2) * input2.reshape(-1, 1, in2)).sum(-1)  # (M, out)
     if bias is not None:
         y = y + bias
-    return y.reshape(*lead, out)
+    return saved_for_backward(y.reshape(*lead, out), input1, input2, weight)  # (what PyTorch's keeps)
 
 
 # -- each fused op's definition in tensor ops (what it recomputes for gradients of higher

@@ -13,6 +13,7 @@ from typing import Any
 from . import functional_checks as _F
 from ._tensor import InvalidArgumentError, Tensor, where
 from .engine.composite import composite
+from .ops.saved import saved_for_backward
 
 __all__ = ["l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "cosine_embedding_loss"]
 
@@ -59,9 +60,8 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce:
     target = _pair(op, input, target)
     d = input - target
     a = d.abs()
-    if beta == 0:
-        return _F._reduce(a, reduction)
-    return _F._reduce(where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction)
+    out = _F._reduce(a if beta == 0 else where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction)
+    return saved_for_backward(out, input, target)  # (what PyTorch's keeps)
 
 
 @composite("huber_loss")
@@ -76,7 +76,7 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float
     d = input - target
     a = d.abs()
     loss = where(a <= delta, d * d * 0.5, (a - 0.5 * delta) * delta)
-    return _F._reduce(_weighted(op, loss, weight, input), reduction)
+    return saved_for_backward(_F._reduce(_weighted(op, loss, weight, input), reduction), input, target)  # (as PyTorch's)
 
 
 @composite("kl_div")

@@ -131,10 +131,24 @@ def _check_bool_masks(x: Tensor, key: tuple) -> None:
             axis += 1
 
 
+def _scalar_index(k: Any) -> Any:
+    """A 0-d integer tensor as the int it holds, as PyTorch reads it (``x[t]`` is then a
+    view, like ``x[1]``); kept a tensor while tracing, where it is an input of the program."""
+    if k.__class__ is Tensor and k.ndim == 0 and k.dtype.kind in "iu" and _State.tracer is None:
+        return int(k.item())
+    if k.__class__ is np.ndarray and k.ndim == 0 and k.dtype.kind in "iu":  # (PyTorch reads it as an int too)
+        return int(k)
+    return k
+
+
 def getitem(x: Tensor, key: Any) -> Tensor:
     """``x[key]``: basic keys give views (slices, ints, ``None``, ``...``), tensor and list keys gather."""
-    if not isinstance(key, tuple):
-        key = (key,)
+    key = tuple(map(_scalar_index, key)) if isinstance(key, tuple) else (_scalar_index(key),)
+    k0 = key[0] if len(key) == 1 else None
+    if k0.__class__ is bool or (x.ndim and _is_bool_array(k0) and _bool_ndim(k0) == 0):
+        # x[True]: x under a new axis of 1, x[False] of 0; an index op (new memory), as PyTorch's
+        keep = bool(k0.item() if isinstance(k0, Tensor) else k0)
+        return getitem(x.unsqueeze(0), np.zeros(1 if keep else 0, dtype=np.int64))
     if x.ndim == 0 and len(key) == 1 and _is_bool_array(key[0]) and key[0].ndim == 0:
         # x[x > 0] of a 0-d x: one element or none, as PyTorch (NumPy has no nonzero of 0-d)
         m = key[0]
@@ -320,7 +334,8 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         value = value.item()
     elif not isinstance(value, (bool, int, float)):
         value = Tensor(value, dtype=x.dtype, device=x._dev)
-    parts = key if isinstance(key, tuple) else (key,)
+    parts = tuple(map(_scalar_index, key)) if isinstance(key, tuple) else (_scalar_index(key),)
+    key = parts  # (0-d integer tensors read as ints, as in getitem)
     basic = not any(_is_index_array(p) or _is_bool_array(p) for p in parts)
     wants = _State.grad_enabled and (x.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
     if basic and isinstance(value, Tensor) and any(p is None for p in parts):

@@ -27,9 +27,10 @@ from .engine.composite import composite
 from .engine.function import Function
 from .engine.switches import no_grad
 from .ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
+from .ops.saved import saved_for_backward
 from .random import host_generator
 from .tensor_functions import ValuesIndices, _index, _one_dim
-from .tensor_reduce import sqrt_of_variance, var
+from .tensor_reduce import _logsumexp, sqrt_of_variance, var
 
 __all__ = [
     "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
@@ -125,14 +126,14 @@ def sinh(x: Tensor) -> Tensor:
     """Elementwise hyperbolic sine, ``(expm1(x) - expm1(-x)) / 2``: exact near 0, where
     ``(exp(x) - exp(-x)) / 2`` would cancel."""
     x = _floating(x, "sinh")
-    return (ops.Expm1.apply(x) - ops.Expm1.apply(-x)) * 0.5
+    return saved_for_backward((ops.Expm1.apply(x) - ops.Expm1.apply(-x)) * 0.5, x)  # (as PyTorch's, it keeps x)
 
 
 @composite("cosh")
 def cosh(x: Tensor) -> Tensor:
     """Elementwise hyperbolic cosine."""
     x = _floating(x, "cosh")
-    return (x.exp() + (-x).exp()) * 0.5
+    return saved_for_backward((x.exp() + (-x).exp()) * 0.5, x)  # (as PyTorch's, it keeps x)
 
 
 def _tan_fused(x: Tensor) -> Tensor:
@@ -178,7 +179,8 @@ def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``log(exp(input) + exp(other))`` without overflow: a logsumexp over the pair."""
     a, b = _pair(input, other, "logaddexp")
     shape = np.broadcast_shapes(a.shape, b.shape)
-    return stack([a.expand(shape), b.expand(shape)], 0).logsumexp(0)
+    # (the logsumexp without its own keeps: PyTorch's logaddexp keeps its inputs, not its result)
+    return saved_for_backward(_logsumexp(stack([a.expand(shape), b.expand(shape)], 0), 0), a, b)
 
 
 @composite("xlogy")
@@ -261,7 +263,8 @@ def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
     neg_a = Tensor._wrap(raw.signbit(a._data), a._dev)
     out = where(neg_a != neg_b, -a, a)
     shape = out.shape
-    return where(a == 0, where(neg_b, -0.0, 0.0).expand(shape).astype(a.dtype), out)
+    out = where(a == 0, where(neg_b, -0.0, 0.0).expand(shape).astype(a.dtype), out)
+    return saved_for_backward(out, a, output=True)  # (as PyTorch's: input and result)
 
 
 # -- comparisons and logic ----------------------------------------------------------
@@ -408,7 +411,7 @@ def masked_select(input: Tensor, mask: Any) -> Tensor:  # noqa: A002
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_select: the mask must be a bool tensor, got {m.dtype}")
     shape = np.broadcast_shapes(x.shape, m.shape)
-    return x.expand(shape).reshape(-1)[m.expand(shape).reshape(-1)]
+    return saved_for_backward(x.expand(shape).reshape(-1)[m.expand(shape).reshape(-1)], x, m)  # (as PyTorch's)
 
 
 def _index_line(x: Tensor, d: int, index: Any, like_shape: tuple, op: str) -> Tensor:
@@ -438,7 +441,8 @@ def index_add(input: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any
     x = _tensor(input, "index_add")
     d = _one_dim(x, dim, "index_add")
     idx, src = _source(x, d, index, source, "index_add")
-    return x + ops.ScatterAddAlong.apply(src * alpha if alpha != 1 else src, idx, args=(d, x.shape))
+    out = x + ops.ScatterAddAlong.apply(src * alpha if alpha != 1 else src, idx, args=(d, x.shape))
+    return saved_for_backward(out, source)  # (PyTorch's keeps the source)
 
 
 def index_copy(input: Tensor, dim: int, index: Any, source: Tensor) -> Tensor:  # noqa: A002
@@ -446,7 +450,7 @@ def index_copy(input: Tensor, dim: int, index: Any, source: Tensor) -> Tensor:  
     x = _tensor(input, "index_copy")
     d = _one_dim(x, dim, "index_copy")
     idx, src = _source(x, d, index, source, "index_copy")
-    return x.scatter(d, idx, src)
+    return saved_for_backward(x.scatter(d, idx, src), source)  # (PyTorch's keeps the source)
 
 
 def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # noqa: A002
@@ -487,6 +491,12 @@ def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str
     """``src`` reduced into ``input`` at ``index`` along ``dim`` with ``"sum" "prod" "mean"
     "amax" "amin"`` (``include_self=False``: the entries written start empty), as
     ``torch.scatter_reduce``. Gradients are PyTorch's: ``amax``/``amin`` share among ties."""
+    out = _scatter_reduce(input, dim, index, src, reduce, include_self)
+    return saved_for_backward(out, input, index, src, output=True)  # (what PyTorch's keeps)
+
+
+def _scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str,  # noqa: A002
+                    include_self: bool) -> Tensor:  # fmt: skip
     x = _tensor(input, "scatter_reduce")
     if reduce not in _SCATTER_REDUCTIONS:
         raise InvalidArgumentError(f"scatter_reduce: reduce must be one of {_SCATTER_REDUCTIONS}, not {reduce!r}")
@@ -553,7 +563,7 @@ def _cum_extreme(x: Tensor, dim: int, pick: str) -> ValuesIndices:
         return ValuesIndices(x, Tensor.zeros((), dtype=np.int64, device=x._dev))
     d = _one_dim(x, dim, "cum" + pick)
     idx = ops.CumArgExtreme.apply(x, args=(d, pick))
-    return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+    return ValuesIndices(saved_for_backward(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), x), idx)  # (as PyTorch's)
 
 
 def cummax(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> ValuesIndices:  # noqa: A002
@@ -573,6 +583,10 @@ def logcumsumexp(input: Tensor, dim: int | None = None, *, axis: int | None = No
     scan whose every step is a :func:`logaddexp` with the entries ``s`` places before."""
     dim = dims.required(axis, dim, "logcumsumexp")
     x = _floating(input, "logcumsumexp")
+    return saved_for_backward(_logcumsumexp(x, dim), x, output=True)  # (what PyTorch's keeps)
+
+
+def _logcumsumexp(x: Tensor, dim: int) -> Tensor:
     if x.ndim == 0:
         dims.axes(x.shape, dim, "logcumsumexp")
         return x * 1.0
@@ -597,6 +611,8 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     d1, d2 = dims.axes(x.shape, (dim1, dim2), "diagonal")
     if d1 == d2:
         raise RuntimeError(f"diagonal: dim1 and dim2 are both {d1} (shape {x.shape}); they must differ")
+    if d1 > d2:  # the same diagonal of the transposed plane: its axes in memory order, so a view below
+        d1, d2, offset = d2, d1, -offset
     rest = [i for i in range(x.ndim) if i not in (d1, d2)]
     y = x.permute(rest + [d1, d2])  # (..., n, m)
     n, m = y.shape[-2], y.shape[-1]
@@ -716,7 +732,7 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(std, mean)`` over ``dim``, as ``torch.std_mean``."""
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
-    return sqrt_of_variance(v), m  # (std's gradient is 0 where the spread is)
+    return saved_for_backward(sqrt_of_variance(v), output=True), m  # (PyTorch's keeps the input and the std)
 
 
 def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002

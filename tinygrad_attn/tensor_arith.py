@@ -13,6 +13,7 @@ import numpy as np
 from . import ops
 from ._tensor import InvalidArgumentError, Tensor, where
 from .ops.compare import Equal, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalNot, LogicalOr, NotEqual
+from .ops.saved import saved_for_backward
 from .promotion import _FLOATS, _as_float, _number_for, _ordered_operands, _promote_for_scalar, _promoted, mask_dtype
 
 __all__: list[str] = []  # (the free functions of these names are in tensor_functions.py and functional.py)
@@ -95,7 +96,7 @@ def clip(self, lo: Any = None, hi: Any = None) -> Tensor:
         out = where(out < lo, lo, out)
     if hi is not None:
         out = where(out > hi, hi, out)
-    return out
+    return saved_for_backward(out, self, lo, hi)  # (PyTorch's clamp keeps them: the version check follows)
 
 
 def masked_fill(self, mask: Any, value: float) -> Tensor:

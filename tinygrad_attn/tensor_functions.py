@@ -26,6 +26,7 @@ from . import dims as _dims
 from . import ops
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, stack, where
 from .functional import log_softmax, softmax  # noqa: F401 - (tga.softmax is F.softmax, one function)
+from .ops.saved import saved_for_backward
 from .tensor_reduce import (  # noqa: F401 - (the reductions are tga.* names too, listed in __all__)
     ValuesIndices,
     _new_memory,
@@ -105,7 +106,8 @@ def _index(x: Tensor, dim: int, index: Any, op: str) -> Tensor:
 def gather(x: Tensor, dim: int, index: Any) -> Tensor:
     """``out[i][j] = x[index[i][j]][j]`` (for ``dim=0``), as ``torch.gather``; differentiable in ``x``."""
     d = _one_dim(x, dim, "gather")
-    return ops.GatherAlong.apply(x, _index(x, d, index, "gather"), args=(d, x.shape))
+    out = ops.GatherAlong.apply(x, _index(x, d, index, "gather"), args=(d, x.shape))
+    return saved_for_backward(out, x)  # (PyTorch's gather keeps its input; index_select, sort, max do not)
 
 
 def _scattered(x: Tensor, dim: Any, index: Any, src: Any, op: str,

@@ -18,6 +18,8 @@ import numpy as np
 from . import dims, ops
 from ._tensor import Tensor, cat, where
 from .engine.composite import composite
+from .functional_checks import written_to_out
+from .ops.saved import saved_for_backward
 
 __all__ = ["ValuesIndices", "sum", "mean", "var", "std", "logsumexp", "max", "min", "amax", "amin", "argmax",
            "argmin", "all", "any", "prod", "cumsum", "cumprod", "norm"]  # fmt: skip
@@ -84,7 +86,8 @@ def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
     otherwise (``x.var(0, True)`` is ``unbiased=True``, ``x.var(False)`` the population
     variance); with NumPy's keywords (``axis=``, ``keepdims=``, ``ddof=``) NumPy's
     population variance, as ``numpy.var``."""
-    return _variance("var", input, dim, unbiased, keepdim, correction, axis, keepdims, ddof)
+    v = _variance("var", input, dim, unbiased, keepdim, correction, axis, keepdims, ddof)
+    return saved_for_backward(v, input)  # (PyTorch's keeps the input)
 
 
 def _variance(op: str, x: Tensor, dim: Any, unbiased: Any, keepdim: bool, correction: Any, axis: Any,
@@ -115,7 +118,8 @@ def sqrt_of_variance(v: Tensor) -> Tensor:
 def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
         correction: Any = None, axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
     """The square root of :func:`var` (the same defaults); its gradient where the spread is 0 is 0."""
-    return sqrt_of_variance(_variance("std", input, dim, unbiased, keepdim, correction, axis, keepdims, ddof))
+    v = saved_for_backward(_variance("std", input, dim, unbiased, keepdim, correction, axis, keepdims, ddof), input)
+    return saved_for_backward(sqrt_of_variance(v), output=True)  # (PyTorch's keeps the input and the result)
 
 
 @composite("logsumexp")
@@ -136,7 +140,8 @@ def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: An
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
     d = dims.alias(axis, dim, "logsumexp")
     dims.axes(input.shape, d, "logsumexp")
-    return _logsumexp(input, d, dims.keep(keepdim, keepdims))
+    out = _logsumexp(input, d, dims.keep(keepdim, keepdims))
+    return saved_for_backward(out, input, output=True)  # (PyTorch's keeps both: the version check follows)
 
 
 # -- extremes ----------------------------------------------------------------------------
@@ -283,7 +288,8 @@ def _prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """The product over ``dim`` (all elements when None); exact with zeros. ``axis=`` is
     PyTorch's alias of ``dim``."""
-    return _prod(input if dtype is None else input.astype(dtype), dims.alias(axis, dim, "prod"), keepdim)
+    x = input if dtype is None else input.astype(dtype)
+    return saved_for_backward(_prod(x, dims.alias(axis, dim, "prod"), keepdim), x, output=True)  # (what PyTorch's keeps)
 
 
 @composite("cumprod")
@@ -305,7 +311,8 @@ def _cumprod(x: Tensor, dim: int) -> Tensor:
 
 def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running products along ``dim`` (``axis``)."""
-    return _cumprod(input if dtype is None else input.astype(dtype), dims.required(axis, dim, "cumprod"))
+    x = input if dtype is None else input.astype(dtype)
+    return saved_for_backward(_cumprod(x, dims.required(axis, dim, "cumprod")), x, output=True)  # (what PyTorch's keeps)
 
 
 def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
@@ -318,11 +325,22 @@ def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = Non
     return ops.Cumsum.apply(x, args=_one_dim(x, dim, "cumsum"))
 
 
-@composite("norm")
-def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,  # noqa: A002
+         dtype: Any = None) -> Tensor:  # fmt: skip
     """The vector p-norm over ``dim`` (all elements when None): ``"fro"``/2, 1, ``inf``,
-    ``-inf``, 0 (the count of non-zeros) or any other positive ``p``."""
-    x = input
+    ``-inf``, 0 (the count of non-zeros) or any other positive ``p``; ``dtype`` casts the
+    input first, ``out`` receives the result (see :func:`functional_checks.written_to_out`).
+
+    One function is both ``tga.norm`` (``torch.norm``'s ``out, dtype``) and the method, whose
+    PyTorch signature has ``dtype`` fifth: a dtype given there is read as ``dtype``."""
+    if out is not None and dtype is None and not isinstance(out, Tensor):
+        out, dtype = None, out  # (x.norm(p, dim, keepdim, dtype), as PyTorch's method)
+    r = _norm(input if dtype is None else input.astype(dtype), p, dim, keepdim)
+    return written_to_out(r, out, "norm")
+
+
+@composite("norm")
+def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
     dims.axes(x.shape, dim, "norm")
     if p in ("fro", 2, 2.0, None):
         return (x * x).sum(dim, keepdim).sqrt()

@@ -10,6 +10,7 @@ from typing import Any
 from . import ops
 from ._tensor import InvalidArgumentError, Tensor, _add, where
 from .ops.compare import IntFloorDivide, IntRemainder
+from .ops.saved import saved_for_backward
 from .promotion import _FLOATS, _as_float, _promoted
 from .tensor_arith import clip
 
@@ -30,7 +31,8 @@ def _remainder(a: Any, b: Any) -> Tensor:
     a, b = _promoted(a, b)
     like = a if isinstance(a, Tensor) else b
     if like.dtype.kind in "fc":
-        return a - ops.Floor.apply(a / b).detach() * b
+        out = a - ops.Floor.apply(a / b).detach() * b
+        return saved_for_backward(out, a, b) if isinstance(a, Tensor) and isinstance(b, Tensor) else out
     return IntRemainder.apply(a, b)
 
 

@@ -118,11 +118,59 @@ STEPS = {
 }  # fmt: skip
 
 
+def _then_changed(h, f):
+    """``f(c)`` of a non-leaf copy ``c``, which is then changed in place (raises where the op keeps it)."""
+    c = h * 1.0
+    out = f(c)
+    c.mul_(2.0)
+    return out
+
+
+def _written_through(h, f):
+    c = h * 1.0
+    f(c).mul_(2.0)
+    return c
+
+
+# ops the issue names: what each keeps for backward (in-place changes of inputs and results),
+# inplace= activations, a 0-d integer tensor as an index, diagonal views written through
+STEPS.update({
+    "clamp": ("{h}.clamp(-0.5, 0.5)", lambda s: True, lambda L, h, o, a: h.clamp(-0.5, 0.5)),
+    "clamp_input_": ("c = {h} * 1.0; y = c.clamp(-0.5, 0.5); c.mul_(2.0)", lambda s: True,
+                     lambda L, h, o, a: _then_changed(h, lambda c: c.clamp(-0.5, 0.5))),
+    "elu_input_": ("c = {h} * 1.0; y = F.elu(c); c.mul_(2.0)", lambda s: True,
+                   lambda L, h, o, a: _then_changed(h, L.F.elu)),
+    # (hardtanh, not elu: at exactly 0 PyTorch's elu has a second derivative of 0, ours alpha)
+    "hardtanh_inplace": ("F.hardtanh({h} * 1.0, -1.0, 1.0, True)", lambda s: True,
+                         lambda L, h, o, a: L.F.hardtanh(h * 1.0, -1.0, 1.0, True)),
+    "relu_inplace": ("F.relu({h} * 1.0, inplace=True)", lambda s: True,
+                     lambda L, h, o, a: L.F.relu(h * 1.0, inplace=True)),
+    "leaky_relu_inplace": ("F.leaky_relu({h} * 1.0, 0.2, True)", lambda s: True,
+                           lambda L, h, o, a: L.F.leaky_relu(h * 1.0, 0.2, True)),
+    "div_output_": ("({h} / 2.0).mul_(3.0)", lambda s: True, lambda L, h, o, a: (h / 2.0).mul_(3.0)),
+    "exp_output_": ("{h}.exp().mul_(3.0)", lambda s: True, lambda L, h, o, a: h.exp().mul_(3.0)),
+    "mse_input_": ("c = {h} * 1.0; y = F.mse_loss(c, {o}); c.mul_(2.0)", lambda s: True,
+                   lambda L, h, o, a: _then_changed(h, lambda c: L.F.mse_loss(c, o))),
+    "logaddexp": ("{h}.logaddexp({o})", lambda s: True, lambda L, h, o, a: h.logaddexp(o)),
+    "prod_dim": ("{h}.prod({a})", lambda s: len(s) >= 1, lambda L, h, o, a: h.prod(a % len(_shape(h)))),
+    "prod_output_": ("{h}.prod({a}).mul_(2.0)", lambda s: len(s) >= 1,
+                     lambda L, h, o, a: h.prod(a % len(_shape(h))).mul_(2.0)),
+    "index_0d": ("{h}[m.tensor(0)]", lambda s: len(s) >= 1 and s[0] > 0, lambda L, h, o, a: h[L.m.tensor(0)]),
+    "index_0d_write": ("c = {h} * 1.0; c[m.tensor(0)].mul_(2.0)", lambda s: len(s) >= 1 and s[0] > 0,
+                       lambda L, h, o, a: _written_through(h, lambda c: c[L.m.tensor(0)])),
+    "diagonal": ("{h}.diagonal({a})", lambda s: len(s) >= 2, lambda L, h, o, a: h.diagonal(a)),
+    "diagonal_write": ("c = {h} * 1.0; c.diagonal({a}, -1, -2).mul_(2.0)", lambda s: len(s) >= 2,
+                       lambda L, h, o, a: _written_through(h, lambda c: c.diagonal(a, -1, -2))),
+})  # fmt: skip
+
+
 @st.composite
 def programs(draw):
+    # (no subnormal inputs: PyTorch's own backward formulas divide by them, prod's by the
+    # input, and lose the gradient there; ours is a product tree and exact)
     shape = tuple(draw(st.lists(st.integers(0, 3), min_size=0, max_size=3)))
-    a = np.asarray(draw(st.lists(st.floats(-2, 2), min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))))
-    b = np.asarray(draw(st.lists(st.floats(-2, 2), min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))))
+    a = np.asarray(draw(st.lists(st.floats(-2, 2, allow_subnormal=False), min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))))
+    b = np.asarray(draw(st.lists(st.floats(-2, 2, allow_subnormal=False), min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))))
     steps = []
     shapes = [shape, shape]  # the shape of each value so far
     for _ in range(draw(st.integers(1, 6))):
@@ -174,10 +222,11 @@ def run(ours: bool, a, b, steps, second: bool):
     if loss is not None and loss.requires_grad:
         grad_fn = tga.grad if ours else torch.autograd.grad
         gs = grad_fn(loss, [x0, x1], create_graph=second, allow_unused=True)
-        grads = [None if g is None else (g.numpy() if ours else g.detach().numpy()) for g in gs]
+        grads = [None if g is None else (g.numpy() if ours else g.detach().numpy(force=True)) for g in gs]
         if second and all(g is not None and g.requires_grad for g in gs):
             g2 = grad_fn(sum((g * g).sum() for g in gs), [x0, x1], allow_unused=True)
-            grads += [None if g is None else (g.numpy() if ours else g.detach().numpy()) for g in g2]
+            # (force=True: PyTorch's zero second derivatives can be a ZeroTensor, which .numpy() refuses)
+            grads += [None if g is None else (g.numpy() if ours else g.detach().numpy(force=True)) for g in g2]
     return value, dtype, grads
 
 

@@ -135,6 +135,10 @@ __all__ += [
 __all__ += ["CELU", "SELU", "ReLU6", "Hardswish", "Hardsigmoid", "Hardtanh", "LogSigmoid", "Mish", "Softmin", "Softsign", "SiLU", "ELU", "LeakyReLU", "Softplus"]  # PyTorch's further activations
 # PyTorch's transposed convolutions, upsampling and unpooling layers
 __all__ += ["ConvTranspose1d", "ConvTranspose2d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "MaxUnpool1d", "MaxUnpool2d"]  # fmt: skip
+# PyTorch's Threshold (nn/activation.py)
+from .activation import Threshold  # noqa: E402
+
+__all__ += ["Threshold"]
 
 # -- names that mean something else here than in the first round's nn: a message, not a guess
 _MOVED = {

@@ -18,14 +18,14 @@ from .module import Module
 
 
 class ReLU(Module):
-    """``max(x, 0)``. ``inplace`` is accepted for PyTorch code and ignored (the result is new)."""
+    """``max(x, 0)``; ``inplace=True`` writes it into the input, as PyTorch's does."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x)
+        return F.relu(x, inplace=self.inplace)
 
 
 class GELU(Module):
@@ -83,7 +83,7 @@ class LogSoftmax(Softmax):
 
 # -- PyTorch's further activation modules: each one function of F, PyTorch's arguments --------
 class _Elementwise(Module):
-    """An activation with keyword settings; ``inplace`` is accepted and ignored (the result is new)."""
+    """An activation with keyword settings; ``inplace=True`` writes the result into the input."""
 
     _fn: str = ""  # the function of F it applies
 
@@ -108,7 +108,10 @@ class _Elementwise(Module):
             setattr(self, k, v)
 
     def forward(self, x: Tensor) -> Tensor:
-        return getattr(F, self._fn)(x, **{k: getattr(self, k) for k, _ in self._default_values})
+        kw = {k: getattr(self, k) for k, _ in self._default_values}
+        if self.inplace:  # (only when asked: not every function takes it)
+            kw["inplace"] = True
+        return getattr(F, self._fn)(x, **kw)
 
     def extra_repr(self) -> str:
         return ", ".join(f"{k}={getattr(self, k)}" for k, _ in self._default_values)
@@ -131,6 +134,8 @@ SiLU = _activation("SiLU", "silu", "``F.silu``: ``x * sigmoid(x)``.")
 ELU = _activation("ELU", "elu", "``F.elu``: ``x`` above 0, ``alpha * (exp(x) - 1)`` below.", alpha=1.0)
 LeakyReLU = _activation("LeakyReLU", "leaky_relu", "``F.leaky_relu``: ``negative_slope * x`` below 0.",
                         negative_slope=0.01)  # fmt: skip
+Threshold = _activation("Threshold", "threshold", "``F.threshold``: ``x`` above ``threshold``, ``value`` elsewhere.",
+                        threshold=None, value=None)  # fmt: skip
 
 
 class LogSigmoid(Module):

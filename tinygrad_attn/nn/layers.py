@@ -59,9 +59,15 @@ class Embedding(Module):
     the row ``padding_idx`` starts at zero and gets no gradient.
     """
 
-    def __init__(self, num: int, dim: int, padding_idx: int | None = None, device: Any = None,
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                 sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False, device: Any = None,
                  dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
+        num, dim = num_embeddings, embedding_dim
+        if sparse:
+            raise NotImplementedError("Embedding: sparse=True (sparse gradients) is not supported; use sparse=False")
+        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = max_norm, norm_type, scale_grad_by_freq, sparse
         self.num, self.dim = num, dim
         self.num_embeddings, self.embedding_dim = num, dim
         if padding_idx is not None:
@@ -69,19 +75,30 @@ class Embedding(Module):
                 raise ValueError(f"Embedding({num}, {dim}): padding_idx {padding_idx} is out of range [-{num}, {num})")
             padding_idx %= num
         self.padding_idx = padding_idx
-        table = host_generator().standard_normal((num, dim)).astype(_float_dtype(dtype))
-        if padding_idx is not None:
-            table[padding_idx] = 0
-        self.weight = Parameter(table, device=device)
+        if _weight is not None:  # (PyTorch's: the given table, as it is)
+            if tuple(_weight.shape) != (num, dim):
+                raise ValueError(f"Embedding({num}, {dim}): _weight has shape {tuple(_weight.shape)}")
+            self.weight = Parameter(_weight.numpy(), device=device if device is not None else _weight.device)
+        else:
+            table = host_generator().standard_normal((num, dim)).astype(_float_dtype(dtype))
+            if padding_idx is not None:
+                table[padding_idx] = 0
+            self.weight = Parameter(table, device=device)
+        if _freeze:
+            self.weight.requires_grad = False
 
     def forward(self, ids: Any) -> Tensor:
+        if self.max_norm is not None or self.scale_grad_by_freq:
+            return F.embedding(ids, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq)  # fmt: skip
         if _State.tracer is not None and isinstance(ids, Tensor):  # ids an input of the traced program
             return F.embedding(ids, self.weight, self.padding_idx)
         host = host_integers(ids, "Embedding")
         if host.size and (host.min() < 0 or host.max() >= self.num):
             bad = host.max() if host.max() >= self.num else host.min()
             raise IndexError(f"Embedding({self.num}, {self.dim}): id {bad} is out of range [0, {self.num})")
-        out = self.weight[host]  # (..., dim); repeated ids accumulate gradient
+        # (..., dim); repeated ids accumulate gradient; new memory, also for one 0-d id
+        out = self.weight[host] if host.ndim else self.weight[host.reshape(1)].reshape(self.weight.shape[1:])
         if self.padding_idx is not None and (host == self.padding_idx).any():
             # The padding row is read but not learned: its lookups pass no gradient back.
             pad = Tensor((host == self.padding_idx)[..., None], device=self.weight._dev)
@@ -131,7 +148,7 @@ class Identity(Module):
 class Dropout(Module):
     """Zero elements with probability ``p`` while training; the identity in ``eval()``.
 
-    ``inplace`` is accepted for PyTorch code and ignored (the result is a new tensor).
+    ``inplace=True`` zeroes and scales the input itself, as PyTorch's does.
     """
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
@@ -141,7 +158,7 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}"

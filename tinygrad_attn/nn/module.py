@@ -503,9 +503,9 @@ def functional_call(module: Module, tensors: Mapping[str, Tensor], *args: Any, *
 class ModuleList(Module):
     """A list of modules, registered as children ``0``, ``1``, ..."""
 
-    def __init__(self, modules: Iterable[Module] = ()) -> None:
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
-        for m in modules:
+        for m in modules or ():
             self.append(m)
 
     def append(self, m: Module) -> ModuleList:

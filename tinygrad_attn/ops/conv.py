@@ -214,7 +214,7 @@ class MaxPool(FusedFunction):
 
     __slots__ = ()
     name = "max_pool"
-    keep = ()
+    keep = (0,)  # (not read: the indices are in ctx; kept as PyTorch's keeps it, so the version check follows)
     reads_output = False
 
     def forward(self, xp, x):
@@ -260,7 +260,7 @@ class AvgPool(FusedFunction):
 
     __slots__ = ()
     name = "avg_pool"
-    keep = ()
+    keep = (0,)  # (not read; kept as PyTorch's keeps it, so the version check follows)
     reads_output = False
 
     def forward(self, xp, x):
@@ -298,6 +298,12 @@ class AdaptiveAvgPool2d(FusedFunction):
     name = "adaptive_avg_pool2d"
     keep = ()
     reads_output = False
+
+    def keeps_input(self, i: int) -> bool:
+        # Not read, but kept as PyTorch's keeps it (so the version check follows), except
+        # for a (1, 1) output, which PyTorch computes as a mean that keeps nothing
+        ah, aw = self.args
+        return ah.shape[0] * aw.shape[0] != 1
 
     def forward(self, xp, x):
         ah, aw = self.args

@@ -138,7 +138,7 @@ class LayerNorm(FusedFunction):
 
     __slots__ = ()
     name = "layer_norm"
-    keep = (0, 1)  # the input and weight (and the statistics, in ctx), as PyTorch's
+    keep = (0, 1, 2)  # the input, weight and bias (and the statistics, in ctx), as PyTorch's
     reads_output = False
 
     def forward(self, xp, x, w, b):
