@@ -158,6 +158,15 @@ def test_norm_dtype_and_out():
         tga.norm(Tensor(A), 2, 1, out=Tensor(np.zeros(3)))
 
 
+def test_norm_method_takes_pytorchs_positional_dtype():
+    # x.norm and tga.norm are one function: PyTorch's method has dtype fifth, torch.norm out
+    torch = pytest.importorskip("torch")
+    x = Tensor(A.astype(np.float32))
+    r = x.norm(2, 1, False, tga.float64)
+    assert r.dtype == np.float64
+    np.testing.assert_allclose(r.numpy(), torch.tensor(A).norm(2, 1, False, torch.float64).numpy(), rtol=1e-6)
+
+
 def test_softmax_takes_pytorchs_positions_and_the_first_rounds_axis():
     x = Tensor(A)
     want = F.softmax(x, -1).numpy()
