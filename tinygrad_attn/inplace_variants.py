@@ -41,6 +41,8 @@ INPLACE_OF = (
 
 # scans, in place (as ``torch.Tensor.cumsum_``)
 INPLACE_OF += ("cumsum", "cumprod")
+# sinc_ (a primitive added later; the table names each in-place twin PyTorch has)
+INPLACE_OF += ("sinc",)
 
 
 def _variant(name: str) -> Callable[..., Tensor]:
