@@ -42,9 +42,17 @@ CPU_DEVICES = ["cpu", "array_api_strict", "array_api_strict:device1"]
 DEVICES = CPU_DEVICES + [pytest.param("cuda", marks=pytest.mark.gpu)]
 
 
-# The second array-API device only finds ops that fall back to NumPy or mix devices: the full suite
-# runs it, the fast loop (-m "not slow") leaves it out, whichever way a test takes its device.
-SLOW_DEVICES = ("array_api_strict:device1",)
+# The array-API devices check portability (no NumPy-only call, no mixed devices), which a change
+# to the maths rarely breaks: the full suite (and CI) runs them, the fast loop (-m "not slow")
+# leaves them out, whichever way a test takes its device.
+SLOW_DEVICES = ("array_api_strict", "array_api_strict:device1")
+
+
+def pytest_configure(config):
+    # The fast loop (-m "not slow") also draws fewer random examples per op (tests/ops/test_oracle.py
+    # reads this); the full suite, which CI runs, draws them all.
+    if (config.getoption("markexpr", "") or "").replace(" ", "") == "notslow":
+        os.environ["TINYGRAD_ATTN_FAST_LOOP"] = "1"
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects

@@ -103,7 +103,11 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     x = _float(input, "hardswish")
     if inplace:
         return _in_place(x, "hardswish", hardswish)
-    return where(x < -3.0, 0.0, where(x <= 3.0, x * (x + 3.0) * (1.0 / 6.0), x))
+    # PyTorch's pieces and kinks: x * 0 up to -3 (-0.0 there, NaN at -inf; gradient 0 at -3), the
+    # parabola on (-3, 3), x from 3 on (gradient 1 at 3); the parabola reads x clamped, so that an
+    # infinite x gives no NaN through the branch not taken
+    mid = x.clamp(-3.0, 3.0)
+    return where(x <= -3.0, x * 0.0, where(x < 3.0, mid * (mid + 3.0) * (1.0 / 6.0), x))
 
 
 @composite("logsigmoid")

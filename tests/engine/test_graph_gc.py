@@ -16,6 +16,10 @@ from tinygrad_attn import Tensor
 from tinygrad_attn.models import Linear, Parameter
 from tinygrad_attn.optim import AdamW
 
+# Each test walks the collector over whole graphs (about 1-2 s): the full suite runs them, the
+# fast loop (-m "not slow") leaves them out.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def no_collector():

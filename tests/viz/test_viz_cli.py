@@ -82,6 +82,7 @@ def test_every_block_draws_forward_backward_and_collapsed(block, tmp_path):
         assert "class=module" in d and len(d) < len(f)
 
 
+@pytest.mark.slow  # (each renders two pictures with dot: about 1.5 s)
 @pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
 @pytest.mark.parametrize("block", sorted(BLOCKS))
 def test_every_block_renders_valid_svg_and_png(block, backward, tmp_path):
