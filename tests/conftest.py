@@ -63,6 +63,12 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
     if tga.is_available("cuda"):
         return
+    if os.environ.get("TINYGRAD_ATTN_FAST_LOOP"):  # the fast loop does not even list what would skip
+        gpu = [item for item in items if "gpu" in item.keywords]
+        if gpu:
+            config.hook.pytest_deselected(items=gpu)
+            items[:] = [item for item in items if "gpu" not in item.keywords]
+        return
     skip = pytest.mark.skip(reason="no CUDA GPU with CuPy here")
     for item in items:
         if "gpu" in item.keywords:

@@ -19,3 +19,12 @@ def close(t, ref, atol=1e-6, rtol=1e-6):
     """Assert a tensor (or array) equals a NumPy reference."""
     got = t.numpy() if isinstance(t, Tensor) else np.asarray(t)
     np.testing.assert_allclose(got, ref, atol=atol, rtol=rtol)
+
+
+def examples(n: int) -> int:
+    """``n`` random examples in the full suite; an eighth (at least one) in the fast loop
+    (``-m "not slow"``, which conftest.py marks with TINYGRAD_ATTN_FAST_LOOP): the full suite,
+    which CI runs, is where the random search goes deep."""
+    import os  # noqa: PLC0415
+
+    return max(1, n // 8) if os.environ.get("TINYGRAD_ATTN_FAST_LOOP") else n

@@ -38,6 +38,7 @@ def _faults(**env: str) -> int:
     return int(out.stdout.split()[-1])
 
 
+@pytest.mark.slow  # (over half a second: the full suite runs it, the fast loop does not)
 def test_the_cpu_device_keeps_freed_memory_unless_told_not_to():
     kept, given_back = _faults(), _faults(TINYGRAD_ATTN_KEEP_FREED_MEMORY="0")
     if GLIBC:
@@ -47,6 +48,7 @@ def test_the_cpu_device_keeps_freed_memory_unless_told_not_to():
         assert abs(kept - given_back) < max(given_back, 100) / 2
 
 
+@pytest.mark.slow  # (over half a second: the full suite runs it, the fast loop does not)
 def test_a_malloc_setting_in_the_environment_is_left_alone():
     ours = _faults()
     for env in ({"MALLOC_TRIM_THRESHOLD_": "131072"}, {"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=131072"}):

@@ -204,6 +204,7 @@ def test_a_retained_tensor_that_dies_leaves_nothing_behind(rng):
     close(kept.grad, np.ones(3))
 
 
+@pytest.mark.slow  # (over half a second: the full suite runs it, the fast loop does not)
 def test_chain_of_100k_ops_backpropagates():
     x = Tensor([1.0], requires_grad=True)
     h = x

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import close, rand
+from helpers import close, examples, rand
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -661,7 +661,7 @@ def _run_view_program(lib, steps, a, b):
     return sum(terms) + (x * x).sum() + (b * 0.5).sum()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.lists(
         st.tuples(st.sampled_from([*_VIEW_STEPS, *_CHANGES, "use", "use"]), st.integers(0, 5), st.integers(0, 4)),

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import examples
 
 torch = pytest.importorskip("torch")
 
@@ -73,7 +74,7 @@ def _attempt(side: str, op: OpInfo, sample, where: str) -> str:
     return "ok"
 
 
-_SETTINGS = settings(max_examples=4, deadline=None, derandomize=True, database=None,
+_SETTINGS = settings(max_examples=examples(4), deadline=None, derandomize=True, database=None,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])  # fmt: skip
 
 

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -38,6 +40,7 @@ def test_ci_runs_the_readme_test_command():
     assert command in (ROOT / ".ci" / "run").read_text()
 
 
+@pytest.mark.slow  # (over half a second: the full suite runs it, the fast loop does not)
 def test_the_first_screen_shows_the_pytorch_imports_the_example_uses():
     text = (ROOT / "README.md").read_text()
     first_screen = "\n".join(text.splitlines()[:40])

@@ -228,6 +228,7 @@ serialization.save_safetensors({"w": np.full(1000, 2.0, np.float32)}, sys.argv[1
 """
 
 
+@pytest.mark.slow  # (over half a second: the full suite runs it, the fast loop does not)
 def test_a_save_killed_mid_write_leaves_a_temporary_that_the_next_save_removes(tmp_path):
     pytest.importorskip("safetensors")
     path = tmp_path / "model.safetensors"

@@ -279,6 +279,7 @@ def _encoder_class(lib):
     return EncoderRNN
 
 
+@pytest.mark.slow  # (over half a second: the full suite runs it, the fast loop does not)
 def test_chatbot_encoder_trains_as_in_pytorch(rng):
     vocab, hidden, t_len = 11, 6, 5
     enc_t = _encoder_class(torch)(hidden, torch.nn.Embedding(vocab, hidden), n_layers=2).double()

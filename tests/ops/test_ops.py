@@ -14,7 +14,7 @@ import pkgutil
 
 import numpy as np
 import pytest
-from helpers import close, rand
+from helpers import close, examples, rand
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -743,7 +743,7 @@ def test_finite_tests_on_every_namespace(device):
 _shapes = st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(shape=_shapes, data=st.data())
 def test_shape_ops_agree_with_numpy_on_any_shape(shape, data):
     a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)

@@ -5,11 +5,11 @@ fused and decomposed, on each CPU array namespace. PyTorch is only the oracle he
 from __future__ import annotations
 
 import contextlib
-import os
 import warnings
 
 import numpy as np
 import pytest
+from helpers import examples
 
 torch = pytest.importorskip("torch")
 
@@ -34,10 +34,8 @@ _QUIET_CHECKS = [
 
 def _settings(n: int) -> settings:
     """``n`` examples per op, mode and device, the same ones on every run (derandomized); the
-    fast loop (``-m "not slow"``, see conftest.py) draws a quarter of them, at least two."""
-    if os.environ.get("TINYGRAD_ATTN_FAST_LOOP"):
-        n = max(2, n // 4)
-    return settings(max_examples=n, deadline=None, derandomize=True, database=None,
+    fast loop (``-m "not slow"``, see conftest.py) draws fewer (``helpers.examples``)."""
+    return settings(max_examples=examples(n), deadline=None, derandomize=True, database=None,
                     suppress_health_check=_QUIET_CHECKS)  # fmt: skip
 
 

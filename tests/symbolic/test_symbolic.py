@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import rand
+from helpers import examples, rand
 
 import tinygrad_attn as tga
 import tinygrad_attn.functional as F
@@ -399,7 +399,7 @@ def _shrink(a, how):
     return a.reshape(a.shape)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     steps=st.lists(
         st.tuples(st.integers(0, 2), st.integers(0, 10), st.integers(0, 10), st.integers(0, 3)), min_size=1, max_size=8
@@ -431,6 +431,7 @@ def test_random_programs_replay_as_eager(steps, seed):
 
 
 # -- pictures -------------------------------------------------------------------------
+@pytest.mark.slow  # (over half a second: the full suite runs it, the fast loop does not)
 def test_program_graph_and_memory_plot(tmp_path):
     mha = tga.models.BatchFirstAttention(8, 2)
     x = Tensor(np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32))

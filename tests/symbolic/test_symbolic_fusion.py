@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 from nvrtc import compile_cubin, needs_nvrtc
 
 import tinygrad_attn as tga
@@ -109,6 +110,7 @@ def test_the_ops_that_declare_an_expression():
 
 
 @needs_nvrtc
+@pytest.mark.slow  # (over half a second: the full suite runs it, the fast loop does not)
 def test_every_declared_expression_compiles():
     """A kernel of each op that declares ``elementwise``, on float32 and float64 operands,
     compiles: a wrong expression on any op class fails here, not on a GPU user's machine."""

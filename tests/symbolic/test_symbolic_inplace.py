@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -315,7 +316,7 @@ _INPLACE = [
 ]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     steps=st.lists(
         st.tuples(st.integers(0, 3), st.integers(0, 12), st.integers(0, 12), st.integers(0, 7)),

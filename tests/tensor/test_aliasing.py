@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import examples
 
 torch = pytest.importorskip("torch")
 
@@ -151,7 +152,7 @@ def _flat(out) -> list:
     return [out]
 
 
-_SETTINGS = settings(max_examples=6, deadline=None, derandomize=True, database=None,
+_SETTINGS = settings(max_examples=examples(6), deadline=None, derandomize=True, database=None,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])  # fmt: skip
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import close
+from helpers import close, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -135,7 +135,7 @@ def test_numpy_array_on_the_left():
 _shapes = hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4, max_side=3)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(shapes=_shapes, op=st.sampled_from(["add", "sub", "mul", "div", "maximum"]))
 def test_broadcasting_property(shapes, op):
     """Any pair of broadcastable shapes: NumPy's value, and gradients of the inputs' shapes
@@ -156,7 +156,7 @@ def test_broadcasting_property(shapes, op):
         close(ta.grad, np.full(sa, np.prod(result) / np.prod(sa)))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(shape=hnp.array_shapes(min_dims=1, max_dims=4, max_side=4), data=st.data())
 def test_reshape_permute_roundtrip_property(shape, data):
     perm = data.draw(st.permutations(range(len(shape))))

@@ -496,6 +496,7 @@ def test_depth_collapses_the_backward_graph_too():
     assert not d.of_kind("grad_param") and d.of_kind("grad_input")
 
 
+@pytest.mark.slow  # (over half a second: the full suite runs it, the fast loop does not)
 def test_a_long_chain_in_nested_scopes_draws_whole_and_collapsed():
     x = Tensor.randn(4, 8, requires_grad=True, name="x")
     w = Tensor.randn(8, 8, requires_grad=True, name="w")

@@ -187,6 +187,7 @@ def test_jupyter_display_without_a_renderer_says_how_to_get_one(monkeypatch, los
 
 # -- the command line -----------------------------------------------------------------------------
 @pytest.mark.parametrize("block", ["mha", "gpt"])
+@pytest.mark.slow  # (over half a second: the full suite runs it, the fast loop does not)
 def test_cli_draws_with_graphviz_pure_without_dot(no_dot, tmp_path, block, capsys):
     for flags, name in (([], "f.svg"), (["--backward", "--decompose"], "b.png"), (["--grads", "--values"], "g.svg")):
         out = tmp_path / f"{block}_{name}"
