@@ -56,6 +56,7 @@ def test_set_default_device():
     assert Tensor.zeros(2).device == "cpu"
 
 
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_environment_variable_sets_start_up_default():
     code = "import tinygrad_attn as t; print(t.Tensor.zeros(1).device)"
     out = subprocess.run(
@@ -68,6 +69,7 @@ def test_environment_variable_sets_start_up_default():
     assert out.stdout.strip() == "array_api_strict:device1"
 
 
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_cupy_is_not_imported_for_cpu_work():
     code = "import sys, tinygrad_attn as t; (t.Tensor([1.0]) * 2).numpy(); print('cupy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -87,6 +89,7 @@ def test_cuda_round_trip_and_same_random_numbers():
     assert x.is_leaf is False
 
 
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_a_bad_device_in_the_environment_names_the_variable():
     code = "import tinygrad_attn as t; t.Tensor.zeros(1)"
     out = subprocess.run([sys.executable, "-c", code], env={"TINYGRAD_ATTN_DEVICE": "garbage", "PATH": ""},
@@ -109,6 +112,7 @@ def test_cpu_0_is_the_cpu_and_cpu_1_is_refused():
     assert not tga.is_available("cpu:1")
 
 
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_environment_cpu_0_works():
     code = "import tinygrad_attn as t; print(t.Tensor.zeros(1).device)"
     out = subprocess.run([sys.executable, "-c", code], env={"TINYGRAD_ATTN_DEVICE": "cpu:0", "PATH": ""},

@@ -79,6 +79,7 @@ def test_keep_setting_refuses_other_values_naming_the_variable(monkeypatch):
         malloc.keep_by_default()
 
 
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_off_spelled_in_words_gives_memory_back():
     if GLIBC:
         assert _faults(TINYGRAD_ATTN_KEEP_FREED_MEMORY="Off") >= 5 * 8 * 256

@@ -30,6 +30,7 @@ def test_set_and_get_act_on_the_blas_library(restore_threads):
     assert tga.get_num_threads() == 1 and _blas_threads() == {1}
 
 
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_the_default_is_the_blas_librarys_own():
     # In a fresh process with no thread variables set, the library's choice stands.
     code = "import tinygrad_attn as t, threadpoolctl as c; t.Tensor([1.0]); print(t.get_num_threads(), " \

@@ -35,6 +35,7 @@ def _run_threads(target, n: int) -> list:
     return errors
 
 
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_threads_doing_forward_and_backward_each_get_their_gradients():
     results: dict = {}
     stepper = tga.no_grad()  # one instance shared by every thread, as an optimizer's would be

@@ -17,6 +17,7 @@ def _snippet(text: str) -> str:
     return re.search(r"## Attention from primitives.*?```python\n(.*?)```", text, re.S).group(1)
 
 
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_readme_example_runs():
     text = (ROOT / "README.md").read_text()
     code = _snippet(text)

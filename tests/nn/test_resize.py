@@ -48,6 +48,7 @@ def test_matches_torch_values_and_gradients(mode, shape, kw, rng):
 
 
 @pytest.mark.parametrize(("mode", "shape", "kw"), [CASES[1], CASES[6], CASES[9], CASES[11]], ids=lambda v: str(v))
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_gradcheck_first_and_second_order(mode, shape, kw, device, rng):
     x = rand(rng, *shape, device=device)
     assert tga.gradcheck(lambda x: F.interpolate(x, mode=mode, **kw), x)

@@ -209,6 +209,7 @@ def test_cell_gradcheck(kind, device, rng):
 
 @needs_torch
 @pytest.mark.parametrize("kind", sorted(LAYERS))
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_layer_gradcheck(kind, rng):
     # The torch comparison checks gradients of every option; finite differences once more here.
     m = LAYERS[kind][0](2, 2, num_layers=2, bidirectional=True)

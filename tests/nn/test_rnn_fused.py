@@ -148,6 +148,7 @@ def test_fused_gradcheck(mode, cell, reverse, batch_first, bias, initial, device
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("cell", [False, True])
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_fused_second_order(mode, cell, device, rng):
     # create_graph=True differentiates the definition, so the gradient is differentiable again.
     ops = _operands(mode, rng, device, cell, t=2, b=2, n_in=2, n_h=2)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor, ops
@@ -150,6 +151,7 @@ def _op_name_keys(tree: ast.AST, names: set[str]) -> list[int]:
     return bad
 
 
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_the_tracer_fusion_and_pictures_know_no_op_by_its_name():
     """They read what the ops declare (``elementwise``, ``heads_axis``, the class itself);
     a list of op names would miss the next op, or one renamed."""

@@ -48,6 +48,7 @@ def _step(ps, opt, sched):
 
 
 @pytest.mark.parametrize("name,kw", CASES, ids=lambda v: v if isinstance(v, str) else ",".join(map(str, v)))
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_rates_match_torch_step_by_step(name, kw):
     torch, t, o = _pair(name, kw)
     for _ in range(STEPS):

@@ -606,6 +606,7 @@ def _images(fig):
 
 
 @pytest.mark.parametrize("shape,heads", [((4, 5), 1), ((3, 4, 5), 3), ((2, 6, 4, 5), 6)])
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_plot_attention_one_panel_per_head(shape, heads):
     w = np.random.default_rng(0).random(shape)
     fig = plot_attention(Tensor(w))
@@ -616,6 +617,7 @@ def test_plot_attention_one_panel_per_head(shape, heads):
         np.testing.assert_allclose(np.asarray(im), first[h])
 
 
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_plot_attention_labels_and_file(tmp_path):
     w = F.softmax(Tensor.randn(2, 3, 4), -1)
     keys, queries = ["the", "cat", "sat", "down"], ["a", "b", "c"]

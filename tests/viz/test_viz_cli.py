@@ -59,6 +59,7 @@ def test_unknown_block_is_a_usage_error(tmp_path):
     assert e.value.code == 2
 
 
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_python_dash_m_runs(tmp_path):
     out = tmp_path / "g.svg"
     r = subprocess.run([sys.executable, "-m", "tinygrad_attn", "graph", "sdpa", "--out", str(out), "--backward"],

@@ -107,6 +107,7 @@ def test_tga_viz_renderer_is_the_public_name():
 
 
 # -- drawing with graphviz-pure -------------------------------------------------------------------
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_graphviz_pure_draws_svg_and_png_with_every_node(no_dot, tmp_path, loss):
     for backward in (False, True):
         g = draw_graph(loss, backward=backward)
@@ -205,6 +206,7 @@ def test_cli_says_which_program_draws(fake_dot, capsys, monkeypatch):
     assert capsys.readouterr().out.startswith("none: ")
 
 
+@pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_python_dash_m_without_any_renderer_exits_0(tmp_path):
     out = tmp_path / "g.svg"
     env = {"PATH": str(tmp_path), "TINYGRAD_ATTN_RENDERER": "none", "PYTHONPATH": str(Path(tga.__file__).parents[1])}
