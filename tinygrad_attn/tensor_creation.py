@@ -57,24 +57,27 @@ def full(cls, shape: Any, value: float, *, dtype: Any = None, device: Any = None
     return cls._host(np.full(shape, value, dtype=dt), None, device, requires_grad, name)
 
 
+def _drawn(cls: Any, method: str, shape: Any, dtype: Any, device: Any, requires_grad: bool, name: str | None) -> Tensor:
+    """A tensor of the host generator's ``method`` draws; inside a trace (without grad) an op,
+    so that a replay draws again."""
+    if _State.tracer is not None and not requires_grad:
+        return draw(method, _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
+    arr = getattr(host_generator(), method)(_shape_args(shape))
+    return cls._host(arr, dtype or np.float32, device, requires_grad, name)
+
+
 @classmethod
 def randn(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           name: str | None = None) -> Tensor:  # fmt: skip
     """Standard normal draws, made on the host from the seeded generator and moved."""
-    if _State.tracer is not None and not requires_grad:  # an op: a replay draws again
-        return draw("standard_normal", _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
-    arr = host_generator().standard_normal(_shape_args(shape))
-    return cls._host(arr, dtype or np.float32, device, requires_grad, name)
+    return _drawn(cls, "standard_normal", shape, dtype, device, requires_grad, name)
 
 
 @classmethod
 def rand(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
          name: str | None = None) -> Tensor:  # fmt: skip
     """Uniform draws in [0, 1), made on the host from the seeded generator and moved."""
-    if _State.tracer is not None and not requires_grad:  # an op: a replay draws again
-        return draw("random", _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
-    arr = host_generator().random(_shape_args(shape))
-    return cls._host(arr, dtype or np.float32, device, requires_grad, name)
+    return _drawn(cls, "random", shape, dtype, device, requires_grad, name)
 
 
 @classmethod
