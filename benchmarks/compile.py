@@ -125,7 +125,7 @@ def gpt():
     vocab, ctx = 64, 64
     model = GPT(vocab, 128, 4, 2, ctx)
     opt = tga.optim.AdamW(model.parameters(), lr=3e-4)
-    step = _step(model, opt, lambda x, y: F.cross_entropy(model(x), y))
+    step = _step(model, opt, lambda x, y: F.cross_entropy(model(x).reshape(-1, vocab), y.reshape(-1)))
 
     def batch(r):
         ids = r.integers(0, vocab, (16, ctx + 1))

@@ -45,7 +45,7 @@ def setup(with_model: bool = False):
 
     def step():
         logits = model(x)  # (B, T, vocab)
-        loss = tga.functional.cross_entropy(logits, y)
+        loss = tga.functional.cross_entropy(logits.reshape(-1, VOCAB), y.reshape(-1))  # as PyTorch's step
         opt.zero_grad()
         loss.backward()
         opt.step()

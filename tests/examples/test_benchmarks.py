@@ -56,6 +56,22 @@ def test_the_compile_benchmark_runs_one_scenario(monkeypatch, capsys):
     assert "trace/eager" in capsys.readouterr().out
 
 
+# -- the GPT step: ours and PyTorch's start from the same weights and the same loss -------
+@pytest.mark.slow
+def test_the_gpt_benchmark_compares_the_same_loss_with_pytorch(monkeypatch):
+    """Its context and vocabulary are both 64, so (B, T, V) logits fit PyTorch's (N, C, d)
+    layout as well: the step must say which axis holds the classes, as PyTorch's does."""
+    pytest.importorskip("torch")
+    monkeypatch.syspath_prepend(str(BENCH))
+    sys.modules.pop("gpt", None)
+    import gpt  # noqa: PLC0415
+
+    ours, model, _ = gpt.setup(with_model=True)
+    theirs, _, _ = gpt.torch_setup(gpt.torch_weights(model), with_model=True)
+    for _ in range(2):  # the first loss, and the one after an AdamW update on each side
+        assert float(ours().item()) == pytest.approx(float(theirs().item()), rel=1e-4)
+
+
 # -- tinygrad's op tests: the classifier reads a reviewed list and refuses what is not on it
 def _classify(tmp_path, monkeypatch, results: str, listed: str) -> int:
     (tmp_path / "results.tsv").write_text(results)
