@@ -362,3 +362,18 @@ def test_max_unpool_gradcheck_and_errors(device, rng):
     assert tga.gradcheck(lambda v: F.max_unpool2d(v, i.reshape(2, 3, 1, 3), (1, 2)), rand(rng, 2, 3, 1, 3, device=device))
     with pytest.raises(ValueError, match=r"max_unpool1d: indices must be an integer Tensor of the input's shape \(2, 3, 3\)"):
         F.max_unpool1d(y, i.float(), 2)
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs"),
+    [
+        ("Conv1d", (3, 4, 3), {}),
+        ("Conv2d", (3, 4, (2, 3)), {"stride": 2, "padding": 1, "dilation": 2, "bias": False}),
+        ("Conv2d", (4, 4, 3), {"groups": 2, "padding": 1, "padding_mode": "reflect"}),
+        ("ConvTranspose1d", (3, 4, 3), {"stride": 2, "output_padding": 1}),
+        ("ConvTranspose2d", (4, 6, (3, 2)), {"padding": 1, "dilation": 2, "groups": 2, "bias": False}),
+        ("ConvTranspose2d", (2, 3, 3), {}),
+    ],
+)
+def test_conv_reprs_name_what_differs_from_the_defaults_as_pytorch(name, args, kwargs):
+    assert repr(getattr(nn, name)(*args, **kwargs)) == repr(getattr(torch.nn, name)(*args, **kwargs))

@@ -23,6 +23,26 @@ def _tuple(value: Any, n: int, what: str, op: str) -> tuple[int, ...]:
     raise InvalidArgumentError(f"{op}: {what} must be an int or a tuple of {n} ints, got {value!r}")
 
 
+def _conv_repr(m: Module) -> str:
+    """The arguments that differ from their defaults, in PyTorch's order and spelling (one
+    rule for the convolutions and their transposes: ``output_padding`` only the latter have)."""
+    nd = len(m.kernel_size)
+    s = f"{m.in_channels}, {m.out_channels}, kernel_size={m.kernel_size}, stride={m.stride}"
+    if m.padding != (0,) * nd:
+        s += f", padding={m.padding}"
+    if m.dilation != (1,) * nd:
+        s += f", dilation={m.dilation}"
+    if getattr(m, "output_padding", (0,) * nd) != (0,) * nd:
+        s += f", output_padding={m.output_padding}"
+    if m.groups != 1:
+        s += f", groups={m.groups}"
+    if m.bias is None:
+        s += ", bias=False"
+    if getattr(m, "padding_mode", "zeros") != "zeros":
+        s += f", padding_mode={m.padding_mode}"
+    return s
+
+
 class _ConvNd(Module):
     _nd = 0
 
@@ -76,18 +96,7 @@ class _ConvNd(Module):
                     self.dilation, self.groups)  # fmt: skip
 
     def extra_repr(self) -> str:
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0,) * self._nd:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * self._nd:
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        if self.padding_mode != "zeros":
-            s += f", padding_mode={self.padding_mode}"
-        return s
+        return _conv_repr(self)
 
 
 class Conv1d(_ConvNd):
@@ -172,18 +181,7 @@ class _ConvTransposeNd(Module):
                     self.groups, self.dilation)  # fmt: skip
 
     def extra_repr(self) -> str:
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0,) * self._nd:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * self._nd:
-            s += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * self._nd:
-            s += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s
+        return _conv_repr(self)
 
 
 class ConvTranspose1d(_ConvTransposeNd):
