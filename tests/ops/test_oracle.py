@@ -13,7 +13,7 @@ from helpers import examples
 
 torch = pytest.importorskip("torch")
 
-from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 from opinfo import EXTREMES, OPS, OpInfo, Sample  # noqa: E402
@@ -124,24 +124,8 @@ def test_value(op: OpInfo, mode: str, device: str, data) -> None:
     assert got.dtype.name == _dtype_name(want), f"{op.name}: dtype {got.dtype}, PyTorch {want.dtype} ({sample})"
 
 
-def _engine_sums_0d_gradients() -> bool:
-    """Whether the engine adds up every gradient of a 0-d tensor used three times. (NumPy
-    gives the sum of two 0-d arrays as a scalar, which the in-place add of the third then
-    rebinds: fixed in the autograd core on its own branch. Until that is merged, the
-    gradient tests draw no 0-d inputs; every other test here still does.)"""
-    x = Tensor(np.array(1.0), requires_grad=True)
-    (g,) = tga.grad(x * 2.0 + x * 3.0 + x * 4.0, [x])
-    return g.item() == 9.0
-
-
-ENGINE_SUMS_0D = _engine_sums_0d_gradients()
-
-
 def _draw_for_gradients(data, op: OpInfo) -> Sample:
-    sample = data.draw(op.sample, label="sample")
-    if not ENGINE_SUMS_0D:
-        assume(all(a.ndim for a in sample.args))
-    return sample
+    return data.draw(op.sample, label="sample")  # (0-d inputs included: their gradients add up)
 
 
 def _cotangent(shape: tuple, seed: int = 0) -> np.ndarray:
