@@ -142,6 +142,8 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
         t.requires_grad or any(isinstance(o, _function.Tensor) and o.requires_grad for o in operands)
     )
     if not wants:
+        if getattr(t._data, "base", None) is not None:  # a view of NumPy or CuPy memory
+            _refuse_overlapping(t, getattr(t, "_base", None) if t._ctx is None else None, name)
         with no_grad():
             r = compute(t, *operands)
         _write(t, r, name)
@@ -192,6 +194,9 @@ def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], op
     # (the base's own checks apply: a leaf that requires grad raises there)
     if isinstance(v, ops.Slice):
         base[v.args] = value
+    elif isinstance(v, ops.Strided):  # (diagonal, unfold): the positions it shows, as index arrays
+        _refuse_overlapping(t, v, name)
+        base[np.unravel_index(v.positions(tuple(base.shape)), tuple(base.shape))] = value
     else:  # a permute or reshape shows every element of the base once: the result replaces it
         if isinstance(v, ops.Reshape):
             whole = value.reshape(base.shape)
@@ -202,6 +207,21 @@ def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], op
     _rebase(t, _moved_history(t), fresh, name)
     note_rebase(_next_seq())
     return t
+
+
+def _refuse_overlapping(t: Tensor, v: Function | None, name: str) -> None:
+    """Raise where ``t`` is a strided view (``unfold`` with ``step < size``) two of whose
+    elements are one element of its base: an in-place change of it has no single meaning
+    (PyTorch's result depends on the order its kernel visits them), so none is made."""
+    if v is None and t._ctx is not None:
+        v = _view_node(t)
+    if isinstance(v, ops.Strided) and v.overlaps:
+        raise RuntimeError(
+            f"{name}: this tensor (shape {tuple(t.shape)}) is a view made by {v.op_name} whose elements overlap in "
+            f"memory (windows closer than their size), so an in-place change of it would change one element of "
+            f"its base (shape {tuple(v.inputs[0].shape)}) several times, in an order PyTorch leaves undefined; "
+            "change a copy (.clone()) or the base instead"
+        )
 
 
 def apply_restride(t: Tensor, name: str, view: Callable[[Tensor], Tensor], undo: Callable[[Tensor], Tensor]) -> Tensor:
