@@ -1452,6 +1452,7 @@ OPS += [
 ]  # fmt: skip
 BY_NAME = {op.name: op for op in OPS}
 
+
 # Strided views (ops/movement.py Strided: diagonal of any two axes, unfold of any size and step)
 @st.composite
 def windows(draw: Any) -> Sample:
