@@ -217,5 +217,6 @@ def test_a_traced_write_through_a_diagonal_replays(rng):
 def test_the_graph_names_the_views():
     x = Tensor(A.copy(), requires_grad=True)
     y = x.diagonal(0, 0, 2).sum() + x.unfold(1, 2, 1).sum()
-    titles = [n.title for n in forward_graph(y).nodes]
-    assert "diagonal" in titles and "unfold" in titles
+    nodes = {n.title: n.lines for n in forward_graph(y).nodes}
+    assert nodes["diagonal"][1] == "dims 0, 2 from (0, 0, 0)"
+    assert nodes["unfold"][1] == "dim 1, size 2, step 1"

@@ -213,12 +213,24 @@ class Diagonal(Strided):
     __slots__ = ()
     name = "diagonal"
 
+    @staticmethod
+    def describe_args(args: tuple) -> str:
+        shape, start, steps = args
+        d1, d2 = (i for i, m in enumerate(steps[-1]) if m)
+        return f"dims {d1}, {d2} from {tuple(start)}"
+
 
 class Unfold(Strided):
     """``x.unfold(dimension, size, step)``: a strided view of (possibly overlapping) windows."""
 
     __slots__ = ()
     name = "unfold"
+
+    @staticmethod
+    def describe_args(args: tuple) -> str:
+        shape, start, steps = args
+        d = next(i for i, m in enumerate(steps[-1]) if m)
+        return f"dim {d}, size {shape[-1]}, step {steps[d][d]}"
 
 
 def strided_positions(in_shape: tuple[int, ...], shape: tuple[int, ...], start: tuple[int, ...],
