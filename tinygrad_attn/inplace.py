@@ -184,10 +184,11 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
 
 def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], operands: Sequence[Any],
                         reads_old: bool, v: Function) -> Tensor:  # fmt: skip
-    """``x[key].op_(...)`` (or of ``x.T``, ``x.reshape(...)``) as PyTorch records it: the
-    result is stored into the tensor the view shows (``x[key] = result``; ``x`` becomes the
-    result permuted or reshaped back; itself recorded), and the view becomes the same view
-    of the new ``x``. Ops that used the view before keep its old history."""
+    """``x[key].op_(...)`` (or of ``x.T``, ``x.reshape(...)``, ``x.diagonal()``, ``x.unfold(...)``)
+    as PyTorch records it: the result is stored into the tensor the view shows (``x[key] =
+    result``; for a strided view, at the index arrays of the positions it shows; ``x``
+    becomes the result permuted or reshaped back; itself recorded), and the view becomes the
+    same view of the new ``x``. Ops that used the view before keep its old history."""
     # v: t's own view op, or the one of its latest write or replay, or the unrecorded view it is
     base = v.inputs[0]
     value = _checked_result(t, compute(Copy.apply(t) if reads_old else t, *operands), name)

@@ -181,13 +181,24 @@ class Strided(Function):
             pos = self.positions(tuple(a.shape))
             index = xp.device.asarray(pos.reshape(-1))
             return xp.reshape(xp.gather(xp.reshape(a, (-1,)), 0, index), shape)
-        if math.prod(shape):  # (an empty view reads nothing, and start may lie past the end)
-            a = a[tuple(slice(s, None) for s in start)]
-        steps_bytes = tuple(sum(m * s for m, s in zip(row, strides)) for row in steps)
-        return xp.device.xp.lib.stride_tricks.as_strided(a, shape, steps_bytes)
+        return _as_strided(xp, a, shape, start, steps)
 
     def backward(self, g, ns, inputs, out):
         in_shape = tuple(inputs[0].shape)
+        shape, start, steps = self.args
+        if not ns.recording and getattr(g, "strides", None) is not None:
+            # (arrays with strides: g written, or added, through the same view of zeros)
+            z = ns.zeros(in_shape, g.dtype)
+            if not math.prod(shape):
+                return (z,)
+            if not _overlaps(shape, steps):
+                _as_strided(ns, z, shape, start, steps)[...] = g
+                return (z,)
+            if not _overlaps(shape[:-1], steps[:-1]):  # (unfold: one entry of every window at a time)
+                for i in range(shape[-1]):
+                    at = tuple(s + i * m for s, m in zip(start, steps[-1]))
+                    _as_strided(ns, z, shape[:-1], at, steps[:-1])[...] += g[..., i]
+                return (z,)
         n = math.prod(in_shape)
         dev = g._dev if ns.recording else ns.device
         index = dev.asarray(self.positions(in_shape).reshape(-1))
@@ -231,6 +242,15 @@ class Unfold(Strided):
         shape, start, steps = args
         d = next(i for i, m in enumerate(steps[-1]) if m)
         return f"dim {d}, size {shape[-1]}, step {steps[d][d]}"
+
+
+def _as_strided(xp, a, shape: tuple[int, ...], start: tuple[int, ...], steps: tuple[tuple[int, ...], ...]):
+    """The view of ``a`` (a NumPy or CuPy array, any layout) that :class:`Strided` describes."""
+    if math.prod(shape):  # (an empty view reads nothing, and start may lie past the end)
+        a = a[tuple(slice(s, None) for s in start)]
+    strides = a.strides
+    steps_bytes = tuple(sum(m * s for m, s in zip(row, strides)) for row in steps)
+    return xp.device.xp.lib.stride_tricks.as_strided(a, shape, steps_bytes)
 
 
 def strided_positions(in_shape: tuple[int, ...], shape: tuple[int, ...], start: tuple[int, ...],
