@@ -191,10 +191,10 @@ class Strided(Function):
             z = ns.zeros(in_shape, g.dtype)
             if not math.prod(shape):
                 return (z,)
-            if not _overlaps(shape, steps):
+            if not self.overlaps:
                 _as_strided(ns, z, shape, start, steps)[...] = g
                 return (z,)
-            if not _overlaps(shape[:-1], steps[:-1]):  # (unfold: one entry of every window at a time)
+            if self.last_axis_apart:  # (unfold: one entry of every window at a time)
                 for i in range(shape[-1]):
                     at = tuple(s + i * m for s, m in zip(start, steps[-1]))
                     _as_strided(ns, z, shape[:-1], at, steps[:-1])[...] += g[..., i]
@@ -217,12 +217,19 @@ class Strided(Function):
         shape, start, steps = self.args
         return _overlaps(shape, steps)
 
+    @property
+    def last_axis_apart(self) -> bool:
+        """Whether the view without its last axis (one entry of every window) has no overlap."""
+        shape, start, steps = self.args
+        return not _overlaps(shape[:-1], steps[:-1])
+
 
 class Diagonal(Strided):
     """``x.diagonal(offset, dim1, dim2)``: a strided view, drawn under PyTorch's name."""
 
     __slots__ = ()
     name = "diagonal"
+    overlaps = False  # (k + a along one axis and k + b along another: a different element for each k)
 
     @staticmethod
     def describe_args(args: tuple) -> str:
@@ -236,6 +243,13 @@ class Unfold(Strided):
 
     __slots__ = ()
     name = "unfold"
+    last_axis_apart = True  # (entry i of every window: distinct elements, step > 0 apart)
+
+    @property
+    def overlaps(self) -> bool:  # (known from the arguments: no search of the lattice)
+        shape, start, steps = self.args
+        d = next(i for i, m in enumerate(steps[-1]) if m)
+        return shape[d] > 1 and 1 < shape[-1] and steps[d][d] < shape[-1]
 
     @staticmethod
     def describe_args(args: tuple) -> str:
@@ -265,7 +279,7 @@ def strided_positions(in_shape: tuple[int, ...], shape: tuple[int, ...], start: 
     return pos
 
 
-@functools.cache
+@functools.lru_cache(maxsize=256)
 def _overlaps(shape: tuple[int, ...], steps: tuple[tuple[int, ...], ...]) -> bool:
     """Whether ``sum_k j[k] * steps[k]`` takes one value twice for ``0 <= j[k] < shape[k]``."""
     moving = [(n, row) for n, row in zip(shape, steps) if n > 1]  # (axes of one element move nothing)
