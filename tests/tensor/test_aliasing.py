@@ -1,7 +1,7 @@
 """Memory: a result shares memory with an input exactly where PyTorch's does.
 
 Views (``view reshape transpose permute T mT expand narrow select`` slicing ``unsqueeze
-squeeze unbind split chunk diagonal detach``) share it; every other op returns new memory,
+squeeze unbind split chunk diagonal unfold detach``) share it; every other op returns new memory,
 so changing its result in place never changes its input. Checked by hand for the ops that
 once got this wrong, and for every entry of the op table against PyTorch.
 """

@@ -220,3 +220,20 @@ def test_the_graph_names_the_views():
     nodes = {n.title: n.lines for n in forward_graph(y).nodes}
     assert nodes["diagonal"][1] == "dims 0, 2 from (0, 0, 0)"
     assert nodes["unfold"][1] == "dim 1, size 2, step 1"
+
+
+def test_overlap_read_from_the_arguments_agrees_with_a_search_of_the_positions():
+    """``Unfold.overlaps`` and ``Diagonal.overlaps`` (from the arguments) against the positions
+    each view reads: two equal positions exactly where it says it overlaps."""
+    for shape in [(7,), (3, 6), (5, 1, 4)]:
+        for d, n in enumerate(shape):
+            for size, step in itertools.product(range(n + 1), range(1, 5)):
+                fn = Tensor(np.zeros(shape)).unfold(d, size, step)._base
+                pos = fn.positions(shape)
+                assert fn.overlaps == (np.unique(pos).size < pos.size), (shape, d, size, step)
+                last = pos[..., 0] if pos.size else pos
+                assert fn.last_axis_apart and np.unique(last).size == last.size
+    for (a, b), o in itertools.product(itertools.permutations(range(3), 2), range(-3, 4)):
+        fn = Tensor(np.zeros((3, 4, 2))).diagonal(o, a, b)._base
+        pos = fn.positions((3, 4, 2))
+        assert not fn.overlaps and np.unique(pos).size == pos.size
