@@ -194,7 +194,12 @@ def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], op
     value = _checked_result(t, compute(Copy.apply(t) if reads_old else t, *operands), name)
     # (the base's own checks apply: a leaf that requires grad raises there)
     if isinstance(v, ops.Slice):
-        base[v.args] = value
+        under = _view_node(base) if base._ctx is not None else getattr(base, "_base", None)
+        if isinstance(under, ops.Strided) and under.overlaps:  # a slice of overlapping windows (u[0])
+            _refuse_overlapping(t, v, name)
+            _write_slice_of_overlapping(under, v.args, value)
+        else:
+            base[v.args] = value
     elif isinstance(v, ops.Strided):  # (diagonal, unfold): the positions it shows, as index arrays
         _refuse_overlapping(t, v, name)
         base[np.unravel_index(v.positions(tuple(base.shape)), tuple(base.shape))] = value
@@ -210,12 +215,31 @@ def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], op
     return t
 
 
+def _write_slice_of_overlapping(under: Function, key: Any, value: Tensor) -> None:
+    """``u[key].op_(...)`` where ``u`` is a strided view whose elements overlap (unfold with
+    ``step < size``): stored straight into the tensor ``u`` shows, at the positions of
+    ``u[key]`` (distinct: a window, or entries of windows apart; see
+    :func:`_refuse_overlapping`), as PyTorch's store does; ``u`` follows when next used."""
+    root = under.inputs[0]
+    shape = tuple(root.shape)
+    root[np.unravel_index(under.positions(shape)[key], shape)] = value
+
+
 def _refuse_overlapping(t: Tensor, v: Function | None, name: str) -> None:
     """Raise where ``t`` is a strided view (``unfold`` with ``step < size``) two of whose
     elements are one element of its base: an in-place change of it has no single meaning
     (PyTorch's result depends on the order its kernel visits them), so none is made."""
     if v is None and t._ctx is not None:
         v = _view_node(t)
+    if isinstance(v, ops.Slice):  # a slice of such a view: where its own positions repeat
+        base = v.inputs[0]
+        under = _view_node(base) if base._ctx is not None else getattr(base, "_base", None)
+        if not (isinstance(under, ops.Strided) and under.overlaps):
+            return
+        pos = under.positions(tuple(under.inputs[0].shape))[v.args]
+        if np.unique(pos).size == pos.size:
+            return
+        v = under
     if isinstance(v, ops.Strided) and v.overlaps:
         raise RuntimeError(
             f"{name}: this tensor (shape {tuple(t.shape)}) is a view made by {v.op_name} whose elements overlap in "

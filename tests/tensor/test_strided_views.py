@@ -237,3 +237,44 @@ def test_overlap_read_from_the_arguments_agrees_with_a_search_of_the_positions()
         fn = Tensor(np.zeros((3, 4, 2))).diagonal(o, a, b)._base
         pos = fn.positions((3, 4, 2))
         assert not fn.overlaps and np.unique(pos).size == pos.size
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda u: u[0].mul_(2.0),
+        lambda u: u[..., 0].add_(10.0),  # entry 0 of every window: distinct elements
+        lambda u: u[2, 1:].mul_(-1.0),
+        lambda u: (u[3].mul_(2.0), u[0].add_(1.0)),
+    ],
+)
+def test_a_window_of_overlapping_windows_changes_in_place_as_pytorch(change):
+    a = np.arange(1.0, 17.0).reshape(2, 8)
+    x, tx = Tensor(a.copy(), requires_grad=True), torch.from_numpy(a.copy()).requires_grad_()
+    values = []
+    for t in (x, tx):
+        h = t * 1.0
+        u = h.T.unfold(0, 3, 1)  # (6, 2, 3): windows one apart
+        change(u)
+        (h * h * h).sum().backward()
+        values.append(h.detach().numpy())
+    np.testing.assert_array_equal(values[0], values[1])
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+def test_two_overlapping_windows_changed_at_once_raise():
+    h = Tensor(np.arange(8.0), requires_grad=True) * 1.0
+    u = h.unfold(0, 3, 1)
+    with pytest.raises(RuntimeError, match=r"mul_: .*unfold.*overlap"):
+        u[0:2].mul_(2.0)
+
+
+def test_without_grad_a_window_changes_and_two_overlapping_ones_raise():
+    x, tx = Tensor(np.arange(8.0)), torch.arange(8.0, dtype=torch.float64)
+    for t in (x, tx):
+        u = t.unfold(0, 3, 1)
+        u[2].mul_(10.0)
+        u[..., 1].add_(0.5)
+    np.testing.assert_array_equal(x.numpy(), tx.numpy())
+    with pytest.raises(RuntimeError, match=r"add_: .*unfold.*overlap"):
+        x.unfold(0, 3, 1)[1:3].add_(1.0)
