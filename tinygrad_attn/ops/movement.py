@@ -196,8 +196,7 @@ class Strided(Function):
                 return (z,)
             if self.last_axis_apart:  # (unfold: one entry of every window at a time)
                 for i in range(shape[-1]):
-                    at = tuple(s + i * m for s, m in zip(start, steps[-1]))
-                    _as_strided(ns, z, shape[:-1], at, steps[:-1])[...] += g[..., i]
+                    self.entry_view(ns, z, i)[...] += g[..., i]
                 return (z,)
         n = math.prod(in_shape)
         dev = g._dev if ns.recording else ns.device
@@ -216,6 +215,12 @@ class Strided(Function):
         ``step < size``): an in-place change of the view then has no single meaning."""
         shape, start, steps = self.args
         return _overlaps(shape, steps)
+
+    def entry_view(self, xp, a, i: int):
+        """The view of ``a`` that this view shows at index ``i`` of its last axis."""
+        shape, start, steps = self.args
+        at = tuple(s + i * m for s, m in zip(start, steps[-1]))
+        return _as_strided(xp, a, shape[:-1], at, steps[:-1])
 
     @property
     def last_axis_apart(self) -> bool:
@@ -244,6 +249,12 @@ class Unfold(Strided):
     __slots__ = ()
     name = "unfold"
     last_axis_apart = True  # (entry i of every window: distinct elements, step > 0 apart)
+
+    def entry_view(self, xp, a, i: int):  # (a basic slice: cheaper than as_strided)
+        shape, start, steps = self.args
+        d = next(k for k, m in enumerate(steps[-1]) if m)
+        step, count = steps[d][d], shape[d]
+        return a[(slice(None),) * d + (slice(i, i + (count - 1) * step + 1, step),)]
 
     @property
     def overlaps(self) -> bool:  # (known from the arguments: no search of the lattice)
