@@ -1451,3 +1451,31 @@ OPS += [
            unary(AWAY_FROM_ZERO), ("threshold",), composite=True),
 ]  # fmt: skip
 BY_NAME = {op.name: op for op in OPS}
+
+
+# Strided views (ops/movement.py Strided: diagonal of any two axes, unfold of any size and step)
+@st.composite
+def windows(draw: Any) -> Sample:
+    """An array of 1+ axes (transposed or not), an axis of it, a window size and a step
+    (windows overlapping, touching and apart)."""
+    shape = draw(shapes(min_dims=1))
+    nd = len(shape)
+    flip = draw(st.booleans()) and nd >= 2
+    seen = shape[:-2] + shape[:-3:-1] if flip else shape  # (the shape unfold sees)
+    axis = draw(st.integers(-nd, nd - 1))
+    size = draw(st.integers(0, seen[axis]))
+    return Sample((draw(array(shape)),), {"axis": axis, "size": size, "step": draw(st.integers(1, 3)), "flip": flip})
+
+
+def _windows_of(x: Any, axis: int, size: int, step: int, flip: bool) -> Any:
+    return (x.mT if flip else x).unfold(axis, size, step)
+
+
+OPS += [
+    OpInfo("unfold_windows", _windows_of, _windows_of, windows(), ("Strided",)),
+    OpInfo("diagonal_apart", lambda x, offset, dim1, dim2: x.diagonal(offset, dim1, dim2),
+           lambda x, offset, dim1, dim2: x.diagonal(offset, dim1, dim2),
+           planes().filter(lambda s: s.args[0].ndim >= 3), ("Strided",)),
+]  # fmt: skip
+BY_NAME = {op.name: op for op in OPS}
+assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"

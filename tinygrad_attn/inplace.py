@@ -142,6 +142,8 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
         t.requires_grad or any(isinstance(o, _function.Tensor) and o.requires_grad for o in operands)
     )
     if not wants:
+        if getattr(t._data, "base", None) is not None:  # a view of NumPy or CuPy memory
+            _refuse_overlapping(t, getattr(t, "_base", None) if t._ctx is None else None, name)
         with no_grad():
             r = compute(t, *operands)
         _write(t, r, name)
@@ -182,16 +184,25 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
 
 def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], operands: Sequence[Any],
                         reads_old: bool, v: Function) -> Tensor:  # fmt: skip
-    """``x[key].op_(...)`` (or of ``x.T``, ``x.reshape(...)``) as PyTorch records it: the
-    result is stored into the tensor the view shows (``x[key] = result``; ``x`` becomes the
-    result permuted or reshaped back; itself recorded), and the view becomes the same view
-    of the new ``x``. Ops that used the view before keep its old history."""
+    """``x[key].op_(...)`` (or of ``x.T``, ``x.reshape(...)``, ``x.diagonal()``, ``x.unfold(...)``)
+    as PyTorch records it: the result is stored into the tensor the view shows (``x[key] =
+    result``; for a strided view, at the index arrays of the positions it shows; ``x``
+    becomes the result permuted or reshaped back; itself recorded), and the view becomes the
+    same view of the new ``x``. Ops that used the view before keep its old history."""
     # v: t's own view op, or the one of its latest write or replay, or the unrecorded view it is
     base = v.inputs[0]
     value = _checked_result(t, compute(Copy.apply(t) if reads_old else t, *operands), name)
     # (the base's own checks apply: a leaf that requires grad raises there)
     if isinstance(v, ops.Slice):
-        base[v.args] = value
+        under = _view_node(base) if base._ctx is not None else getattr(base, "_base", None)
+        if isinstance(under, ops.Strided) and under.overlaps:  # a slice of overlapping windows (u[0])
+            _refuse_overlapping(t, v, name)
+            _write_slice_of_overlapping(under, v.args, value)
+        else:
+            base[v.args] = value
+    elif isinstance(v, ops.Strided):  # (diagonal, unfold): the positions it shows, as index arrays
+        _refuse_overlapping(t, v, name)
+        base[np.unravel_index(v.positions(tuple(base.shape)), tuple(base.shape))] = value
     else:  # a permute or reshape shows every element of the base once: the result replaces it
         if isinstance(v, ops.Reshape):
             whole = value.reshape(base.shape)
@@ -202,6 +213,40 @@ def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], op
     _rebase(t, _moved_history(t), fresh, name)
     note_rebase(_next_seq())
     return t
+
+
+def _write_slice_of_overlapping(under: Function, key: Any, value: Tensor) -> None:
+    """``u[key].op_(...)`` where ``u`` is a strided view whose elements overlap (unfold with
+    ``step < size``): stored straight into the tensor ``u`` shows, at the positions of
+    ``u[key]`` (distinct: a window, or entries of windows apart; see
+    :func:`_refuse_overlapping`), as PyTorch's store does; ``u`` follows when next used."""
+    root = under.inputs[0]
+    shape = tuple(root.shape)
+    root[np.unravel_index(under.positions(shape)[key], shape)] = value
+
+
+def _refuse_overlapping(t: Tensor, v: Function | None, name: str) -> None:
+    """Raise where ``t`` is a strided view (``unfold`` with ``step < size``) two of whose
+    elements are one element of its base: an in-place change of it has no single meaning
+    (PyTorch's result depends on the order its kernel visits them), so none is made."""
+    if v is None and t._ctx is not None:
+        v = _view_node(t)
+    if isinstance(v, ops.Slice):  # a slice of such a view: where its own positions repeat
+        base = v.inputs[0]
+        under = _view_node(base) if base._ctx is not None else getattr(base, "_base", None)
+        if not (isinstance(under, ops.Strided) and under.overlaps):
+            return
+        pos = under.positions(tuple(under.inputs[0].shape))[v.args]
+        if np.unique(pos).size == pos.size:
+            return
+        v = under
+    if isinstance(v, ops.Strided) and v.overlaps:
+        raise RuntimeError(
+            f"{name}: this tensor (shape {tuple(t.shape)}) is a view made by {v.op_name} whose elements overlap in "
+            f"memory (windows closer than their size), so an in-place change of it would change one element of "
+            f"its base (shape {tuple(v.inputs[0].shape)}) several times, in an order PyTorch leaves undefined; "
+            "change a copy (.clone()) or the base instead"
+        )
 
 
 def apply_restride(t: Tensor, name: str, view: Callable[[Tensor], Tensor], undo: Callable[[Tensor], Tensor]) -> Tensor:

@@ -598,7 +598,7 @@ def _logcumsumexp(x: Tensor, dim: int) -> Tensor:
         pad = Tensor.full(x.shape[:d] + (s,) + x.shape[d + 1 :], -math.inf, dtype=x.dtype, device=x._dev)
         x = logaddexp(x, cat([pad, x[lead + (slice(0, n - s),)]], d))
         s *= 2
-    return x
+    return x if s > 1 else x * 1.0  # (along one entry no step ran: new memory all the same, as PyTorch's)
 
 
 # -- shape --------------------------------------------------------------------------
@@ -611,18 +611,19 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     d1, d2 = dims.axes(x.shape, (dim1, dim2), "diagonal")
     if d1 == d2:
         raise RuntimeError(f"diagonal: dim1 and dim2 are both {d1} (shape {x.shape}); they must differ")
-    if d1 > d2:  # the same diagonal of the transposed plane: its axes in memory order, so a view below
-        d1, d2, offset = d2, d1, -offset
+    # A strided view, as PyTorch's, for any two axes (next to each other or not): element k
+    # reads x at k + max(0, -offset) along d1 and k + max(0, offset) along d2
+    offset = int(offset)
+    n1, n2 = x.shape[d1], x.shape[d2]
+    length = builtins.max(0, builtins.min(n1 - builtins.max(0, -offset), n2 - builtins.max(0, offset)))
     rest = [i for i in range(x.ndim) if i not in (d1, d2)]
-    y = x.permute(rest + [d1, d2])  # (..., n, m)
-    n, m = y.shape[-2], y.shape[-1]
-    length = builtins.max(0, builtins.min(n, m - offset) if offset >= 0 else builtins.min(n + offset, m))
-    batch = y.shape[:-2]
-    if length == 0:
-        return y.reshape(*batch, n * m)[..., 0:0]
-    start = offset if offset >= 0 else -offset * m
-    flat = y.reshape(*batch, n * m)  # the diagonal is every (m + 1)-th entry from start
-    return flat[..., start : start + (length - 1) * (m + 1) + 1 : m + 1]
+    start = [0] * x.ndim
+    if length:
+        start[d1], start[d2] = builtins.max(0, -offset), builtins.max(0, offset)
+    steps = [tuple(int(i == r) for i in range(x.ndim)) for r in rest]
+    steps.append(tuple(int(i in (d1, d2)) for i in range(x.ndim)))
+    shape = tuple(x.shape[r] for r in rest) + (length,)
+    return ops.Diagonal.apply(x, args=(shape, tuple(start), tuple(steps)))
 
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
@@ -659,9 +660,15 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # no
         raise InvalidArgumentError(f"unfold: step must be positive, got {step}")
     if x.ndim == 0:
         return x.reshape(1)
-    lead = (slice(None),) * d
-    windows = [x[lead + (slice(i, i + size),)] for i in range(0, n - size + 1, step)]  # (..., size, ...) each
-    return stack(windows, d).movedim(d + 1, -1)
+    # A strided view, as PyTorch's (windows overlap where step < size): window w, entry i
+    # reads x at w * step + i along d
+    size, step = int(size), int(step)
+    count = (n - size) // step + 1
+    shape = (*x.shape[:d], count, *x.shape[d + 1 :], size)
+    steps = [tuple(int(i == k) for i in range(x.ndim)) for k in range(x.ndim)]
+    steps[d] = tuple(step * int(i == d) for i in range(x.ndim))
+    steps.append(tuple(int(i == d) for i in range(x.ndim)))
+    return ops.Unfold.apply(x, args=(shape, (0,) * x.ndim, tuple(steps)))
 
 
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A002

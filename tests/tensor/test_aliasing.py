@@ -1,7 +1,7 @@
 """Memory: a result shares memory with an input exactly where PyTorch's does.
 
 Views (``view reshape transpose permute T mT expand narrow select`` slicing ``unsqueeze
-squeeze unbind split chunk diagonal detach``) share it; every other op returns new memory,
+squeeze unbind split chunk diagonal unfold detach``) share it; every other op returns new memory,
 so changing its result in place never changes its input. Checked by hand for the ops that
 once got this wrong, and for every entry of the op table against PyTorch.
 """
@@ -77,6 +77,11 @@ CASES = {
     "diagonal": lambda x: x.diagonal(),
     "diagonal_of_transposed_plane": lambda x: x.diagonal(1, 1, 0),
     "diagonal_below": lambda x: x.diagonal(-1),
+    # strided views: unfold's windows (overlapping, touching, apart)
+    "unfold_overlapping": lambda x: x.unfold(1, 2, 1),
+    "unfold_touching": lambda x: x.unfold(1, 1, 1),
+    "unfold_apart": lambda x: x.unfold(1, 1, 2),
+    "unfold_of_transposed": lambda x: x.T.unfold(0, 2, 1),
     "index_0d_tensor": lambda x: x[(tga if isinstance(x, Tensor) else torch).tensor(1)],
     "index_0d_tensor_and_int": lambda x: x[(tga if isinstance(x, Tensor) else torch).tensor(1), 2],
     "index_true": lambda x: x[True],
@@ -156,30 +161,7 @@ _SETTINGS = settings(max_examples=examples(6), deadline=None, derandomize=True, 
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])  # fmt: skip
 
 
-# Known differences, open in the tracker: PyTorch's unfold is a strided view; ours is a stack
-# of slices, which copies. A real strided view op (with its replay and write-through, and a
-# copy on array_api_strict, which has no as_strided) would close it. Strict: the test fails
-# once it shares memory.
-_COPIES_WHERE_PYTORCH_VIEWS = {
-    "unfold": "unfold is a stack of slices here, a strided view in PyTorch",
-}
-
-
-def _diagonal_of_apart_axes(sample) -> bool:
-    """diagonal is a view here (a permute, a reshape and a basic slice) wherever the plane's
-    two axes are next to each other; of axes apart (dims 0 and 2 of a 3-D tensor) the
-    reshape copies, where PyTorch's strided view does not: the one documented difference."""
-    nd = sample.args[0].ndim
-    return abs(sample.kwargs["dim1"] % nd - sample.kwargs["dim2"] % nd) != 1
-
-
-def _aliasing_param(op: OpInfo):
-    reason = _COPIES_WHERE_PYTORCH_VIEWS.get(op.name)
-    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-    return pytest.param(op, id=op.name, marks=marks)
-
-
-@pytest.mark.parametrize("op", [_aliasing_param(op) for op in OPS])
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in OPS])
 def test_every_op_shares_memory_exactly_where_pytorch_does(op: OpInfo):
     @_SETTINGS
     @given(st.data())
@@ -191,8 +173,6 @@ def test_every_op_shares_memory_exactly_where_pytorch_does(op: OpInfo):
             r = _flat(op.ours(*ours, **sample.kwargs))
             tr = _flat(op.theirs(*theirs, **sample.kwargs))
         except Exception:  # (inputs one side refuses are the value tests' business)
-            return
-        if op.name == "diagonal" and _diagonal_of_apart_axes(sample):
             return
         for o, t in zip(r, tr):
             if not isinstance(o, Tensor):

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import functools
+import math
+
+import numpy as np
 
 from ..engine.backward import SliceGradient
 from ..engine.function import Function
@@ -143,3 +146,158 @@ class Cat(Function):
             grads.append(g[lead + (slice(start, start + n), Ellipsis)])
             start += n
         return grads
+
+
+# -- strided views: diagonal, unfold -------------------------------------------------
+class Strided(Function):
+    """A view that reads the input at a lattice of positions: output index ``j`` reads input
+    index ``start + sum_k j[k] * steps[k]``. ``args = (shape, start, steps)``: the output's
+    shape, a multi-index of the input, and one integer vector of input axes per output axis.
+
+    Described in the input's index space, not in bytes, so the same op is right for any
+    layout of the input (a view of a transposed tensor, a view of a view). On NumPy and CuPy
+    the result is a strided view of the input's memory, as PyTorch's; on a namespace without
+    strides (``array_api_strict``) it is a gather, a copy (such a namespace has no views of
+    this kind). The gradient scatters ``g`` back, summing where positions repeat (the
+    overlapping windows of ``unfold``).
+    """
+
+    __slots__ = ()
+    primitive = True
+    view = True  # the result may share the input's memory
+    reads_values = False  # backward reads shapes only
+    reads_output = False
+    name = "as_strided"
+
+    @staticmethod
+    def describe_args(args: tuple) -> str:
+        shape, start, steps = args
+        return f"start {tuple(start)} steps {', '.join(str(tuple(s)) for s in steps)}"
+
+    def forward(self, xp, a):
+        shape, start, steps = self.args
+        strides = getattr(a, "strides", None)
+        if strides is None:  # no strides to set (array_api_strict): the positions, gathered
+            pos = self.positions(tuple(a.shape))
+            index = xp.device.asarray(pos.reshape(-1))
+            return xp.reshape(xp.gather(xp.reshape(a, (-1,)), 0, index), shape)
+        return _as_strided(xp, a, shape, start, steps)
+
+    def backward(self, g, ns, inputs, out):
+        in_shape = tuple(inputs[0].shape)
+        shape, start, steps = self.args
+        if not ns.recording and getattr(g, "strides", None) is not None:
+            # (arrays with strides: g written, or added, through the same view of zeros)
+            z = ns.zeros(in_shape, g.dtype)
+            if not math.prod(shape):
+                return (z,)
+            if not self.overlaps:
+                _as_strided(ns, z, shape, start, steps)[...] = g
+                return (z,)
+            if self.last_axis_apart:  # (unfold: one entry of every window at a time)
+                for i in range(shape[-1]):
+                    self.entry_view(ns, z, i)[...] += g[..., i]
+                return (z,)
+        n = math.prod(in_shape)
+        dev = g._dev if ns.recording else ns.device
+        index = dev.asarray(self.positions(in_shape).reshape(-1))
+        flat = ns.scatter_add(ns.reshape(g, (-1,)), (n,), 0, index)
+        return (ns.reshape(flat, in_shape),)
+
+    def positions(self, in_shape: tuple[int, ...]) -> np.ndarray:
+        """The flat (C-order) position in an input of ``in_shape`` that each output element
+        reads: an int64 array of the output's shape."""
+        return strided_positions(in_shape, *self.args)
+
+    @property
+    def overlaps(self) -> bool:
+        """Whether two elements of the view are one element of the input (``unfold`` with
+        ``step < size``): an in-place change of the view then has no single meaning."""
+        shape, start, steps = self.args
+        return _overlaps(shape, steps)
+
+    def entry_view(self, xp, a, i: int):
+        """The view of ``a`` that this view shows at index ``i`` of its last axis."""
+        shape, start, steps = self.args
+        at = tuple(s + i * m for s, m in zip(start, steps[-1]))
+        return _as_strided(xp, a, shape[:-1], at, steps[:-1])
+
+    @property
+    def last_axis_apart(self) -> bool:
+        """Whether the view without its last axis (one entry of every window) has no overlap."""
+        shape, start, steps = self.args
+        return not _overlaps(shape[:-1], steps[:-1])
+
+
+class Diagonal(Strided):
+    """``x.diagonal(offset, dim1, dim2)``: a strided view, drawn under PyTorch's name."""
+
+    __slots__ = ()
+    name = "diagonal"
+    overlaps = False  # (k + a along one axis and k + b along another: a different element for each k)
+
+    @staticmethod
+    def describe_args(args: tuple) -> str:
+        shape, start, steps = args
+        d1, d2 = (i for i, m in enumerate(steps[-1]) if m)
+        return f"dims {d1}, {d2} from {tuple(start)}"
+
+
+class Unfold(Strided):
+    """``x.unfold(dimension, size, step)``: a strided view of (possibly overlapping) windows."""
+
+    __slots__ = ()
+    name = "unfold"
+    last_axis_apart = True  # (entry i of every window: distinct elements, step > 0 apart)
+
+    def entry_view(self, xp, a, i: int):  # (a basic slice: cheaper than as_strided)
+        shape, start, steps = self.args
+        d = next(k for k, m in enumerate(steps[-1]) if m)
+        step, count = steps[d][d], shape[d]
+        return a[(slice(None),) * d + (slice(i, i + (count - 1) * step + 1, step),)]
+
+    @property
+    def overlaps(self) -> bool:  # (known from the arguments: no search of the lattice)
+        shape, start, steps = self.args
+        d = next(i for i, m in enumerate(steps[-1]) if m)
+        return shape[d] > 1 and 1 < shape[-1] and steps[d][d] < shape[-1]
+
+    @staticmethod
+    def describe_args(args: tuple) -> str:
+        shape, start, steps = args
+        d = next(i for i, m in enumerate(steps[-1]) if m)
+        return f"dim {d}, size {shape[-1]}, step {steps[d][d]}"
+
+
+def _as_strided(xp, a, shape: tuple[int, ...], start: tuple[int, ...], steps: tuple[tuple[int, ...], ...]):
+    """The view of ``a`` (a NumPy or CuPy array, any layout) that :class:`Strided` describes."""
+    if math.prod(shape):  # (an empty view reads nothing, and start may lie past the end)
+        a = a[tuple(slice(s, None) for s in start)]
+    strides = a.strides
+    steps_bytes = tuple(sum(m * s for m, s in zip(row, strides)) for row in steps)
+    return xp.device.xp.lib.stride_tricks.as_strided(a, shape, steps_bytes)
+
+
+def strided_positions(in_shape: tuple[int, ...], shape: tuple[int, ...], start: tuple[int, ...],
+                      steps: tuple[tuple[int, ...], ...]) -> np.ndarray:  # fmt: skip
+    """The flat (C-order) input positions a :class:`Strided` view of ``(shape, start,
+    steps)`` reads from an input of ``in_shape``, as an int64 array of ``shape``."""
+    unit = [math.prod(in_shape[i + 1 :]) for i in range(len(in_shape))]
+    pos = np.full(shape, sum(s * u for s, u in zip(start, unit)), dtype=np.int64)
+    for k, row in enumerate(steps):
+        along = np.arange(shape[k], dtype=np.int64) * sum(m * u for m, u in zip(row, unit))
+        pos += along.reshape([-1 if i == k else 1 for i in range(len(shape))])
+    return pos
+
+
+@functools.lru_cache(maxsize=256)
+def _overlaps(shape: tuple[int, ...], steps: tuple[tuple[int, ...], ...]) -> bool:
+    """Whether ``sum_k j[k] * steps[k]`` takes one value twice for ``0 <= j[k] < shape[k]``."""
+    moving = [(n, row) for n, row in zip(shape, steps) if n > 1]  # (axes of one element move nothing)
+    if not moving or math.prod(shape) == 0:
+        return False
+    coords = np.zeros((1, len(moving[0][1])), dtype=np.int64)
+    for n, row in moving:  # every reachable multi-index of the input, one row each
+        along = np.arange(n, dtype=np.int64)[:, None] * np.asarray(row, dtype=np.int64)
+        coords = (coords[:, None, :] + along[None, :, :]).reshape(-1, coords.shape[1])
+    return bool(np.unique(coords, axis=0).shape[0] < coords.shape[0])
