@@ -65,6 +65,12 @@ def version_of(arr: Any) -> _Version | None:
     return entry[0] if entry is not None else None
 
 
+def changed_since(arr: Any, seq: int) -> bool:
+    """Whether ``arr``'s memory was changed in place after the op made at ``seq`` ran."""
+    v = version_of(arr)
+    return v is not None and bool(v.recent) and v.recent[-1] > seq
+
+
 def bump_version(arr: Any) -> None:
     """Record an in-place change of ``arr``'s memory."""
     global _last_change
