@@ -175,3 +175,25 @@ def test_ordinary_views_still_share_their_bases_version():
     assert x._version == v._version == u._version == 1
     u.add_(1.0)
     assert x._version == v._version == 2
+
+
+def test_parameters_of_a_bucket_count_apart_on_every_device(device):
+    rng = np.random.default_rng(3)
+    a, b = nn.Linear(4, 3).double().to(device), nn.Linear(3, 2).double().to(device)
+    x = tga.tensor(rng.standard_normal((5, 4)), device=device)
+    ps = [*a.parameters(), *b.parameters()]
+    opt = optim.AdamW(ps, lr=0.1)
+    b(a(x).tanh()).sum().backward()
+    opt.step()
+    assert [p._version for p in ps] == [2, 2, 2, 2]
+    opt.zero_grad()
+    loss = b(a(x).tanh()).sum()
+    with tga.no_grad():
+        a.bias.mul_(2.0)  # not saved by the graph
+    loss.backward()
+    assert [p._version for p in ps] == [2, 3, 2, 2]
+    loss = b(a(x).tanh()).sum()
+    with tga.no_grad():
+        b.weight[0].mul_(2.0)  # saved: the input gradient of b's product reads it
+    with pytest.raises(RuntimeError, match="in-place"):
+        loss.backward()
