@@ -157,11 +157,10 @@ class Optimizer:
     # PyTorch's in-place step shows: see ``_writes``). Each parameter counts its own version,
     # not the flat array's (``engine.versions.own_versions``): writing one parameter in place
     # leaves graphs that saved another alone, as with PyTorch's separate tensors. State is
-    # updated in place. Before each step
-    # the bucket checks that every parameter and state tensor still holds its view (a
-    # user may assign ``p._data``, ``module.to`` moves it, ``load_state_dict`` replaces
-    # the state); where one does not, the bucket is gathered again from the arrays as
-    # they are.
+    # updated in place. Before each step the bucket checks that every parameter and state
+    # tensor still holds its view (a user may assign ``p._data``, ``module.to`` moves it,
+    # ``load_state_dict`` replaces the state); where one does not, the bucket is gathered
+    # again from the arrays as they are.
     def _flat_update(self, b: _Bucket, grad: Any, group: dict[str, Any]) -> Any:
         """Update bucket ``b`` from its flat gradient ``grad`` (an array of its own, which
         may be overwritten): the state in place; returns the new flat parameter array."""
