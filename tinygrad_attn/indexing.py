@@ -323,7 +323,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
 
     Where a gradient is wanted it is recorded as an in-place op (see
     :func:`apply_inplace`): basic keys through :class:`SetSlice`, index arrays and
-    masks as ``where(written, values scattered to their positions, x)``.
+    masks through ``ops.Put`` (a position written twice keeps the last write, as NumPy).
     """
     if isinstance(value, Tensor):
         if value._dev is not x._dev:
@@ -351,7 +351,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         apply_inplace(x, "setitem", store, value, reads_old=False)
         return
     if _State.tracer is not None and any(isinstance(p, Tensor) for p in parts):
-        _setitem_traced(x, key, value)  # the index an input of the program: no host read
+        _setitem_put(x, key, value)  # the index an input of the program: no host read
         return
     if not wants and x._dev.xp is np:  # NumPy stores fancy keys itself
         host_key = tuple(p.numpy() if isinstance(p, Tensor) else p for p in parts)
@@ -363,8 +363,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
             return
         except IndexError as e:
             raise IndexError(f"setitem: {e} (tensor of shape {x.shape})") from e
-    written = _written_positions(x, key)
-    apply_inplace(x, "setitem", lambda old, v: _scatter_into(old, written, v), value, reads_old=False)
+    _setitem_put(x, key, value)
 
 
 def _basic_setitem_key(x: Tensor, parts: tuple) -> tuple:
@@ -436,53 +435,18 @@ class SetSlice(Function):
         return gx, ns.copy(g[key])
 
 
-def _written_positions(x: Tensor, key: Any) -> tuple[Any, tuple, Any]:
-    """Where ``x[key]`` lives in ``x`` flattened: ``(flat positions, shape of x[key], which of
-    its elements are stored)``. Of positions written more than once only the last write
-    stays, as NumPy stores; ``which`` (a host array, or None for all) picks those."""
-    dev = x._dev
-    pos = Tensor(np.arange(x.numel(), dtype=np.int64).reshape(x.shape), device=dev)[key]
-    flat = dev.ops.reshape(pos._data, (-1,))
-    host = dev.to_host(flat)
-    which = None
-    if np.unique(host).size < host.size:
-        _, last = np.unique(host[::-1], return_index=True)
-        which = np.sort(host.size - 1 - last)
-        flat = dev.asarray(host[which])
-    return flat, tuple(pos.shape), which
-
-
-def _scatter_into(old: Tensor, written: tuple, v: Any) -> Tensor:
-    flat, shape, which = written
-    dev, n = old._dev, old.numel()
-    ones = dev.ops.zeros(tuple(flat.shape), dev.dtype(np.float32)) + 1.0
-    hit_t = Tensor._wrap(dev.ops.scatter_add(ones, (n,), 0, flat) > 0, dev)  # (n,) the written positions
-    old_flat = old.reshape(-1)
-    if not isinstance(v, Tensor):
-        return where(hit_t, v, old_flat).reshape(old.shape)
-    vals = _cast_like(v, old).expand(shape).reshape(-1)
-    if which is not None:
-        vals = vals[which]
-    placed = ops.ScatterAdd.apply(vals, args=((n,), 0, flat))
-    return where(hit_t, placed, old_flat).reshape(old.shape)
-
-
-def _setitem_traced(x: Tensor, key: Any, value: Any) -> None:
-    """``x[key] = value`` with tensor indices while tracing: the written positions are ops
-    on the index (``arange(n)[key]``), so a replay writes where that call's index says.
-    (A position given twice gets the sum of its values here, where eager keeps the last.)"""
+def _setitem_put(x: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value`` for a key with index arrays or masks: one :class:`ops.Put` of the
+    values at the positions ``x[key]`` shows in ``x`` flattened. The positions are ops on
+    the index (``arange(n)[key]``), so a traced program writes where each call's index says
+    and keeps the last of repeated writes, as eager does."""
     dev, n = x._dev, x.numel()
     pos = Tensor.arange(n, dtype=np.int64, device=dev).reshape(x.shape)[key]
     flat, shape = pos.reshape(-1), tuple(pos.shape)
 
     def store(old: Tensor, v: Any) -> Tensor:
-        ones = Tensor.full((flat.shape[0],), 1.0, dtype=old.dtype, device=old.device)
-        hit = ops.PutAdd.apply(ones, flat, args=((n,), 0)) > 0  # (n,) the written positions
-        old_flat = old.reshape(-1)
-        if not isinstance(v, Tensor):
-            return where(hit, v, old_flat).reshape(old.shape)
-        vals = _cast_like(v, old).expand(shape).reshape(-1)
-        return where(hit, ops.PutAdd.apply(vals, flat, args=((n,), 0)), old_flat).reshape(old.shape)
+        vals = _cast_like(v, old).expand(shape).reshape(-1) if isinstance(v, Tensor) else v
+        return ops.Put.apply(old.reshape(-1), vals, flat).reshape(old.shape)
 
     apply_inplace(x, "setitem", store, value, reads_old=False)
 

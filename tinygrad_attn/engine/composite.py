@@ -7,9 +7,11 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import function as _function
 from .backward import run_backward
-from .function import Function
+from .function import FreedArray, Function
 from .switches import Scope, _State, decompose
+from .versions import as_seen_by, changed_since
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -70,17 +72,60 @@ class FusedFunction(Function):
     def backward_arrays(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
         raise NotImplementedError  # pragma: no cover
 
+    def forward_input(self, i: int, xp: Any) -> Any:
+        """Input ``i``'s array as the forward saw it, rebuilt from what the op kept (its
+        ``ctx``), or None. Asked only for an input the op does not keep (``keeps_input``)
+        whose array was changed in place or released since: the recompute reads it. An op
+        whose gradient reads no values of such an input returns None (any values do);
+        one that keeps them in another form (cross-entropy its log-probabilities,
+        attention its scaled queries) gives them back here."""
+        return None
+
     def _backward_by_reference(self, g: Tensor, ns: Any, inputs: Sequence[Any]) -> list[Any]:
         # The local derivative only: the reference runs on stand-ins (one alias op per
         # differentiable input) and the pass below stops at them. Differentiating with
         # respect to the inputs themselves would also follow the paths through their own
         # history, counted again by the outer pass where one input depends on another
         # (``linear(W * 1.0, W)``). The stand-ins stay in the graph, so the gradient is
-        # still differentiable with respect to the inputs, to any order.
-        stand_ins = [ns.alias(t) if getattr(t, "requires_grad", False) else t for t in inputs]
-        diff = [s for s, t in zip(stand_ins, inputs) if s is not t]
+        # still differentiable with respect to the inputs, to any order. (``inputs`` are
+        # what the pass hands every op, None where released: the stand-ins read the op's own.)
+        stand_ins = [self._stand_in(i, t, ns) for i, t in enumerate(self.inputs)]
+        diff = [s for s, t in zip(stand_ins, self.inputs) if s is not t and s.requires_grad]
         with decompose():
             y = self.recompute(*stand_ins)
         found = run_backward([y], [g], retain_graph=True, create_graph=True, targets=diff, stop_at_targets=True)
         gs = iter(found)
-        return [next(gs) if s is not t else None for s, t in zip(stand_ins, inputs)]
+        return [next(gs) if s is not t and s.requires_grad else None for s, t in zip(stand_ins, self.inputs)]
+
+    def _stand_in(self, i: int, t: Any, ns: Any) -> Any:
+        """What the recompute reads for input ``i``: the values the forward saw, on the history
+        the forward read (an input changed in place since has moved on; the version check
+        already raised where the op keeps it). An input the op does not keep may have been
+        changed or released: its values come from ``forward_input``, else any do."""
+        if not isinstance(t, _function.Tensor):
+            return t
+        t = _as_read(t, self.seq)
+        arr = t._data
+        stale = arr.__class__ is FreedArray or changed_since(arr, self.seq)
+        if stale and not self.keeps_input(i):
+            arr = self.forward_input(i, t._dev.ops)
+            if arr is None:  # (the gradient reads none of its values)
+                arr = t._data if t._data.__class__ is not FreedArray else t._dev.zeros(t.shape, t._data.dtype)
+        if not t.requires_grad:
+            return t if arr is t._data else _function.Tensor._wrap(arr, t._dev)
+        s = ns.alias(t)
+        s._data = arr  # (an alias passes its gradient on unchanged: the values are the forward's)
+        return s
+
+
+def _as_read(t: Tensor, seq: int) -> Tensor:
+    """``t`` on the history the op made at ``seq`` read (see ``as_seen_by``). A view whose
+    base changed in place since is taken again of the base as it was: an op on the view
+    itself would first replay it onto the base's new history (``Function.apply``)."""
+    t = as_seen_by(t, seq)
+    c = t._ctx
+    if c is not None and c.view and c.seq < _function._last_rebase:
+        base = _as_read(c.inputs[0], seq)
+        if base is not c.inputs[0]:
+            return c.__class__.apply(base, args=c.args)
+    return t

@@ -268,6 +268,11 @@ class CrossEntropy(FusedFunction):
         keep, n_kept, eps = self.args
         return self.definition(logits, targets, keep, n_kept, eps)
 
+    def forward_input(self, i, xp):
+        # The log-probabilities for the logits: the loss depends on each row only up to a
+        # shift, and they are the logits shifted, so every derivative there is the same.
+        return self.ctx if i == 0 else None
+
 
 def _dev_kw(ns):
     dev = ns.device._array_device
@@ -392,6 +397,17 @@ class Attention(FusedFunction):
     def recompute(self, q, k, v):
         scale, bias, row_any, _ = self.args
         return self.definition(q, k, v, scale, bias, row_any)
+
+    def forward_input(self, i, xp):
+        # (what ctx keeps: the scaled queries by blocks of rows, and a copy of the keys)
+        n = (len(self.ctx) - 1) // 2
+        if i == 1:
+            return self.ctx[-1]
+        scale = self.args[0]
+        if i != 0 or not scale:  # (scale 0: no derivative reads the queries)
+            return None
+        qs = self.ctx[n : 2 * n]
+        return (qs[0] if n == 1 else xp.concat(qs, axis=-2)) / scale
 
 
 # -- cross-entropy with the kept items as inputs: what a trace records (tinygrad_attn.symbolic) --

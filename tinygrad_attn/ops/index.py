@@ -1,4 +1,4 @@
-"""Integer-array indexing: a gather and its adjoint, a scatter-add."""
+"""Integer-array indexing: a gather and its adjoint, a scatter-add; a put (``x[idx] = v``)."""
 
 from __future__ import annotations
 
@@ -78,3 +78,66 @@ class PutAdd(Function):
     def backward(self, g, ns, inputs, out):
         index = inputs[1]
         return ns.apply(Take, g, index, args=self.args[1]), None
+
+
+class Put(Function):
+    """``x`` (1-D) with ``v`` written at the positions ``index`` (1-D, each in
+    ``0..len(x)-1``): a new array. Where a position is given more than once the last write
+    stays, as NumPy's ``a[idx] = v`` stores. ``v`` has ``index``'s shape, or is a number;
+    inputs ``(x, v, index)``, the index an input so that a traced program reads it at each
+    replay. What ``x[idx] = v`` records with an index array or mask, eager and traced alike.
+
+    The gradient of ``x`` is ``g`` with zeros at the written positions; that of ``v`` is
+    ``g`` gathered at ``index``, for every write, kept or not (as PyTorch's ``index_put_``;
+    for a write a later one overwrites, that is not the derivative, which is 0).
+    Both are this op and :class:`Take` again, so differentiable to any order.
+    """
+
+    __slots__ = ()
+    keep = (2,)  # backward reads the index only
+    reads_output = False
+    name = "put"
+
+    def forward(self, xp, x, v, index):
+        return put_array(xp, x, v, index)
+
+    def backward(self, g, ns, inputs, out):
+        index = inputs[2]
+        gv = None if inputs[1].__class__ in (int, float, bool) else ns.apply(Take, g, index, args=0)
+        return ns.apply(Put, g, 0.0, index), gv, None
+
+
+def put_array(xp, x, v, index):
+    """:class:`Put`'s forward on arrays of the namespace ``xp``."""
+    out = xp.copy(x)
+    if not index.shape[0]:
+        return out
+    pos, which = _last_writes(xp, index)
+    number = not hasattr(v, "shape")
+    if not number:
+        if v.dtype != x.dtype:
+            v = xp.astype(v, x.dtype)
+        v = xp.take(v, which, axis=0)  # (one value per written position)
+    dev = xp.device
+    if hasattr(dev.xp, "copyto"):  # NumPy, CuPy: a store at distinct positions
+        out[pos] = v
+        return out
+    # (array_api_strict stores at no index array: the values summed into zeros at their
+    # distinct positions, then selected where written)
+    ones = xp.ones_like(pos, dtype=x.dtype)
+    hit = dev.index_add(tuple(x.shape), 0, pos, ones) > 0
+    placed = dev.index_add(tuple(x.shape), 0, pos, ones * v if number else v)
+    return xp.where(hit, placed, out)
+
+
+def _last_writes(xp, index):
+    """The distinct positions of ``index`` (1-D), each with where in ``index`` its last
+    write is: ``(positions, which)``."""
+    raw = xp.device.xp
+    try:
+        order = raw.argsort(index, stable=True)  # (stable: equal positions keep their order)
+    except TypeError:  # (CuPy: no such argument; its sort is stable)
+        order = raw.argsort(index)
+    ordered = xp.take(index, order, axis=0)
+    last = xp.concat((ordered[1:] != ordered[:-1], ordered[-1:] == ordered[-1:]))  # the end of each run
+    return ordered[last], order[last]

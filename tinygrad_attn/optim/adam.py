@@ -68,6 +68,10 @@ class Adam(Optimizer):
         denom = xp.sqrt(v._data) / math.sqrt(1.0 - b2**t) + eps
         return w - (lr / (1.0 - b1**t)) * (m._data / denom)
 
+    def _writes(self, group: dict[str, Any]) -> int:
+        # (PyTorch's AdamW scales the parameter in place before its Adam step)
+        return 2 if self.decoupled and float(group["weight_decay"]) else 1
+
     # -- the same update over a whole bucket at once (see Optimizer._step_flat) ----------
     def _flat_key(self, state: dict[str, Any]) -> Any:
         return state.get("step"), "max_exp_avg_sq" in state

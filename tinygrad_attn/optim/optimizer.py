@@ -10,6 +10,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..engine.switches import _State, no_grad
+from ..engine.versions import continue_version, own_versions
 from ..inplace import _write
 
 
@@ -121,12 +122,21 @@ class Optimizer:
                 if g.dtype != p.dtype:
                     gd = p._dev.ops.astype(gd, p._data.dtype)
                 new = self._update(p, gd, self._state_of(p), group)
+                old = p._data
                 # asarray: NumPy turns 0-d results into scalars, and a parameter keeps an array
                 # (no copy otherwise).
                 p._data = p._dev.asarray(new, dtype=p.dtype)
+                continue_version(p._data, old, self._writes(group))
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
         raise NotImplementedError(f"{self._name} has no update rule")
+
+    def _writes(self, group: dict[str, Any]) -> int:
+        """How many in-place writes PyTorch's step makes to each parameter it updates: a
+        step gives parameters new memory, which continues the old memory's version, counting
+        these (``p._version`` as in PyTorch; a graph that saved a parameter before the step
+        raises in its backward, as there)."""
+        return 1
 
     def _check_grad(self, p: Tensor, g: Tensor) -> None:
         if g._dev is not p._dev or g.shape != p.shape:
@@ -143,11 +153,14 @@ class Optimizer:
     # whole bucket with a dozen array calls instead of a dozen per parameter (the
     # benchmark GPT's AdamW, 36 parameters: figures in benchmarks/README.md). The parameters get a
     # fresh flat array each step, as the per-parameter update gives each a fresh array:
-    # arrays a graph saved keep their values. State is updated in place. Before each step
-    # the bucket checks that every parameter and state tensor still holds its view (a
-    # user may assign ``p._data``, ``module.to`` moves it, ``load_state_dict`` replaces
-    # the state); where one does not, the bucket is gathered again from the arrays as
-    # they are.
+    # arrays a graph saved keep their values (and see the step in their version, as
+    # PyTorch's in-place step shows: see ``_writes``). Each parameter counts its own version,
+    # not the flat array's (``engine.versions.own_versions``): writing one parameter in place
+    # leaves graphs that saved another alone, as with PyTorch's separate tensors. State is
+    # updated in place. Before each step the bucket checks that every parameter and state
+    # tensor still holds its view (a user may assign ``p._data``, ``module.to`` moves it,
+    # ``load_state_dict`` replaces the state); where one does not, the bucket is gathered
+    # again from the arrays as they are.
     def _flat_update(self, b: _Bucket, grad: Any, group: dict[str, Any]) -> Any:
         """Update bucket ``b`` from its flat gradient ``grad`` (an array of its own, which
         may be overwritten): the state in place; returns the new flat parameter array."""
@@ -191,7 +204,7 @@ class Optimizer:
                 grads.append(xp.reshape(gd, (-1,)))
             # (concat: a fresh array even for one parameter, which the update may overwrite)
             g = xp.concat(grads) if len(grads) > 1 else xp.reshape(grads[0], (-1,)) * 1
-            b.set_flat(self._flat_update(b, g, group))
+            b.set_flat(self._flat_update(b, g, group), self._writes(group))
             b.share_state()
 
     def _same_key(self, b: _Bucket) -> bool:
@@ -345,13 +358,14 @@ class _Bucket:
     their values one after the other, ``state[name]`` each state array so, and each
     parameter's ``_data`` and state tensors' ``_data`` are views of their slices."""
 
-    __slots__ = ("params", "dev", "flat", "state", "states", "_slices", "_views", "_held", "_shared")
+    __slots__ = ("params", "dev", "flat", "state", "states", "_slices", "_views", "_held", "_shared", "_roots")
 
     def __init__(self, params: list[Tensor], states: dict[Tensor, dict[str, Any]]) -> None:
         self.params = params
         self.dev = params[0]._dev
         xp = self.dev.ops
         self._slices, o = [], 0
+        self._roots = None
         for p in params:
             n = math.prod(p.shape)
             self._slices.append((o, o + n, tuple(p.shape)))
@@ -371,10 +385,14 @@ class _Bucket:
         reshape = self.dev.ops.reshape
         return [reshape(flat[a:b], shape) for a, b, shape in self._slices]
 
-    def set_flat(self, flat: Any) -> None:
-        """The parameters' values become views of ``flat``."""
+    def set_flat(self, flat: Any, writes: int = 0) -> None:
+        """The parameters' values become views of ``flat``, each view its own version root
+        (continuing the version of the parameter's previous memory, counting ``writes``)."""
         self.flat = flat
         self._views = self._split(flat)
+        # (after the first, the parameters' memory roots are those the last call gave)
+        before = self._roots if self._roots is not None else [p._data for p in self.params]
+        self._roots = own_versions(flat, [(a, b) for a, b, _ in self._slices], before, writes)
         for p, v in zip(self.params, self._views):
             p._data = v
 
