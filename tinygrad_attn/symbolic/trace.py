@@ -28,7 +28,7 @@ import numpy as np
 from .._tensor import Tensor, stack, where
 from ..engine.backward import SliceGradient, accumulate_grad, run_backward
 from ..engine.composite import FusedFunction
-from ..engine.function import _NUMPY_SCALARS, _as_ndarray, _user_frame
+from ..engine.function import _NUMPY_SCALARS, Function, _as_ndarray, _user_frame
 from ..engine.switches import Hook, _State, no_grad, observing
 from ..engine.versions import _memory_root
 from ..ops.alias import InPlace
@@ -280,12 +280,14 @@ class Tracer(Hook):
                 ins[1] = _number(inputs[1], inputs[0])
             elif isinstance(a, (int, float, bool)) and isinstance(b, Buffer):
                 ins[0] = _number(inputs[0], inputs[1])
-        inst = _new(type(fn))
+        cls = fn.__class__
+        inst = _new(cls)
         inst.args = fn.args
         inst.ctx = None
+        name = _OP_NAMES.get(cls) or _op_name(fn)
         views = [t._data for t in inputs if isinstance(t, Tensor)]
-        ob = self._buffer(fn.op_name, out._data, out._dev, "value", views)
-        rec = OpRecord("call", fn.op_name, ins, [ob], fn=inst, section=self.section, scope=_State.scope)
+        ob = self._buffer(name, out._data, out._dev, "value", views)
+        rec = OpRecord("call", name, ins, [ob], fn=inst, section=self.section, scope=_State.scope)
         rec.trace_fn = fn  # (the eager instance: a fused backward finds its record by it)
         self.ops.append(rec)
         self._bind(out, ob)
@@ -623,7 +625,7 @@ class _GradHook:
 
     def __set__(self, t: Any, g: Any) -> None:
         tracer = _State.tracer
-        if tracer is not None:
+        if tracer is not None and id(t) in tracer._grad_seen:  # (not the ``grad = None`` of every new tensor)
             tracer.grad_assigned(t, g)
         _GRAD_SLOT.__set__(t, g)
 
@@ -683,16 +685,30 @@ def _number(value: Any, like: Tensor) -> Any:
     return like._dev.ops.scalar(value, like._data)
 
 
+_OP_NAMES: dict[type, str] = {}  # an op class -> its name, where every instance has the same one
+_CLASS_OP_NAME = Function.__dict__["op_name"]  # the property that reads the class's name
+
+
+def _op_name(fn: Any) -> str:
+    """``fn.op_name``, remembered per class where the class does not name each instance
+    (``op_name`` walks the class's attributes: a trace asks once per op it records)."""
+    name = fn.op_name
+    if getattr(fn.__class__, "op_name", None) is _CLASS_OP_NAME:
+        _OP_NAMES[fn.__class__] = name
+    return name
+
+
 def _is_view_of(data: Any, arrays: Sequence[Any]) -> bool:
     """Whether ``data`` shares the memory of one of ``arrays`` (a reshape, a slice, or the
     array itself, as an in-place op's node passes it on)."""
-    if any(a is data for a in arrays):
-        return True
+    for a in arrays:
+        if a is data:
+            return True
     base = getattr(data, "base", None)
-    if base is None:
+    if base is None:  # (most results: an array of their own)
         return False
     for a in arrays:
-        if a is base or getattr(a, "base", None) is base or a is data:
+        if a is base or getattr(a, "base", None) is base:
             return True
     return False
 
