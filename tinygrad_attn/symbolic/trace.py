@@ -258,16 +258,8 @@ class Tracer(Hook):
 
     def record(self, fn: Any, inputs: Sequence[Any], out: Tensor) -> None:
         """Called by ``Function.apply`` for every op while installed."""
-        f = sys._getframe(2)  # (record <- op <- apply): outwards from there, the nearest frame of the user's code
-        while f is not None:
-            user = _USER_FILES.get(f.f_code.co_filename)
-            if user is None:
-                user = _USER_FILES[f.f_code.co_filename] = _is_user_file(f.f_code.co_filename)
-            if user:
-                if id(f) not in self._frames:
-                    self._frames[id(f)] = f
-                break
-            f = f.f_back
+        if self.section != "backward":  # (a backward step's ops: backward_pass noted its caller's frame once)
+            self._note_user_frame(sys._getframe(2))  # (record <- op <- apply)
         if fn.__class__ is InPlace:  # the changed tensor's new node passes its value on: no line
             self._bind(out, self.value(inputs[0]))
             self._alive.append(fn)
@@ -299,6 +291,19 @@ class Tracer(Hook):
             self._backward_made.add(id(ob))
         self._alive.append(fn)
         self._by_fn[id(fn)] = rec
+
+    def _note_user_frame(self, f: Any) -> None:
+        """Outwards from frame ``f``, the nearest frame of the user's code: its local variables
+        name the buffers it holds (see :meth:`name_from_locals`)."""
+        while f is not None:
+            user = _USER_FILES.get(f.f_code.co_filename)
+            if user is None:
+                user = _USER_FILES[f.f_code.co_filename] = _is_user_file(f.f_code.co_filename)
+            if user:
+                if id(f) not in self._frames:
+                    self._frames[id(f)] = f
+                return
+            f = f.f_back
 
     def write(self, t: Tensor, key: Any, value: Any) -> None:
         """The hook's event just before an in-place change writes ``value`` (a tensor or a
@@ -391,6 +396,7 @@ class Tracer(Hook):
             )
         self.did_backward = True
         self.sync_grads()
+        self._note_user_frame(sys._getframe(1))
         self.name_from_locals()
         prev_section, self.section = self.section, "backward"
         try:
