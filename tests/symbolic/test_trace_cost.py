@@ -1,18 +1,22 @@
 """The mechanisms that make tracing cheap, each checked for what it must not change: op
 names remembered per class, the numbering of the program's globals, an absent operand
 written as ``None``, ``peak_bytes`` computed when first asked, the common-subexpression
-key around in-place writes, and the user's frames noted once for the backward pass.
+key around in-place writes, the user's frames noted once for the backward pass, and the
+cyclic collector paused while a trace runs.
 (How long a trace takes is measured in ``benchmarks/compile.py``, never here.)"""
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
+import pytest
 
 import tinygrad_attn as tga
 import tinygrad_attn.functional as F
 from tinygrad_attn import Tensor
 from tinygrad_attn.autograd import Function
-from tinygrad_attn.symbolic import passes
+from tinygrad_attn.symbolic import TraceError, passes
 
 
 class _Scale(Function):
@@ -106,3 +110,27 @@ def test_the_frame_that_calls_backward_names_its_values():
     x = Tensor(np.ones(3), requires_grad=True)
     run(x)
     assert "    loss = " in run.program.code and "return (loss,)" in run.program.code, run.program.code
+
+
+def test_the_collector_is_off_while_tracing_and_on_again_after():
+    seen = []
+
+    def fn(x):
+        seen.append(gc.isenabled())
+        return (x * 2.0).sum()
+
+    assert gc.isenabled()
+    tga.trace(fn, Tensor(np.ones(3), requires_grad=True))
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(TraceError):  # (a trace that fails turns it back on too)
+        tga.trace(lambda x: float(x.sum()), Tensor(np.ones(3)))
+    assert gc.isenabled()
+
+
+def test_a_collector_the_user_turned_off_stays_off():
+    gc.disable()
+    try:
+        tga.trace(lambda x: (x * 2.0).sum(), Tensor(np.ones(3)))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

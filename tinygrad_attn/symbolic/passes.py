@@ -106,8 +106,8 @@ def _freeze(x: Any) -> Any:
     cls = x.__class__
     if cls in _SCALARS:  # (most arguments: an axis, a flag; checked first, as this runs per op)
         return (cls.__name__, x)
-    if cls is tuple and all(v.__class__ is int for v in x):  # a shape, a permutation, axes
-        return ("tuple",) + tuple(("int", v) for v in x)
+    if cls is tuple and all(v.__class__ is int for v in x):  # a shape, a permutation, axes: hashable as it is
+        return ("ints", x)
     if isinstance(x, (tuple, list)):
         return (type(x).__name__,) + tuple(_freeze(v) for v in x)
     if isinstance(x, slice):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import inspect
 import itertools
 import keyword
@@ -53,6 +54,40 @@ def trace(fn: Callable[..., Any], *example_args: Any) -> Program:
     return prog
 
 
+# -- the cyclic collector while tracing ---------------------------------------------------
+# A trace keeps everything it records alive until its program is built (tens of thousands of
+# records, buffers, tensors and tuples), and none of it is garbage: each collection the
+# allocations set off walks them again for nothing (a twentieth of a Seq2Seq trace). So the
+# collector is off from the first recorded op to the built program, and back on after, unless
+# the user had turned it off (reference counting frees everything else as before).
+_collector_lock = threading.Lock()
+_collector_pauses = 0  # traces in progress (in any thread) that found the collector on, or paused
+
+
+def _collector_paused(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with the cyclic collector off while it runs (see above)."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kw: Any) -> Any:
+        global _collector_pauses
+        with _collector_lock:
+            mine = _collector_pauses > 0 or gc.isenabled()
+            if mine:
+                _collector_pauses += 1
+                gc.disable()
+        try:
+            return fn(*args, **kw)
+        finally:
+            if mine:
+                with _collector_lock:
+                    _collector_pauses -= 1
+                    if _collector_pauses == 0:
+                        gc.enable()
+
+    return run
+
+
+@_collector_paused
 def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward: bool = True,
                       reach: Callable[..., Any] | None = None, arg_names: Sequence[str] | None = None,
                       ) -> tuple[Program, Any]:  # fmt: skip
@@ -265,7 +300,19 @@ class Tracer(Hook):
             self._alive.append(fn)
             self._by_fn[id(fn)] = None
             return
-        ins: list[Any] = [self.value(t) if isinstance(t, Tensor) else t for t in inputs]
+        value, fixed = self.value, self._fixed
+        ins: list[Any] = []
+        views: list[Any] = []  # the input arrays: a result that is one of them, or a view of one, allocates nothing
+        consts = True  # whether every buffer read holds values that cannot change
+        for t in inputs:
+            if isinstance(t, Tensor):
+                b = value(t)
+                ins.append(b)
+                views.append(t._data)
+                if consts and id(b) not in fixed:
+                    consts = False
+            else:
+                ins.append(t)
         if len(ins) == 2:  # numbers as Function.apply hands them to forward
             a, b = ins
             if isinstance(b, (int, float, bool)) and isinstance(a, Buffer):
@@ -277,19 +324,16 @@ class Tracer(Hook):
         inst.args = fn.args
         inst.ctx = None
         name = _OP_NAMES.get(cls) or _op_name(fn)
-        views = [t._data for t in inputs if isinstance(t, Tensor)]
         ob = self._buffer(name, out._data, out._dev, "value", views)
-        rec = OpRecord("call", name, ins, [ob], fn=inst, section=self.section, scope=_State.scope)
-        rec.trace_fn = fn  # (the eager instance: a fused backward finds its record by it)
+        section = self.section
+        rec = OpRecord("call", name, ins, [ob], fn=inst, section=section, scope=_State.scope)
+        rec.trace_fn = fn  # (the eager instance, kept alive by it: a fused backward finds its record by it)
         self.ops.append(rec)
         self._bind(out, ob)
-        if not getattr(fn, "random", False) and all(
-            id(x) in self._fixed for x in ins if isinstance(x, Buffer)
-        ):  # constants in, a constant out (not a random draw: new values at each replay)
-            self._fixed.add(id(ob))
-        if self.section == "backward":
+        if consts and not getattr(fn, "random", False):  # (a random draw: new values at each replay)
+            fixed.add(id(ob))  # constants in, a constant out
+        if section == "backward":
             self._backward_made.add(id(ob))
-        self._alive.append(fn)
         self._by_fn[id(fn)] = rec
 
     def _note_user_frame(self, f: Any) -> None:
