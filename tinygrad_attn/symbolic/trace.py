@@ -151,6 +151,7 @@ class Tracer(Hook):
         # The user's frames that made ops (code outside the package), by id: their local variables
         # name the buffers they hold (``q``, ``scores``) once the values are final (name_from_locals).
         self._frames: dict[int, Any] = {}
+        self._walked: dict[int, tuple[Any, Any]] = {}  # id(package frame) -> (it, the user frame it leads to)
         self._user_named: set[int] = set()  # ids of the buffers named after a user's variable
         self.arg_buffers: list[Buffer | None] = []
         self.arg_specs: list[Any] = []
@@ -201,6 +202,7 @@ class Tracer(Hook):
             self._tmap.clear()
             self._amap.clear()
             self._frames.clear()  # (the user's frames hold their tensors: let them go with the trace)
+            self._walked.clear()
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -339,15 +341,28 @@ class Tracer(Hook):
     def _note_user_frame(self, f: Any) -> None:
         """Outwards from frame ``f``, the nearest frame of the user's code: its local variables
         name the buffers it holds (see :meth:`name_from_locals`)."""
+        # A package frame still running always leads to the same user frame (its callers do not
+        # change): each one walked through remembers where it led, so the next op made below
+        # it (the next op of a layer's forward) stops there instead of walking ten frames again.
+        walked, seen = self._walked, []
+        found = None
         while f is not None:
+            hit = walked.get(id(f))
+            if hit is not None and hit[0] is f:
+                found = hit[1]
+                break
             user = _USER_FILES.get(f.f_code.co_filename)
             if user is None:
                 user = _USER_FILES[f.f_code.co_filename] = _is_user_file(f.f_code.co_filename)
             if user:
+                found = f
                 if id(f) not in self._frames:
                     self._frames[id(f)] = f
-                return
+                break
+            seen.append(f)
             f = f.f_back
+        for s in seen:
+            walked[id(s)] = (s, found)
 
     def write(self, t: Tensor, key: Any, value: Any) -> None:
         """The hook's event just before an in-place change writes ``value`` (a tensor or a
