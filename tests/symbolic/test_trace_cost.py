@@ -134,3 +134,22 @@ def test_a_collector_the_user_turned_off_stays_off():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_breakdown_of_a_trace_adds_up_and_leaves_the_package_as_it_was(monkeypatch, capsys):
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    from tinygrad_attn.symbolic import codegen, program  # noqa: PLC0415
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    sys.modules.pop("compile", None)
+    import compile as compile_bench  # noqa: PLC0415
+
+    before = (Tensor.backward, passes.optimize, passes.liveness, codegen.generate)
+    row = compile_bench.breakdown(only=("mha",), rounds=1)["mha"]
+    assert (Tensor.backward, passes.optimize, passes.liveness, codegen.generate) == before
+    assert "compile" not in vars(program)  # (the builtin again)
+    assert all(row[k] > 0 for k in ("eager", "eager backward", "trace", "backward", "passes", "codegen", "compile"))
+    assert row["backward"] + row["passes"] + row["codegen"] + row["compile"] < row["trace"]
+    assert "program build" in capsys.readouterr().out
