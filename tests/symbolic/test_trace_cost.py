@@ -153,3 +153,13 @@ def test_the_breakdown_of_a_trace_adds_up_and_leaves_the_package_as_it_was(monke
     assert all(row[k] > 0 for k in ("eager", "eager backward", "trace", "backward", "passes", "codegen", "compile"))
     assert row["backward"] + row["passes"] + row["codegen"] + row["compile"] < row["trace"]
     assert "program build" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("base", ["add", "grad_add_1", "x__y", "_x", "x_", "class", "None", "program", "args",
+                                  "1abc", "a-b", "q.proj", "", "\u00e9t\u00e9", "grad_\u00e9"])  # fmt: skip
+def test_a_name_already_valid_is_kept_as_the_regex_would_make_it(base):
+    import importlib  # noqa: PLC0415
+
+    trace_module = importlib.import_module("tinygrad_attn.symbolic.trace")  # (the package's trace is the function)
+    name = trace_module._identifier(base)
+    assert name == trace_module._made_identifier(base) and name.isidentifier()

@@ -715,10 +715,18 @@ def _is_user_file(filename: str) -> bool:
     return "/tinygrad_attn/" not in f or "/tests/" in f
 
 
-@functools.lru_cache(maxsize=4096)
 def _identifier(base: str) -> str:
-    """``base`` as a Python name the program may use (cached: a trace asks for op names
-    thousands of times, and a regex per buffer was one of the larger costs of tracing)."""
+    """``base`` as a Python name the program may use."""
+    if (base.isascii() and base.isidentifier() and base[0] != "_" and base[-1] != "_"
+            and not keyword.iskeyword(base) and base not in _RESERVED):  # fmt: skip
+        return base  # (already one: most bases, and every ``grad_<name>``, each new, that a cache would miss)
+    return _made_identifier(base)
+
+
+@functools.lru_cache(maxsize=4096)
+def _made_identifier(base: str) -> str:
+    """:func:`_identifier` of a base that is not a name as it is (cached: a regex per buffer
+    was one of the larger costs of tracing)."""
     base = re.sub(r"\W", "_", base).strip("_") or "t"
     if base[0].isdigit() or keyword.iskeyword(base) or base in _RESERVED:
         base = "t_" + base
