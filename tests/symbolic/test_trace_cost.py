@@ -57,6 +57,8 @@ def test_constants_sharing_a_name_are_numbered_apart():
     names = sorted(k for k in prog._env if k.startswith("c_0_5"))
     assert names == ["c_0_5", "c_0_5_2", "c_0_5_3"], names
     assert sorted(str(prog._env[k].dtype) for k in names) == ["float16", "float32", "float64"]
+    for dtype in ("float16", "float32", "float64"):  # (each line's comment: a type string per shape and dtype)
+        assert f"= args[{('float64', 'float32', 'float16').index(dtype)}]._data  # (4,) {dtype}" in prog.code
     new = [Tensor(np.full(4, v, dtype=t.dtype)) for v, t in zip((1.0, 2.0, 4.0), args)]
     np.testing.assert_array_equal(prog(*new).numpy(), fn(*new).numpy())
 
