@@ -165,3 +165,28 @@ def test_a_name_already_valid_is_kept_as_the_regex_would_make_it(base):
     trace_module = importlib.import_module("tinygrad_attn.symbolic.trace")  # (the package's trace is the function)
     name = trace_module._identifier(base)
     assert name == trace_module._made_identifier(base) and name.isidentifier()
+
+
+def test_a_program_does_not_keep_the_traced_run_alive():
+    # The records found the eager op instances while tracing; the built program lets them go,
+    # and the tracer with them (no cycle left for the collector: reference counting frees it).
+    import weakref  # noqa: PLC0415
+
+    from tinygrad_attn.engine.switches import _State  # noqa: PLC0415
+
+    nodes = []
+
+    def fn(x):
+        y = (x * 2.0).tanh()
+        nodes.extend([weakref.ref(y._ctx), weakref.ref(_State.tracer)])
+        return y.sum()
+
+    x = Tensor(np.ones((64, 64)), requires_grad=True)
+    gc.disable()
+    try:
+        prog = tga.trace(fn, x)
+        assert nodes[0]() is None and nodes[1]() is None
+    finally:
+        gc.enable()
+    prog(x)
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 * (1.0 - np.tanh(2.0) ** 2))

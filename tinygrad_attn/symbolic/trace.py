@@ -107,6 +107,7 @@ def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward
         tracer.name_from_locals()
     prog = Program(tracer.name, tracer.ops, tracer.arg_buffers, outputs, template, tracer.arg_specs)
     prog.did_backward = tracer.did_backward
+    tracer.release()
     return prog, result
 
 
@@ -203,6 +204,15 @@ class Tracer(Hook):
             self._amap.clear()
             self._frames.clear()  # (the user's frames hold their tensors: let them go with the trace)
             self._walked.clear()
+
+    def release(self) -> None:
+        """Let go of the eager run once the program is built: its records no longer point at
+        the eager op instances (each holding its inputs and saved arrays, so the whole graph
+        of the traced step would live as long as the program)."""
+        for rec in self.ops:
+            rec.__dict__.pop("trace_fn", None)
+        self._by_fn.clear()
+        self.ns = None  # (it points back here: without the cycle the tracer goes with its last reference)
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -415,7 +425,9 @@ class Tracer(Hook):
                 return {k: walk(v) for k, v in x.items()}
             return x
 
-        return outs, walk(result)
+        template = walk(result)
+        walk = None  # (it calls itself through its closure: a cycle that held the tracer until a collection)
+        return outs, template
 
     def name_from_locals(self) -> None:
         """Give the buffers that the user's code holds in local variables those names
