@@ -122,19 +122,26 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
     counts: dict[str, int] = {}
     param_attr: dict[int, str] = {}  # id(tensor) -> its name under params
     numbers: dict[tuple, str] = {}  # (value, dtype, device) -> the named constant holding it
+    tried: dict[str, int] = {}  # base -> the number of its latest name (the names before it are taken)
 
     def global_name(base: str, value: Any) -> str:
-        name, n = base, 1
+        # base, base_2, base_3...: the first name not taken (from the last one given, not from
+        # the start again: a program with a hundred constants asked a hundred times)
+        n = tried.get(base, 1)
+        name = base if n == 1 else f"{base}_{n}"
         while name in taken:
             n += 1
             name = f"{base}_{n}"
+        tried[base] = n
         taken.add(name)
         env[name] = value
         return name
 
     def operand(x: Any) -> str:
-        if isinstance(x, Buffer):
+        if x.__class__ is Buffer:
             return x.name
+        if x is None:  # (an absent operand: a linear's bias)
+            return "None"
         # (a Python float only: NumPy 2 writes np.float64, a float subclass, as ``np.float64(0.5)``)
         if isinstance(x, (bool, int)) or (x.__class__ is float and math.isfinite(x)):
             return repr(x)
@@ -171,12 +178,17 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
             setattr(params, b.name, b.tensor)
     lines = ["def program(args):"]
     section = None
+    returned = {id(b) for b in prog.outputs}
     for op, dead in zip(prog.ops, prog.dead_after):
         if op.section != section:
             section = op.section
             lines.append(f"    # {section}")
-        outs = [b for b in op.outputs if b is not None]
-        comment = "  # " + ", ".join(b.type_str for b in outs) if outs else ""
+        outs = op.outputs
+        if len(outs) == 1 and outs[0] is not None:  # (most lines: one result)
+            comment = "  # " + outs[0].type_str
+        else:
+            outs = [b for b in outs if b is not None]
+            comment = "  # " + ", ".join(b.type_str for b in outs) if outs else ""
         if op.kind == "load":
             b = op.outputs[0]
             if b.kind == "arg":
@@ -208,7 +220,8 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
                     comment += f"  {op.op} {_args_str(op.fn.args)}"
             else:  # one callable per op and arguments, named after both: permute_1_0, sum_0_1_False
                 try:
-                    key = (type(op.fn), passes._freeze(op.fn.args), id(xp))
+                    args = op.fn.args
+                    key = (type(op.fn), id(xp)) if args is None else (type(op.fn), passes._freeze(args), id(xp))
                 except TypeError:  # an unhashable argument: a callable of its own
                     key = object()
                 f = shared.get(key)
@@ -247,7 +260,7 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
         else:  # pragma: no cover - every kind is listed above
             raise AssertionError(op.kind)
         lines.append(f"    {line}{comment}")
-        gone = [b.name for b in dead if b not in prog.outputs]
+        gone = [b.name for b in dead if id(b) not in returned]
         if gone:
             lines.append(f"    del {', '.join(gone)}")
     ret = ", ".join(b.name for b in prog.outputs)

@@ -40,8 +40,7 @@ def fold_constants(ops: list[OpRecord]) -> list[OpRecord]:
     written = {op.inputs[0].alias for op in ops if op.kind == "store"}
     out = []
     for op in ops:
-        consts = all(not isinstance(x, Buffer) or x.kind == "const" for x in op.inputs)
-        if _pure_call(op) and op.outputs[0].alias not in written and consts:
+        if op.kind == "call" and _all_const(op.inputs) and _pure_call(op) and op.outputs[0].alias not in written:
             if any(isinstance(x, Buffer) for x in op.inputs):
                 b = op.outputs[0]
                 vals = [x.array if isinstance(x, Buffer) else x for x in op.inputs]
@@ -55,6 +54,21 @@ def fold_constants(ops: list[OpRecord]) -> list[OpRecord]:
     return out
 
 
+def _all_const(inputs: list[Any]) -> bool:
+    for x in inputs:
+        if x.__class__ is Buffer and x.kind != "const":
+            return False
+    return True
+
+
+def _substitute(inputs: list[Any], subst: dict[int, Buffer]) -> None:
+    """Replace in ``inputs`` (in place) each buffer that ``subst`` maps to another."""
+    for i, x in enumerate(inputs):
+        r = subst.get(id(x))  # (ids of buffers only: a number alive beside them has another id)
+        if r is not None:
+            inputs[i] = r
+
+
 def compose_permutes(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]:
     """A permute of a permute is one permute of the first's input, and none at all where
     the two undo each other (``x.mT.mT``, a transpose in a forward and its backward): the
@@ -66,7 +80,8 @@ def compose_permutes(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecor
     subst: dict[int, Buffer] = {}
     out = []
     for op in ops:
-        op.inputs = [subst.get(id(x), x) if isinstance(x, Buffer) else x for x in op.inputs]
+        if subst:
+            _substitute(op.inputs, subst)
         if op.kind == "call" and isinstance(op.fn, Permute) and op.outputs[0].alias not in written:
             prev = made.get(id(op.inputs[0]))
             if prev is not None:
@@ -91,8 +106,8 @@ def _freeze(x: Any) -> Any:
     cls = x.__class__
     if cls in _SCALARS:  # (most arguments: an axis, a flag; checked first, as this runs per op)
         return (cls.__name__, x)
-    if cls is tuple and all(v.__class__ is int for v in x):  # a shape, a permutation, axes
-        return ("tuple",) + tuple(("int", v) for v in x)
+    if cls is tuple and all(v.__class__ is int for v in x):  # a shape, a permutation, axes: hashable as it is
+        return ("ints", x)
     if isinstance(x, (tuple, list)):
         return (type(x).__name__,) + tuple(_freeze(v) for v in x)
     if isinstance(x, slice):
@@ -116,19 +131,23 @@ def eliminate_common(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecor
     subst: dict[int, Buffer] = {}
     out = []
     for op in ops:
-        op.inputs = [subst.get(id(x), x) if isinstance(x, Buffer) else x for x in op.inputs]
-        if op.kind == "store":
+        if subst:
+            _substitute(op.inputs, subst)
+        kind = op.kind
+        if kind == "store":
             a = op.inputs[0].alias
             version[a] = version.get(a, 0) + 1
         key = None
-        if _pure_call(op) and op.outputs[0].alias not in written:
+        if kind == "call" and _pure_call(op) and op.outputs[0].alias not in written:
             try:
-                ins = tuple(("b", id(x), version.get(x.alias, 0)) if isinstance(x, Buffer) else _freeze(x)
-                            for x in op.inputs)  # fmt: skip
+                # A buffer as its id, paired with the count of writes into its memory once there
+                # are any (an int or a pair: never equal to a frozen argument, which starts with a name).
+                ins = tuple((id(x) if x.alias not in version else (id(x), version[x.alias])) if x.__class__ is Buffer
+                            else _freeze(x) for x in op.inputs)  # fmt: skip
                 key = (type(op.fn), _freeze(op.fn.args), ins)
             except TypeError:  # an unhashable argument: leave the op alone
                 key = None
-        elif op.kind == "load" and op.outputs[0].kind == "const":
+        elif kind == "load" and op.outputs[0].kind == "const":
             key = ("const", id(op.outputs[0].array))
         if key is not None:
             prev = seen.get(key)
@@ -152,14 +171,21 @@ def eliminate_dead(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]
     outside = {b.alias for op in ops for b in op.outputs if b is not None and b.kind in ("arg", "param", "state")}
     kept = []
     for op in reversed(ops):
-        if op.kind == "store":
+        kind = op.kind
+        if kind == "store":
             keep = op.inputs[0].alias in live_mem or op.inputs[0].alias in outside
+        elif kind in EFFECTS:
+            keep = True
         else:
-            keep = op.kind in EFFECTS or any(b is not None and id(b) in live for b in op.outputs)
+            keep = False
+            for b in op.outputs:
+                if b is not None and id(b) in live:
+                    keep = True
+                    break
         if keep:
             kept.append(op)
             for x in op.inputs:
-                if isinstance(x, Buffer):
+                if x.__class__ is Buffer:
                     live.add(id(x))
                     live_mem.add(x.alias)
     return kept[::-1]

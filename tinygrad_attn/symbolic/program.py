@@ -36,7 +36,7 @@ class Program:
         self.arg_buffers = args
         self.ops = passes.optimize(ops, outputs)
         self.dead_after = passes.liveness(self.ops, outputs)
-        self.peak_bytes = passes.peak_bytes(self.ops, self.dead_after)
+        self._peak_bytes: int | None = None  # (computed when first asked: a replay never needs it)
         self.code, env = codegen.generate(self)
         self._env = env
         exec(compile(self.code, f"<program {name}>", "exec"), env)  # the printed text is what runs
@@ -60,6 +60,13 @@ class Program:
                 )
         outs = self._run(args)
         return _fill(self._template, [Tensor._wrap(o, b.dev) for o, b in zip(outs, self.outputs)])
+
+    @property
+    def peak_bytes(self) -> int:
+        """The most bytes the program's own buffers hold at once (see ``passes.peak_bytes``)."""
+        if self._peak_bytes is None:
+            self._peak_bytes = passes.peak_bytes(self.ops, self.dead_after)
+        return self._peak_bytes
 
     def fusion_groups(self) -> list[Any]:
         """The program's chains of elementwise ops that one GPU kernel each could compute, as

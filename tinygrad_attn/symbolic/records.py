@@ -11,6 +11,7 @@ from typing import Any
 from .._tensor import Tensor
 
 _DTYPE_NAMES: dict[Any, str] = {}
+_TYPE_STRS: dict[tuple, str] = {}  # (shape, dtype) -> its type_str
 
 
 class TraceError(RuntimeError):
@@ -50,10 +51,16 @@ class Buffer:
     @property
     def type_str(self) -> str:
         """``(2, 4, 8) float32``: the comment each line of the program ends with."""
-        name = _DTYPE_NAMES.get(self.dtype)
-        if name is None:  # (str of a dtype is slow, and a program prints thousands of them)
-            name = _DTYPE_NAMES[self.dtype] = str(self.dtype)
-        return f"{self.shape} {name}"
+        key = (self.shape, self.dtype)
+        s = _TYPE_STRS.get(key)
+        if s is None:  # (str of a dtype and a shape's repr are slow, and a program prints thousands of them)
+            name = _DTYPE_NAMES.get(self.dtype)
+            if name is None:
+                name = _DTYPE_NAMES[self.dtype] = str(self.dtype)
+            s = f"{self.shape} {name}"
+            if len(_TYPE_STRS) < 4096:  # (a few dozen shapes per program: bounded all the same)
+                _TYPE_STRS[key] = s
+        return s
 
     def __repr__(self) -> str:
         return f"Buffer({self.name}: {self.type_str}, {self.kind})"

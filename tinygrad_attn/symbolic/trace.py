@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import inspect
 import itertools
 import keyword
@@ -28,7 +29,7 @@ import numpy as np
 from .._tensor import Tensor, stack, where
 from ..engine.backward import SliceGradient, accumulate_grad, run_backward
 from ..engine.composite import FusedFunction
-from ..engine.function import _NUMPY_SCALARS, _as_ndarray, _user_frame
+from ..engine.function import _NUMPY_SCALARS, Function, _as_ndarray, _user_frame
 from ..engine.switches import Hook, _State, no_grad, observing
 from ..engine.versions import _memory_root
 from ..ops.alias import InPlace
@@ -53,6 +54,40 @@ def trace(fn: Callable[..., Any], *example_args: Any) -> Program:
     return prog
 
 
+# -- the cyclic collector while tracing ---------------------------------------------------
+# A trace keeps everything it records alive until its program is built (tens of thousands of
+# records, buffers, tensors and tuples), and none of it is garbage: each collection the
+# allocations set off walks them again for nothing (a twentieth of a Seq2Seq trace). So the
+# collector is off from the first recorded op to the built program, and back on after, unless
+# the user had turned it off (reference counting frees everything else as before).
+_collector_lock = threading.Lock()
+_collector_pauses = 0  # traces in progress (in any thread) that found the collector on, or paused
+
+
+def _collector_paused(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with the cyclic collector off while it runs (see above)."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kw: Any) -> Any:
+        global _collector_pauses
+        with _collector_lock:
+            mine = _collector_pauses > 0 or gc.isenabled()
+            if mine:
+                _collector_pauses += 1
+                gc.disable()
+        try:
+            return fn(*args, **kw)
+        finally:
+            if mine:
+                with _collector_lock:
+                    _collector_pauses -= 1
+                    if _collector_pauses == 0:
+                        gc.enable()
+
+    return run
+
+
+@_collector_paused
 def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward: bool = True,
                       reach: Callable[..., Any] | None = None, arg_names: Sequence[str] | None = None,
                       ) -> tuple[Program, Any]:  # fmt: skip
@@ -72,6 +107,7 @@ def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward
         tracer.name_from_locals()
     prog = Program(tracer.name, tracer.ops, tracer.arg_buffers, outputs, template, tracer.arg_specs)
     prog.did_backward = tracer.did_backward
+    tracer.release()
     return prog, result
 
 
@@ -116,6 +152,7 @@ class Tracer(Hook):
         # The user's frames that made ops (code outside the package), by id: their local variables
         # name the buffers they hold (``q``, ``scores``) once the values are final (name_from_locals).
         self._frames: dict[int, Any] = {}
+        self._walked: dict[int, tuple[Any, Any]] = {}  # id(package frame) -> (it, the user frame it leads to)
         self._user_named: set[int] = set()  # ids of the buffers named after a user's variable
         self.arg_buffers: list[Buffer | None] = []
         self.arg_specs: list[Any] = []
@@ -166,6 +203,16 @@ class Tracer(Hook):
             self._tmap.clear()
             self._amap.clear()
             self._frames.clear()  # (the user's frames hold their tensors: let them go with the trace)
+            self._walked.clear()
+
+    def release(self) -> None:
+        """Let go of the eager run once the program is built: its records no longer point at
+        the eager op instances (each holding its inputs and saved arrays, so the whole graph
+        of the traced step would live as long as the program)."""
+        for rec in self.ops:
+            rec.__dict__.pop("trace_fn", None)
+        self._by_fn.clear()
+        self.ns = None  # (it points back here: without the cycle the tracer goes with its last reference)
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -258,45 +305,74 @@ class Tracer(Hook):
 
     def record(self, fn: Any, inputs: Sequence[Any], out: Tensor) -> None:
         """Called by ``Function.apply`` for every op while installed."""
-        f = sys._getframe(2)  # (record <- op <- apply): outwards from there, the nearest frame of the user's code
-        while f is not None:
-            user = _USER_FILES.get(f.f_code.co_filename)
-            if user is None:
-                user = _USER_FILES[f.f_code.co_filename] = _is_user_file(f.f_code.co_filename)
-            if user:
-                if id(f) not in self._frames:
-                    self._frames[id(f)] = f
-                break
-            f = f.f_back
+        if self.section != "backward":  # (a backward step's ops: backward_pass noted its caller's frame once)
+            self._note_user_frame(sys._getframe(2))  # (record <- op <- apply)
         if fn.__class__ is InPlace:  # the changed tensor's new node passes its value on: no line
             self._bind(out, self.value(inputs[0]))
             self._alive.append(fn)
             self._by_fn[id(fn)] = None
             return
-        ins: list[Any] = [self.value(t) if isinstance(t, Tensor) else t for t in inputs]
+        value, fixed = self.value, self._fixed
+        ins: list[Any] = []
+        views: list[Any] = []  # the input arrays: a result that is one of them, or a view of one, allocates nothing
+        consts = True  # whether every buffer read holds values that cannot change
+        for t in inputs:
+            if isinstance(t, Tensor):
+                b = value(t)
+                ins.append(b)
+                views.append(t._data)
+                if consts and id(b) not in fixed:
+                    consts = False
+            else:
+                ins.append(t)
         if len(ins) == 2:  # numbers as Function.apply hands them to forward
             a, b = ins
             if isinstance(b, (int, float, bool)) and isinstance(a, Buffer):
                 ins[1] = _number(inputs[1], inputs[0])
             elif isinstance(a, (int, float, bool)) and isinstance(b, Buffer):
                 ins[0] = _number(inputs[0], inputs[1])
-        inst = _new(type(fn))
+        cls = fn.__class__
+        inst = _new(cls)
         inst.args = fn.args
         inst.ctx = None
-        views = [t._data for t in inputs if isinstance(t, Tensor)]
-        ob = self._buffer(fn.op_name, out._data, out._dev, "value", views)
-        rec = OpRecord("call", fn.op_name, ins, [ob], fn=inst, section=self.section, scope=_State.scope)
-        rec.trace_fn = fn  # (the eager instance: a fused backward finds its record by it)
+        name = _OP_NAMES.get(cls) or _op_name(fn)
+        ob = self._buffer(name, out._data, out._dev, "value", views)
+        section = self.section
+        rec = OpRecord("call", name, ins, [ob], fn=inst, section=section, scope=_State.scope)
+        rec.trace_fn = fn  # (the eager instance, kept alive by it: a fused backward finds its record by it)
         self.ops.append(rec)
         self._bind(out, ob)
-        if not getattr(fn, "random", False) and all(
-            id(x) in self._fixed for x in ins if isinstance(x, Buffer)
-        ):  # constants in, a constant out (not a random draw: new values at each replay)
-            self._fixed.add(id(ob))
-        if self.section == "backward":
+        if consts and not getattr(fn, "random", False):  # (a random draw: new values at each replay)
+            fixed.add(id(ob))  # constants in, a constant out
+        if section == "backward":
             self._backward_made.add(id(ob))
-        self._alive.append(fn)
         self._by_fn[id(fn)] = rec
+
+    def _note_user_frame(self, f: Any) -> None:
+        """Outwards from frame ``f``, the nearest frame of the user's code: its local variables
+        name the buffers it holds (see :meth:`name_from_locals`)."""
+        # A package frame still running always leads to the same user frame (its callers do not
+        # change): each one walked through remembers where it led, so the next op made below
+        # it (the next op of a layer's forward) stops there instead of walking ten frames again.
+        walked, seen = self._walked, []
+        found = None
+        while f is not None:
+            hit = walked.get(id(f))
+            if hit is not None and hit[0] is f:
+                found = hit[1]
+                break
+            user = _USER_FILES.get(f.f_code.co_filename)
+            if user is None:
+                user = _USER_FILES[f.f_code.co_filename] = _is_user_file(f.f_code.co_filename)
+            if user:
+                found = f
+                if id(f) not in self._frames:
+                    self._frames[id(f)] = f
+                break
+            seen.append(f)
+            f = f.f_back
+        for s in seen:
+            walked[id(s)] = (s, found)
 
     def write(self, t: Tensor, key: Any, value: Any) -> None:
         """The hook's event just before an in-place change writes ``value`` (a tensor or a
@@ -349,7 +425,9 @@ class Tracer(Hook):
                 return {k: walk(v) for k, v in x.items()}
             return x
 
-        return outs, walk(result)
+        template = walk(result)
+        walk = None  # (it calls itself through its closure: a cycle that held the tracer until a collection)
+        return outs, template
 
     def name_from_locals(self) -> None:
         """Give the buffers that the user's code holds in local variables those names
@@ -389,6 +467,7 @@ class Tracer(Hook):
             )
         self.did_backward = True
         self.sync_grads()
+        self._note_user_frame(sys._getframe(1))
         self.name_from_locals()
         prev_section, self.section = self.section, "backward"
         try:
@@ -623,7 +702,7 @@ class _GradHook:
 
     def __set__(self, t: Any, g: Any) -> None:
         tracer = _State.tracer
-        if tracer is not None:
+        if tracer is not None and id(t) in tracer._grad_seen:  # (not the ``grad = None`` of every new tensor)
             tracer.grad_assigned(t, g)
         _GRAD_SLOT.__set__(t, g)
 
@@ -648,10 +727,18 @@ def _is_user_file(filename: str) -> bool:
     return "/tinygrad_attn/" not in f or "/tests/" in f
 
 
-@functools.lru_cache(maxsize=4096)
 def _identifier(base: str) -> str:
-    """``base`` as a Python name the program may use (cached: a trace asks for op names
-    thousands of times, and a regex per buffer was one of the larger costs of tracing)."""
+    """``base`` as a Python name the program may use."""
+    if (base.isascii() and base.isidentifier() and base[0] != "_" and base[-1] != "_"
+            and not keyword.iskeyword(base) and base not in _RESERVED):  # fmt: skip
+        return base  # (already one: most bases, and every ``grad_<name>``, each new, that a cache would miss)
+    return _made_identifier(base)
+
+
+@functools.lru_cache(maxsize=4096)
+def _made_identifier(base: str) -> str:
+    """:func:`_identifier` of a base that is not a name as it is (cached: a regex per buffer
+    was one of the larger costs of tracing)."""
     base = re.sub(r"\W", "_", base).strip("_") or "t"
     if base[0].isdigit() or keyword.iskeyword(base) or base in _RESERVED:
         base = "t_" + base
@@ -683,16 +770,30 @@ def _number(value: Any, like: Tensor) -> Any:
     return like._dev.ops.scalar(value, like._data)
 
 
+_OP_NAMES: dict[type, str] = {}  # an op class -> its name, where every instance has the same one
+_CLASS_OP_NAME = Function.__dict__["op_name"]  # the property that reads the class's name
+
+
+def _op_name(fn: Any) -> str:
+    """``fn.op_name``, remembered per class where the class does not name each instance
+    (``op_name`` walks the class's attributes: a trace asks once per op it records)."""
+    name = fn.op_name
+    if getattr(fn.__class__, "op_name", None) is _CLASS_OP_NAME:
+        _OP_NAMES[fn.__class__] = name
+    return name
+
+
 def _is_view_of(data: Any, arrays: Sequence[Any]) -> bool:
     """Whether ``data`` shares the memory of one of ``arrays`` (a reshape, a slice, or the
     array itself, as an in-place op's node passes it on)."""
-    if any(a is data for a in arrays):
-        return True
+    for a in arrays:
+        if a is data:
+            return True
     base = getattr(data, "base", None)
-    if base is None:
+    if base is None:  # (most results: an array of their own)
         return False
     for a in arrays:
-        if a is base or getattr(a, "base", None) is base or a is data:
+        if a is base or getattr(a, "base", None) is base:
             return True
     return False
 

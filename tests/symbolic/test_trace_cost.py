@@ -1,0 +1,192 @@
+"""The mechanisms that make tracing cheap, each checked for what it must not change: op
+names remembered per class, the numbering of the program's globals, an absent operand
+written as ``None``, ``peak_bytes`` computed when first asked, the common-subexpression
+key around in-place writes, the user's frames noted once for the backward pass, and the
+cyclic collector paused while a trace runs.
+(How long a trace takes is measured in ``benchmarks/compile.py``, never here.)"""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+import tinygrad_attn as tga
+import tinygrad_attn.functional as F
+from tinygrad_attn import Tensor
+from tinygrad_attn.autograd import Function
+from tinygrad_attn.symbolic import TraceError, passes
+
+
+class _Scale(Function):
+    """``x * args[1]``, named by its instance (``args[0]``): an op name no class can remember."""
+
+    __slots__ = ()
+
+    @property
+    def op_name(self) -> str:
+        return self.args[0]
+
+    def forward(self, xp, x):
+        return x * self.args[1]
+
+    def backward(self, g, ns, inputs, out):
+        return (g * self.args[1],)
+
+
+def test_an_op_named_by_its_instance_keeps_each_name():
+    def fn(x):
+        return (_Scale.apply(x, args=("double", 2.0)) + _Scale.apply(x, args=("triple", 3.0))).sum()
+
+    x = Tensor(np.arange(3.0), requires_grad=True)
+    prog = tga.trace(fn, x)
+    assert "double_1 = " in prog.code and "triple_1 = " in prog.code, prog.code
+    prog(x)
+    np.testing.assert_array_equal(x.grad.numpy(), [5.0, 5.0, 5.0])
+
+
+def test_constants_sharing_a_name_are_numbered_apart():
+    # The same number in three dtypes: three constants c_0_5, c_0_5_2, c_0_5_3, numbered on
+    # from the last one given; a clash would hand one line another dtype's constant.
+    def fn(a, b, c):
+        return (a * 0.5).sum() + (b * 0.5).sum().astype(np.float64) + (c * 0.5).sum().astype(np.float64)
+
+    args = [Tensor(np.full(4, 3.0, dtype=d)) for d in (np.float64, np.float32, np.float16)]
+    prog = tga.trace(fn, *args)
+    names = sorted(k for k in prog._env if k.startswith("c_0_5"))
+    assert names == ["c_0_5", "c_0_5_2", "c_0_5_3"], names
+    assert sorted(str(prog._env[k].dtype) for k in names) == ["float16", "float32", "float64"]
+    for dtype in ("float16", "float32", "float64"):  # (each line's comment: a type string per shape and dtype)
+        assert f"= args[{('float64', 'float32', 'float16').index(dtype)}]._data  # (4,) {dtype}" in prog.code
+    new = [Tensor(np.full(4, v, dtype=t.dtype)) for v, t in zip((1.0, 2.0, 4.0), args)]
+    np.testing.assert_array_equal(prog(*new).numpy(), fn(*new).numpy())
+
+
+def test_an_absent_bias_is_written_as_none():
+    x = Tensor(np.ones((2, 3), dtype=np.float32))
+    w = Tensor(np.ones((4, 3), dtype=np.float32), requires_grad=True)
+    prog = tga.trace(lambda x: F.linear(x, w).sum(), x)
+    assert "(x, w, None)" in prog.code, prog.code
+    assert not any(v is None for k, v in prog._env.items() if k.startswith("c")), "None held as a named constant"
+    prog(x)
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((4, 3), 2.0, dtype=np.float32))
+
+
+def test_peak_bytes_is_computed_when_first_asked():
+    x = Tensor(np.ones((10, 10)), requires_grad=True)
+    prog = tga.trace(lambda x: ((x @ x) @ x).sum(), x)
+    assert prog._peak_bytes is None  # (building a program leaves it: a replay never reads it)
+    assert prog.peak_bytes == passes.peak_bytes(prog.ops, prog.dead_after) > 0
+    assert prog._peak_bytes == prog.peak_bytes
+
+
+def test_common_subexpressions_stop_at_an_in_place_write():
+    def fn(x, y):
+        a = x * y  # merged with b: nothing wrote x between them
+        b = x * y
+        x += 1.0
+        c = x * y  # reads the new x: an op of its own
+        return a + b + c
+
+    x, y = Tensor(np.ones(3)), Tensor(np.full(3, 2.0))
+    prog = tga.trace(fn, x, y)
+    assert sum(op.op == "mul" for op in prog.ops) == 2, prog.code
+    x2 = Tensor(np.full(3, 5.0))
+    np.testing.assert_array_equal(prog(x2, Tensor(np.full(3, 2.0))).numpy(), [32.0, 32.0, 32.0])
+    np.testing.assert_array_equal(x2.numpy(), [6.0, 6.0, 6.0])
+
+
+def _loss_of(x):  # (a user's helper: the step below holds its result, made here)
+    return (x * 2.0).sum()
+
+
+def test_the_frame_that_calls_backward_names_its_values():
+    # The step's frame makes no op itself: only the backward pass, which notes it once, sees it.
+    def step(x):
+        loss = _loss_of(x)
+        loss.backward()
+        return loss
+
+    run = tga.compile(step)
+    x = Tensor(np.ones(3), requires_grad=True)
+    run(x)
+    assert "    loss = " in run.program.code and "return (loss,)" in run.program.code, run.program.code
+
+
+def test_the_collector_is_off_while_tracing_and_on_again_after():
+    seen = []
+
+    def fn(x):
+        seen.append(gc.isenabled())
+        return (x * 2.0).sum()
+
+    assert gc.isenabled()
+    tga.trace(fn, Tensor(np.ones(3), requires_grad=True))
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(TraceError):  # (a trace that fails turns it back on too)
+        tga.trace(lambda x: float(x.sum()), Tensor(np.ones(3)))
+    assert gc.isenabled()
+
+
+def test_a_collector_the_user_turned_off_stays_off():
+    gc.disable()
+    try:
+        tga.trace(lambda x: (x * 2.0).sum(), Tensor(np.ones(3)))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_breakdown_of_a_trace_adds_up_and_leaves_the_package_as_it_was(monkeypatch, capsys):
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    from tinygrad_attn.symbolic import codegen, program  # noqa: PLC0415
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    sys.modules.pop("compile", None)
+    import compile as compile_bench  # noqa: PLC0415
+
+    before = (Tensor.backward, passes.optimize, passes.liveness, codegen.generate)
+    row = compile_bench.breakdown(only=("mha",), rounds=1)["mha"]
+    assert (Tensor.backward, passes.optimize, passes.liveness, codegen.generate) == before
+    assert "compile" not in vars(program)  # (the builtin again)
+    assert all(row[k] > 0 for k in ("eager", "eager backward", "trace", "backward", "passes", "codegen", "compile"))
+    assert row["backward"] + row["passes"] + row["codegen"] + row["compile"] < row["trace"]
+    assert "program build" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("base", ["add", "grad_add_1", "x__y", "_x", "x_", "class", "None", "program", "args",
+                                  "1abc", "a-b", "q.proj", "", "\u00e9t\u00e9", "grad_\u00e9"])  # fmt: skip
+def test_a_name_already_valid_is_kept_as_the_regex_would_make_it(base):
+    import importlib  # noqa: PLC0415
+
+    trace_module = importlib.import_module("tinygrad_attn.symbolic.trace")  # (the package's trace is the function)
+    name = trace_module._identifier(base)
+    assert name == trace_module._made_identifier(base) and name.isidentifier()
+
+
+def test_a_program_does_not_keep_the_traced_run_alive():
+    # The records found the eager op instances while tracing; the built program lets them go,
+    # and the tracer with them (no cycle left for the collector: reference counting frees it).
+    import weakref  # noqa: PLC0415
+
+    from tinygrad_attn.engine.switches import _State  # noqa: PLC0415
+
+    nodes = []
+
+    def fn(x):
+        y = (x * 2.0).tanh()
+        nodes.extend([weakref.ref(y._ctx), weakref.ref(_State.tracer)])
+        return y.sum()
+
+    x = Tensor(np.ones((64, 64)), requires_grad=True)
+    gc.disable()
+    try:
+        prog = tga.trace(fn, x)
+        assert nodes[0]() is None and nodes[1]() is None
+    finally:
+        gc.enable()
+    prog(x)
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 * (1.0 - np.tanh(2.0) ** 2))
