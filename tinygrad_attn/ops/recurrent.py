@@ -22,7 +22,9 @@ sequence; each step then makes one product with ``W_hh`` and a few elementwise c
 over all gates at once, writing into buffers allocated once per call. Backward runs the
 steps in reverse to collect the gates' gradients in one buffer, then gets ``W_ih``,
 ``W_hh``, both biases and ``x`` from it with one product each. Sigmoids are written as
-``0.5 * tanh(x / 2) + 0.5``: one transcendental call, never overflowing.
+``0.5 * tanh(x / 2) + 0.5``: one transcendental call, never overflowing. On NumPy the
+LSTM writes every step into preallocated buffers (``out=``) and takes all four gates from
+one ``exp``; other namespaces, and ragged lengths, run the generic loop.
 """
 
 from __future__ import annotations
@@ -465,9 +467,14 @@ class LSTM(_Recurrence):
         elif batch_first:
             x = x.transpose(1, 0, 2)  # (T, B, in)
         t_len, batch = x.shape[0], x.shape[1]
-        scale, shift = self._affine(xp, n_h, dtype)
-        # The tanh's argument scale folded into the weights and the bias once, so that the
-        # projection writes every step's pre-activation straight into the gate buffer.
+        # Every gate as a sigmoid, from one exp over the step's (B, 4H) block (NumPy's float32
+        # exp is vectorised, its tanh is not: 30% less time): sigmoid(a) = 1 / (1 + exp(-a)),
+        # and the cell gate tanh(a) = 2 sigmoid(2a) - 1, which differs from tanh by a few float32
+        # roundings of 1 (as far from float64 as PyTorch's float32 LSTM is). The
+        # factors -1 and -2 go into the weights and the bias once, so that the projection
+        # writes every step's exp argument straight into the gate buffer.
+        scale = np.full(4 * n_h, -1.0, dtype)
+        scale[2 * n_h : 3 * n_h] = -2.0
         # (C-ordered (in, 4H) and (H, 4H) operands: OpenBLAS's small-row products run some
         # 15% faster on them than on the transposed views of the (4H, in) weights.)
         gates = np.empty((t_len, batch, 4 * n_h), dtype)  # (T, B, 4H): i, f, g, o
@@ -483,20 +490,24 @@ class LSTM(_Recurrence):
         c = c0.reshape(batch, n_h) if c0 is not None else np.zeros((batch, n_h), dtype)
         hw = np.empty((batch, 4 * n_h), dtype)
         ig = np.empty((batch, n_h), dtype)
-        for t in _steps(t_len, reverse):
-            u = gates[t]  # (B, 4H)
-            np.matmul(h, w_h, out=hw)
-            u += hw
-            np.tanh(u, out=u)
-            u *= scale
-            u += shift  # i, f, g, o
-            c_new, tc, h = out[1, t], tcs[t], out[0, t]
-            np.multiply(u[:, n_h : 2 * n_h], c, out=c_new)
-            np.multiply(u[:, :n_h], u[:, 2 * n_h : 3 * n_h], out=ig)
-            c_new += ig
-            np.tanh(c_new, out=tc)
-            np.multiply(u[:, 3 * n_h :], tc, out=h)
-            c = c_new
+        with np.errstate(over="ignore"):  # exp(-a) = inf for a < -88 (float32): the sigmoid is 0, as it should be
+            for t in _steps(t_len, reverse):
+                u = gates[t]  # (B, 4H)
+                np.matmul(h, w_h, out=hw)
+                u += hw
+                np.exp(u, out=u)
+                u += 1.0
+                np.reciprocal(u, out=u)
+                g_t = u[:, 2 * n_h : 3 * n_h]
+                g_t *= 2.0
+                g_t -= 1.0  # i, f, g, o
+                c_new, tc, h = out[1, t], tcs[t], out[0, t]
+                np.multiply(u[:, n_h : 2 * n_h], c, out=c_new)
+                np.multiply(u[:, :n_h], g_t, out=ig)
+                c_new += ig
+                np.tanh(c_new, out=tc)
+                np.multiply(u[:, 3 * n_h :], tc, out=h)
+                c = c_new
         self.ctx = (gates, tcs)
         if cell:
             return out.reshape((2,) + x_shape[:-1] + (n_h,))
