@@ -475,38 +475,37 @@ class LSTM(_Recurrence):
         # writes every step's exp argument straight into the gate buffer.
         scale = np.full(4 * n_h, -1.0, dtype)
         scale[2 * n_h : 3 * n_h] = -2.0
-        # (C-ordered (in, 4H) and (H, 4H) operands: OpenBLAS's small-row products run some
-        # 15% faster on them than on the transposed views of the (4H, in) weights.)
         gates = np.empty((t_len, batch, 4 * n_h), dtype)  # (T, B, 4H): i, f, g, o
-        w_x = np.multiply(w_ih.T, scale, order="C")
-        np.matmul(x.reshape(-1, x.shape[-1]), w_x, out=gates.reshape(-1, 4 * n_h))
+        np.matmul(x.reshape(-1, x.shape[-1]), w_ih.T * scale, out=gates.reshape(-1, 4 * n_h))
         if b_ih is not None or b_hh is not None:
             bias = b_ih + b_hh if b_ih is not None and b_hh is not None else b_ih if b_ih is not None else b_hh
             gates += bias * scale
-        w_h = np.multiply(w_hh.T, scale, order="C")  # (H, 4H)
+        w_h = w_hh.T * scale  # (H, 4H)
         out = np.empty((2, t_len, batch, n_h), dtype)  # every h, then every c
         tcs = np.empty((t_len, batch, n_h), dtype)  # tanh(c)
         h = h0.reshape(batch, n_h) if h0 is not None else np.zeros((batch, n_h), dtype)
         c = c0.reshape(batch, n_h) if c0 is not None else np.zeros((batch, n_h), dtype)
         hw = np.empty((batch, 4 * n_h), dtype)
         ig = np.empty((batch, n_h), dtype)
+        one, two = dtype.type(1), dtype.type(2)  # (a NumPy scalar: a Python float costs a conversion per call)
+        add, multiply, subtract = np.add, np.multiply, np.subtract
         with np.errstate(over="ignore"):  # exp(-a) = inf for a < -88 (float32): the sigmoid is 0, as it should be
             for t in _steps(t_len, reverse):
                 u = gates[t]  # (B, 4H)
                 np.matmul(h, w_h, out=hw)
-                u += hw
+                add(u, hw, out=u)
                 np.exp(u, out=u)
-                u += 1.0
+                add(u, one, out=u)
                 np.reciprocal(u, out=u)
                 g_t = u[:, 2 * n_h : 3 * n_h]
-                g_t *= 2.0
-                g_t -= 1.0  # i, f, g, o
+                multiply(g_t, two, out=g_t)
+                subtract(g_t, one, out=g_t)  # i, f, g, o
                 c_new, tc, h = out[1, t], tcs[t], out[0, t]
-                np.multiply(u[:, n_h : 2 * n_h], c, out=c_new)
-                np.multiply(u[:, :n_h], g_t, out=ig)
-                c_new += ig
+                multiply(u[:, n_h : 2 * n_h], c, out=c_new)
+                multiply(u[:, :n_h], g_t, out=ig)
+                add(c_new, ig, out=c_new)
                 np.tanh(c_new, out=tc)
-                np.multiply(u[:, 3 * n_h :], tc, out=h)
+                multiply(u[:, 3 * n_h :], tc, out=h)
                 c = c_new
         self.ctx = (gates, tcs)
         if cell:
