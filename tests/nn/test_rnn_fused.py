@@ -326,3 +326,18 @@ def test_lstm_float32_saturated_gates_warn_nothing(rng):
         (ours_out, ours_grad), (torch_out, torch_grad) = _lstm_float32_errors(ours, theirs, x)
     assert np.isfinite([ours_out, ours_grad]).all()
     assert ours_out <= 2 * torch_out + 1e-6 and ours_grad <= 2 * torch_grad + 1e-5
+
+
+def test_benchmark_lstm_matmuls_run_in_both_libraries(monkeypatch):
+    # benchmarks/rnn.py's floor row: the layer's matrix products alone, NumPy and PyTorch.
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    sys.modules.pop("rnn", None)
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import rnn as bench  # noqa: PLC0415
+
+    contenders = bench.lstm_gemm_contenders(torch, 3, 2, 4)
+    assert sorted(contenders) == ["ours", "torch"]
+    for step in contenders.values():
+        step()
