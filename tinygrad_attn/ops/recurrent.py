@@ -451,9 +451,9 @@ class LSTM(_Recurrence):
 
     # -- NumPy: the same steps written into preallocated buffers --------------------------
     # The generic loop above makes a new array per elementwise call and assembles the
-    # backward's per-gate factors with concatenations: at (T 50, B 32, H 256) that is some
-    # 60 MB of fresh memory per call, much of it page faults. Here every value is written
-    # where it is kept, with NumPy's ``out=``.
+    # backward's per-gate factors with concatenations: at (T 50, B 32, H 256) some 60 MB of
+    # new arrays per call, a third of them pages the system hands out fresh (a page fault
+    # each). Here every value is written where it is kept, with NumPy's ``out=``.
 
     def forward(self, xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
         reverse, batch_first, cell = self.args[:3]
