@@ -107,6 +107,38 @@ def lstm_numpy(seq, batch, hidden):
     return step
 
 
+def lstm_gemm_contenders(torch, seq, batch, hidden):
+    """The matrix products of one LSTM layer's forward + backward alone, at its shapes, in
+    NumPy (OpenBLAS) and in PyTorch: the projection of every step's input, a step's product
+    with ``W_hh`` forward and backward (``seq`` times each), and the three products of the
+    weights' and the input's gradients. What no implementation of the layer on either
+    library can go under."""
+    rng = np.random.default_rng(0)
+    n = 4 * hidden
+    x, w_ih, w_hh, h = (rng.standard_normal(s).astype(np.float32)
+                        for s in ((seq * batch, hidden), (n, hidden), (n, hidden), (batch, hidden)))  # fmt: skip
+    d = rng.standard_normal((batch, n)).astype(np.float32)
+    d_all = rng.standard_normal((seq * batch, n)).astype(np.float32)
+
+    def make(lib_matmul, *arrays):
+        x, w_ih, w_hh, h, d, d_all = arrays
+
+        def step():
+            lib_matmul(x, w_ih.T)  # every step's input projection
+            for _ in range(seq):
+                lib_matmul(h, w_hh.T)  # forward step
+            for _ in range(seq):
+                lib_matmul(d, w_hh)  # backward step
+            lib_matmul(d_all, w_ih)  # dL/dx
+            lib_matmul(d_all.T, x)  # dL/dW_ih
+            lib_matmul(d_all.T, x)  # dL/dW_hh (the states have x's shape here)
+
+        return step
+
+    arrays = (x, w_ih, w_hh, h, d, d_all)
+    return {"ours": make(np.matmul, *arrays), "torch": make(torch.matmul, *[torch.from_numpy(a) for a in arrays])}
+
+
 # -- the cells in a Python loop ----------------------------------------------------------------
 def cell_loop(lib, nn, kind, seq, batch, hidden):
     """``seq`` calls of ``nn.<kind>``, one per step as tutorials write them, then backward."""
@@ -213,7 +245,8 @@ def seq2seq_step(lib, nn, F, optim):
 
 
 # -- the table -------------------------------------------------------------------------------
-def main(quick: bool = False) -> list[tuple[str, float, float, float | None]]:
+def main(quick: bool = False, match: str | None = None) -> list[tuple[str, float, float, float | None]]:
+    """The table; ``match``: only the rows whose name contains it (``"T50 B32 H256"``)."""
     torch = torch_or_none()
     if torch is None:
         print("  (PyTorch is not installed: the recurrent benchmarks compare against it; skipped)")
@@ -223,6 +256,8 @@ def main(quick: bool = False) -> list[tuple[str, float, float, float | None]]:
     rows = []
 
     def report(name, contenders, inner):
+        if match is not None and match not in name:
+            return
         med = interleave(contenders, rounds=rounds, warm=2, inner=inner)
         np_s = med.get("numpy")
         rows.append((name, med["ours"], med["torch"], np_s))
@@ -238,6 +273,10 @@ def main(quick: bool = False) -> list[tuple[str, float, float, float | None]]:
             c["numpy"] = lstm_numpy(seq, batch, hidden)
         inner = 20 if seq * batch * hidden < 50_000 else 2
         report(f"nn.{kind} L{layers} T{seq} B{batch} H{hidden}", c, inner)
+    print("  the LSTM's matrix products alone, NumPy (OpenBLAS) against PyTorch at the same shapes")
+    for kind, seq, batch, hidden, layers in LAYER_SIZES:
+        if kind == "LSTM" and layers == 1 and hidden >= 64:
+            report(f"LSTM matmuls T{seq} B{batch} H{hidden}", lstm_gemm_contenders(torch, seq, batch, hidden), 2)
     print("  the cells in a Python loop, forward + backward (target: <= 1.5)")
     for kind, seq, batch, hidden in CELL_SIZES:
         c = {"ours": cell_loop(tga, tga_nn, kind, seq, batch, hidden),
@@ -258,4 +297,13 @@ def main(quick: bool = False) -> list[tuple[str, float, float, float | None]]:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer rounds (rougher medians)")
-    main(quick=ap.parse_args().quick)
+    ap.add_argument("--match", help='only the rows whose name contains this, e.g. "LSTM L1 T50"')
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="cpu: this process's CPU time")
+    a = ap.parse_args()
+    if a.clock == "cpu":
+        import time  # noqa: PLC0415
+
+        import common  # noqa: PLC0415
+
+        common.CLOCK["fn"] = time.process_time
+    main(quick=a.quick, match=a.match)

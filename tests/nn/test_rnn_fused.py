@@ -5,6 +5,7 @@ every CPU device, and gradient-checked to the second order."""
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -267,3 +268,76 @@ def test_benchmark_numpy_lstm_computes_the_layers_gradients(monkeypatch):
         (gb, m.bias_ih_l0.grad),
     ):
         np.testing.assert_allclose(got.reshape(want.shape), want.numpy(), rtol=1e-4, atol=1e-5)
+
+
+# -- the LSTM's NumPy path: gates from one exp --------------------------------------------------
+def _lstm_pair(hidden, weight_scale):
+    theirs = torch.nn.LSTM(hidden, hidden)
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.mul_(weight_scale)
+    ours = nn.LSTM(hidden, hidden)
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    return ours, theirs
+
+
+def _lstm_float32_errors(ours, theirs, x):
+    """Largest error of the output and of x's gradient, ours and PyTorch's in float32, against
+    PyTorch in float64."""
+    ref = torch.nn.LSTM(x.shape[-1], x.shape[-1]).double()
+    ref.load_state_dict({k: v.double() for k, v in theirs.state_dict().items()})
+    x64 = torch.tensor(x.astype(np.float64), requires_grad=True)
+    out64, _ = ref(x64)
+    (out64 * out64).sum().backward()
+    errors = []
+    for run in ("ours", "theirs"):
+        if run == "ours":
+            xt = Tensor(x, requires_grad=True)
+            out, _ = ours(xt)
+            (out * out).sum().backward()
+            got, grad = out.numpy(), xt.grad.numpy()
+        else:
+            xt = torch.tensor(x, requires_grad=True)
+            out, _ = theirs(xt)
+            (out * out).sum().backward()
+            got, grad = out.detach().numpy(), xt.grad.numpy()
+        assert got.dtype == np.float32 and grad.dtype == np.float32
+        errors.append((np.abs(got - out64.detach().numpy()).max(), np.abs(grad - x64.grad.numpy()).max()))
+    return errors
+
+
+def test_lstm_float32_as_accurate_as_torch(rng):
+    # sigmoid(a) = 1 / (1 + exp(-a)) and tanh(a) = 2 sigmoid(2a) - 1 in float32: no further
+    # from float64 than PyTorch's float32 LSTM (with room for a few roundings).
+    ours, theirs = _lstm_pair(16, 3.0)  # pre-activations of several units
+    x = (rng.standard_normal((30, 4, 16)) * 2).astype(np.float32)
+    (ours_out, ours_grad), (torch_out, torch_grad) = _lstm_float32_errors(ours, theirs, x)
+    assert ours_out <= 2 * torch_out + 1e-7 and ours_grad <= 2 * torch_grad + 1e-6
+    assert ours_out < 1e-5 and ours_grad < 1e-4
+
+
+def test_lstm_float32_saturated_gates_warn_nothing(rng):
+    # Pre-activations past -88 make exp(-a) overflow to inf in float32: the gate is exactly 0,
+    # with no overflow warning and no nan, as PyTorch's.
+    ours, theirs = _lstm_pair(8, 100.0)
+    x = (rng.standard_normal((6, 3, 8)) * 10).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (ours_out, ours_grad), (torch_out, torch_grad) = _lstm_float32_errors(ours, theirs, x)
+    assert np.isfinite([ours_out, ours_grad]).all()
+    assert ours_out <= 2 * torch_out + 1e-6 and ours_grad <= 2 * torch_grad + 1e-5
+
+
+def test_benchmark_lstm_matmuls_run_in_both_libraries(monkeypatch):
+    # benchmarks/rnn.py's floor row: the layer's matrix products alone, NumPy and PyTorch.
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    sys.modules.pop("rnn", None)
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import rnn as bench  # noqa: PLC0415
+
+    contenders = bench.lstm_gemm_contenders(torch, 3, 2, 4)
+    assert sorted(contenders) == ["ours", "torch"]
+    for step in contenders.values():
+        step()

@@ -22,7 +22,9 @@ sequence; each step then makes one product with ``W_hh`` and a few elementwise c
 over all gates at once, writing into buffers allocated once per call. Backward runs the
 steps in reverse to collect the gates' gradients in one buffer, then gets ``W_ih``,
 ``W_hh``, both biases and ``x`` from it with one product each. Sigmoids are written as
-``0.5 * tanh(x / 2) + 0.5``: one transcendental call, never overflowing.
+``0.5 * tanh(x / 2) + 0.5``: one transcendental call, never overflowing. On NumPy the
+LSTM writes every step into preallocated buffers (``out=``) and takes all four gates from
+one ``exp``; other namespaces, and ragged lengths, run the generic loop.
 """
 
 from __future__ import annotations
@@ -70,6 +72,16 @@ def _host_length_masks(xp, lengths, t_len, dtype):
 
 def _lengths(args):
     return args[3] if len(args) > 3 else None
+
+
+def _in_place(xp, args, t_len: int) -> bool:
+    """Whether the LSTM takes its NumPy path: functions that write into given buffers
+    (``out=``), so the steps allocate nothing and every gate stays in one buffer. Only
+    NumPy here (array_api_strict has no ``out=``; CuPy keeps the path its tests cover), and
+    only where no sequence ends early: masked steps keep the generic loop, and lengths that
+    all reach the last step give the same numbers as none."""
+    lengths = _lengths(args)
+    return xp.device.xp is np and (lengths is None or min(lengths) >= t_len)
 
 
 class _Recurrence(FusedFunction):
@@ -436,6 +448,153 @@ class LSTM(_Recurrence):
             dh = ns.matmul(d_rows[t, ...], w_hh)
             dh += gt * off_f[t, ...]
         return d_rows, d_rows, dh, dc_next
+
+    # -- NumPy: the same steps written into preallocated buffers --------------------------
+    # The generic loop above makes a new array per elementwise call and assembles the
+    # backward's per-gate factors with concatenations: at (T 50, B 32, H 256) some 60 MB of
+    # new arrays per call, a third of them pages the system hands out fresh (a page fault
+    # each). Here every value is written where it is kept, with NumPy's ``out=``.
+
+    def forward(self, xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+        reverse, batch_first, cell = self.args[:3]
+        if not _in_place(xp, self.args, 1 if cell else x.shape[1 if batch_first else 0]):
+            return super().forward(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh)
+        n_h = w_hh.shape[1]
+        x_shape = tuple(x.shape)
+        dtype = np.result_type(*[a for a in (x, h0, c0, w_ih, w_hh, b_ih, b_hh) if a is not None])
+        if cell:
+            x = x.reshape(1, -1, x_shape[-1])  # (1, B, in)
+        elif batch_first:
+            x = x.transpose(1, 0, 2)  # (T, B, in)
+        t_len, batch = x.shape[0], x.shape[1]
+        # Every gate as a sigmoid, from one exp over the step's (B, 4H) block (NumPy's float32
+        # exp is vectorised, its tanh is not: 30% less time): sigmoid(a) = 1 / (1 + exp(-a)),
+        # and the cell gate tanh(a) = 2 sigmoid(2a) - 1, which differs from tanh by a few float32
+        # roundings of 1 (as far from float64 as PyTorch's float32 LSTM is). The
+        # factors -1 and -2 go into the weights and the bias once, so that the projection
+        # writes every step's exp argument straight into the gate buffer.
+        scale = np.full(4 * n_h, -1.0, dtype)
+        scale[2 * n_h : 3 * n_h] = -2.0
+        gates = np.empty((t_len, batch, 4 * n_h), dtype)  # (T, B, 4H): i, f, g, o
+        np.matmul(x.reshape(-1, x.shape[-1]), w_ih.T * scale, out=gates.reshape(-1, 4 * n_h))
+        if b_ih is not None or b_hh is not None:
+            bias = b_ih + b_hh if b_ih is not None and b_hh is not None else b_ih if b_ih is not None else b_hh
+            gates += bias * scale
+        w_h = w_hh.T * scale  # (H, 4H)
+        out = np.empty((2, t_len, batch, n_h), dtype)  # every h, then every c
+        tcs = np.empty((t_len, batch, n_h), dtype)  # tanh(c)
+        h = h0.reshape(batch, n_h) if h0 is not None else np.zeros((batch, n_h), dtype)
+        c = c0.reshape(batch, n_h) if c0 is not None else np.zeros((batch, n_h), dtype)
+        hw = np.empty((batch, 4 * n_h), dtype)
+        ig = np.empty((batch, n_h), dtype)
+        one, two = dtype.type(1), dtype.type(2)  # (a NumPy scalar: a Python float costs a conversion per call)
+        add, multiply, subtract = np.add, np.multiply, np.subtract
+        with np.errstate(over="ignore"):  # exp(-a) = inf for a < -88 (float32): the sigmoid is 0, as it should be
+            for t in _steps(t_len, reverse):
+                u = gates[t]  # (B, 4H)
+                np.matmul(h, w_h, out=hw)
+                add(u, hw, out=u)
+                np.exp(u, out=u)
+                add(u, one, out=u)
+                np.reciprocal(u, out=u)
+                g_t = u[:, 2 * n_h : 3 * n_h]
+                multiply(g_t, two, out=g_t)
+                subtract(g_t, one, out=g_t)  # i, f, g, o
+                c_new, tc, h = out[1, t], tcs[t], out[0, t]
+                multiply(u[:, n_h : 2 * n_h], c, out=c_new)
+                multiply(u[:, :n_h], g_t, out=ig)
+                add(c_new, ig, out=c_new)
+                np.tanh(c_new, out=tc)
+                multiply(u[:, 3 * n_h :], tc, out=h)
+                c = c_new
+        self.ctx = (gates, tcs)
+        if cell:
+            return out.reshape((2,) + x_shape[:-1] + (n_h,))
+        if batch_first:
+            return out.transpose(0, 2, 1, 3)
+        return out
+
+    def backward_arrays(self, g, ns, inputs, out):
+        x, h0, c0, w_ih, w_hh, b_ih, b_hh = inputs
+        reverse, batch_first, cell = self.args[:3]
+        if not _in_place(ns, self.args, 1 if cell else out.shape[2 if batch_first else 1]):
+            return super().backward_arrays(g, ns, inputs, out)
+        gates, tcs = self.ctx
+        t_len, batch, n_h = tcs.shape
+        x_shape = tuple(x.shape)
+        if cell:
+            x = x.reshape(1, -1, x_shape[-1])
+        elif batch_first:  # time-major views of what backward reads
+            x = x.transpose(1, 0, 2)
+            g, out = g.transpose(0, 2, 1, 3), out.transpose(0, 2, 1, 3)
+        g = g.reshape(2, t_len, batch, n_h)
+        hs, cs = out.reshape(2, t_len, batch, n_h)
+        first = t_len - 1 if reverse else 0  # the step that starts from h0, c0
+        later = slice(None, -1) if reverse else slice(1, None)  # the steps after another step,
+        before = slice(1, None) if reverse else slice(None, -1)  # and those steps' predecessors
+        # What does not depend on the incoming gradient, for all steps at once, into the
+        # buffer that becomes the gates' gradients: dL/d(gate pre-activations) is
+        # dc * (g i', c_prev f', i g') and dh * tanh(c) o', s' = s (1 - s), g' = 1 - g^2.
+        d = np.empty((t_len, batch, 4, n_h), gates.dtype)
+        rows = d.reshape(t_len, batch, 4 * n_h)
+        np.multiply(gates, gates, out=rows)
+        np.subtract(gates, rows, out=rows)  # s (1 - s), and g - g^2 where g' is due
+        i, f, gg, o = (gates[..., k * n_h : (k + 1) * n_h] for k in range(4))
+        d_i, d_f, d_g, d_o = (d[:, :, k, :] for k in range(4))
+        np.multiply(gg, gg, out=d_g)
+        np.subtract(1.0, d_g, out=d_g)
+        d_i *= gg
+        d_g *= i
+        d_o *= tcs
+        d_f[later] *= cs[before]
+        if c0 is not None:
+            d_f[first] *= c0.reshape(batch, n_h)
+        else:
+            d_f[first] = 0.0
+        o_dtc = tcs * tcs  # dc / dh through h = o tanh(c): o (1 - tanh(c)^2)
+        np.subtract(1.0, o_dtc, out=o_dtc)
+        o_dtc *= o
+        g_h, g_c = g[0], g[1]
+        gt = np.empty((batch, n_h), gates.dtype)
+        dc = np.empty((batch, n_h), gates.dtype)
+        dc_next = np.empty((batch, n_h), gates.dtype)
+        dh = np.empty((batch, n_h), gates.dtype)
+        for k, t in enumerate(_steps(t_len, not reverse)):
+            if k:
+                np.add(g_h[t], dh, out=gt)
+            else:
+                gt[...] = g_h[t]
+            np.multiply(gt, o_dtc[t], out=dc)
+            dc += g_c[t]
+            if k:
+                dc += dc_next
+            d_t = d[t]  # (B, 4, H)
+            d_t[:, :3, :] *= dc[:, None, :]
+            d_t[:, 3, :] *= gt
+            np.multiply(dc, f[t], out=dc_next)
+            np.matmul(rows[t], w_hh, out=dh)
+        # The weights' gradients: one product over all steps each.
+        d_rows = d.reshape(t_len * batch, 4 * n_h)
+        x_rows = x.reshape(t_len * batch, x.shape[-1])
+        gx = None
+        recorded = getattr(self, "inputs", None)  # (None in a traced program's replay: compute all)
+        if recorded is None or getattr(recorded[0], "requires_grad", True):
+            gx = np.matmul(d_rows, w_ih).reshape(x.shape)
+            if cell:
+                gx = gx.reshape(x_shape)
+            elif batch_first:
+                gx = gx.transpose(1, 0, 2)
+        gw_ih = np.matmul(d_rows.T, x_rows)
+        # W_hh meets each step's previous h: hs shifted by a step, and h0 at the first.
+        gw_hh = np.matmul(rows[later].reshape(-1, 4 * n_h).T, hs[before].reshape(-1, n_h))
+        if h0 is not None:
+            gw_hh += np.matmul(rows[first].T, h0.reshape(batch, n_h))
+        gb = np.sum(d_rows, axis=0) if b_ih is not None or b_hh is not None else None
+        gb_ih = gb if b_ih is not None else None
+        gb_hh = (gb.copy() if b_ih is not None else gb) if b_hh is not None else None
+        dh0 = dh.reshape(h0.shape) if h0 is not None else None
+        dc0 = dc_next.reshape(c0.shape) if c0 is not None else None
+        return gx, dh0, dc0, gw_ih, gw_hh, gb_ih, gb_hh
 
 
 #: The fused recurrences, by mode.
