@@ -129,7 +129,10 @@ class Linear(FusedFunction):
         gx = batch_times_matrix(ns, g, w)
         g2 = ns.reshape(g, rows_shape(g))  # (rows, out)
         gw = ns.matmul(ns.matrix_transpose(g2), ns.reshape(x, rows_shape(x)))
-        return gx, gw, (ns.sum(g2, axis=0) if b is not None else None)
+        if b is None:
+            return gx, gw, None
+        ones = _ones_for_sums(ns, g2, g2.shape[0])  # the bias's gradient: column sums, as a product
+        return gx, gw, (ns.sum(g2, axis=0) if ones is None else ns.matmul(ones, g2))
 
     def recompute(self, x, w, b):
         return self.definition(x, w, b)
@@ -142,7 +145,16 @@ def _ones_for_sums(xp, x, n):
     float64 only (BLAS has no other float)."""
     if x.dtype != xp.device.dtype("float32") and x.dtype != xp.device.dtype("float64"):
         return None
-    return xp.full((n,), 1.0, dtype=x.dtype, **_dev_kw(xp))
+    key = (xp.device, n, x.dtype)
+    ones = _ONES.get(key)
+    if ones is None:  # made once per size: only ever read
+        if len(_ONES) > 256:
+            _ONES.clear()
+        ones = _ONES[key] = xp.full((n,), 1.0, dtype=x.dtype, **_dev_kw(xp))
+    return ones
+
+
+_ONES: dict = {}
 
 
 class LayerNorm(FusedFunction):
@@ -342,10 +354,13 @@ class CrossEntropy(FusedFunction):
         grad = ns.exp(logp)  # softmax
         if eps:
             grad -= eps / c
-        flat = ns.reshape(targets, (-1,)) + ns.arange(0, m * c, c, dtype=targets.dtype, **_dev_kw(ns))
-        delta = ns.device.index_add((m * c,), 0, flat, ns.full((m,), 1.0 - eps, dtype=logp.dtype,
-                                                               **_dev_kw(ns)))  # fmt: skip
-        grad -= ns.reshape(delta, (m, c))
+        if ns.device.xp is np:  # one store per row (each row has one target), not a scatter into zeros
+            grad[np.arange(m), ns.reshape(targets, (-1,))] -= 1.0 - eps
+        else:
+            flat = ns.reshape(targets, (-1,)) + ns.arange(0, m * c, c, dtype=targets.dtype, **_dev_kw(ns))
+            delta = ns.device.index_add((m * c,), 0, flat, ns.full((m,), 1.0 - eps, dtype=logp.dtype,
+                                                                   **_dev_kw(ns)))  # fmt: skip
+            grad -= ns.reshape(delta, (m, c))
         if n_kept != n_kept:  # nothing counts: the loss is NaN but no logit changes it, so its gradient is 0
             return grad * 0.0, None  # (not g * 0: g may be NaN itself, from an op after the loss)
         grad *= ns.reshape(keep, (m, 1)) * (g / n_kept)
