@@ -84,3 +84,51 @@ def test_gelu_float32_decomposed_agrees():
         ref = _gelu_run(x, g, "cpu")
     for a, b in zip(fused, ref):
         np.testing.assert_allclose(a, b, rtol=0, atol=5e-7)
+
+
+# -- layer norm and linear: sums over rows and columns as products with ones ------------------
+def _layer_norm_run(x, w, b, g, device):
+    xt, wt, bt = (Tensor(a, device=device, requires_grad=True) for a in (x, w, b))
+    y = F.layer_norm(xt, (x.shape[-1],), wt, bt, 1e-5)
+    y.backward(Tensor(g, device=device))
+    return [y.numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()]
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-5), (np.float64, 1e-12)])
+def test_layer_norm_values_and_gradients_match_float64_numpy(device, dtype, tol):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((3, 5, 7)) * 3 + 1).astype(dtype)
+    w, b = rng.standard_normal(7).astype(dtype), rng.standard_normal(7).astype(dtype)
+    g = rng.standard_normal(x.shape).astype(dtype)
+    out = _layer_norm_run(x, w, b, g, device)
+    assert all(a.dtype == dtype for a in out)
+    x64, w64, g64 = x.astype(np.float64), w.astype(np.float64), g.astype(np.float64)
+    mu = x64.mean(-1, keepdims=True)
+    rstd = 1.0 / np.sqrt(((x64 - mu) ** 2).mean(-1, keepdims=True) + 1e-5)
+    xhat = (x64 - mu) * rstd
+    gxhat = g64 * w64
+    gx = rstd * (gxhat - gxhat.mean(-1, keepdims=True) - xhat * (gxhat * xhat).mean(-1, keepdims=True))
+    ref = [xhat * w64 + b, gx, (g64 * xhat).sum((0, 1)), g64.sum((0, 1))]
+    for a, r in zip(out, ref):
+        np.testing.assert_allclose(a, r, rtol=tol, atol=tol)
+
+
+def test_layer_norm_and_linear_float32_equal_on_every_device():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 6, 16)).astype(np.float32)
+    w, b = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    lw = rng.standard_normal((5, 16)).astype(np.float32)
+    lg = rng.standard_normal((4, 6, 5)).astype(np.float32)
+
+    def run(device):
+        xt, wt, bt = (Tensor(a, device=device, requires_grad=True) for a in (x, lw, w[:5]))
+        y = F.linear(xt, wt, bt)
+        y.backward(Tensor(lg, device=device))
+        return _layer_norm_run(x, w, b, g, device) + [y.numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()]
+
+    ref = run("cpu")
+    np.testing.assert_allclose(ref[-1], lg.sum((0, 1)), rtol=1e-5, atol=1e-5)  # the bias's gradient
+    for dev in ("array_api_strict", "array_api_strict:device1"):
+        for a, b_ in zip(ref, run(dev)):
+            np.testing.assert_array_equal(a, b_)
