@@ -146,5 +146,71 @@ def main(quick: bool = False) -> dict[str, float] | None:
     return med
 
 
+def op_times(steps: int = 10) -> dict[str, float]:
+    """Where a training step's time goes, by op kind: milliseconds per step (process CPU
+    time, median over ``steps`` steps after two warm-up steps) of each kind's forward (the
+    time since the previous op, so Python between ops counts to the next op) and backward
+    (each node's backward, exactly), and of the AdamW update. Observed with the engine's
+    hook (``tinygrad_attn.engine.switches.observing``), which costs about a microsecond
+    an op.
+
+        PYTHONPATH=$PWD python benchmarks/gpt.py --ops
+    """
+    import time  # noqa: PLC0415
+    from collections import defaultdict  # noqa: PLC0415
+
+    from tinygrad_attn.engine.switches import Hook, observing  # noqa: PLC0415
+
+    clock = time.process_time
+
+    class Timer(Hook):
+        def __init__(self) -> None:
+            self.times: dict[str, float] = defaultdict(float)
+            self.last = clock()
+
+        def _kind(self, fn) -> str:
+            return getattr(fn, "name", None) or type(fn).__name__
+
+        def op(self, fn, inputs, out) -> None:
+            now = clock()
+            self.times[f"{self._kind(fn)} forward"] += now - self.last
+            self.last = now
+            super().op(fn, inputs, out)
+
+        def before_step(self, t, g) -> None:
+            self.last = clock()
+            super().before_step(t, g)
+
+        def after_step(self, fn, grads, ns) -> None:
+            now = clock()
+            self.times[f"{self._kind(fn)} backward"] += now - self.last
+            self.last = now
+            super().after_step(fn, grads, ns)
+
+    step, model, opt = setup(with_model=True)
+    step()
+    step()
+    per_step: dict[str, list[float]] = defaultdict(list)
+    for _ in range(steps):
+        timer = Timer()
+        t0 = clock()
+        with observing(timer):
+            step()
+        total = clock() - t0
+        a0 = clock()
+        opt.step()  # (the same gradients again: the update's own time)
+        timer.times["AdamW update (again, alone)"] = clock() - a0
+        timer.times["whole step"] = total
+        for k, v in timer.times.items():
+            per_step[k].append(v)
+    med = {k: 1e3 * float(np.median(v)) for k, v in per_step.items()}
+    print(f"  ms per step by op kind, median of {steps} (process CPU time):")
+    for k, v in sorted(med.items(), key=lambda kv: -kv[1]):
+        print(f"    {k:<40} {v:8.3f}")
+    return med
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    op_times() if "--ops" in sys.argv else main()

@@ -238,7 +238,7 @@ def _gelu_exact_grad(xp, x, cdf, g):
 # erf). NumPy's float32 exp is the costliest pass by far (about 25 multiplications' worth
 # on a CPU without AVX-512), and exp(-z^2) = exp(-x^2 / 2) is also what backward needs,
 # so the forward keeps it: backward is then four cheap passes with no exp.
-_AS_P = 0.3275911 * _INV_SQRT_2  # on |x|, not |z| = |x| / sqrt(2)
+_AS_INV_P = 1.0 / (0.3275911 * _INV_SQRT_2)  # 1 / p, on |x| rather than |z| = |x| / sqrt(2)
 # The coefficients of P, highest power first, halved: h = t P(t) exp(-z^2) / 2 = erfc(|z|) / 2.
 _AS_HALF = tuple(0.5 * c for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
 
@@ -246,36 +246,59 @@ _AS_HALF = tuple(0.5 * c for c in (1.061405429, -1.453152027, 1.421413741, -0.28
 def _gelu_f32(xp, x):
     """float32 GELU, its normal CDF and ``exp(-x^2 / 2)``, the last two for backward.
 
-    With NumPy each pass writes into a buffer made here (no temporaries), and the sign of
-    the CDF's odd part is set with two integer passes (NumPy's copysign costs five
-    multiplications); other namespaces run the same arithmetic in the same order, so the
+    With NumPy (see :func:`_gelu_f32_numpy`) each pass writes into the outputs or one
+    scratch block; other namespaces run the same arithmetic in the same order, so the
     values are the same."""
     if xp.device.xp is np:
-        a = np.abs(x)
-        t = np.multiply(a, _AS_P, out=a)
-        t += 1.0
-        np.reciprocal(t, out=t)  # 1 / (1 + p |z|)
-        h = np.multiply(t, _AS_HALF[0])
-        for c in _AS_HALF[1:]:
-            h += c
-            h *= t
-        e = np.multiply(x, x)
-        e *= -0.5
-        np.exp(e, out=e)  # exp(-x^2 / 2)
-        h *= e  # erfc(|z|) / 2, at most 1/2
-        cdf = np.subtract(0.5, h, out=h)  # erf(|z|) / 2
-        bits = cdf.view(np.uint32)  # copysign(cdf, x), by the sign bit
-        bits &= 0x7FFFFFFF
-        bits |= np.bitwise_and(x.view(np.uint32), 0x80000000, out=t.view(np.uint32))
-        cdf += 0.5
-        return np.multiply(x, cdf, out=t), cdf, e
-    t = 1.0 / (xp.abs(x) * _AS_P + 1.0)
+        return _gelu_f32_numpy(x, xp.cache_block)
+    return blockwise(xp, functools.partial(_gelu_f32_block, xp), x)
+
+
+def _gelu_f32_block(xp, x):
+    a = xp.abs(x)
+    e = xp.exp((a * -0.5) * a)
+    t = _AS_INV_P / (a + _AS_INV_P)  # 1 / (1 + p |z|), 1 exactly at 0
     h = t * _AS_HALF[0]
     for c in _AS_HALF[1:]:
         h = (h + c) * t
-    e = xp.exp((x * x) * -0.5)
     cdf = xp.copysign(0.5 - h * e, x) + 0.5
     return x * cdf, cdf, e
+
+
+def _gelu_f32_numpy(x, block):
+    """:func:`_gelu_f32_block` with NumPy, ``block`` elements at a time (None: at once),
+    each pass written with ``out=`` straight into the three outputs or one scratch
+    array (no temporaries, no copies of block results), and the sign of the CDF's odd
+    part set with integer passes (NumPy's copysign costs about five multiplications)."""
+    shape = x.shape
+    xf = np.ascontiguousarray(x).reshape(-1)
+    size = xf.size
+    y, cdf, e = np.empty(size, np.float32), np.empty(size, np.float32), np.empty(size, np.float32)
+    block = size if block is None or size <= 2 * block else block
+    scratch = np.empty(min(block, size), np.float32)
+    mul, add = np.multiply, np.add
+    for i in range(0, size, block or 1):
+        j = min(i + block, size)
+        xb, yb, cb, eb, t = xf[i:j], y[i:j], cdf[i:j], e[i:j], scratch[: j - i]
+        np.abs(xb, t)
+        mul(t, -0.5, eb)
+        mul(eb, t, eb)
+        np.exp(eb, eb)  # exp(-x^2 / 2)
+        add(t, _AS_INV_P, t)
+        np.divide(_AS_INV_P, t, t)  # 1 / (1 + p |z|)
+        mul(t, _AS_HALF[0], cb)
+        for c in _AS_HALF[1:]:
+            add(cb, c, cb)
+            mul(cb, t, cb)
+        mul(cb, eb, cb)  # erfc(|z|) / 2
+        np.subtract(0.5, cb, cb)  # erf(|z|) / 2
+        # copysign(cdf, x) by the sign bit: an OR, as erf(|z|) / 2 has none to clear (its
+        # approximation is at least +0: erfc(|z|) / 2 is at most 1/2, reached at x = 0)
+        bits, sign = cb.view(np.uint32), t.view(np.uint32)
+        np.bitwise_or(bits, np.bitwise_and(xb.view(np.uint32), 0x80000000, sign), bits)
+        add(cb, 0.5, cb)
+        mul(xb, cb, yb)
+    return y.reshape(shape), cdf.reshape(shape), e.reshape(shape)
 
 
 def _gelu_f32_grad(xp, x, cdf, e, g):
@@ -300,7 +323,7 @@ class Gelu(FusedFunction):
         if xp.kernels is not None and xp.kernels.supports(x):
             return xp.kernels.gelu(x)
         if x.dtype == xp.device.dtype("float32"):
-            y, cdf, e = blockwise(xp, functools.partial(_gelu_f32, xp), x)
+            y, cdf, e = _gelu_f32(xp, x)
             self.ctx = (cdf, e)
             return y
         y, self.ctx = blockwise(xp, functools.partial(_gelu_exact, xp), x)  # ctx: the normal CDF
