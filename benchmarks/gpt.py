@@ -9,6 +9,9 @@ other benchmarks. The AdamW update alone is timed too (ours and PyTorch's). One 
 for both, as the targets are stated:
 
     python benchmarks/run.py --only gpt --threads 1
+
+``python benchmarks/gpt.py --ops`` prints where one of our steps spends its time, by op
+kind (see :func:`op_times`).
 """
 
 from __future__ import annotations
