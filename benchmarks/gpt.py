@@ -11,7 +11,8 @@ for both, as the targets are stated:
     python benchmarks/run.py --only gpt --threads 1
 
 ``python benchmarks/gpt.py --ops`` prints where one of our steps spends its time, by op
-kind (see :func:`op_times`).
+kind (see :func:`op_times`); ``--loop`` times consecutive steps against PyTorch's (see
+:func:`loop_ratio`).
 """
 
 from __future__ import annotations
@@ -213,7 +214,55 @@ def op_times(steps: int = 10) -> dict[str, float]:
     return med
 
 
+def loop_ratio(rounds: int = 25) -> dict[str, float] | None:
+    """Ours against PyTorch as training runs: consecutive steps, no pauses, one step of
+    each in turn per round (process CPU time), and the median over rounds of each
+    round's ratio (a ratio taken within one round moves less with the load of a shared
+    machine than two medians taken apart). Also our AdamW update as it runs in the loop,
+    its arrays out of cache after a forward and backward.
+
+        PYTHONPATH=$PWD OMP_NUM_THREADS=1 python benchmarks/gpt.py --loop
+    """
+    import statistics  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    torch = torch_or_none()
+    if torch is None or parts() is None:
+        print("  (PyTorch or our GPT is missing: skipped)")
+        return None
+    torch.set_num_threads(1)
+    ours, model, opt = setup(with_model=True)
+    theirs = torch_setup(torch_weights(model))
+    for _ in range(3):
+        ours()
+        theirs()
+    clock = time.process_time
+    t_ours, t_theirs, t_adamw, ratios = [], [], [], []
+    for _ in range(rounds):
+        t0 = clock()
+        ours()
+        t1 = clock()
+        theirs()
+        t2 = clock()
+        opt.step()  # (after PyTorch's step: its arrays are out of cache, as in training)
+        t3 = clock()
+        t_ours.append(t1 - t0)
+        t_theirs.append(t2 - t1)
+        t_adamw.append(t3 - t2)
+        ratios.append((t1 - t0) / (t2 - t1))
+    med = {"ours": statistics.median(t_ours), "torch": statistics.median(t_theirs),
+           "ratio": statistics.median(ratios), "AdamW": statistics.median(t_adamw)}  # fmt: skip
+    print(f"  consecutive steps, {rounds} rounds: ours {ms(med['ours'])}, PyTorch {ms(med['torch'])}, "
+          f"ours / torch {med['ratio']:.3f} (median of the rounds' ratios); our AdamW update {ms(med['AdamW'])}")  # fmt: skip
+    return med
+
+
 if __name__ == "__main__":
     import sys
 
-    op_times() if "--ops" in sys.argv else main()
+    if "--ops" in sys.argv:
+        op_times()
+    elif "--loop" in sys.argv:
+        loop_ratio()
+    else:
+        main()
