@@ -9,6 +9,10 @@ other benchmarks. The AdamW update alone is timed too (ours and PyTorch's). One 
 for both, as the targets are stated:
 
     python benchmarks/run.py --only gpt --threads 1
+
+``python benchmarks/gpt.py --ops`` prints where one of our steps spends its time, by op
+kind (see :func:`op_times`); ``--loop`` times consecutive steps against PyTorch's (see
+:func:`loop_ratio`).
 """
 
 from __future__ import annotations
@@ -146,5 +150,119 @@ def main(quick: bool = False) -> dict[str, float] | None:
     return med
 
 
+def op_times(steps: int = 10) -> dict[str, float]:
+    """Where a training step's time goes, by op kind: milliseconds per step (process CPU
+    time, median over ``steps`` steps after two warm-up steps) of each kind's forward (the
+    time since the previous op, so Python between ops counts to the next op) and backward
+    (each node's backward, exactly), and of the AdamW update. Observed with the engine's
+    hook (``tinygrad_attn.engine.switches.observing``), which costs about a microsecond
+    an op.
+
+        PYTHONPATH=$PWD python benchmarks/gpt.py --ops
+    """
+    import time  # noqa: PLC0415
+    from collections import defaultdict  # noqa: PLC0415
+
+    from tinygrad_attn.engine.switches import Hook, observing  # noqa: PLC0415
+
+    clock = time.process_time
+
+    class Timer(Hook):
+        def __init__(self) -> None:
+            self.times: dict[str, float] = defaultdict(float)
+            self.last = clock()
+
+        def _kind(self, fn) -> str:
+            return getattr(fn, "name", None) or type(fn).__name__
+
+        def op(self, fn, inputs, out) -> None:
+            now = clock()
+            self.times[f"{self._kind(fn)} forward"] += now - self.last
+            self.last = now
+            super().op(fn, inputs, out)
+
+        def before_step(self, t, g) -> None:
+            self.last = clock()
+            super().before_step(t, g)
+
+        def after_step(self, fn, grads, ns) -> None:
+            now = clock()
+            self.times[f"{self._kind(fn)} backward"] += now - self.last
+            self.last = now
+            super().after_step(fn, grads, ns)
+
+    step, model, opt = setup(with_model=True)
+    step()
+    step()
+    per_step: dict[str, list[float]] = defaultdict(list)
+    for _ in range(steps):
+        timer = Timer()
+        t0 = clock()
+        with observing(timer):
+            step()
+        total = clock() - t0
+        a0 = clock()
+        opt.step()  # (the same gradients again: the update's own time)
+        timer.times["AdamW update (again, alone)"] = clock() - a0
+        timer.times["whole step"] = total
+        for k, v in timer.times.items():
+            per_step[k].append(v)
+    med = {k: 1e3 * float(np.median(v)) for k, v in per_step.items()}
+    print(f"  ms per step by op kind, median of {steps} (process CPU time):")
+    for k, v in sorted(med.items(), key=lambda kv: -kv[1]):
+        print(f"    {k:<40} {v:8.3f}")
+    return med
+
+
+def loop_ratio(rounds: int = 25) -> dict[str, float] | None:
+    """Ours against PyTorch as training runs: consecutive steps, no pauses, one step of
+    each in turn per round (process CPU time), and the median over rounds of each
+    round's ratio (a ratio taken within one round moves less with the load of a shared
+    machine than two medians taken apart). Also our AdamW update as it runs in the loop,
+    its arrays out of cache after a forward and backward.
+
+        PYTHONPATH=$PWD OMP_NUM_THREADS=1 python benchmarks/gpt.py --loop
+    """
+    import statistics  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    torch = torch_or_none()
+    if torch is None or parts() is None:
+        print("  (PyTorch or our GPT is missing: skipped)")
+        return None
+    torch.set_num_threads(1)
+    ours, model, opt = setup(with_model=True)
+    theirs = torch_setup(torch_weights(model))
+    for _ in range(3):
+        ours()
+        theirs()
+    clock = time.process_time
+    t_ours, t_theirs, t_adamw, ratios = [], [], [], []
+    for _ in range(rounds):
+        t0 = clock()
+        ours()
+        t1 = clock()
+        theirs()
+        t2 = clock()
+        opt.step()  # (after PyTorch's step: its arrays are out of cache, as in training)
+        t3 = clock()
+        t_ours.append(t1 - t0)
+        t_theirs.append(t2 - t1)
+        t_adamw.append(t3 - t2)
+        ratios.append((t1 - t0) / (t2 - t1))
+    med = {"ours": statistics.median(t_ours), "torch": statistics.median(t_theirs),
+           "ratio": statistics.median(ratios), "AdamW": statistics.median(t_adamw)}  # fmt: skip
+    print(f"  consecutive steps, {rounds} rounds: ours {ms(med['ours'])}, PyTorch {ms(med['torch'])}, "
+          f"ours / torch {med['ratio']:.3f} (median of the rounds' ratios); our AdamW update {ms(med['AdamW'])}")  # fmt: skip
+    return med
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if "--ops" in sys.argv:
+        op_times()
+    elif "--loop" in sys.argv:
+        loop_ratio()
+    else:
+        main()

@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
+
 from ..engine.composite import FusedFunction
 from ..engine.function import may_overwrite
 from .elementwise import blockwise, erf_array
@@ -127,10 +129,38 @@ class Linear(FusedFunction):
         gx = batch_times_matrix(ns, g, w)
         g2 = ns.reshape(g, rows_shape(g))  # (rows, out)
         gw = ns.matmul(ns.matrix_transpose(g2), ns.reshape(x, rows_shape(x)))
-        return gx, gw, (ns.sum(g2, axis=0) if b is not None else None)
+        if b is None:
+            return gx, gw, None
+        ones = _ones_for_sums(ns, g2, g2.shape[0])  # the bias's gradient: column sums, as a product
+        return gx, gw, (ns.sum(g2, axis=0) if ones is None else ns.matmul(ones, g2))
 
     def recompute(self, x, w, b):
         return self.definition(x, w, b)
+
+
+def _numpy(xp):
+    """Whether ``xp`` is a NumPy device's namespace (its functions take ``out=``; NumPy
+    views and fancy stores work), not array_api_strict's, CuPy's or a stand-in's."""
+    return getattr(getattr(xp, "device", None), "xp", None) is np
+
+
+def _ones_for_sums(xp, x, n):
+    """A vector of ``n`` ones to sum ``x``'s rows with as a matrix product, or None where
+    a sum should be used instead. NumPy sums along a short last axis (layer norm's 128)
+    a row at a time, three times slower than BLAS's product with ones; float32 and
+    float64 only (BLAS has no other float)."""
+    if str(x.dtype).rsplit(".", 1)[-1] not in ("float32", "float64"):  # (NumPy's or array_api_strict's)
+        return None
+    key = (xp.device, n, x.dtype)
+    ones = _ONES.get(key)
+    if ones is None:  # made once per size: only ever read
+        if len(_ONES) > 256:
+            _ONES.clear()
+        ones = _ONES[key] = xp.full((n,), 1.0, dtype=x.dtype, **_dev_kw(xp))
+    return ones
+
+
+_ONES: dict = {}
 
 
 class LayerNorm(FusedFunction):
@@ -143,9 +173,16 @@ class LayerNorm(FusedFunction):
 
     def forward(self, xp, x, w, b):
         eps = self.args
-        mu = xp.sum(x, axis=-1, keepdims=True) / x.shape[-1]
+        n = x.shape[-1]
+        ones = _ones_for_sums(xp, x, n)
+        if ones is None:
+            mu = xp.sum(x, axis=-1, keepdims=True) / n
+        else:  # row sums as a product with ones (see _ones_for_sums)
+            mu = xp.expand_dims(xp.matmul(x, ones), axis=-1) / n
         xc = x - mu
-        rstd = 1.0 / xp.sqrt(xp.sum(xc * xc, axis=-1, keepdims=True) / x.shape[-1] + eps)
+        sq = xc * xc
+        var = xp.sum(sq, axis=-1, keepdims=True) if ones is None else xp.expand_dims(xp.matmul(sq, ones), axis=-1)
+        rstd = 1.0 / xp.sqrt(var / n + eps)
         xc *= rstd  # now x-hat
         self.ctx = (xc, rstd)
         y = xc * w if w is not None else xc + 0.0
@@ -170,7 +207,15 @@ class LayerNorm(FusedFunction):
         gx -= ns.expand_dims(ns.matmul(g, w), axis=-1) / n
         gx -= xhat * (ns.expand_dims(ns.matmul(gw, w), axis=-1) / n)
         gx *= rstd
-        return gx, gw, (g if b is not None else None)
+        gb = g if b is not None else None
+        if g.ndim > 1 and _ones_for_sums(ns, g, 1) is not None:  # (weight and bias are (n,): _check_affine)
+            # The weight's and bias's gradients summed over the rows here, as products
+            # with ones, rather than by the engine's sum over the leading axes.
+            rows = ns.full((math.prod(g.shape[:-1]),), 1.0, dtype=g.dtype, **_dev_kw(ns))
+            gw = ns.matmul(rows, ns.reshape(gw, (-1, n)))
+            if b is not None:
+                gb = ns.matmul(rows, ns.reshape(g, (-1, n)))
+        return gx, gw, gb
 
     def recompute(self, x, w, b):
         return self.definition(x, w, b, self.args)
@@ -194,6 +239,83 @@ def _gelu_exact_grad(xp, x, cdf, g):
     return pdf
 
 
+# float32 GELU: erfc(|z|) = t P(t) exp(-z^2), t = 1 / (1 + p |z|) (Abramowitz and Stegun
+# 7.1.26, absolute error below 1.5e-7: the formula of PyTorch's own vectorized float32
+# erf). NumPy's float32 exp is the costliest pass by far (about 25 multiplications' worth
+# on a CPU without AVX-512), and exp(-z^2) = exp(-x^2 / 2) is also what backward needs,
+# so the forward keeps it: backward is then four cheap passes with no exp.
+_AS_INV_P = 1.0 / (0.3275911 * _INV_SQRT_2)  # 1 / p, on |x| rather than |z| = |x| / sqrt(2)
+# The coefficients of P, highest power first, halved: h = t P(t) exp(-z^2) / 2 = erfc(|z|) / 2.
+_AS_HALF = tuple(0.5 * c for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
+
+
+def _gelu_f32(xp, x):
+    """float32 GELU, its normal CDF and ``exp(-x^2 / 2)``, the last two for backward.
+
+    With NumPy (see :func:`_gelu_f32_numpy`) each pass writes into the outputs or one
+    scratch block; other namespaces run the same arithmetic in the same order, so the
+    values are the same."""
+    if _numpy(xp):
+        return _gelu_f32_numpy(x, xp.cache_block)
+    return blockwise(xp, functools.partial(_gelu_f32_block, xp), x)
+
+
+def _gelu_f32_block(xp, x):
+    a = xp.abs(x)
+    e = xp.exp((a * -0.5) * a)
+    t = _AS_INV_P / (a + _AS_INV_P)  # 1 / (1 + p |z|), 1 exactly at 0
+    h = t * _AS_HALF[0]
+    for c in _AS_HALF[1:]:
+        h = (h + c) * t
+    cdf = xp.copysign(0.5 - h * e, x) + 0.5
+    return x * cdf, cdf, e
+
+
+def _gelu_f32_numpy(x, block):
+    """:func:`_gelu_f32_block` with NumPy, ``block`` elements at a time (None: at once),
+    each pass written with ``out=`` straight into the three outputs or one scratch
+    array (no temporaries, no copies of block results), and the sign of the CDF's odd
+    part set with integer passes (NumPy's copysign costs about five multiplications)."""
+    shape = x.shape
+    xf = np.ascontiguousarray(x).reshape(-1)
+    size = xf.size
+    y, cdf, e = np.empty(size, np.float32), np.empty(size, np.float32), np.empty(size, np.float32)
+    block = size if block is None or size <= 2 * block else block
+    scratch = np.empty(min(block, size), np.float32)
+    mul, add = np.multiply, np.add
+    for i in range(0, size, block or 1):
+        j = min(i + block, size)
+        xb, yb, cb, eb, t = xf[i:j], y[i:j], cdf[i:j], e[i:j], scratch[: j - i]
+        np.abs(xb, t)
+        mul(t, -0.5, eb)
+        mul(eb, t, eb)
+        np.exp(eb, eb)  # exp(-x^2 / 2)
+        add(t, _AS_INV_P, t)
+        np.divide(_AS_INV_P, t, t)  # 1 / (1 + p |z|)
+        mul(t, _AS_HALF[0], cb)
+        for c in _AS_HALF[1:]:
+            add(cb, c, cb)
+            mul(cb, t, cb)
+        mul(cb, eb, cb)  # erfc(|z|) / 2
+        np.subtract(0.5, cb, cb)  # erf(|z|) / 2
+        # copysign(cdf, x) by the sign bit: an OR, as erf(|z|) / 2 has none to clear (its
+        # approximation is at least +0: erfc(|z|) / 2 is at most 1/2, reached at x = 0)
+        bits, sign = cb.view(np.uint32), t.view(np.uint32)
+        np.bitwise_or(bits, np.bitwise_and(xb.view(np.uint32), 0x80000000, sign), bits)
+        add(cb, 0.5, cb)
+        mul(xb, cb, yb)
+    return y.reshape(shape), cdf.reshape(shape), e.reshape(shape)
+
+
+def _gelu_f32_grad(xp, x, cdf, e, g):
+    """``g * (cdf + x * pdf)`` with ``pdf = exp(-x^2 / 2) / sqrt(2 pi)`` from the forward."""
+    d = x * e
+    d *= _INV_SQRT_2PI
+    d += cdf
+    d *= g
+    return d
+
+
 class Gelu(FusedFunction):
     """GELU, exact (``args="none"``) or with the tanh approximation (``args="tanh"``)."""
 
@@ -206,6 +328,10 @@ class Gelu(FusedFunction):
             return 0.5 * x * (1.0 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
         if xp.kernels is not None and xp.kernels.supports(x):
             return xp.kernels.gelu(x)
+        if x.dtype == xp.device.dtype("float32"):
+            y, cdf, e = _gelu_f32(xp, x)
+            self.ctx = (cdf, e)
+            return y
         y, self.ctx = blockwise(xp, functools.partial(_gelu_exact, xp), x)  # ctx: the normal CDF
         return y
 
@@ -217,6 +343,10 @@ class Gelu(FusedFunction):
             return (g * (0.5 * (1.0 + t) + 0.5 * x * dt),)
         if ns.kernels is not None and ns.kernels.supports(x):
             return (ns.kernels.gelu_backward(x, g),)
+        if isinstance(self.ctx, tuple):  # float32: the CDF and exp(-x^2 / 2)
+            if _numpy(ns):  # four streaming passes: no blocks (whose results would be copied)
+                return (_gelu_f32_grad(ns, x, *self.ctx, g),)
+            return (blockwise(ns, functools.partial(_gelu_f32_grad, ns), x, *self.ctx, g),)
         return (blockwise(ns, functools.partial(_gelu_exact_grad, ns), x, self.ctx, g),)
 
     def recompute(self, x):
@@ -255,10 +385,13 @@ class CrossEntropy(FusedFunction):
         grad = ns.exp(logp)  # softmax
         if eps:
             grad -= eps / c
-        flat = ns.reshape(targets, (-1,)) + ns.arange(0, m * c, c, dtype=targets.dtype, **_dev_kw(ns))
-        delta = ns.device.index_add((m * c,), 0, flat, ns.full((m,), 1.0 - eps, dtype=logp.dtype,
-                                                               **_dev_kw(ns)))  # fmt: skip
-        grad -= ns.reshape(delta, (m, c))
+        if _numpy(ns):  # one store per row (each row has one target), not a scatter into zeros
+            grad[np.arange(m), ns.reshape(targets, (-1,))] -= 1.0 - eps
+        else:
+            flat = ns.reshape(targets, (-1,)) + ns.arange(0, m * c, c, dtype=targets.dtype, **_dev_kw(ns))
+            delta = ns.device.index_add((m * c,), 0, flat, ns.full((m,), 1.0 - eps, dtype=logp.dtype,
+                                                                   **_dev_kw(ns)))  # fmt: skip
+            grad -= ns.reshape(delta, (m, c))
         if n_kept != n_kept:  # nothing counts: the loss is NaN but no logit changes it, so its gradient is 0
             return grad * 0.0, None  # (not g * 0: g may be NaN itself, from an op after the loss)
         grad *= ns.reshape(keep, (m, 1)) * (g / n_kept)
@@ -288,7 +421,7 @@ def _softmax_rows_inplace(xp, s, row_any=None):
         return w if row_any is None else xp.where(row_any, w, 0.0)
     s -= xp.max(s, axis=-1, keepdims=True)
     w = xp.exp_inplace(s)
-    inv = 1.0 / xp.sum(w, axis=-1, keepdims=True)  # (..., rows, 1)
+    inv = 1.0 / _sum_last(xp, w)  # (..., rows, 1)
     if row_any is not None:
         inv = xp.where(row_any, inv, 0.0)
     w *= inv
@@ -310,6 +443,15 @@ def _rowsum_of_product(xp, a, b):
         xp.sum(a[..., i : i + rows, :] * b[..., i : i + rows, :], axis=-1, keepdims=True) for i in range(0, t, rows)
     ]
     return xp.concat(parts, axis=-2)
+
+
+def _sum_last(xp, a):
+    """``sum(a, axis=-1, keepdims=True)``, as a product with ones where BLAS can (NumPy
+    sums along a short last axis a row at a time: 6x slower for attention's 64 keys)."""
+    ones = _ones_for_sums(xp, a, a.shape[-1]) if a.ndim >= 1 else None
+    if ones is None:
+        return xp.sum(a, axis=-1, keepdims=True)
+    return xp.expand_dims(xp.matmul(a, ones), axis=-1)
 
 
 #: Causal attention runs in blocks of this many query rows once there are at least two.

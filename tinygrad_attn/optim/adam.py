@@ -64,9 +64,12 @@ class Adam(Optimizer):
             vmax = state["max_exp_avg_sq"]
             vmax._data = xp.maximum(vmax._data, v._data)
             v = vmax
-        # The bias corrections folded in as PyTorch does: one division by sqrt(1 - b2^t).
-        denom = xp.sqrt(v._data) / math.sqrt(1.0 - b2**t) + eps
-        return w - (lr / (1.0 - b1**t)) * (m._data / denom)
+        # PyTorch's m_hat / (sqrt(v_hat) + eps) with the bias correction of v, c2 = sqrt(1 -
+        # b2^t), moved onto the numbers: m / (sqrt(v) + eps c2) * c2 (one array pass fewer,
+        # the same value to rounding).
+        c2 = math.sqrt(1.0 - b2**t)
+        denom = xp.sqrt(v._data) + eps * c2
+        return w - (m._data / denom) * (lr / (1.0 - b1**t) * c2)
 
     def _writes(self, group: dict[str, Any]) -> int:
         # (PyTorch's AdamW scales the parameter in place before its Adam step)
@@ -84,8 +87,9 @@ class Adam(Optimizer):
 
     def _flat_update(self, b: _Bucket, grad: Any, group: dict[str, Any]) -> Any:
         # The formulas of _update, in the same order (so the same numbers), in place on the
-        # flat state with one scratch array where the namespace writes into one: 14
-        # passes over the bucket.
+        # flat state with one scratch array where the namespace writes into one: 13
+        # passes over the bucket (AdamW with weight decay), after the gathering of the
+        # gradients.
         o = _inplace_ns(b.dev)
         xp = b.dev.ops
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
@@ -112,11 +116,11 @@ class Adam(Optimizer):
                 vmax = xp.zeros(w.shape, w.dtype)
             v = o.maximum(vmax, v, out=vmax) if o is not None else xp.maximum(vmax, v)
             b.state["max_exp_avg_sq"] = v
+        c2 = math.sqrt(1.0 - b2**t)
         denom = o.sqrt(v, out=tmp) if o is not None else xp.sqrt(v)
-        denom /= math.sqrt(1.0 - b2**t)
-        denom += eps
+        denom += eps * c2
         q = o.divide(m, denom, out=denom) if o is not None else m / denom
-        q *= lr / (1.0 - b1**t)
+        q *= lr / (1.0 - b1**t) * c2
         if o is None:
             return w - q
         if w is b.flat:
@@ -136,11 +140,11 @@ class Adam(Optimizer):
         lr, wd = float(group["lr"]), float(group["weight_decay"])
         b1, b2 = (float(b) for b in group["betas"])
         t = state["step"]
-        return {"decay": 1.0 - lr * wd, "weight_decay": wd, "bias_correction2": math.sqrt(1.0 - b2**t),
-                "step_size": lr / (1.0 - b1**t),
+        c2 = math.sqrt(1.0 - b2**t)
+        return {"decay": 1.0 - lr * wd, "weight_decay": wd, "eps_c2": float(group["eps"]) * c2,
+                "step_size_c2": lr / (1.0 - b1**t) * c2,
                 # read at each replay too: a schedule (OneCycleLR) changes betas, and eps may change
-                "beta1": b1, "one_minus_beta1": 1.0 - b1, "beta2": b2, "one_minus_beta2": 1.0 - b2,
-                "eps": float(group["eps"])}  # fmt: skip
+                "beta1": b1, "one_minus_beta1": 1.0 - b1, "beta2": b2, "one_minus_beta2": 1.0 - b2}  # fmt: skip
 
     def _traced_update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                        numbers: dict[str, Tensor]) -> None:  # fmt: skip
@@ -157,8 +161,8 @@ class Adam(Optimizer):
             vmax = state["max_exp_avg_sq"]
             _assign(vmax, vmax.maximum(v))
             v = vmax
-        denom = v.sqrt() / numbers["bias_correction2"] + numbers["eps"]
-        _assign(p, w - numbers["step_size"] * (m / denom))
+        denom = v.sqrt() + numbers["eps_c2"]
+        _assign(p, w - (m / denom) * numbers["step_size_c2"])
 
 
 class AdamW(Adam):
