@@ -28,3 +28,16 @@ def examples(n: int) -> int:
     import os  # noqa: PLC0415
 
     return max(1, n // 8) if os.environ.get("TINYGRAD_ATTN_FAST_LOOP") else n
+
+
+def shares_memory(ours: Tensor, base: Tensor) -> bool:
+    """Whether two of our tensors show some of the same memory (neither empty)."""
+    a, b = (np.asarray(getattr(t._data, "_array", t._data)) for t in (ours, base))
+    return bool(a.size and b.size and np.shares_memory(a, b))
+
+
+def torch_shares_memory(theirs, base) -> bool:
+    """Whether two PyTorch tensors (neither empty) are views of one storage."""
+    if not theirs.numel() or not base.numel():
+        return False
+    return theirs.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()

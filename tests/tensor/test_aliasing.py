@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import examples
+from helpers import examples, shares_memory, torch_shares_memory
 
 torch = pytest.importorskip("torch")
 
@@ -21,18 +21,6 @@ from opinfo import OPS, OpInfo  # noqa: E402
 import tinygrad_attn as tga  # noqa: E402
 import tinygrad_attn.functional as F  # noqa: E402
 from tinygrad_attn import Tensor  # noqa: E402
-
-
-def _shares(ours: Tensor, base: Tensor) -> bool:
-    a, b = (np.asarray(getattr(t._data, "_array", t._data)) for t in (ours, base))
-    return bool(a.size and b.size and np.shares_memory(a, b))
-
-
-def _torch_shares(theirs, base) -> bool:
-    if not theirs.numel() or not base.numel():
-        return False
-    return theirs.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
-
 
 # (our function, PyTorch's) of one (2, 3) float64 tensor
 CASES = {
@@ -132,7 +120,7 @@ def test_result_shares_memory_as_pytorchs(name):
     f = CASES[name]
     a = np.arange(6.0).reshape(2, 3)
     x, tx = Tensor(a.copy()), torch.from_numpy(a.copy())
-    assert _shares(f(x), x) == _torch_shares(f(tx), tx)
+    assert shares_memory(f(x), x) == torch_shares_memory(f(tx), tx)
 
 
 @pytest.mark.parametrize("name", ["flip", "repeat_1", "roll_0", "pad_zero", "pad_negative", "contiguous_of_T",
@@ -178,9 +166,9 @@ def test_every_op_shares_memory_exactly_where_pytorch_does(op: OpInfo):
             if not isinstance(o, Tensor):
                 continue
             for i, (x, tx) in enumerate(zip(ours, theirs)):
-                assert _shares(o, x) == _torch_shares(t, tx), (
+                assert shares_memory(o, x) == torch_shares_memory(t, tx), (
                     f"{op.name}: result of shape {o.shape} shares memory with input {i} of shape {x.shape} "
-                    f"here: {_shares(o, x)}, in PyTorch: {_torch_shares(t, tx)} (kwargs {sample.kwargs})"
+                    f"here: {shares_memory(o, x)}, in PyTorch: {torch_shares_memory(t, tx)} (kwargs {sample.kwargs})"
                 )
 
     check()

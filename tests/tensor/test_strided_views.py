@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 import pytest
-from helpers import rand
+from helpers import rand, shares_memory, torch_shares_memory
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor, ops
@@ -34,17 +34,6 @@ LAYOUTS = {
     "permuted": lambda x: x.permute(2, 0, 1),
     "transposed_slice": lambda x: x.transpose(0, 2)[1:],
 }
-
-
-def _shares(ours: Tensor, base: Tensor) -> bool:
-    a, b = (np.asarray(getattr(t._data, "_array", t._data)) for t in (ours, base))
-    return bool(a.size and b.size and np.shares_memory(a, b))
-
-
-def _torch_shares(theirs, base) -> bool:
-    if not theirs.numel() or not base.numel():
-        return False
-    return theirs.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
 
 
 def _pair(layout: str):
@@ -74,8 +63,8 @@ def test_values_and_memory_as_pytorchs(name, layout):
     r, tr = f(v), f(tv)
     assert tuple(r.shape) == tuple(tr.shape)
     np.testing.assert_array_equal(r.numpy(), tr.numpy())
-    assert _shares(r, x) == _torch_shares(tr, tx)
-    assert r.numel() == 0 or _shares(r, x)  # a view wherever it has elements
+    assert shares_memory(r, x) == torch_shares_memory(tr, tx)
+    assert r.numel() == 0 or shares_memory(r, x)  # a view wherever it has elements
     # a change of the input shows in the view
     x.mul_(-2.0)
     tx.mul_(-2.0)
