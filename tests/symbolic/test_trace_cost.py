@@ -190,3 +190,116 @@ def test_a_program_does_not_keep_the_traced_run_alive():
         gc.enable()
     prog(x)
     np.testing.assert_allclose(x.grad.numpy(), 2.0 * (1.0 - np.tanh(2.0) ** 2))
+
+
+# -- fewer records: softmax's backward, cat's, the gradient sums --------------------------
+@pytest.mark.parametrize("which", ["softmax", "log_softmax"])
+def test_softmax_backward_is_one_record_that_reads_only_the_output(which):
+    # One record of the fused op's array backward (four primitive ops before), given None for
+    # the input it does not read, so the program need not keep that input until the backward.
+    f = getattr(F, which)
+    rng = np.random.default_rng(0)
+    w = Tensor(rng.standard_normal((3, 5)), requires_grad=True)
+
+    def fn(x):
+        return (f(x * w, -1) * x).sum()
+
+    x = Tensor(rng.standard_normal((3, 5)))
+    prog = tga.trace(fn, x)
+    back = [op for op in prog.ops if op.section == "backward" and op.kind in ("call", "backward")]
+    ours = [op for op in back if op.kind == "backward" and op.op == which + "_backward"]
+    assert len(ours) == 1, prog.code
+    assert ours[0].inputs[1] is None, prog.code  # (g, the input, the output)
+    assert not [op for op in back if op.kind == "call" and op.op in ("exp", "sum", "sub")], prog.code
+    for _ in range(3):  # the replay's gradient is eager's, bit for bit
+        x = Tensor(rng.standard_normal((3, 5)))
+        w.grad = None
+        prog(x)
+        got = w.grad.numpy()
+        w.grad = None
+        fn(x).backward()
+        np.testing.assert_array_equal(got, w.grad.numpy())
+
+
+@pytest.mark.parametrize("which", ["softmax", "log_softmax"])
+def test_softmax_create_graph_keeps_its_formula_through_the_output(which):
+    # create_graph still records the formula (differentiable to any order), not the trace's record.
+    x = Tensor(np.random.default_rng(1).standard_normal((2, 4)), requires_grad=True)
+    y = getattr(F, which)(x, -1)
+    (g,) = tga.autograd.grad((y * y).sum(), x, create_graph=True)
+    assert g.grad_fn is not None and "backward" not in g.grad_fn.op_name
+    (gg,) = tga.autograd.grad(g.sum(), x)
+    with tga.decompose():
+        xd = Tensor(x.numpy(), requires_grad=True)
+        yd = getattr(F, which)(xd, -1)
+        (gd,) = tga.autograd.grad((yd * yd).sum(), xd, create_graph=True)
+        (ggd,) = tga.autograd.grad(gd.sum(), xd)
+    np.testing.assert_allclose(g.numpy(), gd.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gg.numpy(), ggd.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _count_calls(monkeypatch, name):
+    calls = []
+    orig = getattr(Tensor, name)
+
+    def counted(self, *a, **kw):
+        calls.append(name)
+        return orig(self, *a, **kw)
+
+    monkeypatch.setattr(Tensor, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize("mode", ["trace", "create_graph"])
+def test_cat_backward_applies_the_slice_op_not_the_indexing_path(monkeypatch, mode):
+    # The same Slice records as g[key] made, without Tensor.__getitem__ on the way.
+    a = Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    b = Tensor(np.arange(4.0).reshape(2, 2), requires_grad=True)
+    scale = Tensor(np.arange(10.0).reshape(2, 5))
+
+    def fn(a, b):
+        return (tga.cat([a, b], 1) * scale).sum()
+
+    if mode == "trace":
+        prog = tga.trace(fn, a, b)
+        keys = [op.fn.args for op in prog.ops if op.section == "backward" and op.op == "getitem"]
+        assert keys == [(slice(None), slice(0, 2), Ellipsis), (slice(None), slice(2, 4), Ellipsis)] or keys == [
+            (slice(None), slice(0, 3), Ellipsis), (slice(None), slice(3, 5), Ellipsis)], prog.code  # fmt: skip
+        calls = _count_calls(monkeypatch, "__getitem__")
+        a.grad = b.grad = None
+        tga.trace(fn, a, b)
+    else:
+        calls = _count_calls(monkeypatch, "__getitem__")
+        ga, gb = tga.autograd.grad(fn(a, b), [a, b], create_graph=True)
+        np.testing.assert_array_equal(ga.numpy(), scale.numpy()[:, :3])
+        np.testing.assert_array_equal(gb.numpy(), scale.numpy()[:, 3:])
+    assert calls == []
+
+
+@pytest.mark.parametrize("mode", ["trace", "create_graph"])
+def test_gradient_sums_apply_the_add_op_not_tensor_add(monkeypatch, mode):
+    # x used three times: two sums, each the Add op itself (no Tensor.__add__), values as eager's.
+    rng = np.random.default_rng(2)
+    x0 = rng.standard_normal((3, 4)).astype(np.float32)
+
+    def fn(x):
+        return ((x * 2.0).sum() * (x.exp()).sum()) * x.tanh().sum()
+
+    x = Tensor(x0, requires_grad=True)
+    fn(x).backward()
+    eager = x.grad.numpy()
+    x = Tensor(x0, requires_grad=True)
+    if mode == "trace":
+        prog = tga.trace(lambda: fn(x).backward() or None)
+        calls = _count_calls(monkeypatch, "__add__")
+        x.grad = None
+        prog()
+        assert len([op for op in prog.ops if op.section == "backward" and op.op == "add"]) == 2, prog.code
+        np.testing.assert_array_equal(x.grad.numpy(), eager)
+        x.grad = None
+        tga.trace(lambda: fn(x).backward() or None)
+    else:
+        calls = _count_calls(monkeypatch, "__add__")
+        (g,) = tga.autograd.grad(fn(x), x, create_graph=True)
+        np.testing.assert_array_equal(g.numpy(), eager)
+    assert [c for c in calls] == [], calls

@@ -258,6 +258,9 @@ def run_backward(
                         owned.add(ki)
                     elif ki in owned and not tensors and prev.dtype == gi.dtype:
                         prev += gi  # (an array, never a NumPy scalar: _plus made it)
+                    elif tensors and prev.__class__ is T is gi.__class__ and prev._data.dtype == gi._data.dtype:
+                        # (the Add op itself: Tensor.__add__ would only find nothing to promote)
+                        entry[0] = ns.add(prev, gi)
                     else:
                         entry[0] = _plus(prev, gi)
                         owned.add(ki)

@@ -63,9 +63,16 @@ class Softmax(FusedFunction):
         return softmax_array(xp, x, self.args)
 
     def backward(self, g, ns, inputs, out):
-        if ns.recording:  # a recorded gradient (create_graph)
+        if ns.recording:
+            if getattr(ns, "records_fused", False):  # a trace: one record of backward_arrays
+                return ns.fused_backward(self, g, inputs, out)
+            # create_graph: differentiable through the output (no recompute from the input)
             return (out * (g - (g * out).sum(self.args, keepdims=True)),)
         return (softmax_backward_array(ns, g, out, self.args, may_overwrite(g)),)
+
+    def backward_arrays(self, g, ns, inputs, out):
+        # (g may be held elsewhere in a replayed program: a new array, never written over g)
+        return (softmax_backward_array(ns, g, out, self.args),)
 
     def recompute(self, x):
         return self.definition(x, self.args)
@@ -80,7 +87,10 @@ class LogSoftmax(FusedFunction):
     keep = ()
 
     def backward(self, g, ns, inputs, out):
-        if ns.recording:  # a recorded gradient (create_graph)
+        if ns.recording:
+            if getattr(ns, "records_fused", False):  # a trace: one record of backward_arrays
+                return ns.fused_backward(self, g, inputs, out)
+            # create_graph: differentiable through the output (no recompute from the input)
             return (g - out.exp() * g.sum(self.args, keepdims=True),)
         return self.backward_arrays(g, ns, inputs, out)
 

@@ -143,7 +143,10 @@ class Cat(Function):
         lead = (slice(None),) * (axis % g.ndim)
         for x in inputs:
             n = x.shape[axis]
-            grads.append(g[lead + (slice(start, start + n), Ellipsis)])
+            key = lead + (slice(start, start + n), Ellipsis)
+            # Recorded: the Slice op itself, as g[key] would make it (a key in bounds is kept
+            # as written), without the whole indexing path of Tensor.__getitem__.
+            grads.append(ns.apply(Slice, g, args=key) if ns.recording else g[key])
             start += n
         return grads
 

@@ -119,6 +119,10 @@ class _TraceNamespace(TensorNamespace):
         super().__init__(where=where, stack=stack)
         self.tracer = tracer
 
+    #: A fused op whose create_graph gradient has its own recorded formula (softmax) asks
+    #: this before using it: a trace records its array backward as one op instead.
+    records_fused = True
+
     def fused_backward(self, fn: Any, g: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
         return self.tracer._fused_backward(fn, g, out)
 
@@ -497,7 +501,12 @@ class Tracer(Hook):
     def _fused_backward(self, fn: FusedFunction, g: Tensor, t: Tensor) -> list[Any]:
         """One record of the fused op's array backward, run now for the trace's values."""
         rec = self._by_fn[id(fn)]
-        gs = fn.backward_arrays(g._data, t._dev.ops, list(fn.saved), t._data)
+        # An op that reads no input in its backward (softmax, which reads its output) is given
+        # None for them: the program then need not keep its input alive until the backward.
+        # (Only keep == (): others read what they do not "keep", a weight, from ctx or shapes.)
+        unread = [fn.keep == () and isinstance(x, Tensor) for x in fn.inputs]
+        saved = [None if u else a for u, a in zip(unread, fn.saved)]
+        gs = fn.backward_arrays(g._data, t._dev.ops, saved, t._data)
         outs: list[Buffer | None] = []
         result: list[Any] = []
         for inp, gi in zip(fn.inputs, gs):
@@ -512,7 +521,8 @@ class Tracer(Hook):
             self._bind(gt, b)
             outs.append(b)
             result.append(gt)
-        ins = [self.value(g)] + [self.value(x) if isinstance(x, Tensor) else x for x in fn.inputs] + [self.value(t)]
+        ins = [self.value(g)] + [None if u else self.value(x) if isinstance(x, Tensor) else x
+                                 for u, x in zip(unread, fn.inputs)] + [self.value(t)]  # fmt: skip
         self.ops.append(OpRecord("backward", rec.op + "_backward", ins, outs, fn=rec.fn, section="backward",
                                  scope=rec.scope))  # fmt: skip
         return result
