@@ -23,6 +23,7 @@ from .engine.versions import _memory_root
 from .functional_checks import _as_operand, _float, _pad_constant, _reduce, _reduction, _same_shape, written_to_out
 from .indexing import host_integers
 from .ops import fused
+from .ops.index import Take as _Take  # (embedding while tracing)
 from .ops.saved import saved_for_backward
 from .ops.transcendental import Expm1
 from .random import draw
@@ -780,9 +781,16 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
         raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
     n = weight.shape[0]
     if _State.tracer is not None and isinstance(input, Tensor):
-        # While tracing the ids are an input of the program: no host read (weight[ids] is an op).
+        # While tracing the ids are an input of the program: no host read, one Take op. No ops
+        # wrap negative ids (as W[ids] does): a negative id is out of range, as in PyTorch's
+        # embedding, which raises for it; a replay does not check the range (NumPy reads a
+        # negative id from the end, as its take does), eager raises IndexError.
         ids = _as_operand("embedding", input, weight, "input")
-        out = weight[ids]  # (..., dim)
+        if ids.dtype.kind not in "iuf":
+            raise IndexError(f"embedding: ids must be integers, got {ids.dtype}")
+        if ids.dtype != np.int64:  # (float tensors holding integers, as W[ids] takes them)
+            ids = ids.detach().astype(np.int64)
+        out = _Take.apply(weight, ids, args=0)  # (..., dim)
         if padding_idx is None:
             return out
         return where((ids == padding_idx % n).unsqueeze(-1), out.detach(), out)

@@ -303,3 +303,57 @@ def test_gradient_sums_apply_the_add_op_not_tensor_add(monkeypatch, mode):
         (g,) = tga.autograd.grad(fn(x), x, create_graph=True)
         np.testing.assert_array_equal(g.numpy(), eager)
     assert [c for c in calls] == [], calls
+
+
+# -- embedding: ids are a program input, looked up by one op --------------------------------
+def test_embedding_in_a_trace_is_one_take_without_wrapping_negative_ids():
+    # F.embedding and nn.Embedding reject negative ids (as PyTorch's): a trace records no ops
+    # to wrap them (less, add, where), only the lookup; W[ids] keeps wrapping, as PyTorch's indexing.
+    emb = tga.nn.Embedding(7, 3)
+
+    def lookup(ids):
+        return (emb(ids) * 2.0).sum()
+
+    def index(ids):
+        return (emb.weight[ids] * 2.0).sum()
+
+    ids = Tensor(np.array([[1, 5], [6, 0]]))
+    prog = tga.trace(lookup, ids)
+    fwd = [op.op for op in prog.ops if op.section == "forward" and op.kind == "call"]
+    assert "take" in fwd and not {"lt", "less", "where", "add"} & set(fwd), prog.code
+    wrapped = tga.trace(index, ids)
+    assert "where" in [op.op for op in wrapped.ops if op.kind == "call"], wrapped.code
+    rng = np.random.default_rng(3)
+    for _ in range(3):  # the replay's gradient is eager's, bit for bit, for each call's ids
+        ids = Tensor(rng.integers(0, 7, (2, 2)))
+        emb.weight.grad = None
+        prog(ids)
+        got = emb.weight.grad.numpy()
+        emb.weight.grad = None
+        lookup(ids).backward()
+        np.testing.assert_array_equal(got, emb.weight.grad.numpy())
+    with pytest.raises(IndexError, match="out of range"):  # eager: a negative id is out of range
+        emb(Tensor(np.array([-1, 2])))
+    with pytest.raises(IndexError, match="embedding: index -1 is out of range"):
+        F.embedding(Tensor(np.array([-1, 2])), emb.weight)
+    np.testing.assert_array_equal(index(Tensor(np.array([-1]))).numpy(), (emb.weight.numpy()[6] * 2.0).sum())
+
+
+def test_embedding_in_a_trace_takes_float_ids_holding_integers_and_padding():
+    w = Tensor(np.arange(12.0).reshape(4, 3), requires_grad=True)
+
+    def fn(ids):
+        return (F.embedding(ids, w, padding_idx=2) * w.sum()).sum()
+
+    prog = tga.trace(fn, Tensor(np.array([1, 0, 3], dtype=np.float32)))
+    for ids in ([0, 2, 3], [2, 2, 1]):
+        w.grad = None
+        got = prog(Tensor(np.array(ids, dtype=np.float32)))
+        g = w.grad.numpy()
+        w.grad = None
+        ref = fn(Tensor(np.array(ids)))
+        ref.backward()
+        np.testing.assert_array_equal(got.numpy(), ref.numpy())
+        np.testing.assert_array_equal(g, w.grad.numpy())
+    with pytest.raises(IndexError, match="embedding: ids must be integers"):
+        tga.trace(fn, Tensor(np.array([True, False])))
