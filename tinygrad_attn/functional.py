@@ -771,6 +771,10 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
     ``max_norm`` first scales each looked-up row of ``weight`` whose ``norm_type``-norm
     exceeds it down to it, in place; ``scale_grad_by_freq`` divides each row's gradient by
     how often the batch names it. ``sparse=True`` (sparse gradients) is not supported.
+
+    Ids must lie in ``[0, num)``: a negative id is out of range, as in PyTorch (eager raises
+    ``IndexError``; ``weight[ids]``, indexing, reads it from the end). Inside ``tga.trace`` or
+    ``tga.compile`` the ids are an input of the program and a replay does not check them.
     """
     if sparse:
         raise UnsupportedModeError("embedding: sparse=True (sparse gradients) is not supported; use sparse=False, "
