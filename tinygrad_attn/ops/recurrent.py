@@ -472,40 +472,45 @@ class LSTM(_Recurrence):
         # and the cell gate tanh(a) = 2 sigmoid(2a) - 1, which differs from tanh by a few float32
         # roundings of 1 (as far from float64 as PyTorch's float32 LSTM is). The
         # factors -1 and -2 go into the weights and the bias once, so that the projection
-        # writes every step's exp argument straight into the gate buffer.
+        # gives every step's exp argument.
         scale = np.full(4 * n_h, -1.0, dtype)
         scale[2 * n_h : 3 * n_h] = -2.0
-        gates = np.empty((t_len, batch, 4 * n_h), dtype)  # (T, B, 4H): i, f, g, o
-        np.matmul(x.reshape(-1, x.shape[-1]), w_ih.T * scale, out=gates.reshape(-1, 4 * n_h))
+        # The gates gate-major, (T, 4, B, H): each step's gate is then one contiguous (B, H)
+        # block, and NumPy's ufuncs on contiguous blocks cost a third of those on the
+        # strided column slices of a (B, 4H) row (3.5 against 1 us a call at B 2, H 16).
+        rows = np.matmul(x.reshape(-1, x.shape[-1]), w_ih.T * scale)  # (T B, 4H)
         if b_ih is not None or b_hh is not None:
             bias = b_ih + b_hh if b_ih is not None and b_hh is not None else b_ih if b_ih is not None else b_hh
-            gates += bias * scale
+            rows += bias * scale
+        gates = np.empty((t_len, 4, batch, n_h), dtype)  # i, f, g, o
+        np.copyto(gates, rows.reshape(t_len, batch, 4, n_h).transpose(0, 2, 1, 3))
         w_h = w_hh.T * scale  # (H, 4H)
         out = np.empty((2, t_len, batch, n_h), dtype)  # every h, then every c
         tcs = np.empty((t_len, batch, n_h), dtype)  # tanh(c)
         h = h0.reshape(batch, n_h) if h0 is not None else np.zeros((batch, n_h), dtype)
         c = c0.reshape(batch, n_h) if c0 is not None else np.zeros((batch, n_h), dtype)
         hw = np.empty((batch, 4 * n_h), dtype)
+        hw_gates = hw.reshape(batch, 4, n_h).transpose(1, 0, 2)  # (4, B, H): the same memory, gate-major
         ig = np.empty((batch, n_h), dtype)
         one, two = dtype.type(1), dtype.type(2)  # (a NumPy scalar: a Python float costs a conversion per call)
         add, multiply, subtract = np.add, np.multiply, np.subtract
         with np.errstate(over="ignore"):  # exp(-a) = inf for a < -88 (float32): the sigmoid is 0, as it should be
             for t in _steps(t_len, reverse):
-                u = gates[t]  # (B, 4H)
+                u = gates[t]  # (4, B, H)
                 np.matmul(h, w_h, out=hw)
-                add(u, hw, out=u)
+                add(u, hw_gates, out=u)
                 np.exp(u, out=u)
                 add(u, one, out=u)
                 np.reciprocal(u, out=u)
-                g_t = u[:, 2 * n_h : 3 * n_h]
+                i_t, f_t, g_t, o_t = u
                 multiply(g_t, two, out=g_t)
                 subtract(g_t, one, out=g_t)  # i, f, g, o
                 c_new, tc, h = out[1, t], tcs[t], out[0, t]
-                multiply(u[:, n_h : 2 * n_h], c, out=c_new)
-                multiply(u[:, :n_h], g_t, out=ig)
+                multiply(f_t, c, out=c_new)
+                multiply(i_t, g_t, out=ig)
                 add(c_new, ig, out=c_new)
                 np.tanh(c_new, out=tc)
-                multiply(u[:, 3 * n_h :], tc, out=h)
+                multiply(o_t, tc, out=h)
                 c = c_new
         self.ctx = (gates, tcs)
         if cell:
@@ -521,6 +526,7 @@ class LSTM(_Recurrence):
             return super().backward_arrays(g, ns, inputs, out)
         gates, tcs = self.ctx
         t_len, batch, n_h = tcs.shape
+        gates = gates.transpose(0, 2, 1, 3).reshape(t_len, batch, 4 * n_h)  # (T, B, 4H): one copy
         x_shape = tuple(x.shape)
         if cell:
             x = x.reshape(1, -1, x_shape[-1])
