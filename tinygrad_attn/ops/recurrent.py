@@ -526,7 +526,6 @@ class LSTM(_Recurrence):
             return super().backward_arrays(g, ns, inputs, out)
         gates, tcs = self.ctx
         t_len, batch, n_h = tcs.shape
-        gates = gates.transpose(0, 2, 1, 3).reshape(t_len, batch, 4 * n_h)  # (T, B, 4H): one copy
         x_shape = tuple(x.shape)
         if cell:
             x = x.reshape(1, -1, x_shape[-1])
@@ -541,12 +540,16 @@ class LSTM(_Recurrence):
         # What does not depend on the incoming gradient, for all steps at once, into the
         # buffer that becomes the gates' gradients: dL/d(gate pre-activations) is
         # dc * (g i', c_prev f', i g') and dh * tanh(c) o', s' = s (1 - s), g' = 1 - g^2.
-        d = np.empty((t_len, batch, 4, n_h), gates.dtype)
-        rows = d.reshape(t_len, batch, 4 * n_h)
-        np.multiply(gates, gates, out=rows)
-        np.subtract(gates, rows, out=rows)  # s (1 - s), and g - g^2 where g' is due
-        i, f, gg, o = (gates[..., k * n_h : (k + 1) * n_h] for k in range(4))
-        d_i, d_f, d_g, d_o = (d[:, :, k, :] for k in range(4))
+        # Gate-major (T, 4, B, H) as the forward's gates, so each step's calls run on
+        # contiguous (B, H) blocks; each step's block is copied into ``rows`` (T, B, 4H) for the
+        # step's product with W_hh and the weights' products after the loop.
+        d = np.empty((t_len, 4, batch, n_h), gates.dtype)
+        rows = np.empty((t_len, batch, 4 * n_h), gates.dtype)
+        rows_gates = rows.reshape(t_len, batch, 4, n_h).transpose(0, 2, 1, 3)  # (T, 4, B, H) view
+        np.multiply(gates, gates, out=d)
+        np.subtract(gates, d, out=d)  # s (1 - s), and g - g^2 where g' is due
+        i, f, gg, o = (gates[:, k] for k in range(4))  # (T, B, H) each
+        d_i, d_f, d_g, d_o = (d[:, k] for k in range(4))
         np.multiply(gg, gg, out=d_g)
         np.subtract(1.0, d_g, out=d_g)
         d_i *= gg
@@ -574,13 +577,14 @@ class LSTM(_Recurrence):
             dc += g_c[t]
             if k:
                 dc += dc_next
-            d_t = d[t]  # (B, 4, H)
-            d_t[:, :3, :] *= dc[:, None, :]
-            d_t[:, 3, :] *= gt
+            d_t = d[t]  # (4, B, H)
+            d_t[:3] *= dc
+            d_t[3] *= gt
             np.multiply(dc, f[t], out=dc_next)
+            np.copyto(rows_gates[t], d_t)
             np.matmul(rows[t], w_hh, out=dh)
         # The weights' gradients: one product over all steps each.
-        d_rows = d.reshape(t_len * batch, 4 * n_h)
+        d_rows = rows.reshape(t_len * batch, 4 * n_h)
         x_rows = x.reshape(t_len * batch, x.shape[-1])
         gx = None
         recorded = getattr(self, "inputs", None)  # (None in a traced program's replay: compute all)
