@@ -272,6 +272,7 @@ def test_benchmark_numpy_lstm_computes_the_layers_gradients(monkeypatch):
 
 # -- the LSTM's NumPy path: gates from one exp --------------------------------------------------
 def _lstm_pair(hidden, weight_scale):
+    torch.manual_seed(0)  # the bounds below compare errors of one draw: the same draw whatever ran before
     theirs = torch.nn.LSTM(hidden, hidden)
     with torch.no_grad():
         for p in theirs.parameters():
@@ -341,3 +342,18 @@ def test_benchmark_lstm_matmuls_run_in_both_libraries(monkeypatch):
     assert sorted(contenders) == ["ours", "torch"]
     for step in contenders.values():
         step()
+
+
+@pytest.mark.parametrize("name", ["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("num_layers", [1, 2])
+def test_final_states_are_new_memory_as_pytorchs(name, batch_first, num_layers, rng):
+    # PyTorch's h_n (and c_n) never share memory with the output: changing one in place
+    # leaves the other as it was (a view of the last step would change the output too).
+    m = getattr(nn, name)(3, 4, num_layers=num_layers, batch_first=batch_first)
+    out, states = m(Tensor(rng.standard_normal((5, 2, 3)).astype(np.float32)))
+    before = out.numpy().copy()
+    with tga.no_grad():
+        for s in states if name == "LSTM" else (states,):
+            s.add_(100.0)
+    np.testing.assert_array_equal(out.numpy(), before)
