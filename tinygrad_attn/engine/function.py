@@ -69,7 +69,7 @@ FREE_MIN_SIZE = 1 << 14
 # are collected as before, and a full collection still comes after ~7M allocations);
 # when that node dies, with its graph, the user's thresholds come back (unless the user
 # changed them meanwhile). Only ``gc.set_threshold``'s third number changes: whether
-# the collector is enabled stays the user's.
+# the collector is enabled stays the user's, except while a trace records (below).
 GC_LONG_GRAPH = 0x2000  # checked every this many recorded ops (Function.apply spells it 0x1FFF)
 GC_DEFERRED_FULL = 1000  # threshold2 while a long graph lives (the default is 10)
 GC_DEFER = True  # False: never defer (benchmarks/overhead.py compares)
@@ -101,6 +101,39 @@ def _gc_graph_gone(user: tuple, _ref: Any) -> None:
         if _gc_sentinel[1] is not None and gc.get_threshold() == _gc_sentinel[1]:
             gc.set_threshold(*user)
         _gc_sentinel[0] = _gc_sentinel[1] = None
+
+
+# A trace (``symbolic.trace``) keeps everything it records alive until its program is built
+# (tens of thousands of records, buffers, tensors and tuples), and none of it is garbage:
+# each collection the allocations set off walks them again for nothing (a twentieth of a
+# Seq2Seq trace). So the collector is off from the first recorded op to the built program,
+# and back on after, unless the user had turned it off (reference counting frees everything
+# else as before).
+_pause_lock = threading.Lock()
+_collector_pauses = 0  # traces in progress (in any thread) that found the collector on, or paused
+
+
+def collector_paused(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with the cyclic collector off while it runs (see above)."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kw: Any) -> Any:
+        global _collector_pauses
+        with _pause_lock:
+            mine = _collector_pauses > 0 or gc.isenabled()
+            if mine:
+                _collector_pauses += 1
+                gc.disable()
+        try:
+            return fn(*args, **kw)
+        finally:
+            if mine:
+                with _pause_lock:
+                    _collector_pauses -= 1
+                    if _collector_pauses == 0:
+                        gc.enable()
+
+    return run
 
 
 # -- the op base class ------------------------------------------------------------

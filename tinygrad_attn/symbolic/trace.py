@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import inspect
 import itertools
 import keyword
@@ -29,7 +28,7 @@ import numpy as np
 from .._tensor import Tensor, stack, where
 from ..engine.backward import SliceGradient, accumulate_grad, run_backward
 from ..engine.composite import FusedFunction
-from ..engine.function import _NUMPY_SCALARS, Function, _as_ndarray, _user_frame
+from ..engine.function import _NUMPY_SCALARS, Function, _as_ndarray, _user_frame, collector_paused
 from ..engine.switches import Hook, _State, no_grad, observing
 from ..engine.versions import _memory_root
 from ..ops.alias import InPlace
@@ -54,40 +53,7 @@ def trace(fn: Callable[..., Any], *example_args: Any) -> Program:
     return prog
 
 
-# -- the cyclic collector while tracing ---------------------------------------------------
-# A trace keeps everything it records alive until its program is built (tens of thousands of
-# records, buffers, tensors and tuples), and none of it is garbage: each collection the
-# allocations set off walks them again for nothing (a twentieth of a Seq2Seq trace). So the
-# collector is off from the first recorded op to the built program, and back on after, unless
-# the user had turned it off (reference counting frees everything else as before).
-_collector_lock = threading.Lock()
-_collector_pauses = 0  # traces in progress (in any thread) that found the collector on, or paused
-
-
-def _collector_paused(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` with the cyclic collector off while it runs (see above)."""
-
-    @functools.wraps(fn)
-    def run(*args: Any, **kw: Any) -> Any:
-        global _collector_pauses
-        with _collector_lock:
-            mine = _collector_pauses > 0 or gc.isenabled()
-            if mine:
-                _collector_pauses += 1
-                gc.disable()
-        try:
-            return fn(*args, **kw)
-        finally:
-            if mine:
-                with _collector_lock:
-                    _collector_pauses -= 1
-                    if _collector_pauses == 0:
-                        gc.enable()
-
-    return run
-
-
-@_collector_paused
+@collector_paused  # (its records live until the program is built: see engine.function)
 def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward: bool = True,
                       reach: Callable[..., Any] | None = None, arg_names: Sequence[str] | None = None,
                       ) -> tuple[Program, Any]:  # fmt: skip
