@@ -64,7 +64,7 @@ class Softmax(FusedFunction):
 
     def backward(self, g, ns, inputs, out):
         if ns.recording:
-            if getattr(ns, "records_fused", False):  # a trace: one record of backward_arrays
+            if ns.records_fused:  # a trace: one record of backward_arrays
                 return ns.fused_backward(self, g, inputs, out)
             # create_graph: differentiable through the output (no recompute from the input)
             return (out * (g - (g * out).sum(self.args, keepdims=True)),)
@@ -88,7 +88,7 @@ class LogSoftmax(FusedFunction):
 
     def backward(self, g, ns, inputs, out):
         if ns.recording:
-            if getattr(ns, "records_fused", False):  # a trace: one record of backward_arrays
+            if ns.records_fused:  # a trace: one record of backward_arrays
                 return ns.fused_backward(self, g, inputs, out)
             # create_graph: differentiable through the output (no recompute from the input)
             return (g - out.exp() * g.sum(self.args, keepdims=True),)

@@ -35,6 +35,9 @@ class TensorNamespace:
     #: Gradients are recorded (an array namespace says False): an op whose backward has a
     #: faster array path (a fused op, a lazy slice gradient) takes the recorded one.
     recording = True
+    #: A fused op whose recorded gradient has a formula of its own (softmax: through its
+    #: output) uses it here; a trace's namespace says True: one record of its array backward.
+    records_fused = False
 
     def __init__(self, where: Callable[..., Any], stack: Callable[..., Any]) -> None:
         self.where = where
