@@ -35,6 +35,17 @@ def test_a_chain_becomes_one_kernel():
     assert k.lines[-1].startswith("out = ") and len(k.lines) == 8
 
 
+def test_a_sum_of_many_gradients_is_one_expression_of_its_kernel():
+    # x read by three consumers: its gradients are summed by one add_n (a variadic op, its
+    # binary expression folded left), which joins the elementwise chain around it.
+    x = Tensor(np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32), requires_grad=True)
+    prog = tga.trace(lambda x: ((x * 2.0).tanh() + x.exp() + (x * 3.0).sin()).sum(), x)
+    (k,) = [k for k in elementwise_groups(prog) if any(op.op == "add_n" for op in k.records)]
+    assert k.records[-1].op == "add_n" and len(k.records[-1].inputs) == 3
+    a, b, c = (x.name for x in k.records[-1].inputs)
+    assert k.lines[-1] == f"out = (({a} + {b}) + {c});", k.lines
+
+
 @needs_nvrtc
 def test_the_chain_s_kernel_compiles():
     (k,) = _gelu_kernel()

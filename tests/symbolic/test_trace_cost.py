@@ -277,8 +277,8 @@ def test_cat_backward_applies_the_slice_op_not_the_indexing_path(monkeypatch, mo
 
 
 @pytest.mark.parametrize("mode", ["trace", "create_graph"])
-def test_gradient_sums_apply_the_add_op_not_tensor_add(monkeypatch, mode):
-    # x used three times: two sums, each the Add op itself (no Tensor.__add__), values as eager's.
+def test_gradient_sums_apply_one_add_n_op_not_tensor_add(monkeypatch, mode):
+    # x used three times: its gradients summed by one AddN op (no Tensor.__add__), values as eager's.
     rng = np.random.default_rng(2)
     x0 = rng.standard_normal((3, 4)).astype(np.float32)
 
@@ -294,7 +294,8 @@ def test_gradient_sums_apply_the_add_op_not_tensor_add(monkeypatch, mode):
         calls = _count_calls(monkeypatch, "__add__")
         x.grad = None
         prog()
-        assert len([op for op in prog.ops if op.section == "backward" and op.op == "add"]) == 2, prog.code
+        sums = [op for op in prog.ops if op.section == "backward" and op.op in ("add", "add_n")]
+        assert [(op.op, len(op.inputs)) for op in sums] == [("add_n", 3)], prog.code
         np.testing.assert_array_equal(x.grad.numpy(), eager)
         x.grad = None
         tga.trace(lambda: fn(x).backward() or None)

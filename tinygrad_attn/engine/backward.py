@@ -54,6 +54,26 @@ class SliceGradient:
         return acc
 
 
+class _Terms(list):
+    """Recorded gradients (tensors of one dtype) that one tensor got from several consumers,
+    summed by one ``add_n`` (``add`` for two) when it is complete (or when :data:`_MAX_TERMS` wait): one node,
+    or one line of a traced program, instead of an ``add`` per consumer (a weight that each
+    step of an unrolled loop reads). It reports no shape, so the pass never mistakes it for
+    a gradient."""
+
+    __slots__ = ()
+    shape = None
+
+    def total(self, ns: Any) -> Any:
+        n = len(self)
+        return self[0] if n == 1 else ns.add(*self) if n == 2 else ns.add_n(*self)  # (two: the plain add)
+
+
+#: At most this many recorded gradients of one tensor wait for their sum (a bound on the
+#: memory they hold: a weight read at every step of a long loop).
+_MAX_TERMS = 16
+
+
 def _sum_with_slices(a: Any, b: Any, a_owned: bool) -> Any:
     """``a + b`` where either may be a :class:`SliceGradient`; a new or owned array."""
     if a.__class__ is SliceGradient:
@@ -166,6 +186,8 @@ def run_backward(
                 g, edges = pending.pop(id(t))
                 if g.__class__ is SliceGradient:
                     g = g.dense()
+                elif g.__class__ is _Terms:
+                    g = g.total(ns)
             else:
                 break
             fn = t._ctx
@@ -253,14 +275,20 @@ def run_backward(
                 if prev is None:
                     entry[0] = gi
                 elif gi is not None:
+                    if prev.__class__ is _Terms:
+                        if gi.__class__ is T and gi._data.dtype == prev[0]._data.dtype:
+                            prev.append(gi)
+                            if len(prev) == _MAX_TERMS:
+                                entry[0] = _Terms((prev.total(ns),))
+                            continue
+                        prev = entry[0] = prev.total(ns)  # (another dtype: summed as before)
                     if prev.__class__ is SliceGradient or gi.__class__ is SliceGradient:
                         entry[0] = _sum_with_slices(prev, gi, ki in owned)
                         owned.add(ki)
                     elif ki in owned and not tensors and prev.dtype == gi.dtype:
                         prev += gi  # (an array, never a NumPy scalar: _plus made it)
                     elif tensors and prev.__class__ is T is gi.__class__ and prev._data.dtype == gi._data.dtype:
-                        # (the Add op itself: Tensor.__add__ would only find nothing to promote)
-                        entry[0] = ns.add(prev, gi)
+                        entry[0] = _Terms((prev, gi))  # (summed by one op when complete)
                     else:
                         entry[0] = _plus(prev, gi)
                         owned.add(ki)

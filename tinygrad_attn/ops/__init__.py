@@ -13,7 +13,8 @@ pictures read (nothing anywhere keeps a list of op names):
   :data:`PRIMITIVES`; ``tests/test_opinfo.py`` then asks for an entry in ``tests/opinfo.py``.
 - ``elementwise``: its C expression over its operands ``{0}``, ``{1}``, ``{2}`` (``{a}``:
   its ``args``), for an op that maps each element to one element; fusion
-  (:mod:`tinygrad_attn.symbolic.fusion`) writes GPU kernels of chains of such ops from it.
+  (:mod:`tinygrad_attn.symbolic.fusion`) writes GPU kernels of chains of such ops from it;
+  with ``variadic = True`` a binary expression folded left over any number of operands.
 - ``keep``, ``keeps_input``, ``reads_output``, ``reads_values``: what its backward reads.
 - ``differentiable``, ``random``; for the pictures ``commutative``, ``operands``,
   ``args_label``, ``describe_args`` and ``heads_axis``.

@@ -35,6 +35,34 @@ class Add(Function):
         return g, g
 
 
+class AddN(Function):
+    """``a0 + a1 + ... + an``, summed left to right (each sum exactly what ``Add`` gives, in
+    that order): the backward pass's sum of the gradients a tensor gets from its consumers
+    when they are recorded (``create_graph``, a trace), one node instead of one ``Add`` per
+    consumer. The gradient of each input is ``g``."""
+
+    __slots__ = ()
+    elementwise = "{0} + {1}"
+    variadic = True  # (its expression folded left over all its operands: fusion reads this)
+    commutative = True
+    keep = ()
+    reads_output = False
+    name = "add_n"
+
+    def forward(self, xp, *arrays):
+        out = arrays[0] + arrays[1]
+        for a in arrays[2:]:
+            # (in place into the new sum where nothing is promoted or broadcast)
+            if a.shape == out.shape and a.dtype == out.dtype:
+                out += a
+            else:
+                out = out + a
+        return out
+
+    def backward(self, g, ns, inputs, out):
+        return (g,) * len(inputs)
+
+
 class Sub(Function):
     __slots__ = ()
     primitive = True

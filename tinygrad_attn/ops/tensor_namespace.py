@@ -19,7 +19,7 @@ from ..backend import device_of_array
 from ..engine import function as _function
 from ..engine.switches import _State
 from .alias import Alias, Copy
-from .elementwise import Abs, Add, Exp, Log, Sqrt, Tanh
+from .elementwise import Abs, Add, AddN, Exp, Log, Sqrt, Tanh
 from .index import Gather, ScatterAdd
 from .linalg import Matmul
 from .movement import MatrixTranspose, SliceGrad
@@ -54,6 +54,8 @@ class TensorNamespace:
     alias = staticmethod(Alias.apply)
     #: ``a + b`` of two gradients of one dtype: the backward pass sums with it.
     add = staticmethod(Add.apply)
+    #: ``a0 + a1 + ...``, the gradients one tensor gets from several consumers: one node.
+    add_n = staticmethod(AddN.apply)
     #: ``ns.apply(Op, *inputs, args=...)``: the op itself (an array namespace runs its forward).
     apply = staticmethod(_apply)
 

@@ -125,6 +125,18 @@ def elementwise_groups(prog: Program) -> list[FusedKernel]:
     return [_kernel(g, i) for i, g in enumerate(groups) if len(g) > 1]
 
 
+def _expression(fn: Any, n: int) -> str:
+    """The op's C expression over its ``n`` operands: a ``variadic`` op's binary expression
+    folded left, as its forward sums (``(({0} + {1}) + {2})``)."""
+    expr = fn.elementwise
+    if not getattr(fn, "variadic", False):
+        return expr
+    folded = "{0}"
+    for i in range(1, n):
+        folded = "(" + expr.format(folded, "{" + str(i) + "}") + ")"
+    return folded
+
+
 def _kernel(records: list[OpRecord], index: int) -> FusedKernel:
     inner = {id(op.outputs[0]) for op in records[:-1]}
     inputs: list[Buffer] = []
@@ -138,7 +150,7 @@ def _kernel(records: list[OpRecord], index: int) -> FusedKernel:
         b = op.outputs[0]
         ctype = C_TYPES[str(b.dtype)]
         args = [x.name if isinstance(x, Buffer) else _literal(x, _number_type(op, i, ctype)) for i, x in enumerate(op.inputs)]
-        expr = op.fn.elementwise
+        expr = _expression(op.fn, len(args))
         expr = expr.format(*args, a=_literal(op.fn.args, ctype) if "{a}" in expr else "")
         target = "out" if op is records[-1] else f"{ctype} {b.name}"
         lines.append(f"{target} = {expr};")
