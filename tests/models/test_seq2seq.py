@@ -92,6 +92,29 @@ def test_greedy_decode_feeds_back_its_argmax(kind, rng):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_the_keys_are_projected_once_per_source(kind, rng, monkeypatch):
+    # Every decoder step attends over the same encoder states: forward and decode project
+    # them once (and the output layer runs once over all steps in forward), with the values
+    # of the step-by-step path, which step() keeps for a caller without the projected keys.
+    model = _model(kind)
+    src, tgt_in = rng.integers(1, 7, (2, 5)), rng.integers(0, 6, (2, 4))
+    calls = []
+    key_proj = model.attention.key_proj
+    monkeypatch.setattr(key_proj, "forward", lambda x, f=key_proj.forward: calls.append(x.shape) or f(x))
+    out_calls = []
+    monkeypatch.setattr(model.out, "forward", lambda x, f=model.out.forward: out_calls.append(x.shape) or f(x))
+    logits = model(src, tgt_in)
+    assert calls == [(2, 5, 4)] and out_calls == [(2, 4, 4 if kind == "general" else 2 * 4 + 3)]
+    model.decode(src, 3, bos_id=0)
+    assert len(calls) == 2
+    states, s, mask = model.encode(src)
+    for t in range(4):  # step() on its own: it projects the keys itself
+        out, s, _ = model.step(tgt_in[:, t], s, states, mask)
+        close(logits[:, t], out.numpy(), atol=1e-12)
+    assert len(calls) == 2 + 4
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_padding_is_ignored(kind):
     model = _model(kind, pad_id=0)
     tgt_in = np.array([[0, 1, 2], [0, 3, 4]])

@@ -316,6 +316,42 @@ def test_score_attention_gradcheck(name, device, rng):
     assert gradcheck_module(att, lambda q, k, v: att(q[:, 0], k, v)[1], q, k, v)
 
 
+@pytest.mark.parametrize("name", sorted(SCORES))
+def test_score_attention_with_prepared_keys_is_the_same(name, device, rng):
+    # A decoder projects its keys once (prepare_keys) and passes them at every step.
+    att = to_float64(SCORES[name]().to(device))
+    q, k, v = _qkv(name, rng, device, tq=3)
+    keep = Tensor(np.array([[True, True, True, False, False], [True] * 5]), device=device)
+    pk = att.prepare_keys(k)
+    for query in (q, q[:, 0]):
+        want = att(query, k, v, mask=keep)
+        got = att(query, k, v, mask=keep, prepared_keys=pk)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    close(att.score(q, k), _score_numpy(att, q.numpy(), k.numpy()), atol=1e-10, rtol=1e-9)
+
+
+def test_a_score_subclass_that_defines_score_alone_takes_prepared_keys(rng):
+    from tinygrad_attn.nn.attention import _ScoreAttention  # noqa: PLC0415  (the score functions' base)
+
+    class Cosine(_ScoreAttention):
+        def score(self, q, k):
+            return (q / q.norm(dim=-1, keepdim=True)) @ (k / k.norm(dim=-1, keepdim=True)).mT
+
+    att = Cosine()
+    q, k, v = _x(rng, 2, 4), _x(rng, 2, 5, 4), _x(rng, 2, 5, 3)
+    assert att.prepare_keys(k) is k
+    for a, b in zip(att(q, k, v, prepared_keys=att.prepare_keys(k)), att(q, k, v)):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+    class Half(_ScoreAttention):  # keys prepared, but no score for them: a clear error
+        def prepare_keys(self, keys):
+            return keys * 2.0
+
+    with pytest.raises(NotImplementedError, match="Half.*score_prepared"):
+        Half()(q, k, v)
+
+
 def test_score_attention_errors():
     with pytest.raises(ValueError, match="AdditiveAttention"):
         AdditiveAttention(4, 3, 5)(Tensor.randn(2, 4), Tensor.randn(2, 5), Tensor.randn(2, 5, 2))

@@ -83,17 +83,27 @@ class Seq2Seq(Module):
             src_mask = keep
         return states, last, src_mask
 
-    def step(self, y: Any, s: Tensor, states: Tensor, src_mask: Any = None) -> tuple[Tensor, Tensor, Tensor]:
-        """One decoder step from previous tokens ``y`` ``(B,)``: logits ``(B, V)``, new state, weights ``(B, Ts)``."""
+    def step(self, y: Any, s: Tensor, states: Tensor, src_mask: Any = None,
+             keys: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+        """One decoder step from previous tokens ``y`` ``(B,)``: logits ``(B, V)``, new state, weights
+        ``(B, Ts)``. ``keys``: ``self.attention.prepare_keys(states)``, the projected keys, computed
+        once per source by ``forward`` and ``decode`` (here when not given)."""
+        features, s, w = self._features(y, s, states, src_mask, keys)
+        return self.out(features), s, w
+
+    def _features(self, y: Any, s: Tensor, states: Tensor, src_mask: Any,
+                  keys: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+        """One decoder step up to the output layer: what ``out`` reads, the new state, the weights."""
         e = self.tgt_embed(y)  # (B, emb)
+        if keys is None:
+            keys = self.attention.prepare_keys(states)
         if self.kind == "additive":
-            c, w = self.attention(s, states, states, mask=src_mask)  # (B, h), (B, Ts)
+            c, w = self.attention(s, states, states, mask=src_mask, prepared_keys=keys)  # (B, h), (B, Ts)
             s = self.decoder(cat([e, c], axis=-1), s)
-            return self.out(cat([s, c, e], axis=-1)), s, w
+            return cat([s, c, e], axis=-1), s, w
         s = self.decoder(e, s)
-        c, w = self.attention(s, states, states, mask=src_mask)
-        h_tilde = self.combine(cat([c, s], axis=-1)).tanh()  # Luong's attentional state
-        return self.out(h_tilde), s, w
+        c, w = self.attention(s, states, states, mask=src_mask, prepared_keys=keys)
+        return self.combine(cat([c, s], axis=-1)).tanh(), s, w  # Luong's attentional state h~
 
     def forward(self, src: Any, tgt_in: Any, src_mask: Any = None,
                 return_attention: bool = False) -> Tensor | tuple[Tensor, Tensor]:  # fmt: skip
@@ -103,12 +113,13 @@ class Seq2Seq(Module):
             tgt = tgt_in
         else:
             tgt = tgt_in.numpy() if isinstance(tgt_in, Tensor) else np.asarray(tgt_in)
-        logits, weights = [], []
+        keys = self.attention.prepare_keys(states)  # (projected once: every step attends over them)
+        features, weights = [], []
         for t in range(tgt.shape[1]):
-            out, s, w = self.step(tgt[:, t], s, states, src_mask)
-            logits.append(out)
+            f, s, w = self._features(tgt[:, t], s, states, src_mask, keys)
+            features.append(f)
             weights.append(w)
-        logits_t = stack(logits, axis=1)  # (B, Tt, V)
+        logits_t = self.out(stack(features, axis=1))  # (B, Tt, V): one product for every step
         return (logits_t, stack(weights, axis=1)) if return_attention else logits_t
 
     @no_grad()
@@ -117,9 +128,10 @@ class Seq2Seq(Module):
         """Greedy decoding: ``max_len`` ids ``(B, max_len)`` (int64) after ``bos_id``."""
         states, s, src_mask = self.encode(src, src_mask)
         y = np.full(states.shape[0], bos_id, dtype=np.int64)
+        keys = self.attention.prepare_keys(states)
         ids, weights = [], []
         for _ in range(max_len):
-            out, s, w = self.step(y, s, states, src_mask)
+            out, s, w = self.step(y, s, states, src_mask, keys)
             y = out.argmax(-1).numpy().astype(np.int64)
             ids.append(y)
             weights.append(w)

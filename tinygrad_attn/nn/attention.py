@@ -249,17 +249,33 @@ class MultiheadAttention(Module):
 class _ScoreAttention(Module):
     """Softmax over ``score(query, keys)``, then the weighted sum of ``values``.
 
-    Subclasses define ``score(q (B, Tq, dq), k (B, Tk, dk)) -> (B, Tq, Tk)``.
+    Subclasses define ``score(q (B, Tq, dq), k (B, Tk, dk)) -> (B, Tq, Tk)``. One whose
+    score projects the keys (Bahdanau's ``U k``, Luong's ``W k``) splits it in two:
+    ``prepare_keys(k)``, what the score reads of the keys, and ``score_prepared(q, pk)``,
+    so a decoder that attends over the same keys at every step projects them once.
     """
 
-    def score(self, q: Tensor, k: Tensor) -> Tensor:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def score(self, q: Tensor, k: Tensor) -> Tensor:
+        return self.score_prepared(q, self.prepare_keys(k))
 
-    def forward(self, query: Tensor, keys: Tensor, values: Tensor, mask: Any = None) -> tuple[Tensor, Tensor]:
+    def prepare_keys(self, keys: Tensor) -> Tensor:
+        """What :meth:`score_prepared` reads of ``keys`` ``(B, Tk, dk)``: the keys themselves here."""
+        return keys
+
+    def score_prepared(self, q: Tensor, pk: Tensor) -> Tensor:
+        cls = type(self)
+        if cls.score is not _ScoreAttention.score and cls.prepare_keys is _ScoreAttention.prepare_keys:
+            return self.score(q, pk)  # a subclass that defines score alone: its keys need no preparing
+        raise NotImplementedError(f"{cls.__name__}: define score(q, k), or prepare_keys and score_prepared")
+
+    def forward(self, query: Tensor, keys: Tensor, values: Tensor, mask: Any = None,
+                prepared_keys: Tensor | None = None) -> tuple[Tensor, Tensor]:  # fmt: skip
         """``query`` ``(B, dq)`` or ``(B, Tq, dq)``, ``keys`` ``(B, Tk, dk)``, ``values``
         ``(B, Tk, dv)``; ``mask`` broadcastable to ``(B, Tq, Tk)`` (a 2-D mask is read as
         ``(B, Tk)``, a key padding mask). Returns ``(context, weights)``: ``(B, dv)`` and
         ``(B, Tk)`` for a 2-D query, ``(B, Tq, dv)`` and ``(B, Tq, Tk)`` for a 3-D one.
+        ``prepared_keys``: ``self.prepare_keys(keys)`` computed once for many calls (a decoder's
+        steps over one source), used instead of computing it again.
         """
         name = type(self).__name__
         single = query.ndim == 2
@@ -270,7 +286,10 @@ class _ScoreAttention(Module):
                 f"{name}: got query {query.shape if not single else (query.shape[0], query.shape[2])}, keys "
                 f"{keys.shape}, values {values.shape}; need (B, dq) or (B, Tq, dq), (B, Tk, dk), (B, Tk, dv)"
             )
-        s = self.score(query, keys)  # (B, Tq, Tk)
+        if prepared_keys is None:
+            s = self.score(query, keys)  # (B, Tq, Tk)
+        else:
+            s = self.score_prepared(query, prepared_keys)
         allowed = None
         if mask is not None:
             mask = _as_mask(mask, s, name)
@@ -307,7 +326,7 @@ class DotAttention(_ScoreAttention):
         super().__init__()
         self.scaled = scaled
 
-    def score(self, q: Tensor, k: Tensor) -> Tensor:
+    def score_prepared(self, q: Tensor, k: Tensor) -> Tensor:
         if q.shape[-1] != k.shape[-1]:
             raise ValueError(f"DotAttention: query size {q.shape[-1]} and key size {k.shape[-1]} differ")
         s = q @ k.mT  # (B, Tq, Tk)
@@ -324,8 +343,11 @@ class GeneralAttention(_ScoreAttention):
         super().__init__()
         self.key_proj = Linear(key_dim, query_dim, bias=False)
 
-    def score(self, q: Tensor, k: Tensor) -> Tensor:
-        return q @ self.key_proj(k).mT  # (B, Tq, dq) @ (B, dq, Tk)
+    def prepare_keys(self, keys: Tensor) -> Tensor:
+        return self.key_proj(keys).mT  # (B, dq, Tk)
+
+    def score_prepared(self, q: Tensor, pk: Tensor) -> Tensor:
+        return q @ pk  # (B, Tq, dq) @ (B, dq, Tk)
 
 
 class AdditiveAttention(_ScoreAttention):
@@ -338,7 +360,9 @@ class AdditiveAttention(_ScoreAttention):
         self.key_proj = Linear(key_dim, hidden_dim, bias=False)
         self.v = Linear(hidden_dim, 1, bias=False)
 
-    def score(self, q: Tensor, k: Tensor) -> Tensor:
+    def prepare_keys(self, keys: Tensor) -> Tensor:
+        return self.key_proj(keys).unsqueeze(1)  # (B, 1, Tk, h)
+
+    def score_prepared(self, q: Tensor, pk: Tensor) -> Tensor:
         wq = self.query_proj(q).unsqueeze(2)  # (B, Tq, 1, h)
-        uk = self.key_proj(k).unsqueeze(1)  # (B, 1, Tk, h)
-        return self.v((wq + uk).tanh()).squeeze(-1)  # (B, Tq, Tk)
+        return self.v((wq + pk).tanh()).squeeze(-1)  # (B, Tq, Tk)
