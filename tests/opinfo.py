@@ -304,6 +304,15 @@ def where_operands(draw: Any, n: int = 2) -> Sample:
 
 
 @st.composite
+def masked_along_axis(draw: Any) -> Sample:
+    """An array, a bool mask that broadcasts to it (rows of all False among them) and an axis."""
+    sample = draw(masked_fills())
+    x, mask = sample.args
+    nd = max(x.ndim, 1)
+    return Sample((x, mask), {"axis": draw(st.integers(-nd, nd - 1))})
+
+
+@st.composite
 def masked_fills(draw: Any) -> Sample:
     sx, sm = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=MAX_SIDE)).input_shapes
     x = draw(array(sx))
@@ -701,6 +710,15 @@ OPS: list[OpInfo] = [
         lambda x, axis: torch.softmax(x, axis),
         along_axis(),
         ("softmax",),
+        composite=True,
+    ),
+    OpInfo(
+        "masked_softmax",
+        lambda x, mask, axis: F.masked_softmax(x, mask, axis),
+        # (PyTorch has no public masked softmax: its ops, as attention over padded keys uses them)
+        lambda x, mask, axis: torch.where(mask, torch.softmax(torch.where(mask, x, -1e9), axis), 0.0),
+        masked_along_axis(),
+        ("masked_softmax",),
         composite=True,
     ),
     OpInfo(

@@ -32,6 +32,7 @@ __all__ = [
     "linear",
     "softmax",
     "log_softmax",
+    "masked_softmax",
     "layer_norm",
     "gelu",
     "dropout",
@@ -122,6 +123,38 @@ def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
         return saved_for_backward(x - x, output=True)  # (its result kept, as the fused op's and PyTorch's)
     z = x - x.max(axis, keepdims=True)
     return z - z.exp().sum(axis, keepdims=True).log()
+
+
+def _masked_softmax_fused(x: Tensor, mask: Any, dim: int = -1) -> Tensor | None:
+    _float(x, "masked_softmax")
+    mask = _softmax_mask(x, mask)
+    if np.broadcast_shapes(x.shape, mask.shape) != x.shape or _degenerate(x, dim, "masked_softmax"):
+        return None  # (a mask that broadcasts x, a 0-d or empty x: the definition handles it)
+    return fused.MaskedSoftmax.apply(x, mask, args=_axis(x, dim, "masked_softmax"))
+
+
+def _softmax_mask(x: Tensor, mask: Any) -> Tensor:
+    mask = mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask), device=x.device)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"masked_softmax: mask must be bool (True where allowed), got {mask.dtype}")
+    try:
+        np.broadcast_shapes(x.shape, mask.shape)
+    except ValueError:
+        raise ValueError(f"masked_softmax: mask {mask.shape} does not broadcast with input {x.shape}") from None
+    return mask
+
+
+@composite("masked_softmax", _masked_softmax_fused)
+def masked_softmax(x: Tensor, mask: Any, dim: int = -1) -> Tensor:
+    """Softmax along ``dim`` over the positions where ``mask`` (bool, broadcastable with
+    ``x``) is True, 0 at the others, and 0 in a whole row where none is (a query with no
+    key to attend gets no weight, not NaN): attention's weights over padded keys.
+
+    >>> masked_softmax(Tensor([[1.0, 2.0, 3.0]]), Tensor([[True, True, False]])).numpy().round(3)
+    array([[0.269, 0.731, 0.   ]])
+    """
+    mask = _softmax_mask(x, mask)
+    return where(mask, softmax(where(mask, x, fused.MASKED_FILL), dim), 0.0)
 
 
 # -- linear maps -------------------------------------------------------------------------
@@ -948,6 +981,7 @@ METHODS = {"softmax": softmax, "log_softmax": log_softmax, "gelu": gelu, "dropou
 # order), handed down to the op, which imports nothing above it
 fused.Softmax.definition = staticmethod(softmax)
 fused.LogSoftmax.definition = staticmethod(log_softmax)
+fused.MaskedSoftmax.definition = staticmethod(masked_softmax)
 fused.Linear.definition = staticmethod(linear)
 fused.LayerNorm.definition = staticmethod(_layer_norm_last)
 fused.Gelu.definition = staticmethod(gelu)

@@ -27,10 +27,6 @@ from ..random import host_generator
 from .layers import Linear
 from .module import Module, Parameter, _place
 
-# Masked scores are set to this before the softmax: exp() of it is 0 in float32 and
-# float64, yet subtracting the row max from it cannot overflow (as -inf or -max would).
-_MASKED = -1e9
-
 
 def _extend_cache(cache: dict, k: Tensor, v: Tensor, mask: Any, is_causal: bool) -> tuple:
     """Keys and values of the earlier calls, then this call's, stored back in ``cache``.
@@ -304,10 +300,8 @@ class _ScoreAttention(Module):
             else:  # a float mask is added; its -inf entries mean "may not attend"
                 allowed = mask > -math.inf
                 s = s + mask
-            s = where(allowed, s, _MASKED)
-        w = s.softmax(-1)  # (B, Tq, Tk)
-        if allowed is not None:  # a row with every key masked is uniform above: make it zeros
-            w = where(allowed, w, 0.0)
+        # (B, Tq, Tk); a row with every key masked gets zeros
+        w = s.softmax(-1) if allowed is None else F.masked_softmax(s, allowed, -1)
         context = w @ values  # (B, Tq, dv)
         if single:
             return context.squeeze(1), w.squeeze(1)
