@@ -757,7 +757,7 @@ def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None
     if len(shapes) > 1:
         raise ValueError(f"stack: all tensors need one shape, got {sorted(shapes)}")
     axis = dims.new_axis(tensors[0].shape, axis, "stack")
-    return cat([t.unsqueeze(axis) for t in tensors], axis)
+    return ops.Stack.apply(*tensors, args=axis)
 
 
 # -- bool ** bool, as PyTorch's ------------------------------------------------------

@@ -152,6 +152,27 @@ class Cat(Function):
 
 
 # -- strided views: diagonal, unfold -------------------------------------------------
+
+class Stack(Function):
+    """Join along a new ``axis`` (``args``, of the result); each input's gradient is ``g``
+    at its index on that axis (one slice op each, where ``cat`` of unsqueezed inputs made
+    a reshape and a slice)."""
+
+    __slots__ = ()
+    primitive = True
+    reads_values = False  # backward reads shapes only
+    args_label = "axis"
+    reads_output = False
+
+    def forward(self, xp, *arrays):
+        return xp.stack(arrays, axis=self.args)
+
+    def backward(self, g, ns, inputs, out):
+        lead = (slice(None),) * self.args
+        # (Recorded: the Slice op itself, as Cat's backward)
+        return [ns.apply(Slice, g, args=lead + (i, Ellipsis)) if ns.recording else g[lead + (i, Ellipsis)]
+                for i in range(len(inputs))]  # fmt: skip
+
 class Strided(Function):
     """A view that reads the input at a lattice of positions: output index ``j`` reads input
     index ``start + sum_k j[k] * steps[k]``. ``args = (shape, start, steps)``: the output's
