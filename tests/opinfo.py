@@ -466,6 +466,11 @@ OPS: list[OpInfo] = [
     # elementwise primitives
     OpInfo("add", lambda a, b: a + b, lambda a, b: a + b, binary(), ("Add",)),
     OpInfo("sub", lambda a, b: a - b, lambda a, b: a - b, binary(), ("Sub",)),
+    # the gradients of tanh and sigmoid from their outputs, as PyTorch's autograd computes them
+    OpInfo("tanh_backward", lambda g, y: tga.ops.TanhBackward.apply(g, y),
+           lambda g, y: torch.ops.aten.tanh_backward(g, y), binary(), ("TanhBackward",)),
+    OpInfo("sigmoid_backward", lambda g, y: tga.ops.SigmoidBackward.apply(g, y),
+           lambda g, y: torch.ops.aten.sigmoid_backward(g, y), binary(), ("SigmoidBackward",)),
     OpInfo("mul", lambda a, b: a * b, lambda a, b: a * b, binary(), ("Mul",)),
     OpInfo("div", lambda a, b: a / b, lambda a, b: a / b, binary(b_elements=AWAY_FROM_ZERO), ("Div",)),
     OpInfo(

@@ -251,8 +251,27 @@ class Tanh(Function):
         return xp.tanh(a)
 
     def backward(self, g, ns, inputs, out):
-        go = g * out
-        return (g - go * out,)  # g * (1 - out**2), without the costly scalar-array op
+        return (ns.apply(TanhBackward, g, out),)
+
+
+class TanhBackward(Function):
+    """``g * (1 - y**2)``, tanh's gradient from its output ``y`` (PyTorch's ``tanh_backward``):
+    one op, so a recorded backward (``create_graph``, a trace) has one node per tanh."""
+
+    __slots__ = ()
+    primitive = True
+    elementwise = "{0} * (1 - {1} * {1})"
+    operands = ("grad", "output")
+    reads_output = False
+
+    def forward(self, xp, g, y):
+        t = y * y
+        t = 1.0 - t
+        return g * t  # (PyTorch's order: an infinite g stays infinite where |y| < 1)
+
+    def backward(self, g2, ns, inputs, out):
+        g, y = inputs
+        return ns.apply(TanhBackward, g2, y), g2 * g * y * -2.0
 
 
 class Sigmoid(Function):
@@ -266,8 +285,26 @@ class Sigmoid(Function):
         return xp.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
     def backward(self, g, ns, inputs, out):
-        go = g * out
-        return (go - go * out,)  # g * out * (1 - out), without the costly scalar-array op
+        return (ns.apply(SigmoidBackward, g, out),)
+
+
+class SigmoidBackward(Function):
+    """``g * y * (1 - y)``, the sigmoid's gradient from its output ``y`` (PyTorch's
+    ``sigmoid_backward``): one op, so a recorded backward has one node per sigmoid."""
+
+    __slots__ = ()
+    primitive = True
+    elementwise = "{0} * (1 - {1}) * {1}"
+    operands = ("grad", "output")
+    reads_output = False
+
+    def forward(self, xp, g, y):
+        return g * (1.0 - y) * y  # (PyTorch's order: an infinite g stays infinite where 0 < y < 1)
+
+    def backward(self, g2, ns, inputs, out):
+        g, y = inputs
+        # d/dg: y (1 - y), this op again; d/dy: g (1 - 2y)
+        return ns.apply(SigmoidBackward, g2, y), g2 * g - g2 * g * y * 2.0
 
 
 class Relu(Function):
