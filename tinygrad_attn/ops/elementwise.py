@@ -260,6 +260,7 @@ class TanhBackward(Function):
 
     __slots__ = ()
     primitive = True
+    name = "tanh_backward"
     elementwise = "{0} * (1 - {1} * {1})"
     operands = ("grad", "output")
     reads_output = False
@@ -294,6 +295,7 @@ class SigmoidBackward(Function):
 
     __slots__ = ()
     primitive = True
+    name = "sigmoid_backward"
     elementwise = "{0} * (1 - {1}) * {1}"
     operands = ("grad", "output")
     reads_output = False
