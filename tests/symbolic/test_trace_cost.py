@@ -251,8 +251,9 @@ def _count_calls(monkeypatch, name):
 
 
 @pytest.mark.parametrize("mode", ["trace", "create_graph"])
-def test_cat_backward_applies_the_slice_op_not_the_indexing_path(monkeypatch, mode):
-    # The same Slice records as g[key] made, without Tensor.__getitem__ on the way.
+def test_cat_backward_is_one_line_or_slice_ops_not_the_indexing_path(monkeypatch, mode):
+    # A trace: the gradient in pieces, one line; create_graph: the same Slice records as g[key]
+    # made. Neither through Tensor.__getitem__.
     a = Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
     b = Tensor(np.arange(4.0).reshape(2, 2), requires_grad=True)
     scale = Tensor(np.arange(10.0).reshape(2, 5))
@@ -262,9 +263,12 @@ def test_cat_backward_applies_the_slice_op_not_the_indexing_path(monkeypatch, mo
 
     if mode == "trace":
         prog = tga.trace(fn, a, b)
-        keys = [op.fn.args for op in prog.ops if op.section == "backward" and op.op == "getitem"]
-        assert keys == [(slice(None), slice(0, 2), Ellipsis), (slice(None), slice(2, 4), Ellipsis)] or keys == [
-            (slice(None), slice(0, 3), Ellipsis), (slice(None), slice(3, 5), Ellipsis)], prog.code  # fmt: skip
+        (split,) = [op for op in prog.ops if op.section == "backward" and op.op == "cat_backward"]
+        assert split.fn.args == (1, (3, 2), True) and [b.nbytes for b in split.outputs] == [0, 0], prog.code
+        assert not [op for op in prog.ops if op.section == "backward" and op.op == "getitem"]
+        prog(a, b)
+        np.testing.assert_array_equal(a.grad.numpy(), scale.numpy()[:, :3])
+        np.testing.assert_array_equal(b.grad.numpy(), scale.numpy()[:, 3:])
         calls = _count_calls(monkeypatch, "__getitem__")
         a.grad = b.grad = None
         tga.trace(fn, a, b)
@@ -274,6 +278,34 @@ def test_cat_backward_applies_the_slice_op_not_the_indexing_path(monkeypatch, mo
         np.testing.assert_array_equal(ga.numpy(), scale.numpy()[:, :3])
         np.testing.assert_array_equal(gb.numpy(), scale.numpy()[:, 3:])
     assert calls == []
+
+
+def test_stack_backward_is_one_line_with_a_hole_for_an_input_without_grad():
+    rng = np.random.default_rng(4)
+    xs0 = [rng.standard_normal((2, 3)) for _ in range(3)]
+    w = Tensor(rng.standard_normal((2, 3, 3)))
+
+    def fn(a, b, c):
+        return (tga.stack([a, b, c], 2) * w).sum()
+
+    def leaves():
+        return [Tensor(x, requires_grad=i != 1) for i, x in enumerate(xs0)]
+
+    xs = leaves()
+    fn(*xs).backward()
+    eager = [x.grad for x in xs]
+    xs = leaves()
+    prog = tga.trace(fn, *xs)
+    (split,) = [op for op in prog.ops if op.op == "stack_backward"]
+    assert split.fn.args == (2, (1, 1, 1), False) and split.outputs[1] is None, prog.code
+    assert f", _, {split.outputs[2].name}, = stack_backward" in prog.code
+    xs = leaves()
+    prog(*xs)
+    for x, e in zip(xs, eager):
+        if e is None:
+            assert x.grad is None
+        else:
+            np.testing.assert_array_equal(x.grad.numpy(), e.numpy())
 
 
 @pytest.mark.parametrize("mode", ["trace", "create_graph"])

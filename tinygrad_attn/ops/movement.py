@@ -139,19 +139,15 @@ class Cat(Function):
 
     def backward(self, g, ns, inputs, out):
         axis = self.args
-        grads, start = [], 0
-        lead = (slice(None),) * (axis % g.ndim)
-        for x in inputs:
-            n = x.shape[axis]
-            key = lead + (slice(start, start + n), Ellipsis)
-            # Recorded: the Slice op itself, as g[key] would make it (a key in bounds is kept
-            # as written), without the whole indexing path of Tensor.__getitem__.
-            grads.append(ns.apply(Slice, g, args=key) if ns.recording else g[key])
-            start += n
-        return grads
+        split = Split(axis % g.ndim, tuple(x.shape[axis] for x in inputs), True)
+        if not ns.recording:
+            return split.pieces(ns, g)
+        if ns.records_fused:  # a trace: the pieces in one line
+            return ns.split_backward(self, g, split)
+        # Recorded: the Slice op itself, as g[key] would make it (a key in bounds is kept
+        # as written), without the whole indexing path of Tensor.__getitem__.
+        return [ns.apply(Slice, g, args=key) for key in split.keys()]
 
-
-# -- strided views: diagonal, unfold -------------------------------------------------
 
 class Stack(Function):
     """Join along a new ``axis`` (``args``, of the result); each input's gradient is ``g``
@@ -168,10 +164,39 @@ class Stack(Function):
         return xp.stack(arrays, axis=self.args)
 
     def backward(self, g, ns, inputs, out):
-        lead = (slice(None),) * self.args
-        # (Recorded: the Slice op itself, as Cat's backward)
-        return [ns.apply(Slice, g, args=lead + (i, Ellipsis)) if ns.recording else g[lead + (i, Ellipsis)]
-                for i in range(len(inputs))]  # fmt: skip
+        split = Split(self.args, (1,) * len(inputs), False)
+        if not ns.recording:
+            return split.pieces(ns, g)
+        if ns.records_fused:  # a trace: the pieces in one line
+            return ns.split_backward(self, g, split)
+        return [ns.apply(Slice, g, args=key) for key in split.keys()]  # (recorded: the Slice op, as Cat's)
+
+
+class Split:
+    """``g`` cut along ``axis`` into pieces of ``sizes`` (each without that axis unless
+    ``keep_axis``: a stack's): the gradients of :class:`Cat` and :class:`Stack`, which a
+    traced program computes in one line (``grad_a, grad_b, = cat_backward_1(g)``) instead of
+    one slice op per input. The pieces are views of ``g``."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, axis: int, sizes: tuple, keep_axis: bool) -> None:
+        self.args = (axis, sizes, keep_axis)
+
+    def keys(self) -> list[tuple]:
+        axis, sizes, keep_axis = self.args
+        lead = (slice(None),) * axis
+        keys, start = [], 0
+        for n in sizes:
+            keys.append(lead + ((slice(start, start + n) if keep_axis else start), Ellipsis))
+            start += n
+        return keys
+
+    def pieces(self, xp, g):
+        return [g[key] for key in self.keys()]
+
+
+# -- strided views: diagonal, unfold -------------------------------------------------
 
 class Strided(Function):
     """A view that reads the input at a lattice of positions: output index ``j`` reads input

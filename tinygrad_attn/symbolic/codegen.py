@@ -27,6 +27,7 @@ from .._tensor import Tensor
 from ..engine.backward import SliceGradient, accumulate_grad
 from ..engine.composite import FusedFunction
 from ..engine.function import _NUMPY_SCALARS, _as_ndarray
+from ..ops.movement import Split
 from . import passes
 from .records import Buffer
 
@@ -229,14 +230,18 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
                     f = shared[key] = global_name(
                         _callable_name(op.op, op.fn.args), functools.partial(op.fn.forward, xp)
                     )
-            line = f"{b.name} = {f}({', '.join(operand(x) for x in op.inputs)})"
+            line = f"{b.name} = {f}({', '.join([x.name if x.__class__ is Buffer else operand(x) for x in op.inputs])})"
         elif op.kind == "backward":
             xp = op.inputs[0].dev.ops
-            f = global_name(op.op, _fused_backward(op.fn, xp))
-            g, ins, out = op.inputs[0], op.inputs[1:-1], op.inputs[-1]
             targets = ", ".join(b.name if b is not None else "_" for b in op.outputs)
-            tup = ", ".join(operand(x) for x in ins) + ("," if len(ins) == 1 else "")
-            line = f"{targets}, = {f}({g.name}, ({tup}), {out.name})"
+            if op.fn.__class__ is Split:  # a cat's or stack's gradient: g in pieces
+                f = global_name(op.op, functools.partial(op.fn.pieces, xp))
+                line = f"{targets}, = {f}({op.inputs[0].name})"
+            else:
+                f = global_name(op.op, _fused_backward(op.fn, xp))
+                g, ins, out = op.inputs[0], op.inputs[1:-1], op.inputs[-1]
+                tup = ", ".join(operand(x) for x in ins) + ("," if len(ins) == 1 else "")
+                line = f"{targets}, = {f}({g.name}, ({tup}), {out.name})"
         elif op.kind == "accumulate":
             # (.grad gets an array of its own: accumulate copies what the program holds)
             line = f"accumulate({tensor_of(op.target)}, {op.inputs[0].name})"

@@ -75,7 +75,8 @@ class OpRecord:
     - ``"load"``: read an argument's, parameter's or constant's array into a buffer;
     - ``"call"``: an op's forward (``fn`` is the op instance, ``fn.args`` its arguments);
     - ``"backward"``: a fused op's hand-derived backward on arrays (``fn`` is the
-      instance whose forward ran in this program, so it reads what that forward kept);
+      instance whose forward ran in this program, so it reads what that forward kept), or
+      a cat's or stack's gradient cut into pieces (``fn`` an ``ops.movement.Split``);
     - ``"accumulate"``: add a gradient buffer into ``target.grad`` as backward does;
     - ``"store"``: an in-place write ``inputs[0][target] = inputs[1]`` (``target`` a
       basic index, or ``None`` for the whole buffer), as ``x += y``, ``x[i] = v`` or

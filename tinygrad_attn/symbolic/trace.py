@@ -92,6 +92,9 @@ class _TraceNamespace(TensorNamespace):
     def fused_backward(self, fn: Any, g: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
         return self.tracer._fused_backward(fn, g, out)
 
+    def split_backward(self, fn: Any, g: Any, split: Any) -> Sequence[Any]:
+        return self.tracer._split_backward(fn, g, split)
+
 
 class Tracer(Hook):
     """Records ops into buffers while installed (see :meth:`installed`): the thread's hook."""
@@ -491,6 +494,26 @@ class Tracer(Hook):
                                  for u, x in zip(unread, fn.inputs)] + [self.value(t)]  # fmt: skip
         self.ops.append(OpRecord("backward", rec.op + "_backward", ins, outs, fn=rec.fn, section="backward",
                                  scope=rec.scope))  # fmt: skip
+        return result
+
+    def _split_backward(self, fn: Function, g: Tensor, split: Any) -> list[Any]:
+        """One record of a cat's or stack's gradient: ``g`` cut into a piece per input (views of
+        ``g``), where each piece was a slice op of its own."""
+        rec = self._by_fn[id(fn)]
+        outs: list[Buffer | None] = []
+        result: list[Any] = []
+        for inp, gi in zip(fn.inputs, split.pieces(g._dev.ops, g._data)):
+            if not isinstance(inp, Tensor) or not inp.requires_grad:
+                outs.append(None)
+                result.append(None)
+                continue
+            gt = Tensor._wrap(gi, inp._dev)
+            b = self._buffer("grad_" + self.value(inp).name, gi, inp._dev, "value", (g._data,))
+            self._bind(gt, b)
+            outs.append(b)
+            result.append(gt)
+        self.ops.append(OpRecord("backward", rec.op + "_backward", [self.value(g)], outs, fn=split,
+                                 section="backward", scope=rec.scope))  # fmt: skip
         return result
 
     def _name_grad(self, g: Tensor, t: Tensor) -> None:
