@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
+from tinygrad_attn.symbolic import passes
 
 
 def _args(specs, seed, device):
@@ -282,6 +283,31 @@ def test_memory_of_a_buffer_stays_while_a_view_of_it_lives():
     from tinygrad_attn.viz.program import memory_profile
 
     assert max(memory_profile(prog)) == prog.peak_bytes
+
+
+def test_a_name_is_deleted_where_its_memory_goes_back():
+    # z's name stays while its view v lives (deleting it earlier frees nothing); both go in
+    # one del after v's last reader. The argument's and the weight's names hold memory the
+    # program does not own: never deleted. Every del line gives memory back.
+    w = Tensor(np.full(100, 3.0))
+
+    def fn(x):
+        z = x * 2.0
+        v = z[1:]
+        return ((v * w[1:]).sum() + 1.0,)
+
+    prog = tga.trace(fn, Tensor(np.ones(100)))
+    lines = prog.code.splitlines()
+    dels = [ln.strip()[4:].split(", ") for ln in lines if ln.strip().startswith("del ")]
+    z, v = [op.outputs[0].name for op in prog.ops if op.kind == "call"][:2]
+    mul_line = next(i for i, ln in enumerate(lines) if f"({v}, " in ln)
+    assert any({z, v} <= set(d) for d in dels), prog.code
+    assert all(ln.strip() != f"del {z}" for ln in lines[:mul_line]), prog.code
+    loads = {op.outputs[0].name for op in prog.ops if op.kind == "load"}
+    assert loads and not loads & {name for d in dels for name in d}, prog.code
+    released = passes.memory_released(prog.ops, prog.dead_after)
+    assert len(dels) == sum(1 for r in released if any(b.kind == "value" and b.nbytes for b in r))
+    np.testing.assert_allclose(prog(Tensor(np.ones(100)))[0].numpy(), 99 * 6.0 + 1.0)
 
 
 def test_backward_reading_a_changed_value_raises_as_eager():

@@ -113,6 +113,10 @@ def _key_str(key: Any, global_name: Any) -> str:
     return ", ".join(out) + ("," if len(out) == 1 and isinstance(key, tuple) else "") if out else "()"
 
 
+#: The kinds of buffer whose memory the program allocates itself (see ``records.Buffer``).
+_OWNED = frozenset({"value", "init"})
+
+
 def generate(prog: Program) -> tuple[str, dict[str, Any]]:
     """The source of ``def program(args)`` and the globals it runs with."""
     params = types.SimpleNamespace()
@@ -180,7 +184,11 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
     lines = ["def program(args):"]
     section = None
     returned = {id(b) for b in prog.outputs}
-    for op, dead in zip(prog.ops, prog.dead_after):
+    # A name is deleted where its memory goes back: after the last reader of every buffer
+    # sharing that memory (a view's name goes with what it shows; the names of parameters,
+    # arguments and constants hold memory the program does not own, and are not deleted).
+    released = passes.memory_released(prog.ops, prog.dead_after)
+    for op, dead in zip(prog.ops, released):
         if op.section != section:
             section = op.section
             lines.append(f"    # {section}")
@@ -265,7 +273,7 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
         else:  # pragma: no cover - every kind is listed above
             raise AssertionError(op.kind)
         lines.append(f"    {line}{comment}")
-        gone = [b.name for b in dead if id(b) not in returned]
+        gone = [b.name for b in dead if b.kind in _OWNED and id(b) not in returned]
         if gone:
             lines.append(f"    del {', '.join(gone)}")
     ret = ", ".join(b.name for b in prog.outputs)

@@ -3,8 +3,10 @@
 - :func:`fold_constants`: an op whose inputs are all constants runs once, now.
 - :func:`eliminate_common` (CSE): the same op on the same buffers is computed once.
 - :func:`eliminate_dead`: ops nothing reads (and with no effect) go.
-- :func:`liveness`: after which line each buffer is read for the last time (the program
-  ``del``s it there, so memory goes back as early as the eager run gives it back).
+- :func:`liveness`: after which line each buffer is read for the last time, and
+  :func:`memory_released`: after which line its memory goes back (the last reader of every
+  buffer sharing it): the program ``del``s the names there, so memory goes back as early as
+  the eager run gives it back.
 - :func:`peak_bytes`: the high-water mark of the buffers the program allocates.
 """
 
