@@ -88,22 +88,23 @@ class Seq2Seq(Module):
         """One decoder step from previous tokens ``y`` ``(B,)``: logits ``(B, V)``, new state, weights
         ``(B, Ts)``. ``keys``: ``self.attention.prepare_keys(states)``, the projected keys, computed
         once per source by ``forward`` and ``decode`` (here when not given)."""
-        features, s, w = self._features(y, s, states, src_mask, keys)
-        return self.out(features), s, w
+        parts, s, w = self._features(y, s, states, src_mask, keys)
+        return self.out(_joined(parts)), s, w
 
     def _features(self, y: Any, s: Tensor, states: Tensor, src_mask: Any,
-                  keys: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
-        """One decoder step up to the output layer: what ``out`` reads, the new state, the weights."""
+                  keys: Tensor | None) -> tuple[tuple[Tensor, ...], Tensor, Tensor]:  # fmt: skip
+        """One decoder step up to the output layer: the parts of what ``out`` reads (joined on
+        the last axis), the new state, the weights."""
         e = self.tgt_embed(y)  # (B, emb)
         if keys is None:
             keys = self.attention.prepare_keys(states)
         if self.kind == "additive":
             c, w = self.attention(s, states, states, mask=src_mask, prepared_keys=keys)  # (B, h), (B, Ts)
             s = self.decoder(cat([e, c], axis=-1), s)
-            return cat([s, c, e], axis=-1), s, w
+            return (s, c, e), s, w
         s = self.decoder(e, s)
         c, w = self.attention(s, states, states, mask=src_mask, prepared_keys=keys)
-        return self.combine(cat([c, s], axis=-1)).tanh(), s, w  # Luong's attentional state h~
+        return (self.combine(cat([c, s], axis=-1)).tanh(),), s, w  # Luong's attentional state h~
 
     def forward(self, src: Any, tgt_in: Any, src_mask: Any = None,
                 return_attention: bool = False) -> Tensor | tuple[Tensor, Tensor]:  # fmt: skip
@@ -114,12 +115,14 @@ class Seq2Seq(Module):
         else:
             tgt = tgt_in.numpy() if isinstance(tgt_in, Tensor) else np.asarray(tgt_in)
         keys = self.attention.prepare_keys(states)  # (projected once: every step attends over them)
-        features, weights = [], []
+        steps, weights = [], []
         for t in range(tgt.shape[1]):
-            f, s, w = self._features(tgt[:, t], s, states, src_mask, keys)
-            features.append(f)
+            parts, s, w = self._features(tgt[:, t], s, states, src_mask, keys)
+            steps.append(parts)
             weights.append(w)
-        logits_t = self.out(stack(features, axis=1))  # (B, Tt, V): one product for every step
+        # each part of every step stacked (B, Tt, ...), joined, and one product for every step
+        features = _joined([stack(part, axis=1) for part in zip(*steps)])
+        logits_t = self.out(features)  # (B, Tt, V)
         return (logits_t, stack(weights, axis=1)) if return_attention else logits_t
 
     @no_grad()
@@ -137,3 +140,8 @@ class Seq2Seq(Module):
             weights.append(w)
         out_ids = Tensor(np.stack(ids, 1), device=states.device)
         return (out_ids, stack(weights, axis=1)) if return_attention else out_ids
+
+
+def _joined(parts: Any) -> Tensor:
+    """The parts joined on the last axis (a single part as it is: a cat of one would copy it)."""
+    return parts[0] if len(parts) == 1 else cat(list(parts), axis=-1)

@@ -264,6 +264,11 @@ class _ScoreAttention(Module):
             return self.score(q, pk)  # a subclass that defines score alone: its keys need no preparing
         raise NotImplementedError(f"{cls.__name__}: define score(q, k), or prepare_keys and score_prepared")
 
+    def _scores(self, query: Tensor, keys: Tensor, prepared_keys: Tensor | None) -> Tensor:
+        """The scores ``(B, Tq, Tk)`` of a 3-D query, or ``(B, 1, Tk)`` of a 2-D one."""
+        q = query.unsqueeze(1) if query.ndim == 2 else query  # (B, Tq, dq)
+        return self.score(q, keys) if prepared_keys is None else self.score_prepared(q, prepared_keys)
+
     def forward(self, query: Tensor, keys: Tensor, values: Tensor, mask: Any = None,
                 prepared_keys: Tensor | None = None) -> tuple[Tensor, Tensor]:  # fmt: skip
         """``query`` ``(B, dq)`` or ``(B, Tq, dq)``, ``keys`` ``(B, Tk, dk)``, ``values``
@@ -275,17 +280,12 @@ class _ScoreAttention(Module):
         """
         name = type(self).__name__
         single = query.ndim == 2
-        if single:
-            query = query.unsqueeze(1)  # (B, 1, dq)
-        if query.ndim != 3 or keys.ndim != 3 or values.ndim != 3 or keys.shape[:2] != values.shape[:2]:
+        if query.ndim not in (2, 3) or keys.ndim != 3 or values.ndim != 3 or keys.shape[:2] != values.shape[:2]:
             raise ValueError(
-                f"{name}: got query {query.shape if not single else (query.shape[0], query.shape[2])}, keys "
-                f"{keys.shape}, values {values.shape}; need (B, dq) or (B, Tq, dq), (B, Tk, dk), (B, Tk, dv)"
+                f"{name}: got query {query.shape}, keys {keys.shape}, values {values.shape}; need (B, dq) or "
+                "(B, Tq, dq), (B, Tk, dk), (B, Tk, dv)"
             )
-        if prepared_keys is None:
-            s = self.score(query, keys)  # (B, Tq, Tk)
-        else:
-            s = self.score_prepared(query, prepared_keys)
+        s = self._scores(query, keys, prepared_keys)  # (B, Tq, Tk), Tq = 1 for a 2-D query
         allowed = None
         if mask is not None:
             mask = _as_mask(mask, s, name)
@@ -358,5 +358,15 @@ class AdditiveAttention(_ScoreAttention):
         return self.key_proj(keys).unsqueeze(1)  # (B, 1, Tk, h)
 
     def score_prepared(self, q: Tensor, pk: Tensor) -> Tensor:
-        wq = self.query_proj(q).unsqueeze(2)  # (B, Tq, 1, h)
-        return self.v((wq + pk).tanh()).squeeze(-1)  # (B, Tq, Tk)
+        return self._score_of(self.query_proj(q).unsqueeze(2), pk)  # W q: (B, Tq, 1, h)
+
+    def _scores(self, query: Tensor, keys: Tensor, prepared_keys: Tensor | None) -> Tensor:
+        if query.ndim == 3:
+            return super()._scores(query, keys, prepared_keys)
+        # One query (a decoder step): W q of the 2-D query put in place in one reshape
+        pk = self.prepare_keys(keys) if prepared_keys is None else prepared_keys
+        wq = self.query_proj(query)  # (B, h)
+        return self._score_of(wq.reshape(wq.shape[0], 1, 1, wq.shape[1]), pk)
+
+    def _score_of(self, wq: Tensor, pk: Tensor) -> Tensor:
+        return self.v((wq + pk).tanh()).squeeze(-1)  # v . tanh(W q + U k): (B, Tq, Tk)
