@@ -116,6 +116,7 @@ class Tracer(Hook):
         self._alive: list[Any] = []  # what the maps' ids refer to, kept alive while tracing
         self._names: dict[str, int] = {}
         self._given: set[str] = set()
+        self._idents: dict[str, str] = {}  # a base name -> its identifier (see _identifier)
         self._effect_objs: dict[int, str] = {}
         self._by_fn: dict[int, OpRecord] = {}  # id(eager op instance) -> its record
         self._backward_made: set[int] = set()  # ids of buffers the backward pass made
@@ -200,7 +201,10 @@ class Tracer(Hook):
 
     # -- buffers --------------------------------------------------------------------
     def _unique(self, base: str, numbered: bool = False) -> str:
-        base = _identifier(base)
+        ident = self._idents.get(base)
+        if ident is None:  # (an op's name comes back hundreds of times: checked once)
+            ident = self._idents[base] = _identifier(base)
+        base = ident
         while True:  # (never a name given already: ``grad_param_1`` may come from two bases)
             n = self._names.get(base, 0)
             self._names[base] = n + 1
