@@ -109,6 +109,11 @@ def _conv_setup(op: str, nd: int, x: Any, w: Tensor, b: Tensor | None, stride: A
                 raise InvalidArgumentError(f"{op}: padding='same' is not supported for strided convolutions")
             total = [d * (k - 1) for d, k in zip(dilation, kernel)]
             pads = tuple((t // 2, t - t // 2) for t in total)  # the odd one on the right, as PyTorch
+            if any(lo != hi for lo, hi in pads):
+                # As PyTorch: the odd one padded onto a copy of the input first, the rest by the
+                # convolution, which so keeps the copy (changing the input in place after it is fine)
+                x = _pad(x, tuple((0, hi - lo) for lo, hi in pads), 0.0)
+                pads = tuple((lo, lo) for lo, _ in pads)
         else:
             raise InvalidArgumentError(f"{op}: padding must be 'valid', 'same', an int or a tuple, got {padding!r}")
     else:

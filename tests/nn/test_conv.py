@@ -377,3 +377,28 @@ def test_max_unpool_gradcheck_and_errors(device, rng):
 )
 def test_conv_reprs_name_what_differs_from_the_defaults_as_pytorch(name, args, kwargs):
     assert repr(getattr(nn, name)(*args, **kwargs)) == repr(getattr(torch.nn, name)(*args, **kwargs))
+
+
+@pytest.mark.parametrize("kernel", [(2, 3), (3, 3), (1, 4)])
+def test_same_padding_keeps_what_pytorch_keeps(kernel, rng):
+    # PyTorch pads a copy of the input for the odd part of 'same' padding (an even kernel), so
+    # the convolution keeps the copy and the input may change in place before backward; with
+    # an odd kernel it keeps the input itself, and the change raises.
+    torch = pytest.importorskip("torch")
+    x0, w0 = rng.standard_normal((1, 2, 4, 5)), rng.standard_normal((3, 2, *kernel))
+
+    def attempt(m, conv):
+        x, w = m.tensor(x0, requires_grad=True), m.tensor(w0, requires_grad=True)
+        xi = x * 1.0
+        y = conv(xi, w, padding="same")
+        xi.add_(1.0)
+        try:
+            y.sum().backward()
+        except RuntimeError:
+            return "raises", None
+        return "ok", w.grad
+
+    ours, theirs = attempt(tga, F.conv2d), attempt(torch, torch.nn.functional.conv2d)
+    assert ours[0] == theirs[0] == ("ok" if any(k % 2 == 0 for k in kernel) else "raises")
+    if ours[1] is not None:
+        close(ours[1], theirs[1].numpy(), atol=1e-12)
