@@ -322,6 +322,17 @@ def masked_along_axis(draw: Any) -> Sample:
 
 
 @st.composite
+def additive_scores(draw: Any) -> Sample:
+    """Projected queries (..., Tq, h) and keys (..., Tk, h), leading axes broadcasting (0-sized
+    among them), and h weights as (h,) or a Linear(h, 1)'s (1, h)."""
+    lead_q, lead_k = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=2)).input_shapes
+    h = draw(st.integers(1, 3))
+    q = draw(array((*lead_q, draw(st.integers(0, 3)), h)))
+    k = draw(array((*lead_k, draw(st.integers(0, 3)), h)))
+    return Sample((q, k, draw(array(draw(st.sampled_from([(h,), (1, h)]))))), {})
+
+
+@st.composite
 def masked_fills(draw: Any) -> Sample:
     sx, sm = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=MAX_SIDE)).input_shapes
     x = draw(array(sx))
@@ -734,6 +745,15 @@ OPS: list[OpInfo] = [
         lambda x, mask, axis: torch.where(mask, torch.softmax(torch.where(mask, x, -1e9), axis), 0.0),
         masked_along_axis(),
         ("masked_softmax",),
+        composite=True,
+    ),
+    OpInfo(
+        "additive_score",
+        lambda q, k, v: F.additive_score(q, k, v),
+        # (PyTorch has no such function: its ops, as a Bahdanau attention writes them)
+        lambda q, k, v: torch.tanh(q.unsqueeze(-2) + k.unsqueeze(-3)) @ v.reshape(-1),
+        additive_scores(),
+        ("additive_score",),
         composite=True,
     ),
     OpInfo(

@@ -33,6 +33,7 @@ __all__ = [
     "softmax",
     "log_softmax",
     "masked_softmax",
+    "additive_score",
     "layer_norm",
     "gelu",
     "dropout",
@@ -155,6 +156,43 @@ def masked_softmax(x: Tensor, mask: Any, dim: int = -1) -> Tensor:
     """
     mask = _softmax_mask(x, mask)
     return where(mask, softmax(where(mask, x, fused.MASKED_FILL), dim), 0.0)
+
+
+def _check_additive(query: Tensor, keys: Tensor, v: Tensor) -> None:
+    for t, what in ((query, "query"), (keys, "keys"), (v, "v")):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"additive_score: {what} must be a Tensor, got {type(t).__name__}")
+        _float(t, "additive_score")
+    h = query.shape[-1] if query.ndim else None
+    ok = query.ndim >= 2 and keys.ndim >= 2 and keys.shape[-1] == h and math.prod(v.shape) == h
+    try:
+        np.broadcast_shapes(query.shape[:-2], keys.shape[:-2])
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"additive_score: query {query.shape}, keys {keys.shape} and v {v.shape} do not fit; need "
+            "query (..., Tq, h), keys (..., Tk, h) with broadcastable leading axes, and h weights in v"
+        )
+
+
+def _additive_score_fused(query: Tensor, keys: Tensor, v: Tensor) -> Tensor:
+    _check_additive(query, keys, v)
+    return fused.AdditiveScore.apply(query, keys, v)
+
+
+@composite("additive_score", _additive_score_fused)
+def additive_score(query: Tensor, keys: Tensor, v: Tensor) -> Tensor:
+    """Bahdanau's score ``v . tanh(q_i + k_j)`` of every pair of ``query`` ``(..., Tq, h)``
+    and ``keys`` ``(..., Tk, h)``, both projected already (``W q``, ``U k``); ``v`` holds
+    ``h`` weights (``(h,)``, or a ``Linear(h, 1)``'s ``(1, h)`` weight). Returns ``(..., Tq,
+    Tk)``, in one node.
+
+    >>> additive_score(Tensor.ones(1, 2, 3), Tensor.zeros(1, 4, 3), Tensor.ones(3)).shape
+    (1, 2, 4)
+    """
+    _check_additive(query, keys, v)
+    return (query.unsqueeze(-2) + keys.unsqueeze(-3)).tanh() @ v.reshape(-1)
 
 
 # -- linear maps -------------------------------------------------------------------------
@@ -982,6 +1020,7 @@ METHODS = {"softmax": softmax, "log_softmax": log_softmax, "gelu": gelu, "dropou
 fused.Softmax.definition = staticmethod(softmax)
 fused.LogSoftmax.definition = staticmethod(log_softmax)
 fused.MaskedSoftmax.definition = staticmethod(masked_softmax)
+fused.AdditiveScore.definition = staticmethod(additive_score)
 fused.Linear.definition = staticmethod(linear)
 fused.LayerNorm.definition = staticmethod(_layer_norm_last)
 fused.Gelu.definition = staticmethod(gelu)

@@ -524,6 +524,7 @@ def _dependent_cases():
         "Softmax": lambda W: (F.softmax(W * W, -1) * W).sum(),
         "LogSoftmax": lambda W: (F.log_softmax(W * 1.5, -1) * W).sum(),
         "MaskedSoftmax": lambda W: (F.masked_softmax(W * W, W > -0.3, -1) * W).sum(),
+        "AdditiveScore": lambda W: (F.additive_score(W * W, W * 0.5, W[0]) * W).sum(),
         "Linear": lambda W: (F.linear(W * 1.0, W, W[0] * 2.0) * W.tanh()).sum(),
         "LayerNorm": _layer_norm_case,
         "Gelu": lambda W: (F.gelu(W * W) * W).sum(),

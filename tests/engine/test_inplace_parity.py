@@ -37,6 +37,8 @@ NOT_RAISING_HERE: dict[tuple[str, str], str] = {}
 RAISING_HERE: dict[tuple[str, str], str] = {
     ("masked_softmax", "output"): "its backward reads its output, as softmax's (whose output PyTorch "
     "keeps too); the oracle's last op, a where, keeps nothing",
+    **{("additive_score", f"input {i}"): "the fused op keeps its query and keys (its gradients of higher "
+       "order recompute from them); the oracle's add keeps nothing, its tanh keeps its output" for i in (0, 1)},
 }
 
 

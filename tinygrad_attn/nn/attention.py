@@ -355,18 +355,7 @@ class AdditiveAttention(_ScoreAttention):
         self.v = Linear(hidden_dim, 1, bias=False)
 
     def prepare_keys(self, keys: Tensor) -> Tensor:
-        return self.key_proj(keys).unsqueeze(1)  # (B, 1, Tk, h)
+        return self.key_proj(keys)  # U k: (B, Tk, h)
 
     def score_prepared(self, q: Tensor, pk: Tensor) -> Tensor:
-        return self._score_of(self.query_proj(q).unsqueeze(2), pk)  # W q: (B, Tq, 1, h)
-
-    def _scores(self, query: Tensor, keys: Tensor, prepared_keys: Tensor | None) -> Tensor:
-        if query.ndim == 3:
-            return super()._scores(query, keys, prepared_keys)
-        # One query (a decoder step): W q of the 2-D query put in place in one reshape
-        pk = self.prepare_keys(keys) if prepared_keys is None else prepared_keys
-        wq = self.query_proj(query)  # (B, h)
-        return self._score_of(wq.reshape(wq.shape[0], 1, 1, wq.shape[1]), pk)
-
-    def _score_of(self, wq: Tensor, pk: Tensor) -> Tensor:
-        return self.v((wq + pk).tanh()).squeeze(-1)  # v . tanh(W q + U k): (B, Tq, Tk)
+        return F.additive_score(self.query_proj(q), pk, self.v.weight)  # v . tanh(W q + U k): (B, Tq, Tk)

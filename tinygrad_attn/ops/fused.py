@@ -143,6 +143,35 @@ class MaskedSoftmax(FusedFunction):
         return self.definition(x, allowed, self.args)
 
 
+class AdditiveScore(FusedFunction):
+    """Bahdanau's score of every (query, key) pair, ``v . tanh(q_i + k_j)``: inputs ``q``
+    ``(..., Tq, h)`` and ``k`` ``(..., Tk, h)`` (projected already) and ``v`` (``h``
+    weights, any shape), output ``(..., Tq, Tk)``, in one node where the primitive form is
+    an add, a tanh, a product and a reshape (and four ops more in its backward). The
+    ``tanh`` it computes is kept (``ctx``) for the backward."""
+
+    __slots__ = ()
+    name = "additive_score"
+    reads_output = False
+
+    def forward(self, xp, q, k, v):
+        t = xp.tanh(xp.expand_dims(q, axis=-2) + xp.expand_dims(k, axis=-3))  # (..., Tq, Tk, h)
+        self.ctx = t
+        return xp.matmul(t, xp.reshape(v, (-1,)))
+
+    def backward_arrays(self, g, ns, inputs, out):
+        v = inputs[2]
+        t = self.ctx
+        ge = ns.expand_dims(g, axis=-1)  # (..., Tq, Tk, 1)
+        gv = ns.sum(ns.reshape(ge * t, (-1, t.shape[-1])), axis=0)
+        gpre = ge * ns.reshape(v, (-1,))  # d/d tanh
+        gpre *= 1.0 - t * t  # d/d (q_i + k_j), PyTorch's tanh_backward order
+        return ns.sum(gpre, axis=-2), ns.sum(gpre, axis=-3), ns.reshape(gv, v.shape)
+
+    def recompute(self, q, k, v):
+        return self.definition(q, k, v)
+
+
 class Linear(FusedFunction):
     """``x @ weight.mT + bias`` in one node; ``bias`` may be None.
 
