@@ -139,14 +139,7 @@ class Cat(Function):
 
     def backward(self, g, ns, inputs, out):
         axis = self.args
-        split = Split(axis % g.ndim, tuple(x.shape[axis] for x in inputs), True)
-        if not ns.recording:
-            return split.pieces(ns, g)
-        if ns.records_fused:  # a trace: the pieces in one line
-            return ns.split_backward(self, g, split)
-        # Recorded: the Slice op itself, as g[key] would make it (a key in bounds is kept
-        # as written), without the whole indexing path of Tensor.__getitem__.
-        return [ns.apply(Slice, g, args=key) for key in split.keys()]
+        return Split(axis % g.ndim, tuple(x.shape[axis] for x in inputs), True).gradients(self, g, ns)
 
 
 class Stack(Function):
@@ -164,12 +157,7 @@ class Stack(Function):
         return xp.stack(arrays, axis=self.args)
 
     def backward(self, g, ns, inputs, out):
-        split = Split(self.args, (1,) * len(inputs), False)
-        if not ns.recording:
-            return split.pieces(ns, g)
-        if ns.records_fused:  # a trace: the pieces in one line
-            return ns.split_backward(self, g, split)
-        return [ns.apply(Slice, g, args=key) for key in split.keys()]  # (recorded: the Slice op, as Cat's)
+        return Split(self.args, (1,) * len(inputs), False).gradients(self, g, ns)
 
 
 class Split:
@@ -194,6 +182,17 @@ class Split:
 
     def pieces(self, xp, g):
         return [g[key] for key in self.keys()]
+
+    def gradients(self, fn: Function, g, ns):
+        """The gradients of ``fn``'s inputs as namespace ``ns`` computes them: views of an
+        array; in a trace, one line of pieces; under ``create_graph``, the Slice op itself per
+        piece, as ``g[key]`` would make it (a key in bounds is kept as written), without the
+        whole indexing path of ``Tensor.__getitem__``."""
+        if not ns.recording:
+            return self.pieces(ns, g)
+        if ns.records_fused:
+            return ns.split_backward(fn, g, self)
+        return [ns.apply(Slice, g, args=key) for key in self.keys()]
 
 
 # -- strided views: diagonal, unfold -------------------------------------------------
