@@ -390,3 +390,41 @@ def test_embedding_in_a_trace_takes_float_ids_holding_integers_and_padding():
         np.testing.assert_array_equal(g, w.grad.numpy())
     with pytest.raises(IndexError, match="embedding: ids must be integers"):
         tga.trace(fn, Tensor(np.array([True, False])))
+
+
+def test_a_dropped_compiled_step_frees_its_model_without_the_cyclic_collector():
+    # A program's function once sat in the dict that is its globals (a reference cycle), and
+    # the names of a compiled call's arguments were given by a closure calling itself: the
+    # parameters, the optimizer and the whole model stayed alive after the step was dropped,
+    # until a collection, which then also came in the middle of whatever ran next.
+    import weakref  # noqa: PLC0415
+
+    def once():
+        m = tga.nn.Linear(4, 4)
+        opt = tga.optim.Adam(m.parameters())
+
+        def step(x):
+            opt.zero_grad()
+            loss = m(x).sum()
+            loss.backward()
+            opt.step()
+            return loss
+
+        run = tga.compile(step)
+        for _ in range(2):
+            run(Tensor(np.ones((2, 4))))
+        prog = tga.trace(lambda x: (x * m.weight).sum(), Tensor(np.ones((4, 4))))
+        return weakref.ref(m.weight), weakref.ref(run.program), prog
+
+    once()  # (lazily built module state)
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        weight, program, prog = once()
+        del prog
+        assert weight() is None and program() is None
+        assert gc.collect() == 0
+    finally:
+        if was:
+            gc.enable()

@@ -273,6 +273,7 @@ def _flat_names(fn: Callable[..., Any], structure: Any, n: int) -> list[str]:
         walk(a, nm)
     for k, v in kw.items():
         walk(v, str(k))
+    walk = None  # (it calls itself through its closure: a cycle left to the collector at every trace)
     return names
 
 

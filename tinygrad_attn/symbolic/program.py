@@ -40,7 +40,10 @@ class Program:
         self.code, env = codegen.generate(self)
         self._env = env
         exec(compile(self.code, f"<program {name}>", "exec"), env)  # the printed text is what runs
-        self._run = env["program"]
+        # (taken out of env: the function holds env as its globals, and env holding the function
+        # would be a reference cycle, which kept the parameters, the optimizer and the whole
+        # model alive after the program was dropped, until the cyclic collector came)
+        self._run = env.pop("program")
 
     def __call__(self, *args: Any) -> Any:
         if len(args) != len(self.arg_specs):
