@@ -223,6 +223,27 @@ def test_attention_is_found_in_every_attention_module(kind):
     assert layer["g"] is not None
 
 
+@pytest.mark.parametrize("kind", ["AdditiveAttention", "GeneralAttention", "DotAttention"])
+def test_masked_attention_weights_are_found_with_zeros_where_masked(kind):
+    # A key padding mask makes the score attentions' weights one masked softmax: the page
+    # shows them, zero on the padding, one per query over the keys it may see.
+    tga.manual_seed(0)
+    q = Tensor.randn(2, 3, 8, requires_grad=True)
+    kv = Tensor.randn(2, 5, 8, requires_grad=True)
+    keep = np.array([[True, True, True, False, False], [True] * 5])
+    m = {
+        "AdditiveAttention": lambda: nn.AdditiveAttention(8, 8, 6),
+        "GeneralAttention": lambda: nn.GeneralAttention(8, 8),
+        "DotAttention": nn.DotAttention,
+    }[kind]()
+    page = explore(m(q, kv, kv, mask=Tensor(keep))[0].sum())
+    (layer,) = page.data["attention"]
+    w = np.array(layer["w"])
+    assert w.shape == (1, 3, 5)  # (heads, queries, keys) of the first sequence
+    assert np.all(w[:, :, 3:] == 0)
+    np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-3)
+
+
 def test_attention_from_primitives_needs_no_module():
     tga.manual_seed(0)
     q = Tensor.randn(1, 2, 4, 8, requires_grad=True)

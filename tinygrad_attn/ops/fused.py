@@ -112,32 +112,29 @@ class LogSoftmax(FusedFunction):
 MASKED_FILL = -1e9
 
 
-class MaskedSoftmax(FusedFunction):
+class MaskedSoftmax(Softmax):
     """Softmax along ``axis`` (``args``) over the positions ``allowed`` (bool) holds True,
     zeros at the others and in a row that allows none: ``where(allowed, softmax(where(allowed,
     x, MASKED_FILL)), 0)`` in one node, as attention over padded keys computes it; inputs
-    ``(x, allowed)``. Its output is zero where not allowed, so softmax's backward
-    through the output, ``y * (g - sum(g * y))``, is already zero there: the backward reads
-    the output only (``keep = ()``), as :class:`Softmax`'s."""
+    ``(x, allowed)``. Its output is zero where not allowed, so softmax's backward through
+    the output, ``y * (g - sum(g * y))``, is already zero there: the backward is
+    :class:`Softmax`'s (reading the output only), with no gradient for the mask. A softmax
+    (``isinstance``), so what looks for attention weights finds its output."""
 
     __slots__ = ()
     name = "masked_softmax"
-    keep = ()
 
     def forward(self, xp, x, allowed):
-        y = softmax_array(xp, xp.where(allowed, x, xp.scalar(MASKED_FILL, x)), self.args)
+        y = super().forward(xp, xp.where(allowed, x, xp.scalar(MASKED_FILL, x)))
         return xp.where(allowed, y, xp.scalar(0.0, y))
 
     def backward(self, g, ns, inputs, out):
-        if ns.recording:
-            if ns.records_fused:  # a trace: one record of backward_arrays
-                return ns.fused_backward(self, g, inputs, out)
-            # create_graph: differentiable through the output, as Softmax's
-            return out * (g - (g * out).sum(self.args, keepdims=True)), None
-        return softmax_backward_array(ns, g, out, self.args, may_overwrite(g)), None
+        if ns.recording and ns.records_fused:  # a trace: one record of backward_arrays
+            return ns.fused_backward(self, g, inputs, out)
+        return (*super().backward(g, ns, inputs, out), None)
 
     def backward_arrays(self, g, ns, inputs, out):
-        return softmax_backward_array(ns, g, out, self.args), None
+        return (*super().backward_arrays(g, ns, inputs, out), None)
 
     def recompute(self, x, allowed):
         return self.definition(x, allowed, self.args)
