@@ -16,7 +16,7 @@ import numpy as np
 
 from ..engine.composite import FusedFunction
 from ..engine.function import may_overwrite
-from .elementwise import blockwise, erf_array
+from .elementwise import TanhBackward, blockwise, erf_array
 from .linalg import batch_times_matrix, rows_shape
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -161,8 +161,7 @@ class AdditiveScore(FusedFunction):
         t = self.ctx
         ge = ns.expand_dims(g, axis=-1)  # (..., Tq, Tk, 1)
         gv = ns.sum(ns.reshape(ge * t, (-1, t.shape[-1])), axis=0)
-        gpre = ge * ns.reshape(v, (-1,))  # d/d tanh
-        gpre *= 1.0 - t * t  # d/d (q_i + k_j), PyTorch's tanh_backward order
+        gpre = ns.apply(TanhBackward, ge * ns.reshape(v, (-1,)), t)  # d/d (q_i + k_j), through tanh's rule
         return ns.sum(gpre, axis=-2), ns.sum(gpre, axis=-3), ns.reshape(gv, v.shape)
 
     def recompute(self, q, k, v):
