@@ -480,20 +480,7 @@ class Tracer(Hook):
         unread = [fn.keep == () and isinstance(x, Tensor) for x in fn.inputs]
         saved = [None if u else a for u, a in zip(unread, fn.saved)]
         gs = fn.backward_arrays(g._data, t._dev.ops, saved, t._data)
-        outs: list[Buffer | None] = []
-        result: list[Any] = []
-        for inp, gi in zip(fn.inputs, gs):
-            if gi is None or not isinstance(inp, Tensor) or not inp.requires_grad:
-                outs.append(None)
-                result.append(None)
-                continue
-            if gi.__class__ is SliceGradient:
-                gi = gi.dense()
-            gt = Tensor._wrap(_as_ndarray(gi) if gi.__class__ in _NUMPY_SCALARS else gi, inp._dev)
-            b = self._buffer("grad_" + self.value(inp).name, gt._data, inp._dev, "value")
-            self._bind(gt, b)
-            outs.append(b)
-            result.append(gt)
+        outs, result = self._gradient_buffers(fn.inputs, gs)
         ins = [self.value(g)] + [None if u else self.value(x) if isinstance(x, Tensor) else x
                                  for u, x in zip(unread, fn.inputs)] + [self.value(t)]  # fmt: skip
         self.ops.append(OpRecord("backward", rec.op + "_backward", ins, outs, fn=rec.fn, section="backward",
@@ -504,21 +491,31 @@ class Tracer(Hook):
         """One record of a cat's or stack's gradient: ``g`` cut into a piece per input (views of
         ``g``), where each piece was a slice op of its own."""
         rec = self._by_fn[id(fn)]
-        outs: list[Buffer | None] = []
-        result: list[Any] = []
-        for inp, gi in zip(fn.inputs, split.pieces(g._dev.ops, g._data)):
-            if not isinstance(inp, Tensor) or not inp.requires_grad:
-                outs.append(None)
-                result.append(None)
-                continue
-            gt = Tensor._wrap(gi, inp._dev)
-            b = self._buffer("grad_" + self.value(inp).name, gi, inp._dev, "value", (g._data,))
-            self._bind(gt, b)
-            outs.append(b)
-            result.append(gt)
+        outs, result = self._gradient_buffers(fn.inputs, split.pieces(g._dev.ops, g._data), views=(g._data,))
         self.ops.append(OpRecord("backward", rec.op + "_backward", [self.value(g)], outs, fn=split,
                                  section="backward", scope=rec.scope))  # fmt: skip
         return result
+
+    def _gradient_buffers(self, inputs: Sequence[Any], gs: Sequence[Any],
+                          views: Sequence[Any] = ()) -> tuple[list[Buffer | None], list[Any]]:  # fmt: skip
+        """The buffers (outputs of one backward record) and tensors of the gradients ``gs`` of
+        ``inputs``, None for an input that takes none; ``views``: arrays the gradients may be
+        views of (they then allocate nothing)."""
+        outs: list[Buffer | None] = []
+        result: list[Any] = []
+        for inp, gi in zip(inputs, gs):
+            if gi is None or not isinstance(inp, Tensor) or not inp.requires_grad:
+                outs.append(None)
+                result.append(None)
+                continue
+            if gi.__class__ is SliceGradient:
+                gi = gi.dense()
+            gt = Tensor._wrap(_as_ndarray(gi) if gi.__class__ in _NUMPY_SCALARS else gi, inp._dev)
+            b = self._buffer("grad_" + self.value(inp).name, gt._data, inp._dev, "value", views)
+            self._bind(gt, b)
+            outs.append(b)
+            result.append(gt)
+        return outs, result
 
     def _name_grad(self, g: Tensor, t: Tensor) -> None:
         """Call a gradient made in the backward pass ``grad_<name of t>``."""
