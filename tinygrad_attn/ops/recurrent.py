@@ -24,7 +24,10 @@ steps in reverse to collect the gates' gradients in one buffer, then gets ``W_ih
 ``W_hh``, both biases and ``x`` from it with one product each. Sigmoids are written as
 ``0.5 * tanh(x / 2) + 0.5``: one transcendental call, never overflowing. On NumPy the
 LSTM writes every step into preallocated buffers (``out=``) and takes all four gates from
-one ``exp``; other namespaces, and ragged lengths, run the generic loop.
+one ``exp``; with numba installed (the ``jit`` extra) each step's arithmetic between NumPy's
+``exp`` and ``tanh``, and each step of the backward, is one compiled loop
+(:mod:`.cpu_kernels`), the same numbers bit for bit. Other namespaces, and ragged lengths,
+run the generic loop.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.composite import FusedFunction
+from . import cpu_kernels
 
 
 def _rows(xp, a):
@@ -494,23 +498,29 @@ class LSTM(_Recurrence):
         ig = np.empty((batch, n_h), dtype)
         one, two = dtype.type(1), dtype.type(2)  # (a NumPy scalar: a Python float costs a conversion per call)
         add, multiply, subtract = np.add, np.multiply, np.subtract
+        step = cpu_kernels.kernel("lstm_forward") if cpu_kernels.float_arrays(gates) else None
+        if step is not None:  # the step's elementwise part as one compiled loop
+            c = np.ascontiguousarray(c, dtype)
         with np.errstate(over="ignore"):  # exp(-a) = inf for a < -88 (float32): the sigmoid is 0, as it should be
             for t in _steps(t_len, reverse):
                 u = gates[t]  # (4, B, H)
                 np.matmul(h, w_h, out=hw)
                 add(u, hw_gates, out=u)
                 np.exp(u, out=u)
-                add(u, one, out=u)
-                np.reciprocal(u, out=u)
-                i_t, f_t, g_t, o_t = u
-                multiply(g_t, two, out=g_t)
-                subtract(g_t, one, out=g_t)  # i, f, g, o
                 c_new, tc, h = out[1, t], tcs[t], out[0, t]
-                multiply(f_t, c, out=c_new)
-                multiply(i_t, g_t, out=ig)
-                add(c_new, ig, out=c_new)
+                if step is not None:
+                    step(u, c, c_new)
+                else:
+                    add(u, one, out=u)
+                    np.reciprocal(u, out=u)
+                    i_t, f_t, g_t = u[0], u[1], u[2]
+                    multiply(g_t, two, out=g_t)
+                    subtract(g_t, one, out=g_t)  # i, f, g, o
+                    multiply(f_t, c, out=c_new)
+                    multiply(i_t, g_t, out=ig)
+                    add(c_new, ig, out=c_new)
                 np.tanh(c_new, out=tc)
-                multiply(o_t, tc, out=h)
+                multiply(u[3], tc, out=h)
                 c = c_new
         self.ctx = (gates, tcs)
         if cell:
@@ -534,6 +544,38 @@ class LSTM(_Recurrence):
             g, out = g.transpose(0, 2, 1, 3), out.transpose(0, 2, 1, 3)
         g = g.reshape(2, t_len, batch, n_h)
         hs, cs = out.reshape(2, t_len, batch, n_h)
+        step = cpu_kernels.kernel("lstm_backward") if cpu_kernels.float_arrays(gates, tcs) else None
+        if step is not None:
+            rows, dh, dc_next = self._bptt_compiled(step, g, cs, c0, w_hh, reverse)
+        else:
+            rows, dh, dc_next = self._bptt_numpy(g, cs, c0, w_hh, reverse)
+        return self._weight_gradients(rows, dh, dc_next, x, x_shape, hs, inputs)
+
+    def _bptt_compiled(self, step, g, cs, c0, w_hh, reverse):
+        """The loop of :meth:`_bptt_numpy` with each step's elementwise part one compiled
+        call (``ops.cpu_kernels``): the same formulas in the same order, so the same numbers."""
+        gates, tcs = self.ctx
+        t_len, batch, n_h = tcs.shape
+        dtype = gates.dtype
+        g_h, g_c = np.ascontiguousarray(g, dtype)  # (an output's gradient is often a broadcast)
+        cs = np.ascontiguousarray(cs, dtype)
+        first = t_len - 1 if reverse else 0
+        c_first = np.ascontiguousarray(c0.reshape(batch, n_h), dtype) if c0 is not None else cs[first]
+        back = 1 if reverse else -1  # where the step before a step lies
+        rows = np.empty((t_len, batch, 4 * n_h), dtype)
+        dh = np.empty((batch, n_h), dtype)
+        dc_next = np.empty((batch, n_h), dtype)
+        for k, t in enumerate(_steps(t_len, not reverse)):
+            c_prev = c_first if t == first else cs[t + back]
+            step(gates[t], tcs[t], c_prev, t != first or c0 is not None, g_h[t], g_c[t], dh, k == 0, dc_next, rows[t])
+            np.matmul(rows[t], w_hh, out=dh)
+        return rows, dh, dc_next
+
+    def _bptt_numpy(self, g, cs, c0, w_hh, reverse):
+        """The backward loop in NumPy calls: the gates' gradients ``(T, B, 4H)``, and those
+        of the state the first step starts from, h and c."""
+        gates, tcs = self.ctx
+        t_len, batch, n_h = tcs.shape
         first = t_len - 1 if reverse else 0  # the step that starts from h0, c0
         later = slice(None, -1) if reverse else slice(1, None)  # the steps after another step,
         before = slice(1, None) if reverse else slice(None, -1)  # and those steps' predecessors
@@ -583,6 +625,17 @@ class LSTM(_Recurrence):
             np.multiply(dc, f[t], out=dc_next)
             np.copyto(rows_gates[t], d_t)
             np.matmul(rows[t], w_hh, out=dh)
+        return rows, dh, dc_next
+
+    def _weight_gradients(self, rows, dh, dc_next, x, x_shape, hs, inputs):
+        """The inputs' gradients from the gates' ``rows`` ``(T, B, 4H)``: one product each."""
+        _, h0, c0, w_ih, _, b_ih, b_hh = inputs
+        reverse, batch_first, cell = self.args[:3]
+        t_len, batch, n_g = rows.shape
+        n_h = n_g // 4
+        first = t_len - 1 if reverse else 0
+        later = slice(None, -1) if reverse else slice(1, None)
+        before = slice(1, None) if reverse else slice(None, -1)
         # The weights' gradients: one product over all steps each.
         d_rows = rows.reshape(t_len * batch, 4 * n_h)
         x_rows = x.reshape(t_len * batch, x.shape[-1])

@@ -6,7 +6,10 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from .._tensor import Tensor
+from ..ops import cpu_kernels
 from .optimizer import Optimizer, _assign, _Bucket, _inplace_ns, _mul
 
 
@@ -95,6 +98,11 @@ class Adam(Optimizer):
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
         b1, b2 = (float(x) for x in group["betas"])
         w = b.flat
+        if o is np and group.get("amsgrad", False) and "max_exp_avg_sq" not in b.state:
+            b.state["max_exp_avg_sq"] = np.zeros(w.shape, w.dtype)  # amsgrad switched on after the first steps
+        fused = self._compiled_update(b, grad, group) if o is np else None
+        if fused is not None:
+            return fused
         tmp = xp.empty(w.shape, w.dtype) if o is not None else None
         if wd and self.decoupled:
             w = w * (1.0 - lr * wd)  # a new array: it becomes the parameters' values
@@ -127,6 +135,29 @@ class Adam(Optimizer):
             return o.subtract(w, q, out=q)
         w -= q
         return w
+
+    def _compiled_update(self, b: _Bucket, grad: Any, group: dict[str, Any]) -> Any:
+        """The update of :meth:`_flat_update` as one compiled loop (``ops.cpu_kernels``), the
+        same numbers bit for bit; None where the kernel is not there (then the NumPy passes)."""
+        m, v = b.state["exp_avg"], b.state["exp_avg_sq"]
+        amsgrad = bool(group.get("amsgrad", False))
+        vmax = b.state["max_exp_avg_sq"] if amsgrad else v
+        w = b.flat
+        kern = cpu_kernels.kernel("adam") if cpu_kernels.float_arrays(w, grad, m, v, vmax) else None
+        if kern is None:
+            return None
+        lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
+        b1, b2 = (float(x) for x in group["betas"])
+        for st in b.states:
+            st["step"] += 1
+        t = b.states[0]["step"]
+        c2 = math.sqrt(1.0 - b2**t)
+        num = w.dtype.type  # (the scalars in the arrays' dtype, as NumPy rounds a Python float for them)
+        decay = 1.0 - lr * wd if wd and self.decoupled else 1.0
+        out = np.empty_like(w)
+        kern(w, grad, m, v, vmax, out, num(b1), num(b2), num(1.0 - b1), num(1.0 - b2), num(decay), num(wd),
+             num(eps * c2), num(lr / (1.0 - b1**t) * c2), bool(wd) and not self.decoupled, amsgrad)  # fmt: skip
+        return out
 
     # -- the same update as tensor ops, for a symbolic trace (see Optimizer._traceable) --
     def _begin(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
