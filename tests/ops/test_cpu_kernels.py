@@ -174,3 +174,86 @@ def test_lstm_cell_and_saturated_gates_through_the_kernels(calls, monkeypatch):
     for a, b in zip(results[True], results[False]):
         np.testing.assert_array_equal(a, b)
         assert np.isfinite(a).all()
+
+
+# -- GELU and layer norm (the GPT step's costliest elementwise ops) -------------------------
+def _gelu_run(x_values, g_values):
+    x = tga.tensor(x_values, requires_grad=True)
+    y = tga.nn.functional.gelu(x)
+    (y * tga.tensor(g_values)).sum().backward()
+    return y.numpy().copy(), x.grad.numpy().copy()
+
+
+@needs_numba
+@pytest.mark.parametrize("shape", [(7,), (33, 65), (4, 3, 300)])
+def test_gelu_kernels_give_the_numpy_passes_bit_for_bit(shape, calls, monkeypatch):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 4).astype(np.float32)
+    x.reshape(-1)[:5] = (0.0, -0.0, 1e-30, -12.0, 9.5)[: x.size]
+    g = rng.standard_normal(shape).astype(np.float32)
+    compiled = _gelu_run(x, g)
+    assert calls.get("gelu_rest") and calls.get("gelu_backward") == 1
+    monkeypatch.setattr(cpu_kernels, "ENABLED", False)
+    assert [a.tobytes() for a in compiled] == [a.tobytes() for a in _gelu_run(x, g)]
+
+
+@needs_numba
+def test_gelu_kernels_work_block_by_block(calls, monkeypatch):
+    """An input larger than two cache blocks runs a block at a time: the same numbers."""
+    from tinygrad_attn.backend import get_device
+
+    block = get_device("cpu").ops.cache_block
+    x = np.random.default_rng(1).standard_normal(2 * block + 5).astype(np.float32)
+    compiled = _gelu_run(x, np.ones_like(x))
+    assert calls.get("gelu_square") and calls.get("gelu_rest")
+    monkeypatch.setattr(cpu_kernels, "ENABLED", False)
+    assert [a.tobytes() for a in compiled] == [a.tobytes() for a in _gelu_run(x, np.ones_like(x))]
+
+
+def _layer_norm_run(x_values, g_values, weight, bias):
+    n = x_values.shape[-1]
+    rng = np.random.default_rng(5)
+    x = tga.tensor(x_values, requires_grad=True)
+    w = tga.tensor(rng.standard_normal(n).astype(x_values.dtype), requires_grad=True) if weight else None
+    b = tga.tensor(rng.standard_normal(n).astype(x_values.dtype), requires_grad=True) if bias else None
+    y = tga.nn.functional.layer_norm(x, (n,), w, b, eps=1e-5)
+    (y * tga.tensor(g_values)).sum().backward()
+    return [y.numpy().copy(), x.grad.numpy().copy()] + [t.grad.numpy().copy() for t in (w, b) if t is not None]
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("shape", "weight", "bias"), [((64, 128), True, True), ((2, 5, 33), True, False),
+                                                       ((6, 16), False, False), ((3, 9), False, True)])  # fmt: skip
+def test_layer_norm_kernels_match_the_numpy_code(dtype, shape, weight, bias, calls, monkeypatch):
+    """Row sums in another order (float64, vectorised): equal to rounding, not bit for bit."""
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    compiled = _layer_norm_run(x, g, weight, bias)
+    assert calls.get("layer_norm_forward") == 1 and calls.get("layer_norm_backward") == 1
+    monkeypatch.setattr(cpu_kernels, "ENABLED", False)
+    plain = _layer_norm_run(x, g, weight, bias)
+    tol = 2e-6 if dtype == np.float32 else 1e-13
+    for a, b in zip(compiled, plain):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol * np.abs(b).max())
+
+
+@needs_numba
+def test_layer_norm_kernel_gradcheck_float64(calls):
+    rng = np.random.default_rng(2)
+    x = tga.tensor(rng.standard_normal((3, 6)), requires_grad=True)
+    w = tga.tensor(rng.standard_normal(6), requires_grad=True)
+    b = tga.tensor(rng.standard_normal(6), requires_grad=True)
+    assert tga.gradcheck(lambda x, w, b: tga.nn.functional.layer_norm(x, (6,), w, b), x, w, b)
+    assert calls.get("layer_norm_backward")
+
+
+@needs_numba
+def test_layer_norm_kernel_skips_what_it_is_not_compiled_for(calls):
+    x = tga.tensor(np.ones((4, 8), np.float16), requires_grad=True)
+    tga.nn.functional.layer_norm(x, (8,)).sum().backward()  # float16; and a broadcast gradient
+    base = tga.tensor(np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32), requires_grad=True)
+    tga.nn.functional.layer_norm(base.mT, (8,)).sum().backward()  # a transposed view: not contiguous
+    assert "layer_norm_forward" not in calls and "layer_norm_backward" not in calls

@@ -64,7 +64,8 @@ def kernel(name: str) -> Callable[..., Any] | None:
     if fn is None:
         if not available():
             return None
-        fn = _compiled[name] = _numba.njit(cache=True, nogil=True, error_model="numpy")(_SOURCES[name])
+        options = {"fastmath": {"reassoc"}} if name.startswith("layer_norm") else {}  # (see _layer_norm_forward)
+        fn = _compiled[name] = _numba.njit(cache=True, nogil=True, error_model="numpy", **options)(_SOURCES[name])
     return fn
 
 
@@ -148,7 +149,99 @@ def _lstm_backward(u, tc, c_prev, has_prev, g_h, g_c, dh, start, dc_next, d_row)
             dc_next[b, j] = dc * f_g
 
 
+def _gelu_square(x, e):  # pragma: no cover - compiled
+    """``e = (|x| * -1/2) * |x|``: the argument of the float32 GELU's ``exp`` (``ops.fused``)."""
+    half = e.dtype.type(-0.5)
+    for i in range(x.shape[0]):
+        a = abs(x[i])
+        e[i] = (a * half) * a
+
+
+def _gelu_rest(x, e, y, cdf, c):  # pragma: no cover - compiled
+    """The float32 GELU after NumPy's ``exp`` wrote ``exp(-x^2 / 2)`` into ``e`` (the
+    formulas of ``ops.fused._gelu_f32_numpy``, same order): the normal CDF by Abramowitz and
+    Stegun's erf into ``cdf``, ``x cdf`` into ``y``. ``c``: 1/p, then P's halved
+    coefficients, highest power first."""
+    inv_p = c[0]
+    half = c.dtype.type(0.5)
+    for i in range(x.shape[0]):
+        xi = x[i]
+        t = inv_p / (abs(xi) + inv_p)
+        h = t * c[1]
+        for k in range(2, 6):
+            h = (h + c[k]) * t
+        h = half - h * e[i]
+        h = np.copysign(h, xi) + half
+        cdf[i] = h
+        y[i] = xi * h
+
+
+def _gelu_backward(x, cdf, e, g, d, inv_sqrt_2pi):  # pragma: no cover - compiled
+    """``d = ((x e) / sqrt(2 pi) + cdf) g``: the float32 GELU's gradient from what its
+    forward kept (``ops.fused._gelu_f32_grad``, same order)."""
+    for i in range(x.shape[0]):
+        d[i] = ((x[i] * e[i]) * inv_sqrt_2pi + cdf[i]) * g[i]
+
+
+def _layer_norm_forward(x, w, b, has_w, has_b, eps, xhat, rstd, y):  # pragma: no cover - compiled
+    """Layer norm over the rows of ``x`` ``(R, n)`` (``ops.fused.LayerNorm``): ``xhat``,
+    ``rstd`` ``(R,)`` (kept for backward) and ``y = xhat w + b``. The row statistics are
+    summed in float64, in an order of the compiler's (``reassoc``: the sums vectorised)."""
+    n_rows, n = x.shape
+    for r in range(n_rows):
+        s = 0.0
+        for j in range(n):
+            s += x[r, j]
+        mu = s / n
+        s = 0.0
+        for j in range(n):
+            d = x[r, j] - mu
+            s += d * d
+        inv = 1.0 / np.sqrt(s / n + eps)
+        rstd[r] = inv
+        for j in range(n):
+            h = (x[r, j] - mu) * inv
+            xhat[r, j] = h
+            v = xhat[r, j]
+            if has_w:
+                v = v * w[j]
+            if has_b:
+                v = v + b[j]
+            y[r, j] = v
+
+
+def _layer_norm_backward(g, xhat, rstd, w, has_w, gx, gw, gb):  # pragma: no cover - compiled
+    """Layer norm's backward over rows (``ops.fused.LayerNorm.backward_arrays``): with
+    ``gh = g w``, ``gx = (gh - mean(gh) - xhat mean(gh xhat)) rstd``; the weight's and the
+    bias's gradients, ``sum_rows(g xhat)`` and ``sum_rows(g)``, into ``gw`` and ``gb`` (float64)."""
+    n_rows, n = g.shape
+    for j in range(n):
+        gw[j] = 0.0
+        gb[j] = 0.0
+    for r in range(n_rows):
+        a = 0.0
+        c = 0.0
+        for j in range(n):
+            gh = g[r, j] * w[j] if has_w else g[r, j]
+            a += gh
+            c += gh * xhat[r, j]
+        a /= n
+        c /= n
+        inv = rstd[r]
+        for j in range(n):
+            gj = g[r, j]
+            gh = gj * w[j] if has_w else gj
+            gx[r, j] = (gh - a - xhat[r, j] * c) * inv
+            gw[j] += gj * xhat[r, j]
+            gb[j] += gj
+
+
 _SOURCES: dict[str, Callable[..., Any]] = {
+    "layer_norm_forward": _layer_norm_forward,
+    "layer_norm_backward": _layer_norm_backward,
+    "gelu_square": _gelu_square,
+    "gelu_rest": _gelu_rest,
+    "gelu_backward": _gelu_backward,
     "adam": _adam,
     "lstm_forward": _lstm_forward,
     "lstm_backward": _lstm_backward,

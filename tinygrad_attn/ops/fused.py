@@ -16,6 +16,7 @@ import numpy as np
 
 from ..engine.composite import FusedFunction
 from ..engine.function import may_overwrite
+from . import cpu_kernels
 from .elementwise import TanhBackward, blockwise, erf_array
 from .linalg import batch_times_matrix, rows_shape
 
@@ -246,6 +247,16 @@ class LayerNorm(FusedFunction):
     def forward(self, xp, x, w, b):
         eps = self.args
         n = x.shape[-1]
+        if _numpy(xp) and x.ndim and x.size and cpu_kernels.float_arrays(*(a for a in (x, w, b) if a is not None)):
+            step = cpu_kernels.kernel("layer_norm_forward")
+            if step is not None:  # one compiled loop over the rows
+                rows = x.reshape(-1, n)
+                xhat, y = np.empty_like(rows), np.empty_like(rows)
+                rstd = np.empty((rows.shape[0], 1), x.dtype)
+                step(rows, w if w is not None else rows[0], b if b is not None else rows[0], w is not None,
+                     b is not None, float(eps), xhat, rstd.reshape(-1), y)  # fmt: skip
+                self.ctx = (xhat.reshape(x.shape), rstd.reshape(x.shape[:-1] + (1,)))
+                return y.reshape(x.shape)
         ones = _ones_for_sums(xp, x, n)
         if ones is None:
             mu = xp.sum(x, axis=-1, keepdims=True) / n
@@ -266,6 +277,17 @@ class LayerNorm(FusedFunction):
         x, w, b = inputs
         xhat, rstd = self.ctx
         n = x.shape[-1]
+        if (_numpy(ns) and x.ndim > 1 and x.size and g.shape == x.shape
+                and cpu_kernels.float_arrays(*(a for a in (g, xhat, rstd, w) if a is not None))):  # fmt: skip
+            step = cpu_kernels.kernel("layer_norm_backward")
+            if step is not None:  # one compiled loop over the rows, the affine gradients summed in it
+                rows = g.reshape(-1, n)
+                gx = np.empty_like(rows)
+                gw, gb = np.empty(n, np.float64), np.empty(n, np.float64)
+                step(rows, xhat.reshape(-1, n), rstd.reshape(-1), w if w is not None else rows[0], w is not None, gx,
+                     gw, gb)  # fmt: skip
+                return (gx.reshape(x.shape), gw.astype(x.dtype) if w is not None else None,
+                        gb.astype(x.dtype) if b is not None else None)  # fmt: skip
         if w is None:
             gx = g - ns.sum(g, axis=-1, keepdims=True) / n
             gx -= xhat * (ns.sum(g * xhat, axis=-1, keepdims=True) / n)
@@ -321,6 +343,11 @@ _AS_INV_P = 1.0 / (0.3275911 * _INV_SQRT_2)  # 1 / p, on |x| rather than |z| = |
 _AS_HALF = tuple(0.5 * c for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
 
 
+#: 1/p and P's halved coefficients as float32, as NumPy rounds the Python floats above for a
+#: float32 pass (what the compiled loop of ``cpu_kernels`` reads)
+_AS_CONSTANTS = np.array((_AS_INV_P,) + _AS_HALF, np.float32)
+
+
 def _gelu_f32(xp, x):
     """float32 GELU, its normal CDF and ``exp(-x^2 / 2)``, the last two for backward.
 
@@ -353,6 +380,14 @@ def _gelu_f32_numpy(x, block):
     size = xf.size
     y, cdf, e = np.empty(size, np.float32), np.empty(size, np.float32), np.empty(size, np.float32)
     block = size if block is None or size <= 2 * block else block
+    square, rest = cpu_kernels.kernel("gelu_square"), cpu_kernels.kernel("gelu_rest")
+    if square is not None and rest is not None:  # the passes around the exp as two compiled loops
+        for i in range(0, size, block or 1):
+            j = min(i + block, size)
+            square(xf[i:j], e[i:j])
+            np.exp(e[i:j], e[i:j])
+            rest(xf[i:j], e[i:j], y[i:j], cdf[i:j], _AS_CONSTANTS)
+        return y.reshape(shape), cdf.reshape(shape), e.reshape(shape)
     scratch = np.empty(min(block, size), np.float32)
     mul, add = np.multiply, np.add
     for i in range(0, size, block or 1):
@@ -377,6 +412,9 @@ def _gelu_f32_numpy(x, block):
         add(cb, 0.5, cb)
         mul(xb, cb, yb)
     return y.reshape(shape), cdf.reshape(shape), e.reshape(shape)
+
+
+_F32_INV_SQRT_2PI = np.float32(_INV_SQRT_2PI)
 
 
 def _gelu_f32_grad(xp, x, cdf, e, g):
@@ -417,6 +455,12 @@ class Gelu(FusedFunction):
             return (ns.kernels.gelu_backward(x, g),)
         if isinstance(self.ctx, tuple):  # float32: the CDF and exp(-x^2 / 2)
             if _numpy(ns):  # four streaming passes: no blocks (whose results would be copied)
+                cdf, e = self.ctx
+                step = cpu_kernels.kernel("gelu_backward")
+                if step is not None and g.shape == x.shape and cpu_kernels.float_arrays(x, cdf, e, g):
+                    d = np.empty(x.shape, np.float32)  # (one compiled loop for the four passes)
+                    step(x.reshape(-1), cdf.reshape(-1), e.reshape(-1), g.reshape(-1), d.reshape(-1), _F32_INV_SQRT_2PI)
+                    return (d,)
                 return (_gelu_f32_grad(ns, x, *self.ctx, g),)
             return (blockwise(ns, functools.partial(_gelu_f32_grad, ns), x, *self.ctx, g),)
         return (blockwise(ns, functools.partial(_gelu_exact_grad, ns), x, self.ctx, g),)
