@@ -50,6 +50,10 @@ def main() -> None:
     print(f"tinygrad_attn {tga.__version__}, NumPy {np.__version__}, Python {platform.python_version()}, "
           f"{os.cpu_count()} CPUs, torch {torch.__version__ if torch else 'not installed'}, "
           f"BLAS threads {a.threads or 'default'}, clock {a.clock}")  # fmt: skip
+    from tinygrad_attn.ops import cpu_kernels  # noqa: PLC0415
+
+    loops = "on (numba)" if cpu_kernels.ENABLED and cpu_kernels.available() else "off (NumPy code)"
+    print(f"compiled CPU loops (the jit extra): {loops}")
     print(time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load average", os.getloadavg())
     tga.manual_seed(0)
     if "attention" in parts:
