@@ -36,6 +36,39 @@ def test_switched_off_there_is_no_kernel(monkeypatch):
     assert cpu_kernels.kernel("lstm_backward") is None
 
 
+@pytest.mark.parametrize(("value", "enabled"), [("0", False), ("Off", False), ("no", False), ("1", True), ("", True)])
+def test_the_environment_switches_the_kernels(value, enabled):
+    import os
+    import subprocess
+    import sys
+
+    code = "from tinygrad_attn.ops import cpu_kernels; print(cpu_kernels.ENABLED)"
+    env = dict(os.environ, TINYGRAD_ATTN_JIT=value)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(enabled)
+
+
+@needs_numba
+def test_without_a_writable_cache_the_kernels_compile_for_the_process(monkeypatch):
+    import numba
+
+    real = numba.njit
+
+    def no_cache_dir(*args, cache=False, **kw):
+        if cache:
+            raise RuntimeError("cannot cache function '_adam': no locator available for file")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(numba, "njit", no_cache_dir)
+    monkeypatch.setattr(cpu_kernels, "ENABLED", True)
+    monkeypatch.setattr(cpu_kernels, "_compiled", {})
+    fn = cpu_kernels.kernel("gelu_backward")
+    x = np.arange(4, dtype=np.float32)
+    d = np.empty_like(x)
+    fn(x, x, x, x, d, np.float32(0.5))
+    np.testing.assert_array_equal(d, ((x * x) * np.float32(0.5) + x) * x)
+
+
 def test_float_arrays_accepts_only_what_the_kernels_are_compiled_for():
     a = np.zeros((2, 3), np.float32)
     assert cpu_kernels.float_arrays(a, np.ones(4, np.float32))

@@ -68,8 +68,14 @@ def kernel(name: str) -> Callable[..., Any] | None:
     if fn is None:
         if not available():
             return None
-        options = {"fastmath": {"reassoc"}} if name.startswith("layer_norm") else {}  # (see _layer_norm_forward)
-        fn = _compiled[name] = _numba.njit(cache=True, nogil=True, error_model="numpy", **options)(_SOURCES[name])
+        options = {"nogil": True, "error_model": "numpy"}
+        if name.startswith("layer_norm"):
+            options["fastmath"] = {"reassoc"}  # (see _layer_norm_forward)
+        try:
+            fn = _numba.njit(cache=True, **options)(_SOURCES[name])
+        except RuntimeError:  # numba finds no writable cache directory: compiled for this process only
+            fn = _numba.njit(cache=False, **options)(_SOURCES[name])
+        _compiled[name] = fn
     return fn
 
 
