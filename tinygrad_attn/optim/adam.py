@@ -98,11 +98,6 @@ class Adam(Optimizer):
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
         b1, b2 = (float(x) for x in group["betas"])
         w = b.flat
-        if o is np and group.get("amsgrad", False) and "max_exp_avg_sq" not in b.state:
-            b.state["max_exp_avg_sq"] = np.zeros(w.shape, w.dtype)  # amsgrad switched on after the first steps
-        fused = self._compiled_update(b, grad, group) if o is np else None
-        if fused is not None:
-            return fused
         tmp = xp.empty(w.shape, w.dtype) if o is not None else None
         if wd and self.decoupled:
             w = w * (1.0 - lr * wd)  # a new array: it becomes the parameters' values
@@ -136,14 +131,22 @@ class Adam(Optimizer):
         w -= q
         return w
 
-    def _compiled_update(self, b: _Bucket, grad: Any, group: dict[str, Any]) -> Any:
-        """The update of :meth:`_flat_update` as one compiled loop (``ops.cpu_kernels``), the
-        same numbers bit for bit; None where the kernel is not there (then the NumPy passes)."""
+    def _flat_update_pieces(self, b: _Bucket, grads: list[Any], group: dict[str, Any]) -> Any:
+        """The update of :meth:`_flat_update` as a compiled loop (``ops.cpu_kernels``) over each
+        parameter's slice, reading its gradient where it is: the same numbers bit for bit,
+        without gathering the gradients first (a pass over all of them, out of the cache
+        after a backward). None where the loop is not there (then the NumPy passes)."""
+        if _inplace_ns(b.dev) is not np:
+            return None
         m, v = b.state["exp_avg"], b.state["exp_avg_sq"]
         amsgrad = bool(group.get("amsgrad", False))
-        vmax = b.state["max_exp_avg_sq"] if amsgrad else v
         w = b.flat
-        kern = cpu_kernels.kernel("adam") if cpu_kernels.float_arrays(w, grad, m, v, vmax) else None
+        if amsgrad and "max_exp_avg_sq" not in b.state:
+            b.state["max_exp_avg_sq"] = np.zeros(w.shape, w.dtype)  # amsgrad switched on after the first steps
+        vmax = b.state["max_exp_avg_sq"] if amsgrad else v
+        if not cpu_kernels.float_arrays(w, m, v, vmax, *grads):
+            return None
+        kern = cpu_kernels.kernel("adam")
         if kern is None:
             return None
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
@@ -154,9 +157,11 @@ class Adam(Optimizer):
         c2 = math.sqrt(1.0 - b2**t)
         num = w.dtype.type  # (the scalars in the arrays' dtype, as NumPy rounds a Python float for them)
         decay = 1.0 - lr * wd if wd and self.decoupled else 1.0
+        scalars = (num(b1), num(b2), num(1.0 - b1), num(1.0 - b2), num(decay), num(wd), num(eps * c2),
+                   num(lr / (1.0 - b1**t) * c2), bool(wd) and not self.decoupled, amsgrad)  # fmt: skip
         out = np.empty_like(w)
-        kern(w, grad, m, v, vmax, out, num(b1), num(b2), num(1.0 - b1), num(1.0 - b2), num(decay), num(wd),
-             num(eps * c2), num(lr / (1.0 - b1**t) * c2), bool(wd) and not self.decoupled, amsgrad)  # fmt: skip
+        for (a, e, _), g in zip(b._slices, grads):
+            kern(w[a:e], g, m[a:e], v[a:e], vmax[a:e], out[a:e], *scalars)
         return out
 
     # -- the same update as tensor ops, for a symbolic trace (see Optimizer._traceable) --

@@ -166,6 +166,11 @@ class Optimizer:
         may be overwritten): the state in place; returns the new flat parameter array."""
         raise NotImplementedError  # pragma: no cover - see step
 
+    def _flat_update_pieces(self, b: _Bucket, grads: list[Any], group: dict[str, Any]) -> Any:
+        """:meth:`_flat_update` from the parameters' own flat gradients, read where they are
+        (not gathered into one array first), or None where the optimizer has no such form."""
+        return None
+
     def _flat_key(self, state: dict[str, Any]) -> Any:
         """What parameters of one bucket must share in their state (a step count)."""
         return None
@@ -202,9 +207,12 @@ class Optimizer:
                 if gd.dtype != b.flat.dtype:
                     gd = xp.astype(gd, b.flat.dtype)
                 grads.append(xp.reshape(gd, (-1,)))
-            # (concat: a fresh array even for one parameter, which the update may overwrite)
-            g = xp.concat(grads) if len(grads) > 1 else xp.reshape(grads[0], (-1,)) * 1
-            b.set_flat(self._flat_update(b, g, group), self._writes(group))
+            new = self._flat_update_pieces(b, grads, group)
+            if new is None:
+                # (concat: a fresh array even for one parameter, which the update may overwrite)
+                g = xp.concat(grads) if len(grads) > 1 else xp.reshape(grads[0], (-1,)) * 1
+                new = self._flat_update(b, g, group)
+            b.set_flat(new, self._writes(group))
             b.share_state()
 
     def _same_key(self, b: _Bucket) -> bool:
