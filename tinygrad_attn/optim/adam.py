@@ -155,13 +155,13 @@ class Adam(Optimizer):
             st["step"] += 1
         t = b.states[0]["step"]
         c2 = math.sqrt(1.0 - b2**t)
-        num = w.dtype.type  # (the scalars in the arrays' dtype, as NumPy rounds a Python float for them)
         decay = 1.0 - lr * wd if wd and self.decoupled else 1.0
-        scalars = (num(b1), num(b2), num(1.0 - b1), num(1.0 - b2), num(decay), num(wd), num(eps * c2),
-                   num(lr / (1.0 - b1**t) * c2), bool(wd) and not self.decoupled, amsgrad)  # fmt: skip
+        # (each scalar as NumPy rounds the Python float for an array of this dtype)
+        scalars = np.array((b1, b2, 1.0 - b1, 1.0 - b2, decay, wd, eps * c2, lr / (1.0 - b1**t) * c2), w.dtype)
+        coupled = bool(wd) and not self.decoupled
         out = np.empty_like(w)
-        for (a, e, _), g in zip(b._slices, grads):
-            kern(w[a:e], g, m[a:e], v[a:e], vmax[a:e], out[a:e], *scalars)
+        for (a, _, _), g in zip(b._slices, grads):
+            kern(w, g, m, v, vmax, out, a, scalars, coupled, amsgrad)
         return out
 
     # -- the same update as tensor ops, for a symbolic trace (see Optimizer._traceable) --
