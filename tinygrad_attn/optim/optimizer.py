@@ -151,7 +151,9 @@ class Optimizer:
     # array per bucket, and each parameter's ``_data`` (each state tensor's ``_data``) is
     # a view of its slice. A step gathers the gradients into one array, then updates the
     # whole bucket with a dozen array calls instead of a dozen per parameter (the
-    # benchmark GPT's AdamW, 36 parameters: figures in benchmarks/README.md). The parameters get a
+    # benchmark GPT's AdamW, 36 parameters: figures in benchmarks/README.md); where an
+    # optimizer has a compiled loop (``_flat_update_pieces``: Adam's, with numba), it reads
+    # each gradient where it is instead, with no gathering pass. The parameters get a
     # fresh flat array each step, as the per-parameter update gives each a fresh array:
     # arrays a graph saved keep their values (and see the step in their version, as
     # PyTorch's in-place step shows: see ``_writes``). Each parameter counts its own version,
