@@ -149,16 +149,14 @@ class Adam(Optimizer):
         kern = cpu_kernels.kernel("adam")
         if kern is None:
             return None
-        lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
-        b1, b2 = (float(x) for x in group["betas"])
         for st in b.states:
             st["step"] += 1
-        t = b.states[0]["step"]
-        c2 = math.sqrt(1.0 - b2**t)
-        decay = 1.0 - lr * wd if wd and self.decoupled else 1.0
+        n = self._numbers(group, b.states[0])  # (the traced update's numbers: the same formulas)
+        decay = n["decay"] if self.decoupled else 1.0
         # (each scalar as NumPy rounds the Python float for an array of this dtype)
-        scalars = np.array((b1, b2, 1.0 - b1, 1.0 - b2, decay, wd, eps * c2, lr / (1.0 - b1**t) * c2), w.dtype)
-        coupled = bool(wd) and not self.decoupled
+        scalars = np.array((n["beta1"], n["beta2"], n["one_minus_beta1"], n["one_minus_beta2"], decay,
+                            n["weight_decay"], n["eps_c2"], n["step_size_c2"]), w.dtype)  # fmt: skip
+        coupled = bool(n["weight_decay"]) and not self.decoupled
         out = np.empty_like(w)
         for (a, _, _), g in zip(b._slices, grads):
             kern(w, g, m, v, vmax, out, a, scalars, coupled, amsgrad)
