@@ -191,6 +191,15 @@ def _steps(n, reverse):
     return range(n - 1, -1, -1) if reverse else range(n)
 
 
+def _order(n, reverse):
+    """``(first, later, before)`` of ``n`` steps run forward (or in ``reverse``): the step that
+    starts from the initial state, the steps after another step, and those steps'
+    predecessors (slices of the time axis, ``later[i]`` following ``before[i]``)."""
+    if reverse:
+        return n - 1, slice(None, -1), slice(1, None)
+    return 0, slice(1, None), slice(None, -1)
+
+
 class RNNTanh(_Recurrence):
     """Elman: ``h' = tanh(W_ih x + b_ih + W_hh h + b_hh)``."""
 
@@ -559,7 +568,7 @@ class LSTM(_Recurrence):
         dtype = gates.dtype
         g_h, g_c = np.ascontiguousarray(g, dtype)  # (an output's gradient is often a broadcast)
         cs = np.ascontiguousarray(cs, dtype)
-        first = t_len - 1 if reverse else 0
+        first = _order(t_len, reverse)[0]
         c_first = np.ascontiguousarray(c0.reshape(batch, n_h), dtype) if c0 is not None else cs[first]
         back = 1 if reverse else -1  # where the step before a step lies
         rows = np.empty((t_len, batch, 4 * n_h), dtype)
@@ -576,9 +585,7 @@ class LSTM(_Recurrence):
         of the state the first step starts from, h and c."""
         gates, tcs = self.ctx
         t_len, batch, n_h = tcs.shape
-        first = t_len - 1 if reverse else 0  # the step that starts from h0, c0
-        later = slice(None, -1) if reverse else slice(1, None)  # the steps after another step,
-        before = slice(1, None) if reverse else slice(None, -1)  # and those steps' predecessors
+        first, later, before = _order(t_len, reverse)
         # What does not depend on the incoming gradient, for all steps at once, into the
         # buffer that becomes the gates' gradients: dL/d(gate pre-activations) is
         # dc * (g i', c_prev f', i g') and dh * tanh(c) o', s' = s (1 - s), g' = 1 - g^2.
@@ -633,9 +640,7 @@ class LSTM(_Recurrence):
         reverse, batch_first, cell = self.args[:3]
         t_len, batch, n_g = rows.shape
         n_h = n_g // 4
-        first = t_len - 1 if reverse else 0
-        later = slice(None, -1) if reverse else slice(1, None)
-        before = slice(1, None) if reverse else slice(None, -1)
+        first, later, before = _order(t_len, reverse)
         # The weights' gradients: one product over all steps each.
         d_rows = rows.reshape(t_len * batch, 4 * n_h)
         x_rows = x.reshape(t_len * batch, x.shape[-1])
