@@ -2,9 +2,8 @@
 places where NumPy's one pass over memory per call costs most.
 
 An Adam step over a flat bucket is 13 NumPy calls, each reading and writing the whole
-bucket; as one loop it reads each number once (the benchmark GPT's update, 413k float32:
-0.88 against 2.05 ms on a 2-core AMD EPYC, one thread, ``benchmarks/run.py --only gpt``). An LSTM step on tutorial sizes is a dozen calls on a few
-hundred numbers each, where the call costs more than the arithmetic; with a loop for the
+bucket; as one loop it reads each number once (figures in benchmarks/README.md, "Compiled
+CPU loops"). An LSTM step on tutorial sizes is a dozen calls on a few hundred numbers each, where the call costs more than the arithmetic; with a loop for the
 arithmetic between NumPy's vectorised exp and tanh, a step forward is six calls instead of
 twelve, and a step backward two (the loop, the product) instead of nine and a third of the
 passes over all steps before them. GELU's float32 forward is two loops around NumPy's exp
@@ -60,17 +59,15 @@ def available() -> bool:
 
 
 def kernel(name: str) -> Callable[..., Any] | None:
-    """The compiled kernel ``name`` (``"adam"``, ``"lstm_forward"``, ``"lstm_backward"``), or
-    None where it cannot or may not be used (then the caller runs its NumPy formula)."""
+    """The compiled kernel ``name`` (a key of ``_SOURCES``: ``"adam"``, ``"lstm_forward"``,
+    ...), or None where it cannot or may not be used (then the caller runs its NumPy formula)."""
     if not ENABLED:
         return None
     fn = _compiled.get(name)
     if fn is None:
         if not available():
             return None
-        options = {"nogil": True, "error_model": "numpy"}
-        if name.startswith("layer_norm"):
-            options["fastmath"] = {"reassoc"}  # (see _layer_norm_forward)
+        options = {"nogil": True, "error_model": "numpy", **_OPTIONS.get(name, {})}
         try:
             fn = _numba.njit(cache=True, **options)(_SOURCES[name])
         except RuntimeError:  # numba finds no writable cache directory: compiled for this process only
@@ -216,9 +213,8 @@ def _layer_norm_forward(x, w, b, has_w, has_b, eps, xhat, rstd, y):  # pragma: n
         inv = 1.0 / np.sqrt(s / n + eps)
         rstd[r] = inv
         for j in range(n):
-            h = (x[r, j] - mu) * inv
-            xhat[r, j] = h
-            v = xhat[r, j]
+            xhat[r, j] = (x[r, j] - mu) * inv
+            v = xhat[r, j]  # (read back in the arrays' dtype: y from xhat as kept, as the NumPy code's)
             if has_w:
                 v = v * w[j]
             if has_b:
@@ -251,6 +247,13 @@ def _layer_norm_backward(g, xhat, rstd, w, has_w, gx, gw, gb):  # pragma: no cov
             gw[j] += gj * xhat[r, j]
             gb[j] += gj
 
+
+#: numba options beyond the common ones, by kernel: layer norm's row sums may be reassociated
+#: (vectorised; its results equal the NumPy code's to rounding, not bit for bit)
+_OPTIONS: dict[str, dict[str, Any]] = {
+    "layer_norm_forward": {"fastmath": {"reassoc"}},
+    "layer_norm_backward": {"fastmath": {"reassoc"}},
+}
 
 _SOURCES: dict[str, Callable[..., Any]] = {
     "layer_norm_forward": _layer_norm_forward,
