@@ -131,6 +131,27 @@ def test_adam_kernel_nonfinite_gradients_and_amsgrad_switched_on_later(cls, call
     assert np.isnan(runs[True][0][0]).any()
 
 
+@needs_numba
+def test_adam_kernel_amsgrad_keeps_a_nan_maximum_as_numpy_does(calls, monkeypatch):
+    """np.maximum(vmax, v) is NaN where vmax is NaN and v is not: the loop's maximum too."""
+    runs = {}
+    for on in (True, False):
+        monkeypatch.setattr(cpu_kernels, "ENABLED", on)
+        p = tga.nn.Parameter(tga.tensor(np.linspace(-1.0, 1.0, 6, dtype=np.float32)))
+        opt = tga.optim.Adam([p], lr=0.1, amsgrad=True)
+        p.grad = tga.ones(6)
+        opt.step()
+        opt.state[p]["max_exp_avg_sq"]._data[2] = np.nan  # (the bucket's memory: the state is a view of it)
+        p.grad = tga.full((6,), 0.5)
+        with np.errstate(invalid="ignore"):
+            opt.step()
+        runs[on] = (p.detach().numpy().copy(), opt.state[p]["max_exp_avg_sq"].numpy().copy())
+    assert calls.get("adam") == 2
+    assert np.isnan(runs[False][1][2]) and np.isnan(runs[False][0][2])
+    for a, b in zip(runs[True], runs[False]):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_adam_float16_takes_the_numpy_passes(calls):
     _adam_run(tga.optim.AdamW, np.float16, weight_decay=0.1)
     assert "adam" not in calls
