@@ -145,7 +145,7 @@ def test_state_follows_module_to(rng, src, dst):
     a, b, grad = _problem(rng, (2, 3))
     p0 = rng.standard_normal((2, 3))
     lin = Linear(3, 2, bias=False).to(src).double()
-    lin.weight.data = lin.weight._dev.asarray(p0)
+    lin.weight.data = lin.weight._dev.asarray(p0.copy())  # (its own memory: the steps write it in place)
     opt = Adam(lin.parameters(), lr=0.05)
     for step in range(4):
         if step == 2:
@@ -485,14 +485,14 @@ def _flat_opt(cls=AdamW, **kw):
     return ps, opt
 
 
-def test_flat_update_leaves_old_arrays_and_gradients_alone():
+def test_flat_update_writes_parameters_in_place_and_leaves_gradients_alone():
     ps, opt = _flat_opt()
     old = [p._data for p in ps]
     grads = [p.grad._data for p in ps]
     opt.step()
     opt.step()
-    for o in old:  # a graph that saved a parameter's array keeps its values
-        np.testing.assert_array_equal(o, np.ones(o.shape))
+    for p, o in zip(ps, old):  # each parameter keeps its own memory, as PyTorch's step writes it
+        assert p._data is o and not np.array_equal(o, np.ones(o.shape))
     for p, g in zip(ps, grads):
         assert p.grad._data is g and g.flags.writeable
         np.testing.assert_array_equal(g, np.full(g.shape, 0.5))
@@ -540,3 +540,21 @@ def test_flat_update_follows_module_load_state_dict(rng):
     opt.step()  # from the loaded values, not the optimizer's copy of the last ones
     for (k, v), before in zip(lin.state_dict().items(), saved.values()):
         assert np.all(np.abs(_host(v) - before) < 0.1 + 1e-9), k
+
+
+@pytest.mark.parametrize("foreach", [None, False])
+@pytest.mark.parametrize("cls", [SGD, Adam, AdamW])
+def test_a_parameter_in_read_only_memory_is_given_new_memory(cls, foreach):
+    # An expanded array cannot be written in place: the step gives the parameter new memory
+    # (the steps' values as for a parameter of its own, the version counted on), and leaves
+    # the array it showed alone.
+    shown = np.broadcast_to(np.float64(1.0), (4,))
+    p, q = Parameter(np.zeros(4)), Parameter(np.ones(4))
+    p.data = shown
+    opt = cls([p, q], lr=0.1, weight_decay=0.1, foreach=foreach)
+    for step in range(3):
+        p.grad, q.grad = Tensor(np.arange(4.0)), Tensor(np.arange(4.0))
+        opt.step()
+        np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=f"step {step}")
+    assert p._version == q._version and p._data.flags.writeable
+    np.testing.assert_array_equal(shown, np.ones(4))

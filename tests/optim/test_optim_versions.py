@@ -1,12 +1,12 @@
-"""Version counters of parameters that an optimizer keeps in flat buckets, against PyTorch.
+"""What an optimizer's step writes, and the version counters it moves, against PyTorch.
 
-With ``foreach`` (the default) a param group's parameters are views of one flat array per
-bucket (``optim.optimizer._Bucket``). Each parameter still counts its own in-place changes,
-as PyTorch's separate tensors do: writing one parameter between a forward and its backward
-raises only where the graph saved that parameter, and ``opt.step()`` counts as PyTorch's
-in-place update of each parameter it changes (``p._version``), so a graph that saved a
-parameter before the step raises in backward, as in PyTorch. Ordinary views keep sharing
-their base's counter.
+A step writes each parameter in its own memory, as PyTorch's does, with ``foreach`` (the
+default: a param group's state in flat buckets, ``optim.optimizer._Bucket``) or without:
+``detach()``, ``.data``, views and ``state_dict()`` entries show the new values, and the
+step counts as PyTorch's in-place update of each parameter it changes (``p._version``), so
+a graph that saved a parameter before the step raises in backward, as in PyTorch. Each
+parameter counts its own in-place changes: writing one between a forward and its backward
+raises only where the graph saved that parameter.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def _numpy(t):
 @pytest.mark.parametrize("foreach", FOREACH)
 @pytest.mark.parametrize("name,kw", OPTIMIZERS, ids=_IDS)
 def test_writing_one_parameter_leaves_the_others_graph_alone(name, kw, foreach):
-    # After a step the parameters are views of one flat bucket. The graph below saves the
+    # After a step the optimizer holds its state in flat buckets. The graph below saves the
     # weight of ``b`` (its input's gradient reads it) and ``c``, not the weight and bias of
     # ``a`` (its input needs no gradient): writing those in place before the backward is
     # allowed in PyTorch, and must be here.
@@ -149,15 +149,39 @@ def test_a_graph_made_before_the_step_raises_after_it(foreach):
     assert outcome == {"ours": "raises", "theirs": "raises"}
 
 
-def test_views_of_a_bucketed_parameter_share_its_version_and_no_other():
+@pytest.mark.parametrize("foreach", FOREACH)
+@pytest.mark.parametrize("name,kw", OPTIMIZERS, ids=_IDS)
+def test_step_writes_into_the_parameters_memory_as_pytorchs(name, kw, foreach):
+    # Tensors that share a parameter's memory, taken before the first step (the one that
+    # makes the optimizer's buckets) and after it, show each step's values, as in PyTorch.
+    seen = {}
+    for side in ("ours", "theirs"):
+        lib, m, opt = _side(side, name, kw, foreach)
+        first = [p.detach() for p in m.parameters()]
+        sd = m.a.state_dict()
+        row = m.b.weight.data[1]
+        later = []
+        got = []
+        for step in range(3):
+            opt.zero_grad()
+            (m.loss() if step != 1 else m.b(m.a(m.x)).sum()).backward()  # step 1: c gets no gradient
+            opt.step()
+            later = later or [p.data for p in m.parameters()]
+            got.append([_numpy(t) for t in (*first, sd["weight"], sd["bias"], row, *later, *m.parameters())])
+        seen[side] = got
+    for step, (ours, theirs) in enumerate(zip(seen["ours"], seen["theirs"])):
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, err_msg=f"step {step}, tensor {i}")
+
+
+def test_views_of_a_stepped_parameter_share_its_version_and_no_other():
     m = _Model(tga, nn)
     opt = optim.AdamW(m.parameters(), lr=0.1)
     m.loss().backward()
     opt.step()
     w, other = m.b.weight, m.a.weight
-    assert w._data.base is other._data.base  # (one bucket: the test is about views of it)
     before_w, before_other = w._version, other._version
-    row, wt = w[1], w.T  # views: NumPy gives a view of a view the owner (the bucket) as its base
+    row, wt = w[1], w.T
     with tga.no_grad():
         row.mul_(2.0)
     assert w._version == wt._version == row._version == before_w + 1

@@ -367,7 +367,7 @@ def test_a_forward_after_the_update_reads_the_new_parameters(rng):
         opt.zero_grad()
         (w * x).sum().backward()
         opt.step()
-        return (w * x).sum()  # after the step: w holds a new array
+        return (w * x).sum()  # after the step, which wrote w's memory: not the product above
 
     run = tga.compile(step)
     xs = [rand(rng, 3, requires_grad=False) for _ in range(3)]
@@ -378,6 +378,35 @@ def test_a_forward_after_the_update_reads_the_new_parameters(rng):
     got = [run(x).item() for x in xs]
     np.testing.assert_allclose(got, want)
     np.testing.assert_allclose(w.numpy(), wv)
+
+
+@pytest.mark.parametrize("opt_name", ["SGD", "Adam", "AdamW"])
+@pytest.mark.parametrize("foreach", [None, False])
+def test_reads_of_a_parameters_memory_after_the_update_see_it(rng, opt_name, foreach):
+    # The update writes each parameter in place (one recorded call where ``foreach``, ops
+    # otherwise): a product taken before it and the same product after it are two values,
+    # also through a tensor sharing the parameter's memory (``detach()``), in every replay.
+    w0 = rand(rng, 3).numpy().copy()
+
+    def make():
+        w = Tensor(w0.copy(), requires_grad=True)
+        opt = getattr(tga.optim, opt_name)([w], lr=0.5, foreach=foreach)
+
+        def step(x):
+            held = w.detach()
+            opt.zero_grad()
+            before = (w * x).sum()
+            before.backward()
+            opt.step()
+            return before, (w * x).sum(), (held * x).sum(), held * 1.0
+
+        return step
+
+    eager, run = make(), tga.compile(make())
+    for _ in range(4):
+        x = rand(rng, 3, requires_grad=False)
+        for a, b in zip(eager(x), run(x)):
+            np.testing.assert_array_equal(a.detach().numpy(), b.numpy())
 
 
 # -- random programs (hypothesis) ------------------------------------------------------

@@ -4,15 +4,10 @@ Every array's memory has a version, counted per memory root (the array that owns
 memory), so views and detached tensors share it with no cost to ordinary ops: it exists
 only once something was changed in place. A backward step checks the arrays it reads
 only when its node is older than the latest in-place change anywhere.
-
-An optimizer keeps a param group's parameters as views of one flat array: there the flat
-array is not the root, each parameter's part is (:func:`own_versions`), so writing one
-parameter in place leaves graphs that saved another alone, as PyTorch's separate tensors.
 """
 
 from __future__ import annotations
 
-import bisect
 import functools
 import weakref
 from collections.abc import Callable
@@ -56,128 +51,29 @@ detached_history: Callable[[Any, Function, int], Any] | None = None
 
 
 def _memory_root(arr: Any) -> Any:
-    x = a = getattr(arr, "_array", arr)  # array_api_strict wraps a NumPy array
+    a = getattr(arr, "_array", arr)  # array_api_strict wraps a NumPy array
     while True:
         b = getattr(a, "base", None)
         if b is None:
-            break
+            return a
         a = b
-    if _parts and a is not x and (parts := _parts.get(id(a))) is not None:
-        return parts.part_of(x, a)
-    return a
-
-
-class _Part:
-    """The memory of one part of a partitioned array (see :func:`own_versions`): the memory
-    root of the part and of the views of it, holding their version itself."""
-
-    __slots__ = ("version",)
-
-    def __init__(self, version: _Version | None) -> None:
-        self.version = version
-
-
-class _Partition:
-    """The parts of one array that count their versions apart, by the addresses they span."""
-
-    __slots__ = ("starts", "ends", "parts")
-
-    def __init__(self, starts: list[int], ends: list[int], parts: list[_Part]) -> None:
-        self.starts, self.ends, self.parts = starts, ends, parts  # (starts ascending)
-
-    def part_of(self, x: Any, root: Any) -> Any:
-        """The part that the view ``x`` of the partitioned ``root`` shows (every element of a
-        view of one part lies in that part), or ``root`` for a view of no single part."""
-        if not x.size:
-            return root
-        at = _address(x)
-        i = bisect.bisect_right(self.starts, at) - 1
-        return self.parts[i] if i >= 0 and at < self.ends[i] else root
-
-
-# id(memory root) -> its parts (see own_versions), forgotten with the root
-_parts: dict[int, _Partition] = {}
-
-
-def _address(x: Any) -> int:
-    """Where the first element of ``x`` (a NumPy or CuPy array) lies in memory."""
-    iface = getattr(x, "__array_interface__", None)
-    if iface is None:
-        iface = x.__cuda_array_interface__
-    return iface["data"][0]
-
-
-def own_versions(flat: Any, ranges: list[tuple[int, int]], before: list[Any] | None = None,
-                 changes: int = 0) -> list[Any]:  # fmt: skip
-    """The parts ``flat[a:b]`` (``ranges``, disjoint, ascending) of the 1-D array ``flat``,
-    such as the parameters an optimizer keeps in one flat array, each count their in-place
-    changes apart, as tensors of their own: ``flat`` is not their version root. Views of a
-    part share its version (NumPy gives a view of a view the owner as its base, so a view
-    finds its part by the memory it shows). Returns the parts' memory roots.
-
-    ``before[i]``: an array whose values part ``i`` takes over as a tensor's memory (an
-    optimizer's step gives a parameter new memory), or the root a previous call returned
-    for it: part ``i`` continues its version, which then counts ``changes`` in-place changes
-    (PyTorch's in-place step bumps each parameter's version), seen by any graph that saved
-    the old memory.
-    """
-    global _last_change
-    root = _memory_root(flat)
-    key = id(root)
-    x = getattr(flat, "_array", flat)
-    at, size = (_address(x), x.itemsize) if x.size else (0, 0)
-    seq = _next_seq() if changes else 0  # (one change of them all: a graph's node is before or after it)
-    stamp = (seq,) * changes
-    tokens = []
-    for i in range(len(ranges)):
-        v = None
-        if before is not None:
-            old = before[i]
-            old = old if old.__class__ is _Part else _memory_root(old)
-            v = old.version if old.__class__ is _Part else _version_entry(old)[0]
-            if v is None:  # (counted from now on: a graph that saved the old memory sees later changes)
-                v = old.version = _Version()
-        if changes:
-            if v is None:
-                v = _Version()
-            v.count += changes
-            recent = v.recent
-            recent.extend(stamp)
-            if len(recent) > _MAX_RECENT:
-                del recent[:-_MAX_RECENT]
-        tokens.append(_Part(v))
-    if changes:
-        _last_change = seq
-    _parts[key] = _Partition([at + a * size for a, _ in ranges], [at + b * size for _, b in ranges], tokens)
-    try:
-        weakref.finalize(root, _parts.pop, key, None)
-    except TypeError:  # (memory without weak references: kept, as versions are)
-        pass
-    return tokens
 
 
 def continue_version(new: Any, old: Any, changes: int = 0) -> None:
-    """``new`` replaces ``old`` as a tensor's memory (as an optimizer's step gives a parameter
-    new memory): it continues ``old``'s version, which then counts ``changes`` in-place changes."""
+    """``new`` replaces ``old`` as a tensor's memory (where an optimizer cannot write a
+    parameter in place): it continues ``old``'s version, which then counts ``changes``
+    in-place changes."""
     new_root, old_root = _memory_root(new), _memory_root(old)
     if new_root is not old_root:
-        v = old_root.version if old_root.__class__ is _Part else _version_entry(old_root)[0]
-        if v is None:
-            v = old_root.version = _Version()
-        if new_root.__class__ is _Part:
-            new_root.version = v
-        else:
-            _versions[id(new_root)] = (v, _ref(new_root, id(new_root)))
+        v = _version_entry(old_root)[0]
+        _versions[id(new_root)] = (v, _ref(new_root, id(new_root)))
     if changes:
         _bump_root(new_root, changes)
 
 
 def version_of(arr: Any) -> _Version | None:
     """The version of ``arr``'s memory; None while it was never changed in place."""
-    root = _memory_root(arr)
-    if root.__class__ is _Part:
-        return root.version
-    entry = _versions.get(id(root))
+    entry = _versions.get(id(_memory_root(arr)))
     return entry[0] if entry is not None else None
 
 
@@ -187,9 +83,20 @@ def changed_since(arr: Any, seq: int) -> bool:
     return v is not None and bool(v.recent) and v.recent[-1] > seq
 
 
-def bump_version(arr: Any) -> None:
-    """Record an in-place change of ``arr``'s memory."""
-    _bump_root(_memory_root(arr))
+def bump_version(arr: Any, n: int = 1) -> None:
+    """Record ``n`` in-place changes of ``arr``'s memory."""
+    _bump_root(_memory_root(arr), n)
+
+
+def bump_versions(arrays: list[Any], n: int = 1) -> None:
+    """Record ``n`` in-place changes of each array's memory, made together (as an optimizer's
+    step writes its parameters): one point in the order of ops, which a graph's node is
+    before or after."""
+    global _last_change
+    seq = _next_seq()
+    for arr in arrays:
+        _count(_version_entry(_memory_root(arr))[0], n, seq)
+    _last_change = seq
 
 
 def _ref(root: Any, key: int) -> Any:
@@ -210,18 +117,17 @@ def _version_entry(root: Any) -> tuple[_Version, Any]:
 
 def _bump_root(root: Any, n: int = 1) -> None:
     global _last_change
-    if root.__class__ is _Part:
-        v = root.version
-        if v is None:
-            v = root.version = _Version()
-    else:
-        v = _version_entry(root)[0]
     seq = _next_seq()
-    v.count += n
-    v.recent.extend((seq,) * n)
-    if len(v.recent) > _MAX_RECENT:
-        del v.recent[:-_MAX_RECENT]
+    _count(_version_entry(root)[0], n, seq)
     _last_change = seq
+
+
+def _count(v: _Version, n: int, seq: int) -> None:
+    v.count += n
+    recent = v.recent
+    recent.extend((seq,) * n)
+    if len(recent) > _MAX_RECENT:
+        del recent[:-_MAX_RECENT]
 
 
 def _forget_version(key: int, ref: Any) -> None:

@@ -86,22 +86,23 @@ def float_arrays(*arrays: Any) -> bool:
 
 
 # -- the kernels, as numba compiles them ----------------------------------------------------
-def _adam(w, g, m, v, vmax, out, at, s, coupled, amsgrad):  # pragma: no cover - compiled
-    """One Adam/AdamW step for one parameter, ``g`` its flat gradient, over ``[at, at +
-    g.size)`` of the flat arrays (the formulas of ``Adam._flat_update``): ``m``, ``v`` and
-    ``vmax`` in place, the new parameters into ``out``. ``s``: ``b1, b2, 1 - b1, 1 - b2``,
-    AdamW's factor on the parameters (1 otherwise), the weight decay, ``eps c2`` and the
-    step size, in the arrays' dtype (one array: each scalar argument costs the call about
+def _adam(w, g, m, v, vmax, at, s, coupled, amsgrad):  # pragma: no cover - compiled
+    """One Adam/AdamW step for one parameter ``w`` (flat, written in place), ``g`` its flat
+    gradient, whose state is ``[at, at + g.size)`` of the flat state arrays (the formulas of
+    ``Adam._flat_update``): ``m``, ``v`` and ``vmax`` in place. ``s``: ``b1, b2, 1 - b1, 1 -
+    b2``, AdamW's factor on the parameters (1 otherwise), the weight decay, ``eps c2`` and
+    the step size, in the arrays' dtype (one array: each scalar argument costs the call about
     0.1 us); ``coupled``: Adam's L2 term joins the gradient."""
     b1, b2, omb1, omb2, decay, wd, eps_c2, step_size = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
     n = g.shape[0]
     # (views of the slice, indexed from 0 by the loop: an index `at + i` could be negative
     # for all the compiler knows, and its wraparound check keeps the loop scalar)
-    w, m, v, vmax, out = w[at : at + n], m[at : at + n], v[at : at + n], vmax[at : at + n], out[at : at + n]
+    m, v, vmax = m[at : at + n], v[at : at + n], vmax[at : at + n]
     for i in range(n):
         gi = g[i]
+        wi = w[i]
         if coupled:
-            gi = gi + w[i] * wd
+            gi = gi + wi * wd
         mi = m[i] * b1 + gi * omb1
         vi = v[i] * b2 + (gi * gi) * omb2
         m[i] = mi
@@ -112,7 +113,7 @@ def _adam(w, g, m, v, vmax, out, at, s, coupled, amsgrad):  # pragma: no cover -
                 vm = vi
             vmax[i] = vm
             vi = vm
-        out[i] = w[i] * decay - (mi / (np.sqrt(vi) + eps_c2)) * step_size
+        w[i] = wi * decay - (mi / (np.sqrt(vi) + eps_c2)) * step_size
 
 
 def _lstm_forward(u, c, c_new):  # pragma: no cover - compiled

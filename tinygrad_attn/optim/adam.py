@@ -88,21 +88,20 @@ class Adam(Optimizer):
         if group.get("amsgrad", False) and "max_exp_avg_sq" not in state:
             state["max_exp_avg_sq"] = self._zeros_like(p)
 
-    def _flat_update(self, b: _Bucket, grad: Any, group: dict[str, Any]) -> Any:
+    def _flat_update(self, b: _Bucket, grad: Any, group: dict[str, Any]) -> tuple[float, Any]:
         # The formulas of _update, in the same order (so the same numbers), in place on the
-        # flat state with one scratch array where the namespace writes into one: 13
-        # passes over the bucket (AdamW with weight decay), after the gathering of the
-        # gradients.
+        # flat state with one scratch array where the namespace writes into one: 13 passes
+        # over the bucket (AdamW with weight decay), after the gathering of the gradients.
         o = _inplace_ns(b.dev)
         xp = b.dev.ops
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
         b1, b2 = (float(x) for x in group["betas"])
-        w = b.flat
-        tmp = xp.empty(w.shape, w.dtype) if o is not None else None
+        tmp = xp.empty(grad.shape, grad.dtype) if o is not None else None
+        decay = 1.0
         if wd and self.decoupled:
-            w = w * (1.0 - lr * wd)  # a new array: it becomes the parameters' values
+            decay = 1.0 - lr * wd
         elif wd:
-            grad += _mul(o, w, wd, tmp)  # grad is the bucket's own array
+            grad += _mul(o, b.gather_params(), wd, tmp)  # grad is the bucket's own array
         for st in b.states:
             st["step"] += 1
         t = b.states[0]["step"]
@@ -116,7 +115,7 @@ class Adam(Optimizer):
         if group.get("amsgrad", False):
             vmax = b.state.get("max_exp_avg_sq")
             if vmax is None:  # amsgrad switched on after the first steps
-                vmax = xp.zeros(w.shape, w.dtype)
+                vmax = xp.zeros(v.shape, v.dtype)
             v = o.maximum(vmax, v, out=vmax) if o is not None else xp.maximum(vmax, v)
             b.state["max_exp_avg_sq"] = v
         c2 = math.sqrt(1.0 - b2**t)
@@ -124,43 +123,40 @@ class Adam(Optimizer):
         denom += eps * c2
         q = o.divide(m, denom, out=denom) if o is not None else m / denom
         q *= lr / (1.0 - b1**t) * c2
-        if o is None:
-            return w - q
-        if w is b.flat:
-            return o.subtract(w, q, out=q)
-        w -= q
-        return w
+        return decay, q
 
-    def _flat_update_pieces(self, b: _Bucket, grads: list[Any], group: dict[str, Any]) -> Any:
-        """The update of :meth:`_flat_update` as a compiled loop (``ops.cpu_kernels``) over each
-        parameter's slice, reading its gradient where it is: the same numbers bit for bit,
-        without gathering the gradients first (a pass over all of them, out of the cache
-        after a backward). None where the loop is not there (then the NumPy passes)."""
+    def _flat_update_pieces(self, b: _Bucket, grads: list[Any], group: dict[str, Any]) -> bool:
+        """The update of :meth:`_flat_update` as a compiled loop (``ops.cpu_kernels``) per
+        parameter, reading it and its gradient where they are and writing it in place: the
+        same numbers bit for bit, without gathering the parameters and gradients first (a
+        pass over all of them, out of the cache after a backward) or writing them back.
+        False where the loop is not there (then the NumPy passes)."""
         if _inplace_ns(b.dev) is not np:
-            return None
+            return False
+        ws = [p._data for p in b.params]
+        if not all(w.flags.writeable for w in ws):
+            return False
         m, v = b.state["exp_avg"], b.state["exp_avg_sq"]
         amsgrad = bool(group.get("amsgrad", False))
-        w = b.flat
-        if amsgrad and "max_exp_avg_sq" not in b.state:
-            b.state["max_exp_avg_sq"] = np.zeros(w.shape, w.dtype)  # amsgrad switched on after the first steps
-        vmax = b.state["max_exp_avg_sq"] if amsgrad else v
-        if not cpu_kernels.float_arrays(w, m, v, vmax, *grads):
-            return None
+        vmax = b.state.get("max_exp_avg_sq", v) if amsgrad else v
+        if not cpu_kernels.float_arrays(m, v, vmax, *ws, *grads):
+            return False
         kern = cpu_kernels.kernel("adam")
         if kern is None:
-            return None
+            return False
+        if amsgrad and "max_exp_avg_sq" not in b.state:  # amsgrad switched on after the first steps
+            b.state["max_exp_avg_sq"] = vmax = np.zeros(m.shape, m.dtype)
         for st in b.states:
             st["step"] += 1
         n = self._numbers(group, b.states[0])  # (the traced update's numbers: the same formulas)
         decay = n["decay"] if self.decoupled else 1.0
         # (each scalar as NumPy rounds the Python float for an array of this dtype)
         scalars = np.array((n["beta1"], n["beta2"], n["one_minus_beta1"], n["one_minus_beta2"], decay,
-                            n["weight_decay"], n["eps_c2"], n["step_size_c2"]), w.dtype)  # fmt: skip
+                            n["weight_decay"], n["eps_c2"], n["step_size_c2"]), m.dtype)  # fmt: skip
         coupled = bool(n["weight_decay"]) and not self.decoupled
-        out = np.empty_like(w)
-        for (a, _, _), g in zip(b._slices, grads):
-            kern(w, g, m, v, vmax, out, a, scalars, coupled, amsgrad)
-        return out
+        for (a, _, _), w, g in zip(b._slices, ws, grads):
+            kern(w.reshape(-1), g, m, v, vmax, a, scalars, coupled, amsgrad)
+        return True
 
     # -- the same update as tensor ops, for a symbolic trace (see Optimizer._traceable) --
     def _begin(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..engine.switches import _State, no_grad
-from ..engine.versions import continue_version, own_versions
+from ..engine.versions import bump_version, bump_versions, continue_version
 from ..inplace import _write
 
 
@@ -121,21 +121,15 @@ class Optimizer:
                 gd = g._data
                 if g.dtype != p.dtype:
                     gd = p._dev.ops.astype(gd, p._data.dtype)
-                new = self._update(p, gd, self._state_of(p), group)
-                old = p._data
-                # asarray: NumPy turns 0-d results into scalars, and a parameter keeps an array
-                # (no copy otherwise).
-                p._data = p._dev.asarray(new, dtype=p.dtype)
-                continue_version(p._data, old, self._writes(group))
+                _store(p, self._update(p, gd, self._state_of(p), group), self._writes(group))
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
         raise NotImplementedError(f"{self._name} has no update rule")
 
     def _writes(self, group: dict[str, Any]) -> int:
-        """How many in-place writes PyTorch's step makes to each parameter it updates: a
-        step gives parameters new memory, which continues the old memory's version, counting
-        these (``p._version`` as in PyTorch; a graph that saved a parameter before the step
-        raises in its backward, as there)."""
+        """How many in-place writes PyTorch's step makes to each parameter it updates, which
+        its version counts (``p._version`` as in PyTorch; a graph that saved a parameter
+        before the step raises in its backward, as there)."""
         return 1
 
     def _check_grad(self, p: Tensor, g: Tensor) -> None:
@@ -147,31 +141,31 @@ class Optimizer:
 
     # -- the update of a whole group in a few array calls ---------------------------------
     # The parameters of a group that share a device, a dtype and the shape of their state
-    # (``_flat_key``) form a bucket: their values, and each state array, are one flat
-    # array per bucket, and each parameter's ``_data`` (each state tensor's ``_data``) is
-    # a view of its slice. A step gathers the gradients into one array, then updates the
-    # whole bucket with a dozen array calls instead of a dozen per parameter (the
-    # benchmark GPT's AdamW, 36 parameters: figures in benchmarks/README.md); where an
-    # optimizer has a compiled loop (``_flat_update_pieces``: Adam's, with numba), it reads
-    # each gradient where it is instead, with no gathering pass. The parameters get a
-    # fresh flat array each step, as the per-parameter update gives each a fresh array:
-    # arrays a graph saved keep their values (and see the step in their version, as
-    # PyTorch's in-place step shows: see ``_writes``). Each parameter counts its own version,
-    # not the flat array's (``engine.versions.own_versions``): writing one parameter in place
-    # leaves graphs that saved another alone, as with PyTorch's separate tensors. State is
-    # updated in place. Before each step the bucket checks that every parameter and state
-    # tensor still holds its view (a user may assign ``p._data``, ``module.to`` moves it,
-    # ``load_state_dict`` replaces the state); where one does not, the bucket is gathered
-    # again from the arrays as they are.
-    def _flat_update(self, b: _Bucket, grad: Any, group: dict[str, Any]) -> Any:
-        """Update bucket ``b`` from its flat gradient ``grad`` (an array of its own, which
-        may be overwritten): the state in place; returns the new flat parameter array."""
+    # (``_flat_key``) form a bucket: each of their state arrays is one flat array per
+    # bucket, each state tensor's ``_data`` a view of its slice. A step gathers the
+    # gradients into one array, updates the whole bucket's state with a dozen array calls
+    # instead of a dozen per parameter (the benchmark GPT's AdamW, 36 parameters: figures in
+    # benchmarks/README.md), and then each parameter with one or two (``p * decay - q``, in
+    # place); where an optimizer has a compiled loop
+    # (``_flat_update_pieces``: Adam's, with numba), it updates each parameter in place,
+    # reading it and its gradient where they are, with no gathering pass. Either way a
+    # parameter keeps its memory and the step writes it in place, as PyTorch's does: its
+    # views, ``detach()`` and ``state_dict()`` see the new values, and its version counts
+    # the step (``_writes``). State is updated in place. Before each step the bucket checks
+    # that every state tensor still holds its view and every parameter its dtype, shape and
+    # device (a user may assign ``p.data``, ``module.to`` moves it, ``load_state_dict``
+    # replaces the state); where one does not, the bucket is gathered again.
+    def _flat_update(self, b: _Bucket, grad: Any, group: dict[str, Any]) -> tuple[float, Any]:
+        """Update the state of bucket ``b`` in place from its flat gradient ``grad`` (an array
+        of its own, which may be overwritten); returns ``(decay, q)``: each parameter's new
+        values are ``p * decay - q`` (its slice of the flat ``q``; ``decay`` 1: ``p - q``)."""
         raise NotImplementedError  # pragma: no cover - see step
 
-    def _flat_update_pieces(self, b: _Bucket, grads: list[Any], group: dict[str, Any]) -> Any:
-        """:meth:`_flat_update` from the parameters' own flat gradients, read where they are
-        (not gathered into one array first), or None where the optimizer has no such form."""
-        return None
+    def _flat_update_pieces(self, b: _Bucket, grads: list[Any], group: dict[str, Any]) -> bool:
+        """:meth:`_flat_update` with the parameters and their flat gradients read where they
+        are (not gathered into one array first), the parameters written in place (their
+        versions not counted); False where the optimizer has no such form for ``b``."""
+        return False
 
     def _flat_key(self, state: dict[str, Any]) -> Any:
         """What parameters of one bucket must share in their state (a step count)."""
@@ -201,20 +195,21 @@ class Optimizer:
         ):
             cached = (group, ids, self._buckets(ready, group))
             self._flat[id(group)] = cached
+        writes = self._writes(group)
         for b in cached[2]:
             xp = b.dev.ops
             grads = []
             for p in b.params:
                 gd = p.grad._data
-                if gd.dtype != b.flat.dtype:
-                    gd = xp.astype(gd, b.flat.dtype)
+                if gd.dtype != b.dtype:
+                    gd = xp.astype(gd, b.dtype)
                 grads.append(xp.reshape(gd, (-1,)))
-            new = self._flat_update_pieces(b, grads, group)
-            if new is None:
+            if self._flat_update_pieces(b, grads, group):
+                bump_versions([p._data for p in b.params], writes)
+            else:
                 # (concat: a fresh array even for one parameter, which the update may overwrite)
-                g = xp.concat(grads) if len(grads) > 1 else xp.reshape(grads[0], (-1,)) * 1
-                new = self._flat_update(b, g, group)
-            b.set_flat(new, self._writes(group))
+                g = xp.concat(grads) if len(grads) > 1 else grads[0] * 1
+                b.take_step(*self._flat_update(b, g, group), writes)
             b.share_state()
 
     def _same_key(self, b: _Bucket) -> bool:
@@ -363,24 +358,40 @@ def _assign(t: Tensor, value: Tensor) -> None:
     _write(t, value, "step")
 
 
-class _Bucket:
-    """Parameters updated together (see :meth:`Optimizer._step_flat`): ``flat`` holds
-    their values one after the other, ``state[name]`` each state array so, and each
-    parameter's ``_data`` and state tensors' ``_data`` are views of their slices."""
+def _store(p: Tensor, new: Any, writes: int) -> None:
+    """Parameter ``p`` takes the values ``new`` (an array of its shape) in its own memory, as
+    PyTorch's step writes it: its views and detached tensors see them, and its version
+    counts ``writes`` changes. Memory that cannot be written (read-only, an expanded array)
+    is replaced instead, the new memory continuing the old one's version."""
+    dst = p._data
+    try:
+        dst[...] = new
+    except (ValueError, TypeError):
+        p._data = p._dev.asarray(new, dtype=p.dtype)
+        continue_version(p._data, dst, writes)
+    else:
+        bump_version(dst, writes)
 
-    __slots__ = ("params", "dev", "flat", "state", "states", "_slices", "_views", "_held", "_shared", "_roots")
+
+class _Bucket:
+    """Parameters updated together (see :meth:`Optimizer._step_flat`): ``state[name]``
+    holds each state array of theirs one after the other, each state tensor's ``_data`` a
+    view of its slice (so they share a version counter, as views do); the parameters keep
+    their own memory."""
+
+    __slots__ = ("params", "dev", "dtype", "state", "states", "_slices", "_seen", "_held", "_shared")
 
     def __init__(self, params: list[Tensor], states: dict[Tensor, dict[str, Any]]) -> None:
         self.params = params
         self.dev = params[0]._dev
+        self.dtype = params[0]._data.dtype
         xp = self.dev.ops
         self._slices, o = [], 0
-        self._roots = None
         for p in params:
             n = math.prod(p.shape)
             self._slices.append((o, o + n, tuple(p.shape)))
             o += n
-        self.set_flat(_gather(xp, [p._data for p in params]))
+        self._seen = [p._data for p in params]
         self.states = [states[p] for p in params]
         self._shared: dict[str, int] | None = None
         self._held: list = []
@@ -395,16 +406,30 @@ class _Bucket:
         reshape = self.dev.ops.reshape
         return [reshape(flat[a:b], shape) for a, b, shape in self._slices]
 
-    def set_flat(self, flat: Any, writes: int = 0) -> None:
-        """The parameters' values become views of ``flat``, each view its own version root
-        (continuing the version of the parameter's previous memory, counting ``writes``)."""
-        self.flat = flat
-        self._views = self._split(flat)
-        # (after the first, the parameters' memory roots are those the last call gave)
-        before = self._roots if self._roots is not None else [p._data for p in self.params]
-        self._roots = own_versions(flat, [(a, b) for a, b, _ in self._slices], before, writes)
-        for p, v in zip(self.params, self._views):
-            p._data = v
+    def gather_params(self) -> Any:
+        """The parameters' values one after the other, in a new flat array."""
+        return _gather(self.dev.ops, [p._data for p in self.params])
+
+    def take_step(self, decay: float, q: Any, writes: int) -> None:
+        """Each parameter becomes ``p * decay - q`` (its slice of the flat ``q``), in its own
+        memory where it can be written (see :func:`_store`), and counts ``writes`` changes."""
+        o = _inplace_ns(self.dev)
+        written = []
+        for p, qi in zip(self.params, self._split(q)):
+            dst = p._data
+            if o is not None:
+                try:
+                    if decay != 1.0:
+                        o.multiply(dst, decay, out=dst)
+                    o.subtract(dst, qi, out=dst)
+                except ValueError:  # (read-only memory: untouched, the ufunc checks before it writes)
+                    pass
+                else:
+                    written.append(dst)
+                    continue
+            _store(p, (dst * decay if decay != 1.0 else dst) - qi, writes)
+        if written:
+            bump_versions(written, writes)
 
     def share_state(self) -> None:
         """Each parameter's state tensors become views of the flat state arrays where a
@@ -426,10 +451,17 @@ class _Bucket:
         self._held = held
 
     def intact(self, states: dict[Tensor, dict[str, Any]]) -> bool:
-        """Whether every parameter, state dict and state tensor is still the one this
-        bucket made, holding its view."""
-        for p, v, st in zip(self.params, self._views, self.states):
-            if p._data is not v or states.get(p) is not st:
+        """Whether every parameter still has the device, dtype and shape this bucket was made
+        for and the state dict it had, and every state tensor is the one this bucket made,
+        holding its view."""
+        seen = self._seen
+        for i, (p, st, (_, _, shape)) in enumerate(zip(self.params, self.states, self._slices)):
+            d = p._data
+            if d is not seen[i]:  # (new memory: user code assigned it, or module.to)
+                if p._dev is not self.dev or d.dtype != self.dtype or tuple(d.shape) != shape:
+                    return False
+                seen[i] = d
+            if states.get(p) is not st:
                 return False
         for st, name, t, v in self._held:
             if st.get(name) is not t or t._data is not v:

@@ -50,16 +50,15 @@ class SGD(Optimizer):
     def _flat_key(self, state: dict[str, Any]) -> Any:
         return "momentum_buffer" in state
 
-    def _flat_update(self, b: _Bucket, grad: Any, group: dict[str, Any]) -> Any:
+    def _flat_update(self, b: _Bucket, grad: Any, group: dict[str, Any]) -> tuple[float, Any]:
         # The per-parameter formulas above, in the same order (so the same numbers), with
         # one scratch array where the namespace writes into one.
         o = _inplace_ns(b.dev)
         lr, mu, wd = float(group["lr"]), float(group["momentum"]), float(group["weight_decay"])
-        w = b.flat
-        tmp = b.dev.ops.empty(w.shape, w.dtype) if o is not None else None
+        tmp = b.dev.ops.empty(grad.shape, grad.dtype) if o is not None else None
         d = grad  # the bucket's own array: written over
         if wd:
-            tmp = _mul(o, w, wd, tmp)
+            tmp = _mul(o, b.gather_params(), wd, tmp)
             d += tmp
         if mu:
             buf = b.state.get("momentum_buffer")
@@ -73,10 +72,7 @@ class SGD(Optimizer):
                 d += _mul(o, buf, mu, tmp)
             else:
                 d = buf
-        step = _mul(o, d, lr, tmp)
-        if o is None:
-            return w - step
-        return o.subtract(w, step, out=step)
+        return 1.0, _mul(o, d, lr, tmp)
 
     # -- the same update as tensor ops, for a symbolic trace (see Optimizer._traceable) --
     def _traceable(self) -> bool:

@@ -100,7 +100,7 @@ def elementwise_groups(prog: Program) -> list[FusedKernel]:
     group_of: dict[int, list[OpRecord]] = {}  # id(output buffer) -> the group whose root made it
     groups: list[list[OpRecord]] = []
     at = {id(op): i for i, op in enumerate(prog.ops)}
-    stores = [(i, op.inputs[0].alias) for i, op in enumerate(prog.ops) if op.kind == "store"]
+    stores = [(i, b.alias) for i, op in enumerate(prog.ops) for b in op.written()]
 
     def written_between(g: list[OpRecord], op: OpRecord) -> bool:
         """Whether an in-place write between g's first op and ``op`` changes memory that g

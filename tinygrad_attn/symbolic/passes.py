@@ -39,7 +39,7 @@ def fold_constants(ops: list[OpRecord]) -> list[OpRecord]:
     """Run now the ops whose inputs are all constants (a mask's arithmetic, a scale's);
     their outputs become constants of the program. Not one whose result the program
     then changes in place: a constant's array would carry the change to the next replay."""
-    written = {op.inputs[0].alias for op in ops if op.kind == "store"}
+    written = {b.alias for op in ops for b in op.written()}
     out = []
     for op in ops:
         if op.kind == "call" and _all_const(op.inputs) and _pure_call(op) and op.outputs[0].alias not in written:
@@ -77,7 +77,7 @@ def compose_permutes(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecor
     result is then that input itself. Not where either result is written in place."""
     from ..ops.movement import Permute  # noqa: PLC0415
 
-    written = {op.inputs[0].alias for op in ops if op.kind == "store"}
+    written = {b.alias for op in ops for b in op.written()}
     made: dict[int, OpRecord] = {}  # id(buffer) -> the permute that made it
     subst: dict[int, Buffer] = {}
     out = []
@@ -127,7 +127,7 @@ def eliminate_common(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecor
     In-place writes: a read after a write into the memory it reads (the buffer or any
     buffer sharing its memory) is not the read before it, and an op whose result is later
     written into keeps a result of its own."""
-    written = {op.inputs[0].alias for op in ops if op.kind == "store"}
+    written = {b.alias for op in ops for b in op.written()}
     version: dict[int, int] = {}  # Buffer.alias -> how many writes into that memory so far
     seen: dict[Any, Buffer] = {}
     subst: dict[int, Buffer] = {}
@@ -136,9 +136,8 @@ def eliminate_common(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecor
         if subst:
             _substitute(op.inputs, subst)
         kind = op.kind
-        if kind == "store":
-            a = op.inputs[0].alias
-            version[a] = version.get(a, 0) + 1
+        for b in op.written():
+            version[b.alias] = version.get(b.alias, 0) + 1
         key = None
         if kind == "call" and _pure_call(op) and op.outputs[0].alias not in written:
             try:

@@ -84,7 +84,8 @@ class OpRecord:
     - ``"effect"``: a call with effects on state outside the program: a ``zero_grad()``,
       an optimizer's ``foreach_update(i)`` (param group ``i``'s whole update, flat),
       ``_advance()`` (its step counts, before its update's ops), or the ``step()`` of an
-      optimizer that gives no update as ops.
+      optimizer that gives no update as ops; ``writes`` holds the buffers whose memory it
+      changes in place (the parameters an update writes).
 
     ``inputs`` holds buffers and Python numbers; ``outputs`` buffers (``None`` where a
     backward gives no gradient).
@@ -101,11 +102,19 @@ class OpRecord:
     scope: Any = None  # the autograd Scope (module, composite) the op was made in
     label: str = ""  # effect: the name the program gives the object
     call_args: tuple = ()  # effect: the method's arguments (a param group's index)
+    writes: list[Buffer] = field(default_factory=list)  # effect: the buffers it writes in place
 
     @property
     def args(self) -> Any:
         """The op's non-array arguments (``None`` for most)."""
         return getattr(self.fn, "args", None) if self.kind in ("call", "backward") else None
+
+    def written(self) -> list[Buffer]:
+        """The buffers whose memory this line changes in place: a store's target, an
+        effect's ``writes``."""
+        if self.kind == "store":
+            return [self.inputs[0]]
+        return self.writes if self.kind == "effect" else []
 
     def __repr__(self) -> str:
         ins = ", ".join(b.name if isinstance(b, Buffer) else repr(b) for b in self.inputs)

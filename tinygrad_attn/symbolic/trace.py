@@ -587,14 +587,21 @@ class Tracer(Hook):
         self.sync_grads()
         name = self._effect_objs.setdefault(id(obj), self._unique(type(obj).__name__.lower()))
         section = "update" if method in ("step", "_advance", "foreach_update") else self.section
+        updates = method in ("step", "foreach_update") and hasattr(obj, "param_groups") and hasattr(obj, "zero_grad")
+        written = []  # an optimizer's update writes its parameters in place: reads after it are new reads
+        if updates:
+            for group in obj.param_groups if method == "step" else [obj.param_groups[args[0]]]:
+                for p in group["params"]:
+                    b = self._tmap.get(id(p)) or self._amap.get(id(p._data))
+                    if b is not None and p.grad is not None:
+                        written.append(b)
         self.ops.append(OpRecord("effect", method, [], [], fn=original, section=section, target=obj, label=name,
-                                 call_args=tuple(args)))  # fmt: skip
+                                 call_args=tuple(args), writes=written))  # fmt: skip
         self._alive.append(obj)
         with self.paused():
             out = original(obj, *args)
         self._resnapshot_grads()  # (zero_grad: the replay makes the same change)
-        if method in ("step", "foreach_update") and hasattr(obj, "param_groups") and hasattr(obj, "zero_grad"):
-            # parameters hold new arrays: a later use reads them again
+        if updates:  # (a parameter whose memory could not be written holds a new array: read again)
             for group in obj.param_groups:
                 for p in group["params"]:
                     self._tmap.pop(id(p), None)
