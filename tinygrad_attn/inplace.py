@@ -8,7 +8,8 @@ goes through it); :func:`_rebase` is the one place a tensor takes a new history 
 calls it before an op reads a view that may be stale, and :func:`_detached_history`, which
 the backward pass asks for an input detached in place after its consumer read it.
 ``apply_restride`` is the one mechanism of the in-place metadata changes (``t_()``,
-``squeeze_()``, ...: a ``ops.alias.Restride`` node), ``detach_inplace`` that of ``detach_()``.
+``squeeze_()``, ...: a ``ops.alias.Restride`` node), ``detach_inplace`` that of ``detach_()``,
+``store_array`` that of the writes outside any graph (an optimizer's step, loading a state dict).
 """
 
 from __future__ import annotations
@@ -358,6 +359,22 @@ def _write(t: Tensor, r: Tensor, name: str) -> None:
             ) from e
     if t._tracks_versions:  # (not through ``.data``: PyTorch's untracked escape hatch)
         bump_version(dst)
+
+
+def store_array(t: Tensor, new: Any, changes: int = 1) -> None:
+    """``t`` takes the values of the array ``new`` (its shape, device and dtype) in its own
+    memory, outside any graph, as PyTorch's ``optimizer.step()`` and ``load_state_dict``
+    write a parameter: its views and detached tensors see them, and its version counts
+    ``changes`` in-place changes. Memory that cannot be written (read-only, an expanded
+    array) is replaced instead, the new memory continuing the old one's version."""
+    dst = t._data
+    try:
+        dst[...] = new
+    except (ValueError, TypeError):
+        t._data = t._dev.asarray(new, dtype=t.dtype)
+        _versions.continue_version(t._data, dst, changes)
+    else:
+        bump_version(dst, changes)
 
 
 _function._replay_view = _replay_view  # (the engine calls it; it cannot import this module)

@@ -176,6 +176,48 @@ def test_load_state_dict_fills_in_place():
         np.testing.assert_array_equal(b.state_dict()[k], v)
 
 
+@pytest.mark.parametrize("assign", [False, True])
+def test_load_state_dict_writes_the_memory_tensors_share_as_pytorchs(assign):
+    # Tensors sharing a parameter's or buffer's memory (detach(), an earlier state_dict())
+    # see the loaded values, each version counts the copy, and a graph that saved a
+    # parameter before the load raises in its backward; with assign=True the module takes
+    # the given tensors instead, and the old memory keeps its values.
+    torch = pytest.importorskip("torch")
+    seen = {}
+    for side, lib in (("ours", tga), ("theirs", torch)):
+        net = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4)).double()
+        rng = np.random.default_rng(0)  # (the same values on both sides)
+        first, new = (
+            {k: rng.standard_normal(tuple(v.shape)) if v.dtype == lib.float64 else np.array(i)
+             for k, v in net.state_dict().items()} for i in (3, 5)
+        )  # fmt: skip
+        net.load_state_dict({k: lib.tensor(v) for k, v in first.items()})
+        held = {k: v.detach() for k, v in net.state_dict().items()}
+        before = net.state_dict()
+        versions = {k: v._version for k, v in net.state_dict(keep_vars=True).items()}
+        x = lib.tensor(np.ones((2, 3)), requires_grad=True)
+        loss = (net[0](x) ** 2).sum()  # saves the weight (x's gradient reads it)
+        net.load_state_dict({k: lib.tensor(v) for k, v in new.items()}, assign=assign)
+        try:
+            loss.backward()
+            raised = False
+        except RuntimeError:
+            raised = True
+        now = net.state_dict(keep_vars=True)
+        seen[side] = (
+            raised,
+            {k: now[k]._version - versions[k] for k in new} if not assign else None,
+            {k: np.asarray(t.detach().numpy()).copy() for k, t in held.items()},
+            {k: np.asarray(t.detach().numpy()).copy() for k, t in before.items()},
+            {k: np.asarray(now[k].detach().numpy()).copy() for k in new},
+        )
+    ours, theirs = seen["ours"], seen["theirs"]
+    assert ours[:2] == theirs[:2]
+    for got, want in zip(ours[2:], theirs[2:]):
+        for k in want:
+            np.testing.assert_array_equal(got[k], want[k], err_msg=k)
+
+
 def test_load_state_dict_keeps_zero_dim_parameters(device):
     m = Module()
     m.t = Parameter(np.array(0.5, np.float32))

@@ -106,10 +106,18 @@ def test_parameters_to_vector_and_back(rng):
     (v * Tensor(np.arange(v.shape[0], dtype=np.float64))).sum().backward()  # differentiable
     np.testing.assert_array_equal(ps[1].grad.numpy(), np.arange(6, 10))
     new = Tensor(rng.standard_normal(v.shape[0]))
+    tnew = torch.tensor(new.numpy())
+    held, theirs_held = [p.detach() for p in ps], [q.detach() for q in qs]
     vector_to_parameters(new, ps)
-    torch.nn.utils.vector_to_parameters(torch.tensor(new.numpy()), qs)
+    torch.nn.utils.vector_to_parameters(tnew, qs)
     for p, q in zip(ps, qs):
         np.testing.assert_array_equal(p.numpy(), q.numpy())
+    for h, th in zip(held, theirs_held):  # the parameters took new memory: the old stays as it was
+        np.testing.assert_array_equal(h.numpy(), th.numpy())
+    new.mul_(2.0)  # ... and that memory is vec's
+    tnew.mul_(2.0)
+    for p, q in zip(ps, qs):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
     with pytest.raises(ValueError, match="vec has 3 elements, the parameters 18"):
         vector_to_parameters(Tensor(np.zeros(3)), ps)
 

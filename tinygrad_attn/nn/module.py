@@ -22,6 +22,7 @@ import numpy as np
 
 from .._tensor import Tensor, _to_args
 from ..engine.switches import Scope, _State
+from ..inplace import store_array
 
 
 class Parameter(Tensor):
@@ -347,8 +348,9 @@ class Module:
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:  # fmt: skip
-        """Copy arrays into this module's parameters and buffers, in place; returns PyTorch's
-        named tuple ``(missing_keys, unexpected_keys)``.
+        """Copy arrays into this module's parameters and buffers, in place (as PyTorch's: their
+        views, ``detach()`` and earlier ``state_dict()`` entries see the new values, and each
+        version counts the copy); returns PyTorch's named tuple ``(missing_keys, unexpected_keys)``.
 
         Every entry is checked before any is copied, so a state dict that does not fit
         leaves the module as it was. A missing or unexpected key (with ``strict``) or a
@@ -377,7 +379,7 @@ class Module:
             raise StateDictError(f"{who}: " + "; ".join(problems))
         # Every entry is converted before any is stored: one that cannot be cast leaves the
         # module whole instead of half written.
-        new = {}
+        new, taken = {}, set()
         for k, t in own.items():
             if k not in arrays:
                 continue
@@ -385,6 +387,7 @@ class Module:
             v = state[k]
             if assign and isinstance(v, Tensor) and v._dev is t._dev and v.dtype == t.dtype:
                 new[k] = v._data
+                taken.add(k)
                 continue
             if a.dtype.kind not in "biuf":  # strings, objects, complex: no meaningful cast to a weight
                 raise StateDictError(
@@ -399,7 +402,10 @@ class Module:
                     f"{who}: '{k}' ({a.dtype}) cannot be cast to {t.dtype} ({e}); nothing was loaded"
                 ) from e
         for k, arr in new.items():
-            own[k]._data = arr
+            if k in taken:
+                own[k]._data = arr
+            else:
+                store_array(own[k], arr)
         return keys
 
     def save(self, path: Any) -> None:

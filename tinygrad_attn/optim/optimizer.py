@@ -10,8 +10,8 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..engine.switches import _State, no_grad
-from ..engine.versions import bump_version, bump_versions, continue_version
-from ..inplace import _write
+from ..engine.versions import bump_versions
+from ..inplace import _write, store_array
 
 
 class Optimizer:
@@ -121,7 +121,7 @@ class Optimizer:
                 gd = g._data
                 if g.dtype != p.dtype:
                     gd = p._dev.ops.astype(gd, p._data.dtype)
-                _store(p, self._update(p, gd, self._state_of(p), group), self._writes(group))
+                store_array(p, self._update(p, gd, self._state_of(p), group), self._writes(group))
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
         raise NotImplementedError(f"{self._name} has no update rule")
@@ -358,21 +358,6 @@ def _assign(t: Tensor, value: Tensor) -> None:
     _write(t, value, "step")
 
 
-def _store(p: Tensor, new: Any, writes: int) -> None:
-    """Parameter ``p`` takes the values ``new`` (an array of its shape) in its own memory, as
-    PyTorch's step writes it: its views and detached tensors see them, and its version
-    counts ``writes`` changes. Memory that cannot be written (read-only, an expanded array)
-    is replaced instead, the new memory continuing the old one's version."""
-    dst = p._data
-    try:
-        dst[...] = new
-    except (ValueError, TypeError):
-        p._data = p._dev.asarray(new, dtype=p.dtype)
-        continue_version(p._data, dst, writes)
-    else:
-        bump_version(dst, writes)
-
-
 class _Bucket:
     """Parameters updated together (see :meth:`Optimizer._step_flat`): ``state[name]``
     holds each state array of theirs one after the other, each state tensor's ``_data`` a
@@ -412,7 +397,7 @@ class _Bucket:
 
     def take_step(self, decay: float, q: Any, writes: int) -> None:
         """Each parameter becomes ``p * decay - q`` (its slice of the flat ``q``), in its own
-        memory where it can be written (see :func:`_store`), and counts ``writes`` changes."""
+        memory where it can be written (see :func:`~tinygrad_attn.inplace.store_array`), and counts ``writes`` changes."""
         o = _inplace_ns(self.dev)
         written = []
         for p, qi in zip(self.params, self._split(q)):
@@ -427,7 +412,7 @@ class _Bucket:
                 else:
                     written.append(dst)
                     continue
-            _store(p, (dst * decay if decay != 1.0 else dst) - qi, writes)
+            store_array(p, (dst * decay if decay != 1.0 else dst) - qi, writes)
         if written:
             bump_versions(written, writes)
 

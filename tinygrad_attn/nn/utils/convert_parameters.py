@@ -22,7 +22,9 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
-    """Write consecutive slices of the 1-D ``vec`` into the parameters, in place."""
+    """Each parameter's data becomes its consecutive slice of the 1-D ``vec``, as PyTorch's
+    (``param.data = slice``): the parameters share ``vec``'s memory, and tensors that shared
+    their old memory keep the old values."""
     if not isinstance(vec, Tensor):
         raise TypeError(f"vector_to_parameters: expected a Tensor, got {type(vec).__name__}")
     if vec.ndim != 1:
@@ -35,5 +37,5 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     with no_grad():
         for p in ps:
             n = p.numel()
-            p.copy_(vec[at : at + n].reshape(*p.shape))
+            p.data = vec.data[at : at + n].reshape(p.shape)
             at += n
