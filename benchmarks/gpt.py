@@ -11,7 +11,8 @@ for both, as the targets are stated:
     python benchmarks/run.py --only gpt --threads 1
 
 ``python benchmarks/gpt.py --ops`` prints where one of our steps spends its time, by op
-kind (see :func:`op_times`); ``--loop`` times consecutive steps against PyTorch's (see
+kind (see :func:`op_times`); ``--floor`` the least time the AdamW update can take from
+memory (see :func:`memory_floor`); ``--loop`` times consecutive steps against PyTorch's (see
 :func:`loop_ratio`).
 """
 
@@ -154,7 +155,8 @@ def op_times(steps: int = 10) -> dict[str, float]:
     """Where a training step's time goes, by op kind: milliseconds per step (process CPU
     time, median over ``steps`` steps after two warm-up steps) of each kind's forward (the
     time since the previous op, so Python between ops counts to the next op) and backward
-    (each node's backward, exactly), and of the AdamW update. Observed with the engine's
+    (each node's backward, exactly), and of the AdamW update (in the step, its arrays as the
+    step's backward leaves them, and again at once). Observed with the engine's
     hook (``tinygrad_attn.engine.switches.observing``), which costs about a microsecond
     an op.
 
@@ -195,6 +197,14 @@ def op_times(steps: int = 10) -> dict[str, float]:
     step()
     step()
     per_step: dict[str, list[float]] = defaultdict(list)
+    update = opt.step
+
+    def timed_update() -> None:  # (the step's own call of opt.step(), timed where it runs)
+        u0 = clock()
+        update()
+        timer.times["AdamW update (in the step)"] += clock() - u0
+
+    opt.step = timed_update
     for _ in range(steps):
         timer = Timer()
         t0 = clock()
@@ -202,11 +212,12 @@ def op_times(steps: int = 10) -> dict[str, float]:
             step()
         total = clock() - t0
         a0 = clock()
-        opt.step()  # (the same gradients again: the update's own time)
+        update()  # (the same gradients again: the update's own time)
         timer.times["AdamW update (again, alone)"] = clock() - a0
         timer.times["whole step"] = total
         for k, v in timer.times.items():
             per_step[k].append(v)
+    del opt.step
     med = {k: 1e3 * float(np.median(v)) for k, v in per_step.items()}
     print(f"  ms per step by op kind, median of {steps} (process CPU time):")
     for k, v in sorted(med.items(), key=lambda kv: -kv[1]):
@@ -257,6 +268,33 @@ def loop_ratio(rounds: int = 25) -> dict[str, float] | None:
     return med
 
 
+def memory_floor(rounds: int = 7) -> float:
+    """The least time the AdamW update can take where its arrays come from memory: one pass
+    reads the parameters, gradients and two moments and writes three of them (7 float32
+    arrays of the model's size), at the rate one core streams here (``np.add`` over three
+    64 MB arrays, best of ``rounds``). Returns the floor in seconds.
+
+        PYTHONPATH=$PWD OMP_NUM_THREADS=1 python benchmarks/gpt.py --floor
+    """
+    import time  # noqa: PLC0415
+
+    _, model, _ = setup(with_model=True)
+    size = sum(p.numel() for p in model.parameters())
+    n = 16 * 1024 * 1024
+    a, b, c = np.ones(n, np.float32), np.ones(n, np.float32), np.empty(n, np.float32)
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        np.add(a, b, out=c)
+        best = min(best, time.perf_counter() - t0)
+    rate = 3 * 4 * n / best
+    floor = 7 * 4 * size / rate
+    print(f"  one core streams {rate / 1e9:.1f} GB/s (np.add over three 64 MB arrays, best of {rounds}); "
+          f"one AdamW pass over {size} parameters (7 arrays, {7 * 4 * size / 1e6:.1f} MB) takes at least "
+          f"{ms(floor)} from memory")  # fmt: skip
+    return floor
+
+
 if __name__ == "__main__":
     import sys
 
@@ -264,5 +302,7 @@ if __name__ == "__main__":
         op_times()
     elif "--loop" in sys.argv:
         loop_ratio()
+    elif "--floor" in sys.argv:
+        memory_floor()
     else:
         main()

@@ -72,6 +72,19 @@ def test_the_gpt_benchmark_compares_the_same_loss_with_pytorch(monkeypatch):
         assert float(ours().item()) == pytest.approx(float(theirs().item()), rel=1e-4)
 
 
+@pytest.mark.slow
+def test_the_gpt_benchmark_times_the_update_where_the_step_calls_it(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCH))
+    sys.modules.pop("gpt", None)
+    import gpt  # noqa: PLC0415
+
+    med = gpt.op_times(steps=2)
+    assert med["AdamW update (in the step)"] > 0 and med["AdamW update (again, alone)"] > 0
+    assert med["whole step"] > med["AdamW update (in the step)"]
+    floor = gpt.memory_floor(rounds=1)
+    assert 0 < floor < 1.0 and "GB/s" in capsys.readouterr().out
+
+
 # -- tinygrad's op tests: the classifier reads a reviewed list and refuses what is not on it
 def _classify(tmp_path, monkeypatch, results: str, listed: str) -> int:
     (tmp_path / "results.tsv").write_text(results)

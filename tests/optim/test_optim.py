@@ -558,3 +558,19 @@ def test_a_parameter_in_read_only_memory_is_given_new_memory(cls, foreach):
         np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=f"step {step}")
     assert p._version == q._version and p._data.flags.writeable
     np.testing.assert_array_equal(shown, np.ones(4))
+
+
+@pytest.mark.parametrize("foreach", [None, False])
+@pytest.mark.parametrize("cls", [SGD, Adam, AdamW])
+def test_a_non_contiguous_parameter_is_written_where_it_is(cls, foreach):
+    base = np.ones((4, 3))
+    p, q = Parameter(np.zeros((3, 4))), Parameter(np.ones((3, 4)))
+    p.data = base.T  # a transposed view: no flat view of it exists
+    opt = cls([p, q], lr=0.1, weight_decay=0.1, foreach=foreach)
+    for step in range(3):
+        g = np.arange(12.0).reshape(3, 4)
+        p.grad, q.grad = Tensor(g), Tensor(g)
+        opt.step()
+        np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=f"step {step}")
+    assert np.shares_memory(p._data, base) and p._version == q._version
+    np.testing.assert_array_equal(base.T, q.numpy())
