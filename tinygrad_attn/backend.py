@@ -296,8 +296,9 @@ class Device:
         if self._array_device is None:
             return self.xp.asarray(data, dtype=dtype)
         if isinstance(data, np.ndarray):
-            # array_api_strict copies host arrays onto its CPU device first.
-            return self.xp.asarray(self.xp.asarray(data, dtype=dtype), device=self._array_device)
+            # array_api_strict takes host arrays onto its CPU device first; copied: it would
+            # otherwise wrap the caller's array itself, and one memory would be two devices'.
+            return self.xp.asarray(self.xp.asarray(data, dtype=dtype, copy=True), device=self._array_device)
         return self.xp.asarray(data, dtype=dtype, device=self._array_device)
 
     def copy(self, arr: Any) -> Any:
@@ -323,8 +324,8 @@ class Device:
         """A NumPy copy (or view, on the CPU) of a backend array."""
         if self.xp is np:
             return arr
-        if self._array_device is not None:  # array_api_strict
-            return np.asarray(arr.to_device(self.xp.Device("CPU_DEVICE")))
+        if self._array_device is not None:  # array_api_strict (whose arrays wrap NumPy's: a copy, as from a GPU)
+            return np.array(arr.to_device(self.xp.Device("CPU_DEVICE")), copy=True)
         return arr.get()  # CuPy
 
     # -- what the array API leaves out ------------------------------------------

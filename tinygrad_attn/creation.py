@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from ._tensor import Size, Tensor, _shape_args
+from .backend import default_device, get_device
+from .engine.switches import _State
 from .random import host_generator
 
 __all__ = [
@@ -64,17 +66,50 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """``data`` itself when it is already a tensor of that dtype and device, else :func:`tensor`."""
+    """``data`` itself when it is already a tensor of that dtype and device; a NumPy array of
+    that dtype bound for the CPU shares its memory (:func:`from_numpy`), as PyTorch's; else
+    :func:`tensor`, a copy."""
     if isinstance(data, Tensor) and (dtype is None or data.dtype == np.dtype(dtype)) and (
         device is None or Tensor.zeros(0, device=device).device == data.device
     ):
         return data
+    if (
+        isinstance(data, np.ndarray)
+        and (dtype is None or np.dtype(dtype) == data.dtype)
+        and (get_device(device) if device is not None else default_device()).name == "cpu"
+        and data.dtype.kind in _NUMERIC_KINDS
+        and data.dtype.isnative
+    ):
+        return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:
-    """A CPU tensor of ``arr``'s dtype (a copy: tensors own their arrays)."""
-    return Tensor(arr, device="cpu")
+    """A CPU tensor sharing ``arr``'s memory, as PyTorch's: a change of either shows in the
+    other (``tga.tensor(arr)`` copies).
+
+    >>> a = np.zeros(2); t = from_numpy(a); t += 1; a
+    array([1., 1.])
+    """
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"from_numpy: expected np.ndarray (got {type(arr).__name__})")
+    if arr.dtype.kind not in _NUMERIC_KINDS:
+        raise TypeError(
+            f"from_numpy: can't convert np.ndarray of type {arr.dtype}; the supported types are floating point, "
+            "complex, integer and bool"
+        )
+    if not arr.dtype.isnative:
+        raise ValueError(
+            "from_numpy: the array's byte order is not this machine's: convert it first, "
+            "arr.astype(arr.dtype.newbyteorder('='))"
+        )
+    t = Tensor._wrap(arr, get_device("cpu"))
+    if _State.hook is not None:  # made inside a traced function, as the constructor's tensors
+        _State.hook.made(t)
+    return t
+
+
+_NUMERIC_KINDS = "biufc"  # bool, integers, unsigned, floating point, complex: what PyTorch converts
 
 
 def is_tensor(obj: Any) -> bool:

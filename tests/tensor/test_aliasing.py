@@ -172,3 +172,55 @@ def test_every_op_shares_memory_exactly_where_pytorch_does(op: OpInfo):
                 )
 
     check()
+
+
+# -- tensors made from NumPy arrays, and moved between devices ------------------------------
+# (ours, PyTorch's) ways of making a tensor of a float64 NumPy array
+FROM_NUMPY = {
+    "from_numpy": (tga.from_numpy, torch.from_numpy),
+    "tensor": (tga.tensor, torch.tensor),
+    "as_tensor": (tga.as_tensor, torch.as_tensor),
+    "as_tensor_same_dtype": (lambda a: tga.as_tensor(a, dtype=tga.float64), lambda a: torch.as_tensor(a, dtype=torch.float64)),
+    "as_tensor_other_dtype": (lambda a: tga.as_tensor(a, dtype=tga.float32), lambda a: torch.as_tensor(a, dtype=torch.float32)),
+    "Tensor": (Tensor, torch.Tensor),
+    "from_numpy_of_a_column": (lambda a: tga.from_numpy(a[:, 1]), lambda a: torch.from_numpy(a[:, 1])),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", FROM_NUMPY)
+def test_a_tensor_made_from_a_numpy_array_shares_it_where_pytorchs_does(name):
+    ours, theirs = FROM_NUMPY[name]
+    seen = []
+    for make, lib in ((ours, tga), (theirs, torch)):
+        a = np.arange(6.0).reshape(2, 3)
+        t = make(a)
+        with lib.no_grad():
+            t.add_(1)
+        a[0, 1] = -5.0
+        seen.append((a.copy(), np.array(t.detach().numpy(), dtype=np.float64)))
+    np.testing.assert_array_equal(seen[0][0], seen[1][0])
+    np.testing.assert_array_equal(seen[0][1], seen[1][1])
+
+
+def test_from_numpy_refuses_what_pytorchs_refuses():
+    for bad, error in (([1.0, 2.0], TypeError), (np.array(["a"]), TypeError), (np.ones(2, ">f8"), ValueError)):
+        with pytest.raises(error):
+            torch.from_numpy(bad)
+        with pytest.raises(error, match="from_numpy"):
+            tga.from_numpy(bad)
+
+
+@pytest.mark.parametrize("src, dst", [("cpu", "array_api_strict"), ("array_api_strict", "cpu"),
+                                      ("array_api_strict", "array_api_strict:device1")])  # fmt: skip
+def test_a_move_between_devices_copies(src, dst):
+    # PyTorch's .to(another device) is a copy: a change of either leaves the other alone.
+    a = np.arange(3.0)
+    t = tga.tensor(a, device=src)
+    u = t.to(dst)
+    with tga.no_grad():
+        t.add_(1.0)
+    np.testing.assert_array_equal(u.numpy(), np.arange(3.0))
+    with tga.no_grad():
+        u.mul_(2.0)
+    np.testing.assert_array_equal(t.numpy(), np.arange(3.0) + 1)
+    np.testing.assert_array_equal(a, np.arange(3.0))
