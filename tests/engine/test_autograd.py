@@ -508,10 +508,10 @@ def test_leaf_gradients_are_writable_arrays_not_broadcast_views(device, rng):
 def test_grad_attribute_can_be_reset_and_reaccumulates(rng):
     a = rand(rng, 3)
     (a * 2).sum().backward()
-    g0 = a.grad
+    g0, held = a.grad, a.grad.detach()
     (a * 3).sum().backward()
-    close(g0, [2.0] * 3)  # the caller's earlier .grad is not written over
-    close(a.grad, [5.0] * 3)
+    assert a.grad is g0 and g0._version == 1  # added in place, as PyTorch's AccumulateGrad does
+    close(held, [5.0] * 3)
     a.grad = None
     (a * 1).sum().backward()
     close(a.grad, [1.0] * 3)

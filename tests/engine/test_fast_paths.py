@@ -51,14 +51,19 @@ def test_leaves_that_share_an_array(device, rng):
     close(a, b.numpy())  # the shared data was not written
 
 
-def test_gradients_accumulate_across_backward_calls_without_aliasing(device, rng):
+def test_gradients_accumulate_across_backward_calls_into_the_same_grad(device, rng):
     x = rand(rng, 3, device=device)
-    (x + x + x).sum().backward()
-    first = x.grad
-    before = first.numpy()
-    (x * 2.0).sum().backward()
-    close(first, before)  # the old .grad tensor is unchanged; a new one holds the sum
-    close(x.grad, np.full(3, 5.0))
+    y = rand(rng, 3, device=device)
+    (x + x + x + y).sum().backward()  # (x's gradient summed in the pass's own buffer, y's handed over)
+    first, held = x.grad, x.grad.detach()
+    (x * 2.0 + y).sum().backward()
+    assert x.grad is first  # the sum written into the first .grad's memory, as PyTorch's
+    close(held, np.full(3, 5.0))
+    close(y.grad, np.full(3, 2.0))
+    (x * 1.0).sum().backward(create_graph=True)  # in grad mode: a new .grad, as PyTorch's
+    assert x.grad is not first
+    close(first, np.full(3, 5.0))
+    close(x.grad, np.full(3, 6.0))
 
 
 def test_higher_order_through_in_place_sums(rng):

@@ -143,3 +143,22 @@ def test_pad_sequence_errors():
         pad_sequence([Tensor.zeros(2, 3), Tensor.zeros(2, 4)])
     with pytest.raises(ValueError, match="padding_side"):
         pad_sequence([Tensor.zeros(2)], padding_side="middle")
+
+
+@pytest.mark.parametrize("clip", ["norm", "value"])
+def test_clipping_scales_each_grad_in_place_as_pytorchs(clip, rng):
+    arrays = [rng.standard_normal(s) * 5 for s in SHAPES]
+    seen = []
+    for lib, utils in ((tga, tga.nn.utils), (torch, torch.nn.utils)):
+        ps = [lib.nn.Parameter(lib.tensor(a.copy())) for a in arrays]
+        for p, a in zip(ps, arrays):
+            p.grad = lib.tensor(a * 2.0)
+        held = [p.grad for p in ps]
+        if clip == "norm":
+            utils.clip_grad_norm_(ps, 1.0)
+        else:
+            utils.clip_grad_value_(ps, 0.5)
+        assert all(p.grad is h for p, h in zip(ps, held))
+        seen.append([np.array(h.numpy()) for h in held])
+    for a, b in zip(*seen):
+        np.testing.assert_allclose(a, b, rtol=1e-12)

@@ -673,3 +673,30 @@ def test_two_param_groups_are_two_update_lines_and_replay_as_eager():
     assert [ln.split("  #")[0] for ln in lines] == ["adamw.zero_grad()", "adamw.foreach_update(0)",
                                                    "adamw.foreach_update(1)"]  # fmt: skip
     assert "updates its 2 parameters" in lines[1]
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_a_grad_held_across_two_backwards_replays_their_sum(set_to_none):
+    # The second backward adds into the first one's .grad in place (as PyTorch's
+    # AccumulateGrad): a tensor holding that .grad reads the sum, in every replay.
+    def build():
+        w = tga.nn.Parameter(np.ones(3))
+        opt = tga.optim.SGD([w], lr=0.1)
+
+        def step(x1, x2):
+            opt.zero_grad(set_to_none=set_to_none)
+            (w * x1).sum().backward()
+            g = w.grad
+            first = g * 1.0
+            (w * w * x2).sum().backward()
+            both = g * 1.0
+            opt.step()
+            return first, both, w * 1.0
+
+        return step
+
+    eager, compiled = build(), tga.compile(build())
+    for i in range(4):
+        x1, x2 = Tensor(np.full(3, 0.5 + i)), Tensor(np.arange(3.0) + i)
+        for a, b in zip(eager(x1, x2), compiled(x1, x2)):
+            np.testing.assert_array_equal(b.numpy(), a.detach().numpy())

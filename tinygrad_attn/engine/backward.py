@@ -330,7 +330,11 @@ def accumulate_grad(t: Tensor, g: Any, sole: bool = False) -> None:
     user may change in place: ``g`` is handed over only when ``sole`` (nobody else holds it,
     it is writable and no other view shares its memory); otherwise it may be another leaf's
     gradient too, the caller's ``grad``, a read-only broadcast or a program's constant, and
-    ``.grad`` gets a copy. A tensor ``g`` (``create_graph``) is added as recorded ops."""
+    ``.grad`` gets a copy. Into an existing ``.grad`` the array ``g`` is added in place, as
+    PyTorch's ``AccumulateGrad`` does outside grad mode (a tensor holding that ``.grad``
+    sees the sum, and its version counts the change); where that memory cannot be written
+    (read-only), ``.grad`` becomes the sum in new memory. A tensor ``g`` (``create_graph``)
+    is added as recorded ops, into a new ``.grad``, as PyTorch's grad-mode branch does."""
     T = _function.Tensor
     if g.__class__ is not T:
         if t.grad is None:
@@ -339,8 +343,18 @@ def accumulate_grad(t: Tensor, g: Any, sole: bool = False) -> None:
             elif not sole:
                 g = t._dev.ops.copy(g)
             t.grad = T._wrap(g, t._dev)
-        else:  # a new array: the old .grad may be held by the caller
-            t.grad = T._wrap(_plus(t.grad._data, g), t._dev)
+            return
+        old = t.grad._data
+        if getattr(old, "shape", None) == getattr(g, "shape", ()) and old.dtype == g.dtype:
+            try:
+                old += g  # (in place in NumPy, CuPy and array_api_strict alike)
+            except (ValueError, TypeError):  # read-only memory: left as it is
+                pass
+            else:
+                if t.grad._tracks_versions:
+                    _versions.bump_version(old)
+                return
+        t.grad = T._wrap(_plus(old, g), t._dev)
         return
     if not t.requires_grad:
         return

@@ -166,10 +166,13 @@ def eliminate_dead(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]
 
     An in-place write stays when something later reads the memory it writes (through any
     buffer sharing it) or when that memory is outside the program (an argument's, a
-    parameter's, an optimizer's state): the caller sees the change."""
+    parameter's, an optimizer's state, a ``.grad``): the caller, or an effect such as an
+    optimizer's update, sees the change."""
     live = {id(b) for b in outputs}
     live_mem = {b.alias for b in outputs}  # memory read after the point the walk has reached
-    outside = {b.alias for op in ops for b in op.outputs if b is not None and b.kind in ("arg", "param", "state")}
+    outside = {
+        b.alias for op in ops for b in op.outputs if b is not None and b.kind in ("arg", "param", "state", "grad")
+    }
     kept = []
     for op in reversed(ops):
         kind = op.kind

@@ -43,7 +43,7 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
     As ``torch.nn.utils.clip_grad_norm_``: the joint norm is the norm of the per-tensor
     norms; every gradient is multiplied by ``clamp(max_norm / (total + 1e-6), max=1)``
     (so a gradient under the limit is left as it is); returns ``total``, the norm before
-    clipping, as a 0-d tensor. The scaled gradients are new tensors assigned to ``.grad``.
+    clipping, as a 0-d tensor. Each ``.grad`` is scaled in its own memory, as PyTorch's.
     ``error_if_nonfinite=True`` raises ``RuntimeError`` when it
     is inf or NaN (which reads it on the host). ``foreach`` is accepted and ignored.
 
@@ -68,11 +68,8 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
                     "set error_if_nonfinite=False to clip anyway"
                 )
         coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
-        # New gradient tensors rather than PyTorch's in-place mul_: a traced step records an
-        # assignment to .grad as a program line (an in-place change of an accumulated gradient
-        # it would not replay).
-        for p in params:
-            p.grad = p.grad * (coef if p.grad._dev is dev else coef.to(p.grad._dev))
+        for p in params:  # in place, as PyTorch's: a tensor holding a .grad sees it clipped
+            p.grad.mul_(coef if p.grad._dev is dev else coef.to(p.grad._dev))
     return total
 
 
@@ -81,4 +78,4 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, f
     v = float(clip_value)
     with no_grad():
         for p in _with_grads(parameters, "clip_grad_value_"):
-            p.grad = p.grad.clamp(-v, v)  # (a new tensor, as in clip_grad_norm_)
+            p.grad.clamp_(-v, v)
