@@ -97,6 +97,50 @@ def test_embedding_padding_idx_as_torch():
     assert nn.Embedding(5, 3, padding_idx=-1).padding_idx == 4
 
 
+@pytest.mark.parametrize("freeze", [True, False])
+def test_embedding_from_pretrained_as_torch(freeze):
+    table = np.arange(15.0).reshape(5, 3)
+    ids = np.array([[0, 2, 0], [4, 1, 2]])
+    seen = []
+    for lib, mod in ((tga, nn), (torch, torch.nn)):
+        w = lib.tensor(table.copy())
+        emb = mod.Embedding.from_pretrained(w, freeze=freeze, padding_idx=2)
+        out = emb(lib.tensor(ids))
+        with lib.no_grad():
+            w.mul_(2.0)  # the table's memory is the embedding's weight
+        if not freeze:
+            (out * out).sum().backward()
+        grad = None if emb.weight.grad is None else np.array(emb.weight.grad.numpy())
+        seen.append((np.array(out.detach().numpy()), np.array(emb.weight.detach().numpy()), emb.weight.requires_grad,
+                     grad, (emb.num_embeddings, emb.embedding_dim, emb.padding_idx)))  # fmt: skip
+    (o1, w1, r1, g1, n1), (o2, w2, r2, g2, n2) = seen
+    np.testing.assert_array_equal(o1, o2)
+    np.testing.assert_array_equal(w1, w2)
+    assert r1 == r2 == (not freeze) and n1 == n2
+    assert (g1 is None) == (g2 is None) == freeze
+    if g1 is not None:
+        np.testing.assert_array_equal(g1, g2)
+    with pytest.raises(ValueError, match="2-D"):
+        nn.Embedding.from_pretrained(tga.ones(3))
+
+
+def test_a_parameter_of_a_tensor_shares_its_memory_as_torch():
+    seen = []
+    for lib, mod in ((tga, nn), (torch, torch.nn)):
+        t = lib.ones(3, dtype=lib.float64)
+        p = mod.Parameter(t)
+        with lib.no_grad():
+            p.add_(1.0)
+        t.mul_(3.0)
+        seen.append((np.array(t.numpy()), np.array(p.detach().numpy()), p.requires_grad, p.is_leaf, t.requires_grad))
+    (t1, p1, *f1), (t2, p2, *f2) = seen
+    np.testing.assert_array_equal(t1, t2)
+    np.testing.assert_array_equal(p1, p2)
+    assert f1 == f2
+    q = nn.Parameter(tga.ones(3), dtype=tga.float64)  # another dtype: a copy
+    assert q.dtype == np.float64
+
+
 def test_parameter_registers_and_modules_compose():
     class Scale(nn.Module):
         def __init__(self):

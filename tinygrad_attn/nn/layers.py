@@ -75,10 +75,10 @@ class Embedding(Module):
                 raise ValueError(f"Embedding({num}, {dim}): padding_idx {padding_idx} is out of range [-{num}, {num})")
             padding_idx %= num
         self.padding_idx = padding_idx
-        if _weight is not None:  # (PyTorch's: the given table, as it is)
+        if _weight is not None:  # (PyTorch's: the given table, as it is, its memory shared)
             if tuple(_weight.shape) != (num, dim):
                 raise ValueError(f"Embedding({num}, {dim}): _weight has shape {tuple(_weight.shape)}")
-            self.weight = Parameter(_weight.numpy(), device=device if device is not None else _weight.device)
+            self.weight = Parameter(_weight, device=device)
         else:
             table = host_generator().standard_normal((num, dim)).astype(_float_dtype(dtype))
             if padding_idx is not None:
@@ -86,6 +86,22 @@ class Embedding(Module):
             self.weight = Parameter(table, device=device)
         if _freeze:
             self.weight.requires_grad = False
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None,
+                        max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> Embedding:  # fmt: skip
+        """An embedding whose table is the 2-D ``embeddings`` (its memory, as PyTorch's), frozen
+        unless ``freeze=False``; ``padding_idx`` gets no gradient (its row is left as given).
+
+        >>> emb = Embedding.from_pretrained(tga.tensor(vectors))  # doctest: +SKIP
+        """
+        if not isinstance(embeddings, Tensor) or embeddings.ndim != 2:
+            shape = tuple(embeddings.shape) if hasattr(embeddings, "shape") else type(embeddings).__name__
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be a 2-D tensor, got {shape}")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=embeddings, _freeze=freeze)  # fmt: skip
 
     def forward(self, ids: Any) -> Tensor:
         if self.max_norm is not None or self.scale_grad_by_freq:

@@ -26,12 +26,23 @@ from ..inplace import store_array
 
 
 class Parameter(Tensor):
-    """A tensor that a :class:`Module` registers as a learnable weight."""
+    """A tensor that a :class:`Module` registers as a learnable weight.
+
+    ``Parameter(t)`` of a tensor is a leaf of its own over ``t``'s memory, as PyTorch's (a
+    change of either shows in the other); of an array, or with another ``dtype`` or
+    ``device``, it holds a copy.
+    """
 
     __slots__ = ()
 
     def __init__(self, data: Any, requires_grad: bool = True, **kw: Any) -> None:
         if isinstance(data, Tensor):
+            if kw.get("dtype") is None and kw.get("device") in (None, data.device):
+                super().__init__((), name=kw.get("name"))
+                self._data, self._dev = data._data, data._dev
+                if requires_grad:
+                    self.requires_grad_(True)
+                return
             kw.setdefault("device", data.device)
             data = data.detach()
         super().__init__(data, requires_grad=requires_grad, **kw)
