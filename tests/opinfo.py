@@ -1259,6 +1259,14 @@ MATH_FUNCTIONS = [
            + tga.meshgrid(a.reshape(-1), b.reshape(-1), indexing="xy")[1],
            lambda a, b: torch.meshgrid(a.reshape(-1), b.reshape(-1), indexing="xy")[0] * 2.0
            + torch.meshgrid(a.reshape(-1), b.reshape(-1), indexing="xy")[1], binary()),
+    # (away from zero: at 0 the 2- and 3-norms' gradients are conventions)
+    OpInfo("norm", lambda x, axis, p: x.norm(p, axis), lambda x, axis, p: x.norm(p, axis),
+           along_axis(min_dims=1, elements=AWAY_FROM_ZERO).map(lambda s: s._replace(kwargs={**s.kwargs, "p": 2.0})),
+           ("norm",), composite=True, extremes=False),
+    OpInfo("norm_p", lambda x, axis, p: x.norm(p, axis, True), lambda x, axis, p: x.norm(p, axis, True),
+           along_axis(min_dims=1, elements=AWAY_FROM_ZERO).flatmap(
+               lambda s: st.sampled_from([1.0, 3.0]).map(lambda p: s._replace(kwargs={**s.kwargs, "p": p}))),
+           ("norm",), composite=True, extremes=False),
     OpInfo("var_mean", lambda x, axis: tga.var_mean(x, axis)[0] + tga.var_mean(x, axis)[1],
            lambda x, axis: torch.var_mean(x, axis)[0] + torch.var_mean(x, axis)[1], along_axis(min_dims=1)),
     OpInfo("std_mean", lambda x, axis: tga.std_mean(x, axis, correction=0)[0] * tga.std_mean(x, axis)[1],
@@ -1379,6 +1387,22 @@ def cosine_embeddings(draw: Any) -> Sample:
     return Sample((draw(array(shape, AWAY_FROM_ZERO)), draw(array(shape, AWAY_FROM_ZERO)), target), kw)
 
 
+
+@st.composite
+def vector_pairs(draw: Any, keyword: str) -> Sample:
+    """Two arrays that broadcast together (one may lack leading axes), and ``dim``/``eps`` or
+    ``p``/``eps``/``keepdim``."""
+    shape = draw(st.sampled_from([(3,), (2, 3), (4, 2), (2, 1, 3)]))
+    other = draw(st.sampled_from([shape, shape[1:] or shape, (1,) * (len(shape) - 1) + shape[-1:]]))
+    a, b = draw(array(shape, AWAY_FROM_ZERO)), draw(array(other, AWAY_FROM_ZERO))
+    if keyword == "dim":
+        kw = {"dim": draw(st.sampled_from([-1, 0] if len(shape) == 1 else [-1, 0, 1])),
+              "eps": draw(st.sampled_from([1e-8, 0.5]))}  # fmt: skip
+    else:
+        kw = {"p": draw(st.sampled_from([2.0, 1.0, 3.0])), "keepdim": draw(st.booleans()),
+              "eps": draw(st.sampled_from([1e-6, 0.0]))}  # fmt: skip
+    return Sample((a, b), kw)
+
 # (extremes off throughout: windows and reductions sum in another order than PyTorch, so
 # 1e30 - 1e30 + x or inf - inf land differently; the finite draws hold ties, zeros and kinks)
 NN_LAYERS: list[OpInfo] = [
@@ -1418,6 +1442,12 @@ NN_LAYERS: list[OpInfo] = [
     OpInfo("cosine_embedding_loss", lambda a, b, t, **kw: F.cosine_embedding_loss(a, b, t, **kw),
            lambda a, b, t, **kw: TF.cosine_embedding_loss(a, b, t, **kw), cosine_embeddings(),
            ("cosine_embedding_loss",), composite=True, extremes=False),
+    OpInfo("cosine_similarity", lambda a, b, **kw: F.cosine_similarity(a, b, **kw),
+           lambda a, b, **kw: TF.cosine_similarity(a, b, **kw), vector_pairs("dim"), ("cosine_similarity",),
+           composite=True, extremes=False),
+    OpInfo("pairwise_distance", lambda a, b, **kw: F.pairwise_distance(a, b, **kw),
+           lambda a, b, **kw: TF.pairwise_distance(a, b, **kw), vector_pairs("p"), ("pairwise_distance",),
+           composite=True, extremes=False),
 ]  # fmt: skip
 OPS += NN_LAYERS
 

@@ -979,10 +979,12 @@ def check_mask_dtype(op: str, mask: Any) -> None:
 # -- convolution, pooling, batch norm, bilinear, more losses (their own modules) --------
 from .functional_conv import *  # noqa: E402, F403
 from .functional_conv import __all__ as _conv_all  # noqa: E402
+from .functional_distance import *  # noqa: E402, F403
+from .functional_distance import __all__ as _distance_all  # noqa: E402
 from .functional_losses import *  # noqa: E402, F403
 from .functional_losses import __all__ as _losses_all  # noqa: E402
 
-__all__ += _conv_all + _losses_all
+__all__ += _conv_all + _losses_all + _distance_all
 # -- PyTorch's further activations (written in tinygrad_attn/activations.py) --------------
 from .activations import (  # noqa: E402
     _softplus_stable,

@@ -342,19 +342,23 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
 @composite("norm")
 def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
     dims.axes(x.shape, dim, "norm")
-    if p in ("fro", 2, 2.0, None):
+    if p in ("fro", 2, 2.0, None):  # (its square keeps x, its sqrt the result: what PyTorch's norm keeps)
         return (x * x).sum(dim, keepdim).sqrt()
     if p == 1:
-        return x.abs().sum(dim, keepdim)
-    if p == math.inf:
-        return x.abs().amax(() if dim is None else dim, keepdim)
-    if p == -math.inf:
-        return x.abs().amin(() if dim is None else dim, keepdim)
-    if p == 0:
-        return (x != 0).astype(x.dtype).sum(dim, keepdim)
-    if isinstance(p, str):
+        r = x.abs().sum(dim, keepdim)
+    elif p == math.inf:
+        r = x.abs().amax(() if dim is None else dim, keepdim)
+    elif p == -math.inf:
+        r = x.abs().amin(() if dim is None else dim, keepdim)
+    elif p == 0:
+        r = (x != 0).astype(x.dtype).sum(dim, keepdim)
+    elif isinstance(p, str):
         raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number")
-    return (x.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
+    else:
+        r = (x.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
+    # PyTorch's norm keeps its input and its result for every p: changing either in place
+    # before the backward raises, as there
+    return saved_for_backward(r, x, output=True)
 
 
 #: the Tensor methods of this module (``install_methods`` puts them on Tensor)

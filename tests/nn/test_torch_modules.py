@@ -141,6 +141,16 @@ def test_a_parameter_of_a_tensor_shares_its_memory_as_torch():
     assert q.dtype == np.float64
 
 
+@pytest.mark.parametrize("name,kw", [("CosineSimilarity", {}), ("CosineSimilarity", dict(dim=-1, eps=0.5)),
+                                     ("PairwiseDistance", {}), ("PairwiseDistance", dict(p=1.0, keepdim=True))])
+def test_distance_modules_as_torch(name, kw):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    ours, theirs = getattr(nn, name)(**kw), getattr(torch.nn, name)(**kw)
+    assert_matches_torch(ours, theirs, lambda x, y: ours(x, y), lambda x, y: theirs(x, y), [a, b])
+    assert repr(ours).startswith(name)
+
+
 def test_parameter_registers_and_modules_compose():
     class Scale(nn.Module):
         def __init__(self):

@@ -139,6 +139,10 @@ __all__ += ["ConvTranspose1d", "ConvTranspose2d", "Upsample", "UpsamplingNearest
 from .activation import Threshold  # noqa: E402
 
 __all__ += ["Threshold"]
+# PyTorch's distance modules (nn/distance.py)
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+
+__all__ += ["CosineSimilarity", "PairwiseDistance"]
 
 # -- names that mean something else here than in the first round's nn: a message, not a guess
 _MOVED = {
