@@ -23,7 +23,17 @@ from . import (
     tensor_torch,
 )
 from ._tensor import Tensor, cat, stack, where
-from .autograd import Function, decompose, detect_anomaly, enable_grad, grad, is_grad_enabled, no_grad
+from .autograd import (
+    Function,
+    decompose,
+    detect_anomaly,
+    enable_grad,
+    grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .backend import default_device, device, devices, get_device, is_available, set_default_device
 from .creation import *  # noqa: F403
 from .dtypes import *  # noqa: F403
@@ -82,6 +92,8 @@ __all__ = [
     "grad",
     "no_grad",
     "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
     "is_grad_enabled",
     "decompose",
     "detect_anomaly",

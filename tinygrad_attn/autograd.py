@@ -5,6 +5,15 @@
 
 from .engine.backward import backward, grad
 from .engine.function import Function
-from .engine.switches import decompose, detect_anomaly, enable_grad, is_grad_enabled, no_grad
+from .engine.switches import (
+    decompose,
+    detect_anomaly,
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 
-__all__ = ["Function", "backward", "decompose", "detect_anomaly", "enable_grad", "grad", "is_grad_enabled", "no_grad"]
+__all__ = ["Function", "backward", "decompose", "detect_anomaly", "enable_grad", "grad", "inference_mode",
+           "is_grad_enabled", "no_grad", "set_grad_enabled"]  # fmt: skip

@@ -21,7 +21,7 @@ from .random import host_generator
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "is_tensor", "zeros", "ones", "full", "empty", "rand", "randn",
-    "randint", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
+    "randint", "randperm", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
     "rand_like", "randn_like", "randint_like", "multinomial", "bernoulli",
 ]  # fmt: skip
 __all__ += ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "BoolTensor"]  # typed constructors
@@ -158,6 +158,21 @@ def randint(low: int = 0, high: Any = None, size: Any = None, *, dtype: Any = No
             raise TypeError("randint: give the size, as randint(high, size) or randint(low, high, size)")
         low, high, size = 0, low, high
     arr = host_generator().integers(low, high, size=_shape_args((size,)))
+    return Tensor(arr.astype(dtype or np.int64), device=device, requires_grad=requires_grad)
+
+
+def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise), drawn from
+    the one seeded generator (``tga.manual_seed``), as ``torch.randperm``.
+
+    >>> order = randperm(len(data))  # doctest: +SKIP
+    """
+    if generator is not None:
+        raise NotImplementedError("randperm: generator= is not supported; every draw comes from tga.manual_seed's")
+    if int(n) < 0:
+        raise RuntimeError(f"randperm: n must be non-negative, got {n}")
+    arr = host_generator().permutation(int(n))
     return Tensor(arr.astype(dtype or np.int64), device=device, requires_grad=requires_grad)
 
 

@@ -25,7 +25,12 @@ import numpy as np
 from . import dims as _dims
 from . import ops
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, stack, where
-from .functional import log_softmax, softmax  # noqa: F401 - (tga.softmax is F.softmax, one function)
+from .functional import (  # noqa: F401 - (tga.softmax is F.softmax, one function)
+    cosine_similarity,
+    log_softmax,
+    pairwise_distance,
+    softmax,
+)
 from .ops.saved import saved_for_backward
 from .tensor_reduce import (  # noqa: F401 - (the reductions are tga.* names too, listed in __all__)
     ValuesIndices,
@@ -52,6 +57,7 @@ from .tensor_shape import flatten, permute, reshape, squeeze, transpose, unsquee
 from .tensor_torch import ceil, cos, floor, neg, reciprocal, rsqrt, sign, sin, square  # noqa: F401 - (tga.* names)
 
 __all__ = [
+    "cosine_similarity", "pairwise_distance", "narrow", "select", "t", "swapaxes", "swapdims", "broadcast_to",
     "Size", "ValuesIndices", "matmul", "mm", "bmm", "dot", "cat", "concat", "concatenate", "stack", "split", "chunk",
     "unbind", "where", "abs", "sqrt", "exp", "log", "tanh", "sigmoid", "relu", "sin", "cos", "floor", "ceil",
     "round", "sign", "square", "neg", "pow", "maximum", "minimum", "clamp", "clip", "softmax", "log_softmax",
@@ -609,6 +615,43 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor
     counts = repeats.numpy() if isinstance(repeats, Tensor) else repeats
     index = np.repeat(np.arange(x.shape[d]), counts)
     return index_select(x, d, Tensor(index, device=x._dev))
+
+
+# -- PyTorch's free spellings of shape methods (the method is the one implementation) ------
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa: A002
+    """``input.narrow(dim, start, length)``: ``length`` entries of ``dim`` from ``start`` (a view)."""
+    return _tensor_arg(input, "narrow").narrow(dim, start, length)
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
+    """``input.select(dim, index)``: entry ``index`` of ``dim``, which goes (a view)."""
+    return _tensor_arg(input, "select").select(dim, index)
+
+
+def t(input: Tensor) -> Tensor:  # noqa: A002
+    """``input.t()``: a matrix transposed (0-D and 1-D as they are)."""
+    return _tensor_arg(input, "t").t()
+
+
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:  # noqa: A002
+    """``input.transpose(axis0, axis1)``."""
+    return _tensor_arg(input, "swapaxes").transpose(axis0, axis1)
+
+
+def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
+    """``input.transpose(dim0, dim1)``."""
+    return _tensor_arg(input, "swapdims").transpose(dim0, dim1)
+
+
+def broadcast_to(input: Tensor, size: Any) -> Tensor:  # noqa: A002
+    """``input.broadcast_to(size)``: ``input`` expanded to ``size`` (a view)."""
+    return _tensor_arg(input, "broadcast_to").broadcast_to(size)
+
+
+def _tensor_arg(x: Any, op: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    return x
 
 
 #: the Tensor methods of this module (``install_methods`` puts them on Tensor): the same functions

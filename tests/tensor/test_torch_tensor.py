@@ -534,3 +534,24 @@ def test_errors_have_torch_exception_classes(case):
         fn(tga, tga.tensor(a))
     assert isinstance(err.value, ValueError), (case, type(err.value))
 
+
+
+# -- PyTorch's free spellings of shape methods: values, and the memory of a view --------------
+FREE_SHAPE_FUNCTIONS = [
+    ("narrow", (1, 1, 2)), ("select", (0, 1)), ("t", ()), ("swapaxes", (0, 1)), ("swapdims", (1, 0)),
+    ("broadcast_to", ((2, 2, 3),)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name,args", FREE_SHAPE_FUNCTIONS)
+def test_free_shape_functions_are_pytorchs_views(name, args):
+    a = np.arange(6.0).reshape(2, 3)
+    x, tx = tga.tensor(a.copy()), torch.tensor(a.copy())
+    y, ty = getattr(tga, name)(x, *args), getattr(torch, name)(tx, *args)
+    np.testing.assert_array_equal(y.numpy(), ty.numpy())
+    with tga.no_grad():
+        x.add_(1.0)
+    tx.add_(1.0)
+    np.testing.assert_array_equal(y.numpy(), ty.numpy())  # a view: it shows the change
+    with pytest.raises(TypeError, match=name):
+        getattr(tga, name)(a, *args)

@@ -11,9 +11,10 @@ module, and every change is written there too.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 # Knowing that only the graph holds a tensor or an array takes exact reference counts:
@@ -189,6 +190,63 @@ class enable_grad(_Switch):
 
 def is_grad_enabled() -> bool:
     return _State.grad_enabled
+
+
+class set_grad_enabled(contextlib.ContextDecorator):
+    """Switch recording on or off, as PyTorch's: called, at once (``tga.set_grad_enabled(False)``
+    until switched back); as a ``with`` block, back to what was in force when it ends; as a
+    decorator, for each call of the function.
+
+    >>> with tga.set_grad_enabled(phase == "train"):  # doctest: +SKIP
+    ...     loss = model(x).sum()
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.prev, self.mode = _State.grad_enabled, bool(mode)
+        _State.grad_enabled = self.mode
+
+    def __enter__(self) -> None:
+        _State.grad_enabled = self.mode
+
+    def __exit__(self, *exc: object) -> None:
+        _State.grad_enabled = self.prev
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        _State.grad_enabled = self.prev  # (a decorator switches nothing until its function runs)
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def switched(*args: Any, **kwargs: Any) -> Any:
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return switched
+
+
+class inference_mode(_Switch):
+    """PyTorch's ``inference_mode``: here ``no_grad`` (the tensors made inside are ordinary
+    tensors; PyTorch's inference tensors have no counterpart); ``inference_mode(False)``
+    records, as PyTorch's turns grad mode on. A ``with`` block or a decorator, with or
+    without parentheses.
+
+    >>> @tga.inference_mode()  # doctest: +SKIP
+    ... def predict(x): return model(x).argmax(-1)
+    """
+
+    attr = "grad_enabled"
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if callable(mode) and not isinstance(mode, bool):  # @inference_mode, without parentheses
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = bool(mode)
+
+    def __enter__(self) -> None:
+        st = _State
+        st.saved.append(st.grad_enabled)
+        st.grad_enabled = not self.mode
 
 
 class decompose(_Switch):
