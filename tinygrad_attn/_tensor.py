@@ -79,6 +79,25 @@ class UnsupportedModeError(NotImplementedError, ValueError):
     and the ``ValueError`` the first round raised."""
 
 
+
+class _HookHandle:
+    """What ``register_hook`` returns: ``remove()`` takes the hook away (PyTorch's RemovableHandle)."""
+
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list, hook: Any) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+    def __enter__(self) -> _HookHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
 class Tensor:
     """An n-dimensional array with reverse-mode autograd.
 
@@ -255,6 +274,31 @@ class Tensor:
             raise RuntimeError("requires_grad_: cannot turn off gradients of a non-leaf tensor; use .detach()")
         self.requires_grad = flag
         return self
+
+    def register_hook(self, hook: Any) -> _HookHandle:
+        """Call ``hook(grad)`` with this tensor's gradient each time a backward pass computes
+        it, as PyTorch's: a tensor it returns replaces the gradient (a leaf's before it goes
+        into ``.grad``; a non-leaf's before it flows on). Returns a handle whose ``remove()``
+        takes the hook away.
+
+        >>> h = x.register_hook(lambda g: g.clamp(-1, 1))  # doctest: +SKIP
+        """
+        if not self.requires_grad:
+            raise RuntimeError(
+                f"register_hook: cannot register a hook on a tensor that doesn't require gradient (shape {self.shape})"
+            )
+        registry, key = _State.grad_hooks, id(self)
+        entry = registry.get(key)
+        if entry is None or entry[0]() is not self:
+
+            def forget(ref: weakref.ref, registry: dict = registry, key: int = key) -> None:
+                e = registry.get(key)
+                if e is not None and e[0] is ref:
+                    del registry[key]
+
+            entry = registry[key] = (weakref.ref(self, forget), [])
+        entry[1].append(hook)
+        return _HookHandle(entry[1], hook)
 
     def retain_grad(self) -> Tensor:
         """Keep ``.grad`` for this non-leaf tensor after backward."""

@@ -161,7 +161,8 @@ def run_backward(
     wanted = {id(t): i for i, t in enumerate(targets)} if targets is not None else None
     found: list[Any] = [None] * len(targets) if targets is not None else []
     retained = _State.retained
-    watch = wanted is not None or bool(retained)
+    hooked = _State.grad_hooks
+    watch = wanted is not None or bool(retained) or bool(hooked)
     # Free the values of large intermediates as soon as their node is done, when nothing
     # but the graph holds them: the graph's own references are its consumer edges.
     counts = _switches._CAN_COUNT_REFS
@@ -192,6 +193,8 @@ def run_backward(
                 break
             fn = t._ctx
             if watch or fn is None:
+                if hooked and g is not None and (entry := hooked.get(id(t))) is not None and entry[0]() is t:
+                    g = _run_hooks(t, g, entry[1], tensors)
                 if g is not None:
                     if wanted is not None:
                         if id(t) in wanted:
@@ -315,6 +318,26 @@ def _sole_view(g: Any) -> bool:
     # A view of the whole base only: CuPy's broadcasts are writeable, and repeat elements.
     # (References to base: g.base, this local, getrefcount's argument.)
     return base is None or (base.size == g.size and sys.getrefcount(base) == 3)
+
+
+def _run_hooks(t: Tensor, g: Any, hooks: list, tensors: bool) -> Any:
+    """``t``'s complete gradient ``g`` passed through its hooks (``Tensor.register_hook``), in
+    the order they were registered: each gets it as a tensor, and one it returns replaces it."""
+    if _State.tracer is not None:
+        _State.tracer.gradient_hook(t)
+    T = _function.Tensor
+    for hook in list(hooks):
+        r = hook(g if tensors else T._wrap(g, t._dev))
+        if r is None:
+            continue
+        if not isinstance(r, T):
+            raise TypeError(f"register_hook: a hook returned {type(r).__name__}; return a Tensor or None")
+        if r.shape != t.shape:
+            raise RuntimeError(
+                f"register_hook: a hook returned a gradient of shape {r.shape} for a tensor of shape {t.shape}"
+            )
+        g = r if tensors else r._data
+    return g
 
 
 def _plus(a: Any, b: Any) -> Any:

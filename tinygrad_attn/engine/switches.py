@@ -139,6 +139,9 @@ class _Switches(threading.local):
     # process (a class attribute, never set per thread), as a tensor may be made in one
     # thread and reach backward in another.
     retained: dict = {}
+    # id -> (weakref, [hooks]) of tensors that called register_hook(): one registry for the
+    # process, as retained.
+    grad_hooks: dict = {}
     # Whether recording an op may release the values of intermediates that nothing but
     # the graph holds (off during a backward pass, which counts roots' uses once more).
     releasing = _CAN_COUNT_REFS

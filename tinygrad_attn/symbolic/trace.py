@@ -684,6 +684,15 @@ class Tracer(Hook):
             "tensor ops instead (tga.where for an `if`), or read the value outside the traced function."
         )
 
+    def gradient_hook(self, t: Tensor) -> None:
+        """Called by the backward pass where a tensor has hooks (``Tensor.register_hook``): a
+        traced backward raises (a hook is Python a replay would not run again)."""
+        raise TraceError(
+            f"a gradient hook (register_hook) on a tensor of shape {tuple(t.shape)} inside a trace, at "
+            f"{_user_line()}: a replayed program would not call it again. Register the hook outside the "
+            "compiled step, or compute what it does in the step itself."
+        )
+
     def random_draw(self) -> None:
         """Called by ``random.host_generator``: a draw inside a trace raises."""
         raise TraceError(
