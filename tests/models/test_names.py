@@ -92,15 +92,14 @@ def test_nn_multi_head_attention_says_which_class_to_use():
     msg = str(info.value)
     assert "nn.MultiheadAttention" in msg and "True = may NOT attend" in msg
     assert "models.BatchFirstAttention" in msg and "True = may attend" in msg
-    with pytest.raises(AttributeError, match="models.EncoderDecoder"):
-        nn.Transformer  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'NoSuchLayer'"):
         nn.NoSuchLayer  # noqa: B018
 
 
 def test_nn_transformer_names_are_pytorchs():
     # nn's layers take PyTorch's arguments (nhead, dim_feedforward, batch_first): not the blocks.
-    for name in ("TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder"):
+    for name in ("TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder",
+                 "Transformer"):  # (nn.Transformer is PyTorch's; models.Transformer the library's EncoderDecoder)
         assert getattr(nn, name) is not getattr(models, name)
         assert getattr(nn, name).__module__ == "tinygrad_attn.nn.torch_transformer"
     layer = nn.TransformerEncoderLayer(8, nhead=2, dim_feedforward=16, dropout=0.0)

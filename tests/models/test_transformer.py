@@ -413,3 +413,35 @@ def test_decomposed_layers_match_torch(norm_first, rng):
     causal = torch.nn.Transformer.generate_square_subsequent_mask(T, dtype=torch.float64)
     assert_matches_torch(ours, theirs, run, lambda x: theirs(x, src_mask=causal, src_key_padding_mask=torch.tensor(kpm)),
                          [_seq(rng, T, False)])  # fmt: skip
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore::UserWarning")  # PyTorch's note on mixed mask types
+@pytest.mark.parametrize("kw", OPTIONS, ids=IDS)
+def test_nn_transformer_matches_torch(kw, rng):
+    # PyTorch's translation tutorial's model: the whole encoder-decoder, its state dict loaded as
+    # it is, the causal mask from generate_square_subsequent_mask, padding masks on both sides.
+    make = dict(d_model=D, nhead=NHEAD, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=FF,
+                dropout=0.0, **kw)  # fmt: skip
+    ours, theirs = nn.Transformer(**make), torch.nn.Transformer(**make)
+    causal = nn.Transformer.generate_square_subsequent_mask(T, dtype=np.float64)
+    t_causal = torch.nn.Transformer.generate_square_subsequent_mask(T, dtype=torch.float64)
+    np.testing.assert_array_equal(causal.numpy(), t_causal.numpy())
+    masks = {"src_key_padding_mask": _kpm(S), "tgt_key_padding_mask": _kpm(T), "memory_key_padding_mask": _kpm(S)}
+    t_masks = {k: torch.tensor(v) for k, v in masks.items()}
+    bf = kw.get("batch_first", False)
+    assert_matches_torch(ours, theirs, lambda s, t: ours(s, t, tgt_mask=causal, **masks),
+                         lambda s, t: theirs(s, t, tgt_mask=t_causal, **t_masks),
+                         [_seq(rng, S, bf), _seq(rng, T, bf)])  # fmt: skip
+
+
+def test_nn_transformer_initialises_as_pytorchs_and_checks_its_inputs():
+    model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16)
+    w = model.encoder.layers[0].linear1.weight.numpy()
+    bound = np.sqrt(6.0 / (8 + 16))  # Xavier-uniform, as PyTorch's _reset_parameters
+    assert np.abs(w).max() <= bound and np.abs(w).max() > bound / 2
+    assert [n for n, _ in model.named_children()] == ["encoder", "decoder"]
+    with pytest.raises(RuntimeError, match="batch number"):
+        model(tga.randn(4, 2, 8), tga.randn(3, 1, 8))
+    with pytest.raises(RuntimeError, match="d_model"):
+        model(tga.randn(4, 2, 6), tga.randn(3, 2, 6))

@@ -14,7 +14,7 @@ PyTorch class of the same role in ``nn``:
 - :class:`DecoderBlock`: ``models.TransformerDecoderLayer``; ``nn.TransformerDecoderLayer``
 - :class:`EncoderStack`: ``models.TransformerEncoder``; ``nn.TransformerEncoder``
 - :class:`DecoderStack`: ``models.TransformerDecoder``; ``nn.TransformerDecoder``
-- :class:`EncoderDecoder`: ``models.Transformer``; PyTorch's ``nn.Transformer`` (not provided)
+- :class:`EncoderDecoder`: ``models.Transformer``; ``nn.Transformer`` (PyTorch's conventions)
 
 Children are named as PyTorch's layers name them (``self_attn``, ``linear1``, ``norm1``,
 ``dropout1``, ...; the decoder's cross-attention is ``cross_attn``), so state dicts line up

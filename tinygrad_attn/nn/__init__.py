@@ -43,6 +43,7 @@ from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential, StateDictError, functional_call
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .torch_transformer import (
+    Transformer,
     TransformerDecoder,
     TransformerDecoderLayer,
     TransformerEncoder,
@@ -96,6 +97,7 @@ __all__ = [
     "LogSoftmax",
     "MultiheadAttention",
     "TransformerEncoderLayer",
+    "Transformer",
     "TransformerEncoder",
     "TransformerDecoderLayer",
     "TransformerDecoder",
@@ -151,11 +153,6 @@ _MOVED = {
         "batch_first=True; attn_mask/key_padding_mask True = may NOT attend) use nn.MultiheadAttention; "
         "for this library's batch-first attention (allow= mask, True = may attend) use "
         "tinygrad_attn.models.BatchFirstAttention (the first round's models.MultiHeadAttention)"
-    ),
-    "Transformer": (
-        "tinygrad_attn.nn has no Transformer (PyTorch's nn.Transformer is not implemented): build it from "
-        "nn.TransformerEncoder and nn.TransformerDecoder, or use tinygrad_attn.models.EncoderDecoder, the "
-        "library's batch-first encoder-decoder (masks True = may attend)"
     ),
 }
 

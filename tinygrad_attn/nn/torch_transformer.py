@@ -1,5 +1,6 @@
 """The transformer layers and stacks in PyTorch's conventions: ``nn.TransformerEncoderLayer``,
-``nn.TransformerEncoder``, ``nn.TransformerDecoderLayer``, ``nn.TransformerDecoder``.
+``nn.TransformerEncoder``, ``nn.TransformerDecoderLayer``, ``nn.TransformerDecoder`` and the
+whole encoder-decoder ``nn.Transformer``.
 
 PyTorch's constructor arguments and defaults (``dim_feedforward=2048``, ``dropout=0.1``),
 sequence-first inputs unless ``batch_first``, masks in PyTorch's sense (boolean True =
@@ -16,8 +17,11 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from .. import creation
 from .._tensor import Tensor
+from . import init
 from .attention import MultiheadAttention
+from .layers import LayerNorm
 from .module import Module, ModuleList, Parameter, _place
 from .transformer import _DecoderLayerBase, _EncoderLayerBase
 
@@ -147,3 +151,68 @@ class TransformerDecoder(Module):
                       memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=bool(tgt_is_causal),
                       memory_is_causal=memory_is_causal)  # fmt: skip
         return self.norm(x) if self.norm is not None else x
+
+
+class Transformer(Module):
+    """PyTorch's ``nn.Transformer``: an encoder of ``num_encoder_layers`` layers and a decoder of
+    ``num_decoder_layers``, each stack ending in a layer norm (``encoder.norm``,
+    ``decoder.norm``), every weight matrix initialised Xavier-uniform; children named as
+    PyTorch's, so its state dict loads as it is. Sequence-first unless ``batch_first``.
+
+    >>> model = Transformer(d_model=16, nhead=4, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=32)
+    >>> model(Tensor.randn(5, 2, 16), Tensor.randn(3, 2, 16)).shape  # (T, N, E)
+    (3, 2, 16)
+    """
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: str | Callable[[Tensor], Tensor] = "relu", custom_encoder: Module | None = None,
+                 custom_decoder: Module | None = None, layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+        super().__init__()
+        layer_kw = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
+                        layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first, bias=bias)  # fmt: skip
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(TransformerEncoderLayer(d_model, nhead, **layer_kw), num_encoder_layers,
+                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias))  # fmt: skip
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(TransformerDecoderLayer(d_model, nhead, **layer_kw), num_decoder_layers,
+                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias))  # fmt: skip
+        for p in self.parameters():  # (PyTorch's _reset_parameters)
+            if p.ndim > 1:
+                init.xavier_uniform_(p)
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+        _place(self, device, dtype)
+
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Any = None, tgt_mask: Any = None, memory_mask: Any = None,
+                src_key_padding_mask: Any = None, tgt_key_padding_mask: Any = None,
+                memory_key_padding_mask: Any = None, src_is_causal: bool | None = None,
+                tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:  # fmt: skip
+        """``src`` ``(S, N, E)``, ``tgt`` ``(T, N, E)`` (batch first with ``batch_first``; or
+        unbatched ``(S, E)``, ``(T, E)``); the masks as the layers take them. Returns the
+        decoder's output, ``tgt``'s shape."""
+        batched = src.ndim == 3
+        b = 0 if self.batch_first else 1
+        if batched and src.shape[b] != tgt.shape[b]:
+            raise RuntimeError(f"Transformer: the batch number of src {src.shape} and tgt {tgt.shape} must be equal")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError(f"Transformer: the feature number of src {src.shape} and tgt {tgt.shape} must be "
+                               f"equal to d_model ({self.d_model})")  # fmt: skip
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+                            memory_is_causal=memory_is_causal)  # fmt: skip
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
+        """The causal mask of PyTorch's tutorials: 0 on and below the diagonal, ``-inf`` above
+        (float32 unless ``dtype``)."""
+        return creation.full((sz, sz), float("-inf"), dtype=dtype, device=device).triu(1)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, nhead={self.nhead}, batch_first={self.batch_first}"
