@@ -406,6 +406,20 @@ def layer_norms(draw: Any) -> Sample:
 
 
 @st.composite
+def rms_norms(draw: Any) -> Sample:
+    """An input, one or two trailing axes normalised (``n``), with or without a weight, and
+    ``eps`` (None: the dtype's epsilon). Values away from zero: at an all-zero row the root
+    mean square is ``sqrt(eps)``, where the float64 epsilon leaves no room for a difference
+    quotient."""
+    shape = draw(shapes(min_dims=1, min_side=1))
+    n = draw(st.sampled_from([1, 2] if len(shape) > 1 else [1]))
+    args = (draw(array(shape, AWAY_FROM_ZERO)),)
+    if draw(st.booleans()):
+        args += (draw(array(shape[len(shape) - n :])),)
+    return Sample(args, {"n": n, "eps": draw(st.sampled_from([None, 1e-5, 0.1]))})
+
+
+@st.composite
 def linears(draw: Any) -> Sample:
     lead = draw(shapes(max_dims=2))
     i, o = draw(st.integers(1, MAX_SIDE)), draw(st.integers(1, MAX_SIDE))
@@ -770,6 +784,17 @@ OPS: list[OpInfo] = [
         lambda x, w=None, b=None, eps=1e-5: TF.layer_norm(x, x.shape[-1:], w, b, eps),
         layer_norms(),
         ("layer_norm",),
+        composite=True,
+        atol=1e-8,
+        rtol=1e-6,
+        extremes=False,
+    ),
+    OpInfo(
+        "rms_norm",
+        lambda x, w=None, n=1, eps=None: F.rms_norm(x, x.shape[x.ndim - n :], w, eps),
+        lambda x, w=None, n=1, eps=None: TF.rms_norm(x, x.shape[x.ndim - n :], w, eps),
+        rms_norms(),
+        ("rms_norm",),
         composite=True,
         atol=1e-8,
         rtol=1e-6,
@@ -1213,6 +1238,11 @@ MATH_FUNCTIONS = [
     # piecewise linear, and PyTorch differentiates its backward formula result / input, 0 / 0 at 0)
     OpInfo("copysign", lambda a, b: a.copysign(b), lambda a, b: a.copysign(b), binary(), composite=True,
            grad_args=1, gradgrad=False),
+    # (NaN and infinities among the values; the replaced positions take no gradient)
+    OpInfo("nan_to_num", lambda x, **kw: tga.nan_to_num(x, **kw), lambda x, **kw: torch.nan_to_num(x, **kw),
+           st.tuples(array(shapes(), st.one_of(VALUES, st.sampled_from([math.nan, math.inf, -math.inf]))),
+                     st.sampled_from([{}, {"nan": 1.5}, {"posinf": 9.0, "neginf": -9.0}, {"nan": -1.0, "posinf": 2.0}]),
+                     ).map(lambda p: Sample((p[0],), p[1])), composite=True, extremes=False),
     OpInfo("isclose", lambda a, b: tga.isclose(a, b, rtol=0.1, atol=0.1),
            lambda a, b: torch.isclose(a, b, rtol=0.1, atol=0.1), binary(), grad=False),
     OpInfo("logical_and", lambda a, b: a.logical_and(b), lambda a, b: a.logical_and(b), binary(), grad=False),

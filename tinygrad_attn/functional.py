@@ -35,6 +35,7 @@ __all__ = [
     "masked_softmax",
     "additive_score",
     "layer_norm",
+    "rms_norm",
     "gelu",
     "dropout",
     "cross_entropy",
@@ -280,6 +281,34 @@ def layer_norm(input: Tensor, normalized_shape: Any = None, weight: Tensor | Non
     w = None if weight is None else weight.reshape(n)
     b = None if bias is None else bias.reshape(n)
     return _layer_norm_last(x.reshape(*x.shape[: x.ndim - len(shape)], n), w, b, eps).reshape(*x.shape)
+
+
+def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
+             eps: float | None = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``rms_norm``: divide by the root mean square over the trailing
+    ``normalized_shape`` axes (``+ eps`` under the root; ``eps=None``: the dtype's machine
+    epsilon), then ``* weight``.
+
+    >>> F.rms_norm(x, (x.shape[-1],))  # doctest: +SKIP
+    """
+    x = input
+    _float(x, "rms_norm")
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    if not shape or len(shape) > x.ndim or x.shape[x.ndim - len(shape) :] != shape:
+        raise InvalidArgumentError(
+            f"rms_norm: normalized_shape {shape} must be the trailing dims of the input, of shape {x.shape}"
+        )
+    if weight is not None and tuple(weight.shape) != shape:
+        raise InvalidArgumentError(f"rms_norm: weight has shape {weight.shape}, expected {shape} for input {x.shape}")
+    if eps is None:
+        eps = float(np.finfo(x.dtype).eps)
+    return _rms_norm(x, tuple(range(x.ndim - len(shape), x.ndim)), weight, float(eps))
+
+
+@composite("rms_norm")
+def _rms_norm(x: Tensor, dims: tuple[int, ...], weight: Tensor | None, eps: float) -> Tensor:
+    y = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
+    return y if weight is None else y * weight
 
 
 def _gelu_fused(x: Tensor, approximate: str = "none") -> Tensor:

@@ -36,7 +36,7 @@ __all__ = [
     "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
     "arctanh", "sinc", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
     "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
-    "clamp_min", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero",
+    "nan_to_num", "clamp_min", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero",
     "masked_select", "scatter_reduce", "index_add", "index_copy", "index_fill", "masked_scatter", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim",
     "moveaxis", "unflatten", "meshgrid", "std_mean", "var_mean", "normal", "erfinv", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
@@ -265,6 +265,21 @@ def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
     shape = out.shape
     out = where(a == 0, where(neg_b, -0.0, 0.0).expand(shape).astype(a.dtype), out)
     return saved_for_backward(out, a, output=True)  # (as PyTorch's: input and result)
+
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:  # noqa: A002
+    """``input`` with NaN replaced by ``nan``, ``inf`` by ``posinf`` and ``-inf`` by ``neginf``
+    (by default the dtype's largest and lowest finite values), as PyTorch's; the gradient
+    flows where ``input`` is finite. An integer or bool tensor comes back as a copy."""
+    x = _tensor(input, "nan_to_num")
+    if x.dtype.kind not in "fc":
+        return x.clone()
+    info = np.finfo(x.dtype)
+    hi = float(info.max) if posinf is None else float(posinf)
+    lo = float(info.min) if neginf is None else float(neginf)
+    values = where(x.isnan(), float(nan), where(x == math.inf, hi, where(x == -math.inf, lo, x)))
+    return saved_for_backward(values.astype(x.dtype), x)  # (PyTorch's keeps its input)
 
 
 # -- comparisons and logic ----------------------------------------------------------
@@ -796,7 +811,7 @@ METHODS = {
         "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
         "arctanh", "sinc", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
         "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
-        "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero", "masked_select",
+        "nan_to_num", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero", "masked_select",
         "scatter_reduce", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim", "moveaxis",
         "unflatten", "sum_to_size", "erfinv", "index_add", "index_copy", "index_fill", "masked_scatter",
         "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",

@@ -151,6 +151,18 @@ def test_distance_modules_as_torch(name, kw):
     assert repr(ours).startswith(name)
 
 
+@pytest.mark.parametrize("shape,kw", [(4, {}), ((3, 4), dict(eps=1e-3)), (4, dict(elementwise_affine=False))])
+def test_rms_norm_as_torch(shape, kw):
+    rng = np.random.default_rng(2)
+    ours, theirs = nn.RMSNorm(shape, **kw), torch.nn.RMSNorm(shape, **kw)
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.copy_(torch.tensor(rng.standard_normal(tuple(p.shape))))
+    x = rng.standard_normal((2, 3, 4))
+    assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), [x])
+    assert repr(ours) == repr(theirs)
+
+
 def test_parameter_registers_and_modules_compose():
     class Scale(nn.Module):
         def __init__(self):

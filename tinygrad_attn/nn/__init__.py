@@ -145,6 +145,9 @@ __all__ += ["Threshold"]
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 
 __all__ += ["CosineSimilarity", "PairwiseDistance"]
+from .layers import RMSNorm  # noqa: E402
+
+__all__ += ["RMSNorm"]
 
 # -- names that mean something else here than in the first round's nn: a message, not a guess
 _MOVED = {

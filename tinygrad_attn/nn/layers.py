@@ -151,6 +151,26 @@ class LayerNorm(Module):
         return f"{self.dim}, eps={self.eps}"
 
 
+class RMSNorm(Module):
+    """PyTorch's ``nn.RMSNorm(normalized_shape, eps=None, elementwise_affine=True)``: divide by
+    the root mean square of the last axes (:func:`tinygrad_attn.functional.rms_norm`), then
+    scale by a learnable ``weight`` (ones). The normalisation of LLaMA-style models.
+    """
+
+    def __init__(self, normalized_shape: int | tuple[int, ...], eps: float | None = None,
+                 elementwise_affine: bool = True, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = tuple(int(d) for d in shape), eps, elementwise_affine
+        self.weight = Parameter(np.ones(shape, _float_dtype(dtype)), device=device) if elementwise_affine else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
 class Identity(Module):
     """Returns its input; a placeholder where a layer is optional (any arguments are ignored)."""
 
