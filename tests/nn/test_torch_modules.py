@@ -163,6 +163,43 @@ def test_rms_norm_as_torch(shape, kw):
     assert repr(ours) == repr(theirs)
 
 
+def _per_head(lib, mod):
+    class PerHead(mod.Module):  # per-head projections in a ParameterList, biases in a ParameterDict
+        def __init__(self):
+            super().__init__()
+            self.heads = mod.ParameterList([mod.Parameter(lib.zeros(3, 2, dtype=lib.float64)) for _ in range(2)])
+            self.heads.append(lib.zeros(3, 2, dtype=lib.float64))  # a tensor: made a Parameter
+            self.bias = mod.ParameterDict({"q": lib.zeros(2, dtype=lib.float64)})
+            self.bias["k"] = mod.Parameter(lib.zeros(2, dtype=lib.float64))
+
+        def forward(self, x):
+            return sum(((x @ w) + self.bias["q"]) * self.bias["k"].exp() for w in self.heads)
+
+    return PerHead()
+
+
+def test_parameter_containers_as_torch(rng):
+    ours, theirs = _per_head(tga, nn), _per_head(torch, torch.nn)
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.copy_(torch.tensor(rng.standard_normal(tuple(p.shape))))
+    assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), [rng.standard_normal((4, 3))])
+    assert [n for n, _ in ours.named_parameters()] == ["heads.0", "heads.1", "heads.2", "bias.q", "bias.k"]
+    heads, bias = ours.heads, ours.bias
+    assert len(heads) == 3 and heads[-1] is heads[2] and all(p.requires_grad for p in heads)
+    assert isinstance(heads[1:], nn.ParameterList) and len(heads[1:]) == 2
+    assert list(bias) == ["q", "k"] and "q" in bias and len(bias) == 2
+    k = bias.pop("k")
+    assert isinstance(k, nn.Parameter) and list(bias.keys()) == ["q"]
+    assert [n for n, _ in ours.named_parameters()] == ["heads.0", "heads.1", "heads.2", "bias.q"]
+    with pytest.raises(KeyError, match="attribute"):
+        bias["items"] = tga.ones(1)
+    with pytest.raises(TypeError, match="Parameter or a Tensor"):
+        heads.append(np.ones(2))
+    with pytest.raises(IndexError):
+        heads[3]
+
+
 def test_parameter_registers_and_modules_compose():
     class Scale(nn.Module):
         def __init__(self):

@@ -146,8 +146,9 @@ from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 
 __all__ += ["CosineSimilarity", "PairwiseDistance"]
 from .layers import RMSNorm  # noqa: E402
+from .module import ParameterDict, ParameterList  # noqa: E402
 
-__all__ += ["RMSNorm"]
+__all__ += ["RMSNorm", "ParameterList", "ParameterDict"]
 
 # -- names that mean something else here than in the first round's nn: a message, not a guess
 _MOVED = {

@@ -639,3 +639,114 @@ class ModuleDict(Module):
     def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
         for k, m in modules.items() if isinstance(modules, Mapping) else modules:
             self[k] = m
+
+
+def _as_parameter(value: Any, where: str) -> Parameter:
+    """A value for a parameter container: a Parameter as it is, a tensor made a Parameter over its
+    memory (as PyTorch's containers do)."""
+    if isinstance(value, Parameter):
+        return value
+    if isinstance(value, Tensor):
+        return Parameter(value)
+    raise TypeError(f"{where}: expected a Parameter or a Tensor, got {type(value).__name__}")
+
+
+class ParameterList(Module):
+    """PyTorch's ``nn.ParameterList``: parameters registered as ``0``, ``1``, ... (a tensor given
+    becomes a Parameter), indexed, iterated and extended as a list.
+
+    >>> heads = ParameterList(Parameter(np.zeros((4, 4))) for _ in range(3))  # doctest: +SKIP
+    """
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        for v in values or ():
+            self.append(v)
+
+    def append(self, value: Any) -> ParameterList:
+        setattr(self, str(len(self._parameters)), _as_parameter(value, "ParameterList.append"))
+        return self
+
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        for v in values:
+            self.append(v)
+        return self
+
+    def _key(self, i: int) -> str:
+        n = len(self._parameters)
+        if not -n <= i < n:
+            raise IndexError(f"ParameterList: index {i} is out of range for {n} parameters")
+        return str(i % n)
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return ParameterList(list(self._parameters.values())[i])
+        return self._parameters[self._key(i)]
+
+    def __setitem__(self, i: int, value: Any) -> None:
+        setattr(self, self._key(i), _as_parameter(value, "ParameterList"))
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[Parameter]:
+        return iter(self._parameters.values())
+
+    def __iadd__(self, values: Iterable[Any]) -> ParameterList:
+        return self.extend(values)
+
+
+class ParameterDict(Module):
+    """PyTorch's ``nn.ParameterDict``: parameters registered under their keys (a tensor given
+    becomes a Parameter), insertion order kept, used as a dict."""
+
+    def __init__(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None) -> None:
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Parameter:
+        return self._parameters[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if not isinstance(key, str) or hasattr(type(self), key):
+            # A key such as "items" would hide the method of the same name.
+            raise KeyError(f"ParameterDict: key {key!r} must be a string that is not a ParameterDict attribute")
+        setattr(self, key, _as_parameter(value, "ParameterDict"))
+
+    def __delitem__(self, key: str) -> None:
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parameters)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._parameters
+
+    def keys(self) -> Iterable[str]:
+        return self._parameters.keys()
+
+    def items(self) -> Iterable[tuple[str, Parameter]]:
+        return self._parameters.items()
+
+    def values(self) -> Iterable[Parameter]:
+        return self._parameters.values()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._parameters.get(key, default)
+
+    def pop(self, key: str) -> Parameter:
+        p = self._parameters[key]
+        del self[key]
+        return p
+
+    def clear(self) -> None:
+        for k in list(self._parameters):
+            del self[k]
+
+    def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+        for k, v in parameters.items() if isinstance(parameters, Mapping) else parameters:
+            self[k] = v
