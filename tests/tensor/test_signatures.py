@@ -29,6 +29,7 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("Tensor", "norm"): "one function is x.norm and tga.norm (torch.norm's out= fifth); a dtype given fifth is read as dtype",
     ("nn", "TransformerEncoderLayer"): "activation defaults to 'relu', PyTorch's to the function relu: the same",
     ("nn", "TransformerDecoderLayer"): "as TransformerEncoderLayer",
+    ("nn", "Transformer"): "as TransformerEncoderLayer",
 }
 
 
