@@ -406,6 +406,26 @@ def layer_norms(draw: Any) -> Sample:
 
 
 @st.composite
+def plus_products(draw: Any, batched: bool) -> Sample:
+    """``input, mat1, mat2`` of addmm (``batched``: baddbmm), ``input`` of the product's shape
+    or one that broadcasts to it, and ``beta``, ``alpha``."""
+    b, n, m, p = (draw(st.integers(1, 3)) for _ in range(4))
+    lead = (b,) if batched else ()
+    out = (*lead, n, p)
+    shape = draw(st.sampled_from([out, out[-1:], (1,) * len(out), ()]))
+    kw = {"beta": draw(st.sampled_from([1, 0.5, 0])), "alpha": draw(st.sampled_from([1, 2.0, -0.5]))}
+    return Sample((draw(array(shape)), draw(array((*lead, n, m))), draw(array((*lead, m, p)))), kw)
+
+
+@st.composite
+def glus(draw: Any) -> Sample:
+    shape = list(draw(shapes(min_dims=1, min_side=1)))
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    shape[dim] *= 2
+    return Sample((draw(array(tuple(shape))),), {"dim": dim})
+
+
+@st.composite
 def rms_norms(draw: Any) -> Sample:
     """An input, one or two trailing axes normalised (``n``), with or without a weight, and
     ``eps`` (None: the dtype's epsilon). Values away from zero: at an all-zero row the root
@@ -1238,6 +1258,11 @@ MATH_FUNCTIONS = [
     # piecewise linear, and PyTorch differentiates its backward formula result / input, 0 / 0 at 0)
     OpInfo("copysign", lambda a, b: a.copysign(b), lambda a, b: a.copysign(b), binary(), composite=True,
            grad_args=1, gradgrad=False),
+    OpInfo("addmm", lambda *a, **kw: tga.addmm(*a, **kw), lambda *a, **kw: torch.addmm(*a, **kw),
+           plus_products(False), composite=True, extremes=False),
+    OpInfo("baddbmm", lambda *a, **kw: tga.baddbmm(*a, **kw), lambda *a, **kw: torch.baddbmm(*a, **kw),
+           plus_products(True), composite=True, extremes=False),
+    OpInfo("glu", lambda x, dim: F.glu(x, dim), lambda x, dim: TF.glu(x, dim), glus(), composite=True),
     # (NaN and infinities among the values; the replaced positions take no gradient)
     OpInfo("nan_to_num", lambda x, **kw: tga.nan_to_num(x, **kw), lambda x, **kw: torch.nan_to_num(x, **kw),
            st.tuples(array(shapes(), st.one_of(VALUES, st.sampled_from([math.nan, math.inf, -math.inf]))),

@@ -19,6 +19,7 @@ from .ops.saved import saved_for_backward
 
 __all__ = ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]
 __all__ += ["threshold"]  # (PyTorch's F.threshold)
+__all__ += ["glu"]  # (PyTorch's F.glu)
 
 # SELU's constants (Klambauer et al., 2017), as PyTorch spells them
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -150,6 +151,20 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     if inplace:
         return _in_place(x, "threshold", globals()["threshold"], threshold=threshold, value=value)
     return saved_for_backward(where(x > threshold, x, value), x)  # (as PyTorch's, it keeps x)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
+    """The gated linear unit: ``input`` split in two halves ``a, b`` along ``dim``, ``a * sigmoid(b)``."""
+    x = _float(input, "glu")
+    if x.ndim == 0:
+        raise RuntimeError("glu: does not support scalars (0-dimensional tensors)")
+    n = x.shape[dim] if -x.ndim <= dim < x.ndim else None
+    if n is None:
+        raise IndexError(f"glu: dim {dim} is out of range for an input of shape {x.shape}")
+    if n % 2:
+        raise RuntimeError(f"glu: halving dimension must be even, but dimension {dim} of shape {x.shape} is size {n}")
+    a, b = x.split(n // 2, dim)
+    return a * b.sigmoid()
 
 
 def _in_place(x: Tensor, name: str, fn: Any, **kw: Any) -> Tensor:

@@ -1030,10 +1030,10 @@ from .activations import (  # noqa: E402
 )
 
 __all__ += ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]
-# -- PyTorch's F.threshold (tinygrad_attn/activations.py) --
-from .activations import threshold  # noqa: E402
+# -- PyTorch's F.threshold and F.glu (tinygrad_attn/activations.py) --
+from .activations import glu, threshold  # noqa: E402
 
-__all__ += ["threshold"]
+__all__ += ["threshold", "glu"]
 # -- resizing (written in tinygrad_attn/functional_resize.py) ------------------------------
 from .functional_resize import interpolate  # noqa: E402
 

@@ -43,7 +43,7 @@ INPLACE_OF = (
 INPLACE_OF += ("cumsum", "cumprod")
 # sinc_ (a primitive added later; the table names each in-place twin PyTorch has)
 INPLACE_OF += ("sinc",)
-INPLACE_OF += ("nan_to_num",)
+INPLACE_OF += ("nan_to_num", "addmm", "baddbmm")
 
 
 def _variant(name: str) -> Callable[..., Tensor]:

@@ -57,7 +57,7 @@ from .tensor_shape import flatten, permute, reshape, squeeze, transpose, unsquee
 from .tensor_torch import ceil, cos, floor, neg, reciprocal, rsqrt, sign, sin, square  # noqa: F401 - (tga.* names)
 
 __all__ = [
-    "cosine_similarity", "pairwise_distance", "narrow", "select", "t", "swapaxes", "swapdims", "broadcast_to",
+    "cosine_similarity", "pairwise_distance", "addmm", "baddbmm", "narrow", "select", "t", "swapaxes", "swapdims", "broadcast_to",
     "Size", "ValuesIndices", "matmul", "mm", "bmm", "dot", "cat", "concat", "concatenate", "stack", "split", "chunk",
     "unbind", "where", "abs", "sqrt", "exp", "log", "tanh", "sigmoid", "relu", "sin", "cos", "floor", "ceil",
     "round", "sign", "square", "neg", "pow", "maximum", "minimum", "clamp", "clip", "softmax", "log_softmax",
@@ -352,6 +352,32 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"bmm: batch sizes differ: {a.shape} and {b.shape}")
     return a @ b
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape (and
+    not read where ``beta`` is 0), as ``torch.addmm``: the bias-plus-product of GPT-2's ``Conv1D``."""
+    return _plus_product("addmm", input, mm(mat1, mat2), beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * (batch1 @ batch2)`` over batches of matrices, as ``torch.baddbmm``
+    (the scaled scores of some attention implementations: ``baddbmm(bias, q, k, alpha=1/sqrt(d))``)."""
+    return _plus_product("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+
+
+def _plus_product(op: str, input: Any, prod: Tensor, beta: Any, alpha: Any) -> Tensor:  # noqa: A002
+    shape = tuple(input.shape) if isinstance(input, Tensor) else ()
+    try:
+        fits = np.broadcast_shapes(shape, tuple(prod.shape)) == tuple(prod.shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"{op}: input of shape {shape} does not broadcast to the product's shape {prod.shape}")
+    scaled = prod if alpha == 1 else prod * alpha
+    if beta == 0:  # (PyTorch ignores input then, NaN and inf included)
+        return scaled
+    return (input if beta == 1 else input * beta) + scaled
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
@@ -657,7 +683,7 @@ def _tensor_arg(x: Any, op: str) -> Tensor:
 #: the Tensor methods of this module (``install_methods`` puts them on Tensor): the same functions
 METHODS = {n: globals()[n] for n in (
     "gather", "scatter", "scatter_add", "index_select", "sort", "argsort", "topk", "flip", "roll", "repeat",
-    "chunk", "unbind", "mm", "bmm", "dot", "round", "outer", "log1p", "expm1", "isnan", "isinf", "isfinite",
+    "chunk", "unbind", "mm", "bmm", "addmm", "baddbmm", "dot", "round", "outer", "log1p", "expm1", "isnan", "isinf", "isfinite",
     "repeat_interleave", "tril", "triu",
 )}  # fmt: skip
 METHODS["split"] = _split_method

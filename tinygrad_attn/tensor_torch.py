@@ -75,6 +75,11 @@ def new_ones(self, *size: Any, dtype: Any = None) -> Tensor:
     return Tensor.ones(*size, dtype=dtype or self.dtype, device=self._dev)
 
 
+def new_empty(self, *size: Any, dtype: Any = None) -> Tensor:
+    """As :func:`new_zeros` (an uninitialised tensor would show whatever memory held before)."""
+    return Tensor.zeros(*size, dtype=dtype or self.dtype, device=self._dev)
+
+
 def new_full(self, size: Any, fill_value: Any, dtype: Any = None) -> Tensor:
     return Tensor.full(size, fill_value, dtype=dtype or self.dtype, device=self._dev)
 
@@ -205,7 +210,7 @@ def ceil(self) -> Tensor:
 #: the Tensor methods of this module (``install_methods`` puts them on Tensor)
 METHODS = {n: globals()[n] for n in (
     "dim", "nelement", "is_floating_point", "element_size", "clone", "type_as", "new_tensor", "new_zeros",
-    "new_ones", "new_full", "add", "sub", "mul", "div", "pow", "neg", "square", "reciprocal", "rsqrt", "matmul",
+    "new_ones", "new_empty", "new_full", "add", "sub", "mul", "div", "pow", "neg", "square", "reciprocal", "rsqrt", "matmul",
     "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__abs__", "clamp", "eq", "ne", "lt", "le", "gt", "ge",
     "sign", "sin", "cos", "floor", "ceil",
 )}  # fmt: skip

@@ -141,6 +141,14 @@ def test_a_parameter_of_a_tensor_shares_its_memory_as_torch():
     assert q.dtype == np.float64
 
 
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_glu_module_as_torch(dim):
+    ours, theirs = nn.GLU(dim), torch.nn.GLU(dim)
+    x = np.random.default_rng(3).standard_normal((4, 6))
+    assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), [x])
+    assert repr(ours) == repr(theirs)
+
+
 @pytest.mark.parametrize("name,kw", [("CosineSimilarity", {}), ("CosineSimilarity", dict(dim=-1, eps=0.5)),
                                      ("PairwiseDistance", {}), ("PairwiseDistance", dict(p=1.0, keepdim=True))])
 def test_distance_modules_as_torch(name, kw):

@@ -555,3 +555,12 @@ def test_free_shape_functions_are_pytorchs_views(name, args):
     np.testing.assert_array_equal(y.numpy(), ty.numpy())  # a view: it shows the change
     with pytest.raises(TypeError, match=name):
         getattr(tga, name)(a, *args)
+
+
+def test_new_empty_has_pytorchs_shape_dtype_and_device():
+    x, tx = tga.ones(2, dtype=tga.float64), torch.ones(2, dtype=torch.float64)
+    for args, kw in (((3,), {}), ((2, 3), {}), (((2, 3),), {}), ((4,), {"dtype": tga.int64})):
+        tkw = {"dtype": torch.int64} if kw else {}
+        ours, theirs = x.new_empty(*args, **kw), tx.new_empty(*args, **tkw)
+        assert ours.shape == tuple(theirs.shape) and str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+        assert ours.device == x.device

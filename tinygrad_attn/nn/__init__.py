@@ -145,10 +145,11 @@ __all__ += ["Threshold"]
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 
 __all__ += ["CosineSimilarity", "PairwiseDistance"]
+from .activation import GLU  # noqa: E402
 from .layers import RMSNorm  # noqa: E402
 from .module import ParameterDict, ParameterList  # noqa: E402
 
-__all__ += ["RMSNorm", "ParameterList", "ParameterDict"]
+__all__ += ["RMSNorm", "ParameterList", "ParameterDict", "GLU"]
 
 # -- names that mean something else here than in the first round's nn: a message, not a guess
 _MOVED = {

@@ -152,6 +152,20 @@ class Softsign(Module):
         return F.softsign(x)
 
 
+class GLU(Module):
+    """``F.glu`` along ``dim``: the first half of the input times the sigmoid of the second."""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.glu(x, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
 class Softplus(Module):
     """``F.softplus``: ``log(1 + exp(beta x)) / beta``, linear past ``threshold``."""
 
