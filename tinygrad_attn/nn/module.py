@@ -517,42 +517,60 @@ def functional_call(module: Module, tensors: Mapping[str, Tensor], *args: Any, *
             object.__setattr__(owner, attr, old)
 
 
-class ModuleList(Module):
+class _ListOf(Module):
+    """The list interface of :class:`ModuleList` and :class:`ParameterList` over one registry
+    of the module (``_entries``: its children, or its parameters), keyed ``0``, ``1``, ..."""
+
+    _what = "entries"
+
+    def _entries(self) -> dict[str, Any]:
+        raise NotImplementedError  # pragma: no cover - each container names its registry
+
+    def _put(self, key: str, value: Any) -> None:
+        setattr(self, key, value)
+
+    def append(self, value: Any) -> Any:
+        self._put(str(len(self._entries())), value)
+        return self
+
+    def extend(self, values: Iterable[Any]) -> Any:
+        for v in values:
+            self.append(v)
+        return self
+
+    def _key(self, i: int) -> str:
+        n = len(self._entries())
+        if not -n <= i < n:
+            raise IndexError(f"{type(self).__name__}: index {i} is out of range for {n} {self._what}")
+        return str(i % n)
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return type(self)(list(self._entries().values())[i])
+        return self._entries()[self._key(i)]
+
+    def __setitem__(self, i: int, value: Any) -> None:
+        self._put(self._key(i), value)
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._entries().values())
+
+
+class ModuleList(_ListOf):
     """A list of modules, registered as children ``0``, ``1``, ..."""
+
+    _what = "modules"
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
         for m in modules or ():
             self.append(m)
 
-    def append(self, m: Module) -> ModuleList:
-        setattr(self, str(len(self._modules)), m)
-        return self
-
-    def extend(self, mods: Iterable[Module]) -> ModuleList:
-        for m in mods:
-            self.append(m)
-        return self
-
-    def _key(self, i: int) -> str:
-        n = len(self._modules)
-        if not -n <= i < n:
-            raise IndexError(f"{type(self).__name__}: index {i} is out of range for {n} modules")
-        return str(i % n)
-
-    def __getitem__(self, i: int | slice) -> Any:
-        if isinstance(i, slice):
-            return ModuleList(list(self._modules.values())[i])
-        return self._modules[self._key(i)]
-
-    def __setitem__(self, i: int, m: Module) -> None:
-        setattr(self, self._key(i), m)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
+    def _entries(self) -> dict[str, Any]:
+        return self._modules
 
 
 class Sequential(ModuleList):
@@ -589,7 +607,65 @@ class Sequential(ModuleList):
         return x
 
 
-class ModuleDict(Module):
+class _DictOf(Module):
+    """The dict interface of :class:`ModuleDict` and :class:`ParameterDict` over one registry of
+    the module (``_entries``), insertion order kept."""
+
+    def _entries(self) -> dict[str, Any]:
+        raise NotImplementedError  # pragma: no cover - each container names its registry
+
+    def _put(self, key: str, value: Any) -> None:
+        setattr(self, key, value)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._entries()[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if not isinstance(key, str) or hasattr(type(self), key):
+            # A key such as "items" would hide the method of the same name.
+            name = type(self).__name__
+            raise KeyError(f"{name}: key {key!r} must be a string that is not a {name} attribute")
+        self._put(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries()
+
+    def keys(self) -> Iterable[str]:
+        return self._entries().keys()
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        return self._entries().items()
+
+    def values(self) -> Iterable[Any]:
+        return self._entries().values()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._entries().get(key, default)
+
+    def pop(self, key: str) -> Any:
+        value = self._entries()[key]
+        del self[key]
+        return value
+
+    def clear(self) -> None:
+        for k in list(self._entries()):
+            del self[k]
+
+    def update(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+        for k, v in values.items() if isinstance(values, Mapping) else values:
+            self[k] = v
+
+
+class ModuleDict(_DictOf):
     """A dict of modules, registered as children under their keys (insertion order kept)."""
 
     def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
@@ -597,48 +673,8 @@ class ModuleDict(Module):
         if modules is not None:
             self.update(modules)
 
-    def __getitem__(self, key: str) -> Module:
-        return self._modules[key]
-
-    def __setitem__(self, key: str, module: Module) -> None:
-        if not isinstance(key, str) or hasattr(type(self), key):
-            # A key such as "items" would hide the method of the same name.
-            raise KeyError(f"ModuleDict: key {key!r} must be a string that is not a ModuleDict attribute")
-        self.add_module(key, module)
-
-    def __delitem__(self, key: str) -> None:
-        delattr(self, key)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._modules)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._modules
-
-    def keys(self) -> Iterable[str]:
-        return self._modules.keys()
-
-    def items(self) -> Iterable[tuple[str, Module]]:
-        return self._modules.items()
-
-    def values(self) -> Iterable[Module]:
-        return self._modules.values()
-
-    def pop(self, key: str) -> Module:
-        m = self._modules[key]
-        del self[key]
-        return m
-
-    def clear(self) -> None:
-        for k in list(self._modules):
-            del self[k]
-
-    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
-        for k, m in modules.items() if isinstance(modules, Mapping) else modules:
-            self[k] = m
+    def _entries(self) -> dict[str, Any]:
+        return self._modules
 
 
 def _as_parameter(value: Any, where: str) -> Parameter:
@@ -651,52 +687,31 @@ def _as_parameter(value: Any, where: str) -> Parameter:
     raise TypeError(f"{where}: expected a Parameter or a Tensor, got {type(value).__name__}")
 
 
-class ParameterList(Module):
+class ParameterList(_ListOf):
     """PyTorch's ``nn.ParameterList``: parameters registered as ``0``, ``1``, ... (a tensor given
     becomes a Parameter), indexed, iterated and extended as a list.
 
     >>> heads = ParameterList(Parameter(np.zeros((4, 4))) for _ in range(3))  # doctest: +SKIP
     """
 
+    _what = "parameters"
+
     def __init__(self, values: Iterable[Any] | None = None) -> None:
         super().__init__()
         for v in values or ():
             self.append(v)
 
-    def append(self, value: Any) -> ParameterList:
-        setattr(self, str(len(self._parameters)), _as_parameter(value, "ParameterList.append"))
-        return self
+    def _entries(self) -> dict[str, Any]:
+        return self._parameters
 
-    def extend(self, values: Iterable[Any]) -> ParameterList:
-        for v in values:
-            self.append(v)
-        return self
-
-    def _key(self, i: int) -> str:
-        n = len(self._parameters)
-        if not -n <= i < n:
-            raise IndexError(f"ParameterList: index {i} is out of range for {n} parameters")
-        return str(i % n)
-
-    def __getitem__(self, i: int | slice) -> Any:
-        if isinstance(i, slice):
-            return ParameterList(list(self._parameters.values())[i])
-        return self._parameters[self._key(i)]
-
-    def __setitem__(self, i: int, value: Any) -> None:
-        setattr(self, self._key(i), _as_parameter(value, "ParameterList"))
-
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __iter__(self) -> Iterator[Parameter]:
-        return iter(self._parameters.values())
+    def _put(self, key: str, value: Any) -> None:
+        setattr(self, key, _as_parameter(value, "ParameterList"))
 
     def __iadd__(self, values: Iterable[Any]) -> ParameterList:
         return self.extend(values)
 
 
-class ParameterDict(Module):
+class ParameterDict(_DictOf):
     """PyTorch's ``nn.ParameterDict``: parameters registered under their keys (a tensor given
     becomes a Parameter), insertion order kept, used as a dict."""
 
@@ -705,48 +720,8 @@ class ParameterDict(Module):
         if parameters is not None:
             self.update(parameters)
 
-    def __getitem__(self, key: str) -> Parameter:
-        return self._parameters[key]
+    def _entries(self) -> dict[str, Any]:
+        return self._parameters
 
-    def __setitem__(self, key: str, value: Any) -> None:
-        if not isinstance(key, str) or hasattr(type(self), key):
-            # A key such as "items" would hide the method of the same name.
-            raise KeyError(f"ParameterDict: key {key!r} must be a string that is not a ParameterDict attribute")
+    def _put(self, key: str, value: Any) -> None:
         setattr(self, key, _as_parameter(value, "ParameterDict"))
-
-    def __delitem__(self, key: str) -> None:
-        delattr(self, key)
-
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._parameters)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._parameters
-
-    def keys(self) -> Iterable[str]:
-        return self._parameters.keys()
-
-    def items(self) -> Iterable[tuple[str, Parameter]]:
-        return self._parameters.items()
-
-    def values(self) -> Iterable[Parameter]:
-        return self._parameters.values()
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._parameters.get(key, default)
-
-    def pop(self, key: str) -> Parameter:
-        p = self._parameters[key]
-        del self[key]
-        return p
-
-    def clear(self) -> None:
-        for k in list(self._parameters):
-            del self[k]
-
-    def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
-        for k, v in parameters.items() if isinstance(parameters, Mapping) else parameters:
-            self[k] = v
