@@ -14,6 +14,7 @@ from typing import Any
 from . import dims
 from ._tensor import Tensor, where
 from .engine.composite import composite
+from .functional_checks import tensor_arg as _tensor
 from .inplace import apply_inplace
 from .ops.saved import saved_for_backward
 
@@ -27,8 +28,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _float(x: Any, op: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    x = _tensor(x, op)
     if x.dtype.kind not in "fc":
         raise RuntimeError(f"{op}: not defined for {x.dtype} tensors (PyTorch's neither); convert with .float()")
     return x
@@ -158,9 +158,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     x = _float(input, "glu")
     if x.ndim == 0:
         raise RuntimeError("glu: does not support scalars (0-dimensional tensors)")
-    n = x.shape[dim] if -x.ndim <= dim < x.ndim else None
-    if n is None:
-        raise IndexError(f"glu: dim {dim} is out of range for an input of shape {x.shape}")
+    n = x.shape[dims.one(x.shape, dim, "glu")]
     if n % 2:
         raise RuntimeError(f"glu: halving dimension must be even, but dimension {dim} of shape {x.shape} is size {n}")
     a, b = x.split(n // 2, dim)
@@ -173,9 +171,3 @@ def _in_place(x: Tensor, name: str, fn: Any, **kw: Any) -> Tensor:
     version bump, the rebased history, the refusal for a leaf that requires grad). Here,
     not in functional.py (whose activations use it too): functional imports this module."""
     return apply_inplace(x, name + "_", lambda t: fn(t, **kw))
-
-
-def _tensor(x: Any, op: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
-    return x

@@ -1,6 +1,7 @@
 """Argument checks and small helpers that the functional modules share (``functional.py``,
-``functional_conv.py``, ``functional_losses.py``): here, below all three, so that none of
-them imports another to reach them."""
+``functional_conv.py``, ``functional_losses.py``, ...) and the modules of tensor functions
+(``tensor_functions.py``, ``math_functions.py``, ``activations.py``): here, below all of them,
+so that none imports another to reach them."""
 
 from __future__ import annotations
 
@@ -11,6 +12,13 @@ import numpy as np
 from ._tensor import Tensor, cat
 
 _REDUCTIONS = ("mean", "sum", "none")
+
+
+def tensor_arg(x: Any, op: str) -> Tensor:
+    """``x`` itself where it is a Tensor; otherwise a ``TypeError`` naming ``op`` and what it got."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    return x
 
 
 def _float(x: Tensor, op: str) -> None:

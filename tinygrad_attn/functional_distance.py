@@ -13,16 +13,18 @@ import numpy as np
 
 from ._tensor import InvalidArgumentError, Tensor
 from .engine.switches import no_grad
+from .functional_checks import tensor_arg
 
 __all__ = ["cosine_similarity", "pairwise_distance"]
 
 
-def _operands(op: str, x1: Any, x2: Any) -> tuple[Tensor, Tensor]:
-    if not isinstance(x1, Tensor):
-        raise TypeError(f"{op}: x1 must be a Tensor, got {type(x1).__name__}")
-    if not isinstance(x2, Tensor):
-        raise TypeError(f"{op}: x2 must be a Tensor, got {type(x2).__name__}")
-    return x1, x2
+def _operands(op: str, x1: Any, x2: Any) -> tuple[Tensor, Tensor, tuple[int, ...]]:
+    """``x1``, ``x2`` checked to be tensors that broadcast together, and their common shape."""
+    x1, x2 = tensor_arg(x1, op), tensor_arg(x2, op)
+    try:
+        return x1, x2, np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    except ValueError:
+        raise InvalidArgumentError(f"{op}: x1 {x1.shape} and x2 {x2.shape} do not broadcast together") from None
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
@@ -33,14 +35,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     >>> F.cosine_similarity(tga.tensor([[1.0, 0.0]]), tga.tensor([[1.0, 1.0]]))  # doctest: +SKIP
     Tensor([0.7071])
     """
-    op = "cosine_similarity"
-    x1, x2 = _operands(op, x1, x2)
+    x1, x2, shape = _operands("cosine_similarity", x1, x2)
     if x1.dtype.kind not in "fc" or x2.dtype.kind not in "fc":  # (as PyTorch: integers compute in float32)
         x1, x2 = (x if x.dtype.kind in "fc" else x.float() for x in (x1, x2))
-    try:
-        shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
-    except ValueError:
-        raise InvalidArgumentError(f"{op}: x1 {x1.shape} and x2 {x2.shape} do not broadcast together") from None
     x1, x2 = x1.broadcast_to(shape), x2.broadcast_to(shape)
     n1 = _clamped(x1.norm(dim=dim, keepdim=True), eps)
     n2 = _clamped(x2.norm(dim=dim, keepdim=True), eps)
@@ -61,10 +58,5 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     >>> F.pairwise_distance(tga.tensor([[0.0, 0.0]]), tga.tensor([[3.0, 4.0]]))  # doctest: +SKIP
     Tensor([5.0000])
     """
-    op = "pairwise_distance"
-    x1, x2 = _operands(op, x1, x2)
-    try:
-        np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
-    except ValueError:
-        raise InvalidArgumentError(f"{op}: x1 {x1.shape} and x2 {x2.shape} do not broadcast together") from None
+    x1, x2, _ = _operands("pairwise_distance", x1, x2)
     return (x1 - x2 + eps).norm(p=p, dim=-1, keepdim=keepdim)

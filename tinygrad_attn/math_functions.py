@@ -26,6 +26,7 @@ from .dtypes import result_type
 from .engine.composite import composite
 from .engine.function import Function
 from .engine.switches import no_grad
+from .functional_checks import tensor_arg as _tensor
 from .ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from .ops.saved import saved_for_backward
 from .random import host_generator
@@ -44,12 +45,6 @@ __all__ = [
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
-
-
-def _tensor(x: Any, op: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
-    return x
 
 
 def _floating(x: Any, op: str) -> Tensor:

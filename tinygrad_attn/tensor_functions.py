@@ -31,6 +31,7 @@ from .functional import (  # noqa: F401 - (tga.softmax is F.softmax, one functio
     pairwise_distance,
     softmax,
 )
+from .functional_checks import tensor_arg
 from .ops.saved import saved_for_backward
 from .tensor_reduce import (  # noqa: F401 - (the reductions are tga.* names too, listed in __all__)
     ValuesIndices,
@@ -646,38 +647,32 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor
 # -- PyTorch's free spellings of shape methods (the method is the one implementation) ------
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa: A002
     """``input.narrow(dim, start, length)``: ``length`` entries of ``dim`` from ``start`` (a view)."""
-    return _tensor_arg(input, "narrow").narrow(dim, start, length)
+    return tensor_arg(input, "narrow").narrow(dim, start, length)
 
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
     """``input.select(dim, index)``: entry ``index`` of ``dim``, which goes (a view)."""
-    return _tensor_arg(input, "select").select(dim, index)
+    return tensor_arg(input, "select").select(dim, index)
 
 
 def t(input: Tensor) -> Tensor:  # noqa: A002
     """``input.t()``: a matrix transposed (0-D and 1-D as they are)."""
-    return _tensor_arg(input, "t").t()
+    return tensor_arg(input, "t").t()
 
 
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:  # noqa: A002
     """``input.transpose(axis0, axis1)``."""
-    return _tensor_arg(input, "swapaxes").transpose(axis0, axis1)
+    return tensor_arg(input, "swapaxes").transpose(axis0, axis1)
 
 
 def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
     """``input.transpose(dim0, dim1)``."""
-    return _tensor_arg(input, "swapdims").transpose(dim0, dim1)
+    return tensor_arg(input, "swapdims").transpose(dim0, dim1)
 
 
 def broadcast_to(input: Tensor, size: Any) -> Tensor:  # noqa: A002
     """``input.broadcast_to(size)``: ``input`` expanded to ``size`` (a view)."""
-    return _tensor_arg(input, "broadcast_to").broadcast_to(size)
-
-
-def _tensor_arg(x: Any, op: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
-    return x
+    return tensor_arg(input, "broadcast_to").broadcast_to(size)
 
 
 #: the Tensor methods of this module (``install_methods`` puts them on Tensor): the same functions
