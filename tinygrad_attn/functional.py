@@ -267,20 +267,27 @@ def layer_norm(input: Tensor, normalized_shape: Any = None, weight: Tensor | Non
         normalized_shape = None
     if normalized_shape is None:
         normalized_shape = x.shape[-1:]
-    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
-    if not shape or x.shape[x.ndim - len(shape) :] != shape or len(shape) > x.ndim:
-        raise InvalidArgumentError(
-            f"layer_norm: normalized_shape {shape} must be the trailing dims of the input, of shape {x.shape}"
-        )
-    for t, what in ((weight, "weight"), (bias, "bias")):
-        if t is not None and tuple(t.shape) != shape:
-            raise InvalidArgumentError(f"layer_norm: {what} has shape {t.shape}, expected {shape} for input {x.shape}")
+    shape = _trailing_shape("layer_norm", x, normalized_shape, weight=weight, bias=bias)
     if len(shape) == 1:
         return _layer_norm_last(x, weight, bias, eps)
     n = math.prod(shape)  # several axes normalised together are one axis
     w = None if weight is None else weight.reshape(n)
     b = None if bias is None else bias.reshape(n)
     return _layer_norm_last(x.reshape(*x.shape[: x.ndim - len(shape)], n), w, b, eps).reshape(*x.shape)
+
+
+def _trailing_shape(op: str, x: Tensor, normalized_shape: Any, **params: Tensor | None) -> tuple[int, ...]:
+    """``normalized_shape`` (an int or a sequence) as a tuple, checked to be the trailing dims of
+    ``x`` and the shape of each of ``params`` given (a weight, a bias)."""
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    if not shape or x.shape[x.ndim - len(shape) :] != shape or len(shape) > x.ndim:
+        raise InvalidArgumentError(
+            f"{op}: normalized_shape {shape} must be the trailing dims of the input, of shape {x.shape}"
+        )
+    for what, t in params.items():
+        if t is not None and tuple(t.shape) != shape:
+            raise InvalidArgumentError(f"{op}: {what} has shape {t.shape}, expected {shape} for input {x.shape}")
+    return shape
 
 
 def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
@@ -293,13 +300,7 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     """
     x = input
     _float(x, "rms_norm")
-    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
-    if not shape or len(shape) > x.ndim or x.shape[x.ndim - len(shape) :] != shape:
-        raise InvalidArgumentError(
-            f"rms_norm: normalized_shape {shape} must be the trailing dims of the input, of shape {x.shape}"
-        )
-    if weight is not None and tuple(weight.shape) != shape:
-        raise InvalidArgumentError(f"rms_norm: weight has shape {weight.shape}, expected {shape} for input {x.shape}")
+    shape = _trailing_shape("rms_norm", x, normalized_shape, weight=weight)
     if eps is None:
         eps = float(np.finfo(x.dtype).eps)
     return _rms_norm(x, tuple(range(x.ndim - len(shape), x.ndim)), weight, float(eps))

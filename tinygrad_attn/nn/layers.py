@@ -125,6 +125,13 @@ class Embedding(Module):
         return f"{self.num}, {self.dim}" + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
 
 
+def _shape(normalized_shape: int | tuple[int, ...]) -> tuple[int, ...]:
+    """A normalisation layer's ``normalized_shape``, an int (the last axis) or a sequence, as a tuple."""
+    if isinstance(normalized_shape, (int, np.integer)):
+        return (int(normalized_shape),)
+    return tuple(int(d) for d in normalized_shape)
+
+
 class LayerNorm(Module):
     """Normalise the last axes; learnable ``weight`` (ones) and ``bias`` (zeros).
 
@@ -137,7 +144,7 @@ class LayerNorm(Module):
     def __init__(self, dim: int | tuple[int, ...], eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
-        shape = (dim,) if isinstance(dim, (int, np.integer)) else tuple(int(d) for d in dim)
+        shape = _shape(dim)
         self.dim, self.eps, self.normalized_shape = dim, eps, shape
         self.elementwise_affine = elementwise_affine
         dtype = _float_dtype(dtype)
@@ -160,8 +167,8 @@ class RMSNorm(Module):
     def __init__(self, normalized_shape: int | tuple[int, ...], eps: float | None = None,
                  elementwise_affine: bool = True, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
-        shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
-        self.normalized_shape, self.eps, self.elementwise_affine = tuple(int(d) for d in shape), eps, elementwise_affine
+        shape = _shape(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
         self.weight = Parameter(np.ones(shape, _float_dtype(dtype)), device=device) if elementwise_affine else None
 
     def forward(self, x: Tensor) -> Tensor:
