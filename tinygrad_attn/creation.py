@@ -77,8 +77,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         isinstance(data, np.ndarray)
         and (dtype is None or np.dtype(dtype) == data.dtype)
         and (get_device(device) if device is not None else default_device()).name == "cpu"
-        and data.dtype.kind in _NUMERIC_KINDS
-        and data.dtype.isnative
+        and _unshareable(data) is None
     ):
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
@@ -93,23 +92,29 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     """
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"from_numpy: expected np.ndarray (got {type(arr).__name__})")
-    if arr.dtype.kind not in _NUMERIC_KINDS:
-        raise TypeError(
-            f"from_numpy: can't convert np.ndarray of type {arr.dtype}; the supported types are floating point, "
-            "complex, integer and bool"
-        )
-    if not arr.dtype.isnative:
-        raise ValueError(
-            "from_numpy: the array's byte order is not this machine's: convert it first, "
-            "arr.astype(arr.dtype.newbyteorder('='))"
-        )
+    refusal = _unshareable(arr)
+    if refusal is not None:
+        raise refusal
     t = Tensor._wrap(arr, get_device("cpu"))
     if _State.hook is not None:  # made inside a traced function, as the constructor's tensors
         _State.hook.made(t)
     return t
 
 
-_NUMERIC_KINDS = "biufc"  # bool, integers, unsigned, floating point, complex: what PyTorch converts
+def _unshareable(arr: np.ndarray) -> Exception | None:
+    """Why a tensor cannot share ``arr``'s memory (PyTorch's refusals), or None where it can: a
+    dtype other than bool, integer, floating point or complex, or a foreign byte order."""
+    if arr.dtype.kind not in "biufc":
+        return TypeError(
+            f"from_numpy: can't convert np.ndarray of type {arr.dtype}; the supported types are floating point, "
+            "complex, integer and bool"
+        )
+    if not arr.dtype.isnative:
+        return ValueError(
+            "from_numpy: the array's byte order is not this machine's: convert it first, "
+            "arr.astype(arr.dtype.newbyteorder('='))"
+        )
+    return None
 
 
 def is_tensor(obj: Any) -> bool:
