@@ -368,7 +368,7 @@ def accumulate_grad(t: Tensor, g: Any, sole: bool = False) -> None:
             t.grad = T._wrap(g, t._dev)
             return
         old = t.grad._data
-        if getattr(old, "shape", None) == getattr(g, "shape", ()) and old.dtype == g.dtype:
+        if old.shape == g.shape and old.dtype == g.dtype:
             try:
                 old += g  # (in place in NumPy, CuPy and array_api_strict alike)
             except (ValueError, TypeError):  # read-only memory: left as it is
