@@ -21,6 +21,22 @@ def close(t, ref, atol=1e-6, rtol=1e-6):
     np.testing.assert_allclose(got, ref, atol=atol, rtol=rtol)
 
 
+def assert_rounding_close(actual, expected, dtype, scale=0.0, ulps: float = 8) -> None:
+    """Assert ``actual`` equals ``expected`` to the rounding of ``dtype``: each element within
+    ``ulps`` units of the dtype's epsilon of ``|expected| + scale``. ``scale`` is the size of the
+    operands the result is conditioned by (``|x|`` for ``x * cdf(x)``): an absolute tolerance
+    fixed on one CPU fails on another whose vectorised ``exp`` rounds differently.
+    """
+    expected = np.asarray(expected, dtype=np.float64)
+    err = np.abs(np.asarray(actual, dtype=np.float64) - expected)
+    bound = ulps * np.finfo(dtype).eps * (np.abs(expected) + np.abs(np.asarray(scale, dtype=np.float64)))
+    worst = np.argmax(err - bound) if err.size else 0
+    assert np.all(err <= bound), (
+        f"not equal to {dtype.__name__ if isinstance(dtype, type) else dtype} rounding ({ulps} ulps): "
+        f"{int(np.sum(err > bound))} of {err.size} elements, worst {err.flat[worst]:.3g} > {bound.flat[worst]:.3g}"
+    )
+
+
 def examples(n: int) -> int:
     """``n`` random examples in the full suite; an eighth (at least one) in the fast loop
     (``-m "not slow"``, which conftest.py marks with TINYGRAD_ATTN_FAST_LOOP): the full suite,
