@@ -34,15 +34,18 @@ def _reshape_target(cur: Shape, shape: tuple) -> Shape:
     return shape
 
 
-@functools.cache
-def _permutation(ndim: int, axes: tuple) -> tuple[int, ...] | None:
-    """``axes`` checked and made non-negative; None for the identity. Cached: models
-    permute with the same few axes on every step."""
-    nd = max(ndim, 1)
-    if sorted(int(a) % nd for a in axes) != list(range(ndim)):
-        raise ValueError(f"permute: {axes} is not a permutation of the axes of a {ndim}-D tensor")
-    perm = tuple(int(a) % nd for a in axes)
-    return None if perm == tuple(range(ndim)) else perm
+@functools.lru_cache(maxsize=4096)
+def _permutation(shape: tuple, axes: tuple) -> tuple[int, ...] | None:
+    """``axes`` checked (one per axis, each in range, none repeated) and made non-negative;
+    None for the identity. Cached: models permute with the same few axes on every step."""
+    if len(axes) != len(shape):
+        raise InvalidArgumentError(
+            f"permute: {len(axes)} axes {axes} given for a tensor of shape {shape} ({len(shape)} axes)"
+        )
+    perm = _dims.axes(shape, axes, "permute") if shape else ()
+    if len(set(perm)) != len(perm):
+        raise InvalidArgumentError(f"permute: repeated axis in {axes} (tensor of shape {shape})")
+    return None if perm == tuple(range(len(shape))) else perm
 
 
 @functools.cache
@@ -66,12 +69,7 @@ def permute(self, *axes: Any, dims: Any = None) -> Tensor:
         axes = (dims,)
     if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
         axes = tuple(axes[0])
-    try:
-        perm = _permutation(self._data.ndim, axes)
-    except ValueError:
-        raise InvalidArgumentError(
-            f"permute: {axes} is not a permutation of the axes of a tensor of shape {self.shape}"
-        ) from None
+    perm = _permutation(self.shape, axes)
     return self if perm is None else ops.Permute.apply(self, args=perm)
 
 
@@ -147,10 +145,12 @@ def unsqueeze(self, axis: int | None = None, *, dim: int | None = None) -> Tenso
 
 def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Axes ``start_dim`` to ``end_dim`` merged into one."""
-    start, end = start_dim, end_dim
     if self.ndim == 0:
+        _dims.axes((), (start_dim, end_dim), "flatten")
         return self.reshape(1)
-    start, end = start % self.ndim, end % self.ndim
+    start, end = _dims.axes(self.shape, (start_dim, end_dim), "flatten")
+    if start > end:
+        raise InvalidArgumentError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {self.shape})")
     # (the size spelled out, not -1: a shape with a 0 has no single -1 to infer)
     return self.reshape(self.shape[:start] + (math.prod(self.shape[start : end + 1]),) + self.shape[end + 1 :])
 

@@ -247,7 +247,9 @@ def test_unflatten_is_pytorchs(dim, sizes, rng):
     a = rng.standard_normal((2, 12, 4))
     want = torch.nn.Unflatten(dim, sizes)(torch.tensor(a)).numpy()
     np.testing.assert_array_equal(nn.Unflatten(dim, sizes)(Tensor(a)).numpy(), want)
-    with pytest.raises(ValueError, match="Unflatten: sizes"):
+    with pytest.raises(RuntimeError):  # PyTorch's class for sizes that do not multiply to the axis
+        torch.nn.Unflatten(1, (5, 5))(torch.tensor(a))
+    with pytest.raises(RuntimeError, match="unflatten: sizes"):
         nn.Unflatten(1, (5, 5))(Tensor(a))
 
 

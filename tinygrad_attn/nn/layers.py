@@ -314,18 +314,7 @@ class Unflatten(Module):
         self.dim, self.unflattened_size = dim, tuple(int(s) for s in unflattened_size)
 
     def forward(self, input: Tensor) -> Tensor:
-        nd = input.ndim
-        if not -nd <= self.dim < nd:
-            raise IndexError(f"Unflatten: dim {self.dim} is out of range for an input of shape {input.shape}")
-        d = self.dim % nd
-        size, n = list(self.unflattened_size), input.shape[d]
-        if size.count(-1) == 1:
-            rest = math.prod(s for s in size if s != -1)
-            size[size.index(-1)] = n // rest if rest else 0
-        if math.prod(size) != n:
-            raise ValueError(f"Unflatten: sizes {self.unflattened_size} do not multiply to {n} (axis {d} of "
-                             f"shape {input.shape})")  # fmt: skip
-        return input.reshape(*input.shape[:d], *size, *input.shape[d + 1 :])
+        return input.unflatten(self.dim, self.unflattened_size)  # the one unflatten, with its axis check
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
