@@ -20,12 +20,18 @@ from __future__ import annotations
 import operator
 from typing import Any, NamedTuple
 
-__all__ = ["DimSpelling", "DimensionError", "spelling", "alias", "required", "keep", "axes", "one", "new_axis"]
+__all__ = ["DimSpelling", "DimensionError", "AxisRuleError", "spelling", "alias", "required", "keep", "axes", "one", "new_axis"]
 
 
 class DimensionError(IndexError, ValueError):
     """An axis out of range. PyTorch raises ``IndexError`` for it, NumPy a ``ValueError``;
     this is both, so code written for either catches it."""
+
+
+class AxisRuleError(DimensionError, RuntimeError):
+    """An axis the rules refuse though it is in range: one named twice where each may appear
+    once, or an axis of a tensor that has none (``split`` of a 0-d tensor). PyTorch raises
+    ``RuntimeError`` for most of these and ``IndexError`` for some (``select``); this is both."""
 
 
 class DimSpelling(NamedTuple):
@@ -76,9 +82,11 @@ def keep(keepdim: Any, keepdims: Any = None) -> bool:
     return bool(keepdims) or bool(keepdim)
 
 
-def axes(shape: tuple, axis: Any, op: str) -> tuple[int, ...] | None:
+def axes(shape: tuple, axis: Any, op: str, *, distinct: bool = True) -> tuple[int, ...] | None:
     """``axis`` (an int, a sequence of ints, or None for all) checked against ``shape`` and
-    made non-negative. A 0-d tensor takes 0 and -1 (the reduction over no axes: ``()``)."""
+    made non-negative. A 0-d tensor takes 0 and -1 (the reduction over no axes: ``()``).
+    An axis named twice is an error unless ``distinct`` is False (``transpose(0, 0)``,
+    ``flatten(1, 1)`` and ``roll`` over one axis twice are PyTorch's too)."""
     if axis is None:
         return None
     nd = len(shape)
@@ -99,6 +107,9 @@ def axes(shape: tuple, axis: Any, op: str) -> tuple[int, ...] | None:
         if not -nd <= a < nd:
             raise DimensionError(f"{op}: axis {a} is out of range for a tensor of shape {tuple(shape)}")
         out.append(a % nd)
+    if distinct and len(set(out)) != len(out):
+        twice = next(a for a in out if out.count(a) > 1)
+        raise AxisRuleError(f"{op}: axis {twice} appears more than once in {axis!r} (shape {tuple(shape)})")
     return tuple(out)
 
 
@@ -112,7 +123,7 @@ def one(shape: tuple, dim: Any, op: str, *, scalar_ok: bool = True) -> int:
             raise TypeError(f"{op}: dim must be one int, got {dim!r}") from None
     if not shape:
         if not scalar_ok:
-            raise DimensionError(
+            raise AxisRuleError(
                 f"{op}: axis {dim} is out of range for a 0-d tensor (it has no axes); reshape it first"
             )
         axes(shape, dim, op)

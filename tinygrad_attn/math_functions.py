@@ -30,7 +30,7 @@ from .functional_checks import tensor_arg as _tensor
 from .ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from .ops.saved import saved_for_backward
 from .random import host_generator
-from .tensor_functions import ValuesIndices, _index, _one_dim
+from .tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector
 from .tensor_reduce import _logsumexp, sqrt_of_variance, var
 
 __all__ = [
@@ -446,6 +446,7 @@ def _source(x: Tensor, d: int, index: Any, source: Tensor, op: str) -> tuple[Ten
     return _index_line(x, d, index, x.shape, op), src
 
 
+@number_as_vector()
 def index_add(input: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``alpha * source`` added into ``input`` at the rows ``index`` names along ``dim``."""
     x = _tensor(input, "index_add")
@@ -455,6 +456,7 @@ def index_add(input: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any
     return saved_for_backward(out, source)  # (PyTorch's keeps the source)
 
 
+@number_as_vector()
 def index_copy(input: Tensor, dim: int, index: Any, source: Tensor) -> Tensor:  # noqa: A002
     """``input`` with the rows ``index`` names along ``dim`` replaced by ``source``'s."""
     x = _tensor(input, "index_copy")
@@ -463,6 +465,7 @@ def index_copy(input: Tensor, dim: int, index: Any, source: Tensor) -> Tensor:  
     return saved_for_backward(x.scatter(d, idx, src), source)  # (PyTorch's keeps the source)
 
 
+@number_as_vector()
 def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # noqa: A002
     """``input`` with the rows ``index`` names along ``dim`` set to ``value``."""
     x = _tensor(input, "index_fill")
@@ -496,6 +499,7 @@ _SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
 
 @composite("scatter_reduce")
+@number_as_vector()
 def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str, *,  # noqa: A002
                    include_self: bool = True) -> Tensor:  # fmt: skip
     """``src`` reduced into ``input`` at ``index`` along ``dim`` with ``"sum" "prod" "mean"
@@ -616,11 +620,9 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     """The diagonal of the plane ``(dim1, dim2)`` (``offset`` above it, or below when
     negative), as a new last axis, as ``torch.diagonal``."""
     x = _tensor(input, "diagonal")
+    d1, d2 = dims.axes(x.shape, (dim1, dim2), "diagonal") or (0, 0)  # (the two axes must differ)
     if x.ndim < 2:
         raise RuntimeError(f"diagonal: needs at least 2 dimensions, got shape {x.shape}")
-    d1, d2 = dims.axes(x.shape, (dim1, dim2), "diagonal")
-    if d1 == d2:
-        raise RuntimeError(f"diagonal: dim1 and dim2 are both {d1} (shape {x.shape}); they must differ")
     # A strided view, as PyTorch's, for any two axes (next to each other or not): element k
     # reads x at k + max(0, -offset) along d1 and k + max(0, offset) along d2
     offset = int(offset)
@@ -705,7 +707,7 @@ moveaxis = movedim
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa: A002
     """Axis ``dim`` split into ``sizes`` (one may be -1)."""
     x = _tensor(input, "unflatten")
-    (d,) = dims.axes(x.shape, dim, "unflatten")
+    d = dims.one(x.shape, dim, "unflatten", scalar_ok=False)
     sizes = tuple(int(s) for s in sizes)
     if not sizes:
         raise RuntimeError("unflatten: sizes must not be empty")

@@ -15,6 +15,8 @@ PyTorch's unbiased variance, ``var(x, axis=...)`` NumPy's population variance.
 from __future__ import annotations
 
 import builtins  # this module's max, min, sum, ... are PyTorch's; Python's are builtins.*
+import functools
+import inspect
 import math
 import string
 from collections.abc import Sequence
@@ -70,6 +72,39 @@ __all__ = [
 ]  # fmt: skip
 
 
+def number_as_vector(like_index: bool = False) -> Any:
+    """For the indexing and sorting ops that PyTorch runs on a 0-d tensor along its axis 0
+    (or -1): the op runs on the tensor as a 1-element vector (0-d index and source tensors
+    likewise) and its results take the 0-d shape back (``gather``'s, with ``like_index``,
+    its index's shape). Other ops keep the rule of :func:`_one_dim`: a 0-d tensor has no axis."""
+
+    def wrap(op: Any) -> Any:
+        signature = inspect.signature(op)
+
+        @functools.wraps(op)
+        def run(x: Any, *args: Any, **kwargs: Any) -> Any:
+            if not isinstance(x, Tensor) or x.ndim:  # (the hot path: one check)
+                return op(x, *args, **kwargs)
+            bound = signature.bind(x, *args, **kwargs)
+            bound.apply_defaults()
+            given = dict(bound.arguments)
+            _dims.one((), given["dim"], op.__name__)  # 0 or -1
+            index = given.get("index")
+            for name, value in given.items():
+                if isinstance(value, Tensor) and value.ndim == 0:
+                    given[name] = value.reshape(1)
+            given["dim"] = 0
+            out = op(**given)
+            shape = tuple(getattr(index, "shape", ())) if like_index else ()
+            if isinstance(out, tuple):
+                return type(out)(*(o.reshape(shape) for o in out))
+            return out.reshape(shape)
+
+        return run
+
+    return wrap
+
+
 def _one_dim(x: Tensor, dim: Any, op: str) -> int:
     """One axis of a tensor that has axes (``gather``, ``sort``, ``split``, ...)."""
     return _dims.one(x.shape, dim, op, scalar_ok=False)
@@ -110,6 +145,7 @@ def _index(x: Tensor, dim: int, index: Any, op: str) -> Tensor:
     return idx
 
 
+@number_as_vector(like_index=True)
 def gather(x: Tensor, dim: int, index: Any) -> Tensor:
     """``out[i][j] = x[index[i][j]][j]`` (for ``dim=0``), as ``torch.gather``; differentiable in ``x``."""
     d = _one_dim(x, dim, "gather")
@@ -147,6 +183,7 @@ def _last_writes(x: Tensor, idx: Tensor, d: int) -> Tensor:
     return Tensor._wrap(xp.moveaxis(xp.logical_not(overwritten), -1, d), x._dev)
 
 
+@number_as_vector()
 def scatter(x: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None, reduce: str | None = None) -> Tensor:
     """``x`` with ``out[index[i][j]][j] = src[i][j]`` (for ``dim=0``), as ``torch.scatter``.
 
@@ -187,6 +224,7 @@ def _scatter_reduce(x: Tensor, dim: int, index: Any, src: Any, reduce: str) -> T
     return x + where(counts > 0, Tensor.full(x.shape, src, dtype=x.dtype, device=x._dev), 0) * counts
 
 
+@number_as_vector()
 def scatter_add(x: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     """``x`` with ``src[i][j]`` added at ``out[index[i][j]][j]`` (for ``dim=0``); repeats accumulate."""
     _, summed, _ = _scattered(x, dim, index, src, "scatter_add")
@@ -195,6 +233,7 @@ def scatter_add(x: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return x + summed
 
 
+@number_as_vector()
 def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
     """The entries of ``x`` at the 1-D ``index`` along ``dim``."""
     d = _one_dim(x, dim, "index_select")
@@ -210,11 +249,13 @@ def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
 
 
 # -- sorting ---------------------------------------------------------------------
+@number_as_vector()
 def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The indices that sort ``x`` along ``dim`` (ties keep their order)."""
     return ops.Argsort.apply(x, args=(_one_dim(x, dim, "argsort"), descending))
 
 
+@number_as_vector()
 def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False, *, axis: Any = None) -> Any:
     """``(values, indices)`` of ``x`` sorted along ``dim``; the values are differentiable.
     NumPy's ``axis=`` gives the values alone, as ``numpy.sort``."""
@@ -229,6 +270,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
     return out.values if sp.numpy else out
 
 
+@number_as_vector()
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
     """The ``k`` largest (or smallest) entries along ``dim`` and their indices, largest first."""
     d = _one_dim(x, dim, "topk")
@@ -255,7 +297,9 @@ def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
         return roll(x.reshape(-1), shifts, 0).reshape(x.shape)
     x0 = x
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
-    axes = _dims.axes(x.shape, dims, "roll")
+    if not x.ndim:  # PyTorch: a 0-d tensor has no axis to roll along
+        _dims.one(x.shape, dims if isinstance(dims, int) else dims[0], "roll", scalar_ok=False)
+    axes = _dims.axes(x.shape, dims, "roll", distinct=False)
     if len(shifts) != len(axes):
         raise InvalidArgumentError(f"roll: {len(shifts)} shifts for {len(axes)} dims; give one shift per dim")
     for s, d in zip(shifts, axes):
@@ -310,7 +354,7 @@ def _split_method(self: Tensor, split_size: Any, dim: int = 0, *, axis: int | No
 def chunk(input: Tensor, chunks: int, dim: int | None = None, *, axis: int | None = None) -> list[Tensor]:  # noqa: A002
     """``chunks`` pieces along ``dim`` (0 by default; the last may be smaller), as PyTorch's."""
     d = _dims.alias(axis, dim, "chunk")
-    (d,) = _dims.axes(input.shape, 0 if d is None else d, "chunk")
+    d = _one_dim(input, 0 if d is None else d, "chunk")
     if not input.shape[d]:  # an empty axis: one empty piece, as PyTorch's
         return [input]
     size = -(-input.shape[d] // chunks)

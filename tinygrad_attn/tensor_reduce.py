@@ -11,6 +11,7 @@ cumprod norm``) are written in primitives; ``tga.decompose()`` shows them groupe
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -74,10 +75,18 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
 
 
 @composite("var")
-def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: int = 0) -> Tensor:
+def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: float = 0) -> Tensor:
     d = x - x.mean(axis, keepdims=True)
     n = _reduced_count(x, axis) - correction
-    return (d * d).sum(axis, keepdims) * _inverse_count(n)
+    if n > 0:
+        return (d * d).sum(axis, keepdims) * (1.0 / n)
+    # No degrees of freedom left: inf, or NaN where the spread is 0 (0 * inf), as PyTorch's, with its warning
+    warnings.warn(
+        f"var(): degrees of freedom is <= 0 (correction {correction} for {_reduced_count(x, axis)} elements)",
+        UserWarning, stacklevel=4,
+    )
+    with np.errstate(invalid="ignore"):
+        return (d * d).sum(axis, keepdims) * math.inf
 
 
 def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
@@ -99,7 +108,8 @@ def _variance(op: str, x: Tensor, dim: Any, unbiased: Any, keepdim: bool, correc
     if len(given) > 1:
         raise TypeError(f"{op}: pass correction= or unbiased= (or NumPy's ddof=), not several")
     if correction is not None or ddof is not None:
-        c = int(correction if correction is not None else ddof)
+        c = correction if correction is not None else ddof
+        c = int(c) if float(c).is_integer() else float(c)  # (PyTorch takes a fractional correction as it is)
     elif unbiased is not None:
         c = 1 if unbiased else 0
     else:

@@ -43,8 +43,6 @@ def _permutation(shape: tuple, axes: tuple) -> tuple[int, ...] | None:
             f"permute: {len(axes)} axes {axes} given for a tensor of shape {shape} ({len(shape)} axes)"
         )
     perm = _dims.axes(shape, axes, "permute") if shape else ()
-    if len(set(perm)) != len(perm):
-        raise InvalidArgumentError(f"permute: repeated axis in {axes} (tensor of shape {shape})")
     return None if perm == tuple(range(len(shape))) else perm
 
 
@@ -77,10 +75,10 @@ def transpose(self, a0: int = -2, a1: int = -1, *, dim0: int | None = None, dim1
     """Swap two axes (the last two by default); PyTorch's ``dim0=``/``dim1=`` name them too."""
     a0 = a0 if dim0 is None else dim0
     a1 = a1 if dim1 is None else dim1
-    if _dims.axes(self.shape, (a0, a1), "transpose") == ():  # 0-d: nothing to swap, as in PyTorch
+    if _dims.axes(self.shape, (a0, a1), "transpose", distinct=False) == ():  # 0-d: nothing to swap, as in PyTorch
         return self
     axes = list(range(self.ndim))
-    a0, a1 = _dims.axes(self.shape, (a0, a1), "transpose")
+    a0, a1 = _dims.axes(self.shape, (a0, a1), "transpose", distinct=False)
     if a0 == a1:
         return self
     axes[a0], axes[a1] = axes[a1], axes[a0]
@@ -146,9 +144,9 @@ def unsqueeze(self, axis: int | None = None, *, dim: int | None = None) -> Tenso
 def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Axes ``start_dim`` to ``end_dim`` merged into one."""
     if self.ndim == 0:
-        _dims.axes((), (start_dim, end_dim), "flatten")
+        _dims.axes((), (start_dim, end_dim), "flatten", distinct=False)
         return self.reshape(1)
-    start, end = _dims.axes(self.shape, (start_dim, end_dim), "flatten")
+    start, end = _dims.axes(self.shape, (start_dim, end_dim), "flatten", distinct=False)
     if start > end:
         raise InvalidArgumentError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {self.shape})")
     # (the size spelled out, not -1: a shape with a 0 has no single -1 to infer)
@@ -173,12 +171,12 @@ def t(self) -> Tensor:
 
 
 def narrow(self, dim: int, start: int, length: int) -> Tensor:
-    (d,) = _dims.axes(self.shape, dim, "narrow")
+    d = _dims.one(self.shape, dim, "narrow", scalar_ok=False)
     return self[(slice(None),) * d + (slice(start, start + length),)]
 
 
 def select(self, dim: int, index: int) -> Tensor:
-    (d,) = _dims.axes(self.shape, dim, "select")
+    d = _dims.one(self.shape, dim, "select", scalar_ok=False)
     return self[(slice(None),) * d + (index,)]
 
 
