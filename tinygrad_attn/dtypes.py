@@ -9,6 +9,7 @@ names; other modules never import it with ``*``.
 from __future__ import annotations
 
 import builtins
+from typing import Any
 
 import numpy as np
 
@@ -84,7 +85,45 @@ def result_type(*operands: object) -> np.dtype:
     return out
 
 
+class finfo:  # noqa: N801 - PyTorch's name
+    """The limits of a floating dtype as Python floats, as ``torch.finfo``: ``eps``, ``max``,
+    ``min``, ``tiny`` (= ``smallest_normal``), ``resolution``, ``bits`` and ``dtype`` (its name).
+
+    >>> finfo(float32).eps  # 1.1920928955078125e-07
+    """
+
+    def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's argument name
+        dt = float32 if type is None else np.dtype(type)
+        if dt.kind not in "fc":
+            raise TypeError(f"finfo() requires a floating point input type, got {dt}: use iinfo for integers")
+        info = np.finfo(dt)
+        self.bits, self.dtype = info.bits, str(dt)
+        self.eps, self.max, self.min = builtins.float(info.eps), builtins.float(info.max), builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
+        self.resolution = 10.0**-info.precision  # (NumPy gives it in the dtype: float16 rounds 0.001)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")  # fmt: skip
+
+
+class iinfo:  # noqa: N801 - PyTorch's name
+    """The limits of an integer dtype as Python ints, as ``torch.iinfo``: ``bits``, ``max``,
+    ``min`` and ``dtype`` (its name)."""
+
+    def __init__(self, type: Any) -> None:  # noqa: A002 - PyTorch's argument name
+        dt = np.dtype(type)
+        if dt.kind not in "iub":
+            raise TypeError(f"iinfo() requires an integer input type, got {dt}: use finfo for floats")
+        info = np.iinfo(np.uint8 if dt.kind == "b" else dt)
+        self.bits, self.max, self.min, self.dtype = info.bits, builtins.int(info.max), builtins.int(info.min), str(dt)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
 __all__ = [
+    "finfo", "iinfo",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128",
     "bool", "half", "float", "double", "short", "int", "long", "promote_types", "result_type",
 ]  # fmt: skip
