@@ -67,7 +67,7 @@ install_methods()
 # (``float`` here is the dtype ``tga.float``, so they come from math).
 from math import e, inf, nan, pi  # noqa: E402
 
-_SUBPACKAGES = ("models", "nn", "optim", "viz")
+_SUBPACKAGES = ("models", "nn", "optim", "viz", "distributions")
 _SYMBOLIC = ["trace", "compile", "Program", "TraceError"]
 
 

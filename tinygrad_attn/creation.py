@@ -16,6 +16,7 @@ import numpy as np
 
 from ._tensor import Size, Tensor, _shape_args
 from .backend import default_device, get_device
+from .dtypes import promote_types
 from .engine.switches import _State
 from .random import host_generator
 
@@ -39,6 +40,27 @@ def _torch_dtype_of(arr: np.ndarray) -> np.dtype:
     return arr.dtype
 
 
+def _numpy_scalars_dtype(data: Any) -> np.dtype | None:
+    """For a list whose first entry is a NumPy scalar: PyTorch's dtype for it, each entry's
+    dtype (a Python float's float32, an int's int64) promoted as PyTorch promotes; else None
+    (the list is read as Python numbers; only the first entry is looked at, to stay cheap)."""
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    if not isinstance(first, np.generic):
+        return None
+    out = None
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+            continue
+        dt = item.dtype if isinstance(item, (np.generic, np.ndarray)) else _torch_dtype_of(np.asarray(item))
+        out = dt if out is None else promote_types(out, dt)
+    return out
+
+
 def _host_data(data: Any) -> Any:
     """Nested lists that may hold tensors (``[t.item() for ...]`` left as tensors) as host values."""
     if isinstance(data, Tensor):
@@ -56,11 +78,15 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     """
     if isinstance(data, Tensor):  # a copy cut from the graph, as torch.tensor(t) is
         return Tensor(data.detach(), dtype=dtype, device=device, requires_grad=requires_grad)
+    if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype (np.float64 subclasses float)
+        return Tensor(np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad)
     if isinstance(data, (bool, int, float, complex, list, tuple)):
         arr = np.asarray(_host_data(data))
         if arr.dtype == object:
             raise TypeError("tensor: the nested lists must be rectangular and hold numbers only")
-        arr = arr.astype(dtype if dtype is not None else _torch_dtype_of(arr))
+        if dtype is None:
+            dtype = _numpy_scalars_dtype(data) or _torch_dtype_of(arr)
+        arr = arr.astype(dtype)
         return Tensor(arr, device=device, requires_grad=requires_grad)
     return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
@@ -273,7 +299,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> T
 def bernoulli(input: Tensor) -> Tensor:
     """1 with probability ``input`` (elementwise), else 0, in ``input``'s dtype."""
     draws = host_generator().random(input.shape)
-    return Tensor((draws < input.detach().numpy()).astype(input.dtype), device=input.device)
+    return Tensor(np.asarray(draws < input.detach().numpy()).astype(input.dtype), device=input.device)  # (0-d: an array, not a NumPy scalar)
 
 
 

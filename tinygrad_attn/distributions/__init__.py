@@ -1,0 +1,21 @@
+"""``tga.distributions``: probability distributions with sampling, reparameterised sampling,
+log-densities, entropies and KL divergences, as ``torch.distributions``.
+
+>>> d = tga.distributions.Normal(tga.zeros(3), tga.ones(3))  # doctest: +SKIP
+>>> d.rsample().sum().backward()  # gradients reach loc and scale  # doctest: +SKIP
+"""
+
+from . import constraints
+from .bernoulli import Bernoulli
+from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough
+from .distribution import Distribution
+from .exponential import Exponential, Laplace
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .normal import Normal
+from .uniform import Uniform
+
+__all__ = [
+    "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "Normal", "OneHotCategorical",
+    "OneHotCategoricalStraightThrough", "Uniform", "constraints", "kl_divergence", "register_kl",
+]  # fmt: skip

@@ -1,0 +1,128 @@
+"""The exponential and Laplace distributions, as ``torch.distributions.Exponential`` and ``Laplace``."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+from .._tensor import Tensor
+from ..dtypes import finfo
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all
+
+
+class Exponential(Distribution):
+    """``Exponential(rate)``: density ``rate * exp(-rate * x)`` for ``x >= 0``."""
+
+    arg_constraints = {"rate": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
+        (self.rate,) = broadcast_all(rate)
+        super().__init__(() if isinstance(rate, numbers.Number) else self.rate.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Exponential:
+        new = self._get_checked_instance(Exponential, _instance)
+        new.rate = self.rate.expand(tuple(batch_shape))
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self) -> Tensor:
+        return self.rate.reciprocal()
+
+    @property
+    def mode(self) -> Tensor:
+        return self.rate * 0
+
+    @property
+    def stddev(self) -> Tensor:
+        return self.rate.reciprocal()
+
+    @property
+    def variance(self) -> Tensor:
+        return self.rate.pow(-2)
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        shape = tuple(self._extended_shape(sample_shape))
+        return self.rate.new_empty(shape).exponential_() / self.rate
+
+    def log_prob(self, value: Any) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return self.rate.log() - self.rate * value
+
+    def cdf(self, value: Any) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 1 - (-self.rate * value).exp()
+
+    def icdf(self, value: Any) -> Tensor:
+        return -(-value).log1p() / self.rate
+
+    def entropy(self) -> Tensor:
+        return 1.0 - self.rate.log()
+
+
+class Laplace(Distribution):
+    """``Laplace(loc, scale)``: density ``exp(-|x - loc| / scale) / (2 * scale)``."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        both_numbers = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
+        super().__init__(() if both_numbers else self.loc.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Laplace:
+        new = self._get_checked_instance(Laplace, _instance)
+        new.loc, new.scale = self.loc.expand(tuple(batch_shape)), self.scale.expand(tuple(batch_shape))
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        return 2 * self.scale.pow(2)
+
+    @property
+    def stddev(self) -> Tensor:
+        return math.sqrt(2) * self.scale
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        shape = tuple(self._extended_shape(sample_shape))
+        u = self.loc.new_empty(shape).uniform_(finfo(self.loc.dtype).eps - 1, 1)
+        return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
+
+    def log_prob(self, value: Any) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return -(2 * self.scale).log() - (value - self.loc).abs() / self.scale
+
+    def cdf(self, value: Any) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        z = value - self.loc
+        return 0.5 - 0.5 * z.sign() * (-(z.abs()) / self.scale).expm1()
+
+    def icdf(self, value: Any) -> Tensor:
+        term = value - 0.5
+        return self.loc - self.scale * term.sign() * (-2 * term.abs()).log1p()
+
+    def entropy(self) -> Tensor:
+        return 1 + (2 * self.scale).log()
