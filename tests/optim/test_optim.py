@@ -205,9 +205,9 @@ def test_bad_arguments_are_named():
     p = Parameter(np.ones(2))
     with pytest.raises(ValueError, match="empty parameter list"):
         SGD([], lr=0.1)
-    with pytest.raises(ValueError, match="lr must be >= 0"):
+    with pytest.raises(ValueError, match="Adam: Invalid learning rate: -1.0"):
         Adam([p], lr=-1.0)
-    with pytest.raises(ValueError, match="betas"):
+    with pytest.raises(ValueError, match="Invalid beta parameter at index 1"):
         Adam([p], betas=(0.9, 1.0))
     with pytest.raises(ValueError, match="more than one group"):
         SGD([{"params": [p]}, {"params": [p]}], lr=0.1)
@@ -396,8 +396,6 @@ def test_state_dict_that_does_not_fit_is_refused_and_changes_nothing():
     with pytest.raises(ValueError, match=r"state\[1\]\['momentum_buffer'\] has shape \(4,\).*\(3,\)"):
         fresh.load_state_dict(bad)
     assert fresh.lr == 0.1 and not fresh.state
-    with pytest.raises(ValueError, match="maximize=True"):
-        fresh.load_state_dict({"state": {}, "param_groups": [dict(good["param_groups"][0], maximize=True)]})
     three_groups = {"state": {}, "param_groups": [{"params": [0]}, {"params": [1]}, {"params": [2]}]}
     with pytest.raises(ValueError, match="the state dict has 3 param group"):
         SGD([{"params": [p]}, {"params": [q]}], lr=0.1).load_state_dict(three_groups)

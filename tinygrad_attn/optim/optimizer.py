@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from .._tensor import Tensor
-from ..engine.switches import _State, no_grad
+from ..engine.switches import _State, enable_grad, no_grad
 from ..engine.versions import bump_versions
 from ..inplace import _write, store_array
 
@@ -32,6 +32,8 @@ class Optimizer:
         self.param_groups: list[dict[str, Any]] = []
         self.state: dict[Tensor, dict[str, Any]] = {}
         self._flat: dict[int, tuple] = {}  # id(group) -> (group, ids of its parameters, buckets)
+        self._pre_hooks: dict[int, Callable[..., Any]] = {}
+        self._post_hooks: dict[int, Callable[..., Any]] = {}
         groups = [params] if isinstance(params, Tensor) else list(params)
         if not groups:
             raise ValueError(f"{self._name}: got an empty parameter list")
@@ -64,11 +66,21 @@ class Optimizer:
         self.param_groups.append(full)
 
     def _check(self, group: dict[str, Any]) -> None:
-        """Validate a group's hyperparameters; subclasses add their own."""
-        if not float(group["lr"]) >= 0.0:
-            raise ValueError(f"{self._name}: lr must be >= 0, got {group['lr']}")
-        if not float(group.get("weight_decay", 0.0)) >= 0.0:
-            raise ValueError(f"{self._name}: weight_decay must be >= 0, got {group['weight_decay']}")
+        """Validate a group's hyperparameters with PyTorch's messages (after the optimizer's
+        name); subclasses add their own through :meth:`_require`."""
+        self._require(float(group["lr"]) >= 0.0, f"Invalid learning rate: {group['lr']}")
+        if "eps" in group:
+            self._require(float(group["eps"]) >= 0.0, f"Invalid epsilon value: {group['eps']}")
+        if "weight_decay" in group:
+            self._require(float(group["weight_decay"]) >= 0.0, f"Invalid weight_decay value: {group['weight_decay']}")
+        if "betas" in group:
+            for i, b in enumerate(group["betas"]):
+                self._require(0.0 <= float(b) < 1.0, f"Invalid beta parameter at index {i}: {b}")
+
+    def _require(self, ok: bool, message: str) -> None:
+        """Raise ``ValueError`` (PyTorch's class for a bad hyperparameter) unless ``ok``."""
+        if not ok:
+            raise ValueError(f"{self._name}: {message}")
 
     @property
     def lr(self) -> float:
@@ -95,13 +107,37 @@ class Optimizer:
                     p.grad = p.grad.detach()
                 p.grad.zero_()
 
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient, in place (its memory is written).
+
+        ``closure``, as in PyTorch, re-evaluates the model and returns the loss: it is
+        called (with gradients recorded) before the update, and its loss returned."""
+        for hook in list(self._pre_hooks.values()):
+            hook(self, (), {})
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        self._step()
+        for hook in list(self._post_hooks.values()):
+            hook(self, (), {})
+        return loss
+
     @no_grad()
-    def step(self) -> None:
-        """Update every parameter that has a gradient, in place (``p._data`` is replaced)."""
+    def _step(self) -> None:
         if _State.tracer is not None:  # a symbolic trace records the update (tinygrad_attn.symbolic)
             return _State.tracer.optimizer_step(self)
         for i in range(len(self.param_groups)):
             self.foreach_update(i)
+
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> _HookHandle:
+        """Call ``hook(optimizer, args, kwargs)`` before each ``step()``; returns a handle
+        whose ``remove()`` takes it away."""
+        return _HookHandle(self._pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> _HookHandle:
+        """Call ``hook(optimizer, args, kwargs)`` after each ``step()``."""
+        return _HookHandle(self._post_hooks, hook)
 
     @no_grad()
     def foreach_update(self, group: int) -> None:
@@ -121,6 +157,8 @@ class Optimizer:
                 gd = g._data
                 if g.dtype != p.dtype:
                     gd = p._dev.ops.astype(gd, p._data.dtype)
+                if group.get("maximize"):
+                    gd = -gd
                 store_array(p, self._update(p, gd, self._state_of(p), group), self._writes(group))
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
@@ -203,7 +241,7 @@ class Optimizer:
                 gd = p.grad._data
                 if gd.dtype != b.dtype:
                     gd = xp.astype(gd, b.dtype)
-                grads.append(xp.reshape(gd, (-1,)))
+                grads.append(xp.reshape(-gd if group.get("maximize") else gd, (-1,)))
             if self._flat_update_pieces(b, grads, group):
                 bump_versions([p._data for p in b.params], writes)
             else:
@@ -235,7 +273,9 @@ class Optimizer:
     def _traceable(self) -> bool:
         """Whether this optimizer can give its update as ops; if not, a trace records one
         call of ``step()``."""
-        return type(self)._traced_update is not Optimizer._traced_update
+        return type(self)._traced_update is not Optimizer._traced_update and not any(
+            g.get("maximize") for g in self.param_groups
+        )
 
     def _advance(self) -> None:
         """What a step changes in Python before the arithmetic: for each parameter with a
@@ -301,10 +341,9 @@ class Optimizer:
                 )
             params.update(zip((int(k) for k in saved["params"]), mine["params"]))
             g = {k: v for k, v in saved.items() if k != "params"}
-            if g.get("maximize"):  # PyTorch's flag: silently minimizing instead would be worse than refusing
-                raise ValueError(f"{who}: param group {i} has maximize=True, which {self._name} does not support")
-            if isinstance(g.get("betas"), list):  # through JSON or a hand-written dict
-                g["betas"] = tuple(g["betas"])
+            for k in ("betas", "etas", "step_sizes"):
+                if isinstance(g.get(k), list):  # through JSON or a hand-written dict
+                    g[k] = tuple(g[k])
             new_groups.append({**g, "params": mine["params"]})
         new_state: dict[Tensor, dict[str, Any]] = {}
         for key, entries in saved_state.items():
@@ -313,7 +352,7 @@ class Optimizer:
                 raise ValueError(f"{who}: state for parameter {key}, which no param group lists")
             st = {}
             for name, v in entries.items():
-                st[name] = self._state_value(p, name, v, f"{who}: state[{key}]['{name}']")
+                st[name] = self._state_value(p, name, v, f"{who}: state[{key}]['{name}']", name in self._scalar_state)
             new_state[p] = st
         for g in new_groups:
             self._check(g)
@@ -321,8 +360,11 @@ class Optimizer:
         self.state = new_state
         self._flat.clear()
 
+    # State entries that are numbers (PyTorch keeps them as 0-d tensors), whatever the parameter's shape.
+    _scalar_state: tuple[str, ...] = ("step",)
+
     @staticmethod
-    def _state_value(p: Tensor, name: str, v: Any, where: str) -> Any:
+    def _state_value(p: Tensor, name: str, v: Any, where: str, scalar: bool = False) -> Any:
         """One saved state entry for parameter ``p``: counters as Python numbers, arrays as
         tensors of ``p``'s shape, device and dtype."""
         if isinstance(v, Tensor):  # (asarray: a 0-d array's value may be a NumPy scalar, a float)
@@ -330,7 +372,7 @@ class Optimizer:
         if v is None or isinstance(v, (bool, int, float)):
             return v
         arr = np.asarray(v)
-        if name == "step" or (arr.ndim == 0 and p.ndim != 0):  # PyTorch keeps the step as a tensor
+        if name == "step" or scalar or (arr.ndim == 0 and p.ndim != 0):  # PyTorch keeps the step as a tensor
             return int(arr) if name == "step" and float(arr).is_integer() else arr.item()
         if arr.shape != p.shape:
             raise ValueError(f"{where} has shape {arr.shape}, but the parameter has shape {p.shape}")
@@ -351,6 +393,20 @@ class Optimizer:
     def __repr__(self) -> str:
         hp = {k: v for k, v in self.defaults.items()}
         return f"{self._name}({', '.join(f'{k}={v}' for k, v in hp.items())}; {len(self.param_groups)} group(s))"
+
+
+class _HookHandle:
+    """What ``register_step_*_hook`` returns: ``remove()`` takes the hook away."""
+
+    _next = 0
+
+    def __init__(self, hooks: dict[int, Callable[..., Any]], hook: Callable[..., Any]) -> None:
+        _HookHandle._next += 1
+        self.id, self._hooks = _HookHandle._next, hooks
+        hooks[self.id] = hook
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
 
 
 def _assign(t: Tensor, value: Tensor) -> None:
