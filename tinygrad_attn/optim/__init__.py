@@ -15,10 +15,19 @@ PyTorch's names.
 """
 
 from . import lr_scheduler
+from .adadelta import Adadelta
+from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adamax import Adamax
+from .asgd import ASGD
 from .clip import clip_grad_norm_
+from .lbfgs import LBFGS
 from .lr_scheduler import LambdaLR, LRScheduler, NoamSchedule, noam_rate
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
+from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = [
@@ -26,6 +35,15 @@ __all__ = [
     "SGD",
     "Adam",
     "AdamW",
+    "RMSprop",
+    "Adagrad",
+    "Adadelta",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+    "ASGD",
+    "Rprop",
+    "LBFGS",
     "LRScheduler",
     "LambdaLR",
     "NoamSchedule",

@@ -92,8 +92,12 @@ class SGD(Optimizer):
 
     def _numbers(self, group: dict[str, Any], state: dict[str, Any]) -> dict[str, float]:
         # momentum and dampening read at each replay too: a schedule (OneCycleLR) changes momentum
-        return {"lr": float(group["lr"]), "weight_decay": float(group["weight_decay"]),
-                "momentum": float(group["momentum"]), "one_minus_dampening": 1.0 - float(group["dampening"])}
+        return {
+            "lr": float(group["lr"]),
+            "weight_decay": float(group["weight_decay"]),
+            "momentum": float(group["momentum"]),
+            "one_minus_dampening": 1.0 - float(group["dampening"]),
+        }
 
     def _traced_update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                        numbers: dict[str, Tensor]) -> None:  # fmt: skip
