@@ -183,6 +183,7 @@ class _WithLambdas(LRScheduler):
         for fn, attrs in zip(self.lr_lambdas, saved):
             if attrs is not None:
                 fn.__dict__.update(attrs)
+        self._restore_rates()
 
 
 class LambdaLR(_WithLambdas):
@@ -709,8 +710,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
             self.T_cur += 1
-            if self.T_cur >= self.T_i:
-                self.T_cur -= self.T_i
+            if self.T_cur >= self.T_i:  # (a remainder: resuming at last_epoch can be periods past T_i)
+                self.T_cur %= self.T_i
                 self.T_i *= self.T_mult
         else:
             if epoch < 0:
