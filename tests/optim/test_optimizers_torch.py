@@ -364,3 +364,22 @@ def test_lbfgs_state_dict_round_trips_and_continues():
             opt.step(lambda opt=opt, p=p: (opt.zero_grad(), loss_fn(p).backward(), loss_fn(p))[2])
         runs.append(p.numpy())
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_named_parameters_give_param_names_as_pytorch():
+    tm = torch.nn.Linear(3, 2).double()
+    om = tga.nn.Linear(3, 2).double()
+    om.load_state_dict({k: v.detach().numpy() for k, v in tm.state_dict().items()})
+    topt = torch.optim.Adam(tm.named_parameters(), lr=0.1)
+    oopt = optim.Adam(om.named_parameters(), lr=0.1)
+    x = np.ones((4, 3))
+    tm(torch.tensor(x)).sum().backward()
+    om(Tensor(x)).sum().backward()
+    topt.step()
+    oopt.step()
+    tsd, osd = topt.state_dict(), oopt.state_dict()
+    assert osd["param_groups"][0]["param_names"] == tsd["param_groups"][0]["param_names"] == ["weight", "bias"]
+    assert list(osd["param_groups"][0]) == list(tsd["param_groups"][0])
+    with pytest.raises(ValueError, match="with/without names"):
+        oopt.add_param_group({"params": [Parameter(np.zeros(1))]})
+    np.testing.assert_allclose(om.weight.numpy(), tm.weight.detach().numpy(), rtol=1e-12)

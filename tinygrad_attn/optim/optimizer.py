@@ -52,6 +52,14 @@ class Optimizer:
             raise TypeError(f"{self._name}: a param group must be a dict with a 'params' entry, got {group!r}")
         ps = group["params"]
         ps = [ps] if isinstance(ps, Tensor) else list(ps)
+        names = None
+        if ps and all(isinstance(p, tuple) and len(p) == 2 for p in ps):  # model.named_parameters()
+            names, ps = [n for n, _ in ps], [p for _, p in ps]
+        if self.param_groups and ("param_names" in self.param_groups[0]) != (names is not None):
+            raise ValueError(
+                f"{self._name}: all optimizer param groups should be with/without names (from "
+                "named_parameters()), as in PyTorch; this group differs from the first"
+            )
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         for i, p in enumerate(ps):
             if not isinstance(p, Tensor):
@@ -61,7 +69,8 @@ class Optimizer:
             if id(p) in seen:
                 raise ValueError(f"{self._name}: parameter {i} of shape {p.shape} appears in more than one group")
             seen.add(id(p))
-        full = {**self.defaults, **group, "params": ps}
+        full = {"params": ps, **({"param_names": names} if names is not None else {}), **self.defaults,
+                **{k: v for k, v in group.items() if k != "params"}}  # fmt: skip
         self._check(full)
         self.param_groups.append(full)
 
