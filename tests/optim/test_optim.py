@@ -572,3 +572,57 @@ def test_a_non_contiguous_parameter_is_written_where_it_is(cls, foreach):
         np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=f"step {step}")
     assert np.shares_memory(p._data, base) and p._version == q._version
     np.testing.assert_array_equal(base.T, q.numpy())
+
+
+# -- the optimizers of torch.optim beyond SGD and Adam, on every device -----------------------
+MORE = [
+    ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.1, maximize=True)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.1, initial_accumulator_value=0.2, weight_decay=0.1)),
+    ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1)),
+    ("Adamax", dict(lr=0.02, weight_decay=0.1, maximize=True)),
+    ("NAdam", dict(lr=0.02, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.02, betas=(0.8, 0.9), weight_decay=0.1)),
+    ("ASGD", dict(lr=0.05, lambd=0.1, t0=2.0, weight_decay=0.1)),
+    ("Rprop", dict(lr=0.05, step_sizes=(1e-3, 0.2), maximize=True)),
+]
+
+
+@pytest.mark.parametrize("name,kw", MORE, ids=[n for n, _ in MORE])
+def test_more_optimizers_give_the_same_numbers_on_every_device(rng, device, name, kw):
+    p0 = rng.standard_normal((3, 4))
+    grads = [rng.standard_normal((3, 4)) for _ in range(6)]
+    out = []
+    for dev in ("cpu", device):
+        p = Parameter(p0.copy(), device=dev)
+        opt = getattr(tga.optim, name)([p], **kw)
+        for g in grads:
+            p.grad = Tensor(g, device=dev)
+            opt.step()
+        assert p.device == tga.get_device(dev).name
+        assert all(v.device == p.device for v in opt.state[p].values() if isinstance(v, Tensor))
+        out.append(p.numpy())
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("search", [None, "strong_wolfe"])
+def test_lbfgs_gives_the_same_numbers_on_every_device(rng, device, search):
+    a, b, _ = _problem(rng)
+    p0 = rng.standard_normal(a.shape)
+    out = []
+    for dev in ("cpu", device):
+        p, q = Parameter(p0.copy(), device=dev), Parameter(np.ones(2), device=dev)  # (q: never a gradient)
+        ta, tb = Tensor(a, device=dev), Tensor(b, device=dev)
+        opt = tga.optim.LBFGS([p, q], max_iter=5, history_size=3, line_search_fn=search)
+
+        def closure(opt=opt, p=p, ta=ta, tb=tb):
+            opt.zero_grad()
+            loss = (ta * p * p).sum() * 0.5 + (tb * p).sum()
+            loss.backward()
+            return loss
+
+        for _ in range(2):
+            opt.step(closure)
+        assert opt.state[p]["d"].device == p.device
+        out.append((p.numpy(), q.numpy()))
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(out[1][1], np.ones(2))
