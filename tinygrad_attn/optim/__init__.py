@@ -4,6 +4,10 @@
 >>> opt = AdamW(model.parameters(), lr=3e-4)  # doctest: +SKIP
 >>> loss.backward(); opt.step(); opt.zero_grad()  # doctest: +SKIP
 
+Every optimizer of ``torch.optim`` is here with its constructor arguments and defaults:
+``SGD Adam AdamW RMSprop Adagrad Adadelta Adamax NAdam RAdam ASGD Rprop LBFGS``
+(``LBFGS.step(closure)``, with ``line_search_fn="strong_wolfe"`` too).
+
 Every update runs on the parameters' own device with its array namespace, and the
 state (momentum, Adam's moments) lives there too, following a later ``module.to()``.
 Optimizers take parameter groups and have ``state_dict()``/``load_state_dict()`` laid
