@@ -383,3 +383,42 @@ def test_named_parameters_give_param_names_as_pytorch():
     with pytest.raises(ValueError, match="with/without names"):
         oopt.add_param_group({"params": [Parameter(np.zeros(1))]})
     np.testing.assert_allclose(om.weight.numpy(), tm.weight.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("search", [None, "strong_wolfe"])
+def test_lbfgs_continues_from_pytorchs_state_dict(search):
+    kw = dict(max_iter=4, history_size=3, line_search_fn=search)
+    (t_loss,), p0 = _mlp(torch, np.random.default_rng(4))
+    (o_loss,), _ = _mlp(tga, np.random.default_rng(4))
+    tp = [torch.tensor(v, requires_grad=True) for v in p0]
+    topt = torch.optim.LBFGS(tp, **kw)
+
+    def t_closure():
+        topt.zero_grad()
+        loss = t_loss(*tp)
+        loss.backward()
+        return loss
+
+    for _ in range(2):
+        topt.step(t_closure)
+    sd = topt.state_dict()
+    as_numpy = {
+        "state": {i: {k: ([_to_numpy(x) for x in v] if isinstance(v, list) else _to_numpy(v)) for k, v in st.items()}
+                  for i, st in sd["state"].items()},
+        "param_groups": [dict(g) for g in sd["param_groups"]],
+    }  # fmt: skip
+    op = [Parameter(p.detach().numpy().copy()) for p in tp]
+    oopt = optim.LBFGS(op, **kw)
+    oopt.load_state_dict(as_numpy)
+
+    def o_closure():
+        oopt.zero_grad()
+        loss = o_loss(*op)
+        loss.backward()
+        return loss
+
+    for _ in range(2):
+        topt.step(t_closure)
+        oopt.step(o_closure)
+        for a, b in zip(op, tp):
+            np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-8, atol=1e-10)
