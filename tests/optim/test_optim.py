@@ -626,3 +626,37 @@ def test_lbfgs_gives_the_same_numbers_on_every_device(rng, device, search):
         out.append((p.numpy(), q.numpy()))
     np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-10, atol=1e-12)
     np.testing.assert_array_equal(out[1][1], np.ones(2))
+
+
+@pytest.mark.parametrize("name,kw", MORE + [("SGD", dict(lr=0.1, momentum=0.9, maximize=True)),
+                                           ("Adam", dict(lr=0.01, maximize=True))],
+                         ids=[n for n, _ in MORE] + ["SGD-maximize", "Adam-maximize"])  # fmt: skip
+def test_a_compiled_training_step_gives_the_eager_numbers(name, kw):
+    """The update inside ``tga.compile`` (recorded as one call of ``step()`` where the
+    optimizer has no traced form, and replayed), with a schedule changing lr between steps."""
+    results = []
+    for compiled in (False, True):
+        tga.manual_seed(0)
+        model = tga.nn.Sequential(tga.nn.Linear(4, 8), tga.nn.Tanh(), tga.nn.Linear(8, 3))
+        opt = getattr(tga.optim, name)(model.parameters(), **kw)
+        sched = tga.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)
+
+        def step(x, y, opt=opt, model=model):
+            opt.zero_grad()
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+
+        run = tga.compile(step) if compiled else step
+        losses = []
+        for i in range(6):
+            r = np.random.default_rng(i)
+            x, y = r.standard_normal((5, 4)).astype(np.float32), r.standard_normal((5, 3)).astype(np.float32)
+            losses.append(float(run(Tensor(x), Tensor(y)).numpy()))
+            sched.step()
+        results.append((losses, [p.numpy().copy() for p in model.parameters()]))
+    (l0, p0), (l1, p1) = results
+    np.testing.assert_allclose(l1, l0, rtol=1e-5, atol=1e-6)
+    for a, b in zip(p0, p1):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)

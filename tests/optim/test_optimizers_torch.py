@@ -422,3 +422,18 @@ def test_lbfgs_continues_from_pytorchs_state_dict(search):
         oopt.step(o_closure)
         for a, b in zip(op, tp):
             np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_a_state_dict_without_newer_options_takes_the_defaults():
+    p = Parameter(np.ones(2))
+    opt = optim.RMSprop([p], lr=0.1, momentum=0.5)
+    p.grad = Tensor(np.ones(2))
+    opt.step()
+    sd = opt.state_dict()
+    for k in ("centered", "maximize", "capturable", "differentiable", "foreach"):
+        del sd["param_groups"][0][k]
+    fresh = optim.RMSprop([Parameter(np.ones(2))], lr=0.3)
+    fresh.load_state_dict(sd)
+    assert fresh.param_groups[0]["centered"] is False and fresh.param_groups[0]["lr"] == 0.1
+    fresh.param_groups[0]["params"][0].grad = Tensor(np.ones(2))
+    fresh.step()

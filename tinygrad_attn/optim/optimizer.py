@@ -353,7 +353,8 @@ class Optimizer:
             for k in ("betas", "etas", "step_sizes"):
                 if isinstance(g.get(k), list):  # through JSON or a hand-written dict
                     g[k] = tuple(g[k])
-            new_groups.append({**g, "params": mine["params"]})
+            # (options a state dict of an older version lacks take this optimizer's defaults)
+            new_groups.append({**{k: v for k, v in self.defaults.items() if k not in g}, **g, "params": mine["params"]})
         new_state: dict[Tensor, dict[str, Any]] = {}
         for key, entries in saved_state.items():
             p = params.get(int(key))
