@@ -98,8 +98,8 @@ def dtype(request):
 
 
 def _groups(params, kw):
-    """Two param groups, the second with half the first's lr."""
-    return [{"params": params[:2]}, {"params": params[2:], "lr": kw["lr"] * 0.5}]
+    """Two param groups, the second with half the first's lr and the other maximize."""
+    return [{"params": params[:2]}, {"params": params[2:], "lr": kw["lr"] * 0.5, "maximize": not kw.get("maximize")}]
 
 
 class _Pair:
