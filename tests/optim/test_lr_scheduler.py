@@ -107,6 +107,7 @@ def test_one_cycle_cycles_adams_first_beta_as_torch():
         os_.step()
 
 
+@pytest.mark.filterwarnings("ignore:.*before optimizer.step")  # (the test steps only the schedule)
 def test_lambda_state_dict_leaves_the_functions_out():
     p = Parameter(np.zeros(1))
     sched = lr_scheduler.LambdaLR(SGD([p], lr=1.0), lambda e: 0.5**e)
@@ -145,6 +146,7 @@ def _warmup_class(base):
     return Warmup
 
 
+@pytest.mark.filterwarnings("ignore:.*before optimizer.step")  # (the test steps only the schedule)
 @pytest.mark.parametrize("name", ["LRScheduler", "_LRScheduler"])
 def test_a_subclass_defining_get_lr_runs_as_in_torch(name):
     torch = pytest.importorskip("torch")
@@ -167,6 +169,7 @@ def test_a_subclass_defining_get_lr_runs_as_in_torch(name):
     assert state["warmup"] == 3
 
 
+@pytest.mark.filterwarnings("ignore:.*before optimizer.step")  # (the test steps only the schedule)
 def test_step_with_an_epoch_sets_last_epoch_and_warns():
     opt = SGD([Parameter(np.zeros(1))], lr=1.0)
     sched = lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)

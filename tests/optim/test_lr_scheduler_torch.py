@@ -310,3 +310,19 @@ def test_composites_refuse_what_torch_refuses():
             mod.ChainedScheduler([a, mod.ReduceLROnPlateau(o1)])
         with pytest.raises(ValueError):
             mod.ChainedScheduler([])
+
+
+@pytest.mark.parametrize("optimizer_first", [True, False])
+def test_stepping_the_schedule_first_warns_as_torch(optimizer_first):
+    counts = []
+    for lib, mod in ((torch, torch.optim.lr_scheduler), (None, optim.lr_scheduler)):
+        ps, opt = _opt(lib)
+        sched = mod.StepLR(opt, step_size=2)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            for _ in range(3):
+                if optimizer_first:
+                    _train_step(lib, ps, opt)
+                sched.step()
+        counts.append(len([w for w in seen if "optimizer.step()" in str(w.message)]))
+    assert counts[1] == counts[0] == (0 if optimizer_first else 1)

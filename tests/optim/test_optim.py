@@ -243,6 +243,7 @@ def test_noam_schedule_drives_the_optimizer():
     assert sched.get_last_lr() == [opt.param_groups[0]["lr"]]
 
 
+@pytest.mark.filterwarnings("ignore:.*before optimizer.step")  # (the test steps only the schedule)
 def test_lambda_lr_scales_the_initial_lr():
     p = Parameter(np.zeros(1))
     opt = Adam([{"params": [p]}], lr=0.2)

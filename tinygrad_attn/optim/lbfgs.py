@@ -94,6 +94,7 @@ class LBFGS(Optimizer):
         """Run up to ``max_iter`` iterations on ``closure`` (required) and return its first loss."""
         if closure is None:
             raise RuntimeError("LBFGS.step: LBFGS needs a closure that re-evaluates the model and returns the loss")
+        self._opt_called = True
         for hook in list(self._pre_hooks.values()):
             hook(self, (), {})
         group = self.param_groups[0]

@@ -103,6 +103,13 @@ class LRScheduler:
         """
         if _State.tracer is not None:  # inside a traced step: a line of the program, made at each replay
             return _State.tracer.effect(self, "step", type(self).step)
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+            warnings.warn(
+                f"{type(self).__name__}.step() was called before optimizer.step(): call them in the other order "
+                "(as in PyTorch), or the first value of the schedule is skipped",
+                UserWarning,
+                stacklevel=2,
+            )
         self._step_count += 1
         if epoch is not None:
             warnings.warn(_EPOCH_DEPRECATED, UserWarning, stacklevel=2)

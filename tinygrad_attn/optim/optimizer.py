@@ -121,6 +121,7 @@ class Optimizer:
 
         ``closure``, as in PyTorch, re-evaluates the model and returns the loss: it is
         called (with gradients recorded) before the update, and its loss returned."""
+        self._opt_called = True  # (a schedule stepped before any optimizer step warns, as PyTorch's)
         for hook in list(self._pre_hooks.values()):
             hook(self, (), {})
         loss = None
