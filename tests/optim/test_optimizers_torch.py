@@ -200,6 +200,8 @@ def test_defaults_and_options_are_pytorchs(name):
     assert {k: v for k, v in og.items() if k != "params"} == {k: v for k, v in tg.items() if k != "params"}
     # the state PyTorch makes at construction (Adagrad's), and none elsewhere
     assert sorted(ours.state_dict()["state"]) == sorted(theirs.state_dict()["state"])
+    other, tother = Parameter(np.zeros(1)), torch.zeros(1)
+    assert ours.state[other] == {} == theirs.state[tother]  # (a mapping that makes an empty entry)
 
 
 BAD = {

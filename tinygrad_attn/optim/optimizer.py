@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -30,7 +31,7 @@ class Optimizer:
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
         self.param_groups: list[dict[str, Any]] = []
-        self.state: dict[Tensor, dict[str, Any]] = {}
+        self.state: dict[Tensor, dict[str, Any]] = defaultdict(dict)  # (PyTorch's: state[p] of a new p is {})
         self._flat: dict[int, tuple] = {}  # id(group) -> (group, ids of its parameters, buckets)
         self._pre_hooks: dict[int, Callable[..., Any]] = {}
         self._post_hooks: dict[int, Callable[..., Any]] = {}
@@ -368,7 +369,7 @@ class Optimizer:
         for g in new_groups:
             self._check(g)
         self.param_groups[:] = new_groups
-        self.state = new_state
+        self.state = defaultdict(dict, new_state)
         self._flat.clear()
 
     # State entries that are numbers (PyTorch keeps them as 0-d tensors), whatever the parameter's shape.
