@@ -4,6 +4,10 @@
 >>> opt = AdamW(model.parameters(), lr=3e-4)  # doctest: +SKIP
 >>> loss.backward(); opt.step(); opt.zero_grad()  # doctest: +SKIP
 
+Every optimizer of ``torch.optim`` is here with its constructor arguments and defaults:
+``SGD Adam AdamW RMSprop Adagrad Adadelta Adamax NAdam RAdam ASGD Rprop LBFGS``
+(``LBFGS.step(closure)``, with ``line_search_fn="strong_wolfe"`` too).
+
 Every update runs on the parameters' own device with its array namespace, and the
 state (momentum, Adam's moments) lives there too, following a later ``module.to()``.
 Optimizers take parameter groups and have ``state_dict()``/``load_state_dict()`` laid
@@ -15,10 +19,19 @@ PyTorch's names.
 """
 
 from . import lr_scheduler
+from .adadelta import Adadelta
+from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adamax import Adamax
+from .asgd import ASGD
 from .clip import clip_grad_norm_
+from .lbfgs import LBFGS
 from .lr_scheduler import LambdaLR, LRScheduler, NoamSchedule, noam_rate
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
+from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = [
@@ -26,6 +39,15 @@ __all__ = [
     "SGD",
     "Adam",
     "AdamW",
+    "RMSprop",
+    "Adagrad",
+    "Adadelta",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+    "ASGD",
+    "Rprop",
+    "LBFGS",
     "LRScheduler",
     "LambdaLR",
     "NoamSchedule",

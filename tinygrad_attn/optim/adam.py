@@ -30,18 +30,17 @@ class Adam(Optimizer):
     decoupled = False
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
-                 foreach: bool | None = None) -> None:  # fmt: skip
+                 eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:  # fmt: skip
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      amsgrad=bool(amsgrad), foreach=foreach))  # fmt: skip
+                                      amsgrad=bool(amsgrad), maximize=maximize, foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=bool(decoupled_weight_decay or self.decoupled)))  # fmt: skip
 
-    def _check(self, group: dict[str, Any]) -> None:
-        super()._check(group)
-        b1, b2 = group["betas"]
-        if not (0.0 <= b1 < 1.0 and 0.0 <= b2 < 1.0):
-            raise ValueError(f"{self._name}: betas must be in [0, 1), got {group['betas']}")
-        if not float(group["eps"]) >= 0.0:
-            raise ValueError(f"{self._name}: eps must be >= 0, got {group['eps']}")
+    def _decoupled(self, group: dict[str, Any]) -> bool:
+        """Whether weight decay scales the parameter (AdamW) rather than adding to the gradient."""
+        return bool(group.get("decoupled_weight_decay", self.decoupled))
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
         xp = p._dev.ops
@@ -49,7 +48,7 @@ class Adam(Optimizer):
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
         b1, b2 = (float(b) for b in group["betas"])
         w = p._data
-        if wd and self.decoupled:
+        if wd and self._decoupled(group):
             w = w * (1.0 - lr * wd)
         elif wd:
             grad = grad + wd * w
@@ -76,7 +75,7 @@ class Adam(Optimizer):
 
     def _writes(self, group: dict[str, Any]) -> int:
         # (PyTorch's AdamW scales the parameter in place before its Adam step)
-        return 2 if self.decoupled and float(group["weight_decay"]) else 1
+        return 2 if self._decoupled(group) and float(group["weight_decay"]) else 1
 
     # -- the same update over a whole bucket at once (see Optimizer._step_flat) ----------
     def _flat_key(self, state: dict[str, Any]) -> Any:
@@ -98,7 +97,7 @@ class Adam(Optimizer):
         b1, b2 = (float(x) for x in group["betas"])
         tmp = xp.empty(grad.shape, grad.dtype) if o is not None else None
         decay = 1.0
-        if wd and self.decoupled:
+        if wd and self._decoupled(group):
             decay = 1.0 - lr * wd
         elif wd:
             grad += _mul(o, b.gather_params(), wd, tmp)  # grad is the bucket's own array
@@ -149,11 +148,11 @@ class Adam(Optimizer):
         for st in b.states:
             st["step"] += 1
         n = self._numbers(group, b.states[0])  # (the traced update's numbers: the same formulas)
-        decay = n["decay"] if self.decoupled else 1.0
+        decay = n["decay"] if self._decoupled(group) else 1.0
         # (each scalar as NumPy rounds the Python float for an array of this dtype)
         scalars = np.array((n["beta1"], n["beta2"], n["one_minus_beta1"], n["one_minus_beta2"], decay,
                             n["weight_decay"], n["eps_c2"], n["step_size_c2"]), m.dtype)  # fmt: skip
-        coupled = bool(n["weight_decay"]) and not self.decoupled
+        coupled = bool(n["weight_decay"]) and not self._decoupled(group)
         for (a, _, _), w, g in zip(b._slices, ws, grads):
             kern(w.reshape(-1), g, m, v, vmax, a, scalars, coupled, amsgrad)
         return True
@@ -180,7 +179,7 @@ class Adam(Optimizer):
                        numbers: dict[str, Tensor]) -> None:  # fmt: skip
         wd = float(group["weight_decay"])
         w = p
-        if wd and self.decoupled:
+        if wd and self._decoupled(group):
             w = w * numbers["decay"]
         elif wd:
             grad = grad + numbers["weight_decay"] * w
@@ -205,7 +204,9 @@ class AdamW(Adam):
     decoupled = True
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.01, amsgrad: bool = False, *,
-                 foreach: bool | None = None) -> None:  # fmt: skip
+                 eps: float = 1e-8, weight_decay: float = 0.01, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None) -> None:  # fmt: skip
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                         foreach=foreach)  # fmt: skip
+                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
+                         fused=fused)  # fmt: skip

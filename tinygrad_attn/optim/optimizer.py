@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from .._tensor import Tensor
-from ..engine.switches import _State, no_grad
+from ..engine.switches import _State, enable_grad, no_grad
 from ..engine.versions import bump_versions
 from ..inplace import _write, store_array
 
@@ -30,8 +31,10 @@ class Optimizer:
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
         self.param_groups: list[dict[str, Any]] = []
-        self.state: dict[Tensor, dict[str, Any]] = {}
+        self.state: dict[Tensor, dict[str, Any]] = defaultdict(dict)  # (PyTorch's: state[p] of a new p is {})
         self._flat: dict[int, tuple] = {}  # id(group) -> (group, ids of its parameters, buckets)
+        self._pre_hooks: dict[int, Callable[..., Any]] = {}
+        self._post_hooks: dict[int, Callable[..., Any]] = {}
         groups = [params] if isinstance(params, Tensor) else list(params)
         if not groups:
             raise ValueError(f"{self._name}: got an empty parameter list")
@@ -50,6 +53,14 @@ class Optimizer:
             raise TypeError(f"{self._name}: a param group must be a dict with a 'params' entry, got {group!r}")
         ps = group["params"]
         ps = [ps] if isinstance(ps, Tensor) else list(ps)
+        names = None
+        if ps and all(isinstance(p, tuple) and len(p) == 2 for p in ps):  # model.named_parameters()
+            names, ps = [n for n, _ in ps], [p for _, p in ps]
+        if self.param_groups and ("param_names" in self.param_groups[0]) != (names is not None):
+            raise ValueError(
+                f"{self._name}: all optimizer param groups should be with/without names (from "
+                "named_parameters()), as in PyTorch; this group differs from the first"
+            )
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         for i, p in enumerate(ps):
             if not isinstance(p, Tensor):
@@ -59,16 +70,27 @@ class Optimizer:
             if id(p) in seen:
                 raise ValueError(f"{self._name}: parameter {i} of shape {p.shape} appears in more than one group")
             seen.add(id(p))
-        full = {**self.defaults, **group, "params": ps}
+        full = {"params": ps, **({"param_names": names} if names is not None else {}), **self.defaults,
+                **{k: v for k, v in group.items() if k != "params"}}  # fmt: skip
         self._check(full)
         self.param_groups.append(full)
 
     def _check(self, group: dict[str, Any]) -> None:
-        """Validate a group's hyperparameters; subclasses add their own."""
-        if not float(group["lr"]) >= 0.0:
-            raise ValueError(f"{self._name}: lr must be >= 0, got {group['lr']}")
-        if not float(group.get("weight_decay", 0.0)) >= 0.0:
-            raise ValueError(f"{self._name}: weight_decay must be >= 0, got {group['weight_decay']}")
+        """Validate a group's hyperparameters with PyTorch's messages (after the optimizer's
+        name); subclasses add their own through :meth:`_require`."""
+        self._require(float(group["lr"]) >= 0.0, f"Invalid learning rate: {group['lr']}")
+        if "eps" in group:
+            self._require(float(group["eps"]) >= 0.0, f"Invalid epsilon value: {group['eps']}")
+        if "weight_decay" in group:
+            self._require(float(group["weight_decay"]) >= 0.0, f"Invalid weight_decay value: {group['weight_decay']}")
+        if "betas" in group:
+            for i, b in enumerate(group["betas"]):
+                self._require(0.0 <= float(b) < 1.0, f"Invalid beta parameter at index {i}: {b}")
+
+    def _require(self, ok: bool, message: str) -> None:
+        """Raise ``ValueError`` (PyTorch's class for a bad hyperparameter) unless ``ok``."""
+        if not ok:
+            raise ValueError(f"{self._name}: {message}")
 
     @property
     def lr(self) -> float:
@@ -95,13 +117,38 @@ class Optimizer:
                     p.grad = p.grad.detach()
                 p.grad.zero_()
 
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient, in place (its memory is written).
+
+        ``closure``, as in PyTorch, re-evaluates the model and returns the loss: it is
+        called (with gradients recorded) before the update, and its loss returned."""
+        self._opt_called = True  # (a schedule stepped before any optimizer step warns, as PyTorch's)
+        for hook in list(self._pre_hooks.values()):
+            hook(self, (), {})
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        self._step()
+        for hook in list(self._post_hooks.values()):
+            hook(self, (), {})
+        return loss
+
     @no_grad()
-    def step(self) -> None:
-        """Update every parameter that has a gradient, in place (``p._data`` is replaced)."""
+    def _step(self) -> None:
         if _State.tracer is not None:  # a symbolic trace records the update (tinygrad_attn.symbolic)
             return _State.tracer.optimizer_step(self)
         for i in range(len(self.param_groups)):
             self.foreach_update(i)
+
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> _HookHandle:
+        """Call ``hook(optimizer, args, kwargs)`` before each ``step()``; returns a handle
+        whose ``remove()`` takes it away."""
+        return _HookHandle(self._pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> _HookHandle:
+        """Call ``hook(optimizer, args, kwargs)`` after each ``step()``."""
+        return _HookHandle(self._post_hooks, hook)
 
     @no_grad()
     def foreach_update(self, group: int) -> None:
@@ -121,6 +168,8 @@ class Optimizer:
                 gd = g._data
                 if g.dtype != p.dtype:
                     gd = p._dev.ops.astype(gd, p._data.dtype)
+                if group.get("maximize"):
+                    gd = -gd
                 store_array(p, self._update(p, gd, self._state_of(p), group), self._writes(group))
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
@@ -203,7 +252,7 @@ class Optimizer:
                 gd = p.grad._data
                 if gd.dtype != b.dtype:
                     gd = xp.astype(gd, b.dtype)
-                grads.append(xp.reshape(gd, (-1,)))
+                grads.append(xp.reshape(-gd if group.get("maximize") else gd, (-1,)))
             if self._flat_update_pieces(b, grads, group):
                 bump_versions([p._data for p in b.params], writes)
             else:
@@ -235,7 +284,9 @@ class Optimizer:
     def _traceable(self) -> bool:
         """Whether this optimizer can give its update as ops; if not, a trace records one
         call of ``step()``."""
-        return type(self)._traced_update is not Optimizer._traced_update
+        return type(self)._traced_update is not Optimizer._traced_update and not any(
+            g.get("maximize") for g in self.param_groups
+        )
 
     def _advance(self) -> None:
         """What a step changes in Python before the arithmetic: for each parameter with a
@@ -301,11 +352,11 @@ class Optimizer:
                 )
             params.update(zip((int(k) for k in saved["params"]), mine["params"]))
             g = {k: v for k, v in saved.items() if k != "params"}
-            if g.get("maximize"):  # PyTorch's flag: silently minimizing instead would be worse than refusing
-                raise ValueError(f"{who}: param group {i} has maximize=True, which {self._name} does not support")
-            if isinstance(g.get("betas"), list):  # through JSON or a hand-written dict
-                g["betas"] = tuple(g["betas"])
-            new_groups.append({**g, "params": mine["params"]})
+            for k in ("betas", "etas", "step_sizes"):
+                if isinstance(g.get(k), list):  # through JSON or a hand-written dict
+                    g[k] = tuple(g[k])
+            # (options a state dict of an older version lacks take this optimizer's defaults)
+            new_groups.append({**{k: v for k, v in self.defaults.items() if k not in g}, **g, "params": mine["params"]})
         new_state: dict[Tensor, dict[str, Any]] = {}
         for key, entries in saved_state.items():
             p = params.get(int(key))
@@ -313,16 +364,19 @@ class Optimizer:
                 raise ValueError(f"{who}: state for parameter {key}, which no param group lists")
             st = {}
             for name, v in entries.items():
-                st[name] = self._state_value(p, name, v, f"{who}: state[{key}]['{name}']")
+                st[name] = self._state_value(p, name, v, f"{who}: state[{key}]['{name}']", name in self._scalar_state)
             new_state[p] = st
         for g in new_groups:
             self._check(g)
         self.param_groups[:] = new_groups
-        self.state = new_state
+        self.state = defaultdict(dict, new_state)
         self._flat.clear()
 
+    # State entries that are numbers (PyTorch keeps them as 0-d tensors), whatever the parameter's shape.
+    _scalar_state: tuple[str, ...] = ("step",)
+
     @staticmethod
-    def _state_value(p: Tensor, name: str, v: Any, where: str) -> Any:
+    def _state_value(p: Tensor, name: str, v: Any, where: str, scalar: bool = False) -> Any:
         """One saved state entry for parameter ``p``: counters as Python numbers, arrays as
         tensors of ``p``'s shape, device and dtype."""
         if isinstance(v, Tensor):  # (asarray: a 0-d array's value may be a NumPy scalar, a float)
@@ -330,7 +384,7 @@ class Optimizer:
         if v is None or isinstance(v, (bool, int, float)):
             return v
         arr = np.asarray(v)
-        if name == "step" or (arr.ndim == 0 and p.ndim != 0):  # PyTorch keeps the step as a tensor
+        if name == "step" or scalar or (arr.ndim == 0 and p.ndim != 0):  # PyTorch keeps the step as a tensor
             return int(arr) if name == "step" and float(arr).is_integer() else arr.item()
         if arr.shape != p.shape:
             raise ValueError(f"{where} has shape {arr.shape}, but the parameter has shape {p.shape}")
@@ -351,6 +405,20 @@ class Optimizer:
     def __repr__(self) -> str:
         hp = {k: v for k, v in self.defaults.items()}
         return f"{self._name}({', '.join(f'{k}={v}' for k, v in hp.items())}; {len(self.param_groups)} group(s))"
+
+
+class _HookHandle:
+    """What ``register_step_*_hook`` returns: ``remove()`` takes the hook away."""
+
+    _next = 0
+
+    def __init__(self, hooks: dict[int, Callable[..., Any]], hook: Callable[..., Any]) -> None:
+        _HookHandle._next += 1
+        self.id, self._hooks = _HookHandle._next, hooks
+        hooks[self.id] = hook
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
 
 
 def _assign(t: Tensor, value: Tensor) -> None:

@@ -21,17 +21,20 @@ class SGD(Optimizer):
     instead, with the same numbers.
     """
 
-    def __init__(self, params: Iterable[Any], lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
-                 dampening: float = 0.0, nesterov: bool = False, *, foreach: bool | None = None) -> None:  # fmt: skip
-        super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay, dampening=dampening,
-                                      nesterov=nesterov, foreach=foreach))  # fmt: skip
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:  # fmt: skip
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                                      nesterov=nesterov, maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))  # fmt: skip
 
     def _check(self, group: dict[str, Any]) -> None:
         super()._check(group)
-        if not float(group["momentum"]) >= 0.0:
-            raise ValueError(f"SGD: momentum must be >= 0, got {group['momentum']}")
-        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
-            raise ValueError("SGD: nesterov needs momentum > 0 and dampening 0")
+        self._require(float(group["momentum"]) >= 0.0, f"Invalid momentum value: {group['momentum']}")
+        self._require(
+            not group["nesterov"] or (group["momentum"] > 0 and group["dampening"] == 0),
+            "Nesterov momentum requires a momentum and zero dampening",
+        )
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
         lr, mu, wd = float(group["lr"]), float(group["momentum"]), float(group["weight_decay"])
@@ -89,8 +92,12 @@ class SGD(Optimizer):
 
     def _numbers(self, group: dict[str, Any], state: dict[str, Any]) -> dict[str, float]:
         # momentum and dampening read at each replay too: a schedule (OneCycleLR) changes momentum
-        return {"lr": float(group["lr"]), "weight_decay": float(group["weight_decay"]),
-                "momentum": float(group["momentum"]), "one_minus_dampening": 1.0 - float(group["dampening"])}
+        return {
+            "lr": float(group["lr"]),
+            "weight_decay": float(group["weight_decay"]),
+            "momentum": float(group["momentum"]),
+            "one_minus_dampening": 1.0 - float(group["dampening"]),
+        }
 
     def _traced_update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                        numbers: dict[str, Tensor]) -> None:  # fmt: skip
