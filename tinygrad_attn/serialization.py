@@ -98,7 +98,9 @@ def _restorer(map_location: Any) -> Any:
     """``(storage, location) -> storage`` for a ``map_location`` as PyTorch reads it."""
     if map_location is None:
         return default_restore_location
-    if isinstance(map_location, (str, device, Device)) or (isinstance(map_location, int) and not isinstance(map_location, bool)):
+    if isinstance(map_location, (str, device, Device)) or (
+        isinstance(map_location, int) and not isinstance(map_location, bool)
+    ):
         target = get_device(map_location)
         return lambda storage, location: storage.to(target)
     if isinstance(map_location, Mapping):
@@ -115,7 +117,9 @@ def _restorer(map_location: Any) -> Any:
             return out
 
         return call
-    raise TypeError(f"load: map_location must be None, a device, a dict or a callable, got {type(map_location).__name__}")
+    raise TypeError(
+        f"load: map_location must be None, a device, a dict or a callable, got {type(map_location).__name__}"
+    )
 
 
 def _looks_like_safetensors(head: bytes) -> bool:

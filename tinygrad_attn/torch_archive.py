@@ -121,7 +121,9 @@ class Storage:
             else:
                 np_dt = DTYPES[dtype][1]
                 if self.raw.size % np_dt.itemsize:
-                    raise RuntimeError(f"load: {where} has a {dtype} storage of {self.raw.size} bytes, not whole elements")
+                    raise RuntimeError(
+                        f"load: {where} has a {dtype} storage of {self.raw.size} bytes, not whole elements"
+                    )
                 out = self.raw.view(np_dt)
             self._typed[dtype] = out
         return out
@@ -206,8 +208,8 @@ def rebuild_parameter_with_state(data: Tensor, requires_grad: bool, backward_hoo
 def rebuild_from_type_v2(func: Callable, new_type: Any, args: Any, state: Any) -> Any:
     """``torch._tensor._rebuild_from_type_v2``: a tensor rebuilt, then given its class and attributes."""
     out = func(*args)
-    if isinstance(out, Tensor) and isinstance(new_type, type) and issubclass(new_type, Tensor) and type(out) is not new_type:
-        out = rebuild_parameter(out, out.requires_grad) if new_type is _parameter_class() else out
+    if new_type is _parameter_class() and isinstance(out, Tensor) and type(out) is not new_type:
+        out = rebuild_parameter(out, out.requires_grad)
     return _set_state(out, state)
 
 
@@ -220,7 +222,9 @@ def _set_state(t: Any, state: Any) -> Any:
         except (AttributeError, TypeError):
             skipped.append(k)
     if skipped:
-        warnings.warn(f"load: a tensor's attributes {skipped} in {_where()} cannot be kept here", UserWarning, stacklevel=3)
+        warnings.warn(
+            f"load: a tensor's attributes {skipped} in {_where()} cannot be kept here", UserWarning, stacklevel=3
+        )
     return t
 
 
@@ -455,7 +459,9 @@ class _Reader:
         try:
             info = self.zf.getinfo(entry)
         except KeyError:
-            raise DamagedArchive(f"load: '{self.name}' lacks the storage '{entry}' that its tensors use; the file is damaged") from None
+            raise DamagedArchive(
+                f"load: '{self.name}' lacks the storage '{entry}' that its tensors use; the file is damaged"
+            ) from None
         item = 2 if kind.dtype == _BF16 else (DTYPES[kind.dtype][1].itemsize if kind.dtype else 1)
         if info.file_size != int(numel) * item:
             raise DamagedArchive(

@@ -15,6 +15,7 @@ file names, as ``pickle`` does: only for files from a trusted source.
 
 from __future__ import annotations
 
+import _compat_pickle
 import codecs
 import contextlib
 import importlib
@@ -38,6 +39,14 @@ _user: dict[str, Any] = {}  # "module.qualname" -> the object, from add_safe_glo
 # Modules whose globals run commands, open files or import code: named as blocked in the refusal.
 _BLOCKED = {"os", "posix", "nt", "subprocess", "sys", "builtins", "shutil", "socket", "importlib", "runpy", "pickle",
             "io", "codecs", "ctypes", "pty", "commands", "webbrowser", "marshal", "types", "functools", "operator"}  # fmt: skip
+
+
+def _python3_name(module: str, name: str) -> tuple[str, str]:
+    """Protocol 2 writes Python 2's names of builtins (``__builtin__.set``), as pickle's own
+    ``find_class`` reads them back."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
 
 
 def _name_of(obj: Any) -> str:
@@ -114,6 +123,7 @@ class WeightsUnpickler(pickle.Unpickler):
         return self._load_storage(pid)
 
     def find_class(self, module: str, name: str) -> Any:
+        module, name = _python3_name(module, name)
         full = f"{module}.{name}"
         if full in self._allowed:
             return self._allowed[full]
@@ -144,7 +154,7 @@ class FullUnpickler(pickle.Unpickler):
         return self._load_storage(pid)
 
     def find_class(self, module: str, name: str) -> Any:
-        full = f"{module}.{name}"
+        full = ".".join(_python3_name(module, name))
         if full in self._known:
             return self._known[full]
         if module == "torch" or module.startswith("torch."):
