@@ -31,8 +31,8 @@ import struct
 import time
 import warnings
 import zlib
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -145,8 +145,9 @@ def remove_stale_temporaries(path: str | os.PathLike) -> list[str]:
     return removed
 
 
-def write_atomic(blob: bytes | memoryview, path: str, who: str) -> None:
-    """Write ``blob`` to ``path`` through a temporary file beside it, renamed over it once on disk."""
+def write_atomic(blob: bytes | memoryview | Callable[[BinaryIO], None], path: str, who: str) -> None:
+    """Write ``blob`` (bytes, or a function that writes into the file it is given) to ``path``
+    through a temporary file beside it, renamed over it once on disk."""
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"{who}: the folder '{folder}' for '{path}' does not exist")
@@ -157,7 +158,7 @@ def write_atomic(blob: bytes | memoryview, path: str, who: str) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(blob)
+            blob(f) if callable(blob) else f.write(blob)
             f.flush()
             os.fsync(f.fileno())  # the data is on disk before the rename makes it visible
         os.replace(tmp, path)

@@ -70,11 +70,10 @@ def save(obj: Any, f: FILE_LIKE, pickle_module: Any = None, pickle_protocol: int
     if path is None:
         if not hasattr(f, "write"):
             raise TypeError(f"save: f must be a path or a binary file object with write(), got {type(f).__name__}")
-        torch_archive.write_archive(obj, f, pickle_protocol)
+        torch_archive.pickle_archive(obj, pickle_protocol)(f)
         return
-    buf = io.BytesIO()  # pickled and zipped first: an object that cannot be saved leaves no file at all
-    torch_archive.write_archive(obj, buf, pickle_protocol)
-    safetensors_file.write_atomic(buf.getbuffer(), path, "save")
+    write = torch_archive.pickle_archive(obj, pickle_protocol)  # first: an object that cannot be saved leaves no file
+    safetensors_file.write_atomic(write, path, "save")
 
 
 def default_restore_location(storage: Storage, location: str) -> Storage:

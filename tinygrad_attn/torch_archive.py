@@ -409,14 +409,19 @@ def _put(zf: zipfile.ZipFile, name: str, data: Any) -> None:
         w.write(data)
 
 
-def write_archive(obj: Any, out: BinaryIO, protocol: int = 2) -> None:
-    """``obj`` in PyTorch's format to the binary stream ``out``. The object is pickled
-    first, so an object that cannot be pickled raises before a byte is written."""
+def pickle_archive(obj: Any, protocol: int = 2) -> Callable[[BinaryIO], None]:
+    """``obj`` pickled (the storages only found, not copied), and the function that writes the
+    whole archive to a binary stream: an object that cannot be pickled raises before a
+    byte is written anywhere."""
     storages = _Storages()
     buf = io.BytesIO()
     _ArchivePickler(buf, protocol, storages).dump(obj)
+    return lambda out: _write_zip(out, buf.getbuffer(), storages)
+
+
+def _write_zip(out: BinaryIO, pkl: memoryview, storages: _Storages) -> None:
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-        _put(zf, "data.pkl", buf.getbuffer())
+        _put(zf, "data.pkl", pkl)
         _put(zf, ".format_version", b"1")
         _put(zf, ".storage_alignment", str(_ALIGN).encode())
         _put(zf, "byteorder", sys.byteorder.encode())
