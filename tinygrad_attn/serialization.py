@@ -164,8 +164,11 @@ def load(f: FILE_LIKE, map_location: Any = None, pickle_module: Any = None, *, w
             src.seek(0)
             if _looks_like_safetensors(head):
                 return safetensors_file.load(path, device=_safetensors_device(map_location))
-            _check_zip(head, name)
-            return torch_archive.read_archive(src, name, unpickler, restore, path if mmap else None, **pickle_load_args)
+            if _check_zip(head, name):
+                return torch_archive.read_archive(
+                    src, name, unpickler, restore, path if mmap else None, **pickle_load_args
+                )
+            return torch_archive.read_legacy(src, name, unpickler, restore, **pickle_load_args)
     if not hasattr(f, "read"):
         raise TypeError(f"load: f must be a path or a binary file object with read(), got {type(f).__name__}")
     if not (hasattr(f, "seek") and f.seekable()):
@@ -173,20 +176,19 @@ def load(f: FILE_LIKE, map_location: Any = None, pickle_module: Any = None, *, w
     start = f.tell()
     head = f.read(9)
     f.seek(start)
-    _check_zip(head, name)
-    return torch_archive.read_archive(f, name, unpickler, restore, None, **pickle_load_args)
+    if _check_zip(head, name):
+        return torch_archive.read_archive(f, name, unpickler, restore, None, **pickle_load_args)
+    return torch_archive.read_legacy(f, name, unpickler, restore, **pickle_load_args)
 
 
-def _check_zip(head: bytes, name: str) -> None:
+def _check_zip(head: bytes, name: str) -> bool:
+    """True for a zip archive, False for a pickle (PyTorch's legacy format); else an error."""
     if head[:4] == torch_archive.ZIP_MAGIC:
-        return
+        return True
     if not head:
         raise torch_archive.DamagedArchive(f"load: '{name}' is empty: not a checkpoint")
     if head[:1] == b"\x80":
-        raise torch_archive.DamagedArchive(
-            f"load: '{name}' is a bare pickle or PyTorch's legacy (pre-1.6) format, which is not read here; "
-            "load it with torch and save it again with torch.save's default format"
-        )
+        return False
     raise torch_archive.DamagedArchive(
         f"load: '{name}' is not a PyTorch checkpoint (it starts with {head[:4]!r}, not a zip archive's {torch_archive.ZIP_MAGIC!r})"
     )

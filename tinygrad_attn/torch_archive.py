@@ -87,11 +87,14 @@ class Storage:
     tensors go to. A ``map_location`` callable receives one and returns one (``storage``
     itself, or ``storage.to("cuda:0")`` ...), as PyTorch's receives a storage."""
 
-    __slots__ = ("raw", "kind", "target", "_typed")
+    __slots__ = ("raw", "kind", "target", "_typed", "deferred")
 
     def __init__(self, raw: np.ndarray, kind: StorageKind, target: Device) -> None:
         self.raw, self.kind, self.target = raw, kind, target  # raw: uint8 bytes, native order
         self._typed: dict[str, np.ndarray] = {}
+        # Legacy files hold the bytes after the pickle: tensors are made on the host first,
+        # listed here with their views, and moved to ``target`` once the bytes are read.
+        self.deferred: list[tuple[Tensor, np.ndarray]] | None = None
 
     @property
     def device(self) -> device:
@@ -159,6 +162,10 @@ def _tensor_view(storage: Any, offset: int, size: Any, stride: Any, dtype: str) 
         )
     view = np.lib.stride_tricks.as_strided(flat[offset:], size, tuple(s * flat.itemsize for s in stride))
     dev = storage.target
+    if storage.deferred is not None:
+        t = Tensor._wrap(view, get_device("cpu"))
+        storage.deferred.append((t, view))
+        return t
     if dev.xp is np:  # a view of the storage: tensors that share it in the file share it here
         return Tensor._wrap(view, dev)
     return Tensor._wrap(dev.asarray(np.ascontiguousarray(view)), dev)
@@ -517,3 +524,83 @@ def read_archive(src: BinaryIO, name: str, unpickler: Callable[..., pickle.Unpic
         if isinstance(e, FileNotFoundError):
             raise
         raise DamagedArchive(f"load: '{name}' is damaged or truncated: its zip archive cannot be read ({e})") from e
+
+
+# -- PyTorch's legacy format (before 1.6) -------------------------------------------------
+# Four pickles one after the other (a magic number, the protocol version 1001, facts about
+# the writer, the object), then the sorted list of storage keys, then each storage as an
+# 8-byte element count and its raw bytes. The object's storages are persistent ids
+# ('storage', torch.FloatStorage, key, location, numel, view): view None, or (key, offset,
+# numel) of a part of a storage.
+LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+_LEGACY_VERSION = 1001
+
+
+def _no_storage(pid: Any) -> Any:
+    raise pickle.UnpicklingError(f"load: {_where()} names a storage ({pid!r}) outside its object")
+
+
+def _item_size(kind: StorageKind) -> int:
+    if kind.dtype == _BF16:
+        return 2
+    return DTYPES[kind.dtype][1].itemsize if kind.dtype else 1
+
+
+def read_legacy(src: BinaryIO, name: str, unpickler: Callable[..., pickle.Unpickler], restore: Callable,
+                **pickle_args: Any) -> Any:  # fmt: skip
+    """The object stored in PyTorch's legacy (non-zip) format; see :func:`read_archive`."""
+    roots: dict[str, tuple[Storage, int]] = {}  # key -> the storage, its element size
+    parts: dict[str, Storage] = {}
+
+    def storage(pid: Any) -> Storage:
+        ok = isinstance(pid, tuple) and len(pid) == 6 and pid[0] == "storage" and isinstance(pid[1], StorageKind)
+        if not ok:
+            raise pickle.UnpicklingError(f"load: '{name}' names a storage as {pid!r}, which is not one")
+        _, kind, key, location, numel, view = pid
+        if key not in roots:
+            item = _item_size(kind)
+            st = Storage(np.zeros(int(numel) * item, np.uint8), kind, get_device("cpu"))
+            st.target = restore(Storage(st.raw, kind, st.target), str(location)).target
+            roots[key] = (st, item)
+        st, item = roots[key]
+        st.deferred = [] if st.deferred is None else st.deferred
+        if view is None:
+            return st
+        view_key, offset, size = view
+        if view_key not in parts:
+            part = Storage(st.raw[int(offset) * item : (int(offset) + int(size)) * item], kind, st.target)
+            part.deferred = st.deferred
+            parts[view_key] = part
+        return parts[view_key]
+
+    _READING.append(name)
+    try:
+        head = [unpickler(src, _no_storage, **pickle_args).load() for _ in range(3)]
+        if head[0] != LEGACY_MAGIC or head[1] != _LEGACY_VERSION or not isinstance(head[2], dict):
+            raise DamagedArchive(f"load: '{name}' is a pickle, but not a PyTorch checkpoint (no legacy header)")
+        obj = unpickler(src, storage, **pickle_args).load()
+        keys = unpickler(src, _no_storage, **pickle_args).load()
+    except EOFError as e:
+        raise DamagedArchive(f"load: '{name}' is truncated: it ends inside its pickles") from e
+    finally:
+        _READING.pop()
+    swap = not head[2].get("little_endian", True)
+    for key in keys:
+        if key not in roots:
+            raise DamagedArchive(f"load: '{name}' lists a storage '{key}' that none of its tensors uses")
+        st, item = roots[key]
+        count = src.read(8)
+        if len(count) != 8 or struct.unpack("<q", count)[0] * item != st.raw.size:
+            raise DamagedArchive(f"load: the storage '{key}' of '{name}' is truncated or of the wrong size")
+        if src.readinto(memoryview(st.raw)) != st.raw.size:
+            raise DamagedArchive(f"load: the storage '{key}' of '{name}' is truncated")
+        if swap and item > 1:
+            st.raw[:] = st.raw.view(f"u{item}").byteswap().view(np.uint8)
+    missing = set(roots) - set(keys)
+    if missing:
+        raise DamagedArchive(f"load: '{name}' lacks the storages {sorted(missing)} that its tensors use")
+    for st, _ in roots.values():
+        for t, view in st.deferred or ():
+            if st.target.xp is not np:
+                t._data, t._dev = st.target.asarray(np.ascontiguousarray(view)), st.target
+    return obj

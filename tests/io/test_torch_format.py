@@ -525,3 +525,31 @@ def test_bfloat16_and_unsigned_from_torch(tmp_path, dtype, layout):
     _same_values(back["x"], ref["x"])
     tga.save({"u16": back["u16"]}, tmp_path / "u.pt")
     assert torch.load(tmp_path / "u.pt")["u16"].dtype == torch.uint16
+
+
+# -- PyTorch's legacy format (torch.save(..., _use_new_zipfile_serialization=False)) ------------
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_legacy_files_load_with_views_shared(tmp_path, dtype):
+    base = _torch_of(_values(dtype, (3, 4), 3))
+    ref = {"base": base, "row": base[1], "t": base.t(), "n": [1, (2.5, None)], "od": OrderedDict(x=base[:, ::2])}
+    torch.save(ref, tmp_path / "old.pt", _use_new_zipfile_serialization=False)
+    back = tga.load(tmp_path / "old.pt")
+    _assert_same_structure(back, ref)
+    assert np.shares_memory(back["row"]._data, back["base"]._data)
+    assert _layout(back["t"])[0] == base.t().stride()
+    with open(tmp_path / "old.pt", "rb") as f:  # and from a file object
+        _assert_same_structure(tga.load(f, map_location="cpu"), ref)
+
+
+def test_legacy_files_are_checked_like_the_others(tmp_path):
+    marker = tmp_path / "ran"
+    torch.save({"x": Evil(str(marker))}, tmp_path / "evil.pt", _use_new_zipfile_serialization=False)
+    with pytest.raises(pickle.UnpicklingError, match="system"):
+        tga.load(tmp_path / "evil.pt")
+    assert not marker.exists()
+    torch.save({"w": torch.arange(50.0)}, tmp_path / "old.pt", _use_new_zipfile_serialization=False)
+    good = (tmp_path / "old.pt").read_bytes()
+    for cut in (len(good) // 3, len(good) - 4):
+        (tmp_path / "cut.pt").write_bytes(good[:cut])
+        with pytest.raises(RuntimeError, match=r"cut\.pt.*truncated"):
+            tga.load(tmp_path / "cut.pt")
