@@ -147,7 +147,7 @@ class FullUnpickler(pickle.Unpickler):
     def __init__(self, file: BinaryIO, persistent_load: Callable[[Any], Any], source: str = "the file",
                  **kw: Any) -> None:  # fmt: skip
         super().__init__(file, **kw)
-        self._load_storage = persistent_load
+        self._load_storage, self._source = persistent_load, source
         self._known = {**_BASE, **torch_archive.TORCH_GLOBALS, **torch_archive.lazy_globals()}
 
     def persistent_load(self, pid: Any) -> Any:
@@ -159,7 +159,22 @@ class FullUnpickler(pickle.Unpickler):
             return self._known[full]
         if module == "torch" or module.startswith("torch."):
             try:
-                return getattr(importlib.import_module("tinygrad_attn" + module[len("torch") :]), name)
+                ours = getattr(importlib.import_module("tinygrad_attn" + module[len("torch") :]), name)
             except (ImportError, AttributeError, NotImplementedError):
-                pass
+                ours = None
+            if ours is not None and not (isinstance(ours, type) and issubclass(ours, _module_class())):
+                return ours
+            # A PyTorch class pickled whole (a module keeps its parameters in PyTorch's own
+            # attributes): never imported from PyTorch to hold this package's tensors.
+            raise pickle.UnpicklingError(
+                f"load: {self._source} holds a pickled {full}, a PyTorch object itself rather than tensors and "
+                "containers; this package reads PyTorch's tensors, not its classes. In PyTorch, save the model's "
+                "state_dict() instead and load it with module.load_state_dict(tga.load(path))"
+            )
         return super().find_class(module, name)
+
+
+def _module_class() -> type:
+    from .nn.module import Module  # noqa: PLC0415 - nn builds on the tensors this package reads
+
+    return Module

@@ -553,3 +553,23 @@ def test_legacy_files_are_checked_like_the_others(tmp_path):
         (tmp_path / "cut.pt").write_bytes(good[:cut])
         with pytest.raises(RuntimeError, match=r"cut\.pt.*truncated"):
             tga.load(tmp_path / "cut.pt")
+
+
+def test_a_torch_module_pickled_whole_is_refused_even_without_weights_only(tmp_path):
+    torch.save(torch.nn.Sequential(torch.nn.Linear(2, 2)), tmp_path / "whole.pt")
+    with pytest.raises(
+        pickle.UnpicklingError, match=r"whole\.pt.*torch\.nn\.modules\.container\.Sequential.*state_dict"
+    ):
+        tga.load(tmp_path / "whole.pt", weights_only=False)
+
+
+def test_a_state_dict_that_does_not_fit_leaves_the_model_whole(tmp_path):
+    ref = _torch_net()
+    ref[2] = torch.nn.Linear(3, 5)  # the last layer's shapes differ from ours
+    torch.save(ref.state_dict(), tmp_path / "sd.pt")
+    net = _our_net()
+    before = {k: v.numpy().copy() for k, v in net.state_dict().items()}
+    with pytest.raises(RuntimeError, match=r"2\.weight"):
+        net.load_state_dict(tga.load(tmp_path / "sd.pt"))
+    for k, v in net.state_dict().items():
+        np.testing.assert_array_equal(v.numpy(), before[k])
