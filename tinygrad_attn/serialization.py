@@ -168,6 +168,11 @@ def load(f: FILE_LIKE, map_location: Any = None, pickle_module: Any = None, *, w
                 return torch_archive.read_archive(
                     src, name, unpickler, restore, path if mmap else None, **pickle_load_args
                 )
+            if mmap:
+                raise RuntimeError(
+                    f"load: mmap can only be used with files saved in the zip format; '{name}' is in PyTorch's legacy "
+                    "format (torch.save(..., _use_new_zipfile_serialization=False))"
+                )
             return torch_archive.read_legacy(src, name, unpickler, restore, **pickle_load_args)
     if not hasattr(f, "read"):
         raise TypeError(f"load: f must be a path or a binary file object with read(), got {type(f).__name__}")

@@ -336,7 +336,7 @@ class _Storages:
         if name is None:
             raise TypeError(f"save: a tensor of dtype {dev.np_dtype(arr.dtype)} has no PyTorch dtype; convert it first")
         location = dev.name if dev.name.startswith("cuda") else "cpu"
-        if dev.xp is np and arr.dtype.isnative and arr.size:
+        if dev.xp is np and isinstance(arr, np.ndarray) and arr.dtype.isnative and arr.size:
             root = _root(arr)
             item = arr.itemsize
             shared = root.dtype == arr.dtype and (root.flags.c_contiguous or root.flags.f_contiguous)

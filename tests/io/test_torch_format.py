@@ -573,3 +573,9 @@ def test_a_state_dict_that_does_not_fit_leaves_the_model_whole(tmp_path):
         net.load_state_dict(tga.load(tmp_path / "sd.pt"))
     for k, v in net.state_dict().items():
         np.testing.assert_array_equal(v.numpy(), before[k])
+
+
+def test_mmap_of_a_legacy_file_is_refused(tmp_path):
+    torch.save(torch.ones(2), tmp_path / "old.pt", _use_new_zipfile_serialization=False)
+    with pytest.raises(RuntimeError, match=r"old\.pt.*legacy"):
+        tga.load(tmp_path / "old.pt", mmap=True)
