@@ -502,6 +502,19 @@ class _Reader:
         return raw
 
 
+def _unpickle(u: pickle.Unpickler, name: str) -> Any:
+    """``u.load()``, a pickle whose calls fail (wrong arguments, wrong types) named as such."""
+    try:
+        return u.load()
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError) as e:
+        if isinstance(e, pickle.UnpicklingError):
+            raise
+        raise pickle.UnpicklingError(
+            f"load: the pickle in '{name}' failed to rebuild an object ({type(e).__name__}: {e}); "
+            "the file is damaged or was not written by torch.save"
+        ) from e
+
+
 def read_archive(src: BinaryIO, name: str, unpickler: Callable[..., pickle.Unpickler], restore: Callable,
                  mmap_path: str | None = None, **pickle_args: Any) -> Any:  # fmt: skip
     """The object stored in a PyTorch zip checkpoint. ``unpickler(file, persistent_load,
@@ -517,7 +530,7 @@ def read_archive(src: BinaryIO, name: str, unpickler: Callable[..., pickle.Unpic
         data = zf.read(pkl[0])
         _READING.append(name)
         try:
-            return unpickler(io.BytesIO(data), reader.storage, **pickle_args).load()
+            return _unpickle(unpickler(io.BytesIO(data), reader.storage, **pickle_args), name)
         finally:
             _READING.pop()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, struct.error, OSError) as e:
@@ -549,6 +562,9 @@ def _item_size(kind: StorageKind) -> int:
 def read_legacy(src: BinaryIO, name: str, unpickler: Callable[..., pickle.Unpickler], restore: Callable,
                 **pickle_args: Any) -> Any:  # fmt: skip
     """The object stored in PyTorch's legacy (non-zip) format; see :func:`read_archive`."""
+    start = src.tell()
+    file_bytes = src.seek(0, io.SEEK_END) - start
+    src.seek(start)
     roots: dict[str, tuple[Storage, int]] = {}  # key -> the storage, its element size
     parts: dict[str, Storage] = {}
 
@@ -559,6 +575,8 @@ def read_legacy(src: BinaryIO, name: str, unpickler: Callable[..., pickle.Unpick
         _, kind, key, location, numel, view = pid
         if key not in roots:
             item = _item_size(kind)
+            if not 0 <= int(numel) * item <= file_bytes:  # (before allocating what a damaged count asks)
+                raise DamagedArchive(f"load: '{name}' has a storage of {numel} elements, more than the file holds")
             st = Storage(np.zeros(int(numel) * item, np.uint8), kind, get_device("cpu"))
             st.target = restore(Storage(st.raw, kind, st.target), str(location)).target
             roots[key] = (st, item)
@@ -578,7 +596,7 @@ def read_legacy(src: BinaryIO, name: str, unpickler: Callable[..., pickle.Unpick
         head = [unpickler(src, _no_storage, **pickle_args).load() for _ in range(3)]
         if head[0] != LEGACY_MAGIC or head[1] != _LEGACY_VERSION or not isinstance(head[2], dict):
             raise DamagedArchive(f"load: '{name}' is a pickle, but not a PyTorch checkpoint (no legacy header)")
-        obj = unpickler(src, storage, **pickle_args).load()
+        obj = _unpickle(unpickler(src, storage, **pickle_args), name)
         keys = unpickler(src, _no_storage, **pickle_args).load()
     except EOFError as e:
         raise DamagedArchive(f"load: '{name}' is truncated: it ends inside its pickles") from e

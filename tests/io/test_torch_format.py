@@ -579,3 +579,16 @@ def test_mmap_of_a_legacy_file_is_refused(tmp_path):
     torch.save(torch.ones(2), tmp_path / "old.pt", _use_new_zipfile_serialization=False)
     with pytest.raises(RuntimeError, match=r"old\.pt.*legacy"):
         tga.load(tmp_path / "old.pt", mmap=True)
+
+
+def test_a_pickle_with_wrong_arguments_is_named(tmp_path):
+    def wrong(name, data):
+        if name.endswith("data.pkl"):  # the storage offset becomes a string: the rebuild's arguments no longer fit
+            return data.replace(b"K\x00K\x03", b"X\x01\x00\x00\x00aK\x03", 1)
+        return data
+
+    buf = io.BytesIO()
+    torch.save(torch.ones(3), buf)
+    path = _rewrite(tmp_path, buf.getvalue(), wrong)
+    with pytest.raises((pickle.UnpicklingError, RuntimeError), match=r"changed\.pt"):
+        tga.load(path)
