@@ -121,6 +121,12 @@ class Storage:
                 if self.raw.size % 2:
                     raise RuntimeError(f"load: {where} has a bfloat16 storage of an odd number of bytes")
                 out = (self.raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+                warnings.warn(
+                    f"load: {where} holds bfloat16 tensors, which NumPy has no dtype for; they load as float32 "
+                    "(every bfloat16 value is exact in float32)",
+                    UserWarning,
+                    stacklevel=2,
+                )
             else:
                 np_dt = DTYPES[dtype][1]
                 if self.raw.size % np_dt.itemsize:
