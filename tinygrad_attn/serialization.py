@@ -16,10 +16,12 @@ path once complete, so a failed save leaves the old file whole.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import pickle
 import struct
+import zipfile
 from collections.abc import Mapping
 from typing import IO, Any
 
@@ -35,8 +37,10 @@ from .weights_only import (  # noqa: F401 - torch.serialization's names
     FullUnpickler,
     WeightsUnpickler,
     add_safe_globals,
+    allowed_globals,
     clear_safe_globals,
     get_safe_globals,
+    globals_named,
     safe_globals,
 )
 
@@ -186,6 +190,34 @@ def load(f: FILE_LIKE, map_location: Any = None, pickle_module: Any = None, *, w
     return torch_archive.read_legacy(f, name, unpickler, restore, **pickle_load_args)
 
 
+def get_unsafe_globals_in_checkpoint(f: FILE_LIKE) -> list[str]:
+    """The globals ``f``'s pickle names that a ``weights_only=True`` load would refuse (the
+    default allow-list and :func:`add_safe_globals`'), found without unpickling anything: what
+    to allow, after checking each, to load a file from a source one trusts.
+
+    >>> tga.serialization.get_unsafe_globals_in_checkpoint("run.pt")  # doctest: +SKIP
+    ['__main__.Config']
+    """
+    path = _path_of(f)
+    with open(path, "rb") if path is not None else contextlib.nullcontext(f) as src:
+        if not src.seekable():
+            src = io.BytesIO(src.read())
+        name = path if path is not None else f"a {type(f).__name__}"
+        start = src.tell()
+        head = src.read(9)
+        src.seek(start)
+        if _check_zip(head, name):
+            with zipfile.ZipFile(src) as zf:
+                pkl = next((n for n in zf.namelist() if n.endswith("data.pkl") and n.count("/") <= 1), None)
+                if pkl is None:
+                    raise torch_archive.DamagedArchive(f"load: '{name}' is a zip archive without data.pkl")
+                names = globals_named(io.BytesIO(zf.read(pkl)))
+        else:  # the legacy format: its object is the fourth of its pickles
+            names = [g for _ in range(4) for g in globals_named(src)]
+    allowed = allowed_globals()
+    return sorted({g for g in names if g not in allowed})
+
+
 def _check_zip(head: bytes, name: str) -> bool:
     """True for a zip archive, False for a pickle (PyTorch's legacy format); else an error."""
     if head[:4] == torch_archive.ZIP_MAGIC:
@@ -210,6 +242,7 @@ __all__ = [
     "clear_safe_globals",
     "default_restore_location",
     "get_safe_globals",
+    "get_unsafe_globals_in_checkpoint",
     "load",
     "safe_globals",
     "save",

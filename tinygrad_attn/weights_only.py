@@ -20,6 +20,7 @@ import codecs
 import contextlib
 import importlib
 import pickle
+import pickletools
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
@@ -178,3 +179,34 @@ def _module_class() -> type:
     from .nn.module import Module  # noqa: PLC0415 - nn builds on the tensors this package reads
 
     return Module
+
+
+_STRING_OPS = {"STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE", "SHORT_BINUNICODE", "BINUNICODE8"}
+_PUT_OPS = {"PUT", "BINPUT", "LONG_BINPUT"}
+_GET_OPS = {"GET", "BINGET", "LONG_BINGET"}
+
+
+def globals_named(src: BinaryIO) -> list[str]:
+    """The globals one pickle (read from ``src`` up to its STOP) names, ``module.name``, in
+    order, found by reading its opcodes: nothing is unpickled. A protocol 4 name
+    (``STACK_GLOBAL``) is the two strings pushed before it, directly or from the memo."""
+    found: list[str] = []
+    memo: dict[int, Any] = {}
+    pushed: list[Any] = []  # the values pushed most recently (None: anything but a string)
+    memoized = 0
+    for op, arg, _ in pickletools.genops(src):
+        if op.name in ("GLOBAL", "INST"):
+            found.append(".".join(arg.split(" ", 1)))
+        elif op.name == "STACK_GLOBAL":
+            if len(pushed) >= 2 and all(isinstance(v, str) for v in pushed[-2:]):
+                found.append(f"{pushed[-2]}.{pushed[-1]}")
+            pushed.append(None)
+        elif op.name in _PUT_OPS or op.name == "MEMOIZE":
+            memo[arg if op.name in _PUT_OPS else memoized] = pushed[-1] if pushed else None
+            memoized += 1
+        elif op.name in _GET_OPS:
+            pushed.append(memo.get(arg))
+        else:
+            pushed.append(arg if op.name in _STRING_OPS else None)
+        del pushed[:-2]
+    return found

@@ -593,3 +593,18 @@ def test_a_pickle_with_wrong_arguments_is_named(tmp_path):
     path = _rewrite(tmp_path, buf.getvalue(), wrong)
     with pytest.raises((pickle.UnpicklingError, RuntimeError), match=r"changed\.pt"):
         tga.load(path)
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+@pytest.mark.parametrize("protocol", [2, 4])
+def test_unsafe_globals_are_listed_as_torch_lists_them(tmp_path, legacy, protocol):
+    obj = {"cfg": Config(3), "evil": Evil(str(tmp_path / "ran")), "w": torch.ones(2), "od": OrderedDict(a=Counter())}
+    path = tmp_path / "c.pt"
+    torch.save(obj, path, pickle_protocol=protocol, _use_new_zipfile_serialization=not legacy)
+    ours = ser.get_unsafe_globals_in_checkpoint(path)
+    assert f"{__name__}.Config" in ours and any(g.endswith(".system") for g in ours)
+    if not legacy and protocol == 2:  # (PyTorch's own reads neither legacy files nor protocol 4's frames)
+        assert ours == sorted(torch.serialization.get_unsafe_globals_in_checkpoint(path))
+    with ser.safe_globals([Config]):
+        assert f"{__name__}.Config" not in ser.get_unsafe_globals_in_checkpoint(io.BytesIO(path.read_bytes()))
+    assert not (tmp_path / "ran").exists()
