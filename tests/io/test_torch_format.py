@@ -608,3 +608,13 @@ def test_unsafe_globals_are_listed_as_torch_lists_them(tmp_path, legacy, protoco
     with ser.safe_globals([Config]):
         assert f"{__name__}.Config" not in ser.get_unsafe_globals_in_checkpoint(io.BytesIO(path.read_bytes()))
     assert not (tmp_path / "ran").exists()
+
+
+def test_tensors_of_each_device_save_and_load_there(tmp_path, device):
+    x = tga.arange(12.0, device=device).reshape(3, 4)
+    tga.save({"x": x, "t": x.t(), "i": tga.tensor([1, 2], device=device)}, tmp_path / "d.pt")
+    theirs = torch.load(tmp_path / "d.pt", map_location="cpu")
+    assert theirs["t"].tolist() == x.t().tolist() and theirs["i"].dtype == torch.int64
+    back = tga.load(tmp_path / "d.pt", map_location=device)
+    assert all(v.device == tga.get_device(device).name for v in back.values())
+    assert back["t"].tolist() == x.t().tolist()
