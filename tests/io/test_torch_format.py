@@ -15,6 +15,9 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor, safetensors_file
@@ -618,3 +621,53 @@ def test_tensors_of_each_device_save_and_load_there(tmp_path, device):
     back = tga.load(tmp_path / "d.pt", map_location=device)
     assert all(v.device == tga.get_device(device).name for v in back.values())
     assert back["t"].tolist() == x.t().tolist()
+
+
+# -- any nested container, generated ----------------------------------------------------------
+_ARRAYS = hnp.arrays(
+    dtype=st.sampled_from([np.dtype(d) for d in DTYPES]),
+    shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3),
+)
+_LEAVES = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.text(max_size=5),
+    _ARRAYS.map(lambda a: ("tensor", a)),
+)  # fmt: skip
+_KEYS = st.one_of(st.text(max_size=4), st.integers(-5, 5))
+_SPECS = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(_KEYS, inner, max_size=3),
+        st.dictionaries(st.text(max_size=4), inner, max_size=3).map(lambda d: ("od", d)),
+    ),
+    max_leaves=8,
+)
+
+
+def _build(spec, make):
+    if isinstance(spec, tuple) and len(spec) == 2 and spec[0] == "tensor":
+        return make(spec[1].copy())
+    if isinstance(spec, tuple) and len(spec) == 2 and spec[0] == "od":
+        return OrderedDict((k, _build(v, make)) for k, v in spec[1].items())
+    if isinstance(spec, list):
+        return [_build(v, make) for v in spec]
+    if isinstance(spec, tuple):
+        return tuple(_build(v, make) for v in spec)
+    if isinstance(spec, dict):
+        return {k: _build(v, make) for k, v in spec.items()}
+    return spec
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(spec=_SPECS)
+def test_any_nested_container_both_ways(spec):
+    ref = _build(spec, lambda a: torch.from_numpy(np.asarray(a)))
+    buf = io.BytesIO()
+    torch.save(ref, buf)
+    buf.seek(0)
+    _assert_same_structure(tga.load(buf), ref)
+    buf = io.BytesIO()
+    tga.save(_build(spec, lambda a: tga.from_numpy(np.asarray(a))), buf)
+    buf.seek(0)
+    _assert_same_structure(tga.load(io.BytesIO(buf.getvalue())), torch.load(buf))
