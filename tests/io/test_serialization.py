@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tinygrad_attn as tga
-from tinygrad_attn import Tensor
+from tinygrad_attn import Tensor, safetensors_file
 from tinygrad_attn import serialization as ckpt
 from tinygrad_attn.models import GPT, Linear, Module, Parameter
 from tinygrad_attn.optim import SGD, AdamW
@@ -263,7 +263,7 @@ def test_a_temporary_of_a_live_writer_is_left_alone(tmp_path):
     path = tmp_path / "m.safetensors"
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        mine = tmp_path / f"{ckpt._temporary_prefix(str(path))}{live.pid}.abc.tmp"
+        mine = tmp_path / f"{safetensors_file._temporary_prefix(str(path))}{live.pid}.abc.tmp"
         mine.write_bytes(b"half")
         ckpt.save_safetensors({"w": np.zeros(1)}, path)
         assert mine.exists()

@@ -421,13 +421,13 @@ class Module:
 
     def save(self, path: Any) -> None:
         """Write the state dict as safetensors; atomically (a crash keeps the old file whole)."""
-        from ..serialization import save_safetensors  # noqa: PLC0415 - safetensors is optional
+        from ..safetensors_file import save_safetensors  # noqa: PLC0415 - safetensors is optional
 
         save_safetensors(self.state_dict(), path)
 
     def load(self, path: Any) -> Module:
         """Fill this module from a safetensors file (strictly) and return it. Never unpickles."""
-        from ..serialization import load_safetensors  # noqa: PLC0415
+        from ..safetensors_file import load_safetensors  # noqa: PLC0415
 
         self.load_state_dict(load_safetensors(path), strict=True)
         return self
