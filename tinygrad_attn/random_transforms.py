@@ -59,8 +59,8 @@ def uniform(gen: Generator, shape: Any, dtype: Any, low: float = 0.0, high: floa
     span = hi - lo
     if dt == np.float16:
         out = x.astype(np.float32) * np.float32(span) + np.float32(lo)
-    else:
-        out = x * float(span) + float(lo)
+    else:  # (a fused multiply-add in PyTorch's compiled kernel)
+        out = _fma(x, float(span), float(lo))
     return out.astype(np.dtype(dtype) if np.dtype(dtype).kind == "f" else dt).reshape(shape)
 
 
