@@ -175,6 +175,23 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
 RANDOM_FILLS = (uniform_, normal_, bernoulli_, random_, exponential_, geometric_, log_normal_, cauchy_)
 
 
+def multinomial(self: Tensor, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
+    """``tga.multinomial(self, ...)`` as a method (PyTorch's ``Tensor.multinomial``)."""
+    from .creation import multinomial as draw  # noqa: PLC0415 - the factories import the Tensor's methods
+
+    return draw(self, num_samples, replacement, generator=generator)
+
+
+def bernoulli(self: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
+    """``tga.bernoulli(self)`` as a method (PyTorch's ``Tensor.bernoulli``)."""
+    from .creation import bernoulli as draw  # noqa: PLC0415 - the factories import the Tensor's methods
+
+    return draw(self, p, generator=generator)
+
+
+RANDOM_FILLS += (multinomial, bernoulli)  # (the out-of-place draws, installed with the fills)
+
+
 # -- metadata changes: the same memory under another shape -----------------------------------
 def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
     """``transpose(axis0, axis1)`` under NumPy's and PyTorch's other name."""

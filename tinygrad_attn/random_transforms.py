@@ -40,28 +40,24 @@ def _numel(shape: Any) -> int:
 
 
 def _unit(gen: Generator, n: int, dtype: Any) -> np.ndarray:
-    """``n`` uniforms in [0, 1) as PyTorch's ``uniform_real_distribution<dtype>(0, 1)`` makes
-    them: float64 from 64-bit draws, narrower floats from 32-bit ones (exact in float64)."""
-    digits = _DIGITS.get(np.dtype(dtype), 24)
+    """``n`` uniforms in [0, 1) as PyTorch's CPU kernels make them: float64 from the low 53
+    bits of 64-bit draws, every narrower float from the low 24 bits of 32-bit ones (float32's
+    uniforms, as float16's are too), exact in float64."""
+    digits = 53 if np.dtype(dtype) == np.float64 else 24
     raw = gen._u64(n) if digits == 53 else gen._u32(n)
     return (raw & np.uint64((1 << digits) - 1)).astype(np.float64) * (1.0 / (1 << digits))
 
 
 def uniform(gen: Generator, shape: Any, dtype: Any, low: float = 0.0, high: float = 1.0) -> np.ndarray:
-    """``Tensor.uniform_(low, high)``: the bounds are cast to ``dtype`` and their difference
-    taken there, the rest computed in float64 (float32 for float16, PyTorch's accumulate type)
-    and rounded to ``dtype``."""
-    dt = np.dtype(dtype)
-    if dt not in _DIGITS:
-        dt = np.dtype(np.float32)
+    """``Tensor.uniform_(low, high)``: the bounds are cast to the working float (float64 for
+    float64, else float32) and their difference taken there, ``x * span + low`` computed in
+    float64 with one rounding (PyTorch's fused multiply-add) and rounded to ``dtype``."""
+    out_dt = np.dtype(dtype) if np.dtype(dtype).kind == "f" else np.dtype(np.float32)
+    dt = np.dtype(np.float64) if out_dt == np.float64 else np.dtype(np.float32)
     x = _unit(gen, _numel(shape), dt)
     lo, hi = dt.type(low), dt.type(high)
-    span = hi - lo
-    if dt == np.float16:
-        out = x.astype(np.float32) * np.float32(span) + np.float32(lo)
-    else:  # (a fused multiply-add in PyTorch's compiled kernel)
-        out = _fma(x, float(span), float(lo))
-    return out.astype(np.dtype(dtype) if np.dtype(dtype).kind == "f" else dt).reshape(shape)
+    out = x if (lo, hi) == (0, 1) else _fma(x, float(hi - lo), float(lo))
+    return out.astype(out_dt).reshape(shape)
 
 
 def _fma(a: np.ndarray, b: float, c: float) -> np.ndarray:
@@ -80,22 +76,32 @@ def _fma(a: np.ndarray, b: float, c: float) -> np.ndarray:
     return s + (t + err)
 
 
+def _libm(fn: Any, x: np.ndarray) -> np.ndarray:
+    """``fn`` of each number through the C library (as PyTorch's float64 kernels call it):
+    NumPy's vectorised float64 ``log``/``cos``/``sin`` differ from it in the last bit now and then."""
+    return np.array([fn(v) for v in x.ravel().tolist()], dtype=np.float64).reshape(x.shape)
+
+
+def _log(x: float) -> float:
+    return math.log(x) if x > 0 else -math.inf
+
+
 def _box_muller_blocks(u: np.ndarray, dtype: np.dtype, mean: float, std: float) -> np.ndarray:
     """Blocks of 16 uniforms ``(m, 16)`` to normals: the first 8 (as ``1 - u``) give the
     radius, the last 8 the angle; cosine to the first half, sine to the second."""
-    if dtype == np.float32:
-        u = u.astype(np.float32)
-        u1, u2 = np.float32(1.0) - u[:, :8], u[:, 8:]
-        radius = np.sqrt(np.float32(-2.0) * np.log(u1))
-        theta = np.float32(_TWO_PI) * u2
+    if dtype == np.float32:  # (PyTorch's vectorised float32 kernel; the closest of NumPy's functions measured)
+        f32 = np.float32
+        u1, u2 = f32(1.0) - u[:, :8].astype(f32), u[:, 8:].astype(f32)
+        radius = np.sqrt(f32(-2.0) * np.log(u1.astype(np.float64)).astype(f32))
+        theta = f32(_TWO_PI) * u2
         n1, n2 = radius * np.cos(theta), radius * np.sin(theta)
         # a fused multiply-add: the float32 product is exact in float64, one rounding at the end
-        both = np.concatenate([n1, n2], axis=1).astype(np.float64) * float(np.float32(std)) + float(np.float32(mean))
-        return both.astype(np.float32)
+        both = np.concatenate([n1, n2], axis=1).astype(np.float64) * float(f32(std)) + float(f32(mean))
+        return both.astype(f32)
     u1, u2 = 1.0 - u[:, :8], u[:, 8:]
-    radius = np.sqrt(-2.0 * np.log(u1))
+    radius = np.sqrt(-2.0 * _libm(math.log, u1))
     theta = _TWO_PI * u2
-    both = np.concatenate([radius * np.cos(theta), radius * np.sin(theta)], axis=1)
+    both = np.concatenate([radius * _libm(math.cos, theta), radius * _libm(math.sin, theta)], axis=1)
     return both if (mean, std) == (0.0, 1.0) else _fma(both, float(std), float(mean))
 
 
@@ -204,7 +210,7 @@ def exponential(gen: Generator, shape: Any, dtype: Any, lambd: float = 1.0) -> n
     """``Tensor.exponential_(lambd)``: ``-log1p(-u) / lambd`` of a float64 uniform ``u`` (for
     every dtype), rounded to ``dtype``."""
     u = _unit(gen, _numel(shape), np.float64)
-    logs = np.array([math.log1p(-x) for x in u.tolist()], dtype=np.float64)  # (the C library's, as PyTorch's)
+    logs = _libm(math.log1p, -u)
     return (-1.0 / lambd * logs).astype(np.dtype(dtype)).reshape(shape)
 
 
@@ -212,7 +218,7 @@ def geometric(gen: Generator, shape: Any, dtype: Any, p: float) -> np.ndarray:
     """``Tensor.geometric_(p)``: ``ceil(log(u) / log1p(-p))`` of a float64 uniform ``u``."""
     u = _unit(gen, _numel(shape), np.float64)
     with np.errstate(divide="ignore"):
-        return np.ceil(np.log(u) / math.log1p(-p)).astype(np.dtype(dtype)).reshape(shape)
+        return np.ceil(_libm(_log, u) / math.log1p(-p)).astype(np.dtype(dtype)).reshape(shape)
 
 
 def log_normal(gen: Generator, shape: Any, dtype: Any, mean: float, std: float) -> np.ndarray:
@@ -222,15 +228,16 @@ def log_normal(gen: Generator, shape: Any, dtype: Any, mean: float, std: float) 
 
 
 def cauchy(gen: Generator, shape: Any, dtype: Any, median: float, sigma: float) -> np.ndarray:
-    """``Tensor.cauchy_(median, sigma)``: ``median + sigma * tan(pi * (u - 1/2))``."""
+    """``Tensor.cauchy_(median, sigma)``: ``median + sigma * tan(pi * (u - 1/2))`` (one rounding)."""
     u = _unit(gen, _numel(shape), np.float64)
-    return (median + sigma * np.tan(math.pi * (u - 0.5))).astype(np.dtype(dtype)).reshape(shape)
+    return _fma(_libm(math.tan, math.pi * (u - 0.5)), sigma, median).astype(np.dtype(dtype)).reshape(shape)
 
 
 def multinomial(gen: Generator, probs: np.ndarray, num_samples: int, replacement: bool) -> np.ndarray:
     """``torch.multinomial`` on host rows ``(rows, categories)``: with replacement (and more
     than one sample), each sample a float64 uniform looked up in the row's normalised running
-    sum; else the ``num_samples`` largest of ``probs / q`` for exponential draws ``q``."""
+    sum; else the ``num_samples`` largest of ``probs / q`` for exponential draws ``q`` (ties,
+    the categories of weight 0 drawn last, in the order of their index: PyTorch's follow its sort)."""
     rows, cats = probs.shape
     if not replacement or num_samples == 1:
         q = exponential(gen, probs.shape, probs.dtype, 1.0)
