@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import examples
 
 import tinygrad_attn as tga
-from helpers import examples
 
 torch = pytest.importorskip("torch")
 
@@ -101,7 +101,10 @@ def test_randint_and_random_are_pytorchs(seed, shape):
         if name not in ("bool", "uint8"):
             _same(tga.zeros(*shape, dtype=name).random_(-7, 300, generator=g),
                   torch.zeros(*shape, dtype=tdt).random_(-7, 300, generator=tg))  # fmt: skip
-        _same(tga.zeros(*shape, dtype=name).random_(2, generator=g), torch.zeros(*shape, dtype=tdt).random_(2, generator=tg))
+        _same(
+            tga.zeros(*shape, dtype=name).random_(2, generator=g),
+            torch.zeros(*shape, dtype=tdt).random_(2, generator=tg),
+        )
     like = tga.zeros(*shape)
     _same(tga.randint_like(like, 9, generator=g), torch.randint_like(torch.zeros(*shape), 9, generator=tg))
 
