@@ -95,9 +95,9 @@ class Generator:
     def get_state(self) -> Any:
         """The state as a uint8 tensor of 5056 bytes, laid out as PyTorch's: a state saved here
         restores in ``torch.Generator.set_state`` and the other way round."""
-        from .creation import tensor  # noqa: PLC0415 - the factories import this module
+        from ._tensor import Tensor  # noqa: PLC0415 - imported when first asked, as the device
 
-        return tensor(np.frombuffer(self._state_bytes(), dtype=np.uint8).copy())
+        return Tensor(np.frombuffer(self._state_bytes(), dtype=np.uint8).copy())
 
     def set_state(self, new_state: Any) -> Generator:
         """Restore a state from :meth:`get_state` (or PyTorch's ``get_state``)."""

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .random import Generator
+if TYPE_CHECKING:  # (the generator's module imports this one, for its Draw op)
+    from .random import Generator
 
 __all__ = ["uniform", "normal", "integers", "random_bits", "randperm", "bernoulli", "exponential", "geometric",
            "log_normal", "cauchy", "multinomial"]  # fmt: skip
