@@ -4,7 +4,8 @@ Shapes are given either way (``zeros(2, 3)`` or ``zeros((2, 3))``); every factor
 ``dtype=``, ``device=`` and ``requires_grad=``. Dtypes are inferred as PyTorch infers
 them (Python ints become int64, floats float32, bools bool), unlike the ``Tensor``
 constructor, which makes every Python number float32 (NumPy users' default).
-Random draws come from the one seeded generator (``tga.manual_seed``).
+Random draws come from ``generator=`` or the default generator (``tga.manual_seed``), with
+PyTorch's numbers for the same seed (:mod:`tinygrad_attn.random`).
 """
 
 from __future__ import annotations

@@ -181,22 +181,23 @@ def randperm(gen: Generator, n: int) -> np.ndarray:
 def _swap_forward(picks: np.ndarray, n: int) -> np.ndarray:
     from .ops import cpu_kernels  # noqa: PLC0415 - numba is imported only when asked
 
-    out = np.arange(n, dtype=np.int64)
     kernel = cpu_kernels.kernel("swap_forward") if n > 64 else None
     if kernel is not None:
+        out = np.arange(n, dtype=np.int64)
         kernel(out, picks)
         return out
+    order = list(range(n))  # (a list: its items swap faster than an array's)
     for i, z in enumerate(picks.tolist()):
-        out[i], out[z] = out[z], out[i]
-    return out
+        order[i], order[z] = order[z], order[i]
+    return np.array(order, dtype=np.int64)
 
 
 def _inside_out(picks: np.ndarray) -> np.ndarray:
-    out = np.empty(len(picks), dtype=np.int64)
+    out = [0] * len(picks)
     for i, z in enumerate(picks.tolist()):
         out[i] = out[z]
         out[z] = i
-    return out
+    return np.array(out, dtype=np.int64)
 
 
 def bernoulli(gen: Generator, p: np.ndarray) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Tensor's constructors, ``Tensor.zeros ones full randn rand arange eye from_dlpack``
 (classmethods, installed on :class:`Tensor` by the package's ``install_methods``; the
 ``tga.zeros``-style factories are in :mod:`tinygrad_attn.creation`). Random draws come from
-the one seeded generator, on the host, so a seed gives the same numbers on every device.
+a generator (PyTorch's numbers), on the host, so a seed gives the same numbers on every device.
 """
 
 from __future__ import annotations

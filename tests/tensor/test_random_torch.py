@@ -270,3 +270,14 @@ def test_every_device_draws_the_same_numbers(device):
     a = tga.randn(40, generator=g, device=device).numpy()
     b = tga.randn(40, generator=tga.Generator().manual_seed(4)).numpy()
     np.testing.assert_array_equal(np.asarray(a), b)
+
+
+def test_the_inside_out_shuffle_of_huge_permutations_is_a_permutation():
+    """PyTorch's shuffle past ~2e8 (64-bit draws, each place filled from an earlier one);
+    too big to compare here, its small cases check the swaps make a permutation."""
+    from tinygrad_attn import random_transforms as rt
+
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 10, 1000):
+        picks = np.array([rng.integers(0, i + 1) for i in range(n)], dtype=np.int64)
+        assert sorted(rt._inside_out(picks).tolist()) == list(range(n))
