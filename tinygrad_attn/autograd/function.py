@@ -87,11 +87,6 @@ class FunctionCtx:
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep ``tensors`` (or None) for ``backward``, which reads them as ``ctx.saved_tensors``;
         an in-place change of one before the backward makes that read raise."""
-        T = _function.Tensor
-        for i, t in enumerate(tensors):
-            if t is not None and not isinstance(t, T):
-                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
-                                f"{type(t).__name__}")  # fmt: skip
         self.to_save = tensors
 
     def save_for_forward(self, *tensors: Any) -> None:
@@ -166,6 +161,8 @@ class _Kept(_Op):
     __slots__ = ("_kept",)
     reads_values = False  # (the version check is ctx.saved_tensors')
     reads_output = False
+    #: A trace records the ops that ``forward`` and ``backward`` make, not this node.
+    traced_by_its_ops = True
 
     @property
     def saved(self) -> Any:
@@ -322,7 +319,10 @@ def _checked_grads(node: CustomNode, result: Any, recording: bool) -> list[Any]:
             continue
         if not isinstance(g, T):
             raise RuntimeError(f"function {name}: expected Tensor or None as gradient {i} (got {type(g).__name__})")
-        if not isinstance(x, T) or not x.requires_grad:
+        if not isinstance(x, T):
+            raise RuntimeError(f"function {name} returned a gradient different than None at position {i + 1}, but "
+                               "the corresponding forward input was not a Variable")  # fmt: skip
+        if not x.requires_grad:
             out.append(None)  # (a gradient for an input that takes none is dropped)
             continue
         xs, gs = tuple(x.shape), tuple(g.shape)
@@ -408,6 +408,10 @@ def _differentiable(t: Any) -> bool:
 def _record(cls: type, ctx: FunctionCtx, args: tuple, raw: Any) -> Any:
     """The node of one ``apply`` and the tensors it returns (see the module's docstring)."""
     T = _function.Tensor
+    for i, t in enumerate(ctx.to_save):
+        if t is not None and not isinstance(t, T):
+            raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
+                            f"{type(t).__name__}")  # fmt: skip
     single = not isinstance(raw, tuple)
     outputs = [raw] if single else list(raw)
     dirty = {id(t) for t in ctx.dirty_tensors}

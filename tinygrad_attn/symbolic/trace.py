@@ -289,6 +289,10 @@ class Tracer(Hook):
             self._alive.append(fn)
             self._by_fn[id(fn)] = None
             return
+        if getattr(fn, "traced_by_its_ops", False):  # a custom autograd.Function: its forward's ops
+            self._alive.append(fn)  # are lines already, as its backward's will be; the node is only
+            self._by_fn[id(fn)] = None  # a step of the traced backward pass
+            return
         value, fixed = self.value, self._fixed
         ins: list[Any] = []
         views: list[Any] = []  # the input arrays: a result that is one of them, or a view of one, allocates nothing
