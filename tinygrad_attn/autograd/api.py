@@ -64,8 +64,10 @@ def grad(
         (n,) = n
         keep = create_graph if retain_graph is None else retain_graph
         rows = [_grad(outs, ins, [None if g is None else g[b] for g in gos], True if b < n - 1 else keep,
-                      create_graph, allow, materialize_grads) for b in range(n)]  # fmt: skip
+                      create_graph, allow, False) for b in range(n)]  # fmt: skip
         result = tuple(None if rows[0][i] is None else stack([r[i] for r in rows]) for i in range(len(ins)))
+        # (an input nothing reached gets zeros of its own shape, unbatched, as in PyTorch)
+        result = _materialized(ins, result) if materialize_grads else result
     else:
         result = _grad(outs, ins, gos, retain_graph, create_graph, allow, materialize_grads)
     return dict(zip(keys, result)) if keys is not None else result
@@ -75,8 +77,10 @@ def _grad(outs: list, ins: list, gos: list, retain_graph: bool | None, create_gr
           materialize: bool) -> tuple:  # fmt: skip
     found = _backward.grad(outs, ins, gos, retain_graph=retain_graph, create_graph=create_graph,
                            allow_unused=allow)  # fmt: skip
-    if not materialize:
-        return found
+    return _materialized(ins, found) if materialize else found
+
+
+def _materialized(ins: list, found: tuple) -> tuple:
     T = _function.Tensor
     return tuple(T._wrap(t._dev.zeros(tuple(t.shape), t._data.dtype), t._dev) if g is None else g
                  for t, g in zip(ins, found))  # fmt: skip

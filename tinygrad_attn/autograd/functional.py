@@ -20,9 +20,13 @@ __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 _STRATEGIES = ("forward-mode", "reverse-mode")
 
 
+class StrategyError(ValueError, AssertionError):
+    """An unknown ``strategy``: PyTorch asserts it (``AssertionError``); it is a bad value too."""
+
+
 def _as_tuple(x: Any, what: str, who: str) -> tuple[bool, tuple]:
     """``(whether x was a tuple, x as a tuple of tensors)``."""
-    is_tuple = isinstance(x, (tuple, list))
+    is_tuple = isinstance(x, tuple)  # (only a tuple: a list is one argument, and not a tensor, as in PyTorch)
     items = tuple(x) if is_tuple else (x,)
     for i, t in enumerate(items):
         if not isinstance(t, Tensor):
@@ -183,7 +187,7 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
     out; a tuple over the inputs, the outputs, or both (outputs first) where those are tuples.
     ``vectorize`` and ``strategy`` are accepted; every row is one reverse-mode pass here."""
     if strategy not in _STRATEGIES:
-        raise ValueError('jacobian: expected strategy to be either "forward-mode" or "reverse-mode", got '
+        raise StrategyError('jacobian: expected strategy to be either "forward-mode" or "reverse-mode", got '
                          f"{strategy!r}")  # fmt: skip
     if strategy == "forward-mode":
         if create_graph:
@@ -203,6 +207,9 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
             for k in range(out.numel()):
                 gs = _grad((flat[k],), inputs, retain_graph=True, create_graph=create_graph)
                 for j, (g, x) in enumerate(zip(gs, inputs)):
+                    if g is not None and strict and create_graph and not g.requires_grad:
+                        raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. "
+                                           "This is not allowed in strict mode when create_graph=True.")  # fmt: skip
                     if g is None:
                         if strict:
                             raise RuntimeError(f"Output {i} of the user-provided function is independent of input "
@@ -226,7 +233,7 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, s
     a tuple of tuples (``[i][j]``: by input i, then input j) for a tuple of them."""
     ins_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in _STRATEGIES:
-        raise ValueError('hessian: expected outer_jacobian_strategy to be either "forward-mode" or "reverse-mode", '
+        raise StrategyError('hessian: expected outer_jacobian_strategy to be either "forward-mode" or "reverse-mode", '
                          f"got {outer_jacobian_strategy!r}")  # fmt: skip
 
     def scalar(*xs: Tensor) -> Tensor:
