@@ -590,3 +590,37 @@ def test_drawn_graphs_name_the_function(backward):
     loss = (OURS["Exp"].apply(s) * c).sum()
     src = draw_graph(loss, backward=backward).source
     assert "SinCos" in src and "Exp" in src
+
+
+def test_a_graph_of_custom_functions_is_freed_without_the_collector():
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        x = tga.tensor([0.5, 1.0], requires_grad=True)
+        s, c = OURS["SinCos"].apply(x)
+        y = OURS["Exp"].apply(s * c)
+        node = weakref.ref(y.grad_fn)
+        hub = weakref.ref(s.grad_fn.inputs[0].grad_fn)
+        y.sum().backward()
+        del s, c, y
+        assert node() is None and hub() is None
+    finally:
+        gc.enable()
+
+
+def test_anomaly_mode_sees_a_custom_function():
+    x = tga.tensor([0.0, 1.0], requires_grad=True)
+
+    class Bad(tga.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * float("inf")
+
+    with tga.detect_anomaly(), pytest.raises(RuntimeError, match="NaN or Inf.*in backward"):
+        Bad.apply(x).sum().backward()

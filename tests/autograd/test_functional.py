@@ -354,3 +354,20 @@ def test_backward_refuses_empty_inputs_as_torch():
         x = lib.tensor([1.0], requires_grad=True)
         with pytest.raises(RuntimeError):
             lib.autograd.backward((x * 2).sum(), inputs=[])
+
+
+@pytest.mark.parametrize("which", ["x", "y", "both", "a_non_leaf"])
+def test_tensor_backward_with_inputs_as_torch(which):
+    got = []
+    for lib in (tga, torch):
+        x = lib.tensor(np.array([0.5, 1.0, 1.5]), requires_grad=True)
+        y = lib.tensor(np.array([2.0, -1.0, 0.5]), requires_grad=True)
+        h = x * y
+        h.retain_grad()
+        inputs = {"x": x, "y": [y], "both": (x, y), "a_non_leaf": [h]}[which]
+        (h * h + x).sum().backward(inputs=inputs)
+        got.append([None if t.grad is None else t.grad.numpy() for t in (x, y, h)])
+    for a, b in zip(*got, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b)

@@ -113,7 +113,8 @@ def backward(
             raise RuntimeError(f"backward: element {i} of tensors does not require grad and does not have a grad_fn")
     root_grads = [_backward._root_grad(r, g, create_graph, "backward") for r, g in zip(roots, gs)]
     keep = create_graph if retain_graph is None else retain_graph
-    found = run_backward(roots, root_grads, retain_graph=keep, create_graph=create_graph, targets=targets)
+    found = run_backward(roots, root_grads, retain_graph=keep, create_graph=create_graph, targets=targets,
+                         retained_too=True)  # fmt: skip
     if targets is not None:
         for t, g in zip(targets, found):
             if g is not None:

@@ -151,6 +151,7 @@ class FunctionCtx:
             else:
                 packed.append(("tensor", t, _version(t)))
         self._packed = packed
+        self.to_save = ()  # (what it held is in _packed now: an output only by its place)
 
 
 class _Kept(_Op):
@@ -431,6 +432,14 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, raw: Any) -> Any:
         if isinstance(a, T) and id(a) in moved:
             inputs[i] = moved[id(a)]
     diff = [isinstance(o, T) and _differentiable(o) and id(o) not in non_diff for o in outputs]
+    if not any(diff):  # nothing to differentiate: no node (a changed input keeps no history)
+        given = _input_ids(args)
+        finals = [T._wrap(o._data, o._dev) if isinstance(o, T) and id(o) in given and id(o) not in moved else o
+                  for o in outputs]  # fmt: skip
+        for o in outputs:  # (an input changed in place: o itself, without a gradient from here on)
+            if isinstance(o, T) and id(o) in moved:
+                _rebase(o, moved[id(o)], T._wrap(o._data, o._dev), cls.__name__)
+        return finals[0] if single else tuple(finals)
     dev = next(a._dev for a in inputs if isinstance(a, T))
     node = _new(CustomNode)
     node.fcls, node.fctx, node.dev, node.received = cls, ctx, dev, set()
@@ -443,7 +452,7 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, raw: Any) -> Any:
             a._uses += 1
     made: list[tuple[Any, Any]] = []  # (node, its output) for the observers, in creation order
     finals: list[Any] = list(outputs)
-    taken: set[int] = {id(a) for a in args if isinstance(a, T)}
+    taken = _input_ids(args)
     if single and diff[0]:
         node.layout = [("only",)]
         finals[0] = _own(outputs[0], taken, node)
@@ -495,6 +504,10 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, raw: Any) -> Any:
             finals[j] = o
     ctx._pack(outputs, finals)
     return finals[0] if single else tuple(finals)
+
+
+def _input_ids(args: tuple) -> set[int]:
+    return {id(a) for a in args if isinstance(a, _function.Tensor)}
 
 
 def _own(o: Any, taken: set[int], node: _Op) -> Any:
