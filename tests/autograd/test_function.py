@@ -565,6 +565,49 @@ def test_compiled_custom_functions_replay_as_eager():
     np.testing.assert_allclose(wt.grad.numpy(), w.grad.numpy(), rtol=1e-10)
 
 
+def _ctx_features_program(fs, w):
+    def step(x):
+        z = fs["Twice"].apply(x * w)  # changed in place
+        v, _ = fs["MaxOf"].apply(z.reshape(1, 3))  # an output without a gradient
+        s = fs["Same"].apply(v)  # an input returned
+        loss = (s * s).sum() + fs["SinCosLazy"].apply(w)[1].sum() + fs["Once"].apply(w).sum()
+        loss.backward()
+        return loss
+
+    return step
+
+
+def test_compiled_ctx_features_replay_as_eager_and_torch():
+    rng = np.random.default_rng(1)
+    w = tga.tensor(np.array([0.5, 1.0, 2.0]), requires_grad=True)
+    step = _ctx_features_program(OURS, w)
+    compiled = tga.compile(step)
+    for _ in range(3):
+        x = rng.standard_normal(3)
+        w.grad = None
+        eager = float(step(tga.tensor(x)))
+        eager_grad = w.grad.numpy().copy()
+        w.grad = None
+        assert float(compiled(tga.tensor(x))) == pytest.approx(eager, rel=1e-12)
+        np.testing.assert_allclose(w.grad.numpy(), eager_grad, rtol=1e-12)
+        wt = torch.tensor(w.numpy(), requires_grad=True)
+        loss = _ctx_features_program(THEIRS, wt)(torch.tensor(x))
+        assert float(loss.detach()) == pytest.approx(eager, rel=1e-10)
+        np.testing.assert_allclose(wt.grad.numpy(), eager_grad, rtol=1e-10)
+
+
+def test_the_explorer_names_the_function(tmp_path):
+    x = tga.tensor([0.5, 1.0, 2.0], requires_grad=True)
+
+    def loss_fn(x):
+        s, c = OURS["SinCos"].apply(x)
+        return (OURS["Exp"].apply(s) * c).sum()
+
+    tga.viz.explore(loss_fn, x, path=tmp_path / "page.html")
+    page = (tmp_path / "page.html").read_text()
+    assert "SinCos" in page and "Exp" in page
+
+
 def test_a_trace_records_the_ops_of_forward_and_backward():
     w = tga.tensor(np.linspace(-1.0, 1.0, 4), requires_grad=True)
     prog = jit_trace(_step_program(OURS, w), tga.tensor(np.ones(4)))
