@@ -101,7 +101,7 @@ def functions(lib):
         def backward(ctx, g, gi):
             x, idx = ctx.saved_tensors
             ctx.gi = gi
-            onehot = (lib.arange(x.shape[1]).reshape(1, -1) == idx.reshape(-1, 1)).to(x.dtype)
+            onehot = (lib.arange(x.shape[1], device=x.device).reshape(1, -1) == idx.reshape(-1, 1)).to(x.dtype)
             return onehot * g.reshape(-1, 1) * x / x
 
     class Twice(F):  # changes its input in place
@@ -293,12 +293,13 @@ CASES = [
 ]
 
 
-def _inputs(lib, arrays, needs):
-    return [lib.tensor(a.copy(), requires_grad=n) for a, n in zip(arrays, needs)]
+def _inputs(lib, arrays, needs, device=None):
+    kw = {} if device is None else {"device": device}
+    return [lib.tensor(a.copy(), requires_grad=n, **kw) for a, n in zip(arrays, needs)]
 
 
-def _run(lib, fs, arrays, needs, prog, order2=True):
-    xs = _inputs(lib, arrays, needs)
+def _run(lib, fs, arrays, needs, prog, order2=True, device=None):
+    xs = _inputs(lib, arrays, needs, device)
     loss, _ = prog(fs, *xs)
     wrt = [x for x in xs if x.requires_grad]
     g1 = lib.autograd.grad(loss, wrt, create_graph=order2)
@@ -329,6 +330,13 @@ def test_custom_function_matches_torch_first_and_second_order(name, shapes, need
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     arrays = [rng.uniform(0.3, 1.5, s) * rng.choice([-1.0, 1.0], s) for s in shapes]
     _assert_same(_run(tga, OURS, arrays, needs, prog), _run(torch, THEIRS, arrays, needs, prog))
+
+
+@pytest.mark.parametrize("name,shapes,needs,prog", CASES, ids=[c[0] for c in CASES])
+def test_custom_function_on_each_device(device, name, shapes, needs, prog):
+    rng = np.random.default_rng(2 + zlib.crc32(name.encode()))
+    arrays = [rng.uniform(0.3, 1.5, s) * rng.choice([-1.0, 1.0], s) for s in shapes]
+    _assert_same(_run(tga, OURS, arrays, needs, prog, device=device), _run(torch, THEIRS, arrays, needs, prog))
 
 
 @pytest.mark.parametrize("name,shapes,needs,prog", CASES, ids=[c[0] for c in CASES])
