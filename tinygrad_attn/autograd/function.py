@@ -367,11 +367,8 @@ class Function:
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")  # fmt: skip
 
-    @staticmethod
-    def vjp(ctx: Any, *grad_outputs: Any) -> Any:
-        """An alias of ``backward``: a subclass implements one of the two."""
-        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
-                                  "autograd.Function to use it with backward mode AD.")  # fmt: skip
+    #: An alias of ``backward`` (as in PyTorch): a subclass implements one of the two.
+    vjp = backward
 
     @staticmethod
     def jvp(ctx: Any, *grad_inputs: Any) -> Any:

@@ -675,3 +675,27 @@ def test_anomaly_mode_sees_a_custom_function():
 
     with tga.detect_anomaly(), pytest.raises(RuntimeError, match="NaN or Inf.*in backward"):
         Bad.apply(x).sum().backward()
+
+
+def test_vjp_is_backward_and_both_at_once_are_refused_as_torch():
+    kinds = []
+    for lib in (tga, torch):
+        assert lib.autograd.Function.vjp is lib.autograd.Function.backward
+
+        class Both(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def vjp(ctx, g):
+                return g * 2
+
+        with pytest.raises(Exception) as e:
+            Both.apply(lib.tensor([1.0], requires_grad=True)).sum().backward()
+        kinds.append(e.type)
+    assert kinds[0] is kinds[1] is RuntimeError
