@@ -371,3 +371,26 @@ def test_tensor_backward_with_inputs_as_torch(which):
         assert (a is None) == (b is None)
         if a is not None:
             np.testing.assert_allclose(a, b)
+
+
+def test_backward_with_inputs_inside_compile_replays_as_eager():
+    rng = np.random.default_rng(3)
+    w1 = tga.tensor(rng.standard_normal(3), requires_grad=True)
+    w2 = tga.tensor(rng.standard_normal(3), requires_grad=True)
+
+    def step(x):
+        loss = ((x * w1).sin() * w2).sum()
+        loss.backward(inputs=[w1])  # w2 is left alone
+        tga.autograd.backward([(w2 * w2).sum()], inputs=w2)
+        return loss
+
+    compiled = tga.compile(step)
+    for _ in range(3):
+        x = tga.tensor(rng.standard_normal(3))
+        w1.grad = w2.grad = None
+        eager = float(step(x))
+        grads = (w1.grad.numpy().copy(), w2.grad.numpy().copy())
+        w1.grad = w2.grad = None
+        assert float(compiled(x)) == pytest.approx(eager, rel=1e-12)
+        np.testing.assert_allclose(w1.grad.numpy(), grads[0], rtol=1e-12)
+        np.testing.assert_allclose(w2.grad.numpy(), grads[1], rtol=1e-12)

@@ -8,7 +8,7 @@ from typing import Any
 from .._tensor import stack
 from ..engine import backward as _backward
 from ..engine import function as _function
-from ..engine.backward import accumulate_grad, run_backward
+from ..engine.backward import _accumulate_found, run_backward
 from ..engine.function import replay_if_stale
 
 
@@ -115,7 +115,4 @@ def backward(
     keep = create_graph if retain_graph is None else retain_graph
     found = run_backward(roots, root_grads, retain_graph=keep, create_graph=create_graph, targets=targets,
                          retained_too=True)  # fmt: skip
-    if targets is not None:
-        for t, g in zip(targets, found):
-            if g is not None:
-                accumulate_grad(t, g)
+    _accumulate_found(targets, found)

@@ -405,9 +405,20 @@ def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, cr
     keep = retain_graph or create_graph
     found = run_backward([tensor], [g], retain_graph=keep, create_graph=create_graph, targets=inputs,
                          retained_too=True)  # fmt: skip
-    for t, gt in zip(inputs or (), found or ()):
-        if gt is not None:
-            accumulate_grad(t, gt)
+    _accumulate_found(inputs, found)
+
+
+def _accumulate_found(targets: Sequence[Tensor] | None, found: Sequence[Any] | None) -> None:
+    """Add the gradients a pass found for ``targets`` into their ``.grad`` (``backward(inputs=...)``);
+    inside a trace, as accumulation lines of the program."""
+    tracer = _State.tracer
+    for t, g in zip(targets or (), found or ()):
+        if g is None:
+            continue
+        if tracer is not None:
+            tracer.accumulate_found(t, g)
+        else:
+            accumulate_grad(t, g)
 
 
 def grad(

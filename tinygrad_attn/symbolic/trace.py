@@ -549,6 +549,11 @@ class Tracer(Hook):
             self._alive.append(t.grad)
             self._grad_seen[id(t)] = (t, t.grad)
 
+    def accumulate_found(self, t: Tensor, g: Any) -> None:
+        """``backward(inputs=...)``: the gradient the traced pass found for ``t`` (an array of a
+        buffer) added into its ``.grad``, as an accumulation line."""
+        self._accumulate(t, self._as_tensor(g, t._dev))
+
     def grad_assigned(self, t: Tensor, g: Any) -> None:
         """Called where Python assigns ``t.grad`` while tracing (see :func:`_hook_grad`): for
         a tensor whose gradient the program keeps (a parameter, an argument, a tensor fn
