@@ -175,8 +175,19 @@ def functions(lib):
             (x,) = ctx.saved_tensors
             return 2 * g * x
 
+    class Mixed(F):  # two outputs of two dtypes
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return (x * x).to(lib.float32), x.sin()
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            (x,) = ctx.saved_tensors
+            return 2 * x * ga.to(x.dtype) + gb * x.cos()
+
     return {c.__name__: c for c in (Cube, Exp, MulAdd, SinCos, SinCosLazy, MaxOf, Twice, Square, Tanh, Same,
-                                    AddBias, Once)}  # fmt: skip
+                                    AddBias, Once, Mixed)}  # fmt: skip
 
 
 OURS, THEIRS = functions(tga), functions(torch)
@@ -270,7 +281,14 @@ def _chain(fs, x):
     return (s + c * fs["Tanh"].apply(x)).sum(), {}
 
 
+def _mixed(fs, x):
+    a, b = fs["Mixed"].apply(x)
+    assert str(a.dtype).endswith("float32") and str(b.dtype).endswith("float64")
+    return (a.double() * 3 + b * b).sum(), {}
+
+
 CASES = [
+    ("mixed_dtypes", [(3,)], [True], _mixed),
     ("cube", [(3, 4)], [True], _cube),
     ("cube_kwargs", [(5,)], [True], _cube_kw),
     ("exp_saves_output", [(2, 3)], [True], _exp),
