@@ -251,6 +251,7 @@ MISUSES = [
         "jacobian strict with a graph, linear",
         lambda F, x, y: F.jacobian(_linear, x.requires_grad_(), create_graph=True, strict=True),
     ),  # fmt: skip
+    ("jacobian of an empty output", lambda F, x, y: F.jacobian(lambda x: x[:0] * 2.0, x)),
     ("hessian of a non-scalar", lambda F, x, y: F.hessian(_elementwise, x)),
     ("hessian of a tuple", lambda F, x, y: F.hessian(lambda x: (x.sum(), x.sum()), x)),
     ("vhp of a non-scalar", lambda F, x, y: F.vhp(_elementwise, x, x)),

@@ -222,8 +222,8 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
 
 def _rows_to_jacobian(rows: list[Tensor], out: Tensor, x: Tensor) -> Tensor:
     shape = tuple(out.shape) + tuple(x.shape)
-    if not rows:  # (an output without elements)
-        return _zeros_like(x).reshape(-1)[:0].reshape(shape) if x.numel() else _zeros_like(x).reshape(shape)
+    if not rows:  # (as PyTorch, which stacks the rows)
+        raise RuntimeError(f"jacobian: an output of shape {tuple(out.shape)} has no elements to differentiate")
     return stack(rows, 0).reshape(shape)
 
 
