@@ -237,6 +237,11 @@ class OutputOf(_Kept):
     def op_name(self) -> str:
         return f"{self.inputs[0]._ctx.op_name}[{self.args[0]}]"
 
+    @staticmethod
+    def describe_args(args: tuple) -> None:
+        """Nothing more to draw: the title names the output (its place in the vector is plumbing)."""
+        return None
+
     def forward(self, xp: Any, flat: Any) -> Any:  # pragma: no cover - made by apply, never run
         raise NotImplementedError
 
