@@ -448,11 +448,11 @@ class Tensor:
                  inputs: Any = None, *, grad: Any = None) -> None:  # fmt: skip
         """Accumulate the gradient of this tensor into ``.grad`` of every leaf it depends on
         (PyTorch's parameters; ``grad=`` is the first round's name of ``gradient``)."""
-        if inputs is not None:
-            raise NotImplementedError("backward: inputs= is not supported; use tga.grad(output, inputs)")
+        if inputs is not None:  # (only these .grad: a tensor or a sequence of them)
+            inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
         g = gradient if grad is None else grad
         keep = create_graph if retain_graph is None else bool(retain_graph)
-        backward(self, g, retain_graph=keep, create_graph=create_graph)
+        backward(self, g, retain_graph=keep, create_graph=create_graph, inputs=inputs)
 
     # -- operand conversion -------------------------------------------------------
     def _operand(self, other: Any) -> Any:

@@ -13,6 +13,7 @@ from helpers import close, rand
 import tinygrad_attn as tga
 import tinygrad_attn.engine as engine
 from tinygrad_attn import Tensor
+from tinygrad_attn.engine.function import Function
 
 
 def test_gradients_accumulate_across_backwards(device, rng):
@@ -266,7 +267,7 @@ def test_detect_anomaly_in_backward():
 
 
 def test_gradcheck_catches_a_wrong_gradient():
-    class Bad(tga.Function):
+    class Bad(Function):
         def forward(self, xp, a):
             return a * a
 

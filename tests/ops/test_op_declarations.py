@@ -15,7 +15,7 @@ import pytest
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor, ops
-from tinygrad_attn.autograd import Function
+from tinygrad_attn.engine.function import Function
 
 
 def _every_op_class() -> list[type]:
@@ -80,7 +80,7 @@ def test_primitives_are_the_ops_that_declare_it():
 
 
 _THROWAWAY = '''
-from tinygrad_attn.autograd import Function
+from tinygrad_attn.engine.function import Function
 
 
 class Cube(Function):

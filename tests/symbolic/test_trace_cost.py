@@ -15,7 +15,7 @@ import pytest
 import tinygrad_attn as tga
 import tinygrad_attn.functional as F
 from tinygrad_attn import Tensor
-from tinygrad_attn.autograd import Function
+from tinygrad_attn.engine.function import Function
 from tinygrad_attn.symbolic import TraceError, passes
 
 

@@ -16,6 +16,7 @@ import pytest
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
+from tinygrad_attn.engine.function import Function
 from tinygrad_attn.engine.switches import scope
 from tinygrad_attn.models import LayerNorm, Linear, Module, ModuleList, Parameter
 from tinygrad_attn.viz import GraphvizNotFoundError, draw_graph, plot_attention, render, renderer
@@ -326,7 +327,7 @@ def test_backward_steps_show_only_the_arrays_their_formula_reads():
     assert _reads(ln, "layer_norm backward") == ["layer_norm intermediate", "layer_norm intermediate", "w"]  # x-hat, 1/std, weight
 
 
-class Branchy(tga.Function):
+class Branchy(Function):
     """An op whose gradient formula looks at values: the probe cannot run it."""
 
     def forward(self, xp, a):

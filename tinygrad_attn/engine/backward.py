@@ -111,6 +111,7 @@ def run_backward(
     ns: Any = None,
     accumulate: Callable[[Tensor, Any, bool], None] | None = None,
     within: Callable[[Any], bool] | None = None,
+    retained_too: bool = False,
 ) -> list[Any] | None:
     """Propagate ``root_grads`` from ``roots`` to the leaves.
 
@@ -123,7 +124,8 @@ def run_backward(
     With ``targets`` the gradients of those tensors are returned and no ``.grad`` is
     touched; otherwise they accumulate into the ``.grad`` of leaves (and of tensors that
     called ``retain_grad()``). ``stop_at_targets``: go no further than the targets (none is
-    an ancestor of another).
+    an ancestor of another); ``retained_too``: with ``targets``, tensors that called
+    ``retain_grad()`` still accumulate into their ``.grad`` (``backward(inputs=...)``).
 
     Gradients are arrays, each step computing with its device's array namespace; with
     ``create_graph`` they are tensors, computed with the registered namespace of tensor ops
@@ -201,6 +203,8 @@ def run_backward(
                             found[wanted[id(t)]] = g
                             if stop_at_targets:
                                 continue
+                        elif retained_too and retained and id(t) in retained and fn is not None:
+                            accumulate(t, g, False)
                     elif fn is None or (retained and id(t) in retained):
                         # (References to g: this pass's one, and getrefcount's argument.)
                         sole = overwrite and getrefcount(g) == 2 and _sole_view(g)
@@ -385,16 +389,36 @@ def accumulate_grad(t: Tensor, g: Any, sole: bool = False) -> None:
     t.grad = _function.TENSOR_NS.copy(g) if t.grad is None else t.grad + g
 
 
-def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, create_graph: bool = False) -> None:
-    """``tensor.backward()``: accumulate d tensor / d leaf into every leaf's ``.grad``."""
+def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, create_graph: bool = False,
+             inputs: Sequence[Tensor] | None = None) -> None:  # fmt: skip
+    """``tensor.backward()``: accumulate d tensor / d leaf into every leaf's ``.grad`` (only
+    into the ``.grad`` of ``inputs``, leaves or not, where given)."""
     replay_if_stale(tensor)
     if not tensor.requires_grad:
         raise RuntimeError(
             "backward: the tensor does not require grad and has no graph; set requires_grad=True "
             "on a leaf it depends on"
         )
+    if inputs is not None and not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     g = _root_grad(tensor, grad, create_graph, "backward")
-    run_backward([tensor], [g], retain_graph=retain_graph or create_graph, create_graph=create_graph)
+    keep = retain_graph or create_graph
+    found = run_backward([tensor], [g], retain_graph=keep, create_graph=create_graph, targets=inputs,
+                         retained_too=True)  # fmt: skip
+    _accumulate_found(inputs, found)
+
+
+def _accumulate_found(targets: Sequence[Tensor] | None, found: Sequence[Any] | None) -> None:
+    """Add the gradients a pass found for ``targets`` into their ``.grad`` (``backward(inputs=...)``);
+    inside a trace, as accumulation lines of the program."""
+    tracer = _State.tracer
+    for t, g in zip(targets or (), found or ()):
+        if g is None:
+            continue
+        if tracer is not None:
+            tracer.accumulate_found(t, g)
+        else:
+            accumulate_grad(t, g)
 
 
 def grad(

@@ -1,5 +1,7 @@
 """The op base class :class:`Function`: ``Function.apply``, op errors, and the early release
-of values no backward step will read.
+of values no backward step will read. (The package's own: ``tga.autograd.Function`` is
+PyTorch's custom-Function API, :mod:`tinygrad_attn.autograd.function`, whose nodes are ops
+of this class.)
 
 One mechanism, one place. ``Function.apply`` checks the inputs, runs the op's forward
 on raw arrays and, when a gradient is wanted, records the op as the output's graph node.

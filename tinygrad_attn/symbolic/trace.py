@@ -289,6 +289,10 @@ class Tracer(Hook):
             self._alive.append(fn)
             self._by_fn[id(fn)] = None
             return
+        if getattr(fn, "traced_by_its_ops", False):  # a custom autograd.Function: its forward's ops
+            self._alive.append(fn)  # are lines already, as its backward's will be; the node is only
+            self._by_fn[id(fn)] = None  # a step of the traced backward pass
+            return
         value, fixed = self.value, self._fixed
         ins: list[Any] = []
         views: list[Any] = []  # the input arrays: a result that is one of them, or a view of one, allocates nothing
@@ -544,6 +548,11 @@ class Tracer(Hook):
             self._tmap[id(t.grad)] = b  # (the tensor only: g's array stays g's buffer)
             self._alive.append(t.grad)
             self._grad_seen[id(t)] = (t, t.grad)
+
+    def accumulate_found(self, t: Tensor, g: Any) -> None:
+        """``backward(inputs=...)``: the gradient the traced pass found for ``t`` (an array of a
+        buffer) added into its ``.grad``, as an accumulation line."""
+        self._accumulate(t, self._as_tensor(g, t._dev))
 
     def grad_assigned(self, t: Tensor, g: Any) -> None:
         """Called where Python assigns ``t.grad`` while tracing (see :func:`_hook_grad`): for

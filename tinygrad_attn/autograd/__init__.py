@@ -1,0 +1,25 @@
+"""``tga.autograd``: PyTorch's ``torch.autograd`` names.
+
+``Function`` is PyTorch's custom-Function API (:mod:`.function`); ``grad`` and ``backward``
+take PyTorch's arguments (:mod:`.api`) on the engine's one backward pass;
+:mod:`.functional` holds ``jacobian hessian vjp jvp hvp vhp``.
+
+>>> (gx,) = tga.autograd.grad((x * x).sum(), x)  # doctest: +SKIP
+"""
+
+from ..engine.switches import (
+    decompose,
+    detect_anomaly,
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from . import function, functional
+from .api import backward, grad
+from .function import Function, FunctionCtx, once_differentiable
+
+__all__ = ["Function", "FunctionCtx", "backward", "decompose", "detect_anomaly", "enable_grad", "function",
+           "functional", "grad", "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable",
+           "set_grad_enabled"]  # fmt: skip
