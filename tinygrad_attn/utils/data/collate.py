@@ -38,7 +38,7 @@ def default_convert(data: Any) -> Any:
     if _is_numpy_value(data):
         if isinstance(data, np.ndarray) and _NOT_NUMERIC.search(data.dtype.str):
             return data
-        return creation.as_tensor(data)
+        return creation.as_tensor(np.asarray(data))  # (a NumPy scalar keeps its dtype through the array)
     if isinstance(data, collections.abc.Mapping):
         return _rebuild_mapping(data, {k: default_convert(data[k]) for k in data})
     if isinstance(data, tuple) and hasattr(data, "_fields"):  # namedtuple
@@ -89,12 +89,13 @@ def collate(batch: list, *, collate_fn_map: dict[type | tuple[type, ...], Callab
     if isinstance(elem, collections.abc.Mapping):
         return _rebuild_mapping(elem, {k: collate([d[k] for d in batch], collate_fn_map=collate_fn_map) for k in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
-        return type(elem)(*(collate(list(s), collate_fn_map=collate_fn_map) for s in zip(*batch, strict=False)))
+        return type(elem)(*(collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch, strict=False)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if any(len(e) != size for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        fields = [collate(list(s), collate_fn_map=collate_fn_map) for s in zip(*batch, strict=False)]
+        # each field's samples stay the tuple zip makes: a field of strings collates to that tuple, as PyTorch's
+        fields = [collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch, strict=False)]
         return fields if isinstance(elem, tuple) else _rebuild_sequence(elem, fields)
     raise TypeError(_ERROR.format(type(elem)))
 

@@ -267,9 +267,11 @@ class _MultiProcessIter(_BaseIter):
         for _ in range(self._prefetch_factor * self._num_workers):
             self._try_put_index()
 
-    def _try_get_data(self, timeout: float = worker.STATUS_CHECK_INTERVAL) -> tuple[bool, Any]:
+    def _try_get_data(self, timeout: float | None = None) -> tuple[bool, Any]:
+        """``(True, result)``, or ``(False, None)`` after ``timeout`` seconds (default: the
+        status check interval) with every worker still alive."""
         try:
-            return True, self._result_queue.get(timeout=timeout)
+            return True, self._result_queue.get(timeout=timeout or worker.STATUS_CHECK_INTERVAL)
         except queue.Empty as e:
             dead = [w for i, w in enumerate(self._workers) if self._workers_status[i] and not w.is_alive()]
             for i, w in enumerate(self._workers):
