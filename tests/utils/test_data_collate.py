@@ -8,9 +8,9 @@ import itertools
 
 import numpy as np
 import pytest
+from data_oracle import plain
 
 import tinygrad_attn as tga
-from data_oracle import plain
 from tinygrad_attn.utils.data import default_collate, default_convert
 
 torch = pytest.importorskip("torch")

@@ -8,9 +8,9 @@ import warnings
 
 import numpy as np
 import pytest
+from data_oracle import plain
 
 import tinygrad_attn as tga
-from data_oracle import plain
 from tinygrad_attn.utils import data
 
 torch = pytest.importorskip("torch")

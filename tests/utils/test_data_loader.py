@@ -8,9 +8,9 @@ import itertools
 
 import numpy as np
 import pytest
+from data_oracle import batches, plain
 
 import tinygrad_attn as tga
-from data_oracle import batches, plain
 from tinygrad_attn.utils import data
 
 torch = pytest.importorskip("torch")
@@ -133,7 +133,9 @@ def test_argument_conflicts_raise_pytorchs_error(kind, kwargs):
     assert str(ours.value)[:30] == str(theirs.value)[:30]  # the option named first
 
 
-@pytest.mark.parametrize("attr", ["batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers"])
+@pytest.mark.parametrize(
+    "attr", ["batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers"]
+)
 def test_fixed_attributes_cannot_be_set(attr):
     loader = data.DataLoader(list(range(3)))
     with pytest.raises(ValueError, match=f"{attr} attribute should not be set"):

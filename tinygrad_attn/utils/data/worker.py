@@ -26,8 +26,12 @@ from ... import random as library_random
 from ... import threads
 from .fetch import create_fetcher
 
-#: seconds between the checks that the other side is still alive (PyTorch's interval)
+#: seconds between the main process's checks that its workers are still alive (PyTorch's interval)
 STATUS_CHECK_INTERVAL = 5.0
+#: seconds between an idle worker's checks that it is still wanted: the main process may be
+#: gone, or ending the workers from a garbage collection that has already stopped the
+#: thread that would deliver its ``None`` to them
+IDLE_CHECK_INTERVAL = 0.1
 
 
 @dataclass
@@ -123,8 +127,10 @@ def worker_loop(iterable: bool, dataset: Any, index_queue: Any, data_queue: Any,
         parent = os.getppid()
         while os.getppid() == parent:  # the main process is gone: stop
             try:
-                task = index_queue.get(timeout=STATUS_CHECK_INTERVAL)
+                task = index_queue.get(timeout=IDLE_CHECK_INTERVAL)
             except queue.Empty:
+                if done_event.is_set():
+                    break
                 continue
             if isinstance(task, ResumeIteration):
                 data_queue.put((task, None))
