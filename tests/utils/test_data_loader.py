@@ -153,6 +153,12 @@ def test_defaults_are_pytorchs():
     assert data.DataLoader([1], batch_size=None).collate_fn is data.default_convert
 
 
+def test_a_timeout_needs_workers():
+    for mod in (tdata, data):
+        with pytest.raises(AssertionError, match="requires timeout == 0"):
+            iter(mod.DataLoader([1, 2], timeout=1))
+
+
 def test_pin_memory_without_an_accelerator_warns_and_loads():
     loader = data.DataLoader(list(range(4)), batch_size=2, pin_memory=True)
     with pytest.warns(UserWarning, match="pin_memory"):

@@ -208,6 +208,8 @@ class _BaseIter:
 class _SingleProcessIter(_BaseIter):
     def __init__(self, loader: DataLoader) -> None:
         super().__init__(loader)
+        if self._timeout != 0:  # (nothing to wait for in the main process; PyTorch refuses it here too)
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
         self._fetcher = create_fetcher(
             self._iterable, self._dataset, self._auto_collation, self._collate_fn, self._drop_last
         )
