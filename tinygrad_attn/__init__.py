@@ -40,7 +40,7 @@ from .dtypes import *  # noqa: F403
 from .gradcheck import gradcheck
 from .malloc import keep_freed_memory
 from .math_functions import *  # noqa: F403
-from .random import manual_seed
+from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .serialization import load, save
 from .tensor_functions import *  # noqa: F403
 from .threads import get_num_threads, set_num_threads
@@ -99,6 +99,12 @@ __all__ = [
     "detect_anomaly",
     "gradcheck",
     "manual_seed",
+    "Generator",
+    "default_generator",
+    "seed",
+    "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
     "device",
     "devices",
     "is_available",

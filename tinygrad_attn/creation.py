@@ -4,7 +4,8 @@ Shapes are given either way (``zeros(2, 3)`` or ``zeros((2, 3))``); every factor
 ``dtype=``, ``device=`` and ``requires_grad=``. Dtypes are inferred as PyTorch infers
 them (Python ints become int64, floats float32, bools bool), unlike the ``Tensor``
 constructor, which makes every Python number float32 (NumPy users' default).
-Random draws come from the one seeded generator (``tga.manual_seed``).
+Random draws come from ``generator=`` or the default generator (``tga.manual_seed``), with
+PyTorch's numbers for the same seed (:mod:`tinygrad_attn.random`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from . import random_transforms
 from ._tensor import Size, Tensor, _shape_args
 from .backend import default_device, get_device
 from .engine.switches import _State
-from .random import host_generator
+from .random import generator_for
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "is_tensor", "zeros", "ones", "full", "empty", "rand", "randn",
@@ -145,39 +147,44 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
     return Tensor.full(_shape_args((size,)), fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Uniform draws in ``[0, 1)`` (float32 by default), from the one seeded generator."""
-    return Tensor.rand(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Uniform draws in ``[0, 1)`` (float32 by default), PyTorch's numbers for a seed."""
+    return Tensor.rand(*size, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Standard normal draws (float32 by default), from the one seeded generator."""
-    return Tensor.randn(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Standard normal draws (float32 by default), PyTorch's numbers for a seed."""
+    return Tensor.randn(*size, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def randint(low: int = 0, high: Any = None, size: Any = None, *, dtype: Any = None, device: Any = None,
-            requires_grad: bool = False) -> Tensor:  # fmt: skip
-    """Integers drawn uniformly from ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``."""
+def randint(low: int = 0, high: Any = None, size: Any = None, *, generator: Any = None, dtype: Any = None,
+            device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Integers drawn uniformly from ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``
+    (PyTorch's numbers for a seed: a draw modulo the range)."""
     if size is None:  # randint(high, size)
         if high is None:
             raise TypeError("randint: give the size, as randint(high, size) or randint(low, high, size)")
         low, high, size = 0, low, high
-    arr = host_generator().integers(low, high, size=_shape_args((size,)))
-    return Tensor(arr.astype(dtype or np.int64), device=device, requires_grad=requires_grad)
+    low, high = int(low), int(high)
+    if low >= high:
+        raise RuntimeError(f"randint: expects from < to, got from={low} >= to={high}")
+    gen = generator_for(generator, "randint")
+    arr = random_transforms.integers(gen, _shape_args((size,)), dtype or np.int64, low, high)
+    return Tensor(arr, device=device, requires_grad=requires_grad)
 
 
 def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
-    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise), drawn from
-    the one seeded generator (``tga.manual_seed``), as ``torch.randperm``.
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise), as
+    ``torch.randperm``: the same permutation for the same generator state.
 
     >>> order = randperm(len(data))  # doctest: +SKIP
     """
-    if generator is not None:
-        raise NotImplementedError("randperm: generator= is not supported; every draw comes from tga.manual_seed's")
     if int(n) < 0:
         raise RuntimeError(f"randperm: n must be non-negative, got {n}")
-    arr = host_generator().permutation(int(n))
+    arr = random_transforms.randperm(generator_for(generator, "randperm"), int(n))
     return Tensor(arr.astype(dtype or np.int64), device=device, requires_grad=requires_grad)
 
 
@@ -236,45 +243,62 @@ def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
     return Tensor.full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def rand_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def rand_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Uniform draws in ``[0, 1)`` in ``t``'s shape, dtype and device."""
     shape, dtype, device = _like(t, dtype, device)
-    return Tensor.rand(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return Tensor.rand(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def randn_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def randn_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Standard normal draws in ``t``'s shape, dtype and device."""
     shape, dtype, device = _like(t, dtype, device)
-    return Tensor.randn(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return Tensor.randn(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def randint_like(t: Tensor, low: int, high: Any = None, *, dtype: Any = None,
+def randint_like(t: Tensor, low: int, high: Any = None, *, generator: Any = None, dtype: Any = None,
                  device: Any = None) -> Tensor:  # fmt: skip
     """Integers from ``[low, high)`` in ``t``'s shape (``randint_like(t, high)`` draws from ``[0, high)``)."""
     shape, dtype, device = _like(t, dtype, device)
-    return randint(low, high, shape, dtype=dtype, device=device)
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, shape, generator=generator, dtype=dtype, device=device)
 
 
-def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> Tensor:  # noqa: A002 - torch's name
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002 - torch's name
+                generator: Any = None) -> Tensor:  # fmt: skip
     """Indices drawn with probability proportional to each row of ``input`` (1-D or 2-D),
-    as ``torch.multinomial``: int64, from the one seeded generator, on ``input``'s device."""
-    probs = input.detach().numpy().astype(np.float64)
+    as ``torch.multinomial``: int64, PyTorch's numbers for a seed, on ``input``'s device."""
+    probs = input.detach().numpy()
+    if probs.dtype.kind != "f":
+        raise RuntimeError(f"multinomial: needs a floating-point tensor of weights, got {probs.dtype}")
     rows = probs.reshape(1, -1) if probs.ndim == 1 else probs
     if probs.ndim not in (1, 2) or (rows < 0).any() or not np.isfinite(rows).all():
-        raise ValueError(f"multinomial: needs a 1-D or 2-D tensor of non-negative finite weights, got shape {input.shape}")
+        raise RuntimeError(
+            f"multinomial: needs a 1-D or 2-D tensor of non-negative finite weights, got shape {tuple(input.shape)}"
+        )
+    if (rows.sum(axis=1) <= 0).any():
+        raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
     if not replacement and num_samples > rows.shape[1]:
-        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement from {rows.shape[1]} categories")
-    gen = host_generator()
-    out = np.stack([gen.choice(rows.shape[1], size=num_samples, replace=replacement, p=r / r.sum()) for r in rows])
+        raise RuntimeError(
+            f"multinomial: cannot sample n_sample > prob_dist.size(-1) samples without replacement "
+            f"({num_samples} > {rows.shape[1]})"
+        )
+    out = random_transforms.multinomial(generator_for(generator, "multinomial"), rows, int(num_samples), replacement)
     out = out.reshape(num_samples) if probs.ndim == 1 else out
     return Tensor(out.astype(np.int64), device=input.device)
 
 
-def bernoulli(input: Tensor) -> Tensor:
-    """1 with probability ``input`` (elementwise), else 0, in ``input``'s dtype."""
-    draws = host_generator().random(input.shape)
-    return Tensor((draws < input.detach().numpy()).astype(input.dtype), device=input.device)
-
+def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:  # noqa: A002 - torch's name
+    """1 with probability ``input`` (elementwise), else 0, in ``input``'s dtype; PyTorch's
+    numbers for a seed (``p``, a number, draws with that probability instead, as PyTorch's
+    other overload; those numbers are PyTorch's own engine's and are not reproduced)."""
+    if p is not None:
+        return input.detach().new_empty(input.shape).bernoulli_(p, generator=generator)
+    probs = input.detach().numpy()
+    draws = random_transforms.bernoulli(generator_for(generator, "bernoulli"), probs)
+    return Tensor(draws.astype(input.dtype), device=input.device)
 
 
 # -- PyTorch's typed legacy constructors: FloatTensor, LongTensor, ... ------------------

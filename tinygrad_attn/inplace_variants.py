@@ -5,7 +5,7 @@ Every variant is the out-of-place method of the same name written into the tenso
 :func:`tinygrad_attn.inplace.apply_inplace`, the one in-place mechanism: the version
 bump, the rebased history when gradients are recorded, the checks (a leaf that requires
 grad, a view, a result that cannot be cast back to the tensor's dtype) are all there.
-The random fills draw from the library's one generator (:mod:`tinygrad_attn.random`), on
+The random fills draw PyTorch's numbers from a generator (:mod:`tinygrad_attn.random`), on
 the host, so a seed gives the same numbers on every device.
 """
 
@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from . import random_transforms as rt
 from ._tensor import Tensor, cat, where
 from .engine.switches import no_grad
 from .engine.versions import bump_version
 from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
-from .random import host_generator
+from .random import generator_for
 
 #: ``name_`` for each of these is ``name`` computed and written in place.
 INPLACE_OF = (
@@ -89,56 +90,69 @@ def _float_only(t: Tensor, name: str) -> None:
         raise RuntimeError(f"{name}: needs a floating-point tensor, got {t.dtype} (PyTorch's neither)")
 
 
+def _gen(generator: Any, name: str) -> Any:
+    return generator_for(generator, name)
+
+
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-    """Uniform draws from ``[a, b)``, in place."""
+    """Uniform draws from ``[a, b)``, in place (PyTorch's numbers for a seed)."""
     _float_only(self, "uniform_")
     if a > b:
         raise RuntimeError(f"uniform_: expects from <= to, got from={a} > to={b}")
-    return _fill_with(self, "uniform_", host_generator().uniform(a, b, self.shape))
+    return _fill_with(self, "uniform_", rt.uniform(_gen(generator, "uniform_"), self.shape, self.dtype, a, b))
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
-    """Normal draws of ``mean`` and ``std``, in place."""
+    """Normal draws of ``mean`` and ``std``, in place (PyTorch's numbers for a seed)."""
     _float_only(self, "normal_")
     if std < 0:
         raise RuntimeError(f"normal_: expects std >= 0.0, got std={std}")
-    return _fill_with(self, "normal_", host_generator().standard_normal(self.shape) * std + mean)
+    return _fill_with(self, "normal_", rt.normal(_gen(generator, "normal_"), self.shape, self.dtype, mean, std))
 
 
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
-    """1 with probability ``p`` (a number or a tensor broadcast to this one), else 0, in place."""
+    """1 with probability ``p`` (a number or a tensor broadcast to this one), else 0, in place.
+    A tensor ``p`` gives PyTorch's numbers for a seed; a number ``p`` draws from our generator
+    (PyTorch uses another engine there, whose numbers are not reproduced)."""
     prob = p.numpy() if isinstance(p, Tensor) else p
     if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
         raise RuntimeError("bernoulli_: expects 0 <= p <= 1")
-    return _fill_with(self, "bernoulli_", host_generator().random(self.shape) < prob)
+    gen = _gen(generator, "bernoulli_")
+    if isinstance(p, Tensor):
+        draws = rt.bernoulli(gen, np.ascontiguousarray(np.broadcast_to(prob, self.shape)))
+    else:
+        draws = rt.uniform(gen, self.shape, np.float64) < prob
+    return _fill_with(self, "bernoulli_", draws)
 
 
 def random_(self: Tensor, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
     """Integers from ``[from_, to)`` in place; ``random_(to)`` is ``[0, to)``; without
-    bounds, PyTorch's: ``[0, 2**mantissa]`` for floats, the dtype's range for integers."""
-    if to is None and from_ != 0:  # random_(to)
+    bounds, PyTorch's: ``[0, 2**mantissa]`` for floats, ``[0, max]`` for integers (the
+    numbers PyTorch draws for a seed)."""
+    gen = _gen(generator, "random_")
+    if to is None and from_ == 0:
+        return _fill_with(self, "random_", rt.random_bits(gen, self.shape, self.dtype))
+    if to is None:  # random_(to)
         from_, to = 0, from_
-    if to is None:
-        dt = self.dtype
-        to = 2 ** (np.finfo(dt).nmant + 1) + 1 if dt.kind == "f" else (2 if dt.kind == "b" else int(np.iinfo(dt).max))
     if from_ >= to:
         raise RuntimeError(f"random_: expects from < to, got from={from_} >= to={to}")
-    return _fill_with(self, "random_", host_generator().integers(from_, to, self.shape))
+    return _fill_with(self, "random_", rt.integers(gen, self.shape, self.dtype, from_, to))
 
 
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
-    """Exponential draws of rate ``lambd``, in place."""
+    """Exponential draws of rate ``lambd``, in place (PyTorch's numbers for a seed)."""
     _float_only(self, "exponential_")
     if lambd <= 0:
         raise RuntimeError(f"exponential_: expects lambd > 0.0, got {lambd}")
-    return _fill_with(self, "exponential_", host_generator().exponential(1.0 / lambd, self.shape))
+    return _fill_with(self, "exponential_", rt.exponential(_gen(generator, "exponential_"), self.shape, self.dtype,
+                                                           lambd))  # fmt: skip
 
 
 def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     """Geometric draws (trials to the first success, from 1) of success probability ``p``, in place."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_: expects p in (0, 1), got p={p}")
-    return _fill_with(self, "geometric_", host_generator().geometric(p, self.shape))
+    return _fill_with(self, "geometric_", rt.geometric(_gen(generator, "geometric_"), self.shape, self.dtype, p))
 
 
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
@@ -146,7 +160,8 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
     _float_only(self, "log_normal_")
     if std <= 0:
         raise RuntimeError(f"log_normal_: expects std > 0.0, got std={std}")
-    return _fill_with(self, "log_normal_", host_generator().lognormal(mean, std, self.shape))
+    gen = _gen(generator, "log_normal_")
+    return _fill_with(self, "log_normal_", rt.log_normal(gen, self.shape, self.dtype, mean, std))
 
 
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
@@ -154,10 +169,27 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
     _float_only(self, "cauchy_")
     if sigma <= 0:
         raise RuntimeError(f"cauchy_: expects sigma > 0.0, got sigma={sigma}")
-    return _fill_with(self, "cauchy_", median + sigma * host_generator().standard_cauchy(self.shape))
+    return _fill_with(self, "cauchy_", rt.cauchy(_gen(generator, "cauchy_"), self.shape, self.dtype, median, sigma))
 
 
 RANDOM_FILLS = (uniform_, normal_, bernoulli_, random_, exponential_, geometric_, log_normal_, cauchy_)
+
+
+def multinomial(self: Tensor, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
+    """``tga.multinomial(self, ...)`` as a method (PyTorch's ``Tensor.multinomial``)."""
+    from .creation import multinomial as draw  # noqa: PLC0415 - the factories import the Tensor's methods
+
+    return draw(self, num_samples, replacement, generator=generator)
+
+
+def bernoulli(self: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
+    """``tga.bernoulli(self)`` as a method (PyTorch's ``Tensor.bernoulli``)."""
+    from .creation import bernoulli as draw  # noqa: PLC0415 - the factories import the Tensor's methods
+
+    return draw(self, p, generator=generator)
+
+
+RANDOM_FILLS += (multinomial, bernoulli)  # (the out-of-place draws, installed with the fills)
 
 
 # -- metadata changes: the same memory under another shape -----------------------------------

@@ -29,7 +29,6 @@ from .engine.switches import no_grad
 from .functional_checks import tensor_arg as _tensor
 from .ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from .ops.saved import saved_for_backward
-from .random import host_generator
 from .tensor_functions import ValuesIndices, _index, _one_dim
 from .tensor_reduce import _logsumexp, sqrt_of_variance, var
 
@@ -776,13 +775,13 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any = None, dtype: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Normal draws, as ``torch.normal``: ``mean`` and ``std`` tensors (broadcast), or
-    numbers with ``size``, from the library's one generator. No gradient flows to them."""
+    numbers with ``size``; PyTorch's numbers for a seed. No gradient flows to them."""
     like = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
     if like is None:
         if size is None:
             raise TypeError("normal: with a number mean and std, give the size")
-        z = Tensor.randn(*_shape(size), dtype=dtype, device=device)
-        out = z * float(std) + float(mean)
+        out = Tensor.zeros(*_shape(size), dtype=dtype, device=device).normal_(float(mean), float(std),
+                                                                              generator=generator)  # fmt: skip
         return out.requires_grad_(requires_grad) if requires_grad else out
     m = mean.detach() if isinstance(mean, Tensor) else mean
     s = std.detach() if isinstance(std, Tensor) else std
@@ -790,9 +789,10 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
         raise RuntimeError("normal: std must be >= 0")
     shape = np.broadcast_shapes(*(t.shape for t in (m, s) if isinstance(t, Tensor)))
     dt = like.dtype if like.dtype.kind in "fc" else np.float32
-    draws = host_generator().standard_normal(shape)
-    z = Tensor(np.asarray(draws, dtype=dt), device=like._dev)
-    return z * s + m
+    # (PyTorch's order: standard draws, or of std when it is a number, then times std, plus mean)
+    scale = 1.0 if isinstance(s, Tensor) else float(s)
+    z = Tensor.zeros(shape, dtype=dt, device=like._dev).normal_(0.0, scale, generator=generator)
+    return (z * s if isinstance(s, Tensor) else z) + m
 
 
 def _shape(size: Any) -> tuple[int, ...]:

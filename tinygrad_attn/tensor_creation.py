@@ -1,7 +1,7 @@
 """Tensor's constructors, ``Tensor.zeros ones full randn rand arange eye from_dlpack``
 (classmethods, installed on :class:`Tensor` by the package's ``install_methods``; the
 ``tga.zeros``-style factories are in :mod:`tinygrad_attn.creation`). Random draws come from
-the one seeded generator, on the host, so a seed gives the same numbers on every device.
+a generator (PyTorch's numbers), on the host, so a seed gives the same numbers on every device.
 """
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from . import random_transforms
 from ._tensor import Tensor, _shape_args
 from .backend import default_device, get_device
 from .engine.switches import _State
 from .promotion import _scalar_dtype
-from .random import draw, host_generator
+from .random import draw, generator_for
 
 __all__: list[str] = []  # (the free factories of these names are in creation.py)
 
@@ -57,27 +58,33 @@ def full(cls, shape: Any, value: float, *, dtype: Any = None, device: Any = None
     return cls._host(np.full(shape, value, dtype=dt), None, device, requires_grad, name)
 
 
-def _drawn(cls: Any, method: str, shape: Any, dtype: Any, device: Any, requires_grad: bool, name: str | None) -> Tensor:
-    """A tensor of the host generator's ``method`` draws; inside a trace (without grad) an op,
-    so that a replay draws again."""
+def _drawn(cls: Any, kind: str, shape: Any, dtype: Any, device: Any, requires_grad: bool, name: str | None,
+           generator: Any = None) -> Tensor:  # fmt: skip
+    """A tensor of ``kind`` draws (``"random"`` or ``"standard_normal"``) from ``generator`` (the
+    default one without), PyTorch's numbers; inside a trace (without grad) an op, so that a
+    replay draws again."""
+    dt = np.dtype(dtype) if dtype is not None else np.dtype(np.float32)
+    if dt.kind != "f":
+        raise RuntimeError(f"{'rand' if kind == 'random' else 'randn'}: a floating-point dtype is needed, got {dt}")
     if _State.tracer is not None and not requires_grad:
-        return draw(method, _shape_args(shape), dtype or np.float32, cls.zeros((), device=device))
-    arr = getattr(host_generator(), method)(_shape_args(shape))
-    return cls._host(arr, dtype or np.float32, device, requires_grad, name)
+        return draw(kind, _shape_args(shape), dt, cls.zeros((), device=device), generator=generator)
+    gen = generator_for(generator, "rand" if kind == "random" else "randn")
+    make = random_transforms.uniform if kind == "random" else random_transforms.normal
+    return cls._host(make(gen, _shape_args(shape), dt), dt, device, requires_grad, name)
 
 
 @classmethod
-def randn(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          name: str | None = None) -> Tensor:  # fmt: skip
-    """Standard normal draws, made on the host from the seeded generator and moved."""
-    return _drawn(cls, "standard_normal", shape, dtype, device, requires_grad, name)
+def randn(cls, *shape: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
+    """Standard normal draws, made on the host from the seeded generator (PyTorch's numbers) and moved."""
+    return _drawn(cls, "standard_normal", shape, dtype, device, requires_grad, name, generator)
 
 
 @classmethod
-def rand(cls, *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-         name: str | None = None) -> Tensor:  # fmt: skip
-    """Uniform draws in [0, 1), made on the host from the seeded generator and moved."""
-    return _drawn(cls, "random", shape, dtype, device, requires_grad, name)
+def rand(cls, *shape: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
+    """Uniform draws in [0, 1), made on the host from the seeded generator (PyTorch's numbers) and moved."""
+    return _drawn(cls, "random", shape, dtype, device, requires_grad, name, generator)
 
 
 @classmethod

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import random_transforms as rt
 from .._tensor import Tensor
 from ..engine.switches import no_grad
 from ..nn.layers import Dropout, Embedding, LayerNorm, Linear
@@ -36,7 +37,7 @@ class GPT(Module):
         self.tok_emb = Embedding(vocab_size, d_model)
         self.pos_emb = Embedding(max_len, d_model)
         for emb in (self.tok_emb, self.pos_emb):
-            emb.weight = Parameter(host_generator().normal(0.0, 0.02, emb.weight.shape).astype(np.float32))
+            emb.weight = Parameter(rt.normal(host_generator(), emb.weight.shape, np.float32, 0.0, 0.02))
         self.drop = Dropout(dropout)
         d_ff = 4 * d_model if d_ff is None else d_ff
         self.blocks = ModuleList(
@@ -135,5 +136,4 @@ def _next_token(logits: np.ndarray, temperature: float, top_k: int | None, greed
         z = np.where(z < kth, -np.inf, z)
     p = np.exp(z - z.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
-    gen = host_generator()
-    return np.array([gen.choice(len(row), p=row) for row in p], dtype=np.int64)
+    return rt.multinomial(host_generator(), p, 1, True)[:, 0]  # (as torch.multinomial(probs, 1))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import random_transforms as rt
 from .._tensor import Tensor, cat
 from ..nn.layers import Dropout, LayerNorm, Linear
 from ..nn.module import Module, ModuleList, Parameter
@@ -47,8 +48,8 @@ class ViT(Module):
         self.image_size, self.patch_size, self.channels = image_size, patch_size, channels
         n_patches = (image_size // patch_size) ** 2
         self.patch_embed = Linear(channels * patch_size * patch_size, d_model)
-        self.cls_token = Parameter(host_generator().normal(0.0, 0.02, (1, 1, d_model)).astype(np.float32))
-        self.pos_embed = Parameter(host_generator().normal(0.0, 0.02, (1, n_patches + 1, d_model)).astype(np.float32))
+        self.cls_token = Parameter(rt.normal(host_generator(), (1, 1, d_model), np.float32, 0.0, 0.02))
+        self.pos_embed = Parameter(rt.normal(host_generator(), (1, n_patches + 1, d_model), np.float32, 0.0, 0.02))
         self.drop = Dropout(dropout)
         d_ff = 4 * d_model if d_ff is None else d_ff
         self.layers = ModuleList(

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
+from .. import random_transforms as rt
 from .._tensor import Tensor, cat, where
 from ..random import host_generator
 from .layers import Linear
@@ -83,9 +84,10 @@ def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None
     return out.permute(0, 2, 1, 3).reshape(b, tq, e), weights  # (B, Tq, E)
 
 
-def _xavier(shape: tuple[int, int]) -> Parameter:
-    bound = math.sqrt(6.0 / (shape[0] + shape[1]))  # Glorot & Bengio's uniform, as PyTorch's MHA
-    return Parameter(host_generator().uniform(-bound, bound, shape).astype(np.float32))
+def _xavier(shape: tuple[int, int], dtype: Any = None) -> Parameter:
+    """Glorot and Bengio's uniform, PyTorch's ``init.xavier_uniform_`` (its bound, its draws)."""
+    bound = math.sqrt(3.0) * math.sqrt(2.0 / float(shape[0] + shape[1]))
+    return Parameter(rt.uniform(host_generator(), shape, np.float32 if dtype is None else dtype, -bound, bound))
 
 
 def _additive(mask: Tensor) -> Tensor:
@@ -139,16 +141,19 @@ class MultiheadAttention(Module):
         self.vdim = vdim if vdim is not None else embed_dim
         self.dropout, self.batch_first = dropout, batch_first
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        # PyTorch's draws in its order: out_proj's Linear init first, then the input projections'
+        # (its _reset_parameters); the parameters keep PyTorch's registration order
+        out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
         if self._qkv_same_embed_dim:
-            self.in_proj_weight = _xavier((3 * embed_dim, embed_dim))
+            self.in_proj_weight = _xavier((3 * embed_dim, embed_dim), dtype)
             self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
         else:
-            self.q_proj_weight = _xavier((embed_dim, embed_dim))
-            self.k_proj_weight = _xavier((embed_dim, self.kdim))
-            self.v_proj_weight = _xavier((embed_dim, self.vdim))
+            self.q_proj_weight = _xavier((embed_dim, embed_dim), dtype)
+            self.k_proj_weight = _xavier((embed_dim, self.kdim), dtype)
+            self.v_proj_weight = _xavier((embed_dim, self.vdim), dtype)
             self.in_proj_weight = None
         self.in_proj_bias = Parameter(np.zeros(3 * embed_dim, np.float32)) if bias else None
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias)
+        self.out_proj = out_proj
         if bias:
             self.out_proj.bias._data = self.out_proj.bias._dev.ops.zeros_like(self.out_proj.bias._data)
         self.bias_k = self.bias_v = None

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from .. import functional as F
 from .._tensor import InvalidArgumentError, Tensor
-from .layers import _uniform
+from .layers import _bias_bound, _kaiming_uniform, _uniform
 from .module import Module
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -73,10 +72,8 @@ class _ConvNd(Module):
         self.padding_mode = padding_mode
         # PyTorch's init: kaiming_uniform_(a=sqrt(5)) for the weight, which is U(±1/sqrt(fan_in)), and the same
         # bound for the bias.
-        fan_in = (in_channels // groups) * math.prod(self.kernel_size)
-        bound = 1.0 / math.sqrt(fan_in) if fan_in else 0.0
-        self.weight = _uniform((out_channels, in_channels // groups, *self.kernel_size), bound, device, dtype)
-        self.bias = _uniform((out_channels,), bound, device, dtype) if bias else None
+        self.weight = _kaiming_uniform((out_channels, in_channels // groups, *self.kernel_size), device, dtype)
+        self.bias = _uniform((out_channels,), _bias_bound(self.weight.shape), device, dtype) if bias else None
 
     def _explicit_padding(self) -> tuple[tuple[int, int], ...]:
         if self.padding == "valid":
@@ -145,10 +142,8 @@ class _ConvTransposeNd(Module):
         self.padding_mode = padding_mode
         # PyTorch's init, kaiming_uniform_(a=sqrt(5)): U(±1/sqrt(fan_in)), where the weight
         # (in, out/groups, *k) has fan_in = out/groups * prod(k); the bias takes the same bound.
-        fan_in = (out_channels // groups) * math.prod(self.kernel_size)
-        bound = 1.0 / math.sqrt(fan_in) if fan_in else 0.0
-        self.weight = _uniform((in_channels, out_channels // groups, *self.kernel_size), bound, device, dtype)
-        self.bias = _uniform((out_channels,), bound, device, dtype) if bias else None
+        self.weight = _kaiming_uniform((in_channels, out_channels // groups, *self.kernel_size), device, dtype)
+        self.bias = _uniform((out_channels,), _bias_bound(self.weight.shape), device, dtype) if bias else None
 
     def _output_padding(self, input: Tensor, output_size: Any) -> tuple[int, ...]:
         """The ``output_padding`` that gives ``output_size`` (PyTorch's rule: each size must lie

@@ -3,7 +3,8 @@
 Each function fills a tensor in place (under no_grad, so a parameter that requires grad
 can be filled) and returns it. The numbers are drawn on the host from the library's one
 generator (:func:`tinygrad_attn.manual_seed` makes them repeatable) or from ``generator``
-(a ``numpy.random.Generator``), then written into the tensor on its own device.
+(a :class:`tinygrad_attn.Generator`), then written into the tensor on its own device. The
+numbers are PyTorch's for the same seed: the same draws in the same order.
 
 >>> nn.init.xavier_uniform_(layer.weight)  # doctest: +SKIP
 >>> nn.init.kaiming_normal_(conv.weight, mode="fan_out", nonlinearity="relu")  # doctest: +SKIP
@@ -17,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import random_transforms as rt
 from .._tensor import Tensor
 from ..engine.switches import no_grad
-from ..random import host_generator
+from ..random import Generator, generator_for
 
 __all__ = [
     "calculate_gain",
@@ -88,12 +90,14 @@ def _calculate_correct_fan(tensor: Any, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def _gen(generator: Any) -> np.random.Generator:
-    if generator is None:
-        return host_generator()
-    if isinstance(generator, np.random.Generator):
-        return generator
-    raise TypeError(f"nn.init: generator must be a numpy.random.Generator or None, got {type(generator).__name__}")
+def _gen(generator: Any) -> Generator:
+    return generator_for(generator, "nn.init")
+
+
+def _dtype(tensor: Any) -> np.dtype:
+    """The dtype draws are made in: the tensor's (a float), as PyTorch fills it."""
+    dt = np.dtype(tensor.dtype)
+    return dt if dt.kind == "f" else np.dtype(np.float64)
 
 
 def _write(tensor: Any, values: Any) -> Any:
@@ -114,32 +118,55 @@ def _shape(tensor: Any) -> tuple[int, ...]:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with draws from U(a, b)."""
-    return _write(tensor, _gen(generator).uniform(a, b, _shape(tensor)))
+    return _write(tensor, rt.uniform(_gen(generator), _shape(tensor), _dtype(tensor), a, b))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with draws from N(mean, std²)."""
-    return _write(tensor, _gen(generator).normal(mean, std, _shape(tensor)))
+    return _write(tensor, rt.normal(_gen(generator), _shape(tensor), _dtype(tensor), mean, std))
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator: Any = None) -> Tensor:  # fmt: skip
     """Fill with draws from N(mean, std²) truncated to ``[a, b]`` (absolute bounds, as in PyTorch).
 
-    Drawn by rejection: out-of-range draws are drawn again until all are inside.
+    PyTorch's two rejection samplers, with its draws: where most of the normal's mass is
+    inside (over 0.3), normal draws redrawn where outside; else uniform candidates in
+    ``[a, b]`` accepted with the normal's density relative to its peak there.
     """
     if not a < b:
         raise ValueError(f"trunc_normal_: need a < b, got a={a}, b={b}")
-    gen = _gen(generator)
-    out = gen.normal(mean, std, _shape(tensor))
-    bad = (out < a) | (out > b)
-    for _ in range(1000):  # each round keeps the inside draws; the tail shrinks geometrically
-        if not bad.any():
-            break
-        out[bad] = gen.normal(mean, std, int(bad.sum()))
-        bad = (out < a) | (out > b)
-    else:  # a window far in a tail: clamp what is left rather than loop for ever
-        out = np.clip(out, a, b)
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)  # fmt: skip
+    gen, shape, dt = _gen(generator), _shape(tensor), _dtype(tensor)
+
+    def cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+        lo, hi = dt.type(a), dt.type(b)
+        out = rt.normal(gen, shape, dt, mean, std)
+        while True:
+            outside = (out < lo) | (out > hi)
+            if not outside.any():
+                break
+            out = np.where(outside, rt.normal(gen, shape, dt, mean, std), out)
+        return _write(tensor, out)
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+    def rejected(cand: np.ndarray) -> np.ndarray:  # (PyTorch's in-place chain, in the tensor's dtype)
+        log_pdf = ((cand - dt.type(mean)) / dt.type(std)) ** 2 * dt.type(-0.5) - dt.type(log_peak)
+        with np.errstate(divide="ignore"):
+            return np.log(rt.uniform(gen, shape, dt)) > log_pdf
+
+    out = rt.uniform(gen, shape, dt, a, b)
+    pending = rejected(out)
+    while pending.any():
+        cand = rt.uniform(gen, shape, dt, a, b)
+        out = np.where(pending, cand, out)
+        pending = np.where(pending, rejected(cand), pending)
     return _write(tensor, out)
 
 
@@ -234,7 +261,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Any = None) -> Tenso
     if 0 in shape:
         return tensor
     rows, cols = shape[0], math.prod(shape[1:])
-    flat = _gen(generator).normal(0.0, 1.0, (rows, cols))
+    flat = rt.normal(_gen(generator), (rows, cols), _dtype(tensor), 0.0, 1.0)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -250,9 +277,8 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any =
     if len(shape) != 2:
         raise ValueError(f"sparse_: only tensors with 2 dimensions are supported, got shape {shape}")
     rows, cols = shape
-    gen = _gen(generator)
-    out = gen.normal(0.0, std, shape)
+    out = rt.normal(_gen(generator), shape, _dtype(tensor), 0.0, std)
     zeros = int(math.ceil(sparsity * rows))
-    for c in range(cols):
-        out[gen.permutation(rows)[:zeros], c] = 0
+    for c in range(cols):  # (PyTorch's permutations come from the default generator, whatever ``generator`` is)
+        out[rt.randperm(_gen(None), rows)[:zeros], c] = 0
     return _write(tensor, out)

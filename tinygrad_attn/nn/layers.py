@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
+from .. import random_transforms as rt
 from .._tensor import Tensor, where
 from ..engine.switches import _State
 from ..indexing import host_integers
@@ -22,8 +23,27 @@ def _float_dtype(dtype: Any) -> Any:
 
 
 def _uniform(shape: tuple[int, ...], bound: float, device: Any = None, dtype: Any = None) -> Parameter:
-    arr = host_generator().uniform(-bound, bound, shape)
-    return Parameter(arr.astype(_float_dtype(dtype)), device=device)
+    """A parameter of uniform draws in ``±bound``, PyTorch's ``init.uniform_`` numbers."""
+    arr = rt.uniform(host_generator(), shape, _float_dtype(dtype), -bound, bound)
+    return Parameter(arr, device=device)
+
+
+def _fan_in(shape: tuple[int, ...]) -> int:
+    return shape[1] * math.prod(shape[2:]) if len(shape) > 1 else 0
+
+
+def _kaiming_uniform(shape: tuple[int, ...], device: Any = None, dtype: Any = None) -> Parameter:
+    """PyTorch's default weight init for linear and conv layers, ``kaiming_uniform_(a=sqrt(5))``:
+    uniform in ``±1/sqrt(fan_in)``, the bound computed as that function computes it."""
+    fan = _fan_in(shape)
+    bound = math.sqrt(3.0) * (math.sqrt(2.0 / (1 + math.sqrt(5) ** 2)) / math.sqrt(fan)) if fan else 0.0
+    return _uniform(shape, bound, device, dtype)
+
+
+def _bias_bound(weight_shape: tuple[int, ...]) -> float:
+    """PyTorch's bias bound for linear and conv layers: ``1/sqrt(fan_in)`` of the weight."""
+    fan = _fan_in(weight_shape)
+    return 1 / math.sqrt(fan) if fan > 0 else 0.0
 
 
 class Linear(Module):
@@ -36,9 +56,8 @@ class Linear(Module):
                  dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        bound = 1.0 / math.sqrt(in_features) if in_features else 0.0
-        self.weight = _uniform((out_features, in_features), bound, device, dtype)
-        self.bias = _uniform((out_features,), bound, device, dtype) if bias else None
+        self.weight = _kaiming_uniform((out_features, in_features), device, dtype)
+        self.bias = _uniform((out_features,), _bias_bound(self.weight.shape), device, dtype) if bias else None
 
     def forward(self, x: Tensor) -> Tensor:
         if not isinstance(x, Tensor):
@@ -80,7 +99,7 @@ class Embedding(Module):
                 raise ValueError(f"Embedding({num}, {dim}): _weight has shape {tuple(_weight.shape)}")
             self.weight = Parameter(_weight, device=device)
         else:
-            table = host_generator().standard_normal((num, dim)).astype(_float_dtype(dtype))
+            table = rt.normal(host_generator(), (num, dim), _float_dtype(dtype))
             if padding_idx is not None:
                 table[padding_idx] = 0
             self.weight = Parameter(table, device=device)
@@ -355,13 +374,12 @@ class LazyLinear(Linear):
         if input.ndim == 0:
             raise ValueError("LazyLinear: the input must have at least one axis")
         self.in_features = input.shape[-1]
-        bound = 1.0 / math.sqrt(self.in_features) if self.in_features else 0.0
-        gen = host_generator()
         w = self.weight
-        w._data = w._dev.asarray(gen.uniform(-bound, bound, (self.out_features, self.in_features)).astype(w.dtype))
+        shape = (self.out_features, self.in_features)
+        w._data = w._dev.asarray(_kaiming_uniform(shape, dtype=w.dtype).numpy())
         if self.bias is not None:
             b = self.bias
-            b._data = b._dev.asarray(gen.uniform(-bound, bound, (self.out_features,)).astype(b.dtype))
+            b._data = b._dev.asarray(_uniform((self.out_features,), _bias_bound(shape), dtype=b.dtype).numpy())
         self.__class__ = Linear  # as PyTorch's cls_to_become
 
     def forward(self, x: Tensor) -> Tensor:

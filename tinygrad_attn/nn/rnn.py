@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
+from .. import random_transforms as rt
 from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from ..engine.composite import composite
 from ..ops import recurrent
@@ -32,8 +33,9 @@ from .module import Module, Parameter, _place
 from .utils.rnn import PackedSequence, _host_ints, _lengths_of, _pack_padded, _pad_packed
 
 
-def _uniform(shape: tuple[int, ...], bound: float) -> Parameter:
-    return Parameter(host_generator().uniform(-bound, bound, shape).astype(np.float32))
+def _uniform(shape: tuple[int, ...], bound: float, dtype: Any = None) -> Parameter:
+    """PyTorch's recurrent init, ``init.uniform_(w, -bound, bound)`` for each parameter in order."""
+    return Parameter(rt.uniform(host_generator(), shape, np.float32 if dtype is None else dtype, -bound, bound))
 
 
 # -- the recurrences, on the pre-activations gi = W_ih x + b_ih, gh = W_hh h + b_hh -----------
@@ -174,10 +176,10 @@ class _Cell(Module):
         self.input_size, self.hidden_size = input_size, hidden_size
         k = 1.0 / math.sqrt(hidden_size)  # PyTorch's init: all uniform in +-1/sqrt(hidden)
         g = self.gates * hidden_size
-        self.weight_ih = _uniform((g, input_size), k)
-        self.weight_hh = _uniform((g, hidden_size), k)
-        self.bias_ih = _uniform((g,), k) if bias else None
-        self.bias_hh = _uniform((g,), k) if bias else None
+        self.weight_ih = _uniform((g, input_size), k, dtype)
+        self.weight_hh = _uniform((g, hidden_size), k, dtype)
+        self.bias_ih = _uniform((g,), k, dtype) if bias else None
+        self.bias_hh = _uniform((g,), k, dtype) if bias else None
         _place(self, device, dtype)
 
     def input_gates(self, x: Tensor) -> Tensor:
@@ -332,11 +334,11 @@ class _RNNBase(Module):
         for layer in range(num_layers):
             n_in = input_size if layer == 0 else hidden_size * self.num_directions
             for sfx in self._suffixes(layer):
-                setattr(self, f"weight_ih{sfx}", _uniform((g, n_in), k))
-                setattr(self, f"weight_hh{sfx}", _uniform((g, hidden_size), k))
+                setattr(self, f"weight_ih{sfx}", _uniform((g, n_in), k, dtype))
+                setattr(self, f"weight_hh{sfx}", _uniform((g, hidden_size), k, dtype))
                 if bias:
-                    setattr(self, f"bias_ih{sfx}", _uniform((g,), k))
-                    setattr(self, f"bias_hh{sfx}", _uniform((g,), k))
+                    setattr(self, f"bias_ih{sfx}", _uniform((g,), k, dtype))
+                    setattr(self, f"bias_hh{sfx}", _uniform((g,), k, dtype))
         _place(self, device, dtype)
 
     def _suffixes(self, layer: int) -> list[str]:

@@ -54,8 +54,8 @@ class TransformerEncoderLayer(_EncoderLayerBase):
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
-        attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
-        self._build(attn, d_model, dim_feedforward, dropout, norm_first, activation, layer_norm_eps, bias)
+        attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype)
+        self._build(attn, d_model, dim_feedforward, dropout, norm_first, activation, layer_norm_eps, bias, dtype)
         self.batch_first = batch_first
         _place(self, device, dtype)
 
@@ -84,10 +84,10 @@ class TransformerDecoderLayer(_DecoderLayerBase):
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
-        self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
-        cross_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
+        self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype)
+        cross_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype)
         self._build(self_attn, cross_attn, d_model, dim_feedforward, dropout, norm_first, activation,
-                    layer_norm_eps, bias)  # fmt: skip
+                    layer_norm_eps, bias, dtype)  # fmt: skip
         self.batch_first = batch_first
         _place(self, device, dtype)
 
@@ -171,7 +171,8 @@ class Transformer(Module):
                  norm_first: bool = False, bias: bool = True, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         layer_kw = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
-                        layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first, bias=bias)  # fmt: skip
+                        layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first, bias=bias,
+                        dtype=dtype)  # fmt: skip
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:
@@ -182,11 +183,11 @@ class Transformer(Module):
         else:
             self.decoder = TransformerDecoder(TransformerDecoderLayer(d_model, nhead, **layer_kw), num_decoder_layers,
                                               LayerNorm(d_model, eps=layer_norm_eps, bias=bias))  # fmt: skip
+        _place(self, device, dtype)  # (before the draws: PyTorch draws in the dtype)
         for p in self.parameters():  # (PyTorch's _reset_parameters)
             if p.ndim > 1:
                 init.xavier_uniform_(p)
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
-        _place(self, device, dtype)
 
     def forward(self, src: Tensor, tgt: Tensor, src_mask: Any = None, tgt_mask: Any = None, memory_mask: Any = None,
                 src_key_padding_mask: Any = None, tgt_key_padding_mask: Any = None,

@@ -14,6 +14,7 @@ masks True = may attend).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from .._tensor import Tensor
 from .layers import Dropout, LayerNorm, Linear
@@ -37,11 +38,12 @@ class _EncoderLayerBase(Module):
     :meth:`_layer` with its self-attention as a function of the (normed) input."""
 
     def _build(self, self_attn: Module, d_model: int, d_ff: int, dropout: float, norm_first: bool,
-               activation: str | Callable[[Tensor], Tensor], layer_norm_eps: float, bias: bool = True) -> None:  # fmt: skip
+               activation: str | Callable[[Tensor], Tensor], layer_norm_eps: float, bias: bool = True,
+               dtype: Any = None) -> None:  # fmt: skip
         self.self_attn = self_attn  # children in PyTorch's order, so state dicts list as its do
-        self.linear1 = Linear(d_model, d_ff, bias=bias)
+        self.linear1 = Linear(d_model, d_ff, bias=bias, dtype=dtype)  # (drawn in the dtype, as PyTorch's)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(d_ff, d_model, bias=bias)
+        self.linear2 = Linear(d_ff, d_model, bias=bias, dtype=dtype)
         self.norm_first = norm_first
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
@@ -73,12 +75,12 @@ class _DecoderLayerBase(Module):
 
     def _build(self, self_attn: Module, cross_attn: Module, d_model: int, d_ff: int, dropout: float,
                norm_first: bool, activation: str | Callable[[Tensor], Tensor], layer_norm_eps: float,
-               bias: bool = True) -> None:  # fmt: skip
+               bias: bool = True, dtype: Any = None) -> None:  # fmt: skip
         self.self_attn = self_attn  # children in PyTorch's order, so state dicts list as its do
         setattr(self, self._cross, cross_attn)
-        self.linear1 = Linear(d_model, d_ff, bias=bias)
+        self.linear1 = Linear(d_model, d_ff, bias=bias, dtype=dtype)  # (drawn in the dtype, as PyTorch's)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(d_ff, d_model, bias=bias)
+        self.linear2 = Linear(d_ff, d_model, bias=bias, dtype=dtype)
         self.norm_first = norm_first
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)

@@ -249,6 +249,15 @@ def _layer_norm_backward(g, xhat, rstd, w, has_w, gx, gw, gb):  # pragma: no cov
             gb[j] += gj
 
 
+def _swap_forward(out, picks):  # pragma: no cover - compiled
+    """``randperm``'s shuffle (``random_transforms.randperm``): place ``i`` swaps with ``picks[i]``, in order."""
+    for i in range(picks.shape[0]):
+        z = picks[i]
+        t = out[i]
+        out[i] = out[z]
+        out[z] = t
+
+
 #: numba options beyond the common ones, by kernel: layer norm's row sums may be reassociated
 #: (vectorised; its results equal the NumPy code's to rounding, not bit for bit)
 _OPTIONS: dict[str, dict[str, Any]] = {
@@ -265,4 +274,5 @@ _SOURCES: dict[str, Callable[..., Any]] = {
     "adam": _adam,
     "lstm_forward": _lstm_forward,
     "lstm_backward": _lstm_backward,
+    "swap_forward": _swap_forward,
 }
