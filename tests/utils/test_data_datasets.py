@@ -235,10 +235,7 @@ def test_weighted_random_sampler_errors(weights, num_samples, replacement):
 
 
 def _generator(seed):
-    """A generator of the library seeded with ``seed`` (``tga.Generator`` where it exists)."""
-    from tinygrad_attn.utils.data import _random  # noqa: PLC0415
-
-    return _random.new_generator(seed)
+    return tga.Generator().manual_seed(seed)
 
 
 SAMPLERS = {
