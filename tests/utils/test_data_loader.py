@@ -119,6 +119,9 @@ def _conflicts():
     yield "map", {"prefetch_factor": 2}
     yield "map", {"num_workers": 1, "prefetch_factor": -1}
     yield "map", {"persistent_workers": True}
+    yield "map", {"multiprocessing_context": "fork"}
+    yield "map", {"num_workers": 1, "multiprocessing_context": "teleport"}
+    yield "map", {"num_workers": 1, "multiprocessing_context": 3}
     yield "iterable", {"shuffle": True}
     yield "iterable", {"sampler": [0]}
     yield "iterable", {"batch_sampler": [[0]]}

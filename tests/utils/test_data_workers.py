@@ -266,3 +266,14 @@ def test_tensors_come_back_from_workers():
     theirs = tdata.DataLoader(tdata.TensorDataset(torch.arange(12.0).reshape(6, 2), torch.arange(6)), batch_size=4,
                               num_workers=2, timeout=TIMEOUT)  # fmt: skip
     assert batches(ours) == batches(theirs)
+
+
+@pytest.mark.parametrize("method", ["spawn", pytest.param("forkserver", marks=pytest.mark.slow)])
+def test_workers_started_without_fork(method):
+    """Workers that import the library afresh and receive the dataset pickled (PyTorch's
+    default from Python 3.14 on)."""
+    x = tga.arange(12.0).reshape(6, 2)
+    ours = data.DataLoader(data.TensorDataset(x, tga.arange(6)), batch_size=4, num_workers=2, timeout=TIMEOUT,
+                           multiprocessing_context=method)  # fmt: skip
+    want = batches(data.DataLoader(data.TensorDataset(x, tga.arange(6)), batch_size=4))
+    assert batches(ours) == want

@@ -101,12 +101,12 @@ class DataLoader:
 
         self.dataset = dataset
         self.num_workers = num_workers
+        self.multiprocessing_context = multiprocessing_context
         self.prefetch_factor = prefetch_factor
         self.pin_memory = pin_memory
         self.pin_memory_device = pin_memory_device
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
-        self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
         self.batch_size = batch_size
         self.drop_last = drop_last
@@ -118,6 +118,35 @@ class DataLoader:
         self._len_called: int | None = None  # len() of an iterable dataset, to warn when it runs longer
         self._iterator: _MultiProcessIter | None = None
         self._initialized = True
+
+    @property
+    def multiprocessing_context(self) -> Any:
+        """How worker processes start: ``None`` (the platform's default), or a
+        ``multiprocessing`` context or the name of its start method (``"fork"``, ``"spawn"``, ...)."""
+        return self.__multiprocessing_context
+
+    @multiprocessing_context.setter
+    def multiprocessing_context(self, ctx: Any) -> None:
+        if ctx is not None:
+            if self.num_workers == 0:
+                raise ValueError(
+                    "multiprocessing_context can only be used with multi-process loading (num_workers > 0), "
+                    f"but got num_workers={self.num_workers}"
+                )
+            if isinstance(ctx, str):
+                methods = multiprocessing.get_all_start_methods()
+                if ctx not in methods:
+                    raise ValueError(
+                        f"multiprocessing_context option should specify a valid start method in {methods!r}, "
+                        f"but got multiprocessing_context={ctx!r}"
+                    )
+                ctx = multiprocessing.get_context(ctx)
+            if not isinstance(ctx, multiprocessing.context.BaseContext):
+                raise TypeError(
+                    "multiprocessing_context option should be a valid context object or a string specifying the "
+                    f"start method, but got multiprocessing_context={ctx}"
+                )
+        self.__multiprocessing_context = ctx
 
     def __setattr__(self, attr: str, val: Any) -> None:
         if attr in _FROZEN and self.__dict__.get("_initialized"):
@@ -228,11 +257,7 @@ class _MultiProcessIter(_BaseIter):
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
         self._persistent = loader.persistent_workers
-        ctx = loader.multiprocessing_context
-        if ctx is None:
-            ctx = multiprocessing.get_context()
-        elif isinstance(ctx, str):
-            ctx = multiprocessing.get_context(ctx)
+        ctx = loader.multiprocessing_context or multiprocessing.get_context()
         self._result_queue = ctx.Queue()
         self._done_event = ctx.Event()
         self._shutdown = False
