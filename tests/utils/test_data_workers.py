@@ -111,6 +111,13 @@ def test_iterable_dataset_with_workers_is_pytorchs(shard, batch_size, drop_last)
     assert batches(ours) == batches(theirs)
 
 
+def test_persistent_workers_restart_an_iterable_dataset():
+    ours, theirs = _loaders(Shards(5, True), TorchShards(5, True), batch_size=2, num_workers=2,
+                            persistent_workers=True)  # fmt: skip
+    want = batches(theirs)
+    assert batches(ours) == batches(ours) == want == batches(theirs)
+
+
 class _Seeds:
     """Sample: the worker's info, and a draw of each generator it was seeded with."""
 

@@ -18,6 +18,7 @@ import itertools
 import math
 import multiprocessing
 import queue
+import sys
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -391,8 +392,9 @@ class _MultiProcessIter(_BaseIter):
         self._shutdown = True
         try:
             self._done_event.set()
+            status = getattr(self, "_workers_status", None) or [True] * len(self._workers)  # (None: start failed)
             for i in range(len(self._workers)):
-                if self._persistent or self._workers_status[i]:
+                if self._persistent or status[i]:
                     self._mark_worker_as_unavailable(i)
             for w in self._workers:
                 w.join(timeout=worker.STATUS_CHECK_INTERVAL)
@@ -406,4 +408,5 @@ class _MultiProcessIter(_BaseIter):
                     w.join(timeout=worker.STATUS_CHECK_INTERVAL)
 
     def __del__(self) -> None:
-        self._shutdown_workers()
+        if not sys.is_finalizing():  # (at exit, multiprocessing ends its daemon workers itself)
+            self._shutdown_workers()

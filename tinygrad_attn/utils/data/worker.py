@@ -112,7 +112,10 @@ def worker_loop(iterable: bool, dataset: Any, index_queue: Any, data_queue: Any,
     """The body of worker process ``worker_id``: ``None`` on its queue ends it."""
     global _worker_info
     try:
-        threads.set_num_threads(1)  # the workers share the cores with the main process
+        try:  # the workers share the cores with the main process: one BLAS thread each, as PyTorch's
+            threads.set_num_threads(1)
+        except (ImportError, RuntimeError):  # no threadpoolctl, or a NumPy without a BLAS thread pool
+            pass
         seed = _seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
         where = f"in DataLoader worker process {worker_id}"
