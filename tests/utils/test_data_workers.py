@@ -284,3 +284,9 @@ def test_workers_started_without_fork(method):
                            multiprocessing_context=method)  # fmt: skip
     want = batches(data.DataLoader(data.TensorDataset(x, tga.arange(6)), batch_size=4))
     assert batches(ours) == want
+
+
+def test_more_workers_than_cores_warns():
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    with pytest.warns(UserWarning, match=f"create {cores + 1} worker processes"):
+        data.DataLoader([1], num_workers=cores + 1)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing
+import os
 import queue
 import sys
 import warnings
@@ -119,6 +120,19 @@ class DataLoader:
         self._len_called: int | None = None  # len() of an iterable dataset, to warn when it runs longer
         self._iterator: _MultiProcessIter | None = None
         self._initialized = True
+        self.check_worker_number_rationality()
+
+    def check_worker_number_rationality(self) -> None:
+        """Warn when the loader would start more workers than the process may use cores."""
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        if cores and self.num_workers > cores:
+            warnings.warn(
+                f"This DataLoader will create {self.num_workers} worker processes in total. Our suggested max number "
+                f"of worker in current system is {cores}, which is smaller than what this DataLoader is going to "
+                "create. Please be aware that excessive worker creation might get DataLoader running slow or even "
+                "freeze, lower the worker number to avoid potential slowness/freeze if necessary.",
+                stacklevel=2,
+            )
 
     @property
     def multiprocessing_context(self) -> Any:
@@ -165,6 +179,7 @@ class DataLoader:
     def __iter__(self) -> _BaseIter:
         if self.num_workers == 0:
             return _SingleProcessIter(self)
+        self.check_worker_number_rationality()
         if not self.persistent_workers:
             return _MultiProcessIter(self)
         # persistent workers live as long as the loader: a new epoch resets the same iterator
@@ -392,9 +407,10 @@ class _MultiProcessIter(_BaseIter):
         self._shutdown = True
         try:
             self._done_event.set()
-            status = getattr(self, "_workers_status", None) or [True] * len(self._workers)  # (None: start failed)
+            if not hasattr(self, "_workers_status"):  # a worker failed to start
+                self._workers_status = [True] * len(self._workers)
             for i in range(len(self._workers)):
-                if self._persistent or status[i]:
+                if self._persistent or self._workers_status[i]:
                     self._mark_worker_as_unavailable(i)
             for w in self._workers:
                 w.join(timeout=worker.STATUS_CHECK_INTERVAL)
