@@ -256,3 +256,13 @@ def test_a_seeded_generator_repeats_its_order(name):
 
     assert keys(3) == keys(3)
     assert keys(3) != keys(4)
+
+
+def test_the_module_names_pytorchs_public_names():
+    ours = set(data.__all__)
+    missing = {n for n in tdata.__all__ if not n.startswith("_")} - ours
+    # what is left out: the DataPipes (deprecated in PyTorch) and their helpers
+    assert missing == {"DFIterDataPipe", "DataChunk", "IterDataPipe", "MapDataPipe", "argument_validation",
+                       "functional_datapipe", "guaranteed_datapipes_determinism", "non_deterministic",
+                       "runtime_validation", "runtime_validation_disabled"}  # fmt: skip
+    assert all(hasattr(data, n) for n in ours)

@@ -131,3 +131,23 @@ def test_workers_seeds_and_draws_are_pytorchs(seed, use_generator):
         return d.DataLoader(ds, batch_size=3, shuffle=True, num_workers=2, generator=g, timeout=TIMEOUT)
 
     _assert_same(make, seed, use_generator, passes=1)
+
+
+@pytest.mark.parametrize("shuffle,drop_last", [(True, False), (False, False), (True, True), (False, True)])
+@pytest.mark.parametrize("n,replicas", [(10, 1), (10, 3), (11, 4), (2, 5), (0, 2)])
+def test_distributed_sampler_is_pytorchs(n, replicas, shuffle, drop_last):
+    for rank in range(replicas):
+        kw = {"num_replicas": replicas, "rank": rank, "shuffle": shuffle, "drop_last": drop_last, "seed": n}
+        ours, theirs = data.DistributedSampler(range(n), **kw), tdata.DistributedSampler(range(n), **kw)
+        for epoch in (0, 1):
+            ours.set_epoch(epoch)
+            theirs.set_epoch(epoch)
+            assert list(ours) == list(theirs) and len(ours) == len(theirs)
+
+
+@pytest.mark.parametrize("rank", [-1, 3])
+def test_distributed_sampler_checks_the_rank(rank):
+    with pytest.raises(ValueError, match="Invalid rank"):
+        tdata.DistributedSampler(range(4), num_replicas=3, rank=rank)
+    with pytest.raises(ValueError, match="Invalid rank"):
+        data.DistributedSampler(range(4), num_replicas=3, rank=rank)

@@ -20,9 +20,6 @@ T_co = TypeVar("T_co", covariant=True)
 class Sampler(Generic[T_co]):
     """Base class: subclasses define ``__iter__`` over keys, and ``__len__`` where they can."""
 
-    def __init__(self, data_source: Sized | None = None) -> None:
-        pass  # (PyTorch's signature; the argument is unused there too)
-
     def __iter__(self) -> Iterator[T_co]:
         raise NotImplementedError
 
