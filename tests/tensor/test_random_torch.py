@@ -281,3 +281,14 @@ def test_the_inside_out_shuffle_of_huge_permutations_is_a_permutation():
     for n in (1, 2, 10, 1000):
         picks = np.array([rng.integers(0, i + 1) for i in range(n)], dtype=np.int64)
         assert sorted(rt._inside_out(picks).tolist()) == list(range(n))
+
+
+def test_a_traced_draw_replays_the_generators_stream():
+    from tinygrad_attn.symbolic.trace import trace
+
+    g = tga.Generator()
+    program = trace(lambda x: x + tga.rand(2, 3, generator=g), tga.zeros(2, 3))
+    g.manual_seed(11)
+    tg = torch.Generator().manual_seed(11)
+    for _ in range(2):  # (each replay draws the next numbers of the stream)
+        _same(program(tga.zeros(2, 3)), torch.rand(2, 3, generator=tg))

@@ -84,8 +84,9 @@ class TransformerDecoderLayer(_DecoderLayerBase):
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
-        self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype)
-        cross_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype)
+        attn_kw = dict(dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype)
+        self_attn = MultiheadAttention(d_model, nhead, **attn_kw)
+        cross_attn = MultiheadAttention(d_model, nhead, **attn_kw)
         self._build(self_attn, cross_attn, d_model, dim_feedforward, dropout, norm_first, activation,
                     layer_norm_eps, bias, dtype)  # fmt: skip
         self.batch_first = batch_first
