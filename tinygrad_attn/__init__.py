@@ -67,13 +67,13 @@ install_methods()
 # (``float`` here is the dtype ``tga.float``, so they come from math).
 from math import e, inf, nan, pi  # noqa: E402
 
-_SUBPACKAGES = ("models", "nn", "optim", "viz", "distributions")
+_SUBPACKAGES = ("distributions", "models", "nn", "optim", "utils", "viz")
 _SYMBOLIC = ["trace", "compile", "Program", "TraceError"]
 
 
 def __getattr__(name: str):
-    # ``tga.models``, ``tga.nn``, ``tga.optim``, ``tga.viz`` load on first use, so ``import tinygrad_attn``
-    # stays light (no Graphviz or model code until asked for).
+    # ``tga.models``, ``tga.nn``, ``tga.optim``, ``tga.utils``, ``tga.viz`` load on first use, so
+    # ``import tinygrad_attn`` stays light (no Graphviz or model code until asked for).
     if name in _SUBPACKAGES:
         import importlib  # noqa: PLC0415
 
