@@ -21,6 +21,7 @@ from . import dims, ops
 from . import promotion as _promotion
 from .backend import Device, default_device, device_of_array, get_device
 from .backend import device as _device
+from .dtypes import get_default_dtype
 from .engine.backward import backward
 from .engine.function import FreedArray, Function, InvalidArgumentError, register_tensor
 from .engine.switches import _State
@@ -136,7 +137,7 @@ class Tensor:
         elif isinstance(data, (bool, int, float, list, tuple)) or np.isscalar(data):
             arr = np.asarray(data)
             if dtype is None and arr.dtype != np.bool_:
-                arr = arr.astype(np.float32)
+                arr = arr.astype(get_default_dtype())
             src = get_device("cpu")
             if dev is None:
                 dev = default_device()
@@ -705,7 +706,7 @@ def _legacy_shape(first: Any, more: tuple, dtype: Any) -> np.ndarray:
             f"Tensor: more than one positional argument is read as a shape (PyTorch's legacy constructor), "
             f"which needs non-negative ints; got {shape}. Pass data as one list: Tensor([...])"
         )
-    return np.zeros(tuple(int(n) for n in shape), dtype=np.float32 if dtype is None else np.dtype(dtype))
+    return np.zeros(tuple(int(n) for n in shape), dtype=get_default_dtype() if dtype is None else np.dtype(dtype))
 
 
 def _is_dtype(x: Any) -> bool:

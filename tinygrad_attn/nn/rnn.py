@@ -29,13 +29,14 @@ from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from ..engine.composite import composite
 from ..ops import recurrent
 from ..random import host_generator
+from .layers import _float_dtype
 from .module import Module, Parameter, _place
 from .utils.rnn import PackedSequence, _host_ints, _lengths_of, _pack_padded, _pad_packed
 
 
 def _uniform(shape: tuple[int, ...], bound: float, dtype: Any = None) -> Parameter:
     """PyTorch's recurrent init, ``init.uniform_(w, -bound, bound)`` for each parameter in order."""
-    return Parameter(rt.uniform(host_generator(), shape, np.float32 if dtype is None else dtype, -bound, bound))
+    return Parameter(rt.uniform(host_generator(), shape, _float_dtype(dtype), -bound, bound))
 
 
 # -- the recurrences, on the pre-activations gi = W_ih x + b_ih, gh = W_hh h + b_hh -----------
