@@ -67,18 +67,18 @@ install_methods()
 # (``float`` here is the dtype ``tga.float``, so they come from math).
 from math import e, inf, nan, pi  # noqa: E402
 
-_SUBPACKAGES = ("models", "nn", "optim", "viz")
-_SYMBOLIC = ["trace", "compile", "Program", "TraceError"]
+_SUBPACKAGES = ("models", "nn", "optim", "viz", "jit")
+_SYMBOLIC = ["compile", "Program", "TraceError"]  # (the tracer is tga.jit.trace; tga.trace is torch.trace)
 
 
 def __getattr__(name: str):
-    # ``tga.models``, ``tga.nn``, ``tga.optim``, ``tga.viz`` load on first use, so ``import tinygrad_attn``
+    # ``tga.models``, ``tga.nn``, ``tga.optim``, ``tga.viz``, ``tga.jit`` load on first use, so ``import tinygrad_attn``
     # stays light (no Graphviz or model code until asked for).
     if name in _SUBPACKAGES:
         import importlib  # noqa: PLC0415
 
         return importlib.import_module(f"{__name__}.{name}")
-    if name in _SYMBOLIC:  # tga.trace, tga.compile, tga.Program, tga.TraceError (tinygrad_attn.symbolic)
+    if name in _SYMBOLIC:  # tga.compile, tga.Program, tga.TraceError (tinygrad_attn.symbolic)
         from . import symbolic  # noqa: PLC0415
 
         return getattr(symbolic, name)

@@ -367,7 +367,7 @@ class Tensor:
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """``np.asarray(t)``: the values as a NumPy array (on the CPU the tensor's own memory,
-        unless ``copy``). A tensor inside ``tga.trace`` raises ``TraceError``, as ``.numpy()``."""
+        unless ``copy``). A tensor inside ``tga.jit.trace`` raises ``TraceError``, as ``.numpy()``."""
         if _State.tracer is not None:
             _State.tracer.check_read(self, "__array__")
         if self._data.__class__ is FreedArray:

@@ -38,7 +38,7 @@ __all__ = [
     "arctanh", "sinc", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
     "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
     "nan_to_num", "clamp_min", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero",
-    "masked_select", "scatter_reduce", "index_add", "index_copy", "index_fill", "masked_scatter", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim",
+    "masked_select", "scatter_reduce", "index_add", "index_copy", "index_fill", "masked_scatter", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "trace", "movedim",
     "moveaxis", "unflatten", "meshgrid", "std_mean", "var_mean", "normal", "erfinv", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
 ]  # fmt: skip
@@ -658,6 +658,27 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     return cat([zr, cat([square, zc], 1)], 0)
 
 
+def trace(input: Tensor, *example_args: Any) -> Tensor:  # noqa: A002 - PyTorch's name
+    """The sum of a matrix's main diagonal, as ``torch.trace`` (integers sum to int64).
+    The tracer of functions is :func:`tinygrad_attn.jit.trace`.
+
+    >>> tga.jit.trace(tga.tensor([[1.0, 2.0], [3.0, 4.0]]))  # doctest: +SKIP
+    tensor(5.)
+    """
+    if callable(input) and not isinstance(input, Tensor) or example_args:  # (the tracer's old spelling)
+        raise TypeError(
+            f"trace: expected a Tensor (torch.trace, the sum of a matrix's diagonal), got the callable {input!r}; "
+            "to trace a function into a program use tga.jit.trace(fn, *example_args)"
+        )
+    x = _tensor(input, "trace")
+    if x.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim} (shape {x.shape})")
+    if x.dtype == np.bool_:
+        raise NotImplementedError("trace: not implemented for bool tensors (as in PyTorch); convert with .long()")
+    d = diagonal(x)
+    return (d if d.dtype.kind in "fc" else d.astype(np.int64)).sum()
+
+
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
     """Every window of ``size`` entries along ``dimension``, ``step`` apart, as
     ``Tensor.unfold``: that axis becomes the window count, a new last axis the window."""
@@ -807,7 +828,7 @@ METHODS = {
         "arctanh", "sinc", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
         "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
         "nan_to_num", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero", "masked_select",
-        "scatter_reduce", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim", "moveaxis",
+        "scatter_reduce", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "trace", "movedim", "moveaxis",
         "unflatten", "sum_to_size", "erfinv", "index_add", "index_copy", "index_fill", "masked_scatter",
         "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
         "unfold",

@@ -227,7 +227,7 @@ def test_asarray_of_a_traced_tensor_raises():
         return y
 
     with pytest.raises(tga.TraceError, match=r"(np\.asarray|__array__)"):
-        tga.trace(f, Tensor(np.ones(3)))
+        tga.jit.trace(f, Tensor(np.ones(3)))
 
 
 # -- constructors -------------------------------------------------------------------------
