@@ -8,6 +8,7 @@
 # The star imports are PyTorch's top-level names: factories, free functions and dtypes (``tga.bool`` binds the
 # name in this module only; the package's modules keep Python's ``bool``).
 from . import (
+    augmented_assignment,
     creation,
     cuda,
     dtypes,
@@ -18,6 +19,7 @@ from . import (
     tensor_arith,
     tensor_creation,
     tensor_functions,
+    tensor_protocols,
     tensor_reduce,
     tensor_shape,
     tensor_torch,
@@ -53,7 +55,18 @@ def install_methods() -> None:
     from the module that implements each (``x.var`` *is* ``tga.var``, ``x.softmax`` *is*
     ``F.softmax``), so ``_tensor.py`` imports none of those modules. The in-place variants
     come last: ``x.name_`` exists for each ``name`` installed before them."""
-    tables = (tensor_creation, tensor_arith, tensor_torch, tensor_shape, tensor_reduce, tensor_functions, indexing, functional)
+    tables = (
+        tensor_creation,
+        tensor_arith,
+        tensor_torch,
+        tensor_shape,
+        tensor_reduce,
+        tensor_functions,
+        indexing,
+        functional,
+        augmented_assignment,
+        tensor_protocols,
+    )
     for table in (m.METHODS for m in tables):
         for name, fn in table.items():
             setattr(Tensor, name, fn)

@@ -21,6 +21,7 @@ from . import dims, ops
 from . import promotion as _promotion
 from .backend import Device, default_device, device_of_array, get_device
 from .backend import device as _device
+from .dtypes import UnsupportedDtypeError
 from .engine.backward import backward
 from .engine.function import FreedArray, Function, InvalidArgumentError, register_tensor
 from .engine.switches import _State
@@ -475,10 +476,16 @@ class Tensor:
         return _add(*_promoted(other if other.__class__ in _PLAIN else self._operand(other), self))
 
     def __sub__(self, other: Any) -> Tensor:
-        return _sub(*_promoted(self, other if other.__class__ in _PLAIN else self._operand(other)))
+        o = other if other.__class__ in _PLAIN else self._operand(other)
+        if _kind(self) == "b" or o.__class__ is bool or isinstance(o, Tensor) and _kind(o) == "b":
+            _bool_subtraction(self, o)
+        return _sub(*_promoted(self, o))
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _sub(*_promoted(other if other.__class__ in _PLAIN else self._operand(other), self))
+        o = other if other.__class__ in _PLAIN else self._operand(other)
+        if _kind(self) == "b" or o.__class__ is bool or isinstance(o, Tensor) and _kind(o) == "b":
+            _bool_subtraction(o, self)
+        return _sub(*_promoted(o, self))
 
     def __mul__(self, other: Any) -> Tensor:
         return _mul(*_promoted(self, other if other.__class__ in _PLAIN else self._operand(other)))
@@ -520,10 +527,14 @@ class Tensor:
         return self
 
     def __matmul__(self, other: Any) -> Tensor:
-        return ops.Matmul.apply(self, self._operand(other))
+        if isinstance(other, (int, float, complex)):  # (Python's TypeError, as PyTorch: @ takes no numbers)
+            return NotImplemented
+        return ops.Matmul.apply(*_matmul_operands(self, self._operand(other)))
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return ops.Matmul.apply(self._operand(other), self)
+        if isinstance(other, (int, float, complex)):
+            return NotImplemented
+        return ops.Matmul.apply(*_matmul_operands(self._operand(other), self))
 
     # (comparisons, logical operators, maximum/minimum/clip, masked_fill: tensor_arith.py)
 
@@ -606,24 +617,8 @@ class Tensor:
         v = value.reshape(()) if isinstance(value, Tensor) else value
         return apply_inplace(self, "masked_fill_", lambda x, v: x.masked_fill(mask, v), v, reads_old=False)
 
-    # ``x += y``: in place, as in PyTorch. Where that cannot be recorded (a view of another
-    # tensor's memory, while gradients are recorded) Python gets a new tensor back, so
-    # ``x[i] += y`` still works: it writes that back with ``__setitem__``.
-    def __iadd__(self, other: Any) -> Tensor:
-        o = self._operand(other)
-        return apply_inplace(self, "add_", Tensor.__add__, o, operator=True, reads_old=False)
-
-    def __isub__(self, other: Any) -> Tensor:
-        o = self._operand(other)
-        return apply_inplace(self, "sub_", Tensor.__sub__, o, operator=True, reads_old=False)
-
-    def __imul__(self, other: Any) -> Tensor:
-        o = self._operand(other)
-        return apply_inplace(self, "mul_", Tensor.__mul__, o, operator=True, reads_old=Tensor._needs_grad(o))
-
-    def __itruediv__(self, other: Any) -> Tensor:
-        o = self._operand(other)
-        return apply_inplace(self, "div_", Tensor.__truediv__, o, operator=True, reads_old=Tensor._needs_grad(o))
+    # (``x += y`` and every other augmented assignment, in place as in PyTorch:
+    # tinygrad_attn/augmented_assignment.py, installed by install_methods)
 
     @staticmethod
     def _needs_grad(x: Any) -> bool:
@@ -805,6 +800,32 @@ def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None
 
 
 # -- bool ** bool, as PyTorch's ------------------------------------------------------
+def _matmul_operands(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """PyTorch's matmul promotes nothing: both operands of one dtype, and not bool."""
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(
+            f"matmul: expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype} "
+            f"(shapes {a.shape} and {b.shape}); convert one with .to(other.dtype)"
+        )
+    if _kind(a) == "b":
+        raise UnsupportedDtypeError(f"matmul: not implemented for 'Bool' (shapes {a.shape} and {b.shape}); convert with .long()")
+    return a, b
+
+
+def _bool_subtraction(a: Any, b: Any) -> None:
+    """PyTorch refuses ``-`` with a bool operand (a mask minus anything is a mistake for ``~``)."""
+    if isinstance(a, Tensor) and a.dtype == np.bool_ or isinstance(b, Tensor) and b.dtype == np.bool_ or \
+            isinstance(a, (bool, np.bool_)) or isinstance(b, (bool, np.bool_)):  # fmt: skip
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+            f"mask, use the `~` or `logical_not()` operator instead (operands {_described(a)} and {_described(b)})"
+        )
+
+
+def _described(x: Any) -> str:
+    return f"a {x.dtype} tensor of shape {x.shape}" if isinstance(x, Tensor) else repr(x)
+
+
 def _bool_pow(a: Any, b: Any) -> Tensor:
     """``bool ** bool`` as PyTorch: a tensor to a Python bool stays bool (``x ** True`` is
     ``x``, ``x ** False`` all True); two bool tensors, or a bool to a bool tensor, raise."""

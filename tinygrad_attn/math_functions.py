@@ -29,6 +29,7 @@ from .engine.switches import no_grad
 from .functional_checks import tensor_arg as _tensor
 from .ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from .ops.saved import saved_for_backward
+from .promotion import bitwise_operands
 from .random import host_generator
 from .tensor_functions import ValuesIndices, _index, _one_dim
 from .tensor_reduce import _logsumexp, sqrt_of_variance, var
@@ -351,41 +352,29 @@ _BITWISE = {
 }
 
 
-def _bitwise_operands(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
-    like = a if isinstance(a, Tensor) else b
-    a = a if isinstance(a, Tensor) else Tensor.full((), a, dtype=like.dtype, device=like._dev)
-    b = b if isinstance(b, Tensor) else Tensor.full((), b, dtype=like.dtype, device=like._dev)
-    if a.dtype.kind not in "biu" or b.dtype.kind not in "biu":
-        raise InvalidArgumentError(f"{op}: needs integer or bool tensors, got {a.dtype} and {b.dtype} (as PyTorch)")
-    if a.dtype != b.dtype:
-        dt = np.promote_types(a.dtype, b.dtype)
-        a, b = a.astype(dt), b.astype(dt)
-    return a, b
-
-
 def bitwise_and(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``&`` of integer or bool tensors."""
-    return _BITWISE["and"].apply(*_bitwise_operands(input, other, "bitwise_and"))
+    return _BITWISE["and"].apply(*bitwise_operands(input, other, "bitwise_and"))
 
 
 def bitwise_or(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``|`` of integer or bool tensors."""
-    return _BITWISE["or"].apply(*_bitwise_operands(input, other, "bitwise_or"))
+    return _BITWISE["or"].apply(*bitwise_operands(input, other, "bitwise_or"))
 
 
 def bitwise_xor(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``^`` of integer or bool tensors."""
-    return _BITWISE["xor"].apply(*_bitwise_operands(input, other, "bitwise_xor"))
+    return _BITWISE["xor"].apply(*bitwise_operands(input, other, "bitwise_xor"))
 
 
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``<<`` of integer tensors."""
-    return _BITWISE["left_shift"].apply(*_bitwise_operands(input, other, "bitwise_left_shift"))
+    return _BITWISE["left_shift"].apply(*bitwise_operands(input, other, "bitwise_left_shift", bools=False))
 
 
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``>>`` of integer tensors (arithmetic for signed ones)."""
-    return _BITWISE["right_shift"].apply(*_bitwise_operands(input, other, "bitwise_right_shift"))
+    return _BITWISE["right_shift"].apply(*bitwise_operands(input, other, "bitwise_right_shift", bools=False))
 
 
 def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
@@ -394,7 +383,7 @@ def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
     if x.dtype == np.bool_:
         return LogicalNot.apply(x)
     if x.dtype.kind not in "iu":
-        raise InvalidArgumentError(f"bitwise_not: needs an integer or bool tensor, got {x.dtype} (as PyTorch)")
+        return ~x  # (PyTorch's error for other dtypes: Tensor.__invert__)
     return x * -1 - 1  # (two's complement: ~x is -x - 1)
 
 

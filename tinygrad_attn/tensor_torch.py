@@ -9,6 +9,8 @@ from typing import Any
 
 from . import ops
 from ._tensor import InvalidArgumentError, Tensor, _add, where
+from .dtypes import UnsupportedDtypeError
+from .ops.alias import NoDerivative
 from .ops.compare import IntFloorDivide, IntRemainder
 from .ops.saved import saved_for_backward
 from .promotion import _FLOATS, _as_float, _promoted
@@ -17,19 +19,31 @@ from .tensor_arith import clip
 __all__ = ["sign", "sin", "cos", "floor", "ceil", "square", "neg", "rsqrt", "reciprocal"]
 
 
-def _floor_divide(a: Any, b: Any) -> Tensor:
-    """Python's (and PyTorch's) ``//``: rounds toward minus infinity; integers stay integers."""
+def _floor_quotient(a: Any, b: Any, op: str) -> tuple[Any, Any, Tensor]:
+    """The operands of ``//`` and ``%`` promoted, and the one that is a tensor; bools have
+    neither (PyTorch's "div_floor" / "remainder" not implemented for 'Bool')."""
     a, b = _promoted(a, b)
     like = a if isinstance(a, Tensor) else b
+    if like.dtype.kind == "b":
+        raise UnsupportedDtypeError(f'"{op}" not implemented for \'Bool\' (bool tensor of shape {like.shape}); '
+                                    "convert with .long() first")  # fmt: skip
+    return a, b, like
+
+
+def _floor_divide(a: Any, b: Any) -> Tensor:
+    """Python's (and PyTorch's) ``//``: rounds toward minus infinity; integers stay integers.
+    As PyTorch's ``floor_divide`` it has no derivative: its backward raises (the zero
+    gradient is ``div(a, b, rounding_mode="floor")``'s)."""
+    a, b, like = _floor_quotient(a, b, "floor_divide")
     if like.dtype.kind in "fc":
-        return ops.Floor.apply(a / b)
+        q = ops.Floor.apply(a / b)
+        return NoDerivative.apply(q, args="floor_divide") if q.requires_grad else q
     return IntFloorDivide.apply(a, b)
 
 
 def _remainder(a: Any, b: Any) -> Tensor:
     """Python's (and PyTorch's) ``%``: the sign of the divisor; ``a - floor(a / b) * b``."""
-    a, b = _promoted(a, b)
-    like = a if isinstance(a, Tensor) else b
+    a, b, like = _floor_quotient(a, b, "remainder")
     if like.dtype.kind in "fc":
         out = a - ops.Floor.apply(a / b).detach() * b
         return saved_for_backward(out, a, b) if isinstance(a, Tensor) and isinstance(b, Tensor) else out
@@ -100,8 +114,9 @@ def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """``self / other``; ``rounding_mode="floor"`` or ``"trunc"`` rounds the quotient."""
     if rounding_mode is None:
         return self / other
-    if rounding_mode == "floor":
-        return self // other
+    if rounding_mode == "floor":  # (differentiable, where ``//`` is not: a zero gradient, as PyTorch's)
+        a, b, like = _floor_quotient(self, self._operand(other), "div")
+        return ops.Floor.apply(a / b) if like.dtype.kind in "fc" else IntFloorDivide.apply(a, b)
     if rounding_mode == "trunc":
         a, b = _promoted(self, self._operand(other))
         if (a if isinstance(a, Tensor) else b).dtype.kind in "biu":
