@@ -664,6 +664,21 @@ class Tensor:
     def half(self) -> Tensor:
         return self.astype(np.float16)
 
+    def short(self) -> Tensor:
+        return self.astype(np.int16)
+
+    def char(self) -> Tensor:
+        return self.astype(np.int8)
+
+    def byte(self) -> Tensor:
+        return self.astype(np.uint8)
+
+    def cfloat(self) -> Tensor:
+        return self.astype(np.complex64)
+
+    def cdouble(self) -> Tensor:
+        return self.astype(np.complex128)
+
     def bool(self) -> Tensor:
         return self.astype(np.bool_)
 
