@@ -45,6 +45,7 @@ from .math_functions import *  # noqa: F403
 from .random import manual_seed
 from .serialization import load, save
 from .tensor_functions import *  # noqa: F403
+from .tensor_torch import *  # noqa: F403
 from .threads import get_num_threads, set_num_threads
 
 __version__ = "0.1.0"
@@ -127,6 +128,7 @@ __all__ = [
     *dtypes.__all__,
     *tensor_functions.__all__,
     *math_functions.__all__,
+    *tensor_torch.__all__,
     "save",
     "load",
     "set_num_threads",

@@ -521,6 +521,11 @@ class Tensor:
         return ops.Pow.apply(*_promoted(self._operand(other), self))
 
     def __neg__(self) -> Tensor:
+        if _kind(self) == "b":
+            raise RuntimeError(
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+                f"use the `~` or `logical_not()` operator instead (shape {self.shape})"
+            )
         return ops.Neg.apply(self)
 
     def __pos__(self) -> Tensor:
@@ -552,6 +557,8 @@ class Tensor:
         return _tanh(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def abs(self) -> Tensor:
+        if _kind(self) == "b":
+            raise UnsupportedDtypeError(f'"abs" not implemented for \'Bool\' (shape {self.shape}); convert with .long()')
         return ops.Abs.apply(self)
 
     def __iter__(self) -> Iterator[Tensor]:

@@ -319,17 +319,17 @@ def logical_not(x: Tensor) -> Tensor:
 
 def logical_and(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """Elementwise and of the truth values; a bool tensor."""
-    return LogicalAnd.apply(_truth(input, input), _truth(other, input))
+    return LogicalAnd.apply(_truth(input, input), _truth(_tensor(other, "logical_and"), input))
 
 
 def logical_or(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """Elementwise or of the truth values; a bool tensor."""
-    return LogicalOr.apply(_truth(input, input), _truth(other, input))
+    return LogicalOr.apply(_truth(input, input), _truth(_tensor(other, "logical_or"), input))
 
 
 def logical_xor(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """Elementwise exclusive or of the truth values; a bool tensor."""
-    return NotEqual.apply(_truth(input, input), _truth(other, input))
+    return NotEqual.apply(_truth(input, input), _truth(_tensor(other, "logical_xor"), input))
 
 
 # -- bitwise (integers and bools; no gradient) ----------------------------------------------
@@ -380,11 +380,7 @@ def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
 def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
     """Elementwise ``~`` of an integer or bool tensor."""
     x = _tensor(input, "bitwise_not")
-    if x.dtype == np.bool_:
-        return LogicalNot.apply(x)
-    if x.dtype.kind not in "iu":
-        return ~x  # (PyTorch's error for other dtypes: Tensor.__invert__)
-    return x * -1 - 1  # (two's complement: ~x is -x - 1)
+    return ~x  # (bools: not; integers: every bit flipped; PyTorch's error for other dtypes)
 
 
 # -- selections -----------------------------------------------------------------------
@@ -851,8 +847,8 @@ def _where_method(self: Tensor, condition: Any, y: Any) -> Tensor:
 
 METHODS["where"] = _where_method
 # PyTorch's other spellings of methods Tensor has
-ALIASES = {"absolute": "abs", "negative": "neg", "multiply": "mul", "subtract": "sub", "divide": "div",
-           "true_divide": "div", "floor_divide": "__floordiv__"}  # fmt: skip
+# (the second names of tensor_torch's methods, ``x.multiply is x.mul``, are tensor_torch's own)
+ALIASES = {"absolute": "abs"}
 
 
 def _install(cls: type) -> None:
