@@ -12,6 +12,7 @@ from . import (
     creation,
     cuda,
     dtypes,
+    flags,
     functional,
     indexing,
     inplace_variants,
@@ -25,6 +26,7 @@ from . import (
     tensor_torch,
 )
 from ._tensor import Tensor, cat, stack, where
+from .amp import autocast
 from .autograd import (
     Function,
     decompose,
@@ -36,12 +38,14 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
-from .backend import default_device, device, devices, get_device, is_available, set_default_device
+from .backend import default_device, device, devices, get_default_device, get_device, is_available, set_default_device
 from .creation import *  # noqa: F403
 from .dtypes import *  # noqa: F403
+from .flags import *  # noqa: F403
 from .gradcheck import gradcheck
 from .malloc import keep_freed_memory
 from .math_functions import *  # noqa: F403
+from .printing import set_printoptions
 from .random import manual_seed
 from .serialization import load, save
 from .tensor_functions import *  # noqa: F403
@@ -81,7 +85,9 @@ install_methods()
 # (``float`` here is the dtype ``tga.float``, so they come from math).
 from math import e, inf, nan, pi  # noqa: E402
 
-_SUBPACKAGES = ("models", "nn", "optim", "viz", "jit")
+# (and the modules of PyTorch's names that a script's top imports: tga.jit, tga.amp, tga.backends, ...)
+_SUBPACKAGES = ("models", "nn", "optim", "viz", "jit", "amp", "backends", "accelerator", "onnx", "distributed", "profiler",
+                "fx")  # fmt: skip
 _SYMBOLIC = ["compile", "Program", "TraceError"]  # (the tracer is tga.jit.trace; tga.trace is torch.trace)
 
 
@@ -117,6 +123,7 @@ __all__ = [
     "devices",
     "is_available",
     "set_default_device",
+    "get_default_device",
     "default_device",
     "get_device",
     "keep_freed_memory",
@@ -129,6 +136,9 @@ __all__ = [
     *tensor_functions.__all__,
     *math_functions.__all__,
     *tensor_torch.__all__,
+    *flags.__all__,
+    "autocast",
+    "set_printoptions",
     "save",
     "load",
     "set_num_threads",

@@ -29,6 +29,7 @@ from .engine.versions import version_of
 from .inplace import apply_inplace
 from .ops.tensor_namespace import TensorNamespace
 from .ops.transfer import Transfer
+from .printing import array2string_options
 from .promotion import (  # noqa: F401 - (mask_dtype: re-exported for functional)
     _FLOATS,
     _KIND_RANK,
@@ -323,7 +324,7 @@ class Tensor:
         if self._data.__class__ is FreedArray:
             body = f"<values freed {self._data.when}>, shape={self.shape}"
         else:
-            body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
+            body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(", **array2string_options())
         return f"Tensor({body}, dtype={self.dtype}{extra})"
 
     # -- conversion ---------------------------------------------------------------
