@@ -13,7 +13,7 @@ import math
 import operator
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -529,8 +529,7 @@ class Tensor:
             )
         return ops.Neg.apply(self)
 
-    def __pos__(self) -> Tensor:
-        return self
+    # (``+x``: tensor_torch.positive, which refuses bools as PyTorch does)
 
     def __matmul__(self, other: Any) -> Tensor:
         if isinstance(other, (int, float, complex)):  # (Python's TypeError, as PyTorch: @ takes no numbers)
@@ -822,7 +821,7 @@ def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None
     return ops.Stack.apply(*tensors, args=axis)
 
 
-# -- bool ** bool, as PyTorch's ------------------------------------------------------
+# -- operands PyTorch refuses -----------------------------------------------------------
 def _matmul_operands(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     """PyTorch's matmul promotes nothing: both operands of one dtype, and not bool."""
     if a._data.dtype != b._data.dtype:
@@ -835,20 +834,19 @@ def _matmul_operands(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     return a, b
 
 
-def _bool_subtraction(a: Any, b: Any) -> None:
+def _bool_subtraction(a: Any, b: Any) -> NoReturn:
     """PyTorch refuses ``-`` with a bool operand (a mask minus anything is a mistake for ``~``)."""
-    if isinstance(a, Tensor) and a.dtype == np.bool_ or isinstance(b, Tensor) and b.dtype == np.bool_ or \
-            isinstance(a, (bool, np.bool_)) or isinstance(b, (bool, np.bool_)):  # fmt: skip
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
-            f"mask, use the `~` or `logical_not()` operator instead (operands {_described(a)} and {_described(b)})"
-        )
+    raise RuntimeError(
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+        f"mask, use the `~` or `logical_not()` operator instead (operands {_described(a)} and {_described(b)})"
+    )
 
 
 def _described(x: Any) -> str:
     return f"a {x.dtype} tensor of shape {x.shape}" if isinstance(x, Tensor) else repr(x)
 
 
+# -- bool ** bool, as PyTorch's ------------------------------------------------------
 def _bool_pow(a: Any, b: Any) -> Tensor:
     """``bool ** bool`` as PyTorch: a tensor to a Python bool stays bool (``x ** True`` is
     ``x``, ``x ** False`` all True); two bool tensors, or a bool to a bool tensor, raise."""

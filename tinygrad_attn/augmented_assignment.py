@@ -16,8 +16,8 @@ another tensor's memory) Python gets a new tensor back, so ``x[i] += v`` still w
 >>> import tinygrad_attn as tga
 >>> x = tga.tensor([1, 2, 3], dtype=tga.int32)
 >>> x //= tga.tensor(2)
->>> x
-tensor([0, 1, 1], dtype=torch.int32)
+>>> x.tolist(), x.dtype
+([0, 1, 1], dtype('int32'))
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from .inplace import apply_inplace, cast_error
 
 
 # What each op's backward reads of the tensor's old value: nothing for + and - (never a copy),
-# only where the other operand needs a gradient for * / @, always for the rest
+# only where the other operand needs a gradient for * and /, always for the rest
 def _never(o: Any) -> bool:
     return False
 
@@ -40,7 +40,9 @@ def _always(o: Any) -> bool:
     return True
 
 
-def _augmented(dunder: str, name: str, reads_old: Callable[[Any], bool]) -> Callable[[Tensor, Any], Tensor]:
+def _augmented(
+    dunder: str, symbol: str, name: str, reads_old: Callable[[Any], bool]
+) -> Callable[[Tensor, Any], Tensor]:
     def method(self: Tensor, other: Any) -> Tensor:
         o = self._operand(other)
         # (PyTorch's order: the operands' dtype is checked against the tensor's before the op runs, so
@@ -50,17 +52,17 @@ def _augmented(dunder: str, name: str, reads_old: Callable[[Any], bool]) -> Call
         return apply_inplace(self, name, getattr(Tensor, dunder), o, operator=True, reads_old=reads_old(o))
 
     method.__name__ = method.__qualname__ = f"__i{dunder[2:]}"
-    method.__doc__ = f"``self {_SYMBOL[dunder]}= other``, in place (``Tensor.{name}``'s meaning)."
+    method.__doc__ = f"``self {symbol}= other``, in place (``Tensor.{name}``'s meaning)."
     return method
 
 
-_SYMBOL = {"__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/", "__floordiv__": "//", "__mod__": "%",
-           "__pow__": "**", "__and__": "&", "__or__": "|", "__xor__": "^", "__lshift__": "<<",
-           "__rshift__": ">>"}  # fmt: skip
-_OPS = {"__add__": ("add_", _never), "__sub__": ("sub_", _never), "__mul__": ("mul_", Tensor._needs_grad),
-        "__truediv__": ("div_", Tensor._needs_grad), "__floordiv__": ("floor_divide_", _always),
-        "__mod__": ("remainder_", _always), "__pow__": ("pow_", _always),
-        "__and__": ("bitwise_and_", _always), "__or__": ("bitwise_or_", _always), "__xor__": ("bitwise_xor_", _always),
-        "__lshift__": ("bitwise_left_shift_", _always), "__rshift__": ("bitwise_right_shift_", _always)}  # fmt: skip
+# the out-of-place operator, its symbol, the in-place op's name (in errors and traced programs), what it reads
+_OPS = (
+    ("__add__", "+", "add_", _never), ("__sub__", "-", "sub_", _never), ("__mul__", "*", "mul_", Tensor._needs_grad),
+    ("__truediv__", "/", "div_", Tensor._needs_grad), ("__floordiv__", "//", "floor_divide_", _always),
+    ("__mod__", "%", "remainder_", _always), ("__pow__", "**", "pow_", _always), ("__and__", "&", "bitwise_and_", _always),
+    ("__or__", "|", "bitwise_or_", _always), ("__xor__", "^", "bitwise_xor_", _always),
+    ("__lshift__", "<<", "bitwise_left_shift_", _always), ("__rshift__", ">>", "bitwise_right_shift_", _always),
+)  # fmt: skip
 
-METHODS = {f"__i{dunder[2:]}": _augmented(dunder, name, reads) for dunder, (name, reads) in _OPS.items()}
+METHODS = {f"__i{op[0][2:]}": _augmented(*op) for op in _OPS}
