@@ -162,3 +162,24 @@ def test_augmented_assignment_through_an_index_writes_the_base() -> None:
             col = t[:, 0]
             OPS[op](col, _tensor(lib, np.array([1, 2, 1]), "int64"))
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("op", [op for op in OPS if op != "@="])
+def test_augmented_assignment_on_each_device(op: str, device: str) -> None:
+    # each dtype, written in place on the device, gives the CPU's values (the matrix above holds the CPU to PyTorch);
+    # array_api_strict has no float16, and its + and * take no bools (out of place as well: not this file's subject)
+    for dtype in [d for d in DTYPES if not (device.startswith("array_api_strict") and d in ("float16", "bool"))]:
+        for operand in (OPERAND_VALUES, 2):
+            results = []
+            for dev in ("cpu", device):
+                x = tga.tensor(TARGET_VALUES.astype(dtype), device=dev)
+                other = tga.tensor(OPERAND_VALUES.astype(dtype), device=dev) if operand is OPERAND_VALUES else operand
+                alias = x.detach()
+                try:
+                    r = OPS[op](x, other)
+                except Exception as e:  # noqa: BLE001 - the class is what is compared
+                    results.append(type(e))
+                    continue
+                assert r is x and str(r.device) == str(tga.device(dev))
+                results.append((str(r.dtype), _host(alias).tolist()))
+            assert results[0] == results[1], (dtype, op, operand is OPERAND_VALUES)

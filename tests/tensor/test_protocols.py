@@ -92,3 +92,12 @@ def test_hash_is_identity() -> None:
     assert seen[a] == "a" and seen[b] == "b" and len({a, b, a}) == 2
     p = tga.nn.Parameter(tga.zeros(2))
     assert {p: 1}[p] == 1
+
+
+def test_protocols_on_each_device(device: str) -> None:
+    t = tga.tensor([[3, 1], [4, 1]], device=device)
+    assert ["a", "b", "c"][t[1, 1]] == "b" and operator.index(t[0, 0]) == 3
+    assert f"{tga.tensor(2.5, device=device):.2f}" == "2.50" and 4 in t and 7 not in t
+    r = reversed(t)
+    assert str(r.device) == str(t.device) and r.tolist() == [[4, 1], [3, 1]]
+    assert hash(t) == id(t)
