@@ -81,3 +81,13 @@ def test_trace_gradient_against_finite_differences_and_torch():
     t = torch.tensor(a, requires_grad=True)
     (tg,) = torch.autograd.grad(torch.trace(t) * 3.0, [t])
     np.testing.assert_allclose(g.numpy(), tg.numpy())
+
+
+def test_jit_trace_of_a_module_reads_its_parameters_at_each_replay():
+    m = tga.nn.Linear(2, 3)
+    x = Tensor(np.ones((1, 2), dtype=np.float32))
+    prog = tga.jit.trace(m, (x,))  # (PyTorch's usual spelling: the module and a tuple of examples)
+    np.testing.assert_allclose(prog(x).numpy(), m(x).detach().numpy())
+    with tga.no_grad():
+        m.weight.mul_(2.0)
+    np.testing.assert_allclose(prog(x).numpy(), m(x).detach().numpy())
