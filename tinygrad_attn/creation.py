@@ -27,7 +27,8 @@ __all__ = [
     "randint", "randperm", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
     "rand_like", "randn_like", "randint_like", "multinomial", "bernoulli",
 ]  # fmt: skip
-__all__ += ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "BoolTensor"]  # typed constructors
+__all__ += ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
+            "ByteTensor", "BoolTensor"]  # typed constructors  # fmt: skip
 
 
 def _torch_dtype_of(arr: np.ndarray) -> np.dtype:
@@ -372,4 +373,7 @@ DoubleTensor = _typed("DoubleTensor", np.float64)
 HalfTensor = _typed("HalfTensor", np.float16)
 LongTensor = _typed("LongTensor", np.int64)
 IntTensor = _typed("IntTensor", np.int32)
+ShortTensor = _typed("ShortTensor", np.int16)
+CharTensor = _typed("CharTensor", np.int8)
+ByteTensor = _typed("ByteTensor", np.uint8)
 BoolTensor = _typed("BoolTensor", np.bool_)

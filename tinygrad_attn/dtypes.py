@@ -63,6 +63,31 @@ def _default_of_category(category: int) -> np.dtype:
     return {0: bool, 1: int64, 3: complex128 if _DEFAULT_FLOAT[0] == float64 else complex64}[category]
 
 
+def can_cast(from_: np.dtype, to: np.dtype) -> builtins.bool:
+    """PyTorch's ``can_cast``: whether an op may write a result of dtype ``from_`` into a tensor
+    of dtype ``to`` (within a category or up, never down: no float into an integer tensor,
+    no integer into a bool one)."""
+    return _CATEGORY[np.dtype(from_).kind] <= _CATEGORY[np.dtype(to).kind]
+
+
+# PyTorch's names of the dtypes, which its error messages use ("... not implemented for 'Float'")
+_SCALAR_TYPE = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+                "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+                "complex128": "ComplexDouble"}  # fmt: skip
+
+
+def scalar_type_name(dt: object) -> str:
+    """PyTorch's name of a dtype in its messages: ``Float`` for float32, ``Long`` for int64."""
+    name = np.dtype(dt).name
+    return _SCALAR_TYPE.get(name, name)
+
+
+class UnsupportedDtypeError(NotImplementedError, TypeError):
+    """An op that has no kernel for a dtype (``&`` of floats, ``//`` of bools): PyTorch's
+    ``NotImplementedError`` ("... not implemented for 'Float'"), and the ``TypeError`` that
+    NumPy raises for these."""
+
+
 def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     """PyTorch's ``promote_types``: across categories the higher one's dtype as it is (an
     int64 with a float16 is float16, where NumPy makes float64); within one, the smallest
@@ -150,5 +175,5 @@ class iinfo:  # noqa: N801 - PyTorch's name
 __all__ = [
     "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128",
-    "bool", "half", "float", "double", "short", "int", "long", "promote_types", "result_type",
+    "bool", "half", "float", "double", "short", "int", "long", "promote_types", "result_type", "can_cast",
 ]  # fmt: skip

@@ -874,7 +874,7 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
     how often the batch names it. ``sparse=True`` (sparse gradients) is not supported.
 
     Ids must lie in ``[0, num)``: a negative id is out of range, as in PyTorch (eager raises
-    ``IndexError``; ``weight[ids]``, indexing, reads it from the end). Inside ``tga.trace`` or
+    ``IndexError``; ``weight[ids]``, indexing, reads it from the end). Inside ``tga.jit.trace`` or
     ``tga.compile`` the ids are an input of the program and a replay does not check them.
     """
     if sparse:

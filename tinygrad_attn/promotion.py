@@ -144,3 +144,23 @@ def mask_dtype(mask: Any) -> np.dtype:
         return np.dtype(mask.dtype)
     except TypeError:  # an array API namespace's own dtype objects
         return Tensor(mask).dtype
+
+
+def bitwise_operands(a: Any, b: Any, op: str, bools: bool = True) -> tuple[Tensor, Tensor]:
+    """The operands of a bitwise op or shift (``&``, ``|``, ``^``, ``<<``, ``>>``) as tensors
+    of ``torch.result_type``'s dtype; a float result has no such op, as in PyTorch
+    (``int_tensor & 2.5``: "bitwise_and" not implemented for 'Float')."""
+    like = a if isinstance(a, Tensor) else b
+    dt = _dtypes.result_type(a, b)
+    if dt.kind not in ("biu" if bools else "iu"):  # (shifts take no bools)
+        raise _dtypes.UnsupportedDtypeError(
+            f'"{op}" not implemented for {_dtypes.scalar_type_name(dt)!r} (operands {_dtype_of(a)} and {_dtype_of(b)}); '
+            f"it takes integer{' or bool' if bools else ''} tensors"
+        )
+    a = a.astype(dt) if isinstance(a, Tensor) else Tensor.full((), a, dtype=dt, device=like._dev)
+    b = b.astype(dt) if isinstance(b, Tensor) else Tensor.full((), b, dtype=dt, device=like._dev)
+    return a, b
+
+
+def _dtype_of(x: Any) -> str:
+    return str(x.dtype) if isinstance(x, Tensor) else type(x).__name__

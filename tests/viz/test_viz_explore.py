@@ -353,7 +353,7 @@ def test_jupyter_reprs_are_offline(tmp_path):
     assert (tmp_path / "p.html").read_text(encoding="utf-8") == page.html
     frame = page._repr_html_()
     assert frame.startswith("<iframe srcdoc=") and "<script" not in frame.replace("&lt;script", "")
-    prog = tga.trace(f, x)
+    prog = tga.jit.trace(f, x)
     assert "<pre" in prog._repr_html_() and "def program" in prog._repr_html_()
 
 

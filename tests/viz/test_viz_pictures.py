@@ -127,7 +127,7 @@ def test_a_graph_with_nothing_recorded_warns_and_says_what_to_do():
     for backward in (False, True):
         with pytest.warns(UserWarning, match="requires_grad=True"):
             g = draw_graph(y, backward=backward)
-        assert "tga.trace" in g.source and "No op was recorded" in g.source
+        assert "tga.jit.trace" in g.source and "No op was recorded" in g.source
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         draw_graph((Tensor.randn(2, requires_grad=True) * 2).sum())  # a recorded graph: no warning

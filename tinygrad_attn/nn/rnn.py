@@ -342,6 +342,10 @@ class _RNNBase(Module):
                     setattr(self, f"bias_hh{sfx}", _uniform((g,), k, dtype))
         _place(self, device, dtype)
 
+    def flatten_parameters(self) -> None:
+        """Nothing to do: PyTorch packs the weights into one cuDNN buffer here; this library
+        calls no cuDNN, and its layers read each weight where it is."""
+
     def _suffixes(self, layer: int) -> list[str]:
         return [f"_l{layer}", f"_l{layer}_reverse"][: self.num_directions]
 
