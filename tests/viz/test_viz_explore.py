@@ -1,5 +1,5 @@
 """The explorer page (tga.viz.explore): its data, checked here against the engine, and the page
-itself, loaded in a real headless Chromium through Selenium (skipped where they are missing).
+itself, loaded in a real headless Chromium (tests/browser.py).
 
 ``python tests/viz/test_viz_explore.py`` writes the README's screenshots (docs/explorer_*.png)."""
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 import base64
 import json
 import re
-import shutil
 import sys
 from pathlib import Path
 
+import browser as browser_
 import numpy as np
 import pytest
 
@@ -19,7 +19,7 @@ import tinygrad_attn as tga
 from tinygrad_attn import Tensor, nn
 from tinygrad_attn.engine.backward import run_backward
 from tinygrad_attn.viz import explore
-from tinygrad_attn.viz.explore import MAX_CELLS, heat_map
+from tinygrad_attn.viz.explore import MAX_CELLS, from_f16, heat_map
 from tinygrad_attn.viz.graph import Walk
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -171,13 +171,13 @@ def test_attention_weights_of_the_library_block_fused_and_decomposed(decomposed,
     with tga.decompose() if decomposed else _null():
         page = explore(f, x, tokens=["a", "b", "c", "d"])
     (layer,) = page.data["attention"]
-    w = np.array(layer["w"])
+    w = from_f16(layer["w"])
     assert layer["heads"] == 2 and w.shape == (2, 4, 4) and layer["q"] == ["a", "b", "c", "d"]
     np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-3)
     assert np.all(np.triu(w, 1) < 1e-6), "causal: no weight on later tokens"
     return_ = _weights_and_grad()
     np.testing.assert_allclose(w, return_[0], atol=2e-4)
-    np.testing.assert_allclose(np.array(layer["g"]), return_[1], atol=1e-5, rtol=1e-3)
+    np.testing.assert_allclose(from_f16(layer["g"]), return_[1], atol=1e-5, rtol=1e-3)
 
 
 def _null():
@@ -217,7 +217,7 @@ def test_attention_is_found_in_every_attention_module(kind):
         heads = 1
     page = explore(out.sum())
     (layer,) = page.data["attention"]
-    w = np.array(layer["w"])
+    w = from_f16(layer["w"])
     assert w.shape == (heads, 3, 5) and layer["heads"] == heads
     np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-3)
     assert layer["g"] is not None
@@ -238,7 +238,7 @@ def test_masked_attention_weights_are_found_with_zeros_where_masked(kind):
     }[kind]()
     page = explore(m(q, kv, kv, mask=Tensor(keep))[0].sum())
     (layer,) = page.data["attention"]
-    w = np.array(layer["w"])
+    w = from_f16(layer["w"])
     assert w.shape == (1, 3, 5)  # (heads, queries, keys) of the first sequence
     assert np.all(w[:, :, 3:] == 0)
     np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-3)
@@ -250,7 +250,7 @@ def test_attention_from_primitives_needs_no_module():
     w = (q @ q.mT * 8**-0.5).softmax(-1)
     page = explore((w @ q).sum())
     (layer,) = page.data["attention"]
-    assert layer["heads"] == 2 and np.array(layer["w"]).shape == (2, 4, 4)
+    assert layer["heads"] == 2 and from_f16(layer["w"]).shape == (2, 4, 4)
 
 
 @pytest.mark.slow
@@ -381,19 +381,7 @@ def test_run_backward_is_left_as_it_was():
 
 # -- the page in a real browser -------------------------------------------------------------
 def _driver():
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-
-    chrome = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-    driver = shutil.which("chromedriver")
-    if not chrome or not driver:
-        pytest.skip("chromium and chromedriver are not installed (apt-get install chromium chromium-driver)")
-    o = webdriver.ChromeOptions()
-    o.binary_location = chrome
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900", "--disable-dev-shm-usage"):
-        o.add_argument(a)
-    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(options=o, service=Service(driver))
+    return browser_.driver()
 
 
 @pytest.fixture(scope="module")
@@ -403,14 +391,7 @@ def browser():
     d.quit()
 
 
-def _errors(d) -> list:
-    return [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
-
-
-def _open(d, path: Path) -> None:
-    d.get(path.resolve().as_uri())  # a file:// URL: the page needs no server
-    assert d.current_url.startswith("file://")
-    d.execute_script("return window.tgaExplorer !== undefined") or pytest.fail("the page's script did not run")
+_errors, _open = browser_.errors, browser_.open_page
 
 
 @pytest.mark.slow
@@ -474,7 +455,7 @@ def test_browser_head_view_draws_one_line_set_per_head(browser, tmp_path):
     assert len(heads) == 4 and all(h.find_elements(By.TAG_NAME, "line") for h in heads)
     assert [t.text for t in browser.find_elements(By.CSS_SELECTOR, "svg.tga-headview text.tga-query")] == list("abcde")
     assert len(browser.find_elements(By.CSS_SELECTOR, ".tga-modelview svg.tga-thumb")) == 2 * 4
-    assert len(browser.find_elements(By.CSS_SELECTOR, ".tga-matrices canvas.tga-matrix")) == 4
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".tga-matrices svg.tga-matrix")) == 4
     browser.find_element(By.ID, "tga-grad-overlay").click()
     assert browser.find_elements(By.CSS_SELECTOR, "svg.tga-headview line")
     browser.find_element(By.CSS_SELECTOR, ".tga-head-toggle[data-head='1']").click()

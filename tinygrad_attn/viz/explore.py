@@ -73,6 +73,21 @@ def _pool(a: np.ndarray, rows: int, cols: int) -> np.ndarray:
         return np.nanmean(a.reshape(shp), axis=(-3, -1))
 
 
+def _fit(r: int, c: int, per: int) -> tuple[int, int]:
+    """Rows and columns of an ``r`` x ``c`` heat map shown in at most about ``per`` cells: all of
+    them when they fit; else every row (a row is usually a token) while 16 columns each still
+    fit, or every column of a narrow map, else both sides shrunk by the same factor."""
+    if r * c <= per:
+        return r, c
+    if r * min(c, 16) <= per:
+        return r, per // r
+    if c * min(r, 16) <= per:  # a few wide columns: all of them
+        return per // c, c
+    s = (per / (r * c)) ** 0.5
+    rows = min(r, max(1, int(r * s)))
+    return rows, min(c, max(1, per // rows))
+
+
 def heat_map(host: Any, full: bool = False, max_cells: int = MAX_CELLS) -> dict[str, Any] | None:
     """An array as a heat map record: its leading axes cut to a few slices, its last two
     block-averaged to fit ``max_cells``, the cells quantised to bytes between ``min`` and
@@ -92,11 +107,7 @@ def heat_map(host: Any, full: bool = False, max_cells: int = MAX_CELLS) -> dict[
         lead = a.shape[:-2]
         n_slices = int(np.prod(lead)) if lead else 1
         per = max(max_cells // n_slices, 16)
-        side = max(int(per**0.5), 4)
-        r, c = a.shape[-2:]
-        rows = min(r, max(side * r // max(r, c), 1)) if r > side or c > side else r
-        cols = min(c, max(per // max(rows, 1), 1))
-        a = _pool(a, rows, cols)
+        a = _pool(a, *_fit(*a.shape[-2:], per))
     finite = a[np.isfinite(a)]
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
     rec: dict[str, Any] = {"shape": shape, "lead": list(lead), "rows": a.shape[-2], "cols": a.shape[-1],
@@ -418,9 +429,7 @@ class _Data:
             if scope is not None and scope.module is not None and not paths.path(scope.chain()):
                 name = type(scope.module).__name__  # the model itself: its class names it
             layers.append({"name": name or t.name or f"softmax {len(layers)} (top level)", "node": self.key[id(t)],
-                           "heads": ww.shape[0], "q": q_tok, "k": k_tok,
-                           "w": np.round(ww, 4).tolist(),
-                           "g": np.round(gw, 6).tolist() if gw is not None else None})  # fmt: skip
+                           "heads": ww.shape[0], "q": q_tok, "k": k_tok, "w": f16(ww), "g": f16(gw)})  # fmt: skip
         return layers
 
     def _fused_weights(self, t: Tensor) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -444,6 +453,30 @@ class _Data:
         g = self.grads.get(id(t))
         gw = None if g is None else g.astype(np.float64) @ np.swapaxes(hv, -1, -2)
         return ww, gw
+
+
+def f16(a: np.ndarray | None) -> dict[str, Any] | None:
+    """An array as compact page data: its shape, a scale, and ``a / scale`` as little-endian
+    float16 bytes in base64 (the scale, the largest magnitude, keeps tiny gradients out of
+    float16's subnormals). :func:`from_f16` reads it back."""
+    if a is None:
+        return None
+    a = np.nan_to_num(np.asarray(a, dtype=np.float64))
+    m = float(np.max(np.abs(a))) if a.size else 0.0
+    scale = m if m > 0 else 1.0
+    return {
+        "shape": list(a.shape),
+        "scale": scale,
+        "b64": base64.b64encode((a / scale).astype("<f2").tobytes()).decode(),
+    }
+
+
+def from_f16(rec: dict[str, Any] | None) -> np.ndarray | None:
+    """The array an :func:`f16` record holds (to float16's precision)."""
+    if rec is None:
+        return None
+    a = np.frombuffer(base64.b64decode(rec["b64"]), dtype="<f2").astype(np.float64)
+    return a.reshape(rec["shape"]) * rec["scale"]
 
 
 def _heads(a: np.ndarray) -> np.ndarray:

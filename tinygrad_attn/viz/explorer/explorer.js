@@ -27,6 +27,27 @@
     return a >= 1e4 || a < 1e-3 ? x.toExponential(2) : String(+x.toPrecision(3));
   }
 
+  // attention weights and gradients come as float16 bytes (see explore.f16): nested here as
+  // [head][query] rows of numbers
+  function fromF16(rec) {
+    if (!rec) return null;
+    var bin = atob(rec.b64), n = bin.length >> 1, flat = new Float32Array(n);
+    for (var i = 0; i < n; i++) {
+      var h = bin.charCodeAt(2 * i) | (bin.charCodeAt(2 * i + 1) << 8);
+      var e = (h >> 10) & 31, f = h & 1023;
+      var v = e === 0 ? f * Math.pow(2, -24) : e === 31 ? (f ? NaN : Infinity) : (1 + f / 1024) * Math.pow(2, e - 15);
+      flat[i] = (h & 0x8000 ? -v : v) * rec.scale;
+    }
+    var shp = rec.shape, tk = shp[shp.length - 1], tq = shp[shp.length - 2], heads = [];
+    for (var hh = 0; hh * tq * tk < n; hh++) {
+      var rows = [];
+      for (var r = 0; r < tq; r++) rows.push(flat.subarray((hh * tq + r) * tk, (hh * tq + r + 1) * tk));
+      heads.push(rows);
+    }
+    return heads;
+  }
+  DATA.attention.forEach(function (l) { l.w = fromF16(l.w); l.g = fromF16(l.g); });
+
   // -- the graphs: node and edge elements by the ids the Python side gave them ------------
   var graphs = {};
   $$(".tga-graph").forEach(function (box) {
@@ -170,6 +191,13 @@
     var r = Math.round(250 - 200 * s), g = Math.round(250 - 150 * s), b = Math.round(255 - 90 * s);
     return "rgb(" + r + "," + g + "," + b + ")";
   }
+  // a colour scale: the colours a map uses, from its low end to its high end, with their numbers
+  function scaleBar(lo, hi) {
+    var c = el("canvas", { width: 160, height: 10 }), ctx = c.getContext("2d");
+    for (var x = 0; x < 160; x++) { ctx.fillStyle = colour(lo + (hi - lo) * x / 159, lo, hi); ctx.fillRect(x, 0, 1, 10); }
+    var kids = [el("span", { "class": "tga-scale-lo", text: fmt(lo) }), c, el("span", { "class": "tga-scale-hi", text: fmt(hi) })];
+    return el("div", { "class": "tga-scale" }, kids);
+  }
   function heatMap(h, label) {
     var wrap = el("div", { "class": "tga-heat" }, [el("h3", { text: label })]);
     if (!h) { wrap.appendChild(el("p", { "class": "tga-note", text: "none" })); return wrap; }
@@ -204,6 +232,7 @@
       canvas.title = "[" + r + ", " + c + "] " + fmt(data[off * h.rows * h.cols + r * h.cols + c]);
     });
     wrap.appendChild(canvas);
+    wrap.appendChild(scaleBar(h.min, h.max));
     wrap.appendChild(info);
     draw();
     return wrap;
@@ -317,12 +346,36 @@
     });
     if (at < 0) { status.textContent = "backward pass: " + steps.length + " steps, not started"; stepLine.textContent = ""; return; }
     var s = steps[at];
-    var to = s.sends.map(function (d) { return d.to + (d.shares ? " (share " + d.share + "/" + d.shares + ")" : ""); });
-    status.textContent = "step " + (at + 1) + " of " + steps.length + ": " + s.op + " backward (" + s.node + ") sends to " + (to.join(", ") || "nothing");
+    var to = s.sends.map(function (d) {
+      return "‖g‖ " + (d.norm === null ? "nan" : fmt(d.norm)) + " to " + label(bw, d.to, d.tensor) +
+        (d.shares ? " (share " + d.share + " of " + d.shares + ")" : "");
+    });
+    status.textContent = "step " + (at + 1) + " of " + steps.length + ": " + label(bw, s.node, s.tensor) + " sends " + (to.join(", ") || "nothing");
     stepLine.textContent = s.lines.join("\n");
     markProgram(s.lines);
     if (view === "forward") show("backward");
     showNode(s.node, "backward");
+    follow(bw, s.node);
+    if (view === "both") follow(fw, "op" + s.node.slice(2));
+  }
+  // what a node is called on screen: its first line of text (the tensor's title without a picture)
+  function label(g, id, tensor) {
+    var n = g && g.nodes[id], t = n && $("text", n);
+    if (t && t.textContent.trim()) return t.textContent.trim();
+    var rec = DATA.tensors[tensor];
+    return rec ? rec.title : id;
+  }
+  // the camera follows the step: a node outside the visible part of its graph is brought to its centre
+  function follow(g, id) {
+    var n = g && g.nodes[id], vb = g && g.svg && g.svg.viewBox.baseVal;
+    if (!n || !vb || !vb.width || !g.box.offsetParent) return;
+    var box = g.box.getBoundingClientRect(), r = n.getBoundingClientRect(), sr = g.svg.getBoundingClientRect();
+    if (!r.width && !r.height) return; // (hidden in a folded module)
+    var m = 12;
+    if (r.left >= box.left + m && r.right <= box.right - m && r.top >= box.top + m && r.bottom <= box.bottom - m) return;
+    var k = Math.min(sr.width / vb.width, sr.height / vb.height); // screen pixels per unit (preserveAspectRatio: meet)
+    vb.x += ((r.left + r.right) / 2 - (box.left + box.right) / 2) / k;
+    vb.y += ((r.top + r.bottom) / 2 - (box.top + box.bottom) / 2) / k;
   }
   function go(k) { at = Math.max(-1, Math.min(steps.length - 1, k)); applySteps(); }
   $("#tga-next").addEventListener("click", function () { go(at + 1); });
@@ -342,7 +395,7 @@
 
   // -- attention: head view and model view ----------------------------------------------
   var HEAD_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"];
-  var attBox = $("#tga-attention"), attState = { layer: 0, heads: null, grad: false, token: null };
+  var attBox = $("#tga-attention"), attState = { layer: 0, heads: null, grad: false };
   function lines(group, layer, h, x0, x1, y0, dy, colourOf, token) {
     var w = layer.w[h], g = layer.g ? layer.g[h] : null, gmax = 0;
     if (attState.grad && g) g.forEach(function (row) { row.forEach(function (v) { gmax = Math.max(gmax, Math.abs(v)); }); });
@@ -352,9 +405,42 @@
         var a = w[i][j], stroke = colourOf;
         if (attState.grad && g) { a = gmax ? Math.abs(g[i][j]) / gmax : 0; stroke = g[i][j] >= 0 ? "#c0392b" : "#2c5aa0"; }
         if (a < 0.01) continue;
-        group.appendChild(svgEl("line", { x1: x0, y1: y0 + i * dy, x2: x1, y2: y0 + j * dy, stroke: stroke, "stroke-width": 1 + 3 * a, "stroke-opacity": Math.min(1, 0.15 + 0.85 * a) }));
+        group.appendChild(svgEl("line", { x1: x0, y1: y0 + i * dy, x2: x1, y2: y0 + j * dy, stroke: stroke, "stroke-width": 1 + 3 * a, "stroke-opacity": Math.min(1, 0.15 + 0.85 * a), "data-q": i }));
       }
     }
+  }
+  function maxAbs(rows) {
+    var m = 0;
+    rows.forEach(function (row) { row.forEach(function (v) { m = Math.max(m, Math.abs(v)); }); });
+    return m;
+  }
+  // a matrix of weights (or, with g, of their gradient) as an SVG: the cells an image, the
+  // query tokens along its rows and the key tokens along its columns (every one that has room)
+  function matrix(w, g, q, k, px, cls) {
+    var tq = w.length, tk = w[0].length, m = g ? maxAbs(g) || 1 : 1;
+    var c = el("canvas", { width: tk, height: tq }), ctx = c.getContext("2d");
+    for (var i = 0; i < tq; i++) for (var j = 0; j < tk; j++) {
+      ctx.fillStyle = g ? colour(g[i][j], -m, m) : colour(w[i][j], 0, 1);
+      ctx.fillRect(j, i, 1, 1);
+    }
+    var font = Math.min(11, Math.max(7, px)), every = Math.max(1, Math.ceil(font / px));
+    var longest = Math.max.apply(null, q.concat(k).map(function (t) { return String(t).length; }));
+    var pad = Math.min(80, 6 + font * 0.6 * longest), W = pad + tk * px, H = pad + tq * px;
+    var svg = svgEl("svg", { "class": cls, width: W, height: H, viewBox: "0 0 " + W + " " + H });
+    svg.appendChild(svgEl("image", { x: pad, y: pad, width: tk * px, height: tq * px, href: c.toDataURL(), preserveAspectRatio: "none", "class": "tga-cells" }));
+    for (var a = 0; a < tq; a += every) {
+      var t = svgEl("text", { x: pad - 3, y: pad + (a + 0.5) * px, "text-anchor": "end", "dominant-baseline": "central", "font-size": font, "class": "tga-axis tga-axis-q" });
+      t.textContent = q[a]; svg.appendChild(t);
+    }
+    for (var b = 0; b < tk; b += every) {
+      var x = pad + (b + 0.5) * px, u = svgEl("text", { x: x, y: pad - 3, transform: "rotate(-90 " + x + " " + (pad - 3) + ")", "dominant-baseline": "central", "font-size": font, "class": "tga-axis tga-axis-k" });
+      u.textContent = k[b]; svg.appendChild(u);
+    }
+    return svg;
+  }
+  function focusToken(svg, i) {
+    $$("line", svg).forEach(function (l) { l.style.display = i === null || +l.dataset.q === i ? "" : "none"; });
+    $$("text.tga-query", svg).forEach(function (t, k) { t.classList.toggle("tga-focus", k === i); });
   }
   function drawAttention() {
     attBox.innerHTML = "";
@@ -389,14 +475,16 @@
     layer.w.forEach(function (_, h) {
       var g = svgEl("g", { "class": "tga-head", "data-head": h });
       if (!attState.heads[h]) g.style.display = "none";
-      lines(g, layer, h, x0, x1, 24, dy, HEAD_COLOURS[h % HEAD_COLOURS.length], attState.token);
+      lines(g, layer, h, x0, x1, 24, dy, HEAD_COLOURS[h % HEAD_COLOURS.length], null);
       svg.appendChild(g);
     });
     layer.q.forEach(function (t, i) {
       var tx = svgEl("text", { x: x0 - 8, y: 28 + i * dy, "text-anchor": "end", "class": "tga-token tga-query" });
       tx.textContent = t;
-      tx.addEventListener("mouseenter", function () { attState.token = i; drawAttention(); });
-      tx.addEventListener("mouseleave", function () { attState.token = null; drawAttention(); });
+      // hovering filters the lines in place: rebuilding the view here would drop the element the
+      // pointer is on, and its mouseleave would never come
+      tx.addEventListener("mouseenter", function () { focusToken(svg, i); });
+      tx.addEventListener("mouseleave", function () { focusToken(svg, null); });
       svg.appendChild(tx);
     });
     layer.k.forEach(function (t, j) {
@@ -407,33 +495,32 @@
     attBox.appendChild(el("h3", { text: "head view: " + layer.name + " (hover a query token for its lines alone)" }));
     attBox.appendChild(svg);
     // the same weights as matrices, one per head shown: rows are queries, columns keys
-    var mats = el("div", { "class": "tga-matrices" });
+    var mats = el("div", { "class": "tga-matrices" }), gm = 0;
     layer.w.forEach(function (w, h) {
       if (!attState.heads[h]) return;
-      var g = attState.grad && layer.g ? layer.g[h] : null, m = 0;
-      if (g) g.forEach(function (row) { row.forEach(function (v) { m = Math.max(m, Math.abs(v)); }); });
+      var g = attState.grad && layer.g ? layer.g[h] : null;
+      if (g) gm = Math.max(gm, maxAbs(g));
       var px = Math.max(6, Math.min(24, Math.floor(200 / Math.max(w.length, w[0].length))));
-      var c = el("canvas", { width: w[0].length * px, height: w.length * px, "class": "tga-matrix", "data-head": h });
-      var ctx = c.getContext("2d");
-      w.forEach(function (row, i) {
-        row.forEach(function (v, j) {
-          ctx.fillStyle = g ? colour(g[i][j], -m || -1, m || 1) : colour(v, 0, 1);
-          ctx.fillRect(j * px, i * px, px, px);
-        });
-      });
-      c.title = "head " + h + (g ? ": ∂loss/∂weights" : ": weights") + " (rows: queries, columns: keys)";
-      mats.appendChild(el("figure", {}, [c, el("figcaption", { text: "head " + h })]));
+      var m = matrix(w, g, layer.q, layer.k, px, "tga-matrix");
+      m.dataset.head = h;
+      mats.appendChild(el("figure", {}, [m, el("figcaption", { text: "head " + h + (g ? ": ∂loss/∂weights" : ": weights") + " (rows: queries, columns: keys)" })]));
     });
     attBox.appendChild(mats);
+    attBox.appendChild(attState.grad && layer.g ? scaleBar(-gm || -1, gm || 1) : scaleBar(0, 1));
     // model view: a grid of every head of every layer
     attBox.appendChild(el("h3", { text: "model view: layers (rows) by heads (columns); click one for its head view" }));
     var grid = el("div", { "class": "tga-modelview" });
     layers.forEach(function (l, li) {
       var row = el("div", { "class": "tga-model-row" }, [el("span", { "class": "tga-model-name", text: li + ": " + l.name })]);
       l.w.forEach(function (_, h) {
-        var m = Math.max(l.q.length, l.k.length), ddy = 60 / Math.max(m, 1);
-        var th = svgEl("svg", { "class": "tga-thumb", width: 70, height: 70, viewBox: "0 0 70 70", "data-layer": li, "data-head": h });
-        lines(th, l, h, 8, 62, 5, ddy, HEAD_COLOURS[h % HEAD_COLOURS.length], null);
+        var m = Math.max(l.q.length, l.k.length), ddy = 60 / Math.max(m, 1), th;
+        if (m > 16) { // past 16 tokens, lines are a smear: each head is its matrix
+          th = matrix(l.w[h], null, l.q, l.k, Math.max(1, Math.floor(96 / m)), "tga-thumb tga-thumb-matrix");
+          th.dataset.layer = li; th.dataset.head = h;
+        } else {
+          th = svgEl("svg", { "class": "tga-thumb", width: 70, height: 70, viewBox: "0 0 70 70", "data-layer": li, "data-head": h });
+          lines(th, l, h, 8, 62, 5, ddy, HEAD_COLOURS[h % HEAD_COLOURS.length], null);
+        }
         th.addEventListener("click", function () {
           attState.layer = li; attState.heads = l.w.map(function (_, k) { return k === h; }); drawAttention();
         });
