@@ -6,9 +6,11 @@ itself, loaded in a real headless Chromium (tests/browser.py).
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
 import sys
+import warnings
 from pathlib import Path
 
 import browser as browser_
@@ -112,7 +114,8 @@ def test_saved_arrays_in_the_picture_are_the_tensors_they_hold():
 def test_a_non_scalar_output_is_seeded_with_ones(device):
     x = Tensor.randn(2, 3, requires_grad=True, name="x", device=device)
     y = x.softmax(-1) * 2.0
-    page = explore(y)
+    with pytest.warns(UserWarning, match="~0 next to their values"):  # (rows of a softmax sum to 1: d/dx is 0)
+        page = explore(y)
     assert [s["op"] for s in page.data["steps"]] == ["mul", "softmax"]
     rec = page.data["tensors"][page.data["nodes"]["t0"]]
     assert rec["device"] == str(x.device) and rec["grad"] is not None
@@ -501,3 +504,74 @@ def screenshots(out: Path = ROOT / "docs") -> None:
 
 if __name__ == "__main__":
     screenshots(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs")
+
+
+# -- the command line's pages ---------------------------------------------------------------
+def _page_data(path: Path) -> dict:
+    text = path.read_text(encoding="utf-8")
+    return json.loads(text.split('id="tga-data">', 1)[1].split("</script>", 1)[0].replace("<\\/", "</"))
+
+
+@pytest.mark.parametrize("block", ["encoder", "decoder", "gpt"])
+def test_cli_default_loss_sends_real_gradients_to_every_tensor(block, tmp_path):
+    from tinygrad_attn.viz.cli import main
+
+    out = tmp_path / f"{block}.html"
+    with warnings_as_errors():
+        assert main(["explore", block, "--out", str(out)]) == 0
+    data = _page_data(out)
+    assert data["warning"] is None
+    tiny = [r["title"] for r in data["tensors"].values() if r.get("grad_negligible")]
+    assert all(t.endswith("k_proj.bias") for t in tiny), tiny  # (a key bias moves no softmax: its gradient is 0)
+    grads = [r for r in data["tensors"].values() if r["grad"] is not None]
+    assert len(grads) > 10 and all(max(abs(r["grad"]["min"]), abs(r["grad"]["max"])) > 0 for r in grads)
+
+
+@contextlib.contextmanager
+def warnings_as_errors():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        yield
+
+
+def test_a_loss_that_sends_only_rounding_noise_is_flagged(tmp_path):
+    from tinygrad_attn.viz.cli import main
+
+    out = tmp_path / "sum.html"
+    with pytest.warns(UserWarning, match="~0 next to their values"):
+        assert main(["explore", "encoder", "--loss", "sum", "--out", str(out)]) == 0
+    data = _page_data(out)
+    assert "LayerNorm" in data["warning"]
+    x = next(r for r in data["tensors"].values() if r["title"] == "x")
+    assert x["grad_negligible"]
+    norm = [r for r in data["tensors"].values() if r["op"] == "layer_norm" and r["grad"] is not None][-1]
+    assert not norm.get("grad_negligible"), "what the sum sees directly has a real gradient"
+
+
+def test_tokens_of_the_wrong_length_are_refused_or_numbered_with_a_warning(tmp_path):
+    from tinygrad_attn.viz.cli import main
+
+    with pytest.raises(SystemExit, match="--tokens gives 3 tokens .* has 4"):
+        main(["explore", "mha", "--out", str(tmp_path / "p.html"), "--tokens", "a b c"])
+    f, x, _ = _mha_loss()
+    with pytest.warns(UserWarning, match="tokens has 2 labels but .* has 4 queries"):
+        page = explore(f, x, tokens=["a", "b"])
+    assert page.data["attention"][0]["q"] == ["0", "1", "2", "3"]
+
+
+def test_cli_device_option_and_an_unusable_device_in_one_line(tmp_path):
+    import subprocess
+
+    from tinygrad_attn.viz.cli import main
+
+    out = tmp_path / "p.html"
+    assert main(["explore", "sdpa", "--out", str(out), "--device", "cpu"]) == 0
+    assert {r["device"] for r in _page_data(out)["tensors"].values()} == {"cpu"}
+    assert main(["graph", "sdpa", "--out", str(tmp_path / "p.dot"), "--device", "cpu"]) == 0
+    assert main(["graph", "sdpa", "--out", str(tmp_path / "p.dot"), "--device", "nowhere"]) == 2
+    env = dict(__import__("os").environ, TINYGRAD_ATTN_DEVICE="nowhere", PYTHONPATH=str(ROOT))
+    for cmd in (["explore", "mha", "--out", str(out)], ["graph", "mha", "--out", str(tmp_path / "q.dot")]):
+        r = subprocess.run([sys.executable, "-m", "tinygrad_attn", *cmd], env=env, capture_output=True, text=True,
+                           timeout=120)  # fmt: skip
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.count("\n") == 1 and "TINYGRAD_ATTN_DEVICE" in r.stderr, r.stderr

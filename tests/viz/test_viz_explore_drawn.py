@@ -156,3 +156,20 @@ def test_the_page_fits_the_window_when_its_bars_wrap_and_in_a_notebook_frame(bro
         assert bottom <= inner and bottom - top >= 0.4 * inner, (width, height, top, bottom)
         if width == 520:
             assert wraps > 40, "the step bar wraps on a narrow window"
+
+
+def test_a_page_of_rounding_noise_gradients_says_so_on_screen(browser, tmp_path):
+    tga.manual_seed(0)
+    m = tga.models.EncoderBlock(16, 2, 32)
+    x = Tensor.randn(1, 4, 16, requires_grad=True, name="x")
+    with pytest.warns(UserWarning, match="~0 next to their values"):
+        tga.viz.explore(lambda x: m(x).sum(), x, path=tmp_path / "sum.html")
+    _open(browser, tmp_path / "sum.html", 1000, 720)
+    banner = browser.find_element("id", "tga-warning")
+    assert banner.is_displayed() and "LayerNorm" in banner.text
+    r = browser.execute_script("return arguments[0].getBoundingClientRect().bottom", banner)
+    assert 0 < r < 200
+    assert browser.execute_script("return document.scrollingElement.scrollHeight <= window.innerHeight")
+    browser.execute_script("window.tgaExplorer.showNode('t0', 'forward')")  # x: its gradient is noise
+    heads = [h.text for h in browser.find_elements("css selector", "#tga-panel .tga-heat h3")]
+    assert heads[0] == "value" and "~0 next to the values" in heads[1], heads

@@ -55,6 +55,8 @@ from .renderer import GraphvizNotFoundError, renderer
 MAX_CELLS = 384
 #: Slices kept along each leading axis of a heat map by default.
 MAX_LEAD = 4
+#: A gradient whose norm is at most this fraction of its tensor's is ~0 (see the page's warning).
+NEGLIGIBLE = 1e-6
 
 
 # -- arrays as heat maps ----------------------------------------------------------------
@@ -282,6 +284,7 @@ class _Data:
             if t.requires_grad and len(w.consumers[id(t)]) + (id(t) in seeds) > 1:
                 self.acc[id(t)] = f"acc{len(self.acc)}"
                 nodes[self.acc[id(t)]] = key[id(t)]
+        self.warning = self._negligible_gradients(tensors, key)
         self._saved_arrays(tensors, nodes, key)
         self.tensors, self.nodes, self.key = tensors, nodes, key
         self.step_records = self._step_records(program)
@@ -289,6 +292,27 @@ class _Data:
         kw = {"rankdir": rankdir, "depth": depth, "max_nodes": None}
         self.forward_svg = _svg(forward_graph(roots, params=params), **kw)
         self.backward_svg = _svg(backward_graph(roots, params=params), **kw) if w.ops else ""
+
+    def _negligible_gradients(self, tensors: dict, key: dict) -> str | None:
+        """Mark each gradient that is ~0 next to its tensor's values (rounding noise, as after a
+        LayerNorm whose output is only summed); a warning when they are most of the gradients."""
+        tiny, total = [], 0
+        roots = {id(r) for r in self.w.roots}
+        for t in self.w.tensors:
+            g = self.grads.get(id(t))
+            h = _host(t)
+            if g is None or h is None or id(t) in roots or h.dtype.kind not in "fc":
+                continue
+            total += 1
+            v = float(np.linalg.norm(np.asarray(h, np.float64)))
+            if v > 0 and float(np.linalg.norm(np.asarray(g, np.float64))) <= NEGLIGIBLE * v:
+                tensors[key[id(t)]]["grad_negligible"] = True
+                tiny.append(tensors[key[id(t)]]["title"])
+        if total < 2 or 2 * len(tiny) < total:
+            return None
+        return (f"the gradients of {len(tiny)} of {total} tensors are ~0 next to their values (under {NEGLIGIBLE:g} "
+                f"of them: rounding noise), so the loss hardly depends on them, as out.sum() after a LayerNorm: "
+                f"explore a loss that does, such as the mean squared error against a target")  # fmt: skip
 
     def _saved_arrays(self, tensors: dict, nodes: dict, key: dict) -> None:
         """The backward picture's saved-array nodes (numbered as :mod:`.backward` numbers them):
@@ -423,11 +447,15 @@ class _Data:
             ww = _heads(ww)
             gw = _heads(gw) if gw is not None else None
             tq, tk = ww.shape[-2:]
-            q_tok = _labels(tokens, tq)
-            k_tok = _labels(key_tokens if key_tokens is not None else tokens, tk)
             name = _module_path(scope, paths) if scope is not None else ""
             if scope is not None and scope.module is not None and not paths.path(scope.chain()):
                 name = type(scope.module).__name__  # the model itself: its class names it
+            where = name or t.name or "an attention"
+            q_tok = _labels(tokens, tq, "tokens", where, "queries")
+            if key_tokens is None and tokens is not None and len(tokens) != tk:
+                k_tok = _labels(None, tk, "", where, "keys")  # (keys of another sequence: cross-attention)
+            else:
+                k_tok = _labels(key_tokens if key_tokens is not None else tokens, tk, "key_tokens", where, "keys")
             layers.append({"name": name or t.name or f"softmax {len(layers)} (top level)", "node": self.key[id(t)],
                            "heads": ww.shape[0], "q": q_tok, "k": k_tok, "w": f16(ww), "g": f16(gw)})  # fmt: skip
         return layers
@@ -491,11 +519,16 @@ def _heads(a: np.ndarray) -> np.ndarray:
     return a.reshape((-1,) + a.shape[-3:])[0]
 
 
-def _labels(tokens: Any, n: int) -> list[str]:
+def _labels(tokens: Any, n: int, arg: str, where: str, what: str) -> list[str]:
+    """``n`` labels: the tokens, or positions; a list of another length is numbered, with a warning."""
     if tokens is None:
         return [str(i) for i in range(n)]
     toks = [str(s) for s in tokens]
-    return toks[:n] + [str(i) for i in range(len(toks), n)]
+    if len(toks) != n:
+        warnings.warn(f"explore: {arg} has {len(toks)} labels but {where} has {n} {what}; they are numbered "
+                      f"0..{n - 1} instead", stacklevel=5)  # fmt: skip
+        return [str(i) for i in range(n)]
+    return toks
 
 
 # -- the page ----------------------------------------------------------------------------
@@ -600,10 +633,12 @@ def explore(
         if not roots or not all(isinstance(r, Tensor) for r in roots):
             raise TypeError(f"explore: target must be a Tensor, Tensors or a function, got {type(target).__name__}")
     d = _Data(roots, program, params, tokens, key_tokens, full_values, max_cells, rankdir, depth)
+    if d.warning:
+        warnings.warn(f"explore: {d.warning}", stacklevel=2)
     page_title = title or f"tinygrad_attn explorer: {text.plural(len(d.w.ops), 'op')}"
     data = {"title": page_title, "tensors": d.tensors, "nodes": d.nodes, "steps": d.step_records,
             "attention": d.attention, "program": program.code if program is not None else None,
-            "renderer": renderer().name, "full": full_values}  # fmt: skip
+            "renderer": renderer().name, "full": full_values, "warning": d.warning}  # fmt: skip
     page = _page(page_title, data, d.forward_svg, d.backward_svg)
     ex = Explorer(page, data)
     if path is not None:
@@ -620,6 +655,7 @@ def _page(title: str, data: dict, forward_svg: str, backward_svg: str) -> str:
 <nav id="tga-tabs"><button data-view="forward" class="on">forward</button><button data-view="backward">backward</button><button data-view="both">side by side</button><button data-view="attention">attention</button><button data-view="program">program</button></nav>
 <input id="tga-search" type="search" placeholder="search nodes by name"><span id="tga-found"></span></header>
 <div id="tga-stepbar"><button id="tga-reset" title="start over">reset</button><button id="tga-prev" title="step back">◀</button><button id="tga-next" title="next backward step">▶</button><button id="tga-play" title="play">▶▶</button><span id="tga-step-status">backward pass: not started</span><code id="tga-step-line"></code></div>
+<div id="tga-warning"></div>
 <main><section id="tga-graphs"><div class="tga-graph" id="tga-forward">{forward_svg}</div><div class="tga-graph" id="tga-backward">{backward_svg}</div>
 <div id="tga-attention"></div><pre id="tga-program"></pre></section>
 <aside id="tga-panel"><p class="tga-note">Click a node for its values and gradient. Drag to pan, wheel to zoom; click a module's title to fold it.</p></aside></main>

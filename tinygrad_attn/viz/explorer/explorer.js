@@ -48,6 +48,8 @@
   }
   DATA.attention.forEach(function (l) { l.w = fromF16(l.w); l.g = fromF16(l.g); });
 
+  if (DATA.warning) { $("#tga-warning").textContent = "⚠ " + DATA.warning; $("#tga-warning").classList.add("on"); }
+
   // -- the graphs: node and edge elements by the ids the Python side gave them ------------
   var graphs = {};
   $$(".tga-graph").forEach(function (box) {
@@ -261,7 +263,8 @@
       markProgram(lines || []);
     }
     panel.appendChild(heatMap(rec.value, "value"));
-    panel.appendChild(heatMap(rec.grad, "gradient of the loss"));
+    panel.appendChild(heatMap(rec.grad, rec.grad_negligible ? "gradient of the loss: ~0 next to the values (rounding noise)" : "gradient of the loss"));
+    if (rec.grad_negligible) $(".tga-heat:last-child", panel).classList.add("tga-negligible");
   }
   Object.keys(graphs).forEach(function (name) {
     var g = graphs[name];
