@@ -52,5 +52,9 @@ def errors(d: Any) -> list:
 def open_page(d: Any, path: Path) -> None:
     d.get(path.resolve().as_uri())  # a file:// URL: the page needs no server
     assert d.current_url.startswith("file://")
-    if not d.execute_script("return window.tgaExplorer !== undefined"):
+    from selenium.webdriver.support.ui import WebDriverWait  # noqa: PLC0415
+
+    try:  # (a packed page draws once its data is unpacked, just after the load event)
+        WebDriverWait(d, 20).until(lambda d: d.execute_script("return window.tgaExplorer !== undefined"))
+    except Exception:  # noqa: BLE001 - a timeout: say what the console said
         pytest.fail(f"the page's script did not run: {errors(d)}")

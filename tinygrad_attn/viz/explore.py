@@ -29,6 +29,7 @@ How the pieces are found, generically:
 from __future__ import annotations
 
 import base64
+import gzip
 import html
 import json
 import warnings
@@ -47,7 +48,7 @@ from ..engine.switches import Hook, observing
 from ..ops.fused import Attention, Softmax
 from . import text
 from .backward import _kept, backward_graph
-from .dot import to_digraph
+from .dot import MAX_NODES, _fitting_depth, _Layout, to_digraph
 from .graph import ModulePaths, Walk, forward_graph, leaf_kind, param_names
 from .renderer import GraphvizNotFoundError, renderer
 
@@ -55,6 +56,9 @@ from .renderer import GraphvizNotFoundError, renderer
 MAX_CELLS = 384
 #: Slices kept along each leading axis of a heat map by default.
 MAX_LEAD = 4
+#: A graph of more than ``MAX_NODES`` nodes opens as an overview: its modules collapsed until at
+#: most this many nodes are left, few enough to read at once.
+OVERVIEW_NODES = 40
 #: A gradient whose norm is at most this fraction of its tensor's is ~0 (see the page's warning).
 NEGLIGIBLE = 1e-6
 
@@ -290,8 +294,20 @@ class _Data:
         self.step_records = self._step_records(program)
         self.attention = self._attention(tokens, key_tokens, paths)
         kw = {"rankdir": rankdir, "depth": depth, "max_nodes": None}
-        self.forward_svg = _svg(forward_graph(roots, params=params), **kw)
-        self.backward_svg = _svg(backward_graph(roots, params=params), **kw) if w.ops else ""
+        self.svgs: dict[str, str] = {}
+        self.overview: dict[str, dict[str, list[str]]] = {}
+        for name, make in (("forward", forward_graph), ("backward", backward_graph)):
+            if name == "backward" and not w.ops:
+                self.svgs["tga-backward"] = ""
+                continue
+            graph = make(roots, params=params)
+            self.svgs[f"tga-{name}"] = _svg(graph, **kw)
+            if depth is None and len(graph.nodes) > MAX_NODES:  # too many to read at once: modules collapsed
+                fit = _fitting_depth(graph, OVERVIEW_NODES)
+                if fit is not None:
+                    lay = _Layout(graph, fit, True)
+                    self.svgs[f"tga-{name}-overview"] = _svg(graph, rankdir=rankdir, depth=fit, max_nodes=None)
+                    self.overview[name] = {g.id: [n.id for n in lay.members[sid]] for sid, g in lay.groups.items()}
 
     def _negligible_gradients(self, tensors: dict, key: dict) -> str | None:
         """Mark each gradient that is ~0 next to its tensor's values (rounding noise, as after a
@@ -639,28 +655,44 @@ def explore(
     data = {"title": page_title, "tensors": d.tensors, "nodes": d.nodes, "steps": d.step_records,
             "attention": d.attention, "program": program.code if program is not None else None,
             "renderer": renderer().name, "full": full_values, "warning": d.warning}  # fmt: skip
-    page = _page(page_title, data, d.forward_svg, d.backward_svg)
+    data["overview"] = d.overview
+    page = _page(page_title, data, d.svgs)
     ex = Explorer(page, data)
     if path is not None:
         ex.save(path)
     return ex
 
 
-def _page(title: str, data: dict, forward_svg: str, backward_svg: str) -> str:
+#: A page larger than this many bytes is packed: its data and pictures gzipped (the page's script
+#: unpacks them with the browser's DecompressionStream), about a third of the size.
+PACK_OVER = 1_000_000
+
+
+def _page(title: str, data: dict, svgs: dict[str, str]) -> str:
+    page = _html(title, _json_for_script(data), svgs, "tga-data", "application/json")
+    if len(page) <= PACK_OVER:
+        return page
+    raw = json.dumps({"data": _finite(data), "svg": svgs}, separators=(",", ":"), allow_nan=False).encode()
+    packed = base64.b64encode(gzip.compress(raw, 9, mtime=0)).decode()
+    return _html(title, packed, dict.fromkeys(svgs, ""), "tga-packed", "application/octet-stream")
+
+
+def _html(title: str, data: str, svgs: dict[str, str], data_id: str, data_type: str) -> str:
+    boxes = "".join(f'<div class="tga-graph" id="{k}">{v}</div>' for k, v in svgs.items())
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>{_asset("explorer.css")}</style></head>
 <body><div id="tga-app">
 <header><h1>{html.escape(title)}</h1>
 <nav id="tga-tabs"><button data-view="forward" class="on">forward</button><button data-view="backward">backward</button><button data-view="both">side by side</button><button data-view="attention">attention</button><button data-view="program">program</button></nav>
-<input id="tga-search" type="search" placeholder="search nodes by name"><span id="tga-found"></span></header>
+<button id="tga-overview" title="back to the picture with modules collapsed">overview</button><input id="tga-search" type="search" placeholder="search nodes by name"><span id="tga-found"></span></header>
 <div id="tga-stepbar"><button id="tga-reset" title="start over">reset</button><button id="tga-prev" title="step back">◀</button><button id="tga-next" title="next backward step">▶</button><button id="tga-play" title="play">▶▶</button><span id="tga-step-status">backward pass: not started</span><code id="tga-step-line"></code></div>
 <div id="tga-warning"></div>
-<main><section id="tga-graphs"><div class="tga-graph" id="tga-forward">{forward_svg}</div><div class="tga-graph" id="tga-backward">{backward_svg}</div>
+<main><section id="tga-graphs">{boxes}
 <div id="tga-attention"></div><pre id="tga-program"></pre></section>
 <aside id="tga-panel"><p class="tga-note">Click a node for its values and gradient. Drag to pan, wheel to zoom; click a module's title to fold it.</p></aside></main>
 </div>
-<script type="application/json" id="tga-data">{_json_for_script(data)}</script>
+<script type="{data_type}" id="{data_id}">{data}</script>
 <script>{_asset("explorer.js")}</script>
 </body></html>
 """

@@ -3,7 +3,27 @@
 // Everything it shows comes from the JSON in #tga-data; it loads nothing from anywhere.
 (function () {
   "use strict";
-  var DATA = JSON.parse(document.getElementById("tga-data").textContent);
+  // A large page comes packed (gzip, then base64: see explore._page): its data and graph pictures
+  // are unpacked here, with the browser's own DecompressionStream, before anything is drawn.
+  var packed = document.getElementById("tga-packed");
+  if (!packed) start(JSON.parse(document.getElementById("tga-data").textContent), {});
+  else if (typeof DecompressionStream === "undefined") {
+    document.getElementById("tga-panel").textContent = "This page is packed, and this browser cannot unpack it " +
+      "(it needs DecompressionStream: Chrome 80, Firefox 113, Safari 16.4 or later).";
+  } else {
+    var bin = atob(packed.textContent.trim()), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text().then(function (t) {
+      var p = JSON.parse(t), lazy = {};
+      Object.keys(p.svg).forEach(function (k) {
+        if (p.svg[k + "-overview"]) lazy[k] = p.svg[k]; // (behind its overview: parsed when first shown)
+        else document.getElementById(k).innerHTML = p.svg[k];
+      });
+      start(p.data, lazy);
+    });
+  }
+
+function start(DATA, lazy) {
   var SVGNS = "http://www.w3.org/2000/svg";
   var $ = function (sel, root) { return (root || document).querySelector(sel); };
   var $$ = function (sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); };
@@ -51,17 +71,28 @@
   if (DATA.warning) { $("#tga-warning").textContent = "⚠ " + DATA.warning; $("#tga-warning").classList.add("on"); }
 
   // -- the graphs: node and edge elements by the ids the Python side gave them ------------
+  // (a packed page's full pictures behind an overview come in `lazy`: parsed when first shown)
   var graphs = {};
-  $$(".tga-graph").forEach(function (box) {
-    var g = { box: box, svg: $("svg", box), nodes: {}, edges: {} };
+  function wire(box) {
+    var g = { box: box, svg: $("svg", box), nodes: {}, edges: {} }, name = box.id.replace("tga-", "");
     $$("g.node", box).forEach(function (n) { g.nodes[$("title", n).textContent.trim()] = n; });
     $$("g.edge", box).forEach(function (e) {
       var t = $("title", e).textContent.trim().replace("\u2192", "->");
       (g.edges[t] = g.edges[t] || []).push(e);
     });
-    graphs[box.id.replace("tga-", "")] = g;
+    graphs[name] = g;
     if (g.svg) panZoom(g);
-  });
+    foldable(g);
+    clickable(g, name);
+  }
+  $$(".tga-graph").forEach(function (box) { if (!lazy[box.id]) wire(box); });
+  function unpack(name) {
+    var box = document.getElementById("tga-" + name);
+    if (!lazy[box.id]) return;
+    box.innerHTML = lazy[box.id];
+    delete lazy[box.id];
+    wire(box);
+  }
 
   // -- pan and zoom: drag moves the viewBox, the wheel scales it around the pointer -------
   function panZoom(g) {
@@ -98,6 +129,45 @@
     svg.addEventListener("dblclick", function () { vb.x = home[0]; vb.y = home[1]; vb.width = home[2]; vb.height = home[3]; });
   }
 
+  // -- a large graph opens as its overview (modules collapsed); a click on a module expands it:
+  // the whole picture, framed on that module's nodes --------------------------------------
+  var overview = DATA.overview || {};
+  function setOverview(name, on) {
+    var o = document.getElementById("tga-" + name + "-overview"), f = document.getElementById("tga-" + name);
+    if (!o || !f) return;
+    o.classList.toggle("tga-shelved", !on);
+    f.classList.toggle("tga-shelved", on);
+    if (!on) unpack(name);
+    $("#tga-overview").classList.toggle("on", Object.keys(overview).some(function (n) {
+      return !document.getElementById("tga-" + n).classList.contains("tga-shelved");
+    }));
+  }
+  function units(g) { // screen pixels per unit of the viewBox, and where the picture starts
+    var sr = g.svg.getBoundingClientRect(), vb = g.svg.viewBox.baseVal;
+    var k = Math.min(sr.width / vb.width, sr.height / vb.height);
+    return { k: k, left: sr.left + (sr.width - vb.width * k) / 2, top: sr.top };
+  }
+  function frame(g, ids) { // the viewBox around the nodes `ids` (a margin around them)
+    var vb = g.svg.viewBox.baseVal, u = units(g), x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    ids.forEach(function (id) {
+      var n = g.nodes[id];
+      if (!n) return;
+      var r = n.getBoundingClientRect();
+      x0 = Math.min(x0, r.left); y0 = Math.min(y0, r.top); x1 = Math.max(x1, r.right); y1 = Math.max(y1, r.bottom);
+    });
+    if (x0 === Infinity) return;
+    var ux = vb.x + (x0 - u.left) / u.k, uy = vb.y + (y0 - u.top) / u.k, uw = (x1 - x0) / u.k, uh = (y1 - y0) / u.k;
+    var m = 0.08 * Math.max(uw, uh) + 20, sr = g.svg.getBoundingClientRect();
+    var w = Math.max(uw + 2 * m, sr.width / 1.5), h = Math.max(uh + 2 * m, sr.height / 1.5); // (at most 1.5 px a unit)
+    vb.x = ux + uw / 2 - w / 2; vb.y = uy + uh / 2 - h / 2; vb.width = w; vb.height = h;
+  }
+  function expand(name, mid) {
+    setOverview(name, false);
+    frame(graphs[name], overview[name][mid] || []);
+  }
+  Object.keys(overview).forEach(function (n) { setOverview(n, true); });
+  $("#tga-overview").addEventListener("click", function () { Object.keys(overview).forEach(function (n) { setOverview(n, true); }); });
+
   // -- tabs -----------------------------------------------------------------------------
   var view = "forward";
   function show(v) {
@@ -113,8 +183,7 @@
   function inside(a, b) {
     return a.x >= b.x - 0.5 && a.y >= b.y - 0.5 && a.x + a.width <= b.x + b.width + 0.5 && a.y + a.height <= b.y + b.height + 0.5;
   }
-  Object.keys(graphs).forEach(function (name) {
-    var g = graphs[name];
+  function foldable(g) {
     $$("g.cluster", g.box).forEach(function (c) {
       c.addEventListener("click", function (ev) {
         if (g.moved) return;
@@ -135,20 +204,27 @@
         $$("g.cluster", g.box).forEach(function (o) {
           if (o !== c && inside(o.getBBox(), box)) o.classList.toggle("tga-in-fold", folded);
         });
+        // an edge inside a fold goes; one that crosses its border stays, and ends at the border:
+        // the folded box is drawn over the edges (moved last in the picture), opaque
         Object.keys(g.edges).forEach(function (t) {
-          var ends = t.split("->");
-          g.edges[t].forEach(function (e) { e.classList.toggle("tga-in-fold", !!(hidden[ends[0]] && hidden[ends[1]])); });
+          var ends = t.split("->"), a = g.nodes[ends[0]], b = g.nodes[ends[1]];
+          var gone = !!(hidden[ends[0]] && hidden[ends[1]]) && a.dataset.fold === b.dataset.fold;
+          g.edges[t].forEach(function (e) { e.classList.toggle("tga-in-fold", gone); });
         });
-        var note = $("text.tga-fold-note", c);
-        if (folded && !note) {
-          var label = $("text", c);
-          note = svgEl("text", { "class": "tga-fold-note", x: label.getAttribute("x"), y: +label.getAttribute("y") + 14, "text-anchor": "middle" });
-          note.textContent = "folded: " + Object.keys(hidden).length + " nodes (click to unfold)";
-          c.appendChild(note);
-        } else if (!folded && note) note.remove();
+        if (folded) { c.tgaPlace = c.nextSibling; c.parentNode.appendChild(c); }
+        else if (c.tgaPlace !== undefined) { c.parentNode.insertBefore(c, c.tgaPlace); delete c.tgaPlace; }
+        $$("text.tga-fold-note", c).forEach(function (t) { t.remove(); });
+        if (folded) {
+          [["folded: " + Object.keys(hidden).filter(function (id) { return g.nodes[id].dataset.fold === c.id; }).length + " nodes", -7],
+            ["click to unfold", 7]].forEach(function (line) {
+            var t = svgEl("text", { "class": "tga-fold-note", x: box.x + box.width / 2, y: box.y + box.height / 2 + line[1], "text-anchor": "middle", "dominant-baseline": "central" });
+            t.textContent = line[0];
+            c.appendChild(t);
+          });
+        }
       });
     });
-  });
+  }
 
   // -- search by name -------------------------------------------------------------------
   var search = $("#tga-search");
@@ -266,16 +342,17 @@
     panel.appendChild(heatMap(rec.grad, rec.grad_negligible ? "gradient of the loss: ~0 next to the values (rounding noise)" : "gradient of the loss"));
     if (rec.grad_negligible) $(".tga-heat:last-child", panel).classList.add("tga-negligible");
   }
-  Object.keys(graphs).forEach(function (name) {
-    var g = graphs[name];
+  function clickable(g, name) {
     Object.keys(g.nodes).forEach(function (id) {
       g.nodes[id].addEventListener("click", function (ev) {
         if (g.moved) return;
         ev.stopPropagation();
-        showNode(id, name);
+        var base = name.replace("-overview", "");
+        if (base !== name && overview[base] && overview[base][id]) { expand(base, id); return; }
+        showNode(id, base);
       });
     });
-  });
+  }
 
   // -- the program ----------------------------------------------------------------------
   var progBox = $("#tga-program");
@@ -327,6 +404,8 @@
     t.textContent = text;
   }
   function applySteps() {
+    if (at >= 0) setOverview("backward", false);
+    if (at >= 0 && view === "both") setOverview("forward", false);
     var bw = graphs.backward, fw = graphs.forward;
     [bw, fw].forEach(function (g) {
       if (!g) return;
@@ -377,8 +456,13 @@
     var m = 12;
     if (r.left >= box.left + m && r.right <= box.right - m && r.top >= box.top + m && r.bottom <= box.bottom - m) return;
     var k = Math.min(sr.width / vb.width, sr.height / vb.height); // screen pixels per unit (preserveAspectRatio: meet)
-    vb.x += ((r.left + r.right) / 2 - (box.left + box.right) / 2) / k;
-    vb.y += ((r.top + r.bottom) / 2 - (box.top + box.bottom) / 2) / k;
+    var cx = vb.x + ((r.left + r.right) / 2 - sr.left - (sr.width - vb.width * k) / 2) / k;
+    var cy = vb.y + ((r.top + r.bottom) / 2 - sr.top) / k;
+    var z = k < 0.6 ? 1 / k : 1; // too small to read (a large graph at fit): zoom to one pixel a unit
+    vb.width /= z; vb.height /= z;
+    k *= z; // then the node's centre to the centre of the visible box
+    vb.x = cx - ((box.left + box.right) / 2 - sr.left - (sr.width - vb.width * k) / 2) / k;
+    vb.y = cy - ((box.top + box.bottom) / 2 - sr.top) / k;
   }
   function go(k) { at = Math.max(-1, Math.min(steps.length - 1, k)); applySteps(); }
   $("#tga-next").addEventListener("click", function () { go(at + 1); });
@@ -534,5 +618,6 @@
     attBox.appendChild(grid);
   }
   if (DATA.attention.length) drawAttention();
-  window.tgaExplorer = { data: DATA, graphs: graphs, step: go, show: show, showNode: showNode };
+  window.tgaExplorer = { data: DATA, graphs: graphs, step: go, show: show, showNode: showNode, readyAt: performance.now() };
+}
 })();
