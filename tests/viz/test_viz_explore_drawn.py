@@ -4,9 +4,11 @@ leaves, the page's scroll height), not only which class names are set."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import browser as browser_
+import numpy as np
 import pytest
 
 import tinygrad_attn as tga
@@ -173,3 +175,146 @@ def test_a_page_of_rounding_noise_gradients_says_so_on_screen(browser, tmp_path)
     browser.execute_script("window.tgaExplorer.showNode('t0', 'forward')")  # x: its gradient is noise
     heads = [h.text for h in browser.find_elements("css selector", "#tga-panel .tga-heat h3")]
     assert heads[0] == "value" and "~0 next to the values" in heads[1], heads
+
+
+FOLD = """var c = arguments[0], g = c.ownerSVGElement, box = c.getBoundingClientRect(), bad = [];
+var shown = function (e) { return getComputedStyle(e).display !== 'none' && e.getBoundingClientRect().width > 0; };
+var hiddenNodes = {};
+g.querySelectorAll('g.node').forEach(function (n) {
+  hiddenNodes[n.querySelector('title').textContent.trim()] = !shown(n); });
+var crossing = 0;
+g.querySelectorAll('g.edge').forEach(function (e) {
+  var ends = e.querySelector('title').textContent.trim().replace('\\u2192', '->').split('->');
+  var ha = hiddenNodes[ends[0]], hb = hiddenNodes[ends[1]];
+  if (!shown(e)) return;
+  if (ha && hb) bad.push('an edge between two hidden nodes is drawn: ' + ends);
+  else if (ha || hb) { crossing++;  // the folded box must be drawn over it (later in the picture), opaque
+    if (!(e.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING)) bad.push('edge over the box: ' + ends); }
+});
+var fill = getComputedStyle(c.querySelector('path, polygon')).fill;
+var notes = Array.prototype.map.call(c.querySelectorAll('text.tga-fold-note'), function (t) {
+  var r = t.getBoundingClientRect(); return [t.textContent, r.left >= box.left && r.right <= box.right,
+  Math.abs((r.top + r.bottom) / 2 - (box.top + box.bottom) / 2) < 20]; });
+return {bad: bad, crossing: crossing, fill: fill, notes: notes,
+        hidden: Object.keys(hiddenNodes).filter(function (k) { return hiddenNodes[k]; }).length};"""
+
+
+def test_folding_a_module_leaves_no_dangling_edge_and_says_what_it_holds(browser, mha_page):
+    _open(browser, mha_page[1])
+    clusters = browser.find_elements("css selector", "#tga-forward g.cluster")
+    assert clusters
+    c = clusters[0]
+    before = browser.execute_script(FOLD, c)
+    assert before["hidden"] == 0 and before["bad"] == []
+    browser.execute_script(
+        "arguments[0].querySelector('text').dispatchEvent(new MouseEvent('click', {bubbles: true}))", c
+    )
+    got = browser.execute_script(FOLD, c)
+    assert got["bad"] == [] and got["hidden"] > 3 and got["crossing"] >= 1, got
+    assert got["fill"] not in ("none", "rgba(0, 0, 0, 0)"), got["fill"]
+    assert got["notes"][0][0] == f"folded: {got['hidden']} nodes" and all(n[1] and n[2] for n in got["notes"]), got
+    browser.execute_script(
+        "arguments[0].querySelector('text').dispatchEvent(new MouseEvent('click', {bubbles: true}))", c
+    )
+    after = browser.execute_script(FOLD, c)
+    assert after["hidden"] == 0 and after["notes"] == [] and after["bad"] == []
+    assert browser_.errors(browser) == []
+
+
+TEXT_IN_VIEW = """var box = document.querySelector(arguments[0]).getBoundingClientRect();
+var firsts = Array.prototype.map.call(document.querySelectorAll(arguments[0] + ' ' + arguments[1]),
+  function (n) { return n.querySelector('text'); }).filter(function (t) { return t; });  // (each node's title)
+return firsts.filter(function (t) {
+  var r = t.getBoundingClientRect();
+  return r.height > 0 && r.top >= box.top && r.bottom <= box.bottom && r.left >= box.left && r.right <= box.right;
+}).map(function (t) { return t.getBoundingClientRect().height; });"""
+
+
+def test_a_twelve_layer_gpt_page_is_small_opens_fast_and_is_readable(browser, tmp_path):
+    tga.manual_seed(0)
+    gpt = tga.models.GPT(vocab_size=64, d_model=128, n_heads=4, n_layers=12, max_len=64)
+    tokens = Tensor(np.arange(64).reshape(1, 64) % 64)
+    loss = tga.functional.cross_entropy(gpt(tokens).reshape(-1, 64), Tensor((np.arange(64) + 1) % 64))
+    path = tmp_path / "gpt12.html"
+    page = tga.viz.explore(loss, tokens=[f"t{i}" for i in range(64)], params=dict(gpt.named_parameters()), path=path)
+    assert path.stat().st_size < 2_000_000, path.stat().st_size
+    assert len(page.data["attention"]) == 12 and len(page.data["steps"]) > 200
+    ready = []
+    for _ in range(2):  # (the better of two loads: the first may pay for starting the renderer)
+        _open(browser, path)
+        ready.append(browser.execute_script("return window.tgaExplorer.readyAt"))
+    assert min(ready) < 1000, f"the page took {min(ready):.0f} ms to open"
+    # it opens as an overview, modules collapsed, its labels readable at fit
+    assert browser.find_element("id", "tga-forward-overview").is_displayed()
+    assert not browser.find_element("id", "tga-forward").is_displayed()
+    labels = browser.execute_script(TEXT_IN_VIEW, "#tga-forward-overview", "g.node")
+    assert len(browser.find_elements("css selector", "#tga-forward-overview g.node")) <= 40
+    assert len(labels) >= 15 and min(labels) >= 5, labels
+    # a click on a collapsed block expands it: the whole picture, framed on that block's nodes
+    block = next(m for m in browser.find_elements("css selector", "#tga-forward-overview g.node.module")
+                 if "blocks.3 " in m.text)  # fmt: skip
+    browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", block)
+    assert browser.find_element("id", "tga-forward").is_displayed()
+    labels = browser.execute_script(TEXT_IN_VIEW, "#tga-forward", "g.node")
+    assert len(labels) >= 5 and min(labels) >= 8, labels
+    members = page.data["overview"]["forward"][block.find_element("tag name", "title").get_attribute("textContent")]
+    inside = browser.execute_script(
+        """var box = document.querySelector('#tga-forward').getBoundingClientRect();
+        return arguments[0].filter(function (id) { var n = window.tgaExplorer.graphs.forward.nodes[id];
+          var r = n.getBoundingClientRect(); return r.top >= box.top && r.bottom <= box.bottom; }).length;""",
+        members,
+    )
+    assert inside >= min(5, len(members)), (inside, len(members))
+    # the step is followed at a readable size
+    browser.find_element("id", "tga-overview").click()
+    assert browser.find_element("id", "tga-forward-overview").is_displayed()
+    for _ in range(3):
+        browser.find_element("id", "tga-next").click()
+    cur = browser.execute_script(TEXT_IN_VIEW, "#tga-backward", "g.node.tga-current")
+    assert cur and cur[0] >= 8, cur
+    # the model view: a matrix per head past 16 tokens, every axis labelled
+    browser.find_element("css selector", "#tga-tabs button[data-view=attention]").click()
+    thumbs = browser.find_elements("css selector", ".tga-modelview svg.tga-thumb-matrix")
+    assert len(thumbs) == 12 * 4
+    assert all(t.find_elements("css selector", "text.tga-axis-q") for t in thumbs[:4])
+    assert browser_.errors(browser) == []
+
+
+NEURON = """var v = document.querySelector('svg.tga-neuron-view');
+var nums = function (cls) { return Array.prototype.map.call(v.querySelectorAll(cls), function (t) { return +t.dataset.v; }); };
+return {head: +v.dataset.head, query: +v.dataset.query, dots: nums('text.tga-neuron-dot'), w: nums('text.tga-neuron-w'),
+        q: v.querySelectorAll('rect.tga-q-cell').length, k: v.querySelectorAll('rect.tga-k-cell').length,
+        p: v.querySelectorAll('rect.tga-p-cell').length,
+        keys: Array.prototype.map.call(v.querySelectorAll('text.tga-neuron-k'), function (t) { return t.textContent; })};"""
+
+
+@pytest.mark.parametrize("decomposed", [False, True])
+def test_the_neuron_view_shows_the_scores_behind_each_weight(browser, tmp_path, decomposed):
+    from selenium.webdriver.support.ui import Select
+
+    from tinygrad_attn.viz.explore import from_f16
+
+    tga.manual_seed(0)
+    m = tga.models.BatchFirstAttention(16, 2)
+    x = Tensor.randn(1, 4, 16, requires_grad=True, name="x")
+    path = tmp_path / "mha.html"
+    with tga.decompose() if decomposed else contextlib.nullcontext():
+        page = tga.viz.explore(lambda x: (m(x, is_causal=True) ** 2).mean(), x, tokens=["the", "cat", "sat", "down"],
+                               path=path)  # fmt: skip
+    (layer,) = page.data["attention"]
+    weights = from_f16(layer["w"])
+    _open(browser, path)
+    browser.find_element("css selector", "#tga-tabs button[data-view=attention]").click()
+    for head, query in ((0, 3), (1, 2), (1, 0)):
+        Select(browser.find_element("id", "tga-neuron-head")).select_by_value(str(head))
+        browser.find_elements("css selector", "svg.tga-headview text.tga-query")[query].click()
+        got = browser.execute_script(NEURON)
+        assert (got["head"], got["query"]) == (head, query)
+        assert got["keys"] == ["the", "cat", "sat", "down"] and got["q"] == 8 and got["k"] == got["p"] == 4 * 8
+        np.testing.assert_allclose(got["w"], weights[head, query], atol=1e-3)
+        # the weights follow from the scores shown: softmax(scale * q.k) over the keys the mask lets through
+        s = np.array(got["dots"]) * layer["qk_scale"]
+        s[query + 1 :] = -np.inf
+        e = np.exp(s - s.max())
+        np.testing.assert_allclose(e / e.sum(), weights[head, query], atol=0.02)
+    assert browser_.errors(browser) == []

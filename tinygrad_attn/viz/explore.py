@@ -32,6 +32,7 @@ import base64
 import gzip
 import html
 import json
+import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -214,6 +215,9 @@ def _trace(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[Any, _Program |
     return result, p
 
 
+_COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
+
+
 def _svg(graph: Any, **kw: Any) -> str:
     """The SVG of a graph, drawn by the renderer the pictures use; a note without one."""
     dot = to_digraph(graph, **kw)
@@ -221,7 +225,8 @@ def _svg(graph: Any, **kw: Any) -> str:
         svg = renderer().run(dot.source, "svg").decode("utf-8")
     except GraphvizNotFoundError as e:
         return f'<p class="tga-note">{html.escape(str(e))}</p>'
-    return svg[svg.index("<svg") :]
+    # (Graphviz's comments name each node again: bytes a page does not need)
+    return _COMMENT.sub("", svg[svg.index("<svg") :])
 
 
 def _module_path(scope: Any, paths: ModulePaths) -> str:
@@ -460,8 +465,10 @@ class _Data:
                     found.append((None, t, h, self.grads.get(id(t))))
         layers = []
         for scope, t, ww, gw in found:
+            qk = self._queries_and_keys(t)
             ww = _heads(ww)
-            gw = _heads(gw) if gw is not None else None
+            # (where a mask holds a weight at 0, its gradient moves nothing: shown, and stored, as 0)
+            gw = np.where(ww > 0, _heads(gw), 0.0) if gw is not None else None
             tq, tk = ww.shape[-2:]
             name = _module_path(scope, paths) if scope is not None else ""
             if scope is not None and scope.module is not None and not paths.path(scope.chain()):
@@ -474,7 +481,36 @@ class _Data:
                 k_tok = _labels(key_tokens if key_tokens is not None else tokens, tk, "key_tokens", where, "keys")
             layers.append({"name": name or t.name or f"softmax {len(layers)} (top level)", "node": self.key[id(t)],
                            "heads": ww.shape[0], "q": q_tok, "k": k_tok, "w": f16(ww), "g": f16(gw)})  # fmt: skip
+            if qk is not None and qk[0].shape[:2] == ww.shape[:2] and qk[1].shape[:2] == (ww.shape[0], tk):
+                scale = t._ctx.args[0] if isinstance(t._ctx, Attention) else _fit_scale(qk[0], qk[1], ww)
+                layers[-1].update(qv=i8(qk[0]), kv=i8(qk[1]), qk_scale=scale)
         return layers
+
+    def _queries_and_keys(self, t: Tensor) -> tuple[np.ndarray, np.ndarray] | None:
+        """The query and key vectors behind attention weights ``t`` (batch 0, ``(H, T, d)`` each),
+        for the neuron view: a fused attention's inputs, or the operands of the matmul that makes
+        the scores under a softmax (``q @ k^T``, a few ops up: a scale, a mask)."""
+        if isinstance(t._ctx, Attention):
+            q, k = self.w.inputs_of(t)[:2]
+            hq, hk = (_host(x) if isinstance(x, Tensor) else None for x in (q, k))
+        else:
+            hq = hk = None
+            todo, seen = [(t, 0)], set()
+            while todo and hq is None:
+                x, depth = todo.pop(0)
+                for y in self.w.inputs_of(x):
+                    if not isinstance(y, Tensor) or y._ctx is None or id(y) in seen or depth > 5:
+                        continue
+                    seen.add(id(y))
+                    ab = self.w.inputs_of(y)[:2] if y._ctx.op_name == "matmul" else []
+                    if len(ab) == 2 and all(isinstance(z, Tensor) and z.ndim >= 2 for z in ab):
+                        hq, hkt = _host(ab[0]), _host(ab[1])
+                        hk = None if hkt is None else np.swapaxes(hkt, -1, -2)
+                        break
+                    todo.append((y, depth + 1))
+        if hq is None or hk is None:
+            return None
+        return _heads(hq), _heads(hk)
 
     def _fused_weights(self, t: Tensor) -> tuple[np.ndarray | None, np.ndarray | None]:
         """A fused attention op's weights from its inputs (``softmax(q k^T scale + bias)``),
@@ -515,12 +551,44 @@ def f16(a: np.ndarray | None) -> dict[str, Any] | None:
     }
 
 
+def i8(a: np.ndarray) -> dict[str, Any]:
+    """An array as int8 bytes in base64 times a scale (its largest magnitude over 127): vectors
+    shown only as colours (the neuron view's queries and keys) at a quarter of float32's bytes."""
+    a = np.nan_to_num(np.asarray(a, dtype=np.float64))
+    m = float(np.max(np.abs(a))) if a.size else 0.0
+    scale = m / 127 if m > 0 else 1.0
+    q = np.clip(np.round(a / scale), -127, 127).astype(np.int8)
+    return {"shape": list(a.shape), "scale": scale, "b64": base64.b64encode(q.tobytes()).decode()}
+
+
+def from_i8(rec: dict[str, Any]) -> np.ndarray:
+    """The array an :func:`i8` record holds (to 1/127 of its largest magnitude)."""
+    return (
+        np.frombuffer(base64.b64decode(rec["b64"]), dtype=np.int8).astype(np.float64).reshape(rec["shape"])
+        * rec["scale"]
+    )
+
+
 def from_f16(rec: dict[str, Any] | None) -> np.ndarray | None:
     """The array an :func:`f16` record holds (to float16's precision)."""
     if rec is None:
         return None
     a = np.frombuffer(base64.b64decode(rec["b64"]), dtype="<f2").astype(np.float64)
     return a.reshape(rec["shape"]) * rec["scale"]
+
+
+def _fit_scale(q: np.ndarray, k: np.ndarray, w: np.ndarray) -> float | None:
+    """The factor ``s`` with ``w = softmax(s * q @ k^T + a per-row constant)`` where ``w > 0`` (a
+    scale applied somewhere between the matmul and the softmax), fitted by least squares."""
+    dots = q @ np.swapaxes(k, -1, -2)
+    keep = w > 1e-12
+    with np.errstate(divide="ignore"):
+        lw = np.where(keep, np.log(np.where(keep, w, 1.0)), 0.0)
+    n = np.maximum(keep.sum(-1, keepdims=True), 1)
+    dc = np.where(keep, dots - (dots * keep).sum(-1, keepdims=True) / n, 0.0)
+    lc = np.where(keep, lw - (lw * keep).sum(-1, keepdims=True) / n, 0.0)
+    den = float((dc * dc).sum())
+    return float((dc * lc).sum()) / den if den > 0 else None
 
 
 def _heads(a: np.ndarray) -> np.ndarray:

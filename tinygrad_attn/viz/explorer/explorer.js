@@ -158,8 +158,11 @@ function start(DATA, lazy) {
     if (x0 === Infinity) return;
     var ux = vb.x + (x0 - u.left) / u.k, uy = vb.y + (y0 - u.top) / u.k, uw = (x1 - x0) / u.k, uh = (y1 - y0) / u.k;
     var m = 0.08 * Math.max(uw, uh) + 20, sr = g.svg.getBoundingClientRect();
-    var w = Math.max(uw + 2 * m, sr.width / 1.5), h = Math.max(uh + 2 * m, sr.height / 1.5); // (at most 1.5 px a unit)
-    vb.x = ux + uw / 2 - w / 2; vb.y = uy + uh / 2 - h / 2; vb.width = w; vb.height = h;
+    // the whole of them, between 0.8 and 1.5 screen pixels a unit: where that is too small to
+    // read, the top of them at 0.8 (the rest a pan or a step away)
+    var k = Math.max(0.8, Math.min(1.5, sr.width / (uw + 2 * m), sr.height / (uh + 2 * m)));
+    var w = sr.width / k, h = sr.height / k;
+    vb.x = ux + uw / 2 - w / 2; vb.y = uh + 2 * m > h ? uy - m : uy + uh / 2 - h / 2; vb.width = w; vb.height = h;
   }
   function expand(name, mid) {
     setOverview(name, false);
@@ -525,6 +528,68 @@ function start(DATA, lazy) {
     }
     return svg;
   }
+  // -- neuron view: for one query token and head, the query vector, each key vector, their
+  // elementwise product, its sum (the score before scaling) and the weight that follows --------
+  function fromI8(rec) {
+    var bin = atob(rec.b64), n = bin.length, flat = new Float32Array(n), shp = rec.shape, d = shp[shp.length - 1], t = shp[shp.length - 2], out = [];
+    for (var i = 0; i < n; i++) { var b = bin.charCodeAt(i); flat[i] = (b > 127 ? b - 256 : b) * rec.scale; }
+    for (var h = 0; h * t * d < n; h++) {
+      var rows = [];
+      for (var r = 0; r < t; r++) rows.push(flat.subarray((h * t + r) * d, (h * t + r + 1) * d));
+      out.push(rows);
+    }
+    return out;
+  }
+  function neuronView(layer) {
+    if (!layer.qvals) { layer.qvals = fromI8(layer.qv); layer.kvals = fromI8(layer.kv); }
+    var tq = layer.q.length, nh = Math.min(attState.nh || 0, layer.heads - 1);
+    var nq = attState.nq === undefined || attState.nq >= tq ? tq - 1 : attState.nq;
+    var q = layer.qvals[nh][nq], keys = layer.kvals[nh], d = q.length, w = layer.w[nh][nq];
+    var wrap = el("div", { "class": "tga-neuron" });
+    var hs = el("select", { id: "tga-neuron-head" }, layer.w.map(function (_, h) { return el("option", { value: h, text: "head " + h }); }));
+    hs.value = nh;
+    hs.addEventListener("change", function () { attState.nh = +hs.value; drawAttention(); });
+    var qs = el("select", { id: "tga-neuron-query" }, layer.q.map(function (t, i) { return el("option", { value: i, text: i + ": " + t }); }));
+    qs.value = nq;
+    qs.addEventListener("change", function () { attState.nq = +qs.value; drawAttention(); });
+    wrap.appendChild(el("h3", { text: "neuron view: query · key = the score behind each weight (click a query token above, or pick one)" }));
+    wrap.appendChild(el("div", { "class": "tga-att-controls" }, [el("label", { text: "query " }, [qs]), el("label", { text: " " }, [hs])]));
+    var c = Math.max(3, Math.min(10, Math.floor(260 / d))), lab = 70, gap = 14, x1 = lab, x2 = x1 + d * c + gap, x3 = x2 + d * c + gap;
+    var mv = 0, mp = 0;
+    for (var a = 0; a < d; a++) { mv = Math.max(mv, Math.abs(q[a])); }
+    keys.forEach(function (k) { for (var b = 0; b < d; b++) { mv = Math.max(mv, Math.abs(k[b])); mp = Math.max(mp, Math.abs(q[b] * k[b])); } });
+    mv = mv || 1; mp = mp || 1;
+    var rowH = Math.max(c, 12), H = 34 + (keys.length + 1) * (rowH + 2), W = x3 + 170;
+    var svg = svgEl("svg", { "class": "tga-neuron-view", width: W, height: H, viewBox: "0 0 " + W + " " + H, "data-head": nh, "data-query": nq });
+    function text(x, y, str, cls, anchor) {
+      var t = svgEl("text", { x: x, y: y, "class": cls, "text-anchor": anchor || "start", "dominant-baseline": "central" });
+      t.textContent = str; svg.appendChild(t); return t;
+    }
+    function cells(x, y, v, m, cls) {
+      for (var i = 0; i < v.length; i++) svg.appendChild(svgEl("rect", { x: x + i * c, y: y, width: c, height: rowH, fill: colour(v[i], -m, m), "class": cls }));
+    }
+    text(x1, 8, "q, k (d = " + d + ")", "tga-neuron-head"); text(x2, 8, "q × k", "tga-neuron-head");
+    text(x3, 8, "q · k", "tga-neuron-head"); text(x3 + 60, 8, "weight", "tga-neuron-head");
+    var y = 22;
+    text(lab - 4, y + rowH / 2, layer.q[nq], "tga-neuron-q", "end");
+    cells(x1, y, q, mv, "tga-q-cell");
+    keys.forEach(function (k, j) {
+      y += rowH + 2;
+      text(lab - 4, y + rowH / 2, layer.k[j], "tga-neuron-k", "end");
+      cells(x1, y, k, mv, "tga-k-cell");
+      var prod = new Float32Array(d), dot = 0;
+      for (var b = 0; b < d; b++) { prod[b] = q[b] * k[b]; dot += prod[b]; }
+      cells(x2, y, prod, mp, "tga-p-cell");
+      text(x3, y + rowH / 2, fmt(dot), "tga-neuron-dot").dataset.v = dot;
+      svg.appendChild(svgEl("rect", { x: x3 + 60, y: y + 1, width: Math.max(0, 60 * w[j]), height: rowH - 2, fill: HEAD_COLOURS[nh % HEAD_COLOURS.length], "class": "tga-neuron-bar" }));
+      text(x3 + 124, y + rowH / 2, fmt(w[j]), "tga-neuron-w").dataset.v = w[j];
+    });
+    wrap.appendChild(svg);
+    if (layer.qk_scale !== undefined && layer.qk_scale !== null)
+      wrap.appendChild(el("p", { "class": "tga-note", text: "weights = softmax(" + fmt(layer.qk_scale) + " × q · k, with the layer's mask) over the keys" }));
+    wrap.appendChild(scaleBar(-mv, mv));
+    return wrap;
+  }
   function focusToken(svg, i) {
     $$("line", svg).forEach(function (l) { l.style.display = i === null || +l.dataset.q === i ? "" : "none"; });
     $$("text.tga-query", svg).forEach(function (t, k) { t.classList.toggle("tga-focus", k === i); });
@@ -534,7 +599,8 @@ function start(DATA, lazy) {
     var layers = DATA.attention;
     if (!layers.length) { attBox.appendChild(el("p", { "class": "tga-note", text: "No attention weights in this computation (no softmax inside an attention module or an attention scope)." })); return; }
     var layer = layers[attState.layer];
-    if (!attState.heads || attState.heads.length !== layer.heads) attState.heads = layer.w.map(function () { return true; });
+    // (past 16 tokens every head's lines at once are a smear: the view opens on head 0)
+    if (!attState.heads || attState.heads.length !== layer.heads) attState.heads = layer.w.map(function (_, h) { return layer.q.length <= 16 || h === 0; });
     var sel = el("select", { id: "tga-layer" }, layers.map(function (l, i) { return el("option", { value: i, text: "layer " + i + ": " + l.name }); }));
     sel.value = attState.layer;
     sel.addEventListener("change", function () { attState.layer = +sel.value; attState.heads = null; drawAttention(); });
@@ -572,6 +638,7 @@ function start(DATA, lazy) {
       // pointer is on, and its mouseleave would never come
       tx.addEventListener("mouseenter", function () { focusToken(svg, i); });
       tx.addEventListener("mouseleave", function () { focusToken(svg, null); });
+      tx.addEventListener("click", function () { attState.nq = i; drawAttention(); }); // (the neuron view's query)
       svg.appendChild(tx);
     });
     layer.k.forEach(function (t, j) {
@@ -594,6 +661,7 @@ function start(DATA, lazy) {
     });
     attBox.appendChild(mats);
     attBox.appendChild(attState.grad && layer.g ? scaleBar(-gm || -1, gm || 1) : scaleBar(0, 1));
+    if (layer.qv) attBox.appendChild(neuronView(layer));
     // model view: a grid of every head of every layer
     attBox.appendChild(el("h3", { text: "model view: layers (rows) by heads (columns); click one for its head view" }));
     var grid = el("div", { "class": "tga-modelview" });
