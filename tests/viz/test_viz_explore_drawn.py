@@ -144,8 +144,23 @@ def test_heat_maps_keep_every_token_and_have_a_colour_scale(browser, mha_page):
     assert browser.find_elements("css selector", "#tga-attention > .tga-scale")
 
 
-def test_the_page_fits_the_window_when_its_bars_wrap_and_in_a_notebook_frame(browser, mha_page):
-    page, path = mha_page
+@pytest.fixture(scope="module")
+def long_steps_page(tmp_path_factory):
+    """An encoder block explored as primitives: program steps of five lines and more."""
+    tga.manual_seed(0)
+    m = tga.models.EncoderBlock(16, 2, 32).eval()
+    x = Tensor.randn(1, 4, 16, requires_grad=True, name="x")
+    target = Tensor.randn(1, 4, 16)
+    path = tmp_path_factory.mktemp("pages") / "encoder.html"
+    with tga.decompose():
+        page = tga.viz.explore(lambda x: tga.functional.mse_loss(m(x), target), x, path=path)
+    assert max(len(s["lines"]) for s in page.data["steps"]) >= 5
+    return page, path
+
+
+@pytest.mark.parametrize("which", ["mha_page", "long_steps_page"])
+def test_the_page_fits_the_window_when_its_bars_wrap_and_in_a_notebook_frame(browser, request, which):
+    page, path = request.getfixturevalue(which)
     fits = """var g = document.querySelector(arguments[0]).getBoundingClientRect();
     return [document.scrollingElement.scrollHeight, window.innerHeight, g.top, g.bottom];"""
     for width, height in ((1400, 900), (520, 720), (900, 720)):
@@ -156,6 +171,8 @@ def test_the_page_fits_the_window_when_its_bars_wrap_and_in_a_notebook_frame(bro
         scroll, inner, top, bottom = browser.execute_script(fits, "#tga-backward")
         assert scroll <= inner, f"{width}x{height}: the page scrolls ({scroll} > {inner})"
         assert bottom <= inner and bottom - top >= 0.4 * inner, (width, height, top, bottom)
+        line = browser.execute_script("return document.querySelector('#tga-step-line').getBoundingClientRect().bottom")
+        assert line <= top, "the step's program lines stay above the graph"
         if width == 520:
             assert wraps > 40, "the step bar wraps on a narrow window"
 
@@ -317,4 +334,50 @@ def test_the_neuron_view_shows_the_scores_behind_each_weight(browser, tmp_path, 
         s[query + 1 :] = -np.inf
         e = np.exp(s - s.max())
         np.testing.assert_allclose(e / e.sum(), weights[head, query], atol=0.02)
+    assert browser_.errors(browser) == []
+
+
+def _user_model():
+    """A user's model written against PyTorch's API: nn.TransformerEncoder, batch first."""
+    tga.manual_seed(0)
+    layer = tga.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+    model = tga.nn.TransformerEncoder(layer, 2).eval()
+    x = Tensor.randn(1, 4, 16, requires_grad=True, name="x")
+    target = Tensor.randn(1, 4, 16)
+    return (lambda x: tga.functional.mse_loss(model(x), target)), (x,), dict(model.named_parameters())
+
+
+@pytest.mark.parametrize("block", ["sdpa", "mha", "encoder", "decoder", "gpt", "vit", "user"])
+def test_every_page_draws_what_it_says(browser, tmp_path, block):
+    """Each page of the command line, and a user's model: outlined selection, the step in view,
+    the page within the window, the hover filter gone when the pointer leaves, no script error."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    from tinygrad_attn.viz.cli import main
+
+    path = tmp_path / f"{block}.html"
+    if block == "user":
+        fn, args, params = _user_model()
+        tga.viz.explore(fn, *args, params=params, tokens=["a", "b", "c", "d"], path=path)
+    else:
+        assert main(["explore", block, "--out", str(path)]) == 0
+    _open(browser, path, 1200, 720)
+    browser.execute_script(
+        "document.querySelector('#tga-forward g.node').dispatchEvent(new MouseEvent('click', {bubbles: true}))"
+    )
+    assert browser.execute_script(STROKE, "#tga-forward g.node.tga-selected")[0][0] == "3px"
+    for _ in range(4):
+        browser.find_element("id", "tga-next").click()
+        assert browser.execute_script(IN_VIEW) == [True] * 4
+    assert browser.execute_script("return document.scrollingElement.scrollHeight <= window.innerHeight")
+    browser.find_element("css selector", "#tga-tabs button[data-view=attention]").click()
+    tokens = browser.find_elements("css selector", "svg.tga-headview text.tga-query")
+    assert tokens, "every one of these pages has an attention"
+    every = browser.execute_script(VISIBLE_LINES)
+    ActionChains(browser).move_to_element(tokens[-1]).perform()
+    ActionChains(browser).move_to_element(browser.find_element("tag name", "h1")).perform()
+    assert browser.execute_script(VISIBLE_LINES) == every
+    assert browser.find_elements("css selector", "svg.tga-neuron-view"), "the neuron view"
+    mats = browser.find_elements("css selector", ".tga-matrices svg.tga-matrix")
+    assert mats and all(m.find_elements("css selector", "text.tga-axis-k") for m in mats)
     assert browser_.errors(browser) == []
