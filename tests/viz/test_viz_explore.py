@@ -180,6 +180,8 @@ def test_attention_weights_of_the_library_block_fused_and_decomposed(decomposed,
     assert np.all(np.triu(w, 1) < 1e-6), "causal: no weight on later tokens"
     return_ = _weights_and_grad()
     np.testing.assert_allclose(w, return_[0], atol=2e-4)
+    np.testing.assert_array_equal(page.weights(0), w)
+    np.testing.assert_array_equal(page.weights(0, grad=True), from_f16(layer["g"]))
     # (a masked weight stays 0 whatever its gradient: the page stores 0 there)
     np.testing.assert_allclose(from_f16(layer["g"]), np.where(return_[0] > 0, return_[1], 0.0), atol=1e-5, rtol=1e-3)
 

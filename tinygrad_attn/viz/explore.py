@@ -653,6 +653,15 @@ class Explorer:
         path.write_text(self.html, encoding="utf-8")
         return path
 
+    def weights(self, layer: int, grad: bool = False) -> np.ndarray:
+        """The attention weights of ``layer`` (an index into ``data["attention"]``), batch 0, as
+        ``(heads, queries, keys)`` (to float16's precision, as the page holds them); with
+        ``grad=True`` the gradient of the loss with respect to them."""
+        rec = self.data["attention"][layer]["g" if grad else "w"]
+        if rec is None:
+            raise ValueError(f"Explorer.weights: layer {layer} has no gradient (no backward pass reached it)")
+        return from_f16(rec)
+
     def _repr_html_(self) -> str:
         return (f'<iframe srcdoc="{html.escape(self.html, quote=True)}" style="width:100%;height:720px;'
                 'border:1px solid #ccc" title="tinygrad_attn explorer"></iframe>')  # fmt: skip
