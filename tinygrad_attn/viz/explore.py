@@ -4,7 +4,10 @@ The page holds the forward and backward graphs (the same Graphviz pictures as
 :func:`~tinygrad_attn.viz.draw_graph`, inlined as SVG), the values and gradients of every
 tensor as small heat maps, the backward pass as the engine ran it, step by step, the
 program :func:`tinygrad_attn.trace` records (when a function is explored), and the
-weights of every attention the computation made, as head and model views. Its script
+weights of every attention the computation made, as head, model and neuron views (the
+query and key vectors behind each weight). A graph of more than ``MAX_NODES`` nodes opens
+as an overview with its modules collapsed; a page over ``PACK_OVER`` bytes holds its data
+and pictures gzipped (a 12-layer GPT of 64 tokens: under 2 MB). Its script
 and style are package files (``explorer/explorer.js``, ``explorer.css``) copied into the
 page: it needs no server and no network, and opens from a ``file://`` URL or inline in
 Jupyter.
@@ -697,7 +700,10 @@ def explore(
     for the queries and ``key_tokens``, default ``tokens``, for the keys).
 
     Values and gradients are summarised and their heat maps downsampled to about
-    ``max_cells`` cells; ``full_values=True`` keeps every number. ``params`` names
+    ``max_cells`` cells (every row kept while it fits); ``full_values=True`` keeps every
+    number. A loss whose gradients are mostly ~0 next to their values (``out.sum()`` after a
+    LayerNorm) warns, here and on the page. :meth:`Explorer.weights` gives a layer's
+    attention weights back as an array. ``params`` names
     parameters (``dict(model.named_parameters())``); ``rankdir`` and ``depth`` are as in
     :func:`~tinygrad_attn.viz.draw_graph`. With ``path`` the page is also written there.
 
