@@ -109,7 +109,7 @@ def test_titles_with_underscores_keep_clear_of_the_line_below():
     d = dot_of((w * w).sum())
     (wi,) = d.of_kind("input")
     raw = re.search(r"label=<(.*)> class=", d.nodes[wi]).group(1)
-    assert raw.startswith("<B>W_query0</B><BR/><FONT POINT-SIZE=\"3\">")
+    assert raw.startswith('<B>W_query0</B><BR/><FONT POINT-SIZE="3">')
 
 
 def test_the_legend_explains_shares_and_intermediates():
