@@ -72,7 +72,8 @@ FREE_MIN_SIZE = 1 << 14
 # when that node dies, with its graph, the user's thresholds come back (unless the user
 # changed them meanwhile). Only ``gc.set_threshold``'s third number changes: whether
 # the collector is enabled stays the user's, except while a trace records (below).
-GC_LONG_GRAPH = 0x2000  # checked every this many recorded ops (Function.apply spells it 0x1FFF)
+GC_LONG_GRAPH = 0x2000  # checked every this many recorded ops: a power of two, so that
+_GC_CHECK_BITS = GC_LONG_GRAPH - 1  # Function.apply tests only the low bits of each op's seq
 GC_DEFERRED_FULL = 1000  # threshold2 while a long graph lives (the default is 10)
 GC_DEFER = True  # False: never defer (benchmarks/overhead.py compares)
 _gc_lock = threading.RLock()  # (reentrant: a sentinel's callback may run while it is held)
@@ -270,7 +271,7 @@ class Function:
             fn.saved = datas
             fn.scope = _State.scope
             fn.seq = _next_seq()
-            if not fn.seq & 0x1FFF:  # every GC_LONG_GRAPH recorded ops (a literal: the hot path)
+            if not fn.seq & _GC_CHECK_BITS:  # every GC_LONG_GRAPH recorded ops
                 _gc_long_graph(fn)
             if out_data.size >= FREE_MIN_SIZE and _State.releasing:  # a large new array: make room
                 _release_unread(inputs)
