@@ -42,11 +42,12 @@ from typing import Any
 import numpy as np
 
 from ..engine import function as _function
+from ..engine import switches as _switches
 from ..engine.backward import SliceGradient
-from ..engine.function import _NUMPY_SCALARS, _as_ndarray, _new, _next_seq
+from ..engine.function import _NUMPY_SCALARS, _as_ndarray, _new, _next_seq, note_rebase
 from ..engine.function import Function as _Op
 from ..engine.switches import _State, is_grad_enabled, no_grad
-from ..engine.versions import note_rebase, version_of
+from ..engine.versions import version_of
 from ..inplace import _moved_history, _rebase
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -492,7 +493,7 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, raw: Any) -> Any:
                 finals[j] = T._wrap(o._data, o._dev)
             else:
                 o.requires_grad = False
-    hook = _State.hook if _function._observing else None
+    hook = _State.hook if _switches._observing else None
     if hook is not None:
         for fn, out in made:
             hook.op(fn, fn.inputs, out)

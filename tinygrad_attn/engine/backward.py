@@ -123,7 +123,7 @@ def run_backward(
         return _State.tracer.backward_pass(roots, root_grads, retain_graph, create_graph, targets)
     p = _Pass(roots, root_grads, retain_graph, create_graph, targets, stop_at_targets, ns, accumulate, retained_too)
     ready, heap, ns, tensors, hooked, watch = p.ready, p.heap, p.ns, p.tensors, p.hooked, p.watch
-    slow, overwrite, free, last_change, rebased = p.slow, p.overwrite, p.free, p.last_change, _versions._rebased
+    slow, overwrite, free, last_change, rebased = p.slow, p.overwrite, p.free, p.last_change, _function._last_rebase
     free_min, getrefcount, T = _function.FREE_MIN_SIZE, sys.getrefcount, _function.Tensor
     try:
         while True:

@@ -10,7 +10,7 @@ its non-array arguments, the arrays it saved, and the :class:`Scope` it was made
 
 This module imports no op and not the Tensor class: ``tinygrad_attn._tensor`` registers
 the class (:func:`register_tensor`), and the in-place machinery above the ops registers
-the view replay (:data:`_replay_view`).
+the view replay (:func:`register_view_replay`).
 """
 
 from __future__ import annotations
@@ -41,13 +41,10 @@ TENSOR_NS: Any = None
 # Registered by tinygrad_attn.inplace: gives a view taken before its base changed in place
 # the base's new history (called only once an in-place op rebased a tensor).
 _replay_view: Callable[[Any], None] | None = None
-# The seq of the latest recorded in-place change (0: none yet), written by
-# versions.note_rebase. A view recorded after it cannot show values its node does not know
-# of, so ``Function.apply`` looks no further.
+# The seq of the latest in-place change that rebased a tensor's history (0: none yet; see
+# note_rebase). A view recorded after it cannot show values its node does not know of, so
+# ``Function.apply`` looks no further; while it is 0, the backward pass follows no history.
 _last_rebase = 0
-# How many threads have grad off, how many hooks observe: kept current by switches.mirror.
-_grad_off_threads = _observing = 0
-switches.mirror(globals())
 
 
 def register_tensor(tensor_class: type, tensor_ns: Any) -> None:
@@ -55,6 +52,19 @@ def register_tensor(tensor_class: type, tensor_ns: Any) -> None:
     tensor ops that a backward pass with ``create_graph=True`` hands to each op."""
     global Tensor, TENSOR_NS
     Tensor, TENSOR_NS = tensor_class, tensor_ns
+
+
+def register_view_replay(replay: Callable[[Any], None]) -> None:
+    """Called once by ``tinygrad_attn.inplace``: how a view older than the latest in-place
+    change of its base is brought up to date (see :data:`_replay_view`)."""
+    global _replay_view
+    _replay_view = replay
+
+
+def note_rebase(seq: int) -> None:
+    """Record that a tensor's history was rebased by the in-place change made at ``seq``."""
+    global _last_rebase
+    _last_rebase = seq
 
 
 #: Intermediates of at least this many elements give their values back once nothing but
@@ -264,7 +274,7 @@ class Function:
         out.grad = None
         out.name = None
         out._uses = 0
-        if need and (not _grad_off_threads or _State._grad) and cls.differentiable:
+        if need and (not switches._grad_off_threads or _State._grad) and cls.differentiable:
             out.requires_grad = True
             out._ctx = fn
             fn.inputs = inputs
@@ -285,7 +295,7 @@ class Function:
                 for t in inputs:
                     if isinstance(t, Tensor) and t.requires_grad:
                         t._uses -= 1
-        if _observing and (hook := _State.hook) is not None:  # a tracer, anomaly detection, the explorer
+        if switches._observing and (hook := _State.hook) is not None:  # a tracer, anomaly detection, the explorer
             hook.op(fn, inputs, out)
         return out
 
@@ -464,4 +474,4 @@ class AnomalyCheck(Hook):
         super().after_step(fn, grads, ns)
 
 
-switches._anomaly_hook = AnomalyCheck
+switches.register_anomaly_check(AnomalyCheck)
