@@ -76,7 +76,7 @@ class Size(tuple):
 
 class UnsupportedModeError(NotImplementedError, ValueError):
     """A mode the op does not have (``pad(mode="bogus")``): PyTorch's ``NotImplementedError``,
-    and the ``ValueError`` the first round raised."""
+    and a ``ValueError``: a bad value of an argument."""
 
 
 
@@ -447,7 +447,7 @@ class Tensor:
     def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
                  inputs: Any = None, *, grad: Any = None) -> None:  # fmt: skip
         """Accumulate the gradient of this tensor into ``.grad`` of every leaf it depends on
-        (PyTorch's parameters; ``grad=`` is the first round's name of ``gradient``)."""
+        (PyTorch's parameters; ``grad=`` is another name of ``gradient``)."""
         if inputs is not None:  # (only these .grad: a tensor or a sequence of them)
             inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
         g = gradient if grad is None else grad
@@ -784,7 +784,7 @@ def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None =
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat: needs at least one tensor")
-    if tensors[0].ndim == 0:  # (PyTorch's RuntimeError, still the first round's ValueError)
+    if tensors[0].ndim == 0:  # (PyTorch's RuntimeError, and a ValueError: see InvalidArgumentError)
         raise InvalidArgumentError("cat: 0-d tensors cannot be concatenated; use stack, or reshape them to (1,)")
     return ops.Cat.apply(*tensors, args=dims.one(tensors[0].shape, axis, "cat"))
 

@@ -73,7 +73,7 @@ def note_rebase(seq: int) -> None:
 FREE_MIN_SIZE = 1 << 14
 
 # -- the cyclic collector and long graphs ------------------------------------------
-# Graph nodes form no reference cycles (tests/test_graph_gc.py): reference counting frees
+# Graph nodes form no reference cycles (tests/engine/test_graph_gc.py): reference counting frees
 # a graph, and the collector never finds garbage in one. Yet each full collection walks
 # every live node, and while a long graph is built (a 200k-op loop) full collections
 # come again and again: 45% of such a forward. So while a node recorded GC_LONG_GRAPH
