@@ -107,9 +107,8 @@ class Tensor:
     [[2.0, 4.0], [6.0, 8.0]]
     """
 
-    # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (see
-    # engine.backward.run_backward, which orders the backward pass by it without a graph walk, and
-    # engine.function._release_unread, which compares it with the tensor's reference count).
+    # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (counted by
+    # engine.function alone: see add_uses).
     # (``_base``: set only on a view made without recording (see Function.apply); read with getattr)
     __slots__ = ("_data", "_dev", "grad", "requires_grad", "_ctx", "name", "_uses", "_base", "__weakref__")
     __array_ufunc__ = None  # ``ndarray + Tensor`` defers to Tensor.__radd__

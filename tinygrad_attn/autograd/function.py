@@ -44,7 +44,7 @@ import numpy as np
 from ..engine import function as _function
 from ..engine import switches as _switches
 from ..engine.backward import SliceGradient
-from ..engine.function import _NUMPY_SCALARS, _as_ndarray, _new, _next_seq, note_rebase
+from ..engine.function import _NUMPY_SCALARS, _as_ndarray, _new, _next_seq, add_uses, note_rebase
 from ..engine.function import Function as _Op
 from ..engine.switches import _State, is_grad_enabled, no_grad
 from ..engine.versions import version_of
@@ -450,9 +450,7 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, raw: Any) -> Any:
     node.inputs = inputs
     node.scope = _State.scope
     node.seq = _next_seq()
-    for a in inputs:
-        if isinstance(a, T) and a.requires_grad:
-            a._uses += 1
+    add_uses(inputs)
     made: list[tuple[Any, Any]] = []  # (node, its output) for the observers, in creation order
     finals: list[Any] = list(outputs)
     taken = _input_ids(args)
@@ -484,7 +482,7 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, raw: Any) -> Any:
             sel = _new(OutputOf)
             sel.args, sel.ctx, sel._kept = (j, layout[j][1], flat_dtype), None, ()
             sel.inputs, sel.scope, sel.seq = (hub,), _State.scope, _next_seq()
-            hub._uses += 1
+            add_uses((hub,))
             finals[j] = _own(o, taken, sel)
             made.append((sel, finals[j]))
     for j, o in enumerate(outputs):

@@ -240,8 +240,7 @@ class _Pass:
         # Any other gradient may be shared (an add hands the same g to both its inputs).
         self.owned: set[int] = set()
         self.roots = roots
-        for r in roots:
-            r._uses += 1  # a root is never complete after one consumer: it has its own gradient
+        _function.add_uses(roots)  # a root is never complete after one consumer: it has its own gradient
         for r, g in zip(roots, root_grads):
             if (entry := self.pending.get(id(r))) is not None:
                 entry[0] = _plus(entry[0], g)
@@ -254,8 +253,7 @@ class _Pass:
 
     def finish(self) -> None:
         _State.grad_enabled, _State.releasing = self.before
-        for r in self.roots:
-            r._uses -= 1
+        _function.add_uses(self.roots, -1)
 
     def newest_waiting(self) -> tuple[Tensor, Any, int]:
         """The newest tensor waiting, its (complete) gradient, and how many edges sent it."""

@@ -54,6 +54,18 @@ def register_tensor(tensor_class: type, tensor_ns: Any) -> None:
     Tensor, TENSOR_NS = tensor_class, tensor_ns
 
 
+def add_uses(tensors: Sequence[Any], n: int = 1) -> None:
+    """Count ``n`` more uses (fewer, if negative) of each tensor among ``tensors`` that
+    requires grad. ``Tensor._uses`` is how many recorded ops read the tensor, exactly: the
+    backward pass takes a tensor with one use as complete once that op sends its share, and
+    the early release compares it with a reference count. It is counted in this module
+    only: inline by ``Function.apply`` (every op), here for the nodes made elsewhere
+    (``autograd.Function``) and for the roots of a backward pass (one use more while it runs)."""
+    for t in tensors:
+        if isinstance(t, Tensor) and t.requires_grad:
+            t._uses += n
+
+
 def register_view_replay(replay: Callable[[Any], None]) -> None:
     """Called once by ``tinygrad_attn.inplace``: how a view older than the latest in-place
     change of its base is brought up to date (see :data:`_replay_view`)."""
