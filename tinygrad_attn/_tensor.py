@@ -78,7 +78,7 @@ class Size(tuple):
 
 class UnsupportedModeError(NotImplementedError, ValueError):
     """A mode the op does not have (``pad(mode="bogus")``): PyTorch's ``NotImplementedError``,
-    and the ``ValueError`` the first round raised."""
+    and a ``ValueError``: a bad value of an argument."""
 
 
 
@@ -109,9 +109,8 @@ class Tensor:
     [[2.0, 4.0], [6.0, 8.0]]
     """
 
-    # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (see
-    # engine.backward.run_backward, which orders the backward pass by it without a graph walk, and
-    # engine.function._release_unread, which compares it with the tensor's reference count).
+    # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (counted by
+    # engine.function alone: see add_uses).
     # (``_base``: set only on a view made without recording (see Function.apply); read with getattr)
     __slots__ = ("_data", "_dev", "grad", "requires_grad", "_ctx", "name", "_uses", "_base", "__weakref__")
     __array_ufunc__ = None  # ``ndarray + Tensor`` defers to Tensor.__radd__
@@ -449,7 +448,7 @@ class Tensor:
     def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
                  inputs: Any = None, *, grad: Any = None) -> None:  # fmt: skip
         """Accumulate the gradient of this tensor into ``.grad`` of every leaf it depends on
-        (PyTorch's parameters; ``grad=`` is the first round's name of ``gradient``)."""
+        (PyTorch's parameters; ``grad=`` is another name of ``gradient``)."""
         if inputs is not None:  # (only these .grad: a tensor or a sequence of them)
             inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
         g = gradient if grad is None else grad
@@ -801,7 +800,7 @@ def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None =
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat: needs at least one tensor")
-    if tensors[0].ndim == 0:  # (PyTorch's RuntimeError, still the first round's ValueError)
+    if tensors[0].ndim == 0:  # (PyTorch's RuntimeError, and a ValueError: see InvalidArgumentError)
         raise InvalidArgumentError("cat: 0-d tensors cannot be concatenated; use stack, or reshape them to (1,)")
     return ops.Cat.apply(*tensors, args=dims.one(tensors[0].shape, axis, "cat"))
 

@@ -24,9 +24,9 @@ from . import ops
 from .dtypes import can_cast, scalar_type_name
 from .engine import function as _function
 from .engine import versions as _versions
-from .engine.function import FreedArray, Function, _new, _next_seq
+from .engine.function import FreedArray, Function, _new, _next_seq, note_rebase
 from .engine.switches import _State, no_grad
-from .engine.versions import _memory_root, as_seen_by, bump_version, note_rebase
+from .engine.versions import _memory_root, as_seen_by, bump_version
 from .ops.alias import Copy, InPlace, Restride
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def _replay_view(t: Tensor) -> None:
         return
     base = v.inputs[0]
     bc = base._ctx
-    if bc is not None and bc.seq < _versions._last_rebase and (bc.view or bc.rebases):
+    if bc is not None and bc.seq < _function._last_rebase and (bc.view or bc.rebases):
         _replay_view(base)  # a view of a view: its base first
         bc = base._ctx
     if bc is None or not bc.rebases or bc.seq < v.seq:  # the base is as the view saw it
@@ -384,5 +384,5 @@ def store_array(t: Tensor, new: Any, changes: int = 1) -> None:
         bump_version(dst, changes)
 
 
-_function._replay_view = _replay_view  # (the engine calls it; it cannot import this module)
+_function.register_view_replay(_replay_view)  # (the engine calls it; it cannot import this module)
 _versions.register_detached_history(_detached_history)

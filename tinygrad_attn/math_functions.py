@@ -1,4 +1,4 @@
-"""PyTorch's elementwise math, logic, scans, selections and shape helpers beyond the first rounds.
+"""PyTorch's elementwise math, logic, scans, selections and shape helpers not defined in ``_tensor.py``.
 
 Each is a ``tga.`` free function and, where PyTorch has one, a :class:`Tensor` method of
 the same name (installed from the table :data:`METHODS` at the bottom). They are
@@ -821,7 +821,7 @@ METHODS = {
         "unfold",
     )
 }  # fmt: skip
-# Python's operators PyTorch gives Tensor beyond the first rounds' (each reflected one with its operands swapped)
+# Python's operators PyTorch gives Tensor that _tensor.py does not define (each reflected one with its operands swapped)
 METHODS.update({
     "__xor__": bitwise_xor, "__lshift__": bitwise_left_shift, "__rshift__": bitwise_right_shift,
     "__rand__": lambda self, other: bitwise_and(other, self), "__ror__": lambda self, other: bitwise_or(other, self),

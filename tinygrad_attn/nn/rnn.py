@@ -183,14 +183,6 @@ class _Cell(Module):
         self.bias_hh = _uniform((g,), k, dtype) if bias else None
         _place(self, device, dtype)
 
-    def input_gates(self, x: Tensor) -> Tensor:
-        """``x @ W_ih.T + b_ih`` for ``x`` ``(..., input)``: ``(..., gates * hidden)``."""
-        if x.shape[-1:] != (self.input_size,):
-            raise ValueError(f"{type(self).__name__}({self.input_size}, {self.hidden_size}): input of shape "
-                             f"{x.shape} must end in {self.input_size}")  # fmt: skip
-        gi = x @ self.weight_ih.mT
-        return gi + self.bias_ih if self.bias_ih is not None else gi
-
     def _hidden_gates(self, h: Tensor) -> Tensor:
         gh = h @ self.weight_hh.mT  # (B, gates * hidden)
         return gh + self.bias_hh if self.bias_hh is not None else gh
