@@ -1040,6 +1040,12 @@ from .functional_resize import interpolate  # noqa: E402
 
 __all__ += ["interpolate"]
 
+# PyTorch's remaining pooling, normalisation, shape, loss and dropout functions
+from .functional_pooling import *  # noqa: E402, F403
+from .functional_pooling import __all__ as _pooling_all  # noqa: E402
+
+__all__ += _pooling_all
+
 
 #: the Tensor methods of this module (``install_methods`` puts them on Tensor): ``x.softmax`` is
 #: :func:`softmax` itself; ``x.layer_norm(weight, bias, eps)`` the last-axis composite

@@ -166,3 +166,23 @@ def __getattr__(name: str) -> object:
     if name in _MOVED:
         raise AttributeError(_MOVED[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# PyTorch's 3-d convolution, the remaining pooling layers (nn/conv.py, nn/pooling.py, nn/upsampling.py)
+from .conv import Conv3d, ConvTranspose3d  # noqa: E402
+from .pooling import (  # noqa: E402
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    AvgPool1d,
+    AvgPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool3d,
+)
+from .upsampling import MaxUnpool3d  # noqa: E402
+
+__all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool1d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool3d"]  # fmt: skip

@@ -1,0 +1,67 @@
+"""PyTorch's remaining ``torch.nn`` modules against PyTorch: state dict names, shapes and
+loading, ``repr``, outputs and every gradient (input and parameters) in float64, over the
+constructor options of each."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from torch_oracle import assert_matches_torch
+
+from tinygrad_attn import nn
+
+torch = pytest.importorskip("torch")
+
+
+def _grid(**options: list) -> list[dict]:
+    """Every combination of the given constructor options."""
+    keys = list(options)
+    return [dict(zip(keys, values)) for values in itertools.product(*options.values())]
+
+
+# name -> (constructor positional args, option grid, input shape)
+POOLING = {
+    "Conv3d": ((2, 4, 2), _grid(stride=[1, 2], padding=[0, 1, "same"], dilation=[1, 2], groups=[1, 2],
+                                bias=[True, False], padding_mode=["zeros", "reflect", "circular"]), (2, 2, 5, 5, 4)),
+    "ConvTranspose3d": ((2, 4, 2), _grid(stride=[1, 2], padding=[0, 1], output_padding=[0, 1], groups=[1, 2],
+                                         bias=[True, False], dilation=[2]), (2, 2, 3, 2, 3)),
+    "MaxPool3d": ((2,), _grid(stride=[None, 1], padding=[0, 1], ceil_mode=[False, True]), (2, 2, 5, 4, 5)),
+    "AvgPool1d": ((3,), _grid(stride=[None, 2], padding=[0, 1], ceil_mode=[False, True],
+                              count_include_pad=[True, False]), (2, 3, 7)),
+    "AvgPool3d": ((2,), _grid(stride=[None, 1], padding=[0, 1], ceil_mode=[False, True],
+                              count_include_pad=[True, False], divisor_override=[None, 3]), (2, 2, 4, 5, 3)),
+    "AdaptiveAvgPool1d": ((3,), [{}], (2, 3, 7)),
+    "AdaptiveAvgPool3d": (((2, None, 3),), [{}], (2, 3, 4, 5, 6)),
+    "AdaptiveMaxPool1d": ((3,), _grid(return_indices=[False, True]), (2, 3, 7)),
+    "AdaptiveMaxPool2d": (((3, 2),), _grid(return_indices=[False, True]), (2, 3, 7, 5)),
+    "AdaptiveMaxPool3d": ((2,), _grid(return_indices=[False, True]), (3, 5, 4, 3)),
+    "LPPool1d": ((2, 3), _grid(stride=[None, 2], ceil_mode=[False, True]), (2, 3, 8)),
+    "LPPool2d": ((3, 2), _grid(stride=[None, 1], ceil_mode=[False, True]), (2, 3, 5, 5)),
+    "LPPool3d": ((2, 2), _grid(stride=[None, 1], ceil_mode=[False, True]), (2, 3, 3, 5, 4)),
+}  # fmt: skip
+
+TABLES = [POOLING]
+CASES = [pytest.param(name, args, kw, shape, id=f"{name}-{i}")
+         for table in TABLES for name, (args, grid, shape) in table.items() for i, kw in enumerate(grid)]  # fmt: skip
+
+
+def _positive(name: str, x: np.ndarray) -> np.ndarray:
+    return np.abs(x) + 0.1 if name.startswith("LPPool") else x  # (odd powers of negative sums have no real root)
+
+
+@pytest.mark.parametrize("name, args, kw, shape", CASES)
+def test_module_matches_torch(name, args, kw, shape, rng):
+    torch.manual_seed(0)
+    if name == "Conv3d" and kw["padding"] == "same" and kw["stride"] != 1:
+        with pytest.raises(ValueError):
+            torch.nn.Conv3d(*args, **kw)
+        with pytest.raises(ValueError):
+            nn.Conv3d(*args, **kw)
+        return
+    theirs = getattr(torch.nn, name)(*args, **kw)
+    ours = getattr(nn, name)(*args, **kw)
+    assert repr(ours) == repr(theirs)
+    x = _positive(name, rng.standard_normal(shape))
+    assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), [x])

@@ -1,0 +1,104 @@
+"""OpInfo entries of PyTorch's remaining ``torch.nn.functional`` functions (3-d convolution and
+pooling, adaptive and power-average pooling, normalisation, shape rearrangements, losses),
+appended to ``opinfo.OPS`` by ``tests/opinfo.py``; the format is the one described there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+from opinfo import AWAY_FROM_ZERO, TF, OpInfo, Sample, array, conv_transposes, convs, max_unpools, pools
+
+import tinygrad_attn.functional as F
+
+
+def _call(name: str, pick: int | None = None) -> tuple[Any, Any]:
+    """Ours and PyTorch's ``F.<name>`` called alike (``pick``: one element of a returned tuple)."""
+
+    def ours(*a: Any, **kw: Any) -> Any:
+        out = getattr(F, name)(*a, **kw)
+        return out if pick is None else out[pick]
+
+    def theirs(*a: Any, **kw: Any) -> Any:
+        out = getattr(TF, name)(*a, **kw)
+        return out if pick is None else out[pick]
+
+    return ours, theirs
+
+
+# -- 3-d convolution and pooling, adaptive and power-average pooling --------------------------
+@st.composite
+def pools_nd(draw: Any, nd: int, ceil: bool = True) -> Sample:
+    s = draw(pools(nd))
+    kw = dict(s.kwargs)
+    if ceil:
+        kw["ceil_mode"] = draw(st.booleans())
+    return Sample(s.args, kw)
+
+
+@st.composite
+def avg_pools_nd(draw: Any, nd: int) -> Sample:
+    # (PyTorch's avg_pool3d refuses a side shorter than the kernel, padding or not)
+    s = draw(pools(nd, dilation=False).filter(lambda s: nd < 3 or min(s.args[0].shape[2:]) >= s.kwargs["kernel_size"]))
+    kw = dict(s.kwargs, count_include_pad=draw(st.booleans()), ceil_mode=draw(st.booleans()))
+    if nd > 1:
+        kw["divisor_override"] = draw(st.sampled_from([None, 3]))
+    return Sample(s.args, kw)
+
+
+@st.composite
+def adaptive_nd(draw: Any, nd: int, indices: bool = False) -> Sample:
+    spatial = tuple(draw(st.integers(1, 5)) for _ in range(nd))
+    size = tuple(draw(st.sampled_from([None, *range(1, n + 1)])) if nd > 1 else draw(st.integers(1, n + 1))
+                 for n in spatial)  # fmt: skip
+    size = size[0] if nd == 1 and draw(st.booleans()) else size
+    if nd == 1 and isinstance(size, tuple) and size[0] > spatial[0]:
+        size = (spatial[0],)
+    lead = (draw(st.integers(1, 2)), 2)[draw(st.integers(0, 1)) :]  # batched or not
+    kw: dict[str, Any] = {"output_size": size}
+    if indices:
+        kw["return_indices"] = False
+    return Sample((draw(array(lead + spatial)),), kw)
+
+
+@st.composite
+def lp_pools(draw: Any, nd: int) -> Sample:
+    kernel = draw(st.integers(1, 3))
+    spatial = tuple(draw(st.integers(kernel, 5)) for _ in range(nd))
+    p = draw(st.sampled_from([1.0, 2.0, 3.0]))
+    x = draw(array((draw(st.integers(1, 2)), 2) + spatial, AWAY_FROM_ZERO))
+    kw = {"norm_type": p, "kernel_size": kernel, "stride": draw(st.sampled_from([None, 1, 2])),
+          "ceil_mode": draw(st.booleans())}  # fmt: skip
+    return Sample((np.abs(x) if p != 2.0 else x,), kw)  # (odd powers of negative sums have no real root)
+
+
+POOLING = [
+    OpInfo("conv3d", *_call("conv3d"), convs(3), ("conv3d",), composite=True, extremes=False),
+    OpInfo("conv_transpose3d", *_call("conv_transpose3d"), conv_transposes(3), ("conv_transpose3d",),
+           extremes=False),
+    OpInfo("max_pool3d", *_call("max_pool3d"), pools_nd(3), ("max_pool3d",), composite=True, extremes=False),
+    OpInfo("max_pool_with_indices", lambda x, **kw: F.max_pool3d_with_indices(x, **kw)[1],
+           lambda x, **kw: TF.max_pool3d_with_indices(x, **kw)[1], pools_nd(3, ceil=False),
+           ("max_pool3d_with_indices",), grad=False, extremes=False),
+    OpInfo("max_pool1d_with_indices", *_call("max_pool1d_with_indices", 1), pools_nd(1, ceil=False),
+           ("max_pool1d_with_indices",), grad=False, extremes=False),
+    OpInfo("max_pool2d_with_indices", *_call("max_pool2d_with_indices", 0), pools_nd(2, ceil=False),
+           ("max_pool2d_with_indices",), extremes=False),
+    OpInfo("avg_pool1d", *_call("avg_pool1d"), avg_pools_nd(1), ("avg_pool1d",), composite=True, extremes=False),
+    OpInfo("avg_pool3d", *_call("avg_pool3d"), avg_pools_nd(3), ("avg_pool3d",), composite=True, extremes=False),
+    OpInfo("max_unpool3d", *_call("max_unpool3d"), max_unpools(3), ("max_unpool3d",), extremes=False, grad_args=1),
+    OpInfo("adaptive_avg_pool1d", *_call("adaptive_avg_pool1d"), adaptive_nd(1), ("adaptive_avg_pool1d",),
+           composite=True, extremes=False),
+    OpInfo("adaptive_avg_pool3d", *_call("adaptive_avg_pool3d"), adaptive_nd(3), ("adaptive_avg_pool3d",),
+           composite=True, extremes=False),
+    *[OpInfo(f"adaptive_max_pool{nd}d", *_call(f"adaptive_max_pool{nd}d"), adaptive_nd(nd, True),
+             (f"adaptive_max_pool{nd}d",), composite=True, extremes=False) for nd in (1, 2, 3)],
+    *[OpInfo(f"adaptive_max_pool{nd}d_with_indices", *_call(f"adaptive_max_pool{nd}d_with_indices", 1),
+             adaptive_nd(nd), (f"adaptive_max_pool{nd}d_with_indices",), grad=False, extremes=False)
+      for nd in (1, 2, 3)],
+    *[OpInfo(f"lp_pool{nd}d", *_call(f"lp_pool{nd}d"), lp_pools(nd), (f"lp_pool{nd}d",), composite=True,
+             extremes=False) for nd in (1, 2, 3)],
+]  # fmt: skip
+
+NN_FUNCTIONAL = POOLING
