@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
-from opinfo import AWAY_FROM_ZERO, TF, OpInfo, Sample, array, conv_transposes, convs, max_unpools, pools
+from opinfo import AWAY_FROM_ZERO, POSITIVE, TF, OpInfo, Sample, array, conv_transposes, convs, max_unpools, pools
 
 import tinygrad_attn.functional as F
 
@@ -101,4 +101,66 @@ POOLING = [
              extremes=False) for nd in (1, 2, 3)],
 ]  # fmt: skip
 
-NN_FUNCTIONAL = POOLING
+
+# -- normalisation ---------------------------------------------------------------------------
+@st.composite
+def group_norms(draw: Any) -> Sample:
+    groups, per = draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    c = groups * per
+    shape = (draw(st.integers(1, 2)), c) + tuple(draw(st.integers(1, 3)) for _ in range(draw(st.integers(0, 2))))
+    args: tuple = (draw(array(shape)),)
+    if draw(st.booleans()):
+        args += (draw(array((c,))), draw(array((c,))))
+    if shape[0] * per * int(np.prod(shape[2:])) == 1:  # (PyTorch refuses it: a batch of one value)
+        shape = (2,) + shape[1:]
+    x = draw(array(shape))
+    args = (x,) + args[1:]
+    return Sample(args, {"num_groups": groups, "eps": draw(st.sampled_from([1e-5, 0.1]))})
+
+
+def _group_norm(lib: Any) -> Any:
+    def call(x: Any, w: Any = None, b: Any = None, **kw: Any) -> Any:
+        return lib.group_norm(x, kw.pop("num_groups"), w, b, **kw)
+
+    return call
+
+
+@st.composite
+def instance_norms(draw: Any) -> Sample:
+    c = draw(st.integers(1, 3))
+    spatial = tuple(draw(st.integers(1, 3)) for _ in range(draw(st.integers(1, 2))))
+    spatial = spatial[:-1] + (spatial[-1] + 1,)  # (more than one position per instance)
+    args = (draw(array((draw(st.integers(1, 2)), c) + spatial)), draw(array((c,))), draw(array((c,))))
+    kw = {"use_input_stats": draw(st.booleans()), "eps": draw(st.sampled_from([1e-5, 0.1]))}
+    if not kw["use_input_stats"]:
+        args += (draw(array((c,))), draw(array((c,), POSITIVE)))
+    return Sample(args, kw)
+
+
+def _instance_norm(lib: Any) -> Any:
+    def call(x: Any, w: Any, b: Any, rm: Any = None, rv: Any = None, **kw: Any) -> Any:
+        return lib.instance_norm(x, rm, rv, w, b, **kw)
+
+    return call
+
+
+@st.composite
+def local_response_norms(draw: Any) -> Sample:
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 5))) + tuple(
+        draw(st.integers(1, 3)) for _ in range(draw(st.integers(1, 2)))
+    )
+    kw = {"size": draw(st.integers(1, 4)), "alpha": draw(st.sampled_from([1e-4, 0.5])),
+          "beta": draw(st.sampled_from([0.75, 1.5])), "k": draw(st.sampled_from([1.0, 2.0]))}  # fmt: skip
+    return Sample((draw(array(shape)),), kw)
+
+
+NORMS = [
+    OpInfo("group_norm", _group_norm(F), _group_norm(TF), group_norms(), ("group_norm",), composite=True,
+           extremes=False),
+    OpInfo("instance_norm", _instance_norm(F), _instance_norm(TF), instance_norms(), ("instance_norm",),
+           composite=True, extremes=False, grad_args=3),
+    OpInfo("local_response_norm", *_call("local_response_norm"), local_response_norms(), ("local_response_norm",),
+           composite=True, extremes=False),
+]  # fmt: skip
+
+NN_FUNCTIONAL = POOLING + NORMS

@@ -1045,6 +1045,10 @@ from .functional_pooling import *  # noqa: E402, F403
 from .functional_pooling import __all__ as _pooling_all  # noqa: E402
 
 __all__ += _pooling_all
+from .functional_norm import *  # noqa: E402, F403
+from .functional_norm import __all__ as _norm_all  # noqa: E402
+
+__all__ += _norm_all
 
 
 #: the Tensor methods of this module (``install_methods`` puts them on Tensor): ``x.softmax`` is

@@ -42,7 +42,21 @@ POOLING = {
     "LPPool3d": ((2, 2), _grid(stride=[None, 1], ceil_mode=[False, True]), (2, 3, 3, 5, 4)),
 }  # fmt: skip
 
-TABLES = [POOLING]
+NORMS = {
+    "GroupNorm": ((2, 4), _grid(eps=[1e-5, 0.1], affine=[True, False], bias=[True, False]), (3, 4, 5)),
+    "BatchNorm3d": ((3,), _grid(momentum=[0.1, None], affine=[True, False], track_running_stats=[True, False]),
+                    (2, 3, 2, 3, 2)),
+    "SyncBatchNorm": ((3,), _grid(momentum=[0.1, None], affine=[True, False], track_running_stats=[True, False]),
+                      (4, 3, 5)),
+    "InstanceNorm1d": ((3,), _grid(momentum=[0.1, None], affine=[True, False], track_running_stats=[True, False]),
+                       (2, 3, 5)),
+    "InstanceNorm2d": ((3,), _grid(affine=[True, False], track_running_stats=[True, False], bias=[True, False]),
+                       (3, 4, 5)),
+    "InstanceNorm3d": ((3,), _grid(affine=[True, False], track_running_stats=[True, False]), (2, 3, 2, 3, 4)),
+    "LocalResponseNorm": ((3,), _grid(alpha=[1e-4, 0.5], beta=[0.75, 1.5], k=[1.0, 2.0]), (2, 5, 3, 2)),
+}  # fmt: skip
+
+TABLES = [POOLING, NORMS]
 CASES = [pytest.param(name, args, kw, shape, id=f"{name}-{i}")
          for table in TABLES for name, (args, grid, shape) in table.items() for i, kw in enumerate(grid)]  # fmt: skip
 
@@ -63,5 +77,14 @@ def test_module_matches_torch(name, args, kw, shape, rng):
     theirs = getattr(torch.nn, name)(*args, **kw)
     ours = getattr(nn, name)(*args, **kw)
     assert repr(ours) == repr(theirs)
+    with torch.no_grad():  # (parameters away from their initial ones and zeros)
+        for p in theirs.parameters():
+            p.normal_()
     x = _positive(name, rng.standard_normal(shape))
+    for _ in range(2):  # (twice: running statistics move on from what the first step left)
+        assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), [x])
+        x = x * 2.0 + 0.5
+    for k, v in theirs.state_dict().items():
+        np.testing.assert_allclose(ours.state_dict()[k].numpy(), v.numpy(), atol=1e-12, err_msg=k)
+    ours.eval(), theirs.eval()
     assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), [x])

@@ -186,3 +186,16 @@ from .pooling import (  # noqa: E402
 from .upsampling import MaxUnpool3d  # noqa: E402
 
 __all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool1d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool3d"]  # fmt: skip
+
+# PyTorch's remaining normalisation layers (nn/normalization.py)
+from .normalization import (  # noqa: E402
+    BatchNorm3d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LocalResponseNorm,
+    SyncBatchNorm,
+)
+
+__all__ += ["BatchNorm3d", "SyncBatchNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm"]  # fmt: skip
