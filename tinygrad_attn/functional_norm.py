@@ -9,8 +9,6 @@ every public name.
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import functional_checks as _F
 from ._tensor import InvalidArgumentError, Tensor
 from .engine.composite import composite
