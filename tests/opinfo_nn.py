@@ -8,7 +8,21 @@ from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
-from opinfo import AWAY_FROM_ZERO, POSITIVE, TF, OpInfo, Sample, array, conv_transposes, convs, max_unpools, pools
+from opinfo import (
+    AWAY_FROM_ZERO,
+    POSITIVE,
+    TF,
+    OpInfo,
+    Sample,
+    _with,
+    array,
+    conv_transposes,
+    convs,
+    max_unpools,
+    pools,
+    shapes,
+    unary,
+)
 
 import tinygrad_attn.functional as F
 
@@ -163,4 +177,43 @@ NORMS = [
            composite=True, extremes=False),
 ]  # fmt: skip
 
-NN_FUNCTIONAL = POOLING + NORMS
+
+# -- activations -------------------------------------------------------------------------------
+@st.composite
+def prelus(draw: Any) -> Sample:
+    shape = draw(shapes(min_dims=0, max_dims=4, min_side=1))
+    per_channel = len(shape) >= 2 and draw(st.booleans())
+    c = shape[1] if per_channel else 1
+    w = draw(array((c,) if per_channel or draw(st.booleans()) else ()))
+    # (inputs away from the kink at 0, where PyTorch's second derivative takes another side than its first)
+    return Sample((draw(array(shape, AWAY_FROM_ZERO)), w), {})
+
+
+def _in_place(name: str, **kw: Any) -> tuple[Any, Any]:
+    """``F.<name>`` on a copy of the input (a leaf that requires grad cannot change in place)."""
+    return (lambda x: getattr(F, name)(x * 1.0, **kw)), (lambda x: getattr(TF, name)(x * 1.0, **kw))
+
+
+ACTIVATIONS = [
+    OpInfo("hardshrink", lambda x, **kw: F.hardshrink(x, **kw), lambda x, **kw: TF.hardshrink(x, **kw),
+           _with(unary(), lambd=st.sampled_from([0.5, 0.0, 1.0])), ("hardshrink",), composite=True),
+    OpInfo("softshrink", lambda x, **kw: F.softshrink(x, **kw), lambda x, **kw: TF.softshrink(x, **kw),
+           _with(unary(), lambd=st.sampled_from([0.5, 0.0, 1.0])), ("softshrink",), composite=True),
+    OpInfo("tanhshrink", *_call("tanhshrink"), unary(), ("tanhshrink",), composite=True),
+    OpInfo("prelu", *_call("prelu"), prelus(), ("prelu",), composite=True),
+    OpInfo("rrelu_eval", lambda x, **kw: F.rrelu(x, **kw), lambda x, **kw: TF.rrelu(x, **kw),
+           _with(unary(), lower=st.sampled_from([0.125, 0.0]), upper=st.sampled_from([1 / 3, 0.5])),
+           ("rrelu",), composite=True),
+    OpInfo("rrelu_", *_in_place("rrelu_"), unary(), ("rrelu_",)),
+    OpInfo("relu_", *_in_place("relu_"), unary(), ("relu_",)),
+    OpInfo("elu_", *_in_place("elu_", alpha=0.7), unary(AWAY_FROM_ZERO), ("elu_",)),
+    OpInfo("celu_", *_in_place("celu_", alpha=0.7), unary(AWAY_FROM_ZERO), ("celu_",)),
+    OpInfo("selu_", *_in_place("selu_"), unary(AWAY_FROM_ZERO), ("selu_",)),
+    OpInfo("leaky_relu_", *_in_place("leaky_relu_", negative_slope=0.2), unary(), ("leaky_relu_",)),
+    OpInfo("hardtanh_", *_in_place("hardtanh_", min_val=-0.5, max_val=2.0), unary(AWAY_FROM_ZERO), ("hardtanh_",)),
+    OpInfo("threshold_", *_in_place("threshold_", threshold=0.1, value=-2.0), unary(AWAY_FROM_ZERO),
+           ("threshold_",)),
+]  # fmt: skip
+# (elu_, celu_, selu_ away from their kink at 0, where the second derivative is a convention)
+
+NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS

@@ -1049,6 +1049,32 @@ from .functional_norm import *  # noqa: E402, F403
 from .functional_norm import __all__ as _norm_all  # noqa: E402
 
 __all__ += _norm_all
+from .activations import (  # noqa: E402
+    celu_,
+    hardshrink,
+    hardtanh_,
+    prelu,
+    relu_,
+    rrelu,
+    rrelu_,
+    selu_,
+    softshrink,
+    tanhshrink,
+    threshold_,
+)
+
+__all__ += ["hardshrink", "softshrink", "tanhshrink", "prelu", "rrelu", "rrelu_", "relu_", "elu_", "celu_", "selu_",
+            "leaky_relu_", "hardtanh_", "threshold_"]  # fmt: skip
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``elu`` written into ``input``."""
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
+    """``leaky_relu`` written into ``input``."""
+    return leaky_relu(input, negative_slope, inplace=True)
 
 
 #: the Tensor methods of this module (``install_methods`` puts them on Tensor): ``x.softmax`` is

@@ -56,7 +56,15 @@ NORMS = {
     "LocalResponseNorm": ((3,), _grid(alpha=[1e-4, 0.5], beta=[0.75, 1.5], k=[1.0, 2.0]), (2, 5, 3, 2)),
 }  # fmt: skip
 
-TABLES = [POOLING, NORMS]
+ACTIVATIONS = {
+    "PReLU": ((), _grid(num_parameters=[1, 3], init=[0.25, -0.5]), (2, 3, 4)),
+    "Hardshrink": ((), _grid(lambd=[0.5, 1.0]), (2, 3, 4)),
+    "Softshrink": ((), _grid(lambd=[0.5, 0.0]), (2, 3, 4)),
+    "Tanhshrink": ((), [{}], (2, 3)),
+    "Softmax2d": ((), [{}], (2, 3, 4, 2)),
+}
+
+TABLES = [POOLING, NORMS, ACTIVATIONS]
 CASES = [pytest.param(name, args, kw, shape, id=f"{name}-{i}")
          for table in TABLES for name, (args, grid, shape) in table.items() for i, kw in enumerate(grid)]  # fmt: skip
 
@@ -88,3 +96,21 @@ def test_module_matches_torch(name, args, kw, shape, rng):
         np.testing.assert_allclose(ours.state_dict()[k].numpy(), v.numpy(), atol=1e-12, err_msg=k)
     ours.eval(), theirs.eval()
     assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), [x])
+
+
+@pytest.mark.parametrize("kw", _grid(lower=[0.125, 0.0], upper=[1 / 3, 0.9], inplace=[False, True]))
+def test_rrelu_random_slopes_in_training_and_torch_in_eval(kw, rng):
+    ours, theirs = nn.RReLU(**kw), torch.nn.RReLU(**kw)
+    assert repr(ours) == repr(theirs)
+    x = rng.standard_normal((50, 40))
+    xt = nn.Parameter(x)
+    y = ours(xt * 1.0)
+    y.sum().backward()
+    ratio, grad = y.detach().numpy() / x, xt.grad.numpy()
+    neg = x < 0
+    np.testing.assert_allclose(ratio[~neg], 1.0)
+    assert ratio[neg].min() >= kw["lower"] and ratio[neg].max() <= kw["upper"]
+    assert np.unique(ratio[neg]).size > 100  # (one slope per element)
+    np.testing.assert_allclose(grad, ratio, rtol=1e-12)  # the drawn slope is the gradient
+    ours.eval(), theirs.eval()
+    assert_matches_torch(ours, theirs, lambda x: ours(x * 1.0), lambda x: theirs(x * 1.0), [x])

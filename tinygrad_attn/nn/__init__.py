@@ -199,3 +199,8 @@ from .normalization import (  # noqa: E402
 )
 
 __all__ += ["BatchNorm3d", "SyncBatchNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm"]  # fmt: skip
+
+# PyTorch's remaining activation layers (nn/activation.py)
+from .activation import Hardshrink, PReLU, RReLU, Softmax2d, Softshrink, Tanhshrink  # noqa: E402
+
+__all__ += ["Hardshrink", "Softshrink", "Tanhshrink", "Softmax2d", "PReLU", "RReLU"]
