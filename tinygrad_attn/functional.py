@@ -975,7 +975,7 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
         pos = np.arange(-lo, n + hi)  # the source position of each output position
         if mode == "reflect":
             if max(lo, hi) >= n:
-                raise ValueError(f"pad: reflect needs padding below the axis size {n}, got ({lo}, {hi})")
+                raise InvalidArgumentError(f"pad: reflect needs padding below the axis size {n}, got ({lo}, {hi})")
             pos = np.abs(pos)
             pos = np.where(pos >= n, 2 * (n - 1) - pos, pos)
         elif mode == "replicate":

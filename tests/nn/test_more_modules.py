@@ -64,7 +64,14 @@ ACTIVATIONS = {
     "Softmax2d": ((), [{}], (2, 3, 4, 2)),
 }
 
-TABLES = [POOLING, NORMS, ACTIVATIONS]
+PADDING = {
+    f"{kind}Pad{nd}d": ((), _grid(padding=[1, (3, 1, 2, 1, 1, 2)[: 2 * nd], (0, 2, 1, 0, 2, 1)[: 2 * nd]],
+                                  **({"value": [0.0, -1.5]} if kind == "Constant" else {})), shape)
+    for kind in ("Zero", "Constant", "Reflection", "Replication", "Circular")
+    for nd, shape in ((1, (2, 3, 7)), (2, (3, 7, 6)), (3, (2, 2, 7, 6, 5)))
+}  # fmt: skip
+
+TABLES = [POOLING, NORMS, ACTIVATIONS, PADDING]
 CASES = [pytest.param(name, args, kw, shape, id=f"{name}-{i}")
          for table in TABLES for name, (args, grid, shape) in table.items() for i, kw in enumerate(grid)]  # fmt: skip
 
@@ -114,3 +121,33 @@ def test_rrelu_random_slopes_in_training_and_torch_in_eval(kw, rng):
     np.testing.assert_allclose(grad, ratio, rtol=1e-12)  # the drawn slope is the gradient
     ours.eval(), theirs.eval()
     assert_matches_torch(ours, theirs, lambda x: ours(x * 1.0), lambda x: theirs(x * 1.0), [x])
+
+
+# (module maker, input shape): PyTorch raises for each; ours raises an exception of PyTorch's class
+BAD_INPUTS = {
+    "conv3d-4d-weight": (lambda m: m.Conv3d(2, 3, 2), (2, 2, 4, 4)),
+    "conv3d-channels": (lambda m: m.Conv3d(2, 3, 2), (1, 3, 4, 4, 4)),
+    "maxpool3d-2d": (lambda m: m.MaxPool3d(2), (4, 4)),
+    "avgpool1d-4d": (lambda m: m.AvgPool1d(2), (1, 1, 4, 4)),
+    "adaptive-max-2d-on-1d": (lambda m: m.AdaptiveMaxPool2d(2), (4,)),
+    "groupnorm-channels": (lambda m: m.GroupNorm(2, 4), (2, 3, 5)),
+    "instancenorm1d-4d": (lambda m: m.InstanceNorm1d(3), (2, 3, 4, 5)),
+    "instancenorm2d-affine-channels": (lambda m: m.InstanceNorm2d(3, affine=True), (2, 4, 4, 5)),
+    "instancenorm-one-position": (lambda m: m.InstanceNorm1d(3), (2, 3, 1)),
+    "batchnorm3d-4d": (lambda m: m.BatchNorm3d(3), (2, 3, 4, 5)),
+    "lrn-2d": (lambda m: m.LocalResponseNorm(2), (3, 4)),
+    "softmax2d-2d": (lambda m: m.Softmax2d(), (3, 4)),
+    "prelu-channels": (lambda m: m.PReLU(3), (2, 4, 5)),
+    "reflection2d-2d": (lambda m: m.ReflectionPad2d(1), (2, 3)),
+    "reflection1d-too-wide": (lambda m: m.ReflectionPad1d(3), (1, 3)),
+    "zeropad2d-1d": (lambda m: m.ZeroPad2d(1), (3,)),
+}
+
+
+@pytest.mark.parametrize("make, shape", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
+def test_bad_input_raises_torch_exception_class(make, shape):
+    x = np.zeros(shape)
+    with pytest.raises(Exception) as theirs:  # noqa: PT011 - the class is what is compared
+        make(torch.nn)(torch.tensor(x))
+    with pytest.raises(theirs.type):
+        make(nn)(nn.Parameter(x))

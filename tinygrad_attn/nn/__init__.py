@@ -204,3 +204,24 @@ __all__ += ["BatchNorm3d", "SyncBatchNorm", "GroupNorm", "InstanceNorm1d", "Inst
 from .activation import Hardshrink, PReLU, RReLU, Softmax2d, Softshrink, Tanhshrink  # noqa: E402
 
 __all__ += ["Hardshrink", "Softshrink", "Tanhshrink", "Softmax2d", "PReLU", "RReLU"]
+
+# PyTorch's padding layers (nn/padding.py)
+from .padding import (  # noqa: E402
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
+
+__all__ += [f"{kind}Pad{nd}d" for kind in ("Zero", "Constant", "Reflection", "Replication", "Circular") for nd in (1, 2, 3)]  # fmt: skip
