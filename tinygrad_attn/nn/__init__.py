@@ -224,4 +224,4 @@ from .padding import (  # noqa: E402
     ZeroPad3d,
 )
 
-__all__ += [f"{kind}Pad{nd}d" for kind in ("Zero", "Constant", "Reflection", "Replication", "Circular") for nd in (1, 2, 3)]  # fmt: skip
+__all__ += ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d"]  # fmt: skip
