@@ -216,4 +216,63 @@ ACTIVATIONS = [
 ]  # fmt: skip
 # (elu_, celu_, selu_ away from their kink at 0, where the second derivative is a convention)
 
-NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS
+
+# -- rearrangements ----------------------------------------------------------------------------
+@st.composite
+def shuffles(draw: Any, unshuffle: bool) -> Sample:
+    r = draw(st.integers(1, 3))
+    lead = tuple(draw(st.integers(1, 2)) for _ in range(draw(st.integers(0, 2))))
+    c, h, w = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    shape = lead + ((c, h * r, w * r) if unshuffle else (c * r * r, h, w))
+    return Sample((draw(array(shape)),), {"downscale_factor" if unshuffle else "upscale_factor": r})
+
+
+@st.composite
+def channel_shuffles(draw: Any) -> Sample:
+    g, per = draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    rest = tuple(draw(st.integers(1, 2)) for _ in range(draw(st.integers(1, 2))))
+    return Sample((draw(array((draw(st.integers(1, 2)), g * per) + rest)),), {"groups": g})
+
+
+@st.composite
+def block_args(draw: Any) -> tuple[dict, tuple[int, int], tuple[int, int]]:
+    """Keyword arguments of unfold/fold, an image size they fit, and its number of blocks per side."""
+    k = (draw(st.integers(1, 3)), draw(st.integers(1, 2)))
+    d = (draw(st.integers(1, 2)), 1)
+    p = (draw(st.integers(0, 1)), 0)
+    s = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    size = tuple(dd * (kk - 1) + 1 - 2 * pp + draw(st.integers(0, 3)) for kk, dd, pp in zip(k, d, p))
+    size = tuple(max(n, 1) for n in size)
+    out = tuple((n + 2 * pp - dd * (kk - 1) - 1) // ss + 1 for n, kk, dd, pp, ss in zip(size, k, d, p, s))
+    kw = {"kernel_size": k, "dilation": d, "padding": p, "stride": s}
+    return kw, size, out
+
+
+@st.composite
+def unfolds(draw: Any) -> Sample:
+    kw, size, _ = draw(block_args())
+    lead = (draw(st.integers(1, 2)),)[: draw(st.integers(0, 1))]  # batched or not
+    return Sample((draw(array(lead + (draw(st.integers(1, 2)),) + size)),), kw)
+
+
+@st.composite
+def folds(draw: Any) -> Sample:
+    kw, size, out = draw(block_args())
+    lead = (draw(st.integers(1, 2)),)[: draw(st.integers(0, 1))]
+    cols = (draw(st.integers(1, 2)) * kw["kernel_size"][0] * kw["kernel_size"][1], out[0] * out[1])
+    return Sample((draw(array(lead + cols)),), dict(kw, output_size=size))
+
+
+REARRANGE = [
+    OpInfo("pixel_shuffle", *_call("pixel_shuffle"), shuffles(False), ("pixel_shuffle",)),
+    OpInfo("pixel_unshuffle", *_call("pixel_unshuffle"), shuffles(True), ("pixel_unshuffle",)),
+    OpInfo("channel_shuffle", *_call("channel_shuffle"), channel_shuffles(), ("channel_shuffle",)),
+    OpInfo("native_channel_shuffle", *_call("native_channel_shuffle"), channel_shuffles(),
+           ("native_channel_shuffle",), grad=False),
+    OpInfo("F.unfold", *_call("unfold"), unfolds(), ("unfold",), extremes=False),
+    OpInfo("F.fold", *_call("fold"), folds(), ("fold",), extremes=False),
+]  # fmt: skip
+# (native_channel_shuffle: PyTorch's has no derivative; ours is channel_shuffle's)
+# (unfold and fold without extremes: PyTorch sums overlapping blocks in another order, inf - inf differs)
+
+NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE

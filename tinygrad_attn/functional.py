@@ -1049,6 +1049,10 @@ from .functional_norm import *  # noqa: E402, F403
 from .functional_norm import __all__ as _norm_all  # noqa: E402
 
 __all__ += _norm_all
+from .functional_rearrange import *  # noqa: E402, F403
+from .functional_rearrange import __all__ as _rearrange_all  # noqa: E402
+
+__all__ += _rearrange_all
 from .activations import (  # noqa: E402
     celu_,
     hardshrink,

@@ -71,8 +71,17 @@ PADDING = {
     for nd, shape in ((1, (2, 3, 7)), (2, (3, 7, 6)), (3, (2, 2, 7, 6, 5)))
 }  # fmt: skip
 
-TABLES = [POOLING, NORMS, ACTIVATIONS, PADDING]
-CASES = [pytest.param(name, args, kw, shape, id=f"{name}-{i}")
+REARRANGE = {
+    "PixelShuffle": ((2,), [{}], (2, 8, 3, 2)),
+    "PixelUnshuffle": ((2,), [{}], (2, 3, 4, 6)),
+    "ChannelShuffle": ((3,), [{}], (2, 6, 3, 2)),
+    "Unfold": (((2, 3),), _grid(dilation=[1, (2, 1)], padding=[0, 1], stride=[1, (2, 1)]), (2, 3, 5, 6)),
+    "Fold": (((4, 5), 2), _grid(dilation=[1], padding=[0], stride=[1]), (2, 12, 12)),
+}
+REARRANGE["Fold-strided"] = (((5, 6), (2, 3)), _grid(dilation=[(1, 2)], padding=[1], stride=[(2, 1)]), (2, 18, 12))
+
+TABLES = [POOLING, NORMS, ACTIVATIONS, PADDING, REARRANGE]
+CASES = [pytest.param(name.split("-")[0], args, kw, shape, id=f"{name}-{i}")
          for table in TABLES for name, (args, grid, shape) in table.items() for i, kw in enumerate(grid)]  # fmt: skip
 
 
@@ -141,6 +150,12 @@ BAD_INPUTS = {
     "reflection2d-2d": (lambda m: m.ReflectionPad2d(1), (2, 3)),
     "reflection1d-too-wide": (lambda m: m.ReflectionPad1d(3), (1, 3)),
     "zeropad2d-1d": (lambda m: m.ZeroPad2d(1), (3,)),
+    "pixelshuffle-channels": (lambda m: m.PixelShuffle(2), (1, 3, 2, 2)),
+    "pixelunshuffle-height": (lambda m: m.PixelUnshuffle(2), (1, 3, 3, 2)),
+    "channelshuffle-channels": (lambda m: m.ChannelShuffle(2), (1, 3, 2)),
+    "unfold-empty": (lambda m: m.Unfold(3), (1, 1, 2, 2)),
+    "fold-blocks": (lambda m: m.Fold((3, 3), 2), (1, 4, 3)),
+    "fold-kernel": (lambda m: m.Fold((3, 3), 2), (1, 5, 4)),
 }
 
 

@@ -1,0 +1,170 @@
+"""Rearrangements of channels and positions with PyTorch's names: ``pixel_shuffle`` and
+``pixel_unshuffle`` (channels to and from space, a super-resolution layer),
+``channel_shuffle`` (ShuffleNet), and ``unfold``/``fold`` (sliding blocks to columns and
+back, the im2col of the convolutions and its adjoint). Each is written from primitives
+(reshape, permute, strided slices, a scatter-add), so it differentiates to every order.
+``tinygrad_attn.functional`` re-exports every public name.
+
+>>> F.unfold(x, kernel_size=2, stride=2)  # doctest: +SKIP  (x: (N, C, H, W) -> (N, C*4, H*W/4))
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from . import functional_checks as _F
+from ._tensor import TENSOR_NS, InvalidArgumentError, Tensor
+from .functional_conv import _ntuple, _pad
+from .ops.conv import im2col, out_size
+
+__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "unfold", "fold"]
+
+
+def _factor(op: str, x: Tensor, r: int, what: str) -> int:
+    if x.ndim < 3:
+        raise InvalidArgumentError(
+            f"{op} expects input to have at least 3 dimensions, but got input with {x.ndim} dimension(s)"
+        )
+    if int(r) < 1:
+        raise InvalidArgumentError(f"{op} expects a positive {what}, but got {what}={r}")
+    return int(r)
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``(*, C r^2, H, W)`` -> ``(*, C, H r, W r)``: each group of ``r^2`` channels becomes an
+    ``r x r`` block of positions (PyTorch's ``F.pixel_shuffle``)."""
+    op = "pixel_shuffle"
+    x = _F.tensor_arg(input, op)
+    r = _factor(op, x, upscale_factor, "upscale_factor")
+    *lead, c, h, w = x.shape
+    if c % (r * r):
+        raise InvalidArgumentError(
+            f"{op} expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but "
+            f"input.size(-3)={c} is not divisible by {r * r}"
+        )
+    k = len(lead)
+    t = x.reshape(*lead, c // (r * r), r, r, h, w)
+    t = t.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)  # (*, C, H, r, W, r)
+    return t.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A002
+    """``(*, C, H r, W r)`` -> ``(*, C r^2, H, W)``: the inverse of :func:`pixel_shuffle`."""
+    op = "pixel_unshuffle"
+    x = _F.tensor_arg(input, op)
+    r = _factor(op, x, downscale_factor, "downscale_factor")
+    *lead, c, h, w = x.shape
+    for n, side, axis in ((h, "height", -2), (w, "width", -1)):
+        if n % r:
+            raise InvalidArgumentError(
+                f"{op} expects {side} to be divisible by downscale_factor, but input.size({axis})={n} is not "
+                f"divisible by {r}"
+            )
+    k = len(lead)
+    t = x.reshape(*lead, c, h // r, r, w // r, r)
+    t = t.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)  # (*, C, r, r, H/r, W/r)
+    return t.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
+    """``(N, C, *)`` with its channels, read as ``groups`` rows of ``C / groups``, read out by
+    column: PyTorch's ``F.channel_shuffle`` (ShuffleNet's mixing of grouped convolutions)."""
+    op = "channel_shuffle"
+    x = _F.tensor_arg(input, op)
+    if x.ndim < 3:
+        raise InvalidArgumentError(f"{op}: expects input of at least 3 dimensions, got {x.ndim}")
+    n, c, *rest = x.shape
+    if int(groups) < 1:
+        raise InvalidArgumentError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    if c % groups:
+        raise InvalidArgumentError(
+            f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
+        )
+    return x.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(x.shape)
+
+
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
+    """:func:`channel_shuffle` (PyTorch's name for its native kernel)."""
+    return channel_shuffle(input, groups)
+
+
+def _block_args(op: str, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> tuple:
+    k = _ntuple(kernel_size, 2, "kernel_size", op)
+    d = _ntuple(dilation, 2, "dilation", op)
+    p = _ntuple(padding, 2, "padding", op)
+    s = _ntuple(stride, 2, "stride", op)
+    if min(k) < 1 or min(d) < 1 or min(s) < 1 or min(p) < 0:
+        raise InvalidArgumentError(
+            f"{op}: kernel_size {k}, dilation {d} and stride {s} must be positive, padding {p} not negative"
+        )
+    return k, d, p, s
+
+
+def _blocks(op: str, spatial: tuple[int, ...], k: tuple, d: tuple, p: tuple, s: tuple) -> tuple[int, ...]:
+    out = tuple(out_size(n, kk, ss, pp, pp, dd) for n, kk, ss, pp, dd in zip(spatial, k, s, p, d))
+    if min(out) < 1:
+        raise InvalidArgumentError(
+            f"{op}: given input with spatial size {spatial}, kernel_size={k}, dilation={d}, padding={p}, calculated "
+            f"shape of the array of sliding blocks as {out}, but its components must be at least one."
+        )
+    return out
+
+
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:  # noqa: A002
+    """The sliding blocks of ``input (N, C, H, W)`` (or ``(C, H, W)``) as columns: ``(N,
+    C * kh * kw, L)``, ``L`` the number of blocks, channel-major then kernel offsets row-major
+    (PyTorch's ``F.unfold``, im2col)."""
+    op = "unfold"
+    x = _F.tensor_arg(input, op)
+    if x.ndim not in (3, 4):
+        raise InvalidArgumentError(f"{op}: expected 3D or 4D (batch mode) input, but got input of shape {x.shape}")
+    unbatched = x.ndim == 3
+    x = x.unsqueeze(0) if unbatched else x
+    k, d, p, s = _block_args(op, kernel_size, dilation, padding, stride)
+    out = _blocks(op, tuple(x.shape[2:]), k, d, p, s)
+    pads = tuple((pp, pp) for pp in p)
+    cols = im2col(TENSOR_NS, _pad(x, pads, 0.0), k, s, d, out)  # (N, C, K, *out)
+    n, c = x.shape[:2]
+    y = cols.reshape(n, c * math.prod(k), math.prod(out))
+    return y.squeeze(0) if unbatched else y
+
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,  # noqa: A002
+         stride: Any = 1) -> Tensor:  # fmt: skip
+    """Columns ``(N, C * kh * kw, L)`` (or unbatched) summed back into ``(N, C, *output_size)``,
+    each block onto the positions :func:`unfold` read it from (PyTorch's ``F.fold``, col2im)."""
+    op = "fold"
+    x = _F.tensor_arg(input, op)
+    if x.ndim not in (2, 3):
+        raise InvalidArgumentError(f"{op}: expected 2D or 3D (batch mode) input, but got input of shape {x.shape}")
+    unbatched = x.ndim == 2
+    x = x.unsqueeze(0) if unbatched else x
+    size = _ntuple(output_size, 2, "output_size", op)
+    k, d, p, s = _block_args(op, kernel_size, dilation, padding, stride)
+    kk = math.prod(k)
+    n, ck, blocks = x.shape
+    if ck % kk:
+        raise InvalidArgumentError(
+            f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got "
+            f"input.size(1)={ck} and kernel_size={k}."
+        )
+    out = _blocks(op, size, k, d, p, s)
+    if math.prod(out) != blocks:
+        raise InvalidArgumentError(
+            f"Given output_size={size}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, expected size of "
+            f"input's dimension 2 to match the calculated number of sliding blocks {out[0]} * {out[1]} = "
+            f"{math.prod(out)}, but got input.size(2)={blocks}."
+        )
+    c = ck // kk
+    padded = tuple(n_ + 2 * pp for n_, pp in zip(size, p))
+    # the flat position in the padded output of each (kernel offset, block): (K * L,)
+    flat = np.arange(math.prod(padded), dtype=np.int64).reshape((1, 1) + padded)
+    where = im2col(np, flat, k, s, d, out).reshape(-1)
+    idx = Tensor._wrap(x._dev.asarray(where), x._dev).reshape(1, 1, -1).expand(n, c, kk * blocks)
+    zeros = Tensor._wrap(x._dev.ops.zeros((n, c, math.prod(padded)), dtype=x._data.dtype), x._dev)
+    y = zeros.scatter_add(2, idx, x.reshape(n, c, kk * blocks)).reshape((n, c) + padded)
+    y = y[(slice(None), slice(None)) + tuple(slice(pp, pp + n_) for pp, n_ in zip(p, size))]
+    return y.squeeze(0) if unbatched else y
