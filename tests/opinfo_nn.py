@@ -8,10 +8,12 @@ from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from opinfo import (
     AWAY_FROM_ZERO,
     POSITIVE,
     TF,
+    VALUES,
     OpInfo,
     Sample,
     _with,
@@ -275,4 +277,169 @@ REARRANGE = [
 # (native_channel_shuffle: PyTorch's has no derivative; ours is channel_shuffle's)
 # (unfold and fold without extremes: PyTorch sums overlapping blocks in another order, inf - inf differs)
 
-NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE
+# -- margin, ranking and likelihood losses -------------------------------------------------------
+REDUCTIONS = st.sampled_from(["mean", "sum", "none"])
+
+
+def _signs(shape: tuple) -> st.SearchStrategy:
+    return hnp.arrays(np.float64, shape, elements=st.sampled_from([1.0, -1.0]))
+
+
+@st.composite
+def ranking_pairs(draw: Any) -> Sample:
+    shape = draw(shapes(min_dims=1, max_dims=2, min_side=1))
+    args = (draw(array(shape)), draw(array(shape)), draw(_signs(shape)))
+    return Sample(args, {"margin": draw(st.sampled_from([0.0, 0.5])), "reduction": draw(REDUCTIONS)})
+
+
+@st.composite
+def signed_targets(draw: Any, margin: bool) -> Sample:
+    shape = draw(shapes(min_dims=1, max_dims=3, min_side=1))
+    kw = {"reduction": draw(REDUCTIONS)}
+    if margin:
+        kw["margin"] = draw(st.sampled_from([1.0, 0.3]))
+    return Sample((draw(array(shape)), draw(_signs(shape))), kw)
+
+
+@st.composite
+def multilabel_soft(draw: Any) -> Sample:
+    n, c = draw(st.integers(1, 3)), draw(st.integers(1, 4))
+    target = draw(hnp.arrays(np.float64, (n, c), elements=st.sampled_from([0.0, 1.0])))
+    args = (draw(array((n, c))), target)
+    if draw(st.booleans()):
+        args += (draw(array((c,), POSITIVE)),)
+    return Sample(args, {"reduction": draw(REDUCTIONS)})
+
+
+@st.composite
+def multi_margins(draw: Any) -> Sample:
+    c = draw(st.integers(1, 4))
+    lead = (draw(st.integers(1, 3)),)[: draw(st.integers(0, 1))]
+    target = draw(hnp.arrays(np.int64, lead, elements=st.integers(0, c - 1)))
+    args = (draw(array(lead + (c,))), target)
+    if draw(st.booleans()):
+        args += (draw(array((c,), POSITIVE)),)
+    kw = {"p": draw(st.sampled_from([1, 2])), "margin": draw(st.sampled_from([1.0, 0.4])),
+          "reduction": draw(REDUCTIONS)}  # fmt: skip
+    return Sample(args, kw)
+
+
+def _multi_margin(lib: Any) -> Any:
+    def call(x: Any, t: Any, w: Any = None, **kw: Any) -> Any:
+        return lib.multi_margin_loss(x, t, weight=w, **kw)
+
+    return call
+
+
+@st.composite
+def multilabel_margins(draw: Any) -> Sample:
+    c = draw(st.integers(1, 4))
+    lead = (draw(st.integers(1, 3)),)[: draw(st.integers(0, 1))]
+    rows = []
+    for _ in range(lead[0] if lead else 1):
+        labels = draw(st.lists(st.integers(0, c - 1), max_size=c))
+        row = labels + [-1] * (c - len(labels))
+        if len(labels) < c - 1 and draw(st.booleans()):  # (what follows the first -1 is not read)
+            row[-1] = draw(st.integers(0, c - 1))
+        rows.append(row)
+    target = np.array(rows, np.int64).reshape(lead + (c,))
+    return Sample((draw(array(lead + (c,))), target), {"reduction": draw(REDUCTIONS)})
+
+
+@st.composite
+def triplets(draw: Any, with_distance: bool) -> Sample:
+    shape = draw(st.sampled_from([(3,), (2, 3), (4, 2)]))
+    args = tuple(draw(array(shape, AWAY_FROM_ZERO)) for _ in range(3))
+    kw: dict[str, Any] = {"margin": draw(st.sampled_from([1.0, 0.3])), "swap": draw(st.booleans()),
+                          "reduction": draw(REDUCTIONS)}  # fmt: skip
+    if with_distance:
+        kw["cosine"] = draw(st.booleans())
+    else:
+        kw.update(p=draw(st.sampled_from([2.0, 1.0, 3.0])), eps=draw(st.sampled_from([1e-6, 0.0])))
+    return Sample(args, kw)
+
+
+def _triplet_with_distance(lib: Any) -> Any:
+    def call(a: Any, p: Any, n: Any, cosine: bool, **kw: Any) -> Any:
+        dist = (lambda u, v: 1.0 - lib.cosine_similarity(u, v, dim=-1)) if cosine else None
+        return lib.triplet_margin_with_distance_loss(a, p, n, distance_function=dist, **kw)
+
+    return call
+
+
+@st.composite
+def poisson_pairs(draw: Any) -> Sample:
+    shape = draw(shapes(min_dims=1, max_dims=2, min_side=1))
+    log_input = draw(st.booleans())
+    x = draw(array(shape, VALUES if log_input else POSITIVE))
+    target = draw(hnp.arrays(np.float64, shape, elements=st.sampled_from([0.0, 1.0, 2.0, 5.0])))
+    kw = {"log_input": log_input, "full": draw(st.booleans()), "reduction": draw(REDUCTIONS)}
+    return Sample((x, target), kw)
+
+
+@st.composite
+def gaussian_triples(draw: Any) -> Sample:
+    shape = draw(shapes(min_dims=1, max_dims=3, min_side=1))
+    var_shape = draw(st.sampled_from([shape, shape[:-1], shape[:-1] + (1,)]))
+    args = (draw(array(shape)), draw(array(shape)), draw(array(var_shape, POSITIVE)))
+    kw = {"full": draw(st.booleans()), "eps": draw(st.sampled_from([1e-6, 0.5])), "reduction": draw(REDUCTIONS)}
+    return Sample(args, kw)
+
+
+@st.composite
+def ctc_samples(draw: Any) -> Sample:
+    """Log-softmax outputs ``(T, N, C)`` (or ``(T, C)``), padded or concatenated targets that
+    avoid the blank, and lengths that leave every alignment possible or (zero_infinity) not."""
+    t_max, n, c = draw(st.integers(1, 6)), draw(st.integers(1, 3)), draw(st.integers(2, 4))
+    blank = draw(st.sampled_from([0, c - 1]))
+    unbatched = n == 1 and draw(st.booleans())
+    logits = draw(array((t_max, n, c)))
+    lp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    labels = [lab for lab in range(c) if lab != blank]
+    s_max = draw(st.integers(0, 3))
+    targets = draw(hnp.arrays(np.int64, (n, max(s_max, 1)), elements=st.sampled_from(labels)))
+    tl = draw(hnp.arrays(np.int64, (n,), elements=st.integers(0, s_max)))
+    il = draw(hnp.arrays(np.int64, (n,), elements=st.integers(0, t_max)))
+    zero_infinity = draw(st.booleans())
+    if not zero_infinity:  # (enough frames for each target and its repeats: an impossible one costs inf)
+        need = [int(tl[i]) + int(np.sum(np.diff(targets[i, : tl[i]]) == 0)) for i in range(n)]
+        il = np.array([max(int(v), k) for v, k in zip(il, need)], np.int64)
+        if max(il) > t_max:
+            il = np.minimum(il, t_max)
+            tl = np.zeros(n, np.int64)
+    if unbatched:
+        return Sample((lp[:, 0], targets[0, : tl[0]], np.array(il[0]), np.array(tl[0])), {"blank": blank, "reduction": draw(REDUCTIONS),
+                                                             "zero_infinity": zero_infinity})  # fmt: skip
+    if draw(st.booleans()):  # concatenated targets
+        targets = np.concatenate([targets[i, : tl[i]] for i in range(n)]).astype(np.int64)
+    kw = {"blank": blank, "reduction": draw(REDUCTIONS), "zero_infinity": zero_infinity}
+    return Sample((lp, targets, il, tl), kw)
+
+
+LOSSES = [
+    OpInfo("margin_ranking_loss", *_call("margin_ranking_loss"), ranking_pairs(), ("margin_ranking_loss",),
+           composite=True, extremes=False, grad_args=2),
+    OpInfo("hinge_embedding_loss", *_call("hinge_embedding_loss"), signed_targets(True), ("hinge_embedding_loss",),
+           composite=True, extremes=False, grad_args=1),
+    OpInfo("soft_margin_loss", *_call("soft_margin_loss"), signed_targets(False), ("soft_margin_loss",),
+           composite=True, extremes=False, grad_args=1),
+    OpInfo("multilabel_soft_margin_loss", *_call("multilabel_soft_margin_loss"), multilabel_soft(),
+           ("multilabel_soft_margin_loss",), composite=True, extremes=False, grad_args=1),
+    OpInfo("multi_margin_loss", _multi_margin(F), _multi_margin(TF), multi_margins(), ("multi_margin_loss",),
+           composite=True, extremes=False, grad_args=1, gradgrad=False),
+    OpInfo("multilabel_margin_loss", *_call("multilabel_margin_loss"), multilabel_margins(),
+           ("multilabel_margin_loss",), composite=True, extremes=False, gradgrad=False),
+    OpInfo("triplet_margin_loss", *_call("triplet_margin_loss"), triplets(False), ("triplet_margin_loss",),
+           composite=True, extremes=False),
+    OpInfo("triplet_margin_with_distance_loss", _triplet_with_distance(F), _triplet_with_distance(TF),
+           triplets(True), ("triplet_margin_with_distance_loss",), extremes=False),
+    OpInfo("poisson_nll_loss", *_call("poisson_nll_loss"), poisson_pairs(), ("poisson_nll_loss",), composite=True,
+           extremes=False, grad_args=1),
+    OpInfo("gaussian_nll_loss", *_call("gaussian_nll_loss"), gaussian_triples(), ("gaussian_nll_loss",),
+           composite=True, extremes=False),
+    OpInfo("ctc_loss", *_call("ctc_loss"), ctc_samples(), ("ctc_loss",), composite=True, extremes=False,
+           grad_args=1, gradgrad=False),
+]  # fmt: skip
+# (ctc_loss, multi_margin_loss, multilabel_margin_loss: PyTorch's have no second derivative)
+
+NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE + LOSSES

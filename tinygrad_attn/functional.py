@@ -1053,6 +1053,14 @@ from .functional_rearrange import *  # noqa: E402, F403
 from .functional_rearrange import __all__ as _rearrange_all  # noqa: E402
 
 __all__ += _rearrange_all
+from .functional_margin import *  # noqa: E402, F403
+from .functional_margin import __all__ as _margin_all  # noqa: E402
+
+__all__ += _margin_all
+from .functional_likelihood import *  # noqa: E402, F403
+from .functional_likelihood import __all__ as _likelihood_all  # noqa: E402
+
+__all__ += _likelihood_all
 from .activations import (  # noqa: E402
     celu_,
     hardshrink,

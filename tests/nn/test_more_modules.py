@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from torch_oracle import assert_matches_torch
 
-from tinygrad_attn import nn
+from tinygrad_attn import Tensor, nn
 
 torch = pytest.importorskip("torch")
 
@@ -166,3 +166,60 @@ def test_bad_input_raises_torch_exception_class(make, shape):
         make(torch.nn)(torch.tensor(x))
     with pytest.raises(theirs.type):
         make(nn)(nn.Parameter(x))
+
+
+def _signs(rng, *shape):
+    return rng.choice([-1.0, 1.0], shape)
+
+
+def _ctc_inputs(rng):
+    logits = rng.standard_normal((6, 3, 4))
+    lp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    return [lp], [np.array([[1, 1, 2], [3, 0, 0], [2, 3, 0]]), np.array([6, 4, 5]), np.array([3, 1, 2])]
+
+
+# name -> (option grid, rng -> (differentiable arrays, other arrays)); forward(*differentiable, *other)
+LOSSES = {
+    "MarginRankingLoss": (_grid(margin=[0.0, 0.5], reduction=["mean", "sum", "none"]),
+                          lambda r: ([r.standard_normal(5), r.standard_normal(5)], [_signs(r, 5)])),
+    "HingeEmbeddingLoss": (_grid(margin=[1.0, 0.3], reduction=["mean", "none"]),
+                           lambda r: ([r.standard_normal((3, 4))], [_signs(r, 3, 4)])),
+    "SoftMarginLoss": (_grid(reduction=["mean", "sum"]), lambda r: ([r.standard_normal((3, 4))], [_signs(r, 3, 4)])),
+    "MultiLabelMarginLoss": (_grid(reduction=["mean", "none"]),
+                             lambda r: ([r.standard_normal((3, 4))], [np.array([[3, 0, -1, 1], [1, -1, 2, 2],
+                                                                                 [0, 1, 2, 3]])])),
+    "MultiLabelSoftMarginLoss": (_grid(weight=[None, [0.5, 1.0, 2.0, 1.5]], reduction=["mean", "sum"]),
+                                 lambda r: ([r.standard_normal((3, 4))], [r.integers(0, 2, (3, 4)).astype(float)])),
+    "MultiMarginLoss": (_grid(p=[1, 2], margin=[1.0, 0.4], weight=[None, [0.5, 1.0, 2.0, 1.5]],
+                              reduction=["mean", "none"]),
+                        lambda r: ([r.standard_normal((3, 4)) * 2.0], [np.array([0, 3, 1])])),
+    "TripletMarginLoss": (_grid(margin=[1.0, 0.3], p=[2.0, 1.0], swap=[False, True], reduction=["mean", "none"]),
+                          lambda r: ([r.standard_normal((3, 4)) for _ in range(3)], [])),
+    "TripletMarginWithDistanceLoss": (_grid(margin=[1.0, 0.3], swap=[False, True]),
+                                      lambda r: ([r.standard_normal((3, 4)) for _ in range(3)], [])),
+    "PoissonNLLLoss": (_grid(log_input=[True, False], full=[False, True], reduction=["mean", "none"]),
+                       lambda r: ([r.random((3, 4)) + 0.2], [r.integers(0, 6, (3, 4)).astype(float)])),
+    "GaussianNLLLoss": (_grid(full=[False, True], eps=[1e-6, 0.3], reduction=["mean", "sum"]),
+                        lambda r: ([r.standard_normal((3, 4)), r.random((3, 1)) + 0.1], [r.standard_normal((3, 4))])),
+    "CTCLoss": (_grid(blank=[0], reduction=["mean", "sum", "none"], zero_infinity=[False, True]), _ctc_inputs),
+}  # fmt: skip
+LOSS_CASES = [pytest.param(name, kw, make, id=f"{name}-{i}")
+              for name, (grid, make) in LOSSES.items() for i, kw in enumerate(grid)]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, kw, make", LOSS_CASES)
+def test_loss_module_matches_torch(name, kw, make, rng):
+    diff, other = make(rng)
+    if name == "GaussianNLLLoss":  # (forward(input, target, var): the target is not differentiated)
+        diff, other = diff[:1], [other[0], diff[1]]
+        ours, theirs = nn.GaussianNLLLoss(**kw), torch.nn.GaussianNLLLoss(**kw)
+        assert repr(ours) == repr(theirs)
+        assert_matches_torch(ours, theirs, lambda x: ours(x, Tensor(other[0]), Tensor(other[1])),
+                             lambda x: theirs(x, torch.tensor(other[0]), torch.tensor(other[1])), diff)  # fmt: skip
+        return
+    weight = kw.get("weight")
+    kt = dict(kw, weight=torch.tensor(weight)) if weight is not None else kw
+    ours, theirs = getattr(nn, name)(**kw), getattr(torch.nn, name)(**kt)
+    assert repr(ours) == repr(theirs)
+    ours_other, theirs_other = [Tensor(a) for a in other], [torch.tensor(a) for a in other]
+    assert_matches_torch(ours, theirs, lambda *xs: ours(*xs, *ours_other), lambda *xs: theirs(*xs, *theirs_other), diff)
