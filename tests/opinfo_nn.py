@@ -442,4 +442,23 @@ LOSSES = [
 ]  # fmt: skip
 # (ctc_loss, multi_margin_loss, multilabel_margin_loss: PyTorch's have no second derivative)
 
-NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE + LOSSES
+
+# -- dropouts: deterministic where PyTorch's is (eval mode, p = 0 or 1); their random masks are
+# tested in tests/nn/test_more_modules.py
+@st.composite
+def dropouts(draw: Any, ranks: tuple[int, ...]) -> Sample:
+    shape = tuple(draw(st.integers(1, 3)) for _ in range(draw(st.sampled_from(ranks))))
+    training = draw(st.booleans())
+    p = draw(st.sampled_from([0.0, 1.0] if training else [0.0, 0.3, 1.0]))
+    return Sample((draw(array(shape)),), {"p": p, "training": training})
+
+
+DROPOUTS = [
+    OpInfo("dropout1d", *_call("dropout1d"), dropouts((2, 3)), ("dropout1d",)),
+    OpInfo("dropout2d", *_call("dropout2d"), dropouts((3, 4)), ("dropout2d",)),
+    OpInfo("dropout3d", *_call("dropout3d"), dropouts((4, 5)), ("dropout3d",)),
+    OpInfo("alpha_dropout", *_call("alpha_dropout"), dropouts((1, 2, 3)), ("alpha_dropout",)),
+    OpInfo("feature_alpha_dropout", *_call("feature_alpha_dropout"), dropouts((2, 3, 4)), ("feature_alpha_dropout",)),
+]
+
+NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE + LOSSES + DROPOUTS

@@ -1061,6 +1061,10 @@ from .functional_likelihood import *  # noqa: E402, F403
 from .functional_likelihood import __all__ as _likelihood_all  # noqa: E402
 
 __all__ += _likelihood_all
+from .functional_dropout import *  # noqa: E402, F403
+from .functional_dropout import __all__ as _dropout_all  # noqa: E402
+
+__all__ += _dropout_all
 from .activations import (  # noqa: E402
     celu_,
     hardshrink,

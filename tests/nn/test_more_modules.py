@@ -223,3 +223,47 @@ def test_loss_module_matches_torch(name, kw, make, rng):
     assert repr(ours) == repr(theirs)
     ours_other, theirs_other = [Tensor(a) for a in other], [torch.tensor(a) for a in other]
     assert_matches_torch(ours, theirs, lambda *xs: ours(*xs, *ours_other), lambda *xs: theirs(*xs, *theirs_other), diff)
+
+
+@pytest.mark.filterwarnings("ignore:dropout2d")
+@pytest.mark.parametrize("name, shape", [("Dropout1d", (40, 30, 3)), ("Dropout1d", (60, 4)), ("Dropout2d", (40, 30, 2, 2)),
+                                         ("Dropout3d", (40, 30, 2, 1, 2)), ("Dropout3d", (60, 2, 1, 2))])  # fmt: skip
+@pytest.mark.parametrize("inplace", [False, True])
+def test_channel_dropout_zeroes_whole_channels(name, shape, inplace, rng):
+    p = 0.4
+    ours, theirs = getattr(nn, name)(p, inplace), getattr(torch.nn, name)(p, inplace)
+    assert repr(ours) == repr(theirs)
+    x = rng.random(shape) + 0.5
+    xt = nn.Parameter(x)
+    y = ours(xt * 1.0)
+    y.sum().backward()
+    lead = 2 if len(shape) in (3, 5) or (name == "Dropout2d" and len(shape) == 4) else 1
+    ratio = (y.detach().numpy() / x).reshape(shape[:lead] + (-1,))
+    kept = ratio[..., 0]
+    assert set(np.round(np.unique(kept), 9)) <= {0.0, round(1 / (1 - p), 9)}
+    np.testing.assert_allclose(ratio, np.broadcast_to(kept[..., None], ratio.shape))  # one draw per channel
+    assert abs((kept == 0).mean() - p) < 0.1
+    np.testing.assert_allclose(xt.grad.numpy().reshape(ratio.shape), ratio)  # the mask is the gradient
+    ours.eval()
+    np.testing.assert_array_equal(ours(Tensor(x)).numpy(), x)
+
+
+@pytest.mark.parametrize("name", ["AlphaDropout", "FeatureAlphaDropout"])
+def test_alpha_dropout_keeps_mean_and_variance_as_torch(name, rng):
+    p = 0.3
+    ours, theirs = getattr(nn, name)(p), getattr(torch.nn, name)(p)
+    assert repr(ours) == repr(theirs)
+    x = rng.standard_normal((400, 300, 2))
+    y, yt = ours(Tensor(x)).numpy(), theirs(torch.tensor(x)).numpy()
+    for out in (y, yt):
+        assert abs(out.mean()) < 0.05 and abs(out.var() - 1.0) < 0.05
+    # each value is a x + c where kept and the one saturation value where dropped, PyTorch's a and c
+    a = 1.0 / np.sqrt((1.7580993408473766**2 * p + 1.0) * (1.0 - p))
+    c = 1.7580993408473766 * a * p
+    dropped = np.isclose(y, -1.7580993408473766 * a + c, rtol=0.0, atol=1e-12)
+    np.testing.assert_allclose(y[~dropped], a * x[~dropped] + c)
+    assert abs(dropped.mean() - p) < 0.02
+    if name == "FeatureAlphaDropout":  # (whole channels)
+        assert (dropped.all(-1) | ~dropped.any(-1)).all()
+    ours.eval()
+    np.testing.assert_array_equal(ours(Tensor(x)).numpy(), x)
