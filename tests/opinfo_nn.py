@@ -461,4 +461,44 @@ DROPOUTS = [
     OpInfo("feature_alpha_dropout", *_call("feature_alpha_dropout"), dropouts((2, 3, 4)), ("feature_alpha_dropout",)),
 ]
 
-NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE + LOSSES + DROPOUTS
+
+# -- embedding bags ----------------------------------------------------------------------------
+@st.composite
+def embedding_bags(draw: Any) -> Sample:
+    """A table, ids in rows (2-D) or runs (1-D with offsets, empty bags among them), maybe
+    per-sample weights (mode "sum"), a padding index; the arrays in that order."""
+    num, dim = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    mode = draw(st.sampled_from(["sum", "mean", "max"]))
+    kw: dict[str, Any] = {"mode": mode, "padding_idx": draw(st.sampled_from([None, 0, -1]))}
+    if draw(st.booleans()):
+        ids = draw(
+            hnp.arrays(np.int64, (draw(st.integers(1, 3)), draw(st.integers(1, 3))), elements=st.integers(0, num - 1))
+        )
+        offsets = None
+    else:
+        ids = draw(hnp.arrays(np.int64, (draw(st.integers(1, 6)),), elements=st.integers(0, num - 1)))
+        cuts = sorted(draw(st.lists(st.integers(0, ids.size), min_size=0, max_size=3)))
+        offsets = np.array([0, *cuts], np.int64)
+    args: tuple = (draw(array((num, dim))), ids) + (() if offsets is None else (offsets,))
+    if mode == "sum" and draw(st.booleans()):
+        kw["weighted"] = True
+        args += (draw(array(ids.shape)),)
+    return Sample(args, kw)
+
+
+def _embedding_bag(lib: Any) -> Any:
+    def call(w: Any, ids: Any, *rest: Any, weighted: bool = False, **kw: Any) -> Any:
+        psw = rest[-1] if weighted else None
+        offsets = rest[0] if len(rest) > int(weighted) else None
+        return lib.embedding_bag(ids, w, offsets, per_sample_weights=psw, **kw)
+
+    return call
+
+
+BAGS = [
+    OpInfo("embedding_bag", _embedding_bag(F), _embedding_bag(TF), embedding_bags(), ("embedding_bag",),
+           composite=True, extremes=False, gradgrad=False),
+]  # fmt: skip
+# (embedding_bag: PyTorch's has no second derivative for the max mode, and its others are linear)
+
+NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE + LOSSES + DROPOUTS + BAGS

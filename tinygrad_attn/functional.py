@@ -1065,6 +1065,9 @@ from .functional_dropout import *  # noqa: E402, F403
 from .functional_dropout import __all__ as _dropout_all  # noqa: E402
 
 __all__ += _dropout_all
+from .functional_bag import embedding_bag  # noqa: E402
+
+__all__ += ["embedding_bag"]
 from .activations import (  # noqa: E402
     celu_,
     hardshrink,

@@ -267,3 +267,46 @@ def test_alpha_dropout_keeps_mean_and_variance_as_torch(name, rng):
         assert (dropped.all(-1) | ~dropped.any(-1)).all()
     ours.eval()
     np.testing.assert_array_equal(ours(Tensor(x)).numpy(), x)
+
+
+def _bag_inputs(layout: str, rng):
+    ids = rng.integers(0, 7, 9)
+    if layout == "2d":
+        return ids.reshape(3, 3), None
+    if layout == "last":
+        return ids, np.array([0, 2, 2, 5, 9])
+    return ids, np.array([0, 2, 2, 5])  # (an empty bag among them)
+
+
+@pytest.mark.parametrize("layout", ["2d", "offsets", "last"])
+@pytest.mark.parametrize("kw", _grid(mode=["sum", "mean", "max"], padding_idx=[None, 2, -1], max_norm=[None, 1.0]))
+def test_embedding_bag_matches_torch(layout, kw, rng):
+    ids, offsets = _bag_inputs(layout, rng)
+    kw = dict(kw, include_last_offset=layout == "last")
+    ours, theirs = nn.EmbeddingBag(7, 3, **kw), torch.nn.EmbeddingBag(7, 3, **kw)
+    assert repr(ours) == repr(theirs)
+    ids_o, ids_t = Tensor(ids), torch.tensor(ids)
+    off_o, off_t = (None, None) if offsets is None else (Tensor(offsets), torch.tensor(offsets))
+    weights = [rng.random(ids.shape)] if kw["mode"] == "sum" else []
+    assert_matches_torch(ours, theirs, lambda *w: ours(ids_o, off_o, *w), lambda *w: theirs(ids_t, off_t, *w), weights)
+    np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy())  # (max_norm's renorm)
+
+
+def test_embedding_bag_from_pretrained_and_errors():
+    table = np.arange(12.0).reshape(4, 3)
+    for freeze in (True, False):
+        ours = nn.EmbeddingBag.from_pretrained(Tensor(table), freeze=freeze, mode="sum")
+        theirs = torch.nn.EmbeddingBag.from_pretrained(torch.tensor(table), freeze=freeze, mode="sum")
+        assert ours.weight.requires_grad == theirs.weight.requires_grad == (not freeze)
+        ids = np.array([[0, 3], [2, 2]])
+        np.testing.assert_array_equal(ours(Tensor(ids)).detach().numpy(), theirs(torch.tensor(ids)).detach().numpy())
+    bag = nn.EmbeddingBag(4, 3)
+    for call in (
+        lambda m, t: m(t(np.array([[0, 1]])), t(np.array([0]))),  # 2-D input with offsets
+        lambda m, t: m(t(np.array([0, 1]))),  # 1-D input without offsets
+        lambda m, t: m(t(np.array([0, 1])), t(np.array([0])), t(np.ones(2))),
+    ):  # weights with mode="mean"
+        with pytest.raises(Exception) as theirs_error:  # noqa: PT011 - the class is what is compared
+            call(torch.nn.EmbeddingBag(4, 3), torch.tensor)
+        with pytest.raises(theirs_error.type):
+            call(bag, Tensor)
