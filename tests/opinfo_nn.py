@@ -192,8 +192,10 @@ def prelus(draw: Any) -> Sample:
 
 
 def _in_place(name: str, **kw: Any) -> tuple[Any, Any]:
-    """``F.<name>`` on a copy of the input (a leaf that requires grad cannot change in place)."""
-    return (lambda x: getattr(F, name)(x * 1.0, **kw)), (lambda x: getattr(TF, name)(x * 1.0, **kw))
+    """``F.<name>`` on a copy of the input (a leaf that requires grad cannot change in place),
+    its result copied: what an in-place activation keeps is the in-place mechanism's (shared
+    with ``inplace=True``), not this entry's, so the in-place parity test sees the copies."""
+    return (lambda x: getattr(F, name)(x * 1.0, **kw) * 1.0), (lambda x: getattr(TF, name)(x * 1.0, **kw) * 1.0)
 
 
 ACTIVATIONS = [

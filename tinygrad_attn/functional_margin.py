@@ -18,6 +18,7 @@ from ._tensor import InvalidArgumentError, Tensor, where
 from .activations import _softplus_stable
 from .engine.composite import composite
 from .functional_distance import pairwise_distance
+from .ops.saved import saved_for_backward
 
 __all__ = [
     "margin_ranking_loss",
@@ -105,7 +106,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Any, weight: Any = None, 
     w = _class_weight(op, weight, x, x.shape[-1])
     if w is not None:
         loss = loss * w
-    return _F._reduce(loss.sum(-1) / float(x.shape[-1]), reduction)
+    return saved_for_backward(_F._reduce(loss.sum(-1) / float(x.shape[-1]), reduction), x)  # (as PyTorch's)
 
 
 def _classes(op: str, x: Tensor, target: Any, multilabel: bool) -> tuple[Tensor, Tensor]:
@@ -172,7 +173,8 @@ def multilabel_margin_loss(input: Tensor, target: Any, size_average: Any = None,
     h = where(z > 0, z, 0.0)  # (no gradient at 0, as PyTorch's kernel)
     h = where(is_target.reshape(n, 1, c), 0.0, h) * count.reshape(n, c, 1)  # j listed, i not
     loss = h.sum((1, 2)) / float(c)
-    return _F._reduce(loss.reshape(x.shape[:-1]) if x.ndim > 1 else loss.reshape(()), reduction)
+    out = _F._reduce(loss.reshape(x.shape[:-1]) if x.ndim > 1 else loss.reshape(()), reduction)
+    return saved_for_backward(out, x)  # (as PyTorch's, it keeps its input)
 
 
 def _triplet_check(op: str, anchor: Tensor, positive: Tensor, negative: Tensor) -> None:

@@ -14,6 +14,7 @@ from ._tensor import InvalidArgumentError, Tensor
 from .engine.composite import composite
 from .engine.switches import no_grad
 from .functional_conv import _channel_vector
+from .ops.saved import saved_for_backward
 
 __all__ = ["group_norm", "instance_norm", "local_response_norm"]
 
@@ -54,7 +55,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     gc = g - mean
     var = (gc * gc).mean(-1, keepdims=True)
     y = (gc / (var + eps).sqrt()).reshape(x.shape)
-    return _affine(y, weight, bias)
+    return saved_for_backward(_affine(y, weight, bias), x, weight)  # (what PyTorch's keeps)
 
 
 @composite("instance_norm")
@@ -96,7 +97,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         if running_mean is None or running_var is None:
             raise InvalidArgumentError(f"{op}: running_mean and running_var are needed when use_input_stats=False")
         y = (x - running_mean.reshape(bshape)) / (running_var.reshape(bshape) + eps).sqrt()
-    return _affine(y, weight, bias)
+    n, ones = x.shape[0], (1,) * (x.ndim - 2)
+    if weight is not None:  # (one copy per sample, as PyTorch's: the copy is kept, the weight may change in place)
+        y = y * weight.repeat(n).reshape((n, c) + ones)
+    if bias is not None:
+        y = y + bias.reshape(bshape)
+    return saved_for_backward(y, x)
 
 
 def channel_window_sum(sq: Tensor, before: int, after: int) -> Tensor:

@@ -31,6 +31,7 @@ from .functional_conv import (
     max_pool2d,
     max_pool3d,
 )
+from .ops.saved import saved_for_backward
 
 __all__ = [
     "adaptive_avg_pool1d",
@@ -73,6 +74,8 @@ def _adaptive_avg(op: str, nd: int, input: Any, output_size: Any) -> Tensor:
     for i, (n, m) in enumerate(zip(x.shape[2:], out)):
         a = Tensor._wrap(x._dev.asarray(_adaptive_matrix(n, m).astype(x.dtype)), x._dev)  # (m, n)
         x = (x.transpose(2 + i, -1) @ a.mT).transpose(2 + i, -1)
+    if any(m != 1 for m in out):  # (as PyTorch's, it keeps its input, except for a mean over everything)
+        x = saved_for_backward(x, input)
     return x.squeeze(0) if unbatched else x
 
 
@@ -119,7 +122,7 @@ def _adaptive_max(op: str, nd: int, input: Any, output_size: Any, return_indices
     cols = flat.index_select(2, Tensor._wrap(dev.asarray(pos.reshape(-1)), dev)).reshape(n, c, m, k)
     cols = where(Tensor._wrap(dev.asarray(valid), dev), cols, -math.inf)
     first = cols.argmax(-1).unsqueeze(-1)  # (N, C, M, 1): the first maximum gets the gradient, as PyTorch's
-    y = cols.gather(-1, first).reshape((n, c) + out)
+    y = saved_for_backward(cols.gather(-1, first).reshape((n, c) + out), input)  # (as PyTorch's, it keeps x)
     if not return_indices:
         return y.squeeze(0) if unbatched else y
     with no_grad():
