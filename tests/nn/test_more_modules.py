@@ -310,3 +310,37 @@ def test_embedding_bag_from_pretrained_and_errors():
             call(torch.nn.EmbeddingBag(4, 3), torch.tensor)
         with pytest.raises(theirs_error.type):
             call(bag, Tensor)
+
+
+# name -> (constructor args, input shape): the first forward sets the channels; then as the eager layer
+LAZY = {
+    "LazyConv1d": ((4, 2), (2, 3, 5)),
+    "LazyConv2d": ((4, 2), (3, 4, 4)),  # (unbatched)
+    "LazyConv3d": ((2, 2), (1, 3, 3, 3, 3)),
+    "LazyConvTranspose1d": ((4, 2), (2, 3, 5)),
+    "LazyConvTranspose2d": ((4, 2), (2, 3, 3, 3)),
+    "LazyConvTranspose3d": ((2, 2), (1, 3, 2, 2, 2)),
+    "LazyBatchNorm1d": ((), (4, 3)),
+    "LazyBatchNorm2d": ((), (2, 3, 2, 2)),
+    "LazyBatchNorm3d": ((), (2, 3, 2, 2, 2)),
+    "LazyInstanceNorm1d": ((), (2, 3, 5)),
+    "LazyInstanceNorm2d": ((), (2, 3, 2, 2)),
+    "LazyInstanceNorm3d": ((), (2, 3, 2, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", LAZY)
+def test_lazy_module_becomes_the_eager_layer(name, rng):
+    args, shape = LAZY[name]
+    ours, theirs = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
+    params = list(ours.parameters())
+    x = rng.standard_normal(shape).astype(np.float32)
+    ours(Tensor(x)), theirs(torch.tensor(x))
+    assert type(ours).__name__ == type(theirs).__name__ == name[4:]
+    assert repr(ours) == repr(theirs)
+    assert [p is q for p, q in zip(params, ours.parameters())] == [True] * len(params)  # (the same objects)
+    assert {k: tuple(v.shape) for k, v in ours.state_dict().items()} == {
+        k: tuple(v.shape) for k, v in theirs.state_dict().items()
+    }
+    ours.train(), theirs.train()
+    assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), [x.astype(np.float64)])
