@@ -150,35 +150,35 @@ def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = 
     return _adaptive_max("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 
-def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """``adaptive_max_pool1d(..., return_indices=True)``: the ``(values, indices)`` pair."""
     return adaptive_max_pool1d(input, output_size, True)
 
 
-def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """``adaptive_max_pool2d(..., return_indices=True)``: the ``(values, indices)`` pair."""
     return adaptive_max_pool2d(input, output_size, True)
 
 
-def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """``adaptive_max_pool3d(..., return_indices=True)``: the ``(values, indices)`` pair."""
     return adaptive_max_pool3d(input, output_size, True)
 
 
 def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-                            ceil_mode: bool = False, return_indices: bool = True) -> Any:  # fmt: skip
+                            ceil_mode: bool = False, return_indices: bool = False) -> Any:  # fmt: skip
     """``max_pool1d(..., return_indices=True)``: the ``(values, indices)`` pair."""
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-                            ceil_mode: bool = False, return_indices: bool = True) -> Any:  # fmt: skip
+                            ceil_mode: bool = False, return_indices: bool = False) -> Any:  # fmt: skip
     """``max_pool2d(..., return_indices=True)``: the ``(values, indices)`` pair."""
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-                            ceil_mode: bool = False, return_indices: bool = True) -> Any:  # fmt: skip
+                            ceil_mode: bool = False, return_indices: bool = False) -> Any:  # fmt: skip
     """``max_pool3d(..., return_indices=True)``: the ``(values, indices)`` pair."""
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 

@@ -17,10 +17,18 @@ import numpy as np
 
 from . import functional_checks as _F
 from ._tensor import TENSOR_NS, InvalidArgumentError, Tensor
+from .engine.versions import _memory_root
 from .functional_conv import _ntuple, _pad
 from .ops.conv import im2col, out_size
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "unfold", "fold"]
+
+
+def _fresh(y: Tensor, x: Tensor) -> Tensor:
+    """``y`` in memory of its own: PyTorch's rearrangements return new memory even where a
+    view would do (a factor of 1, one group, windows that tile), so a later in-place change
+    of one must not show in the other."""
+    return y.clone() if _memory_root(y._data) is _memory_root(x._data) else y
 
 
 def _factor(op: str, x: Tensor, r: int, what: str) -> int:
@@ -48,7 +56,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002 -
     k = len(lead)
     t = x.reshape(*lead, c // (r * r), r, r, h, w)
     t = t.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)  # (*, C, H, r, W, r)
-    return t.reshape(*lead, c // (r * r), h * r, w * r)
+    return _fresh(t.reshape(*lead, c // (r * r), h * r, w * r), x)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A002
@@ -66,7 +74,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A0
     k = len(lead)
     t = x.reshape(*lead, c, h // r, r, w // r, r)
     t = t.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)  # (*, C, r, r, H/r, W/r)
-    return t.reshape(*lead, c * r * r, h // r, w // r)
+    return _fresh(t.reshape(*lead, c * r * r, h // r, w // r), x)
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
@@ -83,7 +91,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
         raise InvalidArgumentError(
             f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
         )
-    return x.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(x.shape)
+    return _fresh(x.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(x.shape), x)
 
 
 def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
@@ -128,7 +136,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     pads = tuple((pp, pp) for pp in p)
     cols = im2col(TENSOR_NS, _pad(x, pads, 0.0), k, s, d, out)  # (N, C, K, *out)
     n, c = x.shape[:2]
-    y = cols.reshape(n, c * math.prod(k), math.prod(out))
+    y = _fresh(cols.reshape(n, c * math.prod(k), math.prod(out)), x)
     return y.squeeze(0) if unbatched else y
 
 

@@ -69,11 +69,12 @@ def _lazy_conv(base: type, transposed: bool) -> type:
 
 def _lazy_norm(base: type) -> type:
     def __init__(self: Any, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:  # fmt: skip
         # (the lazy instance norms default to affine=True and track_running_stats=True, as PyTorch's)
         args = (eps, momentum, affine, track_running_stats, device, dtype)
-        base.__init__(self, 0, *args)
-        self._remember(*args)
+        base.__init__(self, 0, *args, bias=bias)
+        self._remember(*args, bias=bias)
 
     doc = (f"PyTorch's ``nn.Lazy{base.__name__}(eps=1e-5, momentum=0.1, ...)``: a :class:`{base.__name__}` "
            "whose ``num_features`` is read from its first input.")  # fmt: skip
