@@ -4,6 +4,7 @@ appended to ``opinfo.OPS`` by ``tests/opinfo.py``; the format is the one describ
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -503,4 +504,32 @@ BAGS = [
 ]  # fmt: skip
 # (embedding_bag: PyTorch's has no second derivative for the max mode, and its others are linear)
 
-NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE + LOSSES + DROPOUTS + BAGS
+
+# -- the deprecated spellings of interpolate (their warnings silenced: the values are compared)
+@st.composite
+def upsamples(draw: Any, nd: int | None) -> Sample:
+    nd = nd or draw(st.integers(1, 2))
+    x = draw(array((draw(st.integers(1, 2)), 2) + tuple(draw(st.integers(2, 3)) for _ in range(nd))))
+    if draw(st.booleans()):
+        return Sample((x,), {"size": tuple(draw(st.integers(1, 4)) for _ in range(nd))})
+    return Sample((x,), {"scale_factor": draw(st.sampled_from([2.0, 1.5]))})
+
+
+def _quiet(lib: Any, name: str) -> Any:
+    def call(*a: Any, **kw: Any) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return getattr(lib, name)(*a, **kw)
+
+    return call
+
+
+UPSAMPLES = [
+    OpInfo("upsample", _quiet(F, "upsample"), _quiet(TF, "upsample"), upsamples(None), ("upsample",), extremes=False),
+    OpInfo("upsample_nearest", _quiet(F, "upsample_nearest"), _quiet(TF, "upsample_nearest"), upsamples(None),
+           ("upsample_nearest",), extremes=False),
+    OpInfo("upsample_bilinear", _quiet(F, "upsample_bilinear"), _quiet(TF, "upsample_bilinear"), upsamples(2),
+           ("upsample_bilinear",), extremes=False),
+]  # fmt: skip
+
+NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE + LOSSES + DROPOUTS + BAGS + UPSAMPLES

@@ -1066,8 +1066,9 @@ from .functional_dropout import __all__ as _dropout_all  # noqa: E402
 
 __all__ += _dropout_all
 from .functional_bag import embedding_bag  # noqa: E402
+from .functional_resize import upsample, upsample_bilinear, upsample_nearest  # noqa: E402
 
-__all__ += ["embedding_bag"]
+__all__ += ["embedding_bag", "upsample", "upsample_nearest", "upsample_bilinear"]
 from .activations import (  # noqa: E402
     celu_,
     hardshrink,
