@@ -117,3 +117,41 @@ def test_parametrization_that_changes_the_shape_needs_unsafe():
     assert layer.weight.shape == (6,)
     with pytest.raises(ValueError):
         nn.utils.parametrize.register_parametrization(nn.Linear(2, 3), "nothing", Flat())
+
+
+@pytest.mark.parametrize("kind", ["conv1d", "conv2d", "convT", "linear"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_fuse_batch_norm_as_torch(kind, bias, rng):
+    def build(m):
+        layer = {
+            "conv1d": lambda: m.Conv1d(2, 3, 2, bias=bias),
+            "conv2d": lambda: m.Conv2d(2, 3, 2, bias=bias),
+            "convT": lambda: m.ConvTranspose1d(2, 3, 2, bias=bias),
+            "linear": lambda: m.Linear(2, 3, bias=bias),
+        }
+        bn = m.BatchNorm2d(3) if kind == "conv2d" else m.BatchNorm1d(3)
+        return layer[kind](), bn  # fmt: skip
+
+    (lo, bo), (lt, bt) = build(nn), build(torch.nn)
+    with torch.no_grad():
+        for t in list(lt.parameters()) + list(bt.parameters()) + [bt.running_mean]:
+            t.normal_()
+        bt.running_var.uniform_(0.5, 2.0)
+    lt.double(), bt.double()
+    lo.load_state_dict({k: v.numpy() for k, v in lt.state_dict().items()})
+    bo.load_state_dict({k: v.numpy() for k, v in bt.state_dict().items()})
+    lo.double(), bo.double()
+    for m in (lo, bo, lt, bt):
+        m.eval()
+    if kind == "linear":
+        fo, ft = nn.utils.fuse_linear_bn_eval(lo, bo), torch.nn.utils.fuse_linear_bn_eval(lt, bt)
+    else:
+        fo = nn.utils.fuse_conv_bn_eval(lo, bo, transpose=kind == "convT")
+        ft = torch.nn.utils.fuse_conv_bn_eval(lt, bt, transpose=kind == "convT")
+    shape = {"conv1d": (2, 2, 5), "conv2d": (2, 2, 4, 4), "convT": (2, 2, 4), "linear": (4, 2)}[kind]
+    x = rng.standard_normal(shape)
+    np.testing.assert_allclose(fo(Tensor(x)).detach().numpy(), ft(torch.tensor(x)).detach().numpy(), atol=1e-10)
+    np.testing.assert_allclose(fo(Tensor(x)).detach().numpy(), bo(lo(Tensor(x))).detach().numpy(), atol=1e-10)
+    assert fo is not lo and list(fo.state_dict()) == list(ft.state_dict())
+    with pytest.raises(AssertionError):
+        (nn.utils.fuse_linear_bn_eval if kind == "linear" else nn.utils.fuse_conv_bn_eval)(lo.train(), bo)

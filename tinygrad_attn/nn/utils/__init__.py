@@ -15,3 +15,6 @@ from . import parametrizations, parametrize  # noqa: E402
 from .weight_norm import remove_weight_norm, weight_norm  # noqa: E402
 
 __all__ += ["parametrize", "parametrizations", "weight_norm", "remove_weight_norm"]
+from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights  # noqa: E402
+
+__all__ += ["fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights"]
