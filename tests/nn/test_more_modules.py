@@ -344,3 +344,43 @@ def test_lazy_module_becomes_the_eager_layer(name, rng):
     }
     ours.train(), theirs.train()
     assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), [x.astype(np.float64)])
+
+
+def _pipeline(x, w, gw, emb):
+    """A few of the new functions in a row (conv3d, group_norm, adaptive max pooling, pixel
+    shuffle, unfold/fold, a triplet loss, an embedding bag), reduced to a scalar."""
+    import tinygrad_attn.functional as F  # noqa: PLC0415
+
+    y = F.group_norm(F.conv3d(x, w, padding=1), 2, gw)  # (2, 4, 3, 3, 3)
+    y = F.adaptive_max_pool3d(y, 2).reshape(2, 4, 4, 2)  # (2, 4, 4, 2)
+    y = F.pixel_shuffle(y, 2)  # (2, 1, 8, 4)
+    cols = F.unfold(y, 2, stride=2)  # (2, 4, 8)
+    back = F.fold(cols, (8, 4), 2, stride=2)
+    bags = F.embedding_bag(Tensor(np.array([[0, 1], [2, 2]])), emb, mode="max")  # (2, 3)
+    loss = F.triplet_margin_loss(cols.sum(-1), cols.mean(-1), back.reshape(2, -1)[:, :4])
+    return loss + (back * back).mean() + bags.sum()
+
+
+def test_new_functions_trace_replay_and_draw(rng):
+    from tinygrad_attn.symbolic.trace import trace as jit_trace  # noqa: PLC0415
+    from tinygrad_attn.viz.render import draw_graph  # noqa: PLC0415
+
+    def args():
+        return [
+            Tensor(rng.standard_normal(s), requires_grad=True) for s in ((2, 2, 3, 3, 3), (4, 2, 3, 3, 3), (4,), (3, 3))
+        ]
+
+    prog = jit_trace(_pipeline, *args())
+    new = args()
+    got = prog(*new).numpy()
+    grads = [t.grad.numpy() for t in new]
+    for t in new:
+        t.grad = None
+    want = _pipeline(*new)
+    want.backward()
+    np.testing.assert_allclose(got, want.numpy(), atol=1e-10)
+    for g, t in zip(grads, new):
+        np.testing.assert_allclose(g, t.grad.numpy(), atol=1e-10)
+    source = draw_graph(_pipeline(*args())).source
+    for name in ("conv3d", "group_norm", "adaptive_max_pool3d", "embedding_bag", "triplet_margin_loss"):
+        assert name in source, name
