@@ -532,4 +532,14 @@ UPSAMPLES = [
            ("upsample_bilinear",), extremes=False),
 ]  # fmt: skip
 
-NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE + LOSSES + DROPOUTS + BAGS + UPSAMPLES
+
+@st.composite
+def affine_grids(draw: Any) -> Sample:
+    nd, n = draw(st.integers(2, 3)), draw(st.integers(1, 2))
+    size = (n, 1) + tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    return Sample((draw(array((n, nd, nd + 1))),), {"size": size, "align_corners": draw(st.booleans())})
+
+
+GRIDS = [OpInfo("affine_grid", *_call("affine_grid"), affine_grids(), ("affine_grid",), extremes=False)]
+
+NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE + LOSSES + DROPOUTS + BAGS + UPSAMPLES + GRIDS

@@ -11,6 +11,7 @@ back, the im2col of the convolutions and its adjoint). Each is written from prim
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -176,3 +177,48 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, p
     y = zeros.scatter_add(2, idx, x.reshape(n, c, kk * blocks)).reshape((n, c) + padded)
     y = y[(slice(None), slice(None)) + tuple(slice(pp, pp + n_) for pp, n_ in zip(p, size))]
     return y.squeeze(0) if unbatched else y
+
+
+__all__ += ["affine_grid"]
+
+
+def _base_coords(n: int, align_corners: bool) -> np.ndarray:
+    """PyTorch's normalised coordinates of ``n`` positions: pixel centres in ``(-1, 1)``, or
+    the corner pixels at ``±1`` with ``align_corners``; one position sits at 0."""
+    if n <= 1:
+        return np.zeros(max(n, 0))
+    c = np.linspace(-1.0, 1.0, n)
+    return c if align_corners else c * (n - 1) / n
+
+
+def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
+    """The sampling grid of a batch of affine maps: ``theta (N, 2, 3)`` and ``size (N, C, H, W)``
+    -> ``(N, H, W, 2)`` (``(N, 3, 4)`` and ``(N, C, D, H, W)`` -> ``(N, D, H, W, 3)``), each
+    output position's normalised ``(x, y[, z])`` mapped by ``theta``: PyTorch's ``F.affine_grid``."""
+    op = "affine_grid"
+    theta = _F.tensor_arg(theta, op)
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.", stacklevel=2)  # fmt: skip
+        align_corners = False
+    if theta.dtype.kind != "f":
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = tuple(int(s) for s in size)
+    nd = len(size) - 2
+    if nd not in (2, 3):
+        raise NotImplementedError(
+            f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, respectively. Got size {size}."
+        )
+    if theta.ndim != 3 or tuple(theta.shape[1:]) != (nd, nd + 1) or theta.shape[0] != size[0]:
+        want = "Nx2x3" if nd == 2 else "Nx3x4"
+        raise ValueError(
+            f"Expected a batch of {nd}D affine matrices of shape {want} for size {size}. Got {tuple(theta.shape)}."
+        )
+    spatial = size[2:]  # (H, W) or (D, H, W); coordinates are listed x first (the last axis)
+    axes = [_base_coords(n, align_corners) for n in reversed(spatial)]  # x, y[, z]
+    mesh = np.meshgrid(*axes[::-1], indexing="ij")[::-1]  # each (*spatial), x first
+    base = np.stack([*mesh, np.ones(spatial)], axis=-1).reshape(-1, nd + 1).astype(theta.dtype)  # (P, nd+1)
+    base_t = Tensor._wrap(theta._dev.asarray(base), theta._dev)
+    grid = base_t @ theta.transpose(1, 2)  # (N, P, nd)
+    return grid.reshape((size[0], *spatial, nd))
