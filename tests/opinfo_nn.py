@@ -540,6 +540,21 @@ def affine_grids(draw: Any) -> Sample:
     return Sample((draw(array((n, nd, nd + 1))),), {"size": size, "align_corners": draw(st.booleans())})
 
 
-GRIDS = [OpInfo("affine_grid", *_call("affine_grid"), affine_grids(), ("affine_grid",), extremes=False)]
+@st.composite
+def grid_samples(draw: Any) -> Sample:
+    n, c, h, w = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    out = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    grid = draw(array((n, *out, 2), st.floats(-1.3, 1.3)))
+    kw = {"mode": draw(st.sampled_from(["bilinear", "nearest"])),
+          "padding_mode": draw(st.sampled_from(["zeros", "border", "reflection"])),
+          "align_corners": draw(st.booleans())}  # fmt: skip
+    return Sample((draw(array((n, c, h, w))), grid), kw)
+
+
+GRIDS = [
+    OpInfo("affine_grid", *_call("affine_grid"), affine_grids(), ("affine_grid",), extremes=False),
+    OpInfo("grid_sample", *_call("grid_sample"), grid_samples(), ("grid_sample",), extremes=False, gradgrad=False),
+]
+# (grid_sample: PyTorch's has no second derivative)
 
 NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE + LOSSES + DROPOUTS + BAGS + UPSAMPLES + GRIDS

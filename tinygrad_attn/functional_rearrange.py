@@ -1,7 +1,8 @@
 """Rearrangements of channels and positions with PyTorch's names: ``pixel_shuffle`` and
 ``pixel_unshuffle`` (channels to and from space, a super-resolution layer),
 ``channel_shuffle`` (ShuffleNet), and ``unfold``/``fold`` (sliding blocks to columns and
-back, the im2col of the convolutions and its adjoint). Each is written from primitives
+back, the im2col of the convolutions and its adjoint), and the spatial transformer's
+``affine_grid`` and ``grid_sample`` (reading an image at arbitrary positions). Each is written from primitives
 (reshape, permute, strided slices, a scatter-add), so it differentiates to every order.
 ``tinygrad_attn.functional`` re-exports every public name.
 
@@ -17,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from . import functional_checks as _F
-from ._tensor import TENSOR_NS, InvalidArgumentError, Tensor
+from ._tensor import TENSOR_NS, InvalidArgumentError, Tensor, where
 from .engine.versions import _memory_root
 from .functional_conv import _ntuple, _pad
 from .ops.conv import im2col, out_size
+from .ops.saved import saved_for_backward
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "unfold", "fold"]
 
@@ -222,3 +224,72 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     base_t = Tensor._wrap(theta._dev.asarray(base), theta._dev)
     grid = base_t @ theta.transpose(1, 2)  # (N, P, nd)
     return grid.reshape((size[0], *spatial, nd))
+
+
+__all__ += ["grid_sample"]
+
+
+def _source(coord: Tensor, n: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """Normalised ``coord`` in ``[-1, 1]`` -> a position along an axis of ``n`` pixels, with
+    ``border`` clipping and ``reflection`` mirroring as PyTorch's."""
+    pos = (coord + 1.0) * ((n - 1) / 2.0) if align_corners else ((coord + 1.0) * n - 1.0) / 2.0
+    if padding_mode == "reflection":
+        lo, hi = (0.0, n - 1.0) if align_corners else (-0.5, n - 0.5)
+        span = hi - lo
+        if span <= 0:
+            return pos * 0.0
+        d = (pos - lo).abs()
+        flips = (d.detach() / span).floor()
+        extra = d - flips * span
+        odd = (flips - 2.0 * (flips / 2.0).floor()) > 0.5
+        pos = where(odd, hi - extra, lo + extra)
+    if padding_mode in ("border", "reflection"):
+        pos = pos.clamp(0.0, n - 1.0)
+    return pos
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
+                align_corners: bool | None = None) -> Tensor:  # fmt: skip
+    """``input (N, C, H, W)`` read at ``grid (N, H_out, W_out, 2)``'s normalised ``(x, y)``
+    positions -> ``(N, C, H_out, W_out)``: ``mode`` ``"bilinear"`` or ``"nearest"``,
+    ``padding_mode`` ``"zeros"``, ``"border"`` or ``"reflection"`` (PyTorch's ``F.grid_sample``
+    for 4-D inputs, a spatial transformer's sampler). Gradients reach the input and, bilinear,
+    the grid."""
+    op = "grid_sample"
+    x, g = _F.tensor_arg(input, op), _F.tensor_arg(grid, op)
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")  # fmt: skip
+    if mode == "bicubic" or x.ndim != 4:
+        raise NotImplementedError(f"{op}: only bilinear and nearest sampling of 4-D inputs are supported here")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")  # fmt: skip
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.", stacklevel=2)  # fmt: skip
+        align_corners = False
+    if g.ndim != 4 or g.shape[-1] != 2 or g.shape[0] != x.shape[0]:
+        raise RuntimeError(f"{op}: expected grid of shape (N, H_out, W_out, 2) for input {x.shape}, got {g.shape}")
+    n, c, h, w = x.shape
+    ho, wo = g.shape[1:3]
+    ix = _source(g[..., 0], w, padding_mode, align_corners)  # (N, Ho, Wo)
+    iy = _source(g[..., 1], h, padding_mode, align_corners)
+    flat = x.reshape(n, c, h * w)
+
+    def at(py: Tensor, px: Tensor) -> Tensor:
+        """``x`` at integer positions (N, Ho, Wo) (float tensors without history), 0 outside."""
+        inside = (px >= 0) & (px <= w - 1) & (py >= 0) & (py <= h - 1)
+        idx = (py.clamp(0, h - 1) * w + px.clamp(0, w - 1)).astype("int64").reshape(n, 1, ho * wo)
+        vals = flat.gather(2, idx.expand(n, c, ho * wo)).reshape(n, c, ho, wo)
+        return where(inside.unsqueeze(1), vals, 0.0)
+
+    if mode == "nearest":  # (the nearest pixel, ties to even, as PyTorch's nearbyint)
+        return saved_for_backward(at(iy.detach().round(), ix.detach().round()), x, g)  # (PyTorch's keeps both)
+    x0, y0 = ix.detach().floor(), iy.detach().floor()
+    wx1, wy1 = ix - x0, iy - y0  # (N, Ho, Wo): the weights carry the gradient to the grid
+    wx0, wy0 = 1.0 - wx1, 1.0 - wy1
+    out = at(y0, x0) * (wy0 * wx0).unsqueeze(1) + at(y0, x0 + 1.0) * (wy0 * wx1).unsqueeze(1)
+    out = out + at(y0 + 1.0, x0) * (wy1 * wx0).unsqueeze(1) + at(y0 + 1.0, x0 + 1.0) * (wy1 * wx1).unsqueeze(1)
+    return saved_for_backward(out, x, g)  # (PyTorch's keeps the input and the grid)
