@@ -557,4 +557,13 @@ GRIDS = [
 ]
 # (grid_sample: PyTorch's has no second derivative)
 
-NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE + LOSSES + DROPOUTS + BAGS + UPSAMPLES + GRIDS
+# gumbel_softmax draws noise: compared through what does not depend on the draw (each sample sums to
+# 1, so its gradient is 0); its distribution is tested in tests/nn/test_more_modules.py
+GUMBEL = [
+    OpInfo("gumbel_softmax", lambda x, **kw: F.gumbel_softmax(x, **kw).sum(-1),
+           lambda x, **kw: TF.gumbel_softmax(x, **kw).sum(-1),
+           _with(unary(min_dims=1, min_side=1), tau=st.sampled_from([1.0, 0.5]), hard=st.booleans()), ("gumbel_softmax",),
+           extremes=False, atol=1e-12),
+]  # fmt: skip
+
+NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE + LOSSES + DROPOUTS + BAGS + UPSAMPLES + GRIDS + GUMBEL

@@ -13,7 +13,7 @@ import math
 import warnings
 
 from . import functional_checks as _F
-from ._tensor import InvalidArgumentError, Tensor
+from ._tensor import InvalidArgumentError, Tensor, where
 from .activations import _in_place
 from .random import draw
 
@@ -112,3 +112,22 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     """SELU's dropout of whole channels (axis 1): PyTorch's ``F.feature_alpha_dropout``."""
     x = _F.tensor_arg(input, "feature_alpha_dropout")
     return _alpha("feature_alpha_dropout", x, p, training, inplace, feature=True)
+
+
+__all__ += ["gumbel_softmax"]
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """A sample of the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` along ``dim``
+    with ``g`` standard Gumbel noise; ``hard=True`` returns the one-hot of its argmax whose
+    gradient is the soft sample's (the straight-through estimator): PyTorch's ``F.gumbel_softmax``
+    (``eps`` unused, as in PyTorch)."""
+    x = _F.tensor_arg(logits, "gumbel_softmax")
+    u = draw("random", tuple(x.shape), x.dtype, x)  # uniform in [0, 1)
+    gumbels = -(-(1.0 - u).log()).log()  # -log(Exponential(1))
+    soft = ((x + gumbels) / tau).softmax(dim)
+    if not hard:
+        return soft
+    one_hot = (soft.detach() == soft.detach().amax(dim, keepdim=True)).astype(soft.dtype)
+    first = one_hot.cumsum(dim) == 1.0  # (one position even where two tie)
+    return where(first, one_hot, 0.0) - soft.detach() + soft

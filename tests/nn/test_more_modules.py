@@ -384,3 +384,18 @@ def test_new_functions_trace_replay_and_draw(rng):
     source = draw_graph(_pipeline(*args())).source
     for name in ("conv3d", "group_norm", "adaptive_max_pool3d", "embedding_bag", "triplet_margin_loss"):
         assert name in source, name
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_gumbel_softmax_samples_the_softmax(hard, rng):
+    import tinygrad_attn.functional as F  # noqa: PLC0415
+
+    logits = np.log(np.array([0.1, 0.2, 0.7]))
+    x = Tensor(np.tile(logits, (20000, 1)), requires_grad=True)
+    y = F.gumbel_softmax(x, tau=0.5, hard=hard)
+    picked = np.bincount(y.detach().numpy().argmax(-1), minlength=3) / 20000
+    np.testing.assert_allclose(picked, [0.1, 0.2, 0.7], atol=0.02)  # (the argmax of logits + Gumbel noise)
+    if hard:
+        assert set(np.unique(y.detach().numpy())) == {0.0, 1.0}
+    (y * Tensor(rng.standard_normal(y.shape))).sum().backward()
+    assert np.abs(x.grad.numpy()).sum() > 0  # (hard or not, the soft sample's gradient)
