@@ -399,3 +399,16 @@ def test_gumbel_softmax_samples_the_softmax(hard, rng):
         assert set(np.unique(y.detach().numpy())) == {0.0, 1.0}
     (y * Tensor(rng.standard_normal(y.shape))).sum().backward()
     assert np.abs(x.grad.numpy()).sum() > 0  # (hard or not, the soft sample's gradient)
+
+
+def test_nll_loss_2d_is_nll_loss_on_images(rng):
+    with pytest.warns(FutureWarning, match="NLLLoss2d` has been deprecated"):
+        ours = nn.NLLLoss2d(ignore_index=1)
+    with pytest.warns(FutureWarning):
+        theirs = torch.nn.NLLLoss2d(ignore_index=1)
+    logits = rng.standard_normal((2, 3, 4, 4))
+    logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    target = rng.integers(0, 3, (2, 4, 4))
+    assert isinstance(ours, nn.NLLLoss) and repr(ours) == repr(theirs)
+    assert_matches_torch(ours, theirs, lambda x: ours(x, Tensor(target)), lambda x: theirs(x, torch.tensor(target)),
+                         [logp])  # fmt: skip

@@ -275,3 +275,6 @@ from .lazy import (  # noqa: E402
 )
 
 __all__ += ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]  # fmt: skip
+from .loss import NLLLoss2d  # noqa: E402
+
+__all__ += ["NLLLoss2d"]

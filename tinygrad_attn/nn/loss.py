@@ -7,6 +7,7 @@ function of the same name in :mod:`tinygrad_attn.functional`.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -281,3 +282,15 @@ class CTCLoss(_Loss):
     def forward(self, log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths: Any) -> Tensor:
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                           self.zero_infinity)  # fmt: skip
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated ``nn.NLLLoss2d``: :class:`NLLLoss` (which takes ``(N, C, H, W)``
+    log-probabilities itself), with PyTorch's warning."""
+
+    def __init__(self, weight: Any = None, size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+                 reduction: str = "mean") -> None:  # fmt: skip
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
+                      stacklevel=2)  # fmt: skip
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
