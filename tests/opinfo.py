@@ -1617,3 +1617,185 @@ OPS += [
 ]  # fmt: skip
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"
+
+
+# -- PyTorch's further tensor functions and torch.linalg (tinygrad_attn/shape_functions.py, products.py,
+# statistics.py, special_functions.py, linalg.py; ops/gamma.py, ops/decompositions.py) ---------------------------
+@st.composite
+def several(draw: Any, min_dims: int = 0, max_n: int = 3) -> Sample:
+    """One to ``max_n`` arrays of one shape."""
+    shape = draw(shapes(min_dims=min_dims))
+    n = draw(st.integers(1, max_n))
+    return Sample(tuple(draw(array(shape)) for _ in range(n)), {})
+
+
+@st.composite
+def sections(draw: Any) -> Sample:
+    """An array, an axis, and a number of sections or a list of cut indices (past the end among them)."""
+    s = draw(along_axis(min_dims=1))
+    n = s.args[0].shape[s.kwargs["axis"]]
+    ios = draw(st.integers(1, 4) | st.lists(st.integers(0, n + 1), max_size=3).map(sorted))
+    return s._replace(kwargs={**s.kwargs, "ios": ios})
+
+
+@st.composite
+def sorted_axis(draw: Any, elements: st.SearchStrategy = VALUES) -> Sample:
+    """A non-empty array with ties (few distinct values) and an axis of it."""
+    shape = draw(shapes(min_dims=1, min_side=1))
+    nd = len(shape)
+    return Sample((draw(array(shape, elements)),), {"dim": draw(st.integers(-nd, nd - 1))})
+
+
+TIES = st.sampled_from([0.0, 1.0, -1.0, 2.0, 0.5])
+WITH_NAN = st.one_of(VALUES, st.just(math.nan))
+
+
+@st.composite
+def quantiles(draw: Any, elements: st.SearchStrategy = VALUES) -> Sample:
+    shape = draw(shapes(min_dims=1, min_side=1))
+    nd = len(shape)
+    q = draw(st.sampled_from([0.0, 0.25, 0.5, 0.9, 1.0]) | st.lists(st.floats(0, 1), min_size=1, max_size=3))
+    kw = {"q": q, "dim": draw(st.none() | st.integers(-nd, nd - 1)), "keepdim": draw(st.booleans()),
+          "interpolation": draw(st.sampled_from(["linear", "lower", "higher", "midpoint", "nearest"]))}  # fmt: skip
+    return Sample((draw(array(shape, elements)),), kw)
+
+
+def _q(q: Any, lib: Any) -> Any:
+    return lib.tensor(q, dtype=lib.float64) if isinstance(q, list) else q
+
+
+@st.composite
+def square_matrices(draw: Any, kind: str = "invertible", max_n: int = 3) -> Sample:
+    """Batches of square matrices: ``invertible`` (diagonally dominant), ``spd`` (symmetric
+    positive-definite), ``separated`` (diagonal entries 8 apart, so a symmetric part has distinct
+    eigenvalues), ``any``."""
+    n = draw(st.integers(1, max_n))
+    batch = draw(shapes(max_dims=2))
+    x = draw(array(batch + (n, n), st.floats(-1, 1) if kind == "separated" else VALUES))
+    if kind == "invertible":
+        sign = np.where(np.arange(n) % 2, -1.0, 1.0)
+        x = x + np.eye(n) * sign * (np.abs(x).sum(-1, keepdims=True) + 1.0)
+    elif kind == "spd":
+        x = x @ np.swapaxes(x, -1, -2) + n * np.eye(n)
+    elif kind == "separated":
+        x = x + np.diag(8.0 * np.arange(n))
+    return Sample((x,), {})
+
+
+@st.composite
+def rect_matrices(draw: Any, tall: bool | None = None) -> Sample:
+    """Batches of full-rank matrices with well-separated singular values (``tall``: ``m >= n``)."""
+    m, n = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    if tall is not None and (m >= n) != tall:
+        m, n = n, m
+    batch = draw(shapes(max_dims=1))
+    x = draw(array(batch + (m, n), st.floats(-1, 1)))
+    k = min(m, n)
+    x[..., np.arange(k), np.arange(k)] += 4.0 + 8.0 * np.arange(k)
+    return Sample((x,), {})
+
+
+@st.composite
+def index_puts(draw: Any) -> Sample:
+    """An array, integer indices into its leading axes (repeats among them), values and ``accumulate``."""
+    shape = draw(shapes(min_dims=1, min_side=1))
+    k = draw(st.integers(1, len(shape)))
+    n = draw(st.integers(1, 4))
+    idx = tuple(np.array(draw(st.lists(st.integers(-s, s - 1), min_size=n, max_size=n))) for s in shape[:k])
+    vals = draw(array((n,) + shape[k:]))
+    return Sample((draw(array(shape)), vals), {"idx": idx, "accumulate": draw(st.booleans())})
+
+
+def _index_put(lib: Any) -> Callable:
+    def put(x: Any, v: Any, idx: tuple, accumulate: bool) -> Any:
+        key = tuple(lib.tensor(i) if lib is torch else tga.tensor(i) for i in idx)
+        return (x * 1.0).index_put(key, v, accumulate=accumulate)
+
+    return put
+
+
+def _both(fn: Callable[[Any], Callable]) -> tuple[Callable, Callable]:
+    """``fn(tga)`` and ``fn(torch)``: one lambda over the library's namespace for both sides."""
+    return fn(tga), fn(torch)
+
+
+def _on(name: str, *a: Any, **kw: Any) -> tuple[Callable, Callable]:
+    """``lib.name(x, *a, **kw)`` on each side."""
+    return _both(lambda lib: lambda x: getattr(lib, name)(x, *a, **kw))
+
+
+@st.composite
+def tensordots(draw: Any) -> Sample:
+    """``a``, ``b`` whose leading axes match ``a``'s last ``k``, and ``k``."""
+    sa = draw(shapes(max_dims=3))
+    k = draw(st.integers(0, len(sa)))
+    sb = sa[len(sa) - k :] + draw(shapes(max_dims=3 - k))
+    return Sample((draw(array(sa)), draw(array(sb))), {"k": k})
+
+
+def _sym(x: Any) -> Any:
+    return x + x.mT
+
+
+TENSOR_FUNCTIONS = [
+    # shape_functions.py
+    OpInfo("atleast_3d", *_both(lambda lib: lambda *xs: lib.cat([t.reshape(-1) for t in lib.atleast_3d(*xs)] + [
+        lib.atleast_1d(xs[0]).reshape(-1), lib.atleast_2d(xs[0]).reshape(-1)])), several()),
+    OpInfo("hstack", *_both(lambda lib: lambda *xs: lib.hstack(xs)), several()),
+    OpInfo("vstack", *_both(lambda lib: lambda *xs: lib.vstack(xs)), several()),
+    OpInfo("row_stack", *_both(lambda lib: lambda *xs: lib.row_stack(xs)), several()),
+    OpInfo("dstack", *_both(lambda lib: lambda *xs: lib.dstack(xs)), several()),
+    OpInfo("column_stack", *_both(lambda lib: lambda *xs: lib.column_stack(xs)), several(max_n=2).filter(
+        lambda s: s.args[0].ndim <= 2)),
+    OpInfo("tensor_split", lambda x, axis, ios: tga.cat([p.reshape(-1) * (i + 1.0) for i, p in enumerate(
+               x.tensor_split(ios, axis))]),
+           lambda x, axis, ios: torch.cat([p.reshape(-1) * (i + 1.0) for i, p in enumerate(x.tensor_split(ios, axis))]),
+           sections()),
+    OpInfo("split_with_sizes", *_both(lambda lib: lambda x: lib.cat([p * 2.0 for p in x.reshape(-1).split_with_sizes(
+        [1, x.numel() - 1])]) if lib is torch else tga.cat([p * 2.0 for p in x.reshape(-1).split_with_sizes(
+        [1, x.numel() - 1])])), unary(min_dims=1, min_side=1)),
+    OpInfo("rot90", lambda x, k: tga.rot90(x, k, (0, -1)), lambda x, k: torch.rot90(x, k, (0, -1)),
+           _with(unary(min_dims=2), k=st.integers(-3, 4))),
+    OpInfo("tile", lambda x, reps: x.tile(reps), lambda x, reps: x.tile(reps),
+           _with(unary(max_dims=2), reps=st.lists(st.integers(0, 2), max_size=3).map(tuple))),
+    OpInfo("ravel", *_on("ravel"), unary()),
+    OpInfo("flipud", *_on("flipud"), unary(min_dims=1)),
+    OpInfo("fliplr", *_on("fliplr"), unary(min_dims=2)),
+    OpInfo("broadcast_tensors", *_both(lambda lib: lambda a, b: lib.broadcast_tensors(a, b)[0] * 2.0
+                                        + lib.broadcast_tensors(a, b)[1]), binary()),
+    OpInfo("take", *_both(lambda lib: lambda x, i: lib.take(x, i)),
+           unary(min_dims=1, min_side=1).flatmap(lambda s: hnp.arrays(np.int64, st.integers(0, 2).map(
+               lambda k: (k,)), elements=st.integers(-s.args[0].size, s.args[0].size - 1)).map(
+               lambda i: Sample((s.args[0], i), {})))),
+    OpInfo("take_along_dim", lambda x, index, dim: tga.take_along_dim(x, index, dim),
+           lambda x, index, dim: torch.take_along_dim(x, index, dim), gathers()),
+    OpInfo("index_put", _index_put(tga), _index_put(torch), index_puts()),
+    OpInfo("diag_embed", lambda x, offset: tga.diag_embed(x, offset, 0, -1),
+           lambda x, offset: torch.diag_embed(x, offset, 0, -1), _with(unary(min_dims=1), offset=st.integers(-2, 2))),
+    OpInfo("diagflat", lambda x, offset: x.diagflat(offset), lambda x, offset: x.diagflat(offset),
+           _with(unary(), offset=st.integers(-2, 2))),
+    OpInfo("block_diag", *_both(lambda lib: lambda a, b: lib.block_diag(a, b.reshape(-1), a.reshape(-1)[:1].sum())),
+           st.tuples(array(shapes(max_dims=2)), array(shapes(max_dims=1))).map(lambda p: Sample(p, {}))),
+    # (PyTorch's torch.vander fails its own in-place check in backward: its twin torch.linalg.vander, the
+    # increasing order, is the oracle; the other order is a flip, checked by value in tests/tensor/test_more_ops.py)
+    OpInfo("vander", lambda x, n, inc: tga.vander(x, n, inc), lambda x, n, inc: torch.linalg.vander(x, N=n),
+           _with(unary(min_dims=1, max_dims=1, min_side=1), n=st.none() | st.integers(1, 4), inc=st.just(True)).filter(
+               lambda s: (s.kwargs["n"] or s.args[0].shape[0]) >= 2)),  # (PyTorch's N = 1 result, ones, has no graph)
+    OpInfo("cartesian_prod", *_both(lambda lib: lambda a, b: lib.cartesian_prod(a.reshape(-1), b.reshape(-1))),
+           binary()),
+    OpInfo("combinations", lambda x, r, w: tga.combinations(x, r, w), lambda x, r, w: torch.combinations(x, r, w),
+           _with(unary(min_dims=1, max_dims=1), r=st.integers(1, 3), w=st.booleans())),
+    OpInfo("tril_indices", lambda x, r, c, k: tga.tril_indices(r, c, k), lambda x, r, c, k: torch.tril_indices(r, c, k),
+           _with(unary(max_dims=0), r=st.integers(0, 4), c=st.integers(0, 4), k=st.integers(-3, 3)), grad=False),
+    OpInfo("triu_indices", lambda x, r, c, k: tga.triu_indices(r, c, k), lambda x, r, c, k: torch.triu_indices(r, c, k),
+           _with(unary(max_dims=0), r=st.integers(0, 4), c=st.integers(0, 4), k=st.integers(-3, 3)), grad=False),
+    OpInfo("diff", lambda x, n, axis, pre: x.diff(n, axis, x.narrow(axis, 0, 1) if pre else None),
+           lambda x, n, axis, pre: x.diff(n, axis, x.narrow(axis, 0, 1) if pre else None),
+           along_axis(min_dims=1).flatmap(lambda s: st.tuples(st.integers(0, 3), st.booleans()).map(
+               lambda p: s._replace(kwargs={**s.kwargs, "n": p[0], "pre": p[1] and s.args[0].shape[s.kwargs["axis"]] > 0})))),
+    OpInfo("mH", lambda x: x.mH * 1.0, lambda x: x.mH * 1.0, unary(min_dims=2)),
+    OpInfo("H", lambda x: x.H * 1.0, lambda x: x.H * 1.0, unary(min_dims=2, max_dims=2)),
+]  # fmt: skip
+OPS += TENSOR_FUNCTIONS
+BY_NAME = {op.name: op for op in OPS}
+assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"

@@ -15,6 +15,7 @@ from . import (
     indexing,
     inplace_variants,
     math_functions,
+    shape_functions,
     tensor_arith,
     tensor_creation,
     tensor_functions,
@@ -42,6 +43,7 @@ from .malloc import keep_freed_memory
 from .math_functions import *  # noqa: F403
 from .random import manual_seed
 from .serialization import load, save
+from .shape_functions import *  # noqa: F403
 from .tensor_functions import *  # noqa: F403
 from .threads import get_num_threads, set_num_threads
 
@@ -53,7 +55,8 @@ def install_methods() -> None:
     from the module that implements each (``x.var`` *is* ``tga.var``, ``x.softmax`` *is*
     ``F.softmax``), so ``_tensor.py`` imports none of those modules. The in-place variants
     come last: ``x.name_`` exists for each ``name`` installed before them."""
-    tables = (tensor_creation, tensor_arith, tensor_torch, tensor_shape, tensor_reduce, tensor_functions, indexing, functional)
+    tables = (tensor_creation, tensor_arith, tensor_torch, tensor_shape, tensor_reduce, tensor_functions, indexing, functional)  # fmt: skip
+    tables += (shape_functions,)
     for table in (m.METHODS for m in tables):
         for name, fn in table.items():
             setattr(Tensor, name, fn)
@@ -114,6 +117,7 @@ __all__ = [
     *dtypes.__all__,
     *tensor_functions.__all__,
     *math_functions.__all__,
+    *shape_functions.__all__,
     "save",
     "load",
     "set_num_threads",

@@ -44,6 +44,7 @@ INPLACE_OF += ("cumsum", "cumprod")
 # sinc_ (a primitive added later; the table names each in-place twin PyTorch has)
 INPLACE_OF += ("sinc",)
 INPLACE_OF += ("nan_to_num", "addmm", "baddbmm")
+INPLACE_OF += ("index_put",)  # shape_functions
 
 
 def _variant(name: str) -> Callable[..., Tensor]:
