@@ -1795,6 +1795,39 @@ TENSOR_FUNCTIONS = [
                lambda p: s._replace(kwargs={**s.kwargs, "n": p[0], "pre": p[1] and s.args[0].shape[s.kwargs["axis"]] > 0})))),
     OpInfo("mH", lambda x: x.mH * 1.0, lambda x: x.mH * 1.0, unary(min_dims=2)),
     OpInfo("H", lambda x: x.H * 1.0, lambda x: x.H * 1.0, unary(min_dims=2, max_dims=2)),
+    # products.py
+    OpInfo("tensordot", lambda a, b, k: tga.tensordot(a, b, k), lambda a, b, k: torch.tensordot(a, b, k),
+           tensordots()),
+    OpInfo("tensordot_pairs", lambda a, b: tga.tensordot(a, b, ([0, -1], [1, 0])),
+           lambda a, b: torch.tensordot(a, b, ([0, -1], [1, 0])),
+           st.tuples(shapes(min_dims=2, max_dims=3)).flatmap(lambda p: st.tuples(
+               array(p[0]), array((p[0][-1], p[0][0]) + p[0][1:-1]))).map(lambda t: Sample(t, {}))),
+    OpInfo("kron", *_both(lambda lib: lambda a, b: lib.kron(a, b)),
+           st.tuples(array(shapes(max_dims=2)), array(shapes(max_dims=3))).map(lambda p: Sample(p, {}))),
+    OpInfo("inner", *_both(lambda lib: lambda a, b: lib.inner(a, b)),
+           st.tuples(shapes(max_dims=2), shapes(max_dims=1), st.integers(0, 3)).flatmap(lambda p: st.tuples(
+               array(p[0] + (p[2],)), array(p[1] + (p[2],)))).map(lambda t: Sample(t, {}))),
+    OpInfo("vdot", *_both(lambda lib: lambda a, b: lib.vdot(a, b)), same_shape(2).filter(lambda s: s.args[0].ndim == 1)),
+    OpInfo("mv", *_both(lambda lib: lambda a, b: lib.mv(a, b)), matmul_operands().filter(
+        lambda s: s.args[0].ndim == 2 and s.args[1].ndim == 1)),
+    OpInfo("addmv", *_both(lambda lib: lambda a, b: lib.addmv(a.sum(1), a, b, beta=0.5, alpha=2.0)),
+           matmul_operands().filter(lambda s: s.args[0].ndim == 2 and s.args[1].ndim == 1), extremes=False),
+    OpInfo("addr", *_both(lambda lib: lambda a, b: lib.addr(lib.outer(b, a) * 0.0 + 1.0, a, b, alpha=2.0)),
+           binary().filter(lambda s: s.args[0].ndim == 1 and s.args[1].ndim == 1), extremes=False),
+    OpInfo("cross", *_both(lambda lib: lambda a, b: lib.cross(a, b, dim=-1)),
+           hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3).flatmap(lambda s: st.tuples(
+               array(s.input_shapes[0] + (3,)), array(s.input_shapes[1] + (3,)))).filter(
+               lambda t: t[0].ndim == t[1].ndim).map(lambda t: Sample(t, {}))),
+    OpInfo("cdist", lambda a, b, p: tga.cdist(a, b, p), lambda a, b, p: torch.cdist(a, b, p),
+           st.tuples(shapes(min_dims=2, max_dims=3, min_side=1), st.integers(1, 3), st.sampled_from(
+               [1.0, 2.0, 3.0, 0.0, math.inf])).flatmap(lambda t: st.tuples(array(t[0], AWAY_FROM_ZERO), array(
+               t[0][:-2] + (t[1], t[0][-1]), AWAY_FROM_ZERO), st.just(t[2]))).map(
+               lambda t: Sample(t[:2], {"p": t[2]})), extremes=False, gradgrad=False,
+           notes="distances near 0 are kinks; PyTorch's second derivative of cdist is not implemented for p=inf"),
+    OpInfo("dist", lambda a, b, p: tga.dist(a, b, p), lambda a, b, p: torch.dist(a, b, p),
+           _with(binary(AWAY_FROM_ZERO, st.floats(5, 6)), p=st.sampled_from([1.0, 2.0, 3.0])), extremes=False),
+    OpInfo("addcmul", *_both(lambda lib: lambda a, b: lib.addcmul(a, b, a * b, value=0.5)), binary()),
+    OpInfo("addcdiv", *_both(lambda lib: lambda a, b: a.addcdiv(a, b, value=-2.0)), binary(VALUES, AWAY_FROM_ZERO)),
 ]  # fmt: skip
 OPS += TENSOR_FUNCTIONS
 BY_NAME = {op.name: op for op in OPS}

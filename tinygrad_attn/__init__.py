@@ -15,6 +15,7 @@ from . import (
     indexing,
     inplace_variants,
     math_functions,
+    products,
     shape_functions,
     tensor_arith,
     tensor_creation,
@@ -41,6 +42,7 @@ from .dtypes import *  # noqa: F403
 from .gradcheck import gradcheck
 from .malloc import keep_freed_memory
 from .math_functions import *  # noqa: F403
+from .products import *  # noqa: F403
 from .random import manual_seed
 from .serialization import load, save
 from .shape_functions import *  # noqa: F403
@@ -56,7 +58,7 @@ def install_methods() -> None:
     ``F.softmax``), so ``_tensor.py`` imports none of those modules. The in-place variants
     come last: ``x.name_`` exists for each ``name`` installed before them."""
     tables = (tensor_creation, tensor_arith, tensor_torch, tensor_shape, tensor_reduce, tensor_functions, indexing, functional)  # fmt: skip
-    tables += (shape_functions,)
+    tables += (shape_functions, products,)
     for table in (m.METHODS for m in tables):
         for name, fn in table.items():
             setattr(Tensor, name, fn)
@@ -118,6 +120,7 @@ __all__ = [
     *tensor_functions.__all__,
     *math_functions.__all__,
     *shape_functions.__all__,
+    *products.__all__,
     "save",
     "load",
     "set_num_threads",

@@ -45,6 +45,7 @@ INPLACE_OF += ("cumsum", "cumprod")
 INPLACE_OF += ("sinc",)
 INPLACE_OF += ("nan_to_num", "addmm", "baddbmm")
 INPLACE_OF += ("index_put",)  # shape_functions
+INPLACE_OF += ("addcmul", "addcdiv", "addmv", "addr")  # products
 
 
 def _variant(name: str) -> Callable[..., Tensor]:
