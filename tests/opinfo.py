@@ -1828,6 +1828,86 @@ TENSOR_FUNCTIONS = [
            _with(binary(AWAY_FROM_ZERO, st.floats(5, 6)), p=st.sampled_from([1.0, 2.0, 3.0])), extremes=False),
     OpInfo("addcmul", *_both(lambda lib: lambda a, b: lib.addcmul(a, b, a * b, value=0.5)), binary()),
     OpInfo("addcdiv", *_both(lambda lib: lambda a, b: a.addcdiv(a, b, value=-2.0)), binary(VALUES, AWAY_FROM_ZERO)),
+    # statistics.py
+    OpInfo("median", lambda x, dim: x.median(dim).values, lambda x, dim: x.median(dim).values,
+           sorted_axis(st.one_of(TIES, WITH_NAN))),
+    OpInfo("median_indices", lambda x, dim: x.median(dim, True).indices, lambda x, dim: x.median(dim, True).indices,
+           sorted_axis(st.one_of(TIES, WITH_NAN)), grad=False),
+    OpInfo("median_all", lambda x, dim: tga.median(x), lambda x, dim: torch.median(x), sorted_axis(TIES)),
+    OpInfo("nanmedian", lambda x, dim: tga.nanmedian(x, dim)[0], lambda x, dim: torch.nanmedian(x, dim)[0],
+           sorted_axis(st.one_of(TIES, WITH_NAN))),
+    OpInfo("nanmedian_indices", lambda x, dim: tga.nanmedian(x, dim)[1], lambda x, dim: torch.nanmedian(x, dim)[1],
+           sorted_axis(st.one_of(TIES, WITH_NAN)), grad=False),
+    OpInfo("kthvalue", lambda x, dim: x.kthvalue(1 + x.shape[dim] // 2, dim)[0],
+           lambda x, dim: x.kthvalue(1 + x.shape[dim] // 2, dim)[0], sorted_axis(TIES)),
+    OpInfo("kthvalue_indices", lambda x, dim: tga.kthvalue(x, 1, dim, True).indices,
+           lambda x, dim: torch.kthvalue(x, 1, dim, True).indices, sorted_axis(st.floats(-3, 3)).filter(
+               lambda s: len(np.unique(s.args[0])) == s.args[0].size), grad=False),  # (PyTorch's index among ties: its quickselect's)
+    OpInfo("mode", lambda x, dim: x.mode(dim)[0], lambda x, dim: x.mode(dim)[0], sorted_axis(TIES)),
+    OpInfo("mode_indices", lambda x, dim: tga.mode(x, dim).indices, lambda x, dim: torch.mode(x, dim).indices,
+           sorted_axis(TIES), grad=False),
+    OpInfo("quantile", lambda x, q, **kw: tga.quantile(x, _q(q, tga), **kw),
+           lambda x, q, **kw: torch.quantile(x, _q(q, torch), **kw), quantiles(), extremes=False,
+           notes="extremes off: PyTorch interpolates inf - inf to NaN where it lerps, as we do, but sorts -0.0 apart"),
+    OpInfo("nanquantile", lambda x, q, **kw: tga.nanquantile(x, _q(q, tga), **kw),
+           lambda x, q, **kw: torch.nanquantile(x, _q(q, torch), **kw), quantiles(WITH_NAN), extremes=False),
+    OpInfo("aminmax", lambda x, axis: tga.aminmax(x, dim=axis).min * 2.0 + x.aminmax(dim=axis).max,
+           lambda x, axis: torch.aminmax(x, dim=axis).min * 2.0 + x.aminmax(dim=axis).max,
+           along_axis(min_dims=1).filter(lambda s: s.args[0].size > 0)),
+    OpInfo("nansum", lambda x, axis, keepdims: tga.nansum(x, axis, keepdims),
+           lambda x, axis, keepdims: torch.nansum(x, _dim(axis, x.ndim), keepdims), reduction(elements=WITH_NAN)),
+    OpInfo("nanmean", lambda x, axis, keepdims: x.nanmean(axis, keepdims),
+           lambda x, axis, keepdims: x.nanmean(_dim(axis, x.ndim), keepdims), reduction(elements=WITH_NAN)),
+    OpInfo("count_nonzero", lambda x, axis: tga.count_nonzero(x, axis), lambda x, axis: torch.count_nonzero(x, axis),
+           along_axis(), grad=False),
+    OpInfo("cov", lambda x, c: tga.cov(x, correction=c), lambda x, c: torch.cov(x, correction=c),
+           _with(unary(max_dims=2), c=st.integers(0, 1)), extremes=False),
+    OpInfo("cov_weights", lambda x, a, f: tga.cov(x, fweights=tga.tensor(f), aweights=a.abs() + 0.5),
+           lambda x, a, f: torch.cov(x, fweights=torch.tensor(f), aweights=a.abs() + 0.5),
+           st.tuples(shapes(min_dims=2, max_dims=2, min_side=1)).flatmap(lambda p: st.tuples(
+               array(p[0]), hnp.arrays(np.int64, (p[0][1],), elements=st.integers(1, 3)), array((p[0][1],)))).map(
+               lambda t: Sample((t[0], t[2]), {"f": t[1]})), extremes=False),
+    OpInfo("corrcoef", *_both(lambda lib: lambda x: lib.corrcoef(x)), unary(min_dims=2, max_dims=2, min_side=2).filter(
+        lambda s: (np.ptp(s.args[0], axis=1) > 0.1).all()), extremes=False, gradgrad=False,
+           notes="the clip to [-1, 1] makes the second derivative at |r| = 1 a convention"),
+    OpInfo("trapezoid", lambda y, x, axis: tga.trapezoid(y, x, dim=axis),
+           lambda y, x, axis: torch.trapezoid(y, x, dim=axis),
+           along_axis(min_dims=1).filter(lambda s: s.args[0].shape[s.kwargs["axis"]] > 0).flatmap(
+               lambda s: array((s.args[0].shape[s.kwargs["axis"]],)).map(
+               lambda x: Sample((s.args[0], x), s.kwargs)))),
+    OpInfo("cumulative_trapezoid", lambda y, axis: tga.cumulative_trapezoid(y, dx=0.5, dim=axis),
+           lambda y, axis: torch.cumulative_trapezoid(y, dx=0.5, dim=axis), along_axis(min_dims=1)),
+    OpInfo("searchsorted", lambda s, v, right: tga.searchsorted(s.sort()[0], v, right=right),
+           lambda s, v, right: torch.searchsorted(s.sort()[0], v, right=right),
+           _with(binary(TIES, TIES).filter(lambda s: s.args[0].ndim == 1), right=st.booleans()), grad=False),
+    OpInfo("searchsorted_batched", lambda s, v: tga.searchsorted(s.sort()[0], v, side="right"),
+           lambda s, v: torch.searchsorted(s.sort()[0], v, side="right"),
+           same_shape(2).filter(lambda s: s.args[0].ndim >= 1), grad=False),
+    OpInfo("bucketize", lambda v, b, right: tga.bucketize(v, b.reshape(-1).sort()[0], right=right, out_int32=True),
+           lambda v, b, right: torch.bucketize(v, b.reshape(-1).sort()[0], right=right, out_int32=True),
+           _with(binary(TIES, TIES), right=st.booleans()), grad=False),
+    OpInfo("bincount", lambda w, x, m: tga.bincount(tga.tensor(x), w if m % 2 else None, m),
+           lambda w, x, m: torch.bincount(torch.tensor(x), w if m % 2 else None, m),
+           st.integers(0, 5).flatmap(lambda n: st.tuples(hnp.arrays(np.int64, (n,), elements=st.integers(0, 4)),
+                                                          array((n,)), st.integers(0, 7))).map(
+               lambda t: Sample((t[1],), {"x": t[0], "m": t[2]})), grad=False),
+    OpInfo("histc", lambda x, bins, lo, hi: x.histc(bins, lo, hi), lambda x, bins, lo, hi: x.histc(bins, lo, hi),
+           _with(unary(elements=TIES | VALUES), bins=st.integers(1, 5), lo=st.sampled_from([0.0, -1.0]),
+                 hi=st.sampled_from([0.0, 1.0, 2.0])), grad=False, extremes=False),
+    OpInfo("unique", lambda x, dim: tga.cat([t.reshape(-1).double() for t in tga.unique(
+               x, return_inverse=True, return_counts=True, dim=dim)]),
+           lambda x, dim: torch.cat([t.reshape(-1).double() for t in torch.unique(
+               x, return_inverse=True, return_counts=True, dim=dim)]),
+           unary(TIES, min_dims=1).flatmap(lambda s: st.sampled_from([None, 0]).map(
+               lambda d: s._replace(kwargs={"dim": d}))), grad=False),
+    OpInfo("unique_consecutive", lambda x, dim: tga.cat([t.reshape(-1).double() for t in tga.unique_consecutive(
+               x, return_inverse=True, return_counts=True, dim=dim)]),
+           lambda x, dim: torch.cat([t.reshape(-1).double() for t in torch.unique_consecutive(
+               x, return_inverse=True, return_counts=True, dim=dim)]),
+           unary(TIES, min_dims=1).flatmap(lambda s: st.sampled_from([None, 0, -1]).map(
+               lambda d: s._replace(kwargs={"dim": d}))), grad=False),
+    OpInfo("isin", lambda a, b, invert: tga.isin(a, b, invert=invert), lambda a, b, invert: torch.isin(a, b, invert=invert),
+           _with(binary(TIES, TIES), invert=st.booleans()), grad=False),
 ]  # fmt: skip
 OPS += TENSOR_FUNCTIONS
 BY_NAME = {op.name: op for op in OPS}
