@@ -1908,6 +1908,46 @@ TENSOR_FUNCTIONS = [
                lambda d: s._replace(kwargs={"dim": d}))), grad=False),
     OpInfo("isin", lambda a, b, invert: tga.isin(a, b, invert=invert), lambda a, b, invert: torch.isin(a, b, invert=invert),
            _with(binary(TIES, TIES), invert=st.booleans()), grad=False),
+    # special_functions.py
+    _unary("lgamma", lambda a: a.lgamma(), lambda a: a.lgamma(), st.floats(-4.9, 6).filter(lambda v: abs(v - round(v)) > 0.05),
+           ("Lgamma",), atol=1e-12, rtol=1e-9, notes="PyTorch's trigamma (lgamma's second derivative) is good to "
+           "5e-10; ours to 1e-15 (tests/tensor/test_special_functions.py, against SciPy)"),
+    _unary("digamma", lambda a: tga.digamma(a), lambda a: torch.digamma(a),
+           st.floats(-4.9, 6).filter(lambda v: abs(v - round(v)) > 0.05), ("Polygamma",), atol=1e-12, rtol=1e-9),
+    OpInfo("polygamma", lambda x, n: x.polygamma(n), lambda x, n: x.polygamma(n),
+           _with(unary(st.floats(0.2, 8.0)), n=st.integers(1, 3)), ("Polygamma",), extremes=False, rtol=1e-9,
+           notes="PyTorch's polygamma of n >= 1 at negative arguments goes through the Hurwitz zeta function; ours "
+                 "covers positive arguments"),
+    OpInfo("mvlgamma", lambda x, p: tga.mvlgamma(x, p), lambda x, p: torch.mvlgamma(x, p),
+           _with(unary(st.floats(1.6, 6.0)), p=st.integers(1, 3)), extremes=False),
+    _unary("erfc", lambda a: a.erfc(), lambda a: a.erfc(), atol=1e-15),
+    OpInfo("logit", lambda x, eps: tga.logit(x, eps), lambda x, eps: torch.logit(x, eps),
+           _with(unary(st.floats(0.05, 0.95)), eps=st.sampled_from([None, 0.2])), extremes=False),
+    OpInfo("logaddexp2", lambda a, b: a.logaddexp2(b), lambda a, b: a.logaddexp2(b), binary(), extremes=False),
+    OpInfo("ldexp", lambda a, b: tga.ldexp(a, tga.tensor(b)), lambda a, b: torch.ldexp(a, torch.tensor(b)),
+           unary().flatmap(lambda s: hnp.arrays(np.int64, s.args[0].shape, elements=st.integers(-3, 3)).map(
+               lambda e: Sample(s.args, {"b": e}))), extremes=False),
+    OpInfo("float_power", lambda a, b: tga.float_power(a, b), lambda a, b: torch.float_power(a, b),
+           binary(POSITIVE, VALUES), extremes=False),
+    OpInfo("fmax", lambda a, b: a.fmax(b), lambda a, b: a.fmax(b), binary(st.one_of(TIES, WITH_NAN), TIES)),
+    OpInfo("fmin", lambda a, b: tga.fmin(a, b), lambda a, b: torch.fmin(a, b), binary(TIES, st.one_of(TIES, WITH_NAN))),
+    OpInfo("renorm", lambda x, p, maxnorm: x.renorm(p, 0, maxnorm), lambda x, p, maxnorm: x.renorm(p, 0, maxnorm),
+           _with(unary(AWAY_FROM_ZERO, min_dims=2), p=st.sampled_from([1.0, 2.0, 3.0]),
+                 maxnorm=st.sampled_from([0.5, 2.0, 100.0])), extremes=False),
+    OpInfo("heaviside", lambda a, b: a.heaviside(b), lambda a, b: a.heaviside(b), binary(TIES, VALUES), grad=False),
+    OpInfo("nextafter", lambda a, b: tga.nextafter(a, b), lambda a, b: torch.nextafter(a, b), binary(), grad=False),
+    OpInfo("frexp", lambda a: tga.frexp(a)[0] + tga.frexp(a)[1], lambda a: torch.frexp(a)[0] + torch.frexp(a)[1],
+           unary(), grad=False),
+    _unary("signbit", lambda a: a.signbit(), lambda a: a.signbit(), grad=False),
+    OpInfo("gcd", lambda x, a, b: tga.gcd(tga.tensor(a), tga.tensor(b)), lambda x, a, b: torch.gcd(torch.tensor(a), torch.tensor(b)),
+           hnp.arrays(np.int64, st.integers(0, 4).map(lambda k: (k,)), elements=st.integers(-12, 12)).map(
+               lambda a: Sample((a[:0].astype(np.float64),), {"a": a, "b": a[::-1].copy()})), grad=False),
+    OpInfo("lcm", lambda x, a, b: tga.lcm(tga.tensor(a), tga.tensor(b)), lambda x, a, b: torch.lcm(torch.tensor(a), torch.tensor(b)),
+           hnp.arrays(np.int64, st.integers(0, 4).map(lambda k: (k,)), elements=st.integers(-12, 12)).map(
+               lambda a: Sample((a[:0].astype(np.float64),), {"a": a, "b": a[::-1].copy()})), grad=False),
+    _unary("sgn", lambda a: a.sgn(), lambda a: a.sgn()),
+    _unary("positive", lambda a: tga.positive(a) * 1.0, lambda a: torch.positive(a) * 1.0),
+    _unary("angle", lambda a: a.angle(), lambda a: a.angle()),
 ]  # fmt: skip
 OPS += TENSOR_FUNCTIONS
 BY_NAME = {op.name: op for op in OPS}

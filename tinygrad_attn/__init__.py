@@ -17,6 +17,7 @@ from . import (
     math_functions,
     products,
     shape_functions,
+    special_functions,
     statistics,
     tensor_arith,
     tensor_creation,
@@ -47,6 +48,7 @@ from .products import *  # noqa: F403
 from .random import manual_seed
 from .serialization import load, save
 from .shape_functions import *  # noqa: F403
+from .special_functions import *  # noqa: F403
 from .statistics import *  # noqa: F403
 from .tensor_functions import *  # noqa: F403
 from .threads import get_num_threads, set_num_threads
@@ -60,7 +62,7 @@ def install_methods() -> None:
     ``F.softmax``), so ``_tensor.py`` imports none of those modules. The in-place variants
     come last: ``x.name_`` exists for each ``name`` installed before them."""
     tables = (tensor_creation, tensor_arith, tensor_torch, tensor_shape, tensor_reduce, tensor_functions, indexing, functional)  # fmt: skip
-    tables += (shape_functions, products, statistics,)
+    tables += (shape_functions, products, statistics, special_functions,)
     for table in (m.METHODS for m in tables):
         for name, fn in table.items():
             setattr(Tensor, name, fn)
@@ -124,6 +126,7 @@ __all__ = [
     *shape_functions.__all__,
     *products.__all__,
     *statistics.__all__,
+    *special_functions.__all__,
     "save",
     "load",
     "set_num_threads",

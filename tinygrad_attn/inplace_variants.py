@@ -46,6 +46,9 @@ INPLACE_OF += ("sinc",)
 INPLACE_OF += ("nan_to_num", "addmm", "baddbmm")
 INPLACE_OF += ("index_put",)  # shape_functions
 INPLACE_OF += ("addcmul", "addcdiv", "addmv", "addr")  # products
+# special_functions
+INPLACE_OF += ("lgamma", "digamma", "polygamma", "mvlgamma", "erfc", "logit", "ldexp", "float_power", "renorm",
+               "heaviside", "nextafter", "gcd", "lcm", "sgn")  # fmt: skip
 
 
 def _variant(name: str) -> Callable[..., Tensor]:
