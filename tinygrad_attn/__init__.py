@@ -14,6 +14,7 @@ from . import (
     functional,
     indexing,
     inplace_variants,
+    linalg,
     math_functions,
     products,
     shape_functions,
@@ -42,6 +43,7 @@ from .backend import default_device, device, devices, get_device, is_available, 
 from .creation import *  # noqa: F403
 from .dtypes import *  # noqa: F403
 from .gradcheck import gradcheck
+from .linalg import det, inverse, logdet, matrix_exp, matrix_power, slogdet  # torch's top-level spellings
 from .malloc import keep_freed_memory
 from .math_functions import *  # noqa: F403
 from .products import *  # noqa: F403
@@ -62,7 +64,7 @@ def install_methods() -> None:
     ``F.softmax``), so ``_tensor.py`` imports none of those modules. The in-place variants
     come last: ``x.name_`` exists for each ``name`` installed before them."""
     tables = (tensor_creation, tensor_arith, tensor_torch, tensor_shape, tensor_reduce, tensor_functions, indexing, functional)  # fmt: skip
-    tables += (shape_functions, products, statistics, special_functions,)
+    tables += (shape_functions, products, statistics, special_functions, linalg)
     for table in (m.METHODS for m in tables):
         for name, fn in table.items():
             setattr(Tensor, name, fn)
@@ -127,6 +129,13 @@ __all__ = [
     *products.__all__,
     *statistics.__all__,
     *special_functions.__all__,
+    "linalg",
+    "det",
+    "inverse",
+    "logdet",
+    "matrix_exp",
+    "matrix_power",
+    "slogdet",
     "save",
     "load",
     "set_num_threads",
