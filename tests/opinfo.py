@@ -1768,14 +1768,18 @@ TENSOR_FUNCTIONS = [
                lambda k: (k,)), elements=st.integers(-s.args[0].size, s.args[0].size - 1)).map(
                lambda i: Sample((s.args[0], i), {})))),
     OpInfo("take_along_dim", lambda x, index, dim: tga.take_along_dim(x, index, dim),
-           lambda x, index, dim: torch.take_along_dim(x, index, dim), gathers()),
+           lambda x, index, dim: torch.take_along_dim(x, index, dim), gathers().filter(lambda s: all(
+               i == n or 1 in (i, n) for k, (i, n) in enumerate(zip(s.args[1].shape, s.args[0].shape))
+               if k != s.kwargs["dim"] % s.args[0].ndim))),
     OpInfo("index_put", _index_put(tga), _index_put(torch), index_puts()),
     OpInfo("diag_embed", lambda x, offset: tga.diag_embed(x, offset, 0, -1),
            lambda x, offset: torch.diag_embed(x, offset, 0, -1), _with(unary(min_dims=1), offset=st.integers(-2, 2))),
     OpInfo("diagflat", lambda x, offset: x.diagflat(offset), lambda x, offset: x.diagflat(offset),
            _with(unary(), offset=st.integers(-2, 2))),
     OpInfo("block_diag", *_both(lambda lib: lambda a, b: lib.block_diag(a, b.reshape(-1), a.reshape(-1)[:1].sum())),
-           st.tuples(array(shapes(max_dims=2)), array(shapes(max_dims=1))).map(lambda p: Sample(p, {}))),
+           st.tuples(array(shapes(max_dims=2, min_side=1)), array(shapes(max_dims=1, min_side=1))).map(
+               lambda p: Sample(p, {}))),
+    # (no empty 1-D block: PyTorch's gradient of block_diag misplaces the blocks after one)
     # (PyTorch's torch.vander fails its own in-place check in backward: its twin torch.linalg.vander, the
     # increasing order, is the oracle; the other order is a flip, checked by value in tests/tensor/test_more_ops.py)
     OpInfo("vander", lambda x, n, inc: tga.vander(x, n, inc), lambda x, n, inc: torch.linalg.vander(x, N=n),
@@ -1812,7 +1816,7 @@ TENSOR_FUNCTIONS = [
         lambda s: s.args[0].ndim == 2 and s.args[1].ndim == 1)),
     OpInfo("addmv", *_both(lambda lib: lambda a, b: lib.addmv(a.sum(1), a, b, beta=0.5, alpha=2.0)),
            matmul_operands().filter(lambda s: s.args[0].ndim == 2 and s.args[1].ndim == 1), extremes=False),
-    OpInfo("addr", *_both(lambda lib: lambda a, b: lib.addr(lib.outer(b, a) * 0.0 + 1.0, a, b, alpha=2.0)),
+    OpInfo("addr", *_both(lambda lib: lambda a, b: lib.addr(lib.outer(a, b) * 0.0 + 1.0, a, b, alpha=2.0)),
            binary().filter(lambda s: s.args[0].ndim == 1 and s.args[1].ndim == 1), extremes=False),
     OpInfo("cross", *_both(lambda lib: lambda a, b: lib.cross(a, b, dim=-1)),
            hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3).flatmap(lambda s: st.tuples(
@@ -1820,10 +1824,10 @@ TENSOR_FUNCTIONS = [
                lambda t: t[0].ndim == t[1].ndim).map(lambda t: Sample(t, {}))),
     OpInfo("cdist", lambda a, b, p: tga.cdist(a, b, p), lambda a, b, p: torch.cdist(a, b, p),
            st.tuples(shapes(min_dims=2, max_dims=3, min_side=1), st.integers(1, 3), st.sampled_from(
-               [1.0, 2.0, 3.0, 0.0, math.inf])).flatmap(lambda t: st.tuples(array(t[0], AWAY_FROM_ZERO), array(
+               [1.0, 2.0, 3.0, 0.0])).flatmap(lambda t: st.tuples(array(t[0], AWAY_FROM_ZERO), array(
                t[0][:-2] + (t[1], t[0][-1]), AWAY_FROM_ZERO), st.just(t[2]))).map(
                lambda t: Sample(t[:2], {"p": t[2]})), extremes=False, gradgrad=False,
-           notes="distances near 0 are kinks; PyTorch's second derivative of cdist is not implemented for p=inf"),
+           notes="distances near 0 are kinks; p=inf is a kink wherever two coordinates tie (tests/tensor/test_more_ops.py)"),
     OpInfo("dist", lambda a, b, p: tga.dist(a, b, p), lambda a, b, p: torch.dist(a, b, p),
            _with(binary(AWAY_FROM_ZERO, st.floats(5, 6)), p=st.sampled_from([1.0, 2.0, 3.0])), extremes=False),
     OpInfo("addcmul", *_both(lambda lib: lambda a, b: lib.addcmul(a, b, a * b, value=0.5)), binary()),
@@ -1833,13 +1837,19 @@ TENSOR_FUNCTIONS = [
            sorted_axis(st.one_of(TIES, WITH_NAN))),
     OpInfo("median_indices", lambda x, dim: x.median(dim, True).indices, lambda x, dim: x.median(dim, True).indices,
            sorted_axis(st.one_of(TIES, WITH_NAN)), grad=False),
-    OpInfo("median_all", lambda x, dim: tga.median(x), lambda x, dim: torch.median(x), sorted_axis(TIES)),
+    # (distinct values where the gradient is checked: which of tied entries PyTorch's picks is not defined)
+    OpInfo("median_all", lambda x, dim: tga.median(x), lambda x, dim: torch.median(x), sorted_axis(st.floats(-3, 3)).filter(
+        lambda s: len(np.unique(s.args[0])) == s.args[0].size)),
+    OpInfo("median_all_ties", lambda x, dim: tga.median(x), lambda x, dim: torch.median(x), sorted_axis(TIES), grad=False),
     OpInfo("nanmedian", lambda x, dim: tga.nanmedian(x, dim)[0], lambda x, dim: torch.nanmedian(x, dim)[0],
            sorted_axis(st.one_of(TIES, WITH_NAN))),
     OpInfo("nanmedian_indices", lambda x, dim: tga.nanmedian(x, dim)[1], lambda x, dim: torch.nanmedian(x, dim)[1],
            sorted_axis(st.one_of(TIES, WITH_NAN)), grad=False),
     OpInfo("kthvalue", lambda x, dim: x.kthvalue(1 + x.shape[dim] // 2, dim)[0],
-           lambda x, dim: x.kthvalue(1 + x.shape[dim] // 2, dim)[0], sorted_axis(TIES)),
+           lambda x, dim: x.kthvalue(1 + x.shape[dim] // 2, dim)[0], sorted_axis(st.floats(-3, 3)).filter(
+               lambda s: len(np.unique(s.args[0])) == s.args[0].size)),
+    OpInfo("kthvalue_ties", lambda x, dim: x.kthvalue(1 + x.shape[dim] // 2, dim)[0],
+           lambda x, dim: x.kthvalue(1 + x.shape[dim] // 2, dim)[0], sorted_axis(TIES), grad=False),
     OpInfo("kthvalue_indices", lambda x, dim: tga.kthvalue(x, 1, dim, True).indices,
            lambda x, dim: torch.kthvalue(x, 1, dim, True).indices, sorted_axis(st.floats(-3, 3)).filter(
                lambda s: len(np.unique(s.args[0])) == s.args[0].size), grad=False),  # (PyTorch's index among ties: its quickselect's)
@@ -1857,16 +1867,18 @@ TENSOR_FUNCTIONS = [
     OpInfo("nansum", lambda x, axis, keepdims: tga.nansum(x, axis, keepdims),
            lambda x, axis, keepdims: torch.nansum(x, _dim(axis, x.ndim), keepdims), reduction(elements=WITH_NAN)),
     OpInfo("nanmean", lambda x, axis, keepdims: x.nanmean(axis, keepdims),
-           lambda x, axis, keepdims: x.nanmean(_dim(axis, x.ndim), keepdims), reduction(elements=WITH_NAN)),
+           lambda x, axis, keepdims: x.nanmean(_dim(axis, x.ndim), keepdims), reduction(elements=WITH_NAN).filter(
+               lambda s: not np.isnan(s.args[0]).all(axis=s.kwargs["axis"]).any())),
+    # (no slice all NaN: there PyTorch's gradient is 0 * inf, NaN, ours 0)
     OpInfo("count_nonzero", lambda x, axis: tga.count_nonzero(x, axis), lambda x, axis: torch.count_nonzero(x, axis),
            along_axis(), grad=False),
     OpInfo("cov", lambda x, c: tga.cov(x, correction=c), lambda x, c: torch.cov(x, correction=c),
            _with(unary(max_dims=2), c=st.integers(0, 1)), extremes=False),
-    OpInfo("cov_weights", lambda x, a, f: tga.cov(x, fweights=tga.tensor(f), aweights=a.abs() + 0.5),
-           lambda x, a, f: torch.cov(x, fweights=torch.tensor(f), aweights=a.abs() + 0.5),
+    OpInfo("cov_weights", lambda x, a, f: tga.cov(x, fweights=f, aweights=a.abs() + 0.5),
+           lambda x, a, f: torch.cov(x, fweights=f, aweights=a.abs() + 0.5),
            st.tuples(shapes(min_dims=2, max_dims=2, min_side=1)).flatmap(lambda p: st.tuples(
                array(p[0]), hnp.arrays(np.int64, (p[0][1],), elements=st.integers(1, 3)), array((p[0][1],)))).map(
-               lambda t: Sample((t[0], t[2]), {"f": t[1]})), extremes=False),
+               lambda t: Sample((t[0], t[2], t[1]), {})), extremes=False),
     OpInfo("corrcoef", *_both(lambda lib: lambda x: lib.corrcoef(x)), unary(min_dims=2, max_dims=2, min_side=2).filter(
         lambda s: (np.ptp(s.args[0], axis=1) > 0.1).all()), extremes=False, gradgrad=False,
            notes="the clip to [-1, 1] makes the second derivative at |r| = 1 a convention"),
@@ -1904,7 +1916,7 @@ TENSOR_FUNCTIONS = [
                x, return_inverse=True, return_counts=True, dim=dim)]),
            lambda x, dim: torch.cat([t.reshape(-1).double() for t in torch.unique_consecutive(
                x, return_inverse=True, return_counts=True, dim=dim)]),
-           unary(TIES, min_dims=1).flatmap(lambda s: st.sampled_from([None, 0, -1]).map(
+           unary(TIES, min_dims=1, min_side=1).flatmap(lambda s: st.sampled_from([None, 0, -1]).map(
                lambda d: s._replace(kwargs={"dim": d}))), grad=False),
     OpInfo("isin", lambda a, b, invert: tga.isin(a, b, invert=invert), lambda a, b, invert: torch.isin(a, b, invert=invert),
            _with(binary(TIES, TIES), invert=st.booleans()), grad=False),
@@ -1924,9 +1936,11 @@ TENSOR_FUNCTIONS = [
     OpInfo("logit", lambda x, eps: tga.logit(x, eps), lambda x, eps: torch.logit(x, eps),
            _with(unary(st.floats(0.05, 0.95)), eps=st.sampled_from([None, 0.2])), extremes=False),
     OpInfo("logaddexp2", lambda a, b: a.logaddexp2(b), lambda a, b: a.logaddexp2(b), binary(), extremes=False),
-    OpInfo("ldexp", lambda a, b: tga.ldexp(a, tga.tensor(b)), lambda a, b: torch.ldexp(a, torch.tensor(b)),
-           unary().flatmap(lambda s: hnp.arrays(np.int64, s.args[0].shape, elements=st.integers(-3, 3)).map(
-               lambda e: Sample(s.args, {"b": e}))), extremes=False),
+    # (exponents >= 0: PyTorch's gradient for an integer exponent below 0 is 0, its 2**other taken in integers;
+    # ours, 2**other, is checked against finite differences in tests/tensor/test_more_ops.py)
+    OpInfo("ldexp", lambda a, b: tga.ldexp(a, b), lambda a, b: torch.ldexp(a, b),
+           unary().flatmap(lambda s: hnp.arrays(np.int64, s.args[0].shape, elements=st.integers(0, 3)).map(
+               lambda e: Sample(s.args + (e,), {}))), extremes=False),
     OpInfo("float_power", lambda a, b: tga.float_power(a, b), lambda a, b: torch.float_power(a, b),
            binary(POSITIVE, VALUES), extremes=False),
     OpInfo("fmax", lambda a, b: a.fmax(b), lambda a, b: a.fmax(b), binary(st.one_of(TIES, WITH_NAN), TIES)),
@@ -1980,8 +1994,8 @@ TENSOR_FUNCTIONS = [
            notes="eigenvectors squared: their signs are a convention"),
     OpInfo("svdvals", lambda x: tga.linalg.svdvals(x), lambda x: torch.linalg.svdvals(x), rect_matrices(),
            extremes=False, rtol=1e-6, atol=1e-8),
-    OpInfo("svd", lambda x: (lambda r: r.U ** 2 * 2.0 + r.S.unsqueeze(-2)[..., : r.U.shape[-1]] + (r.Vh ** 2).sum(-1, keepdim=True)[..., : r.U.shape[-2], :])(tga.linalg.svd(x, full_matrices=False)),
-           lambda x: (lambda r: r.U ** 2 * 2.0 + r.S.unsqueeze(-2)[..., : r.U.shape[-1]] + (r.Vh ** 2).sum(-1, keepdim=True)[..., : r.U.shape[-2], :])(torch.linalg.svd(x, full_matrices=False)),
+    OpInfo("svd", lambda x: (lambda r: r.U ** 2 * 2.0 + r.S.unsqueeze(-2))(tga.linalg.svd(x, full_matrices=False)),
+           lambda x: (lambda r: r.U ** 2 * 2.0 + r.S.unsqueeze(-2))(torch.linalg.svd(x, full_matrices=False)),
            rect_matrices(), extremes=False, rtol=1e-6, atol=1e-8, notes="U and Vh squared: their signs are a convention"),
     OpInfo("svd_vh", lambda x: tga.linalg.svd(x, full_matrices=False).Vh ** 2,
            lambda x: torch.linalg.svd(x, full_matrices=False).Vh ** 2, rect_matrices(), extremes=False, rtol=1e-6,
@@ -1997,14 +2011,20 @@ TENSOR_FUNCTIONS = [
     OpInfo("matrix_rank", lambda x: tga.linalg.matrix_rank(x), lambda x: torch.linalg.matrix_rank(x),
            unary(TIES, min_dims=2), grad=False),
     OpInfo("cond", lambda x, p: tga.linalg.cond(x, p), lambda x, p: torch.linalg.cond(x, p),
-           _with(square_matrices(), p=st.sampled_from([None, "fro", 1, math.inf, -2])), extremes=False, rtol=1e-6),
+           _with(square_matrices().filter(lambda s: s.args[0].size > 0), p=st.sampled_from([None, -2])),
+           extremes=False, rtol=1e-6),
+    # (values only for the norms of A and inv(A): PyTorch's gradient there fails its own in-place check)
+    OpInfo("cond_norms", lambda x, p: tga.linalg.cond(x, p), lambda x, p: torch.linalg.cond(x, p),
+           _with(square_matrices().filter(lambda s: s.args[0].size > 0), p=st.sampled_from(["fro", 1, math.inf])),
+           grad=False, extremes=False, rtol=1e-6),
     OpInfo("matrix_norm", lambda x, ord, keepdim: tga.linalg.matrix_norm(x, ord, keepdim=keepdim),
            lambda x, ord, keepdim: torch.linalg.matrix_norm(x, ord, keepdim=keepdim),
            _with(rect_matrices(), ord=st.sampled_from(["fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf]),
                  keepdim=st.booleans()), extremes=False, rtol=1e-6),
     OpInfo("vector_norm", lambda x, ord, axis: tga.linalg.vector_norm(x, ord, axis),
            lambda x, ord, axis: torch.linalg.vector_norm(x, ord, axis),
-           _with(along_axis(elements=AWAY_FROM_ZERO), ord=st.sampled_from([1, 2, 3, 0.5, math.inf, -math.inf])),
+           _with(along_axis(elements=AWAY_FROM_ZERO).filter(lambda s: s.args[0].size > 0),
+                 ord=st.sampled_from([1, 2, 3, 0.5, 0, math.inf, -math.inf])),
            extremes=False),
     OpInfo("linalg_norm", lambda x, ord: tga.linalg.norm(x, ord), lambda x, ord: torch.linalg.norm(x, ord),
            _with(unary(AWAY_FROM_ZERO, min_dims=1, max_dims=2, min_side=1), ord=st.sampled_from([None, 1, math.inf])),
@@ -2016,13 +2036,15 @@ TENSOR_FUNCTIONS = [
     OpInfo("linalg_cross", lambda a, b: tga.linalg.cross(a, b), lambda a, b: torch.linalg.cross(a, b),
            same_shape(2).filter(lambda s: s.args[0].ndim >= 1 and s.args[0].shape[-1] == 3)),
     OpInfo("multi_dot", *_both(lambda lib: lambda a, b: lib.linalg.multi_dot([a, b.mT, a])),
-           same_shape(2).filter(lambda s: s.args[0].ndim == 2)),
+           same_shape(2).filter(lambda s: s.args[0].ndim == 2), extremes=False),  # (inf * 0 depends on the order)
     OpInfo("vecdot", *_both(lambda lib: lambda a, b: lib.linalg.vecdot(a, b)), binary().filter(
         lambda s: s.args[0].ndim >= 1 and s.args[1].ndim >= 1 and s.args[0].shape[-1] == s.args[1].shape[-1])),
     OpInfo("linalg_diagonal", lambda x, offset: tga.linalg.diagonal(x, offset=offset),
            lambda x, offset: torch.linalg.diagonal(x, offset=offset), _with(unary(min_dims=2), offset=st.integers(-2, 2))),
     OpInfo("linalg_vander", lambda x, n: tga.linalg.vander(x, N=n), lambda x, n: torch.linalg.vander(x, N=n),
-           _with(unary(min_dims=1), n=st.none() | st.integers(1, 4)).filter(lambda s: s.kwargs["n"] or s.args[0].shape[-1])),
+           _with(unary(AWAY_FROM_ZERO, min_dims=1), n=st.none() | st.integers(2, 4)).filter(
+               lambda s: (s.kwargs["n"] or s.args[0].shape[-1]) > 1), extremes=False,
+           notes="away from 0: PyTorch's powers are a cumulative product, whose second derivative divides by x"),
 ]  # fmt: skip
 OPS += TENSOR_FUNCTIONS
 BY_NAME = {op.name: op for op in OPS}

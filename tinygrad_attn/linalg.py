@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import dims, ops
-from ._tensor import Tensor, where
+from ._tensor import Tensor, stack, where
 from .engine.switches import no_grad
 from .functional_checks import tensor_arg as _tensor
 
@@ -200,9 +200,8 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     """The lower Cholesky factor ``L`` (``A = L L^T``) of each symmetric positive-definite matrix
     (its lower triangle is read); ``upper=True``: ``L^T``."""
     x = _matrices(A, "cholesky", square=True)
-    sym = ops.Tril.apply(x, args=0) + ops.Tril.apply(x, args=-1).mT
-    try:
-        L = ops.Cholesky.apply(sym)  # noqa: N806
+    try:  # (the factorisation reads the lower triangle; the gradient is symmetric, as PyTorch's)
+        L = ops.Cholesky.apply(x)  # noqa: N806
     except np.linalg.LinAlgError:
         raise LinAlgError("linalg.cholesky: The factorization could not be completed because the input is not "
                           "positive-definite.") from None  # fmt: skip
@@ -317,7 +316,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     x = _matrices(A, "pinv")
     m, n = x.shape[-2:]
     if x.numel() == 0:
-        return Tensor.zeros(x.shape[:-2] + (n, m), dtype=x.dtype, device=x._dev)
+        return x.mT.clone()  # (empty, in the graph)
     u, s, vh = (np.asarray(v) for v in np.linalg.svd(_host(x), full_matrices=False))
     eps = np.finfo(x.dtype).eps
     at = 0.0 if atol is None else (_host(atol) if isinstance(atol, Tensor) else atol)
@@ -370,14 +369,14 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fals
     if axes is None:
         axes = tuple(range(x.ndim))
     a = x.abs()
-    if not axes:
-        return a
+    if not axes:  # (a 0-d tensor: its magnitude, or for ord 0 whether it is non-zero)
+        return a.sign() if ord == 0 else a
     if ord == math.inf:
         return a.amax(axes, keepdim)
     if ord == -math.inf:
         return a.amin(axes, keepdim)
-    if ord == 0:
-        return (x != 0).astype(x.dtype).sum(axes, keepdim)
+    if ord == 0:  # (in the graph with gradient 0, as PyTorch's)
+        return a.sign().sum(axes, keepdim)
     if ord == 1:
         return a.sum(axes, keepdim)
     s = (a**ord).sum(axes, keepdim)
@@ -528,14 +527,12 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     if x.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension")
     n = x.shape[-1] if N is None else int(N)
-    if n < 1:
+    if n <= 1:
         raise RuntimeError("N must be greater than 1.")
-    cols = [Tensor.ones(x.shape + (1,), dtype=x.dtype, device=x._dev)]
-    if n > 1:
-        cols.append(x.unsqueeze(-1).expand(x.shape + (n - 1,)).cumprod(-1))
-    from ._tensor import cat  # noqa: PLC0415
-
-    return cat(cols, -1)
+    cols = [Tensor.ones(x.shape, dtype=x.dtype, device=x._dev)]
+    for _ in range(n - 1):  # (each power the previous times x: no gradient divides by x)
+        cols.append(cols[-1] * x)
+    return stack(cols, -1)
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002

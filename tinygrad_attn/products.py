@@ -145,8 +145,8 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
-    if p == 0:
-        return (diff != 0).astype(diff.dtype).sum(-1)
+    if p == 0:  # (the count of differing entries; in the graph with gradient 0, as PyTorch's)
+        return diff.abs().sign().sum(-1)
     return _pnorm(diff, p)
 
 
@@ -170,7 +170,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     a, b = _tensor(input, "dist"), _tensor(other, "dist")
     d = (a - b).reshape(-1)
     if p == 0:
-        return (d != 0).astype(d.dtype).sum()
+        return d.abs().sign().sum()
     return _pnorm(d, float(p))
 
 

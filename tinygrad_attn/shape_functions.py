@@ -306,7 +306,8 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bo
     """A copy of ``input`` with ``values`` written at ``input[indices]`` (added there with ``accumulate``,
     repeated indices summing)."""
     x = _tensor(input, "index_put")
-    key = tuple(indices)
+    # (index tensors may live on the CPU for a tensor elsewhere, as PyTorch allows)
+    key = tuple(k.to(x.device) if isinstance(k, Tensor) and k._dev is not x._dev else k for k in indices)
     v = values if isinstance(values, Tensor) else Tensor(np.asarray(values, dtype=x.dtype), device=x._dev)
     if not accumulate:
         out = x.clone()
@@ -380,13 +381,13 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
         raise RuntimeError("N must be non-negative.")
     if x.dtype.kind == "b":
         x = x.long()
-    # cumulative products keep integer powers exact and give the gradient PyTorch's does
     if n == 0:
         return Tensor.zeros((x.shape[0], 0), dtype=x.dtype, device=x._dev)
-    cols = [Tensor.ones((x.shape[0], 1), dtype=x.dtype, device=x._dev)]
-    if n > 1:
-        cols.append(x.reshape(-1, 1).expand(x.shape[0], n - 1).cumprod(1))
-    out = cat(cols, 1)
+    # each power the previous times x: integer powers stay exact, and no gradient divides by x
+    cols = [Tensor.ones((x.shape[0],), dtype=x.dtype, device=x._dev)]
+    for _ in range(n - 1):
+        cols.append(cols[-1] * x)
+    out = stack(cols, 1)
     return out if increasing else out.flip(1)
 
 
@@ -443,6 +444,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None, append: 
     if x.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     d = dims.one(x.shape, dim, "diff", scalar_ok=False)
+    if n == 0:  # (no difference taken: prepend and append are not joined either, as PyTorch's)
+        return x
     parts = [p for p in (prepend, x, append) if p is not None]
     if len(parts) > 1:
         parts = [p if p.ndim == x.ndim else p.reshape(x.shape[:d] + (1,) + x.shape[d + 1 :]).expand(

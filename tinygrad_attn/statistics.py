@@ -69,7 +69,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
     if n == 0:
         raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
     s, order = _stable_sorted(x, d)
-    nans = x.isnan().sum(d, keepdim=True) if x.dtype.kind == "f" else None
+    nans = x.isnan().long().sum(d, keepdim=True) if x.dtype.kind == "f" else None
     pos = position(n, nans)
     if isinstance(pos, int):
         pos = Tensor(np.full(x.shape[:d] + (1,) + x.shape[d + 1 :], pos, np.int64), device=x._dev)
@@ -187,7 +187,7 @@ def _quantile(x: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, op
             raise RuntimeError(f"{op}() input tensor must be non-empty")
     n = x.shape[d]
     s, _ = _stable_sorted(x, d)
-    nans = x.isnan().sum(d, keepdim=True)  # (..., 1, ...)
+    nans = x.isnan().long().sum(d, keepdim=True)  # (..., 1, ...)
     valid = (n - nans) if skip_nan else Tensor(np.full(nans.shape, n, np.int64), device=x._dev)
     outs = []
     for qv in qs:
@@ -378,7 +378,8 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
             raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
                                "dimensions of boundaries tensor and input value tensor must match, but we got "
                                f"boundaries tensor {list(s.shape)} and input value tensor {list(vals.shape)}")  # fmt: skip
-        s2, v2 = s.reshape(-1, s.shape[-1]), vals.reshape(-1, vals.shape[-1])
+        rows = math.prod(s.shape[:-1])
+        s2, v2 = s.reshape(rows, s.shape[-1]), vals.reshape(rows, vals.shape[-1])
         out = np.zeros(v2.shape, np.int64)
         for r, (a, b) in enumerate(zip(s2, v2)):
             out[r] = np.searchsorted(a, b, side=how)
@@ -481,7 +482,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
         inv = (np.cumsum(change) - 1).reshape(a.shape)
     else:
         d = dims.one(x.shape, dim, "unique_consecutive", scalar_ok=False)
-        m = np.moveaxis(a, d, 0).reshape(a.shape[d], -1)
+        m = np.moveaxis(a, d, 0).reshape(a.shape[d], math.prod(a.shape) // max(a.shape[d], 1))
         change = np.ones(m.shape[0], bool)
         change[1:] = (m[1:] != m[:-1]).any(axis=1)
         vals = np.take(a, np.nonzero(change)[0], axis=d)

@@ -37,7 +37,8 @@ LINALG_FUNCTIONS = {
     "slogdet": (lambda x: tga.linalg.slogdet(x).logabsdet, lambda rng: rng.standard_normal((3, 3)) + 3 * np.eye(3)),
     "inv": (lambda x: tga.linalg.inv(x), lambda rng: rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)),
     "solve": (lambda x: tga.linalg.solve(x, x[..., :1] * 2.0 + 1.0), lambda rng: rng.standard_normal((3, 3)) + 3 * np.eye(3)),
-    "cholesky": (lambda x: tga.linalg.cholesky(x), lambda rng: _spd(rng, 3, (2,))),
+    # (symmetric inputs, as PyTorch's own checks: the factorisation reads one triangle, its gradient is symmetric)
+    "cholesky": (lambda x: tga.linalg.cholesky(x + x.mT), lambda rng: _spd(rng, 3, (2,))),
     "eigvalsh": (lambda x: tga.linalg.eigvalsh(x + x.mT), lambda rng: _separated(rng, 3)),
     "eigh_vectors": (lambda x: tga.linalg.eigh(x + x.mT).eigenvectors ** 2, lambda rng: _separated(rng, 3)),
     "svdvals": (lambda x: tga.linalg.svdvals(x), lambda rng: rng.uniform(-1, 1, (4, 3)) + np.eye(4, 3) * [4, 12, 20]),
@@ -53,6 +54,7 @@ LINALG_FUNCTIONS = {
     "cdist": (lambda x: tga.cdist(x, x[:2] * 0.5 + 0.25), lambda rng: rng.standard_normal((3, 2))),
     "quantile": (lambda x: tga.quantile(x, 0.3, dim=1), lambda rng: rng.standard_normal((2, 5))),
     "median": (lambda x: x.median(0).values, lambda rng: rng.standard_normal((5, 2))),
+    "ldexp": (lambda x: tga.ldexp(x, Tensor(np.array([-2, -1, 0, 3]), device=x.device)), lambda rng: rng.standard_normal(4)),
     "kron": (lambda x: tga.kron(x, x[:1] * 2.0), lambda rng: rng.standard_normal((2, 2))),
 }  # fmt: skip
 

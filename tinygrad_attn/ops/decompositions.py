@@ -152,8 +152,9 @@ class EighValues(Function):
 
 
 class EighVectors(Function):
-    """``args = UPLO``: the eigenvectors (columns) of a symmetric matrix;
-    ``gA = V (F * (V^T gV)) V^T`` with ``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it."""
+    """``args = UPLO``: the eigenvectors (columns) of a symmetric matrix; with ``K = V^T gV`` made
+    skew (``(K - K^T) / 2``, the tangent directions that keep ``V`` orthogonal, as PyTorch's):
+    ``gA = V (F * K) V^T``, ``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it."""
 
     __slots__ = ()
     primitive = True
@@ -172,5 +173,6 @@ class EighVectors(Function):
         same = diff == 0
         safe = ns.where(same, ns.zeros_like(diff) + 1.0, diff)
         f = ns.where(same, ns.zeros_like(diff), 1.0 / safe)
-        inner = f * ns.matmul(_mt(ns, v), g)
+        k = ns.matmul(_mt(ns, v), g)
+        inner = f * ((k - _mt(ns, k)) * 0.5)
         return (ns.matmul(ns.matmul(v, inner), _mt(ns, v)),)

@@ -48,7 +48,7 @@ def lgamma_array(raw, x):
         series = series * inv2 + _B2K[k] / (two_k * (two_k - 1))
     big = (z - 0.5) * raw.log(z) - z + 0.5 * math.log(2 * math.pi) + series * inv
     out = big - acc
-    s = raw.abs(raw.sin(math.pi * (x - raw.floor(x))))  # (|sin(pi x)| from the fractional part: exact at integers)
+    s = raw.abs(raw.sin(math.pi * (x - raw.round(x))))  # (sin(pi x) from x's distance to an integer: exact there)
     refl = math.log(math.pi) - raw.log(s) - out
     out = raw.where(neg, refl, out)
     # infinities: lgamma(+-inf) = inf; NaN stays NaN
@@ -91,10 +91,10 @@ def polygamma_array(raw, n: int, x):
         out = big + sign * nfact * acc
     if neg is not None:
         # digamma(x) = digamma(1 - x) - pi / tan(pi x); at the poles (0, -1, ...) NaN, as PyTorch's
-        frac = x - raw.floor(x)
-        t = raw.tan(math.pi * frac)
+        near = x - raw.round(x)  # (tan(pi x) from x's distance to an integer: exact near it, of period 1)
+        t = raw.tan(math.pi * near)
         refl = out - math.pi / t
-        pole = frac == 0
+        pole = near == 0
         refl = raw.where(
             pole, raw.where(x == 0, -raw.copysign(raw.full_like(x, math.inf), x), raw.full_like(x, math.nan)), refl
         )
