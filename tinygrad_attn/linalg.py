@@ -26,6 +26,7 @@ from . import dims, ops
 from ._tensor import Tensor, stack, where
 from .engine.switches import no_grad
 from .functional_checks import tensor_arg as _tensor
+from .ops.saved import saved_for_backward
 
 __all__ = [
     "norm", "vector_norm", "matrix_norm", "det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "lstsq", "cholesky",
@@ -227,7 +228,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> Eigh:  # noqa: N803
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
     """The eigenvalues (ascending) of each symmetric matrix."""
     x = _matrices(A, "eigvalsh", square=True)
-    return ops.EighValues.apply(x, args=UPLO)
+    return saved_for_backward(ops.EighValues.apply(x, args=UPLO), output=True)
 
 
 def _gram_singular_values(x: Tensor) -> Tensor:
@@ -244,7 +245,8 @@ def svdvals(A: Tensor) -> Tensor:  # noqa: N803
     values = raw.linalg.svdvals if hasattr(raw.linalg, "svdvals") else lambda a: raw.linalg.svd(a, compute_uv=False)
     exact = _wrap(x, values(x._data)) if x.numel() else (
         Tensor.zeros(x.shape[:-2] + (min(x.shape[-2:]),), dtype=x.dtype, device=x._dev))  # fmt: skip
-    return _exact_with_gradient_of(exact, _gram_singular_values(x) if x.requires_grad else exact)
+    out = _exact_with_gradient_of(exact, _gram_singular_values(x) if x.requires_grad else exact)
+    return saved_for_backward(out, output=True)
 
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> SVD:  # noqa: N803
@@ -329,7 +331,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     if not x.requires_grad:
         return exact
     comp = solve(x.mT @ x, x.mT) if m >= n else solve(x @ x.mT, x).mT
-    return _exact_with_gradient_of(exact, comp)
+    return saved_for_backward(_exact_with_gradient_of(exact, comp), output=True)
 
 
 def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False, tol: Any = None) -> Tensor:  # noqa: N803
@@ -353,13 +355,19 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     vector = b.ndim == a.ndim - 1
     bb = b.unsqueeze(-1) if vector else b
     sol = pinv(a, rtol=rcond) @ bb
-    sol = sol.squeeze(-1) if vector else sol
+    sol = saved_for_backward(sol.squeeze(-1) if vector else sol, output=True)
     empty = Tensor.zeros((0,), dtype=a.dtype, device=a._dev)
     return Lstsq(sol, empty, matrix_rank(a, rtol=rcond), empty)
 
 
 # -- norms -----------------------------------------------------------------------------
 def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """:func:`_vector_norm`, keeping its input and result for the backward, as PyTorch's."""
+    out = _vector_norm(x, ord, dim, keepdim, dtype=dtype)
+    return saved_for_backward(out, x, output=True)
+
+
+def _vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """The ``ord``-norm of the entries (of all, flattened, or over ``dim``): ``inf`` the largest
     magnitude, ``-inf`` the smallest, 0 the count of non-zeros; its gradient is 0 where the norm is 0."""
     x = _float(x, "vector_norm") if _tensor(x, "vector_norm").dtype.kind == "f" else x.astype(np.float32)
@@ -387,6 +395,14 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fals
 
 
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), keepdim: bool = False, *,  # noqa: N803, A002
+                dtype: Any = None) -> Tensor:  # fmt: skip
+    """The ``ord`` norm of each matrix in the plane ``dim``: ``'fro'``, ``'nuc'`` (sum of singular
+    values), ``2``/``-2`` (largest/smallest singular value), ``1``/``-1`` (max/min column sum),
+    ``inf``/``-inf`` (max/min row sum); its result is kept for the backward, as PyTorch's."""
+    return saved_for_backward(_matrix_norm(A, ord, dim, keepdim, dtype=dtype), output=True)
+
+
+def _matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), keepdim: bool = False, *,  # noqa: N803, A002
                 dtype: Any = None) -> Tensor:  # fmt: skip
     """The ``ord`` norm of each matrix in the plane ``dim``: ``'fro'``, ``'nuc'`` (sum of singular
     values), ``2``/``-2`` (largest/smallest singular value), ``1``/``-1`` (max/min column sum),

@@ -16,6 +16,7 @@ import numpy as np
 from . import dims
 from ._tensor import InvalidArgumentError, Tensor, stack
 from .functional_checks import tensor_arg as _tensor
+from .ops.saved import saved_for_backward
 
 __all__ = ["tensordot", "kron", "inner", "vdot", "mv", "cross", "cdist", "dist", "addcmul", "addcdiv", "addmv", "addr"]  # fmt: skip
 
@@ -147,7 +148,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
     if p == 0:  # (the count of differing entries; in the graph with gradient 0, as PyTorch's)
         return diff.abs().sign().sum(-1)
-    return _pnorm(diff, p)
+    return saved_for_backward(_pnorm(diff, p), x1, x2, output=True)  # (what PyTorch's keeps)
 
 
 def _pnorm(d: Tensor, p: float) -> Tensor:
@@ -171,7 +172,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     d = (a - b).reshape(-1)
     if p == 0:
         return d.abs().sign().sum()
-    return _pnorm(d, float(p))
+    return saved_for_backward(_pnorm(d, float(p)), a, b, output=True)
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002

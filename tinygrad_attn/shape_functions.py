@@ -388,7 +388,9 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     for _ in range(n - 1):
         cols.append(cols[-1] * x)
     out = stack(cols, 1)
-    return out if increasing else out.flip(1)
+    from .ops.saved import saved_for_backward  # noqa: PLC0415
+
+    return saved_for_backward(out if increasing else out.flip(1), x)  # (PyTorch's keeps x)
 
 
 # -- index grids -----------------------------------------------------------------------

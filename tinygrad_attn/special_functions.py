@@ -18,6 +18,7 @@ from . import ops
 from ._tensor import Tensor, where
 from .dtypes import result_type
 from .functional_checks import tensor_arg as _tensor
+from .ops.saved import saved_for_backward
 
 __all__ = [
     "lgamma", "digamma", "polygamma", "mvlgamma", "erfc", "logit", "logaddexp2", "ldexp", "float_power", "fmax",
@@ -101,14 +102,16 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
 def logaddexp2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``log2(2**x + 2**y)``, without overflow."""
     a, b = _operands(input, other, "logaddexp2", floating=True)
-    return (a * math.log(2.0)).logaddexp(b * math.log(2.0)) / math.log(2.0)
+    out = (a * math.log(2.0)).logaddexp(b * math.log(2.0)) / math.log(2.0)
+    return saved_for_backward(out, a, b)
 
 
 def ldexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``input * 2**other`` (a float result)."""
     x = _floating(input, "ldexp")
     e = other if isinstance(other, Tensor) else Tensor(np.asarray(other), device=x._dev)
-    return x * e.astype(x.dtype if e.dtype.kind != "f" else result_type(x, e)).exp2()
+    out = x * e.astype(x.dtype if e.dtype.kind != "f" else result_type(x, e)).exp2()
+    return saved_for_backward(out, output=True)
 
 
 def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
@@ -127,7 +130,7 @@ def fmax(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     a, b = _operands(input, other, "fmax")
     if a.dtype.kind != "f":
         return where(a >= b, a, b)
-    return where((a >= b) | b.isnan(), a, b)
+    return saved_for_backward(where((a >= b) | b.isnan(), a, b), a, b)
 
 
 def fmin(input: Tensor, other: Any) -> Tensor:  # noqa: A002
@@ -135,7 +138,7 @@ def fmin(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     a, b = _operands(input, other, "fmin")
     if a.dtype.kind != "f":
         return where(a <= b, a, b)
-    return where((a <= b) | b.isnan(), a, b)
+    return saved_for_backward(where((a <= b) | b.isnan(), a, b), a, b)
 
 
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002
@@ -235,7 +238,8 @@ def lcm(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 # -- real-number spellings -------------------------------------------------------------
 def sgn(input: Tensor) -> Tensor:  # noqa: A002
     """``sign(x)`` (for complex numbers PyTorch's ``x / |x|``; real tensors only here)."""
-    return _tensor(input, "sgn").sign()
+    x = _tensor(input, "sgn")
+    return saved_for_backward(x.sign(), x, output=True)  # (PyTorch's keeps its input and result)
 
 
 def positive(input: Tensor) -> Tensor:  # noqa: A002
@@ -251,7 +255,7 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
     its gradient is 0."""
     x = _floating(input, "angle")
     # (the constant's branch carries no gradient; a NaN passes through)
-    return where(x.isnan(), x, where(x < 0, math.pi, 0.0).astype(x.dtype))
+    return saved_for_backward(where(x.isnan(), x, where(x < 0, math.pi, 0.0).astype(x.dtype)), x)
 
 
 METHODS: dict[str, Any] = {

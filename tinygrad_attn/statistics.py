@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from . import dims
+from . import dims, ops
 from ._tensor import Tensor, cat, where
 from .functional_checks import tensor_arg as _tensor
+from .ops.saved import saved_for_backward
 from .tensor_functions import ValuesIndices
 
 __all__ = [
@@ -56,7 +57,7 @@ def _stable_sorted(x: Tensor, d: int) -> tuple[Tensor, Tensor]:
     from .tensor_functions import argsort  # noqa: PLC0415
 
     idx = argsort(x, d, stable=True)
-    return x.gather(d, idx), idx
+    return ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx  # (keeps the indices only, as PyTorch's sort)
 
 
 def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesIndices:
@@ -73,7 +74,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
     pos = position(n, nans)
     if isinstance(pos, int):
         pos = Tensor(np.full(x.shape[:d] + (1,) + x.shape[d + 1 :], pos, np.int64), device=x._dev)
-    values, indices = s.gather(d, pos), order.gather(d, pos)
+    values, indices = ops.GatherAlong.apply(s, pos, args=(d, s.shape)), order.gather(d, pos)
     if not keepdim:
         values, indices = values.squeeze(d), indices.squeeze(d)
     return ValuesIndices(values, indices)
@@ -84,7 +85,8 @@ def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noq
     entry as a 0-d tensor, or ``(values, indices)`` along ``dim``."""
     x = _tensor(input, "median")
     if dim is None:
-        return _median(x.reshape(-1), 0, False, "median", skip_nan=False).values.reshape(())
+        out = _median(x.reshape(-1), 0, False, "median", skip_nan=False).values.reshape(())
+        return saved_for_backward(out, x, output=True)  # (PyTorch's keeps its input and result)
     return _median(x, dim, keepdim, "median", skip_nan=False)
 
 
@@ -138,7 +140,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices: 
         out[r] = hits[-1]
     idx = np.moveaxis(out.reshape(a.shape[:-1] + (1,)), -1, d)
     index = _on(x, idx)
-    values = x.gather(d, index)
+    values = ops.GatherAlong.apply(x, index, args=(d, x.shape))
     if not keepdim:
         values, index = values.squeeze(d), index.squeeze(d)
     return ValuesIndices(values, index)
@@ -238,7 +240,8 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     if x.dtype.kind == "f":
         x = where(x.isnan(), 0.0, x)
     out = x.sum(dim, keepdim) if dim is not None else (x.sum().reshape((1,) * x.ndim) if keepdim else x.sum())
-    return out if dtype is None else out.astype(dtype)
+    out = out if dtype is None else out.astype(dtype)
+    return saved_for_backward(out, input)  # (PyTorch's keeps its input)
 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
@@ -247,7 +250,8 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     if x.dtype.kind != "f":
         raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {x.dtype}")
     keep = ~x.isnan()
-    return nansum(x, dim, keepdim, dtype=dtype) / nansum(keep.astype(x.dtype), dim, keepdim)
+    out = nansum(x, dim, keepdim, dtype=dtype) / nansum(keep.astype(x.dtype), dim, keepdim)
+    return saved_for_backward(out, x)
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
