@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 import types
 
-
 #: PyTorch 2.13's ``torch/nn/modules/<file>.py`` and the public classes each defines (its inventory, not ours)
 PYTORCH_FILES = {
     "activation": (
