@@ -1987,6 +1987,13 @@ TENSOR_FUNCTIONS = [
     OpInfo("solve_right", lambda a, b: tga.linalg.solve(a, b, left=False), lambda a, b: torch.linalg.solve(a, b, left=False),
            square_matrices().flatmap(lambda s: array(s.args[0].shape[:-2] + (2,) + s.args[0].shape[-1:]).map(
                lambda b: Sample((s.args[0], b), {}))), extremes=False),
+    OpInfo("solve_triangular", lambda a, b, upper, left, unit: tga.linalg.solve_triangular(
+               a, b if left else b.mT, upper=upper, left=left, unitriangular=unit),
+           lambda a, b, upper, left, unit: torch.linalg.solve_triangular(
+               a, b if left else b.mT, upper=upper, left=left, unitriangular=unit),
+           _with(square_matrices().flatmap(lambda s: array(s.args[0].shape[:-1] + (2,)).map(
+               lambda b: Sample((s.args[0], b), {}))), upper=st.booleans(), left=st.booleans(), unit=st.booleans()),
+           extremes=False),
     OpInfo("cholesky", lambda x: tga.linalg.cholesky(x), lambda x: torch.linalg.cholesky(x), square_matrices("spd"),
            ("Cholesky", "Tril"), extremes=False),
     OpInfo("cholesky_upper", lambda x: tga.linalg.cholesky_ex(x, upper=True).L,

@@ -30,7 +30,7 @@ from .ops.saved import saved_for_backward
 
 __all__ = [
     "norm", "vector_norm", "matrix_norm", "det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "lstsq", "cholesky",
-    "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank", "matrix_power", "matrix_exp",
+    "cholesky_ex", "solve_triangular", "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank", "matrix_power", "matrix_exp",
     "cross", "multi_dot", "vecdot", "diagonal", "cond", "vander", "matmul", "LinAlgError",
 ]  # fmt: skip
 
@@ -189,6 +189,21 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
     b = b.expand(batch + b.shape[-2:])
     x = _inverted(a, "solve", lambda: ops.Solve.apply(a, b))
     return x.squeeze(-1) if vector else x
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  # noqa: N803
+                     unitriangular: bool = False) -> Tensor:  # fmt: skip
+    """``X`` with ``A X = B`` (``left=False``: ``X A = B``) for a triangular ``A`` (``upper`` or
+    lower; the other triangle is not read; ``unitriangular``: its diagonal is taken as ones), as
+    ``torch.linalg.solve_triangular``. ``B`` is a batch of matrices; batches broadcast. The gradient
+    reaches only the triangle read."""
+    a, b = _matrices(A, "solve_triangular", square=True), _matrices(B, "solve_triangular")
+    t = a.triu() if upper else a.tril()
+    if unitriangular:
+        n = a.shape[-1]
+        eye = Tensor(np.eye(n, dtype=a.dtype), device=a.device)
+        t = t * (1 - eye) + eye
+    return solve(t, b, left=left)
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> WithInfo:  # noqa: N803
