@@ -30,6 +30,7 @@ class Program:
                  template: Any, arg_specs: list[Any]) -> None:  # fmt: skip
         self.name = name
         self.did_backward = False  # whether fn called backward() itself (set by the tracer)
+        self.host_reads: list[str] = []  # Python reads of a NumPy argument's values (set by the tracer)
         self.arg_specs = arg_specs  # per argument: (shape, dtype, device) of a tensor, or None
         self._template = template
         self.outputs = outputs
