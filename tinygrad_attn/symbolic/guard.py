@@ -59,6 +59,10 @@ _SCALARS = (int, float, bool, complex, np.generic)
 _MODULE_SKIP = frozenset({"_parameters", "_modules", "_buffers", "_non_persistent", "_scope_name", "_buffer_names"})
 _OPT_SKIP = frozenset({"state", "defaults", "_flat", "param_groups"})
 _MISSING = object()
+_Module: Any = None
+_Optimizer: Any = None
+_backend: Any = None
+_CHANGES: list[int] = [0]
 _USER_FILES: dict[str, bool] = {}
 _USER_CLASSES: dict[type, bool] = {}
 _NAMES: dict[Any, tuple[str, ...]] = {}  # a code object -> the global names it (and its nested code) reads
@@ -113,6 +117,14 @@ class Guard:
     """
 
     def __init__(self) -> None:
+        global _Module, _Optimizer, _backend, _CHANGES
+        if _Module is None:  # (imported here: the package imports this module before nn and optim)
+            from .. import backend  # noqa: PLC0415
+            from ..nn.module import _CHANGES as changes  # noqa: PLC0415
+            from ..nn.module import Module  # noqa: PLC0415
+            from ..optim.optimizer import Optimizer  # noqa: PLC0415
+
+            _Module, _Optimizer, _backend, _CHANGES = Module, Optimizer, backend, changes
         self._modules: dict[int, tuple[Any, int, list[Any], list[tuple[str, Any]]]] = {}
         self._classes: dict[type, list[Any]] = {}
         self.out: list[Any] = []
@@ -143,9 +155,7 @@ class Guard:
     def _walk_all(self, fn: Any, args: Any) -> None:
         out = self.out
         out.append(_State.grad_enabled)
-        from .. import backend  # noqa: PLC0415
-
-        out.append(backend._default_name)
+        out.append(_backend._default_name)
         if self.paths is not None:
             self.paths += ["grad mode", "default device"]
         self.function(fn, "fn", DEPTH)
@@ -161,17 +171,23 @@ class Guard:
     def walk(self, v: Any, path: str = "", depth: int = DEPTH) -> None:
         """Write down ``v`` (see the module docstring)."""
         t = type(v)
-        paths = self.paths
         if t is float:
-            self._emit((float, v if v == v else "nan"), path)
+            tok: Any = (float, v if v == v else "nan")
         elif t is int or t is bool or t is str or v is None or t is bytes:
-            self._emit((t, v), path)
+            tok = (t, v)
         elif t is Tensor or isinstance(v, Tensor):
             d = v._data
-            self._emit((id(v), d.shape, d.dtype, v._dev, v.requires_grad), path)
+            tok = (id(v), d.shape, d.dtype, v._dev, v.requires_grad)
         elif isinstance(v, _SCALARS):
-            self._emit((t, v.item() if isinstance(v, np.generic) and v == v else repr(v)), path)
+            tok = (t, v.item() if isinstance(v, np.generic) and v == v else repr(v))
         else:
+            tok = None
+        if tok is not None:  # (the common case, inlined: a call per value was a third of the cost)
+            self.out.append(tok)
+            if self.paths is not None:
+                self.paths.append(path)
+        else:
+            paths = self.paths
             k = id(v)
             at = self._seen.get(k)
             if at is not None:  # walked already in this key (a cycle, or one object reached twice)
@@ -209,12 +225,9 @@ class Guard:
                 self.walk(x, f"{path}[{i}]" if paths is not None else "", depth)
 
     def _object(self, v: Any, t: type, path: str, depth: int) -> None:
-        from ..nn.module import Module  # noqa: PLC0415
-        from ..optim.optimizer import Optimizer  # noqa: PLC0415
-
-        if isinstance(v, Module):
+        if isinstance(v, _Module):
             self.module(v, path, depth)
-        elif isinstance(v, Optimizer):
+        elif isinstance(v, _Optimizer):
             self.optimizer(v, path)
         elif t is types.FunctionType or t is types.MethodType or t is functools.partial:
             self.function(v, path, depth)
@@ -231,8 +244,6 @@ class Guard:
 
     def module(self, m: Any, path: str, depth: int) -> None:
         """A module: its class and attributes, read again only after a module changed."""
-        from ..nn.module import _CHANGES  # noqa: PLC0415
-
         paths = self.paths
         t = type(m)
         if paths is not None:  # (naming: walked in full)
@@ -306,8 +317,6 @@ class Guard:
     def function(self, f: Any, path: str, depth: int) -> None:
         """A callable: by identity; the user's functions also by their closure, defaults and
         the globals they name (to ``depth`` functions deep)."""
-        from ..nn.module import Module  # noqa: PLC0415
-
         paths = self.paths
         while type(f) is functools.partial:
             self._emit((functools.partial, id(f)), path)
@@ -316,7 +325,7 @@ class Guard:
             for k, a in f.keywords.items():
                 self.walk(a, f"{path}.{k}" if paths is not None else "", depth)
             f = f.func
-        if isinstance(f, Module):
+        if isinstance(f, _Module):
             self.module(f, path, depth)
             return
         obj = getattr(f, "__self__", None)
