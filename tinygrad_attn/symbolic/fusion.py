@@ -1,4 +1,4 @@
-"""Fusion of elementwise chains into one GPU kernel each (CuPy ``ElementwiseKernel`` source).
+"""Fusion of elementwise chains into one kernel each (CuPy ``ElementwiseKernel`` source).
 
 On a GPU every op of a chain such as ``x * 0.5 * (1 + tanh(...))`` is a kernel launch and a
 round trip through memory; one kernel for the chain reads its inputs once and writes its
@@ -11,9 +11,9 @@ broadcasts its arguments), inner values never do. Groups of one op are left alon
 is elementwise when its class says so: ``elementwise`` is its C expression over its
 operands ``{0}``, ``{1}``, ``{2}`` (``{a}``: the op's ``args``), declared beside its forward.
 
-The replay does not call these kernels yet: they are generated and compile-checked with
-NVRTC (tests), ready for a CUDA replay path. On the CPU, NumPy has no fused elementwise
-loops to call, so the CPU replay keeps one array call per op.
+A replay calls them (:mod:`.kernels`): on CUDA as these ``cupy.ElementwiseKernel`` strings,
+on the CPU as a loop compiled by numba from the same expressions written in Python. The
+CUDA source is compile-checked with NVRTC by the tests, which need no GPU.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def elementwise_groups(prog: Program) -> list[FusedKernel]:
     def written_between(g: list[OpRecord], op: OpRecord) -> bool:
         """Whether an in-place write between g's first op and ``op`` changes memory that g
         or ``op`` reads: one kernel would read it once, after the write."""
-        start, end = at[id(g[0])], at[id(op)]
+        start, end = min(at[id(r)] for r in g), at[id(op)]  # (g is a tree: its first record is not the earliest)
         read = {x.alias for r in g + [op] for x in r.inputs if isinstance(x, Buffer)}
         return any(start < i < end and a in read for i, a in stores)
 
