@@ -64,8 +64,17 @@ class Program:
                     f"the program was traced for shape {spec[0]}, dtype {spec[1]} on {spec[2].name}. "
                     "Trace again for new shapes (tga.compile does this for you)."
                 )
+        return self.replay(args)
+
+    def replay(self, args: Sequence[Any]) -> Any:
+        """Run on ``args`` as :meth:`__call__` does, without checking them (``tga.compile``'s key
+        already holds their shapes, dtypes and devices)."""
         outs = self._run(args)
-        return _fill(self._template, [Tensor._wrap(o, b.dev) for o, b in zip(outs, self.outputs)])
+        template = self._template
+        if template.__class__ is _Slot:  # (one tensor returned: most steps)
+            b = self.outputs[template.i]
+            return Tensor._wrap(outs[template.i], b.dev)
+        return _fill(template, [Tensor._wrap(o, b.dev) for o, b in zip(outs, self.outputs)])
 
     @property
     def peak_bytes(self) -> int:
