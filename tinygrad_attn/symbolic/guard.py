@@ -91,6 +91,36 @@ def _user_class(cls: type) -> bool:
     return user
 
 
+def _tree(m: Any, static: list[Any], tensors: list[Any], live: list[Any], classes: list[type], seen: set[int]) -> None:
+    """Sort a module tree's attributes for :meth:`Guard.module`: ``static`` tokens (classes,
+    identities, numbers, strings), the ``tensors`` (whose ``requires_grad`` and shape change
+    without an assignment), the ``live`` values walked at each call (containers, objects,
+    functions) and the user's ``classes`` (whose methods' globals are walked)."""
+    t = type(m)
+    if id(m) in seen:
+        static.append(("module seen", id(m)))
+        return
+    seen.add(id(m))
+    static.append((t, id(m)))
+    if _user_class(t) and t not in classes:
+        classes.append(t)
+    for k, x in m.__dict__.items():
+        if k in _MODULE_SKIP:
+            continue
+        tx = type(x)
+        if tx in (int, float, bool, str, type(None)) and (tx is not float or x == x):
+            static.append((k, tx, x))
+        elif isinstance(x, Tensor):
+            static.append(k)
+            tensors.append(x)
+        elif isinstance(x, _Module):
+            static.append(k)
+            _tree(x, static, tensors, live, classes, seen)
+        else:
+            static.append(k)
+            live.append(x)
+
+
 def _global_names(code: Any) -> tuple[str, ...]:
     names = _NAMES.get(code)
     if names is None:
@@ -243,7 +273,8 @@ class Guard:
             self._emit((t, id(v)), path)
 
     def module(self, m: Any, path: str, depth: int) -> None:
-        """A module: its class and attributes, read again only after a module changed."""
+        """A module tree: classes and attributes, read again only after a module changed (then
+        only its tensors, containers and other objects are walked: what changes unassigned)."""
         paths = self.paths
         t = type(m)
         if paths is not None:  # (naming: walked in full)
@@ -251,25 +282,26 @@ class Guard:
             for k, x in m.__dict__.items():
                 if k not in _MODULE_SKIP:
                     self.walk(x, f"{path}.{k}" if path else k, depth)
-        else:
-            c = self._modules.get(id(m))
-            if c is None or c[0] is not m or c[1] != _CHANGES[0]:
-                static: list[Any] = [(t, id(m))]
-                live: list[tuple[str, Any]] = []
-                for k, x in m.__dict__.items():
-                    if k in _MODULE_SKIP:
-                        continue
-                    tx = type(x)
-                    if tx in (int, float, bool, str, type(None)) and (tx is not float or x == x):
-                        static.append((k, tx, x))
-                    else:
-                        live.append((k, x))
-                c = self._modules[id(m)] = (m, _CHANGES[0], static, live)
-            self.out.extend(c[2])
-            for _, x in c[3]:
-                self.walk(x, "", depth)
-        if _user_class(t):
-            self._class(t, path, depth)
+            if _user_class(t):
+                self._class(t, path, depth)
+            return
+        c = self._modules.get(id(m))
+        if c is None or c[0] is not m or c[1] != _CHANGES[0]:
+            static: list[Any] = []
+            tensors: list[Any] = []
+            live: list[Any] = []
+            classes: list[type] = []
+            _tree(m, static, tensors, live, classes, set())
+            c = self._modules[id(m)] = (m, _CHANGES[0], static, tensors, live, classes)
+        out = self.out
+        out.extend(c[2])
+        for v in c[3]:
+            d = v._data
+            out.append((id(v), d.shape, d.dtype, v._dev, v.requires_grad))
+        for x in c[4]:
+            self.walk(x, "", depth)
+        for cls in c[5]:
+            self._class(cls, "", depth)
 
     def _class(self, cls: type, path: str, depth: int) -> None:
         """The globals that the methods of a user's class name (a ``forward`` calling a
