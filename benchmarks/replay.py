@@ -9,7 +9,10 @@
    (``cpu_kernels.ENABLED = False`` while traced: one NumPy call per op), and ``jax.jit``
    where ``import jax`` works. The target: compiled at least 1.5x faster than eager at tiny.
 
-    cd benchmarks && OMP_NUM_THREADS=1 PYTHONPATH=.. python replay.py [--sizes tiny small medium]
+    cd benchmarks && OMP_NUM_THREADS=1 PYTHONPATH=.. python replay.py [--cpu-time] [--sizes tiny small medium]
+
+``--cpu-time`` times with this process's CPU time (``time.process_time``), which other work on
+a shared machine disturbs far less than wall-clock time.
 
 Medians of interleaved rounds (``common.interleave``); nothing here is asserted by a test.
 """
@@ -17,10 +20,11 @@ Medians of interleaved rounds (``common.interleave``); nothing here is asserted 
 from __future__ import annotations
 
 import sys
+import time
 
 import attention
 import numpy as np
-from common import interleave, jax_or_none
+from common import CLOCK, interleave, jax_or_none
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
@@ -85,6 +89,8 @@ def mha(sizes=("tiny",), rounds: int | None = None) -> dict[str, dict[str, float
 
 if __name__ == "__main__":
     sizes = ("tiny",)
+    if "--cpu-time" in sys.argv:
+        CLOCK["fn"] = time.process_time
     if "--sizes" in sys.argv:
         sizes = tuple(sys.argv[sys.argv.index("--sizes") + 1 :])
     tga.manual_seed(0)
