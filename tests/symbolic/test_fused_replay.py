@@ -172,3 +172,21 @@ def test_fused_replay_agrees_with_eager_on_cuda():
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(x2.grad.numpy(), x3.grad.numpy(), rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(o2.grad.numpy(), o3.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_a_group_reading_more_arrays_than_a_ufunc_takes_is_left_unfused():
+    def fn(x):
+        h = x
+        for _ in range(40):
+            h = (h * 0.9 + 0.1).tanh()
+        return h.sum()
+
+    x = Tensor(np.random.default_rng(0).standard_normal((2, 3)), requires_grad=True)
+    prog = jit_trace(fn, x)
+    groups = elementwise_groups(prog)
+    assert any(len(k.inputs) > kernels.MAX_INPUTS for k in groups)
+    assert all(len(k.inputs) <= kernels.MAX_INPUTS for k, _ in prog.kernels)
+    x2 = Tensor(x.numpy(), requires_grad=True)
+    loss = prog(x2)
+    want = fn(Tensor(x.numpy()))
+    np.testing.assert_allclose(loss.numpy(), want.numpy(), rtol=1e-12)

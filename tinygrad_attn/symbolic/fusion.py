@@ -19,6 +19,7 @@ CUDA source is compile-checked with NVRTC by the tests, which need no GPU.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -82,8 +83,9 @@ def _number_type(op: OpRecord, i: int, out_type: str) -> str:
     return out_type
 
 
-def elementwise_groups(prog: Program) -> list[FusedKernel]:
-    """The program's fusable elementwise chains (two ops or more), as kernels."""
+def elementwise_groups(prog: Program, fusable: Callable[[OpRecord], bool] | None = None) -> list[FusedKernel]:
+    """The program's fusable elementwise chains (two ops or more), as kernels; ``fusable``: a
+    further condition on each op (the CPU's loops take only cheap arithmetic)."""
     readers: dict[int, int] = {}
     for op in prog.ops:
         for x in op.inputs:
@@ -104,7 +106,7 @@ def elementwise_groups(prog: Program) -> list[FusedKernel]:
         return any(start < i < end and a in read for i, a in stores)
 
     for op in prog.ops:
-        if not _fusable(op):
+        if not _fusable(op) or (fusable is not None and not fusable(op)):
             continue
         out = op.outputs[0]
         members = [op]
@@ -143,7 +145,10 @@ def _kernel(records: list[OpRecord], index: int) -> FusedKernel:
     for op in records:
         b = op.outputs[0]
         ctype = C_TYPES[str(b.dtype)]
-        args = [x.name if isinstance(x, Buffer) else _literal(x, _number_type(op, i, ctype)) for i, x in enumerate(op.inputs)]
+        args = [
+            x.name if isinstance(x, Buffer) else _literal(x, _number_type(op, i, ctype))
+            for i, x in enumerate(op.inputs)
+        ]
         expr = _expression(op.fn, len(args))
         expr = expr.format(*args, a=_literal(op.fn.args, ctype) if "{a}" in expr else "")
         target = "out" if op is records[-1] else f"{ctype} {b.name}"

@@ -38,7 +38,7 @@ class Program:
         self.ops = passes.optimize(ops, outputs)
         self.dead_after = passes.liveness(self.ops, outputs)
         # The elementwise groups the replay runs as one compiled loop (or CUDA kernel) each
-        self.kernels = kernels.replay_kernels(elementwise_groups(self)) if fuse else []
+        self.kernels = kernels.replay_kernels(self) if fuse else []
         self._peak_bytes: int | None = None  # (computed when first asked: a replay never needs it)
         self.code, env = codegen.generate(self)
         self._env = env
