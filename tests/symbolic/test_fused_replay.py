@@ -5,6 +5,8 @@ fusion on and off, and replayed on new inputs, forward and backward."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from nvrtc import compile_cubin, needs_nvrtc
@@ -190,3 +192,14 @@ def test_a_group_reading_more_arrays_than_a_ufunc_takes_is_left_unfused():
     loss = prog(x2)
     want = fn(Tensor(x.numpy()))
     np.testing.assert_allclose(loss.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_the_cuda_strings_rename_every_value():
+    def fn(i, n):  # (names CuPy's kernels use themselves)
+        return ((i * 2.0 + n) * i).tanh()
+
+    a = Tensor(np.ones((2, 3), dtype=np.float32))
+    (k,) = elementwise_groups(jit_trace(fn, a, Tensor(np.ones(3, dtype=np.float32))))
+    in_params, out_params, operation = kernels.cuda_strings(k)
+    assert in_params == "float32 v0, float32 v1" and out_params == "float32 out"
+    assert re.search(r"\b[in]\b", operation) is None and "v0" in operation and "v1" in operation

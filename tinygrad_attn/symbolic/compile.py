@@ -35,9 +35,6 @@ from .guard import LIVE_HYPERPARAMETERS, Guard  # noqa: F401 - (LIVE_HYPERPARAME
 from .program import Program
 from .trace import ArgArray, trace_with_result
 
-_PLAIN = (int, float, bool, str, bytes, type(None), complex)
-
-
 _ARGS_HEAD = (tuple, 2)  # (the key of ``(args, kw)``'s outer tuple, as _Flat writes it)
 _NO_KW = (dict, ())
 
@@ -158,6 +155,8 @@ class Compiled:
                     prog = self.programs.get(key, False)
                     if prog:
                         return prog.replay(args)
+                    if prog is None:  # (a key this function runs eagerly for)
+                        return self.fn(*args)
         flat = _Flat()
         structure = flat.walk((args, kw))
         key = (tuple(flat.key), self.guard.key(self.fn, flat.others))

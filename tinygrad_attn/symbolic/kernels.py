@@ -216,13 +216,26 @@ def cpu_callable(k: FusedKernel) -> Callable[..., Any]:
     return run
 
 
+def cuda_strings(k: FusedKernel) -> tuple[str, str, str]:
+    """``k``'s ``ElementwiseKernel`` strings with its values renamed ``v0, v1, ...`` (a buffer
+    named ``i`` or ``n`` would meet CuPy's own names)."""
+    names = [b.name for b in k.inputs] + [op.outputs[0].name for op in k.records[:-1]]
+    rename = {n: f"v{j}" for j, n in enumerate(names)}
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(rename, key=len, reverse=True)) + r")\b")
+    operation = pattern.sub(lambda m: rename[m.group(1)], k.operation)
+    in_params = ", ".join(f"{b.dtype} {rename[b.name]}" for b in k.inputs)
+    return in_params, k.out_params, operation
+
+
 def cuda_callable(k: FusedKernel) -> Callable[..., Any]:
     """``k`` as a ``cupy.ElementwiseKernel`` call (built at the first call)."""
     made: list[Any] = []
 
     def run(*ins: Any) -> Any:
         if not made:
-            made.append(k.elementwise_kernel())
+            import cupy  # noqa: PLC0415
+
+            made.append(cupy.ElementwiseKernel(*cuda_strings(k), k.name))
         return made[0](*ins)
 
     run.__name__ = k.name
