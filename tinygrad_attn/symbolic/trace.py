@@ -790,10 +790,11 @@ class ArgArray(np.ndarray):
         while f is not None and "/numpy/" in f.f_code.co_filename.replace("\\", "/"):
             f = f.f_back  # (NumPy's own Python: a method calling a ufunc)
         if f is not None and _is_user_file(f.f_code.co_filename):  # (not the package's own conversions)
-            tracer.host_reads.append(f"{what} on a NumPy argument at {_user_line()}")
+            where = f'File "{f.f_code.co_filename}", line {f.f_lineno}, in {f.f_code.co_name}'
+            tracer.host_reads.append(f"{what} on a NumPy argument at {where}")
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kw: Any) -> Any:
-        self._noted(f"np.{ufunc.__name__}")
+        self._noted(f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
         inputs = tuple(x.view(np.ndarray) if isinstance(x, ArgArray) else x for x in inputs)
         if "out" in kw:
             kw["out"] = tuple(x.view(np.ndarray) if isinstance(x, ArgArray) else x for x in kw["out"])
