@@ -272,3 +272,32 @@ def test_a_gradient_penalty_inside_the_step_replays_as_eager():
             assert run.program is not None
     for a, b in zip(*results):
         np.testing.assert_allclose(b, a, rtol=1e-10)
+
+
+def test_threads_replaying_one_compiled_function_get_their_own_results():
+    import threading
+
+    w = Tensor(np.arange(3.0))
+    scale = [2.0]
+
+    def f(x):
+        return (w * x).sum() * scale[0]
+
+    run = tga.compile(f)
+    run(Tensor(np.ones(3))), run(Tensor(np.ones(3)))
+    errors = []
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(200):
+            x = rng.standard_normal(3)
+            got = run(Tensor(x)).numpy()
+            if not np.allclose(got, (np.arange(3.0) * x).sum() * 2.0):
+                errors.append((seed, got))
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(run.programs) == 1

@@ -36,6 +36,7 @@ import dataclasses
 import functools
 import inspect
 import sys
+import threading
 import types
 from collections.abc import Callable
 from typing import Any
@@ -155,6 +156,7 @@ class Guard:
             from ..optim.optimizer import Optimizer  # noqa: PLC0415
 
             _Module, _Optimizer, _backend, _CHANGES = Module, Optimizer, backend, changes
+        self._lock = threading.Lock()
         self._modules: dict[int, tuple[Any, int, list[Any], list[tuple[str, Any]]]] = {}
         self._classes: dict[type, list[Any]] = {}
         self.out: list[Any] = []
@@ -165,18 +167,20 @@ class Guard:
     def key(self, fn: Callable[..., Any], args: Any = ()) -> tuple:
         """The fingerprint of ``fn``'s reach and of the non-tensor values of ``args`` (a
         list of ``(name, value)``)."""
-        self.out, self.paths, self._seen = [], None, {}
-        self._walk_all(fn, args)
-        out = self.out
-        self.out, self._seen = [], {}
+        with self._lock:  # (one walk at a time: its state lives on the guard)
+            self.out, self.paths, self._seen = [], None, {}
+            self._walk_all(fn, args)
+            out = self.out
+            self.out, self._seen = [], {}
         return tuple(out)
 
     def describe(self, fn: Callable[..., Any], args: Any = ()) -> dict[str, Any]:
         """``{name: what was written down}`` for each value of the fingerprint."""
-        self.out, self.paths, self._seen = [], [], {}
-        self._walk_all(fn, args)
-        out, paths = self.out, self.paths
-        self.out, self.paths, self._seen = [], None, {}
+        with self._lock:
+            self.out, self.paths, self._seen = [], [], {}
+            self._walk_all(fn, args)
+            out, paths = self.out, self.paths
+            self.out, self.paths, self._seen = [], None, {}
         found: dict[str, list[Any]] = {}
         for p, v in zip(paths, out):
             found.setdefault(p, []).append(v)
