@@ -18,7 +18,9 @@ from tinygrad_attn.symbolic import kernels
 from tinygrad_attn.symbolic.fusion import elementwise_groups
 from tinygrad_attn.symbolic.trace import trace as jit_trace
 
-pytestmark = pytest.mark.skipif(not kernels.enabled(), reason="numba is not installed (the jit extra)")
+needs_numba = pytest.mark.skipif(
+    not kernels.enabled(), reason="numba is not installed (the jit extra), or switched off"
+)
 
 _UNARY = [
     lambda h, o: h.tanh(),
@@ -66,6 +68,7 @@ def _replay(fn, dtype, fused, monkeypatch, seed):
     return prog, [loss.numpy(), x2.grad.numpy(), o2.grad.numpy()]
 
 
+@needs_numba
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("seed", range(8))
 def test_fused_and_unfused_replays_agree(seed, dtype, monkeypatch):
@@ -81,6 +84,7 @@ def test_fused_and_unfused_replays_agree(seed, dtype, monkeypatch):
         np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol)
 
 
+@needs_numba
 def test_a_compiled_step_runs_its_fused_kernels_and_matches_eager():
     def make():
         tga.manual_seed(0)
@@ -176,6 +180,7 @@ def test_fused_replay_agrees_with_eager_on_cuda():
         np.testing.assert_allclose(o2.grad.numpy(), o3.grad.numpy(), rtol=1e-4, atol=1e-4)
 
 
+@needs_numba
 def test_a_group_reading_more_arrays_than_a_ufunc_takes_is_left_unfused():
     def fn(x):
         h = x
