@@ -20,6 +20,12 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+# Recent hypothesis releases (6.170 seen) link the settings of each call of one parametrized @given test to
+# the previous call's, and read them recursively: the op table's ~1000 cases of one test (tests/ops/test_oracle.py)
+# passed Python's default limit of 1000 frames (RecursionError in hypothesis/_settings.py). A higher limit
+# lets the chain be read; it costs nothing where no recursion is that deep.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+
 # One BLAS thread: the suite's matrices are small, and a BLAS pool that spins while
 # another process holds the other core makes runs slow and their timing erratic.
 # Subprocesses (the example scripts) inherit the setting.
