@@ -21,7 +21,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -94,17 +93,24 @@ def _git_dir(mirror: Path, repo: str) -> Path:
 
 
 def export(mirror: Path, repo: str, commit: str, folder: str, dest: Path) -> None:
-    """The files of ``folder`` at ``commit`` of ``repo``'s fetched copy, written under ``dest``."""
-    git = _git_dir(mirror, repo)
-    spec = f"{commit}:{folder}" if folder else commit
-    proc = subprocess.run(["git", "--git-dir" if (git / "HEAD").exists() else "-C", str(git), "archive", spec],
-                          capture_output=True, check=True)  # fmt: skip
-    dest.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryFile() as f:
-        f.write(proc.stdout)
-        f.seek(0)
-        with tarfile.open(fileobj=f) as tar:
-            tar.extractall(dest, filter="data")
+    """The files of ``folder`` at ``commit`` of ``repo``'s fetched copy, written under ``dest``.
+
+    A fetched copy may lack its largest files (pictures, mostly): those are left out."""
+    git = ["git", "--git-dir" if (_git_dir(mirror, repo) / "HEAD").exists() else "-C", str(_git_dir(mirror, repo))]
+    listing = subprocess.run(
+        [*git, "ls-tree", "-r", "-z", commit, "--", folder or "."], capture_output=True, check=True
+    )
+    for item in filter(None, listing.stdout.decode().split("\0")):
+        meta, path = item.split("\t", 1)
+        mode, kind, sha = meta.split()
+        if kind != "blob":
+            continue
+        blob = subprocess.run([*git, "cat-file", "blob", sha], capture_output=True)
+        if blob.returncode != 0:
+            continue  # absent from the fetched copy
+        target = dest / Path(path).relative_to(folder or ".")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(blob.stdout)
 
 
 @dataclass
@@ -157,6 +163,8 @@ def run_once(workdir: Path, lib: str, program: str, argvs: list[list[str]], befo
             out.append(so)
             return Run(None, time.perf_counter() - t0, "".join(out), f"timed out after {timeout:.0f} s")
         out.append(p.stdout)
+        (workdir / "_stdout.txt").write_text("".join(out))
+        (workdir / "_stderr.txt").write_text(p.stderr)
         if p.returncode != 0:
             return Run(p.returncode, time.perf_counter() - t0, "".join(out), _first_error(p.stderr, prog))
     return Run(0, time.perf_counter() - t0, "".join(out), "")
