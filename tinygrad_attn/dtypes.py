@@ -35,7 +35,57 @@ long = int64
 
 # -- promotion: torch.result_type's rules, in one place ----------------------------------
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # bool < integer < float < complex
-_DEFAULT_OF_CATEGORY = {0: bool, 1: int64, 2: float32, 3: complex64}  # a Python number's dtype
+_DEFAULT_FLOAT = [float32]  # PyTorch's default dtype: what a Python float and a float factory make (one cell)
+
+
+def get_default_dtype() -> np.dtype:
+    """The floating dtype factories and Python floats give when no dtype is named (float32
+    unless :func:`set_default_dtype` changed it), as ``torch.get_default_dtype``."""
+    return _DEFAULT_FLOAT[0]
+
+
+def set_default_dtype(d: Any) -> None:
+    """Make ``d`` (a floating dtype) the default dtype, as ``torch.set_default_dtype``.
+
+    >>> set_default_dtype(float64); tensor([1.0]).dtype  # doctest: +SKIP
+    dtype('float64')
+    """
+    dt = np.dtype(d)
+    if dt.kind != "f":
+        raise TypeError(f"set_default_dtype: only floating-point types are supported as the default type, got {dt}")
+    _DEFAULT_FLOAT[0] = dt
+
+
+def _default_of_category(category: int) -> np.dtype:
+    """A Python number's dtype by its category (bool, integer, floating, complex)."""
+    if category == 2:
+        return _DEFAULT_FLOAT[0]
+    return {0: bool, 1: int64, 3: complex128 if _DEFAULT_FLOAT[0] == float64 else complex64}[category]
+
+
+def can_cast(from_: np.dtype, to: np.dtype) -> builtins.bool:
+    """PyTorch's ``can_cast``: whether an op may write a result of dtype ``from_`` into a tensor
+    of dtype ``to`` (within a category or up, never down: no float into an integer tensor,
+    no integer into a bool one)."""
+    return _CATEGORY[np.dtype(from_).kind] <= _CATEGORY[np.dtype(to).kind]
+
+
+# PyTorch's names of the dtypes, which its error messages use ("... not implemented for 'Float'")
+_SCALAR_TYPE = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+                "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+                "complex128": "ComplexDouble"}  # fmt: skip
+
+
+def scalar_type_name(dt: object) -> str:
+    """PyTorch's name of a dtype in its messages: ``Float`` for float32, ``Long`` for int64."""
+    name = np.dtype(dt).name
+    return _SCALAR_TYPE.get(name, name)
+
+
+class UnsupportedDtypeError(NotImplementedError, TypeError):
+    """An op that has no kernel for a dtype (``&`` of floats, ``//`` of bools): PyTorch's
+    ``NotImplementedError`` ("... not implemented for 'Float'"), and the ``TypeError`` that
+    NumPy raises for these."""
 
 
 def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
@@ -69,7 +119,7 @@ def result_type(*operands: object) -> np.dtype:
         else:
             tier = 2
             kind = "b" if isinstance(x, (builtins.bool, np.bool_)) else np.asarray(x).dtype.kind
-            dt = _DEFAULT_OF_CATEGORY[_CATEGORY[kind]]
+            dt = _default_of_category(_CATEGORY[kind])
         dt = np.dtype(dt)
         tiers[tier] = dt if tiers[tier] is None else promote_types(tiers[tier], dt)
     out: np.dtype | None = None
@@ -93,7 +143,7 @@ class finfo:  # noqa: N801 - PyTorch's name
     """
 
     def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's argument name
-        dt = float32 if type is None else np.dtype(type)
+        dt = _DEFAULT_FLOAT[0] if type is None else np.dtype(type)
         if dt.kind not in "fc":
             raise TypeError(f"finfo() requires a floating point input type, got {dt}: use iinfo for integers")
         info = np.finfo(dt)
@@ -123,7 +173,7 @@ class iinfo:  # noqa: N801 - PyTorch's name
 
 
 __all__ = [
-    "finfo", "iinfo",
+    "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128",
-    "bool", "half", "float", "double", "short", "int", "long", "promote_types", "result_type",
+    "bool", "half", "float", "double", "short", "int", "long", "promote_types", "result_type", "can_cast",
 ]  # fmt: skip
