@@ -231,9 +231,9 @@ def run_program(entry: dict, mirror: Path, scratch: Path, timeout: float, rtol: 
         "ok" if o.rc == 0 else o.error,
         n,
         same and (o.rc == 0 or both_fail_alike),
-        diff,
-        worst,
-        {"torch": round(t.seconds, 1), "ours": round(o.seconds, 1)},
+        first_difference=diff,
+        max_rel=worst,
+        seconds={"torch": round(t.seconds, 1), "ours": round(o.seconds, 1)},
     )
     result.drift = bool(drift) and o.rc == 0
     if result.drift:
