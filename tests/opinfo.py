@@ -1619,3 +1619,10 @@ OPS += [
 ]  # fmt: skip
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"
+
+# PyTorch's remaining torch.nn.functional functions (their entries in tests/opinfo_nn.py)
+from opinfo_nn import NN_FUNCTIONAL  # noqa: E402
+
+OPS += NN_FUNCTIONAL
+BY_NAME = {op.name: op for op in OPS}
+assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"
