@@ -67,7 +67,9 @@ def test_the_swapped_imports_bind_the_librarys_modules():
         ("loss 0.510000\n", "loss 0.500000\n", False),
         ("step 3 | 12.5ms | 1.0\n", "step 3 | 99.0ms | 1.0\n", True),  # a timing glued to its unit is not compared
         ("grad_fn=<AddmmBackward0>) 2.0\n", "grad_fn=<AddBackward0>) 2.0\n", True),
-        ("1.0\n2.0\n", "1.0\n", False),  # PyTorch printed fewer lines
+        ("1.0\n2.0\n", "1.0\n", False),  # PyTorch printed fewer numbers
+        ("tensor([[0.7647, 0.0000],\n        [1.0000, 2.0000]])\n", "Tensor([[0.764706, 0.000012], [1., 2.]])\n", True),
+        ("tensor([0.7647])\n", "Tensor([0.765006])\n", False),  # beyond the rounding of 4 digits
         ("nan 1\n", "nan 1\n", True),
         ("1 2\n", "1 2 3\n", False),
     ],
