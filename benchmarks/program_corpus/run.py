@@ -196,7 +196,7 @@ def compare(ours: str, theirs: str, rtol: float, atol: float, lines: int | None 
         if not (math.isfinite(x) and math.isfinite(y)):
             ok = (x == y) or (math.isnan(x) and math.isnan(y))
         else:
-            ok = abs(x - y) <= atol + rtol * abs(y) + max(_printed_step(ta), _printed_step(tb))
+            ok = abs(x - y) <= atol + rtol * abs(y) + _printed_step(ta) + _printed_step(tb)  # each rounded
             worst = max(worst, abs(x - y) / max(abs(y), 1e-12))
         if not ok:
             return n, False, f"ours: {la.strip()[:120]!r} / PyTorch: {lb.strip()[:120]!r}", worst

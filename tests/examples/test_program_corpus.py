@@ -70,6 +70,7 @@ def test_the_swapped_imports_bind_the_librarys_modules():
         ("1.0\n2.0\n", "1.0\n", False),  # PyTorch printed fewer numbers
         ("tensor([[0.7647, 0.0000],\n        [1.0000, 2.0000]])\n", "Tensor([[0.764706, 0.000012], [1., 2.]])\n", True),
         ("tensor([0.7647])\n", "Tensor([0.765006])\n", False),  # beyond the rounding of 4 digits
+        ("loss: 0.132\n", "loss: 0.133\n", True),  # 0.13249 and 0.13251, each rounded to 3 digits
         ("nan 1\n", "nan 1\n", True),
         ("1 2\n", "1 2 3\n", False),
     ],
