@@ -136,7 +136,7 @@ class Result:
 
 def _first_error(stderr: str, program: str) -> str:
     """The exception a run ended with, and the program's line that raised it."""
-    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", ln) for ln in stderr.splitlines() if ln.strip()]  # no terminal colours
     where = ""
     for i, ln in enumerate(lines):
         if ln.strip().startswith("File ") and Path(program).name in ln and i + 1 < len(lines):
