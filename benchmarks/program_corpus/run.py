@@ -132,6 +132,7 @@ class Result:
     first_difference: str = ""
     max_rel: float = 0.0
     seconds: dict = field(default_factory=dict)
+    text_difference: str = ""  # the first line whose words differ (numbers and timings aside), or ""
 
 
 def _first_error(stderr: str, program: str) -> str:
@@ -169,6 +170,21 @@ def run_once(workdir: Path, lib: str, program: str, argvs: list[list[str]], befo
         if p.returncode != 0:
             return Run(p.returncode, time.perf_counter() - t0, "".join(out), _first_error(p.stderr, prog))
     return Run(0, time.perf_counter() - t0, "".join(out), "")
+
+
+def _words(out: str) -> list[str]:
+    """The printed lines with every compared number as ``#``: what is left to read as text."""
+    unit = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?=[A-Za-z])")  # a timing with its unit, 12.5ms
+    return [re.sub(r"\s+", " ", unit.sub("#", _NUMBER.sub("#", ln))).strip() for ln in out.splitlines() if ln.strip()]
+
+
+def text_difference(ours: str, theirs: str) -> str:
+    """The first line whose text (not its numbers) differs from PyTorch's: predicted words, reprs, ..."""
+    a, b = _words(ours), _words(theirs)
+    for x, y in zip(a, b):
+        if x != y:
+            return f"ours: {x[:100]!r} / PyTorch: {y[:100]!r}"
+    return "" if len(a) == len(b) else f"{len(a)} lines here, {len(b)} in PyTorch"
 
 
 def _printed_step(token: str) -> float:
@@ -245,18 +261,20 @@ def run_program(entry: dict, mirror: Path, scratch: Path, timeout: float, rtol: 
         seconds={"torch": round(t.seconds, 1), "ours": round(o.seconds, 1)},
     )
     result.drift = bool(drift) and o.rc == 0
+    result.text_difference = text_difference(o.stdout, t.stdout)
     if result.drift:
         result.max_rel = loose[3]
     return result
 
 
 def table(results: list[Result]) -> str:
-    rows = ["| program | PyTorch | ours | numbers equal |", "| --- | --- | --- | --- |"]
+    rows = ["| program | PyTorch | ours | numbers equal | text equal |", "| --- | --- | --- | --- | --- |"]
     for r in results:
         eq = f"yes ({r.numbers}, max rel {r.max_rel:.1e})" if r.match else f"no: {r.first_difference or '-'}"
         if r.drift:
             eq = f"drift: {r.first_difference} (first line equal, all within {r.max_rel:.1e})"
-        cells = [c.replace("|", "\\|").replace("\n", " ") for c in (r.torch[:160], r.ours[:160], eq[:200])]
+        text = f"no: {r.text_difference}" if r.text_difference else "yes"
+        cells = [c.replace("|", "\\|").replace("\n", " ") for c in (r.torch[:160], r.ours[:160], eq[:200], text[:200])]
         rows.append(f"| {r.name} | " + " | ".join(cells) + " |")
     runs = sum(r.ours == "ok" for r in results)
     match = sum(r.match and r.ours == "ok" for r in results)

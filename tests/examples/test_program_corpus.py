@@ -126,3 +126,16 @@ def test_a_program_runs_beside_pytorch_from_a_repositorys_commit(tmp_path):
     assert (tmp_path / "scratch" / "demo" / "tinygrad_attn" / "sub" / "net.pt").exists()
     swapped = (tmp_path / "scratch" / "demo" / "tinygrad_attn" / "sub" / "train.py").read_text()
     assert swapped == corpus.swap_imports(PROGRAM) != PROGRAM
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs", "same"),
+    [
+        ("loss 0.5 | 12.5ms\n['dolor', 'ut']\n", "loss 0.7 | 99ms\n['dolor', 'ut']\n", True),
+        ("['dolor', 'ut']\n", "['dolor', 'sit']\n", False),  # a predicted word differs
+        ("Size([2, 3])\n", "torch.Size([2, 3])\n", False),
+        ("a\n", "a\nb\n", False),
+    ],
+)
+def test_the_printed_text_is_compared_apart_from_its_numbers(ours, theirs, same):
+    assert (corpus.text_difference(ours, theirs) == "") is same
