@@ -2,7 +2,8 @@
 
 ``Function`` is PyTorch's custom-Function API (:mod:`.function`); ``grad`` and ``backward``
 take PyTorch's arguments (:mod:`.api`) on the engine's one backward pass;
-:mod:`.functional` holds ``jacobian hessian vjp jvp hvp vhp``.
+:mod:`.functional` holds ``jacobian hessian vjp jvp hvp vhp``; ``Variable`` is the legacy wrapper
+(:mod:`.variable`).
 
 >>> (gx,) = tga.autograd.grad((x * x).sum(), x)  # doctest: +SKIP
 """
@@ -19,7 +20,8 @@ from ..engine.switches import (
 from . import function, functional
 from .api import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
+from .variable import Variable
 
 __all__ = ["Function", "FunctionCtx", "backward", "decompose", "detect_anomaly", "enable_grad", "function",
            "functional", "grad", "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable",
-           "set_grad_enabled"]  # fmt: skip
+           "set_grad_enabled", "Variable"]  # fmt: skip
