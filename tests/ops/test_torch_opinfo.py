@@ -537,8 +537,6 @@ KNOWN: dict[str, str] = {
     "new_ones": "Tensor.new_* have no device=",
     "new_zeros": "Tensor.new_* have no device=",
     "repeat_interleave": "no output_size=",
-    "std_mean.unbiased": "std_mean(x, True): unbiased as the second positional argument is read as dim",
-    "var_mean.unbiased": "var_mean(x, True): unbiased as the second positional argument is read as dim",
     # empty and degenerate shapes PyTorch accepts (issue 33's crash list)
     "cat": "cat skips 1-d empty tensors in PyTorch (legacy rule); ours checks their dim (issue 33)",
     "gather": "gather with an empty index of other rank (PyTorch allows it when empty) (issue 33)",
