@@ -532,10 +532,6 @@ KNOWN: dict[str, str] = {
     # missing keyword arguments PyTorch's samples pass
     "div.floor_rounding": "Tensor.div_ has no rounding_mode=",
     "div.trunc_rounding": "Tensor.div_ has no rounding_mode=",
-    "new_empty": "Tensor.new_* have no device=",
-    "new_full": "Tensor.new_* have no device=",
-    "new_ones": "Tensor.new_* have no device=",
-    "new_zeros": "Tensor.new_* have no device=",
     "repeat_interleave": "no output_size=",
     # empty and degenerate shapes PyTorch accepts (issue 33's crash list)
     "cat": "cat skips 1-d empty tensors in PyTorch (legacy rule); ours checks their dim (issue 33)",
