@@ -590,8 +590,11 @@ class Tensor:
         o = self._operand(other)
         return apply_inplace(self, "mul_", Tensor.__mul__, o, reads_old=Tensor._needs_grad(o))
 
-    def div_(self, other: Any) -> Tensor:  # (a division's backward reads the divisor, and x if the divisor needs grad)
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         o = self._operand(other)
+        if rounding_mode is not None:  # (a rounded quotient's gradient is zero: nothing old is read)
+            return apply_inplace(self, "div_", lambda x, o: x.div(o, rounding_mode=rounding_mode), o, reads_old=False)
+        # (a division's backward reads the divisor, and x if the divisor needs grad)
         return apply_inplace(self, "div_", Tensor.__truediv__, o, reads_old=Tensor._needs_grad(o))
 
     def fill_(self, value: Any) -> Tensor:

@@ -530,8 +530,6 @@ def run_op(op_id: str, dtype: Any, *, n: int = FAST_SAMPLES, reference: bool = F
 
 KNOWN: dict[str, str] = {
     # missing keyword arguments PyTorch's samples pass
-    "div.floor_rounding": "Tensor.div_ has no rounding_mode=",
-    "div.trunc_rounding": "Tensor.div_ has no rounding_mode=",
     "repeat_interleave": "no output_size=",
     # empty and degenerate shapes PyTorch accepts (issue 33's crash list)
     "cat": "cat skips 1-d empty tensors in PyTorch (legacy rule); ours checks their dim (issue 33)",
