@@ -530,7 +530,6 @@ def run_op(op_id: str, dtype: Any, *, n: int = FAST_SAMPLES, reference: bool = F
 
 KNOWN: dict[str, str] = {
     # missing keyword arguments PyTorch's samples pass
-    "repeat_interleave": "no output_size=",
     # empty and degenerate shapes PyTorch accepts (issue 33's crash list)
     "cat": "cat skips 1-d empty tensors in PyTorch (legacy rule); ours checks their dim (issue 33)",
     "gather": "gather with an empty index of other rank (PyTorch allows it when empty) (issue 33)",
@@ -572,7 +571,6 @@ KNOWN_SLOW: dict[str, str] = {
     "floor_divide@float64": "floor_divide rounding of exact-boundary quotients (issue 33)",
     "hypot@float32": "hypot overflows to inf in float32 where PyTorch scales (issue 33)",
     # empty and degenerate shapes
-    "narrow": "narrow with a negative start of -size (wraps) gives an empty tensor",
     "nn.functional.group_norm": "group_norm on a (0, C) input",
     # gradients
     "index_copy@float64": "gradient of the source with a negative dim is zero",
