@@ -536,7 +536,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.batch_norm": "batch_norm on a 1-d empty input (issue 33)",
     "nn.functional.batch_norm.without_cudnn": "batch_norm on a 1-d empty input (issue 33)",
     "nn.functional.multilabel_margin_loss": "0-d input rejected, PyTorch accepts it",
-    "nn.functional.multilabel_soft_margin_loss": "weight= of the input's shape rejected (PyTorch broadcasts it)",
     # missing modes
     "nn.functional.interpolate.area": "interpolate mode='area' missing",
     "nn.functional.interpolate.bicubic": "interpolate mode='bicubic' missing",
@@ -573,7 +572,7 @@ KNOWN_SLOW: dict[str, str] = {
     # empty and degenerate shapes
     "nn.functional.group_norm": "group_norm on a (0, C) input",
     # gradients
-    "index_copy@float64": "gradient of the source with a negative dim is zero",
+    "index_copy@float64": "duplicate indices (result undefined): PyTorch sends the gradient to every duplicate source row, ours to the one written",
     # dtype rules
     "linspace.tensor_overload@float64": "linspace from 0-d float32 tensors with dtype=float64 computes in float32",
     # missing modes and keywords
