@@ -531,7 +531,6 @@ def run_op(op_id: str, dtype: Any, *, n: int = FAST_SAMPLES, reference: bool = F
 KNOWN: dict[str, str] = {
     # missing keyword arguments PyTorch's samples pass
     # empty and degenerate shapes PyTorch accepts (issue 33's crash list)
-    "cat": "cat skips 1-d empty tensors in PyTorch (legacy rule); ours checks their dim (issue 33)",
     "gather": "gather with an empty index of other rank (PyTorch allows it when empty) (issue 33)",
     "nn.functional.batch_norm": "batch_norm on a 1-d empty input (issue 33)",
     "nn.functional.batch_norm.without_cudnn": "batch_norm on a 1-d empty input (issue 33)",
