@@ -59,10 +59,6 @@ from .loss import CosineEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, SmoothL1Los
 from .normalization import BatchNorm1d, BatchNorm2d
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
 
-# -- PyTorch's paths to the same classes: nn.modules.<family> (nn.modules.linear.Linear) and nn.parameter
-# isort: split
-from . import modules, parameter  # noqa: F401 - (import paths: tga.nn.modules.linear.Linear)
-
 # -- PyTorch's transposed convolutions, upsampling and unpooling layers
 # isort: split
 from .conv import ConvTranspose1d, ConvTranspose2d
@@ -282,3 +278,7 @@ __all__ += ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "La
 from .loss import NLLLoss2d  # noqa: E402
 
 __all__ += ["NLLLoss2d"]
+
+# -- PyTorch's paths to the same classes, last (they hold every class above): nn.modules.<file>
+# (nn.modules.linear.Linear) and nn.parameter
+from . import modules, parameter  # noqa: E402, F401

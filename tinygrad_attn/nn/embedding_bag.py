@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import functional as F
+from .. import random_transforms as rt
 from .._tensor import Tensor
 from ..random import host_generator
 from .layers import _float_dtype
@@ -40,7 +41,7 @@ class EmbeddingBag(Module):
                 raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
             self.weight = Parameter(_weight, device=device)
         else:
-            table = host_generator().standard_normal((num, dim)).astype(_float_dtype(dtype))
+            table = rt.normal(host_generator(), (num, dim), _float_dtype(dtype))  # (init.normal_, PyTorch's draws)
             if padding_idx is not None:
                 table[padding_idx] = 0
             self.weight = Parameter(table, device=device)

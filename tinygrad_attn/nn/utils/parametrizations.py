@@ -12,7 +12,6 @@ from __future__ import annotations
 from ... import functional as F
 from ..._tensor import Tensor
 from ...engine.switches import no_grad
-from ...random import host_generator
 from ..module import Module
 from . import parametrize
 
@@ -62,9 +61,8 @@ class _SpectralNorm(Module):
         if ndim > 1:
             mat = self._matrix(weight)
             h, w = mat.shape
-            gen = host_generator()
-            u = Tensor(gen.standard_normal(h).astype(weight.dtype), device=weight.device)
-            v = Tensor(gen.standard_normal(w).astype(weight.dtype), device=weight.device)
+            u = weight.new_empty(h).normal_(0, 1)  # (PyTorch's draws: new_empty(h).normal_, then v)
+            v = weight.new_empty(w).normal_(0, 1)
             self.register_buffer("_u", F.normalize(u, dim=0, eps=self.eps))
             self.register_buffer("_v", F.normalize(v, dim=0, eps=self.eps))
             self._power_method(mat, 15)
