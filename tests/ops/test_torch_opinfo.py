@@ -196,7 +196,11 @@ def to_ours(x: Any, leaves: list | None = None) -> Any:
     if isinstance(x, torch.Tensor):
         if x.is_complex() or x.layout != torch.strided:
             raise Unsupported(f"tensor {x.dtype} {x.layout}")
-        t = tga.tensor(x.detach().cpu().numpy().copy(), dtype=_dtype(x.dtype), requires_grad=x.requires_grad)
+        try:
+            data = x.detach().cpu().numpy().copy()
+        except TypeError as e:  # (bfloat16 and other dtypes NumPy lacks)
+            raise Unsupported(str(e)) from None
+        t = tga.tensor(data, dtype=_dtype(x.dtype), requires_grad=x.requires_grad)
         if leaves is not None and x.requires_grad:
             leaves.append((x, t))
         return t
