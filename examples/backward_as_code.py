@@ -27,6 +27,7 @@ from common import parse_args  # examples/common.py: the flags every example tak
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
 from tinygrad_attn.models import BatchFirstAttention
+from tinygrad_attn.ops import cpu_kernels
 from tinygrad_attn.optim import Adam
 from tinygrad_attn.viz import render
 from tinygrad_attn.viz.program import plot_memory
@@ -41,10 +42,13 @@ def loss_of(x):
     return (mha(x, is_causal=True) ** 2).mean()
 
 
-# 1. The program, forward then backward, one line per op.
+# 1. The program, forward then backward, one line per op (a replay runs chains of elementwise
+# ops as one compiled loop each, a `fused:` line; switched off here so that every op shows).
 x = Tensor.randn(B, T, D, requires_grad=True, device=args.device)  # (B, T, d_model)
+cpu_kernels.ENABLED, fused = False, cpu_kernels.ENABLED
 with tga.decompose():  # primitives only: softmax as exp, max, sum, div; attention as matmuls
     prog = tga.jit.trace(loss_of, x)
+cpu_kernels.ENABLED = fused
 print(prog)
 backward = [ln for ln in prog.code.splitlines() if ln.lstrip().startswith("grad_")]
 print(f"# {len(prog.ops)} ops; {len(backward)} lines of backward make a named gradient; "

@@ -170,8 +170,8 @@ class Tensor:
         self._uses = 0
         if requires_grad:
             self.requires_grad_(True)
-        if _State.hook is not None:  # made inside a traced function (see Tracer.write)
-            _State.hook.made(self)
+        if _State.hook is not None:  # made inside a traced function (see Tracer.write, Tracer.made)
+            _State.hook.made(self, data)
 
     @classmethod
     def _wrap(cls, data: Any, dev: Device) -> Tensor:

@@ -203,7 +203,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
         n = a.shape[-1]
         eye = Tensor(np.eye(n, dtype=a.dtype), device=a.device)
         t = t * (1 - eye) + eye
-    return solve(t, b, left=left)
+    return saved_for_backward(solve(t, b, left=left), a, output=True)  # (PyTorch's keeps A and the solution)
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> WithInfo:  # noqa: N803

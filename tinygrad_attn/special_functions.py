@@ -1,7 +1,7 @@
 """PyTorch's further elementwise math: the gamma family (``lgamma digamma polygamma mvlgamma``,
 primitives of ``ops/gamma.py``), ``erfc logit logaddexp2 ldexp float_power fmax fmin renorm``
 (composites), and the functions without a gradient (``heaviside nextafter frexp signbit gcd
-lcm``) and the real-number spellings ``sgn positive angle``.
+lcm``) and the real-number spellings ``sgn angle`` (``positive`` is tensor_torch's).
 
 Each is a ``tga.`` free function and, where PyTorch has one, a :class:`Tensor` method (the
 table :data:`METHODS`); float functions of integer tensors give float32, as PyTorch's.
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import ops
+from . import dims, ops
 from ._tensor import Tensor, where
 from .dtypes import result_type
 from .functional_checks import tensor_arg as _tensor
@@ -22,7 +22,7 @@ from .ops.saved import saved_for_backward
 
 __all__ = [
     "lgamma", "digamma", "polygamma", "mvlgamma", "erfc", "logit", "logaddexp2", "ldexp", "float_power", "fmax",
-    "fmin", "renorm", "heaviside", "nextafter", "frexp", "signbit", "gcd", "lcm", "sgn", "positive", "angle",
+    "fmin", "renorm", "heaviside", "nextafter", "frexp", "signbit", "gcd", "lcm", "sgn", "angle",
 ]  # fmt: skip
 
 
@@ -150,7 +150,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa
         raise RuntimeError(f"renorm: non-positive-norm not supported, got p={p}")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    d = dim % x.ndim
+    d = dims.one(x.shape, dim, "renorm")
     others = tuple(i for i in range(x.ndim) if i != d)
     a = x.abs()
     norm = (a**p).sum(others, keepdim=True) ** (1.0 / p) if others else a
@@ -242,12 +242,6 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
     return saved_for_backward(x.sign(), x, output=True)  # (PyTorch's keeps its input and result)
 
 
-def positive(input: Tensor) -> Tensor:  # noqa: A002
-    """``input`` itself (``+x``); bool tensors are refused, as PyTorch's."""
-    x = _tensor(input, "positive")
-    if x.dtype == np.bool_:
-        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
-    return x
 
 
 def angle(input: Tensor) -> Tensor:  # noqa: A002
@@ -262,6 +256,6 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
 METHODS: dict[str, Any] = {
     n: globals()[n]
     for n in ("lgamma", "digamma", "mvlgamma", "erfc", "logit", "logaddexp2", "ldexp", "float_power", "fmax", "fmin",
-              "renorm", "heaviside", "nextafter", "frexp", "signbit", "gcd", "lcm", "sgn", "positive", "angle")
+              "renorm", "heaviside", "nextafter", "frexp", "signbit", "gcd", "lcm", "sgn", "angle")
 }  # fmt: skip
 METHODS["polygamma"] = _polygamma_method

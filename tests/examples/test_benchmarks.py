@@ -113,3 +113,15 @@ def test_tinygrad_classifier_fails_loudly_on_an_unlisted_failure(tmp_path, monke
     assert "T::b: new failure" in capsys.readouterr().err
     with pytest.raises(SystemExit, match="unknown category"):
         _classify(tmp_path, monkeypatch, results, "T::b,maybe,unsure\n")
+
+
+def test_the_replay_cost_benchmark_runs(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCH))
+    sys.modules.pop("replay", None)
+    import replay  # noqa: PLC0415
+
+    us = replay.one_op(rounds=3, inner=5)
+    assert set(us) == {"numpy", "eager", "compiled", "guard alone"} and all(v > 0 for v in us.values())
+    table = replay.mha(("tiny",), rounds=3)
+    assert {"numpy", "eager", "compiled", "unfused"} <= set(table["tiny"])
+    assert "eager / compiled" in capsys.readouterr().out

@@ -12,6 +12,7 @@ from helpers import examples, rand
 import tinygrad_attn as tga
 import tinygrad_attn.functional as F
 from tinygrad_attn import Tensor
+from tinygrad_attn.ops import cpu_kernels
 from tinygrad_attn.symbolic import TraceError, passes
 
 
@@ -642,7 +643,9 @@ def test_the_program_names_values_after_the_users_variables():
     assert "return (loss,)" in code
 
 
-def test_a_variable_assigned_in_a_loop_names_its_last_value():
+def test_a_variable_assigned_in_a_loop_names_its_last_value(monkeypatch):
+    monkeypatch.setattr(cpu_kernels, "ENABLED", False)  # (one line per op: no fused kernel call)
+
     def fn(x):
         h = x
         for _ in range(3):
@@ -664,7 +667,8 @@ def test_a_name_already_taken_is_left_as_the_ops():
 
 @pytest.mark.parametrize("dtype, scale", [(np.float32, math.sqrt(8.0)), (np.float64, np.sqrt(8.0))],
                          ids=["float", "numpy_float64"])  # fmt: skip
-def test_a_number_used_in_the_forward_and_the_backward_is_one_constant(dtype, scale):
+def test_a_number_used_in_the_forward_and_the_backward_is_one_constant(dtype, scale, monkeypatch):
+    monkeypatch.setattr(cpu_kernels, "ENABLED", False)  # (one line per op: no fused kernel call)
     # (a NumPy float64 is a float whose repr, np.float64(...), is not a name the program has)
     x = Tensor(np.arange(1.0, 4.0, dtype=dtype), requires_grad=True)
     prog = tga.jit.trace(lambda x: (x / scale).exp().sum(), x)

@@ -65,10 +65,10 @@ class Hook:
         if self.outer is not None:
             self.outer.after_step(fn, grads, ns)
 
-    def made(self, t: Any) -> None:
-        """A constructor (not an op) made ``t``."""
+    def made(self, t: Any, source: Any = None) -> None:
+        """A constructor (not an op) made ``t`` (from ``source``, the data it was given, where known)."""
         if self.outer is not None:
-            self.outer.made(t)
+            self.outer.made(t, source)
 
     def write(self, t: Any, key: Any, value: Any) -> None:
         """An in-place change is about to write ``value`` into ``t``'s array at ``key``

@@ -121,6 +121,11 @@ def _clear_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
             p.grad.zero_()
 
 
+#: How many times any module's attributes changed (assigned, deleted, a buffer registered, a
+#: training flag set): ``tga.compile``'s guard re-reads a module's attributes only when it moved.
+_CHANGES = [0]
+
+
 class Module:
     """Base class of every layer and model.
 
@@ -166,11 +171,13 @@ class Module:
         if target is not None:
             target[name] = value  # an existing name keeps its place, as in PyTorch
         object.__setattr__(self, name, value)
+        _CHANGES[0] += 1
 
     def __delattr__(self, name: str) -> None:
         for d in (self._parameters, self._modules, self._buffers):
             d.pop(name, None)
         object.__delattr__(self, name)
+        _CHANGES[0] += 1
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """A tensor that is state but not learned (moves with ``to``; saved if persistent)."""
@@ -183,10 +190,12 @@ class Module:
         object.__setattr__(self, name, tensor)
         if tensor is not None:
             self._buffers[name] = tensor
+        _CHANGES[0] += 1
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         if param is None:
             object.__setattr__(self, name, None)
+            _CHANGES[0] += 1
         else:
             setattr(self, name, param)
 
@@ -276,6 +285,7 @@ class Module:
         """Set training mode on this module and every descendant (Dropout reads it)."""
         for m in self.modules():
             object.__setattr__(m, "training", mode)
+        _CHANGES[0] += 1
         return self
 
     def eval(self) -> Module:
@@ -511,10 +521,12 @@ def functional_call(module: Module, tensors: Mapping[str, Tensor], *args: Any, *
     try:
         for owner, attr, _, t in swaps:
             object.__setattr__(owner, attr, t)  # the attribute only: the registry keeps the original
+        _CHANGES[0] += 1
         return module(*args, **kw)
     finally:
         for owner, attr, old, _ in swaps:
             object.__setattr__(owner, attr, old)
+        _CHANGES[0] += 1
 
 
 class _ListOf(Module):

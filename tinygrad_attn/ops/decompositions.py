@@ -9,6 +9,8 @@ composites of these.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..engine.function import Function
 
 
@@ -29,9 +31,9 @@ class Tril(Function):
     def forward(self, xp, a):
         raw = xp.device.xp
         n, m = a.shape[-2], a.shape[-1]
-        rows = raw.reshape(raw.arange(n), (n, 1))
-        cols = raw.reshape(raw.arange(m), (1, m))
-        return raw.where((cols - rows) <= self.args, a, raw.zeros_like(a))
+        # (the mask made on the host and moved to a's device: an array API namespace makes arange on its default one)
+        keep = xp.device.asarray(np.arange(m)[None, :] - np.arange(n)[:, None] <= self.args)
+        return raw.where(keep, a, raw.zeros_like(a))
 
     def backward(self, g, ns, inputs, out):
         return (ns.apply(Tril, g, args=self.args),)

@@ -49,8 +49,9 @@ def lgamma_array(raw, x):
     big = (z - 0.5) * raw.log(z) - z + 0.5 * math.log(2 * math.pi) + series * inv
     out = big - acc
     s = raw.abs(raw.sin(math.pi * (x - raw.round(x))))  # (sin(pi x) from x's distance to an integer: exact there)
-    refl = math.log(math.pi) - raw.log(s) - out
-    out = raw.where(neg, refl, out)
+    pole = s == 0  # (the non-positive integers: lgamma is +inf there, without a log(0) warning)
+    refl = math.log(math.pi) - raw.log(raw.where(pole, raw.ones_like(s), s)) - out
+    out = raw.where(neg, raw.where(pole, raw.full_like(s, math.inf), refl), out)
     # infinities: lgamma(+-inf) = inf; NaN stays NaN
     return raw.where(fin, out, raw.where(raw.isnan(x), x, raw.abs(x)))
 
@@ -92,9 +93,9 @@ def polygamma_array(raw, n: int, x):
     if neg is not None:
         # digamma(x) = digamma(1 - x) - pi / tan(pi x); at the poles (0, -1, ...) NaN, as PyTorch's
         near = x - raw.round(x)  # (tan(pi x) from x's distance to an integer: exact near it, of period 1)
-        t = raw.tan(math.pi * near)
-        refl = out - math.pi / t
         pole = near == 0
+        t = raw.where(pole, raw.ones_like(near), raw.tan(math.pi * near))  # (no 1/0 at integers: set below)
+        refl = out - math.pi / t
         refl = raw.where(
             pole, raw.where(x == 0, -raw.copysign(raw.full_like(x, math.inf), x), raw.full_like(x, math.nan)), refl
         )

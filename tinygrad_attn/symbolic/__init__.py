@@ -2,8 +2,8 @@
 source, replay it on new inputs without building a graph.
 
 - :func:`trace` records every op a function makes into a :class:`Program`;
-- :func:`compile` caches programs by argument structure, shapes and guards on the Python
-  state a trace reads (see :mod:`.compile`) and replays them;
+- :func:`compile` caches programs by argument structure, shapes and a guard on every Python
+  value the function can reach (see :mod:`.compile`, :mod:`.guard`) and replays them;
 - :class:`TraceError`: a traced function read a tensor's value in Python.
 
 In-place ops (``x += y``, ``x[i] = v``, ``clamp_``...) are lines of the program that
@@ -19,7 +19,9 @@ thread leaves every other thread eager.
 
 Modules: ``trace`` (the tracer), ``program`` (Program, op records, buffers), ``codegen``
 (the Python source), ``passes`` (constant folding, CSE, dead code, liveness), ``compile``
-(the cache), ``fusion`` (elementwise chains as CUDA kernels, for a GPU replay).
+(the cache), ``guard`` (the fingerprint of what a compiled step reaches), ``fusion``
+(elementwise chains as kernels), ``kernels`` (those kernels compiled: numba loops on the CPU,
+CuPy kernels on CUDA, called by the replay).
 """
 
 from .compile import Compiled, compile

@@ -117,6 +117,33 @@ def _key_str(key: Any, global_name: Any) -> str:
 _OWNED = frozenset({"value", "init"})
 
 
+def _fused_lines(prog: Program, released: list[list[Buffer]]) -> tuple[dict, set, list[list[Buffer]]]:
+    """The fused groups the replay runs (``prog.kernels``) as lines: ``{id(last record): (kernel,
+    callable)}``, the ids of the records they stand for (not written), and ``released`` with the
+    inner values gone (never made) and what a group reads kept until its line."""
+    fused: dict[int, Any] = {}
+    skipped: set[int] = set()
+    if not getattr(prog, "kernels", None):
+        return fused, skipped, released
+    at = {id(op): i for i, op in enumerate(prog.ops)}
+    inner: set[int] = set()
+    moved = [list(r) for r in released]
+    for k, run in prog.kernels:
+        first, last = min(at[id(r)] for r in k.records), at[id(k.records[-1])]  # (records: a tree, not in order)
+        fused[id(k.records[-1])] = (k, run)
+        for op in k.records[:-1]:
+            skipped.add(id(op))
+            inner.add(id(op.outputs[0]))
+        # what the group reads lives until its line (another reader between may have been its last)
+        read = {b.alias for b in k.inputs}
+        for i in range(first, last):
+            keep = [b for b in moved[i] if b.alias in read or id(b) in inner]
+            if keep:
+                moved[last].extend(keep)
+                moved[i] = [b for b in moved[i] if b.alias not in read and id(b) not in inner]
+    return fused, skipped, [[b for b in r if id(b) not in inner] for r in moved]
+
+
 def generate(prog: Program) -> tuple[str, dict[str, Any]]:
     """The source of ``def program(args)`` and the globals it runs with."""
     params = types.SimpleNamespace()
@@ -188,7 +215,10 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
     # sharing that memory (a view's name goes with what it shows; the names of parameters,
     # arguments and constants hold memory the program does not own, and are not deleted).
     released = passes.memory_released(prog.ops, prog.dead_after)
+    fused, skipped, released = _fused_lines(prog, released)
     for op, dead in zip(prog.ops, released):
+        if id(op) in skipped:  # (an inner op of a fused group: its group's line computes it)
+            continue
         if op.section != section:
             section = op.section
             lines.append(f"    # {section}")
@@ -219,6 +249,11 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
             else:
                 setattr(consts, b.name, b.array)
                 line = f"{b.name} = consts.{b.name}"
+        elif op.kind == "call" and id(op) in fused:
+            k, run = fused[id(op)]
+            f = global_name(k.name, run)
+            line = f"{op.outputs[0].name} = {f}({', '.join(b.name for b in k.inputs)})"
+            comment += "  fused: " + ", ".join(r.op for r in k.records)
         elif op.kind == "call":
             b = op.outputs[0]
             xp = b.dev.ops

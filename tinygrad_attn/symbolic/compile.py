@@ -3,19 +3,21 @@
 A replay happens only when running ``fn`` eagerly would do exactly the same. Before each
 call the cache computes a key from two things:
 
-- the arguments' *structure*: tensors (at any depth of dicts, lists and tuples, and NumPy
-  arrays, which become tensors) by shape, dtype, device and ``requires_grad``; every
-  other value by its value (``id`` only for objects that cannot be hashed);
-- the *guards*: the Python state a trace reads and bakes in. For each module ``fn``
-  reaches (its ``self``, closure, globals): every submodule's ``training`` flag and plain
-  attributes (numbers, strings), which Parameter objects it holds and their
-  ``requires_grad``; for each optimizer: its param groups (which parameters) and
-  the structural settings of each group (whether weight decay or momentum is on, amsgrad,
-  nesterov); the numbers and tensors (by identity) in ``fn``'s closure and globals.
+- the arguments' *structure*: tensors and NumPy arrays (at any depth of dicts, lists and
+  tuples) by shape, dtype, device and ``requires_grad``, never by contents (they are the
+  program's inputs); numbers and strings by type and value;
+- the *guard* (:mod:`.guard`): a fingerprint of every Python value ``fn`` can reach (its
+  closure, the globals it and the functions it calls name, modules to their last attribute,
+  optimizers and their param groups, the other arguments), and the grad mode.
 
-The values a schedule changes (learning rate, betas, momentum, eps, weight decay) are not
-guarded: the program reads them at each replay. A changed guard traces again; past
-``cache_limit`` programs a warning names what keeps changing and ``fn`` runs eagerly.
+The values a schedule changes (learning rate, betas, momentum, eps, weight decay) are only
+guarded as zero or not: the program reads them at each replay. A changed key traces again;
+past ``cache_limit`` programs a warning names what keeps changing and ``fn`` runs eagerly.
+A step that changes reachable Python state itself (an append, a counter, a training flag),
+or computes in Python with a NumPy argument's values (``np.mean(x)``), runs eagerly for
+that key: a replay would not do it again.
+
+NumPy arguments reach ``fn`` as NumPy arrays, eager or traced (see ``trace.ArgArray``).
 """
 
 from __future__ import annotations
@@ -25,127 +27,99 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .._tensor import Tensor
 from ..engine.switches import _State
+from .guard import LIVE_HYPERPARAMETERS, Guard  # noqa: F401 - (LIVE_HYPERPARAMETERS: re-exported)
 from .program import Program
-from .trace import expand, reachable, trace_with_result
+from .trace import ArgArray, trace_with_result
 
-#: Optimizer settings read by the program at each replay: only whether each is zero is guarded
-#: (it decides which ops the update has).
-LIVE_HYPERPARAMETERS = frozenset({"lr", "betas", "momentum", "eps", "weight_decay", "dampening"})
-
-_PLAIN = (int, float, bool, str, bytes, type(None), complex)
+_ARGS_HEAD = (tuple, 2)  # (the key of ``(args, kw)``'s outer tuple, as _Flat writes it)
+_NO_KW = (dict, ())
 
 
 class _Flat:
-    """An argument structure with its tensors taken out: ``key`` says the structure."""
+    """An argument structure with its tensors taken out: ``key`` says the structure, ``others``
+    holds the values the guard writes down (modules, optimizers, objects, NumPy scalars)."""
 
     def __init__(self) -> None:
         self.tensors: list[Tensor] = []
         self.key: list[Any] = []
+        self.others: list[tuple[str, Any]] = []
         self._pos: dict[int, int] = {}  # id(tensor) -> its position: a tensor passed twice is one input
 
     def walk(self, a: Any) -> Any:
         """``a`` with each tensor replaced by its position in ``tensors`` (a ``_Leaf``)."""
-        if isinstance(a, Tensor):
+        t = type(a)
+        if t is Tensor or isinstance(a, Tensor):
             j = self._pos.get(id(a))
             if j is not None:  # the same tensor again: so must it be at a replay
                 self.key.append(("same", j))
                 return _Leaf(j)
             self._pos[id(a)] = len(self.tensors)
-            self.key.append(("tensor", a._data.shape, str(a.dtype), a.device, a.requires_grad))
+            d = a._data
+            self.key.append((d.shape, d.dtype, a._dev, a.requires_grad))
             self.tensors.append(a)
             return _Leaf(len(self.tensors) - 1)
-        if hasattr(a, "__array_interface__") and hasattr(a, "shape") and hasattr(a, "dtype"):
+        if t is np.ndarray:
             # A host array is an input like a tensor, keyed by shape and dtype: never by contents.
-            t = Tensor(a)
-            self.key.append(("array", a.shape, str(a.dtype)))
-            self.tensors.append(t)
-            return _Leaf(len(self.tensors) - 1)
-        if isinstance(a, (list, tuple)):
-            self.key.append((type(a), len(a)))
-            return type(a)(self.walk(v) for v in a) if type(a) in (list, tuple) else type(a)(*(self.walk(v) for v in a))
-        if isinstance(a, dict):
-            self.key.append((type(a), tuple(a)))
+            # The step still gets the array (see trace.ArgArray).
+            j = self._pos.get(id(a))
+            if j is not None:
+                self.key.append(("same", j))
+                return _Leaf(j, True)
+            self._pos[id(a)] = len(self.tensors)
+            self.key.append(("array", a.shape, a.dtype, a.strides))
+            self.tensors.append(Tensor._wrap(a, _CPU()))
+            return _Leaf(len(self.tensors) - 1, True)
+        if t is float:
+            self.key.append((t, a if a == a else "nan"))
+            return a
+        if t is int or t is bool or t is str or a is None:
+            self.key.append((t, a))
+            return a
+        if t is list or t is tuple:
+            self.key.append((t, len(a)))
+            return t([self.walk(v) for v in a])
+        if t is dict:
+            self.key.append((t, tuple(a)))
             return {k: self.walk(v) for k, v in a.items()}
-        try:
-            hash(a)
-        except TypeError:
-            self.key.append(("object", id(a)))
-        else:
-            self.key.append(("value", type(a), a))
+        if isinstance(a, tuple) and hasattr(a, "_fields"):  # a named tuple
+            self.key.append((t, len(a)))
+            return t(*(self.walk(v) for v in a))
+        self.others.append((f"argument value {len(self.others)} ({t.__name__})", a))
         return a
 
 
+def _CPU() -> Any:
+    from ..backend import get_device  # noqa: PLC0415
+
+    return get_device("cpu")
+
+
 class _Leaf:
-    __slots__ = ("i",)
+    __slots__ = ("i", "array")
 
-    def __init__(self, i: int) -> None:
+    def __init__(self, i: int, array: bool = False) -> None:
         self.i = i
+        self.array = array
 
 
-def _rebuild(s: Any, tensors: Any) -> Any:
+def _rebuild(s: Any, tensors: Any, arrays: bool = False) -> Any:
+    """The arguments again, tensors from ``tensors``; NumPy arguments as the arrays they were
+    (``arrays``: as :class:`~.trace.ArgArray` views, which a trace follows)."""
     if isinstance(s, _Leaf):
-        return tensors[s.i]
+        t = tensors[s.i]
+        if s.array:
+            return ArgArray.of(t._data, s.i) if arrays else t._data
+        return t
     if isinstance(s, (list, tuple)):
-        items = [_rebuild(v, tensors) for v in s]
+        items = [_rebuild(v, tensors, arrays) for v in s]
         return type(s)(items) if type(s) in (list, tuple) else type(s)(*items)
     if isinstance(s, dict):
-        return {k: _rebuild(v, tensors) for k, v in s.items()}
+        return {k: _rebuild(v, tensors, arrays) for k, v in s.items()}
     return s
-
-
-_PLAIN_TYPES = frozenset(_PLAIN) | {tuple}
-
-
-def _plain(v: Any) -> bool:
-    return isinstance(v, _PLAIN) or (isinstance(v, tuple) and all(isinstance(x, _PLAIN) for x in v))
-
-
-def guards(fn: Callable[..., Any], args: Any = ()) -> dict[str, Any]:
-    """The Python state ``fn``'s trace would bake in, as ``{what: value}`` (see the module
-    docstring); two calls with equal guards trace the same program. ``args``: the call's
-    arguments, whose modules, optimizers and objects (``self`` of a method) count too."""
-    from ..nn.module import Module  # noqa: PLC0415
-    from ..optim.optimizer import Optimizer  # noqa: PLC0415
-
-    out: dict[str, Any] = {}
-    seen: set[int] = set()
-    reach = reachable(fn)
-    objects = {f"arg{i}": a for i, a in enumerate(args) if not isinstance(a, (Tensor, list, tuple, dict, *_PLAIN))}
-    if objects:
-        reach.update(expand(objects))
-    for name, v in reach.items():
-        if isinstance(v, Module):
-            for mname, m in v.named_modules(name):
-                if id(m) in seen:
-                    continue
-                seen.add(id(m))
-                # One entry per module (its name is what a cache-limit warning shows): its flag,
-                # plain attributes, parameters (identity, requires_grad) and buffers (identity).
-                out[mname or name] = (
-                    m.training,
-                    tuple([(k, a) for k, a in m.__dict__.items() if type(a) in _PLAIN_TYPES and k[0] != "_"]),
-                    tuple([(id(p), p is not None and p.requires_grad) for p in m._parameters.values()]),
-                    tuple([id(b) for b in m._buffers.values()]),
-                )
-        elif isinstance(v, Optimizer):
-            if id(v) in seen:
-                continue
-            seen.add(id(v))
-            for gi, group in enumerate(v.param_groups):
-                out[f"{name}.param_groups[{gi}].params"] = tuple((id(p), p.requires_grad) for p in group["params"])
-                for k, h in group.items():
-                    if k == "params":
-                        continue
-                    if k in LIVE_HYPERPARAMETERS:  # read live: only zero or not decides the program
-                        h = tuple(float(x) != 0.0 for x in h) if isinstance(h, tuple) else float(h) != 0.0
-                    out[f"{name}.param_groups[{gi}].{k}"] = h if _plain(h) else id(h)
-        elif isinstance(v, Tensor):
-            out[name] = (id(v), v.requires_grad, v._data.shape, str(v.dtype))
-        elif isinstance(v, _PLAIN) and not isinstance(v, type):
-            out[name] = v
-    return out
 
 
 class Compiled:
@@ -155,39 +129,61 @@ class Compiled:
         self.fn = fn
         self.cache_limit = cache_limit
         self.programs: dict[Any, Program | None] = {}  # None: a key this function runs eagerly for
-        self._last_guards: dict[str, Any] | None = None
+        self.guard = Guard()
+        self._last: dict[str, Any] | None = None  # the described guard of the last traced call
+        self._lastargs: tuple | None = None
         self._changing: str | None = None
         self._eager = False  # past the cache limit
-        self._warned = False  # about a container the step changes (once)
+        self._warned = False  # about Python state the step changes (once)
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
         if _State.tracer is not None or self._eager:
             # Inside another trace: inlined, its ops become the outer program's.
             return self.fn(*args, **kw)
+        if not kw:  # (the common call, tensors only: its key without walking a structure)
+            tokens: list[Any] = [_ARGS_HEAD, (tuple, len(args))]
+            for a in args:
+                if a.__class__ is not Tensor:
+                    break
+                d = a._data
+                tokens.append((d.shape, d.dtype, a._dev, a.requires_grad))
+            else:
+                if len(args) < 2 or len({id(a) for a in args}) == len(args):  # (a tensor passed twice: "same")
+                    tokens.append(_NO_KW)
+                    key = (tuple(tokens), self.guard.key(self.fn, ()))
+                    prog = self.programs.get(key, False)
+                    if prog:
+                        return prog.replay(args)
+                    if prog is None:  # (a key this function runs eagerly for)
+                        return self.fn(*args)
         flat = _Flat()
         structure = flat.walk((args, kw))
-        g = guards(self.fn, args)
-        key = (tuple(flat.key), tuple(g.items()))
+        key = (tuple(flat.key), self.guard.key(self.fn, flat.others))
         try:
-            hash(key)
-        except TypeError:  # (an attribute tuple holding a list: compared by its text)
+            prog = self.programs.get(key, False)
+        except TypeError:  # (an unhashable value written down: compared by its text)
             key = repr(key)
-        prog = self.programs.get(key, False)
+            prog = self.programs.get(key, False)
         if prog is None:
             return self.fn(*args, **kw)
         if prog is False:
-            return self._trace(key, g, structure, flat.tensors, args, kw)
-        return prog(*flat.tensors)
+            return self._trace(key, structure, flat, args, kw)
+        return prog.replay(flat.tensors)
 
-    def _trace(self, key: Any, g: dict[str, Any], structure: Any, tensors: list[Tensor], args: Any, kw: Any) -> Any:
-        if self._last_guards is not None:
-            changed = [k for k in g if self._last_guards.get(k, g[k]) != g[k]]
+    def _trace(self, key: Any, structure: Any, flat: _Flat, args: Any, kw: Any) -> Any:
+        now = self.guard.describe(self.fn, flat.others)
+        if self._last is not None:
+            changed = [k for k, v in now.items() if self._last.get(k, v) != v] or [
+                k for k in now if k not in self._last
+            ]
             if changed:
                 self._changing = changed[0]
-        self._last_guards = g
+            elif tuple(flat.key) != self._lastargs:
+                self._changing = None
+        self._last, self._lastargs = now, tuple(flat.key)
         if len(self.programs) >= self.cache_limit:
-            what = f"the guard '{self._changing}'" if self._changing else "the arguments' shapes or values"
+            what = f"'{self._changing}'" if self._changing else "the arguments' shapes or values"
             warnings.warn(
                 f"compile({getattr(self.fn, '__name__', 'fn')}): {len(self.programs)} programs traced, the "
                 f"cache_limit; {what} keeps changing. Running eagerly from now on.",
@@ -197,36 +193,40 @@ class Compiled:
             self._eager = True
             return self.fn(*args, **kw)
         fn = self.fn
+        tensors = flat.tensors
 
         def run(*ts: Any) -> Any:
-            a, k = _rebuild(structure, ts)
+            a, k = _rebuild(structure, ts, arrays=True)
             return fn(*a, **k)
 
         names = _flat_names(fn, structure, len(tensors))
-        containers = _containers(fn, args)
         prog, result = trace_with_result(run, tensors, auto_backward=False, reach=fn, arg_names=names)
         # A result with a graph is for a backward() outside: a replay gives none, so this
         # key runs eagerly (the trace just did: its result has the graph).
         eager = not prog.did_backward and _has_graph(result)
-        grown = [n for n, (c, size) in containers.items() if len(c) != size]
-        after = guards(self.fn, args)
-        grown += [k for k in g if after.get(k, g[k]) != g[k]]  # (model.train() inside the step: state it sets)
-        if grown:  # a Python side effect a replay would not make: this key runs eagerly, correct
+        after = self.guard.describe(self.fn, flat.others)
+        # Python state the step changed (an append, an attribute, a training flag, a counter):
+        # a replayed program would not change it again, so this key runs eagerly, correct.
+        grown = [k for k, v in after.items() if now.get(k, v) != v] or [k for k in after if k not in now]
+        if prog.host_reads:
+            grown.append(prog.host_reads[0])
+        if grown:
             eager = True
         if grown and not self._warned:
             self._warned = True
             warnings.warn(
-                f"compile({getattr(self.fn, '__name__', 'fn')}): the step changes the Python state "
-                f"'{grown[0]}' (an append to a container, an attribute, a training flag), which a replayed "
-                "program would not do again; it runs eagerly. Make the change outside the compiled function.",
+                f"compile({getattr(self.fn, '__name__', 'fn')}): the step changes or reads the Python state "
+                f"'{grown[0]}' (an append to a container, an attribute, a training flag, a NumPy computation on "
+                "an argument) in a way a replayed program would not repeat; it runs eagerly. Make the change "
+                "outside the compiled function, or compute with tensors.",
                 RuntimeWarning,
                 stacklevel=3,
             )
         self.programs[key] = None if eager else prog
-        return result
+        return _host_result(result)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        # As a method decorator: ``self`` becomes the first argument (a constant of the key).
+        # As a method decorator: ``self`` becomes the first argument (written down by the guard).
         return self if obj is None else functools.partial(self.__call__, obj)
 
     @property
@@ -235,11 +235,15 @@ class Compiled:
         return next((p for p in reversed(self.programs.values()) if p is not None), None)
 
 
-def _containers(fn: Callable[..., Any], args: Any) -> dict[str, tuple[Any, int]]:
-    """The lists, dicts and sets ``fn`` reaches (and its arguments), with their lengths now."""
-    reach = reachable(fn)
-    reach.update({f"arg{i}": a for i, a in enumerate(args)})
-    return {n: (c, len(c)) for n, c in reach.items() if isinstance(c, (list, dict, set))}
+def _host_result(result: Any) -> Any:
+    """What the traced run returned, with the NumPy arguments it hands back as plain arrays."""
+    if isinstance(result, ArgArray):
+        return result.view(np.ndarray)
+    if type(result) in (list, tuple):
+        return type(result)(_host_result(r) for r in result)
+    if type(result) is dict:
+        return {k: _host_result(v) for k, v in result.items()}
+    return result
 
 
 def _has_graph(result: Any) -> bool:

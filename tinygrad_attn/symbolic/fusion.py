@@ -1,4 +1,4 @@
-"""Fusion of elementwise chains into one GPU kernel each (CuPy ``ElementwiseKernel`` source).
+"""Fusion of elementwise chains into one kernel each (CuPy ``ElementwiseKernel`` source).
 
 On a GPU every op of a chain such as ``x * 0.5 * (1 + tanh(...))`` is a kernel launch and a
 round trip through memory; one kernel for the chain reads its inputs once and writes its
@@ -11,14 +11,15 @@ broadcasts its arguments), inner values never do. Groups of one op are left alon
 is elementwise when its class says so: ``elementwise`` is its C expression over its
 operands ``{0}``, ``{1}``, ``{2}`` (``{a}``: the op's ``args``), declared beside its forward.
 
-The replay does not call these kernels yet: they are generated and compile-checked with
-NVRTC (tests), ready for a CUDA replay path. On the CPU, NumPy has no fused elementwise
-loops to call, so the CPU replay keeps one array call per op.
+A replay calls them (:mod:`.kernels`): on CUDA as these ``cupy.ElementwiseKernel`` strings,
+on the CPU as a loop compiled by numba from the same expressions written in Python. The
+CUDA source is compile-checked with NVRTC by the tests, which need no GPU.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -82,8 +83,9 @@ def _number_type(op: OpRecord, i: int, out_type: str) -> str:
     return out_type
 
 
-def elementwise_groups(prog: Program) -> list[FusedKernel]:
-    """The program's fusable elementwise chains (two ops or more), as kernels."""
+def elementwise_groups(prog: Program, fusable: Callable[[OpRecord], bool] | None = None) -> list[FusedKernel]:
+    """The program's fusable elementwise chains (two ops or more), as kernels; ``fusable``: a
+    further condition on each op (the CPU's loops take only cheap arithmetic)."""
     readers: dict[int, int] = {}
     for op in prog.ops:
         for x in op.inputs:
@@ -99,12 +101,12 @@ def elementwise_groups(prog: Program) -> list[FusedKernel]:
     def written_between(g: list[OpRecord], op: OpRecord) -> bool:
         """Whether an in-place write between g's first op and ``op`` changes memory that g
         or ``op`` reads: one kernel would read it once, after the write."""
-        start, end = at[id(g[0])], at[id(op)]
+        start, end = min(at[id(r)] for r in g), at[id(op)]  # (g is a tree: its first record is not the earliest)
         read = {x.alias for r in g + [op] for x in r.inputs if isinstance(x, Buffer)}
         return any(start < i < end and a in read for i, a in stores)
 
     for op in prog.ops:
-        if not _fusable(op):
+        if not _fusable(op) or (fusable is not None and not fusable(op)):
             continue
         out = op.outputs[0]
         members = [op]
@@ -143,7 +145,10 @@ def _kernel(records: list[OpRecord], index: int) -> FusedKernel:
     for op in records:
         b = op.outputs[0]
         ctype = C_TYPES[str(b.dtype)]
-        args = [x.name if isinstance(x, Buffer) else _literal(x, _number_type(op, i, ctype)) for i, x in enumerate(op.inputs)]
+        args = [
+            x.name if isinstance(x, Buffer) else _literal(x, _number_type(op, i, ctype))
+            for i, x in enumerate(op.inputs)
+        ]
         expr = _expression(op.fn, len(args))
         expr = expr.format(*args, a=_literal(op.fn.args, ctype) if "{a}" in expr else "")
         target = "out" if op is records[-1] else f"{ctype} {b.name}"

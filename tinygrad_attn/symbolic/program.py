@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._tensor import Tensor
-from . import codegen, passes
+from . import codegen, kernels, passes
 from .fusion import elementwise_groups
 from .records import Buffer, OpRecord, TraceError  # noqa: F401 - (TraceError: re-exported)
 
@@ -27,15 +27,18 @@ class Program:
     """
 
     def __init__(self, name: str, ops: list[OpRecord], args: list[Buffer | None], outputs: list[Buffer],
-                 template: Any, arg_specs: list[Any]) -> None:  # fmt: skip
+                 template: Any, arg_specs: list[Any], fuse: bool = True) -> None:  # fmt: skip
         self.name = name
         self.did_backward = False  # whether fn called backward() itself (set by the tracer)
+        self.host_reads: list[str] = []  # Python reads of a NumPy argument's values (set by the tracer)
         self.arg_specs = arg_specs  # per argument: (shape, dtype, device) of a tensor, or None
         self._template = template
         self.outputs = outputs
         self.arg_buffers = args
         self.ops = passes.optimize(ops, outputs)
         self.dead_after = passes.liveness(self.ops, outputs)
+        # The elementwise groups the replay runs as one compiled loop (or CUDA kernel) each
+        self.kernels = kernels.replay_kernels(self) if fuse else []
         self._peak_bytes: int | None = None  # (computed when first asked: a replay never needs it)
         self.code, env = codegen.generate(self)
         self._env = env
@@ -61,8 +64,17 @@ class Program:
                     f"the program was traced for shape {spec[0]}, dtype {spec[1]} on {spec[2].name}. "
                     "Trace again for new shapes (tga.compile does this for you)."
                 )
+        return self.replay(args)
+
+    def replay(self, args: Sequence[Any]) -> Any:
+        """Run on ``args`` as :meth:`__call__` does, without checking them (``tga.compile``'s key
+        already holds their shapes, dtypes and devices)."""
         outs = self._run(args)
-        return _fill(self._template, [Tensor._wrap(o, b.dev) for o, b in zip(outs, self.outputs)])
+        template = self._template
+        if template.__class__ is _Slot:  # (one tensor returned: most steps)
+            b = self.outputs[template.i]
+            return Tensor._wrap(outs[template.i], b.dev)
+        return _fill(template, [Tensor._wrap(o, b.dev) for o, b in zip(outs, self.outputs)])
 
     @property
     def peak_bytes(self) -> int:
@@ -72,10 +84,11 @@ class Program:
         return self._peak_bytes
 
     def fusion_groups(self) -> list[Any]:
-        """The program's chains of elementwise ops that one GPU kernel each could compute, as
+        """The program's chains of elementwise ops that one kernel each could compute, as
         :class:`~tinygrad_attn.symbolic.fusion.FusedKernel` records (the generated CUDA source
-        of each, compile-checked with NVRTC by the tests). A replay does not run them: it
-        calls each op's forward, one array call per op, as the printed program reads."""
+        of each, compile-checked with NVRTC by the tests). Those a replay runs as one call
+        (a compiled loop on the CPU, a CuPy kernel on CUDA: :mod:`.kernels`) are
+        ``self.kernels``, and the printed program shows their calls."""
 
         return elementwise_groups(self)
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor, stack, where
+from ..engine import function as _function
 from ..engine.backward import SliceGradient, accumulate_grad, run_backward
 from ..engine.composite import FusedFunction
 from ..engine.function import _NUMPY_SCALARS, Function, _as_ndarray, _user_frame, collector_paused
@@ -73,6 +74,7 @@ def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward
         tracer.name_from_locals()
     prog = Program(tracer.name, tracer.ops, tracer.arg_buffers, outputs, template, tracer.arg_specs)
     prog.did_backward = tracer.did_backward
+    prog.host_reads = tracer.host_reads
     tracer.release()
     return prog, result
 
@@ -130,9 +132,14 @@ class Tracer(Hook):
         self._user_named: set[int] = set()  # ids of the buffers named after a user's variable
         self.arg_buffers: list[Buffer | None] = []
         self.arg_specs: list[Any] = []
+        self.arg_tensors = list(args)
+        # Python reads of a NumPy argument's values (np.mean(x)): what the program cannot replay
+        self.host_reads: list[str] = []
         names = list(arg_names) if arg_names is not None else _arg_names(fn, len(args))
         reached = _tensors_in_reach(reach)
-        self._param_names = {k: n for k, (n, _) in reached.items() if n is not None}  # id(tensor) -> a name from fn's reach
+        self._param_names = {
+            k: n for k, (n, _) in reached.items() if n is not None
+        }  # id(tensor) -> a name from fn's reach
         self._tensors_in_reach = {k: t for k, (_, t) in reached.items()}
         # Tensors whose .grad the program keeps as the eager run leaves it: a Python assignment to
         # .grad (``p.grad = None``, ``p.grad = p.grad * c``) between two recorded events becomes a line.
@@ -243,6 +250,17 @@ class Tracer(Hook):
                 b.tensor = t
                 if t.requires_grad and id(t) not in self._grad_seen:
                     self._grad_seen[id(t)] = (t, t.grad)
+            elif type(t._data) is ArgArray or type(getattr(t._data, "base", None)) is ArgArray:
+                i = _arg_index(t._data)
+                t._data = t._data.view(np.ndarray)
+                a = self.arg_tensors[i] if i is not None and 0 <= i < len(self.arg_tensors) else None
+                if a is not None and t._data.shape == a._data.shape and t._data.dtype == a._data.dtype:
+                    b = self.value(a)
+                    self._bind(t, b)
+                    return b
+                self.host_reads.append(f"part of a NumPy argument read at {_user_line()}")
+                b = self._buffer("const", t._data, t._dev, "const")
+                b.array = t._data
             else:
                 b = self._buffer("const", t._data, t._dev, "const")
                 b.array = t._data
@@ -385,12 +403,35 @@ class Tracer(Hook):
         self.ops.append(OpRecord("store", "store", [tb, value], [], section=self.section, target=key,
                                  scope=_State.scope))  # fmt: skip
 
-    def made(self, t: Tensor) -> None:
-        """The hook's event for each tensor a constructor makes while installed."""
+    def made(self, t: Tensor, source: Any = None) -> None:
+        """The hook's event for each tensor a constructor makes while installed (``source``: the
+        data it was made from). A tensor made from a NumPy argument (``Tensor(x)``,
+        ``tga.from_numpy(x)``) is that argument's input, copied or cast as the constructor did."""
         if not self._paused:
             self._made.add(id(t))
             self._alive.append(t)
-        super().made(t)
+            i = _arg_index(source) if source is not None else None
+            if i is None and type(t._data) is ArgArray:
+                i = _arg_index(t._data)
+            if i is not None:
+                self._from_argument(t, i)
+        super().made(t, source)
+
+    def _from_argument(self, t: Tensor, i: int) -> None:
+        """Bind ``t``, made from NumPy argument ``i``, to that input (a copy or a cast of it)."""
+        shares = type(t._data) is ArgArray
+        if type(t._data) is ArgArray:
+            t._data = t._data.view(np.ndarray)
+        a = self.arg_tensors[i] if 0 <= i < len(self.arg_tensors) else None
+        if a is None or t._data.shape != a._data.shape or t._dev is not a._dev:
+            self.host_reads.append(f"a tensor made from part of a NumPy argument at {_user_line()}")
+            return
+        if shares and t._data.dtype == a._data.dtype:  # (from_numpy: the same memory)
+            self._bind(t, self.value(a))
+            return
+        with no_grad():
+            r = a.astype(t.dtype) if t._data.dtype != a._data.dtype else a.clone()
+        self._bind(t, self.value(r))
 
     def outputs_of(self, result: Any) -> tuple[list[Buffer], Any]:
         """The buffers of the tensors in ``result`` and the structure to put them back in."""
@@ -442,10 +483,7 @@ class Tracer(Hook):
         one record of its array backward (:meth:`_fused_backward`), and a leaf's gradient an
         accumulation line (:meth:`_accumulate`); nodes made before the trace are leaves."""
         if create_graph:
-            raise TraceError(
-                f"backward(create_graph=True) inside a trace, at {_user_frame()}: gradients of "
-                "gradients are not traced yet; take them outside the traced function"
-            )
+            return self._graph_backward(roots, root_grads, targets)
         self.did_backward = True
         self.sync_grads()
         self._note_user_frame(sys._getframe(1))
@@ -461,6 +499,21 @@ class Tracer(Hook):
         if targets is None:
             return None
         return [None if g is None else self._as_tensor(g, t._dev)._data for g, t in zip(found, targets)]
+
+    def _graph_backward(self, roots: Sequence[Tensor], root_grads: Sequence[Any],
+                        targets: Sequence[Tensor] | None) -> list[Any] | None:  # fmt: skip
+        """A backward with ``create_graph`` (a gradient penalty): its steps are ordinary tensor
+        ops, recorded as the forward's are, so a later backward differentiates them too."""
+        if targets is None:
+            raise TraceError(
+                f"backward(create_graph=True) inside a trace, at {_user_frame()}: a replay cannot rebuild "
+                "the graph .grad would hold; take the gradients with tga.autograd.grad(..., create_graph=True)"
+            )
+        self.sync_grads()
+        self._note_user_frame(sys._getframe(2))
+        found = run_backward(roots, list(root_grads), retain_graph=True, create_graph=True, targets=targets,
+                             ns=_function.TENSOR_NS, within=lambda fn: id(fn) in self._by_fn)  # fmt: skip
+        return found
 
     def before_step(self, t: Tensor, g: Any) -> None:
         """The hook's event before each backward step: its gradient is ``grad_<name of t>``."""
@@ -712,6 +765,95 @@ class Tracer(Hook):
 
 
 # -- small pieces ------------------------------------------------------------------------
+class ArgArray(np.ndarray):
+    """A NumPy argument as a compiled step sees it while traced: an ``ndarray`` (``np.mean(x)``
+    works, as eagerly) that remembers which input it is, so a tensor made from it becomes that
+    input of the program. A NumPy computation on it in Python is noted (the tracer's
+    ``host_reads``): a program cannot replay it, so ``tga.compile`` runs that call eagerly."""
+
+    _tga_arg: int = -1
+
+    @classmethod
+    def of(cls, arr: np.ndarray, i: int) -> ArgArray:
+        v = arr.view(cls)
+        v._tga_arg = i
+        return v
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self._tga_arg = getattr(obj, "_tga_arg", -1)
+
+    def _noted(self, what: str) -> None:
+        tracer = _State.tracer
+        if tracer is None:
+            return
+        f = sys._getframe(2)
+        while f is not None and "/numpy/" in f.f_code.co_filename.replace("\\", "/"):
+            f = f.f_back  # (NumPy's own Python: a method calling a ufunc)
+        if f is not None and _is_user_file(f.f_code.co_filename):  # (not the package's own conversions)
+            where = f'File "{f.f_code.co_filename}", line {f.f_lineno}, in {f.f_code.co_name}'
+            tracer.host_reads.append(f"{what} on a NumPy argument at {where}")
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kw: Any) -> Any:
+        self._noted(f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"))
+        inputs = tuple(x.view(np.ndarray) if isinstance(x, ArgArray) else x for x in inputs)
+        if "out" in kw:
+            kw["out"] = tuple(x.view(np.ndarray) if isinstance(x, ArgArray) else x for x in kw["out"])
+        return getattr(ufunc, method)(*inputs, **kw)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kw: Any) -> Any:
+        self._noted(f"np.{func.__name__}")
+
+        def plain(x: Any) -> Any:
+            if isinstance(x, ArgArray):
+                return x.view(np.ndarray)
+            if type(x) in (list, tuple):
+                return type(x)(plain(v) for v in x)
+            return x
+
+        return func(*plain(args), **{k: plain(v) for k, v in kw.items()})
+
+    def item(self, *a: Any) -> Any:
+        self._noted(".item()")
+        return self.view(np.ndarray).item(*a)
+
+    def tolist(self) -> Any:
+        self._noted(".tolist()")
+        return self.view(np.ndarray).tolist()
+
+    def __float__(self) -> float:
+        self._noted("float()")
+        return float(self.view(np.ndarray))
+
+    def __int__(self) -> int:
+        self._noted("int()")
+        return int(self.view(np.ndarray))
+
+    def __bool__(self) -> bool:
+        self._noted("bool()")
+        return bool(self.view(np.ndarray))
+
+    def __index__(self) -> int:
+        self._noted("an index")
+        return self.view(np.ndarray).__index__()
+
+    def __iter__(self) -> Any:
+        self._noted("iteration")
+        return iter(self.view(np.ndarray))
+
+
+def _arg_index(arr: Any) -> int | None:
+    """Which NumPy argument ``arr`` is, or was made from (a view of it, ``np.asarray`` of it),
+    by position; None for an array of its own. (The callers compare shapes: a part of an
+    argument is not the argument.)"""
+    for _ in range(4):
+        if arr is None:
+            return None
+        if type(arr) is ArgArray:
+            return arr._tga_arg if arr._tga_arg >= 0 else None
+        arr = getattr(arr, "base", None)
+    return None
+
+
 _GRAD_SLOT = Tensor.__dict__["grad"]  # the slot's own descriptor
 _grad_hooks = 0
 _grad_lock = threading.Lock()
@@ -740,6 +882,8 @@ def _hook_grad(delta: int) -> None:
             Tensor.grad = _GradHook()
         elif delta < 0 and _grad_hooks == 0:
             Tensor.grad = _GRAD_SLOT
+
+
 #: Names the generated program uses itself; buffers never take them.
 _RESERVED = frozenset({"program", "args", "accumulate", "set_grad", "Tensor", "xp", "None", "True", "False",
                        "params", "consts"})  # fmt: skip

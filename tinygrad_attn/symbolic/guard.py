@@ -1,0 +1,407 @@
+"""One guard for everything a compiled step can reach: a fingerprint of the Python state.
+
+A replayed program has baked in every Python value its trace read: a loss coefficient in a
+list, a ``max_norm`` in a config dict, which activation a submodule is, which optimizer
+object an update goes to. Rather than list the places such a value may hide, the guard
+walks everything the step can reach and writes it down as one flat tuple (the *key*):
+
+- the step's ``self`` (a bound method, a module), ``functools.partial`` arguments, its
+  closure cells, its defaults and the globals its code names (nested functions' too); the
+  same for the functions those name, to a depth (:data:`DEPTH`), and for the methods of
+  the user's classes whose instances it reaches;
+- containers (lists, tuples, dicts, sets) to any depth, numbers (NumPy scalars included) by
+  type and value, strings by value;
+- callables, Python modules and classes by identity; ``nn.Module`` trees by identity, class
+  and every attribute (submodules, parameters, buffers, plain tensors, numbers);
+- optimizers by identity and class, their param groups (which parameters, and each
+  setting; the numbers a program reads live at each replay, the learning rate and the
+  other :data:`LIVE_HYPERPARAMETERS`, only by whether they are zero);
+- tensors by identity, shape, dtype, device and ``requires_grad``; small NumPy arrays by
+  contents, large ones by identity, shape and dtype;
+- objects of the user's classes (a trainer, a config dataclass, a ``SimpleNamespace``)
+  by class and attributes; any other object by identity and class;
+- the grad mode and the default device.
+
+Two calls with equal keys would trace the same program. It is cheap: a module's attributes
+are re-read only when some module changed (``nn.module._CHANGES`` counts assignments),
+and only the values that can change without an assignment (tensors' ``requires_grad``
+and shape, containers, plain objects, globals, closure cells) are walked at each call.
+:meth:`Guard.describe` walks again with a name for each value: what a cache-limit warning
+names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import sys
+import threading
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..engine.switches import _State
+
+#: How many functions deep the globals of called functions are walked.
+DEPTH = 3
+#: Optimizer settings a program reads at each replay: only whether each is zero is guarded
+#: (it decides which ops the update has).
+LIVE_HYPERPARAMETERS = frozenset({"lr", "betas", "momentum", "eps", "weight_decay", "dampening"})
+#: Containers longer than this are guarded by identity and length (a data set in a global).
+MAX_ITEMS = 4096
+#: NumPy arrays up to this many elements are guarded by their contents.
+MAX_ARRAY_CONTENTS = 1024
+
+_SCALARS = (int, float, bool, complex, np.generic)
+_MODULE_SKIP = frozenset({"_parameters", "_modules", "_buffers", "_non_persistent", "_scope_name", "_buffer_names"})
+_OPT_SKIP = frozenset({"state", "defaults", "_flat", "param_groups"})
+_MISSING = object()
+_Module: Any = None
+_Optimizer: Any = None
+_backend: Any = None
+_CHANGES: list[int] = [0]
+_USER_FILES: dict[str, bool] = {}
+_USER_CLASSES: dict[type, bool] = {}
+_NAMES: dict[Any, tuple[str, ...]] = {}  # a code object -> the global names it (and its nested code) reads
+
+
+def _user_file(filename: str | None) -> bool:
+    """Code outside this package and outside installed libraries: the user's."""
+    if not filename:
+        return False
+    user = _USER_FILES.get(filename)
+    if user is None:
+        f = filename.replace("\\", "/")
+        user = ("/tinygrad_attn/" not in f or "/tests/" in f) and "-packages/" not in f and not f.startswith("<frozen")
+        _USER_FILES[filename] = user
+    return user
+
+
+def _user_class(cls: type) -> bool:
+    user = _USER_CLASSES.get(cls)
+    if user is None:
+        mod = sys.modules.get(cls.__module__)
+        user = cls.__module__ == "__main__" or _user_file(getattr(mod, "__file__", None))
+        user = user or dataclasses.is_dataclass(cls) or cls in (types.SimpleNamespace,)
+        user = user or (cls.__name__ == "Namespace" and cls.__module__ == "argparse")
+        _USER_CLASSES[cls] = user
+    return user
+
+
+def _tree(m: Any, static: list[Any], tensors: list[Any], live: list[Any], classes: list[type], seen: set[int]) -> None:
+    """Sort a module tree's attributes for :meth:`Guard.module`: ``static`` tokens (classes,
+    identities, numbers, strings), the ``tensors`` (whose ``requires_grad`` and shape change
+    without an assignment), the ``live`` values walked at each call (containers, objects,
+    functions) and the user's ``classes`` (whose methods' globals are walked)."""
+    t = type(m)
+    if id(m) in seen:
+        static.append(("module seen", id(m)))
+        return
+    seen.add(id(m))
+    static.append((t, id(m)))
+    if _user_class(t) and t not in classes:
+        classes.append(t)
+    for k, x in m.__dict__.items():
+        if k in _MODULE_SKIP:
+            continue
+        tx = type(x)
+        if tx in (int, float, bool, str, type(None)) and (tx is not float or x == x):
+            static.append((k, tx, x))
+        elif isinstance(x, Tensor):
+            static.append(k)
+            tensors.append(x)
+        elif isinstance(x, _Module):
+            static.append(k)
+            _tree(x, static, tensors, live, classes, seen)
+        else:
+            static.append(k)
+            live.append(x)
+
+
+def _global_names(code: Any) -> tuple[str, ...]:
+    names = _NAMES.get(code)
+    if names is None:
+        found: dict[str, None] = {}
+        codes = [code]
+        while codes:
+            c = codes.pop()
+            found.update(dict.fromkeys(c.co_names))
+            codes.extend(k for k in c.co_consts if inspect.iscode(k))
+        names = _NAMES[code] = tuple(found)
+    return names
+
+
+class Guard:
+    """The fingerprint of what one function reaches (see the module docstring).
+
+    >>> g = Guard()
+    >>> coef = [1.0]
+    >>> f = lambda x: x * coef[0]
+    >>> k = g.key(f)
+    >>> coef[0] = 2.0
+    >>> g.key(f) == k
+    False
+    """
+
+    def __init__(self) -> None:
+        global _Module, _Optimizer, _backend, _CHANGES
+        if _Module is None:  # (imported here: the package imports this module before nn and optim)
+            from .. import backend  # noqa: PLC0415
+            from ..nn.module import _CHANGES as changes  # noqa: PLC0415
+            from ..nn.module import Module  # noqa: PLC0415
+            from ..optim.optimizer import Optimizer  # noqa: PLC0415
+
+            _Module, _Optimizer, _backend, _CHANGES = Module, Optimizer, backend, changes
+        self._lock = threading.Lock()
+        self._modules: dict[int, tuple[Any, int, list[Any], list[tuple[str, Any]]]] = {}
+        self._classes: dict[type, list[Any]] = {}
+        self.out: list[Any] = []
+        self.paths: list[str] | None = None
+        self._seen: dict[int, int] = {}
+
+    # -- entry points -------------------------------------------------------------------
+    def key(self, fn: Callable[..., Any], args: Any = ()) -> tuple:
+        """The fingerprint of ``fn``'s reach and of the non-tensor values of ``args`` (a
+        list of ``(name, value)``)."""
+        with self._lock:  # (one walk at a time: its state lives on the guard)
+            self.out, self.paths, self._seen = [], None, {}
+            self._walk_all(fn, args)
+            out = self.out
+            self.out, self._seen = [], {}
+        return tuple(out)
+
+    def describe(self, fn: Callable[..., Any], args: Any = ()) -> dict[str, Any]:
+        """``{name: what was written down}`` for each value of the fingerprint."""
+        with self._lock:
+            self.out, self.paths, self._seen = [], [], {}
+            self._walk_all(fn, args)
+            out, paths = self.out, self.paths
+            self.out, self.paths, self._seen = [], None, {}
+        found: dict[str, list[Any]] = {}
+        for p, v in zip(paths, out):
+            found.setdefault(p, []).append(v)
+        return {p: tuple(v) for p, v in found.items()}
+
+    def _walk_all(self, fn: Any, args: Any) -> None:
+        out = self.out
+        out.append(_State.grad_enabled)
+        out.append(_backend._default_name)
+        if self.paths is not None:
+            self.paths += ["grad mode", "default device"]
+        self.function(fn, "fn", DEPTH)
+        for name, a in args:
+            self.walk(a, name)
+
+    # -- the walk -----------------------------------------------------------------------
+    def _emit(self, v: Any, path: str) -> None:
+        self.out.append(v)
+        if self.paths is not None:
+            self.paths.append(path)
+
+    def walk(self, v: Any, path: str = "", depth: int = DEPTH) -> None:
+        """Write down ``v`` (see the module docstring)."""
+        t = type(v)
+        if t is float:
+            tok: Any = (float, v if v == v else "nan")
+        elif t is int or t is bool or t is str or v is None or t is bytes:
+            tok = (t, v)
+        elif t is Tensor or isinstance(v, Tensor):
+            d = v._data
+            tok = (id(v), d.shape, d.dtype, v._dev, v.requires_grad)
+        elif isinstance(v, _SCALARS):
+            tok = (t, v.item() if isinstance(v, np.generic) and v == v else repr(v))
+        else:
+            tok = None
+        if tok is not None:  # (the common case, inlined: a call per value was a third of the cost)
+            self.out.append(tok)
+            if self.paths is not None:
+                self.paths.append(path)
+        else:
+            paths = self.paths
+            k = id(v)
+            at = self._seen.get(k)
+            if at is not None:  # walked already in this key (a cycle, or one object reached twice)
+                self._emit(("seen", at), path)
+                return
+            self._seen[k] = len(self.out)
+            if t is list or t is tuple or t is dict or isinstance(v, (list, tuple, dict)):
+                self._container(v, t, path, depth)
+            elif isinstance(v, (set, frozenset)):
+                try:
+                    self._emit((t, frozenset(v)), path)
+                except TypeError:
+                    self._emit((t, id(v), len(v)), path)
+            elif isinstance(v, np.ndarray):
+                if v.size <= MAX_ARRAY_CONTENTS:
+                    self._emit(("array", v.shape, v.dtype, v.tobytes()), path)
+                else:
+                    self._emit(("array", id(v), v.shape, v.dtype), path)
+            else:
+                self._object(v, t, path if paths is not None else "", depth)
+
+    def _container(self, v: Any, t: type, path: str, depth: int) -> None:
+        n = len(v)
+        if n > MAX_ITEMS:
+            self._emit((t, id(v), n), path)
+            return
+        paths = self.paths
+        if isinstance(v, dict):
+            self._emit((t, tuple(v)) if n < 64 else (t, n), path)
+            for k, x in v.items():
+                self.walk(x, f"{path}[{k!r}]" if paths is not None else "", depth)
+        else:
+            self._emit((t, n), path)
+            for i, x in enumerate(v):
+                self.walk(x, f"{path}[{i}]" if paths is not None else "", depth)
+
+    def _object(self, v: Any, t: type, path: str, depth: int) -> None:
+        if isinstance(v, _Module):
+            self.module(v, path, depth)
+        elif isinstance(v, _Optimizer):
+            self.optimizer(v, path)
+        elif t is types.FunctionType or t is types.MethodType or t is functools.partial:
+            self.function(v, path, depth)
+        elif t is types.ModuleType or isinstance(v, type) or callable(v) and not hasattr(v, "__dict__"):
+            self._emit((t, id(v)), path)  # a Python module, a class, a builtin: by identity
+        elif hasattr(v, "__dict__") and _user_class(t):
+            self._emit((t, id(v)), path)
+            self._class(t, path, depth)
+            paths = self.paths
+            for k, x in vars(v).items():
+                self.walk(x, f"{path}.{k}" if paths is not None else "", depth)
+        else:
+            self._emit((t, id(v)), path)
+
+    def module(self, m: Any, path: str, depth: int) -> None:
+        """A module tree: classes and attributes, read again only after a module changed (then
+        only its tensors, containers and other objects are walked: what changes unassigned)."""
+        paths = self.paths
+        t = type(m)
+        if paths is not None:  # (naming: walked in full)
+            self._emit((t, id(m), m.training), path)
+            for k, x in m.__dict__.items():
+                if k not in _MODULE_SKIP:
+                    self.walk(x, f"{path}.{k}" if path else k, depth)
+            if _user_class(t):
+                self._class(t, path, depth)
+            return
+        c = self._modules.get(id(m))
+        if c is None or c[0] is not m or c[1] != _CHANGES[0]:
+            static: list[Any] = []
+            tensors: list[Any] = []
+            live: list[Any] = []
+            classes: list[type] = []
+            _tree(m, static, tensors, live, classes, set())
+            c = self._modules[id(m)] = (m, _CHANGES[0], static, tensors, live, classes)
+        out = self.out
+        out.extend(c[2])
+        for v in c[3]:
+            d = v._data
+            out.append((id(v), d.shape, d.dtype, v._dev, v.requires_grad))
+        for x in c[4]:
+            self.walk(x, "", depth)
+        for cls in c[5]:
+            self._class(cls, "", depth)
+
+    def _class(self, cls: type, path: str, depth: int) -> None:
+        """The globals that the methods of a user's class name (a ``forward`` calling a
+        global activation)."""
+        if depth <= 0:
+            return
+        fns = self._classes.get(cls)
+        if fns is None:
+            fns = []
+            for klass in cls.__mro__:
+                if klass is object or not _user_class(klass):
+                    continue
+                for f in vars(klass).values():
+                    f = getattr(f, "__func__", f)
+                    if type(f) is types.FunctionType and _user_file(f.__code__.co_filename):
+                        fns.append(f)
+            self._classes[cls] = fns
+        for f in fns:
+            self._globals_of(f, f"{path}.{f.__name__}" if self.paths is not None else "", depth - 1)
+
+    def optimizer(self, opt: Any, path: str) -> None:
+        """An optimizer: its class, identity, param groups and hooks (not its state, which the
+        program reads live)."""
+        paths = self.paths
+        self._emit((type(opt), id(opt), len(opt.param_groups)), path)
+        for gi, group in enumerate(opt.param_groups):
+            gpath = f"{path}.param_groups[{gi}]" if paths is not None else ""
+            for k, h in group.items():
+                kp = f"{gpath}[{k!r}]" if paths is not None else ""
+                if k == "params":
+                    self._emit(tuple([(id(p), p.requires_grad) for p in h]), kp)
+                elif k in LIVE_HYPERPARAMETERS:
+                    try:  # read live: only zero or not decides the program
+                        z = tuple(float(x) != 0.0 for x in h) if isinstance(h, (tuple, list)) else float(h) != 0.0
+                    except (TypeError, ValueError):
+                        z = None
+                    self._emit((k, z), kp)
+                else:
+                    self._emit(k, kp)
+                    self.walk(h, kp, 1)
+        for k, x in vars(opt).items():  # (its own bookkeeping, underscored, changes as it steps)
+            if k not in _OPT_SKIP and (k[0] != "_" or k.endswith("hooks")):
+                self.walk(x, f"{path}.{k}" if paths is not None else "", 1)
+
+    def function(self, f: Any, path: str, depth: int) -> None:
+        """A callable: by identity; the user's functions also by their closure, defaults and
+        the globals they name (to ``depth`` functions deep)."""
+        paths = self.paths
+        while type(f) is functools.partial:
+            self._emit((functools.partial, id(f)), path)
+            for i, a in enumerate(f.args):
+                self.walk(a, f"{path}.args[{i}]" if paths is not None else "", depth)
+            for k, a in f.keywords.items():
+                self.walk(a, f"{path}.{k}" if paths is not None else "", depth)
+            f = f.func
+        if isinstance(f, _Module):
+            self.module(f, path, depth)
+            return
+        obj = getattr(f, "__self__", None)
+        if obj is not None and type(f) is types.MethodType:
+            self.walk(obj, f"{path}.__self__" if paths is not None else "", depth)
+            f = f.__func__
+        elif obj is not None and not isinstance(obj, (type, types.ModuleType)) and type(f) is not types.FunctionType:
+            self.walk(obj, f"{path}.__self__" if paths is not None else "", depth)  # (a bound builtin)
+        self._emit(("fn", id(f)), path)
+        code = getattr(f, "__code__", None)
+        if code is None or depth <= 0 or not _user_file(code.co_filename):
+            if code is None and hasattr(f, "__dict__") and not isinstance(f, type) and _user_class(type(f)):
+                self._object(f, type(f), path, depth)  # (a callable object of the user's)
+            return
+        for name, cell in zip(code.co_freevars, f.__closure__ or ()):
+            try:
+                v = cell.cell_contents
+            except ValueError:  # an empty cell
+                v = _MISSING
+            self.walk(v, (name if path == "fn" else f"{path}.{name}") if paths is not None else "", depth)
+        if f.__defaults__:
+            self.walk(f.__defaults__, f"{path}.__defaults__" if paths is not None else "", depth)  # (fn.__defaults__)
+        if f.__kwdefaults__:
+            self.walk(f.__kwdefaults__, f"{path}.__kwdefaults__" if paths is not None else "", depth)
+        self._globals_of(f, path, depth)
+
+    def _globals_of(self, f: Any, path: str, depth: int) -> None:
+        glb = f.__globals__
+        paths = self.paths
+        for name in _global_names(f.__code__):
+            v = glb.get(name, _MISSING)
+            if v is _MISSING:
+                continue
+            if type(v) is types.FunctionType or type(v) is functools.partial:
+                k = id(v)
+                at = self._seen.get(k)
+                if at is not None:
+                    self._emit(("seen", at), name)
+                    continue
+                self._seen[k] = len(self.out)
+                self.function(v, name if paths is not None else "", depth - 1)
+            else:
+                self.walk(v, name if paths is not None else "", depth - 1)
