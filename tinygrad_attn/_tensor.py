@@ -22,6 +22,7 @@ from . import promotion as _promotion
 from .backend import Device, default_device, device_of_array, get_device
 from .backend import device as _device
 from .dtypes import UnsupportedDtypeError, get_default_dtype
+from .dtypes import result_type as _result_type
 from .engine.backward import backward
 from .engine.function import FreedArray, Function, InvalidArgumentError, register_tensor
 from .engine.switches import _State
@@ -590,8 +591,11 @@ class Tensor:
         o = self._operand(other)
         return apply_inplace(self, "mul_", Tensor.__mul__, o, reads_old=Tensor._needs_grad(o))
 
-    def div_(self, other: Any) -> Tensor:  # (a division's backward reads the divisor, and x if the divisor needs grad)
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         o = self._operand(other)
+        if rounding_mode is not None:  # (a rounded quotient's gradient is zero: nothing old is read)
+            return apply_inplace(self, "div_", lambda x, o: x.div(o, rounding_mode=rounding_mode), o, reads_old=False)
+        # (a division's backward reads the divisor, and x if the divisor needs grad)
         return apply_inplace(self, "div_", Tensor.__truediv__, o, reads_old=Tensor._needs_grad(o))
 
     def fill_(self, value: Any) -> Tensor:
@@ -800,6 +804,11 @@ def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None =
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat: needs at least one tensor")
+    empty = [t for t in tensors if isinstance(t, Tensor) and t.shape == (0,)]
+    if empty and len(empty) < len(tensors):  # PyTorch's legacy rule: 1-d empty tensors drop out, whatever the dim
+        kept = [t for t in tensors if not (isinstance(t, Tensor) and t.shape == (0,))]
+        dtype = _result_type(*tensors)  # (their dtypes still count in the result's)
+        tensors = [t if t.dtype == dtype else t.astype(dtype) for t in kept]
     if tensors[0].ndim == 0:  # (PyTorch's RuntimeError, and a ValueError: see InvalidArgumentError)
         raise InvalidArgumentError("cat: 0-d tensors cannot be concatenated; use stack, or reshape them to (1,)")
     return ops.Cat.apply(*tensors, args=dims.one(tensors[0].shape, axis, "cat"))

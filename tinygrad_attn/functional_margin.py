@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from . import functional_checks as _F
 from ._tensor import InvalidArgumentError, Tensor, where
 from .activations import _softplus_stable
@@ -103,8 +105,14 @@ def multilabel_soft_margin_loss(input: Tensor, target: Any, weight: Any = None, 
     if x.ndim == 0:
         raise InvalidArgumentError(f"{op}: input needs a class axis, got a scalar")
     loss = target * _softplus_stable(-x) + (1.0 - target) * _softplus_stable(x)  # -log sigmoid of each side
-    w = _class_weight(op, weight, x, x.shape[-1])
-    if w is not None:
+    if weight is not None:  # (PyTorch's weight broadcasts against the loss: per class, or per entry)
+        w = _F._as_operand(op, weight, x, "weight")
+        try:
+            np.broadcast_shapes(w.shape, loss.shape)
+        except ValueError:
+            raise InvalidArgumentError(
+                f"{op}: weight of shape {w.shape} does not broadcast against the input's {x.shape}"
+            ) from None
         loss = loss * w
     return saved_for_backward(_F._reduce(loss.sum(-1) / float(x.shape[-1]), reduction), x)  # (as PyTorch's)
 

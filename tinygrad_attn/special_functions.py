@@ -249,7 +249,8 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
     its gradient is 0."""
     x = _floating(input, "angle")
     # (the constant's branch carries no gradient; a NaN passes through)
-    return saved_for_backward(where(x.isnan(), x, where(x < 0, math.pi, 0.0).astype(x.dtype)), x)
+    # (pi as a tensor of x's dtype: a Python float would pass through float32 and round there)
+    return saved_for_backward(where(x.isnan(), x, where(x < 0, x.new_tensor(math.pi), x.new_tensor(0.0))), x)
 
 
 METHODS: dict[str, Any] = {

@@ -680,14 +680,19 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     return x.masked_fill(mask, value)
 
 
-def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor:
+def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
     """Each entry repeated ``repeats`` times along ``dim`` (the flattened tensor when None):
-    a gather by the index ``[0, 0, 1, 1, ...]``, so gradients sum over the copies."""
+    a gather by the index ``[0, 0, 1, 1, ...]``, so gradients sum over the copies. ``output_size``
+    (PyTorch's hint of the result's length along ``dim``) must be that length when given."""
     if dim is None:
         x, dim = x.reshape(-1), 0
     d = _one_dim(x, dim, "repeat_interleave")
     counts = repeats.numpy() if isinstance(repeats, Tensor) else repeats
     index = np.repeat(np.arange(x.shape[d]), counts)
+    if output_size is not None and int(output_size) != len(index):
+        raise RuntimeError(
+            f"repeat_interleave: output_size={output_size} but the repeats {counts} give {len(index)} entries"
+        )
     return index_select(x, d, Tensor(index, device=x._dev))
 
 

@@ -172,6 +172,13 @@ def t(self) -> Tensor:
 
 def narrow(self, dim: int, start: int, length: int) -> Tensor:
     d = _dims.one(self.shape, dim, "narrow", scalar_ok=False)
+    size = self.shape[d]
+    start = int(start.item()) if isinstance(start, Tensor) else int(start)
+    if not -size <= start <= size:
+        raise IndexError(f"narrow: start {start} is out of range for dim {dim} of size {size}")
+    start = start + size if start < 0 else start  # (a negative start counts from the end, as in PyTorch)
+    if not 0 <= length <= size - start:
+        raise RuntimeError(f"narrow: start ({start}) + length ({length}) exceeds dim {dim} of size {size}")
     return self[(slice(None),) * d + (slice(start, start + length),)]
 
 

@@ -83,21 +83,27 @@ def new_tensor(self, data: Any, dtype: Any = None) -> Tensor:
     return Tensor(data, dtype=dtype or self.dtype, device=self._dev)
 
 
-def new_zeros(self, *size: Any, dtype: Any = None) -> Tensor:
-    return Tensor.zeros(*size, dtype=dtype or self.dtype, device=self._dev)
+def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(Tensor.zeros(*size, dtype=dtype or self.dtype, device=device or self._dev), requires_grad)
 
 
-def new_ones(self, *size: Any, dtype: Any = None) -> Tensor:
-    return Tensor.ones(*size, dtype=dtype or self.dtype, device=self._dev)
+def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(Tensor.ones(*size, dtype=dtype or self.dtype, device=device or self._dev), requires_grad)
 
 
-def new_empty(self, *size: Any, dtype: Any = None) -> Tensor:
+def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """As :func:`new_zeros` (an uninitialised tensor would show whatever memory held before)."""
-    return Tensor.zeros(*size, dtype=dtype or self.dtype, device=self._dev)
+    return _new(Tensor.zeros(*size, dtype=dtype or self.dtype, device=device or self._dev), requires_grad)
 
 
-def new_full(self, size: Any, fill_value: Any, dtype: Any = None) -> Tensor:
-    return Tensor.full(size, fill_value, dtype=dtype or self.dtype, device=self._dev)
+def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:  # fmt: skip
+    return _new(Tensor.full(size, fill_value, dtype=dtype or self.dtype, device=device or self._dev), requires_grad)
+
+
+def _new(t: Tensor, requires_grad: bool) -> Tensor:
+    """``t`` as the ``new_*`` methods return it: a leaf, requiring grad when asked (PyTorch's keyword)."""
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
