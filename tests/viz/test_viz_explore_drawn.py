@@ -223,7 +223,8 @@ def test_folding_a_module_leaves_no_dangling_edge_and_says_what_it_holds(browser
         "arguments[0].querySelector('text').dispatchEvent(new MouseEvent('click', {bubbles: true}))", c
     )
     got = browser.execute_script(FOLD, c)
-    assert got["bad"] == [] and got["hidden"] > 3 and got["crossing"] >= 1, got
+    # (which module comes first, and so how many nodes it holds, depends on the renderer: dot or graphviz-pure)
+    assert got["bad"] == [] and got["hidden"] >= 2 and got["crossing"] >= 1, got
     assert got["fill"] not in ("none", "rgba(0, 0, 0, 0)"), got["fill"]
     assert got["notes"][0][0] == f"folded: {got['hidden']} nodes" and all(n[1] and n[2] for n in got["notes"]), got
     browser.execute_script(

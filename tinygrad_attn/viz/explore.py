@@ -50,6 +50,7 @@ from ..engine.backward import SliceGradient, run_backward, unbroadcast
 from ..engine.function import FreedArray
 from ..engine.switches import Hook, observing
 from ..ops.fused import Attention, Softmax
+from ..ops.linalg import Matmul
 from . import text
 from .backward import _kept, backward_graph
 from .dot import MAX_NODES, _fitting_depth, _Layout, to_digraph
@@ -505,7 +506,7 @@ class _Data:
                     if not isinstance(y, Tensor) or y._ctx is None or id(y) in seen or depth > 5:
                         continue
                     seen.add(id(y))
-                    ab = self.w.inputs_of(y)[:2] if y._ctx.op_name == "matmul" else []
+                    ab = self.w.inputs_of(y)[:2] if isinstance(y._ctx, Matmul) else []
                     if len(ab) == 2 and all(isinstance(z, Tensor) and z.ndim >= 2 for z in ab):
                         hq, hkt = _host(ab[0]), _host(ab[1])
                         hk = None if hkt is None else np.swapaxes(hkt, -1, -2)
