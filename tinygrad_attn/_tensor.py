@@ -460,7 +460,7 @@ class Tensor:
         A NumPy scalar is a number, as in PyTorch (``np.float64(0.5)`` keeps a float32
         tensor float32), even where it subclasses Python's float."""
         if isinstance(other, np.generic):
-            return other.item()
+            return _promotion.scalar_value(other)
         if isinstance(other, (Tensor, int, float)):
             return other
         if isinstance(other, (list, tuple)):
@@ -757,19 +757,8 @@ def where(cond: Any, a: Any, b: Any) -> Tensor:
     if cond.dtype != np.bool_:
         cond = cond != 0
     a, b = _where_operand(a, like), _where_operand(b, like)
-    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
-    if ta and tb:
-        ka, kb = _KIND_RANK.get(a.dtype.kind, 0), _KIND_RANK.get(b.dtype.kind, 0)
-        if ka < kb:
-            a = a.astype(b.dtype)
-        elif kb < ka:
-            b = b.astype(a.dtype)
-    elif ta:
-        a = _promote_for_scalar(a, b)
-        b = _number_for(a, b)
-    elif tb:
-        b = _promote_for_scalar(b, a)
-        a = _number_for(b, a)
+    if isinstance(a, Tensor) or isinstance(b, Tensor):  # torch.result_type's dtype, 0-d and number rules included
+        a, b = _promotion.promoted_operands(a, b)
     else:  # two numbers: the first becomes a tensor of their common dtype
         dt = max(_scalar_dtype(a), _scalar_dtype(b), key=lambda d: _KIND_RANK[d.kind])
         a = Tensor._wrap(like._dev.asarray(np.asarray(a, dtype=dt)), like._dev)

@@ -80,6 +80,10 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
     if inplace:
         return _in_place(x, "hardtanh", hardtanh, min_val=min_val, max_val=max_val)
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"Bool inputs not supported for hardtanh (shape {x.shape}); convert with .long()")
+    if x.dtype.kind in "iu":  # (an integer tensor stays one, its bounds as integers: PyTorch's hardtanh and relu6)
+        min_val, max_val = int(min_val), int(max_val)
     return saved_for_backward(where(x <= min_val, min_val, where(x >= max_val, max_val, x)), x)  # (as PyTorch's)
 
 

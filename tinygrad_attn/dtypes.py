@@ -38,6 +38,31 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # bool < integer < float <
 _DEFAULT_OF_CATEGORY = {0: bool, 1: int64, 2: float32, 3: complex64}  # a Python number's dtype
 
 
+def can_cast(from_: np.dtype, to: np.dtype) -> builtins.bool:
+    """PyTorch's ``can_cast``: whether an op may write a result of dtype ``from_`` into a tensor
+    of dtype ``to`` (within a category or up, never down: no float into an integer tensor,
+    no integer into a bool one)."""
+    return _CATEGORY[np.dtype(from_).kind] <= _CATEGORY[np.dtype(to).kind]
+
+
+# PyTorch's names of the dtypes, which its error messages use ("... not implemented for 'Float'")
+_SCALAR_TYPE = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+                "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+                "complex128": "ComplexDouble"}  # fmt: skip
+
+
+def scalar_type_name(dt: object) -> str:
+    """PyTorch's name of a dtype in its messages: ``Float`` for float32, ``Long`` for int64."""
+    name = np.dtype(dt).name
+    return _SCALAR_TYPE.get(name, name)
+
+
+class UnsupportedDtypeError(NotImplementedError, TypeError):
+    """An op that has no kernel for a dtype (``&`` of floats, ``//`` of bools): PyTorch's
+    ``NotImplementedError`` ("... not implemented for 'Float'"), and the ``TypeError`` that
+    NumPy raises for these."""
+
+
 def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     """PyTorch's ``promote_types``: across categories the higher one's dtype as it is (an
     int64 with a float16 is float16, where NumPy makes float64); within one, the smallest
@@ -68,7 +93,8 @@ def result_type(*operands: object) -> np.dtype:
             tier = 1
         else:
             tier = 2
-            kind = "b" if isinstance(x, (builtins.bool, np.bool_)) else np.asarray(x).dtype.kind
+            # (a NumPy bool is a number to PyTorch's argument parser, read as a float: int_tensor + np.True_ is float32)
+            kind = "b" if isinstance(x, builtins.bool) else "f" if isinstance(x, np.bool_) else np.asarray(x).dtype.kind
             dt = _DEFAULT_OF_CATEGORY[_CATEGORY[kind]]
         dt = np.dtype(dt)
         tiers[tier] = dt if tiers[tier] is None else promote_types(tiers[tier], dt)
@@ -83,6 +109,17 @@ def result_type(*operands: object) -> np.dtype:
     if out is None:
         raise TypeError("result_type: needs at least one operand")
     return out
+
+
+def accumulate_dtype(dt: Any, dtype: Any = None) -> np.dtype:
+    """The dtype a sum, product or running sum/product of a ``dt`` tensor is computed and
+    returned in, as PyTorch's: ``dtype`` when given, else int64 for bools and integers
+    (``uint8`` and ``int16`` products do not wrap around; NumPy would sum uint8 in uint64),
+    else ``dt`` itself."""
+    if dtype is not None:
+        return np.dtype(dtype)
+    dt = np.dtype(dt)
+    return int64 if dt.kind in "biu" else dt
 
 
 class finfo:  # noqa: N801 - PyTorch's name

@@ -778,19 +778,19 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 def _normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     dim = _axis(x, dim, "normalize")
     if p == math.inf:
-        norm = x.abs().max(dim, keepdims=True).maximum(eps)
+        norm = x.abs().max(dim, keepdims=True).clamp_min(eps)
     elif p == 2:  # sqrt(max(sum x^2, eps^2)): the same value, and no sqrt'(0) for an all-zero row
-        norm = (x * x).sum(dim, keepdims=True).maximum(eps * eps).sqrt()
+        norm = (x * x).sum(dim, keepdims=True).clamp_min(eps * eps).sqrt()
     elif p == 1:
-        norm = x.abs().sum(dim, keepdims=True).maximum(eps)
+        norm = x.abs().sum(dim, keepdims=True).clamp_min(eps)
     elif p > 0:
-        norm = ((x.abs() ** p).sum(dim, keepdims=True).maximum(eps**p)) ** (1.0 / p)
+        norm = ((x.abs() ** p).sum(dim, keepdims=True).clamp_min(eps**p)) ** (1.0 / p)
     elif p == 0:  # the count of non-zeros (no gradient), as PyTorch's vector norm
-        norm = (x != 0).astype(x.dtype).sum(dim, keepdims=True).maximum(eps)
+        norm = (x != 0).astype(x.dtype).sum(dim, keepdims=True).clamp_min(eps)
     elif p == -math.inf:
-        norm = x.abs().min(dim, keepdims=True).maximum(eps)
+        norm = x.abs().min(dim, keepdims=True).clamp_min(eps)
     else:  # a negative p: the same formula, clamped after the root
-        norm = ((x.abs() ** p).sum(dim, keepdims=True) ** (1.0 / p)).maximum(eps)
+        norm = ((x.abs() ** p).sum(dim, keepdims=True) ** (1.0 / p)).clamp_min(eps)
     return x / norm
 
 
@@ -801,7 +801,7 @@ def _clamped_log(x: Tensor) -> Tensor:
     """``log(x)`` clamped below at -100, as PyTorch's binary_cross_entropy does (a sure
     mistake costs 100, not inf); a 0 is never handed to ``log``, so NumPy does not warn."""
     pos = x > 0
-    return where(pos, where(pos, x, 1.0).log(), -100.0).maximum(-100.0)
+    return where(pos, where(pos, x, 1.0).log(), -100.0).clamp_min(-100.0)
 
 
 @composite("binary_cross_entropy")

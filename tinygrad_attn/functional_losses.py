@@ -137,5 +137,5 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Any, margin: f
     mag2 = (input2 * input2).sum(-1) + _EPSILON
     cos = prod / (mag1 * mag2).sqrt()
     pos = where(target == 1, 1.0 - cos, 0.0)
-    neg = where(target == -1, (cos - margin).maximum(0.0), 0.0)
+    neg = where(target == -1, (cos - margin).clamp_min(0.0), 0.0)
     return _F._reduce(pos + neg, reduction)

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import dims, ops
 from ._tensor import InvalidArgumentError, Tensor, cat, stack, where
-from .dtypes import result_type
+from .dtypes import UnsupportedDtypeError, result_type, scalar_type_name
 from .engine.composite import composite
 from .engine.function import Function
 from .engine.switches import no_grad
@@ -31,6 +31,7 @@ from .ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from .ops.saved import saved_for_backward
 from .tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector
 from .tensor_reduce import _logsumexp, sqrt_of_variance, var
+from .tensor_torch import _rounded
 
 __all__ = [
     "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
@@ -50,6 +51,14 @@ def _floating(x: Any, op: str) -> Tensor:
     """``x`` as a float tensor: an integer or bool one becomes float32, as PyTorch's float ops do."""
     x = _tensor(x, op)
     return x if x.dtype.kind in "fc" else x.astype(np.float32)
+
+
+def _tensors_only(a: Any, b: Any, op: str) -> None:
+    """PyTorch's ops without a number overload (``atan2 hypot maximum minimum fmax fmin``)
+    take tensors only: a number is its ``TypeError``, not a broadcast constant."""
+    for pos, (name, x) in enumerate((("input", a), ("other", b)), 1):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}")
 
 
 def _pair(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
@@ -88,6 +97,7 @@ def atan(x: Tensor) -> Tensor:
 
 def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
     """The angle of the point ``(other, input)``, elementwise, in ``(-pi, pi]``."""
+    _tensors_only(input, other, "atan2")
     y, x = _pair(input, other, "atan2")
     return ops.Atan2.apply(y, x)
 
@@ -189,7 +199,11 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
 
 @composite("hypot")
 def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
-    """``sqrt(input**2 + other**2)``, elementwise."""
+    """``sqrt(input**2 + other**2)``, elementwise, of float tensors (PyTorch's has no integer kernel)."""
+    _tensors_only(input, other, "hypot")
+    if result_type(input, other).kind not in "fc":
+        raise UnsupportedDtypeError(f"\"hypot\" not implemented for '{scalar_type_name(result_type(input, other))}' "
+                                    f"(operands {input.dtype} and {other.dtype}); convert with .float()")  # fmt: skip
     a, b = _pair(input, other, "hypot")
     return (a * a + b * b).sqrt()
 
@@ -206,8 +220,8 @@ def erfinv(x: Tensor) -> Tensor:
 def trunc(x: Tensor) -> Tensor:
     """Rounded toward zero (integers unchanged); gradient zero."""
     x = _tensor(x, "trunc")
-    if x.dtype.kind not in "fc":
-        return x
+    if not _rounded(x, "trunc"):
+        return x.clone()
     return where(x < 0, ops.Ceil.apply(x), ops.Floor.apply(x))
 
 
@@ -216,7 +230,11 @@ fix = trunc
 
 @composite("frac")
 def frac(x: Tensor) -> Tensor:
-    """The fractional part, ``x - trunc(x)`` (its sign is ``x``'s)."""
+    """The fractional part, ``x - trunc(x)`` (its sign is ``x``'s); of floats only, as PyTorch's."""
+    x = _tensor(x, "frac")
+    if x.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"frac\" not implemented for '{scalar_type_name(x.dtype)}' (shape {x.shape}); "
+                                  "convert with .float()")  # fmt: skip
     return x - trunc(x).detach()
 
 
@@ -228,13 +246,17 @@ def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
 
 
 def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
-    """C's ``fmod``: the remainder with the sign of the dividend (``ops.Fmod``)."""
+    """C's ``fmod``: the remainder with the sign of the dividend (``ops.Fmod``), in
+    ``torch.result_type``'s dtype; integers by zero raise as PyTorch's (CPU) do, bools have none."""
+    from .promotion import promoted_operands  # noqa: PLC0415 - (kept off the shared import lines)
+
     a = _tensor(input, "fmod")
-    b = other if isinstance(other, Tensor) else a._operand(other)
-    if isinstance(b, Tensor) and b.dtype != a.dtype:
-        a, b = _pair(a, b, "fmod")
-    elif not isinstance(b, Tensor) and a.dtype.kind not in "fc" and isinstance(other, float):
-        a = a.astype(np.float32)
+    a, b = promoted_operands(a, other if isinstance(other, Tensor) else a._operand(other))
+    kind = a.dtype.kind
+    if kind == "b":
+        raise UnsupportedDtypeError(f"\"fmod\" not implemented for 'Bool' (shape {a.shape}); convert with .long()")
+    if kind in "iu" and (bool((b == 0).any()) if isinstance(b, Tensor) else b == 0):
+        raise RuntimeError(f"ZeroDivisionError: fmod of {a.dtype} tensors by zero (shape {a.shape})")
     return ops.Fmod.apply(a, b)
 
 
@@ -259,7 +281,6 @@ def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
     shape = out.shape
     out = where(a == 0, where(neg_b, -0.0, 0.0).expand(shape).astype(a.dtype), out)
     return saved_for_backward(out, a, output=True)  # (as PyTorch's: input and result)
-
 
 
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:  # noqa: A002

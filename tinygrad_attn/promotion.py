@@ -131,8 +131,24 @@ def _where_operand(x: Any, like: Tensor) -> Any:
     if isinstance(x, (Tensor, bool, int, float)):
         return x
     if isinstance(x, np.generic):
-        return x.item()
+        return scalar_value(x)
     return Tensor(x, device=like._dev)
+
+
+def scalar_value(x: np.generic) -> Any:
+    """A NumPy scalar as the Python number PyTorch reads it as: its value, and a NumPy bool
+    as a float (PyTorch's argument parser knows no NumPy bool: ``int_tensor + np.True_`` is float32)."""
+    return float(x) if isinstance(x, np.bool_) else x.item()
+
+
+def promoted_operands(*xs: Any) -> list[Any]:
+    """Operands of one elementwise op (tensors and Python numbers) in ``torch.result_type``'s
+    dtype, its 0-d and number rules included: tensors cast to it, numbers as the number
+    they stand for beside it (``where``, tensor-bound ``clamp``, ``fmod``)."""
+    dt = _dtypes.result_type(*xs)
+    out = [x.astype(dt) if isinstance(x, Tensor) and x.dtype != dt else x for x in xs]
+    like = next(x for x in out if isinstance(x, Tensor))
+    return [x if isinstance(x, Tensor) else _number_for(like, x) for x in out]
 
 
 def mask_dtype(mask: Any) -> np.dtype:

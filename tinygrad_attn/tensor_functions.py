@@ -562,6 +562,10 @@ def relu(x: Tensor) -> Tensor:
 
 def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
     """Round half to even, as PyTorch (and NumPy) do; ``decimals`` places."""
+    from .tensor_torch import _rounded  # noqa: PLC0415 - (the one rule for integer and bool inputs)
+
+    if not _rounded(x, "round"):
+        return x.clone()
     if decimals:
         scale = 10.0**decimals
         return ops.Round.apply(x * scale) / scale

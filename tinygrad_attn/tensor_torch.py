@@ -123,6 +123,8 @@ def neg(self) -> Tensor:
 
 
 def square(self) -> Tensor:
+    if self.dtype.kind == "b":  # (PyTorch squares a bool tensor as int64: bool * bool would stay bool)
+        return self.long() * self.long()
     return self * self
 
 
@@ -188,6 +190,8 @@ def ge(self, other: Any) -> Tensor:
 
 
 def sign(self) -> Tensor:
+    if self.dtype.kind == "b":  # (the sign of a bool is itself; NumPy has no sign of bools)
+        return self.clone()
     return ops.Sign.apply(self)
 
 
@@ -200,11 +204,19 @@ def cos(self) -> Tensor:
 
 
 def floor(self) -> Tensor:
-    return ops.Floor.apply(self)
+    return ops.Floor.apply(self) if _rounded(self, "floor") else self.clone()
 
 
 def ceil(self) -> Tensor:
-    return ops.Ceil.apply(self)
+    return ops.Ceil.apply(self) if _rounded(self, "ceil") else self.clone()
+
+
+def _rounded(x: Tensor, op: str) -> bool:
+    """Whether ``floor``/``ceil``/``round``/``trunc`` of ``x`` rounds anything: integers are
+    already whole (a copy, as PyTorch's); bools have no such op in PyTorch."""
+    if x.dtype.kind == "b":
+        raise NotImplementedError(f"\"{op}\" not implemented for 'Bool' (shape {x.shape}); convert with .long()")
+    return x.dtype.kind in "fc"
 
 
 #: the Tensor methods of this module (``install_methods`` puts them on Tensor)

@@ -267,6 +267,10 @@ def run_backward(
                         gi = unbroadcast(gi, tuple(inp._data.shape), ns if tensors else inp._dev.ops)
                     elif inp._uses == 1:  # nothing to add it into
                         gi = gi.dense()
+                if gi is not None and gi.__class__ is not SliceGradient:
+                    gd = gi._data.dtype if gi.__class__ is T else getattr(gi, "dtype", None)
+                    if gd is not None and gd != inp._data.dtype:  # (float32 met float64: PyTorch's grad is float32)
+                        gi = (ns if tensors else inp._dev.ops).astype(gi, inp._data.dtype)
                 if inp._uses == 1:  # its only consumer: its gradient is complete
                     ready.append((inp, gi))
                     continue

@@ -161,6 +161,16 @@ class PowScalar(Function):
         return (g * (c * a ** (c - 1)),)
 
 
+def _integer_power(raw, a, b):
+    """``a ** b`` of integers with negative exponents, as PyTorch's integer pow: 1 for a base
+    of 1, +-1 for -1 (by the exponent's parity), 0 for any other base (0 included)."""
+    neg = b < 0
+    out = a ** raw.where(neg, 0, b)
+    one = raw.ones_like(out)
+    at_neg = raw.where(a == 1, one, raw.where(a == -1, raw.where(b % 2 == 0, one, -one), 0 * one))
+    return raw.where(neg, at_neg, out)
+
+
 class Pow(Function):
     """``a ** b`` with a tensor on at least one side (a number on the other is a constant).
 
@@ -176,7 +186,10 @@ class Pow(Function):
     operands = ("base", "exponent")
 
     def forward(self, xp, a, b):
-        return a**b
+        try:
+            return a**b
+        except ValueError:  # (NumPy refuses integers to negative integer powers)
+            return _integer_power(xp.device.xp, a, b)
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs

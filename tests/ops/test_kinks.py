@@ -1,0 +1,101 @@
+"""Every op of the table (``tests/opinfo.py``) alone at its kinks, against PyTorch: inputs all
+0, all -0.0, all one value (ties), two operands equal, and ±inf and NaN. At finite inputs the
+value, the gradient and the gradient of the gradient must be PyTorch's, NaN where PyTorch's is
+NaN and finite where it is finite; at infinite or NaN inputs the value must be PyTorch's, and
+each gradient entry where PyTorch's is finite.
+
+The samples are the table's own draws (their shapes and arguments), with their float64
+values replaced by the kink.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from opinfo import OPS, OpInfo, Sample  # noqa: E402
+from test_oracle import _cotangent, _host, _mode, _ours, _quiet, _settings, _theirs  # noqa: E402
+
+import tinygrad_attn as tga  # noqa: E402
+from tinygrad_attn import Tensor  # noqa: E402
+
+FINITE_KINKS = ["zeros", "negative zeros", "ties", "equal operands"]
+INFINITE_KINKS = ["inf", "-inf", "nan"]
+
+
+def _kinked(sample: Sample, kink: str) -> Sample | None:
+    floats = [i for i, a in enumerate(sample.args) if a.dtype == np.float64 and a.size]
+    if not floats:
+        return None
+    args = list(sample.args)
+    if kink == "equal operands":
+        same = [i for i in floats if args[i].shape == args[floats[0]].shape]
+        if len(same) < 2:
+            return None
+        for i in same[1:]:
+            args[i] = args[same[0]].copy()
+        return Sample(tuple(args), sample.kwargs)
+    value = {"zeros": 0.0, "negative zeros": -0.0, "ties": 0.75, "inf": np.inf, "-inf": -np.inf, "nan": np.nan}[kink]
+    for i in floats[:1] if kink in INFINITE_KINKS else floats:  # (one operand infinite: the other stays finite)
+        args[i] = np.full(args[i].shape, value)
+    return Sample(tuple(args), sample.kwargs)
+
+
+def _compare(op: OpInfo, got, want, what: str, sample: Sample, finite_inputs: bool) -> None:
+    g, w = _host(got).astype(np.float64), _host(want).astype(np.float64)
+    assert g.shape == w.shape, f"{op.name}: {what} shape {g.shape}, PyTorch {w.shape}"
+    if not finite_inputs:  # only where PyTorch's is a number
+        keep = np.isfinite(w)
+        g, w = g[keep], w[keep]
+    np.testing.assert_allclose(g, w, rtol=max(op.rtol, 1e-7), atol=max(op.atol, 1e-9), equal_nan=True,
+                               err_msg=f"{op.name}: {what} ({sample})")  # fmt: skip
+
+
+def _cases():
+    return [
+        pytest.param(op, kink, id=f"{op.name}-{kink}")
+        for op in OPS
+        if op.grad
+        for kink in FINITE_KINKS + (INFINITE_KINKS if op.extremes else [])
+    ]
+
+
+@pytest.mark.parametrize("op, kink", _cases())
+@_settings(3)
+@given(data=st.data())
+def test_kink(op: OpInfo, kink: str, data) -> None:
+    sample = _kinked(data.draw(op.sample, label="sample"), kink)
+    if sample is None:
+        return  # (no float operand, or no two of one shape: nothing to put at this kink)
+    finite = kink in FINITE_KINKS
+    xs, ts = _ours(op, sample, "cpu", True), _theirs(op, sample, True)
+    diff = [i for i, t in enumerate(ts) if t.requires_grad]
+    with _quiet():
+        out_t = op.theirs(*ts, **sample.kwargs)
+        v = _cotangent(tuple(out_t.shape))
+        g1_t = torch.autograd.grad(out_t, [ts[i] for i in diff], torch.from_numpy(v), create_graph=True,
+                                   allow_unused=True, materialize_grads=True)  # fmt: skip
+        us = [_cotangent(tuple(ts[i].shape), seed=1 + i) for i in diff]
+        s_t = sum((g * torch.from_numpy(u)).sum() for g, u in zip(g1_t, us))
+        g2_t = (torch.autograd.grad(s_t, [ts[i] for i in diff], allow_unused=True, materialize_grads=True)
+                if op.gradgrad and s_t.requires_grad else None)  # fmt: skip
+        with _mode("plain"):
+            out = op.ours(*xs, **sample.kwargs)
+            g1 = tga.grad(out, [xs[i] for i in diff], Tensor(v), create_graph=True, allow_unused=True)
+            g1 = [g if g is not None else Tensor(np.zeros(xs[i].shape)) for i, g in zip(diff, g1)]
+            terms = [(g * Tensor(u)).sum() for g, u in zip(g1, us)]
+            s = sum(terms[1:], terms[0]) if terms else None
+            g2 = None
+            if g2_t is not None:
+                g2 = tga.grad(s, [xs[i] for i in diff], allow_unused=True) if s.requires_grad else [None] * len(diff)
+    _compare(op, out, out_t, f"value at {kink}", sample, True)
+    for i, g, w in zip(diff, g1, g1_t):
+        _compare(op, g, w, f"gradient of input {i} at {kink}", sample, finite)
+    if g2_t is not None:
+        for i, g, w in zip(diff, g2, g2_t):
+            g = g if g is not None else Tensor(np.zeros(xs[i].shape))
+            _compare(op, g, w, f"second-order gradient of input {i} at {kink}", sample, finite)
