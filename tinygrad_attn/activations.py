@@ -84,7 +84,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         raise RuntimeError(f"Bool inputs not supported for hardtanh (shape {x.shape}); convert with .long()")
     if x.dtype.kind in "iu":  # (an integer tensor stays one, its bounds as integers: PyTorch's hardtanh and relu6)
         min_val, max_val = int(min_val), int(max_val)
-    return saved_for_backward(where(x <= min_val, min_val, where(x >= max_val, max_val, x)), x)  # (as PyTorch's)
+    out = where(x <= min_val, min_val, where(x >= max_val, max_val, x))
+    return saved_for_backward(out, x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -99,7 +100,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     if inplace:
         return _in_place(x, "hardsigmoid", hardsigmoid)
     out = where(x <= -3.0, 0.0, where(x >= 3.0, 1.0, x * (1.0 / 6.0) + 0.5))
-    return saved_for_backward(out, x)  # (as PyTorch's, it keeps x)
+    return saved_for_backward(out, x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
 @composite("hardswish")
@@ -154,7 +155,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     x = _tensor(input, "threshold")
     if inplace:
         return _in_place(x, "threshold", globals()["threshold"], threshold=threshold, value=value)
-    return saved_for_backward(where(x > threshold, x, value), x)  # (as PyTorch's, it keeps x)
+    # (NaN stays NaN: only x <= threshold is replaced, as PyTorch's)
+    return saved_for_backward(where(x <= threshold, value, x), x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002

@@ -736,7 +736,7 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -
     """``x`` where positive, ``negative_slope * x`` elsewhere (``inplace=True``: written into ``x``)."""
     if inplace:
         return _in_place(x, "leaky_relu", leaky_relu, negative_slope=negative_slope)
-    return saved_for_backward(where(x > 0, x, x * negative_slope), x)  # (as PyTorch's, it keeps x)
+    return saved_for_backward(where(x > 0, x, x * negative_slope), x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
 @composite("silu")

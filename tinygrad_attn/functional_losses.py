@@ -60,14 +60,17 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce:
     target = _pair(op, input, target)
     d = input - target
     a = d.abs()
-    out = _F._reduce(a if beta == 0 else where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction)
+    if beta != 0:  # (the square of d only where it is taken: an infinite d's gradient is +-1, not 0 * inf)
+        ds = where(a < beta, d, 0.0)
+        a = where(a < beta, ds * ds * (0.5 / beta), a - 0.5 * beta)
+    out = _F._reduce(a, reduction)
     return saved_for_backward(out, input, target)  # (what PyTorch's keeps)
 
 
 @composite("huber_loss")
 def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float = 1.0,
                weight: Any = None) -> Tensor:  # fmt: skip
-    """``0.5 d²`` where ``|d| <= delta``, ``delta (|d| - 0.5 delta)`` elsewhere (``d = input - target``)."""
+    """``0.5 d²`` where ``|d| < delta``, ``delta (|d| - 0.5 delta)`` elsewhere (``d = input - target``)."""
     op = "huber_loss"
     reduction = _F._reduction(op, reduction)
     if delta <= 0:
@@ -75,7 +78,9 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float
     target = _pair(op, input, target)
     d = input - target
     a = d.abs()
-    loss = where(a <= delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    # (|d| = delta on the linear side, as PyTorch's second derivative; the square only where taken)
+    ds = where(a < delta, d, 0.0)
+    loss = where(a < delta, ds * ds * 0.5, (a - 0.5 * delta) * delta)
     return saved_for_backward(_F._reduce(_weighted(op, loss, weight, input), reduction), input, target)  # (as PyTorch's)
 
 

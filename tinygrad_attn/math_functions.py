@@ -262,7 +262,12 @@ def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
     """``input + weight * (end - input)``; from the ``end`` side where ``|weight| >= 0.5``, as
-    PyTorch computes it (so ``lerp(a, b, 1)`` is ``b`` exactly, and ``lerp(0, inf, 1)`` NaN)."""
+    PyTorch computes it (so ``lerp(a, b, 1)`` is ``b`` exactly, and ``lerp(0, inf, 1)`` NaN).
+    Its tensors are of one dtype: PyTorch's lerp promotes none of them."""
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and isinstance(input, Tensor) and t.dtype != input.dtype:
+            raise RuntimeError(f"lerp: expected dtype {input.dtype} for `{name}` but got dtype {t.dtype} "
+                               f"(shapes {input.shape} and {t.shape})")  # fmt: skip
     diff = end - input
     if not isinstance(weight, Tensor):
         return input + diff * weight if builtins.abs(weight) < 0.5 else end - diff * (1 - weight)
@@ -271,8 +276,8 @@ def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
 
 @composite("copysign")
 def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """``|input|`` with the sign of ``other`` (``-0.0`` counts as negative). No gradient
-    reaches ``other``; ``input``'s is ``+-1`` (0 where ``input`` is 0), as PyTorch's."""
+    """``|input|`` with the sign of ``other`` (``-0.0`` counts as negative). ``other``'s
+    gradient is zeros; ``input``'s is ``+-1`` (0 where ``input`` is 0), as PyTorch's."""
     a, b = _pair(input, other, "copysign")
     raw = a._dev.xp
     neg_b = Tensor._wrap(raw.signbit(b._data), a._dev)
@@ -280,6 +285,10 @@ def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
     out = where(neg_a != neg_b, -a, a)
     shape = out.shape
     out = where(a == 0, where(neg_b, -0.0, 0.0).expand(shape).astype(a.dtype), out)
+    if b.requires_grad:  # (a step function of other: its gradient is zeros, not None)
+        from .ops.saved import ZeroDerivative  # noqa: PLC0415 - (kept off the shared import lines)
+
+        out = ZeroDerivative.apply(out, b)
     return saved_for_backward(out, a, output=True)  # (as PyTorch's: input and result)
 
 

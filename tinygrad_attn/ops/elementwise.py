@@ -11,6 +11,7 @@ import math
 
 from ..engine.function import Function, may_overwrite
 from ..engine.switches import _State
+from .saved import depends_on
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -334,7 +335,9 @@ class Relu(Function):
         return xp.maximum(a, 0.0)
 
     def backward(self, g, ns, inputs, out):
-        return (g * ns.astype(out > 0, g.dtype),)
+        # (PyTorch's threshold_backward: the gradient passes where out <= 0 is false, NaN included;
+        # recorded, a step function of the output, so it requires grad where out does)
+        return (g * depends_on(ns.astype(~(out <= 0), g.dtype), ns, out),)
 
 
 class Abs(Function):
