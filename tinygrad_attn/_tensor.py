@@ -573,14 +573,18 @@ class Tensor:
         o = self._operand(other)
         return apply_inplace(self, "mul_", Tensor.__mul__, o, reads_old=Tensor._needs_grad(o))
 
-    def div_(self, other: Any) -> Tensor:  # (a division's backward reads the divisor, and x if the divisor needs grad)
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        # (a division's backward reads the divisor, and x if the divisor needs grad)
         o = self._operand(other)
+        if rounding_mode is not None:
+            return apply_inplace(self, "div_", lambda x, o: x.div(o, rounding_mode=rounding_mode), o)
         return apply_inplace(self, "div_", Tensor.__truediv__, o, reads_old=Tensor._needs_grad(o))
 
     def fill_(self, value: Any) -> Tensor:
         """Every element becomes ``value`` (a number or a one-element tensor), in place."""
         v = value.reshape(()) if isinstance(value, Tensor) else value
-        return apply_inplace(self, "fill_", lambda x, v: where(True, v, x), v, reads_old=False)
+        # (the value in this tensor's dtype, as PyTorch's: an int tensor filled with 2.5 holds 2)
+        return apply_inplace(self, "fill_", lambda x, v: _in_dtype(where(True, v, x), x.dtype), v, reads_old=False)
 
     def zero_(self) -> Tensor:
         return self.fill_(0)
@@ -741,14 +745,26 @@ def _to_args(args: tuple, kw: dict, op: str) -> tuple[Device | None, Any, bool]:
     return (get_device(dev) if dev is not None else None), dtype, bool(copy)
 
 
-# -- free functions of the public API ---------------------------------------------
-def where(cond: Any, a: Any, b: Any) -> Tensor:
-    """``a`` where ``cond`` is True, else ``b``; differentiable in ``a`` and ``b``.
+_ONE_ARGUMENT: Any = object()  # (where(cond) without a and b)
 
-    Dtypes follow PyTorch: a Python number takes the other side's dtype unless it is of a
-    higher kind (``where(c, int_tensor, 0.5)`` is float32); two numbers give float32,
-    int64 or bool; two tensors of different kinds give the higher kind's dtype.
+
+def _in_dtype(t: Tensor, dtype: Any) -> Tensor:
+    return t if t.dtype == dtype else t.astype(dtype)
+
+
+# -- free functions of the public API ---------------------------------------------
+def where(cond: Any, a: Any = _ONE_ARGUMENT, b: Any = _ONE_ARGUMENT) -> Any:
+    """``a`` where ``cond`` is True, else ``b``; differentiable in ``a`` and ``b``;
+    ``where(cond)`` alone is ``cond.nonzero(as_tuple=True)``, as PyTorch's.
+
+    Dtypes are ``torch.result_type(a, b)``'s: a Python number or a 0-d tensor decides only
+    where its kind is higher (``where(c, int_tensor, 0.5)`` is float32, ``where(c, f32,
+    tensor(2.0, dtype=float64))`` float32); two numbers give float32, int64 or bool.
     """
+    if a is _ONE_ARGUMENT or b is _ONE_ARGUMENT:
+        if a is not b:
+            raise TypeError("where: give both a and b, or neither (where(cond) is cond.nonzero(as_tuple=True))")
+        return (cond if isinstance(cond, Tensor) else Tensor(cond)).nonzero(as_tuple=True)
     like = next((t for t in (a, b, cond) if isinstance(t, Tensor)), None)
     if like is None:
         like = Tensor(cond)

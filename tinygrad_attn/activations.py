@@ -134,8 +134,12 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 
 @composite("softsign")
 def softsign(input: Tensor) -> Tensor:  # noqa: A002
-    """``x / (1 + |x|)``."""
-    x = _float(input, "softsign")
+    """``x / (1 + |x|)``; integers divide into float32, as PyTorch's (a composite of ``/``)."""
+    x = _tensor(input, "softsign")
+    if x.dtype.kind not in "fc":
+        if x.dtype.kind == "b":
+            raise RuntimeError(f"softsign: not defined for bool tensors (shape {x.shape}); convert with .float()")
+        x = x.astype("float32")
     return x / (x.abs() + 1.0)
 
 

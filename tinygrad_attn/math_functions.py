@@ -770,6 +770,8 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(var, mean)`` over ``dim``, as ``torch.var_mean`` (unbiased unless told otherwise)."""
     x = _floating(input, "var_mean")
+    if isinstance(dim, bool):  # var_mean(x, True): PyTorch's unbiased overload
+        dim, unbiased = None, dim
     if isinstance(unbiased, (int, np.integer)) and not isinstance(unbiased, bool) and dim is None:
         dim, unbiased = unbiased, None  # var_mean(x, 1): the dim
     c = 1 if correction is None and unbiased is None else correction

@@ -145,7 +145,8 @@ def masked_fill(self, mask: Any, value: float) -> Tensor:
         )
     if isinstance(value, (bool, int, float, np.generic)):  # a number takes this tensor's dtype, as in PyTorch
         value = self.dtype.type(value).item()
-    return where(mask, value, self)
+    out = where(mask, value, self)
+    return out if out.dtype == self.dtype else out.astype(self.dtype)  # (a tensor value too: self's dtype)
 
 
 #: the Tensor methods of this module (``install_methods`` puts them on Tensor)

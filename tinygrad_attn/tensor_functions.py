@@ -355,6 +355,8 @@ def chunk(input: Tensor, chunks: int, dim: int | None = None, *, axis: int | Non
     """``chunks`` pieces along ``dim`` (0 by default; the last may be smaller), as PyTorch's."""
     d = _dims.alias(axis, dim, "chunk")
     d = _one_dim(input, 0 if d is None else d, "chunk")
+    if not isinstance(chunks, (int, np.integer)) or chunks <= 0:
+        raise InvalidArgumentError(f"chunk expects `chunks` to be greater than 0, got: {chunks} (shape {input.shape})")
     if not input.shape[d]:  # an empty axis: one empty piece, as PyTorch's
         return [input]
     size = -(-input.shape[d] // chunks)
@@ -681,14 +683,18 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     return x.masked_fill(mask, value)
 
 
-def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor:
+def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
     """Each entry repeated ``repeats`` times along ``dim`` (the flattened tensor when None):
-    a gather by the index ``[0, 0, 1, 1, ...]``, so gradients sum over the copies."""
+    a gather by the index ``[0, 0, 1, 1, ...]``, so gradients sum over the copies.
+    ``output_size``, the length of the result along ``dim``, is checked, as PyTorch's."""
     if dim is None:
         x, dim = x.reshape(-1), 0
     d = _one_dim(x, dim, "repeat_interleave")
     counts = repeats.numpy() if isinstance(repeats, Tensor) else repeats
     index = np.repeat(np.arange(x.shape[d]), counts)
+    if output_size is not None and index.size != output_size:
+        raise RuntimeError(f"repeat_interleave: allocated size ({output_size}) does not match the required size "
+                           f"({index.size}) for repeats {np.asarray(counts).tolist()}")  # fmt: skip
     return index_select(x, d, Tensor(index, device=x._dev))
 
 

@@ -54,8 +54,8 @@ def element_size(self) -> int:
 
 def clone(self) -> Tensor:
     """A copy with its own array; gradients flow back through it."""
-    if self.requires_grad:
-        return _add(self, 0)
+    if self.requires_grad:  # (+ -0.0 changes no value, -0.0 included: + 0 would make it +0.0)
+        return _add(self, -0.0)
     return Tensor._wrap(self._dev.copy(self._data), self._dev)
 
 
@@ -67,21 +67,30 @@ def new_tensor(self, data: Any, dtype: Any = None) -> Tensor:
     return Tensor(data, dtype=dtype or self.dtype, device=self._dev)
 
 
-def new_zeros(self, *size: Any, dtype: Any = None) -> Tensor:
-    return Tensor.zeros(*size, dtype=dtype or self.dtype, device=self._dev)
+def _new(self: Tensor, t: Tensor, requires_grad: bool) -> Tensor:
+    """A ``new_*`` tensor: ``requires_grad`` as asked (its device and dtype are this tensor's by default)."""
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
-def new_ones(self, *size: Any, dtype: Any = None) -> Tensor:
-    return Tensor.ones(*size, dtype=dtype or self.dtype, device=self._dev)
+def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(self, Tensor.zeros(*size, dtype=dtype or self.dtype, device=device or self._dev), requires_grad)
 
 
-def new_empty(self, *size: Any, dtype: Any = None) -> Tensor:
+def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _new(self, Tensor.ones(*size, dtype=dtype or self.dtype, device=device or self._dev), requires_grad)
+
+
+def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """As :func:`new_zeros` (an uninitialised tensor would show whatever memory held before)."""
-    return Tensor.zeros(*size, dtype=dtype or self.dtype, device=self._dev)
+    return _new(self, Tensor.zeros(*size, dtype=dtype or self.dtype, device=device or self._dev), requires_grad)
 
 
-def new_full(self, size: Any, fill_value: Any, dtype: Any = None) -> Tensor:
-    return Tensor.full(size, fill_value, dtype=dtype or self.dtype, device=self._dev)
+def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:  # fmt: skip
+    t = Tensor.full(size, fill_value, dtype=dtype or self.dtype, device=device or self._dev)
+    return _new(self, t, requires_grad)
 
 
 def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
