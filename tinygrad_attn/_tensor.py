@@ -789,6 +789,8 @@ def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None =
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat: needs at least one tensor")
+    if len(tensors) > 1 and any(t.shape == (0,) for t in tensors):  # PyTorch's legacy: an empty 1-D tensor is skipped
+        tensors = [t for t in tensors if t.shape != (0,)] or tensors[:1]
     if tensors[0].ndim == 0:  # (PyTorch's RuntimeError, still the first round's ValueError)
         raise InvalidArgumentError("cat: 0-d tensors cannot be concatenated; use stack, or reshape them to (1,)")
     return ops.Cat.apply(*tensors, args=dims.one(tensors[0].shape, axis, "cat"))

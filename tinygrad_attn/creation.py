@@ -88,6 +88,8 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         arr = np.asarray(_host_data(data))
         if arr.dtype == object:
             raise TypeError("tensor: the nested lists must be rectangular and hold numbers only")
+        if arr.dtype.kind in "USV":  # (PyTorch's ValueError: a string is a sequence of too many dimensions)
+            raise ValueError(f"tensor: too many dimensions 'str' (the data holds strings: {arr.ravel()[:3].tolist()})")
         if dtype is None:
             dtype = _numpy_scalars_dtype(data) or _torch_dtype_of(arr)
         arr = arr.astype(dtype)

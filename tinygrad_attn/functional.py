@@ -207,6 +207,11 @@ def _check_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
             f"linear: input {x.shape}, weight {weight.shape} and bias {None if bias is None else bias.shape} "
             "do not fit; need input (..., in), weight (out, in), bias (out,)"
         )
+    if x.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):  # (PyTorch promotes none)
+        raise RuntimeError(
+            f"linear: input, weight and bias must have the same dtype, but got {x.dtype}, {weight.dtype} and "
+            f"{None if bias is None else bias.dtype}; convert the input with .to(weight.dtype)"
+        )
 
 
 def _linear_fused(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -813,6 +818,10 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     _float(input, op)
     target = _as_operand(op, target, input)
     _same_shape(op, input, target)
+    # (PyTorch checks it: a logit here is a likely mistake; a traced program reads no values)
+    if _State.tracer is None and bool((~((input >= 0) & (input <= 1))).any()):
+        raise RuntimeError(f"{op}: all elements of input should be between 0 and 1 (shape {input.shape}); "
+                           "for logits use binary_cross_entropy_with_logits")  # fmt: skip
     loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
     if weight is not None:
         weight = _as_operand(op, weight, input, "weight")

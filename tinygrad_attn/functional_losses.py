@@ -19,9 +19,16 @@ __all__ = ["l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "cosine_embeddin
 
 
 def _pair(op: str, input: Tensor, target: Any) -> Tensor:
+    """``target`` as an operand of ``input``'s loss: of another shape it broadcasts, with
+    PyTorch's warning (a likely mistake, which PyTorch runs)."""
     _F._float(input, op)
     target = _F._as_operand(op, target, input)
-    _F._same_shape(op, input, target)
+    if target.shape != input.shape:
+        warnings.warn(
+            f"{op}: Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            UserWarning, stacklevel=4,
+        )  # fmt: skip
     return target
 
 

@@ -79,11 +79,13 @@ def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
             if _kind(a) in "fc":
                 return a, b
         elif cb is int and _kind(a) != "b":
-            return a, b
+            return a, (b if 0 <= b <= 127 or _kind(a) in "fc" else _wrapped(a, b))
     elif b.__class__ is Tensor:  # a number on the left: 2.0 * x
         ca = a.__class__
-        if (ca is float and _kind(b) in "fc") or (ca is int and _kind(b) != "b"):
+        if ca is float and _kind(b) in "fc":
             return a, b
+        if ca is int and _kind(b) != "b":
+            return (a if 0 <= a <= 127 or _kind(b) in "fc" else _wrapped(b, a)), b
     # torch.result_type's rules (dtypes.result_type): a 0-d tensor or a number decides
     # only where its category is higher (int32 + tensor(1) stays int32)
     dt = _dtypes.result_type(a, b)
@@ -92,6 +94,17 @@ def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
     if isinstance(b, Tensor) and b.dtype != dt:
         b = b.astype(dt)
     return a, b
+
+
+def _wrapped(t: Tensor, value: int) -> int:
+    """A Python int beside an integer tensor, as PyTorch casts it to the tensor's dtype:
+    wrapped around where out of its range (``uint8_tensor * 300`` multiplies by 44; NumPy
+    raises). Beyond int64 it stays, and NumPy's OverflowError names it."""
+    info = np.iinfo(t.dtype)
+    if info.min <= value <= info.max or not -(2**63) <= value < 2**64:
+        return value
+    span = info.max - info.min + 1
+    return (value - info.min) % span + info.min
 
 
 def _promoted_div(a: Any, b: Any) -> tuple[Any, Any]:

@@ -365,6 +365,9 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     PyTorch signature has ``dtype`` fifth: a dtype given there is read as ``dtype``."""
     if out is not None and dtype is None and not isinstance(out, Tensor):
         out, dtype = None, out  # (x.norm(p, dim, keepdim, dtype), as PyTorch's method)
+    if dtype is None and input.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_type_name(input.dtype)} (shape {input.shape}); convert with .float()")  # fmt: skip
     r = _norm(input if dtype is None else input.astype(dtype), p, dim, keepdim)
     return written_to_out(r, out, "norm")
 
@@ -373,7 +376,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
 def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
     dims.axes(x.shape, dim, "norm")
     if p in ("fro", 2, 2.0, None):  # (its square keeps x, its sqrt the result: what PyTorch's norm keeps)
-        return (x * x).sum(dim, keepdim).sqrt()
+        return sqrt_of_variance((x * x).sum(dim, keepdim))  # (a zero norm's gradient is 0, as PyTorch's)
     if p == 1:
         r = x.abs().sum(dim, keepdim)
     elif p == math.inf:
@@ -384,8 +387,10 @@ def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> 
         r = (x != 0).astype(x.dtype).sum(dim, keepdim)
     elif isinstance(p, str):
         raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number")
-    else:
-        r = (x.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
+    else:  # (a zero norm's gradient is 0, as PyTorch's, not the root's infinite slope times 0)
+        s = (x.abs() ** p).sum(dim, keepdim)
+        zero = s == 0
+        r = where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / p)) if p > 0 else s ** (1.0 / p)
     # PyTorch's norm keeps its input and its result for every p: changing either in place
     # before the backward raises, as there
     return saved_for_backward(r, x, output=True)
