@@ -2,7 +2,7 @@
 
     python examples/backward_as_code.py [--quick] [--device cuda] [--out DIR]
 
-``tga.trace(fn, x)`` runs ``fn`` once and records every op it makes as a flat program over
+``tga.jit.trace(fn, x)`` runs ``fn`` once and records every op it makes as a flat program over
 named buffers. Since ``fn`` returns a scalar loss, the program also holds the backward
 pass, built from each op's own gradient rule: ``grad_x``, ``grad_q_proj_weight``... are
 lines of Python you can read. That text is not a description: it is what runs when the
@@ -44,7 +44,7 @@ def loss_of(x):
 # 1. The program, forward then backward, one line per op.
 x = Tensor.randn(B, T, D, requires_grad=True, device=args.device)  # (B, T, d_model)
 with tga.decompose():  # primitives only: softmax as exp, max, sum, div; attention as matmuls
-    prog = tga.trace(loss_of, x)
+    prog = tga.jit.trace(loss_of, x)
 print(prog)
 backward = [ln for ln in prog.code.splitlines() if ln.lstrip().startswith("grad_")]
 print(f"# {len(prog.ops)} ops; {len(backward)} lines of backward make a named gradient; "

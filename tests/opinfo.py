@@ -1305,6 +1305,8 @@ MATH_FUNCTIONS = [
            lambda x, offset, dim1, dim2: x.diagonal(offset, dim1, dim2), planes()),
     OpInfo("diag_of_matrix", lambda x, offset, dim1, dim2: tga.diag(x, offset), lambda x, offset, dim1, dim2: torch.diag(x, offset),
            planes().filter(lambda s: s.args[0].ndim == 2)),
+    OpInfo("trace", lambda x: tga.trace(x), lambda x: torch.trace(x), unary(min_dims=2, max_dims=2)),
+    OpInfo("trace_method", lambda x: x.trace(), lambda x: x.trace(), unary(min_dims=2, max_dims=2)),
     OpInfo("diag_of_vector", lambda x, k: x.diag(k), lambda x, k: x.diag(k),
            _with(unary(min_dims=1, max_dims=1), k=st.integers(-2, 2))),
     OpInfo("movedim", lambda x, axis: x.movedim(axis, 0), lambda x, axis: x.movedim(axis, 0), along_axis(min_dims=1)),

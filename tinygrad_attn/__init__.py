@@ -8,9 +8,11 @@
 # The star imports are PyTorch's top-level names: factories, free functions and dtypes (``tga.bool`` binds the
 # name in this module only; the package's modules keep Python's ``bool``).
 from . import (
+    augmented_assignment,
     creation,
     cuda,
     dtypes,
+    flags,
     functional,
     indexing,
     inplace_variants,
@@ -18,11 +20,13 @@ from . import (
     tensor_arith,
     tensor_creation,
     tensor_functions,
+    tensor_protocols,
     tensor_reduce,
     tensor_shape,
     tensor_torch,
 )
 from ._tensor import Tensor, cat, stack, where
+from .amp import autocast
 from .autograd import (
     Function,
     decompose,
@@ -34,15 +38,18 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
-from .backend import default_device, device, devices, get_device, is_available, set_default_device
+from .backend import default_device, device, devices, get_default_device, get_device, is_available, set_default_device
 from .creation import *  # noqa: F403
 from .dtypes import *  # noqa: F403
+from .flags import *  # noqa: F403
 from .gradcheck import gradcheck
 from .malloc import keep_freed_memory
 from .math_functions import *  # noqa: F403
+from .printing import set_printoptions
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .serialization import load, save
 from .tensor_functions import *  # noqa: F403
+from .tensor_torch import *  # noqa: F403
 from .threads import get_num_threads, set_num_threads
 
 __version__ = "0.1.0"
@@ -53,7 +60,18 @@ def install_methods() -> None:
     from the module that implements each (``x.var`` *is* ``tga.var``, ``x.softmax`` *is*
     ``F.softmax``), so ``_tensor.py`` imports none of those modules. The in-place variants
     come last: ``x.name_`` exists for each ``name`` installed before them."""
-    tables = (tensor_creation, tensor_arith, tensor_torch, tensor_shape, tensor_reduce, tensor_functions, indexing, functional)
+    tables = (
+        tensor_creation,
+        tensor_arith,
+        tensor_torch,
+        tensor_shape,
+        tensor_reduce,
+        tensor_functions,
+        indexing,
+        functional,
+        augmented_assignment,
+        tensor_protocols,
+    )
     for table in (m.METHODS for m in tables):
         for name, fn in table.items():
             setattr(Tensor, name, fn)
@@ -67,18 +85,20 @@ install_methods()
 # (``float`` here is the dtype ``tga.float``, so they come from math).
 from math import e, inf, nan, pi  # noqa: E402
 
-_SUBPACKAGES = ("distributions", "models", "nn", "optim", "utils", "viz")
-_SYMBOLIC = ["trace", "compile", "Program", "TraceError"]
+# (and the modules of PyTorch's names that a script's top imports: tga.jit, tga.amp, tga.backends, ...)
+_SUBPACKAGES = ("distributions", "models", "nn", "optim", "utils", "viz", "jit", "amp", "backends", "accelerator", "onnx",
+                "distributed", "profiler", "fx")  # fmt: skip
+_SYMBOLIC = ["compile", "Program", "TraceError"]  # (the tracer is tga.jit.trace; tga.trace is torch.trace)
 
 
 def __getattr__(name: str):
-    # ``tga.models``, ``tga.nn``, ``tga.optim``, ``tga.utils``, ``tga.viz`` load on first use, so
+    # ``tga.models``, ``tga.nn``, ``tga.optim``, ``tga.utils``, ``tga.viz``, ``tga.jit``, ... load on first use, so
     # ``import tinygrad_attn`` stays light (no Graphviz or model code until asked for).
     if name in _SUBPACKAGES:
         import importlib  # noqa: PLC0415
 
         return importlib.import_module(f"{__name__}.{name}")
-    if name in _SYMBOLIC:  # tga.trace, tga.compile, tga.Program, tga.TraceError (tinygrad_attn.symbolic)
+    if name in _SYMBOLIC:  # tga.compile, tga.Program, tga.TraceError (tinygrad_attn.symbolic)
         from . import symbolic  # noqa: PLC0415
 
         return getattr(symbolic, name)
@@ -109,6 +129,7 @@ __all__ = [
     "devices",
     "is_available",
     "set_default_device",
+    "get_default_device",
     "default_device",
     "get_device",
     "keep_freed_memory",
@@ -120,6 +141,10 @@ __all__ = [
     *dtypes.__all__,
     *tensor_functions.__all__,
     *math_functions.__all__,
+    *tensor_torch.__all__,
+    *flags.__all__,
+    "autocast",
+    "set_printoptions",
     "save",
     "load",
     "set_num_threads",

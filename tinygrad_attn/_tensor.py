@@ -13,7 +13,7 @@ import math
 import operator
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from . import dims, ops
 from . import promotion as _promotion
 from .backend import Device, default_device, device_of_array, get_device
 from .backend import device as _device
+from .dtypes import UnsupportedDtypeError, get_default_dtype
 from .engine.backward import backward
 from .engine.function import FreedArray, Function, InvalidArgumentError, register_tensor
 from .engine.switches import _State
@@ -28,6 +29,7 @@ from .engine.versions import version_of
 from .inplace import apply_inplace
 from .ops.tensor_namespace import TensorNamespace
 from .ops.transfer import Transfer
+from .printing import array2string_options
 from .promotion import (  # noqa: F401 - (mask_dtype: re-exported for functional)
     _FLOATS,
     _KIND_RANK,
@@ -76,7 +78,7 @@ class Size(tuple):
 
 class UnsupportedModeError(NotImplementedError, ValueError):
     """A mode the op does not have (``pad(mode="bogus")``): PyTorch's ``NotImplementedError``,
-    and the ``ValueError`` the first round raised."""
+    and a ``ValueError``: a bad value of an argument."""
 
 
 
@@ -107,9 +109,8 @@ class Tensor:
     [[2.0, 4.0], [6.0, 8.0]]
     """
 
-    # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (see
-    # engine.backward.run_backward, which orders the backward pass by it without a graph walk, and
-    # engine.function._release_unread, which compares it with the tensor's reference count).
+    # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (counted by
+    # engine.function alone: see add_uses).
     # (``_base``: set only on a view made without recording (see Function.apply); read with getattr)
     __slots__ = ("_data", "_dev", "grad", "requires_grad", "_ctx", "name", "_uses", "_base", "__weakref__")
     __array_ufunc__ = None  # ``ndarray + Tensor`` defers to Tensor.__radd__
@@ -136,7 +137,7 @@ class Tensor:
         elif isinstance(data, (bool, int, float, list, tuple)) or np.isscalar(data):
             arr = np.asarray(data)
             if dtype is None and arr.dtype != np.bool_:
-                arr = arr.astype(np.float32)
+                arr = arr.astype(get_default_dtype())
             src = get_device("cpu")
             if dev is None:
                 dev = default_device()
@@ -322,7 +323,7 @@ class Tensor:
         if self._data.__class__ is FreedArray:
             body = f"<values freed {self._data.when}>, shape={self.shape}"
         else:
-            body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
+            body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(", **array2string_options())
         return f"Tensor({body}, dtype={self.dtype}{extra})"
 
     # -- conversion ---------------------------------------------------------------
@@ -367,7 +368,7 @@ class Tensor:
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """``np.asarray(t)``: the values as a NumPy array (on the CPU the tensor's own memory,
-        unless ``copy``). A tensor inside ``tga.trace`` raises ``TraceError``, as ``.numpy()``."""
+        unless ``copy``). A tensor inside ``tga.jit.trace`` raises ``TraceError``, as ``.numpy()``."""
         if _State.tracer is not None:
             _State.tracer.check_read(self, "__array__")
         if self._data.__class__ is FreedArray:
@@ -447,7 +448,7 @@ class Tensor:
     def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
                  inputs: Any = None, *, grad: Any = None) -> None:  # fmt: skip
         """Accumulate the gradient of this tensor into ``.grad`` of every leaf it depends on
-        (PyTorch's parameters; ``grad=`` is the first round's name of ``gradient``)."""
+        (PyTorch's parameters; ``grad=`` is another name of ``gradient``)."""
         if inputs is not None:  # (only these .grad: a tensor or a sequence of them)
             inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
         g = gradient if grad is None else grad
@@ -475,10 +476,16 @@ class Tensor:
         return _add(*_promoted(other if other.__class__ in _PLAIN else self._operand(other), self))
 
     def __sub__(self, other: Any) -> Tensor:
-        return _sub(*_promoted(self, other if other.__class__ in _PLAIN else self._operand(other)))
+        o = other if other.__class__ in _PLAIN else self._operand(other)
+        if _kind(self) == "b" or o.__class__ is bool or isinstance(o, Tensor) and _kind(o) == "b":
+            _bool_subtraction(self, o)
+        return _sub(*_promoted(self, o))
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _sub(*_promoted(other if other.__class__ in _PLAIN else self._operand(other), self))
+        o = other if other.__class__ in _PLAIN else self._operand(other)
+        if _kind(self) == "b" or o.__class__ is bool or isinstance(o, Tensor) and _kind(o) == "b":
+            _bool_subtraction(o, self)
+        return _sub(*_promoted(o, self))
 
     def __mul__(self, other: Any) -> Tensor:
         return _mul(*_promoted(self, other if other.__class__ in _PLAIN else self._operand(other)))
@@ -514,16 +521,24 @@ class Tensor:
         return ops.Pow.apply(*_promoted(self._operand(other), self))
 
     def __neg__(self) -> Tensor:
+        if _kind(self) == "b":
+            raise RuntimeError(
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+                f"use the `~` or `logical_not()` operator instead (shape {self.shape})"
+            )
         return ops.Neg.apply(self)
 
-    def __pos__(self) -> Tensor:
-        return self
+    # (``+x``: tensor_torch.positive, which refuses bools as PyTorch does)
 
     def __matmul__(self, other: Any) -> Tensor:
-        return ops.Matmul.apply(self, self._operand(other))
+        if isinstance(other, (int, float, complex)):  # (Python's TypeError, as PyTorch: @ takes no numbers)
+            return NotImplemented
+        return ops.Matmul.apply(*_matmul_operands(self, self._operand(other)))
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return ops.Matmul.apply(self._operand(other), self)
+        if isinstance(other, (int, float, complex)):
+            return NotImplemented
+        return ops.Matmul.apply(*_matmul_operands(self._operand(other), self))
 
     # (comparisons, logical operators, maximum/minimum/clip, masked_fill: tensor_arith.py)
 
@@ -541,6 +556,8 @@ class Tensor:
         return _tanh(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
     def abs(self) -> Tensor:
+        if _kind(self) == "b":
+            raise UnsupportedDtypeError(f'"abs" not implemented for \'Bool\' (shape {self.shape}); convert with .long()')
         return ops.Abs.apply(self)
 
     def __iter__(self) -> Iterator[Tensor]:
@@ -610,24 +627,8 @@ class Tensor:
         v = value.reshape(()) if isinstance(value, Tensor) else value
         return apply_inplace(self, "masked_fill_", lambda x, v: x.masked_fill(mask, v), v, reads_old=False)
 
-    # ``x += y``: in place, as in PyTorch. Where that cannot be recorded (a view of another
-    # tensor's memory, while gradients are recorded) Python gets a new tensor back, so
-    # ``x[i] += y`` still works: it writes that back with ``__setitem__``.
-    def __iadd__(self, other: Any) -> Tensor:
-        o = self._operand(other)
-        return apply_inplace(self, "add_", Tensor.__add__, o, operator=True, reads_old=False)
-
-    def __isub__(self, other: Any) -> Tensor:
-        o = self._operand(other)
-        return apply_inplace(self, "sub_", Tensor.__sub__, o, operator=True, reads_old=False)
-
-    def __imul__(self, other: Any) -> Tensor:
-        o = self._operand(other)
-        return apply_inplace(self, "mul_", Tensor.__mul__, o, operator=True, reads_old=Tensor._needs_grad(o))
-
-    def __itruediv__(self, other: Any) -> Tensor:
-        o = self._operand(other)
-        return apply_inplace(self, "div_", Tensor.__truediv__, o, operator=True, reads_old=Tensor._needs_grad(o))
+    # (``x += y`` and every other augmented assignment, in place as in PyTorch:
+    # tinygrad_attn/augmented_assignment.py, installed by install_methods)
 
     @staticmethod
     def _needs_grad(x: Any) -> bool:
@@ -673,6 +674,21 @@ class Tensor:
     def half(self) -> Tensor:
         return self.astype(np.float16)
 
+    def short(self) -> Tensor:
+        return self.astype(np.int16)
+
+    def char(self) -> Tensor:
+        return self.astype(np.int8)
+
+    def byte(self) -> Tensor:
+        return self.astype(np.uint8)
+
+    def cfloat(self) -> Tensor:
+        return self.astype(np.complex64)
+
+    def cdouble(self) -> Tensor:
+        return self.astype(np.complex128)
+
     def bool(self) -> Tensor:
         return self.astype(np.bool_)
 
@@ -709,7 +725,7 @@ def _legacy_shape(first: Any, more: tuple, dtype: Any) -> np.ndarray:
             f"Tensor: more than one positional argument is read as a shape (PyTorch's legacy constructor), "
             f"which needs non-negative ints; got {shape}. Pass data as one list: Tensor([...])"
         )
-    return np.zeros(tuple(int(n) for n in shape), dtype=np.float32 if dtype is None else np.dtype(dtype))
+    return np.zeros(tuple(int(n) for n in shape), dtype=get_default_dtype() if dtype is None else np.dtype(dtype))
 
 
 def _is_dtype(x: Any) -> bool:
@@ -791,7 +807,7 @@ def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None =
         raise ValueError("cat: needs at least one tensor")
     if len(tensors) > 1 and any(t.shape == (0,) for t in tensors):  # PyTorch's legacy: an empty 1-D tensor is skipped
         tensors = [t for t in tensors if t.shape != (0,)] or tensors[:1]
-    if tensors[0].ndim == 0:  # (PyTorch's RuntimeError, still the first round's ValueError)
+    if tensors[0].ndim == 0:  # (PyTorch's RuntimeError, and a ValueError: see InvalidArgumentError)
         raise InvalidArgumentError("cat: 0-d tensors cannot be concatenated; use stack, or reshape them to (1,)")
     return ops.Cat.apply(*tensors, args=dims.one(tensors[0].shape, axis, "cat"))
 
@@ -809,6 +825,31 @@ def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None
         raise ValueError(f"stack: all tensors need one shape, got {sorted(shapes)}")
     axis = dims.new_axis(tensors[0].shape, axis, "stack")
     return ops.Stack.apply(*tensors, args=axis)
+
+
+# -- operands PyTorch refuses -----------------------------------------------------------
+def _matmul_operands(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """PyTorch's matmul promotes nothing: both operands of one dtype, and not bool."""
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(
+            f"matmul: expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype} "
+            f"(shapes {a.shape} and {b.shape}); convert one with .to(other.dtype)"
+        )
+    if _kind(a) == "b":
+        raise UnsupportedDtypeError(f"matmul: not implemented for 'Bool' (shapes {a.shape} and {b.shape}); convert with .long()")
+    return a, b
+
+
+def _bool_subtraction(a: Any, b: Any) -> NoReturn:
+    """PyTorch refuses ``-`` with a bool operand (a mask minus anything is a mistake for ``~``)."""
+    raise RuntimeError(
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+        f"mask, use the `~` or `logical_not()` operator instead (operands {_described(a)} and {_described(b)})"
+    )
+
+
+def _described(x: Any) -> str:
+    return f"a {x.dtype} tensor of shape {x.shape}" if isinstance(x, Tensor) else repr(x)
 
 
 # -- bool ** bool, as PyTorch's ------------------------------------------------------

@@ -552,6 +552,11 @@ def default_device() -> Device:
     return get_device(None)
 
 
+def get_default_device() -> device:
+    """The device new tensors go to when none is given, as PyTorch's handle (``device(type='cpu')``)."""
+    return device(get_device(None).name)
+
+
 def device_of_array(arr: Any) -> Device:
     """The :class:`Device` owning a backend array (NumPy, CuPy or array_api_strict)."""
     if isinstance(arr, np.ndarray):

@@ -19,7 +19,7 @@ import numpy as np
 from . import random_transforms
 from ._tensor import Size, Tensor, _shape_args
 from .backend import default_device, get_device
-from .dtypes import promote_types
+from .dtypes import get_default_dtype, promote_types
 from .engine.function import InvalidArgumentError
 from .engine.switches import _State
 from .random import generator_for
@@ -29,14 +29,15 @@ __all__ = [
     "randint", "randperm", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
     "rand_like", "randn_like", "randint_like", "multinomial", "bernoulli",
 ]  # fmt: skip
-__all__ += ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "BoolTensor"]  # typed constructors
+__all__ += ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
+            "ByteTensor", "BoolTensor"]  # typed constructors  # fmt: skip
 
 
 def _torch_dtype_of(arr: np.ndarray) -> np.dtype:
     """PyTorch's inference for data given as Python numbers: int64, float32 or bool."""
     kind = arr.dtype.kind
     if kind == "f":
-        return np.dtype(np.float32)
+        return get_default_dtype()
     if kind in "iu":
         return np.dtype(np.int64)
     if kind == "c":
@@ -229,7 +230,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     start, end, step = (v.item() if hasattr(v, "item") else v for v in (start, end, step))
     if dtype is None:
         whole = all(isinstance(v, int) for v in (start, end, step))
-        dtype = np.int64 if whole else np.float32
+        dtype = np.int64 if whole else get_default_dtype()
     if step == 0:
         raise InvalidArgumentError(f"arange: step must be nonzero (start {start}, end {end})")
     if (end - start) * step < 0:
@@ -251,7 +252,7 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     if dtype is not None and np.dtype(dtype) == np.bool_:  # (as PyTorch: no evenly spaced booleans)
         raise RuntimeError("linspace: bool is not a supported dtype; make a float or integer range and compare it")
     arr = np.linspace(start, end, steps)
-    return Tensor(arr.astype(dtype or np.float32), device=device, requires_grad=requires_grad)
+    return Tensor(arr.astype(dtype or get_default_dtype()), device=device, requires_grad=requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
@@ -391,4 +392,7 @@ DoubleTensor = _typed("DoubleTensor", np.float64)
 HalfTensor = _typed("HalfTensor", np.float16)
 LongTensor = _typed("LongTensor", np.int64)
 IntTensor = _typed("IntTensor", np.int32)
+ShortTensor = _typed("ShortTensor", np.int16)
+CharTensor = _typed("CharTensor", np.int8)
+ByteTensor = _typed("ByteTensor", np.uint8)
 BoolTensor = _typed("BoolTensor", np.bool_)

@@ -5,6 +5,9 @@
 
 from __future__ import annotations
 
+import sys
+
+from .amp import cuda_amp as amp
 from .backend import devices as _devices
 from .backend import is_available as _is_available
 from .random import manual_seed as _manual_seed
@@ -26,3 +29,7 @@ def manual_seed(seed: int) -> None:
 
 
 manual_seed_all = manual_seed
+
+
+# ``from torch.cuda.amp import autocast, GradScaler``: this module is no package, so the path is registered
+sys.modules[__name__ + ".amp"] = amp

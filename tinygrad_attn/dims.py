@@ -62,9 +62,7 @@ def alias(axis: Any, dim: Any, op: str) -> Any:
     """PyTorch's ``dim`` or NumPy's ``axis``, for ops where both mean the same (``sum``)."""
     if dim is None:
         return axis
-    if (
-        axis is not None and axis != dim
-    ):  # (the same axis twice names one axis: accepted, as the first round's F.softmax)
+    if axis is not None and axis != dim:  # (the same axis under both names is one axis: accepted)
         raise _both(op, axis, dim)
     return dim
 

@@ -35,7 +35,32 @@ long = int64
 
 # -- promotion: torch.result_type's rules, in one place ----------------------------------
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # bool < integer < float < complex
-_DEFAULT_OF_CATEGORY = {0: bool, 1: int64, 2: float32, 3: complex64}  # a Python number's dtype
+_DEFAULT_FLOAT = [float32]  # PyTorch's default dtype: what a Python float and a float factory make (one cell)
+
+
+def get_default_dtype() -> np.dtype:
+    """The floating dtype factories and Python floats give when no dtype is named (float32
+    unless :func:`set_default_dtype` changed it), as ``torch.get_default_dtype``."""
+    return _DEFAULT_FLOAT[0]
+
+
+def set_default_dtype(d: Any) -> None:
+    """Make ``d`` (a floating dtype) the default dtype, as ``torch.set_default_dtype``.
+
+    >>> set_default_dtype(float64); tensor([1.0]).dtype  # doctest: +SKIP
+    dtype('float64')
+    """
+    dt = np.dtype(d)
+    if dt.kind != "f":
+        raise TypeError(f"set_default_dtype: only floating-point types are supported as the default type, got {dt}")
+    _DEFAULT_FLOAT[0] = dt
+
+
+def _default_of_category(category: int) -> np.dtype:
+    """A Python number's dtype by its category (bool, integer, floating, complex)."""
+    if category == 2:
+        return _DEFAULT_FLOAT[0]
+    return {0: bool, 1: int64, 3: complex128 if _DEFAULT_FLOAT[0] == float64 else complex64}[category]
 
 
 def can_cast(from_: np.dtype, to: np.dtype) -> builtins.bool:
@@ -95,7 +120,7 @@ def result_type(*operands: object) -> np.dtype:
             tier = 2
             # (a NumPy bool is a number to PyTorch's argument parser, read as a float: int_tensor + np.True_ is float32)
             kind = "b" if isinstance(x, builtins.bool) else "f" if isinstance(x, np.bool_) else np.asarray(x).dtype.kind
-            dt = _DEFAULT_OF_CATEGORY[_CATEGORY[kind]]
+            dt = _default_of_category(_CATEGORY[kind])
         dt = np.dtype(dt)
         tiers[tier] = dt if tiers[tier] is None else promote_types(tiers[tier], dt)
     out: np.dtype | None = None
@@ -130,7 +155,7 @@ class finfo:  # noqa: N801 - PyTorch's name
     """
 
     def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's argument name
-        dt = float32 if type is None else np.dtype(type)
+        dt = _DEFAULT_FLOAT[0] if type is None else np.dtype(type)
         if dt.kind not in "fc":
             raise TypeError(f"finfo() requires a floating point input type, got {dt}: use iinfo for integers")
         info = np.finfo(dt)
@@ -160,7 +185,7 @@ class iinfo:  # noqa: N801 - PyTorch's name
 
 
 __all__ = [
-    "finfo", "iinfo",
+    "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128",
-    "bool", "half", "float", "double", "short", "int", "long", "promote_types", "result_type",
+    "bool", "half", "float", "double", "short", "int", "long", "promote_types", "result_type", "can_cast",
 ]  # fmt: skip

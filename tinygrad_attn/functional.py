@@ -263,11 +263,11 @@ def layer_norm(input: Tensor, normalized_shape: Any = None, weight: Tensor | Non
     """PyTorch's ``layer_norm``: normalise the trailing ``normalized_shape`` axes together to
     mean 0 and variance 1, then ``* weight + bias`` (each of ``normalized_shape``).
 
-    (The first round's ``layer_norm(x, weight, bias, eps)``, over the last axis, still works:
-    a tensor in second place is read as ``weight``.)
+    (The library's own ``layer_norm(x, weight, bias, eps)``, over the last axis, is accepted
+    too: a tensor in second place is read as ``weight``.)
     """
     x = input
-    if isinstance(normalized_shape, Tensor):  # the first round's call: (x, weight, bias, eps)
+    if isinstance(normalized_shape, Tensor):  # the library's own call: (x, weight, bias, eps)
         weight, bias, eps = normalized_shape, weight, (eps if bias is None else bias)
         normalized_shape = None
     if normalized_shape is None:
@@ -671,7 +671,7 @@ def scaled_dot_product_attention(
     True where a query may attend; a float mask is added to the scores. A query with
     nothing to attend gets zeros, never NaN. ``scale`` defaults to ``1/sqrt(d)``. ``enable_gqa=True``: each of the ``H`` key and
     value heads serves ``Hq // H`` query heads (grouped-query attention). The library's
-    extras: ``mask=`` (the first round's name of ``attn_mask``) and ``return_weights=True``,
+    extras: ``mask=`` (another name of ``attn_mask``) and ``return_weights=True``,
     which also returns the ``(..., Tq, Tk)`` weights.
     """
     if mask is not None:
@@ -883,7 +883,7 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
     how often the batch names it. ``sparse=True`` (sparse gradients) is not supported.
 
     Ids must lie in ``[0, num)``: a negative id is out of range, as in PyTorch (eager raises
-    ``IndexError``; ``weight[ids]``, indexing, reads it from the end). Inside ``tga.trace`` or
+    ``IndexError``; ``weight[ids]``, indexing, reads it from the end). Inside ``tga.jit.trace`` or
     ``tga.compile`` the ids are an input of the program and a replay does not check them.
     """
     if sparse:

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import ops
+from .dtypes import can_cast, scalar_type_name
 from .engine import function as _function
 from .engine import versions as _versions
-from .engine.function import FreedArray, Function, _new, _next_seq
+from .engine.function import FreedArray, Function, _new, _next_seq, note_rebase
 from .engine.switches import _State, no_grad
-from .engine.versions import _memory_root, as_seen_by, bump_version, note_rebase
+from .engine.versions import _memory_root, as_seen_by, bump_version
 from .ops.alias import Copy, InPlace, Restride
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ def _replay_view(t: Tensor) -> None:
         return
     base = v.inputs[0]
     bc = base._ctx
-    if bc is not None and bc.seq < _versions._last_rebase and (bc.view or bc.rebases):
+    if bc is not None and bc.seq < _function._last_rebase and (bc.view or bc.rebases):
         _replay_view(base)  # a view of a view: its base first
         bc = base._ctx
     if bc is None or not bc.rebases or bc.seq < v.seq:  # the base is as the view saw it
@@ -354,6 +355,15 @@ def _replaced_by(old: Tensor, new: Tensor) -> Tensor:
     return new
 
 
+def cast_error(name: str, result: np.dtype, t: Tensor) -> RuntimeError:
+    """PyTorch's error where an in-place op's result cannot be written into ``t``'s dtype."""
+    return RuntimeError(
+        f"{name}: result type {scalar_type_name(result)} can't be cast to the desired output type "
+        f"{scalar_type_name(t.dtype)} (a {np.dtype(result)} result into a {t.dtype} tensor of shape {tuple(t.shape)}); "
+        "use the out-of-place op instead"
+    )
+
+
 def _checked_result(t: Tensor, r: Tensor, name: str) -> Tensor:
     if tuple(r.shape) != tuple(t.shape):
         raise RuntimeError(
@@ -361,11 +371,8 @@ def _checked_result(t: Tensor, r: Tensor, name: str) -> Tensor:
             f"the tensor it writes ({tuple(t.shape)}); use the out-of-place op instead"
         )
     if r.dtype != t.dtype:
-        if not np.can_cast(r.dtype, t.dtype, "same_kind"):
-            raise RuntimeError(
-                f"{name}: the result type {r.dtype} cannot be written into a tensor of type {t.dtype}; "
-                "use the out-of-place op instead"
-            )
+        if not can_cast(r.dtype, t.dtype):  # (never down a category: PyTorch's rule, words and type names)
+            raise cast_error(name, r.dtype, t)
         r = r.astype(t.dtype)
     return r
 
@@ -404,5 +411,5 @@ def store_array(t: Tensor, new: Any, changes: int = 1) -> None:
         bump_version(dst, changes)
 
 
-_function._replay_view = _replay_view  # (the engine calls it; it cannot import this module)
+_function.register_view_replay(_replay_view)  # (the engine calls it; it cannot import this module)
 _versions.register_detached_history(_detached_history)

@@ -44,6 +44,8 @@ INPLACE_OF = (
 INPLACE_OF += ("cumsum", "cumprod")
 # sinc_ (a primitive added later; the table names each in-place twin PyTorch has)
 INPLACE_OF += ("sinc",)
+# the comparisons' second names (``x.greater_``, as ``x.gt_``)
+INPLACE_OF += ("greater", "greater_equal", "less", "less_equal", "not_equal")
 INPLACE_OF += ("nan_to_num", "addmm", "baddbmm")
 
 

@@ -1,4 +1,4 @@
-"""PyTorch's elementwise math, logic, scans, selections and shape helpers beyond the first rounds.
+"""PyTorch's elementwise math, logic, scans, selections and shape helpers not defined in ``_tensor.py``.
 
 Each is a ``tga.`` free function and, where PyTorch has one, a :class:`Tensor` method of
 the same name (installed from the table :data:`METHODS` at the bottom). They are
@@ -29,6 +29,7 @@ from .engine.switches import no_grad
 from .functional_checks import tensor_arg as _tensor
 from .ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from .ops.saved import saved_for_backward
+from .promotion import bitwise_operands
 from .tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector
 from .tensor_reduce import _logsumexp, sqrt_of_variance, var
 from .tensor_torch import _rounded
@@ -38,7 +39,7 @@ __all__ = [
     "arctanh", "sinc", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
     "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
     "nan_to_num", "clamp_min", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero",
-    "masked_select", "scatter_reduce", "index_add", "index_copy", "index_fill", "masked_scatter", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim",
+    "masked_select", "scatter_reduce", "index_add", "index_copy", "index_fill", "masked_scatter", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "trace", "movedim",
     "moveaxis", "unflatten", "meshgrid", "std_mean", "var_mean", "normal", "erfinv", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
 ]  # fmt: skip
@@ -347,17 +348,17 @@ def logical_not(x: Tensor) -> Tensor:
 
 def logical_and(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """Elementwise and of the truth values; a bool tensor."""
-    return LogicalAnd.apply(_truth(input, input), _truth(other, input))
+    return LogicalAnd.apply(_truth(input, input), _truth(_tensor(other, "logical_and"), input))
 
 
 def logical_or(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """Elementwise or of the truth values; a bool tensor."""
-    return LogicalOr.apply(_truth(input, input), _truth(other, input))
+    return LogicalOr.apply(_truth(input, input), _truth(_tensor(other, "logical_or"), input))
 
 
 def logical_xor(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """Elementwise exclusive or of the truth values; a bool tensor."""
-    return NotEqual.apply(_truth(input, input), _truth(other, input))
+    return NotEqual.apply(_truth(input, input), _truth(_tensor(other, "logical_xor"), input))
 
 
 # -- bitwise (integers and bools; no gradient) ----------------------------------------------
@@ -380,51 +381,35 @@ _BITWISE = {
 }
 
 
-def _bitwise_operands(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
-    like = a if isinstance(a, Tensor) else b
-    a = a if isinstance(a, Tensor) else Tensor.full((), a, dtype=like.dtype, device=like._dev)
-    b = b if isinstance(b, Tensor) else Tensor.full((), b, dtype=like.dtype, device=like._dev)
-    if a.dtype.kind not in "biu" or b.dtype.kind not in "biu":
-        raise InvalidArgumentError(f"{op}: needs integer or bool tensors, got {a.dtype} and {b.dtype} (as PyTorch)")
-    if a.dtype != b.dtype:
-        dt = np.promote_types(a.dtype, b.dtype)
-        a, b = a.astype(dt), b.astype(dt)
-    return a, b
-
-
 def bitwise_and(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``&`` of integer or bool tensors."""
-    return _BITWISE["and"].apply(*_bitwise_operands(input, other, "bitwise_and"))
+    return _BITWISE["and"].apply(*bitwise_operands(input, other, "bitwise_and"))
 
 
 def bitwise_or(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``|`` of integer or bool tensors."""
-    return _BITWISE["or"].apply(*_bitwise_operands(input, other, "bitwise_or"))
+    return _BITWISE["or"].apply(*bitwise_operands(input, other, "bitwise_or"))
 
 
 def bitwise_xor(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``^`` of integer or bool tensors."""
-    return _BITWISE["xor"].apply(*_bitwise_operands(input, other, "bitwise_xor"))
+    return _BITWISE["xor"].apply(*bitwise_operands(input, other, "bitwise_xor"))
 
 
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``<<`` of integer tensors."""
-    return _BITWISE["left_shift"].apply(*_bitwise_operands(input, other, "bitwise_left_shift"))
+    return _BITWISE["left_shift"].apply(*bitwise_operands(input, other, "bitwise_left_shift", bools=False))
 
 
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``>>`` of integer tensors (arithmetic for signed ones)."""
-    return _BITWISE["right_shift"].apply(*_bitwise_operands(input, other, "bitwise_right_shift"))
+    return _BITWISE["right_shift"].apply(*bitwise_operands(input, other, "bitwise_right_shift", bools=False))
 
 
 def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
     """Elementwise ``~`` of an integer or bool tensor."""
     x = _tensor(input, "bitwise_not")
-    if x.dtype == np.bool_:
-        return LogicalNot.apply(x)
-    if x.dtype.kind not in "iu":
-        raise InvalidArgumentError(f"bitwise_not: needs an integer or bool tensor, got {x.dtype} (as PyTorch)")
-    return x * -1 - 1  # (two's complement: ~x is -x - 1)
+    return ~x  # (bools: not; integers: every bit flipped; PyTorch's error for other dtypes)
 
 
 # -- selections -----------------------------------------------------------------------
@@ -689,6 +674,27 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     return cat([zr, cat([square, zc], 1)], 0)
 
 
+def trace(input: Tensor, *example_args: Any) -> Tensor:  # noqa: A002 - PyTorch's name
+    """The sum of a matrix's main diagonal, as ``torch.trace`` (integers sum to int64).
+    The tracer of functions is :func:`tinygrad_attn.jit.trace`.
+
+    >>> tga.jit.trace(tga.tensor([[1.0, 2.0], [3.0, 4.0]]))  # doctest: +SKIP
+    tensor(5.)
+    """
+    if callable(input) and not isinstance(input, Tensor) or example_args:  # (the tracer's old spelling)
+        raise TypeError(
+            f"trace: expected a Tensor (torch.trace, the sum of a matrix's diagonal), got the callable {input!r}; "
+            "to trace a function into a program use tga.jit.trace(fn, *example_args)"
+        )
+    x = _tensor(input, "trace")
+    if x.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim} (shape {x.shape})")
+    if x.dtype == np.bool_:
+        raise NotImplementedError("trace: not implemented for bool tensors (as in PyTorch); convert with .long()")
+    d = diagonal(x)
+    return (d if d.dtype.kind in "fc" else d.astype(np.int64)).sum()
+
+
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
     """Every window of ``size`` entries along ``dimension``, ``step`` apart, as
     ``Tensor.unfold``: that axis becomes the window count, a new last axis the window."""
@@ -841,13 +847,13 @@ METHODS = {
         "arctanh", "sinc", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
         "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
         "nan_to_num", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero", "masked_select",
-        "scatter_reduce", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "movedim", "moveaxis",
+        "scatter_reduce", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "trace", "movedim", "moveaxis",
         "unflatten", "sum_to_size", "erfinv", "index_add", "index_copy", "index_fill", "masked_scatter",
         "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
         "unfold",
     )
 }  # fmt: skip
-# Python's operators PyTorch gives Tensor beyond the first rounds' (each reflected one with its operands swapped)
+# Python's operators PyTorch gives Tensor that _tensor.py does not define (each reflected one with its operands swapped)
 METHODS.update({
     "__xor__": bitwise_xor, "__lshift__": bitwise_left_shift, "__rshift__": bitwise_right_shift,
     "__rand__": lambda self, other: bitwise_and(other, self), "__ror__": lambda self, other: bitwise_or(other, self),
@@ -875,8 +881,8 @@ def _where_method(self: Tensor, condition: Any, y: Any) -> Tensor:
 
 METHODS["where"] = _where_method
 # PyTorch's other spellings of methods Tensor has
-ALIASES = {"absolute": "abs", "negative": "neg", "multiply": "mul", "subtract": "sub", "divide": "div",
-           "true_divide": "div", "floor_divide": "__floordiv__"}  # fmt: skip
+# (the second names of tensor_torch's methods, ``x.multiply is x.mul``, are tensor_torch's own)
+ALIASES = {"absolute": "abs"}
 
 
 def _install(cls: type) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as _dtypes
+from .dtypes import get_default_dtype
 
 Tensor: Any = None  # the Tensor class (set by register)
 
@@ -34,14 +35,14 @@ _FLOATS = frozenset(type(np.dtype(d)) for d in ("float16", "float32", "float64",
 def _as_float(t: Tensor) -> Tensor:
     """``t`` for a float op: bools and integers in PyTorch's default float (float32), as
     ``torch.tensor(2).exp()`` (NumPy would compute them in float64)."""
-    return t if t.dtype.kind in "fc" else t.astype(np.float32)
+    return t if t.dtype.kind in "fc" else t.astype(get_default_dtype())
 
 
 def _scalar_dtype(value: Any) -> np.dtype:
     """The dtype PyTorch gives a tensor made of a lone Python number."""
     if isinstance(value, bool):
         return np.dtype(np.bool_)
-    return np.dtype(np.int64) if isinstance(value, int) else np.dtype(np.float32)
+    return np.dtype(np.int64) if isinstance(value, int) else get_default_dtype()
 
 
 def _promote_for_scalar(t: Tensor, value: Any) -> Tensor:
@@ -113,9 +114,8 @@ def _promoted_div(a: Any, b: Any) -> tuple[Any, Any]:
     a, b = _promoted(a, b)
     t = a if isinstance(a, Tensor) else b
     if t.dtype.kind in "biu":
-        return (a.astype(np.float32) if isinstance(a, Tensor) else a), (
-            b.astype(np.float32) if isinstance(b, Tensor) else b
-        )
+        f = get_default_dtype()
+        return (a.astype(f) if isinstance(a, Tensor) else a), (b.astype(f) if isinstance(b, Tensor) else b)
     return a, b
 
 
@@ -173,3 +173,23 @@ def mask_dtype(mask: Any) -> np.dtype:
         return np.dtype(mask.dtype)
     except TypeError:  # an array API namespace's own dtype objects
         return Tensor(mask).dtype
+
+
+def bitwise_operands(a: Any, b: Any, op: str, bools: bool = True) -> tuple[Tensor, Tensor]:
+    """The operands of a bitwise op or shift (``&``, ``|``, ``^``, ``<<``, ``>>``) as tensors
+    of ``torch.result_type``'s dtype; a float result has no such op, as in PyTorch
+    (``int_tensor & 2.5``: "bitwise_and" not implemented for 'Float')."""
+    like = a if isinstance(a, Tensor) else b
+    dt = _dtypes.result_type(a, b)
+    if dt.kind not in ("biu" if bools else "iu"):  # (shifts take no bools)
+        raise _dtypes.UnsupportedDtypeError(
+            f'"{op}" not implemented for {_dtypes.scalar_type_name(dt)!r} (operands {_dtype_of(a)} and {_dtype_of(b)}); '
+            f"it takes integer{' or bool' if bools else ''} tensors"
+        )
+    a = a.astype(dt) if isinstance(a, Tensor) else Tensor.full((), a, dtype=dt, device=like._dev)
+    b = b.astype(dt) if isinstance(b, Tensor) else Tensor.full((), b, dtype=dt, device=like._dev)
+    return a, b
+
+
+def _dtype_of(x: Any) -> str:
+    return str(x.dtype) if isinstance(x, Tensor) else type(x).__name__

@@ -12,9 +12,20 @@ import numpy as np
 
 from . import ops
 from ._tensor import InvalidArgumentError, Tensor, where
+from .dtypes import UnsupportedDtypeError, scalar_type_name
 from .ops.compare import Equal, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from .ops.saved import saved_for_backward
-from .promotion import _FLOATS, _as_float, _number_for, _ordered_operands, _promote_for_scalar, _promoted, mask_dtype
+from .promotion import (
+    _FLOATS,
+    _as_float,
+    _kind,
+    _number_for,
+    _ordered_operands,
+    _promote_for_scalar,
+    _promoted,
+    bitwise_operands,
+    mask_dtype,
+)
 
 __all__: list[str] = []  # (the free functions of these names are in tensor_functions.py and functional.py)
 
@@ -52,15 +63,25 @@ def __ne__(self, other: Any) -> Any:  # type: ignore[override]
 
 
 def __invert__(self) -> Tensor:
+    if _kind(self) not in "biu":
+        raise UnsupportedDtypeError(f'"bitwise_not" not implemented for {scalar_type_name(self.dtype)!r} (~ of a '
+                                    f"{self.dtype} tensor of shape {self.shape}); it takes integer or bool tensors")  # fmt: skip
     return LogicalNot.apply(self)
 
 
-def __and__(self, other: Any) -> Tensor:
-    return LogicalAnd.apply(self, self._operand(other))
+def _bitwise(op: Any, name: str) -> Any:
+    def method(self: Tensor, other: Any) -> Tensor:
+        o = self._operand(other)
+        # (two bool tensors, a mask and a mask, as they are; otherwise PyTorch's promotion, floats refused)
+        if _kind(self) != "b" or not (o.__class__ is bool or isinstance(o, Tensor) and _kind(o) == "b"):
+            self, o = bitwise_operands(self, o, name)
+        return op.apply(self, o)
+
+    return method
 
 
-def __or__(self, other: Any) -> Tensor:
-    return LogicalOr.apply(self, self._operand(other))
+__and__ = _bitwise(LogicalAnd, "bitwise_and")
+__or__ = _bitwise(LogicalOr, "bitwise_or")
 
 
 def sigmoid(self) -> Tensor:

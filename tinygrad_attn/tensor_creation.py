@@ -13,6 +13,7 @@ import numpy as np
 from . import random_transforms
 from ._tensor import Tensor, _shape_args
 from .backend import default_device, get_device
+from .dtypes import get_default_dtype
 from .engine.switches import _State
 from .promotion import _scalar_dtype
 from .random import draw, generator_for
@@ -63,7 +64,7 @@ def _drawn(cls: Any, kind: str, shape: Any, dtype: Any, device: Any, requires_gr
     """A tensor of ``kind`` draws (``"random"`` or ``"standard_normal"``) from ``generator`` (the
     default one without), PyTorch's numbers; inside a trace (without grad) an op, so that a
     replay draws again."""
-    dt = np.dtype(dtype) if dtype is not None else np.dtype(np.float32)
+    dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
     if dt.kind != "f":
         raise RuntimeError(f"{'rand' if kind == 'random' else 'randn'}: a floating-point dtype is needed, got {dt}")
     if _State.tracer is not None and not requires_grad:
@@ -93,7 +94,7 @@ def arange(cls, start: float, stop: float | None = None, step: float = 1, *, dty
     """``arange(n)`` or ``arange(start, stop, step)``: int64 when every argument is an
     integer, else float32, unless ``dtype`` says otherwise (as PyTorch's)."""
     whole = all(isinstance(v, (int, np.integer)) for v in (start, stop if stop is not None else 0, step))
-    dt = dtype or (np.int64 if whole else np.float32)
+    dt = dtype or (np.int64 if whole else get_default_dtype())
     arr = np.arange(start, stop, step) if stop is not None else np.arange(start)  # (exact for ints)
     return cls._host(arr, dt, device, requires_grad, name)
 
@@ -101,7 +102,7 @@ def arange(cls, start: float, stop: float | None = None, step: float = 1, *, dty
 @classmethod
 def eye(cls, n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
-    return cls._host(np.eye(n, m), dtype or np.float32, device, requires_grad, name)
+    return cls._host(np.eye(n, m), dtype or get_default_dtype(), device, requires_grad, name)
 
 
 @classmethod

@@ -69,7 +69,7 @@ __all__ = [
     "sort", "argsort", "topk", "cumsum", "cumprod", "gather", "scatter", "scatter_add", "index_select", "flip",
     "roll", "flatten", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "norm", "numel", "all", "any",
     "tril", "triu", "allclose", "equal", "outer", "log1p", "expm1", "rsqrt", "reciprocal", "isnan", "isinf",
-    "isfinite", "masked_fill", "repeat_interleave", "erf",
+    "isfinite", "masked_fill", "repeat_interleave", "erf", "absolute",
 ]  # fmt: skip
 
 
@@ -532,6 +532,9 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 def abs(x: Tensor) -> Tensor:  # noqa: A001
     """Elementwise absolute value."""
     return x.abs()
+
+
+absolute = abs  # (PyTorch's second name)
 
 
 def sqrt(x: Tensor) -> Tensor:

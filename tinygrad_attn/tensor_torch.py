@@ -9,27 +9,43 @@ from typing import Any
 
 from . import ops
 from ._tensor import InvalidArgumentError, Tensor, _add, where
+from .dtypes import UnsupportedDtypeError, result_type
+from .ops.alias import NoDerivative
 from .ops.compare import IntFloorDivide, IntRemainder
 from .ops.saved import saved_for_backward
 from .promotion import _FLOATS, _as_float, _promoted
 from .tensor_arith import clip
 
-__all__ = ["sign", "sin", "cos", "floor", "ceil", "square", "neg", "rsqrt", "reciprocal"]
+__all__ = ["sign", "sin", "cos", "floor", "ceil", "square", "neg", "rsqrt", "reciprocal", "add", "sub", "mul", "div",
+           "true_divide", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
+           "not_equal", "multiply", "divide", "subtract", "floor_divide", "rsub", "negative", "positive"]  # fmt: skip
+
+
+def _floor_quotient(a: Any, b: Any, op: str) -> tuple[Any, Any, Tensor]:
+    """The operands of ``//`` and ``%`` promoted, and the one that is a tensor; bools have
+    neither (PyTorch's "div_floor" / "remainder" not implemented for 'Bool')."""
+    a, b = _promoted(a, b)
+    like = a if isinstance(a, Tensor) else b
+    if like.dtype.kind == "b":
+        raise UnsupportedDtypeError(f'"{op}" not implemented for \'Bool\' (bool tensor of shape {like.shape}); '
+                                    "convert with .long() first")  # fmt: skip
+    return a, b, like
 
 
 def _floor_divide(a: Any, b: Any) -> Tensor:
-    """Python's (and PyTorch's) ``//``: rounds toward minus infinity; integers stay integers."""
-    a, b = _promoted(a, b)
-    like = a if isinstance(a, Tensor) else b
+    """Python's (and PyTorch's) ``//``: rounds toward minus infinity; integers stay integers.
+    As PyTorch's ``floor_divide`` it has no derivative: its backward raises (the zero
+    gradient is ``div(a, b, rounding_mode="floor")``'s)."""
+    a, b, like = _floor_quotient(a, b, "floor_divide")
     if like.dtype.kind in "fc":
-        return ops.Floor.apply(a / b)
+        q = ops.Floor.apply(a / b)
+        return NoDerivative.apply(q, args="floor_divide") if q.requires_grad else q
     return IntFloorDivide.apply(a, b)
 
 
 def _remainder(a: Any, b: Any) -> Tensor:
     """Python's (and PyTorch's) ``%``: the sign of the divisor; ``a - floor(a / b) * b``."""
-    a, b = _promoted(a, b)
-    like = a if isinstance(a, Tensor) else b
+    a, b, like = _floor_quotient(a, b, "remainder")
     if like.dtype.kind in "fc":
         out = a - ops.Floor.apply(a / b).detach() * b
         return saved_for_backward(out, a, b) if isinstance(a, Tensor) and isinstance(b, Tensor) else out
@@ -94,11 +110,30 @@ def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = 
 
 
 def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
-    return self + (other if alpha == 1 else other * alpha)
+    """``self + alpha * other`` (``torch.add``; ``self`` may be a number)."""
+    return self + (other if alpha == 1 and alpha.__class__ is int else _scaled(self, other, alpha, "add"))
 
 
 def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
-    return self - (other if alpha == 1 else other * alpha)
+    """``self - alpha * other`` (``torch.sub``; ``self`` may be a number)."""
+    return self - (other if alpha == 1 and alpha.__class__ is int else _scaled(self, other, alpha, "sub"))
+
+
+def _scaled(a: Any, b: Any, alpha: Any, op: str) -> Any:
+    """``alpha * b`` as PyTorch's ``add``/``sub`` scale it: in the result's dtype (``alpha`` takes
+    no part in the promotion), a float ``alpha`` only for a float result, a bool one only for bool."""
+    dt = result_type(a, b)
+    if op == "sub" and any(x.__class__ is bool or isinstance(x, Tensor) and x.dtype.kind == "b" for x in (a, b)):
+        return b  # (the subtraction itself refuses bools, with PyTorch's message)
+    if isinstance(alpha, float) and dt.kind in "biu":
+        raise RuntimeError(f"{op}: For integral input tensors, argument alpha must not be a floating point number "
+                           f"(alpha={alpha}, result {dt})")  # fmt: skip
+    if isinstance(alpha, bool) and dt.kind != "b":
+        raise RuntimeError(f"{op}: Boolean alpha only supported for Boolean results (alpha={alpha}, result {dt})")
+    if not isinstance(b, Tensor):  # a number: scaled in the result's kind (bool + 2 * True is bool)
+        return bool(b * alpha) if dt.kind == "b" else int(b * alpha) if dt.kind in "iu" else b * alpha
+    scaled = b.astype(dt) * alpha
+    return scaled if scaled.dtype == dt else scaled.astype(dt)
 
 
 def mul(self, other: Any) -> Tensor:
@@ -109,8 +144,9 @@ def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """``self / other``; ``rounding_mode="floor"`` or ``"trunc"`` rounds the quotient."""
     if rounding_mode is None:
         return self / other
-    if rounding_mode == "floor":
-        return self // other
+    if rounding_mode == "floor":  # (differentiable, where ``//`` is not: a zero gradient, as PyTorch's)
+        a, b, like = _floor_quotient(self, self._operand(other), "div")
+        return ops.Floor.apply(a / b) if like.dtype.kind in "fc" else IntFloorDivide.apply(a, b)
     if rounding_mode == "trunc":
         a, b = _promoted(self, self._operand(other))
         if (a if isinstance(a, Tensor) else b).dtype.kind in "biu":
@@ -149,8 +185,12 @@ def matmul(self, other: Any) -> Tensor:
     return self @ other
 
 
-def __floordiv__(self, other: Any) -> Tensor:
+def floor_divide(self, other: Any) -> Tensor:
+    """``self // other`` (``torch.floor_divide``): floor of the quotient, without a derivative."""
     return _floor_divide(self, self._operand(other))
+
+
+__floordiv__ = floor_divide
 
 
 def __rfloordiv__(self, other: Any) -> Tensor:
@@ -198,6 +238,23 @@ def ge(self, other: Any) -> Tensor:
     return self >= other
 
 
+def rsub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``other - alpha * self`` (``torch.rsub``; no Tensor method, as in PyTorch)."""
+    return sub(other, self, alpha=alpha)
+
+
+def positive(self) -> Tensor:
+    """``+self``: the tensor itself; PyTorch refuses it for bool tensors."""
+    if self.dtype.kind == "b":
+        raise RuntimeError(f"The `+` operator, on a bool tensor is not supported (shape {self.shape}).")
+    return self
+
+
+# PyTorch's second names of the same functions (``x.greater is x.gt``, ``tga.multiply is tga.mul``)
+greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
+multiply, divide, true_divide, subtract, negative = mul, div, div, sub, neg
+
+
 def sign(self) -> Tensor:
     if self.dtype.kind == "b":  # (the sign of a bool is itself; NumPy has no sign of bools)
         return self.clone()
@@ -233,6 +290,8 @@ METHODS = {n: globals()[n] for n in (
     "dim", "nelement", "is_floating_point", "element_size", "clone", "type_as", "new_tensor", "new_zeros",
     "new_ones", "new_empty", "new_full", "add", "sub", "mul", "div", "pow", "neg", "square", "reciprocal", "rsqrt", "matmul",
     "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__abs__", "clamp", "eq", "ne", "lt", "le", "gt", "ge",
-    "sign", "sin", "cos", "floor", "ceil",
+    "sign", "sin", "cos", "floor", "ceil", "floor_divide", "positive", "greater", "less", "greater_equal", "less_equal",
+    "not_equal", "multiply", "divide", "true_divide", "subtract", "negative",
 )}  # fmt: skip
+METHODS["__pos__"] = positive
 METHODS["clamp_min"] = clip

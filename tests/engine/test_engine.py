@@ -213,3 +213,35 @@ def test_the_explorer_records_the_order_through_the_hook_without_patching_classe
         page = explore(loss)
     assert [s["op"] for s in page.data["steps"]] == ["sum", "exp", "mul"]
     assert seen and all(seen)
+
+
+def _module_aliases(path: pathlib.Path, tree: ast.Module) -> dict[str, str]:
+    """The names under which ``path`` imports modules of the package (``from . import ops``,
+    ``from .engine import function as _function``), each with the module's dotted name."""
+    package = "tinygrad_attn." + ".".join(path.relative_to(PKG).with_suffix("").parts[:-1])
+    aliases = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or not node.level:
+            continue
+        base = package.strip(".").split(".")
+        base = base[: len(base) - node.level + 1] + ([node.module] if node.module else [])
+        for a in node.names:
+            rel = pathlib.Path(*base[1:], a.name)
+            if (PKG / rel.with_suffix(".py")).exists() or (PKG / rel / "__init__.py").exists():
+                aliases[a.asname or a.name] = ".".join([*base, a.name])
+    return aliases
+
+
+def test_no_module_writes_another_modules_globals():
+    # One owner per global: a module that must set another's (a registration) calls a
+    # function of that module, so that each global is written where it is declared.
+    bad = []
+    for path in sorted(PKG.rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        aliases = _module_aliases(path, tree)
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            for t in targets if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) else ():
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in aliases:
+                    bad.append(f"{path.relative_to(PKG)}:{node.lineno}: {aliases[t.value.id]}.{t.attr}")
+    assert not bad, "modules that write another module's globals:\n" + "\n".join(bad)

@@ -99,7 +99,7 @@ def test_a_traced_loop_sums_a_weights_gradients_in_one_line(rng):
     w = Tensor(w0, requires_grad=True)
     eager = step(w, Tensor(x0)).numpy()
     w = Tensor(w0, requires_grad=True)
-    prog = tga.trace(step, w, Tensor(x0))
+    prog = tga.jit.trace(step, w, Tensor(x0))
     sums = [op for op in prog.ops if op.op in ("add", "add_n") and op.section == "backward"]
     assert [len(op.inputs) for op in sums if op.outputs[0].shape == (3, 3)] == [10], prog.code
     w = Tensor(w0, requires_grad=True)

@@ -30,7 +30,8 @@ BELOW_TENSOR = {
     "random",
     "ops",
     "inplace",
-}  # (inplace: the Tensor class reaches it by registration)
+    "printing",
+}  # (inplace: the Tensor class reaches it by registration; printing: the repr's options, importing nothing)
 #: modules that build on the Tensor class (they install themselves on it, or use it)
 ABOVE_TENSOR = ["dims", "promotion", "tensor_reduce", "tensor_shape", "tensor_torch", "tensor_arith", "tensor_creation", "tensor_functions",
                 "math_functions", "functional", "activations", "creation", "indexing", "inplace_variants",

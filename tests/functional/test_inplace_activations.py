@@ -167,7 +167,7 @@ def test_norm_method_takes_pytorchs_positional_dtype():
     np.testing.assert_allclose(r.numpy(), torch.tensor(A).norm(2, 1, False, torch.float64).numpy(), rtol=1e-6)
 
 
-def test_softmax_takes_pytorchs_positions_and_the_first_rounds_axis():
+def test_softmax_takes_pytorchs_positions_and_numpys_axis():
     x = Tensor(A)
     want = F.softmax(x, -1).numpy()
     np.testing.assert_allclose(F.softmax(x, dim=-1).numpy(), want)

@@ -1,5 +1,5 @@
 """One name per meaning: ``nn`` holds PyTorch's classes, ``models`` the library's batch-first
-blocks under names PyTorch does not use, and the first round's contract names stay aliases.
+blocks under names PyTorch does not use, and the contract names are aliases of them.
 
 This is the one place that uses the contract's alias names (``models.MultiHeadAttention``,
 ``models.TransformerEncoderLayer``, ...); everything else uses the blocks' own names.
@@ -13,7 +13,7 @@ import pytest
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor, models, nn
 
-# The first round's contract names (API.md, "Models") and the classes they name now.
+# The contract names (API.md, "Models") and the classes they name.
 CONTRACT_ALIASES = {
     "MultiHeadAttention": "BatchFirstAttention",
     "TransformerEncoderLayer": "EncoderBlock",

@@ -138,3 +138,27 @@ def test_init_under_no_grad_does_not_record_and_takes_raw_arrays():
     assert y.requires_grad and lin.weight.grad_fn is None
     arr = np.zeros((2, 3))
     assert init.constant_(arr, 2.0) is arr and (arr == 2).all()
+
+
+DEPRECATED = ["uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+              "kaiming_normal", "orthogonal", "sparse"]  # fmt: skip
+
+
+def test_the_deprecated_names_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    theirs = {n for n in dir(torch.nn.init) if not n.startswith("_") and hasattr(torch.nn.init, n + "_")}
+    assert theirs == set(DEPRECATED)
+
+
+@pytest.mark.parametrize("name", DEPRECATED)
+def test_deprecated_names_warn_then_call_the_underscored_one(name):
+    shape = {"dirac": (2, 2, 3), "eye": (3, 4)}.get(name, (4, 5))
+    extra = {"constant": (0.5,), "sparse": (0.25,)}.get(name, ())
+    tga.manual_seed(3)
+    expected = getattr(init, name + "_")(Tensor(np.zeros(shape)), *extra).numpy()
+    tga.manual_seed(3)
+    t = Tensor(np.zeros(shape))
+    with pytest.warns(FutureWarning, match=rf"`nn\.init\.{name}` is now deprecated in favor of `nn\.init\.{name}_`"):
+        out = getattr(init, name)(t, *extra)
+    assert out is t
+    np.testing.assert_array_equal(t.numpy(), expected)

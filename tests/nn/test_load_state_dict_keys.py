@@ -1,5 +1,5 @@
 """``Module.load_state_dict`` returns PyTorch's ``(missing_keys, unexpected_keys)`` named
-tuple (``Module.load(path)`` still returns the module, as the first-round contract says)."""
+tuple (``Module.load(path)`` returns the module, as the contract says)."""
 
 from __future__ import annotations
 

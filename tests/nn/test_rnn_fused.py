@@ -217,7 +217,7 @@ def test_unroll_bad_input_is_named(rng):
 
 @pytest.mark.parametrize("mode", ["gru", "lstm"])
 def test_traced_program_replays_the_fused_layer(mode, rng):
-    # tga.trace records the fused node and its array backward; a replay with new weights
+    # tga.jit.trace records the fused node and its array backward; a replay with new weights
     # gives the eager gradients.
     m = LAYERS[mode][0](3, 4, bidirectional=True, batch_first=True).double()
     x = Tensor(rng.standard_normal((2, 5, 3)), requires_grad=True)
@@ -227,7 +227,7 @@ def test_traced_program_replays_the_fused_layer(mode, rng):
         last = hx[0] if mode == "lstm" else hx
         return (out * out).sum() + last.sum()
 
-    prog = tga.trace(loss)
+    prog = tga.jit.trace(loss)
     for p in m.parameters():
         p.data = p.data * 1.1
     m.zero_grad()

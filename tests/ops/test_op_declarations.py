@@ -46,7 +46,7 @@ def test_every_op_class_has_a_name_of_its_own():
 
 def test_a_traced_argmin_prints_as_argmin(rng):
     x = Tensor(rng.standard_normal((3, 4)))
-    code = tga.trace(lambda x: (x.argmin(1), x.argmax(0), x.cummin(1).indices, x.cummax(1).indices), x).code
+    code = tga.jit.trace(lambda x: (x.argmin(1), x.argmax(0), x.cummin(1).indices, x.cummax(1).indices), x).code
     assert "argmin_1 = " in code and "argmax_1 = " in code
     assert "cumargmin_1 = " in code and "cumargmax_1 = " in code
 
@@ -65,7 +65,7 @@ def test_the_distinct_pow_gather_and_scatter_ops_print_their_own_names(rng):
     a = Tensor(rng.uniform(0.5, 2.0, (2, 3)))
     b = Tensor(rng.uniform(0.5, 2.0, (2, 3)))
     idx = Tensor(np.array([[0, 2, 1], [1, 1, 0]]))
-    code = tga.trace(lambda a, b: (a**2.0, a**b, a.gather(1, idx), a.scatter_add(1, idx, b)), a, b).code
+    code = tga.jit.trace(lambda a, b: (a**2.0, a**b, a.gather(1, idx), a.scatter_add(1, idx, b)), a, b).code
     for name in ("pow_scalar_1 = ", "pow_1 = ", "gather_along_1 = ", "scatter_add_along_1 = "):
         assert name in code, (name, code)
 
@@ -114,7 +114,7 @@ def test_a_new_primitive_is_one_class(tmp_path, monkeypatch, rng):
         assert cube.__dict__["primitive"] and cube.__module__ == "tinygrad_attn.ops.throwaway_cube"
         x = Tensor(rng.standard_normal((2, 3)), requires_grad=True)
         assert tga.gradcheck(lambda x: cube.apply(x), x)
-        prog = tga.trace(lambda x: (cube.apply(x) + 1.0).sum(), x)
+        prog = tga.jit.trace(lambda x: (cube.apply(x) + 1.0).sum(), x)
         assert " = cube(x)" in prog.code
         (k,) = [k for k in elementwise_groups(prog) if k.records[0].fn.__class__ is cube]  # cube, then + 1
         assert k.lines[0].endswith(" = x * x * x;") and len(k.lines) == 2

@@ -769,7 +769,7 @@ def test_shape_ops_agree_with_numpy_on_any_shape(shape, data):
 @pytest.mark.parametrize("name", ["sin", "cumsum0", "cumprod1", "prod1", "gather1", "sort", "topk", "max_dim", "roll2",
                                   "repeat", "einsum_three", "mod", "scatter", "index_by_argsort", "index_select"])  # fmt: skip
 def test_traced_programs_replay_the_new_ops(name, rng):
-    # tga.trace records them like any op: a replay on new inputs gives eager's values and gradients.
+    # tga.jit.trace records them like any op: a replay on new inputs gives eager's values and gradients.
     if name == "scatter":
         def fn(t, d):
             return t.scatter(1, _idx([[3, 0], [1, 2], [0, 1]], d), t[:, :2] * 2.0)
@@ -782,7 +782,7 @@ def test_traced_programs_replay_the_new_ops(name, rng):
     def loss(t):
         return (fn(t, "cpu") * fn(t, "cpu")).sum()
 
-    prog = tga.trace(loss, rand(rng, 3, 4))
+    prog = tga.jit.trace(loss, rand(rng, 3, 4))
     x = rand(rng, 3, 4)
     out = prog(x)
     got = x.grad.numpy()

@@ -415,7 +415,7 @@ def test_a_compiled_function_may_call_another():
 def test_np_asarray_of_a_traced_tensor_raises_trace_error():
     x = Tensor(np.ones(3), requires_grad=True)
     with pytest.raises(tga.TraceError, match=r"np.asarray\(t\).*test_compile_guards.py"):
-        tga.trace(lambda x: Tensor(np.asarray(x * 2)).sum(), x)
+        tga.jit.trace(lambda x: Tensor(np.asarray(x * 2)).sum(), x)
 
 
 def test_the_cache_is_bounded_then_runs_eagerly():

@@ -1,4 +1,4 @@
-"""Symbolic programs: tga.trace and tga.compile against eager mode, the generated code,
+"""Symbolic programs: tga.jit.trace and tga.compile against eager mode, the generated code,
 TraceError, and the passes on their own."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _check_replay(fn, args, rng, decompose=False, atol=1e-10):
 
     ctx = tga.decompose if decompose else contextlib.nullcontext
     with ctx():
-        prog = tga.trace(fn, *args)
+        prog = tga.jit.trace(fn, *args)
     assert all(t.grad is None for t in args if isinstance(t, Tensor))  # the trace leaves .grad alone
     new = [_fresh(rng, a) if isinstance(a, Tensor) else a for a in args]
     out = prog(*new)
@@ -96,7 +96,7 @@ def test_traced_gradients_match_finite_differences(device, rng):
     def fn(x, w):
         return ((x @ w).softmax(-1) * (x.sum(-1, keepdims=True) ** 2)).sum()
 
-    prog = tga.trace(fn, x, w)
+    prog = tga.jit.trace(fn, x, w)
     xs = x.numpy()
     prog(Tensor(xs, device=device, requires_grad=True), w)
     w.grad = None
@@ -116,7 +116,7 @@ def test_traced_gradients_match_finite_differences(device, rng):
 
 def test_replay_accumulates_gradients_like_backward(rng):
     x = rand(rng, 3)
-    prog = tga.trace(lambda x: (x * x).sum(), x)
+    prog = tga.jit.trace(lambda x: (x * x).sum(), x)
     prog(x)
     prog(x)
     np.testing.assert_allclose(x.grad.numpy(), 4 * x.numpy())
@@ -124,7 +124,7 @@ def test_replay_accumulates_gradients_like_backward(rng):
 
 def test_no_grad_program_has_no_backward(rng):
     x = rand(rng, 2, 3, requires_grad=False)
-    prog = tga.trace(lambda x: (x.exp() + 1.0).sum(-1), x)
+    prog = tga.jit.trace(lambda x: (x.exp() + 1.0).sum(-1), x)
     assert "# backward" not in prog.code and all(op.section == "forward" for op in prog.ops)
     y = rand(rng, 2, 3, requires_grad=False)
     np.testing.assert_allclose(prog(y).numpy(), (np.exp(y.numpy()) + 1.0).sum(-1))
@@ -132,7 +132,7 @@ def test_no_grad_program_has_no_backward(rng):
 
 def test_returns_the_structure_fn_returned(rng):
     x = rand(rng, 2, 2, requires_grad=False)
-    prog = tga.trace(lambda x: {"a": x * 2.0, "b": (x.sum(), 3)}, x)
+    prog = tga.jit.trace(lambda x: {"a": x * 2.0, "b": (x.sum(), 3)}, x)
     out = prog(x)
     assert set(out) == {"a", "b"} and out["b"][1] == 3
     np.testing.assert_allclose(out["b"][0].numpy(), x.numpy().sum())
@@ -145,14 +145,14 @@ def test_grad_inside_trace(rng):
         (g,) = tga.grad((x**3).sum(), x)
         return g * 1.0
 
-    prog = tga.trace(fn, x)
+    prog = tga.jit.trace(fn, x)
     y = rand(rng, 3)
     np.testing.assert_allclose(prog(y).numpy(), 3 * y.numpy() ** 2)
     assert y.grad is None
 
 
 def test_wrong_shape_says_what_to_do(rng):
-    prog = tga.trace(lambda x: x * 2.0, rand(rng, 2))
+    prog = tga.jit.trace(lambda x: x * 2.0, rand(rng, 2))
     with pytest.raises(ValueError, match=r"argument 0 has shape \(3,\).*traced for shape \(2,\)"):
         prog(rand(rng, 3))
 
@@ -161,7 +161,7 @@ def test_wrong_shape_says_what_to_do(rng):
 def test_code_names_shapes_and_order():
     mha = tga.models.BatchFirstAttention(8, 2)
     x = Tensor(np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32))
-    prog = tga.trace(lambda x: mha(x).sum(), x)
+    prog = tga.jit.trace(lambda x: mha(x).sum(), x)
     code = prog.code
     assert str(prog) == code
     assert code.startswith("def program(args):\n    # forward\n    x = args[0]._data  # (2, 3, 8) float32")
@@ -175,7 +175,7 @@ def test_code_names_shapes_and_order():
 
 def test_printed_text_is_what_runs(rng):
     x = rand(rng, 3)
-    prog = tga.trace(lambda x: (x * 3.0).sum(), x)
+    prog = tga.jit.trace(lambda x: (x * 3.0).sum(), x)
     assert prog._run.__code__.co_filename == "<program <lambda>>"
     env = dict(prog._env)
     exec(prog.code.replace("mul(x, ", "mul(x * 0.0, "), env)  # the text, changed, runs changed
@@ -271,7 +271,7 @@ def test_vit_forward_backward_replay():
     model = ViT(image_size=8, patch_size=4, channels=1, n_classes=3, d_model=8, n_heads=2, n_layers=1)
     rng = np.random.default_rng(0)
     imgs = [Tensor(rng.standard_normal((2, 1, 8, 8)).astype(np.float32)) for _ in range(2)]
-    prog = tga.trace(lambda im: model(im).sum(), imgs[0])
+    prog = tga.jit.trace(lambda im: model(im).sum(), imgs[0])
     prog(imgs[1])
     got = _grads(*model.parameters())
     model.zero_grad()
@@ -300,7 +300,7 @@ def test_python_decision_on_a_value_raises(rng, read, what):
         return s
 
     with pytest.raises(tga.TraceError, match=what) as e:
-        tga.trace(fn, x)
+        tga.jit.trace(fn, x)
     msg = str(e.value)
     assert (
         ("made by op 'sum_1'" in msg or "made by op 'greater_1'" in msg)
@@ -313,11 +313,11 @@ def test_python_decision_on_a_value_raises(rng, read, what):
 
 def test_constants_may_be_read(rng):
     x = rand(rng, 2)
-    prog = tga.trace(lambda x: x * float(Tensor(np.array([1.0, 2.0])).sum()), x)  # made inside: fixed
+    prog = tga.jit.trace(lambda x: x * float(Tensor(np.array([1.0, 2.0])).sum()), x)  # made inside: fixed
     np.testing.assert_allclose(prog(x).numpy(), 3 * x.numpy())
     c = Tensor(np.array([1.0, 2.0]))
     with pytest.raises(TraceError, match="float"):  # a closure's tensor is read live: its value may change
-        tga.trace(lambda x: x * float(c.sum()), x)
+        tga.jit.trace(lambda x: x * float(c.sum()), x)
 
 
 # -- passes -------------------------------------------------------------------------
@@ -328,13 +328,13 @@ def test_dead_code_is_removed(rng):
         _ = x.exp()  # nothing reads it
         return x * 2.0
 
-    prog = tga.trace(fn, x)
+    prog = tga.jit.trace(fn, x)
     assert [op.op for op in prog.ops if op.kind == "call"] == ["mul"]
 
 
 def test_common_subexpressions_are_computed_once(rng):
     x = rand(rng, 3, 4, requires_grad=False)
-    prog = tga.trace(lambda x: x.mT @ x + x.mT @ x, x)
+    prog = tga.jit.trace(lambda x: x.mT @ x + x.mT @ x, x)
     calls = [op.op for op in prog.ops if op.kind == "call"]
     assert len(calls) == 3 and calls[1:] == ["matmul", "add"]  # one transpose (its name: permute or mT)
     np.testing.assert_allclose(prog(x).numpy(), 2 * x.numpy().T @ x.numpy())
@@ -342,14 +342,14 @@ def test_common_subexpressions_are_computed_once(rng):
 
 def test_constant_arithmetic_is_folded(rng):
     x = rand(rng, 3, requires_grad=False)
-    prog = tga.trace(lambda x: x * (Tensor(np.array(2.0)) * 3.0 + 1.0), x)
+    prog = tga.jit.trace(lambda x: x * (Tensor(np.array(2.0)) * 3.0 + 1.0), x)
     assert [op.op for op in prog.ops if op.kind == "call"] == ["mul"]
     np.testing.assert_allclose(prog(x).numpy(), 7 * x.numpy())
 
 
 def test_liveness_deletes_after_last_use_and_peak_bytes(rng):
     x = rand(rng, 100, requires_grad=False)
-    prog = tga.trace(lambda x: ((x * 2.0) * 3.0) * 4.0, x)
+    prog = tga.jit.trace(lambda x: ((x * 2.0) * 3.0) * 4.0, x)
     calls = [op for op in prog.ops if op.kind == "call"]
     dead = {b.name for d in prog.dead_after for b in d}
     assert calls[0].outputs[0].name in dead and calls[-1].outputs[0].name not in dead
@@ -464,7 +464,7 @@ def test_random_programs_replay_as_eager(steps, seed):
 def test_program_graph_and_memory_plot(tmp_path):
     mha = tga.models.BatchFirstAttention(8, 2)
     x = Tensor(np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32))
-    prog = tga.trace(lambda x: mha(x).sum(), x)
+    prog = tga.jit.trace(lambda x: mha(x).sum(), x)
     g = prog.graph(rankdir="LR")
     src = g.source
     assert src.count("->") >= len([op for op in prog.ops if op.kind == "call"])  # every op reads something
@@ -482,14 +482,14 @@ def test_program_graph_and_memory_plot(tmp_path):
 
 def test_a_random_draw_is_an_op_drawing_at_each_replay(rng):
     x = rand(rng, 4, 4)
-    prog = tga.trace(lambda x: F.dropout(x, 0.5).sum() + Tensor.randn(4, 4).sum(), x)
+    prog = tga.jit.trace(lambda x: F.dropout(x, 0.5).sum() + Tensor.randn(4, 4).sum(), x)
     tga.manual_seed(3)
     eager = [(F.dropout(x, 0.5).sum() + Tensor.randn(4, 4).sum()).numpy() for _ in range(3)]
     tga.manual_seed(3)
     replayed = [prog(x).numpy() for _ in range(3)]
     np.testing.assert_array_equal(replayed, eager)  # fresh masks every call, the same stream as eager
     assert len(set(np.asarray(replayed).tolist())) == 3
-    prog = tga.trace(lambda x: F.dropout(x, 0.5, training=False).sum(), x)  # eval mode: no draw
+    prog = tga.jit.trace(lambda x: F.dropout(x, 0.5, training=False).sum(), x)  # eval mode: no draw
     assert [op.op for op in prog.ops if op.kind == "call"][0] == "sum"
 
 
@@ -520,7 +520,7 @@ def test_seq2seq_rnn_replay_reads_new_parameters(kind):
     def loss():
         return (model(src, tgt_in) ** 2).sum()
 
-    prog = tga.trace(loss)
+    prog = tga.jit.trace(loss)
     for p in model.parameters():  # new values, as an optimizer's step gives
         p.data = p.data * 1.1
     prog()
@@ -586,7 +586,7 @@ def test_a_trace_in_one_thread_leaves_another_thread_eager():
 
     t = threading.Thread(target=other)
     t.start()
-    prog = tga.trace(fn, Tensor(np.ones(3), requires_grad=True))
+    prog = tga.jit.trace(fn, Tensor(np.ones(3), requires_grad=True))
     t.join()
     assert "error" not in seen, seen.get("error")
     assert seen["item"] == 5.0 and seen["bool"] is True and seen["randn"] == (2,)
@@ -596,7 +596,7 @@ def test_a_trace_in_one_thread_leaves_another_thread_eager():
 
 def test_a_permute_of_a_permute_is_composed_and_transpose_of_transpose_removed(rng):
     x = rand(rng, 2, 3, 4, requires_grad=False)
-    prog = tga.trace(lambda x: (x.mT.mT * 2.0, x.permute(1, 0, 2).permute(2, 1, 0) * 1.0), x)
+    prog = tga.jit.trace(lambda x: (x.mT.mT * 2.0, x.permute(1, 0, 2).permute(2, 1, 0) * 1.0), x)
     perms = [op for op in prog.ops if op.kind == "call" and op.op in ("permute", "transpose", "mT")]
     assert len(perms) == 1 and perms[0].fn.args == (2, 0, 1)
     xs = x.numpy()
@@ -649,7 +649,7 @@ def test_a_variable_assigned_in_a_loop_names_its_last_value():
             h = (h * 2.0).tanh()
         return h.sum()
 
-    code = tga.trace(fn, Tensor(np.ones(3), requires_grad=True)).code
+    code = tga.jit.trace(fn, Tensor(np.ones(3), requires_grad=True)).code
     assert code.count("    h = ") == 1 and "    h = tanh(" in code and "grad_h = " in code
 
 
@@ -658,7 +658,7 @@ def test_a_name_already_taken_is_left_as_the_ops():
         return x.tanh()
 
     x, w = Tensor(np.ones((2, 3)), requires_grad=True), Tensor(np.ones((3, 3)), requires_grad=True)
-    code = tga.trace(lambda x, w: helper(x @ w).sum(), x, w).code
+    code = tga.jit.trace(lambda x, w: helper(x @ w).sum(), x, w).code
     assert "    matmul_1 = matmul(x, w)" in code and "x_1" not in code
 
 
@@ -667,7 +667,7 @@ def test_a_name_already_taken_is_left_as_the_ops():
 def test_a_number_used_in_the_forward_and_the_backward_is_one_constant(dtype, scale):
     # (a NumPy float64 is a float whose repr, np.float64(...), is not a name the program has)
     x = Tensor(np.arange(1.0, 4.0, dtype=dtype), requires_grad=True)
-    prog = tga.trace(lambda x: (x / scale).exp().sum(), x)
+    prog = tga.jit.trace(lambda x: (x / scale).exp().sum(), x)
     names = [k for k in prog._env if k.startswith("c_2_828")]
     assert len(names) == 1 and prog.code.count(names[0]) == 2, prog.code  # one constant, forward and backward
     prog(x)

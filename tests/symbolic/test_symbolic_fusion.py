@@ -21,7 +21,7 @@ def _gelu_tanh(x):
 def _gelu_kernel():
     x = Tensor(np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32))
     w = Tensor(np.random.default_rng(1).standard_normal((8, 8)).astype(np.float32))
-    prog = tga.trace(lambda x, w: _gelu_tanh(x @ w).sum(-1), x, w)
+    prog = tga.jit.trace(lambda x, w: _gelu_tanh(x @ w).sum(-1), x, w)
     return elementwise_groups(prog)
 
 
@@ -39,7 +39,7 @@ def test_a_sum_of_many_gradients_is_one_expression_of_its_kernel():
     # x read by three consumers: its gradients are summed by one add_n (a variadic op, its
     # binary expression folded left), which joins the elementwise chain around it.
     x = Tensor(np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32), requires_grad=True)
-    prog = tga.trace(lambda x: ((x * 2.0).tanh() + x.exp() + (x * 3.0).sin()).sum(), x)
+    prog = tga.jit.trace(lambda x: ((x * 2.0).tanh() + x.exp() + (x * 3.0).sin()).sum(), x)
     (k,) = [k for k in elementwise_groups(prog) if any(op.op == "add_n" for op in k.records)]
     assert k.records[-1].op == "add_n" and len(k.records[-1].inputs) == 3
     a, b, c = (x.name for x in k.records[-1].inputs)
@@ -57,7 +57,7 @@ def test_shared_and_broadcast_values_end_a_group(rng):
     x = Tensor(rng.standard_normal((3, 4)))
     b = Tensor(rng.standard_normal((4,)))
     # e is read twice (not inside one tree); (b * 2) has another shape than the output
-    prog = tga.trace(lambda x: ((x.exp() + 1.0) * (x.exp() - 1.0) + (b * 2.0).exp()).sum(), x)
+    prog = tga.jit.trace(lambda x: ((x.exp() + 1.0) * (x.exp() - 1.0) + (b * 2.0).exp()).sum(), x)
     groups = elementwise_groups(prog)
     for k in groups:
         inner = {id(op.outputs[0]) for op in k.records[:-1]}
@@ -71,7 +71,7 @@ def test_shared_and_broadcast_values_end_a_group(rng):
 def test_every_group_s_kernel_compiles(rng):
     x = Tensor(rng.standard_normal((3, 4)))
     b = Tensor(rng.standard_normal((4,)))
-    prog = tga.trace(lambda x: ((x.exp() + 1.0) * (x.exp() - 1.0) + (b * 2.0).exp()).sum(), x)
+    prog = tga.jit.trace(lambda x: ((x.exp() + 1.0) * (x.exp() - 1.0) + (b * 2.0).exp()).sum(), x)
     for k in elementwise_groups(prog):
         status, log, _ = compile_cubin(k.cuda_source(), k.name, "sm_80")
         assert status == 0, log
@@ -81,7 +81,7 @@ def test_every_group_s_kernel_compiles(rng):
 def test_a_wrong_operation_does_not_compile():
     """The NVRTC check can fail: a kernel whose C is broken is reported."""
     x = Tensor(np.ones((2, 2), np.float32))
-    (k,) = elementwise_groups(tga.trace(lambda x: (x.exp() * 2.0).tanh(), x))
+    (k,) = elementwise_groups(tga.jit.trace(lambda x: (x.exp() * 2.0).tanh(), x))
     k.lines[-1] = k.lines[-1].replace("tanh(", "tanhh(")
     status, log, _ = compile_cubin(k.cuda_source(), k.name, "sm_80")
     assert status != 0 and "tanhh" in log
@@ -92,9 +92,9 @@ def test_a_power_with_a_tensor_exponent_fuses(rng):
     tensor power (``pow``) and the constant one (``pow_scalar``) each bring their own."""
     a = Tensor(rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32))
     b = Tensor(rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32))
-    (k,) = elementwise_groups(tga.trace(lambda a, b: (a * 2.0) ** b, a, b))
+    (k,) = elementwise_groups(tga.jit.trace(lambda a, b: (a * 2.0) ** b, a, b))
     assert k.lines == ["float mul_1 = a * (float)2.0;", "out = pow(mul_1, b);"]
-    (k,) = elementwise_groups(tga.trace(lambda a: (a * 2.0) ** 3.0, a))
+    (k,) = elementwise_groups(tga.jit.trace(lambda a: (a * 2.0) ** 3.0, a))
     assert k.lines[-1] == "out = pow(mul_1, (float)3.0);"
 
 
@@ -102,7 +102,7 @@ def test_a_number_takes_the_type_of_the_array_it_meets(rng):
     """``x > 0.5`` compares in x's type (a bool 0.5 would be true: ``x > 1``); a where's
     numbers take the output's type."""
     x = Tensor(rng.standard_normal((3, 4)))
-    (k,) = elementwise_groups(tga.trace(lambda x: tga.where(x.exp() > 0.5, 0.25, x), x))
+    (k,) = elementwise_groups(tga.jit.trace(lambda x: tga.where(x.exp() > 0.5, 0.25, x), x))
     assert "exp_1 > (double)0.5" in k.operation and "(double)0.25" in k.operation
 
 
@@ -157,7 +157,7 @@ def _cluster_nodes(src: str, label: str) -> set[str]:
 def test_the_program_picture_frames_each_fusion_group():
     x = Tensor(np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32))
     w = Tensor(np.random.default_rng(1).standard_normal((8, 8)).astype(np.float32), requires_grad=True)
-    prog = tga.trace(lambda x, w: _gelu_tanh(x @ w).sum(), x, w)
+    prog = tga.jit.trace(lambda x, w: _gelu_tanh(x @ w).sum(), x, w)
     groups = prog.fusion_groups()
     assert len(groups) == 3  # gelu's forward chain and two chains of its backward
     src = prog.graph().source

@@ -1,4 +1,4 @@
-"""In-place ops inside tga.trace and tga.compile: the program writes where the eager run
+"""In-place ops inside tga.jit.trace and tga.compile: the program writes where the eager run
 wrote, replays give eager's values, gradients and side effects, and the passes respect
 the writes (no merged reads across a write, no dropped write that is read later)."""
 
@@ -38,7 +38,7 @@ def check_replay(fn, specs, device="cpu", replays=2):
     """Trace ``fn`` on one set of arguments, replay it on others, and compare each replay
     with an eager run on equal arguments: the result, every ``.grad`` and the arguments'
     values afterwards (fn may change them in place)."""
-    prog = tga.trace(fn, *_args(specs, 0, device))
+    prog = tga.jit.trace(fn, *_args(specs, 0, device))
     for seed in range(1, replays + 1):
         new, ref = _args(specs, seed, device), _args(specs, seed, device)
         got = prog(*new)
@@ -132,7 +132,7 @@ def test_a_tensor_outside_fn_changed_in_place_is_state_of_the_replay():
         return x * count
 
     x = Tensor(np.ones(2))
-    prog = tga.trace(fn, x)
+    prog = tga.jit.trace(fn, x)
     np.testing.assert_allclose(count.numpy(), [1, 1])
     np.testing.assert_allclose(prog(x).numpy(), [2, 2])
     np.testing.assert_allclose(prog(x).numpy(), [3, 3])
@@ -278,7 +278,7 @@ def test_memory_of_a_buffer_stays_while_a_view_of_it_lives():
         v = z[1:]  # a view: z's name goes after this line, its memory stays with v
         return (v * 3.0).sum()  # 792 bytes more while v (z's memory) lives
 
-    prog = tga.trace(fn, Tensor(np.ones(100)))
+    prog = tga.jit.trace(fn, Tensor(np.ones(100)))
     assert prog.peak_bytes == 800 + 792  # (without the view: 800, z gone before v * 3.0)
     from tinygrad_attn.viz.program import memory_profile
 
@@ -296,7 +296,7 @@ def test_a_name_is_deleted_where_its_memory_goes_back():
         v = z[1:]
         return ((v * w[1:]).sum() + 1.0,)
 
-    prog = tga.trace(fn, Tensor(np.ones(100)))
+    prog = tga.jit.trace(fn, Tensor(np.ones(100)))
     lines = prog.code.splitlines()
     dels = [ln.strip()[4:].split(", ") for ln in lines if ln.strip().startswith("del ")]
     z, v = [op.outputs[0].name for op in prog.ops if op.kind == "call"][:2]
@@ -321,7 +321,7 @@ def test_backward_reading_a_changed_value_raises_as_eager():
     with pytest.raises(RuntimeError, match="changed after the forward"):
         _eager(fn, [Tensor(np.ones(3), requires_grad=True)])
     with pytest.raises(RuntimeError, match="changed after the forward"):
-        tga.trace(fn, x)
+        tga.jit.trace(fn, x)
 
 
 # -- random programs with in-place ops (hypothesis) ---------------------------------------
@@ -377,7 +377,7 @@ def test_random_programs_with_inplace_ops_replay_as_eager(steps, grad):
         _eager(fn, _args(specs, 1, "cpu"))
     except (RuntimeError, ValueError, TypeError) as e:
         with pytest.raises(type(e)):
-            tga.trace(fn, *_args(specs, 0, "cpu"))
+            tga.jit.trace(fn, *_args(specs, 0, "cpu"))
         return
     check_replay(fn, specs, "cpu")
 
@@ -430,7 +430,7 @@ def test_fusion_does_not_join_ops_across_a_write_to_what_they_read():
         ops = [op.op for op in k.records]
         assert not ("exp" in ops and "add" in ops[ops.index("exp") :][1:]), ops
     kernels = elementwise_groups(
-        tga.trace(lambda x, c: ((c * 2.0).exp() + c).tanh(), *_args([((3, 4), False)] * 2, 0, "cpu"))
+        tga.jit.trace(lambda x, c: ((c * 2.0).exp() + c).tanh(), *_args([((3, 4), False)] * 2, 0, "cpu"))
     )
     assert [len(k.records) for k in kernels] == [4]  # without the write: one kernel
 

@@ -40,7 +40,7 @@ def test_an_op_named_by_its_instance_keeps_each_name():
         return (_Scale.apply(x, args=("double", 2.0)) + _Scale.apply(x, args=("triple", 3.0))).sum()
 
     x = Tensor(np.arange(3.0), requires_grad=True)
-    prog = tga.trace(fn, x)
+    prog = tga.jit.trace(fn, x)
     assert "double_1 = " in prog.code and "triple_1 = " in prog.code, prog.code
     prog(x)
     np.testing.assert_array_equal(x.grad.numpy(), [5.0, 5.0, 5.0])
@@ -53,7 +53,7 @@ def test_constants_sharing_a_name_are_numbered_apart():
         return (a * 0.5).sum() + (b * 0.5).sum().astype(np.float64) + (c * 0.5).sum().astype(np.float64)
 
     args = [Tensor(np.full(4, 3.0, dtype=d)) for d in (np.float64, np.float32, np.float16)]
-    prog = tga.trace(fn, *args)
+    prog = tga.jit.trace(fn, *args)
     names = sorted(k for k in prog._env if k.startswith("c_0_5"))
     assert names == ["c_0_5", "c_0_5_2", "c_0_5_3"], names
     assert sorted(str(prog._env[k].dtype) for k in names) == ["float16", "float32", "float64"]
@@ -66,7 +66,7 @@ def test_constants_sharing_a_name_are_numbered_apart():
 def test_an_absent_bias_is_written_as_none():
     x = Tensor(np.ones((2, 3), dtype=np.float32))
     w = Tensor(np.ones((4, 3), dtype=np.float32), requires_grad=True)
-    prog = tga.trace(lambda x: F.linear(x, w).sum(), x)
+    prog = tga.jit.trace(lambda x: F.linear(x, w).sum(), x)
     assert "(x, w, None)" in prog.code, prog.code
     assert not any(v is None for k, v in prog._env.items() if k.startswith("c")), "None held as a named constant"
     prog(x)
@@ -75,7 +75,7 @@ def test_an_absent_bias_is_written_as_none():
 
 def test_peak_bytes_is_computed_when_first_asked():
     x = Tensor(np.ones((10, 10)), requires_grad=True)
-    prog = tga.trace(lambda x: ((x @ x) @ x).sum(), x)
+    prog = tga.jit.trace(lambda x: ((x @ x) @ x).sum(), x)
     assert prog._peak_bytes is None  # (building a program leaves it: a replay never reads it)
     assert prog.peak_bytes == passes.peak_bytes(prog.ops, prog.dead_after) > 0
     assert prog._peak_bytes == prog.peak_bytes
@@ -90,7 +90,7 @@ def test_common_subexpressions_stop_at_an_in_place_write():
         return a + b + c
 
     x, y = Tensor(np.ones(3)), Tensor(np.full(3, 2.0))
-    prog = tga.trace(fn, x, y)
+    prog = tga.jit.trace(fn, x, y)
     assert sum(op.op == "mul" for op in prog.ops) == 2, prog.code
     x2 = Tensor(np.full(3, 5.0))
     np.testing.assert_array_equal(prog(x2, Tensor(np.full(3, 2.0))).numpy(), [32.0, 32.0, 32.0])
@@ -122,17 +122,17 @@ def test_the_collector_is_off_while_tracing_and_on_again_after():
         return (x * 2.0).sum()
 
     assert gc.isenabled()
-    tga.trace(fn, Tensor(np.ones(3), requires_grad=True))
+    tga.jit.trace(fn, Tensor(np.ones(3), requires_grad=True))
     assert seen == [False] and gc.isenabled()
     with pytest.raises(TraceError):  # (a trace that fails turns it back on too)
-        tga.trace(lambda x: float(x.sum()), Tensor(np.ones(3)))
+        tga.jit.trace(lambda x: float(x.sum()), Tensor(np.ones(3)))
     assert gc.isenabled()
 
 
 def test_a_collector_the_user_turned_off_stays_off():
     gc.disable()
     try:
-        tga.trace(lambda x: (x * 2.0).sum(), Tensor(np.ones(3)))
+        tga.jit.trace(lambda x: (x * 2.0).sum(), Tensor(np.ones(3)))
         assert not gc.isenabled()
     finally:
         gc.enable()
@@ -184,7 +184,7 @@ def test_a_program_does_not_keep_the_traced_run_alive():
     x = Tensor(np.ones((64, 64)), requires_grad=True)
     gc.disable()
     try:
-        prog = tga.trace(fn, x)
+        prog = tga.jit.trace(fn, x)
         assert nodes[0]() is None and nodes[1]() is None
     finally:
         gc.enable()
@@ -205,7 +205,7 @@ def test_softmax_backward_is_one_record_that_reads_only_the_output(which):
         return (f(x * w, -1) * x).sum()
 
     x = Tensor(rng.standard_normal((3, 5)))
-    prog = tga.trace(fn, x)
+    prog = tga.jit.trace(fn, x)
     back = [op for op in prog.ops if op.section == "backward" and op.kind in ("call", "backward")]
     ours = [op for op in back if op.kind == "backward" and op.op == which + "_backward"]
     assert len(ours) == 1, prog.code
@@ -262,7 +262,7 @@ def test_cat_backward_is_one_line_or_slice_ops_not_the_indexing_path(monkeypatch
         return (tga.cat([a, b], 1) * scale).sum()
 
     if mode == "trace":
-        prog = tga.trace(fn, a, b)
+        prog = tga.jit.trace(fn, a, b)
         (split,) = [op for op in prog.ops if op.section == "backward" and op.op == "cat_backward"]
         assert split.fn.args == (1, (3, 2), True) and [b.nbytes for b in split.outputs] == [0, 0], prog.code
         assert not [op for op in prog.ops if op.section == "backward" and op.op == "getitem"]
@@ -271,7 +271,7 @@ def test_cat_backward_is_one_line_or_slice_ops_not_the_indexing_path(monkeypatch
         np.testing.assert_array_equal(b.grad.numpy(), scale.numpy()[:, 3:])
         calls = _count_calls(monkeypatch, "__getitem__")
         a.grad = b.grad = None
-        tga.trace(fn, a, b)
+        tga.jit.trace(fn, a, b)
     else:
         calls = _count_calls(monkeypatch, "__getitem__")
         ga, gb = tga.autograd.grad(fn(a, b), [a, b], create_graph=True)
@@ -295,7 +295,7 @@ def test_stack_backward_is_one_line_with_a_hole_for_an_input_without_grad():
     fn(*xs).backward()
     eager = [x.grad for x in xs]
     xs = leaves()
-    prog = tga.trace(fn, *xs)
+    prog = tga.jit.trace(fn, *xs)
     (split,) = [op for op in prog.ops if op.op == "stack_backward"]
     assert split.fn.args == (2, (1, 1, 1), False) and split.outputs[1] is None, prog.code
     assert f", _, {split.outputs[2].name}, = stack_backward" in prog.code
@@ -322,7 +322,7 @@ def test_gradient_sums_apply_one_add_n_op_not_tensor_add(monkeypatch, mode):
     eager = x.grad.numpy()
     x = Tensor(x0, requires_grad=True)
     if mode == "trace":
-        prog = tga.trace(lambda: fn(x).backward() or None)
+        prog = tga.jit.trace(lambda: fn(x).backward() or None)
         calls = _count_calls(monkeypatch, "__add__")
         x.grad = None
         prog()
@@ -330,7 +330,7 @@ def test_gradient_sums_apply_one_add_n_op_not_tensor_add(monkeypatch, mode):
         assert [(op.op, len(op.inputs)) for op in sums] == [("add_n", 3)], prog.code
         np.testing.assert_array_equal(x.grad.numpy(), eager)
         x.grad = None
-        tga.trace(lambda: fn(x).backward() or None)
+        tga.jit.trace(lambda: fn(x).backward() or None)
     else:
         calls = _count_calls(monkeypatch, "__add__")
         (g,) = tga.autograd.grad(fn(x), x, create_graph=True)
@@ -351,10 +351,10 @@ def test_embedding_in_a_trace_is_one_take_without_wrapping_negative_ids():
         return (emb.weight[ids] * 2.0).sum()
 
     ids = Tensor(np.array([[1, 5], [6, 0]]))
-    prog = tga.trace(lookup, ids)
+    prog = tga.jit.trace(lookup, ids)
     fwd = [op.op for op in prog.ops if op.section == "forward" and op.kind == "call"]
     assert "take" in fwd and not {"lt", "less", "where", "add"} & set(fwd), prog.code
-    wrapped = tga.trace(index, ids)
+    wrapped = tga.jit.trace(index, ids)
     assert "where" in [op.op for op in wrapped.ops if op.kind == "call"], wrapped.code
     rng = np.random.default_rng(3)
     for _ in range(3):  # the replay's gradient is eager's, bit for bit, for each call's ids
@@ -378,7 +378,7 @@ def test_embedding_in_a_trace_takes_float_ids_holding_integers_and_padding():
     def fn(ids):
         return (F.embedding(ids, w, padding_idx=2) * w.sum()).sum()
 
-    prog = tga.trace(fn, Tensor(np.array([1, 0, 3], dtype=np.float32)))
+    prog = tga.jit.trace(fn, Tensor(np.array([1, 0, 3], dtype=np.float32)))
     for ids in ([0, 2, 3], [2, 2, 1]):
         w.grad = None
         got = prog(Tensor(np.array(ids, dtype=np.float32)))
@@ -389,7 +389,7 @@ def test_embedding_in_a_trace_takes_float_ids_holding_integers_and_padding():
         np.testing.assert_array_equal(got.numpy(), ref.numpy())
         np.testing.assert_array_equal(g, w.grad.numpy())
     with pytest.raises(IndexError, match="embedding: ids must be integers"):
-        tga.trace(fn, Tensor(np.array([True, False])))
+        tga.jit.trace(fn, Tensor(np.array([True, False])))
 
 
 def test_a_dropped_compiled_step_frees_its_model_without_the_cyclic_collector():
@@ -413,7 +413,7 @@ def test_a_dropped_compiled_step_frees_its_model_without_the_cyclic_collector():
         run = tga.compile(step)
         for _ in range(2):
             run(Tensor(np.ones((2, 4))))
-        prog = tga.trace(lambda x: (x * m.weight).sum(), Tensor(np.ones((4, 4))))
+        prog = tga.jit.trace(lambda x: (x * m.weight).sum(), Tensor(np.ones((4, 4))))
         return weakref.ref(m.weight), weakref.ref(run.program), prog
 
     once()  # (lazily built module state)

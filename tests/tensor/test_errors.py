@@ -1,6 +1,6 @@
 """Errors are PyTorch's classes (RuntimeError for shapes that do not fit, IndexError out
-of range, NotImplementedError for a mode we lack, TypeError for a non-tensor), each still
-the ValueError the first round raised where it raised one, with a message naming the op."""
+of range, NotImplementedError for a mode we lack, TypeError for a non-tensor), each also
+a ValueError where the library's contract raises one, with a message naming the op."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_error_classes_are_pytorchs(name):
     with pytest.raises(type(theirs.value), match=op) as ours:
         f(tga)
     if isinstance(theirs.value, (RuntimeError, NotImplementedError)) and name != "GRU of sequence length 0":
-        assert isinstance(ours.value, ValueError)  # (what the first round raised: still caught)
+        assert isinstance(ours.value, ValueError)  # (a ValueError too, as the contract says)
 
 
 def test_index_out_of_bounds_says_so_in_pytorch_words():

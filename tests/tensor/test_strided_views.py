@@ -173,7 +173,7 @@ def test_a_view_used_after_its_base_changed_sees_the_new_values_and_gradient(f):
 
 
 def _check_replay(fn, x, rng):
-    prog = tga.trace(fn, x)
+    prog = tga.jit.trace(fn, x)
     new = Tensor(rng.standard_normal(x.shape), device=x.device, requires_grad=True)
     out = prog(new)
     got = new.grad.numpy()

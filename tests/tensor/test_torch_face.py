@@ -227,7 +227,7 @@ def test_asarray_of_a_traced_tensor_raises():
         return y
 
     with pytest.raises(tga.TraceError, match=r"(np\.asarray|__array__)"):
-        tga.trace(f, Tensor(np.ones(3)))
+        tga.jit.trace(f, Tensor(np.ones(3)))
 
 
 # -- constructors -------------------------------------------------------------------------
@@ -250,6 +250,10 @@ def test_legacy_shape_constructor():
         ("DoubleTensor", "float64"),
         ("LongTensor", "int64"),
         ("IntTensor", "int32"),
+        ("ShortTensor", "int16"),
+        ("CharTensor", "int8"),
+        ("ByteTensor", "uint8"),
+        ("HalfTensor", "float16"),
         ("BoolTensor", "bool"),
     ],  # fmt: skip
 )
@@ -264,6 +268,17 @@ def test_typed_constructors_match_torch(name, dtype):
     assert ours(np.array([1.0, 2.0])).dtype == np.dtype(dtype)
     assert isinstance(ours([1]), ours) and not isinstance(Tensor(np.zeros(1, np.complex64)), ours)
     assert ours(tga.ones(2).size()).shape == (2,)
+
+
+@pytest.mark.parametrize("method", ["byte", "char", "short", "int", "long", "half", "float", "double", "bool",
+                                    "cfloat", "cdouble"])  # fmt: skip
+def test_dtype_spellings_match_torch(method):
+    torch = pytest.importorskip("torch")
+    values = np.array([[1.5, 0.0, 2.25], [3.0, 1.0, 100.0]])  # (in every dtype's range: C leaves the rest undefined)
+    for a in (values, values.astype(np.int64), values > 0):
+        ours, theirs = getattr(tga.tensor(a), method)(), getattr(torch.tensor(a), method)()
+        assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 def test_typed_constructor_refuses_a_tensor_of_another_dtype():

@@ -306,7 +306,7 @@ def test_named_tuples_have_values_and_indices():
 
 def test_spelling_decides_where_torch_and_numpy_differ():
     """NumPy's meaning only with NumPy's keywords (axis=, keepdims=, ddof=); a positional
-    axis or PyTorch's keywords give PyTorch's meaning (the third round's rule)."""
+    axis or PyTorch's keywords give PyTorch's meaning (API.md's rule)."""
     a = np.random.default_rng(0).standard_normal((3, 4))
     x = tga.tensor(a)
     assert isinstance(x.max(axis=1), tga.Tensor) and x.max(axis=1).shape == (3,)

@@ -1,17 +1,19 @@
 """The explorer page (tga.viz.explore): its data, checked here against the engine, and the page
-itself, loaded in a real headless Chromium through Selenium (skipped where they are missing).
+itself, loaded in a real headless Chromium (tests/browser.py).
 
 ``python tests/viz/test_viz_explore.py`` writes the README's screenshots (docs/explorer_*.png)."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
-import shutil
 import sys
+import warnings
 from pathlib import Path
 
+import browser as browser_
 import numpy as np
 import pytest
 
@@ -19,7 +21,7 @@ import tinygrad_attn as tga
 from tinygrad_attn import Tensor, nn
 from tinygrad_attn.engine.backward import run_backward
 from tinygrad_attn.viz import explore
-from tinygrad_attn.viz.explore import MAX_CELLS, heat_map
+from tinygrad_attn.viz.explore import MAX_CELLS, from_f16, heat_map
 from tinygrad_attn.viz.graph import Walk
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,7 +114,8 @@ def test_saved_arrays_in_the_picture_are_the_tensors_they_hold():
 def test_a_non_scalar_output_is_seeded_with_ones(device):
     x = Tensor.randn(2, 3, requires_grad=True, name="x", device=device)
     y = x.softmax(-1) * 2.0
-    page = explore(y)
+    with pytest.warns(UserWarning, match="~0 next to their values"):  # (rows of a softmax sum to 1: d/dx is 0)
+        page = explore(y)
     assert [s["op"] for s in page.data["steps"]] == ["mul", "softmax"]
     rec = page.data["tensors"][page.data["nodes"]["t0"]]
     assert rec["device"] == str(x.device) and rec["grad"] is not None
@@ -171,13 +174,16 @@ def test_attention_weights_of_the_library_block_fused_and_decomposed(decomposed,
     with tga.decompose() if decomposed else _null():
         page = explore(f, x, tokens=["a", "b", "c", "d"])
     (layer,) = page.data["attention"]
-    w = np.array(layer["w"])
+    w = from_f16(layer["w"])
     assert layer["heads"] == 2 and w.shape == (2, 4, 4) and layer["q"] == ["a", "b", "c", "d"]
     np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-3)
     assert np.all(np.triu(w, 1) < 1e-6), "causal: no weight on later tokens"
     return_ = _weights_and_grad()
     np.testing.assert_allclose(w, return_[0], atol=2e-4)
-    np.testing.assert_allclose(np.array(layer["g"]), return_[1], atol=1e-5, rtol=1e-3)
+    np.testing.assert_array_equal(page.weights(0), w)
+    np.testing.assert_array_equal(page.weights(0, grad=True), from_f16(layer["g"]))
+    # (a masked weight stays 0 whatever its gradient: the page stores 0 there)
+    np.testing.assert_allclose(from_f16(layer["g"]), np.where(return_[0] > 0, return_[1], 0.0), atol=1e-5, rtol=1e-3)
 
 
 def _null():
@@ -217,7 +223,7 @@ def test_attention_is_found_in_every_attention_module(kind):
         heads = 1
     page = explore(out.sum())
     (layer,) = page.data["attention"]
-    w = np.array(layer["w"])
+    w = from_f16(layer["w"])
     assert w.shape == (heads, 3, 5) and layer["heads"] == heads
     np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-3)
     assert layer["g"] is not None
@@ -238,7 +244,7 @@ def test_masked_attention_weights_are_found_with_zeros_where_masked(kind):
     }[kind]()
     page = explore(m(q, kv, kv, mask=Tensor(keep))[0].sum())
     (layer,) = page.data["attention"]
-    w = np.array(layer["w"])
+    w = from_f16(layer["w"])
     assert w.shape == (1, 3, 5)  # (heads, queries, keys) of the first sequence
     assert np.all(w[:, :, 3:] == 0)
     np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-3)
@@ -250,7 +256,7 @@ def test_attention_from_primitives_needs_no_module():
     w = (q @ q.mT * 8**-0.5).softmax(-1)
     page = explore((w @ q).sum())
     (layer,) = page.data["attention"]
-    assert layer["heads"] == 2 and np.array(layer["w"]).shape == (2, 4, 4)
+    assert layer["heads"] == 2 and from_f16(layer["w"]).shape == (2, 4, 4)
 
 
 @pytest.mark.slow
@@ -353,7 +359,7 @@ def test_jupyter_reprs_are_offline(tmp_path):
     assert (tmp_path / "p.html").read_text(encoding="utf-8") == page.html
     frame = page._repr_html_()
     assert frame.startswith("<iframe srcdoc=") and "<script" not in frame.replace("&lt;script", "")
-    prog = tga.trace(f, x)
+    prog = tga.jit.trace(f, x)
     assert "<pre" in prog._repr_html_() and "def program" in prog._repr_html_()
 
 
@@ -381,19 +387,7 @@ def test_run_backward_is_left_as_it_was():
 
 # -- the page in a real browser -------------------------------------------------------------
 def _driver():
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-
-    chrome = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-    driver = shutil.which("chromedriver")
-    if not chrome or not driver:
-        pytest.skip("chromium and chromedriver are not installed (apt-get install chromium chromium-driver)")
-    o = webdriver.ChromeOptions()
-    o.binary_location = chrome
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900", "--disable-dev-shm-usage"):
-        o.add_argument(a)
-    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(options=o, service=Service(driver))
+    return browser_.driver()
 
 
 @pytest.fixture(scope="module")
@@ -403,14 +397,7 @@ def browser():
     d.quit()
 
 
-def _errors(d) -> list:
-    return [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
-
-
-def _open(d, path: Path) -> None:
-    d.get(path.resolve().as_uri())  # a file:// URL: the page needs no server
-    assert d.current_url.startswith("file://")
-    d.execute_script("return window.tgaExplorer !== undefined") or pytest.fail("the page's script did not run")
+_errors, _open = browser_.errors, browser_.open_page
 
 
 @pytest.mark.slow
@@ -474,7 +461,7 @@ def test_browser_head_view_draws_one_line_set_per_head(browser, tmp_path):
     assert len(heads) == 4 and all(h.find_elements(By.TAG_NAME, "line") for h in heads)
     assert [t.text for t in browser.find_elements(By.CSS_SELECTOR, "svg.tga-headview text.tga-query")] == list("abcde")
     assert len(browser.find_elements(By.CSS_SELECTOR, ".tga-modelview svg.tga-thumb")) == 2 * 4
-    assert len(browser.find_elements(By.CSS_SELECTOR, ".tga-matrices canvas.tga-matrix")) == 4
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".tga-matrices svg.tga-matrix")) == 4
     browser.find_element(By.ID, "tga-grad-overlay").click()
     assert browser.find_elements(By.CSS_SELECTOR, "svg.tga-headview line")
     browser.find_element(By.CSS_SELECTOR, ".tga-head-toggle[data-head='1']").click()
@@ -520,3 +507,74 @@ def screenshots(out: Path = ROOT / "docs") -> None:
 
 if __name__ == "__main__":
     screenshots(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs")
+
+
+# -- the command line's pages ---------------------------------------------------------------
+def _page_data(path: Path) -> dict:
+    text = path.read_text(encoding="utf-8")
+    return json.loads(text.split('id="tga-data">', 1)[1].split("</script>", 1)[0].replace("<\\/", "</"))
+
+
+@pytest.mark.parametrize("block", ["encoder", "decoder", "gpt"])
+def test_cli_default_loss_sends_real_gradients_to_every_tensor(block, tmp_path):
+    from tinygrad_attn.viz.cli import main
+
+    out = tmp_path / f"{block}.html"
+    with warnings_as_errors():
+        assert main(["explore", block, "--out", str(out)]) == 0
+    data = _page_data(out)
+    assert data["warning"] is None
+    tiny = [r["title"] for r in data["tensors"].values() if r.get("grad_negligible")]
+    assert all(t.endswith("k_proj.bias") for t in tiny), tiny  # (a key bias moves no softmax: its gradient is 0)
+    grads = [r for r in data["tensors"].values() if r["grad"] is not None]
+    assert len(grads) > 10 and all(max(abs(r["grad"]["min"]), abs(r["grad"]["max"])) > 0 for r in grads)
+
+
+@contextlib.contextmanager
+def warnings_as_errors():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        yield
+
+
+def test_a_loss_that_sends_only_rounding_noise_is_flagged(tmp_path):
+    from tinygrad_attn.viz.cli import main
+
+    out = tmp_path / "sum.html"
+    with pytest.warns(UserWarning, match="~0 next to their values"):
+        assert main(["explore", "encoder", "--loss", "sum", "--out", str(out)]) == 0
+    data = _page_data(out)
+    assert "LayerNorm" in data["warning"]
+    x = next(r for r in data["tensors"].values() if r["title"] == "x")
+    assert x["grad_negligible"]
+    norm = [r for r in data["tensors"].values() if r["op"] == "layer_norm" and r["grad"] is not None][-1]
+    assert not norm.get("grad_negligible"), "what the sum sees directly has a real gradient"
+
+
+def test_tokens_of_the_wrong_length_are_refused_or_numbered_with_a_warning(tmp_path):
+    from tinygrad_attn.viz.cli import main
+
+    with pytest.raises(SystemExit, match="--tokens gives 3 tokens .* has 4"):
+        main(["explore", "mha", "--out", str(tmp_path / "p.html"), "--tokens", "a b c"])
+    f, x, _ = _mha_loss()
+    with pytest.warns(UserWarning, match="tokens has 2 labels but .* has 4 queries"):
+        page = explore(f, x, tokens=["a", "b"])
+    assert page.data["attention"][0]["q"] == ["0", "1", "2", "3"]
+
+
+def test_cli_device_option_and_an_unusable_device_in_one_line(tmp_path):
+    import subprocess
+
+    from tinygrad_attn.viz.cli import main
+
+    out = tmp_path / "p.html"
+    assert main(["explore", "sdpa", "--out", str(out), "--device", "cpu"]) == 0
+    assert {r["device"] for r in _page_data(out)["tensors"].values()} == {"cpu"}
+    assert main(["graph", "sdpa", "--out", str(tmp_path / "p.dot"), "--device", "cpu"]) == 0
+    assert main(["graph", "sdpa", "--out", str(tmp_path / "p.dot"), "--device", "nowhere"]) == 2
+    env = dict(__import__("os").environ, TINYGRAD_ATTN_DEVICE="nowhere", PYTHONPATH=str(ROOT))
+    for cmd in (["explore", "mha", "--out", str(out)], ["graph", "mha", "--out", str(tmp_path / "q.dot")]):
+        r = subprocess.run([sys.executable, "-m", "tinygrad_attn", *cmd], env=env, capture_output=True, text=True,
+                           timeout=120)  # fmt: skip
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.count("\n") == 1 and "TINYGRAD_ATTN_DEVICE" in r.stderr, r.stderr

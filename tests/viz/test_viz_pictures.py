@@ -109,7 +109,7 @@ def test_titles_with_underscores_keep_clear_of_the_line_below():
     d = dot_of((w * w).sum())
     (wi,) = d.of_kind("input")
     raw = re.search(r"label=<(.*)> class=", d.nodes[wi]).group(1)
-    assert raw.startswith("<B>W_query0</B><BR/><FONT POINT-SIZE=\"3\">")
+    assert raw.startswith('<B>W_query0</B><BR/><FONT POINT-SIZE="3">')
 
 
 def test_the_legend_explains_shares_and_intermediates():
@@ -127,7 +127,7 @@ def test_a_graph_with_nothing_recorded_warns_and_says_what_to_do():
     for backward in (False, True):
         with pytest.warns(UserWarning, match="requires_grad=True"):
             g = draw_graph(y, backward=backward)
-        assert "tga.trace" in g.source and "No op was recorded" in g.source
+        assert "tga.jit.trace" in g.source and "No op was recorded" in g.source
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         draw_graph((Tensor.randn(2, requires_grad=True) * 2).sum())  # a recorded graph: no warning

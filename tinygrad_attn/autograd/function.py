@@ -42,11 +42,12 @@ from typing import Any
 import numpy as np
 
 from ..engine import function as _function
+from ..engine import switches as _switches
 from ..engine.backward import SliceGradient
-from ..engine.function import _NUMPY_SCALARS, _as_ndarray, _new, _next_seq
+from ..engine.function import _NUMPY_SCALARS, _as_ndarray, _new, _next_seq, add_uses, note_rebase
 from ..engine.function import Function as _Op
 from ..engine.switches import _State, is_grad_enabled, no_grad
-from ..engine.versions import note_rebase, version_of
+from ..engine.versions import version_of
 from ..inplace import _moved_history, _rebase
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -449,9 +450,7 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, raw: Any) -> Any:
     node.inputs = inputs
     node.scope = _State.scope
     node.seq = _next_seq()
-    for a in inputs:
-        if isinstance(a, T) and a.requires_grad:
-            a._uses += 1
+    add_uses(inputs)
     made: list[tuple[Any, Any]] = []  # (node, its output) for the observers, in creation order
     finals: list[Any] = list(outputs)
     taken = _input_ids(args)
@@ -483,7 +482,7 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, raw: Any) -> Any:
             sel = _new(OutputOf)
             sel.args, sel.ctx, sel._kept = (j, layout[j][1], flat_dtype), None, ()
             sel.inputs, sel.scope, sel.seq = (hub,), _State.scope, _next_seq()
-            hub._uses += 1
+            add_uses((hub,))
             finals[j] = _own(o, taken, sel)
             made.append((sel, finals[j]))
     for j, o in enumerate(outputs):
@@ -492,7 +491,7 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, raw: Any) -> Any:
                 finals[j] = T._wrap(o._data, o._dev)
             else:
                 o.requires_grad = False
-    hook = _State.hook if _function._observing else None
+    hook = _State.hook if _switches._observing else None
     if hook is not None:
         for fn, out in made:
             hook.op(fn, fn.inputs, out)

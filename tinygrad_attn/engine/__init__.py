@@ -7,6 +7,8 @@
 - :mod:`.versions`: version counters of arrays changed in place and their check.
 - :mod:`.backward`: the one backward pass, ``backward``, ``grad``, the one gradient
   accumulation, ``unbroadcast``.
+- :mod:`.reference_backward`: the same pass in about 40 lines, to read first (order,
+  apply, accumulate); tested equal to the real one.
 - :mod:`.composite`: ``composite`` and :class:`FusedFunction`.
 
 ``tinygrad_attn._tensor`` registers the Tensor class and the namespace of tensor ops

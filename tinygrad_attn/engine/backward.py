@@ -113,207 +113,277 @@ def run_backward(
     within: Callable[[Any], bool] | None = None,
     retained_too: bool = False,
 ) -> list[Any] | None:
-    """Propagate ``root_grads`` from ``roots`` to the leaves.
+    """Propagate ``root_grads`` from ``roots`` to the leaves; with ``targets``, return their gradients.
 
-    A tensor is visited once its gradient is complete, found without walking the graph
-    first. One that a single recorded op consumed (``_uses == 1``) is complete when that
-    op sends its share: it goes straight on a stack. Any other waits in a heap ordered by
-    creation, newest first; when it is the newest tensor waiting and the stack is empty,
-    every op that consumed it (all made after it) has already run, so it is complete too.
-
-    With ``targets`` the gradients of those tensors are returned and no ``.grad`` is
-    touched; otherwise they accumulate into the ``.grad`` of leaves (and of tensors that
-    called ``retain_grad()``). ``stop_at_targets``: go no further than the targets (none is
-    an ancestor of another); ``retained_too``: with ``targets``, tensors that called
-    ``retain_grad()`` still accumulate into their ``.grad`` (``backward(inputs=...)``).
-
-    Gradients are arrays, each step computing with its device's array namespace; with
-    ``create_graph`` they are tensors, computed with the registered namespace of tensor ops
-    (so recorded, and differentiable again). A tracer passes its own namespace ``ns`` (tensor
-    gradients, grad mode off: the tracer records the steps, no graph does), ``accumulate``
-    (what a leaf's gradient goes to, instead of :func:`accumulate_grad`) and ``within`` (False
-    for a node made before the trace: a leaf of the traced pass). The thread's hook (see
-    ``switches.Hook``) sees every step.
+    The algorithm of :mod:`.reference_backward`: take the tensors in an order where each
+    one's gradient is complete, apply its node's backward, accumulate each input's share.
+    The rest is named steps of :class:`_Pass`, which also explains the arguments.
     """
-    if ns is None and _State.tracer is not None:  # inside a trace: the tracer's namespace and accumulation
+    if ns is None and _State.tracer is not None:  # tracing: the tracer runs this pass in its namespace
         return _State.tracer.backward_pass(roots, root_grads, retain_graph, create_graph, targets)
-    tensors = create_graph or ns is not None  # gradients are tensors (each step recorded), else arrays
-    if ns is None and create_graph:
-        ns = _function.TENSOR_NS
-    if accumulate is None:
-        accumulate = accumulate_grad
-    hook = _State.hook if _switches._observing else None
-    # id -> [partial gradient, consumer edges that delivered it] of tensors in the heap
-    pending: dict[int, list] = {}
-    heap: list[tuple] = []  # (-seq, id, tensor): the newest first
-    for r in roots:
-        r._uses += 1  # a root is never complete after one consumer: it has its own gradient
-    for r, g in zip(roots, root_grads):
-        k = id(r)
-        if k in pending:
-            pending[k][0] = _plus(pending[k][0], g)
-        else:
-            pending[k] = [g, 0]
-            heapq.heappush(heap, (-r._ctx.seq if r._ctx is not None else 0, k, r))
-    ready: list[tuple] = []  # (tensor, its complete gradient) from a single consumer
-    heappop, heappush = heapq.heappop, heapq.heappush
-    # Sums this pass allocated itself: no one else holds them, so they may grow in place.
-    # Any other gradient may be shared (an add hands the same g to both its inputs).
-    owned: set[int] = set()
-    wanted = {id(t): i for i, t in enumerate(targets)} if targets is not None else None
-    found: list[Any] = [None] * len(targets) if targets is not None else []
-    retained = _State.retained
-    hooked = _State.grad_hooks
-    watch = wanted is not None or bool(retained) or bool(hooked)
-    # Free the values of large intermediates as soon as their node is done, when nothing
-    # but the graph holds them: the graph's own references are its consumer edges.
-    counts = _switches._CAN_COUNT_REFS
-    free_min = _function.FREE_MIN_SIZE
-    free = counts and not (retain_graph or tensors)
-    prev_enabled, prev_releasing = _State.grad_enabled, _State.releasing
-    _State.grad_enabled = create_graph
-    _State.releasing = False  # roots count one use more during the pass
-    overwrite = counts and not tensors
-    getrefcount = sys.getrefcount
-    T = _function.Tensor
-    # Nodes recorded after the latest in-place change anywhere need no version check, and
-    # while no in-place op has rebased a tensor every input is what its consumer saw.
-    last_change, rebased = _versions._last_change, _versions._rebased
+    p = _Pass(roots, root_grads, retain_graph, create_graph, targets, stop_at_targets, ns, accumulate, retained_too)
+    ready, heap, ns, tensors, hooked, watch = p.ready, p.heap, p.ns, p.tensors, p.hooked, p.watch
+    slow, overwrite, free, last_change, rebased = p.slow, p.overwrite, p.free, p.last_change, _function._last_rebase
+    free_min, getrefcount, T = _function.FREE_MIN_SIZE, sys.getrefcount, _function.Tensor
     try:
         while True:
+            # Order: a tensor whose only consumer sent its share, else the newest one waiting.
             if ready:
                 t, g = ready.pop()
                 edges = 1
             elif heap:
-                t = heappop(heap)[2]
-                g, edges = pending.pop(id(t))
-                if g.__class__ is SliceGradient:
-                    g = g.dense()
-                elif g.__class__ is _Terms:
-                    g = g.total(ns)
+                t, g, edges = p.newest_waiting()
             else:
                 break
             fn = t._ctx
-            if watch or fn is None:
-                if hooked and g is not None and (entry := hooked.get(id(t))) is not None and entry[0]() is t:
-                    g = _run_hooks(t, g, entry[1], tensors)
-                if g is not None:
-                    if wanted is not None:
-                        if id(t) in wanted:
-                            found[wanted[id(t)]] = g
-                            if stop_at_targets:
-                                continue
-                        elif retained_too and retained and id(t) in retained and fn is not None:
-                            accumulate(t, g, False)
-                    elif fn is None or (retained and id(t) in retained):
-                        # (References to g: this pass's one, and getrefcount's argument.)
-                        sole = overwrite and getrefcount(g) == 2 and _sole_view(g)
-                        accumulate(t, g, sole)
-                if fn is None:
+            if watch or fn is None:  # hooks, then the gradient's stops: a target, a .grad
+                if hooked and g is not None:
+                    g = p.run_hooks(t, g)
+                if (g is not None and p.deliver(t, g, fn)) or fn is None:
                     continue
-            if within is not None and not within(fn):  # a leaf of this pass (made before a trace)
+            if within is not None and not within(fn):  # (a tracer's: a node made before the trace)
                 continue
-            inputs = fn.inputs
+            # Apply: the node's backward gives each input its share.
             out = t._data
             big = out.size >= free_min  # (g has its shape)
-            if fn.seq < last_change and g is not None and fn.saved is not None:
-                _check_versions(fn, t)
-            if g is None:  # nothing flows through here (an unused branch): only release
-                gs = (None,) * len(inputs)
-            elif fn.saved is None:
-                raise RuntimeError(
-                    f"backward through the graph a second time: the saved arrays of '{fn.op_name}' "
-                    "were already freed by an earlier backward. Call backward(retain_graph=True) "
-                    "the first time if you need to go through the graph again."
-                )
+            if slow or g is None or fn.saved is None or fn.seq < last_change or (big and overwrite):
+                gs = p.apply(fn, t, g, out, big)
             else:
-                if hook is not None:
-                    hook.before_step(t, g)
-                if tensors:
-                    seen = inputs
-                    if fn.keep is not None:  # an input whose array was dropped reads as None, as in an ordinary pass
-                        seen = [None if a is None and isinstance(i, T) else i for i, a in zip(inputs, fn.saved)]
-                    gs = fn.backward(g, ns, seen, t)
-                elif big and overwrite and getrefcount(g) == 2 and _sole_view(g):
-                    # (references: this pass's one, and getrefcount's argument; a hook that
-                    # kept g adds one.) Nobody else can see g: the step may write over it.
-                    _State.overwritable = g
-                    try:
-                        gs = fn.backward(g, t._dev.ops, fn.saved, out)
-                    finally:
-                        _State.overwritable = None
-                else:
-                    gs = fn.backward(g, t._dev.ops, fn.saved, out)
-                if hook is not None:
-                    hook.after_step(fn, gs, ns if tensors else t._dev.ops)
+                gs = fn.backward(g, t._dev.ops, fn.saved, out)
             del g
-            if not retain_graph:  # release what forward kept; the structure stays for pictures
-                fn.saved = None
-                fn.ctx = None
+            if not retain_graph:  # memory: what forward kept goes; the structure stays for pictures
+                fn.saved = fn.ctx = None
+            # Accumulate: each input's share joins its gradient.
             i = -1
-            for inp in inputs:  # (an index, not zip: zip costs more than the rest of this loop)
+            for inp in fn.inputs:  # (an index, not zip: zip costs more than the rest of this loop)
                 i += 1
                 if not isinstance(inp, T):
                     continue
-                if rebased and inp._ctx is not None and inp._ctx.seq > fn.seq:
-                    inp = as_seen_by(inp, fn.seq)  # changed in place after this op read it
-                if not inp.requires_grad:
-                    # (detached in place after this op read it: its history still takes the gradient)
-                    if not rebased or (inp := _versions.detached_history(inp, fn, i)) is None:
+                if rebased:  # in-place history: the tensor as this op read it
+                    if (inp := _as_read_by(inp, fn, i)) is None:
                         continue
+                elif not inp.requires_grad:
+                    continue
                 gi = gs[i]
                 if gi is not None and gi.shape != inp._data.shape:
-                    if gi.__class__ is not SliceGradient:
-                        gi = unbroadcast(gi, tuple(inp._data.shape), ns if tensors else inp._dev.ops)
-                    elif inp._uses == 1:  # nothing to add it into
-                        gi = gi.dense()
-                if gi is not None and gi.__class__ is not SliceGradient:
-                    gd = gi._data.dtype if gi.__class__ is T else getattr(gi, "dtype", None)
-                    if gd is not None and gd != inp._data.dtype:  # (float32 met float64: PyTorch's grad is float32)
-                        gi = (ns if tensors else inp._dev.ops).astype(gi, inp._data.dtype)
+                    gi = _fit(gi, inp, ns if tensors else inp._dev.ops)
+                gi = _in_dtype_of(gi, inp, ns if tensors else inp._dev.ops)
                 if inp._uses == 1:  # its only consumer: its gradient is complete
                     ready.append((inp, gi))
-                    continue
-                ki = id(inp)
-                entry = pending.get(ki)
-                if entry is None:
-                    pending[ki] = [gi, 1]
-                    c = inp._ctx
-                    heappush(heap, (-c.seq if c is not None else 0, ki, inp))
-                    continue
-                entry[1] += 1
-                prev = entry[0]
-                if prev is None:
-                    entry[0] = gi
-                elif gi is not None:
-                    if prev.__class__ is _Terms:
-                        if gi.__class__ is T and gi._data.dtype == prev[0]._data.dtype:
-                            prev.append(gi)
-                            if len(prev) == _MAX_TERMS:
-                                entry[0] = _Terms((prev.total(ns),))
-                            continue
-                        prev = entry[0] = prev.total(ns)  # (another dtype: summed as before)
-                    if prev.__class__ is SliceGradient or gi.__class__ is SliceGradient:
-                        entry[0] = _sum_with_slices(prev, gi, ki in owned)
-                        owned.add(ki)
-                    elif ki in owned and not tensors and prev.dtype == gi.dtype:
-                        prev += gi  # (an array, never a NumPy scalar: _plus made it)
-                    elif tensors and prev.__class__ is T is gi.__class__ and prev._data.dtype == gi._data.dtype:
-                        entry[0] = _Terms((prev, gi))  # (summed by one op when complete)
-                    else:
-                        entry[0] = _plus(prev, gi)
-                        owned.add(ki)
+                else:
+                    p.add_share(inp, gi)
             gs = gi = None  # (no stale reference: a gradient another step gets may be overwritten)
-            if big and free and out.__class__ is not FreedArray:
-                # References: one per consumer edge, ``t`` here, and getrefcount's argument.
-                if sys.getrefcount(t) <= edges + 2:
-                    t._data = FreedArray(out)
+            # Memory: t's values go when only the graph holds t (references: one per consumer
+            # edge, t here, getrefcount's argument).
+            if big and free and out.__class__ is not FreedArray and getrefcount(t) <= edges + 2:
+                t._data = FreedArray(out)
             del out
     finally:
-        _State.grad_enabled, _State.releasing = prev_enabled, prev_releasing
-        for r in roots:
-            r._uses -= 1
-    return found if targets is not None else None
+        p.finish()
+    return p.found if targets is not None else None
+
+
+class _Pass:
+    """One backward pass: its settings, the tensors waiting for their gradient, and the steps
+    :func:`run_backward` names (the order, hooks, targets and ``.grad``, a checked step,
+    several consumers' shares).
+
+    Order. A tensor is visited once its gradient is complete, found without walking the
+    graph first. One that a single recorded op consumed (``_uses == 1``) is complete when
+    that op sends its share: it goes straight on the stack ``ready``. Any other waits in
+    ``heap``, ordered by creation, newest first; when it is the newest tensor waiting and
+    the stack is empty, every op that consumed it (all made after it) has already run.
+
+    Where gradients go. With ``targets`` their gradients are returned (``found``) and no
+    ``.grad`` is touched; ``stop_at_targets``: go no further than them (none is an ancestor
+    of another); ``retained_too``: tensors that called ``retain_grad()`` still accumulate
+    into their ``.grad`` (``backward(inputs=...)``). Otherwise gradients accumulate into the
+    ``.grad`` of leaves and of ``retain_grad()`` tensors, by ``accumulate`` (a tracer's, or
+    :func:`accumulate_grad`).
+
+    Gradients are arrays, each step computing with its device's array namespace; with
+    ``create_graph`` (``tensors``) they are tensors, computed with the registered namespace
+    of tensor ops, so recorded and differentiable again; a tracer passes its own ``ns``.
+    The thread's hook (``switches.Hook``) sees every step.
+
+    Memory. With exact reference counts, and neither ``retain_graph`` nor ``tensors``, a
+    large intermediate gives its values back once its node is done and only the graph
+    holds it (``free``), and a large gradient that only this pass can see may be written
+    over by the step that receives it (``overwrite``, see ``function.may_overwrite``).
+    """
+
+    __slots__ = ("roots", "tensors", "ns", "accumulate", "hook", "slow", "wanted", "found", "stop_at_targets",
+                 "retained_too", "retained", "hooked", "watch", "overwrite", "free", "last_change", "ready",
+                 "heap", "pending", "owned", "before")  # fmt: skip
+
+    def __init__(self, roots: Sequence[Tensor], root_grads: Sequence[Any], retain_graph: bool, create_graph: bool,
+                 targets: Sequence[Tensor] | None, stop_at_targets: bool, ns: Any,
+                 accumulate: Callable[[Tensor, Any, bool], None] | None, retained_too: bool) -> None:  # fmt: skip
+        self.tensors = tensors = create_graph or ns is not None  # gradients are tensors (each step recorded)
+        self.ns = _function.TENSOR_NS if ns is None and create_graph else ns
+        self.accumulate = accumulate_grad if accumulate is None else accumulate
+        self.hook = _State.hook if _switches._observing else None
+        self.slow = tensors or self.hook is not None  # every step through apply
+        self.wanted = {id(t): i for i, t in enumerate(targets)} if targets is not None else None
+        self.found: list[Any] = [None] * len(targets) if targets is not None else []
+        self.stop_at_targets, self.retained_too = stop_at_targets, retained_too
+        self.retained, self.hooked = _State.retained, _State.grad_hooks
+        self.watch = self.wanted is not None or bool(self.retained) or bool(self.hooked)
+        counts = _switches._CAN_COUNT_REFS
+        self.overwrite = counts and not tensors
+        self.free = counts and not (retain_graph or tensors)
+        # Nodes recorded after the latest in-place change anywhere need no version check.
+        self.last_change = _versions._last_change
+        self.ready: list[tuple] = []  # (tensor, its complete gradient) from its single consumer
+        self.heap: list[tuple] = []  # (-seq, id, tensor) of tensors waiting: the newest first
+        self.pending: dict[int, list] = {}  # id -> [gradient so far, consumer edges that sent it]
+        # Sums this pass allocated itself: no one else holds them, so they may grow in place.
+        # Any other gradient may be shared (an add hands the same g to both its inputs).
+        self.owned: set[int] = set()
+        self.roots = roots
+        _function.add_uses(roots)  # a root is never complete after one consumer: it has its own gradient
+        for r, g in zip(roots, root_grads):
+            if (entry := self.pending.get(id(r))) is not None:
+                entry[0] = _plus(entry[0], g)
+            else:
+                self.pending[id(r)] = [g, 0]
+                heapq.heappush(self.heap, (-r._ctx.seq if r._ctx is not None else 0, id(r), r))
+        self.before = _State.grad_enabled, _State.releasing
+        _State.grad_enabled = create_graph
+        _State.releasing = False  # roots count one use more during the pass
+
+    def finish(self) -> None:
+        _State.grad_enabled, _State.releasing = self.before
+        _function.add_uses(self.roots, -1)
+
+    def newest_waiting(self) -> tuple[Tensor, Any, int]:
+        """The newest tensor waiting, its (complete) gradient, and how many edges sent it."""
+        t = heapq.heappop(self.heap)[2]
+        g, edges = self.pending.pop(id(t))
+        if g.__class__ is SliceGradient:
+            g = g.dense()
+        elif g.__class__ is _Terms:
+            g = g.total(self.ns)
+        return t, g, edges
+
+    def run_hooks(self, t: Tensor, g: Any) -> Any:
+        """``g`` through ``t``'s hooks (``Tensor.register_hook``), if it has any."""
+        entry = self.hooked.get(id(t))
+        if entry is None or entry[0]() is not t:
+            return g
+        return _run_hooks(t, g, entry[1], self.tensors)
+
+    def deliver(self, t: Tensor, g: Any, fn: Any) -> bool:
+        """Hand ``t``'s complete gradient ``g`` to where it stops: a target's slot, or
+        ``.grad`` (a leaf, a ``retain_grad()`` tensor). True: the pass goes no further here."""
+        retained = self.retained
+        if self.wanted is not None:
+            if (k := self.wanted.get(id(t))) is not None:
+                self.found[k] = g
+                return self.stop_at_targets
+            if self.retained_too and retained and id(t) in retained and fn is not None:
+                self.accumulate(t, g, False)
+        elif fn is None or (retained and id(t) in retained):
+            # (references to g: run_backward's, this call's, getrefcount's argument)
+            sole = self.overwrite and sys.getrefcount(g) == 3 and _sole_view(g)
+            self.accumulate(t, g, sole)
+        return False
+
+    def apply(self, fn: Any, t: Tensor, g: Any, out: Any, big: bool) -> Sequence[Any]:
+        """``fn``'s backward, with what the common case skips: the in-place version check,
+        the observers, tensor gradients, a gradient the step may write over."""
+        if g is None:  # nothing flows through here (an unused branch): only release
+            return (None,) * len(fn.inputs)
+        if fn.saved is None:
+            raise RuntimeError(
+                f"backward through the graph a second time: the saved arrays of '{fn.op_name}' "
+                "were already freed by an earlier backward. Call backward(retain_graph=True) "
+                "the first time if you need to go through the graph again."
+            )
+        if fn.seq < self.last_change:
+            _check_versions(fn, t)
+        hook, ns = self.hook, self.ns if self.tensors else t._dev.ops
+        if hook is not None:
+            hook.before_step(t, g)
+        if self.tensors:
+            seen = fn.inputs
+            if fn.keep is not None:  # an input whose array was dropped reads as None, as in an ordinary pass
+                seen = [None if a is None and isinstance(i, _function.Tensor) else i for i, a in zip(seen, fn.saved)]
+            gs = fn.backward(g, ns, seen, t)
+        elif big and self.overwrite and sys.getrefcount(g) == 3 and _sole_view(g):
+            # (references: run_backward's, this call's, getrefcount's argument; a hook that
+            # kept g adds one.) Nobody else can see g: the step may write over it.
+            _State.overwritable = g
+            try:
+                gs = fn.backward(g, ns, fn.saved, out)
+            finally:
+                _State.overwritable = None
+        else:
+            gs = fn.backward(g, ns, fn.saved, out)
+        if hook is not None:
+            hook.after_step(fn, gs, ns)
+        return gs
+
+    def add_share(self, t: Tensor, g: Any) -> None:
+        """Add ``g`` to the gradient of ``t``, which several ops consumed, as it waits."""
+        k = id(t)
+        entry = self.pending.get(k)
+        if entry is None:  # the first share: t starts waiting
+            self.pending[k] = [g, 1]
+            heapq.heappush(self.heap, (-t._ctx.seq if t._ctx is not None else 0, k, t))
+            return
+        entry[1] += 1
+        if entry[0] is None:
+            entry[0] = g
+        elif g is not None:
+            entry[0] = self._sum(entry[0], g, k)
+
+    def _sum(self, prev: Any, g: Any, k: int) -> Any:
+        T, owned = _function.Tensor, self.owned
+        if prev.__class__ is _Terms:
+            if g.__class__ is T and g._data.dtype == prev[0]._data.dtype:
+                prev.append(g)
+                return prev if len(prev) < _MAX_TERMS else _Terms((prev.total(self.ns),))
+            prev = prev.total(self.ns)  # (another dtype: summed as before)
+        if prev.__class__ is SliceGradient or g.__class__ is SliceGradient:
+            s = _sum_with_slices(prev, g, k in owned)
+        elif k in owned and not self.tensors and prev.dtype == g.dtype:
+            prev += g  # (an array, never a NumPy scalar: _plus made it)
+            return prev
+        elif self.tensors and prev.__class__ is T is g.__class__ and prev._data.dtype == g._data.dtype:
+            return _Terms((prev, g))  # (summed by one op when complete)
+        else:
+            s = _plus(prev, g)
+        owned.add(k)
+        return s
+
+
+def _as_read_by(t: Tensor, fn: Any, i: int) -> Tensor | None:
+    """Input ``i`` of ``fn`` as ``fn`` read it: changed in place since, the history it had
+    then; detached in place since (``detach_()``), the history kept aside; else None when
+    it takes no gradient."""
+    if t._ctx is not None and t._ctx.seq > fn.seq:
+        t = as_seen_by(t, fn.seq)
+    if not t.requires_grad:
+        return _versions.detached_history(t, fn, i)
+    return t
+
+
+def _fit(g: Any, t: Tensor, ns: Any) -> Any:
+    """The gradient ``g`` in the shape of ``t``: broadcasting undone; a slice's gradient
+    written out where there is nothing to add it into (``t`` has one consumer)."""
+    if g.__class__ is not SliceGradient:
+        return unbroadcast(g, tuple(t._data.shape), ns)
+    return g.dense() if t._uses == 1 else g
+
+
+def _in_dtype_of(g: Any, t: Tensor, ns: Any) -> Any:
+    """The gradient ``g`` in ``t``'s dtype, as PyTorch's engine casts it: a float32 tensor
+    that met float64 (``where``, ``cat``, a tensor-bound ``clamp``) gets a float32 gradient."""
+    if g is None or g.__class__ is SliceGradient:
+        return g
+    gd = g._data.dtype if g.__class__ is _function.Tensor else getattr(g, "dtype", None)
+    return g if gd is None or gd == t._data.dtype else ns.astype(g, t._data.dtype)
 
 
 def _sole_view(g: Any) -> bool:

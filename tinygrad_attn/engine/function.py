@@ -10,7 +10,7 @@ its non-array arguments, the arrays it saved, and the :class:`Scope` it was made
 
 This module imports no op and not the Tensor class: ``tinygrad_attn._tensor`` registers
 the class (:func:`register_tensor`), and the in-place machinery above the ops registers
-the view replay (:data:`_replay_view`).
+the view replay (:func:`register_view_replay`).
 """
 
 from __future__ import annotations
@@ -41,13 +41,10 @@ TENSOR_NS: Any = None
 # Registered by tinygrad_attn.inplace: gives a view taken before its base changed in place
 # the base's new history (called only once an in-place op rebased a tensor).
 _replay_view: Callable[[Any], None] | None = None
-# The seq of the latest recorded in-place change (0: none yet), written by
-# versions.note_rebase. A view recorded after it cannot show values its node does not know
-# of, so ``Function.apply`` looks no further.
+# The seq of the latest in-place change that rebased a tensor's history (0: none yet; see
+# note_rebase). A view recorded after it cannot show values its node does not know of, so
+# ``Function.apply`` looks no further; while it is 0, the backward pass follows no history.
 _last_rebase = 0
-# How many threads have grad off, how many hooks observe: kept current by switches.mirror.
-_grad_off_threads = _observing = 0
-switches.mirror(globals())
 
 
 def register_tensor(tensor_class: type, tensor_ns: Any) -> None:
@@ -57,13 +54,38 @@ def register_tensor(tensor_class: type, tensor_ns: Any) -> None:
     Tensor, TENSOR_NS = tensor_class, tensor_ns
 
 
+def add_uses(tensors: Sequence[Any], n: int = 1) -> None:
+    """Count ``n`` more uses (fewer, if negative) of each tensor among ``tensors`` that
+    requires grad. ``Tensor._uses`` is how many recorded ops read the tensor, exactly: the
+    backward pass takes a tensor with one use as complete once that op sends its share, and
+    the early release compares it with a reference count. It is counted in this module
+    only: inline by ``Function.apply`` (every op), here for the nodes made elsewhere
+    (``autograd.Function``) and for the roots of a backward pass (one use more while it runs)."""
+    for t in tensors:
+        if isinstance(t, Tensor) and t.requires_grad:
+            t._uses += n
+
+
+def register_view_replay(replay: Callable[[Any], None]) -> None:
+    """Called once by ``tinygrad_attn.inplace``: how a view older than the latest in-place
+    change of its base is brought up to date (see :data:`_replay_view`)."""
+    global _replay_view
+    _replay_view = replay
+
+
+def note_rebase(seq: int) -> None:
+    """Record that a tensor's history was rebased by the in-place change made at ``seq``."""
+    global _last_rebase
+    _last_rebase = seq
+
+
 #: Intermediates of at least this many elements give their values back once nothing but
 #: the graph holds them and no backward step reads them (smaller ones are not worth the
 #: check); gradients of this size may be overwritten by the step that receives them.
 FREE_MIN_SIZE = 1 << 14
 
 # -- the cyclic collector and long graphs ------------------------------------------
-# Graph nodes form no reference cycles (tests/test_graph_gc.py): reference counting frees
+# Graph nodes form no reference cycles (tests/engine/test_graph_gc.py): reference counting frees
 # a graph, and the collector never finds garbage in one. Yet each full collection walks
 # every live node, and while a long graph is built (a 200k-op loop) full collections
 # come again and again: 45% of such a forward. So while a node recorded GC_LONG_GRAPH
@@ -72,7 +94,8 @@ FREE_MIN_SIZE = 1 << 14
 # when that node dies, with its graph, the user's thresholds come back (unless the user
 # changed them meanwhile). Only ``gc.set_threshold``'s third number changes: whether
 # the collector is enabled stays the user's, except while a trace records (below).
-GC_LONG_GRAPH = 0x2000  # checked every this many recorded ops (Function.apply spells it 0x1FFF)
+GC_LONG_GRAPH = 0x2000  # checked every this many recorded ops: a power of two, so that
+_GC_CHECK_BITS = GC_LONG_GRAPH - 1  # Function.apply tests only the low bits of each op's seq
 GC_DEFERRED_FULL = 1000  # threshold2 while a long graph lives (the default is 10)
 GC_DEFER = True  # False: never defer (benchmarks/overhead.py compares)
 _gc_lock = threading.RLock()  # (reentrant: a sentinel's callback may run while it is held)
@@ -263,14 +286,14 @@ class Function:
         out.grad = None
         out.name = None
         out._uses = 0
-        if need and (not _grad_off_threads or _State._grad) and cls.differentiable:
+        if need and (not switches._grad_off_threads or _State._grad) and cls.differentiable:
             out.requires_grad = True
             out._ctx = fn
             fn.inputs = inputs
             fn.saved = datas
             fn.scope = _State.scope
             fn.seq = _next_seq()
-            if not fn.seq & 0x1FFF:  # every GC_LONG_GRAPH recorded ops (a literal: the hot path)
+            if not fn.seq & _GC_CHECK_BITS:  # every GC_LONG_GRAPH recorded ops
                 _gc_long_graph(fn)
             if out_data.size >= FREE_MIN_SIZE and _State.releasing:  # a large new array: make room
                 _release_unread(inputs)
@@ -284,7 +307,7 @@ class Function:
                 for t in inputs:
                     if isinstance(t, Tensor) and t.requires_grad:
                         t._uses -= 1
-        if _observing and (hook := _State.hook) is not None:  # a tracer, anomaly detection, the explorer
+        if switches._observing and (hook := _State.hook) is not None:  # a tracer, anomaly detection, the explorer
             hook.op(fn, inputs, out)
         return out
 
@@ -463,4 +486,4 @@ class AnomalyCheck(Hook):
         super().after_step(fn, grads, ns)
 
 
-switches._anomaly_hook = AnomalyCheck
+switches.register_anomaly_check(AnomalyCheck)

@@ -3,9 +3,8 @@ module and composite scopes, and the one observer (:class:`Hook`, ``_State.hook`
 which the tracer, anomaly detection and the explorer see each op and backward step.
 
 Counters of how many threads have grad mode off, and of how many hooks are installed, let
-an op skip reading its thread's switches while there are none. ``Function.apply`` reads them as
-its own module globals (faster than a module attribute): :func:`mirror` registers such a
-module, and every change is written there too.
+an op skip reading its thread's switches while there are none. This module alone writes them;
+``Function.apply`` reads them here.
 """
 
 from __future__ import annotations
@@ -22,25 +21,10 @@ from typing import Any
 # nothing is freed early and no gradient is overwritten.
 _CAN_COUNT_REFS = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 
-#: The globals of modules that read the counters below as their own (see :func:`mirror`).
-_mirrors: list[dict] = []
-
-
-def mirror(module_globals: dict) -> None:
-    """Keep ``_grad_off_threads`` and ``_observing`` current in ``module_globals`` (a hot
-    path reads them as its own globals)."""
-    with _switch_lock:
-        for name in ("_grad_off_threads", "_observing"):
-            module_globals[name] = globals()[name]
-        _mirrors.append(module_globals)
-
 
 def _count(name: str, delta: int) -> None:
     with _switch_lock:
-        value = globals()[name] + delta
-        globals()[name] = value
-        for g in _mirrors:
-            g[name] = value
+        globals()[name] += delta
 
 
 # How many threads have grad mode off: while none has, an op need not read its thread's
@@ -262,8 +246,15 @@ class decompose(_Switch):
     attr, value = "decompose", True
 
 
-# The hook detect_anomaly installs (function.AnomalyCheck: it reads op values; registered).
+# The hook detect_anomaly installs: function.AnomalyCheck, which reads op values (this
+# module imports no other of the engine), registered by register_anomaly_check.
 _anomaly_hook: Any = None
+
+
+def register_anomaly_check(hook_class: type[Hook]) -> None:
+    """Called once by ``engine.function``: the hook that ``detect_anomaly`` installs."""
+    global _anomaly_hook
+    _anomaly_hook = hook_class
 
 
 class detect_anomaly(_Switch):

@@ -39,11 +39,6 @@ class _Version:
 
 _versions: dict[int, tuple[_Version, Any]] = {}  # id(memory root) -> (version, weakref to the root)
 _last_change = 0  # seq of the latest in-place change in the process
-_rebased = False  # whether an in-place op has rebased a tensor's history yet
-# The seq of the latest recorded in-place change (0: none yet). A view recorded after it
-# cannot show values its node does not know of, so ``Function.apply`` looks no further
-# (it reads its own copy, function._last_rebase, written with this one).
-_last_rebase = 0
 # Registered by tinygrad_attn.inplace (register_detached_history): for an input ``t`` of the
 # node ``fn`` (its input ``i``) that no longer requires grad, the tensor holding the history
 # ``t`` had when ``fn`` read it, if ``t`` was detached in place (``detach_()``) since; else None.
@@ -134,13 +129,6 @@ def _forget_version(key: int, ref: Any) -> None:
     entry = _versions.get(key)
     if entry is not None and entry[1] is ref:
         del _versions[key]
-
-
-def note_rebase(seq: int) -> None:
-    """Record that a tensor's history was rebased by the change made at ``seq``."""
-    global _rebased, _last_rebase
-    _rebased = True
-    _last_rebase = _function._last_rebase = seq
 
 
 def register_detached_history(find: Callable[[Any, Function, int], Any]) -> None:

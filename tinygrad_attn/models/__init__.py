@@ -5,9 +5,9 @@
 The layers that PyTorch also has live in :mod:`tinygrad_attn.nn` and are exported here
 too (the same objects), so ``tga.models.Linear`` keeps working. No name here means
 something else than in ``nn``: the batch-first blocks (masks True = may attend) have
-names PyTorch does not use. The first round's contract names of those blocks
-(``MultiHeadAttention``, ``TransformerEncoderLayer``, ...) are kept as aliases below,
-outside ``__all__``.
+names PyTorch does not use. Their contract names (API.md, "Models":
+``MultiHeadAttention``, ``TransformerEncoderLayer``, ...) are aliases below, outside
+``__all__``.
 """
 
 from ..functional import scaled_dot_product_attention
@@ -30,7 +30,7 @@ from .gpt import GPT
 from .seq2seq import Seq2Seq
 from .vit import ViT
 
-# The first round's contract names (API.md, "Models"): the same classes under those names.
+# The contract names (API.md, "Models"): the same classes under those names.
 MultiHeadAttention = BatchFirstAttention  # the contract's name; nn.MultiheadAttention is PyTorch's
 TransformerEncoderLayer = EncoderBlock  # the contract's name; nn.TransformerEncoderLayer is PyTorch's
 TransformerDecoderLayer = DecoderBlock  # the contract's name; nn.TransformerDecoderLayer is PyTorch's

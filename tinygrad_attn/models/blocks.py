@@ -1,12 +1,12 @@
 """The library's own batch-first attention and transformer blocks.
 
-These are the first round's layers under names that cannot be mistaken for PyTorch's:
+The layers of the contract (API.md, "Models") under names that cannot be mistaken for PyTorch's:
 inputs are always ``(B, T, d_model)`` and a boolean mask means what it says, ``True`` =
 may attend. (PyTorch's ``nn.MultiheadAttention`` and ``nn.Transformer*``, in
 :mod:`tinygrad_attn.nn`, take sequence-first inputs unless ``batch_first`` and read
 ``True`` as may NOT attend.)
 
-Here, the first round's contract name (an alias in :mod:`tinygrad_attn.models`), and the
+Here, the contract name (an alias in :mod:`tinygrad_attn.models`), and the
 PyTorch class of the same role in ``nn``:
 
 - :class:`BatchFirstAttention`: ``models.MultiHeadAttention``; ``nn.MultiheadAttention``
@@ -56,9 +56,9 @@ class BatchFirstAttention(Module):
     ``key`` and ``value`` default to ``query`` (self-attention). ``allow`` is boolean
     (True = may attend) or float (added to the scores), broadcastable to
     ``(B, n_heads, Tq, Tk)``; a 3-D mask ``(B, Tq, Tk)`` is applied to every head.
-    ``mask=`` is the first round's name of the same argument, with the same meaning.
+    ``mask=`` is another name of the same argument, with the same meaning.
     (PyTorch's ``nn.MultiheadAttention`` reads a boolean mask the other way round.)
-    ``models.MultiHeadAttention`` is this class under the first round's name.
+    ``models.MultiHeadAttention`` is this class under its contract name.
 
     >>> mha = BatchFirstAttention(8, 2)
     >>> x = Tensor.randn(1, 5, 8)
@@ -86,7 +86,7 @@ class BatchFirstAttention(Module):
                 mask: Any = None) -> Any:  # fmt: skip
         """The output ``(B, Tq, d_model)``, or ``(output, weights)`` with ``need_weights``.
 
-        ``allow`` (or ``mask``, its first-round name): True = may attend. ``cache`` (a
+        ``allow`` (or ``mask``, its other name): True = may attend. ``cache`` (a
         dict, self-attention only): the keys and values of earlier calls are kept in it and
         attended to as well, so a decoder can feed one new token at a time."""
         if mask is not None:
@@ -137,7 +137,7 @@ class EncoderBlock(_EncoderLayerBase):
 
     ``x`` ``(B, T, d_model)`` -> ``(B, T, d_model)``; ``mask`` as in
     :class:`BatchFirstAttention` (True = may attend), ``is_causal`` for a decoder-only model.
-    ``models.TransformerEncoderLayer`` is this class under the first round's name;
+    ``models.TransformerEncoderLayer`` is this class under its contract name;
     ``tinygrad_attn.nn.TransformerEncoderLayer`` is PyTorch's layer.
 
     >>> layer = EncoderBlock(16, 4, 32)
@@ -162,7 +162,7 @@ class DecoderBlock(_DecoderLayerBase):
     ``x`` ``(B, Tt, d_model)``, ``memory`` ``(B, Ts, d_model)`` (the encoder's output);
     ``mask`` applies to the self-attention (``is_causal=True`` adds the causal mask),
     ``memory_mask`` to the cross-attention (e.g. the source padding, ``(B, 1, 1, Ts)``).
-    ``models.TransformerDecoderLayer`` is this class under the first round's name;
+    ``models.TransformerDecoderLayer`` is this class under its contract name;
     ``tinygrad_attn.nn.TransformerDecoderLayer`` is PyTorch's layer.
     """
 
@@ -185,7 +185,7 @@ class DecoderBlock(_DecoderLayerBase):
 class EncoderStack(Module):
     """``n_layers`` encoder blocks (:class:`EncoderBlock`; ``layers.0``, ...) and a final ``norm``, as in PyTorch.
 
-    ``models.TransformerEncoder`` is this class under the first round's name.
+    ``models.TransformerEncoder`` is this class under its contract name.
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, n_layers: int, dropout: float = 0.0,
@@ -205,7 +205,7 @@ class EncoderStack(Module):
 class DecoderStack(Module):
     """``n_layers`` decoder blocks (:class:`DecoderBlock`; ``layers.0``, ...) and a final ``norm``, as in PyTorch.
 
-    ``models.TransformerDecoder`` is this class under the first round's name.
+    ``models.TransformerDecoder`` is this class under its contract name.
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, n_layers: int, dropout: float = 0.0,
@@ -244,7 +244,7 @@ def padding_mask(ids: Any, pad_id: int) -> Tensor:
 class EncoderDecoder(Module):
     """The encoder-decoder transformer of "Attention Is All You Need", batch first.
 
-    ``models.Transformer`` is this class under the first round's name.
+    ``models.Transformer`` is this class under its contract name.
 
     With ``src_vocab``/``tgt_vocab`` it takes token ids ``(B, T)``: embeddings scaled by
     ``sqrt(d_model)`` plus sinusoidal positions (``src_embed``, ``tgt_embed``, ``pos``)

@@ -59,6 +59,10 @@ from .loss import CosineEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, SmoothL1Los
 from .normalization import BatchNorm1d, BatchNorm2d
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
 
+# -- PyTorch's paths to the same classes: nn.modules.<family> (nn.modules.linear.Linear) and nn.parameter
+# isort: split
+from . import modules, parameter  # noqa: F401 - (import paths: tga.nn.modules.linear.Linear)
+
 # -- PyTorch's transposed convolutions, upsampling and unpooling layers
 # isort: split
 from .conv import ConvTranspose1d, ConvTranspose2d
@@ -151,13 +155,13 @@ from .module import ParameterDict, ParameterList  # noqa: E402
 
 __all__ += ["RMSNorm", "ParameterList", "ParameterDict", "GLU"]
 
-# -- names that mean something else here than in the first round's nn: a message, not a guess
+# -- a name nn does not have, one letter from PyTorch's: a message that points to both, not a guess
 _MOVED = {
     "MultiHeadAttention": (
         "tinygrad_attn.nn has no MultiHeadAttention. For PyTorch's convention (sequence-first unless "
         "batch_first=True; attn_mask/key_padding_mask True = may NOT attend) use nn.MultiheadAttention; "
         "for this library's batch-first attention (allow= mask, True = may attend) use "
-        "tinygrad_attn.models.BatchFirstAttention (the first round's models.MultiHeadAttention)"
+        "tinygrad_attn.models.BatchFirstAttention (also named models.MultiHeadAttention)"
     ),
 }
 

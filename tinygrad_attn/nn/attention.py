@@ -25,7 +25,7 @@ from .. import functional as F
 from .. import random_transforms as rt
 from .._tensor import Tensor, cat, where
 from ..random import host_generator
-from .layers import Linear
+from .layers import Linear, _float_dtype
 from .module import Module, Parameter, _place
 
 
@@ -87,7 +87,7 @@ def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None
 def _xavier(shape: tuple[int, int], dtype: Any = None) -> Parameter:
     """Glorot and Bengio's uniform, PyTorch's ``init.xavier_uniform_`` (its bound, its draws)."""
     bound = math.sqrt(3.0) * math.sqrt(2.0 / float(shape[0] + shape[1]))
-    return Parameter(rt.uniform(host_generator(), shape, np.float32 if dtype is None else dtype, -bound, bound))
+    return Parameter(rt.uniform(host_generator(), shape, _float_dtype(dtype), -bound, bound))
 
 
 def _additive(mask: Tensor) -> Tensor:
@@ -152,7 +152,7 @@ class MultiheadAttention(Module):
             self.k_proj_weight = _xavier((embed_dim, self.kdim), dtype)
             self.v_proj_weight = _xavier((embed_dim, self.vdim), dtype)
             self.in_proj_weight = None
-        self.in_proj_bias = Parameter(np.zeros(3 * embed_dim, np.float32)) if bias else None
+        self.in_proj_bias = Parameter(np.zeros(3 * embed_dim, _float_dtype(dtype))) if bias else None
         self.out_proj = out_proj
         if bias:
             self.out_proj.bias._data = self.out_proj.bias._dev.ops.zeros_like(self.out_proj.bias._data)

@@ -282,3 +282,31 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any =
     for c in range(cols):  # (PyTorch's permutations come from the default generator, whatever ``generator`` is)
         out[rt.randperm(_gen(None), rows)[:zeros], c] = 0
     return _write(tensor, out)
+
+
+# -- PyTorch's deprecated names without the underscore: each warns, then calls its successor -------------
+def _deprecated(successor: Any) -> Any:
+    new_name = successor.__name__
+    old_name = new_name[:-1]
+
+    def deprecated(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
+                      stacklevel=2)  # fmt: skip
+        return successor(*args, **kwargs)
+
+    deprecated.__name__ = deprecated.__qualname__ = old_name
+    deprecated.__doc__ = f"Deprecated (as in PyTorch): use :func:`{new_name}`."
+    return deprecated
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

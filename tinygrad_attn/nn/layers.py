@@ -11,6 +11,7 @@ import numpy as np
 from .. import functional as F
 from .. import random_transforms as rt
 from .._tensor import Tensor, where
+from ..dtypes import get_default_dtype
 from ..engine.switches import _State
 from ..indexing import host_integers
 from ..random import host_generator
@@ -18,8 +19,8 @@ from .module import Module, Parameter
 
 
 def _float_dtype(dtype: Any) -> Any:
-    """PyTorch's ``dtype=None`` of a module constructor: the default float dtype (float32)."""
-    return np.float32 if dtype is None else dtype
+    """PyTorch's ``dtype=None`` of a module constructor: the default dtype (``tga.get_default_dtype()``)."""
+    return get_default_dtype() if dtype is None else dtype
 
 
 def _uniform(shape: tuple[int, ...], bound: float, device: Any = None, dtype: Any = None) -> Parameter:

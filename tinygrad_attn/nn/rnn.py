@@ -29,13 +29,14 @@ from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from ..engine.composite import composite
 from ..ops import recurrent
 from ..random import host_generator
+from .layers import _float_dtype
 from .module import Module, Parameter, _place
 from .utils.rnn import PackedSequence, _host_ints, _lengths_of, _pack_padded, _pad_packed
 
 
 def _uniform(shape: tuple[int, ...], bound: float, dtype: Any = None) -> Parameter:
     """PyTorch's recurrent init, ``init.uniform_(w, -bound, bound)`` for each parameter in order."""
-    return Parameter(rt.uniform(host_generator(), shape, np.float32 if dtype is None else dtype, -bound, bound))
+    return Parameter(rt.uniform(host_generator(), shape, _float_dtype(dtype), -bound, bound))
 
 
 # -- the recurrences, on the pre-activations gi = W_ih x + b_ih, gh = W_hh h + b_hh -----------
@@ -181,14 +182,6 @@ class _Cell(Module):
         self.bias_ih = _uniform((g,), k, dtype) if bias else None
         self.bias_hh = _uniform((g,), k, dtype) if bias else None
         _place(self, device, dtype)
-
-    def input_gates(self, x: Tensor) -> Tensor:
-        """``x @ W_ih.T + b_ih`` for ``x`` ``(..., input)``: ``(..., gates * hidden)``."""
-        if x.shape[-1:] != (self.input_size,):
-            raise ValueError(f"{type(self).__name__}({self.input_size}, {self.hidden_size}): input of shape "
-                             f"{x.shape} must end in {self.input_size}")  # fmt: skip
-        gi = x @ self.weight_ih.mT
-        return gi + self.bias_ih if self.bias_ih is not None else gi
 
     def _hidden_gates(self, h: Tensor) -> Tensor:
         gh = h @ self.weight_hh.mT  # (B, gates * hidden)
@@ -340,6 +333,10 @@ class _RNNBase(Module):
                     setattr(self, f"bias_ih{sfx}", _uniform((g,), k, dtype))
                     setattr(self, f"bias_hh{sfx}", _uniform((g,), k, dtype))
         _place(self, device, dtype)
+
+    def flatten_parameters(self) -> None:
+        """Nothing to do: PyTorch packs the weights into one cuDNN buffer here; this library
+        calls no cuDNN, and its layers read each weight where it is."""
 
     def _suffixes(self, layer: int) -> list[str]:
         return [f"_l{layer}", f"_l{layer}_reverse"][: self.num_directions]

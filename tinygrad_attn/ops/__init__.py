@@ -10,7 +10,7 @@ pictures read (nothing anywhere keeps a list of op names):
 
 - ``name``: its display name (in programs, pictures, errors); unique among all ops.
 - ``primitive = True``: declared by each primitive itself (not inherited), which puts it in
-  :data:`PRIMITIVES`; ``tests/test_opinfo.py`` then asks for an entry in ``tests/opinfo.py``.
+  :data:`PRIMITIVES`; ``tests/ops/test_opinfo.py`` then asks for an entry in ``tests/opinfo.py``.
 - ``elementwise``: its C expression over its operands ``{0}``, ``{1}``, ``{2}`` (``{a}``:
   its ``args``), for an op that maps each element to one element; fusion
   (:mod:`tinygrad_attn.symbolic.fusion`) writes GPU kernels of chains of such ops from it;

@@ -60,3 +60,15 @@ class Restride(InPlace):
 
     __slots__ = ("undo",)
     name = "restride"
+
+
+class NoDerivative(Alias):
+    """The value of an op that PyTorch gives no derivative (``floor_divide``, whose zero gradient
+    is ``div(rounding_mode="floor")``'s): its backward raises PyTorch's ``RuntimeError``, naming
+    the op (``args``), as the backward of PyTorch's ``NotImplemented`` node does."""
+
+    __slots__ = ()
+    name = "no_derivative"
+
+    def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
+        raise RuntimeError(f"the derivative for {self.args} is not implemented (as in PyTorch)")

@@ -28,5 +28,17 @@ NotEqual = _compare("NotEqual", lambda xp, a, b: a != b, "{0} != {1}")
 LogicalAnd = _compare("LogicalAnd", lambda xp, a, b: a & b)
 LogicalOr = _compare("LogicalOr", lambda xp, a, b: a | b)
 LogicalNot = _compare("LogicalNot", lambda xp, a, b: ~a)
-IntFloorDivide = _compare("FloorDivide", lambda xp, a, b: a // b)  # (integers; floats divide and floor)
-IntRemainder = _compare("Remainder", lambda xp, a, b: a % b)
+
+
+def _nonzero_divisor(xp: Any, b: Any, op: str) -> Any:
+    """``b``, refused where an integer division would divide by zero: PyTorch's (CPU) error,
+    where NumPy would warn and give 0."""
+    zero = b == 0 if isinstance(b, int) else bool(xp.any(b == 0))
+    if zero:
+        raise RuntimeError(f"ZeroDivisionError ({op} of integers by zero)")
+    return b
+
+
+# (integers; floats divide and floor)
+IntFloorDivide = _compare("FloorDivide", lambda xp, a, b: a // _nonzero_divisor(xp, b, "floor_divide"))
+IntRemainder = _compare("Remainder", lambda xp, a, b: a % _nonzero_divisor(xp, b, "remainder"))

@@ -4,7 +4,7 @@
 own coordinates, except along ``dim``, where ``index`` says where. Unlike
 :class:`~tinygrad_attn.ops.index.Gather`, whose index is fixed with the op, here the
 index is the op's second input, so an index computed from the data (``sort``, ``topk``,
-``max(dim=)``) is recomputed wherever the op is replayed (``tga.trace``, ``tga.compile``).
+``max(dim=)``) is recomputed wherever the op is replayed (``tga.jit.trace``, ``tga.compile``).
 The index gets no gradient.
 """
 

@@ -58,12 +58,6 @@ class FusedKernel:
             f"{loads}    {C_TYPES[str(self.output.dtype)]} out;\n{body}    out_p[i] = out;\n}}\n"
         )
 
-    def elementwise_kernel(self) -> Any:
-        """The ``cupy.ElementwiseKernel`` (needs CuPy)."""
-        import cupy  # noqa: PLC0415
-
-        return cupy.ElementwiseKernel(self.in_params, self.out_params, self.operation, self.name)
-
 
 def _fusable(op: OpRecord) -> bool:
     # (an op says what it computes per element: its class's ``elementwise`` C expression)

@@ -21,7 +21,7 @@ from .records import Buffer, OpRecord, TraceError  # noqa: F401 - (TraceError: r
 class Program:
     """A traced function as a flat program; call it to replay on new inputs.
 
-    >>> prog = tga.trace(lambda x, w: (x @ w).relu().sum(), x, w)  # doctest: +SKIP
+    >>> prog = tga.jit.trace(lambda x, w: (x @ w).relu().sum(), x, w)  # doctest: +SKIP
     >>> print(prog)           # the generated Python source, forward then backward
     >>> loss = prog(x2, w)    # replays; gradients land in x2.grad and w.grad
     """

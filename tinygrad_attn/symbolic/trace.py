@@ -881,12 +881,6 @@ def expand(found: dict[str, Any]) -> dict[str, Any]:
 _PLAIN = (int, float, bool, str, bytes, type(None), complex)
 
 
-def _names_in_reach(fn: Callable[..., Any]) -> dict[int, str]:
-    """id(tensor) -> a name for the tensors ``fn`` reaches through its closure, its globals,
-    its ``self`` (a bound method, a module): ``b``, ``layers_0_attn_q_proj_weight``."""
-    return {k: n for k, (n, _) in _tensors_in_reach(fn).items() if n is not None}
-
-
 def _tensors_in_reach(fn: Callable[..., Any]) -> dict[int, tuple[str, Tensor]]:
     """id(tensor) -> (name, tensor) for every tensor ``fn`` reaches: by name, as a module's
     parameter or buffer, as a parameter an optimizer holds. These live outside ``fn``: a

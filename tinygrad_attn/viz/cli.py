@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -108,14 +108,22 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--decompose", action="store_true", help="draw composites (softmax, attention, ...) as primitives")
     g.add_argument("--rankdir", choices=RANKDIRS, default="TB", help="layout direction")
     g.add_argument("--seed", type=int, default=0, help="random seed for weights and inputs")
+    g.add_argument("--device", default=None, help="the device to run on (cpu, cuda, cuda:1, ...; default: "
+                   "TINYGRAD_ATTN_DEVICE, else cpu)")  # fmt: skip
     sub.add_parser("renderer", help="say which program draws the pictures (dot, graphviz-pure or none)")
     e = sub.add_parser("explore", help="write an interactive HTML page exploring a built-in block's backward pass")
     e.add_argument("block", choices=list(BLOCKS), help="the block to explore")
     e.add_argument("--out", required=True, help="the .html file to write")
     e.add_argument("--tokens", default=None, help="token labels for the attention views, separated by spaces")
     e.add_argument("--full-values", action="store_true", help="keep every number (the page grows)")
-    e.add_argument("--decompose", action="store_true", help="explore composites (softmax, attention, ...) as primitives")
+    e.add_argument(
+        "--decompose", action="store_true", help="explore composites (softmax, attention, ...) as primitives"
+    )
     e.add_argument("--seed", type=int, default=0, help="random seed for weights and inputs")
+    e.add_argument("--device", default=None, help="the device to run on (as for graph)")
+    e.add_argument("--loss", choices=["mse", "sum"], default="mse",
+                   help="mse (default): mean squared error against a fixed random target, whose gradient reaches "
+                        "every tensor; sum: out.sum(), which after a LayerNorm sends ~0 to everything before it")  # fmt: skip
     return p
 
 
@@ -162,6 +170,11 @@ def _explorable(name: str) -> tuple[Callable[..., Tensor], tuple, dict]:
     return m, (_x(),), dict(m.named_parameters())
 
 
+def _tokens_of(block: str) -> int:
+    """The length of a built-in block's (query) sequence: what ``--tokens`` labels."""
+    return {"gpt": 6, "vit": (8 // 4) ** 2 + 1}.get(block, T)
+
+
 def explore_block(args: argparse.Namespace) -> int:
     from .explore import explore  # noqa: PLC0415 - the explorer loads only when asked for
 
@@ -170,12 +183,23 @@ def explore_block(args: argparse.Namespace) -> int:
     if hasattr(fn, "eval"):
         fn.eval()  # no dropout: the traced program is then the function itself
 
-    def loss(*xs: Tensor) -> Tensor:
-        return fn(*xs).sum()
+    if args.loss == "sum":
+
+        def loss(*xs: Tensor) -> Tensor:
+            return fn(*xs).sum()
+
+    else:  # the target is drawn here, outside the function: a constant of the traced program
+        target = Tensor.randn(*fn(*inputs).shape, name="target")
+
+        def loss(*xs: Tensor) -> Tensor:
+            return functional.mse_loss(fn(*xs), target)
 
     tokens = args.tokens.split() if args.tokens else None
     if tokens is None and args.block == "gpt":
         tokens = ["3", "1", "4", "1", "5", "9"]
+    if tokens is not None and len(tokens) != _tokens_of(args.block):
+        raise SystemExit(f"python -m tinygrad_attn explore: --tokens gives {len(tokens)} tokens ({' '.join(tokens)}) "
+                         f"but {args.block}'s sequence has {_tokens_of(args.block)}: give one label per token")  # fmt: skip
     with decompose() if args.decompose else contextlib.nullcontext():
         page = explore(loss, *inputs, tokens=tokens, full_values=args.full_values, params=params,
                        title=f"tinygrad_attn explorer: {args.block}")  # fmt: skip
@@ -184,12 +208,35 @@ def explore_block(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _on_device(name: str | None) -> Iterator[None]:
+    """New tensors go to ``name`` (default: the current default device) while the command runs."""
+    from ..backend import default_device, get_device, set_default_device  # noqa: PLC0415
+
+    dev = get_device(name)  # (a RuntimeError saying what is missing, for main to print)
+    before = default_device().name if name is not None else None
+    if name is not None:
+        set_default_device(dev.name)
+    try:
+        yield
+    finally:
+        if before is not None:
+            set_default_device(before)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if args.command == "graph":
-        return graph(args)
-    if args.command == "explore":
-        return explore_block(args)
+    if args.command in ("graph", "explore"):
+        try:
+            device = _on_device(args.device)
+            device.__enter__()
+        except RuntimeError as e:  # a device that cannot be used: the reason, without the traceback
+            print(f"python -m tinygrad_attn {args.command}: error: {e}", file=sys.stderr)
+            return 2
+        try:
+            return graph(args) if args.command == "graph" else explore_block(args)
+        finally:
+            device.__exit__(None, None, None)
     if args.command == "renderer":
         print(renderer())
         return 0

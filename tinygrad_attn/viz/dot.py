@@ -330,7 +330,9 @@ def legend(kinds: list[str], show_grads: bool, labelled: bool = False) -> str:
             rows.append(f'<TR><TD BORDER="1" WIDTH="22" BGCOLOR="{st["fillcolor"]}" COLOR="{st["color"]}"></TD>'
                         f'<TD ALIGN="LEFT">{text.escape(LEGEND[k])}</TD></TR>')  # fmt: skip
     if labelled:
-        rows.append('<TR><TD><I>a b</I></TD><TD ALIGN="LEFT">which input an edge is (a − b, a @ b; ∂a: its gradient)</TD></TR>')
+        rows.append(
+            '<TR><TD><I>a b</I></TD><TD ALIGN="LEFT">which input an edge is (a − b, a @ b; ∂a: its gradient)</TD></TR>'
+        )
     if show_grads:
         rows.append('<TR><TD>→</TD><TD ALIGN="LEFT">edge width: log ‖∇‖ (dashed: none)</TD></TR>')
     table = "".join(rows)

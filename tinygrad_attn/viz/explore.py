@@ -4,7 +4,10 @@ The page holds the forward and backward graphs (the same Graphviz pictures as
 :func:`~tinygrad_attn.viz.draw_graph`, inlined as SVG), the values and gradients of every
 tensor as small heat maps, the backward pass as the engine ran it, step by step, the
 program :func:`tinygrad_attn.trace` records (when a function is explored), and the
-weights of every attention the computation made, as head and model views. Its script
+weights of every attention the computation made, as head, model and neuron views (the
+query and key vectors behind each weight). A graph of more than ``MAX_NODES`` nodes opens
+as an overview with its modules collapsed; a page over ``PACK_OVER`` bytes holds its data
+and pictures gzipped (a 12-layer GPT of 64 tokens: under 2 MB). Its script
 and style are package files (``explorer/explorer.js``, ``explorer.css``) copied into the
 page: it needs no server and no network, and opens from a ``file://`` URL or inline in
 Jupyter.
@@ -29,8 +32,10 @@ How the pieces are found, generically:
 from __future__ import annotations
 
 import base64
+import gzip
 import html
 import json
+import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,7 +52,7 @@ from ..engine.switches import Hook, observing
 from ..ops.fused import Attention, Softmax
 from . import text
 from .backward import _kept, backward_graph
-from .dot import to_digraph
+from .dot import MAX_NODES, _fitting_depth, _Layout, to_digraph
 from .graph import ModulePaths, Walk, forward_graph, leaf_kind, param_names
 from .renderer import GraphvizNotFoundError, renderer
 
@@ -55,6 +60,11 @@ from .renderer import GraphvizNotFoundError, renderer
 MAX_CELLS = 384
 #: Slices kept along each leading axis of a heat map by default.
 MAX_LEAD = 4
+#: A graph of more than ``MAX_NODES`` nodes opens as an overview: its modules collapsed until at
+#: most this many nodes are left, few enough to read at once.
+OVERVIEW_NODES = 40
+#: A gradient whose norm is at most this fraction of its tensor's is ~0 (see the page's warning).
+NEGLIGIBLE = 1e-6
 
 
 # -- arrays as heat maps ----------------------------------------------------------------
@@ -71,6 +81,21 @@ def _pool(a: np.ndarray, rows: int, cols: int) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.nanmean(a.reshape(shp), axis=(-3, -1))
+
+
+def _fit(r: int, c: int, per: int) -> tuple[int, int]:
+    """Rows and columns of an ``r`` x ``c`` heat map shown in at most about ``per`` cells: all of
+    them when they fit; else every row (a row is usually a token) while 16 columns each still
+    fit, or every column of a narrow map, else both sides shrunk by the same factor."""
+    if r * c <= per:
+        return r, c
+    if r * min(c, 16) <= per:
+        return r, per // r
+    if c * min(r, 16) <= per:  # a few wide columns: all of them
+        return per // c, c
+    s = (per / (r * c)) ** 0.5
+    rows = min(r, max(1, int(r * s)))
+    return rows, min(c, max(1, per // rows))
 
 
 def heat_map(host: Any, full: bool = False, max_cells: int = MAX_CELLS) -> dict[str, Any] | None:
@@ -92,11 +117,7 @@ def heat_map(host: Any, full: bool = False, max_cells: int = MAX_CELLS) -> dict[
         lead = a.shape[:-2]
         n_slices = int(np.prod(lead)) if lead else 1
         per = max(max_cells // n_slices, 16)
-        side = max(int(per**0.5), 4)
-        r, c = a.shape[-2:]
-        rows = min(r, max(side * r // max(r, c), 1)) if r > side or c > side else r
-        cols = min(c, max(per // max(rows, 1), 1))
-        a = _pool(a, rows, cols)
+        a = _pool(a, *_fit(*a.shape[-2:], per))
     finite = a[np.isfinite(a)]
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
     rec: dict[str, Any] = {"shape": shape, "lead": list(lead), "rows": a.shape[-2], "cols": a.shape[-1],
@@ -197,6 +218,9 @@ def _trace(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[Any, _Program |
     return result, p
 
 
+_COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
+
+
 def _svg(graph: Any, **kw: Any) -> str:
     """The SVG of a graph, drawn by the renderer the pictures use; a note without one."""
     dot = to_digraph(graph, **kw)
@@ -204,7 +228,8 @@ def _svg(graph: Any, **kw: Any) -> str:
         svg = renderer().run(dot.source, "svg").decode("utf-8")
     except GraphvizNotFoundError as e:
         return f'<p class="tga-note">{html.escape(str(e))}</p>'
-    return svg[svg.index("<svg") :]
+    # (Graphviz's comments name each node again: bytes a page does not need)
+    return _COMMENT.sub("", svg[svg.index("<svg") :])
 
 
 def _module_path(scope: Any, paths: ModulePaths) -> str:
@@ -271,13 +296,47 @@ class _Data:
             if t.requires_grad and len(w.consumers[id(t)]) + (id(t) in seeds) > 1:
                 self.acc[id(t)] = f"acc{len(self.acc)}"
                 nodes[self.acc[id(t)]] = key[id(t)]
+        self.warning = self._negligible_gradients(tensors, key)
         self._saved_arrays(tensors, nodes, key)
         self.tensors, self.nodes, self.key = tensors, nodes, key
         self.step_records = self._step_records(program)
         self.attention = self._attention(tokens, key_tokens, paths)
         kw = {"rankdir": rankdir, "depth": depth, "max_nodes": None}
-        self.forward_svg = _svg(forward_graph(roots, params=params), **kw)
-        self.backward_svg = _svg(backward_graph(roots, params=params), **kw) if w.ops else ""
+        self.svgs: dict[str, str] = {}
+        self.overview: dict[str, dict[str, list[str]]] = {}
+        for name, make in (("forward", forward_graph), ("backward", backward_graph)):
+            if name == "backward" and not w.ops:
+                self.svgs["tga-backward"] = ""
+                continue
+            graph = make(roots, params=params)
+            self.svgs[f"tga-{name}"] = _svg(graph, **kw)
+            if depth is None and len(graph.nodes) > MAX_NODES:  # too many to read at once: modules collapsed
+                fit = _fitting_depth(graph, OVERVIEW_NODES)
+                if fit is not None:
+                    lay = _Layout(graph, fit, True)
+                    self.svgs[f"tga-{name}-overview"] = _svg(graph, rankdir=rankdir, depth=fit, max_nodes=None)
+                    self.overview[name] = {g.id: [n.id for n in lay.members[sid]] for sid, g in lay.groups.items()}
+
+    def _negligible_gradients(self, tensors: dict, key: dict) -> str | None:
+        """Mark each gradient that is ~0 next to its tensor's values (rounding noise, as after a
+        LayerNorm whose output is only summed); a warning when they are most of the gradients."""
+        tiny, total = [], 0
+        roots = {id(r) for r in self.w.roots}
+        for t in self.w.tensors:
+            g = self.grads.get(id(t))
+            h = _host(t)
+            if g is None or h is None or id(t) in roots or h.dtype.kind not in "fc":
+                continue
+            total += 1
+            v = float(np.linalg.norm(np.asarray(h, np.float64)))
+            if v > 0 and float(np.linalg.norm(np.asarray(g, np.float64))) <= NEGLIGIBLE * v:
+                tensors[key[id(t)]]["grad_negligible"] = True
+                tiny.append(tensors[key[id(t)]]["title"])
+        if total < 2 or 2 * len(tiny) < total:
+            return None
+        return (f"the gradients of {len(tiny)} of {total} tensors are ~0 next to their values (under {NEGLIGIBLE:g} "
+                f"of them: rounding noise), so the loss hardly depends on them, as out.sum() after a LayerNorm: "
+                f"explore a loss that does, such as the mean squared error against a target")  # fmt: skip
 
     def _saved_arrays(self, tensors: dict, nodes: dict, key: dict) -> None:
         """The backward picture's saved-array nodes (numbered as :mod:`.backward` numbers them):
@@ -409,19 +468,52 @@ class _Data:
                     found.append((None, t, h, self.grads.get(id(t))))
         layers = []
         for scope, t, ww, gw in found:
+            qk = self._queries_and_keys(t)
             ww = _heads(ww)
-            gw = _heads(gw) if gw is not None else None
+            # (where a mask holds a weight at 0, its gradient moves nothing: shown, and stored, as 0)
+            gw = np.where(ww > 0, _heads(gw), 0.0) if gw is not None else None
             tq, tk = ww.shape[-2:]
-            q_tok = _labels(tokens, tq)
-            k_tok = _labels(key_tokens if key_tokens is not None else tokens, tk)
             name = _module_path(scope, paths) if scope is not None else ""
             if scope is not None and scope.module is not None and not paths.path(scope.chain()):
                 name = type(scope.module).__name__  # the model itself: its class names it
+            where = name or t.name or "an attention"
+            q_tok = _labels(tokens, tq, "tokens", where, "queries")
+            if key_tokens is None and tokens is not None and len(tokens) != tk:
+                k_tok = _labels(None, tk, "", where, "keys")  # (keys of another sequence: cross-attention)
+            else:
+                k_tok = _labels(key_tokens if key_tokens is not None else tokens, tk, "key_tokens", where, "keys")
             layers.append({"name": name or t.name or f"softmax {len(layers)} (top level)", "node": self.key[id(t)],
-                           "heads": ww.shape[0], "q": q_tok, "k": k_tok,
-                           "w": np.round(ww, 4).tolist(),
-                           "g": np.round(gw, 6).tolist() if gw is not None else None})  # fmt: skip
+                           "heads": ww.shape[0], "q": q_tok, "k": k_tok, "w": f16(ww), "g": f16(gw)})  # fmt: skip
+            if qk is not None and qk[0].shape[:2] == ww.shape[:2] and qk[1].shape[:2] == (ww.shape[0], tk):
+                scale = t._ctx.args[0] if isinstance(t._ctx, Attention) else _fit_scale(qk[0], qk[1], ww)
+                layers[-1].update(qv=i8(qk[0]), kv=i8(qk[1]), qk_scale=scale)
         return layers
+
+    def _queries_and_keys(self, t: Tensor) -> tuple[np.ndarray, np.ndarray] | None:
+        """The query and key vectors behind attention weights ``t`` (batch 0, ``(H, T, d)`` each),
+        for the neuron view: a fused attention's inputs, or the operands of the matmul that makes
+        the scores under a softmax (``q @ k^T``, a few ops up: a scale, a mask)."""
+        if isinstance(t._ctx, Attention):
+            q, k = self.w.inputs_of(t)[:2]
+            hq, hk = (_host(x) if isinstance(x, Tensor) else None for x in (q, k))
+        else:
+            hq = hk = None
+            todo, seen = [(t, 0)], set()
+            while todo and hq is None:
+                x, depth = todo.pop(0)
+                for y in self.w.inputs_of(x):
+                    if not isinstance(y, Tensor) or y._ctx is None or id(y) in seen or depth > 5:
+                        continue
+                    seen.add(id(y))
+                    ab = self.w.inputs_of(y)[:2] if y._ctx.op_name == "matmul" else []
+                    if len(ab) == 2 and all(isinstance(z, Tensor) and z.ndim >= 2 for z in ab):
+                        hq, hkt = _host(ab[0]), _host(ab[1])
+                        hk = None if hkt is None else np.swapaxes(hkt, -1, -2)
+                        break
+                    todo.append((y, depth + 1))
+        if hq is None or hk is None:
+            return None
+        return _heads(hq), _heads(hk)
 
     def _fused_weights(self, t: Tensor) -> tuple[np.ndarray | None, np.ndarray | None]:
         """A fused attention op's weights from its inputs (``softmax(q k^T scale + bias)``),
@@ -446,6 +538,62 @@ class _Data:
         return ww, gw
 
 
+def f16(a: np.ndarray | None) -> dict[str, Any] | None:
+    """An array as compact page data: its shape, a scale, and ``a / scale`` as little-endian
+    float16 bytes in base64 (the scale, the largest magnitude, keeps tiny gradients out of
+    float16's subnormals). :func:`from_f16` reads it back."""
+    if a is None:
+        return None
+    a = np.nan_to_num(np.asarray(a, dtype=np.float64))
+    m = float(np.max(np.abs(a))) if a.size else 0.0
+    scale = m if m > 0 else 1.0
+    return {
+        "shape": list(a.shape),
+        "scale": scale,
+        "b64": base64.b64encode((a / scale).astype("<f2").tobytes()).decode(),
+    }
+
+
+def i8(a: np.ndarray) -> dict[str, Any]:
+    """An array as int8 bytes in base64 times a scale (its largest magnitude over 127): vectors
+    shown only as colours (the neuron view's queries and keys) at a quarter of float32's bytes."""
+    a = np.nan_to_num(np.asarray(a, dtype=np.float64))
+    m = float(np.max(np.abs(a))) if a.size else 0.0
+    scale = m / 127 if m > 0 else 1.0
+    q = np.clip(np.round(a / scale), -127, 127).astype(np.int8)
+    return {"shape": list(a.shape), "scale": scale, "b64": base64.b64encode(q.tobytes()).decode()}
+
+
+def from_i8(rec: dict[str, Any]) -> np.ndarray:
+    """The array an :func:`i8` record holds (to 1/127 of its largest magnitude)."""
+    return (
+        np.frombuffer(base64.b64decode(rec["b64"]), dtype=np.int8).astype(np.float64).reshape(rec["shape"])
+        * rec["scale"]
+    )
+
+
+def from_f16(rec: dict[str, Any] | None) -> np.ndarray | None:
+    """The array an :func:`f16` record holds (to float16's precision)."""
+    if rec is None:
+        return None
+    a = np.frombuffer(base64.b64decode(rec["b64"]), dtype="<f2").astype(np.float64)
+    return a.reshape(rec["shape"]) * rec["scale"]
+
+
+def _fit_scale(q: np.ndarray, k: np.ndarray, w: np.ndarray) -> float | None:
+    """The factor ``s`` with ``w = softmax(s * q @ k^T + a per-row constant)`` where ``w > 0`` (a
+    scale applied somewhere between the matmul and the softmax), fitted by least squares."""
+    dots = q @ np.swapaxes(k, -1, -2)
+    keep = w > 1e-12
+    with np.errstate(divide="ignore"):
+        lw = np.where(keep, np.log(np.where(keep, w, 1.0)), 0.0)
+    n = np.maximum(keep.sum(-1, keepdims=True), 1)
+    dc = np.where(keep, dots - (dots * keep).sum(-1, keepdims=True) / n, 0.0)
+    lc = np.where(keep, lw - (lw * keep).sum(-1, keepdims=True) / n, 0.0)
+    den = float((dc * dc).sum())
+    return float((dc * lc).sum()) / den if den > 0 else None
+
+
 def _heads(a: np.ndarray) -> np.ndarray:
     """Weights as ``(heads, Tq, Tk)``: batch 0, heads from axis -3 (one head for 2-D and 3-D)."""
     a = np.asarray(a, dtype=np.float64)
@@ -458,11 +606,16 @@ def _heads(a: np.ndarray) -> np.ndarray:
     return a.reshape((-1,) + a.shape[-3:])[0]
 
 
-def _labels(tokens: Any, n: int) -> list[str]:
+def _labels(tokens: Any, n: int, arg: str, where: str, what: str) -> list[str]:
+    """``n`` labels: the tokens, or positions; a list of another length is numbered, with a warning."""
     if tokens is None:
         return [str(i) for i in range(n)]
     toks = [str(s) for s in tokens]
-    return toks[:n] + [str(i) for i in range(len(toks), n)]
+    if len(toks) != n:
+        warnings.warn(f"explore: {arg} has {len(toks)} labels but {where} has {n} {what}; they are numbered "
+                      f"0..{n - 1} instead", stacklevel=5)  # fmt: skip
+        return [str(i) for i in range(n)]
+    return toks
 
 
 # -- the page ----------------------------------------------------------------------------
@@ -503,6 +656,15 @@ class Explorer:
         path.write_text(self.html, encoding="utf-8")
         return path
 
+    def weights(self, layer: int, grad: bool = False) -> np.ndarray:
+        """The attention weights of ``layer`` (an index into ``data["attention"]``), batch 0, as
+        ``(heads, queries, keys)`` (to float16's precision, as the page holds them); with
+        ``grad=True`` the gradient of the loss with respect to them."""
+        rec = self.data["attention"][layer]["g" if grad else "w"]
+        if rec is None:
+            raise ValueError(f"Explorer.weights: layer {layer} has no gradient (no backward pass reached it)")
+        return from_f16(rec)
+
     def _repr_html_(self) -> str:
         return (f'<iframe srcdoc="{html.escape(self.html, quote=True)}" style="width:100%;height:720px;'
                 'border:1px solid #ccc" title="tinygrad_attn explorer"></iframe>')  # fmt: skip
@@ -538,7 +700,10 @@ def explore(
     for the queries and ``key_tokens``, default ``tokens``, for the keys).
 
     Values and gradients are summarised and their heat maps downsampled to about
-    ``max_cells`` cells; ``full_values=True`` keeps every number. ``params`` names
+    ``max_cells`` cells (every row kept while it fits); ``full_values=True`` keeps every
+    number. A loss whose gradients are mostly ~0 next to their values (``out.sum()`` after a
+    LayerNorm) warns, here and on the page. :meth:`Explorer.weights` gives a layer's
+    attention weights back as an array. ``params`` names
     parameters (``dict(model.named_parameters())``); ``rankdir`` and ``depth`` are as in
     :func:`~tinygrad_attn.viz.draw_graph`. With ``path`` the page is also written there.
 
@@ -567,31 +732,50 @@ def explore(
         if not roots or not all(isinstance(r, Tensor) for r in roots):
             raise TypeError(f"explore: target must be a Tensor, Tensors or a function, got {type(target).__name__}")
     d = _Data(roots, program, params, tokens, key_tokens, full_values, max_cells, rankdir, depth)
+    if d.warning:
+        warnings.warn(f"explore: {d.warning}", stacklevel=2)
     page_title = title or f"tinygrad_attn explorer: {text.plural(len(d.w.ops), 'op')}"
     data = {"title": page_title, "tensors": d.tensors, "nodes": d.nodes, "steps": d.step_records,
             "attention": d.attention, "program": program.code if program is not None else None,
-            "renderer": renderer().name, "full": full_values}  # fmt: skip
-    page = _page(page_title, data, d.forward_svg, d.backward_svg)
+            "renderer": renderer().name, "full": full_values, "warning": d.warning}  # fmt: skip
+    data["overview"] = d.overview
+    page = _page(page_title, data, d.svgs)
     ex = Explorer(page, data)
     if path is not None:
         ex.save(path)
     return ex
 
 
-def _page(title: str, data: dict, forward_svg: str, backward_svg: str) -> str:
+#: A page larger than this many bytes is packed: its data and pictures gzipped (the page's script
+#: unpacks them with the browser's DecompressionStream), about a third of the size.
+PACK_OVER = 1_000_000
+
+
+def _page(title: str, data: dict, svgs: dict[str, str]) -> str:
+    page = _html(title, _json_for_script(data), svgs, "tga-data", "application/json")
+    if len(page) <= PACK_OVER:
+        return page
+    raw = json.dumps({"data": _finite(data), "svg": svgs}, separators=(",", ":"), allow_nan=False).encode()
+    packed = base64.b64encode(gzip.compress(raw, 9, mtime=0)).decode()
+    return _html(title, packed, dict.fromkeys(svgs, ""), "tga-packed", "application/octet-stream")
+
+
+def _html(title: str, data: str, svgs: dict[str, str], data_id: str, data_type: str) -> str:
+    boxes = "".join(f'<div class="tga-graph" id="{k}">{v}</div>' for k, v in svgs.items())
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>{_asset("explorer.css")}</style></head>
 <body><div id="tga-app">
 <header><h1>{html.escape(title)}</h1>
 <nav id="tga-tabs"><button data-view="forward" class="on">forward</button><button data-view="backward">backward</button><button data-view="both">side by side</button><button data-view="attention">attention</button><button data-view="program">program</button></nav>
-<input id="tga-search" type="search" placeholder="search nodes by name"><span id="tga-found"></span></header>
+<button id="tga-overview" title="back to the picture with modules collapsed">overview</button><input id="tga-search" type="search" placeholder="search nodes by name"><span id="tga-found"></span></header>
 <div id="tga-stepbar"><button id="tga-reset" title="start over">reset</button><button id="tga-prev" title="step back">◀</button><button id="tga-next" title="next backward step">▶</button><button id="tga-play" title="play">▶▶</button><span id="tga-step-status">backward pass: not started</span><code id="tga-step-line"></code></div>
-<main><section id="tga-graphs"><div class="tga-graph" id="tga-forward">{forward_svg}</div><div class="tga-graph" id="tga-backward">{backward_svg}</div>
+<div id="tga-warning"></div>
+<main><section id="tga-graphs">{boxes}
 <div id="tga-attention"></div><pre id="tga-program"></pre></section>
 <aside id="tga-panel"><p class="tga-note">Click a node for its values and gradient. Drag to pan, wheel to zoom; click a module's title to fold it.</p></aside></main>
 </div>
-<script type="application/json" id="tga-data">{_json_for_script(data)}</script>
+<script type="{data_type}" id="{data_id}">{data}</script>
 <script>{_asset("explorer.js")}</script>
 </body></html>
 """

@@ -339,7 +339,7 @@ LEAF_WORDS = {"param": "parameter", "input": "input", "const": "constant"}
 def nothing_recorded(who: str) -> str:
     """Say why a picture is empty and what draws one, as a warning and in its title."""
     msg = ("No op was recorded: ops are recorded only when an input requires grad. Set "
-           "requires_grad=True on an input or parameter, or draw the program: tga.trace(fn, x).graph()")  # fmt: skip
+           "requires_grad=True on an input or parameter, or draw the program: tga.jit.trace(fn, x).graph()")  # fmt: skip
     warnings.warn(f"{who}: {msg}", stacklevel=3)
     return msg
 

@@ -92,7 +92,9 @@ def draw_program(
             edges.append(Edge(made[id(b)], nid, "data", shape=b.shape))
     title = f"program {prog.name}: {len(prog.ops)} ops, peak {prog.peak_bytes / 2**10:.1f} KiB"
     if groups:
-        title += f", {len(groups)} elementwise {'chain' if len(groups) == 1 else 'chains'} fusable into one GPU kernel each"
+        title += (
+            f", {len(groups)} elementwise {'chain' if len(groups) == 1 else 'chains'} fusable into one GPU kernel each"
+        )
     return to_digraph(Graph(title, nodes, edges), depth=depth, group_modules=group_modules, rankdir=rankdir,
                       show_legend=legend, name=prog.name)  # fmt: skip
 

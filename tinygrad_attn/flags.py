@@ -1,0 +1,57 @@
+"""PyTorch's process-wide switches that a script sets at its top: whether algorithms must be
+deterministic (``tga.use_deterministic_algorithms``) and the float32 matrix-product precision
+(``tga.set_float32_matmul_precision``). Every op here is deterministic and computes float32
+products in float32, so these change no number: they are kept and read back as set, and their
+arguments are checked as PyTorch checks them.
+
+>>> import tinygrad_attn as tga
+>>> tga.use_deterministic_algorithms(True)
+>>> tga.are_deterministic_algorithms_enabled()
+True
+"""
+
+from __future__ import annotations
+
+import warnings
+
+__all__ = [
+    "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision", "get_float32_matmul_precision",
+]  # fmt: skip
+
+_deterministic = {"mode": False, "warn_only": False}
+_matmul_precision = ["highest"]
+_PRECISIONS = ("highest", "high", "medium")
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Ask for deterministic algorithms only (every op here is one already)."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"use_deterministic_algorithms: mode must be a bool, got {type(mode).__name__}")
+    _deterministic.update(mode=mode, warn_only=bool(warn_only))
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _deterministic["mode"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _deterministic["warn_only"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """``"highest"``, ``"high"`` or ``"medium"``: how much precision float32 products may give up
+    for speed (TF32 on GPUs). Here they are always computed in float32 ("highest")."""
+    if precision not in _PRECISIONS:  # (PyTorch warns and changes nothing)
+        warnings.warn(
+            f"{precision} is not one of 'highest', 'high', or 'medium'; the current set_float32_matmul_precision "
+            "call has no effect.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return
+    _matmul_precision[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _matmul_precision[0]
