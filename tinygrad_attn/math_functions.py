@@ -29,7 +29,7 @@ from .engine.switches import no_grad
 from .functional_checks import tensor_arg as _tensor
 from .ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from .ops.saved import saved_for_backward
-from .promotion import bitwise_operands
+from .promotion import bitwise_operands, promoted_operands
 from .tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector
 from .tensor_reduce import _logsumexp, sqrt_of_variance, var
 from .tensor_torch import _rounded
@@ -249,8 +249,6 @@ def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
 def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """C's ``fmod``: the remainder with the sign of the dividend (``ops.Fmod``), in
     ``torch.result_type``'s dtype; integers by zero raise as PyTorch's (CPU) do, bools have none."""
-    from .promotion import promoted_operands  # noqa: PLC0415 - (kept off the shared import lines)
-
     a = _tensor(input, "fmod")
     a, b = promoted_operands(a, other if isinstance(other, Tensor) else a._operand(other))
     kind = a.dtype.kind
@@ -899,3 +897,62 @@ def _install(cls: type) -> None:
 def _allclose(self: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
     """Whether :func:`isclose` holds everywhere."""
     return bool(isclose(self, other, rtol, atol, equal_nan).all())
+
+
+# -- NaN-ignoring extremes, the sign bit, index_put -----------------------------------------
+def _fextreme(a: Any, b: Any, op: str) -> Tensor:
+    """``fmax``/``fmin``: the larger (smaller) of two tensors, the other where one is NaN;
+    ties and NaN pairs go to ``a``, whose gradient is ``g`` where it is chosen (PyTorch's)."""
+    _tensors_only(a, b, op)
+    a, b = promoted_operands(a, b)
+    if a.dtype.kind == "b":  # (bools: the logical or / and)
+        return (a | b) if op == "fmax" else (a & b)
+    better = (a >= b) if op == "fmax" else (a <= b)
+    return where(better | (b != b), a, b)
+
+
+def fmax(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The elementwise maximum, NaN only where both are NaN (``torch.fmax``)."""
+    return _fextreme(input, other, "fmax")
+
+
+def fmin(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The elementwise minimum, NaN only where both are NaN (``torch.fmin``)."""
+    return _fextreme(input, other, "fmin")
+
+
+def signbit(input: Tensor) -> Tensor:  # noqa: A002
+    """Whether the sign bit is set (``-0.0`` and negative NaNs included), a bool tensor."""
+    x = _tensor(input, "signbit")
+    if x.dtype.kind == "b":
+        return Tensor.zeros(x.shape, dtype=np.bool_, device=x._dev)
+    return Tensor._wrap(x._dev.xp.signbit(x._data), x._dev) if x.dtype.kind == "f" else x.detach() < 0
+
+
+def index_put(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
+    """``input`` with ``input[indices] = values`` (``accumulate``: ``+=``, duplicates summed), a new tensor."""
+    x = _tensor(input, "index_put")
+    idx = tuple(i if isinstance(i, Tensor) else Tensor(np.asarray(i), device=x._dev) for i in indices)
+    v = values if isinstance(values, Tensor) else Tensor(np.asarray(values), device=x._dev)
+    v = v.astype(x.dtype) if v.dtype != x.dtype else v
+    if not accumulate:
+        out = x.clone()
+        out[idx] = v
+        return out
+    lead = x.shape[: len(idx)]
+    flat = np.ravel_multi_index(tuple(np.broadcast_arrays(*(i.numpy() for i in idx))), lead).reshape(-1)
+    rest = x.shape[len(idx) :]
+    v = v.expand(np.broadcast_shapes(v.shape, flat.shape + rest)).reshape((flat.size,) + rest)
+    return x.reshape((-1,) + rest).index_add(0, Tensor(flat, device=x._dev), v).reshape(x.shape)
+
+
+def index_put_(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
+    """:func:`index_put` in place (``Tensor.index_put_``)."""
+    from .inplace import apply_inplace  # noqa: PLC0415 - (the one in-place mechanism)
+
+    v = values if isinstance(values, Tensor) else Tensor(np.asarray(values), device=input._dev)
+    return apply_inplace(input, "index_put_", lambda x, v: index_put(x, indices, v, accumulate), v)
+
+
+__all__ += ["fmax", "fmin", "signbit", "index_put"]
+METHODS.update({n: globals()[n] for n in ("fmax", "fmin", "signbit", "index_put", "index_put_")})
