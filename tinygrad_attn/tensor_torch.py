@@ -146,7 +146,9 @@ def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return self / other
     if rounding_mode == "floor":  # (differentiable, where ``//`` is not: a zero gradient, as PyTorch's)
         a, b, like = _floor_quotient(self, self._operand(other), "div")
-        return ops.Floor.apply(a / b) if like.dtype.kind in "fc" else IntFloorDivide.apply(a, b)
+        if like.dtype.kind not in "fc":
+            return IntFloorDivide.apply(a, b)
+        return _zero_gradient_of(ops.Floor.apply(_detached(a) / _detached(b)), a, b)
     if rounding_mode == "trunc":
         a, b = _promoted(self, self._operand(other))
         if (a if isinstance(a, Tensor) else b).dtype.kind in "biu":
@@ -154,9 +156,22 @@ def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
             # where the signs differ and the division is not exact
             q = a // b
             return where((q < 0) & (q * b != a), q + 1, q)
-        q = a / b
-        return ops.Sign.apply(q) * ops.Floor.apply(q.abs())
+        q = _detached(a) / _detached(b)
+        return _zero_gradient_of(ops.Sign.apply(q) * ops.Floor.apply(q.abs()), a, b)
     raise InvalidArgumentError(f"div: rounding_mode must be None, 'floor' or 'trunc', not {rounding_mode!r}")
+
+
+def _detached(x: Any) -> Any:
+    return x.detach() if isinstance(x, Tensor) else x
+
+
+def _zero_gradient_of(q: Tensor, *of: Any) -> Tensor:
+    """A rounded quotient as a function of ``of`` with derivative zero, as PyTorch's ``div``
+    with a rounding mode: zeros, also where the divisor is 0 (not 0 * inf)."""
+    from .ops.saved import ZeroDerivative  # noqa: PLC0415 - (kept off the shared import lines)
+
+    given = [x for x in of if isinstance(x, Tensor) and x.requires_grad]
+    return ZeroDerivative.apply(q, *given) if given else q
 
 
 def pow(self, exponent: Any) -> Tensor:
