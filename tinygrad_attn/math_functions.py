@@ -475,7 +475,13 @@ def index_copy(input: Tensor, dim: int, index: Any, source: Tensor) -> Tensor:  
     x = _tensor(input, "index_copy")
     d = _one_dim(x, dim, "index_copy")
     idx, src = _source(x, d, index, source, "index_copy")
-    return saved_for_backward(x.scatter(d, idx, src), source)  # (PyTorch's keeps the source)
+    out = x.scatter(d, idx, src)
+    if out.requires_grad:  # every source row gets the gradient of where it went, duplicates too (as PyTorch's)
+        from .ops.saved import with_gradient_of  # noqa: PLC0415
+
+        hit = ops.ScatterAddAlong.apply(Tensor.ones(idx.shape, device=x._dev), idx, args=(d, x.shape)) > 0
+        out = with_gradient_of(out, where(hit, 0.0, x) + ops.ScatterAddAlong.apply(src, idx, args=(d, x.shape)))
+    return saved_for_backward(out, source)  # (PyTorch's keeps the source)
 
 
 @number_as_vector()

@@ -76,6 +76,30 @@ def depends_on(g: Any, ns: Any, *of: Any) -> Any:
     return ZeroDerivative.apply(g, *of)
 
 
+class GradientOf(Function):
+    """The value of input 0 with the gradient of input 1 (a surrogate of the same shape that
+    routes the gradient as PyTorch's op does): ``index_copy`` and ``max_unpool`` write the
+    last of duplicate rows, and every one of them gets the gradient of where it was written."""
+
+    __slots__ = ()
+    name = "gradient_of"
+    keep = ()
+    reads_output = False
+
+    def forward(self, xp: Any, value: Any, surrogate: Any) -> Any:
+        return value
+
+    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
+        return None, g
+
+
+def with_gradient_of(value: Any, surrogate: Any) -> Any:
+    """``value`` (a tensor), differentiated as ``surrogate`` is, where that requires grad."""
+    if not surrogate.requires_grad:
+        return value
+    return GradientOf.apply(value.detach(), surrogate)
+
+
 class SavedPiecewise(Saved):
     """:class:`Saved` of an op whose PyTorch gradient is a step function of the kept tensors
     (``leaky_relu hardtanh threshold hardsigmoid``): recorded, it depends on them (zero derivative)."""
