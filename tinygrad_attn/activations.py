@@ -48,7 +48,7 @@ def _expm1_negative(x: Tensor) -> Tensor:
     overflowing ``exp`` is made and hidden by a ``where``)."""
     from . import ops  # noqa: PLC0415 - ops is loaded by then
 
-    return ops.Expm1.apply(where(x > 0, 0.0, x))
+    return ops.Expm1.apply(where(x <= 0, x, 0.0))  # (NaN too: its gradient is the positive side's, as PyTorch's)
 
 
 @composite("celu")
@@ -59,7 +59,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
         return _in_place(x, "celu", celu, alpha=alpha)
     if alpha == 0:
         raise RuntimeError("celu: alpha must not be 0 (it divides the input)")
-    return saved_for_backward(where(x > 0, x, _expm1_negative(x * (1.0 / alpha)) * alpha), x)  # (as PyTorch's)
+    return saved_for_backward(where(x <= 0, _expm1_negative(x * (1.0 / alpha)) * alpha, x), x)  # (as PyTorch's)
 
 
 @composite("selu")
@@ -68,7 +68,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     x = _float(input, "selu")
     if inplace:
         return _in_place(x, "selu", selu)
-    out = where(x > 0, x * _SELU_SCALE, _expm1_negative(x) * (_SELU_ALPHA * _SELU_SCALE))
+    out = where(x <= 0, _expm1_negative(x) * (_SELU_ALPHA * _SELU_SCALE), x * _SELU_SCALE)
     return saved_for_backward(out, x)  # (as PyTorch's, it keeps x)
 
 
@@ -100,6 +100,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     if inplace:
         return _in_place(x, "hardsigmoid", hardsigmoid)
     out = where(x <= -3.0, 0.0, where(x >= 3.0, 1.0, x * (1.0 / 6.0) + 0.5))
+    out = where(x == x, out, x.detach())  # (NaN: its value, and no gradient, as PyTorch's)
     return saved_for_backward(out, x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 

@@ -757,9 +757,9 @@ def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere (``inplace=True``: written into ``x``)."""
     if inplace:
         return _in_place(x, "elu", elu, alpha=alpha)
-    neg = where(x > 0, 0.0, x)  # exp of the positive side could overflow, though where drops it
-    # (expm1, as PyTorch's: exp(x) - 1 would round a tiny x's result to 0)
-    return saved_for_backward(where(x > 0, x, Expm1.apply(neg) * alpha), x)  # (as PyTorch's, it keeps x)
+    neg = where(x <= 0, x, 0.0)  # exp of the positive side could overflow, though where drops it
+    # (expm1, as PyTorch's: exp(x) - 1 would round a tiny x's result to 0; NaN takes the positive side's gradient)
+    return saved_for_backward(where(x <= 0, Expm1.apply(neg) * alpha, x), x)  # (as PyTorch's, it keeps x)
 
 
 @composite("softplus")

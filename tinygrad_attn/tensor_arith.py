@@ -153,6 +153,8 @@ def clip(self, lo: Any = None, hi: Any = None) -> Tensor:
         out = where(out < lo, lo, out)
     if hi is not None:
         out = where(out > hi, hi, out)
+    if self.requires_grad and self.dtype.kind in "fc":  # NaN: its value, and no gradient, as PyTorch's
+        out = where(out == out, out, out.detach())
     return saved_for_backward(out, self, lo, hi)  # (PyTorch's clamp keeps them: the version check follows)
 
 
