@@ -276,8 +276,8 @@ def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
 
 @composite("copysign")
 def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """``|input|`` with the sign of ``other`` (``-0.0`` counts as negative). ``other``'s
-    gradient is zeros; ``input``'s is ``+-1`` (0 where ``input`` is 0), as PyTorch's."""
+    """``|input|`` with the sign of ``other`` (``-0.0`` counts as negative). No gradient
+    reaches ``other``; ``input``'s is ``+-1`` (0 where ``input`` is 0), as PyTorch's."""
     a, b = _pair(input, other, "copysign")
     raw = a._dev.xp
     neg_b = Tensor._wrap(raw.signbit(b._data), a._dev)
@@ -285,10 +285,6 @@ def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
     out = where(neg_a != neg_b, -a, a)
     shape = out.shape
     out = where(a == 0, where(neg_b, -0.0, 0.0).expand(shape).astype(a.dtype), out)
-    if b.requires_grad:  # (a step function of other: its gradient is zeros, not None)
-        from .ops.saved import ZeroDerivative  # noqa: PLC0415 - (kept off the shared import lines)
-
-        out = ZeroDerivative.apply(out, b)
     return saved_for_backward(out, a, output=True)  # (as PyTorch's: input and result)
 
 

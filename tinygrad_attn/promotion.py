@@ -110,7 +110,12 @@ def _wrapped(t: Tensor, value: int) -> int:
 
 def _promoted_div(a: Any, b: Any) -> tuple[Any, Any]:
     """As :func:`_promoted`, and true division of integers (or bools) in float32, PyTorch's
-    default dtype (NumPy divides them in float64)."""
+    default dtype (NumPy divides them in float64). A Python int divides as the float it is
+    (not wrapped into an integer tensor's dtype: the quotient is a float)."""
+    if a.__class__ is int:
+        a = float(a)
+    if b.__class__ is int:
+        b = float(b)
     a, b = _promoted(a, b)
     t = a if isinstance(a, Tensor) else b
     if t.dtype.kind in "biu":

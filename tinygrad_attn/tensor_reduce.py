@@ -375,9 +375,9 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
 @composite("norm")
 def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
     dims.axes(x.shape, dim, "norm")
-    if p in ("fro", 2, 2.0, None):  # (its square keeps x, its sqrt the result: what PyTorch's norm keeps)
-        return sqrt_of_variance((x * x).sum(dim, keepdim))  # (a zero norm's gradient is 0, as PyTorch's)
-    if p == 1:
+    if p in ("fro", 2, 2.0, None):
+        r = sqrt_of_variance((x * x).sum(dim, keepdim))  # (a zero norm's gradient is 0, as PyTorch's)
+    elif p == 1:
         r = x.abs().sum(dim, keepdim)
     elif p == math.inf:
         r = x.abs().amax(() if dim is None else dim, keepdim)

@@ -15,7 +15,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from helpers import examples  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from opinfo import OPS, OpInfo, Sample  # noqa: E402
@@ -102,7 +101,7 @@ def _cases():
 
 # (derandomized draws, not shrunk: a kink fails at its first draw, and a shrink of each of
 # many failing cases would cost minutes)
-_SETTINGS = settings(max_examples=examples(3), deadline=None, derandomize=True, database=None,
+_SETTINGS = settings(max_examples=3, deadline=None, derandomize=True, database=None,
                      suppress_health_check=list(HealthCheck), phases=(Phase.explicit, Phase.generate))  # fmt: skip
 
 
