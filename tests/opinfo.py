@@ -1619,3 +1619,446 @@ OPS += [
 ]  # fmt: skip
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"
+
+# PyTorch's remaining torch.nn.functional functions (their entries in tests/opinfo_nn.py)
+from opinfo_nn import NN_FUNCTIONAL  # noqa: E402
+
+OPS += NN_FUNCTIONAL
+
+# -- PyTorch's further tensor functions and torch.linalg (tinygrad_attn/shape_functions.py, products.py,
+# statistics.py, special_functions.py, linalg.py; ops/gamma.py, ops/decompositions.py) ---------------------------
+@st.composite
+def several(draw: Any, min_dims: int = 0, max_n: int = 3) -> Sample:
+    """One to ``max_n`` arrays of one shape."""
+    shape = draw(shapes(min_dims=min_dims))
+    n = draw(st.integers(1, max_n))
+    return Sample(tuple(draw(array(shape)) for _ in range(n)), {})
+
+
+@st.composite
+def sections(draw: Any) -> Sample:
+    """An array, an axis, and a number of sections or a list of cut indices (past the end among them)."""
+    s = draw(along_axis(min_dims=1))
+    n = s.args[0].shape[s.kwargs["axis"]]
+    ios = draw(st.integers(1, 4) | st.lists(st.integers(0, n + 1), max_size=3).map(sorted))
+    return s._replace(kwargs={**s.kwargs, "ios": ios})
+
+
+@st.composite
+def sorted_axis(draw: Any, elements: st.SearchStrategy = VALUES) -> Sample:
+    """A non-empty array with ties (few distinct values) and an axis of it."""
+    shape = draw(shapes(min_dims=1, min_side=1))
+    nd = len(shape)
+    return Sample((draw(array(shape, elements)),), {"dim": draw(st.integers(-nd, nd - 1))})
+
+
+TIES = st.sampled_from([0.0, 1.0, -1.0, 2.0, 0.5])
+WITH_NAN = st.one_of(VALUES, st.just(math.nan))
+
+
+@st.composite
+def quantiles(draw: Any, elements: st.SearchStrategy = VALUES) -> Sample:
+    shape = draw(shapes(min_dims=1, min_side=1))
+    nd = len(shape)
+    q = draw(st.sampled_from([0.0, 0.25, 0.5, 0.9, 1.0]) | st.lists(st.floats(0, 1), min_size=1, max_size=3))
+    kw = {"q": q, "dim": draw(st.none() | st.integers(-nd, nd - 1)), "keepdim": draw(st.booleans()),
+          "interpolation": draw(st.sampled_from(["linear", "lower", "higher", "midpoint", "nearest"]))}  # fmt: skip
+    return Sample((draw(array(shape, elements)),), kw)
+
+
+def _q(q: Any, lib: Any) -> Any:
+    return lib.tensor(q, dtype=lib.float64) if isinstance(q, list) else q
+
+
+@st.composite
+def square_matrices(draw: Any, kind: str = "invertible", max_n: int = 3) -> Sample:
+    """Batches of square matrices: ``invertible`` (diagonally dominant), ``spd`` (symmetric
+    positive-definite), ``separated`` (diagonal entries 8 apart, so a symmetric part has distinct
+    eigenvalues), ``any``."""
+    n = draw(st.integers(1, max_n))
+    batch = draw(shapes(max_dims=2))
+    x = draw(array(batch + (n, n), st.floats(-1, 1) if kind == "separated" else VALUES))
+    if kind == "invertible":
+        sign = np.where(np.arange(n) % 2, -1.0, 1.0)
+        x = x + np.eye(n) * sign * (np.abs(x).sum(-1, keepdims=True) + 1.0)
+    elif kind == "spd":
+        x = x @ np.swapaxes(x, -1, -2) + n * np.eye(n)
+    elif kind == "separated":
+        x = x + np.diag(8.0 * np.arange(n))
+    return Sample((x,), {})
+
+
+@st.composite
+def rect_matrices(draw: Any, tall: bool | None = None) -> Sample:
+    """Batches of full-rank matrices with well-separated singular values (``tall``: ``m >= n``)."""
+    m, n = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    if tall is not None and (m >= n) != tall:
+        m, n = n, m
+    batch = draw(shapes(max_dims=1))
+    x = draw(array(batch + (m, n), st.floats(-1, 1)))
+    k = min(m, n)
+    x[..., np.arange(k), np.arange(k)] += 4.0 + 8.0 * np.arange(k)
+    return Sample((x,), {})
+
+
+@st.composite
+def index_puts(draw: Any) -> Sample:
+    """An array, integer indices into its leading axes (repeats among them), values and ``accumulate``."""
+    shape = draw(shapes(min_dims=1, min_side=1))
+    k = draw(st.integers(1, len(shape)))
+    n = draw(st.integers(1, 4))
+    idx = tuple(np.array(draw(st.lists(st.integers(-s, s - 1), min_size=n, max_size=n))) for s in shape[:k])
+    vals = draw(array((n,) + shape[k:]))
+    return Sample((draw(array(shape)), vals), {"idx": idx, "accumulate": draw(st.booleans())})
+
+
+def _index_put(lib: Any) -> Callable:
+    def put(x: Any, v: Any, idx: tuple, accumulate: bool) -> Any:
+        key = tuple(lib.tensor(i) if lib is torch else tga.tensor(i) for i in idx)
+        return (x * 1.0).index_put(key, v, accumulate=accumulate)
+
+    return put
+
+
+def _both(fn: Callable[[Any], Callable]) -> tuple[Callable, Callable]:
+    """``fn(tga)`` and ``fn(torch)``: one lambda over the library's namespace for both sides."""
+    return fn(tga), fn(torch)
+
+
+def _on(name: str, *a: Any, **kw: Any) -> tuple[Callable, Callable]:
+    """``lib.name(x, *a, **kw)`` on each side."""
+    return _both(lambda lib: lambda x: getattr(lib, name)(x, *a, **kw))
+
+
+@st.composite
+def tensordots(draw: Any) -> Sample:
+    """``a``, ``b`` whose leading axes match ``a``'s last ``k``, and ``k``."""
+    sa = draw(shapes(max_dims=3))
+    k = draw(st.integers(0, len(sa)))
+    sb = sa[len(sa) - k :] + draw(shapes(max_dims=3 - k))
+    return Sample((draw(array(sa)), draw(array(sb))), {"k": k})
+
+
+def _sym(x: Any) -> Any:
+    return x + x.mT
+
+
+TENSOR_FUNCTIONS = [
+    # shape_functions.py
+    OpInfo("atleast_3d", *_both(lambda lib: lambda *xs: lib.cat([t.reshape(-1) for t in lib.atleast_3d(*xs)] + [
+        lib.atleast_1d(xs[0]).reshape(-1), lib.atleast_2d(xs[0]).reshape(-1)])), several()),
+    OpInfo("hstack", *_both(lambda lib: lambda *xs: lib.hstack(xs)), several()),
+    OpInfo("vstack", *_both(lambda lib: lambda *xs: lib.vstack(xs)), several()),
+    OpInfo("row_stack", *_both(lambda lib: lambda *xs: lib.row_stack(xs)), several()),
+    OpInfo("dstack", *_both(lambda lib: lambda *xs: lib.dstack(xs)), several()),
+    OpInfo("column_stack", *_both(lambda lib: lambda *xs: lib.column_stack(xs)), several(max_n=2).filter(
+        lambda s: s.args[0].ndim <= 2)),
+    OpInfo("tensor_split", lambda x, axis, ios: tga.cat([p.reshape(-1) * (i + 1.0) for i, p in enumerate(
+               x.tensor_split(ios, axis))]),
+           lambda x, axis, ios: torch.cat([p.reshape(-1) * (i + 1.0) for i, p in enumerate(x.tensor_split(ios, axis))]),
+           sections()),
+    OpInfo("split_with_sizes", *_both(lambda lib: lambda x: lib.cat([p * 2.0 for p in x.reshape(-1).split_with_sizes(
+        [1, x.numel() - 1])]) if lib is torch else tga.cat([p * 2.0 for p in x.reshape(-1).split_with_sizes(
+        [1, x.numel() - 1])])), unary(min_dims=1, min_side=1)),
+    OpInfo("rot90", lambda x, k: tga.rot90(x, k, (0, -1)), lambda x, k: torch.rot90(x, k, (0, -1)),
+           _with(unary(min_dims=2), k=st.integers(-3, 4))),
+    OpInfo("tile", lambda x, reps: x.tile(reps), lambda x, reps: x.tile(reps),
+           _with(unary(max_dims=2), reps=st.lists(st.integers(0, 2), max_size=3).map(tuple))),
+    OpInfo("ravel", *_on("ravel"), unary()),
+    OpInfo("flipud", *_on("flipud"), unary(min_dims=1)),
+    OpInfo("fliplr", *_on("fliplr"), unary(min_dims=2)),
+    OpInfo("broadcast_tensors", *_both(lambda lib: lambda a, b: lib.broadcast_tensors(a, b)[0] * 2.0
+                                        + lib.broadcast_tensors(a, b)[1]), binary()),
+    OpInfo("take", *_both(lambda lib: lambda x, i: lib.take(x, i)),
+           unary(min_dims=1, min_side=1).flatmap(lambda s: hnp.arrays(np.int64, st.integers(0, 2).map(
+               lambda k: (k,)), elements=st.integers(-s.args[0].size, s.args[0].size - 1)).map(
+               lambda i: Sample((s.args[0], i), {})))),
+    OpInfo("take_along_dim", lambda x, index, dim: tga.take_along_dim(x, index, dim),
+           lambda x, index, dim: torch.take_along_dim(x, index, dim), gathers().filter(lambda s: all(
+               i == n or 1 in (i, n) for k, (i, n) in enumerate(zip(s.args[1].shape, s.args[0].shape))
+               if k != s.kwargs["dim"] % s.args[0].ndim))),
+    OpInfo("index_put", _index_put(tga), _index_put(torch), index_puts()),
+    OpInfo("diag_embed", lambda x, offset: tga.diag_embed(x, offset, 0, -1),
+           lambda x, offset: torch.diag_embed(x, offset, 0, -1), _with(unary(min_dims=1), offset=st.integers(-2, 2))),
+    OpInfo("diagflat", lambda x, offset: x.diagflat(offset), lambda x, offset: x.diagflat(offset),
+           _with(unary(), offset=st.integers(-2, 2))),
+    OpInfo("block_diag", *_both(lambda lib: lambda a, b: lib.block_diag(a, b.reshape(-1), a.reshape(-1)[:1].sum())),
+           st.tuples(array(shapes(max_dims=2, min_side=1)), array(shapes(max_dims=1, min_side=1))).map(
+               lambda p: Sample(p, {}))),
+    # (no empty 1-D block: PyTorch's gradient of block_diag misplaces the blocks after one)
+    # (PyTorch's torch.vander fails its own in-place check in backward: its twin torch.linalg.vander, the
+    # increasing order, is the oracle; the other order is a flip, checked by value in tests/tensor/test_more_ops.py)
+    OpInfo("vander", lambda x, n, inc: tga.vander(x, n, inc), lambda x, n, inc: torch.linalg.vander(x, N=n),
+           _with(unary(min_dims=1, max_dims=1, min_side=1), n=st.none() | st.integers(1, 4), inc=st.just(True)).filter(
+               lambda s: (s.kwargs["n"] or s.args[0].shape[0]) >= 2)),  # (PyTorch's N = 1 result, ones, has no graph)
+    OpInfo("cartesian_prod", *_both(lambda lib: lambda a, b: lib.cartesian_prod(a.reshape(-1), b.reshape(-1))),
+           binary()),
+    OpInfo("combinations", lambda x, r, w: tga.combinations(x, r, w), lambda x, r, w: torch.combinations(x, r, w),
+           _with(unary(min_dims=1, max_dims=1), r=st.integers(1, 3), w=st.booleans())),
+    OpInfo("tril_indices", lambda x, r, c, k: tga.tril_indices(r, c, k), lambda x, r, c, k: torch.tril_indices(r, c, k),
+           _with(unary(max_dims=0), r=st.integers(0, 4), c=st.integers(0, 4), k=st.integers(-3, 3)), grad=False),
+    OpInfo("triu_indices", lambda x, r, c, k: tga.triu_indices(r, c, k), lambda x, r, c, k: torch.triu_indices(r, c, k),
+           _with(unary(max_dims=0), r=st.integers(0, 4), c=st.integers(0, 4), k=st.integers(-3, 3)), grad=False),
+    OpInfo("diff", lambda x, n, axis, pre: x.diff(n, axis, x.narrow(axis, 0, 1) if pre else None),
+           lambda x, n, axis, pre: x.diff(n, axis, x.narrow(axis, 0, 1) if pre else None),
+           along_axis(min_dims=1).flatmap(lambda s: st.tuples(st.integers(0, 3), st.booleans()).map(
+               lambda p: s._replace(kwargs={**s.kwargs, "n": p[0], "pre": p[1] and s.args[0].shape[s.kwargs["axis"]] > 0})))),
+    OpInfo("mH", lambda x: x.mH * 1.0, lambda x: x.mH * 1.0, unary(min_dims=2)),
+    OpInfo("H", lambda x: x.H * 1.0, lambda x: x.H * 1.0, unary(min_dims=2, max_dims=2)),
+    # products.py
+    OpInfo("tensordot", lambda a, b, k: tga.tensordot(a, b, k), lambda a, b, k: torch.tensordot(a, b, k),
+           tensordots()),
+    OpInfo("tensordot_pairs", lambda a, b: tga.tensordot(a, b, ([0, -1], [1, 0])),
+           lambda a, b: torch.tensordot(a, b, ([0, -1], [1, 0])),
+           st.tuples(shapes(min_dims=2, max_dims=3)).flatmap(lambda p: st.tuples(
+               array(p[0]), array((p[0][-1], p[0][0]) + p[0][1:-1]))).map(lambda t: Sample(t, {}))),
+    OpInfo("kron", *_both(lambda lib: lambda a, b: lib.kron(a, b)),
+           st.tuples(array(shapes(max_dims=2)), array(shapes(max_dims=3))).map(lambda p: Sample(p, {}))),
+    OpInfo("inner", *_both(lambda lib: lambda a, b: lib.inner(a, b)),
+           st.tuples(shapes(max_dims=2), shapes(max_dims=1), st.integers(0, 3)).flatmap(lambda p: st.tuples(
+               array(p[0] + (p[2],)), array(p[1] + (p[2],)))).map(lambda t: Sample(t, {}))),
+    OpInfo("vdot", *_both(lambda lib: lambda a, b: lib.vdot(a, b)), same_shape(2).filter(lambda s: s.args[0].ndim == 1)),
+    OpInfo("mv", *_both(lambda lib: lambda a, b: lib.mv(a, b)), matmul_operands().filter(
+        lambda s: s.args[0].ndim == 2 and s.args[1].ndim == 1)),
+    OpInfo("addmv", *_both(lambda lib: lambda a, b: lib.addmv(a.sum(1), a, b, beta=0.5, alpha=2.0)),
+           matmul_operands().filter(lambda s: s.args[0].ndim == 2 and s.args[1].ndim == 1), extremes=False),
+    OpInfo("addr", *_both(lambda lib: lambda a, b: lib.addr(lib.outer(a, b) * 0.0 + 1.0, a, b, alpha=2.0)),
+           binary().filter(lambda s: s.args[0].ndim == 1 and s.args[1].ndim == 1), extremes=False),
+    OpInfo("cross", *_both(lambda lib: lambda a, b: lib.cross(a, b, dim=-1)),
+           hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3).flatmap(lambda s: st.tuples(
+               array(s.input_shapes[0] + (3,)), array(s.input_shapes[1] + (3,)))).filter(
+               lambda t: t[0].ndim == t[1].ndim).map(lambda t: Sample(t, {}))),
+    OpInfo("cdist", lambda a, b, p: tga.cdist(a, b, p), lambda a, b, p: torch.cdist(a, b, p),
+           st.tuples(shapes(min_dims=2, max_dims=3, min_side=1), st.integers(1, 3), st.sampled_from(
+               [1.0, 2.0, 3.0, 0.0])).flatmap(lambda t: st.tuples(array(t[0], AWAY_FROM_ZERO), array(
+               t[0][:-2] + (t[1], t[0][-1]), AWAY_FROM_ZERO), st.just(t[2]))).map(
+               lambda t: Sample(t[:2], {"p": t[2]})), extremes=False, gradgrad=False,
+           notes="distances near 0 are kinks; p=inf is a kink wherever two coordinates tie (tests/tensor/test_more_ops.py)"),
+    OpInfo("dist", lambda a, b, p: tga.dist(a, b, p), lambda a, b, p: torch.dist(a, b, p),
+           _with(binary(AWAY_FROM_ZERO, st.floats(5, 6)), p=st.sampled_from([1.0, 2.0, 3.0])), extremes=False),
+    OpInfo("addcmul", *_both(lambda lib: lambda a, b: lib.addcmul(a, b, a * b, value=0.5)), binary()),
+    OpInfo("addcdiv", *_both(lambda lib: lambda a, b: a.addcdiv(a, b, value=-2.0)), binary(VALUES, AWAY_FROM_ZERO)),
+    # statistics.py
+    OpInfo("median", lambda x, dim: x.median(dim).values, lambda x, dim: x.median(dim).values,
+           sorted_axis(st.one_of(TIES, WITH_NAN))),
+    OpInfo("median_indices", lambda x, dim: x.median(dim, True).indices, lambda x, dim: x.median(dim, True).indices,
+           sorted_axis(st.one_of(TIES, WITH_NAN)), grad=False),
+    # (distinct values where the gradient is checked: which of tied entries PyTorch's picks is not defined)
+    OpInfo("median_all", lambda x, dim: tga.median(x), lambda x, dim: torch.median(x), sorted_axis(st.floats(-3, 3)).filter(
+        lambda s: len(np.unique(s.args[0])) == s.args[0].size)),
+    OpInfo("median_all_ties", lambda x, dim: tga.median(x), lambda x, dim: torch.median(x), sorted_axis(TIES), grad=False),
+    OpInfo("nanmedian", lambda x, dim: tga.nanmedian(x, dim)[0], lambda x, dim: torch.nanmedian(x, dim)[0],
+           sorted_axis(st.one_of(TIES, WITH_NAN))),
+    OpInfo("nanmedian_indices", lambda x, dim: tga.nanmedian(x, dim)[1], lambda x, dim: torch.nanmedian(x, dim)[1],
+           sorted_axis(st.one_of(TIES, WITH_NAN)), grad=False),
+    OpInfo("kthvalue", lambda x, dim: x.kthvalue(1 + x.shape[dim] // 2, dim)[0],
+           lambda x, dim: x.kthvalue(1 + x.shape[dim] // 2, dim)[0], sorted_axis(st.floats(-3, 3)).filter(
+               lambda s: len(np.unique(s.args[0])) == s.args[0].size)),
+    OpInfo("kthvalue_ties", lambda x, dim: x.kthvalue(1 + x.shape[dim] // 2, dim)[0],
+           lambda x, dim: x.kthvalue(1 + x.shape[dim] // 2, dim)[0], sorted_axis(TIES), grad=False),
+    OpInfo("kthvalue_indices", lambda x, dim: tga.kthvalue(x, 1, dim, True).indices,
+           lambda x, dim: torch.kthvalue(x, 1, dim, True).indices, sorted_axis(st.floats(-3, 3)).filter(
+               lambda s: len(np.unique(s.args[0])) == s.args[0].size), grad=False),  # (PyTorch's index among ties: its quickselect's)
+    OpInfo("mode", lambda x, dim: x.mode(dim)[0], lambda x, dim: x.mode(dim)[0], sorted_axis(TIES)),
+    OpInfo("mode_indices", lambda x, dim: tga.mode(x, dim).indices, lambda x, dim: torch.mode(x, dim).indices,
+           sorted_axis(TIES), grad=False),
+    OpInfo("quantile", lambda x, q, **kw: tga.quantile(x, _q(q, tga), **kw),
+           lambda x, q, **kw: torch.quantile(x, _q(q, torch), **kw), quantiles(), extremes=False,
+           notes="extremes off: PyTorch interpolates inf - inf to NaN where it lerps, as we do, but sorts -0.0 apart"),
+    OpInfo("nanquantile", lambda x, q, **kw: tga.nanquantile(x, _q(q, tga), **kw),
+           lambda x, q, **kw: torch.nanquantile(x, _q(q, torch), **kw), quantiles(WITH_NAN), extremes=False),
+    OpInfo("aminmax", lambda x, axis: tga.aminmax(x, dim=axis).min * 2.0 + x.aminmax(dim=axis).max,
+           lambda x, axis: torch.aminmax(x, dim=axis).min * 2.0 + x.aminmax(dim=axis).max,
+           along_axis(min_dims=1).filter(lambda s: s.args[0].size > 0)),
+    OpInfo("nansum", lambda x, axis, keepdims: tga.nansum(x, axis, keepdims),
+           lambda x, axis, keepdims: torch.nansum(x, _dim(axis, x.ndim), keepdims), reduction(elements=WITH_NAN)),
+    OpInfo("nanmean", lambda x, axis, keepdims: x.nanmean(axis, keepdims),
+           lambda x, axis, keepdims: x.nanmean(_dim(axis, x.ndim), keepdims), reduction(elements=WITH_NAN).filter(
+               lambda s: not np.isnan(s.args[0]).all(axis=s.kwargs["axis"]).any())),
+    # (no slice all NaN: there PyTorch's gradient is 0 * inf, NaN, ours 0)
+    OpInfo("count_nonzero", lambda x, axis: tga.count_nonzero(x, axis), lambda x, axis: torch.count_nonzero(x, axis),
+           along_axis(), grad=False),
+    OpInfo("cov", lambda x, c: tga.cov(x, correction=c), lambda x, c: torch.cov(x, correction=c),
+           _with(unary(max_dims=2), c=st.integers(0, 1)), extremes=False),
+    OpInfo("cov_weights", lambda x, a, f: tga.cov(x, fweights=f, aweights=a.abs() + 0.5),
+           lambda x, a, f: torch.cov(x, fweights=f, aweights=a.abs() + 0.5),
+           st.tuples(shapes(min_dims=2, max_dims=2, min_side=1)).flatmap(lambda p: st.tuples(
+               array(p[0]), hnp.arrays(np.int64, (p[0][1],), elements=st.integers(1, 3)), array((p[0][1],)))).map(
+               lambda t: Sample((t[0], t[2], t[1]), {})), extremes=False),
+    OpInfo("corrcoef", *_both(lambda lib: lambda x: lib.corrcoef(x)), unary(min_dims=2, max_dims=2, min_side=2).filter(
+        lambda s: (np.ptp(s.args[0], axis=1) > 0.1).all()), extremes=False, gradgrad=False,
+           notes="the clip to [-1, 1] makes the second derivative at |r| = 1 a convention"),
+    OpInfo("trapezoid", lambda y, x, axis: tga.trapezoid(y, x, dim=axis),
+           lambda y, x, axis: torch.trapezoid(y, x, dim=axis),
+           along_axis(min_dims=1).filter(lambda s: s.args[0].shape[s.kwargs["axis"]] > 0).flatmap(
+               lambda s: array((s.args[0].shape[s.kwargs["axis"]],)).map(
+               lambda x: Sample((s.args[0], x), s.kwargs)))),
+    OpInfo("cumulative_trapezoid", lambda y, axis: tga.cumulative_trapezoid(y, dx=0.5, dim=axis),
+           lambda y, axis: torch.cumulative_trapezoid(y, dx=0.5, dim=axis), along_axis(min_dims=1)),
+    OpInfo("searchsorted", lambda s, v, right: tga.searchsorted(s.sort()[0], v, right=right),
+           lambda s, v, right: torch.searchsorted(s.sort()[0], v, right=right),
+           _with(binary(TIES, TIES).filter(lambda s: s.args[0].ndim == 1), right=st.booleans()), grad=False),
+    OpInfo("searchsorted_batched", lambda s, v: tga.searchsorted(s.sort()[0], v, side="right"),
+           lambda s, v: torch.searchsorted(s.sort()[0], v, side="right"),
+           same_shape(2).filter(lambda s: s.args[0].ndim >= 1), grad=False),
+    OpInfo("bucketize", lambda v, b, right: tga.bucketize(v, b.reshape(-1).sort()[0], right=right, out_int32=True),
+           lambda v, b, right: torch.bucketize(v, b.reshape(-1).sort()[0], right=right, out_int32=True),
+           _with(binary(TIES, TIES), right=st.booleans()), grad=False),
+    OpInfo("bincount", lambda w, x, m: tga.bincount(tga.tensor(x), w if m % 2 else None, m),
+           lambda w, x, m: torch.bincount(torch.tensor(x), w if m % 2 else None, m),
+           st.integers(0, 5).flatmap(lambda n: st.tuples(hnp.arrays(np.int64, (n,), elements=st.integers(0, 4)),
+                                                          array((n,)), st.integers(0, 7))).map(
+               lambda t: Sample((t[1],), {"x": t[0], "m": t[2]})), grad=False),
+    OpInfo("histc", lambda x, bins, lo, hi: x.histc(bins, lo, hi), lambda x, bins, lo, hi: x.histc(bins, lo, hi),
+           _with(unary(elements=TIES | VALUES), bins=st.integers(1, 5), lo=st.sampled_from([0.0, -1.0]),
+                 hi=st.sampled_from([0.0, 1.0, 2.0])), grad=False, extremes=False),
+    OpInfo("unique", lambda x, dim: tga.cat([t.reshape(-1).double() for t in tga.unique(
+               x, return_inverse=True, return_counts=True, dim=dim)]),
+           lambda x, dim: torch.cat([t.reshape(-1).double() for t in torch.unique(
+               x, return_inverse=True, return_counts=True, dim=dim)]),
+           unary(TIES, min_dims=1).flatmap(lambda s: st.sampled_from([None, 0]).map(
+               lambda d: s._replace(kwargs={"dim": d}))), grad=False),
+    OpInfo("unique_consecutive", lambda x, dim: tga.cat([t.reshape(-1).double() for t in tga.unique_consecutive(
+               x, return_inverse=True, return_counts=True, dim=dim)]),
+           lambda x, dim: torch.cat([t.reshape(-1).double() for t in torch.unique_consecutive(
+               x, return_inverse=True, return_counts=True, dim=dim)]),
+           unary(TIES, min_dims=1, min_side=1).flatmap(lambda s: st.sampled_from([None, 0, -1]).map(
+               lambda d: s._replace(kwargs={"dim": d}))), grad=False),
+    OpInfo("isin", lambda a, b, invert: tga.isin(a, b, invert=invert), lambda a, b, invert: torch.isin(a, b, invert=invert),
+           _with(binary(TIES, TIES), invert=st.booleans()), grad=False),
+    # special_functions.py
+    _unary("lgamma", lambda a: a.lgamma(), lambda a: a.lgamma(), st.floats(-4.9, 6).filter(lambda v: abs(v - round(v)) > 0.05),
+           ("Lgamma",), atol=1e-12, rtol=1e-9, notes="PyTorch's trigamma (lgamma's second derivative) is good to "
+           "5e-10; ours to 1e-15 (tests/tensor/test_special_functions.py, against SciPy)"),
+    _unary("digamma", lambda a: tga.digamma(a), lambda a: torch.digamma(a),
+           st.floats(-4.9, 6).filter(lambda v: abs(v - round(v)) > 0.05), ("Polygamma",), atol=1e-12, rtol=1e-9),
+    OpInfo("polygamma", lambda x, n: x.polygamma(n), lambda x, n: x.polygamma(n),
+           _with(unary(st.floats(0.2, 8.0)), n=st.integers(1, 3)), ("Polygamma",), extremes=False, rtol=1e-9,
+           notes="PyTorch's polygamma of n >= 1 at negative arguments goes through the Hurwitz zeta function; ours "
+                 "covers positive arguments"),
+    OpInfo("mvlgamma", lambda x, p: tga.mvlgamma(x, p), lambda x, p: torch.mvlgamma(x, p),
+           _with(unary(st.floats(1.6, 6.0)), p=st.integers(1, 3)), extremes=False),
+    _unary("erfc", lambda a: a.erfc(), lambda a: a.erfc(), atol=1e-15),
+    OpInfo("logit", lambda x, eps: tga.logit(x, eps), lambda x, eps: torch.logit(x, eps),
+           _with(unary(st.floats(0.05, 0.95)), eps=st.sampled_from([None, 0.2])), extremes=False),
+    OpInfo("logaddexp2", lambda a, b: a.logaddexp2(b), lambda a, b: a.logaddexp2(b), binary(), extremes=False),
+    # (exponents >= 0: PyTorch's gradient for an integer exponent below 0 is 0, its 2**other taken in integers;
+    # ours, 2**other, is checked against finite differences in tests/tensor/test_more_ops.py)
+    OpInfo("ldexp", lambda a, b: tga.ldexp(a, b), lambda a, b: torch.ldexp(a, b),
+           unary().flatmap(lambda s: hnp.arrays(np.int64, s.args[0].shape, elements=st.integers(0, 3)).map(
+               lambda e: Sample(s.args + (e,), {}))), extremes=False),
+    OpInfo("float_power", lambda a, b: tga.float_power(a, b), lambda a, b: torch.float_power(a, b),
+           binary(POSITIVE, VALUES), extremes=False),
+    OpInfo("fmax", lambda a, b: a.fmax(b), lambda a, b: a.fmax(b), binary(st.one_of(TIES, WITH_NAN), TIES)),
+    OpInfo("fmin", lambda a, b: tga.fmin(a, b), lambda a, b: torch.fmin(a, b), binary(TIES, st.one_of(TIES, WITH_NAN))),
+    OpInfo("renorm", lambda x, p, maxnorm: x.renorm(p, 0, maxnorm), lambda x, p, maxnorm: x.renorm(p, 0, maxnorm),
+           _with(unary(AWAY_FROM_ZERO, min_dims=2), p=st.sampled_from([1.0, 2.0, 3.0]),
+                 maxnorm=st.sampled_from([0.5, 2.0, 100.0])), extremes=False),
+    OpInfo("heaviside", lambda a, b: a.heaviside(b), lambda a, b: a.heaviside(b), binary(TIES, VALUES), grad=False),
+    OpInfo("nextafter", lambda a, b: tga.nextafter(a, b), lambda a, b: torch.nextafter(a, b), binary(), grad=False),
+    OpInfo("frexp", lambda a: tga.frexp(a)[0] + tga.frexp(a)[1], lambda a: torch.frexp(a)[0] + torch.frexp(a)[1],
+           unary(), grad=False),
+    _unary("signbit", lambda a: a.signbit(), lambda a: a.signbit(), grad=False),
+    OpInfo("gcd", lambda x, a, b: tga.gcd(tga.tensor(a), tga.tensor(b)), lambda x, a, b: torch.gcd(torch.tensor(a), torch.tensor(b)),
+           hnp.arrays(np.int64, st.integers(0, 4).map(lambda k: (k,)), elements=st.integers(-12, 12)).map(
+               lambda a: Sample((a[:0].astype(np.float64),), {"a": a, "b": a[::-1].copy()})), grad=False),
+    OpInfo("lcm", lambda x, a, b: tga.lcm(tga.tensor(a), tga.tensor(b)), lambda x, a, b: torch.lcm(torch.tensor(a), torch.tensor(b)),
+           hnp.arrays(np.int64, st.integers(0, 4).map(lambda k: (k,)), elements=st.integers(-12, 12)).map(
+               lambda a: Sample((a[:0].astype(np.float64),), {"a": a, "b": a[::-1].copy()})), grad=False),
+    _unary("sgn", lambda a: a.sgn(), lambda a: a.sgn()),
+    _unary("positive", lambda a: tga.positive(a) * 1.0, lambda a: torch.positive(a) * 1.0),
+    _unary("angle", lambda a: a.angle(), lambda a: a.angle()),
+    # linalg.py and its primitives
+    OpInfo("det", lambda x: tga.linalg.det(x), lambda x: torch.linalg.det(x), square_matrices(), ("Det", "Inv"),
+           extremes=False),
+    OpInfo("det_method", lambda x: x.det(), lambda x: x.det(), square_matrices(), extremes=False),
+    OpInfo("slogdet", lambda x: tga.linalg.slogdet(x).logabsdet * tga.linalg.slogdet(x).sign,
+           lambda x: torch.linalg.slogdet(x).logabsdet * torch.linalg.slogdet(x).sign, square_matrices(),
+           ("LogAbsDet",), extremes=False),
+    OpInfo("logdet", lambda x: tga.logdet(x), lambda x: torch.logdet(x), square_matrices(), extremes=False),
+    OpInfo("inv", lambda x: tga.linalg.inv(x), lambda x: torch.linalg.inv(x), square_matrices(), extremes=False),
+    OpInfo("inverse", lambda x: x.inverse(), lambda x: x.inverse(), square_matrices(), extremes=False),
+    OpInfo("inv_ex", lambda x: tga.linalg.inv_ex(x).inverse, lambda x: torch.linalg.inv_ex(x).inverse,
+           square_matrices(), extremes=False),
+    OpInfo("solve", lambda a, b: tga.linalg.solve(a, b), lambda a, b: torch.linalg.solve(a, b),
+           square_matrices().flatmap(lambda s: st.sampled_from([0, 1, 2]).flatmap(lambda k: array(
+               s.args[0].shape[:-1] + ((k,) if k else ())).map(lambda b: Sample((s.args[0], b), {})))),
+           ("Solve",), extremes=False),
+    OpInfo("solve_right", lambda a, b: tga.linalg.solve(a, b, left=False), lambda a, b: torch.linalg.solve(a, b, left=False),
+           square_matrices().flatmap(lambda s: array(s.args[0].shape[:-2] + (2,) + s.args[0].shape[-1:]).map(
+               lambda b: Sample((s.args[0], b), {}))), extremes=False),
+    OpInfo("solve_triangular", lambda a, b, upper, left, unit: tga.linalg.solve_triangular(
+               a, b if left else b.mT, upper=upper, left=left, unitriangular=unit),
+           lambda a, b, upper, left, unit: torch.linalg.solve_triangular(
+               a, b if left else b.mT, upper=upper, left=left, unitriangular=unit),
+           _with(square_matrices().flatmap(lambda s: array(s.args[0].shape[:-1] + (2,)).map(
+               lambda b: Sample((s.args[0], b), {}))), upper=st.booleans(), left=st.booleans(), unit=st.booleans()),
+           extremes=False),
+    OpInfo("cholesky", lambda x: tga.linalg.cholesky(x), lambda x: torch.linalg.cholesky(x), square_matrices("spd"),
+           ("Cholesky", "Tril"), extremes=False),
+    OpInfo("cholesky_upper", lambda x: tga.linalg.cholesky_ex(x, upper=True).L,
+           lambda x: torch.linalg.cholesky_ex(x, upper=True).L, square_matrices("spd"), extremes=False),
+    OpInfo("eigvalsh", lambda x: tga.linalg.eigvalsh(_sym(x)), lambda x: torch.linalg.eigvalsh(_sym(x)),
+           square_matrices("separated"), ("EighValues",), extremes=False),
+    OpInfo("eigh", lambda x, uplo: tga.linalg.eigh(x, uplo).eigenvectors ** 2 + tga.linalg.eigh(x, uplo)[0].unsqueeze(-2),
+           lambda x, uplo: torch.linalg.eigh(x, uplo).eigenvectors ** 2 + torch.linalg.eigh(x, uplo)[0].unsqueeze(-2),
+           _with(square_matrices("separated").map(lambda s: Sample((s.args[0] + np.swapaxes(s.args[0], -1, -2),), {})),
+                 uplo=st.sampled_from(["L", "U"])), ("EighVectors",), extremes=False, rtol=1e-6, atol=1e-8,
+           notes="eigenvectors squared: their signs are a convention"),
+    OpInfo("svdvals", lambda x: tga.linalg.svdvals(x), lambda x: torch.linalg.svdvals(x), rect_matrices(),
+           extremes=False, rtol=1e-6, atol=1e-8),
+    OpInfo("svd", lambda x: (lambda r: r.U ** 2 * 2.0 + r.S.unsqueeze(-2))(tga.linalg.svd(x, full_matrices=False)),
+           lambda x: (lambda r: r.U ** 2 * 2.0 + r.S.unsqueeze(-2))(torch.linalg.svd(x, full_matrices=False)),
+           rect_matrices(), extremes=False, rtol=1e-6, atol=1e-8, notes="U and Vh squared: their signs are a convention"),
+    OpInfo("svd_vh", lambda x: tga.linalg.svd(x, full_matrices=False).Vh ** 2,
+           lambda x: torch.linalg.svd(x, full_matrices=False).Vh ** 2, rect_matrices(), extremes=False, rtol=1e-6,
+           atol=1e-8),
+    OpInfo("qr", lambda x: (lambda r: r.Q * 2.0 + r.R.sum(-2, keepdim=True))(tga.linalg.qr(x)),
+           lambda x: (lambda r: r.Q * 2.0 + r.R.sum(-2, keepdim=True))(torch.linalg.qr(x)),
+           rect_matrices(tall=True), extremes=False, rtol=1e-6, atol=1e-8),
+    OpInfo("pinv", lambda x: tga.linalg.pinv(x), lambda x: torch.linalg.pinv(x), rect_matrices(), extremes=False,
+           rtol=1e-6, atol=1e-8),
+    OpInfo("lstsq", lambda a, b: tga.linalg.lstsq(a, b).solution, lambda a, b: torch.linalg.lstsq(a, b).solution,
+           rect_matrices(tall=True).flatmap(lambda s: array(s.args[0].shape[:-1] + (2,)).map(
+               lambda b: Sample((s.args[0], b), {}))), extremes=False, rtol=1e-6, atol=1e-8),
+    OpInfo("matrix_rank", lambda x: tga.linalg.matrix_rank(x), lambda x: torch.linalg.matrix_rank(x),
+           unary(TIES, min_dims=2), grad=False),
+    OpInfo("cond", lambda x, p: tga.linalg.cond(x, p), lambda x, p: torch.linalg.cond(x, p),
+           _with(square_matrices().filter(lambda s: s.args[0].size > 0), p=st.sampled_from([None, -2])),
+           extremes=False, rtol=1e-6),
+    # (values only for the norms of A and inv(A): PyTorch's gradient there fails its own in-place check)
+    OpInfo("cond_norms", lambda x, p: tga.linalg.cond(x, p), lambda x, p: torch.linalg.cond(x, p),
+           _with(square_matrices().filter(lambda s: s.args[0].size > 0), p=st.sampled_from(["fro", 1, math.inf])),
+           grad=False, extremes=False, rtol=1e-6),
+    OpInfo("matrix_norm", lambda x, ord, keepdim: tga.linalg.matrix_norm(x, ord, keepdim=keepdim),
+           lambda x, ord, keepdim: torch.linalg.matrix_norm(x, ord, keepdim=keepdim),
+           _with(rect_matrices(), ord=st.sampled_from(["fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf]),
+                 keepdim=st.booleans()), extremes=False, rtol=1e-6),
+    OpInfo("vector_norm", lambda x, ord, axis: tga.linalg.vector_norm(x, ord, axis),
+           lambda x, ord, axis: torch.linalg.vector_norm(x, ord, axis),
+           _with(along_axis(elements=AWAY_FROM_ZERO).filter(lambda s: s.args[0].size > 0),
+                 ord=st.sampled_from([1, 2, 3, 0.5, 0, math.inf, -math.inf])),
+           extremes=False),
+    OpInfo("linalg_norm", lambda x, ord: tga.linalg.norm(x, ord), lambda x, ord: torch.linalg.norm(x, ord),
+           _with(unary(AWAY_FROM_ZERO, min_dims=1, max_dims=2, min_side=1), ord=st.sampled_from([None, 1, math.inf])),
+           extremes=False),
+    OpInfo("matrix_power", lambda x, n: tga.linalg.matrix_power(x, n), lambda x, n: torch.linalg.matrix_power(x, n),
+           _with(square_matrices(), n=st.integers(-2, 5)), extremes=False),
+    OpInfo("matrix_exp", lambda x: x.matrix_exp(), lambda x: x.matrix_exp(), square_matrices("any"), extremes=False,
+           rtol=1e-10, atol=1e-10),
+    OpInfo("linalg_cross", lambda a, b: tga.linalg.cross(a, b), lambda a, b: torch.linalg.cross(a, b),
+           same_shape(2).filter(lambda s: s.args[0].ndim >= 1 and s.args[0].shape[-1] == 3)),
+    OpInfo("multi_dot", *_both(lambda lib: lambda a, b: lib.linalg.multi_dot([a, b.mT, a])),
+           same_shape(2).filter(lambda s: s.args[0].ndim == 2), extremes=False),  # (inf * 0 depends on the order)
+    OpInfo("vecdot", *_both(lambda lib: lambda a, b: lib.linalg.vecdot(a, b)), binary().filter(
+        lambda s: s.args[0].ndim >= 1 and s.args[1].ndim >= 1 and s.args[0].shape[-1] == s.args[1].shape[-1])),
+    OpInfo("linalg_diagonal", lambda x, offset: tga.linalg.diagonal(x, offset=offset),
+           lambda x, offset: torch.linalg.diagonal(x, offset=offset), _with(unary(min_dims=2), offset=st.integers(-2, 2))),
+    OpInfo("linalg_vander", lambda x, n: tga.linalg.vander(x, N=n), lambda x, n: torch.linalg.vander(x, N=n),
+           _with(unary(AWAY_FROM_ZERO, min_dims=1), n=st.none() | st.integers(2, 4)).filter(
+               lambda s: (s.kwargs["n"] or s.args[0].shape[-1]) > 1), extremes=False,
+           notes="away from 0: PyTorch's powers are a cumulative product, whose second derivative divides by x"),
+]  # fmt: skip
+OPS += TENSOR_FUNCTIONS
+BY_NAME = {op.name: op for op in OPS}
+assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"

@@ -16,7 +16,12 @@ from . import (
     functional,
     indexing,
     inplace_variants,
+    linalg,
     math_functions,
+    products,
+    shape_functions,
+    special_functions,
+    statistics,
     tensor_arith,
     tensor_creation,
     tensor_functions,
@@ -43,11 +48,16 @@ from .creation import *  # noqa: F403
 from .dtypes import *  # noqa: F403
 from .flags import *  # noqa: F403
 from .gradcheck import gradcheck
+from .linalg import det, inverse, logdet, matrix_exp, matrix_power, slogdet  # torch's top-level spellings
 from .malloc import keep_freed_memory
 from .math_functions import *  # noqa: F403
 from .printing import set_printoptions
+from .products import *  # noqa: F403
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .serialization import load, save
+from .shape_functions import *  # noqa: F403
+from .special_functions import *  # noqa: F403
+from .statistics import *  # noqa: F403
 from .tensor_functions import *  # noqa: F403
 from .tensor_torch import *  # noqa: F403
 from .threads import get_num_threads, set_num_threads
@@ -72,6 +82,7 @@ def install_methods() -> None:
         augmented_assignment,
         tensor_protocols,
     )
+    tables += (shape_functions, products, statistics, special_functions, linalg)
     for table in (m.METHODS for m in tables):
         for name, fn in table.items():
             setattr(Tensor, name, fn)
@@ -145,6 +156,17 @@ __all__ = [
     *flags.__all__,
     "autocast",
     "set_printoptions",
+    *shape_functions.__all__,
+    *products.__all__,
+    *statistics.__all__,
+    *special_functions.__all__,
+    "linalg",
+    "det",
+    "inverse",
+    "logdet",
+    "matrix_exp",
+    "matrix_power",
+    "slogdet",
     "save",
     "load",
     "set_num_threads",

@@ -17,6 +17,7 @@ from .engine.composite import composite
 from .functional_checks import tensor_arg as _tensor
 from .inplace import apply_inplace
 from .ops.saved import saved_for_backward
+from .random import draw
 
 __all__ = ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]
 __all__ += ["threshold"]  # (PyTorch's F.threshold)
@@ -182,3 +183,100 @@ def _in_place(x: Tensor, name: str, fn: Any, **kw: Any) -> Tensor:
     version bump, the rebased history, the refusal for a leaf that requires grad). Here,
     not in functional.py (whose activations use it too): functional imports this module."""
     return apply_inplace(x, name + "_", lambda t: fn(t, **kw))
+
+
+# -- shrinkage, learned and randomised slopes, and the in-place spellings -------------------
+__all__ += ["hardshrink", "softshrink", "tanhshrink", "prelu", "rrelu", "rrelu_"]
+__all__ += ["relu_", "celu_", "selu_", "hardtanh_", "threshold_"]  # (elu_, leaky_relu_: in functional.py)
+
+
+@composite("hardshrink")
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
+    """``x`` where ``|x| > lambd``, 0 elsewhere (no gradient at ``±lambd``, as PyTorch's)."""
+    x = _float(input, "hardshrink")
+    return saved_for_backward(where(x.abs() > lambd, x, 0.0), x)  # (as PyTorch's, it keeps x)
+
+
+@composite("softshrink")
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
+    """``x`` moved ``lambd`` towards 0, and 0 within ``[-lambd, lambd]``."""
+    x = _float(input, "softshrink")
+    if lambd < 0:
+        raise RuntimeError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}.")
+    return saved_for_backward(where(x > lambd, x - lambd, where(x < -lambd, x + lambd, 0.0)), x)
+
+
+@composite("tanhshrink")
+def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
+    """``x - tanh(x)``."""
+    x = _float(input, "tanhshrink")
+    return x - x.tanh()
+
+
+@composite("prelu")
+def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
+    """``x`` where positive, ``weight * x`` elsewhere; ``weight`` one slope, or one per channel
+    (axis 1): PyTorch's ``F.prelu``."""
+    x, w = _float(input, "prelu"), _tensor(weight, "prelu")
+    if w.ndim > 1:
+        raise RuntimeError(f"prelu: weight must be a scalar or 1-D, got shape {w.shape}")
+    n = w.numel()
+    if n != 1:
+        c = x.shape[1] if x.ndim >= 2 else 1  # (PyTorch's count: a vector has one channel)
+        if c != n:
+            raise RuntimeError(
+                f"prelu: mismatch of parameter numbers and input channel size. Found parameter numbers = {n} and "
+                f"channel size = {c} (input of shape {x.shape})."
+            )
+        w = w.reshape((n,) + (1,) * (x.ndim - 2))
+    elif w.ndim:
+        w = w.reshape(())
+    return where(x > 0, x, w * x)
+
+
+_RRELU_DEFAULTS = (1.0 / 8.0, 1.0 / 3.0)
+
+
+@composite("rrelu")
+def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RRELU_DEFAULTS[1],  # noqa: A002
+          training: bool = False, inplace: bool = False) -> Tensor:  # fmt: skip
+    """Randomised leaky ReLU: negative ``x`` times a slope drawn uniformly from ``[lower,
+    upper]`` for each element while training, times the mean slope otherwise."""
+    x = _float(input, "rrelu")
+    if inplace:
+        return _in_place(x, "rrelu", rrelu, lower=lower, upper=upper, training=training)
+    if not training:  # (PyTorch's leaky_relu, which keeps x)
+        return saved_for_backward(where(x > 0, x, x * ((lower + upper) / 2.0)), x)
+    slope = draw("random", x.shape, x.dtype, x) * (upper - lower) + lower
+    return where(x > 0, x, x * slope)
+
+
+def rrelu_(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RRELU_DEFAULTS[1],  # noqa: A002
+           training: bool = False) -> Tensor:  # fmt: skip
+    """``rrelu(..., inplace=True)``."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def relu_(input: Tensor) -> Tensor:  # noqa: A002
+    """``relu`` written into ``input``."""
+    return _in_place(_tensor(input, "relu_"), "relu", lambda t: t.relu())
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
+    """``celu`` written into ``input``."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:  # noqa: A002
+    """``selu`` written into ``input``."""
+    return selu(input, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:  # noqa: A002
+    """``hardtanh`` written into ``input``."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa: A002
+    """``threshold`` written into ``input``."""
+    return globals()["threshold"](input, threshold, value, inplace=True)

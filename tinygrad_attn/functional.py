@@ -984,7 +984,7 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
         pos = np.arange(-lo, n + hi)  # the source position of each output position
         if mode == "reflect":
             if max(lo, hi) >= n:
-                raise ValueError(f"pad: reflect needs padding below the axis size {n}, got ({lo}, {hi})")
+                raise InvalidArgumentError(f"pad: reflect needs padding below the axis size {n}, got ({lo}, {hi})")
             pos = np.abs(pos)
             pos = np.where(pos >= n, 2 * (n - 1) - pos, pos)
         elif mode == "replicate":
@@ -1048,6 +1048,62 @@ __all__ += ["threshold", "glu"]
 from .functional_resize import interpolate  # noqa: E402
 
 __all__ += ["interpolate"]
+
+# PyTorch's remaining pooling, normalisation, shape, loss and dropout functions
+from .functional_pooling import *  # noqa: E402, F403
+from .functional_pooling import __all__ as _pooling_all  # noqa: E402
+
+__all__ += _pooling_all
+from .functional_norm import *  # noqa: E402, F403
+from .functional_norm import __all__ as _norm_all  # noqa: E402
+
+__all__ += _norm_all
+from .functional_rearrange import *  # noqa: E402, F403
+from .functional_rearrange import __all__ as _rearrange_all  # noqa: E402
+
+__all__ += _rearrange_all
+from .functional_margin import *  # noqa: E402, F403
+from .functional_margin import __all__ as _margin_all  # noqa: E402
+
+__all__ += _margin_all
+from .functional_likelihood import *  # noqa: E402, F403
+from .functional_likelihood import __all__ as _likelihood_all  # noqa: E402
+
+__all__ += _likelihood_all
+from .functional_dropout import *  # noqa: E402, F403
+from .functional_dropout import __all__ as _dropout_all  # noqa: E402
+
+__all__ += _dropout_all
+from .functional_bag import embedding_bag  # noqa: E402
+from .functional_resize import upsample, upsample_bilinear, upsample_nearest  # noqa: E402
+
+__all__ += ["embedding_bag", "upsample", "upsample_nearest", "upsample_bilinear"]
+from .activations import (  # noqa: E402
+    celu_,
+    hardshrink,
+    hardtanh_,
+    prelu,
+    relu_,
+    rrelu,
+    rrelu_,
+    selu_,
+    softshrink,
+    tanhshrink,
+    threshold_,
+)
+
+__all__ += ["hardshrink", "softshrink", "tanhshrink", "prelu", "rrelu", "rrelu_", "relu_", "elu_", "celu_", "selu_",
+            "leaky_relu_", "hardtanh_", "threshold_"]  # fmt: skip
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``elu`` written into ``input``."""
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
+    """``leaky_relu`` written into ``input``."""
+    return leaky_relu(input, negative_slope, inplace=True)
 
 
 #: the Tensor methods of this module (``install_methods`` puts them on Tensor): ``x.softmax`` is

@@ -27,13 +27,19 @@ from .ops.saved import saved_for_backward
 __all__ = [
     "conv1d",
     "conv2d",
+    "conv3d",
     "conv_transpose1d",
     "conv_transpose2d",
+    "conv_transpose3d",
     "max_pool1d",
     "max_pool2d",
+    "max_pool3d",
     "max_unpool1d",
     "max_unpool2d",
+    "max_unpool3d",
+    "avg_pool1d",
     "avg_pool2d",
+    "avg_pool3d",
     "adaptive_avg_pool2d",
     "batch_norm",
     "bilinear",
@@ -172,6 +178,9 @@ PyTorch's ``F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, 
 Windows that tile the input (``stride == kernel_size``, a ViT's patch embedding) take a
 reshape-and-permute path with no copies per kernel offset.
 """
+conv3d = _conv_composite(3, "conv3d", _conv.Conv3d)
+conv3d.__doc__ = """``input (N, C, D, H, W)`` convolved with ``weight (O, C/groups, kd, kh, kw)``: PyTorch's
+``F.conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)`` (video, volumes)."""
 
 
 # -- transposed convolution --------------------------------------------------------------
@@ -223,7 +232,7 @@ def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor |
         x = _F._pad_constant(x, 2 + i, reach - p, reach - p + o, 0.0)  # (negative: a crop)
     w = weight.reshape((groups, cin // groups, cog) + kernel).transpose(1, 2)
     w = w.reshape((groups * cog, cin // groups) + kernel).flip(tuple(range(2, nd + 2)))
-    conv = conv1d if nd == 1 else conv2d
+    conv = (conv1d, conv2d, conv3d)[nd - 1]
     y = conv(x, w, None, 1, 0, dilation, groups)
     if bias is not None:  # (added after: its backward reads nothing of the bias, as PyTorch's)
         y = y + bias.reshape((-1,) + (1,) * nd)
@@ -244,6 +253,15 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     """PyTorch's ``F.conv_transpose2d``: the gradient of ``conv2d`` with respect to its
     input, as a layer (upsampling decoders, GAN generators); ``weight (C_in, C_out/groups, kh, kw)``."""
     out = _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                          dilation)  # fmt: skip
+    return saved_for_backward(out, input, weight)  # (what PyTorch's keeps)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.conv_transpose3d``: ``conv_transpose2d`` over ``(N, C_in, D, H, W)`` with
+    ``weight (C_in, C_out/groups, kd, kh, kw)``."""
+    out = _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
                           dilation)  # fmt: skip
     return saved_for_backward(out, input, weight)  # (what PyTorch's keeps)
 
@@ -333,6 +351,9 @@ max_pool2d = _max_pool_composite(2, "max_pool2d", _conv.MaxPool2d)
 max_pool2d.__doc__ = """The max of each window of ``input (N, C, H, W)``: PyTorch's ``F.max_pool2d(input,
 kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
 (``stride`` defaults to ``kernel_size``)."""
+max_pool3d = _max_pool_composite(3, "max_pool3d", _conv.MaxPool3d)
+max_pool3d.__doc__ = """The max of each window of ``input (N, C, D, H, W)``: PyTorch's ``F.max_pool3d``, with
+``max_pool2d``'s arguments."""
 
 
 def _max_unpool(op: str, nd: int, input: Any, indices: Any, kernel_size: Any, stride: Any, padding: Any,
@@ -384,12 +405,19 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
     return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
 
 
-def _avg_scale(x: Tensor, geo: Geometry, count_include_pad: bool, divisor_override: int | None) -> Any:
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.max_unpool3d``: the partial inverse of ``max_pool3d(..., return_indices=True)``."""
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _avg_scale(x: Tensor, geo: Geometry, count_include_pad: bool, divisor_override: int | None,
+               op: str = "avg_pool2d") -> Any:  # fmt: skip
     """The reciprocal divisor: a number, or (without the padding counted) an array of the
     output's spatial shape on ``x``'s device, in its dtype."""
     if divisor_override is not None:
         if int(divisor_override) == 0:
-            raise InvalidArgumentError("avg_pool2d: divisor_override must not be zero")
+            raise InvalidArgumentError(f"{op}: divisor_override must not be zero")
         return 1.0 / int(divisor_override)
     extra = tuple(hi - lo for lo, hi in geo.pads)  # what ceil_mode added: never counted
     if (count_include_pad or not any(lo or hi for lo, hi in geo.pads)) and not any(extra):
@@ -410,22 +438,51 @@ def avg_pool_reference(x: Tensor, geo: Geometry, scale: Any) -> Tensor:
     return s * (scale if isinstance(scale, float) else Tensor._wrap(scale, x._dev))
 
 
-def _avg_pool2d_fused(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-                      count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
-    x, unbatched, geo = _pool_setup("avg_pool2d", 2, input, kernel_size, stride, padding, 1, ceil_mode)
-    y = _conv.AvgPool2d.apply(x, args=(geo, _avg_scale(x, geo, count_include_pad, divisor_override)))
-    return y.squeeze(0) if unbatched else y
+def _avg_pool_composite(nd: int, name: str, fused_cls: type, overridable: bool) -> Any:
+    """``avg_pool{nd}d``: PyTorch's 1-d form has no ``divisor_override``, the 2-d and 3-d ones do."""
+
+    def setup(input: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool,
+              divisor_override: int | None) -> tuple[Tensor, bool, Geometry, Any]:  # fmt: skip
+        x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, 1, ceil_mode)
+        return x, unbatched, geo, _avg_scale(x, geo, count_include_pad, divisor_override, name)
+
+    def fused(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+              count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
+        x, unbatched, geo, scale = setup(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                         divisor_override)  # fmt: skip
+        y = fused_cls.apply(x, args=(geo, scale))
+        return y.squeeze(0) if unbatched else y
+
+    def reference(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                  count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
+        x, unbatched, geo, scale = setup(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                         divisor_override)  # fmt: skip
+        y = avg_pool_reference(x, geo, scale)
+        return y.squeeze(0) if unbatched else y
+
+    run = composite(name, fused)(reference)
+    if overridable:
+        return run
+
+    def without_override(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                         ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:  # fmt: skip
+        return run(input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+    without_override.reference = run.reference  # type: ignore[attr-defined]
+    without_override.composite_name = name  # type: ignore[attr-defined]
+    return without_override
 
 
-@composite("avg_pool2d", _avg_pool2d_fused)
-def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
-    """The mean of each window of ``input (N, C, H, W)``, PyTorch's ``F.avg_pool2d``: zero
-    padding counted in the mean unless ``count_include_pad=False``; ``divisor_override``
-    replaces the window size."""
-    x, unbatched, geo = _pool_setup("avg_pool2d", 2, input, kernel_size, stride, padding, 1, ceil_mode)
-    y = avg_pool_reference(x, geo, _avg_scale(x, geo, count_include_pad, divisor_override))
-    return y.squeeze(0) if unbatched else y
+avg_pool1d = _avg_pool_composite(1, "avg_pool1d", _conv.AvgPool1d, overridable=False)
+avg_pool1d.__doc__ = """The mean of each window of ``input (N, C, L)``: PyTorch's ``F.avg_pool1d(input,
+kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True)``."""
+avg_pool2d = _avg_pool_composite(2, "avg_pool2d", _conv.AvgPool2d, overridable=True)
+avg_pool2d.__doc__ = """The mean of each window of ``input (N, C, H, W)``, PyTorch's ``F.avg_pool2d``: zero
+padding counted in the mean unless ``count_include_pad=False``; ``divisor_override``
+replaces the window size."""
+avg_pool3d = _avg_pool_composite(3, "avg_pool3d", _conv.AvgPool3d, overridable=True)
+avg_pool3d.__doc__ = """The mean of each window of ``input (N, C, D, H, W)``: PyTorch's ``F.avg_pool3d``, with
+``avg_pool2d``'s arguments."""
 
 
 def _adaptive_matrix(n: int, m: int) -> np.ndarray:

@@ -9,6 +9,7 @@ autograd of those ops. ``tinygrad_attn.functional`` re-exports it.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -102,3 +103,25 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
         wt = Tensor(w.reshape(shape).astype(input.dtype), device=input.device)
         out = a + (b - a) * wt
     return out
+
+
+# -- PyTorch's deprecated spellings of interpolate ------------------------------------------
+def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+             align_corners: bool | None = None, recompute_scale_factor: bool | None = None) -> Tensor:  # fmt: skip
+    """PyTorch's deprecated ``F.upsample``: :func:`interpolate`, with PyTorch's warning."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """PyTorch's deprecated ``F.upsample_nearest``: ``interpolate(mode="nearest")``."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """PyTorch's deprecated ``F.upsample_bilinear``: ``interpolate(mode="bilinear", align_corners=True)``."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

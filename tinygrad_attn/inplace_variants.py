@@ -47,6 +47,11 @@ INPLACE_OF += ("sinc",)
 # the comparisons' second names (``x.greater_``, as ``x.gt_``)
 INPLACE_OF += ("greater", "greater_equal", "less", "less_equal", "not_equal")
 INPLACE_OF += ("nan_to_num", "addmm", "baddbmm")
+INPLACE_OF += ("index_put",)  # shape_functions
+INPLACE_OF += ("addcmul", "addcdiv", "addmv", "addr")  # products
+# special_functions
+INPLACE_OF += ("lgamma", "digamma", "polygamma", "mvlgamma", "erfc", "logit", "ldexp", "float_power", "renorm",
+               "heaviside", "nextafter", "gcd", "lcm", "sgn")  # fmt: skip
 
 
 def _variant(name: str) -> Callable[..., Tensor]:

@@ -33,6 +33,11 @@ def _simplex(rng, shape):
     return p / p.sum(-1, keepdims=True)
 
 
+def _covariance(rng, shape):
+    a = rng.standard_normal((*shape, 3, 3))
+    return a @ np.swapaxes(a, -1, -2) + np.eye(3)
+
+
 # name -> (our class, PyTorch's, a draw of keyword parameters as NumPy arrays over a batch shape)
 FAMILIES = {
     "Normal": (D.Normal, TD.Normal, lambda rng, s: {"loc": rng.standard_normal(s), "scale": _positive(rng, s)}),
@@ -44,6 +49,21 @@ FAMILIES = {
     "OneHotCategorical": (D.OneHotCategorical, TD.OneHotCategorical, lambda rng, s: {"probs": _simplex(rng, s)}),
     "Exponential": (D.Exponential, TD.Exponential, lambda rng, s: {"rate": _positive(rng, s)}),
     "Laplace": (D.Laplace, TD.Laplace, lambda rng, s: {"loc": rng.standard_normal(s), "scale": _positive(rng, s)}),
+    "MultivariateNormal-covariance": (
+        D.MultivariateNormal,
+        TD.MultivariateNormal,
+        lambda rng, s: {"loc": rng.standard_normal((*s, 3)), "covariance_matrix": _covariance(rng, s)},
+    ),
+    "MultivariateNormal-precision": (
+        D.MultivariateNormal,
+        TD.MultivariateNormal,
+        lambda rng, s: {"loc": rng.standard_normal((*s, 3)), "precision_matrix": _covariance(rng, s)},
+    ),
+    "MultivariateNormal-scale_tril": (
+        D.MultivariateNormal,
+        TD.MultivariateNormal,
+        lambda rng, s: {"loc": rng.standard_normal((*s, 3)), "scale_tril": np.linalg.cholesky(_covariance(rng, s))},
+    ),
 }
 
 
@@ -126,6 +146,27 @@ def test_rsample_is_differentiable_in_its_parameters(name):
     assert tga.gradcheck(sample, *params.values())
 
 
+def test_multivariate_normal_rsample_is_differentiable_in_loc_and_scale():
+    rng = np.random.default_rng(4)
+    loc, lower = tga.tensor(rng.standard_normal(3)), tga.tensor(np.linalg.cholesky(_covariance(rng, ())))
+
+    def sample(loc, lower):
+        tga.manual_seed(7)
+        return D.MultivariateNormal(loc, scale_tril=lower.tril(), validate_args=False).rsample((2,))
+
+    assert tga.gradcheck(sample, loc, lower)
+
+
+def test_multivariate_normal_argument_errors_are_pytorchs():
+    for m, dist in ((torch, TD), (tga, D)):
+        with pytest.raises(ValueError):
+            dist.MultivariateNormal(m.zeros(3))
+        with pytest.raises(ValueError):
+            dist.MultivariateNormal(m.zeros(3), m.eye(3), scale_tril=m.eye(3))
+        with pytest.raises(ValueError):
+            dist.MultivariateNormal(m.zeros(2), -m.eye(2))
+
+
 def test_bernoulli_and_categorical_draw_their_probabilities():
     tga.manual_seed(0)
     probs = tga.tensor([0.1, 0.5, 0.9])
@@ -136,7 +177,8 @@ def test_bernoulli_and_categorical_draw_their_probabilities():
     np.testing.assert_allclose(counts, p.numpy(), atol=0.02)
 
 
-KL_PAIRS = ["Normal", "Uniform", "Bernoulli-probs", "Categorical-logits", "OneHotCategorical", "Exponential", "Laplace"]
+KL_PAIRS = ["Normal", "Uniform", "Bernoulli-probs", "Categorical-logits", "OneHotCategorical", "Exponential", "Laplace",
+            "MultivariateNormal-covariance", "MultivariateNormal-scale_tril"]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", KL_PAIRS)

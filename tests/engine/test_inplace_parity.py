@@ -32,13 +32,20 @@ TF = torch.nn.functional
 #: Every op keeps what PyTorch's keeps, also where its backward does not read it (composites
 #: end with ``ops.saved.saved_for_backward``; primitives declare ``keep``/``keeps_input``).
 NOT_RAISING_HERE: dict[tuple[str, str], str] = {}
+_KEEPS_A = "the decomposition's gradient is computed from A, which it keeps (PyTorch's from its outputs)"
+_KRON = "kron is a product of views, which keeps its operands; PyTorch's keeps none where an operand is empty"
 #: Where ours raises but the oracle does not, with the reason: only ops PyTorch has no single
-#: op for, whose oracle is a composition of PyTorch ops.
+#: op for, whose oracle is a composition of PyTorch ops, and the decompositions that keep their input.
 RAISING_HERE: dict[tuple[str, str], str] = {
     ("masked_softmax", "output"): "its backward reads its output, as softmax's (whose output PyTorch "
     "keeps too); the oracle's last op, a where, keeps nothing",
     **{("additive_score", f"input {i}"): "the fused op keeps its query and keys (its gradients of higher "
        "order recompute from them); the oracle's add keeps nothing, its tanh keeps its output" for i in (0, 1)},
+    # torch.linalg's decompositions: ours keep A, as each gradient is computed from A (eigh's eigenvalue and
+    # eigenvector ops each recompute the other's values; svd, svdvals, qr and cond take LAPACK's values and the
+    # gradient of a composite of A); PyTorch's keep their outputs only
+    **{(name, "input 0"): _KEEPS_A for name in ("eigh", "svdvals", "svd", "svd_vh", "qr", "cond")},
+    **{("kron", f"input {i}"): _KRON for i in (0, 1)},
 }
 
 

@@ -51,3 +51,28 @@ def test_the_first_screen_shows_the_pytorch_imports_the_example_uses():
     for line in lines:
         assert line in example, f"{line!r} is not how examples/pytorch_code.py imports"
         subprocess.run([sys.executable, "-c", line], check=True, timeout=60)
+
+
+def _what_is_where(text: str) -> str:
+    return re.search(r"## What is where\n(.*?)\n## ", text, re.S).group(1)
+
+
+def test_what_is_where_names_every_module_of_the_package():
+    table = _what_is_where((ROOT / "README.md").read_text())
+    named = set(re.findall(r"`([\w*]+)(?:\.py|/)`", table))
+    patterns = [n[:-1] for n in named if n.endswith("*")]
+    package = ROOT / "tinygrad_attn"
+    missing = []
+    for path in sorted(package.iterdir()):
+        name = path.stem if path.suffix == ".py" else path.name
+        if name in ("__init__", "__pycache__") or (path.is_dir() and not (path / "__init__.py").exists()):
+            continue
+        if name not in named and not any(name.startswith(p) for p in patterns):
+            missing.append(path.name)
+    assert not missing, f"README's 'What is where' does not name: {missing}"
+
+
+def test_the_readme_is_short_and_undated():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 200, "the README grew past 200 lines: details go to docs/, figures to benchmarks/"
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b", text), "dated figures belong in benchmarks/README.md"

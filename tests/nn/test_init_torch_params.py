@@ -36,6 +36,12 @@ MODULES = {
     "GRUCell": lambda nn, dt: nn.GRUCell(4, 3, dtype=dt),
     "Bilinear": lambda nn, dt: nn.Bilinear(3, 4, 5, dtype=dt),
     "Embedding_small": lambda nn, dt: nn.Embedding(3, 5, padding_idx=1, dtype=dt),
+    "EmbeddingBag_small": lambda nn, dt: nn.EmbeddingBag(3, 4, mode="sum", dtype=dt),
+    "Conv3d": lambda nn, dt: nn.Conv3d(2, 3, 2, dtype=dt),
+    "ConvTranspose1d": lambda nn, dt: nn.ConvTranspose1d(2, 3, 3, dtype=dt),
+    "PReLU": lambda nn, dt: nn.PReLU(3, dtype=dt),
+    "GroupNorm": lambda nn, dt: nn.GroupNorm(2, 4, dtype=dt),
+    "InstanceNorm1d_affine": lambda nn, dt: nn.InstanceNorm1d(3, affine=True, dtype=dt),
     "Sequential": lambda nn, dt: nn.Sequential(
         nn.Conv1d(2, 3, 2, dtype=dt), nn.ReLU(), nn.Flatten(), nn.Linear(6, 8, dtype=dt), nn.Tanh(),
         nn.Linear(8, 3, dtype=dt)

@@ -16,6 +16,7 @@ from .categorical import Categorical, OneHotCategorical
 from .distribution import Distribution
 from .exponential import Exponential, Laplace
 from .independent import Independent
+from .multivariate_normal import MultivariateNormal, kl_multivariate_normal
 from .normal import Normal
 from .uniform import Uniform
 from .utils import sum_rightmost
@@ -135,3 +136,6 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
         raise NotImplementedError
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+register_kl(MultivariateNormal, MultivariateNormal)(kl_multivariate_normal)

@@ -59,10 +59,6 @@ from .loss import CosineEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, SmoothL1Los
 from .normalization import BatchNorm1d, BatchNorm2d
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
 
-# -- PyTorch's paths to the same classes: nn.modules.<family> (nn.modules.linear.Linear) and nn.parameter
-# isort: split
-from . import modules, parameter  # noqa: F401 - (import paths: tga.nn.modules.linear.Linear)
-
 # -- PyTorch's transposed convolutions, upsampling and unpooling layers
 # isort: split
 from .conv import ConvTranspose1d, ConvTranspose2d
@@ -170,3 +166,119 @@ def __getattr__(name: str) -> object:
     if name in _MOVED:
         raise AttributeError(_MOVED[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# PyTorch's 3-d convolution, the remaining pooling layers (nn/conv.py, nn/pooling.py, nn/upsampling.py)
+from .conv import Conv3d, ConvTranspose3d  # noqa: E402
+from .pooling import (  # noqa: E402
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    AvgPool1d,
+    AvgPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool3d,
+)
+from .upsampling import MaxUnpool3d  # noqa: E402
+
+__all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool1d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool3d"]  # fmt: skip
+
+# PyTorch's remaining normalisation layers (nn/normalization.py)
+from .normalization import (  # noqa: E402
+    BatchNorm3d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LocalResponseNorm,
+    SyncBatchNorm,
+)
+
+__all__ += ["BatchNorm3d", "SyncBatchNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm"]  # fmt: skip
+
+# PyTorch's remaining activation layers (nn/activation.py)
+from .activation import Hardshrink, PReLU, RReLU, Softmax2d, Softshrink, Tanhshrink  # noqa: E402
+
+__all__ += ["Hardshrink", "Softshrink", "Tanhshrink", "Softmax2d", "PReLU", "RReLU"]
+
+# PyTorch's padding layers (nn/padding.py)
+from .padding import (  # noqa: E402
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
+
+__all__ += ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d"]  # fmt: skip
+
+# PyTorch's rearranging layers (nn/rearrange.py)
+from .rearrange import ChannelShuffle, Fold, PixelShuffle, PixelUnshuffle, Unfold  # noqa: E402
+
+__all__ += ["PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Fold", "Unfold"]
+
+# PyTorch's margin, ranking and likelihood losses (nn/loss.py)
+from .loss import (  # noqa: E402
+    CTCLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
+
+__all__ += ["MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss"]  # fmt: skip
+
+# PyTorch's channel and alpha dropouts (nn/layers.py)
+from .layers import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa: E402
+
+__all__ += ["Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
+
+# PyTorch's EmbeddingBag (nn/embedding_bag.py)
+from .embedding_bag import EmbeddingBag  # noqa: E402
+
+__all__ += ["EmbeddingBag"]
+
+# PyTorch's lazy convolutions and normalisations (nn/lazy.py)
+from .lazy import (  # noqa: E402
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
+
+__all__ += ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]  # fmt: skip
+from .loss import NLLLoss2d  # noqa: E402
+
+__all__ += ["NLLLoss2d"]
+
+# -- PyTorch's paths to the same classes, last (they hold every class above): nn.modules.<file>
+# (nn.modules.linear.Linear) and nn.parameter
+from . import modules, parameter  # noqa: E402, F401

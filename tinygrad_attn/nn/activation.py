@@ -12,9 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import functional as F
 from .._tensor import Tensor
-from .module import Module
+from ..engine.switches import no_grad
+from .layers import _float_dtype
+from .module import Module, Parameter
 
 
 class ReLU(Module):
@@ -185,3 +189,77 @@ class Softmin(Softmax):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.softmin(x, _legacy_dim(x) if self.dim is None else self.dim)
+
+
+class _Shrink(Module):
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Hardshrink(_Shrink):
+    """``F.hardshrink``: ``x`` where ``|x| > lambd``, 0 elsewhere."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardshrink(input, self.lambd)
+
+
+class Softshrink(_Shrink):
+    """``F.softshrink``: ``x`` moved ``lambd`` towards 0, 0 within ``[-lambd, lambd]``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softshrink(input, self.lambd)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanhshrink(input)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of ``(N, C, H, W)`` or ``(C, H, W)`` (axis -3)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3)
+
+
+class PReLU(Module):
+    """``F.prelu`` with a learned slope, one (``num_parameters=1``) or one per channel, starting
+    at ``init``: PyTorch's ``nn.PReLU(num_parameters=1, init=0.25, device=None, dtype=None)``."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(np.full(num_parameters, init, _float_dtype(dtype)), device=device)
+
+    def reset_parameters(self) -> None:
+        with no_grad():
+            self.weight.fill_(self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """``F.rrelu``: negative inputs times a random slope in ``[lower, upper]`` while
+    training, times the mean slope in eval mode."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")

@@ -84,7 +84,7 @@ class _ConvNd(Module):
         return tuple((p, p) for p in self.padding)
 
     def forward(self, input: Tensor) -> Tensor:
-        conv = F.conv1d if self._nd == 1 else F.conv2d
+        conv = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
         if self.padding_mode == "zeros":
             return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
         # Other modes pad first, then convolve without padding (as PyTorch).
@@ -115,6 +115,13 @@ class Conv2d(_ConvNd):
     """
 
     _nd = 2
+
+
+class Conv3d(_ConvNd):
+    """``input (N, C_in, D, H, W)`` -> ``(N, C_out, D_out, H_out, W_out)``; weight ``(C_out,
+    C_in/groups, kd, kh, kw)``: PyTorch's ``nn.Conv3d``, with ``nn.Conv2d``'s arguments."""
+
+    _nd = 3
 
 
 # -- transposed convolution ------------------------------------------------------------------
@@ -171,7 +178,7 @@ class _ConvTransposeNd(Module):
         return tuple(pads)
 
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
-        conv = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]
         return conv(input, self.weight, self.bias, self.stride, self.padding, self._output_padding(input, output_size),
                     self.groups, self.dilation)  # fmt: skip
 
@@ -198,3 +205,10 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
 
     _nd = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """``input (N, C_in, D, H, W)`` -> ``(N, C_out, D_out, H_out, W_out)``; weight ``(C_in,
+    C_out/groups, kd, kh, kw)``: PyTorch's ``nn.ConvTranspose3d``; ``forward(input, output_size=None)``."""
+
+    _nd = 3

@@ -224,7 +224,46 @@ class Dropout(Module):
         return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class _DropoutLike(Dropout):
+    """PyTorch's other dropouts: ``Dropout``'s arguments and repr, another function."""
+
+    _fn = ""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return getattr(F, self._fn)(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutLike):
+    """Whole channels of ``(N, C, L)`` zeroed while training: PyTorch's ``nn.Dropout1d``."""
+
+    _fn = "dropout1d"
+
+
+class Dropout2d(_DropoutLike):
+    """Whole channels of ``(N, C, H, W)`` zeroed while training: PyTorch's ``nn.Dropout2d``."""
+
+    _fn = "dropout2d"
+
+
+class Dropout3d(_DropoutLike):
+    """Whole channels of ``(N, C, D, H, W)`` zeroed while training: PyTorch's ``nn.Dropout3d``."""
+
+    _fn = "dropout3d"
+
+
+class AlphaDropout(_DropoutLike):
+    """SELU's dropout (mean and variance kept): PyTorch's ``nn.AlphaDropout``."""
+
+    _fn = "alpha_dropout"
+
+
+class FeatureAlphaDropout(_DropoutLike):
+    """SELU's dropout of whole channels: PyTorch's ``nn.FeatureAlphaDropout``."""
+
+    _fn = "feature_alpha_dropout"
 
 
 _ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {"relu": F.relu, "gelu": F.gelu}

@@ -7,12 +7,14 @@ function of the same name in :mod:`tinygrad_attn.functional`.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .. import functional as F
 from .._tensor import Tensor
+from .distance import PairwiseDistance
 from .module import Module
 
 
@@ -26,9 +28,6 @@ class _Loss(Module):
     def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> None:
         super().__init__()
         self.reduction = F._reduction(type(self).__name__, reduction, size_average, reduce)
-
-    def extra_repr(self) -> str:
-        return f"reduction={self.reduction!r}" if self.reduction != "mean" else ""
 
 
 class _WeightedLoss(_Loss):
@@ -148,3 +147,150 @@ class CosineEmbeddingLoss(_Loss):
 
     def forward(self, input1: Tensor, input2: Tensor, target: Any) -> Tensor:
         return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+# -- PyTorch's margin, ranking and likelihood losses ---------------------------------------
+class MarginRankingLoss(_Loss):
+    """``F.margin_ranking_loss`` as a module: ``loss(x1, x2, target)``."""
+
+    def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Any) -> Tensor:
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``F.hinge_embedding_loss`` as a module: ``loss(input, target)``, targets 1 and -1."""
+
+    def __init__(self, margin: float = 1.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """``F.soft_margin_loss`` as a module: the logistic loss of targets 1 and -1."""
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """``F.multilabel_margin_loss`` as a module: ``loss(input (N, C), target (N, C))``, the
+    target classes listed first and ended by -1."""
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """``F.multilabel_soft_margin_loss`` as a module, with its class ``weight`` as a buffer."""
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """``F.multi_margin_loss`` as a module: PyTorch's ``nn.MultiMarginLoss(p=1, margin=1.0,
+    weight=None, reduction="mean")``."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Any = None, size_average: Any = None,
+                 reduce: Any = None, reduction: str = "mean") -> None:  # fmt: skip
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and self.weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be 1D, got {self.weight.ndim}D instead")
+        self.p, self.margin = p, margin
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)  # fmt: skip
+
+
+class TripletMarginLoss(_Loss):
+    """``F.triplet_margin_loss`` as a module: ``loss(anchor, positive, negative)``."""
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
+                 size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> None:  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
+                                     swap=self.swap, reduction=self.reduction)  # fmt: skip
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """``F.triplet_margin_with_distance_loss`` as a module, with any ``distance_function``."""
+
+    def __init__(self, *, distance_function: Any = None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:  # fmt: skip
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead"
+            )
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)  # fmt: skip
+
+
+class PoissonNLLLoss(_Loss):
+    """``F.poisson_nll_loss`` as a module: PyTorch's ``nn.PoissonNLLLoss(log_input=True,
+    full=False, eps=1e-8, reduction="mean")``."""
+
+    def __init__(self, log_input: bool = True, full: bool = False, size_average: Any = None, eps: float = 1e-8,
+                 reduce: Any = None, reduction: str = "mean") -> None:  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Any) -> Tensor:
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
+                                  reduction=self.reduction)  # fmt: skip
+
+
+class GaussianNLLLoss(_Loss):
+    """``F.gaussian_nll_loss`` as a module: ``loss(input, target, var)``."""
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Any, var: Any) -> Tensor:
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """``F.ctc_loss`` as a module: ``loss(log_probs, targets, input_lengths, target_lengths)``."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths: Any) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)  # fmt: skip
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated ``nn.NLLLoss2d``: :class:`NLLLoss` (which takes ``(N, C, H, W)``
+    log-probabilities itself), with PyTorch's warning."""
+
+    def __init__(self, weight: Any = None, size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+                 reduction: str = "mean") -> None:  # fmt: skip
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
+                      stacklevel=2)  # fmt: skip
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -73,3 +74,127 @@ class BatchNorm2d(_BatchNorm):
     """Normalise each channel of ``(N, C, H, W)`` over the batch: PyTorch's ``nn.BatchNorm2d``."""
 
     _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Normalise each channel of ``(N, C, D, H, W)`` over the batch: PyTorch's ``nn.BatchNorm3d``."""
+
+    _dims = (5,)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """PyTorch's ``nn.SyncBatchNorm``: batch normalisation whose statistics a distributed run
+    gathers over its processes; in one process (the only kind here) it is ``_BatchNorm``
+    over ``(N, C, *)``. ``process_group`` is accepted and unused."""
+
+    _dims = tuple(range(2, 33))
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group: Any = None, device: Any = None, dtype: Any = None,
+                 *, bias: bool = True) -> None:  # fmt: skip
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """``module`` with each ``BatchNorm*d`` inside replaced by a ``SyncBatchNorm`` holding
+        the same parameters and buffers (PyTorch's classmethod)."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine, module.track_running_stats,
+                      process_group)  # fmt: skip
+            for name in ("weight", "bias"):
+                setattr(out, name, getattr(module, name))
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                out.register_buffer(name, getattr(module, name))
+            out.training = module.training
+        for name, child in module.named_children():
+            setattr(out, name, cls.convert_sync_batchnorm(child, process_group))
+        return out
+
+
+class GroupNorm(Module):
+    """``F.group_norm`` over ``num_groups`` groups of ``num_channels``: PyTorch's ``nn.GroupNorm(num_groups,
+    num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True)``."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device: Any = None,
+                 dtype: Any = None, *, bias: bool = True) -> None:  # fmt: skip
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        dtype = _float_dtype(dtype)
+        self.weight = Parameter(np.ones(num_channels, dtype), device=device) if affine else None
+        self.bias = Parameter(np.zeros(num_channels, dtype), device=device) if affine and bias else None
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, bias={self.bias is not None}"
+
+
+class _InstanceNorm(_BatchNorm):
+    """PyTorch's instance norms: ``_BatchNorm``'s parameters and buffers (``affine=False``
+    and ``track_running_stats=False`` by default), each sample normalised on its own."""
+
+    _unbatched = 0
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:  # fmt: skip
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        name, nd = type(self).__name__, self._unbatched
+        if input.ndim not in (nd, nd + 1):
+            raise ValueError(f"{name}: expected {nd}D or {nd + 1}D input (got {input.ndim}D input)")
+        channel_axis = input.ndim - nd
+        if input.shape[channel_axis] != self.num_features:
+            if self.affine:
+                raise ValueError(
+                    f"{name}: expected input's size at dim={channel_axis} to match num_features "
+                    f"({self.num_features}), but got: {input.shape[channel_axis]}."
+                )
+            warnings.warn(f"{name}: input's size at dim={channel_axis} does not match num_features. You can "
+                          "silence this warning by not passing in num_features, which is not used because "
+                          "affine=False", stacklevel=2)  # fmt: skip
+        x = input.unsqueeze(0) if input.ndim == nd else input
+        y = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            self.training or not self.track_running_stats,
+                            0.0 if self.momentum is None else self.momentum, self.eps)  # fmt: skip
+        return y.squeeze(0) if input.ndim == nd else y
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Normalise each channel of each sample of ``(N, C, L)`` (or ``(C, L)``): PyTorch's ``nn.InstanceNorm1d``."""
+
+    _unbatched = 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Normalise each channel of each image of ``(N, C, H, W)``: PyTorch's ``nn.InstanceNorm2d``
+    (style transfer's normalisation)."""
+
+    _unbatched = 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Normalise each channel of each volume of ``(N, C, D, H, W)``: PyTorch's ``nn.InstanceNorm3d``."""
+
+    _unbatched = 4
+
+
+class LocalResponseNorm(Module):
+    """``F.local_response_norm`` across ``size`` neighbouring channels: PyTorch's
+    ``nn.LocalResponseNorm(size, alpha=1e-4, beta=0.75, k=1.0)``."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -70,3 +70,132 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class MaxPool3d(_MaxPoolNd):
+    """The max of each window of ``(N, C, D, H, W)``: PyTorch's ``nn.MaxPool3d``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)  # fmt: skip
+
+
+class AvgPool1d(Module):
+    """The mean of each window of ``(N, C, L)``: PyTorch's ``nn.AvgPool1d`` (its sizes stored
+    as 1-tuples, as PyTorch stores them)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:  # fmt: skip
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+def _single(v: Any) -> tuple:
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,)
+
+
+class AvgPool3d(AvgPool2d):
+    """The mean of each window of ``(N, C, D, H, W)``: PyTorch's ``nn.AvgPool3d``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)  # fmt: skip
+
+
+class _AdaptivePool(Module):
+    _fn = ""
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        if self._fn.startswith("adaptive_max"):
+            self.return_indices = return_indices
+
+    def forward(self, input: Tensor) -> Any:
+        fn = getattr(F, self._fn)
+        if self._fn.startswith("adaptive_max"):
+            return fn(input, self.output_size, self.return_indices)
+        return fn(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptivePool):
+    """Average ``(N, C, L)`` down to ``output_size``: PyTorch's ``nn.AdaptiveAvgPool1d(output_size)``."""
+
+    _fn = "adaptive_avg_pool1d"
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__(output_size)
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Average ``(N, C, D, H, W)`` down to ``output_size``: PyTorch's ``nn.AdaptiveAvgPool3d(output_size)``."""
+
+    _fn = "adaptive_avg_pool3d"
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__(output_size)
+
+
+class AdaptiveMaxPool1d(_AdaptivePool):
+    """The max of each adaptive window of ``(N, C, L)``: PyTorch's ``nn.AdaptiveMaxPool1d(output_size,
+    return_indices=False)``."""
+
+    _fn = "adaptive_max_pool1d"
+
+
+class AdaptiveMaxPool2d(_AdaptivePool):
+    """PyTorch's ``nn.AdaptiveMaxPool2d(output_size, return_indices=False)`` over ``(N, C, H, W)``."""
+
+    _fn = "adaptive_max_pool2d"
+
+
+class AdaptiveMaxPool3d(_AdaptivePool):
+    """PyTorch's ``nn.AdaptiveMaxPool3d(output_size, return_indices=False)`` over ``(N, C, D, H, W)``."""
+
+    _fn = "adaptive_max_pool3d"
+
+
+class _LPPool(Module):
+    _fn = ""
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return getattr(F, self._fn)(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")  # fmt: skip
+
+
+class LPPool1d(_LPPool):
+    """``(sum of x^p over each window)^(1/p)`` of ``(N, C, L)``: PyTorch's ``nn.LPPool1d(norm_type,
+    kernel_size, stride=None, ceil_mode=False)``."""
+
+    _fn = "lp_pool1d"
+
+
+class LPPool2d(_LPPool):
+    """PyTorch's ``nn.LPPool2d`` over ``(N, C, H, W)``."""
+
+    _fn = "lp_pool2d"
+
+
+class LPPool3d(_LPPool):
+    """PyTorch's ``nn.LPPool3d`` over ``(N, C, D, H, W)``."""
+
+    _fn = "lp_pool3d"

@@ -85,3 +85,13 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
     def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """PyTorch's ``nn.MaxUnpool3d(kernel_size, stride=None, padding=0)``; ``forward(input,
+    indices, output_size=None)`` with the indices of ``MaxPool3d(..., return_indices=True)``."""
+
+    _nd = 3
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)

@@ -208,6 +208,11 @@ class Conv2d(Conv):
     name = "conv2d"
 
 
+class Conv3d(Conv):
+    __slots__ = ()
+    name = "conv3d"
+
+
 class MaxPool(FusedFunction):
     """The max of each window (padding is -inf) in one node; ``args`` is the geometry.
     The gradient goes to the first maximum of each window, as PyTorch's."""
@@ -246,6 +251,11 @@ class MaxPool1d(MaxPool):
 class MaxPool2d(MaxPool):
     __slots__ = ()
     name = "max_pool2d"
+
+
+class MaxPool3d(MaxPool):
+    __slots__ = ()
+    name = "max_pool3d"
 
 
 def _host_arange(k: int):
@@ -288,6 +298,16 @@ class AvgPool(FusedFunction):
 class AvgPool2d(AvgPool):
     __slots__ = ()
     name = "avg_pool2d"
+
+
+class AvgPool1d(AvgPool):
+    __slots__ = ()
+    name = "avg_pool1d"
+
+
+class AvgPool3d(AvgPool):
+    __slots__ = ()
+    name = "avg_pool3d"
 
 
 class AdaptiveAvgPool2d(FusedFunction):

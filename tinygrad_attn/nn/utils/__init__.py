@@ -9,3 +9,12 @@ from .clip_grad import clip_grad_norm_, clip_grad_value_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn"]
+
+# PyTorch's parametrizations and the older weight norm
+from . import parametrizations, parametrize  # noqa: E402
+from .weight_norm import remove_weight_norm, weight_norm  # noqa: E402
+
+__all__ += ["parametrize", "parametrizations", "weight_norm", "remove_weight_norm"]
+from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights  # noqa: E402
+
+__all__ += ["fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights"]

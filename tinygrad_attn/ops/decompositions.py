@@ -1,0 +1,180 @@
+"""The matrix functions that no composite computes accurately: inverse, solve, determinant,
+log-absolute-determinant, Cholesky factor and the symmetric eigen-decomposition, over
+batches of matrices (``(..., n, n)``), each one call of the array namespace's ``linalg``
+forward, and ``Tril``, the triangle of the last two axes (the mask the backward formulas
+take). Each backward is written in ``ns`` ops (these ops among them), so gradients of every
+order follow. The other ``torch.linalg`` functions (``tinygrad_attn/linalg.py``) are
+composites of these.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine.function import Function
+
+
+def _mt(ns, x):
+    return ns.matrix_transpose(x)
+
+
+class Tril(Function):
+    """``args = k``: the entries on and below the ``k``-th diagonal of the last two axes; zeros above.
+    Linear and self-adjoint: its gradient is ``Tril`` of ``g``."""
+
+    __slots__ = ()
+    primitive = True
+    name = "tril"
+    keep = ()
+    reads_output = False
+
+    def forward(self, xp, a):
+        raw = xp.device.xp
+        n, m = a.shape[-2], a.shape[-1]
+        # (the mask made on the host and moved to a's device: an array API namespace makes arange on its default one)
+        keep = xp.device.asarray(np.arange(m)[None, :] - np.arange(n)[:, None] <= self.args)
+        return raw.where(keep, a, raw.zeros_like(a))
+
+    def backward(self, g, ns, inputs, out):
+        return (ns.apply(Tril, g, args=self.args),)
+
+
+class Inv(Function):
+    """The inverse; ``d inv(A) = -inv(A) dA inv(A)``."""
+
+    __slots__ = ()
+    primitive = True
+    name = "inv"
+    keep = ()
+
+    def forward(self, xp, a):
+        return xp.device.xp.linalg.inv(a)
+
+    def backward(self, g, ns, inputs, out):
+        t = _mt(ns, out)
+        return (-ns.matmul(ns.matmul(t, g), t),)
+
+
+class Solve(Function):
+    """``X`` with ``A X = B`` (``A (..., n, n)``, ``B (..., n, k)`` of one batch shape):
+    ``gB = solve(A^T, g)``, ``gA = -gB X^T``."""
+
+    __slots__ = ()
+    primitive = True
+    name = "solve"
+    operands = ("A", "B")
+    keep = (0,)
+
+    def forward(self, xp, a, b):
+        return xp.device.xp.linalg.solve(a, b)
+
+    def backward(self, g, ns, inputs, out):
+        gb = ns.apply(Solve, _mt(ns, inputs[0]), g)
+        return -ns.matmul(gb, _mt(ns, out)), gb
+
+
+class Det(Function):
+    """The determinant; ``d det(A) = det(A) tr(inv(A) dA)`` (the gradient of an invertible matrix)."""
+
+    __slots__ = ()
+    primitive = True
+    name = "det"
+    keep = (0,)
+
+    def forward(self, xp, a):
+        return xp.device.xp.linalg.det(a)
+
+    def backward(self, g, ns, inputs, out):
+        a = inputs[0]
+        scale = ns.reshape(g * out, tuple(out.shape) + (1, 1))
+        return (scale * _mt(ns, ns.apply(Inv, a)),)
+
+
+class LogAbsDet(Function):
+    """``log|det(A)|``; its gradient is ``inv(A)^T``."""
+
+    __slots__ = ()
+    primitive = True
+    name = "logabsdet"
+    keep = (0,)
+    reads_output = False
+
+    def forward(self, xp, a):
+        return xp.device.xp.linalg.slogdet(a)[1]
+
+    def backward(self, g, ns, inputs, out):
+        a = inputs[0]
+        return (ns.reshape(g, tuple(g.shape) + (1, 1)) * _mt(ns, ns.apply(Inv, a)),)
+
+
+class Cholesky(Function):
+    """The lower Cholesky factor ``L`` of a symmetric positive-definite ``A = L L^T``; with
+    ``T = tril(L^T gL)``: ``gA = L^-T (T + tril(T, -1)^T) / 2 L^-1``."""
+
+    __slots__ = ()
+    primitive = True
+    name = "cholesky"
+    keep = ()
+
+    def forward(self, xp, a):
+        return xp.device.xp.linalg.cholesky(a)
+
+    def backward(self, g, ns, inputs, out):
+        lt = _mt(ns, out)  # L^T
+        t = ns.apply(Tril, ns.matmul(lt, g), args=0)
+        m = (t + _mt(ns, ns.apply(Tril, t, args=-1))) * 0.5
+        left = ns.apply(Solve, lt, m)  # L^-T M
+        return (_mt(ns, ns.apply(Solve, lt, _mt(ns, left))),)  # (L^-T M) L^-1
+
+
+def _eigh(xp, a, uplo: str):
+    raw = xp.device.xp
+    try:
+        return raw.linalg.eigh(a, UPLO=uplo)
+    except TypeError:  # (the array API's eigh reads the lower triangle and takes no UPLO: the upper is A^T's lower)
+        return raw.linalg.eigh(a if uplo == "L" else raw.matrix_transpose(a))
+
+
+class EighValues(Function):
+    """``args = UPLO``: the eigenvalues of a symmetric matrix, ascending; ``gA = V diag(g) V^T``."""
+
+    __slots__ = ()
+    primitive = True
+    name = "eigvalsh"
+    keep = (0,)
+    reads_output = False
+
+    def forward(self, xp, a):
+        return _eigh(xp, a, self.args)[0]
+
+    def backward(self, g, ns, inputs, out):
+        v = ns.apply(EighVectors, inputs[0], args=self.args)
+        n = g.shape[-1]
+        return (ns.matmul(v * ns.reshape(g, tuple(g.shape[:-1]) + (1, n)), _mt(ns, v)),)
+
+
+class EighVectors(Function):
+    """``args = UPLO``: the eigenvectors (columns) of a symmetric matrix; with ``K = V^T gV`` made
+    skew (``(K - K^T) / 2``, the tangent directions that keep ``V`` orthogonal, as PyTorch's):
+    ``gA = V (F * K) V^T``, ``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it."""
+
+    __slots__ = ()
+    primitive = True
+    name = "eigh_vectors"
+    keep = (0,)
+
+    def forward(self, xp, a):
+        return _eigh(xp, a, self.args)[1]
+
+    def backward(self, g, ns, inputs, out):
+        v = out
+        w = ns.apply(EighValues, inputs[0], args=self.args)
+        n = w.shape[-1]
+        lead = tuple(w.shape[:-1])
+        diff = ns.reshape(w, lead + (1, n)) - ns.reshape(w, lead + (n, 1))  # w[j] - w[i]
+        same = diff == 0
+        safe = ns.where(same, ns.zeros_like(diff) + 1.0, diff)
+        f = ns.where(same, ns.zeros_like(diff), 1.0 / safe)
+        k = ns.matmul(_mt(ns, v), g)
+        inner = f * ((k - _mt(ns, k)) * 0.5)
+        return (ns.matmul(ns.matmul(v, inner), _mt(ns, v)),)

@@ -1,0 +1,139 @@
+"""The log-gamma function and its derivatives (``lgamma``, ``digamma``, ``polygamma``).
+
+No array namespace has them, and no composite of the other primitives is accurate, so
+each is written here from the array namespace's ``log``, ``sin`` and ``tan``: the argument
+is shifted up by the recurrences ``lgamma(x) = lgamma(x + 1) - log|x|`` and
+``psi_n(x) = psi_n(x + 1) - (-1)**n n! / x**(n + 1)`` until it is large, where the
+asymptotic (Stirling) series is good to the last digit of a float64; negative arguments of
+``lgamma`` and ``digamma`` go through the reflection formulas. The derivative of
+``polygamma(n, x)`` is ``polygamma(n + 1, x)``, so gradients of every order are these ops.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..engine.function import Function
+
+#: Bernoulli numbers B_2, B_4, ..., B_20 (the asymptotic series' coefficients).
+_B2K = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798, -174611 / 330)
+#: Arguments are shifted up to at least this before the series (12 terms then reach 1e-17).
+_SHIFT = 12.0
+
+
+def _shifted(raw, x):
+    """``x`` and how many unit steps (at most ``_SHIFT``) take it to at least ``_SHIFT``."""
+    steps = raw.clip(raw.ceil(_SHIFT - x), 0.0, _SHIFT)
+    return steps
+
+
+def lgamma_array(raw, x):
+    """``log|Gamma(x)|`` elementwise (``x`` a float array of namespace ``raw``)."""
+    neg = x < 0.5
+    # reflection for x < 0.5: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)
+    y = raw.where(neg, 1.0 - x, x)
+    fin = raw.isfinite(y)
+    y = raw.where(fin, y, raw.full_like(y, 2.0))
+    steps = _shifted(raw, y)
+    z = y + steps
+    # log(y (y + 1) ... (y + steps - 1)), one factor per step still owed
+    acc = raw.zeros_like(y)
+    for k in range(int(_SHIFT)):
+        acc = acc + raw.where(steps > k, raw.log(raw.abs(y + float(k))), raw.zeros_like(y))
+    inv = 1.0 / z
+    inv2 = inv * inv
+    series = raw.zeros_like(z)
+    for k in range(len(_B2K) - 1, -1, -1):
+        two_k = 2 * (k + 1)
+        series = series * inv2 + _B2K[k] / (two_k * (two_k - 1))
+    big = (z - 0.5) * raw.log(z) - z + 0.5 * math.log(2 * math.pi) + series * inv
+    out = big - acc
+    s = raw.abs(raw.sin(math.pi * (x - raw.round(x))))  # (sin(pi x) from x's distance to an integer: exact there)
+    pole = s == 0  # (the non-positive integers: lgamma is +inf there, without a log(0) warning)
+    refl = math.log(math.pi) - raw.log(raw.where(pole, raw.ones_like(s), s)) - out
+    out = raw.where(neg, raw.where(pole, raw.full_like(s, math.inf), refl), out)
+    # infinities: lgamma(+-inf) = inf; NaN stays NaN
+    return raw.where(fin, out, raw.where(raw.isnan(x), x, raw.abs(x)))
+
+
+def polygamma_array(raw, n: int, x):
+    """``psi_n(x)``, the ``n``-th derivative of the digamma function (``n = 0``: digamma), elementwise."""
+    if n == 0:
+        neg = x < 0.5
+        y = raw.where(neg, 1.0 - x, x)
+    else:
+        neg = None
+        y = x
+    fin = raw.isfinite(y)
+    y = raw.where(fin, y, raw.full_like(y, 2.0))
+    steps = _shifted(raw, y)
+    z = y + steps
+    sign = -1.0 if n % 2 == 0 else 1.0  # (-1) ** (n + 1)
+    nfact = math.factorial(n)
+    acc = raw.zeros_like(y)
+    for k in range(int(_SHIFT)):
+        acc = acc + raw.where(steps > k, 1.0 / (y + float(k)) ** (n + 1), raw.zeros_like(y))
+    inv = 1.0 / z
+    inv2 = inv * inv
+    if n == 0:
+        series = raw.zeros_like(z)
+        for k in range(len(_B2K) - 1, -1, -1):
+            series = series * inv2 + _B2K[k] / (2 * (k + 1))
+        big = raw.log(z) - 0.5 * inv - series * inv2
+        out = big - acc
+    else:
+        series = raw.zeros_like(z)
+        for k in range(len(_B2K) - 1, -1, -1):
+            two_k = 2 * (k + 1)
+            coef = _B2K[k] * math.factorial(two_k + n - 1) / math.factorial(two_k)
+            series = series * inv2 + coef
+        lead = math.factorial(n - 1) * inv**n + 0.5 * nfact * inv ** (n + 1)
+        big = sign * (lead + series * inv ** (n + 2))
+        out = big + sign * nfact * acc
+    if neg is not None:
+        # digamma(x) = digamma(1 - x) - pi / tan(pi x); at the poles (0, -1, ...) NaN, as PyTorch's
+        near = x - raw.round(x)  # (tan(pi x) from x's distance to an integer: exact near it, of period 1)
+        pole = near == 0
+        t = raw.where(pole, raw.ones_like(near), raw.tan(math.pi * near))  # (no 1/0 at integers: set below)
+        refl = out - math.pi / t
+        refl = raw.where(
+            pole, raw.where(x == 0, -raw.copysign(raw.full_like(x, math.inf), x), raw.full_like(x, math.nan)), refl
+        )
+        out = raw.where(neg, refl, out)
+    if n == 0:
+        edge = raw.where(raw.isnan(x) | (x < 0), raw.full_like(x, math.nan), raw.full_like(x, math.inf))
+    else:
+        edge = raw.where(raw.isnan(x) | (x < 0), raw.full_like(x, math.nan), raw.zeros_like(x))
+    return raw.where(fin, out, edge)
+
+
+class Lgamma(Function):
+    """``log|Gamma(x)|``; its derivative is ``digamma(x)``."""
+
+    __slots__ = ()
+    primitive = True
+    name = "lgamma"
+    keep = (0,)
+    reads_output = False
+
+    def forward(self, xp, a):
+        return lgamma_array(xp.device.xp, a)
+
+    def backward(self, g, ns, inputs, out):
+        return (g * ns.apply(Polygamma, inputs[0], args=0),)
+
+
+class Polygamma(Function):
+    """``args = n``: the ``n``-th derivative of the digamma function; its derivative is the ``n + 1``-th."""
+
+    __slots__ = ()
+    primitive = True
+    name = "polygamma"
+    keep = (0,)
+    reads_output = False
+
+    def forward(self, xp, a):
+        return polygamma_array(xp.device.xp, self.args, a)
+
+    def backward(self, g, ns, inputs, out):
+        return (g * ns.apply(Polygamma, inputs[0], args=self.args + 1),)
