@@ -902,60 +902,13 @@ def _allclose(self: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, 
     return bool(isclose(self, other, rtol, atol, equal_nan).all())
 
 
-# -- NaN-ignoring extremes, the sign bit, index_put -----------------------------------------
-def _fextreme(a: Any, b: Any, op: str) -> Tensor:
-    """``fmax``/``fmin``: the larger (smaller) of two tensors, the other where one is NaN;
-    ties and NaN pairs go to ``a``, whose gradient is ``g`` where it is chosen (PyTorch's)."""
-    _tensors_only(a, b, op)
-    a, b = promoted_operands(a, b)
-    if a.dtype.kind == "b":  # (bools: the logical or / and)
-        return (a | b) if op == "fmax" else (a & b)
-    better = (a >= b) if op == "fmax" else (a <= b)
-    return where(better | (b != b), a, b)
-
-
-def fmax(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """The elementwise maximum, NaN only where both are NaN (``torch.fmax``)."""
-    return _fextreme(input, other, "fmax")
-
-
-def fmin(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """The elementwise minimum, NaN only where both are NaN (``torch.fmin``)."""
-    return _fextreme(input, other, "fmin")
-
-
-def signbit(input: Tensor) -> Tensor:  # noqa: A002
-    """Whether the sign bit is set (``-0.0`` and negative NaNs included), a bool tensor."""
-    x = _tensor(input, "signbit")
-    if x.dtype.kind == "b":
-        return Tensor.zeros(x.shape, dtype=np.bool_, device=x._dev)
-    return Tensor._wrap(x._dev.xp.signbit(x._data), x._dev) if x.dtype.kind == "f" else x.detach() < 0
-
-
-def index_put(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
-    """``input`` with ``input[indices] = values`` (``accumulate``: ``+=``, duplicates summed), a new tensor."""
-    x = _tensor(input, "index_put")
-    idx = tuple(i if isinstance(i, Tensor) else Tensor(np.asarray(i), device=x._dev) for i in indices)
-    v = values if isinstance(values, Tensor) else Tensor(np.asarray(values), device=x._dev)
-    v = v.astype(x.dtype) if v.dtype != x.dtype else v
-    if not accumulate:
-        out = x.clone()
-        out[idx] = v
-        return out
-    lead = x.shape[: len(idx)]
-    flat = np.ravel_multi_index(tuple(np.broadcast_arrays(*(i.numpy() for i in idx))), lead).reshape(-1)
-    rest = x.shape[len(idx) :]
-    v = v.expand(np.broadcast_shapes(v.shape, flat.shape + rest)).reshape((flat.size,) + rest)
-    return x.reshape((-1,) + rest).index_add(0, Tensor(flat, device=x._dev), v).reshape(x.shape)
-
-
+# -- index_put_ -----------------------------------------------------------------------------
 def index_put_(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
-    """:func:`index_put` in place (``Tensor.index_put_``)."""
+    """``index_put`` in place (``Tensor.index_put_``; ``accumulate`` sums repeated indices)."""
     from .inplace import apply_inplace  # noqa: PLC0415 - (the one in-place mechanism)
 
     v = values if isinstance(values, Tensor) else Tensor(np.asarray(values), device=input._dev)
-    return apply_inplace(input, "index_put_", lambda x, v: index_put(x, indices, v, accumulate), v)
+    return apply_inplace(input, "index_put_", lambda x, v: x.index_put(indices, v, accumulate), v)
 
 
-__all__ += ["fmax", "fmin", "signbit", "index_put"]
-METHODS.update({n: globals()[n] for n in ("fmax", "fmin", "signbit", "index_put", "index_put_")})
+METHODS["index_put_"] = index_put_

@@ -127,6 +127,10 @@ def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
 def fmax(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The larger of the two, elementwise, a NaN losing to a number (NaN only where both are);
     at ties the gradient goes to ``input``, as PyTorch's."""
+    for pos, x in ((1, input), (2, other)):  # (PyTorch's fmax takes tensors only: a number is its TypeError)
+        if not isinstance(x, Tensor):
+            raise TypeError(f"fmax(): argument '{('input', 'other')[pos - 1]}' (position {pos}) must be Tensor, "
+                            f"not {type(x).__name__}")  # fmt: skip
     a, b = _operands(input, other, "fmax")
     if a.dtype.kind != "f":
         return where(a >= b, a, b)
@@ -135,6 +139,10 @@ def fmax(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 def fmin(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The smaller of the two, elementwise, a NaN losing to a number (NaN only where both are)."""
+    for pos, x in ((1, input), (2, other)):  # (PyTorch's fmin takes tensors only: a number is its TypeError)
+        if not isinstance(x, Tensor):
+            raise TypeError(f"fmin(): argument '{('input', 'other')[pos - 1]}' (position {pos}) must be Tensor, "
+                            f"not {type(x).__name__}")  # fmt: skip
     a, b = _operands(input, other, "fmin")
     if a.dtype.kind != "f":
         return where(a <= b, a, b)

@@ -78,7 +78,9 @@ def test_a_gradient_has_its_leafs_dtype(name, d1, d2, rank):
         out_t.float().sum().backward()
         out = _two(tga)[name](xa, xb)
         out.float().sum().backward()
-    assert str(out.dtype) == str(out_t.dtype).removeprefix("torch."), f"{name}: result {out.dtype}, PyTorch's {out_t.dtype}"
+    assert str(out.dtype) == str(out_t.dtype).removeprefix("torch."), (
+        f"{name}: result {out.dtype}, PyTorch's {out_t.dtype}"
+    )
     for x, t, which in ((xa, ta, "a"), (xb, tb, "b")):
         if t.grad is None or not t.grad.any():  # (no gradient and zeros are one: copysign's other)
             assert x.grad is None or not np.any(x.grad.numpy()), f"{name}: {which} gets a gradient, PyTorch's none"
@@ -127,7 +129,9 @@ def test_a_recorded_gradient_requires_grad_where_pytorchs_does(name):
     x = tga.tensor(data, requires_grad=True)
     (g_t,) = torch.autograd.grad(_graphs(torch)[name](t).sum(), t, create_graph=True)
     (g,) = tga.autograd.grad(_graphs(tga)[name](x).sum(), x, create_graph=True)
-    assert g.requires_grad == g_t.requires_grad, f"{name}: requires_grad {g.requires_grad}, PyTorch's {g_t.requires_grad}"
+    assert g.requires_grad == g_t.requires_grad, (
+        f"{name}: requires_grad {g.requires_grad}, PyTorch's {g_t.requires_grad}"
+    )
     np.testing.assert_allclose(g.detach().numpy(), g_t.detach().numpy(), rtol=1e-6, atol=1e-7)
     if g_t.requires_grad:  # a gradient penalty: runs, and gives what PyTorch's gives (where it has one)
         try:

@@ -65,8 +65,11 @@ CRASHES = {
     "var_mean_unbiased_positional": lambda m: m.var_mean(m.tensor([1.0, 2.0, 4.0]), True),
     "repeat_interleave_output_size": lambda m: m.tensor([1, 2]).repeat_interleave(m.tensor([1, 2]), output_size=3),
     "interpolate_bicubic": lambda m: m.nn.functional.interpolate(
-        m.arange(16.0).reshape(1, 1, 4, 4), scale_factor=2, mode="bicubic", align_corners=False),
-    "interpolate_area": lambda m: m.nn.functional.interpolate(m.arange(16.0).reshape(1, 1, 4, 4), size=(2, 3), mode="area"),
+        m.arange(16.0).reshape(1, 1, 4, 4), scale_factor=2, mode="bicubic", align_corners=False
+    ),
+    "interpolate_area": lambda m: m.nn.functional.interpolate(
+        m.arange(16.0).reshape(1, 1, 4, 4), size=(2, 3), mode="area"
+    ),
     "norm_nuc": lambda m: m.norm(m.tensor([[1.0, 2.0], [3.0, 4.0]]), p="nuc"),
     "sign_bool": lambda m: m.sign(m.tensor([True, False])),
     "softsign_int": lambda m: m.nn.functional.softsign(m.tensor([-2, 0, 3])),
@@ -77,7 +80,9 @@ CRASHES = {
     "chunk_zero": lambda m: m.arange(4).chunk(0),
     "arange_zero_step": lambda m: m.arange(0, 5, 0),
     "index_put_": lambda m: m.zeros(4).index_put_((m.tensor([0, 2]),), m.tensor([1.0, 2.0])),
-    "index_put__accumulate": lambda m: m.zeros(4).index_put_((m.tensor([0, 0]),), m.tensor([1.0, 2.0]), accumulate=True),
+    "index_put__accumulate": lambda m: m.zeros(4).index_put_(
+        (m.tensor([0, 0]),), m.tensor([1.0, 2.0]), accumulate=True
+    ),
 }
 
 RAISES = {
@@ -102,22 +107,38 @@ VALUES = {
     "arange_float_bounds_int64_b": lambda m: m.arange(-1.2, 2.0, 1.1, dtype=m.int64),
     "sign_nan": lambda m: m.sign(m.tensor([float("nan"), -0.0, 2.0])),
     "threshold_nan": lambda m: m.nn.functional.threshold(m.tensor([float("nan"), 1.0, 0.1]), 0.5, -1.0),
-    "max_unpool1d_duplicate_grad": lambda m: _grad(m, x := _leaf(m, [[[1.0, 2.0, 3.0]]]),
-                                                   m.nn.functional.max_unpool1d(x, m.tensor([[[1, 1, 2]]]), 2, 1, output_size=(4,))),
-    "max_unpool2d_duplicate_grad": lambda m: _grad(m, x := _leaf(m, [[[[1.0, 2.0], [3.0, 4.0]]]]),
-                                                   m.nn.functional.max_unpool2d(x, m.tensor([[[[0, 0], [5, 5]]]]), 2)),
-    "index_copy_duplicate_grad": lambda m: _grad(m, x := _leaf(m, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]),
-                                                 m.zeros(2, 2, dtype=m.float64).index_copy(0, m.tensor([0, 0, 1]), x)),
+    "max_unpool1d_duplicate_grad": lambda m: _grad(
+        m,
+        x := _leaf(m, [[[1.0, 2.0, 3.0]]]),
+        m.nn.functional.max_unpool1d(x, m.tensor([[[1, 1, 2]]]), 2, 1, output_size=(4,)),
+    ),
+    "max_unpool2d_duplicate_grad": lambda m: _grad(
+        m,
+        x := _leaf(m, [[[[1.0, 2.0], [3.0, 4.0]]]]),
+        m.nn.functional.max_unpool2d(x, m.tensor([[[[0, 0], [5, 5]]]]), 2),
+    ),
+    "index_copy_duplicate_grad": lambda m: _grad(
+        m,
+        x := _leaf(m, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]),
+        m.zeros(2, 2, dtype=m.float64).index_copy(0, m.tensor([0, 0, 1]), x),
+    ),
     "clone_negative_zero": lambda m: 1.0 / m.tensor([-0.0], requires_grad=True).clone().detach(),
     "hypot_float32_overflow": lambda m: m.hypot(m.tensor([3e38], dtype=m.float32), m.tensor([3e38], dtype=m.float32)),
     "hypot_float32_tiny": lambda m: m.hypot(m.tensor([3e-30], dtype=m.float32), m.tensor([4e-30], dtype=m.float32)),
-    "huber_inf_grad": lambda m: _grad(m, x := _leaf(m, [float("inf"), -float("inf"), 0.5]),
-                                      m.nn.functional.huber_loss(x, m.zeros(3, dtype=m.float64), reduction="none")),
-    "smooth_l1_inf_grad": lambda m: _grad(m, x := _leaf(m, [float("inf"), -float("inf"), 0.5]),
-                                          m.nn.functional.smooth_l1_loss(x, m.zeros(3, dtype=m.float64), reduction="none")),
+    "huber_inf_grad": lambda m: _grad(
+        m,
+        x := _leaf(m, [float("inf"), -float("inf"), 0.5]),
+        m.nn.functional.huber_loss(x, m.zeros(3, dtype=m.float64), reduction="none"),
+    ),
+    "smooth_l1_inf_grad": lambda m: _grad(
+        m,
+        x := _leaf(m, [float("inf"), -float("inf"), 0.5]),
+        m.nn.functional.smooth_l1_loss(x, m.zeros(3, dtype=m.float64), reduction="none"),
+    ),
     "var_fractional_correction": lambda m: m.tensor([1.0, 2.0, 4.0, 8.0]).var(correction=1.5),
     "scatter_reduce_amax_int64": lambda m: m.zeros(2, dtype=m.int64).scatter_reduce(
-        0, m.tensor([0, 0, 1]), m.tensor([1073741827, 5, 1073741825]), "amax"),
+        0, m.tensor([0, 0, 1]), m.tensor([1073741827, 5, 1073741825]), "amax"
+    ),
     "fmod_mixed_width": lambda m: m.fmod(m.tensor([2**40 + 3]), m.tensor(2**20 + 1, dtype=m.int32)),
     "prod_uint8": lambda m: m.tensor([100, 200], dtype=m.uint8).prod(),
     "prod_int16": lambda m: m.tensor([300, 300], dtype=m.int16).prod(),
@@ -125,9 +146,11 @@ VALUES = {
     "any_uint8": lambda m: m.tensor([0, 3], dtype=m.uint8).any(),
     "square_bool": lambda m: m.square(m.tensor([True, False])),
     "relu6_int": lambda m: m.nn.functional.relu6(m.tensor([-3, 2, 9])),
-    "clamp_min_eq_max_grad": lambda m: _grad(m, x := _leaf(m, [0.5, 1.0, 2.0]),
-                                             x.clamp(m.tensor([1.0, 1.0, 1.0], dtype=m.float64),
-                                                     m.tensor([1.0, 1.0, 1.0], dtype=m.float64))),
+    "clamp_min_eq_max_grad": lambda m: _grad(
+        m,
+        x := _leaf(m, [0.5, 1.0, 2.0]),
+        x.clamp(m.tensor([1.0, 1.0, 1.0], dtype=m.float64), m.tensor([1.0, 1.0, 1.0], dtype=m.float64)),
+    ),
     "where_0d_float64": lambda m: m.where(m.tensor([True, False]), m.ones(2), m.tensor(2.0, dtype=m.float64)),
     "clamp_0d_float64": lambda m: m.ones(2).clamp(m.tensor(0.5, dtype=m.float64)),
     "int_with_0d_float16": lambda m: m.where(m.tensor([True, False]), m.tensor([1, 2]), m.tensor(0.5, dtype=m.float16)),
@@ -191,7 +214,8 @@ def test_a_program_does_what_pytorchs_does(program):
     if their_error is not None:
         assert our_error is not None, f"PyTorch raises {their_error!r}; we return {ours!r}"
         assert isinstance(our_error, type(their_error)), (
-            f"PyTorch raises {type(their_error).__name__}, we {type(our_error).__name__}: {our_error}")
+            f"PyTorch raises {type(their_error).__name__}, we {type(our_error).__name__}: {our_error}"
+        )
         return
     assert our_error is None, f"PyTorch runs; we raise {our_error!r}"
     _same(_plain(ours), _plain(theirs), "result")
