@@ -72,12 +72,11 @@ def _polygamma_method(self: Tensor, n: int) -> Tensor:
 
 def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
     """The log of the multivariate gamma function of dimension ``p``:
-    ``p (p - 1) / 4 log(pi) + sum_i lgamma(x - i / 2)``; every entry must exceed ``(p - 1) / 2``."""
+    ``p (p - 1) / 4 log(pi) + sum_i lgamma(x - i / 2)`` (defined for entries above ``(p - 1) / 2``)."""
     x = _floating(input, "mvlgamma")
     if p < 1:
         raise RuntimeError(f"p has to be greater than or equal to 1, got {p}")
-    if x.numel() and not bool((x > (p - 1) / 2).all()):
-        raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    # (PyTorch's CPU mvlgamma checks no domain: below (p - 1) / 2 it is the sum of log|gamma|)
     out = lgamma(x)
     for i in range(1, p):
         out = out + lgamma(x - i / 2)
