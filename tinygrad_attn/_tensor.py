@@ -462,7 +462,7 @@ class Tensor:
         A NumPy scalar is a number, as in PyTorch (``np.float64(0.5)`` keeps a float32
         tensor float32), even where it subclasses Python's float."""
         if isinstance(other, np.generic):
-            return other.item()
+            return _promotion.scalar_value(other)
         if isinstance(other, (Tensor, int, float)):
             return other
         if isinstance(other, (list, tuple)):
@@ -601,7 +601,8 @@ class Tensor:
     def fill_(self, value: Any) -> Tensor:
         """Every element becomes ``value`` (a number or a one-element tensor), in place."""
         v = value.reshape(()) if isinstance(value, Tensor) else value
-        return apply_inplace(self, "fill_", lambda x, v: where(True, v, x), v, reads_old=False)
+        # (the value in this tensor's dtype, as PyTorch's: an int tensor filled with 2.5 holds 2)
+        return apply_inplace(self, "fill_", lambda x, v: _in_dtype(where(True, v, x), x.dtype), v, reads_old=False)
 
     def zero_(self) -> Tensor:
         return self.fill_(0)
@@ -761,14 +762,26 @@ def _to_args(args: tuple, kw: dict, op: str) -> tuple[Device | None, Any, bool]:
     return (get_device(dev) if dev is not None else None), dtype, bool(copy)
 
 
-# -- free functions of the public API ---------------------------------------------
-def where(cond: Any, a: Any, b: Any) -> Tensor:
-    """``a`` where ``cond`` is True, else ``b``; differentiable in ``a`` and ``b``.
+_ONE_ARGUMENT: Any = object()  # (where(cond) without a and b)
 
-    Dtypes follow PyTorch: a Python number takes the other side's dtype unless it is of a
-    higher kind (``where(c, int_tensor, 0.5)`` is float32); two numbers give float32,
-    int64 or bool; two tensors of different kinds give the higher kind's dtype.
+
+def _in_dtype(t: Tensor, dtype: Any) -> Tensor:
+    return t if t.dtype == dtype else t.astype(dtype)
+
+
+# -- free functions of the public API ---------------------------------------------
+def where(cond: Any, a: Any = _ONE_ARGUMENT, b: Any = _ONE_ARGUMENT) -> Any:
+    """``a`` where ``cond`` is True, else ``b``; differentiable in ``a`` and ``b``;
+    ``where(cond)`` alone is ``cond.nonzero(as_tuple=True)``, as PyTorch's.
+
+    Dtypes are ``torch.result_type(a, b)``'s: a Python number or a 0-d tensor decides only
+    where its kind is higher (``where(c, int_tensor, 0.5)`` is float32, ``where(c, f32,
+    tensor(2.0, dtype=float64))`` float32); two numbers give float32, int64 or bool.
     """
+    if a is _ONE_ARGUMENT or b is _ONE_ARGUMENT:
+        if a is not b:
+            raise TypeError("where: give both a and b, or neither (where(cond) is cond.nonzero(as_tuple=True))")
+        return (cond if isinstance(cond, Tensor) else Tensor(cond)).nonzero(as_tuple=True)
     like = next((t for t in (a, b, cond) if isinstance(t, Tensor)), None)
     if like is None:
         like = Tensor(cond)
@@ -777,19 +790,8 @@ def where(cond: Any, a: Any, b: Any) -> Tensor:
     if cond.dtype != np.bool_:
         cond = cond != 0
     a, b = _where_operand(a, like), _where_operand(b, like)
-    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
-    if ta and tb:
-        ka, kb = _KIND_RANK.get(a.dtype.kind, 0), _KIND_RANK.get(b.dtype.kind, 0)
-        if ka < kb:
-            a = a.astype(b.dtype)
-        elif kb < ka:
-            b = b.astype(a.dtype)
-    elif ta:
-        a = _promote_for_scalar(a, b)
-        b = _number_for(a, b)
-    elif tb:
-        b = _promote_for_scalar(b, a)
-        a = _number_for(b, a)
+    if isinstance(a, Tensor) or isinstance(b, Tensor):  # torch.result_type's dtype, 0-d and number rules included
+        a, b = _promotion.promoted_operands(a, b)
     else:  # two numbers: the first becomes a tensor of their common dtype
         dt = max(_scalar_dtype(a), _scalar_dtype(b), key=lambda d: _KIND_RANK[d.kind])
         a = Tensor._wrap(like._dev.asarray(np.asarray(a, dtype=dt)), like._dev)

@@ -49,7 +49,7 @@ def _expm1_negative(x: Tensor) -> Tensor:
     overflowing ``exp`` is made and hidden by a ``where``)."""
     from . import ops  # noqa: PLC0415 - ops is loaded by then
 
-    return ops.Expm1.apply(where(x > 0, 0.0, x))
+    return ops.Expm1.apply(where(x <= 0, x, 0.0))  # (NaN too: its gradient is the positive side's, as PyTorch's)
 
 
 @composite("celu")
@@ -60,7 +60,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
         return _in_place(x, "celu", celu, alpha=alpha)
     if alpha == 0:
         raise RuntimeError("celu: alpha must not be 0 (it divides the input)")
-    return saved_for_backward(where(x > 0, x, _expm1_negative(x * (1.0 / alpha)) * alpha), x)  # (as PyTorch's)
+    return saved_for_backward(where(x <= 0, _expm1_negative(x * (1.0 / alpha)) * alpha, x), x)  # (as PyTorch's)
 
 
 @composite("selu")
@@ -69,7 +69,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     x = _float(input, "selu")
     if inplace:
         return _in_place(x, "selu", selu)
-    out = where(x > 0, x * _SELU_SCALE, _expm1_negative(x) * (_SELU_ALPHA * _SELU_SCALE))
+    out = where(x <= 0, _expm1_negative(x) * (_SELU_ALPHA * _SELU_SCALE), x * _SELU_SCALE)
     return saved_for_backward(out, x)  # (as PyTorch's, it keeps x)
 
 
@@ -81,7 +81,12 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
     if inplace:
         return _in_place(x, "hardtanh", hardtanh, min_val=min_val, max_val=max_val)
-    return saved_for_backward(where(x <= min_val, min_val, where(x >= max_val, max_val, x)), x)  # (as PyTorch's)
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"Bool inputs not supported for hardtanh (shape {x.shape}); convert with .long()")
+    if x.dtype.kind in "iu":  # (an integer tensor stays one, its bounds as integers: PyTorch's hardtanh and relu6)
+        min_val, max_val = int(min_val), int(max_val)
+    out = where(x <= min_val, min_val, where(x >= max_val, max_val, x))
+    return saved_for_backward(out, x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -96,7 +101,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     if inplace:
         return _in_place(x, "hardsigmoid", hardsigmoid)
     out = where(x <= -3.0, 0.0, where(x >= 3.0, 1.0, x * (1.0 / 6.0) + 0.5))
-    return saved_for_backward(out, x)  # (as PyTorch's, it keeps x)
+    out = where(x == x, out, x.detach())  # (NaN: its value, and no gradient, as PyTorch's)
+    return saved_for_backward(out, x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
 @composite("hardswish")
@@ -130,8 +136,12 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 
 @composite("softsign")
 def softsign(input: Tensor) -> Tensor:  # noqa: A002
-    """``x / (1 + |x|)``."""
-    x = _float(input, "softsign")
+    """``x / (1 + |x|)``; integers divide into float32, as PyTorch's (a composite of ``/``)."""
+    x = _tensor(input, "softsign")
+    if x.dtype.kind not in "fc":
+        if x.dtype.kind == "b":
+            raise RuntimeError(f"softsign: not defined for bool tensors (shape {x.shape}); convert with .float()")
+        x = x.astype("float32")
     return x / (x.abs() + 1.0)
 
 
@@ -151,7 +161,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     x = _tensor(input, "threshold")
     if inplace:
         return _in_place(x, "threshold", globals()["threshold"], threshold=threshold, value=value)
-    return saved_for_backward(where(x > threshold, x, value), x)  # (as PyTorch's, it keeps x)
+    # (NaN stays NaN: only x <= threshold is replaced, as PyTorch's)
+    return saved_for_backward(where(x <= threshold, value, x), x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002

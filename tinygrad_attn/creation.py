@@ -10,6 +10,7 @@ PyTorch's numbers for the same seed (:mod:`tinygrad_attn.random`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ from . import random_transforms
 from ._tensor import Size, Tensor, _shape_args
 from .backend import default_device, get_device
 from .dtypes import get_default_dtype, promote_types
+from .engine.function import InvalidArgumentError
 from .engine.switches import _State
 from .random import generator_for
 
@@ -87,6 +89,8 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         arr = np.asarray(_host_data(data))
         if arr.dtype == object:
             raise TypeError("tensor: the nested lists must be rectangular and hold numbers only")
+        if arr.dtype.kind in "USV":  # (PyTorch's ValueError: a string is a sequence of too many dimensions)
+            raise ValueError(f"tensor: too many dimensions 'str' (the data holds strings: {arr.ravel()[:3].tolist()})")
         if dtype is None:
             dtype = _numpy_scalars_dtype(data) or _torch_dtype_of(arr)
         arr = arr.astype(dtype)
@@ -217,13 +221,28 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:  # fmt: skip
-    """``arange(end)`` or ``arange(start, end, step)``: int64 when every argument is an int, else float32."""
+    """``arange(end)`` or ``arange(start, end, step)``: int64 when every argument is an int, else float32.
+
+    As PyTorch's: the length is ``ceil((end - start) / step)``, and an integer dtype counts
+    from ``int(start)`` by ``int(step)`` (``arange(0.5, 3.7, 1.5, dtype=int64)`` is ``[0, 1, 2]``)."""
     if end is None:
         start, end = 0, start
+    start, end, step = (v.item() if hasattr(v, "item") else v for v in (start, end, step))
     if dtype is None:
         whole = all(isinstance(v, int) for v in (start, end, step))
         dtype = np.int64 if whole else get_default_dtype()
-    arr = np.arange(start, end, step)
+    if step == 0:
+        raise InvalidArgumentError(f"arange: step must be nonzero (start {start}, end {end})")
+    if (end - start) * step < 0:
+        raise InvalidArgumentError(f"arange: upper bound and lower bound inconsistent with step sign "
+                                   f"(start {start}, end {end}, step {step})")  # fmt: skip
+    n = max(math.ceil((end - start) / step), 0)
+    if np.dtype(dtype).kind in "iub":
+        if int(step) == 0:
+            raise InvalidArgumentError(f"arange: step must be nonzero once cast to {np.dtype(dtype)} (step {step})")
+        arr = int(start) + np.arange(n, dtype=np.int64) * int(step)
+    else:
+        arr = start + np.arange(n, dtype=np.float64) * step
     return Tensor(arr.astype(dtype), device=device, requires_grad=requires_grad)
 
 

@@ -118,7 +118,8 @@ def result_type(*operands: object) -> np.dtype:
             tier = 1
         else:
             tier = 2
-            kind = "b" if isinstance(x, (builtins.bool, np.bool_)) else np.asarray(x).dtype.kind
+            # (a NumPy bool is a number to PyTorch's argument parser, read as a float: int_tensor + np.True_ is float32)
+            kind = "b" if isinstance(x, builtins.bool) else "f" if isinstance(x, np.bool_) else np.asarray(x).dtype.kind
             dt = _default_of_category(_CATEGORY[kind])
         dt = np.dtype(dt)
         tiers[tier] = dt if tiers[tier] is None else promote_types(tiers[tier], dt)
@@ -133,6 +134,17 @@ def result_type(*operands: object) -> np.dtype:
     if out is None:
         raise TypeError("result_type: needs at least one operand")
     return out
+
+
+def accumulate_dtype(dt: Any, dtype: Any = None) -> np.dtype:
+    """The dtype a sum, product or running sum/product of a ``dt`` tensor is computed and
+    returned in, as PyTorch's: ``dtype`` when given, else int64 for bools and integers
+    (``uint8`` and ``int16`` products do not wrap around; NumPy would sum uint8 in uint64),
+    else ``dt`` itself."""
+    if dtype is not None:
+        return np.dtype(dtype)
+    dt = np.dtype(dt)
+    return int64 if dt.kind in "biu" else dt
 
 
 class finfo:  # noqa: N801 - PyTorch's name

@@ -207,6 +207,11 @@ def _check_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
             f"linear: input {x.shape}, weight {weight.shape} and bias {None if bias is None else bias.shape} "
             "do not fit; need input (..., in), weight (out, in), bias (out,)"
         )
+    if x.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):  # (PyTorch promotes none)
+        raise RuntimeError(
+            f"linear: input, weight and bias must have the same dtype, but got {x.dtype}, {weight.dtype} and "
+            f"{None if bias is None else bias.dtype}; convert the input with .to(weight.dtype)"
+        )
 
 
 def _linear_fused(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -736,7 +741,7 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -
     """``x`` where positive, ``negative_slope * x`` elsewhere (``inplace=True``: written into ``x``)."""
     if inplace:
         return _in_place(x, "leaky_relu", leaky_relu, negative_slope=negative_slope)
-    return saved_for_backward(where(x > 0, x, x * negative_slope), x)  # (as PyTorch's, it keeps x)
+    return saved_for_backward(where(x > 0, x, x * negative_slope), x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
 @composite("silu")
@@ -752,9 +757,9 @@ def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere (``inplace=True``: written into ``x``)."""
     if inplace:
         return _in_place(x, "elu", elu, alpha=alpha)
-    neg = where(x > 0, 0.0, x)  # exp of the positive side could overflow, though where drops it
-    # (expm1, as PyTorch's: exp(x) - 1 would round a tiny x's result to 0)
-    return saved_for_backward(where(x > 0, x, Expm1.apply(neg) * alpha), x)  # (as PyTorch's, it keeps x)
+    neg = where(x <= 0, x, 0.0)  # exp of the positive side could overflow, though where drops it
+    # (expm1, as PyTorch's: exp(x) - 1 would round a tiny x's result to 0; NaN takes the positive side's gradient)
+    return saved_for_backward(where(x <= 0, Expm1.apply(neg) * alpha, x), x)  # (as PyTorch's, it keeps x)
 
 
 @composite("softplus")
@@ -778,19 +783,19 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 def _normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     dim = _axis(x, dim, "normalize")
     if p == math.inf:
-        norm = x.abs().max(dim, keepdims=True).maximum(eps)
+        norm = x.abs().max(dim, keepdims=True).clamp_min(eps)
     elif p == 2:  # sqrt(max(sum x^2, eps^2)): the same value, and no sqrt'(0) for an all-zero row
-        norm = (x * x).sum(dim, keepdims=True).maximum(eps * eps).sqrt()
+        norm = (x * x).sum(dim, keepdims=True).clamp_min(eps * eps).sqrt()
     elif p == 1:
-        norm = x.abs().sum(dim, keepdims=True).maximum(eps)
+        norm = x.abs().sum(dim, keepdims=True).clamp_min(eps)
     elif p > 0:
-        norm = ((x.abs() ** p).sum(dim, keepdims=True).maximum(eps**p)) ** (1.0 / p)
+        norm = ((x.abs() ** p).sum(dim, keepdims=True).clamp_min(eps**p)) ** (1.0 / p)
     elif p == 0:  # the count of non-zeros (no gradient), as PyTorch's vector norm
-        norm = (x != 0).astype(x.dtype).sum(dim, keepdims=True).maximum(eps)
+        norm = (x != 0).astype(x.dtype).sum(dim, keepdims=True).clamp_min(eps)
     elif p == -math.inf:
-        norm = x.abs().min(dim, keepdims=True).maximum(eps)
+        norm = x.abs().min(dim, keepdims=True).clamp_min(eps)
     else:  # a negative p: the same formula, clamped after the root
-        norm = ((x.abs() ** p).sum(dim, keepdims=True) ** (1.0 / p)).maximum(eps)
+        norm = ((x.abs() ** p).sum(dim, keepdims=True) ** (1.0 / p)).clamp_min(eps)
     return x / norm
 
 
@@ -801,7 +806,7 @@ def _clamped_log(x: Tensor) -> Tensor:
     """``log(x)`` clamped below at -100, as PyTorch's binary_cross_entropy does (a sure
     mistake costs 100, not inf); a 0 is never handed to ``log``, so NumPy does not warn."""
     pos = x > 0
-    return where(pos, where(pos, x, 1.0).log(), -100.0).maximum(-100.0)
+    return where(pos, where(pos, x, 1.0).log(), -100.0).clamp_min(-100.0)
 
 
 @composite("binary_cross_entropy")
@@ -813,6 +818,10 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     _float(input, op)
     target = _as_operand(op, target, input)
     _same_shape(op, input, target)
+    # (PyTorch checks it: a logit here is a likely mistake; a traced program reads no values)
+    if _State.tracer is None and bool((~((input >= 0) & (input <= 1))).any()):
+        raise RuntimeError(f"{op}: all elements of input should be between 0 and 1 (shape {input.shape}); "
+                           "for logits use binary_cross_entropy_with_logits")  # fmt: skip
     loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
     if weight is not None:
         weight = _as_operand(op, weight, input, "weight")

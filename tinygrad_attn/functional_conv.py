@@ -378,7 +378,14 @@ def _max_unpool(op: str, nd: int, input: Any, indices: Any, kernel_size: Any, st
     flat = x.reshape((n, c, -1))
     out = Tensor._wrap(x._dev.ops.zeros((n, c, math.prod(spatial)), dtype=x._data.dtype), x._dev)
     # each value goes to the flat position max_pool's indices recorded (the gradient gathers it back)
-    y = out.scatter(2, idx.reshape((n, c, -1)), flat).reshape((n, c) + spatial)
+    at = idx.reshape((n, c, -1))
+    y = out.scatter(2, at, flat)
+    if flat.requires_grad:  # (every value gets the gradient of its position, duplicates too, as PyTorch's)
+        from .ops.gather_along import ScatterAddAlong  # noqa: PLC0415
+        from .ops.saved import with_gradient_of  # noqa: PLC0415
+
+        y = with_gradient_of(y, ScatterAddAlong.apply(flat, at, args=(2, tuple(out.shape))))
+    y = y.reshape((n, c) + spatial)
     return y.squeeze(0) if unbatched else y
 
 

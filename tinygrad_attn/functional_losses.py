@@ -19,9 +19,16 @@ __all__ = ["l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "cosine_embeddin
 
 
 def _pair(op: str, input: Tensor, target: Any) -> Tensor:
+    """``target`` as an operand of ``input``'s loss: of another shape it broadcasts, with
+    PyTorch's warning (a likely mistake, which PyTorch runs)."""
     _F._float(input, op)
     target = _F._as_operand(op, target, input)
-    _F._same_shape(op, input, target)
+    if target.shape != input.shape:
+        warnings.warn(
+            f"{op}: Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            UserWarning, stacklevel=4,
+        )  # fmt: skip
     return target
 
 
@@ -60,14 +67,17 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce:
     target = _pair(op, input, target)
     d = input - target
     a = d.abs()
-    out = _F._reduce(a if beta == 0 else where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction)
+    if beta != 0:  # (the square of d only where it is taken: an infinite d's gradient is +-1, not 0 * inf)
+        ds = where(a < beta, d, 0.0)
+        a = where(a < beta, ds * ds * (0.5 / beta), a - 0.5 * beta)
+    out = _F._reduce(a, reduction)
     return saved_for_backward(out, input, target)  # (what PyTorch's keeps)
 
 
 @composite("huber_loss")
 def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float = 1.0,
                weight: Any = None) -> Tensor:  # fmt: skip
-    """``0.5 d²`` where ``|d| <= delta``, ``delta (|d| - 0.5 delta)`` elsewhere (``d = input - target``)."""
+    """``0.5 d²`` where ``|d| < delta``, ``delta (|d| - 0.5 delta)`` elsewhere (``d = input - target``)."""
     op = "huber_loss"
     reduction = _F._reduction(op, reduction)
     if delta <= 0:
@@ -75,7 +85,9 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float
     target = _pair(op, input, target)
     d = input - target
     a = d.abs()
-    loss = where(a <= delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    # (|d| = delta on the linear side, as PyTorch's second derivative; the square only where taken)
+    ds = where(a < delta, d, 0.0)
+    loss = where(a < delta, ds * ds * 0.5, (a - 0.5 * delta) * delta)
     return saved_for_backward(_F._reduce(_weighted(op, loss, weight, input), reduction), input, target)  # (as PyTorch's)
 
 
@@ -137,5 +149,5 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Any, margin: f
     mag2 = (input2 * input2).sum(-1) + _EPSILON
     cos = prod / (mag1 * mag2).sqrt()
     pos = where(target == 1, 1.0 - cos, 0.0)
-    neg = where(target == -1, (cos - margin).maximum(0.0), 0.0)
+    neg = where(target == -1, (cos - margin).clamp_min(0.0), 0.0)
     return _F._reduce(pos + neg, reduction)

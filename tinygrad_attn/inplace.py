@@ -120,6 +120,31 @@ def _before_restrides(base: Tensor, seq: int) -> Tensor:
     return base
 
 
+# The views made by one op that returns several (chunk, split, unbind), while gradients are
+# recorded: PyTorch refuses to change them in place (id -> (weak reference, the op's name)).
+_MULTI_OUTPUT_VIEWS: dict[int, tuple[Any, str]] = {}
+
+
+def mark_multi_output_views(views: Sequence[Tensor], op: str) -> Sequence[Tensor]:
+    """``views``, the outputs of ``op`` (``chunk``, ``split``, ``unbind``), marked so that an
+    in-place change of one raises, as PyTorch's does, where they are recorded for gradients."""
+    if _State.grad_enabled and views and views[0].requires_grad:
+        for v in views:
+            key = id(v)
+            _MULTI_OUTPUT_VIEWS[key] = (weakref.ref(v, lambda _, key=key: _MULTI_OUTPUT_VIEWS.pop(key, None)), op)
+    return views
+
+
+def _refuse_multi_output_view(t: Tensor, name: str) -> None:
+    entry = _MULTI_OUTPUT_VIEWS.get(id(t))
+    if entry is not None and entry[0]() is t:
+        raise RuntimeError(
+            f"{name}: Output of {entry[1]} is a view and is being modified inplace. This view is the output of a "
+            "function that returns multiple views. Such functions do not allow the output views to be modified "
+            f"inplace. You should replace the inplace operation by an out-of-place one (shape {tuple(t.shape)})"
+        )
+
+
 def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operands: Any,
                   operator: bool = False, reads_old: bool = True) -> Tensor:  # fmt: skip
     """Write ``compute(t, *operands)`` into ``t``'s array; the in-place op ``name``.
@@ -150,6 +175,8 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
             r = compute(t, *operands)
         _write(t, r, name)
         return t
+    if _MULTI_OUTPUT_VIEWS:
+        _refuse_multi_output_view(t, name)
     if t._ctx is None and t.requires_grad:
         raise RuntimeError(
             f"{name}: a leaf tensor that requires grad (shape {tuple(t.shape)}) cannot be changed in place "

@@ -22,16 +22,17 @@ import numpy as np
 
 from . import dims, ops
 from ._tensor import InvalidArgumentError, Tensor, cat, stack, where
-from .dtypes import result_type
+from .dtypes import UnsupportedDtypeError, result_type, scalar_type_name
 from .engine.composite import composite
 from .engine.function import Function
 from .engine.switches import no_grad
 from .functional_checks import tensor_arg as _tensor
 from .ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from .ops.saved import saved_for_backward
-from .promotion import bitwise_operands
+from .promotion import bitwise_operands, promoted_operands
 from .tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector
 from .tensor_reduce import _logsumexp, sqrt_of_variance, var
+from .tensor_torch import _rounded
 
 __all__ = [
     "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
@@ -51,6 +52,14 @@ def _floating(x: Any, op: str) -> Tensor:
     """``x`` as a float tensor: an integer or bool one becomes float32, as PyTorch's float ops do."""
     x = _tensor(x, op)
     return x if x.dtype.kind in "fc" else x.astype(np.float32)
+
+
+def _tensors_only(a: Any, b: Any, op: str) -> None:
+    """PyTorch's ops without a number overload (``atan2 hypot maximum minimum fmax fmin``)
+    take tensors only: a number is its ``TypeError``, not a broadcast constant."""
+    for pos, (name, x) in enumerate((("input", a), ("other", b)), 1):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}")
 
 
 def _pair(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
@@ -89,6 +98,7 @@ def atan(x: Tensor) -> Tensor:
 
 def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
     """The angle of the point ``(other, input)``, elementwise, in ``(-pi, pi]``."""
+    _tensors_only(input, other, "atan2")
     y, x = _pair(input, other, "atan2")
     return ops.Atan2.apply(y, x)
 
@@ -184,13 +194,18 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     x, y = _pair(input, other, "xlogy")
     log_y = y.log()
     # 0 where x is 0 and log(y) infinite or NaN for a number y (no 0 * inf); elsewhere the product itself, so that
-    # x's gradient is log(y) at x = 0 too, as PyTorch's
-    return where((x == 0) & (y == y) & ~(log_y.abs() < math.inf), 0.0, x * log_y)
+    # x's gradient is log(y) at x = 0 too, as PyTorch's; there the log is a stand-in 0, so x's gradient is 0 (not 0 * inf)
+    zero = (x == 0) & (y == y) & ~(log_y.abs() < math.inf)
+    return where(zero, 0.0, x * where(zero, 0.0, log_y))
 
 
 @composite("hypot")
 def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
-    """``sqrt(input**2 + other**2)``, elementwise."""
+    """``sqrt(input**2 + other**2)``, elementwise, of float tensors (PyTorch's has no integer kernel)."""
+    _tensors_only(input, other, "hypot")
+    if result_type(input, other).kind not in "fc":
+        raise UnsupportedDtypeError(f"\"hypot\" not implemented for '{scalar_type_name(result_type(input, other))}' "
+                                    f"(operands {input.dtype} and {other.dtype}); convert with .float()")  # fmt: skip
     a, b = _pair(input, other, "hypot")
     return (a * a + b * b).sqrt()
 
@@ -207,8 +222,8 @@ def erfinv(x: Tensor) -> Tensor:
 def trunc(x: Tensor) -> Tensor:
     """Rounded toward zero (integers unchanged); gradient zero."""
     x = _tensor(x, "trunc")
-    if x.dtype.kind not in "fc":
-        return x
+    if not _rounded(x, "trunc"):
+        return x.clone()
     return where(x < 0, ops.Ceil.apply(x), ops.Floor.apply(x))
 
 
@@ -217,7 +232,11 @@ fix = trunc
 
 @composite("frac")
 def frac(x: Tensor) -> Tensor:
-    """The fractional part, ``x - trunc(x)`` (its sign is ``x``'s)."""
+    """The fractional part, ``x - trunc(x)`` (its sign is ``x``'s); of floats only, as PyTorch's."""
+    x = _tensor(x, "frac")
+    if x.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"frac\" not implemented for '{scalar_type_name(x.dtype)}' (shape {x.shape}); "
+                                  "convert with .float()")  # fmt: skip
     return x - trunc(x).detach()
 
 
@@ -229,19 +248,26 @@ def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
 
 
 def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
-    """C's ``fmod``: the remainder with the sign of the dividend (``ops.Fmod``)."""
+    """C's ``fmod``: the remainder with the sign of the dividend (``ops.Fmod``), in
+    ``torch.result_type``'s dtype; integers by zero raise as PyTorch's (CPU) do, bools have none."""
     a = _tensor(input, "fmod")
-    b = other if isinstance(other, Tensor) else a._operand(other)
-    if isinstance(b, Tensor) and b.dtype != a.dtype:
-        a, b = _pair(a, b, "fmod")
-    elif not isinstance(b, Tensor) and a.dtype.kind not in "fc" and isinstance(other, float):
-        a = a.astype(np.float32)
+    a, b = promoted_operands(a, other if isinstance(other, Tensor) else a._operand(other))
+    kind = a.dtype.kind
+    if kind == "b":
+        raise UnsupportedDtypeError(f"\"fmod\" not implemented for 'Bool' (shape {a.shape}); convert with .long()")
+    if kind in "iu" and (bool((b == 0).any()) if isinstance(b, Tensor) else b == 0):
+        raise RuntimeError(f"ZeroDivisionError: fmod of {a.dtype} tensors by zero (shape {a.shape})")
     return ops.Fmod.apply(a, b)
 
 
 def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
     """``input + weight * (end - input)``; from the ``end`` side where ``|weight| >= 0.5``, as
-    PyTorch computes it (so ``lerp(a, b, 1)`` is ``b`` exactly, and ``lerp(0, inf, 1)`` NaN)."""
+    PyTorch computes it (so ``lerp(a, b, 1)`` is ``b`` exactly, and ``lerp(0, inf, 1)`` NaN).
+    Its tensors are of one dtype: PyTorch's lerp promotes none of them."""
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and isinstance(input, Tensor) and t.dtype != input.dtype:
+            raise RuntimeError(f"lerp: expected dtype {input.dtype} for `{name}` but got dtype {t.dtype} "
+                               f"(shapes {input.shape} and {t.shape})")  # fmt: skip
     diff = end - input
     if not isinstance(weight, Tensor):
         return input + diff * weight if builtins.abs(weight) < 0.5 else end - diff * (1 - weight)
@@ -260,7 +286,6 @@ def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
     shape = out.shape
     out = where(a == 0, where(neg_b, -0.0, 0.0).expand(shape).astype(a.dtype), out)
     return saved_for_backward(out, a, output=True)  # (as PyTorch's: input and result)
-
 
 
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:  # noqa: A002
@@ -446,7 +471,13 @@ def index_copy(input: Tensor, dim: int, index: Any, source: Tensor) -> Tensor:  
     x = _tensor(input, "index_copy")
     d = _one_dim(x, dim, "index_copy")
     idx, src = _source(x, d, index, source, "index_copy")
-    return saved_for_backward(x.scatter(d, idx, src), source)  # (PyTorch's keeps the source)
+    out = x.scatter(d, idx, src)
+    if out.requires_grad:  # every source row gets the gradient of where it went, duplicates too (as PyTorch's)
+        from .ops.saved import with_gradient_of  # noqa: PLC0415
+
+        hit = ops.ScatterAddAlong.apply(Tensor.ones(idx.shape, device=x._dev), idx, args=(d, x.shape)) > 0
+        out = with_gradient_of(out, where(hit, 0.0, x) + ops.ScatterAddAlong.apply(src, idx, args=(d, x.shape)))
+    return saved_for_backward(out, source)  # (PyTorch's keeps the source)
 
 
 @number_as_vector()
@@ -869,3 +900,15 @@ def _install(cls: type) -> None:
 def _allclose(self: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
     """Whether :func:`isclose` holds everywhere."""
     return bool(isclose(self, other, rtol, atol, equal_nan).all())
+
+
+# -- index_put_ -----------------------------------------------------------------------------
+def index_put_(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
+    """``index_put`` in place (``Tensor.index_put_``; ``accumulate`` sums repeated indices)."""
+    from .inplace import apply_inplace  # noqa: PLC0415 - (the one in-place mechanism)
+
+    v = values if isinstance(values, Tensor) else Tensor(np.asarray(values), device=input._dev)
+    return apply_inplace(input, "index_put_", lambda x, v: x.index_put(indices, v, accumulate), v)
+
+
+METHODS["index_put_"] = index_put_

@@ -80,11 +80,13 @@ def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
             if _kind(a) in "fc":
                 return a, b
         elif cb is int and _kind(a) != "b":
-            return a, b
+            return a, (b if 0 <= b <= 127 or _kind(a) in "fc" else _wrapped(a, b))
     elif b.__class__ is Tensor:  # a number on the left: 2.0 * x
         ca = a.__class__
-        if (ca is float and _kind(b) in "fc") or (ca is int and _kind(b) != "b"):
+        if ca is float and _kind(b) in "fc":
             return a, b
+        if ca is int and _kind(b) != "b":
+            return (a if 0 <= a <= 127 or _kind(b) in "fc" else _wrapped(b, a)), b
     # torch.result_type's rules (dtypes.result_type): a 0-d tensor or a number decides
     # only where its category is higher (int32 + tensor(1) stays int32)
     dt = _dtypes.result_type(a, b)
@@ -95,9 +97,25 @@ def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
     return a, b
 
 
+def _wrapped(t: Tensor, value: int) -> int:
+    """A Python int beside an integer tensor, as PyTorch casts it to the tensor's dtype:
+    wrapped around where out of its range (``uint8_tensor * 300`` multiplies by 44; NumPy
+    raises). Beyond int64 it stays, and NumPy's OverflowError names it."""
+    info = np.iinfo(t.dtype)
+    if info.min <= value <= info.max or not -(2**63) <= value < 2**64:
+        return value
+    span = info.max - info.min + 1
+    return (value - info.min) % span + info.min
+
+
 def _promoted_div(a: Any, b: Any) -> tuple[Any, Any]:
     """As :func:`_promoted`, and true division of integers (or bools) in float32, PyTorch's
-    default dtype (NumPy divides them in float64)."""
+    default dtype (NumPy divides them in float64). A Python int divides as the float it is
+    (not wrapped into an integer tensor's dtype: the quotient is a float)."""
+    if a.__class__ is int:
+        a = float(a)
+    if b.__class__ is int:
+        b = float(b)
     a, b = _promoted(a, b)
     t = a if isinstance(a, Tensor) else b
     if t.dtype.kind in "biu":
@@ -131,8 +149,24 @@ def _where_operand(x: Any, like: Tensor) -> Any:
     if isinstance(x, (Tensor, bool, int, float)):
         return x
     if isinstance(x, np.generic):
-        return x.item()
+        return scalar_value(x)
     return Tensor(x, device=like._dev)
+
+
+def scalar_value(x: np.generic) -> Any:
+    """A NumPy scalar as the Python number PyTorch reads it as: its value, and a NumPy bool
+    as a float (PyTorch's argument parser knows no NumPy bool: ``int_tensor + np.True_`` is float32)."""
+    return float(x) if isinstance(x, np.bool_) else x.item()
+
+
+def promoted_operands(*xs: Any) -> list[Any]:
+    """Operands of one elementwise op (tensors and Python numbers) in ``torch.result_type``'s
+    dtype, its 0-d and number rules included: tensors cast to it, numbers as the number
+    they stand for beside it (``where``, tensor-bound ``clamp``, ``fmod``)."""
+    dt = _dtypes.result_type(*xs)
+    out = [x.astype(dt) if isinstance(x, Tensor) and x.dtype != dt else x for x in xs]
+    like = next(x for x in out if isinstance(x, Tensor))
+    return [x if isinstance(x, Tensor) else _number_for(like, x) for x in out]
 
 
 def mask_dtype(mask: Any) -> np.dtype:

@@ -72,12 +72,11 @@ def _polygamma_method(self: Tensor, n: int) -> Tensor:
 
 def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
     """The log of the multivariate gamma function of dimension ``p``:
-    ``p (p - 1) / 4 log(pi) + sum_i lgamma(x - i / 2)``; every entry must exceed ``(p - 1) / 2``."""
+    ``p (p - 1) / 4 log(pi) + sum_i lgamma(x - i / 2)`` (defined for entries above ``(p - 1) / 2``)."""
     x = _floating(input, "mvlgamma")
     if p < 1:
         raise RuntimeError(f"p has to be greater than or equal to 1, got {p}")
-    if x.numel() and not bool((x > (p - 1) / 2).all()):
-        raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    # (PyTorch's CPU mvlgamma checks no domain: below (p - 1) / 2 it is the sum of log|gamma|)
     out = lgamma(x)
     for i in range(1, p):
         out = out + lgamma(x - i / 2)
@@ -127,6 +126,10 @@ def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
 def fmax(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The larger of the two, elementwise, a NaN losing to a number (NaN only where both are);
     at ties the gradient goes to ``input``, as PyTorch's."""
+    for pos, x in ((1, input), (2, other)):  # (PyTorch's fmax takes tensors only: a number is its TypeError)
+        if not isinstance(x, Tensor):
+            raise TypeError(f"fmax(): argument '{('input', 'other')[pos - 1]}' (position {pos}) must be Tensor, "
+                            f"not {type(x).__name__}")  # fmt: skip
     a, b = _operands(input, other, "fmax")
     if a.dtype.kind != "f":
         return where(a >= b, a, b)
@@ -135,6 +138,10 @@ def fmax(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 def fmin(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The smaller of the two, elementwise, a NaN losing to a number (NaN only where both are)."""
+    for pos, x in ((1, input), (2, other)):  # (PyTorch's fmin takes tensors only: a number is its TypeError)
+        if not isinstance(x, Tensor):
+            raise TypeError(f"fmin(): argument '{('input', 'other')[pos - 1]}' (position {pos}) must be Tensor, "
+                            f"not {type(x).__name__}")  # fmt: skip
     a, b = _operands(input, other, "fmin")
     if a.dtype.kind != "f":
         return where(a <= b, a, b)

@@ -89,7 +89,11 @@ def sigmoid(self) -> Tensor:
 
 
 def relu(self) -> Tensor:
-    return ops.Relu.apply(self)
+    if self._data.dtype.__class__ in _FLOATS:
+        return ops.Relu.apply(self)
+    if self.dtype.kind == "b":
+        raise RuntimeError(f"Boolean inputs not supported for relu (shape {self.shape}); convert with .long()")
+    return ops.Relu.apply(self).astype(self.dtype)  # (an integer tensor's relu keeps its dtype, as PyTorch's)
 
 
 def erf(self) -> Tensor:
@@ -97,13 +101,43 @@ def erf(self) -> Tensor:
 
 
 def maximum(self, other: Any) -> Tensor:
-    a, other = _promoted(self, self._operand(other))
-    return ops.Maximum.apply(a, _number_for(a, other))
+    """The elementwise maximum of two tensors (PyTorch's takes no number: ``clamp_min`` does)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"maximum(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    return _extreme(ops.Maximum, self, other)
 
 
 def minimum(self, other: Any) -> Tensor:
-    a, other = _promoted(self, self._operand(other))
-    return ops.Minimum.apply(a, _number_for(a, other))
+    """The elementwise minimum of two tensors (PyTorch's takes no number: ``clamp_max`` does)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"minimum(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    return _extreme(ops.Minimum, self, other)
+
+
+def _clip_by_tensors(x: Tensor, lo: Any, hi: Any) -> Tensor:
+    """``clamp`` with a tensor bound, in ``torch.result_type(x, lo, hi)``, its gradient
+    routed as PyTorch's: to ``x`` where ``lo <= x <= hi``, to ``lo`` where ``x < lo < hi``,
+    to ``hi`` where ``x > hi`` or ``hi < lo`` (the result is then ``hi``), and to none where
+    ``x < lo == hi`` or ``x`` is NaN (the value is still ``lo``, and NaN)."""
+    from .promotion import promoted_operands  # noqa: PLC0415 - (kept off the shared import line)
+
+    given = [x._operand(b) for b in (lo, hi) if b is not None]
+    x, *bounds = promoted_operands(x, *given)
+    lo = bounds.pop(0) if lo is not None else None
+    hi = bounds.pop(0) if hi is not None else None
+    if hi is None:
+        return where(x < lo, lo, x)
+    if lo is None:
+        return where(x > hi, hi, x)
+    const = [b.detach() if isinstance(b, Tensor) else b for b in (x, lo)]
+    rest = where((x >= lo) & (x <= hi), x, where(x != x, const[0], const[1]))
+    return where((x < lo) & (lo < hi), lo, where((x > hi) | (hi < lo), hi, rest))
+
+
+def _extreme(op: Any, a: Tensor, b: Any) -> Tensor:
+    """``maximum``/``minimum`` with a tensor or a number (the library's own uses take numbers)."""
+    a, b = _promoted(a, a._operand(b))
+    return op.apply(a, _number_for(a, b))
 
 
 def clip(self, lo: Any = None, hi: Any = None) -> Tensor:
@@ -112,11 +146,15 @@ def clip(self, lo: Any = None, hi: Any = None) -> Tensor:
     minimum give ties)."""
     if lo is None and hi is None:
         raise InvalidArgumentError("clip: give at least one of min and max (both are None)")
+    if isinstance(lo, Tensor) or isinstance(hi, Tensor):
+        return saved_for_backward(_clip_by_tensors(self, lo, hi), self, lo, hi)
     out = _promote_for_scalar(_promote_for_scalar(self, lo), hi)
     if lo is not None:
         out = where(out < lo, lo, out)
     if hi is not None:
         out = where(out > hi, hi, out)
+    if self.requires_grad and self.dtype.kind in "fc":  # NaN: its value, and no gradient, as PyTorch's
+        out = where(out == out, out, out.detach())
     return saved_for_backward(out, self, lo, hi)  # (PyTorch's clamp keeps them: the version check follows)
 
 
@@ -130,7 +168,8 @@ def masked_fill(self, mask: Any, value: float) -> Tensor:
         )
     if isinstance(value, (bool, int, float, np.generic)):  # a number takes this tensor's dtype, as in PyTorch
         value = self.dtype.type(value).item()
-    return where(mask, value, self)
+    out = where(mask, value, self)
+    return out if out.dtype == self.dtype else out.astype(self.dtype)  # (a tensor value too: self's dtype)
 
 
 #: the Tensor methods of this module (``install_methods`` puts them on Tensor)

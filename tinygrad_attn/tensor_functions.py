@@ -34,6 +34,7 @@ from .functional import (  # noqa: F401 - (tga.softmax is F.softmax, one functio
     softmax,
 )
 from .functional_checks import tensor_arg
+from .inplace import mark_multi_output_views
 from .ops.saved import saved_for_backward
 from .tensor_reduce import (  # noqa: F401 - (the reductions are tga.* names too, listed in __all__)
     ValuesIndices,
@@ -342,7 +343,7 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0, *, axis: int | N
             raise ValueError(f"split: sizes {sizes} add up to {builtins.sum(sizes)}, not dimension {d}'s size {n}")
         starts = np.cumsum([0] + sizes[:-1]).tolist()
         bounds = [(s, s + k) for s, k in zip(starts, sizes)]
-    return tuple(x[lead + (slice(a, b),)] for a, b in bounds)
+    return tuple(mark_multi_output_views([x[lead + (slice(a, b),)] for a, b in bounds], "Split"))
 
 
 def _split_method(self: Tensor, split_size: Any, dim: int = 0, *, axis: int | None = None) -> Any:
@@ -355,18 +356,21 @@ def chunk(input: Tensor, chunks: int, dim: int | None = None, *, axis: int | Non
     """``chunks`` pieces along ``dim`` (0 by default; the last may be smaller), as PyTorch's."""
     d = _dims.alias(axis, dim, "chunk")
     d = _one_dim(input, 0 if d is None else d, "chunk")
+    if not isinstance(chunks, (int, np.integer)) or chunks <= 0:
+        raise InvalidArgumentError(f"chunk expects `chunks` to be greater than 0, got: {chunks} (shape {input.shape})")
     if not input.shape[d]:  # an empty axis: one empty piece, as PyTorch's
         return [input]
     size = -(-input.shape[d] // chunks)
     lead = (slice(None),) * d
-    return [input[lead + (slice(i, i + size), Ellipsis)] for i in range(0, input.shape[d], size)]
+    return list(mark_multi_output_views([input[lead + (slice(i, i + size), Ellipsis)]
+                                         for i in range(0, input.shape[d], size)], "Split"))  # fmt: skip
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices of ``x`` along ``dim``, that axis removed."""
     d = _one_dim(x, dim, "unbind")
     lead = (slice(None),) * d
-    return tuple(x[lead + (i,)] for i in range(x.shape[d]))
+    return tuple(mark_multi_output_views([x[lead + (i,)] for i in range(x.shape[d])], "Unbind"))
 
 
 def concat(tensors: Sequence[Tensor], dim: int = 0, *, axis: Any = None) -> Tensor:
@@ -565,6 +569,10 @@ def relu(x: Tensor) -> Tensor:
 
 def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
     """Round half to even, as PyTorch (and NumPy) do; ``decimals`` places."""
+    from .tensor_torch import _rounded  # noqa: PLC0415 - (the one rule for integer and bool inputs)
+
+    if not _rounded(x, "round"):
+        return x.clone()
     if decimals:
         scale = 10.0**decimals
         return ops.Round.apply(x * scale) / scale

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import dims, ops
 from ._tensor import Tensor, cat, where
+from .dtypes import accumulate_dtype, scalar_type_name
 from .engine.composite import composite
 from .functional_checks import written_to_out
 from .ops.saved import saved_for_backward
@@ -50,12 +51,15 @@ def _inverse_count(n: float) -> float:
 # -- sums and means ----------------------------------------------------------------------
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Tensor:  # fmt: skip
-    """The sum over ``dim`` (``axis``; all elements when None); ``dtype`` sums in that dtype."""
-    if dtype is not None:
-        input = input.astype(dtype)  # noqa: A001
+    """The sum over ``dim`` (``axis``; all elements when None); ``dtype`` sums in that dtype,
+    bools and integers sum in int64 (as PyTorch's)."""
+    acc = accumulate_dtype(input.dtype, dtype)
+    if input.dtype != acc:
+        input = input.astype(acc)  # noqa: A001
     if axis is not None or keepdims is not None:
         dim, keepdim = dims.alias(axis, dim, "sum"), dims.keep(keepdim, keepdims)
-    return ops.Sum.apply(input, args=(None if dim is None else dims.axes(input.shape, dim, "sum"), bool(keepdim)))
+    out = ops.Sum.apply(input, args=(None if dim is None else dims.axes(input.shape, dim, "sum"), bool(keepdim)))
+    return out if out.dtype == acc else out.astype(acc)  # (NumPy sums narrow integers wider)
 
 
 @composite("mean")
@@ -65,9 +69,14 @@ def _mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None,  # noqa: A002
          keepdims: bool | None = None) -> Tensor:  # fmt: skip
-    """The mean over ``dim`` (``axis``); all elements when None."""
+    """The mean over ``dim`` (``axis``); all elements when None. Bool and integer tensors
+    need ``dtype=`` (PyTorch's RuntimeError: it cannot infer a float dtype for them)."""
     if dtype is not None:
         input = input.astype(dtype)  # noqa: A001
+    elif input.dtype.kind not in "fc":
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {scalar_type_name(input.dtype)} (shape {input.shape}); "
+                           "pass dtype= or convert with .float()")  # fmt: skip
     if axis is not None or keepdims is not None:
         dim, keepdim = dims.alias(axis, dim, "mean"), dims.keep(keepdim, keepdims)
     dims.axes(input.shape, dim, "mean")
@@ -103,6 +112,9 @@ def _variance(op: str, x: Tensor, dim: Any, unbiased: Any, keepdim: bool, correc
               keepdims: Any, ddof: Any) -> Tensor:  # fmt: skip
     if isinstance(dim, bool):  # PyTorch's var(unbiased) overload
         dim, unbiased = None, dim
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"{op}: std and var only support floating point and complex dtypes, got "
+                           f"{x.dtype} (shape {x.shape}); convert with .float()")  # fmt: skip
     sp = dims.spelling(op, dim, keepdim, axis=axis, keepdims=keepdims, ddof=ddof)
     given = [c for c in (correction, ddof, unbiased) if c is not None]
     if len(given) > 1:
@@ -217,6 +229,8 @@ def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
         return Tensor._wrap(x._dev.asarray(np.zeros((), np.int64)), x._dev)
     if x.numel() == 0 and (axes is None or x.shape[axes[0]] == 0):
         raise ValueError(f"{op}: cannot take the {op} over an empty axis (shape {x.shape}, axis {axis})")
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"{op}(): does not support bool input (shape {x.shape}); convert with .long()")
     pick = op[3:]
     if axes is None:
         return ops.ArgExtreme.apply(x.detach().reshape(-1), args=(0, pick)).reshape(())
@@ -241,14 +255,16 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = No
         keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """Whether every element is true (over ``dim`` when given)."""
     axes = dims.axes(input.shape, dims.alias(axis, dim, "all"), "all")
-    return Tensor._wrap(input._dev.ops.all(input._data, axis=axes, keepdims=dims.keep(keepdim, keepdims)), input._dev)
+    out = Tensor._wrap(input._dev.ops.all(input._data, axis=axes, keepdims=dims.keep(keepdim, keepdims)), input._dev)
+    return out.astype(input.dtype) if input.dtype == np.uint8 else out  # (PyTorch's all of uint8 is uint8)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """Whether any element is true (over ``dim`` when given)."""
     axes = dims.axes(input.shape, dims.alias(axis, dim, "any"), "any")
-    return Tensor._wrap(input._dev.ops.any(input._data, axis=axes, keepdims=dims.keep(keepdim, keepdims)), input._dev)
+    out = Tensor._wrap(input._dev.ops.any(input._data, axis=axes, keepdims=dims.keep(keepdim, keepdims)), input._dev)
+    return out.astype(input.dtype) if input.dtype == np.uint8 else out  # (PyTorch's any of uint8 is uint8)
 
 
 # -- products and scans --------------------------------------------------------------------
@@ -298,7 +314,8 @@ def _prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """The product over ``dim`` (all elements when None); exact with zeros. ``axis=`` is
     PyTorch's alias of ``dim``."""
-    x = input if dtype is None else input.astype(dtype)
+    acc = accumulate_dtype(input.dtype, dtype)  # (bools and integers multiply in int64)
+    x = input if input.dtype == acc else input.astype(acc)
     return saved_for_backward(_prod(x, dims.alias(axis, dim, "prod"), keepdim), x, output=True)  # (what PyTorch's keeps)
 
 
@@ -321,18 +338,21 @@ def _cumprod(x: Tensor, dim: int) -> Tensor:
 
 def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running products along ``dim`` (``axis``)."""
-    x = input if dtype is None else input.astype(dtype)
+    acc = accumulate_dtype(input.dtype, dtype)
+    x = input if input.dtype == acc else input.astype(acc)
     return saved_for_backward(_cumprod(x, dims.required(axis, dim, "cumprod")), x, output=True)  # (what PyTorch's keeps)
 
 
 def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running sums along ``dim`` (``axis``)."""
     dim = dims.required(axis, dim, "cumsum")
-    x = input if dtype is None else input.astype(dtype)
+    acc = accumulate_dtype(input.dtype, dtype)  # (bools and integers sum in int64; dtype= in that dtype)
+    x = input if input.dtype == acc else input.astype(acc)
     if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         dims.axes(x.shape, dim, "cumsum")
         return x.clone()
-    return ops.Cumsum.apply(x, args=_one_dim(x, dim, "cumsum"))
+    out = ops.Cumsum.apply(x, args=_one_dim(x, dim, "cumsum"))
+    return out if out.dtype == acc else out.astype(acc)
 
 
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,  # noqa: A002
@@ -345,6 +365,9 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     PyTorch signature has ``dtype`` fifth: a dtype given there is read as ``dtype``."""
     if out is not None and dtype is None and not isinstance(out, Tensor):
         out, dtype = None, out  # (x.norm(p, dim, keepdim, dtype), as PyTorch's method)
+    if dtype is None and input.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_type_name(input.dtype)} (shape {input.shape}); convert with .float()")  # fmt: skip
     r = _norm(input if dtype is None else input.astype(dtype), p, dim, keepdim)
     return written_to_out(r, out, "norm")
 
@@ -352,9 +375,9 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
 @composite("norm")
 def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
     dims.axes(x.shape, dim, "norm")
-    if p in ("fro", 2, 2.0, None):  # (its square keeps x, its sqrt the result: what PyTorch's norm keeps)
-        return (x * x).sum(dim, keepdim).sqrt()
-    if p == 1:
+    if p in ("fro", 2, 2.0, None):
+        r = sqrt_of_variance((x * x).sum(dim, keepdim))  # (a zero norm's gradient is 0, as PyTorch's)
+    elif p == 1:
         r = x.abs().sum(dim, keepdim)
     elif p == math.inf:
         r = x.abs().amax(() if dim is None else dim, keepdim)
@@ -364,8 +387,10 @@ def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> 
         r = (x != 0).astype(x.dtype).sum(dim, keepdim)
     elif isinstance(p, str):
         raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number")
-    else:
-        r = (x.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
+    else:  # (a zero norm's gradient is 0, as PyTorch's, not the root's infinite slope times 0)
+        s = (x.abs() ** p).sum(dim, keepdim)
+        zero = s == 0
+        r = where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / p)) if p > 0 else s ** (1.0 / p)
     # PyTorch's norm keeps its input and its result for every p: changing either in place
     # before the backward raises, as there
     return saved_for_backward(r, x, output=True)

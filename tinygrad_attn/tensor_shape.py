@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from typing import Any
 
 from . import dims as _dims
@@ -95,9 +96,18 @@ def mT(self) -> Tensor:  # noqa: N802 - the array API's name
 
 @property
 def T(self) -> Tensor:  # noqa: N802 - NumPy's name
-    if self.ndim != 2:
-        raise ValueError(f"T: defined for 2-D tensors only, the tensor has shape {self.shape}; use .mT or .permute")
-    return ops.movement.TwoDTranspose.apply(self, args=(1, 0))
+    """The dimensions reversed (a matrix transposed), as PyTorch's ``.T``; PyTorch deprecates
+    it for other than 2 dimensions (its warning too), and 0-D and 1-D tensors are themselves."""
+    nd = self.ndim
+    if nd == 2:
+        return ops.movement.TwoDTranspose.apply(self, args=(1, 0))
+    if nd > 2:
+        warnings.warn(
+            f"The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
+            f"will throw an error in a future release (shape {self.shape}); use x.permute(*range(x.ndim - 1, -1, -1))",
+            UserWarning, stacklevel=2,
+        )  # fmt: skip
+    return self.permute(tuple(range(nd - 1, -1, -1)))
 
 
 def expand(self, *shape: Any) -> Tensor:
@@ -170,7 +180,9 @@ def t(self) -> Tensor:
     return self if self.ndim < 2 else self.T
 
 
-def narrow(self, dim: int, start: int, length: int) -> Tensor:
+def narrow(self, dim: int, start: Any, length: int) -> Tensor:
+    """``length`` entries of ``dim`` from ``start`` (a view); a negative ``start`` counts from
+    the end, and ``start`` may be a 0-d integer tensor, as PyTorch's. Past the end raises."""
     d = _dims.one(self.shape, dim, "narrow", scalar_ok=False)
     size = self.shape[d]
     start = int(start.item()) if isinstance(start, Tensor) else int(start)

@@ -70,8 +70,8 @@ def element_size(self) -> int:
 
 def clone(self) -> Tensor:
     """A copy with its own array; gradients flow back through it."""
-    if self.requires_grad:
-        return _add(self, 0)
+    if self.requires_grad:  # (+ -0.0 changes no value, -0.0 included: + 0 would make it +0.0)
+        return _add(self, -0.0)
     return Tensor._wrap(self._dev.copy(self._data), self._dev)
 
 
@@ -143,7 +143,9 @@ def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return self / other
     if rounding_mode == "floor":  # (differentiable, where ``//`` is not: a zero gradient, as PyTorch's)
         a, b, like = _floor_quotient(self, self._operand(other), "div")
-        return ops.Floor.apply(a / b) if like.dtype.kind in "fc" else IntFloorDivide.apply(a, b)
+        if like.dtype.kind not in "fc":
+            return IntFloorDivide.apply(a, b)
+        return _zero_gradient_of(ops.Floor.apply(_detached(a) / _detached(b)), a, b)
     if rounding_mode == "trunc":
         a, b = _promoted(self, self._operand(other))
         if (a if isinstance(a, Tensor) else b).dtype.kind in "biu":
@@ -151,9 +153,22 @@ def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
             # where the signs differ and the division is not exact
             q = a // b
             return where((q < 0) & (q * b != a), q + 1, q)
-        q = a / b
-        return ops.Sign.apply(q) * ops.Floor.apply(q.abs())
+        q = _detached(a) / _detached(b)
+        return _zero_gradient_of(ops.Sign.apply(q) * ops.Floor.apply(q.abs()), a, b)
     raise InvalidArgumentError(f"div: rounding_mode must be None, 'floor' or 'trunc', not {rounding_mode!r}")
+
+
+def _detached(x: Any) -> Any:
+    return x.detach() if isinstance(x, Tensor) else x
+
+
+def _zero_gradient_of(q: Tensor, *of: Any) -> Tensor:
+    """A rounded quotient as a function of ``of`` with derivative zero, as PyTorch's ``div``
+    with a rounding mode: zeros, also where the divisor is 0 (not 0 * inf)."""
+    from .ops.saved import ZeroDerivative  # noqa: PLC0415 - (kept off the shared import lines)
+
+    given = [x for x in of if isinstance(x, Tensor) and x.requires_grad]
+    return ZeroDerivative.apply(q, *given) if given else q
 
 
 def pow(self, exponent: Any) -> Tensor:
@@ -165,6 +180,8 @@ def neg(self) -> Tensor:
 
 
 def square(self) -> Tensor:
+    if self.dtype.kind == "b":  # (PyTorch squares a bool tensor as int64: bool * bool would stay bool)
+        return self.long() * self.long()
     return self * self
 
 
@@ -251,6 +268,8 @@ multiply, divide, true_divide, subtract, negative = mul, div, div, sub, neg
 
 
 def sign(self) -> Tensor:
+    if self.dtype.kind == "b":  # (the sign of a bool is itself; NumPy has no sign of bools)
+        return self.clone()
     return ops.Sign.apply(self)
 
 
@@ -263,11 +282,19 @@ def cos(self) -> Tensor:
 
 
 def floor(self) -> Tensor:
-    return ops.Floor.apply(self)
+    return ops.Floor.apply(self) if _rounded(self, "floor") else self.clone()
 
 
 def ceil(self) -> Tensor:
-    return ops.Ceil.apply(self)
+    return ops.Ceil.apply(self) if _rounded(self, "ceil") else self.clone()
+
+
+def _rounded(x: Tensor, op: str) -> bool:
+    """Whether ``floor``/``ceil``/``round``/``trunc`` of ``x`` rounds anything: integers are
+    already whole (a copy, as PyTorch's); bools have no such op in PyTorch."""
+    if x.dtype.kind == "b":
+        raise NotImplementedError(f"\"{op}\" not implemented for 'Bool' (shape {x.shape}); convert with .long()")
+    return x.dtype.kind in "fc"
 
 
 #: the Tensor methods of this module (``install_methods`` puts them on Tensor)

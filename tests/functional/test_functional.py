@@ -266,15 +266,19 @@ def test_attention_shape_errors():
                                        mask=Tensor(np.ones((3, 3), bool)))  # fmt: skip
 
 
-def test_linear_checks_shapes_and_keeps_numpy_promotion(rng):
+def test_linear_checks_shapes_and_dtypes(rng):
     for x, w, b in [((2, 3), (5, 4), None), ((2, 4), (5, 4), (4,)), ((2, 4), (4,), None)]:
         with pytest.raises(ValueError, match=r"linear: input .* do not fit"):
             F.linear(Tensor.zeros(*x), Tensor.zeros(*w), None if b is None else Tensor.zeros(*b))
     x = rand(rng, 2, 3, 4, dtype=np.float32)
     w = rand(rng, 5, 4, dtype=np.float32)
-    b = rand(rng, 5)  # float64: the result is float64, as x @ w.mT + b would be
-    y = F.linear(x, w, b)
-    assert y.dtype == np.float64 and y.shape == (2, 3, 5)
+    b = rand(rng, 5)  # float64: PyTorch's linear promotes none of them
+    with pytest.raises(RuntimeError, match="linear: input, weight and bias must have the same dtype"):
+        F.linear(x, w, b)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        F.linear(x.double(), w)
+    y = F.linear(x, w, b.float())
+    assert y.dtype == np.float32 and y.shape == (2, 3, 5)
     close(y, x.numpy() @ w.numpy().T + b.numpy(), atol=1e-5)
 
 

@@ -469,7 +469,7 @@ def test_integer_attention_masks_are_refused(rng):
             F.scaled_dot_product_attention(q, q, q, mask=mask)
     mha = tga.models.BatchFirstAttention(4, 2)
     with pytest.raises(TypeError, match="BatchFirstAttention: attention mask has dtype int64"):
-        mha(q, allow=int_mask)
+        mha(q.float(), allow=int_mask)  # (its float32 weights take float32 inputs, as PyTorch's layers)
     with pytest.raises(TypeError, match="DotAttention: attention mask has dtype int64"):
         tga.nn.DotAttention()(q, q, q, mask=int_mask)
     # the meanings that stay: bool (True = may attend) and float (added to the scores)

@@ -412,7 +412,7 @@ def test_a_dropped_compiled_step_frees_its_model_without_the_cyclic_collector():
 
         run = tga.compile(step)
         for _ in range(2):
-            run(Tensor(np.ones((2, 4))))
+            run(Tensor(np.ones((2, 4), np.float32)))  # (float32, as the layer: linear promotes none)
         prog = tga.jit.trace(lambda x: (x * m.weight).sum(), Tensor(np.ones((4, 4))))
         return weakref.ref(m.weight), weakref.ref(run.program), prog
 

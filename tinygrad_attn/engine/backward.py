@@ -167,6 +167,7 @@ def run_backward(
                 gi = gs[i]
                 if gi is not None and gi.shape != inp._data.shape:
                     gi = _fit(gi, inp, ns if tensors else inp._dev.ops)
+                gi = _in_dtype_of(gi, inp, ns if tensors else inp._dev.ops)
                 if inp._uses == 1:  # its only consumer: its gradient is complete
                     ready.append((inp, gi))
                 else:
@@ -374,6 +375,15 @@ def _fit(g: Any, t: Tensor, ns: Any) -> Any:
     if g.__class__ is not SliceGradient:
         return unbroadcast(g, tuple(t._data.shape), ns)
     return g.dense() if t._uses == 1 else g
+
+
+def _in_dtype_of(g: Any, t: Tensor, ns: Any) -> Any:
+    """The gradient ``g`` in ``t``'s dtype, as PyTorch's engine casts it: a float32 tensor
+    that met float64 (``where``, ``cat``, a tensor-bound ``clamp``) gets a float32 gradient."""
+    if g is None or g.__class__ is SliceGradient:
+        return g
+    gd = g._data.dtype if g.__class__ is _function.Tensor else getattr(g, "dtype", None)
+    return g if gd is None or gd == t._data.dtype else ns.astype(g, t._data.dtype)
 
 
 def _sole_view(g: Any) -> bool:

@@ -11,6 +11,7 @@ import math
 
 from ..engine.function import Function, may_overwrite
 from ..engine.switches import _State
+from .saved import depends_on
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -161,6 +162,16 @@ class PowScalar(Function):
         return (g * (c * a ** (c - 1)),)
 
 
+def _integer_power(raw, a, b):
+    """``a ** b`` of integers with negative exponents, as PyTorch's integer pow: 1 for a base
+    of 1, +-1 for -1 (by the exponent's parity), 0 for any other base (0 included)."""
+    neg = b < 0
+    out = a ** raw.where(neg, 0, b)
+    one = raw.ones_like(out)
+    at_neg = raw.where(a == 1, one, raw.where(a == -1, raw.where(b % 2 == 0, one, -one), 0 * one))
+    return raw.where(neg, at_neg, out)
+
+
 class Pow(Function):
     """``a ** b`` with a tensor on at least one side (a number on the other is a constant).
 
@@ -176,7 +187,10 @@ class Pow(Function):
     operands = ("base", "exponent")
 
     def forward(self, xp, a, b):
-        return a**b
+        try:
+            return a**b
+        except ValueError:  # (NumPy refuses integers to negative integer powers)
+            return _integer_power(xp.device.xp, a, b)
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
@@ -321,7 +335,9 @@ class Relu(Function):
         return xp.maximum(a, 0.0)
 
     def backward(self, g, ns, inputs, out):
-        return (g * ns.astype(out > 0, g.dtype),)
+        # (PyTorch's threshold_backward: the gradient passes where out <= 0 is false, NaN included;
+        # recorded, a step function of the output, so it requires grad where out does)
+        return (g * depends_on(ns.astype(~(out <= 0), g.dtype), ns, out),)
 
 
 class Abs(Function):

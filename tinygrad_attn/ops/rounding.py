@@ -41,9 +41,16 @@ class Round(_Stepwise):
 
 
 class Sign(_Stepwise):
+    """The sign, 0 at NaN as PyTorch's (``(x > 0) - (x < 0)``; NumPy's sign of NaN is NaN)."""
+
     __slots__ = ()
     primitive = True
     fn = "sign"
+
+    def forward(self, xp, a):
+        raw = xp.device.xp
+        s = raw.sign(a)
+        return raw.where(s == s, s, raw.zeros_like(s))
 
 
 class Fmod(Function):

@@ -46,9 +46,75 @@ class SavedWithOutput(Saved):
     reads_output = True
 
 
-def saved_for_backward(out: Any, *tensors: Any, output: bool = False) -> Any:
+class ZeroDerivative(Function):
+    """Input 0 passed on as it is, as a function of the other inputs with derivative zero:
+    what a gradient formula of PyTorch's that reads its input through a step (``relu``'s
+    ``threshold_backward``, ``abs``'s ``sgn``, ``hardtanh``'s mask) is. Under
+    ``create_graph=True`` such a gradient requires grad where the input does (a gradient
+    penalty's ``backward()`` runs, and gives the input zeros), as PyTorch's does."""
+
+    __slots__ = ()
+    name = "zero_derivative"
+    keep = ()  # (see keeps_input: the tensors it depends on, for their shapes)
+    reads_output = False
+
+    def keeps_input(self, i: int) -> bool:
+        return i > 0
+
+    def forward(self, xp: Any, g: Any, *of: Any) -> Any:
+        return g
+
+    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
+        return (g,) + tuple(None if x is None else ns.zeros_like(x) for x in inputs[1:])
+
+
+def depends_on(g: Any, ns: Any, *of: Any) -> Any:
+    """``g``, made a zero-derivative function of ``of`` when gradients are recorded
+    (``create_graph=True``) and it is not one already (see :class:`ZeroDerivative`)."""
+    if not ns.recording or getattr(g, "requires_grad", True):
+        return g
+    return ZeroDerivative.apply(g, *of)
+
+
+class GradientOf(Function):
+    """The value of input 0 with the gradient of input 1 (a surrogate of the same shape that
+    routes the gradient as PyTorch's op does): ``index_copy`` and ``max_unpool`` write the
+    last of duplicate rows, and every one of them gets the gradient of where it was written."""
+
+    __slots__ = ()
+    name = "gradient_of"
+    keep = ()
+    reads_output = False
+
+    def forward(self, xp: Any, value: Any, surrogate: Any) -> Any:
+        return value
+
+    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
+        return None, g
+
+
+def with_gradient_of(value: Any, surrogate: Any) -> Any:
+    """``value`` (a tensor), differentiated as ``surrogate`` is, where that requires grad."""
+    if not surrogate.requires_grad:
+        return value
+    return GradientOf.apply(value.detach(), surrogate)
+
+
+class SavedPiecewise(Saved):
+    """:class:`Saved` of an op whose PyTorch gradient is a step function of the kept tensors
+    (``leaky_relu hardtanh threshold hardsigmoid``): recorded, it depends on them (zero derivative)."""
+
+    __slots__ = ()
+    name = "saved_piecewise"
+
+    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
+        return (depends_on(g, ns, *inputs[1:]),) + (None,) * (len(inputs) - 1)
+
+
+def saved_for_backward(out: Any, *tensors: Any, output: bool = False, piecewise: bool = False) -> Any:
     """``out``, recorded as keeping ``tensors`` (the ones among them that are tensors) and,
-    with ``output=True``, itself for the backward, as the PyTorch op it computes does.
+    with ``output=True``, itself for the backward, as the PyTorch op it computes does;
+    ``piecewise=True`` for an op whose gradient is a step function of them (:class:`SavedPiecewise`).
 
     Nothing is recorded where ``out`` needs no gradient (no graph, no check)."""
     if not out.requires_grad:
@@ -56,4 +122,6 @@ def saved_for_backward(out: Any, *tensors: Any, output: bool = False) -> Any:
     kept = [t for t in tensors if isinstance(t, _function.Tensor)]
     if not kept and not output:
         return out
+    if piecewise:
+        return SavedPiecewise.apply(out, *kept)
     return (SavedWithOutput if output else Saved).apply(out, *kept)

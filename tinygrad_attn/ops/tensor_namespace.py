@@ -23,6 +23,7 @@ from .elementwise import Abs, Add, AddN, Exp, Log, Sqrt, Tanh
 from .index import Gather, ScatterAdd
 from .linalg import Matmul
 from .movement import MatrixTranspose, SliceGrad
+from .rounding import Sign
 
 
 def _apply(cls: type, *inputs: Any, args: Any = None) -> Any:
@@ -95,7 +96,8 @@ class TensorNamespace:
 
     @staticmethod
     def sign(x: Any) -> Any:
-        return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+        # (an op of zero derivative, not a mask: PyTorch's sgn(x) in a recorded gradient requires grad where x does)
+        return Sign.apply(x)
 
     @staticmethod
     def astype(x: Any, dtype: Any) -> Any:

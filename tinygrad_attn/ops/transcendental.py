@@ -122,7 +122,10 @@ class Atan2(Function):
     def backward(self, g, ns, inputs, out):
         y, x = inputs
         r2 = x * x + y * y
-        return g * x / r2, -(g * y) / r2
+        # (1 / r2 as 0 at the origin, as PyTorch's: atan2(0, 0)'s gradient is 0, not 0/0)
+        zero = r2 == 0
+        recip = ns.where(zero, 0.0, 1.0 / ns.where(zero, 1.0, r2))
+        return g * x * recip, -(g * y) * recip
 
 
 class Log1p(Function):
