@@ -598,9 +598,6 @@ KNOWN: dict[str, str] = {
     "linalg.slogdet@float64": "slogdet of a 0x0 matrix: outputs do not require grad",
     "linalg.norm.subgradients_at_zero@float64": "vector norm with ord=0.5 at zero: gradient nan, PyTorch's subgradient 0 (issue 33)",
     "linalg.pinv@float64": "pinv(rtol=1.0) gradient where every singular value is cut: PyTorch's is zero",
-    "nn.functional.max_unpool1d@float64": "gradient wrong where output_size leaves windows overlapping",
-    "nn.functional.max_unpool2d@float64": "gradient wrong where output_size leaves windows overlapping",
-    "nn.functional.max_unpool3d@float64": "gradient wrong where output_size leaves windows overlapping",
     "norm@float64": "norm(x, 0) returns a tensor that does not require grad (PyTorch's zero gradient)",
 }
 
@@ -608,25 +605,18 @@ KNOWN: dict[str, str] = {
 KNOWN_SLOW: dict[str, str] = {
     # kinks and non-finite inputs (issue 33): PyTorch's value or one-sided gradient at 0, nan, inf
     "abs@float64": "gradient at 0 is nan, PyTorch's 0 (issue 33)",
-    "atan2@float64": "gradient at (0, 0) is nan, PyTorch's 0 (issue 33)",
-    "xlogy@float64": "gradient at x=0 is nan, PyTorch's 0 (issue 33)",
     "nn.functional.celu@float64": "gradient at inf/nan inputs (issue 33)",
     "nn.functional.elu@float64": "gradient at inf/nan inputs (issue 33)",
     "nn.functional.selu@float64": "gradient at inf/nan inputs (issue 33)",
-    "nn.functional.relu@float64": "gradient at nan inputs (issue 33)",
     "nn.functional.relu6@float64": "gradient at nan inputs (issue 33)",
     "nn.functional.hardtanh@float64": "gradient at nan inputs (issue 33)",
-    "nn.functional.hardsigmoid@float64": "gradient at nan inputs (issue 33)",
     "nn.functional.hardshrink": "nan input gives 0, PyTorch's nan (issue 33)",
     "nn.functional.softshrink": "nan input gives 0, PyTorch's nan (issue 33)",
-    "nn.functional.threshold": "nan input gives value, PyTorch's nan (issue 33)",
-    "sign": "sign(nan) is nan, PyTorch's 0 (issue 33)",
     "remainder": "remainder of huge/tiny operands differs from PyTorch's fmod-based rule (issue 33)",
     "__rmod__": "remainder of huge/tiny operands differs from PyTorch's fmod-based rule (issue 33)",
     "floor_divide@float64": "floor_divide rounding of exact-boundary quotients (issue 33)",
     "hypot@float32": "hypot overflows to inf in float32 where PyTorch scales (issue 33)",
     "div.floor_rounding@float64": "floor rounding of exact-boundary quotients (issue 33)",
-    "sgn": "sgn(nan) is nan, PyTorch's 0 (issue 33)",
     "angle@float64": "gradient at nan is 1, PyTorch's 0 (issue 33)",
     "digamma@float64": "gradient near the poles overflows to inf where PyTorch's is finite (issue 33)",
     "logit@float64": "gradient outside [0, 1] is finite, PyTorch's nan (issue 33)",
@@ -635,14 +625,10 @@ KNOWN_SLOW: dict[str, str] = {
     "polygamma.polygamma_n_2@float64": "polygamma(4, x) of large negative x differs",
     "polygamma.polygamma_n_3@float64": "polygamma(4, x) of large negative x differs",
     "polygamma.polygamma_n_4@float64": "polygamma(4, x) of large negative x differs",
-    "mvlgamma.mvlgamma_p_1": "mvlgamma raises on extreme-value inputs PyTorch accepts",
-    "mvlgamma.mvlgamma_p_3": "mvlgamma raises on extreme-value inputs PyTorch accepts",
-    "mvlgamma.mvlgamma_p_5": "mvlgamma raises on extreme-value inputs PyTorch accepts",
     "linalg.svd@float64": "svd of an empty (0, 3) matrix: outputs do not require grad",
     # empty and degenerate shapes
     "nn.functional.group_norm": "group_norm on a (0, C) input",
     # gradients
-    "index_copy@float64": "duplicate indices (result undefined): PyTorch sends the gradient to every duplicate source row, ours to the one written",
     # dtype rules
     "linspace.tensor_overload@float64": "linspace from 0-d float32 tensors with dtype=float64 computes in float32",
     # missing modes and keywords
