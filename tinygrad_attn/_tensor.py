@@ -806,11 +806,16 @@ def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None =
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat: needs at least one tensor")
-    empty = [t for t in tensors if isinstance(t, Tensor) and t.shape == (0,)]
-    if empty and len(empty) < len(tensors):  # PyTorch's legacy rule: 1-d empty tensors drop out, whatever the dim
-        kept = [t for t in tensors if not (isinstance(t, Tensor) and t.shape == (0,))]
-        dtype = _result_type(*tensors)  # (their dtypes still count in the result's)
-        tensors = [t if t.dtype == dtype else t.astype(dtype) for t in kept]
+    legacy = [isinstance(t, Tensor) and t.shape == (0,) for t in tensors]
+    if any(legacy) and not all(legacy):
+        # PyTorch's legacy rule: a 1-d empty tensor joins anything, whatever the dim. It is given the others'
+        # shape with no entries along the axis, so it stays in the graph (its gradient: empty) and its dtype counts.
+        like = tensors[legacy.index(False)]
+        d = dims.one(like.shape, axis, "cat")
+        empty_shape = like.shape[:d] + (0,) + like.shape[d + 1 :]
+        dtype = _result_type(*tensors)
+        tensors = [(t.reshape(empty_shape) if e else t) for t, e in zip(tensors, legacy)]
+        tensors = [t if t.dtype == dtype else t.astype(dtype) for t in tensors]
     if tensors[0].ndim == 0:  # (PyTorch's RuntimeError, and a ValueError: see InvalidArgumentError)
         raise InvalidArgumentError("cat: 0-d tensors cannot be concatenated; use stack, or reshape them to (1,)")
     return ops.Cat.apply(*tensors, args=dims.one(tensors[0].shape, axis, "cat"))
