@@ -8,6 +8,7 @@ views, so each has gradients of every order on every device.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,16 +41,40 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:  
             raise RuntimeError(f"both dimension lists should have same length, got {len(ia)} and {len(ib)}")
     ia = [_axis(a, d) for d in ia]
     ib = [_axis(b, d) for d in ib]
+    # A contracted pair where one side has length 1 is summed on the other side at once (PyTorch's
+    # broadcast of that axis); the other pairs must match. What the backward keeps follows from the
+    # steps, as in PyTorch: a summed side keeps nothing of its input, the product keeps its operands.
+    ta, tb = a, b
     for da, db in zip(ia, ib):
-        if a.shape[da] != b.shape[db]:
+        if b.shape[db] == 1:
+            ta = _summed(ta, da)
+        elif a.shape[da] == 1:
+            tb = _summed(tb, db)
+        elif a.shape[da] != b.shape[db]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} in dim {da} "
                                f"and second has size {b.shape[db]} in dim {db}")  # fmt: skip
     ra = [d for d in range(a.ndim) if d not in ia]
     rb = [d for d in range(b.ndim) if d not in ib]
-    k = int(np.prod([a.shape[d] for d in ia], dtype=np.int64))
-    am = a.permute(*ra, *ia).reshape(int(np.prod([a.shape[d] for d in ra], dtype=np.int64)), k)
-    bm = b.permute(*ib, *rb).reshape(k, int(np.prod([b.shape[d] for d in rb], dtype=np.int64)))
-    return (am @ bm).reshape(tuple(a.shape[d] for d in ra) + tuple(b.shape[d] for d in rb))
+    shape = tuple(a.shape[d] for d in ra) + tuple(b.shape[d] for d in rb)
+    m, n = math.prod(a.shape[d] for d in ra), math.prod(b.shape[d] for d in rb)
+    ta, tb = ta.permute(*ra, *ia), tb.permute(*ib, *rb)
+    if m != 1 or n != 1:  # a matrix product (the reshapes are views where the strides allow, else copies)
+        k = math.prod(ta.shape[len(ra) :])
+        return (ta.reshape(m, k) @ tb.reshape(k, n)).reshape(shape)
+    if _contiguous(ta) and _contiguous(tb):  # a full contraction of two views: one dot product
+        return (ta.reshape(-1) @ tb.reshape(-1)).reshape(shape)
+    return _summed(ta.squeeze() * tb.squeeze(), None).reshape(shape)  # (no copy of either made contiguous)
+
+
+def _summed(x: Tensor, d: int | None) -> Tensor:
+    s = x.sum(d, keepdim=d is not None)
+    return s if s.dtype == x.dtype else s.astype(x.dtype)  # (an integer sum stays in its dtype, as PyTorch's)
+
+
+def _contiguous(x: Tensor) -> bool:
+    d = x._data
+    flags = getattr(getattr(d, "_array", d), "flags", None)
+    return flags is None or bool(flags.c_contiguous)
 
 
 def _axis(x: Tensor, d: int) -> int:
