@@ -171,9 +171,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
-    if p == 0:  # (the count of differing entries; in the graph with gradient 0, as PyTorch's)
-        return diff.abs().sign().sum(-1)
-    return saved_for_backward(_pnorm(diff, p), x1, x2, output=True)  # (what PyTorch's keeps)
+    # p = 0: the count of differing entries, in the graph with gradient 0, as PyTorch's
+    out = diff.abs().sign().sum(-1) if p == 0 else _pnorm(diff, p)
+    return saved_for_backward(out, x1, x2, output=True)  # (what PyTorch's keeps, for every p)
 
 
 def _pnorm(d: Tensor, p: float) -> Tensor:
@@ -195,9 +195,8 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     """The ``p``-norm of ``input - other`` (broadcast together), over every entry."""
     a, b = _tensor(input, "dist"), _tensor(other, "dist")
     d = (a - b).reshape(-1)
-    if p == 0:
-        return d.abs().sign().sum()
-    return saved_for_backward(_pnorm(d, float(p)), a, b, output=True)
+    out = d.abs().sign().sum() if p == 0 else _pnorm(d, float(p))
+    return saved_for_backward(out, a, b, output=True)  # (what PyTorch's keeps, for every p)
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
