@@ -475,6 +475,8 @@ def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
         eye = Tensor(np.eye(x.shape[-1], dtype=x.dtype), device=x._dev)
         # (a result in the graph with gradient 0, as PyTorch's)
         return where(Tensor(np.zeros((), bool), device=x._dev), x, eye)
+    if n == 1:  # (a copy, as PyTorch's: never its input's memory)
+        return x.clone()
     if n < 0:
         x, n = inv(x), -n
     out, base = None, x

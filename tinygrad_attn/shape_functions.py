@@ -449,8 +449,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None, append: 
     if x.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     d = dims.one(x.shape, dim, "diff", scalar_ok=False)
-    if n == 0:  # (no difference taken: prepend and append are not joined either, as PyTorch's)
-        return x
+    if n == 0:  # (no difference taken: prepend and append are not joined either; a copy, as PyTorch's)
+        return x.clone()
     parts = [p for p in (prepend, x, append) if p is not None]
     if len(parts) > 1:
         parts = [p if p.ndim == x.ndim else p.reshape(x.shape[:d] + (1,) + x.shape[d + 1 :]).expand(
