@@ -22,8 +22,8 @@ from . import dims, ops
 from ._tensor import Tensor, cat, where
 from .functional_checks import tensor_arg as _tensor
 from .ops.saved import saved_for_backward
+from .ops.tie_order import sort_order
 from .tensor_functions import ValuesIndices
-from .tie_order import sort_order
 
 __all__ = [
     "median", "nanmedian", "quantile", "nanquantile", "mode", "kthvalue", "aminmax", "nansum", "nanmean",
