@@ -260,7 +260,9 @@ def svdvals(A: Tensor) -> Tensor:  # noqa: N803
     values = raw.linalg.svdvals if hasattr(raw.linalg, "svdvals") else lambda a: raw.linalg.svd(a, compute_uv=False)
     exact = _wrap(x, values(x._data)) if x.numel() else (
         Tensor.zeros(x.shape[:-2] + (min(x.shape[-2:]),), dtype=x.dtype, device=x._dev))  # fmt: skip
-    out = _exact_with_gradient_of(exact, _gram_singular_values(x) if x.requires_grad else exact)
+    # (the gradient's composite reads a copy of A: PyTorch's keeps the decomposition, not A, so
+    # changing A in place before the backward is no error there either)
+    out = _exact_with_gradient_of(exact, _gram_singular_values(x.clone()) if x.requires_grad else exact)
     return saved_for_backward(out, output=True)
 
 
@@ -413,15 +415,10 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), ke
                 dtype: Any = None) -> Tensor:  # fmt: skip
     """The ``ord`` norm of each matrix in the plane ``dim``: ``'fro'``, ``'nuc'`` (sum of singular
     values), ``2``/``-2`` (largest/smallest singular value), ``1``/``-1`` (max/min column sum),
-    ``inf``/``-inf`` (max/min row sum); its result is kept for the backward, as PyTorch's."""
-    return saved_for_backward(_matrix_norm(A, ord, dim, keepdim, dtype=dtype), output=True)
+    ``inf``/``-inf`` (max/min row sum).
 
-
-def _matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), keepdim: bool = False, *,  # noqa: N803, A002
-                dtype: Any = None) -> Tensor:  # fmt: skip
-    """The ``ord`` norm of each matrix in the plane ``dim``: ``'fro'``, ``'nuc'`` (sum of singular
-    values), ``2``/``-2`` (largest/smallest singular value), ``1``/``-1`` (max/min column sum),
-    ``inf``/``-inf`` (max/min row sum)."""
+    Each keeps for the backward what PyTorch's steps keep: ``'fro'`` and the sums its input and
+    result, ``2``/``-2`` the singular values and the result, ``'nuc'`` neither input nor result."""
     x = _matrices(A, "matrix_norm")
     if dtype is not None:
         x = x.astype(dtype)
@@ -478,6 +475,8 @@ def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
         eye = Tensor(np.eye(x.shape[-1], dtype=x.dtype), device=x._dev)
         # (a result in the graph with gradient 0, as PyTorch's)
         return where(Tensor(np.zeros((), bool), device=x._dev), x, eye)
+    if n == 1:  # (a copy, as PyTorch's: never its input's memory)
+        return x.clone()
     if n < 0:
         x, n = inv(x), -n
     out, base = None, x
@@ -508,7 +507,7 @@ def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
         out = out + term
     for _ in range(s):
         out = out @ out
-    return out
+    return saved_for_backward(out, x)  # (PyTorch's keeps A; the products here may keep only A / 2**s)
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A002

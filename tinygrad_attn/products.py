@@ -8,6 +8,7 @@ views, so each has gradients of every order on every device.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,16 +41,40 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:  
             raise RuntimeError(f"both dimension lists should have same length, got {len(ia)} and {len(ib)}")
     ia = [_axis(a, d) for d in ia]
     ib = [_axis(b, d) for d in ib]
+    # A contracted pair where one side has length 1 is summed on the other side at once (PyTorch's
+    # broadcast of that axis); the other pairs must match. What the backward keeps follows from the
+    # steps, as in PyTorch: a summed side keeps nothing of its input, the product keeps its operands.
+    ta, tb = a, b
     for da, db in zip(ia, ib):
-        if a.shape[da] != b.shape[db]:
+        if b.shape[db] == 1:
+            ta = _summed(ta, da)
+        elif a.shape[da] == 1:
+            tb = _summed(tb, db)
+        elif a.shape[da] != b.shape[db]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} in dim {da} "
                                f"and second has size {b.shape[db]} in dim {db}")  # fmt: skip
     ra = [d for d in range(a.ndim) if d not in ia]
     rb = [d for d in range(b.ndim) if d not in ib]
-    k = int(np.prod([a.shape[d] for d in ia], dtype=np.int64))
-    am = a.permute(*ra, *ia).reshape(int(np.prod([a.shape[d] for d in ra], dtype=np.int64)), k)
-    bm = b.permute(*ib, *rb).reshape(k, int(np.prod([b.shape[d] for d in rb], dtype=np.int64)))
-    return (am @ bm).reshape(tuple(a.shape[d] for d in ra) + tuple(b.shape[d] for d in rb))
+    shape = tuple(a.shape[d] for d in ra) + tuple(b.shape[d] for d in rb)
+    m, n = math.prod(a.shape[d] for d in ra), math.prod(b.shape[d] for d in rb)
+    ta, tb = ta.permute(*ra, *ia), tb.permute(*ib, *rb)
+    if m != 1 or n != 1:  # a matrix product (the reshapes are views where the strides allow, else copies)
+        k = math.prod(ta.shape[len(ra) :])
+        return (ta.reshape(m, k) @ tb.reshape(k, n)).reshape(shape)
+    if _contiguous(ta) and _contiguous(tb):  # a full contraction of two views: one dot product
+        return (ta.reshape(-1) @ tb.reshape(-1)).reshape(shape)
+    return _summed(ta.squeeze() * tb.squeeze(), None).reshape(shape)  # (no copy of either made contiguous)
+
+
+def _summed(x: Tensor, d: int | None) -> Tensor:
+    s = x.sum(d, keepdim=d is not None)
+    return s if s.dtype == x.dtype else s.astype(x.dtype)  # (an integer sum stays in its dtype, as PyTorch's)
+
+
+def _contiguous(x: Tensor) -> bool:
+    d = x._data
+    flags = getattr(getattr(d, "_array", d), "flags", None)
+    return flags is None or bool(flags.c_contiguous)
 
 
 def _axis(x: Tensor, d: int) -> int:
@@ -146,9 +171,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
-    if p == 0:  # (the count of differing entries; in the graph with gradient 0, as PyTorch's)
-        return diff.abs().sign().sum(-1)
-    return saved_for_backward(_pnorm(diff, p), x1, x2, output=True)  # (what PyTorch's keeps)
+    # p = 0: the count of differing entries, in the graph with gradient 0, as PyTorch's
+    out = diff.abs().sign().sum(-1) if p == 0 else _pnorm(diff, p)
+    return saved_for_backward(out, x1, x2, output=True)  # (what PyTorch's keeps, for every p)
 
 
 def _pnorm(d: Tensor, p: float) -> Tensor:
@@ -170,9 +195,8 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     """The ``p``-norm of ``input - other`` (broadcast together), over every entry."""
     a, b = _tensor(input, "dist"), _tensor(other, "dist")
     d = (a - b).reshape(-1)
-    if p == 0:
-        return d.abs().sign().sum()
-    return saved_for_backward(_pnorm(d, float(p)), a, b, output=True)
+    out = d.abs().sign().sum() if p == 0 else _pnorm(d, float(p))
+    return saved_for_backward(out, a, b, output=True)  # (what PyTorch's keeps, for every p)
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002

@@ -21,6 +21,7 @@ import numpy as np
 from . import dims
 from ._tensor import Size, Tensor, cat, stack
 from .functional_checks import tensor_arg as _tensor
+from .ops.saved import saved_for_backward
 
 __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "row_stack",
@@ -435,7 +436,9 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
         return x[:0]
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     rows = np.array(list(pick(range(x.shape[0]), r)), dtype=np.int64).reshape(-1, r)
-    return x[Tensor(rows, device=x._dev)]
+    # (PyTorch's picks each column with masked_select, which keeps its input: kept here too, so that
+    # changing it in place before the backward raises as there)
+    return saved_for_backward(x[Tensor(rows, device=x._dev)], x)
 
 
 # -- differences -----------------------------------------------------------------------
@@ -446,8 +449,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None, append: 
     if x.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     d = dims.one(x.shape, dim, "diff", scalar_ok=False)
-    if n == 0:  # (no difference taken: prepend and append are not joined either, as PyTorch's)
-        return x
+    if n == 0:  # (no difference taken: prepend and append are not joined either; a copy, as PyTorch's)
+        return x.clone()
     parts = [p for p in (prepend, x, append) if p is not None]
     if len(parts) > 1:
         parts = [p if p.ndim == x.ndim else p.reshape(x.shape[:d] + (1,) + x.shape[d + 1 :]).expand(

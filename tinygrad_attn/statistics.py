@@ -22,6 +22,7 @@ from . import dims, ops
 from ._tensor import Tensor, cat, where
 from .functional_checks import tensor_arg as _tensor
 from .ops.saved import saved_for_backward
+from .ops.tie_order import sort_order
 from .tensor_functions import ValuesIndices
 
 __all__ = [
@@ -58,6 +59,16 @@ def _stable_sorted(x: Tensor, d: int) -> tuple[Tensor, Tensor]:
 
     idx = argsort(x, d, stable=True)
     return ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx  # (keeps the indices only, as PyTorch's sort)
+
+
+def _sorted_as_pytorch(x: Tensor, d: int) -> Tensor:
+    """``x`` sorted along ``d`` (NaN last) with equal entries in the order of PyTorch's unstable sort,
+    which decides the entries a gradient flows to (the values are those of any sort, so the order
+    is worked out only where a gradient is wanted)."""
+    if not x.requires_grad:
+        return _stable_sorted(x, d)[0]
+    idx = np.apply_along_axis(sort_order, d, _host(x)) if x.numel() else np.zeros(x.shape, np.int64)
+    return ops.GatherAlong.apply(x, _on(x, idx.astype(np.int64)), args=(d, x.shape))
 
 
 def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesIndices:
@@ -188,13 +199,15 @@ def _quantile(x: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, op
         if x.shape[d] == 0:
             raise RuntimeError(f"{op}() input tensor must be non-empty")
     n = x.shape[d]
-    s, _ = _stable_sorted(x, d)
+    s = _sorted_as_pytorch(x, d)  # (as PyTorch's quantile: its unstable sort)
     nans = x.isnan().long().sum(d, keepdim=True)  # (..., 1, ...)
     valid = (n - nans) if skip_nan else Tensor(np.full(nans.shape, n, np.int64), device=x._dev)
     outs = []
     for qv in qs:
         rank = (valid - 1).astype(np.float64) * float(qv)  # (an all-NaN slice gives a negative rank: its NaN)
         rank = rank.clamp(0, None)
+        if not skip_nan:  # (a slice with a NaN: its last sorted entry, a NaN, takes the gradient, as PyTorch's)
+            rank = where(nans > 0, float(n - 1), rank)
         if interpolation == "lower":
             rank = rank.floor()
         elif interpolation == "higher":
@@ -210,8 +223,6 @@ def _quantile(x: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, op
         val = where(w < 0.5, vlo + w * (vhi - vlo), vhi - (vhi - vlo) * (1.0 - w))  # (PyTorch's lerp)
         if interpolation in ("lower", "higher", "nearest"):
             val = vlo
-        if not skip_nan:
-            val = where(nans > 0, float("nan"), val)
         outs.append(val)
     out = cat([o.unsqueeze(0) for o in outs], 0)  # (Q, ..., 1, ...)
     if keepdim:

@@ -39,12 +39,16 @@ _KRON = "kron is a product of views, which keeps its operands; PyTorch's keeps n
 RAISING_HERE: dict[tuple[str, str], str] = {
     ("masked_softmax", "output"): "its backward reads its output, as softmax's (whose output PyTorch "
     "keeps too); the oracle's last op, a where, keeps nothing",
-    **{("additive_score", f"input {i}"): "the fused op keeps its query and keys (its gradients of higher "
-       "order recompute from them); the oracle's add keeps nothing, its tanh keeps its output" for i in (0, 1)},
+    **{
+        ("additive_score", f"input {i}"): "the fused op keeps its query and keys (its gradients of higher "
+        "order recompute from them); the oracle's add keeps nothing, its tanh keeps its output"
+        for i in (0, 1)
+    },
     # torch.linalg's decompositions: ours keep A, as each gradient is computed from A (eigh's eigenvalue and
-    # eigenvector ops each recompute the other's values; svd, svdvals, qr and cond take LAPACK's values and the
-    # gradient of a composite of A); PyTorch's keep their outputs only
-    **{(name, "input 0"): _KEEPS_A for name in ("eigh", "svdvals", "svd", "svd_vh", "qr", "cond")},
+    # eigenvector ops each recompute the other's values; svd and qr take LAPACK's values and the gradient of a
+    # composite of A); PyTorch's keep their outputs only. (svdvals, and cond and the matrix norms through it,
+    # read a copy of A, as PyTorch's keep none of A: they raise exactly where PyTorch's do.)
+    **{(name, "input 0"): _KEEPS_A for name in ("eigh", "svd", "svd_vh", "qr")},
     **{("kron", f"input {i}"): _KRON for i in (0, 1)},
 }
 
