@@ -29,8 +29,9 @@ args = parse_args(__doc__, "a few seconds: shorter sequences")
 
 D, BATCH = 32, 16
 LENGTHS = [5, 10, 20, 40] if args.quick else [5, 10, 20, 40, 80, 160, 320]
-rnn = RNNCell(D, D).to(args.device)  # h_t = tanh(W_ih x_t + W_hh h_{t-1} + b), PyTorch's initialisation
-attention = BatchFirstAttention(D, n_heads=4).to(args.device)
+# float64 models and inputs, so tiny gradients do not underflow to zero as they would in float32
+rnn = RNNCell(D, D).to(args.device).double()  # h_t = tanh(W_ih x_t + W_hh h_{t-1} + b), PyTorch's initialisation
+attention = BatchFirstAttention(D, n_heads=4).to(args.device).double()
 
 
 def run_rnn(x):
@@ -47,8 +48,8 @@ def run_attention(x):
 def gradient_per_position(model, T):
     """The mean over a batch of |d (r . y_T) / d x_t| for t = 0..T-1 (r: a random direction).
 
-    The inputs are float64, so the computation runs in float64 and tiny gradients do not
-    underflow to zero as they would in float32 (below about 1e-38).
+    The models and inputs are float64, so tiny gradients do not underflow to zero as they
+    would in float32 (below about 1e-38).
     """
     x = Tensor.randn(BATCH, T, D, dtype=np.float64, requires_grad=True)
     y = model(x)

@@ -195,7 +195,7 @@ def test_a_step_under_no_grad_behaves_as_eagerly(mode):
         return loss
 
     run = tga.compile(step)
-    x = Tensor(np.ones((2, 3)))
+    x = Tensor(np.ones((2, 3)), dtype=np.float32)  # (the layer's dtype: linear refuses a mix, as PyTorch's)
     run(x), run(x)  # (traced and replayed with grad on)
     before = [p.numpy().copy() for p in lin.parameters()]
     for f in (step, run):
