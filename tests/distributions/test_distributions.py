@@ -286,3 +286,14 @@ def test_a_policy_gradient_step_runs_as_pytorchs():
     their.backward()
     _close(loss, their, "float64", "loss")
     _close(ow.grad, tw.grad, "float64", "grad")
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_every_family_expands_as_pytorchs(name):
+    ours, theirs, _, _ = _pair(name, (3,), "float64")
+    e, t = ours.expand((2, 3)), theirs.expand((2, 3))
+    assert tuple(e.batch_shape) == tuple(t.batch_shape) and tuple(e.event_shape) == tuple(t.event_shape)
+    torch.manual_seed(0)
+    value = t.sample()
+    _close(e.log_prob(tga.tensor(value.numpy())), t.log_prob(value), "float64", "log_prob after expand")
+    _close(e.mean, t.mean, "float64", "mean after expand")

@@ -148,6 +148,16 @@ class Distribution:
                 f"support ({support!r}) of the distribution {self!r}, but found invalid values:\n{value}"
             )
 
+    def _expanded(self, cls: type, batch_shape: Any, names: tuple[str, ...], _instance: Any = None) -> Any:
+        """A copy of this distribution over ``batch_shape``, its parameters ``names`` expanded to it
+        (no new memory, no new validation: PyTorch's ``expand`` of a distribution with tensor parameters)."""
+        new = self._get_checked_instance(cls, _instance)
+        for name in names:
+            setattr(new, name, getattr(self, name).expand(tuple(batch_shape)))
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _get_checked_instance(self, cls: type, _instance: Any = None) -> Any:
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(

@@ -26,11 +26,7 @@ class Exponential(Distribution):
         super().__init__(() if isinstance(rate, numbers.Number) else self.rate.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Exponential:
-        new = self._get_checked_instance(Exponential, _instance)
-        new.rate = self.rate.expand(tuple(batch_shape))
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(Exponential, batch_shape, ("rate",), _instance)
 
     @property
     def mean(self) -> Tensor:
@@ -82,11 +78,7 @@ class Laplace(Distribution):
         super().__init__(() if both_numbers else self.loc.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Laplace:
-        new = self._get_checked_instance(Laplace, _instance)
-        new.loc, new.scale = self.loc.expand(tuple(batch_shape)), self.scale.expand(tuple(batch_shape))
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(Laplace, batch_shape, ("loc", "scale"), _instance)
 
     @property
     def mean(self) -> Tensor:

@@ -36,11 +36,7 @@ class Normal(Distribution):
         super().__init__(() if both_numbers else self.loc.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Normal:
-        new = self._get_checked_instance(Normal, _instance)
-        new.loc, new.scale = self.loc.expand(tuple(batch_shape)), self.scale.expand(tuple(batch_shape))
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(Normal, batch_shape, ("loc", "scale"), _instance)
 
     @property
     def mean(self) -> Tensor:
