@@ -580,7 +580,6 @@ KNOWN: dict[str, str] = {
     "linalg.vander": "linalg.vander of a 0-d tensor raises, PyTorch treats it as a vector of one",
     "linalg.lstsq": "lstsq's rank output has shape (), PyTorch's (0,) for the gels driver",
     "take_along_dim": "negative indices (PyTorch wraps them) rejected",
-    "tensordot": "tensordot contracting a size-1 dim with a size-2 one: PyTorch broadcasts it, ours raises",
     "linalg.pinv.hermitian": "pinv(hermitian=True) of a non-symmetric input: PyTorch reads only the lower triangle",
     # values
     "cov@float64": "cov with float32 aweights computes in float32 (dtype rule, issue 33)",
