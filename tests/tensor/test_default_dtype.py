@@ -35,6 +35,7 @@ MAKERS = {
     "MultiheadAttention": lambda m: m.nn.MultiheadAttention(4, 2).in_proj_bias,
     "BatchNorm1d": lambda m: m.nn.BatchNorm1d(2).running_mean,
     "TransformerEncoderLayer": lambda m: m.nn.TransformerEncoderLayer(4, 2, 8).linear1.weight,
+    "Normal of numbers": lambda m: m.distributions.Normal(0.0, 1.0).loc,
 }
 
 

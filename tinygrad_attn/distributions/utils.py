@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ..dtypes import finfo
+from ..dtypes import finfo, get_default_dtype
 
 
 def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
@@ -20,7 +20,7 @@ def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
             raise ValueError(
                 f"Input arguments must all be instances of numbers.Number or Tensor, not {type(v).__name__}"
             )
-    dtype = like.dtype if like is not None and like.dtype.kind == "f" else np.float32
+    dtype = like.dtype if like is not None and like.dtype.kind == "f" else get_default_dtype()
     device = like.device if like is not None else None
     tensors = [v if isinstance(v, Tensor) else Tensor(np.asarray(v, dtype=dtype), device=device) for v in values]
     shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
