@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 from .. import creation as _creation
@@ -30,14 +29,13 @@ class Bernoulli(Distribution):
     def __init__(self, probs: Any = None, logits: Any = None, validate_args: bool | None = None) -> None:
         one_of(probs, logits)
         given = probs if probs is not None else logits
-        is_number = isinstance(given, numbers.Number)
         (param,) = broadcast_all(given)
         if probs is not None:
             self.probs = param
         else:
             self.logits = param
         self._param = param
-        super().__init__(() if is_number else param.shape, validate_args=validate_args)
+        super().__init__(param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Bernoulli:
         new = self._get_checked_instance(Bernoulli, _instance)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 from .._tensor import Tensor
@@ -23,7 +22,7 @@ class Exponential(Distribution):
 
     def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
         (self.rate,) = broadcast_all(rate)
-        super().__init__(() if isinstance(rate, numbers.Number) else self.rate.shape, validate_args=validate_args)
+        super().__init__(self.rate.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Exponential:
         return self._expanded(Exponential, batch_shape, ("rate",), _instance)
@@ -74,8 +73,7 @@ class Laplace(Distribution):
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
-        both_numbers = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
-        super().__init__(() if both_numbers else self.loc.shape, validate_args=validate_args)
+        super().__init__(self.loc.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Laplace:
         return self._expanded(Laplace, batch_shape, ("loc", "scale"), _instance)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 from .. import math_functions as _math
@@ -32,8 +31,7 @@ class Normal(Distribution):
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
-        both_numbers = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
-        super().__init__(() if both_numbers else self.loc.shape, validate_args=validate_args)
+        super().__init__(self.loc.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Normal:
         return self._expanded(Normal, batch_shape, ("loc", "scale"), _instance)

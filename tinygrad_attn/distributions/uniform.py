@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 from .. import creation as _creation
@@ -21,8 +20,7 @@ class Uniform(Distribution):
 
     def __init__(self, low: Any, high: Any, validate_args: bool | None = None) -> None:
         self.low, self.high = broadcast_all(low, high)
-        both_numbers = isinstance(low, numbers.Number) and isinstance(high, numbers.Number)
-        super().__init__(() if both_numbers else self.low.shape, validate_args=validate_args)
+        super().__init__(self.low.shape, validate_args=validate_args)
         if self._validate_args and not bool((self.low < self.high).all()):
             raise ValueError("Uniform is not defined when low>= high")
 
