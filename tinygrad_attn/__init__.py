@@ -5,9 +5,10 @@
 >>> x.softmax().sum().backward()
 """
 
-# The star imports are PyTorch's top-level names: factories, free functions and dtypes (``tga.bool`` binds the
-# name in this module only; the package's modules keep Python's ``bool``).
-from . import (
+# The modules that declare PyTorch's ops (``@public``: read by install_methods below); the star imports are the
+# other top-level names: typed constructors and dtypes (``tga.bool`` binds the name in this module only; the
+# package's modules keep Python's ``bool``).
+from . import (  # noqa: F401 - imported for their declarations
     augmented_assignment,
     creation,
     cuda,
@@ -46,51 +47,29 @@ from .autograd import (
 from .backend import default_device, device, devices, get_default_device, get_device, is_available, set_default_device
 from .creation import *  # noqa: F403
 from .dtypes import *  # noqa: F403
+from .engine import declare
 from .flags import *  # noqa: F403
 from .gradcheck import gradcheck
 from .linalg import det, inverse, logdet, matrix_exp, matrix_power, slogdet  # torch's top-level spellings
 from .malloc import keep_freed_memory
-from .math_functions import *  # noqa: F403
 from .printing import set_printoptions
-from .products import *  # noqa: F403
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .serialization import load, save
-from .shape_functions import *  # noqa: F403
-from .special_functions import *  # noqa: F403
-from .statistics import *  # noqa: F403
 from .tensor_functions import *  # noqa: F403
-from .tensor_torch import *  # noqa: F403
 from .threads import get_num_threads, set_num_threads
 
 __version__ = "0.1.0"
 
 
-def install_methods() -> None:
-    """Give :class:`Tensor` its methods that are written as free functions or composites, once,
-    from the module that implements each (``x.var`` *is* ``tga.var``, ``x.softmax`` *is*
-    ``F.softmax``), so ``_tensor.py`` imports none of those modules. The in-place variants
-    come last: ``x.name_`` exists for each ``name`` installed before them."""
-    tables = (
-        tensor_creation,
-        tensor_arith,
-        tensor_torch,
-        tensor_shape,
-        tensor_reduce,
-        tensor_functions,
-        indexing,
-        functional,
-        augmented_assignment,
-        tensor_protocols,
-    )
-    tables += (shape_functions, products, statistics, special_functions, linalg)
-    for table in (m.METHODS for m in tables):
-        for name, fn in table.items():
-            setattr(Tensor, name, fn)
-    math_functions._install(Tensor)
-    inplace_variants.install(Tensor)
+def install_methods() -> list[str]:
+    """Put every declared op in place (:mod:`tinygrad_attn.engine.declare`): the ``tga.`` free
+    functions, :class:`Tensor`'s methods written outside its class body (``x.var`` *is*
+    ``tga.var``, ``x.softmax`` *is* ``F.softmax``) and the in-place twins. ``_tensor.py``
+    imports none of the modules that declare them. Returns the free functions' names."""
+    return declare.install(Tensor, globals(), inplace_variants.variant)
 
 
-install_methods()
+_DECLARED = install_methods()
 
 # PyTorch's top-level constants (``torch.inf``, ``torch.pi``): plain Python floats, as there
 # (``float`` here is the dtype ``tga.float``, so they come from math).
@@ -151,15 +130,9 @@ __all__ = [
     *creation.__all__,
     *dtypes.__all__,
     *tensor_functions.__all__,
-    *math_functions.__all__,
-    *tensor_torch.__all__,
     *flags.__all__,
     "autocast",
     "set_printoptions",
-    *shape_functions.__all__,
-    *products.__all__,
-    *statistics.__all__,
-    *special_functions.__all__,
     "linalg",
     "det",
     "inverse",
@@ -172,5 +145,6 @@ __all__ = [
     "set_num_threads",
     "get_num_threads",
 ]
+__all__ += [n for n in _DECLARED if n not in __all__]  # every op declared @public
 __all__ += _SYMBOLIC  # (loaded on first use, by __getattr__)
 __all__ += ["inf", "nan", "pi", "e"]  # PyTorch's constants

@@ -24,6 +24,7 @@ from .backend import device as _device
 from .dtypes import UnsupportedDtypeError, get_default_dtype
 from .dtypes import result_type as _result_type
 from .engine.backward import backward
+from .engine.declare import public
 from .engine.function import FreedArray, Function, InvalidArgumentError, register_tensor
 from .engine.switches import _State
 from .engine.versions import version_of
@@ -82,7 +83,6 @@ class UnsupportedModeError(NotImplementedError, ValueError):
     and a ``ValueError``: a bad value of an argument."""
 
 
-
 class _HookHandle:
     """What ``register_hook`` returns: ``remove()`` takes the hook away (PyTorch's RemovableHandle)."""
 
@@ -100,6 +100,7 @@ class _HookHandle:
 
     def __exit__(self, *exc: object) -> None:
         self.remove()
+
 
 class Tensor:
     """An n-dimensional array with reverse-mode autograd.
@@ -253,6 +254,7 @@ class Tensor:
         """The graph node that made this tensor (``None`` for a leaf)."""
         return self._ctx
 
+    @public(method=True)
     def numel(self) -> int:
         return math.prod(self.shape)
 
@@ -544,21 +546,29 @@ class Tensor:
     # (comparisons, logical operators, maximum/minimum/clip, masked_fill: tensor_arith.py)
 
     # -- elementwise --------------------------------------------------------------
+    @public(method=True, inplace_function=True)
     def exp(self) -> Tensor:
         return _exp(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
+    @public(method=True, inplace_function=True)
     def log(self) -> Tensor:
         return ops.Log.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
+    @public(method=True, inplace_function=True)
     def sqrt(self) -> Tensor:
         return ops.Sqrt.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
+    @public(method=True, inplace_function=True)
     def tanh(self) -> Tensor:
         return _tanh(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
+    @public(name="absolute", method=True, inplace=True)
+    @public(method=True, inplace_function=True)
     def abs(self) -> Tensor:
         if _kind(self) == "b":
-            raise UnsupportedDtypeError(f'"abs" not implemented for \'Bool\' (shape {self.shape}); convert with .long()')
+            raise UnsupportedDtypeError(
+                f"\"abs\" not implemented for 'Bool' (shape {self.shape}); convert with .long()"
+            )
         return ops.Abs.apply(self)
 
     def __iter__(self) -> Iterator[Tensor]:
@@ -615,13 +625,6 @@ class Tensor:
             src = src.to(self._dev)
         return apply_inplace(self, "copy_", lambda x, s: where(True, s.astype(x.dtype), x), src,
                                       reads_old=False)  # fmt: skip
-
-    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
-        if min is None and max is None:
-            raise ValueError("clamp_: at least one of min and max must be given")
-        return apply_inplace(self, "clamp_", lambda x: x.clip(min, max))
-
-    clip_ = clamp_
 
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
         """``value`` where ``mask`` is True, in place."""
@@ -770,6 +773,7 @@ def _in_dtype(t: Tensor, dtype: Any) -> Tensor:
 
 
 # -- free functions of the public API ---------------------------------------------
+@public
 def where(cond: Any, a: Any = _ONE_ARGUMENT, b: Any = _ONE_ARGUMENT) -> Any:
     """``a`` where ``cond`` is True, else ``b``; differentiable in ``a`` and ``b``;
     ``where(cond)`` alone is ``cond.nonzero(as_tuple=True)``, as PyTorch's.
@@ -798,6 +802,7 @@ def where(cond: Any, a: Any = _ONE_ARGUMENT, b: Any = _ONE_ARGUMENT) -> Any:
     return ops.Where.apply(cond, a, b)
 
 
+@public
 def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
     """Join tensors along an existing axis (``axis`` or PyTorch's ``dim``; 0 by default)."""
     if dim is not None:
@@ -821,6 +826,7 @@ def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None =
     return ops.Cat.apply(*tensors, args=dims.one(tensors[0].shape, axis, "cat"))
 
 
+@public
 def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
     """Join tensors along a new axis (``axis`` or PyTorch's ``dim``; 0 by default)."""
     if dim is not None:
@@ -845,7 +851,9 @@ def _matmul_operands(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
             f"(shapes {a.shape} and {b.shape}); convert one with .to(other.dtype)"
         )
     if _kind(a) == "b":
-        raise UnsupportedDtypeError(f"matmul: not implemented for 'Bool' (shapes {a.shape} and {b.shape}); convert with .long()")
+        raise UnsupportedDtypeError(
+            f"matmul: not implemented for 'Bool' (shapes {a.shape} and {b.shape}); convert with .long()"
+        )
     return a, b
 
 

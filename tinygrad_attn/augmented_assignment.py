@@ -27,6 +27,7 @@ from typing import Any
 
 from ._tensor import Tensor
 from .dtypes import can_cast, result_type
+from .engine.declare import public
 from .inplace import apply_inplace, cast_error
 
 
@@ -65,4 +66,5 @@ _OPS = (
     ("__lshift__", "<<", "bitwise_left_shift_", _always), ("__rshift__", ">>", "bitwise_right_shift_", _always),
 )  # fmt: skip
 
-METHODS = {f"__i{op[0][2:]}": _augmented(*op) for op in _OPS}
+for _op in _OPS:
+    public(_augmented(*_op), name=f"__i{_op[0][2:]}", function=False, method=True)

@@ -20,16 +20,13 @@ from . import random_transforms
 from ._tensor import Size, Tensor, _shape_args
 from .backend import default_device, get_device
 from .dtypes import get_default_dtype, promote_types
+from .engine.declare import public
 from .engine.function import InvalidArgumentError
 from .engine.switches import _State
 from .random import generator_for
+from .tensor_creation import drawn
 
-__all__ = [
-    "tensor", "as_tensor", "from_numpy", "is_tensor", "zeros", "ones", "full", "empty", "rand", "randn",
-    "randint", "randperm", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
-    "rand_like", "randn_like", "randint_like", "multinomial", "bernoulli",
-]  # fmt: skip
-__all__ += ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
+__all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
             "ByteTensor", "BoolTensor"]  # typed constructors  # fmt: skip
 
 
@@ -75,6 +72,7 @@ def _host_data(data: Any) -> Any:
     return data
 
 
+@public
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data``, with the dtype PyTorch would infer.
 
@@ -98,12 +96,15 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@public
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """``data`` itself when it is already a tensor of that dtype and device; a NumPy array of
     that dtype bound for the CPU shares its memory (:func:`from_numpy`), as PyTorch's; else
     :func:`tensor`, a copy."""
-    if isinstance(data, Tensor) and (dtype is None or data.dtype == np.dtype(dtype)) and (
-        device is None or Tensor.zeros(0, device=device).device == data.device
+    if (
+        isinstance(data, Tensor)
+        and (dtype is None or data.dtype == np.dtype(dtype))
+        and (device is None or Tensor.zeros(0, device=device).device == data.device)
     ):
         return data
     if (
@@ -116,6 +117,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
+@public
 def from_numpy(arr: np.ndarray) -> Tensor:
     """A CPU tensor sharing ``arr``'s memory, as PyTorch's: a change of either shows in the
     other (``tga.tensor(arr)`` copies).
@@ -150,46 +152,61 @@ def _unshareable(arr: np.ndarray) -> Exception | None:
     return None
 
 
+@public
 def is_tensor(obj: Any) -> bool:
     """Whether ``obj`` is a :class:`Tensor`."""
     return isinstance(obj, Tensor)
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+@public(method=True, static=True)
+def zeros(
+    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, name: str | None = None
+) -> Tensor:
     """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``; float32 unless ``dtype`` says otherwise."""
-    return Tensor.zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    dt = dtype if dtype is not None else get_default_dtype()
+    return full(_shape_args(size), 0, dtype=dt, device=device, requires_grad=requires_grad, name=name)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+@public(method=True, static=True)
+def ones(
+    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, name: str | None = None
+) -> Tensor:
     """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``; float32 unless ``dtype`` says otherwise."""
-    return Tensor.ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    dt = dtype if dtype is not None else get_default_dtype()
+    return full(_shape_args(size), 1, dtype=dt, device=device, requires_grad=requires_grad, name=name)
 
 
+@public
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Zeros (an uninitialised tensor would show whatever memory held before)."""
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@public(method=True, static=True)
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:  # fmt: skip
+         requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
     """``size`` filled with ``fill_value``; the dtype is inferred from it (int64, float32 or bool)."""
     if dtype is None:
         dtype = _torch_dtype_of(np.asarray(fill_value))
-    return Tensor.full(_shape_args((size,)), fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+    arr = np.full(_shape_args((size,)), fill_value, dtype=np.dtype(dtype))
+    return Tensor._host(arr, None, device, requires_grad, name)
 
 
+@public(method=True, static=True)
 def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:  # fmt: skip
+         requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
     """Uniform draws in ``[0, 1)`` (float32 by default), PyTorch's numbers for a seed."""
-    return Tensor.rand(*size, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+    return drawn(Tensor, "random", size, dtype, device, requires_grad, name, generator)
 
 
+@public(method=True, static=True)
 def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:  # fmt: skip
+          requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
     """Standard normal draws (float32 by default), PyTorch's numbers for a seed."""
-    return Tensor.randn(*size, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+    return drawn(Tensor, "standard_normal", size, dtype, device, requires_grad, name, generator)
 
 
+@public
 def randint(low: int = 0, high: Any = None, size: Any = None, *, generator: Any = None, dtype: Any = None,
             device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Integers drawn uniformly from ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``
@@ -206,6 +223,7 @@ def randint(low: int = 0, high: Any = None, size: Any = None, *, generator: Any 
     return Tensor(arr, device=device, requires_grad=requires_grad)
 
 
+@public
 def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
     """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise), as
@@ -219,8 +237,9 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
     return Tensor(arr.astype(dtype or np.int64), device=device, requires_grad=requires_grad)
 
 
+@public(method=True, static=True)
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
-           requires_grad: bool = False) -> Tensor:  # fmt: skip
+           requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
     """``arange(end)`` or ``arange(start, end, step)``: int64 when every argument is an int, else float32.
 
     As PyTorch's: the length is ``ceil((end - start) / step)``, and an integer dtype counts
@@ -243,9 +262,10 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
         arr = int(start) + np.arange(n, dtype=np.int64) * int(step)
     else:
         arr = start + np.arange(n, dtype=np.float64) * step
-    return Tensor(arr.astype(dtype), device=device, requires_grad=requires_grad)
+    return Tensor._host(arr.astype(dtype), None, device, requires_grad, name)
 
 
+@public
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
     """``steps`` evenly spaced values from ``start`` to ``end``, both included (float32 by default)."""
@@ -255,33 +275,38 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     return Tensor(arr.astype(dtype or get_default_dtype()), device=device, requires_grad=requires_grad)
 
 
+@public(method=True, static=True)
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:  # fmt: skip
+        requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
     """The ``n`` by ``m`` (default ``n``) identity matrix."""
-    return Tensor.eye(n, m, dtype=dtype, device=device, requires_grad=requires_grad)
+    return Tensor._host(np.eye(n, m), dtype or get_default_dtype(), device, requires_grad, name)
 
 
 def _like(t: Tensor, dtype: Any, device: Any) -> tuple[Sequence[int], Any, Any]:
     return t.shape, (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
 
 
+@public
 def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Zeros of ``t``'s shape, dtype and device (each may be overridden)."""
     shape, dtype, device = _like(t, dtype, device)
     return Tensor.zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@public
 def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Ones of ``t``'s shape, dtype and device (each may be overridden)."""
     shape, dtype, device = _like(t, dtype, device)
     return Tensor.ones(shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@public
 def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Zeros of ``t``'s shape, dtype and device (see :func:`empty`)."""
     return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@public
 def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:  # fmt: skip
     """``fill_value`` in ``t``'s shape, dtype and device (each may be overridden)."""
@@ -289,6 +314,7 @@ def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
     return Tensor.full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@public
 def rand_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Uniform draws in ``[0, 1)`` in ``t``'s shape, dtype and device."""
@@ -296,6 +322,7 @@ def rand_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: An
     return Tensor.rand(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@public
 def randn_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Standard normal draws in ``t``'s shape, dtype and device."""
@@ -303,6 +330,7 @@ def randn_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: A
     return Tensor.randn(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@public
 def randint_like(t: Tensor, low: int, high: Any = None, *, generator: Any = None, dtype: Any = None,
                  device: Any = None) -> Tensor:  # fmt: skip
     """Integers from ``[low, high)`` in ``t``'s shape (``randint_like(t, high)`` draws from ``[0, high)``)."""
@@ -312,6 +340,7 @@ def randint_like(t: Tensor, low: int, high: Any = None, *, generator: Any = None
     return randint(low, high, shape, generator=generator, dtype=dtype, device=device)
 
 
+@public(method=True)
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002 - torch's name
                 generator: Any = None) -> Tensor:  # fmt: skip
     """Indices drawn with probability proportional to each row of ``input`` (1-D or 2-D),
@@ -336,6 +365,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     return Tensor(out.astype(np.int64), device=input.device)
 
 
+@public(method=True)
 def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:  # noqa: A002 - torch's name
     """1 with probability ``input`` (elementwise), else 0, in ``input``'s dtype; PyTorch's
     numbers for a seed (``p``, a number, draws with that probability instead, as PyTorch's
@@ -366,7 +396,9 @@ class _TypedTensorType(type):
         data = args[0]
         if isinstance(data, Tensor):
             if data.dtype != cls.dtype:
-                raise TypeError(f"{name}: expected a tensor of dtype {cls.dtype}, got {data.dtype}; use t.to({cls.dtype})")
+                raise TypeError(
+                    f"{name}: expected a tensor of dtype {cls.dtype}, got {data.dtype}; use t.to({cls.dtype})"
+                )
             return Tensor(data.detach(), device=device)
         if isinstance(data, Size):  # FloatTensor(x.size()): a shape
             return Tensor(np.zeros(tuple(data), cls.dtype), device=device)

@@ -20,7 +20,18 @@ from __future__ import annotations
 import operator
 from typing import Any, NamedTuple
 
-__all__ = ["DimSpelling", "DimensionError", "AxisRuleError", "spelling", "alias", "required", "keep", "axes", "one", "new_axis"]
+__all__ = [
+    "DimSpelling",
+    "DimensionError",
+    "AxisRuleError",
+    "spelling",
+    "alias",
+    "required",
+    "keep",
+    "axes",
+    "one",
+    "new_axis",
+]
 
 
 class DimensionError(IndexError, ValueError):
@@ -121,9 +132,7 @@ def one(shape: tuple, dim: Any, op: str, *, scalar_ok: bool = True) -> int:
             raise TypeError(f"{op}: dim must be one int, got {dim!r}") from None
     if not shape:
         if not scalar_ok:
-            raise AxisRuleError(
-                f"{op}: axis {dim} is out of range for a 0-d tensor (it has no axes); reshape it first"
-            )
+            raise AxisRuleError(f"{op}: axis {dim} is out of range for a 0-d tensor (it has no axes); reshape it first")
         axes(shape, dim, op)
         return 0
     return axes(shape, dim, op)[0]

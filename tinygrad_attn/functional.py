@@ -18,6 +18,7 @@ from . import dims
 from ._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
 from .activations import _in_place
 from .engine.composite import composite
+from .engine.declare import public
 from .engine.switches import _State, scope
 from .engine.versions import _memory_root
 from .functional_checks import _as_operand, _float, _pad_constant, _reduce, _reduction, _same_shape, written_to_out
@@ -72,7 +73,6 @@ def _degenerate(x: Tensor, axis: int, op: str) -> bool:
     return x.ndim == 0 or x.numel() == 0
 
 
-
 # -- softmax family ----------------------------------------------------------------
 def _dim(axis: int | None, dim: int | None, op: str) -> int:
     """PyTorch's ``dim=`` and NumPy's ``axis=`` name the same thing (the last axis by default)."""
@@ -90,6 +90,7 @@ def _softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtyp
     return fused.Softmax.apply(x, args=_axis(x, axis, "softmax"))
 
 
+@public(method=True)
 @composite("softmax", _softmax_fused)
 def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
             axis: int | None = None) -> Tensor:  # fmt: skip
@@ -114,6 +115,7 @@ def _log_softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, 
     return fused.LogSoftmax.apply(x, args=_axis(x, axis, "log_softmax"))
 
 
+@public(method=True)
 @composite("log_softmax", _log_softmax_fused)
 def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
                 axis: int | None = None) -> Tensor:  # fmt: skip
@@ -244,6 +246,7 @@ def _layer_norm_fused(x: Tensor, weight: Tensor | None = None, bias: Tensor | No
     return fused.LayerNorm.apply(x, weight, bias, args=float(eps))
 
 
+@public(name="layer_norm", function=False, method=True)
 @composite("layer_norm", _layer_norm_fused)
 def _layer_norm_last(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise the last axis to mean 0 and variance 1, then ``* weight + bias``."""
@@ -324,6 +327,7 @@ def _gelu_fused(x: Tensor, approximate: str = "none") -> Tensor:
     return fused.Gelu.apply(x, args=approximate)
 
 
+@public(function=False, method=True)
 @composite("gelu", _gelu_fused)
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)``, Phi the normal CDF (``approximate="tanh"``: the GPT-2 formula)."""
@@ -347,6 +351,7 @@ def tanh(x: Tensor) -> Tensor:
     return x.tanh()
 
 
+@public(function=False, method=True)
 @composite("dropout")
 def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``
@@ -367,7 +372,6 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
 
 
 # -- losses -------------------------------------------------------------------------
-
 
 
 def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) -> tuple[Tensor, Tensor, bool]:
@@ -1001,7 +1005,6 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
     return x.clone() if _memory_root(x._data) is _memory_root(x0._data) else x
 
 
-
 # -- attention masks ---------------------------------------------------------------------
 def check_mask_dtype(op: str, mask: Any) -> None:
     """Raise unless ``mask`` is boolean (True = may attend) or floating point (added to the
@@ -1039,7 +1042,18 @@ from .activations import (  # noqa: E402
     softsign,
 )
 
-__all__ += ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]
+__all__ += [
+    "celu",
+    "selu",
+    "relu6",
+    "hardtanh",
+    "hardsigmoid",
+    "hardswish",
+    "logsigmoid",
+    "mish",
+    "softmin",
+    "softsign",
+]
 # -- PyTorch's F.threshold and F.glu (tinygrad_attn/activations.py) --
 from .activations import glu, threshold  # noqa: E402
 
@@ -1104,12 +1118,6 @@ def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002 - PyTorch's
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
     """``leaky_relu`` written into ``input``."""
     return leaky_relu(input, negative_slope, inplace=True)
-
-
-#: the Tensor methods of this module (``install_methods`` puts them on Tensor): ``x.softmax`` is
-#: :func:`softmax` itself; ``x.layer_norm(weight, bias, eps)`` the last-axis composite
-METHODS = {"softmax": softmax, "log_softmax": log_softmax, "gelu": gelu, "dropout": dropout,
-           "layer_norm": _layer_norm_last}  # fmt: skip
 
 
 # -- each fused op's definition in tensor ops (what it recomputes for gradients of higher

@@ -82,5 +82,7 @@ def written_to_out(r: Tensor, out: Any, op: str) -> Tensor:
         raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad; call it without out= (or under tga.no_grad())")  # fmt: skip
     if tuple(out.shape) != tuple(r.shape):
-        raise RuntimeError(f"{op}: out has shape {tuple(out.shape)}, the result {tuple(r.shape)}; give an out of that shape")
+        raise RuntimeError(
+            f"{op}: out has shape {tuple(out.shape)}, the result {tuple(r.shape)}; give an out of that shape"
+        )
     return out.copy_(r)

@@ -208,7 +208,9 @@ def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor |
     outpad = _ntuple(output_padding, nd, "output_padding", op)
     dilation = _ntuple(dilation, nd, "dilation", op)
     if any(v < 1 for v in stride + dilation) or any(v < 0 for v in pad):
-        raise InvalidArgumentError(f"{op}: stride {stride} and dilation {dilation} must be positive, padding {pad} not negative")
+        raise InvalidArgumentError(
+            f"{op}: stride {stride} and dilation {dilation} must be positive, padding {pad} not negative"
+        )
     if any(o >= max(s, d) for o, s, d in zip(outpad, stride, dilation)):
         raise InvalidArgumentError(
             f"{op}: output_padding {outpad} must be smaller than either stride {stride} or dilation {dilation}"

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ._tensor import InvalidArgumentError, Tensor
+from .engine.declare import public
 from .engine.switches import no_grad
 from .functional_checks import tensor_arg
 
@@ -27,6 +28,7 @@ def _operands(op: str, x1: Any, x2: Any) -> tuple[Tensor, Tensor, tuple[int, ...
         raise InvalidArgumentError(f"{op}: x1 {x1.shape} and x2 {x2.shape} do not broadcast together") from None
 
 
+@public
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """The cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcast together),
     as PyTorch computes it: each divided by its norm clamped to at least ``eps``, then the dot
@@ -52,6 +54,7 @@ def _clamped(n: Tensor, eps: float) -> Tensor:
     return n + lift
 
 
+@public
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     """The ``p``-norm of ``x1 - x2 + eps`` along the last axis (broadcast together), as PyTorch's.
 

@@ -88,7 +88,9 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float
     # (|d| = delta on the linear side, as PyTorch's second derivative; the square only where taken)
     ds = where(a < delta, d, 0.0)
     loss = where(a < delta, ds * ds * 0.5, (a - 0.5 * delta) * delta)
-    return saved_for_backward(_F._reduce(_weighted(op, loss, weight, input), reduction), input, target)  # (as PyTorch's)
+    return saved_for_backward(
+        _F._reduce(_weighted(op, loss, weight, input), reduction), input, target
+    )  # (as PyTorch's)
 
 
 @composite("kl_div")

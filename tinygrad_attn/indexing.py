@@ -14,6 +14,7 @@ import numpy as np
 
 from . import ops
 from ._tensor import Tensor, where
+from .engine.declare import public
 from .engine.function import _NUMPY_SCALARS, FreedArray, Function, _as_ndarray
 from .engine.switches import _State
 from .engine.versions import bump_version
@@ -141,6 +142,7 @@ def _scalar_index(k: Any) -> Any:
     return k
 
 
+@public(name="__getitem__", function=False, method=True)
 def getitem(x: Tensor, key: Any) -> Tensor:
     """``x[key]``: basic keys give views (slices, ints, ``None``, ``...``), tensor and list keys gather."""
     key = tuple(map(_scalar_index, key)) if isinstance(key, tuple) else (_scalar_index(key),)
@@ -317,6 +319,7 @@ def _advanced_traced(out: Tensor, key: tuple, adv: list[int]) -> Tensor:
 
 
 # -- item assignment ---------------------------------------------------------------
+@public(name="__setitem__", function=False, method=True)
 def setitem(x: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``: ``value`` (a number or anything broadcastable to ``x[key]``'s
     shape) written into ``x``'s array, for any key ``x[key]`` takes.
@@ -449,7 +452,3 @@ def _setitem_put(x: Tensor, key: Any, value: Any) -> None:
         return ops.Put.apply(old.reshape(-1), vals, flat).reshape(old.shape)
 
     apply_inplace(x, "setitem", store, value, reads_old=False)
-
-
-#: the Tensor methods of this module (``install_methods`` puts them on Tensor)
-METHODS = {"__getitem__": getitem, "__setitem__": setitem}

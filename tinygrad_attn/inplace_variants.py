@@ -1,5 +1,5 @@
 """PyTorch's in-place variants (``x.exp_()``, ``x.clamp_min_(0)``, ``x.index_fill_(...)``)
-and random fills (``w.uniform_(-r, r)``), installed on :class:`Tensor` from the tables below.
+and random fills (``w.uniform_(-r, r)``), each declared (``@public``) beside its definition.
 
 Every variant is the out-of-place method of the same name written into the tensor through
 :func:`tinygrad_attn.inplace.apply_inplace`, the one in-place mechanism: the version
@@ -18,43 +18,16 @@ import numpy as np
 
 from . import random_transforms as rt
 from ._tensor import Tensor, cat, where
+from .engine.declare import public
 from .engine.switches import no_grad
 from .engine.versions import bump_version
 from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
 from .random import generator_for
 
-#: ``name_`` for each of these is ``name`` computed and written in place.
-INPLACE_OF = (
-    # elementwise, one operand
-    "relu", "exp", "log", "sqrt", "tanh", "sigmoid", "abs", "absolute", "neg", "negative", "sin", "cos", "tan",
-    "floor", "ceil", "round", "sign", "trunc", "fix", "frac", "exp2", "expm1", "log1p", "log2", "log10", "asin",
-    "acos", "atan", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh",
-    "sinh", "cosh", "rsqrt", "reciprocal", "square", "erf", "erfinv", "deg2rad", "rad2deg", "logical_not",
-    # elementwise with operands
-    "pow", "clamp_min", "clamp_max", "fmod", "remainder", "lerp", "atan2", "arctan2", "hypot", "copysign", "xlogy",
-    "logical_and", "logical_or", "logical_xor", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge",
-    "true_divide", "multiply", "subtract", "divide", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
-    "bitwise_left_shift", "bitwise_right_shift",
-    # selections and triangles
-    "scatter", "scatter_add", "scatter_reduce", "index_fill", "index_add", "index_copy", "masked_scatter",
-    "tril", "triu",
-)  # fmt: skip
 
-# scans, in place (as ``torch.Tensor.cumsum_``)
-INPLACE_OF += ("cumsum", "cumprod")
-# sinc_ (a primitive added later; the table names each in-place twin PyTorch has)
-INPLACE_OF += ("sinc",)
-# the comparisons' second names (``x.greater_``, as ``x.gt_``)
-INPLACE_OF += ("greater", "greater_equal", "less", "less_equal", "not_equal")
-INPLACE_OF += ("nan_to_num", "addmm", "baddbmm")
-INPLACE_OF += ("index_put",)  # shape_functions
-INPLACE_OF += ("addcmul", "addcdiv", "addmv", "addr")  # products
-# special_functions
-INPLACE_OF += ("lgamma", "digamma", "polygamma", "mvlgamma", "erfc", "logit", "ldexp", "float_power", "renorm",
-               "heaviside", "nextafter", "gcd", "lcm", "sgn")  # fmt: skip
+def variant(name: str) -> Callable[..., Tensor]:
+    """``Tensor.<name>_``: ``name`` computed, then written into the tensor (for each op declared ``inplace``)."""
 
-
-def _variant(name: str) -> Callable[..., Tensor]:
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         # Tensor arguments are operands (a gradient may flow to them); the rest are constants.
         return apply_inplace(self, name + "_", lambda x, *a: getattr(x, name)(*a, **kwargs), *args)
@@ -64,6 +37,7 @@ def _variant(name: str) -> Callable[..., Tensor]:
     return method
 
 
+@public(function=False, method=True)
 def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     """The main diagonal (of a 2-D tensor, or of a tensor whose sides are all equal)
     becomes ``fill_value``, in place; ``wrap`` restarts it below a tall matrix's square."""
@@ -101,6 +75,7 @@ def _gen(generator: Any, name: str) -> Any:
     return generator_for(generator, name)
 
 
+@public(function=False, method=True)
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
     """Uniform draws from ``[a, b)``, in place (PyTorch's numbers for a seed)."""
     _float_only(self, "uniform_")
@@ -109,6 +84,7 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = N
     return _fill_with(self, "uniform_", rt.uniform(_gen(generator, "uniform_"), self.shape, self.dtype, a, b))
 
 
+@public(function=False, method=True)
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
     """Normal draws of ``mean`` and ``std``, in place (PyTorch's numbers for a seed)."""
     _float_only(self, "normal_")
@@ -117,6 +93,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any
     return _fill_with(self, "normal_", rt.normal(_gen(generator, "normal_"), self.shape, self.dtype, mean, std))
 
 
+@public(function=False, method=True)
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     """1 with probability ``p`` (a number or a tensor broadcast to this one), else 0, in place.
     A tensor ``p`` gives PyTorch's numbers for a seed; a number ``p`` draws from our generator
@@ -132,6 +109,7 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     return _fill_with(self, "bernoulli_", draws)
 
 
+@public(function=False, method=True)
 def random_(self: Tensor, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
     """Integers from ``[from_, to)`` in place; ``random_(to)`` is ``[0, to)``; without
     bounds, PyTorch's: ``[0, 2**mantissa]`` for floats, ``[0, max]`` for integers (the
@@ -146,6 +124,7 @@ def random_(self: Tensor, from_: int = 0, to: int | None = None, *, generator: A
     return _fill_with(self, "random_", rt.integers(gen, self.shape, self.dtype, from_, to))
 
 
+@public(function=False, method=True)
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
     """Exponential draws of rate ``lambd``, in place (PyTorch's numbers for a seed)."""
     _float_only(self, "exponential_")
@@ -155,6 +134,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> 
                                                            lambd))  # fmt: skip
 
 
+@public(function=False, method=True)
 def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     """Geometric draws (trials to the first success, from 1) of success probability ``p``, in place."""
     if not 0 < p < 1:
@@ -162,6 +142,7 @@ def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     return _fill_with(self, "geometric_", rt.geometric(_gen(generator, "geometric_"), self.shape, self.dtype, p))
 
 
+@public(function=False, method=True)
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
     """``exp`` of normal draws of ``mean`` and ``std``, in place."""
     _float_only(self, "log_normal_")
@@ -171,6 +152,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
     return _fill_with(self, "log_normal_", rt.log_normal(gen, self.shape, self.dtype, mean, std))
 
 
+@public(function=False, method=True)
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
     """Cauchy draws of ``median`` and scale ``sigma``, in place."""
     _float_only(self, "cauchy_")
@@ -179,32 +161,14 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
     return _fill_with(self, "cauchy_", rt.cauchy(_gen(generator, "cauchy_"), self.shape, self.dtype, median, sigma))
 
 
-RANDOM_FILLS = (uniform_, normal_, bernoulli_, random_, exponential_, geometric_, log_normal_, cauchy_)
-
-
-def multinomial(self: Tensor, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
-    """``tga.multinomial(self, ...)`` as a method (PyTorch's ``Tensor.multinomial``)."""
-    from .creation import multinomial as draw  # noqa: PLC0415 - the factories import the Tensor's methods
-
-    return draw(self, num_samples, replacement, generator=generator)
-
-
-def bernoulli(self: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
-    """``tga.bernoulli(self)`` as a method (PyTorch's ``Tensor.bernoulli``)."""
-    from .creation import bernoulli as draw  # noqa: PLC0415 - the factories import the Tensor's methods
-
-    return draw(self, p, generator=generator)
-
-
-RANDOM_FILLS += (multinomial, bernoulli)  # (the out-of-place draws, installed with the fills)
-
-
 # -- metadata changes: the same memory under another shape -----------------------------------
+@public(method=True)
 def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
     """``transpose(axis0, axis1)`` under NumPy's and PyTorch's other name."""
     return self.transpose(axis0, axis1)
 
 
+@public(method=True)
 def swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """``transpose(dim0, dim1)`` under PyTorch's other name."""
     return self.transpose(dim0, dim1)
@@ -214,21 +178,25 @@ def _restride(t: Tensor, name: str, view: Callable[[Tensor], Tensor], undo: Call
     return apply_restride(t, name, view, undo)
 
 
+@public(function=False, method=True)
 def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dimensions of this tensor, in place (its identity and memory stay)."""
     return _restride(self, "transpose_", lambda x: x.transpose(dim0, dim1), lambda x: x.transpose(dim0, dim1))
 
 
+@public(function=False, method=True)
 def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
     """``transpose_(axis0, axis1)``."""
     return _restride(self, "swapaxes_", lambda x: x.transpose(axis0, axis1), lambda x: x.transpose(axis0, axis1))
 
 
+@public(function=False, method=True)
 def swapdims_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """``transpose_(dim0, dim1)``."""
     return _restride(self, "swapdims_", lambda x: x.transpose(dim0, dim1), lambda x: x.transpose(dim0, dim1))
 
 
+@public(function=False, method=True)
 def t_(self: Tensor) -> Tensor:
     """The transpose of a matrix, in place; a 0-D or 1-D tensor stays as it is."""
     if self.ndim > 2:
@@ -236,18 +204,21 @@ def t_(self: Tensor) -> Tensor:
     return _restride(self, "t_", lambda x: x.t(), lambda x: x.t())
 
 
+@public(function=False, method=True)
 def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
     """Drop dimensions of length 1 (all, or those of ``dim`` that have length 1), in place."""
     shape = tuple(self.shape)
     return _restride(self, "squeeze_", lambda x: x.squeeze(dim), lambda x: x.reshape(shape))
 
 
+@public(function=False, method=True)
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     """Insert a dimension of length 1 at ``dim``, in place."""
     shape = tuple(self.shape)
     return _restride(self, "unsqueeze_", lambda x: x.unsqueeze(dim), lambda x: x.reshape(shape))
 
 
+@public(function=False, method=True)
 def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     """This tensor with shape ``sizes``, in place, as PyTorch's: its first elements (in
     memory order) keep their values, new ones are zeros (PyTorch leaves them undefined);
@@ -283,6 +254,7 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     return apply_restride(self, "resize_", lambda x: r, lambda x: x)
 
 
+@public(function=False, method=True)
 def detach_(self: Tensor) -> Tensor:
     """Cut this tensor from the graph, in place: it becomes a leaf that does not require
     grad; ops that read it before still take their gradient to its history. Refused for a
@@ -293,21 +265,3 @@ def detach_(self: Tensor) -> Tensor:
             "(as in PyTorch); use detach() instead"
         )
     return detach_inplace(self)
-
-
-METADATA_CHANGES = (transpose_, swapaxes_, swapdims_, t_, squeeze_, unsqueeze_, resize_, detach_)
-
-
-def install(cls: type) -> None:
-    """Give ``cls`` every variant of :data:`INPLACE_OF` whose out-of-place method it has,
-    ``fill_diagonal_``, the random fills and the metadata changes; a method the class
-    defines itself stays."""
-    for fn in (swapaxes, swapdims):  # (before the table: their variants need them)
-        if fn.__name__ not in cls.__dict__:
-            setattr(cls, fn.__name__, fn)
-    for name in INPLACE_OF:
-        if hasattr(cls, name) and name + "_" not in cls.__dict__:
-            setattr(cls, name + "_", _variant(name))
-    for fn in (fill_diagonal_, *RANDOM_FILLS, *METADATA_CHANGES):
-        if fn.__name__ not in cls.__dict__:
-            setattr(cls, fn.__name__, fn)

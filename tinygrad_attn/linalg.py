@@ -24,9 +24,11 @@ import numpy as np
 
 from . import dims, ops
 from ._tensor import Tensor, stack, where
+from .engine.declare import public
 from .engine.switches import no_grad
 from .functional_checks import tensor_arg as _tensor
 from .ops.saved import saved_for_backward
+from .tensor_torch import matmul  # (torch.linalg.matmul is torch.matmul)
 
 __all__ = [
     "norm", "vector_norm", "matrix_norm", "det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "lstsq", "cholesky",
@@ -132,11 +134,13 @@ def _inverted(x: Tensor, op: str, fn: Any) -> Tensor:
 
 
 # -- determinants and inverses ---------------------------------------------------------
+@public(method=True)
 def det(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's names
     """The determinant of each square matrix."""
     return ops.Det.apply(_matrices(A, "det", square=True))
 
 
+@public(method=True)
 def slogdet(A: Tensor) -> Slogdet:  # noqa: N803
     """``(sign, log|det|)`` of each square matrix (``sign`` 0 and ``-inf`` for a singular one)."""
     x = _matrices(A, "slogdet", square=True)
@@ -145,6 +149,7 @@ def slogdet(A: Tensor) -> Slogdet:  # noqa: N803
     return Slogdet(sign, ops.LogAbsDet.apply(x))
 
 
+@public(method=True)
 def logdet(input: Tensor) -> Tensor:  # noqa: A002
     """``log(det(A))``: NaN where the determinant is negative, ``-inf`` where it is 0."""
     sign, lad = slogdet(input)
@@ -212,6 +217,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     return WithInfo(x, _zeros_info(x, tuple(A.shape[:-2])))
 
 
+@public(function=False, method=True)
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     """The lower Cholesky factor ``L`` (``A = L L^T``) of each symmetric positive-definite matrix
     (its lower triangle is read); ``upper=True``: ``L^T``."""
@@ -329,6 +335,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
     return QR(Q, R)
 
 
+@public(name="pinverse", function=False, method=True)
 def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:  # noqa: N803
     """The Moore-Penrose pseudo-inverse (singular values below ``max(atol, rtol * largest)`` dropped;
     ``rtol`` defaults to ``eps * max(m, n)`` without ``atol``). Gradients for matrices of full rank."""
@@ -467,6 +474,7 @@ def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
 
 
 # -- products and helpers --------------------------------------------------------------
+@public(method=True)
 def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
     """``A`` multiplied by itself ``n`` times (``n = 0``: the identity; ``n < 0``: powers of the inverse)."""
     x = _matrices(A, "matrix_power", square=True)
@@ -489,6 +497,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
     return out
 
 
+@public(method=True)
 def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
     """The matrix exponential ``sum_k A**k / k!``: a Taylor polynomial of ``A / 2**s`` (its norm at most
     1/2, where 18 terms reach float64's precision), squared ``s`` times."""
@@ -565,17 +574,8 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     return stack(cols, -1)
 
 
-def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """``input @ other``."""
-    return _tensor(input, "matmul") @ other
-
-
 # torch's top-level spellings
+@public(method=True)
 def inverse(input: Tensor) -> Tensor:  # noqa: A002
     """:func:`inv`."""
     return inv(input)
-
-
-METHODS: dict[str, Any] = {"det": det, "slogdet": slogdet, "logdet": logdet, "inverse": inverse,
-                           "matrix_power": matrix_power, "matrix_exp": matrix_exp, "cholesky": cholesky,
-                           "pinverse": pinv}  # fmt: skip

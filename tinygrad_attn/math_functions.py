@@ -24,6 +24,7 @@ from . import dims, ops
 from ._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from .dtypes import UnsupportedDtypeError, result_type, scalar_type_name
 from .engine.composite import composite
+from .engine.declare import public
 from .engine.function import Function
 from .engine.switches import no_grad
 from .functional_checks import tensor_arg as _tensor
@@ -33,16 +34,6 @@ from .promotion import bitwise_operands, promoted_operands
 from .tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector
 from .tensor_reduce import _logsumexp, sqrt_of_variance, var
 from .tensor_torch import _rounded
-
-__all__ = [
-    "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
-    "arctanh", "sinc", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
-    "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
-    "nan_to_num", "clamp_min", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero",
-    "masked_select", "scatter_reduce", "index_add", "index_copy", "index_fill", "masked_scatter", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "trace", "movedim",
-    "moveaxis", "unflatten", "meshgrid", "std_mean", "var_mean", "normal", "erfinv", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
-]  # fmt: skip
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -81,21 +72,25 @@ def _pair(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
 
 
 # -- trigonometric and hyperbolic ---------------------------------------------------
+@public(method=True, inplace_function=True, aliases=("arcsin",))
 def asin(x: Tensor) -> Tensor:
     """Elementwise arcsine (NaN outside ``[-1, 1]``)."""
     return ops.Asin.apply(_floating(x, "asin"))
 
 
+@public(method=True, inplace_function=True, aliases=("arccos",))
 def acos(x: Tensor) -> Tensor:
     """Elementwise arccosine (NaN outside ``[-1, 1]``)."""
     return ops.Acos.apply(_floating(x, "acos"))
 
 
+@public(method=True, inplace_function=True, aliases=("arctan",))
 def atan(x: Tensor) -> Tensor:
     """Elementwise arctangent."""
     return ops.Atan.apply(_floating(x, "atan"))
 
 
+@public(method=True, inplace=True, aliases=("arctan2",))
 def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
     """The angle of the point ``(other, input)``, elementwise, in ``(-pi, pi]``."""
     _tensors_only(input, other, "atan2")
@@ -103,21 +98,25 @@ def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
     return ops.Atan2.apply(y, x)
 
 
+@public(method=True, inplace_function=True)
 def sinc(input: Tensor) -> Tensor:  # noqa: A002
     """``sin(pi x) / (pi x)``, 1 at 0 (``torch.sinc``)."""
     return ops.Sinc.apply(_floating(input, "sinc"))
 
 
+@public(method=True, inplace_function=True, aliases=("arcsinh",))
 def asinh(x: Tensor) -> Tensor:
     """Elementwise inverse hyperbolic sine."""
     return ops.Asinh.apply(_floating(x, "asinh"))
 
 
+@public(method=True, inplace_function=True, aliases=("arccosh",))
 def acosh(x: Tensor) -> Tensor:
     """Elementwise inverse hyperbolic cosine (NaN below 1)."""
     return ops.Acosh.apply(_floating(x, "acosh"))
 
 
+@public(method=True, inplace_function=True, aliases=("arctanh",))
 def atanh(x: Tensor) -> Tensor:
     """Elementwise inverse hyperbolic tangent (NaN outside ``[-1, 1]``)."""
     return ops.Atanh.apply(_floating(x, "atanh"))
@@ -126,6 +125,7 @@ def atanh(x: Tensor) -> Tensor:
 arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
 
 
+@public(method=True, inplace_function=True)
 @composite("sinh")
 def sinh(x: Tensor) -> Tensor:
     """Elementwise hyperbolic sine, ``(expm1(x) - expm1(-x)) / 2``: exact near 0, where
@@ -134,6 +134,7 @@ def sinh(x: Tensor) -> Tensor:
     return saved_for_backward((ops.Expm1.apply(x) - ops.Expm1.apply(-x)) * 0.5, x)  # (as PyTorch's, it keeps x)
 
 
+@public(method=True, inplace_function=True)
 @composite("cosh")
 def cosh(x: Tensor) -> Tensor:
     """Elementwise hyperbolic cosine."""
@@ -145,6 +146,7 @@ def _tan_fused(x: Tensor) -> Tensor:
     return ops.Tan.apply(_floating(x, "tan"))
 
 
+@public(method=True, inplace_function=True)
 @composite("tan", _tan_fused)
 def tan(x: Tensor) -> Tensor:
     """Elementwise tangent, ``sin / cos`` (fused: ``ops.Tan``, whose backward reads its output
@@ -153,32 +155,38 @@ def tan(x: Tensor) -> Tensor:
     return ops.Sin.apply(x) / ops.Cos.apply(x)
 
 
+@public(method=True, inplace_function=True)
 def deg2rad(x: Tensor) -> Tensor:
     """Degrees to radians."""
     return _floating(x, "deg2rad") * (math.pi / 180.0)
 
 
+@public(method=True, inplace_function=True)
 def rad2deg(x: Tensor) -> Tensor:
     """Radians to degrees."""
     return _floating(x, "rad2deg") * (180.0 / math.pi)
 
 
 # -- exponentials and logarithms -----------------------------------------------------
+@public(method=True, inplace_function=True)
 def log2(x: Tensor) -> Tensor:
     """Elementwise base-2 logarithm."""
     return _floating(x, "log2").log() * (1.0 / _LN2)
 
 
+@public(method=True, inplace_function=True)
 def log10(x: Tensor) -> Tensor:
     """Elementwise base-10 logarithm."""
     return _floating(x, "log10").log() * (1.0 / _LN10)
 
 
+@public(method=True, inplace_function=True)
 def exp2(x: Tensor) -> Tensor:
     """Elementwise ``2 ** x``."""
     return (_floating(x, "exp2") * _LN2).exp()
 
 
+@public(method=True)
 @composite("logaddexp")
 def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``log(exp(input) + exp(other))`` without overflow: a logsumexp over the pair."""
@@ -188,6 +196,7 @@ def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return saved_for_backward(_logsumexp(stack([a.expand(shape), b.expand(shape)], 0), 0), a, b)
 
 
+@public(method=True, inplace_function=True)
 @composite("xlogy")
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     """``input * log(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN)."""
@@ -199,6 +208,7 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     return where(zero, 0.0, x * where(zero, 0.0, log_y))
 
 
+@public(method=True, inplace=True)
 @composite("hypot")
 def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``sqrt(input**2 + other**2)``, elementwise, of float tensors (PyTorch's has no integer kernel)."""
@@ -210,6 +220,7 @@ def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return (a * a + b * b).sqrt()
 
 
+@public(method=True, inplace=True)
 def erfinv(x: Tensor) -> Tensor:
     """The inverse error function: Giles' single-precision approximation refined by two
     Newton steps on ``erf`` (to about 1e-15 in float64); ``erfinv(+-1) = +-inf``."""
@@ -218,6 +229,7 @@ def erfinv(x: Tensor) -> Tensor:
 
 
 # -- rounding and remainders ----------------------------------------------------------
+@public(method=True, inplace_function=True, aliases=("fix",))
 @composite("trunc")
 def trunc(x: Tensor) -> Tensor:
     """Rounded toward zero (integers unchanged); gradient zero."""
@@ -230,6 +242,7 @@ def trunc(x: Tensor) -> Tensor:
 fix = trunc
 
 
+@public(method=True, inplace_function=True)
 @composite("frac")
 def frac(x: Tensor) -> Tensor:
     """The fractional part, ``x - trunc(x)`` (its sign is ``x``'s); of floats only, as PyTorch's."""
@@ -240,6 +253,7 @@ def frac(x: Tensor) -> Tensor:
     return x - trunc(x).detach()
 
 
+@public(method=True, inplace=True)
 def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Python's ``%``: the remainder with the sign of the divisor."""
     if not isinstance(input, Tensor):
@@ -247,6 +261,7 @@ def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
     return input % other
 
 
+@public(method=True, inplace=True)
 def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """C's ``fmod``: the remainder with the sign of the dividend (``ops.Fmod``), in
     ``torch.result_type``'s dtype; integers by zero raise as PyTorch's (CPU) do, bools have none."""
@@ -260,6 +275,7 @@ def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return ops.Fmod.apply(a, b)
 
 
+@public(method=True, inplace=True)
 def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
     """``input + weight * (end - input)``; from the ``end`` side where ``|weight| >= 0.5``, as
     PyTorch computes it (so ``lerp(a, b, 1)`` is ``b`` exactly, and ``lerp(0, inf, 1)`` NaN).
@@ -274,6 +290,7 @@ def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
     return where(weight.abs() < 0.5, input + diff * weight, end - diff * (1 - weight))
 
 
+@public(method=True, inplace=True)
 @composite("copysign")
 def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
     """``|input|`` with the sign of ``other`` (``-0.0`` counts as negative). No gradient
@@ -288,6 +305,7 @@ def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
     return saved_for_backward(out, a, output=True)  # (as PyTorch's: input and result)
 
 
+@public(method=True, inplace_function=True)
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:  # noqa: A002
     """``input`` with NaN replaced by ``nan``, ``inf`` by ``posinf`` and ``-inf`` by ``neginf``
     (by default the dtype's largest and lowest finite values), as PyTorch's; the gradient
@@ -303,6 +321,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
 
 
 # -- comparisons and logic ----------------------------------------------------------
+@public(method=True)
 def isclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:  # noqa: A002
     """Where ``|input - other| <= atol + rtol * |other|`` (equal infinities too); a bool tensor."""
     a = _tensor(input, "isclose")
@@ -320,11 +339,13 @@ def isclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, e
     return close
 
 
+@public(method=True, inplace_function=True)
 def clamp_min(x: Tensor, min: Any) -> Tensor:  # noqa: A002
     """``max(x, min)``."""
     return x.clip(min, None)
 
 
+@public(method=True, inplace_function=True)
 def clamp_max(x: Tensor, max: Any) -> Tensor:  # noqa: A002
     """``min(x, max)``."""
     return x.clip(None, max)
@@ -336,21 +357,25 @@ def _truth(x: Any, like: Tensor) -> Tensor:
     return x if x.dtype == np.bool_ else NotEqual.apply(x, 0)
 
 
+@public(method=True, inplace=True)
 def logical_not(x: Tensor) -> Tensor:
     """Elementwise not (of ``x != 0`` for a number tensor); a bool tensor."""
     return LogicalNot.apply(_truth(x, x))
 
 
+@public(method=True, inplace=True)
 def logical_and(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """Elementwise and of the truth values; a bool tensor."""
     return LogicalAnd.apply(_truth(input, input), _truth(_tensor(other, "logical_and"), input))
 
 
+@public(method=True, inplace=True)
 def logical_or(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """Elementwise or of the truth values; a bool tensor."""
     return LogicalOr.apply(_truth(input, input), _truth(_tensor(other, "logical_or"), input))
 
 
+@public(method=True, inplace=True)
 def logical_xor(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """Elementwise exclusive or of the truth values; a bool tensor."""
     return NotEqual.apply(_truth(input, input), _truth(_tensor(other, "logical_xor"), input))
@@ -376,31 +401,40 @@ _BITWISE = {
 }
 
 
+@public(method=True, inplace=True)
 def bitwise_and(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``&`` of integer or bool tensors."""
     return _BITWISE["and"].apply(*bitwise_operands(input, other, "bitwise_and"))
 
 
+@public(method=True, inplace=True)
 def bitwise_or(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``|`` of integer or bool tensors."""
     return _BITWISE["or"].apply(*bitwise_operands(input, other, "bitwise_or"))
 
 
+@public(method=True, inplace=True)
+@public(name="__xor__", function=False, method=True)
 def bitwise_xor(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``^`` of integer or bool tensors."""
     return _BITWISE["xor"].apply(*bitwise_operands(input, other, "bitwise_xor"))
 
 
+@public(method=True, inplace=True)
+@public(name="__lshift__", function=False, method=True)
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``<<`` of integer tensors."""
     return _BITWISE["left_shift"].apply(*bitwise_operands(input, other, "bitwise_left_shift", bools=False))
 
 
+@public(method=True, inplace=True)
+@public(name="__rshift__", function=False, method=True)
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Elementwise ``>>`` of integer tensors (arithmetic for signed ones)."""
     return _BITWISE["right_shift"].apply(*bitwise_operands(input, other, "bitwise_right_shift", bools=False))
 
 
+@public(method=True, inplace=True)
 def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
     """Elementwise ``~`` of an integer or bool tensor."""
     x = _tensor(input, "bitwise_not")
@@ -408,6 +442,7 @@ def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
 
 
 # -- selections -----------------------------------------------------------------------
+@public(method=True)
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
     """The indices of the non-zero entries: an ``(n, ndim)`` int64 tensor, or with
     ``as_tuple=True`` one 1-D tensor per axis (a 0-d tensor counts as 1-D)."""
@@ -423,6 +458,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
     return stack(cols, 1)
 
 
+@public(method=True)
 def masked_select(input: Tensor, mask: Any) -> Tensor:  # noqa: A002
     """The entries of ``input`` where ``mask`` (broadcast with it) is true, as a 1-D tensor."""
     x = _tensor(input, "masked_select")
@@ -455,6 +491,7 @@ def _source(x: Tensor, d: int, index: Any, source: Tensor, op: str) -> tuple[Ten
     return _index_line(x, d, index, x.shape, op), src
 
 
+@public(method=True, inplace=True)
 @number_as_vector()
 def index_add(input: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``alpha * source`` added into ``input`` at the rows ``index`` names along ``dim``."""
@@ -465,6 +502,7 @@ def index_add(input: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any
     return saved_for_backward(out, source)  # (PyTorch's keeps the source)
 
 
+@public(method=True, inplace=True)
 @number_as_vector()
 def index_copy(input: Tensor, dim: int, index: Any, source: Tensor) -> Tensor:  # noqa: A002
     """``input`` with the rows ``index`` names along ``dim`` replaced by ``source``'s."""
@@ -480,6 +518,7 @@ def index_copy(input: Tensor, dim: int, index: Any, source: Tensor) -> Tensor:  
     return saved_for_backward(out, source)  # (PyTorch's keeps the source)
 
 
+@public(method=True, inplace=True)
 @number_as_vector()
 def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # noqa: A002
     """``input`` with the rows ``index`` names along ``dim`` set to ``value``."""
@@ -492,6 +531,7 @@ def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # no
     return where(hit, v, x)
 
 
+@public(method=True, inplace=True)
 def masked_scatter(input: Tensor, mask: Any, source: Tensor) -> Tensor:  # noqa: A002
     """``input`` with the entries where ``mask`` is true taking ``source``'s, in order."""
     x = _tensor(input, "masked_scatter")
@@ -513,6 +553,7 @@ def masked_scatter(input: Tensor, mask: Any, source: Tensor) -> Tensor:  # noqa:
 _SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
 
+@public(method=True, inplace=True)
 @composite("scatter_reduce")
 @number_as_vector()
 def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str, *,  # noqa: A002
@@ -595,17 +636,20 @@ def _cum_extreme(x: Tensor, dim: int, pick: str) -> ValuesIndices:
     return ValuesIndices(saved_for_backward(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), x), idx)  # (as PyTorch's)
 
 
+@public(method=True)
 def cummax(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> ValuesIndices:  # noqa: A002
     """The running maximum along ``dim`` and where it was (the latest of ties), as
     ``torch.cummax``; the gradient goes to the entry each value came from."""
     return _cum_extreme(input, dims.required(axis, dim, "cummax"), "max")
 
 
+@public(method=True)
 def cummin(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> ValuesIndices:  # noqa: A002
     """The running minimum along ``dim`` and where it was, as ``torch.cummin``."""
     return _cum_extreme(input, dims.required(axis, dim, "cummin"), "min")
 
 
+@public(method=True)
 @composite("logcumsumexp")
 def logcumsumexp(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:  # noqa: A002
     """``log(cumsum(exp(input)))`` along ``dim`` without overflow or underflow: a log-depth
@@ -631,6 +675,7 @@ def _logcumsumexp(x: Tensor, dim: int) -> Tensor:
 
 
 # -- shape --------------------------------------------------------------------------
+@public(method=True)
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
     """The diagonal of the plane ``(dim1, dim2)`` (``offset`` above it, or below when
     negative), as a new last axis, as ``torch.diagonal``."""
@@ -653,6 +698,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     return ops.Diagonal.apply(x, args=(shape, tuple(start), tuple(steps)))
 
 
+@public(method=True)
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     """A 1-D tensor as the ``diagonal``-th diagonal of a square matrix, or a 2-D tensor's
     ``diagonal``-th diagonal, as ``torch.diag``."""
@@ -675,6 +721,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     return cat([zr, cat([square, zc], 1)], 0)
 
 
+@public(method=True)
 def trace(input: Tensor, *example_args: Any) -> Tensor:  # noqa: A002 - PyTorch's name
     """The sum of a matrix's main diagonal, as ``torch.trace`` (integers sum to int64).
     The tracer of functions is :func:`tinygrad_attn.jit.trace`.
@@ -696,6 +743,7 @@ def trace(input: Tensor, *example_args: Any) -> Tensor:  # noqa: A002 - PyTorch'
     return (d if d.dtype.kind in "fc" else d.astype(np.int64)).sum()
 
 
+@public(function=False, method=True)
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
     """Every window of ``size`` entries along ``dimension``, ``step`` apart, as
     ``Tensor.unfold``: that axis becomes the window count, a new last axis the window."""
@@ -719,6 +767,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # no
     return ops.Unfold.apply(x, args=(shape, (0,) * x.ndim, tuple(steps)))
 
 
+@public(method=True, aliases=("moveaxis",))
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A002
     """Axes ``source`` moved to positions ``destination``, the others kept in order."""
     x = _tensor(input, "movedim")
@@ -740,6 +789,7 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A0
 moveaxis = movedim
 
 
+@public
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa: A002
     """Axis ``dim`` split into ``sizes`` (one may be -1)."""
     x = _tensor(input, "unflatten")
@@ -753,6 +803,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa:
     return x.reshape(*x.shape[:d], *sizes, *x.shape[d + 1 :])
 
 
+@public
 def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D tensors: ``"ij"`` (matrix; what PyTorch's ``None`` means) or ``"xy"``."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
@@ -773,6 +824,7 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
 
 
 # -- reductions ------------------------------------------------------------------------
+@public
 def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(var, mean)`` over ``dim``, as ``torch.var_mean`` (unbiased unless told otherwise)."""
@@ -785,6 +837,7 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
     return var(x, dim, unbiased, keepdim, correction=c), x.mean(dim=dim, keepdim=keepdim)
 
 
+@public
 def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(std, mean)`` over ``dim``, as ``torch.std_mean``."""
@@ -792,6 +845,7 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
     return saved_for_backward(sqrt_of_variance(v), output=True), m  # (PyTorch's keeps the input and the std)
 
 
+@public(function=False, method=True)
 def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
     """``input`` summed down to ``size``, which it must broadcast from (``Tensor.sum_to_size``)."""
     x = _tensor(input, "sum_to_size")
@@ -813,6 +867,7 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
 
 
 # -- random ------------------------------------------------------------------------------
+@public
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any = None, dtype: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Normal draws, as ``torch.normal``: ``mean`` and ``std`` tensors (broadcast), or
@@ -840,75 +895,58 @@ def _shape(size: Any) -> tuple[int, ...]:
     return (int(size),) if isinstance(size, (int, np.integer)) else tuple(int(s) for s in size)
 
 
-# -- Tensor methods: PyTorch's names that are also Tensor methods -----------------------------
-METHODS = {
-    n: globals()[n]
-    for n in (
-        "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
-        "arctanh", "sinc", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
-        "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
-        "nan_to_num", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero", "masked_select",
-        "scatter_reduce", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "trace", "movedim", "moveaxis",
-        "unflatten", "sum_to_size", "erfinv", "index_add", "index_copy", "index_fill", "masked_scatter",
-        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
-        "unfold",
-    )
-}  # fmt: skip
-# Python's operators PyTorch gives Tensor that _tensor.py does not define (each reflected one with its operands swapped)
-METHODS.update({
-    "__xor__": bitwise_xor, "__lshift__": bitwise_left_shift, "__rshift__": bitwise_right_shift,
-    "__rand__": lambda self, other: bitwise_and(other, self), "__ror__": lambda self, other: bitwise_or(other, self),
-    "__rxor__": lambda self, other: bitwise_xor(other, self),
-    "__rlshift__": lambda self, other: bitwise_left_shift(other, self),
-    "__rrshift__": lambda self, other: bitwise_right_shift(other, self),
-})  # fmt: skip
-
-
 # Tensor.unflatten names its operand ``self``, as PyTorch's method does (the function's is ``input``)
+@public(name="unflatten", function=False, method=True)
 def _unflatten_method(self: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """Axis ``dim`` split into ``sizes`` (one may be -1)."""
     return unflatten(self, dim, sizes)
 
 
-METHODS["unflatten"] = _unflatten_method
-
-
 # Tensor.where(condition, y) is torch.where(condition, self, y): the tensor is the value taken
 # where the condition holds (in tinygrad's spelling the tensor is the condition; not PyTorch's)
+@public(name="where", function=False, method=True)
 def _where_method(self: Tensor, condition: Any, y: Any) -> Tensor:
     """``self`` where ``condition`` holds, else ``y`` (``torch.where(condition, self, y)``)."""
     return where(condition, self, y)
 
 
-METHODS["where"] = _where_method
-# PyTorch's other spellings of methods Tensor has
-# (the second names of tensor_torch's methods, ``x.multiply is x.mul``, are tensor_torch's own)
-ALIASES = {"absolute": "abs"}
+# Python's reflected operators PyTorch gives Tensor that _tensor.py does not define: the operands swapped
+@public(function=False, method=True)
+def __rand__(self: Tensor, other: Any) -> Tensor:
+    return bitwise_and(other, self)
 
 
-def _install(cls: type) -> None:
-    for name, fn in METHODS.items():
-        if name not in cls.__dict__:  # (a method the class defines itself stays)
-            setattr(cls, name, fn)
-    for alias, name in ALIASES.items():
-        if alias not in cls.__dict__:
-            setattr(cls, alias, getattr(cls, name))
-    if "allclose" not in cls.__dict__:
-        cls.allclose = _allclose
+@public(function=False, method=True)
+def __ror__(self: Tensor, other: Any) -> Tensor:
+    return bitwise_or(other, self)
 
 
-def _allclose(self: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
+@public(function=False, method=True)
+def __rxor__(self: Tensor, other: Any) -> Tensor:
+    return bitwise_xor(other, self)
+
+
+@public(function=False, method=True)
+def __rlshift__(self: Tensor, other: Any) -> Tensor:
+    return bitwise_left_shift(other, self)
+
+
+@public(function=False, method=True)
+def __rrshift__(self: Tensor, other: Any) -> Tensor:
+    return bitwise_right_shift(other, self)
+
+
+@public(method=True)
+def allclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:  # noqa: A002
     """Whether :func:`isclose` holds everywhere."""
-    return bool(isclose(self, other, rtol, atol, equal_nan).all())
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
 # -- index_put_ -----------------------------------------------------------------------------
+@public(function=False, method=True)
 def index_put_(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
     """``index_put`` in place (``Tensor.index_put_``; ``accumulate`` sums repeated indices)."""
     from .inplace import apply_inplace  # noqa: PLC0415 - (the one in-place mechanism)
 
     v = values if isinstance(values, Tensor) else Tensor(np.asarray(values), device=input._dev)
     return apply_inplace(input, "index_put_", lambda x, v: x.index_put(indices, v, accumulate), v)
-
-
-METHODS["index_put_"] = index_put_

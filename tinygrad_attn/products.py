@@ -16,12 +16,12 @@ import numpy as np
 
 from . import dims
 from ._tensor import InvalidArgumentError, Tensor, stack
+from .engine.declare import public
 from .functional_checks import tensor_arg as _tensor
 from .ops.saved import saved_for_backward
 
-__all__ = ["tensordot", "kron", "inner", "vdot", "mv", "cross", "cdist", "dist", "addcmul", "addcdiv", "addmv", "addr"]  # fmt: skip
 
-
+@public
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:  # noqa: A002
     """The sum of products of ``a``'s last ``dims`` axes with ``b``'s first ``dims`` (an int), or of the
     axes paired in ``dims = (a_axes, b_axes)``; the result has ``a``'s other axes, then ``b``'s."""
@@ -81,6 +81,7 @@ def _axis(x: Tensor, d: int) -> int:
     return dims.one(x.shape, d, "tensordot", scalar_ok=False)
 
 
+@public(method=True)
 def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """The Kronecker product: every entry of ``input`` times a whole block ``other`` (shapes aligned
     at the right, the shorter padded with ones in front)."""
@@ -94,6 +95,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     return (ai * bi).reshape(tuple(p * q for p, q in zip(a.shape, b.shape)))
 
 
+@public(method=True)
 def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """The sum of products over the last axis of each (a product with a 0-d operand)."""
     a, b = _tensor(input, "inner"), _tensor(other, "inner")
@@ -105,6 +107,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     return tensordot(a, b, ([-1], [-1]))
 
 
+@public(method=True)
 def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """The dot product of two 1-D tensors (the first conjugated: real tensors only)."""
     a, b = _tensor(input, "vdot"), _tensor(other, "vdot")
@@ -116,6 +119,7 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     return a @ b
 
 
+@public(method=True)
 def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
     """A matrix (2-D) times a vector (1-D)."""
     a, v = _tensor(input, "mv"), _tensor(vec, "mv")
@@ -124,6 +128,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
     return a @ v
 
 
+@public(method=True, inplace_function=True)
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``beta * input + alpha * (mat @ vec)``."""
     from .tensor_functions import _plus_product  # noqa: PLC0415
@@ -131,6 +136,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
     return _plus_product("addmv", input, mv(mat, vec), beta, alpha)
 
 
+@public(method=True, inplace=True)
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``beta * input + alpha * outer(vec1, vec2)``."""
     from .tensor_functions import _plus_product, outer  # noqa: PLC0415
@@ -138,6 +144,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
     return _plus_product("addr", input, outer(vec1, vec2), beta, alpha)
 
 
+@public(method=True)
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """The cross product of 3-vectors along ``dim`` (the two broadcast together); without ``dim``,
     the first axis of size 3 (``torch.cross``'s default; ``torch.linalg.cross`` takes -1)."""
@@ -160,6 +167,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
     return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 
+@public
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The ``p``-norm distance between each row of ``x1 (..., P, M)`` and each row of ``x2 (..., R, M)``:
     a ``(..., P, R)`` tensor (batches broadcast)."""
@@ -191,6 +199,7 @@ def _pnorm(d: Tensor, p: float) -> Tensor:
     return where(zero, 0.0, safe ** (1.0 / p))
 
 
+@public(method=True)
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     """The ``p``-norm of ``input - other`` (broadcast together), over every entry."""
     a, b = _tensor(input, "dist"), _tensor(other, "dist")
@@ -199,6 +208,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     return saved_for_backward(out, a, b, output=True)  # (what PyTorch's keeps, for every p)
 
 
+@public(method=True, inplace=True)
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
     """``input + value * tensor1 * tensor2`` (all three broadcast; Adam's second-moment update)."""
     x = _tensor(input, "addcmul")
@@ -206,6 +216,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     return x + (prod if value == 1 else prod * value)
 
 
+@public(method=True, inplace=True)
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
     """``input + value * tensor1 / tensor2`` (all three broadcast; Adam's parameter update)."""
     x = _tensor(input, "addcdiv")
@@ -222,8 +233,3 @@ def _shape_check(op: str, shapes: Sequence[tuple]) -> None:
         np.broadcast_shapes(*shapes)
     except ValueError:
         raise InvalidArgumentError(f"{op}: shapes {list(shapes)} do not broadcast together") from None
-
-
-METHODS: dict[str, Any] = {
-    n: globals()[n] for n in ("kron", "inner", "vdot", "mv", "cross", "dist", "addcmul", "addcdiv", "addmv", "addr")
-}

@@ -20,16 +20,9 @@ import numpy as np
 
 from . import dims
 from ._tensor import Size, Tensor, cat, stack
+from .engine.declare import public
 from .functional_checks import tensor_arg as _tensor
 from .ops.saved import saved_for_backward
-
-__all__ = [
-    "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "row_stack",
-    "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "rot90", "tile", "ravel", "flipud", "fliplr",
-    "broadcast_tensors", "broadcast_shapes", "take", "take_along_dim", "index_put", "diag_embed", "diagflat",
-    "block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices", "diff", "vander",
-    "expand_copy", "msort", "argwhere",
-]  # fmt: skip
 
 
 def _tensors(tensors: Any, op: str) -> list[Tensor]:
@@ -68,27 +61,32 @@ def _atleast(n: int, op: str, tensors: tuple) -> Any:
     return tuple(_promoted(n, seq, op))
 
 
+@public
 def atleast_1d(*tensors: Any) -> Any:
     """Each tensor with at least 1 dimension (a 0-d one becomes ``(1,)``)."""
     return _atleast(1, "atleast_1d", tensors)
 
 
+@public
 def atleast_2d(*tensors: Any) -> Any:
     """Each tensor with at least 2 dimensions (``(k,)`` becomes ``(1, k)``)."""
     return _atleast(2, "atleast_2d", tensors)
 
 
+@public
 def atleast_3d(*tensors: Any) -> Any:
     """Each tensor with at least 3 dimensions (``(k,)`` becomes ``(1, k, 1)``, ``(a, b)`` ``(a, b, 1)``)."""
     return _atleast(3, "atleast_3d", tensors)
 
 
+@public
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
     """Concatenation along the columns: dimension 1, or 0 for 1-D tensors."""
     ts = _promoted(1, _tensors(tensors, "hstack"), "hstack")
     return cat(ts, 0 if ts[0].ndim == 1 else 1)
 
 
+@public(aliases=("row_stack",))
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
     """Concatenation along the rows (dimension 0) of the tensors made at least 2-D."""
     return cat(_promoted(2, _tensors(tensors, "vstack"), "vstack"), 0)
@@ -97,11 +95,13 @@ def vstack(tensors: Sequence[Tensor]) -> Tensor:
 row_stack = vstack
 
 
+@public
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
     """Concatenation along dimension 2 of the tensors made at least 3-D."""
     return cat(_promoted(3, _tensors(tensors, "dstack"), "dstack"), 2)
 
 
+@public
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     """The tensors as columns: 0-d and 1-D ones become ``(n, 1)``, then concatenated along dimension 1."""
     ts = [t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in _tensors(tensors, "column_stack")]
@@ -109,6 +109,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
 
 
 # -- splitting -------------------------------------------------------------------------
+@public(method=True)
 def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     """``input`` split along ``dim`` into ``n`` nearly equal parts (the first ``size % n`` one longer),
     or at each index of a list of indices (views, as PyTorch's)."""
@@ -141,6 +142,7 @@ def _split_on(op: str, d: int, x: Tensor, ios: Any) -> tuple[Tensor, ...]:
     return tensor_split(x, ios, d)
 
 
+@public(method=True)
 def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
     """:func:`tensor_split` along the columns (dimension 1, or 0 of a 1-D tensor), into equal parts."""
     x = _tensor(input, "hsplit")
@@ -151,6 +153,7 @@ def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # no
     return _split_on("hsplit", 0 if x.ndim == 1 else 1, x, indices_or_sections)
 
 
+@public(method=True)
 def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
     """:func:`tensor_split` along dimension 0 of a tensor of 2 or more dimensions."""
     x = _tensor(input, "vsplit")
@@ -159,6 +162,7 @@ def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # no
     return _split_on("vsplit", 0, x, indices_or_sections)
 
 
+@public(method=True)
 def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
     """:func:`tensor_split` along dimension 2 of a tensor of 3 or more dimensions."""
     x = _tensor(input, "dsplit")
@@ -167,6 +171,7 @@ def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # no
     return _split_on("dsplit", 2, x, indices_or_sections)
 
 
+@public(method=True)
 def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     """``input`` in pieces of the given sizes along ``dim`` (they must add up to its length)."""
     from .tensor_functions import split  # noqa: PLC0415
@@ -175,6 +180,7 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) ->
 
 
 # -- rotations, flips, tiles -----------------------------------------------------------
+@public(method=True)
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:  # noqa: A002
     """``input`` rotated by ``k`` quarter turns in the plane of ``dims``, from the first axis toward the second."""
     x = _tensor(input, "rot90")
@@ -199,6 +205,7 @@ def dims_one(x: Tensor, d: int, op: str) -> int:
     return dims.one(x.shape, d, op, scalar_ok=False)
 
 
+@public(method=True)
 def flipud(input: Tensor) -> Tensor:  # noqa: A002
     """``input`` upside down (reversed along dimension 0)."""
     x = _tensor(input, "flipud")
@@ -207,6 +214,7 @@ def flipud(input: Tensor) -> Tensor:  # noqa: A002
     return x.flip(0)
 
 
+@public(method=True)
 def fliplr(input: Tensor) -> Tensor:  # noqa: A002
     """``input`` mirrored left to right (reversed along dimension 1)."""
     x = _tensor(input, "fliplr")
@@ -215,6 +223,7 @@ def fliplr(input: Tensor) -> Tensor:  # noqa: A002
     return x.flip(1)
 
 
+@public(method=True)
 def tile(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
     """``input`` repeated ``dims[i]`` times along each axis; a shorter ``dims`` is padded with ones in front."""
     x = _tensor(input, "tile")
@@ -224,27 +233,32 @@ def tile(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
     return x.reshape((1,) * (len(reps) - x.ndim) + x.shape).repeat(*reps)
 
 
+@public(method=True)
 def ravel(input: Tensor) -> Tensor:  # noqa: A002
     """``input`` as a 1-D tensor (a view where it is contiguous)."""
     return _tensor(input, "ravel").reshape(-1)
 
 
+@public
 def expand_copy(input: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:  # noqa: A002
     """:meth:`Tensor.expand` as new memory."""
     return _tensor(input, "expand_copy").expand(*size).clone()
 
 
+@public(method=True)
 def msort(input: Tensor) -> Tensor:  # noqa: A002
     """``input`` sorted along dimension 0 (the values of ``sort(input, 0)``)."""
     return _tensor(input, "msort").sort(0)[0]
 
 
+@public(method=True)
 def argwhere(input: Tensor) -> Tensor:  # noqa: A002
     """The indices of the non-zero entries, one row each (``nonzero(input)``)."""
     return _tensor(input, "argwhere").nonzero()
 
 
 # -- broadcasting ----------------------------------------------------------------------
+@public
 def broadcast_shapes(*shapes: Any) -> Size:
     """The shape the given shapes broadcast to (ints count as 1-D shapes)."""
     norm = [(int(s),) if isinstance(s, (int, np.integer)) else tuple(int(v) for v in s) for s in shapes]
@@ -254,6 +268,7 @@ def broadcast_shapes(*shapes: Any) -> Size:
         raise RuntimeError(f"broadcast_shapes: shapes {norm} cannot be broadcast together") from None
 
 
+@public
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
     """The tensors expanded to their common shape (views)."""
     ts = [_tensor(t, "broadcast_tensors") for t in tensors]
@@ -269,6 +284,7 @@ def _long_index(index: Any, x: Tensor, op: str) -> Tensor:
     return idx
 
 
+@public(method=True)
 def take(input: Tensor, index: Any) -> Tensor:  # noqa: A002
     """The entries of ``input`` read as a 1-D tensor at ``index`` (negative indices count from the end);
     the result has the index's shape."""
@@ -284,6 +300,7 @@ def take(input: Tensor, index: Any) -> Tensor:  # noqa: A002
     return x.reshape(-1).gather(0, flat).reshape(idx.shape)
 
 
+@public(method=True)
 def take_along_dim(input: Tensor, indices: Any, dim: int | None = None) -> Tensor:  # noqa: A002
     """The entries of ``input`` at ``indices`` along ``dim`` (``input`` and ``indices`` broadcast
     off ``dim``); without ``dim``, :func:`take` of the flattened tensor."""
@@ -303,6 +320,7 @@ def take_along_dim(input: Tensor, indices: Any, dim: int | None = None) -> Tenso
     return x.expand(xshape).gather(d, idx.expand(ishape2))
 
 
+@public(method=True, inplace_function=True)
 def index_put(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
     """A copy of ``input`` with ``values`` written at ``input[indices]`` (added there with ``accumulate``,
     repeated indices summing)."""
@@ -322,6 +340,7 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bo
 
 
 # -- structured matrices ---------------------------------------------------------------
+@public(method=True)
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: A002
     """Matrices whose ``offset`` diagonal (in the plane ``dim1``, ``dim2`` of the result) holds
     ``input``'s last dimension, zeros elsewhere."""
@@ -344,11 +363,13 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     return out.movedim((nd - 2, nd - 1), (d1, d2)) if (d1, d2) != (nd - 2, nd - 1) else out
 
 
+@public(method=True)
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
     """The flattened ``input`` as the ``offset`` diagonal of a square matrix."""
     return diag_embed(_tensor(input, "diagflat").reshape(-1), offset)
 
 
+@public
 def block_diag(*tensors: Tensor) -> Tensor:
     """The tensors (0-d, 1-D as one row, 2-D) as blocks along the diagonal of one matrix, zeros elsewhere."""
     ts = [_tensor(t, "block_diag") for t in tensors]
@@ -372,6 +393,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
     return cat(rows_out, 0)
 
 
+@public
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803 - PyTorch's name
     """The Vandermonde matrix of a 1-D ``x``: columns ``x**(N-1) ... x**0`` (``increasing``: the other way)."""
     x = _tensor(x, "vander")
@@ -403,17 +425,20 @@ def _tri_indices(row: int, col: int, offset: int, lower: bool, dtype: Any, devic
     return t if dtype is None else t.astype(dtype)
 
 
+@public
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None, **_: Any) -> Tensor:
     """The ``(2, n)`` indices of the lower triangle of a ``row x col`` matrix (below the ``offset`` diagonal),
     row by row."""
     return _tri_indices(row, col, offset, True, dtype, device)
 
 
+@public
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None, **_: Any) -> Tensor:
     """The ``(2, n)`` indices of the upper triangle of a ``row x col`` matrix (above the ``offset`` diagonal)."""
     return _tri_indices(row, col, offset, False, dtype, device)
 
 
+@public
 def cartesian_prod(*tensors: Tensor) -> Tensor:
     """Every combination of one entry from each 1-D tensor, one row each (a 1-D tensor for one input)."""
     ts = [_tensor(t, "cartesian_prod") for t in tensors]
@@ -425,6 +450,7 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     return stack([g.reshape(-1) for g in grids], 1)
 
 
+@public
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:  # noqa: A002
     """Every combination of ``r`` entries of a 1-D tensor, in order, one row each (as ``itertools.combinations``)."""
     x = _tensor(input, "combinations")
@@ -442,6 +468,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
 
 
 # -- differences -----------------------------------------------------------------------
+@public(method=True)
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Tensor:  # noqa: A002
     """The ``n``-th forward difference along ``dim`` (``out[i] = x[i + 1] - x[i]``), ``prepend`` and
     ``append`` joined to ``input`` first."""
@@ -466,6 +493,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None, append: 
 
 
 # -- Tensor attributes -----------------------------------------------------------------
+@public(name="H", function=False, method=True)
+@property
 def _H(self: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
     """The conjugate transpose of a matrix (the transpose: real tensors only)."""
     if self.ndim not in (0, 2):
@@ -473,18 +502,10 @@ def _H(self: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
     return self.transpose(0, 1) if self.ndim == 2 else self
 
 
+@public(name="mH", function=False, method=True)
+@property
 def _mH(self: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
     """The conjugate transpose of the last two dimensions (``.mT``: real tensors only)."""
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
     return self.mT
-
-
-METHODS: dict[str, Any] = {
-    n: globals()[n]
-    for n in ("tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "rot90", "tile", "ravel", "fliplr",
-              "flipud", "take", "take_along_dim", "index_put", "diag_embed", "diagflat", "diff",
-              "msort", "argwhere")
-}  # fmt: skip
-METHODS["H"] = property(_H)
-METHODS["mH"] = property(_mH)

@@ -17,13 +17,9 @@ import numpy as np
 from . import dims, ops
 from ._tensor import Tensor, where
 from .dtypes import result_type
+from .engine.declare import public
 from .functional_checks import tensor_arg as _tensor
 from .ops.saved import saved_for_backward
-
-__all__ = [
-    "lgamma", "digamma", "polygamma", "mvlgamma", "erfc", "logit", "logaddexp2", "ldexp", "float_power", "fmax",
-    "fmin", "renorm", "heaviside", "nextafter", "frexp", "signbit", "gcd", "lcm", "sgn", "angle",
-]  # fmt: skip
 
 
 def _floating(x: Any, op: str) -> Tensor:
@@ -47,17 +43,20 @@ def _operands(a: Any, b: Any, op: str, floating: bool = False) -> tuple[Tensor, 
 
 
 # -- the gamma family ------------------------------------------------------------------
+@public(method=True, inplace=True)
 def lgamma(input: Tensor) -> Tensor:  # noqa: A002
     """``log|Gamma(x)|``."""
     return ops.Lgamma.apply(_floating(input, "lgamma"))
 
 
+@public(method=True, inplace=True)
 def digamma(input: Tensor) -> Tensor:  # noqa: A002
     """The logarithmic derivative of the gamma function, ``Gamma'(x) / Gamma(x)`` (-inf at 0, NaN at
     the negative integers)."""
     return ops.Polygamma.apply(_floating(input, "digamma"), args=0)
 
 
+@public(inplace=True)
 def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
     """The ``n``-th derivative of :func:`digamma` (``n >= 0``)."""
     if int(n) < 0:
@@ -65,11 +64,13 @@ def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
     return ops.Polygamma.apply(_floating(input, "polygamma"), args=int(n))
 
 
+@public(name="polygamma", function=False, method=True, inplace=True)
 def _polygamma_method(self: Tensor, n: int) -> Tensor:
     """``polygamma(n, self)`` (the method takes ``n`` after the tensor, as PyTorch's)."""
     return polygamma(n, self)
 
 
+@public(method=True, inplace=True)
 def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
     """The log of the multivariate gamma function of dimension ``p``:
     ``p (p - 1) / 4 log(pi) + sum_i lgamma(x - i / 2)`` (defined for entries above ``(p - 1) / 2``)."""
@@ -84,11 +85,13 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
 
 
 # -- composites ------------------------------------------------------------------------
+@public(method=True, inplace_function=True)
 def erfc(input: Tensor) -> Tensor:  # noqa: A002
     """The complementary error function ``1 - erf(x)``."""
     return 1.0 - _floating(input, "erfc").erf()
 
 
+@public(method=True, inplace_function=True)
 def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     """``log(x / (1 - x))``, ``x`` clamped to ``[eps, 1 - eps]`` first where ``eps`` is given
     (outside it the gradient is 0, as PyTorch's)."""
@@ -98,6 +101,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     return (x / (1.0 - x)).log()
 
 
+@public(method=True)
 def logaddexp2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``log2(2**x + 2**y)``, without overflow."""
     a, b = _operands(input, other, "logaddexp2", floating=True)
@@ -105,6 +109,7 @@ def logaddexp2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return saved_for_backward(out, a, b)
 
 
+@public(method=True, inplace_function=True)
 def ldexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``input * 2**other`` (a float result)."""
     x = _floating(input, "ldexp")
@@ -113,6 +118,7 @@ def ldexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return saved_for_backward(out, output=True)
 
 
+@public(method=True, inplace=True)
 def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
     """``input ** exponent`` in float64 (both operands converted first)."""
     a, b = (v.astype(np.float64) if isinstance(v, Tensor) else v for v in (input, exponent))
@@ -123,6 +129,7 @@ def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
     return a**b
 
 
+@public(method=True)
 def fmax(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The larger of the two, elementwise, a NaN losing to a number (NaN only where both are);
     at ties the gradient goes to ``input``, as PyTorch's."""
@@ -136,6 +143,7 @@ def fmax(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return saved_for_backward(where((a >= b) | b.isnan(), a, b), a, b)
 
 
+@public(method=True)
 def fmin(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The smaller of the two, elementwise, a NaN losing to a number (NaN only where both are)."""
     for pos, x in ((1, input), (2, other)):  # (PyTorch's fmin takes tensors only: a number is its TypeError)
@@ -148,6 +156,7 @@ def fmin(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return saved_for_backward(where((a <= b) | b.isnan(), a, b), a, b)
 
 
+@public(method=True, inplace=True)
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002
     """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to it."""
     x = _tensor(input, "renorm")
@@ -171,6 +180,7 @@ def _raw_result(x: Tensor, arr: Any) -> Tensor:
     return Tensor._wrap(arr, x._dev)
 
 
+@public(method=True, inplace=True)
 def heaviside(input: Tensor, values: Any) -> Tensor:  # noqa: A002
     """0 where ``input < 0``, 1 where ``input > 0``, ``values`` where it is 0 (no gradient, as PyTorch's)."""
     x = _tensor(input, "heaviside")
@@ -188,6 +198,7 @@ def _no_grad() -> Any:
     return no_grad()
 
 
+@public(method=True, inplace=True)
 def nextafter(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The next float after ``input`` toward ``other``."""
     a, b = _operands(input, other, "nextafter")
@@ -197,6 +208,7 @@ def nextafter(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return _raw_result(a, raw.nextafter(a._data, b._data))
 
 
+@public(method=True)
 def frexp(input: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002
     """``(mantissa, exponent)`` with ``input = mantissa * 2**exponent``, ``0.5 <= |mantissa| < 1``;
     the exponent is int32."""
@@ -207,6 +219,7 @@ def frexp(input: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002
     return Tensor(np.asarray(m, x.dtype), device=x._dev), Tensor(np.asarray(e, np.int32), device=x._dev)
 
 
+@public(method=True)
 def signbit(input: Tensor) -> Tensor:  # noqa: A002
     """Whether the sign bit is set (true for -0.0 and negative NaN)."""
     x = _tensor(input, "signbit")
@@ -226,6 +239,7 @@ def _integers(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
     return a, b
 
 
+@public(method=True, inplace_function=True)
 def gcd(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The greatest common divisor, elementwise (integers; non-negative)."""
     a, b = _integers(input, other, "gcd")
@@ -234,6 +248,7 @@ def gcd(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return Tensor(np.broadcast_to(out, shape).astype(a.dtype), device=a._dev)
 
 
+@public(method=True, inplace_function=True)
 def lcm(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The least common multiple, elementwise (integers; non-negative)."""
     a, b = _integers(input, other, "lcm")
@@ -243,14 +258,14 @@ def lcm(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 
 # -- real-number spellings -------------------------------------------------------------
+@public(method=True, inplace=True)
 def sgn(input: Tensor) -> Tensor:  # noqa: A002
     """``sign(x)`` (for complex numbers PyTorch's ``x / |x|``; real tensors only here)."""
     x = _tensor(input, "sgn")
     return saved_for_backward(x.sign(), x, output=True)  # (PyTorch's keeps its input and result)
 
 
-
-
+@public(method=True)
 def angle(input: Tensor) -> Tensor:  # noqa: A002
     """The argument of each entry as a complex number: 0 for ``x >= 0``, pi for ``x < 0`` (NaN stays NaN);
     its gradient is 0."""
@@ -258,11 +273,3 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
     # (the constant's branch carries no gradient; a NaN passes through)
     # (pi as a tensor of x's dtype: a Python float would pass through float32 and round there)
     return saved_for_backward(where(x.isnan(), x, where(x < 0, x.new_tensor(math.pi), x.new_tensor(0.0))), x)
-
-
-METHODS: dict[str, Any] = {
-    n: globals()[n]
-    for n in ("lgamma", "digamma", "mvlgamma", "erfc", "logit", "logaddexp2", "ldexp", "float_power", "fmax", "fmin",
-              "renorm", "heaviside", "nextafter", "frexp", "signbit", "gcd", "lcm", "sgn", "angle")
-}  # fmt: skip
-METHODS["polygamma"] = _polygamma_method

@@ -20,16 +20,11 @@ import numpy as np
 
 from . import dims, ops
 from ._tensor import Tensor, cat, where
+from .engine.declare import public
 from .functional_checks import tensor_arg as _tensor
 from .ops.saved import saved_for_backward
 from .ops.tie_order import sort_order
 from .tensor_functions import ValuesIndices
-
-__all__ = [
-    "median", "nanmedian", "quantile", "nanquantile", "mode", "kthvalue", "aminmax", "nansum", "nanmean",
-    "count_nonzero", "cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "searchsorted", "bucketize",
-    "bincount", "histc", "unique", "unique_consecutive", "isin",
-]  # fmt: skip
 
 
 class MinMax(tuple):
@@ -91,6 +86,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
     return ValuesIndices(values, indices)
 
 
+@public(method=True)
 def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """The lower median (the ``(n - 1) // 2``-th smallest entry; NaN where the slice has one): of every
     entry as a 0-d tensor, or ``(values, indices)`` along ``dim``."""
@@ -101,6 +97,7 @@ def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noq
     return _median(x, dim, keepdim, "median", skip_nan=False)
 
 
+@public(method=True)
 def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """:func:`median` of the entries that are not NaN (NaN where every entry is)."""
     x = _tensor(input, "nanmedian")
@@ -123,6 +120,7 @@ def _median(x: Tensor, dim: Any, keepdim: bool, op: str, skip_nan: bool) -> Valu
     return _pick(x, dim, keepdim, op, position)
 
 
+@public(method=True)
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
     """The ``k``-th smallest entry (1-based) along ``dim`` and its index."""
     x = _tensor(input, "kthvalue")
@@ -132,6 +130,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Val
     return _pick(x, dim, keepdim, "kthvalue", lambda n, nans: k - 1)
 
 
+@public(method=True)
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
     """The most frequent entry along ``dim`` (the smallest of equally frequent ones) and the index of
     its last occurrence."""
@@ -161,6 +160,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices: 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
+@public(method=True)
 def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
              interpolation: str = "linear") -> Tensor:  # fmt: skip
     """The ``q``-th quantiles (``q`` a float or a 1-D tensor in ``[0, 1]``) of every entry or along
@@ -169,6 +169,7 @@ def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = Fals
     return _quantile(_tensor(input, "quantile"), q, dim, keepdim, interpolation, "quantile", skip_nan=False)
 
 
+@public(method=True)
 def nanquantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
                 interpolation: str = "linear") -> Tensor:  # fmt: skip
     """:func:`quantile` of the entries that are not NaN (NaN where every entry is)."""
@@ -234,6 +235,7 @@ def _quantile(x: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, op
 
 
 # -- reductions ------------------------------------------------------------------------
+@public(method=True)
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:  # noqa: A002
     """``(amin, amax)`` of every entry or along ``dim``."""
     x = _tensor(input, "aminmax")
@@ -245,6 +247,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     return MinMax(x.amin(keepdim=keepdim, **kw), x.amax(keepdim=keepdim, **kw))
 
 
+@public(method=True)
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """The sum of the entries that are not NaN."""
     x = _tensor(input, "nansum")
@@ -255,6 +258,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     return saved_for_backward(out, input)  # (PyTorch's keeps its input)
 
 
+@public(method=True)
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """The mean of the entries that are not NaN (NaN where none is)."""
     x = _tensor(input, "nanmean")
@@ -265,6 +269,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     return saved_for_backward(out, x)
 
 
+@public(method=True)
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     """The number of non-zero entries, of all or along ``dim`` (an int or a tuple), as int64."""
     x = _tensor(input, "count_nonzero")
@@ -273,6 +278,7 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
 
 
 # -- covariance ------------------------------------------------------------------------
+@public(method=True)
 def cov(
     input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None
 ) -> Tensor:  # noqa: A002
@@ -315,6 +321,7 @@ def cov(
     return out.reshape(()) if x.shape[0] == 1 else out  # (one variable: a 0-d tensor, as PyTorch)
 
 
+@public(method=True)
 def corrcoef(input: Tensor) -> Tensor:  # noqa: A002
     """The Pearson correlation coefficients of the variables in the rows of ``input``, clipped to ``[-1, 1]``."""
     c = cov(input)
@@ -341,6 +348,7 @@ def _spacing(y: Tensor, x: Any, dx: Any, d: int, op: str) -> Any:
     return x.diff(dim=d)
 
 
+@public(aliases=("trapz",))
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     """The integral of ``y`` along ``dim`` by the trapezoid rule, at points ``x`` or spaced ``dx`` (1)."""
     y = _tensor(y, "trapezoid")
@@ -356,6 +364,7 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = 
 trapz = trapezoid
 
 
+@public
 def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     """The running integrals of :func:`trapezoid` (one fewer than ``y``'s points along ``dim``)."""
     y = _tensor(y, "cumulative_trapezoid")
@@ -367,6 +376,7 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, 
 
 
 # -- searching and counting (no gradient) ----------------------------------------------
+@public
 def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False, right: bool = False,  # noqa: A002
                  side: str | None = None, sorter: Tensor | None = None) -> Tensor:  # fmt: skip
     """The positions at which the entries of ``input`` would be inserted into ``sorted_sequence`` (1-D,
@@ -403,6 +413,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
     return _on(seq, out)
 
 
+@public
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:  # noqa: A002
     """The bucket of each entry of ``input`` among the sorted 1-D ``boundaries``: ``i`` with
     ``boundaries[i-1] < x <= boundaries[i]`` (``right=True``: ``boundaries[i-1] <= x < boundaries[i]``)."""
@@ -412,6 +423,7 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
     return searchsorted(b, input, out_int32=out_int32, right=right)
 
 
+@public(method=True)
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:  # noqa: A002
     """How often each value ``0 ... max`` occurs in the non-negative 1-D integer ``input`` (at least
     ``minlength`` counts), or the sum of ``weights`` at each value."""
@@ -434,6 +446,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return _on(x, np.bincount(a, weights=_host(w).astype(np.float64), minlength=minlength).astype(dtype))
 
 
+@public(method=True)
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """A histogram of ``input`` in ``bins`` equal bins over ``[min, max]`` (the data's range where both
     are 0); entries outside are not counted."""
@@ -458,6 +471,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     return _on(x, np.bincount(pos, minlength=bins).astype(x.dtype))
 
 
+@public
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
            dim: int | None = None) -> Any:  # fmt: skip
     """The distinct entries of ``input``, sorted (along ``dim``: the distinct slices); with
@@ -483,6 +497,7 @@ def _unique_result(x: Tensor, vals: np.ndarray, inv: np.ndarray, counts: np.ndar
     return out[0] if len(out) == 1 else tuple(out)
 
 
+@public
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
                        dim: int | None = None) -> Any:  # fmt: skip
     """``input`` with each run of equal consecutive entries (slices along ``dim``) kept once; with
@@ -507,6 +522,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     return _unique_result(x, vals, inv, counts, return_inverse, return_counts)
 
 
+@public
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each entry of ``elements`` occurs in ``test_elements`` (either may be a number), as bools."""
     like = elements if isinstance(elements, Tensor) else _tensor(test_elements, "isin")
@@ -515,25 +531,16 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, inve
     return _on(like, np.isin(a, b, invert=invert))
 
 
-METHODS: dict[str, Any] = {
-    n: globals()[n]
-    for n in ("median", "nanmedian", "quantile", "nanquantile", "mode", "kthvalue", "aminmax", "nansum", "nanmean",
-              "count_nonzero", "cov", "corrcoef", "bincount", "histc", "unique", "unique_consecutive")
-}  # fmt: skip
-
-
 # The methods name their tensor ``self``, as PyTorch's do (the functions' is ``input``)
+@public(name="unique", function=False, method=True)
 def _unique_method(self: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
                    dim: int | None = None) -> Any:  # fmt: skip
     """:func:`unique` of this tensor."""
     return unique(self, sorted, return_inverse, return_counts, dim)
 
 
+@public(name="unique_consecutive", function=False, method=True)
 def _unique_consecutive_method(self: Tensor, return_inverse: bool = False, return_counts: bool = False,
                                dim: int | None = None) -> Any:  # fmt: skip
     """:func:`unique_consecutive` of this tensor."""
     return unique_consecutive(self, return_inverse, return_counts, dim)
-
-
-METHODS["unique"] = _unique_method
-METHODS["unique_consecutive"] = _unique_consecutive_method

@@ -13,6 +13,7 @@ import numpy as np
 from . import ops
 from ._tensor import InvalidArgumentError, Tensor, where
 from .dtypes import UnsupportedDtypeError, scalar_type_name
+from .engine.declare import public
 from .ops.compare import Equal, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from .ops.saved import saved_for_backward
 from .promotion import (
@@ -30,22 +31,27 @@ from .promotion import (
 __all__: list[str] = []  # (the free functions of these names are in tensor_functions.py and functional.py)
 
 
+@public(function=False, method=True)
 def __lt__(self, other: Any) -> Tensor:
     return Less.apply(*_ordered_operands(self, self._operand(other)))
 
 
+@public(function=False, method=True)
 def __le__(self, other: Any) -> Tensor:
     return LessEqual.apply(*_ordered_operands(self, self._operand(other)))
 
 
+@public(function=False, method=True)
 def __gt__(self, other: Any) -> Tensor:
     return Greater.apply(*_ordered_operands(self, self._operand(other)))
 
 
+@public(function=False, method=True)
 def __ge__(self, other: Any) -> Tensor:
     return GreaterEqual.apply(*_ordered_operands(self, self._operand(other)))
 
 
+@public(function=False, method=True)
 def __eq__(self, other: Any) -> Any:  # type: ignore[override]
     if other is None:
         return False
@@ -54,6 +60,7 @@ def __eq__(self, other: Any) -> Any:  # type: ignore[override]
     return Equal.apply(a, _number_for(a, other))
 
 
+@public(function=False, method=True)
 def __ne__(self, other: Any) -> Any:  # type: ignore[override]
     if other is None:
         return True
@@ -62,6 +69,7 @@ def __ne__(self, other: Any) -> Any:  # type: ignore[override]
     return NotEqual.apply(a, _number_for(a, other))
 
 
+@public(function=False, method=True)
 def __invert__(self) -> Tensor:
     if _kind(self) not in "biu":
         raise UnsupportedDtypeError(f'"bitwise_not" not implemented for {scalar_type_name(self.dtype)!r} (~ of a '
@@ -80,14 +88,16 @@ def _bitwise(op: Any, name: str) -> Any:
     return method
 
 
-__and__ = _bitwise(LogicalAnd, "bitwise_and")
-__or__ = _bitwise(LogicalOr, "bitwise_or")
+__and__ = public(_bitwise(LogicalAnd, "bitwise_and"), name="__and__", function=False, method=True)
+__or__ = public(_bitwise(LogicalOr, "bitwise_or"), name="__or__", function=False, method=True)
 
 
+@public(method=True, inplace_function=True)
 def sigmoid(self) -> Tensor:
     return ops.Sigmoid.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
 
+@public(method=True, inplace_function=True)
 def relu(self) -> Tensor:
     if self._data.dtype.__class__ in _FLOATS:
         return ops.Relu.apply(self)
@@ -96,10 +106,12 @@ def relu(self) -> Tensor:
     return ops.Relu.apply(self).astype(self.dtype)  # (an integer tensor's relu keeps its dtype, as PyTorch's)
 
 
+@public(method=True, inplace_function=True)
 def erf(self) -> Tensor:
     return ops.Erf.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
 
+@public(method=True)
 def maximum(self, other: Any) -> Tensor:
     """The elementwise maximum of two tensors (PyTorch's takes no number: ``clamp_min`` does)."""
     if not isinstance(other, Tensor):
@@ -107,6 +119,7 @@ def maximum(self, other: Any) -> Tensor:
     return _extreme(ops.Maximum, self, other)
 
 
+@public(method=True)
 def minimum(self, other: Any) -> Tensor:
     """The elementwise minimum of two tensors (PyTorch's takes no number: ``clamp_max`` does)."""
     if not isinstance(other, Tensor):
@@ -140,24 +153,26 @@ def _extreme(op: Any, a: Tensor, b: Any) -> Tensor:
     return op.apply(a, _number_for(a, b))
 
 
-def clip(self, lo: Any = None, hi: Any = None) -> Tensor:
-    """``lo`` below ``lo``, ``hi`` above ``hi``. The gradient is 1 on the whole closed
+@public(inplace_function=True, method=True, aliases=("clip",))
+def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - torch.clamp's names
+    """``input`` limited to ``[min, max]`` (either may be None; ``clip`` is its second name). The gradient is 1 on the whole closed
     interval, bounds included, as PyTorch's ``clamp`` (not the 1/2 that maximum and
     minimum give ties)."""
-    if lo is None and hi is None:
-        raise InvalidArgumentError("clip: give at least one of min and max (both are None)")
-    if isinstance(lo, Tensor) or isinstance(hi, Tensor):
-        return saved_for_backward(_clip_by_tensors(self, lo, hi), self, lo, hi)
-    out = _promote_for_scalar(_promote_for_scalar(self, lo), hi)
-    if lo is not None:
-        out = where(out < lo, lo, out)
-    if hi is not None:
-        out = where(out > hi, hi, out)
-    if self.requires_grad and self.dtype.kind in "fc":  # NaN: its value, and no gradient, as PyTorch's
+    if min is None and max is None:
+        raise InvalidArgumentError("clamp: give at least one of min and max (both are None)")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return saved_for_backward(_clip_by_tensors(input, min, max), input, min, max)
+    out = _promote_for_scalar(_promote_for_scalar(input, min), max)
+    if min is not None:
+        out = where(out < min, min, out)
+    if max is not None:
+        out = where(out > max, max, out)
+    if input.requires_grad and input.dtype.kind in "fc":  # NaN: its value, and no gradient, as PyTorch's
         out = where(out == out, out, out.detach())
-    return saved_for_backward(out, self, lo, hi)  # (PyTorch's clamp keeps them: the version check follows)
+    return saved_for_backward(out, input, min, max)  # (PyTorch's clamp keeps them: the version check follows)
 
 
+@public(method=True)
 def masked_fill(self, mask: Any, value: float) -> Tensor:
     """``value`` where the boolean ``mask`` is True, this tensor elsewhere."""
     kind = mask_dtype(mask)
@@ -170,9 +185,3 @@ def masked_fill(self, mask: Any, value: float) -> Tensor:
         value = self.dtype.type(value).item()
     out = where(mask, value, self)
     return out if out.dtype == self.dtype else out.astype(self.dtype)  # (a tensor value too: self's dtype)
-
-
-#: the Tensor methods of this module (``install_methods`` puts them on Tensor)
-METHODS = {n: globals()[n] for n in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__invert__",
-                                     "__and__", "__or__", "sigmoid", "relu", "erf", "maximum", "minimum", "clip",
-                                     "masked_fill")}  # fmt: skip

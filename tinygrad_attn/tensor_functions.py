@@ -26,51 +26,13 @@ import numpy as np
 
 from . import dims as _dims
 from . import ops
-from ._tensor import InvalidArgumentError, Size, Tensor, cat, stack, where
-from .functional import (  # noqa: F401 - (tga.softmax is F.softmax, one function)
-    cosine_similarity,
-    log_softmax,
-    pairwise_distance,
-    softmax,
-)
-from .functional_checks import tensor_arg
+from ._tensor import InvalidArgumentError, Size, Tensor, cat, where
+from .engine.declare import public
 from .inplace import mark_multi_output_views
 from .ops.saved import saved_for_backward
-from .tensor_reduce import (  # noqa: F401 - (the reductions are tga.* names too, listed in __all__)
-    ValuesIndices,
-    _new_memory,
-    all,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
-    cumprod,
-    cumsum,
-    logsumexp,
-    max,
-    mean,
-    min,
-    norm,
-    prod,
-    std,
-    sum,
-    var,
-)
-from .tensor_shape import flatten, permute, reshape, squeeze, transpose, unsqueeze  # noqa: F401 - (tga.* names)
-from .tensor_torch import ceil, cos, floor, neg, reciprocal, rsqrt, sign, sin, square  # noqa: F401 - (tga.* names)
+from .tensor_reduce import ValuesIndices, _new_memory
 
-__all__ = [
-    "cosine_similarity", "pairwise_distance", "addmm", "baddbmm", "narrow", "select", "t", "swapaxes", "swapdims", "broadcast_to",
-    "Size", "ValuesIndices", "matmul", "mm", "bmm", "dot", "cat", "concat", "concatenate", "stack", "split", "chunk",
-    "unbind", "where", "abs", "sqrt", "exp", "log", "tanh", "sigmoid", "relu", "sin", "cos", "floor", "ceil",
-    "round", "sign", "square", "neg", "pow", "maximum", "minimum", "clamp", "clip", "softmax", "log_softmax",
-    "einsum", "max", "min", "amax", "amin", "sum", "mean", "var", "std", "prod", "logsumexp", "argmax", "argmin",
-    "sort", "argsort", "topk", "cumsum", "cumprod", "gather", "scatter", "scatter_add", "index_select", "flip",
-    "roll", "flatten", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "norm", "numel", "all", "any",
-    "tril", "triu", "allclose", "equal", "outer", "log1p", "expm1", "rsqrt", "reciprocal", "isnan", "isinf",
-    "isfinite", "masked_fill", "repeat_interleave", "erf", "absolute",
-]  # fmt: skip
+__all__ = ["Size", "ValuesIndices"]  # (the functions: each declared @public)  # fmt: skip
 
 
 def number_as_vector(like_index: bool = False) -> Any:
@@ -141,11 +103,14 @@ def _index(x: Tensor, dim: int, index: Any, op: str) -> Tensor:
         raise InvalidArgumentError(f"{op}: the index needs as many dimensions as the tensor ({x.ndim}), got {idx.ndim}")
     for d, (i, s) in enumerate(zip(idx.shape, x.shape)):
         if d != dim and i > s:
-            raise InvalidArgumentError(f"{op}: index shape {tuple(idx.shape)} is larger than tensor shape {x.shape} at dim {d}")
+            raise InvalidArgumentError(
+                f"{op}: index shape {tuple(idx.shape)} is larger than tensor shape {x.shape} at dim {d}"
+            )
     _check_bounds(x._dev.ops, idx._data, x.shape[dim], op, dim, x.shape)
     return idx
 
 
+@public(method=True)
 @number_as_vector(like_index=True)
 def gather(x: Tensor, dim: int, index: Any) -> Tensor:
     """``out[i][j] = x[index[i][j]][j]`` (for ``dim=0``), as ``torch.gather``; differentiable in ``x``."""
@@ -184,8 +149,11 @@ def _last_writes(x: Tensor, idx: Tensor, d: int) -> Tensor:
     return Tensor._wrap(xp.moveaxis(xp.logical_not(overwritten), -1, d), x._dev)
 
 
+@public(method=True, inplace=True)
 @number_as_vector()
-def scatter(x: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None, reduce: str | None = None) -> Tensor:
+def scatter(
+    x: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None, reduce: str | None = None
+) -> Tensor:
     """``x`` with ``out[index[i][j]][j] = src[i][j]`` (for ``dim=0``), as ``torch.scatter``.
 
     ``src`` may be a number (or ``value=``). Differentiable in ``x`` (zero where written)
@@ -225,6 +193,7 @@ def _scatter_reduce(x: Tensor, dim: int, index: Any, src: Any, reduce: str) -> T
     return x + where(counts > 0, Tensor.full(x.shape, src, dtype=x.dtype, device=x._dev), 0) * counts
 
 
+@public(method=True, inplace=True)
 @number_as_vector()
 def scatter_add(x: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     """``x`` with ``src[i][j]`` added at ``out[index[i][j]][j]`` (for ``dim=0``); repeats accumulate."""
@@ -234,6 +203,7 @@ def scatter_add(x: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return x + summed
 
 
+@public(method=True)
 @number_as_vector()
 def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
     """The entries of ``x`` at the 1-D ``index`` along ``dim``."""
@@ -250,12 +220,14 @@ def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
 
 
 # -- sorting ---------------------------------------------------------------------
+@public(method=True)
 @number_as_vector()
 def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The indices that sort ``x`` along ``dim`` (ties keep their order)."""
     return ops.Argsort.apply(x, args=(_one_dim(x, dim, "argsort"), descending))
 
 
+@public(method=True)
 @number_as_vector()
 def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False, *, axis: Any = None) -> Any:
     """``(values, indices)`` of ``x`` sorted along ``dim``; the values are differentiable.
@@ -271,6 +243,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
     return out.values if sp.numpy else out
 
 
+@public(method=True)
 @number_as_vector()
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
     """The ``k`` largest (or smallest) entries along ``dim`` and their indices, largest first."""
@@ -282,6 +255,7 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
 
 
 # -- shape -----------------------------------------------------------------------
+@public(method=True)
 def flip(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
     """``x`` reversed along each of ``dims`` (``flip(x, (0, 1))``, ``x.flip(0, 1)``, ``x.flip(dims=[0])``)."""
     if dims is None:
@@ -292,6 +266,7 @@ def flip(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
     return _new_memory(x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))], x)
 
 
+@public(method=True)
 def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     """Entries moved ``shifts`` places along ``dims``, wrapping around (flattened when None)."""
     if dims is None:
@@ -312,6 +287,7 @@ def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     return _new_memory(x, x0)
 
 
+@public(function=False, method=True)
 def repeat(x: Tensor, *sizes: Any) -> Tensor:
     """``x`` tiled ``sizes[i]`` times along each axis, as ``torch.Tensor.repeat`` (an
     expand of an interleaved new axis, then a reshape)."""
@@ -319,13 +295,16 @@ def repeat(x: Tensor, *sizes: Any) -> Tensor:
         sizes = tuple(sizes[0])
     sizes = tuple(int(s) for s in sizes)
     if len(sizes) < x.ndim:
-        raise ValueError(f"repeat: {len(sizes)} repeat counts for a tensor of {x.ndim} dimensions; give at least one per dim")
+        raise ValueError(
+            f"repeat: {len(sizes)} repeat counts for a tensor of {x.ndim} dimensions; give at least one per dim"
+        )
     shape = (1,) * (len(sizes) - x.ndim) + x.shape
     inter = x.reshape(tuple(v for s in shape for v in (1, s)))  # (1, s0, 1, s1, ...)
     big = inter.expand(tuple(v for r, s in zip(sizes, shape) for v in (r, s)))  # (r0, s0, r1, s1, ...)
     return _new_memory(big.reshape(tuple(r * s for r, s in zip(sizes, shape))), x)
 
 
+@public
 def split(x: Tensor, split_size_or_sections: Any, dim: int = 0, *, axis: int | None = None) -> tuple[Tensor, ...]:
     """Pieces of ``split_size_or_sections`` along ``dim`` (the last may be smaller), or of
     each size in a list of sizes."""
@@ -346,12 +325,14 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0, *, axis: int | N
     return tuple(mark_multi_output_views([x[lead + (slice(a, b),)] for a, b in bounds], "Split"))
 
 
+@public(name="split", function=False, method=True)
 def _split_method(self: Tensor, split_size: Any, dim: int = 0, *, axis: int | None = None) -> Any:
     """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or with a list,
     one piece per size in it (``Tensor.split``: PyTorch names the size ``split_size`` there)."""
     return split(self, split_size, dim, axis=axis)
 
 
+@public(method=True)
 def chunk(input: Tensor, chunks: int, dim: int | None = None, *, axis: int | None = None) -> list[Tensor]:  # noqa: A002
     """``chunks`` pieces along ``dim`` (0 by default; the last may be smaller), as PyTorch's."""
     d = _dims.alias(axis, dim, "chunk")
@@ -366,6 +347,7 @@ def chunk(input: Tensor, chunks: int, dim: int | None = None, *, axis: int | Non
                                          for i in range(0, input.shape[d], size)], "Split"))  # fmt: skip
 
 
+@public(method=True)
 def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices of ``x`` along ``dim``, that axis removed."""
     d = _one_dim(x, dim, "unbind")
@@ -373,20 +355,13 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     return tuple(mark_multi_output_views([x[lead + (i,)] for i in range(x.shape[d])], "Unbind"))
 
 
+@public(aliases=("concatenate",))
 def concat(tensors: Sequence[Tensor], dim: int = 0, *, axis: Any = None) -> Tensor:
     """Tensors joined along ``dim`` (the array API's name for :func:`cat`)."""
     return cat(tensors, dim if axis is None else axis)
 
 
-concatenate = concat
-
-
-# -- products --------------------------------------------------------------------
-def matmul(a: Tensor, b: Any) -> Tensor:
-    """The matrix product, as ``numpy.matmul``: 1-D operands and broadcast batches."""
-    return a @ b
-
-
+@public(method=True)
 def mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices (2-D only, as ``torch.mm``)."""
     if a.ndim != 2 or b.ndim != 2:
@@ -394,6 +369,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
     return a @ b
 
 
+@public(method=True)
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     """Batched product of ``(B, n, m)`` and ``(B, m, p)`` (3-D only, as ``torch.bmm``)."""
     if a.ndim != 3 or b.ndim != 3:
@@ -403,12 +379,14 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
     return a @ b
 
 
+@public(method=True, inplace=True)
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape (and
     not read where ``beta`` is 0), as ``torch.addmm``: the bias-plus-product of GPT-2's ``Conv1D``."""
     return _plus_product("addmm", input, mm(mat1, mat2), beta, alpha)
 
 
+@public(method=True, inplace=True)
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``beta * input + alpha * (batch1 @ batch2)`` over batches of matrices, as ``torch.baddbmm``
     (the scaled scores of some attention implementations: ``baddbmm(bias, q, k, alpha=1/sqrt(d))``)."""
@@ -429,6 +407,7 @@ def _plus_product(op: str, input: Any, prod: Tensor, beta: Any, alpha: Any) -> T
     return (input if beta == 1 else input * beta) + scaled
 
 
+@public(method=True)
 def dot(a: Tensor, b: Tensor) -> Tensor:
     """The inner product of two 1-D tensors."""
     if a.ndim != 1 or b.ndim != 1:
@@ -453,7 +432,9 @@ def _parse_einsum(equation: str, operands: Sequence[Tensor]) -> tuple[list[str],
         if "..." in s:
             k = t.ndim - len(s) + 3
             if k < 0:
-                raise InvalidArgumentError(f"einsum: subscripts {s!r} name more axes than the operand's shape {t.shape} has")
+                raise InvalidArgumentError(
+                    f"einsum: subscripts {s!r} name more axes than the operand's shape {t.shape} has"
+                )
             s = ins[i] = s.replace("...", ell[n_ell - k :])
         if "." in s or len(s) != t.ndim:
             raise InvalidArgumentError(f"einsum: subscripts {s!r} name {len(s)} axes, the operand has shape {t.shape}")
@@ -471,7 +452,9 @@ def _broadcast_shared(a: Tensor, sa: str, b: Tensor, sb: str) -> tuple[Tensor, T
     for c in sa:
         if c in sb and na[c] != nb[c]:
             if na[c] != 1 and nb[c] != 1:
-                raise InvalidArgumentError(f"einsum: subscript {c!r} has size {na[c]} in one operand and {nb[c]} in the other")
+                raise InvalidArgumentError(
+                    f"einsum: subscript {c!r} has size {na[c]} in one operand and {nb[c]} in the other"
+                )
             na[c] = nb[c] = builtins.max(na[c], nb[c])
     return a.expand(tuple(na[c] for c in sa)), b.expand(tuple(nb[c] for c in sb))
 
@@ -493,6 +476,7 @@ def _contract(a: Tensor, sa: str, b: Tensor, sb: str, keep: str) -> tuple[Tensor
     return out.reshape(*nb, *(size[c] for c in fa), *(size[c] for c in fb)), "".join(batch + fa + fb)
 
 
+@public
 def einsum(equation: str, *operands: Any) -> Tensor:
     """Einstein summation, as ``torch.einsum`` (``"bhqd,bhkd->bhqk"``), from matmuls.
 
@@ -528,45 +512,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     return cur.permute([sc.index(c) for c in out]) if len(out) > 1 else cur
 
 
-# -- elementwise -----------------------------------------------------------------
-def abs(x: Tensor) -> Tensor:  # noqa: A001
-    """Elementwise absolute value."""
-    return x.abs()
-
-
-absolute = abs  # (PyTorch's second name)
-
-
-def sqrt(x: Tensor) -> Tensor:
-    """Elementwise square root."""
-    return x.sqrt()
-
-
-def exp(x: Tensor) -> Tensor:
-    """Elementwise exponential."""
-    return x.exp()
-
-
-def log(x: Tensor) -> Tensor:
-    """Elementwise natural logarithm."""
-    return x.log()
-
-
-def tanh(x: Tensor) -> Tensor:
-    """Elementwise hyperbolic tangent."""
-    return x.tanh()
-
-
-def sigmoid(x: Tensor) -> Tensor:
-    """Elementwise logistic function."""
-    return x.sigmoid()
-
-
-def relu(x: Tensor) -> Tensor:
-    """Elementwise ``max(x, 0)``."""
-    return x.relu()
-
-
+@public(method=True, inplace_function=True)
 def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
     """Round half to even, as PyTorch (and NumPy) do; ``decimals`` places."""
     from .tensor_torch import _rounded  # noqa: PLC0415 - (the one rule for integer and bool inputs)
@@ -579,35 +525,6 @@ def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
     return ops.Round.apply(x)
 
 
-def pow(x: Any, exponent: Any) -> Tensor:  # noqa: A001
-    """``x ** exponent`` (either may be a number)."""
-    return x**exponent if isinstance(x, Tensor) else exponent.__rpow__(x)
-
-
-def maximum(a: Tensor, b: Any) -> Tensor:
-    """Elementwise maximum (equal entries share the gradient)."""
-    return a.maximum(b)
-
-
-def minimum(a: Tensor, b: Any) -> Tensor:
-    """Elementwise minimum (equal entries share the gradient)."""
-    return a.minimum(b)
-
-
-def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-    """``x`` limited to ``[min, max]`` (either may be None)."""
-    return x.clip(min, max)
-
-
-clip = clamp
-
-
-# -- predicates and small things ------------------------------------------------
-def numel(x: Tensor) -> int:
-    """The number of elements."""
-    return x.numel()
-
-
 def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
     if x.ndim < 2:
         raise ValueError(f"{'tril' if lower else 'triu'}: needs at least 2 dimensions, got shape {x.shape}")
@@ -617,27 +534,25 @@ def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
     return where(Tensor(keep, device=x._dev), x, zero)
 
 
+@public(method=True, inplace=True)
 def tril(input: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:  # noqa: A002
     """The lower triangle of the last two axes; above ``diagonal`` (``k``) becomes 0."""
     return _tri(input, diagonal if k is None else k, True)
 
 
+@public(method=True, inplace=True)
 def triu(input: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:  # noqa: A002
     """The upper triangle of the last two axes; below ``diagonal`` (``k``) becomes 0."""
     return _tri(input, diagonal if k is None else k, False)
 
 
-def allclose(a: Tensor, b: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
-    """Whether every element of ``a`` is close to ``b`` (compared on the host)."""
-    bb = b.numpy() if isinstance(b, Tensor) else b
-    return bool(np.allclose(a.numpy(), bb, rtol=rtol, atol=atol, equal_nan=equal_nan))
-
-
+@public
 def equal(a: Tensor, b: Tensor) -> bool:
     """Whether ``a`` and ``b`` have one shape and the same elements."""
     return a.shape == b.shape and bool(np.array_equal(a.numpy(), b.numpy()))
 
 
+@public(method=True)
 def outer(a: Tensor, b: Tensor) -> Tensor:
     """The outer product of two 1-D tensors."""
     if a.ndim != 1 or b.ndim != 1:
@@ -645,19 +560,16 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
     return a.reshape(-1, 1) * b.reshape(1, -1)
 
 
+@public(method=True, inplace_function=True)
 def log1p(x: Tensor) -> Tensor:
     """Elementwise ``log(1 + x)``, exact for tiny ``x`` (where ``1 + x`` rounds to 1)."""
     return ops.Log1p.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
 
 
+@public(method=True, inplace_function=True)
 def expm1(x: Tensor) -> Tensor:
     """Elementwise ``exp(x) - 1``, exact for tiny ``x``."""
     return ops.Expm1.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
-
-
-def erf(x: Tensor) -> Tensor:
-    """Elementwise error function."""
-    return x.erf()
 
 
 def _elementwise_test(x: Tensor, name: str) -> Tensor:
@@ -668,26 +580,25 @@ def _elementwise_test(x: Tensor, name: str) -> Tensor:
     return Tensor._wrap(getattr(raw, name)(x._data), x._dev)
 
 
+@public(method=True)
 def isnan(x: Tensor) -> Tensor:
     """Where ``x`` is NaN (a boolean tensor, no gradient)."""
     return _elementwise_test(x, "isnan")
 
 
+@public(method=True)
 def isinf(x: Tensor) -> Tensor:
     """Where ``x`` is infinite (a boolean tensor, no gradient)."""
     return _elementwise_test(x, "isinf")
 
 
+@public(method=True)
 def isfinite(x: Tensor) -> Tensor:
     """Where ``x`` is neither NaN nor infinite (a boolean tensor, no gradient)."""
     return _elementwise_test(x, "isfinite")
 
 
-def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
-    """``value`` where ``mask`` is true, ``x`` elsewhere."""
-    return x.masked_fill(mask, value)
-
-
+@public(method=True)
 def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
     """Each entry repeated ``repeats`` times along ``dim`` (the flattened tensor when None):
     a gather by the index ``[0, 0, 1, 1, ...]``, so gradients sum over the copies. ``output_size``
@@ -702,43 +613,3 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None, *, output
             f"repeat_interleave: output_size={output_size} but the repeats {counts} give {len(index)} entries"
         )
     return index_select(x, d, Tensor(index, device=x._dev))
-
-
-# -- PyTorch's free spellings of shape methods (the method is the one implementation) ------
-def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa: A002
-    """``input.narrow(dim, start, length)``: ``length`` entries of ``dim`` from ``start`` (a view)."""
-    return tensor_arg(input, "narrow").narrow(dim, start, length)
-
-
-def select(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
-    """``input.select(dim, index)``: entry ``index`` of ``dim``, which goes (a view)."""
-    return tensor_arg(input, "select").select(dim, index)
-
-
-def t(input: Tensor) -> Tensor:  # noqa: A002
-    """``input.t()``: a matrix transposed (0-D and 1-D as they are)."""
-    return tensor_arg(input, "t").t()
-
-
-def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:  # noqa: A002
-    """``input.transpose(axis0, axis1)``."""
-    return tensor_arg(input, "swapaxes").transpose(axis0, axis1)
-
-
-def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
-    """``input.transpose(dim0, dim1)``."""
-    return tensor_arg(input, "swapdims").transpose(dim0, dim1)
-
-
-def broadcast_to(input: Tensor, size: Any) -> Tensor:  # noqa: A002
-    """``input.broadcast_to(size)``: ``input`` expanded to ``size`` (a view)."""
-    return tensor_arg(input, "broadcast_to").broadcast_to(size)
-
-
-#: the Tensor methods of this module (``install_methods`` puts them on Tensor): the same functions
-METHODS = {n: globals()[n] for n in (
-    "gather", "scatter", "scatter_add", "index_select", "sort", "argsort", "topk", "flip", "roll", "repeat",
-    "chunk", "unbind", "mm", "bmm", "addmm", "baddbmm", "dot", "round", "outer", "log1p", "expm1", "isnan", "isinf", "isfinite",
-    "repeat_interleave", "tril", "triu",
-)}  # fmt: skip
-METHODS["split"] = _split_method

@@ -16,8 +16,10 @@ from numbers import Number
 from typing import Any
 
 from ._tensor import Tensor
+from .engine.declare import public
 
 
+@public(function=False, method=True)
 def __index__(self: Tensor) -> int:
     """An integer (or bool) tensor of one element as a Python int; anything else is PyTorch's TypeError."""
     if self.dtype.kind not in "biu" or self.numel() != 1:
@@ -28,6 +30,7 @@ def __index__(self: Tensor) -> int:
     return int(self._item("__index__"))
 
 
+@public(function=False, method=True)
 def __format__(self: Tensor, format_spec: str) -> str:
     """A 0-d tensor formats its value (``f"{loss:.4f}"``); any tensor with no spec is ``str(t)``;
     other specs are Python's TypeError, as PyTorch's."""
@@ -41,23 +44,20 @@ def __format__(self: Tensor, format_spec: str) -> str:
     return str(self)
 
 
+@public(function=False, method=True)
 def __contains__(self: Tensor, element: Any) -> bool:
     """Whether any element of this tensor equals ``element`` (a number or a tensor broadcast against it)."""
     if not isinstance(element, (Tensor, Number)):
-        raise RuntimeError(
-            f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}."
-        )
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
     return bool((self == element).any())
 
 
+@public(function=False, method=True)
 def __reversed__(self: Tensor) -> Tensor:
     """The tensor with its first axis reversed (a 0-d tensor: itself), as a tensor, as PyTorch's."""
     return self if self.ndim == 0 else self.flip(0)
 
 
+@public(function=False, method=True)
 def __hash__(self: Tensor) -> int:
     return id(self)
-
-
-METHODS = {"__index__": __index__, "__format__": __format__, "__contains__": __contains__,
-           "__reversed__": __reversed__, "__hash__": __hash__}  # fmt: skip

@@ -20,11 +20,11 @@ from . import dims, ops
 from ._tensor import Tensor, cat, where
 from .dtypes import accumulate_dtype, scalar_type_name
 from .engine.composite import composite
+from .engine.declare import public
 from .functional_checks import written_to_out
 from .ops.saved import saved_for_backward
 
-__all__ = ["ValuesIndices", "sum", "mean", "var", "std", "logsumexp", "max", "min", "amax", "amin", "argmax",
-           "argmin", "all", "any", "prod", "cumsum", "cumprod", "norm"]  # fmt: skip
+__all__ = ["ValuesIndices",]  # fmt: skip
 
 _builtin_sum = sum  # (this module's sum, max, min, all, any are PyTorch's)
 
@@ -49,6 +49,7 @@ def _inverse_count(n: float) -> float:
 
 
 # -- sums and means ----------------------------------------------------------------------
+@public(method=True)
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """The sum over ``dim`` (``axis``; all elements when None); ``dtype`` sums in that dtype,
@@ -67,6 +68,7 @@ def _mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     return x.sum(axis, keepdims) * _inverse_count(_reduced_count(x, axis))
 
 
+@public(method=True)
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None,  # noqa: A002
          keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """The mean over ``dim`` (``axis``); all elements when None. Bool and integer tensors
@@ -92,12 +94,14 @@ def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: float 
     # No degrees of freedom left: inf, or NaN where the spread is 0 (0 * inf), as PyTorch's, with its warning
     warnings.warn(
         f"var(): degrees of freedom is <= 0 (correction {correction} for {_reduced_count(x, axis)} elements)",
-        UserWarning, stacklevel=4,
+        UserWarning,
+        stacklevel=4,
     )
     with np.errstate(invalid="ignore"):
         return (d * d).sum(axis, keepdims) * math.inf
 
 
+@public(method=True)
 def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
         correction: Any = None, axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
     """PyTorch's ``var``, method and free function: unbiased (``correction=1``) unless told
@@ -137,6 +141,7 @@ def sqrt_of_variance(v: Tensor) -> Tensor:
     return where(zero, 0.0, where(zero, 1.0, v).sqrt())
 
 
+@public(method=True)
 def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
         correction: Any = None, axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
     """The square root of :func:`var` (the same defaults); its gradient where the spread is 0 is 0."""
@@ -157,6 +162,7 @@ def _logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     return out if keepdims else out.squeeze(axes if axes is not None else tuple(range(x.ndim)))
 
 
+@public(method=True)
 def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A002
               keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
@@ -193,6 +199,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str)
     return ValuesIndices(values, idx)
 
 
+@public(method=True)
 def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """``max(x)``: the largest value; ``max(x, dim)``: PyTorch's ``(values, indices)``;
@@ -202,6 +209,7 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = No
     return _pick(input, dim, keepdim, axis, keepdims, "max")
 
 
+@public(method=True)
 def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """As :func:`max`, for the smallest."""
@@ -210,11 +218,13 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = No
     return _pick(input, dim, keepdim, axis, keepdims, "min")
 
 
+@public(method=True)
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """The largest values over ``dim`` (all when empty; no indices)."""
     return ops.Max.apply(input, args=(dims.axes(input.shape, None if dim == () else dim, "amax"), bool(keepdim)))
 
 
+@public(method=True)
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """The smallest values over ``dim`` (all when empty; no indices)."""
     return ops.Min.apply(input, args=(dims.axes(input.shape, None if dim == () else dim, "amin"), bool(keepdim)))
@@ -239,18 +249,21 @@ def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
     return out if keepdims else out.reshape(out.shape[:a] + out.shape[a + 1 :])
 
 
+@public(method=True)
 def argmax(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A002
            keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """The index of the largest value over ``dim`` (of the flattened tensor when None)."""
     return _arg_reduce(input, "argmax", dims.alias(axis, dim, "argmax"), dims.keep(keepdim, keepdims))
 
 
+@public(method=True)
 def argmin(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A002
            keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """The index of the smallest value over ``dim`` (of the flattened tensor when None)."""
     return _arg_reduce(input, "argmin", dims.alias(axis, dim, "argmin"), dims.keep(keepdim, keepdims))
 
 
+@public(method=True)
 def all(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """Whether every element is true (over ``dim`` when given)."""
@@ -259,6 +272,7 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = No
     return out.astype(input.dtype) if input.dtype == np.uint8 else out  # (PyTorch's all of uint8 is uint8)
 
 
+@public(method=True)
 def any(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """Whether any element is true (over ``dim`` when given)."""
@@ -311,12 +325,15 @@ def _prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     return _new_memory(x if keepdim else x.squeeze(d), x0)
 
 
+@public(method=True)
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """The product over ``dim`` (all elements when None); exact with zeros. ``axis=`` is
     PyTorch's alias of ``dim``."""
     acc = accumulate_dtype(input.dtype, dtype)  # (bools and integers multiply in int64)
     x = input if input.dtype == acc else input.astype(acc)
-    return saved_for_backward(_prod(x, dims.alias(axis, dim, "prod"), keepdim), x, output=True)  # (what PyTorch's keeps)
+    return saved_for_backward(
+        _prod(x, dims.alias(axis, dim, "prod"), keepdim), x, output=True
+    )  # (what PyTorch's keeps)
 
 
 @composite("cumprod")
@@ -336,13 +353,17 @@ def _cumprod(x: Tensor, dim: int) -> Tensor:
     return x if shift > 1 else x.clone()  # (n <= 1: no product was taken, so no new memory yet)
 
 
+@public(method=True, inplace=True)
 def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running products along ``dim`` (``axis``)."""
     acc = accumulate_dtype(input.dtype, dtype)
     x = input if input.dtype == acc else input.astype(acc)
-    return saved_for_backward(_cumprod(x, dims.required(axis, dim, "cumprod")), x, output=True)  # (what PyTorch's keeps)
+    return saved_for_backward(
+        _cumprod(x, dims.required(axis, dim, "cumprod")), x, output=True
+    )  # (what PyTorch's keeps)
 
 
+@public(method=True, inplace=True)
 def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running sums along ``dim`` (``axis``)."""
     dim = dims.required(axis, dim, "cumsum")
@@ -355,6 +376,7 @@ def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = Non
     return out if out.dtype == acc else out.astype(acc)
 
 
+@public(method=True)
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,  # noqa: A002
          dtype: Any = None) -> Tensor:  # fmt: skip
     """The vector p-norm over ``dim`` (all elements when None): ``"fro"``/2, 1, ``inf``,
@@ -394,7 +416,3 @@ def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> 
     # PyTorch's norm keeps its input and its result for every p: changing either in place
     # before the backward raises, as there
     return saved_for_backward(r, x, output=True)
-
-
-#: the Tensor methods of this module (``install_methods`` puts them on Tensor)
-METHODS = {n: globals()[n] for n in __all__ if n != "ValuesIndices"}

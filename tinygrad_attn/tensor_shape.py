@@ -15,8 +15,9 @@ from typing import Any
 from . import dims as _dims
 from . import ops
 from ._tensor import InvalidArgumentError, Shape, Tensor, _shape_args
+from .engine.declare import public
 
-__all__ = ["reshape", "permute", "transpose", "squeeze", "unsqueeze", "flatten", "narrow", "select"]
+__all__ = []
 
 
 @functools.lru_cache(maxsize=4096)
@@ -52,6 +53,8 @@ def _swap_last_two(ndim: int) -> tuple[int, ...]:
     return (*range(ndim - 2), ndim - 1, ndim - 2)
 
 
+@public(method=True)
+@public(name="view", function=False, method=True)
 def reshape(self, *shape: Any) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
@@ -62,6 +65,7 @@ def reshape(self, *shape: Any) -> Tensor:
     return ops.Reshape.apply(self, args=shape)
 
 
+@public(method=True)
 def permute(self, *axes: Any, dims: Any = None) -> Tensor:
     """The axes reordered as ``axes`` (``x.permute(1, 0)``, ``permute(x, (1, 0))``, ``dims=``)."""
     if dims is not None:
@@ -72,6 +76,7 @@ def permute(self, *axes: Any, dims: Any = None) -> Tensor:
     return self if perm is None else ops.Permute.apply(self, args=perm)
 
 
+@public(method=True)
 def transpose(self, a0: int = -2, a1: int = -1, *, dim0: int | None = None, dim1: int | None = None) -> Tensor:
     """Swap two axes (the last two by default); PyTorch's ``dim0=``/``dim1=`` name them too."""
     a0 = a0 if dim0 is None else dim0
@@ -86,6 +91,7 @@ def transpose(self, a0: int = -2, a1: int = -1, *, dim0: int | None = None, dim1
     return ops.movement.Transpose.apply(self, args=tuple(axes))
 
 
+@public(function=False, method=True)
 @property
 def mT(self) -> Tensor:  # noqa: N802 - the array API's name
     nd = self._data.ndim
@@ -94,6 +100,7 @@ def mT(self) -> Tensor:  # noqa: N802 - the array API's name
     return ops.movement.MatrixTranspose.apply(self, args=_swap_last_two(nd))
 
 
+@public(function=False, method=True)
 @property
 def T(self) -> Tensor:  # noqa: N802 - NumPy's name
     """The dimensions reversed (a matrix transposed), as PyTorch's ``.T``; PyTorch deprecates
@@ -110,6 +117,8 @@ def T(self) -> Tensor:  # noqa: N802 - NumPy's name
     return self.permute(tuple(range(nd - 1, -1, -1)))
 
 
+@public(function=False, method=True)
+@public(name="broadcast_to", method=True)
 def expand(self, *shape: Any) -> Tensor:
     """Broadcast to ``shape``; ``-1`` keeps a dimension."""
     shape = _shape_args(shape)
@@ -125,6 +134,7 @@ def expand(self, *shape: Any) -> Tensor:
     return ops.Expand.apply(self, args=shape)
 
 
+@public(method=True)
 def squeeze(self, dim: Any = None, *, axis: Any = None) -> Tensor:
     """Drop axes of length 1: all of them, or those of ``dim`` that have length 1
     (PyTorch's meaning: others are left as they are). NumPy's ``axis=`` raises for an
@@ -146,11 +156,13 @@ def squeeze(self, dim: Any = None, *, axis: Any = None) -> Tensor:
     return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in axes))
 
 
+@public(method=True)
 def unsqueeze(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
     axis = _dims.new_axis(self.shape, _dims.required(axis, dim, "unsqueeze"), "unsqueeze")
     return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
 
 
+@public(method=True)
 def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Axes ``start_dim`` to ``end_dim`` merged into one."""
     if self.ndim == 0:
@@ -163,23 +175,28 @@ def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return self.reshape(self.shape[:start] + (math.prod(self.shape[start : end + 1]),) + self.shape[end + 1 :])
 
 
+@public(function=False, method=True)
 def view_as(self, other: Tensor) -> Tensor:
     return self.reshape(other.shape)
 
 
+@public(function=False, method=True)
 def reshape_as(self, other: Tensor) -> Tensor:
     return self.reshape(other.shape)
 
 
+@public(function=False, method=True)
 def expand_as(self, other: Tensor) -> Tensor:
     return self.expand(other.shape)
 
 
+@public(method=True)
 def t(self) -> Tensor:
     """The transpose of a matrix (a 0-D or 1-D tensor is returned as it is)."""
     return self if self.ndim < 2 else self.T
 
 
+@public(method=True)
 def narrow(self, dim: int, start: Any, length: int) -> Tensor:
     """``length`` entries of ``dim`` from ``start`` (a view); a negative ``start`` counts from
     the end, and ``start`` may be a 0-d integer tensor, as PyTorch's. Past the end raises."""
@@ -194,13 +211,7 @@ def narrow(self, dim: int, start: Any, length: int) -> Tensor:
     return self[(slice(None),) * d + (slice(start, start + length),)]
 
 
+@public(method=True)
 def select(self, dim: int, index: int) -> Tensor:
     d = _dims.one(self.shape, dim, "select", scalar_ok=False)
     return self[(slice(None),) * d + (index,)]
-
-
-#: the Tensor methods of this module (``install_methods`` puts them on Tensor)
-METHODS = {n: globals()[n] for n in ("reshape", "permute", "transpose", "expand", "squeeze", "unsqueeze", "flatten",
-                                     "view_as", "reshape_as", "expand_as", "t", "narrow", "select", "mT", "T")}  # fmt: skip
-METHODS["view"] = reshape
-METHODS["broadcast_to"] = expand

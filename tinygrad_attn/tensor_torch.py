@@ -10,15 +10,11 @@ from typing import Any
 from . import ops
 from ._tensor import InvalidArgumentError, Tensor, _add, where
 from .dtypes import UnsupportedDtypeError, result_type
+from .engine.declare import public
 from .ops.alias import NoDerivative
 from .ops.compare import IntFloorDivide, IntRemainder
 from .ops.saved import saved_for_backward
 from .promotion import _FLOATS, _as_float, _promoted
-from .tensor_arith import clip
-
-__all__ = ["sign", "sin", "cos", "floor", "ceil", "square", "neg", "rsqrt", "reciprocal", "add", "sub", "mul", "div",
-           "true_divide", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
-           "not_equal", "multiply", "divide", "subtract", "floor_divide", "rsub", "negative", "positive"]  # fmt: skip
 
 
 def _floor_quotient(a: Any, b: Any, op: str) -> tuple[Any, Any, Tensor]:
@@ -52,22 +48,27 @@ def _remainder(a: Any, b: Any) -> Tensor:
     return IntRemainder.apply(a, b)
 
 
+@public(function=False, method=True)
 def dim(self) -> int:
     return self.ndim
 
 
+@public(function=False, method=True)
 def nelement(self) -> int:
     return self.numel()
 
 
+@public(function=False, method=True)
 def is_floating_point(self) -> bool:
     return self.dtype.kind in "fc"
 
 
+@public(function=False, method=True)
 def element_size(self) -> int:
     return self.dtype.itemsize
 
 
+@public(function=False, method=True)
 def clone(self) -> Tensor:
     """A copy with its own array; gradients flow back through it."""
     if self.requires_grad:  # (+ -0.0 changes no value, -0.0 included: + 0 would make it +0.0)
@@ -75,27 +76,33 @@ def clone(self) -> Tensor:
     return Tensor._wrap(self._dev.copy(self._data), self._dev)
 
 
+@public(function=False, method=True)
 def type_as(self, other: Tensor) -> Tensor:
     return self.astype(other.dtype)
 
 
+@public(function=False, method=True)
 def new_tensor(self, data: Any, dtype: Any = None) -> Tensor:
     return Tensor(data, dtype=dtype or self.dtype, device=self._dev)
 
 
+@public(function=False, method=True)
 def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     return _new(Tensor.zeros(*size, dtype=dtype or self.dtype, device=device or self._dev), requires_grad)
 
 
+@public(function=False, method=True)
 def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     return _new(Tensor.ones(*size, dtype=dtype or self.dtype, device=device or self._dev), requires_grad)
 
 
+@public(function=False, method=True)
 def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """As :func:`new_zeros` (an uninitialised tensor would show whatever memory held before)."""
     return _new(Tensor.zeros(*size, dtype=dtype or self.dtype, device=device or self._dev), requires_grad)
 
 
+@public(function=False, method=True)
 def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
     return _new(Tensor.full(size, fill_value, dtype=dtype or self.dtype, device=device or self._dev), requires_grad)
@@ -106,11 +113,14 @@ def _new(t: Tensor, requires_grad: bool) -> Tensor:
     return t.requires_grad_(True) if requires_grad else t
 
 
+@public(method=True)
 def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
     """``self + alpha * other`` (``torch.add``; ``self`` may be a number)."""
     return self + (other if alpha == 1 and alpha.__class__ is int else _scaled(self, other, alpha, "add"))
 
 
+@public(method=True)
+@public(name="subtract", method=True, inplace=True)
 def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
     """``self - alpha * other`` (``torch.sub``; ``self`` may be a number)."""
     return self - (other if alpha == 1 and alpha.__class__ is int else _scaled(self, other, alpha, "sub"))
@@ -133,10 +143,14 @@ def _scaled(a: Any, b: Any, alpha: Any, op: str) -> Any:
     return scaled if scaled.dtype == dt else scaled.astype(dt)
 
 
+@public(method=True)
+@public(name="multiply", method=True, inplace=True)
 def mul(self, other: Any) -> Tensor:
     return self * other
 
 
+@public(method=True)
+@public(name="divide", method=True, inplace=True, aliases=("true_divide",))
 def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """``self / other``; ``rounding_mode="floor"`` or ``"trunc"`` rounds the quotient."""
     if rounding_mode is None:
@@ -171,32 +185,42 @@ def _zero_gradient_of(q: Tensor, *of: Any) -> Tensor:
     return ZeroDerivative.apply(q, *given) if given else q
 
 
-def pow(self, exponent: Any) -> Tensor:
-    return self**exponent
+@public(method=True, inplace=True)
+def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A002 - torch.pow's names
+    """``input ** exponent`` (``torch.pow`` takes a number ``input`` too)."""
+    return input**exponent if isinstance(input, Tensor) else exponent.__rpow__(input)
 
 
+@public(method=True, inplace_function=True, aliases=("negative",))
 def neg(self) -> Tensor:
     return -self
 
 
+@public(method=True, inplace_function=True)
 def square(self) -> Tensor:
     if self.dtype.kind == "b":  # (PyTorch squares a bool tensor as int64: bool * bool would stay bool)
         return self.long() * self.long()
     return self * self
 
 
+@public(method=True, inplace_function=True)
 def reciprocal(self) -> Tensor:
     return 1.0 / self
 
 
+@public(method=True, inplace_function=True)
 def rsqrt(self) -> Tensor:
     return 1.0 / self.sqrt()
 
 
-def matmul(self, other: Any) -> Tensor:
-    return self @ other
+@public(method=True)
+def matmul(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - torch.matmul's names
+    """The matrix product, as ``numpy.matmul``: 1-D operands and broadcast batches."""
+    return input @ other
 
 
+@public(method=True, inplace=True)
+@public(name="__floordiv__", function=False, method=True)
 def floor_divide(self, other: Any) -> Tensor:
     """``self // other`` (``torch.floor_divide``): floor of the quotient, without a derivative."""
     return _floor_divide(self, self._operand(other))
@@ -205,56 +229,64 @@ def floor_divide(self, other: Any) -> Tensor:
 __floordiv__ = floor_divide
 
 
+@public(function=False, method=True)
 def __rfloordiv__(self, other: Any) -> Tensor:
     return _floor_divide(self._operand(other), self)
 
 
+@public(function=False, method=True)
 def __mod__(self, other: Any) -> Tensor:
     return _remainder(self, self._operand(other))
 
 
+@public(function=False, method=True)
 def __rmod__(self, other: Any) -> Tensor:
     return _remainder(self._operand(other), self)
 
 
+@public(function=False, method=True)
 def __abs__(self) -> Tensor:
     return self.abs()
 
 
-def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
-    """Limited to ``[min, max]`` (either may be None)."""
-    return self.clip(min, max)
-
-
+@public(method=True, inplace=True)
 def eq(self, other: Any) -> Tensor:
     return self == other
 
 
+@public(method=True, inplace=True, aliases=("not_equal",))
 def ne(self, other: Any) -> Tensor:
     return self != other
 
 
+@public(method=True, inplace=True, aliases=("less",))
 def lt(self, other: Any) -> Tensor:
     return self < other
 
 
+@public(method=True, inplace=True, aliases=("less_equal",))
 def le(self, other: Any) -> Tensor:
     return self <= other
 
 
+@public(method=True, inplace=True, aliases=("greater",))
 def gt(self, other: Any) -> Tensor:
     return self > other
 
 
+@public(method=True, inplace=True, aliases=("greater_equal",))
 def ge(self, other: Any) -> Tensor:
     return self >= other
 
 
+@public
 def rsub(self, other: Any, *, alpha: Any = 1) -> Tensor:
     """``other - alpha * self`` (``torch.rsub``; no Tensor method, as in PyTorch)."""
     return sub(other, self, alpha=alpha)
 
 
+@public(method=True)
+@public(name="__pos__", function=False, method=True)
 def positive(self) -> Tensor:
     """``+self``: the tensor itself; PyTorch refuses it for bool tensors."""
     if self.dtype.kind == "b":
@@ -267,24 +299,29 @@ greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
 multiply, divide, true_divide, subtract, negative = mul, div, div, sub, neg
 
 
+@public(method=True, inplace=True)
 def sign(self) -> Tensor:
     if self.dtype.kind == "b":  # (the sign of a bool is itself; NumPy has no sign of bools)
         return self.clone()
     return ops.Sign.apply(self)
 
 
+@public(method=True, inplace_function=True)
 def sin(self) -> Tensor:
     return ops.Sin.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
 
+@public(method=True, inplace_function=True)
 def cos(self) -> Tensor:
     return ops.Cos.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
 
+@public(method=True, inplace_function=True)
 def floor(self) -> Tensor:
     return ops.Floor.apply(self) if _rounded(self, "floor") else self.clone()
 
 
+@public(method=True, inplace_function=True)
 def ceil(self) -> Tensor:
     return ops.Ceil.apply(self) if _rounded(self, "ceil") else self.clone()
 
@@ -295,15 +332,3 @@ def _rounded(x: Tensor, op: str) -> bool:
     if x.dtype.kind == "b":
         raise NotImplementedError(f"\"{op}\" not implemented for 'Bool' (shape {x.shape}); convert with .long()")
     return x.dtype.kind in "fc"
-
-
-#: the Tensor methods of this module (``install_methods`` puts them on Tensor)
-METHODS = {n: globals()[n] for n in (
-    "dim", "nelement", "is_floating_point", "element_size", "clone", "type_as", "new_tensor", "new_zeros",
-    "new_ones", "new_empty", "new_full", "add", "sub", "mul", "div", "pow", "neg", "square", "reciprocal", "rsqrt", "matmul",
-    "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__abs__", "clamp", "eq", "ne", "lt", "le", "gt", "ge",
-    "sign", "sin", "cos", "floor", "ceil", "floor_divide", "positive", "greater", "less", "greater_equal", "less_equal",
-    "not_equal", "multiply", "divide", "true_divide", "subtract", "negative",
-)}  # fmt: skip
-METHODS["__pos__"] = positive
-METHODS["clamp_min"] = clip

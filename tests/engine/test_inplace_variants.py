@@ -13,7 +13,7 @@ from helpers import close, rand
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
-from tinygrad_attn.inplace_variants import INPLACE_OF
+from tinygrad_attn.engine.declare import DECLARED, METHOD_ONLY
 
 UNARY = ["relu", "exp", "log", "sqrt", "tanh", "sigmoid", "abs", "neg", "sin", "cos", "tan", "floor", "ceil",
          "round", "sign", "trunc", "frac", "exp2", "expm1", "log1p", "log2", "log10", "asin", "acos", "atan",
@@ -145,9 +145,9 @@ def test_variants_refuse_where_pytorch_does(device):
 
 def test_every_listed_variant_is_a_method_and_pytorchs_names_exist():
     torch = pytest.importorskip("torch")
-    for name in INPLACE_OF:
-        if hasattr(Tensor, name):
-            assert hasattr(Tensor, name + "_"), name
+    for d in (*DECLARED.values(), *METHOD_ONLY.values()):
+        for name in d.names if d.inplace else ():
+            assert getattr(Tensor, name + "_").__name__ == name + "_", name
     for name in ["relu_", "exp_", "log_", "sqrt_", "tanh_", "sigmoid_", "abs_", "neg_", "pow_", "clamp_",
                  "clamp_min_", "clamp_max_", "floor_", "ceil_", "round_", "sign_", "sin_", "cos_", "scatter_",
                  "scatter_add_", "index_fill_", "index_add_", "index_copy_", "masked_scatter_", "fill_diagonal_",

@@ -41,8 +41,7 @@ class GPT(Module):
         self.drop = Dropout(dropout)
         d_ff = 4 * d_model if d_ff is None else d_ff
         self.blocks = ModuleList(
-            EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first=True, activation="gelu")
-            for _ in range(n_layers)
+            EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first=True, activation="gelu") for _ in range(n_layers)
         )
         self.ln_f = LayerNorm(d_model)
         self.head = Linear(d_model, vocab_size, bias=False)

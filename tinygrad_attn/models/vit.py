@@ -53,8 +53,7 @@ class ViT(Module):
         self.drop = Dropout(dropout)
         d_ff = 4 * d_model if d_ff is None else d_ff
         self.layers = ModuleList(
-            EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first=True, activation="gelu")
-            for _ in range(n_layers)
+            EncoderBlock(d_model, n_heads, d_ff, dropout, norm_first=True, activation="gelu") for _ in range(n_layers)
         )
         self.norm = LayerNorm(d_model)
         self.head = Linear(d_model, n_classes)

@@ -134,7 +134,22 @@ __all__ += [
     "KLDivLoss",
     "CosineEmbeddingLoss",
 ]
-__all__ += ["CELU", "SELU", "ReLU6", "Hardswish", "Hardsigmoid", "Hardtanh", "LogSigmoid", "Mish", "Softmin", "Softsign", "SiLU", "ELU", "LeakyReLU", "Softplus"]  # PyTorch's further activations
+__all__ += [
+    "CELU",
+    "SELU",
+    "ReLU6",
+    "Hardswish",
+    "Hardsigmoid",
+    "Hardtanh",
+    "LogSigmoid",
+    "Mish",
+    "Softmin",
+    "Softsign",
+    "SiLU",
+    "ELU",
+    "LeakyReLU",
+    "Softplus",
+]  # PyTorch's further activations
 # PyTorch's transposed convolutions, upsampling and unpooling layers
 __all__ += ["ConvTranspose1d", "ConvTranspose2d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "MaxUnpool1d", "MaxUnpool2d"]  # fmt: skip
 # PyTorch's Threshold (nn/activation.py)

@@ -87,7 +87,12 @@ class Embedding(Module):
         num, dim = num_embeddings, embedding_dim
         if sparse:
             raise NotImplementedError("Embedding: sparse=True (sparse gradients) is not supported; use sparse=False")
-        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = max_norm, norm_type, scale_grad_by_freq, sparse
+        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = (
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            sparse,
+        )
         self.num, self.dim = num, dim
         self.num_embeddings, self.embedding_dim = num, dim
         if padding_idx is not None:

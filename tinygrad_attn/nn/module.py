@@ -358,7 +358,9 @@ class Module:
         for mname, m in self._modules.items():
             yield from m._state_items(f"{prefix}{mname}.")
 
-    def state_dict(self, *, destination: dict | None = None, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
+    def state_dict(
+        self, *, destination: dict | None = None, prefix: str = "", keep_vars: bool = False
+    ) -> dict[str, Tensor]:
         """Every parameter and persistent buffer, by dotted name, as in PyTorch: a tensor
         without history sharing the module's memory (``keep_vars``: the parameters
         themselves). ``np.asarray(v)`` reads one as a NumPy array; ``v.clone()`` copies."""

@@ -1,0 +1,122 @@
+"""One declaration per public op (``engine/declare.py``): what follows from it, and that no
+public name has two definitions."""
+
+import ast
+import inspect
+import pathlib
+
+import pytest
+
+import tinygrad_attn as tga
+from tinygrad_attn import Tensor
+from tinygrad_attn.engine import declare
+from tinygrad_attn.engine.declare import DECLARED, METHOD_ONLY, public
+
+PACKAGE = pathlib.Path(tga.__file__).parent
+
+# The pairs PyTorch itself has, where the method and the free function differ in meaning or in
+# their operands' names (``x.where(c, y)`` is ``torch.where(c, x, y)``; ``x.split(split_size)``;
+# ``x.polygamma(n)`` is ``torch.polygamma(n, x)``).
+PYTORCH_PAIRS = {"where", "split", "unflatten", "unique", "unique_consecutive", "polygamma", "get_device", "grad"}
+
+
+def _declarations():
+    return [*DECLARED.values(), *METHOD_ONLY.values()]
+
+
+@pytest.mark.parametrize("d", sorted({d.name: d for d in DECLARED.values()}.values(), key=lambda d: d.name), ids=str)
+def test_a_declared_function_is_the_free_function_and_the_method(d):
+    for name in d.names:
+        assert getattr(tga, name) is d.fn, name
+        assert name in tga.__all__, name
+        if d.method:
+            attr = inspect.getattr_static(Tensor, name)
+            assert (attr.__func__ if d.static else attr) is d.fn, name
+
+
+def test_every_in_place_twin_writes_into_the_tensor():
+    for d in _declarations():
+        for name in d.names if d.inplace else ():
+            twin = getattr(Tensor, name + "_")
+            assert twin.__name__ == name + "_", name
+            if d.inplace_function:
+                assert getattr(tga, name + "_") is twin
+
+
+def test_a_method_and_its_free_function_are_one_function():
+    # (every name that is both tga.X and Tensor.X, but PyTorch's own pairs)
+    for name in tga.__all__:
+        fn = getattr(tga, name, None)
+        if name in PYTORCH_PAIRS or not callable(fn) or isinstance(fn, type) or not hasattr(Tensor, name):
+            continue
+        attr = inspect.getattr_static(Tensor, name)
+        assert getattr(attr, "__func__", attr) is fn, name
+
+
+def _top_level_definitions() -> dict[str, list[str]]:
+    """Each public function name defined (``def``) at a module's top level or in Tensor's body."""
+    found: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        nodes = list(tree.body)
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name == "Tensor":
+                nodes += node.body
+        for node in nodes:
+            if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+                found.setdefault(node.name, []).append(str(path.relative_to(PACKAGE)))
+    return found
+
+
+# Other namespaces, whose names PyTorch pairs with torch's own (``nn.init.normal_`` and
+# ``Tensor.normal_``, ``F.relu(input, inplace)``, ``torch.linalg.norm`` and ``torch.norm``,
+# ``torch.jit.trace`` and ``torch.trace``), and internal modules (``_name``, the host-side random
+# transforms, the tracer, the drawing code).
+OTHER_NAMESPACES = ("nn/", "optim/", "distributions/", "utils/", "symbolic/", "viz/", "autograd/", "linalg.py",
+                    "jit.py", "functional", "random_transforms.py")  # fmt: skip
+
+
+def test_no_declared_op_is_defined_in_two_modules():
+    defs = _top_level_definitions()
+    public_ops = {n for d in _declarations() for n in d.names}
+    places = {n: [w for w in where if not w.startswith(OTHER_NAMESPACES) and "/_" not in "/" + w]
+              for n, where in defs.items() if n in public_ops}  # fmt: skip
+    assert {n: w for n, w in places.items() if len(w) > 1} == {}
+
+
+def test_declaring_a_name_twice_is_refused_at_import():
+    def one(input):
+        return input
+
+    def other(input):
+        return input
+
+    saved = dict(DECLARED)
+    try:
+        public(one, name="_declare_test_name")
+        with pytest.raises(RuntimeError, match="_declare_test_name.*declared twice"):
+            public(other, name="_declare_test_name")
+    finally:
+        DECLARED.clear()
+        DECLARED.update(saved)
+
+
+def test_a_new_declaration_becomes_function_method_and_twin():
+    class Probe:
+        pass
+
+    def double(input):
+        """Twice ``input``."""
+        return input * 2
+
+    saved = dict(DECLARED)
+    namespace: dict = {}
+    try:
+        public(double, method=True, inplace_function=True, aliases=("twice",))
+        names = declare.install(Probe, namespace, lambda name: (lambda self: f"{name}_ of {self!r}"))
+    finally:
+        DECLARED.clear()
+        DECLARED.update(saved)
+    assert namespace["double"] is namespace["twice"] is double is Probe.double is Probe.twice
+    assert namespace["double_"] is Probe.double_ and Probe.twice_ is not None
+    assert {"double", "twice", "double_", "twice_"} <= set(names)

@@ -1,0 +1,108 @@
+"""One declaration per public op: ``@public`` beside a function's definition says where the
+function is public, and everything else follows from it: the ``tga.`` free function, the
+:class:`Tensor` method, the in-place twin (``x.logit_()``), PyTorch's second names and the
+package's ``__all__``. No other list of names exists to keep in step.
+
+    @public(method=True, inplace=True, aliases=("arccos",))
+    def acos(input: Tensor) -> Tensor:
+        ...
+
+gives ``tga.acos``, ``tga.arccos``, ``Tensor.acos``, ``Tensor.arccos``, ``Tensor.acos_`` and
+``Tensor.arccos_``, all the one function (the twins written through the one in-place
+mechanism). A method that PyTorch spells differently from its free function (``x.where(c, y)``
+is ``torch.where(c, x, y)``) is declared on its own with ``function=False``.
+
+The table is read once, by the package's ``__init__`` (:func:`install`); a name declared twice
+in one namespace is an error at import, so a public name is defined in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """Where one function is public (see :func:`public`)."""
+
+    name: str
+    fn: Any
+    module: str
+    function: bool
+    method: bool
+    inplace: bool
+    inplace_function: bool
+    static: bool
+    aliases: tuple[str, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+
+#: every declaration, by name, in the order of import
+DECLARED: dict[str, Declaration] = {}
+#: methods declared alone (``function=False``), by name: PyTorch's method spellings
+METHOD_ONLY: dict[str, Declaration] = {}
+
+
+def public(
+    fn: Any = None,
+    *,
+    function: bool = True,
+    method: bool = False,
+    inplace: bool = False,
+    inplace_function: bool = False,
+    static: bool = False,
+    aliases: tuple[str, ...] = (),
+    name: str | None = None,
+) -> Any:
+    """Declare ``fn`` public: ``tga.<name>`` when ``function``, ``Tensor.<name>`` when ``method``,
+    ``Tensor.<name>_`` (computed, then written in place) when ``inplace``, and ``tga.<name>_`` too
+    when ``inplace_function`` (PyTorch has ``torch.exp_``, not ``torch.pow_``); a ``static`` method is
+    called on the class (``Tensor.zeros(2, 3)`` is ``tga.zeros(2, 3)``); each of ``aliases``
+    names the same. ``name`` defaults to the function's own; a property is declared by name.
+
+    >>> @public(method=True)
+    ... def double(input):
+    ...     return input * 2
+    """
+
+    def declare(f: Any) -> Any:
+        inner = f.fget if isinstance(f, property) else f  # (a property is declared as its getter's name)
+        key = name or inner.__name__
+        twin = inplace or inplace_function
+        d = Declaration(key, f, inner.__module__, function, method, twin, inplace_function, static, tuple(aliases))
+        table = DECLARED if function else METHOD_ONLY
+        for n in d.names:
+            if n in table and table[n].fn is not f:
+                raise RuntimeError(f"public: {n!r} is declared twice ({table[n].module} and {d.module})")
+            table[n] = d
+        return f
+
+    return declare if fn is None else declare(fn)
+
+
+def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str], Any]) -> list[str]:
+    """Put every declaration in place: free functions into ``namespace`` (the package's),
+    methods on ``cls`` (over a class attribute of that name:
+    ``Tensor.__hash__``), in-place twins made by ``inplace_variant(name)`` unless ``cls``
+    defines the twin itself. Returns the free functions' names, for ``__all__``."""
+    exported = []
+    for table in (DECLARED, METHOD_ONLY):
+        for n, d in table.items():
+            if d.function:
+                namespace[n] = d.fn
+                exported.append(n)
+            if d.method and cls.__dict__.get(n) is not d.fn:
+                setattr(cls, n, staticmethod(d.fn) if d.static else d.fn)
+    for table in (DECLARED, METHOD_ONLY):
+        for n, d in table.items():
+            if d.inplace and n + "_" not in cls.__dict__:
+                setattr(cls, n + "_", inplace_variant(n))
+            if d.inplace_function:
+                namespace[n + "_"] = getattr(cls, n + "_")
+                exported.append(n + "_")
+    return exported
