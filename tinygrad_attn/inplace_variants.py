@@ -21,6 +21,7 @@ from ._tensor import Tensor, cat, where
 from .engine.declare import public
 from .engine.switches import no_grad
 from .engine.versions import bump_version
+from .functional_checks import tensor_arg
 from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
 from .random import generator_for
 
@@ -165,13 +166,13 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
 @public(method=True)
 def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
     """``transpose(axis0, axis1)`` under NumPy's and PyTorch's other name."""
-    return self.transpose(axis0, axis1)
+    return tensor_arg(self, "swapaxes").transpose(axis0, axis1)
 
 
 @public(method=True)
 def swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """``transpose(dim0, dim1)`` under PyTorch's other name."""
-    return self.transpose(dim0, dim1)
+    return tensor_arg(self, "swapdims").transpose(dim0, dim1)
 
 
 def _restride(t: Tensor, name: str, view: Callable[[Tensor], Tensor], undo: Callable[[Tensor], Tensor]) -> Tensor:

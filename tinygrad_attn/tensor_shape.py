@@ -16,6 +16,7 @@ from . import dims as _dims
 from . import ops
 from ._tensor import InvalidArgumentError, Shape, Tensor, _shape_args
 from .engine.declare import public
+from .functional_checks import tensor_arg
 
 __all__ = []
 
@@ -121,6 +122,7 @@ def T(self) -> Tensor:  # noqa: N802 - NumPy's name
 @public(name="broadcast_to", method=True)
 def expand(self, *shape: Any) -> Tensor:
     """Broadcast to ``shape``; ``-1`` keeps a dimension."""
+    tensor_arg(self, "broadcast_to")  # (tga.broadcast_to is this function)
     shape = _shape_args(shape)
     lead = len(shape) - self.ndim
     if lead < 0:
@@ -193,14 +195,14 @@ def expand_as(self, other: Tensor) -> Tensor:
 @public(method=True)
 def t(self) -> Tensor:
     """The transpose of a matrix (a 0-D or 1-D tensor is returned as it is)."""
-    return self if self.ndim < 2 else self.T
+    return self if tensor_arg(self, "t").ndim < 2 else self.T
 
 
 @public(method=True)
 def narrow(self, dim: int, start: Any, length: int) -> Tensor:
     """``length`` entries of ``dim`` from ``start`` (a view); a negative ``start`` counts from
     the end, and ``start`` may be a 0-d integer tensor, as PyTorch's. Past the end raises."""
-    d = _dims.one(self.shape, dim, "narrow", scalar_ok=False)
+    d = _dims.one(tensor_arg(self, "narrow").shape, dim, "narrow", scalar_ok=False)
     size = self.shape[d]
     start = int(start.item()) if isinstance(start, Tensor) else int(start)
     if not -size <= start <= size:
@@ -213,5 +215,5 @@ def narrow(self, dim: int, start: Any, length: int) -> Tensor:
 
 @public(method=True)
 def select(self, dim: int, index: int) -> Tensor:
-    d = _dims.one(self.shape, dim, "select", scalar_ok=False)
+    d = _dims.one(tensor_arg(self, "select").shape, dim, "select", scalar_ok=False)
     return self[(slice(None),) * d + (index,)]
