@@ -8,6 +8,9 @@
 # The modules that declare PyTorch's ops (``@public``: read by install_methods below); the star imports are the
 # other top-level names: typed constructors and dtypes (``tga.bool`` binds the name in this module only; the
 # package's modules keep Python's ``bool``).
+import sys as _sys
+import types as _types
+
 from . import (  # noqa: F401 - imported for their declarations
     augmented_assignment,
     creation,
@@ -66,9 +69,12 @@ def install_methods() -> list[str]:
     functions, :class:`Tensor`'s methods written outside its class body (``x.var`` *is*
     ``tga.var``, ``x.softmax`` *is* ``F.softmax``) and the in-place twins. ``_tensor.py``
     imports none of the modules that declare them. Returns the free functions' names."""
-    return declare.install(Tensor, globals(), inplace_variants.variant)
+    return declare.install(Tensor, globals(), inplace_variants.variant, special)
 
 
+# ``tga.special`` (``torch.special``): the functions declared with a ``special=`` name, no module of its own
+special = _sys.modules[f"{__name__}.special"] = _types.ModuleType(f"{__name__}.special", "PyTorch's torch.special.")
+special.__all__ = []
 _DECLARED = install_methods()
 
 # PyTorch's top-level constants (``torch.inf``, ``torch.pi``): plain Python floats, as there
@@ -134,6 +140,7 @@ __all__ = [
     "autocast",
     "set_printoptions",
     "linalg",
+    "special",
     "det",
     "inverse",
     "logdet",

@@ -90,7 +90,7 @@ def _softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtyp
     return fused.Softmax.apply(x, args=_axis(x, axis, "softmax"))
 
 
-@public(method=True)
+@public(method=True, special=("softmax",))
 @composite("softmax", _softmax_fused)
 def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
             axis: int | None = None) -> Tensor:  # fmt: skip
@@ -115,7 +115,7 @@ def _log_softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, 
     return fused.LogSoftmax.apply(x, args=_axis(x, axis, "log_softmax"))
 
 
-@public(method=True)
+@public(method=True, special=("log_softmax",))
 @composite("log_softmax", _log_softmax_fused)
 def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
                 axis: int | None = None) -> Tensor:  # fmt: skip

@@ -98,7 +98,7 @@ def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
     return ops.Atan2.apply(y, x)
 
 
-@public(method=True, inplace_function=True)
+@public(method=True, inplace_function=True, special=("sinc",))
 def sinc(input: Tensor) -> Tensor:  # noqa: A002
     """``sin(pi x) / (pi x)``, 1 at 0 (``torch.sinc``)."""
     return ops.Sinc.apply(_floating(input, "sinc"))
@@ -180,7 +180,7 @@ def log10(x: Tensor) -> Tensor:
     return _floating(x, "log10").log() * (1.0 / _LN10)
 
 
-@public(method=True, inplace_function=True)
+@public(method=True, inplace_function=True, special=("exp2",))
 def exp2(x: Tensor) -> Tensor:
     """Elementwise ``2 ** x``."""
     return (_floating(x, "exp2") * _LN2).exp()
@@ -196,7 +196,7 @@ def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return saved_for_backward(_logsumexp(stack([a.expand(shape), b.expand(shape)], 0), 0), a, b)
 
 
-@public(method=True, inplace_function=True)
+@public(method=True, inplace_function=True, special=("xlogy",))
 @composite("xlogy")
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     """``input * log(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN)."""
@@ -220,7 +220,7 @@ def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return (a * a + b * b).sqrt()
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, special=("erfinv",))
 def erfinv(x: Tensor) -> Tensor:
     """The inverse error function: Giles' single-precision approximation refined by two
     Newton steps on ``erf`` (to about 1e-15 in float64); ``erfinv(+-1) = +-inf``."""

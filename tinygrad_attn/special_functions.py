@@ -43,20 +43,20 @@ def _operands(a: Any, b: Any, op: str, floating: bool = False) -> tuple[Tensor, 
 
 
 # -- the gamma family ------------------------------------------------------------------
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, special=("gammaln",))
 def lgamma(input: Tensor) -> Tensor:  # noqa: A002
     """``log|Gamma(x)|``."""
     return ops.Lgamma.apply(_floating(input, "lgamma"))
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, special=("digamma", "psi"))
 def digamma(input: Tensor) -> Tensor:  # noqa: A002
     """The logarithmic derivative of the gamma function, ``Gamma'(x) / Gamma(x)`` (-inf at 0, NaN at
     the negative integers)."""
     return ops.Polygamma.apply(_floating(input, "digamma"), args=0)
 
 
-@public(inplace=True)
+@public(inplace=True, special=("polygamma",))
 def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
     """The ``n``-th derivative of :func:`digamma` (``n >= 0``)."""
     if int(n) < 0:
@@ -70,7 +70,7 @@ def _polygamma_method(self: Tensor, n: int) -> Tensor:
     return polygamma(n, self)
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, special=("multigammaln",))
 def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
     """The log of the multivariate gamma function of dimension ``p``:
     ``p (p - 1) / 4 log(pi) + sum_i lgamma(x - i / 2)`` (defined for entries above ``(p - 1) / 2``)."""
@@ -85,13 +85,13 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
 
 
 # -- composites ------------------------------------------------------------------------
-@public(method=True, inplace_function=True)
+@public(method=True, inplace_function=True, special=("erfc",))
 def erfc(input: Tensor) -> Tensor:  # noqa: A002
     """The complementary error function ``1 - erf(x)``."""
     return 1.0 - _floating(input, "erfc").erf()
 
 
-@public(method=True, inplace_function=True)
+@public(method=True, inplace_function=True, special=("logit",))
 def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     """``log(x / (1 - x))``, ``x`` clamped to ``[eps, 1 - eps]`` first where ``eps`` is given
     (outside it the gradient is 0, as PyTorch's)."""

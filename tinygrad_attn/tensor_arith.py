@@ -92,7 +92,7 @@ __and__ = public(_bitwise(LogicalAnd, "bitwise_and"), name="__and__", function=F
 __or__ = public(_bitwise(LogicalOr, "bitwise_or"), name="__or__", function=False, method=True)
 
 
-@public(method=True, inplace_function=True)
+@public(method=True, inplace_function=True, special=("expit",))
 def sigmoid(self) -> Tensor:
     return ops.Sigmoid.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
@@ -106,7 +106,7 @@ def relu(self) -> Tensor:
     return ops.Relu.apply(self).astype(self.dtype)  # (an integer tensor's relu keeps its dtype, as PyTorch's)
 
 
-@public(method=True, inplace_function=True)
+@public(method=True, inplace_function=True, special=("erf",))
 def erf(self) -> Tensor:
     return ops.Erf.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 

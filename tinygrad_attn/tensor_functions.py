@@ -512,7 +512,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     return cur.permute([sc.index(c) for c in out]) if len(out) > 1 else cur
 
 
-@public(method=True, inplace_function=True)
+@public(method=True, inplace_function=True, special=("round",))
 def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
     """Round half to even, as PyTorch (and NumPy) do; ``decimals`` places."""
     from .tensor_torch import _rounded  # noqa: PLC0415 - (the one rule for integer and bool inputs)
@@ -560,13 +560,13 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
     return a.reshape(-1, 1) * b.reshape(1, -1)
 
 
-@public(method=True, inplace_function=True)
+@public(method=True, inplace_function=True, special=("log1p",))
 def log1p(x: Tensor) -> Tensor:
     """Elementwise ``log(1 + x)``, exact for tiny ``x`` (where ``1 + x`` rounds to 1)."""
     return ops.Log1p.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
 
 
-@public(method=True, inplace_function=True)
+@public(method=True, inplace_function=True, special=("expm1",))
 def expm1(x: Tensor) -> Tensor:
     """Elementwise ``exp(x) - 1``, exact for tiny ``x``."""
     return ops.Expm1.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))

@@ -162,7 +162,7 @@ def _logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     return out if keepdims else out.squeeze(axes if axes is not None else tuple(range(x.ndim)))
 
 
-@public(method=True)
+@public(method=True, special=("logsumexp",))
 def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A002
               keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""

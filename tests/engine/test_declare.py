@@ -113,7 +113,7 @@ def test_a_new_declaration_becomes_function_method_and_twin():
     namespace: dict = {}
     try:
         public(double, method=True, inplace_function=True, aliases=("twice",))
-        names = declare.install(Probe, namespace, lambda name: (lambda self: f"{name}_ of {self!r}"))
+        names = declare.install(Probe, namespace, lambda name: lambda self: f"{name}_ of {self!r}")
     finally:
         DECLARED.clear()
         DECLARED.update(saved)

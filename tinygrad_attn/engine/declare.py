@@ -36,6 +36,7 @@ class Declaration:
     inplace_function: bool
     static: bool
     aliases: tuple[str, ...]
+    special: tuple[str, ...]
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -57,12 +58,14 @@ def public(
     inplace_function: bool = False,
     static: bool = False,
     aliases: tuple[str, ...] = (),
+    special: tuple[str, ...] = (),
     name: str | None = None,
 ) -> Any:
     """Declare ``fn`` public: ``tga.<name>`` when ``function``, ``Tensor.<name>`` when ``method``,
     ``Tensor.<name>_`` (computed, then written in place) when ``inplace``, and ``tga.<name>_`` too
     when ``inplace_function`` (PyTorch has ``torch.exp_``, not ``torch.pow_``); a ``static`` method is
-    called on the class (``Tensor.zeros(2, 3)`` is ``tga.zeros(2, 3)``); each of ``aliases``
+    called on the class (``Tensor.zeros(2, 3)`` is ``tga.zeros(2, 3)``); ``special`` names it in
+    ``tga.special`` too (``special=("expit",)`` on ``sigmoid``); each of ``aliases``
     names the same. ``name`` defaults to the function's own; a property is declared by name.
 
     >>> @public(method=True)
@@ -74,7 +77,9 @@ def public(
         inner = f.fget if isinstance(f, property) else f  # (a property is declared as its getter's name)
         key = name or inner.__name__
         twin = inplace or inplace_function
-        d = Declaration(key, f, inner.__module__, function, method, twin, inplace_function, static, tuple(aliases))
+        d = Declaration(
+            key, f, inner.__module__, function, method, twin, inplace_function, static, tuple(aliases), tuple(special)
+        )
         table = DECLARED if function else METHOD_ONLY
         for n in d.names:
             if n in table and table[n].fn is not f:
@@ -85,12 +90,17 @@ def public(
     return declare if fn is None else declare(fn)
 
 
-def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str], Any]) -> list[str]:
-    """Put every declaration in place: free functions into ``namespace`` (the package's),
+def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str], Any], special: Any) -> list[str]:
+    """Put every declaration in place: free functions into ``namespace`` (the package's) and
+    the module ``special`` (PyTorch's ``torch.special`` names),
     methods on ``cls`` (over a class attribute of that name:
     ``Tensor.__hash__``), in-place twins made by ``inplace_variant(name)`` unless ``cls``
     defines the twin itself. Returns the free functions' names, for ``__all__``."""
     exported = []
+    for d in {id(d): d for d in (*DECLARED.values(), *METHOD_ONLY.values())}.values():
+        for n in d.special:
+            setattr(special, n, d.fn)
+            special.__all__.append(n)
     for table in (DECLARED, METHOD_ONLY):
         for n, d in table.items():
             if d.function:
