@@ -42,6 +42,12 @@ def _operands(a: Any, b: Any, op: str, floating: bool = False) -> tuple[Tensor, 
     return out[0], out[1]
 
 
+@public(function=False, special=("erfcx",))
+def erfcx(input: Tensor) -> Tensor:  # noqa: A002
+    """``exp(x**2) * erfc(x)``, finite where ``erfc`` underflows (``torch.special.erfcx``)."""
+    return ops.Erfcx.apply(_floating(input, "erfcx"))
+
+
 # -- the gamma family ------------------------------------------------------------------
 @public(method=True, inplace=True, special=("gammaln",))
 def lgamma(input: Tensor) -> Tensor:  # noqa: A002
