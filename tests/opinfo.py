@@ -569,6 +569,8 @@ OPS: list[OpInfo] = [
     OpInfo("relu", lambda a: F.relu(a), lambda a: a.relu(), unary(), ("Relu", "relu")),
     OpInfo("abs", lambda a: a.abs(), lambda a: a.abs(), unary(), ("Abs",)),
     OpInfo("erf", lambda a: a.erf(), lambda a: torch.erf(a), unary(st.floats(-6.0, 6.0)), ("Erf",), atol=1e-14),
+    OpInfo("special.erfcx", lambda a: tga.special.erfcx(a), lambda a: torch.special.erfcx(a),
+           unary(st.floats(-4.0, 40.0)), ("Erfcx",)),
     OpInfo("maximum", lambda a, b: a.maximum(b), lambda a, b: torch.maximum(a, b), binary(), ("Maximum",)),
     OpInfo("minimum", lambda a, b: a.minimum(b), lambda a, b: torch.minimum(a, b), binary(), ("Minimum",)),
     OpInfo(
