@@ -4,6 +4,7 @@ public name has two definitions."""
 import ast
 import inspect
 import pathlib
+import types
 
 import pytest
 
@@ -112,11 +113,38 @@ def test_a_new_declaration_becomes_function_method_and_twin():
     saved = dict(DECLARED)
     namespace: dict = {}
     try:
-        public(double, method=True, inplace_function=True, aliases=("twice",))
-        names = declare.install(Probe, namespace, lambda name: lambda self: f"{name}_ of {self!r}")
+        public(double, method=True, inplace_function=True, aliases=("twice",), special=("doubled",))
+        special = types.ModuleType("special")
+        special.__all__ = []
+        names = declare.install(Probe, namespace, lambda name: lambda self: f"{name}_ of {self!r}", special)
     finally:
         DECLARED.clear()
         DECLARED.update(saved)
     assert namespace["double"] is namespace["twice"] is double is Probe.double is Probe.twice
     assert namespace["double_"] is Probe.double_ and Probe.twice_ is not None
     assert {"double", "twice", "double_", "twice_"} <= set(names)
+    assert special.doubled is double and "doubled" in special.__all__
+
+
+# Declared names that are not ops with a gradient to check: factories, Tensor's attributes and
+# conversions, random draws (their numbers are tested against PyTorch's in tests/random), and the
+# in-place metadata changes (tested in tests/engine/test_inplace_variants.py).
+NOT_OPS = {"as_tensor", "tensor", "from_numpy", "from_dlpack", "is_tensor", "rand", "randperm", "dim", "element_size",
+           "is_floating_point", "nelement", "numel", "new_tensor", "type_as", "bernoulli_", "cauchy_", "exponential_",
+           "geometric_", "log_normal_", "normal_", "random_", "uniform_", "detach_", "fill_diagonal_", "index_put_",
+           "squeeze_", "unsqueeze_", "swapaxes_", "swapdims_", "t_", "transpose_"}  # fmt: skip
+
+
+def test_every_declared_op_is_checked_against_pytorch():
+    """A declared op needs an entry in tests/opinfo.py, or a PyTorch OpInfo of its name (run by
+    tests/ops/test_torch_opinfo.py), so adding a declaration without a test fails here."""
+    common = pytest.importorskip("torch.testing._internal.common_methods_invocations")
+    from opinfo import OPS  # noqa: PLC0415 - (tests/ is on the path)
+
+    checked = {n for op in OPS for n in (op.name, *op.covers)}
+    for info in common.op_db:
+        checked |= {info.name, *(a.name for a in info.aliases or ())}
+    names = {n for d in _declarations() for n in d.names if not n.startswith("_")}
+    names |= {f"special.{n}" for d in _declarations() for n in d.special}
+    unchecked = sorted(n for n in names - checked - NOT_OPS if f"special.{n}" not in checked)
+    assert unchecked == [], f"declared ops with no test against PyTorch: {unchecked}"
