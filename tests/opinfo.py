@@ -512,10 +512,20 @@ OPS: list[OpInfo] = [
     OpInfo("add", lambda a, b: a + b, lambda a, b: a + b, binary(), ("Add",)),
     OpInfo("sub", lambda a, b: a - b, lambda a, b: a - b, binary(), ("Sub",)),
     # the gradients of tanh and sigmoid from their outputs, as PyTorch's autograd computes them
-    OpInfo("tanh_backward", lambda g, y: tga.ops.TanhBackward.apply(g, y),
-           lambda g, y: torch.ops.aten.tanh_backward(g, y), binary(), ("TanhBackward",)),
-    OpInfo("sigmoid_backward", lambda g, y: tga.ops.SigmoidBackward.apply(g, y),
-           lambda g, y: torch.ops.aten.sigmoid_backward(g, y), binary(), ("SigmoidBackward",)),
+    OpInfo(
+        "tanh_backward",
+        lambda g, y: tga.ops.TanhBackward.apply(g, y),
+        lambda g, y: torch.ops.aten.tanh_backward(g, y),
+        binary(),
+        ("TanhBackward",),
+    ),
+    OpInfo(
+        "sigmoid_backward",
+        lambda g, y: tga.ops.SigmoidBackward.apply(g, y),
+        lambda g, y: torch.ops.aten.sigmoid_backward(g, y),
+        binary(),
+        ("SigmoidBackward",),
+    ),
     OpInfo("mul", lambda a, b: a * b, lambda a, b: a * b, binary(), ("Mul",)),
     OpInfo("div", lambda a, b: a / b, lambda a, b: a / b, binary(b_elements=AWAY_FROM_ZERO), ("Div",)),
     OpInfo(
@@ -569,8 +579,13 @@ OPS: list[OpInfo] = [
     OpInfo("relu", lambda a: F.relu(a), lambda a: a.relu(), unary(), ("Relu", "relu")),
     OpInfo("abs", lambda a: a.abs(), lambda a: a.abs(), unary(), ("Abs",)),
     OpInfo("erf", lambda a: a.erf(), lambda a: torch.erf(a), unary(st.floats(-6.0, 6.0)), ("Erf",), atol=1e-14),
-    OpInfo("special.erfcx", lambda a: tga.special.erfcx(a), lambda a: torch.special.erfcx(a),
-           unary(st.floats(-4.0, 40.0)), ("Erfcx",)),
+    OpInfo(
+        "special.erfcx",
+        lambda a: tga.special.erfcx(a),
+        lambda a: torch.special.erfcx(a),
+        unary(st.floats(-4.0, 40.0)),
+        ("Erfcx",),
+    ),
     OpInfo("maximum", lambda a, b: a.maximum(b), lambda a, b: torch.maximum(a, b), binary(), ("Maximum",)),
     OpInfo("minimum", lambda a, b: a.minimum(b), lambda a, b: torch.minimum(a, b), binary(), ("Minimum",)),
     OpInfo(
@@ -1097,7 +1112,7 @@ PYTORCH_FACE: list[OpInfo] = [
 OPS += [op for op in PYTORCH_FACE if all(hasattr(F, name) for name in op.covers)]
 
 
-# -- the PyTorch face of Tensor (tinygrad_attn.tensor_functions and its primitives) ------
+# -- the PyTorch face of Tensor (tinygrad_attn.tensors.tensor_functions and its primitives) ------
 @st.composite
 def gathers(draw: Any) -> Sample:
     """An array, one of its axes (of length >= 1) and an int64 index for ``gather`` along it:
@@ -1154,7 +1169,7 @@ TENSOR_FACE = [
 OPS += TENSOR_FACE
 
 
-# -- PyTorch's further math, logic, scans, selections and activations (tinygrad_attn/math_functions.py,
+# -- PyTorch's further math, logic, scans, selections and activations (tinygrad_attn/tensors/elementwise/math_functions.py,
 # activations.py, ops/transcendental.py, ops/running_index.py) -------------------------------------
 INSIDE_ONE = st.floats(-0.95, 0.95)  # (asin, acos, atanh, erfinv: derivatives are infinite at +-1)
 ABOVE_ONE = st.one_of(st.floats(1.05, 3.0), st.sampled_from([2.0, 1e3]))
@@ -1446,7 +1461,6 @@ def cosine_embeddings(draw: Any) -> Sample:
     return Sample((draw(array(shape, AWAY_FROM_ZERO)), draw(array(shape, AWAY_FROM_ZERO)), target), kw)
 
 
-
 @st.composite
 def vector_pairs(draw: Any, keyword: str) -> Sample:
     """Two arrays that broadcast together (one may lack leading axes), and ``dim``/``eps`` or
@@ -1461,6 +1475,7 @@ def vector_pairs(draw: Any, keyword: str) -> Sample:
         kw = {"p": draw(st.sampled_from([2.0, 1.0, 3.0])), "keepdim": draw(st.booleans()),
               "eps": draw(st.sampled_from([1e-6, 0.0]))}  # fmt: skip
     return Sample((a, b), kw)
+
 
 # (extremes off throughout: windows and reductions sum in another order than PyTorch, so
 # 1e30 - 1e30 + x or inf - inf land differently; the finite draws hold ties, zeros and kinks)
@@ -1627,7 +1642,8 @@ from opinfo_nn import NN_FUNCTIONAL  # noqa: E402
 
 OPS += NN_FUNCTIONAL
 
-# -- PyTorch's further tensor functions and torch.linalg (tinygrad_attn/shape_functions.py, products.py,
+
+# -- PyTorch's further tensor functions and torch.linalg (tinygrad_attn/tensors/shape/shape_functions.py, products.py,
 # statistics.py, special_functions.py, linalg.py; ops/gamma.py, ops/decompositions.py) ---------------------------
 @st.composite
 def several(draw: Any, min_dims: int = 0, max_n: int = 3) -> Sample:

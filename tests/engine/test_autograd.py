@@ -532,9 +532,12 @@ def _dependent_cases():
         "CrossEntropy": lambda W: F.cross_entropy(W * W, Tensor(np.array([0, 2, 1]), device=W.device)) * W.sum(),
         "Attention": _attention_case,
         # the cross-entropy a trace records, its kept mask and count as inputs
-        "CrossEntropyKept": lambda W: F._cross_entropy_kept(
-            W * W, *(Tensor(np.array(v), device=W.device) for v in ([0, 2, 1], [1.0, 1.0, 0.0], 2.0)), 0.1
-        ) * W.sum(),
+        "CrossEntropyKept": lambda W: (
+            F._cross_entropy_kept(
+                W * W, *(Tensor(np.array(v), device=W.device) for v in ([0, 2, 1], [1.0, 1.0, 0.0], 2.0)), 0.1
+            )
+            * W.sum()
+        ),
     }
 
 

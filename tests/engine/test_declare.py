@@ -73,8 +73,8 @@ def _top_level_definitions() -> dict[str, list[str]]:
 # ``Tensor.normal_``, ``F.relu(input, inplace)``, ``torch.linalg.norm`` and ``torch.norm``,
 # ``torch.jit.trace`` and ``torch.trace``), and internal modules (``_name``, the host-side random
 # transforms, the tracer, the drawing code).
-OTHER_NAMESPACES = ("nn/", "optim/", "distributions/", "utils/", "symbolic/", "viz/", "autograd/", "linalg.py",
-                    "jit.py", "functional", "random_transforms.py")  # fmt: skip
+OTHER_NAMESPACES = ("nn/", "optim/", "distributions/", "utils/", "symbolic/", "viz/", "autograd/", "linalg/",
+                    "runtime/", "functional/", "random/")  # fmt: skip
 
 
 def test_no_declared_op_is_defined_in_two_modules():

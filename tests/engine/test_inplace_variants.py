@@ -1,4 +1,4 @@
-"""PyTorch's in-place variants (``tinygrad_attn/inplace_variants.py``): each writes what the
+"""PyTorch's in-place variants (``tinygrad_attn/tensors/mutation/inplace_variants.py``): each writes what the
 out-of-place op gives into the same tensor, bumps its version, records a gradient where
 one is wanted (checked against finite differences in float64), refuses where PyTorch
 does; and the random fills draw from the library's generator."""

@@ -64,7 +64,11 @@ def test_pytorch_code(tmp_path):
     back = (tmp_path / "pytorch_code_backward.svg").read_text(encoding="utf-8")
     assert "attention.W_query.weight.grad" in back and "softmax backward" in back
     source = (EXAMPLES / "pytorch_code.py").read_text(encoding="utf-8")
-    imports = ["import tinygrad_attn as torch", "from tinygrad_attn import nn", "import tinygrad_attn.nn.functional as F"]
+    imports = [
+        "import tinygrad_attn as torch",
+        "from tinygrad_attn import nn",
+        "import tinygrad_attn.nn.functional as F",
+    ]
     assert all(line in source for line in imports)
     assert "import torch" not in source.replace("import tinygrad_attn as torch", "")
 

@@ -98,8 +98,13 @@ def test_nn_multi_head_attention_says_which_class_to_use():
 
 def test_nn_transformer_names_are_pytorchs():
     # nn's layers take PyTorch's arguments (nhead, dim_feedforward, batch_first): not the blocks.
-    for name in ("TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder",
-                 "Transformer"):  # (nn.Transformer is PyTorch's; models.Transformer the library's EncoderDecoder)
+    for name in (
+        "TransformerEncoderLayer",
+        "TransformerDecoderLayer",
+        "TransformerEncoder",
+        "TransformerDecoder",
+        "Transformer",
+    ):  # (nn.Transformer is PyTorch's; models.Transformer the library's EncoderDecoder)
         assert getattr(nn, name) is not getattr(models, name)
         assert getattr(nn, name).__module__ == "tinygrad_attn.nn.torch_transformer"
     layer = nn.TransformerEncoderLayer(8, nhead=2, dim_feedforward=16, dropout=0.0)

@@ -359,8 +359,12 @@ def test_max_unpool_gradcheck_and_errors(device, rng):
     x = rand(rng, 2, 3, 6, device=device)
     y, i = F.max_pool1d(x, 2, return_indices=True)
     assert tga.gradcheck(lambda v: F.max_unpool1d(v, i, 2), rand(rng, 2, 3, 3, device=device))
-    assert tga.gradcheck(lambda v: F.max_unpool2d(v, i.reshape(2, 3, 1, 3), (1, 2)), rand(rng, 2, 3, 1, 3, device=device))
-    with pytest.raises(ValueError, match=r"max_unpool1d: indices must be an integer Tensor of the input's shape \(2, 3, 3\)"):
+    assert tga.gradcheck(
+        lambda v: F.max_unpool2d(v, i.reshape(2, 3, 1, 3), (1, 2)), rand(rng, 2, 3, 1, 3, device=device)
+    )
+    with pytest.raises(
+        ValueError, match=r"max_unpool1d: indices must be an integer Tensor of the input's shape \(2, 3, 3\)"
+    ):
         F.max_unpool1d(y, i.float(), 2)
 
 

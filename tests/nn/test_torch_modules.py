@@ -149,8 +149,15 @@ def test_glu_module_as_torch(dim):
     assert repr(ours) == repr(theirs)
 
 
-@pytest.mark.parametrize("name,kw", [("CosineSimilarity", {}), ("CosineSimilarity", dict(dim=-1, eps=0.5)),
-                                     ("PairwiseDistance", {}), ("PairwiseDistance", dict(p=1.0, keepdim=True))])
+@pytest.mark.parametrize(
+    "name,kw",
+    [
+        ("CosineSimilarity", {}),
+        ("CosineSimilarity", dict(dim=-1, eps=0.5)),
+        ("PairwiseDistance", {}),
+        ("PairwiseDistance", dict(p=1.0, keepdim=True)),
+    ],
+)
 def test_distance_modules_as_torch(name, kw):
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))

@@ -23,7 +23,11 @@ from tinygrad_attn import Tensor  # noqa: E402
 
 #: The devices compared: NumPy and the array API's strict namespace (a CUDA GPU where present);
 #: array_api_strict only in the full suite (the fast loop, -m "not slow", checks each op on NumPy).
-ORACLE_DEVICES = ["cpu", pytest.param("array_api_strict", marks=pytest.mark.slow), pytest.param("cuda", marks=pytest.mark.gpu)]
+ORACLE_DEVICES = [
+    "cpu",
+    pytest.param("array_api_strict", marks=pytest.mark.slow),
+    pytest.param("cuda", marks=pytest.mark.gpu),
+]
 _QUIET_CHECKS = [
     HealthCheck.function_scoped_fixture,
     HealthCheck.too_slow,

@@ -90,7 +90,9 @@ def test_a_0d_bool_index_adds_an_axis_as_pytorchs(key, shape):
     assert got == want
 
 
-@pytest.mark.parametrize(("d1", "d2", "offset"), [(0, 1, 0), (1, 0, 1), (2, 1, -1), (1, 2, 2)])  # (axes next to each other)
+@pytest.mark.parametrize(
+    ("d1", "d2", "offset"), [(0, 1, 0), (1, 0, 1), (2, 1, -1), (1, 2, 2)]
+)  # (axes next to each other)
 def test_diagonal_writes_reach_the_base_with_pytorchs_gradient(d1, d2, offset):
     a = np.arange(1.0, 25.0).reshape(2, 3, 4)
     x, tx = Tensor(a.copy(), requires_grad=True), torch.from_numpy(a.copy()).requires_grad_()

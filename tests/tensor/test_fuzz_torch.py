@@ -169,8 +169,20 @@ def programs(draw):
     # (no subnormal inputs: PyTorch's own backward formulas divide by them, prod's by the
     # input, and lose the gradient there; ours is a product tree and exact)
     shape = tuple(draw(st.lists(st.integers(0, 3), min_size=0, max_size=3)))
-    a = np.asarray(draw(st.lists(st.floats(-2, 2, allow_subnormal=False), min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))))
-    b = np.asarray(draw(st.lists(st.floats(-2, 2, allow_subnormal=False), min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))))
+    a = np.asarray(
+        draw(
+            st.lists(
+                st.floats(-2, 2, allow_subnormal=False), min_size=int(np.prod(shape)), max_size=int(np.prod(shape))
+            )
+        )
+    )
+    b = np.asarray(
+        draw(
+            st.lists(
+                st.floats(-2, 2, allow_subnormal=False), min_size=int(np.prod(shape)), max_size=int(np.prod(shape))
+            )
+        )
+    )
     steps = []
     shapes = [shape, shape]  # the shape of each value so far
     for _ in range(draw(st.integers(1, 6))):

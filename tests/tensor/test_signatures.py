@@ -26,7 +26,10 @@ P = inspect.Parameter
 EXCEPTIONS: dict[tuple[str, str], str] = {
     ("torch", "save"): "state dicts go to safetensors files without pickle: (obj, path), no pickle options",
     ("torch", "load"): "as save: (path, device); no map_location, pickle_module or weights_only",
-    ("Tensor", "norm"): "one function is x.norm and tga.norm (torch.norm's out= fifth); a dtype given fifth is read as dtype",
+    (
+        "Tensor",
+        "norm",
+    ): "one function is x.norm and tga.norm (torch.norm's out= fifth); a dtype given fifth is read as dtype",
     ("nn", "TransformerEncoderLayer"): "activation defaults to 'relu', PyTorch's to the function relu: the same",
     ("nn", "TransformerDecoderLayer"): "as TransformerEncoderLayer",
     ("nn", "Transformer"): "as TransformerEncoderLayer",

@@ -218,10 +218,13 @@ CASES = {
                                [(3, 4), (2, 4)]),
 }  # fmt: skip
 
+
 def _scatter_reduced(m, x):
-    return (x.scatter(1, m.tensor([[0, 0, 3], [1, 1, 1], [2, 0, 2]]), 1.5, reduce="add"),
-            x.scatter(0, m.tensor([[0, 0, 2, 2], [0, 1, 2, 2]]), -2.0, reduce="multiply"),
-            x.scatter(1, m.tensor([[3], [0], [1]]), value=3.0, reduce="add"))
+    return (
+        x.scatter(1, m.tensor([[0, 0, 3], [1, 1, 1], [2, 0, 2]]), 1.5, reduce="add"),
+        x.scatter(0, m.tensor([[0, 0, 2, 2], [0, 1, 2, 2]]), -2.0, reduce="multiply"),
+        x.scatter(1, m.tensor([[3], [0], [1]]), value=3.0, reduce="add"),
+    )
 
 
 def _scatter_add_by_reduce(m, x, s):
@@ -236,8 +239,15 @@ def _finite_tests(m, y, x):
 
 
 #: Outputs compared with a looser tolerance (float16 rounding).
-_TOL = {"dtypes": 1e-3, "int_with_float32": 1e-6, "int_true_division": 1e-6, "int_powers": 1e-6,
-        "mixed_floor_and_remainder": 1e-6, "div_rounding_mixed": 1e-6, "sum_prod_dtype": 1e-6}
+_TOL = {
+    "dtypes": 1e-3,
+    "int_with_float32": 1e-6,
+    "int_true_division": 1e-6,
+    "int_powers": 1e-6,
+    "mixed_floor_and_remainder": 1e-6,
+    "div_rounding_mixed": 1e-6,
+    "sum_prod_dtype": 1e-6,
+}
 
 
 def _host(v):
@@ -535,7 +545,6 @@ def test_errors_have_torch_exception_classes(case):
     with pytest.raises(cls) as err:
         fn(tga, tga.tensor(a))
     assert isinstance(err.value, ValueError), (case, type(err.value))
-
 
 
 # -- PyTorch's free spellings of shape methods: values, and the memory of a view --------------

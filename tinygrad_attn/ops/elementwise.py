@@ -372,7 +372,6 @@ class Erf(Function):
         return (g * (_TWO_OVER_SQRT_PI * ns.exp(-(a * a))),)
 
 
-
 class Erfcx(Function):
     """The scaled complementary error function ``exp(x**2) * erfc(x)`` (``torch.special.erfcx``),
     for the tails where ``erfc`` underflows: the continued fraction of ``erfc`` without its
@@ -397,6 +396,7 @@ class Erfcx(Function):
 
     def backward(self, g, ns, inputs, out):
         return (g * (2.0 * inputs[0] * out - _TWO_OVER_SQRT_PI),)
+
 
 class Maximum(Function):
     """Elementwise max; where both are equal, each side gets half the gradient."""

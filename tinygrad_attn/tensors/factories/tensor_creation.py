@@ -1,0 +1,59 @@
+"""Tensor's own constructors: ``Tensor._host`` (an array made on the host, moved to a device)
+and ``Tensor.from_dlpack``, and the random draws behind ``rand``/``randn`` (``Tensor.zeros`` and the
+other factories are the ``tga.`` functions of :mod:`tinygrad_attn.tensors.factories.creation` themselves). Random draws come from
+a generator (PyTorch's numbers), on the host, so a seed gives the same numbers on every device.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...engine.declare import public
+from ...engine.switches import _State
+from ...random import draw, generator_for
+from ...random import transforms as random_transforms
+from ...runtime.backend import default_device, get_device
+from .._tensor import Tensor, _shape_args
+from ..dtypes import get_default_dtype
+
+
+@public(function=False, method=True)
+@classmethod
+def _host(cls, arr: np.ndarray, dtype: Any, device: Any, requires_grad: bool, name: str | None) -> Tensor:
+    dev = get_device(device) if device is not None else default_device()
+    dt = np.dtype(dtype) if dtype is not None else arr.dtype
+    t = cls._wrap(dev.asarray(arr, dtype=dt), dev)
+    t.name = name
+    if requires_grad:
+        t.requires_grad_(True)
+    if _State.hook is not None:  # made inside a traced function (see Tracer.write)
+        _State.hook.made(t)
+    return t
+
+
+def drawn(cls: Any, kind: str, shape: Any, dtype: Any, device: Any, requires_grad: bool, name: str | None,
+           generator: Any = None) -> Tensor:  # fmt: skip
+    """A tensor of ``kind`` draws (``"random"`` or ``"standard_normal"``) from ``generator`` (the
+    default one without), PyTorch's numbers; inside a trace (without grad) an op, so that a
+    replay draws again."""
+    dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
+    if dt.kind != "f":
+        raise RuntimeError(f"{'rand' if kind == 'random' else 'randn'}: a floating-point dtype is needed, got {dt}")
+    if _State.tracer is not None and not requires_grad:
+        return draw(kind, _shape_args(shape), dt, cls.zeros((), device=device), generator=generator)
+    gen = generator_for(generator, "rand" if kind == "random" else "randn")
+    make = random_transforms.uniform if kind == "random" else random_transforms.normal
+    return cls._host(make(gen, _shape_args(shape), dt), dt, device, requires_grad, name)
+
+
+@public(function=False, method=True)
+@classmethod
+def from_dlpack(cls, x: Any) -> Tensor:
+    """A tensor sharing memory with any ``__dlpack__`` producer (CPU or CUDA)."""
+    kind = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
+    if kind == 2:  # kDLCUDA
+        dev = get_device(f"cuda:{x.__dlpack_device__()[1]}")
+        return cls._wrap(dev.xp.from_dlpack(x), dev)
+    return cls._wrap(np.from_dlpack(x), get_device("cpu"))
