@@ -1095,7 +1095,7 @@ PYTORCH_FACE: list[OpInfo] = [
 OPS += [op for op in PYTORCH_FACE if all(hasattr(F, name) for name in op.covers)]
 
 
-# -- the PyTorch face of Tensor (tinygrad_attn.tensor_functions and its primitives) ------
+# -- the PyTorch face of Tensor (tinygrad_attn.tensors.tensor_functions and its primitives) ------
 @st.composite
 def gathers(draw: Any) -> Sample:
     """An array, one of its axes (of length >= 1) and an int64 index for ``gather`` along it:
@@ -1152,7 +1152,7 @@ TENSOR_FACE = [
 OPS += TENSOR_FACE
 
 
-# -- PyTorch's further math, logic, scans, selections and activations (tinygrad_attn/math_functions.py,
+# -- PyTorch's further math, logic, scans, selections and activations (tinygrad_attn/tensors/elementwise/math_functions.py,
 # activations.py, ops/transcendental.py, ops/running_index.py) -------------------------------------
 INSIDE_ONE = st.floats(-0.95, 0.95)  # (asin, acos, atanh, erfinv: derivatives are infinite at +-1)
 ABOVE_ONE = st.one_of(st.floats(1.05, 3.0), st.sampled_from([2.0, 1e3]))
@@ -1625,7 +1625,7 @@ from opinfo_nn import NN_FUNCTIONAL  # noqa: E402
 
 OPS += NN_FUNCTIONAL
 
-# -- PyTorch's further tensor functions and torch.linalg (tinygrad_attn/shape_functions.py, products.py,
+# -- PyTorch's further tensor functions and torch.linalg (tinygrad_attn/tensors/shape/shape_functions.py, products.py,
 # statistics.py, special_functions.py, linalg.py; ops/gamma.py, ops/decompositions.py) ---------------------------
 @st.composite
 def several(draw: Any, min_dims: int = 0, max_n: int = 3) -> Sample:

@@ -7,31 +7,7 @@
 
 # The star imports are PyTorch's top-level names: factories, free functions and dtypes (``tga.bool`` binds the
 # name in this module only; the package's modules keep Python's ``bool``).
-from . import (
-    augmented_assignment,
-    creation,
-    cuda,
-    dtypes,
-    flags,
-    functional,
-    indexing,
-    inplace_variants,
-    linalg,
-    math_functions,
-    products,
-    shape_functions,
-    special_functions,
-    statistics,
-    tensor_arith,
-    tensor_creation,
-    tensor_functions,
-    tensor_protocols,
-    tensor_reduce,
-    tensor_shape,
-    tensor_torch,
-)
-from ._tensor import Tensor, cat, stack, where
-from .amp import autocast
+from . import functional, linalg
 from .autograd import (
     Function,
     decompose,
@@ -43,24 +19,42 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
-from .backend import default_device, device, devices, get_default_device, get_device, is_available, set_default_device
-from .creation import *  # noqa: F403
-from .dtypes import *  # noqa: F403
-from .flags import *  # noqa: F403
-from .gradcheck import gradcheck
-from .linalg import det, inverse, logdet, matrix_exp, matrix_power, slogdet  # torch's top-level spellings
-from .malloc import keep_freed_memory
-from .math_functions import *  # noqa: F403
-from .printing import set_printoptions
-from .products import *  # noqa: F403
+from .autograd.gradcheck import gradcheck
+from .linalg import det, inverse, logdet, matrix_exp, matrix_power, products, slogdet  # torch's top-level spellings
+from .linalg.products import *  # noqa: F403
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .runtime import cuda, flags
+from .runtime.amp import autocast
+from .runtime.backend import (
+    default_device,
+    device,
+    devices,
+    get_default_device,
+    get_device,
+    is_available,
+    set_default_device,
+)
+from .runtime.flags import *  # noqa: F403
+from .runtime.malloc import keep_freed_memory
+from .runtime.threads import get_num_threads, set_num_threads
 from .serialization import load, save
-from .shape_functions import *  # noqa: F403
-from .special_functions import *  # noqa: F403
-from .statistics import *  # noqa: F403
-from .tensor_functions import *  # noqa: F403
-from .tensor_torch import *  # noqa: F403
-from .threads import get_num_threads, set_num_threads
+from .tensors import dtypes, tensor_functions, tensor_protocols
+from .tensors._tensor import Tensor, cat, stack, where
+from .tensors.dtypes import *  # noqa: F403
+from .tensors.elementwise import math_functions, special_functions, tensor_arith, tensor_torch
+from .tensors.elementwise.math_functions import *  # noqa: F403
+from .tensors.elementwise.special_functions import *  # noqa: F403
+from .tensors.elementwise.tensor_torch import *  # noqa: F403
+from .tensors.factories import creation, tensor_creation
+from .tensors.factories.creation import *  # noqa: F403
+from .tensors.index import indexing
+from .tensors.mutation import augmented_assignment, inplace_variants
+from .tensors.printing import set_printoptions
+from .tensors.reduce import statistics, tensor_reduce
+from .tensors.reduce.statistics import *  # noqa: F403
+from .tensors.shape import shape_functions, tensor_shape
+from .tensors.shape.shape_functions import *  # noqa: F403
+from .tensors.tensor_functions import *  # noqa: F403
 
 __version__ = "0.1.0"
 
@@ -96,14 +90,42 @@ install_methods()
 # (``float`` here is the dtype ``tga.float``, so they come from math).
 from math import e, inf, nan, pi  # noqa: E402
 
-# (and the modules of PyTorch's names that a script's top imports: tga.jit, tga.amp, tga.backends, ...)
-_SUBPACKAGES = ("distributions", "models", "nn", "optim", "utils", "viz", "jit", "amp", "backends", "accelerator", "onnx",
-                "distributed", "profiler", "fx")  # fmt: skip
+# PyTorch's module paths whose code lives in a package here, from this one table: ``import tinygrad_attn.jit``,
+# ``from tinygrad_attn.cuda.amp import GradScaler`` and ``tga.onnx.export`` work as ``torch.jit``, ... do. They are
+# cheap modules, registered at import.
+_MODULE_PATHS = {
+    "cuda": "runtime.cuda",
+    "cuda.amp": "runtime.cuda.amp",
+    "amp": "runtime.amp",
+    "jit": "runtime.jit",
+    "accelerator": "runtime.accelerator",
+    "distributed": "runtime.distributed",
+    "profiler": "runtime.profiler",
+    "fx": "runtime.fx",
+    "onnx": "serialization.onnx",
+}
+
+
+def _register_module_paths() -> None:
+    import importlib  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    for path, target in _MODULE_PATHS.items():
+        module = importlib.import_module(f"{__name__}.{target}")
+        sys.modules[f"{__name__}.{path}"] = module
+        if "." not in path:
+            globals()[path] = module
+
+
+_register_module_paths()
+
+# (and the heavier subpackages a script's top imports: tga.nn, tga.optim, tga.backends, ... load on first use)
+_SUBPACKAGES = ("distributions", "models", "nn", "optim", "utils", "viz", "backends")
 _SYMBOLIC = ["compile", "Program", "TraceError"]  # (the tracer is tga.jit.trace; tga.trace is torch.trace)
 
 
 def __getattr__(name: str):
-    # ``tga.models``, ``tga.nn``, ``tga.optim``, ``tga.utils``, ``tga.viz``, ``tga.jit``, ... load on first use, so
+    # ``tga.models``, ``tga.nn``, ``tga.optim``, ``tga.utils``, ``tga.viz``, ... load on first use, so
     # ``import tinygrad_attn`` stays light (no Graphviz or model code until asked for).
     if name in _SUBPACKAGES:
         import importlib  # noqa: PLC0415

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import tinygrad_attn as tga
-from tinygrad_attn import Tensor, backend
+from tinygrad_attn import Tensor
+from tinygrad_attn.runtime import backend
 
 
 def test_devices_lists_cpu():

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import tinygrad_attn as tga
-from tinygrad_attn import malloc
+from tinygrad_attn.runtime import malloc
 
 GLIBC = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import tinygrad_attn as tga
+from tinygrad_attn.tensors import printing
 
 torch = pytest.importorskip("torch")
 
@@ -88,7 +89,7 @@ def _reset_globals():
     tga.backends.cudnn.benchmark = tga.backends.cudnn.deterministic = False
     tga.use_deterministic_algorithms(False)
     tga.set_float32_matmul_precision("highest")
-    tga.printing._options.clear()
+    printing._options.clear()
 
 
 @pytest.fixture

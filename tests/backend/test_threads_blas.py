@@ -9,7 +9,7 @@ import pytest
 from threadpoolctl import threadpool_info
 
 import tinygrad_attn as tga
-from tinygrad_attn import threads
+from tinygrad_attn.runtime import threads
 
 
 def _blas_threads() -> set[int]:

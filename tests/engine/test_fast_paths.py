@@ -274,7 +274,7 @@ def test_number_gradients_use_the_same_fast_numbers(rng):
 
 
 def test_the_number_cache_stays_small():
-    from tinygrad_attn import backend as device
+    from tinygrad_attn.runtime import backend as device
 
     x = Tensor(np.ones(3, np.float32))
     for i in range(5000):  # a schedule: a new number on every step
@@ -286,8 +286,8 @@ def test_the_number_cache_stays_small():
 # -- many-pass elementwise chains computed a cache-sized block at a time --------------------
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_erf_and_gelu_in_blocks_equal_the_whole_array_at_once(dtype, device, monkeypatch):
-    from tinygrad_attn.backend import get_device
     from tinygrad_attn.ops import elementwise
+    from tinygrad_attn.runtime.backend import get_device
 
     ops = get_device(device).ops
     x = Tensor(np.linspace(-6, 6, 3 * 4099).reshape(3, 4099).astype(dtype), device=device, requires_grad=True)
@@ -305,8 +305,8 @@ def test_erf_and_gelu_in_blocks_equal_the_whole_array_at_once(dtype, device, mon
 
 
 def test_blockwise_keeps_shapes_and_several_outputs(device):
-    from tinygrad_attn.backend import get_device
     from tinygrad_attn.ops.elementwise import blockwise
+    from tinygrad_attn.runtime.backend import get_device
 
     ops = get_device(device).ops
     a = Tensor(np.arange(2 * 3 * 50, dtype=np.float64).reshape(2, 3, 50), device=device)._data
@@ -350,7 +350,7 @@ def test_a_slice_never_writes_into_a_gradient_another_tensor_shares(device, rng)
 
 
 def test_many_slices_make_one_full_size_array(monkeypatch, rng):
-    from tinygrad_attn.backend import get_device
+    from tinygrad_attn.runtime.backend import get_device
 
     ops = get_device("cpu").ops
     made = []
@@ -405,7 +405,7 @@ def test_softmax_and_attention_computing_in_place_leave_their_inputs_alone(devic
 @pytest.mark.parametrize("fill", [-np.inf, 0.0, -0.0, 3, np.nan, True, np.float64(2.5), np.array(7, np.int8)])
 @pytest.mark.parametrize("cond_shape", [(5, 6), (1, 6), (3, 1, 1), (3, 5, 6)])
 def test_where_with_a_scalar_side_is_numpys_where(monkeypatch, dtype, fill, cond_shape):
-    from tinygrad_attn import backend as device
+    from tinygrad_attn.runtime import backend as device
 
     monkeypatch.setattr(device, "WHERE_COPY_MIN", 1)  # take the fast path on small arrays
     rng = np.random.default_rng(0)
@@ -428,7 +428,7 @@ def test_where_with_a_scalar_side_is_numpys_where(monkeypatch, dtype, fill, cond
 
 
 def test_where_fast_path_is_taken_for_large_masked_fills(monkeypatch):
-    from tinygrad_attn import backend as device
+    from tinygrad_attn.runtime import backend as device
 
     calls = []
     real = np.copyto

@@ -1,4 +1,4 @@
-"""PyTorch's in-place variants (``tinygrad_attn/inplace_variants.py``): each writes what the
+"""PyTorch's in-place variants (``tinygrad_attn/tensors/mutation/inplace_variants.py``): each writes what the
 out-of-place op gives into the same tensor, bumps its version, records a gradient where
 one is wanted (checked against finite differences in float64), refuses where PyTorch
 does; and the random fills draw from the library's generator."""
@@ -13,7 +13,7 @@ from helpers import close, rand
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
-from tinygrad_attn.inplace_variants import INPLACE_OF
+from tinygrad_attn.tensors.mutation.inplace_variants import INPLACE_OF
 
 UNARY = ["relu", "exp", "log", "sqrt", "tanh", "sigmoid", "abs", "neg", "sin", "cos", "tan", "floor", "ceil",
          "round", "sign", "trunc", "frac", "exp2", "expm1", "log1p", "log2", "log10", "asin", "acos", "atan",

@@ -23,19 +23,21 @@ COMPONENTS = import_graph.components(EDGES)
 #: what the Tensor class may import: the engine, the ops, and the helpers below it
 BELOW_TENSOR = {
     "autograd",
-    "backend",
-    "dtypes",
-    "dims",
-    "promotion",
+    "runtime.backend",
+    "tensors.dtypes",
+    "tensors.shape.dims",
+    "tensors.promotion",
     "random",
     "ops",
-    "inplace",
-    "printing",
+    "tensors.mutation.inplace",
+    "tensors.printing",
 }  # (inplace: the Tensor class reaches it by registration; printing: the repr's options, importing nothing)
 #: modules that build on the Tensor class (they install themselves on it, or use it)
-ABOVE_TENSOR = ["dims", "promotion", "tensor_reduce", "tensor_shape", "tensor_torch", "tensor_arith", "tensor_creation", "tensor_functions",
-                "math_functions", "functional", "activations", "creation", "indexing", "inplace_variants",
-                "ops.compare", "ops.transfer"]  # fmt: skip
+ABOVE_TENSOR = ["tensors.shape.dims", "tensors.promotion", "tensors.reduce.tensor_reduce", "tensors.shape.tensor_shape",
+                "tensors.elementwise.tensor_torch", "tensors.elementwise.tensor_arith",
+                "tensors.factories.tensor_creation", "tensors.tensor_functions", "tensors.elementwise.math_functions",
+                "functional", "functional.activations", "tensors.factories.creation", "tensors.index.indexing",
+                "tensors.mutation.inplace_variants", "ops.compare", "ops.transfer"]  # fmt: skip
 
 
 def _component_of(name: str) -> set[str]:
@@ -43,23 +45,23 @@ def _component_of(name: str) -> set[str]:
 
 
 def test_the_tensor_class_imports_only_what_is_below_it():
-    for m in EDGES[P + "_tensor"]:
+    for m in EDGES[P + "tensors._tensor"]:
         short = m.removeprefix(P)
-        assert short.split(".")[0] in BELOW_TENSOR or short.startswith("engine"), (
+        assert any(short == b or short.startswith(b + ".") for b in BELOW_TENSOR) or short.startswith("engine"), (
             f"_tensor.py imports {short}, which builds on it; install its methods from tinygrad_attn/__init__.py instead"
         )
 
 
 @pytest.mark.parametrize("name", ABOVE_TENSOR)
 def test_the_modules_built_on_the_tensor_import_it_one_way(name):
-    assert P + "_tensor" not in _component_of(P + name) or name in ("ops.compare", "ops.transfer"), (
+    assert P + "tensors._tensor" not in _component_of(P + name) or name in ("ops.compare", "ops.transfer"), (
         f"{name} and _tensor import each other: {sorted(_component_of(P + name))}"
     )
 
 
 def test_the_rules_below_the_tensor_import_nothing_above_them():
-    assert EDGES[P + "dims"] == set()
-    assert EDGES[P + "promotion"] <= {P + "dtypes"}
+    assert EDGES[P + "tensors.shape.dims"] == set()
+    assert EDGES[P + "tensors.promotion"] <= {P + "tensors.dtypes"}
     for op_module in ("ops.compare", "ops.transfer"):
         assert {m.removeprefix(P) for m in EDGES[P + op_module]} <= {"autograd", "engine", "engine.function"}
 

@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 
 import tinygrad_attn as tga
-from tinygrad_attn import Tensor, safetensors_file
+from tinygrad_attn import Tensor
 from tinygrad_attn import serialization as ckpt
 from tinygrad_attn.models import GPT, Linear, Module, Parameter
 from tinygrad_attn.optim import SGD, AdamW
+from tinygrad_attn.serialization import safetensors_file
 
 # -- tga.save / tga.load ----------------------------------------------------------------
 

@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import tinygrad_attn as tga
-from tinygrad_attn import Tensor, safetensors_file
+from tinygrad_attn import Tensor
 from tinygrad_attn import serialization as ser
 from tinygrad_attn.nn.module import Parameter
+from tinygrad_attn.serialization import safetensors_file
 
 torch = pytest.importorskip("torch")
 

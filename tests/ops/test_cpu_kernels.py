@@ -257,7 +257,7 @@ def test_gelu_kernels_give_the_numpy_passes_bit_for_bit(shape, calls, monkeypatc
 @needs_numba
 def test_gelu_kernels_work_block_by_block(calls, monkeypatch):
     """An input larger than two cache blocks runs a block at a time: the same numbers."""
-    from tinygrad_attn.backend import get_device
+    from tinygrad_attn.runtime.backend import get_device
 
     block = get_device("cpu").ops.cache_block
     x = np.random.default_rng(1).standard_normal(2 * block + 5).astype(np.float32)

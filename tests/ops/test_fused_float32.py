@@ -55,7 +55,7 @@ def test_gelu_float32_matches_the_exact_formula(device):
 
 
 def test_gelu_float32_equal_on_every_device_and_in_blocks(monkeypatch):
-    from tinygrad_attn.backend import get_device
+    from tinygrad_attn.runtime.backend import get_device
 
     x = np.linspace(-6.0, 6.0, 3 * 4099).reshape(3, 4099).astype(np.float32)
     g = np.sin(np.arange(x.size)).reshape(x.shape).astype(np.float32)

@@ -107,7 +107,8 @@ def test_a_number_takes_the_type_of_the_array_it_meets(rng):
 
 
 def _elementwise_ops() -> list[type]:
-    from tinygrad_attn import _tensor, ops  # noqa: PLC0415
+    from tinygrad_attn import ops  # noqa: PLC0415
+    from tinygrad_attn.tensors import _tensor  # noqa: PLC0415
 
     found = [c for c in ops.OPS.values() if getattr(c, "elementwise", None)]
     found += [c for c in vars(_tensor).values() if isinstance(c, type) and getattr(c, "elementwise", None)]
@@ -125,7 +126,7 @@ def test_the_ops_that_declare_an_expression():
 def test_every_declared_expression_compiles():
     """A kernel of each op that declares ``elementwise``, on float32 and float64 operands,
     compiles: a wrong expression on any op class fails here, not on a GPU user's machine."""
-    from tinygrad_attn.backend import get_device  # noqa: PLC0415
+    from tinygrad_attn.runtime.backend import get_device  # noqa: PLC0415
     from tinygrad_attn.symbolic.fusion import _kernel  # noqa: PLC0415
     from tinygrad_attn.symbolic.program import Buffer, OpRecord  # noqa: PLC0415
 

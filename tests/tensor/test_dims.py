@@ -1,4 +1,4 @@
-"""The one rule for axes (``tinygrad_attn/dims.py``): every method and free function that
+"""The one rule for axes (``tinygrad_attn/tensors/shape/dims.py``): every method and free function that
 takes an axis reads it through the one normaliser, so the same mistake gives the same
 error class and the same message shape everywhere, and ``dim=``/``axis=`` mean the same."""
 
@@ -9,7 +9,7 @@ import pytest
 
 import tinygrad_attn as tga
 import tinygrad_attn.functional as F
-from tinygrad_attn import dims
+from tinygrad_attn.tensors.shape import dims
 
 X = np.arange(6, dtype=np.float32).reshape(2, 3)
 

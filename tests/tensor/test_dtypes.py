@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 import tinygrad_attn as tga  # noqa: E402
 from tinygrad_attn import Tensor  # noqa: E402
-from tinygrad_attn.dtypes import result_type  # noqa: E402
+from tinygrad_attn.tensors.dtypes import result_type  # noqa: E402
 
 DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float32", "float64"]
 OPERATORS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,

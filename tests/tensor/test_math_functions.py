@@ -1,4 +1,4 @@
-"""PyTorch's further math API (``tinygrad_attn/math_functions.py``, ``activations.py``,
+"""PyTorch's further math API (``tinygrad_attn/tensors/elementwise/math_functions.py``, ``activations.py``,
 ``ops/transcendental.py``, ``ops/running_index.py``): values and dtypes against PyTorch,
 gradients against finite differences in float64, first order and with
 ``create_graph=True``, fused and decomposed, on every CPU array namespace; the nn modules;

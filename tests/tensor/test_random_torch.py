@@ -275,7 +275,7 @@ def test_every_device_draws_the_same_numbers(device):
 def test_the_inside_out_shuffle_of_huge_permutations_is_a_permutation():
     """PyTorch's shuffle past ~2e8 (64-bit draws, each place filled from an earlier one);
     too big to compare here, its small cases check the swaps make a permutation."""
-    from tinygrad_attn import random_transforms as rt
+    from tinygrad_attn.random import transforms as rt
 
     rng = np.random.default_rng(0)
     for n in (1, 2, 10, 1000):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._tensor import stack
 from ..engine import backward as _backward
 from ..engine import function as _function
 from ..engine.backward import _accumulate_found, run_backward
 from ..engine.function import replay_if_stale
+from ..tensors._tensor import stack
 
 
 def _tensors(x: Any, what: str, who: str) -> list[Any]:

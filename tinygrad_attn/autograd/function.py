@@ -48,7 +48,7 @@ from ..engine.function import _NUMPY_SCALARS, _as_ndarray, _new, _next_seq, add_
 from ..engine.function import Function as _Op
 from ..engine.switches import _State, is_grad_enabled, no_grad
 from ..engine.versions import version_of
-from ..inplace import _moved_history, _rebase
+from ..tensors.mutation.inplace import _moved_history, _rebase
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 

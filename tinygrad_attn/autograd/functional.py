@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._tensor import Tensor, stack
 from ..engine.switches import enable_grad, is_grad_enabled, set_grad_enabled
+from ..tensors._tensor import Tensor, stack
 from .api import grad
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]

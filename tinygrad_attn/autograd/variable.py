@@ -16,7 +16,7 @@ __all__ = ["Variable"]
 
 class _VariableMeta(type):
     def __instancecheck__(cls, obj: Any) -> bool:
-        from .._tensor import Tensor  # noqa: PLC0415 - (the class registers itself after autograd loads)
+        from ..tensors._tensor import Tensor  # noqa: PLC0415 - (the class registers itself after autograd loads)
 
         return isinstance(obj, Tensor)
 
@@ -25,8 +25,8 @@ class Variable(metaclass=_VariableMeta):
     """``Variable(data, requires_grad=False, volatile=False)``: ``data`` detached, a leaf."""
 
     def __new__(cls, data: Any = None, requires_grad: bool = False, volatile: bool = False) -> Any:
-        from .._tensor import Tensor  # noqa: PLC0415
-        from ..creation import empty  # noqa: PLC0415
+        from ..tensors._tensor import Tensor  # noqa: PLC0415
+        from ..tensors.factories.creation import empty  # noqa: PLC0415
 
         if volatile:
             warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",

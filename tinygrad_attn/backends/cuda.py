@@ -4,7 +4,7 @@ kept as set and change nothing; ``is_built()`` says whether a CUDA device can be
 
 from __future__ import annotations
 
-from ..flags import get_float32_matmul_precision, set_float32_matmul_precision
+from ..runtime.flags import get_float32_matmul_precision, set_float32_matmul_precision
 
 
 class _MatmulFlags:
@@ -30,7 +30,7 @@ _sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
 
 def is_built() -> bool:
     """Whether this library can use a CUDA device here (CuPy and a GPU)."""
-    from ..cuda import is_available  # noqa: PLC0415 - (a question asked rarely)
+    from ..runtime.cuda import is_available  # noqa: PLC0415 - (a question asked rarely)
 
     return is_available()
 

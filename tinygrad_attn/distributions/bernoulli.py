@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import creation as _creation
-from .._tensor import Tensor
 from ..engine.switches import no_grad
 from ..functional import binary_cross_entropy_with_logits
+from ..tensors._tensor import Tensor
+from ..tensors.factories import creation as _creation
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits

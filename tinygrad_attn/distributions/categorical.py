@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import creation as _creation
-from .._tensor import Tensor
-from ..dtypes import finfo
 from ..engine.switches import no_grad
 from ..functional import one_hot
+from ..tensors._tensor import Tensor
+from ..tensors.dtypes import finfo
+from ..tensors.factories import creation as _creation
 from . import constraints
 from .bernoulli import one_of
 from .distribution import Distribution

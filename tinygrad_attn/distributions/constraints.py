@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._tensor import Tensor
+from ..tensors._tensor import Tensor
 
 
 class Constraint:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .._tensor import Size, Tensor
 from ..engine.switches import no_grad
+from ..tensors._tensor import Size, Tensor
 from . import constraints
 from .utils import lazy_property
 

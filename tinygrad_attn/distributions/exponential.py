@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._tensor import Tensor
-from ..dtypes import finfo
+from ..tensors._tensor import Tensor
+from ..tensors.dtypes import finfo
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all

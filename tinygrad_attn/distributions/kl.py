@@ -9,8 +9,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .._tensor import Tensor, where
 from ..functional import softplus
+from ..tensors._tensor import Tensor, where
 from .bernoulli import Bernoulli
 from .categorical import Categorical, OneHotCategorical
 from .distribution import Distribution

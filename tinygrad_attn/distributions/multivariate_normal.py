@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import linalg
-from .._tensor import Tensor
+from ..tensors._tensor import Tensor
 from . import constraints
 from .distribution import Distribution
 from .normal import standard_normal

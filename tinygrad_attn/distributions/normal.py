@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import math_functions as _math
-from .._tensor import Tensor
 from ..engine.switches import no_grad
+from ..tensors._tensor import Tensor
+from ..tensors.elementwise import math_functions as _math
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import creation as _creation
-from .._tensor import Tensor
+from ..tensors._tensor import Tensor
+from ..tensors.factories import creation as _creation
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all

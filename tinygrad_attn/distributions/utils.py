@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
-from ..dtypes import finfo, get_default_dtype
+from ..tensors._tensor import Tensor
+from ..tensors.dtypes import finfo, get_default_dtype
 
 
 def broadcast_all(*values: Any) -> tuple[Tensor, ...]:

@@ -11,8 +11,8 @@
   apply, accumulate); tested equal to the real one.
 - :mod:`.composite`: ``composite`` and :class:`FusedFunction`.
 
-``tinygrad_attn._tensor`` registers the Tensor class and the namespace of tensor ops
-(:func:`register_tensor`); the in-place machinery (``tinygrad_attn.inplace``) registers
+``tinygrad_attn.tensors._tensor`` registers the Tensor class and the namespace of tensor ops
+(:func:`register_tensor`); the in-place machinery (``tinygrad_attn.tensors.mutation.inplace``) registers
 the replay of stale views and the lookup of histories detached in place (``detach_()``,
 ``versions.register_detached_history``). (``backward`` and ``composite`` are the
 submodules here; the functions of those names are ``engine.backward.backward`` and

@@ -28,7 +28,7 @@ from .switches import _State
 from .versions import _check_versions, as_seen_by
 
 if TYPE_CHECKING:
-    from .._tensor import Tensor
+    from ..tensors._tensor import Tensor
 
 
 class SliceGradient:

@@ -14,7 +14,7 @@ from .switches import Scope, _State, decompose
 from .versions import as_seen_by, changed_since
 
 if TYPE_CHECKING:
-    from .._tensor import Tensor
+    from ..tensors._tensor import Tensor
 
 
 def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> Callable:

@@ -8,7 +8,7 @@ on raw arrays and, when a gradient is wanted, records the op as the output's gra
 The node keeps what the graph pictures need, cheaply: the op (its class), its inputs,
 its non-array arguments, the arrays it saved, and the :class:`Scope` it was made in.
 
-This module imports no op and not the Tensor class: ``tinygrad_attn._tensor`` registers
+This module imports no op and not the Tensor class: ``tinygrad_attn.tensors._tensor`` registers
 the class (:func:`register_tensor`), and the in-place machinery above the ops registers
 the view replay (:func:`register_view_replay`).
 """
@@ -31,14 +31,14 @@ from . import switches
 from .switches import Hook, _State
 
 if TYPE_CHECKING:
-    from .._tensor import Tensor
+    from ..tensors._tensor import Tensor
 
-# Registered by tinygrad_attn._tensor (register_tensor): the engine makes Tensors but does not
+# Registered by tinygrad_attn.tensors._tensor (register_tensor): the engine makes Tensors but does not
 # import the class. ``TENSOR_NS``: the namespace of tensor ops a create_graph pass hands to
 # each backward (tinygrad_attn.ops.tensor_namespace).
 Tensor: Any = None
 TENSOR_NS: Any = None
-# Registered by tinygrad_attn.inplace: gives a view taken before its base changed in place
+# Registered by tinygrad_attn.tensors.mutation.inplace: gives a view taken before its base changed in place
 # the base's new history (called only once an in-place op rebased a tensor).
 _replay_view: Callable[[Any], None] | None = None
 # The seq of the latest in-place change that rebased a tensor's history (0: none yet; see
@@ -48,7 +48,7 @@ _last_rebase = 0
 
 
 def register_tensor(tensor_class: type, tensor_ns: Any) -> None:
-    """Called once by ``tinygrad_attn._tensor``: the class ops make, and the namespace of
+    """Called once by ``tinygrad_attn.tensors._tensor``: the class ops make, and the namespace of
     tensor ops that a backward pass with ``create_graph=True`` hands to each op."""
     global Tensor, TENSOR_NS
     Tensor, TENSOR_NS = tensor_class, tensor_ns
@@ -67,7 +67,7 @@ def add_uses(tensors: Sequence[Any], n: int = 1) -> None:
 
 
 def register_view_replay(replay: Callable[[Any], None]) -> None:
-    """Called once by ``tinygrad_attn.inplace``: how a view older than the latest in-place
+    """Called once by ``tinygrad_attn.tensors.mutation.inplace``: how a view older than the latest in-place
     change of its base is brought up to date (see :data:`_replay_view`)."""
     global _replay_view
     _replay_view = replay
@@ -458,7 +458,7 @@ class FreedArray:
 
 def replay_if_stale(t: Tensor) -> None:
     """Replay ``t`` if it may be a view older than the latest in-place change (see
-    ``tinygrad_attn.inplace``): before a backward pass starts from it."""
+    ``tinygrad_attn.tensors.mutation.inplace``): before a backward pass starts from it."""
     c = t._ctx
     if c is not None and c.seq < _last_rebase and (c.view or c.rebases):
         _replay_view(t)

@@ -17,7 +17,7 @@ from . import function as _function
 from .function import FreedArray, Function, _next_seq
 
 if TYPE_CHECKING:
-    from .._tensor import Tensor
+    from ..tensors._tensor import Tensor
 
 _MAX_RECENT = 64
 
@@ -39,7 +39,7 @@ class _Version:
 
 _versions: dict[int, tuple[_Version, Any]] = {}  # id(memory root) -> (version, weakref to the root)
 _last_change = 0  # seq of the latest in-place change in the process
-# Registered by tinygrad_attn.inplace (register_detached_history): for an input ``t`` of the
+# Registered by tinygrad_attn.tensors.mutation.inplace (register_detached_history): for an input ``t`` of the
 # node ``fn`` (its input ``i``) that no longer requires grad, the tensor holding the history
 # ``t`` had when ``fn`` read it, if ``t`` was detached in place (``detach_()``) since; else None.
 detached_history: Callable[[Any, Function, int], Any] | None = None
@@ -132,7 +132,7 @@ def _forget_version(key: int, ref: Any) -> None:
 
 
 def register_detached_history(find: Callable[[Any, Function, int], Any]) -> None:
-    """Called once by ``tinygrad_attn.inplace``: how the backward pass finds the history of
+    """Called once by ``tinygrad_attn.tensors.mutation.inplace``: how the backward pass finds the history of
     an input detached in place after its consumer read it (see :data:`detached_history`)."""
     global detached_history
     detached_history = find

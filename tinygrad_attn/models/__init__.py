@@ -16,7 +16,7 @@ from ..nn.layers import Dropout, Embedding, FeedForward, LayerNorm, Linear, Posi
 from ..nn.module import Module, ModuleList, Parameter, Sequential, StateDictError, functional_call
 from ..nn.rnn import GRUCell, RNNCell
 from ..nn.torch_bridge import from_torch, to_torch
-from ..safetensors_file import load_safetensors, save_safetensors
+from ..serialization.safetensors_file import load_safetensors, save_safetensors
 from .blocks import (
     BatchFirstAttention,
     DecoderBlock,

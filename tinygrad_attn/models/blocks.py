@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..engine.switches import no_grad
 from ..nn.attention import _as_mask, attend_heads
 from ..nn.layers import Embedding, LayerNorm, Linear, PositionalEncoding
 from ..nn.module import Module, ModuleList
 from ..nn.transformer import _DecoderLayerBase, _EncoderLayerBase
+from ..tensors._tensor import Tensor
 
 __all__ = [
     "BatchFirstAttention",

@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import random_transforms as rt
-from .._tensor import Tensor
 from ..engine.switches import no_grad
 from ..nn.layers import Dropout, Embedding, LayerNorm, Linear
 from ..nn.module import Module, ModuleList, Parameter
 from ..random import host_generator
+from ..random import transforms as rt
+from ..tensors._tensor import Tensor
 from .blocks import EncoderBlock
 
 

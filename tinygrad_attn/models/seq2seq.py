@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor, cat, stack
 from ..engine.switches import _State, no_grad
 from ..nn.attention import AdditiveAttention, GeneralAttention
 from ..nn.layers import Embedding, Linear
 from ..nn.module import Module
 from ..nn.rnn import GRUCell, unroll
+from ..tensors._tensor import Tensor, cat, stack
 
 
 class Seq2Seq(Module):

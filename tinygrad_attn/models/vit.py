@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import random_transforms as rt
-from .._tensor import Tensor, cat
 from ..nn.layers import Dropout, LayerNorm, Linear
 from ..nn.module import Module, ModuleList, Parameter
 from ..random import host_generator
+from ..random import transforms as rt
+from ..tensors._tensor import Tensor, cat
 from .blocks import EncoderBlock
 
 

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from .._tensor import Tensor
 from ..engine.switches import no_grad
+from ..tensors._tensor import Tensor
 from .layers import _float_dtype
 from .module import Module, Parameter
 

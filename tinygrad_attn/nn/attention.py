@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from .. import random_transforms as rt
-from .._tensor import Tensor, cat, where
 from ..random import host_generator
+from ..random import transforms as rt
+from ..tensors._tensor import Tensor, cat, where
 from .layers import Linear, _float_dtype
 from .module import Module, Parameter, _place
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from .._tensor import InvalidArgumentError, Tensor
+from ..tensors._tensor import InvalidArgumentError, Tensor
 from .layers import _bias_bound, _kaiming_uniform, _uniform
 from .module import Module
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .. import functional as F
-from .._tensor import Tensor
+from ..tensors._tensor import Tensor
 from .module import Module
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from .. import functional as F
-from .. import random_transforms as rt
-from .._tensor import Tensor
 from ..random import host_generator
+from ..random import transforms as rt
+from ..tensors._tensor import Tensor
 from .layers import _float_dtype
 from .module import Module, Parameter
 

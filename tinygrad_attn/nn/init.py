@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import random_transforms as rt
-from .._tensor import Tensor
 from ..engine.switches import no_grad
 from ..random import Generator, generator_for
+from ..random import transforms as rt
+from ..tensors._tensor import Tensor
 
 __all__ = [
     "calculate_gain",

@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from .. import random_transforms as rt
-from .._tensor import Tensor, where
-from ..dtypes import get_default_dtype
 from ..engine.switches import _State
-from ..indexing import host_integers
 from ..random import host_generator
+from ..random import transforms as rt
+from ..tensors._tensor import Tensor, where
+from ..tensors.dtypes import get_default_dtype
+from ..tensors.index.indexing import host_integers
 from .module import Module, Parameter
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from .._tensor import Tensor
+from ..tensors._tensor import Tensor
 from .distance import PairwiseDistance
 from .module import Module
 

@@ -20,9 +20,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._tensor import Tensor, _to_args
 from ..engine.switches import Scope, _State
-from ..inplace import store_array
+from ..tensors._tensor import Tensor, _to_args
+from ..tensors.mutation.inplace import store_array
 
 
 class Parameter(Tensor):
@@ -431,13 +431,13 @@ class Module:
 
     def save(self, path: Any) -> None:
         """Write the state dict as safetensors; atomically (a crash keeps the old file whole)."""
-        from ..safetensors_file import save_safetensors  # noqa: PLC0415 - safetensors is optional
+        from ..serialization.safetensors_file import save_safetensors  # noqa: PLC0415 - safetensors is optional
 
         save_safetensors(self.state_dict(), path)
 
     def load(self, path: Any) -> Module:
         """Fill this module from a safetensors file (strictly) and return it. Never unpickles."""
-        from ..safetensors_file import load_safetensors  # noqa: PLC0415
+        from ..serialization.safetensors_file import load_safetensors  # noqa: PLC0415
 
         self.load_state_dict(load_safetensors(path), strict=True)
         return self

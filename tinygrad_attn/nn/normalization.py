@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from .._tensor import InvalidArgumentError, Tensor
 from ..engine.switches import no_grad
+from ..tensors._tensor import InvalidArgumentError, Tensor
 from .layers import _float_dtype
 from .module import Module, Parameter
 

@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from .. import random_transforms as rt
-from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from ..engine.composite import composite
 from ..ops import recurrent
 from ..random import host_generator
+from ..random import transforms as rt
+from ..tensors._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from .layers import _float_dtype
 from .module import Module, Parameter, _place
 from .utils.rnn import PackedSequence, _host_ints, _lengths_of, _pack_padded, _pad_packed

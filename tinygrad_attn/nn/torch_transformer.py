@@ -17,8 +17,8 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from .. import creation
-from .._tensor import Tensor
+from ..tensors._tensor import Tensor
+from ..tensors.factories import creation
 from . import init
 from .attention import MultiheadAttention
 from .layers import LayerNorm

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._tensor import Tensor
+from ..tensors._tensor import Tensor
 from .layers import Dropout, LayerNorm, Linear
 from .module import Module
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import functional as F
-from .._tensor import Tensor
+from ..tensors._tensor import Tensor
 from .conv import _tuple
 from .module import Module
 

@@ -3,7 +3,7 @@ log-absolute-determinant, Cholesky factor and the symmetric eigen-decomposition,
 batches of matrices (``(..., n, n)``), each one call of the array namespace's ``linalg``
 forward, and ``Tril``, the triangle of the last two axes (the mask the backward formulas
 take). Each backward is written in ``ns`` ops (these ops among them), so gradients of every
-order follow. The other ``torch.linalg`` functions (``tinygrad_attn/linalg.py``) are
+order follow. The other ``torch.linalg`` functions (``tinygrad_attn/linalg/__init__.py``) are
 composites of these.
 """
 

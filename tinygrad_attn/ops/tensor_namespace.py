@@ -5,7 +5,7 @@ op's ``backward``: the same function names as a device's array namespace (``exp`
 Built from the op classes; the few functions whose arguments need the Tensor class's own
 normalisation (axes, shapes, dtype promotion) call its methods on the class the engine
 knows by registration (``engine.function.Tensor``), and ``where`` and ``stack`` are given
-by the module that defines them (``tinygrad_attn._tensor``).
+by the module that defines them (``tinygrad_attn.tensors._tensor``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import device_of_array
 from ..engine import function as _function
 from ..engine.switches import _State
+from ..runtime.backend import device_of_array
 from .alias import Alias, Copy
 from .elementwise import Abs, Add, AddN, Exp, Log, Sqrt, Tanh
 from .index import Gather, ScatterAdd

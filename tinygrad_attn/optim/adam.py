@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..ops import cpu_kernels
+from ..tensors._tensor import Tensor
 from .optimizer import Optimizer, _assign, _Bucket, _inplace_ns, _mul
 
 

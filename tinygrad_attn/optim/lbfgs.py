@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..engine.switches import enable_grad, no_grad
-from ..inplace import store_array
+from ..tensors._tensor import Tensor
+from ..tensors.mutation.inplace import store_array
 from .optimizer import Optimizer
 
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..engine.switches import _State, enable_grad, no_grad
 from ..engine.versions import bump_versions
-from ..inplace import _write, store_array
+from ..tensors._tensor import Tensor
+from ..tensors.mutation.inplace import _write, store_array
 
 
 class Optimizer:
@@ -465,7 +465,7 @@ class _Bucket:
 
     def take_step(self, decay: float, q: Any, writes: int) -> None:
         """Each parameter becomes ``p * decay - q`` (its slice of the flat ``q``), in its own
-        memory where it can be written (see :func:`~tinygrad_attn.inplace.store_array`), and counts ``writes`` changes."""
+        memory where it can be written (see :func:`~tinygrad_attn.tensors.mutation.inplace.store_array`), and counts ``writes`` changes."""
         o = _inplace_ns(self.dev)
         written = []
         for p, qi in zip(self.params, self._split(q)):

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from .._tensor import Tensor
+from ..tensors._tensor import Tensor
 from .optimizer import Optimizer
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._tensor import Tensor
+from ..tensors._tensor import Tensor
 from .optimizer import Optimizer, _assign, _Bucket, _inplace_ns, _mul
 
 

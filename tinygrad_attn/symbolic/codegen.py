@@ -23,11 +23,11 @@ import re
 import types
 from typing import TYPE_CHECKING, Any
 
-from .._tensor import Tensor
 from ..engine.backward import SliceGradient, accumulate_grad
 from ..engine.composite import FusedFunction
 from ..engine.function import _NUMPY_SCALARS, _as_ndarray
 from ..ops.movement import Split
+from ..tensors._tensor import Tensor
 from . import passes
 from .records import Buffer
 

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..engine.switches import _State
+from ..tensors._tensor import Tensor
 from .guard import LIVE_HYPERPARAMETERS, Guard  # noqa: F401 - (LIVE_HYPERPARAMETERS: re-exported)
 from .program import Program
 from .trace import ArgArray, trace_with_result
@@ -93,7 +93,7 @@ class _Flat:
 
 
 def _CPU() -> Any:
-    from ..backend import get_device  # noqa: PLC0415
+    from ..runtime.backend import get_device  # noqa: PLC0415
 
     return get_device("cpu")
 

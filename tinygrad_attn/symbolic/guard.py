@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..engine.switches import _State
+from ..tensors._tensor import Tensor
 
 #: How many functions deep the globals of called functions are walked.
 DEPTH = 3
@@ -150,10 +150,10 @@ class Guard:
     def __init__(self) -> None:
         global _Module, _Optimizer, _backend, _CHANGES
         if _Module is None:  # (imported here: the package imports this module before nn and optim)
-            from .. import backend  # noqa: PLC0415
             from ..nn.module import _CHANGES as changes  # noqa: PLC0415
             from ..nn.module import Module  # noqa: PLC0415
             from ..optim.optimizer import Optimizer  # noqa: PLC0415
+            from ..runtime import backend  # noqa: PLC0415
 
             _Module, _Optimizer, _backend, _CHANGES = Module, Optimizer, backend, changes
         self._lock = threading.Lock()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._tensor import Tensor
+from ..tensors._tensor import Tensor
 from . import codegen, kernels, passes
 from .fusion import elementwise_groups
 from .records import Buffer, OpRecord, TraceError  # noqa: F401 - (TraceError: re-exported)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._tensor import Tensor
+from ..tensors._tensor import Tensor
 
 _DTYPE_NAMES: dict[Any, str] = {}
 _TYPE_STRS: dict[tuple, str] = {}  # (shape, dtype) -> its type_str

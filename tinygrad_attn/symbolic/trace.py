@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor, stack, where
 from ..engine import function as _function
 from ..engine.backward import SliceGradient, accumulate_grad, run_backward
 from ..engine.composite import FusedFunction
@@ -34,6 +33,7 @@ from ..engine.switches import Hook, _State, no_grad, observing
 from ..engine.versions import _memory_root
 from ..ops.alias import InPlace
 from ..ops.tensor_namespace import TensorNamespace
+from ..tensors._tensor import Tensor, stack, where
 from .program import Program, _Slot
 from .records import Buffer, OpRecord, TraceError
 

@@ -17,8 +17,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .._tensor import Tensor
 from ..engine.switches import no_grad
+from ..tensors._tensor import Tensor
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 

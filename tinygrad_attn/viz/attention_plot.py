@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
+from ..tensors._tensor import Tensor
 
 
 def _matplotlib() -> Any:

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._tensor import Tensor
 from ..engine.function import FreedArray
+from ..tensors._tensor import Tensor
 from . import text
 from .graph import (
     LEAF_WORDS,

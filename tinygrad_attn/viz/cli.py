@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from .. import functional
-from .._tensor import Tensor
 from ..engine.switches import decompose
 from ..random import manual_seed
+from ..tensors._tensor import Tensor
 from .render import FORMATS, RANKDIRS, GraphvizNotFoundError, render
 from .renderer import renderer
 
@@ -211,7 +211,7 @@ def explore_block(args: argparse.Namespace) -> int:
 @contextlib.contextmanager
 def _on_device(name: str | None) -> Iterator[None]:
     """New tensors go to ``name`` (default: the current default device) while the command runs."""
-    from ..backend import default_device, get_device, set_default_device  # noqa: PLC0415
+    from ..runtime.backend import default_device, get_device, set_default_device  # noqa: PLC0415
 
     dev = get_device(name)  # (a RuntimeError saying what is missing, for main to print)
     before = default_device().name if name is not None else None

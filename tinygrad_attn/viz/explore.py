@@ -45,12 +45,12 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
 from ..engine.backward import SliceGradient, run_backward, unbroadcast
 from ..engine.function import FreedArray
 from ..engine.switches import Hook, observing
 from ..ops.fused import Attention, Softmax
 from ..ops.linalg import Matmul
+from ..tensors._tensor import Tensor
 from . import text
 from .backward import _kept, backward_graph
 from .dot import MAX_NODES, _fitting_depth, _Layout, to_digraph

@@ -20,13 +20,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._tensor import Tensor
 from ..engine.backward import run_backward
 from ..engine.composite import FusedFunction
 from ..engine.function import FreedArray
 from ..engine.switches import Scope
 from ..engine.versions import as_seen_by
 from ..ops.alias import InPlace
+from ..tensors._tensor import Tensor
 from . import text
 
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._tensor import Tensor
-from ..backend import get_device
+from ..runtime.backend import get_device
+from ..tensors._tensor import Tensor
 
 
 class Probe:

@@ -16,7 +16,7 @@ from typing import Any
 
 import graphviz
 
-from .._tensor import Tensor
+from ..tensors._tensor import Tensor
 from .backward import backward_graph
 from .dot import MAX_NODES, to_digraph
 from .graph import forward_graph

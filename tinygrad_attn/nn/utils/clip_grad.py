@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from ..._tensor import Tensor, stack
 from ...engine.switches import _State, no_grad
+from ...tensors._tensor import Tensor, stack
 
 
 def _with_grads(parameters: Tensor | Iterable[Tensor], op: str) -> list[Tensor]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..._tensor import Tensor, cat
 from ...engine.switches import no_grad
+from ...tensors._tensor import Tensor, cat
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import copy
 
-from ..._tensor import Tensor
 from ...engine.switches import no_grad
+from ...tensors._tensor import Tensor
 from ..module import Module, Parameter
 
 __all__ = ["fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights"]

@@ -10,8 +10,8 @@ PyTorch's state dict keys (``parametrizations.weight.original0/1``; ``original``
 from __future__ import annotations
 
 from ... import functional as F
-from ..._tensor import Tensor
 from ...engine.switches import no_grad
+from ...tensors._tensor import Tensor
 from ..module import Module
 from . import parametrize
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 
-from ..._tensor import Tensor
 from ...engine.switches import no_grad
+from ...tensors._tensor import Tensor
 from ..module import Module, ModuleDict, ModuleList, Parameter
 
 __all__ = [

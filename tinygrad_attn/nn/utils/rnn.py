@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ... import functional as F
-from ..._tensor import Tensor, cat, stack
+from ...tensors._tensor import Tensor, cat, stack
 
 __all__ = [
     "pad_sequence",

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import creation, dtypes
 from ...random import Generator
+from ...tensors import dtypes
+from ...tensors.factories import creation
 
 
 def new_generator(seed: int) -> Generator:

@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ... import creation, dtypes
-from ..._tensor import Tensor, stack
+from ...tensors import dtypes
+from ...tensors._tensor import Tensor, stack
+from ...tensors.factories import creation
 
 #: NumPy dtype codes of bytes, strings and objects: nothing a tensor can hold
 _NOT_NUMERIC = re.compile(r"[SaUO]")

@@ -11,7 +11,8 @@ import itertools
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Any, Generic, TypeVar
 
-from ... import creation, dtypes
+from ...tensors import dtypes
+from ...tensors.factories import creation
 from . import _random
 
 T_co = TypeVar("T_co", covariant=True)

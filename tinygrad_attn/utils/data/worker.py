@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ... import random as library_random
-from ... import threads
+from ...runtime import threads
 from .fetch import create_fetcher
 
 #: seconds between the main process's checks that its workers are still alive (PyTorch's interval)

@@ -1,0 +1,1126 @@
+"""Neural-net functions, each written once from primitive ops.
+
+Every function here that ``tga.decompose()`` names is a *composite*: its body is its
+definition in primitives, and ``tinygrad_attn.ops.fused`` may hold a one-node fast path
+that the tests keep equal to it. Inside ``tga.decompose()`` the body always runs, in a
+scope named after the function, so graph pictures show each primitive grouped under it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+
+from ..engine.composite import composite
+from ..engine.switches import _State, scope
+from ..engine.versions import _memory_root
+from ..ops import fused
+from ..ops.index import Take as _Take  # (embedding while tracing)
+from ..ops.saved import saved_for_backward
+from ..ops.transcendental import Expm1
+from ..random import draw
+from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
+from ..tensors.index.indexing import host_integers
+from ..tensors.shape import dims
+from .activations import _in_place
+from .checks import _as_operand, _float, _pad_constant, _reduce, _reduction, _same_shape, written_to_out
+
+__all__ = [
+    "linear",
+    "softmax",
+    "log_softmax",
+    "masked_softmax",
+    "additive_score",
+    "layer_norm",
+    "rms_norm",
+    "gelu",
+    "dropout",
+    "cross_entropy",
+    "mse_loss",
+    "scaled_dot_product_attention",
+    "causal_mask",
+    "relu",
+    "sigmoid",
+    "tanh",
+    "where",
+    "nll_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "leaky_relu",
+    "silu",
+    "elu",
+    "softplus",
+    "normalize",
+    "one_hot",
+    "embedding",
+    "pad",
+]
+
+
+def _axis(x: Tensor, axis: int, op: str) -> int:
+    return dims.one(x.shape, axis, op)  # (a 0-d tensor takes 0 and -1, as in PyTorch)
+
+
+def _degenerate(x: Tensor, axis: int, op: str) -> bool:
+    """Whether softmax-like ``op`` over ``axis`` needs no reduction: a 0-d tensor (one
+    element: the row is itself) or an empty tensor (nothing to normalise; the max of an
+    empty axis would fail)."""
+    _axis(x, axis, op)
+    return x.ndim == 0 or x.numel() == 0
+
+
+
+# -- softmax family ----------------------------------------------------------------
+def _dim(axis: int | None, dim: int | None, op: str) -> int:
+    """PyTorch's ``dim=`` and NumPy's ``axis=`` name the same thing (the last axis by default)."""
+    d = dims.alias(axis, dim, op)
+    return -1 if d is None else d
+
+
+def _softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+                   axis: int | None = None) -> Tensor | None:  # fmt: skip
+    x = x if dtype is None else x.astype(dtype)
+    _float(x, "softmax")
+    axis = _dim(axis, dim, "softmax")
+    if _degenerate(x, axis, "softmax"):
+        return None  # the definition handles it
+    return fused.Softmax.apply(x, args=_axis(x, axis, "softmax"))
+
+
+@composite("softmax", _softmax_fused)
+def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+            axis: int | None = None) -> Tensor:  # fmt: skip
+    """``exp(x) / sum(exp(x))`` along ``axis`` (or PyTorch's ``dim``; default the last),
+    shifted by the max so it never overflows; ``dtype`` casts ``x`` first, as in PyTorch."""
+    x = x if dtype is None else x.astype(dtype)
+    axis = _dim(axis, dim, "softmax")
+    if _degenerate(x, axis, "softmax"):  # 1 for a lone element (0-d), nothing for an empty tensor
+        # (its result kept, as the fused op's and PyTorch's: changing it in place raises)
+        return saved_for_backward(x * 0.0 + 1.0 if x.ndim == 0 else x * 0.0, output=True)
+    e = (x - x.max(axis, keepdims=True)).exp()
+    return e / e.sum(axis, keepdims=True)
+
+
+def _log_softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+                       axis: int | None = None) -> Tensor | None:  # fmt: skip
+    x = x if dtype is None else x.astype(dtype)
+    _float(x, "log_softmax")
+    axis = _dim(axis, dim, "log_softmax")
+    if _degenerate(x, axis, "log_softmax"):
+        return None  # the definition handles it
+    return fused.LogSoftmax.apply(x, args=_axis(x, axis, "log_softmax"))
+
+
+@composite("log_softmax", _log_softmax_fused)
+def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
+                axis: int | None = None) -> Tensor:  # fmt: skip
+    """``x - logsumexp(x)`` along ``axis`` (or PyTorch's ``dim``; default the last);
+    ``dtype`` casts ``x`` first, as in PyTorch."""
+    x = x if dtype is None else x.astype(dtype)
+    axis = _dim(axis, dim, "log_softmax")
+    if _degenerate(x, axis, "log_softmax"):  # log 1 = 0 for a lone element (0-d); empty stays empty
+        return saved_for_backward(x - x, output=True)  # (its result kept, as the fused op's and PyTorch's)
+    z = x - x.max(axis, keepdims=True)
+    return z - z.exp().sum(axis, keepdims=True).log()
+
+
+def _masked_softmax_fused(x: Tensor, mask: Any, dim: int = -1) -> Tensor | None:
+    _float(x, "masked_softmax")
+    mask = _softmax_mask(x, mask)
+    if np.broadcast_shapes(x.shape, mask.shape) != x.shape or _degenerate(x, dim, "masked_softmax"):
+        return None  # (a mask that broadcasts x, a 0-d or empty x: the definition handles it)
+    return fused.MaskedSoftmax.apply(x, mask, args=_axis(x, dim, "masked_softmax"))
+
+
+def _softmax_mask(x: Tensor, mask: Any) -> Tensor:
+    mask = mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask), device=x.device)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"masked_softmax: mask must be bool (True where allowed), got {mask.dtype}")
+    try:
+        np.broadcast_shapes(x.shape, mask.shape)
+    except ValueError:
+        raise ValueError(f"masked_softmax: mask {mask.shape} does not broadcast with input {x.shape}") from None
+    return mask
+
+
+@composite("masked_softmax", _masked_softmax_fused)
+def masked_softmax(x: Tensor, mask: Any, dim: int = -1) -> Tensor:
+    """Softmax along ``dim`` over the positions where ``mask`` (bool, broadcastable with
+    ``x``) is True, 0 at the others, and 0 in a whole row where none is (a query with no
+    key to attend gets no weight, not NaN): attention's weights over padded keys.
+
+    >>> masked_softmax(Tensor([[1.0, 2.0, 3.0]]), Tensor([[True, True, False]])).numpy().round(3)
+    array([[0.269, 0.731, 0.   ]])
+    """
+    mask = _softmax_mask(x, mask)
+    return where(mask, softmax(where(mask, x, fused.MASKED_FILL), dim), 0.0)
+
+
+def _check_additive(query: Tensor, keys: Tensor, v: Tensor) -> None:
+    for t, what in ((query, "query"), (keys, "keys"), (v, "v")):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"additive_score: {what} must be a Tensor, got {type(t).__name__}")
+        _float(t, "additive_score")
+    h = query.shape[-1] if query.ndim else None
+    ok = query.ndim >= 2 and keys.ndim >= 2 and keys.shape[-1] == h and math.prod(v.shape) == h
+    try:
+        np.broadcast_shapes(query.shape[:-2], keys.shape[:-2])
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"additive_score: query {query.shape}, keys {keys.shape} and v {v.shape} do not fit; need "
+            "query (..., Tq, h), keys (..., Tk, h) with broadcastable leading axes, and h weights in v"
+        )
+
+
+def _additive_score_fused(query: Tensor, keys: Tensor, v: Tensor) -> Tensor:
+    _check_additive(query, keys, v)
+    return fused.AdditiveScore.apply(query, keys, v)
+
+
+@composite("additive_score", _additive_score_fused)
+def additive_score(query: Tensor, keys: Tensor, v: Tensor) -> Tensor:
+    """Bahdanau's score ``v . tanh(q_i + k_j)`` of every pair of ``query`` ``(..., Tq, h)``
+    and ``keys`` ``(..., Tk, h)``, both projected already (``W q``, ``U k``); ``v`` holds
+    ``h`` weights (``(h,)``, or a ``Linear(h, 1)``'s ``(1, h)`` weight). Returns ``(..., Tq,
+    Tk)``, in one node.
+
+    >>> additive_score(Tensor.ones(1, 2, 3), Tensor.zeros(1, 4, 3), Tensor.ones(3)).shape
+    (1, 2, 4)
+    """
+    _check_additive(query, keys, v)
+    return (query.unsqueeze(-2) + keys.unsqueeze(-3)).tanh() @ v.reshape(-1)
+
+
+# -- linear maps -------------------------------------------------------------------------
+def _check_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    for t, what in ((x, "input"), (weight, "weight")):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"linear: {what} must be a Tensor, got {type(t).__name__}; make one with tga.tensor(...)")
+    ok = weight.ndim == 2 and x.ndim >= 1 and x.shape[-1] == weight.shape[1]
+    if not ok or (bias is not None and bias.shape != (weight.shape[0],)):
+        raise ValueError(
+            f"linear: input {x.shape}, weight {weight.shape} and bias {None if bias is None else bias.shape} "
+            "do not fit; need input (..., in), weight (out, in), bias (out,)"
+        )
+    if x.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):  # (PyTorch promotes none)
+        raise RuntimeError(
+            f"linear: input, weight and bias must have the same dtype, but got {x.dtype}, {weight.dtype} and "
+            f"{None if bias is None else bias.dtype}; convert the input with .to(weight.dtype)"
+        )
+
+
+def _linear_fused(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    _check_linear(x, weight, bias)
+    return fused.Linear.apply(x, weight, bias)
+
+
+@composite("linear", _linear_fused)
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``x @ weight.mT + bias``, with ``weight`` of shape ``(out, in)`` as in PyTorch.
+
+    >>> F.linear(x, w, b)  # doctest: +SKIP  (x: (B, T, in), w: (out, in), b: (out,))
+    """
+    _check_linear(x, weight, bias)
+    y = x @ weight.mT
+    return y + bias if bias is not None else y
+
+
+# -- normalisation and activations -----------------------------------------------------
+def _check_affine(x: Tensor, t: Tensor | None, what: str) -> None:
+    if t is not None and t.shape != (x.shape[-1],):
+        raise ValueError(f"layer_norm: {what} has shape {t.shape}, expected ({x.shape[-1]},) for input {x.shape}")
+
+
+def _layer_norm_fused(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None,
+                      eps: float = 1e-5) -> Tensor:  # fmt: skip
+    _float(x, "layer_norm")
+    _check_affine(x, weight, "weight")
+    _check_affine(x, bias, "bias")
+    return fused.LayerNorm.apply(x, weight, bias, args=float(eps))
+
+
+@composite("layer_norm", _layer_norm_fused)
+def _layer_norm_last(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise the last axis to mean 0 and variance 1, then ``* weight + bias``."""
+    _check_affine(x, weight, "weight")
+    _check_affine(x, bias, "bias")
+    xc = x - x.mean(-1, keepdims=True)
+    y = xc / ((xc * xc).mean(-1, keepdims=True) + eps).sqrt()
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def layer_norm(input: Tensor, normalized_shape: Any = None, weight: Tensor | None = None,  # noqa: A002
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:  # fmt: skip
+    """PyTorch's ``layer_norm``: normalise the trailing ``normalized_shape`` axes together to
+    mean 0 and variance 1, then ``* weight + bias`` (each of ``normalized_shape``).
+
+    (The library's own ``layer_norm(x, weight, bias, eps)``, over the last axis, is accepted
+    too: a tensor in second place is read as ``weight``.)
+    """
+    x = input
+    if isinstance(normalized_shape, Tensor):  # the library's own call: (x, weight, bias, eps)
+        weight, bias, eps = normalized_shape, weight, (eps if bias is None else bias)
+        normalized_shape = None
+    if normalized_shape is None:
+        normalized_shape = x.shape[-1:]
+    shape = _trailing_shape("layer_norm", x, normalized_shape, weight=weight, bias=bias)
+    if len(shape) == 1:
+        return _layer_norm_last(x, weight, bias, eps)
+    n = math.prod(shape)  # several axes normalised together are one axis
+    w = None if weight is None else weight.reshape(n)
+    b = None if bias is None else bias.reshape(n)
+    return _layer_norm_last(x.reshape(*x.shape[: x.ndim - len(shape)], n), w, b, eps).reshape(*x.shape)
+
+
+def _trailing_shape(op: str, x: Tensor, normalized_shape: Any, **params: Tensor | None) -> tuple[int, ...]:
+    """``normalized_shape`` (an int or a sequence) as a tuple, checked to be the trailing dims of
+    ``x`` and the shape of each of ``params`` given (a weight, a bias)."""
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    if not shape or x.shape[x.ndim - len(shape) :] != shape or len(shape) > x.ndim:
+        raise InvalidArgumentError(
+            f"{op}: normalized_shape {shape} must be the trailing dims of the input, of shape {x.shape}"
+        )
+    for what, t in params.items():
+        if t is not None and tuple(t.shape) != shape:
+            raise InvalidArgumentError(f"{op}: {what} has shape {t.shape}, expected {shape} for input {x.shape}")
+    return shape
+
+
+def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
+             eps: float | None = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``rms_norm``: divide by the root mean square over the trailing
+    ``normalized_shape`` axes (``+ eps`` under the root; ``eps=None``: the dtype's machine
+    epsilon), then ``* weight``.
+
+    >>> F.rms_norm(x, (x.shape[-1],))  # doctest: +SKIP
+    """
+    x = input
+    _float(x, "rms_norm")
+    shape = _trailing_shape("rms_norm", x, normalized_shape, weight=weight)
+    if eps is None:
+        eps = float(np.finfo(x.dtype).eps)
+    return _rms_norm(x, tuple(range(x.ndim - len(shape), x.ndim)), weight, float(eps))
+
+
+@composite("rms_norm")
+def _rms_norm(x: Tensor, dims: tuple[int, ...], weight: Tensor | None, eps: float) -> Tensor:
+    y = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
+    return y if weight is None else y * weight
+
+
+def _gelu_fused(x: Tensor, approximate: str = "none") -> Tensor:
+    _float(x, "gelu")
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return fused.Gelu.apply(x, args=approximate)
+
+
+@composite("gelu", _gelu_fused)
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """``x * Phi(x)``, Phi the normal CDF (``approximate="tanh"``: the GPT-2 formula)."""
+    if approximate == "tanh":
+        return 0.5 * x * (1.0 + (math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return 0.5 * x * (1.0 + (x * (1.0 / math.sqrt(2.0))).erf())
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``max(x, 0)``; ``inplace=True`` writes it into ``input`` (see :func:`_in_place`)."""
+    return _in_place(input, "relu", relu) if inplace else input.relu()
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    return x.sigmoid()
+
+
+def tanh(x: Tensor) -> Tensor:
+    return x.tanh()
+
+
+@composite("dropout")
+def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``
+    (``inplace=True``: written into ``x``).
+
+    The mask is drawn on the host from the seeded generator, so it is the same on
+    every device for the same seed.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    if inplace:
+        return _in_place(x, "dropout", dropout, p=p, training=training)
+    if p == 1.0:
+        return x * 0.0
+    return x * draw("dropout", x.shape, x.dtype, x, p)  # (an op: a traced program draws at each replay)
+
+
+# -- losses -------------------------------------------------------------------------
+
+
+
+def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) -> tuple[Tensor, Tensor, bool]:
+    """``x`` with its classes on the last axis (``target`` too, if it holds probabilities),
+    and whether it holds probabilities.
+
+    Class indices of shape ``x.shape[:-1]`` mean the classes are last (this library's
+    layout, and PyTorch's for ``(N, C)``) when PyTorch's layout cannot read them. Any other
+    target follows PyTorch: classes on axis 1 of ``(N, C, d1, ...)``, with indices
+    ``(N, d1, ...)`` or probabilities of ``x``'s own shape; so does a shape that fits both
+    (``(N, C, C)``), unless ``class_axis=-1``.
+    """
+    shape, ts = x.shape, target.shape
+    if x.ndim == 0:
+        raise ValueError(f"{op}: input needs a class axis, got a scalar")
+    probs = target.dtype.kind == "f" and ts == shape
+    axis1 = shape[:1] + shape[2:] if x.ndim >= 2 else shape[:-1]
+    if class_axis is None:  # (where a shape fits both layouts, PyTorch's decides: classes on axis 1)
+        last = not probs and ts == shape[:-1] and (ts != axis1 or x.ndim <= 2)
+    elif class_axis in (1, -1, x.ndim - 1):
+        last = class_axis != 1 or x.ndim <= 2
+    else:
+        raise ValueError(f"{op}: class_axis must be 1 (PyTorch's layout) or -1 (classes last), got {class_axis}")
+    want = shape if probs else shape[:-1] if last else axis1
+    if ts != want:
+        raise ValueError(
+            f"{op}: input of shape {shape} needs targets of shape {shape[:-1]} (class indices, classes last), "
+            f"{axis1} (class indices, classes on axis 1 as in PyTorch's (N, C, d1, ...)) or {shape} "
+            f"(class probabilities, floating point); got {ts}"
+        )
+    if not last and x.ndim > 2:
+        perm = (0, *range(2, x.ndim), 1)
+        x = x.permute(*perm)
+        if probs:
+            target = target.permute(*perm)
+    return x, target, probs
+
+
+def _index_targets(op: str, x: Tensor, target: Tensor, ignore_index: int | None) -> tuple[Tensor, Any, int]:
+    """Flat class indices ``(M,)`` (ignored ones set to 0), the 0/1 array of the items that
+    count, and their number. The range check needs the indices on the host; while tracing
+    the targets stay an input of the program instead, and the mask and count are tensors."""
+    if _State.tracer is not None and isinstance(target, Tensor):
+        t = target.detach().reshape(-1)
+        t = t if t.dtype == np.int64 else t.astype(np.int64)
+        if ignore_index is None:
+            ones = Tensor.full((t.shape[0],), 1.0, dtype=x.dtype, device=x.device)
+            return t, ones, ones.sum()
+        kept = t != ignore_index  # (M,)
+        keep_t = kept.astype(x.dtype)
+        return where(kept, t, 0), keep_t, keep_t.sum()
+    host = host_integers(target, op, "targets (class indices)")
+    c = x.shape[-1]
+    keep = np.ones(host.shape, dtype=bool) if ignore_index is None else host != ignore_index
+    bad = keep & ((host < 0) | (host >= c))
+    if bad.any():
+        raise IndexError(
+            f"{op}: target {host[bad][0]} is out of range for {c} classes (ignore_index is {ignore_index})"
+        )
+    dev = x._dev
+    t = Tensor._wrap(dev.asarray(np.where(keep, host, 0).reshape(-1).astype(np.int64)), dev)
+    return t, dev.asarray(keep.reshape(-1), dtype=x.dtype), int(keep.sum())
+
+
+def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
+    if weight is None:
+        return None
+    weight = _as_operand(op, weight, x, "weight")
+    if weight.shape != (x.shape[-1],):
+        raise ValueError(f"{op}: weight has shape {weight.shape}; it needs one entry per class, ({x.shape[-1]},)")
+    return weight
+
+
+def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
+                  ignore_index: int | None = -100, reduce: Any = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0, *, class_axis: int | None = None) -> Tensor:  # fmt: skip
+    """Negative log-likelihood of ``targets`` under ``softmax(logits)``, as PyTorch's.
+
+    Targets are class indices, or class probabilities (floating point, the logits' shape).
+    Class indices of shape ``logits.shape[:-1]`` mean classes on the last axis (``(..., C)``
+    logits, this library's layout); otherwise the layout is PyTorch's: ``(N, C, d1, ...)``
+    logits with ``(N, d1, ...)`` indices or probabilities of the logits' shape. Where a
+    shape fits both (``(N, C, C)`` logits) the classes are on axis 1, as PyTorch's, unless
+    ``class_axis=-1``.
+    Items whose target is ``ignore_index`` (``None``: none) do not count; ``weight``
+    (``(C,)``) weighs each class, and ``"mean"`` divides by the kept items' total weight
+    (NaN when nothing counts, as PyTorch). ``label_smoothing`` mixes the target with the
+    uniform distribution, as in "Attention Is All You Need". ``reduction="none"`` returns
+    one loss per item, shaped as the indices.
+    """
+    logits, targets = input, target
+    # Before PyTorch's argument order this was (logits, targets, ignore_index, label_smoothing):
+    # an int in weight's place is still an ignore_index, a float in size_average's a smoothing.
+    if isinstance(weight, (int, np.integer)) and not isinstance(weight, bool):
+        weight, ignore_index = None, int(weight)
+    if isinstance(size_average, float):
+        size_average, label_smoothing = None, size_average
+    op = "cross_entropy"
+    _float(logits, op)
+    reduction = _reduction(op, reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
+    eps = float(label_smoothing)
+    x, targets, probs = _classes_last(op, logits, _as_operand(op, targets, logits), class_axis)
+    weight = _class_weight(op, weight, x)
+    c = x.shape[-1]
+    if probs:
+        if ignore_index not in (None, -100):
+            raise ValueError(f"{op}: ignore_index applies to class-index targets, not to probabilities")
+        with scope(op):
+            logp = log_softmax(x.reshape(-1, c), -1)  # (M, C)
+            return _soft_reference(logp, targets.reshape(-1, c), weight, reduction, eps, x.shape[:-1])
+    t, keep, n_kept = _index_targets(op, x, targets, ignore_index)
+    flat = x.reshape(-1, c)  # (M, C)
+    if weight is None and reduction != "none" and not _State.decompose:
+        if isinstance(keep, Tensor):  # traced: the mask and count are ops on the targets
+            n_t = n_kept if reduction == "mean" else Tensor.full((), 1.0, dtype=x.dtype, device=x.device)
+            return _cross_entropy_kept(flat, t, keep, n_t.astype(x.dtype), eps)
+        n = (float(n_kept) if n_kept else float("nan")) if reduction == "mean" else 1.0
+        return fused.CrossEntropy.apply(flat, t, args=(keep, n, eps))
+    with scope(op):
+        return _nll_reference(log_softmax(flat, -1), t, keep, n_kept, weight, reduction, eps, x.shape[:-1])
+
+
+def _cross_entropy_kept(logits: Tensor, targets: Tensor, keep: Tensor, n_kept: Tensor, eps: float) -> Tensor:
+    """The cross-entropy a trace records: the kept items' mask ``(M,)`` and their count (0-d)
+    are tensors computed from the targets, so a replay reads them (fused unless decomposing)."""
+    if _State.decompose:
+        return _cross_entropy_kept_reference(logits, targets, keep, n_kept, eps)
+    return fused.CrossEntropyKept.apply(logits, targets, keep, n_kept, args=eps)
+
+
+def _cross_entropy_kept_reference(logits: Tensor, targets: Tensor, keep: Tensor, n_kept: Tensor, eps: float) -> Tensor:
+    total = _nll_reference(log_softmax(logits, -1), targets, keep, 0, None, "sum", eps, ())
+    return total / where(n_kept != 0, n_kept, math.nan)  # (nothing kept: NaN, as PyTorch)
+
+
+def _cross_entropy_reference(logits: Tensor, targets: Tensor, keep: Any, n_kept: float, eps: float) -> Tensor:
+    """The fused op's definition: the summed loss of the kept items, divided by ``n_kept``."""
+    total = _nll_reference(log_softmax(logits, -1), targets, keep, 0, None, "sum", eps, ())
+    if n_kept != n_kept or not n_kept:  # nothing counts: NaN (0/0, as PyTorch), its gradient 0, not NaN
+        # (a where, not total + nan: its gradient is 0 even where the incoming one is NaN)
+        return where(Tensor(False, device=logits._dev), total, math.nan)
+    return total / n_kept
+
+
+def _nll_reference(logp: Tensor, t: Tensor, keep: Any, n_kept: int, weight: Tensor | None, reduction: str,
+                   eps: float, shape: tuple) -> Tensor:  # fmt: skip
+    """The definition on ``logp (M, C)``: item ``i`` costs ``-(1-eps) w[t] logp[t] - eps mean_c(w logp)``
+    (0 if ignored); ``"mean"`` divides the sum by the kept items' total ``w[t]``."""
+    m, c = logp.shape
+    dev = logp._dev
+    picked = logp.reshape(-1)[Tensor.arange(m, dtype=np.int64, device=dev) * c + t]  # (M,)
+    keep_t = keep if isinstance(keep, Tensor) else Tensor._wrap(keep, dev)
+    w_t = keep_t if weight is None else weight[t] * keep_t  # (M,)
+    loss = picked * w_t * -(1.0 - eps)
+    if eps:
+        loss = loss - (logp if weight is None else logp * weight).mean(-1) * keep_t * eps
+    if reduction == "none":
+        return loss.reshape(shape)
+    if reduction == "sum":
+        return loss.sum()
+    if isinstance(n_kept, Tensor):  # (traced: the count of kept items is a tensor, NaN when 0 as PyTorch)
+        return loss.sum() / where(n_kept != 0, n_kept, math.nan)
+    if weight is None:  # nothing kept: NaN (0/0, as PyTorch) with a gradient of 0, not NaN
+        return loss.sum() / float(n_kept) if n_kept else loss.sum() + math.nan
+    total = w_t.sum()
+    kept = total != 0
+    return where(kept, loss.sum() / where(kept, total, 1.0), math.nan)  # (no 0/0 computed: no warning)
+
+
+def _soft_reference(logp: Tensor, q: Tensor, weight: Tensor | None, reduction: str, eps: float,
+                    shape: tuple) -> Tensor:  # fmt: skip
+    """Probability targets ``q (M, C)``: item ``i`` costs ``-sum_c w q logp``; ``"mean"`` averages items."""
+    if eps:
+        q = q * (1.0 - eps) + eps / logp.shape[-1]
+    lq = logp * q if weight is None else logp * q * weight  # (M, C)
+    loss = -lq.sum(-1)  # (M,)
+    return loss.reshape(shape) if reduction == "none" else _reduce(loss, reduction)
+
+
+def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
+             ignore_index: int | None = -100, reduce: Any = None, reduction: str = "mean", *,
+             class_axis: int | None = None) -> Tensor:  # fmt: skip
+    """Negative log-likelihood of class indices ``target`` given log-probabilities ``input``.
+
+    Layouts, ``weight``, ``ignore_index`` and ``reduction`` as in :func:`cross_entropy`
+    (``cross_entropy(x, t)`` is ``nll_loss(log_softmax(x), t)``).
+    """
+    op = "nll_loss"
+    _float(input, op)
+    reduction = _reduction(op, reduction, size_average, reduce)
+    x, target, probs = _classes_last(op, input, _as_operand(op, target, input), class_axis)
+    if probs:
+        raise TypeError(f"{op}: takes class indices; for probability targets use cross_entropy")
+    weight = _class_weight(op, weight, x)
+    t, keep, n_kept = _index_targets(op, x, target, ignore_index)
+    with scope(op):
+        out = _nll_reference(x.reshape(-1, x.shape[-1]), t, keep, n_kept, weight, reduction, 0.0, x.shape[:-1])
+        return saved_for_backward(out, input, target, weight)  # (what PyTorch's keeps)
+
+
+@composite("mse_loss")
+def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+             reduction: str = "mean", weight: Any = None) -> Tensor:  # fmt: skip
+    """The squared differences, averaged (``reduction="mean"``), summed, or each (``"none"``);
+    ``weight`` (the input's shape) multiplies each, and ``"mean"`` then divides by its sum, as PyTorch's."""
+    reduction = _reduction("mse_loss", reduction, size_average, reduce)
+    d = input - target
+    if weight is not None:
+        weight = _as_operand("mse_loss", weight, input, "weight")
+        if weight.shape != input.shape:
+            raise ValueError(f"mse_loss: weight of shape {weight.shape} must have the input's shape {input.shape}")
+        loss = d * d * weight
+        return loss.sum() / weight.sum() if reduction == "mean" else _reduce(loss, reduction)
+    return saved_for_backward(_reduce(d * d, reduction), input, target)  # (what PyTorch's keeps)
+
+
+# -- attention ---------------------------------------------------------------------
+def causal_mask(tq: int, tk: int, device: Any = None) -> Tensor:
+    """Boolean ``(tq, tk)`` mask, True where query ``i`` may attend key ``j <= i``."""
+    return Tensor(np.tri(tq, tk, 0, dtype=bool), device=device)
+
+
+@functools.lru_cache(maxsize=16)
+def _causal_bias(tq: int, tk: int, dtype: np.dtype, dev: Any) -> Any:
+    """The additive causal mask ``(tq, tk)``: 0 where ``j <= i``, -inf above. Cached, as a
+    model asks for the same one at every layer and step; ops only ever read it."""
+    return dev.asarray(np.where(np.tri(tq, tk, 0, dtype=bool), 0.0, -np.inf).astype(dtype))
+
+
+def _mask_arrays(q: Tensor, k: Tensor, mask: Any, is_causal: bool) -> tuple[Any, Any, Tensor | None]:
+    """Turn ``mask`` and ``is_causal`` into an additive bias array, a row mask, or a float
+    mask tensor that needs its gradient (then the bias stays a tensor)."""
+    tq, tk = q.shape[-2], k.shape[-2]
+    dev = q._dev
+    if mask is None and is_causal and tk > 0:  # every query sees key 0: no empty rows
+        return _causal_bias(tq, tk, q.dtype, dev), None, None
+    xp = dev.ops
+    # The mask arithmetic runs on the queries' device: no copy to the host per call.
+    allowed = dev.asarray(np.tri(tq, tk, 0, dtype=bool)) if is_causal else None  # (tq, tk)
+    bias_t = None
+    if mask is not None:
+        if not isinstance(mask, Tensor):
+            mask = Tensor(np.asarray(mask), device=dev)
+        if mask._dev is not dev:
+            raise RuntimeError(f"scaled_dot_product_attention: mask on {mask.device}, queries on {q.device}")
+        try:
+            np.broadcast_shapes(mask.shape, q.shape[:-2] + (tq, tk))
+        except ValueError:
+            raise ValueError(
+                f"scaled_dot_product_attention: mask of shape {mask.shape} does not broadcast to the "
+                f"scores' shape {q.shape[:-2] + (tq, tk)}"
+            ) from None
+        if mask.dtype == np.bool_:
+            allowed = mask._data if allowed is None else (mask._data & allowed)
+        elif mask.requires_grad:  # stays a tensor (its gradient is wanted); its -inf entries still mask
+            bias_t = mask
+            allowed_t = mask._data > -math.inf
+            allowed = allowed_t if allowed is None else (allowed_t & allowed)
+        else:  # a float mask is added; its -inf entries mean "may not attend"
+            fm = mask._data if mask.dtype == q.dtype else xp.astype(mask._data, q._data.dtype)
+            allowed_f = fm > -math.inf
+            if allowed is not None:
+                allowed_f = allowed_f & allowed
+            return _bias_from_allowed(xp, allowed_f, xp.where(allowed_f, fm, -math.inf))
+    if allowed is None:
+        return None, None, bias_t
+    zeros = xp.zeros(tuple(allowed.shape), q._data.dtype)
+    bias, row_any, _ = _bias_from_allowed(xp, allowed, xp.where(allowed, zeros, zeros - math.inf))
+    return bias, row_any, bias_t
+
+
+def _bias_from_allowed(xp: Any, allowed: Any, bias: Any) -> tuple[Any, Any, None]:
+    """Zero the bias of rows with no key to attend (their softmax would be 0/0), and mark
+    those rows, unless there are none."""
+    rows = xp.any(allowed, axis=-1, keepdims=True)  # (..., Tq, 1)
+    if bool(xp.all(rows)):
+        return bias, None, None
+    return xp.where(rows, bias, xp.zeros_like(bias)), rows, None
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Any = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    *,  # (PyTorch takes scale and enable_gqa by keyword only)
+    scale: float | None = None,
+    enable_gqa: bool = False,
+    mask: Any = None,
+    return_weights: bool = False,
+) -> Any:
+    """``softmax(q @ k.mT * scale + mask) @ v``, the attention of "Attention Is All You Need",
+    with PyTorch's parameters in PyTorch's order.
+
+    query ``(..., Hq, Tq, d)``, key ``(..., H, Tk, d)``, value ``(..., H, Tk, dv)`` ->
+    ``(..., Hq, Tq, dv)``. A boolean ``attn_mask`` (broadcastable to ``(..., Tq, Tk)``) is
+    True where a query may attend; a float mask is added to the scores. A query with
+    nothing to attend gets zeros, never NaN. ``scale`` defaults to ``1/sqrt(d)``. ``enable_gqa=True``: each of the ``H`` key and
+    value heads serves ``Hq // H`` query heads (grouped-query attention). The library's
+    extras: ``mask=`` (another name of ``attn_mask``) and ``return_weights=True``,
+    which also returns the ``(..., Tq, Tk)`` weights.
+    """
+    if mask is not None:
+        if attn_mask is not None:
+            raise TypeError("scaled_dot_product_attention: got both attn_mask= and mask=; pass attn_mask")
+        attn_mask = mask
+    q, k, v, mask = query, key, value, attn_mask
+    for t, n in ((q, "query"), (k, "key"), (v, "value")):
+        if not isinstance(t, Tensor) or t.ndim < 2:
+            raise ValueError(f"scaled_dot_product_attention: {n} must be a tensor of at least 2 dimensions")
+    if enable_gqa and q.ndim >= 3 and k.ndim >= 3 and k.shape[-3] != q.shape[-3]:
+        hq, hk = q.shape[-3], k.shape[-3]
+        if hk == 0 or hq % hk or v.ndim < 3 or v.shape[-3] != hk:
+            raise InvalidArgumentError(
+                f"scaled_dot_product_attention: enable_gqa needs the query heads ({hq}) to be a multiple of the "
+                f"key and value heads; got query {q.shape}, key {k.shape}, value {v.shape}"
+            )
+        k = k.repeat_interleave(hq // hk, -3)  # (..., Hq, Tk, d): each key head serves a group
+        v = v.repeat_interleave(hq // hk, -3)
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise InvalidArgumentError(
+            f"scaled_dot_product_attention: query {q.shape}, key {k.shape}, value {v.shape} do not fit: need "
+            "query (..., Tq, d), key (..., Tk, d), value (..., Tk, dv)"
+        )
+    if mask is not None:
+        check_mask_dtype("scaled_dot_product_attention", mask)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    bias, row_any, bias_t = _mask_arrays(q, k, mask, is_causal)
+    if k.shape[-2] == 0:  # no keys: no query has anything to attend, so all get zeros
+        w = (q * scale) @ k.mT  # (..., Tq, 0)
+        if bias_t is not None:  # (so the mask, empty too, has its gradient)
+            w = w + bias_t
+        out = w @ v  # (..., Tq, dv), zeros (an empty sum), differentiable in q
+        return (out, w) if return_weights else out
+    if not _State.decompose and bias_t is None and not return_weights and dropout_p == 0.0:
+        causal = is_causal and mask is None
+        return fused.Attention.apply(q, k, v, args=(scale, bias, row_any, causal))
+    with scope("attention"):
+        if bias_t is not None:
+            bias = bias_t if bias is None else bias_t + Tensor._wrap(bias, q._dev)
+            if row_any is not None:  # a row with no key: a finite bias, so its (zeroed) softmax and
+                bias = where(Tensor._wrap(row_any, q._dev), bias, 0.0)  # its gradients have no NaN
+        out, w = _attention_reference(q, k, v, scale, bias, row_any, dropout_p, weights=True)
+    return (out, w) if return_weights else out
+
+
+def _attention_reference(q: Tensor, k: Tensor, v: Tensor, scale: float, bias: Any, row_any: Any,
+                         dropout_p: float = 0.0, weights: bool = False) -> Any:  # fmt: skip
+    """The definition in primitives: scores, mask, softmax, (dropout), weighted sum."""
+    # (scaled before the product, as PyTorch's: so q and k themselves are not kept for backward)
+    root = math.sqrt(scale) if scale > 0 else None
+    s = (q * root) @ (k * root).mT if root is not None else (q @ k.mT) * scale  # (..., Tq, Tk)
+    if bias is not None:
+        s = s + (bias if isinstance(bias, Tensor) else Tensor._wrap(bias, q._dev))
+    w = softmax(s, -1)
+    if row_any is not None:
+        w = where(Tensor._wrap(row_any, q._dev), w, 0.0)
+    if dropout_p:
+        w = dropout(w, dropout_p, True)
+    out = w @ v  # (..., Tq, dv)
+    return (out, w) if weights else out
+
+
+# -- PyTorch's functional API: activations --------------------------------------------
+@composite("leaky_relu")
+def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where positive, ``negative_slope * x`` elsewhere (``inplace=True``: written into ``x``)."""
+    if inplace:
+        return _in_place(x, "leaky_relu", leaky_relu, negative_slope=negative_slope)
+    return saved_for_backward(where(x > 0, x, x * negative_slope), x, piecewise=True)  # (as PyTorch's, it keeps x)
+
+
+@composite("silu")
+def silu(x: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` (also called swish; ``inplace=True``: written into ``x``)."""
+    if inplace:
+        return _in_place(x, "silu", silu)
+    return x * x.sigmoid()
+
+
+@composite("elu")
+def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere (``inplace=True``: written into ``x``)."""
+    if inplace:
+        return _in_place(x, "elu", elu, alpha=alpha)
+    neg = where(x <= 0, x, 0.0)  # exp of the positive side could overflow, though where drops it
+    # (expm1, as PyTorch's: exp(x) - 1 would round a tiny x's result to 0; NaN takes the positive side's gradient)
+    return saved_for_backward(where(x <= 0, Expm1.apply(neg) * alpha, x), x)  # (as PyTorch's, it keeps x)
+
+
+@composite("softplus")
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold`` (as PyTorch)."""
+    bx = x * beta if beta != 1 else x
+    sp = _softplus_stable(bx)
+    if beta != 1:
+        sp = sp / beta
+    return saved_for_backward(where(bx > threshold, x, sp), x)  # (as PyTorch's, it keeps x)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:  # noqa: A002
+    """``x / max(||x||_p, eps)`` along ``dim`` (PyTorch's default: axis 1); any ``p``:
+    ``inf``, ``-inf``, 0 (the count of non-zeros) and negative ones too, as PyTorch;
+    ``out`` receives the result (see :func:`written_to_out`)."""
+    return written_to_out(_normalize(input, p, dim, eps), out, "normalize")
+
+
+@composite("normalize")
+def _normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    dim = _axis(x, dim, "normalize")
+    if p == math.inf:
+        norm = x.abs().max(dim, keepdims=True).clamp_min(eps)
+    elif p == 2:  # sqrt(max(sum x^2, eps^2)): the same value, and no sqrt'(0) for an all-zero row
+        norm = (x * x).sum(dim, keepdims=True).clamp_min(eps * eps).sqrt()
+    elif p == 1:
+        norm = x.abs().sum(dim, keepdims=True).clamp_min(eps)
+    elif p > 0:
+        norm = ((x.abs() ** p).sum(dim, keepdims=True).clamp_min(eps**p)) ** (1.0 / p)
+    elif p == 0:  # the count of non-zeros (no gradient), as PyTorch's vector norm
+        norm = (x != 0).astype(x.dtype).sum(dim, keepdims=True).clamp_min(eps)
+    elif p == -math.inf:
+        norm = x.abs().min(dim, keepdims=True).clamp_min(eps)
+    else:  # a negative p: the same formula, clamped after the root
+        norm = ((x.abs() ** p).sum(dim, keepdims=True) ** (1.0 / p)).clamp_min(eps)
+    return x / norm
+
+
+# -- PyTorch's functional API: binary losses ----------------------------------------
+
+
+def _clamped_log(x: Tensor) -> Tensor:
+    """``log(x)`` clamped below at -100, as PyTorch's binary_cross_entropy does (a sure
+    mistake costs 100, not inf); a 0 is never handed to ``log``, so NumPy does not warn."""
+    pos = x > 0
+    return where(pos, where(pos, x, 1.0).log(), -100.0).clamp_min(-100.0)
+
+
+@composite("binary_cross_entropy")
+def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
+                         reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
+    """``-w (y log x + (1 - y) log(1 - x))`` for probabilities ``x``, each log clamped at -100."""
+    op = "binary_cross_entropy"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    _float(input, op)
+    target = _as_operand(op, target, input)
+    _same_shape(op, input, target)
+    # (PyTorch checks it: a logit here is a likely mistake; a traced program reads no values)
+    if _State.tracer is None and bool((~((input >= 0) & (input <= 1))).any()):
+        raise RuntimeError(f"{op}: all elements of input should be between 0 and 1 (shape {input.shape}); "
+                           "for logits use binary_cross_entropy_with_logits")  # fmt: skip
+    loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
+    if weight is not None:
+        weight = _as_operand(op, weight, input, "weight")
+        loss = loss * weight
+    return saved_for_backward(_reduce(loss, reduction), input, target, weight)  # (what PyTorch's keeps)
+
+
+@composite("binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
+                                     reduce: Any = None, reduction: str = "mean",
+                                     pos_weight: Any = None) -> Tensor:  # fmt: skip
+    """``binary_cross_entropy(sigmoid(x), y)`` without its overflow: ``(1 - y) x + (1 + (p - 1) y)
+    softplus(-x)``, ``p`` the ``pos_weight`` of the positive term (broadcast over the last axis)."""
+    op = "binary_cross_entropy_with_logits"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    _float(input, op)
+    target = _as_operand(op, target, input)
+    _same_shape(op, input, target)
+    sp = _softplus_stable(-input)
+    if pos_weight is not None:
+        sp = sp * ((_as_operand(op, pos_weight, input, "pos_weight") - 1.0) * target + 1.0)
+    loss = (1.0 - target) * input + sp
+    if weight is not None:
+        weight = _as_operand(op, weight, input, "weight")
+        loss = loss * weight
+    return saved_for_backward(_reduce(loss, reduction), input, target, weight)  # (what PyTorch's keeps)
+
+
+# -- PyTorch's functional API: lookups and shapes -------------------------------------
+def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
+    """Class indices ``(...)`` -> int64 ``(..., num_classes)`` with a 1 at each index
+    (``num_classes=-1``: one more than the largest index). Not differentiable."""
+    if _State.tracer is not None and isinstance(tensor, Tensor) and num_classes != -1:
+        host = None  # while tracing: the ids stay an input of the program (no host read, no range check)
+    else:
+        host = host_integers(tensor, "one_hot", "tensor (class indices)")
+    if host is None:
+        pass
+    elif num_classes == -1:
+        if host.size == 0:
+            raise ValueError("one_hot: cannot infer num_classes from an empty tensor; pass num_classes")
+        num_classes = int(host.max()) + 1
+    if host is not None and host.size and (host.min() < 0 or host.max() >= num_classes):
+        bad = host.min() if host.min() < 0 else host.max()
+        raise ValueError(f"one_hot: class index {bad} is out of range [0, {num_classes})")
+    t = tensor if isinstance(tensor, Tensor) else Tensor(host)
+    ids = t if t.dtype == np.int64 else t.astype(np.int64)
+    hit = ids.unsqueeze(-1) == Tensor.arange(num_classes, dtype=np.int64, device=t.device)  # (..., C)
+    return hit.astype(np.int64)
+
+
+def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,  # noqa: A002
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:  # fmt: skip
+    """The rows of ``weight (num, dim)`` picked by integer ``input (...)`` -> ``(..., dim)``.
+
+    The row ``padding_idx`` is looked up as any other but gets no gradient, as in PyTorch;
+    ``max_norm`` first scales each looked-up row of ``weight`` whose ``norm_type``-norm
+    exceeds it down to it, in place; ``scale_grad_by_freq`` divides each row's gradient by
+    how often the batch names it. ``sparse=True`` (sparse gradients) is not supported.
+
+    Ids must lie in ``[0, num)``: a negative id is out of range, as in PyTorch (eager raises
+    ``IndexError``; ``weight[ids]``, indexing, reads it from the end). Inside ``tga.jit.trace`` or
+    ``tga.compile`` the ids are an input of the program and a replay does not check them.
+    """
+    if sparse:
+        raise UnsupportedModeError("embedding: sparse=True (sparse gradients) is not supported; use sparse=False, "
+                                   "whose gradient is the same values, dense")  # fmt: skip
+    if max_norm is not None or scale_grad_by_freq:
+        return _embedding_pytorch_options(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
+    if weight.ndim != 2:
+        raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
+    n = weight.shape[0]
+    if _State.tracer is not None and isinstance(input, Tensor):
+        # While tracing the ids are an input of the program: no host read, one Take op. No ops
+        # wrap negative ids (as W[ids] does): a negative id is out of range, as in PyTorch's
+        # embedding, which raises for it; a replay does not check the range (NumPy reads a
+        # negative id from the end, as its take does), eager raises IndexError.
+        ids = _as_operand("embedding", input, weight, "input")
+        if ids.dtype.kind not in "iuf":
+            raise IndexError(f"embedding: ids must be integers, got {ids.dtype}")
+        if ids.dtype != np.int64:  # (float tensors holding integers, as W[ids] takes them)
+            ids = ids.detach().astype(np.int64)
+        out = _Take.apply(weight, ids, args=0)  # (..., dim)
+        if padding_idx is None:
+            return out
+        return where((ids == padding_idx % n).unsqueeze(-1), out.detach(), out)
+    host = host_integers(input, "embedding", "input (indices)")
+    if host.size and (host.min() < 0 or host.max() >= n):
+        bad = host.min() if host.min() < 0 else host.max()
+        raise IndexError(f"embedding: index {bad} is out of range for a weight of {n} rows")
+    if isinstance(input, Tensor) and input.dtype.kind in "iu":
+        ids = _as_operand("embedding", input, weight, "input")
+    else:  # lists and float tensors of whole numbers: the checked host copy
+        ids = Tensor(host, device=weight.device)
+    # (..., dim); repeated ids accumulate gradient. A lookup is new memory, as PyTorch's: one
+    # 0-d id gathers a row of one (weight[id] would be a view of it)
+    out = weight[ids] if ids.ndim else weight[ids.reshape(1)].reshape(weight.shape[1:])
+    if padding_idx is None:
+        return out
+    if not -n <= padding_idx < n:
+        raise ValueError(f"embedding: padding_idx {padding_idx} is out of range for a weight of {n} rows")
+    is_pad = (ids == padding_idx % n).unsqueeze(-1)  # (..., 1)
+    return where(is_pad, out.detach(), out)
+
+
+def _embedding_pytorch_options(ids: Any, weight: Tensor, padding_idx: int | None, max_norm: float | None,
+                               norm_type: float, scale_grad_by_freq: bool) -> Tensor:  # fmt: skip
+    """``embedding`` with PyTorch's ``max_norm`` and ``scale_grad_by_freq`` (read on the host)."""
+    from ..engine.switches import no_grad  # noqa: PLC0415 - (a local name: this module's own no_grad is absent)
+
+    if weight.ndim != 2:
+        raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
+    host = host_integers(ids, "embedding", "input (indices)")
+    if max_norm is not None and host.size:
+        with no_grad():  # (as PyTorch's embedding_renorm_: the weight itself, outside the graph)
+            rows = np.unique(host)
+            if rows.min() >= 0 and rows.max() < weight.shape[0]:
+                sel = weight[rows]
+                norms = sel.norm(norm_type, 1, keepdim=True)
+                weight[rows] = sel * where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    out = embedding(ids, weight, padding_idx)
+    if scale_grad_by_freq and host.size:
+        _, inverse, counts = np.unique(host.reshape(-1), return_inverse=True, return_counts=True)
+        scale = Tensor((1.0 / counts[inverse]).reshape(host.shape + (1,)).astype(out.dtype), device=weight.device)
+        out = out.detach() + (out - out.detach()) * scale  # (the value unchanged; the gradient divided by the count)
+    return out
+
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad (or, with negative amounts, crop) the last axes, PyTorch's way.
+
+    ``pad`` is ``(left, right)`` for the last axis, then ``(left, right)`` for the one
+    before, and so on. ``mode``: ``"constant"`` (fill with ``value``, default 0),
+    ``"reflect"`` (mirror without repeating the edge), ``"replicate"`` (repeat the edge)
+    or ``"circular"`` (wrap around).
+    """
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise ValueError(
+            f"pad: needs (left, right) pairs for at most {x.ndim} axes of a tensor of shape {x.shape}, got {pad}"
+        )
+    if mode not in _PAD_MODES:
+        raise UnsupportedModeError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
+    if mode != "constant" and value:
+        raise ValueError(f"pad: value applies to mode 'constant' only, not {mode!r}")
+    x0 = x
+    for i in range(len(pad) // 2):
+        axis, lo, hi = x.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
+        n = x.shape[axis]
+        if n + lo + hi < 0:
+            raise ValueError(f"pad: cropping {-lo} and {-hi} from axis {axis} of size {n} leaves a negative size")
+        if lo == hi == 0:
+            continue
+        if mode == "constant":
+            x = _pad_constant(x, axis, lo, hi, 0.0 if value is None else value)
+            continue
+        pos = np.arange(-lo, n + hi)  # the source position of each output position
+        if mode == "reflect":
+            if max(lo, hi) >= n:
+                raise InvalidArgumentError(f"pad: reflect needs padding below the axis size {n}, got ({lo}, {hi})")
+            pos = np.abs(pos)
+            pos = np.where(pos >= n, 2 * (n - 1) - pos, pos)
+        elif mode == "replicate":
+            if n == 0:
+                raise ValueError(f"pad: replicate needs a non-empty axis {axis}")
+            pos = np.clip(pos, 0, n - 1)
+        else:  # PyTorch crops first, then wraps what is left
+            m, start = n + min(lo, 0) + min(hi, 0), max(-lo, 0)
+            if max(lo, hi) > m:
+                raise ValueError(f"pad: circular needs padding at most the axis size {m}, got ({lo}, {hi})")
+            pos = start + np.arange(-max(lo, 0), m + max(hi, 0)) % m
+        x = x[(slice(None),) * axis + (Tensor(pos.astype(np.int64), device=x.device),)]
+    # PyTorch's pad always returns new memory (a zero or a cropping pad is no view)
+    return x.clone() if _memory_root(x._data) is _memory_root(x0._data) else x
+
+
+
+# -- attention masks ---------------------------------------------------------------------
+def check_mask_dtype(op: str, mask: Any) -> None:
+    """Raise unless ``mask`` is boolean (True = may attend) or floating point (added to the
+    scores). An integer mask means neither for sure (a ``tril`` of ones was once silently
+    added to the scores), so it is refused rather than guessed at."""
+    kind = mask_dtype(mask)
+    if kind.kind not in "bf":
+        raise TypeError(
+            f"{op}: attention mask has dtype {kind}; give a bool mask (True = may attend) or a float mask "
+            "(added to the scores: 0 = may attend, -inf = may not); for a 0/1 mask pass (mask != 0)"
+        )
+
+
+# -- convolution, pooling, batch norm, bilinear, more losses (their own modules) --------
+from .conv import *  # noqa: E402, F403
+from .conv import __all__ as _conv_all  # noqa: E402
+from .distance import *  # noqa: E402, F403
+from .distance import __all__ as _distance_all  # noqa: E402
+from .losses import *  # noqa: E402, F403
+from .losses import __all__ as _losses_all  # noqa: E402
+
+__all__ += _conv_all + _losses_all + _distance_all
+# -- PyTorch's further activations (written in tinygrad_attn/functional/activations.py) --------------
+from .activations import (  # noqa: E402
+    _softplus_stable,
+    celu,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    logsigmoid,
+    mish,
+    relu6,
+    selu,
+    softmin,
+    softsign,
+)
+
+__all__ += ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]
+# -- PyTorch's F.threshold and F.glu (tinygrad_attn/functional/activations.py) --
+from .activations import glu, threshold  # noqa: E402
+
+__all__ += ["threshold", "glu"]
+# -- resizing (written in tinygrad_attn/functional_resize.py) ------------------------------
+from .resize import interpolate  # noqa: E402
+
+__all__ += ["interpolate"]
+
+# PyTorch's remaining pooling, normalisation, shape, loss and dropout functions
+from .pooling import *  # noqa: E402, F403
+from .pooling import __all__ as _pooling_all  # noqa: E402
+
+__all__ += _pooling_all
+from .norm import *  # noqa: E402, F403
+from .norm import __all__ as _norm_all  # noqa: E402
+
+__all__ += _norm_all
+from .rearrange import *  # noqa: E402, F403
+from .rearrange import __all__ as _rearrange_all  # noqa: E402
+
+__all__ += _rearrange_all
+from .margin import *  # noqa: E402, F403
+from .margin import __all__ as _margin_all  # noqa: E402
+
+__all__ += _margin_all
+from .likelihood import *  # noqa: E402, F403
+from .likelihood import __all__ as _likelihood_all  # noqa: E402
+
+__all__ += _likelihood_all
+from .dropouts import *  # noqa: E402, F403
+from .dropouts import __all__ as _dropout_all  # noqa: E402
+
+__all__ += _dropout_all
+from .bag import embedding_bag  # noqa: E402
+from .resize import upsample, upsample_bilinear, upsample_nearest  # noqa: E402
+
+__all__ += ["embedding_bag", "upsample", "upsample_nearest", "upsample_bilinear"]
+from .activations import (  # noqa: E402
+    celu_,
+    hardshrink,
+    hardtanh_,
+    prelu,
+    relu_,
+    rrelu,
+    rrelu_,
+    selu_,
+    softshrink,
+    tanhshrink,
+    threshold_,
+)
+
+__all__ += ["hardshrink", "softshrink", "tanhshrink", "prelu", "rrelu", "rrelu_", "relu_", "elu_", "celu_", "selu_",
+            "leaky_relu_", "hardtanh_", "threshold_"]  # fmt: skip
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``elu`` written into ``input``."""
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
+    """``leaky_relu`` written into ``input``."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+#: the Tensor methods of this module (``install_methods`` puts them on Tensor): ``x.softmax`` is
+#: :func:`softmax` itself; ``x.layer_norm(weight, bias, eps)`` the last-axis composite
+METHODS = {"softmax": softmax, "log_softmax": log_softmax, "gelu": gelu, "dropout": dropout,
+           "layer_norm": _layer_norm_last}  # fmt: skip
+
+
+# -- each fused op's definition in tensor ops (what it recomputes for gradients of higher
+# order), handed down to the op, which imports nothing above it
+fused.Softmax.definition = staticmethod(softmax)
+fused.LogSoftmax.definition = staticmethod(log_softmax)
+fused.MaskedSoftmax.definition = staticmethod(masked_softmax)
+fused.AdditiveScore.definition = staticmethod(additive_score)
+fused.Linear.definition = staticmethod(linear)
+fused.LayerNorm.definition = staticmethod(_layer_norm_last)
+fused.Gelu.definition = staticmethod(gelu)
+fused.CrossEntropy.definition = staticmethod(_cross_entropy_reference)
+fused.Attention.definition = staticmethod(_attention_reference)
+fused.CrossEntropyKept.definition = staticmethod(_cross_entropy_kept_reference)

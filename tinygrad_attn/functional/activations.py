@@ -1,0 +1,282 @@
+"""PyTorch's remaining activation functions (``F.celu``, ``F.hardswish``, ...), each a
+composite of primitives; :mod:`tinygrad_attn.functional` exports them, and
+:mod:`tinygrad_attn.nn.activation` wraps each in a module.
+
+Kinks follow PyTorch's gradients: ``hardtanh`` and ``hardsigmoid`` pass none at their
+bounds; ``hardswish``'s slope at ``-3`` is ``-1/2`` and at ``3`` is ``3/2`` (its inner
+formula's, as PyTorch's backward computes it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.composite import composite
+from ..ops.saved import saved_for_backward
+from ..random import draw
+from ..tensors._tensor import Tensor, where
+from ..tensors.mutation.inplace import apply_inplace
+from ..tensors.shape import dims
+from .checks import tensor_arg as _tensor
+
+__all__ = ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]
+__all__ += ["threshold"]  # (PyTorch's F.threshold)
+__all__ += ["glu"]  # (PyTorch's F.glu)
+
+# SELU's constants (Klambauer et al., 2017), as PyTorch spells them
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _float(x: Any, op: str) -> Tensor:
+    x = _tensor(x, op)
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"{op}: not defined for {x.dtype} tensors (PyTorch's neither); convert with .float()")
+    return x
+
+
+def _softplus_stable(z: Tensor) -> Tensor:
+    """``log(1 + exp(z))`` as ``max(z, 0) + log(1 + exp(-|z|))``: nothing overflows. ``-|z|``
+    is spelled as a ``where`` on ``z > 0``, not ``abs``: the derivative of ``abs`` at 0 is 0,
+    which would make the second derivative there 0 instead of the true 1/4; this way the
+    slope at 0 is the true 1/2 and the curvature the true 1/4."""
+    pos = z > 0
+    return where(pos, z, 0.0) + (1.0 + where(pos, -z, z).exp()).log()
+
+
+def _expm1_negative(x: Tensor) -> Tensor:
+    """``expm1(x)`` where ``x <= 0`` matters (the positive side is replaced by 0, so that no
+    overflowing ``exp`` is made and hidden by a ``where``)."""
+    from .. import ops  # noqa: PLC0415 - ops is loaded by then
+
+    return ops.Expm1.apply(where(x <= 0, x, 0.0))  # (NaN too: its gradient is the positive side's, as PyTorch's)
+
+
+@composite("celu")
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere."""
+    x = _float(input, "celu")
+    if inplace:
+        return _in_place(x, "celu", celu, alpha=alpha)
+    if alpha == 0:
+        raise RuntimeError("celu: alpha must not be 0 (it divides the input)")
+    return saved_for_backward(where(x <= 0, _expm1_negative(x * (1.0 / alpha)) * alpha, x), x)  # (as PyTorch's)
+
+
+@composite("selu")
+def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``scale * elu(x, alpha)`` with the self-normalising constants."""
+    x = _float(input, "selu")
+    if inplace:
+        return _in_place(x, "selu", selu)
+    out = where(x <= 0, _expm1_negative(x) * (_SELU_ALPHA * _SELU_SCALE), x * _SELU_SCALE)
+    return saved_for_backward(out, x)  # (as PyTorch's, it keeps x)
+
+
+@composite("hardtanh")
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x`` clipped to ``[min_val, max_val]``; no gradient at or beyond the bounds."""
+    x = _tensor(input, "hardtanh")
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+    if inplace:
+        return _in_place(x, "hardtanh", hardtanh, min_val=min_val, max_val=max_val)
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"Bool inputs not supported for hardtanh (shape {x.shape}); convert with .long()")
+    if x.dtype.kind in "iu":  # (an integer tensor stays one, its bounds as integers: PyTorch's hardtanh and relu6)
+        min_val, max_val = int(min_val), int(max_val)
+    out = where(x <= min_val, min_val, where(x >= max_val, max_val, x))
+    return saved_for_backward(out, x, piecewise=True)  # (as PyTorch's, it keeps x)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``min(max(x, 0), 6)`` (PyTorch's ``hardtanh(x, 0, 6)``)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+@composite("hardsigmoid")
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, a line between."""
+    x = _float(input, "hardsigmoid")
+    if inplace:
+        return _in_place(x, "hardsigmoid", hardsigmoid)
+    out = where(x <= -3.0, 0.0, where(x >= 3.0, 1.0, x * (1.0 / 6.0) + 0.5))
+    out = where(x == x, out, x.detach())  # (NaN: its value, and no gradient, as PyTorch's)
+    return saved_for_backward(out, x, piecewise=True)  # (as PyTorch's, it keeps x)
+
+
+@composite("hardswish")
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x * relu6(x + 3) / 6``."""
+    x = _float(input, "hardswish")
+    if inplace:
+        return _in_place(x, "hardswish", hardswish)
+    # PyTorch's pieces and kinks: x * 0 up to -3 (-0.0 there, NaN at -inf; gradient 0 at -3), the
+    # parabola on (-3, 3), x from 3 on (gradient 1 at 3); the parabola reads x clamped, so that an
+    # infinite x gives no NaN through the branch not taken
+    mid = x.clamp(-3.0, 3.0)
+    return where(x <= -3.0, x * 0.0, where(x < 3.0, mid * (mid + 3.0) * (1.0 / 6.0), x))
+
+
+@composite("logsigmoid")
+def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    """``log(sigmoid(x)) = -softplus(-x)``, without overflow."""
+    x = _float(input, "logsigmoid")
+    return saved_for_backward(-_softplus_stable(-x), x)  # (as PyTorch's, it keeps x)
+
+
+@composite("mish")
+def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x * tanh(softplus(x))``."""
+    x = _float(input, "mish")
+    if inplace:
+        return _in_place(x, "mish", mish)
+    return x * _softplus_stable(x).tanh()
+
+
+@composite("softsign")
+def softsign(input: Tensor) -> Tensor:  # noqa: A002
+    """``x / (1 + |x|)``; integers divide into float32, as PyTorch's (a composite of ``/``)."""
+    x = _tensor(input, "softsign")
+    if x.dtype.kind not in "fc":
+        if x.dtype.kind == "b":
+            raise RuntimeError(f"softsign: not defined for bool tensors (shape {x.shape}); convert with .float()")
+        x = x.astype("float32")
+    return x / (x.abs() + 1.0)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
+    """``softmax(-x)`` along ``dim`` (without ``dim``, PyTorch's legacy choice of axis)."""
+    x = _tensor(input, "softmin")
+    if dtype is not None:
+        x = x.astype(dtype)
+    if dim is None:  # the first axis of 0-, 1- and 3-D inputs, the second otherwise
+        dim = 0 if x.ndim in (0, 1, 3) else 1
+    return (-x).softmax(dims.one(x.shape, dim, "softmin"))  # (Tensor.softmax is F.softmax)
+
+
+@composite("threshold")
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x`` where ``x > threshold``, ``value`` elsewhere (``inplace=True``: written into ``x``)."""
+    x = _tensor(input, "threshold")
+    if inplace:
+        return _in_place(x, "threshold", globals()["threshold"], threshold=threshold, value=value)
+    # (NaN stays NaN: only x <= threshold is replaced, as PyTorch's)
+    return saved_for_backward(where(x <= threshold, value, x), x, piecewise=True)  # (as PyTorch's, it keeps x)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
+    """The gated linear unit: ``input`` split in two halves ``a, b`` along ``dim``, ``a * sigmoid(b)``."""
+    x = _float(input, "glu")
+    if x.ndim == 0:
+        raise RuntimeError("glu: does not support scalars (0-dimensional tensors)")
+    n = x.shape[dims.one(x.shape, dim, "glu")]
+    if n % 2:
+        raise RuntimeError(f"glu: halving dimension must be even, but dimension {dim} of shape {x.shape} is size {n}")
+    a, b = x.split(n // 2, dim)
+    return a * b.sigmoid()
+
+
+def _in_place(x: Tensor, name: str, fn: Any, **kw: Any) -> Tensor:
+    """PyTorch's ``inplace=True``: ``fn(x, **kw)`` written into ``x``'s own memory and
+    ``x`` returned, through the one in-place mechanism (``inplace.apply_inplace``: the
+    version bump, the rebased history, the refusal for a leaf that requires grad). Here,
+    not in functional.py (whose activations use it too): functional imports this module."""
+    return apply_inplace(x, name + "_", lambda t: fn(t, **kw))
+
+
+# -- shrinkage, learned and randomised slopes, and the in-place spellings -------------------
+__all__ += ["hardshrink", "softshrink", "tanhshrink", "prelu", "rrelu", "rrelu_"]
+__all__ += ["relu_", "celu_", "selu_", "hardtanh_", "threshold_"]  # (elu_, leaky_relu_: in functional.py)
+
+
+@composite("hardshrink")
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
+    """``x`` where ``|x| > lambd``, 0 elsewhere (no gradient at ``±lambd``, as PyTorch's)."""
+    x = _float(input, "hardshrink")
+    return saved_for_backward(where(x.abs() > lambd, x, 0.0), x)  # (as PyTorch's, it keeps x)
+
+
+@composite("softshrink")
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
+    """``x`` moved ``lambd`` towards 0, and 0 within ``[-lambd, lambd]``."""
+    x = _float(input, "softshrink")
+    if lambd < 0:
+        raise RuntimeError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}.")
+    return saved_for_backward(where(x > lambd, x - lambd, where(x < -lambd, x + lambd, 0.0)), x)
+
+
+@composite("tanhshrink")
+def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
+    """``x - tanh(x)``."""
+    x = _float(input, "tanhshrink")
+    return x - x.tanh()
+
+
+@composite("prelu")
+def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
+    """``x`` where positive, ``weight * x`` elsewhere; ``weight`` one slope, or one per channel
+    (axis 1): PyTorch's ``F.prelu``."""
+    x, w = _float(input, "prelu"), _tensor(weight, "prelu")
+    if w.ndim > 1:
+        raise RuntimeError(f"prelu: weight must be a scalar or 1-D, got shape {w.shape}")
+    n = w.numel()
+    if n != 1:
+        c = x.shape[1] if x.ndim >= 2 else 1  # (PyTorch's count: a vector has one channel)
+        if c != n:
+            raise RuntimeError(
+                f"prelu: mismatch of parameter numbers and input channel size. Found parameter numbers = {n} and "
+                f"channel size = {c} (input of shape {x.shape})."
+            )
+        w = w.reshape((n,) + (1,) * (x.ndim - 2))
+    elif w.ndim:
+        w = w.reshape(())
+    return where(x > 0, x, w * x)
+
+
+_RRELU_DEFAULTS = (1.0 / 8.0, 1.0 / 3.0)
+
+
+@composite("rrelu")
+def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RRELU_DEFAULTS[1],  # noqa: A002
+          training: bool = False, inplace: bool = False) -> Tensor:  # fmt: skip
+    """Randomised leaky ReLU: negative ``x`` times a slope drawn uniformly from ``[lower,
+    upper]`` for each element while training, times the mean slope otherwise."""
+    x = _float(input, "rrelu")
+    if inplace:
+        return _in_place(x, "rrelu", rrelu, lower=lower, upper=upper, training=training)
+    if not training:  # (PyTorch's leaky_relu, which keeps x)
+        return saved_for_backward(where(x > 0, x, x * ((lower + upper) / 2.0)), x)
+    slope = draw("random", x.shape, x.dtype, x) * (upper - lower) + lower
+    return where(x > 0, x, x * slope)
+
+
+def rrelu_(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RRELU_DEFAULTS[1],  # noqa: A002
+           training: bool = False) -> Tensor:  # fmt: skip
+    """``rrelu(..., inplace=True)``."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def relu_(input: Tensor) -> Tensor:  # noqa: A002
+    """``relu`` written into ``input``."""
+    return _in_place(_tensor(input, "relu_"), "relu", lambda t: t.relu())
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
+    """``celu`` written into ``input``."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:  # noqa: A002
+    """``selu`` written into ``input``."""
+    return selu(input, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:  # noqa: A002
+    """``hardtanh`` written into ``input``."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa: A002
+    """``threshold`` written into ``input``."""
+    return globals()["threshold"](input, threshold, value, inplace=True)

@@ -1,0 +1,86 @@
+"""Argument checks and small helpers that the functional modules share (``functional.py``,
+``functional_conv.py``, ``functional_losses.py``, ...) and the modules of tensor functions
+(``tensor_functions.py``, ``math_functions.py``, ``activations.py``): here, below all of them,
+so that none imports another to reach them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..tensors._tensor import Tensor, cat
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def tensor_arg(x: Any, op: str) -> Tensor:
+    """``x`` itself where it is a Tensor; otherwise a ``TypeError`` naming ``op`` and what it got."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    return x
+
+
+def _float(x: Tensor, op: str) -> None:
+    if x.dtype.kind != "f":
+        raise TypeError(f"{op}: needs a floating-point tensor, got {x.dtype}; convert with .astype('float32')")
+
+
+def _reduction(op: str, reduction: str, size_average: Any = None, reduce: Any = None) -> str:
+    """The reduction named by ``reduction=``, or by PyTorch's deprecated ``size_average``/``reduce``."""
+    if size_average is not None or reduce is not None:
+        reduction = "none" if reduce is False else "sum" if size_average is False else "mean"
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    return reduction
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+def _as_operand(op: str, t: Any, like: Tensor, what: str = "target") -> Tensor:
+    """``t`` as a tensor on ``like``'s device (arrays and lists are copied there); a float
+    one in ``like``'s float dtype, so a float64 weight does not turn a float32 loss float64."""
+    if not isinstance(t, Tensor):
+        t = Tensor(np.asarray(t), device=like._dev)
+    if t._dev is not like._dev:
+        raise RuntimeError(f"{op}: input on {like.device}, {what} on {t.device}; move one with .to()")
+    if t.dtype.kind == "f" and t.dtype != like.dtype:
+        t = t.astype(like.dtype)
+    return t
+
+
+def _same_shape(op: str, x: Tensor, target: Tensor) -> None:
+    if target.shape != x.shape:
+        raise ValueError(f"{op}: target of shape {target.shape} must have the input's shape {x.shape} (as in PyTorch)")
+
+
+def _pad_constant(x: Tensor, axis: int, lo: int, hi: int, value: float) -> Tensor:
+    """Crop the negative sides of ``axis``, then put blocks of ``value`` on the positive ones."""
+    lead = (slice(None),) * axis
+    if lo < 0 or hi < 0:
+        x = x[lead + (slice(max(-lo, 0), x.shape[axis] - max(-hi, 0)),)]
+    parts = []
+    for amount in (lo, hi):
+        shape = x.shape[:axis] + (amount,) + x.shape[axis + 1 :]
+        parts.append(Tensor.full(shape, value, dtype=x.dtype, device=x.device) if amount > 0 else None)
+    pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
+    return cat(pieces, axis) if len(pieces) > 1 else x
+
+
+# -- PyTorch's out= (normalize, norm) --
+def written_to_out(r: Tensor, out: Any, op: str) -> Tensor:
+    """PyTorch's ``out=``: ``r`` copied into the tensor ``out`` (of ``r``'s shape), which is
+    returned; ``r`` itself when ``out`` is None. As in PyTorch, not while ``r`` records a
+    gradient (``out=`` takes no part in autograd)."""
+    if out is None:
+        return r
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}: out must be a Tensor, got {type(out).__name__}")
+    if r.requires_grad:
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad; call it without out= (or under tga.no_grad())")  # fmt: skip
+    if tuple(out.shape) != tuple(r.shape):
+        raise RuntimeError(f"{op}: out has shape {tuple(out.shape)}, the result {tuple(r.shape)}; give an out of that shape")
+    return out.copy_(r)

@@ -1,0 +1,628 @@
+"""Convolution, pooling, batch normalisation and the bilinear map, with PyTorch's signatures.
+
+Each convolution and pooling function is a composite: its definition here is written in
+primitive ops (pad, strided slices stacked into windows, reshape, matmul, max, sum), and
+:mod:`tinygrad_attn.ops.conv` holds its one-node fast path (im2col and one matmul) that
+the tests keep equal to it. ``tinygrad_attn.functional`` re-exports every public name.
+
+>>> F.conv2d(x, w, b, stride=2, padding=1)  # doctest: +SKIP  (x: (N, C, H, W), w: (O, C, kh, kw))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..engine.composite import composite
+from ..engine.switches import no_grad
+from ..ops import conv as _conv
+from ..ops.conv import Geometry, im2col, out_size
+from ..ops.saved import saved_for_backward
+from ..tensors._tensor import TENSOR_NS, InvalidArgumentError, Tensor
+from . import checks as _F
+
+__all__ = [
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool3d",
+    "adaptive_avg_pool2d",
+    "batch_norm",
+    "bilinear",
+]
+
+
+# -- arguments -------------------------------------------------------------------------
+def _ntuple(value: Any, n: int, what: str, op: str) -> tuple[int, ...]:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),) * n
+    if isinstance(value, Sequence) and len(value) == 1 and n > 1:
+        return (int(value[0]),) * n
+    if isinstance(value, Sequence) and len(value) == n:
+        return tuple(int(v) for v in value)
+    raise InvalidArgumentError(f"{op}: {what} must be an int or a tuple of {n} ints, got {value!r}")
+
+
+def _check_input(op: str, nd: int, x: Any) -> tuple[Tensor, bool]:
+    """``x`` with a batch axis, and whether it had none (PyTorch takes unbatched input)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(x).__name__}")
+    if x.ndim not in (nd + 1, nd + 2):
+        raise InvalidArgumentError(
+            f"{op}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input, got shape {x.shape}"
+        )
+    return (x.unsqueeze(0), True) if x.ndim == nd + 1 else (x, False)
+
+
+def _geometry(op: str, spatial: tuple[int, ...], kernel: tuple[int, ...], stride: tuple[int, ...],
+              pads: tuple[tuple[int, int], ...], dilation: tuple[int, ...]) -> Geometry:  # fmt: skip
+    if any(s < 1 for s in stride) or any(d < 1 for d in dilation) or any(k < 1 for k in kernel):
+        raise InvalidArgumentError(
+            f"{op}: kernel size {kernel}, stride {stride} and dilation {dilation} must be positive"
+        )
+    if any(lo < 0 or hi < 0 for lo, hi in pads):
+        raise InvalidArgumentError(f"{op}: negative padding {pads} is not supported")
+    out = tuple(out_size(n, k, s, lo, hi, d) for n, k, s, (lo, hi), d in zip(spatial, kernel, stride, pads, dilation))
+    if any(o < 1 for o in out):
+        raise InvalidArgumentError(
+            f"{op}: input of spatial size {spatial} padded by {pads} is smaller than the kernel {kernel} "
+            f"(dilation {dilation}); the output would be {out}"
+        )
+    return Geometry((kernel, stride, pads, dilation, out))
+
+
+# -- convolution -----------------------------------------------------------------------
+def _conv_setup(op: str, nd: int, x: Any, w: Tensor, b: Tensor | None, stride: Any, padding: Any, dilation: Any,
+                groups: int) -> tuple[Tensor, bool, Geometry, int]:  # fmt: skip
+    x, unbatched = _check_input(op, nd, x)
+    if w.ndim != nd + 2:
+        raise InvalidArgumentError(f"{op}: weight must be {nd + 2}-D (out, in/groups, *kernel), got shape {w.shape}")
+    groups = int(groups)
+    c, co = x.shape[1], w.shape[0]
+    if groups < 1 or co % groups or w.shape[1] * groups != c:
+        raise InvalidArgumentError(
+            f"{op}: input {x.shape} with {c} channels, weight {w.shape} and groups={groups} do not fit: need "
+            f"weight (out, in/groups, *kernel) with out divisible by groups"
+        )
+    if b is not None and b.shape != (co,):
+        raise InvalidArgumentError(f"{op}: bias has shape {b.shape}, expected ({co},)")
+    if x._dev is not w._dev or (b is not None and b._dev is not w._dev):
+        raise RuntimeError(f"{op}: input on {x.device}, weight on {w.device}; move them to one device")
+    if x.dtype != w.dtype:
+        raise RuntimeError(f"{op}: input ({x.dtype}) and weight ({w.dtype}) should be the same dtype")
+    kernel = tuple(w.shape[2:])
+    stride = _ntuple(stride, nd, "stride", op)
+    dilation = _ntuple(dilation, nd, "dilation", op)
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = ((0, 0),) * nd
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise InvalidArgumentError(f"{op}: padding='same' is not supported for strided convolutions")
+            total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+            pads = tuple((t // 2, t - t // 2) for t in total)  # the odd one on the right, as PyTorch
+            if any(lo != hi for lo, hi in pads):
+                # As PyTorch: the odd one padded onto a copy of the input first, the rest by the
+                # convolution, which so keeps the copy (changing the input in place after it is fine)
+                x = _pad(x, tuple((0, hi - lo) for lo, hi in pads), 0.0)
+                pads = tuple((lo, lo) for lo, _ in pads)
+        else:
+            raise InvalidArgumentError(f"{op}: padding must be 'valid', 'same', an int or a tuple, got {padding!r}")
+    else:
+        pads = tuple((p, p) for p in _ntuple(padding, nd, "padding", op))
+    return x, unbatched, _geometry(op, tuple(x.shape[2:]), kernel, stride, pads, dilation), groups
+
+
+def _pad(x: Tensor, pads: tuple[tuple[int, int], ...], value: float) -> Tensor:
+    for i, (lo, hi) in enumerate(pads):
+        if lo or hi:
+            x = _F._pad_constant(x, 2 + i, lo, hi, value)
+    return x
+
+
+def _windows(x: Tensor, geo: Geometry, value: float = 0.0) -> Tensor:
+    """(N, C, *S) -> (N, C, K, *out): the input each kernel offset meets, in primitives."""
+    return im2col(TENSOR_NS, _pad(x, geo.pads, value), geo.kernel, geo.stride, geo.dilation, geo.out)
+
+
+def conv_reference(x: Tensor, w: Tensor, b: Tensor | None, geo: Geometry, groups: int) -> Tensor:
+    """The convolution in primitives: windows, one matmul with the weight, bias."""
+    n, c = x.shape[:2]
+    co = w.shape[0]
+    cols = _windows(x, geo).reshape(n, groups, (c // groups) * math.prod(geo.kernel), -1)  # (N, G, C/G*K, L)
+    y = (w.reshape(groups, co // groups, -1) @ cols).reshape((n, co) + tuple(geo.out))  # (N, O, *out)
+    return y + b.reshape((co,) + (1,) * len(geo.out)) if b is not None else y
+
+
+def _conv_composite(nd: int, name: str, fused_cls: type) -> Any:
+    def fused(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+              dilation: Any = 1, groups: int = 1) -> Tensor:  # fmt: skip
+        x, unbatched, geo, groups = _conv_setup(name, nd, input, weight, bias, stride, padding, dilation, groups)
+        y = fused_cls.apply(x, weight, bias, args=(geo, groups))
+        return y.squeeze(0) if unbatched else y
+
+    def reference(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                  dilation: Any = 1, groups: int = 1) -> Tensor:  # fmt: skip
+        x, unbatched, geo, groups = _conv_setup(name, nd, input, weight, bias, stride, padding, dilation, groups)
+        y = conv_reference(x, weight, bias, geo, groups)
+        return y.squeeze(0) if unbatched else y
+
+    return composite(name, fused)(reference)
+
+
+conv1d = _conv_composite(1, "conv1d", _conv.Conv1d)
+conv1d.__doc__ = """``input (N, C, L)`` convolved with ``weight (O, C/groups, k)`` -> ``(N, O, L_out)``.
+
+PyTorch's ``F.conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)``;
+``padding`` is an int, a tuple, ``"valid"`` or ``"same"``; unbatched ``(C, L)`` input works too.
+"""
+conv2d = _conv_composite(2, "conv2d", _conv.Conv2d)
+conv2d.__doc__ = """``input (N, C, H, W)`` convolved with ``weight (O, C/groups, kh, kw)`` -> ``(N, O, H_out, W_out)``.
+
+PyTorch's ``F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)``;
+``padding`` is an int, a pair, ``"valid"`` or ``"same"``; unbatched ``(C, H, W)`` input works too.
+Windows that tile the input (``stride == kernel_size``, a ViT's patch embedding) take a
+reshape-and-permute path with no copies per kernel offset.
+"""
+conv3d = _conv_composite(3, "conv3d", _conv.Conv3d)
+conv3d.__doc__ = """``input (N, C, D, H, W)`` convolved with ``weight (O, C/groups, kd, kh, kw)``: PyTorch's
+``F.conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)`` (video, volumes)."""
+
+
+# -- transposed convolution --------------------------------------------------------------
+def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
+                    output_padding: Any, groups: int, dilation: Any) -> Tensor:  # fmt: skip
+    """The adjoint of a convolution, in primitives: zeros between the inputs (stride), the
+    kernel's reach minus ``padding`` around them, then a stride-1 convolution with the
+    kernel flipped and its in/out channels swapped within each group."""
+    x, unbatched = _check_input(op, nd, input)
+    if not isinstance(weight, Tensor) or weight.ndim != nd + 2:
+        raise InvalidArgumentError(
+            f"{op}: weight must be {nd + 2}-D (in, out/groups, *kernel), got shape {getattr(weight, 'shape', None)}"
+        )
+    groups = int(groups)
+    cin, cog, kernel = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
+    if groups < 1 or cin % groups or x.shape[1] != cin:
+        raise InvalidArgumentError(
+            f"{op}: input {x.shape} with {x.shape[1]} channels, weight {weight.shape} and groups={groups} do not fit: "
+            f"need weight (in, out/groups, *kernel) with in divisible by groups"
+        )
+    if bias is not None and bias.shape != (cog * groups,):
+        raise InvalidArgumentError(f"{op}: bias has shape {bias.shape}, expected ({cog * groups},)")
+    stride = _ntuple(stride, nd, "stride", op)
+    pad = _ntuple(padding, nd, "padding", op)
+    outpad = _ntuple(output_padding, nd, "output_padding", op)
+    dilation = _ntuple(dilation, nd, "dilation", op)
+    if any(v < 1 for v in stride + dilation) or any(v < 0 for v in pad):
+        raise InvalidArgumentError(f"{op}: stride {stride} and dilation {dilation} must be positive, padding {pad} not negative")
+    if any(o >= max(s, d) for o, s, d in zip(outpad, stride, dilation)):
+        raise InvalidArgumentError(
+            f"{op}: output_padding {outpad} must be smaller than either stride {stride} or dilation {dilation}"
+        )
+    out = tuple((n - 1) * s - 2 * p + d * (k - 1) + o + 1
+                for n, s, p, d, k, o in zip(x.shape[2:], stride, pad, dilation, kernel, outpad))  # fmt: skip
+    if any(v < 1 for v in out):
+        raise InvalidArgumentError(
+            f"{op}: input {x.shape} with weight {weight.shape}, stride {stride} and padding {pad} gives an "
+            f"empty output {out}"
+        )
+    for i, s in enumerate(stride):  # s - 1 zeros after each input, the last ones cut
+        if s > 1:
+            axis = 2 + i
+            n = x.shape[axis]
+            z = _F._pad_constant(x.unsqueeze(axis + 1), axis + 1, 0, s - 1, 0.0)
+            x = z.reshape(x.shape[:axis] + (n * s,) + x.shape[axis + 1 :])
+            x = x[(slice(None),) * axis + (slice(0, (n - 1) * s + 1),)]
+    for i, (k, p, o, d) in enumerate(zip(kernel, pad, outpad, dilation)):
+        reach = d * (k - 1)
+        x = _F._pad_constant(x, 2 + i, reach - p, reach - p + o, 0.0)  # (negative: a crop)
+    w = weight.reshape((groups, cin // groups, cog) + kernel).transpose(1, 2)
+    w = w.reshape((groups * cog, cin // groups) + kernel).flip(tuple(range(2, nd + 2)))
+    conv = (conv1d, conv2d, conv3d)[nd - 1]
+    y = conv(x, w, None, 1, 0, dilation, groups)
+    if bias is not None:  # (added after: its backward reads nothing of the bias, as PyTorch's)
+        y = y + bias.reshape((-1,) + (1,) * nd)
+    return y.squeeze(0) if unbatched else y
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.conv_transpose1d``: ``input (N, C_in, L)`` and ``weight (C_in,
+    C_out/groups, k)`` -> ``(N, C_out, (L-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1)``."""
+    out = _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                          dilation)  # fmt: skip
+    return saved_for_backward(out, input, weight)  # (what PyTorch's keeps)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.conv_transpose2d``: the gradient of ``conv2d`` with respect to its
+    input, as a layer (upsampling decoders, GAN generators); ``weight (C_in, C_out/groups, kh, kw)``."""
+    out = _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                          dilation)  # fmt: skip
+    return saved_for_backward(out, input, weight)  # (what PyTorch's keeps)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.conv_transpose3d``: ``conv_transpose2d`` over ``(N, C_in, D, H, W)`` with
+    ``weight (C_in, C_out/groups, kd, kh, kw)``."""
+    out = _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
+                          dilation)  # fmt: skip
+    return saved_for_backward(out, input, weight)  # (what PyTorch's keeps)
+
+
+# -- pooling ---------------------------------------------------------------------------
+def _pool_setup(op: str, nd: int, x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
+                ceil_mode: bool) -> tuple[Tensor, bool, Geometry]:  # fmt: skip
+    x, unbatched = _check_input(op, nd, x)
+    _F._float(x, op)
+    kernel = _ntuple(kernel_size, nd, "kernel_size", op)
+    stride = kernel if stride is None or (isinstance(stride, Sequence) and not stride) else _ntuple(
+        stride, nd, "stride", op)  # fmt: skip
+    dilation = _ntuple(dilation, nd, "dilation", op)
+    pad = _ntuple(padding, nd, "padding", op)
+    for p, k in zip(pad, kernel):
+        if 2 * p > k:  # (PyTorch's rule, whatever the dilation)
+            raise InvalidArgumentError(
+                f"{op}: pad should be at most half of the kernel size, but got pad={pad}, kernel_size={kernel} "
+                f"and dilation={dilation}"
+            )
+    pads = tuple((p, p + (_ceil_extra(n, k, s, p, d) if ceil_mode else 0))
+                 for n, k, s, p, d in zip(x.shape[2:], kernel, stride, pad, dilation))  # fmt: skip
+    geo = _geometry(op, tuple(x.shape[2:]), kernel, stride, pads, dilation)
+    return x, unbatched, geo
+
+
+def _ceil_extra(n: int, k: int, s: int, p: int, d: int) -> int:
+    """The padding ``ceil_mode=True`` adds on the right: enough for PyTorch's rounded-up
+    output length, whose last window must still start inside the input or its left padding."""
+    span = d * (k - 1) + 1
+    out = -(-(n + 2 * p - span) // s) + 1
+    if (out - 1) * s >= n + p:
+        out -= 1
+    return max(0, (out - 1) * s + span - (n + 2 * p))
+
+
+def max_pool_reference(x: Tensor, geo: Geometry) -> Tensor:
+    """The max of each window (padding counts as -inf), in primitives: picked by its index,
+    so that a tie sends the gradient to the first maximum, as PyTorch (``max`` would share it)."""
+    cols = _windows(x, geo, -math.inf)  # (N, C, K, *out)
+    first = cols.argmax(2).unsqueeze(2)  # (N, C, 1, *out)
+    return cols.gather(2, first).squeeze(2)
+
+
+def _max_pool_composite(nd: int, name: str, fused_cls: type) -> Any:
+    def fused(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+              ceil_mode: bool = False, return_indices: bool = False) -> Tensor:  # fmt: skip
+        x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode)
+        y = fused_cls.apply(x, args=geo)
+        return _pool_result(y, x, geo, unbatched, return_indices)
+
+    def reference(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                  ceil_mode: bool = False, return_indices: bool = False) -> Tensor:  # fmt: skip
+        x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode)
+        y = max_pool_reference(x, geo)
+        return _pool_result(y, x, geo, unbatched, return_indices)
+
+    return composite(name, fused)(reference)
+
+
+def _pool_result(y: Tensor, x: Tensor, geo: Geometry, unbatched: bool, return_indices: bool) -> Any:
+    """``y`` (without the batch axis the input lacked), and with ``return_indices`` also
+    PyTorch's indices: where each maximum sits in its (N, C) plane, flattened, as int64."""
+    if not return_indices:
+        return y.squeeze(0) if unbatched else y
+    with no_grad():
+        cols = _windows(x.detach(), geo, -math.inf)  # (N, C, K, *out)
+        first = cols.argmax(2).unsqueeze(2)
+        where = Tensor._wrap(x._dev.asarray(_flat_positions(tuple(x.shape[2:]), geo)), x._dev)
+        idx = where.expand(cols.shape).gather(2, first).squeeze(2)
+    return (y.squeeze(0), idx.squeeze(0)) if unbatched else (y, idx)
+
+
+def _flat_positions(spatial: tuple[int, ...], geo: Geometry) -> np.ndarray:
+    """(1, 1, K, *out) int64: the flat input position each kernel offset meets at each output
+    position, in the order of :func:`_windows`' kernel axis (padding positions are never a
+    window's maximum, so their values do not matter)."""
+    flat = np.arange(math.prod(spatial), dtype=np.int64).reshape((1, 1) + spatial)
+    return im2col(np, _conv.pad_array(np, flat, geo.pads, -1), geo.kernel, geo.stride, geo.dilation, geo.out)
+
+
+max_pool1d = _max_pool_composite(1, "max_pool1d", _conv.MaxPool1d)
+max_pool1d.__doc__ = """The max of each window of ``input (N, C, L)``: PyTorch's ``F.max_pool1d(input,
+kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
+(``stride`` defaults to ``kernel_size``)."""
+max_pool2d = _max_pool_composite(2, "max_pool2d", _conv.MaxPool2d)
+max_pool2d.__doc__ = """The max of each window of ``input (N, C, H, W)``: PyTorch's ``F.max_pool2d(input,
+kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
+(``stride`` defaults to ``kernel_size``)."""
+max_pool3d = _max_pool_composite(3, "max_pool3d", _conv.MaxPool3d)
+max_pool3d.__doc__ = """The max of each window of ``input (N, C, D, H, W)``: PyTorch's ``F.max_pool3d``, with
+``max_pool2d``'s arguments."""
+
+
+def _max_unpool(op: str, nd: int, input: Any, indices: Any, kernel_size: Any, stride: Any, padding: Any,
+                output_size: Any) -> Tensor:  # fmt: skip
+    x, unbatched = _check_input(op, nd, input)
+    if not isinstance(indices, Tensor) or indices.shape != input.shape or indices.dtype.kind not in "iu":
+        raise InvalidArgumentError(
+            f"{op}: indices must be an integer Tensor of the input's shape {input.shape}, got "
+            f"{getattr(indices, 'shape', type(indices).__name__)}"
+        )
+    idx = indices.unsqueeze(0) if unbatched else indices
+    kernel = _ntuple(kernel_size, nd, "kernel_size", op)
+    stride = kernel if stride is None else _ntuple(stride, nd, "stride", op)
+    pad = _ntuple(padding, nd, "padding", op)
+    spatial = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(x.shape[2:], stride, pad, kernel))
+    if output_size is not None:
+        given = tuple(int(v) for v in output_size)[-nd:]  # (PyTorch ignores a leading N, C)
+        if len(given) != nd:
+            raise InvalidArgumentError(f"{op}: output_size {tuple(output_size)} needs {nd} spatial sizes")
+        spatial = given
+    n, c = x.shape[:2]
+    flat = x.reshape((n, c, -1))
+    out = Tensor._wrap(x._dev.ops.zeros((n, c, math.prod(spatial)), dtype=x._data.dtype), x._dev)
+    # each value goes to the flat position max_pool's indices recorded (the gradient gathers it back)
+    at = idx.reshape((n, c, -1))
+    y = out.scatter(2, at, flat)
+    if flat.requires_grad:  # (every value gets the gradient of its position, duplicates too, as PyTorch's)
+        from ..ops.gather_along import ScatterAddAlong  # noqa: PLC0415
+        from ..ops.saved import with_gradient_of  # noqa: PLC0415
+
+        y = with_gradient_of(y, ScatterAddAlong.apply(flat, at, args=(2, tuple(out.shape))))
+    y = y.reshape((n, c) + spatial)
+    return y.squeeze(0) if unbatched else y
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.max_unpool1d``: zeros except where ``max_pool1d(..., return_indices=True)``
+    found each maximum, which gets that value back."""
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.max_unpool2d``: the partial inverse of ``max_pool2d(..., return_indices=True)``;
+    output ``(N, C, (H-1)*stride - 2*padding + kernel, ...)`` unless ``output_size`` is given.
+    Where overlapping windows recorded one position twice, the last value is kept and only it
+    gets the gradient (PyTorch's choice there is unspecified; it sends the gradient to each)."""
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.max_unpool3d``: the partial inverse of ``max_pool3d(..., return_indices=True)``."""
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _avg_scale(x: Tensor, geo: Geometry, count_include_pad: bool, divisor_override: int | None,
+               op: str = "avg_pool2d") -> Any:  # fmt: skip
+    """The reciprocal divisor: a number, or (without the padding counted) an array of the
+    output's spatial shape on ``x``'s device, in its dtype."""
+    if divisor_override is not None:
+        if int(divisor_override) == 0:
+            raise InvalidArgumentError(f"{op}: divisor_override must not be zero")
+        return 1.0 / int(divisor_override)
+    extra = tuple(hi - lo for lo, hi in geo.pads)  # what ceil_mode added: never counted
+    if (count_include_pad or not any(lo or hi for lo, hi in geo.pads)) and not any(extra):
+        return 1.0 / math.prod(geo.kernel)
+    if count_include_pad:  # the symmetric padding counts, ceil_mode's extra does not
+        ones = np.ones((1, 1) + tuple(n + 2 * lo for n, (lo, _) in zip(x.shape[2:], geo.pads)))
+        ones = _conv.pad_array(np, ones, tuple((0, e) for e in extra))
+    else:
+        ones = _conv.pad_array(np, np.ones((1, 1) + tuple(x.shape[2:])), geo.pads)
+    cols = im2col(np, ones, geo.kernel, geo.stride, geo.dilation, geo.out)
+    counts = cols.sum(axis=2)[0, 0]  # (*out): the real (unpadded) inputs of each window
+    return x._dev.asarray((1.0 / counts).astype(x.dtype))
+
+
+def avg_pool_reference(x: Tensor, geo: Geometry, scale: Any) -> Tensor:
+    """The mean of each window, in primitives (``scale``: see :func:`_avg_scale`)."""
+    s = _windows(x, geo).sum(2)
+    return s * (scale if isinstance(scale, float) else Tensor._wrap(scale, x._dev))
+
+
+def _avg_pool_composite(nd: int, name: str, fused_cls: type, overridable: bool) -> Any:
+    """``avg_pool{nd}d``: PyTorch's 1-d form has no ``divisor_override``, the 2-d and 3-d ones do."""
+
+    def setup(input: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool,
+              divisor_override: int | None) -> tuple[Tensor, bool, Geometry, Any]:  # fmt: skip
+        x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, 1, ceil_mode)
+        return x, unbatched, geo, _avg_scale(x, geo, count_include_pad, divisor_override, name)
+
+    def fused(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+              count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
+        x, unbatched, geo, scale = setup(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                         divisor_override)  # fmt: skip
+        y = fused_cls.apply(x, args=(geo, scale))
+        return y.squeeze(0) if unbatched else y
+
+    def reference(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                  count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
+        x, unbatched, geo, scale = setup(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                         divisor_override)  # fmt: skip
+        y = avg_pool_reference(x, geo, scale)
+        return y.squeeze(0) if unbatched else y
+
+    run = composite(name, fused)(reference)
+    if overridable:
+        return run
+
+    def without_override(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                         ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:  # fmt: skip
+        return run(input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+    without_override.reference = run.reference  # type: ignore[attr-defined]
+    without_override.composite_name = name  # type: ignore[attr-defined]
+    return without_override
+
+
+avg_pool1d = _avg_pool_composite(1, "avg_pool1d", _conv.AvgPool1d, overridable=False)
+avg_pool1d.__doc__ = """The mean of each window of ``input (N, C, L)``: PyTorch's ``F.avg_pool1d(input,
+kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True)``."""
+avg_pool2d = _avg_pool_composite(2, "avg_pool2d", _conv.AvgPool2d, overridable=True)
+avg_pool2d.__doc__ = """The mean of each window of ``input (N, C, H, W)``, PyTorch's ``F.avg_pool2d``: zero
+padding counted in the mean unless ``count_include_pad=False``; ``divisor_override``
+replaces the window size."""
+avg_pool3d = _avg_pool_composite(3, "avg_pool3d", _conv.AvgPool3d, overridable=True)
+avg_pool3d.__doc__ = """The mean of each window of ``input (N, C, D, H, W)``: PyTorch's ``F.avg_pool3d``, with
+``avg_pool2d``'s arguments."""
+
+
+def _adaptive_matrix(n: int, m: int) -> np.ndarray:
+    """(m, n): row ``i`` averages inputs ``floor(i n / m)`` to ``ceil((i + 1) n / m)``, PyTorch's windows."""
+    a = np.zeros((m, n))
+    for i in range(m):
+        lo, hi = (i * n) // m, -((-(i + 1) * n) // m)
+        a[i, lo:hi] = 1.0 / (hi - lo)
+    return a
+
+
+def _adaptive_setup(input: Any, output_size: Any) -> tuple[Tensor, bool, Any, Any]:
+    op = "adaptive_avg_pool2d"
+    x, unbatched = _check_input(op, 2, input)
+    _F._float(x, op)
+    if isinstance(output_size, (int, np.integer)):
+        output_size = (int(output_size),) * 2
+    if not isinstance(output_size, Sequence) or len(output_size) != 2:
+        raise InvalidArgumentError(f"{op}: output_size must be an int or a pair, got {output_size!r}")
+    h, w = x.shape[2:]
+    oh, ow = (s if o is None else int(o) for o, s in zip(output_size, (h, w)))
+    if oh < 1 or ow < 1 or h < 1 or w < 1:
+        raise InvalidArgumentError(f"{op}: input {x.shape} and output size {(oh, ow)} must be non-empty")
+    dev = x._dev
+    ah = dev.asarray(_adaptive_matrix(h, oh).astype(x.dtype))
+    aw = dev.asarray(_adaptive_matrix(w, ow).astype(x.dtype))
+    return x, unbatched, ah, aw
+
+
+def adaptive_avg_pool2d_reference(x: Tensor, ah: Any, aw: Any) -> Tensor:
+    """``A_h @ x @ A_w.T`` in primitives (two matmuls)."""
+    return (Tensor._wrap(ah, x._dev) @ x) @ Tensor._wrap(aw, x._dev).mT
+
+
+def _adaptive_avg_pool2d_fused(input: Tensor, output_size: Any) -> Tensor:
+    x, unbatched, ah, aw = _adaptive_setup(input, output_size)
+    y = _conv.AdaptiveAvgPool2d.apply(x, args=(ah, aw))
+    return y.squeeze(0) if unbatched else y
+
+
+@composite("adaptive_avg_pool2d", _adaptive_avg_pool2d_fused)
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Average ``input (N, C, H, W)`` into ``output_size`` (an int, or a pair; ``None`` keeps
+    that side) with PyTorch's adaptive windows."""
+    x, unbatched, ah, aw = _adaptive_setup(input, output_size)
+    y = adaptive_avg_pool2d_reference(x, ah, aw)
+    return y.squeeze(0) if unbatched else y
+
+
+# -- batch normalisation ------------------------------------------------------------------
+def _channel_vector(op: str, t: Any, c: int, what: str) -> None:
+    if t is not None and (not isinstance(t, Tensor) or t.shape != (c,)):
+        shape = t.shape if isinstance(t, Tensor) else type(t).__name__
+        raise InvalidArgumentError(f"{op}: {what} must be a tensor of shape ({c},), got {shape}")
+
+
+@composite("batch_norm")
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:  # fmt: skip
+    """Normalise each channel (axis 1) of ``input (N, C, *)``, PyTorch's ``F.batch_norm``.
+
+    Training: by the batch's mean and biased variance over every axis but 1, and, where
+    given, ``running_mean``/``running_var`` move towards the batch's mean and unbiased
+    variance by ``momentum``, in place. Otherwise: by the running statistics. Then
+    ``* weight + bias``.
+    """
+    op = "batch_norm"
+    _F._float(input, op)
+    if input.ndim < 2:
+        raise InvalidArgumentError(f"{op}: input must be (N, C, *), got shape {input.shape}")
+    c = input.shape[1]
+    for t, what in ((running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"),
+                    (bias, "bias")):  # fmt: skip
+        _channel_vector(op, t, c, what)
+    axes = (0,) + tuple(range(2, input.ndim))
+    bshape = (1, c) + (1,) * (input.ndim - 2)  # broadcasts a per-channel vector over (N, C, *)
+    if training:
+        n = input.numel() // c
+        if n <= 1:
+            raise InvalidArgumentError(
+                f"{op}: expected more than 1 value per channel when training, got input size {input.shape}"
+            )
+        mean = input.mean(axes, keepdims=True)
+        xc = input - mean
+        var = (xc * xc).mean(axes, keepdims=True)
+        _update_running(running_mean, running_var, mean, var, n, momentum)
+        y = xc / (var + eps).sqrt()
+    else:
+        if running_mean is None or running_var is None:
+            raise InvalidArgumentError(f"{op}: running_mean and running_var are needed when not training")
+        y = (input - running_mean.reshape(bshape)) / (running_var.reshape(bshape) + eps).sqrt()
+    if weight is not None:
+        y = y * weight.reshape(bshape)
+    if bias is not None:
+        y = y + bias.reshape(bshape)
+    return y
+
+
+def _update_running(running_mean: Tensor | None, running_var: Tensor | None, mean: Tensor, var: Tensor, n: int,
+                    momentum: float | None) -> None:  # fmt: skip
+    """``running = (1 - momentum) running + momentum batch``, in place, without a graph."""
+    if momentum is None:
+        momentum = 0.0  # PyTorch's F.batch_norm reads None as 0: the module passes its own factor
+    m = float(momentum)
+    with no_grad():
+        if running_mean is not None:
+            running_mean.mul_(1.0 - m).add_(mean.detach().reshape(-1).astype(running_mean.dtype) * m)
+        if running_var is not None:
+            unbiased = var.detach().reshape(-1) * (n / (n - 1))
+            running_var.mul_(1.0 - m).add_(unbiased.astype(running_var.dtype) * m)
+
+
+# -- bilinear -------------------------------------------------------------------------------
+@composite("bilinear")
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y[..., o] = x1 @ weight[o] @ x2 + bias[o]``: PyTorch's ``F.bilinear`` with ``input1
+    (..., in1)``, ``input2 (..., in2)``, ``weight (out, in1, in2)`` -> ``(..., out)``."""
+    op = "bilinear"
+    if weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2] or input2.shape[-1:] != weight.shape[2:3] or (
+            input1.shape[:-1] != input2.shape[:-1]):  # fmt: skip
+        raise InvalidArgumentError(
+            f"{op}: input1 {input1.shape}, input2 {input2.shape} and weight {weight.shape} do not fit: need "
+            "input1 (..., in1), input2 (..., in2) with the same leading shape, weight (out, in1, in2)"
+        )
+    out, in1, in2 = weight.shape
+    if bias is not None and bias.shape != (out,):
+        raise InvalidArgumentError(f"{op}: bias has shape {bias.shape}, expected ({out},)")
+    lead = input1.shape[:-1]
+    x1 = input1.reshape(-1, in1)  # (M, in1)
+    t = x1 @ weight.permute(1, 0, 2).reshape(in1, out * in2)  # (M, out * in2)
+    y = (t.reshape(-1, out, in2) * input2.reshape(-1, 1, in2)).sum(-1)  # (M, out)
+    if bias is not None:
+        y = y + bias
+    return saved_for_backward(y.reshape(*lead, out), input1, input2, weight)  # (what PyTorch's keeps)
+
+
+# -- each fused op's definition in tensor ops (what it recomputes for gradients of higher
+# order), handed down to the op, which imports nothing above it
+_conv.Conv.definition = staticmethod(conv_reference)
+_conv.MaxPool.definition = staticmethod(max_pool_reference)
+_conv.AvgPool.definition = staticmethod(avg_pool_reference)
+_conv.AdaptiveAvgPool2d.definition = staticmethod(adaptive_avg_pool2d_reference)

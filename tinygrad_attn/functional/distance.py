@@ -1,0 +1,62 @@
+"""Similarities and distances between vectors with PyTorch's signatures: ``F.cosine_similarity``
+and ``F.pairwise_distance`` (also ``tga.cosine_similarity``, ``tga.pairwise_distance`` and the
+modules ``nn.CosineSimilarity``, ``nn.PairwiseDistance``), written from primitive ops.
+
+``tinygrad_attn.functional`` re-exports every public name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..engine.switches import no_grad
+from ..tensors._tensor import InvalidArgumentError, Tensor
+from .checks import tensor_arg
+
+__all__ = ["cosine_similarity", "pairwise_distance"]
+
+
+def _operands(op: str, x1: Any, x2: Any) -> tuple[Tensor, Tensor, tuple[int, ...]]:
+    """``x1``, ``x2`` checked to be tensors that broadcast together, and their common shape."""
+    x1, x2 = tensor_arg(x1, op), tensor_arg(x2, op)
+    try:
+        return x1, x2, np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    except ValueError:
+        raise InvalidArgumentError(f"{op}: x1 {x1.shape} and x2 {x2.shape} do not broadcast together") from None
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """The cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcast together),
+    as PyTorch computes it: each divided by its norm clamped to at least ``eps``, then the dot
+    product (the clamp, as PyTorch's, changes values and not gradients).
+
+    >>> F.cosine_similarity(tga.tensor([[1.0, 0.0]]), tga.tensor([[1.0, 1.0]]))  # doctest: +SKIP
+    Tensor([0.7071])
+    """
+    x1, x2, shape = _operands("cosine_similarity", x1, x2)
+    if x1.dtype.kind not in "fc" or x2.dtype.kind not in "fc":  # (as PyTorch: integers compute in float32)
+        x1, x2 = (x if x.dtype.kind in "fc" else x.float() for x in (x1, x2))
+    x1, x2 = x1.broadcast_to(shape), x2.broadcast_to(shape)
+    n1 = _clamped(x1.norm(dim=dim, keepdim=True), eps)
+    n2 = _clamped(x2.norm(dim=dim, keepdim=True), eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def _clamped(n: Tensor, eps: float) -> Tensor:
+    """``n`` at least ``eps`` in value, with ``n``'s gradient (PyTorch clamps the norm in place
+    under ``no_grad``)."""
+    with no_grad():
+        lift = n.clamp_min(eps) - n
+    return n + lift
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """The ``p``-norm of ``x1 - x2 + eps`` along the last axis (broadcast together), as PyTorch's.
+
+    >>> F.pairwise_distance(tga.tensor([[0.0, 0.0]]), tga.tensor([[3.0, 4.0]]))  # doctest: +SKIP
+    Tensor([5.0000])
+    """
+    x1, x2, _ = _operands("pairwise_distance", x1, x2)
+    return (x1 - x2 + eps).norm(p=p, dim=-1, keepdim=keepdim)

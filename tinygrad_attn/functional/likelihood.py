@@ -1,0 +1,187 @@
+"""PyTorch's remaining negative log-likelihood losses: ``poisson_nll_loss``,
+``gaussian_nll_loss`` and ``ctc_loss`` (connectionist temporal classification, the loss
+of speech and handwriting recognisers), each a composite of primitives; the CTC forward
+recursion runs over time as ``logsumexp`` of shifted copies, so its gradient is autograd's.
+``tinygrad_attn.functional`` re-exports every public name.
+
+>>> F.ctc_loss(log_probs, targets, input_lengths, target_lengths)  # doctest: +SKIP  (log_probs: (T, N, C))
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..engine.composite import composite
+from ..tensors._tensor import InvalidArgumentError, Tensor, stack, where
+from ..tensors.index.indexing import host_integers
+from . import checks as _F
+
+__all__ = ["poisson_nll_loss", "gaussian_nll_loss", "ctc_loss"]
+
+
+@composite("poisson_nll_loss")
+def poisson_nll_loss(input: Tensor, target: Any, log_input: bool = True, full: bool = False,  # noqa: A002
+                     size_average: Any = None, eps: float = 1e-8, reduce: Any = None,
+                     reduction: str = "mean") -> Tensor:  # fmt: skip
+    """The negative log-likelihood of ``target`` counts under Poisson rates ``input``:
+    ``exp(input) - target * input`` (``log_input``) or ``input - target * log(input + eps)``;
+    ``full`` adds Stirling's approximation of ``log(target!)`` where ``target > 1``."""
+    op = "poisson_nll_loss"
+    reduction = _F._reduction(op, reduction, size_average, reduce)
+    x = _F.tensor_arg(input, op)
+    _F._float(x, op)
+    target = _F._as_operand(op, target, x)
+    loss = x.exp() - target * x if log_input else x - target * (x + eps).log()
+    if full:
+        safe = where(target > 1, target, 1.0)  # (the log is only read where target > 1)
+        stirling = safe * safe.log() - safe + 0.5 * (2.0 * math.pi * safe).log()
+        loss = loss + where(target > 1, stirling, 0.0)
+    return _F._reduce(loss, reduction)
+
+
+@composite("gaussian_nll_loss")
+def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False, eps: float = 1e-6,  # noqa: A002
+                      reduction: str = "mean") -> Tensor:  # fmt: skip
+    """``0.5 * (log(var) + (input - target)^2 / var)`` (plus ``0.5 log(2 pi)`` with ``full``):
+    the negative log-likelihood of ``target`` under Gaussians of mean ``input`` and variance
+    ``var``; ``var`` the input's shape, one axis shorter, 1 on one axis, or a float. Values
+    below ``eps`` are raised to ``eps`` outside the graph (the gradient passes as if they
+    were not), as PyTorch's."""
+    op = "gaussian_nll_loss"
+    x = _F.tensor_arg(input, op)
+    _F._float(x, op)
+    target = _F._as_operand(op, target, x)
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = Tensor.full(x.shape, float(var), dtype=x.dtype, device=x.device)
+    var = _F._as_operand(op, var, x, "var")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if var.shape != x.shape:
+        if x.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (var.ndim == x.ndim and sum(v for n, v in zip(x.shape, var.shape) if n != v) == 1):
+            raise ValueError(f"{op}: var is of incorrect size: {var.shape} for input {x.shape}")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var + (var.detach().clamp(min=eps) - var.detach())  # (the clamp outside the graph)
+    loss = 0.5 * (var.log() + (x - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _F._reduce(loss, reduction)
+
+
+#: Log-probability of what cannot happen: finite, so that no ``inf - inf`` reaches a gradient
+_IMPOSSIBLE = -1e30
+
+
+def _ctc_targets(op: str, targets: Any, target_lengths: np.ndarray, n: int, unbatched: bool) -> np.ndarray:
+    """``(N, S)`` host targets, from padded ``(N, S)`` (``(S,)`` unbatched) or concatenated 1-D ones."""
+    t = host_integers(targets, op, "targets")
+    s_max = int(target_lengths.max()) if n else 0
+    if t.ndim == 1 and not unbatched:
+        if t.shape[0] != int(target_lengths.sum()):
+            raise InvalidArgumentError(
+                f"{op}: concatenated targets of length {t.shape[0]} do not sum the target lengths "
+                f"{target_lengths.tolist()}"
+            )
+        out = np.zeros((n, max(s_max, 1)), np.int64)
+        starts = np.concatenate([[0], np.cumsum(target_lengths)[:-1]])
+        for i, (a, m) in enumerate(zip(starts, target_lengths)):
+            out[i, :m] = t[a : a + m]
+        return out
+    t = t.reshape(n, -1)
+    if t.shape[1] < s_max:
+        raise InvalidArgumentError(f"{op}: targets of shape {t.shape} are shorter than target length {s_max}")
+    return t
+
+
+@composite("ctc_loss")
+def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths: Any, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:  # fmt: skip
+    """The connectionist temporal classification loss: ``-log`` of the total probability of
+    every alignment of ``targets`` to ``log_probs (T, N, C)`` (log-softmax outputs; ``(T, C)``
+    unbatched) that collapses repeats and drops ``blank``. ``targets`` padded ``(N, S)`` or
+    concatenated; ``"mean"`` divides each loss by its target length, then averages; an
+    impossible alignment costs ``inf`` (0 with ``zero_infinity``). PyTorch's ``F.ctc_loss``."""
+    op = "ctc_loss"
+    reduction = _F._reduction(op, reduction)
+    lp = _F.tensor_arg(log_probs, op)
+    _F._float(lp, op)
+    unbatched = lp.ndim == 2
+    if lp.ndim not in (2, 3):
+        raise InvalidArgumentError(f"{op}: log_probs must be (T, N, C) or (T, C), got shape {lp.shape}")
+    if unbatched:
+        lp = lp.unsqueeze(1)
+    t_max, n, c = lp.shape
+    in_len = host_integers(input_lengths, op, "input_lengths").reshape(-1)
+    tg_len = host_integers(target_lengths, op, "target_lengths").reshape(-1)
+    if in_len.shape != (n,) or tg_len.shape != (n,):
+        raise RuntimeError(
+            f"{op}: input_lengths {in_len.shape} and target_lengths {tg_len.shape} must have one entry per batch "
+            f"element ({n})"
+        )
+    if (in_len > t_max).any() or (in_len < 0).any() or (tg_len < 0).any():
+        raise RuntimeError(f"{op}: expected input_lengths in [0, {t_max}], got {in_len.tolist()}")
+    if not 0 <= blank < c:
+        raise RuntimeError(f"{op}: blank must be in label range [0, {c}), got {blank}")
+    tg = _ctc_targets(op, targets, tg_len, n, unbatched)  # (N, S)
+    s_max = tg.shape[1]
+    width = 2 * s_max + 1
+    ext = np.full((n, width), blank, np.int64)  # blank, l1, blank, l2, ..., blank
+    ext[:, 1::2] = tg
+    for i, m in enumerate(tg_len):
+        ext[i, 2 * m + 1 :] = blank
+    skip = np.zeros((n, width), bool)  # s may come from s - 2: a label unlike the one before it
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    dev = lp._dev
+
+    def const(a: np.ndarray) -> Tensor:
+        return Tensor._wrap(dev.asarray(a), dev)
+
+    idx = const(ext).reshape(1, n, width).expand(t_max, n, width)
+    lpe = lp.gather(2, idx)  # (T, N, 2S+1): each time's log-probability of each extended label
+    start = np.full((n, width), _IMPOSSIBLE)
+    start[:, 0] = 0.0
+    if width > 1:
+        start[tg_len > 0, 1] = 0.0
+    alpha = const(start.astype(lp.dtype)) + lpe[0]
+    skip_t, steps = const(skip), const(in_len.reshape(n, 1))
+
+    def shifted(a: Tensor, k: int) -> Tensor:  # a[:, s - k], impossible for s < k
+        if k >= width:
+            return Tensor.full(a.shape, _IMPOSSIBLE, dtype=a.dtype, device=a.device)
+        return _F._pad_constant(a, 1, k, -k, _IMPOSSIBLE)
+
+    for t in range(1, t_max):
+        one = shifted(alpha, 1)
+        two = where(skip_t, shifted(alpha, 2), _IMPOSSIBLE)
+        step = stack([alpha, one, two]).logsumexp(0) + lpe[t]
+        alpha = where(steps > t, step, alpha)  # (past its length a sequence keeps its alpha)
+    last = const(2 * tg_len.reshape(n, 1))
+    ends = [alpha.gather(1, last)]
+    before = np.where(tg_len > 0, 2 * tg_len - 1, 0).reshape(n, 1)
+    ends.append(where(const(tg_len.reshape(n, 1) > 0), alpha.gather(1, const(before)), _IMPOSSIBLE))
+    ll = stack(ends).logsumexp(0).reshape(n)
+    # (no frames: certain for an empty target, impossible for any other)
+    ll = where(const(in_len == 0), const(np.where(tg_len == 0, 0.0, _IMPOSSIBLE).astype(lp.dtype)), ll)
+    impossible = ll < _IMPOSSIBLE / 10
+    # PyTorch's gradient with respect to log_probs is the true one plus exp(log_probs) at each
+    # frame within the input length: it assumes log-softmax outputs, through whose backward the
+    # added term vanishes (it sums to 1 over classes, as does the true gradient's negative). A
+    # term of value 0 with that gradient gives its numbers for log_probs, and the same
+    # gradient as the true one for the logits before a log_softmax.
+    frames = const((np.arange(t_max).reshape(t_max, 1) < in_len.reshape(1, n)).reshape(t_max, n, 1))
+    mass = where(frames, lp.exp(), 0.0).sum((0, 2))  # (N,)
+    loss = where(impossible, 0.0 if zero_infinity else math.inf, -ll + (mass - mass.detach()))
+    if reduction == "mean":
+        loss = (loss / const(np.maximum(tg_len, 1).astype(lp.dtype))).mean()
+    elif reduction == "sum":
+        loss = loss.sum()
+    elif unbatched:
+        loss = loss.reshape(())
+    return loss

@@ -1,0 +1,231 @@
+"""PyTorch's margin and ranking losses: ``margin_ranking_loss``, ``hinge_embedding_loss``,
+``soft_margin_loss``, ``multilabel_soft_margin_loss``, ``multi_margin_loss``,
+``multilabel_margin_loss``, ``triplet_margin_loss`` and
+``triplet_margin_with_distance_loss``, each a composite of primitives (hinges as
+``maximum(·, 0)``, softplus written without overflow). ``tinygrad_attn.functional``
+re-exports every public name.
+
+>>> F.triplet_margin_loss(anchor, positive, negative, margin=1.0)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..engine.composite import composite
+from ..ops.saved import saved_for_backward
+from ..tensors._tensor import InvalidArgumentError, Tensor, where
+from . import checks as _F
+from .activations import _softplus_stable
+from .distance import pairwise_distance
+
+__all__ = [
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "soft_margin_loss",
+    "multilabel_soft_margin_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+]
+
+
+def _reduction(op: str, reduction: str, size_average: Any = None, reduce: Any = None) -> str:
+    return _F._reduction(op, reduction, size_average, reduce)
+
+
+@composite("margin_ranking_loss")
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Any, margin: float = 0.0, size_average: Any = None,
+                        reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
+    """``max(0, -target * (input1 - input2) + margin)``: ``target`` 1 where ``input1`` should
+    rank higher, -1 where ``input2`` should (PyTorch's ``F.margin_ranking_loss``)."""
+    op = "margin_ranking_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    _F._float(_F.tensor_arg(input1, op), op)
+    target = _F._as_operand(op, target, input1)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(
+            f"{op}: All input tensors should have same dimension but got sizes: input1: {input1.shape}, input2: "
+            f"{input2.shape}, target: {target.shape} "
+        )
+    return _F._reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)  # (grad 1 at 0, as PyTorch)
+
+
+@composite("hinge_embedding_loss")
+def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0, size_average: Any = None,  # noqa: A002
+                         reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
+    """``x`` where ``target`` is 1, ``max(0, margin - x)`` where it is -1 (``input`` often a
+    distance): PyTorch's ``F.hinge_embedding_loss``."""
+    op = "hinge_embedding_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    x = _F.tensor_arg(input, op)
+    _F._float(x, op)
+    target = _F._as_operand(op, target, x)
+    # (as PyTorch counts them: a target that is neither 1 nor -1 takes both terms)
+    loss = where(target != 1, (margin - x).clamp_min(0.0), 0.0) + where(target != -1, x, 0.0)
+    return _F._reduce(loss, reduction)
+
+
+@composite("soft_margin_loss")
+def soft_margin_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+                     reduction: str = "mean") -> Tensor:  # fmt: skip
+    """``log(1 + exp(-target * input))`` for targets of 1 and -1: PyTorch's ``F.soft_margin_loss``."""
+    op = "soft_margin_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    x = _F.tensor_arg(input, op)
+    _F._float(x, op)
+    target = _F._as_operand(op, target, x)
+    _F._same_shape(op, x, target)
+    return _F._reduce(_softplus_stable(-target * x), reduction)
+
+
+def _class_weight(op: str, weight: Any, like: Tensor, c: int) -> Tensor | None:
+    if weight is None:
+        return None
+    weight = _F._as_operand(op, weight, like, "weight")
+    if weight.ndim != 1 or weight.shape[0] != c:
+        raise InvalidArgumentError(f"{op}: weight must be a vector of the {c} classes, got shape {weight.shape}")
+    return weight
+
+
+@composite("multilabel_soft_margin_loss")
+def multilabel_soft_margin_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
+                                reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
+    """The mean over classes of each class's logistic loss, ``target`` 0 or 1 per class of
+    ``input (N, C)``, times ``weight[c]`` where given: PyTorch's ``F.multilabel_soft_margin_loss``."""
+    op = "multilabel_soft_margin_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    x = _F.tensor_arg(input, op)
+    _F._float(x, op)
+    target = _F._as_operand(op, target, x)
+    if x.ndim == 0:
+        raise InvalidArgumentError(f"{op}: input needs a class axis, got a scalar")
+    loss = target * _softplus_stable(-x) + (1.0 - target) * _softplus_stable(x)  # -log sigmoid of each side
+    if weight is not None:  # (PyTorch's weight broadcasts against the loss: per class, or per entry)
+        w = _F._as_operand(op, weight, x, "weight")
+        try:
+            np.broadcast_shapes(w.shape, loss.shape)
+        except ValueError:
+            raise InvalidArgumentError(
+                f"{op}: weight of shape {w.shape} does not broadcast against the input's {x.shape}"
+            ) from None
+        loss = loss * w
+    return saved_for_backward(_F._reduce(loss.sum(-1) / float(x.shape[-1]), reduction), x)  # (as PyTorch's)
+
+
+def _classes(op: str, x: Tensor, target: Any, multilabel: bool) -> tuple[Tensor, Tensor]:
+    """``input`` as ``(N, C)`` and an integer ``target`` (``(N,)``, or ``(N, C)`` multilabel),
+    checked as PyTorch checks them."""
+    _F._float(x, op)
+    target = _F._as_operand(op, target, x)
+    if target.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}: expected an integer target, got {target.dtype}")
+    if x.ndim > 2 or (x.ndim == 0 and multilabel):
+        raise InvalidArgumentError(f"{op}: expected a non-empty vector or matrix input, got shape {x.shape}")
+    want = x.shape if multilabel else x.shape[:-1]
+    if multilabel and x.ndim <= 1:
+        want = x.shape  # (C,) with (C,)
+    if target.shape != want and not (not multilabel and x.ndim <= 1 and target.numel() == 1):
+        raise InvalidArgumentError(f"{op}: inconsistent target size: {target.shape} for input of size: {x.shape}")
+    x2 = x.reshape(-1, x.shape[-1] if x.ndim else 1)
+    return x2, target.reshape(x2.shape[0], -1) if multilabel else target.reshape(-1)
+
+
+@composite("multi_margin_loss")
+def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.0, weight: Any = None,  # noqa: A002
+                      size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
+    """The multi-class hinge loss of ``input (N, C)`` and class indices ``target (N,)``:
+    ``sum over i != y of max(0, margin - x[y] + x[i])^p * weight[y] / C`` (``p`` 1 or 2),
+    PyTorch's ``F.multi_margin_loss``."""
+    op = "multi_margin_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = _F.tensor_arg(input, op)
+    x2, t = _classes(op, x, target, multilabel=False)
+    n, c = x2.shape
+    picked = x2.gather(1, t.reshape(n, 1))  # (N, 1): x[y]
+    z = x2 - picked + margin
+    h = where(z > 0, z, 0.0)  # (no gradient at 0, as PyTorch's kernel)
+    if p == 2:
+        h = h * h
+    w = _class_weight(op, weight, x, c)
+    if w is not None:
+        h = h * w[t].reshape(n, 1)
+    other = Tensor.arange(c, device=x.device).reshape(1, c) != t.reshape(n, 1)
+    loss = where(other, h, 0.0).sum(1) / float(c)  # (N,)
+    return _F._reduce(loss.reshape(x.shape[:-1]) if x.ndim else loss.reshape(()), reduction)
+
+
+@composite("multilabel_margin_loss")
+def multilabel_margin_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+                           reduction: str = "mean") -> Tensor:  # fmt: skip
+    """The multi-label hinge loss: ``target (N, C)`` lists each sample's classes, ended by the
+    first -1; every listed class ``j`` should beat every unlisted ``i`` by 1: ``sum of max(0,
+    1 - (x[j] - x[i])) / C`` (PyTorch's ``F.multilabel_margin_loss``)."""
+    op = "multilabel_margin_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    x = _F.tensor_arg(input, op)
+    x2, t = _classes(op, x, target, multilabel=True)
+    n, c = x2.shape
+    listed = (t != -1).astype("int64").cumprod(1) != 0  # (N, C): before the first -1
+    classes = Tensor.arange(c, device=x.device).reshape(1, 1, c)
+    # (N, C): how many listed positions name class k (a class listed twice counts twice, as in PyTorch)
+    count = ((t.reshape(n, c, 1) == classes) & listed.reshape(n, c, 1)).astype(x2.dtype).sum(1)
+    is_target = count > 0
+    z = 1.0 - x2.reshape(n, c, 1) + x2.reshape(n, 1, c)  # (N, j, i)
+    h = where(z > 0, z, 0.0)  # (no gradient at 0, as PyTorch's kernel)
+    h = where(is_target.reshape(n, 1, c), 0.0, h) * count.reshape(n, c, 1)  # j listed, i not
+    loss = h.sum((1, 2)) / float(c)
+    out = _F._reduce(loss.reshape(x.shape[:-1]) if x.ndim > 1 else loss.reshape(()), reduction)
+    return saved_for_backward(out, x)  # (as PyTorch's, it keeps its input)
+
+
+def _triplet_check(op: str, anchor: Tensor, positive: Tensor, negative: Tensor) -> None:
+    a, p, n = anchor.ndim, positive.ndim, negative.ndim
+    if not a == p == n:
+        raise RuntimeError(
+            f"The anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
+            f"got: anchor {a}D, positive {p}D, and negative {n}D inputs"
+        )
+
+
+def _triplet(anchor: Tensor, positive: Tensor, negative: Tensor, dist: Callable[[Tensor, Tensor], Tensor],
+             margin: float, swap: bool, reduction: str) -> Tensor:  # fmt: skip
+    d_ap, d_an = dist(anchor, positive), dist(anchor, negative)
+    if swap:  # the harder of the two negatives' distances
+        d_an = d_an.minimum(dist(positive, negative))
+    return _F._reduce((d_ap - d_an + margin).clamp_min(0.0), reduction)
+
+
+@composite("triplet_margin_loss")
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Tensor:  # fmt: skip
+    """``max(0, d(a, p) - d(a, n) + margin)`` with ``d`` the ``p``-norm distance
+    (``pairwise_distance``); ``swap`` takes ``min(d(a, n), d(p, n))``: PyTorch's
+    ``F.triplet_margin_loss`` over ``(N, D)`` or ``(D,)``."""
+    op = "triplet_margin_loss"
+    reduction = _reduction(op, reduction, size_average, reduce)
+    _triplet_check(op, anchor, positive, negative)
+    if anchor.ndim not in (1, 2):
+        raise InvalidArgumentError(f"{op}: expected (N, D) or (D,) inputs, got {anchor.ndim}D")
+    return _triplet(anchor, positive, negative, lambda u, v: pairwise_distance(u, v, p, eps), margin, swap, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+                                      margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:  # fmt: skip
+    """:func:`triplet_margin_loss` with any ``distance_function(x1, x2)`` (default
+    ``pairwise_distance``): PyTorch's ``F.triplet_margin_with_distance_loss``."""
+    op = "triplet_margin_with_distance_loss"
+    reduction = _reduction(op, reduction)
+    if margin <= 0:
+        raise ValueError(f"{op}: margin must be greater than 0, got {margin}")
+    _triplet_check(op, anchor, positive, negative)
+    dist = distance_function if distance_function is not None else pairwise_distance
+    return _triplet(anchor, positive, negative, dist, margin, swap, reduction)

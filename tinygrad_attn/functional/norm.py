@@ -1,0 +1,131 @@
+"""Normalisation by groups of channels, by instance, and across neighbouring channels:
+PyTorch's ``F.group_norm``, ``F.instance_norm`` and ``F.local_response_norm``, each a
+composite of primitives (means, a square root, shifted slices). ``batch_norm`` lives
+beside the convolutions (``functional_conv.py``); ``tinygrad_attn.functional`` re-exports
+every public name.
+
+>>> F.group_norm(x, 2, weight, bias)  # doctest: +SKIP  (x: (N, C, *), C divisible by 2)
+"""
+
+from __future__ import annotations
+
+from ..engine.composite import composite
+from ..engine.switches import no_grad
+from ..ops.saved import saved_for_backward
+from ..tensors._tensor import InvalidArgumentError, Tensor
+from . import checks as _F
+from .conv import _channel_vector
+
+__all__ = ["group_norm", "instance_norm", "local_response_norm"]
+
+
+def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    """``y (N, C, *) * weight[c] + bias[c]`` where given."""
+    shape = (1, y.shape[1]) + (1,) * (y.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+@composite("group_norm")
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:  # fmt: skip
+    """Normalise ``input (N, C, *)`` over each group of ``C / num_groups`` channels and all
+    positions (mean and biased variance per sample and group), then ``* weight + bias`` per
+    channel: PyTorch's ``F.group_norm``."""
+    op = "group_norm"
+    x = _F.tensor_arg(input, op)
+    _F._float(x, op)
+    if x.ndim < 2:
+        raise RuntimeError(f"{op}: expected at least 2 dimensions for input tensor but received {x.ndim}")
+    n, c = x.shape[:2]
+    if num_groups < 1 or c % num_groups:
+        raise RuntimeError(
+            f"{op}: expected number of channels in input to be divisible by num_groups, but got input of shape "
+            f"{x.shape} and num_groups={num_groups}"
+        )
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        _channel_vector(op, t, c, what)
+    if n * (c // num_groups) * (x.numel() // max(n * c, 1)) == 1:  # (PyTorch's check, as it counts)
+        raise ValueError(f"{op}: expected more than 1 value per channel when training, got input size {x.shape}")
+    g = x.reshape(n, num_groups, -1)  # (N, G, C/G * positions)
+    mean = g.mean(-1, keepdims=True)
+    gc = g - mean
+    var = (gc * gc).mean(-1, keepdims=True)
+    y = (gc / (var + eps).sqrt()).reshape(x.shape)
+    return saved_for_backward(_affine(y, weight, bias), x, weight)  # (what PyTorch's keeps)
+
+
+@composite("instance_norm")
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:  # fmt: skip
+    """Normalise each channel of each sample of ``input (N, C, *)`` over its positions:
+    PyTorch's ``F.instance_norm``. With ``use_input_stats`` the running statistics (where
+    given) move by ``momentum`` towards the batch's mean of the per-instance means and
+    unbiased variances, in place; without it they normalise instead."""
+    op = "instance_norm"
+    x = _F.tensor_arg(input, op)
+    _F._float(x, op)
+    if x.ndim < 3:
+        raise InvalidArgumentError(f"{op}: input must be (N, C, *) with at least one position axis, got {x.shape}")
+    c = x.shape[1]
+    for t, what in ((running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"),
+                    (bias, "bias")):  # fmt: skip
+        _channel_vector(op, t, c, what)
+    axes = tuple(range(2, x.ndim))
+    bshape = (1, c) + (1,) * (x.ndim - 2)
+    if use_input_stats:
+        count = x[0, 0].numel()
+        if count <= 1:
+            raise ValueError(f"{op}: expected more than 1 spatial element when training, got input size {x.shape}")
+        mean = x.mean(axes, keepdims=True)  # (N, C, 1, ...)
+        xc = x - mean
+        var = (xc * xc).mean(axes, keepdims=True)
+        m = float(momentum)
+        with no_grad():
+            if running_mean is not None:
+                batch_mean = mean.detach().reshape(x.shape[0], c).mean(0).astype(running_mean.dtype)
+                running_mean.mul_(1.0 - m).add_(batch_mean * m)
+            if running_var is not None:
+                unbiased = var.detach().reshape(x.shape[0], c).mean(0) * (count / (count - 1))
+                running_var.mul_(1.0 - m).add_(unbiased.astype(running_var.dtype) * m)
+        y = xc / (var + eps).sqrt()
+    else:
+        if running_mean is None or running_var is None:
+            raise InvalidArgumentError(f"{op}: running_mean and running_var are needed when use_input_stats=False")
+        y = (x - running_mean.reshape(bshape)) / (running_var.reshape(bshape) + eps).sqrt()
+    n, ones = x.shape[0], (1,) * (x.ndim - 2)
+    if weight is not None:  # (one copy per sample, as PyTorch's: the copy is kept, the weight may change in place)
+        y = y * weight.repeat(n).reshape((n, c) + ones)
+    if bias is not None:
+        y = y + bias.reshape(bshape)
+    return saved_for_backward(y, x)
+
+
+def channel_window_sum(sq: Tensor, before: int, after: int) -> Tensor:
+    """``sum(sq[:, c - before : c + after + 1])`` for every channel ``c`` of ``sq (N, C, *)``
+    (the channels outside count as 0), as shifted slices of the zero-padded channel axis."""
+    c = sq.shape[1]
+    padded = _F._pad_constant(sq, 1, before, after, 0.0)
+    out = padded[:, 0:c]
+    for j in range(1, before + after + 1):
+        out = out + padded[:, j : j + c]
+    return out
+
+
+@composite("local_response_norm")
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """``x / (k + alpha * mean of x^2 over size neighbouring channels)^beta`` for ``input
+    (N, C, *)``: PyTorch's ``F.local_response_norm`` (AlexNet's normalisation; the window
+    reaches ``size // 2`` channels back and ``(size - 1) // 2`` ahead)."""
+    op = "local_response_norm"
+    x = _F.tensor_arg(input, op)
+    if x.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {x.ndim} dimensions)")
+    if x.numel() == 0:
+        return x
+    s = channel_window_sum(x * x, size // 2, (size - 1) // 2) * (1.0 / size)
+    return x / (s * alpha + k) ** beta

@@ -1,0 +1,214 @@
+"""PyTorch's remaining pooling functions: adaptive average and max pooling of 1 to 3
+spatial axes, power-average (LP) pooling, and the ``*_with_indices`` spellings.
+
+Each is written from primitives (matmuls with averaging matrices; an index gather and a
+max; ``avg_pool`` of powers), so it differentiates to every order and traces as its
+primitives. ``tinygrad_attn.functional`` re-exports every public name.
+
+>>> F.adaptive_max_pool1d(x, 4, return_indices=True)  # doctest: +SKIP  (x: (N, C, L))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..engine.composite import composite
+from ..engine.switches import no_grad
+from ..ops.saved import saved_for_backward
+from ..tensors._tensor import InvalidArgumentError, Tensor, where
+from . import checks as _F
+from .conv import (
+    _adaptive_matrix,
+    _check_input,
+    _ntuple,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+)
+
+__all__ = [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "max_pool3d_with_indices",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+]
+
+
+def _output_size(op: str, nd: int, x: Tensor, output_size: Any) -> tuple[int, ...]:
+    """PyTorch's ``output_size``: an int, or ``nd`` entries of which ``None`` keeps that side."""
+    if isinstance(output_size, (int, np.integer)) and not isinstance(output_size, bool):
+        output_size = (int(output_size),) * nd
+    if not isinstance(output_size, Sequence) or len(output_size) != nd:
+        raise InvalidArgumentError(f"{op}: output_size must be an int or a tuple of {nd}, got {output_size!r}")
+    spatial = tuple(x.shape[2:])
+    out = tuple(n if o is None else int(o) for o, n in zip(output_size, spatial))
+    if any(o < 1 for o in out) or any(n < 1 for n in spatial):
+        raise InvalidArgumentError(f"{op}: input {x.shape} and output size {out} must be non-empty")
+    return out
+
+
+# -- adaptive average pooling -------------------------------------------------------------
+def _adaptive_avg(op: str, nd: int, input: Any, output_size: Any) -> Tensor:
+    """One matmul per spatial axis with PyTorch's averaging matrix (each output averages its
+    window ``floor(i n / m)`` to ``ceil((i + 1) n / m)``)."""
+    x, unbatched = _check_input(op, nd, input)
+    _F._float(x, op)
+    out = _output_size(op, nd, x, output_size)
+    for i, (n, m) in enumerate(zip(x.shape[2:], out)):
+        a = Tensor._wrap(x._dev.asarray(_adaptive_matrix(n, m).astype(x.dtype)), x._dev)  # (m, n)
+        x = (x.transpose(2 + i, -1) @ a.mT).transpose(2 + i, -1)
+    if any(m != 1 for m in out):  # (as PyTorch's, it keeps its input, except for a mean over everything)
+        x = saved_for_backward(x, input)
+    return x.squeeze(0) if unbatched else x
+
+
+@composite("adaptive_avg_pool1d")
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    """Average ``input (N, C, L)`` into ``output_size`` windows: PyTorch's ``F.adaptive_avg_pool1d``."""
+    return _adaptive_avg("adaptive_avg_pool1d", 1, input, output_size)
+
+
+@composite("adaptive_avg_pool3d")
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    """Average ``input (N, C, D, H, W)`` into ``output_size`` (an int or a triple; ``None``
+    keeps that side): PyTorch's ``F.adaptive_avg_pool3d``."""
+    return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
+
+
+# -- adaptive max pooling -----------------------------------------------------------------
+def _adaptive_positions(spatial: tuple[int, ...], out: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(M, K) flat input positions of each output's window (``M`` outputs, ``K`` the largest
+    window, both row-major over the axes) and whether each is inside its window (shorter
+    windows are padded with a repeated position that does not count)."""
+    pos, valid = np.zeros((1, 1), np.int64), np.ones((1, 1), bool)
+    for n, m in zip(spatial, out):
+        lo = (np.arange(m) * n) // m
+        hi = -((-(np.arange(m) + 1) * n) // m)
+        p = lo[:, None] + np.arange(int((hi - lo).max()))[None, :]  # (m, k)
+        ok = p < hi[:, None]
+        mm, kk = pos.shape[0] * m, pos.shape[1] * p.shape[1]
+        pos = (pos[:, None, :, None] * n + np.minimum(p, n - 1)[None, :, None, :]).reshape(mm, kk)
+        valid = (valid[:, None, :, None] & ok[None, :, None, :]).reshape(mm, kk)
+    return pos, valid
+
+
+def _adaptive_max(op: str, nd: int, input: Any, output_size: Any, return_indices: bool) -> Any:
+    x, unbatched = _check_input(op, nd, input)
+    _F._float(x, op)
+    out = _output_size(op, nd, x, output_size)
+    spatial = tuple(x.shape[2:])
+    pos, valid = _adaptive_positions(spatial, out)  # (M, K)
+    m, k = pos.shape
+    dev = x._dev
+    n, c = x.shape[:2]
+    flat = x.reshape(n, c, math.prod(spatial))
+    cols = flat.index_select(2, Tensor._wrap(dev.asarray(pos.reshape(-1)), dev)).reshape(n, c, m, k)
+    cols = where(Tensor._wrap(dev.asarray(valid), dev), cols, -math.inf)
+    first = cols.argmax(-1).unsqueeze(-1)  # (N, C, M, 1): the first maximum gets the gradient, as PyTorch's
+    y = saved_for_backward(cols.gather(-1, first).reshape((n, c) + out), input)  # (as PyTorch's, it keeps x)
+    if not return_indices:
+        return y.squeeze(0) if unbatched else y
+    with no_grad():
+        where_ = Tensor._wrap(dev.asarray(pos), dev).expand((n, c, m, k))
+        idx = where_.gather(-1, first.detach()).reshape((n, c) + out)
+    return (y.squeeze(0), idx.squeeze(0)) if unbatched else (y, idx)
+
+
+@composite("adaptive_max_pool1d")
+def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """The max of each of ``output_size`` adaptive windows of ``input (N, C, L)``: PyTorch's
+    ``F.adaptive_max_pool1d``; with ``return_indices`` also where each max sits (int64)."""
+    return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+@composite("adaptive_max_pool2d")
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """PyTorch's ``F.adaptive_max_pool2d`` over ``input (N, C, H, W)``; indices flat in each plane."""
+    return _adaptive_max("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+@composite("adaptive_max_pool3d")
+def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """PyTorch's ``F.adaptive_max_pool3d`` over ``input (N, C, D, H, W)``."""
+    return _adaptive_max("adaptive_max_pool3d", 3, input, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """``adaptive_max_pool1d(..., return_indices=True)``: the ``(values, indices)`` pair."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """``adaptive_max_pool2d(..., return_indices=True)``: the ``(values, indices)`` pair."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """``adaptive_max_pool3d(..., return_indices=True)``: the ``(values, indices)`` pair."""
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                            ceil_mode: bool = False, return_indices: bool = False) -> Any:  # fmt: skip
+    """``max_pool1d(..., return_indices=True)``: the ``(values, indices)`` pair."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                            ceil_mode: bool = False, return_indices: bool = False) -> Any:  # fmt: skip
+    """``max_pool2d(..., return_indices=True)``: the ``(values, indices)`` pair."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                            ceil_mode: bool = False, return_indices: bool = False) -> Any:  # fmt: skip
+    """``max_pool3d(..., return_indices=True)``: the ``(values, indices)`` pair."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+# -- power-average pooling ----------------------------------------------------------------
+def _lp_pool(op: str, nd: int, input: Any, norm_type: float, kernel_size: Any, stride: Any, ceil_mode: bool) -> Tensor:
+    """``(sum of x^p over each window)^(1/p)``, as PyTorch computes it: the window mean of
+    ``x^p`` times the window size (so ``ceil_mode``'s cut windows count as PyTorch's do), a
+    zero sum passing no gradient."""
+    x = _F.tensor_arg(input, op)
+    kernel = _ntuple(kernel_size, nd, "kernel_size", op)
+    pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
+    s = pool(x ** float(norm_type), kernel, stride, 0, ceil_mode)
+    s = s.sign() * s.abs().relu()
+    return (s * float(math.prod(kernel))) ** (1.0 / float(norm_type))
+
+
+@composite("lp_pool1d")
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> Tensor:
+    """The ``norm_type``-norm of each window of ``input (N, C, L)``: PyTorch's ``F.lp_pool1d``."""
+    return _lp_pool("lp_pool1d", 1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+@composite("lp_pool2d")
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> Tensor:
+    """The ``norm_type``-norm of each window of ``input (N, C, H, W)``: PyTorch's ``F.lp_pool2d``."""
+    return _lp_pool("lp_pool2d", 2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+@composite("lp_pool3d")
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> Tensor:
+    """The ``norm_type``-norm of each window of ``input (N, C, D, H, W)``: PyTorch's ``F.lp_pool3d``."""
+    return _lp_pool("lp_pool3d", 3, input, norm_type, kernel_size, stride, ceil_mode)

@@ -1,0 +1,127 @@
+"""Resizing: PyTorch's ``F.interpolate`` for the modes ``nearest``, ``nearest-exact``,
+``linear``, ``bilinear`` and ``trilinear``, written in primitives (``index_select`` of the
+source rows along each spatial axis, then a weighted sum), so its gradient is the
+autograd of those ops. ``tinygrad_attn.functional`` re-exports it.
+
+>>> F.interpolate(x, scale_factor=2, mode="bilinear")  # doctest: +SKIP  (x: (N, C, H, W))
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError
+
+__all__ = ["interpolate"]
+
+_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def _per_axis(value: Any, nd: int, what: str) -> tuple | None:
+    if value is None:
+        return None
+    if isinstance(value, Sequence):
+        if len(value) != nd:
+            raise InvalidArgumentError(
+                f"interpolate: {what} {tuple(value)} must have {nd} entries for {nd} spatial axes"
+            )
+        return tuple(value)
+    return (value,) * nd
+
+
+def _sources(n_in: int, n_out: int, scale: float | None, mode: str, align_corners: bool) -> tuple:
+    """PyTorch's source coordinate of each output position along one axis: for the nearest
+    modes the source index; for linear the two neighbours and the weight of the second."""
+    # PyTorch's ratio: from a given scale_factor when there is one, else from the sizes
+    ratio = 1.0 / scale if scale is not None else n_in / n_out
+    dst = np.arange(n_out, dtype=np.float64)
+    if mode == "nearest":
+        return (np.minimum(np.floor(dst * ratio).astype(np.int64), n_in - 1),)
+    if mode == "nearest-exact":
+        return (np.minimum(np.floor((dst + 0.5) * ratio).astype(np.int64), n_in - 1),)
+    if align_corners:
+        src = dst * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
+    else:
+        src = np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
+    lo = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    hi = np.minimum(lo + 1, n_in - 1)
+    return lo, hi, src - lo
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.interpolate``: resize the spatial axes of ``input (N, C, *S)`` to
+    ``size`` or by ``scale_factor``. ``mode``: ``nearest`` (PyTorch's legacy rounding),
+    ``nearest-exact``, or ``linear``/``bilinear``/``trilinear`` for 1/2/3 spatial axes
+    (``align_corners`` as PyTorch's). ``antialias`` and the area/bicubic modes are not supported."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"interpolate: input must be a Tensor, got {type(input).__name__}")
+    nd = input.ndim - 2
+    if nd < 1:
+        raise InvalidArgumentError(f"interpolate: needs an input (N, C, *spatial), got shape {input.shape}")
+    if mode not in ("nearest", "nearest-exact", *_LINEAR):
+        raise UnsupportedModeError(f"interpolate: mode {mode!r} is not supported (nearest, nearest-exact, "
+                                   f"linear, bilinear, trilinear)")  # fmt: skip
+    if mode in _LINEAR and _LINEAR[mode] != nd:
+        raise UnsupportedModeError(
+            f"interpolate: mode {mode!r} needs {_LINEAR[mode] + 2}-D input, got {input.ndim}-D {input.shape}"
+        )
+    if align_corners is not None and mode not in _LINEAR:
+        raise InvalidArgumentError(f"interpolate: align_corners is only for the linear modes, not {mode!r}")
+    if antialias:
+        raise UnsupportedModeError("interpolate: antialias=True is not supported")
+    if (size is None) == (scale_factor is None):
+        raise InvalidArgumentError("interpolate: give exactly one of size and scale_factor")
+    sizes, scales = _per_axis(size, nd, "size"), _per_axis(scale_factor, nd, "scale_factor")
+    spatial = tuple(input.shape[2:])
+    if sizes is None:
+        sizes = tuple(int(math.floor(n * float(s))) for n, s in zip(spatial, scales))
+        if recompute_scale_factor:  # the ratio then comes from the sizes
+            scales = None
+    sizes = tuple(int(s) for s in sizes)
+    if any(s < 1 for s in sizes):
+        raise InvalidArgumentError(f"interpolate: output size {sizes} for input {input.shape} must be positive")
+    if mode in _LINEAR and input.dtype.kind != "f":
+        raise TypeError(f"interpolate: mode {mode!r} needs a floating-point tensor, got {input.dtype}")
+    out = input
+    for i, (n_in, n_out) in enumerate(zip(spatial, sizes)):
+        axis = 2 + i
+        src = _sources(n_in, n_out, None if scales is None else float(scales[i]), mode, bool(align_corners))
+        if len(src) == 1:
+            out = out.index_select(axis, Tensor(src[0], device=input.device))
+            continue
+        lo, hi, w = src
+        a = out.index_select(axis, Tensor(lo, device=input.device))
+        b = out.index_select(axis, Tensor(hi, device=input.device))
+        shape = (n_out,) + (1,) * (nd - 1 - i)  # broadcast the weights along this axis
+        wt = Tensor(w.reshape(shape).astype(input.dtype), device=input.device)
+        out = a + (b - a) * wt
+    return out
+
+
+# -- PyTorch's deprecated spellings of interpolate ------------------------------------------
+def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+             align_corners: bool | None = None, recompute_scale_factor: bool | None = None) -> Tensor:  # fmt: skip
+    """PyTorch's deprecated ``F.upsample``: :func:`interpolate`, with PyTorch's warning."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """PyTorch's deprecated ``F.upsample_nearest``: ``interpolate(mode="nearest")``."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """PyTorch's deprecated ``F.upsample_bilinear``: ``interpolate(mode="bilinear", align_corners=True)``."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

@@ -1,0 +1,229 @@
+"""PyTorch's products and distances beyond ``matmul``: ``tensordot kron inner vdot mv cross
+cdist dist addcmul addcdiv addmv addr``.
+
+Each is a ``tga.`` free function and, where PyTorch has one, a :class:`Tensor` method (the
+table :data:`METHODS`), a composite of ``matmul``, ``einsum``, the elementwise ops and the
+views, so each has gradients of every order on every device.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..functional.checks import tensor_arg as _tensor
+from ..ops.saved import saved_for_backward
+from ..tensors._tensor import InvalidArgumentError, Tensor, stack
+from ..tensors.shape import dims
+
+__all__ = ["tensordot", "kron", "inner", "vdot", "mv", "cross", "cdist", "dist", "addcmul", "addcdiv", "addmv", "addr"]  # fmt: skip
+
+
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:  # noqa: A002
+    """The sum of products of ``a``'s last ``dims`` axes with ``b``'s first ``dims`` (an int), or of the
+    axes paired in ``dims = (a_axes, b_axes)``; the result has ``a``'s other axes, then ``b``'s."""
+    a, b = _tensor(a, "tensordot"), _tensor(b, "tensordot")
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, (int, np.integer)):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        k = int(dims)
+        if k > min(a.ndim, b.ndim):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={k}")
+        ia, ib = list(range(a.ndim - k, a.ndim)), list(range(k))
+    else:
+        ia, ib = ([d] if isinstance(d, (int, np.integer)) else list(d) for d in dims)
+        if len(ia) != len(ib):
+            raise RuntimeError(f"both dimension lists should have same length, got {len(ia)} and {len(ib)}")
+    ia = [_axis(a, d) for d in ia]
+    ib = [_axis(b, d) for d in ib]
+    # A contracted pair where one side has length 1 is summed on the other side at once (PyTorch's
+    # broadcast of that axis); the other pairs must match. What the backward keeps follows from the
+    # steps, as in PyTorch: a summed side keeps nothing of its input, the product keeps its operands.
+    ta, tb = a, b
+    for da, db in zip(ia, ib):
+        if b.shape[db] == 1:
+            ta = _summed(ta, da)
+        elif a.shape[da] == 1:
+            tb = _summed(tb, db)
+        elif a.shape[da] != b.shape[db]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} in dim {da} "
+                               f"and second has size {b.shape[db]} in dim {db}")  # fmt: skip
+    ra = [d for d in range(a.ndim) if d not in ia]
+    rb = [d for d in range(b.ndim) if d not in ib]
+    shape = tuple(a.shape[d] for d in ra) + tuple(b.shape[d] for d in rb)
+    m, n = math.prod(a.shape[d] for d in ra), math.prod(b.shape[d] for d in rb)
+    ta, tb = ta.permute(*ra, *ia), tb.permute(*ib, *rb)
+    if m != 1 or n != 1:  # a matrix product (the reshapes are views where the strides allow, else copies)
+        k = math.prod(ta.shape[len(ra) :])
+        return (ta.reshape(m, k) @ tb.reshape(k, n)).reshape(shape)
+    if _contiguous(ta) and _contiguous(tb):  # a full contraction of two views: one dot product
+        return (ta.reshape(-1) @ tb.reshape(-1)).reshape(shape)
+    return _summed(ta.squeeze() * tb.squeeze(), None).reshape(shape)  # (no copy of either made contiguous)
+
+
+def _summed(x: Tensor, d: int | None) -> Tensor:
+    s = x.sum(d, keepdim=d is not None)
+    return s if s.dtype == x.dtype else s.astype(x.dtype)  # (an integer sum stays in its dtype, as PyTorch's)
+
+
+def _contiguous(x: Tensor) -> bool:
+    d = x._data
+    flags = getattr(getattr(d, "_array", d), "flags", None)
+    return flags is None or bool(flags.c_contiguous)
+
+
+def _axis(x: Tensor, d: int) -> int:
+    return dims.one(x.shape, d, "tensordot", scalar_ok=False)
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The Kronecker product: every entry of ``input`` times a whole block ``other`` (shapes aligned
+    at the right, the shorter padded with ones in front)."""
+    a, b = _tensor(input, "kron"), _tensor(other, "kron")
+    nd = max(a.ndim, b.ndim)
+    a = a.reshape((1,) * (nd - a.ndim) + a.shape)
+    b = b.reshape((1,) * (nd - b.ndim) + b.shape)
+    # (a0, 1, a1, 1, ...) * (1, b0, 1, b1, ...) -> (a0 * b0, a1 * b1, ...)
+    ai = a.reshape(tuple(v for s in a.shape for v in (s, 1)))
+    bi = b.reshape(tuple(v for s in b.shape for v in (1, s)))
+    return (ai * bi).reshape(tuple(p * q for p, q in zip(a.shape, b.shape)))
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The sum of products over the last axis of each (a product with a 0-d operand)."""
+    a, b = _tensor(input, "inner"), _tensor(other, "inner")
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(a.shape)} and {list(b.shape)}")  # fmt: skip
+    return tensordot(a, b, ([-1], [-1]))
+
+
+def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The dot product of two 1-D tensors (the first conjugated: real tensors only)."""
+    a, b = _tensor(input, "vdot"), _tensor(other, "vdot")
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape != b.shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to "
+                           "have the same number of elements, but got different")  # fmt: skip
+    return a @ b
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
+    """A matrix (2-D) times a vector (1-D)."""
+    a, v = _tensor(input, "mv"), _tensor(vec, "mv")
+    if a.ndim != 2 or v.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {a.ndim}, {v.ndim}")
+    return a @ v
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * (mat @ vec)``."""
+    from ..tensors.tensor_functions import _plus_product  # noqa: PLC0415
+
+    return _plus_product("addmv", input, mv(mat, vec), beta, alpha)
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    from ..tensors.tensor_functions import _plus_product, outer  # noqa: PLC0415
+
+    return _plus_product("addr", input, outer(vec1, vec2), beta, alpha)
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
+    """The cross product of 3-vectors along ``dim`` (the two broadcast together); without ``dim``,
+    the first axis of size 3 (``torch.cross``'s default; ``torch.linalg.cross`` takes -1)."""
+    a, b = _tensor(input, "cross"), _tensor(other, "cross")
+    if a.ndim != b.ndim:
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions, got {a.ndim} and {b.ndim}")
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    a, b = a.expand(shape), b.expand(shape)
+    if dim is None:
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError(f"no dimension of size 3 in input (shapes {a.shape} and {b.shape})")
+    d = dims.one(shape, dim, "cross", scalar_ok=False)
+    if shape[d] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and {b.shape[d]}"
+        )
+    a0, a1, a2 = a.unbind(d)
+    b0, b1, b2 = b.unbind(d)
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The ``p``-norm distance between each row of ``x1 (..., P, M)`` and each row of ``x2 (..., R, M)``:
+    a ``(..., P, R)`` tensor (batches broadcast)."""
+    x1, x2 = _tensor(x1, "cdist"), _tensor(x2, "cdist")
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D, X2 got: {x2.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
+    # p = 0: the count of differing entries, in the graph with gradient 0, as PyTorch's
+    out = diff.abs().sign().sum(-1) if p == 0 else _pnorm(diff, p)
+    return saved_for_backward(out, x1, x2, output=True)  # (what PyTorch's keeps, for every p)
+
+
+def _pnorm(d: Tensor, p: float) -> Tensor:
+    """The ``p``-norm over the last axis whose gradient is 0 where the norm is 0 (PyTorch's convention)."""
+    if p == float("inf"):
+        return d.abs().amax(-1) if d.shape[-1] else d.abs().sum(-1)
+    from ..tensors._tensor import where  # noqa: PLC0415
+
+    a = d.abs()
+    if p == 1:
+        return a.sum(-1)
+    s = (a**p).sum(-1)
+    zero = s == 0
+    safe = where(zero, 1.0, s)
+    return where(zero, 0.0, safe ** (1.0 / p))
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
+    """The ``p``-norm of ``input - other`` (broadcast together), over every entry."""
+    a, b = _tensor(input, "dist"), _tensor(other, "dist")
+    d = (a - b).reshape(-1)
+    out = d.abs().sign().sum() if p == 0 else _pnorm(d, float(p))
+    return saved_for_backward(out, a, b, output=True)  # (what PyTorch's keeps, for every p)
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
+    """``input + value * tensor1 * tensor2`` (all three broadcast; Adam's second-moment update)."""
+    x = _tensor(input, "addcmul")
+    prod = tensor1 * tensor2
+    return x + (prod if value == 1 else prod * value)
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
+    """``input + value * tensor1 / tensor2`` (all three broadcast; Adam's parameter update)."""
+    x = _tensor(input, "addcdiv")
+    t1, t2 = _tensor(tensor1, "addcdiv"), _tensor(tensor2, "addcdiv")
+    if t1.dtype.kind in "iub" and t2.dtype.kind in "iub":
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv "
+                           "will perform a true division of tensor1 and tensor2.")  # fmt: skip
+    q = t1 / t2
+    return x + (q if value == 1 else q * value)
+
+
+def _shape_check(op: str, shapes: Sequence[tuple]) -> None:
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise InvalidArgumentError(f"{op}: shapes {list(shapes)} do not broadcast together") from None
+
+
+METHODS: dict[str, Any] = {
+    n: globals()[n] for n in ("kron", "inner", "vdot", "mv", "cross", "dist", "addcmul", "addcdiv", "addmv", "addr")
+}

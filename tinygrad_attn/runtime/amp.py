@@ -1,0 +1,194 @@
+"""``tga.amp``: PyTorch's automatic mixed precision, ``autocast`` and ``GradScaler``.
+
+- ``autocast(device_type, dtype=None, enabled=True)``: with ``enabled=False`` the block runs as
+  written (the usual ``enabled=use_amp`` switch); on ``"cuda"`` without a usable CUDA device it
+  warns and disables itself, as PyTorch's does. Running ops in a lower precision inside the
+  block is not implemented: an enabled autocast raises a ``NotImplementedError`` naming it when
+  the block is entered (convert the model instead: ``model.half()``).
+- ``GradScaler``: PyTorch's loss scaling (scale the loss, unscale the gradients, skip a step
+  whose gradients are not finite, grow or back off the scale), and a pass-through when disabled
+  (on ``"cuda"`` without a usable CUDA device it warns and disables itself, as PyTorch's does).
+
+>>> scaler = tga.amp.GradScaler("cuda", enabled=False)  # doctest: +SKIP
+>>> scaler.scale(loss).backward(); scaler.step(opt); scaler.update()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import types
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+from ..engine.switches import no_grad
+from ..tensors._tensor import Tensor
+from .backend import is_available
+
+__all__ = ["autocast", "GradScaler", "is_autocast_available"]
+
+_DEVICE_TYPES = ("cpu", "cuda")
+
+
+def is_autocast_available(device_type: str) -> bool:
+    """Whether ``autocast`` takes ``device_type`` (it then runs disabled only: see the module)."""
+    return device_type in _DEVICE_TYPES
+
+
+class autocast(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's name
+    """Mixed precision inside a block; here only its disabled form runs (see the module)."""
+
+    def __init__(self, device_type: str, dtype: Any = None, enabled: bool = True, cache_enabled: bool | None = None):
+        if not isinstance(device_type, str):
+            raise ValueError(f"autocast: expected device_type of type str, but got: {type(device_type)}")
+        kind = device_type.split(":")[0]
+        if kind not in _DEVICE_TYPES:
+            raise RuntimeError(f"autocast: device_type {device_type!r} is not supported; expected 'cpu' or 'cuda'")
+        if enabled and kind == "cuda" and not is_available("cuda"):
+            warnings.warn("User provided device_type of 'cuda', but CUDA is not available. Disabling", stacklevel=2)
+            enabled = False
+        self.device_type, self.fast_dtype, self._enabled = kind, dtype, bool(enabled)
+
+    def __enter__(self) -> autocast:
+        if self._enabled:
+            raise NotImplementedError(
+                f"autocast: running ops in lower precision (device_type={self.device_type!r}) is not part of "
+                "tinygrad_attn; use enabled=False, or convert the model and inputs (model.half(), x.half())"
+            )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _each_tensor(outputs: Any) -> Iterable[Tensor]:
+    if isinstance(outputs, Tensor):
+        yield outputs
+    elif isinstance(outputs, (list, tuple)):
+        for o in outputs:
+            yield from _each_tensor(o)
+
+
+class GradScaler:
+    """PyTorch's gradient scaler for float16 training (see the module)."""
+
+    def __init__(self, device: str = "cuda", init_scale: float = 2.0**16, growth_factor: float = 2.0,
+                 backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True) -> None:  # fmt: skip
+        if enabled and str(device).startswith("cuda") and not is_available("cuda"):
+            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.", stacklevel=2)
+            enabled = False
+        if growth_factor <= 1.0 or not 0.0 < backoff_factor < 1.0:
+            raise ValueError(
+                f"GradScaler: growth_factor must be > 1 and backoff_factor in (0, 1), got {growth_factor}, {backoff_factor}"
+            )
+        self._enabled = bool(enabled)
+        self._scale = float(init_scale)
+        self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)
+        self._growth_interval, self._growth_tracker = int(growth_interval), 0
+        self._found_inf: dict[int, bool] = {}  # per optimizer (by id) unscaled since the last update
+
+    def is_enabled(self) -> bool:
+        return self._enabled
+
+    def scale(self, outputs: Any) -> Any:
+        """``outputs`` (a tensor or nested lists/tuples of them) times the scale."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, Tensor):
+            return outputs * self._scale
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(o) for o in outputs)
+        raise ValueError(f"GradScaler.scale: outputs must be a Tensor or an iterable of Tensors, got {type(outputs)}")
+
+    def unscale_(self, optimizer: Any) -> None:
+        """Divide the gradients of ``optimizer``'s parameters by the scale, in place, and note
+        whether any is not finite."""
+        if not self._enabled:
+            return
+        if id(optimizer) in self._found_inf:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        found = False
+        with no_grad():
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    p.grad.mul_(1.0 / self._scale)
+                    found = found or not bool(p.grad.isfinite().all())
+        self._found_inf[id(optimizer)] = found
+
+    def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        """``optimizer.step()`` on unscaled gradients, skipped where they are not finite."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if id(optimizer) not in self._found_inf:
+            self.unscale_(optimizer)
+        return None if self._found_inf[id(optimizer)] else optimizer.step(*args, **kwargs)
+
+    def update(self, new_scale: Any = None) -> None:
+        """Back the scale off after a step with non-finite gradients; grow it after
+        ``growth_interval`` finite ones (or set it to ``new_scale``)."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            self._scale = float(new_scale)
+        elif any(self._found_inf.values()):
+            self._scale *= self._backoff_factor
+            self._growth_tracker = 0
+        elif self._found_inf:
+            self._growth_tracker += 1
+            if self._growth_tracker == self._growth_interval:
+                self._scale *= self._growth_factor
+                self._growth_tracker = 0
+        self._found_inf.clear()
+
+    def get_scale(self) -> float:
+        return self._scale if self._enabled else 1.0
+
+    def get_growth_factor(self) -> float:
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor: float) -> None:
+        self._growth_factor = float(new_factor)
+
+    def get_backoff_factor(self) -> float:
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor: float) -> None:
+        self._backoff_factor = float(new_factor)
+
+    def get_growth_interval(self) -> int:
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval: int) -> None:
+        self._growth_interval = int(new_interval)
+
+    def state_dict(self) -> dict[str, Any]:
+        """PyTorch's keys; empty when disabled, as PyTorch's."""
+        if not self._enabled:
+            return {}
+        return {"scale": self._scale, "growth_factor": self._growth_factor, "backoff_factor": self._backoff_factor,
+                "growth_interval": self._growth_interval, "_growth_tracker": self._growth_tracker}  # fmt: skip
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        if not self._enabled:
+            return
+        if not state_dict:
+            raise RuntimeError("GradScaler.load_state_dict: the state dict is empty (saved from a disabled scaler)")
+        self._scale = float(state_dict["scale"])
+        self._growth_factor = float(state_dict["growth_factor"])
+        self._backoff_factor = float(state_dict["backoff_factor"])
+        self._growth_interval = int(state_dict["growth_interval"])
+        self._growth_tracker = int(state_dict["_growth_tracker"])
+
+
+class _CudaAutocast(autocast):
+    """``torch.cuda.amp.autocast``: :class:`autocast` on ``"cuda"``."""
+
+    def __init__(self, enabled: bool = True, dtype: Any = None, cache_enabled: bool = True) -> None:
+        super().__init__("cuda", dtype, enabled, cache_enabled)
+
+
+# ``torch.cuda.amp``, PyTorch's older path to the same two (tga.cuda.amp, importable as tinygrad_attn.cuda.amp)
+cuda_amp = types.ModuleType("tinygrad_attn.cuda.amp", "``torch.cuda.amp``: autocast on CUDA and GradScaler (tga.amp).")
+cuda_amp.autocast, cuda_amp.GradScaler = _CudaAutocast, GradScaler

@@ -1,0 +1,880 @@
+"""The :class:`Tensor`: an array on a device, and the graph node that made it.
+
+This module is the class core (construction, attributes, conversion, ``backward``, the
+arithmetic operators, in-place ops, pickling) and the free functions ``where cat stack``.
+Methods are thin: each calls one primitive op from :mod:`tinygrad_attn.ops`. The rest of
+the methods are installed by the package's ``install_methods`` from the modules that
+implement them (the method *is* the free function), so this module imports none of them.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import weakref
+from collections.abc import Iterator, Sequence
+from typing import Any, NoReturn
+
+import numpy as np
+
+from .. import ops
+from ..engine.backward import backward
+from ..engine.function import FreedArray, Function, InvalidArgumentError, register_tensor
+from ..engine.switches import _State
+from ..engine.versions import version_of
+from ..ops.tensor_namespace import TensorNamespace
+from ..ops.transfer import Transfer
+from ..runtime.backend import Device, default_device, device_of_array, get_device
+from ..runtime.backend import device as _device
+from . import promotion as _promotion
+from .dtypes import UnsupportedDtypeError, get_default_dtype
+from .dtypes import result_type as _result_type
+from .mutation.inplace import apply_inplace
+from .printing import array2string_options
+from .promotion import (  # noqa: F401 - (mask_dtype: re-exported for functional)
+    _FLOATS,
+    _KIND_RANK,
+    _as_float,
+    _kind,
+    _number_for,
+    _ordered_operands,
+    _promote_for_scalar,
+    _promoted,
+    _promoted_div,
+    _scalar_dtype,
+    _where_operand,
+    mask_dtype,
+)
+from .shape import dims
+
+Shape = tuple[int, ...]
+_FLOAT_KINDS = "fc"
+
+# The hottest methods call these directly: looking ``ops.Mul.apply`` up and binding it
+# on every call is a measurable share of a small op's cost.
+_add, _sub, _mul, _div = ops.Add.apply, ops.Sub.apply, ops.Mul.apply, ops.Div.apply
+_exp, _tanh = ops.Exp.apply, ops.Tanh.apply
+
+
+def _shape_args(shape: Sequence[Any]) -> Shape:
+    """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    try:
+        return tuple(map(operator.index, shape))
+    except TypeError:  # (a float size is refused, as PyTorch's; int() would round 2.7 to 2)
+        raise TypeError(f"size must be a tuple of ints, got {tuple(shape)!r}") from None
+
+
+class Size(tuple):
+    """A shape, as ``x.size()`` returns it: a tuple (PyTorch's ``torch.Size``)."""
+
+    __slots__ = ()
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+    def __repr__(self) -> str:
+        return f"tga.Size({list(self)})"
+
+
+class UnsupportedModeError(NotImplementedError, ValueError):
+    """A mode the op does not have (``pad(mode="bogus")``): PyTorch's ``NotImplementedError``,
+    and a ``ValueError``: a bad value of an argument."""
+
+
+
+class _HookHandle:
+    """What ``register_hook`` returns: ``remove()`` takes the hook away (PyTorch's RemovableHandle)."""
+
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list, hook: Any) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+    def __enter__(self) -> _HookHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+class Tensor:
+    """An n-dimensional array with reverse-mode autograd.
+
+    >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad.tolist()
+    [[2.0, 4.0], [6.0, 8.0]]
+    """
+
+    # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (counted by
+    # engine.function alone: see add_uses).
+    # (``_base``: set only on a view made without recording (see Function.apply); read with getattr)
+    __slots__ = ("_data", "_dev", "grad", "requires_grad", "_ctx", "name", "_uses", "_base", "__weakref__")
+    __array_ufunc__ = None  # ``ndarray + Tensor`` defers to Tensor.__radd__
+    __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
+
+    def __init__(
+        self,
+        data: Any = (),
+        *size: int,
+        requires_grad: bool = False,
+        dtype: Any = None,
+        device: Any = None,
+        name: str | None = None,
+    ) -> None:
+        dev = get_device(device) if device is not None else None
+        if size:  # PyTorch's legacy constructor: Tensor(2, 3) is a shape (one number stays 0-d data)
+            data = _legacy_shape(data, size, dtype)
+        if isinstance(data, Tensor):
+            arr, src = data._data, data._dev
+        elif isinstance(data, np.ndarray):
+            arr, src = data, get_device("cpu")
+            if dev is None:
+                dev = default_device()
+        elif isinstance(data, (bool, int, float, list, tuple)) or np.isscalar(data):
+            arr = np.asarray(data)
+            if dtype is None and arr.dtype != np.bool_:
+                arr = arr.astype(get_default_dtype())
+            src = get_device("cpu")
+            if dev is None:
+                dev = default_device()
+        else:
+            try:
+                src = device_of_array(data)
+                arr = data
+            except TypeError:
+                if not hasattr(data, "__dlpack__"):
+                    raise TypeError(
+                        f"Tensor: cannot make a tensor from {type(data).__name__}; pass a number, a "
+                        "nested list, a NumPy or CuPy array, or an object with __dlpack__"
+                    ) from None
+                t = Tensor.from_dlpack(data)
+                arr, src = t._data, t._dev
+        dev = dev or src
+        if dev is src:
+            arr = src.copy(arr)
+        else:
+            arr = dev.asarray(src.to_host(arr))
+        if dtype is not None and dev.np_dtype(arr.dtype) != np.dtype(dtype):
+            arr = dev.ops.astype(arr, dev.dtype(dtype))
+        self._data = arr
+        self._dev = dev
+        self.grad: Tensor | None = None
+        self._ctx: Function | None = None
+        self.name = name
+        self.requires_grad = False
+        self._uses = 0
+        if requires_grad:
+            self.requires_grad_(True)
+        if _State.hook is not None:  # made inside a traced function (see Tracer.write, Tracer.made)
+            _State.hook.made(self, data)
+
+    @classmethod
+    def _wrap(cls, data: Any, dev: Device) -> Tensor:
+        """A tensor around an existing array, with no copy and no graph."""
+        t = cls.__new__(cls)
+        t._data = data
+        t._dev = dev
+        t.grad = None
+        t.requires_grad = False
+        t._ctx = None
+        t.name = None
+        t._uses = 0
+        return t
+
+    # Whether in-place changes of this tensor count in its memory's version (see
+    # engine.versions.bump_version); False only for what ``.data`` hands out.
+    _tracks_versions = True
+
+    @property
+    def data(self) -> Tensor:
+        """This tensor's values as a tensor without history that shares its memory, as in
+        PyTorch: writes through it (``p.data.fill_(0)``, ``p.data *= 0.5``) change this
+        tensor and are not counted in its version, so autograd does not see them (an
+        escape hatch: a backward that reads the old values reads the new ones). The
+        backend array itself is ``t._data``."""
+        return _Untracked._wrap(self._data, self._dev)
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        """``p.data = t`` makes ``p`` hold ``t``'s array (any shape, dtype or device), as in
+        PyTorch; a NumPy or backend array is placed on ``p``'s device first."""
+        if isinstance(value, Tensor):
+            self._data, self._dev = value._data, value._dev
+            return
+        try:
+            src = device_of_array(value)
+        except TypeError:
+            raise TypeError(
+                f"data: assign a Tensor or an array to .data, not {type(value).__name__} (tensor of shape {self.shape})"
+            ) from None
+        self._data = value if src is self._dev else self._dev.asarray(src.to_host(value))
+
+    # (the constructors Tensor.zeros ones full randn rand arange eye from_dlpack: tensor_creation.py)
+
+    # -- attributes ---------------------------------------------------------------
+    @property
+    def shape(self) -> Shape:
+        return tuple(self._data.shape)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype, whatever the backend."""
+        return self._dev.np_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> _device:
+        """Where the values live, as a ``tga.device`` (equal to its name: ``x.device == "cpu"``)."""
+        return self._dev.public
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._dev.public.type == "cuda"
+
+    def get_device(self) -> int:
+        """The CUDA device index, -1 on the CPU (PyTorch's ``Tensor.get_device``)."""
+        index = self._dev.public.index
+        return index if isinstance(index, int) else -1
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._ctx is None
+
+    @property
+    def grad_fn(self) -> Function | None:
+        """The graph node that made this tensor (``None`` for a leaf)."""
+        return self._ctx
+
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def size(self, axis: int | None = None, *, dim: int | None = None) -> Any:
+        """The shape, or with an axis (``dim``) the length of that axis."""
+        axis = dims.alias(axis, dim, "size")
+        return Size(self._data.shape) if axis is None else self.shape[axis]
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def requires_grad_(self, flag: bool = True) -> Tensor:
+        if flag and self.dtype.kind not in _FLOAT_KINDS:
+            raise RuntimeError(
+                f"requires_grad: only floating-point tensors can require gradients, not {self.dtype}; "
+                "convert with .astype('float32') first"
+            )
+        if not self.is_leaf and not flag:
+            raise RuntimeError("requires_grad_: cannot turn off gradients of a non-leaf tensor; use .detach()")
+        self.requires_grad = flag
+        return self
+
+    def register_hook(self, hook: Any) -> _HookHandle:
+        """Call ``hook(grad)`` with this tensor's gradient each time a backward pass computes
+        it, as PyTorch's: a tensor it returns replaces the gradient (a leaf's before it goes
+        into ``.grad``; a non-leaf's before it flows on). Returns a handle whose ``remove()``
+        takes the hook away.
+
+        >>> h = x.register_hook(lambda g: g.clamp(-1, 1))  # doctest: +SKIP
+        """
+        if not self.requires_grad:
+            raise RuntimeError(
+                f"register_hook: cannot register a hook on a tensor that doesn't require gradient (shape {self.shape})"
+            )
+        registry, key = _State.grad_hooks, id(self)
+        entry = registry.get(key)
+        if entry is None or entry[0]() is not self:
+
+            def forget(ref: weakref.ref, registry: dict = registry, key: int = key) -> None:
+                e = registry.get(key)
+                if e is not None and e[0] is ref:
+                    del registry[key]
+
+            entry = registry[key] = (weakref.ref(self, forget), [])
+        entry[1].append(hook)
+        return _HookHandle(entry[1], hook)
+
+    def retain_grad(self) -> Tensor:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if _State.retained is None:
+            _State.retained = {}
+        registry, key = _State.retained, id(self)
+
+        def forget(ref: weakref.ref, registry: dict = registry, key: int = key) -> None:
+            # The entry goes with the tensor: its id may be reused by a tensor that did not
+            # ask, which would otherwise get a ``.grad`` (and keep it alive).
+            if registry.get(key) is ref:
+                del registry[key]
+
+        registry[key] = weakref.ref(self, forget)
+        return self
+
+    def __repr__(self) -> str:
+        extra = f", device='{self.device}'" if self.device != "cpu" else ""
+        extra += ", requires_grad=True" if self.requires_grad else ""
+        extra += f", grad_fn=<{self._ctx.op_name}>" if self._ctx is not None else ""
+        if self._data.__class__ is FreedArray:
+            body = f"<values freed {self._data.when}>, shape={self.shape}"
+        else:
+            body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(", **array2string_options())
+        return f"Tensor({body}, dtype={self.dtype}{extra})"
+
+    # -- conversion ---------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """A host (NumPy) copy of the data."""
+        return self._read("numpy")
+
+    def _read(self, what: str) -> np.ndarray:
+        """A host copy of the data for ``what`` (the method reading it): every read of a
+        tensor's values into Python passes here."""
+        if _State.tracer is not None:  # a Python decision on a traced value (tinygrad_attn.symbolic)
+            _State.tracer.check_read(self, what)
+        if self._data.__class__ is FreedArray:
+            raise RuntimeError(
+                f"numpy: the values of this intermediate tensor (shape {self.shape}) were freed "
+                f"{self._data.when}, as nothing but the graph held it; keep a reference to it (and "
+                "call backward(retain_graph=True)) to read it afterwards"
+            )
+        return np.array(self._dev.to_host(self._data), copy=True)
+
+    def item(self) -> Any:
+        return self._item("item")
+
+    def _item(self, what: str) -> Any:
+        if self.numel() != 1:
+            raise ValueError(f"item: only a one-element tensor converts to a Python number, not shape {self.shape}")
+        return self._read(what).reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._read("tolist").tolist()
+
+    def __float__(self) -> float:
+        return float(self._item("__float__"))
+
+    def __int__(self) -> int:
+        return int(self._item("__int__"))
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; use .all() or .any()")
+        return bool(self._item("__bool__"))
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(t)``: the values as a NumPy array (on the CPU the tensor's own memory,
+        unless ``copy``). A tensor inside ``tga.jit.trace`` raises ``TraceError``, as ``.numpy()``."""
+        if _State.tracer is not None:
+            _State.tracer.check_read(self, "__array__")
+        if self._data.__class__ is FreedArray:
+            self._read("__array__")  # (raises, saying when the values were freed)
+        arr = self._dev.to_host(self._data)
+        if copy is False and (arr is not self._data or (dtype is not None and np.dtype(dtype) != arr.dtype)):
+            raise ValueError(
+                f"__array__: copy=False, but a tensor on {self._dev.name} (dtype {self.dtype}) cannot be handed "
+                f"to NumPy{' as ' + str(np.dtype(dtype)) if dtype is not None else ''} without a copy"
+            )
+        if dtype is not None:
+            arr = arr.astype(dtype, copy=False)
+        return np.array(arr, copy=True) if copy else arr
+
+    def __dlpack__(self, *args: Any, **kw: Any) -> Any:
+        return self._data.__dlpack__(*args, **kw)
+
+    def __dlpack_device__(self) -> Any:
+        return self._data.__dlpack_device__()
+
+    def to(self, *args: Any, **kw: Any) -> Tensor:
+        """This tensor on another device and/or in another dtype, with PyTorch's signatures:
+        ``to(device=None, dtype=None, non_blocking=False, copy=False)``, ``to(dtype)``,
+        ``to(other)`` (``other``'s device and dtype). Itself where nothing changes (unless
+        ``copy``); differentiable."""
+        dev, dtype, copy = _to_args(args, kw, "to")
+        out = self
+        if dev is not None and dev is not self._dev:
+            out = Transfer.apply(out, args=(out._dev, dev))
+        if dtype is not None:
+            out = out.astype(dtype)
+        if copy and out is self:
+            out = self.clone()
+        return out
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+        """This tensor on a CUDA device (``device``: an index, a name or a ``tga.device``;
+        default the first); a clear error where CUDA cannot be used."""
+        if device is None:
+            device = "cuda:0"
+        elif isinstance(device, int) and not isinstance(device, bool):
+            device = f"cuda:{device}"
+        return self.to(device)
+
+    def astype(self, dtype: Any) -> Tensor:
+        """A copy in ``dtype``; gradients flow between floating dtypes."""
+        dt = np.dtype(dtype)
+        if dt == self.dtype:
+            return self
+        if dt.kind in _FLOAT_KINDS or _State.tracer is not None:  # (traced: an op, never a constant)
+            return ops.Cast.apply(self, args=self._dev.dtype(dt))
+        return Tensor._wrap(self._dev.ops.astype(self._data, self._dev.dtype(dt)), self._dev)
+
+    def float(self) -> Tensor:
+        return self.astype(np.float32)
+
+    def double(self) -> Tensor:
+        return self.astype(np.float64)
+
+    def detach(self) -> Tensor:
+        """The same data, cut from the graph."""
+        return Tensor._wrap(self._data, self._dev)
+
+    def contiguous(self) -> Tensor:
+        """Itself when its array is C-contiguous, else a copy, as PyTorch's (so writing to
+        the result of ``x.T.contiguous()`` never changes ``x``)."""
+        d = self._data
+        flags = getattr(getattr(d, "_array", d), "flags", None)
+        if flags is None or flags.c_contiguous:
+            return self
+        return self.clone()
+
+    # -- autograd -----------------------------------------------------------------
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+                 inputs: Any = None, *, grad: Any = None) -> None:  # fmt: skip
+        """Accumulate the gradient of this tensor into ``.grad`` of every leaf it depends on
+        (PyTorch's parameters; ``grad=`` is another name of ``gradient``)."""
+        if inputs is not None:  # (only these .grad: a tensor or a sequence of them)
+            inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        g = gradient if grad is None else grad
+        keep = create_graph if retain_graph is None else bool(retain_graph)
+        backward(self, g, retain_graph=keep, create_graph=create_graph, inputs=inputs)
+
+    # -- operand conversion -------------------------------------------------------
+    def _operand(self, other: Any) -> Any:
+        """Python numbers stay constants; arrays and lists become tensors on our device.
+        A NumPy scalar is a number, as in PyTorch (``np.float64(0.5)`` keeps a float32
+        tensor float32), even where it subclasses Python's float."""
+        if isinstance(other, np.generic):
+            return _promotion.scalar_value(other)
+        if isinstance(other, (Tensor, int, float)):
+            return other
+        if isinstance(other, (list, tuple)):
+            return Tensor(other, dtype=self.dtype, device=self._dev)
+        return Tensor(other, device=self._dev)
+
+    # -- arithmetic ---------------------------------------------------------------
+    def __add__(self, other: Any) -> Tensor:
+        return _add(*_promoted(self, other if other.__class__ in _PLAIN else self._operand(other)))
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _add(*_promoted(other if other.__class__ in _PLAIN else self._operand(other), self))
+
+    def __sub__(self, other: Any) -> Tensor:
+        o = other if other.__class__ in _PLAIN else self._operand(other)
+        if _kind(self) == "b" or o.__class__ is bool or isinstance(o, Tensor) and _kind(o) == "b":
+            _bool_subtraction(self, o)
+        return _sub(*_promoted(self, o))
+
+    def __rsub__(self, other: Any) -> Tensor:
+        o = other if other.__class__ in _PLAIN else self._operand(other)
+        if _kind(self) == "b" or o.__class__ is bool or isinstance(o, Tensor) and _kind(o) == "b":
+            _bool_subtraction(o, self)
+        return _sub(*_promoted(o, self))
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _mul(*_promoted(self, other if other.__class__ in _PLAIN else self._operand(other)))
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _mul(*_promoted(other if other.__class__ in _PLAIN else self._operand(other), self))
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _div(*_promoted_div(self, other if other.__class__ in _PLAIN else self._operand(other)))
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _div(*_promoted_div(other if other.__class__ in _PLAIN else self._operand(other), self))
+
+    def __pow__(self, other: Any) -> Tensor:
+        other = self._operand(other)
+        if self.dtype == np.bool_ and (other.__class__ is bool or getattr(other, "dtype", None) == np.bool_):
+            return _bool_pow(self, other)
+        base, other = _promoted(self, other)
+        if isinstance(other, Tensor):
+            return ops.Pow.apply(base, other)
+        if isinstance(other, int) and other < 0 and base.dtype.kind in "biu":
+            raise InvalidArgumentError(
+                f"pow: integers to negative integer powers are not allowed ({base.dtype} tensor ** {other}); "
+                "convert the tensor with .float() first"
+            )
+        return ops.PowScalar.apply(base, args=other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        # (Pow with a constant base, not exp(t * log(base)): that has no log for base <= 0,
+        # where 0 ** t and (-2) ** t are still defined)
+        if self.dtype == np.bool_ and other.__class__ is bool:
+            return _bool_pow(other, self)
+        return ops.Pow.apply(*_promoted(self._operand(other), self))
+
+    def __neg__(self) -> Tensor:
+        if _kind(self) == "b":
+            raise RuntimeError(
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+                f"use the `~` or `logical_not()` operator instead (shape {self.shape})"
+            )
+        return ops.Neg.apply(self)
+
+    # (``+x``: tensor_torch.positive, which refuses bools as PyTorch does)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        if isinstance(other, (int, float, complex)):  # (Python's TypeError, as PyTorch: @ takes no numbers)
+            return NotImplemented
+        return ops.Matmul.apply(*_matmul_operands(self, self._operand(other)))
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        if isinstance(other, (int, float, complex)):
+            return NotImplemented
+        return ops.Matmul.apply(*_matmul_operands(self._operand(other), self))
+
+    # (comparisons, logical operators, maximum/minimum/clip, masked_fill: tensor_arith.py)
+
+    # -- elementwise --------------------------------------------------------------
+    def exp(self) -> Tensor:
+        return _exp(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
+
+    def log(self) -> Tensor:
+        return ops.Log.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
+
+    def sqrt(self) -> Tensor:
+        return ops.Sqrt.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
+
+    def tanh(self) -> Tensor:
+        return _tanh(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
+
+    def abs(self) -> Tensor:
+        if _kind(self) == "b":
+            raise UnsupportedDtypeError(f'"abs" not implemented for \'Bool\' (shape {self.shape}); convert with .long()')
+        return ops.Abs.apply(self)
+
+    def __iter__(self) -> Iterator[Tensor]:
+        for i in range(len(self)):
+            yield self[i]
+
+    # -- in-place ops ---------------------------------------------------------------
+    # Each writes its result into this tensor's own array (views of it see the change) and
+    # bumps the array's version; where a gradient is wanted it is recorded and the
+    # tensor's history rebased, as PyTorch does (see inplace.apply_inplace).
+    @property
+    def _version(self) -> int:
+        """How many in-place changes this tensor's memory has had (its views share it)."""
+        v = version_of(self._data)
+        return 0 if v is None else v.count
+
+    def add_(self, other: Any, alpha: float = 1) -> Tensor:
+        """``self += alpha * other``, in place."""
+        o = self._operand(other)
+        return apply_inplace(self, "add_", lambda x, o: x + (o * alpha if alpha != 1 else o), o,
+                                      reads_old=False)  # fmt: skip
+
+    def sub_(self, other: Any, alpha: float = 1) -> Tensor:
+        """``self -= alpha * other``, in place."""
+        o = self._operand(other)
+        return apply_inplace(self, "sub_", lambda x, o: x - (o * alpha if alpha != 1 else o), o,
+                                      reads_old=False)  # fmt: skip
+
+    def mul_(self, other: Any) -> Tensor:
+        o = self._operand(other)
+        return apply_inplace(self, "mul_", Tensor.__mul__, o, reads_old=Tensor._needs_grad(o))
+
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        o = self._operand(other)
+        if rounding_mode is not None:  # (a rounded quotient's gradient is zero: nothing old is read)
+            return apply_inplace(self, "div_", lambda x, o: x.div(o, rounding_mode=rounding_mode), o, reads_old=False)
+        # (a division's backward reads the divisor, and x if the divisor needs grad)
+        return apply_inplace(self, "div_", Tensor.__truediv__, o, reads_old=Tensor._needs_grad(o))
+
+    def fill_(self, value: Any) -> Tensor:
+        """Every element becomes ``value`` (a number or a one-element tensor), in place."""
+        v = value.reshape(()) if isinstance(value, Tensor) else value
+        # (the value in this tensor's dtype, as PyTorch's: an int tensor filled with 2.5 holds 2)
+        return apply_inplace(self, "fill_", lambda x, v: _in_dtype(where(True, v, x), x.dtype), v, reads_old=False)
+
+    def zero_(self) -> Tensor:
+        return self.fill_(0)
+
+    def copy_(self, src: Any) -> Tensor:
+        """This tensor's elements become ``src``'s (broadcast to its shape, cast to its dtype,
+        moved from any device), in place."""
+        src = src if isinstance(src, Tensor) else Tensor(src, device=self._dev)
+        if src._dev is not self._dev:
+            src = src.to(self._dev)
+        return apply_inplace(self, "copy_", lambda x, s: where(True, s.astype(x.dtype), x), src,
+                                      reads_old=False)  # fmt: skip
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
+        if min is None and max is None:
+            raise ValueError("clamp_: at least one of min and max must be given")
+        return apply_inplace(self, "clamp_", lambda x: x.clip(min, max))
+
+    clip_ = clamp_
+
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        """``value`` where ``mask`` is True, in place."""
+        v = value.reshape(()) if isinstance(value, Tensor) else value
+        return apply_inplace(self, "masked_fill_", lambda x, v: x.masked_fill(mask, v), v, reads_old=False)
+
+    # (``x += y`` and every other augmented assignment, in place as in PyTorch:
+    # tinygrad_attn/tensors/mutation/augmented_assignment.py, installed by install_methods)
+
+    @staticmethod
+    def _needs_grad(x: Any) -> bool:
+        return isinstance(x, Tensor) and x.requires_grad
+
+    # (``x[key]`` and ``x[key] = value``: tinygrad_attn/tensors/index/indexing.py, installed by install_methods)
+
+    # -- pickling and copying (io) ------------------------------------------------------
+    def __reduce__(self) -> tuple:
+        """Pickle the values (a host copy), dtype, device name, ``requires_grad``, name and
+        ``.grad``; never the graph. A non-leaf pickles detached, as a leaf (as in PyTorch)."""
+        return (_rebuild_tensor, (type(self), self._dev.to_host(self._data), self._dev.name, self.requires_grad,
+                                  self.name, self.grad))  # fmt: skip
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """A new leaf with copied values and gradient on the same device. As PyTorch, a
+        tensor made by an op (not a leaf) refuses: copy ``t.detach()`` instead."""
+        if self._ctx is not None:
+            raise RuntimeError(
+                f"deepcopy: the tensor of shape {self.shape} was made by an op ({type(self._ctx).__name__}), not by the user; "
+                "only graph leaves can be deep-copied (as in PyTorch): copy t.detach() instead"
+            )
+        import copy  # noqa: PLC0415 - only when copying
+
+        out = _rebuild_tensor(type(self), self._dev.copy(self._data), self._dev, self.requires_grad, self.name, None)
+        memo[id(self)] = out
+        if self.grad is not None:
+            out.grad = copy.deepcopy(self.grad, memo)
+        return out
+
+    # (the other methods are installed by the package's install_methods, each from the module
+    # that implements it: tensor_arith.py, tensor_torch.py, tensor_shape.py, tensor_reduce.py,
+    # tensor_creation.py, tensor_functions.py, indexing.py, functional.py, math_functions.py
+    # and inplace_variants.py)
+
+    # -- dtype conversions (last in the class body: these names shadow the builtins in it) --
+    def long(self) -> Tensor:
+        return self.astype(np.int64)
+
+    def int(self) -> Tensor:
+        return self.astype(np.int32)
+
+    def half(self) -> Tensor:
+        return self.astype(np.float16)
+
+    def short(self) -> Tensor:
+        return self.astype(np.int16)
+
+    def char(self) -> Tensor:
+        return self.astype(np.int8)
+
+    def byte(self) -> Tensor:
+        return self.astype(np.uint8)
+
+    def cfloat(self) -> Tensor:
+        return self.astype(np.complex64)
+
+    def cdouble(self) -> Tensor:
+        return self.astype(np.complex128)
+
+    def bool(self) -> Tensor:
+        return self.astype(np.bool_)
+
+    def type(self, dtype: Any = None) -> Any:
+        """With a dtype, this tensor converted to it; without, the dtype's name."""
+        return str(self.dtype) if dtype is None else self.astype(dtype)
+
+
+_PLAIN = frozenset((Tensor, int, float))  # operands that need no conversion
+
+
+def _rebuild_tensor(cls: type, arr: Any, device: Any, requires_grad: bool, name: str | None,
+                    grad: Tensor | None) -> Tensor:  # fmt: skip
+    """The other half of ``Tensor.__reduce__``: a leaf of class ``cls`` (Tensor, Parameter)."""
+    t = cls.__new__(cls)
+    Tensor.__init__(t, arr, device=device, requires_grad=requires_grad, name=name)
+    t.grad = grad
+    return t
+
+
+class _Untracked(Tensor):
+    """What ``Tensor.data`` hands out: a tensor without history sharing the memory, whose
+    in-place changes are not counted in the memory's version (PyTorch's ``.data``)."""
+
+    __slots__ = ()
+    _tracks_versions = False
+
+
+def _legacy_shape(first: Any, more: tuple, dtype: Any) -> np.ndarray:
+    """``Tensor(2, 3)``: zeros of that shape (PyTorch leaves them uninitialised)."""
+    shape = (first, *more)
+    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise TypeError(
+            f"Tensor: more than one positional argument is read as a shape (PyTorch's legacy constructor), "
+            f"which needs non-negative ints; got {shape}. Pass data as one list: Tensor([...])"
+        )
+    return np.zeros(tuple(int(n) for n in shape), dtype=get_default_dtype() if dtype is None else np.dtype(dtype))
+
+
+def _is_dtype(x: Any) -> bool:
+    return isinstance(x, np.dtype) or (isinstance(x, type) and issubclass(x, (np.generic, float, int, bool)))
+
+
+def _to_args(args: tuple, kw: dict, op: str) -> tuple[Device | None, Any, bool]:
+    """The (device, dtype, copy) that ``Tensor.to``'s three signatures ask for."""
+    dev = kw.pop("device", None)
+    dtype = kw.pop("dtype", None)
+    copy = kw.pop("copy", False)
+    kw.pop("non_blocking", None)  # (every transfer here is synchronous)
+    kw.pop("memory_format", None)  # (arrays here have one layout)
+    if kw:
+        raise TypeError(f"{op}: unexpected keyword argument(s) {sorted(kw)}; PyTorch's are device, dtype, "
+                        "non_blocking, copy, memory_format")  # fmt: skip
+    rest = list(args)
+    if rest and isinstance(rest[0], Tensor):  # to(other, non_blocking=False, copy=False)
+        other = rest.pop(0)
+        dev, dtype = other._dev, other.dtype
+    elif rest and not _is_dtype(rest[0]):  # to(device, dtype=None, non_blocking=False, copy=False)
+        dev = rest.pop(0)
+    if rest and _is_dtype(rest[0]):
+        dtype = rest.pop(0)
+    if rest and isinstance(rest[0], bool):  # non_blocking
+        rest.pop(0)
+    if rest and isinstance(rest[0], bool):
+        copy = rest.pop(0)
+    if rest:
+        raise TypeError(
+            f"{op}: cannot read arguments {args!r}; use to(device), to(dtype), to(device, dtype) or to(other_tensor)"
+        )
+    return (get_device(dev) if dev is not None else None), dtype, bool(copy)
+
+
+_ONE_ARGUMENT: Any = object()  # (where(cond) without a and b)
+
+
+def _in_dtype(t: Tensor, dtype: Any) -> Tensor:
+    return t if t.dtype == dtype else t.astype(dtype)
+
+
+# -- free functions of the public API ---------------------------------------------
+def where(cond: Any, a: Any = _ONE_ARGUMENT, b: Any = _ONE_ARGUMENT) -> Any:
+    """``a`` where ``cond`` is True, else ``b``; differentiable in ``a`` and ``b``;
+    ``where(cond)`` alone is ``cond.nonzero(as_tuple=True)``, as PyTorch's.
+
+    Dtypes are ``torch.result_type(a, b)``'s: a Python number or a 0-d tensor decides only
+    where its kind is higher (``where(c, int_tensor, 0.5)`` is float32, ``where(c, f32,
+    tensor(2.0, dtype=float64))`` float32); two numbers give float32, int64 or bool.
+    """
+    if a is _ONE_ARGUMENT or b is _ONE_ARGUMENT:
+        if a is not b:
+            raise TypeError("where: give both a and b, or neither (where(cond) is cond.nonzero(as_tuple=True))")
+        return (cond if isinstance(cond, Tensor) else Tensor(cond)).nonzero(as_tuple=True)
+    like = next((t for t in (a, b, cond) if isinstance(t, Tensor)), None)
+    if like is None:
+        like = Tensor(cond)
+    if not isinstance(cond, Tensor):
+        cond = Tensor(cond, device=like._dev)
+    if cond.dtype != np.bool_:
+        cond = cond != 0
+    a, b = _where_operand(a, like), _where_operand(b, like)
+    if isinstance(a, Tensor) or isinstance(b, Tensor):  # torch.result_type's dtype, 0-d and number rules included
+        a, b = _promotion.promoted_operands(a, b)
+    else:  # two numbers: the first becomes a tensor of their common dtype
+        dt = max(_scalar_dtype(a), _scalar_dtype(b), key=lambda d: _KIND_RANK[d.kind])
+        a = Tensor._wrap(like._dev.asarray(np.asarray(a, dtype=dt)), like._dev)
+    return ops.Where.apply(cond, a, b)
+
+
+def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    """Join tensors along an existing axis (``axis`` or PyTorch's ``dim``; 0 by default)."""
+    if dim is not None:
+        axis = dims.alias(axis, dim, "cat")
+    axis = 0 if axis is None else axis
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("cat: needs at least one tensor")
+    legacy = [isinstance(t, Tensor) and t.shape == (0,) for t in tensors]
+    if any(legacy) and not all(legacy):
+        # PyTorch's legacy rule: a 1-d empty tensor joins anything, whatever the dim. It is given the others'
+        # shape with no entries along the axis, so it stays in the graph (its gradient: empty) and its dtype counts.
+        like = tensors[legacy.index(False)]
+        d = dims.one(like.shape, axis, "cat")
+        empty_shape = like.shape[:d] + (0,) + like.shape[d + 1 :]
+        dtype = _result_type(*tensors)
+        tensors = [(t.reshape(empty_shape) if e else t) for t, e in zip(tensors, legacy)]
+        tensors = [t if t.dtype == dtype else t.astype(dtype) for t in tensors]
+    if tensors[0].ndim == 0:  # (PyTorch's RuntimeError, and a ValueError: see InvalidArgumentError)
+        raise InvalidArgumentError("cat: 0-d tensors cannot be concatenated; use stack, or reshape them to (1,)")
+    return ops.Cat.apply(*tensors, args=dims.one(tensors[0].shape, axis, "cat"))
+
+
+def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    """Join tensors along a new axis (``axis`` or PyTorch's ``dim``; 0 by default)."""
+    if dim is not None:
+        axis = dims.alias(axis, dim, "stack")
+    axis = 0 if axis is None else axis
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("stack: needs at least one tensor")
+    shapes = {t.shape for t in tensors}
+    if len(shapes) > 1:
+        raise ValueError(f"stack: all tensors need one shape, got {sorted(shapes)}")
+    axis = dims.new_axis(tensors[0].shape, axis, "stack")
+    return ops.Stack.apply(*tensors, args=axis)
+
+
+# -- operands PyTorch refuses -----------------------------------------------------------
+def _matmul_operands(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """PyTorch's matmul promotes nothing: both operands of one dtype, and not bool."""
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(
+            f"matmul: expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype} "
+            f"(shapes {a.shape} and {b.shape}); convert one with .to(other.dtype)"
+        )
+    if _kind(a) == "b":
+        raise UnsupportedDtypeError(f"matmul: not implemented for 'Bool' (shapes {a.shape} and {b.shape}); convert with .long()")
+    return a, b
+
+
+def _bool_subtraction(a: Any, b: Any) -> NoReturn:
+    """PyTorch refuses ``-`` with a bool operand (a mask minus anything is a mistake for ``~``)."""
+    raise RuntimeError(
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+        f"mask, use the `~` or `logical_not()` operator instead (operands {_described(a)} and {_described(b)})"
+    )
+
+
+def _described(x: Any) -> str:
+    return f"a {x.dtype} tensor of shape {x.shape}" if isinstance(x, Tensor) else repr(x)
+
+
+# -- bool ** bool, as PyTorch's ------------------------------------------------------
+def _bool_pow(a: Any, b: Any) -> Tensor:
+    """``bool ** bool`` as PyTorch: a tensor to a Python bool stays bool (``x ** True`` is
+    ``x``, ``x ** False`` all True); two bool tensors, or a bool to a bool tensor, raise."""
+    if isinstance(a, Tensor) and not isinstance(b, Tensor):
+        return a.clone() if b else Tensor.ones(a.shape, dtype=np.bool_, device=a._dev)
+    raise UnsupportedModeError("pow: not implemented for bool ** bool tensors (PyTorch: \"pow\" not implemented for "
+                               "'Bool'); convert with .long() or .float() first")  # fmt: skip
+
+
+# -- the namespace that makes backward formulas record a graph -------------------
+# The namespace of tensor ops a backward pass with create_graph=True hands to each op (built
+# from the ops in ops/tensor_namespace.py); the engine learns it and the class by registration.
+_promotion.register(Tensor)  # (the promotion rules tell a Tensor from a number by this class)
+TENSOR_NS = TensorNamespace(where=where, stack=stack)
+register_tensor(Tensor, TENSOR_NS)

@@ -1,0 +1,915 @@
+"""PyTorch's elementwise math, logic, scans, selections and shape helpers not defined in ``_tensor.py``.
+
+Each is a ``tga.`` free function and, where PyTorch has one, a :class:`Tensor` method of
+the same name (installed from the table :data:`METHODS` at the bottom). They are
+composites of the primitives (``sinh`` from ``expm1``, ``logcumsumexp`` as a log-depth
+scan of ``logaddexp``, ``scatter_reduce`` from ``ScatterAddAlong``), except where no
+composite is accurate: the inverse trigonometric and hyperbolic functions, ``log1p`` and
+``expm1`` are primitives (``ops/transcendental.py``), and ``cummax``'s indices are the
+op ``CumArgExtreme``.
+
+Dtypes follow PyTorch: a float function of an integer or bool tensor gives float32.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ... import ops
+from ...engine.composite import composite
+from ...engine.function import Function
+from ...engine.switches import no_grad
+from ...functional.checks import tensor_arg as _tensor
+from ...ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
+from ...ops.saved import saved_for_backward
+from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
+from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
+from ..promotion import bitwise_operands, promoted_operands
+from ..reduce.tensor_reduce import _logsumexp, sqrt_of_variance, var
+from ..shape import dims
+from ..tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector
+from .tensor_torch import _rounded
+
+__all__ = [
+    "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
+    "arctanh", "sinc", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
+    "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
+    "nan_to_num", "clamp_min", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero",
+    "masked_select", "scatter_reduce", "index_add", "index_copy", "index_fill", "masked_scatter", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "trace", "movedim",
+    "moveaxis", "unflatten", "meshgrid", "std_mean", "var_mean", "normal", "erfinv", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
+]  # fmt: skip
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+
+def _floating(x: Any, op: str) -> Tensor:
+    """``x`` as a float tensor: an integer or bool one becomes float32, as PyTorch's float ops do."""
+    x = _tensor(x, op)
+    return x if x.dtype.kind in "fc" else x.astype(np.float32)
+
+
+def _tensors_only(a: Any, b: Any, op: str) -> None:
+    """PyTorch's ops without a number overload (``atan2 hypot maximum minimum fmax fmin``)
+    take tensors only: a number is its ``TypeError``, not a broadcast constant."""
+    for pos, (name, x) in enumerate((("input", a), ("other", b)), 1):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not {type(x).__name__}")
+
+
+def _pair(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
+    """Two operands as float tensors of one dtype on one device: ``torch.result_type``'s
+    dtype (:func:`dtypes.result_type`), float32 where that is not a float."""
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"{op}: at least one operand must be a Tensor")
+    like = a if isinstance(a, Tensor) else b
+    dt = result_type(a, b)
+    if dt.kind not in "fc":
+        dt = np.dtype(np.float32)
+
+    def as_float(x: Any) -> Tensor:
+        if not isinstance(x, Tensor):
+            return Tensor.full((), x, dtype=dt, device=like._dev)
+        return x if x.dtype == dt else x.astype(dt)
+
+    return as_float(a), as_float(b)
+
+
+# -- trigonometric and hyperbolic ---------------------------------------------------
+def asin(x: Tensor) -> Tensor:
+    """Elementwise arcsine (NaN outside ``[-1, 1]``)."""
+    return ops.Asin.apply(_floating(x, "asin"))
+
+
+def acos(x: Tensor) -> Tensor:
+    """Elementwise arccosine (NaN outside ``[-1, 1]``)."""
+    return ops.Acos.apply(_floating(x, "acos"))
+
+
+def atan(x: Tensor) -> Tensor:
+    """Elementwise arctangent."""
+    return ops.Atan.apply(_floating(x, "atan"))
+
+
+def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
+    """The angle of the point ``(other, input)``, elementwise, in ``(-pi, pi]``."""
+    _tensors_only(input, other, "atan2")
+    y, x = _pair(input, other, "atan2")
+    return ops.Atan2.apply(y, x)
+
+
+def sinc(input: Tensor) -> Tensor:  # noqa: A002
+    """``sin(pi x) / (pi x)``, 1 at 0 (``torch.sinc``)."""
+    return ops.Sinc.apply(_floating(input, "sinc"))
+
+
+def asinh(x: Tensor) -> Tensor:
+    """Elementwise inverse hyperbolic sine."""
+    return ops.Asinh.apply(_floating(x, "asinh"))
+
+
+def acosh(x: Tensor) -> Tensor:
+    """Elementwise inverse hyperbolic cosine (NaN below 1)."""
+    return ops.Acosh.apply(_floating(x, "acosh"))
+
+
+def atanh(x: Tensor) -> Tensor:
+    """Elementwise inverse hyperbolic tangent (NaN outside ``[-1, 1]``)."""
+    return ops.Atanh.apply(_floating(x, "atanh"))
+
+
+arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
+
+
+@composite("sinh")
+def sinh(x: Tensor) -> Tensor:
+    """Elementwise hyperbolic sine, ``(expm1(x) - expm1(-x)) / 2``: exact near 0, where
+    ``(exp(x) - exp(-x)) / 2`` would cancel."""
+    x = _floating(x, "sinh")
+    return saved_for_backward((ops.Expm1.apply(x) - ops.Expm1.apply(-x)) * 0.5, x)  # (as PyTorch's, it keeps x)
+
+
+@composite("cosh")
+def cosh(x: Tensor) -> Tensor:
+    """Elementwise hyperbolic cosine."""
+    x = _floating(x, "cosh")
+    return saved_for_backward((x.exp() + (-x).exp()) * 0.5, x)  # (as PyTorch's, it keeps x)
+
+
+def _tan_fused(x: Tensor) -> Tensor:
+    return ops.Tan.apply(_floating(x, "tan"))
+
+
+@composite("tan", _tan_fused)
+def tan(x: Tensor) -> Tensor:
+    """Elementwise tangent, ``sin / cos`` (fused: ``ops.Tan``, whose backward reads its output
+    only, as PyTorch's)."""
+    x = _floating(x, "tan")
+    return ops.Sin.apply(x) / ops.Cos.apply(x)
+
+
+def deg2rad(x: Tensor) -> Tensor:
+    """Degrees to radians."""
+    return _floating(x, "deg2rad") * (math.pi / 180.0)
+
+
+def rad2deg(x: Tensor) -> Tensor:
+    """Radians to degrees."""
+    return _floating(x, "rad2deg") * (180.0 / math.pi)
+
+
+# -- exponentials and logarithms -----------------------------------------------------
+def log2(x: Tensor) -> Tensor:
+    """Elementwise base-2 logarithm."""
+    return _floating(x, "log2").log() * (1.0 / _LN2)
+
+
+def log10(x: Tensor) -> Tensor:
+    """Elementwise base-10 logarithm."""
+    return _floating(x, "log10").log() * (1.0 / _LN10)
+
+
+def exp2(x: Tensor) -> Tensor:
+    """Elementwise ``2 ** x``."""
+    return (_floating(x, "exp2") * _LN2).exp()
+
+
+@composite("logaddexp")
+def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """``log(exp(input) + exp(other))`` without overflow: a logsumexp over the pair."""
+    a, b = _pair(input, other, "logaddexp")
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    # (the logsumexp without its own keeps: PyTorch's logaddexp keeps its inputs, not its result)
+    return saved_for_backward(_logsumexp(stack([a.expand(shape), b.expand(shape)], 0), 0), a, b)
+
+
+@composite("xlogy")
+def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``input * log(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN)."""
+    x, y = _pair(input, other, "xlogy")
+    log_y = y.log()
+    # 0 where x is 0 and log(y) infinite or NaN for a number y (no 0 * inf); elsewhere the product itself, so that
+    # x's gradient is log(y) at x = 0 too, as PyTorch's; there the log is a stand-in 0, so x's gradient is 0 (not 0 * inf)
+    zero = (x == 0) & (y == y) & ~(log_y.abs() < math.inf)
+    return where(zero, 0.0, x * where(zero, 0.0, log_y))
+
+
+@composite("hypot")
+def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """``sqrt(input**2 + other**2)``, elementwise, of float tensors (PyTorch's has no integer kernel)."""
+    _tensors_only(input, other, "hypot")
+    if result_type(input, other).kind not in "fc":
+        raise UnsupportedDtypeError(f"\"hypot\" not implemented for '{scalar_type_name(result_type(input, other))}' "
+                                    f"(operands {input.dtype} and {other.dtype}); convert with .float()")  # fmt: skip
+    a, b = _pair(input, other, "hypot")
+    return (a * a + b * b).sqrt()
+
+
+def erfinv(x: Tensor) -> Tensor:
+    """The inverse error function: Giles' single-precision approximation refined by two
+    Newton steps on ``erf`` (to about 1e-15 in float64); ``erfinv(+-1) = +-inf``."""
+    x = _floating(x, "erfinv")
+    return ops.Erfinv.apply(x)
+
+
+# -- rounding and remainders ----------------------------------------------------------
+@composite("trunc")
+def trunc(x: Tensor) -> Tensor:
+    """Rounded toward zero (integers unchanged); gradient zero."""
+    x = _tensor(x, "trunc")
+    if not _rounded(x, "trunc"):
+        return x.clone()
+    return where(x < 0, ops.Ceil.apply(x), ops.Floor.apply(x))
+
+
+fix = trunc
+
+
+@composite("frac")
+def frac(x: Tensor) -> Tensor:
+    """The fractional part, ``x - trunc(x)`` (its sign is ``x``'s); of floats only, as PyTorch's."""
+    x = _tensor(x, "frac")
+    if x.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"frac\" not implemented for '{scalar_type_name(x.dtype)}' (shape {x.shape}); "
+                                  "convert with .float()")  # fmt: skip
+    return x - trunc(x).detach()
+
+
+def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Python's ``%``: the remainder with the sign of the divisor."""
+    if not isinstance(input, Tensor):
+        return other.__rmod__(input)
+    return input % other
+
+
+def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """C's ``fmod``: the remainder with the sign of the dividend (``ops.Fmod``), in
+    ``torch.result_type``'s dtype; integers by zero raise as PyTorch's (CPU) do, bools have none."""
+    a = _tensor(input, "fmod")
+    a, b = promoted_operands(a, other if isinstance(other, Tensor) else a._operand(other))
+    kind = a.dtype.kind
+    if kind == "b":
+        raise UnsupportedDtypeError(f"\"fmod\" not implemented for 'Bool' (shape {a.shape}); convert with .long()")
+    if kind in "iu" and (bool((b == 0).any()) if isinstance(b, Tensor) else b == 0):
+        raise RuntimeError(f"ZeroDivisionError: fmod of {a.dtype} tensors by zero (shape {a.shape})")
+    return ops.Fmod.apply(a, b)
+
+
+def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
+    """``input + weight * (end - input)``; from the ``end`` side where ``|weight| >= 0.5``, as
+    PyTorch computes it (so ``lerp(a, b, 1)`` is ``b`` exactly, and ``lerp(0, inf, 1)`` NaN).
+    Its tensors are of one dtype: PyTorch's lerp promotes none of them."""
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and isinstance(input, Tensor) and t.dtype != input.dtype:
+            raise RuntimeError(f"lerp: expected dtype {input.dtype} for `{name}` but got dtype {t.dtype} "
+                               f"(shapes {input.shape} and {t.shape})")  # fmt: skip
+    diff = end - input
+    if not isinstance(weight, Tensor):
+        return input + diff * weight if builtins.abs(weight) < 0.5 else end - diff * (1 - weight)
+    return where(weight.abs() < 0.5, input + diff * weight, end - diff * (1 - weight))
+
+
+@composite("copysign")
+def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``|input|`` with the sign of ``other`` (``-0.0`` counts as negative). No gradient
+    reaches ``other``; ``input``'s is ``+-1`` (0 where ``input`` is 0), as PyTorch's."""
+    a, b = _pair(input, other, "copysign")
+    raw = a._dev.xp
+    neg_b = Tensor._wrap(raw.signbit(b._data), a._dev)
+    neg_a = Tensor._wrap(raw.signbit(a._data), a._dev)
+    out = where(neg_a != neg_b, -a, a)
+    shape = out.shape
+    out = where(a == 0, where(neg_b, -0.0, 0.0).expand(shape).astype(a.dtype), out)
+    return saved_for_backward(out, a, output=True)  # (as PyTorch's: input and result)
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:  # noqa: A002
+    """``input`` with NaN replaced by ``nan``, ``inf`` by ``posinf`` and ``-inf`` by ``neginf``
+    (by default the dtype's largest and lowest finite values), as PyTorch's; the gradient
+    flows where ``input`` is finite. An integer or bool tensor comes back as a copy."""
+    x = _tensor(input, "nan_to_num")
+    if x.dtype.kind not in "fc":
+        return x.clone()
+    info = np.finfo(x.dtype)
+    hi = float(info.max) if posinf is None else float(posinf)
+    lo = float(info.min) if neginf is None else float(neginf)
+    values = where(x.isnan(), float(nan), where(x == math.inf, hi, where(x == -math.inf, lo, x)))
+    return saved_for_backward(values.astype(x.dtype), x)  # (PyTorch's keeps its input)
+
+
+# -- comparisons and logic ----------------------------------------------------------
+def isclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:  # noqa: A002
+    """Where ``|input - other| <= atol + rtol * |other|`` (equal infinities too); a bool tensor."""
+    a = _tensor(input, "isclose")
+    b = other if isinstance(other, Tensor) else a._operand(other)
+    if isinstance(b, Tensor) and a.dtype != b.dtype:
+        raise RuntimeError(f"isclose: {a.dtype} and {b.dtype} differ; PyTorch compares tensors of one dtype")
+    a, b = a.detach(), b.detach() if isinstance(b, Tensor) else b
+    if a.dtype.kind not in "fc":
+        a = a.astype(np.float64)
+        b = b.astype(np.float64) if isinstance(b, Tensor) else b
+    close = (a == b) | (((a - b).abs() <= atol + rtol * (b.abs() if isinstance(b, Tensor) else builtins.abs(b)))
+                        & ((a - b).abs() < math.inf))  # fmt: skip
+    if equal_nan:
+        close = close | ((a != a) & (b != b))
+    return close
+
+
+def clamp_min(x: Tensor, min: Any) -> Tensor:  # noqa: A002
+    """``max(x, min)``."""
+    return x.clip(min, None)
+
+
+def clamp_max(x: Tensor, max: Any) -> Tensor:  # noqa: A002
+    """``min(x, max)``."""
+    return x.clip(None, max)
+
+
+def _truth(x: Any, like: Tensor) -> Tensor:
+    if not isinstance(x, Tensor):
+        x = Tensor(np.asarray(x), device=like._dev)
+    return x if x.dtype == np.bool_ else NotEqual.apply(x, 0)
+
+
+def logical_not(x: Tensor) -> Tensor:
+    """Elementwise not (of ``x != 0`` for a number tensor); a bool tensor."""
+    return LogicalNot.apply(_truth(x, x))
+
+
+def logical_and(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise and of the truth values; a bool tensor."""
+    return LogicalAnd.apply(_truth(input, input), _truth(_tensor(other, "logical_and"), input))
+
+
+def logical_or(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise or of the truth values; a bool tensor."""
+    return LogicalOr.apply(_truth(input, input), _truth(_tensor(other, "logical_or"), input))
+
+
+def logical_xor(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise exclusive or of the truth values; a bool tensor."""
+    return NotEqual.apply(_truth(input, input), _truth(_tensor(other, "logical_xor"), input))
+
+
+# -- bitwise (integers and bools; no gradient) ----------------------------------------------
+def _bitwise(name: str, fn: str) -> type:
+    def forward(self, xp, a, b=None):
+        raw = xp.device.xp
+        f = getattr(raw, fn, None) or getattr(raw, fn.replace("bitwise_", ""))  # (NumPy's and CuPy's left_shift)
+        return f(a) if b is None else f(a, b)
+
+    return type(name, (Function,), {"__slots__": (), "differentiable": False, "forward": forward,
+                                    "name": name.lower()})  # fmt: skip
+
+
+_BITWISE = {
+    "and": _bitwise("BitwiseAnd", "bitwise_and"),
+    "or": _bitwise("BitwiseOr", "bitwise_or"),
+    "xor": _bitwise("BitwiseXor", "bitwise_xor"),
+    "left_shift": _bitwise("BitwiseLeftShift", "bitwise_left_shift"),
+    "right_shift": _bitwise("BitwiseRightShift", "bitwise_right_shift"),
+}
+
+
+def bitwise_and(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``&`` of integer or bool tensors."""
+    return _BITWISE["and"].apply(*bitwise_operands(input, other, "bitwise_and"))
+
+
+def bitwise_or(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``|`` of integer or bool tensors."""
+    return _BITWISE["or"].apply(*bitwise_operands(input, other, "bitwise_or"))
+
+
+def bitwise_xor(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``^`` of integer or bool tensors."""
+    return _BITWISE["xor"].apply(*bitwise_operands(input, other, "bitwise_xor"))
+
+
+def bitwise_left_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``<<`` of integer tensors."""
+    return _BITWISE["left_shift"].apply(*bitwise_operands(input, other, "bitwise_left_shift", bools=False))
+
+
+def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``>>`` of integer tensors (arithmetic for signed ones)."""
+    return _BITWISE["right_shift"].apply(*bitwise_operands(input, other, "bitwise_right_shift", bools=False))
+
+
+def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
+    """Elementwise ``~`` of an integer or bool tensor."""
+    x = _tensor(input, "bitwise_not")
+    return ~x  # (bools: not; integers: every bit flipped; PyTorch's error for other dtypes)
+
+
+# -- selections -----------------------------------------------------------------------
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
+    """The indices of the non-zero entries: an ``(n, ndim)`` int64 tensor, or with
+    ``as_tuple=True`` one 1-D tensor per axis (a 0-d tensor counts as 1-D)."""
+    x = _tensor(input, "nonzero")
+    raw, dev = x._dev.xp, x._dev
+    a = x._data if x.ndim else raw.reshape(x._data, (1,))
+    idx = raw.nonzero(a)
+    cols = [Tensor._wrap(raw.astype(i, dev.dtype(np.int64)), dev) for i in idx]
+    if as_tuple:
+        return tuple(cols)
+    if x.ndim == 0:
+        return Tensor.zeros((cols[0].shape[0], 0), dtype=np.int64, device=dev)
+    return stack(cols, 1)
+
+
+def masked_select(input: Tensor, mask: Any) -> Tensor:  # noqa: A002
+    """The entries of ``input`` where ``mask`` (broadcast with it) is true, as a 1-D tensor."""
+    x = _tensor(input, "masked_select")
+    m = mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask), device=x._dev)
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"masked_select: the mask must be a bool tensor, got {m.dtype}")
+    shape = np.broadcast_shapes(x.shape, m.shape)
+    return saved_for_backward(x.expand(shape).reshape(-1)[m.expand(shape).reshape(-1)], x, m)  # (as PyTorch's)
+
+
+def _index_line(x: Tensor, d: int, index: Any, like_shape: tuple, op: str) -> Tensor:
+    """A 1-D ``index`` along ``d``, checked, expanded to ``like_shape`` (its length along ``d``)."""
+    from ..tensor_functions import _check_bounds, _index_tensor  # noqa: PLC0415
+
+    idx = _index_tensor(x, index, op)
+    if idx.ndim > 1:
+        raise IndexError(f"{op}: the index must be 0-D or 1-D, got shape {idx.shape}")
+    idx = idx.reshape(-1)
+    _check_bounds(x._dev.ops, idx._data, x.shape[d], op, d, x.shape)
+    shape = tuple(like_shape[:d]) + (idx.shape[0],) + tuple(like_shape[d + 1 :])
+    return idx.reshape(tuple(-1 if k == d else 1 for k in range(x.ndim))).expand(shape)
+
+
+def _source(x: Tensor, d: int, index: Any, source: Tensor, op: str) -> tuple[Tensor, Tensor]:
+    n = index.numel() if isinstance(index, Tensor) else int(np.asarray(index).size)
+    want = x.shape[:d] + (n,) + x.shape[d + 1 :]
+    src = source if source.ndim else source.reshape((1,) * x.ndim)
+    if tuple(src.shape) != tuple(want):
+        raise RuntimeError(f"{op}: source of shape {source.shape} must have shape {want} (the index along dim {d})")
+    return _index_line(x, d, index, x.shape, op), src
+
+
+@number_as_vector()
+def index_add(input: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``alpha * source`` added into ``input`` at the rows ``index`` names along ``dim``."""
+    x = _tensor(input, "index_add")
+    d = _one_dim(x, dim, "index_add")
+    idx, src = _source(x, d, index, source, "index_add")
+    out = x + ops.ScatterAddAlong.apply(src * alpha if alpha != 1 else src, idx, args=(d, x.shape))
+    return saved_for_backward(out, source)  # (PyTorch's keeps the source)
+
+
+@number_as_vector()
+def index_copy(input: Tensor, dim: int, index: Any, source: Tensor) -> Tensor:  # noqa: A002
+    """``input`` with the rows ``index`` names along ``dim`` replaced by ``source``'s."""
+    x = _tensor(input, "index_copy")
+    d = _one_dim(x, dim, "index_copy")
+    idx, src = _source(x, d, index, source, "index_copy")
+    out = x.scatter(d, idx, src)
+    if out.requires_grad:  # every source row gets the gradient of where it went, duplicates too (as PyTorch's)
+        from ...ops.saved import with_gradient_of  # noqa: PLC0415
+
+        hit = ops.ScatterAddAlong.apply(Tensor.ones(idx.shape, device=x._dev), idx, args=(d, x.shape)) > 0
+        out = with_gradient_of(out, where(hit, 0.0, x) + ops.ScatterAddAlong.apply(src, idx, args=(d, x.shape)))
+    return saved_for_backward(out, source)  # (PyTorch's keeps the source)
+
+
+@number_as_vector()
+def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # noqa: A002
+    """``input`` with the rows ``index`` names along ``dim`` set to ``value``."""
+    x = _tensor(input, "index_fill")
+    d = _one_dim(x, dim, "index_fill")
+    idx = _index_line(x, d, index, x.shape, "index_fill")
+    ones = Tensor.ones(idx.shape, device=x._dev)
+    hit = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape)) > 0
+    v = value.reshape(()) if isinstance(value, Tensor) else x.dtype.type(value).item()
+    return where(hit, v, x)
+
+
+def masked_scatter(input: Tensor, mask: Any, source: Tensor) -> Tensor:  # noqa: A002
+    """``input`` with the entries where ``mask`` is true taking ``source``'s, in order."""
+    x = _tensor(input, "masked_scatter")
+    m = mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask), device=x._dev)
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"masked_scatter: the mask must be a bool tensor, got {m.dtype}")
+    shape = np.broadcast_shapes(x.shape, m.shape)
+    flat_m = m.expand(shape).reshape(-1)
+    need = int(flat_m.astype(np.int64).sum().item())
+    if need > source.numel():
+        raise RuntimeError(f"masked_scatter: the mask selects {need} entries, source has {source.numel()}")
+    pos = (flat_m.astype(np.int64).cumsum(0) - 1).clip(0, None)  # the source entry for each masked one
+    if source.numel() == 0:
+        return x.expand(shape) * 1
+    picked = source.reshape(-1).index_select(0, pos)
+    return where(flat_m, picked, x.expand(shape).reshape(-1)).reshape(shape)
+
+
+_SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+@composite("scatter_reduce")
+@number_as_vector()
+def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str, *,  # noqa: A002
+                   include_self: bool = True) -> Tensor:  # fmt: skip
+    """``src`` reduced into ``input`` at ``index`` along ``dim`` with ``"sum" "prod" "mean"
+    "amax" "amin"`` (``include_self=False``: the entries written start empty), as
+    ``torch.scatter_reduce``. Gradients are PyTorch's: ``amax``/``amin`` share among ties."""
+    out = _scatter_reduce(input, dim, index, src, reduce, include_self)
+    return saved_for_backward(out, input, index, src, output=True)  # (what PyTorch's keeps)
+
+
+def _scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str,  # noqa: A002
+                    include_self: bool) -> Tensor:  # fmt: skip
+    x = _tensor(input, "scatter_reduce")
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise InvalidArgumentError(f"scatter_reduce: reduce must be one of {_SCATTER_REDUCTIONS}, not {reduce!r}")
+    if not isinstance(src, Tensor) or src.dtype != x.dtype:
+        raise RuntimeError(f"scatter_reduce: src must be a tensor of the input's dtype {x.dtype}")
+    d = _one_dim(x, dim, "scatter_reduce")
+    idx = _index(x, d, index, "scatter_reduce")
+    src = src[tuple(slice(0, i) for i in idx.shape)]
+    ones = Tensor.ones(idx.shape, dtype=x.dtype, device=x._dev)
+    count = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape))  # writes per entry
+    written = count > 0
+    if reduce in ("sum", "mean"):
+        base = x if include_self else where(written, 0, x)
+        total = base + ops.ScatterAddAlong.apply(src, idx, args=(d, x.shape))
+        if reduce == "sum":
+            return total
+        n = count + (1 if include_self else 0)
+        out = total / where(n == 0, 1, n)
+        return out if x.dtype.kind in "fc" else (total // where(n == 0, 1, n)).astype(x.dtype)
+    # prod, amax, amin: one slice of the index along dim at a time (one write per entry in each)
+    lead = (slice(None),) * d
+    if reduce == "prod":
+        out = x if include_self else where(written, 1, x)
+        for k in range(idx.shape[d]):
+            ik, sk = idx[lead + (slice(k, k + 1),)], src[lead + (slice(k, k + 1),)]
+            wk = ops.ScatterAddAlong.apply(ones[lead + (slice(k, k + 1),)], ik, args=(d, x.shape)) > 0
+            out = where(wk, out * ops.ScatterAddAlong.apply(sk, ik, args=(d, x.shape)), out)
+        return out
+    # amax / amin: the values without a graph, then gradients shared among the entries equal to them
+    pick = np.maximum if reduce == "amax" else np.minimum
+    with no_grad():
+        v = x if include_self else where(written, -math.inf if reduce == "amax" else math.inf, x)
+        if v.dtype.kind not in "fc":
+            v = x if include_self else where(written, _int_extreme(x.dtype, reduce), x)
+        for k in range(idx.shape[d]):
+            ik, sk = idx[lead + (slice(k, k + 1),)], src[lead + (slice(k, k + 1),)]
+            wk = ops.ScatterAddAlong.apply(ones[lead + (slice(k, k + 1),)], ik, args=(d, x.shape)) > 0
+            put = ops.ScatterAddAlong.apply(sk, ik, args=(d, x.shape))
+            v = where(wk, v.maximum(put) if pick is np.maximum else v.minimum(put), v)
+            v = where(wk & (put != put), math.nan, v) if v.dtype.kind in "fc" else v
+    if not (x.requires_grad or src.requires_grad):
+        return v
+    hit_src = (src == ops.GatherAlong.apply(v, idx, args=(d, x.shape))).astype(x.dtype)
+    eq_self = (x == v).astype(x.dtype)
+    # (PyTorch counts the input among the ties even with include_self=False, where its own
+    # share is then dropped; entries never written pass their gradient to the input)
+    n = ops.ScatterAddAlong.apply(hit_src, idx, args=(d, x.shape)) + eq_self
+    n = where(n == 0, 1.0, n)
+    hit_self = eq_self if include_self else where(written, 0.0, eq_self)
+    share = ops.ScatterAddAlong.apply((src - src.detach()) * hit_src, idx, args=(d, x.shape))
+    return v + (share + (x - x.detach()) * hit_self) / n
+
+
+def _int_extreme(dtype: np.dtype, reduce: str) -> int:
+    info = np.iinfo(dtype)
+    return int(info.min if reduce == "amax" else info.max)
+
+
+# -- scans ------------------------------------------------------------------------------
+def _cum_extreme(x: Tensor, dim: int, pick: str) -> ValuesIndices:
+    x = _tensor(x, "cum" + pick)
+    if x.ndim == 0:
+        dims.axes(x.shape, dim, "cum" + pick)
+        return ValuesIndices(x, Tensor.zeros((), dtype=np.int64, device=x._dev))
+    d = _one_dim(x, dim, "cum" + pick)
+    idx = ops.CumArgExtreme.apply(x, args=(d, pick))
+    return ValuesIndices(saved_for_backward(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), x), idx)  # (as PyTorch's)
+
+
+def cummax(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> ValuesIndices:  # noqa: A002
+    """The running maximum along ``dim`` and where it was (the latest of ties), as
+    ``torch.cummax``; the gradient goes to the entry each value came from."""
+    return _cum_extreme(input, dims.required(axis, dim, "cummax"), "max")
+
+
+def cummin(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> ValuesIndices:  # noqa: A002
+    """The running minimum along ``dim`` and where it was, as ``torch.cummin``."""
+    return _cum_extreme(input, dims.required(axis, dim, "cummin"), "min")
+
+
+@composite("logcumsumexp")
+def logcumsumexp(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:  # noqa: A002
+    """``log(cumsum(exp(input)))`` along ``dim`` without overflow or underflow: a log-depth
+    scan whose every step is a :func:`logaddexp` with the entries ``s`` places before."""
+    dim = dims.required(axis, dim, "logcumsumexp")
+    x = _floating(input, "logcumsumexp")
+    return saved_for_backward(_logcumsumexp(x, dim), x, output=True)  # (what PyTorch's keeps)
+
+
+def _logcumsumexp(x: Tensor, dim: int) -> Tensor:
+    if x.ndim == 0:
+        dims.axes(x.shape, dim, "logcumsumexp")
+        return x * 1.0
+    d = _one_dim(x, dim, "logcumsumexp")
+    n = x.shape[d]
+    lead = (slice(None),) * d
+    s = 1
+    while s < n:
+        pad = Tensor.full(x.shape[:d] + (s,) + x.shape[d + 1 :], -math.inf, dtype=x.dtype, device=x._dev)
+        x = logaddexp(x, cat([pad, x[lead + (slice(0, n - s),)]], d))
+        s *= 2
+    return x if s > 1 else x * 1.0  # (along one entry no step ran: new memory all the same, as PyTorch's)
+
+
+# -- shape --------------------------------------------------------------------------
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
+    """The diagonal of the plane ``(dim1, dim2)`` (``offset`` above it, or below when
+    negative), as a new last axis, as ``torch.diagonal``."""
+    x = _tensor(input, "diagonal")
+    d1, d2 = dims.axes(x.shape, (dim1, dim2), "diagonal") or (0, 0)  # (the two axes must differ)
+    if x.ndim < 2:
+        raise RuntimeError(f"diagonal: needs at least 2 dimensions, got shape {x.shape}")
+    # A strided view, as PyTorch's, for any two axes (next to each other or not): element k
+    # reads x at k + max(0, -offset) along d1 and k + max(0, offset) along d2
+    offset = int(offset)
+    n1, n2 = x.shape[d1], x.shape[d2]
+    length = builtins.max(0, builtins.min(n1 - builtins.max(0, -offset), n2 - builtins.max(0, offset)))
+    rest = [i for i in range(x.ndim) if i not in (d1, d2)]
+    start = [0] * x.ndim
+    if length:
+        start[d1], start[d2] = builtins.max(0, -offset), builtins.max(0, offset)
+    steps = [tuple(int(i == r) for i in range(x.ndim)) for r in rest]
+    steps.append(tuple(int(i in (d1, d2)) for i in range(x.ndim)))
+    shape = tuple(x.shape[r] for r in rest) + (length,)
+    return ops.Diagonal.apply(x, args=(shape, tuple(start), tuple(steps)))
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """A 1-D tensor as the ``diagonal``-th diagonal of a square matrix, or a 2-D tensor's
+    ``diagonal``-th diagonal, as ``torch.diag``."""
+    x = _tensor(input, "diag")
+    if x.ndim == 2:  # (this function's argument ``diagonal`` hides the module's function of that name)
+        # a copy: PyTorch's diag is new memory (its diagonal a view), so changing it in place
+        # never changes the matrix
+        return globals()["diagonal"](x, diagonal).clone()
+    if x.ndim != 1:
+        raise RuntimeError(f"diag: needs a 1-D or 2-D tensor, got shape {x.shape}")
+    n, k = x.shape[0], builtins.abs(diagonal)
+    eye = Tensor.eye(n, dtype=np.bool_, device=x._dev)
+    square = where(eye, x.reshape(n, 1).expand(n, n), Tensor.zeros((), dtype=x.dtype, device=x._dev))
+    if k == 0:
+        return square
+    zc = Tensor.zeros((n, k), dtype=x.dtype, device=x._dev)
+    zr = Tensor.zeros((k, n + k), dtype=x.dtype, device=x._dev)
+    if diagonal > 0:  # above: zero columns on the left, zero rows below
+        return cat([cat([zc, square], 1), zr], 0)
+    return cat([zr, cat([square, zc], 1)], 0)
+
+
+def trace(input: Tensor, *example_args: Any) -> Tensor:  # noqa: A002 - PyTorch's name
+    """The sum of a matrix's main diagonal, as ``torch.trace`` (integers sum to int64).
+    The tracer of functions is :func:`tinygrad_attn.jit.trace`.
+
+    >>> tga.jit.trace(tga.tensor([[1.0, 2.0], [3.0, 4.0]]))  # doctest: +SKIP
+    tensor(5.)
+    """
+    if callable(input) and not isinstance(input, Tensor) or example_args:  # (the tracer's old spelling)
+        raise TypeError(
+            f"trace: expected a Tensor (torch.trace, the sum of a matrix's diagonal), got the callable {input!r}; "
+            "to trace a function into a program use tga.jit.trace(fn, *example_args)"
+        )
+    x = _tensor(input, "trace")
+    if x.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim} (shape {x.shape})")
+    if x.dtype == np.bool_:
+        raise NotImplementedError("trace: not implemented for bool tensors (as in PyTorch); convert with .long()")
+    d = diagonal(x)
+    return (d if d.dtype.kind in "fc" else d.astype(np.int64)).sum()
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
+    """Every window of ``size`` entries along ``dimension``, ``step`` apart, as
+    ``Tensor.unfold``: that axis becomes the window count, a new last axis the window."""
+    x = _tensor(input, "unfold")
+    (d,) = dims.axes(x.shape, dimension, "unfold") if x.ndim else (0,)
+    n = x.shape[d] if x.ndim else 1
+    if size < 0 or size > n:
+        raise InvalidArgumentError(f"unfold: size {size} must be between 0 and dimension {d}'s size {n}")
+    if step <= 0:
+        raise InvalidArgumentError(f"unfold: step must be positive, got {step}")
+    if x.ndim == 0:
+        return x.reshape(1)
+    # A strided view, as PyTorch's (windows overlap where step < size): window w, entry i
+    # reads x at w * step + i along d
+    size, step = int(size), int(step)
+    count = (n - size) // step + 1
+    shape = (*x.shape[:d], count, *x.shape[d + 1 :], size)
+    steps = [tuple(int(i == k) for i in range(x.ndim)) for k in range(x.ndim)]
+    steps[d] = tuple(step * int(i == d) for i in range(x.ndim))
+    steps.append(tuple(int(i == d) for i in range(x.ndim)))
+    return ops.Unfold.apply(x, args=(shape, (0,) * x.ndim, tuple(steps)))
+
+
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A002
+    """Axes ``source`` moved to positions ``destination``, the others kept in order."""
+    x = _tensor(input, "movedim")
+    src = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
+    dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: {len(src)} source dims and {len(dst)} destination dims; give as many of each")
+    s = dims.axes(x.shape, src, "movedim") if src else ()
+    t = dims.axes(x.shape, dst, "movedim") if dst else ()
+    if len(set(s)) != len(s) or len(set(t)) != len(t):
+        raise RuntimeError(f"movedim: repeated dim in source {src} or destination {dst}")
+    order = [None] * x.ndim
+    for a, b in zip(s, t):
+        order[b] = a
+    rest = iter(i for i in range(x.ndim) if i not in s)
+    return x.permute([o if o is not None else next(rest) for o in order])
+
+
+moveaxis = movedim
+
+
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa: A002
+    """Axis ``dim`` split into ``sizes`` (one may be -1)."""
+    x = _tensor(input, "unflatten")
+    d = dims.one(x.shape, dim, "unflatten", scalar_ok=False)
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must not be empty")
+    known = math.prod(s for s in sizes if s != -1)
+    if sizes.count(-1) > 1 or (-1 not in sizes and known != x.shape[d]) or (known and x.shape[d] % known):
+        raise RuntimeError(f"unflatten: sizes {sizes} do not multiply to dimension {d}'s size {x.shape[d]}")
+    return x.reshape(*x.shape[:d], *sizes, *x.shape[d + 1 :])
+
+
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors: ``"ij"`` (matrix; what PyTorch's ``None`` means) or ``"xy"``."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise InvalidArgumentError(f"meshgrid: indexing must be 'ij' or 'xy', not {indexing!r}")
+    ts = [_tensor(t, "meshgrid").reshape(-1) for t in tensors]
+    if len(ts) >= 2 and indexing == "xy":
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t.shape[0] for t in ts)
+    n = len(ts)
+    out = [t.reshape(tuple(-1 if i == k else 1 for i in range(n))).expand(shape) for k, t in enumerate(ts)]
+    if n >= 2 and indexing == "xy":  # ("xy" is "ij" of the first two swapped, outputs swapped back)
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
+
+
+# -- reductions ------------------------------------------------------------------------
+def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+             correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """``(var, mean)`` over ``dim``, as ``torch.var_mean`` (unbiased unless told otherwise)."""
+    x = _floating(input, "var_mean")
+    if isinstance(dim, bool):  # PyTorch's var_mean(x, unbiased) overload
+        dim, unbiased = None, dim
+    if isinstance(unbiased, (int, np.integer)) and not isinstance(unbiased, bool) and dim is None:
+        dim, unbiased = unbiased, None  # var_mean(x, 1): the dim
+    c = 1 if correction is None and unbiased is None else correction
+    return var(x, dim, unbiased, keepdim, correction=c), x.mean(dim=dim, keepdim=keepdim)
+
+
+def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+             correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """``(std, mean)`` over ``dim``, as ``torch.std_mean``."""
+    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
+    return saved_for_backward(sqrt_of_variance(v), output=True), m  # (PyTorch's keeps the input and the std)
+
+
+def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
+    """``input`` summed down to ``size``, which it must broadcast from (``Tensor.sum_to_size``)."""
+    x = _tensor(input, "sum_to_size")
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    size = tuple(int(s) for s in size)
+    try:
+        fits = len(size) <= x.ndim and np.broadcast_shapes(size, x.shape) == x.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"sum_to_size: size {size} is not expandable to the tensor's size {x.shape}")
+    if not size:  # the total, new memory as PyTorch's (a 0-d input too: only a same-shape result is the input)
+        return x.sum()
+    lead = x.ndim - len(size)
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and x.shape[lead + i] != 1)
+    out = x.sum(axes, keepdims=True) if axes else x
+    return out.reshape(size)
+
+
+# -- random ------------------------------------------------------------------------------
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any = None, dtype: Any = None,
+           device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Normal draws, as ``torch.normal``: ``mean`` and ``std`` tensors (broadcast), or
+    numbers with ``size``; PyTorch's numbers for a seed. No gradient flows to them."""
+    like = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
+    if like is None:
+        if size is None:
+            raise TypeError("normal: with a number mean and std, give the size")
+        out = Tensor.zeros(*_shape(size), dtype=dtype, device=device).normal_(float(mean), float(std),
+                                                                              generator=generator)  # fmt: skip
+        return out.requires_grad_(requires_grad) if requires_grad else out
+    m = mean.detach() if isinstance(mean, Tensor) else mean
+    s = std.detach() if isinstance(std, Tensor) else std
+    if isinstance(s, Tensor) and bool((s < 0).any()):
+        raise RuntimeError("normal: std must be >= 0")
+    shape = np.broadcast_shapes(*(t.shape for t in (m, s) if isinstance(t, Tensor)))
+    dt = like.dtype if like.dtype.kind in "fc" else np.float32
+    # (PyTorch's order: standard draws, or of std when it is a number, then times std, plus mean)
+    scale = 1.0 if isinstance(s, Tensor) else float(s)
+    z = Tensor.zeros(shape, dtype=dt, device=like._dev).normal_(0.0, scale, generator=generator)
+    return (z * s if isinstance(s, Tensor) else z) + m
+
+
+def _shape(size: Any) -> tuple[int, ...]:
+    return (int(size),) if isinstance(size, (int, np.integer)) else tuple(int(s) for s in size)
+
+
+# -- Tensor methods: PyTorch's names that are also Tensor methods -----------------------------
+METHODS = {
+    n: globals()[n]
+    for n in (
+        "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
+        "arctanh", "sinc", "atan2", "arctan2", "sinh", "cosh", "tan", "trunc", "fix", "frac", "log2", "log10", "exp2",
+        "deg2rad", "rad2deg", "hypot", "xlogy", "fmod", "remainder", "lerp", "logaddexp", "copysign", "isclose",
+        "nan_to_num", "clamp_max", "logical_not", "logical_and", "logical_or", "logical_xor", "nonzero", "masked_select",
+        "scatter_reduce", "cummax", "cummin", "logcumsumexp", "diag", "diagonal", "trace", "movedim", "moveaxis",
+        "unflatten", "sum_to_size", "erfinv", "index_add", "index_copy", "index_fill", "masked_scatter",
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
+        "unfold",
+    )
+}  # fmt: skip
+# Python's operators PyTorch gives Tensor that _tensor.py does not define (each reflected one with its operands swapped)
+METHODS.update({
+    "__xor__": bitwise_xor, "__lshift__": bitwise_left_shift, "__rshift__": bitwise_right_shift,
+    "__rand__": lambda self, other: bitwise_and(other, self), "__ror__": lambda self, other: bitwise_or(other, self),
+    "__rxor__": lambda self, other: bitwise_xor(other, self),
+    "__rlshift__": lambda self, other: bitwise_left_shift(other, self),
+    "__rrshift__": lambda self, other: bitwise_right_shift(other, self),
+})  # fmt: skip
+
+
+# Tensor.unflatten names its operand ``self``, as PyTorch's method does (the function's is ``input``)
+def _unflatten_method(self: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Axis ``dim`` split into ``sizes`` (one may be -1)."""
+    return unflatten(self, dim, sizes)
+
+
+METHODS["unflatten"] = _unflatten_method
+
+
+# Tensor.where(condition, y) is torch.where(condition, self, y): the tensor is the value taken
+# where the condition holds (in tinygrad's spelling the tensor is the condition; not PyTorch's)
+def _where_method(self: Tensor, condition: Any, y: Any) -> Tensor:
+    """``self`` where ``condition`` holds, else ``y`` (``torch.where(condition, self, y)``)."""
+    return where(condition, self, y)
+
+
+METHODS["where"] = _where_method
+# PyTorch's other spellings of methods Tensor has
+# (the second names of tensor_torch's methods, ``x.multiply is x.mul``, are tensor_torch's own)
+ALIASES = {"absolute": "abs"}
+
+
+def _install(cls: type) -> None:
+    for name, fn in METHODS.items():
+        if name not in cls.__dict__:  # (a method the class defines itself stays)
+            setattr(cls, name, fn)
+    for alias, name in ALIASES.items():
+        if alias not in cls.__dict__:
+            setattr(cls, alias, getattr(cls, name))
+    if "allclose" not in cls.__dict__:
+        cls.allclose = _allclose
+
+
+def _allclose(self: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
+    """Whether :func:`isclose` holds everywhere."""
+    return bool(isclose(self, other, rtol, atol, equal_nan).all())
+
+
+# -- index_put_ -----------------------------------------------------------------------------
+def index_put_(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
+    """``index_put`` in place (``Tensor.index_put_``; ``accumulate`` sums repeated indices)."""
+    from ..mutation.inplace import apply_inplace  # noqa: PLC0415 - (the one in-place mechanism)
+
+    v = values if isinstance(values, Tensor) else Tensor(np.asarray(values), device=input._dev)
+    return apply_inplace(input, "index_put_", lambda x, v: x.index_put(indices, v, accumulate), v)
+
+
+METHODS["index_put_"] = index_put_

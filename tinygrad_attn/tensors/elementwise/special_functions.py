@@ -1,0 +1,269 @@
+"""PyTorch's further elementwise math: the gamma family (``lgamma digamma polygamma mvlgamma``,
+primitives of ``ops/gamma.py``), ``erfc logit logaddexp2 ldexp float_power fmax fmin renorm``
+(composites), and the functions without a gradient (``heaviside nextafter frexp signbit gcd
+lcm``) and the real-number spellings ``sgn angle`` (``positive`` is tensor_torch's).
+
+Each is a ``tga.`` free function and, where PyTorch has one, a :class:`Tensor` method (the
+table :data:`METHODS`); float functions of integer tensors give float32, as PyTorch's.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ... import ops
+from ...functional.checks import tensor_arg as _tensor
+from ...ops.saved import saved_for_backward
+from .._tensor import Tensor, where
+from ..dtypes import result_type
+from ..shape import dims
+
+__all__ = [
+    "lgamma", "digamma", "polygamma", "mvlgamma", "erfc", "logit", "logaddexp2", "ldexp", "float_power", "fmax",
+    "fmin", "renorm", "heaviside", "nextafter", "frexp", "signbit", "gcd", "lcm", "sgn", "angle",
+]  # fmt: skip
+
+
+def _floating(x: Any, op: str) -> Tensor:
+    x = _tensor(x, op)
+    return x if x.dtype.kind == "f" else x.astype(np.float32)
+
+
+def _operands(a: Any, b: Any, op: str, floating: bool = False) -> tuple[Tensor, Tensor]:
+    """Two operands of PyTorch's promoted dtype on one device (a float one where ``floating``)."""
+    like = a if isinstance(a, Tensor) else b
+    if not isinstance(like, Tensor):
+        raise TypeError(f"{op}: at least one operand must be a Tensor")
+    dt = np.dtype(result_type(a, b))
+    if floating and dt.kind != "f":
+        dt = np.dtype(np.float32)
+    out = []
+    for v in (a, b):
+        t = v if isinstance(v, Tensor) else Tensor(np.asarray(v, dtype=dt), device=like._dev)
+        out.append(t if t.dtype == dt else t.astype(dt))
+    return out[0], out[1]
+
+
+# -- the gamma family ------------------------------------------------------------------
+def lgamma(input: Tensor) -> Tensor:  # noqa: A002
+    """``log|Gamma(x)|``."""
+    return ops.Lgamma.apply(_floating(input, "lgamma"))
+
+
+def digamma(input: Tensor) -> Tensor:  # noqa: A002
+    """The logarithmic derivative of the gamma function, ``Gamma'(x) / Gamma(x)`` (-inf at 0, NaN at
+    the negative integers)."""
+    return ops.Polygamma.apply(_floating(input, "digamma"), args=0)
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
+    """The ``n``-th derivative of :func:`digamma` (``n >= 0``)."""
+    if int(n) < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return ops.Polygamma.apply(_floating(input, "polygamma"), args=int(n))
+
+
+def _polygamma_method(self: Tensor, n: int) -> Tensor:
+    """``polygamma(n, self)`` (the method takes ``n`` after the tensor, as PyTorch's)."""
+    return polygamma(n, self)
+
+
+def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
+    """The log of the multivariate gamma function of dimension ``p``:
+    ``p (p - 1) / 4 log(pi) + sum_i lgamma(x - i / 2)`` (defined for entries above ``(p - 1) / 2``)."""
+    x = _floating(input, "mvlgamma")
+    if p < 1:
+        raise RuntimeError(f"p has to be greater than or equal to 1, got {p}")
+    # (PyTorch's CPU mvlgamma checks no domain: below (p - 1) / 2 it is the sum of log|gamma|)
+    out = lgamma(x)
+    for i in range(1, p):
+        out = out + lgamma(x - i / 2)
+    return out + p * (p - 1) / 4 * math.log(math.pi)
+
+
+# -- composites ------------------------------------------------------------------------
+def erfc(input: Tensor) -> Tensor:  # noqa: A002
+    """The complementary error function ``1 - erf(x)``."""
+    return 1.0 - _floating(input, "erfc").erf()
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
+    """``log(x / (1 - x))``, ``x`` clamped to ``[eps, 1 - eps]`` first where ``eps`` is given
+    (outside it the gradient is 0, as PyTorch's)."""
+    x = _floating(input, "logit")
+    if eps is not None:
+        x = x.clamp(eps, 1.0 - eps)
+    return (x / (1.0 - x)).log()
+
+
+def logaddexp2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """``log2(2**x + 2**y)``, without overflow."""
+    a, b = _operands(input, other, "logaddexp2", floating=True)
+    out = (a * math.log(2.0)).logaddexp(b * math.log(2.0)) / math.log(2.0)
+    return saved_for_backward(out, a, b)
+
+
+def ldexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """``input * 2**other`` (a float result)."""
+    x = _floating(input, "ldexp")
+    e = other if isinstance(other, Tensor) else Tensor(np.asarray(other), device=x._dev)
+    out = x * e.astype(x.dtype if e.dtype.kind != "f" else result_type(x, e)).exp2()
+    return saved_for_backward(out, output=True)
+
+
+def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
+    """``input ** exponent`` in float64 (both operands converted first)."""
+    a, b = (v.astype(np.float64) if isinstance(v, Tensor) else v for v in (input, exponent))
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError("float_power: at least one operand must be a Tensor")
+    if not isinstance(a, Tensor):
+        a = Tensor(np.asarray(a, dtype=np.float64), device=b._dev)
+    return a**b
+
+
+def fmax(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """The larger of the two, elementwise, a NaN losing to a number (NaN only where both are);
+    at ties the gradient goes to ``input``, as PyTorch's."""
+    for pos, x in ((1, input), (2, other)):  # (PyTorch's fmax takes tensors only: a number is its TypeError)
+        if not isinstance(x, Tensor):
+            raise TypeError(f"fmax(): argument '{('input', 'other')[pos - 1]}' (position {pos}) must be Tensor, "
+                            f"not {type(x).__name__}")  # fmt: skip
+    a, b = _operands(input, other, "fmax")
+    if a.dtype.kind != "f":
+        return where(a >= b, a, b)
+    return saved_for_backward(where((a >= b) | b.isnan(), a, b), a, b)
+
+
+def fmin(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """The smaller of the two, elementwise, a NaN losing to a number (NaN only where both are)."""
+    for pos, x in ((1, input), (2, other)):  # (PyTorch's fmin takes tensors only: a number is its TypeError)
+        if not isinstance(x, Tensor):
+            raise TypeError(f"fmin(): argument '{('input', 'other')[pos - 1]}' (position {pos}) must be Tensor, "
+                            f"not {type(x).__name__}")  # fmt: skip
+    a, b = _operands(input, other, "fmin")
+    if a.dtype.kind != "f":
+        return where(a <= b, a, b)
+    return saved_for_backward(where((a <= b) | b.isnan(), a, b), a, b)
+
+
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002
+    """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to it."""
+    x = _tensor(input, "renorm")
+    if x.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.ndim} dimensions")
+    if p <= 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported, got p={p}")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = dims.one(x.shape, dim, "renorm")
+    others = tuple(i for i in range(x.ndim) if i != d)
+    a = x.abs()
+    norm = (a**p).sum(others, keepdim=True) ** (1.0 / p) if others else a
+    over = norm > maxnorm
+    factor = where(over, maxnorm / (where(over, norm, 1.0) + 1e-7), 1.0)
+    return x * factor.astype(x.dtype)
+
+
+# -- without gradient ------------------------------------------------------------------
+def _raw_result(x: Tensor, arr: Any) -> Tensor:
+    return Tensor._wrap(arr, x._dev)
+
+
+def heaviside(input: Tensor, values: Any) -> Tensor:  # noqa: A002
+    """0 where ``input < 0``, 1 where ``input > 0``, ``values`` where it is 0 (no gradient, as PyTorch's)."""
+    x = _tensor(input, "heaviside")
+    v = _tensor(values, "heaviside")
+    if x.dtype != v.dtype:
+        raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes, got {x.dtype} "
+                           f"and {v.dtype}")  # fmt: skip
+    with _no_grad():
+        return where(x == 0, v, (x > 0).astype(x.dtype))
+
+
+def _no_grad() -> Any:
+    from ...engine.switches import no_grad  # noqa: PLC0415
+
+    return no_grad()
+
+
+def nextafter(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """The next float after ``input`` toward ``other``."""
+    a, b = _operands(input, other, "nextafter")
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"nextafter: expected floating-point tensors, got {a.dtype}")
+    raw = a._dev.xp
+    return _raw_result(a, raw.nextafter(a._data, b._data))
+
+
+def frexp(input: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002
+    """``(mantissa, exponent)`` with ``input = mantissa * 2**exponent``, ``0.5 <= |mantissa| < 1``;
+    the exponent is int32."""
+    x = _tensor(input, "frexp")
+    if x.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = np.frexp(np.asarray(x._dev.to_host(x._data)))
+    return Tensor(np.asarray(m, x.dtype), device=x._dev), Tensor(np.asarray(e, np.int32), device=x._dev)
+
+
+def signbit(input: Tensor) -> Tensor:  # noqa: A002
+    """Whether the sign bit is set (true for -0.0 and negative NaN)."""
+    x = _tensor(input, "signbit")
+    if x.dtype.kind == "b":
+        return x & False
+    if x.dtype.kind == "u":
+        return x != x
+    if x.dtype.kind == "i":
+        return x < 0
+    return _raw_result(x, x._dev.xp.signbit(x._data))
+
+
+def _integers(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
+    a, b = _operands(a, b, op)
+    if a.dtype.kind not in "iu":
+        raise RuntimeError(f"\"{op}_cpu\" not implemented for '{str(a.dtype).capitalize()}'")
+    return a, b
+
+
+def gcd(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """The greatest common divisor, elementwise (integers; non-negative)."""
+    a, b = _integers(input, other, "gcd")
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    out = np.gcd(np.asarray(a._dev.to_host(a._data)), np.asarray(b._dev.to_host(b._data)))
+    return Tensor(np.broadcast_to(out, shape).astype(a.dtype), device=a._dev)
+
+
+def lcm(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """The least common multiple, elementwise (integers; non-negative)."""
+    a, b = _integers(input, other, "lcm")
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    out = np.lcm(np.asarray(a._dev.to_host(a._data)), np.asarray(b._dev.to_host(b._data)))
+    return Tensor(np.broadcast_to(out, shape).astype(a.dtype), device=a._dev)
+
+
+# -- real-number spellings -------------------------------------------------------------
+def sgn(input: Tensor) -> Tensor:  # noqa: A002
+    """``sign(x)`` (for complex numbers PyTorch's ``x / |x|``; real tensors only here)."""
+    x = _tensor(input, "sgn")
+    return saved_for_backward(x.sign(), x, output=True)  # (PyTorch's keeps its input and result)
+
+
+
+
+def angle(input: Tensor) -> Tensor:  # noqa: A002
+    """The argument of each entry as a complex number: 0 for ``x >= 0``, pi for ``x < 0`` (NaN stays NaN);
+    its gradient is 0."""
+    x = _floating(input, "angle")
+    # (the constant's branch carries no gradient; a NaN passes through)
+    # (pi as a tensor of x's dtype: a Python float would pass through float32 and round there)
+    return saved_for_backward(where(x.isnan(), x, where(x < 0, x.new_tensor(math.pi), x.new_tensor(0.0))), x)
+
+
+METHODS: dict[str, Any] = {
+    n: globals()[n]
+    for n in ("lgamma", "digamma", "mvlgamma", "erfc", "logit", "logaddexp2", "ldexp", "float_power", "fmax", "fmin",
+              "renorm", "heaviside", "nextafter", "frexp", "signbit", "gcd", "lcm", "sgn", "angle")
+}  # fmt: skip
+METHODS["polygamma"] = _polygamma_method

@@ -1,0 +1,178 @@
+"""Tensor comparisons, logical operators and elementwise selections (``< == & | ~
+maximum minimum clip masked_fill sigmoid relu erf``), each one function installed on
+:class:`Tensor` by the package's ``install_methods``. Comparisons give booleans and no
+gradient; dtypes follow PyTorch's promotion (:mod:`tinygrad_attn.tensors.promotion`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ... import ops
+from ...ops.compare import Equal, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalNot, LogicalOr, NotEqual
+from ...ops.saved import saved_for_backward
+from .._tensor import InvalidArgumentError, Tensor, where
+from ..dtypes import UnsupportedDtypeError, scalar_type_name
+from ..promotion import (
+    _FLOATS,
+    _as_float,
+    _kind,
+    _number_for,
+    _ordered_operands,
+    _promote_for_scalar,
+    _promoted,
+    bitwise_operands,
+    mask_dtype,
+)
+
+__all__: list[str] = []  # (the free functions of these names are in tensor_functions.py and functional.py)
+
+
+def __lt__(self, other: Any) -> Tensor:
+    return Less.apply(*_ordered_operands(self, self._operand(other)))
+
+
+def __le__(self, other: Any) -> Tensor:
+    return LessEqual.apply(*_ordered_operands(self, self._operand(other)))
+
+
+def __gt__(self, other: Any) -> Tensor:
+    return Greater.apply(*_ordered_operands(self, self._operand(other)))
+
+
+def __ge__(self, other: Any) -> Tensor:
+    return GreaterEqual.apply(*_ordered_operands(self, self._operand(other)))
+
+
+def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    if other is None:
+        return False
+    other = self._operand(other)
+    a = _promote_for_scalar(self, other)
+    return Equal.apply(a, _number_for(a, other))
+
+
+def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+    if other is None:
+        return True
+    other = self._operand(other)
+    a = _promote_for_scalar(self, other)
+    return NotEqual.apply(a, _number_for(a, other))
+
+
+def __invert__(self) -> Tensor:
+    if _kind(self) not in "biu":
+        raise UnsupportedDtypeError(f'"bitwise_not" not implemented for {scalar_type_name(self.dtype)!r} (~ of a '
+                                    f"{self.dtype} tensor of shape {self.shape}); it takes integer or bool tensors")  # fmt: skip
+    return LogicalNot.apply(self)
+
+
+def _bitwise(op: Any, name: str) -> Any:
+    def method(self: Tensor, other: Any) -> Tensor:
+        o = self._operand(other)
+        # (two bool tensors, a mask and a mask, as they are; otherwise PyTorch's promotion, floats refused)
+        if _kind(self) != "b" or not (o.__class__ is bool or isinstance(o, Tensor) and _kind(o) == "b"):
+            self, o = bitwise_operands(self, o, name)
+        return op.apply(self, o)
+
+    return method
+
+
+__and__ = _bitwise(LogicalAnd, "bitwise_and")
+__or__ = _bitwise(LogicalOr, "bitwise_or")
+
+
+def sigmoid(self) -> Tensor:
+    return ops.Sigmoid.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
+
+
+def relu(self) -> Tensor:
+    if self._data.dtype.__class__ in _FLOATS:
+        return ops.Relu.apply(self)
+    if self.dtype.kind == "b":
+        raise RuntimeError(f"Boolean inputs not supported for relu (shape {self.shape}); convert with .long()")
+    return ops.Relu.apply(self).astype(self.dtype)  # (an integer tensor's relu keeps its dtype, as PyTorch's)
+
+
+def erf(self) -> Tensor:
+    return ops.Erf.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
+
+
+def maximum(self, other: Any) -> Tensor:
+    """The elementwise maximum of two tensors (PyTorch's takes no number: ``clamp_min`` does)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"maximum(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    return _extreme(ops.Maximum, self, other)
+
+
+def minimum(self, other: Any) -> Tensor:
+    """The elementwise minimum of two tensors (PyTorch's takes no number: ``clamp_max`` does)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"minimum(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    return _extreme(ops.Minimum, self, other)
+
+
+def _clip_by_tensors(x: Tensor, lo: Any, hi: Any) -> Tensor:
+    """``clamp`` with a tensor bound, in ``torch.result_type(x, lo, hi)``, its gradient
+    routed as PyTorch's: to ``x`` where ``lo <= x <= hi``, to ``lo`` where ``x < lo < hi``,
+    to ``hi`` where ``x > hi`` or ``hi < lo`` (the result is then ``hi``), and to none where
+    ``x < lo == hi`` or ``x`` is NaN (the value is still ``lo``, and NaN)."""
+    from ..promotion import promoted_operands  # noqa: PLC0415 - (kept off the shared import line)
+
+    given = [x._operand(b) for b in (lo, hi) if b is not None]
+    x, *bounds = promoted_operands(x, *given)
+    lo = bounds.pop(0) if lo is not None else None
+    hi = bounds.pop(0) if hi is not None else None
+    if hi is None:
+        return where(x < lo, lo, x)
+    if lo is None:
+        return where(x > hi, hi, x)
+    const = [b.detach() if isinstance(b, Tensor) else b for b in (x, lo)]
+    rest = where((x >= lo) & (x <= hi), x, where(x != x, const[0], const[1]))
+    return where((x < lo) & (lo < hi), lo, where((x > hi) | (hi < lo), hi, rest))
+
+
+def _extreme(op: Any, a: Tensor, b: Any) -> Tensor:
+    """``maximum``/``minimum`` with a tensor or a number (the library's own uses take numbers)."""
+    a, b = _promoted(a, a._operand(b))
+    return op.apply(a, _number_for(a, b))
+
+
+def clip(self, lo: Any = None, hi: Any = None) -> Tensor:
+    """``lo`` below ``lo``, ``hi`` above ``hi``. The gradient is 1 on the whole closed
+    interval, bounds included, as PyTorch's ``clamp`` (not the 1/2 that maximum and
+    minimum give ties)."""
+    if lo is None and hi is None:
+        raise InvalidArgumentError("clip: give at least one of min and max (both are None)")
+    if isinstance(lo, Tensor) or isinstance(hi, Tensor):
+        return saved_for_backward(_clip_by_tensors(self, lo, hi), self, lo, hi)
+    out = _promote_for_scalar(_promote_for_scalar(self, lo), hi)
+    if lo is not None:
+        out = where(out < lo, lo, out)
+    if hi is not None:
+        out = where(out > hi, hi, out)
+    if self.requires_grad and self.dtype.kind in "fc":  # NaN: its value, and no gradient, as PyTorch's
+        out = where(out == out, out, out.detach())
+    return saved_for_backward(out, self, lo, hi)  # (PyTorch's clamp keeps them: the version check follows)
+
+
+def masked_fill(self, mask: Any, value: float) -> Tensor:
+    """``value`` where the boolean ``mask`` is True, this tensor elsewhere."""
+    kind = mask_dtype(mask)
+    if kind != np.bool_:  # as PyTorch: a float or 0/1 mask does not say which entries to fill
+        raise TypeError(
+            f"masked_fill: mask must be boolean (True = fill with {value}), got {kind} for a tensor of shape "
+            f"{self.shape}; for a 0/1 mask pass (mask != 0)"
+        )
+    if isinstance(value, (bool, int, float, np.generic)):  # a number takes this tensor's dtype, as in PyTorch
+        value = self.dtype.type(value).item()
+    out = where(mask, value, self)
+    return out if out.dtype == self.dtype else out.astype(self.dtype)  # (a tensor value too: self's dtype)
+
+
+#: the Tensor methods of this module (``install_methods`` puts them on Tensor)
+METHODS = {n: globals()[n] for n in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__invert__",
+                                     "__and__", "__or__", "sigmoid", "relu", "erf", "maximum", "minimum", "clip",
+                                     "masked_fill")}  # fmt: skip

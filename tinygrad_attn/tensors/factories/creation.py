@@ -1,0 +1,398 @@
+"""Tensor factories with PyTorch's names and signatures: ``tga.tensor``, ``tga.zeros``, ...
+
+Shapes are given either way (``zeros(2, 3)`` or ``zeros((2, 3))``); every factory takes
+``dtype=``, ``device=`` and ``requires_grad=``. Dtypes are inferred as PyTorch infers
+them (Python ints become int64, floats float32, bools bool), unlike the ``Tensor``
+constructor, which makes every Python number float32 (NumPy users' default).
+Random draws come from ``generator=`` or the default generator (``tga.manual_seed``), with
+PyTorch's numbers for the same seed (:mod:`tinygrad_attn.random`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...engine.function import InvalidArgumentError
+from ...engine.switches import _State
+from ...random import generator_for
+from ...random import transforms as random_transforms
+from ...runtime.backend import default_device, get_device
+from .._tensor import Size, Tensor, _shape_args
+from ..dtypes import get_default_dtype, promote_types
+
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "is_tensor", "zeros", "ones", "full", "empty", "rand", "randn",
+    "randint", "randperm", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "empty_like",
+    "rand_like", "randn_like", "randint_like", "multinomial", "bernoulli",
+]  # fmt: skip
+__all__ += ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
+            "ByteTensor", "BoolTensor"]  # typed constructors  # fmt: skip
+
+
+def _torch_dtype_of(arr: np.ndarray) -> np.dtype:
+    """PyTorch's inference for data given as Python numbers: int64, float32 or bool."""
+    kind = arr.dtype.kind
+    if kind == "f":
+        return get_default_dtype()
+    if kind in "iu":
+        return np.dtype(np.int64)
+    if kind == "c":
+        return np.dtype(np.complex64)
+    return arr.dtype
+
+
+def _numpy_scalars_dtype(data: Any) -> np.dtype | None:
+    """For a list whose first entry is a NumPy scalar: PyTorch's dtype for it, each entry's
+    dtype (a Python float's float32, an int's int64) promoted as PyTorch promotes; else None
+    (the list is read as Python numbers; only the first entry is looked at, to stay cheap)."""
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    if not isinstance(first, np.generic):
+        return None
+    out = None
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+            continue
+        dt = item.dtype if isinstance(item, (np.generic, np.ndarray)) else _torch_dtype_of(np.asarray(item))
+        out = dt if out is None else promote_types(out, dt)
+    return out
+
+
+def _host_data(data: Any) -> Any:
+    """Nested lists that may hold tensors (``[t.item() for ...]`` left as tensors) as host values."""
+    if isinstance(data, Tensor):
+        return data.numpy()
+    if isinstance(data, (list, tuple)):
+        return [_host_data(d) for d in data]
+    return data
+
+
+def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data``, with the dtype PyTorch would infer.
+
+    >>> tensor([1, 2]).dtype, tensor([1.0, 2]).dtype, tensor(True).dtype
+    (dtype('int64'), dtype('float32'), dtype('bool'))
+    """
+    if isinstance(data, Tensor):  # a copy cut from the graph, as torch.tensor(t) is
+        return Tensor(data.detach(), dtype=dtype, device=device, requires_grad=requires_grad)
+    if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype (np.float64 subclasses float)
+        return Tensor(np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad)
+    if isinstance(data, (bool, int, float, complex, list, tuple)):
+        arr = np.asarray(_host_data(data))
+        if arr.dtype == object:
+            raise TypeError("tensor: the nested lists must be rectangular and hold numbers only")
+        if arr.dtype.kind in "USV":  # (PyTorch's ValueError: a string is a sequence of too many dimensions)
+            raise ValueError(f"tensor: too many dimensions 'str' (the data holds strings: {arr.ravel()[:3].tolist()})")
+        if dtype is None:
+            dtype = _numpy_scalars_dtype(data) or _torch_dtype_of(arr)
+        arr = arr.astype(dtype)
+        return Tensor(arr, device=device, requires_grad=requires_grad)
+    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``data`` itself when it is already a tensor of that dtype and device; a NumPy array of
+    that dtype bound for the CPU shares its memory (:func:`from_numpy`), as PyTorch's; else
+    :func:`tensor`, a copy."""
+    if isinstance(data, Tensor) and (dtype is None or data.dtype == np.dtype(dtype)) and (
+        device is None or Tensor.zeros(0, device=device).device == data.device
+    ):
+        return data
+    if (
+        isinstance(data, np.ndarray)
+        and (dtype is None or np.dtype(dtype) == data.dtype)
+        and (get_device(device) if device is not None else default_device()).name == "cpu"
+        and _unshareable(data) is None
+    ):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(arr: np.ndarray) -> Tensor:
+    """A CPU tensor sharing ``arr``'s memory, as PyTorch's: a change of either shows in the
+    other (``tga.tensor(arr)`` copies).
+
+    >>> a = np.zeros(2); t = from_numpy(a); t += 1; a
+    array([1., 1.])
+    """
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"from_numpy: expected np.ndarray (got {type(arr).__name__})")
+    refusal = _unshareable(arr)
+    if refusal is not None:
+        raise refusal
+    t = Tensor._wrap(arr, get_device("cpu"))
+    if _State.hook is not None:  # made inside a traced function, as the constructor's tensors
+        _State.hook.made(t)
+    return t
+
+
+def _unshareable(arr: np.ndarray) -> Exception | None:
+    """Why a tensor cannot share ``arr``'s memory (PyTorch's refusals), or None where it can: a
+    dtype other than bool, integer, floating point or complex, or a foreign byte order."""
+    if arr.dtype.kind not in "biufc":
+        return TypeError(
+            f"from_numpy: can't convert np.ndarray of type {arr.dtype}; the supported types are floating point, "
+            "complex, integer and bool"
+        )
+    if not arr.dtype.isnative:
+        return ValueError(
+            "from_numpy: the array's byte order is not this machine's: convert it first, "
+            "arr.astype(arr.dtype.newbyteorder('='))"
+        )
+    return None
+
+
+def is_tensor(obj: Any) -> bool:
+    """Whether ``obj`` is a :class:`Tensor`."""
+    return isinstance(obj, Tensor)
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``; float32 unless ``dtype`` says otherwise."""
+    return Tensor.zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``; float32 unless ``dtype`` says otherwise."""
+    return Tensor.ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Zeros (an uninitialised tensor would show whatever memory held before)."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """``size`` filled with ``fill_value``; the dtype is inferred from it (int64, float32 or bool)."""
+    if dtype is None:
+        dtype = _torch_dtype_of(np.asarray(fill_value))
+    return Tensor.full(_shape_args((size,)), fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Uniform draws in ``[0, 1)`` (float32 by default), PyTorch's numbers for a seed."""
+    return Tensor.rand(*size, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Standard normal draws (float32 by default), PyTorch's numbers for a seed."""
+    return Tensor.randn(*size, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randint(low: int = 0, high: Any = None, size: Any = None, *, generator: Any = None, dtype: Any = None,
+            device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Integers drawn uniformly from ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``
+    (PyTorch's numbers for a seed: a draw modulo the range)."""
+    if size is None:  # randint(high, size)
+        if high is None:
+            raise TypeError("randint: give the size, as randint(high, size) or randint(low, high, size)")
+        low, high, size = 0, low, high
+    low, high = int(low), int(high)
+    if low >= high:
+        raise RuntimeError(f"randint: expects from < to, got from={low} >= to={high}")
+    gen = generator_for(generator, "randint")
+    arr = random_transforms.integers(gen, _shape_args((size,)), dtype or np.int64, low, high)
+    return Tensor(arr, device=device, requires_grad=requires_grad)
+
+
+def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise), as
+    ``torch.randperm``: the same permutation for the same generator state.
+
+    >>> order = randperm(len(data))  # doctest: +SKIP
+    """
+    if int(n) < 0:
+        raise RuntimeError(f"randperm: n must be non-negative, got {n}")
+    arr = random_transforms.randperm(generator_for(generator, "randperm"), int(n))
+    return Tensor(arr.astype(dtype or np.int64), device=device, requires_grad=requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """``arange(end)`` or ``arange(start, end, step)``: int64 when every argument is an int, else float32.
+
+    As PyTorch's: the length is ``ceil((end - start) / step)``, and an integer dtype counts
+    from ``int(start)`` by ``int(step)`` (``arange(0.5, 3.7, 1.5, dtype=int64)`` is ``[0, 1, 2]``)."""
+    if end is None:
+        start, end = 0, start
+    start, end, step = (v.item() if hasattr(v, "item") else v for v in (start, end, step))
+    if dtype is None:
+        whole = all(isinstance(v, int) for v in (start, end, step))
+        dtype = np.int64 if whole else get_default_dtype()
+    if step == 0:
+        raise InvalidArgumentError(f"arange: step must be nonzero (start {start}, end {end})")
+    if (end - start) * step < 0:
+        raise InvalidArgumentError(f"arange: upper bound and lower bound inconsistent with step sign "
+                                   f"(start {start}, end {end}, step {step})")  # fmt: skip
+    n = max(math.ceil((end - start) / step), 0)
+    if np.dtype(dtype).kind in "iub":
+        if int(step) == 0:
+            raise InvalidArgumentError(f"arange: step must be nonzero once cast to {np.dtype(dtype)} (step {step})")
+        arr = int(start) + np.arange(n, dtype=np.int64) * int(step)
+    else:
+        arr = start + np.arange(n, dtype=np.float64) * step
+    return Tensor(arr.astype(dtype), device=device, requires_grad=requires_grad)
+
+
+def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included (float32 by default)."""
+    if dtype is not None and np.dtype(dtype) == np.bool_:  # (as PyTorch: no evenly spaced booleans)
+        raise RuntimeError("linspace: bool is not a supported dtype; make a float or integer range and compare it")
+    arr = np.linspace(start, end, steps)
+    return Tensor(arr.astype(dtype or get_default_dtype()), device=device, requires_grad=requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """The ``n`` by ``m`` (default ``n``) identity matrix."""
+    return Tensor.eye(n, m, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _like(t: Tensor, dtype: Any, device: Any) -> tuple[Sequence[int], Any, Any]:
+    return t.shape, (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
+
+
+def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Zeros of ``t``'s shape, dtype and device (each may be overridden)."""
+    shape, dtype, device = _like(t, dtype, device)
+    return Tensor.zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Ones of ``t``'s shape, dtype and device (each may be overridden)."""
+    shape, dtype, device = _like(t, dtype, device)
+    return Tensor.ones(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Zeros of ``t``'s shape, dtype and device (see :func:`empty`)."""
+    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """``fill_value`` in ``t``'s shape, dtype and device (each may be overridden)."""
+    shape, dtype, device = _like(t, dtype, device)
+    return Tensor.full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def rand_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Uniform draws in ``[0, 1)`` in ``t``'s shape, dtype and device."""
+    shape, dtype, device = _like(t, dtype, device)
+    return Tensor.rand(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randn_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """Standard normal draws in ``t``'s shape, dtype and device."""
+    shape, dtype, device = _like(t, dtype, device)
+    return Tensor.randn(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randint_like(t: Tensor, low: int, high: Any = None, *, generator: Any = None, dtype: Any = None,
+                 device: Any = None) -> Tensor:  # fmt: skip
+    """Integers from ``[low, high)`` in ``t``'s shape (``randint_like(t, high)`` draws from ``[0, high)``)."""
+    shape, dtype, device = _like(t, dtype, device)
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, shape, generator=generator, dtype=dtype, device=device)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002 - torch's name
+                generator: Any = None) -> Tensor:  # fmt: skip
+    """Indices drawn with probability proportional to each row of ``input`` (1-D or 2-D),
+    as ``torch.multinomial``: int64, PyTorch's numbers for a seed, on ``input``'s device."""
+    probs = input.detach().numpy()
+    if probs.dtype.kind != "f":
+        raise RuntimeError(f"multinomial: needs a floating-point tensor of weights, got {probs.dtype}")
+    rows = probs.reshape(1, -1) if probs.ndim == 1 else probs
+    if probs.ndim not in (1, 2) or (rows < 0).any() or not np.isfinite(rows).all():
+        raise RuntimeError(
+            f"multinomial: needs a 1-D or 2-D tensor of non-negative finite weights, got shape {tuple(input.shape)}"
+        )
+    if (rows.sum(axis=1) <= 0).any():
+        raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and num_samples > rows.shape[1]:
+        raise RuntimeError(
+            f"multinomial: cannot sample n_sample > prob_dist.size(-1) samples without replacement "
+            f"({num_samples} > {rows.shape[1]})"
+        )
+    out = random_transforms.multinomial(generator_for(generator, "multinomial"), rows, int(num_samples), replacement)
+    out = out.reshape(num_samples) if probs.ndim == 1 else out
+    return Tensor(out.astype(np.int64), device=input.device)
+
+
+def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:  # noqa: A002 - torch's name
+    """1 with probability ``input`` (elementwise), else 0, in ``input``'s dtype; PyTorch's
+    numbers for a seed (``p``, a number, draws with that probability instead, as PyTorch's
+    other overload; those numbers are PyTorch's own engine's and are not reproduced)."""
+    if p is not None:
+        return input.detach().new_empty(input.shape).bernoulli_(p, generator=generator)
+    probs = input.detach().numpy()
+    draws = random_transforms.bernoulli(generator_for(generator, "bernoulli"), probs)
+    return Tensor(np.asarray(draws).astype(input.dtype), device=input.device)  # (0-d: an array, not a NumPy scalar)
+
+
+# -- PyTorch's typed legacy constructors: FloatTensor, LongTensor, ... ------------------
+class _TypedTensorType(type):
+    """The metaclass of ``FloatTensor`` and its kin: calling one makes a :class:`Tensor`
+    of its dtype, and ``isinstance(x, FloatTensor)`` asks whether ``x`` is a float32
+    tensor, as in PyTorch."""
+
+    dtype: np.dtype
+
+    def __call__(cls, *args: Any, device: Any = None) -> Tensor:
+        name = cls.__name__
+        if not args:  # FloatTensor(): empty
+            return Tensor(np.zeros((0,), cls.dtype), device=device)
+        if len(args) > 1 or isinstance(args[0], (int, np.integer)) and not isinstance(args[0], bool):
+            if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in args):
+                raise TypeError(f"{name}: a shape must be non-negative ints, got {args}; pass data as one list")
+            return Tensor(np.zeros(tuple(int(n) for n in args), cls.dtype), device=device)  # (torch: uninitialised)
+        data = args[0]
+        if isinstance(data, Tensor):
+            if data.dtype != cls.dtype:
+                raise TypeError(f"{name}: expected a tensor of dtype {cls.dtype}, got {data.dtype}; use t.to({cls.dtype})")
+            return Tensor(data.detach(), device=device)
+        if isinstance(data, Size):  # FloatTensor(x.size()): a shape
+            return Tensor(np.zeros(tuple(data), cls.dtype), device=device)
+        arr = np.asarray(_host_data(data))
+        if arr.dtype == object:
+            raise TypeError(f"{name}: the nested lists must be rectangular and hold numbers only")
+        return Tensor(arr.astype(cls.dtype), device=device)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype == cls.dtype
+
+    def __repr__(cls) -> str:
+        return f"<class 'tinygrad_attn.{cls.__name__}'>"
+
+
+def _typed(name: str, dtype: Any) -> type:
+    return _TypedTensorType(name, (), {"dtype": np.dtype(dtype), "__doc__": f"PyTorch's ``{name}``: a {np.dtype(dtype)} tensor "
+                                       f"from data (``{name}([1, 2])``) or of a shape (``{name}(2, 3)``, zeros)."})  # fmt: skip
+
+
+FloatTensor = _typed("FloatTensor", np.float32)
+DoubleTensor = _typed("DoubleTensor", np.float64)
+HalfTensor = _typed("HalfTensor", np.float16)
+LongTensor = _typed("LongTensor", np.int64)
+IntTensor = _typed("IntTensor", np.int32)
+ShortTensor = _typed("ShortTensor", np.int16)
+CharTensor = _typed("CharTensor", np.int8)
+ByteTensor = _typed("ByteTensor", np.uint8)
+BoolTensor = _typed("BoolTensor", np.bool_)

@@ -1,0 +1,313 @@
+"""PyTorch's in-place variants (``x.exp_()``, ``x.clamp_min_(0)``, ``x.index_fill_(...)``)
+and random fills (``w.uniform_(-r, r)``), installed on :class:`Tensor` from the tables below.
+
+Every variant is the out-of-place method of the same name written into the tensor through
+:func:`tinygrad_attn.tensors.mutation.inplace.apply_inplace`, the one in-place mechanism: the version
+bump, the rebased history when gradients are recorded, the checks (a leaf that requires
+grad, a view, a result that cannot be cast back to the tensor's dtype) are all there.
+The random fills draw PyTorch's numbers from a generator (:mod:`tinygrad_attn.random`), on
+the host, so a seed gives the same numbers on every device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...engine.switches import no_grad
+from ...engine.versions import bump_version
+from ...random import generator_for
+from ...random import transforms as rt
+from .._tensor import Tensor, cat, where
+from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
+
+#: ``name_`` for each of these is ``name`` computed and written in place.
+INPLACE_OF = (
+    # elementwise, one operand
+    "relu", "exp", "log", "sqrt", "tanh", "sigmoid", "abs", "absolute", "neg", "negative", "sin", "cos", "tan",
+    "floor", "ceil", "round", "sign", "trunc", "fix", "frac", "exp2", "expm1", "log1p", "log2", "log10", "asin",
+    "acos", "atan", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh",
+    "sinh", "cosh", "rsqrt", "reciprocal", "square", "erf", "erfinv", "deg2rad", "rad2deg", "logical_not",
+    # elementwise with operands
+    "pow", "clamp_min", "clamp_max", "fmod", "remainder", "lerp", "atan2", "arctan2", "hypot", "copysign", "xlogy",
+    "logical_and", "logical_or", "logical_xor", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge",
+    "true_divide", "multiply", "subtract", "divide", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "bitwise_left_shift", "bitwise_right_shift",
+    # selections and triangles
+    "scatter", "scatter_add", "scatter_reduce", "index_fill", "index_add", "index_copy", "masked_scatter",
+    "tril", "triu",
+)  # fmt: skip
+
+# scans, in place (as ``torch.Tensor.cumsum_``)
+INPLACE_OF += ("cumsum", "cumprod")
+# sinc_ (a primitive added later; the table names each in-place twin PyTorch has)
+INPLACE_OF += ("sinc",)
+# the comparisons' second names (``x.greater_``, as ``x.gt_``)
+INPLACE_OF += ("greater", "greater_equal", "less", "less_equal", "not_equal")
+INPLACE_OF += ("nan_to_num", "addmm", "baddbmm")
+INPLACE_OF += ("index_put",)  # shape_functions
+INPLACE_OF += ("addcmul", "addcdiv", "addmv", "addr")  # products
+# special_functions
+INPLACE_OF += ("lgamma", "digamma", "polygamma", "mvlgamma", "erfc", "logit", "ldexp", "float_power", "renorm",
+               "heaviside", "nextafter", "gcd", "lcm", "sgn")  # fmt: skip
+
+
+def _variant(name: str) -> Callable[..., Tensor]:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        # Tensor arguments are operands (a gradient may flow to them); the rest are constants.
+        return apply_inplace(self, name + "_", lambda x, *a: getattr(x, name)(*a, **kwargs), *args)
+
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"``{name}`` written into this tensor, in place (as ``torch.Tensor.{name}_``)."
+    return method
+
+
+def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """The main diagonal (of a 2-D tensor, or of a tensor whose sides are all equal)
+    becomes ``fill_value``, in place; ``wrap`` restarts it below a tall matrix's square."""
+    if self.ndim < 2:
+        raise RuntimeError(f"fill_diagonal_: needs at least 2 dimensions, got shape {self.shape}")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError(f"fill_diagonal_: all dimensions must have one length, got shape {self.shape}")
+    n = self.numel()
+    if self.ndim == 2:
+        rows, cols = self.shape
+        step = cols + 1
+        end = n if wrap else min(rows, cols) * cols
+    else:
+        side = self.shape[0]
+        step = sum(side**k for k in range(self.ndim))
+        end = n
+    mask = np.zeros(n, dtype=bool)
+    mask[0:end:step] = True
+    m = Tensor(mask.reshape(self.shape), device=self._dev)
+    return self.masked_fill_(m, fill_value)
+
+
+# -- random fills --------------------------------------------------------------------------
+def _fill_with(t: Tensor, name: str, draws: np.ndarray) -> Tensor:
+    v = Tensor(np.asarray(draws).astype(t.dtype, copy=False), device=t._dev)
+    return apply_inplace(t, name, lambda x, s: where(True, s, x), v, reads_old=False)
+
+
+def _float_only(t: Tensor, name: str) -> None:
+    if t.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}: needs a floating-point tensor, got {t.dtype} (PyTorch's neither)")
+
+
+def _gen(generator: Any, name: str) -> Any:
+    return generator_for(generator, name)
+
+
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Uniform draws from ``[a, b)``, in place (PyTorch's numbers for a seed)."""
+    _float_only(self, "uniform_")
+    if a > b:
+        raise RuntimeError(f"uniform_: expects from <= to, got from={a} > to={b}")
+    return _fill_with(self, "uniform_", rt.uniform(_gen(generator, "uniform_"), self.shape, self.dtype, a, b))
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Normal draws of ``mean`` and ``std``, in place (PyTorch's numbers for a seed)."""
+    _float_only(self, "normal_")
+    if std < 0:
+        raise RuntimeError(f"normal_: expects std >= 0.0, got std={std}")
+    return _fill_with(self, "normal_", rt.normal(_gen(generator, "normal_"), self.shape, self.dtype, mean, std))
+
+
+def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+    """1 with probability ``p`` (a number or a tensor broadcast to this one), else 0, in place.
+    A tensor ``p`` gives PyTorch's numbers for a seed; a number ``p`` draws from our generator
+    (PyTorch uses another engine there, whose numbers are not reproduced)."""
+    prob = p.numpy() if isinstance(p, Tensor) else p
+    if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
+        raise RuntimeError("bernoulli_: expects 0 <= p <= 1")
+    gen = _gen(generator, "bernoulli_")
+    if isinstance(p, Tensor):
+        draws = rt.bernoulli(gen, np.ascontiguousarray(np.broadcast_to(prob, self.shape)))
+    else:
+        draws = rt.uniform(gen, self.shape, np.float64) < prob
+    return _fill_with(self, "bernoulli_", draws)
+
+
+def random_(self: Tensor, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
+    """Integers from ``[from_, to)`` in place; ``random_(to)`` is ``[0, to)``; without
+    bounds, PyTorch's: ``[0, 2**mantissa]`` for floats, ``[0, max]`` for integers (the
+    numbers PyTorch draws for a seed)."""
+    gen = _gen(generator, "random_")
+    if to is None and from_ == 0:
+        return _fill_with(self, "random_", rt.random_bits(gen, self.shape, self.dtype))
+    if to is None:  # random_(to)
+        from_, to = 0, from_
+    if from_ >= to:
+        raise RuntimeError(f"random_: expects from < to, got from={from_} >= to={to}")
+    return _fill_with(self, "random_", rt.integers(gen, self.shape, self.dtype, from_, to))
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Exponential draws of rate ``lambd``, in place (PyTorch's numbers for a seed)."""
+    _float_only(self, "exponential_")
+    if lambd <= 0:
+        raise RuntimeError(f"exponential_: expects lambd > 0.0, got {lambd}")
+    return _fill_with(self, "exponential_", rt.exponential(_gen(generator, "exponential_"), self.shape, self.dtype,
+                                                           lambd))  # fmt: skip
+
+
+def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
+    """Geometric draws (trials to the first success, from 1) of success probability ``p``, in place."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_: expects p in (0, 1), got p={p}")
+    return _fill_with(self, "geometric_", rt.geometric(_gen(generator, "geometric_"), self.shape, self.dtype, p))
+
+
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
+    """``exp`` of normal draws of ``mean`` and ``std``, in place."""
+    _float_only(self, "log_normal_")
+    if std <= 0:
+        raise RuntimeError(f"log_normal_: expects std > 0.0, got std={std}")
+    gen = _gen(generator, "log_normal_")
+    return _fill_with(self, "log_normal_", rt.log_normal(gen, self.shape, self.dtype, mean, std))
+
+
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Cauchy draws of ``median`` and scale ``sigma``, in place."""
+    _float_only(self, "cauchy_")
+    if sigma <= 0:
+        raise RuntimeError(f"cauchy_: expects sigma > 0.0, got sigma={sigma}")
+    return _fill_with(self, "cauchy_", rt.cauchy(_gen(generator, "cauchy_"), self.shape, self.dtype, median, sigma))
+
+
+RANDOM_FILLS = (uniform_, normal_, bernoulli_, random_, exponential_, geometric_, log_normal_, cauchy_)
+
+
+def multinomial(self: Tensor, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
+    """``tga.multinomial(self, ...)`` as a method (PyTorch's ``Tensor.multinomial``)."""
+    from ..factories.creation import multinomial as draw  # noqa: PLC0415 - the factories import the Tensor's methods
+
+    return draw(self, num_samples, replacement, generator=generator)
+
+
+def bernoulli(self: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
+    """``tga.bernoulli(self)`` as a method (PyTorch's ``Tensor.bernoulli``)."""
+    from ..factories.creation import bernoulli as draw  # noqa: PLC0415 - the factories import the Tensor's methods
+
+    return draw(self, p, generator=generator)
+
+
+RANDOM_FILLS += (multinomial, bernoulli)  # (the out-of-place draws, installed with the fills)
+
+
+# -- metadata changes: the same memory under another shape -----------------------------------
+def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``transpose(axis0, axis1)`` under NumPy's and PyTorch's other name."""
+    return self.transpose(axis0, axis1)
+
+
+def swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``transpose(dim0, dim1)`` under PyTorch's other name."""
+    return self.transpose(dim0, dim1)
+
+
+def _restride(t: Tensor, name: str, view: Callable[[Tensor], Tensor], undo: Callable[[Tensor], Tensor]) -> Tensor:
+    return apply_restride(t, name, view, undo)
+
+
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap two dimensions of this tensor, in place (its identity and memory stay)."""
+    return _restride(self, "transpose_", lambda x: x.transpose(dim0, dim1), lambda x: x.transpose(dim0, dim1))
+
+
+def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``transpose_(axis0, axis1)``."""
+    return _restride(self, "swapaxes_", lambda x: x.transpose(axis0, axis1), lambda x: x.transpose(axis0, axis1))
+
+
+def swapdims_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``transpose_(dim0, dim1)``."""
+    return _restride(self, "swapdims_", lambda x: x.transpose(dim0, dim1), lambda x: x.transpose(dim0, dim1))
+
+
+def t_(self: Tensor) -> Tensor:
+    """The transpose of a matrix, in place; a 0-D or 1-D tensor stays as it is."""
+    if self.ndim > 2:
+        raise RuntimeError(f"t_: expects a tensor with <= 2 dimensions, but this one has shape {tuple(self.shape)}")
+    return _restride(self, "t_", lambda x: x.t(), lambda x: x.t())
+
+
+def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+    """Drop dimensions of length 1 (all, or those of ``dim`` that have length 1), in place."""
+    shape = tuple(self.shape)
+    return _restride(self, "squeeze_", lambda x: x.squeeze(dim), lambda x: x.reshape(shape))
+
+
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    """Insert a dimension of length 1 at ``dim``, in place."""
+    shape = tuple(self.shape)
+    return _restride(self, "unsqueeze_", lambda x: x.unsqueeze(dim), lambda x: x.reshape(shape))
+
+
+def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
+    """This tensor with shape ``sizes``, in place, as PyTorch's: its first elements (in
+    memory order) keep their values, new ones are zeros (PyTorch leaves them undefined);
+    growing moves it to new memory. A tensor that requires grad cannot be resized."""
+    shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    if any(not isinstance(n, (int, np.integer)) or n < 0 for n in shape):
+        raise RuntimeError(f"resize_: sizes must be non-negative ints, got {shape}")
+    if self.requires_grad:
+        raise RuntimeError(
+            f"resize_: cannot resize variables that require grad (shape {tuple(self.shape)}); resize a detached "
+            "copy (x.detach().clone()) or build a new tensor"
+        )
+    if shape == tuple(self.shape):  # (PyTorch keeps the strides too)
+        if self._tracks_versions:
+            bump_version(self._data)
+        return self
+    d = self._data
+    flags = getattr(getattr(d, "_array", d), "flags", None)
+    if flags is not None and not flags["C_CONTIGUOUS"]:
+        # PyTorch lays the new shape over the storage in memory order: a permuted or sliced
+        # array has no such order here
+        raise RuntimeError(
+            f"resize_: this tensor (shape {tuple(self.shape)}) is not contiguous; resize x.contiguous() instead"
+        )
+    n = int(np.prod(shape, dtype=np.int64))
+    with no_grad():
+        flat = self.reshape(-1)
+        if n <= flat.shape[0]:
+            r = flat[:n].reshape(shape)
+        else:  # new memory: the old values first
+            extra = Tensor.zeros(n - flat.shape[0], dtype=self.dtype, device=self._dev)
+            r = cat([flat, extra]).reshape(shape)
+    return apply_restride(self, "resize_", lambda x: r, lambda x: x)
+
+
+def detach_(self: Tensor) -> Tensor:
+    """Cut this tensor from the graph, in place: it becomes a leaf that does not require
+    grad; ops that read it before still take their gradient to its history. Refused for a
+    view, as PyTorch refuses."""
+    if self._ctx is not None and _is_view(self):
+        raise RuntimeError(
+            f"detach_: this tensor (shape {tuple(self.shape)}) is a view; a view cannot be detached in place "
+            "(as in PyTorch); use detach() instead"
+        )
+    return detach_inplace(self)
+
+
+METADATA_CHANGES = (transpose_, swapaxes_, swapdims_, t_, squeeze_, unsqueeze_, resize_, detach_)
+
+
+def install(cls: type) -> None:
+    """Give ``cls`` every variant of :data:`INPLACE_OF` whose out-of-place method it has,
+    ``fill_diagonal_``, the random fills and the metadata changes; a method the class
+    defines itself stays."""
+    for fn in (swapaxes, swapdims):  # (before the table: their variants need them)
+        if fn.__name__ not in cls.__dict__:
+            setattr(cls, fn.__name__, fn)
+    for name in INPLACE_OF:
+        if hasattr(cls, name) and name + "_" not in cls.__dict__:
+            setattr(cls, name + "_", _variant(name))
+    for fn in (fill_diagonal_, *RANDOM_FILLS, *METADATA_CHANGES):
+        if fn.__name__ not in cls.__dict__:
+            setattr(cls, fn.__name__, fn)

@@ -1,0 +1,540 @@
+"""PyTorch's order statistics, counts and summaries: ``median nanmedian quantile nanquantile
+mode kthvalue aminmax nansum nanmean count_nonzero cov corrcoef trapezoid cumulative_trapezoid``
+and the index computations ``searchsorted bucketize bincount histc unique unique_consecutive isin``.
+
+Order statistics sort (a stable sort, so ties resolve as PyTorch's do: ``median``'s and
+``kthvalue``'s index is the tie's position in stable order, ``mode`` the smallest most
+frequent value at its last position) and gather the picked entries, so their values carry
+gradients of every order. The counting and searching functions return integers and have
+no gradient; they compute on the host (``_host_*`` below), as their results' sizes depend
+on the data.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any
+
+import numpy as np
+
+from ... import ops
+from ...functional.checks import tensor_arg as _tensor
+from ...ops.saved import saved_for_backward
+from ...ops.tie_order import sort_order
+from .._tensor import Tensor, cat, where
+from ..shape import dims
+from ..tensor_functions import ValuesIndices
+
+__all__ = [
+    "median", "nanmedian", "quantile", "nanquantile", "mode", "kthvalue", "aminmax", "nansum", "nanmean",
+    "count_nonzero", "cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "searchsorted", "bucketize",
+    "bincount", "histc", "unique", "unique_consecutive", "isin",
+]  # fmt: skip
+
+
+class MinMax(tuple):
+    """``(min, max)``, also by name (PyTorch's ``torch.return_types.aminmax``)."""
+
+    __slots__ = ()
+
+    def __new__(cls, min: Tensor, max: Tensor) -> MinMax:  # noqa: A002
+        return tuple.__new__(cls, (min, max))
+
+    min = property(lambda self: self[0])  # noqa: A003
+    max = property(lambda self: self[1])  # noqa: A003
+
+
+def _host(x: Tensor) -> np.ndarray:
+    """``x``'s values as a NumPy array on the host (for the index computations)."""
+    return np.asarray(x._dev.to_host(x._data))
+
+
+def _on(x: Tensor, a: np.ndarray) -> Tensor:
+    return Tensor(np.array(a, copy=True), device=x._dev)
+
+
+def _stable_sorted(x: Tensor, d: int) -> tuple[Tensor, Tensor]:
+    """``x`` sorted along ``d`` (NaN last), stably, and the order."""
+    from ..tensor_functions import argsort  # noqa: PLC0415
+
+    idx = argsort(x, d, stable=True)
+    return ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx  # (keeps the indices only, as PyTorch's sort)
+
+
+def _sorted_as_pytorch(x: Tensor, d: int) -> Tensor:
+    """``x`` sorted along ``d`` (NaN last) with equal entries in the order of PyTorch's unstable sort,
+    which decides the entries a gradient flows to (the values are those of any sort, so the order
+    is worked out only where a gradient is wanted)."""
+    if not x.requires_grad:
+        return _stable_sorted(x, d)[0]
+    idx = np.apply_along_axis(sort_order, d, _host(x)) if x.numel() else np.zeros(x.shape, np.int64)
+    return ops.GatherAlong.apply(x, _on(x, idx.astype(np.int64)), args=(d, x.shape))
+
+
+def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesIndices:
+    """The entry at ``position(n, nan_count)`` of each slice sorted along ``dim``, and its index."""
+    if x.ndim == 0:
+        dims.one(x.shape, dim, op)
+        return ValuesIndices(x.clone(), Tensor(np.zeros((), np.int64), device=x._dev))
+    d = dims.one(x.shape, dim, op, scalar_ok=False)
+    n = x.shape[d]
+    if n == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+    s, order = _stable_sorted(x, d)
+    nans = x.isnan().long().sum(d, keepdim=True) if x.dtype.kind == "f" else None
+    pos = position(n, nans)
+    if isinstance(pos, int):
+        pos = Tensor(np.full(x.shape[:d] + (1,) + x.shape[d + 1 :], pos, np.int64), device=x._dev)
+    values, indices = ops.GatherAlong.apply(s, pos, args=(d, s.shape)), order.gather(d, pos)
+    if not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return ValuesIndices(values, indices)
+
+
+def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
+    """The lower median (the ``(n - 1) // 2``-th smallest entry; NaN where the slice has one): of every
+    entry as a 0-d tensor, or ``(values, indices)`` along ``dim``."""
+    x = _tensor(input, "median")
+    if dim is None:
+        out = _median(x.reshape(-1), 0, False, "median", skip_nan=False).values.reshape(())
+        return saved_for_backward(out, x, output=True)  # (PyTorch's keeps its input and result)
+    return _median(x, dim, keepdim, "median", skip_nan=False)
+
+
+def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
+    """:func:`median` of the entries that are not NaN (NaN where every entry is)."""
+    x = _tensor(input, "nanmedian")
+    if dim is None:
+        return _median(x.reshape(-1), 0, False, "nanmedian", skip_nan=True).values.reshape(())
+    return _median(x, dim, keepdim, "nanmedian", skip_nan=True)
+
+
+def _median(x: Tensor, dim: Any, keepdim: bool, op: str, skip_nan: bool) -> ValuesIndices:
+    if x.ndim == 1 and x.shape[0] == 0 and dim == 0 and not keepdim:  # (median of no entries: NaN)
+        return ValuesIndices(Tensor(np.array(np.nan, x.dtype), device=x._dev), Tensor(np.array(0), device=x._dev))
+
+    def position(n: int, nans: Any) -> Any:
+        if nans is None:
+            return (n - 1) // 2
+        if skip_nan:  # the lower median of the valid entries (an all-NaN slice picks its first NaN)
+            return ((n - nans - 1) // 2).clamp(0, None)
+        return where(nans > 0, n - nans, (n - 1) // 2)  # (a NaN present: the first NaN)
+
+    return _pick(x, dim, keepdim, op, position)
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
+    """The ``k``-th smallest entry (1-based) along ``dim`` and its index."""
+    x = _tensor(input, "kthvalue")
+    n = x.shape[dims.one(x.shape, dim, "kthvalue")] if x.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    return _pick(x, dim, keepdim, "kthvalue", lambda n, nans: k - 1)
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
+    """The most frequent entry along ``dim`` (the smallest of equally frequent ones) and the index of
+    its last occurrence."""
+    x = _tensor(input, "mode")
+    if x.ndim == 0:
+        return _pick(x, dim, keepdim, "mode", lambda n, nans: 0)
+    d = dims.one(x.shape, dim, "mode", scalar_ok=False)
+    a = np.moveaxis(_host(x), d, -1)
+    flat = a.reshape(-1, a.shape[-1])
+    if flat.shape[1] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    out = np.empty(flat.shape[0], np.int64)
+    for r, row in enumerate(flat):
+        vals, counts = np.unique(row, return_counts=True)
+        best = vals[np.argmax(counts)]  # (np.unique sorts: the first maximum is the smallest value)
+        hits = np.nonzero((row == best) | (np.isnan(row) & np.isnan(best)))[0]
+        out[r] = hits[-1]
+    idx = np.moveaxis(out.reshape(a.shape[:-1] + (1,)), -1, d)
+    index = _on(x, idx)
+    values = ops.GatherAlong.apply(x, index, args=(d, x.shape))
+    if not keepdim:
+        values, index = values.squeeze(d), index.squeeze(d)
+    return ValuesIndices(values, index)
+
+
+# -- quantiles -------------------------------------------------------------------------
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
+             interpolation: str = "linear") -> Tensor:  # fmt: skip
+    """The ``q``-th quantiles (``q`` a float or a 1-D tensor in ``[0, 1]``) of every entry or along
+    ``dim``, between sorted entries as ``interpolation`` says; NaN where a slice has a NaN. A 1-D ``q``
+    puts its axis first."""
+    return _quantile(_tensor(input, "quantile"), q, dim, keepdim, interpolation, "quantile", skip_nan=False)
+
+
+def nanquantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
+                interpolation: str = "linear") -> Tensor:  # fmt: skip
+    """:func:`quantile` of the entries that are not NaN (NaN where every entry is)."""
+    return _quantile(_tensor(input, "nanquantile"), q, dim, keepdim, interpolation, "nanquantile", skip_nan=True)
+
+
+def _quantile(x: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, op: str, skip_nan: bool) -> Tensor:
+    if interpolation not in _INTERPOLATIONS:
+        raise ValueError(f"{op}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
+                         f"Got {interpolation}")  # fmt: skip
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"{op}() input tensor must be either float or double dtype")
+    scalar_q = not isinstance(q, Tensor) or q.ndim == 0
+    qs = np.atleast_1d(_host(q) if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)).astype(np.float64)
+    if qs.ndim > 1:
+        raise RuntimeError(f"{op}() q must be a scalar or 1D tensor")
+    if ((qs < 0) | (qs > 1)).any():
+        raise RuntimeError(f"{op}() q values must be in the range [0, 1]")
+    if x.numel() == 0 and dim is None:
+        raise RuntimeError(f"{op}() input tensor must be non-empty")
+    orig_nd = x.ndim
+    if dim is None:
+        x, d = x.reshape(-1), 0
+    else:
+        d = dims.one(x.shape, dim, op)
+        if x.ndim == 0:
+            x = x.reshape(1)
+        if x.shape[d] == 0:
+            raise RuntimeError(f"{op}() input tensor must be non-empty")
+    n = x.shape[d]
+    s = _sorted_as_pytorch(x, d)  # (as PyTorch's quantile: its unstable sort)
+    nans = x.isnan().long().sum(d, keepdim=True)  # (..., 1, ...)
+    valid = (n - nans) if skip_nan else Tensor(np.full(nans.shape, n, np.int64), device=x._dev)
+    outs = []
+    for qv in qs:
+        rank = (valid - 1).astype(np.float64) * float(qv)  # (an all-NaN slice gives a negative rank: its NaN)
+        rank = rank.clamp(0, None)
+        if not skip_nan:  # (a slice with a NaN: its last sorted entry, a NaN, takes the gradient, as PyTorch's)
+            rank = where(nans > 0, float(n - 1), rank)
+        if interpolation == "lower":
+            rank = rank.floor()
+        elif interpolation == "higher":
+            rank = rank.ceil()
+        elif interpolation == "nearest":
+            rank = rank.round()  # (half to even, as PyTorch's)
+        lo = rank.floor().long()
+        hi = rank.ceil().long().clamp(None, n - 1)
+        vlo, vhi = s.gather(d, lo), s.gather(d, hi)
+        w = (rank - lo.astype(np.float64)).astype(x.dtype)
+        if interpolation == "midpoint":
+            w = where(hi > lo, 0.5, 0.0).astype(x.dtype)
+        val = where(w < 0.5, vlo + w * (vhi - vlo), vhi - (vhi - vlo) * (1.0 - w))  # (PyTorch's lerp)
+        if interpolation in ("lower", "higher", "nearest"):
+            val = vlo
+        outs.append(val)
+    out = cat([o.unsqueeze(0) for o in outs], 0)  # (Q, ..., 1, ...)
+    if keepdim:
+        if dim is None:
+            out = out.reshape((len(qs),) + (1,) * orig_nd)
+    else:
+        out = out.squeeze(d + 1)
+    return out[0] if scalar_q else out
+
+
+# -- reductions ------------------------------------------------------------------------
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:  # noqa: A002
+    """``(amin, amax)`` of every entry or along ``dim``."""
+    x = _tensor(input, "aminmax")
+    if dim is None and x.numel() == 0:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")  # fmt: skip
+    kw = {} if dim is None else {"dim": dim}
+    if dim is None and keepdim:
+        return MinMax(x.amin().reshape((1,) * x.ndim), x.amax().reshape((1,) * x.ndim))
+    return MinMax(x.amin(keepdim=keepdim, **kw), x.amax(keepdim=keepdim, **kw))
+
+
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """The sum of the entries that are not NaN."""
+    x = _tensor(input, "nansum")
+    if x.dtype.kind == "f":
+        x = where(x.isnan(), 0.0, x)
+    out = x.sum(dim, keepdim) if dim is not None else (x.sum().reshape((1,) * x.ndim) if keepdim else x.sum())
+    out = out if dtype is None else out.astype(dtype)
+    return saved_for_backward(out, input)  # (PyTorch's keeps its input)
+
+
+def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """The mean of the entries that are not NaN (NaN where none is)."""
+    x = _tensor(input, "nanmean")
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {x.dtype}")
+    keep = ~x.isnan()
+    out = nansum(x, dim, keepdim, dtype=dtype) / nansum(keep.astype(x.dtype), dim, keepdim)
+    return saved_for_backward(out, x)
+
+
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
+    """The number of non-zero entries, of all or along ``dim`` (an int or a tuple), as int64."""
+    x = _tensor(input, "count_nonzero")
+    nz = (x != 0).astype(np.int64)
+    return nz.sum() if dim is None else nz.sum(dim)
+
+
+# -- covariance ------------------------------------------------------------------------
+def cov(
+    input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None
+) -> Tensor:  # noqa: A002
+    """The covariance matrix of the variables in the rows of ``input`` (observations in the columns);
+    a 1-D ``input`` is one variable. ``fweights`` (integer repeats) and ``aweights`` weigh the observations."""
+    x = _tensor(input, "cov")
+    if x.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {x.ndim} dimensions")  # fmt: skip
+    if x.ndim < 2:
+        x = x.reshape(1, -1)
+    if x.dtype.kind != "f":
+        x = x.astype(np.float32)
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        w = fweights.astype(x.dtype)
+    if aweights is not None:
+        w = aweights.astype(x.dtype) if w is None else w * aweights.astype(x.dtype)
+    if w is None:
+        avg = x.mean(1, keepdim=True)
+        wsum = float(n)
+        norm = wsum - correction
+        xc = x - avg
+        c = xc @ xc.mT
+    else:
+        wsum_t = w.sum()
+        avg = (x * w).sum(1, keepdim=True) / wsum_t
+        if correction == 0:
+            norm_t = wsum_t
+        elif aweights is None:
+            norm_t = wsum_t - correction
+        else:
+            norm_t = wsum_t - correction * (w * aweights.astype(x.dtype)).sum() / wsum_t
+        xc = x - avg
+        c = (xc * w) @ xc.mT
+        norm_t = norm_t.clamp(0, None)
+        out = c / norm_t
+        return out.reshape(()) if x.shape[0] == 1 else out  # (one variable: a 0-d tensor, as PyTorch)
+    out = c / float(builtins.max(norm, 0))  # (no degrees of freedom left: inf and NaN, as PyTorch)
+    return out.reshape(()) if x.shape[0] == 1 else out  # (one variable: a 0-d tensor, as PyTorch)
+
+
+def corrcoef(input: Tensor) -> Tensor:  # noqa: A002
+    """The Pearson correlation coefficients of the variables in the rows of ``input``, clipped to ``[-1, 1]``."""
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    d = c.diagonal()
+    sd = d.sqrt()
+    c = c / sd.reshape(-1, 1)
+    c = c / sd.reshape(1, -1)
+    return c.clamp(-1, 1)
+
+
+# -- integration -----------------------------------------------------------------------
+def _spacing(y: Tensor, x: Any, dx: Any, d: int, op: str) -> Any:
+    if x is not None and dx is not None:
+        raise RuntimeError(f"{op}: received both x and dx")
+    if x is None:
+        return 1.0 if dx is None else dx
+    x = _tensor(x, op)
+    if x.ndim == 1:
+        shape = [1] * y.ndim
+        shape[d] = -1
+        return x.diff().reshape(shape) if x.shape[0] else x
+    return x.diff(dim=d)
+
+
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The integral of ``y`` along ``dim`` by the trapezoid rule, at points ``x`` or spaced ``dx`` (1)."""
+    y = _tensor(y, "trapezoid")
+    d = dims.one(y.shape, dim, "trapezoid", scalar_ok=False)
+    lead = (slice(None),) * d
+    if y.shape[d] == 0:
+        return y.sum(d)
+    h = _spacing(y, x, dx, d, "trapezoid")
+    mids = (y[lead + (slice(1, None),)] + y[lead + (slice(None, -1),)]) * h
+    return mids.sum(d) / 2.0
+
+
+trapz = trapezoid
+
+
+def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The running integrals of :func:`trapezoid` (one fewer than ``y``'s points along ``dim``)."""
+    y = _tensor(y, "cumulative_trapezoid")
+    d = dims.one(y.shape, dim, "cumulative_trapezoid", scalar_ok=False)
+    lead = (slice(None),) * d
+    h = _spacing(y, x, dx, d, "cumulative_trapezoid")
+    mids = (y[lead + (slice(1, None),)] + y[lead + (slice(None, -1),)]) * h / 2.0
+    return mids.cumsum(d)
+
+
+# -- searching and counting (no gradient) ----------------------------------------------
+def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False, right: bool = False,  # noqa: A002
+                 side: str | None = None, sorter: Tensor | None = None) -> Tensor:  # fmt: skip
+    """The positions at which the entries of ``input`` would be inserted into ``sorted_sequence`` (1-D,
+    or sorted along its last axis with ``input``'s leading axes) to keep it sorted: before equal entries,
+    or after them with ``right=True`` / ``side='right'``."""
+    seq = _tensor(sorted_sequence, "searchsorted")
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+                               "while right was True")  # fmt: skip
+        right = side == "right"
+    scalar = not isinstance(input, Tensor)
+    vals = _host(input) if not scalar else np.asarray(input)
+    s = _host(seq)
+    if sorter is not None:
+        s = np.take_along_axis(s, _host(sorter), -1)
+    how = "right" if right else "left"
+    if s.ndim == 1:
+        out = np.searchsorted(s, vals, side=how)
+    else:
+        if vals.ndim != s.ndim or vals.shape[:-1] != s.shape[:-1]:
+            raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                               "dimensions of boundaries tensor and input value tensor must match, but we got "
+                               f"boundaries tensor {list(s.shape)} and input value tensor {list(vals.shape)}")  # fmt: skip
+        rows = math.prod(s.shape[:-1])
+        s2, v2 = s.reshape(rows, s.shape[-1]), vals.reshape(rows, vals.shape[-1])
+        out = np.zeros(v2.shape, np.int64)
+        for r, (a, b) in enumerate(zip(s2, v2)):
+            out[r] = np.searchsorted(a, b, side=how)
+        out = out.reshape(vals.shape)
+    out = np.asarray(out, np.int32 if out_int32 else np.int64)
+    return _on(seq, out)
+
+
+def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:  # noqa: A002
+    """The bucket of each entry of ``input`` among the sorted 1-D ``boundaries``: ``i`` with
+    ``boundaries[i-1] < x <= boundaries[i]`` (``right=True``: ``boundaries[i-1] <= x < boundaries[i]``)."""
+    b = _tensor(boundaries, "bucketize")
+    if b.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({b.ndim})")
+    return searchsorted(b, input, out_int32=out_int32, right=right)
+
+
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:  # noqa: A002
+    """How often each value ``0 ... max`` occurs in the non-negative 1-D integer ``input`` (at least
+    ``minlength`` counts), or the sum of ``weights`` at each value."""
+    x = _tensor(input, "bincount")
+    if x.dtype.kind not in "iub":  # (PyTorch's NotImplementedError: no kernel for the dtype)
+        raise NotImplementedError(f"bincount: not implemented for {x.dtype}; it counts non-negative integers")
+    if x.ndim != 1:
+        raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs, got shape {x.shape}")
+    a = _host(x).astype(np.int64)
+    if a.size and a.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is None:
+        return _on(x, np.bincount(a, minlength=minlength).astype(np.int64))
+    w = _tensor(weights, "bincount")
+    if w.shape != x.shape:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    dtype = w.dtype if w.dtype.kind == "f" else np.dtype(np.float64)
+    return _on(x, np.bincount(a, weights=_host(w).astype(np.float64), minlength=minlength).astype(dtype))
+
+
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
+    """A histogram of ``input`` in ``bins`` equal bins over ``[min, max]`` (the data's range where both
+    are 0); entries outside are not counted."""
+    x = _tensor(input, "histc")
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, got {x.dtype}")
+    if bins <= 0:
+        raise RuntimeError("bins must be > 0")
+    a = _host(x).reshape(-1)
+    lo, hi = float(min), float(max)
+    if lo > hi:
+        raise RuntimeError("max must be larger than min")
+    if lo == hi and a.size:
+        lo, hi = float(a.min()), float(a.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"range of [{lo}, {hi}] is not finite")
+    keep = a[(a >= lo) & (a <= hi)].astype(np.float64)
+    pos = ((keep - lo) * bins / (hi - lo)).astype(np.int64)
+    pos = np.minimum(pos, bins - 1)  # (the right edge falls in the last bin)
+    return _on(x, np.bincount(pos, minlength=bins).astype(x.dtype))
+
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+           dim: int | None = None) -> Any:  # fmt: skip
+    """The distinct entries of ``input``, sorted (along ``dim``: the distinct slices); with
+    ``return_inverse`` each entry's position among them, with ``return_counts`` how often each occurs."""
+    x = _tensor(input, "unique")
+    a = _host(x)
+    if dim is None:
+        vals, inv, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
+        inv = inv.reshape(a.shape)
+    else:
+        d = dims.one(x.shape, dim, "unique", scalar_ok=False)
+        vals, inv, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
+        inv = inv.reshape(-1)
+    return _unique_result(x, vals, inv, counts, return_inverse, return_counts)
+
+
+def _unique_result(x: Tensor, vals: np.ndarray, inv: np.ndarray, counts: np.ndarray, ri: bool, rc: bool) -> Any:
+    out = [_on(x, vals.astype(x.dtype))]
+    if ri:
+        out.append(_on(x, inv.astype(np.int64)))
+    if rc:
+        out.append(_on(x, counts.astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+                       dim: int | None = None) -> Any:  # fmt: skip
+    """``input`` with each run of equal consecutive entries (slices along ``dim``) kept once; with
+    ``return_inverse`` each entry's run, with ``return_counts`` each run's length."""
+    x = _tensor(input, "unique_consecutive")
+    a = _host(x)
+    if dim is None:
+        flat = a.reshape(-1)
+        change = np.ones(flat.shape[0], bool)
+        change[1:] = flat[1:] != flat[:-1]
+        vals = flat[change]
+        inv = (np.cumsum(change) - 1).reshape(a.shape)
+    else:
+        d = dims.one(x.shape, dim, "unique_consecutive", scalar_ok=False)
+        m = np.moveaxis(a, d, 0).reshape(a.shape[d], math.prod(a.shape) // max(a.shape[d], 1))
+        change = np.ones(m.shape[0], bool)
+        change[1:] = (m[1:] != m[:-1]).any(axis=1)
+        vals = np.take(a, np.nonzero(change)[0], axis=d)
+        inv = np.cumsum(change) - 1
+    starts = np.nonzero(change)[0]
+    counts = np.diff(np.append(starts, change.shape[0]))
+    return _unique_result(x, vals, inv, counts, return_inverse, return_counts)
+
+
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """Whether each entry of ``elements`` occurs in ``test_elements`` (either may be a number), as bools."""
+    like = elements if isinstance(elements, Tensor) else _tensor(test_elements, "isin")
+    a = _host(elements) if isinstance(elements, Tensor) else np.asarray(elements)
+    b = _host(test_elements) if isinstance(test_elements, Tensor) else np.asarray(test_elements)
+    return _on(like, np.isin(a, b, invert=invert))
+
+
+METHODS: dict[str, Any] = {
+    n: globals()[n]
+    for n in ("median", "nanmedian", "quantile", "nanquantile", "mode", "kthvalue", "aminmax", "nansum", "nanmean",
+              "count_nonzero", "cov", "corrcoef", "bincount", "histc", "unique", "unique_consecutive")
+}  # fmt: skip
+
+
+# The methods name their tensor ``self``, as PyTorch's do (the functions' is ``input``)
+def _unique_method(self: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+                   dim: int | None = None) -> Any:  # fmt: skip
+    """:func:`unique` of this tensor."""
+    return unique(self, sorted, return_inverse, return_counts, dim)
+
+
+def _unique_consecutive_method(self: Tensor, return_inverse: bool = False, return_counts: bool = False,
+                               dim: int | None = None) -> Any:  # fmt: skip
+    """:func:`unique_consecutive` of this tensor."""
+    return unique_consecutive(self, return_inverse, return_counts, dim)
+
+
+METHODS["unique"] = _unique_method
+METHODS["unique_consecutive"] = _unique_consecutive_method

@@ -1,0 +1,401 @@
+"""Reductions and scans, each written once: the ``tga.`` free function *is* the Tensor
+method (``x.var`` and ``tga.var`` are one function object, installed on :class:`Tensor`
+by the package's ``install_methods``).
+
+Axes are read by the one rule of :mod:`tinygrad_attn.tensors.shape.dims`: PyTorch's ``dim=``/``keepdim=``
+or NumPy's ``axis=``/``keepdims=``; where the two mean different things (``max min var
+std``), NumPy's meaning only with NumPy's keywords. Composites (``mean var logsumexp prod
+cumprod norm``) are written in primitives; ``tga.decompose()`` shows them grouped.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ... import ops
+from ...engine.composite import composite
+from ...functional.checks import written_to_out
+from ...ops.saved import saved_for_backward
+from .._tensor import Tensor, cat, where
+from ..dtypes import accumulate_dtype, scalar_type_name
+from ..shape import dims
+
+__all__ = ["ValuesIndices", "sum", "mean", "var", "std", "logsumexp", "max", "min", "amax", "amin", "argmax",
+           "argmin", "all", "any", "prod", "cumsum", "cumprod", "norm"]  # fmt: skip
+
+_builtin_sum = sum  # (this module's sum, max, min, all, any are PyTorch's)
+
+
+class ValuesIndices(NamedTuple):
+    """What PyTorch's ``max(dim=)``, ``min(dim=)``, ``sort`` and ``topk`` return."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def _reduced_count(x: Tensor, axis: Any) -> int:
+    axes = dims.axes(x.shape, axis, "mean")
+    return x.numel() if axes is None else math.prod(x.shape[a] for a in axes)
+
+
+def _inverse_count(n: float) -> float:
+    """``1 / n`` for a mean's divisor; ``inf`` for ``n <= 0``, so that an empty mean is
+    0 * inf = NaN and a variance with ``correction >= N`` is inf (NaN if all equal), as
+    PyTorch's are (rather than a silent finite number)."""
+    return 1.0 / n if n > 0 else math.inf
+
+
+# -- sums and means ----------------------------------------------------------------------
+def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None,  # noqa: A001, A002
+        keepdims: bool | None = None) -> Tensor:  # fmt: skip
+    """The sum over ``dim`` (``axis``; all elements when None); ``dtype`` sums in that dtype,
+    bools and integers sum in int64 (as PyTorch's)."""
+    acc = accumulate_dtype(input.dtype, dtype)
+    if input.dtype != acc:
+        input = input.astype(acc)  # noqa: A001
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dims.alias(axis, dim, "sum"), dims.keep(keepdim, keepdims)
+    out = ops.Sum.apply(input, args=(None if dim is None else dims.axes(input.shape, dim, "sum"), bool(keepdim)))
+    return out if out.dtype == acc else out.astype(acc)  # (NumPy sums narrow integers wider)
+
+
+@composite("mean")
+def _mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    return x.sum(axis, keepdims) * _inverse_count(_reduced_count(x, axis))
+
+
+def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None,  # noqa: A002
+         keepdims: bool | None = None) -> Tensor:  # fmt: skip
+    """The mean over ``dim`` (``axis``); all elements when None. Bool and integer tensors
+    need ``dtype=`` (PyTorch's RuntimeError: it cannot infer a float dtype for them)."""
+    if dtype is not None:
+        input = input.astype(dtype)  # noqa: A001
+    elif input.dtype.kind not in "fc":
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {scalar_type_name(input.dtype)} (shape {input.shape}); "
+                           "pass dtype= or convert with .float()")  # fmt: skip
+    if axis is not None or keepdims is not None:
+        dim, keepdim = dims.alias(axis, dim, "mean"), dims.keep(keepdim, keepdims)
+    dims.axes(input.shape, dim, "mean")
+    return _mean(input, dim, bool(keepdim))
+
+
+@composite("var")
+def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: float = 0) -> Tensor:
+    d = x - x.mean(axis, keepdims=True)
+    n = _reduced_count(x, axis) - correction
+    if n > 0:
+        return (d * d).sum(axis, keepdims) * (1.0 / n)
+    # No degrees of freedom left: inf, or NaN where the spread is 0 (0 * inf), as PyTorch's, with its warning
+    warnings.warn(
+        f"var(): degrees of freedom is <= 0 (correction {correction} for {_reduced_count(x, axis)} elements)",
+        UserWarning, stacklevel=4,
+    )
+    with np.errstate(invalid="ignore"):
+        return (d * d).sum(axis, keepdims) * math.inf
+
+
+def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+        correction: Any = None, axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``var``, method and free function: unbiased (``correction=1``) unless told
+    otherwise (``x.var(0, True)`` is ``unbiased=True``, ``x.var(False)`` the population
+    variance); with NumPy's keywords (``axis=``, ``keepdims=``, ``ddof=``) NumPy's
+    population variance, as ``numpy.var``."""
+    v = _variance("var", input, dim, unbiased, keepdim, correction, axis, keepdims, ddof)
+    return saved_for_backward(v, input)  # (PyTorch's keeps the input)
+
+
+def _variance(op: str, x: Tensor, dim: Any, unbiased: Any, keepdim: bool, correction: Any, axis: Any,
+              keepdims: Any, ddof: Any) -> Tensor:  # fmt: skip
+    if isinstance(dim, bool):  # PyTorch's var(unbiased) overload
+        dim, unbiased = None, dim
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"{op}: std and var only support floating point and complex dtypes, got "
+                           f"{x.dtype} (shape {x.shape}); convert with .float()")  # fmt: skip
+    sp = dims.spelling(op, dim, keepdim, axis=axis, keepdims=keepdims, ddof=ddof)
+    given = [c for c in (correction, ddof, unbiased) if c is not None]
+    if len(given) > 1:
+        raise TypeError(f"{op}: pass correction= or unbiased= (or NumPy's ddof=), not several")
+    if correction is not None or ddof is not None:
+        c = correction if correction is not None else ddof
+        c = int(c) if float(c).is_integer() else float(c)  # (PyTorch takes a fractional correction as it is)
+    elif unbiased is not None:
+        c = 1 if unbiased else 0
+    else:
+        c = 0 if sp.numpy else 1
+    dims.axes(x.shape, sp.dim, op)
+    return _var(x, sp.dim, sp.keepdim, c)
+
+
+def sqrt_of_variance(v: Tensor) -> Tensor:
+    """``sqrt(v)`` for a standard deviation: where the spread is 0 its gradient is 0, as
+    PyTorch's ``std`` (not ``0 * 1/(2 * 0)`` = NaN: sqrt's slope at 0 is infinite)."""
+    zero = v == 0
+    return where(zero, 0.0, where(zero, 1.0, v).sqrt())
+
+
+def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+        correction: Any = None, axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
+    """The square root of :func:`var` (the same defaults); its gradient where the spread is 0 is 0."""
+    v = saved_for_backward(_variance("std", input, dim, unbiased, keepdim, correction, axis, keepdims, ddof), input)
+    return saved_for_backward(sqrt_of_variance(v), output=True)  # (PyTorch's keeps the input and the result)
+
+
+@composite("logsumexp")
+def _logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    axes = dims.axes(x.shape, axis, "logsumexp")
+    if _reduced_count(x, axis) == 0:  # log(0) = -inf, as PyTorch; there is no max to shift by
+        return x.exp().sum(axes, keepdims).log()
+    # A constant shift keeps exp from overflowing; an infinite max shifts by 0 instead, so
+    # that logsumexp([inf, 0]) is inf and of [-inf, -inf] is -inf (not inf - inf = NaN).
+    m = x.max(axes, keepdims=True).detach()
+    m = where(m.abs() == math.inf, 0.0, m)
+    out = (x - m).exp().sum(axes, keepdims=True).log() + m
+    return out if keepdims else out.squeeze(axes if axes is not None else tuple(range(x.ndim)))
+
+
+def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A002
+              keepdims: bool | None = None) -> Tensor:  # fmt: skip
+    """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
+    d = dims.alias(axis, dim, "logsumexp")
+    dims.axes(input.shape, d, "logsumexp")
+    out = _logsumexp(input, d, dims.keep(keepdim, keepdims))
+    return saved_for_backward(out, input, output=True)  # (PyTorch's keeps both: the version check follows)
+
+
+# -- extremes ----------------------------------------------------------------------------
+def _one_dim(x: Tensor, dim: Any, op: str) -> int:
+    return dims.one(x.shape, dim, op, scalar_ok=False)
+
+
+def _pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str) -> Any:
+    """``max``/``min`` by the rule of :func:`dims.spelling`: a positional ``dim`` gives
+    PyTorch's ``(values, indices)``, NumPy's ``axis=`` the values."""
+    if isinstance(dim, Tensor):  # max(a, b): elementwise, as in torch
+        return x.maximum(dim) if op == "max" else x.minimum(dim)
+    extreme = ops.Max if op == "max" else ops.Min
+    sp = dims.spelling(op, dim, keepdim, axis=axis, keepdims=keepdims)
+    if sp.numpy or sp.dim is None or not isinstance(sp.dim, (int, np.integer)):  # values only
+        if not sp.numpy and sp.dim is not None:
+            raise TypeError(f"{op}: dim must be one int, got {sp.dim!r}; use amax/amin for several dims")
+        return extreme.apply(x, args=(dims.axes(x.shape, sp.dim, op), sp.keepdim))
+    if x.ndim == 0:  # dim 0 or -1 of a 0-d tensor: itself and index 0, as in PyTorch
+        dims.axes(x.shape, sp.dim, op)
+        return ValuesIndices(x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
+    d = _one_dim(x, sp.dim, op)
+    idx = ops.ArgExtreme.apply(x, args=(d, op))  # (the axis kept, length 1)
+    values = ops.GatherAlong.apply(x, idx, args=(d, x.shape))
+    if not sp.keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return ValuesIndices(values, idx)
+
+
+def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
+        keepdims: bool | None = None) -> Any:  # fmt: skip
+    """``max(x)``: the largest value; ``max(x, dim)``: PyTorch's ``(values, indices)``;
+    ``max(x, axis=...)``: the values alone (NumPy's); ``max(a, b)``: the elementwise maximum."""
+    if dim is None and axis is None and keepdims is None:  # (the common whole-tensor max, directly)
+        return ops.Max.apply(input, args=(None, bool(keepdim)))
+    return _pick(input, dim, keepdim, axis, keepdims, "max")
+
+
+def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
+        keepdims: bool | None = None) -> Any:  # fmt: skip
+    """As :func:`max`, for the smallest."""
+    if dim is None and axis is None and keepdims is None:
+        return ops.Min.apply(input, args=(None, bool(keepdim)))
+    return _pick(input, dim, keepdim, axis, keepdims, "min")
+
+
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The largest values over ``dim`` (all when empty; no indices)."""
+    return ops.Max.apply(input, args=(dims.axes(input.shape, None if dim == () else dim, "amax"), bool(keepdim)))
+
+
+def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The smallest values over ``dim`` (all when empty; no indices)."""
+    return ops.Min.apply(input, args=(dims.axes(input.shape, None if dim == () else dim, "amin"), bool(keepdim)))
+
+
+def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
+    """``argmax``/``argmin``: each its own reduction (argmin is not argmax(-x), which
+    overflows at an integer minimum and is undefined for bool); a 0-d tensor's one element
+    is at index 0. An op (``ArgExtreme``), so a traced program recomputes it."""
+    axes = dims.axes(x.shape, axis, op)
+    if axes == ():
+        return Tensor._wrap(x._dev.asarray(np.zeros((), np.int64)), x._dev)
+    if x.numel() == 0 and (axes is None or x.shape[axes[0]] == 0):
+        raise ValueError(f"{op}: cannot take the {op} over an empty axis (shape {x.shape}, axis {axis})")
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"{op}(): does not support bool input (shape {x.shape}); convert with .long()")
+    pick = op[3:]
+    if axes is None:
+        return ops.ArgExtreme.apply(x.detach().reshape(-1), args=(0, pick)).reshape(())
+    a = axes[0]
+    out = ops.ArgExtreme.apply(x, args=(a, pick))  # the axis kept, length 1
+    return out if keepdims else out.reshape(out.shape[:a] + out.shape[a + 1 :])
+
+
+def argmax(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A002
+           keepdims: bool | None = None) -> Tensor:  # fmt: skip
+    """The index of the largest value over ``dim`` (of the flattened tensor when None)."""
+    return _arg_reduce(input, "argmax", dims.alias(axis, dim, "argmax"), dims.keep(keepdim, keepdims))
+
+
+def argmin(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A002
+           keepdims: bool | None = None) -> Tensor:  # fmt: skip
+    """The index of the smallest value over ``dim`` (of the flattened tensor when None)."""
+    return _arg_reduce(input, "argmin", dims.alias(axis, dim, "argmin"), dims.keep(keepdim, keepdims))
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
+        keepdims: bool | None = None) -> Tensor:  # fmt: skip
+    """Whether every element is true (over ``dim`` when given)."""
+    axes = dims.axes(input.shape, dims.alias(axis, dim, "all"), "all")
+    out = Tensor._wrap(input._dev.ops.all(input._data, axis=axes, keepdims=dims.keep(keepdim, keepdims)), input._dev)
+    return out.astype(input.dtype) if input.dtype == np.uint8 else out  # (PyTorch's all of uint8 is uint8)
+
+
+def any(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
+        keepdims: bool | None = None) -> Tensor:  # fmt: skip
+    """Whether any element is true (over ``dim`` when given)."""
+    axes = dims.axes(input.shape, dims.alias(axis, dim, "any"), "any")
+    out = Tensor._wrap(input._dev.ops.any(input._data, axis=axes, keepdims=dims.keep(keepdim, keepdims)), input._dev)
+    return out.astype(input.dtype) if input.dtype == np.uint8 else out  # (PyTorch's any of uint8 is uint8)
+
+
+# -- products and scans --------------------------------------------------------------------
+def _new_memory(out: Tensor, x: Tensor) -> Tensor:
+    """``out``, or a copy of it (on the graph) when the cheap path made a view of ``x``:
+    for ops whose PyTorch result is always new memory (flip, roll, repeat, pad, prod,
+    cumsum, ...), so that changing the result in place never changes ``x``."""
+    from ...engine.versions import _memory_root  # noqa: PLC0415 - (the engine's memory identity)
+
+    if _memory_root(out._data) is _memory_root(x._data):
+        return out.clone()
+    return out
+
+
+def _one_along(x: Tensor, d: int, n: int) -> Tensor:
+    shape = x.shape[:d] + (n,) + x.shape[d + 1 :]
+    return Tensor.ones(shape, dtype=x.dtype, device=x._dev)
+
+
+@composite("prod")
+def _prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The product over ``dim`` (all elements when None), as a tree of halving products:
+    ``log2(n)`` multiplies, exact gradients where entries are zero (no division)."""
+    if dim is None:
+        out = _prod(x.reshape(-1), 0)
+        return _new_memory(out.reshape((1,) * x.ndim) if keepdim else out, x)
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
+        dims.axes(x.shape, dim, "prod")
+        return x.clone()
+    x0 = x
+    d = _one_dim(x, dim, "prod")
+    n = x.shape[d]
+    lead = (slice(None),) * d
+    if n == 0:  # the empty product: ones, still on the graph (an empty sum times 0, plus 1)
+        if x.requires_grad:
+            return x.sum(d, keepdim) * 0.0 + 1.0
+        return Tensor.ones(x.shape[:d] + ((1,) if keepdim else ()) + x.shape[d + 1 :], dtype=x.dtype, device=x._dev)
+    while n > 1:
+        if n % 2:  # an odd length: one more factor of 1 to pair with the last
+            x = cat([x, _one_along(x, d, 1)], d)
+            n += 1
+        n //= 2
+        x = x[lead + (slice(0, n),)] * x[lead + (slice(n, 2 * n),)]
+    return _new_memory(x if keepdim else x.squeeze(d), x0)
+
+
+def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
+    """The product over ``dim`` (all elements when None); exact with zeros. ``axis=`` is
+    PyTorch's alias of ``dim``."""
+    acc = accumulate_dtype(input.dtype, dtype)  # (bools and integers multiply in int64)
+    x = input if input.dtype == acc else input.astype(acc)
+    return saved_for_backward(_prod(x, dims.alias(axis, dim, "prod"), keepdim), x, output=True)  # (what PyTorch's keeps)
+
+
+@composite("cumprod")
+def _cumprod(x: Tensor, dim: int) -> Tensor:
+    """Running products along ``dim`` by doubling steps (``log2(n)`` multiplies by a
+    shifted copy): no division, so zeros give exact values and gradients."""
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
+        dims.axes(x.shape, dim, "cumprod")
+        return x.clone()
+    d = _one_dim(x, dim, "cumprod")
+    n = x.shape[d]
+    lead = (slice(None),) * d
+    shift = 1
+    while shift < n:
+        x = x * cat([_one_along(x, d, shift), x[lead + (slice(0, n - shift),)]], d)
+        shift *= 2
+    return x if shift > 1 else x.clone()  # (n <= 1: no product was taken, so no new memory yet)
+
+
+def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
+    """Running products along ``dim`` (``axis``)."""
+    acc = accumulate_dtype(input.dtype, dtype)
+    x = input if input.dtype == acc else input.astype(acc)
+    return saved_for_backward(_cumprod(x, dims.required(axis, dim, "cumprod")), x, output=True)  # (what PyTorch's keeps)
+
+
+def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
+    """Running sums along ``dim`` (``axis``)."""
+    dim = dims.required(axis, dim, "cumsum")
+    acc = accumulate_dtype(input.dtype, dtype)  # (bools and integers sum in int64; dtype= in that dtype)
+    x = input if input.dtype == acc else input.astype(acc)
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
+        dims.axes(x.shape, dim, "cumsum")
+        return x.clone()
+    out = ops.Cumsum.apply(x, args=_one_dim(x, dim, "cumsum"))
+    return out if out.dtype == acc else out.astype(acc)
+
+
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,  # noqa: A002
+         dtype: Any = None) -> Tensor:  # fmt: skip
+    """The vector p-norm over ``dim`` (all elements when None): ``"fro"``/2, 1, ``inf``,
+    ``-inf``, 0 (the count of non-zeros) or any other positive ``p``; ``dtype`` casts the
+    input first, ``out`` receives the result (see :func:`functional_checks.written_to_out`).
+
+    One function is both ``tga.norm`` (``torch.norm``'s ``out, dtype``) and the method, whose
+    PyTorch signature has ``dtype`` fifth: a dtype given there is read as ``dtype``."""
+    if out is not None and dtype is None and not isinstance(out, Tensor):
+        out, dtype = None, out  # (x.norm(p, dim, keepdim, dtype), as PyTorch's method)
+    if dtype is None and input.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_type_name(input.dtype)} (shape {input.shape}); convert with .float()")  # fmt: skip
+    r = _norm(input if dtype is None else input.astype(dtype), p, dim, keepdim)
+    return written_to_out(r, out, "norm")
+
+
+@composite("norm")
+def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+    dims.axes(x.shape, dim, "norm")
+    if p in ("fro", 2, 2.0, None):
+        r = sqrt_of_variance((x * x).sum(dim, keepdim))  # (a zero norm's gradient is 0, as PyTorch's)
+    elif p == 1:
+        r = x.abs().sum(dim, keepdim)
+    elif p == math.inf:
+        r = x.abs().amax(() if dim is None else dim, keepdim)
+    elif p == -math.inf:
+        r = x.abs().amin(() if dim is None else dim, keepdim)
+    elif p == 0:
+        r = (x != 0).astype(x.dtype).sum(dim, keepdim)
+    elif isinstance(p, str):
+        raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number")
+    else:  # (a zero norm's gradient is 0, as PyTorch's, not the root's infinite slope times 0)
+        s = (x.abs() ** p).sum(dim, keepdim)
+        zero = s == 0
+        r = where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / p)) if p > 0 else s ** (1.0 / p)
+    # PyTorch's norm keeps its input and its result for every p: changing either in place
+    # before the backward raises, as there
+    return saved_for_backward(r, x, output=True)
+
+
+#: the Tensor methods of this module (``install_methods`` puts them on Tensor)
+METHODS = {n: globals()[n] for n in __all__ if n != "ValuesIndices"}

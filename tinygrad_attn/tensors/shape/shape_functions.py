@@ -1,0 +1,490 @@
+"""PyTorch's functions that arrange tensors: stacking and splitting (``hstack vstack dstack
+column_stack tensor_split``), the ``atleast_*d`` promotions, rotations and flips, tiling,
+broadcasting helpers, picks by index (``take take_along_dim index_put``), the structured
+matrices (``diag_embed diagflat block_diag vander``), the index grids (``tril_indices``,
+``cartesian_prod``, ``combinations``) and differences (``diff``).
+
+Each is a ``tga.`` free function and, where PyTorch has one, a :class:`Tensor` method
+(the table :data:`METHODS`). All are composites of the views, ``cat`` and the gather and
+scatter ops, so each has gradients of every order on every device.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...functional.checks import tensor_arg as _tensor
+from ...ops.saved import saved_for_backward
+from .._tensor import Size, Tensor, cat, stack
+from . import dims
+
+__all__ = [
+    "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "row_stack",
+    "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "rot90", "tile", "ravel", "flipud", "fliplr",
+    "broadcast_tensors", "broadcast_shapes", "take", "take_along_dim", "index_put", "diag_embed", "diagflat",
+    "block_diag", "cartesian_prod", "combinations", "tril_indices", "triu_indices", "diff", "vander",
+    "expand_copy", "msort", "argwhere",
+]  # fmt: skip
+
+
+def _tensors(tensors: Any, op: str) -> list[Tensor]:
+    if isinstance(tensors, Tensor):
+        return [tensors]
+    out = list(tensors)
+    if not out:
+        raise RuntimeError(f"{op}: expects a non-empty sequence of tensors")
+    return [_tensor(t, op) for t in out]
+
+
+# -- promotions and stacking ----------------------------------------------------------
+def _promoted(n: int, ts: Sequence[Tensor], op: str) -> list[Tensor]:
+    """Each tensor with at least ``n`` dimensions: 0-d -> ``(1,) * n``; 1-D ``(k,)`` -> ``(1, k)``
+    (``n = 2``) or ``(1, k, 1)`` (``n = 3``); 2-D ``(a, b)`` -> ``(a, b, 1)``."""
+    out = []
+    for t in ts:
+        t = _tensor(t, op)
+        if t.ndim < n:
+            if t.ndim == 0:
+                shape = (1,) * n
+            elif t.ndim == 1:
+                shape = (1,) + t.shape + ((1,) if n == 3 else ())
+            else:
+                shape = t.shape + (1,)
+            t = t.reshape(shape)
+        out.append(t)
+    return out
+
+
+def _atleast(n: int, op: str, tensors: tuple) -> Any:
+    # one tensor gives a tensor; several (or one sequence of them) a tuple
+    if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+        return _promoted(n, tensors, op)[0]
+    seq = tensors[0] if len(tensors) == 1 else tensors
+    return tuple(_promoted(n, seq, op))
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    """Each tensor with at least 1 dimension (a 0-d one becomes ``(1,)``)."""
+    return _atleast(1, "atleast_1d", tensors)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    """Each tensor with at least 2 dimensions (``(k,)`` becomes ``(1, k)``)."""
+    return _atleast(2, "atleast_2d", tensors)
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    """Each tensor with at least 3 dimensions (``(k,)`` becomes ``(1, k, 1)``, ``(a, b)`` ``(a, b, 1)``)."""
+    return _atleast(3, "atleast_3d", tensors)
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Concatenation along the columns: dimension 1, or 0 for 1-D tensors."""
+    ts = _promoted(1, _tensors(tensors, "hstack"), "hstack")
+    return cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Concatenation along the rows (dimension 0) of the tensors made at least 2-D."""
+    return cat(_promoted(2, _tensors(tensors, "vstack"), "vstack"), 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Concatenation along dimension 2 of the tensors made at least 3-D."""
+    return cat(_promoted(3, _tensors(tensors, "dstack"), "dstack"), 2)
+
+
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """The tensors as columns: 0-d and 1-D ones become ``(n, 1)``, then concatenated along dimension 1."""
+    ts = [t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in _tensors(tensors, "column_stack")]
+    return cat(ts, 1)
+
+
+# -- splitting -------------------------------------------------------------------------
+def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """``input`` split along ``dim`` into ``n`` nearly equal parts (the first ``size % n`` one longer),
+    or at each index of a list of indices (views, as PyTorch's)."""
+    x = _tensor(input, "tensor_split")
+    d = dims.one(x.shape, dim, "tensor_split", scalar_ok=False)
+    n = x.shape[d]
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):
+        if ios.ndim > 1 or ios.dtype.kind not in "iu":
+            raise RuntimeError("tensor_split: indices_or_sections as a tensor must be a 0-d or 1-D integer tensor")
+        ios = ios.item() if ios.ndim == 0 else [int(v) for v in ios.tolist()]
+    if isinstance(ios, (int, np.integer)):
+        k = int(ios)
+        if k <= 0:
+            raise RuntimeError(f"tensor_split: number of sections must be larger than 0, got {k}")
+        q, r = divmod(n, k)
+        cuts = list(itertools.accumulate([q + 1] * r + [q] * (k - r)))[:-1]
+    else:
+        cuts = [int(i) for i in ios]
+    bounds = [0, *cuts, n]
+    lead = (slice(None),) * d
+    return tuple(x[lead + (slice(builtins.min(a, n), builtins.max(builtins.min(b, n), builtins.min(a, n))),)]
+                 for a, b in zip(bounds[:-1], bounds[1:]))  # fmt: skip
+
+
+def _split_on(op: str, d: int, x: Tensor, ios: Any) -> tuple[Tensor, ...]:
+    if isinstance(ios, (int, np.integer)) and x.shape[d] % int(ios):
+        raise RuntimeError(f"torch.{op} attempted to split along dimension {d}, but the size of the dimension "
+                           f"{x.shape[d]} is not divisible by the split_size {ios}!")  # fmt: skip
+    return tensor_split(x, ios, d)
+
+
+def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
+    """:func:`tensor_split` along the columns (dimension 1, or 0 of a 1-D tensor), into equal parts."""
+    x = _tensor(input, "hsplit")
+    if x.ndim == 0:
+        raise RuntimeError(
+            "torch.hsplit requires a tensor with at least 1 dimension, but got a tensor with 0 dimensions!"
+        )
+    return _split_on("hsplit", 0 if x.ndim == 1 else 1, x, indices_or_sections)
+
+
+def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
+    """:func:`tensor_split` along dimension 0 of a tensor of 2 or more dimensions."""
+    x = _tensor(input, "vsplit")
+    if x.ndim < 2:
+        raise RuntimeError(f"torch.vsplit requires a tensor with at least 2 dimension, but got a tensor with {x.ndim} dimensions!")  # fmt: skip
+    return _split_on("vsplit", 0, x, indices_or_sections)
+
+
+def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
+    """:func:`tensor_split` along dimension 2 of a tensor of 3 or more dimensions."""
+    x = _tensor(input, "dsplit")
+    if x.ndim < 3:
+        raise RuntimeError(f"torch.dsplit requires a tensor with at least 3 dimension, but got a tensor with {x.ndim} dimensions!")  # fmt: skip
+    return _split_on("dsplit", 2, x, indices_or_sections)
+
+
+def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """``input`` in pieces of the given sizes along ``dim`` (they must add up to its length)."""
+    from ..tensor_functions import split  # noqa: PLC0415
+
+    return split(_tensor(input, "split_with_sizes"), list(split_sizes), dim)
+
+
+# -- rotations, flips, tiles -----------------------------------------------------------
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:  # noqa: A002
+    """``input`` rotated by ``k`` quarter turns in the plane of ``dims``, from the first axis toward the second."""
+    x = _tensor(input, "rot90")
+    if len(dims) != 2:
+        raise RuntimeError(f"rot90: expected total rotation dims == 2, but got dims = {len(dims)}")
+    if x.ndim < 2:
+        raise RuntimeError(f"rot90: expected total dims >= 2, but got total dims = {x.ndim}")
+    d0, d1 = (dims_one(x, d, "rot90") for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"rot90: expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    k %= 4
+    if k == 1:
+        return x.flip(d1).transpose(d0, d1)
+    if k == 2:
+        return x.flip(d0, d1)
+    if k == 3:
+        return x.flip(d0).transpose(d0, d1)
+    return x.clone()
+
+
+def dims_one(x: Tensor, d: int, op: str) -> int:
+    return dims.one(x.shape, d, op, scalar_ok=False)
+
+
+def flipud(input: Tensor) -> Tensor:  # noqa: A002
+    """``input`` upside down (reversed along dimension 0)."""
+    x = _tensor(input, "flipud")
+    if x.ndim < 1:
+        raise RuntimeError("flipud: input must be >= 1-d.")
+    return x.flip(0)
+
+
+def fliplr(input: Tensor) -> Tensor:  # noqa: A002
+    """``input`` mirrored left to right (reversed along dimension 1)."""
+    x = _tensor(input, "fliplr")
+    if x.ndim < 2:
+        raise RuntimeError("fliplr: input must be >= 2-d.")
+    return x.flip(1)
+
+
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
+    """``input`` repeated ``dims[i]`` times along each axis; a shorter ``dims`` is padded with ones in front."""
+    x = _tensor(input, "tile")
+    reps = tuple(int(r) for r in ((dims,) if isinstance(dims, (int, np.integer)) else dims))
+    if len(reps) < x.ndim:
+        reps = (1,) * (x.ndim - len(reps)) + reps
+    return x.reshape((1,) * (len(reps) - x.ndim) + x.shape).repeat(*reps)
+
+
+def ravel(input: Tensor) -> Tensor:  # noqa: A002
+    """``input`` as a 1-D tensor (a view where it is contiguous)."""
+    return _tensor(input, "ravel").reshape(-1)
+
+
+def expand_copy(input: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:  # noqa: A002
+    """:meth:`Tensor.expand` as new memory."""
+    return _tensor(input, "expand_copy").expand(*size).clone()
+
+
+def msort(input: Tensor) -> Tensor:  # noqa: A002
+    """``input`` sorted along dimension 0 (the values of ``sort(input, 0)``)."""
+    return _tensor(input, "msort").sort(0)[0]
+
+
+def argwhere(input: Tensor) -> Tensor:  # noqa: A002
+    """The indices of the non-zero entries, one row each (``nonzero(input)``)."""
+    return _tensor(input, "argwhere").nonzero()
+
+
+# -- broadcasting ----------------------------------------------------------------------
+def broadcast_shapes(*shapes: Any) -> Size:
+    """The shape the given shapes broadcast to (ints count as 1-D shapes)."""
+    norm = [(int(s),) if isinstance(s, (int, np.integer)) else tuple(int(v) for v in s) for s in shapes]
+    try:
+        return Size(np.broadcast_shapes(*norm))
+    except ValueError:
+        raise RuntimeError(f"broadcast_shapes: shapes {norm} cannot be broadcast together") from None
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """The tensors expanded to their common shape (views)."""
+    ts = [_tensor(t, "broadcast_tensors") for t in tensors]
+    shape = broadcast_shapes(*(t.shape for t in ts))
+    return tuple(t.expand(shape) for t in ts)
+
+
+# -- picks by index --------------------------------------------------------------------
+def _long_index(index: Any, x: Tensor, op: str) -> Tensor:
+    idx = index if isinstance(index, Tensor) else Tensor(np.asarray(index, dtype=np.int64), device=x._dev)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}: expected an integer (Long) index tensor, got {idx.dtype}")
+    return idx
+
+
+def take(input: Tensor, index: Any) -> Tensor:  # noqa: A002
+    """The entries of ``input`` read as a 1-D tensor at ``index`` (negative indices count from the end);
+    the result has the index's shape."""
+    x = _tensor(input, "take")
+    idx = _long_index(index, x, "take")
+    n = x.numel()
+    flat = idx.reshape(-1)
+    if flat.numel():
+        lo, hi = int(flat.min().item()), int(flat.max().item())
+        if lo < -n or hi >= n:
+            raise IndexError(f"take: out of range: tried to access index {hi if hi >= n else lo} on a tensor of {n} elements.")  # fmt: skip
+    flat = flat % builtins.max(n, 1)
+    return x.reshape(-1).gather(0, flat).reshape(idx.shape)
+
+
+def take_along_dim(input: Tensor, indices: Any, dim: int | None = None) -> Tensor:  # noqa: A002
+    """The entries of ``input`` at ``indices`` along ``dim`` (``input`` and ``indices`` broadcast
+    off ``dim``); without ``dim``, :func:`take` of the flattened tensor."""
+    x = _tensor(input, "take_along_dim")
+    idx = _long_index(indices, x, "take_along_dim")
+    if dim is None:
+        return x.reshape(-1).gather(0, idx.reshape(-1))
+    d = dims.one(x.shape, dim, "take_along_dim", scalar_ok=False)
+    if idx.ndim != x.ndim:
+        raise RuntimeError(f"take_along_dim: input and indices should have the same number of dimensions, "
+                           f"but got {x.ndim} dimensions for input, and {idx.ndim} dimensions for indices")  # fmt: skip
+    xs, ishape = list(x.shape), list(idx.shape)
+    xs[d] = ishape[d] = 1
+    common = np.broadcast_shapes(tuple(xs), tuple(ishape))
+    xshape = common[:d] + (x.shape[d],) + common[d + 1 :]
+    ishape2 = common[:d] + (idx.shape[d],) + common[d + 1 :]
+    return x.expand(xshape).gather(d, idx.expand(ishape2))
+
+
+def index_put(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with ``values`` written at ``input[indices]`` (added there with ``accumulate``,
+    repeated indices summing)."""
+    x = _tensor(input, "index_put")
+    # (index tensors may live on the CPU for a tensor elsewhere, as PyTorch allows)
+    key = tuple(k.to(x.device) if isinstance(k, Tensor) and k._dev is not x._dev else k for k in indices)
+    v = values if isinstance(values, Tensor) else Tensor(np.asarray(values, dtype=x.dtype), device=x._dev)
+    if not accumulate:
+        out = x.clone()
+        out[key] = v
+        return out
+    # Accumulate: the flat positions the key selects, with the values scatter-added there (repeated
+    # positions sum, as PyTorch's accumulate does)
+    pos = Tensor(np.arange(x.numel(), dtype=np.int64).reshape(x.shape), device=x._dev)[key]
+    vals = v.astype(x.dtype).expand(pos.shape).reshape(-1)
+    return x.reshape(-1).scatter_add(0, pos.reshape(-1), vals).reshape(x.shape)
+
+
+# -- structured matrices ---------------------------------------------------------------
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: A002
+    """Matrices whose ``offset`` diagonal (in the plane ``dim1``, ``dim2`` of the result) holds
+    ``input``'s last dimension, zeros elsewhere."""
+    x = _tensor(input, "diag_embed")
+    n = x.shape[-1] + builtins.abs(offset) if x.ndim else 1
+    nd = x.ndim + 1
+    d1, d2 = (dims.one((0,) * nd, d, "diag_embed") for d in (dim1, dim2))
+    if d1 == d2:
+        raise RuntimeError(f"diag_embed: diagonal dimensions cannot be identical {dim1}, {dim2}")
+    eye = np.eye(n, k=offset, dtype=bool)
+    rows, cols = np.nonzero(eye)
+    # (..., m) -> (..., n, n): scatter the entries onto the chosen diagonal of the last two axes
+    m = x.shape[-1] if x.ndim else 1
+    xv = x.reshape(x.shape[:-1] + (m,)) if x.ndim else x.reshape(1)
+    flat_pos = Tensor((rows * n + cols)[:m].astype(np.int64), device=x._dev)
+    zeros = Tensor.zeros(xv.shape[:-1] + (n * n,), dtype=x.dtype, device=x._dev)
+    idx = flat_pos.reshape((1,) * (xv.ndim - 1) + (m,)).expand(xv.shape)
+    out = zeros.scatter_add(xv.ndim - 1, idx, xv).reshape(xv.shape[:-1] + (n, n))
+    # the new axes sit last; move them to dim1 and dim2
+    return out.movedim((nd - 2, nd - 1), (d1, d2)) if (d1, d2) != (nd - 2, nd - 1) else out
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
+    """The flattened ``input`` as the ``offset`` diagonal of a square matrix."""
+    return diag_embed(_tensor(input, "diagflat").reshape(-1), offset)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """The tensors (0-d, 1-D as one row, 2-D) as blocks along the diagonal of one matrix, zeros elsewhere."""
+    ts = [_tensor(t, "block_diag") for t in tensors]
+    for i, t in enumerate(ts):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has {t.ndim} dimensions")  # fmt: skip
+    if not ts:
+        return Tensor.zeros((1, 0), dtype=np.float32)
+    mats = [t.reshape(1, 1) if t.ndim == 0 else t.reshape(1, -1) if t.ndim == 1 else t for t in ts]
+    from ..dtypes import result_type  # noqa: PLC0415
+
+    dtype = result_type(*mats)
+    cols = builtins.sum(m.shape[1] for m in mats)
+    rows_out, left = [], 0
+    for m in mats:
+        r, c = m.shape
+        parts = [Tensor.zeros((r, left), dtype=dtype, device=m._dev), m.astype(dtype),
+                 Tensor.zeros((r, cols - left - c), dtype=dtype, device=m._dev)]  # fmt: skip
+        rows_out.append(cat(parts, 1))
+        left += c
+    return cat(rows_out, 0)
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803 - PyTorch's name
+    """The Vandermonde matrix of a 1-D ``x``: columns ``x**(N-1) ... x**0`` (``increasing``: the other way)."""
+    x = _tensor(x, "vander")
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else int(N)
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x.dtype.kind == "b":
+        x = x.long()
+    if n == 0:
+        return Tensor.zeros((x.shape[0], 0), dtype=x.dtype, device=x._dev)
+    # each power the previous times x: integer powers stay exact, and no gradient divides by x
+    cols = [Tensor.ones((x.shape[0],), dtype=x.dtype, device=x._dev)]
+    for _ in range(n - 1):
+        cols.append(cols[-1] * x)
+    out = stack(cols, 1)
+    from ...ops.saved import saved_for_backward  # noqa: PLC0415
+
+    return saved_for_backward(out if increasing else out.flip(1), x)  # (PyTorch's keeps x)
+
+
+# -- index grids -----------------------------------------------------------------------
+def _tri_indices(row: int, col: int, offset: int, lower: bool, dtype: Any, device: Any) -> Tensor:
+    r, c = np.indices((row, col)) if row and col else (np.zeros((0,), np.int64), np.zeros((0,), np.int64))
+    keep = (c - r <= offset) if lower else (c - r >= offset)
+    out = np.stack([r[keep], c[keep]]).astype(np.int64)
+    t = Tensor(out.reshape(2, -1), device=device)
+    return t if dtype is None else t.astype(dtype)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None, **_: Any) -> Tensor:
+    """The ``(2, n)`` indices of the lower triangle of a ``row x col`` matrix (below the ``offset`` diagonal),
+    row by row."""
+    return _tri_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None, **_: Any) -> Tensor:
+    """The ``(2, n)`` indices of the upper triangle of a ``row x col`` matrix (above the ``offset`` diagonal)."""
+    return _tri_indices(row, col, offset, False, dtype, device)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Every combination of one entry from each 1-D tensor, one row each (a 1-D tensor for one input)."""
+    ts = [_tensor(t, "cartesian_prod") for t in tensors]
+    if len(ts) == 1:
+        return ts[0]
+    from ..elementwise.math_functions import meshgrid  # noqa: PLC0415
+
+    grids = meshgrid(*ts, indexing="ij")
+    return stack([g.reshape(-1) for g in grids], 1)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:  # noqa: A002
+    """Every combination of ``r`` entries of a 1-D tensor, in order, one row each (as ``itertools.combinations``)."""
+    x = _tensor(input, "combinations")
+    if x.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return x[:0]
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = np.array(list(pick(range(x.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    # (PyTorch's picks each column with masked_select, which keeps its input: kept here too, so that
+    # changing it in place before the backward raises as there)
+    return saved_for_backward(x[Tensor(rows, device=x._dev)], x)
+
+
+# -- differences -----------------------------------------------------------------------
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Tensor:  # noqa: A002
+    """The ``n``-th forward difference along ``dim`` (``out[i] = x[i + 1] - x[i]``), ``prepend`` and
+    ``append`` joined to ``input`` first."""
+    x = _tensor(input, "diff")
+    if x.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    d = dims.one(x.shape, dim, "diff", scalar_ok=False)
+    if n == 0:  # (no difference taken: prepend and append are not joined either; a copy, as PyTorch's)
+        return x.clone()
+    parts = [p for p in (prepend, x, append) if p is not None]
+    if len(parts) > 1:
+        parts = [p if p.ndim == x.ndim else p.reshape(x.shape[:d] + (1,) + x.shape[d + 1 :]).expand(
+            x.shape[:d] + (1,) + x.shape[d + 1 :]) for p in (_tensor(q, "diff") for q in parts)]  # fmt: skip
+        x = cat(parts, d)
+    lead = (slice(None),) * d
+    for _ in range(n):
+        if x.shape[d] == 0:
+            break
+        a, b = x[lead + (slice(1, None),)], x[lead + (slice(None, -1),)]
+        x = (a != b) if x.dtype == np.bool_ else a - b  # (bool: PyTorch's logical_xor)
+    return x
+
+
+# -- Tensor attributes -----------------------------------------------------------------
+def _H(self: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
+    """The conjugate transpose of a matrix (the transpose: real tensors only)."""
+    if self.ndim not in (0, 2):
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
+    return self.transpose(0, 1) if self.ndim == 2 else self
+
+
+def _mH(self: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
+    """The conjugate transpose of the last two dimensions (``.mT``: real tensors only)."""
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
+    return self.mT
+
+
+METHODS: dict[str, Any] = {
+    n: globals()[n]
+    for n in ("tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "rot90", "tile", "ravel", "fliplr",
+              "flipud", "take", "take_along_dim", "index_put", "diag_embed", "diagflat", "diff",
+              "msort", "argwhere")
+}  # fmt: skip
+METHODS["H"] = property(_H)
+METHODS["mH"] = property(_mH)

@@ -1,0 +1,206 @@
+"""Shape and view methods of :class:`Tensor` (``reshape permute transpose expand squeeze
+unsqueeze flatten narrow select ...``), each one function that is both the method and
+the ``tga.`` free function, installed on Tensor by the package's ``install_methods``.
+
+Views share memory with their input exactly where PyTorch's do (see the API's "Memory").
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from typing import Any
+
+from ... import ops
+from .._tensor import InvalidArgumentError, Shape, Tensor, _shape_args
+from . import dims as _dims
+
+__all__ = ["reshape", "permute", "transpose", "squeeze", "unsqueeze", "flatten", "narrow", "select"]
+
+
+@functools.lru_cache(maxsize=4096)
+def _reshape_target(cur: Shape, shape: tuple) -> Shape:
+    """``shape`` with its one ``-1`` resolved, checked against ``cur`` (cached: a model
+    reshapes the same few ways on every step)."""
+    shape = tuple(map(int, shape))
+    n = math.prod(cur)
+    if -1 in shape and shape.count(-1) == 1:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or n % known:
+            raise InvalidArgumentError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
+        shape = tuple(n // known if s == -1 else s for s in shape)
+    if math.prod(shape) != n:
+        raise InvalidArgumentError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
+    return shape
+
+
+@functools.lru_cache(maxsize=4096)
+def _permutation(shape: tuple, axes: tuple) -> tuple[int, ...] | None:
+    """``axes`` checked (one per axis, each in range, none repeated) and made non-negative;
+    None for the identity. Cached: models permute with the same few axes on every step."""
+    if len(axes) != len(shape):
+        raise InvalidArgumentError(
+            f"permute: {len(axes)} axes {axes} given for a tensor of shape {shape} ({len(shape)} axes)"
+        )
+    perm = _dims.axes(shape, axes, "permute") if shape else ()
+    return None if perm == tuple(range(len(shape))) else perm
+
+
+@functools.cache
+def _swap_last_two(ndim: int) -> tuple[int, ...]:
+    return (*range(ndim - 2), ndim - 1, ndim - 2)
+
+
+def reshape(self, *shape: Any) -> Tensor:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    cur = tuple(self._data.shape)
+    shape = _reshape_target(cur, shape)
+    if shape == cur:
+        return self
+    return ops.Reshape.apply(self, args=shape)
+
+
+def permute(self, *axes: Any, dims: Any = None) -> Tensor:
+    """The axes reordered as ``axes`` (``x.permute(1, 0)``, ``permute(x, (1, 0))``, ``dims=``)."""
+    if dims is not None:
+        axes = (dims,)
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = tuple(axes[0])
+    perm = _permutation(self.shape, axes)
+    return self if perm is None else ops.Permute.apply(self, args=perm)
+
+
+def transpose(self, a0: int = -2, a1: int = -1, *, dim0: int | None = None, dim1: int | None = None) -> Tensor:
+    """Swap two axes (the last two by default); PyTorch's ``dim0=``/``dim1=`` name them too."""
+    a0 = a0 if dim0 is None else dim0
+    a1 = a1 if dim1 is None else dim1
+    if _dims.axes(self.shape, (a0, a1), "transpose", distinct=False) == ():  # 0-d: nothing to swap, as in PyTorch
+        return self
+    axes = list(range(self.ndim))
+    a0, a1 = _dims.axes(self.shape, (a0, a1), "transpose", distinct=False)
+    if a0 == a1:
+        return self
+    axes[a0], axes[a1] = axes[a1], axes[a0]
+    return ops.movement.Transpose.apply(self, args=tuple(axes))
+
+
+@property
+def mT(self) -> Tensor:  # noqa: N802 - the array API's name
+    nd = self._data.ndim
+    if nd < 2:
+        raise ValueError(f"mT: needs at least 2 dimensions, the tensor has shape {self.shape}")
+    return ops.movement.MatrixTranspose.apply(self, args=_swap_last_two(nd))
+
+
+@property
+def T(self) -> Tensor:  # noqa: N802 - NumPy's name
+    """The dimensions reversed (a matrix transposed), as PyTorch's ``.T``; PyTorch deprecates
+    it for other than 2 dimensions (its warning too), and 0-D and 1-D tensors are themselves."""
+    nd = self.ndim
+    if nd == 2:
+        return ops.movement.TwoDTranspose.apply(self, args=(1, 0))
+    if nd > 2:
+        warnings.warn(
+            f"The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
+            f"will throw an error in a future release (shape {self.shape}); use x.permute(*range(x.ndim - 1, -1, -1))",
+            UserWarning, stacklevel=2,
+        )  # fmt: skip
+    return self.permute(tuple(range(nd - 1, -1, -1)))
+
+
+def expand(self, *shape: Any) -> Tensor:
+    """Broadcast to ``shape``; ``-1`` keeps a dimension."""
+    shape = _shape_args(shape)
+    lead = len(shape) - self.ndim
+    if lead < 0:
+        raise ValueError(f"expand: cannot expand shape {self.shape} to fewer dimensions {shape}")
+    shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
+    if shape == self.shape:
+        return self
+    for i, s in enumerate(self.shape):
+        if s != 1 and s != shape[i + lead]:
+            raise ValueError(f"expand: cannot expand shape {self.shape} to {shape}")
+    return ops.Expand.apply(self, args=shape)
+
+
+def squeeze(self, dim: Any = None, *, axis: Any = None) -> Tensor:
+    """Drop axes of length 1: all of them, or those of ``dim`` that have length 1
+    (PyTorch's meaning: others are left as they are). NumPy's ``axis=`` raises for an
+    axis whose length is not 1."""
+    s = _dims.spelling("squeeze", dim, axis=axis)
+    if s.dim is None:
+        return self.reshape(tuple(n for n in self.shape if n != 1))
+    axes = _dims.axes(self.shape, s.dim, "squeeze")
+    if s.numpy:
+        for a in axes:
+            if self.shape[a] != 1:
+                raise InvalidArgumentError(
+                    f"squeeze: axis {a} has size {self.shape[a]}, not 1 (shape {self.shape}); "
+                    "squeeze(dim) leaves such an axis as it is"
+                )
+    axes = tuple(a for a in axes if self.shape[a] == 1)
+    if not axes:
+        return self
+    return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in axes))
+
+
+def unsqueeze(self, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    axis = _dims.new_axis(self.shape, _dims.required(axis, dim, "unsqueeze"), "unsqueeze")
+    return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
+
+
+def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Axes ``start_dim`` to ``end_dim`` merged into one."""
+    if self.ndim == 0:
+        _dims.axes((), (start_dim, end_dim), "flatten", distinct=False)
+        return self.reshape(1)
+    start, end = _dims.axes(self.shape, (start_dim, end_dim), "flatten", distinct=False)
+    if start > end:
+        raise InvalidArgumentError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {self.shape})")
+    # (the size spelled out, not -1: a shape with a 0 has no single -1 to infer)
+    return self.reshape(self.shape[:start] + (math.prod(self.shape[start : end + 1]),) + self.shape[end + 1 :])
+
+
+def view_as(self, other: Tensor) -> Tensor:
+    return self.reshape(other.shape)
+
+
+def reshape_as(self, other: Tensor) -> Tensor:
+    return self.reshape(other.shape)
+
+
+def expand_as(self, other: Tensor) -> Tensor:
+    return self.expand(other.shape)
+
+
+def t(self) -> Tensor:
+    """The transpose of a matrix (a 0-D or 1-D tensor is returned as it is)."""
+    return self if self.ndim < 2 else self.T
+
+
+def narrow(self, dim: int, start: Any, length: int) -> Tensor:
+    """``length`` entries of ``dim`` from ``start`` (a view); a negative ``start`` counts from
+    the end, and ``start`` may be a 0-d integer tensor, as PyTorch's. Past the end raises."""
+    d = _dims.one(self.shape, dim, "narrow", scalar_ok=False)
+    size = self.shape[d]
+    start = int(start.item()) if isinstance(start, Tensor) else int(start)
+    if not -size <= start <= size:
+        raise IndexError(f"narrow: start {start} is out of range for dim {dim} of size {size}")
+    start = start + size if start < 0 else start  # (a negative start counts from the end, as in PyTorch)
+    if not 0 <= length <= size - start:
+        raise RuntimeError(f"narrow: start ({start}) + length ({length}) exceeds dim {dim} of size {size}")
+    return self[(slice(None),) * d + (slice(start, start + length),)]
+
+
+def select(self, dim: int, index: int) -> Tensor:
+    d = _dims.one(self.shape, dim, "select", scalar_ok=False)
+    return self[(slice(None),) * d + (index,)]
+
+
+#: the Tensor methods of this module (``install_methods`` puts them on Tensor)
+METHODS = {n: globals()[n] for n in ("reshape", "permute", "transpose", "expand", "squeeze", "unsqueeze", "flatten",
+                                     "view_as", "reshape_as", "expand_as", "t", "narrow", "select", "mT", "T")}  # fmt: skip
+METHODS["view"] = reshape
+METHODS["broadcast_to"] = expand

@@ -1,0 +1,739 @@
+"""Tensor functions with PyTorch's names and signatures: ``tga.gather``, ``tga.sort``, ``tga.einsum``, ...
+
+Each is also a :class:`Tensor` method where PyTorch has one (``x.gather(dim, index)``).
+All are written once here from the primitives (``Gather``/``ScatterAdd`` for the index
+ops, slices and ``Cat`` for flip and roll, a log-depth product tree for ``prod``,
+``Matmul`` for ``einsum``), so each has gradients of every order on every device.
+Indices (of ``sort``, ``argmax``, ``topk``) carry no gradient: the values are gathered
+by them, so the gradient flows to the elements picked, as in PyTorch.
+
+Where PyTorch and NumPy differ in result, the spelling decides: ``max(x, dim=1)`` gives
+PyTorch's ``(values, indices)``, ``max(x, axis=1)`` NumPy's values; ``var(x)`` here is
+PyTorch's unbiased variance, ``var(x, axis=...)`` NumPy's population variance.
+"""
+
+from __future__ import annotations
+
+import builtins  # this module's max, min, sum, ... are PyTorch's; Python's are builtins.*
+import functools
+import inspect
+import math
+import string
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import ops
+from ..functional import cosine_similarity, log_softmax, pairwise_distance, softmax  # noqa: F401 - (tga.softmax is F.softmax, one function)
+from ..functional.checks import tensor_arg
+from ..ops.saved import saved_for_backward
+from ._tensor import InvalidArgumentError, Size, Tensor, cat, stack, where
+from .elementwise.tensor_torch import ceil, cos, floor, neg, reciprocal, rsqrt, sign, sin, square  # noqa: F401 - (tga.* names)
+from .mutation.inplace import mark_multi_output_views
+from .reduce.tensor_reduce import (  # noqa: F401 - (the reductions are tga.* names too, listed in __all__)
+    ValuesIndices,
+    _new_memory,
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    cumprod,
+    cumsum,
+    logsumexp,
+    max,
+    mean,
+    min,
+    norm,
+    prod,
+    std,
+    sum,
+    var,
+)
+from .shape import dims as _dims
+from .shape.tensor_shape import flatten, permute, reshape, squeeze, transpose, unsqueeze  # noqa: F401 - (tga.* names)
+
+__all__ = [
+    "cosine_similarity", "pairwise_distance", "addmm", "baddbmm", "narrow", "select", "t", "swapaxes", "swapdims", "broadcast_to",
+    "Size", "ValuesIndices", "matmul", "mm", "bmm", "dot", "cat", "concat", "concatenate", "stack", "split", "chunk",
+    "unbind", "where", "abs", "sqrt", "exp", "log", "tanh", "sigmoid", "relu", "sin", "cos", "floor", "ceil",
+    "round", "sign", "square", "neg", "pow", "maximum", "minimum", "clamp", "clip", "softmax", "log_softmax",
+    "einsum", "max", "min", "amax", "amin", "sum", "mean", "var", "std", "prod", "logsumexp", "argmax", "argmin",
+    "sort", "argsort", "topk", "cumsum", "cumprod", "gather", "scatter", "scatter_add", "index_select", "flip",
+    "roll", "flatten", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "norm", "numel", "all", "any",
+    "tril", "triu", "allclose", "equal", "outer", "log1p", "expm1", "rsqrt", "reciprocal", "isnan", "isinf",
+    "isfinite", "masked_fill", "repeat_interleave", "erf", "absolute",
+]  # fmt: skip
+
+
+def number_as_vector(like_index: bool = False) -> Any:
+    """For the indexing and sorting ops that PyTorch runs on a 0-d tensor along its axis 0
+    (or -1): the op runs on the tensor as a 1-element vector (0-d index and source tensors
+    likewise) and its results take the 0-d shape back (``gather``'s, with ``like_index``,
+    its index's shape). Other ops keep the rule of :func:`_one_dim`: a 0-d tensor has no axis."""
+
+    def wrap(op: Any) -> Any:
+        signature = inspect.signature(op)
+
+        @functools.wraps(op)
+        def run(x: Any, *args: Any, **kwargs: Any) -> Any:
+            if not isinstance(x, Tensor) or x.ndim:  # (the hot path: one check)
+                return op(x, *args, **kwargs)
+            bound = signature.bind(x, *args, **kwargs)
+            bound.apply_defaults()
+            given = dict(bound.arguments)
+            _dims.one((), given["dim"], op.__name__)  # 0 or -1
+            index = given.get("index")
+            for name, value in given.items():
+                if isinstance(value, Tensor) and value.ndim == 0:
+                    given[name] = value.reshape(1)
+            given["dim"] = 0
+            out = op(**given)
+            shape = tuple(getattr(index, "shape", ())) if like_index else ()
+            if isinstance(out, tuple):
+                return type(out)(*(o.reshape(shape) for o in out))
+            return out.reshape(shape)
+
+        return run
+
+    return wrap
+
+
+def _one_dim(x: Tensor, dim: Any, op: str) -> int:
+    """One axis of a tensor that has axes (``gather``, ``sort``, ``split``, ...)."""
+    return _dims.one(x.shape, dim, op, scalar_ok=False)
+
+
+# -- index arrays ----------------------------------------------------------------
+def _index_tensor(x: Tensor, index: Any, op: str) -> Tensor:
+    """``index`` as an integer tensor on ``x``'s device (itself when it is one already, so a
+    traced program knows where it came from)."""
+    if not isinstance(index, Tensor):
+        index = Tensor(np.asarray(index), device=x._dev)
+    if index._dev is not x._dev:
+        raise RuntimeError(f"{op}: the index is on {index.device} and the tensor on {x.device}; move one with .to()")
+    if index.dtype.kind not in "iu":
+        raise TypeError(f"{op}: the index must be an integer tensor, not {index.dtype}; convert it with .long()")
+    return index
+
+
+def _check_bounds(xp: Any, idx: Any, n: int, op: str, dim: int, shape: tuple) -> None:
+    if idx.size == 0:
+        return
+    lo, hi = int(xp.min(idx)), int(xp.max(idx))
+    if lo < 0 or hi >= n:
+        bad = lo if lo < 0 else hi
+        raise IndexError(f"{op}: index {bad} is out of range for dimension {dim} of size {n} (shape {shape})")
+
+
+def _index(x: Tensor, dim: int, index: Any, op: str) -> Tensor:
+    """``index`` as an int64 tensor on ``x``'s device, checked as PyTorch's ``gather`` checks it:
+    as many axes as ``x``, no larger than ``x`` off ``dim``, every entry inside ``dim``."""
+    idx = _index_tensor(x, index, op)
+    if idx.ndim != x.ndim:
+        raise InvalidArgumentError(f"{op}: the index needs as many dimensions as the tensor ({x.ndim}), got {idx.ndim}")
+    for d, (i, s) in enumerate(zip(idx.shape, x.shape)):
+        if d != dim and i > s:
+            raise InvalidArgumentError(f"{op}: index shape {tuple(idx.shape)} is larger than tensor shape {x.shape} at dim {d}")
+    _check_bounds(x._dev.ops, idx._data, x.shape[dim], op, dim, x.shape)
+    return idx
+
+
+@number_as_vector(like_index=True)
+def gather(x: Tensor, dim: int, index: Any) -> Tensor:
+    """``out[i][j] = x[index[i][j]][j]`` (for ``dim=0``), as ``torch.gather``; differentiable in ``x``."""
+    d = _one_dim(x, dim, "gather")
+    out = ops.GatherAlong.apply(x, _index(x, d, index, "gather"), args=(d, x.shape))
+    return saved_for_backward(out, x)  # (PyTorch's gather keeps its input; index_select, sort, max do not)
+
+
+def _scattered(x: Tensor, dim: Any, index: Any, src: Any, op: str,
+               keep: Tensor | None = None) -> tuple[Tensor, Tensor | None, int]:  # fmt: skip
+    """The checked index and, for a tensor ``src``, its part the index covers summed into
+    zeros of ``x``'s shape where the index points (only the entries ``keep`` marks, if given)."""
+    d = _one_dim(x, dim, op)
+    idx = _index(x, d, index, op)
+    if not isinstance(src, Tensor):
+        return idx, None, d
+    if src.ndim != x.ndim or builtins.any(i > s for i, s in zip(idx.shape, src.shape)):
+        raise InvalidArgumentError(f"{op}: src of shape {src.shape} must cover the index's shape {idx.shape}")
+    if src.shape != idx.shape:
+        src = src[tuple(slice(0, i) for i in idx.shape)]
+    if keep is not None:
+        src = where(keep, src, 0)
+    return idx, ops.ScatterAddAlong.apply(src, idx, args=(d, x.shape)), d
+
+
+def _last_writes(x: Tensor, idx: Tensor, d: int) -> Tensor:
+    """Which entries of ``idx`` are the last along ``d`` to point at their position: the
+    write that stands when the index repeats one, in the order PyTorch's CPU kernel writes.
+    A boolean tensor of ``idx``'s shape (no gradient: it depends on the index alone)."""
+    xp = x._dev.xp
+    i = xp.moveaxis(idx._data, d, -1)
+    n = i.shape[-1]
+    pos = xp.arange(n, device=i.device)
+    later = pos[None, :] > pos[:, None]
+    overwritten = xp.any((i[..., :, None] == i[..., None, :]) & later, axis=-1)
+    return Tensor._wrap(xp.moveaxis(xp.logical_not(overwritten), -1, d), x._dev)
+
+
+@number_as_vector()
+def scatter(x: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None, reduce: str | None = None) -> Tensor:
+    """``x`` with ``out[index[i][j]][j] = src[i][j]`` (for ``dim=0``), as ``torch.scatter``.
+
+    ``src`` may be a number (or ``value=``). Differentiable in ``x`` (zero where written)
+    and in ``src``. Where the index repeats a position the last write along ``dim`` stands,
+    as on PyTorch's CPU. ``reduce="add"`` or ``"multiply"`` combines each write with what
+    is there instead (for a number ``src``, once per time the position is named).
+    """
+    src = value if src is None else src
+    if reduce is not None:
+        return _scatter_reduce(x, dim, index, src, reduce)
+    if isinstance(src, Tensor) and src.dtype != x.dtype:
+        raise InvalidArgumentError(
+            f"scatter: src is {src.dtype} and the tensor {x.dtype}; they must match (convert src with .to(x.dtype))"
+        )
+    d = _one_dim(x, dim, "scatter")
+    idx = _index(x, d, index, "scatter")
+    idx, summed, d = _scattered(x, dim, idx, src, "scatter", _last_writes(x, idx, d))
+    ones = Tensor.ones(idx.shape, device=x._dev)
+    written = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape)) > 0
+    return where(written, src if summed is None else summed, x)
+
+
+def _scatter_reduce(x: Tensor, dim: int, index: Any, src: Any, reduce: str) -> Tensor:
+    """``torch.scatter``'s ``reduce=``: each write added to (or multiplied into) the entry."""
+    if reduce not in ("add", "multiply"):
+        raise InvalidArgumentError(f"scatter: reduce must be 'add' or 'multiply', not {reduce!r}")
+    if isinstance(src, Tensor):
+        if reduce == "add":
+            return scatter_add(x, dim, index, src)
+        raise NotImplementedError("scatter: reduce='multiply' takes a number src here; multiply by a tensor yourself")
+    d = _one_dim(x, dim, "scatter")
+    idx = _index(x, d, index, "scatter")
+    counts = ops.ScatterAddAlong.apply(Tensor.ones(idx.shape, dtype=x.dtype, device=x._dev), idx, args=(d, x.shape))
+    if reduce == "multiply":
+        return x * src**counts  # (src ** 0 is 1, an inf or nan src included)
+    # the number times its count where written, 0 elsewhere (never inf * 0)
+    return x + where(counts > 0, Tensor.full(x.shape, src, dtype=x.dtype, device=x._dev), 0) * counts
+
+
+@number_as_vector()
+def scatter_add(x: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
+    """``x`` with ``src[i][j]`` added at ``out[index[i][j]][j]`` (for ``dim=0``); repeats accumulate."""
+    _, summed, _ = _scattered(x, dim, index, src, "scatter_add")
+    if summed is None:
+        raise TypeError("scatter_add: src must be a tensor")
+    return x + summed
+
+
+@number_as_vector()
+def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
+    """The entries of ``x`` at the 1-D ``index`` along ``dim``."""
+    d = _one_dim(x, dim, "index_select")
+    idx = _index_tensor(x, index, "index_select")
+    if idx.ndim != 1:
+        raise ValueError(f"index_select: the index must be 1-D, got shape {idx.shape}")
+    _check_bounds(x._dev.ops, idx._data, x.shape[d], "index_select", d, x.shape)
+    # The same index for every position off ``dim``: a gather whose index is an input (so
+    # an index computed from the data is recomputed where a traced program replays).
+    lined = idx.reshape(tuple(-1 if k == d else 1 for k in range(x.ndim)))
+    full = lined.expand(x.shape[:d] + (idx.shape[0],) + x.shape[d + 1 :])
+    return ops.GatherAlong.apply(x, full, args=(d, x.shape))
+
+
+# -- sorting ---------------------------------------------------------------------
+@number_as_vector()
+def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """The indices that sort ``x`` along ``dim`` (ties keep their order)."""
+    return ops.Argsort.apply(x, args=(_one_dim(x, dim, "argsort"), descending))
+
+
+@number_as_vector()
+def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False, *, axis: Any = None) -> Any:
+    """``(values, indices)`` of ``x`` sorted along ``dim``; the values are differentiable.
+    NumPy's ``axis=`` gives the values alone, as ``numpy.sort``."""
+    sp = _dims.spelling("sort", None if axis is not None and dim == -1 else dim, axis=axis)  # (-1: the default)
+    if x.ndim == 0:
+        _dims.axes(x.shape, sp.dim, "sort")
+        out = ValuesIndices(x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
+    else:
+        d = _one_dim(x, sp.dim, "sort")
+        idx = argsort(x, d, descending)
+        out = ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+    return out.values if sp.numpy else out
+
+
+@number_as_vector()
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
+    """The ``k`` largest (or smallest) entries along ``dim`` and their indices, largest first."""
+    d = _one_dim(x, dim, "topk")
+    if not 0 <= k <= x.shape[d]:
+        raise ValueError(f"topk: k={k} is out of range for dimension {d} of size {x.shape[d]} (shape {x.shape})")
+    idx = argsort(x, d, descending=largest)[(slice(None),) * d + (slice(0, k),)]
+    return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+
+
+# -- shape -----------------------------------------------------------------------
+def flip(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
+    """``x`` reversed along each of ``dims`` (``flip(x, (0, 1))``, ``x.flip(0, 1)``, ``x.flip(dims=[0])``)."""
+    if dims is None:
+        dims = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+    axes = _dims.axes(x.shape, dims, "flip") or ()
+    if len(set(axes)) != len(axes):
+        raise InvalidArgumentError(f"flip: dims {tuple(dims)} name an axis more than once (shape {x.shape})")
+    return _new_memory(x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))], x)
+
+
+def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    """Entries moved ``shifts`` places along ``dims``, wrapping around (flattened when None)."""
+    if dims is None:
+        return roll(x.reshape(-1), shifts, 0).reshape(x.shape)
+    x0 = x
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if not x.ndim:  # PyTorch: a 0-d tensor has no axis to roll along
+        _dims.one(x.shape, dims if isinstance(dims, int) else dims[0], "roll", scalar_ok=False)
+    axes = _dims.axes(x.shape, dims, "roll", distinct=False)
+    if len(shifts) != len(axes):
+        raise InvalidArgumentError(f"roll: {len(shifts)} shifts for {len(axes)} dims; give one shift per dim")
+    for s, d in zip(shifts, axes):
+        n = x.shape[d]
+        s = s % n if n else 0
+        if s:
+            lead = (slice(None),) * d
+            x = cat([x[lead + (slice(n - s, n),)], x[lead + (slice(0, n - s),)]], d)
+    return _new_memory(x, x0)
+
+
+def repeat(x: Tensor, *sizes: Any) -> Tensor:
+    """``x`` tiled ``sizes[i]`` times along each axis, as ``torch.Tensor.repeat`` (an
+    expand of an interleaved new axis, then a reshape)."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    sizes = tuple(int(s) for s in sizes)
+    if len(sizes) < x.ndim:
+        raise ValueError(f"repeat: {len(sizes)} repeat counts for a tensor of {x.ndim} dimensions; give at least one per dim")
+    shape = (1,) * (len(sizes) - x.ndim) + x.shape
+    inter = x.reshape(tuple(v for s in shape for v in (1, s)))  # (1, s0, 1, s1, ...)
+    big = inter.expand(tuple(v for r, s in zip(sizes, shape) for v in (r, s)))  # (r0, s0, r1, s1, ...)
+    return _new_memory(big.reshape(tuple(r * s for r, s in zip(sizes, shape))), x)
+
+
+def split(x: Tensor, split_size_or_sections: Any, dim: int = 0, *, axis: int | None = None) -> tuple[Tensor, ...]:
+    """Pieces of ``split_size_or_sections`` along ``dim`` (the last may be smaller), or of
+    each size in a list of sizes."""
+    d = _one_dim(x, _dims.alias(axis, None if dim == 0 and axis is not None else dim, "split"), "split")
+    lead = (slice(None),) * d
+    n = x.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0:
+            raise ValueError(f"split: the size must be positive, got {step}")
+        bounds = [(i, builtins.min(i + step, n)) for i in range(0, n, step)] or [(0, 0)]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if builtins.sum(sizes) != n:
+            raise ValueError(f"split: sizes {sizes} add up to {builtins.sum(sizes)}, not dimension {d}'s size {n}")
+        starts = np.cumsum([0] + sizes[:-1]).tolist()
+        bounds = [(s, s + k) for s, k in zip(starts, sizes)]
+    return tuple(mark_multi_output_views([x[lead + (slice(a, b),)] for a, b in bounds], "Split"))
+
+
+def _split_method(self: Tensor, split_size: Any, dim: int = 0, *, axis: int | None = None) -> Any:
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or with a list,
+    one piece per size in it (``Tensor.split``: PyTorch names the size ``split_size`` there)."""
+    return split(self, split_size, dim, axis=axis)
+
+
+def chunk(input: Tensor, chunks: int, dim: int | None = None, *, axis: int | None = None) -> list[Tensor]:  # noqa: A002
+    """``chunks`` pieces along ``dim`` (0 by default; the last may be smaller), as PyTorch's."""
+    d = _dims.alias(axis, dim, "chunk")
+    d = _one_dim(input, 0 if d is None else d, "chunk")
+    if not isinstance(chunks, (int, np.integer)) or chunks <= 0:
+        raise InvalidArgumentError(f"chunk expects `chunks` to be greater than 0, got: {chunks} (shape {input.shape})")
+    if not input.shape[d]:  # an empty axis: one empty piece, as PyTorch's
+        return [input]
+    size = -(-input.shape[d] // chunks)
+    lead = (slice(None),) * d
+    return list(mark_multi_output_views([input[lead + (slice(i, i + size), Ellipsis)]
+                                         for i in range(0, input.shape[d], size)], "Split"))  # fmt: skip
+
+
+def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices of ``x`` along ``dim``, that axis removed."""
+    d = _one_dim(x, dim, "unbind")
+    lead = (slice(None),) * d
+    return tuple(mark_multi_output_views([x[lead + (i,)] for i in range(x.shape[d])], "Unbind"))
+
+
+def concat(tensors: Sequence[Tensor], dim: int = 0, *, axis: Any = None) -> Tensor:
+    """Tensors joined along ``dim`` (the array API's name for :func:`cat`)."""
+    return cat(tensors, dim if axis is None else axis)
+
+
+concatenate = concat
+
+
+# -- products --------------------------------------------------------------------
+def matmul(a: Tensor, b: Any) -> Tensor:
+    """The matrix product, as ``numpy.matmul``: 1-D operands and broadcast batches."""
+    return a @ b
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    """The product of two matrices (2-D only, as ``torch.mm``)."""
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"mm: needs two 2-D tensors, got shapes {a.shape} and {b.shape}; use matmul for batches")
+    return a @ b
+
+
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    """Batched product of ``(B, n, m)`` and ``(B, m, p)`` (3-D only, as ``torch.bmm``)."""
+    if a.ndim != 3 or b.ndim != 3:
+        raise ValueError(f"bmm: needs two 3-D tensors, got shapes {a.shape} and {b.shape}")
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"bmm: batch sizes differ: {a.shape} and {b.shape}")
+    return a @ b
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape (and
+    not read where ``beta`` is 0), as ``torch.addmm``: the bias-plus-product of GPT-2's ``Conv1D``."""
+    return _plus_product("addmm", input, mm(mat1, mat2), beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * (batch1 @ batch2)`` over batches of matrices, as ``torch.baddbmm``
+    (the scaled scores of some attention implementations: ``baddbmm(bias, q, k, alpha=1/sqrt(d))``)."""
+    return _plus_product("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+
+
+def _plus_product(op: str, input: Any, prod: Tensor, beta: Any, alpha: Any) -> Tensor:  # noqa: A002
+    shape = tuple(input.shape) if isinstance(input, Tensor) else ()
+    try:
+        fits = np.broadcast_shapes(shape, tuple(prod.shape)) == tuple(prod.shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"{op}: input of shape {shape} does not broadcast to the product's shape {prod.shape}")
+    scaled = prod if alpha == 1 else prod * alpha
+    if beta == 0:  # (PyTorch ignores input then, NaN and inf included)
+        return scaled
+    return (input if beta == 1 else input * beta) + scaled
+
+
+def dot(a: Tensor, b: Tensor) -> Tensor:
+    """The inner product of two 1-D tensors."""
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"dot: needs two 1-D tensors, got shapes {a.shape} and {b.shape}")
+    return a @ b
+
+
+def _parse_einsum(equation: str, operands: Sequence[Tensor]) -> tuple[list[str], str]:
+    """The subscripts of each operand and of the output, ``...`` spelled out in letters
+    the equation does not use (right-aligned, as broadcasting aligns axes)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(operands):
+        raise InvalidArgumentError(f"einsum: {equation!r} names {len(ins)} operands, got {len(operands)}")
+    spare = [c for c in string.ascii_letters if c not in eq]
+    n_ell = builtins.max([t.ndim - len(s) + 3 for s, t in zip(ins, operands) if "..." in s], default=0)
+    ell = "".join(spare[:n_ell])
+    for i, (s, t) in enumerate(zip(ins, operands)):
+        if s.count("...") > 1:
+            raise InvalidArgumentError(f"einsum: subscripts {s!r} have more than one ellipsis (PyTorch allows one)")
+        if "..." in s:
+            k = t.ndim - len(s) + 3
+            if k < 0:
+                raise InvalidArgumentError(f"einsum: subscripts {s!r} name more axes than the operand's shape {t.shape} has")
+            s = ins[i] = s.replace("...", ell[n_ell - k :])
+        if "." in s or len(s) != t.ndim:
+            raise InvalidArgumentError(f"einsum: subscripts {s!r} name {len(s)} axes, the operand has shape {t.shape}")
+    if arrow:
+        out = out.replace("...", ell)
+    else:  # implicit output: the broadcast axes, then the letters seen once, sorted
+        letters = "".join(ins)
+        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
+    return ins, out
+
+
+def _broadcast_shared(a: Tensor, sa: str, b: Tensor, sb: str) -> tuple[Tensor, Tensor]:
+    """A letter of size 1 in one operand and n in the other is expanded to n (broadcasting)."""
+    na, nb = dict(zip(sa, a.shape)), dict(zip(sb, b.shape))
+    for c in sa:
+        if c in sb and na[c] != nb[c]:
+            if na[c] != 1 and nb[c] != 1:
+                raise InvalidArgumentError(f"einsum: subscript {c!r} has size {na[c]} in one operand and {nb[c]} in the other")
+            na[c] = nb[c] = builtins.max(na[c], nb[c])
+    return a.expand(tuple(na[c] for c in sa)), b.expand(tuple(nb[c] for c in sb))
+
+
+def _contract(a: Tensor, sa: str, b: Tensor, sb: str, keep: str) -> tuple[Tensor, str]:
+    """``a`` and ``b`` multiplied, summed over the letters not in ``keep``, as one matmul:
+    batch letters (both, kept), the free letters of each, and the contracted ones."""
+    a, b = _broadcast_shared(a, sa, b, sb)
+    batch = [c for c in sa if c in sb and c in keep]
+    summed = [c for c in sa if c in sb and c not in keep]
+    fa = [c for c in sa if c not in sb]
+    fb = [c for c in sb if c not in sa]
+    size = {**dict(zip(sa, a.shape)), **dict(zip(sb, b.shape))}
+    pa = a.permute([sa.index(c) for c in batch + fa + summed])
+    pb = b.permute([sb.index(c) for c in batch + summed + fb])
+    nb = [size[c] for c in batch]
+    ma, k, nb_free = math.prod(size[c] for c in fa), math.prod(size[c] for c in summed), math.prod(size[c] for c in fb)
+    out = pa.reshape(*nb, ma, k) @ pb.reshape(*nb, k, nb_free)  # (batch..., free_a, free_b)
+    return out.reshape(*nb, *(size[c] for c in fa), *(size[c] for c in fb)), "".join(batch + fa + fb)
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation, as ``torch.einsum`` (``"bhqd,bhkd->bhqk"``), from matmuls.
+
+    Operands are contracted left to right, each pair as one (batched) matmul after summing
+    out the letters that no later operand or the output needs. ``...`` stands for the
+    broadcast axes; a letter repeated within one operand takes its diagonal.
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ins, out = _parse_einsum(equation, operands)
+    operands = list(operands)
+    for i, s in enumerate(ins):  # a letter repeated within one operand: its diagonal ("ii->i", "bii->bi")
+        while len(set(s)) != len(s):
+            c = next(c for c in s if s.count(c) > 1)
+            a, b = s.index(c), s.index(c, s.index(c) + 1)
+            if operands[i].shape[a] != operands[i].shape[b]:
+                raise InvalidArgumentError(f"einsum: subscript {c!r} repeats over axes of sizes {operands[i].shape[a]} and "
+                                 f"{operands[i].shape[b]} in operand {i} (shape {operands[i].shape})")  # fmt: skip
+            operands[i] = operands[i].diagonal(0, a, b)  # (the diagonal is the new last axis)
+            s = ins[i] = s[:a] + s[a + 1 : b] + s[b + 1 :] + c
+    cur, sc = operands[0], ins[0]
+    for i in range(len(ins)):
+        later = out + "".join(ins[i + 1 :])
+        if i > 0:
+            cur, sc = _contract(cur, sc, operands[i], ins[i], later)
+        gone = [j for j, c in enumerate(sc) if c not in later]
+        if gone:  # letters only this partial product has: sum them out now
+            cur = cur.sum(tuple(gone))
+            sc = "".join(c for c in sc if c in later)
+    for c in out:
+        if c not in sc:
+            raise InvalidArgumentError(f"einsum: output subscript {c!r} is in no operand of {equation!r}")
+    return cur.permute([sc.index(c) for c in out]) if len(out) > 1 else cur
+
+
+# -- elementwise -----------------------------------------------------------------
+def abs(x: Tensor) -> Tensor:  # noqa: A001
+    """Elementwise absolute value."""
+    return x.abs()
+
+
+absolute = abs  # (PyTorch's second name)
+
+
+def sqrt(x: Tensor) -> Tensor:
+    """Elementwise square root."""
+    return x.sqrt()
+
+
+def exp(x: Tensor) -> Tensor:
+    """Elementwise exponential."""
+    return x.exp()
+
+
+def log(x: Tensor) -> Tensor:
+    """Elementwise natural logarithm."""
+    return x.log()
+
+
+def tanh(x: Tensor) -> Tensor:
+    """Elementwise hyperbolic tangent."""
+    return x.tanh()
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """Elementwise logistic function."""
+    return x.sigmoid()
+
+
+def relu(x: Tensor) -> Tensor:
+    """Elementwise ``max(x, 0)``."""
+    return x.relu()
+
+
+def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
+    """Round half to even, as PyTorch (and NumPy) do; ``decimals`` places."""
+    from .elementwise.tensor_torch import _rounded  # noqa: PLC0415 - (the one rule for integer and bool inputs)
+
+    if not _rounded(x, "round"):
+        return x.clone()
+    if decimals:
+        scale = 10.0**decimals
+        return ops.Round.apply(x * scale) / scale
+    return ops.Round.apply(x)
+
+
+def pow(x: Any, exponent: Any) -> Tensor:  # noqa: A001
+    """``x ** exponent`` (either may be a number)."""
+    return x**exponent if isinstance(x, Tensor) else exponent.__rpow__(x)
+
+
+def maximum(a: Tensor, b: Any) -> Tensor:
+    """Elementwise maximum (equal entries share the gradient)."""
+    return a.maximum(b)
+
+
+def minimum(a: Tensor, b: Any) -> Tensor:
+    """Elementwise minimum (equal entries share the gradient)."""
+    return a.minimum(b)
+
+
+def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """``x`` limited to ``[min, max]`` (either may be None)."""
+    return x.clip(min, max)
+
+
+clip = clamp
+
+
+# -- predicates and small things ------------------------------------------------
+def numel(x: Tensor) -> int:
+    """The number of elements."""
+    return x.numel()
+
+
+def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
+    if x.ndim < 2:
+        raise ValueError(f"{'tril' if lower else 'triu'}: needs at least 2 dimensions, got shape {x.shape}")
+    n, m = x.shape[-2:]
+    keep = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
+    zero = x.dtype.type(0).item()  # a zero of x's own kind: bool and int tensors stay so
+    return where(Tensor(keep, device=x._dev), x, zero)
+
+
+def tril(input: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:  # noqa: A002
+    """The lower triangle of the last two axes; above ``diagonal`` (``k``) becomes 0."""
+    return _tri(input, diagonal if k is None else k, True)
+
+
+def triu(input: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:  # noqa: A002
+    """The upper triangle of the last two axes; below ``diagonal`` (``k``) becomes 0."""
+    return _tri(input, diagonal if k is None else k, False)
+
+
+def allclose(a: Tensor, b: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
+    """Whether every element of ``a`` is close to ``b`` (compared on the host)."""
+    bb = b.numpy() if isinstance(b, Tensor) else b
+    return bool(np.allclose(a.numpy(), bb, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(a: Tensor, b: Tensor) -> bool:
+    """Whether ``a`` and ``b`` have one shape and the same elements."""
+    return a.shape == b.shape and bool(np.array_equal(a.numpy(), b.numpy()))
+
+
+def outer(a: Tensor, b: Tensor) -> Tensor:
+    """The outer product of two 1-D tensors."""
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"outer: needs two 1-D tensors, got shapes {a.shape} and {b.shape}")
+    return a.reshape(-1, 1) * b.reshape(1, -1)
+
+
+def log1p(x: Tensor) -> Tensor:
+    """Elementwise ``log(1 + x)``, exact for tiny ``x`` (where ``1 + x`` rounds to 1)."""
+    return ops.Log1p.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
+
+
+def expm1(x: Tensor) -> Tensor:
+    """Elementwise ``exp(x) - 1``, exact for tiny ``x``."""
+    return ops.Expm1.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
+
+
+def erf(x: Tensor) -> Tensor:
+    """Elementwise error function."""
+    return x.erf()
+
+
+def _elementwise_test(x: Tensor, name: str) -> Tensor:
+    xp = x._dev.ops
+    raw = x._dev.xp
+    if name == "isfinite":
+        return Tensor._wrap(xp.isfinite(x._data), x._dev)
+    return Tensor._wrap(getattr(raw, name)(x._data), x._dev)
+
+
+def isnan(x: Tensor) -> Tensor:
+    """Where ``x`` is NaN (a boolean tensor, no gradient)."""
+    return _elementwise_test(x, "isnan")
+
+
+def isinf(x: Tensor) -> Tensor:
+    """Where ``x`` is infinite (a boolean tensor, no gradient)."""
+    return _elementwise_test(x, "isinf")
+
+
+def isfinite(x: Tensor) -> Tensor:
+    """Where ``x`` is neither NaN nor infinite (a boolean tensor, no gradient)."""
+    return _elementwise_test(x, "isfinite")
+
+
+def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
+    """``value`` where ``mask`` is true, ``x`` elsewhere."""
+    return x.masked_fill(mask, value)
+
+
+def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+    """Each entry repeated ``repeats`` times along ``dim`` (the flattened tensor when None):
+    a gather by the index ``[0, 0, 1, 1, ...]``, so gradients sum over the copies. ``output_size``
+    (PyTorch's hint of the result's length along ``dim``) must be that length when given."""
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    d = _one_dim(x, dim, "repeat_interleave")
+    counts = repeats.numpy() if isinstance(repeats, Tensor) else repeats
+    index = np.repeat(np.arange(x.shape[d]), counts)
+    if output_size is not None and int(output_size) != len(index):
+        raise RuntimeError(
+            f"repeat_interleave: output_size={output_size} but the repeats {counts} give {len(index)} entries"
+        )
+    return index_select(x, d, Tensor(index, device=x._dev))
+
+
+# -- PyTorch's free spellings of shape methods (the method is the one implementation) ------
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa: A002
+    """``input.narrow(dim, start, length)``: ``length`` entries of ``dim`` from ``start`` (a view)."""
+    return tensor_arg(input, "narrow").narrow(dim, start, length)
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
+    """``input.select(dim, index)``: entry ``index`` of ``dim``, which goes (a view)."""
+    return tensor_arg(input, "select").select(dim, index)
+
+
+def t(input: Tensor) -> Tensor:  # noqa: A002
+    """``input.t()``: a matrix transposed (0-D and 1-D as they are)."""
+    return tensor_arg(input, "t").t()
+
+
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:  # noqa: A002
+    """``input.transpose(axis0, axis1)``."""
+    return tensor_arg(input, "swapaxes").transpose(axis0, axis1)
+
+
+def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
+    """``input.transpose(dim0, dim1)``."""
+    return tensor_arg(input, "swapdims").transpose(dim0, dim1)
+
+
+def broadcast_to(input: Tensor, size: Any) -> Tensor:  # noqa: A002
+    """``input.broadcast_to(size)``: ``input`` expanded to ``size`` (a view)."""
+    return tensor_arg(input, "broadcast_to").broadcast_to(size)
+
+
+#: the Tensor methods of this module (``install_methods`` puts them on Tensor): the same functions
+METHODS = {n: globals()[n] for n in (
+    "gather", "scatter", "scatter_add", "index_select", "sort", "argsort", "topk", "flip", "roll", "repeat",
+    "chunk", "unbind", "mm", "bmm", "addmm", "baddbmm", "dot", "round", "outer", "log1p", "expm1", "isnan", "isinf", "isfinite",
+    "repeat_interleave", "tril", "triu",
+)}  # fmt: skip
+METHODS["split"] = _split_method
