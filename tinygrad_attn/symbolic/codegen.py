@@ -144,32 +144,42 @@ def _fused_lines(prog: Program, released: list[list[Buffer]]) -> tuple[dict, set
     return fused, skipped, [[b for b in r if id(b) not in inner] for r in moved]
 
 
-def generate(prog: Program) -> tuple[str, dict[str, Any]]:
-    """The source of ``def program(args)`` and the globals it runs with."""
-    params = types.SimpleNamespace()
-    consts = types.SimpleNamespace()
-    env: dict[str, Any] = {"accumulate": accumulate, "set_grad": set_grad, "params": params, "consts": consts}
-    taken = {b.name for op in prog.ops for b in op.outputs if b is not None} | set(env)
-    shared: dict[Any, str] = {}
-    counts: dict[str, int] = {}
-    param_attr: dict[int, str] = {}  # id(tensor) -> its name under params
-    numbers: dict[tuple, str] = {}  # (value, dtype, device) -> the named constant holding it
-    tried: dict[str, int] = {}  # base -> the number of its latest name (the names before it are taken)
+class _Names:
+    """The globals a program's source runs with and the names it gives them: each value once,
+    under the first name not taken by a buffer or an earlier global."""
 
-    def global_name(base: str, value: Any) -> str:
+    def __init__(self, prog: Program) -> None:
+        self.params = types.SimpleNamespace()
+        self.consts = types.SimpleNamespace()
+        self.env: dict[str, Any] = {
+            "accumulate": accumulate, "set_grad": set_grad, "params": self.params, "consts": self.consts,
+        }  # fmt: skip
+        self.taken = {b.name for op in prog.ops for b in op.outputs if b is not None} | set(self.env)
+        self.shared: dict[Any, str] = {}  # (op, arguments, namespace) -> the callable's name
+        self.counts: dict[str, int] = {}
+        self.param_attr: dict[int, str] = {}  # id(tensor) -> its name under params
+        self.numbers: dict[tuple, str] = {}  # (value, dtype, device) -> the named constant holding it
+        self.tried: dict[str, int] = {}  # base -> the number of its latest name (the names before it are taken)
+        for op in prog.ops:  # parameters by their own names, also where a line names one before its load
+            if op.kind == "load" and op.outputs[0].kind == "param" and id(op.outputs[0].tensor) not in self.param_attr:
+                b = op.outputs[0]
+                self.param_attr[id(b.tensor)] = b.name
+                setattr(self.params, b.name, b.tensor)
+
+    def global_name(self, base: str, value: Any) -> str:
         # base, base_2, base_3...: the first name not taken (from the last one given, not from
         # the start again: a program with a hundred constants asked a hundred times)
-        n = tried.get(base, 1)
+        n = self.tried.get(base, 1)
         name = base if n == 1 else f"{base}_{n}"
-        while name in taken:
+        while name in self.taken:
             n += 1
             name = f"{base}_{n}"
-        tried[base] = n
-        taken.add(name)
-        env[name] = value
+        self.tried[base] = n
+        self.taken.add(name)
+        self.env[name] = value
         return name
 
-    def operand(x: Any) -> str:
+    def operand(self, x: Any) -> str:
         if x.__class__ is Buffer:
             return x.name
         if x is None:  # (an absent operand: a linear's bias)
@@ -185,29 +195,139 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
         except (TypeError, ValueError):
             shown = ""
         if not shown:
-            return global_name("c", x)
+            return self.global_name("c", x)
         key = (shown, str(getattr(x, "dtype", type(x))), str(getattr(x, "device", "")))
-        name = numbers.get(key)
+        name = self.numbers.get(key)
         if name is None:
-            name = numbers[key] = global_name(f"c_{shown}", x)
+            name = self.numbers[key] = self.global_name(f"c_{shown}", x)
         return name
 
-    def tensor_of(target: Any) -> str:
+    def tensor_of(self, target: Any) -> str:
         """``args[0]`` for an argument's position, ``params.<name>`` for a tensor."""
         if isinstance(target, int):
             return f"args[{target}]"
-        attr = param_attr.get(id(target))
+        attr = self.param_attr.get(id(target))
         if attr is None:
-            attr = param_attr[id(target)] = global_name("grad_target", None)
-            setattr(params, attr, target)
-            del env[attr]
+            attr = self.param_attr[id(target)] = self.global_name("grad_target", None)
+            setattr(self.params, attr, target)
+            del self.env[attr]
         return f"params.{attr}"
 
-    for op in prog.ops:  # parameters by their own names, also where a line names one before its load
-        if op.kind == "load" and op.outputs[0].kind == "param" and id(op.outputs[0].tensor) not in param_attr:
-            b = op.outputs[0]
-            param_attr[id(b.tensor)] = b.name
-            setattr(params, b.name, b.tensor)
+
+def _load_line(names: _Names, op: Any) -> str:
+    """A value the program reads at each replay: an argument, a parameter, a ``.grad``, a number or
+    state read then, a constant (a copy of it where the program changes it in place)."""
+    b = op.outputs[0]
+    if b.kind == "arg":
+        return f"{b.name} = args[{op.inputs[0]}]._data"
+    if b.kind == "param":
+        attr = names.param_attr.get(id(b.tensor))
+        if attr is None:
+            attr = names.param_attr[id(b.tensor)] = b.name
+            setattr(names.params, attr, b.tensor)
+        return f"{b.name} = params.{attr}._data"
+    if b.kind == "grad":  # .grad after an accumulation, read by fn (an update by hand)
+        return f"{b.name} = {names.tensor_of(b.index if b.tensor is None else b.tensor)}.grad._data"
+    if b.kind in ("number", "state"):  # read at this point of each replay (a learning rate, Adam's m)
+        return f"{b.name} = {names.global_name('read_' + b.name, b.array)}()"
+    if b.kind == "init":  # changed in place by the program: each replay starts from a copy
+        setattr(names.consts, b.name, b.array)
+        copy = names.global_name("copy", b.dev.copy)
+        return f"{b.name} = {copy}(consts.{b.name})"
+    setattr(names.consts, b.name, b.array)
+    return f"{b.name} = consts.{b.name}"
+
+
+def _call_line(names: _Names, op: Any, comment: str) -> tuple[str, str]:
+    """An op's forward on arrays, through its callable: a fused op's own (it keeps what its
+    backward reads), else one per op and arguments, named after both (permute_1_0, sum_0_1_False)."""
+    b = op.outputs[0]
+    xp = b.dev.ops
+    if isinstance(op.fn, FusedFunction):
+        names.counts[op.op] = names.counts.get(op.op, 0) + 1
+        f = names.global_name(f"{op.op}{names.counts[op.op]}", functools.partial(op.fn.forward, xp))
+        if op.fn.args is not None:
+            comment += f"  {op.op} {_args_str(op.fn.args)}"
+    else:
+        try:
+            args = op.fn.args
+            key = (type(op.fn), id(xp)) if args is None else (type(op.fn), passes._freeze(args), id(xp))
+        except TypeError:  # an unhashable argument: a callable of its own
+            key = object()
+        f = names.shared.get(key)
+        if f is None:
+            f = names.shared[key] = names.global_name(
+                _callable_name(op.op, op.fn.args), functools.partial(op.fn.forward, xp)
+            )
+    operands = ", ".join([x.name if x.__class__ is Buffer else names.operand(x) for x in op.inputs])
+    return f"{b.name} = {f}({operands})", comment
+
+
+def _backward_line(names: _Names, op: Any) -> str:
+    """A fused op's backward on arrays (a cat's or stack's: the gradient in pieces)."""
+    xp = op.inputs[0].dev.ops
+    targets = ", ".join(b.name if b is not None else "_" for b in op.outputs)
+    if op.fn.__class__ is Split:
+        f = names.global_name(op.op, functools.partial(op.fn.pieces, xp))
+        return f"{targets}, = {f}({op.inputs[0].name})"
+    f = names.global_name(op.op, _fused_backward(op.fn, xp))
+    g, ins, out = op.inputs[0], op.inputs[1:-1], op.inputs[-1]
+    tup = ", ".join(names.operand(x) for x in ins) + ("," if len(ins) == 1 else "")
+    return f"{targets}, = {f}({g.name}, ({tup}), {out.name})"
+
+
+def _effect_line(names: _Names, op: Any, comment: str) -> tuple[str, str]:
+    """A call for its effect on an object the program holds (an optimizer's step)."""
+    obj = op.label if names.env.get(op.label) is op.target else names.global_name(op.label, op.target)
+    line = f"{obj}.{op.op}({', '.join(map(repr, op.call_args))})"
+    if op.op == "step" and hasattr(op.target, "param_groups"):
+        n = sum(len(g["params"]) for g in op.target.param_groups)
+        comment = f"  # updates {n} parameters in place"
+    elif op.op == "foreach_update":
+        n = len(op.target.param_groups[op.call_args[0]]["params"])
+        comment = f"  # param group {op.call_args[0]}: updates its {n} parameters in place, flat"
+    elif op.op == "_advance":
+        comment = "  # step counters and state, before the update below"
+    return line, comment
+
+
+def _line(names: _Names, op: Any, fused: dict) -> tuple[str, str]:
+    """One record as a line of the program and its comment (the shape and dtype it makes)."""
+    outs = op.outputs
+    if len(outs) == 1 and outs[0] is not None:  # (most lines: one result)
+        comment = "  # " + outs[0].type_str
+    else:
+        outs = [b for b in outs if b is not None]
+        comment = "  # " + ", ".join(b.type_str for b in outs) if outs else ""
+    if op.kind == "load":
+        return _load_line(names, op), comment
+    if op.kind == "call" and id(op) in fused:
+        k, run = fused[id(op)]
+        f = names.global_name(k.name, run)
+        line = f"{op.outputs[0].name} = {f}({', '.join(b.name for b in k.inputs)})"
+        return line, comment + "  fused: " + ", ".join(r.op for r in k.records)
+    if op.kind == "call":
+        return _call_line(names, op, comment)
+    if op.kind == "backward":
+        return _backward_line(names, op), comment
+    if op.kind == "accumulate":
+        # (.grad gets an array of its own: accumulate copies what the program holds)
+        return f"accumulate({names.tensor_of(op.target)}, {op.inputs[0].name})", comment
+    if op.kind == "setgrad":
+        return f"set_grad({names.tensor_of(op.target)}, {op.inputs[0].name if op.inputs else 'None'})", comment
+    if op.kind == "store":
+        dst, v = op.inputs
+        return f"{dst.name}[{_key_str(op.target, names.global_name)}] = {names.operand(v)}", (
+            f"  # in place: {dst.type_str}"
+        )
+    if op.kind == "effect":
+        return _effect_line(names, op, comment)
+    raise AssertionError(op.kind)  # pragma: no cover - every kind is listed above
+
+
+def generate(prog: Program) -> tuple[str, dict[str, Any]]:
+    """The source of ``def program(args)`` and the globals it runs with."""
+    names = _Names(prog)
     lines = ["def program(args):"]
     section = None
     returned = {id(b) for b in prog.outputs}
@@ -222,95 +342,11 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
         if op.section != section:
             section = op.section
             lines.append(f"    # {section}")
-        outs = op.outputs
-        if len(outs) == 1 and outs[0] is not None:  # (most lines: one result)
-            comment = "  # " + outs[0].type_str
-        else:
-            outs = [b for b in outs if b is not None]
-            comment = "  # " + ", ".join(b.type_str for b in outs) if outs else ""
-        if op.kind == "load":
-            b = op.outputs[0]
-            if b.kind == "arg":
-                line = f"{b.name} = args[{op.inputs[0]}]._data"
-            elif b.kind == "param":
-                attr = param_attr.get(id(b.tensor))
-                if attr is None:
-                    attr = param_attr[id(b.tensor)] = b.name
-                    setattr(params, attr, b.tensor)
-                line = f"{b.name} = params.{attr}._data"
-            elif b.kind == "grad":  # .grad after an accumulation, read by fn (an update by hand)
-                line = f"{b.name} = {tensor_of(b.index if b.tensor is None else b.tensor)}.grad._data"
-            elif b.kind in ("number", "state"):  # read at this point of each replay (a learning rate, Adam's m)
-                line = f"{b.name} = {global_name('read_' + b.name, b.array)}()"
-            elif b.kind == "init":  # changed in place by the program: each replay starts from a copy
-                setattr(consts, b.name, b.array)
-                copy = global_name("copy", b.dev.copy)
-                line = f"{b.name} = {copy}(consts.{b.name})"
-            else:
-                setattr(consts, b.name, b.array)
-                line = f"{b.name} = consts.{b.name}"
-        elif op.kind == "call" and id(op) in fused:
-            k, run = fused[id(op)]
-            f = global_name(k.name, run)
-            line = f"{op.outputs[0].name} = {f}({', '.join(b.name for b in k.inputs)})"
-            comment += "  fused: " + ", ".join(r.op for r in k.records)
-        elif op.kind == "call":
-            b = op.outputs[0]
-            xp = b.dev.ops
-            if isinstance(op.fn, FusedFunction):  # its forward keeps what its backward reads: its own callable
-                counts[op.op] = counts.get(op.op, 0) + 1
-                f = global_name(f"{op.op}{counts[op.op]}", functools.partial(op.fn.forward, xp))
-                if op.fn.args is not None:
-                    comment += f"  {op.op} {_args_str(op.fn.args)}"
-            else:  # one callable per op and arguments, named after both: permute_1_0, sum_0_1_False
-                try:
-                    args = op.fn.args
-                    key = (type(op.fn), id(xp)) if args is None else (type(op.fn), passes._freeze(args), id(xp))
-                except TypeError:  # an unhashable argument: a callable of its own
-                    key = object()
-                f = shared.get(key)
-                if f is None:
-                    f = shared[key] = global_name(
-                        _callable_name(op.op, op.fn.args), functools.partial(op.fn.forward, xp)
-                    )
-            line = f"{b.name} = {f}({', '.join([x.name if x.__class__ is Buffer else operand(x) for x in op.inputs])})"
-        elif op.kind == "backward":
-            xp = op.inputs[0].dev.ops
-            targets = ", ".join(b.name if b is not None else "_" for b in op.outputs)
-            if op.fn.__class__ is Split:  # a cat's or stack's gradient: g in pieces
-                f = global_name(op.op, functools.partial(op.fn.pieces, xp))
-                line = f"{targets}, = {f}({op.inputs[0].name})"
-            else:
-                f = global_name(op.op, _fused_backward(op.fn, xp))
-                g, ins, out = op.inputs[0], op.inputs[1:-1], op.inputs[-1]
-                tup = ", ".join(operand(x) for x in ins) + ("," if len(ins) == 1 else "")
-                line = f"{targets}, = {f}({g.name}, ({tup}), {out.name})"
-        elif op.kind == "accumulate":
-            # (.grad gets an array of its own: accumulate copies what the program holds)
-            line = f"accumulate({tensor_of(op.target)}, {op.inputs[0].name})"
-        elif op.kind == "setgrad":
-            line = f"set_grad({tensor_of(op.target)}, {op.inputs[0].name if op.inputs else 'None'})"
-        elif op.kind == "store":
-            dst, v = op.inputs
-            line = f"{dst.name}[{_key_str(op.target, global_name)}] = {operand(v)}"
-            comment = f"  # in place: {dst.type_str}"
-        elif op.kind == "effect":
-            obj = op.label if env.get(op.label) is op.target else global_name(op.label, op.target)
-            line = f"{obj}.{op.op}({', '.join(map(repr, op.call_args))})"
-            if op.op == "step" and hasattr(op.target, "param_groups"):
-                n = sum(len(g["params"]) for g in op.target.param_groups)
-                comment = f"  # updates {n} parameters in place"
-            elif op.op == "foreach_update":
-                n = len(op.target.param_groups[op.call_args[0]]["params"])
-                comment = f"  # param group {op.call_args[0]}: updates its {n} parameters in place, flat"
-            elif op.op == "_advance":
-                comment = "  # step counters and state, before the update below"
-        else:  # pragma: no cover - every kind is listed above
-            raise AssertionError(op.kind)
+        line, comment = _line(names, op, fused)
         lines.append(f"    {line}{comment}")
         gone = [b.name for b in dead if b.kind in _OWNED and id(b) not in returned]
         if gone:
             lines.append(f"    del {', '.join(gone)}")
     ret = ", ".join(b.name for b in prog.outputs)
     lines.append(f"    return ({ret}{',' if len(prog.outputs) == 1 else ''})")
-    return "\n".join(lines) + "\n", env
+    return "\n".join(lines) + "\n", names.env
