@@ -72,7 +72,7 @@ def test_allow_and_mask_together_raise():
     m = models.BatchFirstAttention(4, 2)
     x = Tensor.randn(1, 3, 4)
     ones = np.ones((3, 3), bool)
-    with pytest.raises(TypeError, match="BatchFirstAttention: got both allow= and mask="):
+    with pytest.raises(TypeError, match="BatchFirstAttention.forward: got both allow= and mask="):
         m(x, allow=ones, mask=ones)
 
 

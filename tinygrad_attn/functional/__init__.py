@@ -16,6 +16,7 @@ import numpy as np
 
 from ..engine.composite import composite
 from ..engine.declare import public
+from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, scope
 from ..engine.versions import _memory_root
 from ..ops import fused
@@ -654,6 +655,7 @@ def _bias_from_allowed(xp: Any, allowed: Any, bias: Any) -> tuple[Any, Any, None
     return xp.where(rows, bias, xp.zeros_like(bias)), rows, None
 
 
+@keeps_old_spellings
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -664,7 +666,6 @@ def scaled_dot_product_attention(
     *,  # (PyTorch takes scale and enable_gqa by keyword only)
     scale: float | None = None,
     enable_gqa: bool = False,
-    mask: Any = None,
     return_weights: bool = False,
 ) -> Any:
     """``softmax(q @ k.mT * scale + mask) @ v``, the attention of "Attention Is All You Need",
@@ -675,13 +676,9 @@ def scaled_dot_product_attention(
     True where a query may attend; a float mask is added to the scores. A query with
     nothing to attend gets zeros, never NaN. ``scale`` defaults to ``1/sqrt(d)``. ``enable_gqa=True``: each of the ``H`` key and
     value heads serves ``Hq // H`` query heads (grouped-query attention). The library's
-    extras: ``mask=`` (another name of ``attn_mask``) and ``return_weights=True``,
+    extras: ``mask=`` (its older name of ``attn_mask``) and ``return_weights=True``,
     which also returns the ``(..., Tq, Tk)`` weights.
     """
-    if mask is not None:
-        if attn_mask is not None:
-            raise TypeError("scaled_dot_product_attention: got both attn_mask= and mask=; pass attn_mask")
-        attn_mask = mask
     q, k, v, mask = query, key, value, attn_mask
     for t, n in ((q, "query"), (k, "key"), (v, "value")):
         if not isinstance(t, Tensor) or t.ndim < 2:

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import no_grad
 from ..nn.attention import _as_mask, attend_heads
 from ..nn.layers import Embedding, LayerNorm, Linear, PositionalEncoding
@@ -56,7 +57,7 @@ class BatchFirstAttention(Module):
     ``key`` and ``value`` default to ``query`` (self-attention). ``allow`` is boolean
     (True = may attend) or float (added to the scores), broadcastable to
     ``(B, n_heads, Tq, Tk)``; a 3-D mask ``(B, Tq, Tk)`` is applied to every head.
-    ``mask=`` is another name of the same argument, with the same meaning.
+    ``mask=`` is its older name (``engine/spellings.py``).
     (PyTorch's ``nn.MultiheadAttention`` reads a boolean mask the other way round.)
     ``models.MultiHeadAttention`` is this class under its contract name.
 
@@ -81,19 +82,14 @@ class BatchFirstAttention(Module):
         self.v_proj = Linear(self.vdim, d_model, bias=bias)
         self.out_proj = Linear(d_model, d_model, bias=bias)
 
+    @keeps_old_spellings
     def forward(self, query: Tensor, key: Tensor | None = None, value: Tensor | None = None, allow: Any = None,
-                is_causal: bool = False, need_weights: bool = False, cache: dict | None = None, *,
-                mask: Any = None) -> Any:  # fmt: skip
+                is_causal: bool = False, need_weights: bool = False, cache: dict | None = None) -> Any:  # fmt: skip
         """The output ``(B, Tq, d_model)``, or ``(output, weights)`` with ``need_weights``.
 
-        ``allow`` (or ``mask``, its other name): True = may attend. ``cache`` (a
+        ``allow`` (``mask=``, its older name, still works): True = may attend. ``cache`` (a
         dict, self-attention only): the keys and values of earlier calls are kept in it and
         attended to as well, so a decoder can feed one new token at a time."""
-        if mask is not None:
-            if allow is not None:
-                raise TypeError("BatchFirstAttention: got both allow= and mask=; they are one argument "
-                                "(True = may attend), pass it once")  # fmt: skip
-            allow = mask
         if cache is not None and any(t is not None and t is not query for t in (key, value)):
             raise ValueError("BatchFirstAttention: a cache is for self-attention; pass no key or value with it")
         key = query if key is None else key

@@ -25,6 +25,7 @@ import zipfile
 from collections.abc import Mapping
 from typing import IO, Any
 
+from ..engine.spellings import keeps_old_spellings
 from ..runtime.backend import Device, device, get_device
 from . import safetensors_file, torch_archive
 from .safetensors_file import (  # noqa: F401 - the names this module has always had
@@ -131,6 +132,7 @@ def _looks_like_safetensors(head: bytes) -> bool:
     return struct.unpack("<Q", head[:8])[0] > 0 and head[8:9] == b"{"
 
 
+@keeps_old_spellings
 def load(f: FILE_LIKE, map_location: Any = None, pickle_module: Any = None, *, weights_only: bool | None = None,
          mmap: bool | None = None, **pickle_load_args: Any) -> Any:  # fmt: skip
     """What :func:`save` (or ``torch.save``) stored in ``f`` (a path or a readable binary
@@ -144,8 +146,6 @@ def load(f: FILE_LIKE, map_location: Any = None, pickle_module: Any = None, *, w
     from a trusted source: it runs whatever the file names. ``mmap=True`` (a path only) maps
     the storages from the file instead of reading them.
     """
-    if "device" in pickle_load_args:  # this package's earlier spelling
-        map_location = pickle_load_args.pop("device") if map_location is None else map_location
     if weights_only is None:
         weights_only = pickle_module is None
     if weights_only and pickle_module is not None:

@@ -21,6 +21,7 @@ from .. import ops
 from ..engine.backward import backward
 from ..engine.declare import public
 from ..engine.function import FreedArray, Function, InvalidArgumentError, register_tensor
+from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State
 from ..engine.versions import version_of
 from ..ops.tensor_namespace import TensorNamespace
@@ -449,15 +450,15 @@ class Tensor:
         return self.clone()
 
     # -- autograd -----------------------------------------------------------------
+    @keeps_old_spellings
     def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
-                 inputs: Any = None, *, grad: Any = None) -> None:  # fmt: skip
+                 inputs: Any = None) -> None:  # fmt: skip
         """Accumulate the gradient of this tensor into ``.grad`` of every leaf it depends on
-        (PyTorch's parameters; ``grad=`` is another name of ``gradient``)."""
+        (PyTorch's parameters; ``grad=`` is the older name of ``gradient``)."""
         if inputs is not None:  # (only these .grad: a tensor or a sequence of them)
             inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-        g = gradient if grad is None else grad
         keep = create_graph if retain_graph is None else bool(retain_graph)
-        backward(self, g, retain_graph=keep, create_graph=create_graph, inputs=inputs)
+        backward(self, gradient, retain_graph=keep, create_graph=create_graph, inputs=inputs)
 
     # -- operand conversion -------------------------------------------------------
     def _operand(self, other: Any) -> Any:
