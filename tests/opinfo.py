@@ -1526,7 +1526,7 @@ NN_LAYERS: list[OpInfo] = [
 OPS += NN_LAYERS
 
 
-# -- F.interpolate (tinygrad_attn/functional_resize.py) ----------------------------------
+# -- F.interpolate (tinygrad_attn/functional/resize.py) ----------------------------------
 @st.composite
 def interpolations(draw: Any) -> Sample:
     mode = draw(st.sampled_from(["nearest", "nearest-exact", "linear", "bilinear", "trilinear"]))
@@ -1543,7 +1543,7 @@ def interpolations(draw: Any) -> Sample:
     return Sample((draw(array((draw(st.integers(1, 2)), 2) + spatial)),), kw)
 
 
-# -- F.conv_transpose1d/2d (tinygrad_attn/functional_conv.py) -----------------------------
+# -- F.conv_transpose1d/2d (tinygrad_attn/functional/conv.py) -----------------------------
 @st.composite
 def conv_transposes(draw: Any, nd: int) -> Sample:
     """Input, weight and maybe bias of a grouped, strided, padded, dilated transposed
@@ -1569,7 +1569,7 @@ OPS += [
 ]  # fmt: skip
 
 
-# -- F.max_unpool1d/2d (tinygrad_attn/functional_conv.py) ---------------------------------
+# -- F.max_unpool1d/2d (tinygrad_attn/functional/conv.py) ---------------------------------
 @st.composite
 def max_unpools(draw: Any, nd: int) -> Sample:
     """Pooled values and int64 indices as max_pool with kernel == stride records them: one

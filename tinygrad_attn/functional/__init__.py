@@ -1055,7 +1055,7 @@ __all__ += [
 from .activations import glu, threshold  # noqa: E402
 
 __all__ += ["threshold", "glu"]
-# -- resizing (written in tinygrad_attn/functional_resize.py) ------------------------------
+# -- resizing (written in tinygrad_attn/functional/resize.py) ------------------------------
 from .resize import interpolate  # noqa: E402
 
 __all__ += ["interpolate"]

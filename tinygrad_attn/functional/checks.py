@@ -1,5 +1,5 @@
 """Argument checks and small helpers that the functional modules share (``functional.py``,
-``functional_conv.py``, ``functional_losses.py``, ...) and the modules of tensor functions
+``conv.py``, ``losses.py``, ...) and the modules of tensor functions
 (``tensor_functions.py``, ``math_functions.py``, ``activations.py``): here, below all of them,
 so that none imports another to reach them."""
 

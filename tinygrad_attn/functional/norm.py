@@ -1,7 +1,7 @@
 """Normalisation by groups of channels, by instance, and across neighbouring channels:
 PyTorch's ``F.group_norm``, ``F.instance_norm`` and ``F.local_response_norm``, each a
 composite of primitives (means, a square root, shifted slices). ``batch_norm`` lives
-beside the convolutions (``functional_conv.py``); ``tinygrad_attn.functional`` re-exports
+beside the convolutions (``conv.py``); ``tinygrad_attn.functional`` re-exports
 every public name.
 
 >>> F.group_norm(x, 2, weight, bias)  # doctest: +SKIP  (x: (N, C, *), C divisible by 2)
