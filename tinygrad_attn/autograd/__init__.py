@@ -20,8 +20,9 @@ from ..engine.switches import (
 from . import function, functional
 from .api import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # (the functions, as torch.autograd's)
 from .variable import Variable
 
 __all__ = ["Function", "FunctionCtx", "backward", "decompose", "detect_anomaly", "enable_grad", "function",
            "functional", "grad", "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable",
-           "set_grad_enabled", "Variable"]  # fmt: skip
+           "set_grad_enabled", "Variable", "gradcheck", "gradgradcheck", "GradcheckError"]  # fmt: skip

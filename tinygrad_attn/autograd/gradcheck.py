@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.backward import grad
-from ..tensors._tensor import Tensor
+from ..tensors._tensor import Tensor, cat
 
 
 class GradcheckError(RuntimeError):
@@ -23,25 +23,81 @@ def _as_float64(x: Any) -> Any:
     return x
 
 
-def gradcheck(fn: Callable[..., Tensor], *inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
-              rtol: float = 1e-3) -> bool:  # fmt: skip
-    """Compare the gradients of ``fn(*inputs)`` with central finite differences.
+def _inputs(inputs: tuple) -> tuple:
+    # PyTorch's form passes one tensor or one tuple of them; the contract's, each input positionally
+    return tuple(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (tuple, list)) else inputs
+
+
+def _weighted(out: Any) -> Tensor:
+    """The outputs as one vector (a tuple of outputs is checked output by output, as PyTorch's)."""
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if not outs or not all(isinstance(o, Tensor) for o in outs):
+        raise GradcheckError(f"gradcheck: fn must return a Tensor or a tuple of them, got {type(out).__name__}")
+    return outs[0].reshape(-1) if len(outs) == 1 else cat([o.reshape(-1) for o in outs])
+
+
+def gradcheck(fn: Callable[..., Any], *inputs: Any, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, **options: Any) -> bool:  # fmt: skip
+    """Compare the gradients of ``fn(*inputs)`` with central finite differences, as
+    ``torch.autograd.gradcheck(func, inputs)`` (``inputs`` one tensor or a tuple; the
+    inputs may also follow ``fn`` one by one).
 
     Floating-point inputs are converted to float64 tensors that require grad (other
-    inputs pass through). A non-scalar output is reduced with fixed random weights, so
-    every output element is checked. Returns True, or raises :class:`GradcheckError`
-    naming the worst element.
+    inputs pass through). The outputs (a tensor or a tuple) are reduced with fixed random
+    weights, so every output element is checked. Returns True, or raises
+    :class:`GradcheckError` naming the worst element (returns False with
+    ``raise_exception=False``). PyTorch's other options (``fast_mode``, ``nondet_tol``,
+    ``check_*``) are accepted: every check here is the full, deterministic one.
 
-    >>> tga.gradcheck(lambda x: (x * x).sum(), Tensor([1.0, 2.0]))  # doctest: +SKIP
+    >>> tga.autograd.gradcheck(lambda x: (x * x).sum(), (Tensor([1.0, 2.0]),))  # doctest: +SKIP
     True
     """
+    unknown = set(options) - _PYTORCH_OPTIONS
+    if unknown:
+        raise TypeError(f"gradcheck() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    try:
+        return _check(fn, _inputs(inputs), eps, atol, rtol)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+_PYTORCH_OPTIONS = {"nondet_tol", "check_undefined_grad", "check_grad_dtypes", "check_batched_grad",
+                    "check_batched_forward_grad", "check_forward_ad", "check_backward_ad", "fast_mode", "masked"}  # fmt: skip
+
+
+def gradgradcheck(fn: Callable[..., Any], inputs: Any, grad_outputs: Any = None, *, eps: float = 1e-6,
+                  atol: float = 1e-5, rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
+                  raise_exception: bool = True, **options: Any) -> bool:  # fmt: skip
+    """Check second derivatives, as ``torch.autograd.gradgradcheck``: the gradient of ``fn``'s
+    outputs (weighted by ``grad_outputs``, random when None) with respect to the inputs,
+    built with ``create_graph=True``, is itself checked by :func:`gradcheck`."""
+    xs = _inputs(inputs if isinstance(inputs, (tuple, list)) else (inputs,))
+    probe = _weighted(fn(*[_as_float64(x) for x in xs]))
+    if grad_outputs is None:
+        cotangent = Tensor(np.random.default_rng(54321).standard_normal(probe.shape), dtype=np.float64)
+    else:
+        gs = list(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else [grad_outputs]
+        cotangent = Tensor(np.concatenate([np.asarray(g.detach().numpy(), np.float64).reshape(-1) for g in gs]))
+
+    def first_derivatives(*args: Any) -> Any:
+        wrt = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+        out = (_weighted(fn(*args)) * cotangent).sum()
+        gs = grad(out, wrt, create_graph=True, allow_unused=True)
+        return tuple(g if g is not None else w * 0 for g, w in zip(gs, wrt))
+
+    return gradcheck(
+        first_derivatives, tuple(xs), eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception, **options
+    )
+
+
+def _check(fn: Callable[..., Any], inputs: tuple, eps: float, atol: float, rtol: float) -> bool:
     xs = [_as_float64(x) for x in inputs]
     diff = [i for i, x in enumerate(xs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff:
         raise GradcheckError("gradcheck: no floating-point input to check")
-    out = fn(*xs)
-    if not isinstance(out, Tensor):
-        raise GradcheckError(f"gradcheck: fn must return a Tensor, got {type(out).__name__}")
+    out = _weighted(fn(*xs))
     weights = np.random.default_rng(12345).standard_normal(out.shape)
     w = Tensor(weights, dtype=out.dtype, device=out.device)
 
@@ -66,7 +122,7 @@ def gradcheck(fn: Callable[..., Tensor], *inputs: Any, eps: float = 1e-6, atol: 
                 flat[j] = orig + step
                 args = list(xs)
                 args[i] = Tensor(host, device=x.device, requires_grad=True)
-                vals.append(scalar_of(fn(*args)))
+                vals.append(scalar_of(_weighted(fn(*args))))
             flat[j] = orig
             num.reshape(-1)[j] = (vals[0] - vals[1]) / (2 * eps)
         err = np.abs(a_host - num) - (atol + rtol * np.abs(num))
