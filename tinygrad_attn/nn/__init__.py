@@ -279,6 +279,13 @@ from .loss import NLLLoss2d  # noqa: E402
 
 __all__ += ["NLLLoss2d"]
 
+# PyTorch's remaining base classes, placeholders and layers (nn/module.py, nn/parameter.py, nn/rnn.py, ...)
+from .module import Buffer, Container  # noqa: E402
+from .parameter import UninitializedBuffer, UninitializedParameter  # noqa: E402
+from .rnn import RNNBase, RNNCellBase  # noqa: E402
+
+__all__ += ["Buffer", "Container", "UninitializedParameter", "UninitializedBuffer", "RNNBase", "RNNCellBase"]
+
 # -- PyTorch's paths to the same classes, last (they hold every class above): nn.modules.<file>
 # (nn.modules.linear.Linear) and nn.parameter
 from . import modules, parameter  # noqa: E402, F401

@@ -16,6 +16,7 @@ from ..engine.switches import _State
 from ..indexing import host_integers
 from ..random import host_generator
 from .module import Module, Parameter
+from .parameter import UninitializedParameter
 
 
 def _float_dtype(dtype: Any) -> Any:
@@ -87,7 +88,12 @@ class Embedding(Module):
         num, dim = num_embeddings, embedding_dim
         if sparse:
             raise NotImplementedError("Embedding: sparse=True (sparse gradients) is not supported; use sparse=False")
-        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = max_norm, norm_type, scale_grad_by_freq, sparse
+        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = (
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            sparse,
+        )
         self.num, self.dim = num, dim
         self.num_embeddings, self.embedding_dim = num, dim
         if padding_idx is not None:
@@ -383,8 +389,8 @@ class LazyLinear(Linear):
     """A :class:`Linear` whose ``in_features`` is read from its first input: PyTorch's
     ``nn.LazyLinear(out_features, bias=True)``.
 
-    Until then ``weight`` is ``(out_features, 0)`` (and the bias empty); the first forward
-    fills both in place (the same Parameter objects, so an optimizer built before holds
+    Until then ``weight`` and ``bias`` are :class:`~.parameter.UninitializedParameter`, as
+    PyTorch's; the first forward fills both in place (the same Parameter objects, so an optimizer built before holds
     them) with Linear's initialisation, and the module becomes a :class:`Linear`.
     """
 
@@ -392,8 +398,8 @@ class LazyLinear(Linear):
         Module.__init__(self)
         self.in_features, self.out_features = 0, out_features
         dtype = _float_dtype(dtype)
-        self.weight = Parameter(np.zeros((out_features, 0), dtype), device=device)
-        self.bias = Parameter(np.zeros((0,), dtype), device=device) if bias else None
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.bias = UninitializedParameter(device=device, dtype=dtype) if bias else None
 
     def has_uninitialized_params(self) -> bool:
         return self.in_features == 0
@@ -406,9 +412,11 @@ class LazyLinear(Linear):
         w = self.weight
         shape = (self.out_features, self.in_features)
         w._data = w._dev.asarray(_kaiming_uniform(shape, dtype=w.dtype).numpy())
+        w.__class__ = Parameter
         if self.bias is not None:
             b = self.bias
             b._data = b._dev.asarray(_uniform((self.out_features,), _bias_bound(shape), dtype=b.dtype).numpy())
+            b.__class__ = Parameter
         self.__class__ = Linear  # as PyTorch's cls_to_become
 
     def forward(self, x: Tensor) -> Tensor:

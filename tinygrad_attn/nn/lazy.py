@@ -1,8 +1,9 @@
 """PyTorch's lazy layers: ``LazyConv1d/2d/3d``, ``LazyConvTranspose1d/2d/3d``,
 ``LazyBatchNorm1d/2d/3d`` and ``LazyInstanceNorm1d/2d/3d`` take their input channels from
-their first input. Until then their parameters and buffers are empty; the first forward
-fills them in place (the same objects, so an optimizer built before holds them) with the
-eager layer's initialisation, and the module becomes that layer, as PyTorch's
+their first input. Until then their parameters are :class:`~.parameter.UninitializedParameter`
+and their running statistics :class:`~.parameter.UninitializedBuffer`, as PyTorch's; the first
+forward fills them in place (the same parameter objects, so an optimizer built before holds
+them) with the eager layer's initialisation, and the module becomes that layer, as PyTorch's
 ``cls_to_become`` does. (``LazyLinear`` lives with ``Linear`` in ``layers.py``.)"""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from .._tensor import Tensor
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .parameter import UninitializedBuffer, uninitialize
 
 
 class _Lazy:
@@ -24,6 +26,13 @@ class _Lazy:
 
     def _remember(self, *args: Any, **kw: Any) -> None:
         object.__setattr__(self, "_lazy_args", (args, kw))
+        for p in self._parameters.values():
+            if p is not None:
+                uninitialize(p)
+        for name, b in list(self._buffers.items()):
+            if name != "num_batches_tracked":  # (a count, known from the start, as PyTorch's)
+                persistent = name not in self._non_persistent
+                self.register_buffer(name, UninitializedBuffer(device=b.device, dtype=b.dtype), persistent)
 
     def has_uninitialized_params(self) -> bool:
         return self._lazy_args is not None
@@ -36,11 +45,14 @@ class _Lazy:
         channels = input.shape[axis]
         args, kw = self._lazy_args
         full = self.cls_to_become(channels, *args, **kw)
-        for table in ("_parameters", "_buffers"):
-            mine = getattr(self, table)
-            for name, t in getattr(full, table).items():
-                if name in mine and mine[name] is not None:
-                    mine[name]._data, mine[name]._dev = t._data, t._dev
+        for name, t in full._parameters.items():
+            mine = self._parameters.get(name)
+            if mine is not None:
+                mine._data, mine._dev = t._data, t._dev
+                mine.__class__ = type(t)
+        for name, t in full._buffers.items():
+            if name in self._buffers:
+                self.register_buffer(name, t, name not in self._non_persistent)
         for name in ("in_channels", "num_features"):
             if name in full.__dict__:
                 object.__setattr__(self, name, full.__dict__[name])
