@@ -24,7 +24,14 @@ from .functional_conv import _ntuple, _pad
 from .ops.conv import im2col, out_size
 from .ops.saved import saved_for_backward
 
-__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "unfold", "fold"]
+__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "unfold", "fold",
+           "assert_int_or_pair"]  # fmt: skip
+
+
+def assert_int_or_pair(arg: Any, arg_name: str, message: str) -> None:
+    """PyTorch's ``F.assert_int_or_pair``: ``arg`` (of ``fold``/``unfold``) must be an int or a
+    pair, else an ``AssertionError`` with ``message.format(arg_name)``."""
+    assert isinstance(arg, int) or len(arg) == 2, message.format(arg_name)
 
 
 def _fresh(y: Tensor, x: Tensor) -> Tensor:

@@ -185,7 +185,11 @@ def _pnorm(d: Tensor, p: float) -> Tensor:
     a = d.abs()
     if p == 1:
         return a.sum(-1)
-    s = (a**p).sum(-1)
+    if p < 1:  # |d|**p has an infinite slope at 0; PyTorch's gradient there is 0
+        flat = a == 0
+        s = where(flat, 0.0, where(flat, 1.0, a) ** p).sum(-1)
+    else:
+        s = (a**p).sum(-1)
     zero = s == 0
     safe = where(zero, 1.0, s)
     return where(zero, 0.0, safe ** (1.0 / p))

@@ -100,6 +100,10 @@ WRAPPED = {
     "nn.functional.embedding_bag": lambda weight, idx, **kw: F.embedding_bag(idx, weight, **kw),
 }
 WRAPPED["nn.functional.scaled_dot_product_attention"] = lambda *a, **kw: F.scaled_dot_product_attention(*a, **kw)
+# fractional max pooling's ``op`` draws its windows' placement after ``manual_seed(42)``: ours, the same way
+for _nd in (2, 3):
+    WRAPPED[f"nn.functional.fractional_max_pool{_nd}d"] = lambda *a, _nd=_nd, **kw: (
+        tga.manual_seed(42), getattr(F, f"fractional_max_pool{_nd}d")(*a, **kw))[1]  # fmt: skip
 WRAPPED["polygamma"] = lambda x, n, **kw: tga.polygamma(n, x, **kw)
 # normal.in_place's ``op`` is the in-place method ``normal_(mean, std)``
 WRAPPED["normal.in_place"] = lambda x, *a, **kw: x.normal_(*a, **kw)
