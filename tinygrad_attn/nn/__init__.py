@@ -280,8 +280,8 @@ from .loss import NLLLoss2d  # noqa: E402
 __all__ += ["NLLLoss2d"]
 
 # PyTorch's remaining base classes, placeholders and layers (nn/module.py, nn/parameter.py, nn/rnn.py, ...)
-from .module import Buffer, Container  # noqa: E402
 from .loss import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+from .module import Buffer, Container  # noqa: E402
 from .normalization import CrossMapLRN2d  # noqa: E402
 from .parameter import UninitializedBuffer, UninitializedParameter  # noqa: E402
 from .pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
