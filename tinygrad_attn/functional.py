@@ -1124,3 +1124,25 @@ fused.Gelu.definition = staticmethod(gelu)
 fused.CrossEntropy.definition = staticmethod(_cross_entropy_reference)
 fused.Attention.definition = staticmethod(_attention_reference)
 fused.CrossEntropyKept.definition = staticmethod(_cross_entropy_kept_reference)
+
+
+# -- PyTorch's functional multi-head attention: nn.MultiheadAttention's one computation (nn/attention.py)
+def multi_head_attention_forward(
+    query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+    in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None, bias_v: Tensor | None,
+    add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor, out_proj_bias: Tensor | None,
+    training: bool = True, key_padding_mask: Tensor | None = None, need_weights: bool = True,
+    attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False, q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None, v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
+    static_v: Tensor | None = None, average_attn_weights: bool = True, is_causal: bool = False,
+) -> tuple[Tensor, Tensor | None]:  # fmt: skip
+    """PyTorch's ``F.multi_head_attention_forward``; see
+    :func:`tinygrad_attn.nn.attention.multi_head_attention_forward` (imported when called: the
+    layers import this module)."""
+    args = dict(locals())
+    from .nn.attention import multi_head_attention_forward as run  # noqa: PLC0415
+
+    return run(**args)
+
+
+__all__ += ["multi_head_attention_forward"]
