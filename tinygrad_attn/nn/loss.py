@@ -7,6 +7,8 @@ function of the same name in :mod:`tinygrad_attn.functional`.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import warnings
 from typing import Any, NamedTuple
 
@@ -401,3 +403,69 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         if not bool(outside.any()):
             return best
         return where(outside, self._full_log_prob(input, head_output).argmax(1), best)
+
+
+@dataclasses.dataclass(slots=True, frozen=True)
+class LinearCrossEntropyOptions:
+    """PyTorch's ``nn.LinearCrossEntropyOptions``: how PyTorch's :func:`F.linear_cross_entropy`
+    chunks its batch to save memory (``allow_retain_graph``, ``batch_chunk_size``,
+    ``chunking_method``, ``acc_policy``, ``acc_dtype``), checked as PyTorch checks them. This
+    library forms the logits whole, so the options change no value."""
+
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: Any = None
+
+    def __post_init__(self) -> None:
+        if self.acc_policy not in ("accurate", "balanced", "compact", "auto"):
+            raise ValueError(f"invalid acc_policy: {self.acc_policy!r}")
+        if self.chunking_method is not None and self.chunking_method != "auto":
+            name, sep, factor = self.chunking_method.partition(":")
+            factor = factor if sep else "1"
+            if not (name == "aspect_ratio" and factor.isdigit() and int(factor) > 0):
+                raise ValueError(f"invalid chunking_method: {self.chunking_method!r}")
+        size = self.batch_chunk_size
+        if not (size is None or (isinstance(size, int) and not isinstance(size, bool) and size > 0)):
+            raise ValueError(f"batch_chunk_size must be positive int or None, got {size!r}")
+        if self.acc_dtype is not None and np.dtype(self.acc_dtype).name not in ("float16", "bfloat16", "float32",
+                                                                                 "float64"):  # fmt: skip
+            raise ValueError(f"acc_dtype must be one of {{None, float16, bfloat16, float32, float64}}, got "
+                             f"{self.acc_dtype!r}. Pass acc_dtype=None to let the op pick automatically.")  # fmt: skip
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """PyTorch's ``nn.LinearCrossEntropyLoss(in_features, num_classes, *, out_features=(),
+    bias=False, device=None, dtype=None, reduction="mean", weight=None, ignore_index=None,
+    label_smoothing=0.0, options=None)``: a :class:`Linear` to ``num_classes * prod(out_features)``
+    logits (its weight stored flat, as PyTorch's) and the cross entropy with ``target``; see
+    :func:`F.linear_cross_entropy`."""
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple[int, ...] = (), bias: bool = False,
+                 device: Any = None, dtype: Any = None, reduction: str = "mean", weight: Tensor | None = None,
+                 ignore_index: int | None = None, label_smoothing: float = 0.0,
+                 options: LinearCrossEntropyOptions | None = None) -> None:  # fmt: skip
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight, None, None, reduction)
+        self.num_classes, self.out_features = num_classes, out_features
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, device=device,
+                             dtype=dtype)  # fmt: skip
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        shape = (self.num_classes, *self.out_features)
+        bias = self.linear.bias.reshape(shape) if self.linear.bias is not None else None
+        return F.linear_cross_entropy(input, self.linear.weight.reshape(*shape, self.linear.in_features), target,
+                                      linear_bias=bias, weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index, label_smoothing=self.label_smoothing,
+                                      options=self.options)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, reduction={self.reduction}, "
+                f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}")  # fmt: skip

@@ -513,11 +513,16 @@ class Module:
         return ""
 
     def __repr__(self) -> str:
-        lines = [f"{type(self).__name__}({self.extra_repr()}"]
-        for name, m in self._modules.items():
-            sub = repr(m).replace("\n", "\n  ")
-            lines.append(f"  ({name}): {sub}")
-        return "\n".join(lines) + ("\n)" if len(lines) > 1 else ")")
+        # PyTorch's layout: a one-line extra_repr inline; with children (or several lines) each on its own line
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        if not lines:
+            return f"{type(self).__name__}()"
+        if len(extra_lines) == 1 and not child_lines:
+            return f"{type(self).__name__}({extra_lines[0]})"
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 
 _PICKLE_PATHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> dotted path from the pickled root
