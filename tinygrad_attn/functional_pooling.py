@@ -265,14 +265,16 @@ def _fractional_max(op: str, nd: int, input: Any, kernel_size: Any, output_size:
     nb, c = x.shape[:2]
     if samples is None:  # drawn as PyTorch's: (N, C, nd) uniforms in the input's dtype, from the default generator
         samples = rand(nb, c, nd, dtype=x.dtype, device=x.device)
-    if not isinstance(samples, Tensor) or samples.ndim != 3 or samples.shape[0] != nb or samples.shape[2] != nd:
+    if not isinstance(samples, Tensor) or samples.ndim != 3 or samples.shape[2] != nd:
         raise RuntimeError(f"{op}: _random_samples must be a tensor of shape ({nb}, {c}, {nd}), got "
                            f"{getattr(samples, 'shape', type(samples).__name__)}")  # fmt: skip
+    if samples.shape[0] < nb:  # (more rows are allowed and the first used, as PyTorch's)
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
     if samples.shape[1] != c:
         raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
     if samples.dtype != x.dtype:
         raise RuntimeError("Expect _random_samples to have the same dtype as input")
-    u = samples.numpy()  # (N, C, nd): for 2-d, [..., 0] moves along the width, [..., 1] the height
+    u = samples.numpy()[:nb]  # (N, C, nd): for 2-d, [..., 0] moves along the width, [..., 1] the height
     order = (1, 0) if nd == 2 else (0, 1, 2)
     pos = np.zeros((nb, c, 1, 1), np.int64)  # (N, C, outputs so far, window positions so far): flat input indices
     for axis, (n, m, k) in enumerate(zip(spatial, out, kernel)):

@@ -61,7 +61,8 @@ class Linear(Module):
         self.weight = _kaiming_uniform((out_features, in_features), device, dtype)
         self.bias = _uniform((out_features,), _bias_bound(self.weight.shape), device, dtype) if bias else None
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, input: Tensor) -> Tensor:  # (PyTorch's name: callers pass input=)
+        x = input
         if not isinstance(x, Tensor):
             raise TypeError(f"Linear: input must be a Tensor, got {type(x).__name__}; make one with tga.tensor(...)")
         if x.shape[-1:] != (self.in_features,):

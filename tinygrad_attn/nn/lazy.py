@@ -8,13 +8,14 @@ them) with the eager layer's initialisation, and the module becomes that layer, 
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from .._tensor import Tensor
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
-from .parameter import UninitializedBuffer, uninitialize
+from .parameter import UninitializedBuffer, is_lazy, uninitialize
 
 
 class _Lazy:
@@ -44,7 +45,11 @@ class _Lazy:
             raise ValueError(f"{type(self).__name__}: input of shape {input.shape} has no channel axis")
         channels = input.shape[axis]
         args, kw = self._lazy_args
-        full = self.cls_to_become(channels, *args, **kw)
+        placeholders = [t for t in (*self._parameters.values(), *self._buffers.values()) if is_lazy(t)]
+        bound = inspect.signature(self.cls_to_become.__init__).bind(self, channels, *args, **kw)
+        if placeholders:  # in the placeholders' dtype: a .double() before the first input holds, as PyTorch's
+            bound.arguments["dtype"] = placeholders[0].dtype
+        full = self.cls_to_become(*bound.args[1:], **bound.kwargs)
         for name, t in full._parameters.items():
             mine = self._parameters.get(name)
             if mine is not None:
