@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ._tensor import InvalidArgumentError, Tensor
+from ._tensor import InvalidArgumentError, Tensor, where
 from .engine.switches import no_grad
 from .functional_checks import tensor_arg
 
@@ -62,6 +62,23 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     return (x1 - x2 + eps).norm(p=p, dim=-1, keepdim=keepdim)
 
 
+def _pnorm(d: Tensor, p: float) -> Tensor:
+    """The ``p``-norm over the last axis whose gradient is 0 where the norm is 0 (PyTorch's convention)."""
+    if p == float("inf"):
+        return d.abs().amax(-1) if d.shape[-1] else d.abs().sum(-1)
+    a = d.abs()
+    if p == 1:
+        return a.sum(-1)
+    if p < 1:  # |d|**p has an infinite slope at 0; PyTorch's gradient there is 0
+        flat = a == 0
+        s = where(flat, 0.0, where(flat, 1.0, a) ** p).sum(-1)
+    else:
+        s = (a**p).sum(-1)
+    zero = s == 0
+    safe = where(zero, 1.0, s)
+    return where(zero, 0.0, safe ** (1.0 / p))
+
+
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     """The ``p``-norm distance between every pair of rows ``i < j`` of ``input`` ``(N, M)``: a
     ``(N * (N - 1) / 2,)`` tensor in row-major order of the pairs, as PyTorch's ``F.pdist``
@@ -70,8 +87,6 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     >>> F.pdist(tga.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))  # doctest: +SKIP
     Tensor([5.0000, 1.0000, 4.2426])
     """
-    from .products import _pnorm  # noqa: PLC0415 - the norm cdist uses, with PyTorch's gradient at 0
-
     x = tensor_arg(input, "pdist")
     if x.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {x.ndim}D")

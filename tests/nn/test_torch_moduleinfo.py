@@ -10,8 +10,12 @@ both on the sample's forward inputs in float64, in training and in evaluation mo
 the outputs (values, dtypes) and the gradients of the inputs and of every parameter for a fixed
 random cotangent. Draws (fractional pooling's placements, dropout) start from the same seed.
 
-Every module x mode that fails today is listed in ``KNOWN`` with its reason, marked
-``xfail(strict=True)``: a fix shows as XPASS and must remove its entry.
+PyTorch's error inputs (``module_error_inputs_func``) are run through ours too: each must be
+refused with PyTorch's exception class, at construction or in the forward as PyTorch refuses it.
+
+Every module x mode that fails today is listed in ``KNOWN`` (``KNOWN_ERRORS`` for the error
+inputs) with its reason, marked ``xfail(strict=True)``: a fix shows as XPASS and must remove
+its entry.
 
 ``python tests/nn/test_torch_moduleinfo.py`` prints, per module and mode, the samples run,
 equal and failing, and the first failure of each.
@@ -292,6 +296,70 @@ def test_moduleinfo_all_samples(name, mode):
     _check(run(INFOS[name], MODES[mode], SLOW_SAMPLES))
 
 
+# -- PyTorch's error inputs: ours refuses each with PyTorch's exception class -------------------------
+#: module -> why some of its error inputs are not refused as PyTorch refuses them; strict xfails
+KNOWN_ERRORS: dict[str, str] = {
+    "nn.BatchNorm1d": "a non-positive eps is not refused (PyTorch's F.batch_norm raises ValueError)",
+    "nn.BatchNorm2d": "a non-positive eps is not refused (PyTorch's F.batch_norm raises ValueError)",
+    "nn.BatchNorm3d": "a non-positive eps is not refused (PyTorch's F.batch_norm raises ValueError)",
+    "nn.CrossEntropyLoss": "bad targets raise ValueError, PyTorch's RuntimeError",
+    "nn.LinearCrossEntropyLoss": "bad targets raise ValueError (from cross_entropy), PyTorch's RuntimeError",
+    "nn.Embedding": "float ids raise TypeError, PyTorch's RuntimeError",
+    "nn.CircularPad1d": "an input of the wrong rank raises NotImplementedError, PyTorch's ValueError",
+    "nn.CircularPad2d": "an input of the wrong rank raises NotImplementedError, PyTorch's ValueError",
+    "nn.CircularPad3d": "an input of the wrong rank raises NotImplementedError, PyTorch's ValueError",
+}
+
+
+def _error_inputs(info: Any) -> list[Any]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return list(info.module_error_inputs_func(info, device="cpu", dtype=torch.float64, requires_grad=False,
+                                                  training=True))  # fmt: skip
+
+
+def refusals(info: Any) -> list[str]:
+    """Each error input of ``info`` that ours does not refuse with PyTorch's exception class."""
+    from torch.testing._internal.common_modules import ModuleErrorEnum  # noqa: PLC0415
+
+    out = []
+    for i, err in enumerate(_error_inputs(info)):
+        sample = err.module_error_input
+        cargs, ckw = sample.constructor_input.args, sample.constructor_input.kwargs
+        cls = getattr(nn, info.module_cls.__name__)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                module = cls(*_ours(cargs), **_ours(ckw))
+                if err.error_on == ModuleErrorEnum.FORWARD_ERROR:
+                    module.double()
+                    module(*_ours(sample.forward_input.args), **_ours(sample.forward_input.kwargs))
+        except err.error_type:
+            continue
+        except Exception as e:  # noqa: BLE001
+            out.append(f"error input {i}: {type(e).__name__}: {e} (PyTorch's {err.error_type.__name__}: "
+                       f"{err.error_regex})")  # fmt: skip
+            continue
+        out.append(f"error input {i}: no error (PyTorch's {err.error_type.__name__}: {err.error_regex})")
+    return out
+
+
+def _error_params() -> list[Any]:
+    out = []
+    for name, info in INFOS.items():
+        if info.module_error_inputs_func is None:
+            continue
+        marks = [pytest.mark.xfail(strict=True, reason=KNOWN_ERRORS[name])] if name in KNOWN_ERRORS else []
+        out.append(pytest.param(name, id=name, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("name", _error_params())
+def test_moduleinfo_error_inputs_refused_as_pytorch(name):
+    bad = refusals(INFOS[name])
+    assert not bad, f"{len(bad)} refused otherwise; first: {bad[0]}"
+
+
 def test_every_moduleinfo_class_is_ours():
     """PyTorch's ModuleInfo classes that nn lacks: none (a class added to PyTorch's list shows here)."""
     missing = sorted({info.module_cls.__name__ for info in module_db} - {i.module_cls.__name__ for i in INFOS.values()})
@@ -316,3 +384,10 @@ if __name__ == "__main__":
             if t.failures:
                 print(f"    {t.failures[0][:300]}")
     print(f"total: {totals.equal} of {totals.run} samples equal, {totals.skipped} skipped")
+    for name, info in INFOS.items():
+        if info.module_error_inputs_func is not None:
+            bad = refusals(info)
+            print(
+                f"{name:45s} error inputs: {len(_error_inputs(info)) - len(bad)}/{len(_error_inputs(info))} refused"
+                f" as PyTorch" + (f"\n    {bad[0][:300]}" if bad else "")
+            )

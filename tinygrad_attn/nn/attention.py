@@ -473,3 +473,7 @@ class AdditiveAttention(_ScoreAttention):
 
     def score_prepared(self, q: Tensor, pk: Tensor) -> Tensor:
         return F.additive_score(self.query_proj(q), pk, self.v.weight)  # v . tanh(W q + U k): (B, Tq, Tk)
+
+
+# F.multi_head_attention_forward is this module's function, handed down (functional.py imports nothing above it)
+F.multi_head_attention_forward.implementation = multi_head_attention_forward  # type: ignore[attr-defined]

@@ -117,6 +117,8 @@ class HuberLoss(_Loss):
     """:func:`tinygrad_attn.functional.huber_loss` as a module, with its ``delta``."""
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)):
+            raise TypeError(f"delta must be a float or int, got: {type(delta)}")  # (PyTorch's check)
         super().__init__(reduction=reduction)
         self.delta = delta
 

@@ -197,9 +197,9 @@ class RNNCellBase(Module):
         want = x.shape[:-1] + (self.hidden_size,)
         if h is None:
             return Tensor.zeros(*want, dtype=self.weight_ih.dtype, device=x.device) if zeros else None
-        if h.shape != want:
-            raise ValueError(f"{type(self).__name__}: {what} of shape {h.shape}, expected {want} for an input "
-                             f"of shape {x.shape}")  # fmt: skip
+        if h.shape != want:  # (both a ValueError and PyTorch's RuntimeError)
+            raise InvalidArgumentError(f"{type(self).__name__}: {what} of shape {h.shape}, expected {want} for an "
+                                       f"input of shape {x.shape}")  # fmt: skip
         return h
 
     def forward(self, x: Tensor, hx: Tensor | None = None, h: Tensor | None = None) -> Tensor:
@@ -213,13 +213,14 @@ class RNNCellBase(Module):
 
     def _check_input(self, x: Tensor) -> None:
         if x.shape[-1:] != (self.input_size,):
-            raise ValueError(f"{type(self).__name__}({self.input_size}, {self.hidden_size}): input of shape "
-                             f"{x.shape} must end in {self.input_size}")  # fmt: skip
+            raise InvalidArgumentError(f"{type(self).__name__}({self.input_size}, {self.hidden_size}): input has "
+                                       f"inconsistent input_size: got {x.shape[-1] if x.ndim else None} expected "
+                                       f"{self.input_size} (input of shape {x.shape})")  # fmt: skip
 
     def _check_rank(self, x: Tensor) -> None:
         if x.ndim not in (1, 2):
-            raise ValueError(f"{type(self).__name__}: input must be (B, {self.input_size}) or ({self.input_size},), "
-                             f"got {x.shape}")  # fmt: skip
+            raise InvalidArgumentError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {x.ndim}D instead "
+                                       f"(input must be (B, {self.input_size}) or ({self.input_size},))")  # fmt: skip
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
@@ -338,6 +339,19 @@ class RNNBase(Module):
                  device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         name = type(self).__name__
+        if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
+                             f"being zeroed ({name} got {dropout!r})")  # fmt: skip
+        for what, v in (("bias", bias), ("batch_first", batch_first)):
+            if not isinstance(v, bool):
+                raise TypeError(f"{what} should be of type bool, got: {type(v).__name__}")
+        for what, v in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise TypeError(f"{what} should be of type int, got: {type(v).__name__}")
+            if v <= 0:
+                raise ValueError(f"{what} must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
         if mode not in _MODES:
             raise ValueError(f"Unrecognized RNN mode: {mode}")
         if proj_size < 0:
@@ -349,10 +363,6 @@ class RNNBase(Module):
         self.mode = mode
         self.gates, self._pair, self._recurrence_mode = _MODES[mode]
         self.proj_size = proj_size
-        if num_layers < 1 or hidden_size < 1:
-            raise ValueError(f"{name}: num_layers ({num_layers}) and hidden_size ({hidden_size}) must be positive")
-        if not 0.0 <= dropout <= 1.0:
-            raise ValueError(f"{name}: dropout must be in [0, 1], got {dropout}")
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout, self.bidirectional = bias, batch_first, dropout, bidirectional
         self.num_directions = 2 if bidirectional else 1
@@ -402,6 +412,11 @@ class RNNBase(Module):
         item is ``(h_n, c_n)``. ``hx`` as ``h_n``; zeros if None. A :class:`PackedSequence`
         input gives a packed output, and each sequence's ``h_n`` is its state at its own last
         step, as PyTorch's."""
+        weight = self.weight_ih_l0
+        data = input.data if isinstance(input, PackedSequence) else input
+        if isinstance(data, Tensor) and data.dtype != weight.dtype:  # (PyTorch's check: no silent promotion)
+            raise ValueError(f"RNN input dtype ({data.dtype}) does not match weight dtype ({weight.dtype}). Convert "
+                             "input to the same dtype as the weights.")  # fmt: skip
         if isinstance(input, PackedSequence):
             return self._forward_packed(input, hx)
         name = type(self).__name__
