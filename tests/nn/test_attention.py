@@ -497,8 +497,6 @@ def test_parameters_init_and_errors():
     ]  # fmt: skip
     assert not m.in_proj_bias.numpy().any() and not m.out_proj.bias.numpy().any()  # zeros, as PyTorch
     assert np.abs(m.in_proj_weight.numpy()).max() <= np.sqrt(6 / (4 * E))  # Xavier-uniform
-    with pytest.raises(NotImplementedError, match="add_bias_kv"):
-        nn.MultiheadAttention(E, H, add_bias_kv=True)
     with pytest.raises(ValueError, match="attn_mask of shape"):
         x = Tensor.randn(L, N, E)
         m(x, x, x, attn_mask=np.zeros((L, L + 1), bool))

@@ -256,7 +256,9 @@ def test_unflatten_is_pytorchs(dim, sizes, rng):
 @needs_torch
 def test_lazy_linear_takes_in_features_from_its_first_input(rng):
     lazy = nn.LazyLinear(3)
-    assert lazy.weight.shape == (3, 0) and lazy.bias.shape == (0,)
+    assert isinstance(lazy.weight, nn.UninitializedParameter) and isinstance(lazy.bias, nn.UninitializedParameter)
+    with pytest.raises(RuntimeError, match="uninitialized parameter"):
+        lazy.weight.shape  # noqa: B018 - as PyTorch's, a placeholder has no shape
     params = list(lazy.parameters())
     opt = tga.optim.SGD(lazy.parameters(), lr=0.1)  # built before the first input, as PyTorch allows
     y = lazy(Tensor(rng.standard_normal((2, 5)).astype(np.float32)))

@@ -162,7 +162,6 @@ KNOWN: dict[str, str] = {
     "interpolate_bicubic": "interpolate has no bicubic mode yet (a clear UnsupportedModeError)",
     "interpolate_area": "interpolate has no area mode yet (adaptive average pooling; a clear UnsupportedModeError)",
     "norm_nuc": "no nuclear norm yet (needs a differentiable SVD; a clear ValueError)",
-    "mha_bias_kv_zero_attn": "MultiheadAttention refuses add_bias_kv/add_zero_attn (a clear NotImplementedError)",
 }
 
 

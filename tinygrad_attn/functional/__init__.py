@@ -1129,3 +1129,68 @@ fused.Gelu.definition = staticmethod(gelu)
 fused.CrossEntropy.definition = staticmethod(_cross_entropy_reference)
 fused.Attention.definition = staticmethod(_attention_reference)
 fused.CrossEntropyKept.definition = staticmethod(_cross_entropy_kept_reference)
+
+
+# -- PyTorch's linear_cross_entropy and functional multi-head attention
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Tensor | None = None,
+                         weight: Tensor | None = None, reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: Any = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``F.linear_cross_entropy``: ``cross_entropy(linear(input, linear_weight,
+    linear_bias), target, ...)`` with ``input`` ``(in_features,)`` or ``(N, in_features)`` and
+    ``linear_weight`` ``(C, in_features)``, or ``(C, d_1, ..., d_K, in_features)`` for a
+    K-dimensional loss (logits ``(N, C, d_1, ..., d_K)``). ``ignore_index=None`` means -100
+    for class indices and is refused with class probabilities, as PyTorch's.
+
+    ``options`` (a :class:`~tinygrad_attn.nn.LinearCrossEntropyOptions`) chooses PyTorch's
+    chunked computation, which saves memory and gives the same values; here the logits are
+    always formed whole, so ``options`` changes nothing.
+
+    >>> F.linear_cross_entropy(tga.randn(4, 8), tga.randn(10, 8), tga.tensor([1, 0, 9, 3]))  # doctest: +SKIP
+    """
+    op = "linear_cross_entropy"
+    for t, what in ((input, "input"), (linear_weight, "linear_weight"), (target, "target")):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: {what} must be a Tensor, got {type(t).__name__}")
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{in_features} and {linear_weight.shape[-1]}, respectively")  # fmt: skip
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(classes, *out_features)}, got {tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires "
+                           f"batched input, (N, {in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")  # fmt: skip
+    logits_shape = (*batches, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:  # (PyTorch's test for probabilities)
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    n = classes * math.prod(out_features)
+    logits = linear(input, linear_weight.reshape(n, in_features),
+                    None if linear_bias is None else linear_bias.reshape(n))  # fmt: skip
+    return cross_entropy(logits.reshape(logits_shape), target, weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         label_smoothing=label_smoothing)  # fmt: skip
+
+
+def multi_head_attention_forward(
+    query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+    in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None, bias_v: Tensor | None,
+    add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor, out_proj_bias: Tensor | None,
+    training: bool = True, key_padding_mask: Tensor | None = None, need_weights: bool = True,
+    attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False, q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None, v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
+    static_v: Tensor | None = None, average_attn_weights: bool = True, is_causal: bool = False,
+) -> tuple[Tensor, Tensor | None]:  # fmt: skip
+    """PyTorch's ``F.multi_head_attention_forward``: ``nn.MultiheadAttention``'s computation
+    with its weights passed in. It is :func:`tinygrad_attn.nn.attention.multi_head_attention_forward`,
+    handed down as ``multi_head_attention_forward.implementation`` by ``nn/attention.py`` (which
+    imports this module), so the layer and this function are one implementation."""
+    return multi_head_attention_forward.implementation(**locals())  # type: ignore[attr-defined]
+
+
+__all__ += ["linear_cross_entropy", "multi_head_attention_forward"]

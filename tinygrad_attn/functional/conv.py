@@ -43,6 +43,7 @@ __all__ = [
     "adaptive_avg_pool2d",
     "batch_norm",
     "bilinear",
+    "conv_tbc",
 ]
 
 
@@ -628,3 +629,30 @@ _conv.Conv.definition = staticmethod(conv_reference)
 _conv.MaxPool.definition = staticmethod(max_pool_reference)
 _conv.AvgPool.definition = staticmethod(avg_pool_reference)
 _conv.AdaptiveAvgPool2d.definition = staticmethod(adaptive_avg_pool2d_reference)
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """PyTorch's ``F.conv_tbc``: a 1-d convolution of ``input`` laid out ``(time, batch,
+    in_channels)`` with ``weight`` ``(kernel_width, in_channels, out_channels)``, plus ``bias``
+    ``(out_channels,)``, ``pad`` steps of zeros at both ends of time; the output is
+    ``(time + 2 * pad - kernel_width + 1, batch, out_channels)``. (It is :func:`conv1d` with
+    the axes moved.)"""
+    for t, what in ((input, "input"), (weight, "weight"), (bias, "bias")):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"conv_tbc: {what} must be a Tensor, got {type(t).__name__}")
+    if input.ndim != 3:
+        raise RuntimeError(f"Input must have 3 dims: time, batch, in_channel (conv_tbc got shape {input.shape})")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels "
+                           f"(conv_tbc got shape {weight.shape})")  # fmt: skip
+    if bias.ndim != 1:
+        raise RuntimeError(f"Bias must be 1-D (conv_tbc got shape {bias.shape})")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError(f"Input dim 2 (input channels) is not == dim 1 in the weight tensor (conv_tbc: input "
+                           f"{input.shape}, weight {weight.shape})")  # fmt: skip
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError(f"Bias size must equal dim 2 in the weight tensor (output channels) (conv_tbc: weight "
+                           f"{weight.shape}, bias {bias.shape})")  # fmt: skip
+    # (T, B, C) -> (B, C, T); weight (K, C, O) -> (O, C, K): conv1d's layouts, and back
+    y = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)  # (B, O, T')
+    return y.permute(2, 0, 1)

@@ -1,5 +1,5 @@
-"""Similarities and distances between vectors with PyTorch's signatures: ``F.cosine_similarity``
-and ``F.pairwise_distance`` (also ``tga.cosine_similarity``, ``tga.pairwise_distance`` and the
+"""Similarities and distances between vectors with PyTorch's signatures: ``F.cosine_similarity``,
+``F.pairwise_distance`` and ``F.pdist`` (also ``tga.cosine_similarity``, ``tga.pairwise_distance`` and the
 modules ``nn.CosineSimilarity``, ``nn.PairwiseDistance``), written from primitive ops.
 
 ``tinygrad_attn.functional`` re-exports every public name.
@@ -13,10 +13,10 @@ import numpy as np
 
 from ..engine.declare import public
 from ..engine.switches import no_grad
-from ..tensors._tensor import InvalidArgumentError, Tensor
+from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from .checks import tensor_arg
 
-__all__ = ["cosine_similarity", "pairwise_distance"]
+__all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
 
 
 def _operands(op: str, x1: Any, x2: Any) -> tuple[Tensor, Tensor, tuple[int, ...]]:
@@ -63,3 +63,41 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     """
     x1, x2, _ = _operands("pairwise_distance", x1, x2)
     return (x1 - x2 + eps).norm(p=p, dim=-1, keepdim=keepdim)
+
+
+def _pnorm(d: Tensor, p: float) -> Tensor:
+    """The ``p``-norm over the last axis whose gradient is 0 where the norm is 0 (PyTorch's convention)."""
+    if p == float("inf"):
+        return d.abs().amax(-1) if d.shape[-1] else d.abs().sum(-1)
+    a = d.abs()
+    if p == 1:
+        return a.sum(-1)
+    if p < 1:  # |d|**p has an infinite slope at 0; PyTorch's gradient there is 0
+        flat = a == 0
+        s = where(flat, 0.0, where(flat, 1.0, a) ** p).sum(-1)
+    else:
+        s = (a**p).sum(-1)
+    zero = s == 0
+    safe = where(zero, 1.0, s)
+    return where(zero, 0.0, safe ** (1.0 / p))
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The ``p``-norm distance between every pair of rows ``i < j`` of ``input`` ``(N, M)``: a
+    ``(N * (N - 1) / 2,)`` tensor in row-major order of the pairs, as PyTorch's ``F.pdist``
+    (the upper triangle of ``cdist(input, input, p)``; a zero distance has gradient 0).
+
+    >>> F.pdist(tga.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))  # doctest: +SKIP
+    Tensor([5.0000, 1.0000, 4.2426])
+    """
+    x = tensor_arg(input, "pdist")
+    if x.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {x.ndim}D")
+    if x.dtype.kind != "f":
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = np.triu_indices(x.shape[0], 1)
+    dev = x._dev
+    diff = x.index_select(0, Tensor._wrap(dev.asarray(i), dev)) - x.index_select(0, Tensor._wrap(dev.asarray(j), dev))
+    return diff.abs().sign().sum(-1) if p == 0 else _pnorm(diff, float(p))  # (pairs, M) -> (pairs,)

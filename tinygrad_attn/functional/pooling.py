@@ -1,5 +1,6 @@
 """PyTorch's remaining pooling functions: adaptive average and max pooling of 1 to 3
-spatial axes, power-average (LP) pooling, and the ``*_with_indices`` spellings.
+spatial axes, power-average (LP) pooling, fractional max pooling, and the ``*_with_indices``
+spellings.
 
 Each is written from primitives (matmuls with averaging matrices; an index gather and a
 max; ``avg_pool`` of powers), so it differentiates to every order and traces as its
@@ -48,6 +49,10 @@ __all__ = [
     "lp_pool1d",
     "lp_pool2d",
     "lp_pool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices",
 ]
 
 
@@ -212,3 +217,119 @@ def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = N
 def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> Tensor:
     """The ``norm_type``-norm of each window of ``input (N, C, D, H, W)``: PyTorch's ``F.lp_pool3d``."""
     return _lp_pool("lp_pool3d", 3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+# -- fractional max pooling ----------------------------------------------------------------------
+_SIDES = {2: ("height", "width"), 3: ("time", "height", "width")}
+
+
+def _fractional_starts(sample: np.ndarray, n: int, m: int, k: int) -> np.ndarray:
+    """Where each of ``m`` windows of ``k`` starts along an axis of ``n``, for each of the
+    ``sample`` values in [0, 1) (PyTorch's pseudo-random sequence, in the samples' float type:
+    ``floor((i + u) * alpha) - floor(u * alpha)``, the last window flush with the end)."""
+    if m == 0:
+        return np.zeros(sample.shape + (0,), np.int64)
+    if m == 1:
+        return np.full(sample.shape + (1,), n - k, np.int64)
+    alpha = sample.dtype.type(n - k) / sample.dtype.type(m - 1)
+    i = np.arange(m - 1, dtype=sample.dtype)
+    starts = ((i + sample[..., None]) * alpha).astype(np.int64) - (sample[..., None] * alpha).astype(np.int64)
+    last = np.full(sample.shape + (1,), n - k, np.int64)
+    return np.concatenate([starts, last], axis=-1)
+
+
+def _fractional_max(op: str, nd: int, input: Any, kernel_size: Any, output_size: Any, output_ratio: Any,
+                    return_indices: bool, samples: Any) -> Any:  # fmt: skip
+    from ..tensors.factories.creation import rand  # noqa: PLC0415 - the draw, only where the caller gave no samples
+
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{op} requires specifying either an output_size or an output_ratio")
+    x, unbatched = _check_input(op, nd, input)
+    _F._float(x, op)
+    spatial = tuple(x.shape[2:])
+    kernel = _ntuple(kernel_size, nd, "kernel_size", op)
+    if output_size is None:
+        if isinstance(output_ratio, Sequence) and len(output_ratio) > nd:
+            raise ValueError(f"{op} requires output_ratio to either be a single Int or tuple of Ints.")
+        ratio = (output_ratio,) * nd if not isinstance(output_ratio, Sequence) else tuple(output_ratio)
+        if len(ratio) == 1:
+            ratio = ratio * nd
+        out = tuple(int(n * r) for n, r in zip(spatial, ratio))
+    else:
+        out = _ntuple(output_size, nd, "output_size", op)
+    for side, n, m, k in zip(_SIDES[nd], spatial, out, kernel):
+        if m + k - 1 > n:
+            raise RuntimeError(f"{op}(): pool {side} {k} too large relative to input {side} {n}")
+    nb, c = x.shape[:2]
+    if samples is None:  # drawn as PyTorch's: (N, C, nd) uniforms in the input's dtype, from the default generator
+        samples = rand(nb, c, nd, dtype=x.dtype, device=x.device)
+    if not isinstance(samples, Tensor) or samples.ndim != 3 or samples.shape[2] != nd:
+        raise RuntimeError(f"{op}: _random_samples must be a tensor of shape ({nb}, {c}, {nd}), got "
+                           f"{getattr(samples, 'shape', type(samples).__name__)}")  # fmt: skip
+    if samples.shape[0] < nb:  # (more rows are allowed and the first used, as PyTorch's)
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != c:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.dtype != x.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    u = samples.numpy()[:nb]  # (N, C, nd): for 2-d, [..., 0] moves along the width, [..., 1] the height
+    order = (1, 0) if nd == 2 else (0, 1, 2)
+    pos = np.zeros((nb, c, 1, 1), np.int64)  # (N, C, outputs so far, window positions so far): flat input indices
+    for axis, (n, m, k) in enumerate(zip(spatial, out, kernel)):
+        starts = _fractional_starts(u[..., order[axis]], n, m, k)  # (N, C, m)
+        p = starts[..., :, None] + np.arange(k)  # (N, C, m, k)
+        a, b = pos.shape[2], pos.shape[3]
+        pos = (pos[:, :, :, None, :, None] * n + p[:, :, None, :, None, :]).reshape(nb, c, a * m, b * k)
+    m, k = pos.shape[2], pos.shape[3]
+    dev = x._dev
+    where_ = Tensor._wrap(dev.asarray(pos), dev)  # (N, C, M, K)
+    flat = x.reshape(nb, c, math.prod(spatial))
+    cols = flat.gather(2, where_.reshape(nb, c, m * k)).reshape(nb, c, m, k)
+    first = cols.argmax(-1).unsqueeze(-1)  # (N, C, M, 1): the first maximum, as PyTorch's scan
+    y = cols.gather(-1, first).reshape((nb, c) + out)
+    if not return_indices:
+        return y.squeeze(0) if unbatched else y
+    with no_grad():
+        idx = where_.gather(-1, first.detach()).reshape((nb, c) + out)
+    return (y.squeeze(0), idx.squeeze(0)) if unbatched else (y, idx)
+
+
+@composite("fractional_max_pool2d")
+def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                          return_indices: bool = False, _random_samples: Tensor | None = None) -> Any:  # fmt: skip
+    """PyTorch's ``F.fractional_max_pool2d``: the max of ``kernel_size`` windows of ``input``
+    ``(N, C, H, W)`` placed at pseudo-random fractional strides so that the output is
+    ``output_size`` (or ``output_ratio`` of the input). The placement comes from
+    ``_random_samples`` ``(N, C, 2)`` in [0, 1), drawn from the default generator as PyTorch
+    draws them when not given (the same seed, the same windows); with ``return_indices``
+    also where each max sits (flat in its plane, int64).
+
+    >>> F.fractional_max_pool2d(tga.randn(1, 3, 9, 9), 2, output_size=4).shape  # doctest: +SKIP
+    (1, 3, 4, 4)
+    """
+    return _fractional_max("fractional_max_pool2d", 2, input, kernel_size, output_size, output_ratio, return_indices,
+                           _random_samples)  # fmt: skip
+
+
+@composite("fractional_max_pool3d")
+def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                          return_indices: bool = False, _random_samples: Tensor | None = None) -> Any:  # fmt: skip
+    """PyTorch's ``F.fractional_max_pool3d`` over ``input`` ``(N, C, T, H, W)``; samples ``(N, C, 3)``."""
+    return _fractional_max("fractional_max_pool3d", 3, input, kernel_size, output_size, output_ratio, return_indices,
+                           _random_samples)  # fmt: skip
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> Any:  # fmt: skip
+    """``fractional_max_pool2d(..., return_indices=True)``: the ``(values, indices)`` pair."""
+    return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> Any:  # fmt: skip
+    """``fractional_max_pool3d(..., return_indices=True)``: the ``(values, indices)`` pair."""
+    return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)

@@ -24,7 +24,14 @@ from ..tensors._tensor import TENSOR_NS, InvalidArgumentError, Tensor, where
 from . import checks as _F
 from .conv import _ntuple, _pad
 
-__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "unfold", "fold"]
+__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "unfold", "fold",
+           "assert_int_or_pair"]  # fmt: skip
+
+
+def assert_int_or_pair(arg: Any, arg_name: str, message: str) -> None:
+    """PyTorch's ``F.assert_int_or_pair``: ``arg`` (of ``fold``/``unfold``) must be an int or a
+    pair, else an ``AssertionError`` with ``message.format(arg_name)``."""
+    assert isinstance(arg, int) or len(arg) == 2, message.format(arg_name)
 
 
 def _fresh(y: Tensor, x: Tensor) -> Tensor:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..engine.declare import public
 from ..functional.checks import tensor_arg as _tensor
+from ..functional.distance import _pnorm
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, stack
 from ..tensors.shape import dims
@@ -182,21 +183,6 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     # p = 0: the count of differing entries, in the graph with gradient 0, as PyTorch's
     out = diff.abs().sign().sum(-1) if p == 0 else _pnorm(diff, p)
     return saved_for_backward(out, x1, x2, output=True)  # (what PyTorch's keeps, for every p)
-
-
-def _pnorm(d: Tensor, p: float) -> Tensor:
-    """The ``p``-norm over the last axis whose gradient is 0 where the norm is 0 (PyTorch's convention)."""
-    if p == float("inf"):
-        return d.abs().amax(-1) if d.shape[-1] else d.abs().sum(-1)
-    from ..tensors._tensor import where  # noqa: PLC0415
-
-    a = d.abs()
-    if p == 1:
-        return a.sum(-1)
-    s = (a**p).sum(-1)
-    zero = s == 0
-    safe = where(zero, 1.0, s)
-    return where(zero, 0.0, safe ** (1.0 / p))
 
 
 @public(method=True)

@@ -294,6 +294,18 @@ from .loss import NLLLoss2d  # noqa: E402
 
 __all__ += ["NLLLoss2d"]
 
+# PyTorch's remaining base classes, placeholders and layers (nn/module.py, nn/parameter.py, nn/rnn.py, ...)
+from .loss import AdaptiveLogSoftmaxWithLoss, LinearCrossEntropyLoss, LinearCrossEntropyOptions  # noqa: E402
+from .module import Buffer, Container  # noqa: E402
+from .normalization import CrossMapLRN2d  # noqa: E402
+from .parameter import UninitializedBuffer, UninitializedParameter  # noqa: E402
+from .pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
+from .rnn import RNNBase, RNNCellBase  # noqa: E402
+
+__all__ += ["Buffer", "Container", "UninitializedParameter", "UninitializedBuffer", "RNNBase", "RNNCellBase"]
+__all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d", "CrossMapLRN2d", "AdaptiveLogSoftmaxWithLoss"]
+__all__ += ["LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
+
 # -- PyTorch's paths to the same classes, last (they hold every class above): nn.modules.<file>
 # (nn.modules.linear.Linear) and nn.parameter
 from . import modules, parameter  # noqa: E402, F401

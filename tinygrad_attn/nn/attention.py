@@ -98,6 +98,159 @@ def _additive(mask: Tensor) -> Tensor:
     return where(mask, zero - math.inf, zero)
 
 
+def _batch_major(x: Tensor, unbatched: bool, batch_first: bool) -> Tensor:
+    """``(N, T, E)`` whatever the layout (sequence-first, batch-first or unbatched)."""
+    if unbatched:
+        return x.unsqueeze(0)
+    return x if batch_first else x.transpose(0, 1)
+
+
+def _from_batch_major(x: Tensor, unbatched: bool, batch_first: bool) -> Tensor:
+    if unbatched:
+        return x.squeeze(0)
+    return x if batch_first else x.transpose(0, 1)
+
+
+def _project(query: Tensor, key: Tensor, value: Tensor, e: int, in_proj_weight: Tensor | None,
+             in_proj_bias: Tensor | None, separate: tuple) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    """The input projections: one stacked ``(3E, E)`` weight, or ``q``/``k``/``v`` ones."""
+    b = in_proj_bias
+    bq, bk, bv = (None, None, None) if b is None else (b[:e], b[e : 2 * e], b[2 * e :])
+    if in_proj_weight is None:
+        wq, wk, wv = separate
+        return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
+    w = in_proj_weight
+    if query is key and key is value:  # self-attention: one product with the stacked weights
+        q, k, v = F.linear(query, w, b).chunk(3, axis=-1)
+        return q, k, v
+    return F.linear(query, w[:e], bq), F.linear(key, w[e : 2 * e], bk), F.linear(value, w[2 * e :], bv)
+
+
+def _masks(op: str, attn_mask: Any, key_padding_mask: Any, n: int, heads: int, tq: int, tk: int,
+           like: Tensor) -> Tensor | None:  # fmt: skip
+    """PyTorch's two masks as one mask in :func:`attend_heads`' sense, ``(N or 1, H or 1, L, S)``."""
+    masks = []
+    if attn_mask is not None:
+        m = _as_mask(attn_mask, like, op)
+        if m.shape == (tq, tk):
+            pass
+        elif m.shape == (n * heads, tq, tk):
+            m = m.reshape(n, heads, tq, tk)
+        else:
+            raise ValueError(f"{op}: attn_mask of shape {m.shape} must be (L, S) = {(tq, tk)} or "
+                             f"(N * num_heads, L, S) = {(n * heads, tq, tk)}")  # fmt: skip
+        masks.append(m)
+    if key_padding_mask is not None:
+        m = _as_mask(key_padding_mask, like, op)
+        if m.shape not in ((n, tk), (tk,)):
+            raise ValueError(f"{op}: key_padding_mask of shape {m.shape} must be (N, S) = {(n, tk)}")
+        masks.append(m.reshape(m.shape[0] if m.ndim == 2 else 1, 1, 1, tk))
+    if not masks:
+        return None
+    if all(m.dtype == np.bool_ for m in masks):  # True = not allowed -> True = may attend
+        return ~masks[0] if len(masks) == 1 else ~(masks[0] | masks[1])
+    return masks[0] if len(masks) == 1 else _additive(masks[0]) + _additive(masks[1])
+
+
+def _attend_one_more(k: Tensor, v: Tensor, mask: Tensor | None, k_row: Tensor, v_row: Tensor) -> tuple:
+    """``k_row``/``v_row`` ``(N, 1, E)`` appended to the keys and values, and a mask column that
+    lets every query attend them (``add_bias_kv``, ``add_zero_attn``)."""
+    k, v = cat([k, k_row], axis=1), cat([v, v_row], axis=1)
+    if mask is not None:
+        extra = Tensor.ones(*mask.shape[:-1], 1, dtype=mask.dtype, device=mask.device)
+        mask = cat([mask, extra if mask.dtype == np.bool_ else extra * 0], axis=-1)
+    return k, v, mask
+
+
+def _attention(op: str, query: Tensor, key: Tensor, value: Tensor, num_heads: int, in_proj_weight: Tensor | None,
+               in_proj_bias: Tensor | None, separate: tuple, bias_k: Tensor | None, bias_v: Tensor | None,
+               add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor, out_proj_bias: Tensor | None,
+               key_padding_mask: Any, need_weights: bool, attn_mask: Any, average_attn_weights: bool,
+               is_causal: bool, static_k: Tensor | None = None,
+               static_v: Tensor | None = None) -> tuple[Tensor, Tensor | None]:  # fmt: skip
+    """PyTorch's multi-head attention on batch-major ``(N, L, E)`` query and ``(N, S, kdim)``,
+    ``(N, S, vdim)`` key and value: the one computation of both :class:`MultiheadAttention`
+    and :func:`multi_head_attention_forward`. Returns ``(N, L, E)`` and the weights (None
+    unless ``need_weights``; ``(N, L, S')`` averaged over the heads, else ``(N, H, L, S')``,
+    ``S'`` counting the appended bias and zero positions)."""
+    e = query.shape[-1]
+    q, k, v = _project(query, key, value, e, in_proj_weight, in_proj_bias, separate)  # (N, L, E), (N, S, E) x 2
+    n, tq, tk = q.shape[0], q.shape[1], k.shape[1]
+    mask = _masks(op, attn_mask, key_padding_mask, n, num_heads, tq, tk, q)
+    if bias_k is not None and bias_v is not None:
+        k, v, mask = _attend_one_more(k, v, mask, bias_k.reshape(1, 1, e).expand((n, 1, e)),
+                                      bias_v.reshape(1, 1, e).expand((n, 1, e)))  # fmt: skip
+    hd = e // num_heads
+    for static, what in ((static_k, "static_k"), (static_v, "static_v")):
+        if static is not None and (static.ndim != 3 or static.shape[0] != n * num_heads or static.shape[2] != hd):
+            raise ValueError(f"{op}: expecting {what} of shape ({n * num_heads}, S, {hd}), got {static.shape}")
+    if static_k is not None:  # (N * H, S, hd) -> (N, S, E), the layout attend_heads splits
+        k = static_k.reshape(n, num_heads, static_k.shape[1], hd).permute(0, 2, 1, 3).reshape(n, -1, e)
+    if static_v is not None:
+        v = static_v.reshape(n, num_heads, static_v.shape[1], hd).permute(0, 2, 1, 3).reshape(n, -1, e)
+    if add_zero_attn:
+        zeros = Tensor.zeros(n, 1, e, dtype=k.dtype, device=k.device)
+        k, v, mask = _attend_one_more(k, v, mask, zeros, zeros)
+    out, w = attend_heads(q, k, v, num_heads, mask, is_causal, dropout_p, need_weights)
+    out = F.linear(out, out_proj_weight, out_proj_bias)  # (N, L, E)
+    if w is not None and average_attn_weights:
+        w = w.mean(axis=1)  # (N, L, S')
+    return out, w
+
+
+def multi_head_attention_forward(
+    query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+    in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None, bias_v: Tensor | None,
+    add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor, out_proj_bias: Tensor | None,
+    training: bool = True, key_padding_mask: Tensor | None = None, need_weights: bool = True,
+    attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False, q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None, v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
+    static_v: Tensor | None = None, average_attn_weights: bool = True, is_causal: bool = False,
+) -> tuple[Tensor, Tensor | None]:  # fmt: skip
+    """PyTorch's ``F.multi_head_attention_forward``: :class:`MultiheadAttention`'s computation
+    with its weights passed in. ``query`` ``(L, N, E)``, ``key``/``value`` ``(S, N, E_k)``/``(S,
+    N, E_v)`` (sequence-first), or unbatched ``(L, E)``; masks in PyTorch's sense (boolean True =
+    may NOT attend, float added); ``static_k``/``static_v`` ``(N * num_heads, S, E / num_heads)``
+    replace the projected keys/values. Returns ``(attn_output, attn_weights)``.
+    """
+    op = "multi_head_attention_forward"
+    unbatched = query.ndim == 2
+    if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
+        raise AssertionError(f"{op}: query, key and value must all be 3-D (L, N, E) or all 2-D (L, E), got "
+                             f"{query.shape}, {key.shape}, {value.shape}")  # fmt: skip
+    e = query.shape[-1]
+    if e != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {e}")
+    if e % num_heads:
+        raise AssertionError(f"embed_dim {e} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if key.shape[:-1] != value.shape[:-1]:
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:-1]} do not match value's "
+                                 f"{value.shape[:-1]}")  # fmt: skip
+    elif key.shape != value.shape:
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")  # fmt: skip
+    if (bias_k is None) != (bias_v is None):
+        raise AssertionError(f"{op}: bias_k and bias_v go together")
+    if (bias_k is not None) and (static_k is not None or static_v is not None):
+        raise AssertionError("bias cannot be added to static key/value.")
+    same = query is key and key is value
+    query, key, value = (_batch_major(x, unbatched, False) for x in (query, key, value))
+    if same:
+        key = value = query
+    out, w = _attention(
+        op, query, key, value, num_heads, None if use_separate_proj_weight else in_proj_weight, in_proj_bias,
+        (q_proj_weight, k_proj_weight, v_proj_weight), bias_k, bias_v, add_zero_attn,
+        dropout_p if training else 0.0, out_proj_weight, out_proj_bias, key_padding_mask, need_weights, attn_mask,
+        average_attn_weights, False, static_k, static_v,
+    )  # fmt: skip
+    if w is not None and unbatched:
+        w = w.squeeze(0)
+    return _from_batch_major(out, unbatched, False), w
+
+
 class MultiheadAttention(Module):
     """PyTorch's ``nn.MultiheadAttention``: its arguments, parameters, layout and masks.
 
@@ -105,7 +258,10 @@ class MultiheadAttention(Module):
     unbatched ``(L, E)``. Parameters ``in_proj_weight`` ``(3E, E)`` and ``in_proj_bias``
     ``(3E,)`` (q, k, v stacked), ``out_proj.weight``/``.bias``; with ``kdim``/``vdim``
     other than ``embed_dim``, ``q_proj_weight``, ``k_proj_weight``, ``v_proj_weight``
-    instead of ``in_proj_weight``. So a PyTorch state dict loads as it is.
+    instead of ``in_proj_weight``; with ``add_bias_kv``, ``bias_k`` and ``bias_v`` ``(1, 1, E)``
+    appended to the keys and values (``add_zero_attn`` appends zeros after them, as PyTorch's).
+    So a PyTorch state dict loads as it is. :func:`multi_head_attention_forward` is the same
+    computation with the weights passed in (PyTorch's ``F.multi_head_attention_forward``).
 
     ``forward(query, key, value, key_padding_mask, need_weights, attn_mask,
     average_attn_weights, is_causal)`` returns ``(output, weights)``; masks in PyTorch's
@@ -131,9 +287,6 @@ class MultiheadAttention(Module):
                  vdim: int | None = None, batch_first: bool = False, device: Any = None,
                  dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported; "
-                                      "leave them False")  # fmt: skip
         if embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
@@ -142,7 +295,7 @@ class MultiheadAttention(Module):
         self.dropout, self.batch_first = dropout, batch_first
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         # PyTorch's draws in its order: out_proj's Linear init first, then the input projections'
-        # (its _reset_parameters); the parameters keep PyTorch's registration order
+        # and bias_k, bias_v's (its _reset_parameters); the parameters keep PyTorch's registration order
         out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
         if self._qkv_same_embed_dim:
             self.in_proj_weight = _xavier((3 * embed_dim, embed_dim), dtype)
@@ -157,44 +310,13 @@ class MultiheadAttention(Module):
         if bias:
             self.out_proj.bias._data = self.out_proj.bias._dev.ops.zeros_like(self.out_proj.bias._data)
         self.bias_k = self.bias_v = None
+        if add_bias_kv:  # (1, 1, E) each, Glorot-normal, appended to the keys and values
+            from . import init  # noqa: PLC0415 - init imports nothing of this module, but only this branch needs it
+
+            self.bias_k = init.xavier_normal_(Parameter(np.zeros((1, 1, embed_dim), _float_dtype(dtype))))
+            self.bias_v = init.xavier_normal_(Parameter(np.zeros((1, 1, embed_dim), _float_dtype(dtype))))
+        self.add_zero_attn = add_zero_attn
         _place(self, device, dtype)
-
-    def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        e, b = self.embed_dim, self.in_proj_bias
-        bq, bk, bv = (None, None, None) if b is None else (b[:e], b[e : 2 * e], b[2 * e :])
-        if self.in_proj_weight is None:
-            return (F.linear(query, self.q_proj_weight, bq), F.linear(key, self.k_proj_weight, bk),
-                    F.linear(value, self.v_proj_weight, bv))  # fmt: skip
-        w = self.in_proj_weight
-        if query is key and key is value:  # self-attention: one product with the stacked weights
-            q, k, v = F.linear(query, w, b).chunk(3, axis=-1)
-            return q, k, v
-        return F.linear(query, w[:e], bq), F.linear(key, w[e : 2 * e], bk), F.linear(value, w[2 * e :], bv)
-
-    def _mask(self, attn_mask: Any, key_padding_mask: Any, n: int, tq: int, tk: int, like: Tensor) -> Tensor | None:
-        """PyTorch's two masks as one mask in :func:`attend_heads`' sense, ``(N or 1, H or 1, L, S)``."""
-        masks = []
-        if attn_mask is not None:
-            m = _as_mask(attn_mask, like, "MultiheadAttention")
-            if m.shape == (tq, tk):
-                pass
-            elif m.shape == (n * self.num_heads, tq, tk):
-                m = m.reshape(n, self.num_heads, tq, tk)
-            else:
-                raise ValueError(f"MultiheadAttention: attn_mask of shape {m.shape} must be (L, S) = {(tq, tk)} or "
-                                 f"(N * num_heads, L, S) = {(n * self.num_heads, tq, tk)}")  # fmt: skip
-            masks.append(m)
-        if key_padding_mask is not None:
-            m = _as_mask(key_padding_mask, like, "MultiheadAttention")
-            if m.shape not in ((n, tk), (tk,)):
-                raise ValueError(f"MultiheadAttention: key_padding_mask of shape {m.shape} must be (N, S) = "
-                                 f"{(n, tk)}")  # fmt: skip
-            masks.append(m.reshape(m.shape[0] if m.ndim == 2 else 1, 1, 1, tk))
-        if not masks:
-            return None
-        if all(m.dtype == np.bool_ for m in masks):  # True = not allowed -> True = may attend
-            return ~masks[0] if len(masks) == 1 else ~(masks[0] | masks[1])
-        return masks[0] if len(masks) == 1 else _additive(masks[0]) + _additive(masks[1])
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any = None,
                 need_weights: bool = True, attn_mask: Any = None, average_attn_weights: bool = True,
@@ -215,32 +337,19 @@ class MultiheadAttention(Module):
             raise ValueError(f"MultiheadAttention(embed_dim={e}, kdim={self.kdim}, vdim={self.vdim}): got query "
                              f"{query.shape}, key {key.shape}, value {value.shape}; need {layout} inputs (or "
                              f"unbatched (L, E)) with E = {e}, {self.kdim}, {self.vdim}")  # fmt: skip
-
-        def batch_major(x: Tensor) -> Tensor:  # (N, T, E) whatever the layout
-            if unbatched:
-                return x.unsqueeze(0)
-            return x if self.batch_first else x.transpose(0, 1)
-
         same = query is key and key is value
-        query, key, value = batch_major(query), batch_major(key), batch_major(value)
+        query, key, value = (_batch_major(x, unbatched, self.batch_first) for x in (query, key, value))
         if same:  # keep the one-product path for self-attention
             key = value = query
-        q, k, v = self._project(query, key, value)  # (N, L, E), (N, S, E), (N, S, E)
-        n, tq, tk = q.shape[0], q.shape[1], k.shape[1]
-        mask = self._mask(attn_mask, key_padding_mask, n, tq, tk, q)
-        p = self.dropout if self.training else 0.0
-        out, w = attend_heads(q, k, v, self.num_heads, mask, is_causal and attn_mask is None, p, need_weights)
-        out = self.out_proj(out)  # (N, L, E)
-        if unbatched:
-            out = out.squeeze(0)
-        elif not self.batch_first:
-            out = out.transpose(0, 1)  # (L, N, E)
-        if w is not None:
-            if average_attn_weights:
-                w = w.mean(axis=1)  # (N, L, S)
-            if unbatched:
-                w = w.squeeze(0)
-        return out, w
+        out, w = _attention(
+            "MultiheadAttention", query, key, value, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+            (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight), self.bias_k, self.bias_v,
+            self.add_zero_attn, self.dropout if self.training else 0.0, self.out_proj.weight, self.out_proj.bias,
+            key_padding_mask, need_weights, attn_mask, average_attn_weights, is_causal and attn_mask is None,
+        )  # fmt: skip
+        if w is not None and unbatched:
+            w = w.squeeze(0)
+        return _from_batch_major(out, unbatched, self.batch_first), w
 
     def extra_repr(self) -> str:
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
@@ -364,3 +473,7 @@ class AdditiveAttention(_ScoreAttention):
 
     def score_prepared(self, q: Tensor, pk: Tensor) -> Tensor:
         return F.additive_score(self.query_proj(q), pk, self.v.weight)  # v . tanh(W q + U k): (B, Tq, Tk)
+
+
+# F.multi_head_attention_forward is this module's function, handed down (functional.py imports nothing above it)
+F.multi_head_attention_forward.implementation = multi_head_attention_forward  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ from ..tensors._tensor import Tensor, where
 from ..tensors.dtypes import get_default_dtype
 from ..tensors.index.indexing import host_integers
 from .module import Module, Parameter
+from .parameter import UninitializedParameter
 
 
 def _float_dtype(dtype: Any) -> Any:
@@ -60,7 +61,8 @@ class Linear(Module):
         self.weight = _kaiming_uniform((out_features, in_features), device, dtype)
         self.bias = _uniform((out_features,), _bias_bound(self.weight.shape), device, dtype) if bias else None
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, input: Tensor) -> Tensor:  # (PyTorch's name: callers pass input=)
+        x = input
         if not isinstance(x, Tensor):
             raise TypeError(f"Linear: input must be a Tensor, got {type(x).__name__}; make one with tga.tensor(...)")
         if x.shape[-1:] != (self.in_features,):
@@ -388,8 +390,8 @@ class LazyLinear(Linear):
     """A :class:`Linear` whose ``in_features`` is read from its first input: PyTorch's
     ``nn.LazyLinear(out_features, bias=True)``.
 
-    Until then ``weight`` is ``(out_features, 0)`` (and the bias empty); the first forward
-    fills both in place (the same Parameter objects, so an optimizer built before holds
+    Until then ``weight`` and ``bias`` are :class:`~.parameter.UninitializedParameter`, as
+    PyTorch's; the first forward fills both in place (the same Parameter objects, so an optimizer built before holds
     them) with Linear's initialisation, and the module becomes a :class:`Linear`.
     """
 
@@ -397,8 +399,8 @@ class LazyLinear(Linear):
         Module.__init__(self)
         self.in_features, self.out_features = 0, out_features
         dtype = _float_dtype(dtype)
-        self.weight = Parameter(np.zeros((out_features, 0), dtype), device=device)
-        self.bias = Parameter(np.zeros((0,), dtype), device=device) if bias else None
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.bias = UninitializedParameter(device=device, dtype=dtype) if bias else None
 
     def has_uninitialized_params(self) -> bool:
         return self.in_features == 0
@@ -411,9 +413,11 @@ class LazyLinear(Linear):
         w = self.weight
         shape = (self.out_features, self.in_features)
         w._data = w._dev.asarray(_kaiming_uniform(shape, dtype=w.dtype).numpy())
+        w.__class__ = Parameter
         if self.bias is not None:
             b = self.bias
             b._data = b._dev.asarray(_uniform((self.out_features,), _bias_bound(shape), dtype=b.dtype).numpy())
+            b.__class__ = Parameter
         self.__class__ = Linear  # as PyTorch's cls_to_become
 
     def forward(self, x: Tensor) -> Tensor:

@@ -1,18 +1,21 @@
 """PyTorch's lazy layers: ``LazyConv1d/2d/3d``, ``LazyConvTranspose1d/2d/3d``,
 ``LazyBatchNorm1d/2d/3d`` and ``LazyInstanceNorm1d/2d/3d`` take their input channels from
-their first input. Until then their parameters and buffers are empty; the first forward
-fills them in place (the same objects, so an optimizer built before holds them) with the
-eager layer's initialisation, and the module becomes that layer, as PyTorch's
+their first input. Until then their parameters are :class:`~.parameter.UninitializedParameter`
+and their running statistics :class:`~.parameter.UninitializedBuffer`, as PyTorch's; the first
+forward fills them in place (the same parameter objects, so an optimizer built before holds
+them) with the eager layer's initialisation, and the module becomes that layer, as PyTorch's
 ``cls_to_become`` does. (``LazyLinear`` lives with ``Linear`` in ``layers.py``.)"""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from ..tensors._tensor import Tensor
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .parameter import UninitializedBuffer, is_lazy, uninitialize
 
 
 class _Lazy:
@@ -24,6 +27,13 @@ class _Lazy:
 
     def _remember(self, *args: Any, **kw: Any) -> None:
         object.__setattr__(self, "_lazy_args", (args, kw))
+        for p in self._parameters.values():
+            if p is not None:
+                uninitialize(p)
+        for name, b in list(self._buffers.items()):
+            if name != "num_batches_tracked":  # (a count, known from the start, as PyTorch's)
+                persistent = name not in self._non_persistent
+                self.register_buffer(name, UninitializedBuffer(device=b.device, dtype=b.dtype), persistent)
 
     def has_uninitialized_params(self) -> bool:
         return self._lazy_args is not None
@@ -35,12 +45,19 @@ class _Lazy:
             raise ValueError(f"{type(self).__name__}: input of shape {input.shape} has no channel axis")
         channels = input.shape[axis]
         args, kw = self._lazy_args
-        full = self.cls_to_become(channels, *args, **kw)
-        for table in ("_parameters", "_buffers"):
-            mine = getattr(self, table)
-            for name, t in getattr(full, table).items():
-                if name in mine and mine[name] is not None:
-                    mine[name]._data, mine[name]._dev = t._data, t._dev
+        placeholders = [t for t in (*self._parameters.values(), *self._buffers.values()) if is_lazy(t)]
+        bound = inspect.signature(self.cls_to_become.__init__).bind(self, channels, *args, **kw)
+        if placeholders:  # in the placeholders' dtype: a .double() before the first input holds, as PyTorch's
+            bound.arguments["dtype"] = placeholders[0].dtype
+        full = self.cls_to_become(*bound.args[1:], **bound.kwargs)
+        for name, t in full._parameters.items():
+            mine = self._parameters.get(name)
+            if mine is not None:
+                mine._data, mine._dev = t._data, t._dev
+                mine.__class__ = type(t)
+        for name, t in full._buffers.items():
+            if name in self._buffers:
+                self.register_buffer(name, t, name not in self._non_persistent)
         for name in ("in_channels", "num_features"):
             if name in full.__dict__:
                 object.__setattr__(self, name, full.__dict__[name])

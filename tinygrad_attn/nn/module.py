@@ -48,6 +48,48 @@ class Parameter(Tensor):
         super().__init__(data, requires_grad=requires_grad, **kw)
 
 
+class Buffer(Tensor):
+    """PyTorch's ``nn.Buffer(data=None, *, persistent=True)``: a tensor that a :class:`Module`
+    registers as a buffer when it is assigned to an attribute (``self.mean = nn.Buffer(x)`` is
+    ``self.register_buffer("mean", x)``), saved in the state dict unless ``persistent=False``.
+
+    As PyTorch's, it is ``data`` detached (the same memory), keeping ``requires_grad``; no
+    argument makes an empty one.
+
+    >>> m = Module(); m.scale = Buffer(Tensor([2.0])); [n for n, _ in m.named_buffers()]
+    ['scale']
+    """
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data: Any = None, *, persistent: bool = True) -> None:
+        if data is None:
+            data = Tensor(np.zeros((0,), np.float32))
+        elif not isinstance(data, Tensor):
+            data = Tensor(data)
+        super().__init__((), name=data.name)
+        self._data, self._dev = data._data, data._dev
+        if data.requires_grad:
+            self.requires_grad_(True)
+        self.persistent = persistent
+
+    def __reduce__(self) -> tuple:
+        return (_rebuild_buffer, (Tensor.__reduce__(self), self.persistent))
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        out = Tensor.__deepcopy__(self, memo)
+        out.persistent = self.persistent
+        return out
+
+
+def _rebuild_buffer(reduced: tuple, persistent: bool) -> Buffer:
+    """The other half of ``Buffer.__reduce__``: the tensor rebuilt, then its persistence."""
+    rebuild, args = reduced
+    out = rebuild(*args)
+    out.persistent = persistent
+    return out
+
+
 class StateDictError(RuntimeError, KeyError, ValueError):
     """A state dict does not fit a module: a missing, unexpected or wrongly shaped entry.
 
@@ -153,8 +195,13 @@ class Module:
             # Silently unregistering would stop the weight from being trained and saved.
             raise TypeError(
                 f"{type(self).__name__}.{name} is a parameter: assign a Parameter (or None), not a "
-                f"Tensor of shape {value.shape}; to change its values assign to .{name}.data"
+                f"Tensor of shape {tuple(value._data.shape)}; to change its values assign to .{name}.data"
             )
+        if isinstance(value, Buffer):  # nn.Buffer: registered as register_buffer would, with its persistence
+            params.pop(name, None)
+            mods.pop(name, None)
+            self.register_buffer(name, value, value.persistent)
+            return
         if isinstance(value, Parameter):
             target = params
         elif isinstance(value, Module):
@@ -466,11 +513,16 @@ class Module:
         return ""
 
     def __repr__(self) -> str:
-        lines = [f"{type(self).__name__}({self.extra_repr()}"]
-        for name, m in self._modules.items():
-            sub = repr(m).replace("\n", "\n  ")
-            lines.append(f"  ({name}): {sub}")
-        return "\n".join(lines) + ("\n)" if len(lines) > 1 else ")")
+        # PyTorch's layout: a one-line extra_repr inline; with children (or several lines) each on its own line
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        if not lines:
+            return f"{type(self).__name__}()"
+        if len(extra_lines) == 1 and not child_lines:
+            return f"{type(self).__name__}({extra_lines[0]})"
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 
 _PICKLE_PATHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> dotted path from the pickled root
@@ -619,6 +671,20 @@ class Sequential(ModuleList):
         for m in self:
             x = m(x)
         return x
+
+
+class Container(Module):
+    """PyTorch's deprecated ``nn.Container(**modules)``: a :class:`Module` with the given
+    children (it warns with a ``FutureWarning``, as PyTorch's; subclass :class:`Module` instead)."""
+
+    def __init__(self, **kwargs: Module) -> None:
+        import warnings  # noqa: PLC0415 - only for this deprecated class
+
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)  # fmt: skip
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class _DictOf(Module):

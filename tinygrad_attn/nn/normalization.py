@@ -198,3 +198,45 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+def _cross_map_window(channels: int, size: int) -> np.ndarray:
+    """(C, C) 0/1: which channels' squares sum into each channel's scale in PyTorch's
+    ``CrossMapLRN2d``. Its running sum starts with the first ``(size - 1) // 2 + 1`` channels,
+    adds the next one at each step and drops one only from step ``pre_pad + 1`` on, so the
+    windows are those of :class:`LocalResponseNorm` except that channel 0 stays in every
+    later window; this reproduces that sum as written."""
+    pre_pad = int((size - 1) / 2 + 1)
+    window = np.zeros((channels, channels))
+    window[0, : min(pre_pad, channels)] = 1
+    for c in range(1, channels):
+        window[c] = window[c - 1]
+        if c < channels - pre_pad + 1:
+            window[c, c + pre_pad - 1] += 1
+        if c > pre_pad:
+            window[c, c - pre_pad] -= 1
+    return window
+
+
+class CrossMapLRN2d(Module):
+    """PyTorch's ``nn.CrossMapLRN2d(size, alpha=1e-4, beta=0.75, k=1)``: Lua Torch's local
+    response normalisation across channels of a 4-d input, ``x / (k + alpha / size *
+    sum(x[window] ** 2)) ** beta``, with PyTorch's windows (see :func:`_cross_map_window`).
+
+    Its gradient is the derivative of that forward; PyTorch's hand-written backward is not
+    (``torch.autograd.gradcheck`` fails on it), so the two gradients differ."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+        n, c, h, w = input.shape
+        window = Tensor(_cross_map_window(c, self.size), dtype=input.dtype, device=input.device)
+        sums = (window @ (input * input).reshape(n, c, h * w)).reshape(n, c, h, w)  # (N, C, H, W)
+        return input * (sums * (self.alpha / self.size) + self.k) ** (-self.beta)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

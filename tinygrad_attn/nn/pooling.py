@@ -199,3 +199,47 @@ class LPPool3d(_LPPool):
     """PyTorch's ``nn.LPPool3d`` over ``(N, C, D, H, W)``."""
 
     _fn = "lp_pool3d"
+
+
+class _FractionalMaxPool(Module):
+    _nd = 2
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Tensor | None = None) -> None:  # fmt: skip
+        super().__init__()
+        nd, name = self._nd, type(self).__name__
+
+        def tup(v: Any) -> tuple:
+            return tuple(v) if isinstance(v, (tuple, list)) else (v,) * nd
+
+        self.kernel_size = tup(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)  # fixed placements, else drawn per call
+        self.output_size = tup(output_size) if output_size is not None else None
+        self.output_ratio = tup(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor) -> Any:
+        fn = F.fractional_max_pool2d if self._nd == 2 else F.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                  _random_samples=self._random_samples)  # fmt: skip
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    """PyTorch's ``nn.FractionalMaxPool2d(kernel_size, output_size=None, output_ratio=None,
+    return_indices=False, _random_samples=None)``: see :func:`F.fractional_max_pool2d`; the
+    windows' placement is drawn from the default generator at each call (as PyTorch's)
+    unless ``_random_samples`` fixes it."""
+
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    """PyTorch's ``nn.FractionalMaxPool3d``: :class:`FractionalMaxPool2d` over ``(N, C, T, H, W)``."""
+
+    _nd = 3

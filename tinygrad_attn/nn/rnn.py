@@ -165,16 +165,19 @@ def _check_nonlinearity(owner: str, nonlinearity: str) -> None:
 
 
 # -- cells: one step --------------------------------------------------------------------------
-class _Cell(Module):
-    """Shared parameters and plumbing of the cells; ``gates`` blocks of ``hidden_size`` rows."""
+class RNNCellBase(Module):
+    """PyTorch's ``nn.RNNCellBase(input_size, hidden_size, bias, num_chunks, device=None,
+    dtype=None)``, the base of :class:`RNNCell`, :class:`GRUCell` and :class:`LSTMCell`: their
+    parameters (``num_chunks`` blocks of ``hidden_size`` rows) and plumbing."""
 
     gates = 1
     mode = "rnn_tanh"
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device: Any = None,
                  dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
-        self.input_size, self.hidden_size = input_size, hidden_size
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        self.gates = num_chunks
         k = 1.0 / math.sqrt(hidden_size)  # PyTorch's init: all uniform in +-1/sqrt(hidden)
         g = self.gates * hidden_size
         self.weight_ih = _uniform((g, input_size), k, dtype)
@@ -194,9 +197,9 @@ class _Cell(Module):
         want = x.shape[:-1] + (self.hidden_size,)
         if h is None:
             return Tensor.zeros(*want, dtype=self.weight_ih.dtype, device=x.device) if zeros else None
-        if h.shape != want:
-            raise ValueError(f"{type(self).__name__}: {what} of shape {h.shape}, expected {want} for an input "
-                             f"of shape {x.shape}")  # fmt: skip
+        if h.shape != want:  # (both a ValueError and PyTorch's RuntimeError)
+            raise InvalidArgumentError(f"{type(self).__name__}: {what} of shape {h.shape}, expected {want} for an "
+                                       f"input of shape {x.shape}")  # fmt: skip
         return h
 
     def forward(self, x: Tensor, hx: Tensor | None = None, h: Tensor | None = None) -> Tensor:
@@ -210,19 +213,25 @@ class _Cell(Module):
 
     def _check_input(self, x: Tensor) -> None:
         if x.shape[-1:] != (self.input_size,):
-            raise ValueError(f"{type(self).__name__}({self.input_size}, {self.hidden_size}): input of shape "
-                             f"{x.shape} must end in {self.input_size}")  # fmt: skip
+            raise InvalidArgumentError(f"{type(self).__name__}({self.input_size}, {self.hidden_size}): input has "
+                                       f"inconsistent input_size: got {x.shape[-1] if x.ndim else None} expected "
+                                       f"{self.input_size} (input of shape {x.shape})")  # fmt: skip
 
     def _check_rank(self, x: Tensor) -> None:
         if x.ndim not in (1, 2):
-            raise ValueError(f"{type(self).__name__}: input must be (B, {self.input_size}) or ({self.input_size},), "
-                             f"got {x.shape}")  # fmt: skip
+            raise InvalidArgumentError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {x.ndim}D instead "
+                                       f"(input must be (B, {self.input_size}) or ({self.input_size},))")  # fmt: skip
 
     def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.hidden_size}"
+        s = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            s += ", bias=False"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
 
 
-class RNNCell(_Cell):
+class RNNCell(RNNCellBase):
     """Elman cell: ``h' = tanh(W_ih x + b_ih + W_hh h + b_hh)`` (``nonlinearity="relu"``: relu).
 
     >>> RNNCell(3, 5)(Tensor.randn(2, 3)).shape
@@ -232,7 +241,7 @@ class RNNCell(_Cell):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         _check_nonlinearity("RNNCell", nonlinearity)
-        super().__init__(input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
         self.mode = "rnn_" + nonlinearity
 
@@ -240,7 +249,7 @@ class RNNCell(_Cell):
         return rnn_update(gi, self._hidden_gates(h), self.nonlinearity)
 
 
-class GRUCell(_Cell):
+class GRUCell(RNNCellBase):
     """Gated recurrent unit, PyTorch's form (see :func:`gru_update`).
 
     >>> GRUCell(3, 5)(Tensor.randn(2, 3)).shape
@@ -250,11 +259,15 @@ class GRUCell(_Cell):
     gates = 3
     mode = "gru"
 
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:  # fmt: skip
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
+
     def step(self, gi: Tensor, h: Tensor) -> Tensor:
         return gru_update(gi, self._hidden_gates(h), h)
 
 
-class LSTMCell(_Cell):
+class LSTMCell(RNNCellBase):
     """Long short-term memory cell (see :func:`lstm_update`); the state is ``(h, c)``.
 
     >>> h, c = LSTMCell(3, 5)(Tensor.randn(2, 3))
@@ -264,6 +277,10 @@ class LSTMCell(_Cell):
 
     gates = 4
     mode = "lstm"
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:  # fmt: skip
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def step(self, gi: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
         h, c = state
@@ -279,7 +296,7 @@ class LSTMCell(_Cell):
         return hc[0], hc[1]
 
 
-def unroll(cell: _Cell, x: Tensor, h: Tensor | None = None) -> tuple[Tensor, Tensor]:
+def unroll(cell: RNNCellBase, x: Tensor, h: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """Run ``cell`` over ``x`` ``(B, T, input)``: all states ``(B, T, hidden)`` and the last ``(B, hidden)``.
 
     One node for the whole sequence (a :func:`recurrence`): the input half of every
@@ -299,26 +316,53 @@ def unroll(cell: _Cell, x: Tensor, h: Tensor | None = None) -> tuple[Tensor, Ten
 
 
 # -- layers: whole sequences, stacked and bidirectional ------------------------------------------
-class _RNNBase(Module):
-    """Parameters, layout and the time loop shared by :class:`RNN`, :class:`GRU`, :class:`LSTM`.
+#: PyTorch's ``mode`` names: (gates, the LSTM's (h, c) state, our :func:`recurrence` mode)
+_MODES = {"RNN_TANH": (1, False, "rnn_tanh"), "RNN_RELU": (1, False, "rnn_relu"), "GRU": (3, False, "gru"),
+          "LSTM": (4, True, "lstm")}  # fmt: skip
 
-    Subclasses set ``gates`` and ``mode`` (the :func:`recurrence` each layer and
-    direction runs as one node).
+
+class RNNBase(Module):
+    """PyTorch's ``nn.RNNBase(mode, input_size, hidden_size, num_layers=1, bias=True,
+    batch_first=False, dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None)``:
+    parameters, layout and the time loop shared by :class:`RNN`, :class:`GRU`, :class:`LSTM`.
+
+    ``mode`` (``"LSTM"``, ``"GRU"``, ``"RNN_TANH"``, ``"RNN_RELU"``) sets the gates and the
+    :func:`recurrence` each layer and direction runs as one node.
     """
 
     gates = 1
     _pair = False  # the LSTM's state is (h, c)
-    mode = "rnn_tanh"
+    _recurrence_mode = "rnn_tanh"
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
-                 dtype: Any = None) -> None:  # fmt: skip
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         name = type(self).__name__
-        if num_layers < 1 or hidden_size < 1:
-            raise ValueError(f"{name}: num_layers ({num_layers}) and hidden_size ({hidden_size}) must be positive")
-        if not 0.0 <= dropout <= 1.0:
-            raise ValueError(f"{name}: dropout must be in [0, 1], got {dropout}")
+        if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
+                             f"being zeroed ({name} got {dropout!r})")  # fmt: skip
+        for what, v in (("bias", bias), ("batch_first", batch_first)):
+            if not isinstance(v, bool):
+                raise TypeError(f"{what} should be of type bool, got: {type(v).__name__}")
+        for what, v in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise TypeError(f"{what} should be of type int, got: {type(v).__name__}")
+            if v <= 0:
+                raise ValueError(f"{what} must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if mode not in _MODES:
+            raise ValueError(f"Unrecognized RNN mode: {mode}")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size:
+            raise NotImplementedError(f"{name}: proj_size={proj_size} (an LSTM with projections) is not supported")
+        self.mode = mode
+        self.gates, self._pair, self._recurrence_mode = _MODES[mode]
+        self.proj_size = proj_size
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout, self.bidirectional = bias, batch_first, dropout, bidirectional
         self.num_directions = 2 if bidirectional else 1
@@ -368,6 +412,11 @@ class _RNNBase(Module):
         item is ``(h_n, c_n)``. ``hx`` as ``h_n``; zeros if None. A :class:`PackedSequence`
         input gives a packed output, and each sequence's ``h_n`` is its state at its own last
         step, as PyTorch's."""
+        weight = self.weight_ih_l0
+        data = input.data if isinstance(input, PackedSequence) else input
+        if isinstance(data, Tensor) and data.dtype != weight.dtype:  # (PyTorch's check: no silent promotion)
+            raise ValueError(f"RNN input dtype ({data.dtype}) does not match weight dtype ({weight.dtype}). Convert "
+                             "input to the same dtype as the weights.")  # fmt: skip
         if isinstance(input, PackedSequence):
             return self._forward_packed(input, hx)
         name = type(self).__name__
@@ -467,7 +516,7 @@ class _RNNBase(Module):
         return packed, final(last)
 
     def _mode(self) -> str:
-        return self.mode
+        return self._recurrence_mode
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
@@ -482,7 +531,7 @@ class _RNNBase(Module):
         return s
 
 
-class RNN(_RNNBase):
+class RNN(RNNBase):
     """A stack of Elman layers over a sequence, as PyTorch's ``nn.RNN``.
 
     >>> out, h_n = RNN(3, 5, num_layers=2)(Tensor.randn(7, 2, 3))
@@ -494,27 +543,33 @@ class RNN(_RNNBase):
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
                  bidirectional: bool = False, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         _check_nonlinearity("RNN", nonlinearity)
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device, dtype)
+        super().__init__("RNN_" + nonlinearity.upper(), input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, 0, device, dtype)  # fmt: skip
         self.nonlinearity = nonlinearity
 
     def _mode(self) -> str:
         return "rnn_" + self.nonlinearity
 
 
-class GRU(_RNNBase):
+class GRU(RNNBase):
     """A stack of GRU layers over a sequence, as PyTorch's ``nn.GRU``."""
 
-    gates = 3
-    mode = "gru"
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:  # fmt: skip
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
+                         device, dtype)  # fmt: skip
 
 
-class LSTM(_RNNBase):
+class LSTM(RNNBase):
     """A stack of LSTM layers over a sequence, as PyTorch's ``nn.LSTM`` (no ``proj_size``);
     returns ``(output, (h_n, c_n))``."""
 
-    gates = 4
-    _pair = True
-    mode = "lstm"
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         proj_size, device, dtype)  # fmt: skip
 
 
 # The fused recurrences recompute this definition for gradients of higher order (handed down:
