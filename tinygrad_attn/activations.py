@@ -13,6 +13,7 @@ from typing import Any
 
 from . import dims
 from ._tensor import Tensor, where
+from .dtypes import UnsupportedDtypeError
 from .engine.composite import composite
 from .functional_checks import tensor_arg as _tensor
 from .inplace import apply_inplace
@@ -31,7 +32,9 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def _float(x: Any, op: str) -> Tensor:
     x = _tensor(x, op)
     if x.dtype.kind not in "fc":
-        raise RuntimeError(f"{op}: not defined for {x.dtype} tensors (PyTorch's neither); convert with .float()")
+        raise UnsupportedDtypeError(
+            f"{op}: not defined for {x.dtype} tensors (PyTorch's neither); convert with .float()"
+        )
     return x
 
 
@@ -140,7 +143,9 @@ def softsign(input: Tensor) -> Tensor:  # noqa: A002
     x = _tensor(input, "softsign")
     if x.dtype.kind not in "fc":
         if x.dtype.kind == "b":
-            raise RuntimeError(f"softsign: not defined for bool tensors (shape {x.shape}); convert with .float()")
+            raise UnsupportedDtypeError(
+                f"softsign: not defined for bool tensors (shape {x.shape}); convert with .float()"
+            )
         x = x.astype("float32")
     return x / (x.abs() + 1.0)
 
@@ -243,6 +248,9 @@ def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RREL
     """Randomised leaky ReLU: negative ``x`` times a slope drawn uniformly from ``[lower,
     upper]`` for each element while training, times the mean slope otherwise."""
     x = _float(input, "rrelu")
+    if lower > upper:
+        raise RuntimeError(f"rrelu: Lower bound should be less than or equal to the upper bound (lower={lower}, "
+                           f"upper={upper})")  # fmt: skip
     if inplace:
         return _in_place(x, "rrelu", rrelu, lower=lower, upper=upper, training=training)
     if not training:  # (PyTorch's leaky_relu, which keeps x)

@@ -320,7 +320,7 @@ def _rms_norm(x: Tensor, dims: tuple[int, ...], weight: Tensor | None, eps: floa
 def _gelu_fused(x: Tensor, approximate: str = "none") -> Tensor:
     _float(x, "gelu")
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise InvalidArgumentError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return fused.Gelu.apply(x, args=approximate)
 
 
@@ -330,7 +330,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     if approximate == "tanh":
         return 0.5 * x * (1.0 + (math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
     if approximate != "none":
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise InvalidArgumentError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return 0.5 * x * (1.0 + (x * (1.0 / math.sqrt(2.0))).erf())
 
 
@@ -892,7 +892,7 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
     if max_norm is not None or scale_grad_by_freq:
         return _embedding_pytorch_options(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
     if weight.ndim != 2:
-        raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
+        raise InvalidArgumentError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
     n = weight.shape[0]
     if _State.tracer is not None and isinstance(input, Tensor):
         # While tracing the ids are an input of the program: no host read, one Take op. No ops
@@ -933,7 +933,7 @@ def _embedding_pytorch_options(ids: Any, weight: Tensor, padding_idx: int | None
     from .engine.switches import no_grad  # noqa: PLC0415 - (a local name: this module's own no_grad is absent)
 
     if weight.ndim != 2:
-        raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
+        raise InvalidArgumentError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
     host = host_integers(ids, "embedding", "input (indices)")
     if max_norm is not None and host.size:
         with no_grad():  # (as PyTorch's embedding_renorm_: the weight itself, outside the graph)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ._tensor import InvalidArgumentError, Tensor, UnsupportedModeError
+from .dtypes import UnsupportedDtypeError
 
 __all__ = ["interpolate"]
 
@@ -88,7 +89,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     if any(s < 1 for s in sizes):
         raise InvalidArgumentError(f"interpolate: output size {sizes} for input {input.shape} must be positive")
     if mode in _LINEAR and input.dtype.kind != "f":
-        raise TypeError(f"interpolate: mode {mode!r} needs a floating-point tensor, got {input.dtype}")
+        raise UnsupportedDtypeError(f"interpolate: mode {mode!r} needs a floating-point tensor, got {input.dtype}")
     out = input
     for i, (n_in, n_out) in enumerate(zip(spatial, sizes)):
         axis = 2 + i

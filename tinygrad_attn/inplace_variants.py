@@ -18,6 +18,7 @@ import numpy as np
 
 from . import random_transforms as rt
 from ._tensor import Tensor, cat, where
+from .dtypes import UnsupportedDtypeError
 from .engine.switches import no_grad
 from .engine.versions import bump_version
 from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
@@ -94,7 +95,7 @@ def _fill_with(t: Tensor, name: str, draws: np.ndarray) -> Tensor:
 
 def _float_only(t: Tensor, name: str) -> None:
     if t.dtype.kind not in "fc":
-        raise RuntimeError(f"{name}: needs a floating-point tensor, got {t.dtype} (PyTorch's neither)")
+        raise UnsupportedDtypeError(f"{name}: needs a floating-point tensor, got {t.dtype} (PyTorch's neither)")
 
 
 def _gen(generator: Any, name: str) -> Any:

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import dims, ops
 from ._tensor import Tensor, stack, where
+from .dtypes import UnsupportedDtypeError
 from .engine.switches import no_grad
 from .functional_checks import tensor_arg as _tensor
 from .ops.saved import saved_for_backward
@@ -85,7 +86,7 @@ class CholeskyEx(NamedTuple):
 def _float(x: Any, op: str) -> Tensor:
     x = _tensor(x, op)
     if x.dtype.kind != "f":
-        raise RuntimeError(f"linalg.{op}: Expected a floating point tensor as input. Got {x.dtype}")
+        raise UnsupportedDtypeError(f"linalg.{op}: Expected a floating point tensor as input. Got {x.dtype}")
     return x
 
 
@@ -387,7 +388,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fals
 def _vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """The ``ord``-norm of the entries (of all, flattened, or over ``dim``): ``inf`` the largest
     magnitude, ``-inf`` the smallest, 0 the count of non-zeros; its gradient is 0 where the norm is 0."""
-    x = _float(x, "vector_norm") if _tensor(x, "vector_norm").dtype.kind == "f" else x.astype(np.float32)
+    x = _float(x, "vector_norm")
     if dtype is not None:
         x = x.astype(dtype)
     axes = dims.axes(x.shape, dim, "vector_norm")
@@ -514,11 +515,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A0
     """The cross product of 3-vectors along ``dim`` (default the last), the inputs broadcast."""
     from .products import cross as _cross  # noqa: PLC0415
 
-    a, b = _tensor(input, "cross"), _tensor(other, "cross")
-    nd = max(a.ndim, b.ndim)
-    a = a.reshape((1,) * (nd - a.ndim) + a.shape)
-    b = b.reshape((1,) * (nd - b.ndim) + b.shape)
-    return _cross(a, b, dim)
+    return _cross(_tensor(input, "cross"), _tensor(other, "cross"), dim)
 
 
 def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
@@ -543,7 +540,7 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot product of vectors along ``dim`` (the inputs broadcast)."""
-    return (_tensor(x, "vecdot") * _tensor(y, "vecdot")).sum(dim)
+    return (_float(x, "vecdot") * _float(y, "vecdot")).sum(dim)
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: N803

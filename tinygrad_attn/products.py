@@ -144,7 +144,16 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
     a, b = _tensor(input, "cross"), _tensor(other, "cross")
     if a.ndim != b.ndim:
         raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions, got {a.ndim} and {b.ndim}")
-    shape = np.broadcast_shapes(a.shape, b.shape)
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise InvalidArgumentError(f"linalg.cross: the shapes {a.shape} and {b.shape} do not broadcast") from None
+    if dim is not None:
+        d = dims.one(shape, dim, "cross", scalar_ok=False)
+        if a.shape[d] != 3 or b.shape[d] != 3:
+            raise RuntimeError(
+                f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and {b.shape[d]}"
+            )
     a, b = a.expand(shape), b.expand(shape)
     if dim is None:
         dim = next((i for i, s in enumerate(shape) if s == 3), None)

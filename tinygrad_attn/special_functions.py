@@ -16,8 +16,9 @@ import numpy as np
 
 from . import dims, ops
 from ._tensor import Tensor, where
-from .dtypes import result_type
+from .dtypes import UnsupportedDtypeError, result_type, scalar_type_name
 from .functional_checks import tensor_arg as _tensor
+from .functional_checks import tensor_operand
 from .ops.saved import saved_for_backward
 
 __all__ = [
@@ -107,8 +108,8 @@ def logaddexp2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 def ldexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``input * 2**other`` (a float result)."""
-    x = _floating(input, "ldexp")
-    e = other if isinstance(other, Tensor) else Tensor(np.asarray(other), device=x._dev)
+    x = _floating(tensor_operand(input, "ldexp"), "ldexp")
+    e = tensor_operand(other, "ldexp", "other", 2)
     out = x * e.astype(x.dtype if e.dtype.kind != "f" else result_type(x, e)).exp2()
     return saved_for_backward(out, output=True)
 
@@ -192,7 +193,7 @@ def nextafter(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The next float after ``input`` toward ``other``."""
     a, b = _operands(input, other, "nextafter")
     if a.dtype.kind != "f":
-        raise RuntimeError(f"nextafter: expected floating-point tensors, got {a.dtype}")
+        raise UnsupportedDtypeError(f"nextafter: expected floating-point tensors, got {a.dtype}")
     raw = a._dev.xp
     return _raw_result(a, raw.nextafter(a._data, b._data))
 
@@ -220,9 +221,9 @@ def signbit(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def _integers(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
-    a, b = _operands(a, b, op)
+    a, b = _operands(tensor_operand(a, op), tensor_operand(b, op, "other", 2), op)
     if a.dtype.kind not in "iu":
-        raise RuntimeError(f"\"{op}_cpu\" not implemented for '{str(a.dtype).capitalize()}'")
+        raise UnsupportedDtypeError(f"\"{op}_cpu\" not implemented for '{scalar_type_name(a.dtype)}'")
     return a, b
 
 

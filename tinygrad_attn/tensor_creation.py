@@ -13,7 +13,7 @@ import numpy as np
 from . import random_transforms
 from ._tensor import Tensor, _shape_args
 from .backend import default_device, get_device
-from .dtypes import get_default_dtype
+from .dtypes import UnsupportedDtypeError, get_default_dtype
 from .engine.switches import _State
 from .promotion import _scalar_dtype
 from .random import draw, generator_for
@@ -66,7 +66,9 @@ def _drawn(cls: Any, kind: str, shape: Any, dtype: Any, device: Any, requires_gr
     replay draws again."""
     dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
     if dt.kind != "f":
-        raise RuntimeError(f"{'rand' if kind == 'random' else 'randn'}: a floating-point dtype is needed, got {dt}")
+        raise UnsupportedDtypeError(
+            f"{'rand' if kind == 'random' else 'randn'}: a floating-point dtype is needed, got {dt}"
+        )
     if _State.tracer is not None and not requires_grad:
         return draw(kind, _shape_args(shape), dt, cls.zeros((), device=device), generator=generator)
     gen = generator_for(generator, "rand" if kind == "random" else "randn")

@@ -10,6 +10,7 @@ from typing import Any
 from . import ops
 from ._tensor import InvalidArgumentError, Tensor, _add, where
 from .dtypes import UnsupportedDtypeError, result_type
+from .functional_checks import tensor_operand
 from .ops.alias import NoDerivative
 from .ops.compare import IntFloorDivide, IntRemainder
 from .ops.saved import saved_for_backward
@@ -227,32 +228,32 @@ def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyT
 
 
 def eq(self, other: Any) -> Tensor:
-    return self == other
+    return tensor_operand(self, "eq") == other
 
 
 def ne(self, other: Any) -> Tensor:
-    return self != other
+    return tensor_operand(self, "ne") != other
 
 
 def lt(self, other: Any) -> Tensor:
-    return self < other
+    return tensor_operand(self, "lt") < other
 
 
 def le(self, other: Any) -> Tensor:
-    return self <= other
+    return tensor_operand(self, "le") <= other
 
 
 def gt(self, other: Any) -> Tensor:
-    return self > other
+    return tensor_operand(self, "gt") > other
 
 
 def ge(self, other: Any) -> Tensor:
-    return self >= other
+    return tensor_operand(self, "ge") >= other
 
 
 def rsub(self, other: Any, *, alpha: Any = 1) -> Tensor:
     """``other - alpha * self`` (``torch.rsub``; no Tensor method, as in PyTorch)."""
-    return sub(other, self, alpha=alpha)
+    return sub(other, tensor_operand(self, "rsub"), alpha=alpha)
 
 
 def positive(self) -> Tensor:

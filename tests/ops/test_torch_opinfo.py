@@ -572,7 +572,6 @@ KNOWN: dict[str, str] = {
     # missing modes
     "nn.functional.interpolate.area": "interpolate mode='area' missing",
     "nn.functional.interpolate.bicubic": "interpolate mode='bicubic' missing",
-    "norm.nuc": "norm(p='nuc') missing",
     "scatter@float32": "scatter(reduce='multiply') with a tensor src missing",
     # shapes of degenerate inputs
     "quantile": "quantile of a 0-d tensor with dim=0, keepdim=True gives shape (1,), PyTorch's ()",
