@@ -25,6 +25,7 @@ from .. import functional as F
 from .. import random_transforms as rt
 from .._tensor import Tensor, cat, where
 from ..random import host_generator
+from .init import xavier_normal_
 from .layers import Linear, _float_dtype
 from .module import Module, Parameter, _place
 
@@ -105,7 +106,9 @@ class MultiheadAttention(Module):
     unbatched ``(L, E)``. Parameters ``in_proj_weight`` ``(3E, E)`` and ``in_proj_bias``
     ``(3E,)`` (q, k, v stacked), ``out_proj.weight``/``.bias``; with ``kdim``/``vdim``
     other than ``embed_dim``, ``q_proj_weight``, ``k_proj_weight``, ``v_proj_weight``
-    instead of ``in_proj_weight``. So a PyTorch state dict loads as it is.
+    instead of ``in_proj_weight``. ``add_bias_kv`` adds the learnt ``bias_k``/``bias_v`` ``(1, 1, E)``
+    as one more key and value, ``add_zero_attn`` a zero key and value (both unmasked, as PyTorch's).
+    So a PyTorch state dict loads as it is.
 
     ``forward(query, key, value, key_padding_mask, need_weights, attn_mask,
     average_attn_weights, is_causal)`` returns ``(output, weights)``; masks in PyTorch's
@@ -131,9 +134,6 @@ class MultiheadAttention(Module):
                  vdim: int | None = None, batch_first: bool = False, device: Any = None,
                  dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported; "
-                                      "leave them False")  # fmt: skip
         if embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
@@ -157,6 +157,10 @@ class MultiheadAttention(Module):
         if bias:
             self.out_proj.bias._data = self.out_proj.bias._dev.ops.zeros_like(self.out_proj.bias._data)
         self.bias_k = self.bias_v = None
+        if add_bias_kv:  # (1, 1, E) each, drawn after the projections, as PyTorch's
+            self.bias_k = xavier_normal_(Parameter(np.zeros((1, 1, embed_dim), _float_dtype(dtype))))
+            self.bias_v = xavier_normal_(Parameter(np.zeros((1, 1, embed_dim), _float_dtype(dtype))))
+        self.add_zero_attn = add_zero_attn
         _place(self, device, dtype)
 
     def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
@@ -196,6 +200,27 @@ class MultiheadAttention(Module):
             return ~masks[0] if len(masks) == 1 else ~(masks[0] | masks[1])
         return masks[0] if len(masks) == 1 else _additive(masks[0]) + _additive(masks[1])
 
+    def _extra_keys(self, k: Tensor, v: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None]:
+        """PyTorch's ``add_bias_kv`` (the learnt ``bias_k``/``bias_v`` as one more key and value) and
+        ``add_zero_attn`` (a zero key and value after those); every query may attend to them."""
+        n, e = k.shape[0], self.embed_dim
+        extra = []
+        if self.bias_k is not None:
+            extra.append(
+                (self.bias_k.reshape(1, 1, e).expand((n, 1, e)), self.bias_v.reshape(1, 1, e).expand((n, 1, e)))
+            )
+        if self.add_zero_attn:
+            zero = k.new_zeros((n, 1, e))
+            extra.append((zero, zero))
+        if not extra:
+            return k, v, mask
+        k = cat([k, *(a for a, _ in extra)], 1)
+        v = cat([v, *(b for _, b in extra)], 1)
+        if mask is not None:  # (the new keys allowed: True in the boolean sense, 0 added in the float one)
+            fill = Tensor.ones(*mask.shape[:-1], len(extra), dtype=mask.dtype, device=mask.device)
+            mask = cat([mask, fill if mask.dtype == np.bool_ else fill * 0.0], -1)
+        return k, v, mask
+
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any = None,
                 need_weights: bool = True, attn_mask: Any = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:  # fmt: skip
@@ -228,6 +253,7 @@ class MultiheadAttention(Module):
         q, k, v = self._project(query, key, value)  # (N, L, E), (N, S, E), (N, S, E)
         n, tq, tk = q.shape[0], q.shape[1], k.shape[1]
         mask = self._mask(attn_mask, key_padding_mask, n, tq, tk, q)
+        k, v, mask = self._extra_keys(k, v, mask)  # (N, S', E): S' = S + 1 per learnt or zero key
         p = self.dropout if self.training else 0.0
         out, w = attend_heads(q, k, v, self.num_heads, mask, is_causal and attn_mask is None, p, need_weights)
         out = self.out_proj(out)  # (N, L, E)
