@@ -570,8 +570,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.batch_norm.without_cudnn": "batch_norm on a 1-d empty input (issue 33)",
     "nn.functional.multilabel_margin_loss": "0-d input rejected, PyTorch accepts it",
     # missing modes
-    "nn.functional.interpolate.area": "interpolate mode='area' missing",
-    "nn.functional.interpolate.bicubic": "interpolate mode='bicubic' missing",
     "scatter@float32": "scatter(reduce='multiply') with a tensor src missing",
     # shapes of degenerate inputs
     "quantile": "quantile of a 0-d tensor with dim=0, keepdim=True gives shape (1,), PyTorch's ()",
