@@ -18,6 +18,8 @@ import numpy as np
 
 from ._tensor import InvalidArgumentError, Tensor, UnsupportedModeError
 from .dtypes import UnsupportedDtypeError
+from .functional_conv import adaptive_avg_pool2d
+from .functional_pooling import adaptive_avg_pool1d, adaptive_avg_pool3d
 
 __all__ = ["interpolate"]
 
@@ -119,11 +121,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     if mode in _LINEAR and input.dtype.kind != "f":
         raise UnsupportedDtypeError(f"interpolate: mode {mode!r} needs a floating-point tensor, got {input.dtype}")
     if mode == "area":  # (PyTorch's: the adaptive average pooling to the output size)
-        from . import functional as F  # noqa: PLC0415, N812 - (the pooling modules build on this one)
-
         if nd > 3:
             raise UnsupportedModeError(f"interpolate: mode 'area' takes 3-D to 5-D input, got shape {input.shape}")
-        return getattr(F, f"adaptive_avg_pool{nd}d")(input, sizes)
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input, sizes)
     out = input
     for i, (n_in, n_out) in enumerate(zip(spatial, sizes)):
         axis = 2 + i

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import dims, ops
+from . import dims, ops, tensor_reduce
 from ._tensor import Tensor, stack, where
 from .dtypes import UnsupportedDtypeError
 from .engine.switches import no_grad
@@ -439,6 +439,9 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), ke
         out = sums.amax(pick_over, keepdim=True) if ord > 0 else sums.amin(pick_over, keepdim=True)
         return out if keepdim else out.squeeze((d0, d1) if d0 < d1 else (d1, d0))
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+tensor_reduce.MATRIX_NORM[:] = [matrix_norm]  # (torch.norm's p='nuc')
 
 
 def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: N803, A002

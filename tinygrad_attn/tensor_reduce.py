@@ -379,6 +379,10 @@ def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = Non
     return out if out.dtype == acc else out.astype(acc)
 
 
+# linalg.matrix_norm, put here by linalg (which builds on this module) when it is imported: norm's 'nuc'
+MATRIX_NORM: list = []
+
+
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,  # noqa: A002
          dtype: Any = None) -> Tensor:  # fmt: skip
     """The vector p-norm over ``dim`` (all elements when None): ``"fro"``/2, 1, ``inf``,
@@ -393,12 +397,10 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(input.dtype)} (shape {input.shape}); convert with .float()")  # fmt: skip
     if p == "nuc":  # (the sum of singular values of the matrices in the plane dim: linalg.matrix_norm's)
-        from .linalg import matrix_norm  # noqa: PLC0415 - (linalg builds on this module)
-
         if dim is None and input.ndim != 2:
             raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions (norm 'nuc' "
                                f"without dim needs a matrix, got shape {input.shape})")  # fmt: skip
-        r = matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim, dtype=dtype)
+        r = MATRIX_NORM[0](input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim, dtype=dtype)
         return written_to_out(r, out, "norm")
     r = _norm(input if dtype is None else input.astype(dtype), p, dim, keepdim)
     return written_to_out(r, out, "norm")
