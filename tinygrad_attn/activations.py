@@ -199,7 +199,8 @@ __all__ += ["relu_", "celu_", "selu_", "hardtanh_", "threshold_"]  # (elu_, leak
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """``x`` where ``|x| > lambd``, 0 elsewhere (no gradient at ``±lambd``, as PyTorch's)."""
     x = _float(input, "hardshrink")
-    return saved_for_backward(where(x.abs() > lambd, x, 0.0), x)  # (as PyTorch's, it keeps x)
+    # (a NaN is not within lambd: it passes, with its gradient, as PyTorch's; it keeps x, as PyTorch's)
+    return saved_for_backward(where(x.abs() <= lambd, 0.0, x), x)
 
 
 @composite("softshrink")
@@ -208,7 +209,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     x = _float(input, "softshrink")
     if lambd < 0:
         raise RuntimeError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}.")
-    return saved_for_backward(where(x > lambd, x - lambd, where(x < -lambd, x + lambd, 0.0)), x)
+    # (a NaN is not within lambd: NaN out, its gradient passed, as PyTorch's)
+    return saved_for_backward(where(x.abs() <= lambd, 0.0, x - lambd * x.sign().detach()), x)
 
 
 @composite("tanhshrink")

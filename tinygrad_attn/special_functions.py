@@ -96,7 +96,8 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     x = _floating(input, "logit")
     if eps is not None:
         x = x.clamp(eps, 1.0 - eps)
-    return (x / (1.0 - x)).log()
+    # (two logs, not the log of the quotient: at 0 and 1 the gradient is PyTorch's +-inf, not 0 * inf)
+    return x.log() - (-x).log1p()
 
 
 def logaddexp2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
@@ -258,7 +259,8 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
     x = _floating(input, "angle")
     # (the constant's branch carries no gradient; a NaN passes through)
     # (pi as a tensor of x's dtype: a Python float would pass through float32 and round there)
-    return saved_for_backward(where(x.isnan(), x, where(x < 0, x.new_tensor(math.pi), x.new_tensor(0.0))), x)
+    # (a NaN passes as a value but, as PyTorch's, carries no gradient)
+    return saved_for_backward(where(x.isnan(), x * 0.0, where(x < 0, x.new_tensor(math.pi), x.new_tensor(0.0))), x)
 
 
 METHODS: dict[str, Any] = {
