@@ -109,7 +109,10 @@ def _exact_with_gradient_of(exact: Tensor, composite: Tensor) -> Tensor:
     up to rounding, and ``composite`` is written in differentiable ops."""
     if not composite.requires_grad:
         return exact
-    return exact + (composite - composite.detach())
+    delta = composite - composite.detach()  # (0, with composite's gradient)
+    # where the composite is not finite (a zero or repeated singular value), the exact value stands
+    # and that entry passes no gradient: no NaN leaks into the value
+    return exact + where(composite.detach().isfinite(), delta, 0.0)
 
 
 def _wrap(x: Tensor, arr: Any) -> Tensor:
