@@ -776,6 +776,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     """``x / max(||x||_p, eps)`` along ``dim`` (PyTorch's default: axis 1); any ``p``:
     ``inf``, ``-inf``, 0 (the count of non-zeros) and negative ones too, as PyTorch;
     ``out`` receives the result (see :func:`written_to_out`)."""
+    _float(input, "normalize")  # (PyTorch's vector norm refuses other dtypes)
     return written_to_out(_normalize(input, p, dim, eps), out, "normalize")
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import dims
 from ._tensor import InvalidArgumentError, Tensor, stack
+from .dtypes import UnsupportedDtypeError
 from .functional_checks import tensor_arg as _tensor
 from .ops.saved import saved_for_backward
 
@@ -173,6 +174,10 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     """The ``p``-norm distance between each row of ``x1 (..., P, M)`` and each row of ``x2 (..., R, M)``:
     a ``(..., P, R)`` tensor (batches broadcast)."""
     x1, x2 = _tensor(x1, "cdist"), _tensor(x2, "cdist")
+    if x1.dtype.kind != "f" or x2.dtype.kind != "f":
+        raise UnsupportedDtypeError(
+            f"cdist only supports floating-point dtypes, X1 got: {x1.dtype}, X2 got: {x2.dtype}"
+        )
     if x1.ndim < 2 or x2.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D, X2 got: {x2.ndim}D")
     if x1.shape[-1] != x2.shape[-1]:
@@ -203,6 +208,9 @@ def _pnorm(d: Tensor, p: float) -> Tensor:
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     """The ``p``-norm of ``input - other`` (broadcast together), over every entry."""
     a, b = _tensor(input, "dist"), _tensor(other, "dist")
+    if a.dtype.kind != "f" and b.dtype.kind != "f":
+        raise UnsupportedDtypeError(f"dist: input dtype should be either floating point or complex, got {a.dtype} "
+                                    f"and {b.dtype}")  # fmt: skip
     d = (a - b).reshape(-1)
     out = d.abs().sign().sum() if p == 0 else _pnorm(d, float(p))
     return saved_for_backward(out, a, b, output=True)  # (what PyTorch's keeps, for every p)
