@@ -249,10 +249,10 @@ def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
     if axes == ():
         return Tensor._wrap(x._dev.asarray(np.zeros((), np.int64)), x._dev)
     if x.numel() == 0 and (axes is None or x.shape[axes[0]] == 0):
-        why = f"cannot take the {op} over an empty axis (shape {x.shape}, axis {axis})"
+        why = f"{op}: cannot take the {op} over an empty axis (shape {x.shape}, axis {axis})"
         if axes is None:
-            raise InvalidArgumentError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0: {why}")
-        raise dims.DimensionError(f"{op}(): Expected reduction dim to have non-zero size: {why}")
+            raise InvalidArgumentError(f"{why}: Expected reduction dim to be specified for input.numel() == 0")
+        raise dims.DimensionError(f"{why}: Expected reduction dim to have non-zero size")
     if x.dtype.kind == "b":
         raise RuntimeError(f"{op}(): does not support bool input (shape {x.shape}); convert with .long()")
     pick = op[3:]
