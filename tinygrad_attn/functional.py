@@ -893,7 +893,9 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
     if max_norm is not None or scale_grad_by_freq:
         return _embedding_pytorch_options(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
     if weight.ndim != 2:
-        raise InvalidArgumentError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
+        raise InvalidArgumentError(
+            f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}"
+        )
     n = weight.shape[0]
     if _State.tracer is not None and isinstance(input, Tensor):
         # While tracing the ids are an input of the program: no host read, one Take op. No ops
@@ -934,7 +936,9 @@ def _embedding_pytorch_options(ids: Any, weight: Tensor, padding_idx: int | None
     from .engine.switches import no_grad  # noqa: PLC0415 - (a local name: this module's own no_grad is absent)
 
     if weight.ndim != 2:
-        raise InvalidArgumentError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
+        raise InvalidArgumentError(
+            f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}"
+        )
     host = host_integers(ids, "embedding", "input (indices)")
     if max_norm is not None and host.size:
         with no_grad():  # (as PyTorch's embedding_renorm_: the weight itself, outside the graph)

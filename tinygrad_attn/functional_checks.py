@@ -28,8 +28,10 @@ def broadcast_of(op: str, *shapes: tuple) -> tuple:
     try:
         return np.broadcast_shapes(*shapes)
     except ValueError:
-        raise InvalidArgumentError(f"{op}: the shapes {', '.join(str(tuple(s)) for s in shapes)} do not broadcast "
-                                   "(the size of each dimension must match or be 1)") from None
+        raise InvalidArgumentError(
+            f"{op}: the shapes {', '.join(str(tuple(s)) for s in shapes)} do not broadcast "
+            "(the size of each dimension must match or be 1)"
+        ) from None
 
 
 def tensor_operand(x: Any, op: str, name: str = "input", position: int = 1) -> Any:
@@ -72,7 +74,9 @@ def _as_operand(op: str, t: Any, like: Tensor, what: str = "target") -> Tensor:
 
 def _same_shape(op: str, x: Tensor, target: Tensor) -> None:
     if target.shape != x.shape:
-        raise InvalidArgumentError(f"{op}: target of shape {target.shape} must have the input's shape {x.shape} (as in PyTorch)")
+        raise InvalidArgumentError(
+            f"{op}: target of shape {target.shape} must have the input's shape {x.shape} (as in PyTorch)"
+        )
 
 
 def _pad_constant(x: Tensor, axis: int, lo: int, hi: int, value: float) -> Tensor:

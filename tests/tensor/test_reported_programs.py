@@ -158,8 +158,7 @@ VALUES = {
 
 # Known differences: each line a program of the tables above and why it still differs
 # (xfail strict: a fix shows as a failure here, and the line goes).
-KNOWN: dict[str, str] = {
-}
+KNOWN: dict[str, str] = {}
 
 
 def _cases():
