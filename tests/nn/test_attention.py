@@ -474,6 +474,43 @@ def test_kdim_vdim_match_torch(rng):
 
 
 @needs_torch
+@pytest.mark.filterwarnings("ignore::UserWarning")  # PyTorch's note on mixed mask types
+@pytest.mark.parametrize("masks", ["none", "bool2d", "float3d", "bool2d+kpm", "float2d+floatkpm"])
+@pytest.mark.parametrize("kdim", [E, 6], ids=["kdim=E", "kdim=6"])
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize(("bias_kv", "zero_attn"), [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("average", [True, False])
+def test_add_bias_kv_and_zero_attn_match_torch(bias_kv, zero_attn, average, batch_first, kdim, masks, rng):
+    kw = {"add_bias_kv": bias_kv, "add_zero_attn": zero_attn, "batch_first": batch_first, "kdim": kdim, "vdim": kdim}
+    ours, theirs = nn.MultiheadAttention(E, H, **kw), torch.nn.MultiheadAttention(E, H, **kw)
+    assert [(n, p.shape) for n, p in ours.named_parameters()] == [
+        (n, tuple(p.shape)) for n, p in theirs.named_parameters()
+    ]
+    arrays = _inputs(rng, batch_first, False, kdim)
+    am, kpm = _torch_masks(rng, masks, S)
+    as_t = lambda m: None if m is None else torch.tensor(m)  # noqa: E731
+    # (the weights, per head or averaged, include the extra keys' columns, as PyTorch's)
+    assert_matches_torch(
+        ours, theirs,
+        lambda q, k, v: ours(q, k, v, key_padding_mask=kpm, attn_mask=am, average_attn_weights=average),
+        lambda q, k, v: theirs(q, k, v, key_padding_mask=as_t(kpm), attn_mask=as_t(am), average_attn_weights=average),
+        arrays,
+    )  # fmt: skip
+
+
+@needs_torch
+def test_add_bias_kv_draws_and_unbatched_match_torch(rng):
+    tga.manual_seed(3)
+    torch.manual_seed(3)
+    ours = nn.MultiheadAttention(E, H, add_bias_kv=True, add_zero_attn=True)
+    theirs = torch.nn.MultiheadAttention(E, H, add_bias_kv=True, add_zero_attn=True)
+    for n, p in theirs.named_parameters():  # PyTorch's numbers for one seed, the learnt key and value too
+        np.testing.assert_allclose(dict(ours.named_parameters())[n].numpy(), p.detach().numpy(), rtol=1e-6, atol=1e-7)
+    x = rng.standard_normal((L, E))
+    assert_matches_torch(ours, theirs, lambda x: ours(x, x, x), lambda x: theirs(x, x, x), [x])
+
+
+@needs_torch
 def test_unbatched_and_causal_match_torch(rng):
     ours, theirs = nn.MultiheadAttention(E, H, bias=False), torch.nn.MultiheadAttention(E, H, bias=False)
     x = rng.standard_normal((L, E))

@@ -29,6 +29,15 @@ CASES = [
     ("bilinear", (1, 2, 5, 6), {"scale_factor": (0.6, 1.5)}),
     ("trilinear", (1, 2, 3, 4, 5), {"size": (5, 3, 6)}),
     ("trilinear", (1, 1, 3, 4, 2), {"size": (5, 1, 3), "align_corners": True}),
+    ("bicubic", (2, 3, 5, 7), {"size": (9, 4)}),
+    ("bicubic", (1, 2, 6, 5), {"size": (4, 11), "align_corners": True}),
+    ("bicubic", (1, 2, 4, 4), {"scale_factor": (1.7, 0.6)}),
+    ("bicubic", (1, 1, 3, 5), {"scale_factor": 2.3, "recompute_scale_factor": True}),
+    ("bicubic", (1, 1, 1, 3), {"size": (3, 1), "align_corners": True}),
+    ("area", (2, 3, 13), {"size": 5}),
+    ("area", (2, 3, 9, 11), {"size": (4, 13)}),
+    ("area", (1, 2, 7, 6), {"scale_factor": 0.6}),
+    ("area", (1, 2, 3, 4, 5), {"size": (2, 5, 3)}),
 ]
 IDS = [f"{m}-{s}-{sorted(kw.items())}" for m, s, kw in CASES]
 
@@ -47,7 +56,9 @@ def test_matches_torch_values_and_gradients(mode, shape, kw, rng):
     close(g, gt.numpy(), atol=1e-12, rtol=1e-10)
 
 
-@pytest.mark.parametrize(("mode", "shape", "kw"), [CASES[1], CASES[6], CASES[9], CASES[11]], ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    ("mode", "shape", "kw"), [CASES[i] for i in (1, 6, 9, 11, 12, 13, 18, 19)], ids=lambda v: str(v)
+)
 @pytest.mark.slow  # (over a third of a second, or a new interpreter: not in the fast loop)
 def test_gradcheck_first_and_second_order(mode, shape, kw, device, rng):
     x = rand(rng, *shape, device=device)
@@ -68,8 +79,12 @@ def test_bad_arguments_raise_clear_errors(rng):
     x = rand(rng, 1, 2, 4, 4)
     with pytest.raises(NotImplementedError, match=r"interpolate: mode 'linear' needs 3-D input, got 4-D"):
         F.interpolate(x, size=3, mode="linear")
-    with pytest.raises(NotImplementedError, match="mode 'bicubic' is not supported"):
-        F.interpolate(x, size=3, mode="bicubic")
+    with pytest.raises(NotImplementedError, match="mode 'bicubic' needs 4-D input"):
+        F.interpolate(x[0], size=3, mode="bicubic")
+    with pytest.raises(NotImplementedError, match="mode 'cubic' is not supported"):
+        F.interpolate(x, size=3, mode="cubic")
+    with pytest.raises(ValueError, match="align_corners is only for the linear modes"):
+        F.interpolate(x, size=3, mode="area", align_corners=False)
     with pytest.raises(ValueError, match="exactly one of size and scale_factor"):
         F.interpolate(x)
     with pytest.raises(ValueError, match=r"size \(3, 3, 3\) must have 2 entries"):

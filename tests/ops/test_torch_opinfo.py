@@ -579,9 +579,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.multi_head_attention_forward": "its dropout_p=0.5 samples: dropout's draws are not PyTorch's "
     "(the deterministic samples agree; tests/nn/test_attention_bias_kv.py holds them to PyTorch's)",
     # missing modes
-    "nn.functional.interpolate.area": "interpolate mode='area' missing",
-    "nn.functional.interpolate.bicubic": "interpolate mode='bicubic' missing",
-    "norm.nuc": "norm(p='nuc') missing",
     "scatter@float32": "scatter(reduce='multiply') with a tensor src missing",
     # shapes of degenerate inputs
     "quantile": "quantile of a 0-d tensor with dim=0, keepdim=True gives shape (1,), PyTorch's ()",
@@ -618,16 +615,17 @@ KNOWN_SLOW: dict[str, str] = {
     "nn.functional.selu@float64": "gradient at inf/nan inputs (issue 33)",
     "nn.functional.relu6@float64": "gradient at nan inputs (issue 33)",
     "nn.functional.hardtanh@float64": "gradient at nan inputs (issue 33)",
-    "nn.functional.hardshrink": "nan input gives 0, PyTorch's nan (issue 33)",
-    "nn.functional.softshrink": "nan input gives 0, PyTorch's nan (issue 33)",
+    "nn.functional.hardshrink@float64": "gradient at NaN: PyTorch's own kernel gives 0 in its 8-wide vector blocks "
+    "and passes it in the tail; ours passes it throughout",
+    "nn.functional.softshrink@float64": "gradient at NaN: PyTorch's own kernel gives 0 in its 8-wide vector blocks "
+    "and passes it in the tail; ours passes it throughout",
     "remainder": "remainder of huge/tiny operands differs from PyTorch's fmod-based rule (issue 33)",
     "__rmod__": "remainder of huge/tiny operands differs from PyTorch's fmod-based rule (issue 33)",
     "floor_divide@float64": "floor_divide rounding of exact-boundary quotients (issue 33)",
     "hypot@float32": "hypot overflows to inf in float32 where PyTorch scales (issue 33)",
     "div.floor_rounding@float64": "floor rounding of exact-boundary quotients (issue 33)",
-    "angle@float64": "gradient at nan is 1, PyTorch's 0 (issue 33)",
+    "logit@float64": "gradient outside [0, 1] (and at +-inf) is finite, PyTorch's NaN (issue 33)",
     "digamma@float64": "gradient near the poles overflows to inf where PyTorch's is finite (issue 33)",
-    "logit@float64": "gradient outside [0, 1] is finite, PyTorch's nan (issue 33)",
     "polygamma.polygamma_n_0@float64": "gradient near the poles differs",
     "polygamma.polygamma_n_1@float64": "polygamma(4, x) of large negative x differs",
     "polygamma.polygamma_n_2@float64": "polygamma(4, x) of large negative x differs",

@@ -158,11 +158,7 @@ VALUES = {
 
 # Known differences: each line a program of the tables above and why it still differs
 # (xfail strict: a fix shows as a failure here, and the line goes).
-KNOWN: dict[str, str] = {
-    "interpolate_bicubic": "interpolate has no bicubic mode yet (a clear UnsupportedModeError)",
-    "interpolate_area": "interpolate has no area mode yet (adaptive average pooling; a clear UnsupportedModeError)",
-    "norm_nuc": "no nuclear norm yet (needs a differentiable SVD; a clear ValueError)",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _cases():

@@ -324,7 +324,7 @@ def _rms_norm(x: Tensor, dims: tuple[int, ...], weight: Tensor | None, eps: floa
 def _gelu_fused(x: Tensor, approximate: str = "none") -> Tensor:
     _float(x, "gelu")
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise InvalidArgumentError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return fused.Gelu.apply(x, args=approximate)
 
 
@@ -335,7 +335,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     if approximate == "tanh":
         return 0.5 * x * (1.0 + (math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
     if approximate != "none":
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise InvalidArgumentError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return 0.5 * x * (1.0 + (x * (1.0 / math.sqrt(2.0))).erf())
 
 
@@ -777,6 +777,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     """``x / max(||x||_p, eps)`` along ``dim`` (PyTorch's default: axis 1); any ``p``:
     ``inf``, ``-inf``, 0 (the count of non-zeros) and negative ones too, as PyTorch;
     ``out`` receives the result (see :func:`written_to_out`)."""
+    _float(input, "normalize")  # (PyTorch's vector norm refuses other dtypes)
     return written_to_out(_normalize(input, p, dim, eps), out, "normalize")
 
 
@@ -893,7 +894,9 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
     if max_norm is not None or scale_grad_by_freq:
         return _embedding_pytorch_options(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
     if weight.ndim != 2:
-        raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
+        raise InvalidArgumentError(
+            f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}"
+        )
     n = weight.shape[0]
     if _State.tracer is not None and isinstance(input, Tensor):
         # While tracing the ids are an input of the program: no host read, one Take op. No ops
@@ -934,7 +937,9 @@ def _embedding_pytorch_options(ids: Any, weight: Tensor, padding_idx: int | None
     from ..engine.switches import no_grad  # noqa: PLC0415 - (a local name: this module's own no_grad is absent)
 
     if weight.ndim != 2:
-        raise ValueError(f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}")
+        raise InvalidArgumentError(
+            f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}"
+        )
     host = host_integers(ids, "embedding", "input (indices)")
     if max_norm is not None and host.size:
         with no_grad():  # (as PyTorch's embedding_renorm_: the weight itself, outside the graph)
@@ -1189,8 +1194,14 @@ def multi_head_attention_forward(
     """PyTorch's ``F.multi_head_attention_forward``: ``nn.MultiheadAttention``'s computation
     with its weights passed in. It is :func:`tinygrad_attn.nn.attention.multi_head_attention_forward`,
     handed down as ``multi_head_attention_forward.implementation`` by ``nn/attention.py`` (which
-    imports this module), so the layer and this function are one implementation."""
-    return multi_head_attention_forward.implementation(**locals())  # type: ignore[attr-defined]
+    imports this module), so the layer and this function are one implementation; called before
+    ``tga.nn`` is loaded, it loads it."""
+    args = dict(locals())
+    if not hasattr(multi_head_attention_forward, "implementation"):
+        import importlib  # noqa: PLC0415 - (by name: nn builds on this module, not the other way)
+
+        importlib.import_module(f"{__package__.rpartition('.')[0]}.nn.attention")
+    return multi_head_attention_forward.implementation(**args)  # type: ignore[attr-defined]
 
 
 __all__ += ["linear_cross_entropy", "multi_head_attention_forward"]

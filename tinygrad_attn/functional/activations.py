@@ -15,6 +15,7 @@ from ..engine.composite import composite
 from ..ops.saved import saved_for_backward
 from ..random import draw
 from ..tensors._tensor import Tensor, where
+from ..tensors.dtypes import UnsupportedDtypeError
 from ..tensors.mutation.inplace import apply_inplace
 from ..tensors.shape import dims
 from .checks import tensor_arg as _tensor
@@ -31,7 +32,9 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def _float(x: Any, op: str) -> Tensor:
     x = _tensor(x, op)
     if x.dtype.kind not in "fc":
-        raise RuntimeError(f"{op}: not defined for {x.dtype} tensors (PyTorch's neither); convert with .float()")
+        raise UnsupportedDtypeError(
+            f"{op}: not defined for {x.dtype} tensors (PyTorch's neither); convert with .float()"
+        )
     return x
 
 
@@ -140,7 +143,9 @@ def softsign(input: Tensor) -> Tensor:  # noqa: A002
     x = _tensor(input, "softsign")
     if x.dtype.kind not in "fc":
         if x.dtype.kind == "b":
-            raise RuntimeError(f"softsign: not defined for bool tensors (shape {x.shape}); convert with .float()")
+            raise UnsupportedDtypeError(
+                f"softsign: not defined for bool tensors (shape {x.shape}); convert with .float()"
+            )
         x = x.astype("float32")
     return x / (x.abs() + 1.0)
 
@@ -194,7 +199,8 @@ __all__ += ["relu_", "celu_", "selu_", "hardtanh_", "threshold_"]  # (elu_, leak
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """``x`` where ``|x| > lambd``, 0 elsewhere (no gradient at ``±lambd``, as PyTorch's)."""
     x = _float(input, "hardshrink")
-    return saved_for_backward(where(x.abs() > lambd, x, 0.0), x)  # (as PyTorch's, it keeps x)
+    # (a NaN is not within lambd: it passes, with its gradient, as PyTorch's; it keeps x, as PyTorch's)
+    return saved_for_backward(where(x.abs() <= lambd, 0.0, x), x)
 
 
 @composite("softshrink")
@@ -203,7 +209,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     x = _float(input, "softshrink")
     if lambd < 0:
         raise RuntimeError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}.")
-    return saved_for_backward(where(x > lambd, x - lambd, where(x < -lambd, x + lambd, 0.0)), x)
+    # (a NaN is not within lambd: NaN out, its gradient passed, as PyTorch's)
+    return saved_for_backward(where(x.abs() <= lambd, 0.0, x - lambd * x.sign().detach()), x)
 
 
 @composite("tanhshrink")
@@ -243,6 +250,9 @@ def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RREL
     """Randomised leaky ReLU: negative ``x`` times a slope drawn uniformly from ``[lower,
     upper]`` for each element while training, times the mean slope otherwise."""
     x = _float(input, "rrelu")
+    if lower > upper:
+        raise RuntimeError(f"rrelu: Lower bound should be less than or equal to the upper bound (lower={lower}, "
+                           f"upper={upper})")  # fmt: skip
     if inplace:
         return _in_place(x, "rrelu", rrelu, lower=lower, upper=upper, training=training)
     if not training:  # (PyTorch's leaky_relu, which keeps x)

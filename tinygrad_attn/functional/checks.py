@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ..tensors._tensor import Tensor, cat
+from ..tensors._tensor import InvalidArgumentError, Tensor, cat
+from ..tensors.dtypes import UnsupportedDtypeError
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -21,9 +22,29 @@ def tensor_arg(x: Any, op: str) -> Tensor:
     return x
 
 
+def broadcast_of(op: str, *shapes: tuple) -> tuple:
+    """The shape ``shapes`` broadcast to; PyTorch's ``RuntimeError`` (a ``ValueError`` too, as
+    NumPy's) naming ``op`` and the shapes when they do not broadcast."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"{op}: the shapes {', '.join(str(tuple(s)) for s in shapes)} do not broadcast "
+            "(the size of each dimension must match or be 1)"
+        ) from None
+
+
+def tensor_operand(x: Any, op: str, name: str = "input", position: int = 1) -> Any:
+    """``x`` where it is a Tensor; otherwise PyTorch's ``TypeError`` for an op whose argument
+    ``name`` takes no Python number (``torch.eq(2, t)``, ``torch.logaddexp(t, 2)``)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, not {type(x).__name__}")
+    return x
+
+
 def _float(x: Tensor, op: str) -> None:
     if x.dtype.kind != "f":
-        raise TypeError(f"{op}: needs a floating-point tensor, got {x.dtype}; convert with .astype('float32')")
+        raise UnsupportedDtypeError(f"{op}: needs a floating-point tensor, got {x.dtype}; convert with .float()")
 
 
 def _reduction(op: str, reduction: str, size_average: Any = None, reduce: Any = None) -> str:
@@ -53,7 +74,9 @@ def _as_operand(op: str, t: Any, like: Tensor, what: str = "target") -> Tensor:
 
 def _same_shape(op: str, x: Tensor, target: Tensor) -> None:
     if target.shape != x.shape:
-        raise ValueError(f"{op}: target of shape {target.shape} must have the input's shape {x.shape} (as in PyTorch)")
+        raise InvalidArgumentError(
+            f"{op}: target of shape {target.shape} must have the input's shape {x.shape} (as in PyTorch)"
+        )
 
 
 def _pad_constant(x: Tensor, axis: int, lo: int, hi: int, value: float) -> Tensor:

@@ -103,8 +103,9 @@ def _conv_setup(op: str, nd: int, x: Any, w: Tensor, b: Tensor | None, stride: A
         raise InvalidArgumentError(f"{op}: bias has shape {b.shape}, expected ({co},)")
     if x._dev is not w._dev or (b is not None and b._dev is not w._dev):
         raise RuntimeError(f"{op}: input on {x.device}, weight on {w.device}; move them to one device")
-    if x.dtype != w.dtype:
-        raise RuntimeError(f"{op}: input ({x.dtype}) and weight ({w.dtype}) should be the same dtype")
+    if x.dtype != w.dtype or (b is not None and b.dtype != w.dtype):
+        raise RuntimeError(f"{op}: input ({x.dtype}), weight ({w.dtype}) and bias ({None if b is None else b.dtype}) "
+                           "should be the same dtype")  # fmt: skip
     kernel = tuple(w.shape[2:])
     stride = _ntuple(stride, nd, "stride", op)
     dilation = _ntuple(dilation, nd, "dilation", op)
@@ -273,6 +274,9 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 def _pool_setup(op: str, nd: int, x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
                 ceil_mode: bool) -> tuple[Tensor, bool, Geometry]:  # fmt: skip
     x, unbatched = _check_input(op, nd, x)
+    if 0 in x.shape[1:]:  # (only the batch may be empty, as in PyTorch)
+        raise RuntimeError(f"{op}: Expected input's non-batch dimensions to have positive length, got shape "
+                           f"{tuple(x.shape[1:]) if unbatched else x.shape}")  # fmt: skip
     _F._float(x, op)
     kernel = _ntuple(kernel_size, nd, "kernel_size", op)
     stride = kernel if stride is None or (isinstance(stride, Sequence) and not stride) else _ntuple(

@@ -14,6 +14,7 @@ import numpy as np
 from ..engine.declare import public
 from ..engine.switches import no_grad
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
+from ..tensors.dtypes import UnsupportedDtypeError
 from .checks import tensor_arg
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
@@ -38,6 +39,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     Tensor([0.7071])
     """
     x1, x2, shape = _operands("cosine_similarity", x1, x2)
+    if x1.dtype.kind != "f" and x2.dtype.kind != "f":
+        raise UnsupportedDtypeError(f"cosine_similarity: expected common dtype to be floating point, got {x1.dtype} "
+                                    f"and {x2.dtype}")  # fmt: skip
     if x1.dtype.kind not in "fc" or x2.dtype.kind not in "fc":  # (as PyTorch: integers compute in float32)
         x1, x2 = (x if x.dtype.kind in "fc" else x.float() for x in (x1, x2))
     x1, x2 = x1.broadcast_to(shape), x2.broadcast_to(shape)

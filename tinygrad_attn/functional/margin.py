@@ -145,6 +145,8 @@ def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.
     reduction = _reduction(op, reduction, size_average, reduce)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    if isinstance(weight, Tensor) and weight.ndim != 1:  # (checked first, as PyTorch's)
+        raise ValueError(f"{op}: weight must be one-dimensional, got shape {weight.shape}")
     x = _F.tensor_arg(input, op)
     x2, t = _classes(op, x, target, multilabel=False)
     n, c = x2.shape
@@ -211,6 +213,8 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     ``F.triplet_margin_loss`` over ``(N, D)`` or ``(D,)``."""
     op = "triplet_margin_loss"
     reduction = _reduction(op, reduction, size_average, reduce)
+    if margin <= 0:
+        raise ValueError(f"{op}: margin must be greater than 0, got {margin}")
     _triplet_check(op, anchor, positive, negative)
     if anchor.ndim not in (1, 2):
         raise InvalidArgumentError(f"{op}: expected (N, D) or (D,) inputs, got {anchor.ndim}D")

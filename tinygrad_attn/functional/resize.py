@@ -1,7 +1,8 @@
 """Resizing: PyTorch's ``F.interpolate`` for the modes ``nearest``, ``nearest-exact``,
-``linear``, ``bilinear`` and ``trilinear``, written in primitives (``index_select`` of the
-source rows along each spatial axis, then a weighted sum), so its gradient is the
-autograd of those ops. ``tinygrad_attn.functional`` re-exports it.
+``linear``, ``bilinear``, ``trilinear`` and ``bicubic``, written in primitives (``index_select``
+of the source rows along each spatial axis, then a weighted sum), so its gradient is the
+autograd of those ops; ``area`` is adaptive average pooling to the size, as PyTorch's.
+``tinygrad_attn.functional`` re-exports it.
 
 >>> F.interpolate(x, scale_factor=2, mode="bilinear")  # doctest: +SKIP  (x: (N, C, H, W))
 """
@@ -16,10 +17,37 @@ from typing import Any
 import numpy as np
 
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError
+from ..tensors.dtypes import UnsupportedDtypeError
+from .conv import adaptive_avg_pool2d
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool3d
 
 __all__ = ["interpolate"]
 
-_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
+_CUBIC_A = -0.75  # (PyTorch's cubic convolution constant, as OpenCV's)
+
+
+def _cubic_sources(n_in: int, n_out: int, scale: float | None, align_corners: bool) -> tuple[list, list]:
+    """PyTorch's bicubic taps along one axis: the four source indices of each output (clamped to the
+    edge) and their weights, Keys' cubic convolution kernel at the distances to the source point."""
+    dst = np.arange(n_out, dtype=np.float64)
+    if align_corners:
+        src = dst * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
+    else:  # (not clamped at 0, unlike the linear modes: PyTorch's cubic source index)
+        src = (dst + 0.5) * (1.0 / scale if scale is not None else n_in / n_out) - 0.5
+    base = np.floor(src)
+    t = src - base
+    a = _CUBIC_A
+
+    def near(x: np.ndarray) -> np.ndarray:  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: np.ndarray) -> np.ndarray:  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    index = [np.clip(base.astype(np.int64) + k, 0, n_in - 1) for k in (-1, 0, 1, 2)]
+    return index, weights
 
 
 def _per_axis(value: Any, nd: int, what: str) -> tuple | None:
@@ -59,21 +87,24 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     """PyTorch's ``F.interpolate``: resize the spatial axes of ``input (N, C, *S)`` to
     ``size`` or by ``scale_factor``. ``mode``: ``nearest`` (PyTorch's legacy rounding),
     ``nearest-exact``, or ``linear``/``bilinear``/``trilinear`` for 1/2/3 spatial axes
-    (``align_corners`` as PyTorch's). ``antialias`` and the area/bicubic modes are not supported."""
+    (``align_corners`` as PyTorch's), ``bicubic`` for 2, ``area`` (adaptive average pooling to
+    the size). ``antialias`` is not supported."""
     if not isinstance(input, Tensor):
         raise TypeError(f"interpolate: input must be a Tensor, got {type(input).__name__}")
     nd = input.ndim - 2
     if nd < 1:
         raise InvalidArgumentError(f"interpolate: needs an input (N, C, *spatial), got shape {input.shape}")
-    if mode not in ("nearest", "nearest-exact", *_LINEAR):
-        raise UnsupportedModeError(f"interpolate: mode {mode!r} is not supported (nearest, nearest-exact, "
-                                   f"linear, bilinear, trilinear)")  # fmt: skip
+    if mode not in ("nearest", "nearest-exact", "area", *_LINEAR):
+        raise UnsupportedModeError(f"interpolate: mode {mode!r} is not supported (nearest, nearest-exact, area, "
+                                   f"linear, bilinear, bicubic, trilinear)")  # fmt: skip
     if mode in _LINEAR and _LINEAR[mode] != nd:
         raise UnsupportedModeError(
             f"interpolate: mode {mode!r} needs {_LINEAR[mode] + 2}-D input, got {input.ndim}-D {input.shape}"
         )
     if align_corners is not None and mode not in _LINEAR:
-        raise InvalidArgumentError(f"interpolate: align_corners is only for the linear modes, not {mode!r}")
+        raise InvalidArgumentError(
+            f"interpolate: align_corners is only for the linear modes (linear, bilinear, bicubic, trilinear), not {mode!r}"
+        )
     if antialias:
         raise UnsupportedModeError("interpolate: antialias=True is not supported")
     if (size is None) == (scale_factor is None):
@@ -88,10 +119,22 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     if any(s < 1 for s in sizes):
         raise InvalidArgumentError(f"interpolate: output size {sizes} for input {input.shape} must be positive")
     if mode in _LINEAR and input.dtype.kind != "f":
-        raise TypeError(f"interpolate: mode {mode!r} needs a floating-point tensor, got {input.dtype}")
+        raise UnsupportedDtypeError(f"interpolate: mode {mode!r} needs a floating-point tensor, got {input.dtype}")
+    if mode == "area":  # (PyTorch's: the adaptive average pooling to the output size)
+        if nd > 3:
+            raise UnsupportedModeError(f"interpolate: mode 'area' takes 3-D to 5-D input, got shape {input.shape}")
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input, sizes)
     out = input
     for i, (n_in, n_out) in enumerate(zip(spatial, sizes)):
         axis = 2 + i
+        shape = (n_out,) + (1,) * (nd - 1 - i)  # broadcast the weights along this axis
+        if mode == "bicubic":
+            index, weights = _cubic_sources(n_in, n_out, None if scales is None else float(scales[i]),
+                                            bool(align_corners))  # fmt: skip
+            taps = [out.index_select(axis, Tensor(j, device=input.device)) * Tensor(w.reshape(shape).astype(
+                    input.dtype), device=input.device) for j, w in zip(index, weights)]  # fmt: skip
+            out = taps[0] + taps[1] + taps[2] + taps[3]
+            continue
         src = _sources(n_in, n_out, None if scales is None else float(scales[i]), mode, bool(align_corners))
         if len(src) == 1:
             out = out.index_select(axis, Tensor(src[0], device=input.device))
@@ -99,7 +142,6 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
         lo, hi, w = src
         a = out.index_select(axis, Tensor(lo, device=input.device))
         b = out.index_select(axis, Tensor(hi, device=input.device))
-        shape = (n_out,) + (1,) * (nd - 1 - i)  # broadcast the weights along this axis
         wt = Tensor(w.reshape(shape).astype(input.dtype), device=input.device)
         out = a + (b - a) * wt
     return out

@@ -28,7 +28,9 @@ from ..engine.switches import no_grad
 from ..functional.checks import tensor_arg as _tensor
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import Tensor, stack, where
+from ..tensors.dtypes import UnsupportedDtypeError
 from ..tensors.elementwise.tensor_torch import matmul  # (torch.linalg.matmul is torch.matmul)
+from ..tensors.reduce import tensor_reduce
 from ..tensors.shape import dims
 
 __all__ = [
@@ -88,7 +90,7 @@ class CholeskyEx(NamedTuple):
 def _float(x: Any, op: str) -> Tensor:
     x = _tensor(x, op)
     if x.dtype.kind != "f":
-        raise RuntimeError(f"linalg.{op}: Expected a floating point tensor as input. Got {x.dtype}")
+        raise UnsupportedDtypeError(f"linalg.{op}: Expected a floating point tensor as input. Got {x.dtype}")
     return x
 
 
@@ -111,7 +113,10 @@ def _exact_with_gradient_of(exact: Tensor, composite: Tensor) -> Tensor:
     up to rounding, and ``composite`` is written in differentiable ops."""
     if not composite.requires_grad:
         return exact
-    return exact + (composite - composite.detach())
+    delta = composite - composite.detach()  # (0, with composite's gradient)
+    # where the composite is not finite (a zero or repeated singular value), the exact value stands
+    # and that entry passes no gradient: no NaN leaks into the value
+    return exact + where(composite.detach().isfinite(), delta, 0.0)
 
 
 def _wrap(x: Tensor, arr: Any) -> Tensor:
@@ -395,7 +400,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fals
 def _vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """The ``ord``-norm of the entries (of all, flattened, or over ``dim``): ``inf`` the largest
     magnitude, ``-inf`` the smallest, 0 the count of non-zeros; its gradient is 0 where the norm is 0."""
-    x = _float(x, "vector_norm") if _tensor(x, "vector_norm").dtype.kind == "f" else x.astype(np.float32)
+    x = _float(x, "vector_norm")
     if dtype is not None:
         x = x.astype(dtype)
     axes = dims.axes(x.shape, dim, "vector_norm")
@@ -446,6 +451,9 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), ke
         out = sums.amax(pick_over, keepdim=True) if ord > 0 else sums.amin(pick_over, keepdim=True)
         return out if keepdim else out.squeeze((d0, d1) if d0 < d1 else (d1, d0))
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+tensor_reduce.MATRIX_NORM[:] = [matrix_norm]  # (torch.norm's p='nuc')
 
 
 def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: N803, A002
@@ -524,11 +532,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A0
     """The cross product of 3-vectors along ``dim`` (default the last), the inputs broadcast."""
     from .products import cross as _cross  # noqa: PLC0415
 
-    a, b = _tensor(input, "cross"), _tensor(other, "cross")
-    nd = max(a.ndim, b.ndim)
-    a = a.reshape((1,) * (nd - a.ndim) + a.shape)
-    b = b.reshape((1,) * (nd - b.ndim) + b.shape)
-    return _cross(a, b, dim)
+    return _cross(_tensor(input, "cross"), _tensor(other, "cross"), dim)
 
 
 def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
@@ -553,7 +557,7 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot product of vectors along ``dim`` (the inputs broadcast)."""
-    return (_tensor(x, "vecdot") * _tensor(y, "vecdot")).sum(dim)
+    return (_float(x, "vecdot") * _float(y, "vecdot")).sum(dim)
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: N803

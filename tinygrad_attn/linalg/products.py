@@ -19,6 +19,7 @@ from ..functional.checks import tensor_arg as _tensor
 from ..functional.distance import _pnorm
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, stack
+from ..tensors.dtypes import UnsupportedDtypeError
 from ..tensors.shape import dims
 
 
@@ -152,7 +153,16 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
     a, b = _tensor(input, "cross"), _tensor(other, "cross")
     if a.ndim != b.ndim:
         raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions, got {a.ndim} and {b.ndim}")
-    shape = np.broadcast_shapes(a.shape, b.shape)
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise InvalidArgumentError(f"linalg.cross: the shapes {a.shape} and {b.shape} do not broadcast") from None
+    if dim is not None:
+        d = dims.one(shape, dim, "cross", scalar_ok=False)
+        if a.shape[d] != 3 or b.shape[d] != 3:
+            raise RuntimeError(
+                f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and {b.shape[d]}"
+            )
     a, b = a.expand(shape), b.expand(shape)
     if dim is None:
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
@@ -173,6 +183,10 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     """The ``p``-norm distance between each row of ``x1 (..., P, M)`` and each row of ``x2 (..., R, M)``:
     a ``(..., P, R)`` tensor (batches broadcast)."""
     x1, x2 = _tensor(x1, "cdist"), _tensor(x2, "cdist")
+    if x1.dtype.kind != "f" or x2.dtype.kind != "f":
+        raise UnsupportedDtypeError(
+            f"cdist only supports floating-point dtypes, X1 got: {x1.dtype}, X2 got: {x2.dtype}"
+        )
     if x1.ndim < 2 or x2.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D, X2 got: {x2.ndim}D")
     if x1.shape[-1] != x2.shape[-1]:
@@ -189,6 +203,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     """The ``p``-norm of ``input - other`` (broadcast together), over every entry."""
     a, b = _tensor(input, "dist"), _tensor(other, "dist")
+    if a.dtype.kind != "f" and b.dtype.kind != "f":
+        raise UnsupportedDtypeError(f"dist: input dtype should be either floating point or complex, got {a.dtype} "
+                                    f"and {b.dtype}")  # fmt: skip
     d = (a - b).reshape(-1)
     out = d.abs().sign().sum() if p == 0 else _pnorm(d, float(p))
     return saved_for_backward(out, a, b, output=True)  # (what PyTorch's keeps, for every p)

@@ -814,6 +814,8 @@ def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None =
     if not tensors:
         raise ValueError("cat: needs at least one tensor")
     legacy = [isinstance(t, Tensor) and t.shape == (0,) for t in tensors]
+    if any(t is None for t in tensors):
+        raise TypeError(f"cat: expected a Tensor as element {[t is None for t in tensors].index(True)}, got None")
     if any(legacy) and not all(legacy):
         # PyTorch's legacy rule: a 1-d empty tensor joins anything, whatever the dim. It is given the others'
         # shape with no entries along the axis, so it stays in the graph (its gradient: empty) and its dtype counts.

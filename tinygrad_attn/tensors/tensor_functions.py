@@ -29,7 +29,10 @@ from ..engine.declare import public
 from ..ops.saved import saved_for_backward
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, where
 from .mutation.inplace import mark_multi_output_views
-from .reduce.tensor_reduce import ValuesIndices, _new_memory
+from .reduce.tensor_reduce import (
+    ValuesIndices,
+    _new_memory,
+)
 from .shape import dims as _dims
 
 __all__ = ["Size", "ValuesIndices"]  # (the functions: each declared @public)  # fmt: skip
@@ -86,13 +89,18 @@ def _index_tensor(x: Tensor, index: Any, op: str) -> Tensor:
     return index
 
 
+class IndexRangeError(IndexError, RuntimeError):
+    """An index past its dimension: PyTorch raises ``IndexError`` for it in ``index_select`` and
+    ``RuntimeError`` in ``gather`` and ``scatter``; this is both."""
+
+
 def _check_bounds(xp: Any, idx: Any, n: int, op: str, dim: int, shape: tuple) -> None:
     if idx.size == 0:
         return
     lo, hi = int(xp.min(idx)), int(xp.max(idx))
     if lo < 0 or hi >= n:
         bad = lo if lo < 0 else hi
-        raise IndexError(f"{op}: index {bad} is out of range for dimension {dim} of size {n} (shape {shape})")
+        raise IndexRangeError(f"{op}: index {bad} is out of range for dimension {dim} of size {n} (shape {shape})")
 
 
 def _index(x: Tensor, dim: int, index: Any, op: str) -> Tensor:
@@ -197,6 +205,9 @@ def _scatter_reduce(x: Tensor, dim: int, index: Any, src: Any, reduce: str) -> T
 @number_as_vector()
 def scatter_add(x: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     """``x`` with ``src[i][j]`` added at ``out[index[i][j]][j]`` (for ``dim=0``); repeats accumulate."""
+    if isinstance(src, Tensor) and src.dtype != x.dtype:
+        raise InvalidArgumentError(f"scatter_add(): Expected self.dtype to be equal to src.dtype, got {x.dtype} and "
+                                   f"{src.dtype}")  # fmt: skip
     _, summed, _ = _scattered(x, dim, index, src, "scatter_add")
     if summed is None:
         raise TypeError("scatter_add: src must be a tensor")
@@ -411,7 +422,7 @@ def _plus_product(op: str, input: Any, prod: Tensor, beta: Any, alpha: Any) -> T
 def dot(a: Tensor, b: Tensor) -> Tensor:
     """The inner product of two 1-D tensors."""
     if a.ndim != 1 or b.ndim != 1:
-        raise ValueError(f"dot: needs two 1-D tensors, got shapes {a.shape} and {b.shape}")
+        raise InvalidArgumentError(f"dot: needs two 1-D tensors, got shapes {a.shape} and {b.shape}")
     return a @ b
 
 
@@ -527,7 +538,7 @@ def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
 
 def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
     if x.ndim < 2:
-        raise ValueError(f"{'tril' if lower else 'triu'}: needs at least 2 dimensions, got shape {x.shape}")
+        raise InvalidArgumentError(f"{'tril' if lower else 'triu'}: needs at least 2 dimensions, got shape {x.shape}")
     n, m = x.shape[-2:]
     keep = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
     zero = x.dtype.type(0).item()  # a zero of x's own kind: bool and int tensors stay so
@@ -556,7 +567,7 @@ def equal(a: Tensor, b: Tensor) -> bool:
 def outer(a: Tensor, b: Tensor) -> Tensor:
     """The outer product of two 1-D tensors."""
     if a.ndim != 1 or b.ndim != 1:
-        raise ValueError(f"outer: needs two 1-D tensors, got shapes {a.shape} and {b.shape}")
+        raise InvalidArgumentError(f"outer: needs two 1-D tensors, got shapes {a.shape} and {b.shape}")
     return a.reshape(-1, 1) * b.reshape(1, -1)
 
 

@@ -25,6 +25,7 @@ from ...engine.composite import composite
 from ...engine.declare import public
 from ...engine.function import Function
 from ...engine.switches import no_grad
+from ...functional.checks import broadcast_of, tensor_operand
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from ...ops.saved import saved_for_backward
@@ -191,8 +192,8 @@ def exp2(x: Tensor) -> Tensor:
 @composite("logaddexp")
 def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``log(exp(input) + exp(other))`` without overflow: a logsumexp over the pair."""
-    a, b = _pair(input, other, "logaddexp")
-    shape = np.broadcast_shapes(a.shape, b.shape)
+    a, b = _pair(tensor_operand(input, "logaddexp"), tensor_operand(other, "logaddexp", "other", 2), "logaddexp")
+    shape = broadcast_of("logaddexp", a.shape, b.shape)
     # (the logsumexp without its own keeps: PyTorch's logaddexp keeps its inputs, not its result)
     return saved_for_backward(_logsumexp(stack([a.expand(shape), b.expand(shape)], 0), 0), a, b)
 
@@ -258,7 +259,7 @@ def frac(x: Tensor) -> Tensor:
 def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Python's ``%``: the remainder with the sign of the divisor."""
     if not isinstance(input, Tensor):
-        return other.__rmod__(input)
+        return tensor_operand(other, "remainder", "other", 2).__rmod__(input)
     return input % other
 
 
@@ -296,7 +297,7 @@ def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
 def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
     """``|input|`` with the sign of ``other`` (``-0.0`` counts as negative). No gradient
     reaches ``other``; ``input``'s is ``+-1`` (0 where ``input`` is 0), as PyTorch's."""
-    a, b = _pair(input, other, "copysign")
+    a, b = _pair(tensor_operand(input, "copysign"), other, "copysign")
     raw = a._dev.xp
     neg_b = Tensor._wrap(raw.signbit(b._data), a._dev)
     neg_a = Tensor._wrap(raw.signbit(a._data), a._dev)
@@ -325,8 +326,12 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
 @public(method=True)
 def isclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:  # noqa: A002
     """Where ``|input - other| <= atol + rtol * |other|`` (equal infinities too); a bool tensor."""
-    a = _tensor(input, "isclose")
-    b = other if isinstance(other, Tensor) else a._operand(other)
+    a = tensor_operand(input, "isclose")
+    b = tensor_operand(other, "isclose", "other", 2)
+    if rtol < 0 or atol < 0:
+        raise RuntimeError(
+            f"isclose: rtol and atol must be greater than or equal to zero, got rtol={rtol}, atol={atol}"
+        )
     if isinstance(b, Tensor) and a.dtype != b.dtype:
         raise RuntimeError(f"isclose: {a.dtype} and {b.dtype} differ; PyTorch compares tensors of one dtype")
     a, b = a.detach(), b.detach() if isinstance(b, Tensor) else b
@@ -343,13 +348,13 @@ def isclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, e
 @public(method=True, inplace_function=True)
 def clamp_min(x: Tensor, min: Any) -> Tensor:  # noqa: A002
     """``max(x, min)``."""
-    return x.clip(min, None)
+    return tensor_operand(x, "clamp_min").clip(min, None)
 
 
 @public(method=True, inplace_function=True)
 def clamp_max(x: Tensor, max: Any) -> Tensor:  # noqa: A002
     """``min(x, max)``."""
-    return x.clip(None, max)
+    return tensor_operand(x, "clamp_max").clip(None, max)
 
 
 def _truth(x: Any, like: Tensor) -> Tensor:
@@ -466,7 +471,7 @@ def masked_select(input: Tensor, mask: Any) -> Tensor:  # noqa: A002
     m = mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask), device=x._dev)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_select: the mask must be a bool tensor, got {m.dtype}")
-    shape = np.broadcast_shapes(x.shape, m.shape)
+    shape = broadcast_of("masked_select", x.shape, m.shape)
     return saved_for_backward(x.expand(shape).reshape(-1)[m.expand(shape).reshape(-1)], x, m)  # (as PyTorch's)
 
 
@@ -539,7 +544,7 @@ def masked_scatter(input: Tensor, mask: Any, source: Tensor) -> Tensor:  # noqa:
     m = mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask), device=x._dev)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_scatter: the mask must be a bool tensor, got {m.dtype}")
-    shape = np.broadcast_shapes(x.shape, m.shape)
+    shape = broadcast_of("masked_scatter", x.shape, m.shape)
     flat_m = m.expand(shape).reshape(-1)
     need = int(flat_m.astype(np.int64).sum().item())
     if need > source.numel():
@@ -829,7 +834,9 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
 def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(var, mean)`` over ``dim``, as ``torch.var_mean`` (unbiased unless told otherwise)."""
-    x = _floating(input, "var_mean")
+    x = _tensor(input, "var_mean")
+    if x.dtype.kind not in "fc":
+        raise UnsupportedDtypeError(f"var_mean only support floating point and complex dtypes, got {x.dtype}")
     if isinstance(dim, bool):  # PyTorch's var_mean(x, unbiased) overload
         dim, unbiased = None, dim
     if isinstance(unbiased, (int, np.integer)) and not isinstance(unbiased, bool) and dim is None:

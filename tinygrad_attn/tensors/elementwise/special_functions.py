@@ -17,9 +17,10 @@ import numpy as np
 from ... import ops
 from ...engine.declare import public
 from ...functional.checks import tensor_arg as _tensor
+from ...functional.checks import tensor_operand
 from ...ops.saved import saved_for_backward
 from .._tensor import Tensor, where
-from ..dtypes import result_type
+from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
 from ..shape import dims
 
 
@@ -105,7 +106,8 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     x = _floating(input, "logit")
     if eps is not None:
         x = x.clamp(eps, 1.0 - eps)
-    return (x / (1.0 - x)).log()
+    # (two logs, not the log of the quotient: at 0 and 1 the gradient is PyTorch's +-inf, not 0 * inf)
+    return x.log() - (-x).log1p()
 
 
 @public(method=True)
@@ -119,8 +121,8 @@ def logaddexp2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 @public(method=True, inplace_function=True)
 def ldexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``input * 2**other`` (a float result)."""
-    x = _floating(input, "ldexp")
-    e = other if isinstance(other, Tensor) else Tensor(np.asarray(other), device=x._dev)
+    x = _floating(tensor_operand(input, "ldexp"), "ldexp")
+    e = tensor_operand(other, "ldexp", "other", 2)
     out = x * e.astype(x.dtype if e.dtype.kind != "f" else result_type(x, e)).exp2()
     return saved_for_backward(out, output=True)
 
@@ -210,7 +212,7 @@ def nextafter(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The next float after ``input`` toward ``other``."""
     a, b = _operands(input, other, "nextafter")
     if a.dtype.kind != "f":
-        raise RuntimeError(f"nextafter: expected floating-point tensors, got {a.dtype}")
+        raise UnsupportedDtypeError(f"nextafter: expected floating-point tensors, got {a.dtype}")
     raw = a._dev.xp
     return _raw_result(a, raw.nextafter(a._data, b._data))
 
@@ -240,9 +242,9 @@ def signbit(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def _integers(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
-    a, b = _operands(a, b, op)
+    a, b = _operands(tensor_operand(a, op), tensor_operand(b, op, "other", 2), op)
     if a.dtype.kind not in "iu":
-        raise RuntimeError(f"\"{op}_cpu\" not implemented for '{str(a.dtype).capitalize()}'")
+        raise UnsupportedDtypeError(f"\"{op}_cpu\" not implemented for '{scalar_type_name(a.dtype)}'")
     return a, b
 
 
@@ -279,4 +281,5 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
     x = _floating(input, "angle")
     # (the constant's branch carries no gradient; a NaN passes through)
     # (pi as a tensor of x's dtype: a Python float would pass through float32 and round there)
-    return saved_for_backward(where(x.isnan(), x, where(x < 0, x.new_tensor(math.pi), x.new_tensor(0.0))), x)
+    # (a NaN passes as a value but, as PyTorch's, carries no gradient)
+    return saved_for_backward(where(x.isnan(), x * 0.0, where(x < 0, x.new_tensor(math.pi), x.new_tensor(0.0))), x)

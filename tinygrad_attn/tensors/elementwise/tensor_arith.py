@@ -181,6 +181,9 @@ def masked_fill(self, mask: Any, value: float) -> Tensor:
             f"masked_fill: mask must be boolean (True = fill with {value}), got {kind} for a tensor of shape "
             f"{self.shape}; for a 0/1 mask pass (mask != 0)"
         )
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s) (shape {value.shape})")  # fmt: skip
     if isinstance(value, (bool, int, float, np.generic)):  # a number takes this tensor's dtype, as in PyTorch
         value = self.dtype.type(value).item()
     out = where(mask, value, self)

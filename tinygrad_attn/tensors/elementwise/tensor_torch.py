@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import ops
+from ...functional.checks import tensor_operand
 from ...ops.alias import NoDerivative
 from ...ops.compare import IntFloorDivide, IntRemainder
 from ...ops.saved import saved_for_backward
@@ -192,7 +193,9 @@ def _zero_gradient_of(q: Tensor, *of: Any) -> Tensor:
 @public(method=True, inplace=True)
 def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A002 - torch.pow's names
     """``input ** exponent`` (``torch.pow`` takes a number ``input`` too)."""
-    return input**exponent if isinstance(input, Tensor) else exponent.__rpow__(input)
+    return (
+        input**exponent if isinstance(input, Tensor) else tensor_operand(exponent, "pow", "exponent", 2).__rpow__(input)
+    )
 
 
 @public(method=True, inplace_function=True, aliases=("negative",))
@@ -255,38 +258,38 @@ def __abs__(self) -> Tensor:
 
 @public(method=True, inplace=True)
 def eq(self, other: Any) -> Tensor:
-    return self == other
+    return tensor_operand(self, "eq") == other
 
 
 @public(method=True, inplace=True, aliases=("not_equal",))
 def ne(self, other: Any) -> Tensor:
-    return self != other
+    return tensor_operand(self, "ne") != other
 
 
 @public(method=True, inplace=True, aliases=("less",))
 def lt(self, other: Any) -> Tensor:
-    return self < other
+    return tensor_operand(self, "lt") < other
 
 
 @public(method=True, inplace=True, aliases=("less_equal",))
 def le(self, other: Any) -> Tensor:
-    return self <= other
+    return tensor_operand(self, "le") <= other
 
 
 @public(method=True, inplace=True, aliases=("greater",))
 def gt(self, other: Any) -> Tensor:
-    return self > other
+    return tensor_operand(self, "gt") > other
 
 
 @public(method=True, inplace=True, aliases=("greater_equal",))
 def ge(self, other: Any) -> Tensor:
-    return self >= other
+    return tensor_operand(self, "ge") >= other
 
 
 @public
 def rsub(self, other: Any, *, alpha: Any = 1) -> Tensor:
     """``other - alpha * self`` (``torch.rsub``; no Tensor method, as in PyTorch)."""
-    return sub(other, self, alpha=alpha)
+    return sub(other, tensor_operand(self, "rsub"), alpha=alpha)
 
 
 @public(method=True)

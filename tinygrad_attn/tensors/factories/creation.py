@@ -252,6 +252,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
         dtype = np.int64 if whole else get_default_dtype()
     if step == 0:
         raise InvalidArgumentError(f"arange: step must be nonzero (start {start}, end {end})")
+    if not all(math.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"arange: unsupported range: {start} -> {end}; start and end must be finite")
     if (end - start) * step < 0:
         raise InvalidArgumentError(f"arange: upper bound and lower bound inconsistent with step sign "
                                    f"(start {start}, end {end}, step {step})")  # fmt: skip
@@ -271,6 +273,12 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     """``steps`` evenly spaced values from ``start`` to ``end``, both included (float32 by default)."""
     if dtype is not None and np.dtype(dtype) == np.bool_:  # (as PyTorch: no evenly spaced booleans)
         raise RuntimeError("linspace: bool is not a supported dtype; make a float or integer range and compare it")
+    for name, v in (("start", start), ("end", end)):
+        if isinstance(v, Tensor) and v.ndim != 0:
+            raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but got {name} with "
+                               f"{v.ndim} dimension(s)")  # fmt: skip
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
     arr = np.linspace(start, end, steps)
     return Tensor(arr.astype(dtype or get_default_dtype()), device=device, requires_grad=requires_grad)
 
@@ -279,6 +287,9 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
     """The ``n`` by ``m`` (default ``n``) identity matrix."""
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {v}")
     return Tensor._host(np.eye(n, m), dtype or get_default_dtype(), device, requires_grad, name)
 
 
@@ -345,6 +356,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
                 generator: Any = None) -> Tensor:  # fmt: skip
     """Indices drawn with probability proportional to each row of ``input`` (1-D or 2-D),
     as ``torch.multinomial``: int64, PyTorch's numbers for a seed, on ``input``'s device."""
+    if num_samples <= 0:
+        raise RuntimeError(f"multinomial: cannot sample n_sample <= 0 samples (num_samples={num_samples})")
     probs = input.detach().numpy()
     if probs.dtype.kind != "f":
         raise RuntimeError(f"multinomial: needs a floating-point tensor of weights, got {probs.dtype}")

@@ -16,7 +16,7 @@ from ...random import draw, generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Tensor, _shape_args
-from ..dtypes import get_default_dtype
+from ..dtypes import UnsupportedDtypeError, get_default_dtype
 
 
 @public(function=False, method=True)
@@ -40,7 +40,9 @@ def drawn(cls: Any, kind: str, shape: Any, dtype: Any, device: Any, requires_gra
     replay draws again."""
     dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
     if dt.kind != "f":
-        raise RuntimeError(f"{'rand' if kind == 'random' else 'randn'}: a floating-point dtype is needed, got {dt}")
+        raise UnsupportedDtypeError(
+            f"{'rand' if kind == 'random' else 'randn'}: a floating-point dtype is needed, got {dt}"
+        )
     if _State.tracer is not None and not requires_grad:
         return draw(kind, _shape_args(shape), dt, cls.zeros((), device=device), generator=generator)
     gen = generator_for(generator, "rand" if kind == "random" else "randn")

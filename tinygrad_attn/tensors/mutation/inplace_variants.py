@@ -23,6 +23,7 @@ from ...functional.checks import tensor_arg
 from ...random import generator_for
 from ...random import transforms as rt
 from .._tensor import Tensor, cat, where
+from ..dtypes import UnsupportedDtypeError
 from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
 
 
@@ -69,7 +70,7 @@ def _fill_with(t: Tensor, name: str, draws: np.ndarray) -> Tensor:
 
 def _float_only(t: Tensor, name: str) -> None:
     if t.dtype.kind not in "fc":
-        raise RuntimeError(f"{name}: needs a floating-point tensor, got {t.dtype} (PyTorch's neither)")
+        raise UnsupportedDtypeError(f"{name}: needs a floating-point tensor, got {t.dtype} (PyTorch's neither)")
 
 
 def _gen(generator: Any, name: str) -> Any:

@@ -243,6 +243,8 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     if dim is None and x.numel() == 0:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")  # fmt: skip
     kw = {} if dim is None else {"dim": dim}
+    if dim is not None and x.ndim and x.shape[dims.one(x.shape, dim, "aminmax")] == 0:
+        raise IndexError(f"aminmax(): Expected reduction dim {dim} to have non-zero size (shape {x.shape}).")
     if dim is None and keepdim:
         return MinMax(x.amin().reshape((1,) * x.ndim), x.amax().reshape((1,) * x.ndim))
     return MinMax(x.amin(keepdim=keepdim, **kw), x.amax(keepdim=keepdim, **kw))
@@ -294,6 +296,9 @@ def cov(
         x = x.astype(np.float32)
     n = x.shape[1]
     w = None
+    for name, wt in (("fweights", fweights), ("aweights", aweights)):
+        if wt is not None:
+            _check_cov_weights(name, wt, n)
     if fweights is not None:
         w = fweights.astype(x.dtype)
     if aweights is not None:
@@ -320,6 +325,24 @@ def cov(
         return out.reshape(()) if x.shape[0] == 1 else out  # (one variable: a 0-d tensor, as PyTorch)
     out = c / float(builtins.max(norm, 0))  # (no degrees of freedom left: inf and NaN, as PyTorch)
     return out.reshape(()) if x.shape[0] == 1 else out  # (one variable: a 0-d tensor, as PyTorch)
+
+
+def _check_cov_weights(name: str, w: Tensor, n: int) -> None:
+    """PyTorch's checks of ``cov``'s observation weights: a vector of ``n`` non-negative entries,
+    integers for ``fweights``, floats for ``aweights``."""
+    if w.ndim > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {w.ndim} dimensions")
+    if w.numel() != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the input "
+                           f"but got {w.numel()} != {n}")  # fmt: skip
+    if name == "fweights" and w.dtype.kind not in "iu":
+        raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with {w.dtype} dtype")
+    if name == "aweights" and w.dtype.kind != "f":
+        raise RuntimeError(
+            f"cov(): expected aweights to have floating point dtype but got aweights with {w.dtype} dtype"
+        )
+    if n and bool((w < 0).any()):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
 @public(method=True)

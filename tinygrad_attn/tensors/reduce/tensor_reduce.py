@@ -21,7 +21,7 @@ from ...engine.composite import composite
 from ...engine.declare import public
 from ...functional.checks import written_to_out
 from ...ops.saved import saved_for_backward
-from .._tensor import Tensor, cat, where
+from .._tensor import InvalidArgumentError, Tensor, cat, where
 from ..dtypes import accumulate_dtype, scalar_type_name
 from ..shape import dims
 
@@ -75,6 +75,9 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     """The mean over ``dim`` (``axis``); all elements when None. Bool and integer tensors
     need ``dtype=`` (PyTorch's RuntimeError: it cannot infer a float dtype for them)."""
     if dtype is not None:
+        if np.dtype(dtype).kind not in "fc":
+            raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be either a floating point "
+                               f"or complex dtype. Got: {scalar_type_name(dtype)}")  # fmt: skip
         input = input.astype(dtype)  # noqa: A001
     elif input.dtype.kind not in "fc":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
@@ -193,6 +196,8 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str)
         dims.axes(x.shape, sp.dim, op)
         return ValuesIndices(x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
     d = _one_dim(x, sp.dim, op)
+    if x.shape[d] == 0:
+        _empty_reduction(x.shape, (d,), op)
     idx = ops.ArgExtreme.apply(x, args=(d, op))  # (the axis kept, length 1)
     values = ops.GatherAlong.apply(x, idx, args=(d, x.shape))
     if not sp.keepdim:
@@ -219,16 +224,32 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = No
     return _pick(input, dim, keepdim, axis, keepdims, "min")
 
 
+def _empty_reduction(shape: tuple, axes: Any, op: str) -> None:
+    """PyTorch's errors for a max or min with nothing to pick from (called for empty tensors only):
+    ``RuntimeError`` without dims, ``IndexError`` naming an empty reduced dim."""
+    if axes is None:
+        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0 (shape {shape}).")
+    for a in axes:
+        if shape[a] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {a} to have non-zero size (shape {shape}).")
+
+
 @public(method=True)
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """The largest values over ``dim`` (all when empty; no indices)."""
-    return ops.Max.apply(input, args=(dims.axes(input.shape, None if dim == () else dim, "amax"), bool(keepdim)))
+    axes = dims.axes(input.shape, None if dim == () else dim, "amax")
+    if 0 in input.shape:
+        _empty_reduction(input.shape, axes, "amax")
+    return ops.Max.apply(input, args=(axes, bool(keepdim)))
 
 
 @public(method=True)
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """The smallest values over ``dim`` (all when empty; no indices)."""
-    return ops.Min.apply(input, args=(dims.axes(input.shape, None if dim == () else dim, "amin"), bool(keepdim)))
+    axes = dims.axes(input.shape, None if dim == () else dim, "amin")
+    if 0 in input.shape:
+        _empty_reduction(input.shape, axes, "amin")
+    return ops.Min.apply(input, args=(axes, bool(keepdim)))
 
 
 def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
@@ -239,7 +260,10 @@ def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
     if axes == ():
         return Tensor._wrap(x._dev.asarray(np.zeros((), np.int64)), x._dev)
     if x.numel() == 0 and (axes is None or x.shape[axes[0]] == 0):
-        raise ValueError(f"{op}: cannot take the {op} over an empty axis (shape {x.shape}, axis {axis})")
+        why = f"{op}: cannot take the {op} over an empty axis (shape {x.shape}, axis {axis})"
+        if axes is None:
+            raise InvalidArgumentError(f"{why}: Expected reduction dim to be specified for input.numel() == 0")
+        raise dims.DimensionError(f"{why}: Expected reduction dim to have non-zero size")
     if x.dtype.kind == "b":
         raise RuntimeError(f"{op}(): does not support bool input (shape {x.shape}); convert with .long()")
     pick = op[3:]
@@ -377,6 +401,10 @@ def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = Non
     return out if out.dtype == acc else out.astype(acc)
 
 
+# linalg.matrix_norm, put here by linalg (which builds on this module) when it is imported: norm's 'nuc'
+MATRIX_NORM: list = []
+
+
 @public(method=True)
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,  # noqa: A002
          dtype: Any = None) -> Tensor:  # fmt: skip
@@ -391,6 +419,12 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     if dtype is None and input.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(input.dtype)} (shape {input.shape}); convert with .float()")  # fmt: skip
+    if p == "nuc":  # (the sum of singular values of the matrices in the plane dim: linalg.matrix_norm's)
+        if dim is None and input.ndim != 2:
+            raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions (norm 'nuc' "
+                               f"without dim needs a matrix, got shape {input.shape})")  # fmt: skip
+        r = MATRIX_NORM[0](input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim, dtype=dtype)
+        return written_to_out(r, out, "norm")
     r = _norm(input if dtype is None else input.astype(dtype), p, dim, keepdim)
     return written_to_out(r, out, "norm")
 

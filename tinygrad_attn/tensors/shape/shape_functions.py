@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.declare import public
+from ...functional.checks import broadcast_of
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward
 from .._tensor import Size, Tensor, cat, stack
@@ -136,7 +137,9 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
 
 
 def _split_on(op: str, d: int, x: Tensor, ios: Any) -> tuple[Tensor, ...]:
-    if isinstance(ios, (int, np.integer)) and x.shape[d] % int(ios):
+    if isinstance(ios, str) or not isinstance(ios, (int, np.integer, Sequence, Tensor)):
+        raise TypeError(f"torch.{op}: indices_or_sections must be an int or a sequence of ints, got {ios!r}")
+    if isinstance(ios, (int, np.integer)) and (int(ios) == 0 or x.shape[d] % int(ios)):
         raise RuntimeError(f"torch.{op} attempted to split along dimension {d}, but the size of the dimension "
                            f"{x.shape[d]} is not divisible by the split_size {ios}!")  # fmt: skip
     return tensor_split(x, ios, d)
@@ -314,7 +317,7 @@ def take_along_dim(input: Tensor, indices: Any, dim: int | None = None) -> Tenso
                            f"but got {x.ndim} dimensions for input, and {idx.ndim} dimensions for indices")  # fmt: skip
     xs, ishape = list(x.shape), list(idx.shape)
     xs[d] = ishape[d] = 1
-    common = np.broadcast_shapes(tuple(xs), tuple(ishape))
+    common = broadcast_of("take_along_dim", tuple(xs), tuple(ishape))
     xshape = common[:d] + (x.shape[d],) + common[d + 1 :]
     ishape2 = common[:d] + (idx.shape[d],) + common[d + 1 :]
     return x.expand(xshape).gather(d, idx.expand(ishape2))
@@ -475,6 +478,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None, append: 
     x = _tensor(input, "diff")
     if x.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"diff: order must be non-negative but got {n}")
     d = dims.one(x.shape, dim, "diff", scalar_ok=False)
     if n == 0:  # (no difference taken: prepend and append are not joined either; a copy, as PyTorch's)
         return x.clone()

@@ -195,7 +195,10 @@ def expand_as(self, other: Tensor) -> Tensor:
 @public(method=True)
 def t(self) -> Tensor:
     """The transpose of a matrix (a 0-D or 1-D tensor is returned as it is)."""
-    return self if tensor_arg(self, "t").ndim < 2 else self.T
+    if tensor_arg(self, "t").ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D (shape {self.shape}); "
+                           "use .mT or .transpose(-2, -1)")  # fmt: skip
+    return self if self.ndim < 2 else self.T
 
 
 @public(method=True)
@@ -204,7 +207,13 @@ def narrow(self, dim: int, start: Any, length: int) -> Tensor:
     the end, and ``start`` may be a 0-d integer tensor, as PyTorch's. Past the end raises."""
     d = _dims.one(tensor_arg(self, "narrow").shape, dim, "narrow", scalar_ok=False)
     size = self.shape[d]
-    start = int(start.item()) if isinstance(start, Tensor) else int(start)
+    if isinstance(start, Tensor):
+        if start.ndim != 0 or start.dtype.kind not in "iu":
+            raise RuntimeError(
+                f"narrow: start must be an 0-dim integral Tensor, got shape {start.shape}, {start.dtype}"
+            )
+        start = int(start.item())
+    start = int(start)
     if not -size <= start <= size:
         raise IndexError(f"narrow: start {start} is out of range for dim {dim} of size {size}")
     start = start + size if start < 0 else start  # (a negative start counts from the end, as in PyTorch)
