@@ -1109,7 +1109,7 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa:
 #: the Tensor methods of this module (``install_methods`` puts them on Tensor): ``x.softmax`` is
 #: :func:`softmax` itself; ``x.layer_norm(weight, bias, eps)`` the last-axis composite
 METHODS = {"softmax": softmax, "log_softmax": log_softmax, "gelu": gelu, "dropout": dropout,
-           "layer_norm": _layer_norm_last}  # fmt: skip
+           "layer_norm": _layer_norm_last, "hardshrink": hardshrink, "prelu": prelu}  # fmt: skip
 
 
 # -- each fused op's definition in tensor ops (what it recomputes for gradients of higher

@@ -48,7 +48,8 @@ INPLACE_OF += ("sinc",)
 INPLACE_OF += ("greater", "greater_equal", "less", "less_equal", "not_equal")
 INPLACE_OF += ("nan_to_num", "addmm", "baddbmm")
 INPLACE_OF += ("index_put",)  # shape_functions
-INPLACE_OF += ("addcmul", "addcdiv", "addmv", "addr")  # products
+INPLACE_OF += ("index_reduce", "put")  # math_functions
+INPLACE_OF += ("addcmul", "addcdiv", "addmv", "addr", "addbmm")  # products
 # special_functions
 INPLACE_OF += ("lgamma", "digamma", "polygamma", "mvlgamma", "erfc", "logit", "ldexp", "float_power", "renorm",
                "heaviside", "nextafter", "gcd", "lcm", "sgn")  # fmt: skip

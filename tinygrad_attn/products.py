@@ -19,7 +19,8 @@ from ._tensor import InvalidArgumentError, Tensor, stack
 from .functional_checks import tensor_arg as _tensor
 from .ops.saved import saved_for_backward
 
-__all__ = ["tensordot", "kron", "inner", "vdot", "mv", "cross", "cdist", "dist", "addcmul", "addcdiv", "addmv", "addr"]  # fmt: skip
+__all__ = ["tensordot", "kron", "inner", "vdot", "mv", "cross", "cdist", "dist", "addcmul", "addcdiv", "addmv", "addr",
+           "addbmm", "ger"]  # fmt: skip
 
 
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:  # noqa: A002
@@ -138,6 +139,25 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
     return _plus_product("addr", input, outer(vec1, vec2), beta, alpha)
 
 
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: the products of a batch summed into one matrix."""
+    from .tensor_functions import _plus_product, bmm  # noqa: PLC0415
+
+    b1, b2 = _tensor(batch1, "addbmm"), _tensor(batch2, "addbmm")
+    if b1.ndim != 3 or b2.ndim != 3:
+        raise RuntimeError(
+            f"batch1 must be a 3D tensor, batch2 must be a 3D tensor (addbmm: shapes {b1.shape}, {b2.shape})"
+        )
+    return _plus_product("addbmm", input, bmm(b1, b2).sum(0), beta, alpha)
+
+
+def ger(input: Tensor, vec2: Tensor) -> Tensor:  # noqa: A002
+    """PyTorch's older name of :func:`outer` (the outer product of two vectors)."""
+    from .tensor_functions import outer  # noqa: PLC0415
+
+    return outer(_tensor(input, "ger"), _tensor(vec2, "ger"))
+
+
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """The cross product of 3-vectors along ``dim`` (the two broadcast together); without ``dim``,
     the first axis of size 3 (``torch.cross``'s default; ``torch.linalg.cross`` takes -1)."""
@@ -225,5 +245,6 @@ def _shape_check(op: str, shapes: Sequence[tuple]) -> None:
 
 
 METHODS: dict[str, Any] = {
-    n: globals()[n] for n in ("kron", "inner", "vdot", "mv", "cross", "dist", "addcmul", "addcdiv", "addmv", "addr")
+    n: globals()[n]
+    for n in ("kron", "inner", "vdot", "mv", "cross", "dist", "addcmul", "addcdiv", "addmv", "addr", "addbmm", "ger")
 }

@@ -739,6 +739,6 @@ def broadcast_to(input: Tensor, size: Any) -> Tensor:  # noqa: A002
 METHODS = {n: globals()[n] for n in (
     "gather", "scatter", "scatter_add", "index_select", "sort", "argsort", "topk", "flip", "roll", "repeat",
     "chunk", "unbind", "mm", "bmm", "addmm", "baddbmm", "dot", "round", "outer", "log1p", "expm1", "isnan", "isinf", "isfinite",
-    "repeat_interleave", "tril", "triu",
+    "repeat_interleave", "tril", "triu", "equal",
 )}  # fmt: skip
 METHODS["split"] = _split_method
