@@ -266,6 +266,8 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
     if steps < 0:
         raise RuntimeError(f"logspace: number of steps must be non-negative, got {steps}")
     dt = np.dtype(dtype or get_default_dtype())
+    if dt.kind in "iub":  # (an integer result takes integer exponent bounds, as PyTorch's: -1.5 is -1)
+        start, end = int(start), int(end)
     # (as PyTorch's kernel: the first half counted from start, the second from end, in the output's
     # float type, or in float64 for an integer output)
     wt = dt if dt.kind == "f" else np.dtype(np.float64)

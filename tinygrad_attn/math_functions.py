@@ -615,7 +615,7 @@ def _scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: st
     pick = np.maximum if reduce == "amax" else np.minimum
     with no_grad():
         v = x if include_self else where(written, -math.inf if reduce == "amax" else math.inf, x)
-        if v.dtype.kind not in "fc":
+        if x.dtype.kind not in "fc":  # (integers start from their own extreme: where(.., inf, x) would be a float)
             v = x if include_self else where(written, _int_extreme(x.dtype, reduce), x)
         for k in range(idx.shape[d]):
             ik, sk = idx[lead + (slice(k, k + 1),)], src[lead + (slice(k, k + 1),)]

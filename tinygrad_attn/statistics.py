@@ -577,12 +577,19 @@ def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor |
     return Histogram(*_histogramdd(x.reshape(-1, n_dims), per_dim, r, weight, density, "histogramdd"))
 
 
+def _evenly_spaced(lo: float, hi: float, n: int, dtype: np.dtype) -> np.ndarray:
+    """``n`` points from ``lo`` to ``hi`` computed in ``dtype`` as PyTorch's ``linspace`` kernel does:
+    the first half counted up from ``lo``, the second down from ``hi`` (so both ends are exact)."""
+    t = np.dtype(dtype).type
+    step = (t(hi) - t(lo)) / t(n - 1)
+    i = np.arange(n)
+    return np.where(i < n // 2, t(lo) + step * i.astype(dtype), t(hi) - step * (n - 1 - i).astype(dtype)).astype(dtype)
+
+
 def _histogramdd(x: Tensor, bins: list, r: list | None, weight: Tensor | None, density: bool,
                  op: str) -> tuple[Tensor, tuple[Tensor, ...]]:  # fmt: skip
     """The histogram of the rows of ``x (n, D)``, computed on the host (its edges as PyTorch's: a
     ``linspace`` in the input's dtype; a value on an inner edge falls in the bin to its right)."""
-    from .creation import linspace  # noqa: PLC0415
-
     if x.dtype.kind != "f":
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{x.dtype}' ({op} of a {x.dtype} tensor)")
     n, n_dims = x.shape
@@ -616,7 +623,7 @@ def _histogramdd(x: Tensor, bins: list, r: list | None, weight: Tensor | None, d
             raise RuntimeError(f"torch.{op}: dimension {k}'s range [{lo:g}, {hi:g}] is not finite")
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
-        edges.append(linspace(lo, hi, int(b) + 1, dtype=x.dtype, device=x.device))
+        edges.append(_on(x, _evenly_spaced(lo, hi, int(b) + 1, x.dtype)))
     counts = [e.shape[0] - 1 for e in edges]
     keep = np.ones(n, dtype=bool)
     flat = np.zeros(n, dtype=np.int64)

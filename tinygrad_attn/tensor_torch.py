@@ -409,7 +409,9 @@ def _map_elementwise(self: Tensor, op: str, fn: Any, *others: Tensor) -> Tensor:
     if self.device.type != "cpu":
         raise TypeError(f"{op}() is only implemented on CPU tensors (this one is on {self.device})")
     operands = []
-    for o in others:
+    for name, o in zip(("other",) if len(others) == 1 else ("x", "y"), others):
+        if o.dtype != self.dtype:  # (PyTorch's: one dtype for all, no promotion)
+            raise TypeError(f"{op}: expected a {self.dtype} tensor for '{name}' (got {o.dtype})")
         try:
             operands.append(np.broadcast_to(o.numpy(), tuple(self.shape)))
         except ValueError:
