@@ -29,6 +29,7 @@ __all__ = [
     "median", "nanmedian", "quantile", "nanquantile", "mode", "kthvalue", "aminmax", "nansum", "nanmean",
     "count_nonzero", "cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "searchsorted", "bucketize",
     "bincount", "histc", "unique", "unique_consecutive", "isin", "histogram", "histogramdd", "gradient",
+    "hash_tensor",
 ]  # fmt: skip
 
 
@@ -531,6 +532,27 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     return _on(x, np.bincount(pos, minlength=bins).astype(x.dtype))
 
 
+def hash_tensor(input: Tensor, dim: Any = (), *, keepdim: bool = False, mode: int = 0) -> Tensor:  # noqa: A002
+    """A uint64 fingerprint of the elements (over ``dim``, every axis by default): each widened to
+    float64 or int64, its 64 bits read as an integer, all combined by xor (``mode=0``, PyTorch's only
+    one). Computed on the host; no gradient."""
+    x = _tensor(input, "hash_tensor")
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    every = dim is None or (not isinstance(dim, int) and len(dim) == 0)
+    axes = tuple(range(x.ndim)) if every else dims.axes(x.shape, dim, "hash_tensor")
+    if every and x.numel() == 0:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           "reduction dim with the 'dim' argument.")  # fmt: skip
+    for a in axes:
+        if x.shape[a] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {a} to have non-zero size.")
+    a = _host(x)
+    wide = a.astype(np.float64) if a.dtype.kind == "f" else a.astype(np.int64)
+    out = np.bitwise_xor.reduce(wide.view(np.uint64), axis=axes, keepdims=keepdim) if axes else wide.view(np.uint64)
+    return _on(x, np.asarray(out, dtype=np.uint64))
+
+
 class Histogram(tuple):
     """``(hist, bin_edges)``, also by name (PyTorch's ``torch.return_types.histogram``/``histogramdd``)."""
 
@@ -713,7 +735,8 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, inve
 METHODS: dict[str, Any] = {
     n: globals()[n]
     for n in ("median", "nanmedian", "quantile", "nanquantile", "mode", "kthvalue", "aminmax", "nansum", "nanmean",
-              "count_nonzero", "cov", "corrcoef", "bincount", "histc", "unique", "unique_consecutive", "histogram")
+              "count_nonzero", "cov", "corrcoef", "bincount", "histc", "unique", "unique_consecutive", "histogram",
+              "hash_tensor")
 }  # fmt: skip
 
 

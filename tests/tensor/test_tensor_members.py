@@ -422,3 +422,14 @@ def test_top_level_spellings_are_the_functional_ones() -> None:
     assert x.hardshrink(0.3).equal(F.hardshrink(x, 0.3))
     w = tga.tensor([0.1, 0.2, 0.3])
     assert x.prelu(w).equal(F.prelu(x, w))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_hash_tensor_as_pytorch(dtype: str) -> None:
+    data = (
+        np.array([[1.5, -2.0, 0.0], [3.0, np.nan, -0.0]]) if dtype.startswith("float") else np.arange(6).reshape(2, 3)
+    )
+    for fn in (lambda t: t.hash_tensor(), lambda t: t.hash_tensor(1), lambda t: t.hash_tensor((0, 1), keepdim=True),
+               lambda t: t.hash_tensor(0, keepdim=True), lambda t: t[:0].hash_tensor(), lambda t: t[:, :0].hash_tensor(1),
+               lambda t: t[:0].hash_tensor(1), lambda t: t.hash_tensor(mode=1)):  # fmt: skip
+        _same(fn, _both(data, dtype)[:1], _both(data, dtype)[1:])
