@@ -433,3 +433,25 @@ def test_hash_tensor_as_pytorch(dtype: str) -> None:
                lambda t: t.hash_tensor(0, keepdim=True), lambda t: t[:0].hash_tensor(), lambda t: t[:, :0].hash_tensor(1),
                lambda t: t[:0].hash_tensor(1), lambda t: t.hash_tensor(mode=1)):  # fmt: skip
         _same(fn, _both(data, dtype)[:1], _both(data, dtype)[1:])
+
+
+FINITE_DIFFERENCES = {
+    "put": (lambda x, s: x.put(tga.tensor([0, -1, 2]), s), (2, 3), (3,)),
+    "put_accumulate": (lambda x, s: x.put(tga.tensor([1, 1, -5]), s, accumulate=True), (2, 3), (3,)),
+    "narrow_copy": (lambda x: x.narrow_copy(1, 1, 2), (2, 3)),
+    "unsafe_split_with_sizes": (lambda x: tga.cat([p * (k + 1.0) for k, p in enumerate(x.unsafe_split_with_sizes(
+        [1, 2], 1))], 1), (2, 3)),
+    "constant_pad_nd": (lambda x: tga.constant_pad_nd(x, (1, -1, 0, 2), 0.5), (2, 3)),
+    "group_norm": (lambda x, w, b: tga.group_norm(x, 2, w, b, 1e-5, False), (2, 4, 3), (4,), (4,)),
+    "native_layer_norm": (lambda x, w, b: tga.native_layer_norm(x, (3,), w, b, 1e-5)[0], (2, 4, 3), (3,), (3,)),
+    "hardshrink": (lambda x: x.hardshrink(0.05), (2, 3)),
+    "prelu": (lambda x, w: x.prelu(w), (2, 3), (3,)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(FINITE_DIFFERENCES))
+def test_gradients_against_finite_differences(name: str) -> None:
+    fn, *shapes = FINITE_DIFFERENCES[name]
+    rng = np.random.default_rng(sorted(FINITE_DIFFERENCES).index(name))
+    args = [rng.uniform(0.2, 1.5, s) * rng.choice([-1, 1], s) for s in shapes]  # (away from 0: kinks and shrinks)
+    assert tga.gradcheck(fn, *args)
