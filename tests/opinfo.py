@@ -2220,9 +2220,6 @@ TENSOR_MEMBERS = [
            unary(min_dims=1).flatmap(lambda s: st.lists(st.integers(0, 2), min_size=2, max_size=2).map(
                lambda p: s._replace(kwargs={"p": p})))),
     OpInfo("hardshrink_method", *_both(lambda lib: lambda x: x.hardshrink(0.4)), unary(), extremes=False),
-    OpInfo("prelu_method", *_both(lambda lib: lambda x, w: x.prelu(w)),
-           unary(AWAY_FROM_ZERO, min_dims=2).flatmap(lambda s: array((s.args[0].shape[1],)).map(
-               lambda w: Sample(s.args + (w,), {})))),  # (the kink at 0 is F.prelu's entry's)
     # no gradient
     OpInfo("histogram", lambda x, w, bins, rng: tga.cat(list(x.histogram(bins, range=rng, weight=w * 0 + 1.5))),
            lambda x, w, bins, rng: torch.cat(list(x.histogram(bins, range=rng, weight=w * 0 + 1.5))),

@@ -49,8 +49,17 @@ from .dtypes import *  # noqa: F403
 from .flags import *  # noqa: F403
 
 # torch's top-level spellings of nn ops: torch.conv2d is F.conv2d; torch.group_norm takes cudnn_enabled too
-from .functional import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, rms_norm
-from .functional_norm import constant_pad_nd, native_batch_norm, native_group_norm, native_layer_norm
+from .functional import (
+    constant_pad_nd,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    rms_norm,
+)
+from .functional_norm import native_batch_norm, native_group_norm, native_layer_norm
 from .functional_norm import torch_group_norm as group_norm
 from .gradcheck import gradcheck
 from .linalg import det, inverse, logdet, matrix_exp, matrix_power, slogdet  # torch's top-level spellings

@@ -1002,6 +1002,16 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
 
 
 
+def constant_pad_nd(input: Tensor, pad: Any, value: Any = 0) -> Tensor:  # noqa: A002
+    """:func:`pad` with a constant (``torch.constant_pad_nd``, torch's top-level name; not in ``F``)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"constant_pad_nd: expected a Tensor as input, got {type(input).__name__}")
+    return _padded(input, pad, "constant", value)
+
+
+_padded = pad  # (constant_pad_nd's parameter is named pad, as PyTorch's)
+
+
 # -- attention masks ---------------------------------------------------------------------
 def check_mask_dtype(op: str, mask: Any) -> None:
     """Raise unless ``mask`` is boolean (True = may attend) or floating point (added to the

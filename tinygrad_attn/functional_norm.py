@@ -162,7 +162,7 @@ def native_layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | Non
         y = y * weight
     if bias is not None:
         y = y + bias
-    return y, mean.detach(), rstd.detach()
+    return saved_for_backward(y, x, weight, bias), mean.detach(), rstd.detach()  # (what PyTorch's keeps)
 
 
 def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,  # noqa: A002
@@ -173,7 +173,7 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     from .functional_conv import batch_norm  # noqa: PLC0415
 
     x = _F.tensor_arg(input, "native_batch_norm")
-    out = batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)
+    out = saved_for_backward(batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps), x, weight)
     if not training:
         empty = Tensor.zeros(0, dtype=x.dtype, device=x._dev)
         return out, empty, empty.clone()
@@ -200,11 +200,4 @@ def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     gc = g - mean
     rstd = ((gc * gc).mean(-1, keepdims=True) + eps).rsqrt()
     y = _affine((gc * rstd).reshape(x.shape), weight, bias) if x.ndim >= 2 else (gc * rstd).reshape(x.shape)
-    return y, mean.reshape(N, group), rstd.reshape(N, group)
-
-
-def constant_pad_nd(input: Tensor, pad: Any, value: Any = 0) -> Tensor:  # noqa: A002
-    """``F.pad(input, pad, "constant", value)`` (``torch.constant_pad_nd``; negative amounts crop)."""
-    from .functional import pad as _pad  # noqa: PLC0415
-
-    return _pad(_F.tensor_arg(input, "constant_pad_nd"), pad, "constant", value)
+    return saved_for_backward(y, x, weight), mean.reshape(N, group), rstd.reshape(N, group)  # (what PyTorch's keeps)

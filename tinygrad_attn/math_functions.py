@@ -459,7 +459,8 @@ def put(input: Tensor, index: Any, source: Tensor, accumulate: bool = False) -> 
                 f"out of range: tried to access index {hi if hi >= n else lo} on a tensor of {n} elements."
             )
     flat = where(flat < 0, flat + n, flat)
-    return x.reshape(-1).index_put((flat,), source.reshape(-1), accumulate).reshape(x.shape)
+    out = x.reshape(-1).index_put((flat,), source.reshape(-1), accumulate).reshape(x.shape)
+    return saved_for_backward(out, source)  # (PyTorch's keeps the source)
 
 
 def isposinf(input: Tensor) -> Tensor:  # noqa: A002

@@ -213,7 +213,10 @@ def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa: A002
     """``input.narrow(dim, start, length)`` in memory of its own (not a view)."""
-    return _tensor(input, "narrow_copy").narrow(dim, start, length).clone()
+    x = _tensor(input, "narrow_copy")
+    if isinstance(dim, int) and dim >= builtins.max(x.ndim, 1):  # (PyTorch's kernel checks this one itself)
+        raise RuntimeError(f"narrow_copy: expected dim < {x.ndim}, got dim {dim} (shape {tuple(x.shape)})")
+    return x.narrow(dim, start, length).clone()
 
 
 # -- writing into a view's positions ---------------------------------------------------

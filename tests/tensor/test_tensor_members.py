@@ -420,8 +420,7 @@ def test_top_level_spellings_are_the_functional_ones() -> None:
         assert getattr(tga, name) is getattr(F, name)
     x = tga.tensor(np.random.default_rng(8).standard_normal((2, 3, 5)))
     assert x.hardshrink(0.3).equal(F.hardshrink(x, 0.3))
-    w = tga.tensor([0.1, 0.2, 0.3])
-    assert x.prelu(w).equal(F.prelu(x, w))
+    assert tga.Tensor.prelu is F.prelu and tga.Tensor.hardshrink is F.hardshrink  # (their tests are F's)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
