@@ -2081,5 +2081,187 @@ TENSOR_FUNCTIONS = [
            notes="away from 0: PyTorch's powers are a cumulative product, whose second derivative divides by x"),
 ]  # fmt: skip
 OPS += TENSOR_FUNCTIONS
+
+
+# -- PyTorch's tensor functions written later: the *_scatter, unsafe splits, put, index_reduce, addbmm, gradient,
+# histogram, fill and torch's top-level native_*_norm (shape_functions.py, math_functions.py, products.py,
+# statistics.py, creation.py, functional_norm.py) -----------------------------------------------------------------
+@st.composite
+def view_scatters(draw: Any, kind: str) -> Sample:
+    """An array, the arguments of one of its views (``kind``: diagonal, select or slice) and a source of
+    that view's shape."""
+    if kind == "diagonal":
+        s = draw(planes())
+        kw = s.kwargs
+        view = np.diagonal(s.args[0], kw["offset"], kw["dim1"], kw["dim2"])
+    elif kind == "select":
+        shape = draw(shapes(min_dims=1, min_side=1))
+        d = draw(st.integers(-len(shape), len(shape) - 1))
+        s = Sample((draw(array(shape)),), {"dim": d, "index": draw(st.integers(-shape[d], shape[d] - 1))})
+        view = np.take(s.args[0], s.kwargs["index"], axis=d)
+    else:
+        shape = draw(shapes(min_dims=1))
+        d = draw(st.integers(-len(shape), len(shape) - 1))
+        start, end = draw(st.none() | st.integers(-4, 4)), draw(st.none() | st.integers(-4, 4))
+        s = Sample((draw(array(shape)),), {"dim": d, "start": start, "end": end, "step": draw(st.integers(1, 2))})
+        view = s.args[0][(slice(None),) * (d % len(shape)) + (slice(start, end, s.kwargs["step"]),)]
+    return Sample((s.args[0], draw(array(view.shape))), s.kwargs)
+
+
+@st.composite
+def puts(draw: Any) -> Sample:
+    """An array, flat positions in it (negative ones among them; repeats only with ``accumulate``) and a source."""
+    shape = draw(shapes(min_side=1))
+    n = int(np.prod(shape))
+    acc = draw(st.booleans())
+    pos = draw(st.lists(st.integers(-n, n - 1), max_size=4, unique_by=None if acc else (lambda i: i % n)))
+    return Sample((draw(array(shape)), draw(array((len(pos),)))), {"index": np.array(pos, dtype=np.int64),
+                                                                   "accumulate": acc})  # fmt: skip
+
+
+@st.composite
+def batch_products(draw: Any) -> Sample:
+    """``input (n, p)`` (or a shape broadcasting to it), ``batch1 (b, n, m)`` and ``batch2 (b, m, p)``."""
+    b, n, m, p = (draw(st.integers(0 if k == 0 else 1, 3)) for k in range(4))
+    ishape = draw(st.sampled_from([(n, p), (1, p), (p,), ()]))
+    return Sample((draw(array(ishape)), draw(array((b, n, m))), draw(array((b, m, p)))), {})
+
+
+@st.composite
+def gradients(draw: Any) -> Sample:
+    """An array of 2+ points along each axis and ``gradient``'s keywords (``coords``: use increasing
+    coordinates along the first axis asked for instead of a number)."""
+    edge = draw(st.integers(1, 2))
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=edge + 1, max_side=4))
+    nd = len(shape)
+    dim = draw(st.none() | st.integers(-nd, nd - 1))
+    first = 0 if dim is None else dim % nd
+    steps = draw(array((shape[first],), st.floats(0.3, 2.0)))
+    return Sample((draw(array(shape)), steps), {"dim": dim, "edge_order": edge, "coords": draw(st.booleans()),
+                                                "h": draw(st.sampled_from([1, 0.5, 2.0]))})  # fmt: skip
+
+
+def _gradient(lib: Any) -> Callable:
+    def run(x: Any, steps: Any, dim: Any, edge_order: int, coords: bool, h: Any) -> Any:
+        axes = range(x.ndim) if dim is None else [dim]
+        if coords:
+            spacing = [steps.cumsum(0)] + [h] * (len(axes) - 1) if dim is None else [steps.cumsum(0)]
+            if dim is None and x.ndim > 1:  # (one kind per call: coordinates for every axis then)
+                spacing = [x.new_ones(x.shape[k]).cumsum(0) * 0.5 for k in axes]
+                spacing[0] = steps.cumsum(0)
+        else:
+            spacing = h
+        return lib.cat([g.reshape(-1) for g in lib.gradient(x, spacing=spacing, dim=dim, edge_order=edge_order)])
+
+    return run
+
+
+@st.composite
+def group_norms(draw: Any) -> Sample:
+    """``(N, C, *)`` with ``C`` a multiple of the groups, and a weight and bias per channel."""
+    g, per, n = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    rest = draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3))
+    c = g * per
+    if n * per * int(np.prod(rest)) == 1:  # (PyTorch's: more than one value per group)
+        n += 1
+    return Sample((draw(array((n, c) + rest)), draw(array((c,))), draw(array((c,)))), {"groups": g})
+
+
+def _native_group_norm(lib: Any) -> Callable:
+    def run(x: Any, w: Any, b: Any, groups: int) -> Any:
+        n, c = x.shape[:2]
+        out, mean, rstd = lib.native_group_norm(x, w, b, n, c, x[0, 0].numel(), groups, 1e-5)
+        return lib.cat([out.reshape(-1), mean.reshape(-1), rstd.reshape(-1)])
+
+    return run
+
+
+def _native_layer_norm(lib: Any) -> Callable:
+    def run(x: Any, w: Any, b: Any, groups: int) -> Any:
+        out, mean, rstd = lib.native_layer_norm(x, x.shape[1:], w.reshape(-1).sum() + x[0] * 0, None, 1e-5)
+        return out + mean * rstd  # (mean and rstd without a graph, as PyTorch's)
+
+    return run
+
+
+def _native_batch_norm(lib: Any) -> Callable:
+    def run(x: Any, w: Any, b: Any, groups: int) -> Any:
+        rm, rv = x.new_zeros(x.shape[1]), x.new_ones(x.shape[1])
+        out, mean, invstd = lib.native_batch_norm(x, w, b, rm, rv, True, 0.3, 1e-5)
+        return lib.cat([out.reshape(-1), mean * invstd, rm * 2.0 + rv])
+
+    return run
+
+
+TENSOR_MEMBERS = [
+    OpInfo("diagonal_scatter", lambda x, src, **kw: tga.diagonal_scatter(x, src, **kw),
+           lambda x, src, **kw: torch.diagonal_scatter(x, src, **kw), view_scatters("diagonal")),
+    OpInfo("select_scatter", lambda x, src, dim, index: x.select_scatter(src, dim, index),
+           lambda x, src, dim, index: x.select_scatter(src, dim, index), view_scatters("select")),
+    OpInfo("slice_scatter", lambda x, src, **kw: tga.slice_scatter(x, src, **kw),
+           lambda x, src, **kw: torch.slice_scatter(x, src, **kw), view_scatters("slice")),
+    OpInfo("unsafe_split", *_both(lambda lib: lambda x, axis, size: lib.cat([p.reshape(-1) * (i + 1.0) for i, p in
+                                   enumerate(lib.unsafe_split(x, size, axis))])),
+           _with(along_axis(min_dims=1), size=st.integers(1, 3))),
+    OpInfo("unsafe_chunk", *_both(lambda lib: lambda x, axis, n: lib.cat([p.reshape(-1) * (i + 1.0) for i, p in
+                                   enumerate(x.unsafe_chunk(n, axis))])),
+           _with(along_axis(min_dims=1), n=st.integers(1, 3))),
+    OpInfo("unsafe_split_with_sizes", *_both(lambda lib: lambda x, axis: lib.cat([p.reshape(-1) * (i + 1.0) for i, p
+                                               in enumerate(x.unsafe_split_with_sizes(
+                                                   [x.shape[axis] // 2, x.shape[axis] - x.shape[axis] // 2], axis))])),
+           along_axis(min_dims=1)),
+    OpInfo("narrow_copy", *_both(lambda lib: lambda x, axis: lib.narrow_copy(x, axis, x.shape[axis] // 3,
+                                                                          x.shape[axis] // 2)),
+           along_axis(min_dims=1)),
+    OpInfo("put", lambda x, src, index, accumulate: x.put(tga.tensor(index), src, accumulate),
+           lambda x, src, index, accumulate: x.put(torch.tensor(index), src, accumulate), puts()),
+    OpInfo("index_reduce", lambda x, src, index, dim, reduce, include_self: x.index_reduce(
+               dim, tga.tensor(index), src, reduce, include_self=include_self),
+           lambda x, src, index, dim, reduce, include_self: x.index_reduce(
+               dim, torch.tensor(index), src, reduce, include_self=include_self),
+           _with(index_lines(), reduce=st.sampled_from(["prod", "mean", "amax", "amin"]), include_self=st.booleans()).filter(
+               lambda s: not any(((np.abs(a) < 1e-3) & (a != 0)).any() for a in s.args[:2])),
+           extremes=False),  # (no tiny values: PyTorch's prod backward divides by the product, 1e-172 ** 2 underflows)
+    OpInfo("addbmm", *_both(lambda lib: lambda a, b, c: lib.addbmm(a, b, c, beta=0.5, alpha=2.0)), batch_products(),
+           extremes=False),  # (inf * 0 depends on the order of the sum)
+    OpInfo("ger", *_both(lambda lib: lambda a, b: a.ger(b)),
+           binary().filter(lambda s: s.args[0].ndim == 1 and s.args[1].ndim == 1)),
+    OpInfo("gradient", _gradient(tga), _gradient(torch), gradients(), grad_args=1, extremes=False),
+    OpInfo("fill", *_both(lambda lib: lambda x, v: lib.fill(x, v.reshape(-1)[:1].sum())), binary()),
+    OpInfo("group_norm_torch", *_both(lambda lib: lambda x, w, b, groups: lib.group_norm(x, groups, w, b, 1e-5, False)),
+           group_norms(), extremes=False),
+    OpInfo("native_group_norm", _native_group_norm(tga), _native_group_norm(torch), group_norms(), extremes=False),
+    OpInfo("native_layer_norm", _native_layer_norm(tga), _native_layer_norm(torch), group_norms(), extremes=False),
+    OpInfo("native_batch_norm", _native_batch_norm(tga), _native_batch_norm(torch),
+           group_norms().filter(lambda s: s.args[0].size > s.args[0].shape[1]), extremes=False),
+    OpInfo("constant_pad_nd", *_both(lambda lib: lambda x, p: lib.constant_pad_nd(x, p, -0.5)),
+           unary(min_dims=1).flatmap(lambda s: st.lists(st.integers(0, 2), min_size=2, max_size=2).map(
+               lambda p: s._replace(kwargs={"p": p})))),
+    OpInfo("hardshrink_method", *_both(lambda lib: lambda x: x.hardshrink(0.4)), unary(), extremes=False),
+    # no gradient
+    OpInfo("histogram", lambda x, w, bins, rng: tga.cat(list(x.histogram(bins, range=rng, weight=w * 0 + 1.5))),
+           lambda x, w, bins, rng: torch.cat(list(x.histogram(bins, range=rng, weight=w * 0 + 1.5))),
+           _with(same_shape(2), bins=st.integers(1, 4), rng=st.none() | st.just((-1.0, 1.0))), grad=False,
+           extremes=False),
+    OpInfo("histogram_density", lambda x, e: tga.histogram(x, e.reshape(-1).sort()[0], density=True)[0],
+           lambda x, e: torch.histogram(x, e.reshape(-1).sort()[0], density=True)[0],
+           binary(TIES, VALUES).filter(lambda s: len(np.unique(s.args[1])) == s.args[1].size >= 2), grad=False,
+           extremes=False),
+    OpInfo("histogramdd", lambda x, bins: tga.cat([t.reshape(-1) for t in (lambda r: [r[0], *r[1]])(
+               tga.histogramdd(x, bins))]),
+           lambda x, bins: torch.cat([t.reshape(-1) for t in (lambda r: [r[0], *r[1]])(torch.histogramdd(x, bins))]),
+           _with(unary(min_dims=2, max_dims=2, min_side=1), bins=st.integers(1, 3)), grad=False, extremes=False),
+    OpInfo("nonzero_static", *_both(lambda lib: lambda x, size: lib.nonzero_static(x, size=size, fill_value=-7)),
+           _with(unary(TIES), size=st.integers(0, 5)), grad=False),
+    OpInfo("isposinf", *_both(lambda lib: lambda x: lib.isposinf(x) ^ x.isneginf() | x.isreal()), unary(), grad=False),
+    OpInfo("unravel_index", *_both(lambda lib: lambda x, shape: lib.stack(
+               lib.unravel_index((x * 7).long(), shape) if shape else [(x * 7).long()])),
+           _with(unary(), shape=st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)), grad=False,
+           extremes=False),
+    OpInfo("logspace", *_both(lambda lib: lambda x, n, base: lib.logspace(-2.0, 1.5, n, base, dtype=lib.float64, device=x.device)
+                               + x.sum() * 0),
+           _with(unary(max_dims=0), n=st.integers(0, 5), base=st.sampled_from([10.0, 2.0, 0.5])), grad=False),
+]  # fmt: skip
+OPS += TENSOR_MEMBERS
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"

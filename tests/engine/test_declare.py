@@ -133,6 +133,10 @@ NOT_OPS = {"as_tensor", "tensor", "from_numpy", "from_dlpack", "is_tensor", "ran
            "is_floating_point", "nelement", "numel", "new_tensor", "type_as", "bernoulli_", "cauchy_", "exponential_",
            "geometric_", "log_normal_", "normal_", "random_", "uniform_", "detach_", "fill_diagonal_", "index_put_",
            "squeeze_", "unsqueeze_", "swapaxes_", "swapdims_", "t_", "transpose_"}  # fmt: skip
+# (Tensor's attributes and helpers: against PyTorch in tests/tensor/test_tensor_members.py)
+NOT_OPS |= {"apply_", "map_", "map2_", "grad_dtype", "retains_grad", "is_contiguous", "is_cpu", "is_distributed",
+            "is_nonzero", "is_same_size", "is_signed", "layout", "ndimension", "new", "output_nr", "resize",
+            "resize_as", "register_post_accumulate_grad_hook"}  # fmt: skip
 
 
 def test_every_declared_op_is_checked_against_pytorch():

@@ -261,9 +261,6 @@ EXCLUDED = {
     "sparse_resize_": "sparse tensors do not exist here",
     "sparse_resize_and_clear_": "sparse tensors do not exist here",
     "set_": "re-pointing a tensor at another storage has no counterpart for NumPy/CuPy arrays",
-    "apply_": "PyTorch's CPU-only per-element Python callback; not an op",
-    "map_": "PyTorch's CPU-only per-element Python callback; not an op",
-    "map2_": "PyTorch's CPU-only per-element Python callback; not an op",
 }
 
 

@@ -122,10 +122,26 @@ CALLS = {
     "scatter_reduce_": lambda m, x, d: x.clone().scatter_reduce_(d, _idx(m, x.shape), _src(m, x), "sum"),
 }
 
+# (the tensor functions of shape_functions.py, math_functions.py and statistics.py written later)
+CALLS.update({
+    "diagonal_scatter": lambda m, x, d: m.diagonal_scatter(x, x.diagonal(0, d, -1) * 0, 0, d, -1),
+    "select_scatter": lambda m, x, d: x.select_scatter(x.select(d, 0) * 2, d, 0),
+    "slice_scatter": lambda m, x, d: x.slice_scatter(x.narrow(d, 0, 1) * 2, d, 0, 1),
+    "narrow_copy": lambda m, x, d: x.narrow_copy(d, 0, 1),
+    "unsafe_chunk": lambda m, x, d: x.unsafe_chunk(2, d),
+    "unsafe_split": lambda m, x, d: x.unsafe_split(1, d),
+    "unsafe_split_with_sizes": lambda m, x, d: x.unsafe_split_with_sizes([x.shape[d]], d),
+    "index_reduce": lambda m, x, d: x.index_reduce(d, m.zeros(1, dtype=m.int64), x.narrow(d, 0, 1), "amax"),
+    "index_reduce_": lambda m, x, d: x.clone().index_reduce_(d, m.zeros(1, dtype=m.int64), x.narrow(d, 0, 1), "prod"),
+    "gradient": lambda m, x, d: m.gradient(x, dim=d),
+    "hash_tensor": lambda m, x, d: x.hash_tensor(d),
+})  # fmt: skip
 # Names whose axis-like parameter is not one axis of the input, each with its reason.
 NOT_AN_AXIS = {
     "masked_scatter": "'source' is the tensor the values come from, not movedim's source axis",
     "masked_scatter_": "as masked_scatter",
+    "put": "'source' is the tensor the values come from",
+    "put_": "as put",
     "tensordot": "its dims are how many, or which, axes to contract: a count, or a pair of lists (test_more_ops)",
     "tile": "its dims are the repetition counts per axis, not axes",
 }

@@ -426,6 +426,17 @@ def _plus(a: Any, b: Any) -> Any:
 
 
 def accumulate_grad(t: Tensor, g: Any, sole: bool = False) -> None:
+    """Add ``g`` into ``t.grad`` (:func:`_add_into_grad`), then call the leaf's hooks of
+    ``register_post_accumulate_grad_hook`` with the tensor, as PyTorch's."""
+    _add_into_grad(t, g, sole)
+    if _State.post_accumulate_hooks and t._ctx is None:
+        entry = _State.post_accumulate_hooks.get(id(t))
+        if entry is not None and entry[0]() is t:
+            for hook in tuple(entry[1]):
+                hook(t)
+
+
+def _add_into_grad(t: Tensor, g: Any, sole: bool = False) -> None:
     """Add ``g`` into ``t.grad``: the one gradient accumulation (the backward pass, and a
     compiled program's replay, call it). Each ``.grad`` is an array of its own, which the
     user may change in place: ``g`` is handed over only when ``sole`` (nobody else holds it,

@@ -126,6 +126,8 @@ class _Switches(threading.local):
     # id -> (weakref, [hooks]) of tensors that called register_hook(): one registry for the
     # process, as retained.
     grad_hooks: dict = {}
+    # id -> (weakref, [hooks]) of leaves that called register_post_accumulate_grad_hook()
+    post_accumulate_hooks: dict = {}
     # Whether recording an op may release the values of intermediates that nothing but
     # the graph holds (off during a backward pass, which counts roots' uses once more).
     releasing = _CAN_COUNT_REFS

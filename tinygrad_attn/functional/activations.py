@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.composite import composite
+from ..engine.declare import public
 from ..ops.saved import saved_for_backward
 from ..random import draw
 from ..tensors._tensor import Tensor, where
@@ -195,6 +196,7 @@ __all__ += ["hardshrink", "softshrink", "tanhshrink", "prelu", "rrelu", "rrelu_"
 __all__ += ["relu_", "celu_", "selu_", "hardtanh_", "threshold_"]  # (elu_, leaky_relu_: in functional.py)
 
 
+@public(function=False, method=True)
 @composite("hardshrink")
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """``x`` where ``|x| > lambd``, 0 elsewhere (no gradient at ``±lambd``, as PyTorch's)."""
@@ -220,6 +222,7 @@ def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
     return x - x.tanh()
 
 
+@public(function=False, method=True)
 @composite("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     """``x`` where positive, ``weight * x`` elsewhere; ``weight`` one slope, or one per channel

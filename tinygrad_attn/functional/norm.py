@@ -9,6 +9,9 @@ every public name.
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 from ..engine.composite import composite
 from ..engine.switches import no_grad
 from ..ops.saved import saved_for_backward
@@ -50,7 +53,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         _channel_vector(op, t, c, what)
     if n * (c // num_groups) * (x.numel() // max(n * c, 1)) == 1:  # (PyTorch's check, as it counts)
         raise ValueError(f"{op}: expected more than 1 value per channel when training, got input size {x.shape}")
-    g = x.reshape(n, num_groups, -1)  # (N, G, C/G * positions)
+    per_sample = c // num_groups * math.prod(x.shape[2:])  # (spelt out: -1 cannot be inferred when N is 0)
+    g = x.reshape(n, num_groups, per_sample)  # (N, G, C/G * positions)
     mean = g.mean(-1, keepdims=True)
     gc = g - mean
     var = (gc * gc).mean(-1, keepdims=True)
@@ -129,3 +133,71 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
         return x
     s = channel_window_sum(x * x, size // 2, (size - 1) // 2) * (1.0 / size)
     return x / (s * alpha + k) ** beta
+
+
+# -- torch's top-level spellings (``torch.group_norm``, ``torch.native_layer_norm``, ...) -----------
+# (not in ``F``, as in PyTorch; the package's ``__init__`` puts them at ``tga.``)
+def torch_group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,  # noqa: A002
+                     eps: float = 1e-5, cudnn_enabled: bool = True) -> Tensor:  # fmt: skip
+    """``torch.group_norm``: :func:`group_norm` with PyTorch's ``cudnn_enabled`` flag (no effect here)."""
+    return group_norm(input, num_groups, weight, bias, eps)
+
+
+def native_layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None, bias: Tensor | None,  # noqa: A002
+                      eps: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    """``F.layer_norm``'s output with the statistics it used: ``(out, mean, rstd)``, the last two of
+    shape ``input.shape[:axis] + (1,) * len(normalized_shape)`` and without a graph, as PyTorch's."""
+    op = "native_layer_norm"
+    x = _F.tensor_arg(input, op)
+    shape = tuple(int(s) for s in normalized_shape)
+    if not shape or tuple(x.shape[x.ndim - len(shape) :]) != shape or len(shape) > x.ndim:
+        raise RuntimeError(f"{op}: normalized_shape {list(shape)} must be the trailing dims of the input, of shape "
+                           f"{list(x.shape)}")  # fmt: skip
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    mean = x.mean(axes, keepdims=True)
+    xc = x - mean
+    rstd = ((xc * xc).mean(axes, keepdims=True) + eps).rsqrt()
+    y = xc * rstd
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return saved_for_backward(y, x, weight, bias), mean.detach(), rstd.detach()  # (what PyTorch's keeps)
+
+
+def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,  # noqa: A002
+                      running_var: Tensor | None, training: bool, momentum: float,
+                      eps: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    """``F.batch_norm``'s output with the batch's statistics: ``(out, mean, invstd)`` per channel when
+    training (the running statistics move by ``momentum``, in place), else two empty tensors."""
+    from .conv import batch_norm  # noqa: PLC0415
+
+    x = _F.tensor_arg(input, "native_batch_norm")
+    out = saved_for_backward(batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps), x, weight)
+    if not training:
+        empty = Tensor.zeros(0, dtype=x.dtype, device=x._dev)
+        return out, empty, empty.clone()
+    with no_grad():
+        axes = (0,) + tuple(range(2, x.ndim))
+        mean = x.mean(axes)
+        xc = x - mean.reshape((1, -1) + (1,) * (x.ndim - 2))
+        invstd = ((xc * xc).mean(axes) + eps).rsqrt()
+    return out, mean, invstd
+
+
+def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int, C: int, HxW: int,  # noqa: A002, N803
+                      group: int, eps: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    """:func:`group_norm` of ``input (N, C, *)`` (``HxW`` positions per channel) with the statistics it
+    used: ``(out, mean, rstd)``, each of the last two ``(N, group)`` (differentiable, as PyTorch's)."""
+    op = "native_group_norm"
+    x = _F.tensor_arg(input, op)
+    if x.numel() != N * C * HxW or (x.ndim and x.shape[0] != N) or (x.ndim > 1 and x.shape[1] != C):
+        raise RuntimeError(f"{op}: expected input of shape (N={N}, C={C}, HxW={HxW} positions), got {list(x.shape)}")
+    if group < 1 or C % group:
+        raise RuntimeError(f"{op}: expected number of channels {C} to be divisible by group={group}")
+    g = x.reshape(N, group, C // group * HxW)  # (N, G, C/G * positions)
+    mean = g.mean(-1, keepdims=True)
+    gc = g - mean
+    rstd = ((gc * gc).mean(-1, keepdims=True) + eps).rsqrt()
+    y = _affine((gc * rstd).reshape(x.shape), weight, bias) if x.ndim >= 2 else (gc * rstd).reshape(x.shape)
+    return saved_for_backward(y, x, weight), mean.reshape(N, group), rstd.reshape(N, group)  # (what PyTorch's keeps)

@@ -146,6 +146,27 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
     return _plus_product("addr", input, outer(vec1, vec2), beta, alpha)
 
 
+@public(method=True, inplace=True)
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: the products of a batch summed into one matrix."""
+    from ..tensors.tensor_functions import _plus_product, bmm  # noqa: PLC0415
+
+    b1, b2 = _tensor(batch1, "addbmm"), _tensor(batch2, "addbmm")
+    if b1.ndim != 3 or b2.ndim != 3:
+        raise RuntimeError(
+            f"batch1 must be a 3D tensor, batch2 must be a 3D tensor (addbmm: shapes {b1.shape}, {b2.shape})"
+        )
+    return _plus_product("addbmm", input, bmm(b1, b2).sum(0), beta, alpha)
+
+
+@public(method=True)
+def ger(input: Tensor, vec2: Tensor) -> Tensor:  # noqa: A002
+    """PyTorch's older name of :func:`outer` (the outer product of two vectors)."""
+    from ..tensors.tensor_functions import outer  # noqa: PLC0415
+
+    return outer(_tensor(input, "ger"), _tensor(vec2, "ger"))
+
+
 @public(method=True)
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """The cross product of 3-vectors along ``dim`` (the two broadcast together); without ``dim``,

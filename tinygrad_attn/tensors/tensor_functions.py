@@ -557,6 +557,7 @@ def triu(input: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:  
     return _tri(input, diagonal if k is None else k, False)
 
 
+@public(function=False, method=True)
 @public
 def equal(a: Tensor, b: Tensor) -> bool:
     """Whether ``a`` and ``b`` have one shape and the same elements."""

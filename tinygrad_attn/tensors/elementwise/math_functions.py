@@ -465,6 +465,68 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
 
 
 @public(method=True)
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:  # noqa: A002
+    """:func:`nonzero`'s ``(n, ndim)`` indices cut or padded (rows of ``fill_value``) to exactly
+    ``size`` rows: a shape known before the values are."""
+    if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, got {size!r}")
+    found = nonzero(input)[:size]
+    if found.shape[0] == size:
+        return found
+    pad = Tensor.full((size - found.shape[0], found.shape[1]), int(fill_value), dtype=np.int64, device=found._dev)
+    return cat([found, pad], 0)
+
+
+@public(method=True, inplace=True)
+def put(input: Tensor, index: Any, source: Tensor, accumulate: bool = False) -> Tensor:  # noqa: A002
+    """``input`` with ``source``'s entries written at the flat positions ``index`` (row-major;
+    negative ones count from the end), added there with ``accumulate``, as ``torch.put``."""
+    x = _tensor(input, "put")
+    idx = index if isinstance(index, Tensor) else Tensor(np.asarray(index), device=x._dev)
+    if idx.dtype != np.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {scalar_type_name(idx.dtype)}")
+    if not isinstance(source, Tensor) or source.dtype != x.dtype:
+        got = scalar_type_name(source.dtype) if isinstance(source, Tensor) else type(source).__name__
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{scalar_type_name(x.dtype)} and source.dtype = {got}")  # fmt: skip
+    if idx.numel() != source.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {idx.numel()}")  # fmt: skip
+    n = x.numel()
+    flat = idx.reshape(-1)
+    if flat.numel():
+        lo, hi = int(flat.min().item()), int(flat.max().item())
+        if lo < -n or hi >= n:
+            raise IndexError(
+                f"out of range: tried to access index {hi if hi >= n else lo} on a tensor of {n} elements."
+            )
+    flat = where(flat < 0, flat + n, flat)
+    out = x.reshape(-1).index_put((flat,), source.reshape(-1), accumulate).reshape(x.shape)
+    return saved_for_backward(out, source)  # (PyTorch's keeps the source)
+
+
+@public(method=True)
+def isposinf(input: Tensor) -> Tensor:  # noqa: A002
+    """Where ``input`` is +inf (a boolean tensor; integers never are)."""
+    x = _tensor(input, "isposinf")
+    return x == math.inf if x.dtype.kind in "fc" else Tensor.zeros(x.shape, dtype=np.bool_, device=x._dev)
+
+
+@public(method=True)
+def isneginf(input: Tensor) -> Tensor:  # noqa: A002
+    """Where ``input`` is -inf (a boolean tensor; integers never are)."""
+    x = _tensor(input, "isneginf")
+    return x == -math.inf if x.dtype.kind in "fc" else Tensor.zeros(x.shape, dtype=np.bool_, device=x._dev)
+
+
+@public(method=True)
+def isreal(input: Tensor) -> Tensor:  # noqa: A002
+    """Where ``input`` has no imaginary part: everywhere, as tensors here are real."""
+    x = _tensor(input, "isreal")
+    return Tensor.ones(x.shape, dtype=np.bool_, device=x._dev)
+
+
+@public(method=True)
 def masked_select(input: Tensor, mask: Any) -> Tensor:  # noqa: A002
     """The entries of ``input`` where ``mask`` (broadcast with it) is true, as a 1-D tensor."""
     x = _tensor(input, "masked_select")
@@ -605,7 +667,7 @@ def _scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: st
     pick = np.maximum if reduce == "amax" else np.minimum
     with no_grad():
         v = x if include_self else where(written, -math.inf if reduce == "amax" else math.inf, x)
-        if v.dtype.kind not in "fc":
+        if x.dtype.kind not in "fc":  # (integers start from their own extreme: where(.., inf, x) would be a float)
             v = x if include_self else where(written, _int_extreme(x.dtype, reduce), x)
         for k in range(idx.shape[d]):
             ik, sk = idx[lead + (slice(k, k + 1),)], src[lead + (slice(k, k + 1),)]
@@ -624,6 +686,27 @@ def _scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: st
     hit_self = eq_self if include_self else where(written, 0.0, eq_self)
     share = ops.ScatterAddAlong.apply((src - src.detach()) * hit_src, idx, args=(d, x.shape))
     return v + (share + (x - x.detach()) * hit_self) / n
+
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+@public(method=True, inplace=True)
+@number_as_vector()
+def index_reduce(input: Tensor, dim: int, index: Any, source: Tensor, reduce: str, *,  # noqa: A002
+                 include_self: bool = True) -> Tensor:  # fmt: skip
+    """The rows of ``source`` reduced into the rows of ``input`` that ``index`` names along ``dim``
+    (``"prod" "mean" "amax" "amin"``; ``include_self=False``: the rows written start empty), as
+    ``torch.index_reduce``: :func:`scatter_reduce` with the index spread over ``source``'s shape."""
+    x = _tensor(input, "index_reduce")
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    d = _one_dim(x, dim, "index_reduce")
+    if not isinstance(source, Tensor) or source.dtype != x.dtype:
+        got = source.dtype if isinstance(source, Tensor) else type(source).__name__
+        raise RuntimeError(f"index_reduce(): self ({x.dtype}) and source ({got}) must have the same scalar type")
+    idx, src = _source(x, d, index, source, "index_reduce")
+    return scatter_reduce(x, d, idx, src, reduce, include_self=include_self)
 
 
 def _int_extreme(dtype: np.dtype, reduce: str) -> int:

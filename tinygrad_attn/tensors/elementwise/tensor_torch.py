@@ -5,9 +5,11 @@ the package's ``install_methods`` and, where PyTorch has the free function, ``tg
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from ... import ops
+from ...engine.declare import public
 from ...functional.checks import tensor_operand
 from ...ops.alias import NoDerivative
 from ...ops.compare import IntFloorDivide, IntRemainder
@@ -16,10 +18,7 @@ from .._tensor import InvalidArgumentError, Tensor, _add, where
 from ..dtypes import UnsupportedDtypeError, result_type
 from ..promotion import _FLOATS, _as_float, _promoted
 
-__all__ = ["sign", "sin", "cos", "floor", "ceil", "square", "neg", "rsqrt", "reciprocal", "add", "sub", "mul", "div",
-           "true_divide", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
-           "not_equal", "multiply", "divide", "subtract", "floor_divide", "rsub", "negative", "positive"]  # fmt: skip
-from ...engine.declare import public
+__all__ = ["strided", "layout"]  # (objects, not functions: the functions are declared @public)
 
 
 def _floor_quotient(a: Any, b: Any, op: str) -> tuple[Any, Any, Tensor]:
@@ -339,3 +338,242 @@ def _rounded(x: Tensor, op: str) -> bool:
     if x.dtype.kind == "b":
         raise NotImplementedError(f"\"{op}\" not implemented for 'Bool' (shape {x.shape}); convert with .long()")
     return x.dtype.kind in "fc"
+
+
+# -- PyTorch's attributes and legacy helpers of a tensor -------------------------------------
+class layout:  # noqa: N801 - PyTorch's name (``torch.layout``)
+    """How a tensor's elements lie in memory; every tensor here is :data:`strided` (dense)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"tinygrad_attn.{self._name}"
+
+
+#: the one layout of this library's tensors (``torch.strided``)
+strided = layout("strided")
+
+
+@public(function=False, method=True)
+def is_contiguous(self, memory_format: Any = None) -> bool:
+    """Whether the elements lie in row-major order in memory (``x.T`` of a matrix does not)."""
+    d = self._data
+    flags = getattr(getattr(d, "_array", d), "flags", None)
+    return flags is None or bool(flags.c_contiguous)
+
+
+@public(function=False, method=True)
+def is_distributed(self) -> bool:
+    """False: no tensor here is spread over processes."""
+    return False
+
+
+@public(function=False, method=True)
+def is_nonzero(self) -> bool:
+    """The truth of a one-element tensor; PyTorch's RuntimeError for none or several."""
+    n = self.numel()
+    if n != 1:
+        raise RuntimeError(f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'} is "
+                           f"ambiguous (is_nonzero of a tensor of shape {tuple(self.shape)})")  # fmt: skip
+    return bool(self._item("is_nonzero"))
+
+
+@public(function=False, method=True)
+def is_same_size(self, other: Tensor) -> bool:
+    """Whether ``other`` has this tensor's shape."""
+    return tuple(self.shape) == tuple(other.shape)
+
+
+@public(function=False, method=True)
+def is_signed(self) -> bool:
+    """Whether the dtype holds negative numbers (floats and ``int*``; not ``uint*`` nor bool)."""
+    return self.dtype.kind in "fci"
+
+
+@public(function=False, method=True)
+def ndimension(self) -> int:
+    return self.ndim
+
+
+@public(function=False, method=True)
+def new(self, *args: Any, device: Any = None) -> Tensor:
+    """PyTorch's legacy constructor in this tensor's dtype: ``x.new()`` is empty, ``x.new(2, 3)``
+    (or a ``Size``) zeros of that shape, ``x.new([1, 2])`` those values, ``x.new(t)`` ``t``'s
+    data when it has this dtype (PyTorch's TypeError otherwise)."""
+    from .._tensor import Size  # noqa: PLC0415
+
+    dev = device or self._dev
+    if not args:
+        return Tensor.zeros(0, dtype=self.dtype, device=dev)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if args[0].dtype != self.dtype:
+            raise TypeError(f"new: expected a tensor of dtype {self.dtype}, got {args[0].dtype}")
+        return args[0].detach()
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args) or (
+        len(args) == 1 and isinstance(args[0], Size)
+    ):
+        return Tensor.zeros(*args, dtype=self.dtype, device=dev)
+    if len(args) == 1:
+        return Tensor(args[0], dtype=self.dtype, device=dev)
+    raise TypeError(f"new: expected sizes (ints), a Size, data or a tensor, got {args!r}")
+
+
+@public(function=False, method=True)
+def resize(self, *sizes: Any) -> Tensor:
+    """``self`` with shape ``sizes``, which must hold as many elements (PyTorch's deprecated
+    out-of-place ``resize``: a reshape that differentiates)."""
+    import warnings  # noqa: PLC0415
+
+    shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    warnings.warn("non-inplace resize is deprecated", stacklevel=2)
+    n = 1
+    for s in shape:
+        n *= int(s)
+    if n != self.numel():
+        raise RuntimeError(
+            f"requested resize to {'x'.join(map(str, shape))} ({n} elements in total), but the given tensor has a "
+            f"size of {'x'.join(map(str, self.shape))} ({self.numel()} elements). autograd's resize can only change "
+            "the shape of a given tensor, while preserving the number of elements."
+        )
+    return self.reshape(shape)  # (PyTorch's result shares the memory too)
+
+
+@public(function=False, method=True)
+def resize_as(self, tensor: Tensor) -> Tensor:
+    """:func:`resize` to ``tensor``'s shape."""
+    return resize(self, tuple(tensor.shape))
+
+
+@public(function=False, method=True)
+def resize_as_(self, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
+    """``resize_`` to ``the_template``'s shape, in place."""
+    return self.resize_(tuple(the_template.shape))
+
+
+def _map_elementwise(self: Tensor, op: str, fn: Any, *others: Tensor) -> Tensor:
+    """``self[i] = fn(self[i], other[i], ...)`` for each element, on the host, as PyTorch's
+    CPU-only ``apply_``/``map_``/``map2_``; the results are cast to this tensor's dtype."""
+    import numpy as np  # noqa: PLC0415 - (host-only: a Python callable per element)
+
+    if self.requires_grad or any(o.requires_grad for o in others):
+        raise RuntimeError(f"Can't call {op}() on Variable that requires grad. Use var.detach().{op}() instead.")
+    if self.device.type != "cpu":
+        raise TypeError(f"{op}() is only implemented on CPU tensors (this one is on {self.device})")
+    operands = []
+    for name, o in zip(("other",) if len(others) == 1 else ("x", "y"), others):
+        if o.dtype != self.dtype:  # (PyTorch's: one dtype for all, no promotion)
+            raise TypeError(f"{op}: expected a {self.dtype} tensor for '{name}' (got {o.dtype})")
+        try:
+            operands.append(np.broadcast_to(o.numpy(), tuple(self.shape)))
+        except ValueError:
+            raise RuntimeError(
+                f"{op}: the expanded size of the tensor must match the existing size: shape {tuple(o.shape)} does not "
+                f"broadcast to {tuple(self.shape)}"
+            ) from None
+    values = self.numpy().copy()
+    flat, rest = values.reshape(-1), [a.reshape(-1) for a in operands]
+    for i in range(flat.shape[0]):
+        flat[i] = fn(flat[i].item(), *(r[i].item() for r in rest))
+    from ..mutation.inplace import apply_inplace  # noqa: PLC0415 - (the one in-place mechanism)
+
+    v = Tensor(values, dtype=self.dtype, device=self._dev)
+    return apply_inplace(self, op, lambda x, s: where(True, s, x), v, reads_old=False)
+
+
+@public(function=False, method=True)
+def apply_(self, callable: Any) -> Tensor:  # noqa: A002 - PyTorch's name
+    """Each element replaced by ``callable(element)``, in place (a Python call per element)."""
+    return _map_elementwise(self, "apply_", callable)
+
+
+@public(function=False, method=True)
+def map_(self, tensor: Tensor, callable: Any) -> Tensor:  # noqa: A002
+    """Each element replaced by ``callable(element, tensor's element)``, in place (``tensor`` broadcast)."""
+    return _map_elementwise(self, "map_", callable, tensor)
+
+
+@public(function=False, method=True)
+def map2_(self, x: Tensor, y: Tensor, callable: Any) -> Tensor:  # noqa: A002
+    """Each element replaced by ``callable(element, x's, y's)``, in place (``x`` and ``y`` broadcast)."""
+    return _map_elementwise(self, "map2_", callable, x, y)
+
+
+def _is_cpu(self) -> bool:
+    return self.device.type == "cpu"
+
+
+def _layout(self) -> layout:
+    return strided
+
+
+def _output_nr(self) -> int:
+    """Which output of its graph node this tensor is: always 0 (every node here makes one tensor)."""
+    return 0
+
+
+def _retains_grad(self) -> bool:
+    """Whether this non-leaf tensor called ``retain_grad()`` (a leaf: False, as PyTorch's)."""
+    from ...engine.switches import _State  # noqa: PLC0415
+
+    ref = _State.retained.get(id(self)) if _State.retained else None
+    return self._ctx is not None and ref is not None and ref() is self
+
+
+def _grad_dtype(self) -> Any:
+    """The dtype of this leaf's ``.grad``: its own (PyTorch's default)."""
+    if self._ctx is not None:
+        raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+    return self.dtype
+
+
+def _set_grad_dtype(self, dtype: Any) -> None:
+    if self._ctx is not None:
+        raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+    if dtype is None or dtype != self.dtype:
+        raise NotImplementedError(
+            f"grad_dtype: a gradient in another dtype than the tensor's ({self.dtype}) is not supported, got {dtype}"
+        )
+
+
+@public(function=False, method=True)
+def bfloat16(self, memory_format: Any = None) -> Tensor:
+    """PyTorch's conversion to bfloat16, which NumPy (and so this library) has no dtype for."""
+    raise TypeError(
+        f"bfloat16: the dtype bfloat16 is not supported (NumPy has no bfloat16; tensor of shape {tuple(self.shape)}, "
+        f"{self.dtype}); use .half() (float16) or .float()"
+    )
+
+
+@public(function=False, method=True)
+def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+    """Call ``hook(self)`` each time a backward pass has added into this leaf's ``.grad``
+    (an optimizer step per parameter, as PyTorch's). Returns a handle whose ``remove()``
+    takes the hook away."""
+    from ...engine.switches import _State  # noqa: PLC0415
+    from .._tensor import _HookHandle  # noqa: PLC0415
+
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self._ctx is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    registry, key = _State.post_accumulate_hooks, id(self)
+    hooks = registry.get(key)
+    if hooks is None or hooks[0]() is not self:
+
+        def forget(ref: weakref.ref, registry: dict = registry, key: int = key) -> None:
+            # (the entry goes with its tensor: a later tensor with the same id did not ask)
+            e = registry.get(key)
+            if e is not None and e[0] is ref:
+                del registry[key]
+
+        hooks = registry[key] = (weakref.ref(self, forget), [])
+    hooks[1].append(hook)
+    return _HookHandle(hooks[1], hook)
+
+
+public(property(_retains_grad), name="retains_grad", function=False, method=True)
+public(property(_grad_dtype, _set_grad_dtype), name="grad_dtype", function=False, method=True)
+public(property(_is_cpu), name="is_cpu", function=False, method=True)
+public(property(_layout), name="layout", function=False, method=True)
+public(property(_output_nr), name="output_nr", function=False, method=True)

@@ -283,6 +283,58 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     return Tensor(arr.astype(dtype or get_default_dtype()), device=device, requires_grad=requires_grad)
 
 
+@public
+def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """``steps`` powers ``base ** e``, the exponents evenly spaced from ``start`` to ``end`` (float32 by default).
+
+    >>> tga.logspace(0, 2, 3)  # doctest: +SKIP
+    Tensor([  1.,  10., 100.], dtype=float32)
+    """
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    if steps < 0:
+        raise RuntimeError(f"logspace: number of steps must be non-negative, got {steps}")
+    dt = np.dtype(dtype or get_default_dtype())
+    if dt.kind in "iub":  # (an integer result takes integer exponent bounds, as PyTorch's: -1.5 is -1)
+        start, end = int(start), int(end)
+    # (as PyTorch's kernel: the first half counted from start, the second from end, in the output's
+    # float type, or in float64 for an integer output)
+    wt = dt if dt.kind == "f" else np.dtype(np.float64)
+    i = np.arange(steps)
+    step = (wt.type(end) - wt.type(start)) / wt.type(max(steps - 1, 1))
+    e = np.where(i < steps // 2, wt.type(start) + step * i.astype(wt), wt.type(end) - step * (steps - 1 - i).astype(wt))
+    if steps == 1:  # (one step is the start)
+        e = np.full(1, start, dtype=wt)
+    with np.errstate(over="ignore", invalid="ignore"):
+        arr = np.power(wt.type(base), e.astype(wt))
+    return Tensor(arr.astype(dt), device=device, requires_grad=requires_grad)
+
+
+@public
+def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+                  **_: Any) -> Tensor:  # fmt: skip
+    """A 0-d tensor holding the number ``s``, of the default float dtype unless ``dtype`` says otherwise."""
+    s = s.item() if isinstance(s, Tensor) else s
+    return Tensor(np.asarray(s).astype(dtype or get_default_dtype()), device=device, requires_grad=requires_grad)
+
+
+@public
+def fill(input: Tensor, value: Any) -> Tensor:  # noqa: A002
+    """A tensor of ``input``'s shape and dtype filled with ``value`` (a number or a 0-d tensor, whose
+    gradient is the sum of the result's; ``input``'s is zero), as ``torch.fill``."""
+    from .._tensor import where  # noqa: PLC0415
+
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
+            )
+        v = value if value.dtype == input.dtype else value.astype(input.dtype)
+    else:
+        v = Tensor(np.asarray(value).astype(input.dtype), device=input._dev)
+    return where(Tensor.ones(input.shape, dtype=np.bool_, device=input._dev), v, input)
+
+
 @public(method=True, static=True)
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip

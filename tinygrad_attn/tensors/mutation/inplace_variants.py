@@ -26,6 +26,13 @@ from .._tensor import Tensor, cat, where
 from ..dtypes import UnsupportedDtypeError
 from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
 
+#: ``name_`` for each of these is ``name`` computed and written in place.
+
+# scans, in place (as ``torch.Tensor.cumsum_``)
+# sinc_ (a primitive added later; the table names each in-place twin PyTorch has)
+# the comparisons' second names (``x.greater_``, as ``x.gt_``)
+# special_functions
+
 
 def variant(name: str) -> Callable[..., Tensor]:
     """``Tensor.<name>_``: ``name`` computed, then written into the tensor (for each op declared ``inplace``)."""

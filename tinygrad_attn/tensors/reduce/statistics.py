@@ -399,6 +399,80 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, 
     return mids.cumsum(d)
 
 
+@public
+def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> tuple[Tensor, ...]:  # noqa: A002
+    """The derivative of ``input`` estimated along each of ``dim`` (every axis by default) by
+    central differences, one-sided at the ends (first or second order, ``edge_order``): NumPy's
+    and PyTorch's ``gradient``. ``spacing``: a number or one per axis (equal steps), or one 1-D
+    tensor of coordinates per axis. Differentiable (a composite of slices)."""
+    x = _tensor(input, "gradient")
+    if x.dtype.kind not in "fc":
+        x = x.astype(_default_float())
+    axes = list(range(x.ndim)) if dim is None else [dim] if isinstance(dim, (int, np.integer)) else list(dim)
+    axes = [dims.one(x.shape, a, "gradient", scalar_ok=False) for a in axes]
+    if edge_order not in (1, 2):
+        raise RuntimeError(f"torch.gradient only supports edge_order=1 and edge_order=2, got {edge_order}")
+    if isinstance(spacing, (list, tuple)):
+        steps = list(spacing)
+        if len(steps) != len(axes):
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and "
+                               f"dim arguments to have the same length, but got a spacing argument of length "
+                               f"{len(steps)} and a dim argument of length {len(axes)}.")  # fmt: skip
+    else:
+        steps = [1 if spacing is None else spacing] * len(axes)
+    out = []
+    for d, h in zip(axes, steps):
+        if x.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+        out.append(_derivative_along(x, d, h, edge_order))
+    return tuple(out)
+
+
+def _default_float() -> Any:
+    from ..dtypes import get_default_dtype  # noqa: PLC0415
+
+    return get_default_dtype()
+
+
+def _derivative_along(f: Tensor, d: int, h: Any, edge_order: int) -> Tensor:
+    """One axis of :func:`gradient`: equal steps ``h`` (a number) or coordinates (a 1-D tensor)."""
+    n = f.shape[d]
+    lead = (slice(None),) * d
+
+    def at(a: int | None, b: int | None) -> Tensor:
+        return f[lead + (slice(a, b),)]
+
+    if not isinstance(h, Tensor):
+        h = h.item() if hasattr(h, "item") else h
+        mid = (at(2, None) - at(None, -2)) / (2.0 * h)
+        if edge_order == 1:
+            first, last = (at(1, 2) - at(0, 1)) / h, (at(n - 1, n) - at(n - 2, n - 1)) / h
+        else:
+            first = (at(0, 1) * -1.5 + at(1, 2) * 2.0 - at(2, 3) * 0.5) / h
+            last = (at(n - 3, n - 2) * 0.5 - at(n - 2, n - 1) * 2.0 + at(n - 1, n) * 1.5) / h
+        return cat([first, mid, last], d)
+    if h.ndim != 1 or h.shape[0] != n:
+        raise RuntimeError(f"torch.gradient expected each tensor to be on the same device, and the coordinates of "
+                           f"dimension {d} to be 1-D of length {n}, got shape {tuple(h.shape)}")  # fmt: skip
+    shape = [1] * f.ndim
+    shape[d] = -1
+    dx = h.diff().astype(f.dtype).reshape(shape)  # (n - 1,) steps along d
+    step = lambda a, b: dx[lead + (slice(a, b),)]  # noqa: E731
+    hl, hr = step(None, -1), step(1, None)  # the steps left and right of each inner point
+    mid = (hl * hl * at(2, None) - hr * hr * at(None, -2) + (hr * hr - hl * hl) * at(1, -1)) / (hl * hr * (hl + hr))
+    if edge_order == 1:
+        first = (at(1, 2) - at(0, 1)) / step(0, 1)
+        last = (at(n - 1, n) - at(n - 2, n - 1)) / step(n - 2, n - 1)
+    else:
+        a1, a2 = step(0, 1), step(1, 2)
+        first = (-(2.0 * a1 + a2) / (a1 * (a1 + a2)) * at(0, 1) + (a1 + a2) / (a1 * a2) * at(1, 2)
+                 - a1 / (a2 * (a1 + a2)) * at(2, 3))  # fmt: skip
+        b1, b2 = step(n - 3, n - 2), step(n - 2, n - 1)
+        last = (b2 / (b1 * (b1 + b2)) * at(n - 3, n - 2) - (b1 + b2) / (b1 * b2) * at(n - 2, n - 1)
+                + (2.0 * b2 + b1) / (b2 * (b1 + b2)) * at(n - 1, n))  # fmt: skip
+    return cat([first, mid, last], d)
+
+
 # -- searching and counting (no gradient) ----------------------------------------------
 @public
 def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False, right: bool = False,  # noqa: A002
@@ -493,6 +567,152 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     pos = ((keep - lo) * bins / (hi - lo)).astype(np.int64)
     pos = np.minimum(pos, bins - 1)  # (the right edge falls in the last bin)
     return _on(x, np.bincount(pos, minlength=bins).astype(x.dtype))
+
+
+@public(method=True)
+def hash_tensor(input: Tensor, dim: Any = (), *, keepdim: bool = False, mode: int = 0) -> Tensor:  # noqa: A002
+    """A uint64 fingerprint of the elements (over ``dim``, every axis by default): each widened to
+    float64 or int64, its 64 bits read as an integer, all combined by xor (``mode=0``, PyTorch's only
+    one). Computed on the host; no gradient."""
+    x = _tensor(input, "hash_tensor")
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    every = dim is None or (not isinstance(dim, int) and len(dim) == 0)
+    axes = tuple(range(x.ndim)) if every else dims.axes(x.shape, dim, "hash_tensor")
+    if every and x.numel() == 0:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           "reduction dim with the 'dim' argument.")  # fmt: skip
+    for a in axes:
+        if x.shape[a] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {a} to have non-zero size.")
+    a = _host(x)
+    wide = a.astype(np.float64) if a.dtype.kind == "f" else a.astype(np.int64)
+    out = np.bitwise_xor.reduce(wide.view(np.uint64), axis=axes, keepdims=keepdim) if axes else wide.view(np.uint64)
+    return _on(x, np.asarray(out, dtype=np.uint64))
+
+
+class Histogram(tuple):
+    """``(hist, bin_edges)``, also by name (PyTorch's ``torch.return_types.histogram``/``histogramdd``)."""
+
+    __slots__ = ()
+
+    def __new__(cls, hist: Tensor, bin_edges: Any) -> Histogram:
+        return tuple.__new__(cls, (hist, bin_edges))
+
+    hist = property(lambda self: self[0])
+    bin_edges = property(lambda self: self[1])
+
+
+@public(method=True)
+def histogram(input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tensor | None = None,  # noqa: A002
+              density: bool = False) -> Histogram:  # fmt: skip
+    """A histogram of ``input``'s values: ``bins`` equal bins over ``range`` (the data's by default),
+    or the bins between the edges of a 1-D tensor ``bins``; each bin holds its left edge, the last
+    one its right edge too; values outside (and NaN) are not counted. ``weight`` counts each entry
+    that much; ``density`` divides by the total and the bin widths. Returns ``(hist, bin_edges)``.
+
+    >>> tga.histogram(tga.tensor([1.0, 2.0, 1.0]), 2).hist  # doctest: +SKIP
+    Tensor([2., 1.], dtype=float32)
+    """
+    x = _tensor(input, "histogram")
+    r = None if range is None else [float(v) for v in range]
+    edges = bins if isinstance(bins, Tensor) else int(bins)
+    hist, out_edges = _histogramdd(x.reshape(-1, 1), [edges], r, weight, density, "histogram")
+    return Histogram(hist, out_edges[0])
+
+
+@public
+def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | None = None,  # noqa: A002
+                density: bool = False) -> Histogram:  # fmt: skip
+    """The histogram of the points ``input (..., D)`` in ``D`` dimensions: ``bins`` an int (per
+    dimension), a list of ints, or a list of 1-D tensors of edges; ``range`` ``[min0, max0, min1,
+    ...]``. Returns ``(hist, bin_edges)`` with ``D`` edge tensors, each bin as :func:`histogram`'s."""
+    x = _tensor(input, "histogramdd")
+    if x.ndim < 1:
+        raise RuntimeError(f"torch.histogramdd: input tensor should have at least 1 dimension, got shape {x.shape}")
+    n_dims = x.shape[-1]
+    per_dim = [bins] * n_dims if isinstance(bins, (int, np.integer)) else list(bins)
+    if len(per_dim) != n_dims:
+        raise RuntimeError(f"torch.histogramdd: expected {n_dims} sequences of bin edges for each dimension, "
+                           f"but got {len(per_dim)}")  # fmt: skip
+    r = None if range is None else [float(v) for v in range]
+    return Histogram(*_histogramdd(x.reshape(-1, n_dims), per_dim, r, weight, density, "histogramdd"))
+
+
+def _evenly_spaced(lo: float, hi: float, n: int, dtype: np.dtype) -> np.ndarray:
+    """``n`` points from ``lo`` to ``hi`` computed in ``dtype`` as PyTorch's ``linspace`` kernel does:
+    the first half counted up from ``lo``, the second down from ``hi`` (so both ends are exact)."""
+    t = np.dtype(dtype).type
+    step = (t(hi) - t(lo)) / t(n - 1)
+    i = np.arange(n)
+    return np.where(i < n // 2, t(lo) + step * i.astype(dtype), t(hi) - step * (n - 1 - i).astype(dtype)).astype(dtype)
+
+
+def _histogramdd(x: Tensor, bins: list, r: list | None, weight: Tensor | None, density: bool,
+                 op: str) -> tuple[Tensor, tuple[Tensor, ...]]:  # fmt: skip
+    """The histogram of the rows of ``x (n, D)``, computed on the host (its edges as PyTorch's: a
+    ``linspace`` in the input's dtype; a value on an inner edge falls in the bin to its right)."""
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{x.dtype}' ({op} of a {x.dtype} tensor)")
+    n, n_dims = x.shape
+    if r is not None and len(r) != 2 * n_dims:
+        raise RuntimeError(f"torch.{op}: expected {2 * n_dims} values for range, got {len(r)}")
+    pts = _host(x).astype(np.float64)
+    edges: list[Tensor] = []
+    for k, b in enumerate(bins):
+        if isinstance(b, Tensor):
+            if b.ndim != 1 or b.dtype != x.dtype:
+                raise RuntimeError(f"torch.{op}: bins tensor should be 1-D and of the input's dtype {x.dtype}, got "
+                                   f"shape {b.shape}, {b.dtype}")  # fmt: skip
+            if b.shape[0] == 0:
+                raise RuntimeError(f"torch.{op}: bins tensor should have at least 1 element, but got 0 elements")
+            edges.append(b.detach())
+            continue
+        if int(b) <= 0:
+            raise RuntimeError(f"torch.{op}: number of bins should be positive, but got {b}")
+        if r is not None:
+            lo, hi = r[2 * k], r[2 * k + 1]
+        elif n:
+            with np.errstate(invalid="ignore"):
+                lo, hi = float(pts[:, k].min()), float(pts[:, k].max())
+        else:
+            lo, hi = 0.0, 1.0
+        if lo > hi:
+            raise RuntimeError(
+                f"torch.{op}: min should not exceed max, but got min {lo:g} max {hi:g} for dimension {k}"
+            )
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise RuntimeError(f"torch.{op}: dimension {k}'s range [{lo:g}, {hi:g}] is not finite")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges.append(_on(x, _evenly_spaced(lo, hi, int(b) + 1, x.dtype)))
+    counts = [e.shape[0] - 1 for e in edges]
+    keep = np.ones(n, dtype=bool)
+    flat = np.zeros(n, dtype=np.int64)
+    for k, e in enumerate(edges):
+        ek = _host(e).astype(np.float64)
+        v = pts[:, k]
+        with np.errstate(invalid="ignore"):
+            keep &= (v >= ek[0]) & (v <= ek[-1])
+        pos = np.clip(np.searchsorted(ek, v, side="right") - 1, 0, builtins.max(counts[k] - 1, 0))
+        flat = flat * builtins.max(counts[k], 1) + pos
+    w = None
+    if weight is not None:
+        w = _host(weight).reshape(-1).astype(np.float64)
+        if w.shape[0] != n:
+            raise RuntimeError(f"torch.{op}: if weight tensor is provided it should have the same shape as the input "
+                               f"tensor excluding its innermost dimension, got {tuple(weight.shape)}")  # fmt: skip
+        w = w[keep]
+    total = math.prod(counts)
+    hist = np.bincount(flat[keep], weights=w, minlength=total)[:total].astype(np.float64).reshape(counts)
+    if density:
+        widths = [np.diff(_host(e).astype(np.float64)) for e in edges]
+        volume = widths[0]
+        for wk in widths[1:]:
+            volume = np.multiply.outer(volume, wk)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            hist = hist / hist.sum() / volume
+    return _on(x, hist.astype(x.dtype)), tuple(edges)
 
 
 @public

@@ -182,6 +182,114 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) ->
     return split(_tensor(input, "split_with_sizes"), list(split_sizes), dim)
 
 
+def _unmarked(x: Tensor, d: int, pieces: Sequence[Tensor]) -> tuple[Tensor, ...]:
+    """The same pieces of ``x`` along ``d`` as plain slices, not marked as one split's outputs:
+    PyTorch's ``unsafe_*`` splits, whose pieces may each be changed in place."""
+    lead, start, out = (slice(None),) * d, 0, []
+    for p in pieces:
+        n = p.shape[d] if p.ndim else 1
+        out.append(x[lead + (slice(start, start + n),)])
+        start += n
+    return tuple(out)
+
+
+@public(method=True)
+def unsafe_split(input: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """:func:`split` whose pieces may be changed in place (``torch.unsafe_split``)."""
+    from ..tensor_functions import split  # noqa: PLC0415
+
+    x = _tensor(input, "unsafe_split")
+    d = dims.one(x.shape, dim, "unsafe_split", scalar_ok=False)
+    return _unmarked(x, d, split(x, split_size, d))
+
+
+@public(method=True)
+def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """:func:`split_with_sizes` whose pieces may be changed in place."""
+    x = _tensor(input, "unsafe_split_with_sizes")
+    d = dims.one(x.shape, dim, "unsafe_split_with_sizes", scalar_ok=False)
+    return _unmarked(x, d, split_with_sizes(x, split_sizes, d))
+
+
+@public(method=True)
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """``chunk`` whose pieces may be changed in place (``torch.unsafe_chunk``)."""
+    from ..tensor_functions import chunk  # noqa: PLC0415
+
+    x = _tensor(input, "unsafe_chunk")
+    d = dims.one(x.shape, dim, "unsafe_chunk", scalar_ok=False)
+    return _unmarked(x, d, chunk(x, chunks, d))
+
+
+@public(method=True)
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa: A002
+    """``input.narrow(dim, start, length)`` in memory of its own (not a view)."""
+    x = _tensor(input, "narrow_copy")
+    if isinstance(dim, int) and dim >= builtins.max(x.ndim, 1):  # (PyTorch's kernel checks this one itself)
+        raise RuntimeError(f"narrow_copy: expected dim < {x.ndim}, got dim {dim} (shape {tuple(x.shape)})")
+    return x.narrow(dim, start, length).clone()
+
+
+# -- writing into a view's positions ---------------------------------------------------
+def _scattered_into(op: str, input: Tensor, src: Any, view: Any) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with ``src`` written where ``view(input)`` would read: the view is taken
+    of the grid of flat positions, so any view (a diagonal, a selection, a strided slice) works,
+    and the gradient is ``index_put``'s (``src``'s the view of it; ``input``'s zero there)."""
+    x, v = _tensor(input, op), _tensor(src, op)
+    grid = Tensor(np.arange(x.numel(), dtype=np.int64).reshape(x.shape), device=x._dev)
+    pos = view(grid)
+    if tuple(v.shape) != tuple(pos.shape):
+        raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. src size = "
+                           f"{list(v.shape)}, slice size = {list(pos.shape)} (self {list(x.shape)})")  # fmt: skip
+    v = v if v.dtype == x.dtype else v.astype(x.dtype)
+    return index_put(x.reshape(-1), (pos.reshape(-1),), v.reshape(-1)).reshape(x.shape)
+
+
+@public(method=True)
+def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
+    """A copy of ``input`` whose diagonal ``input.diagonal(offset, dim1, dim2)`` is ``src``."""
+    return _scattered_into("diagonal_scatter", input, src, lambda g: g.diagonal(offset, dim1, dim2))
+
+
+@public(method=True)
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
+    """A copy of ``input`` whose slice ``input.select(dim, index)`` is ``src``."""
+    return _scattered_into("select_scatter", input, src, lambda g: g.select(dim, index))
+
+
+@public(method=True)
+def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,  # noqa: A002
+                  step: int = 1) -> Tensor:  # fmt: skip
+    """A copy of ``input`` whose slice ``start:end:step`` along ``dim`` is ``src``."""
+    x = _tensor(input, "slice_scatter")
+    d = dims.one(x.shape, dim, "slice_scatter", scalar_ok=False)
+    if step <= 0:
+        raise RuntimeError(f"slice_scatter: slice step must be positive, got {step}")
+    key = (slice(None),) * d + (slice(start, end, step),)
+    return _scattered_into("slice_scatter", x, src, lambda g: g[key])
+
+
+@public
+def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
+    """The coordinates in an array of ``shape`` of each flat (row-major) index, one int64 tensor per
+    axis, as ``torch.unravel_index`` (which wraps indices outside the array around it)."""
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"unravel_index: expected 'indices' to be a tensor, got {type(indices).__name__}")
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    dims_ = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    if any(s < 0 for s in dims_):
+        raise ValueError(f"'shape' cannot have negative values, but got {dims_}")
+    if any(s == 0 for s in dims_):
+        raise RuntimeError(f"unravel_index: shape {dims_} has a zero side (division by zero)")
+    idx = indices.detach().long()
+    out, stride = [], 1
+    for s in reversed(dims_):
+        out.append((idx // stride) % s)  # (floor division and modulo, as PyTorch's: negatives wrap)
+        stride *= s
+    return tuple(reversed(out))
+
+
 # -- rotations, flips, tiles -----------------------------------------------------------
 @public(method=True)
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:  # noqa: A002
