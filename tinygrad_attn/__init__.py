@@ -48,6 +48,7 @@ from .creation import *  # noqa: F403
 from .dtypes import *  # noqa: F403
 from .flags import *  # noqa: F403
 from .gradcheck import gradcheck
+from .linalg import TOP_LEVEL as _LINALG_TOP_LEVEL  # (torch.svd, torch.qr, torch.lu, ...: their own signatures)
 from .linalg import det, inverse, logdet, matrix_exp, matrix_power, slogdet  # torch's top-level spellings
 from .malloc import keep_freed_memory
 from .math_functions import *  # noqa: F403
@@ -91,6 +92,7 @@ def install_methods() -> None:
 
 
 install_methods()
+globals().update(_LINALG_TOP_LEVEL)
 
 # PyTorch's top-level constants (``torch.inf``, ``torch.pi``): plain Python floats, as there
 # (``float`` here is the dtype ``tga.float``, so they come from math).
@@ -167,6 +169,7 @@ __all__ = [
     "matrix_exp",
     "matrix_power",
     "slogdet",
+    *_LINALG_TOP_LEVEL,
     "save",
     "load",
     "set_num_threads",

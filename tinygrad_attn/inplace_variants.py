@@ -51,7 +51,7 @@ INPLACE_OF += ("index_put",)  # shape_functions
 INPLACE_OF += ("addcmul", "addcdiv", "addmv", "addr")  # products
 # special_functions
 INPLACE_OF += ("lgamma", "digamma", "polygamma", "mvlgamma", "erfc", "logit", "ldexp", "float_power", "renorm",
-               "heaviside", "nextafter", "gcd", "lcm", "sgn")  # fmt: skip
+               "heaviside", "nextafter", "gcd", "lcm", "sgn", "i0", "igamma", "igammac")  # fmt: skip
 
 
 def _variant(name: str) -> Callable[..., Tensor]:

@@ -1,5 +1,6 @@
-"""PyTorch's further elementwise math: the gamma family (``lgamma digamma polygamma mvlgamma``,
-primitives of ``ops/gamma.py``), ``erfc logit logaddexp2 ldexp float_power fmax fmin renorm``
+"""PyTorch's further elementwise math: the gamma family (``lgamma digamma polygamma mvlgamma igamma
+igammac``, primitives of ``ops/gamma.py``), the Bessel function ``i0`` (and ``i0e i1 i1e``, the
+names of ``torch.special``; ``ops/bessel.py``), ``erfc logit logaddexp2 ldexp float_power fmax fmin renorm``
 (composites), and the functions without a gradient (``heaviside nextafter frexp signbit gcd
 lcm``) and the real-number spellings ``sgn angle`` (``positive`` is tensor_torch's).
 
@@ -22,7 +23,8 @@ from .ops.saved import saved_for_backward
 
 __all__ = [
     "lgamma", "digamma", "polygamma", "mvlgamma", "erfc", "logit", "logaddexp2", "ldexp", "float_power", "fmax",
-    "fmin", "renorm", "heaviside", "nextafter", "frexp", "signbit", "gcd", "lcm", "sgn", "angle",
+    "fmin", "renorm", "heaviside", "nextafter", "frexp", "signbit", "gcd", "lcm", "sgn", "angle", "i0", "igamma",
+    "igammac",
 ]  # fmt: skip
 
 
@@ -81,6 +83,57 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
     for i in range(1, p):
         out = out + lgamma(x - i / 2)
     return out + p * (p - 1) / 4 * math.log(math.pi)
+
+
+# -- Bessel and incomplete gamma functions (ops/bessel.py, ops/gamma.py) -----------------
+def i0(input: Tensor) -> Tensor:  # noqa: A002
+    """The modified Bessel function of the first kind of order 0, ``sum_k (x^2 / 4)^k / (k!)^2``;
+    its derivative is :func:`i1`."""
+    return ops.I0.apply(_floating(input, "i0"))
+
+
+def i0e(input: Tensor) -> Tensor:  # noqa: A002
+    """``exp(-|x|) i0(x)`` (``torch.special.i0e``), finite where ``i0`` overflows."""
+    return ops.I0e.apply(_floating(input, "i0e"))
+
+
+def i1(input: Tensor) -> Tensor:  # noqa: A002
+    """The modified Bessel function of the first kind of order 1 (``torch.special.i1``)."""
+    return ops.I1.apply(_floating(input, "i1"))
+
+
+def i1e(input: Tensor) -> Tensor:  # noqa: A002
+    """``exp(-|x|) i1(x)`` (``torch.special.i1e``)."""
+    return ops.I1e.apply(_floating(input, "i1e"))
+
+
+def _gamma_operands(a: Any, x: Any, op: str) -> tuple[Tensor, Tensor]:
+    for pos, v in ((1, a), (2, x)):  # (PyTorch's takes tensors only: a number is its TypeError)
+        if not isinstance(v, Tensor):
+            raise TypeError(f"{op}(): argument '{('input', 'other')[pos - 1]}' (position {pos}) must be Tensor, "
+                            f"not {type(v).__name__}")  # fmt: skip
+    a, x = _operands(a, x, op)
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"\"{op}_cpu\" not implemented for '{str(a.dtype).capitalize()}'")
+    return a, x
+
+
+def igamma(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The regularized lower incomplete gamma function ``P(a, x) = 1/Gamma(a) int_0^x t^(a-1) e^-t dt``
+    (``a = input``, ``x = other``, both tensors, broadcast). The gradient reaches ``x`` only: asking
+    for ``a``'s raises ``NotImplementedError``, as PyTorch's.
+
+    >>> tga.igamma(tga.tensor([1.0]), tga.tensor([2.0]))  # 1 - exp(-2)  # doctest: +SKIP
+    Tensor([0.8647])
+    """
+    a, x = _gamma_operands(input, other, "igamma")
+    return ops.Igamma.apply(a, x, args=False)
+
+
+def igammac(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)`` (see :func:`igamma`)."""
+    a, x = _gamma_operands(input, other, "igammac")
+    return ops.Igamma.apply(a, x, args=True)
 
 
 # -- composites ------------------------------------------------------------------------
@@ -249,8 +302,6 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
     return saved_for_backward(x.sign(), x, output=True)  # (PyTorch's keeps its input and result)
 
 
-
-
 def angle(input: Tensor) -> Tensor:  # noqa: A002
     """The argument of each entry as a complex number: 0 for ``x >= 0``, pi for ``x < 0`` (NaN stays NaN);
     its gradient is 0."""
@@ -263,6 +314,7 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
 METHODS: dict[str, Any] = {
     n: globals()[n]
     for n in ("lgamma", "digamma", "mvlgamma", "erfc", "logit", "logaddexp2", "ldexp", "float_power", "fmax", "fmin",
-              "renorm", "heaviside", "nextafter", "frexp", "signbit", "gcd", "lcm", "sgn", "angle")
+              "renorm", "heaviside", "nextafter", "frexp", "signbit", "gcd", "lcm", "sgn", "angle", "i0", "igamma",
+              "igammac")
 }  # fmt: skip
 METHODS["polygamma"] = _polygamma_method
