@@ -113,6 +113,15 @@ def _exact_with_gradient_of(exact: Tensor, composite: Tensor) -> Tensor:
     return exact + (composite - composite.detach())
 
 
+def _in_graph_of(out: Tensor, *inputs: Tensor) -> Tensor:
+    """``out`` recorded as a function of ``inputs`` with gradient 0 (a result that holds none of an
+    empty input's entries, or that the inputs do not change, still requires grad where PyTorch's does)."""
+    for t in inputs:
+        if t.requires_grad:
+            out = out + t.sum() * 0.0
+    return out
+
+
 def _wrap(x: Tensor, arr: Any) -> Tensor:
     return Tensor._wrap(arr, x._dev)
 
@@ -144,7 +153,10 @@ def slogdet(A: Tensor) -> Slogdet:  # noqa: N803
     x = _matrices(A, "slogdet", square=True)
     with no_grad():
         sign = _wrap(x, x._dev.xp.linalg.slogdet(x._data)[0])
-    return Slogdet(sign, ops.LogAbsDet.apply(x))
+    # (the sign in the graph with gradient 0, as PyTorch's; a 0x0 matrix's log|det| = 0 too)
+    lad = _in_graph_of(_wrap(x, x._dev.xp.zeros(x.shape[:-2], x._data.dtype)), x) if x.shape[-1] == 0 else (
+        ops.LogAbsDet.apply(x))  # fmt: skip
+    return Slogdet(_in_graph_of(sign, x), lad)
 
 
 def logdet(input: Tensor) -> Tensor:  # noqa: A002
@@ -276,6 +288,8 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
     U, S, Vh = _wrap(x, u), _wrap(x, s), _wrap(x, vh)  # noqa: N806
     if not x.requires_grad:
         return SVD(U, S, Vh)
+    if x.numel() == 0:
+        return SVD(*(_in_graph_of(t, x) for t in (U, S, Vh)))
     m, n = x.shape[-2:]
     k = min(m, n)
     s_comp = _gram_singular_values(x)
@@ -302,8 +316,8 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
 
 def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
     """``(Q, R)`` with ``A = Q R``, ``Q``'s columns orthonormal, ``R`` upper triangular (``mode``:
-    ``'reduced'``, ``'complete'`` or ``'r'``, whose ``Q`` is empty). Gradients for ``m >= n`` matrices
-    of full rank."""
+    ``'reduced'``, ``'complete'`` or ``'r'``, whose ``Q`` is empty). Gradients for matrices of full rank
+    (a wide one's leading square block of full rank)."""
     x = _matrices(A, "qr")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'")  # fmt: skip
@@ -311,7 +325,15 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
     q, r = raw.linalg.qr(x._data, mode="complete" if mode == "complete" else "reduced")
     Q, R = _wrap(x, q), _wrap(x, r)  # noqa: N806
     m, n = x.shape[-2:]
-    if x.requires_grad and m >= n:
+    if x.requires_grad and x.numel() == 0:
+        Q, R = _in_graph_of(Q, x), _in_graph_of(R, x)  # noqa: N806
+    elif x.requires_grad and m < n:
+        # A = Q [R1 R2]: (Q, R1) of the square A[:, :m], whose Householder steps are A's; R2 = Q^T A[:, m:]
+        from ._tensor import cat  # noqa: PLC0415
+
+        Q, R1 = qr(x[..., :, :m])  # noqa: N806
+        R = cat([R1, _exact_with_gradient_of(R[..., :, m:], Q.mT @ x[..., :, m:])], -1)  # noqa: N806
+    elif x.requires_grad:
         # R = D chol(A^T A)^T with D LAPACK's signs of R's diagonal; Q = A R^-1
         with no_grad():
             d = (R.diagonal(0, -2, -1)[..., :n] < 0).astype(x.dtype) * -2.0 + 1.0
@@ -796,7 +818,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
 
     x = _matrices(A, "ldl_factor_ex", square=True)
     batch, n = tuple(x.shape[:-2]), x.shape[-1]
-    flat = _host(x).reshape((-1, n, n))
+    flat = _host(x).reshape((math.prod(batch), n, n))
     parts = [ldl_host(a) for a in flat]
     ld = np.stack([p[0] for p in parts]) if parts else np.zeros((0, n, n), x.dtype)
     piv = np.stack([p[1] for p in parts]) if parts else np.zeros((0, n), np.int32)
@@ -848,7 +870,8 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False)
     if b.shape[-2] != n:
         raise RuntimeError(f"torch.linalg.ldl_solve: Incompatible shapes of A and B for the equation AX = B "
                            f"({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")  # fmt: skip
-    lh, ph = _host(ld).reshape((-1, n, n)), np.asarray(_host(piv)).reshape((-1, n))
+    count = math.prod(ld.shape[:-2])
+    lh, ph = _host(ld).reshape((count, n, n)), np.asarray(_host(piv)).reshape((count, n))
     parts = [_ldl_parts_host(a, p) for a, p in zip(lh, ph, strict=True)]
     shape = tuple(ld.shape[:-2]) + (n, n)
     m = np.stack([p[0] for p in parts]).reshape(shape) if parts else np.zeros(shape, ld.dtype)
@@ -881,7 +904,7 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
         raise RuntimeError("torch.linalg.householder_product: Expected batch dimensions of tau to be equal to "
                            f"input.shape[:-2], but got {tuple(t.shape[:-1])} and {tuple(a.shape[:-2])}")  # fmt: skip
     q = Tensor(np.broadcast_to(np.eye(m, n, dtype=a.dtype), tuple(a.shape[:-2]) + (m, n)).copy(), device=a._dev)
-    return _apply_reflectors(a, t, q, left=True, transpose=False)
+    return _in_graph_of(_apply_reflectors(a, t, q, left=True, transpose=False), a, t)
 
 
 def _apply_reflectors(a: Tensor, t: Tensor, c: Tensor, *, left: bool, transpose: bool) -> Tensor:
@@ -917,7 +940,7 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpos
     if k > a.shape[-1] or k > rows:
         raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-1] and to "
                            f"{rows}, got {k}")  # fmt: skip
-    return _apply_reflectors(a, t, c, left=left, transpose=transpose)
+    return _in_graph_of(_apply_reflectors(a, t, c, left=left, transpose=transpose), a, t)
 
 
 def geqrf(input: Tensor) -> Geqrf:  # noqa: A002
@@ -961,7 +984,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None) -> Tens
         a = a.movedim(d, list(range(a.ndim - len(d), a.ndim)))
     x_shape = tuple(a.shape[b.ndim :])
     rows, cols = b.numel(), math.prod(x_shape)
-    if tuple(a.shape[: b.ndim]) != tuple(b.shape) or rows != cols:
+    if math.prod(a.shape[: b.ndim]) != rows or rows != cols:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
                            f"prod(self.shape[:other.ndim]), but got {cols} != {rows}")  # fmt: skip
     return solve(a.reshape(rows, cols), b.reshape(rows)).reshape(x_shape)

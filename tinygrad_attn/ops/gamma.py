@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..engine.function import Function
 
 #: Bernoulli numbers B_2, B_4, ..., B_20 (the asymptotic series' coefficients).
@@ -147,6 +149,70 @@ _IGAMMA_EPS = 1e-16
 _TINY = 1e-300
 
 
+#: Above this ``a`` Temme's uniform asymptotic expansion (its terms to ``1/a^2``; the next is below
+#: 1e-12 there); below it the series and the continued fraction, which need ``~10 sqrt(a)`` terms.
+_TEMME_FROM = 1000.0
+#: Temme's coefficients ``c_k(eta)`` as power series in ``eta`` (for ``c_0``, ``c_1`` where the
+#: closed forms cancel; ``c_2`` everywhere: ``exp(-a eta^2 / 2)`` makes its error negligible).
+_C0 = (-1 / 3, 1 / 12, -2 / 135, 1 / 864, 1 / 2835, -139 / 777600)
+_C1 = (-1 / 540, -1 / 288, 1 / 378, -77 / 77760, 1 / 4860)
+_C2 = (25 / 6048, -139 / 51840, 1 / 1296)
+
+
+def _poly(raw, coeffs, t):
+    out = raw.zeros_like(t)
+    for c in reversed(coeffs):
+        out = out * t + c
+    return out
+
+
+def _erfc_array(raw, z):
+    """``erfc(z)`` in float64 with relative precision in the upper tail (the series of erf below
+    |z| = 2.5, the continued fraction of erfc above)."""
+    az = raw.abs(z)
+    s = raw.minimum(az, 2.5)
+    s2 = s * s
+    term = s.copy()
+    total = s.copy()
+    for n in range(1, 45):
+        term = term * (-s2 / n)
+        total = total + term / (2 * n + 1)
+    small = 1.0 - total * (2.0 / math.sqrt(math.pi))
+    y = raw.maximum(az, 2.5)
+    f = y.copy()
+    for k in range(60, 0, -1):
+        f = y + (0.5 * k) / f
+    large = raw.exp(-(y * y)) / (f * math.sqrt(math.pi))
+    pos = raw.where(az <= 2.5, small, large)
+    return raw.where(z < 0, 2.0 - pos, pos)
+
+
+def _temme(raw, a, x):
+    """``(P(a, x), Q(a, x))`` by Temme's expansion: ``erfc(eta sqrt(a/2)) / 2 + exp(-a eta^2/2) / sqrt(2 pi a) sum c_k / a^k``
+    with ``lambda = x / a``, ``eta = sign(lambda - 1) sqrt(2 (lambda - 1 - log lambda))``."""
+    mu = (x - a) / a  # (x - a exact where the two are close: no rounding of x / a before the difference)
+    small = raw.abs(mu) < 0.01
+    ms = raw.where(small, mu, 0.0)
+    # mu - log(1 + mu): its series near 0 (no cancellation), log1p elsewhere
+    acc = raw.zeros_like(ms)
+    for k in range(13, 1, -1):
+        acc = acc * ms + (-1.0) ** k / k
+    half_sq = raw.where(small, acc * ms * ms, mu - raw.log1p(raw.where(small, 0.0, mu)))
+    eta = raw.sign(mu) * raw.sqrt(2.0 * raw.maximum(half_sq, 0.0))
+    safe_mu = raw.where(small, 1.0, mu)
+    safe_eta = raw.where(small, 1.0, eta)
+    c0 = raw.where(small, _poly(raw, _C0, eta), 1.0 / safe_mu - 1.0 / safe_eta)
+    c1 = raw.where(small, _poly(raw, _C1, eta),
+                   1.0 / safe_eta**3 - 1.0 / safe_mu**3 - 1.0 / safe_mu**2 - 1.0 / (12.0 * safe_mu))  # fmt: skip
+    c2 = _poly(raw, _C2, eta)
+    weight = raw.exp(-0.5 * a * eta * eta) / raw.sqrt(2.0 * math.pi * a)
+    # (far from x = a the weight underflows to 0 while the c_k grow: the product is 0 there, not 0 * inf)
+    tail = raw.where(weight == 0, 0.0, weight * (c0 + (c1 + c2 / a) / a))
+    z = eta * raw.sqrt(a / 2.0)
+    # (each from its own erfc, not as 1 minus the other: both keep their relative precision where small)
+    return 0.5 * _erfc_array(raw, -z) - tail, 0.5 * _erfc_array(raw, z) + tail
+
+
 def igamma_array(raw, a, x, upper: bool):
     """The regularized lower (``upper``: upper) incomplete gamma function ``P(a, x)`` (``Q = 1 - P``),
     elementwise, in float64: where ``x < a + 1`` the series of ``P``, elsewhere the continued fraction
@@ -159,7 +225,7 @@ def igamma_array(raw, a, x, upper: bool):
     aa = raw.where(ok, a, 1.0)
     xx = raw.where(ok, x, 1.0)
     log_front = aa * raw.log(xx) - xx - lgamma_array(raw, aa)  # log(x^a e^-x / Gamma(a))
-    use_series = xx < aa + 1.0
+    use_series = (xx < aa + 1.0) & (aa <= _TEMME_FROM)
     # series: P = x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a + 1) ... (a + n))
     term = raw.where(use_series, 1.0 / aa, 0.0)
     total = term
@@ -172,7 +238,7 @@ def igamma_array(raw, a, x, upper: bool):
             break
     p_series = total * raw.exp(log_front)
     # continued fraction: Q = x^a e^-x / Gamma(a) * 1 / (x + 1 - a - 1 (1 - a) / (x + 3 - a - ...))
-    cf = ~use_series
+    cf = ~use_series & (aa <= _TEMME_FROM)
     b = xx + 1.0 - aa
     c = raw.full_like(xx, 1.0 / _TINY)
     d = 1.0 / raw.where(cf, b, 1.0)
@@ -192,6 +258,11 @@ def igamma_array(raw, a, x, upper: bool):
     q_cf = raw.exp(log_front) * h
     p = raw.where(use_series, p_series, 1.0 - q_cf)
     q = raw.where(use_series, 1.0 - p_series, q_cf)
+    temme = aa > _TEMME_FROM
+    if bool(temme.any()):
+        p_t, q_t = _temme(raw, raw.where(temme, aa, 2.0 * _TEMME_FROM), raw.where(temme, xx, 2.0 * _TEMME_FROM))
+        p = raw.where(temme, p_t, p)
+        q = raw.where(temme, q_t, q)
     out = q if upper else p
     # the edges: which of P and Q is 1 (the other 0), or NaN
     one_p = ((a == 0) & (x > 0)) | (raw.isinf(x) & (x > 0) & raw.isfinite(a) & (a >= 0))
@@ -216,12 +287,14 @@ class Igamma(Function):
     reads_output = False
 
     def forward(self, xp, a, x):
-        return igamma_array(xp.device.xp, a, x, self.args)
+        with np.errstate(all="ignore"):  # (lanes a where discards overflow in the loops; CuPy never warns)
+            return igamma_array(xp.device.xp, a, x, self.args)
 
     def backward(self, g, ns, inputs, out):
         if getattr(self.inputs[0], "requires_grad", False):
             name = "igammac" if self.args else "igamma"
             raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
         a, x = inputs
-        density = ns.exp((a - 1.0) * ns.log(x) - x - ns.apply(Lgamma, a))
+        with np.errstate(all="ignore"):  # (x = 0: the density is inf or 0, as PyTorch's)
+            density = ns.exp((a - 1.0) * ns.log(x) - x - ns.apply(Lgamma, a))
         return None, (-g if self.args else g) * density
