@@ -648,12 +648,15 @@ def _flat_batch(x: Tensor) -> Any:
 
 
 def _permutation_matrix(x: Tensor, perm: Any, batch: tuple) -> Tensor:
-    """The constant ``P (..., m, m)`` with ``P[perm[i], i] = 1`` (``perm (B, m)`` raw), so ``A = P (P^T A)``."""
-    raw = x._dev.xp
+    """The constant ``P (..., m, m)`` with ``P[perm[i], i] = 1`` (``perm (B, m)`` in the loop namespace),
+    so ``A = P (P^T A)``."""
+    from .ops.factorizations import loop_namespace  # noqa: PLC0415
+
+    raw, _, back = loop_namespace(x._dev)
     m = perm.shape[-1]
-    eye = raw.eye(m, dtype=x._data.dtype)
+    eye = raw.eye(m, dtype=np.dtype(x.dtype))
     p = raw.swapaxes(eye[perm], -1, -2)  # (B, m, m): row perm[i] of column i is 1
-    return Tensor._wrap(raw.reshape(p, batch + (m, m)), x._dev)
+    return Tensor._wrap(back(raw.reshape(p, batch + (m, m))), x._dev)
 
 
 def _eliminate(b: Tensor) -> Tensor:
@@ -675,13 +678,13 @@ def _eliminate(b: Tensor) -> Tensor:
 
 def _lu(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Any]:
     """``(LU, pivots, info, P)`` of a float batch of matrices; ``LU`` in the graph where ``x`` is."""
-    from .ops.factorizations import lu_raw  # noqa: PLC0415
+    from .ops.factorizations import loop_namespace, lu_raw  # noqa: PLC0415
 
     batch = tuple(x.shape[:-2])
     m, n = x.shape[-2:]
     k = min(m, n)
-    raw = x._dev.xp
-    lu_b, piv_b, perm = lu_raw(raw, _flat_batch(x))
+    raw, to_raw, back = loop_namespace(x._dev)
+    lu_b, piv_b, perm = lu_raw(raw, to_raw(_flat_batch(x)))
     diag = raw.diagonal(lu_b, 0, -2, -1) if k else raw.zeros((lu_b.shape[0], 0), dtype=lu_b.dtype)
     zero = diag == 0
     if k:  # (the first zero on U's diagonal, 1-based; 0 where none)
@@ -692,9 +695,9 @@ def _lu(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Any]:
     if x.requires_grad:
         LU = _eliminate(P.mT @ x)  # noqa: N806
     else:
-        LU = Tensor._wrap(raw.reshape(lu_b, x.shape), x._dev)  # noqa: N806
-    pivots = Tensor._wrap(raw.reshape(piv_b, batch + (k,)), x._dev)
-    return LU, pivots, Tensor._wrap(raw.reshape(info, batch), x._dev), P
+        LU = Tensor._wrap(back(raw.reshape(lu_b, x.shape)), x._dev)  # noqa: N806
+    pivots = Tensor._wrap(back(raw.reshape(piv_b, batch + (k,))), x._dev)
+    return LU, pivots, Tensor._wrap(back(raw.reshape(info, batch)), x._dev), P
 
 
 def _no_pivoting(op: str) -> RuntimeError:
@@ -760,7 +763,7 @@ def lu(A: Tensor, *, pivot: bool = True) -> PLU:  # noqa: N803
 
 def _pivot_permutation(LU: Tensor, pivots: Tensor, op: str) -> Tensor:  # noqa: N803
     """The constant ``P`` of ``A = P L U`` from LAPACK's interchanges ``pivots (..., k)``."""
-    from .ops.factorizations import permutation_of_pivots  # noqa: PLC0415
+    from .ops.factorizations import loop_namespace, permutation_of_pivots  # noqa: PLC0415
 
     piv = _tensor(pivots, op)
     if piv.dtype != np.int32:
@@ -768,8 +771,8 @@ def _pivot_permutation(LU: Tensor, pivots: Tensor, op: str) -> Tensor:  # noqa: 
                            "this function is intended to be used with the output produced by torch.linalg.lu_factor")  # fmt: skip
     m = LU.shape[-2]
     batch = tuple(piv.shape[:-1])
-    raw = piv._dev.xp
-    flat = raw.reshape(piv._data, (math.prod(batch), piv.shape[-1]))
+    raw, to_raw, _ = loop_namespace(piv._dev)
+    flat = raw.reshape(to_raw(piv._data), (math.prod(batch), piv.shape[-1]))
     if flat.size and (int(flat.min()) < 1 or int(flat.max()) > m):
         raise RuntimeError(f"{op}: pivots must be 1-based row indices between 1 and {m}, got values from "
                            f"{int(flat.min())} to {int(flat.max())}")  # fmt: skip
@@ -834,8 +837,14 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
 
 
 def ldl_factor(A: Tensor, *, hermitian: bool = False) -> LDLFactor:  # noqa: N803
-    """``(LD, pivots)`` of :func:`ldl_factor_ex`."""
-    LD, pivots, _ = ldl_factor_ex(A, hermitian=hermitian)  # noqa: N806
+    """``(LD, pivots)`` of :func:`ldl_factor_ex`; a singular matrix (a zero block of ``D``) raises."""
+    LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian)  # noqa: N806
+    bad = np.asarray(_host(info)).reshape(-1)
+    if bad.size and bad.max() > 0:
+        i = int(np.argmax(bad > 0))
+        raise LinAlgError(f"torch.linalg.ldl_factor: {'(Batch element ' + str(i) + '): ' if info.ndim else ''}The "
+                          f"factorization could not be completed because the input is singular (D[{bad[i]},{bad[i]}] "
+                          "is zero); linalg.ldl_factor_ex returns the factors with info")  # fmt: skip
     return LDLFactor(LD, pivots)
 
 
@@ -947,15 +956,15 @@ def geqrf(input: Tensor) -> Geqrf:  # noqa: A002
     """``(a, tau)``: LAPACK's QR in compact form (``R`` on and above the diagonal, the Householder
     vectors below it, their scales ``tau``); :func:`householder_product` makes ``Q`` of it. No
     gradient (PyTorch has none)."""
-    from .ops.factorizations import geqrf_raw  # noqa: PLC0415
+    from .ops.factorizations import geqrf_raw, loop_namespace  # noqa: PLC0415
 
     x = _matrices(input, "geqrf")
     m, n = x.shape[-2:]
-    a, tau = geqrf_raw(x._dev.xp, _flat_batch(x))
-    raw = x._dev.xp
+    raw, to_raw, back = loop_namespace(x._dev)
+    a, tau = geqrf_raw(raw, to_raw(_flat_batch(x)))
     batch = tuple(x.shape[:-2])
-    return Geqrf(Tensor._wrap(raw.reshape(a, x.shape), x._dev),
-                 Tensor._wrap(raw.reshape(tau, batch + (min(m, n),)), x._dev))  # fmt: skip
+    return Geqrf(Tensor._wrap(back(raw.reshape(a, x.shape)), x._dev),
+                 Tensor._wrap(back(raw.reshape(tau, batch + (min(m, n),))), x._dev))  # fmt: skip
 
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:  # noqa: N803

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ..engine.function import Function
+from .factorizations import loop_namespace
 
 #: Below this magnitude the power series, above it the asymptotic expansion.
 _SWITCH = 20.0
@@ -64,6 +65,11 @@ def bessel_array(raw, x, order: int, scaled: bool):
     return raw.where(raw.isnan(xd), xd, out).astype(x.dtype)
 
 
+def _bessel(xp, a, order: int, scaled: bool):
+    raw, to_raw, back = loop_namespace(xp.device)
+    return back(bessel_array(raw, to_raw(a), order, scaled))
+
+
 def _safe_reciprocal(ns, x):
     """``1 / x`` with 0 where ``x`` is 0 (the derivatives' limits there are written separately)."""
     zero = x == 0
@@ -80,7 +86,7 @@ class I0(Function):
     reads_output = False
 
     def forward(self, xp, a):
-        return bessel_array(xp.device.xp, a, 0, scaled=False)
+        return _bessel(xp, a, 0, scaled=False)
 
     def backward(self, g, ns, inputs, out):
         return (g * ns.apply(I1, inputs[0]),)
@@ -95,7 +101,7 @@ class I1(Function):
     keep = (0,)
 
     def forward(self, xp, a):
-        return bessel_array(xp.device.xp, a, 1, scaled=False)
+        return _bessel(xp, a, 1, scaled=False)
 
     def backward(self, g, ns, inputs, out):
         x = inputs[0]
@@ -112,7 +118,7 @@ class I0e(Function):
     keep = (0,)
 
     def forward(self, xp, a):
-        return bessel_array(xp.device.xp, a, 0, scaled=True)
+        return _bessel(xp, a, 0, scaled=True)
 
     def backward(self, g, ns, inputs, out):
         x = inputs[0]
@@ -128,7 +134,7 @@ class I1e(Function):
     keep = (0,)
 
     def forward(self, xp, a):
-        return bessel_array(xp.device.xp, a, 1, scaled=True)
+        return _bessel(xp, a, 1, scaled=True)
 
     def backward(self, g, ns, inputs, out):
         x = inputs[0]

@@ -18,6 +18,21 @@ from typing import Any
 import numpy as np
 
 
+def loop_namespace(device: Any) -> tuple[Any, Any, Any]:
+    """``(raw, to_raw, back)``: the namespace the raw-array loops of this package run in (those
+    here, the Bessel and incomplete gamma series), and the moves of an array into it and back. The
+    device's own namespace where it is NumPy or CuPy (fancy indexing, item assignment, ``astype``);
+    NumPy on the host otherwise (a strict array API namespace has none of those)."""
+    raw = device.xp
+    if getattr(raw, "__name__", "") in ("numpy", "cupy"):
+        return raw, _same, _same
+    return np, lambda a: np.asarray(device.to_host(a)), device.asarray
+
+
+def _same(a: Any) -> Any:
+    return a
+
+
 def lu_raw(raw: Any, a: Any) -> tuple[Any, Any, Any]:
     """``(LU, pivots, perm)`` of ``a (B, m, n)``: ``LU`` packed (``L`` unit lower below the diagonal,
     ``U`` on and above), ``pivots (B, k)`` LAPACK's 1-based row interchanges, ``perm (B, m)`` the

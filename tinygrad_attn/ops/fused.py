@@ -25,7 +25,6 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-
 def softmax_array(xp, x, axis):
     k = xp.kernels
     if k is not None and axis in (-1, x.ndim - 1) and k.supports(x):  # CUDA: one kernel, one pass

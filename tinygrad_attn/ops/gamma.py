@@ -287,8 +287,11 @@ class Igamma(Function):
     reads_output = False
 
     def forward(self, xp, a, x):
+        from .factorizations import loop_namespace  # noqa: PLC0415
+
+        raw, to_raw, back = loop_namespace(xp.device)
         with np.errstate(all="ignore"):  # (lanes a where discards overflow in the loops; CuPy never warns)
-            return igamma_array(xp.device.xp, a, x, self.args)
+            return back(igamma_array(raw, to_raw(a), to_raw(x), self.args))
 
     def backward(self, g, ns, inputs, out):
         if getattr(self.inputs[0], "requires_grad", False):

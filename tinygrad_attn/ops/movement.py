@@ -197,6 +197,7 @@ class Split:
 
 # -- strided views: diagonal, unfold -------------------------------------------------
 
+
 class Strided(Function):
     """A view that reads the input at a lattice of positions: output index ``j`` reads input
     index ``start + sum_k j[k] * steps[k]``. ``args = (shape, start, steps)``: the output's
