@@ -1090,8 +1090,8 @@ def _approximate_basis(a: Tensor, q: int, niter: int) -> Tensor:
     return basis
 
 
-def svd_lowrank(A: Tensor, q: int | None = 6, niter: int = 2, M: Tensor | None = None) -> TorchSVD:  # noqa: N803
-    """A randomised rank-``q`` ``(U, S, V)`` with ``A - M ~ U diag(S) V^T`` (``U (..., m, q)``, ``V (..., n, q)``);
+def svd_lowrank(A: Tensor, q: int | None = 6, niter: int = 2, M: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:  # noqa: N803
+    """A randomised rank-``q`` ``(U, S, V)`` (a plain tuple) with ``A - M ~ U diag(S) V^T`` (``U (..., m, q)``, ``V (..., n, q)``);
     draws from the global generator, so only the reconstruction, not the factors, is comparable."""
     x = _matrices(A, "svd_lowrank")
     q = 6 if q is None else int(q)
@@ -1102,10 +1102,10 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int = 2, M: Tensor | None =
     basis = _approximate_basis(a, q, niter)
     U, S, Vh = svd(basis.mT @ a, full_matrices=False)  # noqa: N806
     U, V = basis @ U, Vh.mT  # noqa: N806
-    return TorchSVD(V, S, U) if m < n else TorchSVD(U, S, V)
+    return (V, S, U) if m < n else (U, S, V)  # (a plain tuple, as PyTorch's)
 
 
-def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2) -> TorchSVD:  # noqa: N803
+def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2) -> tuple[Tensor, Tensor, Tensor]:  # noqa: N803
     """:func:`svd_lowrank` of ``A`` with its column means taken away (``center``); ``q`` defaults to
     ``min(6, m, n)``."""
     x = _matrices(A, "pca_lowrank")

@@ -113,8 +113,9 @@ def _gamma_operands(a: Any, x: Any, op: str) -> tuple[Tensor, Tensor]:
             raise TypeError(f"{op}(): argument '{('input', 'other')[pos - 1]}' (position {pos}) must be Tensor, "
                             f"not {type(v).__name__}")  # fmt: skip
     a, x = _operands(a, x, op)
-    if a.dtype.kind != "f":
-        raise RuntimeError(f"\"{op}_cpu\" not implemented for '{str(a.dtype).capitalize()}'")
+    if a.dtype.kind != "f":  # (PyTorch's message names its dtype: 'Long' for int64)
+        names = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+        raise RuntimeError(f"\"{op}_cpu\" not implemented for '{names.get(str(a.dtype), str(a.dtype))}'")
     return a, x
 
 

@@ -59,15 +59,17 @@ def bessel_array(raw, x, order: int, scaled: bool):
     if scaled:
         out = raw.where(raw.isinf(xd), raw.zeros_like(e) * raw.sign(xd), e)
     else:
-        with np.errstate(over="ignore", invalid="ignore"):  # (I0 overflows past |x| ~ 713, to inf as PyTorch's)
-            out = e * raw.exp(raw.abs(xd))
+        # (exp in x's own dtype, as PyTorch's: float32 overflows to inf from |x| ~ 88.7, where I0 itself
+        # would still fit, and PyTorch's float32 I0 is inf there)
+        out = (e * raw.exp(raw.abs(x)).astype(raw.float64)).astype(x.dtype).astype(raw.float64)
         out = raw.where(raw.isinf(xd), raw.full_like(e, math.nan), out)
     return raw.where(raw.isnan(xd), xd, out).astype(x.dtype)
 
 
 def _bessel(xp, a, order: int, scaled: bool):
     raw, to_raw, back = loop_namespace(xp.device)
-    return back(bessel_array(raw, to_raw(a), order, scaled))
+    with np.errstate(over="ignore", invalid="ignore"):  # (I0 and I1 overflow past |x| ~ 713 (float32: ~90) to inf)
+        return back(bessel_array(raw, to_raw(a), order, scaled))
 
 
 def _safe_reciprocal(ns, x):
