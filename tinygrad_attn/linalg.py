@@ -1025,6 +1025,11 @@ def _torch_lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple: 
     return (LU, pivots, info) if get_infos else (LU, pivots)
 
 
+def _lu_method(self: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
+    """``Tensor.lu``: :func:`_torch_lu` of this tensor."""
+    return _torch_lu(self, pivot, get_infos)
+
+
 def _torch_lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
     """``torch.lu_solve(b, LU_data, LU_pivots)``: :func:`lu_solve` with its arguments in that order."""
     return lu_solve(LU_data, LU_pivots, b)
@@ -1137,5 +1142,6 @@ TOP_LEVEL: dict[str, Any] = {
     "triangular_solve": triangular_solve, "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
     "geqrf": geqrf, "orgqr": orgqr, "ormqr": ormqr, "svd_lowrank": svd_lowrank, "pca_lowrank": pca_lowrank, "ger": ger,
 }  # fmt: skip
-METHODS.update({n: TOP_LEVEL[n] for n in ("svd", "qr", "lu", "lu_solve", "triangular_solve", "cholesky_solve",
+METHODS["lu"] = _lu_method
+METHODS.update({n: TOP_LEVEL[n] for n in ("svd", "qr", "lu_solve", "triangular_solve", "cholesky_solve",
                                           "cholesky_inverse", "geqrf", "orgqr", "ormqr", "ger")})  # fmt: skip
