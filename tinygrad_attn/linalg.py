@@ -172,18 +172,46 @@ def inv(A: Tensor) -> Tensor:  # noqa: N803
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvEx:  # noqa: N803
-    """``(inverse, info)``: :func:`inv` and an int32 0 per matrix (positive where it is singular)."""
+    """``(inverse, info)``: :func:`inv` and an int32 per matrix, 0 or (for a singular one) the 1-based
+    index of the first zero on its LU factor's diagonal; a singular matrix's inverse is then
+    LAPACK's, infinities and NaNs, as PyTorch's (which solves ``A X = I``)."""
     x = _matrices(A, "inv_ex", square=True)
     try:
         return InvEx(inv(x), _zeros_info(x, x.shape[:-2]))
     except LinAlgError:
-        if check_errors:
-            raise
-    # (a singular matrix in the batch: info n for it, as LAPACK's; the inverses are NaN, as no value is right)
-    with no_grad():
-        bad = _host(ops.LogAbsDet.apply(x.detach())) == -np.inf
-    nan = Tensor(np.full(x.shape, np.nan, x.dtype), device=x._dev)
-    return InvEx(nan, Tensor(np.asarray(bad * x.shape[-1], dtype=np.int32), device=x._dev))
+        pass
+    eye = Tensor(np.broadcast_to(np.eye(x.shape[-1], dtype=x.dtype), x.shape).copy(), device=x._dev)
+    out, info = _solve_singular(x, eye, "inv_ex", check_errors)
+    return InvEx(out, info)
+
+
+def _solve_singular(a: Tensor, b: Tensor, op: str, check_errors: bool, adjoint: bool = False) -> tuple[Tensor, Tensor]:
+    """``(X, info)`` of ``A X = B`` (``adjoint``: ``A^T X = B``; one batch shape, ``B`` matrices) where some
+    ``A`` is singular: the LU solve PyTorch's ``solve_ex`` does, its infinities and NaNs included (no
+    gradient: PyTorch's is NaN there)."""
+    from .ops.factorizations import loop_namespace, lu_raw, lu_solve_adjoint_raw, lu_solve_raw  # noqa: PLC0415
+
+    raw, to_raw, back = loop_namespace(a._dev)
+    batch = tuple(a.shape[:-2])
+    n, k = a.shape[-1], b.shape[-1]
+    count = math.prod(batch)
+    lu_b, _, perm = lu_raw(raw, to_raw(a._data).reshape((count, n, n)))
+    rows = raw.arange(count)[:, None]
+    rhs = to_raw(b._data).reshape((count, n, k))
+    diag = raw.diagonal(lu_b, 0, -2, -1)
+    zero = diag == 0
+    info = raw.where(zero.any(-1), raw.argmax(zero, axis=-1) + 1, 0).astype(raw.int32)
+    if check_errors and bool(zero.any()):
+        raise LinAlgError(f"torch.linalg.{op}: The solver failed because the input matrix is singular.")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if adjoint:  # A^T = U^T L^T P^T: X = P L^-T U^-T B
+            z = lu_solve_adjoint_raw(raw, lu_b, rhs)
+            out = raw.empty_like(z)
+            out[rows, perm] = z
+        else:  # X = U^-1 L^-1 P^T B
+            out = lu_solve_raw(raw, lu_b, rhs[rows, perm])
+    return (Tensor._wrap(back(out.reshape(batch + (n, k))), a._dev),
+            Tensor._wrap(back(info.reshape(batch)), a._dev))  # fmt: skip
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
@@ -221,9 +249,41 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> WithInfo:  # noqa: N803
-    """``(solution, info)``: :func:`solve` and an int32 0 per system."""
-    x = solve(A, B, left=left)
-    return WithInfo(x, _zeros_info(x, tuple(A.shape[:-2])))
+    """``(result, info)``: :func:`solve` and an int32 per system, 0 or (for a singular ``A``) the 1-based
+    index of the first zero on its LU factor's diagonal, the result then LAPACK's infinities and NaNs
+    as PyTorch's (``check_errors``: raise instead)."""
+    try:
+        x = solve(A, B, left=left)
+        return WithInfo(x, _zeros_info(x, tuple(A.shape[:-2])))
+    except LinAlgError:
+        pass
+    a, b = _matrices(A, "solve_ex", square=True), _float(B, "solve_ex")
+    # (X A = B as A^T X^T = B^T with A's own LU, as PyTorch's)
+    vector = left and (b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1]))
+    bb = b.unsqueeze(-1) if vector else b if left else b.mT
+    batch = tuple(np.broadcast_shapes(a.shape[:-2], bb.shape[:-2]))
+    res, info = _solve_singular(a.expand(batch + a.shape[-2:]), bb.expand(batch + bb.shape[-2:]), "solve_ex",
+                                check_errors, adjoint=not left)  # fmt: skip
+    return WithInfo(res.squeeze(-1) if vector else res if left else res.mT, info)
+
+
+def _cholesky_failures(x: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """``(L, info)`` on the host, per matrix as LAPACK's ``potf2`` leaves it (see ``cholesky_host``)."""
+    from .ops.factorizations import cholesky_host  # noqa: PLC0415
+
+    n = x.shape[-1]
+    flat = _host(x).reshape((math.prod(x.shape[:-2]), n, n))
+    parts = [cholesky_host(a) for a in flat]
+    ls = np.stack([p[0] for p in parts]) if parts else np.zeros((0, n, n), x.dtype)
+    return ls.reshape(x.shape), np.asarray([p[1] for p in parts], np.int32).reshape(x.shape[:-2])
+
+
+def _not_positive_definite(op: str, info: np.ndarray) -> LinAlgError:
+    flat = info.reshape(-1)
+    i = int(np.argmax(flat > 0))
+    where_ = f"(Batch element {i}): " if info.ndim else ""
+    return LinAlgError(f"linalg.{op}: {where_}The factorization could not be completed because the input is not "
+                       f"positive-definite (the leading minor of order {flat[i]} is not positive-definite).")  # fmt: skip
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
@@ -233,15 +293,25 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     try:  # (the factorisation reads the lower triangle; the gradient is symmetric, as PyTorch's)
         L = ops.Cholesky.apply(x)  # noqa: N806
     except np.linalg.LinAlgError:
-        raise LinAlgError("linalg.cholesky: The factorization could not be completed because the input is not "
-                          "positive-definite.") from None  # fmt: skip
+        raise _not_positive_definite("cholesky", _cholesky_failures(x.detach())[1]) from None
     return L.mT if upper else L
 
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> CholeskyEx:  # noqa: N803
-    """``(L, info)``: :func:`cholesky` and an int32 0 per matrix."""
-    L = cholesky(A, upper=upper)  # noqa: N806
-    return CholeskyEx(L, _zeros_info(L, tuple(A.shape[:-2])))
+    """``(L, info)``: :func:`cholesky` and an int32 per matrix, 0 or the order of the first leading
+    minor that is not positive-definite (``L`` then as LAPACK leaves it, as PyTorch's; ``check_errors``:
+    raise instead)."""
+    x = _matrices(A, "cholesky_ex", square=True)
+    try:
+        L = cholesky(x, upper=upper)  # noqa: N806
+        return CholeskyEx(L, _zeros_info(L, tuple(x.shape[:-2])))
+    except LinAlgError:
+        pass
+    ls, info = _cholesky_failures(x.detach().mT if upper else x.detach())
+    if check_errors:
+        raise _not_positive_definite("cholesky_ex", info)
+    L = Tensor(ls.astype(x.dtype), device=x._dev)  # noqa: N806
+    return CholeskyEx(L.mT if upper else L, Tensor(info, device=x._dev))
 
 
 # -- eigenvalues and singular values ---------------------------------------------------

@@ -343,3 +343,35 @@ def test_every_new_name_has_its_tensor_method():
     for name in ("lu", "lu_factor", "lu_factor_ex", "lu_solve", "ldl_factor", "ldl_factor_ex", "ldl_solve",
                  "householder_product", "tensorinv", "tensorsolve", "solve_ex", "inv_ex", "cholesky_ex"):  # fmt: skip
         assert name in tga.linalg.__all__ and hasattr(torch.linalg, name), name
+
+
+# -- the _ex forms of solve, inv and cholesky: info instead of an error ---------------------
+def test_ex_forms_report_singular_and_indefinite_matrices_as_pytorch():
+    singular = np.array([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]], [[0.0, 0.0], [0.0, 0.0]]])
+    x, t = _both(singular)
+    b = np.array([[1.0, 2.0], [0.5, -1.0], [3.0, 1.0]])
+    for left, rhs in ((True, b), (True, b[..., None]), (False, b[:, None, :])):
+        ours = tga.linalg.solve_ex(x, Tensor(rhs), left=left)
+        theirs = torch.linalg.solve_ex(t, torch.tensor(rhs), left=left)
+        assert ours._fields == ("result", "info")
+        np.testing.assert_array_equal(ours.result.numpy(), theirs.result.numpy())  # (inf and NaN where PyTorch's)
+        assert ours.info.tolist() == theirs.info.tolist()
+    ours, theirs = tga.linalg.inv_ex(x), torch.linalg.inv_ex(t)
+    np.testing.assert_array_equal(ours.inverse.numpy(), theirs.inverse.numpy())
+    assert ours.info.tolist() == theirs.info.tolist()
+    for fn in (lambda: tga.linalg.solve_ex(x, Tensor(b), check_errors=True),
+               lambda: tga.linalg.inv_ex(x, check_errors=True)):  # fmt: skip
+        with pytest.raises(tga.linalg.LinAlgError, match="singular"):
+            fn()
+    indefinite = np.array(
+        [[[4.0, 2.0, 1.0], [2.0, -3.0, 0.0], [1.0, 0.0, 2.0]], [[4.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]]]
+    )
+    x, t = _both(indefinite)
+    for upper in (False, True):
+        ours, theirs = tga.linalg.cholesky_ex(x, upper=upper), torch.linalg.cholesky_ex(t, upper=upper)
+        np.testing.assert_array_equal(ours.L.numpy(), theirs.L.numpy())  # (as LAPACK leaves it)
+        assert ours.info.tolist() == theirs.info.tolist() == [2, 0]
+    with pytest.raises(tga.linalg.LinAlgError, match="leading minor of order 2"):
+        tga.linalg.cholesky_ex(x, check_errors=True)
+    with pytest.raises(RuntimeError, match=r"\(Batch element 0\).*order 2"):
+        tga.linalg.cholesky(x)

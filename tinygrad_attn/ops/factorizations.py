@@ -170,3 +170,55 @@ def ldl_host(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     ld = np.tril(w)
     # (a 2x2 block keeps its subdiagonal entry; the rest of the first subdiagonal is L's)
     return ld, piv, info
+
+
+def lu_solve_raw(raw: Any, lu: Any, b: Any) -> Any:
+    """``U^-1 L^-1 b`` for a packed ``lu (B, n, n)`` and ``b (B, n, k)`` (rows already in pivot order),
+    as the BLAS ``trsm`` PyTorch's CPU build calls: each unknown times the reciprocal of its diagonal
+    entry, then taken from the rows above; so a zero on ``U``'s diagonal gives the infinities and NaNs
+    (``0 * inf``) PyTorch's solvers give for a singular matrix."""
+    x = raw.array(b, copy=True)
+    n = lu.shape[-1]
+    for j in range(n):  # L has a unit diagonal: forward substitution
+        if j + 1 < n:
+            x[:, j + 1 :, :] -= lu[:, j + 1 :, j, None] * x[:, j, None, :]
+    for j in range(n - 1, -1, -1):
+        xj = x[:, j, :] * (1.0 / lu[:, j, j, None])
+        x[:, j, :] = xj
+        if j:
+            x[:, :j, :] -= xj[:, None, :] * lu[:, :j, j, None]
+    return x
+
+
+def cholesky_host(a: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(L, info)`` of one matrix (its lower triangle read) as LAPACK's unblocked ``potf2``: where the
+    leading minor of order ``info`` is not positive-definite the loop stops, that diagonal entry
+    holding what would have been square-rooted and the columns after it untouched (what PyTorch's
+    ``cholesky_ex`` returns); ``info`` 0 where it completes. A host array."""
+    n = a.shape[0]
+    w = np.tril(a).astype(a.dtype, copy=True)
+    for j in range(n):
+        ajj = w[j, j] - w[j, :j] @ w[j, :j]
+        if not ajj > 0:  # (NaN too)
+            w[j, j] = ajj
+            return w, j + 1
+        ajj = math.sqrt(ajj)
+        w[j, j] = ajj
+        if j + 1 < n:
+            w[j + 1 :, j] = (w[j + 1 :, j] - w[j + 1 :, :j] @ w[j, :j]) / ajj
+    return w, 0
+
+
+def lu_solve_adjoint_raw(raw: Any, lu: Any, b: Any) -> Any:
+    """``L^-T U^-T b`` (the solve with ``A^T`` before the rows are put back), as :func:`lu_solve_raw`:
+    ``U^T`` forward, each unknown times its diagonal entry's reciprocal, then ``L^T`` backward."""
+    x = raw.array(b, copy=True)
+    n = lu.shape[-1]
+    for j in range(n):
+        xj = x[:, j, :] * (1.0 / lu[:, j, j, None])
+        x[:, j, :] = xj
+        if j + 1 < n:
+            x[:, j + 1 :, :] -= xj[:, None, :] * lu[:, j, j + 1 :, None]
+    for j in range(n - 1, 0, -1):
+        x[:, :j, :] -= lu[:, j, :j, None] * x[:, j, None, :]
+    return x
