@@ -72,10 +72,12 @@ def _bessel(xp, a, order: int, scaled: bool):
         return back(bessel_array(raw, to_raw(a), order, scaled))
 
 
-def _safe_reciprocal(ns, x):
-    """``1 / x`` with 0 where ``x`` is 0 (the derivatives' limits there are written separately)."""
-    zero = x == 0
-    return ns.where(zero, ns.zeros_like(x), 1.0 / ns.where(zero, ns.zeros_like(x) + 1.0, x))
+def _away_from_zero(ns, x):
+    """``(not_tiny, safe)``: where ``|x|`` exceeds the dtype's epsilon (false at NaN), and ``x`` there
+    (1 elsewhere). I1's and I1e's derivatives take their limit 1/2 where ``not_tiny`` is false, as
+    PyTorch's (so at NaN too)."""
+    not_tiny = ns.abs(x) > float(np.finfo(x.dtype).eps)
+    return not_tiny, ns.where(not_tiny, x, ns.zeros_like(x) + 1.0)
 
 
 class I0(Function):
@@ -101,14 +103,15 @@ class I1(Function):
     primitive = True
     name = "i1"
     keep = (0,)
+    reads_output = False
 
     def forward(self, xp, a):
         return _bessel(xp, a, 1, scaled=False)
 
     def backward(self, g, ns, inputs, out):
-        x = inputs[0]
-        d = ns.apply(I0, x) - out * _safe_reciprocal(ns, x)
-        return (g * ns.where(x == 0, ns.zeros_like(d) + 0.5, d),)
+        not_tiny, x = _away_from_zero(ns, inputs[0])
+        d = ns.apply(I0, x) - ns.apply(I1, x) / x
+        return (g * ns.where(not_tiny, d, ns.zeros_like(d) + 0.5),)
 
 
 class I0e(Function):
@@ -118,13 +121,14 @@ class I0e(Function):
     primitive = True
     name = "i0e"
     keep = (0,)
+    reads_output = False
 
     def forward(self, xp, a):
         return _bessel(xp, a, 0, scaled=True)
 
     def backward(self, g, ns, inputs, out):
         x = inputs[0]
-        return (g * (ns.apply(I1e, x) - ns.sign(x) * out),)
+        return (g * (ns.apply(I1e, x) - ns.sign(x) * ns.apply(I0e, x)),)
 
 
 class I1e(Function):
@@ -134,11 +138,12 @@ class I1e(Function):
     primitive = True
     name = "i1e"
     keep = (0,)
+    reads_output = False
 
     def forward(self, xp, a):
         return _bessel(xp, a, 1, scaled=True)
 
     def backward(self, g, ns, inputs, out):
-        x = inputs[0]
-        d = ns.apply(I0e, x) - out * (ns.sign(x) + _safe_reciprocal(ns, x))
-        return (g * ns.where(x == 0, ns.zeros_like(d) + 0.5, d),)
+        not_tiny, x = _away_from_zero(ns, inputs[0])
+        d = ns.apply(I0e, x) - ns.apply(I1e, x) * (ns.sign(x) + 1.0 / x)
+        return (g * ns.where(not_tiny, d, ns.zeros_like(d) + 0.5),)
