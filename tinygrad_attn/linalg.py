@@ -114,11 +114,16 @@ def _exact_with_gradient_of(exact: Tensor, composite: Tensor) -> Tensor:
 
 
 def _in_graph_of(out: Tensor, *inputs: Tensor) -> Tensor:
-    """``out`` recorded as a function of ``inputs`` with gradient 0 (a result that holds none of an
-    empty input's entries, or that the inputs do not change, still requires grad where PyTorch's does)."""
+    """``out``, recorded as a function of ``inputs`` with gradient 0 where it is not one already (a result
+    that holds none of an empty input's entries, or that the inputs do not change, still requires grad
+    where PyTorch's does). The link is a ``where`` that never picks the input: an inf or NaN there
+    leaves the value alone."""
+    if out.requires_grad:
+        return out
+    never = Tensor(np.zeros((), bool), device=out._dev)
     for t in inputs:
         if t.requires_grad:
-            out = out + t.sum() * 0.0
+            out = out + where(never, t.sum(), 0.0).astype(out.dtype)
     return out
 
 

@@ -181,6 +181,13 @@ KNOWN: dict[tuple[str, str], str] = {
     ("linalg_norm", "zeros"): _DEGENERATE,
     ("linalg_norm", "negative zeros"): _DEGENERATE,
 }
+# the LU family and torch's older decomposition names: a singular matrix at zeros and ties (PyTorch's gradients
+# divide by its zero pivots or singular values; a singular triangular system raises here, PyTorch's gives inf)
+for _name, _kinks in (("lu_factor_rect", FINITE_KINKS[:3]), ("linalg_lu", FINITE_KINKS[:3]),
+                      ("torch_lu_solve", FINITE_KINKS[:3]), ("triangular_solve", FINITE_KINKS[:2]),
+                      ("cholesky_solve_factor", FINITE_KINKS[:3]), ("torch_svd", FINITE_KINKS[:3]),
+                      ("torch_svd_v", FINITE_KINKS[:3]), ("torch_qr", FINITE_KINKS[:3])):  # fmt: skip
+    KNOWN.update({(_name, k): _DEGENERATE for k in _kinks})
 
 
 def _cases():
