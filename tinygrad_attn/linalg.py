@@ -767,8 +767,8 @@ def _lu(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Any]:
     else:
         info = raw.zeros(zero.shape[:1], dtype=raw.int32)
     P = _permutation_matrix(x, perm, batch)  # noqa: N806
-    if x.requires_grad:
-        LU = _eliminate(P.mT @ x)  # noqa: N806
+    if x.requires_grad:  # (PyTorch's backward keeps the factor it returned)
+        LU = saved_for_backward(_eliminate(P.mT @ x), output=True)  # noqa: N806
     else:
         LU = Tensor._wrap(back(raw.reshape(lu_b, x.shape)), x._dev)  # noqa: N806
     pivots = Tensor._wrap(back(raw.reshape(piv_b, batch + (k,))), x._dev)
@@ -881,10 +881,11 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
     P = _pivot_permutation(lu_data, pivots, "linalg.lu_solve")  # noqa: N806
     if not adjoint:  # A = P L U: X = U^-1 L^-1 P^T B
         y = solve_triangular(lu_data, P.mT @ b, upper=False, unitriangular=True)
-        return solve_triangular(lu_data, y, upper=True)
-    # A^T = U^T L^T P^T: X = P L^-T U^-T B
-    y = solve_triangular(lu_data.mT, b, upper=False)
-    return P @ solve_triangular(lu_data.mT, y, upper=True, unitriangular=True)
+        x = solve_triangular(lu_data, y, upper=True)
+    else:  # A^T = U^T L^T P^T: X = P L^-T U^-T B
+        y = solve_triangular(lu_data.mT, b, upper=False)
+        x = P @ solve_triangular(lu_data.mT, y, upper=True, unitriangular=True)
+    return saved_for_backward(x, lu_data, output=True)  # (PyTorch's keeps LU and the solution)
 
 
 def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False) -> LDLFactorEx:  # noqa: N803
@@ -988,7 +989,8 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
         raise RuntimeError("torch.linalg.householder_product: Expected batch dimensions of tau to be equal to "
                            f"input.shape[:-2], but got {tuple(t.shape[:-1])} and {tuple(a.shape[:-2])}")  # fmt: skip
     q = Tensor(np.broadcast_to(np.eye(m, n, dtype=a.dtype), tuple(a.shape[:-2]) + (m, n)).copy(), device=a._dev)
-    return _in_graph_of(_apply_reflectors(a, t, q, left=True, transpose=False), a, t)
+    out = _in_graph_of(_apply_reflectors(a, t, q, left=True, transpose=False), a, t)
+    return saved_for_backward(out, a, t, output=True)  # (PyTorch's keeps both inputs and the result)
 
 
 def _apply_reflectors(a: Tensor, t: Tensor, c: Tensor, *, left: bool, transpose: bool) -> Tensor:
@@ -1024,7 +1026,8 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpos
     if k > a.shape[-1] or k > rows:
         raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-1] and to "
                            f"{rows}, got {k}")  # fmt: skip
-    return _in_graph_of(_apply_reflectors(a, t, c, left=left, transpose=transpose), a, t)
+    out = _in_graph_of(_apply_reflectors(a, t, c, left=left, transpose=transpose), a, t)
+    return saved_for_backward(out, a, t, c, output=True)  # (PyTorch's keeps its inputs and the result)
 
 
 def geqrf(input: Tensor) -> Geqrf:  # noqa: A002
@@ -1116,7 +1119,9 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     ``upper`` or lower triangle read); batches broadcast."""
     a, rhs = _matrices(A, "triangular_solve", square=True), _matrices(b, "triangular_solve")
     coef, up = (a.mT, not upper) if transpose else (a, upper)
-    return TriangularSolve(solve_triangular(coef, rhs, upper=up, unitriangular=unitriangular), a.clone())
+    x = solve_triangular(coef, rhs, upper=up, unitriangular=unitriangular)
+    # (PyTorch's keeps b, A and the solution)
+    return TriangularSolve(saved_for_backward(x, rhs, a, output=True), a.clone())
 
 
 def _cholesky_product(factor: Tensor, upper: bool) -> Tensor:
@@ -1133,7 +1138,8 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa
         exact = solve_triangular(lower.mT, solve_triangular(lower, rhs, upper=False), upper=True)
     if not (rhs.requires_grad or f.requires_grad):
         return exact
-    return _exact_with_gradient_of(exact, solve(_cholesky_product(f, upper), rhs))
+    out = _exact_with_gradient_of(exact, solve(_cholesky_product(f, upper), rhs))
+    return saved_for_backward(out, rhs, f, output=True)  # (PyTorch's keeps both inputs and the result)
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
@@ -1147,7 +1153,8 @@ def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
         exact = linv.mT @ linv
     if not f.requires_grad:
         return exact
-    return _exact_with_gradient_of(exact, inv(_cholesky_product(f, upper)))
+    out = _exact_with_gradient_of(exact, inv(_cholesky_product(f, upper)))
+    return saved_for_backward(out, f, output=True)  # (PyTorch's keeps the factor and the result)
 
 
 def ger(input: Tensor, vec2: Tensor) -> Tensor:  # noqa: A002

@@ -102,15 +102,14 @@ class I1(Function):
     __slots__ = ()
     primitive = True
     name = "i1"
-    keep = (0,)
-    reads_output = False
+    keep = (0,)  # (and its output, as PyTorch's backward keeps the result)
 
     def forward(self, xp, a):
         return _bessel(xp, a, 1, scaled=False)
 
     def backward(self, g, ns, inputs, out):
         not_tiny, x = _away_from_zero(ns, inputs[0])
-        d = ns.apply(I0, x) - ns.apply(I1, x) / x
+        d = ns.apply(I0, x) - out / x
         return (g * ns.where(not_tiny, d, ns.zeros_like(d) + 0.5),)
 
 
@@ -120,15 +119,14 @@ class I0e(Function):
     __slots__ = ()
     primitive = True
     name = "i0e"
-    keep = (0,)
-    reads_output = False
+    keep = (0,)  # (and its output, as PyTorch's backward keeps the result)
 
     def forward(self, xp, a):
         return _bessel(xp, a, 0, scaled=True)
 
     def backward(self, g, ns, inputs, out):
         x = inputs[0]
-        return (g * (ns.apply(I1e, x) - ns.sign(x) * ns.apply(I0e, x)),)
+        return (g * (ns.apply(I1e, x) - ns.sign(x) * out),)
 
 
 class I1e(Function):
@@ -137,13 +135,12 @@ class I1e(Function):
     __slots__ = ()
     primitive = True
     name = "i1e"
-    keep = (0,)
-    reads_output = False
+    keep = (0,)  # (and its output, as PyTorch's backward keeps the result)
 
     def forward(self, xp, a):
         return _bessel(xp, a, 1, scaled=True)
 
     def backward(self, g, ns, inputs, out):
         not_tiny, x = _away_from_zero(ns, inputs[0])
-        d = ns.apply(I0e, x) - ns.apply(I1e, x) * (ns.sign(x) + 1.0 / x)
+        d = ns.apply(I0e, x) - out * (ns.sign(x) + 1.0 / x)
         return (g * ns.where(not_tiny, d, ns.zeros_like(d) + 0.5),)
