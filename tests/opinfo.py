@@ -1743,6 +1743,15 @@ def _sym(x: Any) -> Any:
     return x + x.mT
 
 
+def _reflector_scales(a: np.ndarray) -> np.ndarray:
+    """``tau (..., 3)`` making each Householder reflector of ``a``'s columns orthogonal, ``2 / |v|^2``
+    (``v``: a 1 on the diagonal, ``a`` below it), padded to 3 (the entries sliced to ``a``'s columns)."""
+    m, n = a.shape[-2:]
+    below = np.tril(a, -1)[..., :, : min(m, n)]
+    tau = 2.0 / (1.0 + (below**2).sum(-2))
+    return np.concatenate([tau, np.ones(a.shape[:-2] + (3 - tau.shape[-1],))], -1)
+
+
 def _indefinite(x: np.ndarray) -> np.ndarray:
     """A matrix whose symmetric part (``_sym``) is invertible and indefinite: diagonal entries of
     alternating sign that outweigh their rows (entries of ``x`` are at most 3)."""
@@ -2120,9 +2129,10 @@ TENSOR_FUNCTIONS = [
                  "LAPACK's loops skip the zero"),
     OpInfo("ormqr", lambda a, tau, c, left, tr: tga.ormqr(a, tau[..., : a.shape[-1]], c if left else c.mT, left, tr),
            lambda a, tau, c, left, tr: torch.ormqr(a, tau[..., : a.shape[-1]], c if left else c.mT, left, tr),
-           _with(rect_matrices(tall=True).flatmap(lambda s: st.tuples(
-               array(s.args[0].shape[:-2] + (3,), st.floats(0.0, 2.0)), array(s.args[0].shape[:-1] + (2,))).map(
-               lambda tc: Sample((s.args[0], *tc), {}))), left=st.booleans(), tr=st.booleans()), extremes=False),
+           _with(rect_matrices(tall=True).flatmap(lambda s: array(s.args[0].shape[:-1] + (2,)).map(
+               lambda c: Sample((s.args[0], _reflector_scales(s.args[0]), c), {}))), left=st.booleans(),
+                 tr=st.booleans()), extremes=False,
+           notes="tau of orthogonal reflectors (2 / |v|^2): PyTorch's gradient assumes Q orthogonal"),
     OpInfo("orgqr", lambda x: tga.orgqr(*tga.geqrf(x.detach())) + x, lambda x: torch.orgqr(*torch.geqrf(x.detach())) + x,
            rect_matrices(tall=True), extremes=False, notes="Q of geqrf's reflectors (geqrf has no gradient)"),
     OpInfo("triangular_solve", lambda a, b, upper, tr, unit: tga.triangular_solve(b, a, upper, tr, unit).solution,
@@ -2147,14 +2157,14 @@ TENSOR_FUNCTIONS = [
                torch.svd(x, some)) if some or x.shape[-1] >= x.shape[-2] else torch.svd(x, some).S,
            _with(rect_matrices(), some=st.booleans()), extremes=False, rtol=1e-6, atol=1e-8,
            notes="U squared: its signs are a convention"),
-    OpInfo("torch_svd_v", lambda x: tga.svd(x).V ** 2 + tga.svd(x, compute_uv=False).V,
-           lambda x: torch.svd(x).V ** 2 + torch.svd(x, compute_uv=False).V, rect_matrices(), extremes=False,
+    OpInfo("torch_svd_v", lambda x: tga.svd(x).V ** 2 + tga.svd(x, compute_uv=False).V.sum(),
+           lambda x: torch.svd(x).V ** 2 + torch.svd(x, compute_uv=False).V.sum(), rect_matrices(), extremes=False,
            rtol=1e-6, atol=1e-8),
     OpInfo("torch_qr", lambda x, some: (lambda r: r.Q * 2.0 + r.R.sum(-2, keepdim=True).sum(-1, keepdim=True))(
         tga.qr(x, some)), lambda x, some: (lambda r: r.Q * 2.0 + r.R.sum(-2, keepdim=True).sum(-1, keepdim=True))(
         torch.qr(x, some)), _with(rect_matrices(), some=st.just(True)), extremes=False, rtol=1e-6, atol=1e-8),
-    OpInfo("tensorinv", lambda x: tga.linalg.tensorinv(x.reshape(x.shape[:-2] + (1, x.shape[-1], x.shape[-1])), 1),
-           lambda x: torch.linalg.tensorinv(x.reshape(x.shape[:-2] + (1, x.shape[-1], x.shape[-1])), 1),
+    OpInfo("tensorinv", lambda x: tga.linalg.tensorinv(x.reshape(x.shape[-1], 1, x.shape[-1]), 1),
+           lambda x: torch.linalg.tensorinv(x.reshape(x.shape[-1], 1, x.shape[-1]), 1),
            square_matrices().filter(lambda s: s.args[0].ndim == 2), extremes=False),
     OpInfo("tensorsolve", lambda a, b: tga.linalg.tensorsolve(a, b), lambda a, b: torch.linalg.tensorsolve(a, b),
            square_matrices().filter(lambda s: s.args[0].ndim == 2).flatmap(lambda s: array(s.args[0].shape[:1]).map(

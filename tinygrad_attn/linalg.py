@@ -1088,6 +1088,20 @@ def _torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Tor
         zeros = [Tensor.zeros(batch + (r, r), dtype=x.dtype, device=x._dev) for r in (m, n)]
         return TorchSVD(zeros[0], svdvals(x), zeros[1])
     U, S, Vh = svd(x, full_matrices=not some)  # noqa: N806
+    m, n = x.shape[-2:]
+    if not some and x.requires_grad and m != n and x.numel():
+        # (the gradient of the first min(m, n) columns, as PyTorch's: theirs from the reduced factors, whose
+        # signs are matched to these; the completing columns carry none)
+        from ._tensor import cat  # noqa: PLC0415
+
+        k = min(m, n)
+        Ur, _, Vhr = svd(x, full_matrices=False)  # noqa: N806
+        with no_grad():
+            su = ((Ur * U[..., :k]).sum(-2, keepdim=True) < 0).astype(x.dtype) * -2.0 + 1.0
+        U = cat([_exact_with_gradient_of(U[..., :k], Ur * su), U[..., k:]], -1)  # noqa: N806
+        V = Vh.mT  # noqa: N806
+        V = cat([_exact_with_gradient_of(V[..., :k], Vhr.mT * su), V[..., k:]], -1)  # noqa: N806
+        return TorchSVD(U, S, V)
     return TorchSVD(U, S, Vh.mT)
 
 

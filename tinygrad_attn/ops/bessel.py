@@ -76,7 +76,8 @@ def _away_from_zero(ns, x):
     """``(not_tiny, safe)``: where ``|x|`` exceeds the dtype's epsilon (false at NaN), and ``x`` there
     (1 elsewhere). I1's and I1e's derivatives take their limit 1/2 where ``not_tiny`` is false, as
     PyTorch's (so at NaN too)."""
-    not_tiny = ns.abs(x) > float(np.finfo(x.dtype).eps)
+    name = str(x.dtype).rsplit(".", 1)[-1]  # (NumPy's name of any namespace's dtype: 'array_api_strict.float64')
+    not_tiny = ns.abs(x) > float(np.finfo(np.dtype(name)).eps)
     return not_tiny, ns.where(not_tiny, x, ns.zeros_like(x) + 1.0)
 
 

@@ -82,7 +82,10 @@ def geqrf_raw(raw: Any, a: Any) -> tuple[Any, Any]:
     for j in range(k):
         alpha = a[:, j, j]
         below = a[:, j + 1 :, j]
-        xnorm = raw.sqrt((below * below).sum(-1))
+        # (scaled as LAPACK's dnrm2: the squares of tiny entries would underflow to a zero norm)
+        big = raw.abs(below).max(-1) if below.shape[-1] else raw.zeros_like(alpha)
+        unit = raw.where(big > 0, big, 1.0)
+        xnorm = big * raw.sqrt(((below / unit[:, None]) ** 2).sum(-1))
         # (as LAPACK's dlarfg: beta = -sign(alpha) |(alpha, x)|; nothing below the diagonal: H = I)
         beta = -raw.copysign(raw.hypot(alpha, xnorm), alpha)
         skip = xnorm == 0
