@@ -1761,6 +1761,22 @@ def _sym(x: Any) -> Any:
     return x + x.mT
 
 
+def _reflector_scales(a: np.ndarray) -> np.ndarray:
+    """``tau (..., 3)`` making each Householder reflector of ``a``'s columns orthogonal, ``2 / |v|^2``
+    (``v``: a 1 on the diagonal, ``a`` below it), padded to 3 (the entries sliced to ``a``'s columns)."""
+    m, n = a.shape[-2:]
+    below = np.tril(a, -1)[..., :, : min(m, n)]
+    tau = 2.0 / (1.0 + (below**2).sum(-2))
+    return np.concatenate([tau, np.ones(a.shape[:-2] + (3 - tau.shape[-1],))], -1)
+
+
+def _indefinite(x: np.ndarray) -> np.ndarray:
+    """A matrix whose symmetric part (``_sym``) is invertible and indefinite: diagonal entries of
+    alternating sign that outweigh their rows (entries of ``x`` are at most 3)."""
+    n = x.shape[-1]
+    return x + np.diag(np.where(np.arange(n) % 2, -1.0, 1.0) * (3.0 * n + 1.0))
+
+
 TENSOR_FUNCTIONS = [
     # shape_functions.py
     OpInfo("atleast_3d", *_both(lambda lib: lambda *xs: lib.cat([t.reshape(-1) for t in lib.atleast_3d(*xs)] + [
@@ -1959,6 +1975,23 @@ TENSOR_FUNCTIONS = [
                  "covers positive arguments"),
     OpInfo("mvlgamma", lambda x, p: tga.mvlgamma(x, p), lambda x, p: torch.mvlgamma(x, p),
            _with(unary(st.floats(1.6, 6.0)), p=st.integers(1, 3)), extremes=False),
+    _unary("i0", lambda a: a.i0(), lambda a: a.i0(), covers=("I0",), rtol=1e-12),
+    _unary("i0_wide", lambda a: tga.i0(a * 12.0), lambda a: torch.i0(a * 12.0), rtol=1e-12,
+           notes="both sides of the switch between the power series and the asymptotic expansion (|x| = 20)"),
+    _unary("special_i1", lambda a: tga.special_functions.i1(a * 8.0), lambda a: torch.special.i1(a * 8.0),
+           covers=("I1",), rtol=1e-12),
+    _unary("special_i0e", lambda a: tga.special_functions.i0e(a * 12.0), lambda a: torch.special.i0e(a * 12.0),
+           covers=("I0e",), rtol=1e-12),
+    _unary("special_i1e", lambda a: tga.special_functions.i1e(a * 12.0), lambda a: torch.special.i1e(a * 12.0),
+           covers=("I1e",), rtol=1e-12),
+    OpInfo("igamma", lambda x, a: tga.igamma(x.new_tensor(a), x), lambda x, a: torch.igamma(torch.tensor(a), x),
+           binary(POSITIVE, st.floats(0.1, 40.0)).map(lambda s: Sample((s.args[0],), {"a": s.args[1]})),
+           ("Igamma",), rtol=1e-9, atol=1e-12,
+           notes="the gradient in x only: PyTorch has none in a (tests/ops/test_bessel_igamma.py checks it raises)"),
+    OpInfo("igammac", lambda x, a: tga.igammac(x.new_tensor(a), x),
+           lambda x, a: torch.igammac(torch.tensor(a), x),
+           binary(POSITIVE, st.floats(0.1, 40.0)).map(lambda s: Sample((s.args[0],), {"a": s.args[1]})), rtol=1e-9,
+           atol=1e-12),
     _unary("erfc", lambda a: a.erfc(), lambda a: a.erfc(), atol=1e-15),
     OpInfo("logit", lambda x, eps: tga.logit(x, eps), lambda x, eps: torch.logit(x, eps),
            _with(unary(st.floats(0.05, 0.95)), eps=st.sampled_from([None, 0.2])), extremes=False),
@@ -2075,6 +2108,87 @@ TENSOR_FUNCTIONS = [
         lambda s: s.args[0].ndim >= 1 and s.args[1].ndim >= 1 and s.args[0].shape[-1] == s.args[1].shape[-1])),
     OpInfo("linalg_diagonal", lambda x, offset: tga.linalg.diagonal(x, offset=offset),
            lambda x, offset: torch.linalg.diagonal(x, offset=offset), _with(unary(min_dims=2), offset=st.integers(-2, 2))),
+    # the LU, LDL^T and Householder families (linalg.py, ops/factorizations.py): each tuple result folded into one
+    # tensor; pivots compared through the factors they permute
+    OpInfo("lu_factor", lambda x: tga.linalg.lu_factor(x).LU, lambda x: torch.linalg.lu_factor(x).LU,
+           square_matrices(), extremes=False),
+    OpInfo("lu_factor_rect", lambda x: tga.linalg.lu_factor_ex(x).LU + tga.linalg.lu_factor_ex(x).pivots.sum(),
+           lambda x: torch.linalg.lu_factor_ex(x).LU + torch.linalg.lu_factor_ex(x).pivots.sum(), rect_matrices(),
+           extremes=False),
+    OpInfo("linalg_lu", *_both(lambda lib: lambda x: (lambda r: r.P.sum(-1, keepdim=True) * 3.0 + r.L @ r.U.sum(
+        -1, keepdim=True) + r.U.sum(-2, keepdim=True).sum(-1, keepdim=True))(lib.linalg.lu(x))), rect_matrices(),
+           extremes=False),
+    OpInfo("lu_unpack", *_both(lambda lib: lambda x: (lambda r: r.P * 2.0 + r.L @ r.U)(lib.lu_unpack(
+        *lib.linalg.lu_factor(x)))), square_matrices(), extremes=False),
+    OpInfo("lu_solve", lambda a, b, left, adjoint: tga.linalg.lu_solve(*tga.linalg.lu_factor(a), b if left else b.mT,
+                                                                       left=left, adjoint=adjoint),
+           lambda a, b, left, adjoint: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b if left else b.mT,
+                                                            left=left, adjoint=adjoint),
+           _with(square_matrices().flatmap(lambda s: array(s.args[0].shape[:-1] + (2,)).map(
+               lambda b: Sample((s.args[0], b), {}))), left=st.booleans(), adjoint=st.booleans()), extremes=False),
+    OpInfo("torch_lu_solve", lambda a, b: tga.lu_solve(b, *tga.lu(a)), lambda a, b: torch.lu_solve(b, *torch.lu(a)),
+           square_matrices().flatmap(lambda s: array(s.args[0].shape[:-1] + (1,)).map(
+               lambda b: Sample((s.args[0], b), {}))), extremes=False),
+    OpInfo("ldl", *_both(lambda lib: lambda x: (lambda r: r.LD + (r.pivots.sum(-1, keepdim=True) + r.info.unsqueeze(
+        -1)).unsqueeze(-1))(lib.linalg.ldl_factor_ex(_sym(x)))), square_matrices("any", max_n=5), grad=False,
+           extremes=False),
+    OpInfo("ldl_solve", lambda a, b: tga.linalg.ldl_solve(*tga.linalg.ldl_factor(_sym(a)), b),
+           lambda a, b: torch.linalg.ldl_solve(*torch.linalg.ldl_factor(_sym(a)), b),
+           square_matrices("any").flatmap(lambda s: array(s.args[0].shape[:-1] + (2,)).map(
+               lambda b: Sample((_indefinite(s.args[0]), b), {}))), grad=False, extremes=False, rtol=1e-6, atol=1e-8),
+    OpInfo("geqrf", lambda x: (lambda r: r.a + r.tau.sum(-1, keepdim=True).unsqueeze(-1))(tga.geqrf(x)),
+           lambda x: (lambda r: r.a + r.tau.sum(-1, keepdim=True).unsqueeze(-1))(torch.geqrf(x)), rect_matrices(),
+           grad=False, extremes=False),
+    OpInfo("householder_product", lambda a, tau: tga.linalg.householder_product(a, tau[..., : a.shape[-1]]),
+           lambda a, tau: torch.linalg.householder_product(a, tau[..., : a.shape[-1]]),
+           rect_matrices(tall=True).flatmap(lambda s: array(s.args[0].shape[:-2] + (3,), st.floats(0.0, 2.0)).map(
+               lambda t: Sample((s.args[0], t), {}))), extremes=False,
+           notes="reflectors applied as products: an infinite entry meets a 0 of the identity (inf * 0), where "
+                 "LAPACK's loops skip the zero"),
+    OpInfo("ormqr", lambda a, tau, c, left, tr: tga.ormqr(a, tau[..., : a.shape[-1]], c if left else c.mT, left, tr),
+           lambda a, tau, c, left, tr: torch.ormqr(a, tau[..., : a.shape[-1]], c if left else c.mT, left, tr),
+           _with(rect_matrices(tall=True).flatmap(lambda s: array(s.args[0].shape[:-1] + (2,)).map(
+               lambda c: Sample((s.args[0], _reflector_scales(s.args[0]), c), {}))), left=st.booleans(),
+                 tr=st.booleans()), extremes=False,
+           notes="tau of orthogonal reflectors (2 / |v|^2): PyTorch's gradient assumes Q orthogonal"),
+    OpInfo("orgqr", lambda x: tga.orgqr(*tga.geqrf(x.detach())) + x, lambda x: torch.orgqr(*torch.geqrf(x.detach())) + x,
+           rect_matrices(tall=True), extremes=False, notes="Q of geqrf's reflectors (geqrf has no gradient)"),
+    OpInfo("triangular_solve", lambda a, b, upper, tr, unit: tga.triangular_solve(b, a, upper, tr, unit).solution,
+           lambda a, b, upper, tr, unit: torch.triangular_solve(b, a, upper, tr, unit).solution,
+           _with(square_matrices().flatmap(lambda s: array(s.args[0].shape[:-1] + (2,)).map(
+               lambda b: Sample((s.args[0], b), {}))), upper=st.booleans(), tr=st.booleans(), unit=st.booleans()),
+           extremes=False),
+    OpInfo("cholesky_solve", lambda a, b, upper: tga.cholesky_solve(b, tga.linalg.cholesky(a, upper=upper), upper),
+           lambda a, b, upper: torch.cholesky_solve(b, torch.linalg.cholesky(a, upper=upper), upper),
+           _with(square_matrices("spd").flatmap(lambda s: array(s.args[0].shape[:-1] + (2,)).map(
+               lambda b: Sample((s.args[0], b), {}))), upper=st.booleans()), extremes=False),
+    OpInfo("cholesky_solve_factor", lambda f, b: tga.cholesky_solve(b, f), lambda f, b: torch.cholesky_solve(b, f),
+           square_matrices().flatmap(lambda s: array(s.args[0].shape[:-1] + (2,)).map(
+               lambda b: Sample((np.tril(s.args[0]), b), {}))), extremes=False,
+           notes="a factor given directly: the gradient reaches its upper triangle too, as PyTorch's"),
+    OpInfo("cholesky_inverse", lambda f, upper: tga.cholesky_inverse(f.triu() if upper else f.tril(), upper),
+           lambda f, upper: torch.cholesky_inverse(f.triu() if upper else f.tril(), upper),
+           _with(square_matrices(), upper=st.booleans()), extremes=False),
+    OpInfo("torch_svd", lambda x, some: (lambda r: r.U ** 2 * 2.0 + r.S.sum(-1, keepdim=True).unsqueeze(-1))(
+        tga.svd(x, some)) if some or x.shape[-1] >= x.shape[-2] else tga.svd(x, some).S,
+           lambda x, some: (lambda r: r.U ** 2 * 2.0 + r.S.sum(-1, keepdim=True).unsqueeze(-1))(
+               torch.svd(x, some)) if some or x.shape[-1] >= x.shape[-2] else torch.svd(x, some).S,
+           _with(rect_matrices(), some=st.booleans()), extremes=False, rtol=1e-6, atol=1e-8,
+           notes="U squared: its signs are a convention"),
+    OpInfo("torch_svd_v", lambda x: tga.svd(x).V ** 2 + tga.svd(x, compute_uv=False).V.sum(),
+           lambda x: torch.svd(x).V ** 2 + torch.svd(x, compute_uv=False).V.sum(), rect_matrices(), extremes=False,
+           rtol=1e-6, atol=1e-8),
+    OpInfo("torch_qr", lambda x, some: (lambda r: r.Q * 2.0 + r.R.sum(-2, keepdim=True).sum(-1, keepdim=True))(
+        tga.qr(x, some)), lambda x, some: (lambda r: r.Q * 2.0 + r.R.sum(-2, keepdim=True).sum(-1, keepdim=True))(
+        torch.qr(x, some)), _with(rect_matrices(), some=st.just(True)), extremes=False, rtol=1e-6, atol=1e-8),
+    OpInfo("tensorinv", lambda x: tga.linalg.tensorinv(x.reshape(x.shape[-1], 1, x.shape[-1]), 1),
+           lambda x: torch.linalg.tensorinv(x.reshape(x.shape[-1], 1, x.shape[-1]), 1),
+           square_matrices().filter(lambda s: s.args[0].ndim == 2), extremes=False),
+    OpInfo("tensorsolve", lambda a, b: tga.linalg.tensorsolve(a, b), lambda a, b: torch.linalg.tensorsolve(a, b),
+           square_matrices().filter(lambda s: s.args[0].ndim == 2).flatmap(lambda s: array(s.args[0].shape[:1]).map(
+               lambda b: Sample((s.args[0], b), {}))), extremes=False),
+    OpInfo("ger", *_both(lambda lib: lambda a, b: lib.ger(a, b)), binary().filter(
+        lambda s: s.args[0].ndim == 1 and s.args[1].ndim == 1)),
     OpInfo("linalg_vander", lambda x, n: tga.linalg.vander(x, N=n), lambda x, n: torch.linalg.vander(x, N=n),
            _with(unary(AWAY_FROM_ZERO, min_dims=1), n=st.none() | st.integers(2, 4)).filter(
                lambda s: (s.kwargs["n"] or s.args[0].shape[-1]) > 1), extremes=False,
@@ -2224,7 +2338,7 @@ TENSOR_MEMBERS = [
            extremes=False),  # (no tiny values: PyTorch's prod backward divides by the product, 1e-172 ** 2 underflows)
     OpInfo("addbmm", *_both(lambda lib: lambda a, b, c: lib.addbmm(a, b, c, beta=0.5, alpha=2.0)), batch_products(),
            extremes=False),  # (inf * 0 depends on the order of the sum)
-    OpInfo("ger", *_both(lambda lib: lambda a, b: a.ger(b)),
+    OpInfo("ger_method", *_both(lambda lib: lambda a, b: a.ger(b)),
            binary().filter(lambda s: s.args[0].ndim == 1 and s.args[1].ndim == 1)),
     OpInfo("gradient", _gradient(tga), _gradient(torch), gradients(), grad_args=1, extremes=False),
     OpInfo("fill", *_both(lambda lib: lambda x, v: lib.fill(x, v.reshape(-1)[:1].sum())), binary()),

@@ -48,7 +48,7 @@ RAISING_HERE: dict[tuple[str, str], str] = {
     # eigenvector ops each recompute the other's values; svd and qr take LAPACK's values and the gradient of a
     # composite of A); PyTorch's keep their outputs only. (svdvals, and cond and the matrix norms through it,
     # read a copy of A, as PyTorch's keep none of A: they raise exactly where PyTorch's do.)
-    **{(name, "input 0"): _KEEPS_A for name in ("eigh", "svd", "svd_vh", "qr")},
+    **{(name, "input 0"): _KEEPS_A for name in ("eigh", "svd", "svd_vh", "qr", "torch_svd", "torch_svd_v", "torch_qr")},
     **{("kron", f"input {i}"): _KRON for i in (0, 1)},
 }
 

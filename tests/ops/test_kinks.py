@@ -197,6 +197,15 @@ KNOWN: dict[tuple[str, str], str] = {
     ("linalg_norm", "zeros"): _AT_ZERO,
     ("linalg_norm", "negative zeros"): _AT_ZERO,
 }
+_DEGENERATE = "a degenerate matrix at this kink (singular, repeated values): gradients differ from PyTorch's"
+# the LU family and torch's older decomposition names: a singular matrix at zeros and ties (PyTorch's gradients
+# divide by its zero pivots or singular values; a singular triangular system raises here, PyTorch's gives inf)
+for _name, _kinks in (("lu_factor_rect", FINITE_KINKS[:3]), ("linalg_lu", FINITE_KINKS[:3]),
+                      ("torch_lu_solve", FINITE_KINKS[:3]), ("triangular_solve", FINITE_KINKS[:2]),
+                      ("cholesky_solve_factor", FINITE_KINKS[:3]), ("torch_svd", FINITE_KINKS[:3]),
+                      ("torch_svd_v", FINITE_KINKS[:3]), ("torch_qr", FINITE_KINKS[:3])):  # fmt: skip
+    KNOWN.update({(_name, k): _DEGENERATE for k in _kinks})
+KNOWN["orgqr", "ties"] = "a matrix of rank 1: the trailing reflectors are built from rounding noise, LAPACK's and ours"
 
 
 def _cases():

@@ -600,8 +600,6 @@ KNOWN: dict[str, str] = {
     # gradients
     "frexp@float64": "frexp's mantissa does not require grad (PyTorch's does)",
     "nextafter@float64": "nextafter's output does not require grad (PyTorch's zero gradient)",
-    "linalg.qr@float64": "qr of a wide matrix: outputs do not require grad",
-    "linalg.slogdet@float64": "slogdet of a 0x0 matrix: outputs do not require grad",
     "linalg.norm.subgradients_at_zero@float64": "vector norm with ord=0.5 at zero: gradient nan, PyTorch's subgradient 0 (issue 33)",
     "linalg.pinv@float64": "pinv(rtol=1.0) gradient where every singular value is cut: PyTorch's is zero",
     "norm@float64": "norm(x, 0) returns a tensor that does not require grad (PyTorch's zero gradient)",
@@ -632,7 +630,7 @@ KNOWN_SLOW: dict[str, str] = {
     "polygamma.polygamma_n_2@float64": "polygamma(4, x) of large negative x differs",
     "polygamma.polygamma_n_3@float64": "polygamma(4, x) of large negative x differs",
     "polygamma.polygamma_n_4@float64": "polygamma(4, x) of large negative x differs",
-    "linalg.svd@float64": "svd of an empty (0, 3) matrix: outputs do not require grad",
+    # empty and degenerate shapes
     # gradients
     # dtype rules
     "linspace.tensor_overload@float64": "linspace from 0-d float32 tensors with dtype=float64 computes in float32",

@@ -245,6 +245,12 @@ _POLE = "polygamma at the poles (integer input 0, -1, ...): ours inf, PyTorch's 
 
 KNOWN: dict[str, str] = {
     # (the ops added with the Tensor members; what the generator found, to fix next)
+    "igamma/bool": "newly added op, not reviewed yet: ours computes on bool, PyTorch refuses it",
+    "igamma/int64": "newly added op, not reviewed yet: ours computes on int64, PyTorch refuses it",
+    "igammac/bool": "newly added op, not reviewed yet: ours computes on bool, PyTorch refuses it",
+    "igammac/int64": "newly added op, not reviewed yet: ours computes on int64, PyTorch refuses it",
+    "lu_unpack/bool": "newly added op, not reviewed yet: ours computes on bool, PyTorch refuses it",
+    "lu_unpack/int64": "newly added op, not reviewed yet: ours computes on int64, PyTorch refuses it",
     "gradient#2": "newly added op, not reviewed yet: ours returns tuple, PyTorch raises RuntimeError",
     "gradient#9": "newly added op, not reviewed yet: ours returns tuple, PyTorch raises RuntimeError",
     "logspace#1": "newly added op, not reviewed yet: ours returns Tensor, PyTorch raises TypeError",

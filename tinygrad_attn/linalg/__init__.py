@@ -37,6 +37,8 @@ __all__ = [
     "norm", "vector_norm", "matrix_norm", "det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "lstsq", "cholesky",
     "cholesky_ex", "solve_triangular", "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank", "matrix_power", "matrix_exp",
     "cross", "multi_dot", "vecdot", "diagonal", "cond", "vander", "matmul", "LinAlgError",
+    "lu", "lu_factor", "lu_factor_ex", "lu_solve", "ldl_factor", "ldl_factor_ex", "ldl_solve", "householder_product",
+    "tensorinv", "tensorsolve",
 ]  # fmt: skip
 
 
@@ -119,6 +121,20 @@ def _exact_with_gradient_of(exact: Tensor, composite: Tensor) -> Tensor:
     return exact + where(composite.detach().isfinite(), delta, 0.0)
 
 
+def _in_graph_of(out: Tensor, *inputs: Tensor) -> Tensor:
+    """``out``, recorded as a function of ``inputs`` with gradient 0 where it is not one already (a result
+    that holds none of an empty input's entries, or that the inputs do not change, still requires grad
+    where PyTorch's does). The link is a ``where`` that never picks the input: an inf or NaN there
+    leaves the value alone."""
+    if out.requires_grad:
+        return out
+    never = Tensor(np.zeros((), bool), device=out._dev)
+    for t in inputs:
+        if t.requires_grad:
+            out = out + where(never, t.sum(), 0.0).astype(out.dtype)
+    return out
+
+
 def _wrap(x: Tensor, arr: Any) -> Tensor:
     return Tensor._wrap(arr, x._dev)
 
@@ -152,7 +168,10 @@ def slogdet(A: Tensor) -> Slogdet:  # noqa: N803
     x = _matrices(A, "slogdet", square=True)
     with no_grad():
         sign = _wrap(x, x._dev.xp.linalg.slogdet(x._data)[0])
-    return Slogdet(sign, ops.LogAbsDet.apply(x))
+    # (the sign in the graph with gradient 0, as PyTorch's; a 0x0 matrix's log|det| = 0 too)
+    lad = _in_graph_of(_wrap(x, x._dev.xp.zeros(x.shape[:-2], x._data.dtype)), x) if x.shape[-1] == 0 else (
+        ops.LogAbsDet.apply(x))  # fmt: skip
+    return Slogdet(_in_graph_of(sign, x), lad)
 
 
 @public(method=True)
@@ -169,18 +188,46 @@ def inv(A: Tensor) -> Tensor:  # noqa: N803
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvEx:  # noqa: N803
-    """``(inverse, info)``: :func:`inv` and an int32 0 per matrix (positive where it is singular)."""
+    """``(inverse, info)``: :func:`inv` and an int32 per matrix, 0 or (for a singular one) the 1-based
+    index of the first zero on its LU factor's diagonal; a singular matrix's inverse is then
+    LAPACK's, infinities and NaNs, as PyTorch's (which solves ``A X = I``)."""
     x = _matrices(A, "inv_ex", square=True)
     try:
         return InvEx(inv(x), _zeros_info(x, x.shape[:-2]))
     except LinAlgError:
-        if check_errors:
-            raise
-    # (a singular matrix in the batch: info n for it, as LAPACK's; the inverses are NaN, as no value is right)
-    with no_grad():
-        bad = _host(ops.LogAbsDet.apply(x.detach())) == -np.inf
-    nan = Tensor(np.full(x.shape, np.nan, x.dtype), device=x._dev)
-    return InvEx(nan, Tensor(np.asarray(bad * x.shape[-1], dtype=np.int32), device=x._dev))
+        pass
+    eye = Tensor(np.broadcast_to(np.eye(x.shape[-1], dtype=x.dtype), x.shape).copy(), device=x._dev)
+    out, info = _solve_singular(x, eye, "inv_ex", check_errors)
+    return InvEx(out, info)
+
+
+def _solve_singular(a: Tensor, b: Tensor, op: str, check_errors: bool, adjoint: bool = False) -> tuple[Tensor, Tensor]:
+    """``(X, info)`` of ``A X = B`` (``adjoint``: ``A^T X = B``; one batch shape, ``B`` matrices) where some
+    ``A`` is singular: the LU solve PyTorch's ``solve_ex`` does, its infinities and NaNs included (no
+    gradient: PyTorch's is NaN there)."""
+    from ..ops.factorizations import loop_namespace, lu_raw, lu_solve_adjoint_raw, lu_solve_raw  # noqa: PLC0415
+
+    raw, to_raw, back = loop_namespace(a._dev)
+    batch = tuple(a.shape[:-2])
+    n, k = a.shape[-1], b.shape[-1]
+    count = math.prod(batch)
+    lu_b, _, perm = lu_raw(raw, to_raw(a._data).reshape((count, n, n)))
+    rows = raw.arange(count)[:, None]
+    rhs = to_raw(b._data).reshape((count, n, k))
+    diag = raw.diagonal(lu_b, 0, -2, -1)
+    zero = diag == 0
+    info = raw.where(zero.any(-1), raw.argmax(zero, axis=-1) + 1, 0).astype(raw.int32)
+    if check_errors and bool(zero.any()):
+        raise LinAlgError(f"torch.linalg.{op}: The solver failed because the input matrix is singular.")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if adjoint:  # A^T = U^T L^T P^T: X = P L^-T U^-T B
+            z = lu_solve_adjoint_raw(raw, lu_b, rhs)
+            out = raw.empty_like(z)
+            out[rows, perm] = z
+        else:  # X = U^-1 L^-1 P^T B
+            out = lu_solve_raw(raw, lu_b, rhs[rows, perm])
+    return (Tensor._wrap(back(out.reshape(batch + (n, k))), a._dev),
+            Tensor._wrap(back(info.reshape(batch)), a._dev))  # fmt: skip
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
@@ -218,9 +265,41 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> WithInfo:  # noqa: N803
-    """``(solution, info)``: :func:`solve` and an int32 0 per system."""
-    x = solve(A, B, left=left)
-    return WithInfo(x, _zeros_info(x, tuple(A.shape[:-2])))
+    """``(result, info)``: :func:`solve` and an int32 per system, 0 or (for a singular ``A``) the 1-based
+    index of the first zero on its LU factor's diagonal, the result then LAPACK's infinities and NaNs
+    as PyTorch's (``check_errors``: raise instead)."""
+    try:
+        x = solve(A, B, left=left)
+        return WithInfo(x, _zeros_info(x, tuple(A.shape[:-2])))
+    except LinAlgError:
+        pass
+    a, b = _matrices(A, "solve_ex", square=True), _float(B, "solve_ex")
+    # (X A = B as A^T X^T = B^T with A's own LU, as PyTorch's)
+    vector = left and (b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1]))
+    bb = b.unsqueeze(-1) if vector else b if left else b.mT
+    batch = tuple(np.broadcast_shapes(a.shape[:-2], bb.shape[:-2]))
+    res, info = _solve_singular(a.expand(batch + a.shape[-2:]), bb.expand(batch + bb.shape[-2:]), "solve_ex",
+                                check_errors, adjoint=not left)  # fmt: skip
+    return WithInfo(res.squeeze(-1) if vector else res if left else res.mT, info)
+
+
+def _cholesky_failures(x: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """``(L, info)`` on the host, per matrix as LAPACK's ``potf2`` leaves it (see ``cholesky_host``)."""
+    from ..ops.factorizations import cholesky_host  # noqa: PLC0415
+
+    n = x.shape[-1]
+    flat = _host(x).reshape((math.prod(x.shape[:-2]), n, n))
+    parts = [cholesky_host(a) for a in flat]
+    ls = np.stack([p[0] for p in parts]) if parts else np.zeros((0, n, n), x.dtype)
+    return ls.reshape(x.shape), np.asarray([p[1] for p in parts], np.int32).reshape(x.shape[:-2])
+
+
+def _not_positive_definite(op: str, info: np.ndarray) -> LinAlgError:
+    flat = info.reshape(-1)
+    i = int(np.argmax(flat > 0))
+    where_ = f"(Batch element {i}): " if info.ndim else ""
+    return LinAlgError(f"linalg.{op}: {where_}The factorization could not be completed because the input is not "
+                       f"positive-definite (the leading minor of order {flat[i]} is not positive-definite).")  # fmt: skip
 
 
 @public(function=False, method=True)
@@ -231,15 +310,25 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     try:  # (the factorisation reads the lower triangle; the gradient is symmetric, as PyTorch's)
         L = ops.Cholesky.apply(x)  # noqa: N806
     except np.linalg.LinAlgError:
-        raise LinAlgError("linalg.cholesky: The factorization could not be completed because the input is not "
-                          "positive-definite.") from None  # fmt: skip
+        raise _not_positive_definite("cholesky", _cholesky_failures(x.detach())[1]) from None
     return L.mT if upper else L
 
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> CholeskyEx:  # noqa: N803
-    """``(L, info)``: :func:`cholesky` and an int32 0 per matrix."""
-    L = cholesky(A, upper=upper)  # noqa: N806
-    return CholeskyEx(L, _zeros_info(L, tuple(A.shape[:-2])))
+    """``(L, info)``: :func:`cholesky` and an int32 per matrix, 0 or the order of the first leading
+    minor that is not positive-definite (``L`` then as LAPACK leaves it, as PyTorch's; ``check_errors``:
+    raise instead)."""
+    x = _matrices(A, "cholesky_ex", square=True)
+    try:
+        L = cholesky(x, upper=upper)  # noqa: N806
+        return CholeskyEx(L, _zeros_info(L, tuple(x.shape[:-2])))
+    except LinAlgError:
+        pass
+    ls, info = _cholesky_failures(x.detach().mT if upper else x.detach())
+    if check_errors:
+        raise _not_positive_definite("cholesky_ex", info)
+    L = Tensor(ls.astype(x.dtype), device=x._dev)  # noqa: N806
+    return CholeskyEx(L.mT if upper else L, Tensor(info, device=x._dev))
 
 
 # -- eigenvalues and singular values ---------------------------------------------------
@@ -286,6 +375,8 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
     U, S, Vh = _wrap(x, u), _wrap(x, s), _wrap(x, vh)  # noqa: N806
     if not x.requires_grad:
         return SVD(U, S, Vh)
+    if x.numel() == 0:
+        return SVD(*(_in_graph_of(t, x) for t in (U, S, Vh)))
     m, n = x.shape[-2:]
     k = min(m, n)
     s_comp = _gram_singular_values(x)
@@ -312,8 +403,8 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
 
 def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
     """``(Q, R)`` with ``A = Q R``, ``Q``'s columns orthonormal, ``R`` upper triangular (``mode``:
-    ``'reduced'``, ``'complete'`` or ``'r'``, whose ``Q`` is empty). Gradients for ``m >= n`` matrices
-    of full rank."""
+    ``'reduced'``, ``'complete'`` or ``'r'``, whose ``Q`` is empty). Gradients for matrices of full rank
+    (a wide one's leading square block of full rank)."""
     x = _matrices(A, "qr")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'")  # fmt: skip
@@ -321,7 +412,15 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
     q, r = raw.linalg.qr(x._data, mode="complete" if mode == "complete" else "reduced")
     Q, R = _wrap(x, q), _wrap(x, r)  # noqa: N806
     m, n = x.shape[-2:]
-    if x.requires_grad and m >= n:
+    if x.requires_grad and x.numel() == 0:
+        Q, R = _in_graph_of(Q, x), _in_graph_of(R, x)  # noqa: N806
+    elif x.requires_grad and m < n:
+        # A = Q [R1 R2]: (Q, R1) of the square A[:, :m], whose Householder steps are A's; R2 = Q^T A[:, m:]
+        from ..tensors._tensor import cat  # noqa: PLC0415
+
+        Q, R1 = qr(x[..., :, :m])  # noqa: N806
+        R = cat([R1, _exact_with_gradient_of(R[..., :, m:], Q.mT @ x[..., :, m:])], -1)  # noqa: N806
+    elif x.requires_grad:
         # R = D chol(A^T A)^T with D LAPACK's signs of R's diagonal; Q = A R^-1
         with no_grad():
             d = (R.diagonal(0, -2, -1)[..., :n] < 0).astype(x.dtype) * -2.0 + 1.0
@@ -577,6 +676,573 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     for _ in range(n - 1):  # (each power the previous times x: no gradient divides by x)
         cols.append(cols[-1] * x)
     return stack(cols, -1)
+
+
+# -- LU, LDL^T and Householder factorisations ---------------------------------------------
+# The pivoted loops are ops/factorizations.py's, on raw arrays; a result that needs a gradient is
+# the same elimination written in Tensor ops with those pivots as constants (a permutation is
+# piecewise constant in A), so gradients of every order follow from the ops it is made of.
+class LUFactor(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+
+
+class LUFactorEx(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
+class PLU(NamedTuple):
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
+class LDLFactor(NamedTuple):
+    LD: Tensor
+    pivots: Tensor
+
+
+class LDLFactorEx(NamedTuple):
+    LD: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
+class Geqrf(NamedTuple):
+    a: Tensor
+    tau: Tensor
+
+
+class TorchSVD(NamedTuple):
+    U: Tensor
+    S: Tensor
+    V: Tensor
+
+
+class TriangularSolve(NamedTuple):
+    solution: Tensor
+    cloned_coefficient: Tensor
+
+
+def _flat_batch(x: Tensor) -> Any:
+    """``x``'s array as ``(B, m, n)``, its batch dimensions flattened."""
+    return x._dev.xp.reshape(x._data, (math.prod(x.shape[:-2]),) + tuple(x.shape[-2:]))
+
+
+def _permutation_matrix(x: Tensor, perm: Any, batch: tuple) -> Tensor:
+    """The constant ``P (..., m, m)`` with ``P[perm[i], i] = 1`` (``perm (B, m)`` in the loop namespace),
+    so ``A = P (P^T A)``."""
+    from ..ops.factorizations import loop_namespace  # noqa: PLC0415
+
+    raw, _, back = loop_namespace(x._dev)
+    m = perm.shape[-1]
+    eye = raw.eye(m, dtype=np.dtype(x.dtype))
+    p = raw.swapaxes(eye[perm], -1, -2)  # (B, m, m): row perm[i] of column i is 1
+    return Tensor._wrap(back(raw.reshape(p, batch + (m, m))), x._dev)
+
+
+def _eliminate(b: Tensor) -> Tensor:
+    """The packed ``L U`` of ``b (..., m, n)`` without pivoting (its rows already in pivot order),
+    in Tensor ops: one rank-1 update of the trailing block per column."""
+    from ..tensors._tensor import cat  # noqa: PLC0415
+
+    m, n = b.shape[-2:]
+    w = b
+    for j in range(min(m, n)):
+        if j + 1 >= m:
+            break
+        piv = w[..., j : j + 1, j : j + 1]
+        col = w[..., j + 1 :, j : j + 1] / where(piv == 0, 1.0, piv)
+        trail = w[..., j + 1 :, j + 1 :] - col @ w[..., j : j + 1, j + 1 :]
+        w = cat([w[..., : j + 1, :], cat([w[..., j + 1 :, :j], col, trail], -1)], -2)
+    return w
+
+
+def _lu(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Any]:
+    """``(LU, pivots, info, P)`` of a float batch of matrices; ``LU`` in the graph where ``x`` is."""
+    from ..ops.factorizations import loop_namespace, lu_raw  # noqa: PLC0415
+
+    batch = tuple(x.shape[:-2])
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    raw, to_raw, back = loop_namespace(x._dev)
+    lu_b, piv_b, perm = lu_raw(raw, to_raw(_flat_batch(x)))
+    diag = raw.diagonal(lu_b, 0, -2, -1) if k else raw.zeros((lu_b.shape[0], 0), dtype=lu_b.dtype)
+    zero = diag == 0
+    if k:  # (the first zero on U's diagonal, 1-based; 0 where none)
+        info = raw.where(zero.any(-1), raw.argmax(zero, axis=-1) + 1, 0).astype(raw.int32)
+    else:
+        info = raw.zeros(zero.shape[:1], dtype=raw.int32)
+    P = _permutation_matrix(x, perm, batch)  # noqa: N806
+    if x.requires_grad:  # (PyTorch's backward keeps the factor it returned)
+        LU = saved_for_backward(_eliminate(P.mT @ x), output=True)  # noqa: N806
+    else:
+        LU = Tensor._wrap(back(raw.reshape(lu_b, x.shape)), x._dev)  # noqa: N806
+    pivots = Tensor._wrap(back(raw.reshape(piv_b, batch + (k,))), x._dev)
+    return LU, pivots, Tensor._wrap(back(raw.reshape(info, batch)), x._dev), P
+
+
+def _no_pivoting(op: str) -> RuntimeError:
+    return RuntimeError(f"linalg.{op}: LU without pivoting is not implemented on the CPU")
+
+
+def _check_lu_info(info: Tensor, op: str) -> None:
+    bad = np.asarray(_host(info)).reshape(-1)
+    if bad.size and bad.max() > 0:
+        i = int(np.argmax(bad > 0))
+        where_ = f"(Batch element {i}): " if info.ndim else ""
+        raise LinAlgError(f"torch.linalg.{op}: {where_}U[{bad[i]},{bad[i]}] is zero and using it on lu_solve would "
+                          "result in a division by zero. If you still want to perform the factorization, consider "
+                          "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")  # fmt: skip
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> LUFactorEx:  # noqa: N803
+    """``(LU, pivots, info)``: the LU decomposition with partial pivoting ``A = P L U`` of each
+    ``(m, n)`` matrix packed in one matrix (``L``'s unit diagonal not stored), LAPACK's 1-based row
+    interchanges (int32, ``(..., min(m, n))``) and per matrix the 1-based index of the first zero on
+    ``U``'s diagonal (0: none; ``check_errors``: raise then).
+
+    >>> tga.linalg.lu_factor_ex(tga.tensor([[1.0, 2.0], [3.0, 4.0]])).pivots  # doctest: +SKIP
+    Tensor([2, 2], dtype=int32)
+    """
+    x = _matrices(A, "lu_factor_ex")
+    if not pivot:
+        raise _no_pivoting("lu_factor")
+    LU, pivots, info, _ = _lu(x)  # noqa: N806
+    if check_errors:
+        _check_lu_info(info, "lu_factor_ex")
+    return LUFactorEx(LU, pivots, info)
+
+
+def lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactor:  # noqa: N803
+    """``(LU, pivots)`` of :func:`lu_factor_ex`; a matrix with a zero on ``U``'s diagonal raises."""
+    x = _matrices(A, "lu_factor")
+    if not pivot:
+        raise _no_pivoting("lu_factor")
+    LU, pivots, info, _ = _lu(x)  # noqa: N806
+    _check_lu_info(info, "lu_factor")
+    return LUFactor(LU, pivots)
+
+
+def _unpack(LU: Tensor) -> tuple[Tensor, Tensor]:  # noqa: N803
+    """``L (..., m, k)`` (unit lower) and ``U (..., k, n)`` of a packed ``LU``."""
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    eye = Tensor(np.eye(m, k, dtype=LU.dtype), device=LU._dev)
+    return LU[..., :, :k].tril(-1) + eye, LU[..., :k, :].triu()
+
+
+def lu(A: Tensor, *, pivot: bool = True) -> PLU:  # noqa: N803
+    """``(P, L, U)`` with ``A = P L U``: ``P`` a permutation matrix, ``L (m, k)`` unit lower and ``U (k, n)``
+    upper triangular, ``k = min(m, n)``; no error for a singular matrix."""
+    x = _matrices(A, "lu")
+    if not pivot:
+        raise _no_pivoting("lu_factor")
+    LU, _, _, P = _lu(x)  # noqa: N806
+    L, U = _unpack(LU)  # noqa: N806
+    return PLU(P, L, U)
+
+
+def _pivot_permutation(LU: Tensor, pivots: Tensor, op: str) -> Tensor:  # noqa: N803
+    """The constant ``P`` of ``A = P L U`` from LAPACK's interchanges ``pivots (..., k)``."""
+    from ..ops.factorizations import loop_namespace, permutation_of_pivots  # noqa: PLC0415
+
+    piv = _tensor(pivots, op)
+    if piv.dtype != np.int32:
+        raise RuntimeError(f"{op}: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. Note: "
+                           "this function is intended to be used with the output produced by torch.linalg.lu_factor")  # fmt: skip
+    m = LU.shape[-2]
+    batch = tuple(piv.shape[:-1])
+    raw, to_raw, _ = loop_namespace(piv._dev)
+    flat = raw.reshape(to_raw(piv._data), (math.prod(batch), piv.shape[-1]))
+    if flat.size and (int(flat.min()) < 1 or int(flat.max()) > m):
+        raise RuntimeError(f"{op}: pivots must be 1-based row indices between 1 and {m}, got values from "
+                           f"{int(flat.min())} to {int(flat.max())}")  # fmt: skip
+    return _permutation_matrix(LU, permutation_of_pivots(raw, flat, m), batch)
+
+
+@public
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # noqa: N803
+              unpack_pivots: bool = True) -> PLU:  # fmt: skip
+    """``(P, L, U)`` from :func:`lu_factor`'s packed ``LU`` and ``pivots`` (what is not unpacked is an
+    empty tensor)."""
+    lu_data = _matrices(LU_data, "lu_unpack")
+    empty = Tensor.zeros((0,), dtype=lu_data.dtype, device=lu_data._dev)
+    if unpack_data:
+        L, U = _unpack(lu_data)  # noqa: N806
+    else:
+        L = U = empty  # noqa: N806
+    P = _pivot_permutation(lu_data, LU_pivots, "lu_unpack") if unpack_pivots else empty  # noqa: N806
+    return PLU(P, L, U)
+
+
+def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:  # noqa: N803
+    """``X`` with ``A X = B`` (``left=False``: ``X A = B``; ``adjoint``: ``A^T`` for ``A``) from
+    :func:`lu_factor`'s ``(LU, pivots)`` of ``A``; batches broadcast. Gradients reach ``B`` and the
+    triangles of ``LU``."""
+    lu_data, b = _matrices(LU, "lu_solve", square=True), _matrices(B, "lu_solve")
+    if not left:
+        return lu_solve(lu_data, pivots, b.mT, adjoint=not adjoint).mT
+    if b.shape[-2] != lu_data.shape[-1]:
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation AX = B "
+                           f"({lu_data.shape[-2]}x{lu_data.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})")  # fmt: skip
+    P = _pivot_permutation(lu_data, pivots, "linalg.lu_solve")  # noqa: N806
+    if not adjoint:  # A = P L U: X = U^-1 L^-1 P^T B
+        y = solve_triangular(lu_data, P.mT @ b, upper=False, unitriangular=True)
+        x = solve_triangular(lu_data, y, upper=True)
+    else:  # A^T = U^T L^T P^T: X = P L^-T U^-T B
+        y = solve_triangular(lu_data.mT, b, upper=False)
+        x = P @ solve_triangular(lu_data.mT, y, upper=True, unitriangular=True)
+    return saved_for_backward(x, lu_data, output=True)  # (PyTorch's keeps LU and the solution)
+
+
+def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False) -> LDLFactorEx:  # noqa: N803
+    """``(LD, pivots, info)``: the ``A = L D L^T`` decomposition of each symmetric matrix (its lower
+    triangle read) with Bunch-Kaufman pivoting, in LAPACK's compact form: ``D``'s 1x1 and 2x2 blocks
+    on the diagonal and first subdiagonal, ``L`` below; a 2x2 block's pivots both negative. No
+    gradient (PyTorch has none). ``hermitian`` is the same for real matrices."""
+    from ..ops.factorizations import ldl_host  # noqa: PLC0415
+
+    x = _matrices(A, "ldl_factor_ex", square=True)
+    batch, n = tuple(x.shape[:-2]), x.shape[-1]
+    flat = _host(x).reshape((math.prod(batch), n, n))
+    parts = [ldl_host(a) for a in flat]
+    ld = np.stack([p[0] for p in parts]) if parts else np.zeros((0, n, n), x.dtype)
+    piv = np.stack([p[1] for p in parts]) if parts else np.zeros((0, n), np.int32)
+    info = np.asarray([p[2] for p in parts], np.int32)
+    if check_errors and info.size and info.max() > 0:
+        i = int(np.argmax(info > 0))
+        raise LinAlgError(f"torch.linalg.ldl_factor_ex: {'(Batch element ' + str(i) + '): ' if batch else ''}"
+                          f"The factorization could not be completed because the input is not invertible "
+                          f"(D[{info[i]},{info[i]}] is zero)")  # fmt: skip
+    dev = x._dev
+    return LDLFactorEx(Tensor(ld.reshape(x.shape).astype(x.dtype), device=dev),
+                       Tensor(piv.reshape(batch + (n,)), device=dev), Tensor(info.reshape(batch), device=dev))  # fmt: skip
+
+
+def ldl_factor(A: Tensor, *, hermitian: bool = False) -> LDLFactor:  # noqa: N803
+    """``(LD, pivots)`` of :func:`ldl_factor_ex`; a singular matrix (a zero block of ``D``) raises."""
+    LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian)  # noqa: N806
+    bad = np.asarray(_host(info)).reshape(-1)
+    if bad.size and bad.max() > 0:
+        i = int(np.argmax(bad > 0))
+        raise LinAlgError(f"torch.linalg.ldl_factor: {'(Batch element ' + str(i) + '): ' if info.ndim else ''}The "
+                          f"factorization could not be completed because the input is singular (D[{bad[i]},{bad[i]}] "
+                          "is zero); linalg.ldl_factor_ex returns the factors with info")  # fmt: skip
+    return LDLFactor(LD, pivots)
+
+
+def _ldl_parts_host(ld: np.ndarray, piv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(M, D)`` with ``A = M D M^T`` of one compact ``LD``: ``M = P(1) L(1) P(2) L(2) ...`` (host)."""
+    n = ld.shape[0]
+    m = np.eye(n, dtype=ld.dtype)
+    d = np.zeros_like(ld)
+    k = 0
+    while k < n:
+        size = 1 if piv[k] > 0 else 2
+        kp = abs(int(piv[k])) - 1
+        kk = k + size - 1
+        swap = np.arange(n)
+        swap[kk], swap[kp] = kp, kk
+        m = m[:, swap]  # M P(k): columns kk and kp exchanged
+        step = np.eye(n, dtype=ld.dtype)
+        step[k + size :, k : k + size] = ld[k + size :, k : k + size]
+        m = m @ step
+        d[k : k + size, k : k + size] = ld[k : k + size, k : k + size]
+        if size == 2:
+            d[k, k + 1] = ld[k + 1, k]
+        k += size
+    return m, d
+
+
+def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False) -> Tensor:  # noqa: N803
+    """``X`` with ``A X = B`` from :func:`ldl_factor`'s ``(LD, pivots)`` of ``A``; batches broadcast. No gradient."""
+    ld, b = _matrices(LD, "ldl_solve", square=True), _matrices(B, "ldl_solve")
+    piv = _tensor(pivots, "ldl_solve")
+    n = ld.shape[-1]
+    if b.shape[-2] != n:
+        raise RuntimeError(f"torch.linalg.ldl_solve: Incompatible shapes of A and B for the equation AX = B "
+                           f"({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")  # fmt: skip
+    count = math.prod(ld.shape[:-2])
+    lh, ph = _host(ld).reshape((count, n, n)), np.asarray(_host(piv)).reshape((count, n))
+    parts = [_ldl_parts_host(a, p) for a, p in zip(lh, ph, strict=True)]
+    shape = tuple(ld.shape[:-2]) + (n, n)
+    m = np.stack([p[0] for p in parts]).reshape(shape) if parts else np.zeros(shape, ld.dtype)
+    d = np.stack([p[1] for p in parts]).reshape(shape) if parts else np.zeros(shape, ld.dtype)
+    with no_grad():
+        M, D = Tensor(m, device=ld._dev), Tensor(d, device=ld._dev)  # noqa: N806
+        return solve(M.mT, solve(D, solve(M, b.detach())))
+
+
+def _reflectors(A: Tensor, k: int) -> Tensor:  # noqa: N803
+    """The Householder vectors ``(..., m, k)``: ``A``'s columns below the diagonal, a 1 on it."""
+    m = A.shape[-2]
+    return A[..., :, :k].tril(-1) + Tensor(np.eye(m, k, dtype=A.dtype), device=A._dev)
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
+    """The first ``n`` columns of ``H_1 H_2 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` the
+    ``i``-th column of ``A (..., m, n)`` below the diagonal (a 1 on it): the ``Q`` of :func:`geqrf`'s
+    output. Gradients reach ``tau`` and ``A`` below the diagonal."""
+    a, t = _matrices(A, "householder_product"), _float(tau, "householder_product")
+    m, n = a.shape[-2:]
+    k = t.shape[-1] if t.ndim else 0
+    if m < n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
+                           f"input.shape[-1], got {m} and {n}")  # fmt: skip
+    if n < k:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater than or equal to "
+                           f"tau.shape[-1], got {n} and {k}")  # fmt: skip
+    if t.ndim != a.ndim - 1 or tuple(t.shape[:-1]) != tuple(a.shape[:-2]):
+        raise RuntimeError("torch.linalg.householder_product: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {tuple(t.shape[:-1])} and {tuple(a.shape[:-2])}")  # fmt: skip
+    q = Tensor(np.broadcast_to(np.eye(m, n, dtype=a.dtype), tuple(a.shape[:-2]) + (m, n)).copy(), device=a._dev)
+    out = _in_graph_of(_apply_reflectors(a, t, q, left=True, transpose=False), a, t)
+    return saved_for_backward(out, a, t, output=True)  # (PyTorch's keeps both inputs and the result)
+
+
+def _apply_reflectors(a: Tensor, t: Tensor, c: Tensor, *, left: bool, transpose: bool) -> Tensor:
+    """``Q C``, ``Q^T C``, ``C Q`` or ``C Q^T`` with ``Q = H_1 ... H_k`` the reflectors of ``(a, t)``."""
+    k = t.shape[-1]
+    v = _reflectors(a, k)
+    # Q C applies H_k first; Q^T C applies H_1 first (and the reverse from the right)
+    order = range(k) if left == transpose else range(k - 1, -1, -1)
+    for i in order:
+        vi = v[..., :, i : i + 1]  # (..., r, 1)
+        ti = t[..., i : i + 1].unsqueeze(-1)
+        if left:
+            c = c - ti * vi @ (vi.mT @ c)
+        else:
+            c = c - ti * (c @ vi) @ vi.mT
+    return c
+
+
+@public(method=True)
+def orgqr(input: Tensor, tau: Tensor) -> Tensor:  # noqa: A002
+    """:func:`householder_product`."""
+    return householder_product(input, tau)
+
+
+@public(method=True)
+def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpose: bool = False) -> Tensor:  # noqa: A002
+    """``Q other`` (``left=False``: ``other Q``; ``transpose``: ``Q^T``) with ``Q`` the full orthogonal
+    product of :func:`geqrf`'s reflectors ``(input, tau)``, never formed. Gradients reach all three."""
+    a, t, c = _matrices(input, "ormqr"), _float(tau, "ormqr"), _matrices(other, "ormqr")
+    rows = c.shape[-2] if left else c.shape[-1]
+    k = t.shape[-1] if t.ndim else 0
+    if a.shape[-2] != rows:
+        side = "other.shape[-2]" if left else "other.shape[-1]"
+        raise RuntimeError(f"torch.ormqr: input.shape[-2] must be equal to {side}, got {a.shape[-2]} and {rows}")
+    if k > a.shape[-1] or k > rows:
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-1] and to "
+                           f"{rows}, got {k}")  # fmt: skip
+    out = _in_graph_of(_apply_reflectors(a, t, c, left=left, transpose=transpose), a, t)
+    return saved_for_backward(out, a, t, c, output=True)  # (PyTorch's keeps its inputs and the result)
+
+
+@public(method=True)
+def geqrf(input: Tensor) -> Geqrf:  # noqa: A002
+    """``(a, tau)``: LAPACK's QR in compact form (``R`` on and above the diagonal, the Householder
+    vectors below it, their scales ``tau``); :func:`householder_product` makes ``Q`` of it. No
+    gradient (PyTorch has none)."""
+    from ..ops.factorizations import geqrf_raw, loop_namespace  # noqa: PLC0415
+
+    x = _matrices(input, "geqrf")
+    m, n = x.shape[-2:]
+    raw, to_raw, back = loop_namespace(x._dev)
+    a, tau = geqrf_raw(raw, to_raw(_flat_batch(x)))
+    batch = tuple(x.shape[:-2])
+    return Geqrf(Tensor._wrap(back(raw.reshape(a, x.shape)), x._dev),
+                 Tensor._wrap(back(raw.reshape(tau, batch + (min(m, n),))), x._dev))  # fmt: skip
+
+
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:  # noqa: N803
+    """The inverse of ``A`` seen as a linear map from its last dimensions to its first ``ind``:
+    ``tensordot(tensorinv(A, ind), A, ind)`` is the identity; the result has shape
+    ``A.shape[ind:] + A.shape[:ind]``."""
+    x = _float(A, "tensorinv")
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    out_shape, in_shape = tuple(x.shape[:ind]), tuple(x.shape[ind:])
+    rows, cols = math.prod(out_shape), math.prod(in_shape)
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")  # fmt: skip
+    return inv(x.reshape(rows, cols)).reshape(in_shape + out_shape)
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None) -> Tensor:  # noqa: N803
+    """``X`` with ``tensordot(A, X, X.ndim) = B``: ``X`` has shape ``A.shape[B.ndim:]``; ``dims``:
+    dimensions of ``A`` moved to the end first."""
+    a, b = _float(A, "tensorsolve"), _float(B, "tensorsolve")
+    if dims is not None:
+        from ..tensors.shape.dims import one as one_dim  # noqa: PLC0415  (``dims`` is the argument here)
+
+        d = [one_dim(a.shape, i, "tensorsolve") for i in dims]
+        a = a.movedim(d, list(range(a.ndim - len(d), a.ndim)))
+    x_shape = tuple(a.shape[b.ndim :])
+    rows, cols = b.numel(), math.prod(x_shape)
+    if math.prod(a.shape[: b.ndim]) != rows or rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {cols} != {rows}")  # fmt: skip
+    return solve(a.reshape(rows, cols), b.reshape(rows)).reshape(x_shape)
+
+
+# -- torch's top-level decompositions (their own signatures and results) ----------------------
+@public(name="svd", method=True)
+def _torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> TorchSVD:  # noqa: A002
+    """``torch.svd``: ``(U, S, V)`` with ``A = U diag(S) V^T`` (``V``, not ``Vh``); ``some``: the reduced
+    factors; ``compute_uv=False``: ``U`` and ``V`` zero-filled ``(m, m)`` and ``(n, n)``."""
+    x = _matrices(input, "svd")
+    if not compute_uv:
+        m, n = x.shape[-2:]
+        batch = tuple(x.shape[:-2])
+        zeros = [Tensor.zeros(batch + (r, r), dtype=x.dtype, device=x._dev) for r in (m, n)]
+        return TorchSVD(zeros[0], svdvals(x), zeros[1])
+    U, S, Vh = svd(x, full_matrices=not some)  # noqa: N806
+    m, n = x.shape[-2:]
+    if not some and x.requires_grad and m != n and x.numel():
+        # (the gradient of the first min(m, n) columns, as PyTorch's: theirs from the reduced factors, whose
+        # signs are matched to these; the completing columns carry none)
+        from ..tensors._tensor import cat  # noqa: PLC0415
+
+        k = min(m, n)
+        Ur, _, Vhr = svd(x, full_matrices=False)  # noqa: N806
+        with no_grad():
+            su = ((Ur * U[..., :k]).sum(-2, keepdim=True) < 0).astype(x.dtype) * -2.0 + 1.0
+        U = cat([_exact_with_gradient_of(U[..., :k], Ur * su), U[..., k:]], -1)  # noqa: N806
+        V = Vh.mT  # noqa: N806
+        V = cat([_exact_with_gradient_of(V[..., :k], Vhr.mT * su), V[..., k:]], -1)  # noqa: N806
+        return TorchSVD(U, S, V)
+    return TorchSVD(U, S, Vh.mT)
+
+
+@public(name="qr", method=True)
+def _torch_qr(input: Tensor, some: bool = True) -> QR:  # noqa: A002
+    """``torch.qr``: :func:`qr` reduced (``some``) or complete."""
+    return qr(input, "reduced" if some else "complete")
+
+
+@public(name="lu")
+def _torch_lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:  # noqa: N803
+    """``torch.lu``: ``(LU, pivots)`` (and ``infos`` with ``get_infos``) of :func:`lu_factor_ex`, which
+    never raises for a singular matrix."""
+    LU, pivots, info = lu_factor_ex(A, pivot=pivot)  # noqa: N806
+    return (LU, pivots, info) if get_infos else (LU, pivots)
+
+
+@public(name="lu", function=False, method=True)
+def _lu_method(self: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
+    """``Tensor.lu``: :func:`_torch_lu` of this tensor."""
+    return _torch_lu(self, pivot, get_infos)
+
+
+@public(name="lu_solve", method=True)
+def _torch_lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
+    """``torch.lu_solve(b, LU_data, LU_pivots)``: :func:`lu_solve` with its arguments in that order."""
+    return lu_solve(LU_data, LU_pivots, b)
+
+
+@public(method=True)
+def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # noqa: N803
+                     unitriangular: bool = False) -> TriangularSolve:  # fmt: skip
+    """``(X, A.clone())`` with ``A X = b`` (``transpose``: ``A^T X = b``) for triangular ``A`` (only its
+    ``upper`` or lower triangle read); batches broadcast."""
+    a, rhs = _matrices(A, "triangular_solve", square=True), _matrices(b, "triangular_solve")
+    coef, up = (a.mT, not upper) if transpose else (a, upper)
+    x = solve_triangular(coef, rhs, upper=up, unitriangular=unitriangular)
+    # (PyTorch's keeps b, A and the solution)
+    return TriangularSolve(saved_for_backward(x, rhs, a, output=True), a.clone())
+
+
+def _cholesky_product(factor: Tensor, upper: bool) -> Tensor:
+    return factor.mT @ factor if upper else factor @ factor.mT
+
+
+@public(method=True)
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
+    """``X`` with ``A X = B`` for ``A = L L^T`` (``upper``: ``A = U^T U``) given the Cholesky factor;
+    batches broadcast. The values come from the factor's triangle; the gradient, as PyTorch's, is
+    that of ``solve(L L^T, B)`` (it reaches the whole of ``L``)."""
+    rhs, f = _matrices(B, "cholesky_solve"), _matrices(L, "cholesky_solve", square=True)
+    lower = f.mT if upper else f
+    with no_grad():  # L^-T (L^-1 B)
+        exact = solve_triangular(lower.mT, solve_triangular(lower, rhs, upper=False), upper=True)
+    if not (rhs.requires_grad or f.requires_grad):
+        return exact
+    out = _exact_with_gradient_of(exact, solve(_cholesky_product(f, upper), rhs))
+    return saved_for_backward(out, rhs, f, output=True)  # (PyTorch's keeps both inputs and the result)
+
+
+@public(method=True)
+def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
+    """The inverse of ``A = L L^T`` (``upper``: ``U^T U``) given its Cholesky factor; the gradient, as
+    PyTorch's, is that of ``inv(L L^T)``."""
+    f = _matrices(L, "cholesky_inverse", square=True)
+    lower = f.mT if upper else f
+    with no_grad():
+        eye = Tensor(np.broadcast_to(np.eye(f.shape[-1], dtype=f.dtype), f.shape).copy(), device=f._dev)
+        linv = solve_triangular(lower.detach(), eye, upper=False)
+        exact = linv.mT @ linv
+    if not f.requires_grad:
+        return exact
+    out = _exact_with_gradient_of(exact, inv(_cholesky_product(f, upper)))
+    return saved_for_backward(out, f, output=True)  # (PyTorch's keeps the factor and the result)
+
+
+def ger(input: Tensor, vec2: Tensor) -> Tensor:  # noqa: A002
+    """``torch.ger``: the outer product of two vectors (``torch.outer``'s older name)."""
+    from ..tensors.tensor_functions import outer  # noqa: PLC0415
+
+    return outer(_tensor(input, "ger"), _tensor(vec2, "ger"))
+
+
+def _approximate_basis(a: Tensor, q: int, niter: int) -> Tensor:
+    """``Q (..., m, q)`` with orthonormal columns whose span nearly holds ``a``'s range (Halko et al.'s
+    randomised range finder with ``niter`` power iterations)."""
+    from ..tensors.factories.creation import randn  # noqa: PLC0415
+
+    r = randn(a.shape[-1], q, dtype=a.dtype, device=a.device)
+    basis = qr(a @ r).Q
+    for _ in range(niter):
+        basis = qr(a.mT @ basis).Q
+        basis = qr(a @ basis).Q
+    return basis
+
+
+@public
+def svd_lowrank(A: Tensor, q: int | None = 6, niter: int = 2, M: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:  # noqa: N803
+    """A randomised rank-``q`` ``(U, S, V)`` (a plain tuple) with ``A - M ~ U diag(S) V^T`` (``U (..., m, q)``, ``V (..., n, q)``);
+    draws from the global generator, so only the reconstruction, not the factors, is comparable."""
+    x = _matrices(A, "svd_lowrank")
+    q = 6 if q is None else int(q)
+    if M is not None:
+        x = x - _tensor(M, "svd_lowrank").expand(x.shape)
+    m, n = x.shape[-2:]
+    a = x.mT if m < n else x
+    basis = _approximate_basis(a, q, niter)
+    U, S, Vh = svd(basis.mT @ a, full_matrices=False)  # noqa: N806
+    U, V = basis @ U, Vh.mT  # noqa: N806
+    return (V, S, U) if m < n else (U, S, V)  # (a plain tuple, as PyTorch's)
+
+
+@public
+def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2) -> tuple[Tensor, Tensor, Tensor]:  # noqa: N803
+    """:func:`svd_lowrank` of ``A`` with its column means taken away (``center``); ``q`` defaults to
+    ``min(6, m, n)``."""
+    x = _matrices(A, "pca_lowrank")
+    m, n = x.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}")
+    if niter < 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if center:
+        x = x - x.mean(-2, keepdim=True)
+    return svd_lowrank(x, q, niter=niter)
 
 
 # torch's top-level spellings

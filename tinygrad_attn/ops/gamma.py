@@ -1,4 +1,5 @@
-"""The log-gamma function and its derivatives (``lgamma``, ``digamma``, ``polygamma``).
+"""The log-gamma function and its derivatives (``lgamma``, ``digamma``, ``polygamma``), and the
+regularized incomplete gamma functions (``igamma``, ``igammac``).
 
 No array namespace has them, and no composite of the other primitives is accurate, so
 each is written here from the array namespace's ``log``, ``sin`` and ``tan``: the argument
@@ -12,6 +13,8 @@ asymptotic (Stirling) series is good to the last digit of a float64; negative ar
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from ..engine.function import Function
 
@@ -142,3 +145,164 @@ class Polygamma(Function):
 
     def backward(self, g, ns, inputs, out):
         return (g * ns.apply(Polygamma, inputs[0], args=self.args + 1),)
+
+
+#: The incomplete gamma function's series and continued fraction stop at this many terms (its
+#: arguments near each other and large need about ``10 sqrt(a)`` of them).
+_IGAMMA_MAX_TERMS = 2000
+_IGAMMA_EPS = 1e-16
+_TINY = 1e-300
+
+
+#: Above this ``a`` Temme's uniform asymptotic expansion (its terms to ``1/a^2``; the next is below
+#: 1e-12 there); below it the series and the continued fraction, which need ``~10 sqrt(a)`` terms.
+_TEMME_FROM = 1000.0
+#: Temme's coefficients ``c_k(eta)`` as power series in ``eta`` (for ``c_0``, ``c_1`` where the
+#: closed forms cancel; ``c_2`` everywhere: ``exp(-a eta^2 / 2)`` makes its error negligible).
+_C0 = (-1 / 3, 1 / 12, -2 / 135, 1 / 864, 1 / 2835, -139 / 777600)
+_C1 = (-1 / 540, -1 / 288, 1 / 378, -77 / 77760, 1 / 4860)
+_C2 = (25 / 6048, -139 / 51840, 1 / 1296)
+
+
+def _poly(raw, coeffs, t):
+    out = raw.zeros_like(t)
+    for c in reversed(coeffs):
+        out = out * t + c
+    return out
+
+
+def _erfc_array(raw, z):
+    """``erfc(z)`` in float64 with relative precision in the upper tail (the series of erf below
+    |z| = 2.5, the continued fraction of erfc above)."""
+    az = raw.abs(z)
+    s = raw.minimum(az, 2.5)
+    s2 = s * s
+    term = s.copy()
+    total = s.copy()
+    for n in range(1, 45):
+        term = term * (-s2 / n)
+        total = total + term / (2 * n + 1)
+    small = 1.0 - total * (2.0 / math.sqrt(math.pi))
+    y = raw.maximum(az, 2.5)
+    f = y.copy()
+    for k in range(60, 0, -1):
+        f = y + (0.5 * k) / f
+    large = raw.exp(-(y * y)) / (f * math.sqrt(math.pi))
+    pos = raw.where(az <= 2.5, small, large)
+    return raw.where(z < 0, 2.0 - pos, pos)
+
+
+def _temme(raw, a, x):
+    """``(P(a, x), Q(a, x))`` by Temme's expansion: ``erfc(eta sqrt(a/2)) / 2 + exp(-a eta^2/2) / sqrt(2 pi a) sum c_k / a^k``
+    with ``lambda = x / a``, ``eta = sign(lambda - 1) sqrt(2 (lambda - 1 - log lambda))``."""
+    mu = (x - a) / a  # (x - a exact where the two are close: no rounding of x / a before the difference)
+    small = raw.abs(mu) < 0.01
+    ms = raw.where(small, mu, 0.0)
+    # mu - log(1 + mu): its series near 0 (no cancellation), log1p elsewhere
+    acc = raw.zeros_like(ms)
+    for k in range(13, 1, -1):
+        acc = acc * ms + (-1.0) ** k / k
+    half_sq = raw.where(small, acc * ms * ms, mu - raw.log1p(raw.where(small, 0.0, mu)))
+    eta = raw.sign(mu) * raw.sqrt(2.0 * raw.maximum(half_sq, 0.0))
+    safe_mu = raw.where(small, 1.0, mu)
+    safe_eta = raw.where(small, 1.0, eta)
+    c0 = raw.where(small, _poly(raw, _C0, eta), 1.0 / safe_mu - 1.0 / safe_eta)
+    c1 = raw.where(small, _poly(raw, _C1, eta),
+                   1.0 / safe_eta**3 - 1.0 / safe_mu**3 - 1.0 / safe_mu**2 - 1.0 / (12.0 * safe_mu))  # fmt: skip
+    c2 = _poly(raw, _C2, eta)
+    weight = raw.exp(-0.5 * a * eta * eta) / raw.sqrt(2.0 * math.pi * a)
+    # (far from x = a the weight underflows to 0 while the c_k grow: the product is 0 there, not 0 * inf)
+    tail = raw.where(weight == 0, 0.0, weight * (c0 + (c1 + c2 / a) / a))
+    z = eta * raw.sqrt(a / 2.0)
+    # (each from its own erfc, not as 1 minus the other: both keep their relative precision where small)
+    return 0.5 * _erfc_array(raw, -z) - tail, 0.5 * _erfc_array(raw, z) + tail
+
+
+def igamma_array(raw, a, x, upper: bool):
+    """The regularized lower (``upper``: upper) incomplete gamma function ``P(a, x)`` (``Q = 1 - P``),
+    elementwise, in float64: where ``x < a + 1`` the series of ``P``, elsewhere the continued fraction
+    of ``Q`` (Lentz's evaluation), each to float64's precision; the other one as its complement.
+    Edges as PyTorch's: NaN for negative arguments and ``a = x = 0``; ``P(0, x > 0) = 1``,
+    ``P(a, 0) = 0``, ``P(inf, x) = 0``, ``P(a, inf) = 1``."""
+    dt = a.dtype
+    a, x = raw.broadcast_arrays(a.astype(raw.float64), x.astype(raw.float64))
+    ok = (a > 0) & (x > 0) & raw.isfinite(a) & raw.isfinite(x)
+    aa = raw.where(ok, a, 1.0)
+    xx = raw.where(ok, x, 1.0)
+    log_front = aa * raw.log(xx) - xx - lgamma_array(raw, aa)  # log(x^a e^-x / Gamma(a))
+    use_series = (xx < aa + 1.0) & (aa <= _TEMME_FROM)
+    # series: P = x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a + 1) ... (a + n))
+    term = raw.where(use_series, 1.0 / aa, 0.0)
+    total = term
+    denom = aa.copy()
+    for _ in range(_IGAMMA_MAX_TERMS):
+        denom = denom + 1.0
+        term = term * xx / denom
+        total = total + term
+        if not bool((raw.abs(term) > raw.abs(total) * _IGAMMA_EPS).any()):
+            break
+    p_series = total * raw.exp(log_front)
+    # continued fraction: Q = x^a e^-x / Gamma(a) * 1 / (x + 1 - a - 1 (1 - a) / (x + 3 - a - ...))
+    cf = ~use_series & (aa <= _TEMME_FROM)
+    b = xx + 1.0 - aa
+    c = raw.full_like(xx, 1.0 / _TINY)
+    d = 1.0 / raw.where(cf, b, 1.0)
+    h = d
+    for i in range(1, _IGAMMA_MAX_TERMS):
+        an = -i * (i - aa)
+        b = b + 2.0
+        d = an * d + b
+        d = raw.where(raw.abs(d) < _TINY, _TINY, d)
+        c = b + an / c
+        c = raw.where(raw.abs(c) < _TINY, _TINY, c)
+        d = 1.0 / d
+        delta = d * c
+        h = h * raw.where(cf, delta, 1.0)
+        if not bool((cf & (raw.abs(delta - 1.0) > _IGAMMA_EPS)).any()):
+            break
+    q_cf = raw.exp(log_front) * h
+    p = raw.where(use_series, p_series, 1.0 - q_cf)
+    q = raw.where(use_series, 1.0 - p_series, q_cf)
+    temme = aa > _TEMME_FROM
+    if bool(temme.any()):
+        p_t, q_t = _temme(raw, raw.where(temme, aa, 2.0 * _TEMME_FROM), raw.where(temme, xx, 2.0 * _TEMME_FROM))
+        p = raw.where(temme, p_t, p)
+        q = raw.where(temme, q_t, q)
+    out = q if upper else p
+    # the edges: which of P and Q is 1 (the other 0), or NaN
+    one_p = ((a == 0) & (x > 0)) | (raw.isinf(x) & (x > 0) & raw.isfinite(a) & (a >= 0))
+    zero_p = ((x == 0) & (a > 0)) | (raw.isinf(a) & (a > 0) & raw.isfinite(x) & (x >= 0))
+    nan = (a < 0) | (x < 0) | raw.isnan(a) | raw.isnan(x) | ((a == 0) & (x == 0)) | (raw.isinf(a) & raw.isinf(x))
+    edge_p = raw.where(one_p, 1.0, raw.where(zero_p, 0.0, math.nan))
+    edge = (1.0 - edge_p) if upper else edge_p
+    out = raw.where(ok, out, raw.where(nan, math.nan, edge))
+    return out.astype(dt)
+
+
+class Igamma(Function):
+    """``args = upper``: the regularized incomplete gamma function ``P(a, x)`` (``upper``: ``Q(a, x)``).
+    Its derivative in ``x`` is ``+-x^(a-1) e^-x / Gamma(a)``; in ``a`` PyTorch has none, and neither
+    does this (asking for it raises, as there)."""
+
+    __slots__ = ()
+    primitive = True
+    name = "igamma"
+    operands = ("a", "x")
+    keep = (0, 1)
+    reads_output = False
+
+    def forward(self, xp, a, x):
+        from .factorizations import loop_namespace  # noqa: PLC0415
+
+        raw, to_raw, back = loop_namespace(xp.device)
+        with np.errstate(all="ignore"):  # (lanes a where discards overflow in the loops; CuPy never warns)
+            return back(igamma_array(raw, to_raw(a), to_raw(x), self.args))
+
+    def backward(self, g, ns, inputs, out):
+        if getattr(self.inputs[0], "requires_grad", False):
+            name = "igammac" if self.args else "igamma"
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+        a, x = inputs
+        with np.errstate(all="ignore"):  # (x = 0: the density is inf or 0, as PyTorch's)
+            density = ns.exp((a - 1.0) * ns.log(x) - x - ns.apply(Lgamma, a))
+        return None, (-g if self.args else g) * density

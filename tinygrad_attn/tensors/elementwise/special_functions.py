@@ -1,5 +1,6 @@
-"""PyTorch's further elementwise math: the gamma family (``lgamma digamma polygamma mvlgamma``,
-primitives of ``ops/gamma.py``), ``erfc logit logaddexp2 ldexp float_power fmax fmin renorm``
+"""PyTorch's further elementwise math: the gamma family (``lgamma digamma polygamma mvlgamma igamma
+igammac``, primitives of ``ops/gamma.py``), the Bessel function ``i0`` (and ``i0e i1 i1e``, the
+names of ``torch.special``; ``ops/bessel.py``), ``erfc logit logaddexp2 ldexp float_power fmax fmin renorm``
 (composites), and the functions without a gradient (``heaviside nextafter frexp signbit gcd
 lcm``) and the real-number spellings ``sgn angle`` (``positive`` is tensor_torch's).
 
@@ -90,6 +91,64 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
     for i in range(1, p):
         out = out + lgamma(x - i / 2)
     return out + p * (p - 1) / 4 * math.log(math.pi)
+
+
+# -- Bessel and incomplete gamma functions (ops/bessel.py, ops/gamma.py) -----------------
+@public(method=True, inplace=True, special=("i0",))
+def i0(input: Tensor) -> Tensor:  # noqa: A002
+    """The modified Bessel function of the first kind of order 0, ``sum_k (x^2 / 4)^k / (k!)^2``;
+    its derivative is :func:`i1`."""
+    return ops.I0.apply(_floating(input, "i0"))
+
+
+@public(function=False, special=("i0e",))
+def i0e(input: Tensor) -> Tensor:  # noqa: A002
+    """``exp(-|x|) i0(x)`` (``torch.special.i0e``), finite where ``i0`` overflows."""
+    return ops.I0e.apply(_floating(input, "i0e"))
+
+
+@public(function=False, special=("i1",))
+def i1(input: Tensor) -> Tensor:  # noqa: A002
+    """The modified Bessel function of the first kind of order 1 (``torch.special.i1``)."""
+    return ops.I1.apply(_floating(input, "i1"))
+
+
+@public(function=False, special=("i1e",))
+def i1e(input: Tensor) -> Tensor:  # noqa: A002
+    """``exp(-|x|) i1(x)`` (``torch.special.i1e``)."""
+    return ops.I1e.apply(_floating(input, "i1e"))
+
+
+def _gamma_operands(a: Any, x: Any, op: str) -> tuple[Tensor, Tensor]:
+    for pos, v in ((1, a), (2, x)):  # (PyTorch's takes tensors only: a number is its TypeError)
+        if not isinstance(v, Tensor):
+            raise TypeError(f"{op}(): argument '{('input', 'other')[pos - 1]}' (position {pos}) must be Tensor, "
+                            f"not {type(v).__name__}")  # fmt: skip
+    a, x = _operands(a, x, op)
+    if a.dtype.kind != "f":  # (PyTorch's message names its dtype: 'Long' for int64)
+        names = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+        raise RuntimeError(f"\"{op}_cpu\" not implemented for '{names.get(str(a.dtype), str(a.dtype))}'")
+    return a, x
+
+
+@public(method=True, inplace=True, special=("gammainc",))
+def igamma(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The regularized lower incomplete gamma function ``P(a, x) = 1/Gamma(a) int_0^x t^(a-1) e^-t dt``
+    (``a = input``, ``x = other``, both tensors, broadcast). The gradient reaches ``x`` only: asking
+    for ``a``'s raises ``NotImplementedError``, as PyTorch's.
+
+    >>> tga.igamma(tga.tensor([1.0]), tga.tensor([2.0]))  # 1 - exp(-2)  # doctest: +SKIP
+    Tensor([0.8647])
+    """
+    a, x = _gamma_operands(input, other, "igamma")
+    return ops.Igamma.apply(a, x, args=False)
+
+
+@public(method=True, inplace=True, special=("gammaincc",))
+def igammac(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)`` (see :func:`igamma`)."""
+    a, x = _gamma_operands(input, other, "igammac")
+    return ops.Igamma.apply(a, x, args=True)
 
 
 # -- composites ------------------------------------------------------------------------
@@ -281,5 +340,7 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
     x = _floating(input, "angle")
     # (the constant's branch carries no gradient; a NaN passes through)
     # (pi as a tensor of x's dtype: a Python float would pass through float32 and round there)
+    return saved_for_backward(where(x.isnan(), x, where(x < 0, x.new_tensor(math.pi), x.new_tensor(0.0))), x)
+
     # (a NaN passes as a value but, as PyTorch's, carries no gradient)
     return saved_for_backward(where(x.isnan(), x * 0.0, where(x < 0, x.new_tensor(math.pi), x.new_tensor(0.0))), x)
