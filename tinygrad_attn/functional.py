@@ -9,6 +9,7 @@ scope named after the function, so graph pictures show each primitive grouped un
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 from typing import Any
 
@@ -1185,7 +1186,10 @@ def multi_head_attention_forward(
     with its weights passed in. It is :func:`tinygrad_attn.nn.attention.multi_head_attention_forward`,
     handed down as ``multi_head_attention_forward.implementation`` by ``nn/attention.py`` (which
     imports this module), so the layer and this function are one implementation."""
-    return multi_head_attention_forward.implementation(**locals())  # type: ignore[attr-defined]
+    args = dict(locals())
+    if not hasattr(multi_head_attention_forward, "implementation"):  # nn loads on first use, as tga.nn does
+        importlib.import_module(__package__ + ".nn")
+    return multi_head_attention_forward.implementation(**args)  # type: ignore[attr-defined]
 
 
 __all__ += ["linear_cross_entropy", "multi_head_attention_forward"]
