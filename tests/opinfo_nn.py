@@ -567,3 +567,90 @@ GUMBEL = [
 ]  # fmt: skip
 
 NN_FUNCTIONAL = POOLING + NORMS + ACTIVATIONS + REARRANGE + LOSSES + DROPOUTS + BAGS + UPSAMPLES + GRIDS + GUMBEL
+
+
+# -- fractional pooling (placements given), pdist, conv_tbc, linear_cross_entropy, functional MHA -----
+@st.composite
+def fractional_pools(draw: Any, nd: int) -> Sample:
+    n, c = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    k = draw(st.integers(1, 2))
+    side = draw(st.integers(k + (nd == 3), 4))
+    out = draw(st.integers(1, side - k + 1 - (nd == 3)))  # (PyTorch's 3-d windows may not end at the input's end)
+    x = draw(array((n, c) + (side,) * nd))
+    u = draw(array((n, c, nd), st.floats(0.0, 0.99)))
+    return Sample((x, u), {"kernel_size": k, "output_size": out})
+
+
+@st.composite
+def pdists(draw: Any) -> Sample:
+    x = draw(array((draw(st.integers(2, 4)), draw(st.integers(1, 3)))))  # (PyTorch's backward crashes on < 2 rows)
+    return Sample((x,), {"p": draw(st.sampled_from([1.0, 1.5, 2.0, 3.0]))})
+
+
+@st.composite
+def conv_tbcs(draw: Any) -> Sample:
+    t, b, c, o, pad = (draw(st.integers(1, 4)), draw(st.integers(1, 2)), draw(st.integers(1, 2)),
+                       draw(st.integers(1, 2)), draw(st.integers(0, 1)))  # fmt: skip
+    k = draw(st.integers(1, t + 2 * pad))
+    return Sample((draw(array((t, b, c))), draw(array((k, c, o))), draw(array((o,)))), {"pad": pad})
+
+
+@st.composite
+def linear_cross_entropies(draw: Any) -> Sample:
+    n, f, c = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(2, 4))
+    target = np.asarray(draw(st.lists(st.integers(0, c - 1), min_size=n, max_size=n)), dtype=np.int64)
+    kw = {"reduction": draw(st.sampled_from(["mean", "sum", "none"])),
+          "label_smoothing": draw(st.sampled_from([0.0, 0.1]))}  # fmt: skip
+    return Sample((draw(array((n, f))), draw(array((c, f))), target), kw)
+
+
+@st.composite
+def mha_forwards(draw: Any) -> Sample:
+    heads = draw(st.integers(1, 2))
+    e, n, tq, tk = 2 * heads, draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    arrays = (array((tq, n, e)), array((tk, n, e)), array((tk, n, e)), array((3 * e, e)), array((3 * e,)),
+              array((e, e)), array((e,)))  # fmt: skip
+    return Sample(tuple(draw(a) for a in arrays), {"num_heads": heads, "need_weights": draw(st.booleans())})
+
+
+def _mha(fn: Any) -> Any:
+    def call(q: Any, k: Any, v: Any, w_in: Any, b_in: Any, w_out: Any, b_out: Any, num_heads: int,
+             need_weights: bool) -> Any:  # fmt: skip
+        return fn(q, k, v, q.shape[-1], num_heads, w_in, b_in, None, None, False, 0.0, w_out, b_out,
+                  need_weights=need_weights)[0]  # fmt: skip
+
+    return call
+
+
+def _fractional(name: str, pick: int | None = None) -> tuple[Any, Any]:
+    ours, theirs = _call(name, pick)
+    return (lambda x, u, **kw: ours(x, _random_samples=u, **kw)), (
+        lambda x, u, **kw: theirs(x, _random_samples=u, **kw)
+    )
+
+
+MORE = [
+    OpInfo("fractional_max_pool2d", *_fractional("fractional_max_pool2d"), fractional_pools(2),
+           ("fractional_max_pool2d",), grad_args=1, extremes=False),
+    OpInfo("fractional_max_pool3d", *_fractional("fractional_max_pool3d"), fractional_pools(3),
+           ("fractional_max_pool3d",), grad_args=1, extremes=False),
+    OpInfo("fractional_max_pool2d_with_indices", *_fractional("fractional_max_pool2d_with_indices", 1),
+           fractional_pools(2), ("fractional_max_pool2d_with_indices",), grad=False, extremes=False),
+    OpInfo("fractional_max_pool3d_with_indices", *_fractional("fractional_max_pool3d_with_indices", 1),
+           fractional_pools(3), ("fractional_max_pool3d_with_indices",), grad=False, extremes=False),
+    OpInfo("pdist", *_call("pdist"), pdists(), ("pdist",), extremes=False, gradgrad=False),
+    OpInfo("conv_tbc", *_call("conv_tbc"), conv_tbcs(), ("conv_tbc",), extremes=False),
+    OpInfo("linear_cross_entropy", *_call("linear_cross_entropy"), linear_cross_entropies(),
+           ("linear_cross_entropy",), grad_args=2, extremes=False),
+    OpInfo("multi_head_attention_forward", _mha(F.multi_head_attention_forward),
+           _mha(TF.multi_head_attention_forward), mha_forwards(), ("multi_head_attention_forward",), extremes=False,
+           gradgrad=False),
+    # (pdist, and the attention PyTorch computes without weights, have no second derivative in PyTorch)
+    # (assert_int_or_pair returns None for an int or a pair, as PyTorch's: the entry passes its array through)
+    OpInfo("assert_int_or_pair", lambda x, arg: (F.assert_int_or_pair(arg, "kernel_size", "{} must be a pair"), x)[1],
+           lambda x, arg: (TF.assert_int_or_pair(arg, "kernel_size", "{} must be a pair"), x)[1],
+           st.sampled_from([3, (1, 2), [2, 2]]).map(lambda a: Sample((np.zeros(2),), {"arg": a})),
+           ("assert_int_or_pair",), grad=False, extremes=False),
+]  # fmt: skip
+
+NN_FUNCTIONAL += MORE

@@ -659,4 +659,4 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
                            f"{weight.shape}, bias {bias.shape})")  # fmt: skip
     # (T, B, C) -> (B, C, T); weight (K, C, O) -> (O, C, K): conv1d's layouts, and back
     y = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)  # (B, O, T')
-    return y.permute(2, 0, 1)
+    return saved_for_backward(y.permute(2, 0, 1), input, weight, bias)  # (PyTorch's keeps all three)

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..engine.declare import public
 from ..engine.switches import no_grad
+from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from ..tensors.dtypes import UnsupportedDtypeError
 from .checks import tensor_arg
@@ -104,4 +105,5 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     i, j = np.triu_indices(x.shape[0], 1)
     dev = x._dev
     diff = x.index_select(0, Tensor._wrap(dev.asarray(i), dev)) - x.index_select(0, Tensor._wrap(dev.asarray(j), dev))
-    return diff.abs().sign().sum(-1) if p == 0 else _pnorm(diff, float(p))  # (pairs, M) -> (pairs,)
+    out = diff.abs().sign().sum(-1) if p == 0 else _pnorm(diff, float(p))  # (pairs, M) -> (pairs,)
+    return saved_for_backward(out, x, output=True)  # (what PyTorch's keeps: the input and the distances)

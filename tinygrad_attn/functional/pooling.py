@@ -260,8 +260,10 @@ def _fractional_max(op: str, nd: int, input: Any, kernel_size: Any, output_size:
     else:
         out = _ntuple(output_size, nd, "output_size", op)
     for side, n, m, k in zip(_SIDES[nd], spatial, out, kernel):
-        if m + k - 1 > n:
-            raise RuntimeError(f"{op}(): pool {side} {k} too large relative to input {side} {n}")
+        # (PyTorch's 3-d check is strict: the last window may not end at the input's end)
+        if m + k - 1 > n or (nd == 3 and m + k - 1 == n):
+            name = op if nd == 2 else op + "_out"
+            raise RuntimeError(f"{name}(): pool {side} {k} too large relative to input {side} {n}")
     nb, c = x.shape[:2]
     if samples is None:  # drawn as PyTorch's: (N, C, nd) uniforms in the input's dtype, from the default generator
         samples = rand(nb, c, nd, dtype=x.dtype, device=x.device)
