@@ -20,8 +20,11 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from .._tensor import Tensor
 from ..engine.backward import SliceGradient, accumulate_grad
@@ -40,6 +43,36 @@ def accumulate(t: Tensor, g: Any) -> None:
     ``.grad`` of its own, never the program's value or constant that the next replay reads."""
     if t.requires_grad:
         accumulate_grad(t, g)
+
+
+def accumulate_owned(t: Tensor, g: Any) -> None:
+    """``accumulate`` of a gradient whose memory the program made and reads no more (its name
+    is deleted after this line): handed to ``t.grad`` as it is where nothing else holds it,
+    instead of copied. What else could hold it (an op's saved values) shows in its reference
+    count: then, or for a view, a read-only or non-contiguous array, it is copied as before."""
+    if not t.requires_grad:
+        return
+    sole = (
+        g.__class__ is np.ndarray
+        and g.base is None
+        and g.flags.writeable
+        and g.flags.c_contiguous
+        and sys.getrefcount(g) <= _LOCAL_REFS
+    )
+    accumulate_grad(t, g, sole)
+
+
+def _local_refs() -> int:
+    """The reference count ``accumulate_owned`` sees of an array only a caller's local name holds."""
+
+    def callee(t: Any, g: Any) -> int:
+        return sys.getrefcount(g)
+
+    x = np.empty(1)
+    return callee(None, x)
+
+
+_LOCAL_REFS = _local_refs()
 
 
 def set_grad(t: Tensor, g: Any) -> None:
@@ -148,7 +181,8 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
     """The source of ``def program(args)`` and the globals it runs with."""
     params = types.SimpleNamespace()
     consts = types.SimpleNamespace()
-    env: dict[str, Any] = {"accumulate": accumulate, "set_grad": set_grad, "params": params, "consts": consts}
+    env: dict[str, Any] = {"accumulate": accumulate, "accumulate_owned": accumulate_owned, "set_grad": set_grad,
+                           "params": params, "consts": consts}  # fmt: skip
     taken = {b.name for op in prog.ops for b in op.outputs if b is not None} | set(env)
     shared: dict[Any, str] = {}
     counts: dict[str, int] = {}
@@ -216,6 +250,14 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
     # arguments and constants hold memory the program does not own, and are not deleted).
     released = passes.memory_released(prog.ops, prog.dead_after)
     fused, skipped, released = _fused_lines(prog, released)
+    owners: dict[int, bool] = {}  # Buffer.alias -> whether every buffer sharing that memory is the program's own
+    for op in prog.ops:
+        for b in op.outputs:
+            if b is not None:
+                owners[b.alias] = owners.get(b.alias, True) and b.kind in _OWNED
+        for b in op.inputs:
+            if b.__class__ is Buffer:
+                owners[b.alias] = owners.get(b.alias, True) and b.kind in _OWNED
     for op, dead in zip(prog.ops, released):
         if id(op) in skipped:  # (an inner op of a fused group: its group's line computes it)
             continue
@@ -286,8 +328,11 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
                 tup = ", ".join(operand(x) for x in ins) + ("," if len(ins) == 1 else "")
                 line = f"{targets}, = {f}({g.name}, ({tup}), {out.name})"
         elif op.kind == "accumulate":
-            # (.grad gets an array of its own: accumulate copies what the program holds)
-            line = f"accumulate({tensor_of(op.target)}, {op.inputs[0].name})"
+            # (.grad gets an array of its own: accumulate copies what the program holds, unless
+            # the program made that memory and its last reader is this line)
+            g = op.inputs[0]
+            mine = g.kind in _OWNED and owners.get(g.alias) and any(b.alias == g.alias for b in dead)
+            line = f"{'accumulate_owned' if mine else 'accumulate'}({tensor_of(op.target)}, {g.name})"
         elif op.kind == "setgrad":
             line = f"set_grad({tensor_of(op.target)}, {op.inputs[0].name if op.inputs else 'None'})"
         elif op.kind == "store":
