@@ -18,6 +18,10 @@ be bool), and none of its ops is a fused op whose backward reads what its forwar
 program in that dtype, so it agrees with the ops called one by one to rounding (exp, tanh
 and friends are the C library's, not NumPy's own loops).
 
+On the CPU a softmax's backward over the last axis and the group that reads its gradient
+(attention's mask and scale) are one generated loop over the rows
+(:func:`softmax_row_kernels`), its row sums in float64 as ``ops.cpu_kernels``'.
+
 The compiled loops are cached by their source: in this process, and on disk beside their
 generated source in the cache directory (``TINYGRAD_ATTN_CACHE``, else
 ``~/.cache/tinygrad_attn/kernels``), so a program traced again in a new process loads them.
