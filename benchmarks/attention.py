@@ -49,9 +49,10 @@ def make_inputs(b: int, t: int, d: int, seed: int = 0) -> dict[str, np.ndarray]:
 
 
 # -- the baseline: NumPy by hand --------------------------------------------------------
-def mha_numpy(a: dict[str, np.ndarray], h: int) -> dict[str, np.ndarray]:
+def mha_numpy(a: dict[str, np.ndarray], h: int, input_grad: bool = True) -> dict[str, np.ndarray]:
     """Forward (the output ``y`` too) and manual backward; returns ``y`` and the
-    gradients, keyed as the inputs."""
+    gradients, keyed as the inputs (``input_grad=False``: the weights' only, as a training
+    step needs)."""
     x, gy = a["x"], a["gy"]
     b, t, d = x.shape
     dh = d // h
@@ -88,13 +89,15 @@ def mha_numpy(a: dict[str, np.ndarray], h: int) -> dict[str, np.ndarray]:
     gq = gw @ k
     gk = gw.transpose(0, 1, 3, 2) @ q
     del gw
-    gx = np.zeros_like(x2)
+    gx = np.zeros_like(x2) if input_grad else None
     for n, gh in (("q", gq), ("k", gk), ("v", gv)):
         gm = merge(gh)
         g[f"W{n}"] = gm.T @ x2
         g[f"b{n}"] = gm.sum(0)
-        gx += gm @ a[f"W{n}"]
-    g["x"] = gx.reshape(b, t, d)
+        if input_grad:
+            gx += gm @ a[f"W{n}"]
+    if input_grad:
+        g["x"] = gx.reshape(b, t, d)
     return g
 
 
@@ -129,26 +132,30 @@ def _user_body(a: dict[str, np.ndarray], h: int):
     """The user form's parameters, and its forward + backward (gradients accumulate)."""
     p = {n: Tensor(a[n], requires_grad=True) for n in ("x", *WEIGHTS)}
     gy = Tensor(a["gy"])
-    b, t, d = a["x"].shape
-    dh = d // h
+    t = a["x"].shape[1]
     blocked = Tensor(~np.tri(t, t, 0, dtype=bool))  # (T, T): True where a query may not look
 
     def body():
-        x = p["x"]
-
-        def heads(m):  # (B, T, D) -> (B, H, T, dh)
-            return m.reshape(b, t, h, dh).permute(0, 2, 1, 3)
-
-        q = heads(x @ p["Wq"].mT + p["bq"])
-        k = heads(x @ p["Wk"].mT + p["bk"])
-        v = heads(x @ p["Wv"].mT + p["bv"])
-        s = (q @ k.mT) * (1.0 / math.sqrt(dh))  # (B, H, T, T)
-        w = s.masked_fill(blocked, -math.inf).softmax(-1)
-        o = (w @ v).permute(0, 2, 1, 3).reshape(b, t, d)  # merge heads
-        y = o @ p["Wo"].mT + p["bo"]
-        y.backward(gy)
+        user_forward(p, p["x"], blocked, h).backward(gy)
 
     return p, body
+
+
+def user_forward(p: dict, x: Tensor, blocked: Tensor, h: int) -> Tensor:
+    """The user form's forward: ``y`` from ``x`` and the weights ``p``."""
+    b, t, d = x.shape
+    dh = d // h
+
+    def heads(m):  # (B, T, D) -> (B, H, T, dh)
+        return m.reshape(b, t, h, dh).permute(0, 2, 1, 3)
+
+    q = heads(x @ p["Wq"].mT + p["bq"])
+    k = heads(x @ p["Wk"].mT + p["bk"])
+    v = heads(x @ p["Wv"].mT + p["bv"])
+    s = (q @ k.mT) * (1.0 / math.sqrt(dh))  # (B, H, T, T)
+    w = s.masked_fill(blocked, -math.inf).softmax(-1)
+    o = (w @ v).permute(0, 2, 1, 3).reshape(b, t, d)  # merge heads
+    return o @ p["Wo"].mT + p["bo"]
 
 
 def module_class():
@@ -215,25 +222,32 @@ def torch_setup(a: dict[str, np.ndarray], h: int):
     return step
 
 
-def jax_setup(a: dict[str, np.ndarray], h: int):
+def jax_forward(p: dict, x, h: int):
+    """The user form in ``jax.numpy``: ``y`` from ``x`` and the weights ``p``."""
     jax = jax_or_none()
     jnp = jax.numpy
-    b, t, d = a["x"].shape
+    b, t, d = x.shape
     dh = d // h
     allowed = jnp.asarray(np.tri(t, t, 0, dtype=bool))
 
-    def forward(p):
-        def heads(m):
-            return m.reshape(b, t, h, dh).transpose(0, 2, 1, 3)
+    def heads(m):
+        return m.reshape(b, t, h, dh).transpose(0, 2, 1, 3)
 
-        x = p["x"]
-        q = heads(x @ p["Wq"].T + p["bq"])
-        k = heads(x @ p["Wk"].T + p["bk"])
-        v = heads(x @ p["Wv"].T + p["bv"])
-        s = (q @ k.transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(dh))
-        w = jax.nn.softmax(jnp.where(allowed, s, -jnp.inf), axis=-1)
-        o = (w @ v).transpose(0, 2, 1, 3).reshape(b, t, d)
-        return o @ p["Wo"].T + p["bo"]
+    q = heads(x @ p["Wq"].T + p["bq"])
+    k = heads(x @ p["Wk"].T + p["bk"])
+    v = heads(x @ p["Wv"].T + p["bv"])
+    s = (q @ k.transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(dh))
+    w = jax.nn.softmax(jnp.where(allowed, s, -jnp.inf), axis=-1)
+    o = (w @ v).transpose(0, 2, 1, 3).reshape(b, t, d)
+    return o @ p["Wo"].T + p["bo"]
+
+
+def jax_setup(a: dict[str, np.ndarray], h: int):
+    jax = jax_or_none()
+    jnp = jax.numpy
+
+    def forward(p):
+        return jax_forward(p, p["x"], h)
 
     @jax.jit
     def grads(p, gy):
@@ -312,7 +326,8 @@ def memory(sizes=("medium", "large")) -> dict:
     results = {}
     print(f"  {'size':7s} {'contender':8s} {'peak':>12s} {'ratio to numpy':>15s}")
     for size in sizes:
-        cs = {k: v for k, v in contenders(size).items() if k not in ("torch", "jax")}  # (their allocators are not traced)
+        # (PyTorch's and JAX's allocators are not traced)
+        cs = {k: v for k, v in contenders(size).items() if k not in ("torch", "jax")}
         peaks = {name: peak_bytes(fn) for name, fn in cs.items()}
         results[size] = peaks
         for name, pk in peaks.items():

@@ -9,7 +9,14 @@
    (``cpu_kernels.ENABLED = False`` while traced: one NumPy call per op), and ``jax.jit``
    where ``import jax`` works. The target: compiled at least 1.5x faster than eager at tiny.
 
-    cd benchmarks && OMP_NUM_THREADS=1 PYTHONPATH=.. python replay.py [--cpu-time] [--sizes tiny small medium]
+3. With ``--step``, the training step: the same forward, the weights' gradients and an SGD
+   update, by hand in NumPy, under ``tga.compile`` and under ``jax.jit``.
+
+    cd benchmarks && OMP_NUM_THREADS=1 PYTHONPATH=.. python replay.py [--cpu-time] [--step] [--sizes tiny small medium]
+
+It prints the load average and which OpenBLAS kernels NumPy's products run: on a CPU with
+AVX-512 an environment may pin older ones (``OPENBLAS_CORETYPE=Haswell``), which halves the
+speed of every matrix product here, and not ``jax.jit``'s.
 
 ``--cpu-time`` times with this process's CPU time (``time.process_time``), which other work on
 a shared machine disturbs far less than wall-clock time.
@@ -19,6 +26,7 @@ Medians of interleaved rounds (``common.interleave``); nothing here is asserted 
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -87,7 +95,101 @@ def mha(sizes=("tiny",), rounds: int | None = None) -> dict[str, dict[str, float
     return out
 
 
+LR = 1e-6  # (tiny: the weights barely move over the timed steps, whose loss y . gy has no minimum)
+
+
+def step_numpy(a: dict[str, np.ndarray], h: int):
+    """A training step by hand: the weights' gradients (``attention.mha_numpy``, none for the
+    input), then SGD on each weight in place."""
+    w = {n: a[n].copy() for n in attention.WEIGHTS}
+    arrs = {**a, **w}
+
+    def step():
+        g = attention.mha_numpy(arrs, h, input_grad=False)
+        for n in attention.WEIGHTS:
+            w[n] -= np.float32(LR) * g[n]
+
+    step.weights = w  # (for the test that holds the steps equal)
+    return step
+
+
+def step_compiled(a: dict[str, np.ndarray], h: int):
+    """The user form as a training step under ``tga.compile``: ``zero_grad``, forward,
+    ``backward``, ``SGD.step``."""
+    p = {n: Tensor(a[n].copy(), requires_grad=True) for n in attention.WEIGHTS}
+    t = a["x"].shape[1]
+    blocked = Tensor(~np.tri(t, t, 0, dtype=bool))
+    opt = tga.optim.SGD(list(p.values()), lr=LR)
+
+    @tga.compile
+    def step(x, gy):
+        opt.zero_grad()
+        attention.user_forward(p, x, blocked, h).backward(gy)
+        opt.step()
+
+    x, gy = Tensor(a["x"]), Tensor(a["gy"])
+
+    def run():
+        step(x, gy)
+
+    run.weights, run.compiled = p, step
+    return run
+
+
+def step_jax(a: dict[str, np.ndarray], h: int):
+    """The same step under ``jax.jit``: the weights' gradients by ``jax.vjp`` and the SGD
+    update in one compiled function; the new weights are fed to the next call."""
+    jax = jax_or_none()
+    jnp = jax.numpy
+
+    @jax.jit
+    def step(p, x, gy):
+        _, pull = jax.vjp(lambda q: attention.jax_forward(q, x, h), p)
+        g = pull(gy)[0]
+        return {n: p[n] - LR * g[n] for n in p}
+
+    state = {"p": {n: jnp.asarray(a[n]) for n in attention.WEIGHTS}}
+    x, gy = jnp.asarray(a["x"]), jnp.asarray(a["gy"])
+
+    def run():
+        state["p"] = step(state["p"], x, gy)
+        jax.block_until_ready(state["p"])
+
+    return run
+
+
+def training_step(sizes=("tiny",), rounds: int | None = None) -> dict[str, dict[str, float]]:
+    """Causal MHA training step (forward, backward of the weights, SGD update), float32."""
+    out = {}
+    print("  causal MHA training step (forward + backward + SGD update), float32, median (ratio to numpy):")
+    for size in sizes:
+        b, t, d, h = attention.SIZES[size]
+        a = attention.make_inputs(b, t, d)
+        cs = {"numpy": step_numpy(a, h), "compiled": step_compiled(a, h)}
+        cs["compiled"](), cs["compiled"]()
+        if jax_or_none() is not None:
+            cs["jax.jit"] = step_jax(a, h)
+            cs["jax.jit"]()
+        med = interleave(cs, rounds or attention.ROUNDS[size], warm=2, inner=attention.INNER[size])
+        out[size] = med
+        for name, tm in med.items():
+            print(f"    {size:7s} {name:9s} {tm * 1e3:9.3f} ms  {tm / med['numpy']:6.2f}x")
+    return out
+
+
+def blas_kernels() -> str:
+    """Which OpenBLAS kernels NumPy's matrix products run (``OPENBLAS_CORETYPE`` overrides
+    OpenBLAS's own choice for the CPU): the products are most of a medium step, and ``jax.jit``
+    picks its own kernels for the CPU whatever this says."""
+    from threadpoolctl import threadpool_info  # noqa: PLC0415 - (a dependency of the package)
+
+    arch = ", ".join(sorted({str(i.get("architecture")) for i in threadpool_info() if i.get("user_api") == "blas"}))
+    pinned = os.environ.get("OPENBLAS_CORETYPE")
+    return f"{arch or 'unknown'}" + (f" (OPENBLAS_CORETYPE={pinned})" if pinned else " (OpenBLAS's own choice)")
+
+
 if __name__ == "__main__":
+    print("  load average", os.getloadavg(), "; BLAS kernels:", blas_kernels())
     sizes = ("tiny",)
     if "--cpu-time" in sys.argv:
         CLOCK["fn"] = time.process_time
@@ -96,3 +198,5 @@ if __name__ == "__main__":
     tga.manual_seed(0)
     one_op()
     mha(sizes)
+    if "--step" in sys.argv:
+        training_step(sizes)

@@ -7,6 +7,7 @@ import math
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -125,3 +126,24 @@ def test_the_replay_cost_benchmark_runs(monkeypatch, capsys):
     table = replay.mha(("tiny",), rounds=3)
     assert {"numpy", "eager", "compiled", "unfused"} <= set(table["tiny"])
     assert "eager / compiled" in capsys.readouterr().out
+
+
+def test_the_replay_benchmarks_training_step_updates_as_the_hand_written_one(monkeypatch):
+    """``replay.py --step``: the compiled step gives the hand-written NumPy step's weights after
+    a few updates (its times mean something), and the timing runs."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    sys.modules.pop("replay", None)
+    import attention  # noqa: PLC0415
+    import replay  # noqa: PLC0415
+
+    monkeypatch.setattr(replay, "LR", 0.01)
+    b, t, d, h = attention.SIZES["tiny"]
+    a = attention.make_inputs(b, t, d)
+    by_hand, compiled = replay.step_numpy(a, h), replay.step_compiled(a, h)
+    for _ in range(3):
+        by_hand()
+        compiled()
+    assert compiled.compiled.program is not None  # (replayed, not run eagerly)
+    for n in attention.WEIGHTS:
+        np.testing.assert_allclose(compiled.weights[n].numpy(), by_hand.weights[n], rtol=1e-5, atol=1e-6)
+    assert replay.training_step(("tiny",), rounds=2)["tiny"]["compiled"] > 0

@@ -314,3 +314,71 @@ def test_layer_norm_kernel_skips_what_it_is_not_compiled_for(calls):
     base = tga.tensor(np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32), requires_grad=True)
     tga.nn.functional.layer_norm(base.mT, (8,)).sum().backward()  # a transposed view: not contiguous
     assert "layer_norm_forward" not in calls and "layer_norm_backward" not in calls
+
+
+def _softmax_run(x_values, g_values, dim):
+    x = tga.tensor(x_values, requires_grad=True)
+    y = tga.nn.functional.softmax(x, dim)
+    (y * tga.tensor(g_values)).sum().backward()
+    return [y.numpy().copy(), x.grad.numpy().copy()]
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(8, 4, 32, 32), (5, 129), (7,), (2, 3, 1)])
+@pytest.mark.parametrize("masked", [False, True])
+def test_softmax_kernels_match_the_numpy_code(dtype, shape, masked, calls, monkeypatch):
+    """Row sums in another order (float64, vectorised): equal to rounding, not bit for bit; a
+    causal mask's -inf gives the same zeros, a row of -inf or with a NaN the same NaN."""
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 4).astype(dtype)
+    if masked and len(shape) > 1:
+        x = np.where(np.tri(shape[-2], shape[-1], dtype=bool), x, -np.inf).astype(dtype)
+        x[(0,) * (len(shape) - 1)] = -np.inf  # a row that allows nothing: NaN, as NumPy's passes give
+        if shape[-1] > 1:
+            x[(0,) * (len(shape) - 2) + (min(1, shape[-2] - 1), 0)] = np.nan
+    g = rng.standard_normal(shape).astype(dtype)
+    with np.errstate(invalid="ignore"):  # (-inf - -inf: the NumPy passes warn where the loop does not)
+        compiled = _softmax_run(x, g, -1)
+        assert calls.get("softmax_shift") == 1 and calls.get("softmax_backward") == 1
+        monkeypatch.setattr(cpu_kernels, "ENABLED", False)
+        plain = _softmax_run(x, g, -1)
+    tol = 2e-6 if dtype == np.float32 else 1e-13
+    for a, b in zip(compiled, plain):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+@needs_numba
+def test_softmax_kernel_gradcheck_float64(calls):
+    x = tga.tensor(np.random.default_rng(3).standard_normal((3, 6)), requires_grad=True)
+    assert tga.gradcheck(lambda x: tga.nn.functional.softmax(x, -1), x)
+    assert calls.get("softmax_shift") and calls.get("softmax_backward")
+
+
+@needs_numba
+def test_softmax_kernels_skip_what_they_are_not_compiled_for(calls):
+    rng = np.random.default_rng(0)
+    x = tga.tensor(np.ones((4, 8), np.float16), requires_grad=True)
+    tga.nn.functional.softmax(x, -1).sum().backward()  # float16
+    base = tga.tensor(rng.standard_normal((8, 4)).astype(np.float32), requires_grad=True)
+    tga.nn.functional.softmax(base.mT, -1).sum().backward()  # a transposed view: not contiguous
+    tga.nn.functional.softmax(base, 0).sum().backward()  # not the last axis
+    assert "softmax_shift" not in calls and "softmax_backward" not in calls
+
+
+@needs_numba
+def test_softmax_kernels_against_torch(calls):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 3, 17, 17)).astype(np.float32) * 3
+    x = np.where(np.tri(17, dtype=bool), x, -np.inf).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    ours = _softmax_run(x, g, -1)
+    assert calls.get("softmax_shift") == 1 and calls.get("softmax_backward") == 1
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.softmax(tx, -1)
+    (ty * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(ours[0], ty.detach().numpy(), rtol=2e-6, atol=1e-7)
+    np.testing.assert_allclose(ours[1], tx.grad.numpy(), rtol=2e-5, atol=1e-6)

@@ -208,3 +208,83 @@ def test_the_cuda_strings_rename_every_value():
     in_params, out_params, operation = kernels.cuda_strings(k)
     assert in_params == "float32 v0, float32 v1" and out_params == "float32 out"
     assert re.search(r"\b[in]\b", operation) is None and "v0" in operation and "v1" in operation
+
+
+def _softmax_step(mask_shape, dim, extra):
+    """Scores through a softmax, whose gradient an elementwise group (a mask, a scale, a
+    bias-like row) then reads: attention's backward, in the shapes drawn."""
+
+    def fn(s, m, r):
+        w = tga.where(m, s * 0.5, -1e9).softmax(dim)
+        return (w * extra(s, r)).sum()
+
+    return fn
+
+
+_SHAPES = [((2, 3, 6, 6), (6, 6)), ((2, 3, 6, 6), (1, 3, 6, 6)), ((4, 7), (7,)), ((2, 5, 5), (2, 5, 5))]
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("shape", "mask_shape"), _SHAPES)
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_a_softmax_backward_joins_the_group_after_it_and_matches_the_ops(shape, mask_shape, dim, dtype, monkeypatch):
+    rng = np.random.default_rng(len(shape) + len(mask_shape))
+
+    def extra(s, r):
+        return s * r + 1.0
+
+    fn = _softmax_step(mask_shape, dim, extra)
+    s = rng.standard_normal(shape).astype(dtype)
+    m = rng.random(mask_shape) > 0.3
+    r = rng.standard_normal(shape[-1:]).astype(dtype)
+    out = {}
+    for fused in (False, True):
+        monkeypatch.setattr(cpu_kernels, "ENABLED", fused)
+        st = Tensor(s, requires_grad=True)
+        prog = jit_trace(fn, st, Tensor(m), Tensor(r, requires_grad=True))
+        s2, r2 = Tensor(s * 1.5, requires_grad=True), Tensor(r - 0.5, requires_grad=True)  # (replayed on new values)
+        loss = prog(s2, Tensor(m), r2)
+        out[fused] = [loss.numpy(), s2.grad.numpy(), r2.grad.numpy()]
+        joined = [k for k, _ in prog.kernels if k.name.startswith("softmax_grad_rows")]
+        if fused and dim == -1:
+            assert joined and f"= {joined[0].name}(" in prog.code, prog.code
+        else:
+            assert not joined  # (not over the last axis: the backward and its group stay apart)
+    rtol = 2e-5 if dtype == np.float32 else 1e-12
+    for a, b in zip(out[False], out[True]):
+        np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol)
+
+
+@needs_numba
+def test_the_softmax_row_kernel_of_attention_matches_eager_and_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    b, t, d, h = 2, 6, 8, 2
+    xs = rng.standard_normal((b, t, d)).astype(np.float32)
+    blocked = ~np.tri(t, t, 0, dtype=bool)
+
+    def fn(x, w):
+        q = (x @ w).reshape(b, t, h, d // h).permute(0, 2, 1, 3)
+        s = (q @ q.mT) * (1.0 / np.sqrt(d // h))
+        a = s.masked_fill(Tensor(blocked), -np.inf).softmax(-1)
+        return (a @ q).square().sum()
+
+    w0 = rng.standard_normal((d, d)).astype(np.float32)
+    x, w = Tensor(xs, requires_grad=True), Tensor(w0, requires_grad=True)
+    prog = jit_trace(fn, x, w)
+    assert any(k.name.startswith("softmax_grad_rows") for k, _ in prog.kernels), prog.code
+    x2, w2 = Tensor(xs * 0.5, requires_grad=True), Tensor(w0, requires_grad=True)
+    loss = prog(x2, w2)
+    x3, w3 = Tensor(xs * 0.5, requires_grad=True), Tensor(w0, requires_grad=True)
+    eager = fn(x3, w3)
+    eager.backward()
+    np.testing.assert_allclose(loss.numpy(), eager.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x2.grad.numpy(), x3.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(w2.grad.numpy(), w3.grad.numpy(), rtol=1e-5, atol=1e-6)
+    tx, tw = torch.tensor(xs * 0.5, requires_grad=True), torch.tensor(w0, requires_grad=True)
+    tq = (tx @ tw).reshape(b, t, h, d // h).permute(0, 2, 1, 3)
+    ta = ((tq @ tq.mT) * (1.0 / np.sqrt(d // h))).masked_fill(torch.tensor(blocked), -np.inf).softmax(-1)
+    (ta @ tq).square().sum().backward()
+    np.testing.assert_allclose(x2.grad.numpy(), tx.grad.numpy(), rtol=2e-4, atol=1e-5)
+    np.testing.assert_allclose(w2.grad.numpy(), tw.grad.numpy(), rtol=2e-4, atol=1e-5)

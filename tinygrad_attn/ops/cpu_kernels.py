@@ -8,7 +8,8 @@ arithmetic between NumPy's vectorised exp and tanh, a step forward is six calls 
 twelve, and a step backward two (the loop, the product) instead of nine and a third of the
 passes over all steps before them. GELU's float32 forward is two loops around NumPy's exp
 instead of 19 passes, its backward one loop instead of four; layer norm one loop over the
-rows each way.
+rows each way. A softmax over the last axis is two loops around NumPy's exp instead of
+five passes and two temporaries, its backward one loop instead of three passes.
 
 Each kernel is written here once, as plain Python over arrays, and compiled by numba the
 first time it is asked for (about a second each, then cached on disk beside this file or
@@ -17,8 +18,8 @@ fallback: without numba, with ``TINYGRAD_ATTN_JIT=0`` in the environment, or wit
 ``ENABLED = False`` here. The kernels do the fallback's float operations in the same order
 (no ``fastmath``: no reassociation and no fused multiply-add), so Adam, the LSTM and GELU
 give the same numbers bit for bit (their ``exp`` and ``tanh`` stay NumPy's: the C
-library's, which a loop would call, are not vectorised). Layer norm's row sums are the
-exception: summed in float64 in an order of the compiler's (``reassoc``, vectorised), equal
+library's, which a loop would call, are not vectorised). Layer norm's and softmax's row sums
+are the exception: summed in float64 in an order of the compiler's (``reassoc``, vectorised), equal
 to the NumPy code's to rounding. The tests hold each pair equal.
 
 ``error_model="numpy"`` matters: numba's default (Python's) checks every division for a
@@ -249,6 +250,47 @@ def _layer_norm_backward(g, xhat, rstd, w, has_w, gx, gw, gb):  # pragma: no cov
             gb[j] += gj
 
 
+def _softmax_shift(x, z):  # pragma: no cover - compiled
+    """Softmax's first pass over the rows of ``x`` ``(R, n)`` (``ops.fused.softmax_array``):
+    ``z = x - max(row)``, ready for NumPy's vectorised ``exp`` in place. A NaN in a row
+    makes the whole row NaN through ``exp`` and the sum, as ``np.max``'s would."""
+    n_rows, n = x.shape
+    for r in range(n_rows):
+        m = x[r, 0]
+        for j in range(1, n):
+            v = x[r, j]
+            if v > m:
+                m = v
+        for j in range(n):
+            z[r, j] = x[r, j] - m
+
+
+def _softmax_scale(e):  # pragma: no cover - compiled
+    """Softmax's last pass: each row of ``e`` ``(R, n)`` (the exponentials) divided by its
+    sum, in place. The sum in float64, in an order of the compiler's (``reassoc``)."""
+    n_rows, n = e.shape
+    for r in range(n_rows):
+        s = 0.0
+        for j in range(n):
+            s += e[r, j]
+        for j in range(n):
+            e[r, j] = e[r, j] / s
+
+
+def _softmax_backward(g, y, out):  # pragma: no cover - compiled
+    """Softmax's backward over rows (``ops.fused.softmax_backward_array``): ``out = (g -
+    sum(g y)) y``; ``out`` may be ``g``. The row sum in float64 (``reassoc``), rounded to the
+    arrays' dtype before the subtraction, as the NumPy code subtracts its sum."""
+    n_rows, n = g.shape
+    for r in range(n_rows):
+        s = 0.0
+        for j in range(n):
+            s += g[r, j] * y[r, j]
+        c = g.dtype.type(s)
+        for j in range(n):
+            out[r, j] = (g[r, j] - c) * y[r, j]
+
+
 def _swap_forward(out, picks):  # pragma: no cover - compiled
     """``randperm``'s shuffle (``random_transforms.randperm``): place ``i`` swaps with ``picks[i]``, in order."""
     for i in range(picks.shape[0]):
@@ -263,6 +305,8 @@ def _swap_forward(out, picks):  # pragma: no cover - compiled
 _OPTIONS: dict[str, dict[str, Any]] = {
     "layer_norm_forward": {"fastmath": {"reassoc"}},
     "layer_norm_backward": {"fastmath": {"reassoc"}},
+    "softmax_scale": {"fastmath": {"reassoc"}},
+    "softmax_backward": {"fastmath": {"reassoc"}},
 }
 
 _SOURCES: dict[str, Callable[..., Any]] = {
@@ -275,4 +319,7 @@ _SOURCES: dict[str, Callable[..., Any]] = {
     "lstm_forward": _lstm_forward,
     "lstm_backward": _lstm_backward,
     "swap_forward": _swap_forward,
+    "softmax_shift": _softmax_shift,
+    "softmax_scale": _softmax_scale,
+    "softmax_backward": _softmax_backward,
 }

@@ -29,6 +29,15 @@ def softmax_array(xp, x, axis):
     k = xp.kernels
     if k is not None and axis in (-1, x.ndim - 1) and k.supports(x):  # CUDA: one kernel, one pass
         return k.softmax(x)
+    if _numpy(xp) and x.ndim and x.size and axis in (-1, x.ndim - 1) and cpu_kernels.float_arrays(x):
+        shift, scale = cpu_kernels.kernel("softmax_shift"), cpu_kernels.kernel("softmax_scale")
+        if shift is not None:  # three passes over the rows instead of five, no temporaries
+            e = np.empty_like(x)
+            rows = e.reshape(-1, x.shape[-1])
+            shift(x.reshape(rows.shape), rows)
+            np.exp(rows, out=rows)  # (NumPy's exp: vectorised, where a compiled loop calls the C library's)
+            scale(rows)
+            return e
     e = xp.exp_inplace(x - xp.max(x, axis=axis, keepdims=True))
     e /= xp.sum(e, axis=axis, keepdims=True)
     return e
@@ -40,6 +49,13 @@ def softmax_backward_array(xp, g, y, axis, overwrite=False):
     if k is not None and axis in (-1, y.ndim - 1) and k.supports(y):
         return k.softmax_backward(g, y)
     last = axis in (-1, y.ndim - 1)
+    if last and _numpy(xp) and y.ndim and y.size and g.shape == y.shape and cpu_kernels.float_arrays(g, y):
+        step = cpu_kernels.kernel("softmax_backward")
+        if step is not None:  # one compiled loop over the rows: two passes, no temporary
+            gx = g if overwrite else np.empty_like(g)
+            n = y.shape[-1]
+            step(g.reshape(-1, n), y.reshape(-1, n), gx.reshape(-1, n))
+            return gx
     r = _rowsum_of_product(xp, g, y) if last else xp.sum(g * y, axis=axis, keepdims=True)
     if overwrite:
         g -= r

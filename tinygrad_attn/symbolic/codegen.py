@@ -20,8 +20,11 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ..engine.backward import SliceGradient, accumulate_grad
 from ..engine.composite import FusedFunction
@@ -40,6 +43,36 @@ def accumulate(t: Tensor, g: Any) -> None:
     ``.grad`` of its own, never the program's value or constant that the next replay reads."""
     if t.requires_grad:
         accumulate_grad(t, g)
+
+
+def accumulate_owned(t: Tensor, g: Any) -> None:
+    """``accumulate`` of a gradient whose memory the program made and reads no more (its name
+    is deleted after this line): handed to ``t.grad`` as it is where nothing else holds it,
+    instead of copied. What else could hold it (an op's saved values) shows in its reference
+    count: then, or for a view, a read-only or non-contiguous array, it is copied as before."""
+    if not t.requires_grad:
+        return
+    sole = (
+        g.__class__ is np.ndarray
+        and g.base is None
+        and g.flags.writeable
+        and g.flags.c_contiguous
+        and sys.getrefcount(g) <= _LOCAL_REFS
+    )
+    accumulate_grad(t, g, sole)
+
+
+def _local_refs() -> int:
+    """The reference count ``accumulate_owned`` sees of an array only a caller's local name holds."""
+
+    def callee(t: Any, g: Any) -> int:
+        return sys.getrefcount(g)
+
+    x = np.empty(1)
+    return callee(None, x)
+
+
+_LOCAL_REFS = _local_refs()
 
 
 def set_grad(t: Tensor, g: Any) -> None:
@@ -152,7 +185,8 @@ class _Names:
         self.params = types.SimpleNamespace()
         self.consts = types.SimpleNamespace()
         self.env: dict[str, Any] = {
-            "accumulate": accumulate, "set_grad": set_grad, "params": self.params, "consts": self.consts,
+            "accumulate": accumulate, "accumulate_owned": accumulate_owned, "set_grad": set_grad,
+            "params": self.params, "consts": self.consts,
         }  # fmt: skip
         self.taken = {b.name for op in prog.ops for b in op.outputs if b is not None} | set(self.env)
         self.shared: dict[Any, str] = {}  # (op, arguments, namespace) -> the callable's name
@@ -291,7 +325,7 @@ def _effect_line(names: _Names, op: Any, comment: str) -> tuple[str, str]:
     return line, comment
 
 
-def _line(names: _Names, op: Any, fused: dict) -> tuple[str, str]:
+def _line(names: _Names, op: Any, fused: dict, owned: bool = False) -> tuple[str, str]:
     """One record as a line of the program and its comment (the shape and dtype it makes)."""
     outs = op.outputs
     if len(outs) == 1 and outs[0] is not None:  # (most lines: one result)
@@ -311,8 +345,11 @@ def _line(names: _Names, op: Any, fused: dict) -> tuple[str, str]:
     if op.kind == "backward":
         return _backward_line(names, op), comment
     if op.kind == "accumulate":
-        # (.grad gets an array of its own: accumulate copies what the program holds)
-        return f"accumulate({names.tensor_of(op.target)}, {op.inputs[0].name})", comment
+        # (.grad gets an array of its own: accumulate copies what the program holds, unless the
+        # program made that memory and its last reader is this line: ``owned``)
+        return f"{'accumulate_owned' if owned else 'accumulate'}({names.tensor_of(op.target)}, {op.inputs[0].name})", (
+            comment
+        )
     if op.kind == "setgrad":
         return f"set_grad({names.tensor_of(op.target)}, {op.inputs[0].name if op.inputs else 'None'})", comment
     if op.kind == "store":
@@ -323,6 +360,16 @@ def _line(names: _Names, op: Any, fused: dict) -> tuple[str, str]:
     if op.kind == "effect":
         return _effect_line(names, op, comment)
     raise AssertionError(op.kind)  # pragma: no cover - every kind is listed above
+
+
+def _owners(prog: Program) -> dict[int, bool]:
+    """``Buffer.alias`` -> whether every buffer sharing that memory is the program's own."""
+    owners: dict[int, bool] = {}
+    for op in prog.ops:
+        for b in (*op.outputs, *op.inputs):
+            if b is not None and b.__class__ is Buffer:
+                owners[b.alias] = owners.get(b.alias, True) and b.kind in _OWNED
+    return owners
 
 
 def generate(prog: Program) -> tuple[str, dict[str, Any]]:
@@ -336,13 +383,16 @@ def generate(prog: Program) -> tuple[str, dict[str, Any]]:
     # arguments and constants hold memory the program does not own, and are not deleted).
     released = passes.memory_released(prog.ops, prog.dead_after)
     fused, skipped, released = _fused_lines(prog, released)
+    owners = _owners(prog)
     for op, dead in zip(prog.ops, released):
         if id(op) in skipped:  # (an inner op of a fused group: its group's line computes it)
             continue
         if op.section != section:
             section = op.section
             lines.append(f"    # {section}")
-        line, comment = _line(names, op, fused)
+        g = op.inputs[0] if op.kind == "accumulate" else None
+        owned = g is not None and g.kind in _OWNED and owners.get(g.alias) and any(b.alias == g.alias for b in dead)
+        line, comment = _line(names, op, fused, bool(owned))
         lines.append(f"    {line}{comment}")
         gone = [b.name for b in dead if b.kind in _OWNED and id(b) not in returned]
         if gone:

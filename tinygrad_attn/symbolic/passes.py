@@ -1,5 +1,6 @@
 """Passes over a program's op records, each small and on its own.
 
+- :func:`transpose_products`: ``(a @ b).T`` is made as ``b.T @ a.T``, in the layout it is read in.
 - :func:`fold_constants`: an op whose inputs are all constants runs once, now.
 - :func:`eliminate_common` (CSE): the same op on the same buffers is computed once.
 - :func:`eliminate_dead`: ops nothing reads (and with no effect) go.
@@ -23,10 +24,65 @@ EFFECTS = frozenset({"accumulate", "effect", "setgrad"})
 
 def optimize(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]:
     """The passes in order; ``outputs`` is updated where a buffer is replaced."""
+    ops = transpose_products(ops, outputs)
     ops = fold_constants(ops)
     ops = compose_permutes(ops, outputs)
     ops = eliminate_common(ops, outputs)
     return eliminate_dead(ops, outputs)
+
+
+def transpose_products(ops: list[OpRecord], outputs: list[Buffer]) -> list[OpRecord]:
+    """``(a @ b).T`` of 2-D operands as ``b.T @ a.T`` where the transpose is the product's only
+    reader: a weight's gradient in ``x @ W.mT`` is ``(x.T @ g).T``, a transposed view that
+    ``.grad`` then copies element by element (and that a user's gradient would read strided);
+    made as ``g.T @ x`` it comes out in the weight's layout, and the transposes of the operands
+    are views (``compose_permutes`` then cancels ``x.mT.T``). Not where either result is
+    written in place."""
+    from ..ops.linalg import Matmul  # noqa: PLC0415
+    from ..ops.movement import Permute  # noqa: PLC0415
+
+    written = {b.alias for op in ops for b in op.written()}
+    readers: dict[int, int] = {}
+    names = set()
+    for op in ops:
+        for x in op.inputs:
+            if x.__class__ is Buffer:
+                readers[id(x)] = readers.get(id(x), 0) + 1
+                names.add(x.name)
+        names.update(b.name for b in op.outputs if b is not None)
+    for b in outputs:
+        readers[id(b)] = readers.get(id(b), 0) + 2
+    products: dict[int, int] = {}  # id(a 2-D product) -> its index in ``out``
+    out: list[Any] = []
+
+    def transposed(b: Buffer, like: OpRecord, section: str, scope: Any) -> tuple[OpRecord, Buffer]:
+        name, n = f"{b.name}_T", 1
+        while name in names:
+            n += 1
+            name = f"{b.name}_T{n}"
+        names.add(name)
+        t = Buffer(name, (b.shape[1], b.shape[0]), b.dtype, b.dev, "value", 0)
+        t.alias = b.alias  # (a view: its memory is b's)
+        return OpRecord("call", like.op, [b], [t], fn=like.fn, section=section, scope=scope), t
+
+    for op in ops:
+        if op.kind == "call" and op.fn.__class__ is Matmul and op.outputs[0].alias not in written:
+            if len(op.inputs) == 2 and all(x.__class__ is Buffer and len(x.shape) == 2 for x in op.inputs):
+                products[id(op.outputs[0])] = len(out)
+        elif (op.kind == "call" and isinstance(op.fn, Permute) and tuple(op.fn.args) == (1, 0)
+              and id(op.inputs[0]) in products and readers.get(id(op.inputs[0])) == 1
+              and op.outputs[0].alias not in written):  # fmt: skip
+            j = products.pop(id(op.inputs[0]))
+            mm = out[j]
+            a, b = mm.inputs
+            tb, bt = transposed(b, op, mm.section, mm.scope)
+            ta, at = transposed(a, op, mm.section, mm.scope)
+            res = op.outputs[0]
+            res.nbytes = mm.outputs[0].nbytes  # (its own memory now, no longer a view)
+            out[j] = [tb, ta, OpRecord("call", mm.op, [bt, at], [res], fn=mm.fn, section=mm.section, scope=mm.scope)]
+            continue
+        out.append(op)
+    return [r for item in out for r in (item if isinstance(item, list) else (item,))]
 
 
 def _pure_call(op: OpRecord) -> bool:
