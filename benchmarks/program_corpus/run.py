@@ -35,7 +35,10 @@ LIBRARY = ROOT  # the checkout whose tinygrad_attn runs the programs (--library)
 # `import torch`, `import torch.nn as nn`, `import torch, numpy as np` (one name of a list).
 _IMPORT = re.compile(r"^(?P<indent>\s*)import\s+(?P<names>[^#\n]+?)(?P<tail>\s*(#.*)?)$")
 _FROM = re.compile(r"^(?P<indent>\s*)from\s+torch(?P<sub>(\.\w+)*)\s+import\s")
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+# A number; not one glued to letters (`MulBackward0`), nor a timing with its unit after a space (`12.50 ms`).
+_NUMBER = re.compile(
+    r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])(?!\s?(?:ms|s|sec|secs|seconds|it/s)\b)"
+)
 
 # Seeds the program's process, then runs the program as ``python PROGRAM ARGS`` would.
 _BOOT = """\
@@ -174,7 +177,7 @@ def run_once(workdir: Path, lib: str, program: str, argvs: list[list[str]], befo
 
 def _words(out: str) -> list[str]:
     """The printed lines with every compared number as ``#``: what is left to read as text."""
-    unit = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?=[A-Za-z])")  # a timing with its unit, 12.5ms
+    unit = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?=\s?[A-Za-z])")  # a timing with its unit, 12.5ms, 12.5 ms
     return [re.sub(r"\s+", " ", unit.sub("#", _NUMBER.sub("#", ln))).strip() for ln in out.splitlines() if ln.strip()]
 
 
@@ -236,10 +239,14 @@ def run_program(entry: dict, mirror: Path, scratch: Path, timeout: float, rtol: 
         work = scratch / entry["name"] / lib
         shutil.rmtree(work, ignore_errors=True)
         export(mirror, entry["repo"], entry["commit"], folder, work / folder if folder else work)
-        if lib == "tinygrad_attn":
-            for prog in [entry["path"], *entry.get("before", [])]:
-                f = work / prog
-                f.write_text(swap_imports(f.read_text()))
+        if lib == "tinygrad_attn":  # the program and its own modules beside it (`from model import ...`)
+            for f in sorted((work / folder if folder else work).rglob("*.py")):
+                try:
+                    text = f.read_text()
+                except UnicodeDecodeError:
+                    continue
+                if swap_imports(text) != text:
+                    f.write_text(swap_imports(text))
         runs[lib] = run_once(work, lib, entry["path"], entry.get("args", [[]]), entry.get("before", []), timeout)
         if lib == "torch" and cached and runs[lib].rc is not None:
             cached.parent.mkdir(parents=True, exist_ok=True)
