@@ -228,7 +228,7 @@ def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
     if axes == ():
         return Tensor._wrap(x._dev.asarray(np.zeros((), np.int64)), x._dev)
     if x.numel() == 0 and (axes is None or x.shape[axes[0]] == 0):
-        raise ValueError(f"{op}: cannot take the {op} over an empty axis (shape {x.shape}, axis {axis})")
+        raise dims.DimensionError(f"{op}: cannot take the {op} over an empty axis (shape {x.shape}, axis {axis})")
     if x.dtype.kind == "b":
         raise RuntimeError(f"{op}(): does not support bool input (shape {x.shape}); convert with .long()")
     pick = op[3:]
