@@ -107,17 +107,21 @@ torch.save(net.state_dict(), 'net.pt')
 MODULE = "import torch.nn as nn\n\n\ndef make_net():\n    return nn.Linear(3, 1)\n"  # the program's own module
 
 
-def test_a_program_runs_beside_pytorch_from_a_repositorys_commit(tmp_path):
-    pytest.importorskip("torch")
-    repo = tmp_path / "mirror" / "someone+demo"
-    (repo / "sub").mkdir(parents=True)
-    (repo / "sub" / "train.py").write_text(PROGRAM)
-    (repo / "sub" / "netdef.py").write_text(MODULE)
+def _commit(repo: Path, files: dict[str, str]) -> str:
+    """A git repository at ``repo`` holding ``files``; its commit."""
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "demo"], check=True)
-    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_a_program_runs_beside_pytorch_from_a_repositorys_commit(tmp_path):
+    pytest.importorskip("torch")
+    commit = _commit(tmp_path / "mirror" / "someone+demo", {"sub/train.py": PROGRAM, "sub/netdef.py": MODULE})
     entry = {
         "name": "demo",
         "repo": "someone/demo",
@@ -146,3 +150,14 @@ def test_a_program_runs_beside_pytorch_from_a_repositorys_commit(tmp_path):
 )
 def test_the_printed_text_is_compared_apart_from_its_numbers(ours, theirs, same):
     assert (corpus.text_difference(ours, theirs) == "") is same
+
+
+def test_a_failure_agrees_when_ours_is_an_instance_of_pytorchs_class(tmp_path):
+    # PyTorch raises RuntimeError; ours is a RuntimeError and a ValueError (InvalidArgumentError)
+    pytest.importorskip("torch")
+    program = "import torch\nprint(1.5)\ntorch.ones(2, 2).dot(torch.ones(2, 2))\n"
+    commit = _commit(tmp_path / "mirror" / "someone+fails", {"fails.py": program})
+    entry = {"name": "fails", "repo": "someone/fails", "commit": commit, "path": "fails.py"}
+    r = corpus.run_program(entry, tmp_path / "mirror", tmp_path / "scratch", 300, 1e-5, 1e-7)
+    assert r.torch.startswith("RuntimeError") and "InvalidArgumentError" in r.ours, r
+    assert r.match and r.numbers == 1, r
