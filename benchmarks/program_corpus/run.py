@@ -35,7 +35,10 @@ LIBRARY = ROOT  # the checkout whose tinygrad_attn runs the programs (--library)
 # `import torch`, `import torch.nn as nn`, `import torch, numpy as np` (one name of a list).
 _IMPORT = re.compile(r"^(?P<indent>\s*)import\s+(?P<names>[^#\n]+?)(?P<tail>\s*(#.*)?)$")
 _FROM = re.compile(r"^(?P<indent>\s*)from\s+torch(?P<sub>(\.\w+)*)\s+import\s")
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+# A number; not one glued to letters (`MulBackward0`), nor a timing with its unit after a space (`12.50 ms`).
+_NUMBER = re.compile(
+    r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])(?!\s?(?:ms|s|sec|secs|seconds|it/s)\b)"
+)
 
 # Seeds the program's process, then runs the program as ``python PROGRAM ARGS`` would.
 _BOOT = """\
@@ -47,7 +50,11 @@ np.random.seed(0)
 _lib.manual_seed(0)
 sys.argv = sys.argv[1:]
 sys.path.insert(0, '.')
-runpy.run_path(sys.argv[0], run_name='__main__')
+try:
+    runpy.run_path(sys.argv[0], run_name='__main__')
+except BaseException as e:  # the classes it is an instance of: one of ours may be PyTorch's and a ValueError
+    open('_exception.txt', 'w').write(' '.join(c.__name__ for c in type(e).__mro__))
+    raise
 """
 
 
@@ -119,6 +126,7 @@ class Run:
     seconds: float
     stdout: str
     error: str
+    classes: str = ""  # the names of the classes the exception it ended with is an instance of
 
 
 @dataclass
@@ -168,13 +176,15 @@ def run_once(workdir: Path, lib: str, program: str, argvs: list[list[str]], befo
         (workdir / "_stdout.txt").write_text("".join(out))
         (workdir / "_stderr.txt").write_text(p.stderr)
         if p.returncode != 0:
-            return Run(p.returncode, time.perf_counter() - t0, "".join(out), _first_error(p.stderr, prog))
+            raised = cwd / "_exception.txt"
+            classes = raised.read_text() if raised.exists() else ""
+            return Run(p.returncode, time.perf_counter() - t0, "".join(out), _first_error(p.stderr, prog), classes)
     return Run(0, time.perf_counter() - t0, "".join(out), "")
 
 
 def _words(out: str) -> list[str]:
     """The printed lines with every compared number as ``#``: what is left to read as text."""
-    unit = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?=[A-Za-z])")  # a timing with its unit, 12.5ms
+    unit = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?=\s?[A-Za-z])")  # a timing with its unit, 12.5ms, 12.5 ms
     return [re.sub(r"\s+", " ", unit.sub("#", _NUMBER.sub("#", ln))).strip() for ln in out.splitlines() if ln.strip()]
 
 
@@ -236,10 +246,14 @@ def run_program(entry: dict, mirror: Path, scratch: Path, timeout: float, rtol: 
         work = scratch / entry["name"] / lib
         shutil.rmtree(work, ignore_errors=True)
         export(mirror, entry["repo"], entry["commit"], folder, work / folder if folder else work)
-        if lib == "tinygrad_attn":
-            for prog in [entry["path"], *entry.get("before", [])]:
-                f = work / prog
-                f.write_text(swap_imports(f.read_text()))
+        if lib == "tinygrad_attn":  # the program and its own modules beside it (`from model import ...`)
+            for f in sorted((work / folder if folder else work).rglob("*.py")):
+                try:
+                    text = f.read_text()
+                except UnicodeDecodeError:
+                    continue
+                if swap_imports(text) != text:
+                    f.write_text(swap_imports(text))
         runs[lib] = run_once(work, lib, entry["path"], entry.get("args", [[]]), entry.get("before", []), timeout)
         if lib == "torch" and cached and runs[lib].rc is not None:
             cached.parent.mkdir(parents=True, exist_ok=True)
@@ -249,7 +263,9 @@ def run_program(entry: dict, mirror: Path, scratch: Path, timeout: float, rtol: 
     first = compare(o.stdout, t.stdout, rtol, atol, lines=1)[1]
     loose = compare(o.stdout, t.stdout, drift_rtol, drift_rtol)
     drift = not same and first and loose[1]
-    both_fail_alike = t.rc != 0 and o.rc != 0 and t.error.split(":")[0] == o.error.split(":")[0]
+    theirs = t.error.split(":")[0].split(".")[-1]  # PyTorch's exception class; ours may subclass it
+    same_class = t.error.split(":")[0] == o.error.split(":")[0] or theirs in o.classes.split()
+    both_fail_alike = t.rc != 0 and o.rc != 0 and same_class
     result = Result(
         entry["name"],
         "ok" if t.rc == 0 else t.error,

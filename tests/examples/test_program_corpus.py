@@ -66,6 +66,8 @@ def test_the_swapped_imports_bind_the_librarys_modules():
         ("loss 0.500001\n", "loss 0.500000\n", True),  # within rtol 1e-4
         ("loss 0.510000\n", "loss 0.500000\n", False),
         ("step 3 | 12.5ms | 1.0\n", "step 3 | 99.0ms | 1.0\n", True),  # a timing glued to its unit is not compared
+        ("| 12.50 ms | 1.0 | 3.2 s\n", "| 99.00 ms | 1.0 | 7.0 s\n", True),  # nor one with its unit after a space
+        ("3 steps 1.0\n", "4 steps 1.0\n", False),  # a count before a word is a number
         ("grad_fn=<AddmmBackward0>) 2.0\n", "grad_fn=<AddBackward0>) 2.0\n", True),
         ("1.0\n2.0\n", "1.0\n", False),  # PyTorch printed fewer numbers
         ("tensor([[0.7647, 0.0000],\n        [1.0000, 2.0000]])\n", "Tensor([[0.764706, 0.000012], [1., 2.]])\n", True),
@@ -84,13 +86,14 @@ import argparse
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
+from netdef import make_net
 
 parser = argparse.ArgumentParser()
 parser.add_argument('--steps', type=int, default=100)
 args = parser.parse_args()
 x = torch.randn(16, 3)
 y = x.sum(1, keepdim=True)
-net = nn.Linear(3, 1)
+net = make_net()
 opt = torch.optim.SGD(net.parameters(), lr=0.1)
 for step in range(args.steps):
     for xb, yb in DataLoader(TensorDataset(x, y), batch_size=4, shuffle=True):
@@ -101,18 +104,24 @@ for step in range(args.steps):
     print(step, '{:.6f}'.format(loss.item()))
 torch.save(net.state_dict(), 'net.pt')
 """
+MODULE = "import torch.nn as nn\n\n\ndef make_net():\n    return nn.Linear(3, 1)\n"  # the program's own module
 
 
-def test_a_program_runs_beside_pytorch_from_a_repositorys_commit(tmp_path):
-    pytest.importorskip("torch")
-    repo = tmp_path / "mirror" / "someone+demo"
-    (repo / "sub").mkdir(parents=True)
-    (repo / "sub" / "train.py").write_text(PROGRAM)
+def _commit(repo: Path, files: dict[str, str]) -> str:
+    """A git repository at ``repo`` holding ``files``; its commit."""
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "demo"], check=True)
-    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_a_program_runs_beside_pytorch_from_a_repositorys_commit(tmp_path):
+    pytest.importorskip("torch")
+    commit = _commit(tmp_path / "mirror" / "someone+demo", {"sub/train.py": PROGRAM, "sub/netdef.py": MODULE})
     entry = {
         "name": "demo",
         "repo": "someone/demo",
@@ -126,6 +135,8 @@ def test_a_program_runs_beside_pytorch_from_a_repositorys_commit(tmp_path):
     assert (tmp_path / "scratch" / "demo" / "tinygrad_attn" / "sub" / "net.pt").exists()
     swapped = (tmp_path / "scratch" / "demo" / "tinygrad_attn" / "sub" / "train.py").read_text()
     assert swapped == corpus.swap_imports(PROGRAM) != PROGRAM
+    module = (tmp_path / "scratch" / "demo" / "tinygrad_attn" / "sub" / "netdef.py").read_text()
+    assert module == corpus.swap_imports(MODULE) != MODULE  # its modules import tinygrad_attn too
 
 
 @pytest.mark.parametrize(
@@ -139,3 +150,14 @@ def test_a_program_runs_beside_pytorch_from_a_repositorys_commit(tmp_path):
 )
 def test_the_printed_text_is_compared_apart_from_its_numbers(ours, theirs, same):
     assert (corpus.text_difference(ours, theirs) == "") is same
+
+
+def test_a_failure_agrees_when_ours_is_an_instance_of_pytorchs_class(tmp_path):
+    # PyTorch raises RuntimeError; ours is a RuntimeError and a ValueError (InvalidArgumentError)
+    pytest.importorskip("torch")
+    program = "import torch\nprint(1.5)\ntorch.ones(2, 2).dot(torch.ones(2, 2))\n"
+    commit = _commit(tmp_path / "mirror" / "someone+fails", {"fails.py": program})
+    entry = {"name": "fails", "repo": "someone/fails", "commit": commit, "path": "fails.py"}
+    r = corpus.run_program(entry, tmp_path / "mirror", tmp_path / "scratch", 300, 1e-5, 1e-7)
+    assert r.torch.startswith("RuntimeError") and "InvalidArgumentError" in r.ours, r
+    assert r.match and r.numbers == 1, r

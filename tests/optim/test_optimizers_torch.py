@@ -198,6 +198,12 @@ def test_defaults_and_options_are_pytorchs(name):
     assert ours.defaults == theirs.defaults
     og, tg = ours.param_groups[0], theirs.param_groups[0]
     assert {k: v for k, v in og.items() if k != "params"} == {k: v for k, v in tg.items() if k != "params"}
+    # and print as PyTorch's (programs print optimizer.state_dict(): `'weight_decay': 0`, not `0.0`)
+    assert repr(ours.defaults) == repr(theirs.defaults)
+    assert repr(ours.state_dict()["param_groups"]) == repr(theirs.state_dict()["param_groups"])
+    signature = inspect.signature(getattr(optim, name)).parameters
+    for key, param in inspect.signature(getattr(torch.optim, name)).parameters.items():
+        assert repr(signature[key].default) == repr(param.default), (name, key)
     # the state PyTorch makes at construction (Adagrad's), and none elsewhere
     assert sorted(ours.state_dict()["state"]) == sorted(theirs.state_dict()["state"])
     other, tother = Parameter(np.zeros(1)), torch.zeros(1)

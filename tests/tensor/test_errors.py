@@ -24,6 +24,26 @@ CASES = {
     "index out of range": (lambda m: m.ones(2, 3)[5], ""),
     "GRU of sequence length 0": (lambda m: m.nn.GRU(3, 4)(m.ones(0, 1, 3)), "GRU"),
     "Linear of a list": (lambda m: m.nn.Linear(2, 2)([[1.0, 2.0]]), "Linear"),
+    # shape checks of the products, shape functions and layers (a program's `except RuntimeError` catches them)
+    "dot of matrices": (lambda m: m.ones(2, 2).dot(m.ones(2, 2)), "dot"),
+    "outer of a matrix": (lambda m: m.outer(m.ones(2, 2), m.ones(2)), "outer"),
+    "mm of a vector": (lambda m: m.mm(m.ones(2), m.ones(2, 2)), "mm"),
+    "bmm of matrices": (lambda m: m.bmm(m.ones(2, 2), m.ones(2, 2)), "bmm"),
+    "bmm of other batch sizes": (lambda m: m.bmm(m.ones(2, 2, 2), m.ones(3, 2, 2)), "bmm"),
+    "index_select with a 2-D index": (lambda m: m.index_select(m.ones(3), 0, m.zeros(2, 2, dtype=m.long)), ""),
+    "topk of more than the size": (lambda m: m.topk(m.ones(3), 5), "topk"),
+    "repeat with too few counts": (lambda m: m.ones(2, 2).repeat(2), "repeat"),
+    "split into sizes of another sum": (lambda m: m.split(m.ones(5), [2, 2]), "split"),
+    "split into size 0": (lambda m: m.split(m.ones(5), 0), "split"),
+    "tril of a vector": (lambda m: m.tril(m.ones(3)), "tril"),
+    "triu of a vector": (lambda m: m.ones(3).triu(), "triu"),
+    "stack of other shapes": (lambda m: m.stack([m.ones(2, 3), m.ones(2, 2)]), "stack"),
+    "linear of shapes that do not fit": (lambda m: (F if m is tga else TF).linear(m.ones(2, 3), m.ones(4, 2)), ""),
+    "item of two elements": (lambda m: m.ones(2).item(), ""),
+    "expand to another size": (lambda m: m.ones(2, 3).expand(3, 3), "expand"),
+    "LSTM of another input size": (lambda m: m.nn.LSTM(3, 4)(m.ones(2, 5)), ""),
+    "argmax of an empty tensor": (lambda m: m.ones(0).argmax(), "argmax"),
+    "one_hot of a class out of range": (lambda m: (F if m is tga else TF).one_hot(m.tensor([3]), 2), ""),
 }
 
 

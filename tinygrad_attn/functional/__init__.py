@@ -206,7 +206,7 @@ def _check_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
             raise TypeError(f"linear: {what} must be a Tensor, got {type(t).__name__}; make one with tga.tensor(...)")
     ok = weight.ndim == 2 and x.ndim >= 1 and x.shape[-1] == weight.shape[1]
     if not ok or (bias is not None and bias.shape != (weight.shape[0],)):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"linear: input {x.shape}, weight {weight.shape} and bias {None if bias is None else bias.shape} "
             "do not fit; need input (..., in), weight (out, in), bias (out,)"
         )
@@ -868,7 +868,7 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
         num_classes = int(host.max()) + 1
     if host is not None and host.size and (host.min() < 0 or host.max() >= num_classes):
         bad = host.min() if host.min() < 0 else host.max()
-        raise ValueError(f"one_hot: class index {bad} is out of range [0, {num_classes})")
+        raise InvalidArgumentError(f"one_hot: class index {bad} is out of range [0, {num_classes})")
     t = tensor if isinstance(tensor, Tensor) else Tensor(host)
     ids = t if t.dtype == np.int64 else t.astype(np.int64)
     hit = ids.unsqueeze(-1) == Tensor.arange(num_classes, dtype=np.int64, device=t.device)  # (..., C)

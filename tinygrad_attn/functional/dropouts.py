@@ -97,7 +97,7 @@ def _alpha(op: str, x: Tensor, p: float, training: bool, inplace: bool, feature:
     if feature and x.ndim < 2:
         raise InvalidArgumentError(f"{op}: feature dropout needs an input of at least 2 dimensions, got {x.shape}")
     shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2) if feature else tuple(x.shape)
-    keep = draw("dropout", shape, x.dtype, x, p) * (1.0 - p)  # 1 kept, 0 dropped
+    keep = (draw("dropout", shape, x.dtype, x, p) != 0).astype(x.dtype)  # 1 kept, 0 dropped
     a = 1.0 / math.sqrt((_SELU_SATURATION**2 * p + 1.0) * (1.0 - p))
     return x * (keep * a) + (keep - 1.0) * (_SELU_SATURATION * a) + _SELU_SATURATION * a * p
 

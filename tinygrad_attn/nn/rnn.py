@@ -421,9 +421,11 @@ class RNNBase(Module):
             return self._forward_packed(input, hx)
         name = type(self).__name__
         if input.ndim not in (2, 3) or input.shape[-1] != self.input_size:
-            raise ValueError(f"{name}({self.input_size}, {self.hidden_size}): input of shape {input.shape} must be "
-                             f"(T, B, {self.input_size}), (B, T, {self.input_size}) with batch_first, or unbatched "
-                             f"(T, {self.input_size})")  # fmt: skip
+            raise InvalidArgumentError(
+                f"{name}({self.input_size}, {self.hidden_size}): input of shape {input.shape} must be "
+                f"(T, B, {self.input_size}), (B, T, {self.input_size}) with batch_first, or unbatched "
+                f"(T, {self.input_size})"
+            )
         unbatched = input.ndim == 2
         # batch_first input stays (B, T, in): the op reads either layout.
         bf = self.batch_first and not unbatched

@@ -18,7 +18,7 @@ class Adadelta(Optimizer):
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
-                 weight_decay: float = 0.0, foreach: bool | None = None, *, capturable: bool = False,
+                 weight_decay: float = 0, foreach: bool | None = None, *, capturable: bool = False,
                  maximize: bool = False, differentiable: bool = False) -> None:  # fmt: skip
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                                       capturable=capturable, foreach=foreach, differentiable=differentiable))  # fmt: skip

@@ -17,8 +17,8 @@ class Adagrad(Optimizer):
     >>> opt = Adagrad(model.parameters(), lr=0.1)  # doctest: +SKIP
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0, weight_decay: float = 0.0,
-                 initial_accumulator_value: float = 0.0, eps: float = 1e-10, foreach: bool | None = None, *,
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
+                 initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:  # fmt: skip
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, foreach=foreach,

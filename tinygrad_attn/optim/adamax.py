@@ -17,7 +17,7 @@ class Adamax(Optimizer):
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0, foreach: bool | None = None, *, maximize: bool = False,
+                 eps: float = 1e-8, weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:  # fmt: skip
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable, capturable=capturable))  # fmt: skip

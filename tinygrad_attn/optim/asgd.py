@@ -20,7 +20,7 @@ class ASGD(Optimizer):
     _scalar_state = ("step", "eta", "mu")
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
-                 t0: float = 1e6, weight_decay: float = 0.0, foreach: bool | None = None, maximize: bool = False,
+                 t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:  # fmt: skip
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                                       foreach=foreach, maximize=maximize, differentiable=differentiable,

@@ -22,7 +22,7 @@ class NAdam(Optimizer):
     _scalar_state = ("step", "mu_product")
 
     def __init__(self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0, momentum_decay: float = 4e-3,
+                 eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False) -> None:  # fmt: skip
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,

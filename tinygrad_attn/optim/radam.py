@@ -20,7 +20,7 @@ class RAdam(Optimizer):
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *,
+                 eps: float = 1e-8, weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:  # fmt: skip
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,

@@ -19,7 +19,7 @@ class RMSprop(Optimizer):
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
-                 weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, capturable: bool = False,
+                 weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:  # fmt: skip
         super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                                       weight_decay=weight_decay, capturable=capturable, foreach=foreach,

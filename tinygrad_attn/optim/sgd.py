@@ -21,8 +21,8 @@ class SGD(Optimizer):
     instead, with the same numbers.
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False,
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:  # fmt: skip
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov, maximize=maximize, foreach=foreach,

@@ -230,8 +230,14 @@ class Draw(Function):
 
         kind, shape, dtype, p, gen = (*self.args, None)[:5]
         gen = gen if gen is not None else default_generator
-        if kind == "dropout":  # (PyTorch draws its masks from another engine: no numbers to match)
-            arr = (rt.uniform(gen, shape, np.float32) >= p) / (1.0 - p)
+        if kind == "dropout":
+            # PyTorch's CPU dropout: noise.bernoulli_(1 - p), one float64 uniform per element kept
+            # where below 1 - p (as Tensor.bernoulli_ of a number), then noise / (1 - p) in the
+            # tensor's float: the same masks for a seed. (PyTorch built with MKL on an Intel CPU
+            # draws these from MKL's own stream instead.)
+            work = np.dtype(np.float64) if np.dtype(dtype) == np.float64 else np.dtype(np.float32)
+            keep = rt.uniform(gen, shape, np.float64) < (1.0 - p)
+            arr = keep.astype(work) / work.type(1.0 - p)
         elif kind == "random":
             arr = rt.uniform(gen, shape, dtype)
         else:

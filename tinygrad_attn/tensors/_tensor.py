@@ -354,7 +354,9 @@ class Tensor:
 
     def _item(self, what: str) -> Any:
         if self.numel() != 1:
-            raise ValueError(f"item: only a one-element tensor converts to a Python number, not shape {self.shape}")
+            raise InvalidArgumentError(
+                f"item: only a one-element tensor converts to a Python number, not shape {self.shape}"
+            )
         return self._read(what).reshape(()).item()
 
     def tolist(self) -> Any:
@@ -841,7 +843,7 @@ def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None
         raise ValueError("stack: needs at least one tensor")
     shapes = {t.shape for t in tensors}
     if len(shapes) > 1:
-        raise ValueError(f"stack: all tensors need one shape, got {sorted(shapes)}")
+        raise InvalidArgumentError(f"stack: all tensors need one shape, got {sorted(shapes)}")
     axis = dims.new_axis(tensors[0].shape, axis, "stack")
     return ops.Stack.apply(*tensors, args=axis)
 

@@ -221,7 +221,7 @@ def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
     d = _one_dim(x, dim, "index_select")
     idx = _index_tensor(x, index, "index_select")
     if idx.ndim != 1:
-        raise ValueError(f"index_select: the index must be 1-D, got shape {idx.shape}")
+        raise _dims.DimensionError(f"index_select: the index must be 1-D, got shape {idx.shape}")
     _check_bounds(x._dev.ops, idx._data, x.shape[d], "index_select", d, x.shape)
     # The same index for every position off ``dim``: a gather whose index is an input (so
     # an index computed from the data is recomputed where a traced program replays).
@@ -260,7 +260,9 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     """The ``k`` largest (or smallest) entries along ``dim`` and their indices, largest first."""
     d = _one_dim(x, dim, "topk")
     if not 0 <= k <= x.shape[d]:
-        raise ValueError(f"topk: k={k} is out of range for dimension {d} of size {x.shape[d]} (shape {x.shape})")
+        raise InvalidArgumentError(
+            f"topk: k={k} is out of range for dimension {d} of size {x.shape[d]} (shape {x.shape})"
+        )
     idx = argsort(x, d, descending=largest)[(slice(None),) * d + (slice(0, k),)]
     return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
 
@@ -306,7 +308,7 @@ def repeat(x: Tensor, *sizes: Any) -> Tensor:
         sizes = tuple(sizes[0])
     sizes = tuple(int(s) for s in sizes)
     if len(sizes) < x.ndim:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"repeat: {len(sizes)} repeat counts for a tensor of {x.ndim} dimensions; give at least one per dim"
         )
     shape = (1,) * (len(sizes) - x.ndim) + x.shape
@@ -325,12 +327,14 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0, *, axis: int | N
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0:
-            raise ValueError(f"split: the size must be positive, got {step}")
+            raise InvalidArgumentError(f"split: the size must be positive, got {step}")
         bounds = [(i, builtins.min(i + step, n)) for i in range(0, n, step)] or [(0, 0)]
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if builtins.sum(sizes) != n:
-            raise ValueError(f"split: sizes {sizes} add up to {builtins.sum(sizes)}, not dimension {d}'s size {n}")
+            raise InvalidArgumentError(
+                f"split: sizes {sizes} add up to {builtins.sum(sizes)}, not dimension {d}'s size {n}"
+            )
         starts = np.cumsum([0] + sizes[:-1]).tolist()
         bounds = [(s, s + k) for s, k in zip(starts, sizes)]
     return tuple(mark_multi_output_views([x[lead + (slice(a, b),)] for a, b in bounds], "Split"))
@@ -376,7 +380,9 @@ def concat(tensors: Sequence[Tensor], dim: int = 0, *, axis: Any = None) -> Tens
 def mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices (2-D only, as ``torch.mm``)."""
     if a.ndim != 2 or b.ndim != 2:
-        raise ValueError(f"mm: needs two 2-D tensors, got shapes {a.shape} and {b.shape}; use matmul for batches")
+        raise InvalidArgumentError(
+            f"mm: needs two 2-D tensors, got shapes {a.shape} and {b.shape}; use matmul for batches"
+        )
     return a @ b
 
 
@@ -384,9 +390,9 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     """Batched product of ``(B, n, m)`` and ``(B, m, p)`` (3-D only, as ``torch.bmm``)."""
     if a.ndim != 3 or b.ndim != 3:
-        raise ValueError(f"bmm: needs two 3-D tensors, got shapes {a.shape} and {b.shape}")
+        raise InvalidArgumentError(f"bmm: needs two 3-D tensors, got shapes {a.shape} and {b.shape}")
     if a.shape[0] != b.shape[0]:
-        raise ValueError(f"bmm: batch sizes differ: {a.shape} and {b.shape}")
+        raise InvalidArgumentError(f"bmm: batch sizes differ: {a.shape} and {b.shape}")
     return a @ b
 
 

@@ -132,7 +132,7 @@ def expand(self, *shape: Any) -> Tensor:
         return self
     for i, s in enumerate(self.shape):
         if s != 1 and s != shape[i + lead]:
-            raise ValueError(f"expand: cannot expand shape {self.shape} to {shape}")
+            raise InvalidArgumentError(f"expand: cannot expand shape {self.shape} to {shape}")
     return ops.Expand.apply(self, args=shape)
 
 

@@ -1,0 +1,85 @@
+"""Dropout draws PyTorch's masks: after the same seed, every dropout of the library (F.dropout
+and its channel and alpha kinds, the layers that drop inside: Transformer layers, multi-head
+attention, stacked RNNs) zeroes the elements PyTorch's CPU kernels zero and scales the rest by
+the same float, so a training program with dropout prints PyTorch's numbers. (PyTorch built with
+MKL on an Intel CPU draws these masks from MKL's stream instead: there the test is skipped.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tinygrad_attn as tga  # noqa: E402
+
+
+def _intel_mkl() -> bool:
+    """Whether PyTorch draws Tensor.bernoulli_(p) from MKL's stream: built with MKL, on an Intel CPU."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            intel = "GenuineIntel" in f.read()
+    except OSError:
+        intel = False
+    return intel and torch.backends.mkl.is_available()
+
+
+pytestmark = pytest.mark.skipif(_intel_mkl(), reason="PyTorch draws bernoulli_(p) from MKL's stream on this CPU")
+
+FUNCTIONS = {
+    "dropout": (lambda m, x, p: m.nn.functional.dropout(x, p), (5, 7)),
+    "dropout in place": (lambda m, x, p: m.nn.functional.dropout(x.clone(), p, inplace=True), (40,)),
+    "dropout1d": (lambda m, x, p: m.nn.functional.dropout1d(x, p), (2, 6, 5)),
+    "dropout2d": (lambda m, x, p: m.nn.functional.dropout2d(x, p), (2, 6, 3, 3)),
+    "dropout3d": (lambda m, x, p: m.nn.functional.dropout3d(x, p), (2, 5, 2, 2, 2)),
+    "alpha_dropout": (lambda m, x, p: m.nn.functional.alpha_dropout(x, p, training=True), (6, 9)),
+    "feature_alpha_dropout": (lambda m, x, p: m.nn.functional.feature_alpha_dropout(x, p, training=True), (3, 8, 2)),
+    "Dropout module": (lambda m, x, p: m.nn.Dropout(p)(x), (3, 4, 5)),
+}
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 1 / 3, 0.9])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_dropout_functions_zero_and_scale_as_pytorch(name, dtype, p):
+    f, shape = FUNCTIONS[name]
+    x = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    torch.manual_seed(3)
+    theirs = f(torch, torch.tensor(x), p).numpy()
+    after = torch.rand(3).numpy()
+    tga.manual_seed(3)
+    ours = f(tga, tga.tensor(x), p).numpy()
+    np.testing.assert_array_equal(ours == 0, theirs == 0)
+    np.testing.assert_allclose(ours, theirs, rtol=2e-7 if dtype == "float32" else 1e-15, atol=0)
+    np.testing.assert_array_equal(tga.rand(3).numpy(), after)  # the generator moved on alike
+
+
+LAYERS = {
+    "TransformerEncoderLayer": lambda m: m.nn.TransformerEncoderLayer(d_model=16, nhead=4, dropout=0.2),
+    "TransformerDecoderLayer": lambda m: m.nn.TransformerDecoderLayer(d_model=16, nhead=2, dropout=0.2),
+    "MultiheadAttention": lambda m: m.nn.MultiheadAttention(16, 4, dropout=0.3),
+    "LSTM of two layers": lambda m: m.nn.LSTM(16, 16, num_layers=2, dropout=0.4),
+    "GRU of three layers": lambda m: m.nn.GRU(16, 8, num_layers=3, dropout=0.25),
+}
+
+
+def _forward(m, name):
+    m.manual_seed(0)
+    layer = LAYERS[name](m)
+    layer.train()
+    x = m.randn(7, 3, 16)
+    m.manual_seed(5)
+    if name == "MultiheadAttention":
+        out = layer(x, x, x)[0]
+    elif name == "TransformerDecoderLayer":
+        out = layer(x, m.randn(4, 3, 16))
+    else:
+        out = layer(x)
+    out = out[0] if isinstance(out, tuple) else out
+    return out.detach().numpy()
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_layers_with_dropout_train_as_pytorch(name):
+    theirs, ours = _forward(torch, name), _forward(tga, name)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
