@@ -575,9 +575,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.batch_norm": "batch_norm on a 1-d empty input (issue 33)",
     "nn.functional.batch_norm.without_cudnn": "batch_norm on a 1-d empty input (issue 33)",
     "nn.functional.multilabel_margin_loss": "0-d input rejected, PyTorch accepts it",
-    # random draws in some samples
-    "nn.functional.multi_head_attention_forward": "its dropout_p=0.5 samples: dropout's draws are not PyTorch's "
-    "(the deterministic samples agree; tests/nn/test_attention_bias_kv.py holds them to PyTorch's)",
     # missing modes
     "scatter@float32": "scatter(reduce='multiply') with a tensor src missing",
     # shapes of degenerate inputs

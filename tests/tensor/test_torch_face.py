@@ -236,8 +236,14 @@ def test_legacy_shape_constructor():
     assert t.shape == (2, 3) and t.dtype == np.float32
     assert Tensor(2, 3, dtype=tga.float64).dtype == np.float64
     assert Tensor(4, 0, 2).shape == (4, 0, 2)
-    s = Tensor(2)  # one number stays data
-    assert s.shape == () and s.item() == 2.0
+    torch = pytest.importorskip("torch")
+    for n in (0, 2):  # one int is a length, as torch.Tensor(n) reads it (an empty start for cat, at 0)
+        assert Tensor(n).shape == tuple(torch.Tensor(n).shape) and Tensor(n).dtype == np.float32
+    assert (
+        tga.cat([Tensor(0), Tensor([1.0, 2.0])]).tolist() == torch.cat([torch.Tensor(0), torch.Tensor([1, 2])]).tolist()
+    )
+    s = Tensor(2.5)  # a float stays data (PyTorch refuses it)
+    assert s.shape == () and s.item() == 2.5
     assert Tensor([2, 3]).shape == (2,) and Tensor().shape == (0,)
     with pytest.raises(TypeError, match="shape"):
         Tensor(2, 3.0)

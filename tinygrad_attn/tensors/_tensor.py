@@ -130,7 +130,7 @@ class Tensor:
         name: str | None = None,
     ) -> None:
         dev = get_device(device) if device is not None else None
-        if size:  # PyTorch's legacy constructor: Tensor(2, 3) is a shape (one number stays 0-d data)
+        if size or data.__class__ is int:  # PyTorch's legacy constructor: Tensor(2, 3) and Tensor(0) are shapes
             data = _legacy_shape(data, size, dtype)
         if isinstance(data, Tensor):
             arr, src = data._data, data._dev
@@ -726,7 +726,9 @@ class _Untracked(Tensor):
 
 
 def _legacy_shape(first: Any, more: tuple, dtype: Any) -> np.ndarray:
-    """``Tensor(2, 3)``: zeros of that shape (PyTorch leaves them uninitialised)."""
+    """``Tensor(2, 3)``, ``Tensor(0)``: zeros of that shape (PyTorch leaves them uninitialised). One
+    Python int is a length, as PyTorch reads it (``torch.Tensor(0)`` is the empty vector programs
+    start a ``cat`` from); a float or a bool stays 0-d data."""
     shape = (first, *more)
     if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in shape):
         raise TypeError(

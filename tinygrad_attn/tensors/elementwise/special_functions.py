@@ -338,9 +338,7 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
     """The argument of each entry as a complex number: 0 for ``x >= 0``, pi for ``x < 0`` (NaN stays NaN);
     its gradient is 0."""
     x = _floating(input, "angle")
-    # (the constant's branch carries no gradient; a NaN passes through)
+    # (the constant's branch carries no gradient)
     # (pi as a tensor of x's dtype: a Python float would pass through float32 and round there)
-    return saved_for_backward(where(x.isnan(), x, where(x < 0, x.new_tensor(math.pi), x.new_tensor(0.0))), x)
-
     # (a NaN passes as a value but, as PyTorch's, carries no gradient)
     return saved_for_backward(where(x.isnan(), x * 0.0, where(x < 0, x.new_tensor(math.pi), x.new_tensor(0.0))), x)

@@ -21,7 +21,7 @@ from ...engine.composite import composite
 from ...engine.declare import public
 from ...functional.checks import written_to_out
 from ...ops.saved import saved_for_backward
-from .._tensor import InvalidArgumentError, Tensor, cat, where
+from .._tensor import Tensor, cat, where
 from ..dtypes import accumulate_dtype, scalar_type_name
 from ..shape import dims
 
@@ -261,8 +261,8 @@ def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
         return Tensor._wrap(x._dev.asarray(np.zeros((), np.int64)), x._dev)
     if x.numel() == 0 and (axes is None or x.shape[axes[0]] == 0):
         why = f"{op}: cannot take the {op} over an empty axis (shape {x.shape}, axis {axis})"
-        if axes is None:
-            raise InvalidArgumentError(f"{why}: Expected reduction dim to be specified for input.numel() == 0")
+        if axes is None:  # (PyTorch's argmax and argmin raise an IndexError here, max and min a RuntimeError)
+            raise dims.DimensionError(f"{why}: Expected reduction dim to be specified for input.numel() == 0")
         raise dims.DimensionError(f"{why}: Expected reduction dim to have non-zero size")
     if x.dtype.kind == "b":
         raise RuntimeError(f"{op}(): does not support bool input (shape {x.shape}); convert with .long()")
