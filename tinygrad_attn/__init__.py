@@ -25,18 +25,6 @@ from .autograd import (
 )
 from .autograd.gradcheck import gradcheck
 from .engine import declare
-from .functional import (
-    constant_pad_nd,
-    conv1d,
-    conv2d,
-    conv3d,
-    conv_transpose1d,
-    conv_transpose2d,
-    conv_transpose3d,
-    rms_norm,
-)
-from .functional.norm import native_batch_norm, native_group_norm, native_layer_norm
-from .functional.norm import torch_group_norm as group_norm
 from .linalg import det, inverse, logdet, matrix_exp, matrix_power, products, slogdet  # noqa: F401 - (declarations)
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .runtime import cuda, flags
@@ -184,18 +172,6 @@ __all__ = [
     "slogdet",
     "layout",
     "strided",
-    "conv1d",
-    "conv2d",
-    "conv3d",
-    "conv_transpose1d",
-    "conv_transpose2d",
-    "conv_transpose3d",
-    "rms_norm",
-    "group_norm",
-    "constant_pad_nd",
-    "native_batch_norm",
-    "native_group_norm",
-    "native_layer_norm",
     "save",
     "load",
     "set_num_threads",

@@ -299,6 +299,7 @@ def _trailing_shape(op: str, x: Tensor, normalized_shape: Any, **params: Tensor 
     return shape
 
 
+@public
 def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
              eps: float | None = None) -> Tensor:  # fmt: skip
     """PyTorch's ``rms_norm``: divide by the root mean square over the trailing
@@ -1008,6 +1009,7 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
 
 
 
+@public
 def constant_pad_nd(input: Tensor, pad: Any, value: Any = 0) -> Tensor:  # noqa: A002
     """:func:`pad` with a constant (``torch.constant_pad_nd``, torch's top-level name; not in ``F``)."""
     if not isinstance(input, Tensor):

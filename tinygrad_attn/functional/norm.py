@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from ..engine.composite import composite
+from ..engine.declare import public
 from ..engine.switches import no_grad
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor
@@ -136,13 +137,15 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 
 
 # -- torch's top-level spellings (``torch.group_norm``, ``torch.native_layer_norm``, ...) -----------
-# (not in ``F``, as in PyTorch; the package's ``__init__`` puts them at ``tga.``)
+# (not in ``F``, as in PyTorch; their declarations put them at ``tga.``)
+@public(name="group_norm")
 def torch_group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,  # noqa: A002
                      eps: float = 1e-5, cudnn_enabled: bool = True) -> Tensor:  # fmt: skip
     """``torch.group_norm``: :func:`group_norm` with PyTorch's ``cudnn_enabled`` flag (no effect here)."""
     return group_norm(input, num_groups, weight, bias, eps)
 
 
+@public
 def native_layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None, bias: Tensor | None,  # noqa: A002
                       eps: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
     """``F.layer_norm``'s output with the statistics it used: ``(out, mean, rstd)``, the last two of
@@ -165,6 +168,7 @@ def native_layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | Non
     return saved_for_backward(y, x, weight, bias), mean.detach(), rstd.detach()  # (what PyTorch's keeps)
 
 
+@public
 def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,  # noqa: A002
                       running_var: Tensor | None, training: bool, momentum: float,
                       eps: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
@@ -185,6 +189,7 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     return out, mean, invstd
 
 
+@public
 def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int, C: int, HxW: int,  # noqa: A002, N803
                       group: int, eps: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
     """:func:`group_norm` of ``input (N, C, *)`` (``HxW`` positions per channel) with the statistics it
