@@ -643,7 +643,8 @@ MORE = [
     OpInfo("linear_cross_entropy", *_call("linear_cross_entropy"), linear_cross_entropies(),
            ("linear_cross_entropy",), grad_args=2, extremes=False),
     OpInfo("multi_head_attention_forward", _mha(F.multi_head_attention_forward),
-           _mha(lambda *a, **kw: TF.multi_head_attention_forward(*a, **kw)), mha_forwards(),  # (torch: on first use) ("multi_head_attention_forward",), extremes=False,
+           _mha(lambda *a, **kw: TF.multi_head_attention_forward(*a, **kw)),  # (torch on first use, not at import)
+           mha_forwards(), ("multi_head_attention_forward",), extremes=False,
            gradgrad=False),
     # (pdist, and the attention PyTorch computes without weights, have no second derivative in PyTorch)
     # (assert_int_or_pair returns None for an int or a pair, as PyTorch's: the entry passes its array through)
