@@ -831,7 +831,17 @@ def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None =
         tensors = [t if t.dtype == dtype else t.astype(dtype) for t in tensors]
     if tensors[0].ndim == 0:  # (PyTorch's RuntimeError, and a ValueError: see InvalidArgumentError)
         raise InvalidArgumentError("cat: 0-d tensors cannot be concatenated; use stack, or reshape them to (1,)")
-    return ops.Cat.apply(*tensors, args=dims.one(tensors[0].shape, axis, "cat"))
+    return ops.Cat.apply(*_joined_dtype(tensors), args=dims.one(tensors[0].shape, axis, "cat"))
+
+
+def _joined_dtype(tensors: list) -> list:
+    """The operands of ``cat``/``stack`` in one dtype, ``torch.result_type``'s over them
+    (int64 with float32 joins as float32, as PyTorch's, not NumPy's float64)."""
+    first = tensors[0].dtype
+    if all(t.dtype == first for t in tensors):
+        return tensors
+    dtype = _result_type(*tensors)
+    return [t if t.dtype == dtype else t.astype(dtype) for t in tensors]
 
 
 @public
@@ -847,7 +857,7 @@ def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None
     if len(shapes) > 1:
         raise InvalidArgumentError(f"stack: all tensors need one shape, got {sorted(shapes)}")
     axis = dims.new_axis(tensors[0].shape, axis, "stack")
-    return ops.Stack.apply(*tensors, args=axis)
+    return ops.Stack.apply(*_joined_dtype(tensors), args=axis)
 
 
 # -- operands PyTorch refuses -----------------------------------------------------------
