@@ -491,8 +491,12 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
 
 # -- norms -----------------------------------------------------------------------------
 def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
-    """:func:`_vector_norm`, keeping its input and result for the backward, as PyTorch's."""
-    out = _vector_norm(x, ord, dim, keepdim, dtype=dtype)
+    """:func:`_vector_norm`, keeping its input and result for the backward, as PyTorch's (a
+    float16 norm is computed in float32 and rounded once, as there)."""
+    if getattr(x, "dtype", None) == np.float16 and dtype in (None, np.float16):
+        out = _vector_norm(x.astype(np.float32), ord, dim, keepdim).astype(np.float16)
+    else:
+        out = _vector_norm(x, ord, dim, keepdim, dtype=dtype)
     return saved_for_backward(out, x, output=True)
 
 

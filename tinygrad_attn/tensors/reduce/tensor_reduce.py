@@ -42,6 +42,13 @@ def _reduced_count(x: Tensor, axis: Any) -> int:
     return x.numel() if axes is None else math.prod(x.shape[a] for a in axes)
 
 
+def _work_dtype(acc: np.dtype) -> np.dtype:
+    """The dtype a reduction producing ``acc`` runs in: float16 sums and moments run
+    in float32 and are rounded once at the end, as PyTorch's CPU kernels do (a float16 running
+    sum drifts by whole units over a thousand terms)."""
+    return np.dtype(np.float32) if acc == np.float16 else acc
+
+
 def _inverse_count(n: float) -> float:
     """``1 / n`` for a mean's divisor; ``inf`` for ``n <= 0``, so that an empty mean is
     0 * inf = NaN and a variance with ``correction >= N`` is inf (NaN if all equal), as
@@ -56,8 +63,8 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     """The sum over ``dim`` (``axis``; all elements when None); ``dtype`` sums in that dtype,
     bools and integers sum in int64 (as PyTorch's)."""
     acc = accumulate_dtype(input.dtype, dtype)
-    if input.dtype != acc:
-        input = input.astype(acc)  # noqa: A001
+    if input.dtype != (work := _work_dtype(acc)):
+        input = input.astype(work)  # noqa: A001
     if axis is not None or keepdims is not None:
         dim, keepdim = dims.alias(axis, dim, "sum"), dims.keep(keepdim, keepdims)
     out = ops.Sum.apply(input, args=(None if dim is None else dims.axes(input.shape, dim, "sum"), bool(keepdim)))
@@ -86,6 +93,8 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     if axis is not None or keepdims is not None:
         dim, keepdim = dims.alias(axis, dim, "mean"), dims.keep(keepdim, keepdims)
     dims.axes(input.shape, dim, "mean")
+    if input.dtype == np.float16:
+        return _mean(input.astype(np.float32), dim, bool(keepdim)).astype(np.float16)
     return _mean(input, dim, bool(keepdim))
 
 
@@ -113,7 +122,7 @@ def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
     variance); with NumPy's keywords (``axis=``, ``keepdims=``, ``ddof=``) NumPy's
     population variance, as ``numpy.var``."""
     v = _variance("var", input, dim, unbiased, keepdim, correction, axis, keepdims, ddof)
-    return saved_for_backward(v, input)  # (PyTorch's keeps the input)
+    return saved_for_backward(_rounded_to(v, input.dtype), input)  # (PyTorch's keeps the input)
 
 
 def _variance(op: str, x: Tensor, dim: Any, unbiased: Any, keepdim: bool, correction: Any, axis: Any,
@@ -135,7 +144,11 @@ def _variance(op: str, x: Tensor, dim: Any, unbiased: Any, keepdim: bool, correc
     else:
         c = 0 if sp.numpy else 1
     dims.axes(x.shape, sp.dim, op)
-    return _var(x, sp.dim, sp.keepdim, c)
+    return _var(x if x.dtype == (work := _work_dtype(x.dtype)) else x.astype(work), sp.dim, sp.keepdim, c)
+
+
+def _rounded_to(v: Tensor, dtype: np.dtype) -> Tensor:
+    return v if v.dtype == dtype else v.astype(dtype)
 
 
 def sqrt_of_variance(v: Tensor) -> Tensor:
@@ -150,7 +163,9 @@ def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
         correction: Any = None, axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
     """The square root of :func:`var` (the same defaults); its gradient where the spread is 0 is 0."""
     v = saved_for_backward(_variance("std", input, dim, unbiased, keepdim, correction, axis, keepdims, ddof), input)
-    return saved_for_backward(sqrt_of_variance(v), output=True)  # (PyTorch's keeps the input and the result)
+    return saved_for_backward(
+        _rounded_to(sqrt_of_variance(v), input.dtype), output=True
+    )  # (PyTorch's keeps the input and the result)
 
 
 @composite("logsumexp")
@@ -355,7 +370,7 @@ def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     """The product over ``dim`` (all elements when None); exact with zeros. ``axis=`` is
     PyTorch's alias of ``dim``."""
     acc = accumulate_dtype(input.dtype, dtype)  # (bools and integers multiply in int64)
-    x = input if input.dtype == acc else input.astype(acc)
+    x = input if input.dtype == acc else input.astype(acc)  # (float16 too: PyTorch's float16 products stay float16)
     return saved_for_backward(
         _prod(x, dims.alias(axis, dim, "prod"), keepdim), x, output=True
     )  # (what PyTorch's keeps)
@@ -382,7 +397,7 @@ def _cumprod(x: Tensor, dim: int) -> Tensor:
 def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running products along ``dim`` (``axis``)."""
     acc = accumulate_dtype(input.dtype, dtype)
-    x = input if input.dtype == acc else input.astype(acc)
+    x = input if input.dtype == acc else input.astype(acc)  # (float16 too: PyTorch's float16 products stay float16)
     return saved_for_backward(
         _cumprod(x, dims.required(axis, dim, "cumprod")), x, output=True
     )  # (what PyTorch's keeps)
@@ -393,10 +408,10 @@ def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = Non
     """Running sums along ``dim`` (``axis``)."""
     dim = dims.required(axis, dim, "cumsum")
     acc = accumulate_dtype(input.dtype, dtype)  # (bools and integers sum in int64; dtype= in that dtype)
-    x = input if input.dtype == acc else input.astype(acc)
+    x = input if input.dtype == (work := _work_dtype(acc)) else input.astype(work)
     if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         dims.axes(x.shape, dim, "cumsum")
-        return x.clone()
+        return x.clone() if x.dtype == acc else x.astype(acc)
     out = ops.Cumsum.apply(x, args=_one_dim(x, dim, "cumsum"))
     return out if out.dtype == acc else out.astype(acc)
 
@@ -425,7 +440,11 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
                                f"without dim needs a matrix, got shape {input.shape})")  # fmt: skip
         r = MATRIX_NORM[0](input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim, dtype=dtype)
         return written_to_out(r, out, "norm")
-    r = _norm(input if dtype is None else input.astype(dtype), p, dim, keepdim)
+    x = input if dtype is None else input.astype(dtype)
+    if x.dtype == np.float16:  # (computed in float32 and rounded once, as PyTorch's)
+        r = _norm(x.astype(np.float32), p, dim, keepdim).astype(np.float16)
+    else:
+        r = _norm(x, p, dim, keepdim)
     return written_to_out(r, out, "norm")
 
 
