@@ -42,34 +42,60 @@ def _torch_dtype_of(arr: np.ndarray) -> np.dtype:
     return arr.dtype
 
 
-def _numpy_scalars_dtype(data: Any) -> np.dtype | None:
-    """For a list whose first entry is a NumPy scalar: PyTorch's dtype for it, each entry's
-    dtype (a Python float's float32, an int's int64) promoted as PyTorch promotes; else None
-    (the list is read as Python numbers; only the first entry is looked at, to stay cheap)."""
-    first = data
-    while isinstance(first, (list, tuple)) and first:
-        first = first[0]
-    if not isinstance(first, np.generic):
-        return None
-    out = None
-    stack = [data]
-    while stack:
-        item = stack.pop()
+class _HostData:
+    """Nested lists that may hold NumPy scalars and tensors (``[t.sum() for ...]`` left as
+    tensors), read in one walk: ``host`` the lists with each one-element tensor as its number
+    (whatever its shape: PyTorch's ``tensor([tensor([1.]), tensor([2.])])`` has shape (2,)),
+    ``dtype`` PyTorch's inference when an entry carries a dtype of its own (each entry's dtype,
+    a Python float's float32, an int's int64, promoted as PyTorch promotes), else None."""
+
+    def __init__(self, data: Any) -> None:
+        self.typed, self.larger, self.numpy_bools = False, None, False
+        self.kinds: set = set()  # the dtypes and Python types of the entries: promoted once, at the end
+        self.host = self._read(data)
+        self.dtype: np.dtype | None = None
+        for k in self.kinds:
+            dt = k if isinstance(k, np.dtype) else _torch_dtype_of(np.asarray(k()))
+            self.dtype = dt if self.dtype is None else promote_types(self.dtype, dt)
+
+    def _read(self, item: Any) -> Any:
         if isinstance(item, (list, tuple)):
-            stack.extend(item)
-            continue
-        dt = item.dtype if isinstance(item, (np.generic, np.ndarray)) else _torch_dtype_of(np.asarray(item))
-        out = dt if out is None else promote_types(out, dt)
-    return out
+            return [self._read(d) for d in item]
+        if isinstance(item, (np.generic, np.ndarray, Tensor)):
+            self.typed, dt = True, np.dtype(item.dtype)
+            self.kinds.add(dt)
+            self.numpy_bools |= isinstance(item, np.bool_)
+            if isinstance(item, Tensor):
+                if item.numel() != 1:
+                    self.larger = self.larger or item.shape
+                    return np.zeros((), dt)
+                return item.numpy().reshape(())
+            return item
+        self.kinds.add(type(item))
+        return item
+
+    def check(self, target: Any, name: str) -> None:
+        """PyTorch's refusals as it converts each entry to ``target``: a tensor of several
+        entries (a TypeError into an integer or bool dtype, else a ValueError), a NumPy bool into an
+        integer dtype (TypeError: it has no ``__index__``)."""
+        integral = target is not None and np.dtype(target).kind in "iu"
+        if self.larger is not None:
+            cls = TypeError if integral or np.dtype(target).kind == "b" else ValueError
+            raise cls(f"{name}: only one element tensors can be converted to Python scalars (an entry of the data "
+                      f"has shape {self.larger}); use torch.stack to join tensors")  # fmt: skip
+        if integral and self.numpy_bools:
+            raise TypeError(f"{name}: 'numpy.bool' object cannot be interpreted as an integer (the data mixes NumPy "
+                            f"bools with integers: convert them with int())")  # fmt: skip
+
+    @property
+    def inferred(self) -> np.dtype | None:
+        return self.dtype if self.typed else None
 
 
-def _host_data(data: Any) -> Any:
-    """Nested lists that may hold tensors (``[t.item() for ...]`` left as tensors) as host values."""
-    if isinstance(data, Tensor):
-        return data.numpy()
-    if isinstance(data, (list, tuple)):
-        return [_host_data(d) for d in data]
-    return data
+def _host_data(data: Any, name: str = "tensor", dtype: Any = None) -> Any:
+    read = _HostData(data)
+    read.check(dtype if dtype is not None else read.inferred, name)
+    return read.host
 
 
 @public
@@ -84,13 +110,15 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype (np.float64 subclasses float)
         return Tensor(np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad)
     if isinstance(data, (bool, int, float, complex, list, tuple)):
-        arr = np.asarray(_host_data(data))
+        read = _HostData(data)
+        arr = np.asarray(read.host)
         if arr.dtype == object:
             raise TypeError("tensor: the nested lists must be rectangular and hold numbers only")
         if arr.dtype.kind in "USV":  # (PyTorch's ValueError: a string is a sequence of too many dimensions)
             raise ValueError(f"tensor: too many dimensions 'str' (the data holds strings: {arr.ravel()[:3].tolist()})")
         if dtype is None:
-            dtype = _numpy_scalars_dtype(data) or _torch_dtype_of(arr)
+            dtype = read.inferred or _torch_dtype_of(arr)
+        read.check(dtype, "tensor")
         arr = arr.astype(dtype)
         return Tensor(arr, device=device, requires_grad=requires_grad)
     return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
@@ -467,7 +495,7 @@ class _TypedTensorType(type):
             return Tensor(data.detach(), device=device)
         if isinstance(data, Size):  # FloatTensor(x.size()): a shape
             return Tensor(np.zeros(tuple(data), cls.dtype), device=device)
-        arr = np.asarray(_host_data(data))
+        arr = np.asarray(_host_data(data, name, cls.dtype))
         if arr.dtype == object:
             raise TypeError(f"{name}: the nested lists must be rectangular and hold numbers only")
         return Tensor(arr.astype(cls.dtype), device=device)
