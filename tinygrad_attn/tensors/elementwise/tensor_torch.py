@@ -17,6 +17,7 @@ from ...ops.saved import saved_for_backward
 from .._tensor import InvalidArgumentError, Tensor, _add, where
 from ..dtypes import UnsupportedDtypeError, result_type
 from ..promotion import _FLOATS, _as_float, _promoted
+from ..shape import dims
 
 __all__ = ["strided", "layout"]  # (objects, not functions: the functions are declared @public)
 
@@ -361,6 +362,46 @@ def is_contiguous(self, memory_format: Any = None) -> bool:
     d = self._data
     flags = getattr(getattr(d, "_array", d), "flags", None)
     return flags is None or bool(flags.c_contiguous)
+
+
+def _host_array(t: Tensor) -> Any:
+    d = t._data
+    return getattr(d, "_array", d)  # (array_api_strict wraps a NumPy array)
+
+
+def _address(a: Any) -> int:
+    iface = getattr(a, "__array_interface__", None)
+    return int(iface["data"][0]) if iface is not None else int(a.data.ptr)  # (CuPy: its device pointer)
+
+
+@public(function=False, method=True)
+def stride(self, dim: Any = None) -> Any:
+    """The step in elements between neighbours along each dim (of ``dim`` alone when given),
+    as PyTorch's: a view shares its base's memory and has the base's steps (``x.t().stride()``
+    is ``x.stride()`` reversed; an expanded dim has step 0).
+
+    >>> tga.zeros(2, 3).stride(), tga.zeros(2, 3).t().stride()
+    ((3, 1), (1, 3))
+    """
+    a = _host_array(self)
+    steps = tuple(int(s) // a.itemsize for s in a.strides)
+    return steps if dim is None else steps[dims.one(self.shape, dim, "stride", scalar_ok=False)]
+
+
+@public(function=False, method=True)
+def storage_offset(self) -> int:
+    """Where this tensor's first element lies in its memory, in elements from the start of the
+    array it views (0 for a tensor that owns its memory; ``x[1:].storage_offset()`` is 1 for a vector)."""
+    a = root = _host_array(self)
+    while getattr(root, "base", None) is not None and hasattr(root.base, "itemsize"):
+        root = root.base
+    return (_address(a) - _address(root)) // a.itemsize
+
+
+@public(function=False, method=True)
+def data_ptr(self) -> int:
+    """The address of the first element (equal for a tensor and a view that starts where it does)."""
+    return _address(_host_array(self))
 
 
 @public(function=False, method=True)
