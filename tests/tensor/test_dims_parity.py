@@ -42,7 +42,7 @@ CALLS = {
         n: _method(n)
         for n in (
             "all any amax amin argmax argmin argsort cumprod cumsum logcumsumexp cummax cummin log_softmax softmax "
-            "mean sum std var logsumexp prod max min squeeze unsqueeze unbind sort size nansum nanmean "
+            "mean sum std var logsumexp prod max min squeeze unsqueeze unbind sort size stride nansum nanmean "
             "median nanmedian mode count_nonzero".split()
         )
     },
