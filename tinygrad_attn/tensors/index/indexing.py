@@ -340,6 +340,8 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     parts = tuple(map(_scalar_index, key)) if isinstance(key, tuple) else (_scalar_index(key),)
     key = parts  # (0-d integer tensors read as ints, as in getitem)
     basic = not any(_is_index_array(p) or _is_bool_array(p) for p in parts)
+    if not basic and isinstance(value, Tensor) and value.dtype != x.dtype:
+        _index_put_dtypes(x, parts, value)
     wants = _State.grad_enabled and (x.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
     if basic and isinstance(value, Tensor) and any(p is None for p in parts):
         # x[:, None] += 1: the value has the view's new axes of length 1, the store has not
@@ -367,6 +369,19 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         except IndexError as e:
             raise IndexError(f"setitem: {e} (tensor of shape {x.shape})") from e
     _setitem_put(x, key, value)
+
+
+def _index_put_dtypes(x: Tensor, parts: tuple, value: Tensor) -> None:
+    """PyTorch's rule for a tensor written through index arrays or masks: of ``x``'s dtype
+    (its RuntimeError; basic keys cast, as ``copy_``), but a one-element value under a mask,
+    which PyTorch writes as ``masked_fill`` does, in any dtype."""
+    if value.numel() == 1 and any(_is_bool_array(p) for p in parts):
+        return
+    raise RuntimeError(
+        f"Index put requires the source and destination dtypes match, got {x.dtype} for the destination and "
+        f"{value.dtype} for the source (x[key] = value with an index tensor, shapes {x.shape} and {value.shape}); "
+        f"convert the value with .to({x.dtype})"
+    )
 
 
 def _basic_setitem_key(x: Tensor, parts: tuple) -> tuple:
