@@ -28,7 +28,16 @@ from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError
 from ..tensors.index.indexing import host_integers
 from ..tensors.shape import dims
 from .activations import _in_place
-from .checks import _as_operand, _float, _pad_constant, _reduce, _reduction, _same_shape, written_to_out
+from .checks import (
+    _as_operand,
+    _computed_together,
+    _float,
+    _pad_constant,
+    _reduce,
+    _reduction,
+    _same_shape,
+    written_to_out,
+)
 
 __all__ = [
     "linear",
@@ -477,6 +486,8 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
     eps = float(label_smoothing)
+    if isinstance(targets, Tensor) and targets.dtype.kind == "f" and targets.dtype != logits.dtype:
+        logits, targets = _computed_together(op, logits, targets)  # (probabilities: PyTorch's promoted dtype)
     x, targets, probs = _classes_last(op, logits, _as_operand(op, targets, logits), class_axis)
     weight = _class_weight(op, weight, x)
     c = x.shape[-1]
@@ -819,6 +830,9 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     op = "binary_cross_entropy"
     reduction = _reduction(op, reduction, size_average, reduce)
     _float(input, op)
+    if isinstance(target, Tensor) and target.dtype != input.dtype:  # (PyTorch's kernel takes one dtype)
+        raise RuntimeError(f"{op}: Found dtype {target.dtype} but expected {input.dtype} (the target's dtype must "
+                           f"be the input's); convert with target.to(input.dtype)")  # fmt: skip
     target = _as_operand(op, target, input)
     _same_shape(op, input, target)
     # (PyTorch checks it: a logit here is a likely mistake; a traced program reads no values)
@@ -841,6 +855,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
     op = "binary_cross_entropy_with_logits"
     reduction = _reduction(op, reduction, size_average, reduce)
     _float(input, op)
+    if isinstance(target, Tensor) and target.dtype.kind == "f" and target.dtype != input.dtype:
+        input = input.astype(target.dtype)  # noqa: A001 - (PyTorch's computes in the target's dtype)
     target = _as_operand(op, target, input)
     _same_shape(op, input, target)
     sp = _softplus_stable(-input)

@@ -72,6 +72,24 @@ def _as_operand(op: str, t: Any, like: Tensor, what: str = "target") -> Tensor:
     return t
 
 
+def _computed_together(op: str, input: Tensor, *others: Any) -> tuple[Tensor, ...]:  # noqa: A002
+    """``input`` and ``others`` (targets, variances) in ``torch.result_type``'s dtype over them,
+    the dtype PyTorch's pointwise losses compute and return in: a float64 target makes a
+    float32 input's loss float64, an integer input with a float target computes in that float.
+    Lists and arrays become tensors in the input's float dtype first (:func:`_as_operand`)."""
+    from ..tensors.dtypes import result_type  # noqa: PLC0415 - (dtypes imports nothing of this layer)
+
+    tensors = [t if isinstance(t, Tensor) else _as_operand(op, t, input) for t in others]
+    for t in tensors:
+        if t._dev is not input._dev:
+            raise RuntimeError(f"{op}: input on {input.device}, target on {t.device}; move one with .to()")
+    dt = result_type(input, *tensors)
+    if dt.kind != "f":
+        _float(input, op)
+        raise UnsupportedDtypeError(f"{op}: needs a floating-point target, got {dt}; convert with .float()")
+    return tuple(t if t.dtype == dt else t.astype(dt) for t in (input, *tensors))
+
+
 def _same_shape(op: str, x: Tensor, target: Tensor) -> None:
     if target.shape != x.shape:
         raise InvalidArgumentError(

@@ -31,9 +31,7 @@ def poisson_nll_loss(input: Tensor, target: Any, log_input: bool = True, full: b
     ``full`` adds Stirling's approximation of ``log(target!)`` where ``target > 1``."""
     op = "poisson_nll_loss"
     reduction = _F._reduction(op, reduction, size_average, reduce)
-    x = _F.tensor_arg(input, op)
-    _F._float(x, op)
-    target = _F._as_operand(op, target, x)
+    x, target = _F._computed_together(op, _F.tensor_arg(input, op), target)  # (PyTorch's dtype: both promoted)
     loss = x.exp() - target * x if log_input else x - target * (x + eps).log()
     if full:
         safe = where(target > 1, target, 1.0)  # (the log is only read where target > 1)
@@ -52,8 +50,10 @@ def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False, 
     were not), as PyTorch's."""
     op = "gaussian_nll_loss"
     x = _F.tensor_arg(input, op)
-    _F._float(x, op)
-    target = _F._as_operand(op, target, x)
+    if isinstance(var, Tensor):  # (PyTorch's dtype: input, target and var promoted together)
+        x, target, var = _F._computed_together(op, x, target, var)
+    else:
+        x, target = _F._computed_together(op, x, target)
     if isinstance(var, (int, float)):
         if var < 0:
             raise ValueError("var has negative entry/entries")

@@ -19,8 +19,9 @@ __all__ = ["l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "cosine_embeddin
 
 
 def _pair(op: str, input: Tensor, target: Any) -> Tensor:
-    """``target`` as an operand of ``input``'s loss: of another shape it broadcasts, with
-    PyTorch's warning (a likely mistake, which PyTorch runs)."""
+    """``target`` as an operand of ``input``'s loss, in ``input``'s dtype (PyTorch's Huber
+    loss computes in it): of another shape it broadcasts, with PyTorch's warning (a likely
+    mistake, which PyTorch runs)."""
     _F._float(input, op)
     target = _F._as_operand(op, target, input)
     if target.shape != input.shape:
@@ -48,6 +49,7 @@ def l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = 
     ``"mean"`` divides by the weights' sum, as PyTorch."""
     op = "l1_loss"
     reduction = _F._reduction(op, reduction, size_average, reduce)
+    input, target = _F._computed_together(op, input, target)  # noqa: A001 - (PyTorch's dtype: both promoted)
     target = _pair(op, input, target)
     loss = _weighted(op, (input - target).abs(), weight, input)
     if weight is not None and reduction == "mean":
@@ -64,6 +66,7 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce:
     reduction = _F._reduction(op, reduction, size_average, reduce)
     if beta < 0:
         raise InvalidArgumentError(f"{op}: beta must be non-negative, got {beta}")
+    input, target = _F._computed_together(op, input, target)  # noqa: A001 - (PyTorch's dtype: both promoted)
     target = _pair(op, input, target)
     d = input - target
     a = d.abs()
@@ -108,8 +111,12 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = N
         reduction = _F._reduction(op, "mean", size_average, reduce)
     if reduction not in ("mean", "sum", "none", "batchmean"):
         raise ValueError(f"{op}: reduction must be 'mean', 'batchmean', 'sum' or 'none', got {reduction!r}")
-    target = _F._as_operand(op, target, input)
+    if isinstance(target, Tensor) and target.dtype.kind in "biu":
+        raise RuntimeError(
+            f"{op}: Integral inputs not supported (target of dtype {target.dtype}); convert with .float()"
+        )
     _F._float(input, op)
+    input, target = _F._computed_together(op, input, target)  # noqa: A001 - (PyTorch's dtype: both promoted)
     if log_target:
         loss = target.exp() * (target - input)
     else:

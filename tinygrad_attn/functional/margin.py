@@ -101,7 +101,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Any, weight: Any = None, 
     reduction = _reduction(op, reduction, size_average, reduce)
     x = _F.tensor_arg(input, op)
     _F._float(x, op)
-    target = _F._as_operand(op, target, x)
+    x, target = _F._computed_together(op, x, target)  # (PyTorch's dtype: both promoted)
     if x.ndim == 0:
         raise InvalidArgumentError(f"{op}: input needs a class axis, got a scalar")
     loss = target * _softplus_stable(-x) + (1.0 - target) * _softplus_stable(x)  # -log sigmoid of each side
