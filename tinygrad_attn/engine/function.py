@@ -171,6 +171,48 @@ _new = object.__new__  # makes an instance without calling __init__ (Function an
 _next_seq = itertools.count(1).__next__  # creation order of recorded ops; leaves count as 0
 
 
+#: Ops computed in several steps (a series, a ratio of exponentials, a normalisation) whose
+#: float16 forward runs in float32 and is rounded once at the end, as PyTorch computes
+#: float16 on CPU and CUDA ("opmath"): in float16 throughout, each step's rounding adds up
+#: (erf 90 units off, softmax 5, sigmoid 2). By op name, the graph's label of the op.
+HALF_IN_FLOAT32 = frozenset(
+    "sigmoid erf erfcx erfinv sinc lgamma polygamma igamma i0 i1 i0e i1e softmax log_softmax masked_softmax "
+    "additive_score layer_norm gelu cross_entropy cross_entropy_kept attention".split()
+)
+
+
+_HALF_OF: dict[Any, Any] = {}  # device -> its float16 dtype (None: it has none, as array_api_strict)
+_HALF_UNKNOWN = object()
+
+
+def _half_dtype(device: Any) -> Any:
+    try:
+        return device.dtype(np.float16)
+    except AttributeError:
+        return None
+
+
+def _half_in_float32(forward: Callable[..., Any]) -> Callable[..., Any]:
+    """``forward`` computing float16 inputs in float32, its float32 result rounded to float16."""
+
+    @functools.wraps(forward)
+    def run(self: Function, xp: Any, *datas: Any) -> Any:
+        half = _HALF_OF.get(xp.device, _HALF_UNKNOWN)
+        if half is _HALF_UNKNOWN:
+            half = _HALF_OF[xp.device] = _half_dtype(xp.device)
+        if half is None or getattr(datas[0], "dtype", None) != half:
+            return forward(self, xp, *datas)
+        single = xp.device.dtype(np.float32)
+        up = [xp.astype(d, single) if getattr(d, "dtype", None) == half else d for d in datas]
+        out = forward(self, xp, *up)
+        if getattr(out, "dtype", None) != single:
+            return out
+        with np.errstate(over="ignore"):  # (beyond float16's range: inf, as PyTorch's)
+            return xp.astype(out, half)
+
+    return run
+
+
 class Function:
     """A differentiable op. Subclasses give ``forward`` (on arrays) and ``backward``.
 
@@ -206,6 +248,11 @@ class Function:
     reads_values = True
     view = False
     rebases = False
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "forward" in cls.__dict__ and cls.op_name_of() in HALF_IN_FLOAT32:
+            cls.forward = _half_in_float32(cls.__dict__["forward"])
 
     def keeps_input(self, i: int) -> bool:
         """Whether backward reads the values of input ``i`` (so changing it in place after
