@@ -88,7 +88,7 @@ def _softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtyp
     axis = _dim(axis, dim, "softmax")
     if _degenerate(x, axis, "softmax"):
         return None  # the definition handles it
-    return fused.Softmax.apply(x, args=_axis(x, axis, "softmax"))
+    return fused.SoftmaxAlongDim.apply(x, args=_axis(x, axis, "softmax"))
 
 
 @public(method=True, special=("softmax",))
@@ -113,7 +113,7 @@ def _log_softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, 
     axis = _dim(axis, dim, "log_softmax")
     if _degenerate(x, axis, "log_softmax"):
         return None  # the definition handles it
-    return fused.LogSoftmax.apply(x, args=_axis(x, axis, "log_softmax"))
+    return fused.LogSoftmaxAlongDim.apply(x, args=_axis(x, axis, "log_softmax"))
 
 
 @public(method=True, special=("log_softmax",))
@@ -219,7 +219,7 @@ def _check_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
 
 def _linear_fused(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     _check_linear(x, weight, bias)
-    return fused.Linear.apply(x, weight, bias)
+    return fused.Affine.apply(x, weight, bias)
 
 
 @composite("linear", _linear_fused)
@@ -244,7 +244,7 @@ def _layer_norm_fused(x: Tensor, weight: Tensor | None = None, bias: Tensor | No
     _float(x, "layer_norm")
     _check_affine(x, weight, "weight")
     _check_affine(x, bias, "bias")
-    return fused.LayerNorm.apply(x, weight, bias, args=float(eps))
+    return fused.LayerNormalization.apply(x, weight, bias, args=float(eps))
 
 
 @public(name="layer_norm", function=False, method=True)
@@ -1135,12 +1135,12 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa:
 
 # -- each fused op's definition in tensor ops (what it recomputes for gradients of higher
 # order), handed down to the op, which imports nothing above it
-fused.Softmax.definition = staticmethod(softmax)
-fused.LogSoftmax.definition = staticmethod(log_softmax)
+fused.SoftmaxAlongDim.definition = staticmethod(softmax)
+fused.LogSoftmaxAlongDim.definition = staticmethod(log_softmax)
 fused.MaskedSoftmax.definition = staticmethod(masked_softmax)
 fused.AdditiveScore.definition = staticmethod(additive_score)
-fused.Linear.definition = staticmethod(linear)
-fused.LayerNorm.definition = staticmethod(_layer_norm_last)
+fused.Affine.definition = staticmethod(linear)
+fused.LayerNormalization.definition = staticmethod(_layer_norm_last)
 fused.Gelu.definition = staticmethod(gelu)
 fused.CrossEntropy.definition = staticmethod(_cross_entropy_reference)
 fused.Attention.definition = staticmethod(_attention_reference)

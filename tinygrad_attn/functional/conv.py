@@ -167,13 +167,13 @@ def _conv_composite(nd: int, name: str, fused_cls: type) -> Any:
     return composite(name, fused)(reference)
 
 
-conv1d = public(_conv_composite(1, "conv1d", _conv.Conv1d), name="conv1d")
+conv1d = public(_conv_composite(1, "conv1d", _conv.Convolution1d), name="conv1d")
 conv1d.__doc__ = """``input (N, C, L)`` convolved with ``weight (O, C/groups, k)`` -> ``(N, O, L_out)``.
 
 PyTorch's ``F.conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)``;
 ``padding`` is an int, a tuple, ``"valid"`` or ``"same"``; unbatched ``(C, L)`` input works too.
 """
-conv2d = public(_conv_composite(2, "conv2d", _conv.Conv2d), name="conv2d")
+conv2d = public(_conv_composite(2, "conv2d", _conv.Convolution2d), name="conv2d")
 conv2d.__doc__ = """``input (N, C, H, W)`` convolved with ``weight (O, C/groups, kh, kw)`` -> ``(N, O, H_out, W_out)``.
 
 PyTorch's ``F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)``;
@@ -181,7 +181,7 @@ PyTorch's ``F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, 
 Windows that tile the input (``stride == kernel_size``, a ViT's patch embedding) take a
 reshape-and-permute path with no copies per kernel offset.
 """
-conv3d = public(_conv_composite(3, "conv3d", _conv.Conv3d), name="conv3d")
+conv3d = public(_conv_composite(3, "conv3d", _conv.Convolution3d), name="conv3d")
 conv3d.__doc__ = """``input (N, C, D, H, W)`` convolved with ``weight (O, C/groups, kd, kh, kw)``: PyTorch's
 ``F.conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)`` (video, volumes)."""
 
@@ -354,15 +354,15 @@ def _flat_positions(spatial: tuple[int, ...], geo: Geometry) -> np.ndarray:
     return im2col(np, _conv.pad_array(np, flat, geo.pads, -1), geo.kernel, geo.stride, geo.dilation, geo.out)
 
 
-max_pool1d = _max_pool_composite(1, "max_pool1d", _conv.MaxPool1d)
+max_pool1d = _max_pool_composite(1, "max_pool1d", _conv.MaxPooling1d)
 max_pool1d.__doc__ = """The max of each window of ``input (N, C, L)``: PyTorch's ``F.max_pool1d(input,
 kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
 (``stride`` defaults to ``kernel_size``)."""
-max_pool2d = _max_pool_composite(2, "max_pool2d", _conv.MaxPool2d)
+max_pool2d = _max_pool_composite(2, "max_pool2d", _conv.MaxPooling2d)
 max_pool2d.__doc__ = """The max of each window of ``input (N, C, H, W)``: PyTorch's ``F.max_pool2d(input,
 kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
 (``stride`` defaults to ``kernel_size``)."""
-max_pool3d = _max_pool_composite(3, "max_pool3d", _conv.MaxPool3d)
+max_pool3d = _max_pool_composite(3, "max_pool3d", _conv.MaxPooling3d)
 max_pool3d.__doc__ = """The max of each window of ``input (N, C, D, H, W)``: PyTorch's ``F.max_pool3d``, with
 ``max_pool2d``'s arguments."""
 
@@ -484,14 +484,14 @@ def _avg_pool_composite(nd: int, name: str, fused_cls: type, overridable: bool) 
     return without_override
 
 
-avg_pool1d = _avg_pool_composite(1, "avg_pool1d", _conv.AvgPool1d, overridable=False)
+avg_pool1d = _avg_pool_composite(1, "avg_pool1d", _conv.AveragePooling1d, overridable=False)
 avg_pool1d.__doc__ = """The mean of each window of ``input (N, C, L)``: PyTorch's ``F.avg_pool1d(input,
 kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True)``."""
-avg_pool2d = _avg_pool_composite(2, "avg_pool2d", _conv.AvgPool2d, overridable=True)
+avg_pool2d = _avg_pool_composite(2, "avg_pool2d", _conv.AveragePooling2d, overridable=True)
 avg_pool2d.__doc__ = """The mean of each window of ``input (N, C, H, W)``, PyTorch's ``F.avg_pool2d``: zero
 padding counted in the mean unless ``count_include_pad=False``; ``divisor_override``
 replaces the window size."""
-avg_pool3d = _avg_pool_composite(3, "avg_pool3d", _conv.AvgPool3d, overridable=True)
+avg_pool3d = _avg_pool_composite(3, "avg_pool3d", _conv.AveragePooling3d, overridable=True)
 avg_pool3d.__doc__ = """The mean of each window of ``input (N, C, D, H, W)``: PyTorch's ``F.avg_pool3d``, with
 ``avg_pool2d``'s arguments."""
 
@@ -530,7 +530,7 @@ def adaptive_avg_pool2d_reference(x: Tensor, ah: Any, aw: Any) -> Tensor:
 
 def _adaptive_avg_pool2d_fused(input: Tensor, output_size: Any) -> Tensor:
     x, unbatched, ah, aw = _adaptive_setup(input, output_size)
-    y = _conv.AdaptiveAvgPool2d.apply(x, args=(ah, aw))
+    y = _conv.AdaptiveAveragePooling2d.apply(x, args=(ah, aw))
     return y.squeeze(0) if unbatched else y
 
 
@@ -633,10 +633,10 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 
 # -- each fused op's definition in tensor ops (what it recomputes for gradients of higher
 # order), handed down to the op, which imports nothing above it
-_conv.Conv.definition = staticmethod(conv_reference)
-_conv.MaxPool.definition = staticmethod(max_pool_reference)
-_conv.AvgPool.definition = staticmethod(avg_pool_reference)
-_conv.AdaptiveAvgPool2d.definition = staticmethod(adaptive_avg_pool2d_reference)
+_conv.Convolution.definition = staticmethod(conv_reference)
+_conv.MaxPooling.definition = staticmethod(max_pool_reference)
+_conv.AveragePooling.definition = staticmethod(avg_pool_reference)
+_conv.AdaptiveAveragePooling2d.definition = staticmethod(adaptive_avg_pool2d_reference)
 
 
 def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:

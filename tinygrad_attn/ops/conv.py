@@ -139,7 +139,7 @@ def _unwindows(xp, gcols, padded_shape, geo):
     return crop_array(full, geo.pads)
 
 
-class Conv(FusedFunction):
+class Convolution(FusedFunction):
     """``conv(x, weight) + bias`` in one node: ``args = (geometry, groups)``; bias may be None.
 
     Forward: windows ``(N, G, C/G * K, L)`` and one batched product with the weight
@@ -198,22 +198,22 @@ class Conv(FusedFunction):
         return describe_geometry(geo) + (f" · groups {groups}" if groups != 1 else "")
 
 
-class Conv1d(Conv):
+class Convolution1d(Convolution):
     __slots__ = ()
     name = "conv1d"
 
 
-class Conv2d(Conv):
+class Convolution2d(Convolution):
     __slots__ = ()
     name = "conv2d"
 
 
-class Conv3d(Conv):
+class Convolution3d(Convolution):
     __slots__ = ()
     name = "conv3d"
 
 
-class MaxPool(FusedFunction):
+class MaxPooling(FusedFunction):
     """The max of each window (padding is -inf) in one node; ``args`` is the geometry.
     The gradient goes to the first maximum of each window, as PyTorch's."""
 
@@ -243,17 +243,17 @@ class MaxPool(FusedFunction):
         return describe_geometry(args)
 
 
-class MaxPool1d(MaxPool):
+class MaxPooling1d(MaxPooling):
     __slots__ = ()
     name = "max_pool1d"
 
 
-class MaxPool2d(MaxPool):
+class MaxPooling2d(MaxPooling):
     __slots__ = ()
     name = "max_pool2d"
 
 
-class MaxPool3d(MaxPool):
+class MaxPooling3d(MaxPooling):
     __slots__ = ()
     name = "max_pool3d"
 
@@ -264,7 +264,7 @@ def _host_arange(k: int):
     return np.arange(k)
 
 
-class AvgPool(FusedFunction):
+class AveragePooling(FusedFunction):
     """The mean of each window in one node: ``args = (geometry, scale)``, ``scale`` the
     reciprocal divisor (a number, or an array over the output positions)."""
 
@@ -295,22 +295,22 @@ class AvgPool(FusedFunction):
         return describe_geometry(args[0])
 
 
-class AvgPool2d(AvgPool):
+class AveragePooling2d(AveragePooling):
     __slots__ = ()
     name = "avg_pool2d"
 
 
-class AvgPool1d(AvgPool):
+class AveragePooling1d(AveragePooling):
     __slots__ = ()
     name = "avg_pool1d"
 
 
-class AvgPool3d(AvgPool):
+class AveragePooling3d(AveragePooling):
     __slots__ = ()
     name = "avg_pool3d"
 
 
-class AdaptiveAvgPool2d(FusedFunction):
+class AdaptiveAveragePooling2d(FusedFunction):
     """``A_h @ x @ A_w.T`` in one node, ``A`` the (out, in) averaging matrices (``args``, on
     the device): each output averages the inputs of its adaptive window, as PyTorch's."""
 

@@ -255,9 +255,10 @@ class Sqrt(Function):
         return (g / (2.0 * out),)
 
 
-class Tanh(Function):
+class HyperbolicTangent(Function):
     __slots__ = ()
     primitive = True
+    name = "tanh"
     elementwise = "tanh({0})"
     keep = ()
 
@@ -265,10 +266,10 @@ class Tanh(Function):
         return xp.tanh(a)
 
     def backward(self, g, ns, inputs, out):
-        return (ns.apply(TanhBackward, g, out),)
+        return (ns.apply(HyperbolicTangentBackward, g, out),)
 
 
-class TanhBackward(Function):
+class HyperbolicTangentBackward(Function):
     """``g * (1 - y**2)``, tanh's gradient from its output ``y`` (PyTorch's ``tanh_backward``):
     one op, so a recorded backward (``create_graph``, a trace) has one node per tanh."""
 
@@ -286,12 +287,15 @@ class TanhBackward(Function):
 
     def backward(self, g2, ns, inputs, out):
         g, y = inputs
-        return ns.apply(TanhBackward, g2, y), g2 * g * y * -2.0
+        return ns.apply(HyperbolicTangentBackward, g2, y), g2 * g * y * -2.0
 
 
-class Sigmoid(Function):
+class Logistic(Function):
+    """The logistic function ``1 / (1 + exp(-x))``, PyTorch's ``sigmoid``."""
+
     __slots__ = ()
     primitive = True
+    name = "sigmoid"
     elementwise = "1 / (1 + exp(-{0}))"
     keep = ()
 
@@ -300,10 +304,10 @@ class Sigmoid(Function):
         return xp.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
     def backward(self, g, ns, inputs, out):
-        return (ns.apply(SigmoidBackward, g, out),)
+        return (ns.apply(LogisticBackward, g, out),)
 
 
-class SigmoidBackward(Function):
+class LogisticBackward(Function):
     """``g * y * (1 - y)``, the sigmoid's gradient from its output ``y`` (PyTorch's
     ``sigmoid_backward``): one op, so a recorded backward has one node per sigmoid."""
 
@@ -320,7 +324,7 @@ class SigmoidBackward(Function):
     def backward(self, g2, ns, inputs, out):
         g, y = inputs
         # d/dg: y (1 - y), this op again; d/dy: g (1 - 2y)
-        return ns.apply(SigmoidBackward, g2, y), g2 * g - g2 * g * y * 2.0
+        return ns.apply(LogisticBackward, g2, y), g2 * g - g2 * g * y * 2.0
 
 
 class Relu(Function):

@@ -17,7 +17,7 @@ import numpy as np
 from ..engine.composite import FusedFunction
 from ..engine.function import may_overwrite
 from . import cpu_kernels
-from .elementwise import TanhBackward, blockwise, erf_array
+from .elementwise import HyperbolicTangentBackward, blockwise, erf_array
 from .linalg import batch_times_matrix, rows_shape
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -66,7 +66,7 @@ def softmax_backward_array(xp, g, y, axis, overwrite=False):
     return gx
 
 
-class Softmax(FusedFunction):
+class SoftmaxAlongDim(FusedFunction):
     """Its backward reads only the output, so the input's values can go once computed
     (``keep = ()``); higher orders differentiate ``out * (g - sum(g * out))`` through
     the output, which is itself differentiable, instead of recomputing from the input."""
@@ -94,7 +94,7 @@ class Softmax(FusedFunction):
         return self.definition(x, self.args)
 
 
-class LogSoftmax(FusedFunction):
+class LogSoftmaxAlongDim(FusedFunction):
     """Its backward reads only the output, as PyTorch's (``keep = ()``); higher orders
     differentiate ``g - exp(out) * sum(g)`` through the output."""
 
@@ -128,13 +128,13 @@ class LogSoftmax(FusedFunction):
 MASKED_FILL = -1e9
 
 
-class MaskedSoftmax(Softmax):
+class MaskedSoftmax(SoftmaxAlongDim):
     """Softmax along ``axis`` (``args``) over the positions ``allowed`` (bool) holds True,
     zeros at the others and in a row that allows none: ``where(allowed, softmax(where(allowed,
     x, MASKED_FILL)), 0)`` in one node, as attention over padded keys computes it; inputs
     ``(x, allowed)``. Its output is zero where not allowed, so softmax's backward through
     the output, ``y * (g - sum(g * y))``, is already zero there: the backward is
-    :class:`Softmax`'s (reading the output only), with no gradient for the mask. A softmax
+    :class:`SoftmaxAlongDim`'s (reading the output only), with no gradient for the mask. A softmax
     (``isinstance``), so what looks for attention weights finds its output."""
 
     __slots__ = ()
@@ -177,14 +177,14 @@ class AdditiveScore(FusedFunction):
         t = self.ctx
         ge = ns.expand_dims(g, axis=-1)  # (..., Tq, Tk, 1)
         gv = ns.sum(ns.reshape(ge * t, (-1, t.shape[-1])), axis=0)
-        gpre = ns.apply(TanhBackward, ge * ns.reshape(v, (-1,)), t)  # d/d (q_i + k_j), through tanh's rule
+        gpre = ns.apply(HyperbolicTangentBackward, ge * ns.reshape(v, (-1,)), t)  # d/d (q_i + k_j), through tanh's rule
         return ns.sum(gpre, axis=-2), ns.sum(gpre, axis=-3), ns.reshape(gv, v.shape)
 
     def recompute(self, q, k, v):
         return self.definition(q, k, v)
 
 
-class Linear(FusedFunction):
+class Affine(FusedFunction):
     """``x @ weight.mT + bias`` in one node; ``bias`` may be None.
 
     The leading axes of ``x`` go into one 2-D product (BLAS runs one large product faster
@@ -251,7 +251,7 @@ def _ones_for_sums(xp, x, n):
 _ONES: dict = {}
 
 
-class LayerNorm(FusedFunction):
+class LayerNormalization(FusedFunction):
     """Normalise over the last axis, then scale and shift; weight and bias may be None."""
 
     __slots__ = ()

@@ -292,7 +292,7 @@ class Diagonal(Strided):
         return f"dims {d1}, {d2} from {tuple(start)}"
 
 
-class Unfold(Strided):
+class SlidingWindows(Strided):
     """``x.unfold(dimension, size, step)``: a strided view of (possibly overlapping) windows."""
 
     __slots__ = ()

@@ -260,7 +260,7 @@ class RNNRelu(RNNTanh):
         return xp.astype(hs > 0, hs.dtype)
 
 
-class GRU(_Recurrence):
+class GRURecurrence(_Recurrence):
     """PyTorch's GRU: ``r, z = sigmoid(i_rz + h_rz)``, ``n = tanh(i_n + r * h_n)``,
     ``h' = n + z * (h - n)``; ``h_n`` includes ``b_hn``, so that bias stays out of the
     input projection."""
@@ -344,7 +344,7 @@ class GRU(_Recurrence):
         return d_i, d_h, dh, None
 
 
-class LSTM(_Recurrence):
+class LSTMRecurrence(_Recurrence):
     """PyTorch's LSTM, gates i, f, g, o: ``c' = f c + i g``, ``h' = o tanh(c')``."""
 
     __slots__ = ()
@@ -666,4 +666,4 @@ class LSTM(_Recurrence):
 
 
 #: The fused recurrences, by mode.
-RECURRENCES = {cls.mode: cls for cls in (RNNTanh, RNNRelu, GRU, LSTM)}
+RECURRENCES = {cls.mode: cls for cls in (RNNTanh, RNNRelu, GRURecurrence, LSTMRecurrence)}

@@ -55,7 +55,7 @@ _FLOAT_KINDS = "fc"
 # The hottest methods call these directly: looking ``ops.Mul.apply`` up and binding it
 # on every call is a measurable share of a small op's cost.
 _add, _sub, _mul, _div = ops.Add.apply, ops.Sub.apply, ops.Mul.apply, ops.Div.apply
-_exp, _tanh = ops.Exp.apply, ops.Tanh.apply
+_exp, _tanh = ops.Exp.apply, ops.HyperbolicTangent.apply
 
 
 def _shape_args(shape: Sequence[Any]) -> Shape:

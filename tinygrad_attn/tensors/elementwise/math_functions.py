@@ -853,7 +853,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # no
     steps = [tuple(int(i == k) for i in range(x.ndim)) for k in range(x.ndim)]
     steps[d] = tuple(step * int(i == d) for i in range(x.ndim))
     steps.append(tuple(int(i == d) for i in range(x.ndim)))
-    return ops.Unfold.apply(x, args=(shape, (0,) * x.ndim, tuple(steps)))
+    return ops.SlidingWindows.apply(x, args=(shape, (0,) * x.ndim, tuple(steps)))
 
 
 @public(method=True, aliases=("moveaxis",))
