@@ -225,7 +225,7 @@ class Draw(Function):
     random = True  # (read by the symbolic passes)
     name = "draw"
 
-    def forward(self, xp: Any, like: Any) -> Any:
+    def forward(self, ns: Any, like: Any) -> Any:
         from . import transforms as rt  # noqa: PLC0415 - the transforms import this module
 
         kind, shape, dtype, p, gen = (*self.args, None)[:5]
@@ -242,7 +242,7 @@ class Draw(Function):
             arr = rt.uniform(gen, shape, dtype)
         else:
             arr = rt.normal(gen, shape, dtype)
-        return xp.device.asarray(arr, dtype=dtype)
+        return ns.device.asarray(arr, dtype=dtype)
 
 
 def draw(kind: str, shape: tuple, dtype: Any, like: Any, p: float = 0.0, generator: Generator | None = None) -> Any:

@@ -389,8 +389,8 @@ def logical_xor(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 # -- bitwise (integers and bools; no gradient) ----------------------------------------------
 def _bitwise(name: str, fn: str) -> type:
-    def forward(self, xp, a, b=None):
-        raw = xp.device.xp
+    def forward(self, ns, a, b=None):
+        raw = ns.device.xp
         f = getattr(raw, fn, None) or getattr(raw, fn.replace("bitwise_", ""))  # (NumPy's and CuPy's left_shift)
         return f(a) if b is None else f(a, b)
 

@@ -420,10 +420,10 @@ class SetSlice(Function):
     keep = ()
     reads_output = False
 
-    def forward(self, xp, x, v):
-        out = xp.copy(x)
+    def forward(self, ns, x, v):
+        out = ns.copy(x)
         if hasattr(v, "dtype") and v.dtype != x.dtype:
-            v = xp.astype(v, x.dtype)
+            v = ns.astype(v, x.dtype)
         out[self.args] = v
         return out
 
