@@ -174,9 +174,10 @@ _next_seq = itertools.count(1).__next__  # creation order of recorded ops; leave
 class Function:
     """A differentiable op. Subclasses give ``forward`` (on arrays) and ``backward``.
 
-    - ``forward(self, ns, *datas)``: the device's array namespace and the inputs' arrays
-      (Python scalars stay scalars); non-array arguments are in ``self.args``. Returns
-      one array.
+    - ``forward(self, ns, *datas)``: the device's op namespace (``dev.ops``: the array
+      functions, the same names backward's ``ns`` has; the array module itself is
+      ``ns.device.xp``) and the inputs' arrays (Python scalars stay scalars); non-array
+      arguments are in ``self.args``. Returns one array.
     - ``backward(self, g, ns, inputs, out)``: the gradient of each input (``None`` for
       one that has none), computed with the namespace ``ns``. ``inputs`` and ``out``
       are arrays in an ordinary pass and tensors with ``create_graph=True``. Gradients
