@@ -17,7 +17,7 @@ import numpy as np
 from ..engine.composite import composite
 from ..engine.declare import public
 from ..engine.spellings import keeps_old_spellings
-from ..engine.switches import _State, scope
+from ..engine.switches import _State, scope, tracing
 from ..engine.versions import _memory_root
 from ..ops import fused
 from ..ops.index import Take as _Take  # (embedding while tracing)
@@ -416,7 +416,7 @@ def _index_targets(op: str, x: Tensor, target: Tensor, ignore_index: int | None)
     """Flat class indices ``(M,)`` (ignored ones set to 0), the 0/1 array of the items that
     count, and their number. The range check needs the indices on the host; while tracing
     the targets stay an input of the program instead, and the mask and count are tensors."""
-    if _State.tracer is not None and isinstance(target, Tensor):
+    if tracing() and isinstance(target, Tensor):
         t = target.detach().reshape(-1)
         t = t if t.dtype == np.int64 else t.astype(np.int64)
         if ignore_index is None:
@@ -822,7 +822,7 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     target = _as_operand(op, target, input)
     _same_shape(op, input, target)
     # (PyTorch checks it: a logit here is a likely mistake; a traced program reads no values)
-    if _State.tracer is None and bool((~((input >= 0) & (input <= 1))).any()):
+    if not tracing() and bool((~((input >= 0) & (input <= 1))).any()):
         raise RuntimeError(f"{op}: all elements of input should be between 0 and 1 (shape {input.shape}); "
                            "for logits use binary_cross_entropy_with_logits")  # fmt: skip
     loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
@@ -857,7 +857,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """Class indices ``(...)`` -> int64 ``(..., num_classes)`` with a 1 at each index
     (``num_classes=-1``: one more than the largest index). Not differentiable."""
-    if _State.tracer is not None and isinstance(tensor, Tensor) and num_classes != -1:
+    if tracing() and isinstance(tensor, Tensor) and num_classes != -1:
         host = None  # while tracing: the ids stay an input of the program (no host read, no range check)
     else:
         host = host_integers(tensor, "one_hot", "tensor (class indices)")
@@ -899,7 +899,7 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
             f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}"
         )
     n = weight.shape[0]
-    if _State.tracer is not None and isinstance(input, Tensor):
+    if tracing() and isinstance(input, Tensor):
         # While tracing the ids are an input of the program: no host read, one Take op. No ops
         # wrap negative ids (as W[ids] does): a negative id is out of range, as in PyTorch's
         # embedding, which raises for it; a replay does not check the range (NumPy reads a
