@@ -777,7 +777,7 @@ def _in_dtype(t: Tensor, dtype: Any) -> Tensor:
 
 
 # -- free functions of the public API ---------------------------------------------
-@public
+@public(functional=True)
 def where(cond: Any, a: Any = _ONE_ARGUMENT, b: Any = _ONE_ARGUMENT) -> Any:
     """``a`` where ``cond`` is True, else ``b``; differentiable in ``a`` and ``b``;
     ``where(cond)`` alone is ``cond.nonzero(as_tuple=True)``, as PyTorch's.
