@@ -268,7 +268,7 @@ def test_detect_anomaly_in_backward():
 
 def test_gradcheck_catches_a_wrong_gradient():
     class Bad(Function):
-        def forward(self, xp, a):
+        def forward(self, ns, a):
             return a * a
 
         def backward(self, g, ns, inputs, out):

@@ -136,7 +136,7 @@ class Cube(Function):
     elementwise = "{0} * {0} * {0}"
     reads_output = False
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         return a * a * a
 
     def backward(self, g, ns, inputs, out):
