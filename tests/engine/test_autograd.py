@@ -268,7 +268,7 @@ def test_detect_anomaly_in_backward():
 
 def test_gradcheck_catches_a_wrong_gradient():
     class Bad(Function):
-        def forward(self, xp, a):
+        def forward(self, ns, a):
             return a * a
 
         def backward(self, g, ns, inputs, out):
@@ -522,12 +522,12 @@ def test_grad_attribute_can_be_reset_and_reaccumulates(rng):
 def _dependent_cases():
     F = tga.functional
     return {
-        "Softmax": lambda W: (F.softmax(W * W, -1) * W).sum(),
-        "LogSoftmax": lambda W: (F.log_softmax(W * 1.5, -1) * W).sum(),
+        "SoftmaxAlongDim": lambda W: (F.softmax(W * W, -1) * W).sum(),
+        "LogSoftmaxAlongDim": lambda W: (F.log_softmax(W * 1.5, -1) * W).sum(),
         "MaskedSoftmax": lambda W: (F.masked_softmax(W * W, W > -0.3, -1) * W).sum(),
         "AdditiveScore": lambda W: (F.additive_score(W * W, W * 0.5, W[0]) * W).sum(),
-        "Linear": lambda W: (F.linear(W * 1.0, W, W[0] * 2.0) * W.tanh()).sum(),
-        "LayerNorm": _layer_norm_case,
+        "Affine": lambda W: (F.linear(W * 1.0, W, W[0] * 2.0) * W.tanh()).sum(),
+        "LayerNormalization": _layer_norm_case,
         "Gelu": lambda W: (F.gelu(W * W) * W).sum(),
         "CrossEntropy": lambda W: F.cross_entropy(W * W, Tensor(np.array([0, 2, 1]), device=W.device)) * W.sum(),
         "Attention": _attention_case,

@@ -168,3 +168,42 @@ def test_every_declared_op_is_checked_against_pytorch():
             unchecked.append(sorted(names)[0])
     unchecked = sorted(set(unchecked))
     assert unchecked == [], f"declared ops with no test against PyTorch: {unchecked}"
+
+
+def test_the_functional_namespace_is_its_declarations():
+    """``F`` is made from ``@public(functional=True)`` alone: every declared name is there, the
+    same object, in ``__all__``, and no module of the package keeps a list of names."""
+    import tinygrad_attn.functional as F  # noqa: PLC0415
+
+    assert F.__all__ == list(declare.FUNCTIONAL) and len(set(F.__all__)) == len(F.__all__)
+    for name, d in declare.FUNCTIONAL.items():
+        assert getattr(F, name) is d.fn, name
+        assert tga.nn.functional.__dict__[name] is d.fn
+    lists = []
+    for path in sorted((PACKAGE / "functional").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                lists.append(f"{path.name}: {ast.unparse(node)}")
+    assert lists == ["__init__.py: __all__ = list(_declare.FUNCTIONAL)"]
+
+
+def test_a_functional_declaration_is_in_f_only_unless_asked():
+    def scaled(input):
+        return input * 3
+
+    saved = [dict(t) for t in (DECLARED, METHOD_ONLY, declare.FUNCTIONAL)]
+    try:
+        public(scaled, function=False, functional=True)
+        assert declare.FUNCTIONAL["scaled"].fn is scaled
+        assert "scaled" not in DECLARED and "scaled" not in METHOD_ONLY
+        with pytest.raises(RuntimeError, match="'scaled' is declared twice"):
+            public(lambda input: input, function=False, functional=True, name="scaled")
+        public(scaled, name="scaled", functional=True)  # (the same function again: tga.scaled too)
+        assert DECLARED["scaled"].fn is scaled
+        with pytest.raises(ValueError, match="'nowhere' is declared public nowhere"):
+            public(scaled, function=False, name="nowhere")
+    finally:
+        for t, s in zip((DECLARED, METHOD_ONLY, declare.FUNCTIONAL), saved, strict=True):
+            t.clear()
+            t.update(s)

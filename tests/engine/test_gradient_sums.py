@@ -112,9 +112,9 @@ def test_an_ordinary_backward_still_adds_in_place(rng):
     calls = []
     orig = ops.AddN.forward
 
-    def spy(self, xp, *arrays):
+    def spy(self, ns, *arrays):
         calls.append(len(arrays))
-        return orig(self, xp, *arrays)
+        return orig(self, ns, *arrays)
 
     ops.AddN.forward = spy
     try:

@@ -296,7 +296,7 @@ def test_backward_overwrites_gradients_only_it_holds(release_all, monkeypatch, r
 
         monkeypatch.setattr(cls, "backward", backward)
 
-    spy(fused.Softmax)
+    spy(fused.SoftmaxAlongDim)
     spy(elementwise.Mul)
     ((x @ x.mT * 2.0).softmax(-1) @ x).sum().backward()
     # softmax's step, then the scale's: both got fresh arrays, and wrote over them

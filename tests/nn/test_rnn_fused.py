@@ -183,12 +183,12 @@ def _nodes(t):
 def test_graph_shows_one_node_per_layer_and_direction(rng):
     m = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
     out, _ = m(Tensor(rng.standard_normal((5, 2, 3)).astype(np.float32), requires_grad=True))
-    fused = [fn for fn in _nodes(out) if isinstance(fn, recurrent.LSTM)]
+    fused = [fn for fn in _nodes(out) if isinstance(fn, recurrent.LSTMRecurrence)]
     assert len(fused) == 4
     with tga.decompose():
         out, _ = m(Tensor(rng.standard_normal((5, 2, 3)).astype(np.float32), requires_grad=True))
     nodes = _nodes(out)
-    assert not any(isinstance(fn, recurrent.LSTM) for fn in nodes)
+    assert not any(isinstance(fn, recurrent.LSTMRecurrence) for fn in nodes)
     assert len(nodes) > 100  # the step-by-step primitive form
 
 
@@ -196,7 +196,7 @@ def test_unroll_is_one_node_and_matches_the_cell_step_by_step(rng):
     cell = nn.GRUCell(3, 4).double()
     x = Tensor(rng.standard_normal((2, 5, 3)))
     states, last = unroll(cell, x)
-    assert isinstance(states._ctx, recurrent.GRU)
+    assert isinstance(states._ctx, recurrent.GRURecurrence)
     h = None
     for t in range(5):
         h = cell(x[:, t], h)

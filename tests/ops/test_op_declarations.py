@@ -74,9 +74,54 @@ def test_primitives_are_the_ops_that_declare_it():
     assert ops.PRIMITIVES == {n: c for n, c in ops.OPS.items() if c.__dict__.get("primitive", False)}
     assert {"Add", "Matmul", "Sum", "Reshape", "Gather", "Where", "Atan2"} <= set(ops.PRIMITIVES)
     # not inherited: a transpose is a permute, argmin an ArgExtreme, a fused op no primitive
-    assert not {"Transpose", "ArgMin", "Softmax", "Take"} & set(ops.PRIMITIVES)
+    assert not {"Transpose", "ArgMin", "SoftmaxAlongDim", "Take"} & set(ops.PRIMITIVES)
     for name, cls in ops.OPS.items():
         assert getattr(ops, name) is cls and issubclass(cls, Function)
+
+
+def test_no_op_class_is_named_like_an_nn_module():
+    """``ops.Convolution2d`` builds the node ``nn.Conv2d`` adds: one name, one thing."""
+    import tinygrad_attn.nn as nn
+
+    assert not sorted(n for n in ops.OPS if hasattr(nn, n))
+
+
+#: The op classes renamed apart from the nn modules, by their new class name, and the label
+#: (``op_name``) each showed before and must still show in programs, pictures and errors.
+_RENAMED_LABELS = {
+    "Convolution": "conv", "Convolution1d": "conv1d", "Convolution2d": "conv2d", "Convolution3d": "conv3d",
+    "MaxPooling": "max_pool", "MaxPooling1d": "max_pool1d", "MaxPooling2d": "max_pool2d", "MaxPooling3d": "max_pool3d",
+    "AveragePooling": "avg_pool", "AveragePooling1d": "avg_pool1d", "AveragePooling2d": "avg_pool2d",
+    "AveragePooling3d": "avg_pool3d", "AdaptiveAveragePooling2d": "adaptive_avg_pool2d",
+    "Affine": "linear", "LayerNormalization": "layer_norm", "SoftmaxAlongDim": "softmax",
+    "LogSoftmaxAlongDim": "log_softmax", "HyperbolicTangent": "tanh", "HyperbolicTangentBackward": "tanh_backward",
+    "Logistic": "sigmoid", "LogisticBackward": "sigmoid_backward", "GRURecurrence": "gru",
+    "LSTMRecurrence": "lstm", "SlidingWindows": "unfold",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("cls_name", sorted(_RENAMED_LABELS))
+def test_a_renamed_op_class_keeps_its_label(cls_name):
+    assert ops.OPS[cls_name].op_name_of() == _RENAMED_LABELS[cls_name]
+
+
+def test_renamed_ops_print_and_run_under_their_labels(rng):
+    """A traced program names its values and callables by the op's label, not its class."""
+    nn = tga.nn
+    conv, lin, norm = nn.Conv2d(2, 3, 3), nn.Linear(12, 5), nn.LayerNorm(5)
+
+    def f(x):
+        y = nn.functional.max_pool2d(conv(x), 2).tanh().sigmoid().flatten(1)
+        return nn.functional.log_softmax(norm(lin(y)), -1).softmax(-1).unfold(1, 2, 1).sum()
+
+    x = Tensor(rng.standard_normal((2, 2, 6, 6)).astype(np.float32), requires_grad=True)
+    program = tga.jit.trace(f, x)
+    for label in ("conv2d", "max_pool2d", "tanh", "sigmoid", "linear", "layer_norm", "log_softmax", "softmax",
+                  "unfold"):  # fmt: skip
+        assert f"{label}_1 = " in program.code, (label, program.code)
+    for cls_name in _RENAMED_LABELS:
+        assert cls_name not in program.code, (cls_name, program.code)
+    np.testing.assert_allclose(program(x).numpy(), f(x).numpy(), rtol=1e-5)
 
 
 _THROWAWAY = '''
@@ -91,7 +136,7 @@ class Cube(Function):
     elementwise = "{0} * {0} * {0}"
     reads_output = False
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         return a * a * a
 
     def backward(self, g, ns, inputs, out):

@@ -1,6 +1,9 @@
 """``tga.jit`` (PyTorch's ``torch.jit`` names; ``trace`` records a Program) and ``tga.trace``,
 which is ``torch.trace``, the sum of a matrix's diagonal."""
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -91,3 +94,35 @@ def test_jit_trace_of_a_module_reads_its_parameters_at_each_replay():
     with tga.no_grad():
         m.weight.mul_(2.0)
     np.testing.assert_allclose(prog(x).numpy(), m(x).detach().numpy())
+
+
+def test_the_tracer_is_asked_for_through_the_switches_helpers_only():
+    """Outside the tracer's own package one place (``engine/switches.py``: ``tracing``,
+    ``active_tracer``, ``check_host_read``) reads which tracer records the thread."""
+    root = Path(tga.__file__).parent
+    readers = sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*.py")
+        if p.parts[len(root.parts)] != "symbolic" and p != root / "engine" / "switches.py"
+        and re.search(r"\.tracer\b", p.read_text(encoding="utf-8"))
+    )  # fmt: skip
+    assert not readers, f"read the tracer through engine.switches' helpers instead: {readers}"
+
+
+def test_the_switches_helpers_answer_inside_a_trace_only():
+    from tinygrad_attn.engine.switches import active_tracer, check_host_read, tracing
+
+    x, const = Tensor(np.ones((2, 2))), Tensor(np.ones(3))
+    seen = []
+
+    def f(a):
+        seen.append((tracing(), active_tracer() is not None))
+        check_host_read(const, "item")  # (not a value of the program: allowed)
+        with pytest.raises(tga.symbolic.TraceError, match=r"\.item\(\) on a traced tensor"):
+            check_host_read(a, "item")
+        return a * 2
+
+    tga.jit.trace(f, x)
+    assert seen == [(True, True)]
+    assert (tracing(), active_tracer()) == (False, None)
+    check_host_read(x, "item")  # (outside a trace: nothing to refuse)

@@ -28,7 +28,7 @@ class _Scale(Function):
     def op_name(self) -> str:
         return self.args[0]
 
-    def forward(self, xp, x):
+    def forward(self, ns, x):
         return x * self.args[1]
 
     def backward(self, g, ns, inputs, out):

@@ -334,7 +334,7 @@ def test_backward_steps_show_only_the_arrays_their_formula_reads():
 class Branchy(Function):
     """An op whose gradient formula looks at values: the probe cannot run it."""
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         return a * 2.0
 
     def backward(self, g, ns, inputs, out):

@@ -126,7 +126,7 @@ def test_an_op_class_that_inherits_its_backward_is_logged_once_per_step():
     from tinygrad_attn.engine.function import Function
 
     class Double(Function):
-        def forward(self, xp, a):
+        def forward(self, ns, a):
             return a * 2
 
         def backward(self, g, ns, inputs, out):

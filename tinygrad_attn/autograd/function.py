@@ -243,7 +243,7 @@ class OutputOf(_Kept):
         """Nothing more to draw: the title names the output (its place in the vector is plumbing)."""
         return None
 
-    def forward(self, xp: Any, flat: Any) -> Any:  # pragma: no cover - made by apply, never run
+    def forward(self, ns: Any, flat: Any) -> Any:  # pragma: no cover - made by apply, never run
         raise NotImplementedError
 
     def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> tuple:
@@ -269,7 +269,7 @@ class OnceDifferentiable(_Op):
     reads_values = False
     reads_output = False
 
-    def forward(self, xp: Any, g: Any, *others: Any) -> Any:
+    def forward(self, ns: Any, g: Any, *others: Any) -> Any:
         return g
 
     def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> tuple:
@@ -472,8 +472,8 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, raw: Any) -> Any:
             else:
                 layout.append(("none", tuple(o.shape), o._data.dtype))
         node.layout = layout
-        xp = dev.ops
-        hub = T._wrap(xp.broadcast_to(dev.zeros((1,), flat_dtype), (off,)), dev)  # (no memory of its own)
+        ns = dev.ops
+        hub = T._wrap(ns.broadcast_to(dev.zeros((1,), flat_dtype), (off,)), dev)  # (no memory of its own)
         hub.requires_grad, hub._ctx = True, node
         made.append((node, hub))
         for j, (o, d) in enumerate(zip(outputs, diff)):

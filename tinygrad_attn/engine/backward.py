@@ -24,7 +24,7 @@ from .function import (
     _as_ndarray,
     replay_if_stale,
 )
-from .switches import _State
+from .switches import _State, active_tracer
 from .versions import _check_versions, as_seen_by
 
 if TYPE_CHECKING:
@@ -119,8 +119,8 @@ def run_backward(
     one's gradient is complete, apply its node's backward, accumulate each input's share.
     The rest is named steps of :class:`_Pass`, which also explains the arguments.
     """
-    if ns is None and _State.tracer is not None:  # tracing: the tracer runs this pass in its namespace
-        return _State.tracer.backward_pass(roots, root_grads, retain_graph, create_graph, targets)
+    if ns is None and (tracer := active_tracer()) is not None:  # tracing: the tracer runs this pass in its namespace
+        return tracer.backward_pass(roots, root_grads, retain_graph, create_graph, targets)
     p = _Pass(roots, root_grads, retain_graph, create_graph, targets, stop_at_targets, ns, accumulate, retained_too)
     ready, heap, ns, tensors, hooked, watch = p.ready, p.heap, p.ns, p.tensors, p.hooked, p.watch
     slow, overwrite, free, last_change, rebased = p.slow, p.overwrite, p.free, p.last_change, _function._last_rebase
@@ -401,8 +401,8 @@ def _sole_view(g: Any) -> bool:
 def _run_hooks(t: Tensor, g: Any, hooks: list, tensors: bool) -> Any:
     """``t``'s complete gradient ``g`` passed through its hooks (``Tensor.register_hook``), in
     the order they were registered: each gets it as a tensor, and one it returns replaces it."""
-    if _State.tracer is not None:
-        _State.tracer.gradient_hook(t)
+    if (tracer := active_tracer()) is not None:
+        tracer.gradient_hook(t)
     T = _function.Tensor
     for hook in list(hooks):
         r = hook(g if tensors else T._wrap(g, t._dev))
@@ -496,7 +496,7 @@ def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, cr
 def _accumulate_found(targets: Sequence[Tensor] | None, found: Sequence[Any] | None) -> None:
     """Add the gradients a pass found for ``targets`` into their ``.grad`` (``backward(inputs=...)``);
     inside a trace, as accumulation lines of the program."""
-    tracer = _State.tracer
+    tracer = active_tracer()
     for t, g in zip(targets or (), found or ()):
         if g is None:
             continue

@@ -121,7 +121,7 @@ class FusedFunction(Function):
     def backward_arrays(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
         raise NotImplementedError  # pragma: no cover
 
-    def forward_input(self, i: int, xp: Any) -> Any:
+    def forward_input(self, i: int, ns: Any) -> Any:
         """Input ``i``'s array as the forward saw it, rebuilt from what the op kept (its
         ``ctx``), or None. Asked only for an input the op does not keep (``keeps_input``)
         whose array was changed in place or released since: the recompute reads it. An op

@@ -12,8 +12,16 @@ gives ``tga.acos``, ``tga.arccos``, ``Tensor.acos``, ``Tensor.arccos``, ``Tensor
 mechanism). A method that PyTorch spells differently from its free function (``x.where(c, y)``
 is ``torch.where(c, x, y)``) is declared on its own with ``function=False``.
 
-The table is read once, by the package's ``__init__`` (:func:`install`); a name declared twice
-in one namespace is an error at import, so a public name is defined in one place.
+``functional=True`` puts the function in ``tga.nn.functional`` too (``F.<name>``), which is
+made from these declarations alone; ``function=False`` keeps it out of ``tga.``:
+
+    @public(function=False, functional=True)
+    def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+        ...
+
+The table is read once, by the package's ``__init__`` (:func:`install`), and ``F`` by its own
+``__init__``; a name declared twice in one namespace is an error at import, so a public name
+is defined in one place.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ class Declaration:
     static: bool
     aliases: tuple[str, ...]
     special: tuple[str, ...]
+    functional: bool = False
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -47,6 +56,8 @@ class Declaration:
 DECLARED: dict[str, Declaration] = {}
 #: methods declared alone (``function=False``), by name: PyTorch's method spellings
 METHOD_ONLY: dict[str, Declaration] = {}
+#: the functions of ``tga.nn.functional`` (``functional=True``), by name, in the order of import
+FUNCTIONAL: dict[str, Declaration] = {}
 
 
 def public(
@@ -59,14 +70,16 @@ def public(
     static: bool = False,
     aliases: tuple[str, ...] = (),
     special: tuple[str, ...] = (),
+    functional: bool = False,
     name: str | None = None,
 ) -> Any:
     """Declare ``fn`` public: ``tga.<name>`` when ``function``, ``Tensor.<name>`` when ``method``,
     ``Tensor.<name>_`` (computed, then written in place) when ``inplace``, and ``tga.<name>_`` too
     when ``inplace_function`` (PyTorch has ``torch.exp_``, not ``torch.pow_``); a ``static`` method is
     called on the class (``Tensor.zeros(2, 3)`` is ``tga.zeros(2, 3)``); ``special`` names it in
-    ``tga.special`` too (``special=("expit",)`` on ``sigmoid``); each of ``aliases``
-    names the same. ``name`` defaults to the function's own; a property is declared by name.
+    ``tga.special`` too (``special=("expit",)`` on ``sigmoid``); ``functional`` names it
+    ``F.<name>`` in ``tga.nn.functional`` (its aliases are not); each of ``aliases`` names the
+    same. ``name`` defaults to the function's own; a property is declared by name.
 
     >>> @public(method=True)
     ... def double(input):
@@ -78,16 +91,25 @@ def public(
         key = name or inner.__name__
         twin = inplace or inplace_function
         d = Declaration(
-            key, f, inner.__module__, function, method, twin, inplace_function, static, tuple(aliases), tuple(special)
-        )
-        table = DECLARED if function else METHOD_ONLY
-        for n in d.names:
-            if n in table and table[n].fn is not f:
-                raise RuntimeError(f"public: {n!r} is declared twice ({table[n].module} and {d.module})")
-            table[n] = d
+            key, f, inner.__module__, function, method, twin, inplace_function, static, tuple(aliases), tuple(special),
+            functional,
+        )  # fmt: skip
+        if not (function or method or twin or special or functional):
+            raise ValueError(f"public: {key!r} is declared public nowhere")
+        if function or method or twin or special:
+            _enter(DECLARED if function else METHOD_ONLY, d.names, d)
+        if functional:
+            _enter(FUNCTIONAL, (key,), d)
         return f
 
     return declare if fn is None else declare(fn)
+
+
+def _enter(table: dict[str, Declaration], names: tuple[str, ...], d: Declaration) -> None:
+    for n in names:
+        if n in table and table[n].fn is not d.fn:
+            raise RuntimeError(f"public: {n!r} is declared twice ({table[n].module} and {d.module})")
+        table[n] = d
 
 
 def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str], Any], special: Any) -> list[str]:

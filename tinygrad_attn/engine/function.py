@@ -216,9 +216,10 @@ def _half_in_float32(forward: Callable[..., Any]) -> Callable[..., Any]:
 class Function:
     """A differentiable op. Subclasses give ``forward`` (on arrays) and ``backward``.
 
-    - ``forward(self, xp, *datas)``: the device's array namespace and the inputs' arrays
-      (Python scalars stay scalars); non-array arguments are in ``self.args``. Returns
-      one array.
+    - ``forward(self, ns, *datas)``: the device's op namespace (``dev.ops``: the array
+      functions, the same names backward's ``ns`` has; the array module itself is
+      ``ns.device.xp``) and the inputs' arrays (Python scalars stay scalars); non-array
+      arguments are in ``self.args``. Returns one array.
     - ``backward(self, g, ns, inputs, out)``: the gradient of each input (``None`` for
       one that has none), computed with the namespace ``ns``. ``inputs`` and ``out``
       are arrays in an ordinary pass and tensors with ``create_graph=True``. Gradients
@@ -304,23 +305,23 @@ class Function:
                 else:
                     datas.append(t)
                     numbers = True
-        xp = dev.ops
+        ns = dev.ops
         try:
             # Spelled out for one and two inputs: a call with ``*datas`` costs more than the
             # arithmetic of a small op.
             n = len(datas)
             if n == 1:
-                out_data = fn.forward(xp, datas[0])
+                out_data = fn.forward(ns, datas[0])
             elif n == 2:
                 a, b = datas
                 if numbers:  # a number as the device computes with it fastest (saved as given)
                     if b.__class__ in _NUMBER_TYPES:
-                        b = xp.scalar(b, a)
+                        b = ns.scalar(b, a)
                     elif a.__class__ in _NUMBER_TYPES:
-                        a = xp.scalar(a, b)
-                out_data = fn.forward(xp, a, b)
+                        a = ns.scalar(a, b)
+                out_data = fn.forward(ns, a, b)
             else:
-                out_data = fn.forward(xp, *datas)
+                out_data = fn.forward(ns, *datas)
         except (ValueError, TypeError, IndexError) as e:
             if getattr(e, "names_op", False):  # the op's own message already names it and the shapes
                 raise
@@ -358,7 +359,7 @@ class Function:
             hook.op(fn, inputs, out)
         return out
 
-    def forward(self, xp: Any, *datas: Any) -> Any:  # pragma: no cover - abstract
+    def forward(self, ns: Any, *datas: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:  # pragma: no cover

@@ -148,6 +148,31 @@ class _Switches(threading.local):
 _State = _Switches()
 
 
+# -- the symbolic tracer, as the rest of the package asks for it --------------------------
+# A traced program (tinygrad_attn.symbolic) is replayed without the Python that made it, so
+# code that reads values on the host, draws random numbers or changes Python objects acts
+# differently while this thread is traced. These three are the only questions it asks.
+def tracing() -> bool:
+    """Whether the symbolic tracer is recording this thread's ops (``tga.jit.trace``,
+    ``tga.compile``): ids and indices then stay inputs of the program, never host values."""
+    return _State.tracer is not None
+
+
+def active_tracer() -> Any:
+    """The symbolic tracer recording this thread, or None: for the code that hands it a line
+    of the program to record (an optimizer step, a scheduler step, a gradient hook)."""
+    return _State.tracer
+
+
+def check_host_read(t: Any, what: str) -> None:
+    """``t``'s values are about to go to Python for ``what`` (``bool(t)``, ``.item()``, ...):
+    inside a trace, a ``TraceError`` naming the line if ``t`` is a value of the program,
+    since a replay would not make that Python decision again."""
+    tracer = _State.tracer
+    if tracer is not None:
+        tracer.check_read(t, what)
+
+
 # -- switches ---------------------------------------------------------------------
 class _Switch(contextlib.ContextDecorator):
     """Sets switch ``attr`` to ``value`` inside; leaving restores what was in force."""

@@ -4,6 +4,11 @@ Every function here that ``tga.decompose()`` names is a *composite*: its body is
 definition in primitives, and ``tinygrad_attn.ops.fused`` may hold a one-node fast path
 that the tests keep equal to it. Inside ``tga.decompose()`` the body always runs, in a
 scope named after the function, so graph pictures show each primitive grouped under it.
+
+A function of ``F`` is declared once, beside its definition, with
+``@public(functional=True)`` (``function=False`` when ``tga.`` has no such name); this
+module and every module of this package are imported, and ``F`` and its ``__all__`` are made
+from those declarations at the end of this file.
 """
 
 from __future__ import annotations
@@ -14,10 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from ..engine import declare as _declare
 from ..engine.composite import composite
 from ..engine.declare import public
 from ..engine.spellings import keeps_old_spellings
-from ..engine.switches import _State, scope
+from ..engine.switches import _State, scope, tracing
 from ..engine.versions import _memory_root
 from ..ops import fused
 from ..ops.index import Take as _Take  # (embedding while tracing)
@@ -27,7 +33,7 @@ from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
 from ..tensors.index.indexing import host_integers
 from ..tensors.shape import dims
-from .activations import _in_place
+from .activations import _in_place, _softplus_stable
 from .checks import (
     _as_operand,
     _computed_together,
@@ -38,37 +44,6 @@ from .checks import (
     _same_shape,
     written_to_out,
 )
-
-__all__ = [
-    "linear",
-    "softmax",
-    "log_softmax",
-    "masked_softmax",
-    "additive_score",
-    "layer_norm",
-    "rms_norm",
-    "gelu",
-    "dropout",
-    "cross_entropy",
-    "mse_loss",
-    "scaled_dot_product_attention",
-    "causal_mask",
-    "relu",
-    "sigmoid",
-    "tanh",
-    "where",
-    "nll_loss",
-    "binary_cross_entropy",
-    "binary_cross_entropy_with_logits",
-    "leaky_relu",
-    "silu",
-    "elu",
-    "softplus",
-    "normalize",
-    "one_hot",
-    "embedding",
-    "pad",
-]
 
 
 def _axis(x: Tensor, axis: int, op: str) -> int:
@@ -97,10 +72,10 @@ def _softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtyp
     axis = _dim(axis, dim, "softmax")
     if _degenerate(x, axis, "softmax"):
         return None  # the definition handles it
-    return fused.Softmax.apply(x, args=_axis(x, axis, "softmax"))
+    return fused.SoftmaxAlongDim.apply(x, args=_axis(x, axis, "softmax"))
 
 
-@public(method=True, special=("softmax",))
+@public(method=True, special=("softmax",), functional=True)
 @composite("softmax", _softmax_fused)
 def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
             axis: int | None = None) -> Tensor:  # fmt: skip
@@ -122,10 +97,10 @@ def _log_softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, 
     axis = _dim(axis, dim, "log_softmax")
     if _degenerate(x, axis, "log_softmax"):
         return None  # the definition handles it
-    return fused.LogSoftmax.apply(x, args=_axis(x, axis, "log_softmax"))
+    return fused.LogSoftmaxAlongDim.apply(x, args=_axis(x, axis, "log_softmax"))
 
 
-@public(method=True, special=("log_softmax",))
+@public(method=True, special=("log_softmax",), functional=True)
 @composite("log_softmax", _log_softmax_fused)
 def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
                 axis: int | None = None) -> Tensor:  # fmt: skip
@@ -158,6 +133,7 @@ def _softmax_mask(x: Tensor, mask: Any) -> Tensor:
     return mask
 
 
+@public(function=False, functional=True)
 @composite("masked_softmax", _masked_softmax_fused)
 def masked_softmax(x: Tensor, mask: Any, dim: int = -1) -> Tensor:
     """Softmax along ``dim`` over the positions where ``mask`` (bool, broadcastable with
@@ -194,6 +170,7 @@ def _additive_score_fused(query: Tensor, keys: Tensor, v: Tensor) -> Tensor:
     return fused.AdditiveScore.apply(query, keys, v)
 
 
+@public(function=False, functional=True)
 @composite("additive_score", _additive_score_fused)
 def additive_score(query: Tensor, keys: Tensor, v: Tensor) -> Tensor:
     """Bahdanau's score ``v . tanh(q_i + k_j)`` of every pair of ``query`` ``(..., Tq, h)``
@@ -228,9 +205,10 @@ def _check_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
 
 def _linear_fused(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     _check_linear(x, weight, bias)
-    return fused.Linear.apply(x, weight, bias)
+    return fused.Affine.apply(x, weight, bias)
 
 
+@public(function=False, functional=True)
 @composite("linear", _linear_fused)
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight.mT + bias``, with ``weight`` of shape ``(out, in)`` as in PyTorch.
@@ -253,7 +231,7 @@ def _layer_norm_fused(x: Tensor, weight: Tensor | None = None, bias: Tensor | No
     _float(x, "layer_norm")
     _check_affine(x, weight, "weight")
     _check_affine(x, bias, "bias")
-    return fused.LayerNorm.apply(x, weight, bias, args=float(eps))
+    return fused.LayerNormalization.apply(x, weight, bias, args=float(eps))
 
 
 @public(name="layer_norm", function=False, method=True)
@@ -271,6 +249,7 @@ def _layer_norm_last(x: Tensor, weight: Tensor | None = None, bias: Tensor | Non
     return y
 
 
+@public(function=False, functional=True)
 def layer_norm(input: Tensor, normalized_shape: Any = None, weight: Tensor | None = None,  # noqa: A002
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:  # fmt: skip
     """PyTorch's ``layer_norm``: normalise the trailing ``normalized_shape`` axes together to
@@ -308,7 +287,7 @@ def _trailing_shape(op: str, x: Tensor, normalized_shape: Any, **params: Tensor 
     return shape
 
 
-@public
+@public(functional=True)
 def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
              eps: float | None = None) -> Tensor:  # fmt: skip
     """PyTorch's ``rms_norm``: divide by the root mean square over the trailing
@@ -338,7 +317,7 @@ def _gelu_fused(x: Tensor, approximate: str = "none") -> Tensor:
     return fused.Gelu.apply(x, args=approximate)
 
 
-@public(function=False, method=True)
+@public(function=False, method=True, functional=True)
 @composite("gelu", _gelu_fused)
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)``, Phi the normal CDF (``approximate="tanh"``: the GPT-2 formula)."""
@@ -349,20 +328,23 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     return 0.5 * x * (1.0 + (x * (1.0 / math.sqrt(2.0))).erf())
 
 
+@public(function=False, functional=True)
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
     """``max(x, 0)``; ``inplace=True`` writes it into ``input`` (see :func:`_in_place`)."""
     return _in_place(input, "relu", relu) if inplace else input.relu()
 
 
+@public(function=False, functional=True)
 def sigmoid(x: Tensor) -> Tensor:
     return x.sigmoid()
 
 
+@public(function=False, functional=True)
 def tanh(x: Tensor) -> Tensor:
     return x.tanh()
 
 
-@public(function=False, method=True)
+@public(function=False, method=True, functional=True)
 @composite("dropout")
 def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``
@@ -425,7 +407,7 @@ def _index_targets(op: str, x: Tensor, target: Tensor, ignore_index: int | None)
     """Flat class indices ``(M,)`` (ignored ones set to 0), the 0/1 array of the items that
     count, and their number. The range check needs the indices on the host; while tracing
     the targets stay an input of the program instead, and the mask and count are tensors."""
-    if _State.tracer is not None and isinstance(target, Tensor):
+    if tracing() and isinstance(target, Tensor):
         t = target.detach().reshape(-1)
         t = t if t.dtype == np.int64 else t.astype(np.int64)
         if ignore_index is None:
@@ -456,6 +438,7 @@ def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
     return weight
 
 
+@public(function=False, functional=True)
 def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
                   ignore_index: int | None = -100, reduce: Any = None, reduction: str = "mean",
                   label_smoothing: float = 0.0, *, class_axis: int | None = None) -> Tensor:  # fmt: skip
@@ -566,6 +549,7 @@ def _soft_reference(logp: Tensor, q: Tensor, weight: Tensor | None, reduction: s
     return loss.reshape(shape) if reduction == "none" else _reduce(loss, reduction)
 
 
+@public(function=False, functional=True)
 def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
              ignore_index: int | None = -100, reduce: Any = None, reduction: str = "mean", *,
              class_axis: int | None = None) -> Tensor:  # fmt: skip
@@ -587,6 +571,7 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
         return saved_for_backward(out, input, target, weight)  # (what PyTorch's keeps)
 
 
+@public(function=False, functional=True)
 @composite("mse_loss")
 def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
              reduction: str = "mean", weight: Any = None) -> Tensor:  # fmt: skip
@@ -604,6 +589,7 @@ def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any =
 
 
 # -- attention ---------------------------------------------------------------------
+@public(function=False, functional=True)
 def causal_mask(tq: int, tk: int, device: Any = None) -> Tensor:
     """Boolean ``(tq, tk)`` mask, True where query ``i`` may attend key ``j <= i``."""
     return Tensor(np.tri(tq, tk, 0, dtype=bool), device=device)
@@ -667,6 +653,7 @@ def _bias_from_allowed(xp: Any, allowed: Any, bias: Any) -> tuple[Any, Any, None
     return xp.where(rows, bias, xp.zeros_like(bias)), rows, None
 
 
+@public(function=False, functional=True)
 @keeps_old_spellings
 def scaled_dot_product_attention(
     query: Tensor,
@@ -749,6 +736,7 @@ def _attention_reference(q: Tensor, k: Tensor, v: Tensor, scale: float, bias: An
 
 
 # -- PyTorch's functional API: activations --------------------------------------------
+@public(function=False, functional=True)
 @composite("leaky_relu")
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere (``inplace=True``: written into ``x``)."""
@@ -757,6 +745,7 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -
     return saved_for_backward(where(x > 0, x, x * negative_slope), x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
+@public(function=False, functional=True)
 @composite("silu")
 def silu(x: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (also called swish; ``inplace=True``: written into ``x``)."""
@@ -765,6 +754,7 @@ def silu(x: Tensor, inplace: bool = False) -> Tensor:
     return x * x.sigmoid()
 
 
+@public(function=False, functional=True)
 @composite("elu")
 def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere (``inplace=True``: written into ``x``)."""
@@ -775,6 +765,7 @@ def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return saved_for_backward(where(x <= 0, Expm1.apply(neg) * alpha, x), x)  # (as PyTorch's, it keeps x)
 
 
+@public(function=False, functional=True)
 @composite("softplus")
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold`` (as PyTorch)."""
@@ -785,6 +776,7 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     return saved_for_backward(where(bx > threshold, x, sp), x)  # (as PyTorch's, it keeps x)
 
 
+@public(function=False, functional=True)
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:  # noqa: A002
     """``x / max(||x||_p, eps)`` along ``dim`` (PyTorch's default: axis 1); any ``p``:
     ``inf``, ``-inf``, 0 (the count of non-zeros) and negative ones too, as PyTorch;
@@ -823,6 +815,7 @@ def _clamped_log(x: Tensor) -> Tensor:
     return where(pos, where(pos, x, 1.0).log(), -100.0).clamp_min(-100.0)
 
 
+@public(function=False, functional=True)
 @composite("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
                          reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
@@ -836,7 +829,7 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     target = _as_operand(op, target, input)
     _same_shape(op, input, target)
     # (PyTorch checks it: a logit here is a likely mistake; a traced program reads no values)
-    if _State.tracer is None and bool((~((input >= 0) & (input <= 1))).any()):
+    if not tracing() and bool((~((input >= 0) & (input <= 1))).any()):
         raise RuntimeError(f"{op}: all elements of input should be between 0 and 1 (shape {input.shape}); "
                            "for logits use binary_cross_entropy_with_logits")  # fmt: skip
     loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
@@ -846,6 +839,7 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     return saved_for_backward(_reduce(loss, reduction), input, target, weight)  # (what PyTorch's keeps)
 
 
+@public(function=False, functional=True)
 @composite("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
                                      reduce: Any = None, reduction: str = "mean",
@@ -870,10 +864,11 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
 
 
 # -- PyTorch's functional API: lookups and shapes -------------------------------------
+@public(function=False, functional=True)
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """Class indices ``(...)`` -> int64 ``(..., num_classes)`` with a 1 at each index
     (``num_classes=-1``: one more than the largest index). Not differentiable."""
-    if _State.tracer is not None and isinstance(tensor, Tensor) and num_classes != -1:
+    if tracing() and isinstance(tensor, Tensor) and num_classes != -1:
         host = None  # while tracing: the ids stay an input of the program (no host read, no range check)
     else:
         host = host_integers(tensor, "one_hot", "tensor (class indices)")
@@ -892,6 +887,7 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     return hit.astype(np.int64)
 
 
+@public(function=False, functional=True)
 def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,  # noqa: A002
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:  # fmt: skip
     """The rows of ``weight (num, dim)`` picked by integer ``input (...)`` -> ``(..., dim)``.
@@ -915,7 +911,7 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
             f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}"
         )
     n = weight.shape[0]
-    if _State.tracer is not None and isinstance(input, Tensor):
+    if tracing() and isinstance(input, Tensor):
         # While tracing the ids are an input of the program: no host read, one Take op. No ops
         # wrap negative ids (as W[ids] does): a negative id is out of range, as in PyTorch's
         # embedding, which raises for it; a replay does not check the range (NumPy reads a
@@ -976,6 +972,7 @@ def _embedding_pytorch_options(ids: Any, weight: Tensor, padding_idx: int | None
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
+@public(function=False, functional=True)
 def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad (or, with negative amounts, crop) the last axes, PyTorch's way.
 
@@ -1024,7 +1021,6 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
     return x.clone() if _memory_root(x._data) is _memory_root(x0._data) else x
 
 
-
 @public
 def constant_pad_nd(input: Tensor, pad: Any, value: Any = 0) -> Tensor:  # noqa: A002
     """:func:`pad` with a constant (``torch.constant_pad_nd``, torch's top-level name; not in ``F``)."""
@@ -1034,6 +1030,8 @@ def constant_pad_nd(input: Tensor, pad: Any, value: Any = 0) -> Tensor:  # noqa:
 
 
 _padded = pad  # (constant_pad_nd's parameter is named pad, as PyTorch's)
+
+
 # -- attention masks ---------------------------------------------------------------------
 def check_mask_dtype(op: str, mask: Any) -> None:
     """Raise unless ``mask`` is boolean (True = may attend) or floating point (added to the
@@ -1047,103 +1045,13 @@ def check_mask_dtype(op: str, mask: Any) -> None:
         )
 
 
-# -- convolution, pooling, batch norm, bilinear, more losses (their own modules) --------
-from .conv import *  # noqa: E402, F403
-from .conv import __all__ as _conv_all  # noqa: E402
-from .distance import *  # noqa: E402, F403
-from .distance import __all__ as _distance_all  # noqa: E402
-from .losses import *  # noqa: E402, F403
-from .losses import __all__ as _losses_all  # noqa: E402
-
-__all__ += _conv_all + _losses_all + _distance_all
-# -- PyTorch's further activations (written in tinygrad_attn/functional/activations.py) --------------
-from .activations import (  # noqa: E402
-    _softplus_stable,
-    celu,
-    hardsigmoid,
-    hardswish,
-    hardtanh,
-    logsigmoid,
-    mish,
-    relu6,
-    selu,
-    softmin,
-    softsign,
-)
-
-__all__ += [
-    "celu",
-    "selu",
-    "relu6",
-    "hardtanh",
-    "hardsigmoid",
-    "hardswish",
-    "logsigmoid",
-    "mish",
-    "softmin",
-    "softsign",
-]
-# -- PyTorch's F.threshold and F.glu (tinygrad_attn/functional/activations.py) --
-from .activations import glu, threshold  # noqa: E402
-
-__all__ += ["threshold", "glu"]
-# -- resizing (written in tinygrad_attn/functional/resize.py) ------------------------------
-from .resize import interpolate  # noqa: E402
-
-__all__ += ["interpolate"]
-
-# PyTorch's remaining pooling, normalisation, shape, loss and dropout functions
-from .pooling import *  # noqa: E402, F403
-from .pooling import __all__ as _pooling_all  # noqa: E402
-
-__all__ += _pooling_all
-from .norm import *  # noqa: E402, F403
-from .norm import __all__ as _norm_all  # noqa: E402
-
-__all__ += _norm_all
-from .rearrange import *  # noqa: E402, F403
-from .rearrange import __all__ as _rearrange_all  # noqa: E402
-
-__all__ += _rearrange_all
-from .margin import *  # noqa: E402, F403
-from .margin import __all__ as _margin_all  # noqa: E402
-
-__all__ += _margin_all
-from .likelihood import *  # noqa: E402, F403
-from .likelihood import __all__ as _likelihood_all  # noqa: E402
-
-__all__ += _likelihood_all
-from .dropouts import *  # noqa: E402, F403
-from .dropouts import __all__ as _dropout_all  # noqa: E402
-
-__all__ += _dropout_all
-from .bag import embedding_bag  # noqa: E402
-from .resize import upsample, upsample_bilinear, upsample_nearest  # noqa: E402
-
-__all__ += ["embedding_bag", "upsample", "upsample_nearest", "upsample_bilinear"]
-from .activations import (  # noqa: E402
-    celu_,
-    hardshrink,
-    hardtanh_,
-    prelu,
-    relu_,
-    rrelu,
-    rrelu_,
-    selu_,
-    softshrink,
-    tanhshrink,
-    threshold_,
-)
-
-__all__ += ["hardshrink", "softshrink", "tanhshrink", "prelu", "rrelu", "rrelu_", "relu_", "elu_", "celu_", "selu_",
-            "leaky_relu_", "hardtanh_", "threshold_"]  # fmt: skip
-
-
+@public(function=False, functional=True)
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002 - PyTorch's names
     """``elu`` written into ``input``."""
     return elu(input, alpha, inplace=True)
 
 
+@public(function=False, functional=True)
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
     """``leaky_relu`` written into ``input``."""
     return leaky_relu(input, negative_slope, inplace=True)
@@ -1151,12 +1059,12 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa:
 
 # -- each fused op's definition in tensor ops (what it recomputes for gradients of higher
 # order), handed down to the op, which imports nothing above it
-fused.Softmax.definition = staticmethod(softmax)
-fused.LogSoftmax.definition = staticmethod(log_softmax)
+fused.SoftmaxAlongDim.definition = staticmethod(softmax)
+fused.LogSoftmaxAlongDim.definition = staticmethod(log_softmax)
 fused.MaskedSoftmax.definition = staticmethod(masked_softmax)
 fused.AdditiveScore.definition = staticmethod(additive_score)
-fused.Linear.definition = staticmethod(linear)
-fused.LayerNorm.definition = staticmethod(_layer_norm_last)
+fused.Affine.definition = staticmethod(linear)
+fused.LayerNormalization.definition = staticmethod(_layer_norm_last)
 fused.Gelu.definition = staticmethod(gelu)
 fused.CrossEntropy.definition = staticmethod(_cross_entropy_reference)
 fused.Attention.definition = staticmethod(_attention_reference)
@@ -1164,6 +1072,7 @@ fused.CrossEntropyKept.definition = staticmethod(_cross_entropy_kept_reference)
 
 
 # -- PyTorch's linear_cross_entropy and functional multi-head attention
+@public(function=False, functional=True)
 def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Tensor | None = None,
                          weight: Tensor | None = None, reduction: str = "mean", ignore_index: int | None = None,
                          label_smoothing: float = 0.0, options: Any = None) -> Tensor:  # fmt: skip
@@ -1209,6 +1118,7 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
                          label_smoothing=label_smoothing)  # fmt: skip
 
 
+@public(function=False, functional=True)
 def multi_head_attention_forward(
     query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
     in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None, bias_v: Tensor | None,
@@ -1231,4 +1141,17 @@ def multi_head_attention_forward(
     return multi_head_attention_forward.implementation(**args)  # type: ignore[attr-defined]
 
 
-__all__ += ["linear_cross_entropy", "multi_head_attention_forward"]
+# -- the namespace: every function declared ``@public(functional=True)`` beside its definition,
+# here, in a module of this package (each imported below) or elsewhere (``where``: the Tensor's)
+def _import_modules() -> None:
+    """Every module of this package, so that each one's declarations are made."""
+    import importlib  # noqa: PLC0415
+    import pkgutil  # noqa: PLC0415
+
+    for info in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{info.name}")
+
+
+_import_modules()
+globals().update({n: d.fn for n, d in _declare.FUNCTIONAL.items()})
+__all__ = list(_declare.FUNCTIONAL)

@@ -21,10 +21,6 @@ from ..tensors.mutation.inplace import apply_inplace
 from ..tensors.shape import dims
 from .checks import tensor_arg as _tensor
 
-__all__ = ["celu", "selu", "relu6", "hardtanh", "hardsigmoid", "hardswish", "logsigmoid", "mish", "softmin", "softsign"]
-__all__ += ["threshold"]  # (PyTorch's F.threshold)
-__all__ += ["glu"]  # (PyTorch's F.glu)
-
 # SELU's constants (Klambauer et al., 2017), as PyTorch spells them
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -56,6 +52,7 @@ def _expm1_negative(x: Tensor) -> Tensor:
     return ops.Expm1.apply(where(x <= 0, x, 0.0))  # (NaN too: its gradient is the positive side's, as PyTorch's)
 
 
+@public(function=False, functional=True)
 @composite("celu")
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
     """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere."""
@@ -67,6 +64,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     return saved_for_backward(where(x <= 0, _expm1_negative(x * (1.0 / alpha)) * alpha, x), x)  # (as PyTorch's)
 
 
+@public(function=False, functional=True)
 @composite("selu")
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
@@ -77,6 +75,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     return saved_for_backward(out, x)  # (as PyTorch's, it keeps x)
 
 
+@public(function=False, functional=True)
 @composite("hardtanh")
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` clipped to ``[min_val, max_val]``; no gradient at or beyond the bounds."""
@@ -93,11 +92,13 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     return saved_for_backward(out, x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
+@public(function=False, functional=True)
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``min(max(x, 0), 6)`` (PyTorch's ``hardtanh(x, 0, 6)``)."""
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+@public(function=False, functional=True)
 @composite("hardsigmoid")
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, a line between."""
@@ -109,6 +110,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     return saved_for_backward(out, x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
+@public(function=False, functional=True)
 @composite("hardswish")
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * relu6(x + 3) / 6``."""
@@ -122,6 +124,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     return where(x <= -3.0, x * 0.0, where(x < 3.0, mid * (mid + 3.0) * (1.0 / 6.0), x))
 
 
+@public(function=False, functional=True)
 @composite("logsigmoid")
 def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
     """``log(sigmoid(x)) = -softplus(-x)``, without overflow."""
@@ -129,6 +132,7 @@ def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
     return saved_for_backward(-_softplus_stable(-x), x)  # (as PyTorch's, it keeps x)
 
 
+@public(function=False, functional=True)
 @composite("mish")
 def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * tanh(softplus(x))``."""
@@ -138,6 +142,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     return x * _softplus_stable(x).tanh()
 
 
+@public(function=False, functional=True)
 @composite("softsign")
 def softsign(input: Tensor) -> Tensor:  # noqa: A002
     """``x / (1 + |x|)``; integers divide into float32, as PyTorch's (a composite of ``/``)."""
@@ -151,6 +156,7 @@ def softsign(input: Tensor) -> Tensor:  # noqa: A002
     return x / (x.abs() + 1.0)
 
 
+@public(function=False, functional=True)
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
     """``softmax(-x)`` along ``dim`` (without ``dim``, PyTorch's legacy choice of axis)."""
     x = _tensor(input, "softmin")
@@ -161,6 +167,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     return (-x).softmax(dims.one(x.shape, dim, "softmin"))  # (Tensor.softmax is F.softmax)
 
 
+@public(function=False, functional=True)
 @composite("threshold")
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` where ``x > threshold``, ``value`` elsewhere (``inplace=True``: written into ``x``)."""
@@ -171,6 +178,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     return saved_for_backward(where(x <= threshold, value, x), x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
+@public(function=False, functional=True)
 def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     """The gated linear unit: ``input`` split in two halves ``a, b`` along ``dim``, ``a * sigmoid(b)``."""
     x = _float(input, "glu")
@@ -192,11 +200,9 @@ def _in_place(x: Tensor, name: str, fn: Any, **kw: Any) -> Tensor:
 
 
 # -- shrinkage, learned and randomised slopes, and the in-place spellings -------------------
-__all__ += ["hardshrink", "softshrink", "tanhshrink", "prelu", "rrelu", "rrelu_"]
-__all__ += ["relu_", "celu_", "selu_", "hardtanh_", "threshold_"]  # (elu_, leaky_relu_: in functional.py)
 
 
-@public(function=False, method=True)
+@public(function=False, method=True, functional=True)
 @composite("hardshrink")
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """``x`` where ``|x| > lambd``, 0 elsewhere (no gradient at ``±lambd``, as PyTorch's)."""
@@ -205,6 +211,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     return saved_for_backward(where(x.abs() <= lambd, 0.0, x), x)
 
 
+@public(function=False, functional=True)
 @composite("softshrink")
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """``x`` moved ``lambd`` towards 0, and 0 within ``[-lambd, lambd]``."""
@@ -215,6 +222,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     return saved_for_backward(where(x.abs() <= lambd, 0.0, x - lambd * x.sign().detach()), x)
 
 
+@public(function=False, functional=True)
 @composite("tanhshrink")
 def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
     """``x - tanh(x)``."""
@@ -222,7 +230,7 @@ def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
     return x - x.tanh()
 
 
-@public(function=False, method=True)
+@public(function=False, method=True, functional=True)
 @composite("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     """``x`` where positive, ``weight * x`` elsewhere; ``weight`` one slope, or one per channel
@@ -247,6 +255,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
 _RRELU_DEFAULTS = (1.0 / 8.0, 1.0 / 3.0)
 
 
+@public(function=False, functional=True)
 @composite("rrelu")
 def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RRELU_DEFAULTS[1],  # noqa: A002
           training: bool = False, inplace: bool = False) -> Tensor:  # fmt: skip
@@ -264,32 +273,38 @@ def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RREL
     return where(x > 0, x, x * slope)
 
 
+@public(function=False, functional=True)
 def rrelu_(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RRELU_DEFAULTS[1],  # noqa: A002
            training: bool = False) -> Tensor:  # fmt: skip
     """``rrelu(..., inplace=True)``."""
     return rrelu(input, lower, upper, training, inplace=True)
 
 
+@public(function=False, functional=True)
 def relu_(input: Tensor) -> Tensor:  # noqa: A002
     """``relu`` written into ``input``."""
     return _in_place(_tensor(input, "relu_"), "relu", lambda t: t.relu())
 
 
+@public(function=False, functional=True)
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
     """``celu`` written into ``input``."""
     return celu(input, alpha, inplace=True)
 
 
+@public(function=False, functional=True)
 def selu_(input: Tensor) -> Tensor:  # noqa: A002
     """``selu`` written into ``input``."""
     return selu(input, inplace=True)
 
 
+@public(function=False, functional=True)
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:  # noqa: A002
     """``hardtanh`` written into ``input``."""
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
+@public(function=False, functional=True)
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa: A002
     """``threshold`` written into ``input``."""
     return globals()["threshold"](input, threshold, value, inplace=True)

@@ -14,11 +14,10 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
+from ..engine.declare import public
 from ..engine.switches import no_grad
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from ..tensors.index.indexing import host_integers
-
-__all__ = ["embedding_bag"]
 
 _MODES = ("sum", "mean", "max")
 
@@ -51,6 +50,7 @@ def _bags(op: str, ids: np.ndarray, offsets: Any, include_last_offset: bool) -> 
     return off, np.append(off[1:], ids.size)
 
 
+@public(function=False, functional=True)
 @composite("embedding_bag")
 def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: float | None = None,  # noqa: A002
                   norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,

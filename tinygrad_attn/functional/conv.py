@@ -25,28 +25,6 @@ from ..ops.saved import saved_for_backward
 from ..tensors._tensor import TENSOR_NS, InvalidArgumentError, Tensor
 from . import checks as _F
 
-__all__ = [
-    "conv1d",
-    "conv2d",
-    "conv3d",
-    "conv_transpose1d",
-    "conv_transpose2d",
-    "conv_transpose3d",
-    "max_pool1d",
-    "max_pool2d",
-    "max_pool3d",
-    "max_unpool1d",
-    "max_unpool2d",
-    "max_unpool3d",
-    "avg_pool1d",
-    "avg_pool2d",
-    "avg_pool3d",
-    "adaptive_avg_pool2d",
-    "batch_norm",
-    "bilinear",
-    "conv_tbc",
-]
-
 
 # -- arguments -------------------------------------------------------------------------
 def _ntuple(value: Any, n: int, what: str, op: str) -> tuple[int, ...]:
@@ -167,13 +145,13 @@ def _conv_composite(nd: int, name: str, fused_cls: type) -> Any:
     return composite(name, fused)(reference)
 
 
-conv1d = public(_conv_composite(1, "conv1d", _conv.Conv1d), name="conv1d")
+conv1d = public(_conv_composite(1, "conv1d", _conv.Convolution1d), name="conv1d", functional=True)
 conv1d.__doc__ = """``input (N, C, L)`` convolved with ``weight (O, C/groups, k)`` -> ``(N, O, L_out)``.
 
 PyTorch's ``F.conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)``;
 ``padding`` is an int, a tuple, ``"valid"`` or ``"same"``; unbatched ``(C, L)`` input works too.
 """
-conv2d = public(_conv_composite(2, "conv2d", _conv.Conv2d), name="conv2d")
+conv2d = public(_conv_composite(2, "conv2d", _conv.Convolution2d), name="conv2d", functional=True)
 conv2d.__doc__ = """``input (N, C, H, W)`` convolved with ``weight (O, C/groups, kh, kw)`` -> ``(N, O, H_out, W_out)``.
 
 PyTorch's ``F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)``;
@@ -181,7 +159,7 @@ PyTorch's ``F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, 
 Windows that tile the input (``stride == kernel_size``, a ViT's patch embedding) take a
 reshape-and-permute path with no copies per kernel offset.
 """
-conv3d = public(_conv_composite(3, "conv3d", _conv.Conv3d), name="conv3d")
+conv3d = public(_conv_composite(3, "conv3d", _conv.Convolution3d), name="conv3d", functional=True)
 conv3d.__doc__ = """``input (N, C, D, H, W)`` convolved with ``weight (O, C/groups, kd, kh, kw)``: PyTorch's
 ``F.conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)`` (video, volumes)."""
 
@@ -244,7 +222,7 @@ def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor |
     return y.squeeze(0) if unbatched else y
 
 
-@public
+@public(functional=True)
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
     """PyTorch's ``F.conv_transpose1d``: ``input (N, C_in, L)`` and ``weight (C_in,
@@ -254,7 +232,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     return saved_for_backward(out, input, weight)  # (what PyTorch's keeps)
 
 
-@public
+@public(functional=True)
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
     """PyTorch's ``F.conv_transpose2d``: the gradient of ``conv2d`` with respect to its
@@ -264,7 +242,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     return saved_for_backward(out, input, weight)  # (what PyTorch's keeps)
 
 
-@public
+@public(functional=True)
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
     """PyTorch's ``F.conv_transpose3d``: ``conv_transpose2d`` over ``(N, C_in, D, H, W)`` with
@@ -354,15 +332,21 @@ def _flat_positions(spatial: tuple[int, ...], geo: Geometry) -> np.ndarray:
     return im2col(np, _conv.pad_array(np, flat, geo.pads, -1), geo.kernel, geo.stride, geo.dilation, geo.out)
 
 
-max_pool1d = _max_pool_composite(1, "max_pool1d", _conv.MaxPool1d)
+max_pool1d = public(
+    _max_pool_composite(1, "max_pool1d", _conv.MaxPooling1d), function=False, functional=True, name="max_pool1d"
+)
 max_pool1d.__doc__ = """The max of each window of ``input (N, C, L)``: PyTorch's ``F.max_pool1d(input,
 kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
 (``stride`` defaults to ``kernel_size``)."""
-max_pool2d = _max_pool_composite(2, "max_pool2d", _conv.MaxPool2d)
+max_pool2d = public(
+    _max_pool_composite(2, "max_pool2d", _conv.MaxPooling2d), function=False, functional=True, name="max_pool2d"
+)
 max_pool2d.__doc__ = """The max of each window of ``input (N, C, H, W)``: PyTorch's ``F.max_pool2d(input,
 kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
 (``stride`` defaults to ``kernel_size``)."""
-max_pool3d = _max_pool_composite(3, "max_pool3d", _conv.MaxPool3d)
+max_pool3d = public(
+    _max_pool_composite(3, "max_pool3d", _conv.MaxPooling3d), function=False, functional=True, name="max_pool3d"
+)
 max_pool3d.__doc__ = """The max of each window of ``input (N, C, D, H, W)``: PyTorch's ``F.max_pool3d``, with
 ``max_pool2d``'s arguments."""
 
@@ -400,6 +384,7 @@ def _max_unpool(op: str, nd: int, input: Any, indices: Any, kernel_size: Any, st
     return y.squeeze(0) if unbatched else y
 
 
+@public(function=False, functional=True)
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  output_size: Any = None) -> Tensor:  # fmt: skip
     """PyTorch's ``F.max_unpool1d``: zeros except where ``max_pool1d(..., return_indices=True)``
@@ -407,6 +392,7 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
     return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
 
 
+@public(function=False, functional=True)
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  output_size: Any = None) -> Tensor:  # fmt: skip
     """PyTorch's ``F.max_unpool2d``: the partial inverse of ``max_pool2d(..., return_indices=True)``;
@@ -416,6 +402,7 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
     return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
 
 
+@public(function=False, functional=True)
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  output_size: Any = None) -> Tensor:  # fmt: skip
     """PyTorch's ``F.max_unpool3d``: the partial inverse of ``max_pool3d(..., return_indices=True)``."""
@@ -484,14 +471,29 @@ def _avg_pool_composite(nd: int, name: str, fused_cls: type, overridable: bool) 
     return without_override
 
 
-avg_pool1d = _avg_pool_composite(1, "avg_pool1d", _conv.AvgPool1d, overridable=False)
+avg_pool1d = public(
+    _avg_pool_composite(1, "avg_pool1d", _conv.AveragePooling1d, overridable=False),
+    function=False,
+    functional=True,
+    name="avg_pool1d",
+)
 avg_pool1d.__doc__ = """The mean of each window of ``input (N, C, L)``: PyTorch's ``F.avg_pool1d(input,
 kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True)``."""
-avg_pool2d = _avg_pool_composite(2, "avg_pool2d", _conv.AvgPool2d, overridable=True)
+avg_pool2d = public(
+    _avg_pool_composite(2, "avg_pool2d", _conv.AveragePooling2d, overridable=True),
+    function=False,
+    functional=True,
+    name="avg_pool2d",
+)
 avg_pool2d.__doc__ = """The mean of each window of ``input (N, C, H, W)``, PyTorch's ``F.avg_pool2d``: zero
 padding counted in the mean unless ``count_include_pad=False``; ``divisor_override``
 replaces the window size."""
-avg_pool3d = _avg_pool_composite(3, "avg_pool3d", _conv.AvgPool3d, overridable=True)
+avg_pool3d = public(
+    _avg_pool_composite(3, "avg_pool3d", _conv.AveragePooling3d, overridable=True),
+    function=False,
+    functional=True,
+    name="avg_pool3d",
+)
 avg_pool3d.__doc__ = """The mean of each window of ``input (N, C, D, H, W)``: PyTorch's ``F.avg_pool3d``, with
 ``avg_pool2d``'s arguments."""
 
@@ -530,10 +532,11 @@ def adaptive_avg_pool2d_reference(x: Tensor, ah: Any, aw: Any) -> Tensor:
 
 def _adaptive_avg_pool2d_fused(input: Tensor, output_size: Any) -> Tensor:
     x, unbatched, ah, aw = _adaptive_setup(input, output_size)
-    y = _conv.AdaptiveAvgPool2d.apply(x, args=(ah, aw))
+    y = _conv.AdaptiveAveragePooling2d.apply(x, args=(ah, aw))
     return y.squeeze(0) if unbatched else y
 
 
+@public(function=False, functional=True)
 @composite("adaptive_avg_pool2d", _adaptive_avg_pool2d_fused)
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Average ``input (N, C, H, W)`` into ``output_size`` (an int, or a pair; ``None`` keeps
@@ -550,6 +553,7 @@ def _channel_vector(op: str, t: Any, c: int, what: str) -> None:
         raise InvalidArgumentError(f"{op}: {what} must be a tensor of shape ({c},), got {shape}")
 
 
+@public(function=False, functional=True)
 @composite("batch_norm")
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
                bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
@@ -608,6 +612,7 @@ def _update_running(running_mean: Tensor | None, running_var: Tensor | None, mea
 
 
 # -- bilinear -------------------------------------------------------------------------------
+@public(function=False, functional=True)
 @composite("bilinear")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = x1 @ weight[o] @ x2 + bias[o]``: PyTorch's ``F.bilinear`` with ``input1
@@ -633,12 +638,13 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 
 # -- each fused op's definition in tensor ops (what it recomputes for gradients of higher
 # order), handed down to the op, which imports nothing above it
-_conv.Conv.definition = staticmethod(conv_reference)
-_conv.MaxPool.definition = staticmethod(max_pool_reference)
-_conv.AvgPool.definition = staticmethod(avg_pool_reference)
-_conv.AdaptiveAvgPool2d.definition = staticmethod(adaptive_avg_pool2d_reference)
+_conv.Convolution.definition = staticmethod(conv_reference)
+_conv.MaxPooling.definition = staticmethod(max_pool_reference)
+_conv.AveragePooling.definition = staticmethod(avg_pool_reference)
+_conv.AdaptiveAveragePooling2d.definition = staticmethod(adaptive_avg_pool2d_reference)
 
 
+@public(function=False, functional=True)
 def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
     """PyTorch's ``F.conv_tbc``: a 1-d convolution of ``input`` laid out ``(time, batch,
     in_channels)`` with ``weight`` ``(kernel_width, in_channels, out_channels)``, plus ``bias``

@@ -18,8 +18,6 @@ from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from ..tensors.dtypes import UnsupportedDtypeError
 from .checks import tensor_arg
 
-__all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
-
 
 def _operands(op: str, x1: Any, x2: Any) -> tuple[Tensor, Tensor, tuple[int, ...]]:
     """``x1``, ``x2`` checked to be tensors that broadcast together, and their common shape."""
@@ -30,7 +28,7 @@ def _operands(op: str, x1: Any, x2: Any) -> tuple[Tensor, Tensor, tuple[int, ...
         raise InvalidArgumentError(f"{op}: x1 {x1.shape} and x2 {x2.shape} do not broadcast together") from None
 
 
-@public
+@public(functional=True)
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """The cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcast together),
     as PyTorch computes it: each divided by its norm clamped to at least ``eps``, then the dot
@@ -59,7 +57,7 @@ def _clamped(n: Tensor, eps: float) -> Tensor:
     return n + lift
 
 
-@public
+@public(functional=True)
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     """The ``p``-norm of ``x1 - x2 + eps`` along the last axis (broadcast together), as PyTorch's.
 
@@ -87,6 +85,7 @@ def _pnorm(d: Tensor, p: float) -> Tensor:
     return where(zero, 0.0, safe ** (1.0 / p))
 
 
+@public(function=False, functional=True)
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     """The ``p``-norm distance between every pair of rows ``i < j`` of ``input`` ``(N, M)``: a
     ``(N * (N - 1) / 2,)`` tensor in row-major order of the pairs, as PyTorch's ``F.pdist``

@@ -12,12 +12,11 @@ from __future__ import annotations
 import math
 import warnings
 
+from ..engine.declare import public
 from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from . import checks as _F
 from .activations import _in_place
-
-__all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
 
 #: SELU's negative saturation, ``-scale * alpha``: where alpha dropout sends dropped units
 _SELU_SATURATION = 1.0507009873554804934193349852946 * 1.6732632423543772848170429916717
@@ -45,6 +44,7 @@ def _feature_dropout(op: str, x: Tensor, p: float, training: bool, inplace: bool
     return x * _feature_mask(x, p, batched)
 
 
+@public(function=False, functional=True)
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
     """Zero whole channels of ``(N, C, L)`` (or ``(C, L)``) with probability ``p``, scaling the
     rest by ``1 / (1 - p)``: PyTorch's ``F.dropout1d``."""
@@ -58,6 +58,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     return _feature_dropout("dropout1d", x, p, training, inplace, batched=x.ndim == 3)
 
 
+@public(function=False, functional=True)
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
     """Zero whole channels of ``(N, C, H, W)`` (or ``(C, H, W)``): PyTorch's ``F.dropout2d``.
     A 3-D input is read as ``(N, C, L)``, with PyTorch's warning; other ranks warn too."""
@@ -74,6 +75,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     return _feature_dropout("dropout2d", x, p, training, inplace, batched=x.ndim >= 2)
 
 
+@public(function=False, functional=True)
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
     """Zero whole channels of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``): PyTorch's ``F.dropout3d``."""
     x = _F.tensor_arg(input, "dropout3d")
@@ -102,11 +104,13 @@ def _alpha(op: str, x: Tensor, p: float, training: bool, inplace: bool, feature:
     return x * (keep * a) + (keep - 1.0) * (_SELU_SATURATION * a) + _SELU_SATURATION * a * p
 
 
+@public(function=False, functional=True)
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:  # noqa: A002
     """SELU's dropout, element by element: PyTorch's ``F.alpha_dropout`` (the identity unless ``training``)."""
     return _alpha("alpha_dropout", _F.tensor_arg(input, "alpha_dropout"), p, training, inplace, feature=False)
 
 
+@public(function=False, functional=True)
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa: A002
                           inplace: bool = False) -> Tensor:  # fmt: skip
     """SELU's dropout of whole channels (axis 1): PyTorch's ``F.feature_alpha_dropout``."""
@@ -114,9 +118,7 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     return _alpha("feature_alpha_dropout", x, p, training, inplace, feature=True)
 
 
-__all__ += ["gumbel_softmax"]
-
-
+@public(function=False, functional=True)
 def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
     """A sample of the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` along ``dim``
     with ``g`` standard Gumbel noise; ``hard=True`` returns the one-hot of its argmax whose

@@ -15,13 +15,13 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
+from ..engine.declare import public
 from ..tensors._tensor import InvalidArgumentError, Tensor, stack, where
 from ..tensors.index.indexing import host_integers
 from . import checks as _F
 
-__all__ = ["poisson_nll_loss", "gaussian_nll_loss", "ctc_loss"]
 
-
+@public(function=False, functional=True)
 @composite("poisson_nll_loss")
 def poisson_nll_loss(input: Tensor, target: Any, log_input: bool = True, full: bool = False,  # noqa: A002
                      size_average: Any = None, eps: float = 1e-8, reduce: Any = None,
@@ -40,6 +40,7 @@ def poisson_nll_loss(input: Tensor, target: Any, log_input: bool = True, full: b
     return _F._reduce(loss, reduction)
 
 
+@public(function=False, functional=True)
 @composite("gaussian_nll_loss")
 def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False, eps: float = 1e-6,  # noqa: A002
                       reduction: str = "mean") -> Tensor:  # fmt: skip
@@ -100,6 +101,7 @@ def _ctc_targets(op: str, targets: Any, target_lengths: np.ndarray, n: int, unba
     return t
 
 
+@public(function=False, functional=True)
 @composite("ctc_loss")
 def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths: Any, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:  # fmt: skip

@@ -11,11 +11,10 @@ import warnings
 from typing import Any
 
 from ..engine.composite import composite
+from ..engine.declare import public
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from . import checks as _F
-
-__all__ = ["l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "cosine_embedding_loss"]
 
 
 def _pair(op: str, input: Tensor, target: Any) -> Tensor:
@@ -42,6 +41,7 @@ def _weighted(op: str, loss: Tensor, weight: Any, input: Tensor) -> Tensor:
     return loss * weight
 
 
+@public(function=False, functional=True)
 @composite("l1_loss")
 def l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
             weight: Any = None) -> Tensor:  # fmt: skip
@@ -57,6 +57,7 @@ def l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = 
     return _F._reduce(loss, reduction)
 
 
+@public(function=False, functional=True)
 @composite("smooth_l1_loss")
 def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:  # fmt: skip
@@ -77,6 +78,7 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce:
     return saved_for_backward(out, input, target)  # (what PyTorch's keeps)
 
 
+@public(function=False, functional=True)
 @composite("huber_loss")
 def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float = 1.0,
                weight: Any = None) -> Tensor:  # fmt: skip
@@ -96,6 +98,7 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float
     )  # (as PyTorch's)
 
 
+@public(function=False, functional=True)
 @composite("kl_div")
 def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:  # fmt: skip
@@ -138,6 +141,7 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = N
 _EPSILON = 1e-12
 
 
+@public(function=False, functional=True)
 @composite("cosine_embedding_loss")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Any, margin: float = 0.0, size_average: Any = None,
                           reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip

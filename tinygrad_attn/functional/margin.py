@@ -16,28 +16,19 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
+from ..engine.declare import public
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from . import checks as _F
 from .activations import _softplus_stable
 from .distance import pairwise_distance
 
-__all__ = [
-    "margin_ranking_loss",
-    "hinge_embedding_loss",
-    "soft_margin_loss",
-    "multilabel_soft_margin_loss",
-    "multi_margin_loss",
-    "multilabel_margin_loss",
-    "triplet_margin_loss",
-    "triplet_margin_with_distance_loss",
-]
-
 
 def _reduction(op: str, reduction: str, size_average: Any = None, reduce: Any = None) -> str:
     return _F._reduction(op, reduction, size_average, reduce)
 
 
+@public(function=False, functional=True)
 @composite("margin_ranking_loss")
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Any, margin: float = 0.0, size_average: Any = None,
                         reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
@@ -55,6 +46,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Any, margin: flo
     return _F._reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)  # (grad 1 at 0, as PyTorch)
 
 
+@public(function=False, functional=True)
 @composite("hinge_embedding_loss")
 def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0, size_average: Any = None,  # noqa: A002
                          reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
@@ -70,6 +62,7 @@ def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0, size_a
     return _F._reduce(loss, reduction)
 
 
+@public(function=False, functional=True)
 @composite("soft_margin_loss")
 def soft_margin_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
                      reduction: str = "mean") -> Tensor:  # fmt: skip
@@ -92,6 +85,7 @@ def _class_weight(op: str, weight: Any, like: Tensor, c: int) -> Tensor | None:
     return weight
 
 
+@public(function=False, functional=True)
 @composite("multilabel_soft_margin_loss")
 def multilabel_soft_margin_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
                                 reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
@@ -135,6 +129,7 @@ def _classes(op: str, x: Tensor, target: Any, multilabel: bool) -> tuple[Tensor,
     return x2, target.reshape(x2.shape[0], -1) if multilabel else target.reshape(-1)
 
 
+@public(function=False, functional=True)
 @composite("multi_margin_loss")
 def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.0, weight: Any = None,  # noqa: A002
                       size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
@@ -163,6 +158,7 @@ def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.
     return _F._reduce(loss.reshape(x.shape[:-1]) if x.ndim else loss.reshape(()), reduction)
 
 
+@public(function=False, functional=True)
 @composite("multilabel_margin_loss")
 def multilabel_margin_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
                            reduction: str = "mean") -> Tensor:  # fmt: skip
@@ -204,6 +200,7 @@ def _triplet(anchor: Tensor, positive: Tensor, negative: Tensor, dist: Callable[
     return _F._reduce((d_ap - d_an + margin).clamp_min(0.0), reduction)
 
 
+@public(function=False, functional=True)
 @composite("triplet_margin_loss")
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
                         eps: float = 1e-6, swap: bool = False, size_average: Any = None, reduce: Any = None,
@@ -221,6 +218,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     return _triplet(anchor, positive, negative, lambda u, v: pairwise_distance(u, v, p, eps), margin, swap, reduction)
 
 
+@public(function=False, functional=True)
 def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
                                       distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
                                       margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:  # fmt: skip

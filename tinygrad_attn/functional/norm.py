@@ -20,8 +20,6 @@ from ..tensors._tensor import InvalidArgumentError, Tensor
 from . import checks as _F
 from .conv import _channel_vector
 
-__all__ = ["group_norm", "instance_norm", "local_response_norm"]
-
 
 def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     """``y (N, C, *) * weight[c] + bias[c]`` where given."""
@@ -33,6 +31,7 @@ def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     return y
 
 
+@public(function=False, functional=True)
 @composite("group_norm")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:  # fmt: skip
@@ -63,6 +62,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     return saved_for_backward(_affine(y, weight, bias), x, weight)  # (what PyTorch's keeps)
 
 
+@public(function=False, functional=True)
 @composite("instance_norm")
 def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
                   weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
@@ -121,6 +121,7 @@ def channel_window_sum(sq: Tensor, before: int, after: int) -> Tensor:
     return out
 
 
+@public(function=False, functional=True)
 @composite("local_response_norm")
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
     """``x / (k + alpha * mean of x^2 over size neighbouring channels)^beta`` for ``input

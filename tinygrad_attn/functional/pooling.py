@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
+from ..engine.declare import public
 from ..engine.switches import no_grad
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
@@ -33,27 +34,6 @@ from .conv import (
     max_pool2d,
     max_pool3d,
 )
-
-__all__ = [
-    "adaptive_avg_pool1d",
-    "adaptive_avg_pool3d",
-    "adaptive_max_pool1d",
-    "adaptive_max_pool2d",
-    "adaptive_max_pool3d",
-    "adaptive_max_pool1d_with_indices",
-    "adaptive_max_pool2d_with_indices",
-    "adaptive_max_pool3d_with_indices",
-    "max_pool1d_with_indices",
-    "max_pool2d_with_indices",
-    "max_pool3d_with_indices",
-    "lp_pool1d",
-    "lp_pool2d",
-    "lp_pool3d",
-    "fractional_max_pool2d",
-    "fractional_max_pool3d",
-    "fractional_max_pool2d_with_indices",
-    "fractional_max_pool3d_with_indices",
-]
 
 
 def _output_size(op: str, nd: int, x: Tensor, output_size: Any) -> tuple[int, ...]:
@@ -84,12 +64,14 @@ def _adaptive_avg(op: str, nd: int, input: Any, output_size: Any) -> Tensor:
     return x.squeeze(0) if unbatched else x
 
 
+@public(function=False, functional=True)
 @composite("adaptive_avg_pool1d")
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     """Average ``input (N, C, L)`` into ``output_size`` windows: PyTorch's ``F.adaptive_avg_pool1d``."""
     return _adaptive_avg("adaptive_avg_pool1d", 1, input, output_size)
 
 
+@public(function=False, functional=True)
 @composite("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average ``input (N, C, D, H, W)`` into ``output_size`` (an int or a triple; ``None``
@@ -136,6 +118,7 @@ def _adaptive_max(op: str, nd: int, input: Any, output_size: Any, return_indices
     return (y.squeeze(0), idx.squeeze(0)) if unbatched else (y, idx)
 
 
+@public(function=False, functional=True)
 @composite("adaptive_max_pool1d")
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """The max of each of ``output_size`` adaptive windows of ``input (N, C, L)``: PyTorch's
@@ -143,45 +126,53 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
     return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
 
 
+@public(function=False, functional=True)
 @composite("adaptive_max_pool2d")
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """PyTorch's ``F.adaptive_max_pool2d`` over ``input (N, C, H, W)``; indices flat in each plane."""
     return _adaptive_max("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
+@public(function=False, functional=True)
 @composite("adaptive_max_pool3d")
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """PyTorch's ``F.adaptive_max_pool3d`` over ``input (N, C, D, H, W)``."""
     return _adaptive_max("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 
+@public(function=False, functional=True)
 def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """``adaptive_max_pool1d(..., return_indices=True)``: the ``(values, indices)`` pair."""
     return adaptive_max_pool1d(input, output_size, True)
 
 
+@public(function=False, functional=True)
 def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """``adaptive_max_pool2d(..., return_indices=True)``: the ``(values, indices)`` pair."""
     return adaptive_max_pool2d(input, output_size, True)
 
 
+@public(function=False, functional=True)
 def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """``adaptive_max_pool3d(..., return_indices=True)``: the ``(values, indices)`` pair."""
     return adaptive_max_pool3d(input, output_size, True)
 
 
+@public(function=False, functional=True)
 def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                             ceil_mode: bool = False, return_indices: bool = False) -> Any:  # fmt: skip
     """``max_pool1d(..., return_indices=True)``: the ``(values, indices)`` pair."""
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+@public(function=False, functional=True)
 def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                             ceil_mode: bool = False, return_indices: bool = False) -> Any:  # fmt: skip
     """``max_pool2d(..., return_indices=True)``: the ``(values, indices)`` pair."""
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+@public(function=False, functional=True)
 def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                             ceil_mode: bool = False, return_indices: bool = False) -> Any:  # fmt: skip
     """``max_pool3d(..., return_indices=True)``: the ``(values, indices)`` pair."""
@@ -201,18 +192,21 @@ def _lp_pool(op: str, nd: int, input: Any, norm_type: float, kernel_size: Any, s
     return (s * float(math.prod(kernel))) ** (1.0 / float(norm_type))
 
 
+@public(function=False, functional=True)
 @composite("lp_pool1d")
 def lp_pool1d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> Tensor:
     """The ``norm_type``-norm of each window of ``input (N, C, L)``: PyTorch's ``F.lp_pool1d``."""
     return _lp_pool("lp_pool1d", 1, input, norm_type, kernel_size, stride, ceil_mode)
 
 
+@public(function=False, functional=True)
 @composite("lp_pool2d")
 def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> Tensor:
     """The ``norm_type``-norm of each window of ``input (N, C, H, W)``: PyTorch's ``F.lp_pool2d``."""
     return _lp_pool("lp_pool2d", 2, input, norm_type, kernel_size, stride, ceil_mode)
 
 
+@public(function=False, functional=True)
 @composite("lp_pool3d")
 def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> Tensor:
     """The ``norm_type``-norm of each window of ``input (N, C, D, H, W)``: PyTorch's ``F.lp_pool3d``."""
@@ -298,6 +292,7 @@ def _fractional_max(op: str, nd: int, input: Any, kernel_size: Any, output_size:
     return (y.squeeze(0), idx.squeeze(0)) if unbatched else (y, idx)
 
 
+@public(function=False, functional=True)
 @composite("fractional_max_pool2d")
 def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
                           return_indices: bool = False, _random_samples: Tensor | None = None) -> Any:  # fmt: skip
@@ -315,6 +310,7 @@ def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = No
                            _random_samples)  # fmt: skip
 
 
+@public(function=False, functional=True)
 @composite("fractional_max_pool3d")
 def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
                           return_indices: bool = False, _random_samples: Tensor | None = None) -> Any:  # fmt: skip
@@ -323,6 +319,7 @@ def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = No
                            _random_samples)  # fmt: skip
 
 
+@public(function=False, functional=True)
 def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
                                        output_ratio: Any = None, return_indices: bool = False,
                                        _random_samples: Tensor | None = None) -> Any:  # fmt: skip
@@ -330,6 +327,7 @@ def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_s
     return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples)
 
 
+@public(function=False, functional=True)
 def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
                                        output_ratio: Any = None, return_indices: bool = False,
                                        _random_samples: Tensor | None = None) -> Any:  # fmt: skip

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.declare import public
 from ..engine.versions import _memory_root
 from ..ops.conv import im2col, out_size
 from ..ops.saved import saved_for_backward
@@ -24,10 +25,8 @@ from ..tensors._tensor import TENSOR_NS, InvalidArgumentError, Tensor, where
 from . import checks as _F
 from .conv import _ntuple, _pad
 
-__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "unfold", "fold",
-           "assert_int_or_pair"]  # fmt: skip
 
-
+@public(function=False, functional=True)
 def assert_int_or_pair(arg: Any, arg_name: str, message: str) -> None:
     """PyTorch's ``F.assert_int_or_pair``: ``arg`` (of ``fold``/``unfold``) must be an int or a
     pair, else an ``AssertionError`` with ``message.format(arg_name)``."""
@@ -51,6 +50,7 @@ def _factor(op: str, x: Tensor, r: int, what: str) -> int:
     return int(r)
 
 
+@public(function=False, functional=True)
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002 - PyTorch's names
     """``(*, C r^2, H, W)`` -> ``(*, C, H r, W r)``: each group of ``r^2`` channels becomes an
     ``r x r`` block of positions (PyTorch's ``F.pixel_shuffle``)."""
@@ -69,6 +69,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002 -
     return _fresh(t.reshape(*lead, c // (r * r), h * r, w * r), x)
 
 
+@public(function=False, functional=True)
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A002
     """``(*, C, H r, W r)`` -> ``(*, C r^2, H, W)``: the inverse of :func:`pixel_shuffle`."""
     op = "pixel_unshuffle"
@@ -87,6 +88,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A0
     return _fresh(t.reshape(*lead, c * r * r, h // r, w // r), x)
 
 
+@public(function=False, functional=True)
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
     """``(N, C, *)`` with its channels, read as ``groups`` rows of ``C / groups``, read out by
     column: PyTorch's ``F.channel_shuffle`` (ShuffleNet's mixing of grouped convolutions)."""
@@ -104,6 +106,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
     return _fresh(x.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(x.shape), x)
 
 
+@public(function=False, functional=True)
 def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
     """:func:`channel_shuffle` (PyTorch's name for its native kernel)."""
     return channel_shuffle(input, groups)
@@ -131,6 +134,7 @@ def _blocks(op: str, spatial: tuple[int, ...], k: tuple, d: tuple, p: tuple, s: 
     return out
 
 
+@public(function=False, functional=True)
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:  # noqa: A002
     """The sliding blocks of ``input (N, C, H, W)`` (or ``(C, H, W)``) as columns: ``(N,
     C * kh * kw, L)``, ``L`` the number of blocks, channel-major then kernel offsets row-major
@@ -150,6 +154,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     return y.squeeze(0) if unbatched else y
 
 
+@public(function=False, functional=True)
 def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,  # noqa: A002
          stride: Any = 1) -> Tensor:  # fmt: skip
     """Columns ``(N, C * kh * kw, L)`` (or unbatched) summed back into ``(N, C, *output_size)``,
@@ -188,9 +193,6 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, p
     return y.squeeze(0) if unbatched else y
 
 
-__all__ += ["affine_grid"]
-
-
 def _base_coords(n: int, align_corners: bool) -> np.ndarray:
     """PyTorch's normalised coordinates of ``n`` positions: pixel centres in ``(-1, 1)``, or
     the corner pixels at ``±1`` with ``align_corners``; one position sits at 0."""
@@ -200,6 +202,7 @@ def _base_coords(n: int, align_corners: bool) -> np.ndarray:
     return c if align_corners else c * (n - 1) / n
 
 
+@public(function=False, functional=True)
 def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
     """The sampling grid of a batch of affine maps: ``theta (N, 2, 3)`` and ``size (N, C, H, W)``
     -> ``(N, H, W, 2)`` (``(N, 3, 4)`` and ``(N, C, D, H, W)`` -> ``(N, D, H, W, 3)``), each
@@ -233,9 +236,6 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     return grid.reshape((size[0], *spatial, nd))
 
 
-__all__ += ["grid_sample"]
-
-
 def _source(coord: Tensor, n: int, padding_mode: str, align_corners: bool) -> Tensor:
     """Normalised ``coord`` in ``[-1, 1]`` -> a position along an axis of ``n`` pixels, with
     ``border`` clipping and ``reflection`` mirroring as PyTorch's."""
@@ -255,6 +255,7 @@ def _source(coord: Tensor, n: int, padding_mode: str, align_corners: bool) -> Te
     return pos
 
 
+@public(function=False, functional=True)
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
                 align_corners: bool | None = None) -> Tensor:  # fmt: skip
     """``input (N, C, H, W)`` read at ``grid (N, H_out, W_out, 2)``'s normalised ``(x, y)``

@@ -16,12 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.declare import public
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError
 from ..tensors.dtypes import UnsupportedDtypeError
 from .conv import adaptive_avg_pool2d
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool3d
-
-__all__ = ["interpolate"]
 
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
 _CUBIC_A = -0.75  # (PyTorch's cubic convolution constant, as OpenCV's)
@@ -81,6 +80,7 @@ def _sources(n_in: int, n_out: int, scale: float | None, mode: str, align_corner
     return lo, hi, src - lo
 
 
+@public(function=False, functional=True)
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Tensor:  # fmt: skip
@@ -148,6 +148,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
 
 
 # -- PyTorch's deprecated spellings of interpolate ------------------------------------------
+@public(function=False, functional=True)
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
              align_corners: bool | None = None, recompute_scale_factor: bool | None = None) -> Tensor:  # fmt: skip
     """PyTorch's deprecated ``F.upsample``: :func:`interpolate`, with PyTorch's warning."""
@@ -155,6 +156,7 @@ def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: st
     return interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
 
 
+@public(function=False, functional=True)
 def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
     """PyTorch's deprecated ``F.upsample_nearest``: ``interpolate(mode="nearest")``."""
     warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
@@ -162,6 +164,7 @@ def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) 
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
+@public(function=False, functional=True)
 def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
     """PyTorch's deprecated ``F.upsample_bilinear``: ``interpolate(mode="bilinear", align_corners=True)``."""
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.switches import _State, no_grad
+from ..engine.switches import no_grad, tracing
 from ..nn.attention import AdditiveAttention, GeneralAttention
 from ..nn.layers import Embedding, Linear
 from ..nn.module import Module
@@ -59,7 +59,7 @@ class Seq2Seq(Module):
 
     def encode(self, src: Any, src_mask: Any = None) -> tuple[Tensor, Tensor, Any]:
         """Encoder states ``(B, Ts, hidden)``, the decoder's first state ``(B, hidden)`` and the mask."""
-        if _State.tracer is not None and isinstance(src, Tensor):  # no host reads: the ids are an input
+        if tracing() and isinstance(src, Tensor):  # no host reads: the ids are an input
             return self._encode_traced(src, src_mask)
         if src_mask is None and self.pad_id is not None:
             host = src.numpy() if isinstance(src, Tensor) else np.asarray(src)
@@ -110,7 +110,7 @@ class Seq2Seq(Module):
                 return_attention: bool = False) -> Tensor | tuple[Tensor, Tensor]:  # fmt: skip
         """Teacher-forced logits ``(B, Tt, V)`` (and the weights ``(B, Tt, Ts)`` when asked)."""
         states, s, src_mask = self.encode(src, src_mask)
-        if _State.tracer is not None and isinstance(tgt_in, Tensor):  # the ids stay an input of the program
+        if tracing() and isinstance(tgt_in, Tensor):  # the ids stay an input of the program
             tgt = tgt_in
         else:
             tgt = tgt_in.numpy() if isinstance(tgt_in, Tensor) else np.asarray(tgt_in)

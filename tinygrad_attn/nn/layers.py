@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
-from ..engine.switches import _State
+from ..engine.switches import tracing
 from ..random import host_generator
 from ..random import transforms as rt
 from ..tensors._tensor import Tensor, where
@@ -134,7 +134,7 @@ class Embedding(Module):
         if self.max_norm is not None or self.scale_grad_by_freq:
             return F.embedding(ids, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                                self.scale_grad_by_freq)  # fmt: skip
-        if _State.tracer is not None and isinstance(ids, Tensor):  # ids an input of the traced program
+        if tracing() and isinstance(ids, Tensor):  # ids an input of the traced program
             return F.embedding(ids, self.weight, self.padding_idx)
         host = host_integers(ids, "Embedding")
         if host.size and (host.min() < 0 or host.max() >= self.num):

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..engine.switches import Scope, _State
+from ..engine.switches import Scope, _State, active_tracer
 from ..tensors._tensor import Tensor, _to_args
 from ..tensors.mutation.inplace import store_array
 
@@ -347,9 +347,9 @@ class Module:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget every parameter's gradient (``grad = None``, PyTorch's default), or with
         ``set_to_none=False`` fill it with zeros (cut from any graph it had)."""
-        if _State.tracer is not None:  # a symbolic trace records the call (tinygrad_attn.symbolic)
+        if (tracer := active_tracer()) is not None:  # a symbolic trace records the call (tinygrad_attn.symbolic)
             call = Module.zero_grad if set_to_none else lambda m: Module.zero_grad(m, set_to_none=False)
-            return _State.tracer.effect(self, "zero_grad", call)
+            return tracer.effect(self, "zero_grad", call)
         _clear_grads(self.parameters(), set_to_none)
 
     def to(self, *args: Any, **kw: Any) -> Module:

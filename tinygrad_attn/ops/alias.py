@@ -21,7 +21,7 @@ class Alias(Function):
     reads_output = False
     reads_values = False
 
-    def forward(self, xp: Any, x: Any) -> Any:
+    def forward(self, ns: Any, x: Any) -> Any:
         return x
 
     def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
@@ -34,8 +34,8 @@ class Copy(Alias):
     __slots__ = ()
     name = "copy"
 
-    def forward(self, xp: Any, x: Any) -> Any:
-        return xp.copy(x)
+    def forward(self, ns: Any, x: Any) -> Any:
+        return ns.copy(x)
 
 
 class InPlace(Alias):

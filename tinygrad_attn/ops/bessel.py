@@ -66,8 +66,8 @@ def bessel_array(raw, x, order: int, scaled: bool):
     return raw.where(raw.isnan(xd), xd, out).astype(x.dtype)
 
 
-def _bessel(xp, a, order: int, scaled: bool):
-    raw, to_raw, back = loop_namespace(xp.device)
+def _bessel(ns, a, order: int, scaled: bool):
+    raw, to_raw, back = loop_namespace(ns.device)
     with np.errstate(over="ignore", invalid="ignore"):  # (I0 and I1 overflow past |x| ~ 713 (float32: ~90) to inf)
         return back(bessel_array(raw, to_raw(a), order, scaled))
 
@@ -90,8 +90,8 @@ class I0(Function):
     keep = (0,)
     reads_output = False
 
-    def forward(self, xp, a):
-        return _bessel(xp, a, 0, scaled=False)
+    def forward(self, ns, a):
+        return _bessel(ns, a, 0, scaled=False)
 
     def backward(self, g, ns, inputs, out):
         return (g * ns.apply(I1, inputs[0]),)
@@ -105,8 +105,8 @@ class I1(Function):
     name = "i1"
     keep = (0,)  # (and its output, as PyTorch's backward keeps the result)
 
-    def forward(self, xp, a):
-        return _bessel(xp, a, 1, scaled=False)
+    def forward(self, ns, a):
+        return _bessel(ns, a, 1, scaled=False)
 
     def backward(self, g, ns, inputs, out):
         not_tiny, x = _away_from_zero(ns, inputs[0])
@@ -122,8 +122,8 @@ class I0e(Function):
     name = "i0e"
     keep = (0,)  # (and its output, as PyTorch's backward keeps the result)
 
-    def forward(self, xp, a):
-        return _bessel(xp, a, 0, scaled=True)
+    def forward(self, ns, a):
+        return _bessel(ns, a, 0, scaled=True)
 
     def backward(self, g, ns, inputs, out):
         x = inputs[0]
@@ -138,8 +138,8 @@ class I1e(Function):
     name = "i1e"
     keep = (0,)  # (and its output, as PyTorch's backward keeps the result)
 
-    def forward(self, xp, a):
-        return _bessel(xp, a, 1, scaled=True)
+    def forward(self, ns, a):
+        return _bessel(ns, a, 1, scaled=True)
 
     def backward(self, g, ns, inputs, out):
         not_tiny, x = _away_from_zero(ns, inputs[0])

@@ -12,33 +12,33 @@ from ..engine.function import Function
 
 
 def _compare(name: str, fn: Any, elementwise: str | None = None) -> type[Function]:
-    def forward(self, xp, a, b=None):
-        return fn(xp, a, b)
+    def forward(self, ns, a, b=None):
+        return fn(ns, a, b)
 
     return type(name, (Function,), {"__slots__": (), "differentiable": False, "forward": forward,
                                     "name": name.lower(), "elementwise": elementwise, "__module__": __name__})  # fmt: skip
 
 
-Less = _compare("Less", lambda xp, a, b: a < b, "{0} < {1}")
-LessEqual = _compare("LessEqual", lambda xp, a, b: a <= b, "{0} <= {1}")
-Greater = _compare("Greater", lambda xp, a, b: a > b, "{0} > {1}")
-GreaterEqual = _compare("GreaterEqual", lambda xp, a, b: a >= b, "{0} >= {1}")
-Equal = _compare("Equal", lambda xp, a, b: a == b, "{0} == {1}")
-NotEqual = _compare("NotEqual", lambda xp, a, b: a != b, "{0} != {1}")
-LogicalAnd = _compare("LogicalAnd", lambda xp, a, b: a & b)
-LogicalOr = _compare("LogicalOr", lambda xp, a, b: a | b)
-LogicalNot = _compare("LogicalNot", lambda xp, a, b: ~a)
+Less = _compare("Less", lambda ns, a, b: a < b, "{0} < {1}")
+LessEqual = _compare("LessEqual", lambda ns, a, b: a <= b, "{0} <= {1}")
+Greater = _compare("Greater", lambda ns, a, b: a > b, "{0} > {1}")
+GreaterEqual = _compare("GreaterEqual", lambda ns, a, b: a >= b, "{0} >= {1}")
+Equal = _compare("Equal", lambda ns, a, b: a == b, "{0} == {1}")
+NotEqual = _compare("NotEqual", lambda ns, a, b: a != b, "{0} != {1}")
+LogicalAnd = _compare("LogicalAnd", lambda ns, a, b: a & b)
+LogicalOr = _compare("LogicalOr", lambda ns, a, b: a | b)
+LogicalNot = _compare("LogicalNot", lambda ns, a, b: ~a)
 
 
-def _nonzero_divisor(xp: Any, b: Any, op: str) -> Any:
+def _nonzero_divisor(ns: Any, b: Any, op: str) -> Any:
     """``b``, refused where an integer division would divide by zero: PyTorch's (CPU) error,
     where NumPy would warn and give 0."""
-    zero = b == 0 if isinstance(b, int) else bool(xp.any(b == 0))
+    zero = b == 0 if isinstance(b, int) else bool(ns.any(b == 0))
     if zero:
         raise RuntimeError(f"ZeroDivisionError ({op} of integers by zero)")
     return b
 
 
 # (integers; floats divide and floor)
-IntFloorDivide = _compare("FloorDivide", lambda xp, a, b: a // _nonzero_divisor(xp, b, "floor_divide"))
-IntRemainder = _compare("Remainder", lambda xp, a, b: a % _nonzero_divisor(xp, b, "remainder"))
+IntFloorDivide = _compare("FloorDivide", lambda ns, a, b: a // _nonzero_divisor(ns, b, "floor_divide"))
+IntRemainder = _compare("Remainder", lambda ns, a, b: a % _nonzero_divisor(ns, b, "remainder"))

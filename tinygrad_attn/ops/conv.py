@@ -29,12 +29,12 @@ def _tiles(ks, stride, dilation) -> bool:
     return all(k == s for k, s in zip(ks, stride)) and all(d == 1 for d in dilation)
 
 
-def pad_array(xp, x, pads, value=0.0):
+def pad_array(ns, x, pads, value=0.0):
     """``x`` (N, C, *S) with ``(lo, hi)`` of ``value`` around each spatial axis."""
     if not any(lo or hi for lo, hi in pads):
         return x
     shape = tuple(x.shape[:2]) + tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads))
-    out = xp.zeros(shape, x.dtype)
+    out = ns.zeros(shape, x.dtype)
     if value != 0.0:
         out = out + value
     out[(slice(None), slice(None)) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape[2:], pads))] = x
@@ -49,36 +49,36 @@ def _offset_keys(ks, stride, dilation, out):
         )
 
 
-def im2col(xp, xpad, ks, stride, dilation, out):
+def im2col(ns, xpad, ks, stride, dilation, out):
     """The windows of the padded input ``xpad`` (N, C, *S) -> (N, C, K, *out)."""
     n, c = xpad.shape[:2]
     nd = len(ks)
     if _tiles(ks, stride, dilation):  # windows tile the input: one reshape and one permute
         crop = xpad[(slice(None), slice(None)) + tuple(slice(0, o * k) for o, k in zip(out, ks))]
         split = (n, c) + tuple(v for o, k in zip(out, ks) for v in (o, k))  # (N, C, O1, k1, O2, k2, ...)
-        t = xp.reshape(crop, split)
+        t = ns.reshape(crop, split)
         perm = (0, 1) + tuple(3 + 2 * i for i in range(nd)) + tuple(2 + 2 * i for i in range(nd))
-        t = xp.permute_dims(t, perm)  # (N, C, k1, k2, ..., O1, O2, ...)
-        return xp.reshape(t, (n, c, math.prod(ks)) + tuple(out))
-    return xp.stack([xpad[key] for key in _offset_keys(ks, stride, dilation, out)], axis=2)
+        t = ns.permute_dims(t, perm)  # (N, C, k1, k2, ..., O1, O2, ...)
+        return ns.reshape(t, (n, c, math.prod(ks)) + tuple(out))
+    return ns.stack([xpad[key] for key in _offset_keys(ks, stride, dilation, out)], axis=2)
 
 
-def col2im(xp, cols, padded_shape, ks, stride, dilation, out):
+def col2im(ns, cols, padded_shape, ks, stride, dilation, out):
     """The adjoint of :func:`im2col`: ``cols`` (N, C, K, *out) summed back into an array of
     ``padded_shape`` (N, C, *S)."""
     n, c = padded_shape[:2]
     nd = len(ks)
     if _tiles(ks, stride, dilation):
         split = (n, c) + tuple(ks) + tuple(out)
-        t = xp.reshape(cols, split)
+        t = ns.reshape(cols, split)
         perm = (0, 1) + tuple(v for i in range(nd) for v in (2 + nd + i, 2 + i))  # (N, C, O1, k1, O2, k2, ...)
-        t = xp.reshape(xp.permute_dims(t, perm), (n, c) + tuple(o * k for o, k in zip(out, ks)))
+        t = ns.reshape(ns.permute_dims(t, perm), (n, c) + tuple(o * k for o, k in zip(out, ks)))
         if tuple(t.shape) == tuple(padded_shape):
             return t
-        full = xp.zeros(tuple(padded_shape), cols.dtype)
+        full = ns.zeros(tuple(padded_shape), cols.dtype)
         full[(slice(None), slice(None)) + tuple(slice(0, o * k) for o, k in zip(out, ks))] = t
         return full
-    full = xp.zeros(tuple(padded_shape), cols.dtype)
+    full = ns.zeros(tuple(padded_shape), cols.dtype)
     for i, key in enumerate(_offset_keys(ks, stride, dilation, out)):
         full[key] = full[key] + cols[:, :, i, ...]
     return full
@@ -129,17 +129,17 @@ def describe_geometry(geo) -> str:
     return " · ".join(parts)
 
 
-def _windows(xp, x, geo, value=0.0):
-    xpad = pad_array(xp, x, geo.pads, value)
-    return im2col(xp, xpad, geo.kernel, geo.stride, geo.dilation, geo.out), tuple(xpad.shape)
+def _windows(ns, x, geo, value=0.0):
+    xpad = pad_array(ns, x, geo.pads, value)
+    return im2col(ns, xpad, geo.kernel, geo.stride, geo.dilation, geo.out), tuple(xpad.shape)
 
 
-def _unwindows(xp, gcols, padded_shape, geo):
-    full = col2im(xp, gcols, padded_shape, geo.kernel, geo.stride, geo.dilation, geo.out)
+def _unwindows(ns, gcols, padded_shape, geo):
+    full = col2im(ns, gcols, padded_shape, geo.kernel, geo.stride, geo.dilation, geo.out)
     return crop_array(full, geo.pads)
 
 
-class Conv(FusedFunction):
+class Convolution(FusedFunction):
     """``conv(x, weight) + bias`` in one node: ``args = (geometry, groups)``; bias may be None.
 
     Forward: windows ``(N, G, C/G * K, L)`` and one batched product with the weight
@@ -160,17 +160,17 @@ class Conv(FusedFunction):
         # not keep it either, so it may change in place before the backward
         return i != 2
 
-    def forward(self, xp, x, w, b):
+    def forward(self, ns, x, w, b):
         geo, groups = self.args
-        cols, padded = _windows(xp, x, geo)  # (N, C, K, *out)
+        cols, padded = _windows(ns, x, geo)  # (N, C, K, *out)
         n, c = x.shape[:2]
         co = w.shape[0]
         lsize = math.prod(geo.out)
-        cols = xp.reshape(cols, (n, groups, (c // groups) * math.prod(geo.kernel), lsize))  # (N, G, C/G*K, L)
-        wm = xp.reshape(w, (groups, co // groups, -1))  # (G, O/G, C/G*K)
-        y = xp.reshape(xp.matmul(wm, cols), (n, co) + tuple(geo.out))  # (N, O, *out)
+        cols = ns.reshape(cols, (n, groups, (c // groups) * math.prod(geo.kernel), lsize))  # (N, G, C/G*K, L)
+        wm = ns.reshape(w, (groups, co // groups, -1))  # (G, O/G, C/G*K)
+        y = ns.reshape(ns.matmul(wm, cols), (n, co) + tuple(geo.out))  # (N, O, *out)
         if b is not None:
-            y = y + xp.reshape(b, (co,) + (1,) * len(geo.out))
+            y = y + ns.reshape(b, (co,) + (1,) * len(geo.out))
         self.ctx = (cols, padded)
         return y
 
@@ -198,22 +198,22 @@ class Conv(FusedFunction):
         return describe_geometry(geo) + (f" · groups {groups}" if groups != 1 else "")
 
 
-class Conv1d(Conv):
+class Convolution1d(Convolution):
     __slots__ = ()
     name = "conv1d"
 
 
-class Conv2d(Conv):
+class Convolution2d(Convolution):
     __slots__ = ()
     name = "conv2d"
 
 
-class Conv3d(Conv):
+class Convolution3d(Convolution):
     __slots__ = ()
     name = "conv3d"
 
 
-class MaxPool(FusedFunction):
+class MaxPooling(FusedFunction):
     """The max of each window (padding is -inf) in one node; ``args`` is the geometry.
     The gradient goes to the first maximum of each window, as PyTorch's."""
 
@@ -222,11 +222,11 @@ class MaxPool(FusedFunction):
     keep = (0,)  # (not read: the indices are in ctx; kept as PyTorch's keeps it, so the version check follows)
     reads_output = False
 
-    def forward(self, xp, x):
+    def forward(self, ns, x):
         geo = self.args
-        cols, padded = _windows(xp, x, geo, -math.inf)  # (N, C, K, *out)
-        self.ctx = (xp.argmax(cols, axis=2), padded)
-        return xp.max(cols, axis=2)
+        cols, padded = _windows(ns, x, geo, -math.inf)  # (N, C, K, *out)
+        self.ctx = (ns.argmax(cols, axis=2), padded)
+        return ns.max(cols, axis=2)
 
     def backward_arrays(self, g, ns, inputs, out):
         geo = self.args
@@ -243,17 +243,17 @@ class MaxPool(FusedFunction):
         return describe_geometry(args)
 
 
-class MaxPool1d(MaxPool):
+class MaxPooling1d(MaxPooling):
     __slots__ = ()
     name = "max_pool1d"
 
 
-class MaxPool2d(MaxPool):
+class MaxPooling2d(MaxPooling):
     __slots__ = ()
     name = "max_pool2d"
 
 
-class MaxPool3d(MaxPool):
+class MaxPooling3d(MaxPooling):
     __slots__ = ()
     name = "max_pool3d"
 
@@ -264,7 +264,7 @@ def _host_arange(k: int):
     return np.arange(k)
 
 
-class AvgPool(FusedFunction):
+class AveragePooling(FusedFunction):
     """The mean of each window in one node: ``args = (geometry, scale)``, ``scale`` the
     reciprocal divisor (a number, or an array over the output positions)."""
 
@@ -273,11 +273,11 @@ class AvgPool(FusedFunction):
     keep = (0,)  # (not read; kept as PyTorch's keeps it, so the version check follows)
     reads_output = False
 
-    def forward(self, xp, x):
+    def forward(self, ns, x):
         geo, scale = self.args
-        cols, padded = _windows(xp, x, geo)
+        cols, padded = _windows(ns, x, geo)
         self.ctx = (padded, x.dtype)
-        return xp.astype(xp.sum(cols, axis=2) * scale, x.dtype)
+        return ns.astype(ns.sum(cols, axis=2) * scale, x.dtype)
 
     def backward_arrays(self, g, ns, inputs, out):
         geo, scale = self.args
@@ -295,22 +295,22 @@ class AvgPool(FusedFunction):
         return describe_geometry(args[0])
 
 
-class AvgPool2d(AvgPool):
+class AveragePooling2d(AveragePooling):
     __slots__ = ()
     name = "avg_pool2d"
 
 
-class AvgPool1d(AvgPool):
+class AveragePooling1d(AveragePooling):
     __slots__ = ()
     name = "avg_pool1d"
 
 
-class AvgPool3d(AvgPool):
+class AveragePooling3d(AveragePooling):
     __slots__ = ()
     name = "avg_pool3d"
 
 
-class AdaptiveAvgPool2d(FusedFunction):
+class AdaptiveAveragePooling2d(FusedFunction):
     """``A_h @ x @ A_w.T`` in one node, ``A`` the (out, in) averaging matrices (``args``, on
     the device): each output averages the inputs of its adaptive window, as PyTorch's."""
 
@@ -325,9 +325,9 @@ class AdaptiveAvgPool2d(FusedFunction):
         ah, aw = self.args
         return ah.shape[0] * aw.shape[0] != 1
 
-    def forward(self, xp, x):
+    def forward(self, ns, x):
         ah, aw = self.args
-        return xp.matmul(xp.matmul(ah, x), xp.matrix_transpose(aw))  # (N, C, OH, OW)
+        return ns.matmul(ns.matmul(ah, x), ns.matrix_transpose(aw))  # (N, C, OH, OW)
 
     def backward_arrays(self, g, ns, inputs, out):
         ah, aw = self.args

@@ -118,7 +118,7 @@ def _adam(w, g, m, v, vmax, at, s, coupled, amsgrad):  # pragma: no cover - comp
 
 
 def _lstm_forward(u, c, c_new):  # pragma: no cover - compiled
-    """The middle of one LSTM step (``LSTM.forward``'s NumPy loop, the same formulas) between
+    """The middle of one LSTM step (``LSTMRecurrence.forward``'s NumPy loop, the same formulas) between
     NumPy's calls, whose float32 ``exp`` and ``tanh`` are vectorised where the C library's,
     which a loop calls, are not: ``u`` ``(4, B, H)`` holds ``exp(-a)`` of the four gates
     (``exp(-2a)`` for the cell gate) and becomes the gates i, f, g, o (``1 / (1 + u)``, the
@@ -139,7 +139,7 @@ def _lstm_forward(u, c, c_new):  # pragma: no cover - compiled
 
 
 def _lstm_backward(u, tc, c_prev, has_prev, g_h, g_c, dh, start, dc_next, d_row):  # pragma: no cover - compiled
-    """One step of ``LSTM.backward_arrays``'s loop, from the step's gates ``u`` ``(4, B, H)``,
+    """One step of ``LSTMRecurrence.backward_arrays``'s loop, from the step's gates ``u`` ``(4, B, H)``,
     ``tanh(c)`` and the previous cell state (``has_prev`` False: none, its gate f gets no
     gradient): with ``gt = g_h + dh`` and ``dc = gt o (1 - tanh(c)^2) + g_c + dc_next``
     (neither ``dh`` nor ``dc_next`` at the ``start``, the backward's first step), writes the
@@ -199,7 +199,7 @@ def _gelu_backward(x, cdf, e, g, d, inv_sqrt_2pi):  # pragma: no cover - compile
 
 
 def _layer_norm_forward(x, w, b, has_w, has_b, eps, xhat, rstd, y):  # pragma: no cover - compiled
-    """Layer norm over the rows of ``x`` ``(R, n)`` (``ops.fused.LayerNorm``): ``xhat``,
+    """Layer norm over the rows of ``x`` ``(R, n)`` (``ops.fused.LayerNormalization``): ``xhat``,
     ``rstd`` ``(R,)`` (kept for backward) and ``y = xhat w + b``. The row statistics are
     summed in float64, in an order of the compiler's (``reassoc``: the sums vectorised)."""
     n_rows, n = x.shape
@@ -225,7 +225,7 @@ def _layer_norm_forward(x, w, b, has_w, has_b, eps, xhat, rstd, y):  # pragma: n
 
 
 def _layer_norm_backward(g, xhat, rstd, w, has_w, gx, gw, gb):  # pragma: no cover - compiled
-    """Layer norm's backward over rows (``ops.fused.LayerNorm.backward_arrays``): with
+    """Layer norm's backward over rows (``ops.fused.LayerNormalization.backward_arrays``): with
     ``gh = g w``, ``gx = (gh - mean(gh) - xhat mean(gh xhat)) rstd``; the weight's and the
     bias's gradients, ``sum_rows(g xhat)`` and ``sum_rows(g)``, into ``gw`` and ``gb`` (float64)."""
     n_rows, n = g.shape

@@ -28,11 +28,11 @@ class Tril(Function):
     keep = ()
     reads_output = False
 
-    def forward(self, xp, a):
-        raw = xp.device.xp
+    def forward(self, ns, a):
+        raw = ns.device.xp
         n, m = a.shape[-2], a.shape[-1]
         # (the mask made on the host and moved to a's device: an array API namespace makes arange on its default one)
-        keep = xp.device.asarray(np.arange(m)[None, :] - np.arange(n)[:, None] <= self.args)
+        keep = ns.device.asarray(np.arange(m)[None, :] - np.arange(n)[:, None] <= self.args)
         return raw.where(keep, a, raw.zeros_like(a))
 
     def backward(self, g, ns, inputs, out):
@@ -47,8 +47,8 @@ class Inv(Function):
     name = "inv"
     keep = ()
 
-    def forward(self, xp, a):
-        return xp.device.xp.linalg.inv(a)
+    def forward(self, ns, a):
+        return ns.device.xp.linalg.inv(a)
 
     def backward(self, g, ns, inputs, out):
         t = _mt(ns, out)
@@ -65,8 +65,8 @@ class Solve(Function):
     operands = ("A", "B")
     keep = (0,)
 
-    def forward(self, xp, a, b):
-        return xp.device.xp.linalg.solve(a, b)
+    def forward(self, ns, a, b):
+        return ns.device.xp.linalg.solve(a, b)
 
     def backward(self, g, ns, inputs, out):
         gb = ns.apply(Solve, _mt(ns, inputs[0]), g)
@@ -81,8 +81,8 @@ class Det(Function):
     name = "det"
     keep = (0,)
 
-    def forward(self, xp, a):
-        return xp.device.xp.linalg.det(a)
+    def forward(self, ns, a):
+        return ns.device.xp.linalg.det(a)
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
@@ -99,8 +99,8 @@ class LogAbsDet(Function):
     keep = (0,)
     reads_output = False
 
-    def forward(self, xp, a):
-        return xp.device.xp.linalg.slogdet(a)[1]
+    def forward(self, ns, a):
+        return ns.device.xp.linalg.slogdet(a)[1]
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
@@ -116,8 +116,8 @@ class Cholesky(Function):
     name = "cholesky"
     keep = ()
 
-    def forward(self, xp, a):
-        return xp.device.xp.linalg.cholesky(a)
+    def forward(self, ns, a):
+        return ns.device.xp.linalg.cholesky(a)
 
     def backward(self, g, ns, inputs, out):
         lt = _mt(ns, out)  # L^T
@@ -127,8 +127,8 @@ class Cholesky(Function):
         return (_mt(ns, ns.apply(Solve, lt, _mt(ns, left))),)  # (L^-T M) L^-1
 
 
-def _eigh(xp, a, uplo: str):
-    raw = xp.device.xp
+def _eigh(ns, a, uplo: str):
+    raw = ns.device.xp
     try:
         return raw.linalg.eigh(a, UPLO=uplo)
     except TypeError:  # (the array API's eigh reads the lower triangle and takes no UPLO: the upper is A^T's lower)
@@ -144,8 +144,8 @@ class EighValues(Function):
     keep = (0,)
     reads_output = False
 
-    def forward(self, xp, a):
-        return _eigh(xp, a, self.args)[0]
+    def forward(self, ns, a):
+        return _eigh(ns, a, self.args)[0]
 
     def backward(self, g, ns, inputs, out):
         v = ns.apply(EighVectors, inputs[0], args=self.args)
@@ -163,8 +163,8 @@ class EighVectors(Function):
     name = "eigh_vectors"
     keep = (0,)
 
-    def forward(self, xp, a):
-        return _eigh(xp, a, self.args)[1]
+    def forward(self, ns, a):
+        return _eigh(ns, a, self.args)[1]
 
     def backward(self, g, ns, inputs, out):
         v = out

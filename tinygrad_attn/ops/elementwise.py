@@ -29,7 +29,7 @@ class Add(Function):
     keep = ()
     reads_output = False
 
-    def forward(self, xp, a, b):
+    def forward(self, ns, a, b):
         return a + b
 
     def backward(self, g, ns, inputs, out):
@@ -50,7 +50,7 @@ class AddN(Function):
     reads_output = False
     name = "add_n"
 
-    def forward(self, xp, *arrays):
+    def forward(self, ns, *arrays):
         out = arrays[0] + arrays[1]
         for a in arrays[2:]:
             # (in place into the new sum where nothing is promoted or broadcast)
@@ -72,7 +72,7 @@ class Sub(Function):
     keep = ()
     reads_output = False
 
-    def forward(self, xp, a, b):
+    def forward(self, ns, a, b):
         return a - b
 
     def backward(self, g, ns, inputs, out):
@@ -87,7 +87,7 @@ class Mul(Function):
     keep = "other"  # each side's gradient reads the other side
     reads_output = False
 
-    def forward(self, xp, a, b):
+    def forward(self, ns, a, b):
         return a * b
 
     def backward(self, g, ns, inputs, out):
@@ -115,7 +115,7 @@ class Div(Function):
         # PyTorch keeps b, and a only when b needs a gradient (b's gradient reads it)
         return i == 1 or getattr(self.inputs[1], "requires_grad", False)
 
-    def forward(self, xp, a, b):
+    def forward(self, ns, a, b):
         return a / b
 
     def backward(self, g, ns, inputs, out):
@@ -133,7 +133,7 @@ class Neg(Function):
     keep = ()
     reads_output = False
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         return -a
 
     def backward(self, g, ns, inputs, out):
@@ -149,7 +149,7 @@ class PowScalar(Function):
     name = "pow_scalar"  # (Pow, a tensor or number on either side, is "pow")
     reads_output = False
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         return a**self.args
 
     def backward(self, g, ns, inputs, out):
@@ -186,11 +186,11 @@ class Pow(Function):
     elementwise = "pow({0}, {1})"
     operands = ("base", "exponent")
 
-    def forward(self, xp, a, b):
+    def forward(self, ns, a, b):
         try:
             return a**b
         except ValueError:  # (NumPy refuses integers to negative integer powers)
-            return _integer_power(xp.device.xp, a, b)
+            return _integer_power(ns.device.xp, a, b)
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
@@ -222,8 +222,8 @@ class Exp(Function):
     elementwise = "exp({0})"
     keep = ()
 
-    def forward(self, xp, a):
-        return xp.exp(a)
+    def forward(self, ns, a):
+        return ns.exp(a)
 
     def backward(self, g, ns, inputs, out):
         return (g * out,)
@@ -235,8 +235,8 @@ class Log(Function):
     elementwise = "log({0})"
     reads_output = False
 
-    def forward(self, xp, a):
-        return xp.log(a)
+    def forward(self, ns, a):
+        return ns.log(a)
 
     def backward(self, g, ns, inputs, out):
         return (g / inputs[0],)
@@ -248,27 +248,28 @@ class Sqrt(Function):
     elementwise = "sqrt({0})"
     keep = ()
 
-    def forward(self, xp, a):
-        return xp.sqrt(a)
+    def forward(self, ns, a):
+        return ns.sqrt(a)
 
     def backward(self, g, ns, inputs, out):
         return (g / (2.0 * out),)
 
 
-class Tanh(Function):
+class HyperbolicTangent(Function):
     __slots__ = ()
     primitive = True
+    name = "tanh"
     elementwise = "tanh({0})"
     keep = ()
 
-    def forward(self, xp, a):
-        return xp.tanh(a)
+    def forward(self, ns, a):
+        return ns.tanh(a)
 
     def backward(self, g, ns, inputs, out):
-        return (ns.apply(TanhBackward, g, out),)
+        return (ns.apply(HyperbolicTangentBackward, g, out),)
 
 
-class TanhBackward(Function):
+class HyperbolicTangentBackward(Function):
     """``g * (1 - y**2)``, tanh's gradient from its output ``y`` (PyTorch's ``tanh_backward``):
     one op, so a recorded backward (``create_graph``, a trace) has one node per tanh."""
 
@@ -279,31 +280,34 @@ class TanhBackward(Function):
     operands = ("grad", "output")
     reads_output = False
 
-    def forward(self, xp, g, y):
+    def forward(self, ns, g, y):
         t = y * y
         t = 1.0 - t
         return g * t  # (PyTorch's order: an infinite g stays infinite where |y| < 1)
 
     def backward(self, g2, ns, inputs, out):
         g, y = inputs
-        return ns.apply(TanhBackward, g2, y), g2 * g * y * -2.0
+        return ns.apply(HyperbolicTangentBackward, g2, y), g2 * g * y * -2.0
 
 
-class Sigmoid(Function):
+class Logistic(Function):
+    """The logistic function ``1 / (1 + exp(-x))``, PyTorch's ``sigmoid``."""
+
     __slots__ = ()
     primitive = True
+    name = "sigmoid"
     elementwise = "1 / (1 + exp(-{0}))"
     keep = ()
 
-    def forward(self, xp, a):
-        e = xp.exp(-xp.abs(a))  # never overflows
-        return xp.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    def forward(self, ns, a):
+        e = ns.exp(-ns.abs(a))  # never overflows
+        return ns.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
     def backward(self, g, ns, inputs, out):
-        return (ns.apply(SigmoidBackward, g, out),)
+        return (ns.apply(LogisticBackward, g, out),)
 
 
-class SigmoidBackward(Function):
+class LogisticBackward(Function):
     """``g * y * (1 - y)``, the sigmoid's gradient from its output ``y`` (PyTorch's
     ``sigmoid_backward``): one op, so a recorded backward has one node per sigmoid."""
 
@@ -314,13 +318,13 @@ class SigmoidBackward(Function):
     operands = ("grad", "output")
     reads_output = False
 
-    def forward(self, xp, g, y):
+    def forward(self, ns, g, y):
         return g * (1.0 - y) * y  # (PyTorch's order: an infinite g stays infinite where 0 < y < 1)
 
     def backward(self, g2, ns, inputs, out):
         g, y = inputs
         # d/dg: y (1 - y), this op again; d/dy: g (1 - 2y)
-        return ns.apply(SigmoidBackward, g2, y), g2 * g - g2 * g * y * 2.0
+        return ns.apply(LogisticBackward, g2, y), g2 * g - g2 * g * y * 2.0
 
 
 class Relu(Function):
@@ -329,10 +333,10 @@ class Relu(Function):
     elementwise = "({0} > 0 ? {0} : 0)"
     keep = ()  # as PyTorch, backward reads the output (its sign is the input's), not the input
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         # (not a where: NumPy's where runs about 30x slower than a ufunc on data whose sign
         # varies at random; and maximum keeps NaN, as PyTorch's relu does)
-        return xp.maximum(a, 0.0)
+        return ns.maximum(a, 0.0)
 
     def backward(self, g, ns, inputs, out):
         # (PyTorch's threshold_backward: the gradient passes where out <= 0 is false, NaN included;
@@ -346,8 +350,8 @@ class Abs(Function):
     elementwise = "fabs({0})"
     reads_output = False
 
-    def forward(self, xp, a):
-        return xp.abs(a)
+    def forward(self, ns, a):
+        return ns.abs(a)
 
     def backward(self, g, ns, inputs, out):
         return (g * ns.sign(inputs[0]),)
@@ -364,8 +368,8 @@ class Erf(Function):
     elementwise = "erf({0})"
     reads_output = False
 
-    def forward(self, xp, a):
-        return erf_array(xp, a)
+    def forward(self, ns, a):
+        return erf_array(ns, a)
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
@@ -382,17 +386,17 @@ class Erfcx(Function):
     primitive = True
     keep = (0,)
 
-    def forward(self, xp, a):
-        f64 = xp.device.dtype("float64")
-        x = xp.astype(a, f64)
-        y = xp.maximum(x, 1.0)
+    def forward(self, ns, a):
+        f64 = ns.device.dtype("float64")
+        x = ns.astype(a, f64)
+        y = ns.maximum(x, 1.0)
         f = y + 0.0
         for k in range(200, 0, -1):  # (200 terms: 20 ulps at x = 1, fewer beyond)
             f = y + (0.5 * k) / f
         large = 1.0 / (f * math.sqrt(math.pi))
-        z = xp.minimum(x, 1.0)
-        small = xp.exp(z * z) * (1.0 - erf_array(xp, z))
-        return xp.astype(xp.where(x < 1.0, small, large), a.dtype)
+        z = ns.minimum(x, 1.0)
+        small = ns.exp(z * z) * (1.0 - erf_array(ns, z))
+        return ns.astype(ns.where(x < 1.0, small, large), a.dtype)
 
     def backward(self, g, ns, inputs, out):
         return (g * (2.0 * inputs[0] * out - _TWO_OVER_SQRT_PI),)
@@ -407,8 +411,8 @@ class Maximum(Function):
     reads_output = False
     commutative = True  # pictures need not say which input is which
 
-    def forward(self, xp, a, b):
-        return xp.maximum(a, b)
+    def forward(self, ns, a, b):
+        return ns.maximum(a, b)
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
@@ -425,8 +429,8 @@ class Minimum(Function):
     reads_output = False
     commutative = True  # pictures need not say which input is which
 
-    def forward(self, xp, a, b):
-        return xp.minimum(a, b)
+    def forward(self, ns, a, b):
+        return ns.minimum(a, b)
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
@@ -444,8 +448,8 @@ class Where(Function):
     keep = (0,)
     reads_output = False
 
-    def forward(self, xp, cond, a, b):
-        return xp.where(cond, a, b)
+    def forward(self, ns, cond, a, b):
+        return ns.where(cond, a, b)
 
     def backward(self, g, ns, inputs, out):
         cond, a, b = inputs
@@ -470,8 +474,8 @@ class Cast(Function):
     reads_values = False  # backward reads shapes only
     name = "astype"
 
-    def forward(self, xp, a):
-        return xp.astype(a, self.args)
+    def forward(self, ns, a):
+        return ns.astype(a, self.args)
 
     def backward(self, g, ns, inputs, out):
         return (ns.astype(g, inputs[0].dtype),)
@@ -485,33 +489,33 @@ _ERFC_COEFFS = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0
 _SERIES_TERMS, _CF_TERMS, _SWITCH = 45, 60, 2.5
 
 
-def blockwise(xp, f, *arrays):
+def blockwise(ns, f, *arrays):
     """``f(*arrays)`` for an elementwise ``f`` of same-shaped arrays, on a CPU computed
-    ``xp.cache_block`` elements at a time, so that a chain of many passes over the data
+    ``ns.cache_block`` elements at a time, so that a chain of many passes over the data
     reads it from cache. ``f`` returns an array or a tuple of arrays.
 
-    >>> blockwise(xp, lambda a, b: a * b + a, x, y)  # doctest: +SKIP
+    >>> blockwise(ns, lambda a, b: a * b + a, x, y)  # doctest: +SKIP
     """
-    n = xp.cache_block
+    n = ns.cache_block
     a = arrays[0]
     size = math.prod(a.shape)
     if n is None or size <= 2 * n:
         return f(*arrays)
-    flat = [xp.reshape(x, (-1,)) for x in arrays]
+    flat = [ns.reshape(x, (-1,)) for x in arrays]
     outs = None
     for i in range(0, size, n):
         block = slice(i, i + n) if i + n < size else slice(i, None)  # (the array API has no stop past the end)
         part = f(*[x[block] for x in flat])
         parts = part if isinstance(part, tuple) else (part,)
         if outs is None:
-            outs = [xp.empty((size,), p.dtype) for p in parts]  # (every block is written)
+            outs = [ns.empty((size,), p.dtype) for p in parts]  # (every block is written)
         for o, p in zip(outs, parts):
             o[block] = p
-    shaped = tuple(xp.reshape(o, a.shape) for o in outs)
+    shaped = tuple(ns.reshape(o, a.shape) for o in outs)
     return shaped if isinstance(part, tuple) else shaped[0]
 
 
-def erf_array(xp, a):
+def erf_array(ns, a):
     """erf on raw arrays: to float64 precision for float64, a fast fit otherwise.
 
     float64 (what gradient checks use) gets the Maclaurin series below |x| = 2.5 and the
@@ -520,13 +524,13 @@ def erf_array(xp, a):
     rule in place on arrays made here: two passes per coefficient, no temporaries. Either
     runs block by block (see :func:`blockwise`).
     """
-    if a.dtype == xp.device.dtype("float64"):
-        return blockwise(xp, functools.partial(_erf_precise, xp), a)
-    return blockwise(xp, functools.partial(_erf_fit, xp), a)
+    if a.dtype == ns.device.dtype("float64"):
+        return blockwise(ns, functools.partial(_erf_precise, ns), a)
+    return blockwise(ns, functools.partial(_erf_fit, ns), a)
 
 
-def _erf_fit(xp, a):
-    z = xp.abs(a)
+def _erf_fit(ns, a):
+    z = ns.abs(a)
     t = z + 2.0
     t = 2.0 / t  # 1 / (1 + z / 2)
     p = t * _ERFC_COEFFS[0]
@@ -536,16 +540,16 @@ def _erf_fit(xp, a):
     p += _ERFC_COEFFS[-1]
     z *= z
     p -= z
-    r = xp.exp(p)
+    r = ns.exp(p)
     r *= t
     r -= 1.0  # -erf(|a|)
-    return xp.copysign(r, a)  # erf is odd: |r| with the sign of a (one pass, not a where)
+    return ns.copysign(r, a)  # erf is odd: |r| with the sign of a (one pass, not a where)
 
 
-def _erf_precise(xp, a):
-    z = xp.abs(a)
+def _erf_precise(ns, a):
+    z = ns.abs(a)
     # Series: erf(x) = 2/sqrt(pi) * sum_n (-1)^n x^(2n+1) / (n! (2n+1)), on |x| <= 2.5.
-    x = xp.minimum(z, _SWITCH)
+    x = ns.minimum(z, _SWITCH)
     x2 = x * x
     term = x + 0.0
     total = x + 0.0
@@ -555,10 +559,10 @@ def _erf_precise(xp, a):
         total += term * (1.0 / (2 * n + 1))
     small = total * _TWO_OVER_SQRT_PI
     # Continued fraction: erfc(x) = exp(-x^2) / sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))).
-    y = xp.maximum(z, _SWITCH)
+    y = ns.maximum(z, _SWITCH)
     f = y + 0.0
     for k in range(_CF_TERMS, 0, -1):
         f = y + (0.5 * k) / f
-    large = 1.0 - xp.exp(-(y * y)) / (f * math.sqrt(math.pi))
-    r = xp.where(z <= _SWITCH, small, large)
-    return xp.copysign(r, a)
+    large = 1.0 - ns.exp(-(y * y)) / (f * math.sqrt(math.pi))
+    r = ns.where(z <= _SWITCH, small, large)
+    return ns.copysign(r, a)

@@ -17,7 +17,7 @@ import numpy as np
 from ..engine.composite import FusedFunction
 from ..engine.function import may_overwrite
 from . import cpu_kernels
-from .elementwise import TanhBackward, blockwise, erf_array
+from .elementwise import HyperbolicTangentBackward, blockwise, erf_array
 from .linalg import batch_times_matrix, rows_shape
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -25,11 +25,11 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-def softmax_array(xp, x, axis):
-    k = xp.kernels
+def softmax_array(ns, x, axis):
+    k = ns.kernels
     if k is not None and axis in (-1, x.ndim - 1) and k.supports(x):  # CUDA: one kernel, one pass
         return k.softmax(x)
-    if _numpy(xp) and x.ndim and x.size and axis in (-1, x.ndim - 1) and cpu_kernels.float_arrays(x):
+    if _numpy(ns) and x.ndim and x.size and axis in (-1, x.ndim - 1) and cpu_kernels.float_arrays(x):
         shift, scale = cpu_kernels.kernel("softmax_shift"), cpu_kernels.kernel("softmax_scale")
         if shift is not None:  # three passes over the rows instead of five, no temporaries
             e = np.empty_like(x)
@@ -38,25 +38,25 @@ def softmax_array(xp, x, axis):
             np.exp(rows, out=rows)  # (NumPy's exp: vectorised, where a compiled loop calls the C library's)
             scale(rows)
             return e
-    e = xp.exp_inplace(x - xp.max(x, axis=axis, keepdims=True))
-    e /= xp.sum(e, axis=axis, keepdims=True)
+    e = ns.exp_inplace(x - ns.max(x, axis=axis, keepdims=True))
+    e /= ns.sum(e, axis=axis, keepdims=True)
     return e
 
 
-def softmax_backward_array(xp, g, y, axis, overwrite=False):
+def softmax_backward_array(ns, g, y, axis, overwrite=False):
     """``y * (g - sum(g * y))``; with ``overwrite``, written over ``g``."""
-    k = xp.kernels
+    k = ns.kernels
     if k is not None and axis in (-1, y.ndim - 1) and k.supports(y):
         return k.softmax_backward(g, y)
     last = axis in (-1, y.ndim - 1)
-    if last and _numpy(xp) and y.ndim and y.size and g.shape == y.shape and cpu_kernels.float_arrays(g, y):
+    if last and _numpy(ns) and y.ndim and y.size and g.shape == y.shape and cpu_kernels.float_arrays(g, y):
         step = cpu_kernels.kernel("softmax_backward")
         if step is not None:  # one compiled loop over the rows: two passes, no temporary
             gx = g if overwrite else np.empty_like(g)
             n = y.shape[-1]
             step(g.reshape(-1, n), y.reshape(-1, n), gx.reshape(-1, n))
             return gx
-    r = _rowsum_of_product(xp, g, y) if last else xp.sum(g * y, axis=axis, keepdims=True)
+    r = _rowsum_of_product(ns, g, y) if last else ns.sum(g * y, axis=axis, keepdims=True)
     if overwrite:
         g -= r
         gx = g
@@ -66,7 +66,7 @@ def softmax_backward_array(xp, g, y, axis, overwrite=False):
     return gx
 
 
-class Softmax(FusedFunction):
+class SoftmaxAlongDim(FusedFunction):
     """Its backward reads only the output, so the input's values can go once computed
     (``keep = ()``); higher orders differentiate ``out * (g - sum(g * out))`` through
     the output, which is itself differentiable, instead of recomputing from the input."""
@@ -75,8 +75,8 @@ class Softmax(FusedFunction):
     name = "softmax"
     keep = ()
 
-    def forward(self, xp, x):
-        return softmax_array(xp, x, self.args)
+    def forward(self, ns, x):
+        return softmax_array(ns, x, self.args)
 
     def backward(self, g, ns, inputs, out):
         if ns.recording:
@@ -94,7 +94,7 @@ class Softmax(FusedFunction):
         return self.definition(x, self.args)
 
 
-class LogSoftmax(FusedFunction):
+class LogSoftmaxAlongDim(FusedFunction):
     """Its backward reads only the output, as PyTorch's (``keep = ()``); higher orders
     differentiate ``g - exp(out) * sum(g)`` through the output."""
 
@@ -110,9 +110,9 @@ class LogSoftmax(FusedFunction):
             return (g - out.exp() * g.sum(self.args, keepdims=True),)
         return self.backward_arrays(g, ns, inputs, out)
 
-    def forward(self, xp, x):
-        z = x - xp.max(x, axis=self.args, keepdims=True)
-        z -= xp.log(xp.sum(xp.exp(z), axis=self.args, keepdims=True))
+    def forward(self, ns, x):
+        z = x - ns.max(x, axis=self.args, keepdims=True)
+        z -= ns.log(ns.sum(ns.exp(z), axis=self.args, keepdims=True))
         return z
 
     def backward_arrays(self, g, ns, inputs, out):
@@ -128,21 +128,21 @@ class LogSoftmax(FusedFunction):
 MASKED_FILL = -1e9
 
 
-class MaskedSoftmax(Softmax):
+class MaskedSoftmax(SoftmaxAlongDim):
     """Softmax along ``axis`` (``args``) over the positions ``allowed`` (bool) holds True,
     zeros at the others and in a row that allows none: ``where(allowed, softmax(where(allowed,
     x, MASKED_FILL)), 0)`` in one node, as attention over padded keys computes it; inputs
     ``(x, allowed)``. Its output is zero where not allowed, so softmax's backward through
     the output, ``y * (g - sum(g * y))``, is already zero there: the backward is
-    :class:`Softmax`'s (reading the output only), with no gradient for the mask. A softmax
+    :class:`SoftmaxAlongDim`'s (reading the output only), with no gradient for the mask. A softmax
     (``isinstance``), so what looks for attention weights finds its output."""
 
     __slots__ = ()
     name = "masked_softmax"
 
-    def forward(self, xp, x, allowed):
-        y = super().forward(xp, xp.where(allowed, x, xp.scalar(MASKED_FILL, x)))
-        return xp.where(allowed, y, xp.scalar(0.0, y))
+    def forward(self, ns, x, allowed):
+        y = super().forward(ns, ns.where(allowed, x, ns.scalar(MASKED_FILL, x)))
+        return ns.where(allowed, y, ns.scalar(0.0, y))
 
     def backward(self, g, ns, inputs, out):
         if ns.recording and ns.records_fused:  # a trace: one record of backward_arrays
@@ -167,24 +167,24 @@ class AdditiveScore(FusedFunction):
     name = "additive_score"
     reads_output = False
 
-    def forward(self, xp, q, k, v):
-        t = xp.tanh(xp.expand_dims(q, axis=-2) + xp.expand_dims(k, axis=-3))  # (..., Tq, Tk, h)
+    def forward(self, ns, q, k, v):
+        t = ns.tanh(ns.expand_dims(q, axis=-2) + ns.expand_dims(k, axis=-3))  # (..., Tq, Tk, h)
         self.ctx = t
-        return xp.matmul(t, xp.reshape(v, (-1,)))
+        return ns.matmul(t, ns.reshape(v, (-1,)))
 
     def backward_arrays(self, g, ns, inputs, out):
         v = inputs[2]
         t = self.ctx
         ge = ns.expand_dims(g, axis=-1)  # (..., Tq, Tk, 1)
         gv = ns.sum(ns.reshape(ge * t, (-1, t.shape[-1])), axis=0)
-        gpre = ns.apply(TanhBackward, ge * ns.reshape(v, (-1,)), t)  # d/d (q_i + k_j), through tanh's rule
+        gpre = ns.apply(HyperbolicTangentBackward, ge * ns.reshape(v, (-1,)), t)  # d/d (q_i + k_j), through tanh's rule
         return ns.sum(gpre, axis=-2), ns.sum(gpre, axis=-3), ns.reshape(gv, v.shape)
 
     def recompute(self, q, k, v):
         return self.definition(q, k, v)
 
 
-class Linear(FusedFunction):
+class Affine(FusedFunction):
     """``x @ weight.mT + bias`` in one node; ``bias`` may be None.
 
     The leading axes of ``x`` go into one 2-D product (BLAS runs one large product faster
@@ -202,9 +202,9 @@ class Linear(FusedFunction):
         # input does, never the bias (so ``h = lin(x); h += x`` works)
         return i < 2 and getattr(self.inputs[1 - i], "requires_grad", False)
 
-    def forward(self, xp, x, w, b):
-        wt = xp.matrix_transpose(w)
-        y = batch_times_matrix(xp, x, wt)  # a fresh array
+    def forward(self, ns, x, w, b):
+        wt = ns.matrix_transpose(w)
+        y = batch_times_matrix(ns, x, wt)  # a fresh array
         if b is not None:
             if b.dtype == y.dtype:
                 y += b
@@ -226,32 +226,32 @@ class Linear(FusedFunction):
         return self.definition(x, w, b)
 
 
-def _numpy(xp):
-    """Whether ``xp`` is a NumPy device's namespace (its functions take ``out=``; NumPy
+def _numpy(ns):
+    """Whether ``ns`` is a NumPy device's namespace (its functions take ``out=``; NumPy
     views and fancy stores work), not array_api_strict's, CuPy's or a stand-in's."""
-    return getattr(getattr(xp, "device", None), "xp", None) is np
+    return getattr(getattr(ns, "device", None), "xp", None) is np
 
 
-def _ones_for_sums(xp, x, n):
+def _ones_for_sums(ns, x, n):
     """A vector of ``n`` ones to sum ``x``'s rows with as a matrix product, or None where
     a sum should be used instead. NumPy sums along a short last axis (layer norm's 128)
     a row at a time, three times slower than BLAS's product with ones; float32 and
     float64 only (BLAS has no other float)."""
     if str(x.dtype).rsplit(".", 1)[-1] not in ("float32", "float64"):  # (NumPy's or array_api_strict's)
         return None
-    key = (xp.device, n, x.dtype)
+    key = (ns.device, n, x.dtype)
     ones = _ONES.get(key)
     if ones is None:  # made once per size: only ever read
         if len(_ONES) > 256:
             _ONES.clear()
-        ones = _ONES[key] = xp.full((n,), 1.0, dtype=x.dtype, **_dev_kw(xp))
+        ones = _ONES[key] = ns.full((n,), 1.0, dtype=x.dtype, **_dev_kw(ns))
     return ones
 
 
 _ONES: dict = {}
 
 
-class LayerNorm(FusedFunction):
+class LayerNormalization(FusedFunction):
     """Normalise over the last axis, then scale and shift; weight and bias may be None."""
 
     __slots__ = ()
@@ -259,10 +259,10 @@ class LayerNorm(FusedFunction):
     keep = (0, 1, 2)  # the input, weight and bias (and the statistics, in ctx), as PyTorch's
     reads_output = False
 
-    def forward(self, xp, x, w, b):
+    def forward(self, ns, x, w, b):
         eps = self.args
         n = x.shape[-1]
-        if _numpy(xp) and x.ndim and x.size and cpu_kernels.float_arrays(*(a for a in (x, w, b) if a is not None)):
+        if _numpy(ns) and x.ndim and x.size and cpu_kernels.float_arrays(*(a for a in (x, w, b) if a is not None)):
             step = cpu_kernels.kernel("layer_norm_forward")
             if step is not None:  # one compiled loop over the rows
                 rows = x.reshape(-1, n)
@@ -272,15 +272,15 @@ class LayerNorm(FusedFunction):
                      b is not None, float(eps), xhat, rstd.reshape(-1), y)  # fmt: skip
                 self.ctx = (xhat.reshape(x.shape), rstd.reshape(x.shape[:-1] + (1,)))
                 return y.reshape(x.shape)
-        ones = _ones_for_sums(xp, x, n)
+        ones = _ones_for_sums(ns, x, n)
         if ones is None:
-            mu = xp.sum(x, axis=-1, keepdims=True) / n
+            mu = ns.sum(x, axis=-1, keepdims=True) / n
         else:  # row sums as a product with ones (see _ones_for_sums)
-            mu = xp.expand_dims(xp.matmul(x, ones), axis=-1) / n
+            mu = ns.expand_dims(ns.matmul(x, ones), axis=-1) / n
         xc = x - mu
         sq = xc * xc
-        var = xp.sum(sq, axis=-1, keepdims=True) if ones is None else xp.expand_dims(xp.matmul(sq, ones), axis=-1)
-        rstd = 1.0 / xp.sqrt(var / n + eps)
+        var = ns.sum(sq, axis=-1, keepdims=True) if ones is None else ns.expand_dims(ns.matmul(sq, ones), axis=-1)
+        rstd = 1.0 / ns.sqrt(var / n + eps)
         xc *= rstd  # now x-hat
         self.ctx = (xc, rstd)
         y = xc * w if w is not None else xc + 0.0
@@ -330,17 +330,17 @@ class LayerNorm(FusedFunction):
         return self.definition(x, w, b, self.args)
 
 
-def _gelu_exact(xp, x):
+def _gelu_exact(ns, x):
     """GELU and the normal CDF (which backward needs too: erf is the costly part)."""
-    cdf = erf_array(xp, x * _INV_SQRT_2)
+    cdf = erf_array(ns, x * _INV_SQRT_2)
     cdf += 1.0
     cdf *= 0.5
     return x * cdf, cdf
 
 
-def _gelu_exact_grad(xp, x, cdf, g):
+def _gelu_exact_grad(ns, x, cdf, g):
     """``g * (cdf + x * pdf)``."""
-    pdf = xp.exp(-0.5 * x * x)
+    pdf = ns.exp(-0.5 * x * x)
     pdf *= x
     pdf *= _INV_SQRT_2PI  # now x * pdf
     pdf += cdf
@@ -363,25 +363,25 @@ _AS_HALF = tuple(0.5 * c for c in (1.061405429, -1.453152027, 1.421413741, -0.28
 _AS_CONSTANTS = np.array((_AS_INV_P,) + _AS_HALF, np.float32)
 
 
-def _gelu_f32(xp, x):
+def _gelu_f32(ns, x):
     """float32 GELU, its normal CDF and ``exp(-x^2 / 2)``, the last two for backward.
 
     With NumPy (see :func:`_gelu_f32_numpy`) each pass writes into the outputs or one
     scratch block; other namespaces run the same arithmetic in the same order, so the
     values are the same."""
-    if _numpy(xp):
-        return _gelu_f32_numpy(x, xp.cache_block)
-    return blockwise(xp, functools.partial(_gelu_f32_block, xp), x)
+    if _numpy(ns):
+        return _gelu_f32_numpy(x, ns.cache_block)
+    return blockwise(ns, functools.partial(_gelu_f32_block, ns), x)
 
 
-def _gelu_f32_block(xp, x):
-    a = xp.abs(x)
-    e = xp.exp((a * -0.5) * a)
+def _gelu_f32_block(ns, x):
+    a = ns.abs(x)
+    e = ns.exp((a * -0.5) * a)
     t = _AS_INV_P / (a + _AS_INV_P)  # 1 / (1 + p |z|), 1 exactly at 0
     h = t * _AS_HALF[0]
     for c in _AS_HALF[1:]:
         h = (h + c) * t
-    cdf = xp.copysign(0.5 - h * e, x) + 0.5
+    cdf = ns.copysign(0.5 - h * e, x) + 0.5
     return x * cdf, cdf, e
 
 
@@ -432,7 +432,7 @@ def _gelu_f32_numpy(x, block):
 _F32_INV_SQRT_2PI = np.float32(_INV_SQRT_2PI)
 
 
-def _gelu_f32_grad(xp, x, cdf, e, g):
+def _gelu_f32_grad(ns, x, cdf, e, g):
     """``g * (cdf + x * pdf)`` with ``pdf = exp(-x^2 / 2) / sqrt(2 pi)`` from the forward."""
     d = x * e
     d *= _INV_SQRT_2PI
@@ -448,16 +448,16 @@ class Gelu(FusedFunction):
     name = "gelu"
     reads_output = False
 
-    def forward(self, xp, x):
+    def forward(self, ns, x):
         if self.args == "tanh":
-            return 0.5 * x * (1.0 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
-        if xp.kernels is not None and xp.kernels.supports(x):
-            return xp.kernels.gelu(x)
-        if x.dtype == xp.device.dtype("float32"):
-            y, cdf, e = _gelu_f32(xp, x)
+            return 0.5 * x * (1.0 + ns.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
+        if ns.kernels is not None and ns.kernels.supports(x):
+            return ns.kernels.gelu(x)
+        if x.dtype == ns.device.dtype("float32"):
+            y, cdf, e = _gelu_f32(ns, x)
             self.ctx = (cdf, e)
             return y
-        y, self.ctx = blockwise(xp, functools.partial(_gelu_exact, xp), x)  # ctx: the normal CDF
+        y, self.ctx = blockwise(ns, functools.partial(_gelu_exact, ns), x)  # ctx: the normal CDF
         return y
 
     def backward_arrays(self, g, ns, inputs, out):
@@ -496,17 +496,17 @@ class CrossEntropy(FusedFunction):
     keep = (1,)  # the targets; the log-probabilities are in ctx (the logits may change in place)
     reads_output = False
 
-    def forward(self, xp, logits, targets):
+    def forward(self, ns, logits, targets):
         keep, n_kept, eps = self.args
-        z = logits - xp.max(logits, axis=-1, keepdims=True)
-        lse = xp.log(xp.sum(xp.exp(z), axis=-1, keepdims=True))
+        z = logits - ns.max(logits, axis=-1, keepdims=True)
+        lse = ns.log(ns.sum(ns.exp(z), axis=-1, keepdims=True))
         logp = z - lse  # (M, C)
-        picked = xp.reshape(xp.take_along_axis(logp, xp.reshape(targets, (-1, 1)), axis=1), (-1,))  # (M,)
+        picked = ns.reshape(ns.take_along_axis(logp, ns.reshape(targets, (-1, 1)), axis=1), (-1,))  # (M,)
         loss_i = -(1.0 - eps) * picked
         if eps:
-            loss_i = loss_i - eps * xp.sum(logp, axis=-1) / logits.shape[-1]
+            loss_i = loss_i - eps * ns.sum(logp, axis=-1) / logits.shape[-1]
         self.ctx = logp
-        return xp.sum(loss_i * keep) / n_kept
+        return ns.sum(loss_i * keep) / n_kept
 
     def backward_arrays(self, g, ns, inputs, out):
         logits, targets = inputs
@@ -532,7 +532,7 @@ class CrossEntropy(FusedFunction):
         keep, n_kept, eps = self.args
         return self.definition(logits, targets, keep, n_kept, eps)
 
-    def forward_input(self, i, xp):
+    def forward_input(self, i, ns):
         # The log-probabilities for the logits: the loss depends on each row only up to a
         # shift, and they are the logits shifted, so every derivative there is the same.
         return self.ctx if i == 0 else None
@@ -543,18 +543,18 @@ def _dev_kw(ns):
     return {"device": dev} if dev is not None else {}
 
 
-def _softmax_rows_inplace(xp, s, row_any=None):
+def _softmax_rows_inplace(ns, s, row_any=None):
     """Softmax over the last axis of ``s`` (overwritten: the caller's own array); rows
     where ``row_any`` is False come out zero."""
-    k = xp.kernels
+    k = ns.kernels
     if k is not None and k.supports(s):  # CUDA: one kernel, one pass
         w = k.softmax(s)
-        return w if row_any is None else xp.where(row_any, w, 0.0)
-    s -= xp.max(s, axis=-1, keepdims=True)
-    w = xp.exp_inplace(s)
-    inv = 1.0 / _sum_last(xp, w)  # (..., rows, 1)
+        return w if row_any is None else ns.where(row_any, w, 0.0)
+    s -= ns.max(s, axis=-1, keepdims=True)
+    w = ns.exp_inplace(s)
+    inv = 1.0 / _sum_last(ns, w)  # (..., rows, 1)
     if row_any is not None:
-        inv = xp.where(row_any, inv, 0.0)
+        inv = ns.where(row_any, inv, 0.0)
     w *= inv
     return w
 
@@ -563,26 +563,26 @@ def _softmax_rows_inplace(xp, s, row_any=None):
 _CHUNK_ELEMENTS = 1 << 18
 
 
-def _rowsum_of_product(xp, a, b):
+def _rowsum_of_product(ns, a, b):
     """``sum(a * b, axis=-1, keepdims=True)`` a slab of rows at a time, so the product
     never needs a temporary as large as ``a`` (the scores, in attention's backward)."""
     t = a.shape[-2] if a.ndim >= 2 else 1
     rows = max(1, _CHUNK_ELEMENTS * t // max(math.prod(a.shape), 1))
     if t <= rows:
-        return xp.sum(a * b, axis=-1, keepdims=True)
+        return ns.sum(a * b, axis=-1, keepdims=True)
     parts = [
-        xp.sum(a[..., i : i + rows, :] * b[..., i : i + rows, :], axis=-1, keepdims=True) for i in range(0, t, rows)
+        ns.sum(a[..., i : i + rows, :] * b[..., i : i + rows, :], axis=-1, keepdims=True) for i in range(0, t, rows)
     ]
-    return xp.concat(parts, axis=-2)
+    return ns.concat(parts, axis=-2)
 
 
-def _sum_last(xp, a):
+def _sum_last(ns, a):
     """``sum(a, axis=-1, keepdims=True)``, as a product with ones where BLAS can (NumPy
     sums along a short last axis a row at a time: 6x slower for attention's 64 keys)."""
-    ones = _ones_for_sums(xp, a, a.shape[-1]) if a.ndim >= 1 else None
+    ones = _ones_for_sums(ns, a, a.shape[-1]) if a.ndim >= 1 else None
     if ones is None:
-        return xp.sum(a, axis=-1, keepdims=True)
-    return xp.expand_dims(xp.matmul(a, ones), axis=-1)
+        return ns.sum(a, axis=-1, keepdims=True)
+    return ns.expand_dims(ns.matmul(a, ones), axis=-1)
 
 
 #: Causal attention runs in blocks of this many query rows once there are at least two.
@@ -625,21 +625,21 @@ class Attention(FusedFunction):
     def blocks(self, tq: int, tk: int) -> list[tuple[int, int, int]]:
         return causal_blocks(tq, tk) if self.args[3] else [(0, tq, tk)]
 
-    def forward(self, xp, q, k, v):
+    def forward(self, ns, q, k, v):
         scale, bias, row_any, causal = self.args
         ws, qs, outs = [], [], []
         for r0, r1, n in self.blocks(q.shape[-2], k.shape[-2]):
             qs.append(q[..., r0:r1, :] * scale)  # (..., r1 - r0, d)
-            s = xp.matmul(qs[-1], xp.matrix_transpose(k[..., :n, :]))  # (..., r1 - r0, n)
+            s = ns.matmul(qs[-1], ns.matrix_transpose(k[..., :n, :]))  # (..., r1 - r0, n)
             if causal:  # every row of the block sees all keys before r0: only the rest needs the mask
                 s[..., r0:] += bias[r0:r1, r0:n]
             elif bias is not None:
                 s += bias
-            w = _softmax_rows_inplace(xp, s, row_any)
+            w = _softmax_rows_inplace(ns, s, row_any)
             ws.append(w)
-            outs.append(xp.matmul(w, v[..., :n, :]))  # (..., r1 - r0, dv)
-        self.ctx = (*ws, *qs, xp.copy(k))  # (flat: the pictures list each)
-        return outs[0] if len(outs) == 1 else xp.concat(outs, axis=-2)  # (..., Tq, dv)
+            outs.append(ns.matmul(w, v[..., :n, :]))  # (..., r1 - r0, dv)
+        self.ctx = (*ws, *qs, ns.copy(k))  # (flat: the pictures list each)
+        return outs[0] if len(outs) == 1 else ns.concat(outs, axis=-2)  # (..., Tq, dv)
 
     def backward_arrays(self, g, ns, inputs, out):
         v = inputs[2]
@@ -671,7 +671,7 @@ class Attention(FusedFunction):
         scale, bias, row_any, _ = self.args
         return self.definition(q, k, v, scale, bias, row_any)
 
-    def forward_input(self, i, xp):
+    def forward_input(self, i, ns):
         # (what ctx keeps: the scaled queries by blocks of rows, and a copy of the keys)
         n = (len(self.ctx) - 1) // 2
         if i == 1:
@@ -680,7 +680,7 @@ class Attention(FusedFunction):
         if i != 0 or not scale:  # (scale 0: no derivative reads the queries)
             return None
         qs = self.ctx[n : 2 * n]
-        return (qs[0] if n == 1 else xp.concat(qs, axis=-2)) / scale
+        return (qs[0] if n == 1 else ns.concat(qs, axis=-2)) / scale
 
 
 # -- cross-entropy with the kept items as inputs: what a trace records (tinygrad_attn.symbolic) --
@@ -693,10 +693,10 @@ class CrossEntropyKept(CrossEntropy):
     __slots__ = ()
     name = "cross_entropy_kept"
 
-    def forward(self, xp, logits, targets, keep, n_kept):
+    def forward(self, ns, logits, targets, keep, n_kept):
         self.args, args = (keep, n_kept, self.args), self.args
         try:
-            return super().forward(xp, logits, targets)
+            return super().forward(ns, logits, targets)
         finally:
             self.args = args
 

@@ -119,13 +119,13 @@ class Lgamma(Function):
     keep = (0,)
     reads_output = False
 
-    def forward(self, xp, a):
-        f64 = xp.device.dtype("float64")
+    def forward(self, ns, a):
+        f64 = ns.device.dtype("float64")
         if a.dtype == f64:
-            return lgamma_array(xp.device.xp, a)
+            return lgamma_array(ns.device.xp, a)
         # (in float32 the shifted sum and the reflection lose ~40 ulps where lgamma is near 0; in
         # float64 they lose nothing float32 can see: one rounding at the end, as PyTorch's)
-        return xp.astype(lgamma_array(xp.device.xp, xp.astype(a, f64)), a.dtype)
+        return ns.astype(lgamma_array(ns.device.xp, ns.astype(a, f64)), a.dtype)
 
     def backward(self, g, ns, inputs, out):
         return (g * ns.apply(Polygamma, inputs[0], args=0),)
@@ -140,8 +140,8 @@ class Polygamma(Function):
     keep = (0,)
     reads_output = False
 
-    def forward(self, xp, a):
-        return polygamma_array(xp.device.xp, self.args, a)
+    def forward(self, ns, a):
+        return polygamma_array(ns.device.xp, self.args, a)
 
     def backward(self, g, ns, inputs, out):
         return (g * ns.apply(Polygamma, inputs[0], args=self.args + 1),)
@@ -291,10 +291,10 @@ class Igamma(Function):
     keep = (0, 1)
     reads_output = False
 
-    def forward(self, xp, a, x):
+    def forward(self, ns, a, x):
         from .factorizations import loop_namespace  # noqa: PLC0415
 
-        raw, to_raw, back = loop_namespace(xp.device)
+        raw, to_raw, back = loop_namespace(ns.device)
         with np.errstate(all="ignore"):  # (lanes a where discards overflow in the loops; CuPy never warns)
             return back(igamma_array(raw, to_raw(a), to_raw(x), self.args))
 

@@ -17,13 +17,13 @@ import numpy as np
 from ..engine.function import Function
 
 
-def flat_positions(xp, shape: tuple, dim: int, index):
+def flat_positions(ns, shape: tuple, dim: int, index):
     """The positions in ``x.reshape(-1)`` (``x`` of ``shape``) that ``gather`` reads:
     ``index`` along ``dim``, each element's own coordinate along the other axes."""
-    dev = xp.device
+    dev = ns.device
     nd = len(shape)
     strides = [math.prod(shape[d + 1 :]) for d in range(nd)]
-    flat = xp.astype(index, dev.dtype(np.int64)) * strides[dim]
+    flat = ns.astype(index, dev.dtype(np.int64)) * strides[dim]
     for d in range(nd):
         if d != dim and index.shape[d] > 1:
             coord = dev.asarray(np.arange(index.shape[d]).reshape([-1 if k == d else 1 for k in range(nd)]))
@@ -41,12 +41,12 @@ class GatherAlong(Function):
     name = "gather_along"
 
     @staticmethod
-    def take(xp, a, index, dim: int, shape: tuple):
-        return xp.gather(xp.reshape(a, (-1,)), 0, flat_positions(xp, shape, dim, index))
+    def take(ns, a, index, dim: int, shape: tuple):
+        return ns.gather(ns.reshape(a, (-1,)), 0, flat_positions(ns, shape, dim, index))
 
-    def forward(self, xp, a, index):
+    def forward(self, ns, a, index):
         dim, shape = self.args
-        return self.take(xp, a, index, dim, shape)
+        return self.take(ns, a, index, dim, shape)
 
     def backward(self, g, ns, inputs, out):
         dim, shape = self.args
@@ -65,13 +65,13 @@ class ScatterAddAlong(Function):
     name = "scatter_add_along"
 
     @staticmethod
-    def scatter(xp, g, index, dim: int, shape: tuple):
-        flat = flat_positions(xp, shape, dim, index)
-        return xp.reshape(xp.scatter_add(g, (math.prod(shape),), 0, flat), shape)
+    def scatter(ns, g, index, dim: int, shape: tuple):
+        flat = flat_positions(ns, shape, dim, index)
+        return ns.reshape(ns.scatter_add(g, (math.prod(shape),), 0, flat), shape)
 
-    def forward(self, xp, g, index):
+    def forward(self, ns, g, index):
         dim, shape = self.args
-        return self.scatter(xp, g, index, dim, shape)
+        return self.scatter(ns, g, index, dim, shape)
 
     def backward(self, g, ns, inputs, out):
         dim, shape = self.args

@@ -15,9 +15,9 @@ class Gather(Function):
     primitive = True
     reads_values = False  # backward reads shapes only
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         axis, index = self.args
-        return xp.gather(a, axis, index)
+        return ns.gather(a, axis, index)
 
     def backward(self, g, ns, inputs, out):
         axis, index = self.args
@@ -33,9 +33,9 @@ class ScatterAdd(Function):
     reads_values = False  # backward reads shapes only
     name = "scatter_add"
 
-    def forward(self, xp, g):
+    def forward(self, ns, g):
         shape, axis, index = self.args
-        return xp.scatter_add(g, shape, axis, index)
+        return ns.scatter_add(g, shape, axis, index)
 
     def backward(self, g, ns, inputs, out):
         shape, axis, index = self.args
@@ -53,8 +53,8 @@ class Take(Function):
     reads_output = False
     name = "take"
 
-    def forward(self, xp, a, index):
-        return xp.gather(a, self.args, index)
+    def forward(self, ns, a, index):
+        return ns.gather(a, self.args, index)
 
     def backward(self, g, ns, inputs, out):
         index = inputs[1]
@@ -71,9 +71,9 @@ class PutAdd(Function):
     reads_output = False
     name = "put_add"
 
-    def forward(self, xp, g, index):
+    def forward(self, ns, g, index):
         shape, axis = self.args
-        return xp.scatter_add(g, shape, axis, index)
+        return ns.scatter_add(g, shape, axis, index)
 
     def backward(self, g, ns, inputs, out):
         index = inputs[1]
@@ -98,8 +98,8 @@ class Put(Function):
     reads_output = False
     name = "put"
 
-    def forward(self, xp, x, v, index):
-        return put_array(xp, x, v, index)
+    def forward(self, ns, x, v, index):
+        return put_array(ns, x, v, index)
 
     def backward(self, g, ns, inputs, out):
         index = inputs[2]
@@ -107,37 +107,37 @@ class Put(Function):
         return ns.apply(Put, g, 0.0, index), gv, None
 
 
-def put_array(xp, x, v, index):
-    """:class:`Put`'s forward on arrays of the namespace ``xp``."""
-    out = xp.copy(x)
+def put_array(ns, x, v, index):
+    """:class:`Put`'s forward on arrays of the namespace ``ns``."""
+    out = ns.copy(x)
     if not index.shape[0]:
         return out
-    pos, which = _last_writes(xp, index)
+    pos, which = _last_writes(ns, index)
     number = not hasattr(v, "shape")
     if not number:
         if v.dtype != x.dtype:
-            v = xp.astype(v, x.dtype)
-        v = xp.take(v, which, axis=0)  # (one value per written position)
-    dev = xp.device
+            v = ns.astype(v, x.dtype)
+        v = ns.take(v, which, axis=0)  # (one value per written position)
+    dev = ns.device
     if hasattr(dev.xp, "copyto"):  # NumPy, CuPy: a store at distinct positions
         out[pos] = v
         return out
     # (array_api_strict stores at no index array: the values summed into zeros at their
     # distinct positions, then selected where written)
-    ones = xp.ones_like(pos, dtype=x.dtype)
+    ones = ns.ones_like(pos, dtype=x.dtype)
     hit = dev.index_add(tuple(x.shape), 0, pos, ones) > 0
     placed = dev.index_add(tuple(x.shape), 0, pos, ones * v if number else v)
-    return xp.where(hit, placed, out)
+    return ns.where(hit, placed, out)
 
 
-def _last_writes(xp, index):
+def _last_writes(ns, index):
     """The distinct positions of ``index`` (1-D), each with where in ``index`` its last
     write is: ``(positions, which)``."""
-    raw = xp.device.xp
+    raw = ns.device.xp
     try:
         order = raw.argsort(index, stable=True)  # (stable: equal positions keep their order)
     except TypeError:  # (CuPy: no such argument; its sort is stable)
         order = raw.argsort(index)
-    ordered = xp.take(index, order, axis=0)
-    last = xp.concat((ordered[1:] != ordered[:-1], ordered[-1:] == ordered[-1:]))  # the end of each run
+    ordered = ns.take(index, order, axis=0)
+    last = ns.concat((ordered[1:] != ordered[:-1], ordered[-1:] == ordered[-1:]))  # the end of each run
     return ordered[last], order[last]

@@ -57,11 +57,11 @@ class Matmul(Function):
         # when its partner needs a gradient (``x @ W`` with a frozen W keeps W alone)
         return getattr(self.inputs[1 - i], "requires_grad", False)
 
-    def forward(self, xp, a, b):
+    def forward(self, ns, a, b):
         try:
             if b.ndim == 2 and a.ndim > 2:
-                return batch_times_matrix(xp, a, b)
-            return xp.matmul(a, b)
+                return batch_times_matrix(ns, a, b)
+            return ns.matmul(a, b)
         except (ValueError, TypeError):
             raise matmul_shape_error(tuple(a.shape), tuple(b.shape)) from None
 

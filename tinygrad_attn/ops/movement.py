@@ -18,8 +18,8 @@ class Reshape(Function):
     reads_values = False  # backward reads shapes only
     reads_output = False
 
-    def forward(self, xp, a):
-        return xp.reshape(a, self.args)
+    def forward(self, ns, a):
+        return ns.reshape(a, self.args)
 
     def backward(self, g, ns, inputs, out):
         return (ns.reshape(g, tuple(inputs[0].shape)),)
@@ -33,8 +33,8 @@ class Permute(Function):
     args_label = "axes"
     reads_output = False
 
-    def forward(self, xp, a):
-        return xp.permute_dims(a, self.args)
+    def forward(self, ns, a):
+        return ns.permute_dims(a, self.args)
 
     def backward(self, g, ns, inputs, out):
         return (ns.permute_dims(g, _inverse(self.args)),)
@@ -83,8 +83,8 @@ class Expand(Function):
     reads_values = False  # backward reads shapes only
     reads_output = False
 
-    def forward(self, xp, a):
-        return xp.broadcast_to(a, self.args)
+    def forward(self, ns, a):
+        return ns.broadcast_to(a, self.args)
 
     def backward(self, g, ns, inputs, out):
         return (g,)
@@ -100,7 +100,7 @@ class Slice(Function):
     reads_output = False
     name = "getitem"
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         return a[self.args]
 
     def backward(self, g, ns, inputs, out):
@@ -117,9 +117,9 @@ class SliceGrad(Function):
     reads_values = False  # backward reads shapes only
     name = "slice_backward"
 
-    def forward(self, xp, g):
+    def forward(self, ns, g):
         shape, key = self.args
-        return xp.slice_grad(g, shape, key)
+        return ns.slice_grad(g, shape, key)
 
     def backward(self, g, ns, inputs, out):
         return (g[self.args[1]],)
@@ -134,8 +134,8 @@ class Cat(Function):
     args_label = "axis"
     reads_output = False
 
-    def forward(self, xp, *arrays):
-        return xp.concat(arrays, axis=self.args)
+    def forward(self, ns, *arrays):
+        return ns.concat(arrays, axis=self.args)
 
     def backward(self, g, ns, inputs, out):
         axis = self.args
@@ -153,8 +153,8 @@ class Stack(Function):
     args_label = "axis"
     reads_output = False
 
-    def forward(self, xp, *arrays):
-        return xp.stack(arrays, axis=self.args)
+    def forward(self, ns, *arrays):
+        return ns.stack(arrays, axis=self.args)
 
     def backward(self, g, ns, inputs, out):
         return Split(self.args, (1,) * len(inputs), False).gradients(self, g, ns)
@@ -180,7 +180,7 @@ class Split:
             start += n
         return keys
 
-    def pieces(self, xp, g):
+    def pieces(self, ns, g):
         return [g[key] for key in self.keys()]
 
     def gradients(self, fn: Function, g, ns):
@@ -223,14 +223,14 @@ class Strided(Function):
         shape, start, steps = args
         return f"start {tuple(start)} steps {', '.join(str(tuple(s)) for s in steps)}"
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         shape, start, steps = self.args
         strides = getattr(a, "strides", None)
         if strides is None:  # no strides to set (array_api_strict): the positions, gathered
             pos = self.positions(tuple(a.shape))
-            index = xp.device.asarray(pos.reshape(-1))
-            return xp.reshape(xp.gather(xp.reshape(a, (-1,)), 0, index), shape)
-        return _as_strided(xp, a, shape, start, steps)
+            index = ns.device.asarray(pos.reshape(-1))
+            return ns.reshape(ns.gather(ns.reshape(a, (-1,)), 0, index), shape)
+        return _as_strided(ns, a, shape, start, steps)
 
     def backward(self, g, ns, inputs, out):
         in_shape = tuple(inputs[0].shape)
@@ -265,11 +265,11 @@ class Strided(Function):
         shape, start, steps = self.args
         return _overlaps(shape, steps)
 
-    def entry_view(self, xp, a, i: int):
+    def entry_view(self, ns, a, i: int):
         """The view of ``a`` that this view shows at index ``i`` of its last axis."""
         shape, start, steps = self.args
         at = tuple(s + i * m for s, m in zip(start, steps[-1]))
-        return _as_strided(xp, a, shape[:-1], at, steps[:-1])
+        return _as_strided(ns, a, shape[:-1], at, steps[:-1])
 
     @property
     def last_axis_apart(self) -> bool:
@@ -292,14 +292,14 @@ class Diagonal(Strided):
         return f"dims {d1}, {d2} from {tuple(start)}"
 
 
-class Unfold(Strided):
+class SlidingWindows(Strided):
     """``x.unfold(dimension, size, step)``: a strided view of (possibly overlapping) windows."""
 
     __slots__ = ()
     name = "unfold"
     last_axis_apart = True  # (entry i of every window: distinct elements, step > 0 apart)
 
-    def entry_view(self, xp, a, i: int):  # (a basic slice: cheaper than as_strided)
+    def entry_view(self, ns, a, i: int):  # (a basic slice: cheaper than as_strided)
         shape, start, steps = self.args
         d = next(k for k, m in enumerate(steps[-1]) if m)
         step, count = steps[d][d], shape[d]
@@ -318,13 +318,13 @@ class Unfold(Strided):
         return f"dim {d}, size {shape[-1]}, step {steps[d][d]}"
 
 
-def _as_strided(xp, a, shape: tuple[int, ...], start: tuple[int, ...], steps: tuple[tuple[int, ...], ...]):
+def _as_strided(ns, a, shape: tuple[int, ...], start: tuple[int, ...], steps: tuple[tuple[int, ...], ...]):
     """The view of ``a`` (a NumPy or CuPy array, any layout) that :class:`Strided` describes."""
     if math.prod(shape):  # (an empty view reads nothing, and start may lie past the end)
         a = a[tuple(slice(s, None) for s in start)]
     strides = a.strides
     steps_bytes = tuple(sum(m * s for m, s in zip(row, strides)) for row in steps)
-    return xp.device.xp.lib.stride_tricks.as_strided(a, shape, steps_bytes)
+    return ns.device.xp.lib.stride_tricks.as_strided(a, shape, steps_bytes)
 
 
 def strided_positions(in_shape: tuple[int, ...], shape: tuple[int, ...], start: tuple[int, ...],

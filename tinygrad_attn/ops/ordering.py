@@ -18,17 +18,17 @@ class Argsort(Function):
     __slots__ = ()
     differentiable = False
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         dim, descending = self.args
-        dev = xp.device
+        dev = ns.device
         try:  # the array API's signature (array_api_strict)
             idx = dev.xp.argsort(a, axis=dim, descending=descending, stable=True)
         except TypeError:  # NumPy and CuPy: no ``descending``; sorting the negation keeps ties in order
             if descending:
                 kind = dev.np_dtype(a.dtype).kind
-                a = -(xp.astype(a, dev.dtype(np.int64)) if kind in "bu" else a)
+                a = -(ns.astype(a, dev.dtype(np.int64)) if kind in "bu" else a)
             idx = dev.xp.argsort(a, axis=dim, kind="stable")
-        return xp.astype(idx, dev.dtype(np.int64))
+        return ns.astype(idx, dev.dtype(np.int64))
 
 
 class ArgExtreme(Function):
@@ -48,13 +48,13 @@ class ArgExtreme(Function):
             return (ArgMax if args[1] == "max" else ArgMin).apply(*inputs, args=args)
         return super().apply(*inputs, args=args)
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         dim, pick = self.args
-        dev = xp.device
+        dev = ns.device
         if dev.np_dtype(a.dtype) == np.bool_:  # (the array API has no argmax of bool; the order is kept)
-            a = xp.astype(a, dev.dtype(np.uint8))
+            a = ns.astype(a, dev.dtype(np.uint8))
         idx = getattr(dev.xp, "argmax" if pick == "max" else "argmin")(a, axis=dim, keepdims=True)
-        return xp.astype(idx, dev.dtype(np.int64))
+        return ns.astype(idx, dev.dtype(np.int64))
 
 
 class ArgMax(ArgExtreme):

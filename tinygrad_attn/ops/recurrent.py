@@ -38,36 +38,36 @@ from ..engine.composite import FusedFunction
 from . import cpu_kernels
 
 
-def _rows(xp, a):
+def _rows(ns, a):
     """``a`` ``(..., n)`` as a 2-D ``(rows, n)`` array."""
-    return xp.reshape(a, (-1, a.shape[-1]))
+    return ns.reshape(a, (-1, a.shape[-1]))
 
 
-def _prev_states(xp, seq, h0, reverse, masks=None):
+def _prev_states(ns, seq, h0, reverse, masks=None):
     """The state each step starts from, ``(T, B, H)``: ``h0`` then all but the last. With
     lengths (``masks``), a step whose neighbour is past its sequence's end starts from
     ``h0`` (the reverse direction's first step)."""
-    first = xp.reshape(h0, (1,) + tuple(h0.shape))
+    first = ns.reshape(h0, (1,) + tuple(h0.shape))
     if reverse:
-        prev = xp.concat([seq[1:, ...], first], axis=0)
+        prev = ns.concat([seq[1:, ...], first], axis=0)
     else:
-        prev = xp.concat([first, seq[:-1, ...]], axis=0)
+        prev = ns.concat([first, seq[:-1, ...]], axis=0)
     if masks is None:
         return prev
     on = masks[0]
-    edge = xp.ones_like(on[:1, ...])
-    came = xp.concat([on[1:, ...], edge], axis=0) if reverse else xp.concat([edge, on[:-1, ...]], axis=0)
-    return xp.where(came, prev, first)
+    edge = ns.ones_like(on[:1, ...])
+    came = ns.concat([on[1:, ...], edge], axis=0) if reverse else ns.concat([edge, on[:-1, ...]], axis=0)
+    return ns.where(came, prev, first)
 
 
-def _host_length_masks(xp, lengths, t_len, dtype):
+def _host_length_masks(ns, lengths, t_len, dtype):
     """``(on, on_f, off_f, ragged)``: the first three ``(T, B, 1)``, whether step t is within
     sequence b's length (bool, then as 1/0 and 0/1 in ``dtype``); ``ragged[t]`` (host bools):
     whether some sequence has ended by step t (the other steps take the unmasked path).
     None without lengths. Made on the host from the Python ints of ``lengths``."""
     if lengths is None:
         return None
-    dev = xp.device
+    dev = ns.device
     on = (np.arange(t_len)[:, None] < np.asarray(lengths, dtype=np.int64)[None, :])[..., None]
     nd = dev.np_dtype(dtype)
     ragged = tuple(bool(r) for r in ~on.all(axis=(1, 2)))
@@ -78,14 +78,14 @@ def _lengths(args):
     return args[3] if len(args) > 3 else None
 
 
-def _in_place(xp, args, t_len: int) -> bool:
+def _in_place(ns, args, t_len: int) -> bool:
     """Whether the LSTM takes its NumPy path: functions that write into given buffers
     (``out=``), so the steps allocate nothing and every gate stays in one buffer. Only
     NumPy here (array_api_strict has no ``out=``; CuPy keeps the path its tests cover), and
     only where no sequence ends early: masked steps keep the generic loop, and lengths that
     all reach the last step give the same numbers as none."""
     lengths = _lengths(args)
-    return xp.device.xp is np and (lengths is None or min(lengths) >= t_len)
+    return ns.device.xp is np and (lengths is None or min(lengths) >= t_len)
 
 
 class _Recurrence(FusedFunction):
@@ -100,32 +100,32 @@ class _Recurrence(FusedFunction):
     mode = ""
     fold_bias = True  # b_hh can join b_ih in the input projection (not the GRU's: b_hn is inside r * (...))
 
-    def forward(self, xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+    def forward(self, ns, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
         reverse, batch_first, cell = self.args[:3]
-        dev = xp.device
+        dev = ns.device
         hidden = w_hh.shape[1]
         x_shape = tuple(x.shape)
         if cell:
-            x = xp.reshape(x, (1, -1, x.shape[-1]))  # (1, B, in)
-        gi = xp.matmul(_rows(xp, x), xp.matrix_transpose(w_ih))  # one product for every step
+            x = ns.reshape(x, (1, -1, x.shape[-1]))  # (1, B, in)
+        gi = ns.matmul(_rows(ns, x), ns.matrix_transpose(w_ih))  # one product for every step
         if b_ih is not None:
             gi += b_ih
         if self.fold_bias and b_hh is not None:
             gi += b_hh
-        gi = xp.reshape(gi, tuple(x.shape[:-1]) + (gi.shape[-1],))
+        gi = ns.reshape(gi, tuple(x.shape[:-1]) + (gi.shape[-1],))
         if batch_first and not cell:
-            gi = xp.permute_dims(gi, (1, 0, 2))  # (T, B, G): a view, read step by step
+            gi = ns.permute_dims(gi, (1, 0, 2))  # (T, B, G): a view, read step by step
         batch = gi.shape[1]
-        h = xp.reshape(h0, (batch, hidden)) if h0 is not None else dev.zeros((batch, hidden), gi.dtype)
+        h = ns.reshape(h0, (batch, hidden)) if h0 is not None else dev.zeros((batch, hidden), gi.dtype)
         c = None
         if self.pair:
-            c = xp.reshape(c0, (batch, hidden)) if c0 is not None else dev.zeros((batch, hidden), gi.dtype)
-        masks = _host_length_masks(xp, _lengths(self.args), gi.shape[0], gi.dtype)
-        out = self.run(xp, gi, h, c, w_hh, b_hh, reverse, masks)  # (T, B, H), or (2, T, B, H)
+            c = ns.reshape(c0, (batch, hidden)) if c0 is not None else dev.zeros((batch, hidden), gi.dtype)
+        masks = _host_length_masks(ns, _lengths(self.args), gi.shape[0], gi.dtype)
+        out = self.run(ns, gi, h, c, w_hh, b_hh, reverse, masks)  # (T, B, H), or (2, T, B, H)
         if cell:  # (B, H) or (H,), under the LSTM's leading 2
-            return xp.reshape(out, ((2,) if self.pair else ()) + x_shape[:-1] + (hidden,))
+            return ns.reshape(out, ((2,) if self.pair else ()) + x_shape[:-1] + (hidden,))
         if batch_first:
-            return xp.permute_dims(out, (0, 2, 1, 3) if self.pair else (1, 0, 2))
+            return ns.permute_dims(out, (0, 2, 1, 3) if self.pair else (1, 0, 2))
         return out
 
     def backward_arrays(self, g, ns, inputs, out):
@@ -180,7 +180,7 @@ class _Recurrence(FusedFunction):
         return self.definition(self.mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, cell,
                                lengths=_lengths(self.args))  # fmt: skip
 
-    def run(self, xp, gi, h, c, w_hh, b_hh, reverse, masks):  # pragma: no cover - abstract
+    def run(self, ns, gi, h, c, w_hh, b_hh, reverse, masks):  # pragma: no cover - abstract
         raise NotImplementedError
 
     def bptt(self, ns, g, out, h0, c0, w_hh, b_hh, reverse, masks):  # pragma: no cover - abstract
@@ -207,27 +207,27 @@ class RNNTanh(_Recurrence):
     name = "rnn_tanh"
     mode = "rnn_tanh"
 
-    def activate(self, xp, a):
-        return xp.tanh(a)
+    def activate(self, ns, a):
+        return ns.tanh(a)
 
-    def slope(self, xp, hs):
+    def slope(self, ns, hs):
         """The activation's derivative at every step, from its outputs."""
         return 1.0 - hs * hs
 
-    def run(self, xp, gi, h, c, w_hh, b_hh, reverse, masks):
+    def run(self, ns, gi, h, c, w_hh, b_hh, reverse, masks):
         t_len = gi.shape[0]
-        hs = xp.device.empty((t_len,) + tuple(h.shape), gi.dtype)
-        w_t = xp.matrix_transpose(w_hh)
+        hs = ns.device.empty((t_len,) + tuple(h.shape), gi.dtype)
+        w_t = ns.matrix_transpose(w_hh)
         for t in _steps(t_len, reverse):
-            a = xp.matmul(h, w_t)
+            a = ns.matmul(h, w_t)
             a += gi[t, ...]
             if masks is None or not masks[3][t]:
-                h = self.activate(xp, a)
+                h = self.activate(ns, a)
                 hs[t, ...] = h
             else:  # past a sequence's end: its state carried, its output zero
-                new = self.activate(xp, a)
+                new = self.activate(ns, a)
                 hs[t, ...] = new * masks[1][t, ...]
-                h = xp.where(masks[0][t, ...], new, h)
+                h = ns.where(masks[0][t, ...], new, h)
         return hs
 
     def bptt(self, ns, g, hs, h0, c0, w_hh, b_hh, reverse, masks):
@@ -253,14 +253,14 @@ class RNNRelu(RNNTanh):
     name = "rnn_relu"
     mode = "rnn_relu"
 
-    def activate(self, xp, a):
-        return xp.maximum(a, 0.0)
+    def activate(self, ns, a):
+        return ns.maximum(a, 0.0)
 
-    def slope(self, xp, hs):
-        return xp.astype(hs > 0, hs.dtype)
+    def slope(self, ns, hs):
+        return ns.astype(hs > 0, hs.dtype)
 
 
-class GRU(_Recurrence):
+class GRURecurrence(_Recurrence):
     """PyTorch's GRU: ``r, z = sigmoid(i_rz + h_rz)``, ``n = tanh(i_n + r * h_n)``,
     ``h' = n + z * (h - n)``; ``h_n`` includes ``b_hn``, so that bias stays out of the
     input projection."""
@@ -271,29 +271,29 @@ class GRU(_Recurrence):
     gates = 3
     fold_bias = False
 
-    def run(self, xp, gi, h, c, w_hh, b_hh, reverse, masks):
+    def run(self, ns, gi, h, c, w_hh, b_hh, reverse, masks):
         t_len, batch, _ = gi.shape
         n_h = h.shape[-1]
-        empty = xp.device.empty
+        empty = ns.device.empty
         hs = empty((t_len, batch, n_h), gi.dtype)
         # Kept for backward: r and z (T, B, 2H), n, and W_hn h + b_hn.
         rz_all, n_all, hn_all = empty((t_len, batch, 2 * n_h), gi.dtype), empty((t_len, batch, n_h), gi.dtype), \
             empty((t_len, batch, n_h), gi.dtype)  # fmt: skip
-        w_t = xp.matrix_transpose(w_hh)
+        w_t = ns.matrix_transpose(w_hh)
         for t in _steps(t_len, reverse):
-            gh = xp.matmul(h, w_t)  # (B, 3H)
+            gh = ns.matmul(h, w_t)  # (B, 3H)
             if b_hh is not None:
                 gh += b_hh
             git = gi[t, ...]
             rz = gh[:, : 2 * n_h] + git[:, : 2 * n_h]
             rz *= 0.5
-            rz = xp.tanh(rz)
+            rz = ns.tanh(rz)
             rz *= 0.5
             rz += 0.5  # sigmoid
             hn = gh[:, 2 * n_h :]
             a = rz[:, :n_h] * hn
             a += git[:, 2 * n_h :]
-            n = xp.tanh(a)
+            n = ns.tanh(a)
             before = h
             h = h - n
             h *= rz[:, n_h:]
@@ -303,7 +303,7 @@ class GRU(_Recurrence):
                 hs[t, ...] = h
             else:  # past a sequence's end: its state carried, its output zero
                 hs[t, ...] = h * masks[1][t, ...]
-                h = xp.where(masks[0][t, ...], h, before)
+                h = ns.where(masks[0][t, ...], h, before)
         self.ctx = (rz_all, n_all, hn_all)
         return hs
 
@@ -344,7 +344,7 @@ class GRU(_Recurrence):
         return d_i, d_h, dh, None
 
 
-class LSTM(_Recurrence):
+class LSTMRecurrence(_Recurrence):
     """PyTorch's LSTM, gates i, f, g, o: ``c' = f c + i g``, ``h' = o tanh(c')``."""
 
     __slots__ = ()
@@ -353,10 +353,10 @@ class LSTM(_Recurrence):
     gates = 4
     pair = True
 
-    def _affine(self, xp, n_h, dtype):
+    def _affine(self, ns, n_h, dtype):
         """Per-gate scale and shift that turn one tanh over all gates into sigmoid, sigmoid,
         tanh, sigmoid: ``sigmoid(a) = 0.5 tanh(0.5 a) + 0.5``."""
-        dev = xp.device
+        dev = ns.device
         scale = dev.zeros((4 * n_h,), dtype)
         scale += 0.5
         scale[2 * n_h : 3 * n_h] = 1.0
@@ -364,27 +364,27 @@ class LSTM(_Recurrence):
         shift[2 * n_h : 3 * n_h] = 0.0
         return scale, shift
 
-    def run(self, xp, gi, h, c, w_hh, b_hh, reverse, masks):
+    def run(self, ns, gi, h, c, w_hh, b_hh, reverse, masks):
         t_len, batch, _ = gi.shape
         n_h = h.shape[-1]
-        empty = xp.device.empty
+        empty = ns.device.empty
         out = empty((2, t_len, batch, n_h), gi.dtype)  # every h, then every c
         gates = empty((t_len, batch, 4 * n_h), gi.dtype)
         tcs = empty((t_len, batch, n_h), gi.dtype)  # tanh(c)
-        scale, shift = self._affine(xp, n_h, gi.dtype)
+        scale, shift = self._affine(ns, n_h, gi.dtype)
         # The tanh's argument scale goes on both halves once, not on every step's sum.
         gi = gi * scale  # (T, B, 4H), time-major
-        w_t = xp.matrix_transpose(w_hh) * scale
+        w_t = ns.matrix_transpose(w_hh) * scale
         for t in _steps(t_len, reverse):
-            a = xp.matmul(h, w_t)  # (B, 4H)
+            a = ns.matmul(h, w_t)  # (B, 4H)
             a += gi[t, ...]
-            u = xp.tanh(a)
+            u = ns.tanh(a)
             u *= scale
             u += shift  # i, f, g, o
             h_before, c_before = h, c
             c = u[:, n_h : 2 * n_h] * c
             c += u[:, :n_h] * u[:, 2 * n_h : 3 * n_h]
-            tc = xp.tanh(c)
+            tc = ns.tanh(c)
             h = u[:, 3 * n_h :] * tc
             gates[t, ...], tcs[t, ...] = u, tc
             if masks is None or not masks[3][t]:
@@ -392,7 +392,7 @@ class LSTM(_Recurrence):
             else:  # past a sequence's end: its state carried, its outputs zero
                 on, on_f = masks[0][t, ...], masks[1][t, ...]
                 out[0, t, ...], out[1, t, ...] = h * on_f, c * on_f
-                h, c = xp.where(on, h, h_before), xp.where(on, c, c_before)
+                h, c = ns.where(on, h, h_before), ns.where(on, c, c_before)
         self.ctx = (gates, tcs)
         return out
 
@@ -468,10 +468,10 @@ class LSTM(_Recurrence):
     # new arrays per call, a third of them pages the system hands out fresh (a page fault
     # each). Here every value is written where it is kept, with NumPy's ``out=``.
 
-    def forward(self, xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+    def forward(self, ns, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
         reverse, batch_first, cell = self.args[:3]
-        if not _in_place(xp, self.args, 1 if cell else x.shape[1 if batch_first else 0]):
-            return super().forward(xp, x, h0, c0, w_ih, w_hh, b_ih, b_hh)
+        if not _in_place(ns, self.args, 1 if cell else x.shape[1 if batch_first else 0]):
+            return super().forward(ns, x, h0, c0, w_ih, w_hh, b_ih, b_hh)
         n_h = w_hh.shape[1]
         x_shape = tuple(x.shape)
         dtype = np.result_type(*[a for a in (x, h0, c0, w_ih, w_hh, b_ih, b_hh) if a is not None])
@@ -666,4 +666,4 @@ class LSTM(_Recurrence):
 
 
 #: The fused recurrences, by mode.
-RECURRENCES = {cls.mode: cls for cls in (RNNTanh, RNNRelu, GRU, LSTM)}
+RECURRENCES = {cls.mode: cls for cls in (RNNTanh, RNNRelu, GRURecurrence, LSTMRecurrence)}

@@ -18,9 +18,9 @@ class Sum(Function):
     args_label = "axes"  # pictures: the line that says which axes
     reads_output = False
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         axis, keepdims = self.args
-        return xp.sum(a, axis=axis, keepdims=keepdims)
+        return ns.sum(a, axis=axis, keepdims=keepdims)
 
     def backward(self, g, ns, inputs, out):
         shape = tuple(inputs[0].shape)
@@ -38,9 +38,9 @@ class Max(Function):
     args_label = "axes"  # pictures: the line that says which axes
     pick = "max"
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         axis, keepdims = self.args
-        return getattr(xp, self.pick)(a, axis=axis, keepdims=keepdims)
+        return getattr(ns, self.pick)(a, axis=axis, keepdims=keepdims)
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]

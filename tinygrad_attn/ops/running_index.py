@@ -29,12 +29,12 @@ class CumArgExtreme(Function):
             return (CumArgMax if args[1] == "max" else CumArgMin).apply(*inputs, args=args)
         return super().apply(*inputs, args=args)
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         dim, pick = self.args
-        dev = xp.device
+        dev = ns.device
         raw = dev.xp
         if dev.np_dtype(a.dtype) == np.bool_:  # (no order on bool in the array API)
-            a = xp.astype(a, dev.dtype(np.uint8))
+            a = ns.astype(a, dev.dtype(np.uint8))
         v = raw.moveaxis(a, dim, -1)
         n = v.shape[-1]
         i64 = dev.dtype(np.int64)

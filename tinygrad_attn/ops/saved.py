@@ -31,7 +31,7 @@ class Saved(Function):
     def keeps_input(self, i: int) -> bool:
         return i > 0
 
-    def forward(self, xp: Any, out: Any, *kept: Any) -> Any:
+    def forward(self, ns: Any, out: Any, *kept: Any) -> Any:
         return out
 
     def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
@@ -61,7 +61,7 @@ class ZeroDerivative(Function):
     def keeps_input(self, i: int) -> bool:
         return i > 0
 
-    def forward(self, xp: Any, g: Any, *of: Any) -> Any:
+    def forward(self, ns: Any, g: Any, *of: Any) -> Any:
         return g
 
     def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
@@ -86,7 +86,7 @@ class GradientOf(Function):
     keep = ()
     reads_output = False
 
-    def forward(self, xp: Any, value: Any, surrogate: Any) -> Any:
+    def forward(self, ns: Any, value: Any, surrogate: Any) -> Any:
         return value
 
     def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:

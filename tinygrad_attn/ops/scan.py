@@ -10,9 +10,9 @@ from __future__ import annotations
 from ..engine.function import Function
 
 
-def cumsum_array(xp, a, axis: int):
+def cumsum_array(ns, a, axis: int):
     """``cumulative_sum`` (array API 2023) or, where the namespace predates it, ``cumsum``."""
-    raw = xp.device.xp
+    raw = ns.device.xp
     fn = getattr(raw, "cumulative_sum", None)
     if fn is not None:
         return fn(a, axis=axis)
@@ -27,8 +27,8 @@ class Cumsum(Function):
     keep = ()
     reads_output = False
 
-    def forward(self, xp, a):
-        return cumsum_array(xp, a, self.args)
+    def forward(self, ns, a):
+        return cumsum_array(ns, a, self.args)
 
     def backward(self, g, ns, inputs, out):
         axis = self.args

@@ -19,7 +19,7 @@ from ..engine import function as _function
 from ..engine.switches import _State
 from ..runtime.backend import device_of_array
 from .alias import Alias, Copy
-from .elementwise import Abs, Add, AddN, Exp, Log, Sqrt, Tanh
+from .elementwise import Abs, Add, AddN, Exp, HyperbolicTangent, Log, Sqrt
 from .index import Gather, ScatterAdd
 from .linalg import Matmul
 from .movement import MatrixTranspose, SliceGrad
@@ -48,7 +48,7 @@ class TensorNamespace:
     exp = staticmethod(Exp.apply)
     log = staticmethod(Log.apply)
     sqrt = staticmethod(Sqrt.apply)
-    tanh = staticmethod(Tanh.apply)
+    tanh = staticmethod(HyperbolicTangent.apply)
     abs = staticmethod(Abs.apply)
     matmul = staticmethod(Matmul.apply)
     copy = staticmethod(Copy.apply)

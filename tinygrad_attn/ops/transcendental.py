@@ -16,9 +16,9 @@ from .elementwise import erf_array
 from .trigonometric import Cos, Sin
 
 
-def _raw(xp, name: str, numpy_name: str):
+def _raw(ns, name: str, numpy_name: str):
     # The array API's name (asin), else NumPy's and older CuPy's (arcsin).
-    raw = xp.device.xp
+    raw = ns.device.xp
     return getattr(raw, name, None) or getattr(raw, numpy_name)
 
 
@@ -28,8 +28,8 @@ class Asin(Function):
     elementwise = "asin({0})"
     reads_output = False
 
-    def forward(self, xp, a):
-        return _raw(xp, "asin", "arcsin")(a)
+    def forward(self, ns, a):
+        return _raw(ns, "asin", "arcsin")(a)
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
@@ -42,8 +42,8 @@ class Acos(Function):
     elementwise = "acos({0})"
     reads_output = False
 
-    def forward(self, xp, a):
-        return _raw(xp, "acos", "arccos")(a)
+    def forward(self, ns, a):
+        return _raw(ns, "acos", "arccos")(a)
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
@@ -56,8 +56,8 @@ class Atan(Function):
     elementwise = "atan({0})"
     reads_output = False
 
-    def forward(self, xp, a):
-        return _raw(xp, "atan", "arctan")(a)
+    def forward(self, ns, a):
+        return _raw(ns, "atan", "arctan")(a)
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
@@ -70,8 +70,8 @@ class Asinh(Function):
     elementwise = "asinh({0})"
     reads_output = False
 
-    def forward(self, xp, a):
-        return _raw(xp, "asinh", "arcsinh")(a)
+    def forward(self, ns, a):
+        return _raw(ns, "asinh", "arcsinh")(a)
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
@@ -84,8 +84,8 @@ class Acosh(Function):
     elementwise = "acosh({0})"
     reads_output = False
 
-    def forward(self, xp, a):
-        return _raw(xp, "acosh", "arccosh")(a)
+    def forward(self, ns, a):
+        return _raw(ns, "acosh", "arccosh")(a)
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
@@ -99,8 +99,8 @@ class Atanh(Function):
     elementwise = "atanh({0})"
     reads_output = False
 
-    def forward(self, xp, a):
-        return _raw(xp, "atanh", "arctanh")(a)
+    def forward(self, ns, a):
+        return _raw(ns, "atanh", "arctanh")(a)
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
@@ -116,8 +116,8 @@ class Atan2(Function):
     operands = ("y", "x")
     reads_output = False
 
-    def forward(self, xp, y, x):
-        return _raw(xp, "atan2", "arctan2")(y, x)
+    def forward(self, ns, y, x):
+        return _raw(ns, "atan2", "arctan2")(y, x)
 
     def backward(self, g, ns, inputs, out):
         y, x = inputs
@@ -134,8 +134,8 @@ class Log1p(Function):
     elementwise = "log1p({0})"
     reads_output = False
 
-    def forward(self, xp, a):
-        return xp.device.xp.log1p(a)
+    def forward(self, ns, a):
+        return ns.device.xp.log1p(a)
 
     def backward(self, g, ns, inputs, out):
         return (g / (inputs[0] + 1.0),)
@@ -147,8 +147,8 @@ class Expm1(Function):
     elementwise = "expm1({0})"
     keep = ()
 
-    def forward(self, xp, a):
-        return xp.device.xp.expm1(a)
+    def forward(self, ns, a):
+        return ns.device.xp.expm1(a)
 
     def backward(self, g, ns, inputs, out):
         return (g * out + g,)  # g * exp(a), as g * (out + 1)
@@ -165,8 +165,8 @@ class Erfinv(Function):
     keep = (0,)
     reads_output = False
 
-    def forward(self, xp, a):
-        raw = xp.device.xp
+    def forward(self, ns, a):
+        raw = ns.device.xp
         # Giles (2010): w = -log(1 - a^2); a polynomial in w (two branches) gives ~1e-7
         w = -raw.log((1.0 - a) * (1.0 + a))
         small = w < 5.0
@@ -184,7 +184,7 @@ class Erfinv(Function):
         for _ in range(2):
             fin = raw.isfinite(y)
             ys = raw.where(fin, y, 0.0 * a)
-            step = (erf_array(xp, ys) - a) / (1.1283791670955126 * raw.exp(-ys * ys))
+            step = (erf_array(ns, ys) - a) / (1.1283791670955126 * raw.exp(-ys * ys))
             y = raw.where(fin, y - step, y)
         edge = raw.abs(a) == 1.0
         inf = raw.full_like(a, math.inf)
@@ -206,8 +206,8 @@ class Sinc(Function):
     elementwise = "({0} == 0 ? 1 : sin(3.141592653589793 * {0}) / (3.141592653589793 * {0}))"
     reads_output = False
 
-    def forward(self, xp, a):
-        raw = xp.device.xp
+    def forward(self, ns, a):
+        raw = ns.device.xp
         zero = a == 0
         y = math.pi * raw.where(zero, raw.ones_like(a), a)
         return raw.where(zero, raw.ones_like(a), raw.sin(y) / y)

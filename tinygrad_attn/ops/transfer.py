@@ -20,7 +20,7 @@ class Transfer(Function):
         out._dev = args[1]
         return out
 
-    def forward(self, xp, a):
+    def forward(self, ns, a):
         src, dst = self.args
         return dst.asarray(src.to_host(a))
 

@@ -11,8 +11,8 @@ class Sin(Function):
     elementwise = "sin({0})"
     reads_output = False
 
-    def forward(self, xp, a):
-        return xp.device.xp.sin(a)
+    def forward(self, ns, a):
+        return ns.device.xp.sin(a)
 
     def backward(self, g, ns, inputs, out):
         return (g * _cos(ns, inputs[0]),)
@@ -24,8 +24,8 @@ class Cos(Function):
     elementwise = "cos({0})"
     reads_output = False
 
-    def forward(self, xp, a):
-        return xp.device.xp.cos(a)
+    def forward(self, ns, a):
+        return ns.device.xp.cos(a)
 
     def backward(self, g, ns, inputs, out):
         return (-(g * _sin(ns, inputs[0])),)
@@ -40,8 +40,8 @@ class Tan(Function):
     elementwise = "tan({0})"
     keep = ()
 
-    def forward(self, xp, a):
-        return xp.device.xp.tan(a)
+    def forward(self, ns, a):
+        return ns.device.xp.tan(a)
 
     def backward(self, g, ns, inputs, out):
         return (g + g * out * out,)

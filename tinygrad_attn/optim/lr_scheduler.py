@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..engine.switches import _State
+from ..engine.switches import active_tracer
 from .optimizer import Optimizer
 
 _EPOCH_DEPRECATED = (
@@ -101,8 +101,8 @@ class LRScheduler:
 
         ``epoch`` (deprecated in PyTorch, accepted for its code) sets ``last_epoch`` instead.
         """
-        if _State.tracer is not None:  # inside a traced step: a line of the program, made at each replay
-            return _State.tracer.effect(self, "step", type(self).step)
+        if (tracer := active_tracer()) is not None:  # inside a traced step: a line of the program, made at each replay
+            return tracer.effect(self, "step", type(self).step)
         if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
             warnings.warn(
                 f"{type(self).__name__}.step() was called before optimizer.step(): call them in the other order "
@@ -447,8 +447,8 @@ class SequentialLR(_Composite):
             sched.last_epoch -= 1
 
     def step(self) -> None:  # type: ignore[override]
-        if _State.tracer is not None:
-            return _State.tracer.effect(self, "step", SequentialLR.step)
+        if (tracer := active_tracer()) is not None:
+            return tracer.effect(self, "step", SequentialLR.step)
         self.last_epoch += 1
         i = bisect.bisect_right(self._milestones, self.last_epoch)
         sched = self._schedulers[i]
@@ -472,8 +472,8 @@ class ChainedScheduler(_Composite):
         self._last_lr = _group_lrs(self._schedulers[-1].optimizer)
 
     def step(self) -> None:  # type: ignore[override]
-        if _State.tracer is not None:
-            return _State.tracer.effect(self, "step", ChainedScheduler.step)
+        if (tracer := active_tracer()) is not None:
+            return tracer.effect(self, "step", ChainedScheduler.step)
         for s in self._schedulers:
             s.step()
         self._last_lr = _group_lrs(self._schedulers[-1].optimizer)
@@ -710,8 +710,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     def step(self, epoch: float | None = None) -> None:
         """One step on, or (``epoch``, fractional allowed) to that point of the schedule."""
-        if _State.tracer is not None:
-            return _State.tracer.effect(self, "step", CosineAnnealingWarmRestarts.step)
+        if (tracer := active_tracer()) is not None:
+            return tracer.effect(self, "step", CosineAnnealingWarmRestarts.step)
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:

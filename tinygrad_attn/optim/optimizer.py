@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.switches import _State, enable_grad, no_grad
+from ..engine.switches import active_tracer, enable_grad, no_grad
 from ..engine.versions import bump_versions
 from ..tensors._tensor import Tensor
 from ..tensors.mutation.inplace import _write, store_array
@@ -105,9 +105,9 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget every parameter's gradient (``grad = None``, PyTorch's default), or with
         ``set_to_none=False`` fill it with zeros (cut from any graph it had)."""
-        if _State.tracer is not None:  # a symbolic trace records the call (tinygrad_attn.symbolic)
+        if (tracer := active_tracer()) is not None:  # a symbolic trace records the call (tinygrad_attn.symbolic)
             call = Optimizer.zero_grad if set_to_none else lambda opt: Optimizer.zero_grad(opt, set_to_none=False)
-            return _State.tracer.effect(self, "zero_grad", call)
+            return tracer.effect(self, "zero_grad", call)
         for g in self.param_groups:
             for p in g["params"]:
                 if set_to_none or p.grad is None:
@@ -136,8 +136,8 @@ class Optimizer:
 
     @no_grad()
     def _step(self) -> None:
-        if _State.tracer is not None:  # a symbolic trace records the update (tinygrad_attn.symbolic)
-            return _State.tracer.optimizer_step(self)
+        if (tracer := active_tracer()) is not None:  # a symbolic trace records the update (tinygrad_attn.symbolic)
+            return tracer.optimizer_step(self)
         for i in range(len(self.param_groups)):
             self.foreach_update(i)
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.function import Function
-from ..engine.switches import _State
+from ..engine.switches import active_tracer
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
            "fork_rng"]  # fmt: skip
@@ -155,8 +155,8 @@ default_generator = Generator()
 def generator_for(generator: Generator | None, name: str = "random") -> Generator:
     """The generator a draw comes from: ``generator``, or the default one. A draw inside a
     symbolic trace (outside a :class:`Draw` op) raises there: it would be frozen."""
-    if _State.tracer is not None:
-        _State.tracer.random_draw()
+    if (tracer := active_tracer()) is not None:
+        tracer.random_draw()
     if generator is None:
         return default_generator
     if not isinstance(generator, Generator):
@@ -225,7 +225,7 @@ class Draw(Function):
     random = True  # (read by the symbolic passes)
     name = "draw"
 
-    def forward(self, xp: Any, like: Any) -> Any:
+    def forward(self, ns: Any, like: Any) -> Any:
         from . import transforms as rt  # noqa: PLC0415 - the transforms import this module
 
         kind, shape, dtype, p, gen = (*self.args, None)[:5]
@@ -242,7 +242,7 @@ class Draw(Function):
             arr = rt.uniform(gen, shape, dtype)
         else:
             arr = rt.normal(gen, shape, dtype)
-        return xp.device.asarray(arr, dtype=dtype)
+        return ns.device.asarray(arr, dtype=dtype)
 
 
 def draw(kind: str, shape: tuple, dtype: Any, like: Any, p: float = 0.0, generator: Generator | None = None) -> Any:

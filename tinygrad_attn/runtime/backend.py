@@ -201,12 +201,12 @@ class device:  # noqa: N801 - PyTorch's name
         return (device, (self.type, self.index))
 
 
-def _forward_of(xp: Any, cls: type, *arrays: Any, args: Any = None) -> Any:
+def _forward_of(ns: Any, cls: type, *arrays: Any, args: Any = None) -> Any:
     """Op ``cls``'s forward on ``arrays``, recording nothing (the array namespace's
     ``apply``: a backward formula that needs another op's values calls ``ns.apply``)."""
     fn = object.__new__(cls)
     fn.args, fn.ctx = args, None
-    return fn.forward(xp, *arrays)
+    return fn.forward(ns, *arrays)
 
 
 class Device:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..engine.switches import _State
+from ..engine.switches import tracing
 
 __all__ = [
     "trace", "script", "is_scripting", "is_tracing", "ignore", "unused", "export", "annotate",
@@ -45,7 +45,7 @@ def trace(fn: Callable[..., Any], *example_args: Any, example_inputs: Any = None
 
 def is_tracing() -> bool:
     """Whether this thread is inside :func:`trace` (or a ``tga.compile`` recording)."""
-    return _State.tracer is not None
+    return tracing()
 
 
 def is_scripting() -> bool:

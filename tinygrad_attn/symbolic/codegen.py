@@ -87,13 +87,13 @@ def _writable(g: Any, t: Tensor) -> Any:
     return t._dev.copy(g) if flags is not None and not flags.writeable else g
 
 
-def _fused_backward(fn: Any, xp: Any) -> Any:
+def _fused_backward(fn: Any, ns: Any) -> Any:
     """A fused op's array backward as ``(g, inputs, out) -> gradients``."""
     backward = fn.backward_arrays
     scalars = _NUMPY_SCALARS
 
     def run(g: Any, inputs: tuple, out: Any) -> list[Any]:
-        gs = list(backward(g, xp, list(inputs), out))
+        gs = list(backward(g, ns, list(inputs), out))
         for i, gi in enumerate(gs):
             if gi.__class__ is SliceGradient:
                 gs[i] = gi.dense()
@@ -276,22 +276,22 @@ def _call_line(names: _Names, op: Any, comment: str) -> tuple[str, str]:
     """An op's forward on arrays, through its callable: a fused op's own (it keeps what its
     backward reads), else one per op and arguments, named after both (permute_1_0, sum_0_1_False)."""
     b = op.outputs[0]
-    xp = b.dev.ops
+    ns = b.dev.ops
     if isinstance(op.fn, FusedFunction):
         names.counts[op.op] = names.counts.get(op.op, 0) + 1
-        f = names.global_name(f"{op.op}{names.counts[op.op]}", functools.partial(op.fn.forward, xp))
+        f = names.global_name(f"{op.op}{names.counts[op.op]}", functools.partial(op.fn.forward, ns))
         if op.fn.args is not None:
             comment += f"  {op.op} {_args_str(op.fn.args)}"
     else:
         try:
             args = op.fn.args
-            key = (type(op.fn), id(xp)) if args is None else (type(op.fn), passes._freeze(args), id(xp))
+            key = (type(op.fn), id(ns)) if args is None else (type(op.fn), passes._freeze(args), id(ns))
         except TypeError:  # an unhashable argument: a callable of its own
             key = object()
         f = names.shared.get(key)
         if f is None:
             f = names.shared[key] = names.global_name(
-                _callable_name(op.op, op.fn.args), functools.partial(op.fn.forward, xp)
+                _callable_name(op.op, op.fn.args), functools.partial(op.fn.forward, ns)
             )
     operands = ", ".join([x.name if x.__class__ is Buffer else names.operand(x) for x in op.inputs])
     return f"{b.name} = {f}({operands})", comment
@@ -299,12 +299,12 @@ def _call_line(names: _Names, op: Any, comment: str) -> tuple[str, str]:
 
 def _backward_line(names: _Names, op: Any) -> str:
     """A fused op's backward on arrays (a cat's or stack's: the gradient in pieces)."""
-    xp = op.inputs[0].dev.ops
+    ns = op.inputs[0].dev.ops
     targets = ", ".join(b.name if b is not None else "_" for b in op.outputs)
     if op.fn.__class__ is Split:
-        f = names.global_name(op.op, functools.partial(op.fn.pieces, xp))
+        f = names.global_name(op.op, functools.partial(op.fn.pieces, ns))
         return f"{targets}, = {f}({op.inputs[0].name})"
-    f = names.global_name(op.op, _fused_backward(op.fn, xp))
+    f = names.global_name(op.op, _fused_backward(op.fn, ns))
     g, ins, out = op.inputs[0], op.inputs[1:-1], op.inputs[-1]
     tup = ", ".join(names.operand(x) for x in ins) + ("," if len(ins) == 1 else "")
     return f"{targets}, = {f}({g.name}, ({tup}), {out.name})"

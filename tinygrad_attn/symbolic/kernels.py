@@ -379,7 +379,7 @@ def _one_op_group(op: Any, index: int) -> FusedKernel | None:
 def softmax_row_kernels(prog: Any, groups: list[tuple[FusedKernel, Callable[..., Any]]]) -> list[tuple[Any, Any]]:
     """``groups`` with each group that reads a softmax's gradient over the last axis (its only
     reader) joined to that backward as one row kernel; the other groups as they were."""
-    from ..ops.fused import Softmax  # noqa: PLC0415
+    from ..ops.fused import SoftmaxAlongDim  # noqa: PLC0415
 
     ops = prog.ops
     at = {id(op): i for i, op in enumerate(ops)}
@@ -398,7 +398,7 @@ def softmax_row_kernels(prog: Any, groups: list[tuple[FusedKernel, Callable[...,
     joined: set[int] = set()
     out: list[tuple[Any, Any]] = []
     for i, op in enumerate(ops):
-        if op.kind != "backward" or type(op.fn) is not Softmax or len(op.outputs) != 1:
+        if op.kind != "backward" or type(op.fn) is not SoftmaxAlongDim or len(op.outputs) != 1:
             continue
         g, y, d = op.inputs[0], op.inputs[-1], op.outputs[0]
         if (d is None or y.__class__ is not Buffer or g.__class__ is not Buffer or y.dev.name != "cpu"

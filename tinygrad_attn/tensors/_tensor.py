@@ -22,7 +22,7 @@ from ..engine.backward import backward
 from ..engine.declare import public
 from ..engine.function import FreedArray, Function, InvalidArgumentError, register_tensor
 from ..engine.spellings import keeps_old_spellings
-from ..engine.switches import _State
+from ..engine.switches import _State, check_host_read, tracing
 from ..engine.versions import version_of
 from ..ops.tensor_namespace import TensorNamespace
 from ..ops.transfer import Transfer
@@ -55,7 +55,7 @@ _FLOAT_KINDS = "fc"
 # The hottest methods call these directly: looking ``ops.Mul.apply`` up and binding it
 # on every call is a measurable share of a small op's cost.
 _add, _sub, _mul, _div = ops.Add.apply, ops.Sub.apply, ops.Mul.apply, ops.Div.apply
-_exp, _tanh = ops.Exp.apply, ops.Tanh.apply
+_exp, _tanh = ops.Exp.apply, ops.HyperbolicTangent.apply
 
 
 def _shape_args(shape: Sequence[Any]) -> Shape:
@@ -339,8 +339,7 @@ class Tensor:
     def _read(self, what: str) -> np.ndarray:
         """A host copy of the data for ``what`` (the method reading it): every read of a
         tensor's values into Python passes here."""
-        if _State.tracer is not None:  # a Python decision on a traced value (tinygrad_attn.symbolic)
-            _State.tracer.check_read(self, what)
+        check_host_read(self, what)  # (a Python decision on a traced value: tinygrad_attn.symbolic)
         if self._data.__class__ is FreedArray:
             raise RuntimeError(
                 f"numpy: the values of this intermediate tensor (shape {self.shape}) were freed "
@@ -376,8 +375,7 @@ class Tensor:
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """``np.asarray(t)``: the values as a NumPy array (on the CPU the tensor's own memory,
         unless ``copy``). A tensor inside ``tga.jit.trace`` raises ``TraceError``, as ``.numpy()``."""
-        if _State.tracer is not None:
-            _State.tracer.check_read(self, "__array__")
+        check_host_read(self, "__array__")
         if self._data.__class__ is FreedArray:
             self._read("__array__")  # (raises, saying when the values were freed)
         arr = self._dev.to_host(self._data)
@@ -428,7 +426,7 @@ class Tensor:
         dt = np.dtype(dtype)
         if dt == self.dtype:
             return self
-        if dt.kind in _FLOAT_KINDS or _State.tracer is not None:  # (traced: an op, never a constant)
+        if dt.kind in _FLOAT_KINDS or tracing():  # (traced: an op, never a constant)
             return ops.Cast.apply(self, args=self._dev.dtype(dt))
         return Tensor._wrap(self._dev.ops.astype(self._data, self._dev.dtype(dt)), self._dev)
 
@@ -779,7 +777,7 @@ def _in_dtype(t: Tensor, dtype: Any) -> Tensor:
 
 
 # -- free functions of the public API ---------------------------------------------
-@public
+@public(functional=True)
 def where(cond: Any, a: Any = _ONE_ARGUMENT, b: Any = _ONE_ARGUMENT) -> Any:
     """``a`` where ``cond`` is True, else ``b``; differentiable in ``a`` and ``b``;
     ``where(cond)`` alone is ``cond.nonzero(as_tuple=True)``, as PyTorch's.

@@ -48,7 +48,7 @@ import numpy as np
 from ..engine.backward import SliceGradient, run_backward, unbroadcast
 from ..engine.function import FreedArray
 from ..engine.switches import Hook, observing
-from ..ops.fused import Attention, Softmax
+from ..ops.fused import Attention, SoftmaxAlongDim
 from ..ops.linalg import Matmul
 from ..tensors._tensor import Tensor
 from . import text
@@ -256,10 +256,10 @@ def _is_attention(scope: Any) -> Any:
 def _softmax_output(t: Tensor, w: Walk) -> bool:
     """Whether ``t`` is a softmax's output: a fused softmax op, or the last op of a softmax scope."""
     fn = t._ctx
-    if isinstance(fn, Softmax):
+    if isinstance(fn, SoftmaxAlongDim):
         return True
     s = fn.scope
-    if s is None or s.kind == "module" or s.name != Softmax.name:
+    if s is None or s.kind == "module" or s.name != SoftmaxAlongDim.name:
         return False
     return not any(w.ops[i]._ctx.scope is s for i in w.consumers[id(t)])
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from ...engine.switches import _State, no_grad
+from ...engine.switches import active_tracer, check_host_read, no_grad
 from ...tensors._tensor import Tensor, stack
 
 
 def _with_grads(parameters: Tensor | Iterable[Tensor], op: str) -> list[Tensor]:
     ps = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     ps = [p for p in ps if p.grad is not None]
-    tracer = _State.tracer
+    tracer = active_tracer()
     if ps and tracer is not None and not hasattr(tracer, "sync_grads"):
         # A tracer that does not record assignments to .grad would replay the unscaled
         # gradients: refuse, naming the line, rather than give a silently different step.
@@ -60,8 +60,9 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
         norms = [n if n._dev is dev else n.to(dev) for n in norms]  # summed on the first gradient's device
         total = _norm(stack(norms), norm_type) if len(norms) > 1 else norms[0]
         if error_if_nonfinite:
-            if _State.tracer is not None:  # a Python decision on a value: a replay would not make it again
-                _State.tracer.check_read(total, "clip_grad_norm_")
+            check_host_read(
+                total, "clip_grad_norm_"
+            )  # (a Python decision on a value: a replay would not make it again)
             if not math.isfinite(float(total)):
                 raise RuntimeError(
                     f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is {float(total)}; "

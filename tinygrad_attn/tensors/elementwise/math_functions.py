@@ -389,8 +389,8 @@ def logical_xor(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 # -- bitwise (integers and bools; no gradient) ----------------------------------------------
 def _bitwise(name: str, fn: str) -> type:
-    def forward(self, xp, a, b=None):
-        raw = xp.device.xp
+    def forward(self, ns, a, b=None):
+        raw = ns.device.xp
         f = getattr(raw, fn, None) or getattr(raw, fn.replace("bitwise_", ""))  # (NumPy's and CuPy's left_shift)
         return f(a) if b is None else f(a, b)
 
@@ -853,7 +853,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # no
     steps = [tuple(int(i == k) for i in range(x.ndim)) for k in range(x.ndim)]
     steps[d] = tuple(step * int(i == d) for i in range(x.ndim))
     steps.append(tuple(int(i == d) for i in range(x.ndim)))
-    return ops.Unfold.apply(x, args=(shape, (0,) * x.ndim, tuple(steps)))
+    return ops.SlidingWindows.apply(x, args=(shape, (0,) * x.ndim, tuple(steps)))
 
 
 @public(method=True, aliases=("moveaxis",))

@@ -94,7 +94,7 @@ __or__ = public(_bitwise(LogicalOr, "bitwise_or"), name="__or__", function=False
 
 @public(method=True, inplace_function=True, special=("expit",))
 def sigmoid(self) -> Tensor:
-    return ops.Sigmoid.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
+    return ops.Logistic.apply(self if self._data.dtype.__class__ in _FLOATS else _as_float(self))
 
 
 @public(method=True, inplace_function=True)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.declare import public
-from ...engine.switches import _State
+from ...engine.switches import _State, tracing
 from ...random import draw, generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
@@ -43,7 +43,7 @@ def drawn(cls: Any, kind: str, shape: Any, dtype: Any, device: Any, requires_gra
         raise UnsupportedDtypeError(
             f"{'rand' if kind == 'random' else 'randn'}: a floating-point dtype is needed, got {dt}"
         )
-    if _State.tracer is not None and not requires_grad:
+    if tracing() and not requires_grad:
         return draw(kind, _shape_args(shape), dt, cls.zeros((), device=device), generator=generator)
     gen = generator_for(generator, "rand" if kind == "random" else "randn")
     make = random_transforms.uniform if kind == "random" else random_transforms.normal

@@ -15,7 +15,7 @@ import numpy as np
 from ... import ops
 from ...engine.declare import public
 from ...engine.function import _NUMPY_SCALARS, FreedArray, Function, _as_ndarray
-from ...engine.switches import _State
+from ...engine.switches import _State, tracing
 from ...engine.versions import bump_version
 from .._tensor import Tensor, where
 from ..mutation.inplace import apply_inplace
@@ -135,7 +135,7 @@ def _check_bool_masks(x: Tensor, key: tuple) -> None:
 def _scalar_index(k: Any) -> Any:
     """A 0-d integer tensor as the int it holds, as PyTorch reads it (``x[t]`` is then a
     view, like ``x[1]``); kept a tensor while tracing, where it is an input of the program."""
-    if k.__class__ is Tensor and k.ndim == 0 and k.dtype.kind in "iu" and _State.tracer is None:
+    if k.__class__ is Tensor and k.ndim == 0 and k.dtype.kind in "iu" and not tracing():
         return int(k.item())
     if k.__class__ is np.ndarray and k.ndim == 0 and k.dtype.kind in "iu":  # (PyTorch reads it as an int too)
         return int(k)
@@ -264,7 +264,7 @@ def _advanced(x: Tensor, key: tuple) -> Tensor:
     adv = [i for i, k in enumerate(key) if not isinstance(k, slice)]
     # First the slices, with full slices on the indexed axes.
     out = _basic(x, tuple(slice(None) if i in adv else k for i, k in enumerate(key)))
-    if _State.tracer is not None and any(isinstance(key[i], Tensor) for i in adv):
+    if tracing() and any(isinstance(key[i], Tensor) for i in adv):
         return _advanced_traced(out, key, adv)
     idx = [_index_array(key[i], out, out.shape[i]) for i in adv]
     xp = out._dev.ops
@@ -355,7 +355,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         store = lambda old, v: SetSlice.apply(old, _cast_like(v, old), args=plain)  # noqa: E731
         apply_inplace(x, "setitem", store, value, reads_old=False)
         return
-    if _State.tracer is not None and any(isinstance(p, Tensor) for p in parts):
+    if tracing() and any(isinstance(p, Tensor) for p in parts):
         _setitem_put(x, key, value)  # the index an input of the program: no host read
         return
     if not wants and x._dev.xp is np:  # NumPy stores fancy keys itself
@@ -435,10 +435,10 @@ class SetSlice(Function):
     keep = ()
     reads_output = False
 
-    def forward(self, xp, x, v):
-        out = xp.copy(x)
+    def forward(self, ns, x, v):
+        out = ns.copy(x)
         if hasattr(v, "dtype") and v.dtype != x.dtype:
-            v = xp.astype(v, x.dtype)
+            v = ns.astype(v, x.dtype)
         out[self.args] = v
         return out
 

@@ -24,7 +24,7 @@ from ... import ops
 from ...engine import function as _function
 from ...engine import versions as _versions
 from ...engine.function import FreedArray, Function, _new, _next_seq, note_rebase
-from ...engine.switches import _State, no_grad
+from ...engine.switches import _State, active_tracer, no_grad
 from ...engine.versions import _memory_root, as_seen_by, bump_version
 from ...ops.alias import Copy, InPlace, Restride
 from ..dtypes import can_cast, scalar_type_name
@@ -286,7 +286,7 @@ def apply_restride(t: Tensor, name: str, view: Callable[[Tensor], Tensor], undo:
     that maps the new layout back to the old one."""
     if t._data.__class__ is FreedArray:
         raise RuntimeError(f"{name}: the values of this tensor (shape {tuple(t.shape)}) were freed {t._data.when}")
-    tracer = _State.tracer
+    tracer = active_tracer()
     if not (_State.grad_enabled and t.requires_grad):
         with no_grad():
             r = view(t)
