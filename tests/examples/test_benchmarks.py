@@ -116,6 +116,7 @@ def test_tinygrad_classifier_fails_loudly_on_an_unlisted_failure(tmp_path, monke
         _classify(tmp_path, monkeypatch, results, "T::b,maybe,unsure\n")
 
 
+@pytest.mark.slow  # (it times real runs: seconds, the full suite's)
 def test_the_replay_cost_benchmark_runs(monkeypatch, capsys):
     monkeypatch.syspath_prepend(str(BENCH))
     sys.modules.pop("replay", None)
@@ -128,6 +129,7 @@ def test_the_replay_cost_benchmark_runs(monkeypatch, capsys):
     assert "eager / compiled" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # (it times real runs: seconds, the full suite's)
 def test_the_replay_benchmarks_training_step_updates_as_the_hand_written_one(monkeypatch):
     """``replay.py --step``: the compiled step gives the hand-written NumPy step's weights after
     a few updates (its times mean something), and the timing runs."""
