@@ -698,7 +698,9 @@ def scaled_dot_product_attention(
         )
     if mask is not None:
         check_mask_dtype("scaled_dot_product_attention", mask)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    if scale is None:  # (queries of no features: every score 0, whatever the scale)
+        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
+    scale = float(scale)
     bias, row_any, bias_t = _mask_arrays(q, k, mask, is_causal)
     if k.shape[-2] == 0:  # no keys: no query has anything to attend, so all get zeros
         w = (q * scale) @ k.mT  # (..., Tq, 0)

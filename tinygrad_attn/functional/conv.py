@@ -575,6 +575,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         _channel_vector(op, t, c, what)
     axes = (0,) + tuple(range(2, input.ndim))
     bshape = (1, c) + (1,) * (input.ndim - 2)  # broadcasts a per-channel vector over (N, C, *)
+    if training and input.numel() == 0:  # no values and no statistics: the empty result, as PyTorch's
+        return input.clone()
     if training:
         n = input.numel() // c
         if n <= 1:

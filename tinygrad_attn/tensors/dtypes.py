@@ -136,6 +136,18 @@ def result_type(*operands: object) -> np.dtype:
     return out
 
 
+def integer_in(value: builtins.int, dtype: Any, op: str) -> Any:
+    """A Python int as a number of the integer ``dtype``, by PyTorch's rule: a value in range,
+    or a negative one that wraps into an unsigned dtype (-1 is uint8's 255), else PyTorch's
+    RuntimeError (NumPy's OverflowError would name neither the op nor the dtype)."""
+    dt = np.dtype(dtype)
+    info = np.iinfo(dt)
+    low = -builtins.int(info.max) if dt.kind == "u" else builtins.int(info.min)
+    if not low <= value <= builtins.int(info.max):
+        raise RuntimeError(f"{op}: value {value} cannot be converted to type {dt} without overflow")
+    return np.asarray(value).astype(dt).item()
+
+
 def accumulate_dtype(dt: Any, dtype: Any = None) -> np.dtype:
     """The dtype a sum, product or running sum/product of a ``dt`` tensor is computed and
     returned in, as PyTorch's: ``dtype`` when given, else int64 for bools and integers

@@ -348,17 +348,17 @@ def _split_method(self: Tensor, split_size: Any, dim: int = 0, *, axis: int | No
 
 
 @public(method=True)
-def chunk(input: Tensor, chunks: int, dim: int | None = None, *, axis: int | None = None) -> list[Tensor]:  # noqa: A002
-    """``chunks`` pieces along ``dim`` (0 by default; the last may be smaller), as PyTorch's."""
+def chunk(input: Tensor, chunks: int, dim: int | None = None, *, axis: int | None = None) -> tuple[Tensor, ...]:  # noqa: A002
+    """``chunks`` pieces along ``dim`` (0 by default; the last may be smaller), a tuple, as PyTorch's."""
     d = _dims.alias(axis, dim, "chunk")
     d = _one_dim(input, 0 if d is None else d, "chunk")
     if not isinstance(chunks, (int, np.integer)) or chunks <= 0:
         raise InvalidArgumentError(f"chunk expects `chunks` to be greater than 0, got: {chunks} (shape {input.shape})")
     if not input.shape[d]:  # an empty axis: one empty piece, as PyTorch's
-        return [input]
+        return (input,)
     size = -(-input.shape[d] // chunks)
     lead = (slice(None),) * d
-    return list(mark_multi_output_views([input[lead + (slice(i, i + size), Ellipsis)]
+    return tuple(mark_multi_output_views([input[lead + (slice(i, i + size), Ellipsis)]
                                          for i in range(0, input.shape[d], size)], "Split"))  # fmt: skip
 
 
