@@ -493,6 +493,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
 def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """:func:`_vector_norm`, keeping its input and result for the backward, as PyTorch's (a
     float16 norm is computed in float32 and rounded once, as there)."""
+    dim = dims.all_if_empty(dim)
     if getattr(x, "dtype", None) == np.float16 and dtype in (None, np.float16):
         out = _vector_norm(x.astype(np.float32), ord, dim, keepdim).astype(np.float16)
     else:

@@ -67,6 +67,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
         input = input.astype(work)  # noqa: A001
     if axis is not None or keepdims is not None:
         dim, keepdim = dims.alias(axis, dim, "sum"), dims.keep(keepdim, keepdims)
+    dim = dims.all_if_empty(dim)
     out = ops.Sum.apply(input, args=(None if dim is None else dims.axes(input.shape, dim, "sum"), bool(keepdim)))
     return out if out.dtype == acc else out.astype(acc)  # (NumPy sums narrow integers wider)
 
@@ -92,6 +93,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
                            "pass dtype= or convert with .float()")  # fmt: skip
     if axis is not None or keepdims is not None:
         dim, keepdim = dims.alias(axis, dim, "mean"), dims.keep(keepdim, keepdims)
+    dim = dims.all_if_empty(dim)
     dims.axes(input.shape, dim, "mean")
     if input.dtype == np.float16:
         return _mean(input.astype(np.float32), dim, bool(keepdim)).astype(np.float16)
@@ -143,8 +145,9 @@ def _variance(op: str, x: Tensor, dim: Any, unbiased: Any, keepdim: bool, correc
         c = 1 if unbiased else 0
     else:
         c = 0 if sp.numpy else 1
-    dims.axes(x.shape, sp.dim, op)
-    return _var(x if x.dtype == (work := _work_dtype(x.dtype)) else x.astype(work), sp.dim, sp.keepdim, c)
+    dim = dims.all_if_empty(sp.dim)
+    dims.axes(x.shape, dim, op)
+    return _var(x if x.dtype == (work := _work_dtype(x.dtype)) else x.astype(work), dim, sp.keepdim, c)
 
 
 def _rounded_to(v: Tensor, dtype: np.dtype) -> Tensor:
@@ -185,7 +188,7 @@ def _logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
 def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A002
               keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
-    d = dims.alias(axis, dim, "logsumexp")
+    d = dims.all_if_empty(dims.alias(axis, dim, "logsumexp"))
     dims.axes(input.shape, d, "logsumexp")
     out = _logsumexp(input, d, dims.keep(keepdim, keepdims))
     return saved_for_backward(out, input, output=True)  # (PyTorch's keeps both: the version check follows)
@@ -252,7 +255,7 @@ def _empty_reduction(shape: tuple, axes: Any, op: str) -> None:
 @public(method=True)
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """The largest values over ``dim`` (all when empty; no indices)."""
-    axes = dims.axes(input.shape, None if dim == () else dim, "amax")
+    axes = dims.axes(input.shape, dims.all_if_empty(dim), "amax")
     if 0 in input.shape:
         _empty_reduction(input.shape, axes, "amax")
     return ops.Max.apply(input, args=(axes, bool(keepdim)))
@@ -261,7 +264,7 @@ def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa
 @public(method=True)
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """The smallest values over ``dim`` (all when empty; no indices)."""
-    axes = dims.axes(input.shape, None if dim == () else dim, "amin")
+    axes = dims.axes(input.shape, dims.all_if_empty(dim), "amin")
     if 0 in input.shape:
         _empty_reduction(input.shape, axes, "amin")
     return ops.Min.apply(input, args=(axes, bool(keepdim)))
@@ -431,6 +434,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     PyTorch signature has ``dtype`` fifth: a dtype given there is read as ``dtype``."""
     if out is not None and dtype is None and not isinstance(out, Tensor):
         out, dtype = None, out  # (x.norm(p, dim, keepdim, dtype), as PyTorch's method)
+    dim = dims.all_if_empty(dim)
     if dtype is None and input.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(input.dtype)} (shape {input.shape}); convert with .float()")  # fmt: skip

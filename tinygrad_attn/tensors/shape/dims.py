@@ -91,6 +91,12 @@ def keep(keepdim: Any, keepdims: Any = None) -> bool:
     return bool(keepdims) or bool(keepdim)
 
 
+def all_if_empty(dim: Any) -> Any:
+    """A reduction's ``dim``, with PyTorch's reading of an empty list or tuple: every axis
+    (``x.sum(dim=[])`` is ``x.sum()``; other ops read ``()`` as no axis at all)."""
+    return None if isinstance(dim, (list, tuple)) and not dim else dim
+
+
 def axes(shape: tuple, axis: Any, op: str, *, distinct: bool = True) -> tuple[int, ...] | None:
     """``axis`` (an int, a sequence of ints, or None for all) checked against ``shape`` and
     made non-negative. A 0-d tensor takes 0 and -1 (the reduction over no axes: ``()``).
