@@ -50,7 +50,7 @@ from .tensors.elementwise.tensor_torch import layout, strided  # (PyTorch's layo
 from .tensors.factories import creation, tensor_creation  # noqa: F401
 from .tensors.factories.creation import *  # noqa: F403
 from .tensors.index import indexing  # noqa: F401
-from .tensors.mutation import augmented_assignment, inplace_variants  # noqa: F401
+from .tensors.mutation import augmented_assignment, inplace_variants, out_argument  # noqa: F401
 from .tensors.printing import set_printoptions
 from .tensors.reduce import statistics, tensor_reduce  # noqa: F401
 from .tensors.shape import shape_functions, tensor_shape  # noqa: F401
@@ -64,7 +64,7 @@ def install_methods() -> list[str]:
     functions, :class:`Tensor`'s methods written outside its class body (``x.var`` *is*
     ``tga.var``, ``x.softmax`` *is* ``F.softmax``), the in-place twins and ``tga.special``.
     ``_tensor.py`` imports none of the modules that declare them. Returns the free functions' names."""
-    return declare.install(Tensor, globals(), inplace_variants.variant, special)
+    return declare.install(Tensor, globals(), inplace_variants.variant, special, out_argument.with_out)
 
 
 # ``tga.special`` (``torch.special``): the functions declared with a ``special=`` name, no module of its own

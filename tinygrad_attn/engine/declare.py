@@ -112,24 +112,32 @@ def _enter(table: dict[str, Declaration], names: tuple[str, ...], d: Declaration
         table[n] = d
 
 
-def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str], Any], special: Any) -> list[str]:
-    """Put every declaration in place: free functions into ``namespace`` (the package's) and
+def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str], Any], special: Any,
+            out_variant: Callable[[Any, tuple[str, ...]], Any] = lambda fn, names: fn) -> list[str]:  # fmt: skip
+    """Put every declaration in place: free functions into ``namespace`` (the package's; each
+    as ``out_variant(fn, names)`` makes it: PyTorch's ``out=`` adapter, or the function itself) and
     the module ``special`` (PyTorch's ``torch.special`` names),
     methods on ``cls`` (over a class attribute of that name:
     ``Tensor.__hash__``), in-place twins made by ``inplace_variant(name)`` unless ``cls``
     defines the twin itself. Returns the free functions' names, for ``__all__``."""
     exported = []
+    # one function per declaration, under all its names: PyTorch's out= adapter of it where
+    # PyTorch's free function takes out= (methods take it too, being the one function)
+    adapted = {
+        id(d): out_variant(d.fn, d.names) if d.function else d.fn for d in (*DECLARED.values(), *METHOD_ONLY.values())
+    }
     for d in {id(d): d for d in (*DECLARED.values(), *METHOD_ONLY.values())}.values():
         for n in d.special:
-            setattr(special, n, d.fn)
+            setattr(special, n, adapted[id(d)])
             special.__all__.append(n)
     for table in (DECLARED, METHOD_ONLY):
         for n, d in table.items():
+            fn = adapted[id(d)]
             if d.function:
-                namespace[n] = d.fn
+                namespace[n] = fn
                 exported.append(n)
-            if d.method and cls.__dict__.get(n) is not d.fn:
-                setattr(cls, n, staticmethod(d.fn) if d.static else d.fn)
+            if d.method and cls.__dict__.get(n) is not fn:
+                setattr(cls, n, staticmethod(fn) if d.static else fn)
     for table in (DECLARED, METHOD_ONLY):
         for n, d in table.items():
             if d.inplace and n + "_" not in cls.__dict__:

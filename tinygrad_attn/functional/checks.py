@@ -11,6 +11,7 @@ import numpy as np
 
 from ..tensors._tensor import InvalidArgumentError, Tensor, cat
 from ..tensors.dtypes import UnsupportedDtypeError
+from ..tensors.mutation.out_argument import written_to_out  # noqa: F401 - (PyTorch's out=, one rule: its module's)
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -111,19 +112,3 @@ def _pad_constant(x: Tensor, axis: int, lo: int, hi: int, value: float) -> Tenso
 
 
 # -- PyTorch's out= (normalize, norm) --
-def written_to_out(r: Tensor, out: Any, op: str) -> Tensor:
-    """PyTorch's ``out=``: ``r`` copied into the tensor ``out`` (of ``r``'s shape), which is
-    returned; ``r`` itself when ``out`` is None. As in PyTorch, not while ``r`` records a
-    gradient (``out=`` takes no part in autograd)."""
-    if out is None:
-        return r
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{op}: out must be a Tensor, got {type(out).__name__}")
-    if r.requires_grad:
-        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
-                           "but one of the arguments requires grad; call it without out= (or under tga.no_grad())")  # fmt: skip
-    if tuple(out.shape) != tuple(r.shape):
-        raise RuntimeError(
-            f"{op}: out has shape {tuple(out.shape)}, the result {tuple(r.shape)}; give an out of that shape"
-        )
-    return out.copy_(r)

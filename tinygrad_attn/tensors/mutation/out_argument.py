@@ -1,0 +1,152 @@
+"""PyTorch's ``out=`` argument: a function's result written into a tensor the caller gives.
+
+``torch.mul(a, b, out=c)`` (PyTorch's tensor tutorial writes it) computes ``a * b`` and writes
+it into ``c``, which it returns: ``c`` is resized to the result's shape (with PyTorch's warning
+when it held elements), the result cast to ``c``'s dtype where PyTorch's ``can_cast`` allows.
+Every ``tga.`` function whose PyTorch twin takes ``out=`` takes it through :func:`with_out`, a
+thin adapter put in front of the one function by the package's ``install_methods``; the
+method is that same adapter (``x.mul is tga.mul``), so it takes ``out=`` too.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from ...engine.switches import _State, no_grad
+from .._tensor import Tensor
+from ..dtypes import can_cast, scalar_type_name
+
+#: The functions whose PyTorch twin (``torch.X``, or the function it is an alias of) takes
+#: ``out=``, by declared name; tests/engine/test_declare.py reads PyTorch's docs to keep it true.
+OUT_NAMES = frozenset(
+    """abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr all amax amin angle any arange arccos
+    arccosh arcsin arcsinh arctan arctan2 arctanh asin asinh atan atan2 atanh baddbmm bernoulli bitwise_and
+    bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor bmm bucketize cat ceil cholesky_inverse
+    cholesky_solve clamp clip column_stack copysign cos cosh cross cummax cummin cumprod cumsum deg2rad det diag diff
+    digamma div divide dot dstack empty eq erf erfc erfinv exp exp2 expm1 eye fix float_power floor floor_divide fmax
+    fmin fmod frexp full gather gcd ge geqrf greater greater_equal gt heaviside histc histogram hstack hypot i0 igamma
+    igammac index_select inner inverse isneginf isposinf kron kthvalue lcm ldexp le lerp less less_equal lgamma
+    linspace log log10 log1p log2 logaddexp logaddexp2 logcumsumexp logical_and logical_not logical_or logical_xor
+    logit logspace logsumexp lt lu lu_solve lu_unpack masked_select matmul matrix_power max maximum mean min minimum
+    mm mode msort mul multinomial multiply mv mvlgamma nan_to_num nanmean nanquantile narrow_copy ne neg negative
+    nextafter norm normal not_equal ones orgqr ormqr outer polygamma pow qr quantile rad2deg rand randint randn
+    randperm reciprocal remainder renorm round row_stack rsqrt searchsorted sgn sigmoid sign signbit sin sinc sinh
+    slogdet sort sqrt square stack std std_mean sub subtract svd take_along_dim tan tanh topk tril triu true_divide
+    trunc var var_mean vdot vstack where xlogy zeros""".split()
+)
+
+
+#: Factories, which resize ``out`` without PyTorch's warning (it warns for computed results).
+QUIET_RESIZE = frozenset("zeros ones full empty rand randn randint randperm eye linspace logspace normal multinomial "
+                         "bernoulli".split())  # fmt: skip
+
+
+def written_to_out(r: Any, out: Any, op: str) -> Any:
+    """``r`` written into ``out`` (a tensor, or a tuple of them for a function of several
+    results), which is returned; ``r`` itself when ``out`` is None. As PyTorch's: not while
+    an input records a gradient (``out=`` takes no part in autograd), ``out`` resized to the
+    result's shape, the result cast to ``out``'s dtype within ``can_cast``."""
+    if out is None:
+        return r
+    if isinstance(r, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(r):
+            raise TypeError(f"{op}(): argument 'out' must be a tuple of {len(r)} Tensors, got {type(out).__name__}")
+        written = [_written(v, o, op) for v, o in zip(r, out)]
+        return type(r)(*written) if hasattr(r, "_fields") else tuple(written)
+    return _written(r, out, op)
+
+
+def _written(r: Tensor, out: Any, op: str) -> Tensor:
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if _State.grad_enabled and (r.requires_grad or out.requires_grad):
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad; call it without out= (or under tga.no_grad())")  # fmt: skip
+    if out._dev is not r._dev:
+        raise RuntimeError(f"{op}(): the result is on {r.device}, out on {out.device}; give an out on {r.device}")
+    if not can_cast(r.dtype, out.dtype):
+        raise RuntimeError(f"{op}(): result type {scalar_type_name(r.dtype)} can't be cast to the desired output "
+                           f"type {scalar_type_name(out.dtype)}")  # fmt: skip
+    if tuple(out.shape) != tuple(r.shape):
+        if out.numel() and op not in QUIET_RESIZE:
+            warnings.warn(
+                f"{op}(): an output with one or more elements was resized since it had shape {list(out.shape)}, "
+                f"which does not match the required output shape {list(r.shape)}. This behavior is deprecated "
+                "(as in PyTorch); give an empty out, or one of the result's shape",
+                UserWarning,
+                stacklevel=4,
+            )
+        out.resize_(*r.shape)
+    with no_grad():
+        out.copy_(r)
+    return out
+
+
+def with_out(fn: Callable[..., Any], names: tuple[str, ...]) -> Callable[..., Any]:
+    """``fn`` taking PyTorch's ``out=`` too, where one of its ``names`` is in :data:`OUT_NAMES`
+    and ``fn`` has no ``out`` of its own; else ``fn`` itself."""
+    code = getattr(fn, "__code__", None)
+    taken = [n for n in names if n in OUT_NAMES]
+    if not taken or code is None or "out" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+        return fn
+    name = taken[0]
+    adapter = _same_parameters_and_out(fn, name) or _any_parameters_and_out(fn, name)
+    functools.update_wrapper(adapter, fn)
+    adapter.adapts = fn  # type: ignore[attr-defined]  # (the one function it puts out= in front of)
+    return adapter
+
+
+def _any_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    def adapter(*args: Any, out: Any = None, **kw: Any) -> Any:
+        if out is None:
+            return fn(*args, **kw)
+        return written_to_out(fn(*args, **kw), out, name)
+
+    return adapter
+
+
+def _same_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[..., Any] | None:
+    """The adapter written with ``fn``'s own parameters and a keyword ``out``: a call passes
+    them on as they are, with no packing into ``*args``/``**kw`` (a tenth of a microsecond a
+    call, which a method as hot as ``x.exp()`` pays). None where ``fn`` takes ``**kw``."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    defaults: dict[str, Any] = {"_fn": fn, "_written": written_to_out, "_name": name}
+    head, call, star = [], [], False
+    for i, p in enumerate(params):
+        text = p.name
+        if p.default is not p.empty:
+            defaults[f"_d{i}"] = p.default
+            text += f"=_d{i}"
+        if p.kind is p.VAR_POSITIONAL:
+            head.append("*" + p.name)
+            call.append("*" + p.name)
+            star = True
+        elif p.kind is p.KEYWORD_ONLY:
+            if not star:
+                head.append("*")
+                star = True
+            head.append(text)
+            call.append(f"{p.name}={p.name}")
+        else:
+            head.append(text)
+            call.append(p.name)
+        if p.kind is p.POSITIONAL_ONLY and (i + 1 == len(params) or params[i + 1].kind is not p.POSITIONAL_ONLY):
+            head.append("/")
+    head += ["out=None"] if star else ["*", "out=None"]
+    source = (
+        f"def adapter({', '.join(head)}):\n"
+        f"    if out is None:\n        return _fn({', '.join(call)})\n"
+        f"    return _written(_fn({', '.join(call)}), out, _name)\n"
+    )
+    # (compiled as this file's code: tracebacks and the op-origin search skip it as the package's)
+    exec(compile(source, __file__, "exec"), defaults)  # noqa: S102 - (made of fn's own parameter names)
+    return defaults["adapter"]
