@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from itertools import repeat
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -257,7 +260,10 @@ class Optimizer:
         for b in cached[2]:
             dtype, dev = b.dtype, b.dev
             grads = [p.grad._data for p in b.params]
-            if maximize or any(gd.dtype != dtype for gd in grads):
+            # (the dtypes by identity first: NumPy's builtin dtypes are one object each)
+            if maximize or not (
+                all(map(is_, map(_DTYPE, grads), repeat(dtype))) or all(gd.dtype == dtype for gd in grads)
+            ):
                 xp = dev.ops
                 grads = [xp.astype(gd, dtype) if gd.dtype != dtype else gd for gd in grads]
                 if maximize:
@@ -478,7 +484,7 @@ class _Bucket:
         self._loopable: bool | None = None
         self.states = [states[p] for p in params]
         self._shared: dict[str, int] | None = None
-        self._held: list = []
+        self._held: tuple = ((), (), (), (), True)
         self.state = {
             name: _gather(xp, [st[name]._data for st in self.states])
             for name, v in self.states[0].items()
@@ -523,7 +529,14 @@ class _Bucket:
         ws = self._seen
         if self._loopable is None:
             self._loopable = cpu_kernels.float_arrays(*ws)
-        return self._loopable and all(w.flags.writeable for w in ws) and cpu_kernels.float_arrays(ws[0], *state, *grads)
+        if not (self._loopable and all(map(_WRITEABLE, ws))):
+            return False
+        arrays = (*state, *grads)  # (C-level checks first; float_arrays where one fails, as it says why not)
+        return (
+            all(map(is_, map(type, arrays), repeat(np.ndarray)))
+            and all(map(is_, map(_DTYPE, arrays), repeat(self.dtype)))
+            and all(map(_C_CONTIGUOUS, arrays))
+        ) or cpu_kernels.float_arrays(ws[0], *arrays)
 
     def scalars(self, values: tuple[float, ...]) -> Any:
         """``values`` as a NumPy array of the bucket's dtype, each number rounded as NumPy
@@ -560,26 +573,36 @@ class _Bucket:
                 else:
                     st[name] = t = Tensor._wrap(v, self.dev)
                 held.append((st, name, t, v))
-        self._held = held
+        cols = tuple(zip(*held)) if held else ((), (), (), ())  # (as columns: see intact)
+        self._held = (*cols, all(type(st) is dict for st in cols[0]))
 
     def intact(self, states: dict[Tensor, dict[str, Any]]) -> bool:
         """Whether every parameter still has the device, dtype and shape this bucket was made
         for and the state dict it had, and every state tensor is the one this bucket made,
-        holding its view."""
-        seen = self._seen
-        for i, (p, st) in enumerate(zip(self.params, self.states)):
-            d = p._data
-            if d is not seen[i]:  # (new memory: user code assigned it, or module.to)
-                if p._dev is not self.dev or d.dtype != self.dtype or tuple(d.shape) != self._slices[i][2]:
-                    return False
-                seen[i] = d
-                self._roots = self._loopable = None
-            if states.get(p) is not st:
-                return False
-        for st, name, t, v in self._held:
-            if st.get(name) is not t or t._data is not v:
-                return False
-        return True
+        holding its view (identity checks, made a column at a time where all hold)."""
+        seen, params = self._seen, self.params
+        if not all(map(is_, map(_DATA, params), seen)):
+            for i, p in enumerate(params):
+                d = p._data
+                if d is not seen[i]:  # (new memory: user code assigned it, or module.to)
+                    if p._dev is not self.dev or d.dtype != self.dtype or tuple(d.shape) != self._slices[i][2]:
+                        return False
+                    seen[i] = d
+            self._roots = self._loopable = None
+        if not all(map(is_, map(states.get, params), self.states)):
+            return False
+        dicts, names, tensors, arrays, plain = self._held
+        if not plain:
+            return all(st.get(name) is t for st, name, t in zip(dicts, names, tensors)) and all(
+                map(is_, map(_DATA, tensors), arrays)
+            )
+        return all(map(is_, map(dict.get, dicts, names), tensors)) and all(map(is_, map(_DATA, tensors), arrays))
+
+
+_DATA = operator.attrgetter("_data")
+_DTYPE = operator.attrgetter("dtype")
+_WRITEABLE = operator.attrgetter("flags.writeable")
+_C_CONTIGUOUS = operator.attrgetter("flags.c_contiguous")
 
 
 def _inplace_ns(dev: Any) -> Any:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import re
 import sys
 import types
@@ -29,7 +30,10 @@ import numpy as np
 from ..engine.backward import SliceGradient, accumulate_grad
 from ..engine.composite import FusedFunction
 from ..engine.function import _NUMPY_SCALARS, _as_ndarray
-from ..ops.movement import Split
+from ..ops import elementwise as _elementwise
+from ..ops.linalg import Matmul
+from ..ops.movement import Permute, Reshape, Split
+from ..runtime import backend as _backend
 from ..tensors._tensor import Tensor
 from . import passes
 from .records import Buffer
@@ -288,13 +292,42 @@ def _call_line(names: _Names, op: Any, comment: str) -> tuple[str, str]:
             key = (type(op.fn), id(xp)) if args is None else (type(op.fn), passes._freeze(args), id(xp))
         except TypeError:  # an unhashable argument: a callable of its own
             key = object()
+        fast = _direct(op, xp)
+        if fast is not None:
+            key = (key, "direct")
         f = names.shared.get(key)
         if f is None:
             f = names.shared[key] = names.global_name(
-                _callable_name(op.op, op.fn.args), functools.partial(op.fn.forward, xp)
+                _callable_name(op.op, op.fn.args), fast or functools.partial(op.fn.forward, xp)
             )
     operands = ", ".join([x.name if x.__class__ is Buffer else names.operand(x) for x in op.inputs])
     return f"{b.name} = {f}({operands})", comment
+
+
+# Ops whose forward is one Python operator on its operands, whatever the namespace.
+_OPERATORS = {_elementwise.Add: operator.add, _elementwise.Sub: operator.sub, _elementwise.Mul: operator.mul,
+              _elementwise.Div: operator.truediv, _elementwise.Neg: operator.neg}  # fmt: skip
+
+
+def _direct(op: Any, xp: Any) -> Any:
+    """The callable that computes what ``op.fn.forward(xp, ...)`` computes for this record's
+    operands with no Python frame of its own, where there is one: the operator of ``a + b``,
+    an ndarray's ``reshape`` / ``transpose`` with NumPy's namespace, ``matmul`` itself where
+    the traced shapes take its plain branch. A replay of a small step is mostly such calls,
+    each otherwise three Python calls deep; None for any other op (its forward is called)."""
+    cls = type(op.fn)
+    f = _OPERATORS.get(cls)  # (the class itself: a subclass may have a forward of its own)
+    if f is not None:
+        return f
+    if cls.forward is Reshape.forward and xp.reshape is _backend._np_reshape:
+        return operator.methodcaller("reshape", op.fn.args)
+    if cls.forward is Permute.forward and xp.permute_dims is _backend._np_permute_dims:
+        return operator.methodcaller("transpose", op.fn.args)
+    if cls is Matmul and xp.matmul is np.matmul and len(op.inputs) == 2:
+        a, b = (x.shape if x.__class__ is Buffer else None for x in op.inputs)
+        if a is not None and b is not None and not (len(b) == 2 and len(a) > 2 and not (len(a) == 3 and a[0] == 1)):
+            return np.matmul  # (Matmul.forward's other branch: a batch times one matrix, as one product)
+    return None
 
 
 def _backward_line(names: _Names, op: Any) -> str:
