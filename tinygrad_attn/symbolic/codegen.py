@@ -30,9 +30,11 @@ import numpy as np
 from ..engine.backward import SliceGradient, accumulate_grad
 from ..engine.composite import FusedFunction
 from ..engine.function import _NUMPY_SCALARS, _as_ndarray
+from ..engine.switches import _State
 from ..ops import elementwise as _elementwise
 from ..ops.linalg import Matmul
 from ..ops.movement import Permute, Reshape, Split
+from ..ops.reduce import Sum
 from ..runtime import backend as _backend
 from ..tensors._tensor import Tensor
 from . import passes
@@ -56,6 +58,7 @@ def accumulate_owned(t: Tensor, g: Any) -> None:
     count: then, or for a view, a read-only or non-contiguous array, it is copied as before."""
     if not t.requires_grad:
         return
+    # (no name may hold g.flags here: the flags object holds the array, one reference more)
     sole = (
         g.__class__ is np.ndarray
         and g.base is None
@@ -63,6 +66,9 @@ def accumulate_owned(t: Tensor, g: Any) -> None:
         and g.flags.c_contiguous
         and sys.getrefcount(g) <= _LOCAL_REFS
     )
+    if sole and t.grad is None and not _State.post_accumulate_hooks:
+        t.grad = Tensor._wrap(g, t._dev)  # (accumulate_grad's first case, a replay's usual one: inline)
+        return
     accumulate_grad(t, g, sole)
 
 
@@ -312,8 +318,8 @@ _OPERATORS = {_elementwise.Add: operator.add, _elementwise.Sub: operator.sub, _e
 def _direct(op: Any, xp: Any) -> Any:
     """The callable that computes what ``op.fn.forward(xp, ...)`` computes for this record's
     operands with no Python frame of its own, where there is one: the operator of ``a + b``,
-    an ndarray's ``reshape`` / ``transpose`` with NumPy's namespace, ``matmul`` itself where
-    the traced shapes take its plain branch. A replay of a small step is mostly such calls,
+    an ndarray's ``reshape`` / ``transpose`` and ``add.reduce`` for a sum with NumPy's
+    namespace, ``matmul`` itself where the traced shapes take its plain branch. A replay of a small step is mostly such calls,
     each otherwise three Python calls deep; None for any other op (its forward is called)."""
     cls = type(op.fn)
     f = _OPERATORS.get(cls)  # (the class itself: a subclass may have a forward of its own)
@@ -323,6 +329,9 @@ def _direct(op: Any, xp: Any) -> Any:
         return operator.methodcaller("reshape", op.fn.args)
     if cls.forward is Permute.forward and xp.permute_dims is _backend._np_permute_dims:
         return operator.methodcaller("transpose", op.fn.args)
+    if cls.forward is Sum.forward and xp.sum is _backend._NUMPY_FAST["sum"]:
+        axis, keepdims = op.fn.args  # (the namespace's sum is add.reduce with these)
+        return functools.partial(np.add.reduce, axis=axis, dtype=None, out=None, keepdims=keepdims)
     if cls is Matmul and xp.matmul is np.matmul and len(op.inputs) == 2:
         a, b = (x.shape if x.__class__ is Buffer else None for x in op.inputs)
         if a is not None and b is not None and not (len(b) == 2 and len(a) > 2 and not (len(a) == 3 and a[0] == 1)):
