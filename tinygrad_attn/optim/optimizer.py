@@ -483,7 +483,7 @@ class _Bucket:
         self._scalars: tuple[tuple[float, ...], Any] = ((), None)
         self._loopable: bool | None = None
         self.states = [states[p] for p in params]
-        self._shared: dict[str, int] | None = None
+        self._shared: tuple | None = None  # the flat state arrays the state tensors were last made views of
         self._held: tuple = ((), (), (), (), True)
         self.state = {
             name: _gather(xp, [st[name]._data for st in self.states])
@@ -560,10 +560,10 @@ class _Bucket:
         """Each parameter's state tensors become views of the flat state arrays where a
         step made a new one (SGD's momentum at its first step, or any update on a
         namespace without ``out=``)."""
-        shared = {name: id(flat) for name, flat in self.state.items()}
-        if shared == self._shared:
+        shared = self._shared
+        if shared is not None and len(shared) == len(self.state) and all(map(is_, self.state.values(), shared)):
             return
-        self._shared = shared
+        self._shared = tuple(self.state.values())
         held = []
         for name, flat in self.state.items():
             for st, v in zip(self.states, self._split(flat)):
@@ -579,18 +579,27 @@ class _Bucket:
     def intact(self, states: dict[Tensor, dict[str, Any]]) -> bool:
         """Whether every parameter still has the device, dtype and shape this bucket was made
         for and the state dict it had, and every state tensor is the one this bucket made,
-        holding its view (identity checks, made a column at a time where all hold)."""
-        seen, params = self._seen, self.params
-        if not all(map(is_, map(_DATA, params), seen)):
-            for i, p in enumerate(params):
-                d = p._data
-                if d is not seen[i]:  # (new memory: user code assigned it, or module.to)
-                    if p._dev is not self.dev or d.dtype != self.dtype or tuple(d.shape) != self._slices[i][2]:
-                        return False
-                    seen[i] = d
-            self._roots = self._loopable = None
-        if not all(map(is_, map(states.get, params), self.states)):
-            return False
+        holding its view (identity checks; the parameters' arrays found again where one changed)."""
+        seen = self._seen
+        for p, st, d in zip(self.params, self.states, seen):
+            if p._data is not d or states.get(p) is not st:
+                break
+        else:
+            return self._held_intact()
+        for i, (p, st) in enumerate(zip(self.params, self.states)):
+            d = p._data
+            if d is not seen[i]:  # (new memory: user code assigned it, or module.to)
+                if p._dev is not self.dev or d.dtype != self.dtype or tuple(d.shape) != self._slices[i][2]:
+                    return False
+                seen[i] = d
+                self._roots = self._loopable = None
+            if states.get(p) is not st:
+                return False
+        return self._held_intact()
+
+    def _held_intact(self) -> bool:
+        """Whether every state tensor this bucket made is still in its state dict, holding its
+        view of the flat array (a column at a time)."""
         dicts, names, tensors, arrays, plain = self._held
         if not plain:
             return all(st.get(name) is t for st, name, t in zip(dicts, names, tensors)) and all(

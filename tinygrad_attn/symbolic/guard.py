@@ -392,7 +392,10 @@ class Guard:
                     walk(h, "", 1)
         for k, x in vars(opt).items():  # (its own bookkeeping, underscored, changes as it steps)
             if k not in _OPT_SKIP and (k[0] != "_" or k.endswith("hooks")):
-                walk(x, "", 1)
+                if type(x) is dict and not x:  # (no hooks: the usual case, as walk writes it)
+                    out.append((dict, ()))
+                else:
+                    walk(x, "", 1)
 
     def function(self, f: Any, path: str, depth: int) -> None:
         """A callable: by identity; the user's functions also by their closure, defaults and
