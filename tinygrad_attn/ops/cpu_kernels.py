@@ -3,7 +3,9 @@ places where NumPy's one pass over memory per call costs most.
 
 An Adam step over a flat bucket is 13 NumPy calls, each reading and writing the whole
 bucket; as one loop it reads each number once (figures in benchmarks/README.md, "Compiled
-CPU loops"). An LSTM step on tutorial sizes is a dozen calls on a few hundred numbers each, where the call costs more than the arithmetic; with a loop for the
+CPU loops"). SGD's step is one loop per parameter too, reading the parameter and its
+gradient where they are: a small model's step is mostly the cost of the calls, and this is
+one call per parameter instead of a gathering pass and a few calls per bucket. An LSTM step on tutorial sizes is a dozen calls on a few hundred numbers each, where the call costs more than the arithmetic; with a loop for the
 arithmetic between NumPy's vectorised exp and tanh, a step forward is six calls instead of
 twelve, and a step backward two (the loop, the product) instead of nine and a third of the
 passes over all steps before them. GELU's float32 forward is two loops around NumPy's exp

@@ -22,9 +22,10 @@ class Adam(Optimizer):
 
     >>> opt = Adam(model.parameters(), lr=1e-3)  # doctest: +SKIP
 
-    Each param group is updated as a few array calls over flat arrays (see
-    :meth:`Optimizer._step_flat`); ``foreach=False`` updates parameter by parameter
-    instead, with the same numbers.
+    Each param group is updated flat (see :meth:`Optimizer._step_flat`): one compiled loop
+    per parameter where numba is installed (the ``jit`` extra), else a few NumPy calls over
+    flat arrays; ``foreach=False`` updates parameter by parameter instead, with the same
+    numbers.
     """
 
     decoupled = False

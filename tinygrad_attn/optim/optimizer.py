@@ -200,8 +200,12 @@ class Optimizer:
     # instead of a dozen per parameter (the benchmark GPT's AdamW, 36 parameters: figures in
     # benchmarks/README.md), and then each parameter with one or two (``p * decay - q``, in
     # place); where an optimizer has a compiled loop
-    # (``_flat_update_pieces``: Adam's, with numba), it updates each parameter in place,
-    # reading it and its gradient where they are, with no gathering pass. Either way a
+    # (``_flat_update_pieces``: Adam's and SGD's, with numba), it updates each parameter in
+    # place, reading it and its gradient where they are, with no gathering pass: one call
+    # per parameter. (The parameters are not moved into one flat array for good, as views:
+    # their memory would then have one root, so one version counter, and an in-place change
+    # of one parameter would fail the backward of a graph that saved another; and an array
+    # a user holds, ``p.data`` or a view, would stop being the parameter.) Either way a
     # parameter keeps its memory and the step writes it in place, as PyTorch's does: its
     # views, ``detach()`` and ``state_dict()`` see the new values, and its version counts
     # the step (``_writes``). State is updated in place. Before each step the bucket checks

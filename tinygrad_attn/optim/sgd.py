@@ -19,9 +19,10 @@ class SGD(Optimizer):
 
     >>> opt = SGD(model.parameters(), lr=0.1, momentum=0.9)  # doctest: +SKIP
 
-    Each param group is updated as a few array calls over flat arrays (see
-    :meth:`Optimizer._step_flat`); ``foreach=False`` updates parameter by parameter
-    instead, with the same numbers.
+    Each param group is updated flat (see :meth:`Optimizer._step_flat`): one compiled loop
+    per parameter where numba is installed (the ``jit`` extra), else a few NumPy calls over
+    flat arrays; ``foreach=False`` updates parameter by parameter instead, with the same
+    numbers.
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
