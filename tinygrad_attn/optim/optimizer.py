@@ -239,6 +239,15 @@ class Optimizer:
         :meth:`_Bucket.intact` holds; each step then costs a few Python operations per
         parameter besides the update itself (a compiled step of a small model calls this at
         every replay)."""
+        cached = self._flat.get(id(group))
+        if cached is not None and cached[0] is group and len(cached[2]) == 1 and not group.get("maximize"):
+            # (the usual step: nothing changed since the last one, checked in one pass)
+            b = cached[2][0]
+            grads = b.unchanged_grads(group["params"], self.state)
+            if grads is not None and self._same_key(b) and self._flat_update_pieces(b, grads, group):
+                b.bump(self._writes(group))
+                b.share_state()
+                return
         ready = []
         for p in group["params"]:
             g = p.grad
@@ -524,6 +533,25 @@ class _Bucket:
             store_array(p, (dst * decay if decay != 1.0 else dst) - qi, writes)
         if written:
             bump_versions(written, writes)
+
+    def unchanged_grads(self, params: list[Tensor], states: dict[Tensor, dict[str, Any]]) -> list[Any] | None:
+        """The gradients' arrays, where this bucket is all of its group (``params``, in order)
+        and nothing it depends on changed since the last step: every parameter has a gradient
+        of its own shape, of the bucket's dtype (the same dtype object) and device, and the
+        array, state dict and state tensors it had; else None (then the full check runs)."""
+        if len(params) != len(self.params):
+            return None
+        dtype, dev = self.dtype, self.dev
+        grads = []
+        for p, q, st, d in zip(params, self.params, self.states, self._seen):
+            g = p.grad
+            if p is not q or g is None or p._data is not d or states.get(p) is not st:
+                return None
+            gd = g._data
+            if g._dev is not dev or gd.dtype is not dtype or gd.shape != d.shape:
+                return None
+            grads.append(gd)
+        return grads if self._held_intact() else None
 
     def loop_arrays(self, grads: list[Any], *state: Any) -> bool:
         """Whether the compiled loops (``ops.cpu_kernels``) can take this bucket: its
