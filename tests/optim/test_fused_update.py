@@ -35,7 +35,7 @@ CASES = (
 )  # fmt: skip
 IDS = [f"{cls.__name__}-" + ",".join(f"{k}={v}" for k, v in kw.items()) for cls, kw in CASES]
 SHAPES = [(3, 4), (5,), (), (2, 1, 3), (4,)]
-KERNEL = {SGD: "sgd", Adam: "adam", AdamW: "adam"}
+KERNELS = {SGD: ("sgd", "sgd_plain"), Adam: ("adam",), AdamW: ("adam",)}
 needs_numba = pytest.mark.skipif(not cpu_kernels.available(), reason="numba is not installed (the jit extra)")
 
 
@@ -104,7 +104,7 @@ def test_fused_and_flat_updates_give_the_per_parameter_numbers(cls, kw, dtype, c
     monkeypatch.setattr(cpu_kernels, "ENABLED", True)
     fused = _run(cls, kw, dtype, foreach=None)
     if cpu_kernels.available():
-        assert calls.get(KERNEL[cls], 0) >= 8  # (the loops ran: a step per param group)
+        assert sum(calls.get(k, 0) for k in KERNELS[cls]) >= 8  # (the loops ran: a step per param group)
     monkeypatch.setattr(cpu_kernels, "ENABLED", False)
     flat = _run(cls, kw, dtype, foreach=None)
     loop = _run(cls, kw, dtype, foreach=False)

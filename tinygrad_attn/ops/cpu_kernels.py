@@ -335,6 +335,15 @@ def _sgd(w, g, buf, at, s):  # pragma: no cover - compiled
         wf[i] = wi - lr * d
 
 
+def _sgd_plain(w, g, s):  # pragma: no cover - compiled
+    """``_sgd`` without momentum or weight decay, ``w - lr g`` (``s[0]``: ``lr``): two
+    arguments fewer for the call to convert, in the commonest step."""
+    lr = s[0]
+    wf, gf = w.reshape(-1), g.reshape(-1)
+    for i in range(gf.shape[0]):
+        wf[i] = wf[i] - lr * gf[i]
+
+
 #: numba options beyond the common ones, by kernel: layer norm's row sums may be reassociated
 #: (vectorised; its results equal the NumPy code's to rounding, not bit for bit)
 _OPTIONS: dict[str, dict[str, Any]] = {
@@ -352,6 +361,7 @@ _SOURCES: dict[str, Callable[..., Any]] = {
     "gelu_backward": _gelu_backward,
     "adam": _adam,
     "sgd": _sgd,
+    "sgd_plain": _sgd_plain,
     "lstm_forward": _lstm_forward,
     "lstm_backward": _lstm_backward,
     "swap_forward": _swap_forward,

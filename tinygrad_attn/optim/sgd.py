@@ -101,10 +101,16 @@ class SGD(Optimizer):
                 buf = _NO_BUFFER[b.dtype] = np.empty(0, b.dtype)
         if not b.loop_arrays(grads, buf):
             return False
-        kern = cpu_kernels.kernel("sgd")
+        wd = float(group["weight_decay"])
+        plain = mu == 0.0 and wd == 0.0
+        kern = cpu_kernels.kernel("sgd_plain" if plain else "sgd")
         if kern is None:
             return False
-        wd = float(group["weight_decay"])
+        if plain:
+            scalars = b.scalars((float(group["lr"]),))
+            for w, g in zip(ws, grads):
+                kern(w, g, scalars)
+            return True
         switches = (wd != 0.0, mu != 0.0, first, bool(group["nesterov"]))
         scalars = b.scalars((float(group["lr"]), wd, mu, 1.0 - float(group["dampening"]), *switches))
         for (a, _, _), w, g in zip(b._slices, ws, grads):

@@ -408,15 +408,16 @@ class Guard:
             for k, a in f.keywords.items():
                 self.walk(a, f"{path}.{k}" if paths is not None else "", depth)
             f = f.func
-        if isinstance(f, _Module):
-            self.module(f, path, depth)
-            return
-        obj = getattr(f, "__self__", None)
-        if obj is not None and type(f) is types.MethodType:
-            self.walk(obj, f"{path}.__self__" if paths is not None else "", depth)
-            f = f.__func__
-        elif obj is not None and not isinstance(obj, (type, types.ModuleType)) and type(f) is not types.FunctionType:
-            self.walk(obj, f"{path}.__self__" if paths is not None else "", depth)  # (a bound builtin)
+        if type(f) is not types.FunctionType:  # (a plain function has no __self__: most steps, most globals)
+            if isinstance(f, _Module):
+                self.module(f, path, depth)
+                return
+            obj = getattr(f, "__self__", None)
+            if obj is not None and type(f) is types.MethodType:
+                self.walk(obj, f"{path}.__self__" if paths is not None else "", depth)
+                f = f.__func__
+            elif obj is not None and not isinstance(obj, (type, types.ModuleType)):
+                self.walk(obj, f"{path}.__self__" if paths is not None else "", depth)  # (a bound builtin)
         self._emit(("fn", id(f)), path)
         code = getattr(f, "__code__", None)
         if code is None or depth <= 0 or not _user_file(code.co_filename):
