@@ -113,9 +113,9 @@ def test_fused_and_flat_updates_give_the_per_parameter_numbers(cls, kw, dtype, c
 
 
 @pytest.mark.parametrize("cls,kw", [(SGD, dict(lr=0.1, momentum=0.9)), (AdamW, dict(lr=0.1))], ids=["SGD", "AdamW"])
-def test_a_parameter_rebound_to_another_shape_or_dtype_gets_a_new_bucket(cls, kw):
-    """``p.data = t`` of another shape or dtype: the flat layout is made again (its state, made
-    for the old shape, is refused with the per-parameter path's error or moved as there)."""
+def test_a_parameter_rebound_to_another_dtype_gets_a_new_bucket(cls, kw):
+    """``p.data = t`` of another dtype between steps: the flat layout is made again, the
+    parameter's state moved to its new dtype, as the per-parameter path does."""
     outs = []
     for foreach in (None, False):
         rng = np.random.default_rng(0)
@@ -137,7 +137,7 @@ def test_a_parameter_rebound_to_another_shape_or_dtype_gets_a_new_bucket(cls, kw
 def test_the_step_counts_each_parameters_version_once(cls):
     ps = [Parameter(np.ones(s, np.float32)) for s in [(2, 3), (4,)]]
     opt = cls(ps, lr=0.1, **({"momentum": 0.9} if cls is SGD else {}))
-    for k in range(1, 4):
+    for _ in range(3):
         for p in ps:
             p.grad = Tensor(np.full(p.shape, 0.5, np.float32))
         before = [p._version for p in ps]
