@@ -14,6 +14,9 @@
 
     cd benchmarks && OMP_NUM_THREADS=1 PYTHONPATH=.. python replay.py [--cpu-time] [--step] [--sizes tiny small medium]
 
+4. With ``--phases``, only where the compiled training step's time goes at the first size
+   (``step_phases``): the guard's key, the program without its update, the update, the rest.
+
 It prints the load average and which OpenBLAS kernels NumPy's products run: on a CPU with
 AVX-512 an environment may pin older ones (``OPENBLAS_CORETYPE=Haswell``), which halves the
 speed of every matrix product here, and not ``jax.jit``'s.
@@ -27,6 +30,7 @@ Medians of interleaved rounds (``common.interleave``); nothing here is asserted 
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 import time
 
@@ -177,6 +181,67 @@ def training_step(sizes=("tiny",), rounds: int | None = None) -> dict[str, dict[
     return out
 
 
+def step_phases(size: str = "tiny", calls: int = 3000) -> dict[str, float]:
+    """Where a compiled training step's time goes: microseconds per call of the guard's key
+    (``Compiled.guard.key``), the replayed program without its update, the optimizer's update
+    (``Optimizer.foreach_update``, the line the program calls) and the rest of the call
+    (argument key, cache lookup, ``Program.replay``): the medians over ``calls`` calls of the
+    step, each part timed with ``time.perf_counter`` (CPU time costs a system call, about a
+    microsecond, per reading); besides, with this process's CPU time, the step alone,
+    unwrapped, and the hand-written NumPy step."""
+    from tinygrad_attn.optim.optimizer import Optimizer  # noqa: PLC0415
+
+    b, t, d, h = attention.SIZES[size]
+    a = attention.make_inputs(b, t, d)
+    run, hand = step_compiled(a, h), step_numpy(a, h)
+    run(), run()
+    compiled, clock = run.compiled, time.perf_counter
+
+    def per_call(fn) -> float:
+        for _ in range(calls // 10):
+            fn()
+        t0 = time.process_time()
+        for _ in range(calls):
+            fn()
+        return (time.process_time() - t0) / calls * 1e6
+
+    plain, by_hand = per_call(run), per_call(hand)
+    now: dict[str, float] = {}
+    prog, key, update = compiled.program, compiled.guard.key, Optimizer.foreach_update
+    inner = prog._run
+
+    def timed(name, fn):
+        def wrapper(*args):
+            t0 = clock()
+            try:
+                return fn(*args)
+            finally:
+                now[name] = clock() - t0
+
+        return wrapper
+
+    compiled.guard.key, prog._run = timed("guard", key), timed("program", inner)
+    Optimizer.foreach_update = timed("update", update)
+    rows = []
+    try:
+        for i in range(calls + calls // 10):
+            t0 = clock()
+            run()
+            if i >= calls // 10:
+                g, p, u = now["guard"], now["program"], now["update"]
+                rows.append((g, p - u, u, clock() - t0 - g - p, clock() - t0))
+    finally:
+        compiled.guard.key, prog._run, Optimizer.foreach_update = key, inner, update
+    # (medians of each call's parts: a call another process interrupted is left out)
+    med = [statistics.median(col) * 1e6 for col in zip(*rows)]
+    names = ("guard key", "program without the update", "optimizer update", "rest of the call", "step, wrapped")
+    out = {**dict(zip(names, med)), "step, unwrapped (CPU time)": plain, "hand-written NumPy step (CPU time)": by_hand}
+    print(f"  where a compiled {size} training step's time goes (us per call, {calls} calls):")
+    for k, v in out.items():
+        print(f"    {k + ':':36s}{v:7.1f}")
+    return out
+
+
 def blas_kernels() -> str:
     """Which OpenBLAS kernels NumPy's matrix products run (``OPENBLAS_CORETYPE`` overrides
     OpenBLAS's own choice for the CPU): the products are most of a medium step, and ``jax.jit``
@@ -196,6 +261,9 @@ if __name__ == "__main__":
     if "--sizes" in sys.argv:
         sizes = tuple(sys.argv[sys.argv.index("--sizes") + 1 :])
     tga.manual_seed(0)
+    if "--phases" in sys.argv:  # the breakdown alone
+        step_phases(sizes[0])
+        sys.exit(0)
     one_op()
     mha(sizes)
     if "--step" in sys.argv:

@@ -94,6 +94,25 @@ def bump_versions(arrays: list[Any], n: int = 1) -> None:
     _last_change = seq
 
 
+def bump_roots(roots: list[Any], n: int = 1) -> None:
+    """:func:`bump_versions` of arrays given by their memory roots (``_memory_root``), which a
+    caller that writes the same arrays at every step (an optimizer) finds once."""
+    global _last_change
+    seq = _next_seq()
+    for root in roots:
+        entry = _versions.get(id(root))
+        v = (entry if entry is not None else _version_entry(root))[0]
+        v.count += n
+        recent = v.recent
+        if n == 1:
+            recent.append(seq)
+        else:
+            recent.extend((seq,) * n)
+        if len(recent) > _MAX_RECENT:
+            del recent[:-_MAX_RECENT]
+    _last_change = seq
+
+
 def _ref(root: Any, key: int) -> Any:
     try:
         return weakref.ref(root, functools.partial(_forget_version, key))

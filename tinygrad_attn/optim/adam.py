@@ -22,9 +22,10 @@ class Adam(Optimizer):
 
     >>> opt = Adam(model.parameters(), lr=1e-3)  # doctest: +SKIP
 
-    Each param group is updated as a few array calls over flat arrays (see
-    :meth:`Optimizer._step_flat`); ``foreach=False`` updates parameter by parameter
-    instead, with the same numbers.
+    Each param group is updated flat (see :meth:`Optimizer._step_flat`): one compiled loop
+    per parameter where numba is installed (the ``jit`` extra), else a few NumPy calls over
+    flat arrays; ``foreach=False`` updates parameter by parameter instead, with the same
+    numbers.
     """
 
     decoupled = False
@@ -130,15 +131,13 @@ class Adam(Optimizer):
         same numbers bit for bit, without gathering the parameters and gradients first (a
         pass over all of them, out of the cache after a backward) or writing them back.
         False where the loop is not there (then the NumPy passes)."""
-        if _inplace_ns(b.dev) is not np:
+        if b.dev.xp is not np:
             return False
-        ws = [p._data for p in b.params]
-        if not all(w.flags.writeable for w in ws):
-            return False
+        ws = b._seen  # (the parameters' arrays, as b.intact found them this step)
         m, v = b.state["exp_avg"], b.state["exp_avg_sq"]
         amsgrad = bool(group.get("amsgrad", False))
         vmax = b.state.get("max_exp_avg_sq", v) if amsgrad else v
-        if not cpu_kernels.float_arrays(m, v, vmax, *ws, *grads):
+        if not b.loop_arrays(grads, m, v, vmax):
             return False
         kern = cpu_kernels.kernel("adam")
         if kern is None:
@@ -149,12 +148,11 @@ class Adam(Optimizer):
             st["step"] += 1
         n = self._numbers(group, b.states[0])  # (the traced update's numbers: the same formulas)
         decay = n["decay"] if self._decoupled(group) else 1.0
-        # (each scalar as NumPy rounds the Python float for an array of this dtype)
-        scalars = np.array((n["beta1"], n["beta2"], n["one_minus_beta1"], n["one_minus_beta2"], decay,
-                            n["weight_decay"], n["eps_c2"], n["step_size_c2"]), m.dtype)  # fmt: skip
+        scalars = b.scalars((n["beta1"], n["beta2"], n["one_minus_beta1"], n["one_minus_beta2"], decay,
+                             n["weight_decay"], n["eps_c2"], n["step_size_c2"]))  # fmt: skip
         coupled = bool(n["weight_decay"]) and not self._decoupled(group)
         for (a, _, _), w, g in zip(b._slices, ws, grads):
-            kern(w.reshape(-1), g, m, v, vmax, a, scalars, coupled, amsgrad)
+            kern(w, g, m, v, vmax, a, scalars, coupled, amsgrad)
         return True
 
     # -- the same update as tensor ops, for a symbolic trace (see Optimizer._traceable) --

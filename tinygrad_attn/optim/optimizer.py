@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from itertools import repeat
+from operator import is_
 from typing import Any
 
 import numpy as np
 
 from ..engine.switches import active_tracer, enable_grad, no_grad
-from ..engine.versions import bump_versions
+from ..engine.versions import _memory_root, bump_roots, bump_versions
+from ..ops import cpu_kernels
 from ..tensors._tensor import Tensor
 from ..tensors.mutation.inplace import _write, store_array
 
@@ -150,7 +154,6 @@ class Optimizer:
         """Call ``hook(optimizer, args, kwargs)`` after each ``step()``."""
         return _HookHandle(self._post_hooks, hook)
 
-    @no_grad()
     def foreach_update(self, group: int) -> None:
         """What :meth:`step` does for ``param_groups[group]`` alone: the update of all its
         parameters that have a gradient, a flat bucket at a time where the optimizer has a
@@ -158,8 +161,9 @@ class Optimizer:
         the update as one such line per param group."""
         group = self.param_groups[group]
         if type(self)._flat_update is not Optimizer._flat_update and group.get("foreach") is not False:
-            self._step_flat(group)
-        else:
+            self._step_flat(group)  # (array calls only: nothing it does records a graph)
+            return
+        with no_grad():
             for p in group["params"]:
                 g = p.grad
                 if g is None:
@@ -196,8 +200,12 @@ class Optimizer:
     # instead of a dozen per parameter (the benchmark GPT's AdamW, 36 parameters: figures in
     # benchmarks/README.md), and then each parameter with one or two (``p * decay - q``, in
     # place); where an optimizer has a compiled loop
-    # (``_flat_update_pieces``: Adam's, with numba), it updates each parameter in place,
-    # reading it and its gradient where they are, with no gathering pass. Either way a
+    # (``_flat_update_pieces``: Adam's and SGD's, with numba), it updates each parameter in
+    # place, reading it and its gradient where they are, with no gathering pass: one call
+    # per parameter. (The parameters are not moved into one flat array for good, as views:
+    # their memory would then have one root, so one version counter, and an in-place change
+    # of one parameter would fail the backward of a graph that saved another; and an array
+    # a user holds, ``p.data`` or a view, would stop being the parameter.) Either way a
     # parameter keeps its memory and the step writes it in place, as PyTorch's does: its
     # views, ``detach()`` and ``state_dict()`` see the new values, and its version counts
     # the step (``_writes``). State is updated in place. Before each step the bucket checks
@@ -211,9 +219,10 @@ class Optimizer:
         raise NotImplementedError  # pragma: no cover - see step
 
     def _flat_update_pieces(self, b: _Bucket, grads: list[Any], group: dict[str, Any]) -> bool:
-        """:meth:`_flat_update` with the parameters and their flat gradients read where they
-        are (not gathered into one array first), the parameters written in place (their
-        versions not counted); False where the optimizer has no such form for ``b``."""
+        """:meth:`_flat_update` with the parameters and their gradients (``grads``, each of its
+        parameter's shape) read where they are (not gathered into one array first), the
+        parameters written in place (their versions not counted); False where the optimizer
+        has no such form for ``b``."""
         return False
 
     def _flat_key(self, state: dict[str, Any]) -> Any:
@@ -224,46 +233,69 @@ class Optimizer:
         """Make what a parameter's state needs before its first update."""
 
     def _step_flat(self, group: dict[str, Any]) -> None:
-        """Update the parameters of ``group`` that have a gradient, bucket by bucket."""
+        """Update the parameters of ``group`` that have a gradient, bucket by bucket.
+
+        The buckets are kept between steps while the same parameters have gradients and
+        :meth:`_Bucket.intact` holds; each step then costs a few Python operations per
+        parameter besides the update itself (a compiled step of a small model calls this at
+        every replay)."""
+        cached = self._flat.get(id(group))
+        if cached is not None and cached[0] is group and len(cached[2]) == 1 and not group.get("maximize"):
+            # (the usual step: nothing changed since the last one, checked in one pass)
+            b = cached[2][0]
+            grads = b.unchanged_grads(group["params"], self.state)
+            if grads is not None and self._same_key(b) and self._flat_update_pieces(b, grads, group):
+                b.bump(self._writes(group))
+                b.share_state()
+                return
         ready = []
         for p in group["params"]:
             g = p.grad
             if g is not None:
                 if g._dev is not p._dev or g._data.shape != p._data.shape:
-                    self._check_grad(p, g)
+                    self._check_grad(p, g)  # (raises: before anything is updated)
                 ready.append(p)
         if not ready:
             return
         ids = tuple(map(id, ready))
         cached = self._flat.get(id(group))
+        state = self.state
         if (
             cached is None
             or cached[0] is not group
             or cached[1] != ids
-            or not all(b.intact(self.state) and self._same_key(b) for b in cached[2])
+            or not all(b.intact(state) and self._same_key(b) for b in cached[2])
         ):
             cached = (group, ids, self._buckets(ready, group))
             self._flat[id(group)] = cached
         writes = self._writes(group)
+        maximize = group.get("maximize")
         for b in cached[2]:
-            xp = b.dev.ops
-            grads = []
-            for p in b.params:
-                gd = p.grad._data
-                if gd.dtype != b.dtype:
-                    gd = xp.astype(gd, b.dtype)
-                grads.append(xp.reshape(-gd if group.get("maximize") else gd, (-1,)))
+            dtype, dev = b.dtype, b.dev
+            grads = [p.grad._data for p in b.params]
+            # (the dtypes by identity first: NumPy's builtin dtypes are one object each)
+            if maximize or not (
+                all(map(is_, map(_DTYPE, grads), repeat(dtype))) or all(gd.dtype == dtype for gd in grads)
+            ):
+                xp = dev.ops
+                grads = [xp.astype(gd, dtype) if gd.dtype != dtype else gd for gd in grads]
+                if maximize:
+                    grads = [-gd for gd in grads]
             if self._flat_update_pieces(b, grads, group):
-                bump_versions([p._data for p in b.params], writes)
+                b.bump(writes)
             else:
+                xp = dev.ops
+                grads = [xp.reshape(gd, (-1,)) for gd in grads]
                 # (concat: a fresh array even for one parameter, which the update may overwrite)
                 g = xp.concat(grads) if len(grads) > 1 else grads[0] * 1
                 b.take_step(*self._flat_update(b, g, group), writes)
             b.share_state()
 
     def _same_key(self, b: _Bucket) -> bool:
-        key = self._flat_key(self.state[b.params[0]])
-        return all(self._flat_key(self.state[p]) == key for p in b.params)
+        # (b.states: each parameter's state dict, which b.intact has just found in self.state)
+        flat_key = self._flat_key
+        key = flat_key(b.states[0])
+        return all(flat_key(st) == key for st in b.states)
 
     def _buckets(self, ready: list[Tensor], group: dict[str, Any]) -> list[_Bucket]:
         """The parameters ``ready`` (each with a gradient) as buckets, their values and
@@ -432,7 +464,21 @@ class _Bucket:
     view of its slice (so they share a version counter, as views do); the parameters keep
     their own memory."""
 
-    __slots__ = ("params", "dev", "dtype", "state", "states", "_slices", "_seen", "_held", "_shared")
+    __slots__ = (
+        "params",
+        "dev",
+        "dtype",
+        "size",
+        "state",
+        "states",
+        "_slices",
+        "_seen",
+        "_roots",
+        "_held",
+        "_shared",
+        "_scalars",
+        "_loopable",
+    )
 
     def __init__(self, params: list[Tensor], states: dict[Tensor, dict[str, Any]]) -> None:
         self.params = params
@@ -444,10 +490,14 @@ class _Bucket:
             n = math.prod(p.shape)
             self._slices.append((o, o + n, tuple(p.shape)))
             o += n
+        self.size = o
         self._seen = [p._data for p in params]
+        self._roots: list[Any] | None = None
+        self._scalars: tuple[tuple[float, ...], Any] = ((), None)
+        self._loopable: bool | None = None
         self.states = [states[p] for p in params]
-        self._shared: dict[str, int] | None = None
-        self._held: list = []
+        self._shared: tuple | None = None  # the flat state arrays the state tensors were last made views of
+        self._held: tuple = ((), (), (), (), True)
         self.state = {
             name: _gather(xp, [st[name]._data for st in self.states])
             for name, v in self.states[0].items()
@@ -484,14 +534,68 @@ class _Bucket:
         if written:
             bump_versions(written, writes)
 
+    def unchanged_grads(self, params: list[Tensor], states: dict[Tensor, dict[str, Any]]) -> list[Any] | None:
+        """The gradients' arrays, where this bucket is all of its group (``params``, in order)
+        and nothing it depends on changed since the last step: every parameter has a gradient
+        of its own shape, of the bucket's dtype (the same dtype object) and device, and the
+        array, state dict and state tensors it had; else None (then the full check runs)."""
+        if len(params) != len(self.params):
+            return None
+        dtype, dev = self.dtype, self.dev
+        grads = []
+        for p, q, st, d in zip(params, self.params, self.states, self._seen):
+            g = p.grad
+            if p is not q or g is None or p._data is not d or states.get(p) is not st:
+                return None
+            gd = g._data
+            if g._dev is not dev or gd.dtype is not dtype or gd.shape != d.shape:
+                return None
+            grads.append(gd)
+        return grads if self._held_intact() else None
+
+    def loop_arrays(self, grads: list[Any], *state: Any) -> bool:
+        """Whether the compiled loops (``ops.cpu_kernels``) can take this bucket: its
+        parameters writable, they, their gradients ``grads`` and the flat ``state`` arrays
+        C-contiguous NumPy arrays of one float dtype (the parameters' layout is checked once
+        per array, the rest at each step)."""
+        ws = self._seen
+        if self._loopable is None:
+            self._loopable = cpu_kernels.float_arrays(*ws)
+        if not (self._loopable and all(map(_WRITEABLE, ws))):
+            return False
+        arrays = (*state, *grads)  # (C-level checks first; float_arrays where one fails, as it says why not)
+        return (
+            all(map(is_, map(type, arrays), repeat(np.ndarray)))
+            and all(map(is_, map(_DTYPE, arrays), repeat(self.dtype)))
+            and all(map(_C_CONTIGUOUS, arrays))
+        ) or cpu_kernels.float_arrays(ws[0], *arrays)
+
+    def scalars(self, values: tuple[float, ...]) -> Any:
+        """``values`` as a NumPy array of the bucket's dtype, each number rounded as NumPy
+        rounds a Python float for an array of that dtype (what the compiled loops read); the
+        last one kept, for a step whose numbers did not change."""
+        last, arr = self._scalars
+        if last != values:
+            arr = np.array(values, self.dtype)
+            self._scalars = (values, arr)
+        return arr
+
+    def bump(self, writes: int) -> None:
+        """Count ``writes`` in-place changes of each parameter (written in place by a compiled
+        loop, see :meth:`Optimizer._flat_update_pieces`)."""
+        roots = self._roots
+        if roots is None:  # (the memory each parameter's array belongs to: kept while the arrays are)
+            roots = self._roots = [_memory_root(d) for d in self._seen]
+        bump_roots(roots, writes)
+
     def share_state(self) -> None:
         """Each parameter's state tensors become views of the flat state arrays where a
         step made a new one (SGD's momentum at its first step, or any update on a
         namespace without ``out=``)."""
-        shared = {name: id(flat) for name, flat in self.state.items()}
-        if shared == self._shared:
+        shared = self._shared
+        if shared is not None and len(shared) == len(self.state) and all(map(is_, self.state.values(), shared)):
             return
-        self._shared = shared
+        self._shared = tuple(self.state.values())
         held = []
         for name, flat in self.state.items():
             for st, v in zip(self.states, self._split(flat)):
@@ -501,25 +605,45 @@ class _Bucket:
                 else:
                     st[name] = t = Tensor._wrap(v, self.dev)
                 held.append((st, name, t, v))
-        self._held = held
+        cols = tuple(zip(*held)) if held else ((), (), (), ())  # (as columns: see intact)
+        self._held = (*cols, all(type(st) is dict for st in cols[0]))
 
     def intact(self, states: dict[Tensor, dict[str, Any]]) -> bool:
         """Whether every parameter still has the device, dtype and shape this bucket was made
         for and the state dict it had, and every state tensor is the one this bucket made,
-        holding its view."""
+        holding its view (identity checks; the parameters' arrays found again where one changed)."""
         seen = self._seen
-        for i, (p, st, (_, _, shape)) in enumerate(zip(self.params, self.states, self._slices)):
+        for p, st, d in zip(self.params, self.states, seen):
+            if p._data is not d or states.get(p) is not st:
+                break
+        else:
+            return self._held_intact()
+        for i, (p, st) in enumerate(zip(self.params, self.states)):
             d = p._data
             if d is not seen[i]:  # (new memory: user code assigned it, or module.to)
-                if p._dev is not self.dev or d.dtype != self.dtype or tuple(d.shape) != shape:
+                if p._dev is not self.dev or d.dtype != self.dtype or tuple(d.shape) != self._slices[i][2]:
                     return False
                 seen[i] = d
+                self._roots = self._loopable = None
             if states.get(p) is not st:
                 return False
-        for st, name, t, v in self._held:
-            if st.get(name) is not t or t._data is not v:
-                return False
-        return True
+        return self._held_intact()
+
+    def _held_intact(self) -> bool:
+        """Whether every state tensor this bucket made is still in its state dict, holding its
+        view of the flat array (a column at a time)."""
+        dicts, names, tensors, arrays, plain = self._held
+        if not plain:
+            return all(st.get(name) is t for st, name, t in zip(dicts, names, tensors)) and all(
+                map(is_, map(_DATA, tensors), arrays)
+            )
+        return all(map(is_, map(dict.get, dicts, names), tensors)) and all(map(is_, map(_DATA, tensors), arrays))
+
+
+_DATA = operator.attrgetter("_data")
+_DTYPE = operator.attrgetter("dtype")
+_WRITEABLE = operator.attrgetter("flags.writeable")
+_C_CONTIGUOUS = operator.attrgetter("flags.c_contiguous")
 
 
 def _inplace_ns(dev: Any) -> Any:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import re
 import sys
 import types
@@ -29,7 +30,12 @@ import numpy as np
 from ..engine.backward import SliceGradient, accumulate_grad
 from ..engine.composite import FusedFunction
 from ..engine.function import _NUMPY_SCALARS, _as_ndarray
-from ..ops.movement import Split
+from ..engine.switches import _State
+from ..ops import elementwise as _elementwise
+from ..ops.linalg import Matmul
+from ..ops.movement import Permute, Reshape, Split
+from ..ops.reduce import Sum
+from ..runtime import backend as _backend
 from ..tensors._tensor import Tensor
 from . import passes
 from .records import Buffer
@@ -52,6 +58,7 @@ def accumulate_owned(t: Tensor, g: Any) -> None:
     count: then, or for a view, a read-only or non-contiguous array, it is copied as before."""
     if not t.requires_grad:
         return
+    # (no name may hold g.flags here: the flags object holds the array, one reference more)
     sole = (
         g.__class__ is np.ndarray
         and g.base is None
@@ -59,6 +66,9 @@ def accumulate_owned(t: Tensor, g: Any) -> None:
         and g.flags.c_contiguous
         and sys.getrefcount(g) <= _LOCAL_REFS
     )
+    if sole and t.grad is None and not _State.post_accumulate_hooks:
+        t.grad = Tensor._wrap(g, t._dev)  # (accumulate_grad's first case, a replay's usual one: inline)
+        return
     accumulate_grad(t, g, sole)
 
 
@@ -288,13 +298,45 @@ def _call_line(names: _Names, op: Any, comment: str) -> tuple[str, str]:
             key = (type(op.fn), id(ns)) if args is None else (type(op.fn), passes._freeze(args), id(ns))
         except TypeError:  # an unhashable argument: a callable of its own
             key = object()
+        fast = _direct(op, ns)
+        if fast is not None:
+            key = (key, "direct")
         f = names.shared.get(key)
         if f is None:
             f = names.shared[key] = names.global_name(
-                _callable_name(op.op, op.fn.args), functools.partial(op.fn.forward, ns)
+                _callable_name(op.op, op.fn.args), fast or functools.partial(op.fn.forward, ns)
             )
     operands = ", ".join([x.name if x.__class__ is Buffer else names.operand(x) for x in op.inputs])
     return f"{b.name} = {f}({operands})", comment
+
+
+# Ops whose forward is one Python operator on its operands, whatever the namespace.
+_OPERATORS = {_elementwise.Add: operator.add, _elementwise.Sub: operator.sub, _elementwise.Mul: operator.mul,
+              _elementwise.Div: operator.truediv, _elementwise.Neg: operator.neg}  # fmt: skip
+
+
+def _direct(op: Any, ns: Any) -> Any:
+    """The callable that computes what ``op.fn.forward(ns, ...)`` computes for this record's
+    operands with no Python frame of its own, where there is one: the operator of ``a + b``,
+    an ndarray's ``reshape`` / ``transpose`` and ``add.reduce`` for a sum with NumPy's
+    namespace, ``matmul`` itself where the traced shapes take its plain branch. A replay of a small step is mostly such calls,
+    each otherwise three Python calls deep; None for any other op (its forward is called)."""
+    cls = type(op.fn)
+    f = _OPERATORS.get(cls)  # (the class itself: a subclass may have a forward of its own)
+    if f is not None:
+        return f
+    if cls.forward is Reshape.forward and ns.reshape is _backend._np_reshape:
+        return operator.methodcaller("reshape", op.fn.args)
+    if cls.forward is Permute.forward and ns.permute_dims is _backend._np_permute_dims:
+        return operator.methodcaller("transpose", op.fn.args)
+    if cls.forward is Sum.forward and ns.sum is _backend._NUMPY_FAST["sum"]:
+        axis, keepdims = op.fn.args  # (the namespace's sum is add.reduce with these)
+        return functools.partial(np.add.reduce, axis=axis, dtype=None, out=None, keepdims=keepdims)
+    if cls is Matmul and ns.matmul is np.matmul and len(op.inputs) == 2:
+        a, b = (x.shape if x.__class__ is Buffer else None for x in op.inputs)
+        if a is not None and b is not None and not (len(b) == 2 and len(a) > 2 and not (len(a) == 3 and a[0] == 1)):
+            return np.matmul  # (Matmul.forward's other branch: a batch times one matrix, as one product)
+    return None
 
 
 def _backward_line(names: _Names, op: Any) -> str:

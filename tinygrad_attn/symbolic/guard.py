@@ -249,14 +249,27 @@ class Guard:
             self._emit((t, id(v), n), path)
             return
         paths = self.paths
-        if isinstance(v, dict):
+        if paths is None:  # (a key: tensors and plain numbers inline, as walk writes them, a call fewer each)
+            out = self.out
+            out.append((t, tuple(v)) if n < 64 and isinstance(v, dict) else (t, n))
+            walk = self.walk
+            for x in v.values() if isinstance(v, dict) else v:
+                tx = type(x)
+                if tx is Tensor:
+                    d = x._data
+                    out.append((id(x), d.shape, d.dtype, x._dev, x.requires_grad))
+                elif tx is int or tx is bool or tx is str or x is None:
+                    out.append((tx, x))
+                else:
+                    walk(x, "", depth)
+        elif isinstance(v, dict):
             self._emit((t, tuple(v)) if n < 64 else (t, n), path)
             for k, x in v.items():
-                self.walk(x, f"{path}[{k!r}]" if paths is not None else "", depth)
+                self.walk(x, f"{path}[{k!r}]", depth)
         else:
             self._emit((t, n), path)
             for i, x in enumerate(v):
-                self.walk(x, f"{path}[{i}]" if paths is not None else "", depth)
+                self.walk(x, f"{path}[{i}]", depth)
 
     def _object(self, v: Any, t: type, path: str, depth: int) -> None:
         if isinstance(v, _Module):
@@ -331,6 +344,9 @@ class Guard:
         program reads live)."""
         paths = self.paths
         self._emit((type(opt), id(opt), len(opt.param_groups)), path)
+        if paths is None:
+            self._optimizer_key(opt)
+            return
         for gi, group in enumerate(opt.param_groups):
             gpath = f"{path}.param_groups[{gi}]" if paths is not None else ""
             for k, h in group.items():
@@ -350,6 +366,37 @@ class Guard:
             if k not in _OPT_SKIP and (k[0] != "_" or k.endswith("hooks")):
                 self.walk(x, f"{path}.{k}" if paths is not None else "", 1)
 
+    def _optimizer_key(self, opt: Any) -> None:
+        """:meth:`optimizer`'s tokens for a key (no names), the settings of plain types
+        written inline: an optimizer is walked at every call of a compiled training step."""
+        out, walk = self.out, self.walk
+        for group in opt.param_groups:
+            for k, h in group.items():
+                th = type(h)
+                if k == "params":
+                    out.append(tuple([(id(p), p.requires_grad) for p in h]))
+                elif k in LIVE_HYPERPARAMETERS:
+                    if th is float or th is int:
+                        out.append((k, h != 0.0))
+                        continue
+                    try:  # read live: only zero or not decides the program
+                        z = tuple(float(x) != 0.0 for x in h) if isinstance(h, (tuple, list)) else float(h) != 0.0
+                    except (TypeError, ValueError):
+                        z = None
+                    out.append((k, z))
+                elif th is bool or th is int or th is str or h is None:
+                    out.append(k)
+                    out.append((th, h))
+                else:
+                    out.append(k)
+                    walk(h, "", 1)
+        for k, x in vars(opt).items():  # (its own bookkeeping, underscored, changes as it steps)
+            if k not in _OPT_SKIP and (k[0] != "_" or k.endswith("hooks")):
+                if type(x) is dict and not x:  # (no hooks: the usual case, as walk writes it)
+                    out.append((dict, ()))
+                else:
+                    walk(x, "", 1)
+
     def function(self, f: Any, path: str, depth: int) -> None:
         """A callable: by identity; the user's functions also by their closure, defaults and
         the globals they name (to ``depth`` functions deep)."""
@@ -361,15 +408,16 @@ class Guard:
             for k, a in f.keywords.items():
                 self.walk(a, f"{path}.{k}" if paths is not None else "", depth)
             f = f.func
-        if isinstance(f, _Module):
-            self.module(f, path, depth)
-            return
-        obj = getattr(f, "__self__", None)
-        if obj is not None and type(f) is types.MethodType:
-            self.walk(obj, f"{path}.__self__" if paths is not None else "", depth)
-            f = f.__func__
-        elif obj is not None and not isinstance(obj, (type, types.ModuleType)) and type(f) is not types.FunctionType:
-            self.walk(obj, f"{path}.__self__" if paths is not None else "", depth)  # (a bound builtin)
+        if type(f) is not types.FunctionType:  # (a plain function has no __self__: most steps, most globals)
+            if isinstance(f, _Module):
+                self.module(f, path, depth)
+                return
+            obj = getattr(f, "__self__", None)
+            if obj is not None and type(f) is types.MethodType:
+                self.walk(obj, f"{path}.__self__" if paths is not None else "", depth)
+                f = f.__func__
+            elif obj is not None and not isinstance(obj, (type, types.ModuleType)):
+                self.walk(obj, f"{path}.__self__" if paths is not None else "", depth)  # (a bound builtin)
         self._emit(("fn", id(f)), path)
         code = getattr(f, "__code__", None)
         if code is None or depth <= 0 or not _user_file(code.co_filename):
