@@ -434,8 +434,8 @@ class RNNBase(Module):
             if part is None:  # zeros, made inside the op
                 states.append([None] * n)
                 continue
-            if part.shape != want:
-                raise ValueError(f"{type(self).__name__}: {what} of shape {part.shape}, expected {want} for an "
+            if part.shape != want:  # (both a ValueError and PyTorch's RuntimeError)
+                raise InvalidArgumentError(f"{type(self).__name__}: {what} of shape {part.shape}, expected {want} for an "
                                  f"input of shape {x.shape if not unbatched else (x.shape[0], x.shape[2])}")  # fmt: skip
             elif unbatched:
                 part = part.unsqueeze(1)  # (L*D, 1, H)
