@@ -377,8 +377,6 @@ class RNNBase(Module):
             raise ValueError("proj_size should be a positive integer or zero to disable projections")
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
-        if proj_size and mode != "LSTM":  # (PyTorch's RNNBase makes the weights; no forward runs them)
-            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         self.mode = mode
         self.gates, self._pair, self._recurrence_mode = _MODES[mode]
         self.proj_size = proj_size
@@ -450,6 +448,8 @@ class RNNBase(Module):
         the projection's, ``c_n``'s ``hidden_size``). ``hx`` as ``h_n``; zeros if None. A :class:`PackedSequence`
         input gives a packed output, and each sequence's ``h_n`` is its state at its own last
         step, as PyTorch's."""
+        if self.proj_size and not self._pair:  # (PyTorch's RNNBase builds its weights, and has no forward)
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         weight = self.weight_ih_l0
         data = input.data if isinstance(input, PackedSequence) else input
         if isinstance(data, Tensor) and data.dtype != weight.dtype:  # (PyTorch's check: no silent promotion)
