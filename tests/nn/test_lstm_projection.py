@@ -384,3 +384,21 @@ def test_compiled_training_equals_eager(packed):
     np.testing.assert_allclose(l1, l0, rtol=1e-5, atol=1e-6)
     for a, b in zip(p1, p0):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_runs_on_every_device(packed, device, rng):
+    # Values and gradients on each array namespace (and the GPU, where there is one) equal NumPy's.
+    x, h0, c0 = rng.standard_normal((4, 3, 2)), rng.standard_normal((4, 3, 2)), rng.standard_normal((4, 3, 3))
+    results = []
+    for dev in ("cpu", device):
+        tga.manual_seed(0)
+        m = nn.LSTM(2, 3, num_layers=2, bidirectional=True, proj_size=2).double().to(dev)
+        xs = [Tensor(a, device=dev, requires_grad=True) for a in (x, h0, c0)]
+        inp = pack_padded_sequence(xs[0], [2, 4, 1], enforce_sorted=False) if packed else xs[0]
+        out, (h, c) = m(inp, (xs[1], xs[2]))
+        out = out.data if packed else out
+        ((out * out).sum() + h.sum() + (c * c).sum()).backward()
+        results.append([out.numpy(), h.numpy(), c.numpy()] + [t.grad.numpy() for t in [*xs, *m.parameters()]])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)

@@ -4,7 +4,8 @@
 gates stacked in PyTorch's order (GRU: reset, update, new; LSTM: input, forget, cell,
 output), so state dicts match ``nn.RNNCell`` / ``nn.GRUCell`` / ``nn.LSTMCell``, and the
 layers :class:`RNN`, :class:`GRU`, :class:`LSTM` name theirs ``weight_ih_l{k}`` (and
-``..._reverse`` for the backward direction) as ``nn.RNN`` and its kin do.
+``..._reverse`` for the backward direction) as ``nn.RNN`` and its kin do. An LSTM with
+``proj_size=P`` adds ``weight_hr_l{k}`` ``(P, hidden)``, and its ``weight_hh`` is ``(4 * hidden, P)``.
 
 A layer's whole sequence in one direction, and a cell's step, is one node: the
 ``recurrence`` composite, whose fused form (:mod:`tinygrad_attn.ops.recurrent`) runs the
