@@ -137,7 +137,9 @@ def test_recurrent_layers_are_rnnbase_as_pytorchs(cls):
 
 
 @pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN_TANH", "RNN_RELU"])
-@pytest.mark.parametrize("kw", [{}, {"num_layers": 2, "bidirectional": True, "bias": False}])
+@pytest.mark.parametrize(
+    "kw", [{}, {"num_layers": 2, "bidirectional": True, "bias": False}, {"num_layers": 2, "proj_size": 2}]
+)
 def test_rnnbase_built_directly_initialises_as_pytorchs(mode, kw):
     torch.manual_seed(3)
     theirs = torch.nn.RNNBase(mode, 3, 4, **kw)
@@ -160,8 +162,12 @@ def test_rnnbase_refuses_what_pytorchs_refuses():
         for size, match in ((4, "smaller than hidden_size"), (-1, "positive integer or zero")):
             with pytest.raises(ValueError, match=match):
                 lib.nn.RNNBase("LSTM", 3, 4, proj_size=size)
-    with pytest.raises(NotImplementedError, match="proj_size=2"):
-        nn.LSTM(3, 4, proj_size=2)
+    for cls in ("GRU", "RNN"):  # (RNNBase itself builds weight_hr for any mode, as PyTorch's; they refuse)
+        for lib in (torch, tga):
+            with pytest.raises(ValueError, match="only supported for LSTM"):
+                getattr(lib.nn, cls)(3, 4, proj_size=2)
+    with pytest.raises(ValueError, match="only supported for LSTM"):  # (PyTorch's RNNBase has no forward)
+        nn.RNNBase("GRU", 3, 4, proj_size=2)(tga.zeros(2, 1, 3))
 
 
 @pytest.mark.parametrize("cls", ["RNNCell", "LSTMCell", "GRUCell"])

@@ -50,7 +50,6 @@ ATOL, RTOL = 1e-9, 1e-7
 KNOWN: dict[str, str] = {
     "nn.KLDivLoss": "the gradient w.r.t. a target <= 0: PyTorch's backward takes log(target) unmasked (nan), "
     "ours is the derivative of the forward both compute",
-    "nn.LSTM": "LSTM(proj_size > 0) is not written (a clear NotImplementedError)",
 }
 
 

@@ -4,7 +4,8 @@
 gates stacked in PyTorch's order (GRU: reset, update, new; LSTM: input, forget, cell,
 output), so state dicts match ``nn.RNNCell`` / ``nn.GRUCell`` / ``nn.LSTMCell``, and the
 layers :class:`RNN`, :class:`GRU`, :class:`LSTM` name theirs ``weight_ih_l{k}`` (and
-``..._reverse`` for the backward direction) as ``nn.RNN`` and its kin do.
+``..._reverse`` for the backward direction) as ``nn.RNN`` and its kin do. An LSTM with
+``proj_size=P`` adds ``weight_hr_l{k}`` ``(P, hidden)``, and its ``weight_hh`` is ``(4 * hidden, P)``.
 
 A layer's whole sequence in one direction, and a cell's step, is one node: the
 ``recurrence`` composite, whose fused form (:mod:`tinygrad_attn.ops.recurrent`) runs the
@@ -61,43 +62,51 @@ def gru_update(gi: Tensor, gh: Tensor, h: Tensor) -> Tensor:
     return n + z * (h - n)  # = (1 - z) * n + z * h, one op fewer
 
 
-def lstm_update(gi: Tensor, gh: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
+def lstm_update(gi: Tensor, gh: Tensor, c: Tensor, w_hr: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """LSTM (Hochreiter & Schmidhuber, 1997), gate blocks i, f, g, o along the last axis::
 
     c' = sigmoid(f) * c + sigmoid(i) * tanh(g);  h' = sigmoid(o) * tanh(c')
+
+    With a projection ``w_hr`` ``(P, H)`` (Sak et al., 2014; PyTorch's ``proj_size``) the
+    hidden state is ``h' = W_hr (sigmoid(o) * tanh(c'))``, of size ``P``; ``c'`` keeps ``H``.
     """
     a = gi + gh  # (..., 4h)
     n_h = c.shape[-1]
     i, f = a[..., :n_h].sigmoid(), a[..., n_h : 2 * n_h].sigmoid()
     g, o = a[..., 2 * n_h : 3 * n_h].tanh(), a[..., 3 * n_h :].sigmoid()
     c = f * c + i * g
-    return o * c.tanh(), c
+    h = o * c.tanh()
+    return (h if w_hr is None else F.linear(h, w_hr)), c
 
 
 # -- one layer and direction (or one cell step) as one node --------------------------------------
-def _reference_update(mode: str, gi: Tensor, gh: Tensor, h: Tensor, c: Tensor | None) -> Any:
+def _reference_update(mode: str, gi: Tensor, gh: Tensor, h: Tensor, c: Tensor | None,
+                      w_hr: Tensor | None = None) -> Any:  # fmt: skip
     if mode == "gru":
         return gru_update(gi, gh, h)
     if mode == "lstm":
-        return lstm_update(gi, gh, c)
+        return lstm_update(gi, gh, c, w_hr)
     return rnn_update(gi, gh, "relu" if mode == "rnn_relu" else "tanh")
 
 
 def recurrence_reference(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | None, w_ih: Tensor, w_hh: Tensor,
                          b_ih: Tensor | None, b_hh: Tensor | None, reverse: bool = False, batch_first: bool = False,
-                         cell: bool = False, lengths: tuple[int, ...] | None = None) -> Tensor:  # fmt: skip
+                         cell: bool = False, lengths: tuple[int, ...] | None = None,
+                         w_hr: Tensor | None = None) -> Any:  # fmt: skip
     """The definition of :func:`recurrence` in primitive ops, step by step."""
+    # h has w_hh's columns (the projection's size P, where there is one); c has H = gates / 4
+    n_c = w_hh.shape[0] // 4 if mode == "lstm" else w_hh.shape[1]
     if cell:  # x (B, in) or (in,)
-        zeros = Tensor.zeros(*x.shape[:-1], w_hh.shape[1], dtype=x.dtype, device=x.device)
-        h = h0 if h0 is not None else zeros
-        c = c0 if c0 is not None else zeros
-        new = _reference_update(mode, F.linear(x, w_ih, b_ih), F.linear(h, w_hh, b_hh), h, c)
-        return stack(list(new), axis=0) if mode == "lstm" else new
+        h = h0 if h0 is not None else Tensor.zeros(*x.shape[:-1], w_hh.shape[1], dtype=x.dtype, device=x.device)
+        c = c0 if c0 is not None else Tensor.zeros(*x.shape[:-1], n_c, dtype=x.dtype, device=x.device)
+        new = _reference_update(mode, F.linear(x, w_ih, b_ih), F.linear(h, w_hh, b_hh), h, c, w_hr)
+        if mode == "lstm":
+            return stack(list(new), axis=0) if w_hr is None else new
+        return new
     xt = x.transpose(0, 1) if batch_first else x  # (T, B, in)
     t_len, batch = xt.shape[0], xt.shape[1]
-    zeros = Tensor.zeros(batch, w_hh.shape[1], dtype=x.dtype, device=x.device)
-    h = h0 if h0 is not None else zeros
-    c = c0 if c0 is not None else zeros
+    h = h0 if h0 is not None else Tensor.zeros(batch, w_hh.shape[1], dtype=x.dtype, device=x.device)
+    c = c0 if c0 is not None else Tensor.zeros(batch, n_c, dtype=x.dtype, device=x.device)
     gi = F.linear(xt, w_ih, b_ih)  # (T, B, gates * H): the whole sequence at once
     hs: list[Any] = [None] * t_len
     cs: list[Any] = [None] * t_len
@@ -105,7 +114,7 @@ def recurrence_reference(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | N
     if lengths is not None:  # on[t]: (B, 1), whether step t is within each sequence
         on = np.arange(t_len)[:, None] < np.asarray(lengths, dtype=np.int64)[None, :]
     for t in reversed(range(t_len)) if reverse else range(t_len):
-        new = _reference_update(mode, gi[t], F.linear(h, w_hh, b_hh), h, c)
+        new = _reference_update(mode, gi[t], F.linear(h, w_hh, b_hh), h, c, w_hr)
         if on is not None:  # past a sequence's end: its state carried, its outputs zero
             m = Tensor(on[t][:, None], device=x.device)
             if mode == "lstm":
@@ -124,6 +133,9 @@ def recurrence_reference(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | N
             h = new
         hs[t] = h
     out = stack(hs, axis=0)  # (T, B, H)
+    if mode == "lstm" and w_hr is not None:  # h (T, B, P) and c (T, B, H): a pair, not one stack
+        cs_all = stack(cs, axis=0)
+        return (out.transpose(0, 1), cs_all.transpose(0, 1)) if batch_first else (out, cs_all)
     if mode == "lstm":
         out = stack([out, stack(cs, axis=0)], axis=0)  # (2, T, B, H)
     if batch_first:
@@ -133,7 +145,10 @@ def recurrence_reference(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | N
 
 def _recurrence_fused(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | None, w_ih: Tensor, w_hh: Tensor,
                       b_ih: Tensor | None, b_hh: Tensor | None, reverse: bool = False, batch_first: bool = False,
-                      cell: bool = False, lengths: tuple[int, ...] | None = None) -> Tensor:  # fmt: skip
+                      cell: bool = False, lengths: tuple[int, ...] | None = None,
+                      w_hr: Tensor | None = None) -> Tensor | None:  # fmt: skip
+    if w_hr is not None:  # the fused LSTM has no projection: the definition runs
+        return None
     args = (reverse, batch_first, cell) if lengths is None else (reverse, batch_first, cell, lengths)
     return recurrent.RECURRENCES[mode].apply(x, h0, c0, w_ih, w_hh, b_ih, b_hh, args=args)
 
@@ -141,7 +156,8 @@ def _recurrence_fused(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | None
 @composite("recurrence", _recurrence_fused)
 def recurrence(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | None, w_ih: Tensor, w_hh: Tensor,
                b_ih: Tensor | None, b_hh: Tensor | None, reverse: bool = False, batch_first: bool = False,
-               cell: bool = False, lengths: tuple[int, ...] | None = None) -> Tensor:  # fmt: skip
+               cell: bool = False, lengths: tuple[int, ...] | None = None,
+               w_hr: Tensor | None = None) -> Any:  # fmt: skip
     """One recurrent layer in one direction over a whole sequence, or one cell step.
 
     ``mode``: ``"rnn_tanh"``, ``"rnn_relu"``, ``"gru"`` or ``"lstm"``. Layer: ``x``
@@ -152,8 +168,12 @@ def recurrence(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | None, w_ih:
     ``(B, H)`` (``(H,)`` for an unbatched cell) or None for zeros. ``lengths`` (layer form: a
     tuple of ``B`` ints, each at least 1): sequence ``b`` stops after ``lengths[b]`` steps; later
     steps carry its state unchanged and output zeros, and ``reverse`` starts at its last step.
+    ``w_hr`` (LSTM only, ``(P, H)``): the projection of PyTorch's ``proj_size``; ``h`` (and
+    ``h0``, and ``w_hh``'s columns) has size ``P``, ``c`` keeps ``H``, and the result is the
+    pair ``(h, c)`` of all states (they differ in size, so are not stacked). It runs as its
+    definition: the fused op has no projection.
     """
-    return recurrence_reference(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, cell, lengths)
+    return recurrence_reference(mode, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, cell, lengths, w_hr)
 
 
 _NONLINEARITIES = ("tanh", "relu")
@@ -358,25 +378,40 @@ class RNNBase(Module):
             raise ValueError("proj_size should be a positive integer or zero to disable projections")
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
-        if proj_size:
-            raise NotImplementedError(f"{name}: proj_size={proj_size} (an LSTM with projections) is not supported")
         self.mode = mode
         self.gates, self._pair, self._recurrence_mode = _MODES[mode]
         self.proj_size = proj_size
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout, self.bidirectional = bias, batch_first, dropout, bidirectional
         self.num_directions = 2 if bidirectional else 1
-        k = 1.0 / math.sqrt(hidden_size)  # PyTorch's init: all uniform in +-1/sqrt(hidden)
+        # PyTorch's init: all uniform in +-1/sqrt(hidden), drawn in the order they are made
+        k = 1.0 / math.sqrt(hidden_size)
         g = self.gates * hidden_size
+        h_out = proj_size or hidden_size  # the hidden state's size: the projection's, if any
+        self._flat_weights_names: list[str] = []
+        self._all_weights: list[list[str]] = []
         for layer in range(num_layers):
-            n_in = input_size if layer == 0 else hidden_size * self.num_directions
+            n_in = input_size if layer == 0 else h_out * self.num_directions
             for sfx in self._suffixes(layer):
+                names = [f"weight_ih{sfx}", f"weight_hh{sfx}"]
                 setattr(self, f"weight_ih{sfx}", _uniform((g, n_in), k, dtype))
-                setattr(self, f"weight_hh{sfx}", _uniform((g, hidden_size), k, dtype))
+                setattr(self, f"weight_hh{sfx}", _uniform((g, h_out), k, dtype))
                 if bias:
                     setattr(self, f"bias_ih{sfx}", _uniform((g,), k, dtype))
                     setattr(self, f"bias_hh{sfx}", _uniform((g,), k, dtype))
+                    names += [f"bias_ih{sfx}", f"bias_hh{sfx}"]
+                if proj_size:
+                    setattr(self, f"weight_hr{sfx}", _uniform((proj_size, hidden_size), k, dtype))
+                    names.append(f"weight_hr{sfx}")
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
         _place(self, device, dtype)
+
+    @property
+    def all_weights(self) -> list[list[Parameter]]:
+        """Each layer and direction's parameters, in PyTorch's order (``weight_ih``,
+        ``weight_hh``, the biases, ``weight_hr``)."""
+        return [[getattr(self, n) for n in names] for names in self._all_weights]
 
     def flatten_parameters(self) -> None:
         """Nothing to do: PyTorch packs the weights into one cuDNN buffer here; this library
@@ -388,17 +423,18 @@ class RNNBase(Module):
     def _initial(self, x: Tensor, hx: Any, unbatched: bool, b: int) -> list[Any]:
         """One state per (layer, direction), from ``hx`` ``(L*D, B, H)``, or None (zeros)."""
         n = self.num_layers * self.num_directions
-        want = (n, self.hidden_size) if unbatched else (n, b, self.hidden_size)
         parts = list(hx) if self._pair and hx is not None else [hx] * (2 if self._pair else 1)
         if len(parts) != (2 if self._pair else 1):
             raise ValueError(f"{type(self).__name__}: hx must be a pair (h_0, c_0)")
         states = []
-        for part, what in zip(parts, ("h_0", "c_0")):
+        # h_0 has the projection's size where there is one; c_0 always hidden_size
+        for part, what, size in zip(parts, ("h_0", "c_0"), (self.proj_size or self.hidden_size, self.hidden_size)):
+            want = (n, size) if unbatched else (n, b, size)
             if part is None:  # zeros, made inside the op
                 states.append([None] * n)
                 continue
-            if part.shape != want:
-                raise ValueError(f"{type(self).__name__}: {what} of shape {part.shape}, expected {want} for an "
+            if part.shape != want:  # (both a ValueError and PyTorch's RuntimeError)
+                raise InvalidArgumentError(f"{type(self).__name__}: {what} of shape {part.shape}, expected {want} for an "
                                  f"input of shape {x.shape if not unbatched else (x.shape[0], x.shape[2])}")  # fmt: skip
             elif unbatched:
                 part = part.unsqueeze(1)  # (L*D, 1, H)
@@ -409,9 +445,12 @@ class RNNBase(Module):
         """``input`` ``(T, B, input_size)`` (``(B, T, input_size)`` with ``batch_first``, or
         unbatched ``(T, input_size)``) -> ``(output, h_n)``: ``output`` ``(T, B, D * hidden)``
         in the input's layout, ``h_n`` ``(num_layers * D, B, hidden)``; the LSTM's second
-        item is ``(h_n, c_n)``. ``hx`` as ``h_n``; zeros if None. A :class:`PackedSequence`
+        item is ``(h_n, c_n)`` (with ``proj_size``, ``output``'s and ``h_n``'s last size is
+        the projection's, ``c_n``'s ``hidden_size``). ``hx`` as ``h_n``; zeros if None. A :class:`PackedSequence`
         input gives a packed output, and each sequence's ``h_n`` is its state at its own last
         step, as PyTorch's."""
+        if self.proj_size and not self._pair:  # (PyTorch's RNNBase builds its weights, and has no forward)
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         weight = self.weight_ih_l0
         data = input.data if isinstance(input, PackedSequence) else input
         if isinstance(data, Tensor) and data.dtype != weight.dtype:  # (PyTorch's check: no silent promotion)
@@ -465,12 +504,13 @@ class RNNBase(Module):
             for d, sfx in enumerate(self._suffixes(layer)):
                 w_ih, w_hh = getattr(self, f"weight_ih{sfx}"), getattr(self, f"weight_hh{sfx}")
                 b_ih, b_hh = getattr(self, f"bias_ih{sfx}", None), getattr(self, f"bias_hh{sfx}", None)
+                w_hr = getattr(self, f"weight_hr{sfx}", None)
                 state = states[layer * self.num_directions + d]
                 h0, c0 = state if self._pair else (state, None)
                 seq = recurrence(self._mode(), x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=bool(d), batch_first=bf,
-                                 lengths=lengths)  # fmt: skip
+                                 lengths=lengths, w_hr=w_hr)  # fmt: skip
                 t_last = 0 if d else t_len - 1  # the step each direction ends at
-                if self._pair:  # (2, T, B, H): the hidden states, then the cell states
+                if self._pair:  # (2, T, B, H), or the pair (h, c) with a projection: hidden states, cell states
                     hs, cs = seq[0], seq[1]
                     if last_step is not None and not d:
                         last.append((hs[last_step], cs[last_step]))
@@ -522,8 +562,12 @@ class RNNBase(Module):
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
+        if not self.bias:
+            s += ", bias=False"
         if self.batch_first:
             s += ", batch_first=True"
         if self.dropout:
@@ -531,6 +575,14 @@ class RNNBase(Module):
         if self.bidirectional:
             s += ", bidirectional=True"
         return s
+
+
+def _no_projection(name: str, kwargs: dict[str, Any]) -> None:
+    """PyTorch's RNN and GRU refuse ``proj_size`` (any value) with a ValueError, other unknown keywords as Python."""
+    if "proj_size" in kwargs:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+    if kwargs:
+        raise TypeError(f"{name}.__init__() got an unexpected keyword argument {next(iter(kwargs))!r}")
 
 
 class RNN(RNNBase):
@@ -543,7 +595,9 @@ class RNN(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
+                 bidirectional: bool = False, device: Any = None, dtype: Any = None,
+                 **kwargs: Any) -> None:  # fmt: skip
+        _no_projection("RNN", kwargs)
         _check_nonlinearity("RNN", nonlinearity)
         super().__init__("RNN_" + nonlinearity.upper(), input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, 0, device, dtype)  # fmt: skip
@@ -558,14 +612,26 @@ class GRU(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
-                 dtype: Any = None) -> None:  # fmt: skip
+                 dtype: Any = None, **kwargs: Any) -> None:  # fmt: skip
+        _no_projection("GRU", kwargs)
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
                          device, dtype)  # fmt: skip
 
 
 class LSTM(RNNBase):
-    """A stack of LSTM layers over a sequence, as PyTorch's ``nn.LSTM`` (no ``proj_size``);
-    returns ``(output, (h_n, c_n))``."""
+    """A stack of LSTM layers over a sequence, as PyTorch's ``nn.LSTM``; returns
+    ``(output, (h_n, c_n))``.
+
+    ``proj_size=P`` (``0 < P < hidden_size``) adds each layer and direction a projection
+    ``weight_hr_l{k}`` ``(P, hidden_size)``: the hidden state is ``W_hr (o * tanh(c))``, so
+    ``h_0``/``h_n`` and each direction's output have size ``P`` (``c`` keeps ``hidden_size``),
+    and ``weight_hh`` is ``(4 * hidden_size, P)``. Those layers run as the step-by-step
+    definition of :func:`recurrence` (the fused op has no projection).
+
+    >>> out, (h_n, c_n) = LSTM(3, 5, proj_size=2, bidirectional=True)(Tensor.randn(7, 4, 3))
+    >>> out.shape, h_n.shape, c_n.shape
+    ((7, 4, 4), (2, 4, 2), (2, 4, 5))
+    """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
