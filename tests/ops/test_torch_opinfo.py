@@ -571,18 +571,8 @@ def run_op(op_id: str, dtype: Any, *, n: int = FAST_SAMPLES, reference: bool = F
 KNOWN: dict[str, str] = {
     # missing keyword arguments PyTorch's samples pass
     # empty and degenerate shapes PyTorch accepts (issue 33's crash list)
-    "gather": "gather with an empty index of other rank (PyTorch allows it when empty) (issue 33)",
-    "nn.functional.batch_norm": "batch_norm on a 1-d empty input (issue 33)",
-    "nn.functional.batch_norm.without_cudnn": "batch_norm on a 1-d empty input (issue 33)",
-    "nn.functional.multilabel_margin_loss": "0-d input rejected, PyTorch accepts it",
     # missing modes
-    "scatter@float32": "scatter(reduce='multiply') with a tensor src missing",
     # shapes of degenerate inputs
-    "quantile": "quantile of a 0-d tensor with dim=0, keepdim=True gives shape (1,), PyTorch's ()",
-    "nanquantile": "nanquantile of a 0-d tensor with dim=0, keepdim=True gives shape (1,), PyTorch's ()",
-    "linalg.vander": "linalg.vander of a 0-d tensor raises, PyTorch treats it as a vector of one",
-    "linalg.lstsq": "lstsq's rank output has shape (), PyTorch's (0,) for the gels driver",
-    "take_along_dim": "negative indices (PyTorch wraps them) rejected",
     "linalg.pinv.hermitian": "pinv(hermitian=True) of a non-symmetric input: PyTorch reads only the lower triangle",
     # values
     "cov@float64": "cov with float32 aweights computes in float32 (dtype rule, issue 33)",

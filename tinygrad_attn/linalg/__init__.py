@@ -478,15 +478,27 @@ def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: boo
 
 
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> Lstsq:  # noqa: N803
-    """The least-squares solution ``X`` minimising ``|A X - B|`` (``pinv(A) @ B``), and PyTorch's
-    default driver's other fields (``gelsy``: no residuals or singular values; the rank)."""
+    """The least-squares solution ``X`` minimising ``|A X - B|`` (``pinv(A) @ B``), and the other
+    fields as PyTorch's ``driver`` fills them: the rank (not ``gels``, which assumes it full), the
+    singular values (``gelsd``, ``gelss``), the squared residuals ``|A X - B|^2`` of each column
+    (not ``gelsy``, the default; only where ``A`` is tall and every matrix of full rank)."""
     a, b = _matrices(A, "lstsq"), _float(B, "lstsq")
+    drv = "gelsy" if driver is None else driver
+    if drv not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     vector = b.ndim == a.ndim - 1
     bb = b.unsqueeze(-1) if vector else b
-    sol = pinv(a, rtol=rcond) @ bb
-    sol = saved_for_backward(sol.squeeze(-1) if vector else sol, output=True)
+    sol = pinv(a, rtol=rcond) @ bb  # (..., n, k)
+    m, n = a.shape[-2:]
     empty = Tensor.zeros((0,), dtype=a.dtype, device=a._dev)
-    return Lstsq(sol, empty, matrix_rank(a, rtol=rcond), empty)
+    rank = Tensor.zeros((0,), dtype=np.int64, device=a._dev) if drv == "gels" else matrix_rank(a, rtol=rcond)
+    residuals = sol.reshape(-1)[:0]  # (empty, yet on the graph as PyTorch's)
+    if m > n and drv != "gelsy" and (drv == "gels" or bool((rank == n).all())):
+        r = a @ sol - bb
+        residuals = (r * r).sum(-2)  # (..., k): a vector b keeps its column (k = 1), as PyTorch's
+    singular = svdvals(a).detach() if drv in ("gelsd", "gelss") else empty
+    sol = saved_for_backward(sol.squeeze(-1) if vector else sol, output=True)
+    return Lstsq(sol, residuals, rank, singular)
 
 
 # -- norms -----------------------------------------------------------------------------
@@ -668,7 +680,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     """The Vandermonde matrix of the last dimension of ``x``: columns ``x**0, x**1, ..., x**(N - 1)``."""
     x = _tensor(x, "vander")
     if x.ndim < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+        x = x.reshape(1)  # (PyTorch reads a 0-d x as a vector of one)
     n = x.shape[-1] if N is None else int(N)
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")

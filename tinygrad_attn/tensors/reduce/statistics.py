@@ -228,7 +228,7 @@ def _quantile(x: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, op
         outs.append(val)
     out = cat([o.unsqueeze(0) for o in outs], 0)  # (Q, ..., 1, ...)
     if keepdim:
-        if dim is None:
+        if dim is None or orig_nd == 0:  # (a 0-d input keeps its no axes)
             out = out.reshape((len(qs),) + (1,) * orig_nd)
     else:
         out = out.squeeze(d + 1)

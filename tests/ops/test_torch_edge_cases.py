@@ -1,0 +1,150 @@
+"""Edge cases of PyTorch's OpInfo samples, each class over a small grid against PyTorch.
+
+``test_torch_opinfo.py`` meets each of these in one or two of PyTorch's samples; here each class
+is run over its own grid (shapes, ranks, keywords, drivers), so a regression shows by name:
+empty and 0-d inputs, negative indices, the fields each ``lstsq`` driver fills, ...
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tinygrad_attn as tga  # noqa: E402
+import tinygrad_attn.functional as F  # noqa: E402
+
+
+def ours(t: torch.Tensor, requires_grad: bool = False) -> tga.Tensor:
+    return tga.tensor(t.detach().numpy().copy(), requires_grad=requires_grad)
+
+
+def same(got: tga.Tensor, want: torch.Tensor, tol: float = 1e-12) -> None:
+    assert tuple(got.shape) == tuple(want.shape), f"shape {tuple(got.shape)}, PyTorch's {tuple(want.shape)}"
+    assert str(got.dtype) == str(want.dtype).removeprefix("torch."), f"dtype {got.dtype}, PyTorch's {want.dtype}"
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=tol, atol=tol, equal_nan=True)
+
+
+# -- empty and 0-d inputs -----------------------------------------------------------------
+@pytest.mark.parametrize("index_shape", [(0,), (2, 0), (0, 3, 4), (1, 0, 1, 1)])
+@pytest.mark.parametrize("x_shape", [(5,), (3, 4)])
+def test_gather_empty_index_of_any_rank(x_shape: tuple, index_shape: tuple) -> None:
+    x = torch.rand(x_shape, dtype=torch.float64, requires_grad=True)
+    idx = torch.zeros(index_shape, dtype=torch.int64)
+    want = torch.gather(x, 0, idx)
+    xo = ours(x, True)
+    got = tga.gather(xo, 0, ours(idx))
+    same(got, want)
+    got.sum().backward()
+    same(xo.grad, torch.zeros(x_shape, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (2, 0), (0, 3, 4), (2, 3, 0)])
+def test_batch_norm_of_empty_input(shape: tuple, training: bool) -> None:
+    c = shape[1] if len(shape) > 1 else 0
+    rm, rv = torch.zeros(c, dtype=torch.float64), torch.ones(c, dtype=torch.float64)
+    x = torch.rand(shape, dtype=torch.float64)
+    want = torch.nn.functional.batch_norm(x, rm, rv, training=training)
+    orm, orv = ours(rm), ours(rv)
+    same(F.batch_norm(ours(x), orm, orv, training=training), want)
+    same(orm, rm)  # (nothing to update them with)
+    same(orv, rv)
+
+
+@pytest.mark.parametrize(("x", "target"), [(0.7, 0), (0.7, -1), (-2.0, [0]), ([0.3], 0)])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_multilabel_margin_loss_of_one_class(x: object, target: object, reduction: str) -> None:
+    xt, tt = torch.tensor(x, dtype=torch.float64), torch.tensor(target)
+    want = torch.nn.functional.multilabel_margin_loss(xt, tt, reduction=reduction)
+    same(F.multilabel_margin_loss(ours(xt), ours(tt), reduction=reduction), want)
+
+
+@pytest.mark.parametrize("q", [0.25, [0.1, 0.9]])
+@pytest.mark.parametrize(("dim", "keepdim"), [(None, False), (None, True), (0, False), (0, True), (-1, True)])
+@pytest.mark.parametrize("fn", ["quantile", "nanquantile"])
+def test_quantile_of_0d(fn: str, dim: object, keepdim: bool, q: object) -> None:
+    x = torch.tensor(1.5, dtype=torch.float64)
+    qt = torch.tensor(q, dtype=torch.float64) if isinstance(q, list) else q
+    want = getattr(torch, fn)(x, qt, dim=dim, keepdim=keepdim)
+    got = getattr(tga, fn)(ours(x), ours(qt) if isinstance(q, list) else q, dim=dim, keepdim=keepdim)
+    same(got, want)
+
+
+@pytest.mark.parametrize("n", [None, 2, 4])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_vander_of_0d_and_more(shape: tuple, n: int | None) -> None:
+    x = torch.rand(shape, dtype=torch.float64) + 0.5
+    try:
+        want = torch.linalg.vander(x, N=n)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            tga.linalg.vander(ours(x), N=n)
+        return
+    same(tga.linalg.vander(ours(x), N=n), want)
+
+
+# -- indices ------------------------------------------------------------------------------
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_take_along_dim_wraps_negative_indices(dim: int) -> None:
+    x = torch.rand(4, 5, dtype=torch.float64)
+    g = torch.Generator().manual_seed(dim + 3)
+    n = x.shape[dim]
+    idx = torch.randint(-n, n, (4, 5) if dim == 0 else (4, 3), generator=g)
+    if dim == 0:
+        idx = idx[:3]
+    same(tga.take_along_dim(ours(x), ours(idx), dim), torch.take_along_dim(x, idx, dim))
+
+
+@pytest.mark.parametrize("src_shape", [(2, 4), (3, 5)])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_scatter_multiply_with_a_tensor_src(dim: int, src_shape: tuple) -> None:
+    g = torch.Generator().manual_seed(dim)
+    x = torch.rand(3, 4, dtype=torch.float64, generator=g)
+    src = torch.rand(src_shape, dtype=torch.float64, generator=g)
+    idx = torch.randint(0, x.shape[dim], (2, 4), generator=g)  # (repeats multiply together)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch deprecates reduce= for scatter_reduce)
+        want = torch.scatter(x, dim, idx, src, reduce="multiply")
+    same(tga.scatter(ours(x), dim, ours(idx), ours(src), reduce="multiply"), want)
+    xo = ours(x)
+    xo.scatter_(dim, ours(idx), ours(src), reduce="multiply")
+    same(xo, want)
+
+
+# -- the fields each lstsq driver fills ---------------------------------------------------
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize(("a_shape", "b_shape"), [((4, 2), (4, 3)), ((2, 3), (2, 1)), ((2, 5, 3), (2, 5)),
+                                                  ((3, 2, 2, 3), (3, 2, 2, 1))])  # fmt: skip
+def test_lstsq_fields_per_driver(a_shape: tuple, b_shape: tuple, driver: str | None) -> None:
+    g = torch.Generator().manual_seed(len(a_shape))
+    a = torch.rand(a_shape, dtype=torch.float64, generator=g, requires_grad=True)
+    b = torch.rand(b_shape, dtype=torch.float64, generator=g)
+    want = torch.linalg.lstsq(a, b, driver=driver)
+    ao = ours(a, True)
+    got = tga.linalg.lstsq(ao, ours(b), driver=driver)
+    for w, o in zip(want, got, strict=True):
+        same(o, w, 1e-9)
+    assert got.residuals.requires_grad  # (empty or not, on the graph as PyTorch's)
+    if want.residuals.numel():
+        (ta,) = torch.autograd.grad(want.residuals.sum(), a)
+        (oa,) = tga.autograd.grad(got.residuals.sum(), ao)
+        same(oa, ta, 1e-8)
+
+
+def test_lstsq_residuals_only_where_every_matrix_has_full_rank() -> None:
+    a = torch.stack([torch.tensor([[1.0, 2], [2, 4], [3, 6]], dtype=torch.float64), torch.rand(3, 2).double()])
+    b = torch.rand(2, 3, 1, dtype=torch.float64)
+    for driver in ("gelsd", "gelss"):
+        want = torch.linalg.lstsq(a, b, driver=driver)
+        got = tga.linalg.lstsq(ours(a), ours(b), driver=driver)
+        same(got.residuals, want.residuals)
+        same(got.rank, want.rank)
+
+
+def test_lstsq_names_its_drivers() -> None:
+    with pytest.raises(RuntimeError, match="gels, gelsy, gelsd, gelss"):
+        tga.linalg.lstsq(tga.ones(3, 2), tga.ones(3, 1), driver="qr")
