@@ -148,3 +148,36 @@ def test_lstsq_residuals_only_where_every_matrix_has_full_rank() -> None:
 def test_lstsq_names_its_drivers() -> None:
     with pytest.raises(RuntimeError, match="gels, gelsy, gelsd, gelss"):
         tga.linalg.lstsq(tga.ones(3, 2), tga.ones(3, 1), driver="qr")
+
+
+# -- pseudo-inverse: the lower triangle, dropped singular values ---------------------------
+def _rank_one(n: int, g: torch.Generator) -> torch.Tensor:
+    u = torch.rand(n, 1, dtype=torch.float64, generator=g)
+    return u @ torch.rand(1, n, dtype=torch.float64, generator=g)
+
+
+_PINV_CASES = [
+    (kind, tols, hermitian)
+    for kind in ("square", "batch", "rank one", "wide")
+    for tols in ((None, None), (1.0, None), (0.3, None), (None, 0.5), (0.0, 0.0))
+    for hermitian in (False, True)
+    if not (hermitian and kind == "wide")  # (hermitian=True takes square matrices)
+    and not (kind == "rank one" and tols == (0.0, 0.0))  # (inverts rounding noise: 1e16 either way)
+]
+
+
+@pytest.mark.parametrize(("kind", "tols", "hermitian"), _PINV_CASES)
+def test_pinv_values_and_gradient(kind: str, tols: tuple, hermitian: bool) -> None:
+    rtol, atol = tols
+    g = torch.Generator().manual_seed(7)
+    shape = {"square": (4, 4), "batch": (2, 3, 3), "rank one": (3, 3), "wide": (2, 4)}[kind]
+    a = _rank_one(3, g) if kind == "rank one" else torch.randn(shape, dtype=torch.float64, generator=g)
+    a.requires_grad_()
+    want = torch.linalg.pinv(a, rtol=rtol, atol=atol, hermitian=hermitian)  # (an unsymmetric a: its lower triangle)
+    ao = ours(a, True)
+    got = tga.linalg.pinv(ao, rtol=rtol, atol=atol, hermitian=hermitian)
+    same(got, want, 1e-9)
+    cot = torch.randn(want.shape, dtype=torch.float64, generator=g)
+    (ta,) = torch.autograd.grad(want, a, cot)
+    (oa,) = tga.autograd.grad(got, ao, ours(cot))
+    same(oa, ta, 1e-7)

@@ -573,7 +573,6 @@ KNOWN: dict[str, str] = {
     # empty and degenerate shapes PyTorch accepts (issue 33's crash list)
     # missing modes
     # shapes of degenerate inputs
-    "linalg.pinv.hermitian": "pinv(hermitian=True) of a non-symmetric input: PyTorch reads only the lower triangle",
     # values
     "cov@float64": "cov with float32 aweights computes in float32 (dtype rule, issue 33)",
     "matrix_exp@float32": "float32 matrix_exp of a large-norm matrix differs beyond tolerance",
@@ -588,7 +587,6 @@ KNOWN: dict[str, str] = {
     "frexp@float64": "frexp's mantissa does not require grad (PyTorch's does)",
     "nextafter@float64": "nextafter's output does not require grad (PyTorch's zero gradient)",
     "linalg.norm.subgradients_at_zero@float64": "vector norm with ord=0.5 at zero: gradient nan, PyTorch's subgradient 0 (issue 33)",
-    "linalg.pinv@float64": "pinv(rtol=1.0) gradient where every singular value is cut: PyTorch's is zero",
     "norm@float64": "norm(x, 0) returns a tensor that does not require grad (PyTorch's zero gradient)",
 }
 

@@ -443,24 +443,53 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
 @public(name="pinverse", function=False, method=True)
 def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:  # noqa: N803
     """The Moore-Penrose pseudo-inverse (singular values below ``max(atol, rtol * largest)`` dropped;
-    ``rtol`` defaults to ``eps * max(m, n)`` without ``atol``). Gradients for matrices of full rank."""
-    x = _matrices(A, "pinv")
+    ``rtol`` defaults to ``eps * max(m, n)`` without ``atol``). ``hermitian=True`` reads the lower
+    triangle alone and inverts its eigenvalues (by absolute value), as PyTorch's.
+
+    The gradient is PyTorch's: the pseudo-inverse's derivative at constant rank, of every order
+    for a matrix of full rank; where values are dropped (or for ``hermitian``), of the first order."""
+    x = _matrices(A, "pinv", square=hermitian)
     m, n = x.shape[-2:]
     if x.numel() == 0:
         return x.mT.clone()  # (empty, in the graph)
-    u, s, vh = (np.asarray(v) for v in np.linalg.svd(_host(x), full_matrices=False))
     eps = np.finfo(x.dtype).eps
     at = 0.0 if atol is None else (_host(atol) if isinstance(atol, Tensor) else atol)
     rt = (eps * max(m, n) if atol is None or atol == 0 else 0.0) if rtol is None else (
         _host(rtol) if isinstance(rtol, Tensor) else rtol)  # fmt: skip
-    tol = np.maximum(np.asarray(at)[..., None], np.asarray(rt)[..., None] * s[..., :1])
-    keep = s > tol
-    sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
-    exact = Tensor(((vh.swapaxes(-1, -2) * sinv[..., None, :]) @ u.swapaxes(-1, -2)).astype(x.dtype), device=x._dev)
+    if hermitian:
+        w, v = np.linalg.eigh(_host(x), UPLO="L")  # (the upper triangle is never read)
+        s = np.abs(w)
+        tol = np.maximum(np.asarray(at)[..., None], np.asarray(rt)[..., None] * s.max(-1, keepdims=True))
+        keep = s > tol
+        winv = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0)
+        exact_np = (v * winv[..., None, :]) @ v.swapaxes(-1, -2)
+    else:
+        u, s, vh = (np.asarray(v) for v in np.linalg.svd(_host(x), full_matrices=False))
+        tol = np.maximum(np.asarray(at)[..., None], np.asarray(rt)[..., None] * s[..., :1])
+        keep = s > tol
+        sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
+        exact_np = (vh.swapaxes(-1, -2) * sinv[..., None, :]) @ u.swapaxes(-1, -2)
+    exact = Tensor(exact_np.astype(x.dtype), device=x._dev)
     if not x.requires_grad:
         return exact
-    comp = solve(x.mT @ x, x.mT) if m >= n else solve(x @ x.mT, x).mT
+    if not hermitian and bool(keep.all()):
+        comp = solve(x.mT @ x, x.mT) if m >= n else solve(x @ x.mT, x).mT
+    else:
+        comp = _pinv_linearised(x, exact)
     return saved_for_backward(_exact_with_gradient_of(exact, comp), output=True)
+
+
+def _pinv_linearised(x: Tensor, p: Tensor) -> Tensor:
+    """A tensor equal to ``p`` (``x``'s pseudo-inverse, of whatever rank) whose first derivative in
+    ``x`` is the pseudo-inverse's at constant rank: ``dP = -P dA P + P P^T dA^T (I - A P) +
+    (I - P A) dA^T P^T P`` (Golub and Pereyra), with ``P`` and ``A`` held at their values."""
+    a, p = x.detach(), p.detach()
+    da = x - a  # (0, with the identity as its gradient)
+    eye_m = Tensor.eye(a.shape[-2], dtype=a.dtype, device=a._dev)
+    eye_n = Tensor.eye(a.shape[-1], dtype=a.dtype, device=a._dev)
+    dat = da.mT
+    dp = -(p @ da @ p) + p @ p.mT @ dat @ (eye_m - a @ p) + (eye_n - p @ a) @ dat @ p.mT @ p
+    return p + dp
 
 
 def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False, tol: Any = None) -> Tensor:  # noqa: N803
