@@ -181,3 +181,43 @@ def test_pinv_values_and_gradient(kind: str, tols: tuple, hermitian: bool) -> No
     (ta,) = torch.autograd.grad(want, a, cot)
     (oa,) = tga.autograd.grad(got, ao, ours(cot))
     same(oa, ta, 1e-7)
+
+
+# -- dtypes of weights ----------------------------------------------------------------------
+_COV_W = {"int32": torch.int32, "int64": torch.int64, "float32": torch.float32, "float64": torch.float64}
+
+
+@pytest.mark.parametrize("correction", [0, 1, 2])
+@pytest.mark.parametrize("aweights", [None, "float32", "float64"])
+@pytest.mark.parametrize("fweights", [None, "int32", "int64"])
+@pytest.mark.parametrize("x_dtype", [torch.float32, torch.float64, torch.int64])
+def test_cov_weights_keep_their_dtype(x_dtype: torch.dtype, fweights: str | None, aweights: str | None,
+                                      correction: int) -> None:  # fmt: skip
+    g = torch.Generator().manual_seed(correction)
+    x = (torch.rand(3, 5, generator=g, dtype=torch.float64) * 10).to(x_dtype)
+    kw = {}
+    if fweights:
+        kw["fweights"] = torch.randint(1, 4, (5,), generator=g, dtype=_COV_W[fweights])
+    if aweights:
+        kw["aweights"] = (torch.rand(5, generator=g, dtype=torch.float64) + 0.1).to(_COV_W[aweights])
+    want = torch.cov(x, correction=correction, **kw)
+    got = tga.cov(ours(x), correction=correction, **{k: ours(v) for k, v in kw.items()})
+    # (float32 weights sum in float32, in PyTorch's order of its vector lanes: equal to float32 rounding)
+    same(got, want, 1e-12 if want.dtype == torch.float64 and aweights != "float32" else 2e-6)
+
+
+# -- renorm's norms -----------------------------------------------------------------------
+@pytest.mark.parametrize("maxnorm", [0.0, 0.5, 3.0])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("p", [1, 2, 3.5, float("inf")])
+def test_renorm_values_and_gradient(p: float, dim: int, maxnorm: float) -> None:
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(3, 4, 2, dtype=torch.float64, generator=g, requires_grad=True)
+    want = torch.renorm(x, p, dim, maxnorm)
+    xo = ours(x, True)
+    got = tga.renorm(xo, p, dim, maxnorm)
+    same(got, want)
+    cot = torch.randn(want.shape, dtype=torch.float64, generator=g)
+    (tx,) = torch.autograd.grad(want, x, cot)
+    (ox,) = tga.autograd.grad(got, xo, ours(cot))
+    same(ox, tx, 1e-9)

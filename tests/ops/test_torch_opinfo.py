@@ -574,14 +574,12 @@ KNOWN: dict[str, str] = {
     # missing modes
     # shapes of degenerate inputs
     # values
-    "cov@float64": "cov with float32 aweights computes in float32 (dtype rule, issue 33)",
     "matrix_exp@float32": "float32 matrix_exp of a large-norm matrix differs beyond tolerance",
     "polygamma.polygamma_n_0@float32": "float32 polygamma near a pole differs by ~2e-5 relative",
     "polygamma.polygamma_n_1@float32": "float32 polygamma near a pole differs by ~2e-5 relative",
     "polygamma.polygamma_n_2@float32": "float32 polygamma near a pole differs by ~2e-5 relative",
     "polygamma.polygamma_n_3@float32": "float32 polygamma near a pole differs by ~2e-5 relative",
     "polygamma.polygamma_n_4@float32": "float32 polygamma near a pole differs by ~2e-5 relative",
-    "renorm": "renorm with p=inf ignores maxnorm",
     "bfloat16": "NumPy has no bfloat16: Tensor.bfloat16() raises a TypeError naming the dtype",
     # gradients
     "frexp@float64": "frexp's mantissa does not require grad (PyTorch's does)",

@@ -237,7 +237,12 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa
     d = dims.one(x.shape, dim, "renorm")
     others = tuple(i for i in range(x.ndim) if i != d)
     a = x.abs()
-    norm = (a**p).sum(others, keepdim=True) ** (1.0 / p) if others else a
+    if not others:
+        norm = a
+    elif math.isinf(p):  # (the largest entry: a**inf would be 0 or inf)
+        norm = a.amax(others, keepdim=True)
+    else:
+        norm = (a**p).sum(others, keepdim=True) ** (1.0 / p)
     over = norm > maxnorm
     factor = where(over, maxnorm / (where(over, norm, 1.0) + 1e-7), 1.0)
     return x * factor.astype(x.dtype)
