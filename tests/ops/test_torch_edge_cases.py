@@ -221,3 +221,31 @@ def test_renorm_values_and_gradient(p: float, dim: int, maxnorm: float) -> None:
     (tx,) = torch.autograd.grad(want, x, cot)
     (ox,) = tga.autograd.grad(got, xo, ours(cot))
     same(ox, tx, 1e-9)
+
+
+# -- gradients PyTorch defines where the function is a step or flat ------------------------
+_SPECIAL = [0.0, -0.0, 1.5, -3.0, 1e-310, float("inf"), float("-inf"), float("nan"), 2.0**-1022, 7.25, 1e300, 3e-40]
+
+
+def _grads(fn_t, fn_o, *xs: torch.Tensor) -> None:
+    """Values and gradients (a fixed cotangent) of ``fn_t`` on ``xs`` and ``fn_o`` on ours."""
+    ts = [x.clone().requires_grad_() for x in xs]
+    os_ = [ours(x, True) for x in xs]
+    want, got = fn_t(*ts), fn_o(*os_)
+    same(got, want)
+    cot = torch.linspace(-1, 2, want.numel(), dtype=torch.float64).reshape(want.shape)
+    tg = torch.autograd.grad(want, ts, cot, allow_unused=True)
+    og = tga.autograd.grad(got, os_, ours(cot), allow_unused=True)
+    for o, t in zip(og, tg, strict=True):
+        same(o if o is not None else tga.zeros(t.shape, dtype=tga.float64), t if t is not None else torch.zeros(0))
+
+
+def test_frexp_mantissa_gradient() -> None:
+    x = torch.tensor(_SPECIAL, dtype=torch.float64)
+    _grads(lambda a: torch.frexp(a)[0], lambda a: tga.frexp(a)[0], x)
+
+
+@pytest.mark.parametrize("shift", [0, 1, 3])
+def test_nextafter_gradient(shift: int) -> None:
+    x = torch.tensor(_SPECIAL, dtype=torch.float64)
+    _grads(torch.nextafter, tga.nextafter, x, x.roll(shift))  # (shift 0: every pair equal)

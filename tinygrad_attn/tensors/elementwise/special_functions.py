@@ -19,7 +19,7 @@ from ... import ops
 from ...engine.declare import public
 from ...functional.checks import tensor_arg as _tensor
 from ...functional.checks import tensor_operand
-from ...ops.saved import saved_for_backward
+from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
 from ..shape import dims
@@ -278,7 +278,13 @@ def nextafter(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     if a.dtype.kind != "f":
         raise UnsupportedDtypeError(f"nextafter: expected floating-point tensors, got {a.dtype}")
     raw = a._dev.xp
-    return _raw_result(a, raw.nextafter(a._data, b._data))
+    out = _raw_result(a, raw.nextafter(a._data, b._data))
+    if not (a.requires_grad or b.requires_grad):
+        return out
+    # PyTorch's gradient: the identity in input where it differs from other (0 where they are equal),
+    # zero in other (a where that never picks it)
+    never = Tensor(np.zeros((), bool), device=a._dev)
+    return with_gradient_of(out, where(never, b, where(a != b, a, 0.0)))
 
 
 @public(method=True)
@@ -289,7 +295,14 @@ def frexp(input: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002
     if x.dtype.kind != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = np.frexp(np.asarray(x._dev.to_host(x._data)))
-    return Tensor(np.asarray(m, x.dtype), device=x._dev), Tensor(np.asarray(e, np.int32), device=x._dev)
+    mantissa = Tensor(np.asarray(m, x.dtype), device=x._dev)
+    if x.requires_grad:
+        # d mantissa / dx = 1 / 2**exponent, with 2**exponent taken from the int32 exponent in float32 as
+        # PyTorch's gradient takes it: 0 below float32's range (gradient inf), inf above it (gradient 0)
+        with np.errstate(over="ignore", under="ignore", divide="ignore"):
+            scale = Tensor(1.0 / np.exp2(e.astype(np.float32)).astype(x.dtype), device=x._dev)
+        mantissa = with_gradient_of(mantissa, x * scale)
+    return mantissa, Tensor(np.asarray(e, np.int32), device=x._dev)
 
 
 @public(method=True)
