@@ -236,8 +236,9 @@ def _grads(fn_t, fn_o, *xs: torch.Tensor) -> None:
     cot = torch.linspace(-1, 2, want.numel(), dtype=torch.float64).reshape(want.shape)
     tg = torch.autograd.grad(want, ts, cot, allow_unused=True)
     og = tga.autograd.grad(got, os_, ours(cot), allow_unused=True)
-    for o, t in zip(og, tg, strict=True):
-        same(o if o is not None else tga.zeros(t.shape, dtype=tga.float64), t if t is not None else torch.zeros(0))
+    for x, o, t in zip(xs, og, tg, strict=True):  # (an input PyTorch's graph does not reach: gradient 0)
+        zeros = torch.zeros(x.shape, dtype=torch.float64)
+        same(ours(zeros) if o is None else o, zeros if t is None else t)
 
 
 def test_frexp_mantissa_gradient() -> None:
@@ -249,3 +250,26 @@ def test_frexp_mantissa_gradient() -> None:
 def test_nextafter_gradient(shift: int) -> None:
     x = torch.tensor(_SPECIAL, dtype=torch.float64)
     _grads(torch.nextafter, tga.nextafter, x, x.roll(shift))  # (shift 0: every pair equal)
+
+
+_NORM_INPUTS = {
+    "zeros": [0.0, 0.0, 0.0],
+    "one zero": [0.0, 1.0, -2.0],
+    "no zero": [0.5, 1.0, -2.0],
+    "negative zero": [-0.0, 3.0, 0.0],
+}
+
+
+@pytest.mark.parametrize("p", [0, 0.5, 1, 1.5, 2, 3, -1, -0.5, float("inf"), float("-inf")])
+@pytest.mark.parametrize("values", list(_NORM_INPUTS))
+@pytest.mark.parametrize("fn", ["vector_norm", "norm"])
+def test_norm_subgradients_at_zero(fn: str, values: str, p: float) -> None:
+    """PyTorch's norm gradient is 0 at zero entries and where the norm is 0, for every ``p``."""
+    x = torch.tensor([_NORM_INPUTS[values], [1.0, 2.0, 3.0]], dtype=torch.float64)
+    if fn == "vector_norm":
+        _grads(lambda a: torch.linalg.vector_norm(a, p, dim=1), lambda a: tga.linalg.vector_norm(a, p, dim=1), x)
+        return
+    t = torch.norm(x.clone().requires_grad_(), p, dim=1)
+    got = tga.norm(ours(x, True), p, dim=1)
+    assert got.requires_grad == t.requires_grad  # (p=0 too: in the graph, gradient 0)
+    _grads(lambda a: torch.norm(a, p, dim=1), lambda a: tga.norm(a, p, dim=1), x)

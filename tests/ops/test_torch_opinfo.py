@@ -582,8 +582,6 @@ KNOWN: dict[str, str] = {
     "polygamma.polygamma_n_4@float32": "float32 polygamma near a pole differs by ~2e-5 relative",
     "bfloat16": "NumPy has no bfloat16: Tensor.bfloat16() raises a TypeError naming the dtype",
     # gradients
-    "linalg.norm.subgradients_at_zero@float64": "vector norm with ord=0.5 at zero: gradient nan, PyTorch's subgradient 0 (issue 33)",
-    "norm@float64": "norm(x, 0) returns a tensor that does not require grad (PyTorch's zero gradient)",
 }
 
 # Failing only in the slow pass (more samples, PyTorch's extreme-value reference inputs).

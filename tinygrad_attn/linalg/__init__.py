@@ -557,11 +557,7 @@ def _vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fal
         return a.sign().sum(axes, keepdim)
     if ord == 1:
         return a.sum(axes, keepdim)
-    s = (a**ord).sum(axes, keepdim)
-    if ord < 0:
-        return s ** (1.0 / ord)
-    zero = s == 0
-    return where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / ord))
+    return tensor_reduce.power_norm(a, ord, axes, keepdim)
 
 
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), keepdim: bool = False, *,  # noqa: N803, A002
