@@ -273,3 +273,12 @@ def test_norm_subgradients_at_zero(fn: str, values: str, p: float) -> None:
     got = tga.norm(ours(x, True), p, dim=1)
     assert got.requires_grad == t.requires_grad  # (p=0 too: in the graph, gradient 0)
     _grads(lambda a: torch.norm(a, p, dim=1), lambda a: tga.norm(a, p, dim=1), x)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 6.0, -1.0, 0.5])
+@pytest.mark.parametrize("fn", ["elu", "celu", "selu", "relu6", "hardtanh", "hardshrink", "softshrink"])
+def test_piecewise_activation_gradient_at_non_finite(fn: str, value: float) -> None:
+    """One entry: PyTorch's scalar path, the same on every CPU (in whole vector blocks of a longer
+    tensor PyTorch's gradient at NaN depends on the vector width: ``test_torch_opinfo.NAN_GRADIENT_UNDEFINED``)."""
+    x = torch.tensor([value], dtype=torch.float64)
+    _grads(getattr(torch.nn.functional, fn), getattr(F, fn), x)
