@@ -14,6 +14,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+# (inf, NaN and pole inputs make NumPy warn of 0 * inf and the like on both sides: the values are what is compared)
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
 import tinygrad_attn as tga  # noqa: E402
 import tinygrad_attn.functional as F  # noqa: E402
 
@@ -282,3 +285,36 @@ def test_piecewise_activation_gradient_at_non_finite(fn: str, value: float) -> N
     tensor PyTorch's gradient at NaN depends on the vector width: ``test_torch_opinfo.NAN_GRADIENT_UNDEFINED``)."""
     x = torch.tensor([value], dtype=torch.float64)
     _grads(getattr(torch.nn.functional, fn), getattr(F, fn), x)
+
+
+# -- the gamma family's poles and far negative arguments -----------------------------------
+_POLYGAMMA_X = [-1001.2, -501.0, -50.7, -8.500072414776497, -3.0, -2.3, -1.0, -0.75, -0.25, -1e-3, 0.0, 1e-3, 0.3,
+                1.0, 5.5, 13.7, 100.5, float("inf"), float("-inf"), float("nan")]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5])
+def test_polygamma_values(n: int, dtype: torch.dtype) -> None:
+    """Values against PyTorch's (trigamma by its own steps, so its large finite numbers at the negative
+    integers too; float32 in float32 for trigamma, once rounded from float64 for n >= 2)."""
+    x = torch.tensor(_POLYGAMMA_X, dtype=dtype)
+    if n == 0:
+        x = x[x != -3.0]  # (digamma near the poles: PyTorch's tan of the fraction loses digits there; ours does not)
+    same(tga.polygamma(n, ours(x)), torch.polygamma(n, x), 1e-9 if dtype == torch.float64 else 2e-5)
+
+
+@pytest.mark.parametrize("fn", ["digamma", "lgamma"])
+def test_gamma_gradients_at_the_poles(fn: str) -> None:
+    x = torch.tensor([-1.0, -501.0, -2.5, -0.3, 0.7, 3.0], dtype=torch.float64)
+    _grads(getattr(torch, fn), getattr(tga, fn), x)
+
+
+@pytest.mark.parametrize("value", [0.0, -0.0, float("nan"), float("inf"), float("-inf"), 2.0])
+def test_abs_gradient(value: float) -> None:
+    _grads(torch.abs, tga.abs, torch.tensor([value, -1.5], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("eps", [None, 0.0, 0.1])
+def test_logit_gradient_outside_the_unit_interval(eps: float | None) -> None:
+    x = torch.tensor([-0.5, 0.0, 0.3, 1.0, 1.5, float("inf"), float("-inf"), float("nan")], dtype=torch.float64)
+    _grads(lambda a: torch.logit(a, eps), lambda a: tga.logit(a, eps), x)

@@ -595,11 +595,6 @@ KNOWN: dict[str, str] = {
     # shapes of degenerate inputs
     # values
     "matrix_exp@float32": "float32 matrix_exp of a large-norm matrix differs beyond tolerance",
-    "polygamma.polygamma_n_0@float32": "float32 polygamma near a pole differs by ~2e-5 relative",
-    "polygamma.polygamma_n_1@float32": "float32 polygamma near a pole differs by ~2e-5 relative",
-    "polygamma.polygamma_n_2@float32": "float32 polygamma near a pole differs by ~2e-5 relative",
-    "polygamma.polygamma_n_3@float32": "float32 polygamma near a pole differs by ~2e-5 relative",
-    "polygamma.polygamma_n_4@float32": "float32 polygamma near a pole differs by ~2e-5 relative",
     "bfloat16": "NumPy has no bfloat16: Tensor.bfloat16() raises a TypeError naming the dtype",
     # gradients
 }
@@ -607,19 +602,11 @@ KNOWN: dict[str, str] = {
 # Failing only in the slow pass (more samples, PyTorch's extreme-value reference inputs).
 KNOWN_SLOW: dict[str, str] = {
     # kinks and non-finite inputs (issue 33): PyTorch's value or one-sided gradient at 0, nan, inf
-    "abs@float64": "gradient at 0 is nan, PyTorch's 0 (issue 33)",
     "remainder": "remainder of huge/tiny operands differs from PyTorch's fmod-based rule (issue 33)",
     "__rmod__": "remainder of huge/tiny operands differs from PyTorch's fmod-based rule (issue 33)",
     "floor_divide@float64": "floor_divide rounding of exact-boundary quotients (issue 33)",
     "hypot@float32": "hypot overflows to inf in float32 where PyTorch scales (issue 33)",
     "div.floor_rounding@float64": "floor rounding of exact-boundary quotients (issue 33)",
-    "logit@float64": "gradient outside [0, 1] (and at +-inf) is finite, PyTorch's NaN (issue 33)",
-    "digamma@float64": "gradient near the poles overflows to inf where PyTorch's is finite (issue 33)",
-    "polygamma.polygamma_n_0@float64": "gradient near the poles differs",
-    "polygamma.polygamma_n_1@float64": "polygamma(4, x) of large negative x differs",
-    "polygamma.polygamma_n_2@float64": "polygamma(4, x) of large negative x differs",
-    "polygamma.polygamma_n_3@float64": "polygamma(4, x) of large negative x differs",
-    "polygamma.polygamma_n_4@float64": "polygamma(4, x) of large negative x differs",
     # empty and degenerate shapes
     # gradients
     # dtype rules
