@@ -318,3 +318,38 @@ def test_abs_gradient(value: float) -> None:
 def test_logit_gradient_outside_the_unit_interval(eps: float | None) -> None:
     x = torch.tensor([-0.5, 0.0, 0.3, 1.0, 1.5, float("inf"), float("-inf"), float("nan")], dtype=torch.float64)
     _grads(lambda a: torch.logit(a, eps), lambda a: tga.logit(a, eps), x)
+
+
+# -- floor division and remainder of floats: PyTorch's fmod-based rule ----------------------
+_DIVIDENDS = [1e20, -1e20, 1e300, 5.0, -7.0, 7.0, 0.3, 1e-3, -0.0, 0.0, 6.0, -6.0, 250.0, 0.999, -1e-300, float("inf")]
+_DIVISORS = [1e-300, -1e-300, 3.0, -3.0, 0.1, -7.0, 0.001, 0.0, -0.0, float("inf"), float("-inf"), 1.5, 7e-3]
+
+
+def _pairs(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    a = torch.tensor([x for x in _DIVIDENDS for _ in _DIVISORS], dtype=dtype)
+    b = torch.tensor([y for _ in _DIVIDENDS for y in _DIVISORS], dtype=dtype)
+    keep = (a.abs() / b.abs()).isfinite() | (b == 0) | a.isinf()  # (an overflowing quotient: below)
+    return a[keep], b[keep]
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("fn", ["remainder", "floor_divide", "div_floor"])
+def test_floor_division_of_floats(fn: str, dtype: torch.dtype) -> None:
+    """Element by element (one at a time: PyTorch's scalar path; its vector blocks give NaN where the
+    quotient overflows, by vector width), with signed zeros."""
+    a, b = _pairs(dtype)
+    for x, y in zip(a, b, strict=True):
+        x, y = x.reshape(1), y.reshape(1)
+        if fn == "div_floor":
+            want, got = torch.div(x, y, rounding_mode="floor"), tga.div(ours(x), ours(y), rounding_mode="floor")
+        else:
+            want, got = getattr(torch, fn)(x, y), getattr(tga, fn)(ours(x), ours(y))
+        same(got, want, 0.0)
+        if not want.isnan().any():  # (a NaN's sign bit means nothing)
+            assert np.signbit(got.numpy()).tolist() == np.signbit(want.numpy()).tolist(), (x, y)
+
+
+def test_remainder_gradient() -> None:
+    a, b = _pairs(torch.float64)
+    fin = a.isfinite() & b.isfinite() & (b != 0)
+    _grads(torch.remainder, tga.remainder, a[fin], b[fin])

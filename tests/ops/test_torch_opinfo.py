@@ -602,11 +602,7 @@ KNOWN: dict[str, str] = {
 # Failing only in the slow pass (more samples, PyTorch's extreme-value reference inputs).
 KNOWN_SLOW: dict[str, str] = {
     # kinks and non-finite inputs (issue 33): PyTorch's value or one-sided gradient at 0, nan, inf
-    "remainder": "remainder of huge/tiny operands differs from PyTorch's fmod-based rule (issue 33)",
-    "__rmod__": "remainder of huge/tiny operands differs from PyTorch's fmod-based rule (issue 33)",
-    "floor_divide@float64": "floor_divide rounding of exact-boundary quotients (issue 33)",
     "hypot@float32": "hypot overflows to inf in float32 where PyTorch scales (issue 33)",
-    "div.floor_rounding@float64": "floor rounding of exact-boundary quotients (issue 33)",
     # empty and degenerate shapes
     # gradients
     # dtype rules
