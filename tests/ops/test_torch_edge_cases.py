@@ -353,3 +353,15 @@ def test_remainder_gradient() -> None:
     a, b = _pairs(torch.float64)
     fin = a.isfinite() & b.isfinite() & (b != 0)
     _grads(torch.remainder, tga.remainder, a[fin], b[fin])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_hypot_scales_instead_of_overflowing(dtype: torch.dtype) -> None:
+    big = torch.finfo(dtype).max / 2
+    vals = [big, -big, 1e20, 3.0, 0.0, -0.0, 1e-30, torch.finfo(dtype).tiny, float("inf"), float("nan")]
+    a = torch.tensor([x for x in vals for _ in vals], dtype=dtype)
+    b = torch.tensor([y for _ in vals for y in vals], dtype=dtype)
+    same(tga.hypot(ours(a), ours(b)), torch.hypot(a, b), 0.0 if dtype == torch.float64 else 1e-7)
+    if dtype == torch.float64:
+        fin = a.isfinite() & b.isfinite() & ((a != 0) | (b != 0))
+        _grads(torch.hypot, tga.hypot, a[fin], b[fin])

@@ -602,7 +602,6 @@ KNOWN: dict[str, str] = {
 # Failing only in the slow pass (more samples, PyTorch's extreme-value reference inputs).
 KNOWN_SLOW: dict[str, str] = {
     # kinks and non-finite inputs (issue 33): PyTorch's value or one-sided gradient at 0, nan, inf
-    "hypot@float32": "hypot overflows to inf in float32 where PyTorch scales (issue 33)",
     # empty and degenerate shapes
     # gradients
     # dtype rules
