@@ -365,3 +365,16 @@ def test_hypot_scales_instead_of_overflowing(dtype: torch.dtype) -> None:
     if dtype == torch.float64:
         fin = a.isfinite() & b.isfinite() & ((a != 0) | (b != 0))
         _grads(torch.hypot, tga.hypot, a[fin], b[fin])
+
+
+@pytest.mark.parametrize("scale", [0.1, 1.0, 5.0, 30.0])
+def test_matrix_exp_float32_as_accurate_as_pytorchs(scale: float) -> None:
+    """Normwise: an entry far below the largest holds only the largest's float32 rounding (on both sides)."""
+    g = torch.Generator().manual_seed(int(scale * 10))
+    a = torch.randn(4, 5, 5, dtype=torch.float64, generator=g) * scale / 5
+    exact = torch.linalg.matrix_exp(a)
+    norm = exact.abs().amax((-2, -1), keepdim=True)
+    theirs = (torch.linalg.matrix_exp(a.float()).double() - exact).abs() / norm
+    got = torch.from_numpy(tga.linalg.matrix_exp(ours(a.float())).numpy()).double()
+    mine = (got - exact).abs() / norm
+    assert float(mine.max()) <= 4 * float(theirs.max()) + 1e-6, (float(mine.max()), float(theirs.max()))

@@ -80,6 +80,12 @@ NAN_GRADIENT_UNDEFINED = {
     "nn.functional.softshrink",
 }
 
+# Matrix functions whose entries are sums of much larger terms: an entry far below the result's largest
+# carries the float32 rounding of the largest (matrix_exp of a matrix of 1-norm 28 has entries of 9e4 and
+# 0.148, where PyTorch's own float32 value is 0.14865 and the exact one 0.14829). Compared to the
+# dtype's tolerance times the largest magnitude of PyTorch's result, entry by entry.
+NORMWISE = {"matrix_exp"}
+
 # Ops whose vector outputs PyTorch defines only up to sign: compared in absolute value.
 SIGN_UNDEFINED = {"linalg.eigh", "linalg.svd", "svd", "linalg.eig", "linalg.qr"}
 
@@ -276,7 +282,7 @@ def _dtype_name(x: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def _close(ours: np.ndarray, theirs: np.ndarray, tol: float) -> str | None:
+def _close(ours: np.ndarray, theirs: np.ndarray, tol: float, normwise: bool = False) -> str | None:
     if ours.shape != theirs.shape:
         return f"shape {ours.shape} != PyTorch's {theirs.shape}"
     if theirs.dtype.kind in "biu" or theirs.dtype == np.bool_:
@@ -285,7 +291,9 @@ def _close(ours: np.ndarray, theirs: np.ndarray, tol: float) -> str | None:
         return None
     a, b = ours.astype(np.float64), theirs.astype(np.float64)
     with np.errstate(all="ignore"):
-        ok = np.isclose(a, b, rtol=tol, atol=tol, equal_nan=True) | ((a == b) & np.isinf(b))
+        finite = np.abs(b[np.isfinite(b)])
+        atol = tol * max(1.0, float(finite.max())) if normwise and finite.size else tol
+        ok = np.isclose(a, b, rtol=tol, atol=atol, equal_nan=True) | ((a == b) & np.isinf(b))
     if not ok.all():
         bad = np.argwhere(~ok)[0]
         i = tuple(bad)
@@ -293,7 +301,7 @@ def _close(ours: np.ndarray, theirs: np.ndarray, tol: float) -> str | None:
     return None
 
 
-def compare(ours: Any, theirs: Any, tol: float, *, values_only: bool = False) -> str | None:
+def compare(ours: Any, theirs: Any, tol: float, *, values_only: bool = False, normwise: bool = False) -> str | None:
     """Why ``ours`` differs from PyTorch's ``theirs`` (None when equal)."""
     o, t = _flat(ours), _flat(theirs)
     if len(o) != len(t):
@@ -306,7 +314,7 @@ def compare(ours: Any, theirs: Any, tol: float, *, values_only: bool = False) ->
                 continue  # an index output where ties leave it undefined: checked by _indices_pick_equal
             if _dtype_name(a) != _dtype_name(b):
                 return f"output {k}: dtype {_dtype_name(a)}, PyTorch's {_dtype_name(b)}"
-            why = _close(_as_numpy(a), _as_numpy(b), _TOL.get(b.dtype, tol))
+            why = _close(_as_numpy(a), _as_numpy(b), _TOL.get(b.dtype, tol), normwise)
             if why:
                 return f"output {k}: {why}"
         elif isinstance(b, bool | int | float):
@@ -467,7 +475,7 @@ def run_sample(target: Target, sample: Any, dtype: Any, tally: Tally, *, grads: 
         elif name in SIGN_UNDEFINED:
             why = compare(_abs(ours), _abs(theirs), tol)
         else:
-            why = compare(ours, theirs, tol, values_only=tie)
+            why = compare(ours, theirs, tol, values_only=tie, normwise=name in NORMWISE)
         if why is None and tie:
             why = _indices_pick_equal(name, s, ours, theirs, tol)
         if why is None and variant == "inplace" and isinstance(ours, Tensor) and ours is not inp:
@@ -594,7 +602,6 @@ KNOWN: dict[str, str] = {
     # missing modes
     # shapes of degenerate inputs
     # values
-    "matrix_exp@float32": "float32 matrix_exp of a large-norm matrix differs beyond tolerance",
     "bfloat16": "NumPy has no bfloat16: Tensor.bfloat16() raises a TypeError naming the dtype",
     # gradients
 }

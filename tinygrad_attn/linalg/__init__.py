@@ -649,6 +649,8 @@ def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
     x = _matrices(A, "matrix_exp", square=True)
     if x.numel() == 0:
         return x.clone()
+    if x.dtype == np.float32:  # (the squarings multiply float32's rounding by the norm: in float64, rounded once)
+        return saved_for_backward(matrix_exp(x.astype(np.float64)).astype(np.float32), x)
     with no_grad():
         size = float(np.max(np.abs(_host(x)).sum(-2))) if x.numel() else 0.0
     s = max(0, math.ceil(math.log2(size / 0.5))) if size > 0.5 and math.isfinite(size) else 0
