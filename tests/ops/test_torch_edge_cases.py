@@ -378,3 +378,27 @@ def test_matrix_exp_float32_as_accurate_as_pytorchs(scale: float) -> None:
     got = torch.from_numpy(tga.linalg.matrix_exp(ours(a.float())).numpy()).double()
     mine = (got - exact).abs() / norm
     assert float(mine.max()) <= 4 * float(theirs.max()) + 1e-6, (float(mine.max()), float(theirs.max()))
+
+
+# -- factories ------------------------------------------------------------------------------
+@pytest.mark.parametrize("bounds", ["numbers", "float32 tensors", "float64 tensors", "int tensors"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32])
+def test_linspace_values(dtype: torch.dtype, bounds: str) -> None:
+    """PyTorch's values to the last bit, over random bounds and step counts (0-d tensor bounds read as numbers)."""
+    g = torch.Generator().manual_seed(11)
+    for _ in range(40):
+        s, e = (torch.rand(2, generator=g, dtype=torch.float64) * 100 - 50).tolist()
+        steps = int(torch.randint(0, 40, (1,), generator=g))
+        if bounds == "numbers":
+            ts, te, os_, oe = s, e, s, e
+        else:
+            bdt = {"float32 tensors": torch.float32, "float64 tensors": torch.float64, "int tensors": torch.int64}[
+                bounds
+            ]
+            ts, te = torch.tensor(s).to(bdt), torch.tensor(e).to(bdt)
+            os_, oe = ours(ts), ours(te)
+        same(
+            tga.linspace(os_, oe, steps, dtype=getattr(tga, str(dtype)[6:])),
+            torch.linspace(ts, te, steps, dtype=dtype),
+            0.0,
+        )

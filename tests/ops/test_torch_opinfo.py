@@ -612,7 +612,6 @@ KNOWN_SLOW: dict[str, str] = {
     # empty and degenerate shapes
     # gradients
     # dtype rules
-    "linspace.tensor_overload@float64": "linspace from 0-d float32 tensors with dtype=float64 computes in float32",
     # missing modes and keywords
     "nn.functional.embedding@float32": "embedding(sparse=True) missing",
     "nn.functional.embedding_bag@float32": "embedding_bag(scale_grad_by_freq=True) missing",
