@@ -19,6 +19,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 import tinygrad_attn as tga  # noqa: E402
 import tinygrad_attn.functional as F  # noqa: E402
+from tinygrad_attn.tensors._tensor import UnsupportedModeError  # noqa: E402
 
 
 def ours(t: torch.Tensor, requires_grad: bool = False) -> tga.Tensor:
@@ -402,3 +403,48 @@ def test_linspace_values(dtype: torch.dtype, bounds: str) -> None:
             torch.linspace(ts, te, steps, dtype=dtype),
             0.0,
         )
+
+
+# -- embeddings: gradient scaling, sparse gradients ------------------------------------------
+@pytest.mark.parametrize("padding_idx", [None, 1])
+@pytest.mark.parametrize(("mode", "weights"), [("sum", False), ("sum", True), ("mean", False)])  # (weights: sum only)
+@pytest.mark.parametrize(("ids", "offsets"), [([1, 1, 3, 1, 4, 3], [0, 2, 4]), ([5, 5, 5, 5, 0, 2], [0, 3]),
+                                              ([4, 3, 1, 1, 1, 3], [0]), ([[1, 1, 3], [1, 4, 3]], None),
+                                              ([2, 0, 2, 2, 5, 0, 1], [0, 1, 1, 6])])  # fmt: skip
+def test_embedding_bag_scale_grad_by_freq(ids: list, offsets: list | None, mode: str, weights: bool,
+                                          padding_idx: int | None) -> None:  # fmt: skip
+    """PyTorch's CPU rule, its divisor per distinct id included (see ``bag._frequency_divisors``)."""
+    g = torch.Generator().manual_seed(3)
+    w = torch.randn(6, 3, dtype=torch.float64, generator=g)
+    it = torch.tensor(ids)
+    off = None if offsets is None else torch.tensor(offsets)
+    psw = torch.rand(it.shape, dtype=torch.float64, generator=g) if weights else None
+    kw = {"mode": mode, "scale_grad_by_freq": True, "padding_idx": padding_idx}
+
+    def theirs(w_: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.embedding_bag(it, w_, off, per_sample_weights=psw, **kw)
+
+    def mine(w_: tga.Tensor) -> tga.Tensor:
+        return F.embedding_bag(ours(it), w_, None if off is None else ours(off),
+                               per_sample_weights=None if psw is None else ours(psw), **kw)  # fmt: skip
+
+    _grads(theirs, mine, w)
+
+
+def test_embedding_bag_max_does_not_scale_by_frequency() -> None:
+    with pytest.raises(ValueError, match="max mode does not support"):
+        F.embedding_bag(tga.tensor([1, 2]), tga.ones(4, 2), tga.tensor([0]), mode="max", scale_grad_by_freq=True)
+
+
+@pytest.mark.parametrize("fn", ["embedding", "embedding_bag"])
+def test_sparse_gradients_are_refused_by_name(fn: str) -> None:
+    """PyTorch's gradient with sparse=True is a sparse_coo tensor; sparse layouts are out of scope (issue 31)."""
+    w = torch.ones(4, 2, requires_grad=True)
+    args = (torch.tensor([1, 2]), w) + ((torch.tensor([0]),) if fn == "embedding_bag" else ())
+    getattr(torch.nn.functional, fn)(*args, sparse=True).sum().backward()
+    assert w.grad.layout == torch.sparse_coo  # (what there is no counterpart of here)
+    oargs = (tga.tensor([1, 2]), tga.ones(4, 2, requires_grad=True)) + (
+        (tga.tensor([0]),) if fn == "embedding_bag" else ()
+    )
+    with pytest.raises(UnsupportedModeError, match="sparse_coo"):
+        getattr(F, fn)(*oargs, sparse=True)
