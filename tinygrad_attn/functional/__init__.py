@@ -1009,7 +1009,6 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
     return x.clone() if _memory_root(x._data) is _memory_root(x0._data) else x
 
 
-
 @public
 def constant_pad_nd(input: Tensor, pad: Any, value: Any = 0) -> Tensor:  # noqa: A002
     """:func:`pad` with a constant (``torch.constant_pad_nd``, torch's top-level name; not in ``F``)."""
@@ -1019,6 +1018,8 @@ def constant_pad_nd(input: Tensor, pad: Any, value: Any = 0) -> Tensor:  # noqa:
 
 
 _padded = pad  # (constant_pad_nd's parameter is named pad, as PyTorch's)
+
+
 # -- attention masks ---------------------------------------------------------------------
 def check_mask_dtype(op: str, mask: Any) -> None:
     """Raise unless ``mask`` is boolean (True = may attend) or floating point (added to the
