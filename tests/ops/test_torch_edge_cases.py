@@ -448,3 +448,23 @@ def test_sparse_gradients_are_refused_by_name(fn: str) -> None:
     )
     with pytest.raises(UnsupportedModeError, match="sparse_coo"):
         getattr(F, fn)(*oargs, sparse=True)
+
+
+# -- grid_sample: every mode, padding and corner rule, 4-D and 5-D ---------------------------
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize(("mode", "dims"), [("bilinear", 2), ("nearest", 2), ("bicubic", 2), ("bilinear", 3),
+                                            ("nearest", 3)])  # fmt: skip
+def test_grid_sample(mode: str, dims: int, padding_mode: str, align_corners: bool) -> None:
+    g = torch.Generator().manual_seed(dims * 7 + len(mode))
+    size = (2, 3, 4, 5) if dims == 2 else (2, 2, 3, 4, 5)
+    out = (2, 3, 4, 2) if dims == 2 else (2, 2, 3, 2, 3)
+    x = torch.randn(size, dtype=torch.float64, generator=g)
+    grid = torch.rand(out, dtype=torch.float64, generator=g) * 2.6 - 1.3  # (some outside [-1, 1])
+    kw = {"mode": mode, "padding_mode": padding_mode, "align_corners": align_corners}
+    _grads(lambda a, b: torch.nn.functional.grid_sample(a, b, **kw), lambda a, b: F.grid_sample(a, b, **kw), x, grid)
+
+
+def test_grid_sample_bicubic_is_4d_only() -> None:
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
+        F.grid_sample(tga.ones(1, 1, 2, 2, 2), tga.zeros(1, 1, 1, 1, 3), mode="bicubic", align_corners=False)

@@ -615,7 +615,6 @@ KNOWN_SLOW: dict[str, str] = {
     # gradients
     # dtype rules
     # missing modes and keywords
-    "nn.functional.grid_sample": "grid_sample mode='bicubic' (and 5-d inputs) missing",
 }
 
 
