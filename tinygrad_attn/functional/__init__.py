@@ -1104,9 +1104,10 @@ from .dropouts import __all__ as _dropout_all  # noqa: E402
 
 __all__ += _dropout_all
 from .bag import embedding_bag  # noqa: E402
+from .grouped import grouped_mm  # noqa: E402
 from .resize import upsample, upsample_bilinear, upsample_nearest  # noqa: E402
 
-__all__ += ["embedding_bag", "upsample", "upsample_nearest", "upsample_bilinear"]
+__all__ += ["embedding_bag", "grouped_mm", "upsample", "upsample_nearest", "upsample_bilinear"]
 from .activations import (  # noqa: E402
     celu_,
     hardshrink,
