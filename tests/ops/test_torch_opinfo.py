@@ -599,23 +599,11 @@ def run_op(op_id: str, dtype: Any, *, n: int = FAST_SAMPLES, reference: bool = F
 # ---------------------------------------------------------------------------------------------
 
 KNOWN: dict[str, str] = {
-    # missing keyword arguments PyTorch's samples pass
-    # empty and degenerate shapes PyTorch accepts (issue 33's crash list)
-    # missing modes
-    # shapes of degenerate inputs
-    # values
     "bfloat16": "NumPy has no bfloat16: Tensor.bfloat16() raises a TypeError naming the dtype",
-    # gradients
 }
 
 # Failing only in the slow pass (more samples, PyTorch's extreme-value reference inputs).
-KNOWN_SLOW: dict[str, str] = {
-    # kinks and non-finite inputs (issue 33): PyTorch's value or one-sided gradient at 0, nan, inf
-    # empty and degenerate shapes
-    # gradients
-    # dtype rules
-    # missing modes and keywords
-}
+KNOWN_SLOW: dict[str, str] = {}
 
 
 def _known(table: dict[str, str], op_id: str, dname: str) -> str | None:
