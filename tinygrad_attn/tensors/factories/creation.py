@@ -11,6 +11,7 @@ PyTorch's numbers for the same seed (:mod:`tinygrad_attn.random`).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -277,6 +278,14 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
         if isinstance(v, Tensor) and v.ndim != 0:
             raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but got {name} with "
                                f"{v.ndim} dimension(s)")  # fmt: skip
+    given = steps
+    try:  # (an int, or what stands for one: a 0-d integer tensor; not a float, not a bool)
+        steps = operator.index(steps) if not isinstance(steps, bool) else None
+    except TypeError:
+        steps = None
+    if steps is None:
+        raise TypeError(f"linspace() received an invalid combination of arguments - got steps of type "
+                        f"{type(given).__name__}; steps must be an int")  # fmt: skip
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
     # (0-d tensors are read as numbers, as PyTorch's: a float32 start makes no float32 arithmetic)
