@@ -706,6 +706,9 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     """The Vandermonde matrix of the last dimension of ``x``: columns ``x**0, x**1, ..., x**(N - 1)``."""
     x = _tensor(x, "vander")
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got Bool "
+                           f"(shape {x.shape})")  # fmt: skip
     if x.ndim < 1:
         x = x.reshape(1)  # (PyTorch reads a 0-d x as a vector of one)
     n = x.shape[-1] if N is None else int(N)
