@@ -185,9 +185,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("qr", "zeros"): _NOT_PD,
     ("qr", "negative zeros"): _NOT_PD,
     ("qr", "ties"): _NOT_PD,
-    ("pinv", "ties"): "second derivative at a rank-deficient matrix: ours 0 (the first derivative at constant rank, "
-    "held), PyTorch's that of its formula",
-    ("lstsq", "ties"): "gradient at a rank-deficient (tied) matrix: ours differs from PyTorch's",
     ("cond", "ties"): "gradient at a singular (tied) matrix: ours NaN, PyTorch's finite",
     ("matrix_norm", "zeros"): _AT_ZERO,
     ("matrix_norm", "negative zeros"): _AT_ZERO,

@@ -468,3 +468,23 @@ def test_grid_sample(mode: str, dims: int, padding_mode: str, align_corners: boo
 def test_grid_sample_bicubic_is_4d_only() -> None:
     with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
         F.grid_sample(tga.ones(1, 1, 2, 2, 2), tga.zeros(1, 1, 1, 1, 3), mode="bicubic", align_corners=False)
+
+
+@pytest.mark.parametrize(("kind", "tols", "hermitian"), _PINV_CASES)
+def test_pinv_second_derivative(kind: str, tols: tuple, hermitian: bool) -> None:
+    """Of every rank (the derivative at constant rank is differentiated again, as PyTorch's formula is)."""
+    rtol, atol = tols
+    g = torch.Generator().manual_seed(9)
+    shape = {"square": (4, 4), "batch": (2, 3, 3), "rank one": (3, 3), "wide": (2, 4)}[kind]
+    a = _rank_one(3, g) if kind == "rank one" else torch.randn(shape, dtype=torch.float64, generator=g)
+    a.requires_grad_()
+    cot = torch.randn(a.shape[:-2] + a.shape[-2:][::-1], dtype=torch.float64, generator=g)
+    v = torch.randn(a.shape, dtype=torch.float64, generator=g)
+    (ta,) = torch.autograd.grad(torch.linalg.pinv(a, rtol=rtol, atol=atol, hermitian=hermitian), a, cot,
+                                create_graph=True)  # fmt: skip
+    (tt,) = torch.autograd.grad((ta * v).sum(), a)
+    ao = ours(a, True)
+    (oa,) = tga.autograd.grad(tga.linalg.pinv(ao, rtol=rtol, atol=atol, hermitian=hermitian), ao, ours(cot),
+                              create_graph=True)  # fmt: skip
+    (ot,) = tga.autograd.grad((oa * ours(v)).sum(), ao)
+    same(ot, tt, 1e-7)

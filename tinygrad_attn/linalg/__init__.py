@@ -446,8 +446,8 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     ``rtol`` defaults to ``eps * max(m, n)`` without ``atol``). ``hermitian=True`` reads the lower
     triangle alone and inverts its eigenvalues (by absolute value), as PyTorch's.
 
-    The gradient is PyTorch's: the pseudo-inverse's derivative at constant rank, of every order
-    for a matrix of full rank; where values are dropped (or for ``hermitian``), of the first order."""
+    The gradient is PyTorch's, the pseudo-inverse's derivative at constant rank (``ops.PseudoInverse``),
+    of every order."""
     x = _matrices(A, "pinv", square=hermitian)
     m, n = x.shape[-2:]
     if x.numel() == 0:
@@ -472,24 +472,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     exact = Tensor(exact_np.astype(x.dtype), device=x._dev)
     if not x.requires_grad:
         return exact
-    if not hermitian and bool(keep.all()):
-        comp = solve(x.mT @ x, x.mT) if m >= n else solve(x @ x.mT, x).mT
-    else:
-        comp = _pinv_linearised(x, exact)
-    return saved_for_backward(_exact_with_gradient_of(exact, comp), output=True)
-
-
-def _pinv_linearised(x: Tensor, p: Tensor) -> Tensor:
-    """A tensor equal to ``p`` (``x``'s pseudo-inverse, of whatever rank) whose first derivative in
-    ``x`` is the pseudo-inverse's at constant rank: ``dP = -P dA P + P P^T dA^T (I - A P) +
-    (I - P A) dA^T P^T P`` (Golub and Pereyra), with ``P`` and ``A`` held at their values."""
-    a, p = x.detach(), p.detach()
-    da = x - a  # (0, with the identity as its gradient)
-    eye_m = Tensor.eye(a.shape[-2], dtype=a.dtype, device=a._dev)
-    eye_n = Tensor.eye(a.shape[-1], dtype=a.dtype, device=a._dev)
-    dat = da.mT
-    dp = -(p @ da @ p) + p @ p.mT @ dat @ (eye_m - a @ p) + (eye_n - p @ a) @ dat @ p.mT @ p
-    return p + dp
+    return ops.PseudoInverse.apply(x, exact)  # (PyTorch's keeps A and the result, as this op does)
 
 
 def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False, tol: Any = None) -> Tensor:  # noqa: N803
