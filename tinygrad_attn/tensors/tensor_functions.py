@@ -125,7 +125,7 @@ def gather(x: Tensor, dim: int, index: Any) -> Tensor:
     d = _one_dim(x, dim, "gather")
     if isinstance(index, Tensor) and index.numel() == 0:
         # PyTorch checks nothing of an empty index (not even its rank): the result is empty, of its shape
-        return x.reshape(-1)[:0].reshape(tuple(index.shape))
+        return saved_for_backward(x.reshape(-1)[:0].reshape(tuple(index.shape)), x)
     out = ops.GatherAlong.apply(x, _index(x, d, index, "gather"), args=(d, x.shape))
     return saved_for_backward(out, x)  # (PyTorch's gather keeps its input; index_select, sort, max do not)
 

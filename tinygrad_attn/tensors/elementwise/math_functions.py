@@ -227,7 +227,8 @@ def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     big = a.detach().abs().maximum(b.detach().abs())
     big = where(big == 0, 1.0, big).astype(big.dtype)
     sa, sb = a / big, b / big
-    return with_gradient_of(exact, (sa * sa + sb * sb).sqrt() * big)
+    out = with_gradient_of(exact, (sa * sa + sb * sb).sqrt() * big)
+    return saved_for_backward(out, a, b, output=True)  # (PyTorch's keeps both operands and the result)
 
 
 @public(method=True, inplace=True, special=("erfinv",))
