@@ -48,9 +48,6 @@ ATOL, RTOL = 1e-9, 1e-7
 
 #: module@mode (or module, for both modes) -> why ours differs; strict xfails
 KNOWN: dict[str, str] = {
-    "nn.BatchNorm1d@train": "batch_norm in training on an empty batch raises; PyTorch returns an empty output",
-    "nn.BatchNorm2d@train": "batch_norm in training on an empty batch raises; PyTorch returns an empty output",
-    "nn.BatchNorm3d@train": "batch_norm in training on an empty batch raises; PyTorch returns an empty output",
     "nn.KLDivLoss": "the gradient w.r.t. a target <= 0: PyTorch's backward takes log(target) unmasked (nan), "
     "ours is the derivative of the forward both compute",
     "nn.LSTM": "LSTM(proj_size > 0) is not written (a clear NotImplementedError)",

@@ -231,7 +231,7 @@ def test_renorm_values_and_gradient(p: float, dim: int, maxnorm: float) -> None:
 _SPECIAL = [0.0, -0.0, 1.5, -3.0, 1e-310, float("inf"), float("-inf"), float("nan"), 2.0**-1022, 7.25, 1e300, 3e-40]
 
 
-def _grads(fn_t, fn_o, *xs: torch.Tensor) -> None:
+def _grads(fn_t, fn_o, *xs: torch.Tensor, tol: float = 1e-12) -> None:
     """Values and gradients (a fixed cotangent) of ``fn_t`` on ``xs`` and ``fn_o`` on ours."""
     ts = [x.clone().requires_grad_() for x in xs]
     os_ = [ours(x, True) for x in xs]
@@ -242,7 +242,7 @@ def _grads(fn_t, fn_o, *xs: torch.Tensor) -> None:
     og = tga.autograd.grad(got, os_, ours(cot), allow_unused=True)
     for x, o, t in zip(xs, og, tg, strict=True):  # (an input PyTorch's graph does not reach: gradient 0)
         zeros = torch.zeros(x.shape, dtype=torch.float64)
-        same(ours(zeros) if o is None else o, zeros if t is None else t)
+        same(ours(zeros) if o is None else o, zeros if t is None else t, tol)
 
 
 def test_frexp_mantissa_gradient() -> None:
@@ -307,7 +307,8 @@ def test_polygamma_values(n: int, dtype: torch.dtype) -> None:
 @pytest.mark.parametrize("fn", ["digamma", "lgamma"])
 def test_gamma_gradients_at_the_poles(fn: str) -> None:
     x = torch.tensor([-1.0, -501.0, -2.5, -0.3, 0.7, 3.0], dtype=torch.float64)
-    _grads(getattr(torch, fn), getattr(tga, fn), x)
+    # (digamma's gradient is PyTorch's trigamma, whose six steps and short series hold ~1e-9; ours the last digit)
+    _grads(getattr(torch, fn), getattr(tga, fn), x, tol=1e-9)
 
 
 @pytest.mark.parametrize("value", [0.0, -0.0, float("nan"), float("inf"), float("-inf"), 2.0])

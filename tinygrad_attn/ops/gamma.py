@@ -60,10 +60,12 @@ def lgamma_array(raw, x):
 
 
 def trigamma_array(raw, x):
-    """``psi_1(x)`` as PyTorch computes it, in ``x``'s dtype: below 0.5 the reflection ``pi^2 / sin^2(pi x)
-    - psi_1(1 - x)`` with ``sin(pi x)`` taken as written (near a pole far from 0, and at the negative
-    integers, where it is a rounding error and not 0, that is PyTorch's large finite number), then six
-    steps of ``psi_1(x) = psi_1(x + 1) + 1 / x^2`` and the asymptotic series to its ``x^-7`` term."""
+    """``psi_1(x)`` as PyTorch takes it: below 0.5 the reflection ``pi^2 / sin^2(pi x) - psi_1(1 - x)``
+    with ``sin(pi x)`` taken as written (near a pole far from 0, and at the negative integers, where it
+    is a rounding error and not 0, that is PyTorch's large finite number). In float64 ``psi_1`` of the
+    reflected argument is :func:`polygamma_array`'s (to the last digit; PyTorch's six steps and short
+    series are good to ~1e-9); in float32 every step is PyTorch's own, in float32: six steps of
+    ``psi_1(x) = psi_1(x + 1) + 1 / x^2`` and the asymptotic series to its ``x^-7`` term."""
 
     def t(v: float):  # (a constant rounded to x's dtype, so each step rounds as PyTorch's does in it)
         return raw.asarray(v, dtype=x.dtype)
@@ -74,15 +76,19 @@ def trigamma_array(raw, x):
     s2 = s * s
     nil = s2 == 0
     ones = raw.ones_like(x)
-    refl = raw.where(nil, -math.inf * ones, -(pi * pi) / raw.where(nil, ones, s2))
-    result = raw.where(neg, refl, raw.zeros_like(x))
+    refl = raw.where(nil, math.inf * ones, (pi * pi) / raw.where(nil, ones, s2))  # (+inf at 0: sin(0) is 0)
     y = raw.where(neg, one - x, x)
+    if x.dtype == raw.float64:
+        core = polygamma_array(raw, 1, y, _steps=True)
+        core = raw.where(y == math.inf, raw.zeros_like(y), core)  # (psi_1(+inf) = 0, as PyTorch's)
+        return raw.where(neg, refl - core, core)
+    result = raw.zeros_like(x)
     for _ in range(6):
         result = result + one / (y * y)
         y = y + one
     ixx = one / (y * y)
     result = result + (one + one / (t(2.0) * y) + ixx * (t(1 / 6) - ixx * (t(1 / 30) - ixx * t(1 / 42)))) / y
-    return raw.where(neg, -result, result)
+    return raw.where(neg, refl - result, result)
 
 
 def _cot_derivative_coefficients(n: int) -> list[int]:
@@ -121,11 +127,12 @@ def _polygamma_reflected(raw, n: int, x):
     )
 
 
-def polygamma_array(raw, n: int, x):
+def polygamma_array(raw, n: int, x, _steps: bool = False):
     """``psi_n(x)``, the ``n``-th derivative of the digamma function (``n = 0``: digamma), elementwise.
-    Negative ``x`` with ``n >= 2`` goes through :func:`_polygamma_reflected` (the upward steps from far
-    below 0 would need as many steps as ``|x|``)."""
-    if n == 1:
+    ``n = 1`` is :func:`trigamma_array`'s (``_steps``: this function's upward steps and series, for
+    ``x >= 0.5``); negative ``x`` with ``n >= 2`` goes through :func:`_polygamma_reflected` (the upward
+    steps from far below 0 would need as many steps as ``|x|``)."""
+    if n == 1 and not _steps:
         return trigamma_array(raw, x)
     if n >= 2 and bool(raw.any(x < 0)):
         neg = x < 0
