@@ -24,9 +24,11 @@ from opinfo import (
     max_unpools,
     pools,
     shapes,
+    torch,
     unary,
 )
 
+import tinygrad_attn as tga
 import tinygrad_attn.functional as F
 
 
@@ -654,4 +656,38 @@ MORE = [
            ("assert_int_or_pair",), grad=False, extremes=False),
 ]  # fmt: skip
 
+
+# -- grouped products (float32 inside: PyTorch's CPU kernel takes no float64; rows of 4 floats, the 16
+# bytes it reads at a time)
+@st.composite
+def grouped_mms(draw: Any) -> Sample:
+    """Operands of one of ``grouped_mm``'s four layouts and the ends of its groups (``offs``), the last
+    at the end of the grouped axis (past it PyTorch leaves the result uninitialised)."""
+    layout = draw(st.sampled_from(["2d x 3d", "3d x 2d", "2d x 2d", "3d x 3d"]))
+    groups = draw(st.integers(1, 3))
+    length = 4 * draw(st.integers(1, 2)) if layout != "2d x 3d" else draw(st.integers(1, 6))
+    ends = sorted(draw(st.lists(st.integers(0, length), min_size=groups - 1, max_size=groups - 1))) + [length]
+    sizes = {
+        "2d x 3d": ((length, 4), (groups, 4, 4)),
+        "3d x 2d": ((groups, 2, 4), (4, length)),
+        "2d x 2d": ((2, length), (length, 4)),
+        "3d x 3d": ((groups, 2, 4), (groups, 4, 4)),
+    }[layout]
+    offs = None if layout == "3d x 3d" else tuple(ends)
+    return Sample(tuple(draw(array(s)) for s in sizes), {"offs": offs})
+
+
+def _grouped_mm(lib: Any, make: Any) -> Any:
+    def call(a: Any, b: Any, offs: tuple | None) -> Any:
+        o = None if offs is None else make(offs)
+        return lib.grouped_mm(a.float(), b.float(), offs=o).double()
+
+    return call
+
+
+MORE += [
+    OpInfo("grouped_mm", _grouped_mm(F, lambda o: tga.tensor(list(o), dtype=tga.int32)),
+           _grouped_mm(TF, lambda o: torch.tensor(list(o), dtype=torch.int32)), grouped_mms(), ("grouped_mm",),
+           extremes=False, atol=1e-4, rtol=1e-4),
+]  # fmt: skip
 NN_FUNCTIONAL += MORE

@@ -904,8 +904,9 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
     ``tga.compile`` the ids are an input of the program and a replay does not check them.
     """
     if sparse:
-        raise UnsupportedModeError("embedding: sparse=True (sparse gradients) is not supported; use sparse=False, "
-                                   "whose gradient is the same values, dense")  # fmt: skip
+        raise UnsupportedModeError("embedding: sparse=True (PyTorch's gradient is then a sparse_coo tensor, and sparse "
+                                   "layouts are not supported here); use sparse=False, whose dense gradient holds the "
+                                   "same values")  # fmt: skip
     if max_norm is not None or scale_grad_by_freq:
         return _embedding_pytorch_options(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
     if weight.ndim != 2:

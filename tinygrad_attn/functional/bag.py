@@ -16,7 +16,8 @@ import numpy as np
 from ..engine.composite import composite
 from ..engine.declare import public
 from ..engine.switches import no_grad
-from ..tensors._tensor import InvalidArgumentError, Tensor, where
+from ..ops.saved import with_gradient_of
+from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, where
 from ..tensors.index.indexing import host_integers
 
 _MODES = ("sum", "mean", "max")
@@ -60,14 +61,18 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: flo
     starting at each ``offsets``), the ``mode`` (``"sum"``, ``"mean"`` or ``"max"``) of its
     rows of ``weight (num, dim)``; ``per_sample_weights`` scales each id's row (``"sum"``
     only); ids equal to ``padding_idx`` are left out; an empty bag gives zeros. PyTorch's
-    ``F.embedding_bag``, without ``scale_grad_by_freq`` and ``sparse``."""
+    ``F.embedding_bag``; ``scale_grad_by_freq`` divides the gradient as PyTorch's CPU kernel does (see
+    :func:`_frequency_divisors`). ``sparse=True`` (a sparse gradient) is not supported: no sparse layout here."""
     op = "embedding_bag"
     if mode not in _MODES:
         raise ValueError(f"{op}: mode has to be one of sum, mean or max, got {mode!r}")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError(
-            f"{op}: scale_grad_by_freq=True and sparse=True are not supported (the gradient is the plain dense one)"
+    if sparse:
+        raise UnsupportedModeError(
+            f"{op}: sparse=True (PyTorch's gradient is then a sparse_coo tensor, and sparse layouts are not supported "
+            "here); use sparse=False, whose dense gradient holds the same values"
         )
+    if scale_grad_by_freq and mode == "max":
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
             f"embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' "
@@ -99,6 +104,9 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: flo
     if max_norm is not None:
         _renorm_rows(weight, np.unique(flat), float(max_norm), float(norm_type))
     rows = weight.index_select(0, Tensor._wrap(dev.asarray(flat), dev))  # (M, dim)
+    if scale_grad_by_freq and rows.requires_grad:
+        scale = (1.0 / _frequency_divisors(flat)).astype(weight.dtype).reshape(-1, 1)
+        rows = with_gradient_of(rows, rows * Tensor._wrap(dev.asarray(scale), dev))
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1, 1)
     # (B, L): the flat position of each bag's l-th id, and whether it is one (not past the bag, not padding)
@@ -120,6 +128,19 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: flo
         scale = (1.0 / np.maximum(count, 1)).astype(weight.dtype).reshape(b, 1)
         out = out * Tensor._wrap(dev.asarray(scale), dev)
     return out
+
+
+def _frequency_divisors(flat: np.ndarray) -> np.ndarray:
+    """What PyTorch's CPU ``embedding_bag`` divides each id's gradient by under ``scale_grad_by_freq``.
+
+    Its backward walks the distinct ids in sorted order and divides the ``k``-th one's gradient by the
+    count of ``sorted_ids[k]`` (the ``k``-th entry of the sorted ids, not the ``k``-th distinct id): for
+    ids ``[1, 1, 3, 1, 4, 3]`` every row's gradient is divided by 3 (``counts[1]``), where
+    ``F.embedding``'s would be divided by 3, 2 and 1. The numbers are PyTorch's, so this is that rule."""
+    distinct, group, counts = np.unique(flat, return_inverse=True, return_counts=True)
+    sorted_ids = np.sort(flat)
+    divisor_of_group = counts[np.searchsorted(distinct, sorted_ids[: distinct.size])]
+    return divisor_of_group[group.reshape(-1)].astype(np.float64)
 
 
 def _renorm_rows(weight: Tensor, rows: np.ndarray, max_norm: float, norm_type: float) -> None:

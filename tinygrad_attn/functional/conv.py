@@ -567,6 +567,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """
     op = "batch_norm"
     _F._float(input, op)
+    if input.ndim < 2 and input.numel() == 0:
+        return input.clone()  # (PyTorch checks nothing of an empty vector: it has no channel to normalise)
     if input.ndim < 2:
         raise InvalidArgumentError(f"{op}: input must be (N, C, *), got shape {input.shape}")
     c = input.shape[1]
@@ -575,9 +577,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         _channel_vector(op, t, c, what)
     axes = (0,) + tuple(range(2, input.ndim))
     bshape = (1, c) + (1,) * (input.ndim - 2)  # broadcasts a per-channel vector over (N, C, *)
-    if training and input.numel() == 0:  # no values and no statistics: the empty result, as PyTorch's
-        return input.clone()
-    if training:
+    if input.numel() == 0:  # no value to normalise, none to update the running statistics with
+        y = input.clone()
+    elif training:
         n = input.numel() // c
         if n <= 1:
             raise InvalidArgumentError(

@@ -11,6 +11,7 @@ back, the im2col of the convolutions and its adjoint), and the spatial transform
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from typing import Any
@@ -236,10 +237,14 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     return grid.reshape((size[0], *spatial, nd))
 
 
-def _source(coord: Tensor, n: int, padding_mode: str, align_corners: bool) -> Tensor:
-    """Normalised ``coord`` in ``[-1, 1]`` -> a position along an axis of ``n`` pixels, with
-    ``border`` clipping and ``reflection`` mirroring as PyTorch's."""
-    pos = (coord + 1.0) * ((n - 1) / 2.0) if align_corners else ((coord + 1.0) * n - 1.0) / 2.0
+def _unnormalized(coord: Tensor, n: int, align_corners: bool) -> Tensor:
+    """Normalised ``coord`` in ``[-1, 1]`` -> a position along an axis of ``n`` pixels."""
+    return (coord + 1.0) * ((n - 1) / 2.0) if align_corners else ((coord + 1.0) * n - 1.0) / 2.0
+
+
+def _padded_position(pos: Tensor, n: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """A position along an axis of ``n`` pixels with ``border`` clipping and ``reflection`` mirroring,
+    as PyTorch's (``zeros`` leaves it: what falls outside reads 0)."""
     if padding_mode == "reflection":
         lo, hi = (0.0, n - 1.0) if align_corners else (-0.5, n - 0.5)
         span = hi - lo
@@ -255,21 +260,33 @@ def _source(coord: Tensor, n: int, padding_mode: str, align_corners: bool) -> Te
     return pos
 
 
+def _cubic_weights(t: Tensor) -> list[Tensor]:
+    """The four weights of the taps at ``-1, 0, 1, 2`` from a position ``t`` in ``[0, 1)`` past the
+    second: Keys' cubic convolution with ``A = -0.75``, as PyTorch's bicubic."""
+    a = -0.75
+
+    def near(u: Tensor) -> Tensor:  # |u| <= 1
+        return ((a + 2.0) * u - (a + 3.0)) * u * u + 1.0
+
+    def far(u: Tensor) -> Tensor:  # 1 < |u| < 2
+        return ((a * u - 5.0 * a) * u + 8.0 * a) * u - 4.0 * a
+
+    return [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)]
+
+
 @public(function=False, functional=True)
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
                 align_corners: bool | None = None) -> Tensor:  # fmt: skip
     """``input (N, C, H, W)`` read at ``grid (N, H_out, W_out, 2)``'s normalised ``(x, y)``
-    positions -> ``(N, C, H_out, W_out)``: ``mode`` ``"bilinear"`` or ``"nearest"``,
-    ``padding_mode`` ``"zeros"``, ``"border"`` or ``"reflection"`` (PyTorch's ``F.grid_sample``
-    for 4-D inputs, a spatial transformer's sampler). Gradients reach the input and, bilinear,
-    the grid."""
+    positions -> ``(N, C, H_out, W_out)`` (``(N, C, D, H, W)`` at ``(N, D_out, H_out, W_out, 3)``'s
+    ``(x, y, z)``): ``mode`` ``"bilinear"`` (trilinear in 3-D), ``"nearest"`` or ``"bicubic"`` (4-D
+    only), ``padding_mode`` ``"zeros"``, ``"border"`` or ``"reflection"``: PyTorch's ``F.grid_sample``,
+    a spatial transformer's sampler. Gradients reach the input and, but for nearest, the grid."""
     op = "grid_sample"
     x, g = _F.tensor_arg(input, op), _F.tensor_arg(grid, op)
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
                          f"but got: '{mode}'")  # fmt: skip
-    if mode == "bicubic" or x.ndim != 4:
-        raise NotImplementedError(f"{op}: only bilinear and nearest sampling of 4-D inputs are supported here")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")  # fmt: skip
@@ -278,26 +295,60 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
                       "Please specify align_corners=True if the old behavior is desired. See the documentation of "
                       "grid_sample for details.", stacklevel=2)  # fmt: skip
         align_corners = False
-    if g.ndim != 4 or g.shape[-1] != 2 or g.shape[0] != x.shape[0]:
-        raise RuntimeError(f"{op}: expected grid of shape (N, H_out, W_out, 2) for input {x.shape}, got {g.shape}")
-    n, c, h, w = x.shape
-    ho, wo = g.shape[1:3]
-    ix = _source(g[..., 0], w, padding_mode, align_corners)  # (N, Ho, Wo)
-    iy = _source(g[..., 1], h, padding_mode, align_corners)
-    flat = x.reshape(n, c, h * w)
+    if x.ndim not in (4, 5):
+        raise RuntimeError(f"{op}(): expected 4D or 5D input and grid with same number of dimensions, but got input "
+                           f"with sizes {list(x.shape)} and grid with sizes {list(g.shape)}")  # fmt: skip
+    d = x.ndim - 2
+    if g.ndim != x.ndim or g.shape[-1] != d or g.shape[0] != x.shape[0]:
+        raise RuntimeError(f"{op}: expected grid of shape (N, *out, {d}) for input {x.shape}, got {g.shape}")
+    if mode == "bicubic" and d != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    n, c, sizes = x.shape[0], x.shape[1], tuple(x.shape[2:])  # sizes: (H, W) or (D, H, W)
+    outs = tuple(g.shape[1:-1])
+    m = math.prod(outs)
+    flat = x.reshape(n, c, math.prod(sizes))
+    strides = [math.prod(sizes[a + 1 :]) for a in range(d)]
 
-    def at(py: Tensor, px: Tensor) -> Tensor:
-        """``x`` at integer positions (N, Ho, Wo) (float tensors without history), 0 outside."""
-        inside = (px >= 0) & (px <= w - 1) & (py >= 0) & (py <= h - 1)
-        idx = (py.clamp(0, h - 1) * w + px.clamp(0, w - 1)).astype("int64").reshape(n, 1, ho * wo)
-        vals = flat.gather(2, idx.expand(n, c, ho * wo)).reshape(n, c, ho, wo)
+    def at(pos: list[Tensor]) -> Tensor:
+        """``x`` at integer positions, one (N, *out) tensor per spatial axis (no history), 0 outside."""
+        inside = None
+        idx = None
+        for p, size, stride in zip(pos, sizes, strides):
+            ok = (p >= 0) & (p <= size - 1)
+            inside = ok if inside is None else inside & ok
+            term = p.clamp(0, size - 1) * stride
+            idx = term if idx is None else idx + term
+        vals = flat.gather(2, idx.astype("int64").reshape(n, 1, m).expand(n, c, m)).reshape((n, c) + outs)
         return where(inside.unsqueeze(1), vals, 0.0)
 
+    # grid coordinates come x first (the last axis): spatial axis a reads coordinate d - 1 - a
+    raw = [_unnormalized(g[..., d - 1 - a], sizes[a], align_corners) for a in range(d)]
+    if mode == "bicubic":  # (16 taps around the unpadded position; each tap's position padded on its own)
+        (iy, ix), (h, w) = raw, sizes
+        y0, x0 = iy.detach().floor(), ix.detach().floor()
+        wy, wx = _cubic_weights(iy - y0), _cubic_weights(ix - x0)  # (the weights carry the grid's gradient)
+        out = None
+        for i in range(4):
+            py = _padded_position(y0 + float(i - 1), h, padding_mode, align_corners)
+            row = None
+            for j in range(4):
+                px = _padded_position(x0 + float(j - 1), w, padding_mode, align_corners)
+                term = at([py, px]) * wx[j].unsqueeze(1)
+                row = term if row is None else row + term
+            term = row * wy[i].unsqueeze(1)
+            out = term if out is None else out + term
+        return saved_for_backward(out, x, g)  # (PyTorch's keeps the input and the grid)
+    pos = [_padded_position(r, size, padding_mode, align_corners) for r, size in zip(raw, sizes)]
     if mode == "nearest":  # (the nearest pixel, ties to even, as PyTorch's nearbyint)
-        return saved_for_backward(at(iy.detach().round(), ix.detach().round()), x, g)  # (PyTorch's keeps both)
-    x0, y0 = ix.detach().floor(), iy.detach().floor()
-    wx1, wy1 = ix - x0, iy - y0  # (N, Ho, Wo): the weights carry the gradient to the grid
-    wx0, wy0 = 1.0 - wx1, 1.0 - wy1
-    out = at(y0, x0) * (wy0 * wx0).unsqueeze(1) + at(y0, x0 + 1.0) * (wy0 * wx1).unsqueeze(1)
-    out = out + at(y0 + 1.0, x0) * (wy1 * wx0).unsqueeze(1) + at(y0 + 1.0, x0 + 1.0) * (wy1 * wx1).unsqueeze(1)
+        return saved_for_backward(at([p.detach().round() for p in pos]), x, g)  # (PyTorch's keeps both)
+    lows = [p.detach().floor() for p in pos]
+    highs = [p - lo for p, lo in zip(pos, lows)]  # (N, *out): the weights carry the gradient to the grid
+    out = None
+    for corner in itertools.product((0, 1), repeat=d):
+        weight = None
+        for a, k in enumerate(corner):
+            wa = highs[a] if k else 1.0 - highs[a]
+            weight = wa if weight is None else weight * wa
+        term = at([lo + float(k) for lo, k in zip(lows, corner)]) * weight.unsqueeze(1)
+        out = term if out is None else out + term
     return saved_for_backward(out, x, g)  # (PyTorch's keeps the input and the grid)

@@ -443,24 +443,36 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
 @public(name="pinverse", function=False, method=True)
 def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:  # noqa: N803
     """The Moore-Penrose pseudo-inverse (singular values below ``max(atol, rtol * largest)`` dropped;
-    ``rtol`` defaults to ``eps * max(m, n)`` without ``atol``). Gradients for matrices of full rank."""
-    x = _matrices(A, "pinv")
+    ``rtol`` defaults to ``eps * max(m, n)`` without ``atol``). ``hermitian=True`` reads the lower
+    triangle alone and inverts its eigenvalues (by absolute value), as PyTorch's.
+
+    The gradient is PyTorch's, the pseudo-inverse's derivative at constant rank (``ops.PseudoInverse``),
+    of every order."""
+    x = _matrices(A, "pinv", square=hermitian)
     m, n = x.shape[-2:]
     if x.numel() == 0:
         return x.mT.clone()  # (empty, in the graph)
-    u, s, vh = (np.asarray(v) for v in np.linalg.svd(_host(x), full_matrices=False))
     eps = np.finfo(x.dtype).eps
     at = 0.0 if atol is None else (_host(atol) if isinstance(atol, Tensor) else atol)
     rt = (eps * max(m, n) if atol is None or atol == 0 else 0.0) if rtol is None else (
         _host(rtol) if isinstance(rtol, Tensor) else rtol)  # fmt: skip
-    tol = np.maximum(np.asarray(at)[..., None], np.asarray(rt)[..., None] * s[..., :1])
-    keep = s > tol
-    sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
-    exact = Tensor(((vh.swapaxes(-1, -2) * sinv[..., None, :]) @ u.swapaxes(-1, -2)).astype(x.dtype), device=x._dev)
+    if hermitian:
+        w, v = np.linalg.eigh(_host(x), UPLO="L")  # (the upper triangle is never read)
+        s = np.abs(w)
+        tol = np.maximum(np.asarray(at)[..., None], np.asarray(rt)[..., None] * s.max(-1, keepdims=True))
+        keep = s > tol
+        winv = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0)
+        exact_np = (v * winv[..., None, :]) @ v.swapaxes(-1, -2)
+    else:
+        u, s, vh = (np.asarray(v) for v in np.linalg.svd(_host(x), full_matrices=False))
+        tol = np.maximum(np.asarray(at)[..., None], np.asarray(rt)[..., None] * s[..., :1])
+        keep = s > tol
+        sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
+        exact_np = (vh.swapaxes(-1, -2) * sinv[..., None, :]) @ u.swapaxes(-1, -2)
+    exact = Tensor(exact_np.astype(x.dtype), device=x._dev)
     if not x.requires_grad:
         return exact
-    comp = solve(x.mT @ x, x.mT) if m >= n else solve(x @ x.mT, x).mT
-    return saved_for_backward(_exact_with_gradient_of(exact, comp), output=True)
+    return ops.PseudoInverse.apply(x, exact)  # (PyTorch's keeps A and the result, as this op does)
 
 
 def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False, tol: Any = None) -> Tensor:  # noqa: N803
@@ -478,15 +490,27 @@ def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: boo
 
 
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> Lstsq:  # noqa: N803
-    """The least-squares solution ``X`` minimising ``|A X - B|`` (``pinv(A) @ B``), and PyTorch's
-    default driver's other fields (``gelsy``: no residuals or singular values; the rank)."""
+    """The least-squares solution ``X`` minimising ``|A X - B|`` (``pinv(A) @ B``), and the other
+    fields as PyTorch's ``driver`` fills them: the rank (not ``gels``, which assumes it full), the
+    singular values (``gelsd``, ``gelss``), the squared residuals ``|A X - B|^2`` of each column
+    (not ``gelsy``, the default; only where ``A`` is tall and every matrix of full rank)."""
     a, b = _matrices(A, "lstsq"), _float(B, "lstsq")
+    drv = "gelsy" if driver is None else driver
+    if drv not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     vector = b.ndim == a.ndim - 1
     bb = b.unsqueeze(-1) if vector else b
-    sol = pinv(a, rtol=rcond) @ bb
-    sol = saved_for_backward(sol.squeeze(-1) if vector else sol, output=True)
+    sol = pinv(a, rtol=rcond) @ bb  # (..., n, k)
+    m, n = a.shape[-2:]
     empty = Tensor.zeros((0,), dtype=a.dtype, device=a._dev)
-    return Lstsq(sol, empty, matrix_rank(a, rtol=rcond), empty)
+    rank = Tensor.zeros((0,), dtype=np.int64, device=a._dev) if drv == "gels" else matrix_rank(a, rtol=rcond)
+    residuals = sol.reshape(-1)[:0]  # (empty, yet on the graph as PyTorch's)
+    if m > n and drv != "gelsy" and (drv == "gels" or bool((rank == n).all())):
+        r = a @ sol - bb
+        residuals = (r * r).sum(-2)  # (..., k): a vector b keeps its column (k = 1), as PyTorch's
+    singular = svdvals(a).detach() if drv in ("gelsd", "gelss") else empty
+    sol = saved_for_backward(sol.squeeze(-1) if vector else sol, output=True)
+    return Lstsq(sol, residuals, rank, singular)
 
 
 # -- norms -----------------------------------------------------------------------------
@@ -521,11 +545,7 @@ def _vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fal
         return a.sign().sum(axes, keepdim)
     if ord == 1:
         return a.sum(axes, keepdim)
-    s = (a**ord).sum(axes, keepdim)
-    if ord < 0:
-        return s ** (1.0 / ord)
-    zero = s == 0
-    return where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / ord))
+    return tensor_reduce.power_norm(a, ord, axes, keepdim)
 
 
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), keepdim: bool = False, *,  # noqa: N803, A002
@@ -617,6 +637,8 @@ def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
     x = _matrices(A, "matrix_exp", square=True)
     if x.numel() == 0:
         return x.clone()
+    if x.dtype == np.float32:  # (the squarings multiply float32's rounding by the norm: in float64, rounded once)
+        return saved_for_backward(matrix_exp(x.astype(np.float64)).astype(np.float32), x)
     with no_grad():
         size = float(np.max(np.abs(_host(x)).sum(-2))) if x.numel() else 0.0
     s = max(0, math.ceil(math.log2(size / 0.5))) if size > 0.5 and math.isfinite(size) else 0
@@ -672,8 +694,11 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     """The Vandermonde matrix of the last dimension of ``x``: columns ``x**0, x**1, ..., x**(N - 1)``."""
     x = _tensor(x, "vander")
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got Bool "
+                           f"(shape {x.shape})")  # fmt: skip
     if x.ndim < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+        x = x.reshape(1)  # (PyTorch reads a 0-d x as a vector of one)
     n = x.shape[-1] if N is None else int(N)
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")

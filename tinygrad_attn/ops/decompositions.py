@@ -55,6 +55,29 @@ class Inv(Function):
         return (-ns.matmul(ns.matmul(t, g), t),)
 
 
+class PseudoInverse(Function):
+    """The pseudo-inverse ``P`` of input 0, its value given as input 1 (the caller's rule says which
+    singular values count), differentiated at constant rank as PyTorch's ``pinv``: ``gA = -P^T g P^T +
+    (I - A P) g^T P P^T + P^T P g^T (I - P A)`` (Golub and Pereyra), in ``ns`` ops on the output
+    itself, so gradients of every order follow: of every rank, dropped singular values included."""
+
+    __slots__ = ()
+    name = "pinv"
+    operands = ("A", "P")
+    keep = (0,)
+
+    def forward(self, ns, a, p):
+        return p
+
+    def backward(self, g, ns, inputs, out):
+        a, mm = inputs[0], ns.matmul
+        pt, gt = _mt(ns, out), _mt(ns, g)
+        first = -mm(mm(pt, g), pt)
+        left = mm(gt - mm(a, mm(out, gt)), mm(out, pt))
+        right = mm(mm(pt, out), gt - mm(mm(gt, out), a))
+        return first + left + right, None
+
+
 class Solve(Function):
     """``X`` with ``A X = B`` (``A (..., n, n)``, ``B (..., n, k)`` of one batch shape):
     ``gB = solve(A^T, g)``, ``gA = -gB X^T``."""

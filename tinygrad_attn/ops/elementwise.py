@@ -11,6 +11,7 @@ import math
 
 from ..engine.function import Function, may_overwrite
 from ..engine.switches import _State
+from .rounding import Sign
 from .saved import depends_on
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -354,7 +355,7 @@ class Abs(Function):
         return ns.abs(a)
 
     def backward(self, g, ns, inputs, out):
-        return (g * ns.sign(inputs[0]),)
+        return (g * ns.apply(Sign, inputs[0]),)  # (PyTorch's sgn: 0 at 0 and at NaN)
 
 
 class Erf(Function):

@@ -59,8 +59,86 @@ def lgamma_array(raw, x):
     return raw.where(fin, out, raw.where(raw.isnan(x), x, raw.abs(x)))
 
 
-def polygamma_array(raw, n: int, x):
-    """``psi_n(x)``, the ``n``-th derivative of the digamma function (``n = 0``: digamma), elementwise."""
+def trigamma_array(raw, x):
+    """``psi_1(x)`` as PyTorch takes it: below 0.5 the reflection ``pi^2 / sin^2(pi x) - psi_1(1 - x)``
+    with ``sin(pi x)`` taken as written (near a pole far from 0, and at the negative integers, where it
+    is a rounding error and not 0, that is PyTorch's large finite number). In float64 ``psi_1`` of the
+    reflected argument is :func:`polygamma_array`'s (to the last digit; PyTorch's six steps and short
+    series are good to ~1e-9); in float32 every step is PyTorch's own, in float32: six steps of
+    ``psi_1(x) = psi_1(x + 1) + 1 / x^2`` and the asymptotic series to its ``x^-7`` term."""
+
+    def t(v: float):  # (a constant rounded to x's dtype, so each step rounds as PyTorch's does in it)
+        return raw.asarray(v, dtype=x.dtype)
+
+    pi, one = t(math.pi), t(1.0)
+    neg = x < 0.5
+    s = raw.sin(pi * x)
+    s2 = s * s
+    nil = s2 == 0
+    ones = raw.ones_like(x)
+    refl = raw.where(nil, math.inf * ones, (pi * pi) / raw.where(nil, ones, s2))  # (+inf at 0: sin(0) is 0)
+    y = raw.where(neg, one - x, x)
+    if x.dtype == raw.float64:
+        core = polygamma_array(raw, 1, y, _steps=True)
+        core = raw.where(y == math.inf, raw.zeros_like(y), core)  # (psi_1(+inf) = 0, as PyTorch's)
+        return raw.where(neg, refl - core, core)
+    result = raw.zeros_like(x)
+    for _ in range(6):
+        result = result + one / (y * y)
+        y = y + one
+    ixx = one / (y * y)
+    result = result + (one + one / (t(2.0) * y) + ixx * (t(1 / 6) - ixx * (t(1 / 30) - ixx * t(1 / 42)))) / y
+    return raw.where(neg, refl - result, result)
+
+
+def _cot_derivative_coefficients(n: int) -> list[int]:
+    """The coefficients (of ``c^0, c^1, ...``) of ``P_n`` with ``d^n/dy^n cot(y) = P_n(cot(y))``:
+    ``P_0 = c``, ``P_(k+1) = -(1 + c^2) P_k'`` (integers, exact)."""
+    p = [0, 1]
+    for _ in range(n):
+        d = [k * p[k] for k in range(1, len(p))]  # P'
+        q = [0] * (len(d) + 2)
+        for k, a in enumerate(d):
+            q[k] -= a
+            q[k + 2] -= a
+        p = q
+    return p
+
+
+def _polygamma_reflected(raw, n: int, x):
+    """``psi_n(x)`` of negative ``x`` (``n >= 1``) by the reflection ``psi_n(x) = (-1)^n psi_n(1 - x) -
+    pi^(n+1) d^n/dy^n cot(y)`` at ``y = pi x``, ``cot`` taken at ``x``'s distance to an integer (exact
+    there); at the non-positive integers ``(-1)^(n+1) inf``, as PyTorch's."""
+    near = x - raw.round(x)  # (in [-0.5, 0.5])
+    pole = (near == 0) | raw.isinf(x)
+    far = raw.abs(near) > 0.25  # (there cot(pi r) = tan(pi (1/2 - |r|)) sign(r): exact near the half-integers)
+    c = raw.where(
+        far,
+        raw.copysign(raw.tan(math.pi * (0.5 - raw.abs(near))), near),
+        1.0 / raw.tan(math.pi * raw.where(pole | far, raw.full_like(near, 0.25), near)),
+    )
+    coeffs = _cot_derivative_coefficients(n)
+    p = raw.full_like(c, float(coeffs[-1]))  # (Horner from the leading term: no 0 * inf at a subnormal r)
+    for a in reversed(coeffs[:-1]):
+        p = p * c + float(a)
+    out = (-1.0) ** n * polygamma_array(raw, n, 1.0 - raw.where(pole, raw.zeros_like(x), x)) - math.pi ** (n + 1) * p
+    return raw.where(
+        pole | raw.isnan(x), raw.where(raw.isnan(x), x, raw.full_like(x, (-1.0) ** (n + 1) * math.inf)), out
+    )
+
+
+def polygamma_array(raw, n: int, x, _steps: bool = False):
+    """``psi_n(x)``, the ``n``-th derivative of the digamma function (``n = 0``: digamma), elementwise.
+    ``n = 1`` is :func:`trigamma_array`'s (``_steps``: this function's upward steps and series, for
+    ``x >= 0.5``); negative ``x`` with ``n >= 2`` goes through :func:`_polygamma_reflected` (the upward
+    steps from far below 0 would need as many steps as ``|x|``)."""
+    if n == 1 and not _steps:
+        return trigamma_array(raw, x)
+    if n >= 2 and bool(raw.any(x < 0)):
+        neg = x < 0
+        pos = polygamma_array(raw, n, raw.where(neg, raw.ones_like(x), x))
+        refl = _polygamma_reflected(raw, n, raw.where(neg, x, -raw.full_like(x, 0.5)))
+        return raw.where(neg, refl, pos)
     if n == 0:
         neg = x < 0.5
         y = raw.where(neg, 1.0 - x, x)
@@ -105,8 +183,8 @@ def polygamma_array(raw, n: int, x):
         out = raw.where(neg, refl, out)
     if n == 0:
         edge = raw.where(raw.isnan(x) | (x < 0), raw.full_like(x, math.nan), raw.full_like(x, math.inf))
-    else:
-        edge = raw.where(raw.isnan(x) | (x < 0), raw.full_like(x, math.nan), raw.zeros_like(x))
+    else:  # (PyTorch's zeta: NaN at +inf and NaN; -inf is below every pole, (-1)^(n+1) inf)
+        edge = raw.where(x < 0, raw.full_like(x, (-1.0) ** (n + 1) * math.inf), raw.full_like(x, math.nan))
     return raw.where(fin, out, edge)
 
 
@@ -141,7 +219,13 @@ class Polygamma(Function):
     reads_output = False
 
     def forward(self, ns, a):
-        return polygamma_array(ns.device.xp, self.args, a)
+        n, raw = self.args, ns.device.xp
+        f64 = ns.device.dtype("float64")
+        if n in (0, 1) or a.dtype == f64:  # (trigamma: PyTorch's steps in the input's dtype)
+            return polygamma_array(raw, n, a)
+        # (in float32 the series and reflection lose digits near the poles: in float64, one rounding, as
+        # PyTorch's zeta's accuracy shows)
+        return ns.astype(polygamma_array(raw, n, ns.astype(a, f64)), a.dtype)
 
     def backward(self, g, ns, inputs, out):
         return (g * ns.apply(Polygamma, inputs[0], args=self.args + 1),)

@@ -123,6 +123,9 @@ def _index(x: Tensor, dim: int, index: Any, op: str) -> Tensor:
 def gather(x: Tensor, dim: int, index: Any) -> Tensor:
     """``out[i][j] = x[index[i][j]][j]`` (for ``dim=0``), as ``torch.gather``; differentiable in ``x``."""
     d = _one_dim(x, dim, "gather")
+    if isinstance(index, Tensor) and index.numel() == 0:
+        # PyTorch checks nothing of an empty index (not even its rank): the result is empty, of its shape
+        return saved_for_backward(x.reshape(-1)[:0].reshape(tuple(index.shape)), x)
     out = ops.GatherAlong.apply(x, _index(x, d, index, "gather"), args=(d, x.shape))
     return saved_for_backward(out, x)  # (PyTorch's gather keeps its input; index_select, sort, max do not)
 
@@ -191,7 +194,11 @@ def _scatter_reduce(x: Tensor, dim: int, index: Any, src: Any, reduce: str) -> T
     if isinstance(src, Tensor):
         if reduce == "add":
             return scatter_add(x, dim, index, src)
-        raise NotImplementedError("scatter: reduce='multiply' takes a number src here; multiply by a tensor yourself")
+        idx = _index_tensor(x, index, "scatter")
+        if src.ndim != x.ndim or builtins.any(i > s for i, s in zip(idx.shape, src.shape)):
+            raise InvalidArgumentError(f"scatter: src of shape {src.shape} must cover the index's shape {idx.shape}")
+        part = src[tuple(slice(0, i) for i in idx.shape)]  # (the entries the index names, as in scatter_add)
+        return x.scatter_reduce(dim, idx, part, "prod", include_self=True)
     d = _one_dim(x, dim, "scatter")
     idx = _index(x, d, index, "scatter")
     counts = ops.ScatterAddAlong.apply(Tensor.ones(idx.shape, dtype=x.dtype, device=x._dev), idx, args=(d, x.shape))

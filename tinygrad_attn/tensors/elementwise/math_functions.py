@@ -28,7 +28,7 @@ from ...engine.switches import no_grad
 from ...functional.checks import broadcast_of, tensor_operand
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
-from ...ops.saved import saved_for_backward
+from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from ..dtypes import UnsupportedDtypeError, integer_in, result_type, scalar_type_name
 from ..promotion import bitwise_operands, promoted_operands
@@ -219,7 +219,16 @@ def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
         raise UnsupportedDtypeError(f"\"hypot\" not implemented for '{scalar_type_name(result_type(input, other))}' "
                                     f"(operands {input.dtype} and {other.dtype}); convert with .float()")  # fmt: skip
     a, b = _pair(input, other, "hypot")
-    return (a * a + b * b).sqrt()
+    # the value scaled as C's hypot (no overflow of a**2 where the result fits, as PyTorch's); the gradient
+    # a / out, b / out of every order from the same sum scaled by the larger magnitude, held constant
+    exact = Tensor._wrap(a._dev.xp.hypot(a._data, b._data), a._dev)
+    if not (a.requires_grad or b.requires_grad):
+        return exact
+    big = a.detach().abs().maximum(b.detach().abs())
+    big = where(big == 0, 1.0, big).astype(big.dtype)
+    sa, sb = a / big, b / big
+    out = with_gradient_of(exact, (sa * sa + sb * sb).sqrt() * big)
+    return saved_for_backward(out, a, b, output=True)  # (PyTorch's keeps both operands and the result)
 
 
 @public(method=True, inplace=True, special=("erfinv",))

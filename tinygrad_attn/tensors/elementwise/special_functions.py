@@ -19,7 +19,7 @@ from ... import ops
 from ...engine.declare import public
 from ...functional.checks import tensor_arg as _tensor
 from ...functional.checks import tensor_operand
-from ...ops.saved import saved_for_backward
+from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
 from ..shape import dims
@@ -162,11 +162,13 @@ def erfc(input: Tensor) -> Tensor:  # noqa: A002
 def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     """``log(x / (1 - x))``, ``x`` clamped to ``[eps, 1 - eps]`` first where ``eps`` is given
     (outside it the gradient is 0, as PyTorch's)."""
-    x = _floating(input, "logit")
-    if eps is not None:
-        x = x.clamp(eps, 1.0 - eps)
+    x = given = _floating(input, "logit")
+    if eps is not None:  # (a NaN passes the gradient on, NaN, as PyTorch's; clamped entries pass 0)
+        x = where(x.isnan(), x, x.clamp(eps, 1.0 - eps))
+    else:  # (outside [0, 1] PyTorch's gradient is NaN, not the two logs' finite slopes: the value is NaN there)
+        x = x + where((x < 0) | (x > 1), math.nan, 0.0).astype(x.dtype)
     # (two logs, not the log of the quotient: at 0 and 1 the gradient is PyTorch's +-inf, not 0 * inf)
-    return x.log() - (-x).log1p()
+    return saved_for_backward(x.log() - (-x).log1p(), given)  # (PyTorch's keeps its input)
 
 
 @public(method=True)
@@ -237,7 +239,12 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa
     d = dims.one(x.shape, dim, "renorm")
     others = tuple(i for i in range(x.ndim) if i != d)
     a = x.abs()
-    norm = (a**p).sum(others, keepdim=True) ** (1.0 / p) if others else a
+    if not others:
+        norm = a
+    elif math.isinf(p):  # (the largest entry: a**inf would be 0 or inf)
+        norm = a.amax(others, keepdim=True)
+    else:
+        norm = (a**p).sum(others, keepdim=True) ** (1.0 / p)
     over = norm > maxnorm
     factor = where(over, maxnorm / (where(over, norm, 1.0) + 1e-7), 1.0)
     return x * factor.astype(x.dtype)
@@ -273,7 +280,13 @@ def nextafter(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     if a.dtype.kind != "f":
         raise UnsupportedDtypeError(f"nextafter: expected floating-point tensors, got {a.dtype}")
     raw = a._dev.xp
-    return _raw_result(a, raw.nextafter(a._data, b._data))
+    out = _raw_result(a, raw.nextafter(a._data, b._data))
+    if not (a.requires_grad or b.requires_grad):
+        return out
+    # PyTorch's gradient: the identity in input where it differs from other (0 where they are equal),
+    # zero in other (a where that never picks it)
+    never = Tensor(np.zeros((), bool), device=a._dev)
+    return with_gradient_of(out, where(never, b, where(a != b, a, 0.0)))
 
 
 @public(method=True)
@@ -284,7 +297,14 @@ def frexp(input: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002
     if x.dtype.kind != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = np.frexp(np.asarray(x._dev.to_host(x._data)))
-    return Tensor(np.asarray(m, x.dtype), device=x._dev), Tensor(np.asarray(e, np.int32), device=x._dev)
+    mantissa = Tensor(np.asarray(m, x.dtype), device=x._dev)
+    if x.requires_grad:
+        # d mantissa / dx = 1 / 2**exponent, with 2**exponent taken from the int32 exponent in float32 as
+        # PyTorch's gradient takes it: 0 below float32's range (gradient inf), inf above it (gradient 0)
+        with np.errstate(over="ignore", under="ignore", divide="ignore"):
+            scale = Tensor(1.0 / np.exp2(e.astype(np.float32)).astype(x.dtype), device=x._dev)
+        mantissa = with_gradient_of(mantissa, x * scale)
+    return mantissa, Tensor(np.asarray(e, np.int32), device=x._dev)
 
 
 @public(method=True)

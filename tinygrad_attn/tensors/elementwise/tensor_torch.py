@@ -13,7 +13,7 @@ from ...engine.declare import public
 from ...functional.checks import tensor_operand
 from ...ops.alias import NoDerivative
 from ...ops.compare import IntFloorDivide, IntRemainder
-from ...ops.saved import saved_for_backward
+from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import InvalidArgumentError, Tensor, _add, where
 from ..dtypes import UnsupportedDtypeError, result_type
 from ..promotion import _FLOATS, _as_float, _promoted
@@ -33,22 +33,55 @@ def _floor_quotient(a: Any, b: Any, op: str) -> tuple[Any, Any, Tensor]:
     return a, b, like
 
 
+def _float_operand(x: Any, like: Tensor) -> Tensor:
+    """``x`` detached, as a tensor of ``like``'s dtype and device (a number 0-d)."""
+    if isinstance(x, Tensor):
+        return x.detach()
+    return Tensor.full((), x, dtype=like.dtype, device=like._dev)
+
+
+def _modulo(a: Tensor, b: Tensor) -> Tensor:
+    """``a mod b`` with the sign of ``b`` from the exact ``fmod`` (PyTorch's and Python's rule for
+    floats, not ``a - floor(a / b) * b``, which loses the remainder of a huge quotient)."""
+    m = ops.Fmod.apply(a, b)
+    return where((m != 0) & ((b < 0) != (m < 0)), m + b, m)
+
+
+def _float_floor_quotient(a: Tensor, b: Tensor) -> Tensor:
+    """``floor(a / b)`` of floats as PyTorch (and Python) round it: ``(a - fmod(a, b)) / b``, one less
+    where the remainder's sign is not ``b``'s, then to the nearest integer (the division of the exact
+    multiple may miss it by an ulp); a signed zero from ``a / b``; ``a / b`` where ``b`` is 0."""
+    m = ops.Fmod.apply(a, b)
+    d = (a - m) / b
+    d = where((m != 0) & ((b < 0) != (m < 0)), d - 1.0, d)
+    f = ops.Floor.apply(d)
+    f = where(d - f > 0.5, f + 1.0, f)
+    q = a / b
+    return where(b == 0, q, where(d != 0, f, where(q.signbit(), -0.0, 0.0).astype(d.dtype)))
+
+
 def _floor_divide(a: Any, b: Any) -> Tensor:
     """Python's (and PyTorch's) ``//``: rounds toward minus infinity; integers stay integers.
     As PyTorch's ``floor_divide`` it has no derivative: its backward raises (the zero
     gradient is ``div(a, b, rounding_mode="floor")``'s)."""
     a, b, like = _floor_quotient(a, b, "floor_divide")
     if like.dtype.kind in "fc":
-        q = ops.Floor.apply(a / b)
-        return NoDerivative.apply(q, args="floor_divide") if q.requires_grad else q
+        q = _float_floor_quotient(_float_operand(a, like), _float_operand(b, like))
+        given = [x for x in (a, b) if isinstance(x, Tensor) and x.requires_grad]
+        return NoDerivative.apply(_zero_gradient_of(q, *given), args="floor_divide") if given else q
     return IntFloorDivide.apply(a, b)
 
 
 def _remainder(a: Any, b: Any) -> Tensor:
-    """Python's (and PyTorch's) ``%``: the sign of the divisor; ``a - floor(a / b) * b``."""
+    """Python's (and PyTorch's) ``%``: the sign of the divisor, from the exact ``fmod``; its gradient is
+    ``g`` for ``a`` and ``-g * floor(a / b)`` for ``b``, as PyTorch's."""
     a, b, like = _floor_quotient(a, b, "remainder")
     if like.dtype.kind in "fc":
-        out = a - ops.Floor.apply(a / b).detach() * b
+        ad, bd = _float_operand(a, like), _float_operand(b, like)
+        out = _modulo(ad, bd)
+        if not any(isinstance(x, Tensor) and x.requires_grad for x in (a, b)):
+            return out
+        out = with_gradient_of(out, a - _float_floor_quotient(ad, bd) * b)  # (its value unused: the gradient's)
         return saved_for_backward(out, a, b) if isinstance(a, Tensor) and isinstance(b, Tensor) else out
     return IntRemainder.apply(a, b)
 
@@ -164,7 +197,7 @@ def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         a, b, like = _floor_quotient(self, self._operand(other), "div")
         if like.dtype.kind not in "fc":
             return IntFloorDivide.apply(a, b)
-        return _zero_gradient_of(ops.Floor.apply(_detached(a) / _detached(b)), a, b)
+        return _zero_gradient_of(_float_floor_quotient(_float_operand(a, like), _float_operand(b, like)), a, b)
     if rounding_mode == "trunc":
         a, b = _promoted(self, self._operand(other))
         if (a if isinstance(a, Tensor) else b).dtype.kind in "biu":

@@ -11,6 +11,7 @@ PyTorch's numbers for the same seed (:mod:`tinygrad_attn.random`).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -308,10 +309,40 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
         if isinstance(v, Tensor) and v.ndim != 0:
             raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but got {name} with "
                                f"{v.ndim} dimension(s)")  # fmt: skip
+    given = steps
+    try:  # (an int, or what stands for one: a 0-d integer tensor; not a float, not a bool)
+        steps = operator.index(steps) if not isinstance(steps, bool) else None
+    except TypeError:
+        steps = None
+    if steps is None:
+        raise TypeError(f"linspace() received an invalid combination of arguments - got steps of type "
+                        f"{type(given).__name__}; steps must be an int")  # fmt: skip
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
-    arr = np.linspace(start, end, steps)
-    return Tensor(arr.astype(dtype or get_default_dtype()), device=device, requires_grad=requires_grad)
+    # (0-d tensors are read as numbers, as PyTorch's: a float32 start makes no float32 arithmetic)
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    return Tensor(_evenly_spaced_host(start, end, steps, np.dtype(dtype or get_default_dtype())), device=device,
+                  requires_grad=requires_grad)  # fmt: skip
+
+
+def _evenly_spaced_host(start: Any, end: Any, steps: int, dt: np.dtype) -> np.ndarray:
+    """PyTorch's linspace values: the first half ``start + step * i``, the second ``end - step * (steps
+    - 1 - i)``, each one fused multiply-add in the output's float type (integers: their bounds truncated,
+    the arithmetic in float64, the result truncated). The fused rounding is taken in a wider type (float64
+    for float32; the host's long double for float64)."""
+    if dt.kind == "f":
+        wt, lo, hi = dt, dt.type(start), dt.type(end)
+    else:
+        wt = np.dtype(np.float64)
+        lo, hi = wt.type(int(start)), wt.type(int(end))
+    if steps == 1:
+        return np.full(1, lo, dtype=wt).astype(dt)
+    step = (hi - lo) / wt.type(max(steps - 1, 1))
+    wide = np.float64 if wt == np.float32 else np.longdouble
+    i = np.arange(steps).astype(wide)
+    with np.errstate(invalid="ignore", over="ignore"):
+        vals = np.where(i < steps // 2, wide(lo) + wide(step) * i, wide(hi) - wide(step) * (steps - 1 - i))
+        return vals.astype(wt).astype(dt)
 
 
 @public

@@ -228,7 +228,7 @@ def _quantile(x: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, op
         outs.append(val)
     out = cat([o.unsqueeze(0) for o in outs], 0)  # (Q, ..., 1, ...)
     if keepdim:
-        if dim is None:
+        if dim is None or orig_nd == 0:  # (a 0-d input keeps its no axes)
             out = out.reshape((len(qs),) + (1,) * orig_nd)
     else:
         out = out.squeeze(d + 1)
@@ -299,10 +299,12 @@ def cov(
     for name, wt in (("fweights", fweights), ("aweights", aweights)):
         if wt is not None:
             _check_cov_weights(name, wt, n)
+    # the weights in their own promoted dtype (float32 aweights sum in float32 even for a float64
+    # input, as PyTorch's), meeting the input's only where they multiply it
     if fweights is not None:
-        w = fweights.astype(x.dtype)
+        w = fweights
     if aweights is not None:
-        w = aweights.astype(x.dtype) if w is None else w * aweights.astype(x.dtype)
+        w = aweights if w is None else w * aweights
     if w is None:
         avg = x.mean(1, keepdim=True)
         wsum = float(n)
@@ -317,7 +319,7 @@ def cov(
         elif aweights is None:
             norm_t = wsum_t - correction
         else:
-            norm_t = wsum_t - correction * (w * aweights.astype(x.dtype)).sum() / wsum_t
+            norm_t = wsum_t - correction * (w * aweights).sum() / wsum_t
         xc = x - avg
         c = (xc * w) @ xc.mT
         norm_t = norm_t.clamp(0, None)

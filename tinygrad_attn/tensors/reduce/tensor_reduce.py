@@ -452,6 +452,19 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     return written_to_out(r, out, "norm")
 
 
+def power_norm(a: Tensor, p: float, dim: Any, keepdim: bool) -> Tensor:
+    """``sum(a**p) ** (1/p)`` of magnitudes ``a`` over ``dim``, with PyTorch's gradient: 0 at the zero
+    entries (not ``p``'s infinite or undefined slope there times 0) and where the norm is 0. A zero
+    entry with ``p < 0`` adds ``inf`` (the norm is 0), a constant."""
+    nil = a == 0
+    safe = where(nil, 1.0, a)
+    s = where(nil, 0.0 if p > 0 else math.inf, safe**p).sum(dim, keepdim)
+    if p < 0:
+        return s ** (1.0 / p)
+    zero = s == 0
+    return where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / p))
+
+
 @composite("norm")
 def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
     dims.axes(x.shape, dim, "norm")
@@ -463,14 +476,12 @@ def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> 
         r = x.abs().amax(() if dim is None else dim, keepdim)
     elif p == -math.inf:
         r = x.abs().amin(() if dim is None else dim, keepdim)
-    elif p == 0:
-        r = (x != 0).astype(x.dtype).sum(dim, keepdim)
+    elif p == 0:  # (in the graph with gradient 0, as PyTorch's)
+        r = x.abs().sign().sum(dim, keepdim)
     elif isinstance(p, str):
         raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number")
-    else:  # (a zero norm's gradient is 0, as PyTorch's, not the root's infinite slope times 0)
-        s = (x.abs() ** p).sum(dim, keepdim)
-        zero = s == 0
-        r = where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / p)) if p > 0 else s ** (1.0 / p)
+    else:
+        r = power_norm(x.abs(), p, dim, keepdim)
     # PyTorch's norm keeps its input and its result for every p: changing either in place
     # before the backward raises, as there
     return saved_for_backward(r, x, output=True)

@@ -22,7 +22,7 @@ from ...engine.declare import public
 from ...functional.checks import broadcast_of
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward
-from .._tensor import Size, Tensor, cat, stack
+from .._tensor import Size, Tensor, cat, stack, where
 from . import dims
 
 
@@ -428,6 +428,8 @@ def take_along_dim(input: Tensor, indices: Any, dim: int | None = None) -> Tenso
     common = broadcast_of("take_along_dim", tuple(xs), tuple(ishape))
     xshape = common[:d] + (x.shape[d],) + common[d + 1 :]
     ishape2 = common[:d] + (idx.shape[d],) + common[d + 1 :]
+    # along a dim PyTorch counts a negative index from the end, once (the flattened form does not)
+    idx = where(idx < 0, idx + x.shape[d], idx)
     return x.expand(xshape).gather(d, idx.expand(ishape2))
 
 
