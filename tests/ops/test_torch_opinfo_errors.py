@@ -154,6 +154,8 @@ def _error_cases() -> list[tuple[str, int]]:
 # 2. Edges made from each op's first sample, PyTorch the oracle
 # ---------------------------------------------------------------------------------------------
 
+#: PyTorch's CPU dtypes: a float op's sample is cast to each (``tools/dtype_support.py`` surveys them all)
+GRID_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
 EDGES = ("bool", "int64", "broadcast", "dim_high", "dim_low")
 
 
@@ -177,8 +179,8 @@ def _edge(sample: Any, kind: str) -> Any:
     x = sample.input
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         return None
-    if kind in ("bool", "int64"):
-        dt = torch.bool if kind == "bool" else torch.int64
+    if kind in GRID_DTYPES:
+        dt = getattr(torch, kind)
         return sample.transform(lambda t: t.to(dt) if isinstance(t, torch.Tensor) and t.is_floating_point() else t)
     if kind == "broadcast":
         if x.ndim == 0 or x.shape[-1] < 2:
@@ -198,12 +200,39 @@ def _edge(sample: Any, kind: str) -> Any:
     return type(sample)(x, args=sample.args, kwargs=kw)
 
 
-def check_edge(op_id: str, kind: str) -> str | None:
+def _call_variant(target: runner.Target, variant: str, ours: bool, inp: Any, args: Any, kwargs: Any) -> Any:
+    if variant == "function":
+        return (_ours if ours else _theirs)(target, inp, args, kwargs)
+    if ours:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return getattr(inp, target.method if variant == "method" else target.inplace)(*args, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        op = target.op
+        return (op.method_variant if variant == "method" else op.inplace_variant)(inp, *args, **kwargs)
+
+
+def has_variant(target: runner.Target, variant: str) -> bool:
+    """Whether both sides have ``variant`` ("function", "method", "inplace") as a call of its own."""
+    if variant == "method":
+        return target.function is not None and target.method is not None and not target.method.startswith("__") \
+            and target.op.method_variant is not None  # fmt: skip
+    if variant == "inplace":
+        return target.inplace is not None and target.op.inplace_variant is not None
+    return True
+
+
+def check_variant(op_id: str, s: Any, variant: str = "function") -> str | None:
+    """Why ``variant`` of our op differs from PyTorch's on sample ``s`` (None when alike)."""
     target = runner.TARGETS[op_id]
-    s = _edge(_first_sample(op_id), kind)
+    if not has_variant(target, variant):
+        return None
+    if variant == "inplace":  # (each side writes its own copy)
+        s = s.transform(lambda t: t.clone() if isinstance(t, torch.Tensor) else t)
     inp, args, kwargs = _convert(s)
-    theirs, terr = _raised(lambda: _theirs(target, s.input, s.args, s.kwargs))
-    ours, err = _raised(lambda: _ours(target, inp, args, kwargs))
+    theirs, terr = _raised(lambda: _call_variant(target, variant, False, s.input, s.args, s.kwargs))
+    ours, err = _raised(lambda: _call_variant(target, variant, True, inp, args, kwargs))
     if terr is not None:
         return _expect_raise(type(terr), err, ours)
     if err is not None:
@@ -212,6 +241,10 @@ def check_edge(op_id: str, kind: str) -> str | None:
         return runner.compare(runner._shapes(ours), runner._shapes(theirs), 1e-5)
     tie = target.op.name in runner.TIE_ORDER_UNDEFINED
     return runner.compare(ours, theirs, 1e-5, values_only=tie)
+
+
+def check_edge(op_id: str, kind: str, variant: str = "function") -> str | None:
+    return check_variant(op_id, _edge(_first_sample(op_id), kind), variant)
 
 
 def _edge_cases() -> list[tuple[str, str]]:
@@ -245,10 +278,6 @@ _POLE = "polygamma at the poles (integer input 0, -1, ...): ours inf, PyTorch's 
 
 KNOWN: dict[str, str] = {
     # (the ops added with the Tensor members; what the generator found, to fix next)
-    "igamma/bool": "newly added op, not reviewed yet: ours computes on bool, PyTorch refuses it",
-    "igamma/int64": "newly added op, not reviewed yet: ours computes on int64, PyTorch refuses it",
-    "igammac/bool": "newly added op, not reviewed yet: ours computes on bool, PyTorch refuses it",
-    "igammac/int64": "newly added op, not reviewed yet: ours computes on int64, PyTorch refuses it",
     "lu_unpack/bool": "newly added op, not reviewed yet: ours computes on bool, PyTorch refuses it",
     "lu_unpack/int64": "newly added op, not reviewed yet: ours computes on int64, PyTorch refuses it",
     "gradient#2": "newly added op, not reviewed yet: ours returns tuple, PyTorch raises RuntimeError",
@@ -257,11 +286,6 @@ KNOWN: dict[str, str] = {
     "logspace.tensor_overload#1": "newly added op, not reviewed yet: ours returns Tensor, PyTorch raises TypeError",
     "bfloat16/bool": "newly added op, not reviewed yet: ours raises TypeError , bool); use .half o), PyTorch returns",
     "bfloat16/int64": "newly added op, not reviewed yet: ours raises TypeError , int64); use .half ), PyTorch returns",
-    "gradient/bool": "newly added op, not reviewed yet: ours returns tuple, PyTorch raises RuntimeError",
-    "index_reduce.amax/bool": "newly added op, not reviewed yet: ours returns Tensor, PyTorch raises NotImplementedError",
-    "index_reduce.amin/bool": "newly added op, not reviewed yet: ours returns Tensor, PyTorch raises NotImplementedError",
-    "index_reduce.mean/bool": "newly added op, not reviewed yet: ours returns Tensor, PyTorch raises NotImplementedError",
-    "index_reduce.prod/bool": "newly added op, not reviewed yet: ours returns Tensor, PyTorch raises NotImplementedError",
     "native_group_norm/bool": "newly added op, not reviewed yet: ours raises RuntimeError : could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Bool , PyTorch raises NotImplementedError",
     "native_group_norm/int64": "newly added op, not reviewed yet: ours raises RuntimeError : could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Long , PyTorch raises NotImplementedError",
     "native_layer_norm/bool": "newly added op, not reviewed yet: ours raises RuntimeError : could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Bool , PyTorch raises NotImplementedError",
@@ -271,138 +295,51 @@ KNOWN: dict[str, str] = {
     "nn.functional.linear_cross_entropy.chunked/int64": "ours: UnsupportedDtypeError for the dtype; PyTorch: ValueError",
     "nn.functional.linear_cross_entropy.chunked_none/bool": "ours: UnsupportedDtypeError; PyTorch: ValueError",
     "nn.functional.linear_cross_entropy.chunked_none/int64": "ours: UnsupportedDtypeError; PyTorch: ValueError",
-    "nn.functional.multi_head_attention_forward/bool": "ours: a RuntimeError for mixed dtypes in the projection; "
-    "PyTorch: NotImplementedError for bool addmm",
     "__radd__#0": _UNBOUND,
     "__rand__#0": _UNBOUND,
     "__rmul__#0": _UNBOUND,
     "__ror__#0": _UNBOUND,
     "__rxor__#0": _UNBOUND,
     "__rpow__/bool": _UNBOUND,
-    "addcmul/bool": _NO_KERNEL,
     "addmm/int64": _DTYPE_RULE,
     "argsort/bool": "argsort of a bool tensor (ties everywhere): the order of equal values is undefined, PyTorch's sort is not stable",
-    "bernoulli/bool": _NO_KERNEL,
-    "bernoulli/int64": _NO_KERNEL,
-    "bincount/bool": _NO_KERNEL,
-    "bucketize/bool": _NO_KERNEL,
-    "clamp/bool": _NO_KERNEL,
-    "corrcoef/bool": _NO_KERNEL,
-    "cov/bool": _NO_KERNEL,
     "cross/bool": _CLASS,
-    "cumulative_trapezoid/bool": _NO_KERNEL,
-    "histc/bool": _CLASS,
-    "histc/int64": _CLASS,
     "index_add/bool": _DTYPE_RULE,
     "index_copy/bool": _DTYPE_RULE,
-    "isin/bool": _NO_KERNEL,
-    "kthvalue/bool": _NO_KERNEL,
-    "lerp/bool": _CLASS,
-    "lerp/int64": _NO_KERNEL,
     "linalg.cross/bool": _CLASS,
     "linalg.lstsq/broadcast": "lstsq's rank output has shape (), PyTorch's (0,) for the gels driver",
     "linalg.matrix_power/bool": _REFUSES,
     "linalg.matrix_power/int64": _REFUSES,
     "linalg.vander/int64": _REFUSES,
-    "logaddexp/bool": _NO_KERNEL,
-    "logaddexp/int64": _NO_KERNEL,
-    "logaddexp2/bool": _NO_KERNEL,
-    "logaddexp2/int64": _NO_KERNEL,
-    "logcumsumexp/bool": _NO_KERNEL,
-    "logcumsumexp/int64": _NO_KERNEL,
     "logsumexp/bool": _REFUSES,
-    "median/bool": _NO_KERNEL,
-    "mvlgamma.mvlgamma_p_1/bool": _NO_KERNEL,
-    "mvlgamma.mvlgamma_p_3/bool": _NO_KERNEL,
-    "mvlgamma.mvlgamma_p_5/bool": _NO_KERNEL,
-    "nanmedian/bool": _NO_KERNEL,
     "nn.functional.adaptive_avg_pool1d/bool": _REFUSES,
     "nn.functional.adaptive_avg_pool1d/int64": _REFUSES,
     "nn.functional.avg_pool1d/int64": _REFUSES,
     "nn.functional.avg_pool2d/int64": _REFUSES,
     "nn.functional.avg_pool3d/int64": _REFUSES,
-    "nn.functional.conv1d/bool": _NO_KERNEL,
-    "nn.functional.conv2d/bool": _NO_KERNEL,
-    "nn.functional.conv3d/bool": _NO_KERNEL,
-    "nn.functional.conv_transpose1d/bool": _NO_KERNEL,
-    "nn.functional.conv_transpose2d/bool": _NO_KERNEL,
-    "nn.functional.conv_transpose3d/bool": _NO_KERNEL,
     "nn.functional.cosine_embedding_loss/bool": _REFUSES,
     "nn.functional.cosine_embedding_loss/int64": _REFUSES,
-    "nn.functional.elu/bool": _NO_KERNEL,
-    "nn.functional.elu/int64": _NO_KERNEL,
-    "nn.functional.embedding_bag/bool": _NO_KERNEL,
-    "nn.functional.embedding_bag/int64": _NO_KERNEL,
-    "nn.functional.grid_sample/bool": _NO_KERNEL,
-    "nn.functional.grid_sample/int64": _NO_KERNEL,
     "nn.functional.hinge_embedding_loss/int64": _REFUSES,
-    "nn.functional.interpolate.nearest/bool": _NO_KERNEL,
-    "nn.functional.interpolate.nearest/int64": _NO_KERNEL,
-    "nn.functional.interpolate.nearest-exact/bool": _NO_KERNEL,
-    "nn.functional.interpolate.nearest-exact/int64": _NO_KERNEL,
-    "nn.functional.leaky_relu/bool": _NO_KERNEL,
-    "nn.functional.leaky_relu/int64": _NO_KERNEL,
     "nn.functional.linear/bool": _NO_KERNEL,
-    "nn.functional.local_response_norm/bool": _NO_KERNEL,
     "nn.functional.margin_ranking_loss/int64": _REFUSES,
     "nn.functional.max_pool1d/int64": _REFUSES,
     "nn.functional.max_pool2d/int64": _REFUSES,
     "nn.functional.max_pool3d/int64": _REFUSES,
-    "nn.functional.max_unpool1d/bool": _NO_KERNEL,
-    "nn.functional.max_unpool1d/int64": _NO_KERNEL,
-    "nn.functional.max_unpool1d.grad/bool": _NO_KERNEL,
-    "nn.functional.max_unpool1d.grad/int64": _NO_KERNEL,
-    "nn.functional.max_unpool2d/bool": _NO_KERNEL,
-    "nn.functional.max_unpool2d/int64": _NO_KERNEL,
-    "nn.functional.max_unpool2d.grad/bool": _NO_KERNEL,
-    "nn.functional.max_unpool2d.grad/int64": _NO_KERNEL,
-    "nn.functional.max_unpool3d/bool": _NO_KERNEL,
-    "nn.functional.max_unpool3d/int64": _NO_KERNEL,
-    "nn.functional.max_unpool3d.grad/bool": _NO_KERNEL,
-    "nn.functional.max_unpool3d.grad/int64": _NO_KERNEL,
     "nn.functional.mse_loss/bool": _CLASS,
     "nn.functional.mse_loss/int64": _CLASS,
-    "nn.functional.one_hot/bool": _CLASS,
-    "nn.functional.pad.reflect/bool": _NO_KERNEL,
-    "nn.functional.pad.replicate/bool": _NO_KERNEL,
-    "nn.functional.pad.replicate_negative/bool": _NO_KERNEL,
     "nn.functional.poisson_nll_loss/int64": _REFUSES,
-    "nn.functional.scaled_dot_product_attention/bool": _NO_KERNEL,
-    "nn.functional.scaled_dot_product_attention/int64": _NO_KERNEL,
-    "nn.functional.silu/bool": _NO_KERNEL,
-    "nn.functional.silu/int64": _NO_KERNEL,
-    "nn.functional.silu.complex/bool": _NO_KERNEL,
-    "nn.functional.silu.complex/int64": _NO_KERNEL,
-    "nn.functional.softmin.with_dtype/bool": _NO_KERNEL,
-    "nn.functional.softplus/bool": _NO_KERNEL,
-    "nn.functional.softplus/int64": _NO_KERNEL,
     "nn.functional.tanhshrink/int64": _REFUSES,
-    "nn.functional.threshold/bool": _NO_KERNEL,
     "nn.functional.threshold/int64": _DTYPE_RULE,
-    "nn.functional.unfold/int64": _NO_KERNEL,
-    "nn.functional.upsample_nearest/bool": _NO_KERNEL,
-    "nn.functional.upsample_nearest/int64": _NO_KERNEL,
-    "normal/bool": _NO_KERNEL,
-    "normal/int64": _NO_KERNEL,
     "polygamma.polygamma_n_0/int64": _POLE,
     "polygamma.polygamma_n_1/int64": _POLE,
     "polygamma.polygamma_n_2/int64": _POLE,
     "polygamma.polygamma_n_3/int64": _POLE,
     "polygamma.polygamma_n_4/int64": _POLE,
-    "randint_like/bool": _NO_KERNEL,
-    "renorm/int64": _NO_KERNEL,
-    "round.decimals_0/int64": _NO_KERNEL,
-    "round.decimals_3/int64": _NO_KERNEL,
-    "round.decimals_neg_3/int64": _NO_KERNEL,
     "scatter/bool": _DTYPE_RULE,
     "scatter_reduce.amax/bool": _DTYPE_RULE,
     "scatter_reduce.amin/bool": _DTYPE_RULE,
-    "scatter_reduce.mean/bool": _NO_KERNEL,
     "scatter_reduce.prod/bool": _DTYPE_RULE,
     "scatter_reduce.sum/bool": _DTYPE_RULE,
-    "topk/bool": _NO_KERNEL,
-    "trapezoid/bool": _NO_KERNEL,
-    "trapz/bool": _NO_KERNEL,
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
-from ..engine.declare import public
+from ..engine.declare import accepts, check_dtype, public
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, scope
 from ..engine.versions import _memory_root
@@ -223,6 +223,7 @@ def _linear_fused(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tens
 
 
 @composite("linear", _linear_fused)
+@accepts("numeric")
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight.mT + bias``, with ``weight`` of shape ``(out, in)`` as in PyTorch.
 
@@ -657,6 +658,7 @@ def _bias_from_allowed(xp: Any, allowed: Any, bias: Any) -> tuple[Any, Any, None
 
 
 @keeps_old_spellings
+@accepts("floating")
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -739,6 +741,7 @@ def _attention_reference(q: Tensor, k: Tensor, v: Tensor, scale: float, bias: An
 
 # -- PyTorch's functional API: activations --------------------------------------------
 @composite("leaky_relu")
+@accepts("floating")
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere (``inplace=True``: written into ``x``)."""
     if inplace:
@@ -747,6 +750,7 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -
 
 
 @composite("silu")
+@accepts("floating")
 def silu(x: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (also called swish; ``inplace=True``: written into ``x``)."""
     if inplace:
@@ -755,6 +759,7 @@ def silu(x: Tensor, inplace: bool = False) -> Tensor:
 
 
 @composite("elu")
+@accepts("floating")
 def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere (``inplace=True``: written into ``x``)."""
     if inplace:
@@ -765,6 +770,7 @@ def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 
 @composite("softplus")
+@accepts("floating")
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold`` (as PyTorch)."""
     bx = x * beta if beta != 1 else x
@@ -854,6 +860,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
 
 
 # -- PyTorch's functional API: lookups and shapes -------------------------------------
+@accepts(("int64",))
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """Class indices ``(...)`` -> int64 ``(..., num_classes)`` with a 1 at each index
     (``num_classes=-1``: one more than the largest index). Not differentiable."""
@@ -977,6 +984,8 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
         raise UnsupportedModeError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
     if mode != "constant" and value:
         raise ValueError(f"pad: value applies to mode 'constant' only, not {mode!r}")
+    if mode in ("reflect", "replicate"):  # (PyTorch has no bool kernel for these; 'circular' copies)
+        check_dtype(f"{mode}_pad", x, "numeric")
     x0 = x
     for i in range(len(pad) // 2):
         axis, lo, hi = x.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
@@ -1008,7 +1017,6 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
     return x.clone() if _memory_root(x._data) is _memory_root(x0._data) else x
 
 
-
 @public
 def constant_pad_nd(input: Tensor, pad: Any, value: Any = 0) -> Tensor:  # noqa: A002
     """:func:`pad` with a constant (``torch.constant_pad_nd``, torch's top-level name; not in ``F``)."""
@@ -1018,6 +1026,8 @@ def constant_pad_nd(input: Tensor, pad: Any, value: Any = 0) -> Tensor:  # noqa:
 
 
 _padded = pad  # (constant_pad_nd's parameter is named pad, as PyTorch's)
+
+
 # -- attention masks ---------------------------------------------------------------------
 def check_mask_dtype(op: str, mask: Any) -> None:
     """Raise unless ``mask`` is boolean (True = may attend) or floating point (added to the

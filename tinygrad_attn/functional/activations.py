@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.composite import composite
-from ..engine.declare import public
+from ..engine.declare import accepts, check_dtype, public
 from ..ops.saved import saved_for_backward
 from ..random import draw
 from ..tensors._tensor import Tensor, where
@@ -154,6 +154,7 @@ def softsign(input: Tensor) -> Tensor:  # noqa: A002
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
     """``softmax(-x)`` along ``dim`` (without ``dim``, PyTorch's legacy choice of axis)."""
     x = _tensor(input, "softmin")
+    check_dtype("softmin", x, "numeric")
     if dtype is not None:
         x = x.astype(dtype)
     if dim is None:  # the first axis of 0-, 1- and 3-D inputs, the second otherwise
@@ -162,6 +163,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 
 
 @composite("threshold")
+@accepts(("int8", "int16", "int32", "int64", "float16", "float32", "float64"))
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` where ``x > threshold``, ``value`` elsewhere (``inplace=True``: written into ``x``)."""
     x = _tensor(input, "threshold")
@@ -248,6 +250,7 @@ _RRELU_DEFAULTS = (1.0 / 8.0, 1.0 / 3.0)
 
 
 @composite("rrelu")
+@accepts("float3264")
 def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RRELU_DEFAULTS[1],  # noqa: A002
           training: bool = False, inplace: bool = False) -> Tensor:  # fmt: skip
     """Randomised leaky ReLU: negative ``x`` times a slope drawn uniformly from ``[lower,

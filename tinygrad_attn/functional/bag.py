@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
+from ..engine.declare import accepts
 from ..engine.switches import no_grad
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from ..tensors.index.indexing import host_integers
@@ -52,6 +53,7 @@ def _bags(op: str, ids: np.ndarray, offsets: Any, include_last_offset: bool) -> 
 
 
 @composite("embedding_bag")
+@accepts("floating", ("weight",))
 def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: float | None = None,  # noqa: A002
                   norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                   per_sample_weights: Tensor | None = None, include_last_offset: bool = False,

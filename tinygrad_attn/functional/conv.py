@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
-from ..engine.declare import public
+from ..engine.declare import accepts, public
 from ..engine.switches import no_grad
 from ..ops import conv as _conv
 from ..ops.conv import Geometry, im2col, out_size
@@ -167,13 +167,13 @@ def _conv_composite(nd: int, name: str, fused_cls: type) -> Any:
     return composite(name, fused)(reference)
 
 
-conv1d = public(_conv_composite(1, "conv1d", _conv.Conv1d), name="conv1d")
+conv1d = public(_conv_composite(1, "conv1d", _conv.Conv1d), name="conv1d", dtypes="numeric")
 conv1d.__doc__ = """``input (N, C, L)`` convolved with ``weight (O, C/groups, k)`` -> ``(N, O, L_out)``.
 
 PyTorch's ``F.conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)``;
 ``padding`` is an int, a tuple, ``"valid"`` or ``"same"``; unbatched ``(C, L)`` input works too.
 """
-conv2d = public(_conv_composite(2, "conv2d", _conv.Conv2d), name="conv2d")
+conv2d = public(_conv_composite(2, "conv2d", _conv.Conv2d), name="conv2d", dtypes="numeric")
 conv2d.__doc__ = """``input (N, C, H, W)`` convolved with ``weight (O, C/groups, kh, kw)`` -> ``(N, O, H_out, W_out)``.
 
 PyTorch's ``F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)``;
@@ -181,7 +181,7 @@ PyTorch's ``F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, 
 Windows that tile the input (``stride == kernel_size``, a ViT's patch embedding) take a
 reshape-and-permute path with no copies per kernel offset.
 """
-conv3d = public(_conv_composite(3, "conv3d", _conv.Conv3d), name="conv3d")
+conv3d = public(_conv_composite(3, "conv3d", _conv.Conv3d), name="conv3d", dtypes="numeric")
 conv3d.__doc__ = """``input (N, C, D, H, W)`` convolved with ``weight (O, C/groups, kd, kh, kw)``: PyTorch's
 ``F.conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)`` (video, volumes)."""
 
@@ -244,7 +244,7 @@ def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor |
     return y.squeeze(0) if unbatched else y
 
 
-@public
+@public(dtypes=("int64", "float16", "float32", "float64"))
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
     """PyTorch's ``F.conv_transpose1d``: ``input (N, C_in, L)`` and ``weight (C_in,
@@ -254,7 +254,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     return saved_for_backward(out, input, weight)  # (what PyTorch's keeps)
 
 
-@public
+@public(dtypes=("int64", "float16", "float32", "float64"))
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
     """PyTorch's ``F.conv_transpose2d``: the gradient of ``conv2d`` with respect to its
@@ -264,7 +264,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     return saved_for_backward(out, input, weight)  # (what PyTorch's keeps)
 
 
-@public
+@public(dtypes=("int64", "float16", "float32", "float64"))
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
     """PyTorch's ``F.conv_transpose3d``: ``conv_transpose2d`` over ``(N, C_in, D, H, W)`` with
@@ -400,6 +400,7 @@ def _max_unpool(op: str, nd: int, input: Any, indices: Any, kernel_size: Any, st
     return y.squeeze(0) if unbatched else y
 
 
+@accepts("floating")
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  output_size: Any = None) -> Tensor:  # fmt: skip
     """PyTorch's ``F.max_unpool1d``: zeros except where ``max_pool1d(..., return_indices=True)``
@@ -407,6 +408,7 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
     return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
 
 
+@accepts("floating")
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  output_size: Any = None) -> Tensor:  # fmt: skip
     """PyTorch's ``F.max_unpool2d``: the partial inverse of ``max_pool2d(..., return_indices=True)``;
@@ -416,6 +418,7 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
     return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
 
 
+@accepts("floating")
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  output_size: Any = None) -> Tensor:  # fmt: skip
     """PyTorch's ``F.max_unpool3d``: the partial inverse of ``max_pool3d(..., return_indices=True)``."""

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
+from ..engine.declare import accepts
 from ..tensors._tensor import InvalidArgumentError, Tensor, stack, where
 from ..tensors.index.indexing import host_integers
 from . import checks as _F
@@ -101,6 +102,7 @@ def _ctc_targets(op: str, targets: Any, target_lengths: np.ndarray, n: int, unba
 
 
 @composite("ctc_loss")
+@accepts("float3264")
 def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths: Any, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:  # fmt: skip
     """The connectionist temporal classification loss: ``-log`` of the total probability of

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
+from ..engine.declare import accepts
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from . import checks as _F
@@ -136,6 +137,7 @@ def _classes(op: str, x: Tensor, target: Any, multilabel: bool) -> tuple[Tensor,
 
 
 @composite("multi_margin_loss")
+@accepts("float3264")
 def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.0, weight: Any = None,  # noqa: A002
                       size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
     """The multi-class hinge loss of ``input (N, C)`` and class indices ``target (N,)``:

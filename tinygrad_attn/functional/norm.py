@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from ..engine.composite import composite
-from ..engine.declare import public
+from ..engine.declare import accepts, public
 from ..engine.switches import no_grad
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor
@@ -122,6 +122,7 @@ def channel_window_sum(sq: Tensor, before: int, after: int) -> Tensor:
 
 
 @composite("local_response_norm")
+@accepts(("int64", "float16", "float32", "float64"))
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
     """``x / (k + alpha * mean of x^2 over size neighbouring channels)^beta`` for ``input
     (N, C, *)``: PyTorch's ``F.local_response_norm`` (AlexNet's normalisation; the window

@@ -199,7 +199,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
     return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 
-@public
+@public(dtypes="float3264")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The ``p``-norm distance between each row of ``x1 (..., P, M)`` and each row of ``x2 (..., R, M)``:
     a ``(..., P, R)`` tensor (batches broadcast)."""
@@ -232,7 +232,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     return saved_for_backward(out, a, b, output=True)  # (what PyTorch's keeps, for every p)
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, dtypes="numeric", operands=("input", "tensor1", "tensor2"))
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
     """``input + value * tensor1 * tensor2`` (all three broadcast; Adam's second-moment update)."""
     x = _tensor(input, "addcmul")

@@ -525,6 +525,9 @@ class Tensor:
         # where 0 ** t and (-2) ** t are still defined)
         if self.dtype == np.bool_ and other.__class__ is bool:
             return _bool_pow(other, self)
+        if self.dtype == np.bool_ and other.__class__ is int:  # (PyTorch's pow has no bool kernel: int ** bool)
+            raise UnsupportedDtypeError(f"\"pow\" not implemented for 'Bool' ({other} ** a bool tensor of shape "
+                                        f"{self.shape}); convert with .long()")  # fmt: skip
         return ops.Pow.apply(*_promoted(self._operand(other), self))
 
     def __neg__(self) -> Tensor:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import ops
-from ..engine.declare import public
+from ..engine.declare import check_dtype, public
 from ..ops.saved import saved_for_backward
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, where
 from .mutation.inplace import mark_multi_output_views
@@ -254,7 +254,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
     return out.values if sp.numpy else out
 
 
-@public(method=True)
+@public(method=True, dtypes="numeric")
 @number_as_vector()
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
     """The ``k`` largest (or smallest) entries along ``dim`` and their indices, largest first."""
@@ -530,9 +530,13 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 
 
 @public(method=True, inplace_function=True, special=("round",))
-def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
-    """Round half to even, as PyTorch (and NumPy) do; ``decimals`` places."""
+def round(x: Tensor, decimals: int | None = None) -> Tensor:  # noqa: A001
+    """Round half to even, as PyTorch (and NumPy) do; ``decimals`` places (floating tensors
+    only, as PyTorch's ``round.decimals``; without it, integers come back as they are)."""
     from .elementwise.tensor_torch import _rounded  # noqa: PLC0415 - (the one rule for integer and bool inputs)
+
+    if decimals is not None:
+        check_dtype("round", x, "floating")
 
     if not _rounded(x, "round"):
         return x.clone()

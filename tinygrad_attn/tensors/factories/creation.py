@@ -393,7 +393,7 @@ def randn_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: A
     return Tensor.randn(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-@public
+@public(dtypes="numeric")
 def randint_like(t: Tensor, low: int, high: Any = None, *, generator: Any = None, dtype: Any = None,
                  device: Any = None) -> Tensor:  # fmt: skip
     """Integers from ``[low, high)`` in ``t``'s shape (``randint_like(t, high)`` draws from ``[0, high)``)."""
@@ -430,7 +430,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     return Tensor(out.astype(np.int64), device=input.device)
 
 
-@public(method=True)
+@public(method=True, dtypes="floating")
 def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:  # noqa: A002 - torch's name
     """1 with probability ``input`` (elementwise), else 0, in ``input``'s dtype; PyTorch's
     numbers for a seed (``p``, a number, draws with that probability instead, as PyTorch's
