@@ -274,22 +274,12 @@ _NO_KERNEL = "computes for this dtype where PyTorch has no kernel for it and rai
 _REFUSES = "refuses this dtype, which PyTorch computes (an error, not a silent difference)"
 _CLASS = "an inner step raises RuntimeError/TypeError before the dtype check PyTorch makes (NotImplementedError)"
 _DTYPE_RULE = "the result's dtype differs from PyTorch's for this input dtype"
+_NO_BFLOAT16 = "NumPy has no bfloat16: .bfloat16() raises TypeError naming .half() and .float() as the ways out"
 _POLE = "polygamma at the poles (integer input 0, -1, ...): ours inf, PyTorch's a large finite float32 value"
 
 KNOWN: dict[str, str] = {
-    # (the ops added with the Tensor members; what the generator found, to fix next)
-    "lu_unpack/bool": "newly added op, not reviewed yet: ours computes on bool, PyTorch refuses it",
-    "lu_unpack/int64": "newly added op, not reviewed yet: ours computes on int64, PyTorch refuses it",
-    "gradient#2": "newly added op, not reviewed yet: ours returns tuple, PyTorch raises RuntimeError",
-    "gradient#9": "newly added op, not reviewed yet: ours returns tuple, PyTorch raises RuntimeError",
-    "logspace#1": "newly added op, not reviewed yet: ours returns Tensor, PyTorch raises TypeError",
-    "logspace.tensor_overload#1": "newly added op, not reviewed yet: ours returns Tensor, PyTorch raises TypeError",
-    "bfloat16/bool": "newly added op, not reviewed yet: ours raises TypeError , bool); use .half o), PyTorch returns",
-    "bfloat16/int64": "newly added op, not reviewed yet: ours raises TypeError , int64); use .half ), PyTorch returns",
-    "native_group_norm/bool": "newly added op, not reviewed yet: ours raises RuntimeError : could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Bool , PyTorch raises NotImplementedError",
-    "native_group_norm/int64": "newly added op, not reviewed yet: ours raises RuntimeError : could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Long , PyTorch raises NotImplementedError",
-    "native_layer_norm/bool": "newly added op, not reviewed yet: ours raises RuntimeError : could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Bool , PyTorch raises NotImplementedError",
-    "native_layer_norm/int64": "newly added op, not reviewed yet: ours raises RuntimeError : could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Long , PyTorch raises NotImplementedError",
+    "bfloat16/bool": _NO_BFLOAT16,
+    "bfloat16/int64": _NO_BFLOAT16,
     # (PyTorch's chunked path checks its chunking option with a ValueError before the dtype; ours refuses the dtype)
     "nn.functional.linear_cross_entropy.chunked/bool": "ours: UnsupportedDtypeError for the dtype; PyTorch: ValueError",
     "nn.functional.linear_cross_entropy.chunked/int64": "ours: UnsupportedDtypeError for the dtype; PyTorch: ValueError",
@@ -303,15 +293,12 @@ KNOWN: dict[str, str] = {
     "__rpow__/bool": _UNBOUND,
     "addmm/int64": _DTYPE_RULE,
     "argsort/bool": "argsort of a bool tensor (ties everywhere): the order of equal values is undefined, PyTorch's sort is not stable",
-    "cross/bool": _CLASS,
     "index_add/bool": _DTYPE_RULE,
     "index_copy/bool": _DTYPE_RULE,
-    "linalg.cross/bool": _CLASS,
     "linalg.lstsq/broadcast": "lstsq's rank output has shape (), PyTorch's (0,) for the gels driver",
     "linalg.matrix_power/bool": _REFUSES,
     "linalg.matrix_power/int64": _REFUSES,
     "linalg.vander/int64": _REFUSES,
-    "logsumexp/bool": _REFUSES,
     "nn.functional.adaptive_avg_pool1d/bool": _REFUSES,
     "nn.functional.adaptive_avg_pool1d/int64": _REFUSES,
     "nn.functional.avg_pool1d/int64": _REFUSES,
@@ -320,16 +307,9 @@ KNOWN: dict[str, str] = {
     "nn.functional.cosine_embedding_loss/bool": _REFUSES,
     "nn.functional.cosine_embedding_loss/int64": _REFUSES,
     "nn.functional.hinge_embedding_loss/int64": _REFUSES,
-    "nn.functional.linear/bool": _NO_KERNEL,
     "nn.functional.margin_ranking_loss/int64": _REFUSES,
-    "nn.functional.max_pool1d/int64": _REFUSES,
-    "nn.functional.max_pool2d/int64": _REFUSES,
-    "nn.functional.max_pool3d/int64": _REFUSES,
-    "nn.functional.mse_loss/bool": _CLASS,
-    "nn.functional.mse_loss/int64": _CLASS,
     "nn.functional.poisson_nll_loss/int64": _REFUSES,
     "nn.functional.tanhshrink/int64": _REFUSES,
-    "nn.functional.threshold/int64": _DTYPE_RULE,
     "polygamma.polygamma_n_0/int64": _POLE,
     "polygamma.polygamma_n_1/int64": _POLE,
     "polygamma.polygamma_n_2/int64": _POLE,

@@ -220,9 +220,20 @@ def _code_of(x: Any) -> str | None:
     return np.dtype(dt).char
 
 
+# Registered by tinygrad_attn.tensors.dtypes (the engine imports nothing above it): the error
+# class, ``result_type`` and PyTorch's dtype names, which a refusal uses.
+_dtype_rules: Any = None
+
+
+def register_dtype_rules(error: type, result_type: Callable, scalar_type_name: Callable) -> None:
+    """Called once by ``tinygrad_attn.tensors.dtypes``: what :func:`accepts` raises and names with."""
+    global _dtype_rules
+    _dtype_rules = (error, result_type, scalar_type_name)
+
+
 def _refuse(op: str, codes: str, x: Any, others: list) -> None:
     """Raise unless the operands promoted together have a dtype in ``codes``."""
-    from ..tensors.dtypes import UnsupportedDtypeError, result_type, scalar_type_name  # (only on this path)
+    UnsupportedDtypeError, result_type, scalar_type_name = _dtype_rules  # noqa: N806
 
     dt = x.dtype
     if others:

@@ -222,8 +222,8 @@ def _linear_fused(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tens
     return fused.Linear.apply(x, weight, bias)
 
 
-@composite("linear", _linear_fused)
 @accepts("numeric")
+@composite("linear", _linear_fused)
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight.mT + bias``, with ``weight`` of shape ``(out, in)`` as in PyTorch.
 
@@ -577,6 +577,7 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
         return saved_for_backward(out, input, target, weight)  # (what PyTorch's keeps)
 
 
+@accepts("floating", ("input", "target"))
 @composite("mse_loss")
 def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
              reduction: str = "mean", weight: Any = None) -> Tensor:  # fmt: skip
@@ -740,8 +741,8 @@ def _attention_reference(q: Tensor, k: Tensor, v: Tensor, scale: float, bias: An
 
 
 # -- PyTorch's functional API: activations --------------------------------------------
-@composite("leaky_relu")
 @accepts("floating")
+@composite("leaky_relu")
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere (``inplace=True``: written into ``x``)."""
     if inplace:
@@ -749,8 +750,8 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -
     return saved_for_backward(where(x > 0, x, x * negative_slope), x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
-@composite("silu")
 @accepts("floating")
+@composite("silu")
 def silu(x: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (also called swish; ``inplace=True``: written into ``x``)."""
     if inplace:
@@ -758,8 +759,8 @@ def silu(x: Tensor, inplace: bool = False) -> Tensor:
     return x * x.sigmoid()
 
 
-@composite("elu")
 @accepts("floating")
+@composite("elu")
 def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere (``inplace=True``: written into ``x``)."""
     if inplace:
@@ -769,8 +770,8 @@ def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return saved_for_backward(where(x <= 0, Expm1.apply(neg) * alpha, x), x)  # (as PyTorch's, it keeps x)
 
 
-@composite("softplus")
 @accepts("floating")
+@composite("softplus")
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold`` (as PyTorch)."""
     bx = x * beta if beta != 1 else x

@@ -162,14 +162,17 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     return (-x).softmax(dims.one(x.shape, dim, "softmin"))  # (Tensor.softmax is F.softmax)
 
 
-@composite("threshold")
 @accepts(("int8", "int16", "int32", "int64", "float16", "float32", "float64"))
+@composite("threshold")
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` where ``x > threshold``, ``value`` elsewhere (``inplace=True``: written into ``x``)."""
     x = _tensor(input, "threshold")
     if inplace:
         return _in_place(x, "threshold", globals()["threshold"], threshold=threshold, value=value)
-    # (NaN stays NaN: only x <= threshold is replaced, as PyTorch's)
+    # (NaN stays NaN: only x <= threshold is replaced, as PyTorch's; the result has x's dtype, an
+    # integer tensor's value cut to an integer as PyTorch casts it)
+    if x.dtype.kind in "iu":
+        value = int(value)
     return saved_for_backward(where(x <= threshold, value, x), x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
@@ -249,8 +252,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
 _RRELU_DEFAULTS = (1.0 / 8.0, 1.0 / 3.0)
 
 
-@composite("rrelu")
 @accepts("float3264")
+@composite("rrelu")
 def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RRELU_DEFAULTS[1],  # noqa: A002
           training: bool = False, inplace: bool = False) -> Tensor:  # fmt: skip
     """Randomised leaky ReLU: negative ``x`` times a slope drawn uniformly from ``[lower,

@@ -52,8 +52,8 @@ def _bags(op: str, ids: np.ndarray, offsets: Any, include_last_offset: bool) -> 
     return off, np.append(off[1:], ids.size)
 
 
-@composite("embedding_bag")
 @accepts("floating", ("weight",))
+@composite("embedding_bag")
 def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: float | None = None,  # noqa: A002
                   norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                   per_sample_weights: Tensor | None = None, include_last_offset: bool = False,

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
-from ..engine.declare import accepts, public
+from ..engine.declare import accepts, check_dtype, public
 from ..engine.switches import no_grad
 from ..ops import conv as _conv
-from ..ops.conv import Geometry, im2col, out_size
+from ..ops.conv import Geometry, im2col, lowest, out_size
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import TENSOR_NS, InvalidArgumentError, Tensor
 from . import checks as _F
@@ -275,13 +275,17 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 
 
 # -- pooling ---------------------------------------------------------------------------
+#: PyTorch's max pooling kernels: every dtype but bool (its average pooling: the floats, int64 not written here)
+_MAX_POOL_DTYPES = ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
+
+
 def _pool_setup(op: str, nd: int, x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
                 ceil_mode: bool) -> tuple[Tensor, bool, Geometry]:  # fmt: skip
     x, unbatched = _check_input(op, nd, x)
     if 0 in x.shape[1:]:  # (only the batch may be empty, as in PyTorch)
         raise RuntimeError(f"{op}: Expected input's non-batch dimensions to have positive length, got shape "
                            f"{tuple(x.shape[1:]) if unbatched else x.shape}")  # fmt: skip
-    _F._float(x, op)
+    check_dtype(op, x, _MAX_POOL_DTYPES if op.startswith("max_pool") else "floating")
     kernel = _ntuple(kernel_size, nd, "kernel_size", op)
     stride = kernel if stride is None or (isinstance(stride, Sequence) and not stride) else _ntuple(
         stride, nd, "stride", op)  # fmt: skip
@@ -312,7 +316,7 @@ def _ceil_extra(n: int, k: int, s: int, p: int, d: int) -> int:
 def max_pool_reference(x: Tensor, geo: Geometry) -> Tensor:
     """The max of each window (padding counts as -inf), in primitives: picked by its index,
     so that a tie sends the gradient to the first maximum, as PyTorch (``max`` would share it)."""
-    cols = _windows(x, geo, -math.inf)  # (N, C, K, *out)
+    cols = _windows(x, geo, lowest(x.dtype))  # (N, C, K, *out)
     first = cols.argmax(2).unsqueeze(2)  # (N, C, 1, *out)
     return cols.gather(2, first).squeeze(2)
 
@@ -339,7 +343,7 @@ def _pool_result(y: Tensor, x: Tensor, geo: Geometry, unbatched: bool, return_in
     if not return_indices:
         return y.squeeze(0) if unbatched else y
     with no_grad():
-        cols = _windows(x.detach(), geo, -math.inf)  # (N, C, K, *out)
+        cols = _windows(x.detach(), geo, lowest(x.dtype))  # (N, C, K, *out)
         first = cols.argmax(2).unsqueeze(2)
         where = Tensor._wrap(x._dev.asarray(_flat_positions(tuple(x.shape[2:]), geo)), x._dev)
         idx = where.expand(cols.shape).gather(2, first).squeeze(2)

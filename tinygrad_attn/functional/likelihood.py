@@ -101,8 +101,8 @@ def _ctc_targets(op: str, targets: Any, target_lengths: np.ndarray, n: int, unba
     return t
 
 
-@composite("ctc_loss")
 @accepts("float3264")
+@composite("ctc_loss")
 def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths: Any, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:  # fmt: skip
     """The connectionist temporal classification loss: ``-log`` of the total probability of

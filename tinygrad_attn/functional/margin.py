@@ -136,8 +136,8 @@ def _classes(op: str, x: Tensor, target: Any, multilabel: bool) -> tuple[Tensor,
     return x2, target.reshape(x2.shape[0], -1) if multilabel else target.reshape(-1)
 
 
-@composite("multi_margin_loss")
 @accepts("float3264")
+@composite("multi_margin_loss")
 def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.0, weight: Any = None,  # noqa: A002
                       size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
     """The multi-class hinge loss of ``input (N, C)`` and class indices ``target (N,)``:

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import ops
-from ..engine.declare import public
+from ..engine.declare import accepts, public
 from ..engine.switches import no_grad
 from ..functional.checks import tensor_arg as _tensor
 from ..ops.saved import saved_for_backward
@@ -96,8 +96,8 @@ def _float(x: Any, op: str) -> Tensor:
     return x
 
 
-def _matrices(x: Any, op: str, square: bool = False) -> Tensor:
-    x = _float(x, op)
+def _matrices(x: Any, op: str, square: bool = False, *, any_dtype: bool = False) -> Tensor:
+    x = _tensor(x, op) if any_dtype else _float(x, op)
     if x.ndim < 2:
         raise RuntimeError(f"linalg.{op}: The input tensor A must have at least 2 dimensions.")
     if square and x.shape[-1] != x.shape[-2]:
@@ -627,6 +627,7 @@ def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
     return saved_for_backward(out, x)  # (PyTorch's keeps A; the products here may keep only A / 2**s)
 
 
+@accepts("numeric")
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A002
     """The cross product of 3-vectors along ``dim`` (default the last), the inputs broadcast."""
     from .products import cross as _cross  # noqa: PLC0415
@@ -868,7 +869,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # n
               unpack_pivots: bool = True) -> PLU:  # fmt: skip
     """``(P, L, U)`` from :func:`lu_factor`'s packed ``LU`` and ``pivots`` (what is not unpacked is an
     empty tensor)."""
-    lu_data = _matrices(LU_data, "lu_unpack")
+    lu_data = _matrices(LU_data, "lu_unpack", any_dtype=True)  # (PyTorch unpacks every dtype: it only copies)
     empty = Tensor.zeros((0,), dtype=lu_data.dtype, device=lu_data._dev)
     if unpack_data:
         L, U = _unpack(lu_data)  # noqa: N806

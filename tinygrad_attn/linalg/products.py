@@ -167,7 +167,7 @@ def ger(input: Tensor, vec2: Tensor) -> Tensor:  # noqa: A002
     return outer(_tensor(input, "ger"), _tensor(vec2, "ger"))
 
 
-@public(method=True)
+@public(method=True, dtypes="numeric")
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """The cross product of 3-vectors along ``dim`` (the two broadcast together); without ``dim``,
     the first axis of size 3 (``torch.cross``'s default; ``torch.linalg.cross`` takes -1)."""

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ..engine import declare as _declare
+
 float16 = np.dtype("float16")
 float32 = np.dtype("float32")
 float64 = np.dtype("float64")
@@ -189,3 +191,6 @@ __all__ = [
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128",
     "bool", "half", "float", "double", "short", "int", "long", "promote_types", "result_type", "can_cast",
 ]  # fmt: skip
+
+
+_declare.register_dtype_rules(UnsupportedDtypeError, result_type, scalar_type_name)

@@ -292,6 +292,8 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
     Tensor([  1.,  10., 100.], dtype=float32)
     """
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool):  # (PyTorch's argument parser: an int)
+        raise TypeError(f"logspace(): argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:
         raise RuntimeError(f"logspace: number of steps must be non-negative, got {steps}")
     dt = np.dtype(dtype or get_default_dtype())

@@ -23,7 +23,7 @@ from ...engine.declare import public
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward
 from ...ops.tie_order import sort_order
-from .._tensor import Tensor, cat, where
+from .._tensor import InvalidArgumentError, Tensor, cat, where
 from ..shape import dims
 from ..tensor_functions import ValuesIndices
 
@@ -410,6 +410,9 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: in
         x = x.astype(_default_float())
     axes = list(range(x.ndim)) if dim is None else [dim] if isinstance(dim, (int, np.integer)) else list(dim)
     axes = [dims.one(x.shape, a, "gradient", scalar_ok=False) for a in axes]
+    if len(set(axes)) != len(axes):
+        twice = next(a for a in axes if axes.count(a) > 1)
+        raise InvalidArgumentError(f"gradient: dim {twice} appears multiple times in the list of dims {dim}")
     if edge_order not in (1, 2):
         raise RuntimeError(f"torch.gradient only supports edge_order=1 and edge_order=2, got {edge_order}")
     if isinstance(spacing, (list, tuple)):
