@@ -157,6 +157,8 @@ def _error_cases() -> list[tuple[str, int]]:
 #: PyTorch's CPU dtypes: a float op's sample is cast to each (``tools/dtype_support.py`` surveys them all)
 GRID_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
 EDGES = ("bool", "int64", "broadcast", "dim_high", "dim_low")
+#: how a user calls an op: ``torch.op(x)``, ``x.op()``, ``x.op_()``
+VARIANTS = ("function", "method", "inplace")
 
 
 @functools.cache
@@ -247,6 +249,32 @@ def check_edge(op_id: str, kind: str, variant: str = "function") -> str | None:
     return check_variant(op_id, _edge(_first_sample(op_id), kind), variant)
 
 
+def check_dtype_support(op_id: str, dtype: str, variant: str) -> str | None:
+    """Whether ``variant`` of our op raises where PyTorch's raises (its class) for the first
+    sample cast to ``dtype``, and otherwise returns results of PyTorch's dtypes and shapes (the values
+    are compared by the edges above and by ``test_torch_opinfo.py``)."""
+    target = runner.TARGETS[op_id]
+    s = _edge(_first_sample(op_id), dtype)
+    if variant == "inplace":  # (each side writes its own copy)
+        s = s.transform(lambda t: t.clone() if isinstance(t, torch.Tensor) else t)
+    inp, args, kwargs = _convert(s)
+    theirs, terr = _raised(lambda: _call_variant(target, variant, False, s.input, s.args, s.kwargs))
+    ours, err = _raised(lambda: _call_variant(target, variant, True, inp, args, kwargs))
+    if terr is not None:
+        return _expect_raise(type(terr), err, ours)
+    if err is not None:
+        return f"raises {type(err).__name__} ({str(err)[:120]}), PyTorch returns"
+    o, t = runner._flat(ours), runner._flat(theirs)
+    if len(o) != len(t):
+        return f"{len(o)} outputs, PyTorch's {len(t)}"
+    for k, (a, b) in enumerate(zip(o, t)):
+        if isinstance(b, torch.Tensor) and (runner._dtype_name(a), tuple(getattr(a, "shape", ()))) != (
+            runner._dtype_name(b), tuple(b.shape)):  # fmt: skip
+            return f"output {k}: {runner._dtype_name(a)} {tuple(getattr(a, 'shape', ()))}, PyTorch's " \
+                f"{runner._dtype_name(b)} {tuple(b.shape)}"  # fmt: skip
+    return None
+
+
 def _edge_cases() -> list[tuple[str, str]]:
     out = []
     for op_id in sorted(runner.TARGETS):
@@ -265,61 +293,81 @@ def _edge_cases() -> list[tuple[str, str]]:
     return out
 
 
+def _dtype_cases() -> list[tuple[str, str, str]]:
+    """(op, dtype, variant) for every dtype of PyTorch's CPU grid and every variant both sides have,
+    but those the edges above compare with values (the function on bool and int64) and float32 (the sample's own)."""
+    out = []
+    for op_id in sorted(runner.TARGETS):
+        s = _first_sample(op_id)
+        if s is None or _edge(s, "bool") is None:
+            continue
+        try:
+            _convert(s)
+        except runner.Unsupported:
+            continue
+        for dtype in GRID_DTYPES:
+            for variant in VARIANTS:
+                skip = dtype == "float32" or (variant == "function" and dtype in ("bool", "int64"))
+                if not skip and has_variant(runner.TARGETS[op_id], variant):
+                    out.append((op_id, dtype, variant))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Reviewed differences: "op_id#k" (error input k) or "op_id/edge" -> reason
 # ---------------------------------------------------------------------------------------------
 
 _UNBOUND = "PyTorch's OpInfo calls the unbound Tensor method on a Python number; no Python operator reaches that call"
-_NO_KERNEL = "computes for this dtype where PyTorch has no kernel for it and raises"
-_REFUSES = "refuses this dtype, which PyTorch computes (an error, not a silent difference)"
-_CLASS = "an inner step raises RuntimeError/TypeError before the dtype check PyTorch makes (NotImplementedError)"
-_DTYPE_RULE = "the result's dtype differs from PyTorch's for this input dtype"
 _NO_BFLOAT16 = "NumPy has no bfloat16: .bfloat16() raises TypeError naming .half() and .float() as the ways out"
+_EMPTY_HALF = (
+    "an empty (0, 0) float16 matrix: PyTorch returns before its LAPACK kernel's dtype check, ours refuses float16"
+)
+_EMPTY_BATCH = "an empty batch (0, 8, 8): PyTorch returns before its dtype check (no integer kernel), ours checks first"
+_UINT8_RESIZE = (
+    "PyTorch's uint8 bilinear/bicubic kernels (fixed-point, rounded) are not written here: ours refuses uint8"
+)
+_CHUNKED = (
+    "PyTorch's chunked path checks its chunking option with a ValueError before the dtype; ours refuses the dtype"
+)
+_LSTSQ_RANK = "lstsq's rank output has shape (), PyTorch's (0,) for the gels driver"
 _POLE = "polygamma at the poles (integer input 0, -1, ...): ours inf, PyTorch's a large finite float32 value"
 
 KNOWN: dict[str, str] = {
-    "bfloat16/bool": _NO_BFLOAT16,
-    "bfloat16/int64": _NO_BFLOAT16,
-    # (PyTorch's chunked path checks its chunking option with a ValueError before the dtype; ours refuses the dtype)
-    "nn.functional.linear_cross_entropy.chunked/bool": "ours: UnsupportedDtypeError for the dtype; PyTorch: ValueError",
-    "nn.functional.linear_cross_entropy.chunked/int64": "ours: UnsupportedDtypeError for the dtype; PyTorch: ValueError",
-    "nn.functional.linear_cross_entropy.chunked_none/bool": "ours: UnsupportedDtypeError; PyTorch: ValueError",
-    "nn.functional.linear_cross_entropy.chunked_none/int64": "ours: UnsupportedDtypeError; PyTorch: ValueError",
+    **{f"bfloat16/{d}{v}": _NO_BFLOAT16 for d in GRID_DTYPES if d != "float32" for v in ("", "/method")},
+    **{
+        f"nn.functional.linear_cross_entropy.{v}/{d}": _CHUNKED
+        for v in ("chunked", "chunked_none")
+        for d in ("bool", "uint8", "int8", "int16", "int32", "int64")
+    },  # fmt: skip
     "__radd__#0": _UNBOUND,
     "__rand__#0": _UNBOUND,
     "__rmul__#0": _UNBOUND,
     "__ror__#0": _UNBOUND,
     "__rxor__#0": _UNBOUND,
     "__rpow__/bool": _UNBOUND,
-    "addmm/int64": _DTYPE_RULE,
     "argsort/bool": "argsort of a bool tensor (ties everywhere): the order of equal values is undefined, PyTorch's sort is not stable",
-    "index_add/bool": _DTYPE_RULE,
-    "index_copy/bool": _DTYPE_RULE,
-    "linalg.lstsq/broadcast": "lstsq's rank output has shape (), PyTorch's (0,) for the gels driver",
-    "linalg.matrix_power/bool": _REFUSES,
-    "linalg.matrix_power/int64": _REFUSES,
-    "linalg.vander/int64": _REFUSES,
-    "nn.functional.adaptive_avg_pool1d/bool": _REFUSES,
-    "nn.functional.adaptive_avg_pool1d/int64": _REFUSES,
-    "nn.functional.avg_pool1d/int64": _REFUSES,
-    "nn.functional.avg_pool2d/int64": _REFUSES,
-    "nn.functional.avg_pool3d/int64": _REFUSES,
-    "nn.functional.cosine_embedding_loss/bool": _REFUSES,
-    "nn.functional.cosine_embedding_loss/int64": _REFUSES,
-    "nn.functional.hinge_embedding_loss/int64": _REFUSES,
-    "nn.functional.margin_ranking_loss/int64": _REFUSES,
-    "nn.functional.poisson_nll_loss/int64": _REFUSES,
-    "nn.functional.tanhshrink/int64": _REFUSES,
+    "linalg.lstsq/broadcast": _LSTSQ_RANK,
+    "linalg.lstsq/float64": _LSTSQ_RANK,
+    **{
+        f"nn.functional.adaptive_avg_pool1d/{d}": _EMPTY_BATCH
+        for d in ("bool", "uint8", "int8", "int16", "int32", "int64")
+    },
+    "linalg.det/float16": _EMPTY_HALF,
+    "linalg.svd/float16": _EMPTY_HALF,
+    "svd/float16": _EMPTY_HALF,
+    "svd/float16/method": _EMPTY_HALF,
+    "nn.functional.interpolate.bicubic/uint8": _UINT8_RESIZE,
+    "nn.functional.interpolate.bilinear/uint8": _UINT8_RESIZE,
+    "nn.functional.upsample_bilinear/uint8": _UINT8_RESIZE,
+    "nn.functional.hinge_embedding_loss/uint8": "PyTorch's uint8 kernel raises a value-overflow error converting this "
+    "sample's margin inside it (its own scalar rule); ours computes",
+    "nn.functional.multilabel_margin_loss/float64": "a 0-d input: PyTorch takes it as one sample of one class, ours "
+    "asks for a vector or matrix",
     "polygamma.polygamma_n_0/int64": _POLE,
     "polygamma.polygamma_n_1/int64": _POLE,
     "polygamma.polygamma_n_2/int64": _POLE,
     "polygamma.polygamma_n_3/int64": _POLE,
     "polygamma.polygamma_n_4/int64": _POLE,
-    "scatter/bool": _DTYPE_RULE,
-    "scatter_reduce.amax/bool": _DTYPE_RULE,
-    "scatter_reduce.amin/bool": _DTYPE_RULE,
-    "scatter_reduce.prod/bool": _DTYPE_RULE,
-    "scatter_reduce.sum/bool": _DTYPE_RULE,
 }
 
 
@@ -334,6 +382,11 @@ def _params(cases: list, key: Any) -> list:
 
 ERROR_CASES = _error_cases()
 EDGE_CASES = _edge_cases()
+DTYPE_CASES = _dtype_cases()
+
+
+def _dtype_key(op_id: str, dtype: str, variant: str) -> str:
+    return f"{op_id}/{dtype}" + ("" if variant == "function" else f"/{variant}")
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -350,11 +403,19 @@ def test_edge_like_pytorch(op_id: str, kind: str) -> None:
     assert why is None, f"{op_id} {kind}: {why}"
 
 
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(("op_id", "dtype", "variant"), _params(DTYPE_CASES, _dtype_key))
+def test_dtype_support_like_pytorch(op_id: str, dtype: str, variant: str) -> None:
+    why = check_dtype_support(op_id, dtype, variant)
+    assert why is None, f"{_dtype_key(op_id, dtype, variant)}: {why}"
+
+
 def test_inventory_is_large() -> None:
     """The generators still find PyTorch's inventory (an upgrade that renames it shows here)."""
     assert len({o for o, _ in ERROR_CASES}) >= 100
     assert len(ERROR_CASES) >= 300
     assert len(EDGE_CASES) >= 500
+    assert len(DTYPE_CASES) >= 3000
 
 
 if __name__ == "__main__":
@@ -363,6 +424,8 @@ if __name__ == "__main__":
         rows.append((f"{o}#{k}", check_error_input(o, k)))
     for o, kind in EDGE_CASES:
         rows.append((f"{o}/{kind}", check_edge(o, kind)))
+    for o, dt, v in DTYPE_CASES:
+        rows.append((_dtype_key(o, dt, v), check_dtype_support(o, dt, v)))
     bad = [(k, w) for k, w in rows if w]
     for k, w in rows:
         if not w and k in KNOWN:
@@ -372,8 +435,11 @@ if __name__ == "__main__":
         print(f"{mark} {k}: {w}")
     n_err = len(ERROR_CASES)
     err_ok = sum(1 for k, w in rows[:n_err] if not w)
-    edge_ok = sum(1 for k, w in rows[n_err:] if not w)
     print(f"OpInfos with error inputs: {len({o for o, _ in ERROR_CASES})}; error inputs checked: {n_err}, "
           f"matching: {err_ok}")  # fmt: skip
-    print(f"edges checked: {len(EDGE_CASES)} over {len({o for o, _ in EDGE_CASES})} OpInfos, matching: {edge_ok}")
+    n_edge = len(EDGE_CASES)
+    edge_ok = sum(1 for k, w in rows[n_err : n_err + n_edge] if not w)
+    grid_ok = sum(1 for k, w in rows[n_err + n_edge :] if not w)
+    print(f"edges checked: {n_edge} over {len({o for o, _ in EDGE_CASES})} OpInfos, matching: {edge_ok}")
+    print(f"dtypes x variants checked: {len(DTYPE_CASES)}, matching: {grid_ok}")
     sys.exit(0)

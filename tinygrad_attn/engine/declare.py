@@ -46,6 +46,7 @@ class Declaration:
     static: bool
     aliases: tuple[str, ...]
     special: tuple[str, ...]
+    inplace_dtypes: Any = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -71,6 +72,7 @@ def public(
     name: str | None = None,
     dtypes: str | Iterable[str] | None = None,
     operands: tuple[str, ...] = (),
+    inplace_dtypes: str | Iterable[str] | None = None,
 ) -> Any:
     """Declare ``fn`` public: ``tga.<name>`` when ``function``, ``Tensor.<name>`` when ``method``,
     ``Tensor.<name>_`` (computed, then written in place) when ``inplace``, and ``tga.<name>_`` too
@@ -78,7 +80,9 @@ def public(
     called on the class (``Tensor.zeros(2, 3)`` is ``tga.zeros(2, 3)``); ``special`` names it in
     ``tga.special`` too (``special=("expit",)`` on ``sigmoid``); each of ``aliases``
     names the same. ``name`` defaults to the function's own; a property is declared by name.
-    ``dtypes`` (with ``operands``) are the dtypes it computes for, checked as :func:`accepts` checks them.
+    ``dtypes`` (with ``operands``) are the dtypes it computes for, checked as :func:`accepts` checks them;
+    ``inplace_dtypes`` those its in-place twin takes, where PyTorch's has fewer kernels (``x.cumsum_()``
+    of a bool tensor: the sum is int64, and PyTorch has no bool kernel to write it with).
 
     >>> @public(method=True)
     ... def double(input):
@@ -92,7 +96,17 @@ def public(
             f = accepts(dtypes, operands, name=key)(f)
         twin = inplace or inplace_function
         d = Declaration(
-            key, f, inner.__module__, function, method, twin, inplace_function, static, tuple(aliases), tuple(special)
+            key,
+            f,
+            inner.__module__,
+            function,
+            method,
+            twin,
+            inplace_function,
+            static,
+            tuple(aliases),
+            tuple(special),
+            inplace_dtypes,
         )
         table = DECLARED if function else METHOD_ONLY
         for n in d.names:
@@ -125,7 +139,10 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
     for table in (DECLARED, METHOD_ONLY):
         for n, d in table.items():
             if d.inplace and n + "_" not in cls.__dict__:
-                setattr(cls, n + "_", inplace_variant(n))
+                twin = inplace_variant(n)
+                if d.inplace_dtypes is not None:
+                    twin = accepts(d.inplace_dtypes, name=n + "_")(twin)
+                setattr(cls, n + "_", twin)
             if d.inplace_function:
                 namespace[n + "_"] = getattr(cls, n + "_")
                 exported.append(n + "_")
@@ -245,8 +262,16 @@ def _refuse(op: str, codes: str, x: Any, others: list) -> None:
         if np.dtype(dt).char in codes:
             return
     kinds = [k for k, v in DTYPE_KINDS.items() if dtype_codes(v) == codes]
-    hint = " convert with .float()" if np.dtype(dt).kind not in "fc" and "f" in codes else ""
-    takes = kinds[0] if kinds else ", ".join(_CODES[c] for c in codes if c not in "lq") or "no"
+    kind = np.dtype(dt).kind
+    ints_ok = "l" in codes or "q" in codes
+    hint = (
+        " convert with .long()"
+        if kind == "b" and ints_ok
+        else " convert with .float()"
+        if kind in "biu" and "f" in codes
+        else ""
+    )
+    takes = kinds[0] if kinds else ", ".join(dict.fromkeys(_CODES[c] for c in codes))
     raise UnsupportedDtypeError(
         f'"{op}" not implemented for {scalar_type_name(dt)!r} (dtype {np.dtype(dt).name}, shape {tuple(x.shape)}; '
         f"{op} takes {takes} dtypes){';' + hint if hint else ''}"

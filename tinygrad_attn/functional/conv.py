@@ -275,8 +275,14 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 
 
 # -- pooling ---------------------------------------------------------------------------
-#: PyTorch's max pooling kernels: every dtype but bool (its average pooling: the floats, int64 not written here)
+#: PyTorch's pooling kernels: max pooling of every dtype but bool, average pooling of int64 and the floats
+#: (avg_pool3d without float16)
 _MAX_POOL_DTYPES = ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
+_POOL_DTYPES = {
+    **{f"max_pool{n}d": _MAX_POOL_DTYPES for n in (1, 2, 3)},
+    **{f"avg_pool{n}d": ("int64", "float16", "float32", "float64") for n in (1, 2)},
+    "avg_pool3d": ("int64", "float32", "float64"),
+}
 
 
 def _pool_setup(op: str, nd: int, x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
@@ -285,7 +291,7 @@ def _pool_setup(op: str, nd: int, x: Any, kernel_size: Any, stride: Any, padding
     if 0 in x.shape[1:]:  # (only the batch may be empty, as in PyTorch)
         raise RuntimeError(f"{op}: Expected input's non-batch dimensions to have positive length, got shape "
                            f"{tuple(x.shape[1:]) if unbatched else x.shape}")  # fmt: skip
-    check_dtype(op, x, _MAX_POOL_DTYPES if op.startswith("max_pool") else "floating")
+    check_dtype(op, x, _POOL_DTYPES.get(op, "floating"))
     kernel = _ntuple(kernel_size, nd, "kernel_size", op)
     stride = kernel if stride is None or (isinstance(stride, Sequence) and not stride) else _ntuple(
         stride, nd, "stride", op)  # fmt: skip
@@ -462,21 +468,26 @@ def _avg_pool_composite(nd: int, name: str, fused_cls: type, overridable: bool) 
     def setup(input: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool,
               divisor_override: int | None) -> tuple[Tensor, bool, Geometry, Any]:  # fmt: skip
         x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, 1, ceil_mode)
+        if x.dtype.kind == "i":  # (PyTorch's int64 kernel: the sum divided as integers, toward zero; here in float64)
+            x = x.astype(np.float64)
         return x, unbatched, geo, _avg_scale(x, geo, count_include_pad, divisor_override, name)
+
+    def result(y: Tensor, input: Tensor, unbatched: bool) -> Tensor:
+        if input.dtype.kind == "i":
+            y = y.trunc().astype(input.dtype)
+        return y.squeeze(0) if unbatched else y
 
     def fused(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
         x, unbatched, geo, scale = setup(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                                          divisor_override)  # fmt: skip
-        y = fused_cls.apply(x, args=(geo, scale))
-        return y.squeeze(0) if unbatched else y
+        return result(fused_cls.apply(x, args=(geo, scale)), input, unbatched)
 
     def reference(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                   count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
         x, unbatched, geo, scale = setup(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                                          divisor_override)  # fmt: skip
-        y = avg_pool_reference(x, geo, scale)
-        return y.squeeze(0) if unbatched else y
+        return result(avg_pool_reference(x, geo, scale), input, unbatched)
 
     run = composite(name, fused)(reference)
     if overridable:
@@ -632,7 +643,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     lead = input1.shape[:-1]
     x1 = input1.reshape(-1, in1)  # (M, in1)
     t = x1 @ weight.permute(1, 0, 2).reshape(in1, out * in2)  # (M, out * in2)
-    y = (t.reshape(-1, out, in2) * input2.reshape(-1, 1, in2)).sum(-1)  # (M, out)
+    terms = t.reshape(-1, out, in2) * input2.reshape(-1, 1, in2)
+    y = terms.sum(-1, dtype=terms.dtype)  # (M, out; an integer sum keeps its dtype, as PyTorch's matmuls)
     if bias is not None:
         y = y + bias
     return saved_for_backward(y.reshape(*lead, out), input1, input2, weight)  # (what PyTorch's keeps)

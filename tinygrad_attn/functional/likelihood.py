@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
-from ..engine.declare import accepts
+from ..engine.declare import accepts, check_dtype
 from ..tensors._tensor import InvalidArgumentError, Tensor, stack, where
 from ..tensors.index.indexing import host_integers
 from . import checks as _F
@@ -33,7 +33,7 @@ def poisson_nll_loss(input: Tensor, target: Any, log_input: bool = True, full: b
     op = "poisson_nll_loss"
     reduction = _F._reduction(op, reduction, size_average, reduce)
     x = _F.tensor_arg(input, op)
-    _F._float(x, op)
+    check_dtype(op, x, "numeric")  # (integer rates give a float loss, as PyTorch's formula does)
     target = _F._as_operand(op, target, x)
     loss = x.exp() - target * x if log_input else x - target * (x + eps).log()
     if full:

@@ -89,10 +89,18 @@ class CholeskyEx(NamedTuple):
     info: Tensor
 
 
+#: the ops here that PyTorch computes for float16 too; its LAPACK-backed others have no float16 kernel
+#: (as NumPy's LAPACK has none), and raise its error for it
+_HALF_OK = frozenset(("matrix_exp", "matrix_norm", "matrix_power", "vecdot", "vector_norm", "lu_unpack"))
+
+
 def _float(x: Any, op: str) -> Tensor:
     x = _tensor(x, op)
     if x.dtype.kind != "f":
         raise UnsupportedDtypeError(f"linalg.{op}: Expected a floating point tensor as input. Got {x.dtype}")
+    if x.dtype == np.float16 and op not in _HALF_OK:
+        raise UnsupportedDtypeError(f"linalg.{op}: \"{op}\" not implemented for 'Half' (a LAPACK routine; shape "
+                                    f"{x.shape}); convert with .float()")  # fmt: skip
     return x
 
 
@@ -585,8 +593,11 @@ def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
 @public(method=True)
 def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
     """``A`` multiplied by itself ``n`` times (``n = 0``: the identity; ``n < 0``: powers of the inverse)."""
-    x = _matrices(A, "matrix_power", square=True)
+    x = _matrices(A, "matrix_power", square=True, any_dtype=True)  # (every dtype: products, as PyTorch's)
     n = int(n)
+    if n < 0 and x.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.matrix_power: negative powers of {x.dtype} matrices are not defined (no inverse); "
+                           "convert with .float()")  # fmt: skip
     if n == 0:
         eye = Tensor(np.eye(x.shape[-1], dtype=x.dtype), device=x._dev)
         # (a result in the graph with gradient 0, as PyTorch's)
@@ -665,11 +676,14 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
     return _tensor(A, "diagonal").diagonal(offset, dim1, dim2)
 
 
+@accepts(("uint8", "int8", "int16", "int32", "int64", "float32", "float64"))  # (PyTorch's: no bool, no float16)
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     """The Vandermonde matrix of the last dimension of ``x``: columns ``x**0, x**1, ..., x**(N - 1)``."""
     x = _tensor(x, "vander")
-    if x.ndim < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    if x.ndim < 1:  # (a number is a vector of one, as PyTorch's)
+        x = x.reshape(1)
+    if x.dtype.kind in "iu":  # (PyTorch's integer powers are int64, as its cumulative product of them)
+        x = x.astype(np.int64)
     n = x.shape[-1] if N is None else int(N)
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")

@@ -156,7 +156,9 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
         raise RuntimeError(
             f"batch1 must be a 3D tensor, batch2 must be a 3D tensor (addbmm: shapes {b1.shape}, {b2.shape})"
         )
-    return _plus_product("addbmm", input, bmm(b1, b2).sum(0), beta, alpha)
+    prod = bmm(b1, b2)
+    total = prod.sum(0, dtype=prod.dtype if prod.dtype.kind in "biu" else None)  # (an int sum keeps its dtype)
+    return _plus_product("addbmm", input, total, beta, alpha)
 
 
 @public(method=True)

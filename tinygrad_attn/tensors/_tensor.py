@@ -29,7 +29,7 @@ from ..ops.transfer import Transfer
 from ..runtime.backend import Device, default_device, device_of_array, get_device
 from ..runtime.backend import device as _device
 from . import promotion as _promotion
-from .dtypes import UnsupportedDtypeError, get_default_dtype
+from .dtypes import UnsupportedDtypeError, check_fill_value, get_default_dtype
 from .dtypes import result_type as _result_type
 from .mutation.inplace import apply_inplace
 from .printing import array2string_options
@@ -525,9 +525,6 @@ class Tensor:
         # where 0 ** t and (-2) ** t are still defined)
         if self.dtype == np.bool_ and other.__class__ is bool:
             return _bool_pow(other, self)
-        if self.dtype == np.bool_ and other.__class__ is int:  # (PyTorch's pow has no bool kernel: int ** bool)
-            raise UnsupportedDtypeError(f"\"pow\" not implemented for 'Bool' ({other} ** a bool tensor of shape "
-                                        f"{self.shape}); convert with .long()")  # fmt: skip
         return ops.Pow.apply(*_promoted(self._operand(other), self))
 
     def __neg__(self) -> Tensor:
@@ -617,6 +614,7 @@ class Tensor:
 
     def fill_(self, value: Any) -> Tensor:
         """Every element becomes ``value`` (a number or a one-element tensor), in place."""
+        check_fill_value("fill_", value, self.dtype)
         v = value.reshape(()) if isinstance(value, Tensor) else value
         # (the value in this tensor's dtype, as PyTorch's: an int tensor filled with 2.5 holds 2)
         return apply_inplace(self, "fill_", lambda x, v: _in_dtype(where(True, v, x), x.dtype), v, reads_old=False)

@@ -90,6 +90,24 @@ class UnsupportedDtypeError(NotImplementedError, TypeError):
     NumPy raises for these."""
 
 
+def check_fill_value(op: str, value: object, dtype: object) -> None:
+    """PyTorch's check of a number written into an integer tensor (``full``, ``fill_``,
+    ``masked_fill``, ``index_fill``): a float must lie in the dtype's range (NaN and inf never
+    do), an int too, except that an unsigned dtype also takes down to ``-max`` (it wraps)."""
+    dt = np.dtype(dtype)
+    number = (builtins.int, builtins.float, np.integer, np.floating)
+    if dt.kind not in "iu" or isinstance(value, (builtins.bool, np.bool_)) or not isinstance(value, number):
+        return
+    info = np.iinfo(dt)
+    if isinstance(value, (builtins.float, np.floating)):
+        ok = info.min <= builtins.float(value) <= builtins.float(info.max)
+    else:
+        low = -builtins.int(info.max) if dt.kind == "u" else builtins.int(info.min)
+        ok = low <= builtins.int(value) <= builtins.int(info.max)
+    if not ok:
+        raise RuntimeError(f"{op}: value cannot be converted to type {dt.name} without overflow: {value!r}")
+
+
 def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     """PyTorch's ``promote_types``: across categories the higher one's dtype as it is (an
     int64 with a float16 is float16, where NumPy makes float64); within one, the smallest

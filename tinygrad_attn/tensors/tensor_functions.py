@@ -181,7 +181,9 @@ def scatter(
     idx, summed, d = _scattered(x, dim, idx, src, "scatter", _last_writes(x, idx, d))
     ones = Tensor.ones(idx.shape, device=x._dev)
     written = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape)) > 0
-    return where(written, src if summed is None else summed, x)
+    out = where(written, src if summed is None else summed, x)
+    # (the one write that stands, summed as a number: a bool tensor's comes back as its bool)
+    return out != 0 if x.dtype == np.bool_ and out.dtype != x.dtype else out
 
 
 def _scatter_reduce(x: Tensor, dim: int, index: Any, src: Any, reduce: str) -> Tensor:
@@ -418,6 +420,9 @@ def _plus_product(op: str, input: Any, prod: Tensor, beta: Any, alpha: Any) -> T
         fits = False
     if not fits:
         raise RuntimeError(f"{op}: input of shape {shape} does not broadcast to the product's shape {prod.shape}")
+    if prod.dtype.kind in "biu":  # (PyTorch's integer kernels take alpha and beta as the tensor's integers: 0.6 is 0)
+        cut = bool if prod.dtype.kind == "b" else int
+        alpha, beta = cut(alpha), cut(beta)
     scaled = prod if alpha == 1 else prod * alpha
     if beta == 0:  # (PyTorch ignores input then, NaN and inf included)
         return scaled

@@ -30,7 +30,7 @@ from ...functional.checks import tensor_arg as _tensor
 from ...ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from ...ops.saved import saved_for_backward
 from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
-from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
+from ..dtypes import UnsupportedDtypeError, check_fill_value, result_type, scalar_type_name
 from ..promotion import bitwise_operands, promoted_operands
 from ..reduce.tensor_reduce import _logsumexp, sqrt_of_variance, var
 from ..shape import dims
@@ -573,7 +573,11 @@ def index_add(input: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any
     x = _tensor(input, "index_add")
     d = _one_dim(x, dim, "index_add")
     idx, src = _source(x, d, index, source, "index_add")
+    if x.dtype.kind in "biu":  # (PyTorch takes alpha as the tensor's own kind: a bool's -1 is True)
+        alpha = bool(alpha) if x.dtype.kind == "b" else int(alpha)
     out = x + ops.ScatterAddAlong.apply(src * alpha if alpha != 1 else src, idx, args=(d, x.shape))
+    if out.dtype != x.dtype and x.dtype == np.bool_:  # (bool stays bool: an "or" of what is added, as PyTorch's)
+        out = out != 0
     return saved_for_backward(out, source)  # (PyTorch's keeps the source)
 
 
@@ -602,6 +606,7 @@ def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # no
     idx = _index_line(x, d, index, x.shape, "index_fill")
     ones = Tensor.ones(idx.shape, device=x._dev)
     hit = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape)) > 0
+    check_fill_value("index_fill", value, x.dtype)
     v = value.reshape(()) if isinstance(value, Tensor) else x.dtype.type(value).item()
     return where(hit, v, x)
 
@@ -649,6 +654,9 @@ def _scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: st
         check_dtype("scatter_reduce_mean", x, "numeric")
     if not isinstance(src, Tensor) or src.dtype != x.dtype:
         raise RuntimeError(f"scatter_reduce: src must be a tensor of the input's dtype {x.dtype}")
+    if x.dtype == np.bool_:  # (PyTorch's bool kernels: sum and amax are "any", prod and amin "all"; in int64 here)
+        wide = _scatter_reduce(x.astype(np.int64), dim, index, src.astype(np.int64), reduce, include_self)
+        return wide != 0
     d = _one_dim(x, dim, "scatter_reduce")
     idx = _index(x, d, index, "scatter_reduce")
     src = src[tuple(slice(0, i) for i in idx.shape)]

@@ -190,7 +190,7 @@ def ldexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return saved_for_backward(out, output=True)
 
 
-@public(method=True, inplace=True)
+@public(method=True)
 def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
     """``input ** exponent`` in float64 (both operands converted first)."""
     a, b = (v.astype(np.float64) if isinstance(v, Tensor) else v for v in (input, exponent))

@@ -15,7 +15,7 @@ from ...engine.declare import public
 from ...ops.compare import Equal, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from ...ops.saved import saved_for_backward
 from .._tensor import InvalidArgumentError, Tensor, where
-from ..dtypes import UnsupportedDtypeError, scalar_type_name
+from ..dtypes import UnsupportedDtypeError, check_fill_value, scalar_type_name
 from ..promotion import (
     _FLOATS,
     _as_float,
@@ -185,6 +185,7 @@ def masked_fill(self, mask: Any, value: float) -> Tensor:
         raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s) (shape {value.shape})")  # fmt: skip
     if isinstance(value, (bool, int, float, np.generic)):  # a number takes this tensor's dtype, as in PyTorch
+        check_fill_value("masked_fill", value, self.dtype)
         value = self.dtype.type(value).item()
     out = where(mask, value, self)
     return out if out.dtype == self.dtype else out.astype(self.dtype)  # (a tensor value too: self's dtype)

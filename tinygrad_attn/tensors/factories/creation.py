@@ -23,7 +23,7 @@ from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
-from ..dtypes import get_default_dtype, promote_types
+from ..dtypes import check_fill_value, get_default_dtype, promote_types
 from .tensor_creation import drawn
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
@@ -188,7 +188,11 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
     """``size`` filled with ``fill_value``; the dtype is inferred from it (int64, float32 or bool)."""
     if dtype is None:
         dtype = _torch_dtype_of(np.asarray(fill_value))
-    arr = np.full(_shape_args((size,)), fill_value, dtype=np.dtype(dtype))
+    check_fill_value("full", fill_value, dtype)
+    dt = np.dtype(dtype)
+    if dt.kind in "iu" and isinstance(fill_value, (int, np.integer)):  # (wrapped into the dtype: uint8's -1 is 255)
+        fill_value = np.asarray(fill_value).astype(dt)
+    arr = np.full(_shape_args((size,)), fill_value, dtype=dt)
     return Tensor._host(arr, None, device, requires_grad, name)
 
 

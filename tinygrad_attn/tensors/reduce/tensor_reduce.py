@@ -379,7 +379,7 @@ def _cumprod(x: Tensor, dim: int) -> Tensor:
     return x if shift > 1 else x.clone()  # (n <= 1: no product was taken, so no new memory yet)
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, inplace_dtypes="numeric")
 def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running products along ``dim`` (``axis``)."""
     acc = accumulate_dtype(input.dtype, dtype)
@@ -389,7 +389,7 @@ def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = No
     )  # (what PyTorch's keeps)
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, inplace_dtypes="numeric")
 def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running sums along ``dim`` (``axis``)."""
     dim = dims.required(axis, dim, "cumsum")
