@@ -3,12 +3,12 @@
 For every OpInfo of PyTorch's ``op_db`` that the library shares (the name map of
 ``tests/ops/test_torch_opinfo.py``), the op's first float32 sample is cast to each dtype of
 PyTorch's CPU grid (bool, uint8, int8, int16, int32, int64, float16, float32, float64) and run
-through each variant both sides have (the function, the method, the in-place method). An outcome
-is ``ok <result dtype>`` or the class raised; a row is printed where the two differ::
+through each variant both sides have (the function, the method, the in-place method). A row is
+printed where the two differ (PyTorch raises and we return, or the other way, another exception
+class, another result dtype or value), grouped by kind::
 
     python tools/dtype_support.py                    # every difference, grouped by kind
     python tools/dtype_support.py --ops erf elu      # only OpInfos whose id starts with these
-    python tools/dtype_support.py --table            # each op's accepted dtypes, ours and PyTorch's
 
 PyTorch is the oracle here, never a dependency of the package: this script, like the tests, needs
 it installed. The differences it prints are what ``tests/ops/test_torch_opinfo_errors.py`` checks
@@ -31,13 +31,6 @@ import test_torch_opinfo_errors as errs  # noqa: E402
 runner = errs.runner
 GRID = errs.GRID_DTYPES
 VARIANTS = ("function", "method", "inplace")
-
-
-def _outcome(res: Any, err: BaseException | None) -> str:
-    if err is not None:
-        return f"raises {errs._builtin_base(type(err)).__name__}"
-    first = runner._flat(res)[0] if res is not None else res
-    return f"ok {runner._dtype_name(first)}"
 
 
 def survey(prefixes: tuple[str, ...] = ()) -> dict[str, dict[tuple[str, str], tuple[str, str, str | None]]]:
