@@ -21,7 +21,6 @@ import argparse
 import os
 import sys
 from collections import defaultdict
-from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "tests", "ops"), os.path.join(HERE, "..", "tests"), os.path.join(HERE, "..")]
