@@ -326,19 +326,11 @@ _EMPTY_BATCH = "an empty batch (0, 8, 8): PyTorch returns before its dtype check
 _UINT8_RESIZE = (
     "PyTorch's uint8 bilinear/bicubic kernels (fixed-point, rounded) are not written here: ours refuses uint8"
 )
-_CHUNKED = (
-    "PyTorch's chunked path checks its chunking option with a ValueError before the dtype; ours refuses the dtype"
-)
 _LSTSQ_RANK = "lstsq's rank output has shape (), PyTorch's (0,) for the gels driver"
 _POLE = "polygamma at the poles (integer input 0, -1, ...): ours inf, PyTorch's a large finite float32 value"
 
 KNOWN: dict[str, str] = {
     **{f"bfloat16/{d}{v}": _NO_BFLOAT16 for d in GRID_DTYPES if d != "float32" for v in ("", "/method")},
-    **{
-        f"nn.functional.linear_cross_entropy.{v}/{d}": _CHUNKED
-        for v in ("chunked", "chunked_none")
-        for d in ("bool", "uint8", "int8", "int16", "int32", "int64")
-    },  # fmt: skip
     "__radd__#0": _UNBOUND,
     "__rand__#0": _UNBOUND,
     "__rmul__#0": _UNBOUND,

@@ -1180,6 +1180,10 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
             raise TypeError(f"{op}: {what} must be a Tensor, got {type(t).__name__}")
     if input.ndim < 1 or input.ndim > 2:
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if options is not None and getattr(options, "acc_dtype", None) is None and input.dtype.kind != "f":
+        # (PyTorch's chunked path accumulates in the input's dtype when given none, and checks it first)
+        raise ValueError(f"{op}: acc_dtype must be one of {{None, float16, bfloat16, float32, float64}}, got "
+                         f"{input.dtype} (the input's, picked automatically); pass a floating-point input")  # fmt: skip
     if linear_weight.ndim < 2:
         raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}")
     batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
