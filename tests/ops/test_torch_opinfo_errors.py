@@ -322,7 +322,6 @@ _NO_BFLOAT16 = "NumPy has no bfloat16: .bfloat16() raises TypeError naming .half
 _EMPTY_HALF = (
     "an empty (0, 0) float16 matrix: PyTorch returns before its LAPACK kernel's dtype check, ours refuses float16"
 )
-_EMPTY_BATCH = "an empty batch (0, 8, 8): PyTorch returns before its dtype check (no integer kernel), ours checks first"
 _UINT8_RESIZE = (
     "PyTorch's uint8 bilinear/bicubic kernels (fixed-point, rounded) are not written here: ours refuses uint8"
 )
@@ -340,10 +339,6 @@ KNOWN: dict[str, str] = {
     "argsort/bool": "argsort of a bool tensor (ties everywhere): the order of equal values is undefined, PyTorch's sort is not stable",
     "linalg.lstsq/broadcast": _LSTSQ_RANK,
     "linalg.lstsq/float64": _LSTSQ_RANK,
-    **{
-        f"nn.functional.adaptive_avg_pool1d/{d}": _EMPTY_BATCH
-        for d in ("bool", "uint8", "int8", "int16", "int32", "int64")
-    },
     "linalg.det/float16": _EMPTY_HALF,
     "linalg.svd/float16": _EMPTY_HALF,
     "svd/float16": _EMPTY_HALF,
