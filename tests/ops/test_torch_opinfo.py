@@ -574,7 +574,6 @@ KNOWN: dict[str, str] = {
     "gather": "gather with an empty index of other rank (PyTorch allows it when empty) (issue 33)",
     "nn.functional.batch_norm": "batch_norm on a 1-d empty input (issue 33)",
     "nn.functional.batch_norm.without_cudnn": "batch_norm on a 1-d empty input (issue 33)",
-    "nn.functional.multilabel_margin_loss": "0-d input rejected, PyTorch accepts it",
     # missing modes
     "scatter@float32": "scatter(reduce='multiply') with a tensor src missing",
     # shapes of degenerate inputs

@@ -348,8 +348,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.upsample_bilinear/uint8": _UINT8_RESIZE,
     "nn.functional.hinge_embedding_loss/uint8": "PyTorch's uint8 kernel raises a value-overflow error converting this "
     "sample's margin inside it (its own scalar rule); ours computes",
-    "nn.functional.multilabel_margin_loss/float64": "a 0-d input: PyTorch takes it as one sample of one class, ours "
-    "asks for a vector or matrix",
     "polygamma.polygamma_n_0/int64": _POLE,
     "polygamma.polygamma_n_1/int64": _POLE,
     "polygamma.polygamma_n_2/int64": _POLE,

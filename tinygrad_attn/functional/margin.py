@@ -127,12 +127,12 @@ def _classes(op: str, x: Tensor, target: Any, multilabel: bool) -> tuple[Tensor,
     target = _F._as_operand(op, target, x)
     if target.dtype.kind not in "iu":
         raise RuntimeError(f"{op}: expected an integer target, got {target.dtype}")
-    if x.ndim > 2 or (x.ndim == 0 and multilabel):
+    if x.ndim > 2:
         raise InvalidArgumentError(f"{op}: expected a non-empty vector or matrix input, got shape {x.shape}")
     want = x.shape if multilabel else x.shape[:-1]
     if multilabel and x.ndim <= 1:
-        want = x.shape  # (C,) with (C,)
-    if target.shape != want and not (not multilabel and x.ndim <= 1 and target.numel() == 1):
+        want = x.shape  # (C,) with (C,); a number with one target, as PyTorch's (one sample of one class)
+    if target.shape != want and not (x.ndim <= 1 and (not multilabel or x.ndim == 0) and target.numel() == 1):
         raise InvalidArgumentError(f"{op}: inconsistent target size: {target.shape} for input of size: {x.shape}")
     x2 = x.reshape(-1, x.shape[-1] if x.ndim else 1)
     return x2, target.reshape(x2.shape[0], -1) if multilabel else target.reshape(-1)
