@@ -579,7 +579,6 @@ KNOWN: dict[str, str] = {
     # shapes of degenerate inputs
     "quantile": "quantile of a 0-d tensor with dim=0, keepdim=True gives shape (1,), PyTorch's ()",
     "nanquantile": "nanquantile of a 0-d tensor with dim=0, keepdim=True gives shape (1,), PyTorch's ()",
-    "linalg.lstsq": "lstsq's rank output has shape (), PyTorch's (0,) for the gels driver",
     "take_along_dim": "negative indices (PyTorch wraps them) rejected",
     "linalg.pinv.hermitian": "pinv(hermitian=True) of a non-symmetric input: PyTorch reads only the lower triangle",
     # values

@@ -325,7 +325,6 @@ _EMPTY_HALF = (
 _UINT8_RESIZE = (
     "PyTorch's uint8 bilinear/bicubic kernels (fixed-point, rounded) are not written here: ours refuses uint8"
 )
-_LSTSQ_RANK = "lstsq's rank output has shape (), PyTorch's (0,) for the gels driver"
 _POLE = "polygamma at the poles (integer input 0, -1, ...): ours inf, PyTorch's a large finite float32 value"
 
 KNOWN: dict[str, str] = {
@@ -337,8 +336,6 @@ KNOWN: dict[str, str] = {
     "__rxor__#0": _UNBOUND,
     "__rpow__/bool": _UNBOUND,
     "argsort/bool": "argsort of a bool tensor (ties everywhere): the order of equal values is undefined, PyTorch's sort is not stable",
-    "linalg.lstsq/broadcast": _LSTSQ_RANK,
-    "linalg.lstsq/float64": _LSTSQ_RANK,
     "linalg.det/float16": _EMPTY_HALF,
     "linalg.svd/float16": _EMPTY_HALF,
     "svd/float16": _EMPTY_HALF,

@@ -486,15 +486,30 @@ def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: boo
 
 
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> Lstsq:  # noqa: N803
-    """The least-squares solution ``X`` minimising ``|A X - B|`` (``pinv(A) @ B``), and PyTorch's
-    default driver's other fields (``gelsy``: no residuals or singular values; the rank)."""
+    """The least-squares solution ``X`` minimising ``|A X - B|`` (``pinv(A) @ B``), and the other
+    fields PyTorch's ``driver`` gives (CPU's default ``gelsy``): the rank (not ``gels``), the squared
+    residuals of a tall full-rank ``A`` (not ``gelsy``), the singular values (``gelsd``, ``gelss``);
+    each field a driver does not give is an empty tensor."""
+    driver = "gelsy" if driver is None else driver
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), "
+                           f"got {driver!r}")  # fmt: skip
     a, b = _matrices(A, "lstsq"), _float(B, "lstsq")
     vector = b.ndim == a.ndim - 1
     bb = b.unsqueeze(-1) if vector else b
     sol = pinv(a, rtol=rcond) @ bb
     sol = saved_for_backward(sol.squeeze(-1) if vector else sol, output=True)
-    empty = Tensor.zeros((0,), dtype=a.dtype, device=a._dev)
-    return Lstsq(sol, empty, matrix_rank(a, rtol=rcond), empty)
+    empty = a.reshape(-1)[:0]  # (no values, yet an output of A as PyTorch's: it requires grad when A does)
+    m, n = a.shape[-2:]
+    rank = matrix_rank(a, rtol=rcond) if driver != "gels" or m > n else None  # (gels: only for the residuals)
+    rank_out = Tensor.zeros((0,), dtype=np.int64, device=a._dev) if driver == "gels" else rank
+    residuals = empty
+    if driver != "gelsy" and m > n and bool((rank == n).all()):
+        r = a @ (sol.unsqueeze(-1) if vector else sol) - bb
+        residuals = (r * r).sum(-2)
+        residuals = residuals.squeeze(-1) if vector else residuals
+    values = svdvals(a) if driver in ("gelsd", "gelss") else empty
+    return Lstsq(sol, residuals, rank_out, values)
 
 
 # -- norms -----------------------------------------------------------------------------
