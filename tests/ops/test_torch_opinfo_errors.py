@@ -1,6 +1,6 @@
 """Where PyTorch raises, we raise the same class; where it returns, we return the same value.
 
-Two generators, both over PyTorch's own inventory (``op_db``, through the name map of
+Three generators, all over PyTorch's own inventory (``op_db``, through the name map of
 ``test_torch_opinfo.py``):
 
 * **PyTorch's error inputs.** Every OpInfo we have that declares ``error_inputs`` yields
@@ -11,13 +11,18 @@ Two generators, both over PyTorch's own inventory (``op_db``, through the name m
   ``bool`` and as ``int64`` (float ops on other dtypes), a second operand whose last dimension does
   not broadcast, and a ``dim`` one past either end. PyTorch is the oracle: when it raises, we must
   raise the same class; when it returns, we must return what it returns (values and dtype).
+* **PyTorch's CPU dtype grid, every spelling.** The same sample cast to each of bool, uint8, int8,
+  int16, int32, int64, float16 and float64, through each variant both sides have: the function, the
+  method ``x.op()`` and the in-place ``x.op_()``. We must raise where PyTorch raises (its class) and
+  otherwise return results of its dtypes and shapes (``tools/dtype_support.py`` prints the survey; the
+  dtypes an op computes for are declared once, ``@public(dtypes=...)`` in ``engine/declare.py``).
 
 Reviewed differences are strict xfails with one reason each (``KNOWN``): a fix turns the entry into
 a failure that asks for its removal. Samples with ``out=`` (the project has no ``out=`` argument, an
 unknown keyword raises ``TypeError``), complex or sparse tensors are not converted; they are counted.
 
 ``python tests/ops/test_torch_opinfo_errors.py`` prints the counts (OpInfos, error inputs checked,
-matching) and each difference.
+matching) and each difference. ``out=`` is not a variant here: the library has no ``out=`` argument.
 """
 
 from __future__ import annotations
