@@ -151,12 +151,11 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
 
 # -- the dtypes an op computes for -------------------------------------------------------------
 #: PyTorch's CPU dtypes by kind, for :func:`accepts`: ``floating`` (float16/32/64), ``float3264``
-#: (float32/64: LAPACK's), ``numeric`` (all but bool), ``integral`` (bool and the integers), ``all``
+#: (float32/64: LAPACK's), ``numeric`` (all but bool), ``integral`` (bool and the integers)
 DTYPE_KINDS: dict[str, tuple[str, ...]] = {
     "floating": ("float16", "float32", "float64", "complex64", "complex128"),
     "float3264": ("float32", "float64", "complex64", "complex128"),
     "numeric": ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"),
-    "signed": ("int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"),
     "integral": ("bool", "uint8", "int8", "int16", "int32", "int64"),
 }
 # (each dtype's one-letter code, with its aliases: int64 is 'l' and 'q' alike)
@@ -209,7 +208,7 @@ def accepts(dtypes: str | Iterable[str], operands: tuple[str, ...] = (), *, name
                 _refuse(op, codes, x, [args[i] if i < len(args) else kwargs.get(n) for n, i in others])
             return fn(*args, **kwargs)
 
-        checked.accepted_dtypes = tuple(_CODES[c] for c in codes)  # (read by the tests)
+        checked.accepted_dtypes = tuple(dict.fromkeys(_CODES[c] for c in codes))  # (read by the tests)
         return checked
 
     return wrap
@@ -217,7 +216,8 @@ def accepts(dtypes: str | Iterable[str], operands: tuple[str, ...] = (), *, name
 
 def check_dtype(op: str, x: Any, dtypes: str | Iterable[str]) -> None:
     """The check of :func:`accepts`, for an op whose accepted dtypes depend on an argument
-    (``round(x, decimals=0)`` is float-only, ``round(x)`` is not; ``interpolate`` by mode)."""
+    (``round(x, decimals=0)`` is float-only, ``round(x)`` is not; ``interpolate`` by mode);
+    ``dtypes`` a kind or a tuple of names (kept, once converted, for the next call)."""
     code = _code_of(x)
     if code is not None:
         codes = _codes_of(dtypes)
