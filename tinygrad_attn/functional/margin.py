@@ -19,6 +19,7 @@ from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
+from ..tensors.dtypes import check_fill_value
 from . import checks as _F
 from .activations import _softplus_stable
 from .distance import pairwise_distance
@@ -67,6 +68,7 @@ def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0, size_a
     check_dtype(op, x, "numeric")
     target = _F._as_operand(op, target, x)
     if x.dtype.kind in "iu":  # (PyTorch's integer kernel takes the margin as an integer of the input's dtype)
+        check_fill_value(op, margin, x.dtype)
         margin = int(margin)
     # (as PyTorch counts them: a target that is neither 1 nor -1 takes both terms)
     loss = where(target != 1, (margin - x).clamp_min(0), 0) + where(target != -1, x, 0)
