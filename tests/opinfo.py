@@ -2002,7 +2002,8 @@ TENSOR_FUNCTIONS = [
            unary().flatmap(lambda s: hnp.arrays(np.int64, s.args[0].shape, elements=st.integers(0, 3)).map(
                lambda e: Sample(s.args + (e,), {}))), extremes=False),
     OpInfo("float_power", lambda a, b: tga.float_power(a, b), lambda a, b: torch.float_power(a, b),
-           binary(POSITIVE, VALUES), extremes=False),
+           binary(POSITIVE, VALUES), extremes=False,
+           covers=("float_power_",)),  # (its in-place twin: PyTorch's OpInfo runs it, tests/ops/test_torch_opinfo.py)
     OpInfo("fmax", lambda a, b: a.fmax(b), lambda a, b: a.fmax(b), binary(st.one_of(TIES, WITH_NAN), TIES)),
     OpInfo("fmin", lambda a, b: tga.fmin(a, b), lambda a, b: torch.fmin(a, b), binary(TIES, st.one_of(TIES, WITH_NAN))),
     OpInfo("renorm", lambda x, p, maxnorm: x.renorm(p, 0, maxnorm), lambda x, p, maxnorm: x.renorm(p, 0, maxnorm),

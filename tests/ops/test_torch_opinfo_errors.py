@@ -1,6 +1,6 @@
 """Where PyTorch raises, we raise the same class; where it returns, we return the same value.
 
-Two generators, both over PyTorch's own inventory (``op_db``, through the name map of
+Three generators, all over PyTorch's own inventory (``op_db``, through the name map of
 ``test_torch_opinfo.py``):
 
 * **PyTorch's error inputs.** Every OpInfo we have that declares ``error_inputs`` yields
@@ -11,18 +11,24 @@ Two generators, both over PyTorch's own inventory (``op_db``, through the name m
   ``bool`` and as ``int64`` (float ops on other dtypes), a second operand whose last dimension does
   not broadcast, and a ``dim`` one past either end. PyTorch is the oracle: when it raises, we must
   raise the same class; when it returns, we must return what it returns (values and dtype).
+* **PyTorch's CPU dtype grid, every spelling.** The same sample cast to each of bool, uint8, int8,
+  int16, int32, int64, float16 and float64, through each variant both sides have: the function, the
+  method ``x.op()`` and the in-place ``x.op_()``. We must raise where PyTorch raises (its class) and
+  otherwise return results of its dtypes and shapes (``tools/dtype_support.py`` prints the survey; the
+  dtypes an op computes for are declared once, ``@public(dtypes=...)`` in ``engine/declare.py``).
 
 Reviewed differences are strict xfails with one reason each (``KNOWN``): a fix turns the entry into
 a failure that asks for its removal. Samples with ``out=`` (the project has no ``out=`` argument, an
 unknown keyword raises ``TypeError``), complex or sparse tensors are not converted; they are counted.
 
 ``python tests/ops/test_torch_opinfo_errors.py`` prints the counts (OpInfos, error inputs checked,
-matching) and each difference.
+matching) and each difference. ``out=`` is not a variant here: the library has no ``out=`` argument.
 """
 
 from __future__ import annotations
 
 import functools
+import random
 import sys
 import warnings
 from typing import Any
@@ -107,12 +113,20 @@ def _expect_raise(want: type, got: BaseException | None, ours: Any) -> str | Non
 # ---------------------------------------------------------------------------------------------
 
 
+def _seed() -> None:
+    """The same samples in every process: some of PyTorch's generators draw arguments (a loss's
+    margin) from Python's and NumPy's generators too, not only from PyTorch's."""
+    torch.manual_seed(0)
+    random.seed(0)
+    np.random.seed(0)
+
+
 @functools.cache
 def _error_inputs(op_id: str) -> tuple:
     op = runner.TARGETS[op_id].op
     if op.error_inputs_func is None:
         return ()
-    torch.manual_seed(0)
+    _seed()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -154,13 +168,17 @@ def _error_cases() -> list[tuple[str, int]]:
 # 2. Edges made from each op's first sample, PyTorch the oracle
 # ---------------------------------------------------------------------------------------------
 
+#: PyTorch's CPU dtypes: a float op's sample is cast to each (``tools/dtype_support.py`` surveys them all)
+GRID_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
 EDGES = ("bool", "int64", "broadcast", "dim_high", "dim_low")
+#: how a user calls an op: ``torch.op(x)``, ``x.op()``, ``x.op_()``
+VARIANTS = ("function", "method", "inplace")
 
 
 @functools.cache
 def _first_sample(op_id: str) -> Any:
     op = runner.TARGETS[op_id].op
-    torch.manual_seed(0)
+    _seed()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:  # (the generator itself, as in _error_inputs)
@@ -177,8 +195,8 @@ def _edge(sample: Any, kind: str) -> Any:
     x = sample.input
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         return None
-    if kind in ("bool", "int64"):
-        dt = torch.bool if kind == "bool" else torch.int64
+    if kind in GRID_DTYPES:
+        dt = getattr(torch, kind)
         return sample.transform(lambda t: t.to(dt) if isinstance(t, torch.Tensor) and t.is_floating_point() else t)
     if kind == "broadcast":
         if x.ndim == 0 or x.shape[-1] < 2:
@@ -198,12 +216,39 @@ def _edge(sample: Any, kind: str) -> Any:
     return type(sample)(x, args=sample.args, kwargs=kw)
 
 
-def check_edge(op_id: str, kind: str) -> str | None:
+def _call_variant(target: runner.Target, variant: str, ours: bool, inp: Any, args: Any, kwargs: Any) -> Any:
+    if variant == "function":
+        return (_ours if ours else _theirs)(target, inp, args, kwargs)
+    if ours:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return getattr(inp, target.method if variant == "method" else target.inplace)(*args, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        op = target.op
+        return (op.method_variant if variant == "method" else op.inplace_variant)(inp, *args, **kwargs)
+
+
+def has_variant(target: runner.Target, variant: str) -> bool:
+    """Whether both sides have ``variant`` ("function", "method", "inplace") as a call of its own."""
+    if variant == "method":
+        return target.function is not None and target.method is not None and not target.method.startswith("__") \
+            and target.op.method_variant is not None  # fmt: skip
+    if variant == "inplace":
+        return target.inplace is not None and target.op.inplace_variant is not None
+    return True
+
+
+def check_variant(op_id: str, s: Any, variant: str = "function") -> str | None:
+    """Why ``variant`` of our op differs from PyTorch's on sample ``s`` (None when alike)."""
     target = runner.TARGETS[op_id]
-    s = _edge(_first_sample(op_id), kind)
+    if not has_variant(target, variant):
+        return None
+    if variant == "inplace":  # (each side writes its own copy)
+        s = s.transform(lambda t: t.clone() if isinstance(t, torch.Tensor) else t)
     inp, args, kwargs = _convert(s)
-    theirs, terr = _raised(lambda: _theirs(target, s.input, s.args, s.kwargs))
-    ours, err = _raised(lambda: _ours(target, inp, args, kwargs))
+    theirs, terr = _raised(lambda: _call_variant(target, variant, False, s.input, s.args, s.kwargs))
+    ours, err = _raised(lambda: _call_variant(target, variant, True, inp, args, kwargs))
     if terr is not None:
         return _expect_raise(type(terr), err, ours)
     if err is not None:
@@ -212,6 +257,36 @@ def check_edge(op_id: str, kind: str) -> str | None:
         return runner.compare(runner._shapes(ours), runner._shapes(theirs), 1e-5)
     tie = target.op.name in runner.TIE_ORDER_UNDEFINED
     return runner.compare(ours, theirs, 1e-5, values_only=tie)
+
+
+def check_edge(op_id: str, kind: str, variant: str = "function") -> str | None:
+    return check_variant(op_id, _edge(_first_sample(op_id), kind), variant)
+
+
+def check_dtype_support(op_id: str, dtype: str, variant: str) -> str | None:
+    """Whether ``variant`` of our op raises where PyTorch's raises (its class) for the first
+    sample cast to ``dtype``, and otherwise returns results of PyTorch's dtypes and shapes (the values
+    are compared by the edges above and by ``test_torch_opinfo.py``)."""
+    target = runner.TARGETS[op_id]
+    s = _edge(_first_sample(op_id), dtype)
+    if variant == "inplace":  # (each side writes its own copy)
+        s = s.transform(lambda t: t.clone() if isinstance(t, torch.Tensor) else t)
+    inp, args, kwargs = _convert(s)
+    theirs, terr = _raised(lambda: _call_variant(target, variant, False, s.input, s.args, s.kwargs))
+    ours, err = _raised(lambda: _call_variant(target, variant, True, inp, args, kwargs))
+    if terr is not None:
+        return _expect_raise(type(terr), err, ours)
+    if err is not None:
+        return f"raises {type(err).__name__} ({str(err)[:120]}), PyTorch returns"
+    o, t = runner._flat(ours), runner._flat(theirs)
+    if len(o) != len(t):
+        return f"{len(o)} outputs, PyTorch's {len(t)}"
+    for k, (a, b) in enumerate(zip(o, t)):
+        if isinstance(b, torch.Tensor) and (runner._dtype_name(a), tuple(getattr(a, "shape", ()))) != (
+            runner._dtype_name(b), tuple(b.shape)):  # fmt: skip
+            return f"output {k}: {runner._dtype_name(a)} {tuple(getattr(a, 'shape', ()))}, PyTorch's " \
+                f"{runner._dtype_name(b)} {tuple(b.shape)}"  # fmt: skip
+    return None
 
 
 def _edge_cases() -> list[tuple[str, str]]:
@@ -232,170 +307,55 @@ def _edge_cases() -> list[tuple[str, str]]:
     return out
 
 
+def _dtype_cases() -> list[tuple[str, str, str]]:
+    """(op, dtype, variant) for every dtype of PyTorch's CPU grid and every variant both sides have,
+    but those the edges above compare with values (the function on bool and int64) and float32 (the sample's own)."""
+    out = []
+    for op_id in sorted(runner.TARGETS):
+        s = _first_sample(op_id)
+        if s is None or _edge(s, "bool") is None:
+            continue
+        try:
+            _convert(s)
+        except runner.Unsupported:
+            continue
+        for dtype in GRID_DTYPES:
+            for variant in VARIANTS:
+                skip = dtype == "float32" or (variant == "function" and dtype in ("bool", "int64"))
+                if not skip and has_variant(runner.TARGETS[op_id], variant):
+                    out.append((op_id, dtype, variant))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Reviewed differences: "op_id#k" (error input k) or "op_id/edge" -> reason
 # ---------------------------------------------------------------------------------------------
 
 _UNBOUND = "PyTorch's OpInfo calls the unbound Tensor method on a Python number; no Python operator reaches that call"
-_NO_KERNEL = "computes for this dtype where PyTorch has no kernel for it and raises"
-_REFUSES = "refuses this dtype, which PyTorch computes (an error, not a silent difference)"
-_CLASS = "an inner step raises RuntimeError/TypeError before the dtype check PyTorch makes (NotImplementedError)"
-_DTYPE_RULE = "the result's dtype differs from PyTorch's for this input dtype"
-_POLE = "polygamma at the poles (integer input 0, -1, ...): ours inf, PyTorch's a large finite float32 value"
+_NO_BFLOAT16 = "NumPy has no bfloat16: .bfloat16() raises TypeError naming .half() and .float() as the ways out"
+_EMPTY_HALF = (
+    "an empty (0, 0) float16 matrix: PyTorch returns before its LAPACK kernel's dtype check, ours refuses float16"
+)
+_UINT8_RESIZE = (
+    "PyTorch's uint8 bilinear/bicubic kernels (fixed-point, rounded) are not written here: ours refuses uint8"
+)
 
 KNOWN: dict[str, str] = {
-    # (the ops added with the Tensor members; what the generator found, to fix next)
-    "igamma/bool": "newly added op, not reviewed yet: ours computes on bool, PyTorch refuses it",
-    "igamma/int64": "newly added op, not reviewed yet: ours computes on int64, PyTorch refuses it",
-    "igammac/bool": "newly added op, not reviewed yet: ours computes on bool, PyTorch refuses it",
-    "igammac/int64": "newly added op, not reviewed yet: ours computes on int64, PyTorch refuses it",
-    "lu_unpack/bool": "newly added op, not reviewed yet: ours computes on bool, PyTorch refuses it",
-    "lu_unpack/int64": "newly added op, not reviewed yet: ours computes on int64, PyTorch refuses it",
-    "gradient#2": "newly added op, not reviewed yet: ours returns tuple, PyTorch raises RuntimeError",
-    "gradient#9": "newly added op, not reviewed yet: ours returns tuple, PyTorch raises RuntimeError",
-    "logspace#1": "newly added op, not reviewed yet: ours returns Tensor, PyTorch raises TypeError",
-    "logspace.tensor_overload#1": "newly added op, not reviewed yet: ours returns Tensor, PyTorch raises TypeError",
-    "bfloat16/bool": "newly added op, not reviewed yet: ours raises TypeError , bool); use .half o), PyTorch returns",
-    "bfloat16/int64": "newly added op, not reviewed yet: ours raises TypeError , int64); use .half ), PyTorch returns",
-    "gradient/bool": "newly added op, not reviewed yet: ours returns tuple, PyTorch raises RuntimeError",
-    "index_reduce.amax/bool": "newly added op, not reviewed yet: ours returns Tensor, PyTorch raises NotImplementedError",
-    "index_reduce.amin/bool": "newly added op, not reviewed yet: ours returns Tensor, PyTorch raises NotImplementedError",
-    "index_reduce.mean/bool": "newly added op, not reviewed yet: ours returns Tensor, PyTorch raises NotImplementedError",
-    "index_reduce.prod/bool": "newly added op, not reviewed yet: ours returns Tensor, PyTorch raises NotImplementedError",
-    "native_group_norm/bool": "newly added op, not reviewed yet: ours raises RuntimeError : could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Bool , PyTorch raises NotImplementedError",
-    "native_group_norm/int64": "newly added op, not reviewed yet: ours raises RuntimeError : could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Long , PyTorch raises NotImplementedError",
-    "native_layer_norm/bool": "newly added op, not reviewed yet: ours raises RuntimeError : could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Bool , PyTorch raises NotImplementedError",
-    "native_layer_norm/int64": "newly added op, not reviewed yet: ours raises RuntimeError : could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Long , PyTorch raises NotImplementedError",
-    # (PyTorch's chunked path checks its chunking option with a ValueError before the dtype; ours refuses the dtype)
-    "nn.functional.linear_cross_entropy.chunked/bool": "ours: UnsupportedDtypeError for the dtype; PyTorch: ValueError",
-    "nn.functional.linear_cross_entropy.chunked/int64": "ours: UnsupportedDtypeError for the dtype; PyTorch: ValueError",
-    "nn.functional.linear_cross_entropy.chunked_none/bool": "ours: UnsupportedDtypeError; PyTorch: ValueError",
-    "nn.functional.linear_cross_entropy.chunked_none/int64": "ours: UnsupportedDtypeError; PyTorch: ValueError",
-    "nn.functional.multi_head_attention_forward/bool": "ours: a RuntimeError for mixed dtypes in the projection; "
-    "PyTorch: NotImplementedError for bool addmm",
+    **{f"bfloat16/{d}{v}": _NO_BFLOAT16 for d in GRID_DTYPES if d != "float32" for v in ("", "/method")},
     "__radd__#0": _UNBOUND,
     "__rand__#0": _UNBOUND,
     "__rmul__#0": _UNBOUND,
     "__ror__#0": _UNBOUND,
     "__rxor__#0": _UNBOUND,
     "__rpow__/bool": _UNBOUND,
-    "addcmul/bool": _NO_KERNEL,
-    "addmm/int64": _DTYPE_RULE,
     "argsort/bool": "argsort of a bool tensor (ties everywhere): the order of equal values is undefined, PyTorch's sort is not stable",
-    "bernoulli/bool": _NO_KERNEL,
-    "bernoulli/int64": _NO_KERNEL,
-    "bincount/bool": _NO_KERNEL,
-    "bucketize/bool": _NO_KERNEL,
-    "clamp/bool": _NO_KERNEL,
-    "corrcoef/bool": _NO_KERNEL,
-    "cov/bool": _NO_KERNEL,
-    "cross/bool": _CLASS,
-    "cumulative_trapezoid/bool": _NO_KERNEL,
-    "histc/bool": _CLASS,
-    "histc/int64": _CLASS,
-    "index_add/bool": _DTYPE_RULE,
-    "index_copy/bool": _DTYPE_RULE,
-    "isin/bool": _NO_KERNEL,
-    "kthvalue/bool": _NO_KERNEL,
-    "lerp/bool": _CLASS,
-    "lerp/int64": _NO_KERNEL,
-    "linalg.cross/bool": _CLASS,
-    "linalg.matrix_power/bool": _REFUSES,
-    "linalg.matrix_power/int64": _REFUSES,
-    "logaddexp/bool": _NO_KERNEL,
-    "logaddexp/int64": _NO_KERNEL,
-    "logaddexp2/bool": _NO_KERNEL,
-    "logaddexp2/int64": _NO_KERNEL,
-    "logcumsumexp/bool": _NO_KERNEL,
-    "logcumsumexp/int64": _NO_KERNEL,
-    "logsumexp/bool": _REFUSES,
-    "median/bool": _NO_KERNEL,
-    "mvlgamma.mvlgamma_p_1/bool": _NO_KERNEL,
-    "mvlgamma.mvlgamma_p_3/bool": _NO_KERNEL,
-    "mvlgamma.mvlgamma_p_5/bool": _NO_KERNEL,
-    "nanmedian/bool": _NO_KERNEL,
-    "nn.functional.adaptive_avg_pool1d/bool": _REFUSES,
-    "nn.functional.adaptive_avg_pool1d/int64": _REFUSES,
-    "nn.functional.avg_pool1d/int64": _REFUSES,
-    "nn.functional.avg_pool2d/int64": _REFUSES,
-    "nn.functional.avg_pool3d/int64": _REFUSES,
-    "nn.functional.conv1d/bool": _NO_KERNEL,
-    "nn.functional.conv2d/bool": _NO_KERNEL,
-    "nn.functional.conv3d/bool": _NO_KERNEL,
-    "nn.functional.conv_transpose1d/bool": _NO_KERNEL,
-    "nn.functional.conv_transpose2d/bool": _NO_KERNEL,
-    "nn.functional.conv_transpose3d/bool": _NO_KERNEL,
-    "nn.functional.cosine_embedding_loss/bool": _REFUSES,
-    "nn.functional.cosine_embedding_loss/int64": _REFUSES,
-    "nn.functional.elu/bool": _NO_KERNEL,
-    "nn.functional.elu/int64": _NO_KERNEL,
-    "nn.functional.embedding_bag/bool": _NO_KERNEL,
-    "nn.functional.embedding_bag/int64": _NO_KERNEL,
-    "nn.functional.grid_sample/bool": _NO_KERNEL,
-    "nn.functional.grid_sample/int64": _NO_KERNEL,
-    "nn.functional.hinge_embedding_loss/int64": _REFUSES,
-    "nn.functional.interpolate.nearest/bool": _NO_KERNEL,
-    "nn.functional.interpolate.nearest/int64": _NO_KERNEL,
-    "nn.functional.interpolate.nearest-exact/bool": _NO_KERNEL,
-    "nn.functional.interpolate.nearest-exact/int64": _NO_KERNEL,
-    "nn.functional.leaky_relu/bool": _NO_KERNEL,
-    "nn.functional.leaky_relu/int64": _NO_KERNEL,
-    "nn.functional.linear/bool": _NO_KERNEL,
-    "nn.functional.local_response_norm/bool": _NO_KERNEL,
-    "nn.functional.margin_ranking_loss/int64": _REFUSES,
-    "nn.functional.max_pool1d/int64": _REFUSES,
-    "nn.functional.max_pool2d/int64": _REFUSES,
-    "nn.functional.max_pool3d/int64": _REFUSES,
-    "nn.functional.max_unpool1d/bool": _NO_KERNEL,
-    "nn.functional.max_unpool1d/int64": _NO_KERNEL,
-    "nn.functional.max_unpool1d.grad/bool": _NO_KERNEL,
-    "nn.functional.max_unpool1d.grad/int64": _NO_KERNEL,
-    "nn.functional.max_unpool2d/bool": _NO_KERNEL,
-    "nn.functional.max_unpool2d/int64": _NO_KERNEL,
-    "nn.functional.max_unpool2d.grad/bool": _NO_KERNEL,
-    "nn.functional.max_unpool2d.grad/int64": _NO_KERNEL,
-    "nn.functional.max_unpool3d/bool": _NO_KERNEL,
-    "nn.functional.max_unpool3d/int64": _NO_KERNEL,
-    "nn.functional.max_unpool3d.grad/bool": _NO_KERNEL,
-    "nn.functional.max_unpool3d.grad/int64": _NO_KERNEL,
-    "nn.functional.mse_loss/bool": _CLASS,
-    "nn.functional.mse_loss/int64": _CLASS,
-    "nn.functional.one_hot/bool": _CLASS,
-    "nn.functional.pad.reflect/bool": _NO_KERNEL,
-    "nn.functional.pad.replicate/bool": _NO_KERNEL,
-    "nn.functional.pad.replicate_negative/bool": _NO_KERNEL,
-    "nn.functional.poisson_nll_loss/int64": _REFUSES,
-    "nn.functional.scaled_dot_product_attention/bool": _NO_KERNEL,
-    "nn.functional.scaled_dot_product_attention/int64": _NO_KERNEL,
-    "nn.functional.silu/bool": _NO_KERNEL,
-    "nn.functional.silu/int64": _NO_KERNEL,
-    "nn.functional.silu.complex/bool": _NO_KERNEL,
-    "nn.functional.silu.complex/int64": _NO_KERNEL,
-    "nn.functional.softmin.with_dtype/bool": _NO_KERNEL,
-    "nn.functional.softplus/bool": _NO_KERNEL,
-    "nn.functional.softplus/int64": _NO_KERNEL,
-    "nn.functional.tanhshrink/int64": _REFUSES,
-    "nn.functional.threshold/bool": _NO_KERNEL,
-    "nn.functional.threshold/int64": _DTYPE_RULE,
-    "nn.functional.unfold/int64": _NO_KERNEL,
-    "nn.functional.upsample_nearest/bool": _NO_KERNEL,
-    "nn.functional.upsample_nearest/int64": _NO_KERNEL,
-    "normal/bool": _NO_KERNEL,
-    "normal/int64": _NO_KERNEL,
-    "randint_like/bool": _NO_KERNEL,
-    "renorm/int64": _NO_KERNEL,
-    "round.decimals_0/int64": _NO_KERNEL,
-    "round.decimals_3/int64": _NO_KERNEL,
-    "round.decimals_neg_3/int64": _NO_KERNEL,
-    "scatter/bool": _DTYPE_RULE,
-    "scatter_reduce.amax/bool": _DTYPE_RULE,
-    "scatter_reduce.amin/bool": _DTYPE_RULE,
-    "scatter_reduce.mean/bool": _NO_KERNEL,
-    "scatter_reduce.prod/bool": _DTYPE_RULE,
-    "scatter_reduce.sum/bool": _DTYPE_RULE,
-    "topk/bool": _NO_KERNEL,
-    "trapezoid/bool": _NO_KERNEL,
-    "trapz/bool": _NO_KERNEL,
+    "linalg.det/float16": _EMPTY_HALF,
+    "linalg.svd/float16": _EMPTY_HALF,
+    "svd/float16": _EMPTY_HALF,
+    "svd/float16/method": _EMPTY_HALF,
+    "nn.functional.interpolate.bicubic/uint8": _UINT8_RESIZE,
+    "nn.functional.interpolate.bilinear/uint8": _UINT8_RESIZE,
+    "nn.functional.upsample_bilinear/uint8": _UINT8_RESIZE,
 }
 
 
@@ -410,6 +370,11 @@ def _params(cases: list, key: Any) -> list:
 
 ERROR_CASES = _error_cases()
 EDGE_CASES = _edge_cases()
+DTYPE_CASES = _dtype_cases()
+
+
+def _dtype_key(op_id: str, dtype: str, variant: str) -> str:
+    return f"{op_id}/{dtype}" + ("" if variant == "function" else f"/{variant}")
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -426,11 +391,19 @@ def test_edge_like_pytorch(op_id: str, kind: str) -> None:
     assert why is None, f"{op_id} {kind}: {why}"
 
 
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(("op_id", "dtype", "variant"), _params(DTYPE_CASES, _dtype_key))
+def test_dtype_support_like_pytorch(op_id: str, dtype: str, variant: str) -> None:
+    why = check_dtype_support(op_id, dtype, variant)
+    assert why is None, f"{_dtype_key(op_id, dtype, variant)}: {why}"
+
+
 def test_inventory_is_large() -> None:
     """The generators still find PyTorch's inventory (an upgrade that renames it shows here)."""
     assert len({o for o, _ in ERROR_CASES}) >= 100
     assert len(ERROR_CASES) >= 300
     assert len(EDGE_CASES) >= 500
+    assert len(DTYPE_CASES) >= 3000
 
 
 if __name__ == "__main__":
@@ -439,6 +412,8 @@ if __name__ == "__main__":
         rows.append((f"{o}#{k}", check_error_input(o, k)))
     for o, kind in EDGE_CASES:
         rows.append((f"{o}/{kind}", check_edge(o, kind)))
+    for o, dt, v in DTYPE_CASES:
+        rows.append((_dtype_key(o, dt, v), check_dtype_support(o, dt, v)))
     bad = [(k, w) for k, w in rows if w]
     for k, w in rows:
         if not w and k in KNOWN:
@@ -448,8 +423,11 @@ if __name__ == "__main__":
         print(f"{mark} {k}: {w}")
     n_err = len(ERROR_CASES)
     err_ok = sum(1 for k, w in rows[:n_err] if not w)
-    edge_ok = sum(1 for k, w in rows[n_err:] if not w)
     print(f"OpInfos with error inputs: {len({o for o, _ in ERROR_CASES})}; error inputs checked: {n_err}, "
           f"matching: {err_ok}")  # fmt: skip
-    print(f"edges checked: {len(EDGE_CASES)} over {len({o for o, _ in EDGE_CASES})} OpInfos, matching: {edge_ok}")
+    n_edge = len(EDGE_CASES)
+    edge_ok = sum(1 for k, w in rows[n_err : n_err + n_edge] if not w)
+    grid_ok = sum(1 for k, w in rows[n_err + n_edge :] if not w)
+    print(f"edges checked: {n_edge} over {len({o for o, _ in EDGE_CASES})} OpInfos, matching: {edge_ok}")
+    print(f"dtypes x variants checked: {len(DTYPE_CASES)}, matching: {grid_ok}")
     sys.exit(0)

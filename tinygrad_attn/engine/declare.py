@@ -22,13 +22,22 @@ made from these declarations alone; ``function=False`` keeps it out of ``tga.``:
 The table is read once, by the package's ``__init__`` (:func:`install`), and ``F`` by its own
 ``__init__``; a name declared twice in one namespace is an error at import, so a public name
 is defined in one place.
+
+A declaration also says which dtypes the op computes for, where PyTorch has kernels for only
+some (``@public(dtypes="floating")``, :func:`accepts` for the functions of ``nn.functional``):
+one check at the call, before any computing, raises PyTorch's error ("... not implemented for
+'Long'") for the others, so no op computes on a dtype PyTorch refuses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import inspect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,7 @@ class Declaration:
     aliases: tuple[str, ...]
     special: tuple[str, ...]
     functional: bool = False
+    inplace_dtypes: Any = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -72,6 +82,9 @@ def public(
     special: tuple[str, ...] = (),
     functional: bool = False,
     name: str | None = None,
+    dtypes: str | Iterable[str] | None = None,
+    operands: tuple[str, ...] = (),
+    inplace_dtypes: str | Iterable[str] | None = None,
 ) -> Any:
     """Declare ``fn`` public: ``tga.<name>`` when ``function``, ``Tensor.<name>`` when ``method``,
     ``Tensor.<name>_`` (computed, then written in place) when ``inplace``, and ``tga.<name>_`` too
@@ -80,6 +93,9 @@ def public(
     ``tga.special`` too (``special=("expit",)`` on ``sigmoid``); ``functional`` names it
     ``F.<name>`` in ``tga.nn.functional`` (its aliases are not); each of ``aliases`` names the
     same. ``name`` defaults to the function's own; a property is declared by name.
+    ``dtypes`` (with ``operands``) are the dtypes it computes for, checked as :func:`accepts` checks them;
+    ``inplace_dtypes`` those its in-place twin takes, where PyTorch's has fewer kernels (``x.cumsum_()``
+    of a bool tensor: the sum is int64, and PyTorch has no bool kernel to write it with).
 
     >>> @public(method=True)
     ... def double(input):
@@ -89,10 +105,12 @@ def public(
     def declare(f: Any) -> Any:
         inner = f.fget if isinstance(f, property) else f  # (a property is declared as its getter's name)
         key = name or inner.__name__
+        if dtypes is not None:
+            f = accepts(dtypes, operands, name=key)(f)
         twin = inplace or inplace_function
         d = Declaration(
             key, f, inner.__module__, function, method, twin, inplace_function, static, tuple(aliases), tuple(special),
-            functional,
+            functional, inplace_dtypes,
         )  # fmt: skip
         if not (function or method or twin or special or functional):
             raise ValueError(f"public: {key!r} is declared public nowhere")
@@ -141,8 +159,140 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
     for table in (DECLARED, METHOD_ONLY):
         for n, d in table.items():
             if d.inplace and n + "_" not in cls.__dict__:
-                setattr(cls, n + "_", inplace_variant(n))
+                twin = inplace_variant(n)
+                if d.inplace_dtypes is not None:
+                    twin = accepts(d.inplace_dtypes, name=n + "_")(twin)
+                setattr(cls, n + "_", twin)
             if d.inplace_function:
                 namespace[n + "_"] = getattr(cls, n + "_")
                 exported.append(n + "_")
     return exported
+
+
+# -- the dtypes an op computes for -------------------------------------------------------------
+#: PyTorch's CPU dtypes by kind, for :func:`accepts`: ``floating`` (float16/32/64), ``float3264``
+#: (float32/64: LAPACK's), ``numeric`` (all but bool), ``integral`` (bool and the integers)
+DTYPE_KINDS: dict[str, tuple[str, ...]] = {
+    "floating": ("float16", "float32", "float64", "complex64", "complex128"),
+    "float3264": ("float32", "float64", "complex64", "complex128"),
+    "numeric": ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"),
+    "integral": ("bool", "uint8", "int8", "int16", "int32", "int64"),
+}
+# (each dtype's one-letter code, with its aliases: int64 is 'l' and 'q' alike)
+_CODES = {c: np.dtype(c).name for c in np.typecodes["All"] if c not in "OSUVMm"}
+
+
+def dtype_codes(dtypes: str | Iterable[str]) -> str:
+    """The one-letter codes (``np.dtype.char``) of the dtypes named by a kind of
+    :data:`DTYPE_KINDS` or by a list of dtype names."""
+    names = DTYPE_KINDS[dtypes] if isinstance(dtypes, str) else tuple(dtypes)
+    unknown = set(names) - set(_CODES.values())
+    if unknown:
+        raise ValueError(f"accepts: unknown dtypes {sorted(unknown)}")
+    return "".join(c for c, n in _CODES.items() if n in names)
+
+
+def accepts(dtypes: str | Iterable[str], operands: tuple[str, ...] = (), *, name: str | None = None) -> Callable:
+    """Make ``fn`` raise PyTorch's error for a dtype it has no kernel for, before computing.
+
+    ``dtypes``: a kind of :data:`DTYPE_KINDS` (``"floating"``, ``"numeric"``, ...) or dtype names.
+    The dtype of the first of ``operands`` (parameter names; the first parameter by default)
+    decides, when it is a tensor (anything else is left to ``fn``); with more ``operands``, their
+    dtype promoted together decides, as PyTorch's kernels dispatch on it
+    (``logaddexp(int_tensor, float_tensor)`` computes). The codes are computed once here, so a
+    call pays one frame and one lookup.
+
+    >>> @accepts("floating")
+    ... def softplus(input): ...
+    """
+    codes = dtype_codes(dtypes)
+
+    def wrap(fn: Callable) -> Callable:
+        op = name or getattr(fn, "__name__", "op")
+        params = list(inspect.signature(fn).parameters)
+        names = tuple(operands) or (params[0],)
+        for n in names:  # (a misspelt operand is an error at import, not a check that never runs)
+            if n not in params:
+                raise ValueError(f"accepts: {op} has no parameter {n!r}")
+        first, at = names[0], params.index(names[0])
+        others = tuple((n, params.index(n)) for n in names[1:])
+
+        @functools.wraps(fn)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            x = args[at] if len(args) > at else kwargs.get(first)
+            try:
+                code = x._data.dtype.char
+            except AttributeError:  # not a tensor (a number, a list, None), or a backend dtype without a code
+                code = _code_of(x)
+            if code is not None and code not in codes:
+                _refuse(op, codes, x, [args[i] if i < len(args) else kwargs.get(n) for n, i in others])
+            return fn(*args, **kwargs)
+
+        checked.accepted_dtypes = tuple(dict.fromkeys(_CODES[c] for c in codes))  # (read by the tests)
+        return checked
+
+    return wrap
+
+
+def check_dtype(op: str, x: Any, dtypes: str | Iterable[str]) -> None:
+    """The check of :func:`accepts`, for an op whose accepted dtypes depend on an argument
+    (``round(x, decimals=0)`` is float-only, ``round(x)`` is not; ``interpolate`` by mode);
+    ``dtypes`` a kind or a tuple of names (kept, once converted, for the next call)."""
+    code = _code_of(x)
+    if code is not None:
+        codes = _codes_of(dtypes)
+        if code not in codes:
+            _refuse(op, codes, x, [])
+
+
+@functools.cache
+def _codes_of(dtypes: str | tuple[str, ...]) -> str:
+    return dtype_codes(dtypes)
+
+
+def _code_of(x: Any) -> str | None:
+    dt = getattr(x, "dtype", None)
+    if dt is None or not hasattr(x, "_data"):
+        return None
+    return np.dtype(dt).char
+
+
+# Registered by tinygrad_attn.tensors.dtypes (the engine imports nothing above it): the error
+# class, ``result_type`` and PyTorch's dtype names, which a refusal uses.
+_dtype_rules: Any = None
+
+
+def register_dtype_rules(error: type, result_type: Callable, scalar_type_name: Callable) -> None:
+    """Called once by ``tinygrad_attn.tensors.dtypes``: what :func:`accepts` raises and names with."""
+    global _dtype_rules
+    _dtype_rules = (error, result_type, scalar_type_name)
+
+
+def _refuse(op: str, codes: str, x: Any, others: list) -> None:
+    """Raise unless the operands promoted together have a dtype in ``codes``."""
+    UnsupportedDtypeError, result_type, scalar_type_name = _dtype_rules  # noqa: N806
+
+    dt = x.dtype
+    if others:
+        ops = [o for o in (x, *others) if o is not None and not isinstance(o, str)]
+        try:
+            dt = result_type(*ops)
+        except Exception:  # noqa: BLE001 - operands result_type cannot read: the first one's dtype decides
+            dt = x.dtype
+        if np.dtype(dt).char in codes:
+            return
+    kinds = [k for k, v in DTYPE_KINDS.items() if dtype_codes(v) == codes]
+    kind = np.dtype(dt).kind
+    ints_ok = "l" in codes or "q" in codes
+    hint = (
+        " convert with .long()"
+        if kind == "b" and ints_ok
+        else " convert with .float()"
+        if kind in "biu" and "f" in codes
+        else ""
+    )
+    takes = kinds[0] if kinds else ", ".join(dict.fromkeys(_CODES[c] for c in codes))
+    raise UnsupportedDtypeError(
+        f'"{op}" not implemented for {scalar_type_name(dt)!r} (dtype {np.dtype(dt).name}, shape {tuple(x.shape)}; '
+        f"{op} takes {takes} dtypes){';' + hint if hint else ''}"
+    )

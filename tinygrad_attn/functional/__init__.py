@@ -21,7 +21,7 @@ import numpy as np
 
 from ..engine import declare as _declare
 from ..engine.composite import composite
-from ..engine.declare import public
+from ..engine.declare import accepts, check_dtype, public
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, scope, tracing
 from ..engine.versions import _memory_root
@@ -209,6 +209,7 @@ def _linear_fused(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tens
 
 
 @public(function=False, functional=True)
+@accepts("numeric")
 @composite("linear", _linear_fused)
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``x @ weight.mT + bias``, with ``weight`` of shape ``(out, in)`` as in PyTorch.
@@ -572,6 +573,7 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
 
 
 @public(function=False, functional=True)
+@accepts("floating", ("input", "target"))
 @composite("mse_loss")
 def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
              reduction: str = "mean", weight: Any = None) -> Tensor:  # fmt: skip
@@ -655,6 +657,7 @@ def _bias_from_allowed(xp: Any, allowed: Any, bias: Any) -> tuple[Any, Any, None
 
 @public(function=False, functional=True)
 @keeps_old_spellings
+@accepts("floating")
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -739,6 +742,7 @@ def _attention_reference(q: Tensor, k: Tensor, v: Tensor, scale: float, bias: An
 
 # -- PyTorch's functional API: activations --------------------------------------------
 @public(function=False, functional=True)
+@accepts("floating")
 @composite("leaky_relu")
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere (``inplace=True``: written into ``x``)."""
@@ -748,6 +752,7 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -
 
 
 @public(function=False, functional=True)
+@accepts("floating")
 @composite("silu")
 def silu(x: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (also called swish; ``inplace=True``: written into ``x``)."""
@@ -757,6 +762,7 @@ def silu(x: Tensor, inplace: bool = False) -> Tensor:
 
 
 @public(function=False, functional=True)
+@accepts("floating")
 @composite("elu")
 def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere (``inplace=True``: written into ``x``)."""
@@ -768,6 +774,7 @@ def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 
 @public(function=False, functional=True)
+@accepts("floating")
 @composite("softplus")
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold`` (as PyTorch)."""
@@ -867,6 +874,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
 
 # -- PyTorch's functional API: lookups and shapes -------------------------------------
 @public(function=False, functional=True)
+@accepts(("int64",))
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """Class indices ``(...)`` -> int64 ``(..., num_classes)`` with a 1 at each index
     (``num_classes=-1``: one more than the largest index). Not differentiable."""
@@ -993,6 +1001,8 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
         raise UnsupportedModeError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
     if mode != "constant" and value:
         raise ValueError(f"pad: value applies to mode 'constant' only, not {mode!r}")
+    if mode in ("reflect", "replicate"):  # (PyTorch has no bool kernel for these; 'circular' copies)
+        check_dtype(f"{mode}_pad", x, "numeric")
     x0 = x
     for i in range(len(pad) // 2):
         axis, lo, hi = x.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
@@ -1097,6 +1107,10 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
             raise TypeError(f"{op}: {what} must be a Tensor, got {type(t).__name__}")
     if input.ndim < 1 or input.ndim > 2:
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if options is not None and getattr(options, "acc_dtype", None) is None and input.dtype.kind != "f":
+        # (PyTorch's chunked path accumulates in the input's dtype when given none, and checks it first)
+        raise ValueError(f"{op}: acc_dtype must be one of {{None, float16, bfloat16, float32, float64}}, got "
+                         f"{input.dtype} (the input's, picked automatically); pass a floating-point input")  # fmt: skip
     if linear_weight.ndim < 2:
         raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}")
     batches, in_features = tuple(input.shape[:-1]), input.shape[-1]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.composite import composite
-from ..engine.declare import public
+from ..engine.declare import accepts, check_dtype, public
 from ..ops.saved import saved_for_backward
 from ..random import draw
 from ..tensors._tensor import Tensor, where
@@ -160,6 +160,7 @@ def softsign(input: Tensor) -> Tensor:  # noqa: A002
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
     """``softmax(-x)`` along ``dim`` (without ``dim``, PyTorch's legacy choice of axis)."""
     x = _tensor(input, "softmin")
+    check_dtype("softmin", x, "numeric")
     if dtype is not None:
         x = x.astype(dtype)
     if dim is None:  # the first axis of 0-, 1- and 3-D inputs, the second otherwise
@@ -168,13 +169,17 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 
 
 @public(function=False, functional=True)
+@accepts(("int8", "int16", "int32", "int64", "float16", "float32", "float64"))
 @composite("threshold")
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` where ``x > threshold``, ``value`` elsewhere (``inplace=True``: written into ``x``)."""
     x = _tensor(input, "threshold")
     if inplace:
         return _in_place(x, "threshold", globals()["threshold"], threshold=threshold, value=value)
-    # (NaN stays NaN: only x <= threshold is replaced, as PyTorch's)
+    # (NaN stays NaN: only x <= threshold is replaced, as PyTorch's; the result has x's dtype, an
+    # integer tensor's value cut to an integer as PyTorch casts it)
+    if x.dtype.kind in "iu":
+        value = int(value)
     return saved_for_backward(where(x <= threshold, value, x), x, piecewise=True)  # (as PyTorch's, it keeps x)
 
 
@@ -226,7 +231,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
 @composite("tanhshrink")
 def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
     """``x - tanh(x)``."""
-    x = _float(input, "tanhshrink")
+    x = _tensor(input, "tanhshrink")
+    check_dtype("tanhshrink", x, "numeric")  # (an integer's is a float, as PyTorch's x - tanh(x))
     return x - x.tanh()
 
 
@@ -256,6 +262,7 @@ _RRELU_DEFAULTS = (1.0 / 8.0, 1.0 / 3.0)
 
 
 @public(function=False, functional=True)
+@accepts("float3264")
 @composite("rrelu")
 def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RRELU_DEFAULTS[1],  # noqa: A002
           training: bool = False, inplace: bool = False) -> Tensor:  # fmt: skip

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
-from ..engine.declare import public
+from ..engine.declare import accepts, public
 from ..engine.switches import no_grad
 from ..ops.saved import with_gradient_of
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, where
@@ -52,6 +52,7 @@ def _bags(op: str, ids: np.ndarray, offsets: Any, include_last_offset: bool) -> 
 
 
 @public(function=False, functional=True)
+@accepts("floating", ("weight",))
 @composite("embedding_bag")
 def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: float | None = None,  # noqa: A002
                   norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
-from ..engine.declare import public
+from ..engine.declare import accepts, check_dtype, public
 from ..engine.switches import no_grad
 from ..ops import conv as _conv
-from ..ops.conv import Geometry, im2col, out_size
+from ..ops.conv import Geometry, im2col, lowest, out_size
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import TENSOR_NS, InvalidArgumentError, Tensor
 from . import checks as _F
@@ -145,13 +145,13 @@ def _conv_composite(nd: int, name: str, fused_cls: type) -> Any:
     return composite(name, fused)(reference)
 
 
-conv1d = public(_conv_composite(1, "conv1d", _conv.Convolution1d), name="conv1d", functional=True)
+conv1d = public(_conv_composite(1, "conv1d", _conv.Convolution1d), name="conv1d", functional=True, dtypes="numeric")
 conv1d.__doc__ = """``input (N, C, L)`` convolved with ``weight (O, C/groups, k)`` -> ``(N, O, L_out)``.
 
 PyTorch's ``F.conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)``;
 ``padding`` is an int, a tuple, ``"valid"`` or ``"same"``; unbatched ``(C, L)`` input works too.
 """
-conv2d = public(_conv_composite(2, "conv2d", _conv.Convolution2d), name="conv2d", functional=True)
+conv2d = public(_conv_composite(2, "conv2d", _conv.Convolution2d), name="conv2d", functional=True, dtypes="numeric")
 conv2d.__doc__ = """``input (N, C, H, W)`` convolved with ``weight (O, C/groups, kh, kw)`` -> ``(N, O, H_out, W_out)``.
 
 PyTorch's ``F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)``;
@@ -159,7 +159,7 @@ PyTorch's ``F.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, 
 Windows that tile the input (``stride == kernel_size``, a ViT's patch embedding) take a
 reshape-and-permute path with no copies per kernel offset.
 """
-conv3d = public(_conv_composite(3, "conv3d", _conv.Convolution3d), name="conv3d", functional=True)
+conv3d = public(_conv_composite(3, "conv3d", _conv.Convolution3d), name="conv3d", functional=True, dtypes="numeric")
 conv3d.__doc__ = """``input (N, C, D, H, W)`` convolved with ``weight (O, C/groups, kd, kh, kw)``: PyTorch's
 ``F.conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)`` (video, volumes)."""
 
@@ -223,6 +223,7 @@ def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor |
 
 
 @public(functional=True)
+@public(dtypes=("int64", "float16", "float32", "float64"))
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
     """PyTorch's ``F.conv_transpose1d``: ``input (N, C_in, L)`` and ``weight (C_in,
@@ -233,6 +234,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 
 
 @public(functional=True)
+@public(dtypes=("int64", "float16", "float32", "float64"))
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
     """PyTorch's ``F.conv_transpose2d``: the gradient of ``conv2d`` with respect to its
@@ -243,6 +245,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 
 
 @public(functional=True)
+@public(dtypes=("int64", "float16", "float32", "float64"))
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
                      output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:  # fmt: skip
     """PyTorch's ``F.conv_transpose3d``: ``conv_transpose2d`` over ``(N, C_in, D, H, W)`` with
@@ -253,13 +256,23 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 
 
 # -- pooling ---------------------------------------------------------------------------
+#: PyTorch's pooling kernels: max pooling of every dtype but bool, average pooling of int64 and the floats
+#: (avg_pool3d without float16)
+_MAX_POOL_DTYPES = ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
+_POOL_DTYPES = {
+    **{f"max_pool{n}d": _MAX_POOL_DTYPES for n in (1, 2, 3)},
+    **{f"avg_pool{n}d": ("int64", "float16", "float32", "float64") for n in (1, 2)},
+    "avg_pool3d": ("int64", "float32", "float64"),
+}
+
+
 def _pool_setup(op: str, nd: int, x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
                 ceil_mode: bool) -> tuple[Tensor, bool, Geometry]:  # fmt: skip
     x, unbatched = _check_input(op, nd, x)
     if 0 in x.shape[1:]:  # (only the batch may be empty, as in PyTorch)
         raise RuntimeError(f"{op}: Expected input's non-batch dimensions to have positive length, got shape "
                            f"{tuple(x.shape[1:]) if unbatched else x.shape}")  # fmt: skip
-    _F._float(x, op)
+    check_dtype(op, x, _POOL_DTYPES.get(op, "floating"))
     kernel = _ntuple(kernel_size, nd, "kernel_size", op)
     stride = kernel if stride is None or (isinstance(stride, Sequence) and not stride) else _ntuple(
         stride, nd, "stride", op)  # fmt: skip
@@ -290,7 +303,7 @@ def _ceil_extra(n: int, k: int, s: int, p: int, d: int) -> int:
 def max_pool_reference(x: Tensor, geo: Geometry) -> Tensor:
     """The max of each window (padding counts as -inf), in primitives: picked by its index,
     so that a tie sends the gradient to the first maximum, as PyTorch (``max`` would share it)."""
-    cols = _windows(x, geo, -math.inf)  # (N, C, K, *out)
+    cols = _windows(x, geo, lowest(x.dtype))  # (N, C, K, *out)
     first = cols.argmax(2).unsqueeze(2)  # (N, C, 1, *out)
     return cols.gather(2, first).squeeze(2)
 
@@ -317,7 +330,7 @@ def _pool_result(y: Tensor, x: Tensor, geo: Geometry, unbatched: bool, return_in
     if not return_indices:
         return y.squeeze(0) if unbatched else y
     with no_grad():
-        cols = _windows(x.detach(), geo, -math.inf)  # (N, C, K, *out)
+        cols = _windows(x.detach(), geo, lowest(x.dtype))  # (N, C, K, *out)
         first = cols.argmax(2).unsqueeze(2)
         where = Tensor._wrap(x._dev.asarray(_flat_positions(tuple(x.shape[2:]), geo)), x._dev)
         idx = where.expand(cols.shape).gather(2, first).squeeze(2)
@@ -385,6 +398,7 @@ def _max_unpool(op: str, nd: int, input: Any, indices: Any, kernel_size: Any, st
 
 
 @public(function=False, functional=True)
+@accepts("floating")
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  output_size: Any = None) -> Tensor:  # fmt: skip
     """PyTorch's ``F.max_unpool1d``: zeros except where ``max_pool1d(..., return_indices=True)``
@@ -393,6 +407,7 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
 
 
 @public(function=False, functional=True)
+@accepts("floating")
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  output_size: Any = None) -> Tensor:  # fmt: skip
     """PyTorch's ``F.max_unpool2d``: the partial inverse of ``max_pool2d(..., return_indices=True)``;
@@ -403,6 +418,7 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
 
 
 @public(function=False, functional=True)
+@accepts("floating")
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  output_size: Any = None) -> Tensor:  # fmt: skip
     """PyTorch's ``F.max_unpool3d``: the partial inverse of ``max_pool3d(..., return_indices=True)``."""
@@ -442,21 +458,26 @@ def _avg_pool_composite(nd: int, name: str, fused_cls: type, overridable: bool) 
     def setup(input: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool,
               divisor_override: int | None) -> tuple[Tensor, bool, Geometry, Any]:  # fmt: skip
         x, unbatched, geo = _pool_setup(name, nd, input, kernel_size, stride, padding, 1, ceil_mode)
+        if x.dtype.kind == "i":  # (PyTorch's int64 kernel: the sum divided as integers, toward zero; here in float64)
+            x = x.astype(np.float64)
         return x, unbatched, geo, _avg_scale(x, geo, count_include_pad, divisor_override, name)
+
+    def result(y: Tensor, input: Tensor, unbatched: bool) -> Tensor:
+        if input.dtype.kind == "i":
+            y = y.trunc().astype(input.dtype)
+        return y.squeeze(0) if unbatched else y
 
     def fused(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
         x, unbatched, geo, scale = setup(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                                          divisor_override)  # fmt: skip
-        y = fused_cls.apply(x, args=(geo, scale))
-        return y.squeeze(0) if unbatched else y
+        return result(fused_cls.apply(x, args=(geo, scale)), input, unbatched)
 
     def reference(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                   count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:  # fmt: skip
         x, unbatched, geo, scale = setup(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                                          divisor_override)  # fmt: skip
-        y = avg_pool_reference(x, geo, scale)
-        return y.squeeze(0) if unbatched else y
+        return result(avg_pool_reference(x, geo, scale), input, unbatched)
 
     run = composite(name, fused)(reference)
     if overridable:
@@ -634,7 +655,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     lead = input1.shape[:-1]
     x1 = input1.reshape(-1, in1)  # (M, in1)
     t = x1 @ weight.permute(1, 0, 2).reshape(in1, out * in2)  # (M, out * in2)
-    y = (t.reshape(-1, out, in2) * input2.reshape(-1, 1, in2)).sum(-1)  # (M, out)
+    terms = t.reshape(-1, out, in2) * input2.reshape(-1, 1, in2)
+    y = terms.sum(-1, dtype=terms.dtype)  # (M, out; an integer sum keeps its dtype, as PyTorch's matmuls)
     if bias is not None:
         y = y + bias
     return saved_for_backward(y.reshape(*lead, out), input1, input2, weight)  # (what PyTorch's keeps)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
-from ..engine.declare import public
+from ..engine.declare import accepts, check_dtype, public
 from ..tensors._tensor import InvalidArgumentError, Tensor, stack, where
 from ..tensors.index.indexing import host_integers
 from . import checks as _F
@@ -31,7 +31,12 @@ def poisson_nll_loss(input: Tensor, target: Any, log_input: bool = True, full: b
     ``full`` adds Stirling's approximation of ``log(target!)`` where ``target > 1``."""
     op = "poisson_nll_loss"
     reduction = _F._reduction(op, reduction, size_average, reduce)
-    x, target = _F._computed_together(op, _F.tensor_arg(input, op), target)  # (PyTorch's dtype: both promoted)
+    x = _F.tensor_arg(input, op)
+    check_dtype(op, x, "numeric")  # (integer rates give a float loss, as PyTorch's formula does)
+    if isinstance(target, Tensor) and (target.dtype.kind == "f" or x.dtype.kind == "f"):
+        x, target = _F._computed_together(op, x, target)  # (PyTorch's dtype: both promoted)
+    else:
+        target = _F._as_operand(op, target, x)
     loss = x.exp() - target * x if log_input else x - target * (x + eps).log()
     if full:
         safe = where(target > 1, target, 1.0)  # (the log is only read where target > 1)
@@ -102,6 +107,7 @@ def _ctc_targets(op: str, targets: Any, target_lengths: np.ndarray, n: int, unba
 
 
 @public(function=False, functional=True)
+@accepts("float3264")
 @composite("ctc_loss")
 def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths: Any, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:  # fmt: skip

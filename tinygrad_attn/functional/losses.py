@@ -151,7 +151,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Any, margin: f
     """
     op = "cosine_embedding_loss"
     reduction = _F._reduction(op, reduction, size_average, reduce)
-    _F._float(input1, op)
+    _F.tensor_arg(input1, op)  # (every dtype: products of integers or bools are summed, then divided as floats)
     if input1.shape != input2.shape or input1.ndim not in (1, 2):
         raise InvalidArgumentError(f"{op}: input1 {input1.shape} and input2 {input2.shape} must both be (N, D) or (D,)")
     target = target if isinstance(target, Tensor) else Tensor(target, device=input1.device)

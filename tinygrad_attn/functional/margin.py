@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from ..engine.composite import composite
-from ..engine.declare import public
+from ..engine.declare import accepts, check_dtype, public
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
+from ..tensors.dtypes import check_fill_value
 from . import checks as _F
 from .activations import _softplus_stable
 from .distance import pairwise_distance
@@ -36,7 +37,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Any, margin: flo
     rank higher, -1 where ``input2`` should (PyTorch's ``F.margin_ranking_loss``)."""
     op = "margin_ranking_loss"
     reduction = _reduction(op, reduction, size_average, reduce)
-    _F._float(_F.tensor_arg(input1, op), op)
+    check_dtype(op, _F.tensor_arg(input1, op), "numeric")  # (integers: PyTorch's formula, a float with the margin)
     target = _F._as_operand(op, target, input1)
     if not input1.ndim == input2.ndim == target.ndim:
         raise RuntimeError(
@@ -55,10 +56,13 @@ def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0, size_a
     op = "hinge_embedding_loss"
     reduction = _reduction(op, reduction, size_average, reduce)
     x = _F.tensor_arg(input, op)
-    _F._float(x, op)
+    check_dtype(op, x, "numeric")
     target = _F._as_operand(op, target, x)
+    if x.dtype.kind in "iu":  # (PyTorch's integer kernel takes the margin as an integer of the input's dtype)
+        check_fill_value(op, margin, x.dtype)
+        margin = int(margin)
     # (as PyTorch counts them: a target that is neither 1 nor -1 takes both terms)
-    loss = where(target != 1, (margin - x).clamp_min(0.0), 0.0) + where(target != -1, x, 0.0)
+    loss = where(target != 1, (margin - x).clamp_min(0), 0) + where(target != -1, x, 0)
     return _F._reduce(loss, reduction)
 
 
@@ -130,6 +134,7 @@ def _classes(op: str, x: Tensor, target: Any, multilabel: bool) -> tuple[Tensor,
 
 
 @public(function=False, functional=True)
+@accepts("float3264")
 @composite("multi_margin_loss")
 def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.0, weight: Any = None,  # noqa: A002
                       size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
@@ -159,6 +164,7 @@ def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.
 
 
 @public(function=False, functional=True)
+@accepts("float3264")
 @composite("multilabel_margin_loss")
 def multilabel_margin_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
                            reduction: str = "mean") -> Tensor:  # fmt: skip

@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from ..engine.composite import composite
-from ..engine.declare import public
+from ..engine.declare import accepts, public
 from ..engine.switches import no_grad
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor
@@ -122,6 +122,7 @@ def channel_window_sum(sq: Tensor, before: int, after: int) -> Tensor:
 
 
 @public(function=False, functional=True)
+@accepts(("int64", "float16", "float32", "float64"))
 @composite("local_response_norm")
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
     """``x / (k + alpha * mean of x^2 over size neighbouring channels)^beta`` for ``input
@@ -146,7 +147,7 @@ def torch_group_norm(input: Tensor, num_groups: int, weight: Tensor | None = Non
     return group_norm(input, num_groups, weight, bias, eps)
 
 
-@public
+@public(dtypes="floating")
 def native_layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None, bias: Tensor | None,  # noqa: A002
                       eps: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
     """``F.layer_norm``'s output with the statistics it used: ``(out, mean, rstd)``, the last two of
@@ -190,7 +191,7 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     return out, mean, invstd
 
 
-@public
+@public(dtypes="floating")
 def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int, C: int, HxW: int,  # noqa: A002, N803
                       group: int, eps: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
     """:func:`group_norm` of ``input (N, C, *)`` (``HxW`` positions per channel) with the statistics it

@@ -54,8 +54,13 @@ def _adaptive_avg(op: str, nd: int, input: Any, output_size: Any) -> Tensor:
     """One matmul per spatial axis with PyTorch's averaging matrix (each output averages its
     window ``floor(i n / m)`` to ``ceil((i + 1) n / m)``)."""
     x, unbatched = _check_input(op, nd, input)
-    _F._float(x, op)
     out = _output_size(op, nd, x, output_size)
+    if (
+        nd < 3 and x.numel() == 0 and x.dtype.kind not in "fc"
+    ):  # (an empty batch: PyTorch's 1-d and 2-d return it first)
+        empty = Tensor.zeros(tuple(x.shape[:2]) + out, dtype=x.dtype, device=x._dev)
+        return empty.squeeze(0) if unbatched else empty
+    _F._float(x, op)
     for i, (n, m) in enumerate(zip(x.shape[2:], out)):
         a = Tensor._wrap(x._dev.asarray(_adaptive_matrix(n, m).astype(x.dtype)), x._dev)  # (m, n)
         x = (x.transpose(2 + i, -1) @ a.mT).transpose(2 + i, -1)

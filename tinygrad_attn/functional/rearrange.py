@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.declare import public
+from ..engine.declare import accepts, public
 from ..engine.versions import _memory_root
 from ..ops.conv import im2col, out_size
 from ..ops.saved import saved_for_backward
@@ -136,6 +136,7 @@ def _blocks(op: str, spatial: tuple[int, ...], k: tuple, d: tuple, p: tuple, s: 
 
 
 @public(function=False, functional=True)
+@accepts(("bool", "float16", "float32", "float64"))
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:  # noqa: A002
     """The sliding blocks of ``input (N, C, H, W)`` (or ``(C, H, W)``) as columns: ``(N,
     C * kh * kw, L)``, ``L`` the number of blocks, channel-major then kernel offsets row-major
@@ -275,6 +276,7 @@ def _cubic_weights(t: Tensor) -> list[Tensor]:
 
 
 @public(function=False, functional=True)
+@accepts("floating")
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
                 align_corners: bool | None = None) -> Tensor:  # fmt: skip
     """``input (N, C, H, W)`` read at ``grid (N, H_out, W_out, 2)``'s normalised ``(x, y)``

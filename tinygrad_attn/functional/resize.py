@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.declare import public
+from ..engine.declare import check_dtype, public
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError
-from ..tensors.dtypes import UnsupportedDtypeError
 from .conv import adaptive_avg_pool2d
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool3d
 
+_NEAREST_DTYPES = ("uint8", "float16", "float32", "float64")
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
 _CUBIC_A = -0.75  # (PyTorch's cubic convolution constant, as OpenCV's)
 
@@ -118,8 +118,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     sizes = tuple(int(s) for s in sizes)
     if any(s < 1 for s in sizes):
         raise InvalidArgumentError(f"interpolate: output size {sizes} for input {input.shape} must be positive")
-    if mode in _LINEAR and input.dtype.kind != "f":
-        raise UnsupportedDtypeError(f"interpolate: mode {mode!r} needs a floating-point tensor, got {input.dtype}")
+    # (PyTorch's kernels: uint8 and floats for the nearest modes, floats for the others; its uint8
+    # bilinear and bicubic are not written here)
+    check_dtype(f"upsample_{mode}", input, _NEAREST_DTYPES if mode in ("nearest", "nearest-exact") else "floating")
     if mode == "area":  # (PyTorch's: the adaptive average pooling to the output size)
         if nd > 3:
             raise UnsupportedModeError(f"interpolate: mode 'area' takes 3-D to 5-D input, got shape {input.shape}")

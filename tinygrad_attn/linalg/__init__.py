@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import ops
-from ..engine.declare import public
+from ..engine.declare import accepts, public
 from ..engine.switches import no_grad
 from ..functional.checks import tensor_arg as _tensor
 from ..ops.saved import saved_for_backward
@@ -89,15 +89,23 @@ class CholeskyEx(NamedTuple):
     info: Tensor
 
 
+#: the ops here that PyTorch computes for float16 too; its LAPACK-backed others have no float16 kernel
+#: (as NumPy's LAPACK has none), and raise its error for it
+_HALF_OK = frozenset(("matrix_exp", "matrix_norm", "matrix_power", "vecdot", "vector_norm", "lu_unpack"))
+
+
 def _float(x: Any, op: str) -> Tensor:
     x = _tensor(x, op)
     if x.dtype.kind != "f":
         raise UnsupportedDtypeError(f"linalg.{op}: Expected a floating point tensor as input. Got {x.dtype}")
+    if x.dtype == np.float16 and op not in _HALF_OK:
+        raise UnsupportedDtypeError(f"linalg.{op}: \"{op}\" not implemented for 'Half' (a LAPACK routine; shape "
+                                    f"{x.shape}); convert with .float()")  # fmt: skip
     return x
 
 
-def _matrices(x: Any, op: str, square: bool = False) -> Tensor:
-    x = _float(x, op)
+def _matrices(x: Any, op: str, square: bool = False, *, any_dtype: bool = False) -> Tensor:
+    x = _tensor(x, op) if any_dtype else _float(x, op)
     if x.ndim < 2:
         raise RuntimeError(f"linalg.{op}: The input tensor A must have at least 2 dimensions.")
     if square and x.shape[-1] != x.shape[-2]:
@@ -610,8 +618,11 @@ def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
 @public(method=True)
 def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
     """``A`` multiplied by itself ``n`` times (``n = 0``: the identity; ``n < 0``: powers of the inverse)."""
-    x = _matrices(A, "matrix_power", square=True)
+    x = _matrices(A, "matrix_power", square=True, any_dtype=True)  # (every dtype: products, as PyTorch's)
     n = int(n)
+    if n < 0 and x.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.matrix_power: negative powers of {x.dtype} matrices are not defined (no inverse); "
+                           "convert with .float()")  # fmt: skip
     if n == 0:
         eye = Tensor(np.eye(x.shape[-1], dtype=x.dtype), device=x._dev)
         # (a result in the graph with gradient 0, as PyTorch's)
@@ -654,6 +665,7 @@ def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
     return saved_for_backward(out, x)  # (PyTorch's keeps A; the products here may keep only A / 2**s)
 
 
+@accepts("numeric")
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A002
     """The cross product of 3-vectors along ``dim`` (default the last), the inputs broadcast."""
     from .products import cross as _cross  # noqa: PLC0415
@@ -691,6 +703,7 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
     return _tensor(A, "diagonal").diagonal(offset, dim1, dim2)
 
 
+@accepts(("uint8", "int8", "int16", "int32", "int64", "float32", "float64"))  # (PyTorch's: no bool, no float16)
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     """The Vandermonde matrix of the last dimension of ``x``: columns ``x**0, x**1, ..., x**(N - 1)``."""
     x = _tensor(x, "vander")
@@ -699,6 +712,8 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
                            f"(shape {x.shape})")  # fmt: skip
     if x.ndim < 1:
         x = x.reshape(1)  # (PyTorch reads a 0-d x as a vector of one)
+    if x.dtype.kind in "iu":  # (PyTorch's integer powers are int64, as its cumulative product of them)
+        x = x.astype(np.int64)
     n = x.shape[-1] if N is None else int(N)
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
@@ -898,7 +913,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # n
               unpack_pivots: bool = True) -> PLU:  # fmt: skip
     """``(P, L, U)`` from :func:`lu_factor`'s packed ``LU`` and ``pivots`` (what is not unpacked is an
     empty tensor)."""
-    lu_data = _matrices(LU_data, "lu_unpack")
+    lu_data = _matrices(LU_data, "lu_unpack", any_dtype=True)  # (PyTorch unpacks every dtype: it only copies)
     empty = Tensor.zeros((0,), dtype=lu_data.dtype, device=lu_data._dev)
     if unpack_data:
         L, U = _unpack(lu_data)  # noqa: N806

@@ -156,7 +156,9 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
         raise RuntimeError(
             f"batch1 must be a 3D tensor, batch2 must be a 3D tensor (addbmm: shapes {b1.shape}, {b2.shape})"
         )
-    return _plus_product("addbmm", input, bmm(b1, b2).sum(0), beta, alpha)
+    prod = bmm(b1, b2)
+    total = prod.sum(0, dtype=prod.dtype if prod.dtype.kind in "biu" else None)  # (an int sum keeps its dtype)
+    return _plus_product("addbmm", input, total, beta, alpha)
 
 
 @public(method=True)
@@ -167,7 +169,7 @@ def ger(input: Tensor, vec2: Tensor) -> Tensor:  # noqa: A002
     return outer(_tensor(input, "ger"), _tensor(vec2, "ger"))
 
 
-@public(method=True)
+@public(method=True, dtypes="numeric")
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """The cross product of 3-vectors along ``dim`` (the two broadcast together); without ``dim``,
     the first axis of size 3 (``torch.cross``'s default; ``torch.linalg.cross`` takes -1)."""
@@ -199,7 +201,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
     return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 
-@public
+@public(dtypes="float3264")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The ``p``-norm distance between each row of ``x1 (..., P, M)`` and each row of ``x2 (..., R, M)``:
     a ``(..., P, R)`` tensor (batches broadcast)."""
@@ -232,7 +234,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     return saved_for_backward(out, a, b, output=True)  # (what PyTorch's keeps, for every p)
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, dtypes="numeric", operands=("input", "tensor1", "tensor2"))
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
     """``input + value * tensor1 * tensor2`` (all three broadcast; Adam's second-moment update)."""
     x = _tensor(input, "addcmul")

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
+
+import numpy as np
 
 from ..engine.composite import FusedFunction
 
@@ -213,6 +216,12 @@ class Convolution3d(Convolution):
     name = "conv3d"
 
 
+def lowest(dtype: Any) -> float | int:
+    """What a max pool's padding counts as: -inf, or the least integer of an integer dtype."""
+    dt = np.dtype(str(dtype).rsplit(".", 1)[-1]) if not isinstance(dtype, np.dtype) else dtype
+    return int(np.iinfo(dt).min) if dt.kind in "iu" else -math.inf
+
+
 class MaxPooling(FusedFunction):
     """The max of each window (padding is -inf) in one node; ``args`` is the geometry.
     The gradient goes to the first maximum of each window, as PyTorch's."""
@@ -224,7 +233,7 @@ class MaxPooling(FusedFunction):
 
     def forward(self, ns, x):
         geo = self.args
-        cols, padded = _windows(ns, x, geo, -math.inf)  # (N, C, K, *out)
+        cols, padded = _windows(ns, x, geo, lowest(x.dtype))  # (N, C, K, *out)
         self.ctx = (ns.argmax(cols, axis=2), padded)
         return ns.max(cols, axis=2)
 

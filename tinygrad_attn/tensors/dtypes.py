@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ..engine import declare as _declare
+
 float16 = np.dtype("float16")
 float32 = np.dtype("float32")
 float64 = np.dtype("float64")
@@ -88,6 +90,24 @@ class UnsupportedDtypeError(NotImplementedError, TypeError):
     NumPy raises for these."""
 
 
+def check_fill_value(op: str, value: object, dtype: object) -> None:
+    """PyTorch's check of a number written into an integer tensor (``full``, ``fill_``,
+    ``masked_fill``, ``index_fill``): a float must lie in the dtype's range (NaN and inf never
+    do), an int too, except that an unsigned dtype also takes down to ``-max`` (it wraps)."""
+    dt = np.dtype(dtype)
+    number = (builtins.int, builtins.float, np.integer, np.floating)
+    if dt.kind not in "iu" or isinstance(value, (builtins.bool, np.bool_)) or not isinstance(value, number):
+        return
+    info = np.iinfo(dt)
+    if isinstance(value, (builtins.float, np.floating)):
+        ok = info.min <= builtins.float(value) <= builtins.float(info.max)
+    else:
+        low = -builtins.int(info.max) if dt.kind == "u" else builtins.int(info.min)
+        ok = low <= builtins.int(value) <= builtins.int(info.max)
+    if not ok:
+        raise RuntimeError(f"{op}: value cannot be converted to type {dt.name} without overflow: {value!r}")
+
+
 def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     """PyTorch's ``promote_types``: across categories the higher one's dtype as it is (an
     int64 with a float16 is float16, where NumPy makes float64); within one, the smallest
@@ -137,15 +157,11 @@ def result_type(*operands: object) -> np.dtype:
 
 
 def integer_in(value: builtins.int, dtype: Any, op: str) -> Any:
-    """A Python int as a number of the integer ``dtype``, by PyTorch's rule: a value in range,
-    or a negative one that wraps into an unsigned dtype (-1 is uint8's 255), else PyTorch's
-    RuntimeError (NumPy's OverflowError would name neither the op nor the dtype)."""
-    dt = np.dtype(dtype)
-    info = np.iinfo(dt)
-    low = -builtins.int(info.max) if dt.kind == "u" else builtins.int(info.min)
-    if not low <= value <= builtins.int(info.max):
-        raise RuntimeError(f"{op}: value {value} cannot be converted to type {dt} without overflow")
-    return np.asarray(value).astype(dt).item()
+    """A Python int as a number of the integer ``dtype``, after :func:`check_fill_value`: a
+    negative one wraps into an unsigned dtype (-1 is uint8's 255), as PyTorch writes it (NumPy
+    would raise an OverflowError naming neither the op nor the dtype)."""
+    check_fill_value(op, value, dtype)
+    return np.asarray(value).astype(np.dtype(dtype)).item()
 
 
 def accumulate_dtype(dt: Any, dtype: Any = None) -> np.dtype:
@@ -201,3 +217,6 @@ __all__ = [
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128",
     "bool", "half", "float", "double", "short", "int", "long", "promote_types", "result_type", "can_cast",
 ]  # fmt: skip
+
+
+_declare.register_dtype_rules(UnsupportedDtypeError, result_type, scalar_type_name)

@@ -124,12 +124,28 @@ def _promoted_div(a: Any, b: Any) -> tuple[Any, Any]:
     return a, b
 
 
+# the range of each integer dtype, by its one-letter code
+_INT_RANGE = {np.dtype(c).char: (int(np.iinfo(c).min), int(np.iinfo(c).max)) for c in np.typecodes["AllInteger"]}
+
+
 def _number_for(t: Tensor, value: Any) -> Any:
     """A Python bool beside a numeric tensor as the number it stands for (the array API
-    combines Python bools with bool arrays only)."""
+    combines Python bools with bool arrays only); a Python int beside an integer tensor of its
+    dtype as that dtype holds it, as PyTorch casts the number first (``uint8_tensor == -1`` compares
+    with 255)."""
     if value.__class__ is bool and t.dtype.kind != "b":
         return int(value) if t.dtype.kind in "iu" else float(value)
+    if value.__class__ is int and (r := _INT_RANGE.get(_char(t))) is not None and not r[0] <= value <= r[1]:
+        span = r[1] - r[0] + 1
+        return (value - r[0]) % span + r[0]
     return value
+
+
+def _char(t: Tensor) -> str:
+    try:
+        return t._data.dtype.char
+    except AttributeError:
+        return t.dtype.char
 
 
 def _ordered_operands(a: Tensor, b: Any) -> tuple[Any, Any]:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import ops
-from ..engine.declare import public
+from ..engine.declare import check_dtype, public
 from ..ops.saved import saved_for_backward
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, where
 from .mutation.inplace import mark_multi_output_views
@@ -184,7 +184,9 @@ def scatter(
     idx, summed, d = _scattered(x, dim, idx, src, "scatter", _last_writes(x, idx, d))
     ones = Tensor.ones(idx.shape, device=x._dev)
     written = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape)) > 0
-    return where(written, src if summed is None else summed, x)
+    out = where(written, src if summed is None else summed, x)
+    # (the one write that stands, summed as a number: a bool tensor's comes back as its bool)
+    return out != 0 if x.dtype == np.bool_ and out.dtype != x.dtype else out
 
 
 def _scatter_reduce(x: Tensor, dim: int, index: Any, src: Any, reduce: str) -> Tensor:
@@ -261,7 +263,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
     return out.values if sp.numpy else out
 
 
-@public(method=True)
+@public(method=True, dtypes="numeric")
 @number_as_vector()
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
     """The ``k`` largest (or smallest) entries along ``dim`` and their indices, largest first."""
@@ -425,6 +427,9 @@ def _plus_product(op: str, input: Any, prod: Tensor, beta: Any, alpha: Any) -> T
         fits = False
     if not fits:
         raise RuntimeError(f"{op}: input of shape {shape} does not broadcast to the product's shape {prod.shape}")
+    if prod.dtype.kind in "biu":  # (PyTorch's integer kernels take alpha and beta as the tensor's integers: 0.6 is 0)
+        cut = bool if prod.dtype.kind == "b" else int
+        alpha, beta = cut(alpha), cut(beta)
     scaled = prod if alpha == 1 else prod * alpha
     if beta == 0:  # (PyTorch ignores input then, NaN and inf included)
         return scaled
@@ -537,9 +542,13 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 
 
 @public(method=True, inplace_function=True, special=("round",))
-def round(x: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001
-    """Round half to even, as PyTorch (and NumPy) do; ``decimals`` places."""
+def round(x: Tensor, decimals: int | None = None) -> Tensor:  # noqa: A001
+    """Round half to even, as PyTorch (and NumPy) do; ``decimals`` places (floating tensors
+    only, as PyTorch's ``round.decimals``; without it, integers come back as they are)."""
     from .elementwise.tensor_torch import _rounded  # noqa: PLC0415 - (the one rule for integer and bool inputs)
+
+    if decimals is not None:
+        check_dtype("round", x, "floating")
 
     if not _rounded(x, "round"):
         return x.clone()

@@ -22,7 +22,7 @@ import numpy as np
 
 from ... import ops
 from ...engine.composite import composite
-from ...engine.declare import public
+from ...engine.declare import check_dtype, public
 from ...engine.function import Function
 from ...engine.switches import no_grad
 from ...functional.checks import broadcast_of, tensor_operand
@@ -30,7 +30,7 @@ from ...functional.checks import tensor_arg as _tensor
 from ...ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
-from ..dtypes import UnsupportedDtypeError, integer_in, result_type, scalar_type_name
+from ..dtypes import UnsupportedDtypeError, check_fill_value, integer_in, result_type, scalar_type_name
 from ..promotion import bitwise_operands, promoted_operands
 from ..reduce.tensor_reduce import _logsumexp, sqrt_of_variance, var
 from ..shape import dims
@@ -188,7 +188,7 @@ def exp2(x: Tensor) -> Tensor:
     return (_floating(x, "exp2") * _LN2).exp()
 
 
-@public(method=True)
+@public(method=True, dtypes="floating", operands=("input", "other"))
 @composite("logaddexp")
 def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``log(exp(input) + exp(other))`` without overflow: a logsumexp over the pair."""
@@ -286,7 +286,7 @@ def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return ops.Fmod.apply(a, b)
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, dtypes="floating")
 def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
     """``input + weight * (end - input)``; from the ``end`` side where ``|weight| >= 0.5``, as
     PyTorch computes it (so ``lerp(a, b, 1)`` is ``b`` exactly, and ``lerp(0, inf, 1)`` NaN).
@@ -354,16 +354,23 @@ def isclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, e
     return close
 
 
+def _clamp(x: Tensor, lo: Any, hi: Any) -> Tensor:
+    """``clamp`` without its dtype check: PyTorch's clamp_min and clamp_max take bool tensors."""
+    from .tensor_arith import clamp  # noqa: PLC0415 - (tensor_arith is imported after this module)
+
+    return clamp.__wrapped__(x, lo, hi)
+
+
 @public(method=True, inplace_function=True)
 def clamp_min(x: Tensor, min: Any) -> Tensor:  # noqa: A002
     """``max(x, min)``."""
-    return tensor_operand(x, "clamp_min").clip(min, None)
+    return _clamp(tensor_operand(x, "clamp_min"), min, None)
 
 
 @public(method=True, inplace_function=True)
 def clamp_max(x: Tensor, max: Any) -> Tensor:  # noqa: A002
     """``min(x, max)``."""
-    return tensor_operand(x, "clamp_max").clip(None, max)
+    return _clamp(tensor_operand(x, "clamp_max"), None, max)
 
 
 def _truth(x: Any, like: Tensor) -> Tensor:
@@ -575,7 +582,11 @@ def index_add(input: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any
     x = _tensor(input, "index_add")
     d = _one_dim(x, dim, "index_add")
     idx, src = _source(x, d, index, source, "index_add")
+    if x.dtype.kind in "biu":  # (PyTorch takes alpha as the tensor's own kind: a bool's -1 is True)
+        alpha = bool(alpha) if x.dtype.kind == "b" else int(alpha)
     out = x + ops.ScatterAddAlong.apply(src * alpha if alpha != 1 else src, idx, args=(d, x.shape))
+    if out.dtype != x.dtype and x.dtype == np.bool_:  # (bool stays bool: an "or" of what is added, as PyTorch's)
+        out = out != 0
     return saved_for_backward(out, source)  # (PyTorch's keeps the source)
 
 
@@ -604,6 +615,7 @@ def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # no
     idx = _index_line(x, d, index, x.shape, "index_fill")
     ones = Tensor.ones(idx.shape, device=x._dev)
     hit = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape)) > 0
+    check_fill_value("index_fill", value, x.dtype)
     if isinstance(value, Tensor):
         v = value.reshape(())
     elif isinstance(value, int) and not isinstance(value, bool) and x.dtype.kind in "iu":
@@ -652,8 +664,13 @@ def _scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: st
     x = _tensor(input, "scatter_reduce")
     if reduce not in _SCATTER_REDUCTIONS:
         raise InvalidArgumentError(f"scatter_reduce: reduce must be one of {_SCATTER_REDUCTIONS}, not {reduce!r}")
+    if reduce == "mean":  # (PyTorch divides in the input's dtype, which bool has no kernel for)
+        check_dtype("scatter_reduce_mean", x, "numeric")
     if not isinstance(src, Tensor) or src.dtype != x.dtype:
         raise RuntimeError(f"scatter_reduce: src must be a tensor of the input's dtype {x.dtype}")
+    if x.dtype == np.bool_:  # (PyTorch's bool kernels: sum and amax are "any", prod and amin "all"; in int64 here)
+        wide = _scatter_reduce(x.astype(np.int64), dim, index, src.astype(np.int64), reduce, include_self)
+        return wide != 0
     d = _one_dim(x, dim, "scatter_reduce")
     idx = _index(x, d, index, "scatter_reduce")
     src = src[tuple(slice(0, i) for i in idx.shape)]
@@ -705,7 +722,7 @@ def _scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: st
 _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, dtypes="numeric")
 @number_as_vector()
 def index_reduce(input: Tensor, dim: int, index: Any, source: Tensor, reduce: str, *,  # noqa: A002
                  include_self: bool = True) -> Tensor:  # fmt: skip
@@ -752,7 +769,7 @@ def cummin(input: Tensor, dim: int | None = None, *, axis: int | None = None) ->
     return _cum_extreme(input, dims.required(axis, dim, "cummin"), "min")
 
 
-@public(method=True)
+@public(method=True, dtypes="floating")
 @composite("logcumsumexp")
 def logcumsumexp(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:  # noqa: A002
     """``log(cumsum(exp(input)))`` along ``dim`` without overflow or underflow: a log-depth
@@ -972,7 +989,7 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
 
 
 # -- random ------------------------------------------------------------------------------
-@public
+@public(dtypes="floating", operands=("mean", "std"))
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any = None, dtype: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Normal draws, as ``torch.normal``: ``mean`` and ``std`` tensors (broadcast), or

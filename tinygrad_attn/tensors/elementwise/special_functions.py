@@ -45,7 +45,11 @@ def _operands(a: Any, b: Any, op: str, floating: bool = False) -> tuple[Tensor, 
     return out[0], out[1]
 
 
-@public(function=False, special=("erfcx",))
+@public(
+    function=False,
+    special=("erfcx",),
+    dtypes=("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64"),
+)
 def erfcx(input: Tensor) -> Tensor:  # noqa: A002
     """``exp(x**2) * erfc(x)``, finite where ``erfc`` underflows (``torch.special.erfcx``)."""
     return ops.Erfcx.apply(_floating(input, "erfcx"))
@@ -79,7 +83,7 @@ def _polygamma_method(self: Tensor, n: int) -> Tensor:
     return polygamma(n, self)
 
 
-@public(method=True, inplace=True, special=("multigammaln",))
+@public(method=True, inplace=True, special=("multigammaln",), dtypes="numeric")
 def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
     """The log of the multivariate gamma function of dimension ``p``:
     ``p (p - 1) / 4 log(pi) + sum_i lgamma(x - i / 2)`` (defined for entries above ``(p - 1) / 2``)."""
@@ -131,7 +135,7 @@ def _gamma_operands(a: Any, x: Any, op: str) -> tuple[Tensor, Tensor]:
     return a, x
 
 
-@public(method=True, inplace=True, special=("gammainc",))
+@public(method=True, inplace=True, special=("gammainc",), dtypes="floating", operands=("input", "other"))
 def igamma(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """The regularized lower incomplete gamma function ``P(a, x) = 1/Gamma(a) int_0^x t^(a-1) e^-t dt``
     (``a = input``, ``x = other``, both tensors, broadcast). The gradient reaches ``x`` only: asking
@@ -144,7 +148,7 @@ def igamma(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     return ops.Igamma.apply(a, x, args=False)
 
 
-@public(method=True, inplace=True, special=("gammaincc",))
+@public(method=True, inplace=True, special=("gammaincc",), dtypes="floating", operands=("input", "other"))
 def igammac(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)`` (see :func:`igamma`)."""
     a, x = _gamma_operands(input, other, "igammac")
@@ -171,7 +175,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     return saved_for_backward(x.log() - (-x).log1p(), given)  # (PyTorch's keeps its input)
 
 
-@public(method=True)
+@public(method=True, dtypes="floating", operands=("input", "other"))
 def logaddexp2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``log2(2**x + 2**y)``, without overflow."""
     a, b = _operands(input, other, "logaddexp2", floating=True)
@@ -188,7 +192,7 @@ def ldexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return saved_for_backward(out, output=True)
 
 
-@public(method=True, inplace=True)
+@public(method=True)
 def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
     """``input ** exponent`` in float64 (both operands converted first)."""
     a, b = (v.astype(np.float64) if isinstance(v, Tensor) else v for v in (input, exponent))
@@ -226,7 +230,7 @@ def fmin(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return saved_for_backward(where((a <= b) | b.isnan(), a, b), a, b)
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, dtypes="floating")
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002
     """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to it."""
     x = _tensor(input, "renorm")

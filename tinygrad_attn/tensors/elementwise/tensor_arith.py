@@ -15,7 +15,7 @@ from ...engine.declare import public
 from ...ops.compare import Equal, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from ...ops.saved import saved_for_backward
 from .._tensor import InvalidArgumentError, Tensor, where
-from ..dtypes import UnsupportedDtypeError, integer_in, scalar_type_name
+from ..dtypes import UnsupportedDtypeError, check_fill_value, integer_in, scalar_type_name
 from ..promotion import (
     _FLOATS,
     _as_float,
@@ -153,7 +153,7 @@ def _extreme(op: Any, a: Tensor, b: Any) -> Tensor:
     return op.apply(a, _number_for(a, b))
 
 
-@public(inplace_function=True, method=True, aliases=("clip",))
+@public(inplace_function=True, method=True, aliases=("clip",), dtypes="numeric", operands=("input", "min", "max"))
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - torch.clamp's names
     """``input`` limited to ``[min, max]`` (either may be None; ``clip`` is its second name). The gradient is 1 on the whole closed
     interval, bounds included, as PyTorch's ``clamp`` (not the 1/2 that maximum and
@@ -187,6 +187,7 @@ def masked_fill(self, mask: Any, value: float) -> Tensor:
     if isinstance(value, int) and not isinstance(value, bool) and self.dtype.kind in "iu":
         value = integer_in(value, self.dtype, "masked_fill")  # (-1 into uint8 is 255, as PyTorch's)
     elif isinstance(value, (bool, int, float, np.generic)):  # a number takes this tensor's dtype, as in PyTorch
+        check_fill_value("masked_fill", value, self.dtype)
         value = self.dtype.type(value).item()
     out = where(mask, value, self)
     return out if out.dtype == self.dtype else out.astype(self.dtype)  # (a tensor value too: self's dtype)

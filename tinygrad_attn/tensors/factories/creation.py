@@ -24,7 +24,7 @@ from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
-from ..dtypes import get_default_dtype, integer_in, promote_types
+from ..dtypes import check_fill_value, get_default_dtype, integer_in, promote_types
 from .tensor_creation import drawn
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
@@ -217,6 +217,7 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
     """``size`` filled with ``fill_value``; the dtype is inferred from it (int64, float32 or bool)."""
     if dtype is None:
         dtype = _torch_dtype_of(np.asarray(fill_value))
+    check_fill_value("full", fill_value, dtype)
     dtype = np.dtype(dtype)
     if isinstance(fill_value, int) and not isinstance(fill_value, bool) and dtype.kind in "iu":
         fill_value = integer_in(fill_value, dtype, "full")  # (-1 into uint8 is 255, as PyTorch's)
@@ -354,6 +355,8 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
     Tensor([  1.,  10., 100.], dtype=float32)
     """
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool):  # (PyTorch's argument parser: an int)
+        raise TypeError(f"logspace(): argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:
         raise RuntimeError(f"logspace: number of steps must be non-negative, got {steps}")
     dt = np.dtype(dtype or get_default_dtype())
@@ -457,7 +460,7 @@ def randn_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: A
     return Tensor.randn(shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-@public
+@public(dtypes="numeric")
 def randint_like(t: Tensor, low: int, high: Any = None, *, generator: Any = None, dtype: Any = None,
                  device: Any = None) -> Tensor:  # fmt: skip
     """Integers from ``[low, high)`` in ``t``'s shape (``randint_like(t, high)`` draws from ``[0, high)``)."""
@@ -494,7 +497,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     return Tensor(out.astype(np.int64), device=input.device)
 
 
-@public(method=True)
+@public(method=True, dtypes="floating")
 def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:  # noqa: A002 - torch's name
     """1 with probability ``input`` (elementwise), else 0, in ``input``'s dtype; PyTorch's
     numbers for a seed (``p``, a number, draws with that probability instead, as PyTorch's

@@ -47,6 +47,19 @@ def variant(name: str) -> Callable[..., Tensor]:
 
 
 @public(function=False, method=True)
+def float_power_(self: Tensor, exponent: Any) -> Tensor:
+    """``float_power`` written into this tensor, which must be float64 (its result's dtype; PyTorch
+    refuses to write it into another)."""
+    if self.dtype != np.float64:
+        raise RuntimeError(f"float_power_: the base given to float_power_ has dtype {self.dtype} but the operation's "
+                           "result requires dtype float64 (convert with .double())")  # fmt: skip
+    return _FLOAT_POWER_(self, exponent)
+
+
+_FLOAT_POWER_ = variant("float_power")
+
+
+@public(function=False, method=True)
 def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     """The main diagonal (of a 2-D tensor, or of a tensor whose sides are all equal)
     becomes ``fill_value``, in place; ``wrap`` restarts it below a tall matrix's square."""

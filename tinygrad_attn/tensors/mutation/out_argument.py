@@ -89,9 +89,13 @@ def _written(r: Tensor, out: Any, op: str) -> Tensor:
 def with_out(fn: Callable[..., Any], names: tuple[str, ...]) -> Callable[..., Any]:
     """``fn`` taking PyTorch's ``out=`` too, where one of its ``names`` is in :data:`OUT_NAMES`
     and ``fn`` has no ``out`` of its own; else ``fn`` itself."""
-    code = getattr(fn, "__code__", None)
     taken = [n for n in names if n in OUT_NAMES]
-    if not taken or code is None or "out" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+    if not taken:
+        return fn
+    try:  # (through any wrapper to the function's own parameters)
+        if "out" in inspect.signature(fn).parameters:
+            return fn
+    except (TypeError, ValueError):
         return fn
     name = taken[0]
     adapter = _same_parameters_and_out(fn, name) or _any_parameters_and_out(fn, name)

@@ -23,7 +23,7 @@ from ...engine.declare import public
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward
 from ...ops.tie_order import sort_order
-from .._tensor import Tensor, cat, where
+from .._tensor import InvalidArgumentError, Tensor, cat, where
 from ..shape import dims
 from ..tensor_functions import ValuesIndices
 
@@ -87,7 +87,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
     return ValuesIndices(values, indices)
 
 
-@public(method=True)
+@public(method=True, dtypes="numeric")
 def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """The lower median (the ``(n - 1) // 2``-th smallest entry; NaN where the slice has one): of every
     entry as a 0-d tensor, or ``(values, indices)`` along ``dim``."""
@@ -98,7 +98,7 @@ def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noq
     return _median(x, dim, keepdim, "median", skip_nan=False)
 
 
-@public(method=True)
+@public(method=True, dtypes="numeric")
 def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """:func:`median` of the entries that are not NaN (NaN where every entry is)."""
     x = _tensor(input, "nanmedian")
@@ -121,7 +121,7 @@ def _median(x: Tensor, dim: Any, keepdim: bool, op: str, skip_nan: bool) -> Valu
     return _pick(x, dim, keepdim, op, position)
 
 
-@public(method=True)
+@public(method=True, dtypes="numeric")
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
     """The ``k``-th smallest entry (1-based) along ``dim`` and its index."""
     x = _tensor(input, "kthvalue")
@@ -161,7 +161,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices: 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-@public(method=True)
+@public(method=True, dtypes="float3264")
 def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
              interpolation: str = "linear") -> Tensor:  # fmt: skip
     """The ``q``-th quantiles (``q`` a float or a 1-D tensor in ``[0, 1]``) of every entry or along
@@ -170,7 +170,7 @@ def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = Fals
     return _quantile(_tensor(input, "quantile"), q, dim, keepdim, interpolation, "quantile", skip_nan=False)
 
 
-@public(method=True)
+@public(method=True, dtypes="float3264")
 def nanquantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
                 interpolation: str = "linear") -> Tensor:  # fmt: skip
     """:func:`quantile` of the entries that are not NaN (NaN where every entry is)."""
@@ -281,7 +281,7 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
 
 
 # -- covariance ------------------------------------------------------------------------
-@public(method=True)
+@public(method=True, dtypes="numeric")
 def cov(
     input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None
 ) -> Tensor:  # noqa: A002
@@ -347,7 +347,7 @@ def _check_cov_weights(name: str, w: Tensor, n: int) -> None:
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
-@public(method=True)
+@public(method=True, dtypes="numeric")
 def corrcoef(input: Tensor) -> Tensor:  # noqa: A002
     """The Pearson correlation coefficients of the variables in the rows of ``input``, clipped to ``[-1, 1]``."""
     c = cov(input)
@@ -374,7 +374,7 @@ def _spacing(y: Tensor, x: Any, dx: Any, d: int, op: str) -> Any:
     return x.diff(dim=d)
 
 
-@public(aliases=("trapz",))
+@public(aliases=("trapz",), dtypes="numeric", operands=("y", "x"))
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     """The integral of ``y`` along ``dim`` by the trapezoid rule, at points ``x`` or spaced ``dx`` (1)."""
     y = _tensor(y, "trapezoid")
@@ -390,7 +390,7 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = 
 trapz = trapezoid
 
 
-@public
+@public(dtypes="numeric", operands=("y", "x"))
 def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     """The running integrals of :func:`trapezoid` (one fewer than ``y``'s points along ``dim``)."""
     y = _tensor(y, "cumulative_trapezoid")
@@ -401,7 +401,7 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, 
     return mids.cumsum(d)
 
 
-@public
+@public(dtypes=("int8", "int16", "int32", "int64", "float16", "float32", "float64"))
 def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> tuple[Tensor, ...]:  # noqa: A002
     """The derivative of ``input`` estimated along each of ``dim`` (every axis by default) by
     central differences, one-sided at the ends (first or second order, ``edge_order``): NumPy's
@@ -412,6 +412,9 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: in
         x = x.astype(_default_float())
     axes = list(range(x.ndim)) if dim is None else [dim] if isinstance(dim, (int, np.integer)) else list(dim)
     axes = [dims.one(x.shape, a, "gradient", scalar_ok=False) for a in axes]
+    if len(set(axes)) != len(axes):
+        twice = next(a for a in axes if axes.count(a) > 1)
+        raise InvalidArgumentError(f"gradient: dim {twice} appears multiple times in the list of dims {dim}")
     if edge_order not in (1, 2):
         raise RuntimeError(f"torch.gradient only supports edge_order=1 and edge_order=2, got {edge_order}")
     if isinstance(spacing, (list, tuple)):
@@ -513,7 +516,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
     return _on(seq, out)
 
 
-@public
+@public(dtypes="numeric")
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:  # noqa: A002
     """The bucket of each entry of ``input`` among the sorted 1-D ``boundaries``: ``i`` with
     ``boundaries[i-1] < x <= boundaries[i]`` (``right=True``: ``boundaries[i-1] <= x < boundaries[i]``)."""
@@ -523,7 +526,7 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
     return searchsorted(b, input, out_int32=out_int32, right=right)
 
 
-@public(method=True)
+@public(method=True, dtypes=("uint8", "int8", "int16", "int32", "int64"))
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:  # noqa: A002
     """How often each value ``0 ... max`` occurs in the non-negative 1-D integer ``input`` (at least
     ``minlength`` counts), or the sum of ``weights`` at each value."""
@@ -546,7 +549,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return _on(x, np.bincount(a, weights=_host(w).astype(np.float64), minlength=minlength).astype(dtype))
 
 
-@public(method=True)
+@public(method=True, dtypes="floating")
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """A histogram of ``input`` in ``bins`` equal bins over ``[min, max]`` (the data's range where both
     are 0); entries outside are not counted."""
@@ -605,7 +608,7 @@ class Histogram(tuple):
     bin_edges = property(lambda self: self[1])
 
 
-@public(method=True)
+@public(method=True, dtypes="float3264")
 def histogram(input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tensor | None = None,  # noqa: A002
               density: bool = False) -> Histogram:  # fmt: skip
     """A histogram of ``input``'s values: ``bins`` equal bins over ``range`` (the data's by default),
@@ -623,7 +626,7 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tens
     return Histogram(hist, out_edges[0])
 
 
-@public
+@public(dtypes="float3264")
 def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | None = None,  # noqa: A002
                 density: bool = False) -> Histogram:  # fmt: skip
     """The histogram of the points ``input (..., D)`` in ``D`` dimensions: ``bins`` an int (per
@@ -768,7 +771,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     return _unique_result(x, vals, inv, counts, return_inverse, return_counts)
 
 
-@public
+@public(dtypes="numeric", operands=("elements", "test_elements"))
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each entry of ``elements`` occurs in ``test_elements`` (either may be a number), as bools."""
     like = elements if isinstance(elements, Tensor) else _tensor(test_elements, "isin")

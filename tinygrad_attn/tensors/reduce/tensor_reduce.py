@@ -22,7 +22,7 @@ from ...engine.declare import public
 from ...functional.checks import written_to_out
 from ...ops.saved import saved_for_backward
 from .._tensor import Tensor, cat, where
-from ..dtypes import accumulate_dtype, scalar_type_name
+from ..dtypes import accumulate_dtype, get_default_dtype, scalar_type_name
 from ..shape import dims
 
 __all__ = ["ValuesIndices",]  # fmt: skip
@@ -190,7 +190,8 @@ def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: An
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
     d = dims.all_if_empty(dims.alias(axis, dim, "logsumexp"))
     dims.axes(input.shape, d, "logsumexp")
-    out = _logsumexp(input, d, dims.keep(keepdim, keepdims))
+    x = input.astype(get_default_dtype()) if input.dtype.kind in "biu" else input  # (PyTorch's: ints to the float)
+    out = _logsumexp(x, d, dims.keep(keepdim, keepdims))
     return saved_for_backward(out, input, output=True)  # (PyTorch's keeps both: the version check follows)
 
 
@@ -396,7 +397,7 @@ def _cumprod(x: Tensor, dim: int) -> Tensor:
     return x if shift > 1 else x.clone()  # (n <= 1: no product was taken, so no new memory yet)
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, inplace_dtypes="numeric")
 def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running products along ``dim`` (``axis``)."""
     acc = accumulate_dtype(input.dtype, dtype)
@@ -406,7 +407,7 @@ def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = No
     )  # (what PyTorch's keeps)
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, inplace_dtypes="numeric")
 def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running sums along ``dim`` (``axis``)."""
     dim = dims.required(axis, dim, "cumsum")
