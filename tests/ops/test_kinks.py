@@ -15,6 +15,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+# A generator over every op of PyTorch's inventories: the full suite's (CI runs it), not the fast loop's.
+pytestmark = pytest.mark.slow
+
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from opinfo import OPS, OpInfo, Sample  # noqa: E402

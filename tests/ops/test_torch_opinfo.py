@@ -29,6 +29,9 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+
+# A generator over every op of PyTorch's inventories: the full suite's (CI runs it), not the fast loop's.
+pytestmark = pytest.mark.slow
 pytest.importorskip("expecttest")  # PyTorch's test internals import it
 
 import tinygrad_attn as tga  # noqa: E402

@@ -37,6 +37,9 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+
+# A generator over every op of PyTorch's inventories: the full suite's (CI runs it), not the fast loop's.
+pytestmark = pytest.mark.slow
 pytest.importorskip("expecttest")
 
 import test_torch_opinfo as runner  # noqa: E402

@@ -19,6 +19,9 @@ import tinygrad_attn as tga
 
 torch = pytest.importorskip("torch")
 
+# A generator over every op of PyTorch's inventories: the full suite's (CI runs it), not the fast loop's.
+pytestmark = pytest.mark.slow
+
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
 
 UNARY = (

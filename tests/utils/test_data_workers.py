@@ -21,6 +21,9 @@ from tinygrad_attn.utils.data import worker
 torch = pytest.importorskip("torch")
 import torch.utils.data as tdata  # noqa: E402
 
+# (each test starts worker processes: seconds, the full suite's; CI runs it)
+pytestmark = pytest.mark.slow
+
 TIMEOUT = 30  # seconds: far above what a batch takes, and a hang still fails
 
 
