@@ -33,6 +33,7 @@ CALLS = {
     "max dim": lambda m, x: x.max(0),
     "aminmax": lambda m, x: x.aminmax(),
     "topk": lambda m, x: x.topk(1),
+    "frexp": lambda m, x: x.frexp(),
     "unique counts": lambda m, x: x.unique(return_counts=True),
     "var_mean": lambda m, x: m.var_mean(x),
     "cummax": lambda m, x: x.cummax(0),

@@ -11,7 +11,7 @@ table :data:`METHODS`); float functions of integer tensors give float32, as PyTo
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -293,8 +293,15 @@ def nextafter(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return with_gradient_of(out, where(never, b, where(a != b, a, 0.0)))
 
 
+class MantissaExponent(NamedTuple):
+    """``frexp``'s result, with PyTorch's field names."""
+
+    mantissa: Tensor
+    exponent: Tensor
+
+
 @public(method=True)
-def frexp(input: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002
+def frexp(input: Tensor) -> MantissaExponent:  # noqa: A002
     """``(mantissa, exponent)`` with ``input = mantissa * 2**exponent``, ``0.5 <= |mantissa| < 1``;
     the exponent is int32."""
     x = _tensor(input, "frexp")
@@ -308,7 +315,7 @@ def frexp(input: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002
         with np.errstate(over="ignore", under="ignore", divide="ignore"):
             scale = Tensor(1.0 / np.exp2(e.astype(np.float32)).astype(x.dtype), device=x._dev)
         mantissa = with_gradient_of(mantissa, x * scale)
-    return mantissa, Tensor(np.asarray(e, np.int32), device=x._dev)
+    return MantissaExponent(mantissa, Tensor(np.asarray(e, np.int32), device=x._dev))
 
 
 @public(method=True)
