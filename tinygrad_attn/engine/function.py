@@ -196,19 +196,19 @@ def _half_in_float32(forward: Callable[..., Any]) -> Callable[..., Any]:
     """``forward`` computing float16 inputs in float32, its float32 result rounded to float16."""
 
     @functools.wraps(forward)
-    def run(self: Function, xp: Any, *datas: Any) -> Any:
-        half = _HALF_OF.get(xp.device, _HALF_UNKNOWN)
+    def run(self: Function, ns: Any, *datas: Any) -> Any:
+        half = _HALF_OF.get(ns.device, _HALF_UNKNOWN)
         if half is _HALF_UNKNOWN:
-            half = _HALF_OF[xp.device] = _half_dtype(xp.device)
+            half = _HALF_OF[ns.device] = _half_dtype(ns.device)
         if half is None or getattr(datas[0], "dtype", None) != half:
-            return forward(self, xp, *datas)
-        single = xp.device.dtype(np.float32)
-        up = [xp.astype(d, single) if getattr(d, "dtype", None) == half else d for d in datas]
-        out = forward(self, xp, *up)
+            return forward(self, ns, *datas)
+        single = ns.device.dtype(np.float32)
+        up = [ns.astype(d, single) if getattr(d, "dtype", None) == half else d for d in datas]
+        out = forward(self, ns, *up)
         if getattr(out, "dtype", None) != single:
             return out
         with np.errstate(over="ignore"):  # (beyond float16's range: inf, as PyTorch's)
-            return xp.astype(out, half)
+            return ns.astype(out, half)
 
     return run
 

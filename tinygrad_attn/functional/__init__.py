@@ -611,7 +611,7 @@ def _mask_arrays(q: Tensor, k: Tensor, mask: Any, is_causal: bool) -> tuple[Any,
     dev = q._dev
     if mask is None and is_causal and tk > 0:  # every query sees key 0: no empty rows
         return _causal_bias(tq, tk, q.dtype, dev), None, None
-    xp = dev.ops
+    ns = dev.ops
     # The mask arithmetic runs on the queries' device: no copy to the host per call.
     allowed = dev.asarray(np.tri(tq, tk, 0, dtype=bool)) if is_causal else None  # (tq, tk)
     bias_t = None
@@ -634,25 +634,25 @@ def _mask_arrays(q: Tensor, k: Tensor, mask: Any, is_causal: bool) -> tuple[Any,
             allowed_t = mask._data > -math.inf
             allowed = allowed_t if allowed is None else (allowed_t & allowed)
         else:  # a float mask is added; its -inf entries mean "may not attend"
-            fm = mask._data if mask.dtype == q.dtype else xp.astype(mask._data, q._data.dtype)
+            fm = mask._data if mask.dtype == q.dtype else ns.astype(mask._data, q._data.dtype)
             allowed_f = fm > -math.inf
             if allowed is not None:
                 allowed_f = allowed_f & allowed
-            return _bias_from_allowed(xp, allowed_f, xp.where(allowed_f, fm, -math.inf))
+            return _bias_from_allowed(ns, allowed_f, ns.where(allowed_f, fm, -math.inf))
     if allowed is None:
         return None, None, bias_t
-    zeros = xp.zeros(tuple(allowed.shape), q._data.dtype)
-    bias, row_any, _ = _bias_from_allowed(xp, allowed, xp.where(allowed, zeros, zeros - math.inf))
+    zeros = ns.zeros(tuple(allowed.shape), q._data.dtype)
+    bias, row_any, _ = _bias_from_allowed(ns, allowed, ns.where(allowed, zeros, zeros - math.inf))
     return bias, row_any, bias_t
 
 
-def _bias_from_allowed(xp: Any, allowed: Any, bias: Any) -> tuple[Any, Any, None]:
+def _bias_from_allowed(ns: Any, allowed: Any, bias: Any) -> tuple[Any, Any, None]:
     """Zero the bias of rows with no key to attend (their softmax would be 0/0), and mark
     those rows, unless there are none."""
-    rows = xp.any(allowed, axis=-1, keepdims=True)  # (..., Tq, 1)
-    if bool(xp.all(rows)):
+    rows = ns.any(allowed, axis=-1, keepdims=True)  # (..., Tq, 1)
+    if bool(ns.all(rows)):
         return bias, None, None
-    return xp.where(rows, bias, xp.zeros_like(bias)), rows, None
+    return ns.where(rows, bias, ns.zeros_like(bias)), rows, None
 
 
 @public(function=False, functional=True)

@@ -28,7 +28,7 @@ class Adadelta(Optimizer):
         self._require(0.0 <= float(group["rho"]) <= 1.0, f"Invalid rho value: {group['rho']}")
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
-        xp = p._dev.ops
+        ns = p._dev.ops
         lr, rho, eps, wd = float(group["lr"]), float(group["rho"]), float(group["eps"]), float(group["weight_decay"])
         if not state:
             state.update(step=0, square_avg=self._zeros_like(p), acc_delta=self._zeros_like(p))
@@ -38,6 +38,6 @@ class Adadelta(Optimizer):
             grad = grad + wd * w
         v, u = state["square_avg"], state["acc_delta"]
         v._data = rho * v._data + (1.0 - rho) * (grad * grad)
-        delta = xp.sqrt(u._data + eps) / xp.sqrt(v._data + eps) * grad
+        delta = ns.sqrt(u._data + eps) / ns.sqrt(v._data + eps) * grad
         u._data = rho * u._data + (1.0 - rho) * (delta * delta)
         return w - lr * delta

@@ -39,7 +39,7 @@ class Adagrad(Optimizer):
             state.update(step=0, sum=Tensor._wrap(p._dev.ops.zeros_like(p._data) + init, p._dev))
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
-        xp = p._dev.ops
+        ns = p._dev.ops
         self._init_state(p, state, group)  # (a parameter added by add_param_group)
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
         state["step"] += 1
@@ -49,4 +49,4 @@ class Adagrad(Optimizer):
         clr = lr / (1.0 + (state["step"] - 1) * float(group["lr_decay"]))
         acc = state["sum"]
         acc._data = acc._data + grad * grad
-        return w - clr * (grad / (xp.sqrt(acc._data) + eps))
+        return w - clr * (grad / (ns.sqrt(acc._data) + eps))

@@ -44,7 +44,7 @@ class Adam(Optimizer):
         return bool(group.get("decoupled_weight_decay", self.decoupled))
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
-        xp = p._dev.ops
+        ns = p._dev.ops
         # Python floats: a NumPy float64 scalar would promote float32 arrays to float64.
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
         b1, b2 = (float(b) for b in group["betas"])
@@ -65,13 +65,13 @@ class Adam(Optimizer):
         v._data = b2 * v._data + (1.0 - b2) * (grad * grad)
         if amsgrad:
             vmax = state["max_exp_avg_sq"]
-            vmax._data = xp.maximum(vmax._data, v._data)
+            vmax._data = ns.maximum(vmax._data, v._data)
             v = vmax
         # PyTorch's m_hat / (sqrt(v_hat) + eps) with the bias correction of v, c2 = sqrt(1 -
         # b2^t), moved onto the numbers: m / (sqrt(v) + eps c2) * c2 (one array pass fewer,
         # the same value to rounding).
         c2 = math.sqrt(1.0 - b2**t)
-        denom = xp.sqrt(v._data) + eps * c2
+        denom = ns.sqrt(v._data) + eps * c2
         return w - (m._data / denom) * (lr / (1.0 - b1**t) * c2)
 
     def _writes(self, group: dict[str, Any]) -> int:
@@ -93,10 +93,10 @@ class Adam(Optimizer):
         # flat state with one scratch array where the namespace writes into one: 13 passes
         # over the bucket (AdamW with weight decay), after the gathering of the gradients.
         o = _inplace_ns(b.dev)
-        xp = b.dev.ops
+        ns = b.dev.ops
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
         b1, b2 = (float(x) for x in group["betas"])
-        tmp = xp.empty(grad.shape, grad.dtype) if o is not None else None
+        tmp = ns.empty(grad.shape, grad.dtype) if o is not None else None
         decay = 1.0
         if wd and self._decoupled(group):
             decay = 1.0 - lr * wd
@@ -115,11 +115,11 @@ class Adam(Optimizer):
         if group.get("amsgrad", False):
             vmax = b.state.get("max_exp_avg_sq")
             if vmax is None:  # amsgrad switched on after the first steps
-                vmax = xp.zeros(v.shape, v.dtype)
-            v = o.maximum(vmax, v, out=vmax) if o is not None else xp.maximum(vmax, v)
+                vmax = ns.zeros(v.shape, v.dtype)
+            v = o.maximum(vmax, v, out=vmax) if o is not None else ns.maximum(vmax, v)
             b.state["max_exp_avg_sq"] = v
         c2 = math.sqrt(1.0 - b2**t)
-        denom = o.sqrt(v, out=tmp) if o is not None else xp.sqrt(v)
+        denom = o.sqrt(v, out=tmp) if o is not None else ns.sqrt(v)
         denom += eps * c2
         q = o.divide(m, denom, out=denom) if o is not None else m / denom
         q *= lr / (1.0 - b1**t) * c2

@@ -23,7 +23,7 @@ class Adamax(Optimizer):
                                       maximize=maximize, differentiable=differentiable, capturable=capturable))  # fmt: skip
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
-        xp = p._dev.ops
+        ns = p._dev.ops
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
         b1, b2 = (float(b) for b in group["betas"])
         if not state:
@@ -34,5 +34,5 @@ class Adamax(Optimizer):
             grad = grad + wd * w
         m, u = state["exp_avg"], state["exp_inf"]
         m._data = m._data + (1.0 - b1) * (grad - m._data)
-        u._data = xp.maximum(u._data * b2, xp.abs(grad) + eps)
+        u._data = ns.maximum(u._data * b2, ns.abs(grad) + eps)
         return w - lr / (1.0 - b1 ** state["step"]) * (m._data / u._data)

@@ -54,22 +54,22 @@ class LBFGS(Optimizer):
         return self._params[0]._dev
 
     def _flat_grad(self) -> Any:
-        xp = self._dev.ops
+        ns = self._dev.ops
         parts = []
         for p in self._params:
             g = p.grad
-            gd = xp.zeros(p._data.shape, p._data.dtype) if g is None else g._data
+            gd = ns.zeros(p._data.shape, p._data.dtype) if g is None else g._data
             if gd.dtype != p._data.dtype:
-                gd = xp.astype(gd, p._data.dtype)
-            parts.append(xp.reshape(gd, (-1,)))
-        return xp.concat(parts)  # (a new array even for one parameter)
+                gd = ns.astype(gd, p._data.dtype)
+            parts.append(ns.reshape(gd, (-1,)))
+        return ns.concat(parts)  # (a new array even for one parameter)
 
     def _add(self, t: float, d: Any) -> None:
         """Each parameter moves by ``t`` times its slice of ``d``, in its own memory."""
-        xp, o = self._dev.ops, 0
+        ns, o = self._dev.ops, 0
         for p in self._params:
             n = math.prod(p.shape)
-            store_array(p, p._data + t * xp.reshape(d[o : o + n], p._data.shape))
+            store_array(p, p._data + t * ns.reshape(d[o : o + n], p._data.shape))
             o += n
 
     def _evaluate_at(self, closure: Callable[[], Any], x: list[Any], t: float, d: Any) -> tuple[float, Any]:

@@ -36,7 +36,7 @@ class NAdam(Optimizer):
         self._require(float(decay) >= 0.0, f"Invalid momentum_decay value: {decay}")
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
-        xp = p._dev.ops
+        ns = p._dev.ops
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
         b1, b2 = (float(b) for b in group["betas"])
         psi = float(group["momentum_decay"])
@@ -55,7 +55,7 @@ class NAdam(Optimizer):
         m, v = state["exp_avg"], state["exp_avg_sq"]
         m._data = m._data + (1.0 - b1) * (grad - m._data)
         v._data = b2 * v._data + (1.0 - b2) * (grad * grad)
-        denom = xp.sqrt(v._data / (1.0 - b2**t)) + eps
+        denom = ns.sqrt(v._data / (1.0 - b2**t)) + eps
         w = w + (-lr * (1.0 - mu) / (1.0 - prod)) * (grad / denom)
         return w + (-lr * mu_next / (1.0 - prod * mu_next)) * (m._data / denom)
 

@@ -277,17 +277,17 @@ class Optimizer:
             if maximize or not (
                 all(map(is_, map(_DTYPE, grads), repeat(dtype))) or all(gd.dtype == dtype for gd in grads)
             ):
-                xp = dev.ops
-                grads = [xp.astype(gd, dtype) if gd.dtype != dtype else gd for gd in grads]
+                ns = dev.ops
+                grads = [ns.astype(gd, dtype) if gd.dtype != dtype else gd for gd in grads]
                 if maximize:
                     grads = [-gd for gd in grads]
             if self._flat_update_pieces(b, grads, group):
                 b.bump(writes)
             else:
-                xp = dev.ops
-                grads = [xp.reshape(gd, (-1,)) for gd in grads]
+                ns = dev.ops
+                grads = [ns.reshape(gd, (-1,)) for gd in grads]
                 # (concat: a fresh array even for one parameter, which the update may overwrite)
-                g = xp.concat(grads) if len(grads) > 1 else grads[0] * 1
+                g = ns.concat(grads) if len(grads) > 1 else grads[0] * 1
                 b.take_step(*self._flat_update(b, g, group), writes)
             b.share_state()
 
@@ -484,7 +484,7 @@ class _Bucket:
         self.params = params
         self.dev = params[0]._dev
         self.dtype = params[0]._data.dtype
-        xp = self.dev.ops
+        ns = self.dev.ops
         self._slices, o = [], 0
         for p in params:
             n = math.prod(p.shape)
@@ -499,7 +499,7 @@ class _Bucket:
         self._shared: tuple | None = None  # the flat state arrays the state tensors were last made views of
         self._held: tuple = ((), (), (), (), True)
         self.state = {
-            name: _gather(xp, [st[name]._data for st in self.states])
+            name: _gather(ns, [st[name]._data for st in self.states])
             for name, v in self.states[0].items()
             if isinstance(v, Tensor)
         }
@@ -657,6 +657,6 @@ def _mul(o: Any, a: Any, b: Any, out: Any) -> Any:
     return o.multiply(a, b, out=out) if o is not None else a * b
 
 
-def _gather(xp: Any, arrays: list[Any]) -> Any:
+def _gather(ns: Any, arrays: list[Any]) -> Any:
     """The arrays' values one after the other in one new 1-D array."""
-    return xp.concat([xp.reshape(a, (-1,)) for a in arrays])
+    return ns.concat([ns.reshape(a, (-1,)) for a in arrays])

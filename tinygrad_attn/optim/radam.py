@@ -29,7 +29,7 @@ class RAdam(Optimizer):
                                       differentiable=differentiable))  # fmt: skip
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
-        xp = p._dev.ops
+        ns = p._dev.ops
         lr, eps, wd = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
         b1, b2 = (float(b) for b in group["betas"])
         if not state:
@@ -51,7 +51,7 @@ class RAdam(Optimizer):
         if rho_t <= 5.0:  # too few steps for the variance: plain momentum
             return w - m_hat * lr
         rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
-        return w - m_hat * lr * (math.sqrt(c2) / (xp.sqrt(v._data) + eps)) * rect
+        return w - m_hat * lr * (math.sqrt(c2) / (ns.sqrt(v._data) + eps)) * rect
 
     def _writes(self, group: dict[str, Any]) -> int:
         # (PyTorch's decoupled decay scales the parameter in place before the update)

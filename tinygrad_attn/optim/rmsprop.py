@@ -31,7 +31,7 @@ class RMSprop(Optimizer):
         self._require(float(group["alpha"]) >= 0.0, f"Invalid alpha value: {group['alpha']}")
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
-        xp = p._dev.ops
+        ns = p._dev.ops
         lr, alpha, eps = float(group["lr"]), float(group["alpha"]), float(group["eps"])
         wd, mu = float(group["weight_decay"]), float(group["momentum"])
         if not state:
@@ -49,9 +49,9 @@ class RMSprop(Optimizer):
         if group["centered"]:
             ga = state["grad_avg"]
             ga._data = ga._data + (1.0 - alpha) * (grad - ga._data)
-            avg = xp.sqrt(sq._data - ga._data * ga._data) + eps
+            avg = ns.sqrt(sq._data - ga._data * ga._data) + eps
         else:
-            avg = xp.sqrt(sq._data) + eps
+            avg = ns.sqrt(sq._data) + eps
         if mu > 0:
             buf = state["momentum_buffer"]
             buf._data = mu * buf._data + grad / avg

@@ -30,18 +30,18 @@ class Rprop(Optimizer):
         self._require(0.0 < lo < 1.0 < hi, f"Invalid eta values: {lo}, {hi}")
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
-        xp = p._dev.ops
+        ns = p._dev.ops
         eta_minus, eta_plus = (float(e) for e in group["etas"])
         smallest, largest = (float(s) for s in group["step_sizes"])
         if not state:
-            size = Tensor._wrap(xp.zeros_like(p._data) + float(group["lr"]), p._dev)
+            size = Tensor._wrap(ns.zeros_like(p._data) + float(group["lr"]), p._dev)
             state.update(step=0, prev=self._zeros_like(p), step_size=size)
         state["step"] += 1
         prev, size = state["prev"], state["step_size"]
-        s = xp.sign(grad * prev._data)
+        s = ns.sign(grad * prev._data)
         z = size._data  # (each branch in the parameter's dtype, as PyTorch's factors are)
-        z = xp.where(s > 0, z * eta_plus, xp.where(s < 0, z * eta_minus, z))
-        size._data = xp.minimum(xp.maximum(z, smallest), largest)
-        grad = xp.where(s < 0, 0.0, grad)  # (a sign change: no step, and no memory of it)
+        z = ns.where(s > 0, z * eta_plus, ns.where(s < 0, z * eta_minus, z))
+        size._data = ns.minimum(ns.maximum(z, smallest), largest)
+        grad = ns.where(s < 0, 0.0, grad)  # (a sign change: no step, and no memory of it)
         prev._data = grad * 1.0
-        return p._data - xp.sign(grad) * size._data
+        return p._data - ns.sign(grad) * size._data

@@ -94,10 +94,10 @@ class IndexRangeError(IndexError, RuntimeError):
     ``RuntimeError`` in ``gather`` and ``scatter``; this is both."""
 
 
-def _check_bounds(xp: Any, idx: Any, n: int, op: str, dim: int, shape: tuple) -> None:
+def _check_bounds(ns: Any, idx: Any, n: int, op: str, dim: int, shape: tuple) -> None:
     if idx.size == 0:
         return
-    lo, hi = int(xp.min(idx)), int(xp.max(idx))
+    lo, hi = int(ns.min(idx)), int(ns.max(idx))
     if lo < 0 or hi >= n:
         bad = lo if lo < 0 else hi
         raise IndexRangeError(f"{op}: index {bad} is out of range for dimension {dim} of size {n} (shape {shape})")
@@ -607,10 +607,10 @@ def expm1(x: Tensor) -> Tensor:
 
 
 def _elementwise_test(x: Tensor, name: str) -> Tensor:
-    xp = x._dev.ops
+    ns = x._dev.ops
     raw = x._dev.xp
     if name == "isfinite":
-        return Tensor._wrap(xp.isfinite(x._data), x._dev)
+        return Tensor._wrap(ns.isfinite(x._data), x._dev)
     return Tensor._wrap(getattr(raw, name)(x._data), x._dev)
 
 

@@ -84,17 +84,17 @@ def _index_array(k: Any, x: Tensor, size: int) -> Any:
         idx = idx.astype(np.int64)
     elif idx.dtype.kind not in "iu":
         raise IndexError(f"getitem: index arrays must be integers, got {idx.dtype}")
-    xp = x._dev.ops
+    ns = x._dev.ops
     a = idx._data
     if a.dtype != x._dev.dtype(np.int64):
-        a = xp.astype(a, x._dev.dtype(np.int64))
+        a = ns.astype(a, x._dev.dtype(np.int64))
     if math.prod(a.shape):
-        lo, hi = int(xp.min(a)), int(xp.max(a))
+        lo, hi = int(ns.min(a)), int(ns.max(a))
         if lo < -size or hi >= size:
             bad = hi if hi >= size else lo
             raise IndexError(f"getitem: index {bad} is out of bounds for an axis of size {size} (shape {x.shape})")
         if lo < 0:
-            a = xp.where(a < 0, a + size, a)
+            a = ns.where(a < 0, a + size, a)
     return a
 
 
@@ -267,13 +267,13 @@ def _advanced(x: Tensor, key: tuple) -> Tensor:
     if tracing() and any(isinstance(key[i], Tensor) for i in adv):
         return _advanced_traced(out, key, adv)
     idx = [_index_array(key[i], out, out.shape[i]) for i in adv]
-    xp = out._dev.ops
+    ns = out._dev.ops
     shapes = [tuple(a.shape) for a in idx]
     try:
         bshape = np.broadcast_shapes(*shapes)
     except ValueError as e:
         raise IndexError(f"getitem: index arrays of shapes {shapes} do not broadcast together") from e
-    idx = [xp.broadcast_to(a, bshape) for a in idx]
+    idx = [ns.broadcast_to(a, bshape) for a in idx]
     consecutive = adv == list(range(adv[0], adv[0] + len(adv)))
     if not consecutive:  # NumPy puts the indexed axes first in this case
         rest = [i for i in range(out.ndim) if i not in adv]
