@@ -29,8 +29,7 @@ from ..ops.transfer import Transfer
 from ..runtime.backend import Device, default_device, device_of_array, get_device
 from ..runtime.backend import device as _device
 from . import promotion as _promotion
-from .dtypes import UnsupportedDtypeError, check_fill_value, get_default_dtype
-from .dtypes import integer_in as _integer_in
+from .dtypes import UnsupportedDtypeError, fill_value_in, get_default_dtype
 from .dtypes import result_type as _result_type
 from .mutation.inplace import apply_inplace
 from .printing import array2string_options
@@ -613,10 +612,8 @@ class Tensor:
 
     def fill_(self, value: Any) -> Tensor:
         """Every element becomes ``value`` (a number or a one-element tensor), in place."""
-        check_fill_value("fill_", value, self.dtype)
-        v = value.reshape(()) if isinstance(value, Tensor) else value
-        if v.__class__ is int and self.dtype.kind in "iu":  # (-1 into uint8 is 255; 256 overflows, as PyTorch's)
-            v = _integer_in(v, self.dtype, "fill_")
+        # (-1 into uint8 is 255; 256 overflows, as PyTorch's)
+        v = value.reshape(()) if isinstance(value, Tensor) else fill_value_in("fill_", value, self.dtype)
         # (the value in this tensor's dtype, as PyTorch's: an int tensor filled with 2.5 holds 2)
         return apply_inplace(self, "fill_", lambda x, v: _in_dtype(where(True, v, x), x.dtype), v, reads_old=False)
 

@@ -156,12 +156,15 @@ def result_type(*operands: object) -> np.dtype:
     return out
 
 
-def integer_in(value: builtins.int, dtype: Any, op: str) -> Any:
-    """A Python int as a number of the integer ``dtype``, after :func:`check_fill_value`: a
-    negative one wraps into an unsigned dtype (-1 is uint8's 255), as PyTorch writes it (NumPy
-    would raise an OverflowError naming neither the op nor the dtype)."""
+def fill_value_in(op: str, value: Any, dtype: Any) -> Any:
+    """``value`` as ``op`` writes it into a tensor of ``dtype``: checked by :func:`check_fill_value`,
+    and a Python int into an integer dtype wrapped as PyTorch writes it (-1 is uint8's 255; NumPy
+    would raise an OverflowError naming neither the op nor the dtype); any other value as given."""
     check_fill_value(op, value, dtype)
-    return np.asarray(value).astype(np.dtype(dtype)).item()
+    dt = np.dtype(dtype)
+    if isinstance(value, builtins.int) and not isinstance(value, builtins.bool) and dt.kind in "iu":
+        return np.asarray(value).astype(dt).item()
+    return value
 
 
 def accumulate_dtype(dt: Any, dtype: Any = None) -> np.dtype:

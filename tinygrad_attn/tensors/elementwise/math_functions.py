@@ -30,7 +30,7 @@ from ...functional.checks import tensor_arg as _tensor
 from ...ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
-from ..dtypes import UnsupportedDtypeError, check_fill_value, integer_in, result_type, scalar_type_name
+from ..dtypes import UnsupportedDtypeError, fill_value_in, result_type, scalar_type_name
 from ..promotion import bitwise_operands, promoted_operands
 from ..reduce.tensor_reduce import _logsumexp, sqrt_of_variance, var
 from ..shape import dims
@@ -615,13 +615,10 @@ def index_fill(input: Tensor, dim: int, index: Any, value: Any) -> Tensor:  # no
     idx = _index_line(x, d, index, x.shape, "index_fill")
     ones = Tensor.ones(idx.shape, device=x._dev)
     hit = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape)) > 0
-    check_fill_value("index_fill", value, x.dtype)
     if isinstance(value, Tensor):
         v = value.reshape(())
-    elif isinstance(value, int) and not isinstance(value, bool) and x.dtype.kind in "iu":
-        v = integer_in(value, x.dtype, "index_fill")  # (-1 into uint8 is 255, as PyTorch's)
-    else:
-        v = x.dtype.type(value).item()
+    else:  # (-1 into uint8 is 255, as PyTorch's)
+        v = x.dtype.type(fill_value_in("index_fill", value, x.dtype)).item()
     return where(hit, v, x)
 
 

@@ -15,7 +15,7 @@ from ...engine.declare import public
 from ...ops.compare import Equal, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from ...ops.saved import saved_for_backward
 from .._tensor import InvalidArgumentError, Tensor, where
-from ..dtypes import UnsupportedDtypeError, check_fill_value, integer_in, scalar_type_name
+from ..dtypes import UnsupportedDtypeError, fill_value_in, scalar_type_name
 from ..promotion import (
     _FLOATS,
     _as_float,
@@ -184,10 +184,7 @@ def masked_fill(self, mask: Any, value: float) -> Tensor:
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s) (shape {value.shape})")  # fmt: skip
-    if isinstance(value, int) and not isinstance(value, bool) and self.dtype.kind in "iu":
-        value = integer_in(value, self.dtype, "masked_fill")  # (-1 into uint8 is 255, as PyTorch's)
-    elif isinstance(value, (bool, int, float, np.generic)):  # a number takes this tensor's dtype, as in PyTorch
-        check_fill_value("masked_fill", value, self.dtype)
-        value = self.dtype.type(value).item()
+    if isinstance(value, (bool, int, float, np.generic)):  # a number takes this tensor's dtype, as in PyTorch
+        value = self.dtype.type(fill_value_in("masked_fill", value, self.dtype)).item()  # (-1 into uint8: 255)
     out = where(mask, value, self)
     return out if out.dtype == self.dtype else out.astype(self.dtype)  # (a tensor value too: self's dtype)

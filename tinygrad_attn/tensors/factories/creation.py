@@ -24,7 +24,7 @@ from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
-from ..dtypes import check_fill_value, get_default_dtype, integer_in, promote_types
+from ..dtypes import fill_value_in, get_default_dtype, promote_types
 from .tensor_creation import drawn
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
@@ -217,10 +217,8 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
     """``size`` filled with ``fill_value``; the dtype is inferred from it (int64, float32 or bool)."""
     if dtype is None:
         dtype = _torch_dtype_of(np.asarray(fill_value))
-    check_fill_value("full", fill_value, dtype)
+    fill_value = fill_value_in("full", fill_value, dtype)  # (-1 into uint8 is 255, as PyTorch's)
     dtype = np.dtype(dtype)
-    if isinstance(fill_value, int) and not isinstance(fill_value, bool) and dtype.kind in "iu":
-        fill_value = integer_in(fill_value, dtype, "full")  # (-1 into uint8 is 255, as PyTorch's)
     arr = np.full(_shape_args((size,)), fill_value, dtype=dtype)
     return Tensor._host(arr, None, device, requires_grad, name)
 
@@ -396,8 +394,8 @@ def fill(input: Tensor, value: Any) -> Tensor:  # noqa: A002
             )
         v = value if value.dtype == input.dtype else value.astype(input.dtype)
     else:
-        if value.__class__ is int and input.dtype.kind in "iu":  # (-1 into uint8 is 255; 256 overflows)
-            value = integer_in(value, input.dtype, "fill")
+        if value.__class__ is int:  # (-1 into uint8 is 255; 256 overflows)
+            value = fill_value_in("fill", value, input.dtype)
         v = Tensor(np.asarray(value).astype(input.dtype), device=input._dev)
     return where(Tensor.ones(input.shape, dtype=np.bool_, device=input._dev), v, input)
 
