@@ -15,6 +15,7 @@ import tinygrad_attn as tga  # noqa: E402
 REDUCTIONS = {
     "sum": lambda m, x, d: x.sum(d),
     "mean": lambda m, x, d: x.mean(d),
+    "mean keepdim": lambda m, x, d: x.mean(d, keepdim=True),
     "cumsum": lambda m, x, d: x.cumsum(d),
     "var": lambda m, x, d: x.var(d),
     "std": lambda m, x, d: x.std(d),
@@ -23,6 +24,7 @@ REDUCTIONS = {
     "nansum": lambda m, x, d: x.nansum(d),
     "nanmean": lambda m, x, d: x.nanmean(d),
     "norm": lambda m, x, d: x.norm(dim=d),
+    "norm keepdim": lambda m, x, d: x.norm(dim=d, keepdim=True),
     "vector_norm": lambda m, x, d: m.linalg.vector_norm(x, 3, d),
     "matrix_norm": lambda m, x, d: m.linalg.matrix_norm(x.reshape(20, -1, 40 // (d + 1))),
     "logsumexp": lambda m, x, d: x.logsumexp(d),

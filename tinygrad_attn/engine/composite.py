@@ -4,6 +4,7 @@ fused op whose backward is written by hand (:class:`FusedFunction`)."""
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,23 +27,30 @@ if TYPE_CHECKING:
 #: logsumexp.)
 HALF_IN_FLOAT32 = frozenset(
     "celu cosh elu gelu group_norm hardsigmoid hardswish layer_norm leaky_relu local_response_norm logaddexp "
-    "logcumsumexp logsigmoid mish normalize rms_norm selu silu sinh softplus hypot xlogy batch_norm".split()
+    "logcumsumexp logsigmoid mish normalize rms_norm selu silu sinh softplus hypot xlogy mean norm".split()
 )
 
 
-def _in_float32(args: tuple, kw: dict) -> tuple[tuple, dict] | None:
+def _in_float32(args: tuple, kw: dict, inplace_at: int | None) -> tuple[tuple, dict] | None:
     """``args`` and ``kw`` with their float16 tensors in float32, or None where a tensor is
     of another dtype or the call writes in place (``inplace=True``: into the caller's tensor)."""
     Tensor = _function.Tensor  # noqa: N806
     values = (*args, *kw.values())
     halves = [v for v in values if isinstance(v, Tensor)]
-    if not halves or any(v.dtype != _HALF for v in halves) or any(v is True for v in values):
+    if not halves or any(v.dtype != _HALF for v in halves) or _writes_in_place(args, kw, inplace_at):
         return None
 
     def up(v: Any) -> Any:
         return v.astype(_SINGLE) if isinstance(v, Tensor) else v
 
     return tuple(map(up, args)), {k: up(v) for k, v in kw.items()}
+
+
+def _writes_in_place(args: tuple, kw: dict, inplace_at: int | None) -> bool:
+    """Whether the call passes ``inplace=True`` (by keyword, or at its place ``inplace_at``)."""
+    if inplace_at is None:
+        return False
+    return bool(kw["inplace"] if "inplace" in kw else len(args) > inplace_at and args[inplace_at])
 
 
 def _rounded_to_half(out: Any) -> Any:
@@ -73,9 +81,12 @@ def composite(name: str, fused: Callable[..., Tensor | None] | None = None) -> C
     half = name in HALF_IN_FLOAT32
 
     def deco(reference: Callable[..., Tensor]) -> Callable[..., Tensor]:
+        params = list(inspect.signature(reference).parameters) if half else []
+        inplace_at = params.index("inplace") if "inplace" in params else None
+
         @functools.wraps(reference)
         def run(*args: Any, **kw: Any) -> Tensor:
-            if half and (wide := _in_float32(args, kw)) is not None:
+            if half and (wide := _in_float32(args, kw, inplace_at)) is not None:
                 return _rounded_to_half(run(*wide[0], **wide[1]))
             if fused is not None and not _State.decompose:
                 out = fused(*args, **kw)

@@ -95,9 +95,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
         dim, keepdim = dims.alias(axis, dim, "mean"), dims.keep(keepdim, keepdims)
     dim = dims.all_if_empty(dim)
     dims.axes(input.shape, dim, "mean")
-    if input.dtype == np.float16:
-        return _mean(input.astype(np.float32), dim, bool(keepdim)).astype(np.float16)
-    return _mean(input, dim, bool(keepdim))
+    return _mean(input, dim, bool(keepdim))  # (float16 in float32: engine.composite.HALF_IN_FLOAT32)
 
 
 @composite("var")
@@ -445,11 +443,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
                                f"without dim needs a matrix, got shape {input.shape})")  # fmt: skip
         r = MATRIX_NORM[0](input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim, dtype=dtype)
         return written_to_out(r, out, "norm")
-    x = input if dtype is None else input.astype(dtype)
-    if x.dtype == np.float16:  # (computed in float32 and rounded once, as PyTorch's)
-        r = _norm(x.astype(np.float32), p, dim, keepdim).astype(np.float16)
-    else:
-        r = _norm(x, p, dim, keepdim)
+    r = _norm(input if dtype is None else input.astype(dtype), p, dim, keepdim)  # (float16 in float32: composite)
     return written_to_out(r, out, "norm")
 
 
