@@ -57,3 +57,21 @@ def torch_shares_memory(theirs, base) -> bool:
     if not theirs.numel() or not base.numel():
         return False
     return theirs.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
+
+
+def count_kernel_calls(monkeypatch) -> dict[str, int]:
+    """Counts the compiled loops ``ops.cpu_kernels.kernel`` hands out from now on, by name
+    (none where numba is missing or switched off): the dict fills as the test runs."""
+    from tinygrad_attn.ops import cpu_kernels  # noqa: PLC0415
+
+    seen: dict[str, int] = {}
+    real = cpu_kernels.kernel
+
+    def counting(name):
+        fn = real(name)
+        if fn is not None:
+            seen[name] = seen.get(name, 0) + 1
+        return fn
+
+    monkeypatch.setattr(cpu_kernels, "kernel", counting)
+    return seen

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import count_kernel_calls
 
 import tinygrad_attn as tga
 from tinygrad_attn.ops import cpu_kernels
@@ -16,18 +17,8 @@ needs_numba = pytest.mark.skipif(not cpu_kernels.available(), reason="numba is n
 @pytest.fixture
 def calls(monkeypatch):
     """Counts the kernels handed out, by name, while they stay switched on."""
-    seen: dict[str, int] = {}
-    real = cpu_kernels.kernel
-
-    def counting(name):
-        fn = real(name)
-        if fn is not None:
-            seen[name] = seen.get(name, 0) + 1
-        return fn
-
-    monkeypatch.setattr(cpu_kernels, "kernel", counting)
     monkeypatch.setattr(cpu_kernels, "ENABLED", True)
-    return seen
+    return count_kernel_calls(monkeypatch)
 
 
 def test_switched_off_there_is_no_kernel(monkeypatch):

@@ -11,6 +11,7 @@ import itertools
 
 import numpy as np
 import pytest
+from helpers import count_kernel_calls
 
 import tinygrad_attn as tga
 from tinygrad_attn import Tensor
@@ -42,17 +43,7 @@ needs_numba = pytest.mark.skipif(not cpu_kernels.available(), reason="numba is n
 @pytest.fixture
 def calls(monkeypatch):
     """Counts the compiled loops handed out, by name (none where numba is missing or off)."""
-    seen: dict[str, int] = {}
-    real = cpu_kernels.kernel
-
-    def counting(name):
-        fn = real(name)
-        if fn is not None:
-            seen[name] = seen.get(name, 0) + 1
-        return fn
-
-    monkeypatch.setattr(cpu_kernels, "kernel", counting)
-    return seen
+    return count_kernel_calls(monkeypatch)
 
 
 def _run(cls, kw, dtype, foreach, steps=8):
