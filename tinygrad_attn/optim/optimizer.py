@@ -292,10 +292,16 @@ class Optimizer:
             b.share_state()
 
     def _same_key(self, b: _Bucket) -> bool:
-        # (b.states: each parameter's state dict, which b.intact has just found in self.state)
+        # (b.states: each parameter's state dict, which b.intact has just found in self.state;
+        # where none gained or lost an entry since the last check, the answer is the last one)
+        sizes = list(map(len, b.states))
+        if sizes == b._state_sizes:
+            return True
         flat_key = self._flat_key
         key = flat_key(b.states[0])
-        return all(flat_key(st) == key for st in b.states)
+        same = all(flat_key(st) == key for st in b.states)
+        b._state_sizes = sizes if same else None
+        return same
 
     def _buckets(self, ready: list[Tensor], group: dict[str, Any]) -> list[_Bucket]:
         """The parameters ``ready`` (each with a gradient) as buckets, their values and
@@ -478,6 +484,8 @@ class _Bucket:
         "_shared",
         "_scalars",
         "_loopable",
+        "_shapes",
+        "_state_sizes",
     )
 
     def __init__(self, params: list[Tensor], states: dict[Tensor, dict[str, Any]]) -> None:
@@ -492,6 +500,8 @@ class _Bucket:
             o += n
         self.size = o
         self._seen = [p._data for p in params]
+        self._shapes = [d.shape for d in self._seen]
+        self._state_sizes: list[int] | None = None
         self._roots: list[Any] | None = None
         self._scalars: tuple[tuple[float, ...], Any] = ((), None)
         self._loopable: bool | None = None
@@ -641,6 +651,9 @@ class _Bucket:
 
 
 _DATA = operator.attrgetter("_data")
+_GRAD = operator.attrgetter("grad")
+_DEV = operator.attrgetter("_dev")
+_SHAPE = operator.attrgetter("shape")
 _DTYPE = operator.attrgetter("dtype")
 _WRITEABLE = operator.attrgetter("flags.writeable")
 _C_CONTIGUOUS = operator.attrgetter("flags.c_contiguous")

@@ -90,7 +90,15 @@ class SGD(Optimizer):
         if b.dev.xp is not np:
             return False
         ws = b._seen  # (the parameters' arrays, as b.intact found them this step)
-        mu = float(group["momentum"])
+        mu, wd = float(group["momentum"]), float(group["weight_decay"])
+        if mu == 0.0 and wd == 0.0:  # (the commonest step: no state to check or pass)
+            kern = cpu_kernels.kernel("sgd_plain")
+            if kern is None or not b.loop_arrays(grads):
+                return False
+            scalars = b.scalars((float(group["lr"]),))
+            for w, g in zip(ws, grads):
+                kern(w, g, scalars)
+            return True
         buf = b.state.get("momentum_buffer") if mu else None
         first = mu != 0.0 and buf is None
         if first:
@@ -101,16 +109,9 @@ class SGD(Optimizer):
                 buf = _NO_BUFFER[b.dtype] = np.empty(0, b.dtype)
         if not b.loop_arrays(grads, buf):
             return False
-        wd = float(group["weight_decay"])
-        plain = mu == 0.0 and wd == 0.0
-        kern = cpu_kernels.kernel("sgd_plain" if plain else "sgd")
+        kern = cpu_kernels.kernel("sgd")
         if kern is None:
             return False
-        if plain:
-            scalars = b.scalars((float(group["lr"]),))
-            for w, g in zip(ws, grads):
-                kern(w, g, scalars)
-            return True
         switches = (wd != 0.0, mu != 0.0, first, bool(group["nesterov"]))
         scalars = b.scalars((float(group["lr"]), wd, mu, 1.0 - float(group["dampening"]), *switches))
         for (a, _, _), w, g in zip(b._slices, ws, grads):
