@@ -26,6 +26,7 @@ from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, scope, tracing
 from ..engine.versions import _memory_root
 from ..ops import fused
+from ..ops.array_function import array_function
 from ..ops.index import Take as _Take  # (embedding while tracing)
 from ..ops.saved import saved_for_backward
 from ..ops.transcendental import Expm1
@@ -531,8 +532,9 @@ def _nll_reference(logp: Tensor, t: Tensor, keep: Any, n_kept: int, weight: Tens
         return loss.reshape(shape)
     if reduction == "sum":
         return loss.sum()
-    if isinstance(n_kept, Tensor):  # (traced: the count of kept items is a tensor, NaN when 0 as PyTorch)
-        return loss.sum() / where(n_kept != 0, n_kept, math.nan)
+    if isinstance(n_kept, Tensor):  # (traced: the count or total weight of kept items is a tensor, NaN when 0 as PyTorch)
+        total = n_kept if weight is None else w_t.sum()
+        return loss.sum() / where(total != 0, total, math.nan)
     if weight is None:  # nothing kept: NaN (0/0, as PyTorch) with a gradient of 0, not NaN
         return loss.sum() / float(n_kept) if n_kept else loss.sum() + math.nan
     total = w_t.sum()
@@ -646,6 +648,40 @@ def _mask_arrays(q: Tensor, k: Tensor, mask: Any, is_causal: bool) -> tuple[Any,
     return bias, row_any, bias_t
 
 
+def _traced_mask(q: Tensor, k: Tensor, mask: Tensor, is_causal: bool) -> tuple[Any, Any, Tensor | None]:
+    """:func:`_mask_arrays` for a trace: the bias and the empty-row mask as ops of ``mask``
+    (``ops.array_function``), the row mask always there (all true where every row has a key:
+    which rows are empty depends on the mask's values, which change between replays)."""
+    bias, _, bias_t = _mask_arrays(q, k, mask, is_causal)  # (its checks and errors, and whether a bias)
+    if bias_t is not None and bias is None:
+        return None, None, bias_t
+
+    wanted = mask.requires_grad  # (a mask with a gradient: its values are added as a tensor, not in the bias)
+
+    def like_mask(m: Any) -> Tensor:
+        t = Tensor._wrap(m, q._dev)
+        t.requires_grad = wanted
+        return t
+
+    def attention_bias(ns: Any, m: Any) -> Any:
+        b, _, _ = _mask_arrays(q, k, like_mask(m), is_causal)
+        return b
+
+    def attention_rows(ns: Any, m: Any) -> Any:
+        _, rows, _ = _mask_arrays(q, k, like_mask(m), is_causal)
+        if rows is None:
+            b = attention_bias(ns, m)
+            rows = ns.zeros(tuple(b.shape[:-1]) + (1,), b.dtype) == 0
+        return rows
+
+    src = mask.detach()
+    return array_function(attention_bias, src), array_function(attention_rows, src), bias_t
+
+
+def _as_tensor(a: Any, like: Tensor) -> Tensor:
+    return a if isinstance(a, Tensor) else Tensor._wrap(a, like._dev)
+
+
 def _bias_from_allowed(ns: Any, allowed: Any, bias: Any) -> tuple[Any, Any, None]:
     """Zero the bias of rows with no key to attend (their softmax would be 0/0), and mark
     those rows, unless there are none."""
@@ -704,21 +740,28 @@ def scaled_dot_product_attention(
     if scale is None:  # (queries of no features: every score 0, whatever the scale)
         scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
     scale = float(scale)
-    bias, row_any, bias_t = _mask_arrays(q, k, mask, is_causal)
+    if tracing() and isinstance(mask, Tensor):
+        # The mask is a value of the traced program: its bias and empty-row mask become ops
+        # (computed again from each replay's mask), and the attention its ops.
+        bias, row_any, bias_t = _traced_mask(q, k, mask, is_causal)
+    else:
+        bias, row_any, bias_t = _mask_arrays(q, k, mask, is_causal)
     if k.shape[-2] == 0:  # no keys: no query has anything to attend, so all get zeros
         w = (q * scale) @ k.mT  # (..., Tq, 0)
         if bias_t is not None:  # (so the mask, empty too, has its gradient)
             w = w + bias_t
         out = w @ v  # (..., Tq, dv), zeros (an empty sum), differentiable in q
         return (out, w) if return_weights else out
-    if not _State.decompose and bias_t is None and not return_weights and dropout_p == 0.0:
+    if not _State.decompose and bias_t is None and not return_weights and dropout_p == 0.0 and not (
+        isinstance(bias, Tensor) or isinstance(row_any, Tensor)
+    ):
         causal = is_causal and mask is None
         return fused.Attention.apply(q, k, v, args=(scale, bias, row_any, causal))
     with scope("attention"):
         if bias_t is not None:
-            bias = bias_t if bias is None else bias_t + Tensor._wrap(bias, q._dev)
+            bias = bias_t if bias is None else bias_t + _as_tensor(bias, q)
             if row_any is not None:  # a row with no key: a finite bias, so its (zeroed) softmax and
-                bias = where(Tensor._wrap(row_any, q._dev), bias, 0.0)  # its gradients have no NaN
+                bias = where(_as_tensor(row_any, q), bias, 0.0)  # its gradients have no NaN
         out, w = _attention_reference(q, k, v, scale, bias, row_any, dropout_p, weights=True)
     return (out, w) if return_weights else out
 
@@ -730,10 +773,10 @@ def _attention_reference(q: Tensor, k: Tensor, v: Tensor, scale: float, bias: An
     root = math.sqrt(scale) if scale > 0 else None
     s = (q * root) @ (k * root).mT if root is not None else (q @ k.mT) * scale  # (..., Tq, Tk)
     if bias is not None:
-        s = s + (bias if isinstance(bias, Tensor) else Tensor._wrap(bias, q._dev))
+        s = s + _as_tensor(bias, q)
     w = softmax(s, -1)
     if row_any is not None:
-        w = where(Tensor._wrap(row_any, q._dev), w, 0.0)
+        w = where(_as_tensor(row_any, q), w, 0.0)
     if dropout_p:
         w = dropout(w, dropout_p, True)
     out = w @ v  # (..., Tq, dv)

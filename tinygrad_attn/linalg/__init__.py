@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import ops
 from ..engine.declare import accepts, public
-from ..engine.switches import no_grad
+from ..engine.switches import check_host_read, no_grad
 from ..functional.checks import tensor_arg as _tensor
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import Tensor, stack, where
@@ -115,6 +115,9 @@ def _matrices(x: Any, op: str, square: bool = False, *, any_dtype: bool = False)
 
 
 def _host(x: Tensor) -> np.ndarray:
+    """``x``'s values on the host, for LAPACK: a read a trace refuses, naming the line (a replay
+    would not compute on the host again)."""
+    check_host_read(x, "a linear-algebra computation on the host")
     return np.asarray(x._dev.to_host(x._data))
 
 
@@ -144,6 +147,10 @@ def _in_graph_of(out: Tensor, *inputs: Tensor) -> Tensor:
 
 
 def _wrap(x: Tensor, arr: Any) -> Tensor:
+    """``arr``, computed from ``x``'s arrays (by LAPACK), as a tensor: the one place such a result
+    is made, so a trace refuses it where ``x`` is a value of the program, naming the line (a
+    replay would give the traced call's result again)."""
+    check_host_read(x, "a linear-algebra result computed on the arrays")
     return Tensor._wrap(arr, x._dev)
 
 
@@ -200,6 +207,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvEx:  # noqa: N803
     index of the first zero on its LU factor's diagonal; a singular matrix's inverse is then
     LAPACK's, infinities and NaNs, as PyTorch's (which solves ``A X = I``)."""
     x = _matrices(A, "inv_ex", square=True)
+    check_host_read(x, "inv_ex (whether the factorisation succeeds picks the result)")
     try:
         return InvEx(inv(x), _zeros_info(x, x.shape[:-2]))
     except LinAlgError:
@@ -234,8 +242,7 @@ def _solve_singular(a: Tensor, b: Tensor, op: str, check_errors: bool, adjoint: 
             out[rows, perm] = z
         else:  # X = U^-1 L^-1 P^T B
             out = lu_solve_raw(raw, lu_b, rhs[rows, perm])
-    return (Tensor._wrap(back(out.reshape(batch + (n, k))), a._dev),
-            Tensor._wrap(back(info.reshape(batch)), a._dev))  # fmt: skip
+    return _wrap(a, back(out.reshape(batch + (n, k)))), _wrap(a, back(info.reshape(batch)))
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
@@ -276,6 +283,8 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     """``(result, info)``: :func:`solve` and an int32 per system, 0 or (for a singular ``A``) the 1-based
     index of the first zero on its LU factor's diagonal, the result then LAPACK's infinities and NaNs
     as PyTorch's (``check_errors``: raise instead)."""
+    if isinstance(A, Tensor):
+        check_host_read(A, "solve_ex (whether the factorisation succeeds picks the result)")
     try:
         x = solve(A, B, left=left)
         return WithInfo(x, _zeros_info(x, tuple(A.shape[:-2])))
@@ -327,6 +336,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     minor that is not positive-definite (``L`` then as LAPACK leaves it, as PyTorch's; ``check_errors``:
     raise instead)."""
     x = _matrices(A, "cholesky_ex", square=True)
+    check_host_read(x, "cholesky_ex (whether the factorisation succeeds picks the result)")
     try:
         L = cholesky(x, upper=upper)  # noqa: N806
         return CholeskyEx(L, _zeros_info(L, tuple(x.shape[:-2])))
@@ -785,7 +795,7 @@ def _permutation_matrix(x: Tensor, perm: Any, batch: tuple) -> Tensor:
     m = perm.shape[-1]
     eye = raw.eye(m, dtype=np.dtype(x.dtype))
     p = raw.swapaxes(eye[perm], -1, -2)  # (B, m, m): row perm[i] of column i is 1
-    return Tensor._wrap(back(raw.reshape(p, batch + (m, m))), x._dev)
+    return _wrap(x, back(raw.reshape(p, batch + (m, m))))
 
 
 def _eliminate(b: Tensor) -> Tensor:
@@ -824,9 +834,9 @@ def _lu(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Any]:
     if x.requires_grad:  # (PyTorch's backward keeps the factor it returned)
         LU = saved_for_backward(_eliminate(P.mT @ x), output=True)  # noqa: N806
     else:
-        LU = Tensor._wrap(back(raw.reshape(lu_b, x.shape)), x._dev)  # noqa: N806
-    pivots = Tensor._wrap(back(raw.reshape(piv_b, batch + (k,))), x._dev)
-    return LU, pivots, Tensor._wrap(back(raw.reshape(info, batch)), x._dev), P
+        LU = _wrap(x, back(raw.reshape(lu_b, x.shape)))  # noqa: N806
+    pivots = _wrap(x, back(raw.reshape(piv_b, batch + (k,))))
+    return LU, pivots, _wrap(x, back(raw.reshape(info, batch))), P
 
 
 def _no_pivoting(op: str) -> RuntimeError:
@@ -1099,8 +1109,7 @@ def geqrf(input: Tensor) -> Geqrf:  # noqa: A002
     raw, to_raw, back = loop_namespace(x._dev)
     a, tau = geqrf_raw(raw, to_raw(_flat_batch(x)))
     batch = tuple(x.shape[:-2])
-    return Geqrf(Tensor._wrap(back(raw.reshape(a, x.shape)), x._dev),
-                 Tensor._wrap(back(raw.reshape(tau, batch + (min(m, n),))), x._dev))  # fmt: skip
+    return Geqrf(_wrap(x, back(raw.reshape(a, x.shape))), _wrap(x, back(raw.reshape(tau, batch + (min(m, n),)))))
 
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:  # noqa: N803

@@ -128,7 +128,7 @@ def _args_str(args: Any, limit: int = 70) -> str:
 def _callable_name(op: str, args: Any) -> str:
     """``permute_1_0`` for a permute by (1, 0); ``op`` alone without arguments; ``sum_`` and a
     counter where the arguments do not read well (arrays, long tuples)."""
-    if args is None:
+    if args is None or callable(args):  # (an array function: the op is named after it)
         return op
     s = repr(args)
     if "array(" in s or len(s) > 32:

@@ -739,7 +739,7 @@ class Tracer(Hook):
         made = f"made by op '{b.name}'" if b is not None else "a parameter"
         what = {"__bool__": "bool(t) (an `if` or `while` on a tensor)", "__float__": "float(t)",
                 "__int__": "int(t)", "__array__": "np.asarray(t) (Tensor.__array__)", "clip_grad_norm_": "clip_grad_norm_ (a norm read in Python)"
-                }.get(method, f".{method}()")  # fmt: skip
+                }.get(method, method if " " in method else f".{method}()")  # fmt: skip
         raise TraceError(
             f"{what} on a traced tensor of shape {tuple(t.shape)} ({made}) at {_user_line()}: a replayed "
             "program does not run Python decisions again, so it cannot depend on a tensor's values. Use "

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import ops
 from ..engine.declare import check_dtype, public
+from ..ops.array_function import array_function
 from ..ops.saved import saved_for_backward
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, where
 from .mutation.inplace import mark_multi_output_views
@@ -151,13 +152,17 @@ def _last_writes(x: Tensor, idx: Tensor, d: int) -> Tensor:
     """Which entries of ``idx`` are the last along ``d`` to point at their position: the
     write that stands when the index repeats one, in the order PyTorch's CPU kernel writes.
     A boolean tensor of ``idx``'s shape (no gradient: it depends on the index alone)."""
-    xp = x._dev.xp
-    i = xp.moveaxis(idx._data, d, -1)
+    return array_function(_last_writes_array, idx, d=d)  # (an op: a replay reads the new index)
+
+
+def _last_writes_array(ns: Any, index: Any, d: int) -> Any:
+    xp = ns.device.xp
+    i = xp.moveaxis(index, d, -1)
     n = i.shape[-1]
     pos = xp.arange(n, device=i.device)
     later = pos[None, :] > pos[:, None]
     overwritten = xp.any((i[..., :, None] == i[..., None, :]) & later, axis=-1)
-    return Tensor._wrap(xp.moveaxis(xp.logical_not(overwritten), -1, d), x._dev)
+    return xp.moveaxis(xp.logical_not(overwritten), -1, d)
 
 
 @public(method=True, inplace=True)
@@ -606,12 +611,23 @@ def expm1(x: Tensor) -> Tensor:
     return ops.Expm1.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
 
 
+def _isnan(ns: Any, a: Any) -> Any:
+    return ns.device.xp.isnan(a)
+
+
+def _isinf(ns: Any, a: Any) -> Any:
+    return ns.device.xp.isinf(a)
+
+
+def _isfinite(ns: Any, a: Any) -> Any:
+    return ns.isfinite(a)
+
+
+_TESTS = {"isnan": _isnan, "isinf": _isinf, "isfinite": _isfinite}
+
+
 def _elementwise_test(x: Tensor, name: str) -> Tensor:
-    ns = x._dev.ops
-    raw = x._dev.xp
-    if name == "isfinite":
-        return Tensor._wrap(ns.isfinite(x._data), x._dev)
-    return Tensor._wrap(getattr(raw, name)(x._data), x._dev)
+    return array_function(_TESTS[name], x)  # (an op: a trace computes it again at each replay)
 
 
 @public(method=True)

@@ -10,6 +10,7 @@ table :data:`METHODS`); float functions of integer tensors give float32, as PyTo
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, NamedTuple
 
@@ -19,6 +20,7 @@ from ... import ops
 from ...engine.declare import public
 from ...functional.checks import tensor_arg as _tensor
 from ...functional.checks import tensor_operand
+from ...ops.array_function import array_function
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
@@ -255,8 +257,42 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa
 
 
 # -- without gradient ------------------------------------------------------------------
-def _raw_result(x: Tensor, arr: Any) -> Tensor:
-    return Tensor._wrap(arr, x._dev)
+# (each computed by an op, ``array_function``: a trace computes it again at each replay)
+def _nextafter(ns: Any, a: Any, b: Any) -> Any:
+    return ns.device.xp.nextafter(a, b)
+
+
+def _signbit(ns: Any, a: Any) -> Any:
+    return ns.device.xp.signbit(a)
+
+
+def _on_host(f: Any) -> Any:
+    """An array function computed by NumPy on the host, its result put back on the device."""
+
+    @functools.wraps(f)
+    def run(ns: Any, *arrays: Any) -> Any:
+        dev = ns.device
+        return dev.asarray(np.asarray(f(*(np.asarray(dev.to_host(a)) for a in arrays))))
+
+    return run
+
+
+@_on_host
+def _frexp_mantissa(a: Any) -> Any:
+    return np.frexp(a)[0]
+
+
+@_on_host
+def _frexp_exponent(a: Any) -> Any:
+    return np.frexp(a)[1].astype(np.int32)
+
+
+@_on_host
+def _frexp_scale(a: Any) -> Any:
+    # d mantissa / dx = 1 / 2**exponent, with 2**exponent taken from the int32 exponent in float32 as
+    # PyTorch's gradient takes it: 0 below float32's range (gradient inf), inf above it (gradient 0)
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        return 1.0 / np.exp2(np.frexp(a)[1].astype(np.float32)).astype(a.dtype)
 
 
 @public(method=True, inplace=True)
@@ -283,8 +319,7 @@ def nextafter(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     a, b = _operands(input, other, "nextafter")
     if a.dtype.kind != "f":
         raise UnsupportedDtypeError(f"nextafter: expected floating-point tensors, got {a.dtype}")
-    raw = a._dev.xp
-    out = _raw_result(a, raw.nextafter(a._data, b._data))
+    out = array_function(_nextafter, a, b)
     if not (a.requires_grad or b.requires_grad):
         return out
     # PyTorch's gradient: the identity in input where it differs from other (0 where they are equal),
@@ -307,15 +342,11 @@ def frexp(input: Tensor) -> MantissaExponent:  # noqa: A002
     x = _tensor(input, "frexp")
     if x.dtype.kind != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    m, e = np.frexp(np.asarray(x._dev.to_host(x._data)))
-    mantissa = Tensor(np.asarray(m, x.dtype), device=x._dev)
+    src = x.detach()
+    mantissa = array_function(_frexp_mantissa, src)
     if x.requires_grad:
-        # d mantissa / dx = 1 / 2**exponent, with 2**exponent taken from the int32 exponent in float32 as
-        # PyTorch's gradient takes it: 0 below float32's range (gradient inf), inf above it (gradient 0)
-        with np.errstate(over="ignore", under="ignore", divide="ignore"):
-            scale = Tensor(1.0 / np.exp2(e.astype(np.float32)).astype(x.dtype), device=x._dev)
-        mantissa = with_gradient_of(mantissa, x * scale)
-    return MantissaExponent(mantissa, Tensor(np.asarray(e, np.int32), device=x._dev))
+        mantissa = with_gradient_of(mantissa, x * array_function(_frexp_scale, src))
+    return MantissaExponent(mantissa, array_function(_frexp_exponent, src))
 
 
 @public(method=True)
@@ -328,7 +359,17 @@ def signbit(input: Tensor) -> Tensor:  # noqa: A002
         return x != x
     if x.dtype.kind == "i":
         return x < 0
-    return _raw_result(x, x._dev.xp.signbit(x._data))
+    return array_function(_signbit, x)
+
+
+@_on_host
+def _gcd(a: Any, b: Any) -> Any:
+    return np.gcd(a, b).astype(np.result_type(a, b))
+
+
+@_on_host
+def _lcm(a: Any, b: Any) -> Any:
+    return np.lcm(a, b).astype(np.result_type(a, b))
 
 
 def _integers(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
@@ -342,18 +383,14 @@ def _integers(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
 def gcd(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The greatest common divisor, elementwise (integers; non-negative)."""
     a, b = _integers(input, other, "gcd")
-    shape = np.broadcast_shapes(a.shape, b.shape)
-    out = np.gcd(np.asarray(a._dev.to_host(a._data)), np.asarray(b._dev.to_host(b._data)))
-    return Tensor(np.broadcast_to(out, shape).astype(a.dtype), device=a._dev)
+    return array_function(_gcd, a, b)
 
 
 @public(method=True, inplace_function=True)
 def lcm(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The least common multiple, elementwise (integers; non-negative)."""
     a, b = _integers(input, other, "lcm")
-    shape = np.broadcast_shapes(a.shape, b.shape)
-    out = np.lcm(np.asarray(a._dev.to_host(a._data)), np.asarray(b._dev.to_host(b._data)))
-    return Tensor(np.broadcast_to(out, shape).astype(a.dtype), device=a._dev)
+    return array_function(_lcm, a, b)
 
 
 # -- real-number spellings -------------------------------------------------------------

@@ -10,8 +10,9 @@ from typing import Any
 
 from ... import ops
 from ...engine.declare import public
+from ...engine.switches import tracing
 from ...functional.checks import tensor_operand
-from ...ops.alias import NoDerivative
+from ...ops.alias import Copy, NoDerivative
 from ...ops.compare import IntFloorDivide, IntRemainder
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import InvalidArgumentError, Tensor, _add, where
@@ -111,6 +112,8 @@ def clone(self) -> Tensor:
     """A copy with its own array; gradients flow back through it."""
     if self.requires_grad:  # (+ -0.0 changes no value, -0.0 included: + 0 would make it +0.0)
         return _add(self, -0.0)
+    if tracing():  # (an op: a replay copies the new values, where a copy made now would be a constant)
+        return Copy.apply(self)
     return Tensor._wrap(self._dev.copy(self._data), self._dev)
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from ... import ops
 from ...engine.declare import public
+from ...engine.switches import check_host_read
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward
 from ...ops.tie_order import sort_order
@@ -41,7 +42,9 @@ class MinMax(tuple):
 
 
 def _host(x: Tensor) -> np.ndarray:
-    """``x``'s values as a NumPy array on the host (for the index computations)."""
+    """``x``'s values as a NumPy array on the host (for the index computations): a read a
+    trace refuses, naming the line (a replay would not compute on the host again)."""
+    check_host_read(x, "a computation on the host (sorting, counting, binning)")
     return np.asarray(x._dev.to_host(x._data))
 
 
