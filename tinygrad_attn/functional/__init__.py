@@ -532,7 +532,7 @@ def _nll_reference(logp: Tensor, t: Tensor, keep: Any, n_kept: int, weight: Tens
         return loss.reshape(shape)
     if reduction == "sum":
         return loss.sum()
-    if isinstance(n_kept, Tensor):  # (traced: the count or total weight of kept items is a tensor, NaN when 0 as PyTorch)
+    if isinstance(n_kept, Tensor):  # (traced: the kept items' count or total weight is a tensor, NaN when 0)
         total = n_kept if weight is None else w_t.sum()
         return loss.sum() / where(total != 0, total, math.nan)
     if weight is None:  # nothing kept: NaN (0/0, as PyTorch) with a gradient of 0, not NaN
@@ -752,8 +752,12 @@ def scaled_dot_product_attention(
             w = w + bias_t
         out = w @ v  # (..., Tq, dv), zeros (an empty sum), differentiable in q
         return (out, w) if return_weights else out
-    if not _State.decompose and bias_t is None and not return_weights and dropout_p == 0.0 and not (
-        isinstance(bias, Tensor) or isinstance(row_any, Tensor)
+    if (
+        not _State.decompose
+        and bias_t is None
+        and not return_weights
+        and dropout_p == 0.0
+        and not (isinstance(bias, Tensor) or isinstance(row_any, Tensor))
     ):
         causal = is_causal and mask is None
         return fused.Attention.apply(q, k, v, args=(scale, bias, row_any, causal))

@@ -66,7 +66,7 @@ def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False, 
             raise ValueError("var has negative entry/entries")
         var = Tensor.full(x.shape, float(var), dtype=x.dtype, device=x.device)
     var = _F._as_operand(op, var, x, "var")
-    if not tracing() and bool((var < 0).any()):  # (a check on the values: a trace leaves it out, as for embedding's ids)
+    if not tracing() and bool((var < 0).any()):  # (a value check: a trace leaves it out, as embedding's)
         raise ValueError("var has negative entry/entries")
     if var.shape != x.shape:
         if x.shape[:-1] == var.shape:
