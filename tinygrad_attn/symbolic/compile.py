@@ -32,7 +32,7 @@ import numpy as np
 from ..engine.switches import _State
 from ..tensors._tensor import Tensor
 from .guard import LIVE_HYPERPARAMETERS, Guard  # noqa: F401 - (LIVE_HYPERPARAMETERS: re-exported)
-from .program import Program
+from .program import Program, same_kind
 from .trace import ArgArray, trace_with_result
 
 _ARGS_HEAD = (tuple, 2)  # (the key of ``(args, kw)``'s outer tuple, as _Flat writes it)
@@ -115,8 +115,7 @@ def _rebuild(s: Any, tensors: Any, arrays: bool = False) -> Any:
             return ArgArray.of(t._data, s.i) if arrays else t._data
         return t
     if isinstance(s, (list, tuple)):
-        items = [_rebuild(v, tensors, arrays) for v in s]
-        return type(s)(items) if type(s) in (list, tuple) else type(s)(*items)
+        return same_kind(s, [_rebuild(v, tensors, arrays) for v in s])
     if isinstance(s, dict):
         return {k: _rebuild(v, tensors, arrays) for k, v in s.items()}
     return s
@@ -239,8 +238,8 @@ def _host_result(result: Any) -> Any:
     """What the traced run returned, with the NumPy arguments it hands back as plain arrays."""
     if isinstance(result, ArgArray):
         return result.view(np.ndarray)
-    if type(result) in (list, tuple):
-        return type(result)(_host_result(r) for r in result)
+    if isinstance(result, (list, tuple)):
+        return same_kind(result, [_host_result(r) for r in result])
     if type(result) is dict:
         return {k: _host_result(v) for k, v in result.items()}
     return result

@@ -117,12 +117,28 @@ def _fill(template: Any, values: Sequence[Any]) -> Any:
     if isinstance(template, _Slot):
         return values[template.i]
     if isinstance(template, tuple):
-        return tuple(_fill(t, values) for t in template)
+        return same_kind(template, [_fill(t, values) for t in template])
     if isinstance(template, list):
         return [_fill(t, values) for t in template]
     if isinstance(template, dict):
         return {k: _fill(v, values) for k, v in template.items()}
     return template
+
+
+def same_kind(seq: Any, items: list) -> Any:
+    """``items`` as a sequence of ``seq``'s type: a list, a tuple, a named tuple (built field by
+    field: ``x.max(1)``'s ``(values, indices)``), a tuple subclass built from one iterable
+    (``Size``) or field by field (``aminmax``'s ``(min, max)``). The one rule for every
+    structure a trace takes apart and puts back (arguments, results, templates)."""
+    t = type(seq)
+    if t is list or t is tuple:
+        return t(items)
+    if hasattr(seq, "_fields"):
+        return t(*items)
+    try:
+        return t(items)
+    except TypeError:
+        return t(*items)
 
 
 class _Slot:

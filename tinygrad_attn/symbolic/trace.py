@@ -34,7 +34,7 @@ from ..engine.versions import _memory_root
 from ..ops.alias import InPlace
 from ..ops.tensor_namespace import TensorNamespace
 from ..tensors._tensor import Tensor, stack, where
-from .program import Program, _Slot
+from .program import Program, _Slot, same_kind
 from .records import Buffer, OpRecord, TraceError
 
 _new = object.__new__
@@ -442,7 +442,7 @@ class Tracer(Hook):
                 outs.append(self.value(x))
                 return _Slot(len(outs) - 1)
             if isinstance(x, (tuple, list)):
-                return type(x)(walk(v) for v in x)
+                return same_kind(x, [walk(v) for v in x])
             if isinstance(x, dict):
                 return {k: walk(v) for k, v in x.items()}
             return x
