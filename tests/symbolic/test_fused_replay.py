@@ -288,3 +288,61 @@ def test_the_softmax_row_kernel_of_attention_matches_eager_and_pytorch():
     (ta @ tq).square().sum().backward()
     np.testing.assert_allclose(x2.grad.numpy(), tx.grad.numpy(), rtol=2e-4, atol=1e-5)
     np.testing.assert_allclose(w2.grad.numpy(), tw.grad.numpy(), rtol=2e-4, atol=1e-5)
+
+
+#: The values where an expression and the NumPy function it stands for part most easily.
+SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -3.0, 1e-30, 700.0]
+
+
+def _cpu_ops() -> list[type]:
+    """The ops a CPU loop can fuse: an expression it can call, a float result (comparisons give
+    bools, which the loops read but do not make)."""
+    from test_symbolic_fusion import _elementwise_ops  # noqa: PLC0415
+
+    from tinygrad_attn.runtime.backend import get_device  # noqa: PLC0415
+
+    found = []
+    for c in _elementwise_ops():
+        if kernels.python_template(object.__new__(c), 3, "float64") is None:
+            continue
+        fn = object.__new__(c)
+        fn.args, fn.ctx = 2.0, None
+        n = 1 + max(int(k) for k in "012" if "{" + k + "}" in c.elementwise)
+        with np.errstate(all="ignore"):
+            kind = np.asarray(fn.forward(get_device("cpu").ops, *[np.full(2, 0.5)] * n)).dtype.kind
+        if kind == "f":
+            found.append(c)
+    return found
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("cls", _cpu_ops(), ids=lambda c: c.op_name_of())
+def test_each_compiled_expression_is_its_op_at_special_values(cls, dtype):
+    """A one-op compiled loop of every op that declares ``elementwise`` (the CPU can run) gives
+    the op's own values at NaN, the infinities, both zeros and ordinary numbers, every pair of
+    them for a binary op: NaN where the op's is NaN (a relu written ``x > 0 ? x : 0`` gave 0
+    for NaN, NumPy's maximum NaN)."""
+    from tinygrad_attn.runtime.backend import get_device  # noqa: PLC0415
+    from tinygrad_attn.symbolic.fusion import _kernel  # noqa: PLC0415
+    from tinygrad_attn.symbolic.program import Buffer, OpRecord  # noqa: PLC0415
+
+    dev = get_device("cpu")
+    n = 1 + max(int(c) for c in "012" if "{" + c + "}" in cls.elementwise)
+    grids = np.meshgrid(*[np.array(SPECIAL, dtype)] * n, indexing="ij")
+    arrays = [np.ascontiguousarray(g.reshape(-1)) for g in grids]
+    fn = object.__new__(cls)
+    fn.args, fn.ctx = 2.0, None  # (pow_scalar's exponent; no other op reads args)
+    with np.errstate(all="ignore"):
+        want = np.asarray(fn.forward(dev.ops, *arrays))
+    shape = arrays[0].shape
+    ins = [Buffer(f"x{i}", shape, np.dtype(dtype), dev, "arg", 0) for i in range(n)]
+    rec = OpRecord("call", cls.op_name_of(), ins, [Buffer("y", shape, want.dtype, dev, "value", 0)], fn=fn)
+    k = _kernel([rec], 0)
+    with np.errstate(all="ignore"):
+        got = kernels.cpu_callable(k)(*arrays)
+    where = [f"{cls.op_name_of()}{tuple(float(a[i]) for a in arrays)}: {got[i]}, the op {want[i]}"
+             for i in np.flatnonzero(np.isnan(got) != np.isnan(want))]  # fmt: skip
+    assert not where, where[:5]
+    rtol = 4e-6 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=0, equal_nan=True, err_msg=cls.op_name_of())

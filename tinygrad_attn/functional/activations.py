@@ -39,9 +39,10 @@ def _softplus_stable(z: Tensor) -> Tensor:
     """``log(1 + exp(z))`` as ``max(z, 0) + log(1 + exp(-|z|))``: nothing overflows. ``-|z|``
     is spelled as a ``where`` on ``z > 0``, not ``abs``: the derivative of ``abs`` at 0 is 0,
     which would make the second derivative there 0 instead of the true 1/4; this way the
-    slope at 0 is the true 1/2 and the curvature the true 1/4."""
+    slope at 0 is the true 1/2 and the curvature the true 1/4. ``log1p``: far out on the
+    negative side ``1 + exp(z)`` rounds to 1 (softplus(-31) was 0 in float32, PyTorch's 2e-14)."""
     pos = z > 0
-    return where(pos, z, 0.0) + (1.0 + where(pos, -z, z).exp()).log()
+    return where(pos, z, 0.0) + where(pos, -z, z).exp().log1p()
 
 
 def _expm1_negative(x: Tensor) -> Tensor:

@@ -97,6 +97,7 @@ def python_template(fn: Any, n: int, dtype: str) -> str | None:
         expr = f"(({m.group(2)}) if ({m.group(1)}) else ({m.group(3)}))"
     if "?" in expr:
         return None
+    expr = expr.replace("||", "or").replace("&&", "and")
     for name in _CALL.findall(expr):
         if name not in _PY_FUNCTIONS:
             return None
