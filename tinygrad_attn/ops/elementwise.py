@@ -549,12 +549,13 @@ def _erf_fit(ns, a):
     # Near 0, 1 - erfc keeps the fit's absolute error (1.2e-7), a large relative one (erf(1e-5)
     # was 1.2% off, erf(1e-10) 0): there the Maclaurin series, whose first omitted term is
     # x^13 / 9360 (relative 3e-8 at |x| = 0.5).
-    x2 = a * a
+    s = ns.minimum(ns.maximum(a, -0.5), 0.5)  # (the series of the clipped value: no overflow far out)
+    x2 = s * s
     series = x2 * (-1.0 / 1320) + 1.0 / 216
     for c in (-1.0 / 42, 1.0 / 10, -1.0 / 3, 1.0):
         series *= x2
         series += c
-    series *= a * _TWO_OVER_SQRT_PI
+    series *= s * _TWO_OVER_SQRT_PI
     return ns.where(ns.abs(a) < 0.5, series, r)
 
 

@@ -170,7 +170,7 @@ def erfc(input: Tensor) -> Tensor:  # noqa: A002
     tail = array_function(_erfc_tail, t)
     if t.requires_grad:  # (the gradient of the same product, taken through the ops)
         tail = with_gradient_of(tail, ops.Erfcx.apply(t) * (-(t * t)).exp())
-    return where(up, tail, 2.0 - tail)
+    return saved_for_backward(where(up, tail, 2.0 - tail), x)  # (PyTorch's keeps its input)
 
 
 def _erfc_tail(ns: Any, t: Any) -> Any:
