@@ -66,6 +66,10 @@ _THEIRS_RAISES = "gradient at a singular matrix: PyTorch's own backward raises (
 _NOT_PD = "gradient at a rank-deficient input: our route through a Cholesky factor raises, PyTorch's returns one"
 _REPEATED = "repeated or zero eigen/singular values: our gradient NaN where PyTorch's is finite"
 _ZERO_MATRIX_2ND = "second derivative at a zero matrix: ours 0, PyTorch's NaN"
+_NULL_BASIS = (
+    "a matrix of rank 1: the singular vectors of its zero singular values are rounding noise, whose "
+    "signs and basis PyTorch's MKL and our OpenBLAS choose differently; the gradient reads them"
+)
 _SELECTION = "ties or NaN: which element takes the gradient differs from PyTorch's choice"
 _NAN_ROUTE = "a NaN input's gradient is routed otherwise than PyTorch's"
 # Known differences, one line each with its reason: xfail(strict), so a fix shows as a failure here.
@@ -176,19 +180,13 @@ KNOWN: dict[tuple[str, str], str] = {
     ("eigh", "zeros"): _REPEATED,
     ("eigh", "negative zeros"): _REPEATED,
     ("eigh", "ties"): _REPEATED,
-    ("svdvals", "zeros"): _REPEATED,
-    ("svdvals", "negative zeros"): _REPEATED,
-    ("svdvals", "ties"): _REPEATED,
-    ("svd", "zeros"): _REPEATED,
-    ("svd", "negative zeros"): _REPEATED,
-    ("svd", "ties"): _REPEATED,
-    ("svd_vh", "zeros"): _ZERO_MATRIX_2ND,
-    ("svd_vh", "negative zeros"): _ZERO_MATRIX_2ND,
-    ("svd_vh", "ties"): _REPEATED,
+    ("svdvals", "ties"): _NULL_BASIS,
+    ("svd", "ties"): _NULL_BASIS,
+    ("svd_vh", "ties"): _NULL_BASIS,
     ("qr", "zeros"): _NOT_PD,
     ("qr", "negative zeros"): _NOT_PD,
     ("qr", "ties"): _NOT_PD,
-    ("cond", "ties"): "gradient at a singular (tied) matrix: ours NaN, PyTorch's finite",
+    ("cond", "ties"): _NULL_BASIS,
     ("matrix_norm", "zeros"): _AT_ZERO,
     ("matrix_norm", "negative zeros"): _AT_ZERO,
     ("linalg_norm", "zeros"): _AT_ZERO,
@@ -199,9 +197,9 @@ _DEGENERATE = "a degenerate matrix at this kink (singular, repeated values): gra
 # divide by its zero pivots or singular values; a singular triangular system raises here, PyTorch's gives inf)
 for _name, _kinks in (("lu_factor_rect", FINITE_KINKS[:3]), ("linalg_lu", FINITE_KINKS[:3]),
                       ("torch_lu_solve", FINITE_KINKS[:3]), ("triangular_solve", FINITE_KINKS[:2]),
-                      ("cholesky_solve_factor", FINITE_KINKS[:3]), ("torch_svd", FINITE_KINKS[:3]),
-                      ("torch_svd_v", FINITE_KINKS[:3]), ("torch_qr", FINITE_KINKS[:3])):  # fmt: skip
+                      ("cholesky_solve_factor", FINITE_KINKS[:3]), ("torch_qr", FINITE_KINKS[:3])):  # fmt: skip
     KNOWN.update({(_name, k): _DEGENERATE for k in _kinks})
+KNOWN["torch_svd", "ties"] = KNOWN["torch_svd_v", "ties"] = _NULL_BASIS
 KNOWN["orgqr", "ties"] = "a matrix of rank 1: the trailing reflectors are built from rounding noise, LAPACK's and ours"
 
 

@@ -355,58 +355,40 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
     return saved_for_backward(ops.EighValues.apply(x, args=UPLO), output=True)
 
 
-def _gram_singular_values(x: Tensor) -> Tensor:
-    """The singular values (descending) as square roots of the Gram matrix's eigenvalues."""
-    gram = x.mT @ x if x.shape[-2] >= x.shape[-1] else x @ x.mT
-    w = ops.EighValues.apply(gram, args="L").flip(-1)
-    return w.clamp(0, None).sqrt()
-
-
-def svdvals(A: Tensor) -> Tensor:  # noqa: N803
-    """The singular values of each matrix, descending."""
-    x = _matrices(A, "svdvals")
-    raw = x._dev.xp
-    values = raw.linalg.svdvals if hasattr(raw.linalg, "svdvals") else lambda a: raw.linalg.svd(a, compute_uv=False)
-    exact = _wrap(x, values(x._data)) if x.numel() else (
-        Tensor.zeros(x.shape[:-2] + (min(x.shape[-2:]),), dtype=x.dtype, device=x._dev))  # fmt: skip
-    # (the gradient's composite reads a copy of A: PyTorch's keeps the decomposition, not A, so
-    # changing A in place before the backward is no error there either)
-    out = _exact_with_gradient_of(exact, _gram_singular_values(x.clone()) if x.requires_grad else exact)
-    return saved_for_backward(out, output=True)
-
-
-def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> SVD:  # noqa: N803
-    """``(U, S, Vh)`` with ``A = U diag(S) Vh``, ``S`` descending. Gradients: of ``S`` always, of ``U`` and
-    ``Vh`` for ``full_matrices=False`` (or square) matrices of distinct nonzero singular values."""
-    x = _matrices(A, "svd")
-    u, s, vh = x._dev.xp.linalg.svd(x._data, full_matrices=full_matrices)
+def _svd_factors(x: Tensor, full_matrices: bool) -> SVD:
+    """``(U, S, Vh)`` of ``x``: one LAPACK call, each factor in the graph as ``ops.SvdFactor`` (PyTorch's
+    gradient) where ``x`` requires grad."""
+    # (-0.0 made +0.0 first: OpenBLAS gives a 1x1 -0.0 the singular vectors (-1, 1), PyTorch's MKL (1, 1),
+    # whose gradient U diag(g) Vh has the other sign)
+    u, s, vh = x._dev.xp.linalg.svd(x._data + 0.0, full_matrices=full_matrices)
     U, S, Vh = _wrap(x, u), _wrap(x, s), _wrap(x, vh)  # noqa: N806
     if not x.requires_grad:
         return SVD(U, S, Vh)
     if x.numel() == 0:
         return SVD(*(_in_graph_of(t, x) for t in (U, S, Vh)))
-    m, n = x.shape[-2:]
-    k = min(m, n)
-    s_comp = _gram_singular_values(x)
-    S = _exact_with_gradient_of(S, s_comp)  # noqa: N806
-    if full_matrices and m != n:
-        return SVD(U, S, Vh)
-    # the composite: V from the Gram matrix's eigenvectors (signs matched to the exact ones), U = A V / S
-    tall = m >= n
-    gram = x.mT @ x if tall else x @ x.mT
-    vecs = ops.EighVectors.apply(gram, args="L").flip(-1)  # (..., k, k), descending order
-    ref = Vh.mT[..., :k] if tall else U[..., :k]
-    with no_grad():
-        signs = ((vecs * ref).sum(-2, keepdim=True) < 0).astype(x.dtype) * -2.0 + 1.0
-    vecs = vecs * signs
-    other = (x @ vecs if tall else x.mT @ vecs) / s_comp.unsqueeze(-2)
-    if tall:
-        U = _exact_with_gradient_of(U, other)  # noqa: N806
-        Vh = _exact_with_gradient_of(Vh, vecs.mT)  # noqa: N806
-    else:
-        U = _exact_with_gradient_of(U, vecs)  # noqa: N806
-        Vh = _exact_with_gradient_of(Vh, other.mT)  # noqa: N806
-    return SVD(U, S, Vh)
+    return SVD(*(ops.SvdFactor.apply(x, U, S, Vh, args=w) for w in ("U", "S", "Vh")))
+
+
+def svdvals(A: Tensor) -> Tensor:  # noqa: N803
+    """The singular values of each matrix, descending. The gradient is ``U diag(g) Vh`` (no division by
+    gaps between singular values: finite at repeated and zero ones, as PyTorch's)."""
+    x = _matrices(A, "svdvals")
+    if not x.requires_grad or x.numel() == 0:
+        raw = x._dev.xp
+        values = raw.linalg.svdvals if hasattr(raw.linalg, "svdvals") else (
+            lambda a: raw.linalg.svd(a, compute_uv=False))  # fmt: skip
+        exact = _wrap(x, values(x._data)) if x.numel() else (
+            Tensor.zeros(x.shape[:-2] + (min(x.shape[-2:]),), dtype=x.dtype, device=x._dev))  # fmt: skip
+        return _in_graph_of(exact, x)
+    # (the factors are kept, not A: changing A in place before the backward is no error, as in PyTorch)
+    return saved_for_backward(_svd_factors(x, False).S, output=True)
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> SVD:  # noqa: N803
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh``, ``S`` descending. Gradients as PyTorch's (``ops.SvdFactor``):
+    of every factor, the complete ``U``'s and ``Vh``'s extra columns and rows taking none; infinite or
+    NaN where the loss depends on ``U`` or ``Vh`` and singular values repeat."""
+    return _svd_factors(_matrices(A, "svd"), full_matrices)
 
 
 def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
@@ -1146,21 +1128,8 @@ def _torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Tor
         batch = tuple(x.shape[:-2])
         zeros = [Tensor.zeros(batch + (r, r), dtype=x.dtype, device=x._dev) for r in (m, n)]
         return TorchSVD(zeros[0], svdvals(x), zeros[1])
+    # (the complete factors' extra columns take no gradient, as PyTorch's)
     U, S, Vh = svd(x, full_matrices=not some)  # noqa: N806
-    m, n = x.shape[-2:]
-    if not some and x.requires_grad and m != n and x.numel():
-        # (the gradient of the first min(m, n) columns, as PyTorch's: theirs from the reduced factors, whose
-        # signs are matched to these; the completing columns carry none)
-        from ..tensors._tensor import cat  # noqa: PLC0415
-
-        k = min(m, n)
-        Ur, _, Vhr = svd(x, full_matrices=False)  # noqa: N806
-        with no_grad():
-            su = ((Ur * U[..., :k]).sum(-2, keepdim=True) < 0).astype(x.dtype) * -2.0 + 1.0
-        U = cat([_exact_with_gradient_of(U[..., :k], Ur * su), U[..., k:]], -1)  # noqa: N806
-        V = Vh.mT  # noqa: N806
-        V = cat([_exact_with_gradient_of(V[..., :k], Vhr.mT * su), V[..., k:]], -1)  # noqa: N806
-        return TorchSVD(U, S, V)
     return TorchSVD(U, S, Vh.mT)
 
 

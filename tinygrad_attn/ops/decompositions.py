@@ -201,3 +201,63 @@ class EighVectors(Function):
         k = ns.matmul(_mt(ns, v), g)
         inner = f * ((k - _mt(ns, k)) * 0.5)
         return (ns.matmul(ns.matmul(v, inner), _mt(ns, v)),)
+
+
+class SvdFactor(Function):
+    """``args = which`` (``"U"``, ``"S"`` or ``"Vh"``): one factor of the singular value decomposition
+    ``A = U diag(S) Vh`` of input 0, its value given with its partners as inputs 1-3 (one LAPACK call
+    makes all three; ``U`` and ``Vh`` may be the complete ones, whose columns and rows past
+    ``k = min(m, n)`` take no gradient, as PyTorch's). The gradient is PyTorch's, linear in each
+    factor's: ``gS`` gives ``U diag(gS) Vh``; ``gU`` and ``gVh`` the skew parts of ``U^T gU`` and ``Vh gVh^T``
+    divided by ``E[i, j] = S[j]^2 - S[i]^2`` (its diagonal 1), so repeated singular values give
+    infinities and NaNs where PyTorch's do, plus for a tall (wide) matrix the part of ``gU`` (``gVh``)
+    outside ``U``'s (``Vh``'s) span, divided by ``S``. Written in ``ns`` ops on the factors as ops of
+    this class, so gradients of every order follow."""
+
+    __slots__ = ()
+    name = "svd_factor"
+    operands = ("A", "U", "S", "Vh")
+    keep = (1, 2, 3)  # (the factors, as PyTorch's keeps them; A only as the graph's node, for the next order)
+    reads_output = False
+
+    def forward(self, ns, a, u, s, vh):
+        return {"U": u, "S": s, "Vh": vh}[self.args]
+
+    def backward(self, g, ns, inputs, out):
+        a, u0, s0, vh0 = inputs
+        k = s0.shape[-1]
+        u0, vh0 = u0[..., :k], vh0[..., :k, :]
+        if getattr(ns, "recording", False):  # the factors as functions of A, for the next order
+            u, s, vh = (ns.apply(SvdFactor, a, u0, s0, vh0, args=w) for w in ("U", "S", "Vh"))
+        else:
+            u, s, vh = u0, s0, vh0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (_svd_backward(ns, self.args, g, u, s, vh), None, None, None)
+
+
+def _svd_backward(ns, which: str, g, u, s, vh):
+    m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    lead = tuple(s.shape[:-1])
+    row, col = ns.reshape(s, lead + (1, k)), ns.reshape(s, lead + (k, 1))
+    mm, mt = ns.matmul, (lambda x: _mt(ns, x))
+    if which == "S":
+        return mm(u * ns.reshape(g, lead + (1, k)), vh)
+    s2 = s * s
+    dev = s._dev if getattr(ns, "recording", False) else ns.device
+    eye = ns.const(dev.asarray(np.eye(k, dtype=bool)))
+    e = ns.where(eye, ns.zeros_like(row * col) + 1.0, ns.reshape(s2, lead + (1, k)) - ns.reshape(s2, lead + (k, 1)))
+    if which == "U":
+        g = g[..., :k]
+        j = mm(mt(u), g)
+        inner = ((j - mt(j)) / e) * row
+        if m > n:  # the part of gU outside U's span: (I - U U^T) gU S^-1
+            gs = g / row
+            return mm(mm(u, inner) + gs - mm(u, mm(mt(u), gs)), vh)
+        return mm(mm(u, inner), vh)
+    g = g[..., :k, :]
+    j = mm(vh, mt(g))  # Vh gV
+    inner = col * ((j - mt(j)) / e)
+    if m < n:  # the part of gVh outside Vh's span: S^-1 gVh (I - V Vh)
+        gs = g / col
+        return mm(u, mm(inner, vh) + gs - mm(mm(gs, mt(vh)), vh))
+    return mm(mm(u, inner), vh)
