@@ -97,7 +97,12 @@ class Solve(Function):
 
 
 class Det(Function):
-    """The determinant; ``d det(A) = det(A) tr(inv(A) dA)`` (the gradient of an invertible matrix)."""
+    """The determinant; ``d det(A) = det(A) tr(inv(A) dA)``: the gradient is the cofactor matrix
+    ``det(A) inv(A)^T`` where ``A`` is invertible. At a singular matrix, as PyTorch's: a recorded
+    gradient (``create_graph``) is the cofactor matrix from the SVD, ``det(U) det(Vh) U diag(c) Vh`` with
+    ``c[i]`` the product of the other singular values (taken where ``|det| < 100 eps``, PyTorch's
+    switch); a plain one is 0 where the determinant is exactly 0 (PyTorch's solve with the zero pivots
+    nudged, whose right side ``det(A) g`` is 0)."""
 
     __slots__ = ()
     primitive = True
@@ -109,8 +114,47 @@ class Det(Function):
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
-        scale = ns.reshape(g * out, tuple(out.shape) + (1, 1))
-        return (scale * _mt(ns, ns.apply(Inv, a)),)
+        recording = getattr(ns, "recording", False)
+        dev = a._dev if recording else ns.device
+        lead = tuple(out.shape)
+        if a.shape[-1] == 1:  # (a 1x1 matrix's cofactor is 1, a constant, as PyTorch's)
+            return (ns.reshape(g, lead + (1, 1)),)
+        scale = ns.reshape(g * out, lead + (1, 1))
+        d = np.asarray(dev.to_host(ns.values(out) if recording else out))
+        singular = np.abs(d) < 100 * np.finfo(a.dtype).eps if recording else d == 0
+        if not singular.any():
+            return (scale * _mt(ns, ns.apply(Inv, a)),)
+        n = a.shape[-1]
+        mask = ns.const(dev.asarray(np.broadcast_to(singular[..., None, None], lead + (n, n)).copy()))
+        eye = ns.const(dev.asarray(np.broadcast_to(np.eye(n, dtype=bool), lead + (n, n)).copy()))
+        # (the invertible matrices' route, each singular one replaced by I so that nothing raises)
+        safe = ns.where(mask, ns.where(eye, ns.zeros_like(a) + 1.0, ns.zeros_like(a)), a)
+        regular = scale * _mt(ns, ns.apply(Inv, safe))
+        if not recording:
+            return (ns.where(mask, ns.zeros_like(regular), regular),)
+        return (ns.where(mask, ns.reshape(g, lead + (1, 1)) * _svd_cofactors(ns, a), regular),)
+
+
+def _svd_cofactors(ns, a):
+    """The cofactor matrix of each (recorded) ``a``, ``det(U) det(Vh) U diag(c) Vh`` with ``c[i]`` the
+    product of the singular values but the ``i``-th: defined at singular matrices too."""
+    dev = a._dev
+    raw = dev.xp
+    u0, s0, vh0 = raw.linalg.svd(ns.values(a) + 0.0)
+    u, s, vh = (ns.apply(SvdFactor, a, ns.const(u0), ns.const(s0), ns.const(vh0), args=w) for w in ("U", "S", "Vh"))
+    n = s0.shape[-1]
+    lead = tuple(s0.shape[:-1])
+    sign = ns.const(raw.asarray(raw.sign(raw.linalg.det(u0) * raw.linalg.det(vh0))))
+    cols = [ns.reshape(s[..., i], lead + (1,)) for i in range(n)]
+    left, right = [None] * n, [None] * n  # the products before and after each index
+    for i in range(1, n):
+        left[i] = cols[i - 1] if left[i - 1] is None else left[i - 1] * cols[i - 1]
+        j = n - 1 - i
+        right[j] = cols[j + 1] if right[j + 1] is None else right[j + 1] * cols[j + 1]
+    parts = [p if q is None else q if p is None else p * q for p, q in zip(left, right)]
+    others = ns.stack([p if p is not None else ns.zeros_like(cols[0]) + 1.0 for p in parts], -1)
+    others = ns.reshape(others, lead + (1, n)) * ns.reshape(sign, lead + (1, 1))
+    return ns.matmul(u * others, vh)
 
 
 class LogAbsDet(Function):
