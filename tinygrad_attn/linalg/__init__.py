@@ -26,6 +26,7 @@ from .. import ops
 from ..engine.declare import accepts, public
 from ..engine.switches import no_grad
 from ..functional.checks import tensor_arg as _tensor
+from ..ops.decompositions import LinAlgError
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import Tensor, stack, where
 from ..tensors.dtypes import UnsupportedDtypeError
@@ -40,10 +41,6 @@ __all__ = [
     "lu", "lu_factor", "lu_factor_ex", "lu_solve", "ldl_factor", "ldl_factor_ex", "ldl_solve", "householder_product",
     "tensorinv", "tensorsolve",
 ]  # fmt: skip
-
-
-class LinAlgError(RuntimeError):
-    """A matrix the decomposition cannot take (singular, not positive-definite), as ``torch.linalg.LinAlgError``."""
 
 
 class Slogdet(NamedTuple):

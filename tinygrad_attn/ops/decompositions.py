@@ -18,6 +18,11 @@ def _mt(ns, x):
     return ns.matrix_transpose(x)
 
 
+class LinAlgError(RuntimeError):
+    """A matrix the decomposition cannot take (singular, not positive-definite), as ``torch.linalg.LinAlgError``
+    (``tga.linalg.LinAlgError``)."""
+
+
 class Tril(Function):
     """``args = k``: the entries on and below the ``k``-th diagonal of the last two axes; zeros above.
     Linear and self-adjoint: its gradient is ``Tril`` of ``g``."""
@@ -158,7 +163,8 @@ def _svd_cofactors(ns, a):
 
 
 class LogAbsDet(Function):
-    """``log|det(A)|``; its gradient is ``inv(A)^T``."""
+    """``log|det(A)|``; its gradient is ``inv(A)^T``. At a singular matrix the backward raises
+    :class:`LinAlgError`, as PyTorch's (its solve with ``A``)."""
 
     __slots__ = ()
     primitive = True
@@ -171,7 +177,32 @@ class LogAbsDet(Function):
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
-        return (ns.reshape(g, tuple(g.shape) + (1, 1)) * _mt(ns, ns.apply(Inv, a)),)
+        try:
+            inverse_t = _mt(ns, ns.apply(Inv, a))
+        except Exception as err:  # (NumPy's, CuPy's and array_api_strict's LinAlgError have no common base)
+            if "LinAlgError" not in type(err).__name__:
+                raise
+            if getattr(ns, "recording", False):
+                raise LinAlgError(f"linalg.slogdet: the gradient of log|det(A)| at a singular matrix A (of shape "
+                                  f"{tuple(a.shape)}): solving with it failed because it is singular") from None  # fmt: skip
+            inverse_t = _inverse_transposed_by_lu(ns, a)
+        return (ns.reshape(g, tuple(g.shape) + (1, 1)) * inverse_t,)
+
+
+def _inverse_transposed_by_lu(ns, a):
+    """``inv(A)^T`` of arrays ``a (..., n, n)``, the inverse solved from ``A``'s pivoted LU, as PyTorch's
+    plain backward of ``slogdet`` makes it: a singular matrix gives LAPACK's infinities and NaNs, not
+    an error."""
+    from .factorizations import loop_namespace, lu_raw, lu_solve_raw  # noqa: PLC0415
+
+    raw, to_raw, back = loop_namespace(ns.device)
+    shape = tuple(a.shape)
+    n, count = shape[-1], int(np.prod(shape[:-2], dtype=np.int64))
+    lu_b, _, perm = lu_raw(raw, raw.reshape(to_raw(a), (count, n, n)))
+    eye = raw.broadcast_to(raw.eye(n, dtype=lu_b.dtype), (count, n, n))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = lu_solve_raw(raw, lu_b, eye[raw.arange(count)[:, None], perm])  # U^-1 L^-1 P^T
+    return back(raw.reshape(raw.swapaxes(x, -1, -2), shape))
 
 
 class Cholesky(Function):
