@@ -150,12 +150,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("float_power", "negative zeros"): _AT_ZERO,
     ("renorm", "zeros"): "gradient at a zero row: ours NaN (0 / 0 in the norm's gradient), PyTorch's 0",
     ("renorm", "negative zeros"): "gradient at a zero row: ours NaN (0 / 0 in the norm's gradient), PyTorch's 0",
-    ("inv_ex", "zeros"): "inv_ex of a singular matrix: our inverse carries no graph (no gradient), PyTorch's does",
-    (
-        "inv_ex",
-        "negative zeros",
-    ): "inv_ex of a singular matrix: our inverse carries no graph (no gradient), PyTorch's does",
-    ("inv_ex", "ties"): "inv_ex of a singular matrix: our inverse carries no graph (no gradient), PyTorch's does",
     ("solve_triangular", "zeros"): _SINGULAR_RAISES,
     ("solve_triangular", "negative zeros"): _SINGULAR_RAISES,
     ("cholesky_upper", "zeros"): _NOT_PD,

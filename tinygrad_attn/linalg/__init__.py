@@ -203,7 +203,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvEx:  # noqa: N803
         pass
     eye = Tensor(np.broadcast_to(np.eye(x.shape[-1], dtype=x.dtype), x.shape).copy(), device=x._dev)
     out, info = _solve_singular(x, eye, "inv_ex", check_errors)
-    return InvEx(out, info)
+    return InvEx(ops.GivenInverse.apply(x, out) if x.requires_grad else out, info)
 
 
 def _solve_singular(a: Tensor, b: Tensor, op: str, check_errors: bool, adjoint: bool = False) -> tuple[Tensor, Tensor]:

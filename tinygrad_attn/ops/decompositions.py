@@ -60,6 +60,24 @@ class Inv(Function):
         return (-ns.matmul(ns.matmul(t, g), t),)
 
 
+class GivenInverse(Function):
+    """The inverse ``X`` of input 0, its value given as input 1 (LAPACK's infinities and NaNs for a
+    singular matrix, as ``inv_ex`` returns it), with :class:`Inv`'s gradient ``-X^T g X^T`` read from
+    that value, as PyTorch's: so a singular matrix's inverse is in the graph too."""
+
+    __slots__ = ()
+    name = "inv_given"
+    operands = ("A", "X")
+    keep = ()
+
+    def forward(self, ns, a, x):
+        return x
+
+    def backward(self, g, ns, inputs, out):
+        t = _mt(ns, out)
+        return -ns.matmul(ns.matmul(t, g), t), None
+
+
 class PseudoInverse(Function):
     """The pseudo-inverse ``P`` of input 0, its value given as input 1 (the caller's rule says which
     singular values count), differentiated at constant rank as PyTorch's ``pinv``: ``gA = -P^T g P^T +
