@@ -261,9 +261,19 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
     ``torch.linalg.solve_triangular``. ``B`` is a batch of matrices; batches broadcast. The gradient
     reaches only the triangle read."""
     a, b = _matrices(A, "solve_triangular", square=True), _matrices(B, "solve_triangular")
+    n = a.shape[-1]
+    if not unitriangular and a.numel() and bool((_host(a.detach().diagonal(0, -2, -1)) == 0).any()):
+        # a zero on the diagonal: by substitution, with PyTorch's infinities and NaNs (X A = B as A^T X^T = B^T)
+        coef, rhs, up = (a, b, upper) if left else (a.mT, b.mT, not upper)
+        if rhs.shape[-2] != n:
+            raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                               f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")  # fmt: skip
+        batch = tuple(np.broadcast_shapes(coef.shape[:-2], rhs.shape[:-2]))
+        coef, rhs = coef.expand(batch + coef.shape[-2:]), rhs.expand(batch + rhs.shape[-2:])
+        x = ops.TriangularSubstitution.apply(coef, rhs, args=(up, False))
+        return saved_for_backward(x if left else x.mT, a, output=True)
     t = a.triu() if upper else a.tril()
     if unitriangular:
-        n = a.shape[-1]
         eye = Tensor(np.eye(n, dtype=a.dtype), device=a.device)
         t = t * (1 - eye) + eye
     return saved_for_backward(solve(t, b, left=left), a, output=True)  # (PyTorch's keeps A and the solution)
@@ -801,7 +811,10 @@ def _lu(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Any]:
         info = raw.zeros(zero.shape[:1], dtype=raw.int32)
     P = _permutation_matrix(x, perm, batch)  # noqa: N806
     if x.requires_grad:  # (PyTorch's backward keeps the factor it returned)
-        LU = saved_for_backward(_eliminate(P.mT @ x), output=True)  # noqa: N806
+        # (P^T A by taking rows, not a product: a -0.0 stays -0.0, as in LAPACK's factor)
+        rows = Tensor._wrap(back(raw.reshape(raw.broadcast_to(perm[:, :, None], perm.shape + (n,)), batch + (m, n))),
+                            x._dev)  # fmt: skip
+        LU = saved_for_backward(_eliminate(x.gather(-2, rows.astype(np.int64))), output=True)  # noqa: N806
     else:
         LU = Tensor._wrap(back(raw.reshape(lu_b, x.shape)), x._dev)  # noqa: N806
     pivots = Tensor._wrap(back(raw.reshape(piv_b, batch + (k,))), x._dev)

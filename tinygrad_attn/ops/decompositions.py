@@ -119,6 +119,50 @@ class Solve(Function):
         return -ns.matmul(gb, _mt(ns, out)), gb
 
 
+class TriangularSubstitution(Function):
+    """``args = (upper, unitriangular)``: ``X`` with ``T X = B`` for the triangle ``T`` of input 0 (the other
+    triangle never read; a unit diagonal if ``unitriangular``) and ``B`` input 1, of one batch shape, by
+    substitution as the BLAS ``trsm`` PyTorch's CPU build calls: each unknown times its diagonal entry's
+    reciprocal, then taken from the rows left. So a zero on the diagonal gives PyTorch's infinities and
+    NaNs where the array namespace's solve would raise (``linalg.solve_triangular`` takes this route for
+    such matrices only). ``gB = X'`` of ``T^T X' = g``, ``gA = -gB X^T`` on the triangle read."""
+
+    __slots__ = ()
+    name = "triangular_substitution"
+    operands = ("A", "B")
+    keep = (0,)
+
+    def forward(self, ns, a, b):
+        from .factorizations import loop_namespace  # noqa: PLC0415
+
+        upper, unit = self.args
+        raw, to_raw, back = loop_namespace(ns.device)
+        a, x = to_raw(a), raw.array(to_raw(b), copy=True)
+        n = a.shape[-1]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for j in range(n - 1, -1, -1) if upper else range(n):
+                if not unit:
+                    x[..., j, :] = x[..., j, :] * (1.0 / a[..., j, j, None])
+                xj = x[..., j : j + 1, :]
+                if upper and j:
+                    x[..., :j, :] -= a[..., :j, j : j + 1] * xj
+                elif not upper and j + 1 < n:
+                    x[..., j + 1 :, :] -= a[..., j + 1 :, j : j + 1] * xj
+        return back(x)
+
+    def backward(self, g, ns, inputs, out):
+        upper, unit = self.args
+        a = inputs[0]
+        gb = ns.apply(TriangularSubstitution, _mt(ns, a), g, args=(not upper, unit))
+        ga = -ns.matmul(gb, _mt(ns, out))
+        k = 1 if unit else 0  # (the triangle read: a unit diagonal is not)
+        if upper:
+            ga = _mt(ns, ns.apply(Tril, _mt(ns, ga), args=-k))
+        else:
+            ga = ns.apply(Tril, ga, args=-k)
+        return ga, gb
+
+
 class Det(Function):
     """The determinant; ``d det(A) = det(A) tr(inv(A) dA)``: the gradient is the cofactor matrix
     ``det(A) inv(A)^T`` where ``A`` is invertible. At a singular matrix, as PyTorch's: a recorded
