@@ -150,8 +150,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("float_power", "negative zeros"): _AT_ZERO,
     ("renorm", "zeros"): "gradient at a zero row: ours NaN (0 / 0 in the norm's gradient), PyTorch's 0",
     ("renorm", "negative zeros"): "gradient at a zero row: ours NaN (0 / 0 in the norm's gradient), PyTorch's 0",
-    ("solve_triangular", "zeros"): _SINGULAR_RAISES,
-    ("solve_triangular", "negative zeros"): _SINGULAR_RAISES,
     ("cholesky_upper", "zeros"): _NOT_PD,
     ("cholesky_upper", "negative zeros"): _NOT_PD,
     ("cholesky_upper", "ties"): _NOT_PD,
@@ -177,7 +175,6 @@ _DEGENERATE = "a degenerate matrix at this kink (singular, repeated values): gra
 # the LU family and torch's older decomposition names: a singular matrix at zeros and ties (PyTorch's gradients
 # divide by its zero pivots or singular values; a singular triangular system raises here, PyTorch's gives inf)
 for _name, _kinks in (("lu_factor_rect", FINITE_KINKS[:3]), ("linalg_lu", FINITE_KINKS[:3]),
-                      ("torch_lu_solve", FINITE_KINKS[:3]), ("triangular_solve", FINITE_KINKS[:2]),
                       ("cholesky_solve_factor", FINITE_KINKS[:3]), ("torch_qr", FINITE_KINKS[:3])):  # fmt: skip
     KNOWN.update({(_name, k): _DEGENERATE for k in _kinks})
 KNOWN["torch_svd", "ties"] = KNOWN["torch_svd_v", "ties"] = _NULL_BASIS
