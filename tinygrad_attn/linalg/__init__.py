@@ -814,7 +814,8 @@ def _lu(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Any]:
         # (P^T A by taking rows, not a product: a -0.0 stays -0.0, as in LAPACK's factor)
         rows = Tensor._wrap(back(raw.reshape(raw.broadcast_to(perm[:, :, None], perm.shape + (n,)), batch + (m, n))),
                             x._dev)  # fmt: skip
-        LU = saved_for_backward(_eliminate(x.gather(-2, rows.astype(np.int64))), output=True)  # noqa: N806
+        taken = ops.GatherAlong.apply(x, rows.astype(np.int64), args=(x.ndim - 2, tuple(x.shape)))  # (keeps no x)
+        LU = saved_for_backward(_eliminate(taken), output=True)  # noqa: N806
     else:
         LU = Tensor._wrap(back(raw.reshape(lu_b, x.shape)), x._dev)  # noqa: N806
     pivots = Tensor._wrap(back(raw.reshape(piv_b, batch + (k,))), x._dev)
