@@ -316,7 +316,8 @@ class EighValues(Function):
 class EighVectors(Function):
     """``args = UPLO``: the eigenvectors (columns) of a symmetric matrix; with ``K = V^T gV`` made
     skew (``(K - K^T) / 2``, the tangent directions that keep ``V`` orthogonal, as PyTorch's):
-    ``gA = V (F * K) V^T``, ``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it."""
+    ``gA = V (K / E) V^T``, ``E[i, j] = w[j] - w[i]`` off the diagonal, 1 on it (so infinite or NaN at
+    repeated eigenvalues, as PyTorch's)."""
 
     __slots__ = ()
     primitive = True
@@ -332,11 +333,13 @@ class EighVectors(Function):
         n = w.shape[-1]
         lead = tuple(w.shape[:-1])
         diff = ns.reshape(w, lead + (1, n)) - ns.reshape(w, lead + (n, 1))  # w[j] - w[i]
-        same = diff == 0
-        safe = ns.where(same, ns.zeros_like(diff) + 1.0, diff)
-        f = ns.where(same, ns.zeros_like(diff), 1.0 / safe)
+        # (the diagonal 1, as PyTorch's: a repeated eigenvalue off it divides by 0, its infinities and NaNs)
+        dev = w._dev if getattr(ns, "recording", False) else ns.device
+        eye = ns.const(dev.asarray(np.eye(n, dtype=bool)))
+        e = ns.where(eye, ns.zeros_like(diff) + 1.0, diff)
         k = ns.matmul(_mt(ns, v), g)
-        inner = f * ((k - _mt(ns, k)) * 0.5)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inner = ((k - _mt(ns, k)) * 0.5) / e
         return (ns.matmul(ns.matmul(v, inner), _mt(ns, v)),)
 
 
