@@ -63,6 +63,10 @@ _SINGULAR_RAISES = (
     "gradient at a singular matrix: our backward solves with it and raises LinAlgError, PyTorch's returns one"
 )
 _NOT_PD = "gradient at a rank-deficient input: our route through a Cholesky factor raises, PyTorch's returns one"
+_CHOLESKY_STOP = (
+    "a 2x2 matrix of rank 1: the gradient divides by the factor's remainder where it stops, rounding noise (MKL's "
+    "2x2 kernel divides where LAPACK's potf2 multiplies by the reciprocal)"
+)
 _EIGEN_BASIS = (
     "a matrix of rank 1: its eigenvectors of the repeated eigenvalue 0 are any basis of that space, and PyTorch's MKL "
     "and our OpenBLAS choose different ones; the values and gradients read them"
@@ -152,9 +156,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("float_power", "negative zeros"): _AT_ZERO,
     ("renorm", "zeros"): "gradient at a zero row: ours NaN (0 / 0 in the norm's gradient), PyTorch's 0",
     ("renorm", "negative zeros"): "gradient at a zero row: ours NaN (0 / 0 in the norm's gradient), PyTorch's 0",
-    ("cholesky_upper", "zeros"): _NOT_PD,
-    ("cholesky_upper", "negative zeros"): _NOT_PD,
-    ("cholesky_upper", "ties"): _NOT_PD,
+    ("cholesky_upper", "ties"): _CHOLESKY_STOP,
     ("eigvalsh", "ties"): _EIGEN_BASIS,
     ("eigh", "ties"): _EIGEN_BASIS,
     ("svdvals", "ties"): _NULL_BASIS,
@@ -173,7 +175,7 @@ _DEGENERATE = "a degenerate matrix at this kink (singular, repeated values): gra
 # the LU family and torch's older decomposition names: a singular matrix at zeros and ties (PyTorch's gradients
 # divide by its zero pivots or singular values; a singular triangular system raises here, PyTorch's gives inf)
 for _name, _kinks in (("lu_factor_rect", FINITE_KINKS[:3]), ("linalg_lu", FINITE_KINKS[:3]),
-                      ("cholesky_solve_factor", FINITE_KINKS[:3]), ("torch_qr", FINITE_KINKS[:3])):  # fmt: skip
+                      ("torch_qr", FINITE_KINKS[:3])):  # fmt: skip
     KNOWN.update({(_name, k): _DEGENERATE for k in _kinks})
 KNOWN["torch_svd", "ties"] = KNOWN["torch_svd_v", "ties"] = _NULL_BASIS
 KNOWN["orgqr", "ties"] = "a matrix of rank 1: the trailing reflectors are built from rounding noise, LAPACK's and ours"

@@ -343,6 +343,8 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     if check_errors:
         raise _not_positive_definite("cholesky_ex", info)
     L = Tensor(ls.astype(x.dtype), device=x._dev)  # noqa: N806
+    if x.requires_grad:  # (in the graph, with PyTorch's gradient of that factor)
+        L = ops.GivenCholesky.apply(x.mT if upper else x, L)  # noqa: N806
     return CholeskyEx(L.mT if upper else L, Tensor(info, device=x._dev))
 
 
@@ -1189,15 +1191,17 @@ def _cholesky_product(factor: Tensor, upper: bool) -> Tensor:
 @public(method=True)
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
     """``X`` with ``A X = B`` for ``A = L L^T`` (``upper``: ``A = U^T U``) given the Cholesky factor;
-    batches broadcast. The values come from the factor's triangle; the gradient, as PyTorch's, is
-    that of ``solve(L L^T, B)`` (it reaches the whole of ``L``)."""
+    batches broadcast. The values come from the factor's triangle; the gradient is PyTorch's
+    (``ops.GivenCholeskySolve``: it reaches the whole of ``L``; infinite and NaN for a singular factor)."""
     rhs, f = _matrices(B, "cholesky_solve"), _matrices(L, "cholesky_solve", square=True)
     lower = f.mT if upper else f
     with no_grad():  # L^-T (L^-1 B)
         exact = solve_triangular(lower.mT, solve_triangular(lower, rhs, upper=False), upper=True)
     if not (rhs.requires_grad or f.requires_grad):
         return exact
-    out = _exact_with_gradient_of(exact, solve(_cholesky_product(f, upper), rhs))
+    batch = tuple(exact.shape[:-2])
+    out = ops.GivenCholeskySolve.apply(rhs.expand(batch + rhs.shape[-2:]), f.expand(batch + f.shape[-2:]), exact,
+                                       args=upper)  # fmt: skip
     return saved_for_backward(out, rhs, f, output=True)  # (PyTorch's keeps both inputs and the result)
 
 

@@ -124,8 +124,8 @@ class TriangularSubstitution(Function):
     triangle never read; a unit diagonal if ``unitriangular``) and ``B`` input 1, of one batch shape, by
     substitution as the BLAS ``trsm`` PyTorch's CPU build calls: each unknown times its diagonal entry's
     reciprocal, then taken from the rows left. So a zero on the diagonal gives PyTorch's infinities and
-    NaNs where the array namespace's solve would raise (``linalg.solve_triangular`` takes this route for
-    such matrices only). ``gB = X'`` of ``T^T X' = g``, ``gA = -gB X^T`` on the triangle read."""
+    NaNs where the array namespace's solve would raise (a diagonal without zeros: one LAPACK solve).
+    ``gB = X'`` of ``T^T X' = g``, ``gA = -gB X^T`` on the triangle read."""
 
     __slots__ = ()
     name = "triangular_substitution"
@@ -133,12 +133,24 @@ class TriangularSubstitution(Function):
     keep = (0,)
 
     def forward(self, ns, a, b):
+        return self.solve(ns.device, a, b, *self.args)
+
+    @staticmethod
+    def solve(dev, a, b, upper: bool, unit: bool):
+        """The values, on arrays of ``dev``: one LAPACK solve with the triangle where its diagonal has no
+        zero, else the substitution."""
         from .factorizations import loop_namespace  # noqa: PLC0415
 
-        upper, unit = self.args
-        raw, to_raw, back = loop_namespace(ns.device)
-        a, x = to_raw(a), raw.array(to_raw(b), copy=True)
+        xp, ops = dev.xp, dev.ops
         n = a.shape[-1]
+        diag = xp.diagonal(a, axis1=-2, axis2=-1) if hasattr(xp, "diagonal") else xp.linalg.diagonal(a)
+        if unit or not bool(xp.any(diag == 0)):
+            tri = ops.triu(a, k=0) if upper else ops.tril(a, k=0)
+            if unit:
+                tri = xp.where(dev.asarray(np.eye(n, dtype=bool)), xp.ones_like(tri), tri)
+            return xp.linalg.solve(tri, b)
+        raw, to_raw, back = loop_namespace(dev)
+        a, x = to_raw(a), raw.array(to_raw(b), copy=True)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             for j in range(n - 1, -1, -1) if upper else range(n):
                 if not unit:
@@ -161,6 +173,36 @@ class TriangularSubstitution(Function):
         else:
             ga = ns.apply(Tril, ga, args=-k)
         return ga, gb
+
+
+class GivenCholeskySolve(Function):
+    """``X`` with ``F F^T X = B`` (``args = upper``: ``F^T F X = B``) for inputs ``(B, F)``, its value given as
+    input 2, with PyTorch's gradient read from that value: ``gB`` the same solve of ``g``, ``gF = -(gB X^T +
+    X gB^T) F`` (upper: ``-F (...)``), its solves as :class:`TriangularSubstitution`'s, so a factor with a
+    zero on its diagonal gives PyTorch's infinities and NaNs."""
+
+    __slots__ = ()
+    name = "cholesky_solve_given"
+    operands = ("B", "F", "X")
+    keep = (1,)
+
+    def forward(self, ns, b, f, x):
+        return x
+
+    def backward(self, g, ns, inputs, out):
+        f, upper = inputs[1], self.args
+        recording = getattr(ns, "recording", False)
+        dev = f._dev if recording else ns.device
+        fa, garr = (ns.values(f), ns.values(g)) if recording else (f, g)
+        lower = dev.ops.matrix_transpose(fa) if upper else fa
+        y = TriangularSubstitution.solve(dev, lower, garr, False, False)  # L^-1 g
+        x = TriangularSubstitution.solve(dev, dev.ops.matrix_transpose(lower), y, True, False)  # L^-T L^-1 g
+        # (recorded, gB is this op again, as PyTorch's cholesky_solve of g: its gradient reaches all of F)
+        gb = ns.apply(GivenCholeskySolve, g, f, ns.const(x), args=upper) if recording else x
+        common = ns.matmul(gb, _mt(ns, out))
+        common = common + _mt(ns, common)
+        gf = -ns.matmul(f, common) if upper else -ns.matmul(common, f)
+        return gb, gf, None
 
 
 class Det(Function):
@@ -280,11 +322,38 @@ class Cholesky(Function):
         return ns.device.xp.linalg.cholesky(a)
 
     def backward(self, g, ns, inputs, out):
-        lt = _mt(ns, out)  # L^T
-        t = ns.apply(Tril, ns.matmul(lt, g), args=0)
-        m = (t + _mt(ns, ns.apply(Tril, t, args=-1))) * 0.5
-        left = ns.apply(Solve, lt, m)  # L^-T M
-        return (_mt(ns, ns.apply(Solve, lt, _mt(ns, left))),)  # (L^-T M) L^-1
+        return (_cholesky_backward(ns, g, out, lambda t, b: ns.apply(Solve, t, b)),)
+
+
+class GivenCholesky(Function):
+    """The lower factor of input 0 as LAPACK leaves it where the factorisation stops (a leading minor not
+    positive-definite: ``cholesky_ex``'s ``L``), its value given as input 1, with :class:`Cholesky`'s
+    gradient read from that value, as PyTorch's: its solves with ``L`` by substitution
+    (:class:`TriangularSubstitution`), whose infinities and NaNs at the factor's non-positive diagonal
+    entry are PyTorch's."""
+
+    __slots__ = ()
+    name = "cholesky_given"
+    operands = ("A", "L")
+    keep = ()
+
+    def forward(self, ns, a, lower):
+        return lower
+
+    def backward(self, g, ns, inputs, out):
+        def upper_solve(t, b):
+            return ns.apply(TriangularSubstitution, t, b, args=(True, False))
+
+        return _cholesky_backward(ns, g, out, upper_solve), None
+
+
+def _cholesky_backward(ns, g, lower, solve_upper):
+    """``L^-T (T + tril(T, -1)^T) / 2 L^-1`` with ``T = tril(L^T g)``; ``solve_upper(U, B)``: ``U^-1 B``."""
+    lt = _mt(ns, lower)  # L^T
+    t = ns.apply(Tril, ns.matmul(lt, g), args=0)
+    m = (t + _mt(ns, ns.apply(Tril, t, args=-1))) * 0.5
+    left = solve_upper(lt, m)  # L^-T M
+    return _mt(ns, solve_upper(lt, _mt(ns, left)))  # (L^-T M) L^-1
 
 
 def _eigh(ns, a, uplo: str):
