@@ -408,7 +408,9 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'")  # fmt: skip
     raw = x._dev.xp
-    q, r = raw.linalg.qr(x._data, mode="complete" if mode == "complete" else "reduced")
+    # (-0.0 made +0.0 first: at a zero matrix the signs of R's zeros, by which the gradient divides, are then
+    # PyTorch's MKL's)
+    q, r = raw.linalg.qr(x._data + 0.0, mode="complete" if mode == "complete" else "reduced")
     Q, R = _wrap(x, q), _wrap(x, r)  # noqa: N806
     m, n = x.shape[-2:]
     if x.requires_grad and x.numel() == 0:
@@ -419,14 +421,10 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
 
         Q, R1 = qr(x[..., :, :m])  # noqa: N806
         R = cat([R1, _exact_with_gradient_of(R[..., :, m:], Q.mT @ x[..., :, m:])], -1)  # noqa: N806
-    elif x.requires_grad:
-        # R = D chol(A^T A)^T with D LAPACK's signs of R's diagonal; Q = A R^-1
-        with no_grad():
-            d = (R.diagonal(0, -2, -1)[..., :n] < 0).astype(x.dtype) * -2.0 + 1.0
-        rc = cholesky(x.mT @ x).mT * d.unsqueeze(-1)
-        R_red = _exact_with_gradient_of(R[..., :n, :], rc)  # noqa: N806
-        qc = solve(rc.mT, x.mT).mT  # A R^-1
-        Q_red = _exact_with_gradient_of(Q[..., :, :n], qc)  # noqa: N806
+    elif x.requires_grad:  # (PyTorch's gradient, ops.QrFactor; of the reduced factors)
+        q_red, r_red = Q[..., :, :n].detach(), R[..., :n, :].detach()
+        packed = ops.QrPacked.apply(x, q_red, r_red)
+        Q_red, R_red = packed[..., :m, :], packed[..., m:, :]  # noqa: N806
         if mode == "complete" and m > n:
             from ..tensors._tensor import cat  # noqa: PLC0415
 

@@ -470,3 +470,42 @@ def _svd_backward(ns, which: str, g, u, s, vh):
         gs = g / col
         return mm(u, mm(inner, vh) + gs - mm(mm(gs, mt(vh)), vh))
     return mm(mm(u, inner), vh)
+
+
+class QrPacked(Function):
+    """The reduced QR decomposition ``A = Q R`` of a tall or square input 0 (``m >= n``), ``Q (m, n)`` above
+    ``R (n, n)`` in one ``(m + n, n)`` output (``linalg.qr`` slices them), their values given as inputs 1-2
+    (one LAPACK call): one op, so the gradient is one formula of both factors' gradients, as PyTorch's
+    (their sum over separate ops would meet an infinity with a NaN where PyTorch's is infinite). With
+    ``M = R gR^T - gQ^T Q``: ``gA = (gQ + Q sym(M)) R^-T``, ``sym(M)`` the symmetric matrix of ``M``'s lower
+    triangle; ``R^-T`` by :class:`TriangularSubstitution`, so a rank-deficient ``A`` (a zero on ``R``'s
+    diagonal) gives PyTorch's infinities and NaNs. Written in ``ns`` ops on the factors as slices of this
+    op: gradients of every order follow."""
+
+    __slots__ = ()
+    name = "qr"
+    operands = ("A", "Q", "R")
+    reads_output = False
+
+    def keeps_input(self, i: int) -> bool:
+        return i != 0  # (the factors, as PyTorch's keeps them; A only as the graph's node)
+
+    def forward(self, ns, a, q, r):
+        return ns.concat([q, r], axis=-2)
+
+    def backward(self, g, ns, inputs, out):
+        a, q, r = inputs
+        m = q.shape[-2]
+        if getattr(ns, "recording", False):  # the factors as functions of A, for the next order
+            packed = ns.apply(QrPacked, a, q, r)
+            q, r = packed[..., :m, :], packed[..., m:, :]
+        gq, gr = g[..., :m, :], g[..., m:, :]
+        mm, mt = ns.matmul, (lambda x: _mt(ns, x))
+        s = mm(r, mt(gr)) - mm(mt(gq), q)
+        low = ns.apply(Tril, s, args=-1)
+        diag = s - low - mt(ns.apply(Tril, mt(s), args=-1))  # (M's diagonal alone)
+        inner = mm(q, low + mt(low) + diag) + gq
+        # X R^T = inner: R X^T = inner^T
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            x_t = ns.apply(TriangularSubstitution, r, mt(inner), args=(True, False))
+        return mt(x_t), None, None
