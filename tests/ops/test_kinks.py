@@ -172,11 +172,10 @@ KNOWN: dict[tuple[str, str], str] = {
     ("linalg_norm", "zeros"): _AT_ZERO,
     ("linalg_norm", "negative zeros"): _AT_ZERO,
 }
-_DEGENERATE = "a degenerate matrix at this kink (singular, repeated values): gradients differ from PyTorch's"
-# the LU family and torch's older decomposition names: a singular matrix at zeros and ties (PyTorch's gradients
-# divide by its zero pivots or singular values; a singular triangular system raises here, PyTorch's gives inf)
-for _name, _kinks in (("lu_factor_rect", FINITE_KINKS[:3]), ("linalg_lu", FINITE_KINKS[:3])):  # fmt: skip
-    KNOWN.update({(_name, k): _DEGENERATE for k in _kinks})
+KNOWN["lu_factor_rect", "zeros"] = KNOWN["lu_factor_rect", "negative zeros"] = (
+    "second derivative at a wide zero matrix: an entry where PyTorch's is +-inf is NaN here (the order in which "
+    "the recorded formula meets an infinity with a zero)"
+)
 KNOWN["torch_qr", "ties"] = _R_NOISE
 KNOWN["torch_svd", "ties"] = KNOWN["torch_svd_v", "ties"] = _NULL_BASIS
 KNOWN["orgqr", "ties"] = "a matrix of rank 1: the trailing reflectors are built from rounding noise, LAPACK's and ours"

@@ -2,11 +2,11 @@
 
 The inverse, solve, determinant, Cholesky factor and symmetric eigen-decomposition are
 primitives (``ops/decompositions.py``); the rest are composites of them and of ``matmul``.
-The SVD, QR and pseudo-inverse take their values from the array namespace's ``linalg`` and
-their gradients from a composite with the same values (``_exact_with_gradient_of``): the
-singular values from the eigenvalues of the Gram matrix, ``R`` from the Cholesky factor of
-``A^T A`` with LAPACK's signs, the pseudo-inverse from ``solve(A^T A, A^T)``. So gradients
-of every order hold for matrices of full rank (where PyTorch's are defined too).
+The SVD, QR and LU factors take their values from one LAPACK call and their gradients from an
+op of ``ops/decompositions.py`` written as PyTorch's formula (``SvdFactor``, ``QrPacked``,
+``LuPacked``), as are the gradients where a matrix is singular (``det``'s cofactors from the SVD,
+triangular solves by substitution with PyTorch's infinities and NaNs): so gradients of every
+order are PyTorch's, at degenerate matrices too.
 Also ``tga.det inverse logdet slogdet matrix_power matrix_exp`` and their Tensor methods.
 
 >>> import tinygrad_attn as tga
@@ -713,9 +713,9 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
 
 
 # -- LU, LDL^T and Householder factorisations ---------------------------------------------
-# The pivoted loops are ops/factorizations.py's, on raw arrays; a result that needs a gradient is
-# the same elimination written in Tensor ops with those pivots as constants (a permutation is
-# piecewise constant in A), so gradients of every order follow from the ops it is made of.
+# The pivoted loops are ops/factorizations.py's, on raw arrays; a factor that needs a gradient is
+# ops.LuPacked, PyTorch's formula with the pivots as constants (a permutation is piecewise constant
+# in A), of every order.
 class LUFactor(NamedTuple):
     LU: Tensor
     pivots: Tensor
@@ -777,23 +777,6 @@ def _permutation_matrix(x: Tensor, perm: Any, batch: tuple) -> Tensor:
     return Tensor._wrap(back(raw.reshape(p, batch + (m, m))), x._dev)
 
 
-def _eliminate(b: Tensor) -> Tensor:
-    """The packed ``L U`` of ``b (..., m, n)`` without pivoting (its rows already in pivot order),
-    in Tensor ops: one rank-1 update of the trailing block per column."""
-    from ..tensors._tensor import cat  # noqa: PLC0415
-
-    m, n = b.shape[-2:]
-    w = b
-    for j in range(min(m, n)):
-        if j + 1 >= m:
-            break
-        piv = w[..., j : j + 1, j : j + 1]
-        col = w[..., j + 1 :, j : j + 1] / where(piv == 0, 1.0, piv)
-        trail = w[..., j + 1 :, j + 1 :] - col @ w[..., j : j + 1, j + 1 :]
-        w = cat([w[..., : j + 1, :], cat([w[..., j + 1 :, :j], col, trail], -1)], -2)
-    return w
-
-
 def _lu(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Any]:
     """``(LU, pivots, info, P)`` of a float batch of matrices; ``LU`` in the graph where ``x`` is."""
     from ..ops.factorizations import loop_namespace, lu_raw  # noqa: PLC0415
@@ -811,11 +794,8 @@ def _lu(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Any]:
         info = raw.zeros(zero.shape[:1], dtype=raw.int32)
     P = _permutation_matrix(x, perm, batch)  # noqa: N806
     if x.requires_grad:  # (PyTorch's backward keeps the factor it returned)
-        # (P^T A by taking rows, not a product: a -0.0 stays -0.0, as in LAPACK's factor)
-        rows = Tensor._wrap(back(raw.reshape(raw.broadcast_to(perm[:, :, None], perm.shape + (n,)), batch + (m, n))),
-                            x._dev)  # fmt: skip
-        taken = ops.GatherAlong.apply(x, rows.astype(np.int64), args=(x.ndim - 2, tuple(x.shape)))  # (keeps no x)
-        LU = saved_for_backward(_eliminate(taken), output=True)  # noqa: N806
+        value = Tensor._wrap(back(raw.reshape(lu_b, x.shape)), x._dev)
+        LU = saved_for_backward(ops.LuPacked.apply(x, value, P), output=True)  # noqa: N806
     else:
         LU = Tensor._wrap(back(raw.reshape(lu_b, x.shape)), x._dev)  # noqa: N806
     pivots = Tensor._wrap(back(raw.reshape(piv_b, batch + (k,))), x._dev)

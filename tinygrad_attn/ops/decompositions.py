@@ -509,3 +509,70 @@ class QrPacked(Function):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             x_t = ns.apply(TriangularSubstitution, r, mt(inner), args=(True, False))
         return mt(x_t), None, None
+
+
+class LuPacked(Function):
+    """The packed LU factor (``L`` unit lower below the diagonal, ``U`` on and above) of input 0 with partial
+    pivoting ``A = P L U``, its value given as input 1 and the permutation matrix ``P`` as input 2 (both
+    constants: a permutation is piecewise constant in ``A``). The gradient is PyTorch's, one formula of
+    ``gL = tril(g, -1)`` and ``gU = triu(g)``; for a square ``A``:
+    ``gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T``, and for a wide (tall) one the same with the
+    columns (rows) past the square block. Its solves are :class:`TriangularSubstitution`'s, so a zero on
+    ``U``'s diagonal gives PyTorch's infinities and NaNs; written in ``ns`` ops on the factor as this op
+    again, so gradients of every order follow."""
+
+    __slots__ = ()
+    name = "lu_packed"
+    operands = ("A", "LU", "P")
+    reads_output = False
+
+    def keeps_input(self, i: int) -> bool:
+        return i != 0  # (the factor and pivots, as PyTorch's keeps them; A only as the graph's node)
+
+    def forward(self, ns, a, lu, p):
+        return lu
+
+    def backward(self, g, ns, inputs, out):
+        a, lu, p = inputs
+        recording = getattr(ns, "recording", False)
+        dev = a._dev if recording else ns.device
+        if recording:
+            lu = ns.apply(LuPacked, a, lu, p)
+        m, n = lu.shape[-2], lu.shape[-1]
+        k = min(m, n)
+        mm, mt = ns.matmul, (lambda x: _mt(ns, x))
+
+        def tril(x, d):
+            return ns.apply(Tril, x, args=d)
+
+        def triu(x, d=0):
+            return mt(ns.apply(Tril, mt(x), args=-d))
+
+        def sub(t, b, upper, unit=False):
+            return ns.apply(TriangularSubstitution, t, b, args=(upper, unit))
+
+        eye = ns.const(dev.asarray(np.eye(m, k, dtype=bool)))
+        below = tril(lu[..., :, :k], -1)
+        low, up = ns.where(eye, ns.zeros_like(below) + 1.0, below), triu(lu[..., :k, :])
+        gl, gu = tril(g[..., :, :k], -1), triu(g[..., :k, :])
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if m == n:
+                inner = tril(mm(mt(low), gl), -1) + triu(mm(gu, mt(up)))
+                ga = sub(mt(low), mt(sub(up, mt(inner), True)), True, True)  # L^-T inner U^-T
+            elif m < n:  # A = L [U1 U2]
+                u1 = up[..., :, :m]
+                inner = tril(mm(mt(low), gl) - mm(gu, mt(up)), -1)
+                left = mt(sub(u1, mt(inner), True)) + gu[..., :, :m]  # inner U1^-T + triu(gU1)
+                from ..tensors._tensor import cat  # noqa: PLC0415
+
+                both = cat([left, gu[..., :, m:]], -1) if recording else ns.concat([left, gu[..., :, m:]], axis=-1)
+                ga = sub(mt(low), both, True, True)  # L^-T [...]
+            else:  # A = [L1; L2] U
+                l1 = low[..., :n, :]
+                inner = triu(mm(gu, mt(up)) - mm(mt(low), gl))
+                top = sub(mt(l1), inner, True, True) + gl[..., :n, :]  # L1^-T inner + tril(gL1, -1)
+                from ..tensors._tensor import cat  # noqa: PLC0415
+
+                both = cat([top, gl[..., n:, :]], -2) if recording else ns.concat([top, gl[..., n:, :]], axis=-2)
+                ga = mt(sub(up, mt(both), True))  # [...] U^-T
+        return mm(p, ga), None, None
