@@ -59,9 +59,6 @@ def _compare(op: OpInfo, got, want, what: str, sample: Sample, finite_inputs: bo
 
 
 _AT_ZERO = "second derivative at 0: ours finite, PyTorch's NaN (its formula's 0 * inf)"
-_SINGULAR_RAISES = (
-    "gradient at a singular matrix: our backward solves with it and raises LinAlgError, PyTorch's returns one"
-)
 _R_NOISE = (
     "a matrix of rank 1: R's trailing diagonal entries are rounding noise, of other sizes and signs in "
     "PyTorch's MKL than in our OpenBLAS; the gradient divides by them"
