@@ -367,14 +367,19 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
 def _svd_factors(x: Tensor, full_matrices: bool) -> SVD:
     """``(U, S, Vh)`` of ``x``: one LAPACK call, each factor in the graph as ``ops.SvdFactor`` (PyTorch's
     gradient) where ``x`` requires grad."""
-    # (-0.0 made +0.0 first: OpenBLAS gives a 1x1 -0.0 the singular vectors (-1, 1), PyTorch's MKL (1, 1),
-    # whose gradient U diag(g) Vh has the other sign)
-    u, s, vh = x._dev.xp.linalg.svd(x._data + 0.0, full_matrices=full_matrices)
-    U, S, Vh = _wrap(x, u), _wrap(x, s), _wrap(x, vh)  # noqa: N806
+    if x.numel() == 0:
+        u, s, vh = x._dev.xp.linalg.svd(x._data, full_matrices=full_matrices)
+        return SVD(*(_in_graph_of(_wrap(x, t), x) for t in (u, s, vh)))
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    r1, r2 = (m, n) if full_matrices else (k, k)
+    batch = tuple(x.shape[:-2])
+    packed = ops.SvdValues.apply(x, args=full_matrices)  # (one op: a trace computes it from x)
+    U = packed[..., : m * r1].reshape(batch + (m, r1))  # noqa: N806
+    S = packed[..., m * r1 : m * r1 + k]  # noqa: N806
+    Vh = packed[..., m * r1 + k :].reshape(batch + (r2, n))  # noqa: N806
     if not x.requires_grad:
         return SVD(U, S, Vh)
-    if x.numel() == 0:
-        return SVD(*(_in_graph_of(t, x) for t in (U, S, Vh)))
     return SVD(*(ops.SvdFactor.apply(x, U, S, Vh, args=w) for w in ("U", "S", "Vh")))
 
 
@@ -402,26 +407,30 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
 
 def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
     """``(Q, R)`` with ``A = Q R``, ``Q``'s columns orthonormal, ``R`` upper triangular (``mode``:
-    ``'reduced'``, ``'complete'`` or ``'r'``, whose ``Q`` is empty). Gradients for matrices of full rank
-    (a wide one's leading square block of full rank)."""
+    ``'reduced'``, ``'complete'`` or ``'r'``, whose ``Q`` is empty). Gradients as PyTorch's (``ops.QrPacked``;
+    a wide matrix through its leading square block), infinite and NaN where ``R`` is singular."""
     x = _matrices(A, "qr")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'")  # fmt: skip
-    raw = x._dev.xp
-    # (-0.0 made +0.0 first: at a zero matrix the signs of R's zeros, by which the gradient divides, are then
-    # PyTorch's MKL's)
-    q, r = raw.linalg.qr(x._data + 0.0, mode="complete" if mode == "complete" else "reduced")
-    Q, R = _wrap(x, q), _wrap(x, r)  # noqa: N806
     m, n = x.shape[-2:]
-    if x.requires_grad and x.numel() == 0:
-        Q, R = _in_graph_of(Q, x), _in_graph_of(R, x)  # noqa: N806
-    elif x.requires_grad and m < n:
+    if x.numel() == 0:
+        q, r = x._dev.xp.linalg.qr(x._data, mode="complete" if mode == "complete" else "reduced")
+        Q, R = _in_graph_of(_wrap(x, q), x), _in_graph_of(_wrap(x, r), x)  # noqa: N806
+    else:
+        kq = m if mode == "complete" else min(m, n)  # (Q (m, kq), R (kq, n))
+        packed = ops.QrValues.apply(x, args=mode == "complete")  # (one op: a trace computes it from x)
+        batch = tuple(x.shape[:-2])
+        Q = packed[..., : m * kq].reshape(batch + (m, kq))  # noqa: N806
+        R = packed[..., m * kq :].reshape(batch + (kq, n))  # noqa: N806
+    if not x.requires_grad or x.numel() == 0:
+        pass  # (values only; an empty input's factors are in its graph already)
+    elif m < n:
         # A = Q [R1 R2]: (Q, R1) of the square A[:, :m], whose Householder steps are A's; R2 = Q^T A[:, m:]
         from ..tensors._tensor import cat  # noqa: PLC0415
 
         Q, R1 = qr(x[..., :, :m])  # noqa: N806
         R = cat([R1, _exact_with_gradient_of(R[..., :, m:], Q.mT @ x[..., :, m:])], -1)  # noqa: N806
-    elif x.requires_grad:  # (PyTorch's gradient, ops.QrFactor; of the reduced factors)
+    else:  # (PyTorch's gradient, ops.QrPacked; of the reduced factors)
         q_red, r_red = Q[..., :, :n].detach(), R[..., :n, :].detach()
         packed = ops.QrPacked.apply(x, q_red, r_red)
         Q_red, R_red = packed[..., :m, :], packed[..., m:, :]  # noqa: N806

@@ -412,6 +412,28 @@ class EighVectors(Function):
         return (ns.matmul(ns.matmul(v, inner), _mt(ns, v)),)
 
 
+class SvdValues(Function):
+    """``args = full_matrices``: ``U``, ``S`` and ``Vh`` of input 0 from one LAPACK call, packed flat along the
+    last axis (``(..., m r + k + r' n)``), for ``linalg.svd`` to slice: an op, so a traced program computes
+    them from its input. No gradient (:class:`SvdFactor` gives it). -0.0 is read as +0.0: OpenBLAS gives
+    a 1x1 -0.0 the singular vectors (-1, 1), PyTorch's MKL (1, 1), whose gradient ``U diag(g) Vh`` has
+    the other sign."""
+
+    __slots__ = ()
+    differentiable = False
+    name = "svd_values"
+
+    def forward(self, ns, a):
+        u, s, vh = ns.device.xp.linalg.svd(a + 0.0, full_matrices=self.args)
+        lead = tuple(a.shape[:-2])
+        flat = [
+            ns.reshape(u, lead + (u.shape[-2] * u.shape[-1],)),
+            s,
+            ns.reshape(vh, lead + (vh.shape[-2] * vh.shape[-1],)),
+        ]
+        return ns.concat(flat, axis=-1)
+
+
 class SvdFactor(Function):
     """``args = which`` (``"U"``, ``"S"`` or ``"Vh"``): one factor of the singular value decomposition
     ``A = U diag(S) Vh`` of input 0, its value given with its partners as inputs 1-3 (one LAPACK call
@@ -472,10 +494,27 @@ def _svd_backward(ns, which: str, g, u, s, vh):
     return mm(mm(u, inner), vh)
 
 
+class QrValues(Function):
+    """``args = complete``: ``Q`` and ``R`` of input 0 from one LAPACK call (reduced, or complete), packed flat
+    along the last axis, for ``linalg.qr`` to slice: an op, so a traced program computes them from its
+    input. No gradient (:class:`QrPacked` gives it). -0.0 is read as +0.0: at a zero matrix the signs of
+    ``R``'s zeros, by which the gradient divides, are then PyTorch's MKL's."""
+
+    __slots__ = ()
+    differentiable = False
+    name = "qr_values"
+
+    def forward(self, ns, a):
+        q, r = ns.device.xp.linalg.qr(a + 0.0, mode="complete" if self.args else "reduced")
+        lead = tuple(a.shape[:-2])
+        flat = [ns.reshape(q, lead + (q.shape[-2] * q.shape[-1],)), ns.reshape(r, lead + (r.shape[-2] * r.shape[-1],))]
+        return ns.concat(flat, axis=-1)
+
+
 class QrPacked(Function):
     """The reduced QR decomposition ``A = Q R`` of a tall or square input 0 (``m >= n``), ``Q (m, n)`` above
     ``R (n, n)`` in one ``(m + n, n)`` output (``linalg.qr`` slices them), their values given as inputs 1-2
-    (one LAPACK call): one op, so the gradient is one formula of both factors' gradients, as PyTorch's
+    (:class:`QrValues`): one op, so the gradient is one formula of both factors' gradients, as PyTorch's
     (their sum over separate ops would meet an infinity with a NaN where PyTorch's is infinite). With
     ``M = R gR^T - gQ^T Q``: ``gA = (gQ + Q sym(M)) R^-T``, ``sym(M)`` the symmetric matrix of ``M``'s lower
     triangle; ``R^-T`` by :class:`TriangularSubstitution`, so a rank-deficient ``A`` (a zero on ``R``'s
