@@ -24,6 +24,8 @@ MATRICES = {
     "-zero 2x3x3": -np.zeros((2, 3, 3)),
     "rank 2": np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
     "singular and regular": np.stack([np.zeros((3, 3)), _RNG.standard_normal((3, 3))]),
+    # (a regular matrix of repeated singular values beside a singular one: no NaN may reach it)
+    "singular and 2I": np.stack([np.zeros((3, 3)), 2.0 * np.eye(3)]),
 }
 RECT = {"zero 3x2": np.zeros((3, 2)), "zero 2x3": np.zeros((2, 3)), "zero 2x2x4": np.zeros((2, 2, 4))}
 

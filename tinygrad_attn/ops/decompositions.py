@@ -241,7 +241,11 @@ class Det(Function):
         regular = scale * _mt(ns, ns.apply(Inv, safe))
         if not recording:
             return (ns.where(mask, ns.zeros_like(regular), regular),)
-        return (ns.where(mask, ns.reshape(g, lead + (1, 1)) * _svd_cofactors(ns, a), regular),)
+        # (the SVD route for the singular matrices only: each invertible one replaced by diag(1, ..., n), whose
+        # distinct singular values keep the SVD's second derivative free of NaN there)
+        spread = np.broadcast_to(np.diag(np.arange(1.0, n + 1)).astype(a.dtype), lead + (n, n)).copy()
+        cofactors = _svd_cofactors(ns, ns.where(mask, a, ns.const(dev.asarray(spread))))
+        return (ns.where(mask, ns.reshape(g, lead + (1, 1)) * cofactors, regular),)
 
 
 def _svd_cofactors(ns, a):
