@@ -2,11 +2,11 @@
 
 The inverse, solve, determinant, Cholesky factor and symmetric eigen-decomposition are
 primitives (``ops/decompositions.py``); the rest are composites of them and of ``matmul``.
-The SVD, QR and pseudo-inverse take their values from the array namespace's ``linalg`` and
-their gradients from a composite with the same values (``_exact_with_gradient_of``): the
-singular values from the eigenvalues of the Gram matrix, ``R`` from the Cholesky factor of
-``A^T A`` with LAPACK's signs, the pseudo-inverse from ``solve(A^T A, A^T)``. So gradients
-of every order hold for matrices of full rank (where PyTorch's are defined too).
+The SVD, QR and LU factors take their values from one LAPACK call and their gradients from an
+op of ``ops/decompositions.py`` written as PyTorch's formula (``SvdFactor``, ``QrPacked``,
+``LuPacked``), as are the gradients where a matrix is singular (``det``'s cofactors from the SVD,
+triangular solves by substitution with PyTorch's infinities and NaNs): so gradients of every
+order are PyTorch's, at degenerate matrices too.
 Also ``tga.det inverse logdet slogdet matrix_power matrix_exp`` and their Tensor methods.
 
 >>> import tinygrad_attn as tga
@@ -26,6 +26,7 @@ from .. import ops
 from ..engine.declare import accepts, public
 from ..engine.switches import check_host_read, no_grad
 from ..functional.checks import tensor_arg as _tensor
+from ..ops.decompositions import LinAlgError
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import Tensor, stack, where
 from ..tensors.dtypes import UnsupportedDtypeError
@@ -40,10 +41,6 @@ __all__ = [
     "lu", "lu_factor", "lu_factor_ex", "lu_solve", "ldl_factor", "ldl_factor_ex", "ldl_solve", "householder_product",
     "tensorinv", "tensorsolve",
 ]  # fmt: skip
-
-
-class LinAlgError(RuntimeError):
-    """A matrix the decomposition cannot take (singular, not positive-definite), as ``torch.linalg.LinAlgError``."""
 
 
 class Slogdet(NamedTuple):
@@ -214,7 +211,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvEx:  # noqa: N803
         pass
     eye = Tensor(np.broadcast_to(np.eye(x.shape[-1], dtype=x.dtype), x.shape).copy(), device=x._dev)
     out, info = _solve_singular(x, eye, "inv_ex", check_errors)
-    return InvEx(out, info)
+    return InvEx(ops.GivenInverse.apply(x, out) if x.requires_grad else out, info)
 
 
 def _solve_singular(a: Tensor, b: Tensor, op: str, check_errors: bool, adjoint: bool = False) -> tuple[Tensor, Tensor]:
@@ -271,9 +268,19 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
     ``torch.linalg.solve_triangular``. ``B`` is a batch of matrices; batches broadcast. The gradient
     reaches only the triangle read."""
     a, b = _matrices(A, "solve_triangular", square=True), _matrices(B, "solve_triangular")
+    n = a.shape[-1]
+    if not unitriangular and a.numel() and bool((_host(a.detach().diagonal(0, -2, -1)) == 0).any()):
+        # a zero on the diagonal: by substitution, with PyTorch's infinities and NaNs (X A = B as A^T X^T = B^T)
+        coef, rhs, up = (a, b, upper) if left else (a.mT, b.mT, not upper)
+        if rhs.shape[-2] != n:
+            raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                               f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")  # fmt: skip
+        batch = tuple(np.broadcast_shapes(coef.shape[:-2], rhs.shape[:-2]))
+        coef, rhs = coef.expand(batch + coef.shape[-2:]), rhs.expand(batch + rhs.shape[-2:])
+        x = ops.TriangularSubstitution.apply(coef, rhs, args=(up, False))
+        return saved_for_backward(x if left else x.mT, a, output=True)
     t = a.triu() if upper else a.tril()
     if unitriangular:
-        n = a.shape[-1]
         eye = Tensor(np.eye(n, dtype=a.dtype), device=a.device)
         t = t * (1 - eye) + eye
     return saved_for_backward(solve(t, b, left=left), a, output=True)  # (PyTorch's keeps A and the solution)
@@ -346,6 +353,8 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     if check_errors:
         raise _not_positive_definite("cholesky_ex", info)
     L = Tensor(ls.astype(x.dtype), device=x._dev)  # noqa: N806
+    if x.requires_grad:  # (in the graph, with PyTorch's gradient of that factor)
+        L = ops.GivenCholesky.apply(x.mT if upper else x, L)  # noqa: N806
     return CholeskyEx(L.mT if upper else L, Tensor(info, device=x._dev))
 
 
@@ -365,87 +374,76 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
     return saved_for_backward(ops.EighValues.apply(x, args=UPLO), output=True)
 
 
-def _gram_singular_values(x: Tensor) -> Tensor:
-    """The singular values (descending) as square roots of the Gram matrix's eigenvalues."""
-    gram = x.mT @ x if x.shape[-2] >= x.shape[-1] else x @ x.mT
-    w = ops.EighValues.apply(gram, args="L").flip(-1)
-    return w.clamp(0, None).sqrt()
+def _svd_factors(x: Tensor, full_matrices: bool) -> SVD:
+    """``(U, S, Vh)`` of ``x``: one LAPACK call, each factor in the graph as ``ops.SvdFactor`` (PyTorch's
+    gradient) where ``x`` requires grad."""
+    if x.numel() == 0:
+        u, s, vh = x._dev.xp.linalg.svd(x._data, full_matrices=full_matrices)
+        return SVD(*(_in_graph_of(_wrap(x, t), x) for t in (u, s, vh)))
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    r1, r2 = (m, n) if full_matrices else (k, k)
+    batch = tuple(x.shape[:-2])
+    packed = ops.SvdValues.apply(x, args=full_matrices)  # (one op: a trace computes it from x)
+    U = packed[..., : m * r1].reshape(batch + (m, r1))  # noqa: N806
+    S = packed[..., m * r1 : m * r1 + k]  # noqa: N806
+    Vh = packed[..., m * r1 + k :].reshape(batch + (r2, n))  # noqa: N806
+    if not x.requires_grad:
+        return SVD(U, S, Vh)
+    return SVD(*(ops.SvdFactor.apply(x, U, S, Vh, args=w) for w in ("U", "S", "Vh")))
 
 
 def svdvals(A: Tensor) -> Tensor:  # noqa: N803
-    """The singular values of each matrix, descending."""
+    """The singular values of each matrix, descending. The gradient is ``U diag(g) Vh`` (no division by
+    gaps between singular values: finite at repeated and zero ones, as PyTorch's)."""
     x = _matrices(A, "svdvals")
-    raw = x._dev.xp
-    values = raw.linalg.svdvals if hasattr(raw.linalg, "svdvals") else lambda a: raw.linalg.svd(a, compute_uv=False)
-    exact = _wrap(x, values(x._data)) if x.numel() else (
-        Tensor.zeros(x.shape[:-2] + (min(x.shape[-2:]),), dtype=x.dtype, device=x._dev))  # fmt: skip
-    # (the gradient's composite reads a copy of A: PyTorch's keeps the decomposition, not A, so
-    # changing A in place before the backward is no error there either)
-    out = _exact_with_gradient_of(exact, _gram_singular_values(x.clone()) if x.requires_grad else exact)
-    return saved_for_backward(out, output=True)
+    if not x.requires_grad or x.numel() == 0:
+        raw = x._dev.xp
+        values = raw.linalg.svdvals if hasattr(raw.linalg, "svdvals") else (
+            lambda a: raw.linalg.svd(a, compute_uv=False))  # fmt: skip
+        exact = _wrap(x, values(x._data)) if x.numel() else (
+            Tensor.zeros(x.shape[:-2] + (min(x.shape[-2:]),), dtype=x.dtype, device=x._dev))  # fmt: skip
+        return _in_graph_of(exact, x)
+    # (the factors are kept, not A: changing A in place before the backward is no error, as in PyTorch)
+    return saved_for_backward(_svd_factors(x, False).S, output=True)
 
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> SVD:  # noqa: N803
-    """``(U, S, Vh)`` with ``A = U diag(S) Vh``, ``S`` descending. Gradients: of ``S`` always, of ``U`` and
-    ``Vh`` for ``full_matrices=False`` (or square) matrices of distinct nonzero singular values."""
-    x = _matrices(A, "svd")
-    u, s, vh = x._dev.xp.linalg.svd(x._data, full_matrices=full_matrices)
-    U, S, Vh = _wrap(x, u), _wrap(x, s), _wrap(x, vh)  # noqa: N806
-    if not x.requires_grad:
-        return SVD(U, S, Vh)
-    if x.numel() == 0:
-        return SVD(*(_in_graph_of(t, x) for t in (U, S, Vh)))
-    m, n = x.shape[-2:]
-    k = min(m, n)
-    s_comp = _gram_singular_values(x)
-    S = _exact_with_gradient_of(S, s_comp)  # noqa: N806
-    if full_matrices and m != n:
-        return SVD(U, S, Vh)
-    # the composite: V from the Gram matrix's eigenvectors (signs matched to the exact ones), U = A V / S
-    tall = m >= n
-    gram = x.mT @ x if tall else x @ x.mT
-    vecs = ops.EighVectors.apply(gram, args="L").flip(-1)  # (..., k, k), descending order
-    ref = Vh.mT[..., :k] if tall else U[..., :k]
-    with no_grad():
-        signs = ((vecs * ref).sum(-2, keepdim=True) < 0).astype(x.dtype) * -2.0 + 1.0
-    vecs = vecs * signs
-    other = (x @ vecs if tall else x.mT @ vecs) / s_comp.unsqueeze(-2)
-    if tall:
-        U = _exact_with_gradient_of(U, other)  # noqa: N806
-        Vh = _exact_with_gradient_of(Vh, vecs.mT)  # noqa: N806
-    else:
-        U = _exact_with_gradient_of(U, vecs)  # noqa: N806
-        Vh = _exact_with_gradient_of(Vh, other.mT)  # noqa: N806
-    return SVD(U, S, Vh)
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh``, ``S`` descending. Gradients as PyTorch's (``ops.SvdFactor``):
+    of every factor, the complete ``U``'s and ``Vh``'s extra columns and rows taking none; infinite or
+    NaN where the loss depends on ``U`` or ``Vh`` and singular values repeat."""
+    return _svd_factors(_matrices(A, "svd"), full_matrices)
 
 
 def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
     """``(Q, R)`` with ``A = Q R``, ``Q``'s columns orthonormal, ``R`` upper triangular (``mode``:
-    ``'reduced'``, ``'complete'`` or ``'r'``, whose ``Q`` is empty). Gradients for matrices of full rank
-    (a wide one's leading square block of full rank)."""
+    ``'reduced'``, ``'complete'`` or ``'r'``, whose ``Q`` is empty). Gradients as PyTorch's (``ops.QrPacked``;
+    a wide matrix through its leading square block), infinite and NaN where ``R`` is singular."""
     x = _matrices(A, "qr")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'")  # fmt: skip
-    raw = x._dev.xp
-    q, r = raw.linalg.qr(x._data, mode="complete" if mode == "complete" else "reduced")
-    Q, R = _wrap(x, q), _wrap(x, r)  # noqa: N806
     m, n = x.shape[-2:]
-    if x.requires_grad and x.numel() == 0:
-        Q, R = _in_graph_of(Q, x), _in_graph_of(R, x)  # noqa: N806
-    elif x.requires_grad and m < n:
+    if x.numel() == 0:
+        q, r = x._dev.xp.linalg.qr(x._data, mode="complete" if mode == "complete" else "reduced")
+        Q, R = _in_graph_of(_wrap(x, q), x), _in_graph_of(_wrap(x, r), x)  # noqa: N806
+    else:
+        kq = m if mode == "complete" else min(m, n)  # (Q (m, kq), R (kq, n))
+        packed = ops.QrValues.apply(x, args=mode == "complete")  # (one op: a trace computes it from x)
+        batch = tuple(x.shape[:-2])
+        Q = packed[..., : m * kq].reshape(batch + (m, kq))  # noqa: N806
+        R = packed[..., m * kq :].reshape(batch + (kq, n))  # noqa: N806
+    if not x.requires_grad or x.numel() == 0:
+        pass  # (values only; an empty input's factors are in its graph already)
+    elif m < n:
         # A = Q [R1 R2]: (Q, R1) of the square A[:, :m], whose Householder steps are A's; R2 = Q^T A[:, m:]
         from ..tensors._tensor import cat  # noqa: PLC0415
 
         Q, R1 = qr(x[..., :, :m])  # noqa: N806
         R = cat([R1, _exact_with_gradient_of(R[..., :, m:], Q.mT @ x[..., :, m:])], -1)  # noqa: N806
-    elif x.requires_grad:
-        # R = D chol(A^T A)^T with D LAPACK's signs of R's diagonal; Q = A R^-1
-        with no_grad():
-            d = (R.diagonal(0, -2, -1)[..., :n] < 0).astype(x.dtype) * -2.0 + 1.0
-        rc = cholesky(x.mT @ x).mT * d.unsqueeze(-1)
-        R_red = _exact_with_gradient_of(R[..., :n, :], rc)  # noqa: N806
-        qc = solve(rc.mT, x.mT).mT  # A R^-1
-        Q_red = _exact_with_gradient_of(Q[..., :, :n], qc)  # noqa: N806
+    else:  # (PyTorch's gradient, ops.QrPacked; of the reduced factors)
+        q_red, r_red = Q[..., :, :n].detach(), R[..., :n, :].detach()
+        packed = ops.QrPacked.apply(x, q_red, r_red)
+        Q_red, R_red = packed[..., :m, :], packed[..., m:, :]  # noqa: N806
         if mode == "complete" and m > n:
             from ..tensors._tensor import cat  # noqa: PLC0415
 
@@ -734,9 +732,9 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
 
 
 # -- LU, LDL^T and Householder factorisations ---------------------------------------------
-# The pivoted loops are ops/factorizations.py's, on raw arrays; a result that needs a gradient is
-# the same elimination written in Tensor ops with those pivots as constants (a permutation is
-# piecewise constant in A), so gradients of every order follow from the ops it is made of.
+# The pivoted loops are ops/factorizations.py's, on raw arrays; a factor that needs a gradient is
+# ops.LuPacked, PyTorch's formula with the pivots as constants (a permutation is piecewise constant
+# in A), of every order.
 class LUFactor(NamedTuple):
     LU: Tensor
     pivots: Tensor
@@ -798,23 +796,6 @@ def _permutation_matrix(x: Tensor, perm: Any, batch: tuple) -> Tensor:
     return _wrap(x, back(raw.reshape(p, batch + (m, m))))
 
 
-def _eliminate(b: Tensor) -> Tensor:
-    """The packed ``L U`` of ``b (..., m, n)`` without pivoting (its rows already in pivot order),
-    in Tensor ops: one rank-1 update of the trailing block per column."""
-    from ..tensors._tensor import cat  # noqa: PLC0415
-
-    m, n = b.shape[-2:]
-    w = b
-    for j in range(min(m, n)):
-        if j + 1 >= m:
-            break
-        piv = w[..., j : j + 1, j : j + 1]
-        col = w[..., j + 1 :, j : j + 1] / where(piv == 0, 1.0, piv)
-        trail = w[..., j + 1 :, j + 1 :] - col @ w[..., j : j + 1, j + 1 :]
-        w = cat([w[..., : j + 1, :], cat([w[..., j + 1 :, :j], col, trail], -1)], -2)
-    return w
-
-
 def _lu(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Any]:
     """``(LU, pivots, info, P)`` of a float batch of matrices; ``LU`` in the graph where ``x`` is."""
     from ..ops.factorizations import loop_namespace, lu_raw  # noqa: PLC0415
@@ -832,7 +813,8 @@ def _lu(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Any]:
         info = raw.zeros(zero.shape[:1], dtype=raw.int32)
     P = _permutation_matrix(x, perm, batch)  # noqa: N806
     if x.requires_grad:  # (PyTorch's backward keeps the factor it returned)
-        LU = saved_for_backward(_eliminate(P.mT @ x), output=True)  # noqa: N806
+        value = Tensor._wrap(back(raw.reshape(lu_b, x.shape)), x._dev)
+        LU = saved_for_backward(ops.LuPacked.apply(x, value, P), output=True)  # noqa: N806
     else:
         LU = _wrap(x, back(raw.reshape(lu_b, x.shape)))  # noqa: N806
     pivots = _wrap(x, back(raw.reshape(piv_b, batch + (k,))))
@@ -1155,21 +1137,8 @@ def _torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Tor
         batch = tuple(x.shape[:-2])
         zeros = [Tensor.zeros(batch + (r, r), dtype=x.dtype, device=x._dev) for r in (m, n)]
         return TorchSVD(zeros[0], svdvals(x), zeros[1])
+    # (the complete factors' extra columns take no gradient, as PyTorch's)
     U, S, Vh = svd(x, full_matrices=not some)  # noqa: N806
-    m, n = x.shape[-2:]
-    if not some and x.requires_grad and m != n and x.numel():
-        # (the gradient of the first min(m, n) columns, as PyTorch's: theirs from the reduced factors, whose
-        # signs are matched to these; the completing columns carry none)
-        from ..tensors._tensor import cat  # noqa: PLC0415
-
-        k = min(m, n)
-        Ur, _, Vhr = svd(x, full_matrices=False)  # noqa: N806
-        with no_grad():
-            su = ((Ur * U[..., :k]).sum(-2, keepdim=True) < 0).astype(x.dtype) * -2.0 + 1.0
-        U = cat([_exact_with_gradient_of(U[..., :k], Ur * su), U[..., k:]], -1)  # noqa: N806
-        V = Vh.mT  # noqa: N806
-        V = cat([_exact_with_gradient_of(V[..., :k], Vhr.mT * su), V[..., k:]], -1)  # noqa: N806
-        return TorchSVD(U, S, V)
     return TorchSVD(U, S, Vh.mT)
 
 
@@ -1218,15 +1187,17 @@ def _cholesky_product(factor: Tensor, upper: bool) -> Tensor:
 @public(method=True)
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
     """``X`` with ``A X = B`` for ``A = L L^T`` (``upper``: ``A = U^T U``) given the Cholesky factor;
-    batches broadcast. The values come from the factor's triangle; the gradient, as PyTorch's, is
-    that of ``solve(L L^T, B)`` (it reaches the whole of ``L``)."""
+    batches broadcast. The values come from the factor's triangle; the gradient is PyTorch's
+    (``ops.GivenCholeskySolve``: it reaches the whole of ``L``; infinite and NaN for a singular factor)."""
     rhs, f = _matrices(B, "cholesky_solve"), _matrices(L, "cholesky_solve", square=True)
     lower = f.mT if upper else f
     with no_grad():  # L^-T (L^-1 B)
         exact = solve_triangular(lower.mT, solve_triangular(lower, rhs, upper=False), upper=True)
     if not (rhs.requires_grad or f.requires_grad):
         return exact
-    out = _exact_with_gradient_of(exact, solve(_cholesky_product(f, upper), rhs))
+    batch = tuple(exact.shape[:-2])
+    out = ops.GivenCholeskySolve.apply(rhs.expand(batch + rhs.shape[-2:]), f.expand(batch + f.shape[-2:]), exact,
+                                       args=upper)  # fmt: skip
     return saved_for_backward(out, rhs, f, output=True)  # (PyTorch's keeps both inputs and the result)
 
 

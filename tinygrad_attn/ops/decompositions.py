@@ -18,6 +18,11 @@ def _mt(ns, x):
     return ns.matrix_transpose(x)
 
 
+class LinAlgError(RuntimeError):
+    """A matrix the decomposition cannot take (singular, not positive-definite), as ``torch.linalg.LinAlgError``
+    (``tga.linalg.LinAlgError``)."""
+
+
 class Tril(Function):
     """``args = k``: the entries on and below the ``k``-th diagonal of the last two axes; zeros above.
     Linear and self-adjoint: its gradient is ``Tril`` of ``g``."""
@@ -53,6 +58,24 @@ class Inv(Function):
     def backward(self, g, ns, inputs, out):
         t = _mt(ns, out)
         return (-ns.matmul(ns.matmul(t, g), t),)
+
+
+class GivenInverse(Function):
+    """The inverse ``X`` of input 0, its value given as input 1 (LAPACK's infinities and NaNs for a
+    singular matrix, as ``inv_ex`` returns it), with :class:`Inv`'s gradient ``-X^T g X^T`` read from
+    that value, as PyTorch's: so a singular matrix's inverse is in the graph too."""
+
+    __slots__ = ()
+    name = "inv_given"
+    operands = ("A", "X")
+    keep = ()
+
+    def forward(self, ns, a, x):
+        return x
+
+    def backward(self, g, ns, inputs, out):
+        t = _mt(ns, out)
+        return -ns.matmul(ns.matmul(t, g), t), None
 
 
 class PseudoInverse(Function):
@@ -96,8 +119,99 @@ class Solve(Function):
         return -ns.matmul(gb, _mt(ns, out)), gb
 
 
+class TriangularSubstitution(Function):
+    """``args = (upper, unitriangular)``: ``X`` with ``T X = B`` for the triangle ``T`` of input 0 (the other
+    triangle never read; a unit diagonal if ``unitriangular``) and ``B`` input 1, of one batch shape, by
+    substitution as the BLAS ``trsm`` PyTorch's CPU build calls: each unknown times its diagonal entry's
+    reciprocal, then taken from the rows left. So a zero on the diagonal gives PyTorch's infinities and
+    NaNs where the array namespace's solve would raise (a diagonal without zeros: one LAPACK solve).
+    ``gB = X'`` of ``T^T X' = g``, ``gA = -gB X^T`` on the triangle read."""
+
+    __slots__ = ()
+    name = "triangular_substitution"
+    operands = ("A", "B")
+    keep = (0,)
+
+    def forward(self, ns, a, b):
+        return self.solve(ns.device, a, b, *self.args)
+
+    @staticmethod
+    def solve(dev, a, b, upper: bool, unit: bool):
+        """The values, on arrays of ``dev``: one LAPACK solve with the triangle where its diagonal has no
+        zero, else the substitution."""
+        from .factorizations import loop_namespace  # noqa: PLC0415
+
+        xp, ops = dev.xp, dev.ops
+        n = a.shape[-1]
+        diag = xp.diagonal(a, axis1=-2, axis2=-1) if hasattr(xp, "diagonal") else xp.linalg.diagonal(a)
+        if unit or not bool(xp.any(diag == 0)):
+            tri = ops.triu(a, k=0) if upper else ops.tril(a, k=0)
+            if unit:
+                tri = xp.where(dev.asarray(np.eye(n, dtype=bool)), xp.ones_like(tri), tri)
+            return xp.linalg.solve(tri, b)
+        raw, to_raw, back = loop_namespace(dev)
+        a, x = to_raw(a), raw.array(to_raw(b), copy=True)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for j in range(n - 1, -1, -1) if upper else range(n):
+                if not unit:
+                    x[..., j, :] = x[..., j, :] * (1.0 / a[..., j, j, None])
+                xj = x[..., j : j + 1, :]
+                if upper and j:
+                    x[..., :j, :] -= a[..., :j, j : j + 1] * xj
+                elif not upper and j + 1 < n:
+                    x[..., j + 1 :, :] -= a[..., j + 1 :, j : j + 1] * xj
+        return back(x)
+
+    def backward(self, g, ns, inputs, out):
+        upper, unit = self.args
+        a = inputs[0]
+        gb = ns.apply(TriangularSubstitution, _mt(ns, a), g, args=(not upper, unit))
+        ga = -ns.matmul(gb, _mt(ns, out))
+        k = 1 if unit else 0  # (the triangle read: a unit diagonal is not)
+        if upper:
+            ga = _mt(ns, ns.apply(Tril, _mt(ns, ga), args=-k))
+        else:
+            ga = ns.apply(Tril, ga, args=-k)
+        return ga, gb
+
+
+class GivenCholeskySolve(Function):
+    """``X`` with ``F F^T X = B`` (``args = upper``: ``F^T F X = B``) for inputs ``(B, F)``, its value given as
+    input 2, with PyTorch's gradient read from that value: ``gB`` the same solve of ``g``, ``gF = -(gB X^T +
+    X gB^T) F`` (upper: ``-F (...)``), its solves as :class:`TriangularSubstitution`'s, so a factor with a
+    zero on its diagonal gives PyTorch's infinities and NaNs."""
+
+    __slots__ = ()
+    name = "cholesky_solve_given"
+    operands = ("B", "F", "X")
+    keep = (1,)
+
+    def forward(self, ns, b, f, x):
+        return x
+
+    def backward(self, g, ns, inputs, out):
+        f, upper = inputs[1], self.args
+        recording = getattr(ns, "recording", False)
+        dev = f._dev if recording else ns.device
+        fa, garr = (ns.values(f), ns.values(g)) if recording else (f, g)
+        lower = dev.ops.matrix_transpose(fa) if upper else fa
+        y = TriangularSubstitution.solve(dev, lower, garr, False, False)  # L^-1 g
+        x = TriangularSubstitution.solve(dev, dev.ops.matrix_transpose(lower), y, True, False)  # L^-T L^-1 g
+        # (recorded, gB is this op again, as PyTorch's cholesky_solve of g: its gradient reaches all of F)
+        gb = ns.apply(GivenCholeskySolve, g, f, ns.const(x), args=upper) if recording else x
+        common = ns.matmul(gb, _mt(ns, out))
+        common = common + _mt(ns, common)
+        gf = -ns.matmul(f, common) if upper else -ns.matmul(common, f)
+        return gb, gf, None
+
+
 class Det(Function):
-    """The determinant; ``d det(A) = det(A) tr(inv(A) dA)`` (the gradient of an invertible matrix)."""
+    """The determinant; ``d det(A) = det(A) tr(inv(A) dA)``: the gradient is the cofactor matrix
+    ``det(A) inv(A)^T`` where ``A`` is invertible. At a singular matrix, as PyTorch's: a recorded
+    gradient (``create_graph``) is the cofactor matrix from the SVD, ``det(U) det(Vh) U diag(c) Vh`` with
+    ``c[i]`` the product of the other singular values (taken where ``|det| < 100 eps``, PyTorch's
+    switch); a plain one is 0 where the determinant is exactly 0 (PyTorch's solve with the zero pivots
+    nudged, whose right side ``det(A) g`` is 0)."""
 
     __slots__ = ()
     primitive = True
@@ -109,12 +223,56 @@ class Det(Function):
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
-        scale = ns.reshape(g * out, tuple(out.shape) + (1, 1))
-        return (scale * _mt(ns, ns.apply(Inv, a)),)
+        recording = getattr(ns, "recording", False)
+        dev = a._dev if recording else ns.device
+        lead = tuple(out.shape)
+        if a.shape[-1] == 1:  # (a 1x1 matrix's cofactor is 1, a constant, as PyTorch's)
+            return (ns.reshape(g, lead + (1, 1)),)
+        scale = ns.reshape(g * out, lead + (1, 1))
+        d = np.asarray(dev.to_host(ns.values(out) if recording else out))
+        singular = np.abs(d) < 100 * np.finfo(a.dtype).eps if recording else d == 0
+        if not singular.any():
+            return (scale * _mt(ns, ns.apply(Inv, a)),)
+        n = a.shape[-1]
+        mask = ns.const(dev.asarray(np.broadcast_to(singular[..., None, None], lead + (n, n)).copy()))
+        eye = ns.const(dev.asarray(np.broadcast_to(np.eye(n, dtype=bool), lead + (n, n)).copy()))
+        # (the invertible matrices' route, each singular one replaced by I so that nothing raises)
+        safe = ns.where(mask, ns.where(eye, ns.zeros_like(a) + 1.0, ns.zeros_like(a)), a)
+        regular = scale * _mt(ns, ns.apply(Inv, safe))
+        if not recording:
+            return (ns.where(mask, ns.zeros_like(regular), regular),)
+        # (the SVD route for the singular matrices only: each invertible one replaced by diag(1, ..., n), whose
+        # distinct singular values keep the SVD's second derivative free of NaN there)
+        spread = np.broadcast_to(np.diag(np.arange(1.0, n + 1)).astype(a.dtype), lead + (n, n)).copy()
+        cofactors = _svd_cofactors(ns, ns.where(mask, a, ns.const(dev.asarray(spread))))
+        return (ns.where(mask, ns.reshape(g, lead + (1, 1)) * cofactors, regular),)
+
+
+def _svd_cofactors(ns, a):
+    """The cofactor matrix of each (recorded) ``a``, ``det(U) det(Vh) U diag(c) Vh`` with ``c[i]`` the
+    product of the singular values but the ``i``-th: defined at singular matrices too."""
+    dev = a._dev
+    raw = dev.xp
+    u0, s0, vh0 = raw.linalg.svd(ns.values(a) + 0.0)
+    u, s, vh = (ns.apply(SvdFactor, a, ns.const(u0), ns.const(s0), ns.const(vh0), args=w) for w in ("U", "S", "Vh"))
+    n = s0.shape[-1]
+    lead = tuple(s0.shape[:-1])
+    sign = ns.const(raw.asarray(raw.sign(raw.linalg.det(u0) * raw.linalg.det(vh0))))
+    cols = [ns.reshape(s[..., i], lead + (1,)) for i in range(n)]
+    left, right = [None] * n, [None] * n  # the products before and after each index
+    for i in range(1, n):
+        left[i] = cols[i - 1] if left[i - 1] is None else left[i - 1] * cols[i - 1]
+        j = n - 1 - i
+        right[j] = cols[j + 1] if right[j + 1] is None else right[j + 1] * cols[j + 1]
+    parts = [p if q is None else q if p is None else p * q for p, q in zip(left, right)]
+    others = ns.stack([p if p is not None else ns.zeros_like(cols[0]) + 1.0 for p in parts], -1)
+    others = ns.reshape(others, lead + (1, n)) * ns.reshape(sign, lead + (1, 1))
+    return ns.matmul(u * others, vh)
 
 
 class LogAbsDet(Function):
-    """``log|det(A)|``; its gradient is ``inv(A)^T``."""
+    """``log|det(A)|``; its gradient is ``inv(A)^T``. At a singular matrix the backward raises
+    :class:`LinAlgError`, as PyTorch's (its solve with ``A``)."""
 
     __slots__ = ()
     primitive = True
@@ -127,7 +285,32 @@ class LogAbsDet(Function):
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
-        return (ns.reshape(g, tuple(g.shape) + (1, 1)) * _mt(ns, ns.apply(Inv, a)),)
+        try:
+            inverse_t = _mt(ns, ns.apply(Inv, a))
+        except Exception as err:  # (NumPy's, CuPy's and array_api_strict's LinAlgError have no common base)
+            if "LinAlgError" not in type(err).__name__:
+                raise
+            if getattr(ns, "recording", False):
+                raise LinAlgError(f"linalg.slogdet: the gradient of log|det(A)| at a singular matrix A (of shape "
+                                  f"{tuple(a.shape)}): solving with it failed because it is singular") from None  # fmt: skip
+            inverse_t = _inverse_transposed_by_lu(ns, a)
+        return (ns.reshape(g, tuple(g.shape) + (1, 1)) * inverse_t,)
+
+
+def _inverse_transposed_by_lu(ns, a):
+    """``inv(A)^T`` of arrays ``a (..., n, n)``, the inverse solved from ``A``'s pivoted LU, as PyTorch's
+    plain backward of ``slogdet`` makes it: a singular matrix gives LAPACK's infinities and NaNs, not
+    an error."""
+    from .factorizations import loop_namespace, lu_raw, lu_solve_raw  # noqa: PLC0415
+
+    raw, to_raw, back = loop_namespace(ns.device)
+    shape = tuple(a.shape)
+    n, count = shape[-1], int(np.prod(shape[:-2], dtype=np.int64))
+    lu_b, _, perm = lu_raw(raw, raw.reshape(to_raw(a), (count, n, n)))
+    eye = raw.broadcast_to(raw.eye(n, dtype=lu_b.dtype), (count, n, n))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = lu_solve_raw(raw, lu_b, eye[raw.arange(count)[:, None], perm])  # U^-1 L^-1 P^T
+    return back(raw.reshape(raw.swapaxes(x, -1, -2), shape))
 
 
 class Cholesky(Function):
@@ -143,11 +326,38 @@ class Cholesky(Function):
         return ns.device.xp.linalg.cholesky(a)
 
     def backward(self, g, ns, inputs, out):
-        lt = _mt(ns, out)  # L^T
-        t = ns.apply(Tril, ns.matmul(lt, g), args=0)
-        m = (t + _mt(ns, ns.apply(Tril, t, args=-1))) * 0.5
-        left = ns.apply(Solve, lt, m)  # L^-T M
-        return (_mt(ns, ns.apply(Solve, lt, _mt(ns, left))),)  # (L^-T M) L^-1
+        return (_cholesky_backward(ns, g, out, lambda t, b: ns.apply(Solve, t, b)),)
+
+
+class GivenCholesky(Function):
+    """The lower factor of input 0 as LAPACK leaves it where the factorisation stops (a leading minor not
+    positive-definite: ``cholesky_ex``'s ``L``), its value given as input 1, with :class:`Cholesky`'s
+    gradient read from that value, as PyTorch's: its solves with ``L`` by substitution
+    (:class:`TriangularSubstitution`), whose infinities and NaNs at the factor's non-positive diagonal
+    entry are PyTorch's."""
+
+    __slots__ = ()
+    name = "cholesky_given"
+    operands = ("A", "L")
+    keep = ()
+
+    def forward(self, ns, a, lower):
+        return lower
+
+    def backward(self, g, ns, inputs, out):
+        def upper_solve(t, b):
+            return ns.apply(TriangularSubstitution, t, b, args=(True, False))
+
+        return _cholesky_backward(ns, g, out, upper_solve), None
+
+
+def _cholesky_backward(ns, g, lower, solve_upper):
+    """``L^-T (T + tril(T, -1)^T) / 2 L^-1`` with ``T = tril(L^T g)``; ``solve_upper(U, B)``: ``U^-1 B``."""
+    lt = _mt(ns, lower)  # L^T
+    t = ns.apply(Tril, ns.matmul(lt, g), args=0)
+    m = (t + _mt(ns, ns.apply(Tril, t, args=-1))) * 0.5
+    left = solve_upper(lt, m)  # L^-T M
+    return _mt(ns, solve_upper(lt, _mt(ns, left)))  # (L^-T M) L^-1
 
 
 def _eigh(ns, a, uplo: str):
@@ -179,7 +389,8 @@ class EighValues(Function):
 class EighVectors(Function):
     """``args = UPLO``: the eigenvectors (columns) of a symmetric matrix; with ``K = V^T gV`` made
     skew (``(K - K^T) / 2``, the tangent directions that keep ``V`` orthogonal, as PyTorch's):
-    ``gA = V (F * K) V^T``, ``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it."""
+    ``gA = V (K / E) V^T``, ``E[i, j] = w[j] - w[i]`` off the diagonal, 1 on it (so infinite or NaN at
+    repeated eigenvalues, as PyTorch's)."""
 
     __slots__ = ()
     primitive = True
@@ -195,9 +406,216 @@ class EighVectors(Function):
         n = w.shape[-1]
         lead = tuple(w.shape[:-1])
         diff = ns.reshape(w, lead + (1, n)) - ns.reshape(w, lead + (n, 1))  # w[j] - w[i]
-        same = diff == 0
-        safe = ns.where(same, ns.zeros_like(diff) + 1.0, diff)
-        f = ns.where(same, ns.zeros_like(diff), 1.0 / safe)
+        # (the diagonal 1, as PyTorch's: a repeated eigenvalue off it divides by 0, its infinities and NaNs)
+        dev = w._dev if getattr(ns, "recording", False) else ns.device
+        eye = ns.const(dev.asarray(np.eye(n, dtype=bool)))
+        e = ns.where(eye, ns.zeros_like(diff) + 1.0, diff)
         k = ns.matmul(_mt(ns, v), g)
-        inner = f * ((k - _mt(ns, k)) * 0.5)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inner = ((k - _mt(ns, k)) * 0.5) / e
         return (ns.matmul(ns.matmul(v, inner), _mt(ns, v)),)
+
+
+class SvdValues(Function):
+    """``args = full_matrices``: ``U``, ``S`` and ``Vh`` of input 0 from one LAPACK call, packed flat along the
+    last axis (``(..., m r + k + r' n)``), for ``linalg.svd`` to slice: an op, so a traced program computes
+    them from its input. No gradient (:class:`SvdFactor` gives it). -0.0 is read as +0.0: OpenBLAS gives
+    a 1x1 -0.0 the singular vectors (-1, 1), PyTorch's MKL (1, 1), whose gradient ``U diag(g) Vh`` has
+    the other sign."""
+
+    __slots__ = ()
+    differentiable = False
+    name = "svd_values"
+
+    def forward(self, ns, a):
+        u, s, vh = ns.device.xp.linalg.svd(a + 0.0, full_matrices=self.args)
+        lead = tuple(a.shape[:-2])
+        flat = [
+            ns.reshape(u, lead + (u.shape[-2] * u.shape[-1],)),
+            s,
+            ns.reshape(vh, lead + (vh.shape[-2] * vh.shape[-1],)),
+        ]
+        return ns.concat(flat, axis=-1)
+
+
+class SvdFactor(Function):
+    """``args = which`` (``"U"``, ``"S"`` or ``"Vh"``): one factor of the singular value decomposition
+    ``A = U diag(S) Vh`` of input 0, its value given with its partners as inputs 1-3 (one LAPACK call
+    makes all three; ``U`` and ``Vh`` may be the complete ones, whose columns and rows past
+    ``k = min(m, n)`` take no gradient, as PyTorch's). The gradient is PyTorch's, linear in each
+    factor's: ``gS`` gives ``U diag(gS) Vh``; ``gU`` and ``gVh`` the skew parts of ``U^T gU`` and ``Vh gVh^T``
+    divided by ``E[i, j] = S[j]^2 - S[i]^2`` (its diagonal 1), so repeated singular values give
+    infinities and NaNs where PyTorch's do, plus for a tall (wide) matrix the part of ``gU`` (``gVh``)
+    outside ``U``'s (``Vh``'s) span, divided by ``S``. Written in ``ns`` ops on the factors as ops of
+    this class, so gradients of every order follow."""
+
+    __slots__ = ()
+    name = "svd_factor"
+    operands = ("A", "U", "S", "Vh")
+    keep = (1, 2, 3)  # (the factors, as PyTorch's keeps them; A only as the graph's node, for the next order)
+    reads_output = False
+
+    def forward(self, ns, a, u, s, vh):
+        return {"U": u, "S": s, "Vh": vh}[self.args]
+
+    def backward(self, g, ns, inputs, out):
+        a, u0, s0, vh0 = inputs
+        k = s0.shape[-1]
+        u0, vh0 = u0[..., :k], vh0[..., :k, :]
+        if getattr(ns, "recording", False):  # the factors as functions of A, for the next order
+            u, s, vh = (ns.apply(SvdFactor, a, u0, s0, vh0, args=w) for w in ("U", "S", "Vh"))
+        else:
+            u, s, vh = u0, s0, vh0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (_svd_backward(ns, self.args, g, u, s, vh), None, None, None)
+
+
+def _svd_backward(ns, which: str, g, u, s, vh):
+    m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    lead = tuple(s.shape[:-1])
+    row, col = ns.reshape(s, lead + (1, k)), ns.reshape(s, lead + (k, 1))
+    mm, mt = ns.matmul, (lambda x: _mt(ns, x))
+    if which == "S":
+        return mm(u * ns.reshape(g, lead + (1, k)), vh)
+    s2 = s * s
+    dev = s._dev if getattr(ns, "recording", False) else ns.device
+    eye = ns.const(dev.asarray(np.eye(k, dtype=bool)))
+    e = ns.where(eye, ns.zeros_like(row * col) + 1.0, ns.reshape(s2, lead + (1, k)) - ns.reshape(s2, lead + (k, 1)))
+    if which == "U":
+        g = g[..., :k]
+        j = mm(mt(u), g)
+        inner = ((j - mt(j)) / e) * row
+        if m > n:  # the part of gU outside U's span: (I - U U^T) gU S^-1
+            gs = g / row
+            return mm(mm(u, inner) + gs - mm(u, mm(mt(u), gs)), vh)
+        return mm(mm(u, inner), vh)
+    g = g[..., :k, :]
+    j = mm(vh, mt(g))  # Vh gV
+    inner = col * ((j - mt(j)) / e)
+    if m < n:  # the part of gVh outside Vh's span: S^-1 gVh (I - V Vh)
+        gs = g / col
+        return mm(u, mm(inner, vh) + gs - mm(mm(gs, mt(vh)), vh))
+    return mm(mm(u, inner), vh)
+
+
+class QrValues(Function):
+    """``args = complete``: ``Q`` and ``R`` of input 0 from one LAPACK call (reduced, or complete), packed flat
+    along the last axis, for ``linalg.qr`` to slice: an op, so a traced program computes them from its
+    input. No gradient (:class:`QrPacked` gives it). -0.0 is read as +0.0: at a zero matrix the signs of
+    ``R``'s zeros, by which the gradient divides, are then PyTorch's MKL's."""
+
+    __slots__ = ()
+    differentiable = False
+    name = "qr_values"
+
+    def forward(self, ns, a):
+        q, r = ns.device.xp.linalg.qr(a + 0.0, mode="complete" if self.args else "reduced")
+        lead = tuple(a.shape[:-2])
+        flat = [ns.reshape(q, lead + (q.shape[-2] * q.shape[-1],)), ns.reshape(r, lead + (r.shape[-2] * r.shape[-1],))]
+        return ns.concat(flat, axis=-1)
+
+
+class QrPacked(Function):
+    """The reduced QR decomposition ``A = Q R`` of a tall or square input 0 (``m >= n``), ``Q (m, n)`` above
+    ``R (n, n)`` in one ``(m + n, n)`` output (``linalg.qr`` slices them), their values given as inputs 1-2
+    (:class:`QrValues`): one op, so the gradient is one formula of both factors' gradients, as PyTorch's
+    (their sum over separate ops would meet an infinity with a NaN where PyTorch's is infinite). With
+    ``M = R gR^T - gQ^T Q``: ``gA = (gQ + Q sym(M)) R^-T``, ``sym(M)`` the symmetric matrix of ``M``'s lower
+    triangle; ``R^-T`` by :class:`TriangularSubstitution`, so a rank-deficient ``A`` (a zero on ``R``'s
+    diagonal) gives PyTorch's infinities and NaNs. Written in ``ns`` ops on the factors as slices of this
+    op: gradients of every order follow."""
+
+    __slots__ = ()
+    name = "qr"
+    operands = ("A", "Q", "R")
+    reads_output = False
+
+    def keeps_input(self, i: int) -> bool:
+        return i != 0  # (the factors, as PyTorch's keeps them; A only as the graph's node)
+
+    def forward(self, ns, a, q, r):
+        return ns.concat([q, r], axis=-2)
+
+    def backward(self, g, ns, inputs, out):
+        a, q, r = inputs
+        m = q.shape[-2]
+        if getattr(ns, "recording", False):  # the factors as functions of A, for the next order
+            packed = ns.apply(QrPacked, a, q, r)
+            q, r = packed[..., :m, :], packed[..., m:, :]
+        gq, gr = g[..., :m, :], g[..., m:, :]
+        mm, mt = ns.matmul, (lambda x: _mt(ns, x))
+        s = mm(r, mt(gr)) - mm(mt(gq), q)
+        low = ns.apply(Tril, s, args=-1)
+        diag = s - low - mt(ns.apply(Tril, mt(s), args=-1))  # (M's diagonal alone)
+        inner = mm(q, low + mt(low) + diag) + gq
+        # X R^T = inner: R X^T = inner^T
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            x_t = ns.apply(TriangularSubstitution, r, mt(inner), args=(True, False))
+        return mt(x_t), None, None
+
+
+class LuPacked(Function):
+    """The packed LU factor (``L`` unit lower below the diagonal, ``U`` on and above) of input 0 with partial
+    pivoting ``A = P L U``, its value given as input 1 and the permutation matrix ``P`` as input 2 (both
+    constants: a permutation is piecewise constant in ``A``). The gradient is PyTorch's, one formula of
+    ``gL = tril(g, -1)`` and ``gU = triu(g)``; for a square ``A``:
+    ``gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T``, and for a wide (tall) one the same with the
+    columns (rows) past the square block. Its solves are :class:`TriangularSubstitution`'s, so a zero on
+    ``U``'s diagonal gives PyTorch's infinities and NaNs; written in ``ns`` ops on the factor as this op
+    again, so gradients of every order follow."""
+
+    __slots__ = ()
+    name = "lu_packed"
+    operands = ("A", "LU", "P")
+    reads_output = False
+
+    def keeps_input(self, i: int) -> bool:
+        return i != 0  # (the factor and pivots, as PyTorch's keeps them; A only as the graph's node)
+
+    def forward(self, ns, a, lu, p):
+        return lu
+
+    def backward(self, g, ns, inputs, out):
+        a, lu, p = inputs
+        recording = getattr(ns, "recording", False)
+        dev = a._dev if recording else ns.device
+        if recording:
+            lu = ns.apply(LuPacked, a, lu, p)
+        m, n = lu.shape[-2], lu.shape[-1]
+        k = min(m, n)
+        mm, mt = ns.matmul, (lambda x: _mt(ns, x))
+
+        def tril(x, d):
+            return ns.apply(Tril, x, args=d)
+
+        def triu(x, d=0):
+            return mt(ns.apply(Tril, mt(x), args=-d))
+
+        def sub(t, b, upper, unit=False):
+            return ns.apply(TriangularSubstitution, t, b, args=(upper, unit))
+
+        eye = ns.const(dev.asarray(np.eye(m, k, dtype=bool)))
+        below = tril(lu[..., :, :k], -1)
+        low, up = ns.where(eye, ns.zeros_like(below) + 1.0, below), triu(lu[..., :k, :])
+        gl, gu = tril(g[..., :, :k], -1), triu(g[..., :k, :])
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if m == n:
+                inner = tril(mm(mt(low), gl), -1) + triu(mm(gu, mt(up)))
+                ga = sub(mt(low), mt(sub(up, mt(inner), True)), True, True)  # L^-T inner U^-T
+            elif m < n:  # A = L [U1 U2]
+                u1 = up[..., :, :m]
+                inner = tril(mm(mt(low), gl) - mm(gu, mt(up)), -1)
+                left = mt(sub(u1, mt(inner), True)) + gu[..., :, :m]  # inner U1^-T + triu(gU1)
+                from ..tensors._tensor import cat  # noqa: PLC0415
+
+                both = cat([left, gu[..., :, m:]], -1) if recording else ns.concat([left, gu[..., :, m:]], axis=-1)
+                ga = sub(mt(low), both, True, True)  # L^-T [...]
+            else:  # A = [L1; L2] U
+                l1 = low[..., :n, :]
+                inner = triu(mm(gu, mt(up)) - mm(mt(low), gl))
+                top = sub(mt(l1), inner, True, True) + gl[..., :n, :]  # L1^-T inner + tril(gL1, -1)
+                from ..tensors._tensor import cat  # noqa: PLC0415
+
+                both = cat([top, gl[..., n:, :]], -2) if recording else ns.concat([top, gl[..., n:, :]], axis=-2)
+                ga = mt(sub(up, mt(both), True))  # [...] U^-T
+        return mm(p, ga), None, None

@@ -208,7 +208,8 @@ def cholesky_host(a: np.ndarray) -> tuple[np.ndarray, int]:
         ajj = math.sqrt(ajj)
         w[j, j] = ajj
         if j + 1 < n:
-            w[j + 1 :, j] = (w[j + 1 :, j] - w[j + 1 :, :j] @ w[j, :j]) / ajj
+            # (times the reciprocal, as potf2's scaling: where the loop stops next, its remainder is LAPACK's)
+            w[j + 1 :, j] = (w[j + 1 :, j] - w[j + 1 :, :j] @ w[j, :j]) * (1.0 / ajj)
     return w, 0
 
 
