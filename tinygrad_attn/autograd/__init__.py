@@ -14,6 +14,7 @@ from ..engine.switches import (
     enable_grad,
     inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
@@ -24,5 +25,5 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # (the function
 from .variable import Variable
 
 __all__ = ["Function", "FunctionCtx", "backward", "decompose", "detect_anomaly", "enable_grad", "function",
-           "functional", "grad", "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable",
+           "functional", "grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "once_differentiable",
            "set_grad_enabled", "Variable", "gradcheck", "gradgradcheck", "GradcheckError"]  # fmt: skip

@@ -501,7 +501,7 @@ class FreedArray:
         self.when = when
 
     def __repr__(self) -> str:
-        return f"<values freed {self.when}: shape {self.shape}, dtype {self.dtype}>"
+        return f"<values freed {self.when}: shape {tuple(self.shape)}, dtype {self.dtype}>"
 
 
 def replay_if_stale(t: Tensor) -> None:

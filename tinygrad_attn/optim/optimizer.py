@@ -70,9 +70,13 @@ class Optimizer:
             if not isinstance(p, Tensor):
                 raise TypeError(f"{self._name}: parameter {i} is a {type(p).__name__}, not a Tensor")
             if p.dtype.kind != "f":
-                raise TypeError(f"{self._name}: parameter {i} of shape {p.shape} is {p.dtype}, not floating point")
+                raise TypeError(
+                    f"{self._name}: parameter {i} of shape {tuple(p.shape)} is {p.dtype}, not floating point"
+                )
             if id(p) in seen:
-                raise ValueError(f"{self._name}: parameter {i} of shape {p.shape} appears in more than one group")
+                raise ValueError(
+                    f"{self._name}: parameter {i} of shape {tuple(p.shape)} appears in more than one group"
+                )
             seen.add(id(p))
         full = {"params": ps, **({"param_names": names} if names is not None else {}), **self.defaults,
                 **{k: v for k, v in group.items() if k != "params"}}  # fmt: skip
@@ -188,8 +192,8 @@ class Optimizer:
     def _check_grad(self, p: Tensor, g: Tensor) -> None:
         if g._dev is not p._dev or g.shape != p.shape:
             raise RuntimeError(
-                f"{self._name}.step: a parameter of shape {p.shape} on {p.device} has a gradient of "
-                f"shape {g.shape} on {g.device}"
+                f"{self._name}.step: a parameter of shape {tuple(p.shape)} on {p.device} has a gradient of "
+                f"shape {tuple(g.shape)} on {g.device}"
             )
 
     # -- the update of a whole group in a few array calls ---------------------------------
@@ -419,7 +423,7 @@ class Optimizer:
         if name == "step" or scalar or (arr.ndim == 0 and p.ndim != 0):  # PyTorch keeps the step as a tensor
             return int(arr) if name == "step" and float(arr).is_integer() else arr.item()
         if arr.shape != p.shape:
-            raise ValueError(f"{where} has shape {arr.shape}, but the parameter has shape {p.shape}")
+            raise ValueError(f"{where} has shape {tuple(arr.shape)}, but the parameter has shape {tuple(p.shape)}")
         return Tensor._wrap(p._dev.asarray(np.array(arr, order="C"), dtype=p.dtype), p._dev)
 
     def _state_of(self, p: Tensor) -> dict[str, Any]:

@@ -28,7 +28,7 @@ def _floor_quotient(a: Any, b: Any, op: str) -> tuple[Any, Any, Tensor]:
     a, b = _promoted(a, b)
     like = a if isinstance(a, Tensor) else b
     if like.dtype.kind == "b":
-        raise UnsupportedDtypeError(f'"{op}" not implemented for \'Bool\' (bool tensor of shape {like.shape}); '
+        raise UnsupportedDtypeError(f'"{op}" not implemented for \'Bool\' (bool tensor of shape {tuple(like.shape)}); '
                                     "convert with .long() first")  # fmt: skip
     return a, b, like
 
@@ -330,7 +330,7 @@ def rsub(self, other: Any, *, alpha: Any = 1) -> Tensor:
 def positive(self) -> Tensor:
     """``+self``: the tensor itself; PyTorch refuses it for bool tensors."""
     if self.dtype.kind == "b":
-        raise RuntimeError(f"The `+` operator, on a bool tensor is not supported (shape {self.shape}).")
+        raise RuntimeError(f"The `+` operator, on a bool tensor is not supported (shape {tuple(self.shape)}).")
     return self
 
 
@@ -370,7 +370,7 @@ def _rounded(x: Tensor, op: str) -> bool:
     """Whether ``floor``/``ceil``/``round``/``trunc`` of ``x`` rounds anything: integers are
     already whole (a copy, as PyTorch's); bools have no such op in PyTorch."""
     if x.dtype.kind == "b":
-        raise NotImplementedError(f"\"{op}\" not implemented for 'Bool' (shape {x.shape}); convert with .long()")
+        raise NotImplementedError(f"\"{op}\" not implemented for 'Bool' (shape {tuple(x.shape)}); convert with .long()")
     return x.dtype.kind in "fc"
 
 

@@ -32,14 +32,14 @@ __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor
 
 
 def _torch_dtype_of(arr: np.ndarray) -> np.dtype:
-    """PyTorch's inference for data given as Python numbers: int64, float32 or bool."""
+    """PyTorch's inference for data given as Python numbers: int64, the default float, its complex or bool."""
     kind = arr.dtype.kind
     if kind == "f":
         return get_default_dtype()
     if kind in "iu":
         return np.dtype(np.int64)
-    if kind == "c":
-        return np.dtype(np.complex64)
+    if kind == "c":  # the complex of the default float: complex128 under float64, as PyTorch's
+        return np.dtype(np.complex128 if get_default_dtype() == np.float64 else np.complex64)
     return arr.dtype
 
 

@@ -244,7 +244,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")  # fmt: skip
     kw = {} if dim is None else {"dim": dim}
     if dim is not None and x.ndim and x.shape[dims.one(x.shape, dim, "aminmax")] == 0:
-        raise IndexError(f"aminmax(): Expected reduction dim {dim} to have non-zero size (shape {x.shape}).")
+        raise IndexError(f"aminmax(): Expected reduction dim {dim} to have non-zero size (shape {tuple(x.shape)}).")
     if dim is None and keepdim:
         return MinMax(x.amin().reshape((1,) * x.ndim), x.amax().reshape((1,) * x.ndim))
     return MinMax(x.amin(keepdim=keepdim, **kw), x.amax(keepdim=keepdim, **kw))
@@ -534,7 +534,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     if x.dtype.kind not in "iub":  # (PyTorch's NotImplementedError: no kernel for the dtype)
         raise NotImplementedError(f"bincount: not implemented for {x.dtype}; it counts non-negative integers")
     if x.ndim != 1:
-        raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs, got shape {x.shape}")
+        raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs, got shape {tuple(x.shape)}")
     a = _host(x).astype(np.int64)
     if a.size and a.min() < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -634,7 +634,9 @@ def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor |
     ...]``. Returns ``(hist, bin_edges)`` with ``D`` edge tensors, each bin as :func:`histogram`'s."""
     x = _tensor(input, "histogramdd")
     if x.ndim < 1:
-        raise RuntimeError(f"torch.histogramdd: input tensor should have at least 1 dimension, got shape {x.shape}")
+        raise RuntimeError(
+            f"torch.histogramdd: input tensor should have at least 1 dimension, got shape {tuple(x.shape)}"
+        )
     n_dims = x.shape[-1]
     per_dim = [bins] * n_dims if isinstance(bins, (int, np.integer)) else list(bins)
     if len(per_dim) != n_dims:
@@ -668,7 +670,7 @@ def _histogramdd(x: Tensor, bins: list, r: list | None, weight: Tensor | None, d
         if isinstance(b, Tensor):
             if b.ndim != 1 or b.dtype != x.dtype:
                 raise RuntimeError(f"torch.{op}: bins tensor should be 1-D and of the input's dtype {x.dtype}, got "
-                                   f"shape {b.shape}, {b.dtype}")  # fmt: skip
+                                   f"shape {tuple(b.shape)}, {b.dtype}")  # fmt: skip
             if b.shape[0] == 0:
                 raise RuntimeError(f"torch.{op}: bins tensor should have at least 1 element, but got 0 elements")
             edges.append(b.detach())

@@ -97,7 +97,7 @@ def transpose(self, a0: int = -2, a1: int = -1, *, dim0: int | None = None, dim1
 def mT(self) -> Tensor:  # noqa: N802 - the array API's name
     nd = self._data.ndim
     if nd < 2:
-        raise ValueError(f"mT: needs at least 2 dimensions, the tensor has shape {self.shape}")
+        raise ValueError(f"mT: needs at least 2 dimensions, the tensor has shape {tuple(self.shape)}")
     return ops.movement.MatrixTranspose.apply(self, args=_swap_last_two(nd))
 
 
@@ -112,7 +112,7 @@ def T(self) -> Tensor:  # noqa: N802 - NumPy's name
     if nd > 2:
         warnings.warn(
             f"The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
-            f"will throw an error in a future release (shape {self.shape}); use x.permute(*range(x.ndim - 1, -1, -1))",
+            f"will throw an error in a future release (shape {tuple(self.shape)}); use x.permute(*range(x.ndim - 1, -1, -1))",
             UserWarning, stacklevel=2,
         )  # fmt: skip
     return self.permute(tuple(range(nd - 1, -1, -1)))
@@ -126,13 +126,13 @@ def expand(self, *shape: Any) -> Tensor:
     shape = _shape_args(shape)
     lead = len(shape) - self.ndim
     if lead < 0:
-        raise ValueError(f"expand: cannot expand shape {self.shape} to fewer dimensions {shape}")
+        raise ValueError(f"expand: cannot expand shape {tuple(self.shape)} to fewer dimensions {shape}")
     shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
     if shape == self.shape:
         return self
     for i, s in enumerate(self.shape):
         if s != 1 and s != shape[i + lead]:
-            raise InvalidArgumentError(f"expand: cannot expand shape {self.shape} to {shape}")
+            raise InvalidArgumentError(f"expand: cannot expand shape {tuple(self.shape)} to {shape}")
     return ops.Expand.apply(self, args=shape)
 
 
@@ -149,7 +149,7 @@ def squeeze(self, dim: Any = None, *, axis: Any = None) -> Tensor:
         for a in axes:
             if self.shape[a] != 1:
                 raise InvalidArgumentError(
-                    f"squeeze: axis {a} has size {self.shape[a]}, not 1 (shape {self.shape}); "
+                    f"squeeze: axis {a} has size {self.shape[a]}, not 1 (shape {tuple(self.shape)}); "
                     "squeeze(dim) leaves such an axis as it is"
                 )
     axes = tuple(a for a in axes if self.shape[a] == 1)
@@ -172,7 +172,9 @@ def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return self.reshape(1)
     start, end = _dims.axes(self.shape, (start_dim, end_dim), "flatten", distinct=False)
     if start > end:
-        raise InvalidArgumentError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {self.shape})")
+        raise InvalidArgumentError(
+            f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {tuple(self.shape)})"
+        )
     # (the size spelled out, not -1: a shape with a 0 has no single -1 to infer)
     return self.reshape(self.shape[:start] + (math.prod(self.shape[start : end + 1]),) + self.shape[end + 1 :])
 
@@ -196,7 +198,7 @@ def expand_as(self, other: Tensor) -> Tensor:
 def t(self) -> Tensor:
     """The transpose of a matrix (a 0-D or 1-D tensor is returned as it is)."""
     if tensor_arg(self, "t").ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D (shape {self.shape}); "
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D (shape {tuple(self.shape)}); "
                            "use .mT or .transpose(-2, -1)")  # fmt: skip
     return self if self.ndim < 2 else self.T
 
@@ -210,7 +212,7 @@ def narrow(self, dim: int, start: Any, length: int) -> Tensor:
     if isinstance(start, Tensor):
         if start.ndim != 0 or start.dtype.kind not in "iu":
             raise RuntimeError(
-                f"narrow: start must be an 0-dim integral Tensor, got shape {start.shape}, {start.dtype}"
+                f"narrow: start must be an 0-dim integral Tensor, got shape {tuple(start.shape)}, {start.dtype}"
             )
         start = int(start.item())
     start = int(start)
