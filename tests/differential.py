@@ -23,7 +23,7 @@ import tinygrad_attn as tga
 
 def _record(v: Any, lib: Any) -> Any:
     if isinstance(v, lib.Tensor):
-        a = v.detach().numpy()
+        a = np.array(v.detach().numpy(), copy=True)  # (PyTorch shares the memory: later changes would show)
         return ("tensor", str(v.dtype).replace("torch.", ""), tuple(v.shape), bool(v.requires_grad), a)
     if isinstance(v, np.dtype) or type(v).__name__ == "dtype":
         return ("dtype", str(v).replace("torch.", ""))
