@@ -293,6 +293,16 @@ y = x.exp()
 y.detach().zero_()
 y.sum().backward()
 """,
+    "set_detect": """
+with torch.autograd.set_detect_anomaly(True):
+    x = torch.tensor([1.], requires_grad=True); (x*2).sum().backward()
+R(x.grad)
+""",
+    "is_leaf": """
+a = torch.rand(3, requires_grad=True); b = torch.rand(3, requires_grad=True).cuda() if False else a * 1
+c_ = torch.rand(3) + 2; d = torch.rand(3, requires_grad=True) + 2; e = d.detach()
+R(a.is_leaf, b.is_leaf, c_.is_leaf, d.is_leaf, e.is_leaf)
+""",
 }
 
 

@@ -245,6 +245,15 @@ R(F.l1_loss(torch.tensor([1, 2]), torch.tensor([2, 1])))
     "pairwise_int": """
 R(F.pairwise_distance(torch.tensor([[1, 2]]), torch.tensor([[2, 1]])))
 """,
+    "tensor_of_tensor_warn": """
+x = torch.tensor([1., 2.]); R(torch.tensor(x))
+""",
+    "numel_dim": """
+x = torch.zeros(2, 3); R(x.numel(), x.dim(), x.ndimension(), x.nelement(), x.element_size(), x.nbytes, x.itemsize)
+""",
+    "mse_shape_warn": """
+R(F.mse_loss(torch.ones(3, 1), torch.ones(3)))
+""",
 }
 
 

@@ -338,6 +338,9 @@ class detect_anomaly(_Switch):
 
     attr, value = "anomaly", True
 
+    def __init__(self, check_nan: bool = True) -> None:
+        self.check_nan = check_nan  # (PyTorch's argument; the check here always includes NaN)
+
     def __enter__(self) -> None:
         st = _State
         # (an inner detect_anomaly adds no second check)
@@ -400,3 +403,27 @@ def scope(name: str, kind: str = "composite", module: Any = None) -> Iterator[Sc
 
 def current_scope() -> Scope | None:
     return _State.scope
+
+
+class set_detect_anomaly:
+    """PyTorch's ``set_detect_anomaly(mode, check_nan=True)``: anomaly detection on (or left as
+    it is) from the call, until the end of a ``with`` block made of it."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self._inside: detect_anomaly | None = None
+        if mode and not _State.anomaly:
+            self._inside = detect_anomaly(check_nan)
+            self._inside.__enter__()
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        if self._inside is not None:
+            self._inside.__exit__(*exc)
+            self._inside = None
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on (``detect_anomaly``), as PyTorch's."""
+    return _State.anomaly

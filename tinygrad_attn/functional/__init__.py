@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -588,6 +589,14 @@ def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any =
     """The squared differences, averaged (``reduction="mean"``), summed, or each (``"none"``);
     ``weight`` (the input's shape) multiplies each, and ``"mean"`` then divides by its sum, as PyTorch's."""
     reduction = _reduction("mse_loss", reduction, size_average, reduce)
+    if isinstance(target, Tensor) and target.shape != input.shape:  # (PyTorch's warning of a likely mistake)
+        warnings.warn(
+            f"mse_loss: Using a target size ({tuple(target.shape)}) that is different to the input size "
+            f"({tuple(input.shape)}). This will likely lead to incorrect results due to broadcasting. Please ensure "
+            "they have the same size.",
+            UserWarning,
+            stacklevel=2,
+        )
     d = input - target
     if weight is not None:
         weight = _as_operand("mse_loss", weight, input, "weight")

@@ -15,7 +15,7 @@ import numpy as np
 from ..engine.switches import active_tracer, enable_grad, no_grad
 from ..engine.versions import _memory_root, bump_roots, bump_versions
 from ..ops import cpu_kernels
-from ..tensors._tensor import Tensor
+from ..tensors._tensor import Tensor, legacy_type_name
 from ..tensors.mutation.inplace import _write, store_array
 
 
@@ -39,7 +39,10 @@ class Optimizer:
         self._flat: dict[int, tuple] = {}  # id(group) -> (group, ids of its parameters, buckets)
         self._pre_hooks: dict[int, Callable[..., Any]] = {}
         self._post_hooks: dict[int, Callable[..., Any]] = {}
-        groups = [params] if isinstance(params, Tensor) else list(params)
+        if isinstance(params, Tensor):  # (PyTorch's TypeError: a lone tensor is not a list of them)
+            raise TypeError(f"params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {legacy_type_name(params)}")  # fmt: skip
+        groups = list(params)
         if not groups:
             raise ValueError(f"{self._name}: got an empty parameter list")
         if not isinstance(groups[0], dict):
@@ -78,8 +81,12 @@ class Optimizer:
                     f"{self._name}: parameter {i} of shape {tuple(p.shape)} appears in more than one group"
                 )
             seen.add(id(p))
-        full = {"params": ps, **({"param_names": names} if names is not None else {}), **self.defaults,
-                **{k: v for k, v in group.items() if k != "params"}}  # fmt: skip
+        # PyTorch's key order: the group's own keys as given, its names, then the defaults it lacks
+        full = {k: (ps if k == "params" else v) for k, v in group.items()}
+        if names is not None:
+            full["param_names"] = names
+        for k, v in self.defaults.items():
+            full.setdefault(k, v)
         self._check(full)
         self.param_groups.append(full)
 
@@ -439,8 +446,12 @@ class Optimizer:
         return Tensor._wrap(p._dev.ops.zeros_like(p._data), p._dev)
 
     def __repr__(self) -> str:
-        hp = {k: v for k, v in self.defaults.items()}
-        return f"{self._name}({', '.join(f'{k}={v}' for k, v in hp.items())}; {len(self.param_groups)} group(s))"
+        """PyTorch's layout: each group's settings (all but ``params``) in key order."""
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
+        return "\n".join(lines) + "\n)"
 
 
 class _HookHandle:

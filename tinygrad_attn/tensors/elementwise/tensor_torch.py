@@ -106,6 +106,18 @@ def element_size(self) -> int:
     return self.dtype.itemsize
 
 
+def _itemsize(self) -> int:
+    return self.dtype.itemsize
+
+
+def _nbytes(self) -> int:
+    return self.dtype.itemsize * self.numel()
+
+
+public(property(_itemsize), name="itemsize", function=False, method=True)  # (PyTorch's properties, in bytes)
+public(property(_nbytes), name="nbytes", function=False, method=True)
+
+
 @public(function=False, method=True)
 def clone(self) -> Tensor:
     """A copy with its own array; gradients flow back through it."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -106,8 +107,14 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     >>> tensor([1, 2]).dtype, tensor([1.0, 2]).dtype, tensor(True).dtype
     (dtype('int64'), dtype('float32'), dtype('bool'))
     """
-    if isinstance(data, Tensor):  # a copy cut from the graph, as torch.tensor(t) is
-        return Tensor(data.detach(), dtype=dtype, device=device, requires_grad=requires_grad)
+    if isinstance(data, Tensor):  # a copy cut from the graph, as torch.tensor(t) is, with its warning
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+            "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+        return _copy_of_tensor(data, dtype, device, requires_grad)
     if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype (np.float64 subclasses float)
         return Tensor(np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad)
     if isinstance(data, (bool, int, float, complex, list, tuple)):
@@ -143,7 +150,13 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         and _unshareable(data) is None
     ):
         return from_numpy(data)
+    if isinstance(data, Tensor):  # (another dtype or device: a copy, without tensor()'s warning, as PyTorch's)
+        return _copy_of_tensor(data, dtype, device, False)
     return tensor(data, dtype=dtype, device=device)
+
+
+def _copy_of_tensor(data: Tensor, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+    return Tensor(data.detach(), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 @public
