@@ -378,7 +378,10 @@ class Function:
         return self.saved is None
 
     def __repr__(self) -> str:
-        return f"<{self.op_name} node>"
+        """As PyTorch prints a ``grad_fn``: ``<MulBackward0 object at 0x...>``."""
+        from ..tensors.printing import grad_fn_name  # noqa: PLC0415 - (the tensors package imports this one)
+
+        return f"<{grad_fn_name(self)} object at {id(self):#x}>"
 
 
 def _release_unread(inputs: Sequence[Any]) -> None:

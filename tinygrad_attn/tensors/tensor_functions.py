@@ -32,10 +32,11 @@ from .mutation.inplace import mark_multi_output_views
 from .reduce.tensor_reduce import (
     ValuesIndices,
     _new_memory,
+    values_indices,
 )
 from .shape import dims as _dims
 
-__all__ = ["Size", "ValuesIndices"]  # (the functions: each declared @public)  # fmt: skip
+__all__ = ["Size", "ValuesIndices", "values_indices"]  # (the functions: each declared @public)  # fmt: skip
 
 
 def number_as_vector(like_index: bool = False) -> Any:
@@ -259,11 +260,11 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
     sp = _dims.spelling("sort", None if axis is not None and dim == -1 else dim, axis=axis)  # (-1: the default)
     if x.ndim == 0:
         _dims.axes(x.shape, sp.dim, "sort")
-        out = ValuesIndices(x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
+        out = values_indices("sort", x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
     else:
         d = _one_dim(x, sp.dim, "sort")
         idx = argsort(x, d, descending)
-        out = ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+        out = values_indices("sort", ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
     return out.values if sp.numpy else out
 
 
@@ -277,7 +278,7 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
             f"topk: k={k} is out of range for dimension {d} of size {x.shape[d]} (shape {tuple(x.shape)})"
         )
     idx = argsort(x, d, descending=largest)[(slice(None),) * d + (slice(0, k),)]
-    return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+    return values_indices("topk", ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
 
 
 # -- shape -----------------------------------------------------------------------

@@ -34,7 +34,7 @@ from ..dtypes import UnsupportedDtypeError, fill_value_in, result_type, scalar_t
 from ..promotion import bitwise_operands, promoted_operands
 from ..reduce.tensor_reduce import _logsumexp, sqrt_of_variance, var
 from ..shape import dims
-from ..tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector
+from ..tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector, values_indices
 from .tensor_torch import _rounded
 
 _LN2 = math.log(2.0)
@@ -751,10 +751,12 @@ def _cum_extreme(x: Tensor, dim: int, pick: str) -> ValuesIndices:
     x = _tensor(x, "cum" + pick)
     if x.ndim == 0:
         dims.axes(x.shape, dim, "cum" + pick)
-        return ValuesIndices(x, Tensor.zeros((), dtype=np.int64, device=x._dev))
+        return values_indices("cum" + pick, x, Tensor.zeros((), dtype=np.int64, device=x._dev))
     d = _one_dim(x, dim, "cum" + pick)
     idx = ops.CumArgExtreme.apply(x, args=(d, pick))
-    return ValuesIndices(saved_for_backward(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), x), idx)  # (as PyTorch's)
+    return values_indices(
+        "cum" + pick, saved_for_backward(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), x), idx
+    )  # (as PyTorch's)
 
 
 @public(method=True)

@@ -25,7 +25,7 @@ from ...ops.saved import saved_for_backward
 from ...ops.tie_order import sort_order
 from .._tensor import InvalidArgumentError, Tensor, cat, where
 from ..shape import dims
-from ..tensor_functions import ValuesIndices
+from ..tensor_functions import ValuesIndices, values_indices
 
 
 class MinMax(tuple):
@@ -71,7 +71,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
     """The entry at ``position(n, nan_count)`` of each slice sorted along ``dim``, and its index."""
     if x.ndim == 0:
         dims.one(x.shape, dim, op)
-        return ValuesIndices(x.clone(), Tensor(np.zeros((), np.int64), device=x._dev))
+        return values_indices(op, x.clone(), Tensor(np.zeros((), np.int64), device=x._dev))
     d = dims.one(x.shape, dim, op, scalar_ok=False)
     n = x.shape[d]
     if n == 0:
@@ -84,7 +84,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
     values, indices = ops.GatherAlong.apply(s, pos, args=(d, s.shape)), order.gather(d, pos)
     if not keepdim:
         values, indices = values.squeeze(d), indices.squeeze(d)
-    return ValuesIndices(values, indices)
+    return values_indices(op, values, indices)
 
 
 @public(method=True, dtypes="numeric")
@@ -109,7 +109,8 @@ def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # 
 
 def _median(x: Tensor, dim: Any, keepdim: bool, op: str, skip_nan: bool) -> ValuesIndices:
     if x.ndim == 1 and x.shape[0] == 0 and dim == 0 and not keepdim:  # (median of no entries: NaN)
-        return ValuesIndices(Tensor(np.array(np.nan, x.dtype), device=x._dev), Tensor(np.array(0), device=x._dev))
+        nan, zero = Tensor(np.array(np.nan, x.dtype), device=x._dev), Tensor(np.array(0), device=x._dev)
+        return values_indices(op, nan, zero)
 
     def position(n: int, nans: Any) -> Any:
         if nans is None:
@@ -154,7 +155,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices: 
     values = ops.GatherAlong.apply(x, index, args=(d, x.shape))
     if not keepdim:
         values, index = values.squeeze(d), index.squeeze(d)
-    return ValuesIndices(values, index)
+    return values_indices("mode", values, index)
 
 
 # -- quantiles -------------------------------------------------------------------------

@@ -31,10 +31,29 @@ _builtin_sum = sum  # (this module's sum, max, min, all, any are PyTorch's)
 
 
 class ValuesIndices(NamedTuple):
-    """What PyTorch's ``max(dim=)``, ``min(dim=)``, ``sort`` and ``topk`` return."""
+    """What PyTorch's ``max(dim=)``, ``min(dim=)``, ``sort`` and ``topk`` return: each op's
+    own subclass (:func:`values_indices`), named and printed as PyTorch's ``torch.return_types.max``."""
 
     values: Tensor
     indices: Tensor
+
+    def __repr__(self) -> str:
+        return f"torch.return_types.{type(self).__name__}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+
+_RETURN_TYPES: dict[str, type] = {}
+
+
+def values_indices(op: str, values: Tensor, indices: Tensor) -> ValuesIndices:
+    """``(values, indices)`` as the class named for ``op`` (``type(x.max(0)).__name__ == "max"``)."""
+    cls = _RETURN_TYPES.get(op)
+    if cls is None:
+        cls = _RETURN_TYPES[op] = type(op, (ValuesIndices,), {"__slots__": (), "__reduce__": _reduce_values_indices})
+    return cls(values, indices)
+
+
+def _reduce_values_indices(self: ValuesIndices) -> tuple:
+    return (values_indices, (type(self).__name__, self.values, self.indices))
 
 
 def _reduced_count(x: Tensor, axis: Any) -> int:
@@ -211,7 +230,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str)
         return extreme.apply(x, args=(dims.axes(x.shape, sp.dim, op), sp.keepdim))
     if x.ndim == 0:  # dim 0 or -1 of a 0-d tensor: itself and index 0, as in PyTorch
         dims.axes(x.shape, sp.dim, op)
-        return ValuesIndices(x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
+        return values_indices(op, x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
     d = _one_dim(x, sp.dim, op)
     if x.shape[d] == 0:
         _empty_reduction(x.shape, (d,), op)
@@ -219,7 +238,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str)
     values = ops.GatherAlong.apply(x, idx, args=(d, x.shape))
     if not sp.keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
-    return ValuesIndices(values, idx)
+    return values_indices(op, values, idx)
 
 
 @public(method=True)
