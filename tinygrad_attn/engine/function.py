@@ -379,9 +379,39 @@ class Function:
 
     def __repr__(self) -> str:
         """As PyTorch prints a ``grad_fn``: ``<MulBackward0 object at 0x...>``."""
-        from ..tensors.printing import grad_fn_name  # noqa: PLC0415 - (the tensors package imports this one)
-
         return f"<{grad_fn_name(self)} object at {id(self):#x}>"
+
+
+# Our op classes whose PyTorch backward node has another name (the rest are ``<Class>Backward0``)
+_GRAD_FN_NAMES = {"Logistic": "Sigmoid", "HyperbolicTangent": "Tanh", "SoftmaxAlongDim": "Softmax",
+                  "LogSoftmaxAlongDim": "LogSoftmax", "TwoDTranspose": "T", "PowScalar": "Pow",
+                  "CrossEntropy": "NllLoss", "LayerNormalization": "NativeLayerNorm", "Reshape": "View",
+                  "LayerNorm": "NativeLayerNorm", "Norm": "LinalgVectorNorm"}  # fmt: skip
+
+
+_PASSING_NODES = frozenset(("Saved", "SavedWithOutput", "ZeroDerivative"))
+_SCOPE_NAMED = frozenset(("mean", "std", "var", "mse_loss", "nll_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+                          "binary_cross_entropy", "binary_cross_entropy_with_logits", "log_softmax",
+                          "softmax", "silu", "gelu", "elu", "leaky_relu", "softplus", "norm", "logsumexp"))  # fmt: skip
+
+
+def grad_fn_name(node: Any) -> str:
+    """The name PyTorch prints in ``grad_fn=<...>`` for the node that made a tensor: a linear
+    layer of a matrix is ``AddmmBackward0`` (``MmBackward0`` without a bias), a product of
+    matrices ``MmBackward0``, of vectors ``DotBackward0``."""
+    name = type(node).__name__
+    scope = getattr(node, "scope", None)
+    if scope is not None and scope.kind == "composite" and (name in _PASSING_NODES or scope.name in _SCOPE_NAMED):
+        # (the last node of an op written from others, or the one that keeps its inputs: the op's name)
+        name = "".join(part[:1].upper() + part[1:] for part in scope.name.split("_"))
+    shapes = [t.shape for t in getattr(node, "inputs", ()) if hasattr(t, "shape")]
+    if name == "Affine" and shapes and len(shapes[0]) == 2:
+        name = "Addmm" if len(shapes) == 3 else "Mm"
+    elif name == "Affine" and shapes:
+        name = "View"
+    elif name == "Matmul" and len(shapes) == 2 and tuple(map(len, shapes)) in ((2, 2), (1, 1)):
+        name = "Mm" if len(shapes[0]) == 2 else "Dot"
+    return _GRAD_FN_NAMES.get(name, name) + "Backward0"
 
 
 def _release_unread(inputs: Sequence[Any]) -> None:

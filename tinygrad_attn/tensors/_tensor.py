@@ -21,7 +21,7 @@ import numpy as np
 from .. import ops
 from ..engine.backward import backward
 from ..engine.declare import public
-from ..engine.function import FreedArray, Function, InvalidArgumentError, register_tensor
+from ..engine.function import FreedArray, Function, InvalidArgumentError, grad_fn_name, register_tensor
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, check_host_read, tracing
 from ..engine.versions import version_of
@@ -33,7 +33,7 @@ from . import promotion as _promotion
 from .dtypes import UnsupportedDtypeError, fill_value_in, get_default_dtype
 from .dtypes import result_type as _result_type
 from .mutation.inplace import apply_inplace
-from .printing import grad_fn_name, host_tensor_repr
+from .printing import host_tensor_repr
 from .promotion import (  # noqa: F401 - (mask_dtype: re-exported for functional)
     _FLOATS,
     _KIND_RANK,
@@ -408,8 +408,14 @@ class Tensor:
         return host_tensor_repr(self._read("repr"), suffixes)
 
     # -- conversion ---------------------------------------------------------------
-    def numpy(self) -> np.ndarray:
-        """A host (NumPy) copy of the data."""
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a NumPy array: on the CPU the tensor's own memory, as PyTorch's (an
+        in-place change of either shows in the other); a copy from another device, of memory
+        that cannot be written (a broadcast), or with ``force``."""
+        data = self._data
+        if not force and data.__class__ is np.ndarray and data.flags.writeable:
+            check_host_read(self, "numpy")
+            return data.view()
         return self._read("numpy")
 
     def _read(self, what: str) -> np.ndarray:

@@ -12,6 +12,8 @@ import math
 import warnings
 from typing import Any
 
+import numpy as np
+
 from ... import ops
 from ...engine.declare import public
 from ...functional.checks import tensor_arg
@@ -54,8 +56,62 @@ def _swap_last_two(ndim: int) -> tuple[int, ...]:
     return (*range(ndim - 2), ndim - 1, ndim - 2)
 
 
-@public(method=True)
+def _viewable(cur: Shape, strides: tuple[int, ...], shape: Shape) -> bool:
+    """Whether memory laid out with ``strides`` for shape ``cur`` reads as ``shape`` without a
+    copy: each run of old axes that lies contiguously in memory must be split or merged into
+    new axes whole (PyTorch's rule for ``view``)."""
+    if math.prod(cur) == 0 or not cur:
+        return True
+    j = len(shape) - 1
+    base = strides[-1]
+    old_n = new_n = 1
+    for i in range(len(cur) - 1, -1, -1):
+        old_n *= cur[i]
+        if i == 0 or (cur[i - 1] != 1 and strides[i - 1] != old_n * base):  # the end of a contiguous run
+            while j >= 0 and (new_n < old_n or shape[j] == 1):
+                new_n *= shape[j]
+                j -= 1
+            if new_n != old_n:
+                return False
+            if i > 0:
+                base, old_n, new_n = strides[i - 1], 1, 1
+    return j == -1
+
+
 @public(name="view", function=False, method=True)
+def view(self, *shape: Any) -> Tensor:
+    """PyTorch's ``view``: the same memory read as another shape, where its strides allow it
+    (after ``t()`` or a strided slice they may not: a RuntimeError that names ``reshape``);
+    ``view(dtype)``: the same bytes read as another dtype of the same size."""
+    if len(shape) == 1 and isinstance(shape[0], (np.dtype, type, str)):
+        return _view_as_dtype(self, shape[0])
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    cur = tuple(self._data.shape)
+    target = _reshape_target(cur, shape)
+    d = self._data
+    strides = getattr(getattr(d, "_array", d), "strides", None)
+    if strides is not None and target != cur:
+        steps = tuple(int(st) // self.dtype.itemsize for st in strides)
+        if not _viewable(cur, steps, target):
+            raise InvalidArgumentError(
+                f"view size is not compatible with input tensor's size and stride (at least one dimension spans "
+                f"across two contiguous subspaces): shape {cur} with strides {steps} as {target}. Use "
+                ".reshape(...) instead."
+            )
+    return reshape(self, target)
+
+
+def _view_as_dtype(self: Tensor, dtype: Any) -> Tensor:
+    dt = np.dtype(dtype)
+    if dt.itemsize != self.dtype.itemsize:
+        raise NotImplementedError(
+            f"view({dt}): only a dtype of the same size ({self.dtype.itemsize} bytes, as {self.dtype}) is supported"
+        )
+    return Tensor._wrap(self._data.view(dt), self._dev)  # (no gradient flows through a reinterpretation)
+
+
+@public(method=True)
 def reshape(self, *shape: Any) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
