@@ -18,7 +18,7 @@ from ...engine.function import _NUMPY_SCALARS, FreedArray, Function, _as_ndarray
 from ...engine.switches import _State, tracing
 from ...engine.versions import bump_version
 from .._tensor import Tensor, legacy_type_name, where
-from ..mutation.inplace import apply_inplace
+from ..mutation.inplace import apply_inplace, refuse_partial_overlap
 
 
 def _is_index_array(k: Any) -> bool:
@@ -354,6 +354,10 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         value = value.expand(view_shape).reshape(getitem(x.detach(), tuple(p for p in parts if p is not None)).shape)
     if basic:
         plain = _basic_setitem_key(x, parts)
+        if isinstance(value, Tensor) and x._data.__class__ is np.ndarray:  # (x[1:] = x[:-1]: PyTorch's error)
+            dest = x._data[plain]
+            if dest.shape == value.shape:  # (a broadcast value PyTorch lets pass)
+                refuse_partial_overlap(dest, value._data, "setitem")
         if not wants:  # nothing to record: a plain store, on every backend
             _store(x, plain, value)
             return
