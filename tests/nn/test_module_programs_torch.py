@@ -246,3 +246,29 @@ R(K()(torch.ones(2), s=3))
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_module_program_observes_what_pytorch_does(name: str) -> None:
     assert_same_as_torch(PROGRAMS[name], torch)
+
+
+MODELS = {
+    "TransformerEncoderLayer": lambda t: t.nn.TransformerEncoderLayer(16, 2),
+    "TransformerDecoderLayer": lambda t: t.nn.TransformerDecoderLayer(16, 2, norm_first=True),
+    "MultiheadAttention": lambda t: t.nn.MultiheadAttention(8, 2, batch_first=True),
+    "TransformerEncoder": lambda t: t.nn.TransformerEncoder(
+        t.nn.TransformerEncoderLayer(8, 2, 16), 3, enable_nested_tensor=False
+    ),  # fmt: skip
+    "Transformer": lambda t: t.nn.Transformer(16, 2, 1, 1, 32),
+    "ModuleList of equal layers": lambda t: t.nn.ModuleList([t.nn.Linear(2, 2) for _ in range(4)]),
+    "ModuleList of runs": lambda t: t.nn.ModuleList(
+        [t.nn.Linear(2, 2), t.nn.Linear(2, 2), t.nn.ReLU(), t.nn.Sequential(t.nn.ReLU()), t.nn.Sequential(t.nn.ReLU())]
+    ),
+    "empty ModuleList": lambda t: t.nn.ModuleList(),
+    "Sequential of equal layers": lambda t: t.nn.Sequential(*[t.nn.Linear(2, 2) for _ in range(3)]),
+    "LayerNorm": lambda t: t.nn.LayerNorm([2, 3], elementwise_affine=False),
+}
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor")
+@pytest.mark.parametrize("name", list(MODELS))
+def test_model_repr_is_pytorchs(name: str) -> None:
+    import tinygrad_attn as tga  # noqa: PLC0415
+
+    assert repr(MODELS[name](tga)) == repr(MODELS[name](torch))

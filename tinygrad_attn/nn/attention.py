@@ -25,7 +25,7 @@ from .. import functional as F
 from ..random import host_generator
 from ..random import transforms as rt
 from ..tensors._tensor import Tensor, cat, where
-from .layers import Linear, _float_dtype
+from .layers import Linear, NonDynamicallyQuantizableLinear, _float_dtype
 from .module import Module, Parameter, _place
 
 
@@ -296,7 +296,7 @@ class MultiheadAttention(Module):
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         # PyTorch's draws in its order: out_proj's Linear init first, then the input projections'
         # and bias_k, bias_v's (its _reset_parameters); the parameters keep PyTorch's registration order
-        out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
         if self._qkv_same_embed_dim:
             self.in_proj_weight = _xavier((3 * embed_dim, embed_dim), dtype)
             self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
@@ -350,9 +350,6 @@ class MultiheadAttention(Module):
         if w is not None and unbatched:
             w = w.squeeze(0)
         return _from_batch_major(out, unbatched, self.batch_first), w
-
-    def extra_repr(self) -> str:
-        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
 
 
 # -- the score functions of the papers -------------------------------------------------

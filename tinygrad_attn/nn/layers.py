@@ -74,6 +74,11 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """PyTorch's name for the ``out_proj`` of ``MultiheadAttention``: a :class:`Linear` (the
+    name shows in a model's repr and its type)."""
+
+
 class Embedding(Module):
     """A table of ``num`` vectors of size ``dim``, looked up by integer ids (N(0, 1) init).
 

@@ -818,6 +818,22 @@ class ModuleList(_ListOf):
     def _entries(self) -> dict[str, Any]:
         return self._modules
 
+    def __repr__(self) -> str:
+        """PyTorch's: a run of equal children prints once, ``(0-3): 4 x Linear(...)``."""
+        if isinstance(self, Sequential):  # (PyTorch's Sequential lists every child)
+            return super().__repr__()
+        runs: list[list] = []  # [first, last, repr]
+        for i, m in enumerate(self):
+            text = repr(m)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        if not runs:
+            return "ModuleList()"
+        lines = [(f"({a}): " if a == b else f"({a}-{b}): {b - a + 1} x ") + t.replace("\n", "\n  ") for a, b, t in runs]
+        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+
 
 class Sequential(ModuleList):
     """Modules applied one after the other: ``Sequential(Linear(4, 8), Linear(8, 2))``.

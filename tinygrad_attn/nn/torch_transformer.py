@@ -217,6 +217,3 @@ class Transformer(Module):
         """The causal mask of PyTorch's tutorials: 0 on and below the diagonal, ``-inf`` above
         (float32 unless ``dtype``)."""
         return creation.full((sz, sz), float("-inf"), dtype=dtype, device=device).triu(1)
-
-    def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, nhead={self.nhead}, batch_first={self.batch_first}"
