@@ -73,3 +73,24 @@ def test_numpy_shares_memory_with_the_tensor(change: str) -> None:
         return n.tolist(), t.tolist()
 
     assert run(tga) == run(torch)
+
+
+COPIES = {
+    "contiguous()": lambda x: x.contiguous(),
+    "contiguous() with grad": lambda x: (x.requires_grad_() * 1).transpose(0, 1).transpose(0, 1).contiguous(),
+    "clone() with grad": lambda x: x.requires_grad_().clone(),
+    "* 2": lambda x: x * 2,
+    "exp()": lambda x: x.exp(),
+}
+
+
+@pytest.mark.parametrize("layout, copy", list(itertools.product(LAYOUTS, COPIES)), ids=str)
+def test_what_a_copy_gives_views_as_pytorchs(layout: str, copy: str) -> None:
+    def outcome(lib):
+        y = COPIES[copy](LAYOUTS[layout](lib.tensor(np.arange(120.0).reshape(2, 3, 4, 5))))
+        try:
+            return y.is_contiguous(), tuple(y.view(-1).shape)
+        except RuntimeError:
+            return y.is_contiguous(), "RuntimeError"
+
+    assert outcome(tga) == outcome(torch)

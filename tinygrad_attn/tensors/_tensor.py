@@ -532,7 +532,10 @@ class Tensor:
         flags = getattr(getattr(d, "_array", d), "flags", None)
         if flags is None or flags.c_contiguous:
             return self
-        return self.clone()
+        out = self.clone()  # (a copy keeps the layout, as PyTorch's clone: laid out row-major here)
+        if not out._data.flags.c_contiguous:
+            out._data = self._dev.xp.ascontiguousarray(out._data)  # (a new array no node has read yet)
+        return out
 
     # -- autograd -----------------------------------------------------------------
     @keeps_old_spellings
