@@ -254,6 +254,15 @@ x = torch.zeros(2, 3); R(x.numel(), x.dim(), x.ndimension(), x.nelement(), x.ele
     "mse_shape_warn": """
 R(F.mse_loss(torch.ones(3, 1), torch.ones(3)))
 """,
+    "setitem_shape_mismatch": """
+x = torch.zeros(3); x[...] = torch.ones(3, 3)
+""",
+    "setitem_rows_mismatch": """
+x = torch.zeros(2, 3); x[0] = torch.ones(2)
+""",
+    "item_iadd": """
+x = torch.ones(3, 2); x[1] += torch.tensor([1., 2.]); x[0] += x[2]; x[:, 1] *= x[:, 0]; R(x)
+""",
 }
 
 

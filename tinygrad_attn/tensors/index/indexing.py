@@ -14,7 +14,7 @@ import numpy as np
 
 from ... import ops
 from ...engine.declare import public
-from ...engine.function import _NUMPY_SCALARS, FreedArray, Function, _as_ndarray
+from ...engine.function import _NUMPY_SCALARS, FreedArray, Function, InvalidArgumentError, _as_ndarray
 from ...engine.switches import _State, tracing
 from ...engine.versions import bump_version
 from .._tensor import Tensor, legacy_type_name, where
@@ -419,9 +419,9 @@ def _store(x: Tensor, key: tuple, value: Any) -> None:
             v = x._dev.ops.astype(v, x._data.dtype)
     try:
         x._data[key] = v
-    except ValueError as e:
-        raise ValueError(f"setitem: cannot write a value of shape {_shape_of(value)} into x[...] of a tensor of "
-                         f"shape {tuple(x.shape)}: {e}") from e  # fmt: skip
+    except ValueError as e:  # (PyTorch's RuntimeError; a ValueError, as NumPy's)
+        raise InvalidArgumentError(f"setitem: cannot write a value of shape {_shape_of(value)} into x[...] of a "
+                                   f"tensor of shape {tuple(x.shape)}: {e}") from e  # fmt: skip
     if x._tracks_versions:  # (not through ``.data``: PyTorch's untracked escape hatch)
         bump_version(x._data)
 

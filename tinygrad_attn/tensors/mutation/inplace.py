@@ -165,8 +165,8 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
     """
     if t._data.__class__ is FreedArray:
         raise RuntimeError(f"{name}: the values of this tensor (shape {tuple(t.shape)}) were freed {t._data.when}")
-    for o in operands:
-        if isinstance(o, _function.Tensor) and o._data is not t._data:
+    for o in operands:  # (setitem writes a part of t: indexing.setitem checks that part itself)
+        if isinstance(o, _function.Tensor) and o._data is not t._data and name != "setitem":
             refuse_partial_overlap(t._data, o._data, name)
     wants = _State.grad_enabled and (
         t.requires_grad or any(isinstance(o, _function.Tensor) and o.requires_grad for o in operands)
