@@ -368,3 +368,44 @@ R(tr)
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_optimizer_program_observes_what_pytorch_does(name: str) -> None:
     assert_same_as_torch(PROGRAMS[name], torch)
+
+
+SCHEDULERS = {
+    "StepLR": lambda S, o: S.StepLR(o, 2),
+    "MultiStepLR": lambda S, o: S.MultiStepLR(o, [2]),
+    "ConstantLR": lambda S, o: S.ConstantLR(o),
+    "LinearLR": lambda S, o: S.LinearLR(o),
+    "ExponentialLR": lambda S, o: S.ExponentialLR(o, 0.9),
+    "PolynomialLR": lambda S, o: S.PolynomialLR(o),
+    "CosineAnnealingLR": lambda S, o: S.CosineAnnealingLR(o, 5),
+    "LambdaLR": lambda S, o: S.LambdaLR(o, lambda e: 1.0),
+    "MultiplicativeLR": lambda S, o: S.MultiplicativeLR(o, lambda e: 0.9),
+    "CyclicLR": lambda S, o: S.CyclicLR(o, 0.01, 0.1),
+    "OneCycleLR": lambda S, o: S.OneCycleLR(o, 1.0, total_steps=10),
+    "CosineAnnealingWarmRestarts": lambda S, o: S.CosineAnnealingWarmRestarts(o, 3),
+    "SequentialLR": lambda S, o: S.SequentialLR(o, [S.ConstantLR(o), S.ExponentialLR(o, 0.9)], [2]),
+    "ChainedScheduler": lambda S, o: S.ChainedScheduler([S.ConstantLR(o), S.ExponentialLR(o, 0.9)]),
+}
+
+
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+def test_get_lr_outside_step_warns_as_pytorchs(name: str) -> None:
+    import warnings  # noqa: PLC0415
+
+    import tinygrad_attn as tga  # noqa: PLC0415
+
+    def run(lib):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.1, momentum=0.9)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sched = SCHEDULERS[name](lib.optim.lr_scheduler, opt)
+            opt.step()
+            sched.step()
+            made = len(caught)
+            try:
+                got = [float(v) for v in sched.get_lr()]
+            except NotImplementedError:
+                got = "NotImplementedError"
+        return made, [w.category.__name__ for w in caught[made:]], got
+
+    assert run(tga) == run(torch)
