@@ -303,6 +303,10 @@ a = torch.rand(3, requires_grad=True); b = torch.rand(3, requires_grad=True).cud
 c_ = torch.rand(3) + 2; d = torch.rand(3, requires_grad=True) + 2; e = d.detach()
 R(a.is_leaf, b.is_leaf, c_.is_leaf, d.is_leaf, e.is_leaf)
 """,
+    "grad_requires_grad_create": """
+x = torch.tensor([1., 2.], requires_grad=True)
+(x ** 3).sum().backward(create_graph=True); R(x.grad.requires_grad, x.grad)
+""",
 }
 
 

@@ -263,6 +263,9 @@ x = torch.zeros(2, 3); x[0] = torch.ones(2)
     "item_iadd": """
 x = torch.ones(3, 2); x[1] += torch.tensor([1., 2.]); x[0] += x[2]; x[:, 1] *= x[:, 0]; R(x)
 """,
+    "tensor_overflow": """
+torch.tensor([2**64])
+""",
 }
 
 

@@ -120,6 +120,9 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     if isinstance(data, (bool, int, float, complex, list, tuple)):
         read = _HostData(data)
         arr = np.asarray(read.host)
+        too_big = arr.dtype == np.uint64 and (dtype is None or np.dtype(dtype).kind != "u")
+        if too_big or (arr.dtype == object and any(isinstance(v, int) and abs(v) >= 2**63 for v in arr.ravel())):
+            raise ValueError("tensor: Overflow when unpacking long long (a Python int outside int64's range)")
         if arr.dtype == object:
             raise TypeError("tensor: the nested lists must be rectangular and hold numbers only")
         if arr.dtype.kind in "USV":  # (PyTorch's ValueError: a string is a sequence of too many dimensions)
