@@ -307,6 +307,18 @@ R(a.is_leaf, b.is_leaf, c_.is_leaf, d.is_leaf, e.is_leaf)
 x = torch.tensor([1., 2.], requires_grad=True)
 (x ** 3).sum().backward(create_graph=True); R(x.grad.requires_grad, x.grad)
 """,
+    "next_functions": """
+def name(node):
+    return None if node is None else repr(node).split(" object at ")[0].lstrip("<")
+x = torch.tensor([1., 2.], requires_grad=True); w = torch.tensor([3., 4.])
+y = ((x * w).exp() + x).sum()
+f = y.grad_fn
+R(name(f), [name(n) for n, _ in f.next_functions])
+add = f.next_functions[0][0]
+R([name(n) for n, _ in add.next_functions], [i for _, i in add.next_functions])
+leaf = add.next_functions[1][0]
+R(leaf.variable is x, leaf.next_functions)
+""",
 }
 
 

@@ -377,9 +377,40 @@ class Function:
     def freed(self) -> bool:
         return self.saved is None
 
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """PyTorch's edges of the graph: for each tensor input, the node that made it, an
+        :class:`AccumulateGrad` for a leaf that requires grad, or None, each with output 0."""
+        out: list[tuple[Any, int]] = []
+        for t in self.inputs:
+            if getattr(t, "_ctx", None) is not None:
+                out.append((t._ctx, 0))
+            elif getattr(t, "requires_grad", False):
+                out.append((AccumulateGrad(t), 0))
+            elif hasattr(t, "_ctx"):
+                out.append((None, 0))
+        return tuple(out)
+
     def __repr__(self) -> str:
         """As PyTorch prints a ``grad_fn``: ``<MulBackward0 object at 0x...>``."""
         return f"<{grad_fn_name(self)} object at {id(self):#x}>"
+
+
+class AccumulateGrad:
+    """What ``next_functions`` shows for a leaf that requires grad, as PyTorch's: the node that
+    adds into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Any) -> None:
+        self.variable = variable
+
+    @property
+    def next_functions(self) -> tuple:
+        return ()
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"
 
 
 # Our op classes whose PyTorch backward node has another name (the rest are ``<Class>Backward0``)
