@@ -9,6 +9,8 @@ around generators."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from tests.differential import assert_same_as_torch
@@ -322,6 +324,23 @@ R(leaf.variable is x, leaf.next_functions)
 }
 
 
+# PyTorch gives these warnings once per process (its C++ TORCH_WARN_ONCE): compared here in
+# values only, and the warning checked on its own below
+WARN_ONCE = {"grad_requires_grad_create"}
+
+
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_autograd_program_observes_what_pytorch_does(name: str) -> None:
-    assert_same_as_torch(PROGRAMS[name], torch)
+    assert_same_as_torch(PROGRAMS[name], torch, warns=name not in WARN_ONCE)
+
+
+def test_backward_with_create_graph_warns_of_the_cycle_through_grad() -> None:
+    import tinygrad_attn as tga  # noqa: PLC0415
+
+    x = tga.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(UserWarning, match="create_graph=True will create a reference cycle"):
+        (x**3).sum().backward(create_graph=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (x**3).sum().backward(create_graph=True, inputs=[x])  # (inputs named: no .grad of a leaf holds a graph)
+        tga.autograd.grad((x**3).sum(), x, create_graph=True)
