@@ -176,8 +176,8 @@ def module_setup(a: dict[str, np.ndarray], h: int):
     b, t, d = a["x"].shape
     mha = cls(d, h)
     for n, lin in zip("qkvo", (mha.q_proj, mha.k_proj, mha.v_proj, mha.out_proj)):
-        lin.weight.data[...] = a[f"W{n}"]
-        lin.bias.data[...] = a[f"b{n}"]
+        lin.weight.data[...] = Tensor(a[f"W{n}"])
+        lin.bias.data[...] = Tensor(a[f"b{n}"])
     x = Tensor(a["x"], requires_grad=True)
     gy = Tensor(a["gy"])
     params = {f"{kind}{n}": getattr(lin, attr) for n, lin in zip("qkvo", (mha.q_proj, mha.k_proj, mha.v_proj,

@@ -20,6 +20,7 @@ from .autograd import (
     grad,
     inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
@@ -134,6 +135,7 @@ __all__ = [
     "set_grad_enabled",
     "inference_mode",
     "is_grad_enabled",
+    "is_inference_mode_enabled",
     "decompose",
     "detect_anomaly",
     "gradcheck",

@@ -89,7 +89,7 @@ def _reset_globals():
     tga.backends.cudnn.benchmark = tga.backends.cudnn.deterministic = False
     tga.use_deterministic_algorithms(False)
     tga.set_float32_matmul_precision("highest")
-    printing._options.clear()
+    printing.set_printoptions(profile="default")
 
 
 @pytest.fixture

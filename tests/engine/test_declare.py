@@ -150,6 +150,8 @@ NOT_OPS |= {"apply_", "map_", "map2_", "grad_dtype", "retains_grad", "is_contigu
             "resize_as", "register_post_accumulate_grad_hook"}  # fmt: skip
 # (memory layout: against PyTorch's over every view in tests/tensor/test_strides.py)
 NOT_OPS |= {"stride", "storage_offset", "data_ptr"}
+# (sizes in bytes: against PyTorch in tests/tensor/test_protocol_programs_torch.py)
+NOT_OPS |= {"itemsize", "nbytes"}
 
 
 def test_every_declared_op_is_checked_against_pytorch():

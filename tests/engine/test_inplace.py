@@ -80,7 +80,7 @@ def test_a_view_and_a_detached_tensor_see_the_change_and_share_the_version(rng):
 def test_no_grad_update_of_a_leaf_that_requires_grad(device, rng):
     w = rand(rng, 4, device=device)
     (w * w).sum().backward()
-    before = w.numpy()
+    before = w.numpy().copy()  # (numpy() shares w's memory, as PyTorch's)
     with tga.no_grad():
         w -= 0.1 * w.grad
         w.mul_(2.0)

@@ -36,8 +36,8 @@ def test_the_hand_written_attention_computes_the_output_and_gradients_of_the_mod
     ref = attention.mha_numpy(a, 2)
     mha = attention.module_class()(8, 2)
     for n, lin in zip("qkvo", (mha.q_proj, mha.k_proj, mha.v_proj, mha.out_proj)):
-        lin.weight.data[...] = a[f"W{n}"]
-        lin.bias.data[...] = a[f"b{n}"]
+        lin.weight.data[...] = Tensor(a[f"W{n}"])  # (a tensor: PyTorch takes no array here)
+        lin.bias.data[...] = Tensor(a[f"b{n}"])
     x = Tensor(a["x"], requires_grad=True)
     y = mha(x, is_causal=True)
     np.testing.assert_allclose(ref["y"], y.numpy(), rtol=1e-5, atol=1e-6)

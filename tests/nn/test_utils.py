@@ -48,7 +48,7 @@ def test_clip_grad_norm_edge_cases():
     p.grad = Tensor(np.array([np.inf, 0.0, 0.0]))
     with pytest.raises(RuntimeError, match="clip_grad_norm_: the total norm of order 2.0 .* inf"):
         clip_grad_norm_(p, 1.0, error_if_nonfinite=True)
-    p.grad = Tensor(np.array([3.0, 4.0]))
+    p.grad = Tensor(np.array([3.0, 4.0, 0.0]))
     assert float(clip_grad_norm_(p, 1.0, foreach=True)) == pytest.approx(5.0)  # a lone tensor, foreach accepted
 
 

@@ -456,9 +456,11 @@ def _scripted_run(cls, kw, device, dtype, foreach):
         opt.step()
         sd = opt.state_dict()
         state = {
-            (i, k): (v.numpy() if isinstance(v, Tensor) else v) for i, st in sd["state"].items() for k, v in st.items()
-        }
-        history.append(([p.numpy() for p in ps + [extra]], state))
+            (i, k): (v.numpy().copy() if isinstance(v, Tensor) else v)
+            for i, st in sd["state"].items()
+            for k, v in st.items()
+        }  # (copies: numpy() shares the memory the next step writes, as PyTorch's)
+        history.append(([p.numpy().copy() for p in ps + [extra]], state))
     return history
 
 

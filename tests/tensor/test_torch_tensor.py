@@ -494,7 +494,7 @@ def test_to_dtype_type_and_cuda_questions():
     x = tga.ones(2, requires_grad=True)
     x.to(tga.float64).sum().backward()  # a differentiable conversion
     assert x.grad.dtype == np.float32 and x.to("cpu") is x
-    assert tga.ones(2).type() == "float32"
+    assert tga.ones(2).type() == torch.ones(2).type() == "torch.FloatTensor"
 
 
 def test_multinomial_and_bernoulli_draw_as_torch_does():

@@ -13,8 +13,11 @@ from ..engine.switches import (
     detect_anomaly,
     enable_grad,
     inference_mode,
+    is_anomaly_enabled,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
+    set_detect_anomaly,
     set_grad_enabled,
 )
 from . import function, functional
@@ -24,5 +27,5 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # (the function
 from .variable import Variable
 
 __all__ = ["Function", "FunctionCtx", "backward", "decompose", "detect_anomaly", "enable_grad", "function",
-           "functional", "grad", "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable",
-           "set_grad_enabled", "Variable", "gradcheck", "gradgradcheck", "GradcheckError"]  # fmt: skip
+           "functional", "grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "once_differentiable",
+           "set_grad_enabled", "set_detect_anomaly", "is_anomaly_enabled", "Variable", "gradcheck", "gradgradcheck", "GradcheckError"]  # fmt: skip

@@ -129,13 +129,13 @@ class Distribution:
         start = value.ndim - len(self._event_shape)
         if tuple(value.shape[start:]) != tuple(self._event_shape):
             raise ValueError(
-                f"The right-most size of value must match event_shape: {value.shape} vs {self._event_shape}."
+                f"The right-most size of value must match event_shape: {tuple(value.shape)} vs {self._event_shape}."
             )
         expected = tuple(self._batch_shape) + tuple(self._event_shape)
         for i, j in zip(reversed(tuple(value.shape)), reversed(expected)):
             if i != 1 and j != 1 and i != j:
                 raise ValueError(
-                    f"Value is not broadcastable with batch_shape+event_shape: {value.shape} vs {expected}."
+                    f"Value is not broadcastable with batch_shape+event_shape: {tuple(value.shape)} vs {expected}."
                 )
         try:
             support = self.support

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -412,7 +413,7 @@ def _run_hooks(t: Tensor, g: Any, hooks: list, tensors: bool) -> Any:
             raise TypeError(f"register_hook: a hook returned {type(r).__name__}; return a Tensor or None")
         if r.shape != t.shape:
             raise RuntimeError(
-                f"register_hook: a hook returned a gradient of shape {r.shape} for a tensor of shape {t.shape}"
+                f"register_hook: a hook returned a gradient of shape {tuple(r.shape)} for a tensor of shape {tuple(t.shape)}"
             )
         g = r if tensors else r._data
     return g
@@ -449,29 +450,29 @@ def _add_into_grad(t: Tensor, g: Any, sole: bool = False) -> None:
     is added as recorded ops, into a new ``.grad``, as PyTorch's grad-mode branch does."""
     T = _function.Tensor
     if g.__class__ is not T:
-        if t.grad is None:
+        if t._grad is None:
             if g.__class__ in _NUMPY_SCALARS:
                 g = _as_ndarray(g)
             elif not sole:
                 g = t._dev.ops.copy(g)
-            t.grad = T._wrap(g, t._dev)
+            t._grad = T._wrap(g, t._dev)
             return
-        old = t.grad._data
+        old = t._grad._data
         if old.shape == g.shape and old.dtype == g.dtype:
             try:
                 old += g  # (in place in NumPy, CuPy and array_api_strict alike)
             except (ValueError, TypeError):  # read-only memory: left as it is
                 pass
             else:
-                if t.grad._tracks_versions:
+                if t._grad._tracks_versions:
                     _versions.bump_version(old)
                 return
-        t.grad = T._wrap(_plus(old, g), t._dev)
+        t._grad = T._wrap(_plus(old, g), t._dev)
         return
     if not t.requires_grad:
         return
     # (A recorded copy: g may be another leaf's gradient too, or the caller's grad.)
-    t.grad = _function.TENSOR_NS.copy(g) if t.grad is None else t.grad + g
+    t._grad = _function.TENSOR_NS.copy(g) if t._grad is None else t._grad + g
 
 
 def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, create_graph: bool = False,
@@ -486,6 +487,15 @@ def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, cr
         )
     if inputs is not None and not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    if create_graph and inputs is None:  # (PyTorch's warning: each leaf's .grad then holds a graph through it)
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+            "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
+            "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
+            "to None after use to break the cycle and avoid the leak.",
+            UserWarning,
+            stacklevel=3,
+        )
     g = _root_grad(tensor, grad, create_graph, "backward")
     keep = retain_graph or create_graph
     found = run_backward([tensor], [g], retain_graph=keep, create_graph=create_graph, targets=inputs,

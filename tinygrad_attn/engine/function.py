@@ -377,8 +377,72 @@ class Function:
     def freed(self) -> bool:
         return self.saved is None
 
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """PyTorch's edges of the graph: for each tensor input, the node that made it, an
+        :class:`AccumulateGrad` for a leaf that requires grad, or None, each with output 0."""
+        out: list[tuple[Any, int]] = []
+        for t in self.inputs:
+            if getattr(t, "_ctx", None) is not None:
+                out.append((t._ctx, 0))
+            elif getattr(t, "requires_grad", False):
+                out.append((AccumulateGrad(t), 0))
+            elif hasattr(t, "_ctx"):
+                out.append((None, 0))
+        return tuple(out)
+
     def __repr__(self) -> str:
-        return f"<{self.op_name} node>"
+        """As PyTorch prints a ``grad_fn``: ``<MulBackward0 object at 0x...>``."""
+        return f"<{grad_fn_name(self)} object at {id(self):#x}>"
+
+
+class AccumulateGrad:
+    """What ``next_functions`` shows for a leaf that requires grad, as PyTorch's: the node that
+    adds into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Any) -> None:
+        self.variable = variable
+
+    @property
+    def next_functions(self) -> tuple:
+        return ()
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+# Our op classes whose PyTorch backward node has another name (the rest are ``<Class>Backward0``)
+_GRAD_FN_NAMES = {"Logistic": "Sigmoid", "HyperbolicTangent": "Tanh", "SoftmaxAlongDim": "Softmax",
+                  "LogSoftmaxAlongDim": "LogSoftmax", "TwoDTranspose": "T", "PowScalar": "Pow",
+                  "CrossEntropy": "NllLoss", "LayerNormalization": "NativeLayerNorm", "Reshape": "View",
+                  "LayerNorm": "NativeLayerNorm", "Norm": "LinalgVectorNorm"}  # fmt: skip
+
+
+_PASSING_NODES = frozenset(("Saved", "SavedWithOutput", "ZeroDerivative"))
+_SCOPE_NAMED = frozenset(("mean", "std", "var", "mse_loss", "nll_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+                          "binary_cross_entropy", "binary_cross_entropy_with_logits", "log_softmax",
+                          "softmax", "silu", "gelu", "elu", "leaky_relu", "softplus", "norm", "logsumexp"))  # fmt: skip
+
+
+def grad_fn_name(node: Any) -> str:
+    """The name PyTorch prints in ``grad_fn=<...>`` for the node that made a tensor: a linear
+    layer of a matrix is ``AddmmBackward0`` (``MmBackward0`` without a bias), a product of
+    matrices ``MmBackward0``, of vectors ``DotBackward0``."""
+    name = type(node).__name__
+    scope = getattr(node, "scope", None)
+    if scope is not None and scope.kind == "composite" and (name in _PASSING_NODES or scope.name in _SCOPE_NAMED):
+        # (the last node of an op written from others, or the one that keeps its inputs: the op's name)
+        name = "".join(part[:1].upper() + part[1:] for part in scope.name.split("_"))
+    shapes = [t.shape for t in getattr(node, "inputs", ()) if hasattr(t, "shape")]
+    if name == "Affine" and shapes and len(shapes[0]) == 2:
+        name = "Addmm" if len(shapes) == 3 else "Mm"
+    elif name == "Affine" and shapes:
+        name = "View"
+    elif name == "Matmul" and len(shapes) == 2 and tuple(map(len, shapes)) in ((2, 2), (1, 1)):
+        name = "Mm" if len(shapes[0]) == 2 else "Dot"
+    return _GRAD_FN_NAMES.get(name, name) + "Backward0"
 
 
 def _release_unread(inputs: Sequence[Any]) -> None:
@@ -501,7 +565,7 @@ class FreedArray:
         self.when = when
 
     def __repr__(self) -> str:
-        return f"<values freed {self.when}: shape {self.shape}, dtype {self.dtype}>"
+        return f"<values freed {self.when}: shape {tuple(self.shape)}, dtype {self.dtype}>"
 
 
 def replay_if_stale(t: Tensor) -> None:

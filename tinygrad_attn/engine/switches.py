@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -118,6 +119,7 @@ class _Switches(threading.local):
 
     decompose = False
     anomaly = False
+    inference = False  # inside inference_mode (grad mode is off there too)
     scope: Scope | None = None
     # id -> weakref of non-leaf tensors that called retain_grad(): one registry for the
     # process (a class attribute, never set per thread), as a tensor may be made in one
@@ -175,10 +177,45 @@ def check_host_read(t: Any, what: str) -> None:
 
 # -- switches ---------------------------------------------------------------------
 class _Switch(contextlib.ContextDecorator):
-    """Sets switch ``attr`` to ``value`` inside; leaving restores what was in force."""
+    """Sets switch ``attr`` to ``value`` inside; leaving restores what was in force. As a
+    decorator, with or without parentheses (``@tga.no_grad``); a generator function runs under
+    the switch each time it resumes, never while its caller runs between ``yield``s, as
+    PyTorch's decorators do."""
 
     attr = ""
     value: Any = None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls.__init__ is object.__init__ and len(args) == 1 and callable(args[0]) and not kwargs:
+            return cls()(args[0])  # @no_grad, without parentheses
+        return super().__new__(cls)
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        if not inspect.isgeneratorfunction(fn):
+            return super().__call__(fn)
+
+        @functools.wraps(fn)
+        def switched_generator(*args: Any, **kwargs: Any) -> Any:
+            gen = fn(*args, **kwargs)
+            resume: Callable[[], Any] = lambda: gen.send(None)  # noqa: E731
+            while True:
+                try:
+                    with self:
+                        response = resume()
+                except StopIteration as stop:
+                    return stop.value
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with self:
+                        gen.close()
+                    raise
+                except BaseException as e:  # noqa: BLE001 - handed on to the generator, as Python's throw
+                    resume = functools.partial(gen.throw, e)
+                else:
+                    resume = functools.partial(gen.send, request)
+
+        return switched_generator
 
     def __enter__(self) -> None:
         st = _State
@@ -259,8 +296,17 @@ class inference_mode(_Switch):
 
     def __enter__(self) -> None:
         st = _State
-        st.saved.append(st.grad_enabled)
-        st.grad_enabled = not self.mode
+        st.saved.append((st.grad_enabled, st.inference))
+        st.grad_enabled, st.inference = not self.mode, self.mode
+
+    def __exit__(self, *exc: object) -> None:
+        st = _State
+        st.grad_enabled, st.inference = st.saved.pop()
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether an ``inference_mode()`` block (or decorated function) is running, as PyTorch's."""
+    return _State.inference
 
 
 class decompose(_Switch):
@@ -291,6 +337,9 @@ class detect_anomaly(_Switch):
     """
 
     attr, value = "anomaly", True
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.check_nan = check_nan  # (PyTorch's argument; the check here always includes NaN)
 
     def __enter__(self) -> None:
         st = _State
@@ -354,3 +403,27 @@ def scope(name: str, kind: str = "composite", module: Any = None) -> Iterator[Sc
 
 def current_scope() -> Scope | None:
     return _State.scope
+
+
+class set_detect_anomaly:
+    """PyTorch's ``set_detect_anomaly(mode, check_nan=True)``: anomaly detection on (or left as
+    it is) from the call, until the end of a ``with`` block made of it."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self._inside: detect_anomaly | None = None
+        if mode and not _State.anomaly:
+            self._inside = detect_anomaly(check_nan)
+            self._inside.__enter__()
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        if self._inside is not None:
+            self._inside.__exit__(*exc)
+            self._inside = None
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on (``detect_anomaly``), as PyTorch's."""
+    return _State.anomaly

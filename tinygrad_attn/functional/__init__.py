@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -130,7 +131,9 @@ def _softmax_mask(x: Tensor, mask: Any) -> Tensor:
     try:
         np.broadcast_shapes(x.shape, mask.shape)
     except ValueError:
-        raise ValueError(f"masked_softmax: mask {mask.shape} does not broadcast with input {x.shape}") from None
+        raise ValueError(
+            f"masked_softmax: mask {tuple(mask.shape)} does not broadcast with input {tuple(x.shape)}"
+        ) from None
     return mask
 
 
@@ -161,7 +164,7 @@ def _check_additive(query: Tensor, keys: Tensor, v: Tensor) -> None:
         ok = False
     if not ok:
         raise ValueError(
-            f"additive_score: query {query.shape}, keys {keys.shape} and v {v.shape} do not fit; need "
+            f"additive_score: query {tuple(query.shape)}, keys {tuple(keys.shape)} and v {tuple(v.shape)} do not fit; need "
             "query (..., Tq, h), keys (..., Tk, h) with broadcastable leading axes, and h weights in v"
         )
 
@@ -194,7 +197,7 @@ def _check_linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> None:
     ok = weight.ndim == 2 and x.ndim >= 1 and x.shape[-1] == weight.shape[1]
     if not ok or (bias is not None and bias.shape != (weight.shape[0],)):
         raise InvalidArgumentError(
-            f"linear: input {x.shape}, weight {weight.shape} and bias {None if bias is None else bias.shape} "
+            f"linear: input {tuple(x.shape)}, weight {tuple(weight.shape)} and bias {None if bias is None else bias.shape} "
             "do not fit; need input (..., in), weight (out, in), bias (out,)"
         )
     if x.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):  # (PyTorch promotes none)
@@ -225,7 +228,9 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 # -- normalisation and activations -----------------------------------------------------
 def _check_affine(x: Tensor, t: Tensor | None, what: str) -> None:
     if t is not None and t.shape != (x.shape[-1],):
-        raise ValueError(f"layer_norm: {what} has shape {t.shape}, expected ({x.shape[-1]},) for input {x.shape}")
+        raise ValueError(
+            f"layer_norm: {what} has shape {tuple(t.shape)}, expected ({x.shape[-1]},) for input {tuple(x.shape)}"
+        )
 
 
 def _layer_norm_fused(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None,
@@ -281,11 +286,13 @@ def _trailing_shape(op: str, x: Tensor, normalized_shape: Any, **params: Tensor 
     shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
     if not shape or x.shape[x.ndim - len(shape) :] != shape or len(shape) > x.ndim:
         raise InvalidArgumentError(
-            f"{op}: normalized_shape {shape} must be the trailing dims of the input, of shape {x.shape}"
+            f"{op}: normalized_shape {shape} must be the trailing dims of the input, of shape {tuple(x.shape)}"
         )
     for what, t in params.items():
         if t is not None and tuple(t.shape) != shape:
-            raise InvalidArgumentError(f"{op}: {what} has shape {t.shape}, expected {shape} for input {x.shape}")
+            raise InvalidArgumentError(
+                f"{op}: {what} has shape {tuple(t.shape)}, expected {shape} for input {tuple(x.shape)}"
+            )
     return shape
 
 
@@ -379,7 +386,7 @@ def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) ->
     ``(N, d1, ...)`` or probabilities of ``x``'s own shape; so does a shape that fits both
     (``(N, C, C)``), unless ``class_axis=-1``.
     """
-    shape, ts = x.shape, target.shape
+    shape, ts = tuple(x.shape), tuple(target.shape)
     if x.ndim == 0:
         raise ValueError(f"{op}: input needs a class axis, got a scalar")
     probs = target.dtype.kind == "f" and ts == shape
@@ -436,7 +443,9 @@ def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
         return None
     weight = _as_operand(op, weight, x, "weight")
     if weight.shape != (x.shape[-1],):
-        raise ValueError(f"{op}: weight has shape {weight.shape}; it needs one entry per class, ({x.shape[-1]},)")
+        raise ValueError(
+            f"{op}: weight has shape {tuple(weight.shape)}; it needs one entry per class, ({x.shape[-1]},)"
+        )
     return weight
 
 
@@ -582,11 +591,21 @@ def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any =
     """The squared differences, averaged (``reduction="mean"``), summed, or each (``"none"``);
     ``weight`` (the input's shape) multiplies each, and ``"mean"`` then divides by its sum, as PyTorch's."""
     reduction = _reduction("mse_loss", reduction, size_average, reduce)
+    if isinstance(target, Tensor) and target.shape != input.shape:  # (PyTorch's warning of a likely mistake)
+        warnings.warn(
+            f"mse_loss: Using a target size ({tuple(target.shape)}) that is different to the input size "
+            f"({tuple(input.shape)}). This will likely lead to incorrect results due to broadcasting. Please ensure "
+            "they have the same size.",
+            UserWarning,
+            stacklevel=2,
+        )
     d = input - target
     if weight is not None:
         weight = _as_operand("mse_loss", weight, input, "weight")
         if weight.shape != input.shape:
-            raise ValueError(f"mse_loss: weight of shape {weight.shape} must have the input's shape {input.shape}")
+            raise ValueError(
+                f"mse_loss: weight of shape {tuple(weight.shape)} must have the input's shape {tuple(input.shape)}"
+            )
         loss = d * d * weight
         return loss.sum() / weight.sum() if reduction == "mean" else _reduce(loss, reduction)
     return saved_for_backward(_reduce(d * d, reduction), input, target)  # (what PyTorch's keeps)
@@ -626,7 +645,7 @@ def _mask_arrays(q: Tensor, k: Tensor, mask: Any, is_causal: bool) -> tuple[Any,
             np.broadcast_shapes(mask.shape, q.shape[:-2] + (tq, tk))
         except ValueError:
             raise ValueError(
-                f"scaled_dot_product_attention: mask of shape {mask.shape} does not broadcast to the "
+                f"scaled_dot_product_attention: mask of shape {tuple(mask.shape)} does not broadcast to the "
                 f"scores' shape {q.shape[:-2] + (tq, tk)}"
             ) from None
         if mask.dtype == np.bool_:
@@ -726,13 +745,13 @@ def scaled_dot_product_attention(
         if hk == 0 or hq % hk or v.ndim < 3 or v.shape[-3] != hk:
             raise InvalidArgumentError(
                 f"scaled_dot_product_attention: enable_gqa needs the query heads ({hq}) to be a multiple of the "
-                f"key and value heads; got query {q.shape}, key {k.shape}, value {v.shape}"
+                f"key and value heads; got query {tuple(q.shape)}, key {tuple(k.shape)}, value {tuple(v.shape)}"
             )
         k = k.repeat_interleave(hq // hk, -3)  # (..., Hq, Tk, d): each key head serves a group
         v = v.repeat_interleave(hq // hk, -3)
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise InvalidArgumentError(
-            f"scaled_dot_product_attention: query {q.shape}, key {k.shape}, value {v.shape} do not fit: need "
+            f"scaled_dot_product_attention: query {tuple(q.shape)}, key {tuple(k.shape)}, value {tuple(v.shape)} do not fit: need "
             "query (..., Tq, d), key (..., Tk, d), value (..., Tk, dv)"
         )
     if mask is not None:
@@ -886,7 +905,7 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     _same_shape(op, input, target)
     # (PyTorch checks it: a logit here is a likely mistake; a traced program reads no values)
     if not tracing() and bool((~((input >= 0) & (input <= 1))).any()):
-        raise RuntimeError(f"{op}: all elements of input should be between 0 and 1 (shape {input.shape}); "
+        raise RuntimeError(f"{op}: all elements of input should be between 0 and 1 (shape {tuple(input.shape)}); "
                            "for logits use binary_cross_entropy_with_logits")  # fmt: skip
     loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
     if weight is not None:
@@ -966,7 +985,7 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
         return _embedding_pytorch_options(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
     if weight.ndim != 2:
         raise InvalidArgumentError(
-            f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}"
+            f"embedding: weight must be (num_embeddings, embedding_dim), got shape {tuple(weight.shape)}"
         )
     n = weight.shape[0]
     if tracing() and isinstance(input, Tensor):
@@ -1009,7 +1028,7 @@ def _embedding_pytorch_options(ids: Any, weight: Tensor, padding_idx: int | None
 
     if weight.ndim != 2:
         raise InvalidArgumentError(
-            f"embedding: weight must be (num_embeddings, embedding_dim), got shape {weight.shape}"
+            f"embedding: weight must be (num_embeddings, embedding_dim), got shape {tuple(weight.shape)}"
         )
     host = host_integers(ids, "embedding", "input (indices)")
     if max_norm is not None and host.size:
@@ -1042,7 +1061,7 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2 or len(pad) // 2 > x.ndim:
         raise ValueError(
-            f"pad: needs (left, right) pairs for at most {x.ndim} axes of a tensor of shape {x.shape}, got {pad}"
+            f"pad: needs (left, right) pairs for at most {x.ndim} axes of a tensor of shape {tuple(x.shape)}, got {pad}"
         )
     if mode not in _PAD_MODES:
         raise UnsupportedModeError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")

@@ -86,7 +86,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     if inplace:
         return _in_place(x, "hardtanh", hardtanh, min_val=min_val, max_val=max_val)
     if x.dtype.kind == "b":
-        raise RuntimeError(f"Bool inputs not supported for hardtanh (shape {x.shape}); convert with .long()")
+        raise RuntimeError(f"Bool inputs not supported for hardtanh (shape {tuple(x.shape)}); convert with .long()")
     if x.dtype.kind in "iu":  # (an integer tensor stays one, its bounds as integers: PyTorch's hardtanh and relu6)
         min_val, max_val = int(min_val), int(max_val)
     out = where(x <= min_val, min_val, where(x >= max_val, max_val, x))
@@ -151,7 +151,7 @@ def softsign(input: Tensor) -> Tensor:  # noqa: A002
     if x.dtype.kind not in "fc":
         if x.dtype.kind == "b":
             raise UnsupportedDtypeError(
-                f"softsign: not defined for bool tensors (shape {x.shape}); convert with .float()"
+                f"softsign: not defined for bool tensors (shape {tuple(x.shape)}); convert with .float()"
             )
         x = x.astype("float32")
     return x / (x.abs() + 1.0)
@@ -192,7 +192,9 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
         raise RuntimeError("glu: does not support scalars (0-dimensional tensors)")
     n = x.shape[dims.one(x.shape, dim, "glu")]
     if n % 2:
-        raise RuntimeError(f"glu: halving dimension must be even, but dimension {dim} of shape {x.shape} is size {n}")
+        raise RuntimeError(
+            f"glu: halving dimension must be even, but dimension {dim} of shape {tuple(x.shape)} is size {n}"
+        )
     a, b = x.split(n // 2, dim)
     return a * b.sigmoid()
 
@@ -244,14 +246,14 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     (axis 1): PyTorch's ``F.prelu``."""
     x, w = _float(input, "prelu"), _tensor(weight, "prelu")
     if w.ndim > 1:
-        raise RuntimeError(f"prelu: weight must be a scalar or 1-D, got shape {w.shape}")
+        raise RuntimeError(f"prelu: weight must be a scalar or 1-D, got shape {tuple(w.shape)}")
     n = w.numel()
     if n != 1:
         c = x.shape[1] if x.ndim >= 2 else 1  # (PyTorch's count: a vector has one channel)
         if c != n:
             raise RuntimeError(
                 f"prelu: mismatch of parameter numbers and input channel size. Found parameter numbers = {n} and "
-                f"channel size = {c} (input of shape {x.shape})."
+                f"channel size = {c} (input of shape {tuple(x.shape)})."
             )
         w = w.reshape((n,) + (1,) * (x.ndim - 2))
     elif w.ndim:

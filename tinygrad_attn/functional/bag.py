@@ -85,7 +85,7 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: flo
     if per_sample_weights is not None and tuple(per_sample_weights.shape) != ids.shape:
         raise ValueError(
             f"embedding_bag: If per_sample_weights ({tuple(per_sample_weights.shape)}) is not None, then it must "
-            f"have the same shape as the input ({ids.shape})"
+            f"have the same shape as the input ({tuple(ids.shape)})"
         )
     starts, ends = _bags(op, ids, offsets, include_last_offset)
     flat = ids.reshape(-1)

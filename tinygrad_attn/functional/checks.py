@@ -94,7 +94,7 @@ def _computed_together(op: str, input: Tensor, *others: Any) -> tuple[Tensor, ..
 def _same_shape(op: str, x: Tensor, target: Tensor) -> None:
     if target.shape != x.shape:
         raise InvalidArgumentError(
-            f"{op}: target of shape {target.shape} must have the input's shape {x.shape} (as in PyTorch)"
+            f"{op}: target of shape {tuple(target.shape)} must have the input's shape {tuple(x.shape)} (as in PyTorch)"
         )
 
 

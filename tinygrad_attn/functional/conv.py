@@ -43,7 +43,7 @@ def _check_input(op: str, nd: int, x: Any) -> tuple[Tensor, bool]:
         raise TypeError(f"{op}: input must be a Tensor, got {type(x).__name__}")
     if x.ndim not in (nd + 1, nd + 2):
         raise InvalidArgumentError(
-            f"{op}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input, got shape {x.shape}"
+            f"{op}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input, got shape {tuple(x.shape)}"
         )
     return (x.unsqueeze(0), True) if x.ndim == nd + 1 else (x, False)
 
@@ -70,16 +70,18 @@ def _conv_setup(op: str, nd: int, x: Any, w: Tensor, b: Tensor | None, stride: A
                 groups: int) -> tuple[Tensor, bool, Geometry, int]:  # fmt: skip
     x, unbatched = _check_input(op, nd, x)
     if w.ndim != nd + 2:
-        raise InvalidArgumentError(f"{op}: weight must be {nd + 2}-D (out, in/groups, *kernel), got shape {w.shape}")
+        raise InvalidArgumentError(
+            f"{op}: weight must be {nd + 2}-D (out, in/groups, *kernel), got shape {tuple(w.shape)}"
+        )
     groups = int(groups)
     c, co = x.shape[1], w.shape[0]
     if groups < 1 or co % groups or w.shape[1] * groups != c:
         raise InvalidArgumentError(
-            f"{op}: input {x.shape} with {c} channels, weight {w.shape} and groups={groups} do not fit: need "
+            f"{op}: input {tuple(x.shape)} with {c} channels, weight {tuple(w.shape)} and groups={groups} do not fit: need "
             f"weight (out, in/groups, *kernel) with out divisible by groups"
         )
     if b is not None and b.shape != (co,):
-        raise InvalidArgumentError(f"{op}: bias has shape {b.shape}, expected ({co},)")
+        raise InvalidArgumentError(f"{op}: bias has shape {tuple(b.shape)}, expected ({co},)")
     if x._dev is not w._dev or (b is not None and b._dev is not w._dev):
         raise RuntimeError(f"{op}: input on {x.device}, weight on {w.device}; move them to one device")
     if x.dtype != w.dtype or (b is not None and b.dtype != w.dtype):
@@ -179,11 +181,11 @@ def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor |
     cin, cog, kernel = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
     if groups < 1 or cin % groups or x.shape[1] != cin:
         raise InvalidArgumentError(
-            f"{op}: input {x.shape} with {x.shape[1]} channels, weight {weight.shape} and groups={groups} do not fit: "
+            f"{op}: input {tuple(x.shape)} with {x.shape[1]} channels, weight {tuple(weight.shape)} and groups={groups} do not fit: "
             f"need weight (in, out/groups, *kernel) with in divisible by groups"
         )
     if bias is not None and bias.shape != (cog * groups,):
-        raise InvalidArgumentError(f"{op}: bias has shape {bias.shape}, expected ({cog * groups},)")
+        raise InvalidArgumentError(f"{op}: bias has shape {tuple(bias.shape)}, expected ({cog * groups},)")
     stride = _ntuple(stride, nd, "stride", op)
     pad = _ntuple(padding, nd, "padding", op)
     outpad = _ntuple(output_padding, nd, "output_padding", op)
@@ -200,7 +202,7 @@ def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor |
                 for n, s, p, d, k, o in zip(x.shape[2:], stride, pad, dilation, kernel, outpad))  # fmt: skip
     if any(v < 1 for v in out):
         raise InvalidArgumentError(
-            f"{op}: input {x.shape} with weight {weight.shape}, stride {stride} and padding {pad} gives an "
+            f"{op}: input {tuple(x.shape)} with weight {tuple(weight.shape)}, stride {stride} and padding {pad} gives an "
             f"empty output {out}"
         )
     for i, s in enumerate(stride):  # s - 1 zeros after each input, the last ones cut
@@ -369,7 +371,7 @@ def _max_unpool(op: str, nd: int, input: Any, indices: Any, kernel_size: Any, st
     x, unbatched = _check_input(op, nd, input)
     if not isinstance(indices, Tensor) or indices.shape != input.shape or indices.dtype.kind not in "iu":
         raise InvalidArgumentError(
-            f"{op}: indices must be an integer Tensor of the input's shape {input.shape}, got "
+            f"{op}: indices must be an integer Tensor of the input's shape {tuple(input.shape)}, got "
             f"{getattr(indices, 'shape', type(indices).__name__)}"
         )
     idx = indices.unsqueeze(0) if unbatched else indices
@@ -539,7 +541,7 @@ def _adaptive_setup(input: Any, output_size: Any) -> tuple[Tensor, bool, Any, An
     h, w = x.shape[2:]
     oh, ow = (s if o is None else int(o) for o, s in zip(output_size, (h, w)))
     if oh < 1 or ow < 1 or h < 1 or w < 1:
-        raise InvalidArgumentError(f"{op}: input {x.shape} and output size {(oh, ow)} must be non-empty")
+        raise InvalidArgumentError(f"{op}: input {tuple(x.shape)} and output size {(oh, ow)} must be non-empty")
     dev = x._dev
     ah = dev.asarray(_adaptive_matrix(h, oh).astype(x.dtype))
     aw = dev.asarray(_adaptive_matrix(w, ow).astype(x.dtype))
@@ -591,7 +593,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if input.ndim < 2 and input.numel() == 0:
         return input.clone()  # (PyTorch checks nothing of an empty vector: it has no channel to normalise)
     if input.ndim < 2:
-        raise InvalidArgumentError(f"{op}: input must be (N, C, *), got shape {input.shape}")
+        raise InvalidArgumentError(f"{op}: input must be (N, C, *), got shape {tuple(input.shape)}")
     c = input.shape[1]
     for t, what in ((running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"),
                     (bias, "bias")):  # fmt: skip
@@ -604,7 +606,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         n = input.numel() // c
         if n <= 1:
             raise InvalidArgumentError(
-                f"{op}: expected more than 1 value per channel when training, got input size {input.shape}"
+                f"{op}: expected more than 1 value per channel when training, got input size {tuple(input.shape)}"
             )
         mean = input.mean(axes, keepdims=True)
         xc = input - mean
@@ -646,12 +648,12 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     if weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2] or input2.shape[-1:] != weight.shape[2:3] or (
             input1.shape[:-1] != input2.shape[:-1]):  # fmt: skip
         raise InvalidArgumentError(
-            f"{op}: input1 {input1.shape}, input2 {input2.shape} and weight {weight.shape} do not fit: need "
+            f"{op}: input1 {tuple(input1.shape)}, input2 {tuple(input2.shape)} and weight {tuple(weight.shape)} do not fit: need "
             "input1 (..., in1), input2 (..., in2) with the same leading shape, weight (out, in1, in2)"
         )
     out, in1, in2 = weight.shape
     if bias is not None and bias.shape != (out,):
-        raise InvalidArgumentError(f"{op}: bias has shape {bias.shape}, expected ({out},)")
+        raise InvalidArgumentError(f"{op}: bias has shape {tuple(bias.shape)}, expected ({out},)")
     lead = input1.shape[:-1]
     x1 = input1.reshape(-1, in1)  # (M, in1)
     t = x1 @ weight.permute(1, 0, 2).reshape(in1, out * in2)  # (M, out * in2)
@@ -681,18 +683,18 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
         if not isinstance(t, Tensor):
             raise TypeError(f"conv_tbc: {what} must be a Tensor, got {type(t).__name__}")
     if input.ndim != 3:
-        raise RuntimeError(f"Input must have 3 dims: time, batch, in_channel (conv_tbc got shape {input.shape})")
+        raise RuntimeError(f"Input must have 3 dims: time, batch, in_channel (conv_tbc got shape {tuple(input.shape)})")
     if weight.ndim != 3:
         raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels "
-                           f"(conv_tbc got shape {weight.shape})")  # fmt: skip
+                           f"(conv_tbc got shape {tuple(weight.shape)})")  # fmt: skip
     if bias.ndim != 1:
-        raise RuntimeError(f"Bias must be 1-D (conv_tbc got shape {bias.shape})")
+        raise RuntimeError(f"Bias must be 1-D (conv_tbc got shape {tuple(bias.shape)})")
     if input.shape[2] != weight.shape[1]:
         raise RuntimeError(f"Input dim 2 (input channels) is not == dim 1 in the weight tensor (conv_tbc: input "
-                           f"{input.shape}, weight {weight.shape})")  # fmt: skip
+                           f"{tuple(input.shape)}, weight {tuple(weight.shape)})")  # fmt: skip
     if weight.shape[2] != bias.shape[0]:
         raise RuntimeError(f"Bias size must equal dim 2 in the weight tensor (output channels) (conv_tbc: weight "
-                           f"{weight.shape}, bias {bias.shape})")  # fmt: skip
+                           f"{tuple(weight.shape)}, bias {tuple(bias.shape)})")  # fmt: skip
     # (T, B, C) -> (B, C, T); weight (K, C, O) -> (O, C, K): conv1d's layouts, and back
     y = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)  # (B, O, T')
     return saved_for_backward(y.permute(2, 0, 1), input, weight, bias)  # (PyTorch's keeps all three)

@@ -25,7 +25,9 @@ def _operands(op: str, x1: Any, x2: Any) -> tuple[Tensor, Tensor, tuple[int, ...
     try:
         return x1, x2, np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     except ValueError:
-        raise InvalidArgumentError(f"{op}: x1 {x1.shape} and x2 {x2.shape} do not broadcast together") from None
+        raise InvalidArgumentError(
+            f"{op}: x1 {tuple(x1.shape)} and x2 {tuple(x2.shape)} do not broadcast together"
+        ) from None
 
 
 @public(functional=True)

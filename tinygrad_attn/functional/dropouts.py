@@ -97,7 +97,9 @@ def _alpha(op: str, x: Tensor, p: float, training: bool, inplace: bool, feature:
     if p == 1.0:
         return x * 0.0
     if feature and x.ndim < 2:
-        raise InvalidArgumentError(f"{op}: feature dropout needs an input of at least 2 dimensions, got {x.shape}")
+        raise InvalidArgumentError(
+            f"{op}: feature dropout needs an input of at least 2 dimensions, got {tuple(x.shape)}"
+        )
     shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2) if feature else tuple(x.shape)
     keep = (draw("dropout", shape, x.dtype, x, p) != 0).astype(x.dtype)  # 1 kept, 0 dropped
     a = 1.0 / math.sqrt((_SELU_SATURATION**2 * p + 1.0) * (1.0 - p))

@@ -41,12 +41,12 @@ def _check(mat_a: Tensor, mat_b: Tensor, offs: Any, bias: Any, out_dtype: Any) -
     if (offs is not None) != (mat_a.ndim == 2 or mat_b.ndim == 2):
         raise RuntimeError("Have to provide offsets if there is a 2d matrix, or no offset if both matrices are 3d")
     if mat_a.shape[-1] != mat_b.shape[-2]:
-        raise RuntimeError(f"contraction dimension of mat_a and mat_b must match (shapes {mat_a.shape} and "
-                           f"{mat_b.shape})")  # fmt: skip
+        raise RuntimeError(f"contraction dimension of mat_a and mat_b must match (shapes {tuple(mat_a.shape)} and "
+                           f"{tuple(mat_b.shape)})")  # fmt: skip
     for t in (mat_a, mat_b):  # (the row stride of a contiguous operand: PyTorch's kernels read 16-byte rows)
         if t.shape[-1] * t.dtype.itemsize % 16:
             raise RuntimeError(f"strides should be multiple of 16 bytes (a row of {t.shape[-1]} {t.dtype} entries "
-                               f"in an operand of shape {t.shape})")  # fmt: skip
+                               f"in an operand of shape {tuple(t.shape)})")  # fmt: skip
     if offs is not None:
         if offs.dtype != np.int32:
             raise RuntimeError("Offsets have to be int32")

@@ -72,7 +72,7 @@ def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False, 
         if x.shape[:-1] == var.shape:
             var = var.unsqueeze(-1)
         elif not (var.ndim == x.ndim and sum(v for n, v in zip(x.shape, var.shape) if n != v) == 1):
-            raise ValueError(f"{op}: var is of incorrect size: {var.shape} for input {x.shape}")
+            raise ValueError(f"{op}: var is of incorrect size: {tuple(var.shape)} for input {tuple(x.shape)}")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
     var = var + (var.detach().clamp(min=eps) - var.detach())  # (the clamp outside the graph)
@@ -103,7 +103,7 @@ def _ctc_targets(op: str, targets: Any, target_lengths: np.ndarray, n: int, unba
         return out
     t = t.reshape(n, -1)
     if t.shape[1] < s_max:
-        raise InvalidArgumentError(f"{op}: targets of shape {t.shape} are shorter than target length {s_max}")
+        raise InvalidArgumentError(f"{op}: targets of shape {tuple(t.shape)} are shorter than target length {s_max}")
     return t
 
 
@@ -123,7 +123,7 @@ def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths
     _F._float(lp, op)
     unbatched = lp.ndim == 2
     if lp.ndim not in (2, 3):
-        raise InvalidArgumentError(f"{op}: log_probs must be (T, N, C) or (T, C), got shape {lp.shape}")
+        raise InvalidArgumentError(f"{op}: log_probs must be (T, N, C) or (T, C), got shape {tuple(lp.shape)}")
     if unbatched:
         lp = lp.unsqueeze(1)
     t_max, n, c = lp.shape
@@ -131,7 +131,7 @@ def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths
     tg_len = host_integers(target_lengths, op, "target_lengths").reshape(-1)
     if in_len.shape != (n,) or tg_len.shape != (n,):
         raise RuntimeError(
-            f"{op}: input_lengths {in_len.shape} and target_lengths {tg_len.shape} must have one entry per batch "
+            f"{op}: input_lengths {tuple(in_len.shape)} and target_lengths {tuple(tg_len.shape)} must have one entry per batch "
             f"element ({n})"
         )
     if (in_len > t_max).any() or (in_len < 0).any() or (tg_len < 0).any():

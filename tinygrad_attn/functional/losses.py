@@ -25,7 +25,7 @@ def _pair(op: str, input: Tensor, target: Any) -> Tensor:
     target = _F._as_operand(op, target, input)
     if target.shape != input.shape:
         warnings.warn(
-            f"{op}: Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            f"{op}: Using a target size ({tuple(target.shape)}) that is different to the input size ({tuple(input.shape)}). "
             "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
             UserWarning, stacklevel=4,
         )  # fmt: skip
@@ -37,7 +37,9 @@ def _weighted(op: str, loss: Tensor, weight: Any, input: Tensor) -> Tensor:
         return loss
     weight = _F._as_operand(op, weight, input, "weight")
     if weight.shape != input.shape:  # (PyTorch's rule: no broadcasting of a weight)
-        raise ValueError(f"{op}: weight of shape {weight.shape} must have the input's shape {input.shape}")
+        raise ValueError(
+            f"{op}: weight of shape {tuple(weight.shape)} must have the input's shape {tuple(input.shape)}"
+        )
     return loss * weight
 
 
@@ -153,10 +155,12 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Any, margin: f
     reduction = _F._reduction(op, reduction, size_average, reduce)
     _F.tensor_arg(input1, op)  # (every dtype: products of integers or bools are summed, then divided as floats)
     if input1.shape != input2.shape or input1.ndim not in (1, 2):
-        raise InvalidArgumentError(f"{op}: input1 {input1.shape} and input2 {input2.shape} must both be (N, D) or (D,)")
+        raise InvalidArgumentError(
+            f"{op}: input1 {tuple(input1.shape)} and input2 {tuple(input2.shape)} must both be (N, D) or (D,)"
+        )
     target = target if isinstance(target, Tensor) else Tensor(target, device=input1.device)
     if target.shape != input1.shape[:-1]:
-        raise InvalidArgumentError(f"{op}: target has shape {target.shape}, expected {input1.shape[:-1]}")
+        raise InvalidArgumentError(f"{op}: target has shape {tuple(target.shape)}, expected {tuple(input1.shape[:-1])}")
     prod = (input1 * input2).sum(-1)
     mag1 = (input1 * input1).sum(-1) + _EPSILON
     mag2 = (input2 * input2).sum(-1) + _EPSILON

@@ -41,8 +41,8 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Any, margin: flo
     target = _F._as_operand(op, target, input1)
     if not input1.ndim == input2.ndim == target.ndim:
         raise RuntimeError(
-            f"{op}: All input tensors should have same dimension but got sizes: input1: {input1.shape}, input2: "
-            f"{input2.shape}, target: {target.shape} "
+            f"{op}: All input tensors should have same dimension but got sizes: input1: {tuple(input1.shape)}, input2: "
+            f"{tuple(input2.shape)}, target: {tuple(target.shape)} "
         )
     return _F._reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)  # (grad 1 at 0, as PyTorch)
 
@@ -85,7 +85,7 @@ def _class_weight(op: str, weight: Any, like: Tensor, c: int) -> Tensor | None:
         return None
     weight = _F._as_operand(op, weight, like, "weight")
     if weight.ndim != 1 or weight.shape[0] != c:
-        raise InvalidArgumentError(f"{op}: weight must be a vector of the {c} classes, got shape {weight.shape}")
+        raise InvalidArgumentError(f"{op}: weight must be a vector of the {c} classes, got shape {tuple(weight.shape)}")
     return weight
 
 
@@ -109,7 +109,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Any, weight: Any = None, 
             np.broadcast_shapes(w.shape, loss.shape)
         except ValueError:
             raise InvalidArgumentError(
-                f"{op}: weight of shape {w.shape} does not broadcast against the input's {x.shape}"
+                f"{op}: weight of shape {tuple(w.shape)} does not broadcast against the input's {tuple(x.shape)}"
             ) from None
         loss = loss * w
     return saved_for_backward(_F._reduce(loss.sum(-1) / float(x.shape[-1]), reduction), x)  # (as PyTorch's)
@@ -123,12 +123,14 @@ def _classes(op: str, x: Tensor, target: Any, multilabel: bool) -> tuple[Tensor,
     if target.dtype.kind not in "iu":
         raise RuntimeError(f"{op}: expected an integer target, got {target.dtype}")
     if x.ndim > 2 or (x.ndim == 1 and x.numel() == 0 and multilabel):
-        raise InvalidArgumentError(f"{op}: expected a non-empty vector or matrix input, got shape {x.shape}")
+        raise InvalidArgumentError(f"{op}: expected a non-empty vector or matrix input, got shape {tuple(x.shape)}")
     want = x.shape if multilabel else x.shape[:-1]
     # a vector takes a target of as many entries, a 0-d input (one class) one of shape () or (1,)
     vector = multilabel and x.ndim <= 1 and target.ndim <= 1 and target.numel() == (x.numel() if x.ndim else 1)
     if target.shape != want and not vector and not (not multilabel and x.ndim <= 1 and target.numel() == 1):
-        raise InvalidArgumentError(f"{op}: inconsistent target size: {target.shape} for input of size: {x.shape}")
+        raise InvalidArgumentError(
+            f"{op}: inconsistent target size: {tuple(target.shape)} for input of size: {tuple(x.shape)}"
+        )
     x2 = x.reshape(-1, x.shape[-1] if x.ndim else 1)
     return x2, target.reshape(x2.shape[0], -1) if multilabel else target.reshape(-1)
 
@@ -146,7 +148,7 @@ def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     if isinstance(weight, Tensor) and weight.ndim != 1:  # (checked first, as PyTorch's)
-        raise ValueError(f"{op}: weight must be one-dimensional, got shape {weight.shape}")
+        raise ValueError(f"{op}: weight must be one-dimensional, got shape {tuple(weight.shape)}")
     x = _F.tensor_arg(input, op)
     x2, t = _classes(op, x, target, multilabel=False)
     n, c = x2.shape

@@ -47,12 +47,12 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     if num_groups < 1 or c % num_groups:
         raise RuntimeError(
             f"{op}: expected number of channels in input to be divisible by num_groups, but got input of shape "
-            f"{x.shape} and num_groups={num_groups}"
+            f"{tuple(x.shape)} and num_groups={num_groups}"
         )
     for t, what in ((weight, "weight"), (bias, "bias")):
         _channel_vector(op, t, c, what)
     if n * (c // num_groups) * (x.numel() // max(n * c, 1)) == 1:  # (PyTorch's check, as it counts)
-        raise ValueError(f"{op}: expected more than 1 value per channel when training, got input size {x.shape}")
+        raise ValueError(f"{op}: expected more than 1 value per channel when training, got input size {tuple(x.shape)}")
     per_sample = c // num_groups * math.prod(x.shape[2:])  # (spelt out: -1 cannot be inferred when N is 0)
     g = x.reshape(n, num_groups, per_sample)  # (N, G, C/G * positions)
     mean = g.mean(-1, keepdims=True)
@@ -75,7 +75,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     x = _F.tensor_arg(input, op)
     _F._float(x, op)
     if x.ndim < 3:
-        raise InvalidArgumentError(f"{op}: input must be (N, C, *) with at least one position axis, got {x.shape}")
+        raise InvalidArgumentError(
+            f"{op}: input must be (N, C, *) with at least one position axis, got {tuple(x.shape)}"
+        )
     c = x.shape[1]
     for t, what in ((running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"),
                     (bias, "bias")):  # fmt: skip
@@ -85,7 +87,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     if use_input_stats:
         count = x[0, 0].numel()
         if count <= 1:
-            raise ValueError(f"{op}: expected more than 1 spatial element when training, got input size {x.shape}")
+            raise ValueError(
+                f"{op}: expected more than 1 spatial element when training, got input size {tuple(x.shape)}"
+            )
         mean = x.mean(axes, keepdims=True)  # (N, C, 1, ...)
         xc = x - mean
         var = (xc * xc).mean(axes, keepdims=True)

@@ -45,7 +45,7 @@ def _output_size(op: str, nd: int, x: Tensor, output_size: Any) -> tuple[int, ..
     spatial = tuple(x.shape[2:])
     out = tuple(n if o is None else int(o) for o, n in zip(output_size, spatial))
     if any(o < 1 for o in out) or any(n < 1 for n in spatial):
-        raise InvalidArgumentError(f"{op}: input {x.shape} and output size {out} must be non-empty")
+        raise InvalidArgumentError(f"{op}: input {tuple(x.shape)} and output size {out} must be non-empty")
     return out
 
 

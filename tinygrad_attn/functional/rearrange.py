@@ -144,7 +144,9 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     op = "unfold"
     x = _F.tensor_arg(input, op)
     if x.ndim not in (3, 4):
-        raise InvalidArgumentError(f"{op}: expected 3D or 4D (batch mode) input, but got input of shape {x.shape}")
+        raise InvalidArgumentError(
+            f"{op}: expected 3D or 4D (batch mode) input, but got input of shape {tuple(x.shape)}"
+        )
     unbatched = x.ndim == 3
     x = x.unsqueeze(0) if unbatched else x
     k, d, p, s = _block_args(op, kernel_size, dilation, padding, stride)
@@ -164,7 +166,9 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, p
     op = "fold"
     x = _F.tensor_arg(input, op)
     if x.ndim not in (2, 3):
-        raise InvalidArgumentError(f"{op}: expected 2D or 3D (batch mode) input, but got input of shape {x.shape}")
+        raise InvalidArgumentError(
+            f"{op}: expected 2D or 3D (batch mode) input, but got input of shape {tuple(x.shape)}"
+        )
     unbatched = x.ndim == 2
     x = x.unsqueeze(0) if unbatched else x
     size = _ntuple(output_size, 2, "output_size", op)
@@ -302,7 +306,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
                            f"with sizes {list(x.shape)} and grid with sizes {list(g.shape)}")  # fmt: skip
     d = x.ndim - 2
     if g.ndim != x.ndim or g.shape[-1] != d or g.shape[0] != x.shape[0]:
-        raise RuntimeError(f"{op}: expected grid of shape (N, *out, {d}) for input {x.shape}, got {g.shape}")
+        raise RuntimeError(
+            f"{op}: expected grid of shape (N, *out, {d}) for input {tuple(x.shape)}, got {tuple(g.shape)}"
+        )
     if mode == "bicubic" and d != 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     n, c, sizes = x.shape[0], x.shape[1], tuple(x.shape[2:])  # sizes: (H, W) or (D, H, W)

@@ -93,13 +93,13 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
         raise TypeError(f"interpolate: input must be a Tensor, got {type(input).__name__}")
     nd = input.ndim - 2
     if nd < 1:
-        raise InvalidArgumentError(f"interpolate: needs an input (N, C, *spatial), got shape {input.shape}")
+        raise InvalidArgumentError(f"interpolate: needs an input (N, C, *spatial), got shape {tuple(input.shape)}")
     if mode not in ("nearest", "nearest-exact", "area", *_LINEAR):
         raise UnsupportedModeError(f"interpolate: mode {mode!r} is not supported (nearest, nearest-exact, area, "
                                    f"linear, bilinear, bicubic, trilinear)")  # fmt: skip
     if mode in _LINEAR and _LINEAR[mode] != nd:
         raise UnsupportedModeError(
-            f"interpolate: mode {mode!r} needs {_LINEAR[mode] + 2}-D input, got {input.ndim}-D {input.shape}"
+            f"interpolate: mode {mode!r} needs {_LINEAR[mode] + 2}-D input, got {input.ndim}-D {tuple(input.shape)}"
         )
     if align_corners is not None and mode not in _LINEAR:
         raise InvalidArgumentError(
@@ -117,13 +117,15 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
             scales = None
     sizes = tuple(int(s) for s in sizes)
     if any(s < 1 for s in sizes):
-        raise InvalidArgumentError(f"interpolate: output size {sizes} for input {input.shape} must be positive")
+        raise InvalidArgumentError(f"interpolate: output size {sizes} for input {tuple(input.shape)} must be positive")
     # (PyTorch's kernels: uint8 and floats for the nearest modes, floats for the others; its uint8
     # bilinear and bicubic are not written here)
     check_dtype(f"upsample_{mode}", input, _NEAREST_DTYPES if mode in ("nearest", "nearest-exact") else "floating")
     if mode == "area":  # (PyTorch's: the adaptive average pooling to the output size)
         if nd > 3:
-            raise UnsupportedModeError(f"interpolate: mode 'area' takes 3-D to 5-D input, got shape {input.shape}")
+            raise UnsupportedModeError(
+                f"interpolate: mode 'area' takes 3-D to 5-D input, got shape {tuple(input.shape)}"
+            )
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input, sizes)
     out = input
     for i, (n_in, n_out) in enumerate(zip(spatial, sizes)):

@@ -97,7 +97,7 @@ def _float(x: Any, op: str) -> Tensor:
         raise UnsupportedDtypeError(f"linalg.{op}: Expected a floating point tensor as input. Got {x.dtype}")
     if x.dtype == np.float16 and op not in _HALF_OK:
         raise UnsupportedDtypeError(f"linalg.{op}: \"{op}\" not implemented for 'Half' (a LAPACK routine; shape "
-                                    f"{x.shape}); convert with .float()")  # fmt: skip
+                                    f"{tuple(x.shape)}); convert with .float()")  # fmt: skip
     return x
 
 
@@ -163,7 +163,7 @@ def _inverted(x: Tensor, op: str, fn: Any) -> Tensor:
         if "LinAlgError" not in type(err).__name__:
             raise
         raise LinAlgError(
-            f"linalg.{op}: the input matrix (of shape {x.shape}) is singular: it has no inverse"
+            f"linalg.{op}: the input matrix (of shape {tuple(x.shape)}) is singular: it has no inverse"
         ) from None
 
 
@@ -717,7 +717,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     x = _tensor(x, "vander")
     if x.dtype.kind == "b":
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got Bool "
-                           f"(shape {x.shape})")  # fmt: skip
+                           f"(shape {tuple(x.shape)})")  # fmt: skip
     if x.ndim < 1:
         x = x.reshape(1)  # (PyTorch reads a 0-d x as a vector of one)
     if x.dtype.kind in "iu":  # (PyTorch's integer powers are int64, as its cumulative product of them)

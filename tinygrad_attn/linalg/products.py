@@ -154,7 +154,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
     b1, b2 = _tensor(batch1, "addbmm"), _tensor(batch2, "addbmm")
     if b1.ndim != 3 or b2.ndim != 3:
         raise RuntimeError(
-            f"batch1 must be a 3D tensor, batch2 must be a 3D tensor (addbmm: shapes {b1.shape}, {b2.shape})"
+            f"batch1 must be a 3D tensor, batch2 must be a 3D tensor (addbmm: shapes {tuple(b1.shape)}, {tuple(b2.shape)})"
         )
     prod = bmm(b1, b2)
     total = prod.sum(0, dtype=prod.dtype if prod.dtype.kind in "biu" else None)  # (an int sum keeps its dtype)
@@ -179,7 +179,9 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
     try:
         shape = np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
-        raise InvalidArgumentError(f"linalg.cross: the shapes {a.shape} and {b.shape} do not broadcast") from None
+        raise InvalidArgumentError(
+            f"linalg.cross: the shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast"
+        ) from None
     if dim is not None:
         d = dims.one(shape, dim, "cross", scalar_ok=False)
         if a.shape[d] != 3 or b.shape[d] != 3:
@@ -190,7 +192,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
     if dim is None:
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
-            raise RuntimeError(f"no dimension of size 3 in input (shapes {a.shape} and {b.shape})")
+            raise RuntimeError(f"no dimension of size 3 in input (shapes {tuple(a.shape)} and {tuple(b.shape)})")
     d = dims.one(shape, dim, "cross", scalar_ok=False)
     if shape[d] != 3:
         raise RuntimeError(

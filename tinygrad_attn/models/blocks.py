@@ -120,7 +120,7 @@ class BatchFirstAttention(Module):
         if not ok:
             raise ValueError(
                 f"BatchFirstAttention(d_model={self.d_model}, kdim={self.kdim}, vdim={self.vdim}): got query "
-                f"{query.shape}, key {key.shape}, value {value.shape}; need (B, Tq, {self.d_model}), "
+                f"{tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}; need (B, Tq, {self.d_model}), "
                 f"(B, Tk, {self.kdim}), (B, Tk, {self.vdim})"
             )
 
@@ -233,7 +233,7 @@ def padding_mask(ids: Any, pad_id: int) -> Tensor:
     else:
         host, dev = np.asarray(ids), None
     if host.ndim != 2:
-        raise ValueError(f"padding_mask: ids must be (B, T), got shape {host.shape}")
+        raise ValueError(f"padding_mask: ids must be (B, T), got shape {tuple(host.shape)}")
     return Tensor((host != pad_id)[:, None, None, :], device=dev)
 
 

@@ -57,7 +57,7 @@ class GPT(Module):
             raise ValueError(
                 f"GPT: ids must be (B, T) with T <= max_len {self.max_len}"
                 + (f" - {start} tokens already in the cache" if start else "")
-                + f", got shape {ids.shape}"
+                + f", got shape {tuple(ids.shape)}"
             )
         t = ids.shape[1]
         pos = np.arange(start, start + t)

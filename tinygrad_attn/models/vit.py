@@ -61,7 +61,7 @@ class ViT(Module):
     def forward(self, images: Tensor) -> Tensor:
         s, c = self.image_size, self.channels
         if images.ndim != 4 or images.shape[1:] != (c, s, s):
-            raise ValueError(f"ViT: images must be (B, {c}, {s}, {s}), got shape {images.shape}")
+            raise ValueError(f"ViT: images must be (B, {c}, {s}, {s}), got shape {tuple(images.shape)}")
         b = images.shape[0]
         x = self.patch_embed(patchify(images, self.patch_size))  # (B, N, d)
         cls = self.cls_token.expand(b, 1, x.shape[-1])  # (B, 1, d)

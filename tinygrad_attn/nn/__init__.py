@@ -38,7 +38,16 @@ from .activation import (  # PyTorch's further activations
     Tanh,
 )
 from .attention import AdditiveAttention, DotAttention, GeneralAttention, MultiheadAttention
-from .layers import Dropout, Embedding, FeedForward, Identity, LayerNorm, Linear, PositionalEncoding
+from .layers import (
+    Dropout,
+    Embedding,
+    FeedForward,
+    Identity,
+    LayerNorm,
+    Linear,
+    NonDynamicallyQuantizableLinear,
+    PositionalEncoding,
+)
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential, StateDictError, functional_call
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
@@ -76,6 +85,7 @@ __all__ = [
     "StateDictError",
     "functional_call",
     "Linear",
+    "NonDynamicallyQuantizableLinear",
     "Embedding",
     "LayerNorm",
     "Dropout",

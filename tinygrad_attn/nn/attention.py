@@ -25,7 +25,7 @@ from .. import functional as F
 from ..random import host_generator
 from ..random import transforms as rt
 from ..tensors._tensor import Tensor, cat, where
-from .layers import Linear, _float_dtype
+from .layers import Linear, NonDynamicallyQuantizableLinear, _float_dtype
 from .module import Module, Parameter, _place
 
 
@@ -137,13 +137,13 @@ def _masks(op: str, attn_mask: Any, key_padding_mask: Any, n: int, heads: int, t
         elif m.shape == (n * heads, tq, tk):
             m = m.reshape(n, heads, tq, tk)
         else:
-            raise ValueError(f"{op}: attn_mask of shape {m.shape} must be (L, S) = {(tq, tk)} or "
+            raise ValueError(f"{op}: attn_mask of shape {tuple(m.shape)} must be (L, S) = {(tq, tk)} or "
                              f"(N * num_heads, L, S) = {(n * heads, tq, tk)}")  # fmt: skip
         masks.append(m)
     if key_padding_mask is not None:
         m = _as_mask(key_padding_mask, like, op)
         if m.shape not in ((n, tk), (tk,)):
-            raise ValueError(f"{op}: key_padding_mask of shape {m.shape} must be (N, S) = {(n, tk)}")
+            raise ValueError(f"{op}: key_padding_mask of shape {tuple(m.shape)} must be (N, S) = {(n, tk)}")
         masks.append(m.reshape(m.shape[0] if m.ndim == 2 else 1, 1, 1, tk))
     if not masks:
         return None
@@ -183,7 +183,7 @@ def _attention(op: str, query: Tensor, key: Tensor, value: Tensor, num_heads: in
     hd = e // num_heads
     for static, what in ((static_k, "static_k"), (static_v, "static_v")):
         if static is not None and (static.ndim != 3 or static.shape[0] != n * num_heads or static.shape[2] != hd):
-            raise ValueError(f"{op}: expecting {what} of shape ({n * num_heads}, S, {hd}), got {static.shape}")
+            raise ValueError(f"{op}: expecting {what} of shape ({n * num_heads}, S, {hd}), got {tuple(static.shape)}")
     if static_k is not None:  # (N * H, S, hd) -> (N, S, E), the layout attend_heads splits
         k = static_k.reshape(n, num_heads, static_k.shape[1], hd).permute(0, 2, 1, 3).reshape(n, -1, e)
     if static_v is not None:
@@ -217,7 +217,7 @@ def multi_head_attention_forward(
     unbatched = query.ndim == 2
     if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
         raise AssertionError(f"{op}: query, key and value must all be 3-D (L, N, E) or all 2-D (L, E), got "
-                             f"{query.shape}, {key.shape}, {value.shape}")  # fmt: skip
+                             f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}")  # fmt: skip
     e = query.shape[-1]
     if e != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {e}")
@@ -225,10 +225,10 @@ def multi_head_attention_forward(
         raise AssertionError(f"embed_dim {e} not divisible by num_heads {num_heads}")
     if use_separate_proj_weight:
         if key.shape[:-1] != value.shape[:-1]:
-            raise AssertionError(f"key's sequence and batch dims {key.shape[:-1]} do not match value's "
-                                 f"{value.shape[:-1]}")  # fmt: skip
+            raise AssertionError(f"key's sequence and batch dims {tuple(key.shape[:-1])} do not match value's "
+                                 f"{tuple(value.shape[:-1])}")  # fmt: skip
     elif key.shape != value.shape:
-        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+        raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)}")
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                            "method `generate_square_subsequent_mask` to create this mask.")  # fmt: skip
@@ -296,7 +296,7 @@ class MultiheadAttention(Module):
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         # PyTorch's draws in its order: out_proj's Linear init first, then the input projections'
         # and bias_k, bias_v's (its _reset_parameters); the parameters keep PyTorch's registration order
-        out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
         if self._qkv_same_embed_dim:
             self.in_proj_weight = _xavier((3 * embed_dim, embed_dim), dtype)
             self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
@@ -335,7 +335,7 @@ class MultiheadAttention(Module):
         if not ok:
             layout = "(N, L, E)" if self.batch_first else "(L, N, E)"
             raise ValueError(f"MultiheadAttention(embed_dim={e}, kdim={self.kdim}, vdim={self.vdim}): got query "
-                             f"{query.shape}, key {key.shape}, value {value.shape}; need {layout} inputs (or "
+                             f"{tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}; need {layout} inputs (or "
                              f"unbatched (L, E)) with E = {e}, {self.kdim}, {self.vdim}")  # fmt: skip
         same = query is key and key is value
         query, key, value = (_batch_major(x, unbatched, self.batch_first) for x in (query, key, value))
@@ -350,9 +350,6 @@ class MultiheadAttention(Module):
         if w is not None and unbatched:
             w = w.squeeze(0)
         return _from_batch_major(out, unbatched, self.batch_first), w
-
-    def extra_repr(self) -> str:
-        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
 
 
 # -- the score functions of the papers -------------------------------------------------
@@ -396,7 +393,7 @@ class _ScoreAttention(Module):
         single = query.ndim == 2
         if query.ndim not in (2, 3) or keys.ndim != 3 or values.ndim != 3 or keys.shape[:2] != values.shape[:2]:
             raise ValueError(
-                f"{name}: got query {query.shape}, keys {keys.shape}, values {values.shape}; need (B, dq) or "
+                f"{name}: got query {tuple(query.shape)}, keys {tuple(keys.shape)}, values {tuple(values.shape)}; need (B, dq) or "
                 "(B, Tq, dq), (B, Tk, dk), (B, Tk, dv)"
             )
         s = self._scores(query, keys, prepared_keys)  # (B, Tq, Tk), Tq = 1 for a 2-D query
@@ -408,7 +405,9 @@ class _ScoreAttention(Module):
             try:
                 np.broadcast_shapes(mask.shape, s.shape)
             except ValueError:
-                raise ValueError(f"{name}: mask of shape {mask.shape} does not broadcast to scores {s.shape}") from None
+                raise ValueError(
+                    f"{name}: mask of shape {tuple(mask.shape)} does not broadcast to scores {tuple(s.shape)}"
+                ) from None
             if mask.dtype == np.bool_:
                 allowed = mask
             else:  # a float mask is added; its -inf entries mean "may not attend"

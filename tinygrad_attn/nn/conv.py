@@ -161,7 +161,7 @@ class _ConvTransposeNd(Module):
         sizes = tuple(int(s) for s in output_size)
         if len(sizes) not in (nd, input.ndim):
             raise InvalidArgumentError(
-                f"{op}: output_size {sizes} must have {nd} or {input.ndim} elements (input shape {input.shape})"
+                f"{op}: output_size {sizes} must have {nd} or {input.ndim} elements (input shape {tuple(input.shape)})"
             )
         sizes = sizes[-nd:]
         pads = []
@@ -171,7 +171,7 @@ class _ConvTransposeNd(Module):
             largest = smallest + self.stride[i] - 1
             if not smallest <= sizes[i] <= largest:
                 raise InvalidArgumentError(
-                    f"{op}: requested output size {sizes} for input {input.shape}, but dimension {i} must lie "
+                    f"{op}: requested output size {sizes} for input {tuple(input.shape)}, but dimension {i} must lie "
                     f"between {smallest} and {largest}"
                 )
             pads.append(sizes[i] - smallest)

@@ -66,12 +66,17 @@ class Linear(Module):
         if not isinstance(x, Tensor):
             raise TypeError(f"Linear: input must be a Tensor, got {type(x).__name__}; make one with tga.tensor(...)")
         if x.shape[-1:] != (self.in_features,):
-            raise ValueError(f"Linear({self.in_features}, {self.out_features}): input of shape {x.shape} "
+            raise ValueError(f"Linear({self.in_features}, {self.out_features}): input of shape {tuple(x.shape)} "
                              f"must end in {self.in_features}")  # fmt: skip
         return F.linear(x, self.weight, self.bias)  # (..., out)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """PyTorch's name for the ``out_proj`` of ``MultiheadAttention``: a :class:`Linear` (the
+    name shows in a model's repr and its type)."""
 
 
 class Embedding(Module):
@@ -182,7 +187,8 @@ class LayerNorm(Module):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.dim}, eps={self.eps}"
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")  # fmt: skip
 
 
 class RMSNorm(Module):
@@ -347,7 +353,7 @@ class PositionalEncoding(Module):
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim < 2 or x.shape[-1] != self.d_model or x.shape[-2] > self.max_len:
             raise ValueError(f"PositionalEncoding(d_model={self.d_model}, max_len={self.max_len}): input of shape "
-                             f"{x.shape} must be (..., T, {self.d_model}) with T <= {self.max_len}")  # fmt: skip
+                             f"{tuple(x.shape)} must be (..., T, {self.d_model}) with T <= {self.max_len}")  # fmt: skip
         pe = self.pe[: x.shape[-2]]  # (T, d), broadcast over the batch
         if pe.dtype != x.dtype:
             pe = pe.astype(x.dtype)

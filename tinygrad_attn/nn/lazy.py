@@ -42,7 +42,7 @@ class _Lazy:
         """Build the eager layer for ``input``'s channels and take over its values."""
         axis = input.ndim - self._channel_from_end if self._channel_from_end else 1
         if not 0 <= axis < input.ndim:
-            raise ValueError(f"{type(self).__name__}: input of shape {input.shape} has no channel axis")
+            raise ValueError(f"{type(self).__name__}: input of shape {tuple(input.shape)} has no channel axis")
         channels = input.shape[axis]
         args, kw = self._lazy_args
         placeholders = [t for t in (*self._parameters.values(), *self._buffers.values()) if is_lazy(t)]

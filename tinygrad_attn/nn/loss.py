@@ -354,11 +354,11 @@ class AdaptiveLogSoftmaxWithLoss(Module):
                 raise RuntimeError("Input and target should have the same size in the batch dimension.")
             if input_.ndim != 2:
                 raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with size "
-                                   f"{input_.shape}")  # fmt: skip
+                                   f"{tuple(input_.shape)}")  # fmt: skip
         elif target_.ndim == 0:
             if input_.ndim != 1:
                 raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with size "
-                                   f"{input_.shape}")  # fmt: skip
+                                   f"{tuple(input_.shape)}")  # fmt: skip
         else:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         batched = target_.ndim > 0

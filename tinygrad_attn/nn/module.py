@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import pickle
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -46,6 +47,9 @@ class Parameter(Tensor):
             kw.setdefault("device", data.device)
             data = data.detach()
         super().__init__(data, requires_grad=requires_grad, **kw)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
 
 
 class Buffer(Tensor):
@@ -189,6 +193,10 @@ class Module:
     # -- registration -------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
         if "_parameters" not in self.__dict__:
+            if isinstance(value, (Parameter, Module)):  # (PyTorch's AttributeError; a RuntimeError as before)
+                raise _BeforeInitError(f"cannot assign {'parameter' if isinstance(value, Parameter) else 'module'} "
+                                       f"before Module.__init__() call ({type(self).__name__}.{name}): call "
+                                       "super().__init__() first")  # fmt: skip
             raise RuntimeError(f"{type(self).__name__}: call super().__init__() before assigning attributes")
         params, mods, bufs = self._parameters, self._modules, self._buffers
         if name in params and isinstance(value, Tensor) and not isinstance(value, Parameter):
@@ -228,6 +236,10 @@ class Module:
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """A tensor that is state but not learned (moves with ``to``; saved if persistent)."""
+        _check_name(self, name, "buffer", self._buffers)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")  # fmt: skip
         names = self.__dict__.setdefault("_buffer_names", set())
         names.add(name)
         if persistent:
@@ -240,6 +252,12 @@ class Module:
         _CHANGES[0] += 1
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        _check_name(self, name, "parameter", self._parameters)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")  # fmt: skip
         if param is None:
             object.__setattr__(self, name, None)
             _CHANGES[0] += 1
@@ -255,12 +273,36 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
+        d = self.__dict__
+        pre, post = d.get("_forward_pre_hooks"), d.get("_forward_hooks")
+        if pre:
+            args, kw = _run_pre_hooks(self, pre, args, kw)
         prev = _State.scope
         _State.scope = Scope(self._scope_name, "module", prev, self)
         try:
-            return self.forward(*args, **kw)
+            out = self.forward(*args, **kw)
         finally:
             _State.scope = prev
+        if post:
+            for hook, with_kwargs in list(post.values()):
+                got = hook(self, args, kw, out) if with_kwargs else hook(self, args, out)
+                if got is not None:
+                    out = got
+        return out
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:  # fmt: skip
+        """PyTorch's: ``hook(module, args)`` (``with_kwargs``: ``hook(module, args, kwargs)``)
+        runs before each ``forward``; what it returns (not None) replaces the arguments (a
+        single value becomes a one-tuple; ``with_kwargs``: an ``(args, kwargs)`` pair)."""
+        return _add_hook(self, "_forward_pre_hooks", (hook, with_kwargs), prepend)
+
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                              with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:  # fmt: skip
+        """PyTorch's: ``hook(module, args, output)`` (``with_kwargs``: ``hook(module, args,
+        kwargs, output)``) runs after each ``forward``; what it returns (not None) replaces
+        the output."""
+        return _add_hook(self, "_forward_hooks", (hook, with_kwargs), prepend)
 
     # -- traversal ----------------------------------------------------------------
     def named_children(self) -> Iterator[tuple[str, Module]]:
@@ -296,28 +338,61 @@ class Module:
             m = m._modules[part]
         return m
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
-        """``(dotted name, parameter)`` pairs, each parameter once, in registration order."""
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:  # fmt: skip
+        """``(dotted name, parameter)`` pairs, each parameter once (``remove_duplicate=False``:
+        under every name), in registration order."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def _named_members(self, registry: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool) -> Iterator[tuple[str, Any]]:  # fmt: skip
         seen: set[int] = set()
-        mods = self.named_modules(prefix) if recurse else iter([(prefix, self)])
+        if not recurse:
+            mods: Iterable[tuple[str, Module]] = [(prefix, self)]
+        elif remove_duplicate:
+            mods = self.named_modules(prefix)
+        else:
+            mods = self._all_named_modules(prefix)
         for mname, m in mods:
-            for pname, p in m._parameters.items():
-                if p is None or id(p) in seen:
+            for pname, p in getattr(m, registry).items():
+                if p is None or (remove_duplicate and id(p) in seen):
                     continue
                 seen.add(id(p))
                 yield (f"{mname}.{pname}" if mname else pname), p
+
+    def _all_named_modules(self, prefix: str) -> Iterator[tuple[str, Module]]:
+        yield prefix, self
+        for k, c in self._modules.items():
+            if c is not None:
+                yield from c._all_named_modules(f"{prefix}.{k}" if prefix else k)
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at a dotted path (``"1.weight"``), as PyTorch's."""
+        return self._get_member(target, "_parameters", "parameter")
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at a dotted path, as PyTorch's."""
+        return self._get_member(target, "_buffers", "buffer")
+
+    def _get_member(self, target: str, registry: str, what: str) -> Any:
+        path, _, name = target.rpartition(".")
+        owner = self.get_submodule(path)
+        if not hasattr(owner, name):
+            raise AttributeError(f"{type(owner).__name__} has no attribute `{name}`")
+        if name not in getattr(owner, registry):
+            raise AttributeError(f"`{name}` is not a {what}")
+        return getattr(owner, registry)[name]
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
-        for mname, m in self.named_modules(prefix):
-            for bname, b in m._buffers.items():
-                yield (f"{mname}.{bname}" if mname else bname), b
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:  # fmt: skip
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
-    def buffers(self) -> Iterator[Tensor]:
-        for _, b in self.named_buffers():
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
             yield b
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
@@ -330,6 +405,8 @@ class Module:
     # -- state ----------------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
         """Set training mode on this module and every descendant (Dropout reads it)."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
         for m in self.modules():
             object.__setattr__(m, "training", mode)
         _CHANGES[0] += 1
@@ -383,6 +460,9 @@ class Module:
     def float(self) -> Module:
         return self.astype(np.float32)
 
+    def half(self) -> Module:
+        return self.astype(np.float16)
+
     def _tensors(self) -> Iterator[Tensor]:
         for m in self.modules():
             for t in list(m._parameters.values()) + list(m._buffers.values()):
@@ -411,7 +491,7 @@ class Module:
         """Every parameter and persistent buffer, by dotted name, as in PyTorch: a tensor
         without history sharing the module's memory (``keep_vars``: the parameters
         themselves). ``np.asarray(v)`` reads one as a NumPy array; ``v.clone()`` copies."""
-        out = {} if destination is None else destination
+        out = OrderedDict() if destination is None else destination  # (PyTorch's type)
         for k, t in self._state_items(prefix):
             out[k] = t if keep_vars else t.detach()
         return out
@@ -435,7 +515,9 @@ class Module:
         who = f"load_state_dict({type(self).__name__})"
         problems = []
         if strict:
-            problems += [f"missing key '{k}' (the module's shape {t.shape})" for k, t in own.items() if k not in arrays]
+            problems += [
+                f"missing key '{k}' (the module's shape {tuple(t.shape)})" for k, t in own.items() if k not in arrays
+            ]
             problems += [
                 f"unexpected key '{k}' (shape {tuple(a.shape)} in the state dict)" for k, a in arrays.items()
                 if k not in own
@@ -443,7 +525,7 @@ class Module:
         for k, t in own.items():
             if k in arrays and tuple(arrays[k].shape) != t.shape:
                 problems.append(
-                    f"'{k}' has shape {tuple(arrays[k].shape)} in the state dict but {t.shape} in the module"
+                    f"'{k}' has shape {tuple(arrays[k].shape)} in the state dict but {tuple(t.shape)} in the module"
                 )
         if problems:
             raise StateDictError(f"{who}: " + "; ".join(problems))
@@ -618,11 +700,109 @@ class _ListOf(Module):
     def __setitem__(self, i: int, value: Any) -> None:
         self._put(self._key(i), value)
 
+    def __delitem__(self, i: int | slice) -> None:
+        """Remove entries; the rest are numbered ``0``, ``1``, ... again, as PyTorch's."""
+        entries = self._entries()
+        keys = list(entries)[i] if isinstance(i, slice) else [self._key(i)]
+        kept = [v for k, v in entries.items() if k not in keys]
+        self._renumber(kept)
+
+    def _renumber(self, values: list[Any]) -> None:
+        for k in list(self._entries()):
+            delattr(self, k)
+        for v in values:
+            self.append(v)
+
+    def insert(self, index: int, value: Any) -> None:
+        """Put ``value`` before position ``index``, as ``list.insert``."""
+        values = list(self._entries().values())
+        values.insert(index, value)
+        self._renumber(values)
+
+    def pop(self, i: int = -1) -> Any:
+        v = self[i]
+        del self[i]
+        return v
+
+    def __iadd__(self, values: Iterable[Any]) -> Any:
+        return self.extend(values)
+
+    def __add__(self, other: Iterable[Any]) -> Any:
+        return type(self)(list(self) + list(other))
+
     def __len__(self) -> int:
         return len(self._entries())
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self._entries().values())
+
+
+class RemovableHandle:
+    """What a ``register_*_hook`` returns, as PyTorch's: ``remove()`` takes the hook away (a
+    ``with`` block removes it at its end)."""
+
+    _next_id = [0]
+
+    def __init__(self, hooks: dict) -> None:
+        self._hooks_ref = weakref.ref(hooks) if hasattr(hooks, "__weakref__") else (lambda: hooks)
+        self.id = RemovableHandle._next_id[0]
+        RemovableHandle._next_id[0] += 1
+
+    def remove(self) -> None:
+        hooks = self._hooks_ref()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def _add_hook(module: Module, registry: str, entry: tuple, prepend: bool) -> RemovableHandle:
+    hooks = module.__dict__.get(registry)
+    if hooks is None:
+        hooks = OrderedDict()
+        object.__setattr__(module, registry, hooks)
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = entry
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def _run_pre_hooks(module: Module, hooks: dict, args: tuple, kw: dict) -> tuple[tuple, dict]:
+    for hook, with_kwargs in list(hooks.values()):
+        if with_kwargs:
+            got = hook(module, args, kw)
+            if got is not None:
+                if not (isinstance(got, tuple) and len(got) == 2):
+                    raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                       f"but got {got!r}.")  # fmt: skip
+                args, kw = got
+        else:
+            got = hook(module, args)
+            if got is not None:
+                args = got if isinstance(got, tuple) else (got,)
+    return args, kw
+
+
+def _check_name(module: Module, name: Any, what: str, registry: dict) -> None:
+    """PyTorch's checks of a name given to ``register_buffer``/``register_parameter``."""
+    if not isinstance(name, str):
+        raise TypeError(f"{what} name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f'{what} name can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{what} name can\'t be empty string ""')
+    if module.__dict__.get(name) is not None and name not in registry:
+        raise KeyError(f"attribute '{name}' already exists")
+
+
+class _BeforeInitError(AttributeError, RuntimeError):
+    """An attribute assigned to a module before ``Module.__init__`` ran: PyTorch's
+    ``AttributeError``."""
 
 
 class ModuleList(_ListOf):
@@ -637,6 +817,22 @@ class ModuleList(_ListOf):
 
     def _entries(self) -> dict[str, Any]:
         return self._modules
+
+    def __repr__(self) -> str:
+        """PyTorch's: a run of equal children prints once, ``(0-3): 4 x Linear(...)``."""
+        if isinstance(self, Sequential):  # (PyTorch's Sequential lists every child)
+            return super().__repr__()
+        runs: list[list] = []  # [first, last, repr]
+        for i, m in enumerate(self):
+            text = repr(m)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        if not runs:
+            return "ModuleList()"
+        lines = [(f"({a}): " if a == b else f"({a}-{b}): {b - a + 1} x ") + t.replace("\n", "\n  ") for a, b, t in runs]
+        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class Sequential(ModuleList):

@@ -214,12 +214,12 @@ class RNNCellBase(Module):
         raise NotImplementedError
 
     def _state(self, x: Tensor, h: Tensor | None, what: str = "hidden state", zeros: bool = True) -> Any:
-        want = x.shape[:-1] + (self.hidden_size,)
+        want = tuple(x.shape[:-1]) + (self.hidden_size,)
         if h is None:
             return Tensor.zeros(*want, dtype=self.weight_ih.dtype, device=x.device) if zeros else None
         if h.shape != want:  # (both a ValueError and PyTorch's RuntimeError)
-            raise InvalidArgumentError(f"{type(self).__name__}: {what} of shape {h.shape}, expected {want} for an "
-                                       f"input of shape {x.shape}")  # fmt: skip
+            raise InvalidArgumentError(f"{type(self).__name__}: {what} of shape {tuple(h.shape)}, expected {want} for an "
+                                       f"input of shape {tuple(x.shape)}")  # fmt: skip
         return h
 
     def forward(self, x: Tensor, hx: Tensor | None = None, h: Tensor | None = None) -> Tensor:
@@ -235,7 +235,7 @@ class RNNCellBase(Module):
         if x.shape[-1:] != (self.input_size,):
             raise InvalidArgumentError(f"{type(self).__name__}({self.input_size}, {self.hidden_size}): input has "
                                        f"inconsistent input_size: got {x.shape[-1] if x.ndim else None} expected "
-                                       f"{self.input_size} (input of shape {x.shape})")  # fmt: skip
+                                       f"{self.input_size} (input of shape {tuple(x.shape)})")  # fmt: skip
 
     def _check_rank(self, x: Tensor) -> None:
         if x.ndim not in (1, 2):
@@ -324,10 +324,10 @@ def unroll(cell: RNNCellBase, x: Tensor, h: Tensor | None = None) -> tuple[Tenso
     from ``c = 0``; its hidden states are returned.)
     """
     if x.ndim != 3:
-        raise ValueError(f"unroll: input must be (B, T, {cell.input_size}), got {x.shape}")
+        raise ValueError(f"unroll: input must be (B, T, {cell.input_size}), got {tuple(x.shape)}")
     cell._check_input(x)
     if h is not None and h.shape != (x.shape[0], cell.hidden_size):
-        raise ValueError(f"unroll: hidden state of shape {h.shape}, expected {(x.shape[0], cell.hidden_size)}")
+        raise ValueError(f"unroll: hidden state of shape {tuple(h.shape)}, expected {(x.shape[0], cell.hidden_size)}")
     seq = recurrence(cell.mode, x, h, None, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh,
                      batch_first=True)  # fmt: skip
     if cell.mode == "lstm":
@@ -434,7 +434,7 @@ class RNNBase(Module):
                 states.append([None] * n)
                 continue
             if part.shape != want:  # (both a ValueError and PyTorch's RuntimeError)
-                raise InvalidArgumentError(f"{type(self).__name__}: {what} of shape {part.shape}, expected {want} for an "
+                raise InvalidArgumentError(f"{type(self).__name__}: {what} of shape {tuple(part.shape)}, expected {want} for an "
                                  f"input of shape {x.shape if not unbatched else (x.shape[0], x.shape[2])}")  # fmt: skip
             elif unbatched:
                 part = part.unsqueeze(1)  # (L*D, 1, H)
@@ -461,7 +461,7 @@ class RNNBase(Module):
         name = type(self).__name__
         if input.ndim not in (2, 3) or input.shape[-1] != self.input_size:
             raise InvalidArgumentError(
-                f"{name}({self.input_size}, {self.hidden_size}): input of shape {input.shape} must be "
+                f"{name}({self.input_size}, {self.hidden_size}): input of shape {tuple(input.shape)} must be "
                 f"(T, B, {self.input_size}), (B, T, {self.input_size}) with batch_first, or unbatched "
                 f"(T, {self.input_size})"
             )
@@ -471,7 +471,7 @@ class RNNBase(Module):
         x = input.unsqueeze(1) if unbatched else input  # (T, B, in), or (B, T, in) with batch_first
         t_len, b = (x.shape[1], x.shape[0]) if bf else (x.shape[0], x.shape[1])
         if t_len == 0:  # (as PyTorch: there is no step to run, and no last state to return)
-            raise InvalidArgumentError(f"{type(self).__name__}: the input has sequence length 0 (shape {x.shape}); "
+            raise InvalidArgumentError(f"{type(self).__name__}: the input has sequence length 0 (shape {tuple(x.shape)}); "
                                        "give at least one step")  # fmt: skip
         states = self._initial(x, hx, unbatched, b)
         x, last = self._layers(x, states, bf, t_len)
@@ -535,7 +535,7 @@ class RNNBase(Module):
         data = input.data
         if data.ndim != 2 or data.shape[-1] != self.input_size:
             raise ValueError(f"{name}({self.input_size}, {self.hidden_size}): a PackedSequence's data of shape "
-                             f"{data.shape} must be (steps, {self.input_size})")  # fmt: skip
+                             f"{tuple(data.shape)} must be (steps, {self.input_size})")  # fmt: skip
         bs = _host_ints(input.batch_sizes, "batch_sizes", name)
         lengths = tuple(int(n) for n in _lengths_of(bs))
         x = _pad_packed(data, bs)  # (T, B, in)

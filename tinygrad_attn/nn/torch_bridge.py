@@ -72,7 +72,7 @@ def _mha_from_torch(sd: dict[str, np.ndarray], src: str, dst: str, who: str) -> 
     if src + "in_proj_weight" in sd:
         w = _take(sd, src + "in_proj_weight", who)  # (3d, d): rows q, then k, then v
         if w.ndim != 2 or w.shape[0] % 3:
-            raise ValueError(f"{who}: '{src}in_proj_weight' has shape {w.shape}, expected (3*d, d)")
+            raise ValueError(f"{who}: '{src}in_proj_weight' has shape {tuple(w.shape)}, expected (3*d, d)")
         for name, part in zip(_QKV, np.split(w, 3, axis=0)):
             out[f"{dst}{name}_proj.weight"] = np.ascontiguousarray(part)
     else:  # kdim or vdim differ from d: three separate weights
@@ -82,7 +82,7 @@ def _mha_from_torch(sd: dict[str, np.ndarray], src: str, dst: str, who: str) -> 
         b = _take(sd, src + "in_proj_bias", who)
         d = out[f"{dst}q_proj.weight"].shape[0]
         if b.shape != (3 * d,):
-            raise ValueError(f"{who}: '{src}in_proj_bias' has shape {b.shape}, expected ({3 * d},)")
+            raise ValueError(f"{who}: '{src}in_proj_bias' has shape {tuple(b.shape)}, expected ({3 * d},)")
         for name, part in zip(_QKV, np.split(b, 3)):
             out[f"{dst}{name}_proj.bias"] = np.ascontiguousarray(part)
     for p in ("weight", "bias"):

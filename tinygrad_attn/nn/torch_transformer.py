@@ -200,9 +200,11 @@ class Transformer(Module):
         batched = src.ndim == 3
         b = 0 if self.batch_first else 1
         if batched and src.shape[b] != tgt.shape[b]:
-            raise RuntimeError(f"Transformer: the batch number of src {src.shape} and tgt {tgt.shape} must be equal")
+            raise RuntimeError(
+                f"Transformer: the batch number of src {tuple(src.shape)} and tgt {tuple(tgt.shape)} must be equal"
+            )
         if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
-            raise RuntimeError(f"Transformer: the feature number of src {src.shape} and tgt {tgt.shape} must be "
+            raise RuntimeError(f"Transformer: the feature number of src {tuple(src.shape)} and tgt {tuple(tgt.shape)} must be "
                                f"equal to d_model ({self.d_model})")  # fmt: skip
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
@@ -215,6 +217,3 @@ class Transformer(Module):
         """The causal mask of PyTorch's tutorials: 0 on and below the diagonal, ``-inf`` above
         (float32 unless ``dtype``)."""
         return creation.full((sz, sz), float("-inf"), dtype=dtype, device=device).triu(1)
-
-    def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, nhead={self.nhead}, batch_first={self.batch_first}"

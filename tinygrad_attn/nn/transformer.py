@@ -61,9 +61,6 @@ class _EncoderLayerBase(Module):
     def _ff(self, x: Tensor) -> Tensor:
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # (..., d_ff) inside
 
-    def extra_repr(self) -> str:
-        return f"norm_first={self.norm_first}"
-
 
 class _DecoderLayerBase(Module):
     """The decoder layer's body, whatever the attention's conventions: self-attention,
@@ -102,6 +99,3 @@ class _DecoderLayerBase(Module):
 
     def _ff(self, x: Tensor) -> Tensor:
         return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))  # (..., d_ff) inside
-
-    def extra_repr(self) -> str:
-        return f"norm_first={self.norm_first}"

@@ -58,6 +58,23 @@ class LRScheduler:
     _get_lr_called_within_step: bool = False
     _is_initial: bool = False
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A scheduler's own ``get_lr`` warns when called outside ``step``, as PyTorch's do
+        (what it returns there is the next step's rate, not the current one)."""
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("get_lr")
+        if own is not None and not getattr(own, "_warns_outside_step", False):
+
+            def get_lr(self: LRScheduler, _own: Callable[..., Any] = own) -> Any:
+                if not self._get_lr_called_within_step:
+                    warnings.warn("To get the last learning rate computed by the scheduler, please use "
+                                  "`get_last_lr()`.", UserWarning, stacklevel=2)  # fmt: skip
+                return _own(self)
+
+            get_lr._warns_outside_step = True  # type: ignore[attr-defined]
+            get_lr.__doc__, get_lr.__name__, get_lr.__qualname__ = own.__doc__, "get_lr", own.__qualname__
+            cls.get_lr = get_lr  # type: ignore[method-assign]
+
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         who = type(self).__name__
         if not isinstance(optimizer, Optimizer):

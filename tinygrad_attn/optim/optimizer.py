@@ -15,7 +15,7 @@ import numpy as np
 from ..engine.switches import active_tracer, enable_grad, no_grad
 from ..engine.versions import _memory_root, bump_roots, bump_versions
 from ..ops import cpu_kernels
-from ..tensors._tensor import Tensor
+from ..tensors._tensor import Tensor, legacy_type_name
 from ..tensors.mutation.inplace import _write, store_array
 
 
@@ -39,7 +39,10 @@ class Optimizer:
         self._flat: dict[int, tuple] = {}  # id(group) -> (group, ids of its parameters, buckets)
         self._pre_hooks: dict[int, Callable[..., Any]] = {}
         self._post_hooks: dict[int, Callable[..., Any]] = {}
-        groups = [params] if isinstance(params, Tensor) else list(params)
+        if isinstance(params, Tensor):  # (PyTorch's TypeError: a lone tensor is not a list of them)
+            raise TypeError(f"params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {legacy_type_name(params)}")  # fmt: skip
+        groups = list(params)
         if not groups:
             raise ValueError(f"{self._name}: got an empty parameter list")
         if not isinstance(groups[0], dict):
@@ -70,12 +73,20 @@ class Optimizer:
             if not isinstance(p, Tensor):
                 raise TypeError(f"{self._name}: parameter {i} is a {type(p).__name__}, not a Tensor")
             if p.dtype.kind != "f":
-                raise TypeError(f"{self._name}: parameter {i} of shape {p.shape} is {p.dtype}, not floating point")
+                raise TypeError(
+                    f"{self._name}: parameter {i} of shape {tuple(p.shape)} is {p.dtype}, not floating point"
+                )
             if id(p) in seen:
-                raise ValueError(f"{self._name}: parameter {i} of shape {p.shape} appears in more than one group")
+                raise ValueError(
+                    f"{self._name}: parameter {i} of shape {tuple(p.shape)} appears in more than one group"
+                )
             seen.add(id(p))
-        full = {"params": ps, **({"param_names": names} if names is not None else {}), **self.defaults,
-                **{k: v for k, v in group.items() if k != "params"}}  # fmt: skip
+        # PyTorch's key order: the group's own keys as given, its names, then the defaults it lacks
+        full = {k: (ps if k == "params" else v) for k, v in group.items()}
+        if names is not None:
+            full["param_names"] = names
+        for k, v in self.defaults.items():
+            full.setdefault(k, v)
         self._check(full)
         self.param_groups.append(full)
 
@@ -188,8 +199,8 @@ class Optimizer:
     def _check_grad(self, p: Tensor, g: Tensor) -> None:
         if g._dev is not p._dev or g.shape != p.shape:
             raise RuntimeError(
-                f"{self._name}.step: a parameter of shape {p.shape} on {p.device} has a gradient of "
-                f"shape {g.shape} on {g.device}"
+                f"{self._name}.step: a parameter of shape {tuple(p.shape)} on {p.device} has a gradient of "
+                f"shape {tuple(g.shape)} on {g.device}"
             )
 
     # -- the update of a whole group in a few array calls ---------------------------------
@@ -425,7 +436,7 @@ class Optimizer:
         if name == "step" or scalar or (arr.ndim == 0 and p.ndim != 0):  # PyTorch keeps the step as a tensor
             return int(arr) if name == "step" and float(arr).is_integer() else arr.item()
         if arr.shape != p.shape:
-            raise ValueError(f"{where} has shape {arr.shape}, but the parameter has shape {p.shape}")
+            raise ValueError(f"{where} has shape {tuple(arr.shape)}, but the parameter has shape {tuple(p.shape)}")
         return Tensor._wrap(p._dev.asarray(np.array(arr, order="C"), dtype=p.dtype), p._dev)
 
     def _state_of(self, p: Tensor) -> dict[str, Any]:
@@ -441,8 +452,12 @@ class Optimizer:
         return Tensor._wrap(p._dev.ops.zeros_like(p._data), p._dev)
 
     def __repr__(self) -> str:
-        hp = {k: v for k, v in self.defaults.items()}
-        return f"{self._name}({', '.join(f'{k}={v}' for k, v in hp.items())}; {len(self.param_groups)} group(s))"
+        """PyTorch's layout: each group's settings (all but ``params``) in key order."""
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
+        return "\n".join(lines) + "\n)"
 
 
 class _HookHandle:

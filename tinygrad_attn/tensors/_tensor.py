@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
@@ -20,7 +21,7 @@ import numpy as np
 from .. import ops
 from ..engine.backward import backward
 from ..engine.declare import public
-from ..engine.function import FreedArray, Function, InvalidArgumentError, register_tensor
+from ..engine.function import FreedArray, Function, InvalidArgumentError, grad_fn_name, register_tensor
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, check_host_read, tracing
 from ..engine.versions import version_of
@@ -32,7 +33,7 @@ from . import promotion as _promotion
 from .dtypes import UnsupportedDtypeError, fill_value_in, get_default_dtype
 from .dtypes import result_type as _result_type
 from .mutation.inplace import apply_inplace
-from .printing import array2string_options
+from .printing import host_tensor_repr
 from .promotion import (  # noqa: F401 - (mask_dtype: re-exported for functional)
     _FLOATS,
     _KIND_RANK,
@@ -69,15 +70,51 @@ def _shape_args(shape: Sequence[Any]) -> Shape:
 
 
 class Size(tuple):
-    """A shape, as ``x.size()`` returns it: a tuple (PyTorch's ``torch.Size``)."""
+    """A shape, as ``x.shape`` and ``x.size()`` return it: a tuple of ints printing as PyTorch's
+    ``torch.Size([2, 3])``; slicing, ``+`` and ``*`` give a Size again.
+
+    >>> Size([2, 3])[1:] + (4,)
+    torch.Size([3, 4])
+    """
 
     __slots__ = ()
+
+    def __new__(cls, sizes: Any = ()) -> Size:
+        sizes = tuple(sizes)
+        for i, n in enumerate(sizes):
+            if not isinstance(n, (int, np.integer)) and not (hasattr(n, "__index__") and not isinstance(n, float)):
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is '{type(n).__name__}')")
+        return super().__new__(cls, (operator.index(n) for n in sizes))
 
     def numel(self) -> int:
         return math.prod(self)
 
+    def __getitem__(self, i: Any) -> Any:
+        got = tuple.__getitem__(self, i)
+        return Size(got) if isinstance(i, slice) else got
+
+    def __add__(self, other: Any) -> Size:
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to torch.Size")
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other: Any) -> Size:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n: Any) -> Size:
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
     def __repr__(self) -> str:
-        return f"tga.Size({list(self)})"
+        return f"torch.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> tuple:
+        return (Size, (tuple(self),))
 
 
 class UnsupportedModeError(NotImplementedError, ValueError):
@@ -116,7 +153,7 @@ class Tensor:
     # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (counted by
     # engine.function alone: see add_uses).
     # (``_base``: set only on a view made without recording (see Function.apply); read with getattr)
-    __slots__ = ("_data", "_dev", "grad", "requires_grad", "_ctx", "name", "_uses", "_base", "__weakref__")
+    __slots__ = ("_data", "_dev", "_grad", "requires_grad", "_ctx", "name", "_uses", "_base", "__weakref__")
     __array_ufunc__ = None  # ``ndarray + Tensor`` defers to Tensor.__radd__
     __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
 
@@ -166,7 +203,7 @@ class Tensor:
             arr = dev.ops.astype(arr, dev.dtype(dtype))
         self._data = arr
         self._dev = dev
-        self.grad: Tensor | None = None
+        self._grad: Tensor | None = None
         self._ctx: Function | None = None
         self.name = name
         self.requires_grad = False
@@ -182,7 +219,7 @@ class Tensor:
         t = cls.__new__(cls)
         t._data = data
         t._dev = dev
-        t.grad = None
+        t._grad = None
         t.requires_grad = False
         t._ctx = None
         t.name = None
@@ -213,7 +250,7 @@ class Tensor:
             src = device_of_array(value)
         except TypeError:
             raise TypeError(
-                f"data: assign a Tensor or an array to .data, not {type(value).__name__} (tensor of shape {self.shape})"
+                f"data: assign a Tensor or an array to .data, not {type(value).__name__} (tensor of shape {tuple(self.shape)})"
             ) from None
         self._data = value if src is self._dev else self._dev.asarray(src.to_host(value))
 
@@ -221,8 +258,8 @@ class Tensor:
 
     # -- attributes ---------------------------------------------------------------
     @property
-    def shape(self) -> Shape:
-        return tuple(self._data.shape)
+    def shape(self) -> Size:
+        return tuple.__new__(Size, self._data.shape)  # (an array's shape holds ints: no check)
 
     @property
     def ndim(self) -> int:
@@ -252,6 +289,36 @@ class Tensor:
         return self._ctx is None
 
     @property
+    def grad(self) -> Tensor | None:
+        """The gradient a backward pass accumulated here (a leaf's, or a ``retain_grad()``
+        tensor's); reading it on another non-leaf warns, as PyTorch does, since it stays None."""
+        g = self._grad
+        if g is None and self._ctx is not None and not self.retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+                "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+                "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return g
+
+    @grad.setter
+    def grad(self, g: Tensor | None) -> None:
+        if g is not None:
+            if not isinstance(g, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type {type(g).__name__}"
+                )
+            if g.dtype != self.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: {g.dtype}, the tensor is {self.dtype}")
+            if g.shape != self.shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: {tuple(g.shape)}, the tensor is {tuple(self.shape)}"
+                )
+        self._grad = g
+
+    @property
     def grad_fn(self) -> Function | None:
         """The graph node that made this tensor (``None`` for a leaf)."""
         return self._ctx
@@ -263,7 +330,7 @@ class Tensor:
     def size(self, axis: int | None = None, *, dim: int | None = None) -> Any:
         """The shape, or with an axis (``dim``) the length of that axis."""
         axis = dims.alias(axis, dim, "size")
-        return Size(self._data.shape) if axis is None else self.shape[axis]
+        return tuple.__new__(Size, self._data.shape) if axis is None else self.shape[axis]
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -291,7 +358,7 @@ class Tensor:
         """
         if not self.requires_grad:
             raise RuntimeError(
-                f"register_hook: cannot register a hook on a tensor that doesn't require gradient (shape {self.shape})"
+                f"register_hook: cannot register a hook on a tensor that doesn't require gradient (shape {tuple(self.shape)})"
             )
         registry, key = _State.grad_hooks, id(self)
         entry = registry.get(key)
@@ -322,18 +389,33 @@ class Tensor:
         return self
 
     def __repr__(self) -> str:
-        extra = f", device='{self.device}'" if self.device != "cpu" else ""
-        extra += ", requires_grad=True" if self.requires_grad else ""
-        extra += f", grad_fn=<{self._ctx.op_name}>" if self._ctx is not None else ""
+        """PyTorch's printing (``tensors/printing.py``): the dtype is named when it is not one
+        a literal gives (the default float, its complex, int64, bool)."""
+        suffixes = [f"device='{self.device}'"] if self.device != "cpu" else []
         if self._data.__class__ is FreedArray:
-            body = f"<values freed {self._data.when}>, shape={self.shape}"
-        else:
-            body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(", **array2string_options())
-        return f"Tensor({body}, dtype={self.dtype}{extra})"
+            return f"tensor(<values freed {self._data.when}>, size={tuple(self.shape)}, dtype=torch.{self.dtype.name})"
+        default = get_default_dtype()
+        named = self.dtype not in (default, np.dtype(np.complex128 if default == np.float64 else np.complex64),
+                                   np.dtype(np.int64), np.dtype(np.bool_))  # fmt: skip
+        if self.numel() == 0 and self.ndim != 1:
+            suffixes.append(f"size={tuple(self.shape)}")
+        if named or (self.numel() == 0 and self.dtype != default):
+            suffixes.append(f"dtype=torch.{self.dtype.name}")
+        if self._ctx is not None:
+            suffixes.append(f"grad_fn=<{grad_fn_name(self._ctx)}>")
+        elif self.requires_grad:
+            suffixes.append("requires_grad=True")
+        return host_tensor_repr(self._read("repr"), suffixes)
 
     # -- conversion ---------------------------------------------------------------
-    def numpy(self) -> np.ndarray:
-        """A host (NumPy) copy of the data."""
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a NumPy array: on the CPU the tensor's own memory, as PyTorch's (an
+        in-place change of either shows in the other); a copy from another device, of memory
+        that cannot be written (a broadcast), or with ``force``."""
+        data = self._data
+        if not force and data.__class__ is np.ndarray and data.flags.writeable:
+            check_host_read(self, "numpy")
+            return data.view()
         return self._read("numpy")
 
     def _read(self, what: str) -> np.ndarray:
@@ -342,7 +424,7 @@ class Tensor:
         check_host_read(self, what)  # (a Python decision on a traced value: tinygrad_attn.symbolic)
         if self._data.__class__ is FreedArray:
             raise RuntimeError(
-                f"numpy: the values of this intermediate tensor (shape {self.shape}) were freed "
+                f"numpy: the values of this intermediate tensor (shape {tuple(self.shape)}) were freed "
                 f"{self._data.when}, as nothing but the graph held it; keep a reference to it (and "
                 "call backward(retain_graph=True)) to read it afterwards"
             )
@@ -354,7 +436,7 @@ class Tensor:
     def _item(self, what: str) -> Any:
         if self.numel() != 1:
             raise InvalidArgumentError(
-                f"item: only a one-element tensor converts to a Python number, not shape {self.shape}"
+                f"item: only a one-element tensor converts to a Python number, not shape {tuple(self.shape)}"
             )
         return self._read(what).reshape(()).item()
 
@@ -369,7 +451,10 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self.numel() != 1:
-            raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; use .all() or .any()")
+            raise InvalidArgumentError(  # (PyTorch's RuntimeError; a ValueError as NumPy's)
+                f"Boolean value of Tensor with {'no values' if self.numel() == 0 else 'more than one value'} is "
+                f"ambiguous (shape {tuple(self.shape)}); use .all() or .any()"
+            )
         return bool(self._item("__bool__"))
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -447,7 +532,10 @@ class Tensor:
         flags = getattr(getattr(d, "_array", d), "flags", None)
         if flags is None or flags.c_contiguous:
             return self
-        return self.clone()
+        out = self.clone()  # (a copy keeps the layout, as PyTorch's clone: laid out row-major here)
+        if not out._data.flags.c_contiguous:
+            out._data = self._dev.xp.ascontiguousarray(out._data)  # (a new array no node has read yet)
+        return out
 
     # -- autograd -----------------------------------------------------------------
     @keeps_old_spellings
@@ -529,7 +617,7 @@ class Tensor:
         if _kind(self) == "b":
             raise RuntimeError(
                 "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
-                f"use the `~` or `logical_not()` operator instead (shape {self.shape})"
+                f"use the `~` or `logical_not()` operator instead (shape {tuple(self.shape)})"
             )
         return ops.Neg.apply(self)
 
@@ -569,7 +657,7 @@ class Tensor:
     def abs(self) -> Tensor:
         if _kind(self) == "b":
             raise UnsupportedDtypeError(
-                f"\"abs\" not implemented for 'Bool' (shape {self.shape}); convert with .long()"
+                f"\"abs\" not implemented for 'Bool' (shape {tuple(self.shape)}); convert with .long()"
             )
         return ops.Abs.apply(self)
 
@@ -648,14 +736,14 @@ class Tensor:
         """Pickle the values (a host copy), dtype, device name, ``requires_grad``, name and
         ``.grad``; never the graph. A non-leaf pickles detached, as a leaf (as in PyTorch)."""
         return (_rebuild_tensor, (type(self), self._dev.to_host(self._data), self._dev.name, self.requires_grad,
-                                  self.name, self.grad))  # fmt: skip
+                                  self.name, self._grad))  # fmt: skip
 
     def __deepcopy__(self, memo: dict) -> Tensor:
         """A new leaf with copied values and gradient on the same device. As PyTorch, a
         tensor made by an op (not a leaf) refuses: copy ``t.detach()`` instead."""
         if self._ctx is not None:
             raise RuntimeError(
-                f"deepcopy: the tensor of shape {self.shape} was made by an op ({type(self._ctx).__name__}), not by the user; "
+                f"deepcopy: the tensor of shape {tuple(self.shape)} was made by an op ({type(self._ctx).__name__}), not by the user; "
                 "only graph leaves can be deep-copied (as in PyTorch): copy t.detach() instead"
             )
         import copy  # noqa: PLC0415 - only when copying
@@ -700,8 +788,30 @@ class Tensor:
         return self.astype(np.bool_)
 
     def type(self, dtype: Any = None) -> Any:
-        """With a dtype, this tensor converted to it; without, the dtype's name."""
-        return str(self.dtype) if dtype is None else self.astype(dtype)
+        """As PyTorch's: without a dtype, the legacy type name (``"torch.FloatTensor"``,
+        ``"torch.cuda.LongTensor"``); with one (a dtype or such a name), this tensor converted."""
+        if dtype is None:
+            return legacy_type_name(self)
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            name = dtype.rsplit(".", 1)[-1]
+            found = [k for k, v in _LEGACY_TYPES.items() if v == name]
+            if not found:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = found[0]
+        return self.astype(dtype)
+
+
+_LEGACY_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                 "bfloat16": "BFloat16Tensor", "int8": "CharTensor", "uint8": "ByteTensor", "int16": "ShortTensor",
+                 "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
+                 "complex128": "ComplexDoubleTensor", "uint16": "UInt16Tensor", "uint32": "UInt32Tensor",
+                 "uint64": "UInt64Tensor"}  # fmt: skip
+
+
+def legacy_type_name(t: Tensor) -> str:
+    """PyTorch's ``x.type()`` string of a tensor: ``torch.FloatTensor``, ``torch.cuda.IntTensor``."""
+    where = "torch.cuda." if t._dev.name.startswith("cuda") else "torch."
+    return where + _LEGACY_TYPES.get(t.dtype.name, f"{t.dtype.name}Tensor")
 
 
 _PLAIN = frozenset((Tensor, int, float))  # operands that need no conversion
@@ -865,11 +975,11 @@ def _matmul_operands(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(
             f"matmul: expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype} "
-            f"(shapes {a.shape} and {b.shape}); convert one with .to(other.dtype)"
+            f"(shapes {tuple(a.shape)} and {tuple(b.shape)}); convert one with .to(other.dtype)"
         )
     if _kind(a) == "b":
         raise UnsupportedDtypeError(
-            f"matmul: not implemented for 'Bool' (shapes {a.shape} and {b.shape}); convert with .long()"
+            f"matmul: not implemented for 'Bool' (shapes {tuple(a.shape)} and {tuple(b.shape)}); convert with .long()"
         )
     return a, b
 
@@ -883,7 +993,7 @@ def _bool_subtraction(a: Any, b: Any) -> NoReturn:
 
 
 def _described(x: Any) -> str:
-    return f"a {x.dtype} tensor of shape {x.shape}" if isinstance(x, Tensor) else repr(x)
+    return f"a {x.dtype} tensor of shape {tuple(x.shape)}" if isinstance(x, Tensor) else repr(x)
 
 
 # -- bool ** bool, as PyTorch's ------------------------------------------------------

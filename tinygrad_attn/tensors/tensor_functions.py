@@ -33,10 +33,11 @@ from .mutation.inplace import mark_multi_output_views
 from .reduce.tensor_reduce import (
     ValuesIndices,
     _new_memory,
+    values_indices,
 )
 from .shape import dims as _dims
 
-__all__ = ["Size", "ValuesIndices"]  # (the functions: each declared @public)  # fmt: skip
+__all__ = ["Size", "ValuesIndices", "values_indices"]  # (the functions: each declared @public)  # fmt: skip
 
 
 def number_as_vector(like_index: bool = False) -> Any:
@@ -113,7 +114,7 @@ def _index(x: Tensor, dim: int, index: Any, op: str) -> Tensor:
     for d, (i, s) in enumerate(zip(idx.shape, x.shape)):
         if d != dim and i > s:
             raise InvalidArgumentError(
-                f"{op}: index shape {tuple(idx.shape)} is larger than tensor shape {x.shape} at dim {d}"
+                f"{op}: index shape {tuple(idx.shape)} is larger than tensor shape {tuple(x.shape)} at dim {d}"
             )
     _check_bounds(x._dev.ops, idx._data, x.shape[dim], op, dim, x.shape)
     return idx
@@ -140,7 +141,9 @@ def _scattered(x: Tensor, dim: Any, index: Any, src: Any, op: str,
     if not isinstance(src, Tensor):
         return idx, None, d
     if src.ndim != x.ndim or builtins.any(i > s for i, s in zip(idx.shape, src.shape)):
-        raise InvalidArgumentError(f"{op}: src of shape {src.shape} must cover the index's shape {idx.shape}")
+        raise InvalidArgumentError(
+            f"{op}: src of shape {tuple(src.shape)} must cover the index's shape {tuple(idx.shape)}"
+        )
     if src.shape != idx.shape:
         src = src[tuple(slice(0, i) for i in idx.shape)]
     if keep is not None:
@@ -203,7 +206,9 @@ def _scatter_reduce(x: Tensor, dim: int, index: Any, src: Any, reduce: str) -> T
             return scatter_add(x, dim, index, src)
         idx = _index_tensor(x, index, "scatter")
         if src.ndim != x.ndim or builtins.any(i > s for i, s in zip(idx.shape, src.shape)):
-            raise InvalidArgumentError(f"scatter: src of shape {src.shape} must cover the index's shape {idx.shape}")
+            raise InvalidArgumentError(
+                f"scatter: src of shape {tuple(src.shape)} must cover the index's shape {tuple(idx.shape)}"
+            )
         part = src[tuple(slice(0, i) for i in idx.shape)]  # (the entries the index names, as in scatter_add)
         return x.scatter_reduce(dim, idx, part, "prod", include_self=True)
     d = _one_dim(x, dim, "scatter")
@@ -235,7 +240,7 @@ def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
     d = _one_dim(x, dim, "index_select")
     idx = _index_tensor(x, index, "index_select")
     if idx.ndim != 1:
-        raise _dims.DimensionError(f"index_select: the index must be 1-D, got shape {idx.shape}")
+        raise _dims.DimensionError(f"index_select: the index must be 1-D, got shape {tuple(idx.shape)}")
     _check_bounds(x._dev.ops, idx._data, x.shape[d], "index_select", d, x.shape)
     # The same index for every position off ``dim``: a gather whose index is an input (so
     # an index computed from the data is recomputed where a traced program replays).
@@ -260,11 +265,11 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
     sp = _dims.spelling("sort", None if axis is not None and dim == -1 else dim, axis=axis)  # (-1: the default)
     if x.ndim == 0:
         _dims.axes(x.shape, sp.dim, "sort")
-        out = ValuesIndices(x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
+        out = values_indices("sort", x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
     else:
         d = _one_dim(x, sp.dim, "sort")
         idx = argsort(x, d, descending)
-        out = ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+        out = values_indices("sort", ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
     return out.values if sp.numpy else out
 
 
@@ -275,10 +280,10 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     d = _one_dim(x, dim, "topk")
     if not 0 <= k <= x.shape[d]:
         raise InvalidArgumentError(
-            f"topk: k={k} is out of range for dimension {d} of size {x.shape[d]} (shape {x.shape})"
+            f"topk: k={k} is out of range for dimension {d} of size {x.shape[d]} (shape {tuple(x.shape)})"
         )
     idx = argsort(x, d, descending=largest)[(slice(None),) * d + (slice(0, k),)]
-    return ValuesIndices(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+    return values_indices("topk", ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
 
 
 # -- shape -----------------------------------------------------------------------
@@ -289,7 +294,7 @@ def flip(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
         dims = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
     axes = _dims.axes(x.shape, dims, "flip") or ()
     if len(set(axes)) != len(axes):
-        raise InvalidArgumentError(f"flip: dims {tuple(dims)} name an axis more than once (shape {x.shape})")
+        raise InvalidArgumentError(f"flip: dims {tuple(dims)} name an axis more than once (shape {tuple(x.shape)})")
     return _new_memory(x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))], x)
 
 
@@ -367,7 +372,9 @@ def chunk(input: Tensor, chunks: int, dim: int | None = None, *, axis: int | Non
     d = _dims.alias(axis, dim, "chunk")
     d = _one_dim(input, 0 if d is None else d, "chunk")
     if not isinstance(chunks, (int, np.integer)) or chunks <= 0:
-        raise InvalidArgumentError(f"chunk expects `chunks` to be greater than 0, got: {chunks} (shape {input.shape})")
+        raise InvalidArgumentError(
+            f"chunk expects `chunks` to be greater than 0, got: {chunks} (shape {tuple(input.shape)})"
+        )
     if not input.shape[d]:  # an empty axis: one empty piece, as PyTorch's
         return (input,)
     size = -(-input.shape[d] // chunks)
@@ -395,7 +402,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices (2-D only, as ``torch.mm``)."""
     if a.ndim != 2 or b.ndim != 2:
         raise InvalidArgumentError(
-            f"mm: needs two 2-D tensors, got shapes {a.shape} and {b.shape}; use matmul for batches"
+            f"mm: needs two 2-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}; use matmul for batches"
         )
     return a @ b
 
@@ -404,9 +411,9 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     """Batched product of ``(B, n, m)`` and ``(B, m, p)`` (3-D only, as ``torch.bmm``)."""
     if a.ndim != 3 or b.ndim != 3:
-        raise InvalidArgumentError(f"bmm: needs two 3-D tensors, got shapes {a.shape} and {b.shape}")
+        raise InvalidArgumentError(f"bmm: needs two 3-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     if a.shape[0] != b.shape[0]:
-        raise InvalidArgumentError(f"bmm: batch sizes differ: {a.shape} and {b.shape}")
+        raise InvalidArgumentError(f"bmm: batch sizes differ: {tuple(a.shape)} and {tuple(b.shape)}")
     return a @ b
 
 
@@ -431,7 +438,9 @@ def _plus_product(op: str, input: Any, prod: Tensor, beta: Any, alpha: Any) -> T
     except ValueError:
         fits = False
     if not fits:
-        raise RuntimeError(f"{op}: input of shape {shape} does not broadcast to the product's shape {prod.shape}")
+        raise RuntimeError(
+            f"{op}: input of shape {shape} does not broadcast to the product's shape {tuple(prod.shape)}"
+        )
     if prod.dtype.kind in "biu":  # (PyTorch's integer kernels take alpha and beta as the tensor's integers: 0.6 is 0)
         cut = bool if prod.dtype.kind == "b" else int
         alpha, beta = cut(alpha), cut(beta)
@@ -445,7 +454,7 @@ def _plus_product(op: str, input: Any, prod: Tensor, beta: Any, alpha: Any) -> T
 def dot(a: Tensor, b: Tensor) -> Tensor:
     """The inner product of two 1-D tensors."""
     if a.ndim != 1 or b.ndim != 1:
-        raise InvalidArgumentError(f"dot: needs two 1-D tensors, got shapes {a.shape} and {b.shape}")
+        raise InvalidArgumentError(f"dot: needs two 1-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     return a @ b
 
 
@@ -467,11 +476,13 @@ def _parse_einsum(equation: str, operands: Sequence[Tensor]) -> tuple[list[str],
             k = t.ndim - len(s) + 3
             if k < 0:
                 raise InvalidArgumentError(
-                    f"einsum: subscripts {s!r} name more axes than the operand's shape {t.shape} has"
+                    f"einsum: subscripts {s!r} name more axes than the operand's shape {tuple(t.shape)} has"
                 )
             s = ins[i] = s.replace("...", ell[n_ell - k :])
         if "." in s or len(s) != t.ndim:
-            raise InvalidArgumentError(f"einsum: subscripts {s!r} name {len(s)} axes, the operand has shape {t.shape}")
+            raise InvalidArgumentError(
+                f"einsum: subscripts {s!r} name {len(s)} axes, the operand has shape {tuple(t.shape)}"
+            )
     if arrow:
         out = out.replace("...", ell)
     else:  # implicit output: the broadcast axes, then the letters seen once, sorted
@@ -528,7 +539,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
             a, b = s.index(c), s.index(c, s.index(c) + 1)
             if operands[i].shape[a] != operands[i].shape[b]:
                 raise InvalidArgumentError(f"einsum: subscript {c!r} repeats over axes of sizes {operands[i].shape[a]} and "
-                                 f"{operands[i].shape[b]} in operand {i} (shape {operands[i].shape})")  # fmt: skip
+                                 f"{operands[i].shape[b]} in operand {i} (shape {tuple(operands[i].shape)})")  # fmt: skip
             operands[i] = operands[i].diagonal(0, a, b)  # (the diagonal is the new last axis)
             s = ins[i] = s[:a] + s[a + 1 : b] + s[b + 1 :] + c
     cur, sc = operands[0], ins[0]
@@ -565,7 +576,9 @@ def round(x: Tensor, decimals: int | None = None) -> Tensor:  # noqa: A001
 
 def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
     if x.ndim < 2:
-        raise InvalidArgumentError(f"{'tril' if lower else 'triu'}: needs at least 2 dimensions, got shape {x.shape}")
+        raise InvalidArgumentError(
+            f"{'tril' if lower else 'triu'}: needs at least 2 dimensions, got shape {tuple(x.shape)}"
+        )
     n, m = x.shape[-2:]
     keep = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
     zero = x.dtype.type(0).item()  # a zero of x's own kind: bool and int tensors stay so
@@ -595,7 +608,7 @@ def equal(a: Tensor, b: Tensor) -> bool:
 def outer(a: Tensor, b: Tensor) -> Tensor:
     """The outer product of two 1-D tensors."""
     if a.ndim != 1 or b.ndim != 1:
-        raise InvalidArgumentError(f"outer: needs two 1-D tensors, got shapes {a.shape} and {b.shape}")
+        raise InvalidArgumentError(f"outer: needs two 1-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     return a.reshape(-1, 1) * b.reshape(1, -1)
 
 

@@ -25,7 +25,7 @@ def __index__(self: Tensor) -> int:
     if self.dtype.kind not in "biu" or self.numel() != 1:
         raise TypeError(
             "only integer tensors of a single element can be converted to an index "
-            f"(got a {self.dtype} tensor of shape {self.shape})"
+            f"(got a {self.dtype} tensor of shape {tuple(self.shape)})"
         )
     return int(self._item("__index__"))
 
@@ -39,7 +39,7 @@ def __format__(self: Tensor, format_spec: str) -> str:
     if format_spec:
         raise TypeError(
             f"unsupported format string passed to Tensor.__format__ ({format_spec!r} for a tensor of shape "
-            f"{self.shape}; only a 0-d tensor formats its value)"
+            f"{tuple(self.shape)}; only a 0-d tensor formats its value)"
         )
     return str(self)
 

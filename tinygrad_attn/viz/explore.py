@@ -276,8 +276,8 @@ class _Data:
         self.grads: dict[int, Any] = {}  # id(tensor) -> host gradient
         self.steps = self._run_backward(w)
         for t in w.tensors:
-            if id(t) not in self.grads and t.grad is not None:
-                self.grads[id(t)] = t.grad.numpy()
+            if id(t) not in self.grads and t._grad is not None:
+                self.grads[id(t)] = t._grad.numpy()
         tensors: dict[str, dict] = {}
         key: dict[int, str] = {}
         for i, t in enumerate(w.tensors):

@@ -296,7 +296,7 @@ class Gradients:
             except (NotImplementedError, RuntimeError):  # an op with no gradient: keep what .grad has
                 found = [None] * len(targets)
             self.arrays.update((id(t), g) for t, g in zip(targets, found) if g is not None)
-        self.arrays.update((id(t), t.grad._data) for t in walk.tensors if t.grad is not None)
+        self.arrays.update((id(t), t._grad._data) for t in walk.tensors if t._grad is not None)
 
     def host(self, t: Tensor) -> Any:
         g = self.arrays.get(id(t))
@@ -326,8 +326,8 @@ def tooltip(what: str, t: Tensor, scope: Scope | None, grads: Gradients | None =
     lines.append(f"shape {text.shape_str(t.shape)} · {t.dtype} · {t.device}")
     lines += ["values " + v for v in values_of(t)]
     g = grads.host(t) if grads is not None else None
-    if g is None and t.grad is not None:
-        g = t.grad.numpy()
+    if g is None and t._grad is not None:
+        g = t._grad.numpy()
     if g is not None:
         lines += ["grad " + v for v in text.values_lines(g)] + [text.norm_line(text.norm_of(g))]
     return lines

@@ -73,7 +73,7 @@ def draw_program(
             title = f"{op.label}.{op.op}()"
         else:
             title = op.op
-        lines = [f"{b.name} {b.shape}" for b in outs] if op.kind != "load" else [str(outs[0].shape)]
+        lines = [f"{b.name} {tuple(b.shape)}" for b in outs] if op.kind != "load" else [str(outs[0].shape)]
         if op.kind == "accumulate":
             key = op.target if isinstance(op.target, int) else id(op.target)
             lines = [f"{grad_of.get(key, '?')}.grad"]
@@ -87,7 +87,7 @@ def draw_program(
             made[id(b)] = nid
     for j, b in enumerate(prog.outputs):
         nid = f"out{j}"
-        nodes.append(Node(nid, "output", "output", [f"{b.name} {b.shape}"]))
+        nodes.append(Node(nid, "output", "output", [f"{b.name} {tuple(b.shape)}"]))
         if id(b) in made:
             edges.append(Edge(made[id(b)], nid, "data", shape=b.shape))
     title = f"program {prog.name}: {len(prog.ops)} ops, peak {prog.peak_bytes / 2**10:.1f} KiB"

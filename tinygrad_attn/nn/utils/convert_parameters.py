@@ -28,7 +28,7 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     if not isinstance(vec, Tensor):
         raise TypeError(f"vector_to_parameters: expected a Tensor, got {type(vec).__name__}")
     if vec.ndim != 1:
-        raise ValueError(f"vector_to_parameters: vec must be 1-D, got shape {vec.shape}")
+        raise ValueError(f"vector_to_parameters: vec must be 1-D, got shape {tuple(vec.shape)}")
     ps = list(parameters)
     need = sum(p.numel() for p in ps)
     if vec.shape[0] != need:

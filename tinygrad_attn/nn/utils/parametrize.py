@@ -160,7 +160,7 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
         if out.shape != original.shape or out.dtype != original.dtype:
             raise ValueError(
                 f"Registering a parametrization may not change the shape or dtype of the tensor, unless unsafe=True."
-                f"\nunparametrized shape: {original.shape}\nparametrized shape: {out.shape}"
+                f"\nunparametrized shape: {tuple(original.shape)}\nparametrized shape: {tuple(out.shape)}"
             )
     plist = ParametrizationList([parametrization], original, unsafe=unsafe)
     module._parameters.pop(tensor_name, None)

@@ -107,7 +107,9 @@ def _host_ints(v: Any, what: str, op: str) -> np.ndarray:
             v = v.detach().cpu()
         a = np.asarray(v)
     if a.ndim != 1 or (a.size and a.dtype.kind not in "iuf"):
-        raise RuntimeError(f"{op}: {what} must be a 1-D list or tensor of ints, got {a.dtype} of shape {a.shape}")
+        raise RuntimeError(
+            f"{op}: {what} must be a 1-D list or tensor of ints, got {a.dtype} of shape {tuple(a.shape)}"
+        )
     return a.astype(np.int64)  # (PyTorch casts to int64 too)
 
 
@@ -156,7 +158,7 @@ def pack_padded_sequence(input: Tensor, lengths: Any, batch_first: bool = False,
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
     if input.ndim < 2:
-        raise RuntimeError(f"{op}: input must have at least 2 dimensions (T, B, *), got shape {input.shape}")
+        raise RuntimeError(f"{op}: input must have at least 2 dimensions (T, B, *), got shape {tuple(input.shape)}")
     b_axis, t_axis = (0, 1) if batch_first else (1, 0)
     if lens.shape[0] != input.shape[b_axis]:
         raise RuntimeError(

@@ -35,7 +35,7 @@ from ..dtypes import UnsupportedDtypeError, fill_value_in, result_type, scalar_t
 from ..promotion import bitwise_operands, promoted_operands
 from ..reduce.tensor_reduce import _logsumexp, sqrt_of_variance, var
 from ..shape import dims
-from ..tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector
+from ..tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector, values_indices
 from .tensor_torch import _rounded
 
 _LN2 = math.log(2.0)
@@ -268,7 +268,7 @@ def frac(x: Tensor) -> Tensor:
     """The fractional part, ``x - trunc(x)`` (its sign is ``x``'s); of floats only, as PyTorch's."""
     x = _tensor(x, "frac")
     if x.dtype.kind not in "fc":
-        raise NotImplementedError(f"\"frac\" not implemented for '{scalar_type_name(x.dtype)}' (shape {x.shape}); "
+        raise NotImplementedError(f"\"frac\" not implemented for '{scalar_type_name(x.dtype)}' (shape {tuple(x.shape)}); "
                                   "convert with .float()")  # fmt: skip
     return x - trunc(x).detach()
 
@@ -289,9 +289,11 @@ def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     a, b = promoted_operands(a, other if isinstance(other, Tensor) else a._operand(other))
     kind = a.dtype.kind
     if kind == "b":
-        raise UnsupportedDtypeError(f"\"fmod\" not implemented for 'Bool' (shape {a.shape}); convert with .long()")
+        raise UnsupportedDtypeError(
+            f"\"fmod\" not implemented for 'Bool' (shape {tuple(a.shape)}); convert with .long()"
+        )
     if kind in "iu" and (bool((b == 0).any()) if isinstance(b, Tensor) else b == 0):
-        raise RuntimeError(f"ZeroDivisionError: fmod of {a.dtype} tensors by zero (shape {a.shape})")
+        raise RuntimeError(f"ZeroDivisionError: fmod of {a.dtype} tensors by zero (shape {tuple(a.shape)})")
     return ops.Fmod.apply(a, b)
 
 
@@ -303,7 +305,7 @@ def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and isinstance(input, Tensor) and t.dtype != input.dtype:
             raise RuntimeError(f"lerp: expected dtype {input.dtype} for `{name}` but got dtype {t.dtype} "
-                               f"(shapes {input.shape} and {t.shape})")  # fmt: skip
+                               f"(shapes {tuple(input.shape)} and {tuple(t.shape)})")  # fmt: skip
     diff = end - input
     if not isinstance(weight, Tensor):
         return input + diff * weight if builtins.abs(weight) < 0.5 else end - diff * (1 - weight)
@@ -568,7 +570,7 @@ def _index_line(x: Tensor, d: int, index: Any, like_shape: tuple, op: str) -> Te
 
     idx = _index_tensor(x, index, op)
     if idx.ndim > 1:
-        raise IndexError(f"{op}: the index must be 0-D or 1-D, got shape {idx.shape}")
+        raise IndexError(f"{op}: the index must be 0-D or 1-D, got shape {tuple(idx.shape)}")
     idx = idx.reshape(-1)
     _check_bounds(x._dev.ops, idx._data, x.shape[d], op, d, x.shape)
     shape = tuple(like_shape[:d]) + (idx.shape[0],) + tuple(like_shape[d + 1 :])
@@ -580,7 +582,9 @@ def _source(x: Tensor, d: int, index: Any, source: Tensor, op: str) -> tuple[Ten
     want = x.shape[:d] + (n,) + x.shape[d + 1 :]
     src = source if source.ndim else source.reshape((1,) * x.ndim)
     if tuple(src.shape) != tuple(want):
-        raise RuntimeError(f"{op}: source of shape {source.shape} must have shape {want} (the index along dim {d})")
+        raise RuntimeError(
+            f"{op}: source of shape {tuple(source.shape)} must have shape {want} (the index along dim {d})"
+        )
     return _index_line(x, d, index, x.shape, op), src
 
 
@@ -756,10 +760,12 @@ def _cum_extreme(x: Tensor, dim: int, pick: str) -> ValuesIndices:
     x = _tensor(x, "cum" + pick)
     if x.ndim == 0:
         dims.axes(x.shape, dim, "cum" + pick)
-        return ValuesIndices(x, Tensor.zeros((), dtype=np.int64, device=x._dev))
+        return values_indices("cum" + pick, x, Tensor.zeros((), dtype=np.int64, device=x._dev))
     d = _one_dim(x, dim, "cum" + pick)
     idx = ops.CumArgExtreme.apply(x, args=(d, pick))
-    return ValuesIndices(saved_for_backward(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), x), idx)  # (as PyTorch's)
+    return values_indices(
+        "cum" + pick, saved_for_backward(ops.GatherAlong.apply(x, idx, args=(d, x.shape)), x), idx
+    )  # (as PyTorch's)
 
 
 @public(method=True)
@@ -808,7 +814,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     x = _tensor(input, "diagonal")
     d1, d2 = dims.axes(x.shape, (dim1, dim2), "diagonal") or (0, 0)  # (the two axes must differ)
     if x.ndim < 2:
-        raise RuntimeError(f"diagonal: needs at least 2 dimensions, got shape {x.shape}")
+        raise RuntimeError(f"diagonal: needs at least 2 dimensions, got shape {tuple(x.shape)}")
     # A strided view, as PyTorch's, for any two axes (next to each other or not): element k
     # reads x at k + max(0, -offset) along d1 and k + max(0, offset) along d2
     offset = int(offset)
@@ -834,7 +840,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
         # never changes the matrix
         return globals()["diagonal"](x, diagonal).clone()
     if x.ndim != 1:
-        raise RuntimeError(f"diag: needs a 1-D or 2-D tensor, got shape {x.shape}")
+        raise RuntimeError(f"diag: needs a 1-D or 2-D tensor, got shape {tuple(x.shape)}")
     n, k = x.shape[0], builtins.abs(diagonal)
     eye = Tensor.eye(n, dtype=np.bool_, device=x._dev)
     square = where(eye, x.reshape(n, 1).expand(n, n), Tensor.zeros((), dtype=x.dtype, device=x._dev))
@@ -862,7 +868,7 @@ def trace(input: Tensor, *example_args: Any) -> Tensor:  # noqa: A002 - PyTorch'
         )
     x = _tensor(input, "trace")
     if x.ndim != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim} (shape {x.shape})")
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim} (shape {tuple(x.shape)})")
     if x.dtype == np.bool_:
         raise NotImplementedError("trace: not implemented for bool tensors (as in PyTorch); convert with .long()")
     d = diagonal(x)
@@ -985,7 +991,7 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
     except ValueError:
         fits = False
     if not fits:
-        raise RuntimeError(f"sum_to_size: size {size} is not expandable to the tensor's size {x.shape}")
+        raise RuntimeError(f"sum_to_size: size {size} is not expandable to the tensor's size {tuple(x.shape)}")
     if not size:  # the total, new memory as PyTorch's (a 0-d input too: only a same-shape result is the input)
         return x.sum()
     lead = x.ndim - len(size)

@@ -55,6 +55,8 @@ def __ge__(self, other: Any) -> Tensor:
 def __eq__(self, other: Any) -> Any:  # type: ignore[override]
     if other is None:
         return False
+    if isinstance(other, (list, tuple, str)):  # not an operand (PyTorch's NotImplemented: Python says False)
+        return NotImplemented
     other = self._operand(other)
     a = _promote_for_scalar(self, other)
     return Equal.apply(a, _number_for(a, other))
@@ -64,6 +66,8 @@ def __eq__(self, other: Any) -> Any:  # type: ignore[override]
 def __ne__(self, other: Any) -> Any:  # type: ignore[override]
     if other is None:
         return True
+    if isinstance(other, (list, tuple, str)):  # not an operand (PyTorch's NotImplemented: Python says True)
+        return NotImplemented
     other = self._operand(other)
     a = _promote_for_scalar(self, other)
     return NotEqual.apply(a, _number_for(a, other))
@@ -73,7 +77,7 @@ def __ne__(self, other: Any) -> Any:  # type: ignore[override]
 def __invert__(self) -> Tensor:
     if _kind(self) not in "biu":
         raise UnsupportedDtypeError(f'"bitwise_not" not implemented for {scalar_type_name(self.dtype)!r} (~ of a '
-                                    f"{self.dtype} tensor of shape {self.shape}); it takes integer or bool tensors")  # fmt: skip
+                                    f"{self.dtype} tensor of shape {tuple(self.shape)}); it takes integer or bool tensors")  # fmt: skip
     return LogicalNot.apply(self)
 
 
@@ -102,7 +106,7 @@ def relu(self) -> Tensor:
     if self._data.dtype.__class__ in _FLOATS:
         return ops.Relu.apply(self)
     if self.dtype.kind == "b":
-        raise RuntimeError(f"Boolean inputs not supported for relu (shape {self.shape}); convert with .long()")
+        raise RuntimeError(f"Boolean inputs not supported for relu (shape {tuple(self.shape)}); convert with .long()")
     return ops.Relu.apply(self).astype(self.dtype)  # (an integer tensor's relu keeps its dtype, as PyTorch's)
 
 
@@ -163,6 +167,10 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return saved_for_backward(_clip_by_tensors(input, min, max), input, min, max)
     out = _promote_for_scalar(_promote_for_scalar(input, min), max)
+    if (
+        out.dtype.kind in "iu"
+    ):  # a bound is written as the integer dtype holds it (PyTorch's range check; -5 is uint8's 251)
+        min, max = (None if v is None else fill_value_in("clamp", v, out.dtype) for v in (min, max))
     if min is not None:
         out = where(out < min, min, out)
     if max is not None:
@@ -179,11 +187,11 @@ def masked_fill(self, mask: Any, value: float) -> Tensor:
     if kind != np.bool_:  # as PyTorch: a float or 0/1 mask does not say which entries to fill
         raise TypeError(
             f"masked_fill: mask must be boolean (True = fill with {value}), got {kind} for a tensor of shape "
-            f"{self.shape}; for a 0/1 mask pass (mask != 0)"
+            f"{tuple(self.shape)}; for a 0/1 mask pass (mask != 0)"
         )
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
-                           f"{value.ndim} dimension(s) (shape {value.shape})")  # fmt: skip
+                           f"{value.ndim} dimension(s) (shape {tuple(value.shape)})")  # fmt: skip
     if isinstance(value, (bool, int, float, np.generic)):  # a number takes this tensor's dtype, as in PyTorch
         value = self.dtype.type(fill_value_in("masked_fill", value, self.dtype)).item()  # (-1 into uint8: 255)
     out = where(mask, value, self)

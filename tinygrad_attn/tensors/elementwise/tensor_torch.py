@@ -29,7 +29,7 @@ def _floor_quotient(a: Any, b: Any, op: str) -> tuple[Any, Any, Tensor]:
     a, b = _promoted(a, b)
     like = a if isinstance(a, Tensor) else b
     if like.dtype.kind == "b":
-        raise UnsupportedDtypeError(f'"{op}" not implemented for \'Bool\' (bool tensor of shape {like.shape}); '
+        raise UnsupportedDtypeError(f'"{op}" not implemented for \'Bool\' (bool tensor of shape {tuple(like.shape)}); '
                                     "convert with .long() first")  # fmt: skip
     return a, b, like
 
@@ -105,6 +105,18 @@ def is_floating_point(self) -> bool:
 @public(function=False, method=True)
 def element_size(self) -> int:
     return self.dtype.itemsize
+
+
+def _itemsize(self) -> int:
+    return self.dtype.itemsize
+
+
+def _nbytes(self) -> int:
+    return self.dtype.itemsize * self.numel()
+
+
+public(property(_itemsize), name="itemsize", function=False, method=True)  # (PyTorch's properties, in bytes)
+public(property(_nbytes), name="nbytes", function=False, method=True)
 
 
 @public(function=False, method=True)
@@ -333,7 +345,7 @@ def rsub(self, other: Any, *, alpha: Any = 1) -> Tensor:
 def positive(self) -> Tensor:
     """``+self``: the tensor itself; PyTorch refuses it for bool tensors."""
     if self.dtype.kind == "b":
-        raise RuntimeError(f"The `+` operator, on a bool tensor is not supported (shape {self.shape}).")
+        raise RuntimeError(f"The `+` operator, on a bool tensor is not supported (shape {tuple(self.shape)}).")
     return self
 
 
@@ -373,7 +385,7 @@ def _rounded(x: Tensor, op: str) -> bool:
     """Whether ``floor``/``ceil``/``round``/``trunc`` of ``x`` rounds anything: integers are
     already whole (a copy, as PyTorch's); bools have no such op in PyTorch."""
     if x.dtype.kind == "b":
-        raise NotImplementedError(f"\"{op}\" not implemented for 'Bool' (shape {x.shape}); convert with .long()")
+        raise NotImplementedError(f"\"{op}\" not implemented for 'Bool' (shape {tuple(x.shape)}); convert with .long()")
     return x.dtype.kind in "fc"
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,14 +33,14 @@ __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor
 
 
 def _torch_dtype_of(arr: np.ndarray) -> np.dtype:
-    """PyTorch's inference for data given as Python numbers: int64, float32 or bool."""
+    """PyTorch's inference for data given as Python numbers: int64, the default float, its complex or bool."""
     kind = arr.dtype.kind
     if kind == "f":
         return get_default_dtype()
     if kind in "iu":
         return np.dtype(np.int64)
-    if kind == "c":
-        return np.dtype(np.complex64)
+    if kind == "c":  # the complex of the default float: complex128 under float64, as PyTorch's
+        return np.dtype(np.complex128 if get_default_dtype() == np.float64 else np.complex64)
     return arr.dtype
 
 
@@ -106,13 +107,22 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     >>> tensor([1, 2]).dtype, tensor([1.0, 2]).dtype, tensor(True).dtype
     (dtype('int64'), dtype('float32'), dtype('bool'))
     """
-    if isinstance(data, Tensor):  # a copy cut from the graph, as torch.tensor(t) is
-        return Tensor(data.detach(), dtype=dtype, device=device, requires_grad=requires_grad)
+    if isinstance(data, Tensor):  # a copy cut from the graph, as torch.tensor(t) is, with its warning
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+            "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+        return _copy_of_tensor(data, dtype, device, requires_grad)
     if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype (np.float64 subclasses float)
         return Tensor(np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad)
     if isinstance(data, (bool, int, float, complex, list, tuple)):
         read = _HostData(data)
         arr = np.asarray(read.host)
+        too_big = arr.dtype == np.uint64 and (dtype is None or np.dtype(dtype).kind != "u")
+        if too_big or (arr.dtype == object and any(isinstance(v, int) and abs(v) >= 2**63 for v in arr.ravel())):
+            raise ValueError("tensor: Overflow when unpacking long long (a Python int outside int64's range)")
         if arr.dtype == object:
             raise TypeError("tensor: the nested lists must be rectangular and hold numbers only")
         if arr.dtype.kind in "USV":  # (PyTorch's ValueError: a string is a sequence of too many dimensions)
@@ -143,7 +153,13 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         and _unshareable(data) is None
     ):
         return from_numpy(data)
+    if isinstance(data, Tensor):  # (another dtype or device: a copy, without tensor()'s warning, as PyTorch's)
+        return _copy_of_tensor(data, dtype, device, False)
     return tensor(data, dtype=dtype, device=device)
+
+
+def _copy_of_tensor(data: Tensor, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+    return Tensor(data.detach(), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 @public

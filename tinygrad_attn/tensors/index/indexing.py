@@ -14,11 +14,11 @@ import numpy as np
 
 from ... import ops
 from ...engine.declare import public
-from ...engine.function import _NUMPY_SCALARS, FreedArray, Function, _as_ndarray
+from ...engine.function import _NUMPY_SCALARS, FreedArray, Function, InvalidArgumentError, _as_ndarray
 from ...engine.switches import _State, tracing
 from ...engine.versions import bump_version
-from .._tensor import Tensor, where
-from ..mutation.inplace import apply_inplace
+from .._tensor import Tensor, legacy_type_name, where
+from ..mutation.inplace import apply_inplace, refuse_partial_overlap
 
 
 def _is_index_array(k: Any) -> bool:
@@ -92,7 +92,9 @@ def _index_array(k: Any, x: Tensor, size: int) -> Any:
         lo, hi = int(ns.min(a)), int(ns.max(a))
         if lo < -size or hi >= size:
             bad = hi if hi >= size else lo
-            raise IndexError(f"getitem: index {bad} is out of bounds for an axis of size {size} (shape {x.shape})")
+            raise IndexError(
+                f"getitem: index {bad} is out of bounds for an axis of size {size} (shape {tuple(x.shape)})"
+            )
         if lo < 0:
             a = ns.where(a < 0, a + size, a)
     return a
@@ -125,7 +127,7 @@ def _check_bool_masks(x: Tensor, key: tuple) -> None:
             if covered != shape:
                 raise IndexError(
                     f"getitem: a boolean index of shape {shape} does not match the axes {axis}.."
-                    f"{axis + len(shape) - 1} of shape {covered} it indexes (tensor of shape {x.shape})"
+                    f"{axis + len(shape) - 1} of shape {covered} it indexes (tensor of shape {tuple(x.shape)})"
                 )
             axis += len(shape)
         else:
@@ -216,7 +218,7 @@ def _basic(x: Tensor, key: tuple) -> Tensor:
     plain = tuple(k for k in key if k is not None)
     for k, s in zip([k for k in plain], x.shape):
         if isinstance(k, (int, np.integer)) and not -s <= k < s:
-            raise IndexError(f"getitem: index {k} is out of bounds for an axis of size {s} (shape {x.shape})")
+            raise IndexError(f"getitem: index {k} is out of bounds for an axis of size {s} (shape {tuple(x.shape)})")
     if all(isinstance(k, slice) and k == slice(None) for k in plain):
         out = x
     else:
@@ -333,10 +335,13 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
             raise RuntimeError(
                 f"setitem: value on {value.device} for a tensor on {x.device}; move it with .to('{x.device}')"
             )
-    elif isinstance(value, np.generic):
-        value = value.item()
-    elif not isinstance(value, (bool, int, float)):
-        value = Tensor(value, dtype=x.dtype, device=x._dev)
+    elif isinstance(value, (bool, int, float, complex, np.integer)):  # (np.float64 is a float)
+        if isinstance(value, np.generic):
+            value = value.item()
+    else:  # a list, an array, a NumPy float32: PyTorch takes a tensor or a Python number only
+        kind = type(value)
+        name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"can't assign a {name} to a {legacy_type_name(x)}: write x[...] = torch.tensor(value)")
     parts = tuple(map(_scalar_index, key)) if isinstance(key, tuple) else (_scalar_index(key),)
     key = parts  # (0-d integer tensors read as ints, as in getitem)
     basic = not any(_is_index_array(p) or _is_bool_array(p) for p in parts)
@@ -349,6 +354,10 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         value = value.expand(view_shape).reshape(getitem(x.detach(), tuple(p for p in parts if p is not None)).shape)
     if basic:
         plain = _basic_setitem_key(x, parts)
+        if isinstance(value, Tensor) and x._data.__class__ is np.ndarray:  # (x[1:] = x[:-1]: PyTorch's error)
+            dest = x._data[plain]
+            if dest.shape == value.shape:  # (a broadcast value PyTorch lets pass)
+                refuse_partial_overlap(dest, value._data, "setitem")
         if not wants:  # nothing to record: a plain store, on every backend
             _store(x, plain, value)
             return
@@ -367,7 +376,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
             _store(x, host_key, value)
             return
         except IndexError as e:
-            raise IndexError(f"setitem: {e} (tensor of shape {x.shape})") from e
+            raise IndexError(f"setitem: {e} (tensor of shape {tuple(x.shape)})") from e
     _setitem_put(x, key, value)
 
 
@@ -379,7 +388,7 @@ def _index_put_dtypes(x: Tensor, parts: tuple, value: Tensor) -> None:
         return
     raise RuntimeError(
         f"Index put requires the source and destination dtypes match, got {x.dtype} for the destination and "
-        f"{value.dtype} for the source (x[key] = value with an index tensor, shapes {x.shape} and {value.shape}); "
+        f"{value.dtype} for the source (x[key] = value with an index tensor, shapes {tuple(x.shape)} and {tuple(value.shape)}); "
         f"convert the value with .to({x.dtype})"
     )
 
@@ -391,16 +400,16 @@ def _basic_setitem_key(x: Tensor, parts: tuple) -> tuple:
     plain = tuple(k for k in key if k is not None)
     for k, s in zip(plain, x.shape):
         if isinstance(k, (int, np.integer)) and not -s <= k < s:
-            raise IndexError(f"setitem: index {k} is out of bounds for an axis of size {s} (shape {x.shape})")
+            raise IndexError(f"setitem: index {k} is out of bounds for an axis of size {s} (shape {tuple(x.shape)})")
         if not isinstance(k, (int, np.integer, slice)):
-            raise IndexError(f"setitem: cannot index with {type(k).__name__} (tensor of shape {x.shape})")
+            raise IndexError(f"setitem: cannot index with {type(k).__name__} (tensor of shape {tuple(x.shape)})")
     return tuple(int(k) if isinstance(k, (int, np.integer)) else k for k in plain)
 
 
 def _store(x: Tensor, key: tuple, value: Any) -> None:
     """``x._data[key] = value`` unrecorded, with the version bumped."""
     if x._data.__class__ is FreedArray:
-        raise RuntimeError(f"setitem: the values of this tensor (shape {x.shape}) were freed {x._data.when}")
+        raise RuntimeError(f"setitem: the values of this tensor (shape {tuple(x.shape)}) were freed {x._data.when}")
     if _State.hook is not None:  # a symbolic trace writes into the same buffer
         _State.hook.write(x, key, value)
     v = value
@@ -410,9 +419,9 @@ def _store(x: Tensor, key: tuple, value: Any) -> None:
             v = x._dev.ops.astype(v, x._data.dtype)
     try:
         x._data[key] = v
-    except ValueError as e:
-        raise ValueError(f"setitem: cannot write a value of shape {_shape_of(value)} into x[...] of a tensor of "
-                         f"shape {x.shape}: {e}") from e  # fmt: skip
+    except ValueError as e:  # (PyTorch's RuntimeError; a ValueError, as NumPy's)
+        raise InvalidArgumentError(f"setitem: cannot write a value of shape {_shape_of(value)} into x[...] of a "
+                                   f"tensor of shape {tuple(x.shape)}: {e}") from e  # fmt: skip
     if x._tracks_versions:  # (not through ``.data``: PyTorch's untracked escape hatch)
         bump_version(x._data)
 

@@ -165,6 +165,9 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
     """
     if t._data.__class__ is FreedArray:
         raise RuntimeError(f"{name}: the values of this tensor (shape {tuple(t.shape)}) were freed {t._data.when}")
+    for o in operands:  # (setitem writes a part of t: indexing.setitem checks that part itself)
+        if isinstance(o, _function.Tensor) and o._data is not t._data and name != "setitem":
+            refuse_partial_overlap(t._data, o._data, name)
     wants = _State.grad_enabled and (
         t.requires_grad or any(isinstance(o, _function.Tensor) and o.requires_grad for o in operands)
     )
@@ -252,6 +255,39 @@ def _write_slice_of_overlapping(under: Function, key: Any, value: Tensor) -> Non
     root = under.inputs[0]
     shape = tuple(root.shape)
     root[np.unravel_index(under.positions(shape)[key], shape)] = value
+
+
+def _host_span(a: Any) -> tuple[int, int] | None:
+    """The bytes ``[first, end)`` a NumPy array covers when its elements tile them exactly
+    (every stride positive, each the product of the sizes below it in stride order, as a
+    permutation of contiguous memory is); None otherwise (PyTorch calls the overlap of such
+    layouts too hard to tell, and lets it pass)."""
+    if a.__class__ is not np.ndarray or a.size <= 1:
+        return None
+    step = a.itemsize
+    for st, n in sorted((st, n) for n, st in zip(a.shape, a.strides) if n != 1):
+        if st != step:
+            return None
+        step *= n
+    first = a.__array_interface__["data"][0]
+    return first, first + a.nbytes
+
+
+def refuse_partial_overlap(dest: Any, src: Any, name: str) -> None:
+    """Raise PyTorch's RuntimeError where an in-place op would read ``src`` while writing
+    ``dest`` and the two arrays share some but not all of their memory, element for element
+    (``x += x.t()``, ``x[1:] = x[:-1]``): the result would depend on the order of the writes.
+    The same memory read as the same layout (``x += x``) is fine."""
+    a, b = _host_span(dest), _host_span(src)
+    if a is None or b is None or a[1] <= b[0] or b[1] <= a[0]:
+        return
+    if a == b and dest.shape == src.shape and dest.strides == src.strides:
+        return
+    raise RuntimeError(
+        f"{name}: unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+        f"single memory location (shapes {tuple(src.shape)} and {tuple(dest.shape)}). Please clone() the tensor "
+        "before performing the operation."
+    )
 
 
 def _refuse_overlapping(t: Tensor, v: Function | None, name: str) -> None:

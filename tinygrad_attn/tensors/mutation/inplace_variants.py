@@ -64,9 +64,9 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     """The main diagonal (of a 2-D tensor, or of a tensor whose sides are all equal)
     becomes ``fill_value``, in place; ``wrap`` restarts it below a tall matrix's square."""
     if self.ndim < 2:
-        raise RuntimeError(f"fill_diagonal_: needs at least 2 dimensions, got shape {self.shape}")
+        raise RuntimeError(f"fill_diagonal_: needs at least 2 dimensions, got shape {tuple(self.shape)}")
     if self.ndim > 2 and len(set(self.shape)) != 1:
-        raise RuntimeError(f"fill_diagonal_: all dimensions must have one length, got shape {self.shape}")
+        raise RuntimeError(f"fill_diagonal_: all dimensions must have one length, got shape {tuple(self.shape)}")
     n = self.numel()
     if self.ndim == 2:
         rows, cols = self.shape

@@ -26,7 +26,7 @@ from ...ops.saved import saved_for_backward
 from ...ops.tie_order import sort_order
 from .._tensor import InvalidArgumentError, Tensor, cat, where
 from ..shape import dims
-from ..tensor_functions import ValuesIndices
+from ..tensor_functions import ValuesIndices, values_indices
 
 
 class MinMax(tuple):
@@ -74,7 +74,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
     """The entry at ``position(n, nan_count)`` of each slice sorted along ``dim``, and its index."""
     if x.ndim == 0:
         dims.one(x.shape, dim, op)
-        return ValuesIndices(x.clone(), Tensor(np.zeros((), np.int64), device=x._dev))
+        return values_indices(op, x.clone(), Tensor(np.zeros((), np.int64), device=x._dev))
     d = dims.one(x.shape, dim, op, scalar_ok=False)
     n = x.shape[d]
     if n == 0:
@@ -87,7 +87,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
     values, indices = ops.GatherAlong.apply(s, pos, args=(d, s.shape)), order.gather(d, pos)
     if not keepdim:
         values, indices = values.squeeze(d), indices.squeeze(d)
-    return ValuesIndices(values, indices)
+    return values_indices(op, values, indices)
 
 
 @public(method=True, dtypes="numeric")
@@ -112,7 +112,8 @@ def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # 
 
 def _median(x: Tensor, dim: Any, keepdim: bool, op: str, skip_nan: bool) -> ValuesIndices:
     if x.ndim == 1 and x.shape[0] == 0 and dim == 0 and not keepdim:  # (median of no entries: NaN)
-        return ValuesIndices(Tensor(np.array(np.nan, x.dtype), device=x._dev), Tensor(np.array(0), device=x._dev))
+        nan, zero = Tensor(np.array(np.nan, x.dtype), device=x._dev), Tensor(np.array(0), device=x._dev)
+        return values_indices(op, nan, zero)
 
     def position(n: int, nans: Any) -> Any:
         if nans is None:
@@ -157,7 +158,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices: 
     values = ops.GatherAlong.apply(x, index, args=(d, x.shape))
     if not keepdim:
         values, index = values.squeeze(d), index.squeeze(d)
-    return ValuesIndices(values, index)
+    return values_indices("mode", values, index)
 
 
 # -- quantiles -------------------------------------------------------------------------
@@ -247,7 +248,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")  # fmt: skip
     kw = {} if dim is None else {"dim": dim}
     if dim is not None and x.ndim and x.shape[dims.one(x.shape, dim, "aminmax")] == 0:
-        raise IndexError(f"aminmax(): Expected reduction dim {dim} to have non-zero size (shape {x.shape}).")
+        raise IndexError(f"aminmax(): Expected reduction dim {dim} to have non-zero size (shape {tuple(x.shape)}).")
     if dim is None and keepdim:
         return MinMax(x.amin().reshape((1,) * x.ndim), x.amax().reshape((1,) * x.ndim))
     return MinMax(x.amin(keepdim=keepdim, **kw), x.amax(keepdim=keepdim, **kw))
@@ -537,7 +538,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     if x.dtype.kind not in "iub":  # (PyTorch's NotImplementedError: no kernel for the dtype)
         raise NotImplementedError(f"bincount: not implemented for {x.dtype}; it counts non-negative integers")
     if x.ndim != 1:
-        raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs, got shape {x.shape}")
+        raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs, got shape {tuple(x.shape)}")
     a = _host(x).astype(np.int64)
     if a.size and a.min() < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -637,7 +638,9 @@ def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor |
     ...]``. Returns ``(hist, bin_edges)`` with ``D`` edge tensors, each bin as :func:`histogram`'s."""
     x = _tensor(input, "histogramdd")
     if x.ndim < 1:
-        raise RuntimeError(f"torch.histogramdd: input tensor should have at least 1 dimension, got shape {x.shape}")
+        raise RuntimeError(
+            f"torch.histogramdd: input tensor should have at least 1 dimension, got shape {tuple(x.shape)}"
+        )
     n_dims = x.shape[-1]
     per_dim = [bins] * n_dims if isinstance(bins, (int, np.integer)) else list(bins)
     if len(per_dim) != n_dims:
@@ -671,7 +674,7 @@ def _histogramdd(x: Tensor, bins: list, r: list | None, weight: Tensor | None, d
         if isinstance(b, Tensor):
             if b.ndim != 1 or b.dtype != x.dtype:
                 raise RuntimeError(f"torch.{op}: bins tensor should be 1-D and of the input's dtype {x.dtype}, got "
-                                   f"shape {b.shape}, {b.dtype}")  # fmt: skip
+                                   f"shape {tuple(b.shape)}, {b.dtype}")  # fmt: skip
             if b.shape[0] == 0:
                 raise RuntimeError(f"torch.{op}: bins tensor should have at least 1 element, but got 0 elements")
             edges.append(b.detach())

@@ -32,10 +32,29 @@ _builtin_sum = sum  # (this module's sum, max, min, all, any are PyTorch's)
 
 
 class ValuesIndices(NamedTuple):
-    """What PyTorch's ``max(dim=)``, ``min(dim=)``, ``sort`` and ``topk`` return."""
+    """What PyTorch's ``max(dim=)``, ``min(dim=)``, ``sort`` and ``topk`` return: each op's
+    own subclass (:func:`values_indices`), named and printed as PyTorch's ``torch.return_types.max``."""
 
     values: Tensor
     indices: Tensor
+
+    def __repr__(self) -> str:
+        return f"torch.return_types.{type(self).__name__}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+
+_RETURN_TYPES: dict[str, type] = {}
+
+
+def values_indices(op: str, values: Tensor, indices: Tensor) -> ValuesIndices:
+    """``(values, indices)`` as the class named for ``op`` (``type(x.max(0)).__name__ == "max"``)."""
+    cls = _RETURN_TYPES.get(op)
+    if cls is None:
+        cls = _RETURN_TYPES[op] = type(op, (ValuesIndices,), {"__slots__": (), "__reduce__": _reduce_values_indices})
+    return cls(values, indices)
+
+
+def _reduce_values_indices(self: ValuesIndices) -> tuple:
+    return (values_indices, (type(self).__name__, self.values, self.indices))
 
 
 def _reduced_count(x: Tensor, axis: Any) -> int:
@@ -90,7 +109,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
         input = input.astype(dtype)  # noqa: A001
     elif input.dtype.kind not in "fc":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {scalar_type_name(input.dtype)} (shape {input.shape}); "
+                           f"complex dtype. Got: {scalar_type_name(input.dtype)} (shape {tuple(input.shape)}); "
                            "pass dtype= or convert with .float()")  # fmt: skip
     if axis is not None or keepdims is not None:
         dim, keepdim = dims.alias(axis, dim, "mean"), dims.keep(keepdim, keepdims)
@@ -132,7 +151,7 @@ def _variance(op: str, x: Tensor, dim: Any, unbiased: Any, keepdim: bool, correc
         dim, unbiased = None, dim
     if x.dtype.kind not in "fc":
         raise RuntimeError(f"{op}: std and var only support floating point and complex dtypes, got "
-                           f"{x.dtype} (shape {x.shape}); convert with .float()")  # fmt: skip
+                           f"{x.dtype} (shape {tuple(x.shape)}); convert with .float()")  # fmt: skip
     sp = dims.spelling(op, dim, keepdim, axis=axis, keepdims=keepdims, ddof=ddof)
     given = [c for c in (correction, ddof, unbiased) if c is not None]
     if len(given) > 1:
@@ -212,7 +231,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str)
         return extreme.apply(x, args=(dims.axes(x.shape, sp.dim, op), sp.keepdim))
     if x.ndim == 0:  # dim 0 or -1 of a 0-d tensor: itself and index 0, as in PyTorch
         dims.axes(x.shape, sp.dim, op)
-        return ValuesIndices(x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
+        return values_indices(op, x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
     d = _one_dim(x, sp.dim, op)
     if x.shape[d] == 0:
         _empty_reduction(x.shape, (d,), op)
@@ -220,7 +239,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str)
     values = ops.GatherAlong.apply(x, idx, args=(d, x.shape))
     if not sp.keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
-    return ValuesIndices(values, idx)
+    return values_indices(op, values, idx)
 
 
 @public(method=True)
@@ -273,20 +292,24 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa
 def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
     """``argmax``/``argmin``: each its own reduction (argmin is not argmax(-x), which
     overflows at an integer minimum and is undefined for bool); a 0-d tensor's one element
-    is at index 0. An op (``ArgExtreme``), so a traced program recomputes it."""
+    is at index 0. An op (``ArgExtreme``), so a traced program recomputes it. ``dim`` is one
+    int or None, as PyTorch's (a tuple raises its TypeError); ``keepdim`` without a dim keeps
+    every axis, with length 1."""
+    if axis is not None and not isinstance(axis, (int, np.integer)) and not hasattr(axis, "__index__"):
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(axis).__name__}")
     axes = dims.axes(x.shape, axis, op)
     if axes == ():
         return Tensor._wrap(x._dev.asarray(np.zeros((), np.int64)), x._dev)
     if x.numel() == 0 and (axes is None or x.shape[axes[0]] == 0):
-        why = f"{op}: cannot take the {op} over an empty axis (shape {x.shape}, axis {axis})"
+        why = f"{op}: cannot take the {op} over an empty axis (shape {tuple(x.shape)}, axis {axis})"
         if axes is None:  # (PyTorch's argmax and argmin raise an IndexError here, max and min a RuntimeError)
             raise dims.DimensionError(f"{why}: Expected reduction dim to be specified for input.numel() == 0")
         raise dims.DimensionError(f"{why}: Expected reduction dim to have non-zero size")
     if x.dtype.kind == "b":
-        raise RuntimeError(f"{op}(): does not support bool input (shape {x.shape}); convert with .long()")
+        raise RuntimeError(f"{op}(): does not support bool input (shape {tuple(x.shape)}); convert with .long()")
     pick = op[3:]
     if axes is None:
-        return ops.ArgExtreme.apply(x.detach().reshape(-1), args=(0, pick)).reshape(())
+        return ops.ArgExtreme.apply(x.detach().reshape(-1), args=(0, pick)).reshape((1,) * x.ndim if keepdims else ())
     a = axes[0]
     out = ops.ArgExtreme.apply(x, args=(a, pick))  # the axis kept, length 1
     return out if keepdims else out.reshape(out.shape[:a] + out.shape[a + 1 :])
@@ -445,11 +468,11 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     dim = dims.all_if_empty(dim)
     if dtype is None and input.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                           f"{scalar_type_name(input.dtype)} (shape {input.shape}); convert with .float()")  # fmt: skip
+                           f"{scalar_type_name(input.dtype)} (shape {tuple(input.shape)}); convert with .float()")  # fmt: skip
     if p == "nuc":  # (the sum of singular values of the matrices in the plane dim: linalg.matrix_norm's)
         if dim is None and input.ndim != 2:
             raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions (norm 'nuc' "
-                               f"without dim needs a matrix, got shape {input.shape})")  # fmt: skip
+                               f"without dim needs a matrix, got shape {tuple(input.shape)})")  # fmt: skip
         r = MATRIX_NORM[0](input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim, dtype=dtype)
         return written_to_out(r, out, "norm")
     r = _norm(input if dtype is None else input.astype(dtype), p, dim, keepdim)  # (float16 in float32: composite)

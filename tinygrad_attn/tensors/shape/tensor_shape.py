@@ -12,6 +12,8 @@ import math
 import warnings
 from typing import Any
 
+import numpy as np
+
 from ... import ops
 from ...engine.declare import public
 from ...functional.checks import tensor_arg
@@ -54,8 +56,62 @@ def _swap_last_two(ndim: int) -> tuple[int, ...]:
     return (*range(ndim - 2), ndim - 1, ndim - 2)
 
 
-@public(method=True)
+def _viewable(cur: Shape, strides: tuple[int, ...], shape: Shape) -> bool:
+    """Whether memory laid out with ``strides`` for shape ``cur`` reads as ``shape`` without a
+    copy: each run of old axes that lies contiguously in memory must be split or merged into
+    new axes whole (PyTorch's rule for ``view``)."""
+    if math.prod(cur) == 0 or not cur:
+        return True
+    j = len(shape) - 1
+    base = strides[-1]
+    old_n = new_n = 1
+    for i in range(len(cur) - 1, -1, -1):
+        old_n *= cur[i]
+        if i == 0 or (cur[i - 1] != 1 and strides[i - 1] != old_n * base):  # the end of a contiguous run
+            while j >= 0 and (new_n < old_n or shape[j] == 1):
+                new_n *= shape[j]
+                j -= 1
+            if new_n != old_n:
+                return False
+            if i > 0:
+                base, old_n, new_n = strides[i - 1], 1, 1
+    return j == -1
+
+
 @public(name="view", function=False, method=True)
+def view(self, *shape: Any) -> Tensor:
+    """PyTorch's ``view``: the same memory read as another shape, where its strides allow it
+    (after ``t()`` or a strided slice they may not: a RuntimeError that names ``reshape``);
+    ``view(dtype)``: the same bytes read as another dtype of the same size."""
+    if len(shape) == 1 and isinstance(shape[0], (np.dtype, type, str)):
+        return _view_as_dtype(self, shape[0])
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    cur = tuple(self._data.shape)
+    target = _reshape_target(cur, shape)
+    d = self._data
+    strides = getattr(getattr(d, "_array", d), "strides", None)
+    if strides is not None and target != cur:
+        steps = tuple(int(st) // self.dtype.itemsize for st in strides)
+        if not _viewable(cur, steps, target):
+            raise InvalidArgumentError(
+                f"view size is not compatible with input tensor's size and stride (at least one dimension spans "
+                f"across two contiguous subspaces): shape {cur} with strides {steps} as {target}. Use "
+                ".reshape(...) instead."
+            )
+    return reshape(self, target)
+
+
+def _view_as_dtype(self: Tensor, dtype: Any) -> Tensor:
+    dt = np.dtype(dtype)
+    if dt.itemsize != self.dtype.itemsize:
+        raise NotImplementedError(
+            f"view({dt}): only a dtype of the same size ({self.dtype.itemsize} bytes, as {self.dtype}) is supported"
+        )
+    return Tensor._wrap(self._data.view(dt), self._dev)  # (no gradient flows through a reinterpretation)
+
+
+@public(method=True)
 def reshape(self, *shape: Any) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
@@ -97,7 +153,7 @@ def transpose(self, a0: int = -2, a1: int = -1, *, dim0: int | None = None, dim1
 def mT(self) -> Tensor:  # noqa: N802 - the array API's name
     nd = self._data.ndim
     if nd < 2:
-        raise ValueError(f"mT: needs at least 2 dimensions, the tensor has shape {self.shape}")
+        raise ValueError(f"mT: needs at least 2 dimensions, the tensor has shape {tuple(self.shape)}")
     return ops.movement.MatrixTranspose.apply(self, args=_swap_last_two(nd))
 
 
@@ -112,7 +168,7 @@ def T(self) -> Tensor:  # noqa: N802 - NumPy's name
     if nd > 2:
         warnings.warn(
             f"The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
-            f"will throw an error in a future release (shape {self.shape}); use x.permute(*range(x.ndim - 1, -1, -1))",
+            f"will throw an error in a future release (shape {tuple(self.shape)}); use x.permute(*range(x.ndim - 1, -1, -1))",
             UserWarning, stacklevel=2,
         )  # fmt: skip
     return self.permute(tuple(range(nd - 1, -1, -1)))
@@ -126,13 +182,13 @@ def expand(self, *shape: Any) -> Tensor:
     shape = _shape_args(shape)
     lead = len(shape) - self.ndim
     if lead < 0:
-        raise ValueError(f"expand: cannot expand shape {self.shape} to fewer dimensions {shape}")
+        raise ValueError(f"expand: cannot expand shape {tuple(self.shape)} to fewer dimensions {shape}")
     shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
     if shape == self.shape:
         return self
     for i, s in enumerate(self.shape):
         if s != 1 and s != shape[i + lead]:
-            raise InvalidArgumentError(f"expand: cannot expand shape {self.shape} to {shape}")
+            raise InvalidArgumentError(f"expand: cannot expand shape {tuple(self.shape)} to {shape}")
     return ops.Expand.apply(self, args=shape)
 
 
@@ -149,7 +205,7 @@ def squeeze(self, dim: Any = None, *, axis: Any = None) -> Tensor:
         for a in axes:
             if self.shape[a] != 1:
                 raise InvalidArgumentError(
-                    f"squeeze: axis {a} has size {self.shape[a]}, not 1 (shape {self.shape}); "
+                    f"squeeze: axis {a} has size {self.shape[a]}, not 1 (shape {tuple(self.shape)}); "
                     "squeeze(dim) leaves such an axis as it is"
                 )
     axes = tuple(a for a in axes if self.shape[a] == 1)
@@ -172,7 +228,9 @@ def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return self.reshape(1)
     start, end = _dims.axes(self.shape, (start_dim, end_dim), "flatten", distinct=False)
     if start > end:
-        raise InvalidArgumentError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {self.shape})")
+        raise InvalidArgumentError(
+            f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {tuple(self.shape)})"
+        )
     # (the size spelled out, not -1: a shape with a 0 has no single -1 to infer)
     return self.reshape(self.shape[:start] + (math.prod(self.shape[start : end + 1]),) + self.shape[end + 1 :])
 
@@ -196,7 +254,7 @@ def expand_as(self, other: Tensor) -> Tensor:
 def t(self) -> Tensor:
     """The transpose of a matrix (a 0-D or 1-D tensor is returned as it is)."""
     if tensor_arg(self, "t").ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D (shape {self.shape}); "
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D (shape {tuple(self.shape)}); "
                            "use .mT or .transpose(-2, -1)")  # fmt: skip
     return self if self.ndim < 2 else self.T
 
@@ -210,7 +268,7 @@ def narrow(self, dim: int, start: Any, length: int) -> Tensor:
     if isinstance(start, Tensor):
         if start.ndim != 0 or start.dtype.kind not in "iu":
             raise RuntimeError(
-                f"narrow: start must be an 0-dim integral Tensor, got shape {start.shape}, {start.dtype}"
+                f"narrow: start must be an 0-dim integral Tensor, got shape {tuple(start.shape)}, {start.dtype}"
             )
         start = int(start.item())
     start = int(start)

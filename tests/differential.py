@@ -1,0 +1,90 @@
+"""Run one program written for PyTorch twice, with ``torch`` bound to PyTorch and to
+tinygrad_attn, and compare what it observed: values, dtypes, shapes, strings, the class of the
+exception it stopped at, and the categories of the warnings it raised.
+
+A program calls ``R(value, ...)`` to record what it sees; a tensor is recorded as its dtype's
+name, shape, ``requires_grad`` and values, a container element by element, anything else as
+itself (an object by its class name). Our exception matches PyTorch's when it is an instance of
+a class of that name (ours are often PyTorch's class and Python's, such as RuntimeError and
+ValueError at once)."""
+
+from __future__ import annotations
+
+import copy
+import math
+import textwrap
+import warnings
+from typing import Any
+
+import numpy as np
+
+import tinygrad_attn as tga
+
+
+def _record(v: Any, lib: Any) -> Any:
+    if isinstance(v, lib.Tensor):
+        a = np.array(v.detach().numpy(), copy=True)  # (PyTorch shares the memory: later changes would show)
+        return ("tensor", str(v.dtype).replace("torch.", ""), tuple(v.shape), bool(v.requires_grad), a)
+    if isinstance(v, np.dtype) or type(v).__name__ == "dtype":
+        return ("dtype", str(v).replace("torch.", ""))
+    if type(v).__name__ == "Size":
+        return ("Size", tuple(v))
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, [_record(x, lib) for x in v])
+    if isinstance(v, dict):
+        return (type(v).__name__, [(k, _record(x, lib)) for k, x in v.items()])
+    if isinstance(v, type):
+        return ("class", v.__name__)
+    if v is None or isinstance(v, (bool, int, float, complex, str)):
+        return v
+    return ("object", type(v).__name__)
+
+
+def run(program: str, lib: Any) -> tuple[list[Any], tuple[str, ...] | None, list[str]]:
+    """What ``program`` recorded with ``torch`` = ``lib``, the names of the exception's classes
+    (None when it ran to its end) and the categories of its warnings."""
+    seen: list[Any] = []
+    scope = {"torch": lib, "nn": lib.nn, "F": lib.nn.functional, "np": np, "copy": copy, "math": math,
+             "R": lambda *vs: seen.extend(_record(v, lib) for v in vs)}  # fmt: skip
+    lib.set_grad_enabled(True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            exec(textwrap.dedent(program), scope)  # noqa: S102 - the program is the test's own text
+            raised = None
+        except Exception as e:  # noqa: BLE001 - the class is what is compared
+            raised = tuple(c.__name__ for c in type(e).__mro__)
+    lib.set_grad_enabled(True)
+    cats = sorted({w.category.__name__ for w in caught if w.category is not DeprecationWarning})
+    return seen, raised, cats
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        if a.shape != b.shape:
+            return False
+        if a.dtype.kind in "fc" or b.dtype.kind in "fc":
+            return np.allclose(a.astype(np.complex128), b.astype(np.complex128), rtol=1e-5, atol=1e-6, equal_nan=True)
+        return np.array_equal(a, b)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-7) or (math.isnan(a) and math.isnan(b))
+    return type(a) is type(b) and a == b
+
+
+def assert_same_as_torch(program: str, torch: Any, warns: bool = True) -> None:
+    """``program`` records the same things, stops at the same exception class (or none) and
+    (``warns``) warns in the same categories with tinygrad_attn as with PyTorch."""
+    want, want_raised, want_warn = run(program, torch)
+    got, got_raised, got_warn = run(program, tga)
+    for i, (w, g) in enumerate(zip(want, got)):
+        assert _same(w, g), f"record {i}: PyTorch {w!r}, tinygrad_attn {g!r}"
+    assert len(want) == len(got), f"PyTorch recorded {len(want)} values, tinygrad_attn {len(got)} (raised {got_raised})"
+    if want_raised is None:
+        assert got_raised is None, f"tinygrad_attn raised {got_raised[0]}, PyTorch ran to the end"
+    else:
+        assert got_raised is not None, f"PyTorch raised {want_raised[0]}, tinygrad_attn ran to the end"
+        assert want_raised[0] in got_raised, f"PyTorch raised {want_raised[0]}, tinygrad_attn {got_raised}"
+    if warns:
+        assert want_warn == got_warn, f"warnings: PyTorch {want_warn}, tinygrad_attn {got_warn}"
