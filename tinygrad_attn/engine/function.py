@@ -331,7 +331,7 @@ class Function:
         out = _new(Tensor)
         out._data = out_data
         out._dev = dev
-        out.grad = None
+        out._grad = None
         out.name = None
         out._uses = 0
         if need and (not switches._grad_off_threads or _State._grad) and cls.differentiable:

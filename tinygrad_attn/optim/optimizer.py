@@ -125,8 +125,8 @@ class Optimizer:
             return tracer.effect(self, "zero_grad", call)
         for g in self.param_groups:
             for p in g["params"]:
-                if set_to_none or p.grad is None:
-                    p.grad = None
+                if set_to_none or p._grad is None:  # (the slot itself: a parameter is a leaf)
+                    p._grad = None
                     continue
                 if p.grad._ctx is not None:  # a gradient made with create_graph: drop its history, as PyTorch
                     p.grad = p.grad.detach()
@@ -261,7 +261,7 @@ class Optimizer:
                 return
         ready = []
         for p in group["params"]:
-            g = p.grad
+            g = p._grad
             if g is not None:
                 if g._dev is not p._dev or g._data.shape != p._data.shape:
                     self._check_grad(p, g)  # (raises: before anything is updated)
@@ -283,7 +283,7 @@ class Optimizer:
         maximize = group.get("maximize")
         for b in cached[2]:
             dtype, dev = b.dtype, b.dev
-            grads = [p.grad._data for p in b.params]
+            grads = [p._grad._data for p in b.params]
             # (the dtypes by identity first: NumPy's builtin dtypes are one object each)
             if maximize or not (
                 all(map(is_, map(_DTYPE, grads), repeat(dtype))) or all(gd.dtype == dtype for gd in grads)
@@ -569,7 +569,7 @@ class _Bucket:
         dtype, dev = self.dtype, self.dev
         grads = []
         for p, q, st, d in zip(params, self.params, self.states, self._seen):
-            g = p.grad
+            g = p._grad
             if p is not q or g is None or p._data is not d or states.get(p) is not st:
                 return None
             gd = g._data
@@ -666,7 +666,7 @@ class _Bucket:
 
 
 _DATA = operator.attrgetter("_data")
-_GRAD = operator.attrgetter("grad")
+_GRAD = operator.attrgetter("_grad")
 _DEV = operator.attrgetter("_dev")
 _SHAPE = operator.attrgetter("shape")
 _DTYPE = operator.attrgetter("dtype")

@@ -66,8 +66,8 @@ def accumulate_owned(t: Tensor, g: Any) -> None:
         and g.flags.c_contiguous
         and sys.getrefcount(g) <= _LOCAL_REFS
     )
-    if sole and t.grad is None and not _State.post_accumulate_hooks:
-        t.grad = Tensor._wrap(g, t._dev)  # (accumulate_grad's first case, a replay's usual one: inline)
+    if sole and t._grad is None and not _State.post_accumulate_hooks:
+        t._grad = Tensor._wrap(g, t._dev)  # (accumulate_grad's first case, a replay's usual one: inline)
         return
     accumulate_grad(t, g, sole)
 
