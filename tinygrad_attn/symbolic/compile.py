@@ -23,6 +23,8 @@ NumPy arguments reach ``fn`` as NumPy arrays, eager or traced (see ``trace.ArgAr
 from __future__ import annotations
 
 import functools
+import random
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -200,7 +202,9 @@ class Compiled:
             return fn(*a, **k)
 
         names = _flat_names(fn, structure, len(tensors))
-        prog, result = trace_with_result(run, tensors, auto_backward=False, reach=fn, arg_names=names)
+        streams = _host_streams()
+        with _WatchedOutput() as printed:
+            prog, result = trace_with_result(run, tensors, auto_backward=False, reach=fn, arg_names=names)
         # A result with a graph is for a backward() outside: a replay gives none, so this
         # key runs eagerly (the trace just did: its result has the graph).
         eager = not prog.did_backward and _has_graph(result)
@@ -210,6 +214,10 @@ class Compiled:
         grown = [k for k, v in after.items() if now.get(k, v) != v] or [k for k in after if k not in now]
         if prog.host_reads:
             grown.append(prog.host_reads[0])
+        if _host_streams() != streams:  # (a number drawn in Python: a replay would repeat it)
+            grown.append("Python's or NumPy's global random numbers (random.random(), np.random.rand())")
+        if printed.wrote:
+            grown.append(f"output to sys.{printed.wrote} (a print)")
         if grown:
             eager = True
         if grown and not self._warned:
@@ -217,8 +225,9 @@ class Compiled:
             warnings.warn(
                 f"compile({getattr(self.fn, '__name__', 'fn')}): the step changes or reads the Python state "
                 f"'{grown[0]}' (an append to a container, an attribute, a training flag, a NumPy computation on "
-                "an argument) in a way a replayed program would not repeat; it runs eagerly. Make the change "
-                "outside the compiled function, or compute with tensors.",
+                "an argument, a random number drawn in Python, a print, an iterator advanced) in a way a replayed "
+                "program would not repeat; it runs eagerly. Make the change outside the compiled function, or "
+                "compute with tensors.",
                 RuntimeWarning,
                 stacklevel=3,
             )
@@ -233,6 +242,44 @@ class Compiled:
     def program(self) -> Program | None:
         """The most recently traced program."""
         return next((p for p in reversed(self.programs.values()) if p is not None), None)
+
+
+def _host_streams() -> tuple:
+    """Where Python's and NumPy's global random streams stand: a step that draws from them
+    changes this (compared around a trace only; ``tga.rand`` has its own stream, replayed)."""
+    st = np.random.get_state()
+    return random.getstate(), st[2], st[1].tobytes(), st[3], st[4]
+
+
+class _WatchedOutput:
+    """``sys.stdout`` and ``sys.stderr`` while a step is traced: what the step prints goes
+    through, and ``wrote`` names the stream written to (a replay would print nothing)."""
+
+    def __enter__(self) -> _WatchedOutput:
+        self.wrote: str | None = None
+        self._prev = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = _Tee(sys.stdout, self, "stdout"), _Tee(sys.stderr, self, "stderr")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        # (only our own wrapper is taken away: another thread may have put its own since)
+        if type(sys.stdout) is _Tee and sys.stdout._watch is self:
+            sys.stdout = self._prev[0]
+        if type(sys.stderr) is _Tee and sys.stderr._watch is self:
+            sys.stderr = self._prev[1]
+
+
+class _Tee:
+    def __init__(self, stream: Any, watch: _WatchedOutput, name: str) -> None:
+        self._stream, self._watch, self._name = stream, watch, name
+
+    def write(self, text: str) -> Any:
+        if text and self._watch.wrote is None:
+            self._watch.wrote = self._name
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _host_result(result: Any) -> Any:

@@ -35,6 +35,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import operator
+import random
 import sys
 import threading
 import types
@@ -45,6 +47,7 @@ import numpy as np
 
 from ..engine.switches import _State
 from ..tensors._tensor import Tensor
+from ..tensors.dtypes import _DEFAULT_FLOAT
 
 #: How many functions deep the globals of called functions are walked.
 DEPTH = 3
@@ -122,6 +125,32 @@ def _tree(m: Any, static: list[Any], tensors: list[Any], live: list[Any], classe
             live.append(x)
 
 
+def _position(v: Any) -> Any:
+    """Where an iterator, a generator or a random generator stands (None for other objects):
+    a step that advances one (``next(batches)``, ``rng.normal()``) did what a replay would
+    not do again."""
+    if isinstance(v, types.GeneratorType):
+        frame = v.gi_frame
+        if frame is None:
+            return ("finished",)
+        return frame.f_lasti, tuple(
+            (type(x), x) if type(x) in (int, float, bool, str) else id(x) for x in frame.f_locals.values()
+        )
+    if isinstance(v, np.random.Generator):
+        return repr(v.bit_generator.state)
+    if isinstance(v, random.Random):
+        return hash(v.getstate())
+    if isinstance(v, np.random.RandomState):
+        st = v.get_state()
+        return st[2], st[1].tobytes()
+    if hasattr(type(v), "__next__"):
+        try:
+            return repr(v.__reduce__())[-200:]  # (a builtin iterator's position: its index, a count's value)
+        except Exception:  # noqa: BLE001 - an iterator that cannot say where it stands: its length left
+            return operator.length_hint(v, -1)
+    return None
+
+
 def _global_names(code: Any) -> tuple[str, ...]:
     names = _NAMES.get(code)
     if names is None:
@@ -158,7 +187,7 @@ class Guard:
             _Module, _Optimizer, _backend, _CHANGES = Module, Optimizer, backend, changes
         self._lock = threading.Lock()
         self._modules: dict[int, tuple[Any, int, list[Any], list[tuple[str, Any]]]] = {}
-        self._classes: dict[type, list[Any]] = {}
+        self._classes: dict[type, list[type]] = {}  # a class -> the user's classes of its MRO
         self.out: list[Any] = []
         self.paths: list[str] | None = None
         self._seen: dict[int, int] = {}
@@ -190,8 +219,12 @@ class Guard:
         out = self.out
         out.append(_State.grad_enabled)
         out.append(_backend._default_name)
+        out.append(_DEFAULT_FLOAT[0])  # (what a float factory and a Python float make)
+        hooks = _State.grad_hooks
+        # Gradient hooks run in eager backward passes only: one registered or removed traces again.
+        out.append(tuple([(k, len(e[1])) for k, e in hooks.items() if e[1]]) if hooks else ())
         if self.paths is not None:
-            self.paths += ["grad mode", "default device"]
+            self.paths += ["grad mode", "default device", "default dtype", "tensor hooks (register_hook)"]
         self.function(fn, "fn", DEPTH)
         for name, a in args:
             self.walk(a, name)
@@ -288,6 +321,10 @@ class Guard:
                 self.walk(x, f"{path}.{k}" if paths is not None else "", depth)
         else:
             self._emit((t, id(v)), path)
+        if self.paths is not None:  # (described around a trace: what the step advanced)
+            pos = _position(v)
+            if pos is not None:
+                self._emit(pos, f"{path} (its position)")
 
     def module(self, m: Any, path: str, depth: int) -> None:
         """A module tree: classes and attributes, read again only after a module changed (then
@@ -321,23 +358,27 @@ class Guard:
             self._class(cls, "", depth)
 
     def _class(self, cls: type, path: str, depth: int) -> None:
-        """The globals that the methods of a user's class name (a ``forward`` calling a
-        global activation)."""
+        """A user's class: its attributes (``Trainer.scale``, a method replaced: read through
+        ``self`` but changed with no assignment to an instance) and the globals its methods
+        name (a ``forward`` calling a global activation)."""
         if depth <= 0:
             return
-        fns = self._classes.get(cls)
-        if fns is None:
-            fns = []
-            for klass in cls.__mro__:
-                if klass is object or not _user_class(klass):
+        own = self._classes.get(cls)
+        if own is None:
+            own = self._classes[cls] = [k for k in cls.__mro__ if k is not object and _user_class(k)]
+        paths = self.paths
+        for klass in own:
+            for k, f in vars(klass).items():
+                if k[:2] == "__":
                     continue
-                for f in vars(klass).values():
-                    f = getattr(f, "__func__", f)
-                    if type(f) is types.FunctionType and _user_file(f.__code__.co_filename):
-                        fns.append(f)
-            self._classes[cls] = fns
-        for f in fns:
-            self._globals_of(f, f"{path}.{f.__name__}" if self.paths is not None else "", depth - 1)
+                f = getattr(f, "__func__", f)
+                kp = f"{path}.{k}" if paths is not None else ""
+                if type(f) is types.FunctionType:
+                    self._emit(("fn", id(f)), kp)
+                    if _user_file(f.__code__.co_filename):
+                        self._globals_of(f, kp, depth - 1)
+                else:
+                    self.walk(f, kp, depth - 1)
 
     def optimizer(self, opt: Any, path: str) -> None:
         """An optimizer: its class, identity, param groups and hooks (not its state, which the

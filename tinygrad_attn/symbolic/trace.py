@@ -445,6 +445,9 @@ class Tracer(Hook):
                 return type(x)(walk(v) for v in x)
             if isinstance(x, dict):
                 return {k: walk(v) for k, v in x.items()}
+            if isinstance(x, np.ndarray) and _arg_index(x) is not None:
+                # (a replay would hand back this call's array again, not the next call's)
+                self.host_reads.append(f"a NumPy argument returned at {_user_line()}")
             return x
 
         template = walk(result)
