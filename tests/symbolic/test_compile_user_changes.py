@@ -154,6 +154,9 @@ class _Config:
 
 
 _Pair = namedtuple("_Pair", ["v", "unused"])
+_GLOBAL_CFG = types.SimpleNamespace(v=None)  # a config object in a global
+_SETTINGS = types.ModuleType("settings")  # a user's settings module (``import settings``)
+_SETTINGS.__file__ = __file__.replace("test_compile_user_changes", "settings")
 
 
 class _Holder(nn.Module):
@@ -356,10 +359,128 @@ def _places():
 
         return (lambda x, y: part(x, y)), set_value, (lambda run, x, y: run(x, y)), [m]
 
+    def global_object_attribute(v0):
+        _GLOBAL_CFG.v = v0
+        m = _model()
+        opt = tga.optim.SGD(m.parameters(), lr=0.1)
+        return (
+            (lambda x, y: _train(m, opt, _GLOBAL_CFG.v, x, y)),
+            (lambda new: setattr(_GLOBAL_CFG, "v", new)),
+            (lambda run, x, y: run(x, y)),
+            [m],
+        )
+
+    def python_module_attribute(v0):
+        _SETTINGS.v = v0
+        m = _model()
+        opt = tga.optim.SGD(m.parameters(), lr=0.1)
+        return (
+            (lambda x, y: _train(m, opt, _SETTINGS.v, x, y)),
+            (lambda new: setattr(_SETTINGS, "v", new)),
+            (lambda run, x, y: run(x, y)),
+            [m],
+        )
+
+    def module_dict_attribute(v0):
+        h = _Holder(None)
+        h.cfg = {"v": v0}
+        h.forward = types.MethodType(lambda self, x: _use(self.cfg["v"], self.lin(x)), h)
+        opt = tga.optim.SGD(h.parameters(), lr=0.1)
+        return (
+            (lambda x, y: _train(h, opt, 1.0, x, y)),
+            (lambda new: h.cfg.__setitem__("v", new)),
+            (lambda run, x, y: run(x, y)),
+            [h],
+        )
+
+    def submodule_attribute(v0):
+        net = nn.Sequential(_Holder(v0), nn.Identity())
+        opt = tga.optim.SGD(net.parameters(), lr=0.1)
+        return (
+            (lambda x, y: _train(net, opt, 1.0, x, y)),
+            (lambda new: setattr(net[0], "v", new)),
+            (lambda run, x, y: run(x, y)),
+            [net],
+        )
+
+    def param_group_key(v0):
+        m = _model()
+        opt = tga.optim.SGD(m.parameters(), lr=0.1)
+        opt.param_groups[0]["v"] = v0
+        return (
+            (lambda x, y: _train(m, opt, opt.param_groups[0]["v"], x, y)),
+            (lambda new: opt.param_groups[0].__setitem__("v", new)),
+            (lambda run, x, y: run(x, y)),
+            [m],
+        )
+
+    def helper_closure(v0):
+        m = _model()
+        opt = tga.optim.SGD(m.parameters(), lr=0.1)
+        v = v0
+
+        def helper(out):
+            return _use(v, out)
+
+        def step(x, y):
+            loss = ((helper(m(x)) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss
+
+        def set_value(new):
+            nonlocal v
+            v = new
+
+        return step, set_value, (lambda run, x, y: run(x, y)), [m]
+
+    def inner_compiled_closure(v0):
+        m = _model()
+        opt = tga.optim.SGD(m.parameters(), lr=0.1)
+        box = [v0]
+        head = tga.compile(lambda out: _use(box[0], out))
+        return (
+            (lambda x, y: _train(m, opt, head, x, y)),
+            (lambda new: box.__setitem__(0, new)),
+            (lambda run, x, y: run(x, y)),
+            [m],
+        )
+
+    def function_attribute(v0):
+        m = _model()
+        opt = tga.optim.SGD(m.parameters(), lr=0.1)
+
+        def step(x, y):
+            return _train(m, opt, step.v, x, y)
+
+        step.v = v0
+        return step, (lambda new: setattr(step, "v", new)), (lambda run, x, y: run(x, y)), [m]
+
+    def decorated_function(v0):
+        m = _model()
+        opt = tga.optim.SGD(m.parameters(), lr=0.1)
+        box = [v0]
+
+        def logged(fn):
+            @functools.wraps(fn)
+            def wrapper(*a):
+                return fn(*a)
+
+            return wrapper
+
+        @logged
+        def step(x, y):
+            return _train(m, opt, box[0], x, y)
+
+        return step, (lambda new: box.__setitem__(0, new)), (lambda run, x, y: run(x, y)), [m]
+
     return {f.__name__: f for f in (closure_cell, closure_list, nested_dict, global_name, module_attribute,
                                     dataclass_config, namespace_config, positional_argument, keyword_argument,
                                     namedtuple_argument, trainer_attribute, class_attribute, default_argument,
-                                    partial_argument)}  # fmt: skip
+                                    partial_argument, global_object_attribute, python_module_attribute,
+                                    module_dict_attribute, submodule_attribute, param_group_key, helper_closure,
+                                    inner_compiled_closure, function_attribute, decorated_function)}  # fmt: skip
 
 
 PLACES = _places()

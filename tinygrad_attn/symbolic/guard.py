@@ -33,11 +33,13 @@ names.
 from __future__ import annotations
 
 import dataclasses
+import dis
 import functools
 import inspect
 import operator
 import random
 import sys
+import sysconfig
 import threading
 import types
 from collections.abc import Callable
@@ -69,7 +71,11 @@ _backend: Any = None
 _CHANGES: list[int] = [0]
 _USER_FILES: dict[str, bool] = {}
 _USER_CLASSES: dict[type, bool] = {}
+_USER_MODULES: dict[str, bool] = {}
+_STDLIB = sysconfig.get_paths()["stdlib"]
 _NAMES: dict[Any, tuple[str, ...]] = {}  # a code object -> the global names it (and its nested code) reads
+_ATTRS: dict[Any, tuple[str, ...]] = {}  # a code object -> every name it looks up (see _attribute_names)
+_GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME"})
 
 
 def _user_file(filename: str | None) -> bool:
@@ -81,6 +87,15 @@ def _user_file(filename: str | None) -> bool:
         f = filename.replace("\\", "/")
         user = ("/tinygrad_attn/" not in f or "/tests/" in f) and "-packages/" not in f and not f.startswith("<frozen")
         _USER_FILES[filename] = user
+    return user
+
+
+def _user_module(m: types.ModuleType) -> bool:
+    """A Python module of the user's own (a settings file), not the standard library's."""
+    user = _USER_MODULES.get(m.__name__)
+    if user is None:
+        f = getattr(m, "__file__", None)
+        user = _USER_MODULES[m.__name__] = _user_file(f) and not f.startswith(_STDLIB)
     return user
 
 
@@ -152,7 +167,24 @@ def _position(v: Any) -> Any:
 
 
 def _global_names(code: Any) -> tuple[str, ...]:
+    """The global names ``code`` (and its nested code: lambdas, comprehensions) reads or
+    writes, not the attribute names (``x.shape``) that share ``co_names`` with them."""
     names = _NAMES.get(code)
+    if names is None:
+        found: dict[str, None] = {}
+        codes = [code]
+        while codes:
+            c = codes.pop()
+            found.update((i.argval, None) for i in dis.get_instructions(c) if i.opname in _GLOBAL_OPS)
+            codes.extend(k for k in c.co_consts if inspect.iscode(k))
+        names = _NAMES[code] = tuple(found)
+    return names
+
+
+def _attribute_names(code: Any) -> tuple[str, ...]:
+    """Every name ``code`` (and its nested code) looks up: globals and attributes
+    (``settings.scale``'s ``scale``)."""
+    names = _ATTRS.get(code)
     if names is None:
         found: dict[str, None] = {}
         codes = [code]
@@ -160,7 +192,7 @@ def _global_names(code: Any) -> tuple[str, ...]:
             c = codes.pop()
             found.update(dict.fromkeys(c.co_names))
             codes.extend(k for k in c.co_consts if inspect.iscode(k))
-        names = _NAMES[code] = tuple(found)
+        names = _ATTRS[code] = tuple(found)
     return names
 
 
@@ -321,6 +353,9 @@ class Guard:
                 self.walk(x, f"{path}.{k}" if paths is not None else "", depth)
         else:
             self._emit((t, id(v)), path)
+            wrapped = getattr(v, "__wrapped__", None) if callable(v) else None
+            if wrapped is not None:  # (a compiled function, a decorator's wrapper object: what it calls)
+                self.function(wrapped, f"{path}.__wrapped__" if self.paths is not None else "", depth)
         if self.paths is not None:  # (described around a trace: what the step advanced)
             pos = _position(v)
             if pos is not None:
@@ -475,6 +510,8 @@ class Guard:
             self.walk(f.__defaults__, f"{path}.__defaults__" if paths is not None else "", depth)  # (fn.__defaults__)
         if f.__kwdefaults__:
             self.walk(f.__kwdefaults__, f"{path}.__kwdefaults__" if paths is not None else "", depth)
+        if f.__dict__:  # (``step.scale = 0.5``: an attribute of the function itself)
+            self.walk(f.__dict__, f"{path}.__dict__" if paths is not None else "", depth)
         self._globals_of(f, path, depth)
 
     def _globals_of(self, f: Any, path: str, depth: int) -> None:
@@ -484,13 +521,28 @@ class Guard:
             v = glb.get(name, _MISSING)
             if v is _MISSING:
                 continue
-            if type(v) is types.FunctionType or type(v) is functools.partial:
-                k = id(v)
-                at = self._seen.get(k)
-                if at is not None:
-                    self._emit(("seen", at), name)
-                    continue
-                self._seen[k] = len(self.out)
-                self.function(v, name if paths is not None else "", depth - 1)
-            else:
-                self.walk(v, name if paths is not None else "", depth - 1)
+            self._global(v, name if paths is not None else "", depth - 1)
+            if type(v) is types.ModuleType and _user_module(v):
+                # ``import settings`` then ``settings.scale``: the attributes the code names
+                d = v.__dict__
+                for attr in _attribute_names(f.__code__):
+                    x = d.get(attr, _MISSING)
+                    if x is not _MISSING:
+                        self._global(x, f"{name}.{attr}" if paths is not None else "", depth - 1)
+
+    def _global(self, v: Any, path: str, depth: int) -> None:
+        """A global (or a user module's attribute): functions and Python modules directly, the
+        most common globals, a walk's dispatch fewer each."""
+        t = type(v)
+        if t is types.FunctionType or t is functools.partial:
+            k = id(v)
+            at = self._seen.get(k)
+            if at is not None:
+                self._emit(("seen", at), path)
+                return
+            self._seen[k] = len(self.out)
+            self.function(v, path, depth)
+        elif t is types.ModuleType:
+            self._emit((t, id(v)), path)
+        else:
+            self.walk(v, path, depth)
