@@ -120,6 +120,16 @@ def _use(v, out):
         return out + v
     if isinstance(v, (int, float, np.generic)):
         return out * v
+    if isinstance(v, list):
+        return out * v[0] + v[1]
+    if isinstance(v, dict):
+        return out * v["a"]
+    if isinstance(v, np.ndarray):  # (float32: a Python number read from it; float64: a tensor of it)
+        return out * float(v[5]) if v.dtype == np.float32 else out * tga.tensor(v[:2])
+    if isinstance(v, set):
+        return F.relu(out) if "relu" in v else out
+    if isinstance(v, types.SimpleNamespace):
+        return out * v.a
     return v(out)
 
 
@@ -1303,3 +1313,43 @@ _MAY_RUN_EAGERLY = {"iterator_argument_consumed_inside", "generator_in_closure_c
                     "a_numpy_argument_and_numpy_results", "mixing_compile_and_jit_trace"}  # fmt: skip
 #: Scenarios where a TraceError naming the line is the promised answer.
 _MAY_RAISE = {"tensor_hook_registered_then_removed", "loss_item_returned"}
+
+
+def _set_numbers(arr, c):
+    arr[:] = c
+
+
+#: Mutable values changed in place (no new object): ``(make, change(v, c))``, changed at calls 3, 6, 8.
+MUTABLE_KINDS = {
+    "list of numbers": (lambda: [1.0, 0.0], lambda v, c: v.__setitem__(0, c)),
+    "dict of numbers": (lambda: {"a": 1.0}, lambda v, c: v.__setitem__("a", c)),
+    "small numpy array": (lambda: np.array([1.0, 0.5]), _set_numbers),
+    "large numpy array": (lambda: np.ones(4096), _set_numbers),
+    "large numpy array read as a number": (lambda: np.ones(4096, dtype=np.float32), _set_numbers),
+    "set of flags": (lambda: set(), lambda v, c: v.add("relu") if c > 1 else v.discard("relu")),
+    "namespace": (lambda: types.SimpleNamespace(a=1.0), lambda v, c: setattr(v, "a", c)),
+    "tensor": (lambda: Tensor(np.ones(2)), lambda v, c: v.fill_(c)),
+}
+
+
+@pytest.mark.parametrize("place", [p for p in PLACES if p not in ("class_attribute",)])
+@pytest.mark.parametrize("kind", list(MUTABLE_KINDS))
+def test_a_value_changed_in_place_between_calls(kind, place):
+    def build():
+        make, change = MUTABLE_KINDS[kind]
+        v = make()
+        step, _, call, modules = PLACES[place](v)
+        plan = {3: 2.0, 6: 0.5, 8: 1.0}
+
+        def calls(run):
+            seen = []
+            for i in range(CALLS):
+                if i in plan:
+                    change(v, plan[i])
+                seen.append(call(run, *_xy(i)))
+            return seen
+
+        return step, calls, modules
+
+    # (a NumPy argument read in Python, not as a tensor, runs eagerly: nothing to replay)
+    compare(build, f"{kind} in {place}", replays=not ("numpy" in kind and "argument" in place))

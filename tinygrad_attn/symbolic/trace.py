@@ -815,6 +815,12 @@ class ArgArray(np.ndarray):
 
         return func(*plain(args), **{k: plain(v) for k, v in kw.items()})
 
+    def __getitem__(self, key: Any) -> Any:
+        r = super().__getitem__(key)
+        if not isinstance(r, np.ndarray):  # (one element, a NumPy scalar: a value in Python)
+            self._noted("an element read")
+        return r
+
     def item(self, *a: Any) -> Any:
         self._noted(".item()")
         return self.view(np.ndarray).item(*a)
