@@ -1297,6 +1297,364 @@ def a_numpy_argument_and_numpy_results():
     return step, lambda run: _ten(run, None, lambda i: tuple(t.numpy() for t in _xy(i))), [m]
 
 
+@scenario
+def optimizer_state_cleared_or_loaded():
+    m, opt, step = _sgd_world(tga.optim.Adam)
+    saved = {}
+
+    def before(i):
+        if i == 2:
+            saved["sd"] = {"state": {k: dict(v) for k, v in opt.state_dict()["state"].items()}}
+            saved["sd"] = opt.state_dict()
+        if i == 4:
+            opt.state.clear()
+        if i == 7:
+            opt.load_state_dict(saved["sd"])
+
+    return step, lambda run: _ten(run, before), [m]
+
+
+@scenario
+def module_settings_changed_as_attributes():
+    net = _DropNet()
+    loss_fn = nn.MSELoss()
+    opt = tga.optim.SGD(net.parameters(), lr=0.1)
+
+    def step(x, y):
+        loss = loss_fn(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def before(i):
+        if i == 2:
+            net.drop.p = 0.0
+        if i == 4:
+            loss_fn.reduction = "sum"
+        if i == 6:
+            net.bn.momentum = 0.5
+        if i == 8:
+            net.bn.eps = 0.1
+
+    return step, lambda run: _ten(run, before), [net]
+
+
+@scenario
+def manual_sgd_with_a_global_learning_rate():
+    m = _model()
+
+    def step(x, y):
+        loss = ((m(x) - y) ** 2).mean()
+        grads = tga.autograd.grad(loss, list(m.parameters()))
+        with tga.no_grad():
+            for p, g in zip(m.parameters(), grads):
+                p.sub_(_LR[0] * g)
+        return loss
+
+    def before(i):
+        _LR[0] = 0.1 / (1 + i // 3)
+
+    return step, lambda run: _ten(run, before), [m]
+
+
+_LR = [0.1]
+
+
+@scenario
+def manual_update_through_data_and_grad_zero():
+    m = _model()
+    lr = [0.1]
+
+    def step(x, y):
+        loss = ((m(x) - y) ** 2).mean()
+        loss.backward()
+        for p in m.parameters():
+            p.data -= lr[0] * p.grad
+            p.grad.zero_()
+        return loss
+
+    return step, lambda run: _ten(run, lambda i: lr.__setitem__(0, 0.05 if i > 4 else 0.1)), [m]
+
+
+@scenario
+def input_gradients_for_an_adversarial_step():
+    m = _model()
+
+    def step(x, y):
+        x.requires_grad_(True)
+        loss = ((m(x) - y) ** 2).mean()
+        loss.backward()
+        x_adv = (x + 0.1 * x.grad.sign()).detach()
+        return loss, x_adv, x.grad
+
+    return step, _ten, [m]
+
+
+@scenario
+def step_mutates_its_argument_and_a_closure_tensor():
+    m, opt, step0 = _sgd_world()
+    count = Tensor(np.zeros(()))
+    seen_x = []
+
+    def step(x, y):
+        loss = step0(x, y)
+        with tga.no_grad():
+            x.mul_(2.0)
+            count.add_(1.0)
+        return loss
+
+    def calls(run):
+        out = []
+        for i in range(CALLS):
+            x, y = _xy(i)
+            out.append(run(x, y))
+            seen_x.append(x.numpy().copy())
+        return out, seen_x, count
+
+    return step, calls, [m]
+
+
+@scenario
+def step_stores_its_output_on_the_model():
+    m, opt, step0 = _sgd_world()
+
+    def step(x, y):
+        loss = step0(x, y)
+        m.last = loss.detach()
+        return loss
+
+    return step, lambda run: (_ten(run), m.last), [m]
+
+
+@scenario
+def manual_seed_inside_the_step():
+    m = _model()
+    drop = nn.Dropout(0.3)
+    opt = tga.optim.SGD(m.parameters(), lr=0.1)
+
+    def step(x, y):
+        tga.manual_seed(7)
+        loss = ((drop(m(x)) - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss, tga.rand(2)
+
+    return step, lambda run: (_ten(run), tga.rand(2)), [m]
+
+
+@scenario
+def optimizer_step_with_a_closure():
+    m = _model()
+    opt = tga.optim.SGD(m.parameters(), lr=0.1, momentum=0.5)
+
+    def step(x, y):
+        def closure():
+            opt.zero_grad()
+            loss = ((m(x) - y) ** 2).mean()
+            loss.backward()
+            return loss
+
+        return opt.step(closure)
+
+    return step, _ten, [m]
+
+
+@scenario
+def backward_twice_with_retain_graph():
+    m, opt, _ = _sgd_world()
+
+    def step(x, y):
+        out = m(x)
+        l1 = ((out - y) ** 2).mean()
+        l2 = out.abs().mean()
+        opt.zero_grad()
+        l1.backward(retain_graph=True)
+        l2.backward()
+        opt.step()
+        return l1 + l2
+
+    return step, _ten, [m]
+
+
+@scenario
+def retain_grad_on_an_intermediate():
+    m, opt, _ = _sgd_world()
+
+    def step(x, y):
+        h = m(x)
+        h.retain_grad()
+        loss = ((h - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss, h.grad
+
+    return step, _ten, [m]
+
+
+@scenario
+def weights_tied_between_calls():
+    net = nn.Sequential(_model(4, 4), nn.Tanh(), _model(4, 4, seed=1), _model(4, 2, seed=2))
+    opt = tga.optim.SGD(net.parameters(), lr=0.1)
+
+    def step(x, y):
+        loss = ((net(x) - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def before(i):
+        if i == 4:
+            net[2].weight = net[0].weight
+
+    return step, lambda run: _ten(run, before), [net]
+
+
+@scenario
+def weights_reinitialised_between_calls():
+    m, opt, step = _sgd_world(tga.optim.Adam)
+
+    def before(i):
+        if i in (3, 7):
+            tga.manual_seed(i)
+            nn.init.normal_(m.weight)
+            nn.init.zeros_(m.bias)
+
+    return step, lambda run: _ten(run, before), [m]
+
+
+@scenario
+def grad_scaler_training_step():
+    m = _model()
+    opt = tga.optim.SGD(m.parameters(), lr=0.1)
+    scaler = tga.amp.GradScaler("cpu", init_scale=4.0, growth_interval=3)
+
+    def step(x, y):
+        loss = ((m(x) - y) ** 2).mean()
+        opt.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        return loss
+
+    return step, lambda run: (_ten(run), scaler.get_scale(), scaler.state_dict()), [m]
+
+
+@scenario
+def compiled_module_called_with_changing_attributes():
+    h = _Holder(1.0)
+
+    def calls(run):
+        seen = []
+        for i in range(CALLS):
+            if i in (3, 6):
+                h.v = [0.5, 2.0][i // 6]
+            with tga.no_grad():
+                seen.append(run(_xy(i)[0]))
+        return seen
+
+    return h, calls, [h]
+
+
+@scenario
+def global_grad_mode_changed_between_calls():
+    m, opt, _ = _sgd_world()
+
+    def step(x, y):
+        out = m(x)
+        loss = ((out - y) ** 2).mean()
+        if loss.requires_grad:
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return loss
+
+    def calls(run):
+        seen = []
+        for i in range(CALLS):
+            tga.set_grad_enabled(i % 4 != 3)
+            try:
+                seen.append(run(*_xy(i)))
+            finally:
+                tga.set_grad_enabled(True)
+        return seen
+
+    return step, calls, [m]
+
+
+@scenario
+def list_of_tensors_argument_of_changing_length():
+    m, opt, _ = _sgd_world()
+
+    def step(xs, y):
+        loss = sum(((m(x) - y) ** 2).mean() for x in xs)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def args(i):
+        x, y = _xy(i)
+        return [x * (k + 1) for k in range(1 + i % 3)], y
+
+    return step, lambda run: _ten(run, None, args), [m]
+
+
+@scenario
+def dict_argument_with_changing_keys():
+    m, opt, _ = _sgd_world()
+
+    def step(batch):
+        loss = ((m(batch["x"]) - batch["y"]) ** 2).mean()
+        if "w" in batch:
+            loss = loss * batch["w"]
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def args(i):
+        x, y = _xy(i)
+        return ({"x": x, "y": y} if i % 2 else {"y": y, "x": x, "w": 0.5},)
+
+    return step, lambda run: _ten(run, None, args), [m]
+
+
+@scenario
+def the_same_tensor_passed_twice_then_two():
+    m, opt, _ = _sgd_world()
+
+    def step(a, b, y):
+        loss = ((m(a) + m(b) - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def args(i):
+        x, y = _xy(i)
+        return (x, x, y) if i % 2 else (x, x * 1.0, y)
+
+    return step, lambda run: _ten(run, None, args), [m]
+
+
+@scenario
+def a_parameter_passed_as_an_argument():
+    m, opt, _ = _sgd_world()
+
+    def step(x, y, w):
+        loss = ((x @ w.T - y) ** 2).mean() + ((m(x) - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step, lambda run: _ten(run, None, lambda i: (*_xy(i), m.weight)), [m]
+
+
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_a_user_scenario(name):
     try:
@@ -1310,7 +1668,9 @@ def test_a_user_scenario(name):
 _MAY_RUN_EAGERLY = {"iterator_argument_consumed_inside", "generator_in_closure_consumed_inside",
                     "python_counter_inside_the_step_for_warmup", "accumulating_losses_into_a_global_list",
                     "print_inside_the_step", "an_exception_inside_the_step", "loss_item_returned",
-                    "a_numpy_argument_and_numpy_results", "mixing_compile_and_jit_trace"}  # fmt: skip
+                    "a_numpy_argument_and_numpy_results", "mixing_compile_and_jit_trace",
+                    "step_stores_its_output_on_the_model", "input_gradients_for_an_adversarial_step",
+                    "manual_seed_inside_the_step", "grad_scaler_training_step"}  # fmt: skip
 #: Scenarios where a TraceError naming the line is the promised answer.
 _MAY_RAISE = {"tensor_hook_registered_then_removed", "loss_item_returned"}
 

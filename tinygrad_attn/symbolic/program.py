@@ -67,9 +67,7 @@ class Program:
                 )
         tracer = _State.tracer
         if tracer is not None:  # (its ops run on arrays, unseen by the trace: the step cannot be replayed)
-            from .trace import _user_line  # noqa: PLC0415
-
-            tracer.host_reads.append(f"program {self.name} (tga.jit.trace) called at {_user_line()}")
+            tracer.python_effect(f"program {self.name} (tga.jit.trace) called")
         return self.replay(args)
 
     def replay(self, args: Sequence[Any]) -> Any:

@@ -590,6 +590,9 @@ class Tracer(Hook):
         ``.grad`` as the engine's one rule leaves it (``engine.backward.accumulate_grad``)."""
         self._name_grad(g, t)
         tb = self._tmap[id(t)]
+        if tb.kind == "value":  # (a tensor the step made, retain_grad(): a new one at each call)
+            self._retained(t, g)
+            return
         target = tb.index if tb.kind == "arg" else t
         self.ops.append(OpRecord("accumulate", "accumulate", [self.value(g)], [], section="backward",
                                  target=target))  # fmt: skip
@@ -604,6 +607,21 @@ class Tracer(Hook):
             self._tmap[id(t.grad)] = b  # (the tensor only: g's array stays g's buffer)
             self._alive.append(t.grad)
             self._grad_seen[id(t)] = (t, t.grad)
+
+    def _retained(self, t: Tensor, g: Tensor) -> None:
+        """The gradient of a ``retain_grad()`` tensor the step made: its ``.grad`` is the
+        gradient's buffer (the tensor is new at each call, so its ``.grad`` starts empty); a
+        second backward adding into it runs the step eagerly."""
+        if self.auto:
+            return
+        first = t.grad is None
+        with self.paused():
+            accumulate_grad(t, g._data)
+        if first:
+            self._tmap[id(t.grad)] = self.value(g)
+            self._alive.append(t.grad)
+        else:
+            self.host_reads.append(f"a retained gradient added to by a second backward at {_user_line()}")
 
     def accumulate_found(self, t: Tensor, g: Any) -> None:
         """``backward(inputs=...)``: the gradient the traced pass found for ``t`` (an array of a
@@ -757,6 +775,11 @@ class Tracer(Hook):
             f"{_user_line()}: a replayed program would not call it again. Register the hook outside the "
             "compiled step, or compute what it does in the step itself."
         )
+
+    def python_effect(self, what: str) -> None:
+        """Called where the step does what a program cannot replay (a generator reseeded):
+        ``tga.compile`` runs the call eagerly (see ``host_reads``)."""
+        self.host_reads.append(f"{what} at {_user_line()}")
 
     def random_draw(self) -> None:
         """Called by ``random.host_generator``: a draw inside a trace raises."""
