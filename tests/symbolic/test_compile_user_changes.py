@@ -1713,3 +1713,60 @@ def test_a_value_changed_in_place_between_calls(kind, place):
 
     # (a NumPy argument read in Python, not as a tensor, runs eagerly: nothing to replay)
     compare(build, f"{kind} in {place}", replays=not ("numpy" in kind and "argument" in place))
+
+
+# -- every public function of one or two tensors, inside a compiled function -----------------
+
+#: Functions whose result is a random draw (two eager calls differ too), or that set global state.
+_NOT_PURE = {"rand_like", "randn_like", "randint_like", "bernoulli", "normal", "poisson", "multinomial", "compile",
+             "manual_seed", "seed", "set_default_dtype", "set_printoptions", "load", "save", "set_grad_enabled",
+             "use_deterministic_algorithms", "set_default_device", "set_num_threads", "set_rng_state",
+             "set_flush_denormal", "empty_like", "empty"}  # fmt: skip
+
+
+def _values(i, shape=(3, 4)):
+    a = np.random.default_rng(10 + i).standard_normal(shape) * (i + 1)
+    a[0, 0] = [np.nan, np.inf, -0.0, 2.0][i % 4]  # (masks and checks of special values change too)
+    return a
+
+
+def _public_functions():
+    for name in sorted(n for n in dir(tga) if not n.startswith("_") and n not in _NOT_PURE):
+        f = getattr(tga, name)
+        if not callable(f) or isinstance(f, type) or isinstance(f, types.ModuleType):
+            continue
+        for arity in (1, 2):
+            try:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    out = f(*[Tensor(_values(0)) for _ in range(arity)])
+            except Exception:  # noqa: BLE001 - not a function of this many tensors
+                continue
+            if isinstance(out, Tensor):
+                yield name, arity
+            break
+
+
+@pytest.mark.parametrize(("name", "arity"), list(_public_functions()))
+def test_a_public_function_of_arguments_is_computed_again_at_each_replay(name, arity):
+    """A function computed on the arguments' arrays outside an op would be a constant of the
+    program: the traced call's mask (``isnan``), check (``all``) or copy (``clone``) at every
+    replay. Each must agree with eager on new values, or raise a TraceError naming the line."""
+    f = getattr(tga, name)
+
+    def step(*a):
+        return f(*a)
+
+    run = tga.compile(step)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i in range(4):
+            a = [Tensor(_values(i)) for _ in range(arity)]
+            want = f(*a)
+            try:
+                got = run(*a)
+            except tga.TraceError as e:
+                assert "test_compile_user_changes.py" in str(e), str(e)
+                return
+            assert got.shape == want.shape and got.dtype == want.dtype, (name, i)
+            np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=f"{name} call {i}")

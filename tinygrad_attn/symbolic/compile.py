@@ -205,7 +205,8 @@ class Compiled:
         streams = _host_streams()
         flags = [t.requires_grad for t in tensors]
         with _WatchedOutput() as printed:
-            prog, result = trace_with_result(run, tensors, auto_backward=False, reach=fn, arg_names=names)
+            prog, result = trace_with_result(run, tensors, auto_backward=False, reach=fn, arg_names=names,
+                                             fallback=True)  # fmt: skip
         # A result with a graph is for a backward() outside: a replay gives none, so this
         # key runs eagerly (the trace just did: its result has the graph).
         eager = not prog.did_backward and _has_graph(result)

@@ -57,11 +57,13 @@ def trace(fn: Callable[..., Any], *example_args: Any) -> Program:
 @collector_paused  # (its records live until the program is built: see engine.function)
 def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward: bool = True,
                       reach: Callable[..., Any] | None = None, arg_names: Sequence[str] | None = None,
-                      ) -> tuple[Program, Any]:  # fmt: skip
+                      fallback: bool = False) -> tuple[Program, Any]:  # fmt: skip
     """:func:`trace`, also returning what the traced (eager) run of ``fn`` returned.
     ``reach``: the function whose closure, globals and ``self`` name the tensors read
-    (``fn`` itself by default); ``arg_names``: a name per argument."""
+    (``fn`` itself by default); ``arg_names``: a name per argument; ``fallback``: a call the
+    program cannot replay is to run eagerly (``host_reads``), so reads after the first are let be."""
     tracer = Tracer(fn, args, reach, arg_names)
+    tracer.fallback = fallback
     with tracer.installed():
         result = fn(*args)
         tracer.sync_grads()
@@ -102,6 +104,8 @@ class Tracer(Hook):
     """Records ops into buffers while installed (see :meth:`installed`): the thread's hook."""
 
     _paused = False
+    #: Whether a call that cannot be replayed runs eagerly (``tga.compile``) rather than raising
+    fallback = False
 
     def __init__(self, fn: Callable[..., Any], args: Sequence[Any], reach: Callable[..., Any] | None = None,
                  arg_names: Sequence[str] | None = None) -> None:  # fmt: skip
@@ -754,7 +758,8 @@ class Tracer(Hook):
     def check_read(self, t: Tensor, method: str) -> None:
         """Called where a tensor's values go to Python (``Tensor._read``): raise
         :class:`TraceError` on a traced tensor."""
-        if not self.traced(t):
+        if not self.traced(t) or self.fallback and self.host_reads:
+            # (a call tga.compile already runs eagerly, for what it did before: nothing is replayed)
             return
         b = self._tmap.get(id(t)) or self._amap.get(id(t._data))
         made = f"made by op '{b.name}'" if b is not None else "a parameter"
@@ -947,9 +952,12 @@ def _made_identifier(base: str) -> str:
 
 
 def _user_line() -> str:
+    """The innermost line of the user's code (not this package's, not an installed library's:
+    ``np.asarray(t)`` reaches the tracer through NumPy's frames)."""
     pkg = "/tinygrad_attn/"
     for fr in reversed(traceback.extract_stack()[:-2]):
-        if pkg not in fr.filename.replace("\\", "/") or "/tests/" in fr.filename:
+        f = fr.filename.replace("\\", "/")
+        if (pkg not in f or "/tests/" in f) and "-packages/" not in f and not f.startswith("<frozen"):
             return f'File "{fr.filename}", line {fr.lineno}, in {fr.name}: {fr.line}'
     return "<unknown>"
 

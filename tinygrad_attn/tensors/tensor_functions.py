@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import ops
 from ..engine.declare import check_dtype, public
+from ..ops.compare import IsFinite, IsInf, IsNan
 from ..ops.saved import saved_for_backward
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, where
 from .mutation.inplace import mark_multi_output_views
@@ -607,11 +608,8 @@ def expm1(x: Tensor) -> Tensor:
 
 
 def _elementwise_test(x: Tensor, name: str) -> Tensor:
-    ns = x._dev.ops
-    raw = x._dev.xp
-    if name == "isfinite":
-        return Tensor._wrap(ns.isfinite(x._data), x._dev)
-    return Tensor._wrap(getattr(raw, name)(x._data), x._dev)
+    # (an op, not an array of the moment: a traced program computes the mask again at each replay)
+    return {"isnan": IsNan, "isinf": IsInf, "isfinite": IsFinite}[name].apply(x)
 
 
 @public(method=True)

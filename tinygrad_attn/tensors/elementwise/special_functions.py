@@ -17,8 +17,10 @@ import numpy as np
 
 from ... import ops
 from ...engine.declare import public
+from ...engine.switches import check_host_read
 from ...functional.checks import tensor_arg as _tensor
 from ...functional.checks import tensor_operand
+from ...ops.compare import NextAfter, SignBit
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
@@ -255,8 +257,11 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa
 
 
 # -- without gradient ------------------------------------------------------------------
-def _raw_result(x: Tensor, arr: Any) -> Tensor:
-    return Tensor._wrap(arr, x._dev)
+def _host(x: Tensor, op: str) -> np.ndarray:
+    """``x``'s values on the host, for a NumPy function; inside a trace, a ``TraceError``
+    naming the line where ``x`` is a value of the program (a replay would keep this result)."""
+    check_host_read(x, op)
+    return np.asarray(x._dev.to_host(x._data))
 
 
 @public(method=True, inplace=True)
@@ -283,8 +288,7 @@ def nextafter(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     a, b = _operands(input, other, "nextafter")
     if a.dtype.kind != "f":
         raise UnsupportedDtypeError(f"nextafter: expected floating-point tensors, got {a.dtype}")
-    raw = a._dev.xp
-    out = _raw_result(a, raw.nextafter(a._data, b._data))
+    out = NextAfter.apply(a.detach(), b.detach())
     if not (a.requires_grad or b.requires_grad):
         return out
     # PyTorch's gradient: the identity in input where it differs from other (0 where they are equal),
@@ -307,7 +311,7 @@ def frexp(input: Tensor) -> MantissaExponent:  # noqa: A002
     x = _tensor(input, "frexp")
     if x.dtype.kind != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    m, e = np.frexp(np.asarray(x._dev.to_host(x._data)))
+    m, e = np.frexp(_host(x, "frexp"))
     mantissa = Tensor(np.asarray(m, x.dtype), device=x._dev)
     if x.requires_grad:
         # d mantissa / dx = 1 / 2**exponent, with 2**exponent taken from the int32 exponent in float32 as
@@ -328,7 +332,7 @@ def signbit(input: Tensor) -> Tensor:  # noqa: A002
         return x != x
     if x.dtype.kind == "i":
         return x < 0
-    return _raw_result(x, x._dev.xp.signbit(x._data))
+    return SignBit.apply(x.detach())
 
 
 def _integers(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
@@ -343,7 +347,7 @@ def gcd(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The greatest common divisor, elementwise (integers; non-negative)."""
     a, b = _integers(input, other, "gcd")
     shape = np.broadcast_shapes(a.shape, b.shape)
-    out = np.gcd(np.asarray(a._dev.to_host(a._data)), np.asarray(b._dev.to_host(b._data)))
+    out = np.gcd(_host(a, "gcd"), _host(b, "gcd"))
     return Tensor(np.broadcast_to(out, shape).astype(a.dtype), device=a._dev)
 
 
@@ -352,7 +356,7 @@ def lcm(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The least common multiple, elementwise (integers; non-negative)."""
     a, b = _integers(input, other, "lcm")
     shape = np.broadcast_shapes(a.shape, b.shape)
-    out = np.lcm(np.asarray(a._dev.to_host(a._data)), np.asarray(b._dev.to_host(b._data)))
+    out = np.lcm(_host(a, "lcm"), _host(b, "lcm"))
     return Tensor(np.broadcast_to(out, shape).astype(a.dtype), device=a._dev)
 
 

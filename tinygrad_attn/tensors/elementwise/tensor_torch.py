@@ -10,6 +10,7 @@ from typing import Any
 
 from ... import ops
 from ...engine.declare import public
+from ...engine.switches import tracing
 from ...functional.checks import tensor_operand
 from ...ops.alias import NoDerivative
 from ...ops.compare import IntFloorDivide, IntRemainder
@@ -111,6 +112,8 @@ def clone(self) -> Tensor:
     """A copy with its own array; gradients flow back through it."""
     if self.requires_grad:  # (+ -0.0 changes no value, -0.0 included: + 0 would make it +0.0)
         return _add(self, -0.0)
+    if tracing():  # (an op, a copy made again at each replay: not the traced call's values)
+        return ops.Cast.apply(self, args=self._dev.dtype(self.dtype))
     return Tensor._wrap(self._dev.copy(self._data), self._dev)
 
 

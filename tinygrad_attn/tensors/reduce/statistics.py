@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import builtins
 import math
+import sys
 from typing import Any
 
 import numpy as np
 
 from ... import ops
 from ...engine.declare import public
+from ...engine.switches import check_host_read
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward
 from ...ops.tie_order import sort_order
@@ -41,7 +43,10 @@ class MinMax(tuple):
 
 
 def _host(x: Tensor) -> np.ndarray:
-    """``x``'s values as a NumPy array on the host (for the index computations)."""
+    """``x``'s values as a NumPy array on the host (for the index computations); inside a
+    trace, a ``TraceError`` naming the line where ``x`` is a value of the program (a replay
+    would keep this call's result)."""
+    check_host_read(x, sys._getframe(1).f_code.co_name)
     return np.asarray(x._dev.to_host(x._data))
 
 

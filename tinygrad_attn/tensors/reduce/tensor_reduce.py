@@ -20,6 +20,7 @@ from ... import ops
 from ...engine.composite import composite
 from ...engine.declare import public
 from ...functional.checks import written_to_out
+from ...ops.compare import AllTrue, AnyTrue
 from ...ops.saved import saved_for_backward
 from .._tensor import Tensor, cat, where
 from ..dtypes import accumulate_dtype, get_default_dtype, scalar_type_name
@@ -310,7 +311,7 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = No
         keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """Whether every element is true (over ``dim`` when given)."""
     axes = dims.axes(input.shape, dims.alias(axis, dim, "all"), "all")
-    out = Tensor._wrap(input._dev.ops.all(input._data, axis=axes, keepdims=dims.keep(keepdim, keepdims)), input._dev)
+    out = AllTrue.apply(input, args=(axes, dims.keep(keepdim, keepdims)))  # (an op: a traced program computes it again)
     return out.astype(input.dtype) if input.dtype == np.uint8 else out  # (PyTorch's all of uint8 is uint8)
 
 
@@ -319,7 +320,7 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = No
         keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """Whether any element is true (over ``dim`` when given)."""
     axes = dims.axes(input.shape, dims.alias(axis, dim, "any"), "any")
-    out = Tensor._wrap(input._dev.ops.any(input._data, axis=axes, keepdims=dims.keep(keepdim, keepdims)), input._dev)
+    out = AnyTrue.apply(input, args=(axes, dims.keep(keepdim, keepdims)))  # (an op: a traced program computes it again)
     return out.astype(input.dtype) if input.dtype == np.uint8 else out  # (PyTorch's any of uint8 is uint8)
 
 
