@@ -1730,6 +1730,15 @@ def _values(i, shape=(3, 4)):
     return a
 
 
+def _close(got, want, msg):
+    """Equal, floats to rounding (a replay's fused loops round as they do, not as eager's ops)."""
+    g, w = got.numpy(), want.numpy()
+    if w.dtype.kind in "fc":
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=0, equal_nan=True, err_msg=msg)
+    else:
+        np.testing.assert_array_equal(g, w, err_msg=msg)
+
+
 def _public_functions():
     for name in sorted(n for n in dir(tga) if not n.startswith("_") and n not in _NOT_PURE):
         f = getattr(tga, name)
@@ -1769,4 +1778,57 @@ def test_a_public_function_of_arguments_is_computed_again_at_each_replay(name, a
                 assert "test_compile_user_changes.py" in str(e), str(e)
                 return
             assert got.shape == want.shape and got.dtype == want.dtype, (name, i)
-            np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=f"{name} call {i}")
+            _close(got, want, f"{name} call {i}")
+
+
+_RANDOM_METHODS = {"dropout", "rand", "randn", "bernoulli", "bernoulli_", "normal_", "uniform_", "random_",
+                   "exponential_", "geometric_", "cauchy_", "log_normal_", "rand_like", "randn_like"}  # fmt: skip
+_NOT_A_STEP = {"register_hook", "backward", "retain_grad", "share_memory_", "requires_grad_", "pin_memory",
+               "from_dlpack"}  # fmt: skip
+
+
+def _tensor_methods():
+    for name in sorted(dir(Tensor)):
+        if name.startswith("__") or name in _RANDOM_METHODS or name in _NOT_A_STEP:
+            continue
+        try:
+            attr = getattr(Tensor, name)
+        except Exception:  # noqa: BLE001 - a property that needs an instance
+            continue
+        if not callable(attr) or isinstance(attr, type):
+            continue
+        for arity in (0, 1):
+            try:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    out = getattr(Tensor(_values(0)), name)(*[Tensor(_values(0)) for _ in range(arity)])
+            except Exception:  # noqa: BLE001 - not a method of this many tensors
+                continue
+            if isinstance(out, Tensor):
+                yield name, arity
+            break
+
+
+@pytest.mark.parametrize(("name", "arity"), list(_tensor_methods()))
+def test_a_tensor_method_on_arguments_is_computed_again_at_each_replay(name, arity):
+    """As above for each method (in-place ones too: the argument afterwards is compared)."""
+
+    def step(x, *a):
+        r = getattr(x, name)(*a)
+        return r * 1.0 if r.dtype.kind in "fc" else r  # (a result of its own, not the argument)
+
+    run = tga.compile(step)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i in range(4):
+            a = [Tensor(_values(i)) for _ in range(arity)]
+            x_eager, x_compiled = Tensor(_values(i)), Tensor(_values(i))
+            want = step(x_eager, *a)
+            try:
+                got = run(x_compiled, *a)
+            except tga.TraceError as e:
+                assert "test_compile_user_changes.py" in str(e), str(e)
+                return
+            assert got.shape == want.shape and got.dtype == want.dtype, (name, i)
+            _close(got, want, f"{name} call {i}")
+            _close(x_compiled, x_eager, f"{name} call {i}: x")

@@ -203,7 +203,7 @@ class Compiled:
 
         names = _flat_names(fn, structure, len(tensors))
         streams = _host_streams()
-        flags = [t.requires_grad for t in tensors]
+        flags = [(t.requires_grad, t._data.shape, t._data.dtype) for t in tensors]
         with _WatchedOutput() as printed:
             prog, result = trace_with_result(run, tensors, auto_backward=False, reach=fn, arg_names=names,
                                              fallback=True)  # fmt: skip
@@ -218,9 +218,11 @@ class Compiled:
             grown.append(prog.host_reads[0])
         if _host_streams() != streams:  # (a number drawn in Python: a replay would repeat it)
             grown.append("Python's or NumPy's global random numbers (random.random(), np.random.rand())")
-        moved = [i for i, (t, f) in enumerate(zip(tensors, flags)) if t.requires_grad != f]
-        if moved:  # (x.requires_grad_() inside the step: a replay would not set it on the next x)
-            grown.append(f"requires_grad of the argument {names[moved[0]]}")
+        moved = [
+            i for i, (t, f) in enumerate(zip(tensors, flags)) if (t.requires_grad, t._data.shape, t._data.dtype) != f
+        ]
+        if moved:  # (x.requires_grad_(), x.t_() inside the step: a replay would not do it to the next x)
+            grown.append(f"requires_grad, shape or dtype of the argument {names[moved[0]]}")
         if printed.wrote:
             grown.append(f"output to sys.{printed.wrote} (a print)")
         if grown:

@@ -124,6 +124,8 @@ def type_as(self, other: Tensor) -> Tensor:
 
 @public(function=False, method=True)
 def new_tensor(self, data: Any, dtype: Any = None) -> Tensor:
+    if isinstance(data, Tensor) and tracing() and data._dev is self._dev:  # (a copy by an op at each replay)
+        return data.detach().clone().astype(dtype or self.dtype)
     return Tensor(data, dtype=dtype or self.dtype, device=self._dev)
 
 
