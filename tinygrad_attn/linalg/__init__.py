@@ -17,6 +17,7 @@ Tensor(6.)
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -24,7 +25,7 @@ import numpy as np
 
 from .. import ops
 from ..engine.declare import accepts, public
-from ..engine.switches import no_grad
+from ..engine.switches import check_host_read, no_grad
 from ..functional.checks import tensor_arg as _tensor
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import Tensor, stack, where
@@ -115,7 +116,15 @@ def _matrices(x: Any, op: str, square: bool = False, *, any_dtype: bool = False)
 
 
 def _host(x: Tensor) -> np.ndarray:
+    _on_host(x, sys._getframe(1).f_code.co_name)
     return np.asarray(x._dev.to_host(x._data))
+
+
+def _on_host(x: Tensor, op: str) -> None:
+    """``x``'s values are computed with outside the ops (LAPACK through NumPy): inside a trace,
+    a ``TraceError`` naming the line where ``x`` is a value of the program, whose replay would
+    keep this call's result."""
+    check_host_read(x, op)
 
 
 def _exact_with_gradient_of(exact: Tensor, composite: Tensor) -> Tensor:
@@ -174,6 +183,7 @@ def det(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's names
 def slogdet(A: Tensor) -> Slogdet:  # noqa: N803
     """``(sign, log|det|)`` of each square matrix (``sign`` 0 and ``-inf`` for a singular one)."""
     x = _matrices(A, "slogdet", square=True)
+    _on_host(x, "slogdet")
     with no_grad():
         sign = _wrap(x, x._dev.xp.linalg.slogdet(x._data)[0])
     # (the sign in the graph with gradient 0, as PyTorch's; a 0x0 matrix's log|det| = 0 too)
@@ -365,6 +375,7 @@ def _gram_singular_values(x: Tensor) -> Tensor:
 def svdvals(A: Tensor) -> Tensor:  # noqa: N803
     """The singular values of each matrix, descending."""
     x = _matrices(A, "svdvals")
+    _on_host(x, "svdvals")
     raw = x._dev.xp
     values = raw.linalg.svdvals if hasattr(raw.linalg, "svdvals") else lambda a: raw.linalg.svd(a, compute_uv=False)
     exact = _wrap(x, values(x._data)) if x.numel() else (
@@ -379,6 +390,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, ``S`` descending. Gradients: of ``S`` always, of ``U`` and
     ``Vh`` for ``full_matrices=False`` (or square) matrices of distinct nonzero singular values."""
     x = _matrices(A, "svd")
+    _on_host(x, "svd")
     u, s, vh = x._dev.xp.linalg.svd(x._data, full_matrices=full_matrices)
     U, S, Vh = _wrap(x, u), _wrap(x, s), _wrap(x, vh)  # noqa: N806
     if not x.requires_grad:
@@ -416,6 +428,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
     x = _matrices(A, "qr")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'")  # fmt: skip
+    _on_host(x, "qr")
     raw = x._dev.xp
     q, r = raw.linalg.qr(x._data, mode="complete" if mode == "complete" else "reduced")
     Q, R = _wrap(x, q), _wrap(x, r)  # noqa: N806
