@@ -1655,6 +1655,69 @@ def a_parameter_passed_as_an_argument():
     return step, lambda run: _ten(run, None, lambda i: (*_xy(i), m.weight)), [m]
 
 
+@scenario
+def post_accumulate_grad_hook_registered_between_calls():
+    m, opt, step = _sgd_world()
+    seen = []
+    handle = [None]
+
+    def before(i):
+        if i == 2:
+            handle[0] = m.weight.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.numpy().copy()))
+        if i == 6:
+            handle[0].remove()
+
+    return step, lambda run: (_ten(run, before), seen), [m]
+
+
+@scenario
+def forward_replaced_on_the_instance_and_on_the_class():
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = _model()
+
+        def forward(self, x):
+            return self.lin(x)
+
+    net = Net()
+    _, opt, step = _sgd_world(model=net)
+
+    def before(i):
+        if i == 3:
+            net.forward = lambda x: net.lin(x) * 2.0
+        if i == 5:
+            del net.forward
+        if i == 7:
+            Net.forward = lambda self, x: tga.tanh(self.lin(x))
+
+    return step, lambda run: _ten(run, before), [net]
+
+
+@scenario
+def in_place_write_into_a_view_argument():
+    m, opt, step0 = _sgd_world()
+    base = Tensor(np.zeros((6, 4)))
+
+    def step(x, y):
+        loss = step0(x, y)
+        with tga.no_grad():
+            x[0] = loss
+        return loss
+
+    def calls(run):
+        out = []
+        for i in range(CALLS):
+            x, y = _xy(i)
+            with tga.no_grad():
+                base[1:4] = x
+            out.append(run(base[1:4], y))
+            out.append(base.numpy().copy())
+        return out
+
+    return step, calls, [m]
+
+
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_a_user_scenario(name):
     try:
