@@ -1718,6 +1718,36 @@ def in_place_write_into_a_view_argument():
     return step, calls, [m]
 
 
+def _decorated_run(compiled):
+    global _DECORATED
+    m, opt, _ = _sgd_world()
+
+    def step(x, y):
+        loss = ((m(x) * _DECORATED.scale - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    _DECORATED = run = tga.compile(step) if compiled else step
+    run.scale = 1.0
+    losses = []
+    for i in range(CALLS):
+        if i in (3, 6):
+            run.scale = 0.5 * i
+        losses.append(run(*_xy(i)).numpy())
+    return losses
+
+
+def test_an_attribute_of_the_compiled_function_itself():
+    """``@tga.compile`` then ``step.scale = ...``: the attribute is on the compiled object,
+    which the step's code names as a global."""
+    np.testing.assert_allclose(_decorated_run(True), _decorated_run(False), rtol=1e-9)
+
+
+_DECORATED = None
+
+
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_a_user_scenario(name):
     try:

@@ -374,6 +374,13 @@ class Guard:
             wrapped = getattr(v, "__wrapped__", None) if callable(v) else None
             if wrapped is not None:  # (a compiled function, a decorator's wrapper object: what it calls)
                 self.function(wrapped, f"{path}.__wrapped__" if self.paths is not None else "", depth)
+                code = getattr(wrapped, "__code__", None)
+                own = getattr(v, "__dict__", None)
+                if code is not None and own:  # (``step.scale`` set on the compiled object: what the code names)
+                    for attr in _attribute_names(code):
+                        x = own.get(attr, _MISSING)
+                        if x is not _MISSING:
+                            self.walk(x, f"{path}.{attr}" if self.paths is not None else "", depth)
         if self.paths is not None:  # (described around a trace: what the step advanced)
             pos = _position(v)
             if pos is not None:
