@@ -1748,6 +1748,27 @@ def test_an_attribute_of_the_compiled_function_itself():
 _DECORATED = None
 
 
+@scenario
+def a_vae_step_with_a_distribution_made_inside():
+    enc, dec = _model(4, 4), _model(2, 4, seed=1)
+    opt = tga.optim.Adam([*enc.parameters(), *dec.parameters()], lr=0.01)
+
+    def step(x, y):
+        h = enc(x)
+        mu, log_sigma = h[:, :2], h[:, 2:]
+        q = tga.distributions.Normal(mu, log_sigma.exp())
+        z = q.rsample()
+        prior = tga.distributions.Normal(tga.zeros_like(mu), tga.ones_like(mu))
+        kl = tga.distributions.kl_divergence(q, prior).sum(-1).mean()
+        loss = ((dec(z) - x) ** 2).mean() + kl - q.log_prob(z).mean() * 0.0
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss, kl
+
+    return step, _ten, [enc, dec]
+
+
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_a_user_scenario(name):
     try:
