@@ -1961,3 +1961,55 @@ def test_a_tensor_method_on_arguments_is_computed_again_at_each_replay(name, ari
             assert got.shape == want.shape and got.dtype == want.dtype, (name, i)
             _close(got, want, f"{name} call {i}")
             _close(x_compiled, x_eager, f"{name} call {i}: x")
+
+
+# -- each loss a user trains with, inside a compiled step ----------------------------------------
+
+
+def _targets(i, kind):
+    rng = np.random.default_rng(300 + i)
+    if kind == "class":
+        return Tensor(rng.integers(0, 2, 3))
+    if kind == "prob":
+        return Tensor(rng.random((3, 2)))
+    if kind == "sign":
+        return Tensor(np.where(rng.random(3) < 0.5, -1.0, 1.0))
+    return Tensor(rng.standard_normal((3, 2)))
+
+
+LOSSES = {
+    "mse": (lambda o, t: F.mse_loss(o, t), "real"),
+    "l1": (lambda o, t: F.l1_loss(o, t), "real"),
+    "smooth_l1": (lambda o, t: F.smooth_l1_loss(o, t, beta=0.5), "real"),
+    "huber": (lambda o, t: F.huber_loss(o, t, delta=0.7), "real"),
+    "cross_entropy": (lambda o, t: F.cross_entropy(o, t), "class"),
+    "cross_entropy_smoothing": (lambda o, t: F.cross_entropy(o, t, label_smoothing=0.1), "class"),
+    "cross_entropy_ignore": (lambda o, t: F.cross_entropy(o, t, ignore_index=1), "class"),
+    "nll": (lambda o, t: F.nll_loss(F.log_softmax(o, -1), t), "class"),
+    "bce": (lambda o, t: F.binary_cross_entropy(tga.sigmoid(o), t), "prob"),
+    "bce_logits": (lambda o, t: F.binary_cross_entropy_with_logits(o, t), "prob"),
+    "kl_div": (lambda o, t: F.kl_div(F.log_softmax(o, -1), F.softmax(t, -1), reduction="batchmean"), "real"),
+    "gaussian_nll": (lambda o, t: F.gaussian_nll_loss(o, t, o.detach() ** 2 + 0.5), "real"),
+    "cosine_embedding": (lambda o, t: F.cosine_embedding_loss(o, o.flip(0), t), "sign"),
+    "margin_ranking": (lambda o, t: F.margin_ranking_loss(o[:, 0], o[:, 1], t), "sign"),
+    "soft_margin": (lambda o, t: F.soft_margin_loss(o[:, 0], t), "sign"),
+}
+
+
+@pytest.mark.parametrize("loss", list(LOSSES))
+def test_a_loss_in_a_compiled_training_step(loss):
+    def build():
+        m = _model()
+        opt = tga.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+        f, kind = LOSSES[loss]
+
+        def step(x, t):
+            value = f(m(x), t)
+            opt.zero_grad()
+            value.backward()
+            opt.step()
+            return value
+
+        return step, lambda run: _ten(run, None, lambda i: (_xy(i)[0], _targets(i, kind))), [m]
+
+    compare(build, loss)
