@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import types
 import warnings
 from collections import namedtuple
@@ -2013,3 +2014,32 @@ def test_a_loss_in_a_compiled_training_step(loss):
         return step, lambda run: _ten(run, None, lambda i: (_xy(i)[0], _targets(i, kind))), [m]
 
     compare(build, loss)
+
+
+_ITERATORS = {
+    "list iterator": lambda: iter([0.5, 1.0, 2.0, 3.0, 0.1, 0.2, 0.3, 0.4, 0.6, 0.7]),
+    "itertools.count": lambda: itertools.count(1),
+    "map over a range": lambda: map(float, range(1, 20)),
+    "generator expression": lambda: (k * 0.5 for k in range(1, 20)),
+    "zip": lambda: zip(range(1, 20), range(2, 21)),
+    "enumerate": lambda: enumerate([0.5] * 20),
+}
+
+
+@pytest.mark.parametrize("kind", list(_ITERATORS))
+def test_an_iterator_in_reach_advanced_inside_the_step(kind):
+    def build():
+        m, opt, _ = _sgd_world()
+        it = _ITERATORS[kind]()
+
+        def step(x, y):
+            a, b = next(it) if kind in ("zip", "enumerate") else (next(it), 0)
+            loss = ((m(x) * a - y) ** 2).mean() + b
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step, _ten, [m]
+
+    compare(build, kind, replays=False)

@@ -163,11 +163,19 @@ def _position(v: Any) -> Any:
     if isinstance(v, np.random.RandomState):
         st = v.get_state()
         return st[2], st[1].tobytes()
-    if hasattr(type(v), "__next__"):
-        try:
-            return repr(v.__reduce__())[-200:]  # (a builtin iterator's position: its index, a count's value)
-        except Exception:  # noqa: BLE001 - an iterator that cannot say where it stands: its length left
-            return operator.length_hint(v, -1)
+    if hasattr(type(v), "__next__") and not hasattr(v, "__dict__"):  # (a user's iterator: its attributes say)
+        left = operator.length_hint(v, -1)  # (a list's or a range's iterator: how many are left)
+        if left >= 0:
+            return left
+        try:  # (itertools.count, map, enumerate: the state they pickle, iterators in it by position)
+            red = v.__reduce__()
+        except Exception:  # noqa: BLE001 - an iterator that cannot say where it stands
+            return None
+        parts = [*(red[1] if len(red) > 1 and isinstance(red[1], tuple) else ()), *red[2:3]]
+        return tuple(
+            x if type(x) in (int, float, bool, str) else _position(x) if hasattr(type(x), "__next__") else id(x)
+            for x in parts
+        )
     return None
 
 
