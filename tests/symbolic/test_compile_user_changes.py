@@ -1770,6 +1770,33 @@ def a_vae_step_with_a_distribution_made_inside():
     return step, _ten, [enc, dec]
 
 
+@scenario
+def a_prior_distribution_held_across_calls():
+    m, opt, _ = _sgd_world()
+    prior = tga.distributions.Normal(Tensor(np.zeros(2)), Tensor(np.ones(2)))
+    box = [prior]
+
+    def step(x, y):
+        loss = -box[0].log_prob(m(x)).mean() + ((m(x) - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def before(i):
+        if i == 2:
+            with tga.no_grad():
+                box[0].loc.add_(0.5)
+        if i == 4:
+            box[0].loc = Tensor(np.full(2, -1.0))
+        if i == 6:
+            box[0].scale = Tensor(np.full(2, 2.0))
+        if i == 8:
+            box[0] = tga.distributions.Normal(Tensor(np.ones(2)), Tensor(np.full(2, 0.5)))
+
+    return step, lambda run: _ten(run, before), [m]
+
+
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_a_user_scenario(name):
     try:

@@ -111,6 +111,8 @@ def _user_class(cls: type) -> bool:
         user = cls.__module__ == "__main__" or _user_file(getattr(mod, "__file__", None))
         user = user or dataclasses.is_dataclass(cls) or cls in (types.SimpleNamespace,)
         user = user or (cls.__name__ == "Namespace" and cls.__module__ == "argparse")
+        # (a distribution held across calls, a prior: its parameters are attributes a user reassigns)
+        user = user or cls.__module__.startswith("tinygrad_attn.distributions.")
         _USER_CLASSES[cls] = user
     return user
 

@@ -1051,7 +1051,8 @@ def expand(found: dict[str, Any]) -> dict[str, Any]:
         elif isinstance(v, dict):
             items = v.items()
         elif (hasattr(v, "__dict__") and not isinstance(v, (Module, Tensor, type)) and not callable(v)
-              and not inspect.ismodule(v) and type(v).__module__.split(".")[0] != "tinygrad_attn"):  # fmt: skip
+              and not inspect.ismodule(v) and (type(v).__module__.split(".")[0] != "tinygrad_attn"
+                                               or type(v).__module__.startswith("tinygrad_attn.distributions."))):  # fmt: skip
             items = ((k, x) for k, x in vars(v).items() if not k.startswith("_"))
         else:
             continue
