@@ -2070,3 +2070,56 @@ def test_an_iterator_in_reach_advanced_inside_the_step(kind):
         return step, _ten, [m]
 
     compare(build, kind, replays=False)
+
+
+def _fresh_lambda(i):
+    return eval(f"lambda o: o * {i % 3 + 1}.0")  # noqa: S307 - a new function object at each call, as a notebook makes
+
+
+def _fresh_partial(i):
+    return functools.partial(_scaled, i % 3 + 1.0)
+
+
+def _scaled(c, o):
+    return o * c
+
+
+class _Act:  # (not a user's object by attributes: __slots__, guarded by identity)
+    __slots__ = ("c",)
+
+    def __init__(self, c) -> None:
+        self.c = c
+
+    def __call__(self, o):
+        return o * self.c
+
+
+_FRESH = {"lambda": _fresh_lambda, "partial": _fresh_partial, "slotted callable": lambda i: _Act(i % 3 + 1.0)}
+
+
+@pytest.mark.parametrize("kind", list(_FRESH))
+def test_a_new_object_made_at_every_call_never_takes_an_old_ones_key(kind):
+    """A function made anew at each call (the old one freed) may get the old one's id: the key
+    must not then match the old program."""
+
+    def build():
+        m, opt, _ = _sgd_world()
+        cfg = {}
+
+        def step(x, y):
+            loss = ((cfg["f"](m(x)) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss
+
+        def calls(run):
+            seen = []
+            for i in range(CALLS):
+                cfg["f"] = _FRESH[kind](i)
+                seen.append(run(*_xy(i)))
+            return seen
+
+        return step, calls, [m]
+
+    compare(build, kind)

@@ -137,6 +137,7 @@ class Compiled:
         self._changing: str | None = None
         self._eager = False  # past the cache limit
         self._warned = False  # about Python state the step changes (once)
+        self._kept: dict[Any, list[Any]] = {}  # per key, what its guard holds by identity
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
@@ -175,6 +176,9 @@ class Compiled:
 
     def _trace(self, key: Any, structure: Any, flat: _Flat, args: Any, kw: Any) -> Any:
         now = self.guard.describe(self.fn, flat.others)
+        # The objects the key holds by identity live as long as its program: a function or object
+        # replaced at every call, freed, could otherwise give its id to the next one (same key).
+        kept = self.guard.kept
         if self._last is not None:
             changed = [k for k, v in now.items() if self._last.get(k, v) != v] or [
                 k for k in now if k not in self._last
@@ -239,6 +243,7 @@ class Compiled:
                 stacklevel=3,
             )
         self.programs[key] = None if eager else prog
+        self._kept[key] = kept
         return _host_result(result)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:

@@ -67,6 +67,7 @@ MAX_ARRAY_CONTENTS = 1024
 MAX_ARRAY_COMPARED = 1 << 20
 
 _SCALARS = (int, float, bool, complex, np.generic)
+_PLAIN = frozenset({int, float, bool, str, bytes, type(None)})
 _MODULE_SKIP = frozenset({"_parameters", "_modules", "_buffers", "_non_persistent", "_scope_name", "_buffer_names"})
 _OPT_SKIP = frozenset({"state", "defaults", "_flat", "param_groups"})
 _MISSING = object()
@@ -239,6 +240,7 @@ class Guard:
         self.paths: list[str] | None = None
         self._seen: dict[int, int] = {}
         self._arrays: dict[int, list[Any]] = {}  # id(large array) -> [a weak reference, its copy, its version]
+        self.kept: list[Any] = []  # what the last describe wrote down by identity
 
     # -- entry points -------------------------------------------------------------------
     def key(self, fn: Callable[..., Any], args: Any = ()) -> tuple:
@@ -252,9 +254,10 @@ class Guard:
         return tuple(out)
 
     def describe(self, fn: Callable[..., Any], args: Any = ()) -> dict[str, Any]:
-        """``{name: what was written down}`` for each value of the fingerprint."""
+        """``{name: what was written down}`` for each value of the fingerprint; ``kept`` holds
+        the objects written down by identity (see :class:`~.compile.Compiled`)."""
         with self._lock:
-            self.out, self.paths, self._seen = [], [], {}
+            self.out, self.paths, self._seen, self.kept = [], [], {}, []
             self._walk_all(fn, args)
             out, paths = self.out, self.paths
             self.out, self.paths, self._seen = [], None, {}
@@ -286,6 +289,8 @@ class Guard:
     def walk(self, v: Any, path: str = "", depth: int = DEPTH) -> None:
         """Write down ``v`` (see the module docstring)."""
         t = type(v)
+        if self.paths is not None and t not in _PLAIN:
+            self.kept.append(v)
         if t is float:
             tok: Any = (float, v if v == v else "nan")
         elif t is int or t is bool or t is str or v is None or t is bytes:
@@ -445,6 +450,8 @@ class Guard:
                 kp = f"{path}.{k}" if paths is not None else ""
                 if type(f) is types.FunctionType:
                     self._emit(("fn", id(f)), kp)
+                    if paths is not None:
+                        self.kept.append(f)
                     if _user_file(f.__code__.co_filename):
                         self._globals_of(f, kp, depth - 1)
                 else:
@@ -512,6 +519,8 @@ class Guard:
         """A callable: by identity; the user's functions also by their closure, defaults and
         the globals they name (to ``depth`` functions deep)."""
         paths = self.paths
+        if paths is not None:
+            self.kept.append(f)
         while type(f) is functools.partial:
             self._emit((functools.partial, id(f)), path)
             for i, a in enumerate(f.args):
