@@ -2123,3 +2123,31 @@ def test_a_new_object_made_at_every_call_never_takes_an_old_ones_key(kind):
         return step, calls, [m]
 
     compare(build, kind)
+
+
+_WARNING_SCRIPT = """
+import warnings, numpy as np, tinygrad_attn as tga
+def step(x):
+    warnings.warn("a deprecated argument", UserWarning, stacklevel=1)
+    return x * 2.0
+run = tga.compile(step)
+for i in range(3):
+    assert (run(tga.Tensor(np.full(2, float(i)))).numpy() == 2.0 * i).all()
+print([p is not None for p in run.programs.values()])
+"""
+
+
+def test_a_warning_shown_inside_the_step_is_not_a_print():
+    """A warning the step triggers is shown once per place, eagerly too: the step still replays
+    (a print, which eager repeats at every call, runs the step eagerly). In a process of its
+    own: pytest records warnings instead of showing them on stderr."""
+    import os  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**os.environ, "PYTHONPATH": root}
+    done = subprocess.run([sys.executable, "-c", _WARNING_SCRIPT], capture_output=True, text=True, env=env,
+                          timeout=120, check=True)  # fmt: skip
+    assert done.stdout.strip() == "[True]", done.stdout + done.stderr
+    assert "a deprecated argument" in done.stderr

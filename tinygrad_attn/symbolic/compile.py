@@ -286,8 +286,8 @@ class _Tee:
         self._stream, self._watch, self._name = stream, watch, name
 
     def write(self, text: str) -> Any:
-        if text and self._watch.wrote is None:
-            self._watch.wrote = self._name
+        if text and self._watch.wrote is None and not sys._getframe(1).f_code.co_filename.endswith("warnings.py"):
+            self._watch.wrote = self._name  # (a warning is shown once per place by default, eager too)
         return self._stream.write(text)
 
     def __getattr__(self, name: str) -> Any:
