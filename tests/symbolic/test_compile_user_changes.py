@@ -2151,3 +2151,37 @@ def test_a_warning_shown_inside_the_step_is_not_a_print():
                           timeout=120, check=True)  # fmt: skip
     assert done.stdout.strip() == "[True]", done.stdout + done.stderr
     assert "a deprecated argument" in done.stderr
+
+
+@pytest.mark.parametrize("level", ["INFO", "DEBUG"])
+def test_logging_inside_the_step_logs_at_every_call(level):
+    """A record logged inside the step is output (its handler holds its own stream): eager
+    logs it at every call, so the step runs eagerly; a record below the logger's level is
+    not logged at all, and the step replays."""
+    import logging  # noqa: PLC0415
+
+    log = logging.getLogger("tinygrad_attn.tests.user_changes")
+    seen = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    handler = Keep()
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+
+        def step(x):
+            log.log(getattr(logging, level), "one call")
+            return x * 2.0
+
+        run = tga.compile(step)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            for i in range(CALLS):
+                np.testing.assert_array_equal(run(Tensor(np.full(2, float(i)))).numpy(), np.full(2, 2.0 * i))
+    finally:
+        log.removeHandler(handler)
+    assert len(seen) == (CALLS if level == "INFO" else 0)
+    assert [p is not None for p in run.programs.values()] == [level == "DEBUG"]

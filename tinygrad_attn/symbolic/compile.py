@@ -23,6 +23,7 @@ NumPy arguments reach ``fn`` as NumPy arrays, eager or traced (see ``trace.ArgAr
 from __future__ import annotations
 
 import functools
+import logging
 import random
 import sys
 import warnings
@@ -228,7 +229,10 @@ class Compiled:
         if moved:  # (x.requires_grad_(), x.t_() inside the step: a replay would not do it to the next x)
             grown.append(f"requires_grad, shape or dtype of the argument {names[moved[0]]}")
         if printed.wrote:
-            grown.append(f"output to sys.{printed.wrote} (a print)")
+            what = (
+                printed.wrote if printed.wrote.startswith("a logging") else f"output to sys.{printed.wrote} (a print)"
+            )
+            grown.append(what)
         if grown:
             eager = True
         if grown and not self._warned:
@@ -271,6 +275,16 @@ class _WatchedOutput:
         self.wrote: str | None = None
         self._prev = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = _Tee(sys.stdout, self, "stdout"), _Tee(sys.stderr, self, "stderr")
+        # (a logging handler holds the stream it was made with: a record handled is output too)
+        self._handle = handle = logging.Logger.handle
+
+        def logged(logger: Any, record: Any) -> Any:
+            if self.wrote is None:
+                self.wrote = f"a logging record ({logger.name})"
+            return handle(logger, record)
+
+        self._logged = logged
+        logging.Logger.handle = logged
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -279,6 +293,9 @@ class _WatchedOutput:
             sys.stdout = self._prev[0]
         if type(sys.stderr) is _Tee and sys.stderr._watch is self:
             sys.stderr = self._prev[1]
+        if logging.Logger.handle is self._logged:
+            logging.Logger.handle = self._handle
+        self._logged = None  # (it holds this object: no cycle left for the collector)
 
 
 class _Tee:

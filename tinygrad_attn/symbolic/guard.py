@@ -78,7 +78,7 @@ _CHANGES: list[int] = [0]
 _USER_FILES: dict[str, bool] = {}
 _USER_CLASSES: dict[type, bool] = {}
 _USER_MODULES: dict[str, bool] = {}
-_STDLIB = sysconfig.get_paths()["stdlib"]
+_STDLIB = sysconfig.get_paths()["stdlib"].replace("\\", "/")
 _NAMES: dict[Any, tuple[str, ...]] = {}  # a code object -> the global names it (and its nested code) reads
 _ATTRS: dict[Any, tuple[str, ...]] = {}  # a code object -> every name it looks up (see _attribute_names)
 _GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME"})
@@ -92,6 +92,7 @@ def _user_file(filename: str | None) -> bool:
     if user is None:
         f = filename.replace("\\", "/")
         user = ("/tinygrad_attn/" not in f or "/tests/" in f) and "-packages/" not in f and not f.startswith("<frozen")
+        user = user and not f.startswith(_STDLIB)  # (logging's Logger, with its cache, is not the user's)
         _USER_FILES[filename] = user
     return user
 
@@ -101,7 +102,7 @@ def _user_module(m: types.ModuleType) -> bool:
     user = _USER_MODULES.get(m.__name__)
     if user is None:
         f = getattr(m, "__file__", None)
-        user = _USER_MODULES[m.__name__] = _user_file(f) and not f.startswith(_STDLIB)
+        user = _USER_MODULES[m.__name__] = _user_file(f)  # (not the standard library's: see _user_file)
     return user
 
 
