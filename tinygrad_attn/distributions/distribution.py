@@ -6,10 +6,21 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ..engine.switches import no_grad
+import numpy as np
+
+from ..engine.switches import no_grad, tracing
 from ..tensors._tensor import Size, Tensor
 from . import constraints
 from .utils import lazy_property
+
+
+def all_true(ok: Any) -> bool:
+    """Whether every entry of the check ``ok`` holds (argument and sample validation). Inside a
+    trace (``tga.compile``) the traced call's values are checked without a Python decision in
+    the program: a replay does not validate again (the numbers are the program's inputs)."""
+    if tracing():
+        return bool(np.asarray(ok._dev.to_host(ok._data)).all())
+    return bool(ok.all())
 
 
 class Distribution:
@@ -46,7 +57,7 @@ class Distribution:
             if param not in self.__dict__ and isinstance(getattr(type(self), param, None), lazy_property):
                 continue  # (not computed yet: it follows from a checked argument)
             value = getattr(self, param)
-            if not bool(constraint.check(value).all()):
+            if not all_true(constraint.check(value)):
                 raise ValueError(
                     f"Expected parameter {param} ({type(value).__name__} of shape {tuple(value.shape)}) of distribution "
                     f"{self!r} to satisfy the constraint {constraint!r}, but found invalid values:\n{value}"
@@ -142,7 +153,7 @@ class Distribution:
         except NotImplementedError:
             warnings.warn(f"{self.__class__} does not define `support`: pass validate_args=False", stacklevel=2)
             return
-        if not bool(support.check(value).all()):
+        if not all_true(support.check(value)):
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be within the "
                 f"support ({support!r}) of the distribution {self!r}, but found invalid values:\n{value}"

@@ -8,14 +8,16 @@ from typing import Any
 from ..engine.switches import no_grad
 from ..tensors._tensor import Tensor
 from ..tensors.elementwise import math_functions as _math
+from ..tensors.factories import creation as _creation
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
 
 
 def standard_normal(shape: tuple, like: Tensor) -> Tensor:
-    """Standard normal draws in ``like``'s dtype and device, drawn as PyTorch's ``normal_`` draws them."""
-    return like.new_empty(shape).normal_()
+    """Standard normal draws in ``like``'s dtype and device, drawn as PyTorch's ``normal_`` draws them
+    (``randn``'s stream is ``normal_``'s; inside a trace it is an op, drawing afresh at each replay)."""
+    return _creation.randn(*shape, dtype=like.dtype, device=like._dev)
 
 
 class Normal(Distribution):

@@ -7,7 +7,7 @@ from typing import Any
 from ..tensors._tensor import Tensor
 from ..tensors.factories import creation as _creation
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, all_true
 from .utils import broadcast_all
 
 
@@ -21,7 +21,7 @@ class Uniform(Distribution):
     def __init__(self, low: Any, high: Any, validate_args: bool | None = None) -> None:
         self.low, self.high = broadcast_all(low, high)
         super().__init__(self.low.shape, validate_args=validate_args)
-        if self._validate_args and not bool((self.low < self.high).all()):
+        if self._validate_args and not all_true(self.low < self.high):
             raise ValueError("Uniform is not defined when low>= high")
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Uniform:

@@ -17,6 +17,7 @@ Tensor(6.)
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -112,10 +113,15 @@ def _matrices(x: Any, op: str, square: bool = False, *, any_dtype: bool = False)
 
 
 def _host(x: Tensor) -> np.ndarray:
-    """``x``'s values on the host, for LAPACK: a read a trace refuses, naming the line (a replay
-    would not compute on the host again)."""
-    check_host_read(x, "a linear-algebra computation on the host")
+    _on_host(x, sys._getframe(1).f_code.co_name)
     return np.asarray(x._dev.to_host(x._data))
+
+
+def _on_host(x: Tensor, op: str) -> None:
+    """``x``'s values are computed with outside the ops (LAPACK through NumPy): inside a trace,
+    a ``TraceError`` naming the line where ``x`` is a value of the program, whose replay would
+    keep this call's result."""
+    check_host_read(x, op)
 
 
 def _exact_with_gradient_of(exact: Tensor, composite: Tensor) -> Tensor:
@@ -178,6 +184,7 @@ def det(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's names
 def slogdet(A: Tensor) -> Slogdet:  # noqa: N803
     """``(sign, log|det|)`` of each square matrix (``sign`` 0 and ``-inf`` for a singular one)."""
     x = _matrices(A, "slogdet", square=True)
+    _on_host(x, "slogdet")
     with no_grad():
         sign = _wrap(x, x._dev.xp.linalg.slogdet(x._data)[0])
     # (the sign in the graph with gradient 0, as PyTorch's; a 0x0 matrix's log|det| = 0 too)

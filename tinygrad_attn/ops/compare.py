@@ -30,6 +30,33 @@ LogicalOr = _compare("LogicalOr", lambda ns, a, b: a | b)
 LogicalNot = _compare("LogicalNot", lambda ns, a, b: ~a)
 
 
+# Tests of each element, and boolean reductions: ops like the comparisons, so that a traced
+# program computes a mask or a check (``x.isnan()``, ``x.isfinite().all()``) again at each replay.
+IsNan = _compare("IsNan", lambda ns, a, b: ns.device.xp.isnan(a))
+IsInf = _compare("IsInf", lambda ns, a, b: ns.device.xp.isinf(a))
+IsFinite = _compare("IsFinite", lambda ns, a, b: ns.isfinite(a))
+SignBit = _compare("SignBit", lambda ns, a, b: ns.device.xp.signbit(a))
+NextAfter = _compare(
+    "NextAfter", lambda ns, a, b: ns.device.xp.nextafter(a, b)
+)  # (its value; the gradient is composed)
+Hypot = _compare("Hypot", lambda ns, a, b: ns.device.xp.hypot(a, b))  # (its value: hypot's gradient is composed)
+
+
+class _BoolReduce(Function):
+    """``any`` or ``all`` over the axes ``args[0]`` (None: every axis), keeping them when ``args[1]``."""
+
+    __slots__ = ()
+    differentiable = False
+
+    def forward(self, ns: Any, a: Any) -> Any:
+        axes, keepdims = self.args
+        return getattr(ns, self.name)(a, axis=axes, keepdims=keepdims)
+
+
+AnyTrue = type("AnyTrue", (_BoolReduce,), {"__slots__": (), "name": "any", "__module__": __name__})
+AllTrue = type("AllTrue", (_BoolReduce,), {"__slots__": (), "name": "all", "__module__": __name__})
+
+
 def _nonzero_divisor(ns: Any, b: Any, op: str) -> Any:
     """``b``, refused where an integer division would divide by zero: PyTorch's (CPU) error,
     where NumPy would warn and give 0."""

@@ -75,6 +75,8 @@ class Generator:
         if not -(2**63) <= seed < 2**64:
             raise RuntimeError(f"manual_seed: seed must be within [-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff], "
                                f"got {seed}")  # fmt: skip
+        if (tracer := active_tracer()) is not None:
+            tracer.python_effect(f"manual_seed({seed})")
         self._seed = seed & (2**64 - 1)
         self._set_words(_init_genrand(self._seed), _N)
         self._fresh = True  # (PyTorch's "next" word index reads 0 until the first draw)
@@ -107,6 +109,8 @@ class Generator:
         if arr.size != _STATE.size:
             raise RuntimeError(f"set_state: expected a state of {_STATE.size} bytes, got {arr.size}")
         fields = _STATE.unpack(arr.tobytes())
+        if (tracer := active_tracer()) is not None:
+            tracer.python_effect("set_state")
         seed, left, _seeded, nxt = fields[:4]
         words = np.array(fields[4 : 4 + _N], dtype=np.uint64)
         normal_y, _rho, normal_valid, next_float, float_valid = fields[4 + _N + 1 :]

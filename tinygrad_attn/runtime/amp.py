@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from ..engine.switches import no_grad
+from ..engine.switches import active_tracer, no_grad
 from ..tensors._tensor import Tensor
 from .backend import is_available
 
@@ -94,6 +94,10 @@ class GradScaler:
         """``outputs`` (a tensor or nested lists/tuples of them) times the scale."""
         if not self._enabled:
             return outputs
+        if (tracer := active_tracer()) is not None:
+            # (the scale, the finite check and update() are Python decisions and state a replayed
+            # program would not make again: a compiled step using a scaler runs eagerly)
+            tracer.python_effect("GradScaler.scale")
         if isinstance(outputs, Tensor):
             return outputs * self._scale
         if isinstance(outputs, (list, tuple)):
@@ -107,6 +111,8 @@ class GradScaler:
             return
         if id(optimizer) in self._found_inf:
             raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        if (tracer := active_tracer()) is not None:
+            tracer.python_effect("GradScaler.unscale_")
         found = False
         with no_grad():
             for group in optimizer.param_groups:
@@ -130,6 +136,8 @@ class GradScaler:
         ``growth_interval`` finite ones (or set it to ``new_scale``)."""
         if not self._enabled:
             return
+        if (tracer := active_tracer()) is not None:
+            tracer.python_effect("GradScaler.update")
         if new_scale is not None:
             self._scale = float(new_scale)
         elif any(self._found_inf.values()):

@@ -23,6 +23,9 @@ NumPy arguments reach ``fn`` as NumPy arrays, eager or traced (see ``trace.ArgAr
 from __future__ import annotations
 
 import functools
+import logging
+import random
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -134,6 +137,7 @@ class Compiled:
         self._changing: str | None = None
         self._eager = False  # past the cache limit
         self._warned = False  # about Python state the step changes (once)
+        self._kept: dict[Any, list[Any]] = {}  # per key, what its guard holds by identity
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
@@ -172,6 +176,9 @@ class Compiled:
 
     def _trace(self, key: Any, structure: Any, flat: _Flat, args: Any, kw: Any) -> Any:
         now = self.guard.describe(self.fn, flat.others)
+        # The objects the key holds by identity live as long as its program: a function or object
+        # replaced at every call, freed, could otherwise give its id to the next one (same key).
+        kept = self.guard.kept
         if self._last is not None:
             changed = [k for k, v in now.items() if self._last.get(k, v) != v] or [
                 k for k in now if k not in self._last
@@ -199,7 +206,11 @@ class Compiled:
             return fn(*a, **k)
 
         names = _flat_names(fn, structure, len(tensors))
-        prog, result = trace_with_result(run, tensors, auto_backward=False, reach=fn, arg_names=names)
+        streams = _host_streams()
+        flags = [(t.requires_grad, t._data.shape, t._data.dtype) for t in tensors]
+        with _WatchedOutput() as printed:
+            prog, result = trace_with_result(run, tensors, auto_backward=False, reach=fn, arg_names=names,
+                                             fallback=True)  # fmt: skip
         # A result with a graph is for a backward() outside: a replay gives none, so this
         # key runs eagerly (the trace just did: its result has the graph).
         eager = not prog.did_backward and _has_graph(result)
@@ -209,6 +220,18 @@ class Compiled:
         grown = [k for k, v in after.items() if now.get(k, v) != v] or [k for k in after if k not in now]
         if prog.host_reads:
             grown.append(prog.host_reads[0])
+        if _host_streams() != streams:  # (a number drawn in Python: a replay would repeat it)
+            grown.append("Python's or NumPy's global random numbers (random.random(), np.random.rand())")
+        moved = [
+            i for i, (t, f) in enumerate(zip(tensors, flags)) if (t.requires_grad, t._data.shape, t._data.dtype) != f
+        ]
+        if moved:  # (x.requires_grad_(), x.t_() inside the step: a replay would not do it to the next x)
+            grown.append(f"requires_grad, shape or dtype of the argument {names[moved[0]]}")
+        if printed.wrote:
+            what = (
+                printed.wrote if printed.wrote.startswith("a logging") else f"output to sys.{printed.wrote} (a print)"
+            )
+            grown.append(what)
         if grown:
             eager = True
         if grown and not self._warned:
@@ -216,12 +239,14 @@ class Compiled:
             warnings.warn(
                 f"compile({getattr(self.fn, '__name__', 'fn')}): the step changes or reads the Python state "
                 f"'{grown[0]}' (an append to a container, an attribute, a training flag, a NumPy computation on "
-                "an argument) in a way a replayed program would not repeat; it runs eagerly. Make the change "
-                "outside the compiled function, or compute with tensors.",
+                "an argument, a random number drawn in Python, a print, an iterator advanced) in a way a replayed "
+                "program would not repeat; it runs eagerly. Make the change outside the compiled function, or "
+                "compute with tensors.",
                 RuntimeWarning,
                 stacklevel=3,
             )
         self.programs[key] = None if eager else prog
+        self._kept[key] = kept
         return _host_result(result)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -232,6 +257,57 @@ class Compiled:
     def program(self) -> Program | None:
         """The most recently traced program."""
         return next((p for p in reversed(self.programs.values()) if p is not None), None)
+
+
+def _host_streams() -> tuple:
+    """Where Python's and NumPy's global random streams stand: a step that draws from them
+    changes this (compared around a trace only; ``tga.rand`` has its own stream, replayed)."""
+    st = np.random.get_state()
+    return random.getstate(), st[2], st[1].tobytes(), st[3], st[4]
+
+
+class _WatchedOutput:
+    """``sys.stdout`` and ``sys.stderr`` while a step is traced: what the step prints goes
+    through, and ``wrote`` names the stream written to (a replay would print nothing)."""
+
+    def __enter__(self) -> _WatchedOutput:
+        self.wrote: str | None = None
+        self._prev = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = _Tee(sys.stdout, self, "stdout"), _Tee(sys.stderr, self, "stderr")
+        # (a logging handler holds the stream it was made with: a record handled is output too)
+        self._handle = handle = logging.Logger.handle
+
+        def logged(logger: Any, record: Any) -> Any:
+            if self.wrote is None:
+                self.wrote = f"a logging record ({logger.name})"
+            return handle(logger, record)
+
+        self._logged = logged
+        logging.Logger.handle = logged
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        # (only our own wrapper is taken away: another thread may have put its own since)
+        if type(sys.stdout) is _Tee and sys.stdout._watch is self:
+            sys.stdout = self._prev[0]
+        if type(sys.stderr) is _Tee and sys.stderr._watch is self:
+            sys.stderr = self._prev[1]
+        if logging.Logger.handle is self._logged:
+            logging.Logger.handle = self._handle
+        self._logged = None  # (it holds this object: no cycle left for the collector)
+
+
+class _Tee:
+    def __init__(self, stream: Any, watch: _WatchedOutput, name: str) -> None:
+        self._stream, self._watch, self._name = stream, watch, name
+
+    def write(self, text: str) -> Any:
+        if text and self._watch.wrote is None and not sys._getframe(1).f_code.co_filename.endswith("warnings.py"):
+            self._watch.wrote = self._name  # (a warning is shown once per place by default, eager too)
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _host_result(result: Any) -> Any:

@@ -16,8 +16,9 @@ walks everything the step can reach and writes it down as one flat tuple (the *k
 - optimizers by identity and class, their param groups (which parameters, and each
   setting; the numbers a program reads live at each replay, the learning rate and the
   other :data:`LIVE_HYPERPARAMETERS`, only by whether they are zero);
-- tensors by identity, shape, dtype, device and ``requires_grad``; small NumPy arrays by
-  contents, large ones by identity, shape and dtype;
+- tensors by identity, shape, dtype, device and ``requires_grad``; NumPy arrays by contents
+  (small ones by their bytes, larger ones by a version counted up when they change: see
+  :data:`MAX_ARRAY_COMPARED`);
 - objects of the user's classes (a trainer, a config dataclass, a ``SimpleNamespace``)
   by class and attributes; any other object by identity and class;
 - the grad mode and the default device.
@@ -33,11 +34,16 @@ names.
 from __future__ import annotations
 
 import dataclasses
+import dis
 import functools
 import inspect
+import operator
+import random
 import sys
+import sysconfig
 import threading
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +51,7 @@ import numpy as np
 
 from ..engine.switches import _State
 from ..tensors._tensor import Tensor
+from ..tensors.dtypes import _DEFAULT_FLOAT
 
 #: How many functions deep the globals of called functions are walked.
 DEPTH = 3
@@ -55,8 +62,12 @@ LIVE_HYPERPARAMETERS = frozenset({"lr", "betas", "momentum", "eps", "weight_deca
 MAX_ITEMS = 4096
 #: NumPy arrays up to this many elements are guarded by their contents.
 MAX_ARRAY_CONTENTS = 1024
+#: Larger ones, up to this many elements, by a version counted up when a compare with a kept
+#: copy finds their contents changed (about 0.3 ms per call at the largest); beyond, by identity.
+MAX_ARRAY_COMPARED = 1 << 20
 
 _SCALARS = (int, float, bool, complex, np.generic)
+_PLAIN = frozenset({int, float, bool, str, bytes, type(None)})
 _MODULE_SKIP = frozenset({"_parameters", "_modules", "_buffers", "_non_persistent", "_scope_name", "_buffer_names"})
 _OPT_SKIP = frozenset({"state", "defaults", "_flat", "param_groups"})
 _MISSING = object()
@@ -66,7 +77,11 @@ _backend: Any = None
 _CHANGES: list[int] = [0]
 _USER_FILES: dict[str, bool] = {}
 _USER_CLASSES: dict[type, bool] = {}
+_USER_MODULES: dict[str, bool] = {}
+_STDLIB = sysconfig.get_paths()["stdlib"].replace("\\", "/")
 _NAMES: dict[Any, tuple[str, ...]] = {}  # a code object -> the global names it (and its nested code) reads
+_ATTRS: dict[Any, tuple[str, ...]] = {}  # a code object -> every name it looks up (see _attribute_names)
+_GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME"})
 
 
 def _user_file(filename: str | None) -> bool:
@@ -77,7 +92,17 @@ def _user_file(filename: str | None) -> bool:
     if user is None:
         f = filename.replace("\\", "/")
         user = ("/tinygrad_attn/" not in f or "/tests/" in f) and "-packages/" not in f and not f.startswith("<frozen")
+        user = user and not f.startswith(_STDLIB)  # (logging's Logger, with its cache, is not the user's)
         _USER_FILES[filename] = user
+    return user
+
+
+def _user_module(m: types.ModuleType) -> bool:
+    """A Python module of the user's own (a settings file), not the standard library's."""
+    user = _USER_MODULES.get(m.__name__)
+    if user is None:
+        f = getattr(m, "__file__", None)
+        user = _USER_MODULES[m.__name__] = _user_file(f)  # (not the standard library's: see _user_file)
     return user
 
 
@@ -88,6 +113,8 @@ def _user_class(cls: type) -> bool:
         user = cls.__module__ == "__main__" or _user_file(getattr(mod, "__file__", None))
         user = user or dataclasses.is_dataclass(cls) or cls in (types.SimpleNamespace,)
         user = user or (cls.__name__ == "Namespace" and cls.__module__ == "argparse")
+        # (a distribution held across calls, a prior: its parameters are attributes a user reassigns)
+        user = user or cls.__module__.startswith("tinygrad_attn.distributions.")
         _USER_CLASSES[cls] = user
     return user
 
@@ -122,8 +149,59 @@ def _tree(m: Any, static: list[Any], tensors: list[Any], live: list[Any], classe
             live.append(x)
 
 
+def _position(v: Any) -> Any:
+    """Where an iterator, a generator or a random generator stands (None for other objects):
+    a step that advances one (``next(batches)``, ``rng.normal()``) did what a replay would
+    not do again."""
+    if isinstance(v, types.GeneratorType):
+        frame = v.gi_frame
+        if frame is None:
+            return ("finished",)
+        return frame.f_lasti, tuple(
+            (type(x), x) if type(x) in (int, float, bool, str) else id(x) for x in frame.f_locals.values()
+        )
+    if isinstance(v, np.random.Generator):
+        return repr(v.bit_generator.state)
+    if isinstance(v, random.Random):
+        return hash(v.getstate())
+    if isinstance(v, np.random.RandomState):
+        st = v.get_state()
+        return st[2], st[1].tobytes()
+    if hasattr(type(v), "__next__") and not hasattr(v, "__dict__"):  # (a user's iterator: its attributes say)
+        left = operator.length_hint(v, -1)  # (a list's or a range's iterator: how many are left)
+        if left >= 0:
+            return left
+        try:  # (itertools.count, map, enumerate: the state they pickle, iterators in it by position)
+            red = v.__reduce__()
+        except Exception:  # noqa: BLE001 - an iterator that cannot say where it stands
+            return None
+        parts = [*(red[1] if len(red) > 1 and isinstance(red[1], tuple) else ()), *red[2:3]]
+        return tuple(
+            x if type(x) in (int, float, bool, str) else _position(x) if hasattr(type(x), "__next__") else id(x)
+            for x in parts
+        )
+    return None
+
+
 def _global_names(code: Any) -> tuple[str, ...]:
+    """The global names ``code`` (and its nested code: lambdas, comprehensions) reads or
+    writes, not the attribute names (``x.shape``) that share ``co_names`` with them."""
     names = _NAMES.get(code)
+    if names is None:
+        found: dict[str, None] = {}
+        codes = [code]
+        while codes:
+            c = codes.pop()
+            found.update((i.argval, None) for i in dis.get_instructions(c) if i.opname in _GLOBAL_OPS)
+            codes.extend(k for k in c.co_consts if inspect.iscode(k))
+        names = _NAMES[code] = tuple(found)
+    return names
+
+
+def _attribute_names(code: Any) -> tuple[str, ...]:
+    """Every name ``code`` (and its nested code) looks up: globals and attributes
+    (``settings.scale``'s ``scale``)."""
+    names = _ATTRS.get(code)
     if names is None:
         found: dict[str, None] = {}
         codes = [code]
@@ -131,7 +209,7 @@ def _global_names(code: Any) -> tuple[str, ...]:
             c = codes.pop()
             found.update(dict.fromkeys(c.co_names))
             codes.extend(k for k in c.co_consts if inspect.iscode(k))
-        names = _NAMES[code] = tuple(found)
+        names = _ATTRS[code] = tuple(found)
     return names
 
 
@@ -158,10 +236,12 @@ class Guard:
             _Module, _Optimizer, _backend, _CHANGES = Module, Optimizer, backend, changes
         self._lock = threading.Lock()
         self._modules: dict[int, tuple[Any, int, list[Any], list[tuple[str, Any]]]] = {}
-        self._classes: dict[type, list[Any]] = {}
+        self._classes: dict[type, list[type]] = {}  # a class -> the user's classes of its MRO
         self.out: list[Any] = []
         self.paths: list[str] | None = None
         self._seen: dict[int, int] = {}
+        self._arrays: dict[int, list[Any]] = {}  # id(large array) -> [a weak reference, its copy, its version]
+        self.kept: list[Any] = []  # what the last describe wrote down by identity
 
     # -- entry points -------------------------------------------------------------------
     def key(self, fn: Callable[..., Any], args: Any = ()) -> tuple:
@@ -175,9 +255,10 @@ class Guard:
         return tuple(out)
 
     def describe(self, fn: Callable[..., Any], args: Any = ()) -> dict[str, Any]:
-        """``{name: what was written down}`` for each value of the fingerprint."""
+        """``{name: what was written down}`` for each value of the fingerprint; ``kept`` holds
+        the objects written down by identity (see :class:`~.compile.Compiled`)."""
         with self._lock:
-            self.out, self.paths, self._seen = [], [], {}
+            self.out, self.paths, self._seen, self.kept = [], [], {}, []
             self._walk_all(fn, args)
             out, paths = self.out, self.paths
             self.out, self.paths, self._seen = [], None, {}
@@ -190,8 +271,12 @@ class Guard:
         out = self.out
         out.append(_State.grad_enabled)
         out.append(_backend._default_name)
+        out.append(_DEFAULT_FLOAT[0])  # (what a float factory and a Python float make)
+        hooks = _State.grad_hooks
+        # Gradient hooks run in eager backward passes only: one registered or removed traces again.
+        out.append(tuple([(k, len(e[1])) for k, e in hooks.items() if e[1]]) if hooks else ())
         if self.paths is not None:
-            self.paths += ["grad mode", "default device"]
+            self.paths += ["grad mode", "default device", "default dtype", "tensor hooks (register_hook)"]
         self.function(fn, "fn", DEPTH)
         for name, a in args:
             self.walk(a, name)
@@ -205,6 +290,8 @@ class Guard:
     def walk(self, v: Any, path: str = "", depth: int = DEPTH) -> None:
         """Write down ``v`` (see the module docstring)."""
         t = type(v)
+        if self.paths is not None and t not in _PLAIN:
+            self.kept.append(v)
         if t is float:
             tok: Any = (float, v if v == v else "nan")
         elif t is int or t is bool or t is str or v is None or t is bytes:
@@ -238,10 +325,22 @@ class Guard:
             elif isinstance(v, np.ndarray):
                 if v.size <= MAX_ARRAY_CONTENTS:
                     self._emit(("array", v.shape, v.dtype, v.tobytes()), path)
+                elif v.size <= MAX_ARRAY_COMPARED and v.dtype.kind in "biufc":
+                    self._emit(("array", id(v), v.shape, v.dtype, self._array_version(v)), path)
                 else:
                     self._emit(("array", id(v), v.shape, v.dtype), path)
             else:
                 self._object(v, t, path if paths is not None else "", depth)
+
+    def _array_version(self, v: np.ndarray) -> int:
+        """How many times a large NumPy array's contents were seen to change: compared with a
+        copy at each key (a vectorised compare, not a hash of the bytes), counted up on a change."""
+        e = self._arrays.get(id(v))
+        if e is None or e[0]() is not v:
+            e = self._arrays[id(v)] = [weakref.ref(v), v.copy(), 0]
+        elif not (np.array_equal(v, e[1]) or v.dtype.kind in "fc" and np.array_equal(v, e[1], equal_nan=True)):
+            e[1], e[2] = v.copy(), e[2] + 1
+        return e[2]
 
     def _container(self, v: Any, t: type, path: str, depth: int) -> None:
         n = len(v)
@@ -288,6 +387,20 @@ class Guard:
                 self.walk(x, f"{path}.{k}" if paths is not None else "", depth)
         else:
             self._emit((t, id(v)), path)
+            wrapped = getattr(v, "__wrapped__", None) if callable(v) else None
+            if wrapped is not None:  # (a compiled function, a decorator's wrapper object: what it calls)
+                self.function(wrapped, f"{path}.__wrapped__" if self.paths is not None else "", depth)
+                code = getattr(wrapped, "__code__", None)
+                own = getattr(v, "__dict__", None)
+                if code is not None and own:  # (``step.scale`` set on the compiled object: what the code names)
+                    for attr in _attribute_names(code):
+                        x = own.get(attr, _MISSING)
+                        if x is not _MISSING:
+                            self.walk(x, f"{path}.{attr}" if self.paths is not None else "", depth)
+        if self.paths is not None:  # (described around a trace: what the step advanced)
+            pos = _position(v)
+            if pos is not None:
+                self._emit(pos, f"{path} (its position)")
 
     def module(self, m: Any, path: str, depth: int) -> None:
         """A module tree: classes and attributes, read again only after a module changed (then
@@ -321,23 +434,29 @@ class Guard:
             self._class(cls, "", depth)
 
     def _class(self, cls: type, path: str, depth: int) -> None:
-        """The globals that the methods of a user's class name (a ``forward`` calling a
-        global activation)."""
+        """A user's class: its attributes (``Trainer.scale``, a method replaced: read through
+        ``self`` but changed with no assignment to an instance) and the globals its methods
+        name (a ``forward`` calling a global activation)."""
         if depth <= 0:
             return
-        fns = self._classes.get(cls)
-        if fns is None:
-            fns = []
-            for klass in cls.__mro__:
-                if klass is object or not _user_class(klass):
+        own = self._classes.get(cls)
+        if own is None:
+            own = self._classes[cls] = [k for k in cls.__mro__ if k is not object and _user_class(k)]
+        paths = self.paths
+        for klass in own:
+            for k, f in vars(klass).items():
+                if k[:2] == "__":
                     continue
-                for f in vars(klass).values():
-                    f = getattr(f, "__func__", f)
-                    if type(f) is types.FunctionType and _user_file(f.__code__.co_filename):
-                        fns.append(f)
-            self._classes[cls] = fns
-        for f in fns:
-            self._globals_of(f, f"{path}.{f.__name__}" if self.paths is not None else "", depth - 1)
+                f = getattr(f, "__func__", f)
+                kp = f"{path}.{k}" if paths is not None else ""
+                if type(f) is types.FunctionType:
+                    self._emit(("fn", id(f)), kp)
+                    if paths is not None:
+                        self.kept.append(f)
+                    if _user_file(f.__code__.co_filename):
+                        self._globals_of(f, kp, depth - 1)
+                else:
+                    self.walk(f, kp, depth - 1)
 
     def optimizer(self, opt: Any, path: str) -> None:
         """An optimizer: its class, identity, param groups and hooks (not its state, which the
@@ -401,6 +520,8 @@ class Guard:
         """A callable: by identity; the user's functions also by their closure, defaults and
         the globals they name (to ``depth`` functions deep)."""
         paths = self.paths
+        if paths is not None:
+            self.kept.append(f)
         while type(f) is functools.partial:
             self._emit((functools.partial, id(f)), path)
             for i, a in enumerate(f.args):
@@ -434,6 +555,8 @@ class Guard:
             self.walk(f.__defaults__, f"{path}.__defaults__" if paths is not None else "", depth)  # (fn.__defaults__)
         if f.__kwdefaults__:
             self.walk(f.__kwdefaults__, f"{path}.__kwdefaults__" if paths is not None else "", depth)
+        if f.__dict__:  # (``step.scale = 0.5``: an attribute of the function itself)
+            self.walk(f.__dict__, f"{path}.__dict__" if paths is not None else "", depth)
         self._globals_of(f, path, depth)
 
     def _globals_of(self, f: Any, path: str, depth: int) -> None:
@@ -443,13 +566,28 @@ class Guard:
             v = glb.get(name, _MISSING)
             if v is _MISSING:
                 continue
-            if type(v) is types.FunctionType or type(v) is functools.partial:
-                k = id(v)
-                at = self._seen.get(k)
-                if at is not None:
-                    self._emit(("seen", at), name)
-                    continue
-                self._seen[k] = len(self.out)
-                self.function(v, name if paths is not None else "", depth - 1)
-            else:
-                self.walk(v, name if paths is not None else "", depth - 1)
+            self._global(v, name if paths is not None else "", depth - 1)
+            if type(v) is types.ModuleType and _user_module(v):
+                # ``import settings`` then ``settings.scale``: the attributes the code names
+                d = v.__dict__
+                for attr in _attribute_names(f.__code__):
+                    x = d.get(attr, _MISSING)
+                    if x is not _MISSING:
+                        self._global(x, f"{name}.{attr}" if paths is not None else "", depth - 1)
+
+    def _global(self, v: Any, path: str, depth: int) -> None:
+        """A global (or a user module's attribute): functions and Python modules directly, the
+        most common globals, a walk's dispatch fewer each."""
+        t = type(v)
+        if t is types.FunctionType or t is functools.partial:
+            k = id(v)
+            at = self._seen.get(k)
+            if at is not None:
+                self._emit(("seen", at), path)
+                return
+            self._seen[k] = len(self.out)
+            self.function(v, path, depth)
+        elif t is types.ModuleType:
+            self._emit((t, id(v)), path)
+        else:
+            self.walk(v, path, depth)

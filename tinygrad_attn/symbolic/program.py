@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..engine.switches import _State
 from ..tensors._tensor import Tensor
 from . import codegen, kernels, passes
 from .fusion import elementwise_groups
@@ -64,6 +65,9 @@ class Program:
                     f"the program was traced for shape {spec[0]}, dtype {spec[1]} on {spec[2].name}. "
                     "Trace again for new shapes (tga.compile does this for you)."
                 )
+        tracer = _State.tracer
+        if tracer is not None:  # (its ops run on arrays, unseen by the trace: the step cannot be replayed)
+            tracer.python_effect(f"program {self.name} (tga.jit.trace) called")
         return self.replay(args)
 
     def replay(self, args: Sequence[Any]) -> Any:

@@ -57,11 +57,13 @@ def trace(fn: Callable[..., Any], *example_args: Any) -> Program:
 @collector_paused  # (its records live until the program is built: see engine.function)
 def trace_with_result(fn: Callable[..., Any], args: Sequence[Any], auto_backward: bool = True,
                       reach: Callable[..., Any] | None = None, arg_names: Sequence[str] | None = None,
-                      ) -> tuple[Program, Any]:  # fmt: skip
+                      fallback: bool = False) -> tuple[Program, Any]:  # fmt: skip
     """:func:`trace`, also returning what the traced (eager) run of ``fn`` returned.
     ``reach``: the function whose closure, globals and ``self`` name the tensors read
-    (``fn`` itself by default); ``arg_names``: a name per argument."""
+    (``fn`` itself by default); ``arg_names``: a name per argument; ``fallback``: a call the
+    program cannot replay is to run eagerly (``host_reads``), so reads after the first are let be."""
     tracer = Tracer(fn, args, reach, arg_names)
+    tracer.fallback = fallback
     with tracer.installed():
         result = fn(*args)
         tracer.sync_grads()
@@ -102,6 +104,8 @@ class Tracer(Hook):
     """Records ops into buffers while installed (see :meth:`installed`): the thread's hook."""
 
     _paused = False
+    #: Whether a call that cannot be replayed runs eagerly (``tga.compile``) rather than raising
+    fallback = False
 
     def __init__(self, fn: Callable[..., Any], args: Sequence[Any], reach: Callable[..., Any] | None = None,
                  arg_names: Sequence[str] | None = None) -> None:  # fmt: skip
@@ -445,6 +449,9 @@ class Tracer(Hook):
                 return same_kind(x, [walk(v) for v in x])
             if isinstance(x, dict):
                 return {k: walk(v) for k, v in x.items()}
+            if isinstance(x, np.ndarray) and _arg_index(x) is not None:
+                # (a replay would hand back this call's array again, not the next call's)
+                self.host_reads.append(f"a NumPy argument returned at {_user_line()}")
             return x
 
         template = walk(result)
@@ -587,6 +594,9 @@ class Tracer(Hook):
         ``.grad`` as the engine's one rule leaves it (``engine.backward.accumulate_grad``)."""
         self._name_grad(g, t)
         tb = self._tmap[id(t)]
+        if tb.kind == "value":  # (a tensor the step made, retain_grad(): a new one at each call)
+            self._retained(t, g)
+            return
         target = tb.index if tb.kind == "arg" else t
         self.ops.append(OpRecord("accumulate", "accumulate", [self.value(g)], [], section="backward",
                                  target=target))  # fmt: skip
@@ -601,6 +611,21 @@ class Tracer(Hook):
             self._tmap[id(t.grad)] = b  # (the tensor only: g's array stays g's buffer)
             self._alive.append(t.grad)
             self._grad_seen[id(t)] = (t, t.grad)
+
+    def _retained(self, t: Tensor, g: Tensor) -> None:
+        """The gradient of a ``retain_grad()`` tensor the step made: its ``.grad`` is the
+        gradient's buffer (the tensor is new at each call, so its ``.grad`` starts empty); a
+        second backward adding into it runs the step eagerly."""
+        if self.auto:
+            return
+        first = t.grad is None
+        with self.paused():
+            accumulate_grad(t, g._data)
+        if first:
+            self._tmap[id(t.grad)] = self.value(g)
+            self._alive.append(t.grad)
+        else:
+            self.host_reads.append(f"a retained gradient added to by a second backward at {_user_line()}")
 
     def accumulate_found(self, t: Tensor, g: Any) -> None:
         """``backward(inputs=...)``: the gradient the traced pass found for ``t`` (an array of a
@@ -733,7 +758,8 @@ class Tracer(Hook):
     def check_read(self, t: Tensor, method: str) -> None:
         """Called where a tensor's values go to Python (``Tensor._read``): raise
         :class:`TraceError` on a traced tensor."""
-        if not self.traced(t):
+        if not self.traced(t) or self.fallback and self.host_reads:
+            # (a call tga.compile already runs eagerly, for what it did before: nothing is replayed)
             return
         b = self._tmap.get(id(t)) or self._amap.get(id(t._data))
         made = f"made by op '{b.name}'" if b is not None else "a parameter"
@@ -754,6 +780,11 @@ class Tracer(Hook):
             f"{_user_line()}: a replayed program would not call it again. Register the hook outside the "
             "compiled step, or compute what it does in the step itself."
         )
+
+    def python_effect(self, what: str) -> None:
+        """Called where the step does what a program cannot replay (a generator reseeded):
+        ``tga.compile`` runs the call eagerly (see ``host_reads``)."""
+        self.host_reads.append(f"{what} at {_user_line()}")
 
     def random_draw(self) -> None:
         """Called by ``random.host_generator``: a draw inside a trace raises."""
@@ -811,6 +842,12 @@ class ArgArray(np.ndarray):
             return x
 
         return func(*plain(args), **{k: plain(v) for k, v in kw.items()})
+
+    def __getitem__(self, key: Any) -> Any:
+        r = super().__getitem__(key)
+        if not isinstance(r, np.ndarray):  # (one element, a NumPy scalar: a value in Python)
+            self._noted("an element read")
+        return r
 
     def item(self, *a: Any) -> Any:
         self._noted(".item()")
@@ -915,9 +952,12 @@ def _made_identifier(base: str) -> str:
 
 
 def _user_line() -> str:
+    """The innermost line of the user's code (not this package's, not an installed library's:
+    ``np.asarray(t)`` reaches the tracer through NumPy's frames)."""
     pkg = "/tinygrad_attn/"
     for fr in reversed(traceback.extract_stack()[:-2]):
-        if pkg not in fr.filename.replace("\\", "/") or "/tests/" in fr.filename:
+        f = fr.filename.replace("\\", "/")
+        if (pkg not in f or "/tests/" in f) and "-packages/" not in f and not f.startswith("<frozen"):
             return f'File "{fr.filename}", line {fr.lineno}, in {fr.name}: {fr.line}'
     return "<unknown>"
 
@@ -1011,7 +1051,8 @@ def expand(found: dict[str, Any]) -> dict[str, Any]:
         elif isinstance(v, dict):
             items = v.items()
         elif (hasattr(v, "__dict__") and not isinstance(v, (Module, Tensor, type)) and not callable(v)
-              and not inspect.ismodule(v) and type(v).__module__.split(".")[0] != "tinygrad_attn"):  # fmt: skip
+              and not inspect.ismodule(v) and (type(v).__module__.split(".")[0] != "tinygrad_attn"
+                                               or type(v).__module__.startswith("tinygrad_attn.distributions."))):  # fmt: skip
             items = ((k, x) for k, x in vars(v).items() if not k.startswith("_"))
         else:
             continue

@@ -27,6 +27,7 @@ import numpy as np
 from .. import ops
 from ..engine.declare import check_dtype, public
 from ..ops.array_function import array_function
+from ..ops.compare import IsFinite, IsInf, IsNan
 from ..ops.saved import saved_for_backward
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, where
 from .mutation.inplace import mark_multi_output_views
@@ -624,23 +625,9 @@ def expm1(x: Tensor) -> Tensor:
     return ops.Expm1.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
 
 
-def _isnan(ns: Any, a: Any) -> Any:
-    return ns.device.xp.isnan(a)
-
-
-def _isinf(ns: Any, a: Any) -> Any:
-    return ns.device.xp.isinf(a)
-
-
-def _isfinite(ns: Any, a: Any) -> Any:
-    return ns.isfinite(a)
-
-
-_TESTS = {"isnan": _isnan, "isinf": _isinf, "isfinite": _isfinite}
-
-
 def _elementwise_test(x: Tensor, name: str) -> Tensor:
-    return array_function(_TESTS[name], x)  # (an op: a trace computes it again at each replay)
+    # (an op, not an array of the moment: a traced program computes the mask again at each replay)
+    return {"isnan": IsNan, "isinf": IsInf, "isfinite": IsFinite}[name].apply(x)
 
 
 @public(method=True)

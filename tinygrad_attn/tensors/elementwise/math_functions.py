@@ -27,8 +27,7 @@ from ...engine.function import Function
 from ...engine.switches import check_host_read, no_grad
 from ...functional.checks import broadcast_of, tensor_operand
 from ...functional.checks import tensor_arg as _tensor
-from ...ops.array_function import array_function
-from ...ops.compare import LogicalAnd, LogicalNot, LogicalOr, NotEqual
+from ...ops.compare import Hypot, LogicalAnd, LogicalNot, LogicalOr, NotEqual, SignBit
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from ..dtypes import UnsupportedDtypeError, fill_value_in, result_type, scalar_type_name
@@ -211,14 +210,6 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     return where(zero, 0.0, x * where(zero, 0.0, log_y))
 
 
-def _hypot(ns: Any, a: Any, b: Any) -> Any:
-    return ns.device.xp.hypot(a, b)
-
-
-def _signbit(ns: Any, a: Any) -> Any:
-    return ns.device.xp.signbit(a)
-
-
 @public(method=True, inplace=True)
 @composite("hypot")
 def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
@@ -230,7 +221,7 @@ def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     a, b = _pair(input, other, "hypot")
     # the value scaled as C's hypot (no overflow of a**2 where the result fits, as PyTorch's); the gradient
     # a / out, b / out of every order from the same sum scaled by the larger magnitude, held constant
-    exact = array_function(_hypot, a.detach(), b.detach())
+    exact = Hypot.apply(a.detach(), b.detach())
     if not (a.requires_grad or b.requires_grad):
         return exact
     big = a.detach().abs().maximum(b.detach().abs())
@@ -318,8 +309,8 @@ def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
     """``|input|`` with the sign of ``other`` (``-0.0`` counts as negative). No gradient
     reaches ``other``; ``input``'s is ``+-1`` (0 where ``input`` is 0), as PyTorch's."""
     a, b = _pair(tensor_operand(input, "copysign"), other, "copysign")
-    neg_b = array_function(_signbit, b)
-    neg_a = array_function(_signbit, a)
+    neg_b = SignBit.apply(b.detach())
+    neg_a = SignBit.apply(a.detach())
     out = where(neg_a != neg_b, -a, a)
     shape = out.shape
     out = where(a == 0, where(neg_b, -0.0, 0.0).expand(shape).astype(a.dtype), out)
@@ -479,7 +470,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
     """The indices of the non-zero entries: an ``(n, ndim)`` int64 tensor, or with
     ``as_tuple=True`` one 1-D tensor per axis (a 0-d tensor counts as 1-D)."""
     x = _tensor(input, "nonzero")
-    check_host_read(x, "nonzero (the shape of its result depends on the values)")
+    check_host_read(x, "nonzero")  # (a shape from the values: traced, a TraceError naming the line)
     raw, dev = x._dev.xp, x._dev
     a = x._data if x.ndim else raw.reshape(x._data, (1,))
     idx = raw.nonzero(a)

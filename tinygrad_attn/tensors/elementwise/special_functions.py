@@ -21,6 +21,7 @@ from ...engine.declare import public
 from ...functional.checks import tensor_arg as _tensor
 from ...functional.checks import tensor_operand
 from ...ops.array_function import array_function
+from ...ops.compare import NextAfter, SignBit
 from ...ops.elementwise import erf_array
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import Tensor, where
@@ -280,14 +281,6 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa
 
 # -- without gradient ------------------------------------------------------------------
 # (each computed by an op, ``array_function``: a trace computes it again at each replay)
-def _nextafter(ns: Any, a: Any, b: Any) -> Any:
-    return ns.device.xp.nextafter(a, b)
-
-
-def _signbit(ns: Any, a: Any) -> Any:
-    return ns.device.xp.signbit(a)
-
-
 def _on_host(f: Any) -> Any:
     """An array function computed by NumPy on the host, its result put back on the device."""
 
@@ -341,7 +334,7 @@ def nextafter(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     a, b = _operands(input, other, "nextafter")
     if a.dtype.kind != "f":
         raise UnsupportedDtypeError(f"nextafter: expected floating-point tensors, got {a.dtype}")
-    out = array_function(_nextafter, a, b)
+    out = NextAfter.apply(a.detach(), b.detach())
     if not (a.requires_grad or b.requires_grad):
         return out
     # PyTorch's gradient: the identity in input where it differs from other (0 where they are equal),
@@ -381,7 +374,7 @@ def signbit(input: Tensor) -> Tensor:  # noqa: A002
         return x != x
     if x.dtype.kind == "i":
         return x < 0
-    return array_function(_signbit, x)
+    return SignBit.apply(x.detach())
 
 
 @_on_host

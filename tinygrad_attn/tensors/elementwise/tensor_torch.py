@@ -12,7 +12,7 @@ from ... import ops
 from ...engine.declare import public
 from ...engine.switches import tracing
 from ...functional.checks import tensor_operand
-from ...ops.alias import Copy, NoDerivative
+from ...ops.alias import NoDerivative
 from ...ops.compare import IntFloorDivide, IntRemainder
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import InvalidArgumentError, Tensor, _add, where
@@ -124,8 +124,8 @@ def clone(self) -> Tensor:
     """A copy with its own array; gradients flow back through it."""
     if self.requires_grad:  # (+ -0.0 changes no value, -0.0 included: + 0 would make it +0.0)
         return _add(self, -0.0)
-    if tracing():  # (an op: a replay copies the new values, where a copy made now would be a constant)
-        return Copy.apply(self)
+    if tracing():  # (an op, a copy made again at each replay: not the traced call's values)
+        return ops.Cast.apply(self, args=self._dev.dtype(self.dtype))
     return Tensor._wrap(self._dev.copy(self._data), self._dev)
 
 
@@ -136,6 +136,8 @@ def type_as(self, other: Tensor) -> Tensor:
 
 @public(function=False, method=True)
 def new_tensor(self, data: Any, dtype: Any = None) -> Tensor:
+    if isinstance(data, Tensor) and tracing() and data._dev is self._dev:  # (a copy by an op at each replay)
+        return data.detach().clone().astype(dtype or self.dtype)
     return Tensor(data, dtype=dtype or self.dtype, device=self._dev)
 
 

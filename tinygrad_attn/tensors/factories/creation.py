@@ -20,7 +20,7 @@ import numpy as np
 
 from ...engine.declare import public
 from ...engine.function import InvalidArgumentError
-from ...engine.switches import _State
+from ...engine.switches import _State, tracing
 from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
@@ -114,6 +114,10 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
             UserWarning,
             stacklevel=2,
         )
+        if tracing() and device is None:  # (traced: a copy made by an op at each replay)
+            out = data.detach().clone()
+            out = out if dtype is None else out.astype(dtype)
+            return out.requires_grad_(requires_grad) if requires_grad else out
         return _copy_of_tensor(data, dtype, device, requires_grad)
     if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype (np.float64 subclasses float)
         return Tensor(np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad)

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import builtins
 import math
+import sys
 from typing import Any
 
 import numpy as np
 
 from ... import ops
 from ...engine.declare import public
-from ...engine.switches import check_host_read
+from ...engine.switches import check_host_read, tracing
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward
 from ...ops.tie_order import sort_order
@@ -42,9 +43,10 @@ class MinMax(tuple):
 
 
 def _host(x: Tensor) -> np.ndarray:
-    """``x``'s values as a NumPy array on the host (for the index computations): a read a
-    trace refuses, naming the line (a replay would not compute on the host again)."""
-    check_host_read(x, "a computation on the host (sorting, counting, binning)")
+    """``x``'s values as a NumPy array on the host (for the index computations); inside a
+    trace, a ``TraceError`` naming the line where ``x`` is a value of the program (a replay
+    would keep this call's result)."""
+    check_host_read(x, sys._getframe(1).f_code.co_name)
     return np.asarray(x._dev.to_host(x._data))
 
 
@@ -347,7 +349,7 @@ def _check_cov_weights(name: str, w: Tensor, n: int) -> None:
         raise RuntimeError(
             f"cov(): expected aweights to have floating point dtype but got aweights with {w.dtype} dtype"
         )
-    if n and bool((w < 0).any()):
+    if n and not tracing() and bool((w < 0).any()):  # (a check, not a decision a traced program would keep)
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 

@@ -20,7 +20,7 @@ from ... import ops
 from ...engine.composite import composite
 from ...engine.declare import public
 from ...functional.checks import written_to_out
-from ...ops.array_function import array_function
+from ...ops.compare import AllTrue, AnyTrue
 from ...ops.saved import saved_for_backward
 from .._tensor import Tensor, cat, where
 from ..dtypes import accumulate_dtype, get_default_dtype, scalar_type_name
@@ -334,7 +334,7 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = No
         keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """Whether every element is true (over ``dim`` when given)."""
     axes = dims.axes(input.shape, dims.alias(axis, dim, "all"), "all")
-    out = array_function(_all, input, axis=axes, keepdims=dims.keep(keepdim, keepdims))
+    out = AllTrue.apply(input, args=(axes, dims.keep(keepdim, keepdims)))  # (an op: a traced program computes it again)
     return out.astype(input.dtype) if input.dtype == np.uint8 else out  # (PyTorch's all of uint8 is uint8)
 
 
@@ -343,16 +343,8 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = No
         keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """Whether any element is true (over ``dim`` when given)."""
     axes = dims.axes(input.shape, dims.alias(axis, dim, "any"), "any")
-    out = array_function(_any, input, axis=axes, keepdims=dims.keep(keepdim, keepdims))
+    out = AnyTrue.apply(input, args=(axes, dims.keep(keepdim, keepdims)))  # (an op: a traced program computes it again)
     return out.astype(input.dtype) if input.dtype == np.uint8 else out  # (PyTorch's any of uint8 is uint8)
-
-
-def _all(ns: Any, a: Any, axis: Any, keepdims: bool) -> Any:
-    return ns.all(a, axis=axis, keepdims=keepdims)
-
-
-def _any(ns: Any, a: Any, axis: Any, keepdims: bool) -> Any:
-    return ns.any(a, axis=axis, keepdims=keepdims)
 
 
 # -- products and scans --------------------------------------------------------------------
