@@ -36,3 +36,44 @@ def test_kinks_and_infinities_as_pytorch(name, decomposed):
     # (PyTorch's hardsigmoid backward multiplies by 1/6 rounded to float32, even in float64)
     rtol = 1e-7 if name == "hardsigmoid" else 1e-14
     np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=rtol, atol=0)
+
+
+# (name, keyword arguments): the ELU family's and PReLU's second derivatives at 0 are PyTorch's
+# double-backward formulas', which count only x < 0 (not the negative side's curvature, which
+# the first derivative there takes)
+SMOOTH_SIDE = [("elu", {"alpha": a}) for a in (1.0, 0.5, 2.0)] + [("celu", {"alpha": a}) for a in (1.0, 0.5, 3.0)]
+SMOOTH_SIDE += [("selu", {}), ("prelu", {"weight": 0.25}), ("prelu", {"weight": -1.5}), ("prelu", {"weight": np.inf})]
+SMOOTH_SIDE += [(name + "_", kw) for name, kw in SMOOTH_SIDE if name != "prelu"]  # (the in-place twins)
+SECOND_POINTS = np.array([-np.inf, -2.0, -1e-300, -0.0, 0.0, 1e-300, 1.5, np.inf, np.nan])
+
+
+def _first_and_second(module, fn, x, kw, inplace):
+    """Value, gradient and second-order gradients (of x and of prelu's weight) of ``fn`` at x."""
+    leaf = module.tensor(x, dtype=module.float64, requires_grad=True)
+    args = [leaf.clone() * 1.0 if inplace else leaf]
+    wrt = [leaf]
+    if "weight" in kw:
+        w = module.tensor([kw["weight"]], dtype=module.float64, requires_grad=True)
+        args.append(w)
+        wrt.append(w)
+    kw = {k: v for k, v in kw.items() if k != "weight"}
+    out = fn(*args, **kw)
+    cot = module.tensor(np.linspace(0.5, 2.0, x.size), dtype=module.float64)
+    grads = module.autograd.grad(out, wrt, cot, create_graph=True)
+    s = sum((g * (i + 2.0)).sum() for i, g in enumerate(grads))
+    seconds = module.autograd.grad(s, wrt, allow_unused=True) if s.requires_grad else [None] * len(wrt)
+    seconds = [np.zeros(t.shape) if g is None else g.detach().numpy() for g, t in zip(seconds, wrt)]
+    return [out.detach().numpy()] + [g.detach().numpy() for g in grads] + seconds
+
+
+@pytest.mark.parametrize("name, kw", SMOOTH_SIDE, ids=[f"{n}-{kw}" for n, kw in SMOOTH_SIDE])
+def test_second_derivative_at_kinks_as_pytorch(name, kw):
+    inplace = name.endswith("_")
+    ours_fn, theirs_fn = getattr(F, name), getattr(TF, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ours = _first_and_second(tga, ours_fn, SECOND_POINTS, kw, inplace)
+    theirs = _first_and_second(torch, theirs_fn, SECOND_POINTS, kw, inplace)
+    for what, o, t in zip(["value", "gradient", "second"] if "weight" not in kw else
+                          ["value", "gradient", "weight gradient", "second", "weight second"], ours, theirs):  # fmt: skip
+        np.testing.assert_allclose(o, t, rtol=1e-12, atol=0, equal_nan=True, err_msg=f"{name}{kw}: {what}")

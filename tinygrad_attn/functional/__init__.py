@@ -28,12 +28,11 @@ from ..engine.versions import _memory_root
 from ..ops import fused
 from ..ops.index import Take as _Take  # (embedding while tracing)
 from ..ops.saved import saved_for_backward
-from ..ops.transcendental import Expm1
 from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
 from ..tensors.index.indexing import host_integers
 from ..tensors.shape import dims
-from .activations import _in_place, _softplus_stable
+from .activations import _expm1_negative, _in_place, _softplus_stable
 from .checks import (
     _as_operand,
     _computed_together,
@@ -768,9 +767,8 @@ def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere (``inplace=True``: written into ``x``)."""
     if inplace:
         return _in_place(x, "elu", elu, alpha=alpha)
-    neg = where(x <= 0, x, 0.0)  # exp of the positive side could overflow, though where drops it
     # (expm1, as PyTorch's: exp(x) - 1 would round a tiny x's result to 0; NaN takes the positive side's gradient)
-    return saved_for_backward(where(x <= 0, Expm1.apply(neg) * alpha, x), x)  # (as PyTorch's, it keeps x)
+    return saved_for_backward(where(x <= 0, _expm1_negative(x) * alpha, x), x)  # (as PyTorch's, it keeps x)
 
 
 @public(function=False, functional=True)
