@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 from ..engine.function import Function, may_overwrite
 from ..engine.switches import _State
@@ -403,8 +404,17 @@ class Erfcx(Function):
         return (g * (2.0 * inputs[0] * out - _TWO_OVER_SQRT_PI),)
 
 
+def _extreme_shares(ns: Any, g: Any, loses_a: Any, loses_b: Any, tie: Any) -> tuple[Any, Any]:
+    """The gradients of ``maximum``/``minimum``'s operands, as PyTorch's: each side gets the
+    gradient unless it lost (``loses_a``, ``loses_b``), half of it at a tie; where either is
+    NaN neither lost nor tied, so both get all of it."""
+    half = 0.5 * ns.astype(tie, g.dtype)
+    return g * (1.0 - ns.astype(loses_a, g.dtype) - half), g * (1.0 - ns.astype(loses_b, g.dtype) - half)
+
+
 class Maximum(Function):
-    """Elementwise max; where both are equal, each side gets half the gradient."""
+    """Elementwise max; where both are equal, each side gets half the gradient (where either
+    is NaN, each side all of it)."""
 
     __slots__ = ()
     primitive = True
@@ -417,12 +427,12 @@ class Maximum(Function):
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
-        m = ns.astype(a > b, g.dtype) + 0.5 * ns.astype(a == b, g.dtype)
-        return g * m, g * (1.0 - m)
+        return _extreme_shares(ns, g, a < b, a > b, a == b)
 
 
 class Minimum(Function):
-    """Elementwise min; where both are equal, each side gets half the gradient."""
+    """Elementwise min; where both are equal, each side gets half the gradient (where either
+    is NaN, each side all of it)."""
 
     __slots__ = ()
     primitive = True
@@ -435,8 +445,7 @@ class Minimum(Function):
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
-        m = ns.astype(a < b, g.dtype) + 0.5 * ns.astype(a == b, g.dtype)
-        return g * m, g * (1.0 - m)
+        return _extreme_shares(ns, g, a > b, a < b, a == b)
 
 
 class Where(Function):

@@ -32,7 +32,7 @@ from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from ..dtypes import UnsupportedDtypeError, fill_value_in, result_type, scalar_type_name
 from ..promotion import bitwise_operands, promoted_operands
-from ..reduce.tensor_reduce import _logsumexp, sqrt_of_variance, var
+from ..reduce.tensor_reduce import sqrt_of_variance, var
 from ..shape import dims
 from ..tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector
 from .tensor_torch import _rounded
@@ -193,9 +193,18 @@ def exp2(x: Tensor) -> Tensor:
 def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``log(exp(input) + exp(other))`` without overflow: a logsumexp over the pair."""
     a, b = _pair(tensor_operand(input, "logaddexp"), tensor_operand(other, "logaddexp", "other", 2), "logaddexp")
-    shape = broadcast_of("logaddexp", a.shape, b.shape)
-    # (the logsumexp without its own keeps: PyTorch's logaddexp keeps its inputs, not its result)
-    return saved_for_backward(_logsumexp(stack([a.expand(shape), b.expand(shape)], 0), 0), a, b)
+    broadcast_of("logaddexp", a.shape, b.shape)
+
+    # PyTorch's formula: the larger plus log1p(exp(-|a - b|)), each side's gradient the sigmoid of
+    # its lead (1 and 0 beside an infinite operand, a half each at a tie); two equal infinities are
+    # themselves. (The log1p's argument is clamped to <= 0 on the side a where drops: no exp overflows.)
+    def larger_plus(hi: Tensor, lo: Tensor) -> Tensor:
+        d = lo - hi
+        return hi + where(d > 0, 0.0, d).exp().log1p()
+
+    out = where(a >= b, larger_plus(a, b), larger_plus(b, a))
+    out = where((a == b) & (a.abs() == math.inf), a, out)
+    return saved_for_backward(out, a, b)  # (PyTorch's logaddexp keeps its inputs, not its result)
 
 
 @public(method=True, inplace_function=True, special=("xlogy",))
