@@ -220,6 +220,28 @@ def test_cross_entropy_and_nll_loss_match_torch(shape, kw, reduction, device):
         )
 
 
+@pytest.mark.parametrize("fn, smoothing", [("nll_loss", 0.0), ("cross_entropy", 0.0), ("cross_entropy", 0.2)])
+@pytest.mark.parametrize("weight", [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [0.5, 2.0, 0.0]])
+@pytest.mark.parametrize("ignore_index", [-100, 0, 1])
+def test_a_zero_total_weight_is_pytorchs_nan(fn, smoothing, weight, ignore_index):
+    """Every counted item's class weight 0 (or every item ignored): ``"mean"`` divides 0 by 0, a NaN
+    loss whose gradient is NaN at each counted item and 0 at the ignored ones, as PyTorch's; with no
+    runtime warning (the suite makes one an error)."""
+    torch = pytest.importorskip("torch")
+    x, t = np.random.default_rng(0).standard_normal((4, 3)), np.array([0, 1, 2, 1])
+    got, want = [], []
+    for m, out in ((tga, got), (torch, want)):
+        xt = m.tensor(x, requires_grad=True)
+        kw = {"label_smoothing": smoothing} if smoothing else {}
+        for reduction in ("mean", "sum", "none"):
+            loss = getattr(m.nn.functional, fn)(xt, m.tensor(t), m.tensor(weight, dtype=m.float64),
+                                                ignore_index=ignore_index, reduction=reduction, **kw)  # fmt: skip
+            (g,) = m.autograd.grad(loss, xt, m.ones_like(loss))
+            out += [loss.detach().numpy(), g.numpy()]
+    for o, w in zip(got, want):
+        np.testing.assert_allclose(o, w, rtol=1e-12, atol=1e-15, equal_nan=True)
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("kw", [{}, {"weight": W3}, {"label_smoothing": 0.25}], ids=["plain", "weight", "smooth"])
 @pytest.mark.parametrize("shape", [(4, 3), (2, 3, 2, 2)], ids=["NC", "NCHW"])

@@ -86,8 +86,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("xlogy", "negative zeros"): "second derivative at x = y = 0: ours 0, PyTorch's +-inf",
     ("xlogy", "equal operands"): "second derivative at x = y = 0: ours 0, PyTorch's +-inf",
     ("pow_scalar", "negative zeros"): "gradient at -0.0 with a negative exponent: our infinity has the other sign",
-    ("nll_loss", "zeros"): "PyTorch's input gradient has a NaN (0/0 of a zero total weight), ours 0",
-    ("nll_loss", "negative zeros"): "PyTorch's input gradient has a NaN (0/0 of a zero total weight), ours 0",
     ("kl_div", "zeros"): "the target's gradient at target 0: ours 0, PyTorch's NaN (log 0)",
     ("kl_div", "negative zeros"): "the target's gradient at target 0: ours 0, PyTorch's NaN (log 0)",
     ("kl_div", "equal operands"): "the target's gradient at target 0: ours 0, PyTorch's NaN (log 0)",

@@ -530,13 +530,16 @@ def _nll_reference(logp: Tensor, t: Tensor, keep: Any, n_kept: int, weight: Tens
         return loss.reshape(shape)
     if reduction == "sum":
         return loss.sum()
-    if isinstance(n_kept, Tensor):  # (traced: the count of kept items is a tensor, NaN when 0 as PyTorch)
-        return loss.sum() / where(n_kept != 0, n_kept, math.nan)
-    if weight is None:  # nothing kept: NaN (0/0, as PyTorch) with a gradient of 0, not NaN
+    if weight is None and not isinstance(n_kept, Tensor):  # nothing kept: NaN (0/0, as PyTorch), gradient 0
         return loss.sum() / float(n_kept) if n_kept else loss.sum() + math.nan
-    total = w_t.sum()
+    total = w_t.sum() if weight is not None else n_kept  # (traced: the count of kept items is a tensor)
     kept = total != 0
-    return where(kept, loss.sum() / where(kept, total, 1.0), math.nan)  # (no 0/0 computed: no warning)
+    # A zero total: the loss is NaN (0/0) and so is each counted item's gradient (PyTorch's -w[t] / 0), while
+    # the ignored items' stay 0. The NaN is a constant's, not a 0/0 computed (no warning), and it scales the
+    # unused side only where the total is 0 (elsewhere 1 / total: the where's zero gradient stays 0).
+    scale = where(kept, 1.0 / where(kept, total, 1.0), math.nan)
+    undefined = (where(keep_t != 0, loss, 0.0) * scale).sum()
+    return where(kept, loss.sum() / where(kept, total, 1.0), undefined)
 
 
 def _soft_reference(logp: Tensor, q: Tensor, weight: Tensor | None, reduction: str, eps: float,
