@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..engine.function import Function
 from .elementwise import erf_array
 from .trigonometric import Cos, Sin
@@ -222,3 +224,23 @@ class Sinc(Function):
         y = safe * math.pi
         d = (y * ns.apply(Cos, y) - ns.apply(Sin, y)) / (y * safe)
         return (g * ns.where(tiny, a * (-math.pi * math.pi / 3.0), d),)
+
+
+class Xlogy(Function):
+    """``x * log(y)``, and 0 where ``x`` is 0 (unless ``y`` is NaN). Its gradients are PyTorch's
+    formulas, and so are their own derivatives: ``x``'s ``xlogy(g, y)``, 0 where ``x`` is 0 and
+    ``y <= 0``; ``y``'s ``g x / y`` (NaN at ``x = y = 0``, as PyTorch's, where the limit would say 0)."""
+
+    __slots__ = ()
+    name = "xlogy"
+    reads_output = False
+
+    def forward(self, ns, x, y):
+        with np.errstate(divide="ignore", invalid="ignore"):  # (log 0 and 0 * inf are the cases it defines)
+            return ns.where((x == 0) & (y == y), 0.0, x * ns.log(y))
+
+    def backward(self, g, ns, inputs, out):
+        x, y = inputs
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gx = ns.where((x == 0) & (y <= 0), 0.0, ns.apply(Xlogy, g, y))
+            return gx, g * x / y

@@ -211,12 +211,7 @@ def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 @composite("xlogy")
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     """``input * log(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN)."""
-    x, y = _pair(input, other, "xlogy")
-    log_y = y.log()
-    # 0 where x is 0 and log(y) infinite or NaN for a number y (no 0 * inf); elsewhere the product itself, so that
-    # x's gradient is log(y) at x = 0 too, as PyTorch's; there the log is a stand-in 0, so x's gradient is 0 (not 0 * inf)
-    zero = (x == 0) & (y == y) & ~(log_y.abs() < math.inf)
-    return where(zero, 0.0, x * where(zero, 0.0, log_y))
+    return ops.Xlogy.apply(*_pair(input, other, "xlogy"))
 
 
 @public(method=True, inplace=True)
