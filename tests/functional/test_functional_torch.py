@@ -554,3 +554,28 @@ def test_layer_norm_takes_normalized_shape_as_pytorch():
         F.layer_norm(Tensor(x), (5,))
     xt = Tensor(x, requires_grad=True)
     assert tga.gradcheck(lambda a, ww: F.layer_norm(a, (3, 4), ww), xt, Tensor(w, requires_grad=True))
+
+
+ZERO_SLICE_CALLS = {
+    **{f"lp_pool{nd}d p={p}": (lambda m, x, nd=nd, p=p: getattr(m.nn.functional, f"lp_pool{nd}d")(x, p, 2), nd)
+       for nd in (1, 2, 3) for p in (1.0, 2.0, 3.0)},
+    **{f"renorm p={p}": (lambda m, x, p=p: m.renorm(x, p, 1, 0.5), 1) for p in (1.0, 2.0, 3.0, math.inf)},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ZERO_SLICE_CALLS)
+def test_a_zero_window_or_slice_passes_pytorchs_gradient(name):
+    """An all-zero pooling window (``lp_pool``) or slice (``renorm``) beside nonzero ones: the
+    root's infinite slope at 0 must not reach the gradient (PyTorch's there: 0, or the identity's)."""
+    torch = pytest.importorskip("torch")
+    call, nd = ZERO_SLICE_CALLS[name]
+    x = np.abs(np.random.default_rng(1).standard_normal((1, 2) + (4,) * nd))
+    x[:, 0] = 0.0  # (channel 0: every window zero)
+    got, want = [], []
+    for m, out in ((tga, got), (torch, want)):
+        xt = m.tensor(x, requires_grad=True)
+        y = call(m, xt)
+        (g,) = m.autograd.grad(y, xt, m.tensor(np.linspace(-1.0, 2.0, y.numel()).reshape(tuple(y.shape))))
+        out += [y.detach().numpy(), g.numpy()]
+    for o, w in zip(got, want):
+        np.testing.assert_allclose(o, w, rtol=1e-10, atol=1e-12)

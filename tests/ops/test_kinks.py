@@ -83,10 +83,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("cosine_similarity", "zeros"): "second derivative with a zero vector: ours finite (huge), PyTorch's NaN",
     ("cosine_similarity", "negative zeros"): "second derivative with a zero vector: ours finite (huge), PyTorch's NaN",
     ("pow_scalar", "negative zeros"): "gradient at -0.0 with a negative exponent: our infinity has the other sign",
-    ("lp_pool1d", "zeros"): "gradient at an all-zero window: ours NaN (the root's 0 * inf), PyTorch's 0",
-    ("lp_pool1d", "negative zeros"): "gradient at an all-zero window: ours NaN (the root's 0 * inf), PyTorch's 0",
-    ("lp_pool3d", "zeros"): "gradient at an all-zero window: ours NaN (the root's 0 * inf), PyTorch's 0",
-    ("lp_pool3d", "negative zeros"): "gradient at an all-zero window: ours NaN (the root's 0 * inf), PyTorch's 0",
     (
         "hardshrink",
         "nan",
@@ -121,8 +117,14 @@ KNOWN: dict[tuple[str, str], str] = {
     ("logit", "negative zeros"): "second derivative at 0: ours the limit -inf, PyTorch's NaN (its formula's inf - inf)",
     ("float_power", "zeros"): _AT_ZERO,
     ("float_power", "negative zeros"): _AT_ZERO,
-    ("renorm", "zeros"): "gradient at a zero row: ours NaN (0 / 0 in the norm's gradient), PyTorch's 0",
-    ("renorm", "negative zeros"): "gradient at a zero row: ours NaN (0 / 0 in the norm's gradient), PyTorch's 0",
+    (
+        "renorm",
+        "zeros",
+    ): "second derivative at a zero slice: ours 0, PyTorch's NaN (its norm_backward, differentiated, is 0 / 0)",
+    (
+        "renorm",
+        "negative zeros",
+    ): "second derivative at a zero slice: ours 0, PyTorch's NaN (its norm_backward, differentiated, is 0 / 0)",
     ("det", "zeros"): _SINGULAR_RAISES,
     ("det", "negative zeros"): _SINGULAR_RAISES,
     ("det", "ties"): _SINGULAR_RAISES,

@@ -247,8 +247,10 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa
         norm = a
     elif math.isinf(p):  # (the largest entry: a**inf would be 0 or inf)
         norm = a.amax(others, keepdim=True)
-    else:
-        norm = (a**p).sum(others, keepdim=True) ** (1.0 / p)
+    else:  # (a zero slice's norm is a constant 0: the root's infinite slope there would give its gradient 0 * inf)
+        total = (a**p).sum(others, keepdim=True)
+        some = total > 0
+        norm = where(some, where(some, total, 1.0) ** (1.0 / p), 0.0)
     over = norm > maxnorm
     factor = where(over, maxnorm / (where(over, norm, 1.0) + 1e-7), 1.0)
     return x * factor.astype(x.dtype)
