@@ -70,8 +70,6 @@ _SELECTION = "ties or NaN: which element takes the gradient differs from PyTorch
 _NAN_ROUTE = "a NaN input's gradient is routed otherwise than PyTorch's"
 # Known differences, one line each with its reason: xfail(strict), so a fix shows as a failure here.
 KNOWN: dict[tuple[str, str], str] = {
-    ("pow", "zeros"): _AT_ZERO,
-    ("pow", "negative zeros"): _AT_ZERO,
     ("norm", "zeros"): _AT_ZERO,
     ("norm", "negative zeros"): _AT_ZERO,
     ("normalize", "zeros"): _AT_ZERO,
@@ -82,7 +80,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("sinc", "negative zeros"): _AT_ZERO + " (ours the limit -pi^2/3)",
     ("cosine_similarity", "zeros"): "second derivative with a zero vector: ours finite (huge), PyTorch's NaN",
     ("cosine_similarity", "negative zeros"): "second derivative with a zero vector: ours finite (huge), PyTorch's NaN",
-    ("pow_scalar", "negative zeros"): "gradient at -0.0 with a negative exponent: our infinity has the other sign",
     (
         "hardshrink",
         "nan",
@@ -115,8 +112,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("mvlgamma", "negative zeros"): "gradient at -0.0: ours +inf, PyTorch's -inf (the pole's side)",
     ("logit", "zeros"): "second derivative at 0: ours the limit -inf, PyTorch's NaN (its formula's inf - inf)",
     ("logit", "negative zeros"): "second derivative at 0: ours the limit -inf, PyTorch's NaN (its formula's inf - inf)",
-    ("float_power", "zeros"): _AT_ZERO,
-    ("float_power", "negative zeros"): _AT_ZERO,
     (
         "renorm",
         "zeros",
