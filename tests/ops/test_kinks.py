@@ -74,10 +74,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("norm", "negative zeros"): _AT_ZERO,
     ("normalize", "zeros"): _AT_ZERO,
     ("normalize", "negative zeros"): _AT_ZERO,
-    ("atan2", "zeros"): _AT_ZERO,
-    ("atan2", "negative zeros"): _AT_ZERO,
-    ("sinc", "zeros"): _AT_ZERO + " (ours the limit -pi^2/3)",
-    ("sinc", "negative zeros"): _AT_ZERO + " (ours the limit -pi^2/3)",
     ("cosine_similarity", "zeros"): "second derivative with a zero vector: ours finite (huge), PyTorch's NaN",
     ("cosine_similarity", "negative zeros"): "second derivative with a zero vector: ours finite (huge), PyTorch's NaN",
     (
@@ -110,8 +106,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("kthvalue", "nan"): _SELECTION,
     ("mode", "nan"): _SELECTION,
     ("mvlgamma", "negative zeros"): "gradient at -0.0: ours +inf, PyTorch's -inf (the pole's side)",
-    ("logit", "zeros"): "second derivative at 0: ours the limit -inf, PyTorch's NaN (its formula's inf - inf)",
-    ("logit", "negative zeros"): "second derivative at 0: ours the limit -inf, PyTorch's NaN (its formula's inf - inf)",
     (
         "renorm",
         "zeros",

@@ -123,11 +123,12 @@ class Atan2(Function):
 
     def backward(self, g, ns, inputs, out):
         y, x = inputs
-        r2 = x * x + y * y
-        # (1 / r2 as 0 at the origin, as PyTorch's: atan2(0, 0)'s gradient is 0, not 0/0)
-        zero = r2 == 0
-        recip = ns.where(zero, 0.0, 1.0 / ns.where(zero, 1.0, r2))
-        return g * x * recip, -(g * y) * recip
+        # (1 / r2 as 0 where it is inf (the origin), as PyTorch's: atan2(0, 0)'s gradient is 0, not 0/0.
+        # Recorded, the derivative is PyTorch's too: NaN at the origin, the masked side's 0 * inf.)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            recip = 1.0 / (x * x + y * y)
+            recip = ns.where(recip == math.inf, 0.0, recip)
+            return g * x * recip, -(g * y) * recip
 
 
 class Log1p(Function):
@@ -201,7 +202,7 @@ class Erfinv(Function):
 
 class Sinc(Function):
     """``sin(pi x) / (pi x)``, 1 at 0 (the normalized sinc, as ``torch.sinc``): one op, so
-    that neither pass divides 0 by 0."""
+    that the forward pass divides no 0 by 0."""
 
     __slots__ = ()
     primitive = True
@@ -215,15 +216,15 @@ class Sinc(Function):
         return raw.where(zero, raw.ones_like(a), raw.sin(y) / y)
 
     def backward(self, g, ns, inputs, out):
-        # PyTorch's formula, (pi x cos(pi x) - sin(pi x)) / (pi x x), where x x is no 0; near 0
-        # (x x underflows) the derivative's own series, -pi^2 x / 3: 0 at 0, and the right
-        # second derivative there (PyTorch's is NaN at 0)
+        # PyTorch's formula, (pi x cos(pi x) - sin(pi x)) / (pi x x), and 0 where pi x x is 0 (x = 0,
+        # and where x x underflows). Recorded, its own derivative is PyTorch's too: NaN there, the
+        # 0 / 0 of the masked side (the limit would be -pi^2 / 3); NumPy's warnings are silenced.
         a = inputs[0]
-        tiny = a * a == 0
-        safe = ns.where(tiny, ns.zeros_like(a) + 1.0, a)
-        y = safe * math.pi
-        d = (y * ns.apply(Cos, y) - ns.apply(Sin, y)) / (y * safe)
-        return (g * ns.where(tiny, a * (-math.pi * math.pi / 3.0), d),)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = a * math.pi
+            den = a * a * math.pi
+            d = g * (y * ns.apply(Cos, y) - ns.apply(Sin, y)) / den
+            return (ns.where(den == 0, 0.0, d),)
 
 
 class Xlogy(Function):
@@ -244,3 +245,35 @@ class Xlogy(Function):
         with np.errstate(divide="ignore", invalid="ignore"):
             gx = ns.where((x == 0) & (y <= 0), 0.0, ns.apply(Xlogy, g, y))
             return gx, g * x / y
+
+
+class Logit(Function):
+    """``log(x / (1 - x))`` (``args``: ``eps``, or None), as two logs, ``x`` clamped to
+    ``[eps, 1 - eps]`` first where ``eps`` is given. The gradient is PyTorch's formula,
+    ``g / (x (1 - x))``: 0 outside ``[eps, 1 - eps]``, NaN outside ``[0, 1]`` without ``eps``.
+    Recorded, its own derivative is PyTorch's too (NaN at 0 and 1, the product's 0 * inf)."""
+
+    __slots__ = ()
+    name = "logit"
+    keep = (0,)
+    reads_output = False
+
+    def forward(self, ns, x):
+        eps = self.args
+        xp = ns.device.xp
+        if eps is not None:  # (NaN stays NaN)
+            x = ns.where(x < eps, eps, ns.where(x > 1.0 - eps, 1.0 - eps, x))
+        with np.errstate(divide="ignore", invalid="ignore"):  # (0 and 1: +-inf; outside [0, 1]: NaN)
+            return ns.log(x) - xp.log1p(-x)
+
+    def backward(self, g, ns, inputs, out):
+        eps = self.args
+        (x,) = inputs
+        lo, hi, outside = (0.0, 1.0, math.nan) if eps is None else (eps, 1.0 - eps, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = g / (x * (1.0 - x))
+            if ns.recording:  # (PyTorch's differentiable form selects the inside: a NaN x with eps gets 0)
+                return (ns.where((x >= lo) & (x <= hi), d, outside),)
+            # (its kernel masks the outside, so NaN passes; at 0 and 1 it is g * inf, whatever the zero's sign)
+            d = ns.where((x == 0) | (x == 1), g * math.inf, d)
+            return (ns.where((x < lo) | (x > hi), outside, d),)

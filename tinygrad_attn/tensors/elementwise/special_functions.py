@@ -166,13 +166,7 @@ def erfc(input: Tensor) -> Tensor:  # noqa: A002
 def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     """``log(x / (1 - x))``, ``x`` clamped to ``[eps, 1 - eps]`` first where ``eps`` is given
     (outside it the gradient is 0, as PyTorch's)."""
-    x = given = _floating(input, "logit")
-    if eps is not None:  # (a NaN passes the gradient on, NaN, as PyTorch's; clamped entries pass 0)
-        x = where(x.isnan(), x, x.clamp(eps, 1.0 - eps))
-    else:  # (outside [0, 1] PyTorch's gradient is NaN, not the two logs' finite slopes: the value is NaN there)
-        x = x + where((x < 0) | (x > 1), math.nan, 0.0).astype(x.dtype)
-    # (two logs, not the log of the quotient: at 0 and 1 the gradient is PyTorch's +-inf, not 0 * inf)
-    return saved_for_backward(x.log() - (-x).log1p(), given)  # (PyTorch's keeps its input)
+    return ops.Logit.apply(_floating(input, "logit"), args=None if eps is None else float(eps))
 
 
 @public(method=True, dtypes="floating", operands=("input", "other"))
