@@ -92,7 +92,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "triplet_margin_with_distance_loss",
         "negative zeros",
     ): "second derivative at a zero distance: ours finite, PyTorch's NaN (the root's 0 * inf)",
-    ("mvlgamma", "negative zeros"): "gradient at -0.0: ours +inf, PyTorch's -inf (the pole's side)",
     (
         "renorm",
         "zeros",

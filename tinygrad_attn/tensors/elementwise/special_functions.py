@@ -90,11 +90,11 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
     x = _floating(input, "mvlgamma")
     if p < 1:
         raise RuntimeError(f"p has to be greater than or equal to 1, got {p}")
-    # (PyTorch's CPU mvlgamma checks no domain: below (p - 1) / 2 it is the sum of log|gamma|)
-    out = lgamma(x)
-    for i in range(1, p):
-        out = out + lgamma(x - i / 2)
-    return out + p * (p - 1) / 4 * math.log(math.pi)
+    # (PyTorch's CPU mvlgamma checks no domain: below (p - 1) / 2 it is the sum of log|gamma|.) As
+    # PyTorch's, each term's argument is x plus its offset, 0.0 included: -0.0 + 0.0 is +0.0, so the
+    # gradient at -0.0 is digamma(+0.0) = -inf, the side PyTorch's takes
+    terms = [lgamma(x + (-i / 2)) for i in range(p - 1, -1, -1)]
+    return sum(terms[1:], terms[0]) + p * (p - 1) / 4 * math.log(math.pi)
 
 
 # -- Bessel and incomplete gamma functions (ops/bessel.py, ops/gamma.py) -----------------
