@@ -579,3 +579,32 @@ def test_a_zero_window_or_slice_passes_pytorchs_gradient(name):
         out += [y.detach().numpy(), g.numpy()]
     for o, w in zip(got, want):
         np.testing.assert_allclose(o, w, rtol=1e-10, atol=1e-12)
+
+
+ZERO_NORM_CALLS = {
+    "norm": lambda m, x: m.norm(x, dim=1),
+    "linalg.vector_norm": lambda m, x: m.linalg.vector_norm(x, dim=1),
+    "linalg.norm fro": lambda m, x: m.linalg.norm(x.reshape(2, 2, 2), "fro", dim=(1, 2)),
+    "normalize": lambda m, x: m.nn.functional.normalize(x, dim=1),
+    "cosine_similarity": lambda m, x: m.nn.functional.cosine_similarity(x, x.flip(0) * 2.0, dim=1),
+}
+
+
+@pytest.mark.parametrize("name", ZERO_NORM_CALLS)
+def test_a_zero_vector_has_pytorchs_first_and_second_derivatives(name):
+    """The 2-norm at a zero vector beside nonzero ones: gradient 0 there, and the second derivative
+    PyTorch's formula gives, NaN (its norm_backward's masked 0 / 0), not the limit."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(2).standard_normal((2, 4))
+    x[0] = 0.0
+    got, want = [], []
+    for m, out in ((tga, got), (torch, want)):
+        xt = m.tensor(x, requires_grad=True)
+        y = ZERO_NORM_CALLS[name](m, xt)
+        (g,) = m.autograd.grad(y, xt, m.tensor(np.linspace(-1.0, 2.0, y.numel()).reshape(tuple(y.shape))),
+                               create_graph=True)  # fmt: skip
+        with np.errstate(divide="ignore", invalid="ignore"):  # (the second pass divides 0 by 0 as PyTorch's)
+            (gg,) = m.autograd.grad((g * m.tensor(np.cos(np.arange(8.0)).reshape(2, 4))).sum(), xt)
+        out += [y.detach().numpy(), g.detach().numpy(), gg.numpy()]
+    for o, w in zip(got, want):
+        np.testing.assert_allclose(o, w, rtol=1e-10, atol=1e-12, equal_nan=True)

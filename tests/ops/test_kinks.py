@@ -58,7 +58,6 @@ def _compare(op: OpInfo, got, want, what: str, sample: Sample, finite_inputs: bo
                                err_msg=f"{op.name}: {what} ({sample})")  # fmt: skip
 
 
-_AT_ZERO = "second derivative at 0: ours finite, PyTorch's NaN (its formula's 0 * inf)"
 _SINGULAR_RAISES = (
     "gradient at a singular matrix: our backward solves with it and raises LinAlgError, PyTorch's returns one"
 )
@@ -70,12 +69,6 @@ _SELECTION = "ties or NaN: which element takes the gradient differs from PyTorch
 _NAN_ROUTE = "a NaN input's gradient is routed otherwise than PyTorch's"
 # Known differences, one line each with its reason: xfail(strict), so a fix shows as a failure here.
 KNOWN: dict[tuple[str, str], str] = {
-    ("norm", "zeros"): _AT_ZERO,
-    ("norm", "negative zeros"): _AT_ZERO,
-    ("normalize", "zeros"): _AT_ZERO,
-    ("normalize", "negative zeros"): _AT_ZERO,
-    ("cosine_similarity", "zeros"): "second derivative with a zero vector: ours finite (huge), PyTorch's NaN",
-    ("cosine_similarity", "negative zeros"): "second derivative with a zero vector: ours finite (huge), PyTorch's NaN",
     (
         "hardshrink",
         "nan",
@@ -84,14 +77,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "softshrink",
         "nan",
     ): "gradient at NaN: PyTorch's own kernel gives 0 in its 8-wide vector blocks and passes it in the tail; ours passes it",
-    (
-        "triplet_margin_with_distance_loss",
-        "zeros",
-    ): "second derivative at a zero distance: ours finite, PyTorch's NaN (the root's 0 * inf)",
-    (
-        "triplet_margin_with_distance_loss",
-        "negative zeros",
-    ): "second derivative at a zero distance: ours finite, PyTorch's NaN (the root's 0 * inf)",
     (
         "renorm",
         "zeros",
@@ -142,10 +127,14 @@ KNOWN: dict[tuple[str, str], str] = {
     ("qr", "negative zeros"): _NOT_PD,
     ("qr", "ties"): _NOT_PD,
     ("cond", "ties"): "gradient at a singular (tied) matrix: ours NaN, PyTorch's finite",
-    ("matrix_norm", "zeros"): _AT_ZERO,
-    ("matrix_norm", "negative zeros"): _AT_ZERO,
-    ("linalg_norm", "zeros"): _AT_ZERO,
-    ("linalg_norm", "negative zeros"): _AT_ZERO,
+    (
+        "matrix_norm",
+        "zeros",
+    ): "ord -2 of a zero matrix: our gradient through svdvals at a zero singular value is NaN, PyTorch's finite",
+    (
+        "matrix_norm",
+        "negative zeros",
+    ): "ord -2 of a zero matrix: our gradient through svdvals at a zero singular value is NaN, PyTorch's finite",
 }
 _DEGENERATE = "a degenerate matrix at this kink (singular, repeated values): gradients differ from PyTorch's"
 # the LU family and torch's older decomposition names: a singular matrix at zeros and ties (PyTorch's gradients

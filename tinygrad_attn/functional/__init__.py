@@ -31,6 +31,7 @@ from ..ops.saved import saved_for_backward
 from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
 from ..tensors.index.indexing import host_integers
+from ..tensors.reduce.tensor_reduce import norm2
 from ..tensors.shape import dims
 from .activations import _expm1_negative, _in_place, _softplus_stable
 from .checks import (
@@ -800,8 +801,8 @@ def _normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> T
     dim = _axis(x, dim, "normalize")
     if p == math.inf:
         norm = x.abs().max(dim, keepdims=True).clamp_min(eps)
-    elif p == 2:  # sqrt(max(sum x^2, eps^2)): the same value, and no sqrt'(0) for an all-zero row
-        norm = (x * x).sum(dim, keepdims=True).clamp_min(eps * eps).sqrt()
+    elif p == 2:  # (PyTorch's vector norm, clamped: at an all-zero row gradient 0, second derivative NaN)
+        norm = norm2(x, dim, True).clamp_min(eps)
     elif p == 1:
         norm = x.abs().sum(dim, keepdims=True).clamp_min(eps)
     elif p > 0:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..engine.function import Function
 
 
@@ -58,3 +60,27 @@ class Min(Max):
     __slots__ = ()
     primitive = True
     pick = "min"
+
+
+class Norm2(Function):
+    """The 2-norm over axes, ``sqrt(sum(x * x))``, with PyTorch's gradient formula
+    ``g * (x / norm)``, 0 where the norm is 0. Its own derivative is then PyTorch's too: at a
+    zero norm NaN, the masked side's 0 / 0 (the function is not twice differentiable there).
+    NumPy's warnings about that side are silenced."""
+
+    __slots__ = ()
+    args_label = "axes"
+    name = "norm2"
+
+    def forward(self, ns, a):
+        axis, keepdims = self.args
+        return ns.sqrt(ns.sum(a * a, axis=axis, keepdims=keepdims))
+
+    def backward(self, g, ns, inputs, out):
+        a = inputs[0]
+        axis, keepdims = self.args
+        if not keepdims:
+            kshape = _keepdims_shape(tuple(a.shape), axis)
+            g, out = ns.reshape(g, kshape), ns.reshape(out, kshape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (g * ns.where(out == 0, 0.0, a / out),)
