@@ -246,6 +246,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     """``x`` where positive, ``weight * x`` elsewhere; ``weight`` one slope, or one per channel
     (axis 1): PyTorch's ``F.prelu``."""
     x, w = _float(input, "prelu"), _tensor(weight, "prelu")
+    given = w
     if w.ndim > 1:
         raise RuntimeError(f"prelu: weight must be a scalar or 1-D, got shape {w.shape}")
     n = w.numel()
@@ -267,7 +268,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     negative = where(x >= 0, 0.0, x)
     at_zero = where(x == 0, x, 0.0)
     slope_at_zero = ZeroDerivative.apply(w.detach(), w) if w.requires_grad else w
-    return where(x > 0, x, where(x == 0, at_zero * slope_at_zero, w * negative))
+    out = where(x > 0, x, where(x == 0, at_zero * slope_at_zero, w * negative))
+    return saved_for_backward(out, x, given)  # (as PyTorch's, it keeps both)
 
 
 _RRELU_DEFAULTS = (1.0 / 8.0, 1.0 / 3.0)

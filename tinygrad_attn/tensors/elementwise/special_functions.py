@@ -94,7 +94,8 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
     # PyTorch's, each term's argument is x plus its offset, 0.0 included: -0.0 + 0.0 is +0.0, so the
     # gradient at -0.0 is digamma(+0.0) = -inf, the side PyTorch's takes
     terms = [lgamma(x + (-i / 2)) for i in range(p - 1, -1, -1)]
-    return sum(terms[1:], terms[0]) + p * (p - 1) / 4 * math.log(math.pi)
+    out = sum(terms[1:], terms[0]) + p * (p - 1) / 4 * math.log(math.pi)
+    return saved_for_backward(out, x)  # (as PyTorch's, it keeps its input)
 
 
 # -- Bessel and incomplete gamma functions (ops/bessel.py, ops/gamma.py) -----------------
