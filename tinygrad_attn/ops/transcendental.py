@@ -277,3 +277,24 @@ class Logit(Function):
             # (its kernel masks the outside, so NaN passes; at 0 and 1 it is g * inf, whatever the zero's sign)
             d = ns.where((x == 0) | (x == 1), g * math.inf, d)
             return (ns.where((x < lo) | (x > hi), outside, d),)
+
+
+class LogAddExp(Function):
+    """``log(exp(a) + exp(b))`` as PyTorch computes it: the larger plus ``log1p(exp(-|a - b|))``,
+    and two equal infinities themselves. Its gradients are PyTorch's formulas, ``g / (1 + exp(b - a))``
+    and ``g / (1 + exp(a - b))`` (1 and 0 beside an infinite operand), so recorded their own
+    derivatives are PyTorch's too (NaN where ``exp`` of the gap overflows)."""
+
+    __slots__ = ()
+    name = "logaddexp"
+    reads_output = False
+
+    def forward(self, ns, a, b):
+        with np.errstate(over="ignore", invalid="ignore"):  # (inf - inf: the equal infinities, replaced)
+            out = ns.maximum(a, b) + ns.device.xp.log1p(ns.exp(-ns.abs(a - b)))
+            return ns.where((a == b) & (ns.abs(a) == math.inf), a, out)
+
+    def backward(self, g, ns, inputs, out):
+        a, b = inputs
+        with np.errstate(over="ignore", invalid="ignore"):
+            return g / (1.0 + ns.exp(b - a)), g / (1.0 + ns.exp(a - b))

@@ -194,17 +194,7 @@ def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``log(exp(input) + exp(other))`` without overflow: a logsumexp over the pair."""
     a, b = _pair(tensor_operand(input, "logaddexp"), tensor_operand(other, "logaddexp", "other", 2), "logaddexp")
     broadcast_of("logaddexp", a.shape, b.shape)
-
-    # PyTorch's formula: the larger plus log1p(exp(-|a - b|)), each side's gradient the sigmoid of
-    # its lead (1 and 0 beside an infinite operand, a half each at a tie); two equal infinities are
-    # themselves. (The log1p's argument is clamped to <= 0 on the side a where drops: no exp overflows.)
-    def larger_plus(hi: Tensor, lo: Tensor) -> Tensor:
-        d = lo - hi
-        return hi + where(d > 0, 0.0, d).exp().log1p()
-
-    out = where(a >= b, larger_plus(a, b), larger_plus(b, a))
-    out = where((a == b) & (a.abs() == math.inf), a, out)
-    return saved_for_backward(out, a, b)  # (PyTorch's logaddexp keeps its inputs, not its result)
+    return ops.LogAddExp.apply(a, b)  # (PyTorch's formula and gradients; it keeps its inputs, not its result)
 
 
 @public(method=True, inplace_function=True, special=("xlogy",))
