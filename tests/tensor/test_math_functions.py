@@ -422,3 +422,38 @@ def test_sinc_at_zero_value_and_derivatives():
         np.testing.assert_allclose(o, w, rtol=1e-12, equal_nan=True)
     assert tga.sinc(tga.tensor([1, 2])).dtype == tga.float32
     assert tga.gradcheck(lambda t: t.sinc(), tga.tensor([0.0, 1e-3, -0.7, 2.5], dtype=tga.float64, requires_grad=True))
+
+
+# -- binary ops on every pair of special values: value, gradient, second derivative --------------
+_SPECIAL = [0.0, -0.0, 1e-170, 0.5, 2.0, -1.0, 800.0, np.inf, -np.inf, np.nan]
+_BINARY_KINKS = {
+    "xlogy": lambda m, a, b: m.xlogy(a, b),
+    "logaddexp": lambda m, a, b: m.logaddexp(a, b),
+    "atan2": lambda m, a, b: m.atan2(a, b),
+    "pow": lambda m, a, b: a**b,
+    "maximum": lambda m, a, b: m.maximum(a, b),
+    "minimum": lambda m, a, b: m.minimum(a, b),
+}
+
+
+@pytest.mark.parametrize("name", _BINARY_KINKS)
+@np.errstate(all="ignore")  # (NumPy warns of the infinities and NaNs asked for, as PyTorch does not)
+def test_binary_ops_at_special_values_as_pytorch(name):
+    """Every pair of zeros (both signs), a tiny, ordinary, large, infinite and NaN operand: the value,
+    both gradients and both second derivatives (create_graph), each PyTorch's, NaN where its are."""
+    torch = pytest.importorskip("torch")
+    a, b = (v.ravel() for v in np.meshgrid(_SPECIAL, _SPECIAL))
+    got, want = [], []
+    for m, out in ((tga, got), (torch, want)):
+        ts = [m.tensor(v, dtype=m.float64, requires_grad=True) for v in (a, b)]
+        y = _BINARY_KINKS[name](m, *ts)
+        grads = m.autograd.grad(y, ts, m.tensor(np.linspace(-1.0, 2.0, a.size)), create_graph=True)
+        s = grads[0].sum() * 2.0 + (grads[1] * 3.0).sum()
+        seconds = m.autograd.grad(s, ts, allow_unused=True) if s.requires_grad else (None, None)
+        out += [y.detach().numpy()] + [g.detach().numpy() for g in grads]
+        out += [np.zeros(a.size) if h is None else h.numpy() for h in seconds]
+    for what, o, w in zip(("value", "gradient a", "gradient b", "second a", "second b"), got, want):
+        bad = ~np.isclose(o, w, rtol=1e-12, atol=0, equal_nan=True)
+        assert not bad.any(), (
+            f"{name} {what}: at {list(zip(a[bad], b[bad]))[:4]} ours {o[bad][:4]}, PyTorch {w[bad][:4]}"
+        )
