@@ -587,13 +587,14 @@ ZERO_NORM_CALLS = {
     "linalg.norm fro": lambda m, x: m.linalg.norm(x.reshape(2, 2, 2), "fro", dim=(1, 2)),
     "normalize": lambda m, x: m.nn.functional.normalize(x, dim=1),
     "cosine_similarity": lambda m, x: m.nn.functional.cosine_similarity(x, x.flip(0) * 2.0, dim=1),
+    **{f"renorm p={p}": (lambda m, x, p=p: m.renorm(x, p, 0, 0.5)) for p in (0.5, 1.0, 1.5, 2.0, 3.0, math.inf)},
 }
 
 
 @pytest.mark.parametrize("name", ZERO_NORM_CALLS)
 def test_a_zero_vector_has_pytorchs_first_and_second_derivatives(name):
-    """The 2-norm at a zero vector beside nonzero ones: gradient 0 there, and the second derivative
-    PyTorch's formula gives, NaN (its norm_backward's masked 0 / 0), not the limit."""
+    """Norms at a zero vector beside nonzero ones (renorm: a zero slice): the gradient PyTorch's gives
+    there, and the second derivative its formulas give, NaN (its norm_backward's masked 0 / 0), not the limit."""
     torch = pytest.importorskip("torch")
     x = np.random.default_rng(2).standard_normal((2, 4))
     x[0] = 0.0

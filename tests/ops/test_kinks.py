@@ -77,14 +77,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "softshrink",
         "nan",
     ): "gradient at NaN: PyTorch's own kernel gives 0 in its 8-wide vector blocks and passes it in the tail; ours passes it",
-    (
-        "renorm",
-        "zeros",
-    ): "second derivative at a zero slice: ours 0, PyTorch's NaN (its norm_backward, differentiated, is 0 / 0)",
-    (
-        "renorm",
-        "negative zeros",
-    ): "second derivative at a zero slice: ours 0, PyTorch's NaN (its norm_backward, differentiated, is 0 / 0)",
     ("det", "zeros"): _SINGULAR_RAISES,
     ("det", "negative zeros"): _SINGULAR_RAISES,
     ("det", "ties"): _SINGULAR_RAISES,

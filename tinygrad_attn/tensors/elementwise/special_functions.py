@@ -22,6 +22,7 @@ from ...functional.checks import tensor_operand
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
+from ..reduce.tensor_reduce import norm2, power_norm
 from ..shape import dims
 
 
@@ -236,19 +237,46 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     d = dims.one(x.shape, dim, "renorm")
-    others = tuple(i for i in range(x.ndim) if i != d)
-    a = x.abs()
+    return ops.Renorm.apply(x, args=(float(p), tuple(i for i in range(x.ndim) if i != d), float(maxnorm)))
+
+
+def _slice_norm(x: Tensor, p: float, others: tuple) -> Tensor:
+    """The ``p``-norm of each slice of ``x`` over the axes ``others`` (kept), as PyTorch's vector norm."""
     if not others:
-        norm = a
-    elif math.isinf(p):  # (the largest entry: a**inf would be 0 or inf)
-        norm = a.amax(others, keepdim=True)
-    else:  # (a zero slice's norm is a constant 0: the root's infinite slope there would give its gradient 0 * inf)
-        total = (a**p).sum(others, keepdim=True)
-        some = total > 0
-        norm = where(some, where(some, total, 1.0) ** (1.0 / p), 0.0)
-    over = norm > maxnorm
-    factor = where(over, maxnorm / (where(over, norm, 1.0) + 1e-7), 1.0)
-    return x * factor.astype(x.dtype)
+        return x.abs()
+    if p == 2:
+        return norm2(x, others, True)
+    if math.isinf(p):
+        return x.abs().amax(others, keepdim=True)
+    if p == 1:
+        return x.abs().sum(others, keepdim=True)
+    return power_norm(x.abs(), p, others, True)
+
+
+def _norm_backward(go: Tensor, x: Tensor, p: float, norm: Tensor, others: tuple) -> Tensor:
+    """PyTorch's ``norm_backward``: ``go`` (one per slice) times the norm's derivative, its zero norms
+    masked after the division (so that, differentiated again, they are NaN, as PyTorch's)."""
+    if p == 1:
+        return x.sign() * go
+    if p == 2:
+        return go * where(norm == 0, 0.0, x / norm)
+    a = x.abs()
+    if math.isinf(p):
+        hit = ((a == norm) | a.isnan()).astype(x.dtype)
+        return x.sign() * ((go / hit.sum(others, keepdim=True)) * hit)
+    if p < 1:
+        return x.sign() * where(x == 0, 0.0, a ** (p - 1)) * go * norm ** (1 - p)
+    scaled = x.sign() * a ** (p - 1) if p < 2 else x * a ** (p - 2)
+    return scaled * where(norm == 0, 0.0, go / norm ** (p - 1))
+
+
+def renorm_gradient(g: Tensor, x: Tensor, p: float, others: tuple, maxnorm: float) -> Tensor:
+    """PyTorch's ``renorm_backward`` in tensor ops: recorded (``create_graph``), its derivative is PyTorch's."""
+    norm = _slice_norm(x, p, others)
+    nb = _norm_backward((x * g).sum(others, keepdim=True), x, p, norm, others)
+    inverse = 1.0 / (norm + 1e-7)
+    factor = inverse * maxnorm
+    return where(norm > maxnorm, factor * g - (factor * inverse) * nb, g)
 
 
 # -- without gradient ------------------------------------------------------------------
