@@ -770,6 +770,20 @@ def logcumsumexp(input: Tensor, dim: int | None = None, *, axis: int | None = No
     return saved_for_backward(_logcumsumexp(x, dim), x, output=True)  # (what PyTorch's keeps)
 
 
+def _logaddexp_steps(a: Tensor, b: Tensor) -> Tensor:
+    """logaddexp's value in differentiable steps: the larger plus ``log1p(exp(-|a - b|))``, the exp's
+    argument clamped to <= 0 on the side the where drops. (The scan's -inf pads would make
+    :class:`~tinygrad_attn.ops.LogAddExp`'s second derivative, PyTorch's logaddexp's, NaN: its
+    ``exp`` of an infinite gap; PyTorch's logcumsumexp has a backward of its own, finite there.)"""
+
+    def larger_plus(hi: Tensor, lo: Tensor) -> Tensor:
+        gap = lo - hi
+        return hi + where(gap > 0, 0.0, gap).exp().log1p()
+
+    out = where(a >= b, larger_plus(a, b), larger_plus(b, a))
+    return where((a == b) & (a.abs() == math.inf), a, out)
+
+
 def _logcumsumexp(x: Tensor, dim: int) -> Tensor:
     if x.ndim == 0:
         dims.axes(x.shape, dim, "logcumsumexp")
@@ -780,7 +794,7 @@ def _logcumsumexp(x: Tensor, dim: int) -> Tensor:
     s = 1
     while s < n:
         pad = Tensor.full(x.shape[:d] + (s,) + x.shape[d + 1 :], -math.inf, dtype=x.dtype, device=x._dev)
-        x = logaddexp(x, cat([pad, x[lead + (slice(0, n - s),)]], d))
+        x = _logaddexp_steps(x, cat([pad, x[lead + (slice(0, n - s),)]], d))
         s *= 2
     return x if s > 1 else x * 1.0  # (along one entry no step ran: new memory all the same, as PyTorch's)
 
