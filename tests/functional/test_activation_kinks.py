@@ -40,10 +40,15 @@ def test_kinks_and_infinities_as_pytorch(name, decomposed):
 
 # (name, keyword arguments): the ELU family's and PReLU's second derivatives at 0 are PyTorch's
 # double-backward formulas', which count only x < 0 (not the negative side's curvature, which
-# the first derivative there takes)
+# the first derivative there takes); and every other activation's at its kinks, infinities and NaN
 SMOOTH_SIDE = [("elu", {"alpha": a}) for a in (1.0, 0.5, 2.0)] + [("celu", {"alpha": a}) for a in (1.0, 0.5, 3.0)]
 SMOOTH_SIDE += [("selu", {}), ("prelu", {"weight": 0.25}), ("prelu", {"weight": -1.5}), ("prelu", {"weight": np.inf})]
 SMOOTH_SIDE += [(name + "_", kw) for name, kw in SMOOTH_SIDE if name != "prelu"]  # (the in-place twins)
+# every other activation with a second derivative in PyTorch (hardsigmoid's backward has none there)
+SMOOTH_SIDE += [(name, {}) for name in ("relu", "relu6", "hardtanh", "leaky_relu", "hardswish", "softplus", "gelu",
+                                        "silu", "mish", "tanhshrink", "softsign", "logsigmoid", "hardshrink",
+                                        "softshrink", "sigmoid", "tanh", "rrelu")]  # fmt: skip
+SMOOTH_SIDE += [("threshold", {"threshold": 0.5, "value": -1.0})]
 SECOND_POINTS = np.array([-np.inf, -2.0, -1e-300, -0.0, 0.0, 1e-300, 1.5, np.inf, np.nan])
 
 
