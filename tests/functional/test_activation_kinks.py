@@ -82,3 +82,21 @@ def test_second_derivative_at_kinks_as_pytorch(name, kw):
     for what, o, t in zip(["value", "gradient", "second"] if "weight" not in kw else
                           ["value", "gradient", "weight gradient", "second", "weight second"], ours, theirs):  # fmt: skip
         np.testing.assert_allclose(o, t, rtol=1e-12, atol=0, equal_nan=True, err_msg=f"{name}{kw}: {what}")
+
+
+@pytest.mark.parametrize("after", ["sqrt", "log", "pow_half"])
+def test_relu_drops_an_infinite_gradient_where_it_is_off(after, device):
+    """PyTorch's threshold_backward selects, it does not multiply: sqrt(relu(x)) at x <= 0 gets 0, not
+    0 * inf = NaN (each device's path: NumPy's product with its check, the others' where)."""
+    points = np.array([-1.0, -0.0, 0.0, 2.0, np.inf, -np.inf, np.nan])
+    then = {"sqrt": lambda m, y: m.sqrt(y), "log": lambda m, y: m.log(y), "pow_half": lambda m, y: y**0.5}[after]
+    got, want = [], []
+    for m, out, dev in ((tga, got, device), (torch, want, None)):
+        x = m.tensor(points, requires_grad=True) if dev is None else tga.tensor(points, requires_grad=True, device=dev)
+        with np.errstate(all="ignore"):
+            y = then(m, m.relu(x))
+            (g,) = m.autograd.grad(y, x, m.ones_like(y), create_graph=True)
+            (h,) = m.autograd.grad(g.sum(), x)
+        out += [g.detach().numpy(), h.numpy()]
+    for o, w in zip(got, want):
+        np.testing.assert_allclose(o, w, equal_nan=True)

@@ -356,9 +356,19 @@ class Relu(Function):
         return ns.maximum(a, 0.0)
 
     def backward(self, g, ns, inputs, out):
-        # (PyTorch's threshold_backward: the gradient passes where out <= 0 is false, NaN included;
-        # recorded, a step function of the output, so it requires grad where out does)
-        return (g * depends_on(ns.astype(~(out <= 0), g.dtype), ns, out),)
+        # PyTorch's threshold_backward: the gradient passes where out <= 0 is false (NaN included), and
+        # is 0 elsewhere, also where it is inf or NaN (sqrt(relu(x)) at x < 0: not 0 * inf). Recorded,
+        # a step function of the output, so it requires grad where out does.
+        off = out <= 0
+        if ns.recording:
+            return (ns.where(off, 0.0, depends_on(g, ns, out)),)
+        if ns.device.xp is np and g.dtype != np.float16:
+            # (NumPy's where runs ~10x slower than a product on signs at random: the product, kept
+            # unless it made a NaN or inf, which only an inf or NaN in g does; float16 sums overflow)
+            product = g * ns.astype(~off, g.dtype)
+            if np.isfinite(product.sum()):
+                return (product,)
+        return (ns.where(off, 0.0, g),)
 
 
 class Abs(Function):
