@@ -220,6 +220,28 @@ def test_cross_entropy_and_nll_loss_match_torch(shape, kw, reduction, device):
         )
 
 
+@pytest.mark.parametrize("fn, smoothing", [("nll_loss", 0.0), ("cross_entropy", 0.0), ("cross_entropy", 0.2)])
+@pytest.mark.parametrize("weight", [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [0.5, 2.0, 0.0]])
+@pytest.mark.parametrize("ignore_index", [-100, 0, 1])
+def test_a_zero_total_weight_is_pytorchs_nan(fn, smoothing, weight, ignore_index):
+    """Every counted item's class weight 0 (or every item ignored): ``"mean"`` divides 0 by 0, a NaN
+    loss whose gradient is NaN at each counted item and 0 at the ignored ones, as PyTorch's; with no
+    runtime warning (the suite makes one an error)."""
+    torch = pytest.importorskip("torch")
+    x, t = np.random.default_rng(0).standard_normal((4, 3)), np.array([0, 1, 2, 1])
+    got, want = [], []
+    for m, out in ((tga, got), (torch, want)):
+        xt = m.tensor(x, requires_grad=True)
+        kw = {"label_smoothing": smoothing} if smoothing else {}
+        for reduction in ("mean", "sum", "none"):
+            loss = getattr(m.nn.functional, fn)(xt, m.tensor(t), m.tensor(weight, dtype=m.float64),
+                                                ignore_index=ignore_index, reduction=reduction, **kw)  # fmt: skip
+            (g,) = m.autograd.grad(loss, xt, m.ones_like(loss))
+            out += [loss.detach().numpy(), g.numpy()]
+    for o, w in zip(got, want):
+        np.testing.assert_allclose(o, w, rtol=1e-12, atol=1e-15, equal_nan=True)
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("kw", [{}, {"weight": W3}, {"label_smoothing": 0.25}], ids=["plain", "weight", "smooth"])
 @pytest.mark.parametrize("shape", [(4, 3), (2, 3, 2, 2)], ids=["NC", "NCHW"])
@@ -532,3 +554,58 @@ def test_layer_norm_takes_normalized_shape_as_pytorch():
         F.layer_norm(Tensor(x), (5,))
     xt = Tensor(x, requires_grad=True)
     assert tga.gradcheck(lambda a, ww: F.layer_norm(a, (3, 4), ww), xt, Tensor(w, requires_grad=True))
+
+
+ZERO_SLICE_CALLS = {
+    **{f"lp_pool{nd}d p={p}": (lambda m, x, nd=nd, p=p: getattr(m.nn.functional, f"lp_pool{nd}d")(x, p, 2), nd)
+       for nd in (1, 2, 3) for p in (1.0, 2.0, 3.0)},
+    **{f"renorm p={p}": (lambda m, x, p=p: m.renorm(x, p, 1, 0.5), 1) for p in (1.0, 2.0, 3.0, math.inf)},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ZERO_SLICE_CALLS)
+def test_a_zero_window_or_slice_passes_pytorchs_gradient(name):
+    """An all-zero pooling window (``lp_pool``) or slice (``renorm``) beside nonzero ones: the
+    root's infinite slope at 0 must not reach the gradient (PyTorch's there: 0, or the identity's)."""
+    torch = pytest.importorskip("torch")
+    call, nd = ZERO_SLICE_CALLS[name]
+    x = np.abs(np.random.default_rng(1).standard_normal((1, 2) + (4,) * nd))
+    x[:, 0] = 0.0  # (channel 0: every window zero)
+    got, want = [], []
+    for m, out in ((tga, got), (torch, want)):
+        xt = m.tensor(x, requires_grad=True)
+        y = call(m, xt)
+        (g,) = m.autograd.grad(y, xt, m.tensor(np.linspace(-1.0, 2.0, y.numel()).reshape(tuple(y.shape))))
+        out += [y.detach().numpy(), g.numpy()]
+    for o, w in zip(got, want):
+        np.testing.assert_allclose(o, w, rtol=1e-10, atol=1e-12)
+
+
+ZERO_NORM_CALLS = {
+    "norm": lambda m, x: m.norm(x, dim=1),
+    "linalg.vector_norm": lambda m, x: m.linalg.vector_norm(x, dim=1),
+    "linalg.norm fro": lambda m, x: m.linalg.norm(x.reshape(2, 2, 2), "fro", dim=(1, 2)),
+    "normalize": lambda m, x: m.nn.functional.normalize(x, dim=1),
+    "cosine_similarity": lambda m, x: m.nn.functional.cosine_similarity(x, x.flip(0) * 2.0, dim=1),
+    **{f"renorm p={p}": (lambda m, x, p=p: m.renorm(x, p, 0, 0.5)) for p in (0.5, 1.0, 1.5, 2.0, 3.0, math.inf)},
+}
+
+
+@pytest.mark.parametrize("name", ZERO_NORM_CALLS)
+def test_a_zero_vector_has_pytorchs_first_and_second_derivatives(name):
+    """Norms at a zero vector beside nonzero ones (renorm: a zero slice): the gradient PyTorch's gives
+    there, and the second derivative its formulas give, NaN (its norm_backward's masked 0 / 0), not the limit."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(2).standard_normal((2, 4))
+    x[0] = 0.0
+    got, want = [], []
+    for m, out in ((tga, got), (torch, want)):
+        xt = m.tensor(x, requires_grad=True)
+        y = ZERO_NORM_CALLS[name](m, xt)
+        (g,) = m.autograd.grad(y, xt, m.tensor(np.linspace(-1.0, 2.0, y.numel()).reshape(tuple(y.shape))),
+                               create_graph=True)  # fmt: skip
+        with np.errstate(divide="ignore", invalid="ignore"):  # (the second pass divides 0 by 0 as PyTorch's)
+            (gg,) = m.autograd.grad((g * m.tensor(np.cos(np.arange(8.0)).reshape(2, 4))).sum(), xt)
+        out += [y.detach().numpy(), g.detach().numpy(), gg.numpy()]
+    for o, w in zip(got, want):
+        np.testing.assert_allclose(o, w, rtol=1e-10, atol=1e-12, equal_nan=True)

@@ -58,7 +58,6 @@ def _compare(op: OpInfo, got, want, what: str, sample: Sample, finite_inputs: bo
                                err_msg=f"{op.name}: {what} ({sample})")  # fmt: skip
 
 
-_AT_ZERO = "second derivative at 0: ours finite, PyTorch's NaN (its formula's 0 * inf)"
 _R_NOISE = (
     "a matrix of rank 1: R's trailing diagonal entries are rounding noise, of other sizes and signs in "
     "PyTorch's MKL than in our OpenBLAS; the gradient divides by them"
@@ -75,42 +74,8 @@ _NULL_BASIS = (
     "a matrix of rank 1: the singular vectors of its zero singular values are rounding noise, whose "
     "signs and basis PyTorch's MKL and our OpenBLAS choose differently; the gradient reads them"
 )
-_SELECTION = "ties or NaN: which element takes the gradient differs from PyTorch's choice"
-_NAN_ROUTE = "a NaN input's gradient is routed otherwise than PyTorch's"
 # Known differences, one line each with its reason: xfail(strict), so a fix shows as a failure here.
 KNOWN: dict[tuple[str, str], str] = {
-    ("pow", "zeros"): _AT_ZERO,
-    ("pow", "negative zeros"): _AT_ZERO,
-    ("norm", "zeros"): _AT_ZERO,
-    ("norm", "negative zeros"): _AT_ZERO,
-    ("normalize", "zeros"): _AT_ZERO,
-    ("normalize", "negative zeros"): _AT_ZERO,
-    ("atan2", "zeros"): _AT_ZERO,
-    ("atan2", "negative zeros"): _AT_ZERO,
-    ("sinc", "zeros"): _AT_ZERO + " (ours the limit -pi^2/3)",
-    ("sinc", "negative zeros"): _AT_ZERO + " (ours the limit -pi^2/3)",
-    ("cosine_similarity", "zeros"): "second derivative with a zero vector: ours finite (huge), PyTorch's NaN",
-    ("cosine_similarity", "negative zeros"): "second derivative with a zero vector: ours finite (huge), PyTorch's NaN",
-    ("xlogy", "zeros"): "second derivative at x = y = 0: ours 0, PyTorch's +-inf",
-    ("xlogy", "negative zeros"): "second derivative at x = y = 0: ours 0, PyTorch's +-inf",
-    ("xlogy", "equal operands"): "second derivative at x = y = 0: ours 0, PyTorch's +-inf",
-    ("elu_off_0", "zeros"): "second derivative at 0: ours the negative side's, PyTorch's 0",
-    ("elu_off_0", "negative zeros"): "second derivative at 0: ours the negative side's, PyTorch's 0",
-    ("selu", "zeros"): "second derivative at 0: ours the negative side's, PyTorch's 0",
-    ("selu", "negative zeros"): "second derivative at 0: ours the negative side's, PyTorch's 0",
-    ("pow_scalar", "negative zeros"): "gradient at -0.0 with a negative exponent: our infinity has the other sign",
-    ("maximum", "nan"): "a NaN operand's gradient: PyTorch's gives it the whole gradient, ours none",
-    ("minimum", "nan"): "a NaN operand's gradient: PyTorch's gives it the whole gradient, ours none",
-    ("logaddexp", "inf"): "gradient beside an infinite operand: ours NaN, PyTorch's finite",
-    ("nll_loss", "zeros"): "PyTorch's input gradient has a NaN (0/0 of a zero total weight), ours 0",
-    ("nll_loss", "negative zeros"): "PyTorch's input gradient has a NaN (0/0 of a zero total weight), ours 0",
-    ("kl_div", "zeros"): "the target's gradient at target 0: ours 0, PyTorch's NaN (log 0)",
-    ("kl_div", "negative zeros"): "the target's gradient at target 0: ours 0, PyTorch's NaN (log 0)",
-    ("kl_div", "equal operands"): "the target's gradient at target 0: ours 0, PyTorch's NaN (log 0)",
-    ("lp_pool1d", "zeros"): "gradient at an all-zero window: ours NaN (the root's 0 * inf), PyTorch's 0",
-    ("lp_pool1d", "negative zeros"): "gradient at an all-zero window: ours NaN (the root's 0 * inf), PyTorch's 0",
-    ("lp_pool3d", "zeros"): "gradient at an all-zero window: ours NaN (the root's 0 * inf), PyTorch's 0",
-    ("lp_pool3d", "negative zeros"): "gradient at an all-zero window: ours NaN (the root's 0 * inf), PyTorch's 0",
     (
         "hardshrink",
         "nan",
@@ -119,43 +84,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "softshrink",
         "nan",
     ): "gradient at NaN: PyTorch's own kernel gives 0 in its 8-wide vector blocks and passes it in the tail; ours passes it",
-    ("prelu", "zeros"): "second derivative at 0: ours the negative side's, PyTorch's 0",
-    ("prelu", "negative zeros"): "second derivative at 0: ours the negative side's, PyTorch's 0",
-    ("prelu", "inf"): "the weight's gradient at x = inf: ours NaN (inf * 0), PyTorch's 0",
-    ("elu_", "zeros"): "second derivative at 0: ours the negative side's, PyTorch's 0",
-    ("elu_", "negative zeros"): "second derivative at 0: ours the negative side's, PyTorch's 0",
-    ("celu_", "zeros"): "second derivative at 0: ours the negative side's, PyTorch's 0",
-    ("celu_", "negative zeros"): "second derivative at 0: ours the negative side's, PyTorch's 0",
-    ("selu_", "zeros"): "second derivative at 0: ours the negative side's, PyTorch's 0",
-    ("selu_", "negative zeros"): "second derivative at 0: ours the negative side's, PyTorch's 0",
-    (
-        "triplet_margin_with_distance_loss",
-        "zeros",
-    ): "second derivative at a zero distance: ours finite, PyTorch's NaN (the root's 0 * inf)",
-    (
-        "triplet_margin_with_distance_loss",
-        "negative zeros",
-    ): "second derivative at a zero distance: ours finite, PyTorch's NaN (the root's 0 * inf)",
-    ("median_all", "zeros"): _SELECTION,
-    ("median_all", "negative zeros"): _SELECTION,
-    ("median_all", "ties"): _SELECTION,
-    ("median_all", "inf"): _SELECTION,
-    ("median_all", "-inf"): _SELECTION,
-    ("median_all", "nan"): _SELECTION,
-    ("kthvalue", "zeros"): _SELECTION,
-    ("kthvalue", "negative zeros"): _SELECTION,
-    ("kthvalue", "ties"): _SELECTION,
-    ("kthvalue", "inf"): _SELECTION,
-    ("kthvalue", "-inf"): _SELECTION,
-    ("kthvalue", "nan"): _SELECTION,
-    ("mode", "nan"): _SELECTION,
-    ("mvlgamma", "negative zeros"): "gradient at -0.0: ours +inf, PyTorch's -inf (the pole's side)",
-    ("logit", "zeros"): "second derivative at 0: ours the limit -inf, PyTorch's NaN (its formula's inf - inf)",
-    ("logit", "negative zeros"): "second derivative at 0: ours the limit -inf, PyTorch's NaN (its formula's inf - inf)",
-    ("float_power", "zeros"): _AT_ZERO,
-    ("float_power", "negative zeros"): _AT_ZERO,
-    ("renorm", "zeros"): "gradient at a zero row: ours NaN (0 / 0 in the norm's gradient), PyTorch's 0",
-    ("renorm", "negative zeros"): "gradient at a zero row: ours NaN (0 / 0 in the norm's gradient), PyTorch's 0",
     ("cholesky_upper", "ties"): _CHOLESKY_STOP,
     ("eigvalsh", "ties"): _EIGEN_BASIS,
     ("eigh", "ties"): _EIGEN_BASIS,
@@ -164,18 +92,27 @@ KNOWN: dict[tuple[str, str], str] = {
     ("svd_vh", "ties"): _NULL_BASIS,
     ("qr", "ties"): _R_NOISE,
     ("cond", "ties"): _NULL_BASIS,
-    ("matrix_norm", "zeros"): _AT_ZERO,
-    ("matrix_norm", "negative zeros"): _AT_ZERO,
-    ("linalg_norm", "zeros"): _AT_ZERO,
-    ("linalg_norm", "negative zeros"): _AT_ZERO,
+    (
+        "matrix_norm",
+        "zeros",
+    ): "ord -2 of a zero matrix: our gradient through svdvals at a zero singular value is NaN, PyTorch's finite",
+    (
+        "matrix_norm",
+        "negative zeros",
+    ): "ord -2 of a zero matrix: our gradient through svdvals at a zero singular value is NaN, PyTorch's finite",
+    (
+        "lu_factor_rect",
+        "zeros",
+    ): "second derivative at a wide zero matrix: an entry where PyTorch's is +-inf is NaN here (the order in which the recorded formula meets an infinity with a zero)",
+    (
+        "lu_factor_rect",
+        "negative zeros",
+    ): "second derivative at a wide zero matrix: an entry where PyTorch's is +-inf is NaN here (the order in which the recorded formula meets an infinity with a zero)",
+    ("torch_qr", "ties"): _R_NOISE,
+    ("torch_svd", "ties"): _NULL_BASIS,
+    ("torch_svd_v", "ties"): _NULL_BASIS,
+    ("orgqr", "ties"): "a matrix of rank 1: the trailing reflectors are built from rounding noise, LAPACK's and ours",
 }
-KNOWN["lu_factor_rect", "zeros"] = KNOWN["lu_factor_rect", "negative zeros"] = (
-    "second derivative at a wide zero matrix: an entry where PyTorch's is +-inf is NaN here (the order in which "
-    "the recorded formula meets an infinity with a zero)"
-)
-KNOWN["torch_qr", "ties"] = _R_NOISE
-KNOWN["torch_svd", "ties"] = KNOWN["torch_svd_v", "ties"] = _NULL_BASIS
-KNOWN["orgqr", "ties"] = "a matrix of rank 1: the trailing reflectors are built from rounding noise, LAPACK's and ours"
 
 
 def _cases():

@@ -404,17 +404,56 @@ def test_where_method_is_torch_where_with_self_as_the_taken_value(device):
 
 
 # -- sinc at 0, where the OpInfo entry draws no inputs -----------------------------------
+@np.errstate(divide="ignore", invalid="ignore")  # (the second pass divides 0 by 0 as PyTorch's: NumPy warns)
 def test_sinc_at_zero_value_and_derivatives():
-    x = tga.tensor([0.0, 1e-200, -1e-200], dtype=tga.float64, requires_grad=True)
-    y = x.sinc()
-    np.testing.assert_array_equal(y.detach().numpy(), [1.0, 1.0, 1.0])
-    (g,) = tga.grad(y.sum(), [x], create_graph=True)
-    # (the derivative's series, -pi^2 x / 3, where x * x underflows)
-    np.testing.assert_allclose(
-        g.detach().numpy(), [0.0, -(math.pi**2) / 3 * 1e-200, math.pi**2 / 3 * 1e-200], rtol=1e-12
-    )
-    (gg,) = tga.grad(g.sum(), [x])
-    # sinc(x) = 1 - (pi x)^2 / 6 + ...: the second derivative at 0 is -pi^2 / 3 (PyTorch: NaN)
-    np.testing.assert_allclose(gg.numpy(), [-(math.pi**2) / 3] * 3, rtol=1e-12)
+    # PyTorch's formula: the derivative 0 where pi x x is 0 (also where x x underflows: 1e-200), and
+    # recorded, its derivative there NaN (the masked side's 0 / 0; the limit would be -pi^2 / 3)
+    torch = pytest.importorskip("torch")
+    points = [0.0, -0.0, 1e-200, -1e-200, 0.5]
+    got, want = [], []
+    for m, out in ((tga, got), (torch, want)):
+        x = m.tensor(points, dtype=m.float64, requires_grad=True)
+        y = x.sinc()
+        (g,) = m.autograd.grad(y.sum(), [x], create_graph=True)
+        (gg,) = m.autograd.grad(g.sum(), [x])
+        out += [y.detach().numpy(), g.detach().numpy(), gg.numpy()]
+    np.testing.assert_array_equal(got[0], [1.0, 1.0, 1.0, 1.0, 2 / math.pi])
+    for o, w in zip(got, want):
+        np.testing.assert_allclose(o, w, rtol=1e-12, equal_nan=True)
     assert tga.sinc(tga.tensor([1, 2])).dtype == tga.float32
     assert tga.gradcheck(lambda t: t.sinc(), tga.tensor([0.0, 1e-3, -0.7, 2.5], dtype=tga.float64, requires_grad=True))
+
+
+# -- binary ops on every pair of special values: value, gradient, second derivative --------------
+_SPECIAL = [0.0, -0.0, 1e-170, 0.5, 2.0, -1.0, 800.0, np.inf, -np.inf, np.nan]
+_BINARY_KINKS = {
+    "xlogy": lambda m, a, b: m.xlogy(a, b),
+    "logaddexp": lambda m, a, b: m.logaddexp(a, b),
+    "atan2": lambda m, a, b: m.atan2(a, b),
+    "pow": lambda m, a, b: a**b,
+    "maximum": lambda m, a, b: m.maximum(a, b),
+    "minimum": lambda m, a, b: m.minimum(a, b),
+}
+
+
+@pytest.mark.parametrize("name", _BINARY_KINKS)
+@np.errstate(all="ignore")  # (NumPy warns of the infinities and NaNs asked for, as PyTorch does not)
+def test_binary_ops_at_special_values_as_pytorch(name):
+    """Every pair of zeros (both signs), a tiny, ordinary, large, infinite and NaN operand: the value,
+    both gradients and both second derivatives (create_graph), each PyTorch's, NaN where its are."""
+    torch = pytest.importorskip("torch")
+    a, b = (v.ravel() for v in np.meshgrid(_SPECIAL, _SPECIAL))
+    got, want = [], []
+    for m, out in ((tga, got), (torch, want)):
+        ts = [m.tensor(v, dtype=m.float64, requires_grad=True) for v in (a, b)]
+        y = _BINARY_KINKS[name](m, *ts)
+        grads = m.autograd.grad(y, ts, m.tensor(np.linspace(-1.0, 2.0, a.size)), create_graph=True)
+        s = grads[0].sum() * 2.0 + (grads[1] * 3.0).sum()
+        seconds = m.autograd.grad(s, ts, allow_unused=True) if s.requires_grad else (None, None)
+        out += [y.detach().numpy()] + [g.detach().numpy() for g in grads]
+        out += [np.zeros(a.size) if h is None else h.numpy() for h in seconds]
+    for what, o, w in zip(("value", "gradient a", "gradient b", "second a", "second b"), got, want):
+        bad = ~np.isclose(o, w, rtol=1e-12, atol=0, equal_nan=True)
+        assert not bad.any(), (
+            f"{name} {what}: at {list(zip(a[bad], b[bad]))[:4]} ours {o[bad][:4]}, PyTorch {w[bad][:4]}"
+        )

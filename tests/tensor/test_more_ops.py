@@ -69,7 +69,6 @@ def test_gradients_match_finite_differences(name, device, rng):
 # -- result types, ties and values -----------------------------------------------------
 def test_order_statistics_name_their_results_and_break_ties_as_pytorch():
     a = np.array([[3.0, 1, 1, 3, 2], [2, 2, 5, 5, 0], [1, 2, 2, 2, 3]])
-    # (kthvalue's index among ties is not defined by PyTorch: its quickselect's; tests/opinfo.py checks distinct values)
     for name, args in (("median", (1,)), ("mode", (1,)), ("nanmedian", (1,))):
         ours, theirs = getattr(tga, name)(_t(a), *args), getattr(torch, name)(torch.tensor(a), *args)
         close(ours.values, theirs.values.numpy())
@@ -78,6 +77,30 @@ def test_order_statistics_name_their_results_and_break_ties_as_pytorch():
     mm = tga.aminmax(_t(a), dim=1)
     close(mm.min, a.min(1))
     close(mm.max, a.max(1))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_order_statistics_of_ties_and_nans_pick_and_route_the_gradient_as_pytorch(seed):
+    """Tie-heavy slices with NaNs: kthvalue's index (PyTorch's quickselect's), mode's (its sort's
+    runs, a NaN equal to nothing) and the gradient each picked entry takes; median of every entry
+    shares its gradient evenly among the entries equal to it (or the NaNs), as PyTorch's."""
+    rng = np.random.default_rng(seed)
+    for _ in range(25):
+        shape = tuple(int(n) for n in rng.integers(1, 9, int(rng.integers(1, 4))))
+        x = rng.integers(0, int(rng.integers(1, 4)), shape).astype(np.float64)
+        x[rng.random(shape) < 0.2 * (seed % 2)] = np.nan
+        d = int(rng.integers(0, len(shape)))
+        k = int(rng.integers(1, shape[d] + 1))
+        got, want = [], []
+        for m, out in ((tga, got), (torch, want)):
+            for f, args in ((m.kthvalue, (k, d)), (m.mode, (d,)), (m.median, ())):
+                xt = m.tensor(x, requires_grad=True)
+                r = f(xt, *args)
+                values = r if args == () else r.values
+                (g,) = m.autograd.grad(values, xt, m.ones_like(values))
+                out += [values.detach().numpy(), g.numpy()] + ([] if args == () else [r.indices.numpy()])
+        for o, w in zip(got, want):
+            np.testing.assert_array_equal(o, w, err_msg=f"{shape} dim {d} k {k}: {x.tolist()}")
 
 
 def test_median_of_all_entries_is_the_lower_median_and_nan_wins():

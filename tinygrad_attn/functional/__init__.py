@@ -30,12 +30,12 @@ from ..ops import fused
 from ..ops.array_function import array_function
 from ..ops.index import Take as _Take  # (embedding while tracing)
 from ..ops.saved import saved_for_backward
-from ..ops.transcendental import Expm1
 from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
 from ..tensors.index.indexing import host_integers
+from ..tensors.reduce.tensor_reduce import norm2
 from ..tensors.shape import dims
-from .activations import _in_place, _softplus_stable
+from .activations import _expm1_negative, _in_place, _softplus_stable
 from .checks import (
     _as_operand,
     _computed_together,
@@ -541,14 +541,16 @@ def _nll_reference(logp: Tensor, t: Tensor, keep: Any, n_kept: int, weight: Tens
         return loss.reshape(shape)
     if reduction == "sum":
         return loss.sum()
-    if isinstance(n_kept, Tensor):  # (traced: the kept items' count or total weight is a tensor, NaN when 0)
-        total = n_kept if weight is None else w_t.sum()
-        return loss.sum() / where(total != 0, total, math.nan)
-    if weight is None:  # nothing kept: NaN (0/0, as PyTorch) with a gradient of 0, not NaN
+    if weight is None and not isinstance(n_kept, Tensor):  # nothing kept: NaN (0/0, as PyTorch), gradient 0
         return loss.sum() / float(n_kept) if n_kept else loss.sum() + math.nan
-    total = w_t.sum()
+    total = w_t.sum() if weight is not None else n_kept  # (traced: the count of kept items is a tensor)
     kept = total != 0
-    return where(kept, loss.sum() / where(kept, total, 1.0), math.nan)  # (no 0/0 computed: no warning)
+    # A zero total: the loss is NaN (0/0) and so is each counted item's gradient (PyTorch's -w[t] / 0), while
+    # the ignored items' stay 0. The NaN is a constant's, not a 0/0 computed (no warning), and it scales the
+    # unused side only where the total is 0 (elsewhere 1 / total: the where's zero gradient stays 0).
+    scale = where(kept, 1.0 / where(kept, total, 1.0), math.nan)
+    undefined = (where(keep_t != 0, loss, 0.0) * scale).sum()
+    return where(kept, loss.sum() / where(kept, total, 1.0), undefined)
 
 
 def _soft_reference(logp: Tensor, q: Tensor, weight: Tensor | None, reduction: str, eps: float,
@@ -834,9 +836,8 @@ def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere (``inplace=True``: written into ``x``)."""
     if inplace:
         return _in_place(x, "elu", elu, alpha=alpha)
-    neg = where(x <= 0, x, 0.0)  # exp of the positive side could overflow, though where drops it
     # (expm1, as PyTorch's: exp(x) - 1 would round a tiny x's result to 0; NaN takes the positive side's gradient)
-    return saved_for_backward(where(x <= 0, Expm1.apply(neg) * alpha, x), x)  # (as PyTorch's, it keeps x)
+    return saved_for_backward(where(x <= 0, _expm1_negative(x) * alpha, x), x)  # (as PyTorch's, it keeps x)
 
 
 @public(function=False, functional=True)
@@ -865,8 +866,8 @@ def _normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> T
     dim = _axis(x, dim, "normalize")
     if p == math.inf:
         norm = x.abs().max(dim, keepdims=True).clamp_min(eps)
-    elif p == 2:  # sqrt(max(sum x^2, eps^2)): the same value, and no sqrt'(0) for an all-zero row
-        norm = (x * x).sum(dim, keepdims=True).clamp_min(eps * eps).sqrt()
+    elif p == 2:  # (PyTorch's vector norm, clamped: at an all-zero row gradient 0, second derivative NaN)
+        norm = norm2(x, dim, True).clamp_min(eps)
     elif p == 1:
         norm = x.abs().sum(dim, keepdims=True).clamp_min(eps)
     elif p > 0:

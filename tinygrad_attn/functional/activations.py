@@ -13,7 +13,7 @@ from typing import Any
 
 from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
-from ..ops.saved import saved_for_backward
+from ..ops.saved import ZeroDerivative, saved_for_backward
 from ..random import draw
 from ..tensors._tensor import Tensor, where
 from ..tensors.dtypes import UnsupportedDtypeError
@@ -46,11 +46,15 @@ def _softplus_stable(z: Tensor) -> Tensor:
 
 
 def _expm1_negative(x: Tensor) -> Tensor:
-    """``expm1(x)`` where ``x <= 0`` matters (the positive side is replaced by 0, so that no
-    overflowing ``exp`` is made and hidden by a ``where``)."""
+    """``expm1(x)`` where ``x <= 0`` matters: the ELU family's negative side. The positive side
+    is replaced by 0, so that no overflowing ``exp`` is made and hidden by a ``where``. At 0
+    itself it is ``x`` (expm1's tangent there): the slope is expm1's, 1, and the second
+    derivative 0, as PyTorch's, whose ``elu_double_backward`` counts only ``x < 0``; -0.0 stays
+    -0.0. (NaN: the caller gives it the positive side's gradient, as PyTorch's.)"""
     from .. import ops  # noqa: PLC0415 - ops is loaded by then
 
-    return ops.Expm1.apply(where(x <= 0, x, 0.0))  # (NaN too: its gradient is the positive side's, as PyTorch's)
+    below = x < 0
+    return where(below, ops.Expm1.apply(where(below, x, 0.0)), x)
 
 
 @public(function=False, functional=True)
@@ -245,6 +249,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     """``x`` where positive, ``weight * x`` elsewhere; ``weight`` one slope, or one per channel
     (axis 1): PyTorch's ``F.prelu``."""
     x, w = _float(input, "prelu"), _tensor(weight, "prelu")
+    given = w
     if w.ndim > 1:
         raise RuntimeError(f"prelu: weight must be a scalar or 1-D, got shape {tuple(w.shape)}")
     n = w.numel()
@@ -258,7 +263,16 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
         w = w.reshape((n,) + (1,) * (x.ndim - 2))
     elif w.ndim:
         w = w.reshape(())
-    return where(x > 0, x, w * x)
+    # PyTorch's kernel: x > 0 the identity, else (0, -0.0, NaN) the slope w. Its second derivatives
+    # count only x < 0 (and NaN), and its weight's gradient is 0 where x > 0 (also at x = inf, where
+    # a where's masked w * x would give 0 * inf): the slope's side is split into x < 0 (and NaN),
+    # where w * x is differentiated in both, and x == 0, where w is a constant with x's slope.
+    # (Each piece reads x through a where of its own: an infinite w's 0 * inf stays in the masked side.)
+    negative = where(x >= 0, 0.0, x)
+    at_zero = where(x == 0, x, 0.0)
+    slope_at_zero = ZeroDerivative.apply(w.detach(), w) if w.requires_grad else w
+    out = where(x > 0, x, where(x == 0, at_zero * slope_at_zero, w * negative))
+    return saved_for_backward(out, x, given)  # (as PyTorch's, it keeps both)
 
 
 _RRELU_DEFAULTS = (1.0 / 8.0, 1.0 / 3.0)

@@ -107,9 +107,10 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = N
     """``target (log target - input)`` for log-probabilities ``input``: PyTorch's ``F.kl_div``.
 
     ``log_target=True``: ``target`` holds log-probabilities too, ``exp(t) (t - input)``.
-    A zero target contributes 0 (``0 log 0 = 0``). ``reduction="batchmean"`` divides the
-    sum by the batch size (``input.shape[0]``), the KL divergence per sample; ``"mean"``
-    divides by the number of elements (as PyTorch, which warns about it).
+    A zero target contributes 0 (``0 log 0 = 0``; its own gradient there is NaN, as PyTorch's).
+    ``reduction="batchmean"`` divides the sum by the batch size (``input.shape[0]``), the KL
+    divergence per sample; ``"mean"`` divides by the number of elements (as PyTorch, which warns
+    about it).
     """
     op = "kl_div"
     if size_average is not None or reduce is not None:
@@ -125,8 +126,7 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = N
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        pos = target > 0  # xlogy(t, t): log(0) is never taken, so neither value nor gradient has a NaN
-        loss = where(pos, target * where(pos, target, 1.0).log(), 0.0) - target * input
+        loss = target.xlogy(target) - target * input  # (PyTorch's: a zero target's gradient NaN, its 0 / 0)
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     if reduction == "mean":

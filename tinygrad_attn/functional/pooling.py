@@ -192,9 +192,12 @@ def _lp_pool(op: str, nd: int, input: Any, norm_type: float, kernel_size: Any, s
     x = _F.tensor_arg(input, op)
     kernel = _ntuple(kernel_size, nd, "kernel_size", op)
     pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
-    s = pool(x ** float(norm_type), kernel, stride, 0, ceil_mode)
-    s = s.sign() * s.abs().relu()
-    return (s * float(math.prod(kernel))) ** (1.0 / float(norm_type))
+    s = pool(x ** float(norm_type), kernel, stride, 0, ceil_mode) * float(math.prod(kernel))
+    # PyTorch's root of sign(s) * relu(|s|): of s itself, but an all-zero window is 0 and passes no
+    # gradient. Spelled as wheres, no root is taken at 0: its infinite slope (a product with relu's
+    # 0/1 mask made it 0 * inf) and the warning of 0 ** -(1 - 1/p) stay out
+    some = s != 0
+    return where(some, where(some, s, 1.0) ** (1.0 / float(norm_type)), 0.0)
 
 
 @public(function=False, functional=True)

@@ -568,6 +568,8 @@ def _vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fal
         return a.sign().sum(axes, keepdim)
     if ord == 1:
         return a.sum(axes, keepdim)
+    if ord == 2:  # (PyTorch's gradient and second derivative at a zero norm: 0 and NaN)
+        return tensor_reduce.norm2(x, axes, keepdim)
     return tensor_reduce.power_norm(a, ord, axes, keepdim)
 
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
+
+import numpy as np
 
 from ..engine.function import Function, may_overwrite
 from ..engine.switches import _State
@@ -151,7 +154,7 @@ class PowScalar(Function):
     reads_output = False
 
     def forward(self, ns, a):
-        return a**self.args
+        return scalar_power(ns, a, self.args)
 
     def backward(self, g, ns, inputs, out):
         c = self.args
@@ -160,7 +163,18 @@ class PowScalar(Function):
             return (g * 0.0,)
         if c == 2:
             return (g * (2.0 * a),)
-        return (g * (c * a ** (c - 1)),)
+        return (g * (c * ns.apply(PowScalar, a, args=c - 1)),)  # (recorded: PyTorch's pow_backward again)
+
+
+def scalar_power(ns, a, c):
+    """``a ** c`` for a number ``c`` as PyTorch's pow computes it: ``c = 0.5`` and ``-0.5`` through
+    a square root, so the power of -0.0 is -0.0 and -inf there (C's pow: +0.0 and +inf), and the
+    gradient of ``x ** 0.5`` at -0.0 is -inf, of ``x ** 1.5`` -0.0, as PyTorch's."""
+    if c == 0.5:
+        return ns.sqrt(a)
+    if c == -0.5:
+        return 1.0 / ns.sqrt(a)
+    return a**c
 
 
 def _integer_power(raw, a, b):
@@ -178,8 +192,9 @@ class Pow(Function):
 
     As PyTorch: the base's gradient is 0 where ``b == 0`` (not ``0 * a ** -1``, NaN at
     ``a = 0``), and the exponent's is 0 where ``a == 0`` and ``b >= 0`` (not
-    ``0 * log(0)``). The masked values are computed from safe stand-ins, so no NaN is made
-    and hidden (NumPy would warn, and a second-order gradient would see it).
+    ``0 * log(0)``). The masked values are PyTorch's formulas themselves, not stand-ins: a
+    second-order gradient sees them as PyTorch's does (NaN at ``a = b = 0``, its ``0 * inf``);
+    NumPy's warnings about them are silenced.
     """
 
     __slots__ = ()
@@ -194,14 +209,17 @@ class Pow(Function):
             return _integer_power(ns.device.xp, a, b)
 
     def backward(self, g, ns, inputs, out):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self._gradients(g, ns, inputs, out)
+
+    def _gradients(self, g, ns, inputs, out):
         a, b = inputs
         a_const, b_const = type(a) in _CONST, type(b) in _CONST
         ga = gb = None
         if b_const:
-            ga = g * 0.0 if b == 0 else g * (b * a ** (b - 1))
+            ga = g * 0.0 if b == 0 else g * (b * ns.apply(PowScalar, a, args=b - 1))
         elif not a_const:
-            zero_b = b == 0
-            ga = ns.where(zero_b, 0.0, g * b * a ** ns.where(zero_b, 0.0, b - 1))
+            ga = ns.where(b == 0, 0.0, g * (b * a ** (b - 1)))
         if a_const:
             if a > 0:
                 log_a = math.log(a)
@@ -211,9 +229,7 @@ class Pow(Function):
                 log_a = ns.where(b < 0, -math.inf, ns.zeros_like(b))
             gb = g * out * log_a
         elif not b_const:
-            zero_a = a == 0
-            log_a = ns.where(zero_a & (b < 0), -math.inf, ns.log(ns.where(zero_a, 1.0, a)))
-            gb = g * out * log_a
+            gb = g * ns.where((a == 0) & (b >= 0), 0.0, out * ns.log(a))
         return ga, gb
 
 
@@ -340,9 +356,19 @@ class Relu(Function):
         return ns.maximum(a, 0.0)
 
     def backward(self, g, ns, inputs, out):
-        # (PyTorch's threshold_backward: the gradient passes where out <= 0 is false, NaN included;
-        # recorded, a step function of the output, so it requires grad where out does)
-        return (g * depends_on(ns.astype(~(out <= 0), g.dtype), ns, out),)
+        # PyTorch's threshold_backward: the gradient passes where out <= 0 is false (NaN included), and
+        # is 0 elsewhere, also where it is inf or NaN (sqrt(relu(x)) at x < 0: not 0 * inf). Recorded,
+        # a step function of the output, so it requires grad where out does.
+        off = out <= 0
+        if ns.recording:
+            return (ns.where(off, 0.0, depends_on(g, ns, out)),)
+        if ns.device.xp is np and g.dtype != np.float16:
+            # (NumPy's where runs ~10x slower than a product on signs at random: the product, kept
+            # unless it made a NaN or inf, which only an inf or NaN in g does; float16 sums overflow)
+            product = g * ns.astype(~off, g.dtype)
+            if np.isfinite(product.sum()):
+                return (product,)
+        return (ns.where(off, 0.0, g),)
 
 
 class Abs(Function):
@@ -403,8 +429,17 @@ class Erfcx(Function):
         return (g * (2.0 * inputs[0] * out - _TWO_OVER_SQRT_PI),)
 
 
+def _extreme_shares(ns: Any, g: Any, loses_a: Any, loses_b: Any, tie: Any) -> tuple[Any, Any]:
+    """The gradients of ``maximum``/``minimum``'s operands, as PyTorch's: each side gets the
+    gradient unless it lost (``loses_a``, ``loses_b``), half of it at a tie; where either is
+    NaN neither lost nor tied, so both get all of it."""
+    half = 0.5 * ns.astype(tie, g.dtype)
+    return g * (1.0 - ns.astype(loses_a, g.dtype) - half), g * (1.0 - ns.astype(loses_b, g.dtype) - half)
+
+
 class Maximum(Function):
-    """Elementwise max; where both are equal, each side gets half the gradient."""
+    """Elementwise max; where both are equal, each side gets half the gradient (where either
+    is NaN, each side all of it)."""
 
     __slots__ = ()
     primitive = True
@@ -417,12 +452,12 @@ class Maximum(Function):
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
-        m = ns.astype(a > b, g.dtype) + 0.5 * ns.astype(a == b, g.dtype)
-        return g * m, g * (1.0 - m)
+        return _extreme_shares(ns, g, a < b, a > b, a == b)
 
 
 class Minimum(Function):
-    """Elementwise min; where both are equal, each side gets half the gradient."""
+    """Elementwise min; where both are equal, each side gets half the gradient (where either
+    is NaN, each side all of it)."""
 
     __slots__ = ()
     primitive = True
@@ -435,8 +470,7 @@ class Minimum(Function):
 
     def backward(self, g, ns, inputs, out):
         a, b = inputs
-        m = ns.astype(a < b, g.dtype) + 0.5 * ns.astype(a == b, g.dtype)
-        return g * m, g * (1.0 - m)
+        return _extreme_shares(ns, g, a > b, a < b, a == b)
 
 
 class Where(Function):

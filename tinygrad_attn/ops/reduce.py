@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
+from ..engine import function as _function
 from ..engine.function import Function
+from ..engine.switches import no_grad
 
 
 def _keepdims_shape(shape: tuple, axis: tuple | None) -> tuple:
@@ -58,3 +64,67 @@ class Min(Max):
     __slots__ = ()
     primitive = True
     pick = "min"
+
+
+class Norm2(Function):
+    """The 2-norm over axes, ``sqrt(sum(x * x))``, with PyTorch's gradient formula
+    ``g * (x / norm)``, 0 where the norm is 0. Its own derivative is then PyTorch's too: at a
+    zero norm NaN, the masked side's 0 / 0 (the function is not twice differentiable there).
+    NumPy's warnings about that side are silenced."""
+
+    __slots__ = ()
+    args_label = "axes"
+    name = "norm2"
+
+    def forward(self, ns, a):
+        axis, keepdims = self.args
+        return ns.sqrt(ns.sum(a * a, axis=axis, keepdims=keepdims))
+
+    def backward(self, g, ns, inputs, out):
+        a = inputs[0]
+        axis, keepdims = self.args
+        if not keepdims:
+            kshape = _keepdims_shape(tuple(a.shape), axis)
+            g, out = ns.reshape(g, kshape), ns.reshape(out, kshape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (g * ns.where(out == 0, 0.0, a / out),)
+
+
+class Renorm(Function):
+    """``x`` with each slice (over the axes ``others``) whose ``p``-norm exceeds ``maxnorm`` scaled
+    by ``maxnorm / (norm + 1e-7)`` (``args = (p, others, maxnorm)``), as PyTorch's ``renorm``. Its
+    gradient is PyTorch's ``renorm_backward``, written in tensor ops
+    (:func:`~tinygrad_attn.tensors.elementwise.special_functions.renorm_gradient`), so that recorded
+    its own derivative is PyTorch's too (NaN at a zero slice, as there)."""
+
+    __slots__ = ()
+    name = "renorm"
+    keep = (0,)
+    reads_output = False
+
+    def forward(self, ns, x):
+        p, others, maxnorm = self.args
+        a = ns.abs(x)
+        with np.errstate(over="ignore"):
+            if not others:
+                norm = a
+            elif p == math.inf:
+                norm = ns.max(a, axis=others, keepdims=True)
+            elif p == 2:
+                norm = ns.sqrt(ns.sum(a * a, axis=others, keepdims=True))
+            else:
+                norm = ns.sum(a**p, axis=others, keepdims=True) ** (1.0 / p)
+        factor = ns.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+        return x * ns.astype(factor, x.dtype)
+
+    def backward(self, g, ns, inputs, out):
+        from ..tensors.elementwise.special_functions import renorm_gradient  # noqa: PLC0415 - built on the ops
+
+        p, others, maxnorm = self.args
+        x = inputs[0]
+        with np.errstate(divide="ignore", invalid="ignore"):  # (a zero slice's masked 0 / 0, as PyTorch's)
+            if ns.recording:
+                return (renorm_gradient(g, x, p, others, maxnorm),)
+            wrap = _function.Tensor._wrap
+            with no_grad():
+                return (renorm_gradient(wrap(g, ns.device), wrap(x, ns.device), p, others, maxnorm)._data,)

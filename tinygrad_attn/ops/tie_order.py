@@ -119,3 +119,95 @@ def _adjust(a: np.ndarray, perm: np.ndarray, lo: int, hole: int, n: int, value: 
         hole = parent
         parent = (hole - 1) // 2
     a[lo + hole], perm[lo + hole] = value, index
+
+
+def rank_keys(x: np.ndarray) -> np.ndarray:
+    """Integer keys of the 1-D ``x`` with the ties of PyTorch's comparison: equal entries (and -0.0
+    and 0.0) one key, every NaN one key above all numbers."""
+    order = np.argsort(x, kind="stable")
+    s = x[order]
+    same = (s[1:] == s[:-1]) | (np.isnan(s[1:]) & np.isnan(s[:-1]))
+    keys = np.empty(x.shape[0], np.int64)
+    keys[order] = np.concatenate(([0], np.cumsum(~same)))
+    return keys
+
+
+def select_index(x: np.ndarray, k: int) -> int:
+    """The index of the entry PyTorch's CPU ``kthvalue`` picks as the ``k``-th smallest (0-based) of
+    the 1-D ``x`` (NaN above every number): its quickselect, which splits around the median of the
+    first, middle and last entries and moves equal entries about, so a tie's pick is where that
+    left it. Entry for entry: a Python loop (called only for a slice whose pick is a tie)."""
+    a = rank_keys(x).tolist()
+    perm = list(range(len(a)))
+
+    def swap(i: int, j: int) -> None:
+        a[i], a[j] = a[j], a[i]
+        perm[i], perm[j] = perm[j], perm[i]
+
+    lo, hi = 0, len(a) - 1
+    while hi > lo:
+        if hi == lo + 1:  # (two entries)
+            if a[lo] > a[hi]:
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)  # the median of three to lo, the smaller of the others to lo + 1
+        if a[lo + 1] > a[hi]:
+            swap(lo + 1, hi)
+        if a[lo] > a[hi]:
+            swap(lo, hi)
+        if a[lo + 1] > a[lo]:
+            swap(lo + 1, lo)
+        i, j, pivot = lo + 1, hi, a[lo]
+        while True:
+            i += 1
+            while pivot > a[i]:
+                i += 1
+            j -= 1
+            while a[j] > pivot:
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return perm[k]
+
+
+def mode_index(x: np.ndarray) -> int:
+    """The index PyTorch's CPU ``mode`` gives for the 1-D ``x``: it sorts (value, index) pairs by value
+    and takes the first longest run of equal values, at the run's last sorted position. Without NaN
+    that sort's order of equal entries is :func:`sort_order`'s. A NaN equals nothing, and up to 16
+    entries the sort is an insertion sort under ``<`` (which no NaN passes), replayed here; a longer
+    slice with a NaN has no defined order there (its comparison is not a strict order) and takes the
+    last occurrence of the smallest most frequent value."""
+    n = x.shape[0]
+    nan = np.isnan(x)
+    if not nan.any():
+        perm = sort_order(x)
+    elif n <= _SMALL:
+        perm = []
+        for i in range(n):  # (libstdc++'s insertion sort: to the front if below the first, else leftwards)
+            v = x[i]
+            if perm and v < x[perm[0]]:
+                perm.insert(0, i)
+                continue
+            j = len(perm)
+            while j > 0 and v < x[perm[j - 1]]:
+                j -= 1
+            perm.insert(j, i)
+    else:
+        vals, counts = np.unique(x, return_counts=True)
+        best = vals[np.argmax(counts)]
+        return int(np.nonzero((x == best) | (nan & np.isnan(best)))[0][-1])
+    s = x[perm]
+    best, best_at, run = 0, 0, 0
+    for i in range(n):
+        run += 1
+        if i == n - 1 or not s[i] == s[i + 1]:
+            if run > best:
+                best, best_at = run, i
+            run = 0
+    return int(perm[best_at])

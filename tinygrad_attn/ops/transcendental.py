@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..engine.function import Function
 from .elementwise import erf_array
 from .trigonometric import Cos, Sin
@@ -121,11 +123,12 @@ class Atan2(Function):
 
     def backward(self, g, ns, inputs, out):
         y, x = inputs
-        r2 = x * x + y * y
-        # (1 / r2 as 0 at the origin, as PyTorch's: atan2(0, 0)'s gradient is 0, not 0/0)
-        zero = r2 == 0
-        recip = ns.where(zero, 0.0, 1.0 / ns.where(zero, 1.0, r2))
-        return g * x * recip, -(g * y) * recip
+        # (1 / r2 as 0 where it is inf (the origin), as PyTorch's: atan2(0, 0)'s gradient is 0, not 0/0.
+        # Recorded, the derivative is PyTorch's too: NaN at the origin, the masked side's 0 * inf.)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            recip = 1.0 / (x * x + y * y)
+            recip = ns.where(recip == math.inf, 0.0, recip)
+            return g * x * recip, -(g * y) * recip
 
 
 class Log1p(Function):
@@ -199,7 +202,7 @@ class Erfinv(Function):
 
 class Sinc(Function):
     """``sin(pi x) / (pi x)``, 1 at 0 (the normalized sinc, as ``torch.sinc``): one op, so
-    that neither pass divides 0 by 0."""
+    that the forward pass divides no 0 by 0."""
 
     __slots__ = ()
     primitive = True
@@ -213,12 +216,85 @@ class Sinc(Function):
         return raw.where(zero, raw.ones_like(a), raw.sin(y) / y)
 
     def backward(self, g, ns, inputs, out):
-        # PyTorch's formula, (pi x cos(pi x) - sin(pi x)) / (pi x x), where x x is no 0; near 0
-        # (x x underflows) the derivative's own series, -pi^2 x / 3: 0 at 0, and the right
-        # second derivative there (PyTorch's is NaN at 0)
+        # PyTorch's formula, (pi x cos(pi x) - sin(pi x)) / (pi x x), and 0 where pi x x is 0 (x = 0,
+        # and where x x underflows). Recorded, its own derivative is PyTorch's too: NaN there, the
+        # 0 / 0 of the masked side (the limit would be -pi^2 / 3); NumPy's warnings are silenced.
         a = inputs[0]
-        tiny = a * a == 0
-        safe = ns.where(tiny, ns.zeros_like(a) + 1.0, a)
-        y = safe * math.pi
-        d = (y * ns.apply(Cos, y) - ns.apply(Sin, y)) / (y * safe)
-        return (g * ns.where(tiny, a * (-math.pi * math.pi / 3.0), d),)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = a * math.pi
+            den = a * a * math.pi
+            d = g * (y * ns.apply(Cos, y) - ns.apply(Sin, y)) / den
+            return (ns.where(den == 0, 0.0, d),)
+
+
+class Xlogy(Function):
+    """``x * log(y)``, and 0 where ``x`` is 0 (unless ``y`` is NaN). Its gradients are PyTorch's
+    formulas, and so are their own derivatives: ``x``'s ``xlogy(g, y)``, 0 where ``x`` is 0 and
+    ``y <= 0``; ``y``'s ``g x / y`` (NaN at ``x = y = 0``, as PyTorch's, where the limit would say 0)."""
+
+    __slots__ = ()
+    name = "xlogy"
+    reads_output = False
+
+    def forward(self, ns, x, y):
+        with np.errstate(divide="ignore", invalid="ignore"):  # (log 0 and 0 * inf are the cases it defines)
+            return ns.where((x == 0) & (y == y), 0.0, x * ns.log(y))
+
+    def backward(self, g, ns, inputs, out):
+        x, y = inputs
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gx = ns.where((x == 0) & (y <= 0), 0.0, ns.apply(Xlogy, g, y))
+            return gx, g * x / y
+
+
+class Logit(Function):
+    """``log(x / (1 - x))`` (``args``: ``eps``, or None), as two logs, ``x`` clamped to
+    ``[eps, 1 - eps]`` first where ``eps`` is given. The gradient is PyTorch's formula,
+    ``g / (x (1 - x))``: 0 outside ``[eps, 1 - eps]``, NaN outside ``[0, 1]`` without ``eps``.
+    Recorded, its own derivative is PyTorch's too (NaN at 0 and 1, the product's 0 * inf)."""
+
+    __slots__ = ()
+    name = "logit"
+    keep = (0,)
+    reads_output = False
+
+    def forward(self, ns, x):
+        eps = self.args
+        xp = ns.device.xp
+        if eps is not None:  # (NaN stays NaN)
+            x = ns.where(x < eps, eps, ns.where(x > 1.0 - eps, 1.0 - eps, x))
+        with np.errstate(divide="ignore", invalid="ignore"):  # (0 and 1: +-inf; outside [0, 1]: NaN)
+            return ns.log(x) - xp.log1p(-x)
+
+    def backward(self, g, ns, inputs, out):
+        eps = self.args
+        (x,) = inputs
+        lo, hi, outside = (0.0, 1.0, math.nan) if eps is None else (eps, 1.0 - eps, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = g / (x * (1.0 - x))
+            if ns.recording:  # (PyTorch's differentiable form selects the inside: a NaN x with eps gets 0)
+                return (ns.where((x >= lo) & (x <= hi), d, outside),)
+            # (its kernel masks the outside, so NaN passes; at 0 and 1 it is g * inf, whatever the zero's sign)
+            d = ns.where((x == 0) | (x == 1), g * math.inf, d)
+            return (ns.where((x < lo) | (x > hi), outside, d),)
+
+
+class LogAddExp(Function):
+    """``log(exp(a) + exp(b))`` as PyTorch computes it: the larger plus ``log1p(exp(-|a - b|))``,
+    and two equal infinities themselves. Its gradients are PyTorch's formulas, ``g / (1 + exp(b - a))``
+    and ``g / (1 + exp(a - b))`` (1 and 0 beside an infinite operand), so recorded their own
+    derivatives are PyTorch's too (NaN where ``exp`` of the gap overflows)."""
+
+    __slots__ = ()
+    name = "logaddexp"
+    reads_output = False
+
+    def forward(self, ns, a, b):
+        with np.errstate(over="ignore", invalid="ignore"):  # (inf - inf: the equal infinities, replaced)
+            out = ns.maximum(a, b) + ns.device.xp.log1p(ns.exp(-ns.abs(a - b)))
+            return ns.where((a == b) & (ns.abs(a) == math.inf), a, out)
+
+    def backward(self, g, ns, inputs, out):
+        a, b = inputs
+        with np.errstate(over="ignore", invalid="ignore"):
+            return g / (1.0 + ns.exp(b - a)), g / (1.0 + ns.exp(a - b))

@@ -32,7 +32,7 @@ from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from ..dtypes import UnsupportedDtypeError, fill_value_in, result_type, scalar_type_name
 from ..promotion import bitwise_operands, promoted_operands
-from ..reduce.tensor_reduce import _logsumexp, sqrt_of_variance, var
+from ..reduce.tensor_reduce import sqrt_of_variance, var
 from ..shape import dims
 from ..tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector, values_indices
 from .tensor_torch import _rounded
@@ -193,21 +193,15 @@ def exp2(x: Tensor) -> Tensor:
 def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``log(exp(input) + exp(other))`` without overflow: a logsumexp over the pair."""
     a, b = _pair(tensor_operand(input, "logaddexp"), tensor_operand(other, "logaddexp", "other", 2), "logaddexp")
-    shape = broadcast_of("logaddexp", a.shape, b.shape)
-    # (the logsumexp without its own keeps: PyTorch's logaddexp keeps its inputs, not its result)
-    return saved_for_backward(_logsumexp(stack([a.expand(shape), b.expand(shape)], 0), 0), a, b)
+    broadcast_of("logaddexp", a.shape, b.shape)
+    return ops.LogAddExp.apply(a, b)  # (PyTorch's formula and gradients; it keeps its inputs, not its result)
 
 
 @public(method=True, inplace_function=True, special=("xlogy",))
 @composite("xlogy")
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     """``input * log(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN)."""
-    x, y = _pair(input, other, "xlogy")
-    log_y = y.log()
-    # 0 where x is 0 and log(y) infinite or NaN for a number y (no 0 * inf); elsewhere the product itself, so that
-    # x's gradient is log(y) at x = 0 too, as PyTorch's; there the log is a stand-in 0, so x's gradient is 0 (not 0 * inf)
-    zero = (x == 0) & (y == y) & ~(log_y.abs() < math.inf)
-    return where(zero, 0.0, x * where(zero, 0.0, log_y))
+    return ops.Xlogy.apply(*_pair(input, other, "xlogy"))
 
 
 @public(method=True, inplace=True)
@@ -782,6 +776,20 @@ def logcumsumexp(input: Tensor, dim: int | None = None, *, axis: int | None = No
     return saved_for_backward(_logcumsumexp(x, dim), x, output=True)  # (what PyTorch's keeps)
 
 
+def _logaddexp_steps(a: Tensor, b: Tensor) -> Tensor:
+    """logaddexp's value in differentiable steps: the larger plus ``log1p(exp(-|a - b|))``, the exp's
+    argument clamped to <= 0 on the side the where drops. (The scan's -inf pads would make
+    :class:`~tinygrad_attn.ops.LogAddExp`'s second derivative, PyTorch's logaddexp's, NaN: its
+    ``exp`` of an infinite gap; PyTorch's logcumsumexp has a backward of its own, finite there.)"""
+
+    def larger_plus(hi: Tensor, lo: Tensor) -> Tensor:
+        gap = lo - hi
+        return hi + where(gap > 0, 0.0, gap).exp().log1p()
+
+    out = where(a >= b, larger_plus(a, b), larger_plus(b, a))
+    return where((a == b) & (a.abs() == math.inf), a, out)
+
+
 def _logcumsumexp(x: Tensor, dim: int) -> Tensor:
     if x.ndim == 0:
         dims.axes(x.shape, dim, "logcumsumexp")
@@ -792,7 +800,7 @@ def _logcumsumexp(x: Tensor, dim: int) -> Tensor:
     s = 1
     while s < n:
         pad = Tensor.full(x.shape[:d] + (s,) + x.shape[d + 1 :], -math.inf, dtype=x.dtype, device=x._dev)
-        x = logaddexp(x, cat([pad, x[lead + (slice(0, n - s),)]], d))
+        x = _logaddexp_steps(x, cat([pad, x[lead + (slice(0, n - s),)]], d))
         s *= 2
     return x if s > 1 else x * 1.0  # (along one entry no step ran: new memory all the same, as PyTorch's)
 

@@ -26,6 +26,7 @@ from ...ops.elementwise import erf_array
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
+from ..reduce.tensor_reduce import norm2, power_norm
 from ..shape import dims
 
 
@@ -94,11 +95,12 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
     x = _floating(input, "mvlgamma")
     if p < 1:
         raise RuntimeError(f"p has to be greater than or equal to 1, got {p}")
-    # (PyTorch's CPU mvlgamma checks no domain: below (p - 1) / 2 it is the sum of log|gamma|)
-    out = lgamma(x)
-    for i in range(1, p):
-        out = out + lgamma(x - i / 2)
-    return out + p * (p - 1) / 4 * math.log(math.pi)
+    # (PyTorch's CPU mvlgamma checks no domain: below (p - 1) / 2 it is the sum of log|gamma|.) As
+    # PyTorch's, each term's argument is x plus its offset, 0.0 included: -0.0 + 0.0 is +0.0, so the
+    # gradient at -0.0 is digamma(+0.0) = -inf, the side PyTorch's takes
+    terms = [lgamma(x + (-i / 2)) for i in range(p - 1, -1, -1)]
+    out = sum(terms[1:], terms[0]) + p * (p - 1) / 4 * math.log(math.pi)
+    return saved_for_backward(out, x)  # (as PyTorch's, it keeps its input)
 
 
 # -- Bessel and incomplete gamma functions (ops/bessel.py, ops/gamma.py) -----------------
@@ -191,13 +193,7 @@ def _erfc_tail(ns: Any, t: Any) -> Any:
 def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     """``log(x / (1 - x))``, ``x`` clamped to ``[eps, 1 - eps]`` first where ``eps`` is given
     (outside it the gradient is 0, as PyTorch's)."""
-    x = given = _floating(input, "logit")
-    if eps is not None:  # (a NaN passes the gradient on, NaN, as PyTorch's; clamped entries pass 0)
-        x = where(x.isnan(), x, x.clamp(eps, 1.0 - eps))
-    else:  # (outside [0, 1] PyTorch's gradient is NaN, not the two logs' finite slopes: the value is NaN there)
-        x = x + where((x < 0) | (x > 1), math.nan, 0.0).astype(x.dtype)
-    # (two logs, not the log of the quotient: at 0 and 1 the gradient is PyTorch's +-inf, not 0 * inf)
-    return saved_for_backward(x.log() - (-x).log1p(), given)  # (PyTorch's keeps its input)
+    return ops.Logit.apply(_floating(input, "logit"), args=None if eps is None else float(eps))
 
 
 @public(method=True, dtypes="floating", operands=("input", "other"))
@@ -266,17 +262,46 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     d = dims.one(x.shape, dim, "renorm")
-    others = tuple(i for i in range(x.ndim) if i != d)
-    a = x.abs()
+    return ops.Renorm.apply(x, args=(float(p), tuple(i for i in range(x.ndim) if i != d), float(maxnorm)))
+
+
+def _slice_norm(x: Tensor, p: float, others: tuple) -> Tensor:
+    """The ``p``-norm of each slice of ``x`` over the axes ``others`` (kept), as PyTorch's vector norm."""
     if not others:
-        norm = a
-    elif math.isinf(p):  # (the largest entry: a**inf would be 0 or inf)
-        norm = a.amax(others, keepdim=True)
-    else:
-        norm = (a**p).sum(others, keepdim=True) ** (1.0 / p)
-    over = norm > maxnorm
-    factor = where(over, maxnorm / (where(over, norm, 1.0) + 1e-7), 1.0)
-    return x * factor.astype(x.dtype)
+        return x.abs()
+    if p == 2:
+        return norm2(x, others, True)
+    if math.isinf(p):
+        return x.abs().amax(others, keepdim=True)
+    if p == 1:
+        return x.abs().sum(others, keepdim=True)
+    return power_norm(x.abs(), p, others, True)
+
+
+def _norm_backward(go: Tensor, x: Tensor, p: float, norm: Tensor, others: tuple) -> Tensor:
+    """PyTorch's ``norm_backward``: ``go`` (one per slice) times the norm's derivative, its zero norms
+    masked after the division (so that, differentiated again, they are NaN, as PyTorch's)."""
+    if p == 1:
+        return x.sign() * go
+    if p == 2:
+        return go * where(norm == 0, 0.0, x / norm)
+    a = x.abs()
+    if math.isinf(p):
+        hit = ((a == norm) | a.isnan()).astype(x.dtype)
+        return x.sign() * ((go / hit.sum(others, keepdim=True)) * hit)
+    if p < 1:
+        return x.sign() * where(x == 0, 0.0, a ** (p - 1)) * go * norm ** (1 - p)
+    scaled = x.sign() * a ** (p - 1) if p < 2 else x * a ** (p - 2)
+    return scaled * where(norm == 0, 0.0, go / norm ** (p - 1))
+
+
+def renorm_gradient(g: Tensor, x: Tensor, p: float, others: tuple, maxnorm: float) -> Tensor:
+    """PyTorch's ``renorm_backward`` in tensor ops: recorded (``create_graph``), its derivative is PyTorch's."""
+    norm = _slice_norm(x, p, others)
+    nb = _norm_backward((x * g).sum(others, keepdim=True), x, p, norm, others)
+    inverse = 1.0 / (norm + 1e-7)
+    factor = inverse * maxnorm
+    return where(norm > maxnorm, factor * g - (factor * inverse) * nb, g)
 
 
 # -- without gradient ------------------------------------------------------------------

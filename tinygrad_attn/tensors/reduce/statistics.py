@@ -2,10 +2,11 @@
 mode kthvalue aminmax nansum nanmean count_nonzero cov corrcoef trapezoid cumulative_trapezoid``
 and the index computations ``searchsorted bucketize bincount histc unique unique_consecutive isin``.
 
-Order statistics sort (a stable sort, so ties resolve as PyTorch's do: ``median``'s and
-``kthvalue``'s index is the tie's position in stable order, ``mode`` the smallest most
-frequent value at its last position) and gather the picked entries, so their values carry
-gradients of every order. The counting and searching functions return integers and have
+Order statistics sort and gather the picked entries, so their values carry gradients of every
+order; among ties the pick is PyTorch's: ``median``'s index is the tie's position in stable
+order, ``kthvalue``'s where PyTorch's quickselect leaves it and ``mode``'s at the end of its
+sort's run (:mod:`tinygrad_attn.ops.tie_order` replays both on the host for the slices that
+tie), and ``median`` of every entry shares its gradient evenly among the entries equal to it. The counting and searching functions return integers and have
 no gradient; they compute on the host (``_host_*`` below), as their results' sizes depend
 on the data.
 """
@@ -23,8 +24,8 @@ from ... import ops
 from ...engine.declare import public
 from ...engine.switches import check_host_read, tracing
 from ...functional.checks import tensor_arg as _tensor
-from ...ops.saved import saved_for_backward
-from ...ops.tie_order import sort_order
+from ...ops.saved import saved_for_backward, with_gradient_of
+from ...ops.tie_order import mode_index, select_index, sort_order
 from .._tensor import InvalidArgumentError, Tensor, cat, where
 from ..shape import dims
 from ..tensor_functions import ValuesIndices, values_indices
@@ -99,6 +100,10 @@ def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noq
     x = _tensor(input, "median")
     if dim is None:
         out = _median(x.reshape(-1), 0, False, "median", skip_nan=False).values.reshape(())
+        if x.requires_grad:  # (PyTorch's gradient: shared evenly by the entries equal to it, or by the NaNs)
+            v = out.detach()
+            hit = (x == v) | (x.isnan() & v.isnan())
+            out = with_gradient_of(out, where(hit, x, 0.0).sum() / hit.sum())
         return saved_for_backward(out, x, output=True)  # (PyTorch's keeps its input and result)
     return _median(x, dim, keepdim, "median", skip_nan=False)
 
@@ -134,7 +139,31 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Val
     n = x.shape[dims.one(x.shape, dim, "kthvalue")] if x.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
-    return _pick(x, dim, keepdim, "kthvalue", lambda n, nans: k - 1)
+    if x.ndim == 0:
+        return _pick(x, dim, keepdim, "kthvalue", lambda n, nans: k - 1)
+    d = dims.one(x.shape, dim, "kthvalue")
+    index = _selected_as_pytorch(x, d, k - 1, _pick(x, d, True, "kthvalue", lambda n, nans: k - 1).indices)
+    values = ops.GatherAlong.apply(x, index, args=(d, x.shape))  # (the gradient goes to the picked entry)
+    if not keepdim:
+        values, index = values.squeeze(d), index.squeeze(d)
+    return ValuesIndices(values, index)
+
+
+def _selected_as_pytorch(x: Tensor, d: int, k: int, index: Tensor) -> Tensor:
+    """``index`` (of the ``k``-th smallest entries along ``d``, kept dim) with each slice whose pick
+    is a tie (an equal entry elsewhere, or a NaN) given the index PyTorch's quickselect picks
+    (:func:`~tinygrad_attn.ops.tie_order.select_index`): the index returned, and where the gradient goes."""
+    picked = x.detach().gather(d, index)
+    tied = ((x.detach() == picked) | (x.detach().isnan() & picked.isnan())).sum(d, keepdim=True) > 1
+    if not bool(tied.any().item()):
+        return index
+    rows = np.moveaxis(_host(x), d, -1)
+    out = np.moveaxis(_host(index), d, -1).copy()
+    tied = np.moveaxis(_host(tied), d, -1)[..., 0]
+    for at in np.ndindex(tied.shape):
+        if tied[at]:
+            out[at] = select_index(rows[at], k)
+    return _on(x, np.moveaxis(out, -1, d))
 
 
 @public(method=True)
@@ -149,12 +178,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices: 
     flat = a.reshape(-1, a.shape[-1])
     if flat.shape[1] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
-    out = np.empty(flat.shape[0], np.int64)
-    for r, row in enumerate(flat):
-        vals, counts = np.unique(row, return_counts=True)
-        best = vals[np.argmax(counts)]  # (np.unique sorts: the first maximum is the smallest value)
-        hits = np.nonzero((row == best) | (np.isnan(row) & np.isnan(best)))[0]
-        out[r] = hits[-1]
+    out = np.array([mode_index(row) for row in flat], np.int64).reshape(flat.shape[0])
     idx = np.moveaxis(out.reshape(a.shape[:-1] + (1,)), -1, d)
     index = _on(x, idx)
     values = ops.GatherAlong.apply(x, index, args=(d, x.shape))

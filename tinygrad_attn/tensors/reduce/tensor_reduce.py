@@ -471,6 +471,15 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     return written_to_out(r, out, "norm")
 
 
+def norm2(x: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    """The 2-norm of real ``x`` over ``dim`` (all axes when None) with PyTorch's gradient (0 where
+    the norm is 0) and second derivative (NaN there); complex entries through their magnitudes."""
+    if x.dtype.kind == "c":
+        return sqrt_of_variance((x.abs() * x.abs()).sum(dim, keepdim))
+    axes = dims.axes(x.shape, dim, "norm")
+    return ops.Norm2.apply(x, args=(None if axes is None else tuple(axes), bool(keepdim)))
+
+
 def power_norm(a: Tensor, p: float, dim: Any, keepdim: bool) -> Tensor:
     """``sum(a**p) ** (1/p)`` of magnitudes ``a`` over ``dim``, with PyTorch's gradient: 0 at the zero
     entries (not ``p``'s infinite or undefined slope there times 0) and where the norm is 0. A zero
@@ -488,7 +497,7 @@ def power_norm(a: Tensor, p: float, dim: Any, keepdim: bool) -> Tensor:
 def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
     dims.axes(x.shape, dim, "norm")
     if p in ("fro", 2, 2.0, None):
-        r = sqrt_of_variance((x * x).sum(dim, keepdim))  # (a zero norm's gradient is 0, as PyTorch's)
+        r = norm2(x, dim, keepdim)
     elif p == 1:
         r = x.abs().sum(dim, keepdim)
     elif p == math.inf:
