@@ -171,8 +171,8 @@ def erfc(input: Tensor) -> Tensor:  # noqa: A002
     up = x >= 0
     t = where(up, x, -x)
     tail = array_function(_erfc_tail, t)
-    if t.requires_grad:  # (the gradient of the same product, taken through the ops)
-        tail = with_gradient_of(tail, ops.Erfcx.apply(t) * (-(t * t)).exp())
+    if t.requires_grad:  # (the gradient of 1 - erf: -2/sqrt(pi) exp(-t^2), PyTorch's, -0 at infinity)
+        tail = with_gradient_of(tail, 1.0 - t.erf())
     return saved_for_backward(where(up, tail, 2.0 - tail), x)  # (PyTorch's keeps its input)
 
 
