@@ -93,14 +93,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("qr", "ties"): _R_NOISE,
     ("cond", "ties"): _NULL_BASIS,
     (
-        "matrix_norm",
-        "zeros",
-    ): "ord -2 of a zero matrix: our gradient through svdvals at a zero singular value is NaN, PyTorch's finite",
-    (
-        "matrix_norm",
-        "negative zeros",
-    ): "ord -2 of a zero matrix: our gradient through svdvals at a zero singular value is NaN, PyTorch's finite",
-    (
         "lu_factor_rect",
         "zeros",
     ): "second derivative at a wide zero matrix: an entry where PyTorch's is +-inf is NaN here (the order in which the recorded formula meets an infinity with a zero)",
