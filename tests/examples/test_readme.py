@@ -23,7 +23,7 @@ def test_readme_example_runs():
     code = _snippet(text)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "(2, 5, 16) (16, 16)" in out.stdout
+    assert "torch.Size([2, 5, 16]) torch.Size([16, 16])" in out.stdout
 
 
 def test_the_example_has_as_many_lines_as_its_title_says():
