@@ -142,14 +142,15 @@ def test_heat_maps_keep_every_token_and_have_a_colour_scale(browser, mha_page):
 
 @pytest.fixture(scope="module")
 def long_steps_page(tmp_path_factory):
-    """An encoder block explored as primitives: program steps of five lines and more."""
+    """An encoder block explored as primitives, its output raised to a tensor power (whose
+    backward is one step of over ten lines): program steps of five lines and more."""
     tga.manual_seed(0)
     m = tga.models.EncoderBlock(16, 2, 32).eval()
     x = Tensor.randn(1, 4, 16, requires_grad=True, name="x")
     target = Tensor.randn(1, 4, 16)
     path = tmp_path_factory.mktemp("pages") / "encoder.html"
     with tga.decompose():
-        page = tga.viz.explore(lambda x: tga.functional.mse_loss(m(x), target), x, path=path)
+        page = tga.viz.explore(lambda x: tga.functional.mse_loss((m(x).abs() + 1.0) ** x, target), x, path=path)
     assert max(len(s["lines"]) for s in page.data["steps"]) >= 5
     return page, path
 
