@@ -499,7 +499,6 @@ class _Bucket:
         "_shared",
         "_scalars",
         "_loopable",
-        "_shapes",
         "_state_sizes",
     )
 
@@ -515,7 +514,6 @@ class _Bucket:
             o += n
         self.size = o
         self._seen = [p._data for p in params]
-        self._shapes = [d.shape for d in self._seen]
         self._state_sizes: list[int] | None = None
         self._roots: list[Any] | None = None
         self._scalars: tuple[tuple[float, ...], Any] = ((), None)
@@ -666,9 +664,6 @@ class _Bucket:
 
 
 _DATA = operator.attrgetter("_data")
-_GRAD = operator.attrgetter("_grad")
-_DEV = operator.attrgetter("_dev")
-_SHAPE = operator.attrgetter("shape")
 _DTYPE = operator.attrgetter("dtype")
 _WRITEABLE = operator.attrgetter("flags.writeable")
 _C_CONTIGUOUS = operator.attrgetter("flags.c_contiguous")
