@@ -689,9 +689,8 @@ def _traced_mask(q: Tensor, k: Tensor, mask: Tensor, is_causal: bool) -> tuple[A
         return b
 
     def attention_rows(ns: Any, m: Any) -> Any:
-        _, rows, _ = _mask_arrays(q, k, like_mask(m), is_causal)
-        if rows is None:
-            b = attention_bias(ns, m)
+        b, rows, _ = _mask_arrays(q, k, like_mask(m), is_causal)
+        if rows is None:  # (every row has a key: all true, in the shape the row mask has)
             rows = ns.zeros(tuple(b.shape[:-1]) + (1,), b.dtype) == 0
         return rows
 
