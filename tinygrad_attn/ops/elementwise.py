@@ -414,16 +414,7 @@ class Erfcx(Function):
     keep = (0,)
 
     def forward(self, ns, a):
-        f64 = ns.device.dtype("float64")
-        x = ns.astype(a, f64)
-        y = ns.maximum(x, 1.0)
-        f = y + 0.0
-        for k in range(200, 0, -1):  # (200 terms: 20 ulps at x = 1, fewer beyond)
-            f = y + (0.5 * k) / f
-        large = 1.0 / (f * math.sqrt(math.pi))
-        z = ns.minimum(x, 1.0)
-        small = ns.exp(z * z) * (1.0 - erf_array(ns, z))
-        return ns.astype(ns.where(x < 1.0, small, large), a.dtype)
+        return ns.astype(erfcx_array(ns, ns.astype(a, ns.device.dtype("float64"))), a.dtype)
 
     def backward(self, g, ns, inputs, out):
         return (g * (2.0 * inputs[0] * out - _TWO_OVER_SQRT_PI),)
@@ -549,6 +540,18 @@ def blockwise(ns, f, *arrays):
             o[block] = p
     shaped = tuple(ns.reshape(o, a.shape) for o in outs)
     return shaped if isinstance(part, tuple) else shaped[0]
+
+
+def erfcx_array(ns, x):
+    """``exp(x**2) * erfc(x)`` of a float64 array (see :class:`Erfcx`)."""
+    y = ns.maximum(x, 1.0)
+    f = y + 0.0
+    for k in range(200, 0, -1):  # (200 terms: 20 ulps at x = 1, fewer beyond)
+        f = y + (0.5 * k) / f
+    large = 1.0 / (f * math.sqrt(math.pi))
+    z = ns.minimum(x, 1.0)
+    small = ns.exp(z * z) * (1.0 - erf_array(ns, z))
+    return ns.where(x < 1.0, small, large)
 
 
 def erf_array(ns, a):

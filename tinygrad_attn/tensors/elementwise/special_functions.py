@@ -22,7 +22,7 @@ from ...functional.checks import tensor_arg as _tensor
 from ...functional.checks import tensor_operand
 from ...ops.array_function import array_function
 from ...ops.compare import NextAfter, SignBit
-from ...ops.elementwise import erf_array
+from ...ops.elementwise import erf_array, erfcx_array
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
@@ -184,7 +184,7 @@ def _erfc_tail(ns: Any, t: Any) -> Any:
     c = x * 134217729.0  # 2**27 + 1
     hi = c - (c - x)
     lo = x - hi
-    e = ops.Erfcx.forward(None, ns, x) * ns.exp(-(hi * hi)) * ns.exp(-(lo * (hi + x)))
+    e = erfcx_array(ns, x) * ns.exp(-(hi * hi)) * ns.exp(-(lo * (hi + x)))
     near = 1.0 - erf_array(ns, ns.minimum(x, 1.0))  # (below 1 no cancellation: one rounding fewer)
     return ns.astype(ns.where(x < 1.0, near, e), t.dtype)
 
@@ -306,7 +306,7 @@ def renorm_gradient(g: Tensor, x: Tensor, p: float, others: tuple, maxnorm: floa
 
 # -- without gradient ------------------------------------------------------------------
 # (each computed by an op, ``array_function``: a trace computes it again at each replay)
-def _on_host(f: Any) -> Any:
+def _computed_on_host(f: Any) -> Any:
     """An array function computed by NumPy on the host, its result put back on the device."""
 
     @functools.wraps(f)
@@ -317,17 +317,17 @@ def _on_host(f: Any) -> Any:
     return run
 
 
-@_on_host
+@_computed_on_host
 def _frexp_mantissa(a: Any) -> Any:
     return np.frexp(a)[0]
 
 
-@_on_host
+@_computed_on_host
 def _frexp_exponent(a: Any) -> Any:
     return np.frexp(a)[1].astype(np.int32)
 
 
-@_on_host
+@_computed_on_host
 def _frexp_scale(a: Any) -> Any:
     # d mantissa / dx = 1 / 2**exponent, with 2**exponent taken from the int32 exponent in float32 as
     # PyTorch's gradient takes it: 0 below float32's range (gradient inf), inf above it (gradient 0)
@@ -402,12 +402,12 @@ def signbit(input: Tensor) -> Tensor:  # noqa: A002
     return SignBit.apply(x.detach())
 
 
-@_on_host
+@_computed_on_host
 def _gcd(a: Any, b: Any) -> Any:
     return np.gcd(a, b).astype(np.result_type(a, b))
 
 
-@_on_host
+@_computed_on_host
 def _lcm(a: Any, b: Any) -> Any:
     return np.lcm(a, b).astype(np.result_type(a, b))
 
