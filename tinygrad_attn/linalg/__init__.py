@@ -153,7 +153,7 @@ def _wrap(x: Tensor, arr: Any) -> Tensor:
     """``arr``, computed from ``x``'s arrays (by LAPACK), as a tensor: the one place such a result
     is made, so a trace refuses it where ``x`` is a value of the program, naming the line (a
     replay would give the traced call's result again)."""
-    check_host_read(x, "a linear-algebra result computed on the arrays")
+    _on_host(x, "a linear-algebra result computed on the arrays")
     return Tensor._wrap(arr, x._dev)
 
 
@@ -211,7 +211,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvEx:  # noqa: N803
     index of the first zero on its LU factor's diagonal; a singular matrix's inverse is then
     LAPACK's, infinities and NaNs, as PyTorch's (which solves ``A X = I``)."""
     x = _matrices(A, "inv_ex", square=True)
-    check_host_read(x, "inv_ex (whether the factorisation succeeds picks the result)")
+    _on_host(x, "inv_ex (whether the factorisation succeeds picks the result)")
     try:
         return InvEx(inv(x), _zeros_info(x, x.shape[:-2]))
     except LinAlgError:
@@ -298,7 +298,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     index of the first zero on its LU factor's diagonal, the result then LAPACK's infinities and NaNs
     as PyTorch's (``check_errors``: raise instead)."""
     if isinstance(A, Tensor):
-        check_host_read(A, "solve_ex (whether the factorisation succeeds picks the result)")
+        _on_host(A, "solve_ex (whether the factorisation succeeds picks the result)")
     try:
         x = solve(A, B, left=left)
         return WithInfo(x, _zeros_info(x, tuple(A.shape[:-2])))
@@ -350,7 +350,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     minor that is not positive-definite (``L`` then as LAPACK leaves it, as PyTorch's; ``check_errors``:
     raise instead)."""
     x = _matrices(A, "cholesky_ex", square=True)
-    check_host_read(x, "cholesky_ex (whether the factorisation succeeds picks the result)")
+    _on_host(x, "cholesky_ex (whether the factorisation succeeds picks the result)")
     try:
         L = cholesky(x, upper=upper)  # noqa: N806
         return CholeskyEx(L, _zeros_info(L, tuple(x.shape[:-2])))
