@@ -170,13 +170,18 @@ _PINV_CASES = [
 ]
 
 
+def _pinv_input(kind: str, g: torch.Generator) -> torch.Tensor:
+    """A float64 matrix (batch) of ``kind`` that requires grad, drawn from ``g``."""
+    shape = {"square": (4, 4), "batch": (2, 3, 3), "rank one": (3, 3), "wide": (2, 4)}[kind]
+    a = _rank_one(3, g) if kind == "rank one" else torch.randn(shape, dtype=torch.float64, generator=g)
+    return a.requires_grad_()
+
+
 @pytest.mark.parametrize(("kind", "tols", "hermitian"), _PINV_CASES)
 def test_pinv_values_and_gradient(kind: str, tols: tuple, hermitian: bool) -> None:
     rtol, atol = tols
     g = torch.Generator().manual_seed(7)
-    shape = {"square": (4, 4), "batch": (2, 3, 3), "rank one": (3, 3), "wide": (2, 4)}[kind]
-    a = _rank_one(3, g) if kind == "rank one" else torch.randn(shape, dtype=torch.float64, generator=g)
-    a.requires_grad_()
+    a = _pinv_input(kind, g)
     want = torch.linalg.pinv(a, rtol=rtol, atol=atol, hermitian=hermitian)  # (an unsymmetric a: its lower triangle)
     ao = ours(a, True)
     got = tga.linalg.pinv(ao, rtol=rtol, atol=atol, hermitian=hermitian)
@@ -476,9 +481,7 @@ def test_pinv_second_derivative(kind: str, tols: tuple, hermitian: bool) -> None
     """Of every rank (the derivative at constant rank is differentiated again, as PyTorch's formula is)."""
     rtol, atol = tols
     g = torch.Generator().manual_seed(9)
-    shape = {"square": (4, 4), "batch": (2, 3, 3), "rank one": (3, 3), "wide": (2, 4)}[kind]
-    a = _rank_one(3, g) if kind == "rank one" else torch.randn(shape, dtype=torch.float64, generator=g)
-    a.requires_grad_()
+    a = _pinv_input(kind, g)
     cot = torch.randn(a.shape[:-2] + a.shape[-2:][::-1], dtype=torch.float64, generator=g)
     v = torch.randn(a.shape, dtype=torch.float64, generator=g)
     (ta,) = torch.autograd.grad(torch.linalg.pinv(a, rtol=rtol, atol=atol, hermitian=hermitian), a, cot,

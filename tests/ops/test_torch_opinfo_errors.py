@@ -242,20 +242,29 @@ def has_variant(target: runner.Target, variant: str) -> bool:
     return True
 
 
-def check_variant(op_id: str, s: Any, variant: str = "function") -> str | None:
-    """Why ``variant`` of our op differs from PyTorch's on sample ``s`` (None when alike)."""
-    target = runner.TARGETS[op_id]
-    if not has_variant(target, variant):
-        return None
+def _both_sides(target: Any, variant: str, s: Any) -> tuple[Any, Any, tuple]:
+    """``variant`` of our op and of PyTorch's on sample ``s``: ``(ours, theirs, ())`` where both
+    return, else ``(ours, theirs, (why,))`` with why they differ in raising (None: alike)."""
     if variant == "inplace":  # (each side writes its own copy)
         s = s.transform(lambda t: t.clone() if isinstance(t, torch.Tensor) else t)
     inp, args, kwargs = _convert(s)
     theirs, terr = _raised(lambda: _call_variant(target, variant, False, s.input, s.args, s.kwargs))
     ours, err = _raised(lambda: _call_variant(target, variant, True, inp, args, kwargs))
     if terr is not None:
-        return _expect_raise(type(terr), err, ours)
+        return ours, theirs, (_expect_raise(type(terr), err, ours),)
     if err is not None:
-        return f"raises {type(err).__name__} ({str(err)[:120]}), PyTorch returns"
+        return ours, theirs, (f"raises {type(err).__name__} ({str(err)[:120]}), PyTorch returns",)
+    return ours, theirs, ()
+
+
+def check_variant(op_id: str, s: Any, variant: str = "function") -> str | None:
+    """Why ``variant`` of our op differs from PyTorch's on sample ``s`` (None when alike)."""
+    target = runner.TARGETS[op_id]
+    if not has_variant(target, variant):
+        return None
+    ours, theirs, raised = _both_sides(target, variant, s)
+    if raised:
+        return raised[0]
     if op_id.split(".")[0] in runner.RANDOM:
         return runner.compare(runner._shapes(ours), runner._shapes(theirs), 1e-5)
     tie = target.op.name in runner.TIE_ORDER_UNDEFINED
@@ -272,15 +281,9 @@ def check_dtype_support(op_id: str, dtype: str, variant: str) -> str | None:
     are compared by the edges above and by ``test_torch_opinfo.py``)."""
     target = runner.TARGETS[op_id]
     s = _edge(_first_sample(op_id), dtype)
-    if variant == "inplace":  # (each side writes its own copy)
-        s = s.transform(lambda t: t.clone() if isinstance(t, torch.Tensor) else t)
-    inp, args, kwargs = _convert(s)
-    theirs, terr = _raised(lambda: _call_variant(target, variant, False, s.input, s.args, s.kwargs))
-    ours, err = _raised(lambda: _call_variant(target, variant, True, inp, args, kwargs))
-    if terr is not None:
-        return _expect_raise(type(terr), err, ours)
-    if err is not None:
-        return f"raises {type(err).__name__} ({str(err)[:120]}), PyTorch returns"
+    ours, theirs, raised = _both_sides(target, variant, s)
+    if raised:
+        return raised[0]
     o, t = runner._flat(ours), runner._flat(theirs)
     if len(o) != len(t):
         return f"{len(o)} outputs, PyTorch's {len(t)}"
