@@ -2185,3 +2185,55 @@ def test_logging_inside_the_step_logs_at_every_call(level):
         log.removeHandler(handler)
     assert len(seen) == (CALLS if level == "INFO" else 0)
     assert [p is not None for p in run.programs.values()] == [level == "DEBUG"]
+
+
+# -- random draws inside a compiled step: drawn again at each replay, eager's numbers -------------
+_DRAWS = {
+    "uniform_": lambda x: x.uniform_(0.2, 0.7),
+    "normal_": lambda x: x.normal_(1.0, 2.0),
+    "bernoulli_": lambda x: x.bernoulli_(0.3),
+    "random_ (bounds)": lambda x: x.random_(0, 10),
+    "random_ (to)": lambda x: x.random_(7),
+    "random_": lambda x: x.random_(),
+    "exponential_": lambda x: x.exponential_(2.0),
+    "geometric_": lambda x: x.geometric_(0.3),
+    "log_normal_": lambda x: x.log_normal_(0.0, 0.5),
+    "cauchy_": lambda x: x.cauchy_(0.0, 1.0),
+    "rand_like": lambda x: tga.rand_like(x),
+    "randn_like": lambda x: tga.randn_like(x),
+    "rand": lambda x: tga.rand(*x.shape, dtype=x.dtype),
+    "randn": lambda x: tga.randn(*x.shape, dtype=x.dtype),
+    "dropout": lambda x: F.dropout(x + 1.0, 0.4),
+    "a generator's uniform_": lambda x: x.uniform_(generator=_GEN),
+}
+_GEN = tga.Generator()
+
+
+@pytest.mark.parametrize("dtype", [tga.float32, tga.float64])
+@pytest.mark.parametrize("kind", list(_DRAWS))
+def test_a_random_draw_in_a_compiled_step_draws_again_as_eager_does(kind, dtype):
+    """A random fill or factory inside a compiled step is an op of the program: each replay
+    draws new numbers, the same as eager calls from the same seed (a frozen draw would repeat
+    the traced call's numbers; a refusal would fail the step)."""
+    draw = _DRAWS[kind]
+
+    def step(x, w):
+        noise = draw(tga.empty_like(x))
+        loss = (w * noise + x).sum()
+        loss.backward()
+        return noise
+
+    def calls(fn):
+        tga.manual_seed(3)
+        _GEN.manual_seed(4)
+        w = Tensor(np.ones((2, 5)), dtype=dtype, requires_grad=True)
+        got = [fn(Tensor(np.full((2, 5), float(i)), dtype=dtype), w).numpy() for i in range(4)]
+        return got, w.grad.numpy()
+
+    run = tga.compile(step)
+    (want, want_grad), (got, got_grad) = calls(step), calls(run)
+    assert run.program is not None and None not in run.programs.values(), f"{kind}: not replayed"
+    assert any(not np.array_equal(want[0], v) for v in want[1:]), "the draws do not change: a test of nothing"
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_array_equal(g, w, err_msg=f"{kind}: call {i}")
+    np.testing.assert_array_equal(got_grad, want_grad, err_msg=f"{kind}: the accumulated gradient")

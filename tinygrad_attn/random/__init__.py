@@ -222,7 +222,8 @@ class Draw(Function):
     """Random numbers as an op: ``args = (kind, shape, dtype, p, generator)``, one input whose
     device the draw goes to. ``kind``: ``"random"`` (uniform in [0, 1)), ``"standard_normal"``,
     or ``"dropout"`` (the scale ``keep / (1 - p)`` of a dropout mask, ``keep`` where a
-    uniform draw is ``>= p``). Not differentiable; never folded or merged by a trace."""
+    uniform draw is ``>= p``), or ``("fill", maker, params)``: ``transforms.<maker>(gen, shape,
+    dtype, *params)``, an in-place fill's draws (``Tensor.exponential_``). Not differentiable; never folded or merged by a trace."""
 
     __slots__ = ()
     differentiable = False
@@ -244,6 +245,8 @@ class Draw(Function):
             arr = keep.astype(work) / work.type(1.0 - p)
         elif kind == "random":
             arr = rt.uniform(gen, shape, dtype)
+        elif isinstance(kind, tuple):  # ("fill", maker, params): an in-place random fill (Tensor.uniform_)
+            arr = getattr(rt, kind[1])(gen, shape, dtype, *kind[2])
         else:
             arr = rt.normal(gen, shape, dtype)
         return ns.device.asarray(arr, dtype=dtype)

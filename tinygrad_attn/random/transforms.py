@@ -208,6 +208,11 @@ def bernoulli(gen: Generator, p: np.ndarray) -> np.ndarray:
     return u < p
 
 
+def bernoulli_number(gen: Generator, shape: Any, dtype: Any, p: float) -> np.ndarray:
+    """1 where a float64 uniform draw is below ``p``, else 0 (``Tensor.bernoulli_`` of a number)."""
+    return (uniform(gen, shape, np.float64) < p).astype(dtype)
+
+
 def exponential(gen: Generator, shape: Any, dtype: Any, lambd: float = 1.0) -> np.ndarray:
     """``Tensor.exponential_(lambd)``: ``-log1p(-u) / lambd`` of a float64 uniform ``u`` (for
     every dtype), rounded to ``dtype``."""

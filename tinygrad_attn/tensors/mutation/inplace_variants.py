@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from ...engine.declare import public
-from ...engine.switches import no_grad
+from ...engine.switches import no_grad, tracing
 from ...engine.versions import bump_version
 from ...functional.checks import tensor_arg
-from ...random import generator_for
+from ...random import draw, generator_for
 from ...random import transforms as rt
 from .._tensor import Tensor, cat, where
 from ..dtypes import UnsupportedDtypeError
@@ -88,6 +88,17 @@ def _fill_with(t: Tensor, name: str, draws: np.ndarray) -> Tensor:
     return apply_inplace(t, name, lambda x, s: where(True, s, x), v, reads_old=False)
 
 
+def _fill_drawn(t: Tensor, name: str, maker: str, params: tuple, generator: Any) -> Tensor:
+    """``t`` filled in place with ``random.transforms.<maker>(gen, shape, dtype, *params)``;
+    inside a trace the draws are an op (:class:`~tinygrad_attn.random.Draw`), so a replay
+    draws again instead of writing the traced numbers."""
+    if tracing():
+        v = draw(("fill", maker, params), tuple(t.shape), t._data.dtype, Tensor.zeros((), device=t._dev),
+                 generator=generator)  # fmt: skip
+        return apply_inplace(t, name, lambda x, s: where(True, s, x), v, reads_old=False)
+    return _fill_with(t, name, getattr(rt, maker)(_gen(generator, name), t.shape, t.dtype, *params))
+
+
 def _float_only(t: Tensor, name: str) -> None:
     if t.dtype.kind not in "fc":
         raise UnsupportedDtypeError(f"{name}: needs a floating-point tensor, got {t.dtype} (PyTorch's neither)")
@@ -103,7 +114,7 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = N
     _float_only(self, "uniform_")
     if a > b:
         raise RuntimeError(f"uniform_: expects from <= to, got from={a} > to={b}")
-    return _fill_with(self, "uniform_", rt.uniform(_gen(generator, "uniform_"), self.shape, self.dtype, a, b))
+    return _fill_drawn(self, "uniform_", "uniform", (a, b), generator)
 
 
 @public(function=False, method=True)
@@ -112,7 +123,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any
     _float_only(self, "normal_")
     if std < 0:
         raise RuntimeError(f"normal_: expects std >= 0.0, got std={std}")
-    return _fill_with(self, "normal_", rt.normal(_gen(generator, "normal_"), self.shape, self.dtype, mean, std))
+    return _fill_drawn(self, "normal_", "normal", (mean, std), generator)
 
 
 @public(function=False, method=True)
@@ -120,14 +131,14 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     """1 with probability ``p`` (a number or a tensor broadcast to this one), else 0, in place.
     A tensor ``p`` gives PyTorch's numbers for a seed; a number ``p`` draws from our generator
     (PyTorch uses another engine there, whose numbers are not reproduced)."""
-    prob = p.numpy() if isinstance(p, Tensor) else p
-    if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
+    if not isinstance(p, Tensor):
+        if not 0 <= p <= 1:
+            raise RuntimeError("bernoulli_: expects 0 <= p <= 1")
+        return _fill_drawn(self, "bernoulli_", "bernoulli_number", (p,), generator)
+    prob = p.numpy()
+    if np.any((prob < 0) | (prob > 1)):
         raise RuntimeError("bernoulli_: expects 0 <= p <= 1")
-    gen = _gen(generator, "bernoulli_")
-    if isinstance(p, Tensor):
-        draws = rt.bernoulli(gen, np.ascontiguousarray(np.broadcast_to(prob, self.shape)))
-    else:
-        draws = rt.uniform(gen, self.shape, np.float64) < prob
+    draws = rt.bernoulli(_gen(generator, "bernoulli_"), np.ascontiguousarray(np.broadcast_to(prob, self.shape)))
     return _fill_with(self, "bernoulli_", draws)
 
 
@@ -136,14 +147,13 @@ def random_(self: Tensor, from_: int = 0, to: int | None = None, *, generator: A
     """Integers from ``[from_, to)`` in place; ``random_(to)`` is ``[0, to)``; without
     bounds, PyTorch's: ``[0, 2**mantissa]`` for floats, ``[0, max]`` for integers (the
     numbers PyTorch draws for a seed)."""
-    gen = _gen(generator, "random_")
     if to is None and from_ == 0:
-        return _fill_with(self, "random_", rt.random_bits(gen, self.shape, self.dtype))
+        return _fill_drawn(self, "random_", "random_bits", (), generator)
     if to is None:  # random_(to)
         from_, to = 0, from_
     if from_ >= to:
         raise RuntimeError(f"random_: expects from < to, got from={from_} >= to={to}")
-    return _fill_with(self, "random_", rt.integers(gen, self.shape, self.dtype, from_, to))
+    return _fill_drawn(self, "random_", "integers", (from_, to), generator)
 
 
 @public(function=False, method=True)
@@ -152,8 +162,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> 
     _float_only(self, "exponential_")
     if lambd <= 0:
         raise RuntimeError(f"exponential_: expects lambd > 0.0, got {lambd}")
-    return _fill_with(self, "exponential_", rt.exponential(_gen(generator, "exponential_"), self.shape, self.dtype,
-                                                           lambd))  # fmt: skip
+    return _fill_drawn(self, "exponential_", "exponential", (lambd,), generator)
 
 
 @public(function=False, method=True)
@@ -161,7 +170,7 @@ def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     """Geometric draws (trials to the first success, from 1) of success probability ``p``, in place."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_: expects p in (0, 1), got p={p}")
-    return _fill_with(self, "geometric_", rt.geometric(_gen(generator, "geometric_"), self.shape, self.dtype, p))
+    return _fill_drawn(self, "geometric_", "geometric", (p,), generator)
 
 
 @public(function=False, method=True)
@@ -169,9 +178,8 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
     """``exp`` of normal draws of ``mean`` and ``std``, in place."""
     _float_only(self, "log_normal_")
     if std <= 0:
-        raise RuntimeError(f"log_normal_: expects std > 0.0, got std={std}")
-    gen = _gen(generator, "log_normal_")
-    return _fill_with(self, "log_normal_", rt.log_normal(gen, self.shape, self.dtype, mean, std))
+        raise RuntimeError(f"log_normal_: expects std > 0.0, got {std}")
+    return _fill_drawn(self, "log_normal_", "log_normal", (mean, std), generator)
 
 
 @public(function=False, method=True)
@@ -180,7 +188,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
     _float_only(self, "cauchy_")
     if sigma <= 0:
         raise RuntimeError(f"cauchy_: expects sigma > 0.0, got sigma={sigma}")
-    return _fill_with(self, "cauchy_", rt.cauchy(_gen(generator, "cauchy_"), self.shape, self.dtype, median, sigma))
+    return _fill_drawn(self, "cauchy_", "cauchy", (median, sigma), generator)
 
 
 # -- metadata changes: the same memory under another shape -----------------------------------
