@@ -765,6 +765,7 @@ def _add_hook(module: Module, registry: str, entry: tuple, prepend: bool) -> Rem
     if hooks is None:
         hooks = OrderedDict()
         object.__setattr__(module, registry, hooks)
+        _CHANGES[0] += 1  # (a new attribute: what tga.compile's guard reads of a module tree)
     handle = RemovableHandle(hooks)
     hooks[handle.id] = entry
     if prepend:
