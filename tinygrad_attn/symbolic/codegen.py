@@ -352,6 +352,12 @@ def _backward_line(names: _Names, op: Any) -> str:
     return f"{targets}, = {f}({g.name}, ({tup}), {out.name})"
 
 
+def _has_flat_form(opt: Any) -> bool:
+    from ..optim.optimizer import Optimizer  # noqa: PLC0415 - optim imports the package first
+
+    return type(opt)._flat_update is not Optimizer._flat_update
+
+
 def _effect_line(names: _Names, op: Any, comment: str) -> tuple[str, str]:
     """A call for its effect on an object the program holds (an optimizer's step)."""
     obj = op.label if names.env.get(op.label) is op.target else names.global_name(op.label, op.target)
@@ -360,8 +366,9 @@ def _effect_line(names: _Names, op: Any, comment: str) -> tuple[str, str]:
         n = sum(len(g["params"]) for g in op.target.param_groups)
         comment = f"  # updates {n} parameters in place"
     elif op.op == "foreach_update":
-        n = len(op.target.param_groups[op.call_args[0]]["params"])
-        comment = f"  # param group {op.call_args[0]}: updates its {n} parameters in place, flat"
+        group = op.target.param_groups[op.call_args[0]]
+        flat = ", flat" if group.get("foreach") is not False and _has_flat_form(op.target) else ""
+        comment = f"  # param group {op.call_args[0]}: updates its {len(group['params'])} parameters in place{flat}"
     elif op.op == "_advance":
         comment = "  # step counters and state, before the update below"
     return line, comment

@@ -707,17 +707,19 @@ class Tracer(Hook):
         from ..optim.optimizer import Optimizer  # noqa: PLC0415
 
         self.sync_grads()
-        if type(opt)._flat_update is not Optimizer._flat_update and all(
-            g.get("foreach") is not False for g in opt.param_groups
-        ):  # one line per param group: the eager flat update over all its tensors, read live at each replay
+        params = [p for g in opt.param_groups for p in g["params"] if p.grad is not None]
+        if (
+            type(opt)._flat_update is not Optimizer._flat_update
+            and all(g.get("foreach") is not False for g in opt.param_groups)
+            or not opt._traceable()
+            or any(p.grad._dev is not p._dev or p.grad.shape != p.shape or p.grad.dtype != p.dtype for p in params)
+        ):
+            # One line per param group: the eager update of all its tensors (flat where the optimizer
+            # has the form), read live at each replay; also where the update has no ops (a gradient of
+            # another dtype or device: the eager step casts it, or says what is wrong). Not step()
+            # itself: its hooks are the traced step's own calls, recorded where they ran.
             for gi in range(len(opt.param_groups)):
                 self.effect(opt, "foreach_update", Optimizer.foreach_update, (gi,))
-            return
-        params = [p for g in opt.param_groups for p in g["params"] if p.grad is not None]
-        if not opt._traceable() or any(
-            p.grad._dev is not p._dev or p.grad.shape != p.shape or p.grad.dtype != p.dtype for p in params
-        ):  # (a gradient of another dtype or device: the eager step casts it, or says what is wrong)
-            self.effect(opt, "step", Optimizer.step)
             return
         self.effect(opt, "_advance", type(opt)._advance)  # (made now too: counters and state for this step)
         prev, self.section = self.section, "update"
