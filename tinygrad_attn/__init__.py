@@ -86,6 +86,8 @@ _MODULE_PATHS = {
     "amp": "runtime.amp",
     "jit": "runtime.jit",
     "accelerator": "runtime.accelerator",
+    "cpu": "runtime.cpu",
+    "multiprocessing": "runtime.multiprocessing",
     "distributed": "runtime.distributed",
     "profiler": "runtime.profiler",
     "fx": "runtime.fx",
