@@ -140,6 +140,8 @@ def result_type(*operands: object) -> np.dtype:
             tier = 2
             # (a NumPy bool is a number to PyTorch's argument parser, read as a float: int_tensor + np.True_ is float32)
             kind = "b" if isinstance(x, builtins.bool) else "f" if isinstance(x, np.bool_) else np.asarray(x).dtype.kind
+            if kind not in _CATEGORY:  # (None, a string, a list of them: what PyTorch's parser refuses)
+                raise TypeError(f"expected a Tensor or a number as an operand, got {type(x).__name__}: {x!r:.40}")
             dt = _default_of_category(_CATEGORY[kind])
         dt = np.dtype(dt)
         tiers[tier] = dt if tiers[tier] is None else promote_types(tiers[tier], dt)

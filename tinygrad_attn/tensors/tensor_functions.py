@@ -398,9 +398,17 @@ def concat(tensors: Sequence[Tensor], dim: int = 0, *, axis: Any = None) -> Tens
     return cat(tensors, dim if axis is None else axis)
 
 
+def _tensors(op: str, *named: tuple[str, Any]) -> None:
+    """PyTorch's ``TypeError`` where an argument that must be a tensor is not."""
+    for i, (name, x) in enumerate(named):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' (position {i}) must be Tensor, not {type(x).__name__}")
+
+
 @public(method=True)
 def mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices (2-D only, as ``torch.mm``)."""
+    _tensors("mm", ("input", a), ("mat2", b))
     if a.ndim != 2 or b.ndim != 2:
         raise InvalidArgumentError(
             f"mm: needs two 2-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}; use matmul for batches"
@@ -411,6 +419,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 @public(method=True)
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     """Batched product of ``(B, n, m)`` and ``(B, m, p)`` (3-D only, as ``torch.bmm``)."""
+    _tensors("bmm", ("input", a), ("mat2", b))
     if a.ndim != 3 or b.ndim != 3:
         raise InvalidArgumentError(f"bmm: needs two 3-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     if a.shape[0] != b.shape[0]:
@@ -454,6 +463,7 @@ def _plus_product(op: str, input: Any, prod: Tensor, beta: Any, alpha: Any) -> T
 @public(method=True)
 def dot(a: Tensor, b: Tensor) -> Tensor:
     """The inner product of two 1-D tensors."""
+    _tensors("dot", ("input", a), ("tensor", b))
     if a.ndim != 1 or b.ndim != 1:
         raise InvalidArgumentError(f"dot: needs two 1-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     return a @ b
@@ -602,12 +612,14 @@ def triu(input: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:  
 @public
 def equal(a: Tensor, b: Tensor) -> bool:
     """Whether ``a`` and ``b`` have one shape and the same elements."""
+    _tensors("equal", ("input", a), ("other", b))
     return a.shape == b.shape and bool(np.array_equal(a.numpy(), b.numpy()))
 
 
 @public(method=True)
 def outer(a: Tensor, b: Tensor) -> Tensor:
     """The outer product of two 1-D tensors."""
+    _tensors("outer", ("input", a), ("vec2", b))
     if a.ndim != 1 or b.ndim != 1:
         raise InvalidArgumentError(f"outer: needs two 1-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     return a.reshape(-1, 1) * b.reshape(1, -1)

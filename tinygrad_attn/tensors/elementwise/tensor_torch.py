@@ -131,6 +131,8 @@ def clone(self) -> Tensor:
 
 @public(function=False, method=True)
 def type_as(self, other: Tensor) -> Tensor:
+    if not isinstance(other, Tensor):
+        raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
     return self.astype(other.dtype)
 
 
@@ -308,12 +310,20 @@ def __abs__(self) -> Tensor:
 
 @public(method=True, inplace=True)
 def eq(self, other: Any) -> Tensor:
-    return tensor_operand(self, "eq") == other
+    return tensor_operand(self, "eq") == _comparand(other, "eq")
 
 
 @public(method=True, inplace=True, aliases=("not_equal",))
 def ne(self, other: Any) -> Tensor:
-    return tensor_operand(self, "ne") != other
+    return tensor_operand(self, "ne") != _comparand(other, "ne")
+
+
+def _comparand(other: Any, op: str) -> Any:
+    """``other`` where it is a tensor or a number: ``x == None`` is Python's False, but
+    ``torch.eq(x, None)`` PyTorch's TypeError, as for a list or a string."""
+    if other is None or isinstance(other, (list, tuple, str, bytes)):
+        raise TypeError(f"{op}(): argument 'other' (position 1) must be Tensor or Number, not {type(other).__name__}")
+    return other
 
 
 @public(method=True, inplace=True, aliases=("less",))
@@ -473,6 +483,8 @@ def is_nonzero(self) -> bool:
 @public(function=False, method=True)
 def is_same_size(self, other: Tensor) -> bool:
     """Whether ``other`` has this tensor's shape."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"is_same_size(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
     return tuple(self.shape) == tuple(other.shape)
 
 

@@ -237,17 +237,24 @@ def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 @public(function=False, method=True)
 def view_as(self, other: Tensor) -> Tensor:
-    return self.reshape(other.shape)
+    return self.reshape(_other_tensor(other, "view_as").shape)
 
 
 @public(function=False, method=True)
 def reshape_as(self, other: Tensor) -> Tensor:
-    return self.reshape(other.shape)
+    return self.reshape(_other_tensor(other, "reshape_as").shape)
 
 
 @public(function=False, method=True)
 def expand_as(self, other: Tensor) -> Tensor:
-    return self.expand(other.shape)
+    return self.expand(_other_tensor(other, "expand_as").shape)
+
+
+def _other_tensor(x: Any, op: str) -> Tensor:
+    """``x``, which must be a tensor: PyTorch's ``TypeError`` for anything else."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'other' (position 1) must be Tensor, not {type(x).__name__}")
+    return x
 
 
 @public(method=True)

@@ -1,0 +1,71 @@
+"""No internal error reaches a user: every Tensor method PyTorch has too, called with the
+arguments a user gets wrong (None, a string, a number where a tensor goes, an axis out of
+range, a list, an empty or 0-d tensor, one argument too many), raises what PyTorch raises or
+one of PyTorch's error classes with a message, never an ``AttributeError``, ``KeyError``,
+``ZeroDivisionError``, ``UnboundLocalError``, ``NameError`` or ``AssertionError`` from our
+own code (unless PyTorch raises that very class there).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tinygrad_attn as tga  # noqa: E402
+
+INTERNAL = (AttributeError, KeyError, ZeroDivisionError, UnboundLocalError, NameError, AssertionError, RecursionError)
+
+_VALUES = {
+    "t23": lambda lib: lib.tensor(np.arange(6.0).reshape(2, 3)),
+    "ti": lambda lib: lib.tensor(np.arange(6).reshape(2, 3)),
+    "t0": lambda lib: lib.tensor(2.5),
+    "te": lambda lib: lib.tensor(np.zeros((0, 3))),
+    "tb": lambda lib: lib.tensor(np.array([[True, False, True], [False] * 3])),
+}
+#: (the tensor the method is called on, its arguments: a name of _VALUES is that tensor)
+ARGUMENTS = [
+    ("t23", ()), ("t23", (None,)), ("t23", ("a",)), ("t23", (0,)), ("t23", (5,)), ("t23", (-3,)), ("t23", (1.5,)),
+    ("t23", (0, 0)), ("t23", ((2, 3),)), ("t23", ([],)), ("ti", (0,)), ("t0", (0,)), ("te", (0,)), ("tb", ()),
+    ("t0", ()), ("t23", ("t23",)), ("t23", ("t0",)), ("t23", ("te",)), ("t23", ("ti",)), ("t23", (0, "t23")),
+]  # fmt: skip
+#: methods with effects outside the tensor, or that wait, or PyTorch's that take callables
+_SKIP = {"backward", "register_hook", "share_memory_", "pin_memory", "cuda", "to_sparse", "storage", "untyped_storage",
+         "data_ptr", "resize_", "resize_as_", "set_", "record_stream", "retain_grad", "requires_grad_",
+         "register_post_accumulate_grad_hook", "apply_", "map_", "map2_", "new_tensor", "numpy", "tolist"}  # fmt: skip
+
+
+def _call(lib, name, first, rest):
+    x = _VALUES[first](lib)
+    args = [_VALUES[a](lib) if isinstance(a, str) and a in _VALUES else a for a in rest]
+    return getattr(x, name)(*args)
+
+
+def _methods():
+    return sorted(
+        n for n in dir(torch.Tensor)
+        if not n.startswith("_") and n not in _SKIP and hasattr(tga.Tensor, n) and callable(getattr(torch.Tensor, n))
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("name", _methods())
+def test_a_mistaken_call_raises_a_users_error_not_an_internal_one(name):
+    found = []
+    for first, rest in ARGUMENTS:
+        theirs = ours = None
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                _call(torch, name, first, rest)
+            except Exception as e:  # noqa: BLE001 - compared below
+                theirs = e
+            try:
+                _call(tga, name, first, rest)
+            except Exception as e:  # noqa: BLE001
+                ours = e
+        if isinstance(ours, INTERNAL) and not (theirs is not None and isinstance(ours, type(theirs))):
+            found.append(f"x.{name}{(first, *rest)}: {type(ours).__name__}: {ours}")
+    assert not found, "\n".join(found)
