@@ -65,7 +65,9 @@ def install_methods() -> list[str]:
     functions, :class:`Tensor`'s methods written outside its class body (``x.var`` *is*
     ``tga.var``, ``x.softmax`` *is* ``F.softmax``), the in-place twins and ``tga.special``.
     ``_tensor.py`` imports none of the modules that declare them. Returns the free functions' names."""
-    return declare.install(Tensor, globals(), inplace_variants.variant, special, out_argument.with_out)
+    return declare.install(
+        Tensor, globals(), inplace_variants.variant, special, out_argument.with_out, out_argument.input_checked
+    )
 
 
 # ``tga.special`` (``torch.special``): the functions declared with a ``special=`` name, no module of its own

@@ -39,6 +39,7 @@ def _declarations():
 def test_a_declared_function_is_the_free_function_and_the_method(d):
     for name in d.names:
         fn = getattr(tga, name)
+        fn = getattr(fn, "checks_input_of", fn)  # (the free function's check of its first argument: a frame)
         assert getattr(fn, "adapts", fn) is d.fn, name  # (or PyTorch's out= adapter of it)
         assert name in tga.__all__, name
         if d.method:
@@ -62,7 +63,7 @@ def test_a_method_and_its_free_function_are_one_function():
         if name in PYTORCH_PAIRS or not callable(fn) or isinstance(fn, type) or not hasattr(Tensor, name):
             continue
         attr = inspect.getattr_static(Tensor, name)
-        assert getattr(attr, "__func__", attr) is fn, name
+        assert getattr(attr, "__func__", attr) is getattr(fn, "checks_input_of", fn), name
 
 
 def _top_level_definitions() -> dict[str, list[str]]:

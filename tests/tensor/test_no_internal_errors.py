@@ -69,3 +69,47 @@ def test_a_mistaken_call_raises_a_users_error_not_an_internal_one(name):
         if isinstance(ours, INTERNAL) and not (theirs is not None and isinstance(ours, type(theirs))):
             found.append(f"x.{name}{(first, *rest)}: {type(ours).__name__}: {ours}")
     assert not found, "\n".join(found)
+
+
+#: free functions' argument sets: a tensor first or not, then the mistakes above
+FREE_ARGUMENTS = [
+    (), ("t23",), ("t23", None), ("t23", "a"), ("t23", 0), ("t23", 5), ("t23", 1.5), ("t23", "t23"), ("t23", "t0"),
+    ("t0",), ("te",), ("tb",), ("ti",), (None,), ("a",), (3,), ([1, 2],), ("t23", "t23", "t23"), ("t23", 0, 0),
+    ("t23", (2, 3)),
+]  # fmt: skip
+#: functions that change global state or touch files
+_FREE_SKIP = {"save", "load", "set_default_dtype", "set_default_device", "set_printoptions", "manual_seed", "seed",
+              "set_rng_state", "use_deterministic_algorithms", "set_num_threads", "set_grad_enabled", "compile",
+              "set_flush_denormal", "set_num_interop_threads", "set_warn_always", "set_anomaly_enabled",
+              "set_default_tensor_type", "from_file", "set_deterministic_debug_mode", "set_float32_matmul_precision",
+              "promote_types", "can_cast"}  # fmt: skip
+
+
+def _free_functions():
+    import types  # noqa: PLC0415
+
+    return sorted(
+        n for n in dir(torch)
+        if not n.startswith("_") and n not in _FREE_SKIP and hasattr(tga, n) and callable(getattr(torch, n))
+        and not isinstance(getattr(torch, n), (type, types.ModuleType))
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("name", _free_functions())
+def test_a_mistaken_call_of_a_free_function_raises_a_users_error(name):
+    found = []
+    for args in FREE_ARGUMENTS:
+        theirs = ours = None
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                getattr(torch, name)(*[_VALUES[a](torch) if isinstance(a, str) and a in _VALUES else a for a in args])
+            except Exception as e:  # noqa: BLE001 - compared below
+                theirs = e
+            try:
+                getattr(tga, name)(*[_VALUES[a](tga) if isinstance(a, str) and a in _VALUES else a for a in args])
+            except Exception as e:  # noqa: BLE001
+                ours = e
+        if isinstance(ours, INTERNAL) and not (theirs is not None and isinstance(ours, type(theirs))):
+            found.append(f"tga.{name}{args}: {type(ours).__name__}: {ours}")
+    assert not found, "\n".join(found)

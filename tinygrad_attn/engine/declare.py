@@ -131,18 +131,26 @@ def _enter(table: dict[str, Declaration], names: tuple[str, ...], d: Declaration
 
 
 def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str], Any], special: Any,
-            out_variant: Callable[[Any, tuple[str, ...]], Any] = lambda fn, names: fn) -> list[str]:  # fmt: skip
+            out_variant: Callable[[Any, tuple[str, ...]], Any] = lambda fn, names: fn,
+            input_check: Callable[[Any, str], Any] | None = None) -> list[str]:  # fmt: skip
     """Put every declaration in place: free functions into ``namespace`` (the package's; each
     as ``out_variant(fn, names)`` makes it: PyTorch's ``out=`` adapter, or the function itself) and
     the module ``special`` (PyTorch's ``torch.special`` names),
     methods on ``cls`` (over a class attribute of that name:
     ``Tensor.__hash__``), in-place twins made by ``inplace_variant(name)`` unless ``cls``
-    defines the twin itself. Returns the free functions' names, for ``__all__``."""
+    defines the twin itself. A free function that is a method too and has no ``out=`` adapter
+    is ``input_check(fn, name)`` (PyTorch's error for a first argument that is not a tensor),
+    its method ``fn`` itself. Returns the free functions' names, for ``__all__``."""
     exported = []
     # one function per declaration, under all its names: PyTorch's out= adapter of it where
     # PyTorch's free function takes out= (methods take it too, being the one function)
     adapted = {
         id(d): out_variant(d.fn, d.names) if d.function else d.fn for d in (*DECLARED.values(), *METHOD_ONLY.values())
+    }
+    checked = {
+        i: input_check(fn, d.name)
+        for d in DECLARED.values()
+        if input_check is not None and d.method and not d.static and (fn := adapted[(i := id(d))]) is d.fn
     }
     for d in {id(d): d for d in (*DECLARED.values(), *METHOD_ONLY.values())}.values():
         for n in d.special:
@@ -152,7 +160,7 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
         for n, d in table.items():
             fn = adapted[id(d)]
             if d.function:
-                namespace[n] = fn
+                namespace[n] = checked.get(id(d), fn)
                 exported.append(n)
             if d.method and cls.__dict__.get(n) is not fn:
                 setattr(cls, n, staticmethod(fn) if d.static else fn)

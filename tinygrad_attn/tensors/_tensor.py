@@ -927,8 +927,9 @@ def cat(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None =
     if not tensors:
         raise ValueError("cat: needs at least one tensor")
     legacy = [isinstance(t, Tensor) and t.shape == (0,) for t in tensors]
-    if any(t is None for t in tensors):
-        raise TypeError(f"cat: expected a Tensor as element {[t is None for t in tensors].index(True)}, got None")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"cat: expected a Tensor as element {i}, got {type(t).__name__}")
     if any(legacy) and not all(legacy):
         # PyTorch's legacy rule: a 1-d empty tensor joins anything, whatever the dim. It is given the others'
         # shape with no entries along the axis, so it stays in the graph (its gradient: empty) and its dtype counts.
@@ -962,6 +963,9 @@ def stack(tensors: Sequence[Tensor], axis: int | None = None, *, dim: int | None
     tensors = list(tensors)
     if not tensors:
         raise ValueError("stack: needs at least one tensor")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"stack: expected a Tensor as element {i}, got {type(t).__name__}")
     shapes = {t.shape for t in tensors}
     if len(shapes) > 1:
         raise InvalidArgumentError(f"stack: all tensors need one shape, got {sorted(shapes)}")

@@ -469,6 +469,35 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     return a @ b
 
 
+def _sublist_equation(args: tuple) -> tuple[str, tuple]:
+    """PyTorch's sublist form (operands each followed by a list of axis numbers 0-51 or
+    ``...``, then the output's list, optional) as an equation and its operands."""
+
+    def letters(sub: Any) -> str:
+        if not isinstance(sub, (list, tuple)):
+            raise TypeError(f"einsum(): a sublist must be a list of ints or Ellipsis, got {type(sub).__name__}")
+        out = []
+        for k in sub:
+            if k is Ellipsis:
+                out.append("...")
+            elif isinstance(k, int) and 0 <= k < 52:
+                out.append(string.ascii_letters[k])
+            else:
+                raise ValueError(
+                    f"einsum(): subscript in subscript list is not within the valid range [0, 52), got {k!r}"
+                )
+        return "".join(out)
+
+    operands, subs = args[0::2], args[1::2]
+    tail = None
+    if len(args) % 2:  # (the last one alone: the output's sublist)
+        operands, tail = operands[:-1], args[-1]
+    if tail is not None and isinstance(tail, Tensor) or len(subs) != len(operands):
+        raise TypeError("einsum(): expected each operand followed by its sublist, then an optional output sublist")
+    equation = ",".join(letters(s) for s in subs) + ("" if tail is None else "->" + letters(tail))
+    return equation, tuple(operands)
+
+
 def _parse_einsum(equation: str, operands: Sequence[Tensor]) -> tuple[list[str], str]:
     """The subscripts of each operand and of the output, ``...`` spelled out in letters
     the equation does not use (right-aligned, as broadcasting aligns axes)."""
@@ -540,8 +569,15 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     out the letters that no later operand or the output needs. ``...`` stands for the
     broadcast axes; a letter repeated within one operand takes its diagonal.
     """
+    if isinstance(equation, Tensor):  # PyTorch's sublist form: einsum(a, [0, 1], b, [1, 2], [0, 2])
+        equation, operands = _sublist_equation((equation, *operands))
+    elif not isinstance(equation, str):
+        raise TypeError(f"einsum(): argument 'equation' must be str, not {type(equation).__name__}")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    for i, t in enumerate(operands):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"einsum(): operand {i} must be Tensor, not {type(t).__name__}")
     ins, out = _parse_einsum(equation, operands)
     operands = list(operands)
     for i, s in enumerate(ins):  # a letter repeated within one operand: its diagonal ("ii->i", "bii->bi")

@@ -431,6 +431,8 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
 
 
 def _like(t: Tensor, dtype: Any, device: Any) -> tuple[Sequence[int], Any, Any]:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"argument 'input' (position 1) must be Tensor, not {type(t).__name__}")
     return t.shape, (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
 
 

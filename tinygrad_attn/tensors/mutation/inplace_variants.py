@@ -25,6 +25,7 @@ from ...random import transforms as rt
 from .._tensor import Tensor, cat, where
 from ..dtypes import UnsupportedDtypeError
 from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
+from .out_argument import not_a_tensor
 
 #: ``name_`` for each of these is ``name`` computed and written in place.
 
@@ -39,7 +40,11 @@ def variant(name: str) -> Callable[..., Tensor]:
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         # Tensor arguments are operands (a gradient may flow to them); the rest are constants.
-        return apply_inplace(self, name + "_", lambda x, *a: getattr(x, name)(*a, **kwargs), *args)
+        try:
+            return apply_inplace(self, name + "_", lambda x, *a: getattr(x, name)(*a, **kwargs), *args)
+        except (AttributeError, KeyError) as e:  # (tga.exp_(3): a number where the tensor goes)
+            not_a_tensor(name + "_", self, e)
+            raise
 
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"``{name}`` written into this tensor, in place (as ``torch.Tensor.{name}_``)."

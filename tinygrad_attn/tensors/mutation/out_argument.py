@@ -106,11 +106,50 @@ def with_out(fn: Callable[..., Any], names: tuple[str, ...]) -> Callable[..., An
 
 def _any_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     def adapter(*args: Any, out: Any = None, **kw: Any) -> Any:
-        if out is None:
-            return fn(*args, **kw)
-        return written_to_out(fn(*args, **kw), out, name)
+        try:
+            if out is None:
+                return fn(*args, **kw)
+            return written_to_out(fn(*args, **kw), out, name)
+        except (AttributeError, KeyError) as e:  # (a number or None where the tensor goes)
+            if args and not isinstance(args[0], (list, tuple)):
+                not_a_tensor(name, args[0], e)
+            raise
 
     return adapter
+
+
+#: first parameters that take a sequence of tensors (``cat(tensors)``), not a tensor
+_SEQUENCE_PARAMETERS = frozenset({"tensors", "seq", "operands", "inputs", "arrays", "args"})
+
+
+def not_a_tensor(op: str, x: Any, error: BaseException) -> None:
+    """Raise PyTorch's ``TypeError`` where ``op`` failed inside (``error``, an attribute missing)
+    because its first argument ``x`` is not a tensor: a number, None, a string or a list given
+    to ``tga.exp``. Nothing where ``x`` is a tensor (the error is then another one)."""
+    if x is not None and isinstance(x, Tensor):
+        return
+    if x is not _NO_INPUT:
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}") from error
+
+
+_NO_INPUT = object()
+
+
+def input_checked(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``fn`` as a free function (``tga.argmax``) whose first argument must be a tensor: PyTorch's
+    ``TypeError`` where a number, None or a list given there makes ``fn`` fail inside. The
+    method (``Tensor.argmax``, whose ``self`` is one) stays ``fn`` itself, a frame shorter."""
+
+    @functools.wraps(fn)
+    def free(*args: Any, **kw: Any) -> Any:
+        try:
+            return fn(*args, **kw)
+        except (AttributeError, KeyError) as e:
+            not_a_tensor(name, args[0] if args else kw.get("input", _NO_INPUT), e)
+            raise
+
+    free.checks_input_of = fn  # type: ignore[attr-defined]  # (the one function: the method)
+    return free
 
 
 def _same_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[..., Any] | None:
@@ -146,10 +185,18 @@ def _same_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[...,
         if p.kind is p.POSITIONAL_ONLY and (i + 1 == len(params) or params[i + 1].kind is not p.POSITIONAL_ONLY):
             head.append("/")
     head += ["out=None"] if star else ["*", "out=None"]
+    first = params[0].name if params and params[0].kind is not params[0].VAR_POSITIONAL else None
+    if first in _SEQUENCE_PARAMETERS:  # (cat's tensors: a list is right there, its own checks say what is wrong)
+        first = None
+    defaults["_not_tensor"], defaults["_none"] = not_a_tensor, _NO_INPUT
     source = (
         f"def adapter({', '.join(head)}):\n"
-        f"    if out is None:\n        return _fn({', '.join(call)})\n"
-        f"    return _written(_fn({', '.join(call)}), out, _name)\n"
+        f"    try:\n"
+        f"        if out is None:\n            return _fn({', '.join(call)})\n"
+        f"        return _written(_fn({', '.join(call)}), out, _name)\n"
+        f"    except (AttributeError, KeyError) as e:\n"  # (a number or None where the tensor goes)
+        f"        _not_tensor(_name, {first or '_none'}, e)\n"
+        f"        raise\n"
     )
     # (compiled as this file's code: tracebacks and the op-origin search skip it as the package's)
     exec(compile(source, __file__, "exec"), defaults)  # noqa: S102 - (made of fn's own parameter names)
