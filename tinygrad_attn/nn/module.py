@@ -657,6 +657,13 @@ class Module:
     def _get_name(self) -> str:
         return type(self).__name__
 
+    #: The compiled call that :meth:`compile` puts on an instance (None: the module runs eagerly).
+    _compiled_call_impl: Any = None
+
+    def _wrapped_call_impl(self, *args: Any, **kw: Any) -> Any:
+        """PyTorch's name of what ``module(...)`` runs: the compiled call, else ``_call_impl``."""
+        return Module.__call__(self, *args, **kw)
+
     def register_module(self, name: str, module: Module | None) -> None:
         """PyTorch's alias of :meth:`add_module`."""
         self.add_module(name, module)  # type: ignore[arg-type]
@@ -1328,7 +1335,7 @@ class _DictOf(Module):
             del self[k]
 
     def update(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
-        for k, v in values.items() if isinstance(values, Mapping) else values:
+        for k, v in values.items() if isinstance(values, (Mapping, _DictOf)) else values:
             self[k] = v
 
 
@@ -1392,3 +1399,41 @@ class ParameterDict(_DictOf):
 
     def _put(self, key: str, value: Any) -> None:
         setattr(self, key, _as_parameter(value, "ParameterDict"))
+
+    # the rest of PyTorch's ParameterDict: dict methods and operators
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters, as PyTorch's."""
+        return ParameterDict(list(self.items()))
+
+    def fromkeys(self, keys: Iterable[str], default: Any = None) -> ParameterDict:
+        """A new ParameterDict with ``default`` under each key (an instance method, as PyTorch's)."""
+        return ParameterDict((k, default) for k in keys)
+
+    def popitem(self) -> tuple[str, Any]:
+        """The last inserted ``(key, parameter)``, removed."""
+        if not self._parameters:
+            raise KeyError("popitem(): ParameterDict is empty")
+        key = next(reversed(self._parameters))
+        return key, self.pop(key)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._parameters))
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        out = other.copy()
+        out.update(self)
+        return out
+
+    def __ior__(self, other: ParameterDict) -> ParameterDict:
+        self.update(other)
+        return self
