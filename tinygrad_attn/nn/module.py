@@ -1266,6 +1266,29 @@ class Sequential(ModuleList):
             x = m(x)
         return x
 
+    # the rest of PyTorch's Sequential: repetition
+    def __mul__(self, other: int) -> Sequential:
+        """The children ``other`` times over (the same modules, numbered on), as PyTorch's."""
+        _check_repeat(self, other)
+        return Sequential(*(list(self) * other))
+
+    def __rmul__(self, other: int) -> Sequential:
+        return self.__mul__(other)
+
+    def __imul__(self, other: int) -> Sequential:
+        _check_repeat(self, other)
+        kids = list(self)
+        for i, m in enumerate(kids * (other - 1)):
+            self.add_module(str(len(kids) + i), m)
+        return self
+
+
+def _check_repeat(seq: Sequential, other: Any) -> None:
+    if not isinstance(other, int) or isinstance(other, bool):
+        raise TypeError(f"unsupported operand type(s) for *: {type(seq)} and {type(other)}")
+    if other <= 0:
+        raise ValueError(f"Non-positive multiplication factor {other} for {type(seq)}")
+
 
 class Container(Module):
     """PyTorch's deprecated ``nn.Container(**modules)``: a :class:`Module` with the given
