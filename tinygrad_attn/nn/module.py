@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import functools
 import pickle
+import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -510,7 +511,9 @@ class Module:
         ``_extra_state`` where the class defines ``get_extra_state``), its children follow, and
         its state-dict hooks run before and after; the dict's ``_metadata`` holds each module's
         ``_version``, which ``_load_from_state_dict`` receives back."""
-        if args:  # (PyTorch's old positional order, which it still takes)
+        if args:  # (PyTorch's old positional order, which it still takes, with a warning)
+            warnings.warn("Positional args are being deprecated, use kwargs instead: state_dict(destination=..., "
+                          "prefix=..., keep_vars=...)", FutureWarning, stacklevel=2)  # fmt: skip
             given = dict(zip(("destination", "prefix", "keep_vars"), args))
             destination = given.get("destination", destination)
             prefix, keep_vars = given.get("prefix", prefix), given.get("keep_vars", keep_vars)
@@ -587,7 +590,7 @@ class Module:
         keys = _IncompatibleKeys(missing, unexpected)
         for m, hook in post:
             if hook(m, keys) is not None:
-                raise RuntimeError("Hooks registered with ``register_load_state_dict_post_hook`` are not expected to "
+                raise _HookResultError("Hooks registered with ``register_load_state_dict_post_hook`` are not expected to "
                                    "return new values, if incompatible_keys need to be modified, it should be done "
                                    "inplace.")  # fmt: skip
         if strict and (missing or unexpected):
@@ -697,6 +700,9 @@ class Module:
                 if p is None:
                     continue
                 new = fn(p)
+                if p.requires_grad and new.dtype.kind not in "fc":  # (PyTorch's check of `param.data = new`)
+                    raise RuntimeError(f"data set to a tensor that requires gradients must be floating point or "
+                                       f"complex dtype ({self._get_name()}: a parameter would become {new.dtype})")  # fmt: skip
                 p._data, p._dev = new._data, new._dev
                 if p.grad is not None:
                     g = fn(p.grad)
@@ -927,6 +933,10 @@ _EXTRA_STATE = "_extra_state"
 class _NoCudaError(AssertionError, RuntimeError):
     """``Module.cuda()`` where no CUDA device can be used: PyTorch's ``AssertionError`` (and the
     ``RuntimeError`` a tensor's ``.cuda()`` raises here)."""
+
+
+class _HookResultError(AssertionError, RuntimeError):
+    """A load-state-dict post-hook returned a value: PyTorch's ``AssertionError``."""
 
 
 class _LoadJournal:
