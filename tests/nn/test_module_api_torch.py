@@ -418,3 +418,13 @@ def test_compile_wraps_the_call_in_tga_compile() -> None:
     assert eager._compiled_call_impl is None
     with pytest.raises(TypeError, match=r"Linear\.compile: unexpected arguments.*'nonsense'"):
         eager.compile(nonsense=1)
+
+
+def test_loading_into_a_lazy_module_asks_for_a_forward_first() -> None:
+    m = tga.nn.LazyLinear(2)
+    with pytest.raises(RuntimeError, match=r"'weight' is an uninitialized parameter .* run one forward"):
+        m.load_state_dict(tga.nn.Linear(3, 2).state_dict())
+    m(tga.ones(1, 3))
+    src = tga.nn.Linear(3, 2)
+    m.load_state_dict(src.state_dict())
+    np.testing.assert_array_equal(m.weight.numpy(), src.weight.numpy())

@@ -590,9 +590,9 @@ class Module:
         keys = _IncompatibleKeys(missing, unexpected)
         for m, hook in post:
             if hook(m, keys) is not None:
-                raise _HookResultError("Hooks registered with ``register_load_state_dict_post_hook`` are not expected to "
-                                   "return new values, if incompatible_keys need to be modified, it should be done "
-                                   "inplace.")  # fmt: skip
+                raise _HookResultError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                       "expected to return new values, if incompatible_keys need to be modified, it "
+                                       "should be done inplace.")  # fmt: skip
         if strict and (missing or unexpected):
             raise StateDictError(_load_errors(self, errors, strict, missing, unexpected, journal, who))
         return keys
@@ -957,6 +957,11 @@ class _LoadJournal:
         except Exception:  # noqa: BLE001 - anything that is no array is the same mistake
             errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like object '
                           f"from checkpoint but received {type(v)}")  # fmt: skip
+            return
+        if getattr(t, "cls_to_become", None) is not None and hasattr(t, "materialize"):
+            # (PyTorch materializes a lazy module's placeholder from the checkpoint; here its first forward does)
+            errors.append(f"'{key}' is an uninitialized parameter or buffer of a lazy module: run one forward "
+                          f"before loading (the state dict has shape {tuple(a.shape)})")  # fmt: skip
             return
         if tuple(a.shape) != tuple(t._data.shape):
             theirs, ours = tuple(a.shape), tuple(t._data.shape)
