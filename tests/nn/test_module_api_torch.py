@@ -86,6 +86,21 @@ class Cached(nn.Linear):
 m = nn.Sequential(Cached(2, 3))
 m.cpu(); m.type(torch.float64); R(m[0].cache.dtype)
 """,
+    "apply_overridden_by_to_and_casts": """
+class Rotary(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.cache = torch.arange(4.0)  # (neither parameter nor buffer: the override moves it)
+    def _apply(self, fn, recurse=True):
+        self.cache = fn(self.cache)
+        return super()._apply(fn, recurse)
+m = nn.Sequential(Rotary(), nn.Tanh())
+m.to(torch.float64); R(m[0].cache.dtype, m[0].fc.weight.dtype)
+m.float(); R(m[0].cache.dtype); m.half(); R(m[0].cache.dtype, m[0].fc.bias.dtype)
+m.to("cpu", torch.float32); R(m[0].cache, m[0].fc.weight.dtype)
+m.double(); m.to(torch.ones(1)); R(m[0].cache.dtype)
+""",
     "to_empty": NET + """
 w = m.fc.weight
 r = m.to_empty(device="cpu")

@@ -453,9 +453,11 @@ class Module:
         state moves at their next ``step``).
         """
         dev, dtype, _ = _to_args(args, kw, "Module.to")
+        if dtype is not None and np.dtype(dtype).kind not in "fc":
+            raise TypeError(f"Module.to: only floating dtypes can be given to a module, got {np.dtype(dtype)}")
+        if _overrides_apply(self):  # (PyTorch's `to` goes through `_apply`, which a class may extend)
+            return self._apply(lambda t: t.to(dev, dtype if t.dtype.kind in "fc" else None))
         if dtype is not None:
-            if np.dtype(dtype).kind not in "fc":
-                raise TypeError(f"Module.to: only floating dtypes can be given to a module, got {np.dtype(dtype)}")
             self.astype(dtype)
         if dev is not None:
             for t in self._tensors():
@@ -464,6 +466,8 @@ class Module:
 
     def astype(self, dtype: Any) -> Module:
         """Cast every floating-point parameter and buffer to ``dtype``, in place; returns self."""
+        if _overrides_apply(self):
+            return self._apply(lambda t: t.astype(dtype) if t.dtype.kind == "f" else t)
         for t in self._tensors():
             if t.dtype.kind == "f":
                 _move(t, t._dev, dtype)
@@ -1201,6 +1205,12 @@ def _check_name(module: Module, name: Any, what: str, registry: dict) -> None:
         raise KeyError(f'{what} name can\'t be empty string ""')
     if module.__dict__.get(name) is not None and name not in registry:
         raise KeyError(f"attribute '{name}' already exists")
+
+
+def _overrides_apply(module: Module) -> bool:
+    """Whether a class of ``module``'s tree extends ``_apply`` (to move tensors it keeps outside
+    its parameters and buffers, say): then ``to``, ``float``, ... go through it, as PyTorch's."""
+    return any(type(m)._apply is not Module._apply for m in module.modules())
 
 
 def _check_module_name(module: Module, name: Any, child: Any) -> None:
