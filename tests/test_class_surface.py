@@ -10,6 +10,7 @@ PyTorch no longer has, fails too, so the table stays true.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -46,10 +47,6 @@ def _sgd(lib: Any) -> Any:
     return lib.optim.SGD([lib.nn.Parameter(lib.zeros(2))], lr=0.1)
 
 
-def _hooks(lib: Any) -> Any:
-    return tga.nn.module.RemovableHandle if lib is tga else torch.utils.hooks.RemovableHandle
-
-
 #: What is compared: the class, and where an object carries more than its class (attributes
 #: made in ``__init__``, a ctx that is a graph node in PyTorch), an instance.
 SUBJECTS: dict[str, Callable[[Any], Any]] = {
@@ -83,7 +80,7 @@ SUBJECTS: dict[str, Callable[[Any], Any]] = {
     "iinfo()": lambda lib: lib.iinfo(lib.int32),
     "distributions.Distribution": lambda lib: lib.distributions.Distribution,
     "distributions.Normal()": lambda lib: lib.distributions.Normal(lib.zeros(2), lib.ones(2)),
-    "utils.hooks.RemovableHandle": _hooks,
+    "utils.hooks.RemovableHandle": lambda lib: importlib.import_module(f"{lib.__name__}.utils.hooks").RemovableHandle,
 }
 
 #: The underscored names that programs override or call; the rest are PyTorch's internals.
