@@ -13,11 +13,13 @@
 from __future__ import annotations
 
 import copy
+import functools
 import pickle
+import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -266,6 +268,7 @@ class Module:
 
     def add_module(self, name: str, module: Module) -> None:
         """Register ``module`` as the child ``name`` (for names that are not identifiers)."""
+        _check_module_name(self, name, module)
         setattr(self, name, module)
 
     # -- calling ------------------------------------------------------------------
@@ -273,10 +276,19 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
+        compiled = self.__dict__.get("_compiled_call_impl")  # (set by Module.compile)
+        if compiled is not None:
+            return compiled(*args, **kw)
+        return self._call_impl(*args, **kw)
+
+    def _call_impl(self, *args: Any, **kw: Any) -> Any:
         d = self.__dict__
         pre, post = d.get("_forward_pre_hooks"), d.get("_forward_hooks")
         if pre:
             args, kw = _run_pre_hooks(self, pre, args, kw)
+        bw = _backward_hook_call(self, d)
+        if bw is not None:
+            args = bw.setup_inputs(args)
         prev = _State.scope
         _State.scope = Scope(self._scope_name, "module", prev, self)
         try:
@@ -288,6 +300,9 @@ class Module:
                 got = hook(self, args, kw, out) if with_kwargs else hook(self, args, out)
                 if got is not None:
                     out = got
+        if bw is not None:
+            bw.check_inputs_unchanged()
+            out = bw.setup_outputs(out)
         return out
 
     def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
@@ -438,9 +453,11 @@ class Module:
         state moves at their next ``step``).
         """
         dev, dtype, _ = _to_args(args, kw, "Module.to")
+        if dtype is not None and np.dtype(dtype).kind not in "fc":
+            raise TypeError(f"Module.to: only floating dtypes can be given to a module, got {np.dtype(dtype)}")
+        if _overrides_apply(self):  # (PyTorch's `to` goes through `_apply`, which a class may extend)
+            return self._apply(lambda t: t.to(dev, dtype if t.dtype.kind in "fc" else None))
         if dtype is not None:
-            if np.dtype(dtype).kind not in "fc":
-                raise TypeError(f"Module.to: only floating dtypes can be given to a module, got {np.dtype(dtype)}")
             self.astype(dtype)
         if dev is not None:
             for t in self._tensors():
@@ -449,6 +466,8 @@ class Module:
 
     def astype(self, dtype: Any) -> Module:
         """Cast every floating-point parameter and buffer to ``dtype``, in place; returns self."""
+        if _overrides_apply(self):
+            return self._apply(lambda t: t.astype(dtype) if t.dtype.kind == "f" else t)
         for t in self._tensors():
             if t.dtype.kind == "f":
                 _move(t, t._dev, dtype)
@@ -486,15 +505,41 @@ class Module:
             yield from m._state_items(f"{prefix}{mname}.")
 
     def state_dict(
-        self, *, destination: dict | None = None, prefix: str = "", keep_vars: bool = False
+        self, *args: Any, destination: dict | None = None, prefix: str = "", keep_vars: bool = False
     ) -> dict[str, Tensor]:
         """Every parameter and persistent buffer, by dotted name, as in PyTorch: a tensor
         without history sharing the module's memory (``keep_vars``: the parameters
-        themselves). ``np.asarray(v)`` reads one as a NumPy array; ``v.clone()`` copies."""
-        out = OrderedDict() if destination is None else destination  # (PyTorch's type)
-        for k, t in self._state_items(prefix):
-            out[k] = t if keep_vars else t.detach()
-        return out
+        themselves). ``np.asarray(v)`` reads one as a NumPy array; ``v.clone()`` copies.
+
+        As PyTorch's, each module adds its own entries through ``_save_to_state_dict`` (with
+        ``_extra_state`` where the class defines ``get_extra_state``), its children follow, and
+        its state-dict hooks run before and after; the dict's ``_metadata`` holds each module's
+        ``_version``, which ``_load_from_state_dict`` receives back."""
+        if args:  # (PyTorch's old positional order, which it still takes, with a warning)
+            warnings.warn("Positional args are being deprecated, use kwargs instead: state_dict(destination=..., "
+                          "prefix=..., keep_vars=...)", FutureWarning, stacklevel=2)  # fmt: skip
+            given = dict(zip(("destination", "prefix", "keep_vars"), args))
+            destination = given.get("destination", destination)
+            prefix, keep_vars = given.get("prefix", prefix), given.get("keep_vars", keep_vars)
+        if destination is None:
+            destination = OrderedDict()  # (PyTorch's type)
+            destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in list(self.__dict__.get("_state_dict_pre_hooks", {}).values()):
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars)
+        for hook, public in list(self.__dict__.get("_state_dict_hooks", {}).values()):
+            got = hook(self, destination, prefix, local_metadata)
+            if public and got is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+            if got is not None:
+                destination = got
+        return destination
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:  # fmt: skip
@@ -502,62 +547,58 @@ class Module:
         views, ``detach()`` and earlier ``state_dict()`` entries see the new values, and each
         version counts the copy); returns PyTorch's named tuple ``(missing_keys, unexpected_keys)``.
 
-        Every entry is checked before any is copied, so a state dict that does not fit
-        leaves the module as it was. A missing or unexpected key (with ``strict``) or a
-        wrong shape (always) raises :class:`StateDictError` naming the key and shapes.
-        ``assign=True``: a Tensor entry already of the parameter's device and dtype is
-        taken as it is (its memory shared, as PyTorch assigns it) instead of copied.
+        As PyTorch's, each module reads its own entries in ``_load_from_state_dict`` (which a
+        subclass may override, to rename old keys for instance) after its load pre-hooks, its
+        children follow, then its load post-hooks run. Every entry is checked before any is
+        copied, so a state dict that does not fit leaves the module as it was. A missing or
+        unexpected key (with ``strict``) or a wrong shape (always) raises :class:`StateDictError`
+        naming the key and shapes. ``assign=True``: a Tensor entry already of the parameter's
+        device and dtype is taken as it is (its memory shared, as PyTorch assigns it) instead of
+        copied.
         """
-        state = state_dict
-        own = dict(self._state_items())
-        arrays = {k: _host_array(v) for k, v in state.items()}
-        keys = _IncompatibleKeys([k for k in own if k not in arrays], [k for k in arrays if k not in own])
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing: list[str] = []
+        unexpected: list[str] = []
+        errors: list[str] = []
+        metadata = getattr(state_dict, "_metadata", None)
+        state = OrderedDict(state_dict)
+        if metadata is not None:
+            state._metadata = metadata  # type: ignore[attr-defined]
+        journal = _LoadJournal()
+        visited: list[Module] = []
+
+        def load(module: Module, local: Mapping[str, Any], prefix: str) -> None:
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(local, prefix, local_metadata, True, missing, unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    cp = f"{prefix}{name}."
+                    load(child, {k: v for k, v in local.items() if k.startswith(cp)}, cp)
+            visited.append(module)
+
+        _LOADING.append(journal)
+        try:
+            load(self, state, "")
+        finally:
+            _LOADING.pop()
         who = f"load_state_dict({type(self).__name__})"
-        problems = []
-        if strict:
-            problems += [
-                f"missing key '{k}' (the module's shape {tuple(t.shape)})" for k, t in own.items() if k not in arrays
-            ]
-            problems += [
-                f"unexpected key '{k}' (shape {tuple(a.shape)} in the state dict)" for k, a in arrays.items()
-                if k not in own
-            ]  # fmt: skip
-        for k, t in own.items():
-            if k in arrays and tuple(arrays[k].shape) != t.shape:
-                problems.append(
-                    f"'{k}' has shape {tuple(arrays[k].shape)} in the state dict but {tuple(t.shape)} in the module"
-                )
-        if problems:
-            raise StateDictError(f"{who}: " + "; ".join(problems))
-        # Every entry is converted before any is stored: one that cannot be cast leaves the
-        # module whole instead of half written.
-        new, taken = {}, set()
-        for k, t in own.items():
-            if k not in arrays:
-                continue
-            a = arrays[k]
-            v = state[k]
-            if assign and isinstance(v, Tensor) and v._dev is t._dev and v.dtype == t.dtype:
-                new[k] = v._data
-                taken.add(k)
-                continue
-            if a.dtype.kind not in "biuf":  # strings, objects, complex: no meaningful cast to a weight
-                raise StateDictError(
-                    f"{who}: '{k}' is {a.dtype} in the state dict but {t.dtype} in the module, and cannot be cast; "
-                    "nothing was loaded"
-                )
-            try:
-                # np.array, not np.ascontiguousarray: that one turns a 0-d array into 1-d.
-                new[k] = t._dev.asarray(np.array(a, order="C"), dtype=t.dtype)
-            except (TypeError, ValueError) as e:
-                raise StateDictError(
-                    f"{who}: '{k}' ({a.dtype}) cannot be cast to {t.dtype} ({e}); nothing was loaded"
-                ) from e
-        for k, arr in new.items():
-            if k in taken:
-                own[k]._data = arr
-            else:
-                store_array(own[k], arr)
+        if errors:
+            raise StateDictError(_load_errors(self, errors, strict, missing, unexpected, journal, who))
+        post = [(m, h) for m in visited for h in list(m.__dict__.get("_load_state_dict_post_hooks", {}).values())]
+        if not post and strict and (missing or unexpected):  # (nothing written: the module stays as it was)
+            raise StateDictError(_load_errors(self, errors, strict, missing, unexpected, journal, who))
+        journal.commit()
+        keys = _IncompatibleKeys(missing, unexpected)
+        for m, hook in post:
+            if hook(m, keys) is not None:
+                raise _HookResultError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                       "expected to return new values, if incompatible_keys need to be modified, it "
+                                       "should be done inplace.")  # fmt: skip
+        if strict and (missing or unexpected):
+            raise StateDictError(_load_errors(self, errors, strict, missing, unexpected, journal, who))
         return keys
 
     def save(self, path: Any) -> None:
@@ -606,6 +647,263 @@ class Module:
             return f"{type(self).__name__}({extra_lines[0]})"
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
+    # -- the rest of PyTorch's Module API -------------------------------------------------
+    #: PyTorch's: the version of a class's state-dict layout, saved in ``state_dict()._metadata``
+    #: and handed back to ``_load_from_state_dict`` (a subclass raises it when its keys change).
+    _version: int = 1
+    #: PyTorch's flags of the class: no old-pickle patches, and ``__init__`` does not call super's.
+    dump_patches: bool = False
+    call_super_init: bool = False
+    T_destination = TypeVar("T_destination", bound=Mapping[str, Any])
+
+    @property
+    def _non_persistent_buffers_set(self) -> set[str]:
+        """PyTorch's name of the set of buffers that ``state_dict`` leaves out."""
+        return self._non_persistent
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    #: The compiled call that :meth:`compile` puts on an instance (None: the module runs eagerly).
+    _compiled_call_impl: Any = None
+
+    def _wrapped_call_impl(self, *args: Any, **kw: Any) -> Any:
+        """PyTorch's name of what ``module(...)`` runs: the compiled call, else ``_call_impl``."""
+        return Module.__call__(self, *args, **kw)
+
+    def register_module(self, name: str, module: Module | None) -> None:
+        """PyTorch's alias of :meth:`add_module`."""
+        self.add_module(name, module)  # type: ignore[arg-type]
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at the dotted path ``target``, as PyTorch's: its parent must exist;
+        ``strict=True``: so must the child it replaces."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
+        """PyTorch's one path of ``cpu``, ``cuda``, ``type``, ``to_empty``, ...: ``fn`` of every
+        parameter (which keeps its object: optimizers holding it follow) and of its gradient,
+        and of every buffer (replaced by what ``fn`` returns); children first. Returns self."""
+        from ..engine.switches import no_grad  # noqa: PLC0415
+
+        if recurse:
+            for m in self.children():
+                m._apply(fn)
+        with no_grad():
+            for p in self._parameters.values():
+                if p is None:
+                    continue
+                new = fn(p)
+                if p.requires_grad and new.dtype.kind not in "fc":  # (PyTorch's check of `param.data = new`)
+                    raise RuntimeError(f"data set to a tensor that requires gradients must be floating point or "
+                                       f"complex dtype ({self._get_name()}: a parameter would become {new.dtype})")  # fmt: skip
+                p._data, p._dev = new._data, new._dev
+                if p.grad is not None:
+                    g = fn(p.grad)
+                    p.grad._data, p.grad._dev = g._data, g._dev
+            for name, b in list(self._buffers.items()):
+                if b is not None:
+                    new = fn(b)
+                    if new is not b:
+                        self._buffers[name] = new
+                        object.__setattr__(self, name, new)
+        _CHANGES[0] += 1  # (attributes changed without __setattr__: tga.compile's guard re-reads the tree)
+        return self
+
+    def cpu(self) -> Module:
+        """Every parameter and buffer moved to the CPU, in place; returns self."""
+        return self._apply(lambda t: t.cpu())
+
+    def cuda(self, device: int | Any = None) -> Module:
+        """Every parameter and buffer moved to a CUDA device (default the first), in place;
+        without one, PyTorch's ``AssertionError``."""
+        from ..runtime import cuda as _cuda  # noqa: PLC0415
+
+        if not _cuda.is_available():
+            raise _NoCudaError(f"Torch not compiled with CUDA enabled: {self._get_name()}.cuda() needs a CUDA "
+                               "device (with CuPy), and none can be used here; keep the module on the CPU")  # fmt: skip
+        return self._apply(lambda t: t.cuda(device))
+
+    def type(self, dst_type: Any) -> Module:
+        """Every parameter and buffer (integer ones too, as PyTorch's) cast to ``dst_type``."""
+        return self._apply(lambda t: t.type(dst_type))
+
+    def bfloat16(self) -> Module:
+        """PyTorch's cast of the floating parameters and buffers to bfloat16, a dtype NumPy (and
+        so this library) does not have: an error naming it, unless there is nothing to cast."""
+        for name, t in [*self.named_parameters(), *self.named_buffers()]:
+            if t.dtype.kind == "f":
+                raise TypeError(f"{self._get_name()}.bfloat16: the dtype bfloat16 is not supported (NumPy has no "
+                                f"bfloat16; '{name}' is {t.dtype}); use .half() (float16) or .float()")  # fmt: skip
+        return self
+
+    def share_memory(self) -> Module:
+        """PyTorch moves the tensors to shared memory for ``torch.multiprocessing``; the arrays
+        here are process-local NumPy/CuPy memory that worker processes receive by pickling, so
+        there is nothing to move. Returns self."""
+        return self
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Every parameter and buffer replaced by uninitialised memory of its shape and dtype on
+        ``device`` (PyTorch's way out of the meta device); returns self."""
+        from ..tensors.factories.creation import empty_like  # noqa: PLC0415
+
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's calls with :func:`tga.compile`, as PyTorch's wraps them in
+        ``torch.compile``: ``module(x)`` then traces once and replays. PyTorch's tuning
+        arguments (``fullgraph``, ``dynamic``, ``backend``, ``mode``, ``options``) have nothing to
+        tune here and are accepted; ``disable=True`` leaves the module eager."""
+        import importlib  # noqa: PLC0415
+
+        # The compiler sits above nn (its guard reads module trees): found at call time by name, as
+        # the package's own lazy subpackages are, so that nn imports nothing of it.
+        _compile = importlib.import_module(f"{__package__.rpartition('.')[0]}.symbolic.compile").compile
+
+        unknown = set(kwargs) - {"fullgraph", "dynamic", "backend", "mode", "options", "disable", "cache_limit"}
+        if args or unknown:
+            raise TypeError(f"{self._get_name()}.compile: unexpected arguments {args or ''}{sorted(unknown) or ''}")
+        if kwargs.get("disable"):
+            return
+        limit = {"cache_limit": kwargs["cache_limit"]} if "cache_limit" in kwargs else {}
+        object.__setattr__(self, "_compiled_call_impl", _compile(self._call_impl, **limit))
+        _CHANGES[0] += 1
+
+    # extra state: a subclass defines both, and its state dict carries ``_extra_state``
+    def get_extra_state(self) -> Any:
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called: a class that adds extra "
+            "state to its state dict defines get_extra_state (and set_extra_state)."
+        )
+
+    def set_extra_state(self, state: Any) -> None:
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called: a class that adds extra "
+            "state to its state dict defines set_extra_state (and get_extra_state)."
+        )
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        """This module's own entries (not its children's) of ``state_dict``, as PyTorch's."""
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE] = self.get_extra_state()
+
+    def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list[str], unexpected_keys: list[str],
+                              error_msgs: list[str]) -> None:  # fmt: skip
+        """This module's own entries of ``load_state_dict``, as PyTorch's: its load pre-hooks run,
+        each parameter and persistent buffer under ``prefix`` is read (missing, unexpected and
+        ill-fitting keys go to the lists), then the extra state. Inside ``load_state_dict`` the
+        copies wait until every module has been checked; called alone, it copies at once."""
+        for hook in list(self.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        local = {k: v for k, v in self._parameters.items() if v is not None}
+        local.update((k, v) for k, v in self._buffers.items() if v is not None and k not in self._non_persistent)
+        journal = _LOADING[-1] if _LOADING else _LoadJournal()
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, t in local.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                    journal.shapes[key] = t._data.shape
+                continue
+            journal.stage(key, t, state_dict[key], assign, error_msgs)
+        extra = prefix + _EXTRA_STATE
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra in state_dict:
+                journal.later.append(lambda v=state_dict[extra]: self.set_extra_state(v))
+            elif strict:
+                missing_keys.append(extra)
+        elif strict and extra in state_dict:
+            unexpected_keys.append(extra)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra:
+                    head, dot, _ = key[len(prefix) :].partition(".")
+                    if (head not in self._modules) if dot else (head not in local):
+                        unexpected_keys.append(key)
+                        journal.unexpected_shapes[key] = tuple(getattr(state_dict[key], "shape", ()))
+        if not _LOADING:
+            journal.commit()
+
+    # state-dict hooks, with PyTorch's signatures and order
+    def register_state_dict_pre_hook(self, hook: Callable[[Module, str, bool], None]) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` runs before ``state_dict`` reads this module."""
+        return _add_hook(self, "_state_dict_pre_hooks", hook, False)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., None]) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` runs after ``state_dict`` has read
+        this module and its children; it may change the dict in place and returns None."""
+        return _add_hook(self, "_state_dict_hooks", (hook, True), False)
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """PyTorch's older post-hook: what it returns (not None) replaces the state dict."""
+        return _add_hook(self, "_state_dict_hooks", (hook, False), False)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., None]) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` runs before this module reads its entries (it may rename
+        keys of ``state_dict`` in place)."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable[..., None], with_module: bool = False) -> Any:
+        """PyTorch's older form: ``with_module=False`` calls ``hook`` without the module."""
+        return _add_hook(self, "_load_state_dict_pre_hooks", functools.partial(hook, self) if with_module else hook,
+                         False)  # fmt: skip
+
+    def register_load_state_dict_post_hook(self, hook: Callable[[Module, Any], None]) -> RemovableHandle:
+        """``hook(module, incompatible_keys)`` runs after ``load_state_dict`` has read this module
+        and its children; clearing ``incompatible_keys.missing_keys`` (in place) avoids the
+        strict error, as in PyTorch."""
+        return _add_hook(self, "_load_state_dict_post_hooks", hook, False)
+
+    # backward hooks, run by nn.backward_hooks
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """PyTorch's: ``hook(module, grad_input, grad_output)`` runs once per backward pass
+        through a call, when the gradients of the call's inputs are known; what it returns (not
+        None) replaces ``grad_input``. ``grad_input`` has an entry per positional argument (None
+        for one that takes no gradient)."""
+        _backward_hook_kind(self, True)
+        return _add_hook(self, "_backward_hooks", hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """PyTorch's: ``hook(module, grad_output)`` runs when the gradients of a call's outputs
+        are known, before the module's own backward; what it returns (not None) replaces them."""
+        return _add_hook(self, "_backward_pre_hooks", hook, prepend)
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """PyTorch's deprecated backward hook. PyTorch hands it the gradients of the inputs of
+        the module's last operation; here it receives the module's own ``grad_input``, as
+        :meth:`register_full_backward_hook` (the hook PyTorch recommends instead)."""
+        _backward_hook_kind(self, False)
+        return _add_hook(self, "_backward_hooks", hook, False)
+
+    def _get_backward_hooks(self) -> tuple[list, list]:
+        """PyTorch's: the full backward hooks and the deprecated ones."""
+        hooks = list(self.__dict__.get("_backward_hooks", {}).values())
+        full = self.__dict__.get("_is_full_backward_hook")
+        return (hooks, []) if full is not False else ([], hooks)
+
+    def _get_backward_pre_hooks(self) -> list:
+        return list(self.__dict__.get("_backward_pre_hooks", {}).values())
+
 
 _PICKLE_PATHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # module -> dotted path from the pickled root
 
@@ -635,6 +933,114 @@ class _Attribute:
 
 def _same(value: Any) -> Any:
     return value
+
+
+_EXTRA_STATE = "_extra_state"
+
+
+class _NoCudaError(AssertionError, RuntimeError):
+    """``Module.cuda()`` where no CUDA device can be used: PyTorch's ``AssertionError`` (and the
+    ``RuntimeError`` a tensor's ``.cuda()`` raises here)."""
+
+
+class _HookResultError(AssertionError, RuntimeError):
+    """A load-state-dict post-hook returned a value: PyTorch's ``AssertionError``."""
+
+
+class _LoadJournal:
+    """What one ``load_state_dict`` will write, held until every module has been checked, so that
+    a state dict that does not fit leaves the module whole; and the shapes its errors name."""
+
+    def __init__(self) -> None:
+        self.writes: list[tuple[Tensor, Any, bool]] = []  # (tensor, new array, taken as it is)
+        self.later: list[Callable[[], Any]] = []  # set_extra_state calls
+        self.shapes: dict[str, tuple] = {}  # missing key -> the module's shape
+        self.unexpected_shapes: dict[str, tuple] = {}
+        self.committed = False
+
+    def stage(self, key: str, t: Tensor, v: Any, assign: bool, errors: list[str]) -> None:
+        """Check entry ``key`` of the state dict against ``t`` and convert it, or say why not."""
+        try:
+            a = _host_array(v)
+        except Exception:  # noqa: BLE001 - anything that is no array is the same mistake
+            errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like object '
+                          f"from checkpoint but received {type(v)}")  # fmt: skip
+            return
+        if getattr(t, "cls_to_become", None) is not None and hasattr(t, "materialize"):
+            # (PyTorch materializes a lazy module's placeholder from the checkpoint; here its first forward does)
+            errors.append(f"'{key}' is an uninitialized parameter or buffer of a lazy module: run one forward "
+                          f"before loading (the state dict has shape {tuple(a.shape)})")  # fmt: skip
+            return
+        if tuple(a.shape) != tuple(t._data.shape):
+            theirs, ours = tuple(a.shape), tuple(t._data.shape)
+            errors.append(f"size mismatch for {key}: copying a param with shape {theirs} from checkpoint, the shape "
+                          f"in current model is {ours}. ('{key}' has shape {theirs} in the state dict but {ours} in "
+                          "the module)")  # fmt: skip
+            return
+        if assign and isinstance(v, Tensor) and v._dev is t._dev and v.dtype == t.dtype:
+            self.writes.append((t, v._data, True))
+            return
+        if a.dtype.kind not in "biuf":  # strings, objects, complex: no meaningful cast to a weight
+            errors.append(f"'{key}' is {a.dtype} in the state dict but {t.dtype} in the module, and cannot be cast; "
+                          "nothing was loaded")  # fmt: skip
+            return
+        try:
+            # np.array, not np.ascontiguousarray: that one turns a 0-d array into 1-d.
+            self.writes.append((t, t._dev.asarray(np.array(a, order="C"), dtype=t.dtype), False))
+        except (TypeError, ValueError) as e:
+            errors.append(f"'{key}' ({a.dtype}) cannot be cast to {t.dtype} ({e}); nothing was loaded")
+
+    def commit(self) -> None:
+        for t, arr, taken in self.writes:
+            if taken:
+                t._data = arr
+            else:
+                store_array(t, arr)
+        for call in self.later:
+            call()
+        self.writes, self.later = [], []
+        self.committed = True
+
+
+#: The journals of the ``load_state_dict`` calls under way (innermost last).
+_LOADING: list[_LoadJournal] = []
+
+
+def _load_errors(module: Module, errors: list[str], strict: bool, missing: list[str], unexpected: list[str],
+                 journal: _LoadJournal, who: str) -> str:  # fmt: skip
+    """PyTorch's message of a failed ``load_state_dict``, with each key's shape, and a last word
+    on what was loaded."""
+    lines = list(errors)
+    if strict and unexpected:
+        lines.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ("
+                     + "; ".join(f"unexpected key '{k}' (shape {journal.unexpected_shapes.get(k, '?')} in the state "
+                                 "dict)" for k in unexpected) + ")")  # fmt: skip
+    if strict and missing:
+        lines.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ("
+                     + "; ".join(f"missing key '{k}' (the module's shape {journal.shapes.get(k, '?')})"
+                                 for k in missing) + ")")  # fmt: skip
+    done = "the rest was loaded" if journal.committed else "nothing was loaded"
+    return f"Error(s) in loading state_dict for {module._get_name()} ({who}; {done}):\n\t" + "\n\t".join(lines)
+
+
+def _backward_hook_kind(module: Module, full: bool) -> None:
+    """PyTorch's rule: one module has full backward hooks or deprecated ones, never both."""
+    now = module.__dict__.get("_is_full_backward_hook")
+    if now is not None and now is not full and module.__dict__.get("_backward_hooks"):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                           "Please use only one of them.")  # fmt: skip
+    object.__setattr__(module, "_is_full_backward_hook", full)
+    _CHANGES[0] += 1
+
+
+def _backward_hook_call(module: Module, d: dict) -> Any:
+    """The backward hooks of one call of ``module`` (None without any, the common case)."""
+    hooks, pre = d.get("_backward_hooks"), d.get("_backward_pre_hooks")
+    if not hooks and not pre:
+        return None
+    from .backward_hooks import BackwardHookCall  # noqa: PLC0415
+
+    return BackwardHookCall(module, list(hooks.values()) if hooks else [], list(pre.values()) if pre else [])
 
 
 def functional_call(module: Module, tensors: Mapping[str, Tensor], *args: Any, **kw: Any) -> Any:
@@ -801,6 +1207,26 @@ def _check_name(module: Module, name: Any, what: str, registry: dict) -> None:
         raise KeyError(f"attribute '{name}' already exists")
 
 
+def _overrides_apply(module: Module) -> bool:
+    """Whether a class of ``module``'s tree extends ``_apply`` (to move tensors it keeps outside
+    its parameters and buffers, say): then ``to``, ``float``, ... go through it, as PyTorch's."""
+    return any(type(m)._apply is not Module._apply for m in module.modules())
+
+
+def _check_module_name(module: Module, name: Any, child: Any) -> None:
+    """PyTorch's checks of ``add_module``/``register_module``."""
+    if not isinstance(child, Module) and child is not None:
+        raise TypeError(f"{type(child).__module__}.{type(child).__qualname__} is not a Module subclass")
+    if not isinstance(name, str):
+        raise TypeError(f"module name should be a string. Got {type(name).__name__}")
+    if hasattr(module, name) and name not in module._modules:
+        raise KeyError(f"attribute '{name}' already exists")
+    if "." in name:
+        raise KeyError(f'module name can\'t contain ".", got: {name}')
+    if name == "":
+        raise KeyError('module name can\'t be empty string ""')
+
+
 class _BeforeInitError(AttributeError, RuntimeError):
     """An attribute assigned to a module before ``Module.__init__`` ran: PyTorch's
     ``AttributeError``."""
@@ -868,6 +1294,29 @@ class Sequential(ModuleList):
         for m in self:
             x = m(x)
         return x
+
+    # the rest of PyTorch's Sequential: repetition
+    def __mul__(self, other: int) -> Sequential:
+        """The children ``other`` times over (the same modules, numbered on), as PyTorch's."""
+        _check_repeat(self, other)
+        return Sequential(*(list(self) * other))
+
+    def __rmul__(self, other: int) -> Sequential:
+        return self.__mul__(other)
+
+    def __imul__(self, other: int) -> Sequential:
+        _check_repeat(self, other)
+        kids = list(self)
+        for i, m in enumerate(kids * (other - 1)):
+            self.add_module(str(len(kids) + i), m)
+        return self
+
+
+def _check_repeat(seq: Sequential, other: Any) -> None:
+    if not isinstance(other, int) or isinstance(other, bool):
+        raise TypeError(f"unsupported operand type(s) for *: {type(seq)} and {type(other)}")
+    if other <= 0:
+        raise ValueError(f"Non-positive multiplication factor {other} for {type(seq)}")
 
 
 class Container(Module):
@@ -938,7 +1387,7 @@ class _DictOf(Module):
             del self[k]
 
     def update(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
-        for k, v in values.items() if isinstance(values, Mapping) else values:
+        for k, v in values.items() if isinstance(values, (Mapping, _DictOf)) else values:
             self[k] = v
 
 
@@ -1002,3 +1451,41 @@ class ParameterDict(_DictOf):
 
     def _put(self, key: str, value: Any) -> None:
         setattr(self, key, _as_parameter(value, "ParameterDict"))
+
+    # the rest of PyTorch's ParameterDict: dict methods and operators
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters, as PyTorch's."""
+        return ParameterDict(list(self.items()))
+
+    def fromkeys(self, keys: Iterable[str], default: Any = None) -> ParameterDict:
+        """A new ParameterDict with ``default`` under each key (an instance method, as PyTorch's)."""
+        return ParameterDict((k, default) for k in keys)
+
+    def popitem(self) -> tuple[str, Any]:
+        """The last inserted ``(key, parameter)``, removed."""
+        if not self._parameters:
+            raise KeyError("popitem(): ParameterDict is empty")
+        key = next(reversed(self._parameters))
+        return key, self.pop(key)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._parameters))
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        out = other.copy()
+        out.update(self)
+        return out
+
+    def __ior__(self, other: ParameterDict) -> ParameterDict:
+        self.update(other)
+        return self

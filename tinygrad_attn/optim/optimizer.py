@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from itertools import repeat
 from operator import is_
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -365,6 +366,8 @@ class Optimizer:
         same layout, and ``tga.save`` stores it. The state tensors are the optimizer's own
         (not copies), as in PyTorch.
         """
+        for pre in list(self._hooks("_optimizer_state_dict_pre_hooks").values()):
+            pre(self)
         groups, state, index = [], {}, 0
         for g in self.param_groups:
             ids = []
@@ -374,7 +377,7 @@ class Optimizer:
                 ids.append(index)
                 index += 1
             groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
-        return {"state": state, "param_groups": groups}
+        return self._after_state_dict({"state": state, "param_groups": groups})
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Take hyperparameters and state from :meth:`state_dict` (ours or PyTorch's, with
@@ -382,6 +385,7 @@ class Optimizer:
         this optimizer's. State moves to each parameter's device and dtype; everything is
         checked before anything changes."""
         who = f"{self._name}.load_state_dict"
+        state_dict = self._before_load_state_dict(state_dict)
         try:
             saved_groups, saved_state = state_dict["param_groups"], state_dict["state"]
         except (KeyError, TypeError):
@@ -420,6 +424,8 @@ class Optimizer:
         self.param_groups[:] = new_groups
         self.state = defaultdict(dict, new_state)
         self._flat.clear()
+        for post in list(self._hooks("_optimizer_load_state_dict_post_hooks").values()):
+            post(self)
 
     # State entries that are numbers (PyTorch keeps them as 0-d tensors), whatever the parameter's shape.
     _scalar_state: tuple[str, ...] = ("step",)
@@ -458,6 +464,82 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
         return "\n".join(lines) + "\n)"
+
+    # -- the rest of PyTorch's Optimizer API: state-dict hooks, profile_hook_step -----------
+    #: PyTorch's types of the step hooks: ``pre(optimizer, args, kwargs) -> None or (args, kwargs)``
+    #: and ``post(optimizer, args, kwargs) -> None``.
+    OptimizerPreHook: TypeAlias = Callable[[Any, tuple, dict], "tuple[tuple, dict] | None"]
+    OptimizerPostHook: TypeAlias = Callable[[Any, tuple, dict], None]
+
+    def _hooks(self, name: str) -> dict:
+        """The hooks of one kind; their registry is made at the first registration (an optimizer
+        without any carries none, and one unpickled from an older version works alike)."""
+        return self.__dict__.get(name) or {}
+
+    def _register_hook(self, name: str, hook: Callable[..., Any], prepend: bool) -> _HookHandle:
+        hooks = self.__dict__.setdefault(name, OrderedDict())
+        handle = _HookHandle(hooks, hook)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_state_dict_pre_hook(self, hook: Callable[[Any], None], prepend: bool = False) -> _HookHandle:
+        """PyTorch's: ``hook(optimizer)`` runs before ``state_dict`` reads the optimizer."""
+        return self._register_hook("_optimizer_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False) -> _HookHandle:
+        """PyTorch's: ``hook(optimizer, state_dict)`` runs on what ``state_dict`` made; what it
+        returns (not None) is returned instead."""
+        return self._register_hook("_optimizer_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> _HookHandle:
+        """PyTorch's: ``hook(optimizer, state_dict)`` runs on (a shallow copy of) the dict that
+        ``load_state_dict`` was given; what it returns (not None) is loaded instead."""
+        return self._register_hook("_optimizer_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[[Any], None], prepend: bool = False) -> _HookHandle:
+        """PyTorch's: ``hook(optimizer)`` runs after ``load_state_dict`` has loaded."""
+        return self._register_hook("_optimizer_load_state_dict_post_hooks", hook, prepend)
+
+    def _after_state_dict(self, state_dict: dict[str, Any]) -> dict[str, Any]:
+        for post in list(self._hooks("_optimizer_state_dict_post_hooks").values()):
+            got = post(self, state_dict)
+            if got is not None:
+                state_dict = got
+        return state_dict
+
+    def _before_load_state_dict(self, state_dict: Any) -> Any:
+        hooks = list(self._hooks("_optimizer_load_state_dict_pre_hooks").values())
+        if not hooks:
+            return state_dict
+        state_dict = state_dict.copy()  # (PyTorch's: a hook may add or drop keys of it freely)
+        for pre in hooks:
+            got = pre(self, state_dict)
+            if got is not None:
+                state_dict = got
+        return state_dict
+
+    @staticmethod
+    def profile_hook_step(func: Callable[..., Any]) -> Callable[..., Any]:
+        """PyTorch's decorator of a ``step`` method: the optimizer's step pre-hooks run before it
+        (one may return new ``(args, kwargs)``), its step post-hooks after."""
+
+        @functools.wraps(func)
+        def step(*args: Any, **kwargs: Any) -> Any:
+            self = args[0]
+            for pre in list(self._pre_hooks.values()):
+                got = pre(self, args, kwargs)
+                if got is not None:
+                    if not (isinstance(got, tuple) and len(got) == 2):
+                        raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), but got "
+                                           f"{got}.")  # fmt: skip
+                    args, kwargs = got
+            out = func(*args, **kwargs)
+            for post in list(self._post_hooks.values()):
+                post(self, args, kwargs)
+            return out
+
+        return step
 
 
 class _HookHandle:
