@@ -213,8 +213,10 @@ class Module:
             self.register_buffer(name, value, value.persistent)
             return
         if isinstance(value, Parameter):
+            value = _registration_hooks(_GLOBAL_PARAMETER_REGISTRATION_HOOKS, self, name, value)
             target = params
         elif isinstance(value, Module):
+            value = _registration_hooks(_GLOBAL_MODULE_REGISTRATION_HOOKS, self, name, value)
             target = mods
             if not value._scope_name:
                 object.__setattr__(value, "_scope_name", name)
@@ -238,6 +240,7 @@ class Module:
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """A tensor that is state but not learned (moves with ``to``; saved if persistent)."""
+        tensor = _registration_hooks(_GLOBAL_BUFFER_REGISTRATION_HOOKS, self, name, tensor)
         _check_name(self, name, "buffer", self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
@@ -284,6 +287,9 @@ class Module:
     def _call_impl(self, *args: Any, **kw: Any) -> Any:
         d = self.__dict__
         pre, post = d.get("_forward_pre_hooks"), d.get("_forward_hooks")
+        if _GLOBAL_FORWARD_PRE_HOOKS or _GLOBAL_FORWARD_HOOKS:  # (every module's: registered in this module)
+            pre = {**_GLOBAL_FORWARD_PRE_HOOKS, **(pre or {})}
+            post = {**_GLOBAL_FORWARD_HOOKS, **(post or {})}
         if pre:
             args, kw = _run_pre_hooks(self, pre, args, kw)
         bw = _backward_hook_call(self, d)
@@ -1036,6 +1042,9 @@ def _backward_hook_kind(module: Module, full: bool) -> None:
 def _backward_hook_call(module: Module, d: dict) -> Any:
     """The backward hooks of one call of ``module`` (None without any, the common case)."""
     hooks, pre = d.get("_backward_hooks"), d.get("_backward_pre_hooks")
+    if _GLOBAL_BACKWARD_HOOKS or _GLOBAL_BACKWARD_PRE_HOOKS:
+        hooks = {**_GLOBAL_BACKWARD_HOOKS, **(hooks or {})}
+        pre = {**_GLOBAL_BACKWARD_PRE_HOOKS, **(pre or {})}
     if not hooks and not pre:
         return None
     from .backward_hooks import BackwardHookCall  # noqa: PLC0415
@@ -1141,6 +1150,78 @@ class _ListOf(Module):
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self._entries().values())
+
+
+# -- hooks of every module (torch.nn.modules.module.register_module_*_hook) ---------------------
+_GLOBAL_FORWARD_PRE_HOOKS: OrderedDict = OrderedDict()
+_GLOBAL_FORWARD_HOOKS: OrderedDict = OrderedDict()
+_GLOBAL_BACKWARD_HOOKS: OrderedDict = OrderedDict()
+_GLOBAL_BACKWARD_PRE_HOOKS: OrderedDict = OrderedDict()
+_GLOBAL_BUFFER_REGISTRATION_HOOKS: OrderedDict = OrderedDict()
+_GLOBAL_MODULE_REGISTRATION_HOOKS: OrderedDict = OrderedDict()
+_GLOBAL_PARAMETER_REGISTRATION_HOOKS: OrderedDict = OrderedDict()
+#: every registry above: a compiled step's guard reads their keys (a hook added or removed traces again)
+GLOBAL_HOOKS = (_GLOBAL_FORWARD_PRE_HOOKS, _GLOBAL_FORWARD_HOOKS, _GLOBAL_BACKWARD_HOOKS, _GLOBAL_BACKWARD_PRE_HOOKS)
+
+
+def _global_hook(registry: OrderedDict, entry: Any) -> RemovableHandle:
+    handle = RemovableHandle(registry)
+    registry[handle.id] = entry
+    return handle
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """PyTorch's: ``hook(module, args)`` before the ``forward`` of every module, before its own
+    pre-hooks; what it returns (not None) replaces the arguments."""
+    return _global_hook(_GLOBAL_FORWARD_PRE_HOOKS, (hook, False))
+
+
+def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:  # fmt: skip
+    """PyTorch's: ``hook(module, args, output)`` (``with_kwargs``: ``hook(module, args, kwargs,
+    output)``) after the ``forward`` of every module, before its own hooks; what it returns (not
+    None) replaces the output."""
+    return _global_hook(_GLOBAL_FORWARD_HOOKS, (hook, with_kwargs))
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """PyTorch's: :meth:`Module.register_full_backward_hook` for every module."""
+    return _global_hook(_GLOBAL_BACKWARD_HOOKS, hook)
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """PyTorch's: :meth:`Module.register_full_backward_pre_hook` for every module."""
+    return _global_hook(_GLOBAL_BACKWARD_PRE_HOOKS, hook)
+
+
+def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """PyTorch's deprecated global backward hook: here the full one (see
+    :meth:`Module.register_backward_hook`)."""
+    return _global_hook(_GLOBAL_BACKWARD_HOOKS, hook)
+
+
+def register_module_buffer_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """PyTorch's: ``hook(module, name, buffer)`` at each ``register_buffer``; what it returns (not
+    None) is registered instead."""
+    return _global_hook(_GLOBAL_BUFFER_REGISTRATION_HOOKS, hook)
+
+
+def register_module_module_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """PyTorch's: ``hook(module, name, submodule)`` at each submodule assigned or added."""
+    return _global_hook(_GLOBAL_MODULE_REGISTRATION_HOOKS, hook)
+
+
+def register_module_parameter_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """PyTorch's: ``hook(module, name, param)`` at each parameter assigned or registered."""
+    return _global_hook(_GLOBAL_PARAMETER_REGISTRATION_HOOKS, hook)
+
+
+def _registration_hooks(registry: OrderedDict, module: Module, name: str, value: Any) -> Any:
+    for hook in list(registry.values()):
+        got = hook(module, name, value)
+        if got is not None:
+            value = got
+    return value
 
 
 class RemovableHandle:

@@ -75,6 +75,7 @@ _Module: Any = None
 _Optimizer: Any = None
 _backend: Any = None
 _CHANGES: list[int] = [0]
+_GLOBAL_HOOKS: list[Any] = []  # nn.module's registries of the hooks of every module
 _USER_FILES: dict[str, bool] = {}
 _USER_CLASSES: dict[type, bool] = {}
 _USER_MODULES: dict[str, bool] = {}
@@ -229,11 +230,12 @@ class Guard:
         global _Module, _Optimizer, _backend, _CHANGES
         if _Module is None:  # (imported here: the package imports this module before nn and optim)
             from ..nn.module import _CHANGES as changes  # noqa: PLC0415
-            from ..nn.module import Module  # noqa: PLC0415
+            from ..nn.module import GLOBAL_HOOKS, Module  # noqa: PLC0415
             from ..optim.optimizer import Optimizer  # noqa: PLC0415
             from ..runtime import backend  # noqa: PLC0415
 
             _Module, _Optimizer, _backend, _CHANGES = Module, Optimizer, backend, changes
+            _GLOBAL_HOOKS[:] = GLOBAL_HOOKS
         self._lock = threading.Lock()
         self._modules: dict[int, tuple[Any, int, list[Any], list[tuple[str, Any]]]] = {}
         self._classes: dict[type, list[type]] = {}  # a class -> the user's classes of its MRO
@@ -275,8 +277,16 @@ class Guard:
         hooks = _State.grad_hooks
         # Gradient hooks run in eager backward passes only: one registered or removed traces again.
         out.append(tuple([(k, len(e[1])) for k, e in hooks.items() if e[1]]) if hooks else ())
+        # Hooks of every module (nn.modules.module.register_module_forward_hook): one added or removed traces again.
+        out.append(tuple([tuple(r) for r in _GLOBAL_HOOKS]) if any(_GLOBAL_HOOKS) else ())
         if self.paths is not None:
-            self.paths += ["grad mode", "default device", "default dtype", "tensor hooks (register_hook)"]
+            self.paths += [
+                "grad mode",
+                "default device",
+                "default dtype",
+                "tensor hooks (register_hook)",
+                "hooks of every module (register_module_forward_hook)",
+            ]
         self.function(fn, "fn", DEPTH)
         for name, a in args:
             self.walk(a, name)

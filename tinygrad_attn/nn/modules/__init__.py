@@ -74,3 +74,9 @@ for _file, _names in PYTORCH_FILES.items():
     sys.modules[_module.__name__] = _module
     globals()[_file] = _module
     __all__ += _module.__all__
+
+# (``torch.nn.modules.module`` holds the hooks of every module too)
+from .. import module as _module_py  # noqa: E402
+
+for _name in [n for n in vars(_module_py) if n.startswith("register_module_")]:
+    setattr(globals()["module"], _name, getattr(_module_py, _name))
