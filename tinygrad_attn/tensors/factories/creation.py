@@ -25,11 +25,11 @@ from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
-from ..dtypes import fill_value_in, get_default_dtype, promote_types
+from ..dtypes import fill_value_in, get_default_dtype, promote_types, set_default_dtype
 from .tensor_creation import drawn
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
-            "ByteTensor", "BoolTensor"]  # typed constructors  # fmt: skip
+            "ByteTensor", "BoolTensor", "set_default_tensor_type", "typename"]  # typed constructors  # fmt: skip
 
 
 def _torch_dtype_of(arr: np.ndarray) -> np.dtype:
@@ -578,3 +578,42 @@ ShortTensor = _typed("ShortTensor", np.int16)
 CharTensor = _typed("CharTensor", np.int8)
 ByteTensor = _typed("ByteTensor", np.uint8)
 BoolTensor = _typed("BoolTensor", np.bool_)
+_TYPED = (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor, BoolTensor)
+
+
+def set_default_tensor_type(t: Any, /) -> None:
+    """PyTorch's deprecated ``torch.set_default_tensor_type``: ``FloatTensor``, ``DoubleTensor``
+    or ``HalfTensor`` (or its name, ``"torch.DoubleTensor"``) makes its dtype the default
+    (:func:`~tinygrad_attn.set_default_dtype`), with PyTorch's warning; a non-floating type is
+    PyTorch's ``TypeError``."""
+    warnings.warn(
+        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use torch.set_default_dtype() and "
+        "torch.set_default_device() as alternatives.",
+        UserWarning,
+        stacklevel=2,
+    )
+    typed = {cls.__name__: cls for cls in _TYPED}
+    if isinstance(t, str):
+        name = t.rpartition(".")[2]
+        if name not in typed:
+            raise TypeError(f"set_default_tensor_type: unknown tensor type {t!r} (expected e.g. 'torch.DoubleTensor')")
+        t = typed[name]
+    if not isinstance(t, _TypedTensorType):
+        raise TypeError(f"set_default_tensor_type: expected a tensor type such as DoubleTensor, got {t!r}")
+    if t.dtype.kind != "f":
+        raise TypeError("only floating-point types are supported as the default type")
+    set_default_dtype(t.dtype)
+
+
+def typename(obj: Any, /) -> str:
+    """PyTorch's ``torch.typename``: a tensor's legacy type (``"torch.FloatTensor"``), else the
+    object's (or its class's) qualified name, its module first unless that is ``builtins``."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if qualname is None or not isinstance(qualname, str):
+        qualname = type(obj).__qualname__
+    module = getattr(obj, "__module__", "") or ""
+    if not isinstance(module, str) or module in ("", "builtins"):
+        return qualname
+    return f"{module}.{qualname}"
