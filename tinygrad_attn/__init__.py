@@ -27,7 +27,7 @@ from .autograd import (
 from .autograd.gradcheck import gradcheck
 from .engine import declare
 from .engine.switches import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
-from .linalg import det, inverse, logdet, matrix_exp, matrix_power, products, slogdet  # noqa: F401 - (declarations)
+from .linalg import det, inverse, legacy, logdet, matrix_exp, matrix_power, products, slogdet  # noqa: F401 - (declarations)
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .runtime import cuda, flags
 from .runtime.amp import autocast
@@ -63,7 +63,7 @@ from .tensors.index import indexing  # noqa: F401
 from .tensors.mutation import augmented_assignment, inplace_variants, out_argument  # noqa: F401
 from .tensors.printing import set_printoptions
 from .tensors.reduce import statistics, tensor_reduce  # noqa: F401
-from .tensors.shape import shape_functions, tensor_shape  # noqa: F401
+from .tensors.shape import shape_functions, tensor_shape, view_copies  # noqa: F401
 from .tensors.tensor_functions import *  # noqa: F403
 
 __version__ = "0.1.0"

@@ -556,7 +556,7 @@ def resize_as(self, tensor: Tensor) -> Tensor:
     return resize(self, tuple(tensor.shape))
 
 
-@public(function=False, method=True)
+@public(method=True)
 def resize_as_(self, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
     """``resize_`` to ``the_template``'s shape, in place."""
     return self.resize_(tuple(the_template.shape))
