@@ -57,7 +57,7 @@ from .tensors.elementwise.tensor_torch import (  # (PyTorch's layout and memory-
     preserve_format,
     strided,
 )
-from .tensors.factories import creation, tensor_creation  # noqa: F401
+from .tensors.factories import creation, tensor_creation, windows  # noqa: F401
 from .tensors.factories.creation import *  # noqa: F403
 from .tensors.index import indexing  # noqa: F401
 from .tensors.mutation import augmented_assignment, inplace_variants, out_argument  # noqa: F401
@@ -101,6 +101,8 @@ _MODULE_PATHS = {
     "profiler": "runtime.profiler",
     "fx": "runtime.fx",
     "onnx": "serialization.onnx",
+    "signal": "tensors.factories.signal",
+    "signal.windows": "tensors.factories.windows",
 }
 
 
