@@ -162,6 +162,66 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
+@public
+def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
+            requires_grad: bool | None = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``torch.asarray``: ``obj`` as a tensor, sharing its memory where it can (a tensor
+    of that dtype and device is returned itself; a NumPy array bound for the CPU is shared, as
+    :func:`from_numpy`). ``copy=True`` always copies (a tensor's copy stays in its graph);
+    ``copy=False`` refuses with PyTorch's ``ValueError`` where a copy would be needed.
+    ``requires_grad`` defaults to ``obj``'s (False for anything but a tensor)."""
+    if copy is True:
+        if isinstance(obj, Tensor):
+            out = obj.clone() if dtype is None or np.dtype(dtype) == obj.dtype else obj.to(np.dtype(dtype))
+            out = out if device is None else out.to(device)
+        else:
+            out = tensor(obj.copy() if isinstance(obj, np.ndarray) else obj, dtype=dtype, device=device)
+    else:
+        out = as_tensor(obj, dtype=dtype, device=device)
+        shared = out is obj or (isinstance(obj, np.ndarray) and np.shares_memory(out.numpy(), obj))
+        if copy is False and not shared:
+            if isinstance(obj, (Tensor, np.ndarray)):
+                from ..dtypes import scalar_type_name  # noqa: PLC0415
+
+                raise ValueError(f"can't alias tensor with dtype '{scalar_type_name(obj.dtype)}' into dtype "
+                                 f"'{scalar_type_name(out.dtype)}' (or onto device {out.device}).")  # fmt: skip
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+    want = requires_grad if requires_grad is not None else isinstance(obj, Tensor) and obj.requires_grad
+    if want and not out.requires_grad:
+        out.requires_grad_(True)
+    elif not want and out.requires_grad and out is not obj:
+        out = out.detach()
+    return out
+
+
+@public
+def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
+    """PyTorch's ``torch.frombuffer``: a 1-D tensor over the bytes of an object of Python's
+    buffer protocol (``bytearray``, ``memoryview``, ``array.array``), ``count`` elements of
+    ``dtype`` (all by default) from byte ``offset``, sharing its memory. A read-only buffer
+    (``bytes``) is copied instead, with a warning (PyTorch shares it all the same)."""
+    dt = np.dtype(dtype)
+    size = memoryview(buffer).nbytes
+    if size == 0 or count == 0:
+        raise ValueError(f"both buffer length ({size}) and count ({count}) must not be 0")
+    if not 0 <= offset < size:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length ({size} "
+                         "bytes) minus 1")  # fmt: skip
+    if count < 0 and (size - offset) % dt.itemsize:
+        raise ValueError(f"buffer length ({size - offset} bytes) after offset ({offset} bytes) must be a multiple of "
+                         f"element size ({dt.itemsize})")  # fmt: skip
+    if count > 0 and size - offset < count * dt.itemsize:
+        raise ValueError(f"requested buffer length ({count} * {dt.itemsize} bytes) after offset ({offset} bytes) "
+                         f"must not be greater than actual buffer length ({size} bytes)")  # fmt: skip
+    arr = np.frombuffer(buffer, dtype=dt, count=count, offset=offset)
+    if not arr.flags.writeable:
+        warnings.warn("frombuffer: the given buffer is not writable; the tensor holds a copy of its bytes",
+                      UserWarning, stacklevel=2)  # fmt: skip
+        arr = arr.copy()
+    out = from_numpy(arr)
+    return out.requires_grad_(True) if requires_grad else out
+
+
 def _copy_of_tensor(data: Tensor, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
     return Tensor(data.detach(), dtype=dtype, device=device, requires_grad=requires_grad)
 
@@ -316,6 +376,30 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     else:
         arr = start + np.arange(n, dtype=np.float64) * step
     return Tensor._host(arr.astype(dtype), None, device, requires_grad, name)
+
+
+@public
+def range(start: Any, end: Any, step: Any = 1, *, dtype: Any = None, device: Any = None,  # noqa: A001 - PyTorch's
+          requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """PyTorch's deprecated ``torch.range``: ``start, start + step, ...`` up to ``end`` included,
+    in the default float dtype unless ``dtype`` is given (prefer :func:`arange`, which leaves
+    ``end`` out)."""
+    warnings.warn(
+        "torch.range is deprecated and will be removed in a future release because its behavior is inconsistent "
+        "with Python's range builtin. Instead, use torch.arange, which produces values in [start, end).",
+        UserWarning,
+        stacklevel=2,
+    )
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError(f"range: step must be nonzero (start {start}, end {end})")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"range: upper bound and larger bound inconsistent with step sign (start {start}, end "
+                           f"{end}, step {step})")  # fmt: skip
+    dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
+    n = int(math.floor((end - start) / step)) + 1
+    arr = start + np.arange(n, dtype=np.float64) * step
+    return Tensor(arr.astype(dt), device=device, requires_grad=requires_grad)
 
 
 @public
