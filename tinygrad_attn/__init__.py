@@ -103,6 +103,7 @@ _MODULE_PATHS = {
     "onnx": "serialization.onnx",
     "signal": "tensors.factories.signal",
     "signal.windows": "tensors.factories.windows",
+    "testing": "tensors.testing",
 }
 
 
