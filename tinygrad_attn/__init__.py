@@ -24,6 +24,7 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
+from .autograd.func import vmap
 from .autograd.gradcheck import gradcheck
 from .engine import declare
 from .engine.switches import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
@@ -104,6 +105,7 @@ _MODULE_PATHS = {
     "signal": "tensors.factories.signal",
     "signal.windows": "tensors.factories.windows",
     "testing": "tensors.testing",
+    "func": "autograd.func",
 }
 
 
@@ -197,4 +199,4 @@ __all__ += [n for n in _DECLARED if n not in __all__]  # every op declared @publ
 __all__ += _SYMBOLIC  # (loaded on first use, by __getattr__)
 __all__ += ["inf", "nan", "pi", "e", "newaxis"]  # PyTorch's constants
 __all__ += ["memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
-            "set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]  # fmt: skip
+            "set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "vmap"]  # fmt: skip
