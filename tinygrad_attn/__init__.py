@@ -31,7 +31,7 @@ from .engine.switches import is_anomaly_check_nan_enabled, is_anomaly_enabled, s
 from .linalg import det, inverse, legacy, logdet, matrix_exp, matrix_power, products, slogdet  # noqa: F401 - (declarations)
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .runtime import cuda, flags
-from .runtime.amp import autocast
+from .runtime.amp import GradScaler, autocast
 from .runtime.backend import (
     default_device,
     device,
@@ -199,4 +199,4 @@ __all__ += [n for n in _DECLARED if n not in __all__]  # every op declared @publ
 __all__ += _SYMBOLIC  # (loaded on first use, by __getattr__)
 __all__ += ["inf", "nan", "pi", "e", "newaxis"]  # PyTorch's constants
 __all__ += ["memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
-            "set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "vmap"]  # fmt: skip
+            "set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "vmap", "GradScaler"]  # fmt: skip

@@ -226,3 +226,49 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
         return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
     fn = (f.conv1d, f.conv2d, f.conv3d)[nd - 1]
     return fn(input, weight, bias, stride, padding, dilation, groups)
+
+
+# -- sampling: the modes as ATen's integers ------------------------------------------------------
+_INTERPOLATIONS = ("bilinear", "nearest", "bicubic")
+_PADDINGS = ("zeros", "border", "reflection")
+
+
+def _mode(op: str, what: str, value: Any, names: tuple[str, ...]) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
+        return names[value]
+    raise InvalidArgumentError(f"{op}: {what} must be one of {dict(enumerate(names))}, got {value!r}")
+
+
+def _grid_sampler(op: str, ndim: int | None, input: Tensor, grid: Tensor, interpolation_mode: int,  # noqa: A002
+                  padding_mode: int, align_corners: bool) -> Tensor:  # fmt: skip
+    if ndim is not None and getattr(input, "ndim", None) != ndim:
+        raise InvalidArgumentError(f"{op}: expected a {ndim}-D input, got shape {tuple(getattr(input, 'shape', ()))}")
+    mode = _mode(op, "interpolation_mode", interpolation_mode, _INTERPOLATIONS)
+    padding = _mode(op, "padding_mode", padding_mode, _PADDINGS)
+    return _functional().grid_sample(input, grid, mode, padding, align_corners)
+
+
+@public
+def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,  # noqa: A002
+                 align_corners: bool) -> Tensor:  # fmt: skip
+    """``torch.grid_sampler``: ``F.grid_sample`` with the modes as integers (interpolation 0
+    bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2 reflection)."""
+    return _grid_sampler("grid_sampler", None, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+@public
+def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,  # noqa: A002
+                    align_corners: bool) -> Tensor:  # fmt: skip
+    return _grid_sampler("grid_sampler_2d", 4, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+@public
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,  # noqa: A002
+                    align_corners: bool) -> Tensor:  # fmt: skip
+    return _grid_sampler("grid_sampler_3d", 5, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+@public
+def affine_grid_generator(theta: Tensor, size: Any, align_corners: bool) -> Tensor:
+    """``torch.affine_grid_generator``: ``F.affine_grid(theta, size, align_corners)``."""
+    return _functional().affine_grid(theta, list(size), align_corners)
