@@ -2385,5 +2385,76 @@ TENSOR_MEMBERS = [
            _with(unary(max_dims=0), n=st.integers(0, 5), base=st.sampled_from([10.0, 2.0, 0.5])), grad=False),
 ]  # fmt: skip
 OPS += TENSOR_MEMBERS
+
+
+# -- torch.X names of the torch namespace computed anew (not F's or a method's spelling) -------
+@st.composite
+def recurrent_cells(draw: Any, gates: int) -> Sample:
+    """``input (B, in)``, ``hx (B, H)``, ``w_ih (gates*H, in)``, ``w_hh (gates*H, H)``, two biases
+    and, for the LSTM (4 gates), the cell state ``(B, H)`` last."""
+    b, n_in, h = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    small = st.floats(-1.0, 1.0)
+    args = [draw(array(s, small)) for s in ((b, n_in), (b, h), (gates * h, n_in), (gates * h, h), (gates * h,),
+                                             (gates * h,))]  # fmt: skip
+    if gates == 4:
+        args.append(draw(array((b, h), small)))
+    return Sample(tuple(args), {})
+
+
+def _cell(name: str) -> tuple[Callable, Callable]:
+    def on(lib: Any) -> Callable:
+        def run(x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, c: Any = None) -> Any:
+            if c is None:
+                return getattr(lib, name)(x, h, w_ih, w_hh, b_ih, b_hh)
+            h2, c2 = lib.lstm_cell(x, (h, c), w_ih, w_hh, b_ih, b_hh)
+            return lib.cat([h2.reshape(-1), 2.0 * c2.reshape(-1)])
+
+        return run
+
+    return _both(on)
+
+
+def _singular_values_apart(sample: Sample) -> bool:
+    s = np.linalg.svd(sample.args[0], compute_uv=False)
+    return bool(s.min() > 0.1 and (s.shape[-1] < 2 or np.diff(-s, axis=-1).min() > 0.1))
+
+
+@st.composite
+def _small_matrices(draw: Any) -> Sample:
+    m, n = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    return Sample((draw(array(draw(shapes(max_dims=1, min_side=1)) + (m, n), st.floats(-2.0, 2.0))),), {})
+
+
+def distinct_singular_values() -> st.SearchStrategy:
+    """A matrix (or a batch) whose singular values are apart from each other and from zero, where
+    the nuclear norm is differentiable twice."""
+    return _small_matrices().filter(_singular_values_apart)
+
+
+TORCH_NAMESPACE = [
+    OpInfo("norm_except_dim", *_both(lambda lib: lambda x, dim, p: lib.norm_except_dim(x, p, dim)),
+           unary(AWAY_FROM_ZERO, min_dims=1, min_side=1).flatmap(lambda s: st.builds(
+               lambda d, p: s._replace(kwargs={"dim": d, "p": p}), st.integers(-1, s.args[0].ndim - 1),
+               st.sampled_from([2, 3]))),
+           extremes=False),  # (a norm's gradient at zero is a choice of subgradient: nonzero inputs only)
+    OpInfo("frobenius_norm", *_both(lambda lib: lambda x, keepdim: lib.frobenius_norm(x, [0, -1], keepdim)),
+           _with(unary(AWAY_FROM_ZERO, min_dims=2, min_side=1), keepdim=st.booleans()),
+           extremes=False),  # (as norm_except_dim: away from the kink at zero)
+    OpInfo("nuclear_norm", *_both(lambda lib: lambda x: lib.nuclear_norm(x, [-2, -1])), distinct_singular_values(),
+           extremes=False),  # (the SVD's gradient needs distinct, nonzero singular values)
+    OpInfo("chain_matmul", *_both(lambda lib: lambda a, b: lib.chain_matmul(a, b.mT, a)),
+           binary().filter(lambda s: s.args[0].ndim == 2 and s.args[0].shape == s.args[1].shape), extremes=False),
+    OpInfo("rnn_tanh_cell", *_cell("rnn_tanh_cell"), recurrent_cells(1), extremes=False),
+    OpInfo("rnn_relu_cell", *_cell("rnn_relu_cell"), recurrent_cells(1), extremes=False),
+    OpInfo("gru_cell", *_cell("gru_cell"), recurrent_cells(3), extremes=False),
+    OpInfo("lstm_cell", *_cell("lstm_cell"), recurrent_cells(4), extremes=False),
+    OpInfo("transpose_copy", *_both(lambda lib: lambda x: lib.transpose_copy(x, 0, -1)), unary(min_dims=1)),
+    OpInfo("permute_copy", *_both(lambda lib: lambda x: lib.permute_copy(x, list(range(x.ndim))[::-1])), unary()),
+    OpInfo("unfold_copy", *_both(lambda lib: lambda x, axis: lib.unfold_copy(x, axis, 1, 1)),
+           along_axis(min_dims=1).filter(lambda s: s.args[0].shape[s.kwargs["axis"]] > 0)),
+    OpInfo("slice_copy", *_both(lambda lib: lambda x, axis: lib.slice_copy(x, axis, 1, None, 2)), along_axis(min_dims=1)),
+    OpInfo("view_copy", *_both(lambda lib: lambda x: lib.view_copy(x, [-1])), unary()),
+]  # fmt: skip
+OPS += TORCH_NAMESPACE
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"
