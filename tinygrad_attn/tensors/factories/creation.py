@@ -695,9 +695,9 @@ def typename(obj: Any, /) -> str:
     if isinstance(obj, Tensor):
         return obj.type()
     qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
-    if qualname is None or not isinstance(qualname, str):
-        qualname = type(obj).__qualname__
-    module = getattr(obj, "__module__", "") or ""
+    named = obj if isinstance(qualname, str) else type(obj)  # (an instance: its class's names)
+    qualname = qualname if named is obj else named.__qualname__
+    module = getattr(named, "__module__", "") or ""
     if not isinstance(module, str) or module in ("", "builtins"):
         return qualname
     return f"{module}.{qualname}"
