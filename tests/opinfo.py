@@ -2431,6 +2431,41 @@ def distinct_singular_values() -> st.SearchStrategy:
     return _small_matrices().filter(_singular_values_apart)
 
 
+@st.composite
+def convolutions(draw: Any) -> Sample:
+    """``input (N, C, *spatial)``, ``weight`` and ``bias`` of one to three spatial dims, and
+    ``torch.convolution``'s stride, padding, dilation and (for the transposed one) output padding."""
+    nd, transposed = draw(st.integers(1, 3)), draw(st.booleans())
+    n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    k = tuple(draw(st.integers(1, 2)) for _ in range(nd))
+    spatial = tuple(draw(st.integers(2, 4)) for _ in range(nd))
+    stride = [draw(st.integers(1, 2)) for _ in range(nd)]
+    w_shape = (c, o) + k if transposed else (o, c) + k
+    out_pad = [draw(st.integers(0, s - 1)) for s in stride] if transposed else [0] * nd
+    small = st.floats(-2.0, 2.0)
+    x, w, b = draw(array((n, c) + spatial, small)), draw(array(w_shape, small)), draw(array((o,), small))
+    return Sample((x, w, b), {"stride": stride, "transposed": transposed, "output_padding": out_pad})
+
+
+@st.composite
+def grid_samples(draw: Any) -> Sample:
+    """``input (N, C, H, W)``, a ``grid (N, h, w, 2)`` inside [-1, 1] and away from the sampling
+    grid's kinks, and ATen's padding mode (0, 1, 2) and ``align_corners``."""
+    n, c = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    x = draw(array((n, c, draw(st.integers(2, 4)), draw(st.integers(2, 4))), st.floats(-2.0, 2.0)))
+    grid = draw(array((n, draw(st.integers(1, 3)), draw(st.integers(1, 3)), 2), st.floats(-0.95, 0.95)))
+    return Sample((x, grid), {"padding": draw(st.integers(0, 2)), "align_corners": draw(st.booleans())})
+
+
+def _eval_dropout(name: str) -> tuple[Callable, Callable]:
+    """ATen's dropout ``name`` in evaluation (the identity), on a copy for the in-place ones."""
+    if name == "native_dropout":
+        return _both(lambda lib: lambda x: lib.native_dropout(x, 0.3, False)[0])
+    if name.endswith("_"):
+        return _both(lambda lib: lambda x: getattr(lib, name)(x.clone(), 0.3, False))
+    return _both(lambda lib: lambda x: getattr(lib, name)(x, 0.3, False))
+
+
 TORCH_NAMESPACE = [
     OpInfo("norm_except_dim", *_both(lambda lib: lambda x, dim, p: lib.norm_except_dim(x, p, dim)),
            unary(AWAY_FROM_ZERO, min_dims=1, min_side=1).flatmap(lambda s: st.builds(
@@ -2454,7 +2489,25 @@ TORCH_NAMESPACE = [
            along_axis(min_dims=1).filter(lambda s: s.args[0].shape[s.kwargs["axis"]] > 0)),
     OpInfo("slice_copy", *_both(lambda lib: lambda x, axis: lib.slice_copy(x, axis, 1, None, 2)), along_axis(min_dims=1)),
     OpInfo("view_copy", *_both(lambda lib: lambda x: lib.view_copy(x, [-1])), unary()),
+    OpInfo("select_copy", *_both(lambda lib: lambda x, axis: lib.select_copy(x, axis, -1)),
+           along_axis(min_dims=1).filter(lambda s: s.args[0].shape[s.kwargs["axis"]] > 0)),
+    OpInfo("split_copy", *_both(lambda lib: lambda x, axis: lib.cat([p.reshape(-1) * (i + 1.0) for i, p in enumerate(
+               lib.split_copy(x, 2, axis))])), along_axis(min_dims=1)),
+    OpInfo("detach_copy", *_both(lambda lib: lambda x: lib.detach_copy(x)), unary(),
+           grad=False),  # (PyTorch's raises at backward: it has no derivative of detach_copy)
+    OpInfo("convolution", *_both(lambda lib: lambda x, w, b, stride, transposed, output_padding: lib.convolution(
+               x, w, b, stride, [0] * len(stride), [1] * len(stride), transposed, output_padding, 1)),
+           convolutions(), extremes=False),
+    OpInfo("grid_sampler", *_both(lambda lib: lambda x, g, padding, align_corners: lib.grid_sampler(
+               x, g, 0, padding, align_corners)), grid_samples(), extremes=False,
+           gradgrad=False),  # (PyTorch has no second derivative of grid_sampler_2d)
+    OpInfo("affine_grid_generator", *_both(lambda lib: lambda t, align_corners: lib.affine_grid_generator(
+               t, [t.shape[0], 1, 3, 2], align_corners)),
+           _with(array(st.integers(1, 2).map(lambda n: (n, 2, 3))).map(lambda a: Sample((a,), {})),
+                 align_corners=st.booleans())),
 ]  # fmt: skip
+TORCH_NAMESPACE += [OpInfo(name, *_eval_dropout(name), unary()) for name in (
+    "feature_dropout", "native_dropout", "dropout_", "alpha_dropout_", "feature_dropout_", "feature_alpha_dropout_")]  # fmt: skip
 OPS += TORCH_NAMESPACE
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"

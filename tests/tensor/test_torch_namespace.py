@@ -26,7 +26,7 @@ torch = pytest.importorskip("torch")
 
 NEW_NAMES = frozenset(
     """
-GradScaler adaptive_avg_pool1d adaptive_max_pool1d affine_grid_generator alias_copy alpha_dropout alpha_dropout_
+GradScaler empty_strided is_complex adaptive_avg_pool1d adaptive_max_pool1d affine_grid_generator alias_copy alpha_dropout alpha_dropout_
 asarray avg_pool1d bartlett_window batch_norm bilinear binary_cross_entropy_with_logits blackman_window celu celu_
 chain_matmul channel_shuffle channels_last channels_last_3d cholesky clone contiguous_format conv_tbc convolution
 cosine_embedding_loss ctc_loss detach detach_ detach_copy diagonal_copy dropout dropout_ dtype embedding
@@ -239,7 +239,8 @@ CASES = [
     Case("resize_as_", [[Flt((2, 3), grad=False), Flt((3, 2), grad=False)]], grad=False,
          call=lambda lib, x, t: lib.resize_as_(x.clone(), t)),
     *[Case(n, [[Flt((2, 3))], [Arr([1, 2])], [Arr(np.array([1, 2], np.uint8))], [Arr([True])]], grad=False)
-      for n in ("is_floating_point", "is_signed", "is_distributed")],
+      for n in ("is_floating_point", "is_signed", "is_distributed", "is_complex")],
+    Case("is_complex", [[Arr(np.array([1 + 2j], np.complex64))]], grad=False, label="is_complex_of_complex"),
     Case("is_nonzero", [[Arr([0.0])], [Arr([3])], [Arr(True)]], grad=False),
     Case("is_same_size", [[Flt((2, 3)), Flt((2, 3))], [Flt((2, 3)), Flt((3, 2))]], grad=False),
     # the copies of views
@@ -519,6 +520,19 @@ def test_frombuffer_as_pytorch() -> None:
                 lib.frombuffer(bad, dtype=lib.int32)
 
 
+@pytest.mark.parametrize("size, stride", [((2, 3), (1, 2)), ((2, 3), (3, 1)), ((2, 3), (0, 1)), ((0, 3), (3, 1)),
+                                          ((4,), (2,)), ((), ())])  # fmt: skip
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_empty_strided(size: tuple, stride: tuple, dtype: str) -> None:
+    ours = tga.empty_strided(size, stride, dtype=getattr(tga, dtype))
+    theirs = torch.empty_strided(size, stride, dtype=getattr(torch, dtype))
+    assert tuple(ours.shape) == tuple(theirs.shape) and str(ours.dtype) == dtype
+    assert ours.stride() == theirs.stride() and ours.is_contiguous() == theirs.is_contiguous()
+    for lib in (tga, torch):
+        with pytest.raises(RuntimeError, match="dimensionality of sizes"):
+            lib.empty_strided((2, 3), (1,))
+
+
 def test_grad_scaler_is_amps() -> None:
     assert tga.GradScaler is tga.amp.GradScaler and torch.GradScaler is torch.amp.GradScaler
 
@@ -670,7 +684,7 @@ OTHER_TESTS = {  # names tested by the tests above that are not a Case
     "is_anomaly_check_nan_enabled", "set_warn_always", "is_warn_always_enabled", "set_deterministic_debug_mode",
     "get_deterministic_debug_mode", "matrix_rank", "solve", "lstsq", "symeig", "hann_window", "hamming_window",
     "blackman_window", "bartlett_window", "kaiser_window", "signal", "windows", "range", "asarray", "frombuffer",
-    "GradScaler", "testing", "func", "vmap",
+    "GradScaler", "testing", "func", "vmap", "empty_strided",
 }  # fmt: skip
 
 

@@ -74,6 +74,10 @@ def _feature_dropout(input: Tensor, p: float, train: bool, inplace: bool) -> Ten
     op = "feature_dropout_" if inplace else "feature_dropout"
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    if not 0 <= p <= 1:
+        raise InvalidArgumentError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not train or input.numel() == 0:  # (as PyTorch's: the input itself, unchecked)
+        return input
     if input.ndim < 2:
         raise InvalidArgumentError(f"{op}: feature dropout needs an input of at least 2 dimensions, "
                                    f"got {tuple(input.shape)}")  # fmt: skip

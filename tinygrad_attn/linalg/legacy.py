@@ -28,16 +28,17 @@ def _deprecated(old: str, new: str) -> None:
                   UserWarning, stacklevel=3)  # fmt: skip
 
 
-@public(name="cholesky")
+@public(name="cholesky", method=True)
 def cholesky_legacy(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
-    """``torch.cholesky(A, upper=False)``: ``tga.linalg.cholesky`` (``upper`` positional too)."""
+    """``torch.cholesky(A, upper=False)`` and ``A.cholesky(upper)``: ``tga.linalg.cholesky``
+    (``upper`` positional too)."""
     _deprecated("cholesky", "torch.linalg.cholesky")
     return _cholesky(input, upper=upper)
 
 
-@public(name="pinverse")
+@public(name="pinverse", method=True)
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
-    """``torch.pinverse(A, rcond)``: ``tga.linalg.pinv(A, rtol=rcond)`` (singular values below
+    """``torch.pinverse(A, rcond)`` and ``A.pinverse(rcond)``: ``tga.linalg.pinv(A, rtol=rcond)`` (singular values below
     ``rcond`` times the largest are dropped)."""
     return pinv(input, rtol=rcond)
 

@@ -103,6 +103,12 @@ def is_floating_point(self) -> bool:
     return self.dtype.kind in "fc"
 
 
+@public(method=True)
+def is_complex(self) -> bool:
+    """Whether the dtype is complex (``complex64``, ``complex128``)."""
+    return self.dtype.kind == "c"
+
+
 @public(function=False, method=True)
 def element_size(self) -> int:
     return self.dtype.itemsize

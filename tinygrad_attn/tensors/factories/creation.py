@@ -195,6 +195,27 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
 
 
 @public
+def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:  # fmt: skip
+    """PyTorch's ``torch.empty_strided``: a tensor of ``size`` whose elements lie ``stride`` apart
+    in memory of its own (``x.stride()`` reads them back on the CPU; another device gets the
+    values in C order). Its values are zeros here (PyTorch's are whatever the memory held)."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
+                           f"({len(stride)})")  # fmt: skip
+    if any(n < 0 for n in size) or any(s < 0 for s in stride):
+        raise RuntimeError(f"empty_strided: sizes and strides must be non-negative, got {size} and {stride}")
+    dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
+    extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    memory = np.zeros(extent, dt)
+    arr = np.lib.stride_tricks.as_strided(memory, size, tuple(s * dt.itemsize for s in stride))
+    on_cpu = (get_device(device) if device is not None else default_device()).name == "cpu"
+    out = from_numpy(arr) if on_cpu else Tensor(np.ascontiguousarray(arr), device=device)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+@public
 def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
     """PyTorch's ``torch.frombuffer``: a 1-D tensor over the bytes of an object of Python's
     buffer protocol (``bytearray``, ``memoryview``, ``array.array``), ``count`` elements of
