@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 from ..engine.declare import public
 from ..functional.checks import tensor_arg as _tensor
 from ..tensors._tensor import Tensor
+from ..tensors.shape import dims
 from . import cholesky as _cholesky
 from . import matrix_norm, multi_dot, pinv, vector_norm
 
@@ -44,7 +45,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
 
 
 @public
-def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
+def chain_matmul(*matrices: Tensor) -> Tensor:
     """``torch.chain_matmul(A, B, C, ...)``: the product of the matrices, in the cheapest order
     (``tga.linalg.multi_dot``); one matrix is returned as a copy."""
     _deprecated("chain_matmul", "torch.linalg.multi_dot")
@@ -54,8 +55,7 @@ def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
         if not isinstance(m, Tensor) or m.ndim != 2:
             raise RuntimeError(f"chain_matmul(): Tensor dimension is {getattr(m, 'ndim', type(m).__name__)}, "
                                "expected 2 instead.")  # fmt: skip
-    r = matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
-    return r if out is None else out.copy_(r)
+    return matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
 
 
 @public
@@ -91,8 +91,11 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa:
     x = _tensor(v, "norm_except_dim")
     if dim == -1:
         return vector_norm(x, pow)
-    others = tuple(d for d in range(x.ndim) if d != dim)
-    return vector_norm(x, pow, others, True) if others else x.abs()
+    d = dims.one(tuple(x.shape), dim, "norm_except_dim", scalar_ok=False)
+    others = tuple(i for i in range(x.ndim) if i != d)
+    if not others:  # (a vector along dim: each entry's norm, over a new axis of one, as PyTorch's)
+        return vector_norm(x.unsqueeze(-1), pow, (-1,), False)
+    return vector_norm(x, pow, others, True)
 
 
 def _removed(name: str, instead: str) -> NoReturn:
