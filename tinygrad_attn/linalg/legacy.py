@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 from ..engine.declare import public
 from ..functional.checks import tensor_arg as _tensor
 from ..tensors._tensor import Tensor
+from ..tensors.mutation.out_argument import written_to_out
 from ..tensors.shape import dims
 from . import cholesky as _cholesky
 from . import matrix_norm, multi_dot, pinv, vector_norm
@@ -45,7 +46,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
 
 
 @public
-def chain_matmul(*matrices: Tensor) -> Tensor:
+def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
     """``torch.chain_matmul(A, B, C, ...)``: the product of the matrices, in the cheapest order
     (``tga.linalg.multi_dot``); one matrix is returned as a copy."""
     _deprecated("chain_matmul", "torch.linalg.multi_dot")
@@ -55,7 +56,8 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
         if not isinstance(m, Tensor) or m.ndim != 2:
             raise RuntimeError(f"chain_matmul(): Tensor dimension is {getattr(m, 'ndim', type(m).__name__)}, "
                                "expected 2 instead.")  # fmt: skip
-    return matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
+    r = matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
+    return written_to_out(r, out, "chain_matmul")
 
 
 @public
