@@ -2385,5 +2385,129 @@ TENSOR_MEMBERS = [
            _with(unary(max_dims=0), n=st.integers(0, 5), base=st.sampled_from([10.0, 2.0, 0.5])), grad=False),
 ]  # fmt: skip
 OPS += TENSOR_MEMBERS
+
+
+# -- torch.X names of the torch namespace computed anew (not F's or a method's spelling) -------
+@st.composite
+def recurrent_cells(draw: Any, gates: int) -> Sample:
+    """``input (B, in)``, ``hx (B, H)``, ``w_ih (gates*H, in)``, ``w_hh (gates*H, H)``, two biases
+    and, for the LSTM (4 gates), the cell state ``(B, H)`` last."""
+    b, n_in, h = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    small = st.floats(-1.0, 1.0)
+    args = [draw(array(s, small)) for s in ((b, n_in), (b, h), (gates * h, n_in), (gates * h, h), (gates * h,),
+                                             (gates * h,))]  # fmt: skip
+    if gates == 4:
+        args.append(draw(array((b, h), small)))
+    return Sample(tuple(args), {})
+
+
+def _cell(name: str) -> tuple[Callable, Callable]:
+    def on(lib: Any) -> Callable:
+        def run(x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, c: Any = None) -> Any:
+            if c is None:
+                return getattr(lib, name)(x, h, w_ih, w_hh, b_ih, b_hh)
+            h2, c2 = lib.lstm_cell(x, (h, c), w_ih, w_hh, b_ih, b_hh)
+            return lib.cat([h2.reshape(-1), 2.0 * c2.reshape(-1)])
+
+        return run
+
+    return _both(on)
+
+
+def _singular_values_apart(sample: Sample) -> bool:
+    s = np.linalg.svd(sample.args[0], compute_uv=False)
+    return bool(s.min() > 0.1 and (s.shape[-1] < 2 or np.diff(-s, axis=-1).min() > 0.1))
+
+
+@st.composite
+def _small_matrices(draw: Any) -> Sample:
+    m, n = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    return Sample((draw(array(draw(shapes(max_dims=1, min_side=1)) + (m, n), st.floats(-2.0, 2.0))),), {})
+
+
+def distinct_singular_values() -> st.SearchStrategy:
+    """A matrix (or a batch) whose singular values are apart from each other and from zero, where
+    the nuclear norm is differentiable twice."""
+    return _small_matrices().filter(_singular_values_apart)
+
+
+@st.composite
+def convolutions(draw: Any) -> Sample:
+    """``input (N, C, *spatial)``, ``weight`` and ``bias`` of one to three spatial dims, and
+    ``torch.convolution``'s stride, padding, dilation and (for the transposed one) output padding."""
+    nd, transposed = draw(st.integers(1, 3)), draw(st.booleans())
+    n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    k = tuple(draw(st.integers(1, 2)) for _ in range(nd))
+    spatial = tuple(draw(st.integers(2, 4)) for _ in range(nd))
+    stride = [draw(st.integers(1, 2)) for _ in range(nd)]
+    w_shape = (c, o) + k if transposed else (o, c) + k
+    out_pad = [draw(st.integers(0, s - 1)) for s in stride] if transposed else [0] * nd
+    small = st.floats(-2.0, 2.0)
+    x, w, b = draw(array((n, c) + spatial, small)), draw(array(w_shape, small)), draw(array((o,), small))
+    return Sample((x, w, b), {"stride": stride, "transposed": transposed, "output_padding": out_pad})
+
+
+@st.composite
+def grid_samples(draw: Any) -> Sample:
+    """``input (N, C, H, W)``, a ``grid (N, h, w, 2)`` inside [-1, 1] and away from the sampling
+    grid's kinks, and ATen's padding mode (0, 1, 2) and ``align_corners``."""
+    n, c = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    x = draw(array((n, c, draw(st.integers(2, 4)), draw(st.integers(2, 4))), st.floats(-2.0, 2.0)))
+    grid = draw(array((n, draw(st.integers(1, 3)), draw(st.integers(1, 3)), 2), st.floats(-0.95, 0.95)))
+    return Sample((x, grid), {"padding": draw(st.integers(0, 2)), "align_corners": draw(st.booleans())})
+
+
+def _eval_dropout(name: str) -> tuple[Callable, Callable]:
+    """ATen's dropout ``name`` in evaluation (the identity), on a copy for the in-place ones."""
+    if name == "native_dropout":
+        return _both(lambda lib: lambda x: lib.native_dropout(x, 0.3, False)[0])
+    if name.endswith("_"):
+        return _both(lambda lib: lambda x: getattr(lib, name)(x.clone(), 0.3, False))
+    return _both(lambda lib: lambda x: getattr(lib, name)(x, 0.3, False))
+
+
+TORCH_NAMESPACE = [
+    OpInfo("norm_except_dim", *_both(lambda lib: lambda x, dim, p: lib.norm_except_dim(x, p, dim)),
+           unary(AWAY_FROM_ZERO, min_dims=1, min_side=1).flatmap(lambda s: st.builds(
+               lambda d, p: s._replace(kwargs={"dim": d, "p": p}), st.integers(-1, s.args[0].ndim - 1),
+               st.sampled_from([2, 3]))),
+           extremes=False),  # (a norm's gradient at zero is a choice of subgradient: nonzero inputs only)
+    OpInfo("frobenius_norm", *_both(lambda lib: lambda x, keepdim: lib.frobenius_norm(x, [0, -1], keepdim)),
+           _with(unary(AWAY_FROM_ZERO, min_dims=2, min_side=1), keepdim=st.booleans()),
+           extremes=False),  # (as norm_except_dim: away from the kink at zero)
+    OpInfo("nuclear_norm", *_both(lambda lib: lambda x: lib.nuclear_norm(x, [-2, -1])), distinct_singular_values(),
+           extremes=False),  # (the SVD's gradient needs distinct, nonzero singular values)
+    OpInfo("chain_matmul", *_both(lambda lib: lambda a, b: lib.chain_matmul(a, b.mT, a)),
+           binary().filter(lambda s: s.args[0].ndim == 2 and s.args[0].shape == s.args[1].shape), extremes=False),
+    OpInfo("rnn_tanh_cell", *_cell("rnn_tanh_cell"), recurrent_cells(1), extremes=False),
+    OpInfo("rnn_relu_cell", *_cell("rnn_relu_cell"), recurrent_cells(1), extremes=False),
+    OpInfo("gru_cell", *_cell("gru_cell"), recurrent_cells(3), extremes=False),
+    OpInfo("lstm_cell", *_cell("lstm_cell"), recurrent_cells(4), extremes=False),
+    OpInfo("transpose_copy", *_both(lambda lib: lambda x: lib.transpose_copy(x, 0, -1)), unary(min_dims=1)),
+    OpInfo("permute_copy", *_both(lambda lib: lambda x: lib.permute_copy(x, list(range(x.ndim))[::-1])), unary()),
+    OpInfo("unfold_copy", *_both(lambda lib: lambda x, axis: lib.unfold_copy(x, axis, 1, 1)),
+           along_axis(min_dims=1).filter(lambda s: s.args[0].shape[s.kwargs["axis"]] > 0)),
+    OpInfo("slice_copy", *_both(lambda lib: lambda x, axis: lib.slice_copy(x, axis, 1, None, 2)), along_axis(min_dims=1)),
+    OpInfo("view_copy", *_both(lambda lib: lambda x: lib.view_copy(x, [-1])), unary()),
+    OpInfo("select_copy", *_both(lambda lib: lambda x, axis: lib.select_copy(x, axis, -1)),
+           along_axis(min_dims=1).filter(lambda s: s.args[0].shape[s.kwargs["axis"]] > 0)),
+    OpInfo("split_copy", *_both(lambda lib: lambda x, axis: lib.cat([p.reshape(-1) * (i + 1.0) for i, p in enumerate(
+               lib.split_copy(x, 2, axis))])), along_axis(min_dims=1)),
+    OpInfo("detach_copy", *_both(lambda lib: lambda x: lib.detach_copy(x)), unary(),
+           grad=False),  # (PyTorch's raises at backward: it has no derivative of detach_copy)
+    OpInfo("convolution", *_both(lambda lib: lambda x, w, b, stride, transposed, output_padding: lib.convolution(
+               x, w, b, stride, [0] * len(stride), [1] * len(stride), transposed, output_padding, 1)),
+           convolutions(), extremes=False),
+    OpInfo("grid_sampler", *_both(lambda lib: lambda x, g, padding, align_corners: lib.grid_sampler(
+               x, g, 0, padding, align_corners)), grid_samples(), extremes=False,
+           gradgrad=False),  # (PyTorch has no second derivative of grid_sampler_2d)
+    OpInfo("affine_grid_generator", *_both(lambda lib: lambda t, align_corners: lib.affine_grid_generator(
+               t, [t.shape[0], 1, 3, 2], align_corners)),
+           _with(array(st.integers(1, 2).map(lambda n: (n, 2, 3))).map(lambda a: Sample((a,), {})),
+                 align_corners=st.booleans())),
+]  # fmt: skip
+TORCH_NAMESPACE += [OpInfo(name, *_eval_dropout(name), unary()) for name in (
+    "feature_dropout", "native_dropout", "dropout_", "alpha_dropout_", "feature_dropout_", "feature_alpha_dropout_")]  # fmt: skip
+OPS += TORCH_NAMESPACE
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "two OpInfo entries share a name"

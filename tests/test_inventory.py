@@ -1,8 +1,8 @@
 """PyTorch's inventories of names (``tools/inventory.py``): no gap appears unreviewed.
 
 Every name of PyTorch's OpInfo database, ``dir(torch.Tensor)``, ``torch.nn``'s classes,
-``torch.nn.functional``'s functions and ``torch.linalg`` is present here, out of scope with
-a reason, or listed with a reason in ``tools/inventory_missing.txt``.
+``torch.nn.functional``'s functions, ``torch.linalg`` and ``dir(torch)`` itself is present here,
+out of scope with a reason, or listed with a reason in ``tools/inventory_missing.txt``.
 """
 
 from __future__ import annotations

@@ -24,12 +24,14 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
+from .autograd.func import vmap
 from .autograd.gradcheck import gradcheck
 from .engine import declare
-from .linalg import det, inverse, logdet, matrix_exp, matrix_power, products, slogdet  # noqa: F401 - (declarations)
+from .engine.switches import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
+from .linalg import det, inverse, legacy, logdet, matrix_exp, matrix_power, products, slogdet  # noqa: F401 - (declarations)
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .runtime import cuda, flags
-from .runtime.amp import autocast
+from .runtime.amp import GradScaler, autocast
 from .runtime.backend import (
     default_device,
     device,
@@ -47,14 +49,22 @@ from .tensors import dtypes, tensor_functions, tensor_protocols  # noqa: F401 - 
 from .tensors._tensor import Tensor, cat, stack, where
 from .tensors.dtypes import *  # noqa: F403
 from .tensors.elementwise import math_functions, special_functions, tensor_arith, tensor_torch  # noqa: F401
-from .tensors.elementwise.tensor_torch import layout, strided  # (PyTorch's layout objects)
-from .tensors.factories import creation, tensor_creation  # noqa: F401
+from .tensors.elementwise.tensor_torch import (  # (PyTorch's layout and memory-format objects)
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
+)
+from .tensors.factories import creation, tensor_creation, windows  # noqa: F401
 from .tensors.factories.creation import *  # noqa: F403
 from .tensors.index import indexing  # noqa: F401
 from .tensors.mutation import augmented_assignment, inplace_variants, out_argument  # noqa: F401
 from .tensors.printing import set_printoptions
 from .tensors.reduce import statistics, tensor_reduce  # noqa: F401
-from .tensors.shape import shape_functions, tensor_shape  # noqa: F401
+from .tensors.shape import shape_functions, tensor_shape, view_copies  # noqa: F401
 from .tensors.tensor_functions import *  # noqa: F403
 
 __version__ = "0.1.0"
@@ -79,6 +89,8 @@ _DECLARED = install_methods()
 # (``float`` here is the dtype ``tga.float``, so they come from math).
 from math import e, inf, nan, pi  # noqa: E402
 
+newaxis = None  # (torch.newaxis: NumPy's spelling of a new axis in indexing, x[:, tga.newaxis])
+
 # PyTorch's module paths whose code lives in a package here, from this one table: ``import tinygrad_attn.jit``,
 # ``from tinygrad_attn.cuda.amp import GradScaler`` and ``tga.onnx.export`` work as ``torch.jit``, ... do. They are
 # cheap modules, registered at import.
@@ -94,6 +106,10 @@ _MODULE_PATHS = {
     "profiler": "runtime.profiler",
     "fx": "runtime.fx",
     "onnx": "serialization.onnx",
+    "signal": "tensors.factories.signal",
+    "signal.windows": "tensors.factories.windows",
+    "testing": "tensors.testing",
+    "func": "autograd.func",
 }
 
 
@@ -185,4 +201,6 @@ __all__ = [
 ]
 __all__ += [n for n in _DECLARED if n not in __all__]  # every op declared @public
 __all__ += _SYMBOLIC  # (loaded on first use, by __getattr__)
-__all__ += ["inf", "nan", "pi", "e"]  # PyTorch's constants
+__all__ += ["inf", "nan", "pi", "e", "newaxis"]  # PyTorch's constants
+__all__ += ["memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
+            "set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "vmap", "GradScaler"]  # fmt: skip

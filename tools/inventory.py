@@ -1,6 +1,6 @@
 """PyTorch's own inventories of names, each marked present, missing or out of scope here.
 
-Five inventories are read from the installed PyTorch (the oracle, never a dependency of
+Six inventories are read from the installed PyTorch (the oracle, never a dependency of
 the package):
 
 - ``op_db``: the names of PyTorch's OpInfo database (``torch.testing._internal.
@@ -9,10 +9,12 @@ the package):
 - ``Tensor``: the public members of ``dir(torch.Tensor)``;
 - ``nn``: the classes of ``torch.nn``;
 - ``functional``: the public functions of ``torch.nn.functional``;
-- ``linalg``: the public functions of ``torch.linalg``.
+- ``linalg``: the public functions of ``torch.linalg``;
+- ``torch``: the public names of ``dir(torch)`` itself (functions, classes, dtypes, constants,
+  submodules).
 
 A name is *present* when the library has it under the same spelling (``tga.X``,
-``tga.Tensor.X``, ``tga.nn.X``, ``tga.nn.functional.X``, ``tga.linalg.X``), *out of
+``tga.Tensor.X``, ``tga.nn.X``, ``tga.nn.functional.X``, ``tga.linalg.X``, ``tga.X``), *out of
 scope* when a rule of :data:`OUT_OF_SCOPE` names the reason (sparse and quantized
 tensors, complex numbers, storage, named tensors, ...), else *missing*. Every missing
 name must be listed, with a reason, in ``tools/inventory_missing.txt`` (reviewed by
@@ -37,7 +39,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 TABLE = HERE / "inventory.md"
 MISSING_FILE = HERE / "inventory_missing.txt"
-INVENTORIES = ("op_db", "Tensor", "nn", "functional", "linalg")
+INVENTORIES = ("op_db", "Tensor", "nn", "functional", "linalg", "torch")
 
 #: (inventory or "*", regular expression matching the whole name, reason): the first rule that
 #: matches puts the name out of scope.
@@ -98,6 +100,85 @@ OUT_OF_SCOPE: list[tuple[str, str, str]] = [
         "random-draw entries (the draws differ by design)",
     ),
     ("nn", r".*Quant.*|.*quant.*|Transformer.*Quant.*", "quantized tensors"),
+    # -- dir(torch): what the torch module holds besides the functions users call
+    (
+        "torch",
+        r"os|sys|math|builtins|ctypes|functools|glob|importlib|inspect|platform|textwrap|threading|types|warnings|"
+        r"torch|TYPE_CHECKING",
+        "a Python module (or the package itself) that torch's namespace re-exports",
+    ),
+    (
+        "torch",
+        r".*Storage.*|from_file",
+        "storage, memory layout and subclassing",
+    ),
+    (
+        "torch",
+        r"bfloat16|BFloat16Tensor|float8_.*|float4_.*|complex32|u?int[1-7]|bits?.*",
+        "a dtype NumPy lacks (bfloat16, float8, float4, sub-byte integers, bit packs)",
+    ),
+    (
+        "torch",
+        r"cdouble|cfloat|chalf|polar|view_as_(real|complex)(_copy)?|conj_physical_",
+        "complex numbers",
+    ),
+    (
+        "torch",
+        r"AliasDb|AnyType|Argument|ArgumentSpec|AwaitType|Block|BoolType|BufferDict|CallStack|Capsule|ClassType|Code|"
+        r"CompilationUnit|CompleteArgumentSpec|ComplexType|ConcreteModuleType.*|DeepCopyMemoTable|DeviceObjType|"
+        r"DictType|EnumType|ErrorReport|ExecutionPlan|FileCheck|FloatType|FunctionSchema|Future|FutureType|Gradient|"
+        r"Graph|GraphExecutorState|IODescriptor|InferredType|IntType|InterfaceType|JITException|ListType|"
+        r"LiteScriptModule|LockingLogger|LoggerBase|ModuleDict|Node|NoneType|NoopLogger|NumberType|OperatorInfo|"
+        r"OptionalType|ParameterDict|PyObjectType|PyTorchFile(Reader|Writer)|RRefType|Script.*|StaticModule|"
+        r"StreamObjType|StringType|Sym(Bool|Int)Type|TensorType|TracingState|TupleType|Type|UnionType|Use|Value|"
+        r"AggregationType|AVG|SUM|ThroughputBenchmark|Benchmark(Config|ExecutionStats)|"
+        r"(De)?SerializationStorageContext|classes|cpp|fork|wait|futures|import_ir_module.*|parse_ir|parse_schema|"
+        r"parse_type_comment|merge_type_from_type_comment|unify_type_list|FatalError",
+        "TorchScript and JIT internals",
+    ),
+    (
+        "torch",
+        r"DispatchKey|DispatchKeySet|ExcludeDispatchKeyGuard|DisableTorchFunction.*|Tag|PRIVATE_OPS|library|"
+        r"overrides|classproperty|get_file_path|prepare_multiprocessing_environment|"
+        r"profiler_allow_cudagraph_cupti_lazy_reinit_cuda12|thread_safe_generator|"
+        r"compiled_with_cxx11_abi|USE_GLOBAL_DEPS|USE_RTLD_GLOBAL_WITH_LIBTORCH|has_(lapack|mkl|openmp|spectral)|"
+        r"version|torch_version|package|monitor|hub|multiprocessing|ao",
+        "PyTorch's dispatcher, build configuration and tooling (no tensor is computed)",
+    ),
+    (
+        "torch",
+        r"Sym(Bool|Float|Int)|sym_.*|export|compiler|cond|while_loop",
+        "symbolic shapes, torch.export and control-flow operators of the compiler stack",
+    ),
+    (
+        "torch",
+        r".*autocast.*",
+        "autocast internals (tga.autocast and tga.amp hold the public surface)",
+    ),
+    (
+        "torch",
+        r"cudnn_.*|miopen_.*|mkldnn_.*|fbgemm_.*|xpu|mps|mtia|is_vulkan_available|Stream|Event|AcceleratorError|"
+        r"OutOfMemoryError|(get|set)_num_interop_threads|init_num_threads|set_flush_denormal|get_device_module|"
+        r"batch_norm_(backward_elemt|backward_reduce|elemt|gather_stats|gather_stats_with_counts|stats|update_stats)",
+        "other devices and backends' kernels (cuDNN, MIOpen, oneDNN, FBGEMM, SyncBatchNorm's CUDA kernels)",
+    ),
+    (
+        "torch",
+        r"jagged|dsmm|hsmm|saddmm|spmm|segment_reduce|resize_as_sparse_|.*_indices_copy|indices_copy|values_copy|"
+        r"dequantize|choose_qparams_optimized|qscheme|per_(tensor|channel)_.*|quint.*|masked",
+        "sparse, nested and quantized tensors",
+    ),
+    (
+        "torch",
+        r"as_strided.*|empty_permuted|legacy_contiguous_format",
+        "strides and memory layout",
+    ),
+    (
+        "torch",
+        r"to_dlpack|from_dlpack",
+        "DLPack exchange between frameworks' device memory",
+    ),
+    ("torch", r"fft|stft|istft", "torch.fft, torch.special and signal windows"),
     (
         "functional",
         r"scaled_mm|scaled_grouped_mm",
@@ -143,7 +224,8 @@ def torch_names() -> dict[str, list[str]]:
         and not inspect.ismodule(getattr(tf, n))
     }  # fmt: skip
     linalg = {n for n in dir(torch.linalg) if not n.startswith("_") and callable(getattr(torch.linalg, n))}
-    return {k: sorted(v) for k, v in zip(INVENTORIES, (ops, tensor, nn, functional, linalg))}
+    namespace = {n for n in dir(torch) if not n.startswith("_")}
+    return {k: sorted(v) for k, v in zip(INVENTORIES, (ops, tensor, nn, functional, linalg, namespace))}
 
 
 def _lookup(root: object, dotted: str) -> bool:
@@ -168,6 +250,8 @@ def is_present(inventory: str, name: str) -> bool:
         return hasattr(tga.nn, name)
     if inventory == "functional":
         return hasattr(tga.nn.functional, name)
+    if inventory == "torch":
+        return hasattr(tga, name)
     return _lookup(tga, "linalg." + name)
 
 

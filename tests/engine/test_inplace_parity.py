@@ -33,6 +33,10 @@ TF = torch.nn.functional
 #: end with ``ops.saved.saved_for_backward``; primitives declare ``keep``/``keeps_input``).
 NOT_RAISING_HERE: dict[tuple[str, str], str] = {}
 _KEEPS_A = "the decomposition's gradient is computed from A, which it keeps (PyTorch's from its outputs)"
+_CELL = (
+    "the fused recurrence keeps what its gradients of higher order read (the biases; the GRU's output); "
+    "PyTorch's cell is a composition whose ops keep none of them"
+)
 _KRON = "kron is a product of views, which keeps its operands; PyTorch's keeps none where an operand is empty"
 #: Where ours raises but the oracle does not, with the reason: only ops PyTorch has no single
 #: op for, whose oracle is a composition of PyTorch ops, and the decompositions that keep their input.
@@ -50,6 +54,13 @@ RAISING_HERE: dict[tuple[str, str], str] = {
     # read a copy of A, as PyTorch's keep none of A: they raise exactly where PyTorch's do.)
     **{(name, "input 0"): _KEEPS_A for name in ("eigh", "svd", "svd_vh", "qr", "torch_svd", "torch_svd_v", "torch_qr")},
     **{("kron", f"input {i}"): _KRON for i in (0, 1)},
+    # torch's recurrent cells run nn's one fused recurrence, which keeps its biases (and the GRU's its output)
+    **{
+        (cell, f"input {i}"): _CELL
+        for cell in ("rnn_tanh_cell", "rnn_relu_cell", "gru_cell", "lstm_cell")
+        for i in (4, 5)
+    },
+    ("gru_cell", "output"): _CELL,
 }
 
 

@@ -136,6 +136,22 @@ CALLS.update({
     "gradient": lambda m, x, d: m.gradient(x, dim=d),
     "hash_tensor": lambda m, x, d: x.hash_tensor(d),
 })  # fmt: skip
+# (torch's *_copy functions and older norms, tests/tensor/test_torch_namespace.py)
+CALLS.update({
+    "diagonal_copy": lambda m, x, d: m.diagonal_copy(x, 0, d, -1),
+    "permute_copy": lambda m, x, d: m.permute_copy(x, [d, *range(1, x.ndim)]),
+    "select_copy": lambda m, x, d: m.select_copy(x, d, 0),
+    "slice_copy": lambda m, x, d: m.slice_copy(x, d, 0, 1),
+    "split_copy": lambda m, x, d: m.split_copy(x, 1, d),
+    "split_with_sizes_copy": lambda m, x, d: m.split_with_sizes_copy(x, [x.shape[d]], d),
+    "squeeze_copy": lambda m, x, d: m.squeeze_copy(x, d),
+    "transpose_copy": lambda m, x, d: m.transpose_copy(x, d, -1),
+    "unbind_copy": lambda m, x, d: m.unbind_copy(x, d),
+    "unsqueeze_copy": lambda m, x, d: m.unsqueeze_copy(x, d),
+    "frobenius_norm": lambda m, x, d: m.frobenius_norm(x, [d]),
+    "nuclear_norm": lambda m, x, d: m.nuclear_norm(x, [d, -1]),
+    "norm_except_dim": lambda m, x, d: m.norm_except_dim(x, 2, d),
+})  # fmt: skip
 # Names whose axis-like parameter is not one axis of the input, each with its reason.
 NOT_AN_AXIS = {
     "masked_scatter": "'source' is the tensor the values come from, not movedim's source axis",

@@ -427,3 +427,26 @@ class set_detect_anomaly:
 def is_anomaly_enabled() -> bool:
     """Whether anomaly detection is on (``detect_anomaly``), as PyTorch's."""
     return _State.anomaly
+
+
+# the detect_anomaly that set_anomaly_enabled(True) entered, left by set_anomaly_enabled(False);
+# and the check_nan it was asked with
+_anomaly_switched_on: list[detect_anomaly] = []
+_anomaly_check_nan = [True]
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """PyTorch's ``torch.set_anomaly_enabled``: anomaly detection on or off from here on, not
+    as a block (``detect_anomaly`` is the block)."""
+    _anomaly_check_nan[0] = bool(check_nan)
+    if enabled and not _anomaly_switched_on and not _State.anomaly:
+        on = detect_anomaly(check_nan)
+        on.__enter__()
+        _anomaly_switched_on.append(on)
+    elif not enabled and _anomaly_switched_on:
+        _anomaly_switched_on.pop().__exit__(None, None, None)
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """The ``check_nan`` that :func:`set_anomaly_enabled` (or ``set_detect_anomaly``) was last given."""
+    return _anomaly_check_nan[0]

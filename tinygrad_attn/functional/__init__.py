@@ -256,7 +256,7 @@ def _layer_norm_last(x: Tensor, weight: Tensor | None = None, bias: Tensor | Non
     return y
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 def layer_norm(input: Tensor, normalized_shape: Any = None, weight: Tensor | None = None,  # noqa: A002
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:  # fmt: skip
     """PyTorch's ``layer_norm``: normalise the trailing ``normalized_shape`` axes together to

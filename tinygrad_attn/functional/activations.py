@@ -57,7 +57,7 @@ def _expm1_negative(x: Tensor) -> Tensor:
     return where(below, ops.Expm1.apply(where(below, x, 0.0)), x)
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 @composite("celu")
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
     """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere."""
@@ -69,7 +69,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     return saved_for_backward(where(x <= 0, _expm1_negative(x * (1.0 / alpha)) * alpha, x), x)  # (as PyTorch's)
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 @composite("selu")
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
@@ -173,7 +173,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     return (-x).softmax(dims.one(x.shape, dim, "softmin"))  # (Tensor.softmax is F.softmax)
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 @accepts(("int8", "int16", "int32", "int64", "float16", "float32", "float64"))
 @composite("threshold")
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -214,7 +214,7 @@ def _in_place(x: Tensor, name: str, fn: Any, **kw: Any) -> Tensor:
 # -- shrinkage, learned and randomised slopes, and the in-place spellings -------------------
 
 
-@public(function=False, method=True, functional=True)
+@public(function=True, method=True, functional=True)
 @composite("hardshrink")
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """``x`` where ``|x| > lambd``, 0 elsewhere (no gradient at ``±lambd``, as PyTorch's)."""
@@ -243,7 +243,7 @@ def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
     return x - x.tanh()
 
 
-@public(function=False, method=True, functional=True)
+@public(function=True, method=True, functional=True)
 @composite("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     """``x`` where positive, ``weight * x`` elsewhere; ``weight`` one slope, or one per channel
@@ -278,7 +278,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
 _RRELU_DEFAULTS = (1.0 / 8.0, 1.0 / 3.0)
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 @accepts("float3264")
 @composite("rrelu")
 def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RRELU_DEFAULTS[1],  # noqa: A002
@@ -297,7 +297,7 @@ def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RREL
     return where(x > 0, x, x * slope)
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 def rrelu_(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RRELU_DEFAULTS[1],  # noqa: A002
            training: bool = False) -> Tensor:  # fmt: skip
     """``rrelu(..., inplace=True)``."""
@@ -310,13 +310,13 @@ def relu_(input: Tensor) -> Tensor:  # noqa: A002
     return _in_place(_tensor(input, "relu_"), "relu", lambda t: t.relu())
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
     """``celu`` written into ``input``."""
     return celu(input, alpha, inplace=True)
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 def selu_(input: Tensor) -> Tensor:  # noqa: A002
     """``selu`` written into ``input``."""
     return selu(input, inplace=True)
@@ -328,7 +328,7 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa: A002
     """``threshold`` written into ``input``."""
     return globals()["threshold"](input, threshold, value, inplace=True)

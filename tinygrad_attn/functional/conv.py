@@ -351,19 +351,19 @@ def _flat_positions(spatial: tuple[int, ...], geo: Geometry) -> np.ndarray:
 
 
 max_pool1d = public(
-    _max_pool_composite(1, "max_pool1d", _conv.MaxPooling1d), function=False, functional=True, name="max_pool1d"
+    _max_pool_composite(1, "max_pool1d", _conv.MaxPooling1d), function=True, functional=True, name="max_pool1d"
 )
 max_pool1d.__doc__ = """The max of each window of ``input (N, C, L)``: PyTorch's ``F.max_pool1d(input,
 kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
 (``stride`` defaults to ``kernel_size``)."""
 max_pool2d = public(
-    _max_pool_composite(2, "max_pool2d", _conv.MaxPooling2d), function=False, functional=True, name="max_pool2d"
+    _max_pool_composite(2, "max_pool2d", _conv.MaxPooling2d), function=True, functional=True, name="max_pool2d"
 )
 max_pool2d.__doc__ = """The max of each window of ``input (N, C, H, W)``: PyTorch's ``F.max_pool2d(input,
 kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)``
 (``stride`` defaults to ``kernel_size``)."""
 max_pool3d = public(
-    _max_pool_composite(3, "max_pool3d", _conv.MaxPooling3d), function=False, functional=True, name="max_pool3d"
+    _max_pool_composite(3, "max_pool3d", _conv.MaxPooling3d), function=True, functional=True, name="max_pool3d"
 )
 max_pool3d.__doc__ = """The max of each window of ``input (N, C, D, H, W)``: PyTorch's ``F.max_pool3d``, with
 ``max_pool2d``'s arguments."""
@@ -499,7 +499,7 @@ def _avg_pool_composite(nd: int, name: str, fused_cls: type, overridable: bool) 
 
 avg_pool1d = public(
     _avg_pool_composite(1, "avg_pool1d", _conv.AveragePooling1d, overridable=False),
-    function=False,
+    function=True,
     functional=True,
     name="avg_pool1d",
 )
@@ -642,7 +642,7 @@ def _update_running(running_mean: Tensor | None, running_var: Tensor | None, mea
 
 
 # -- bilinear -------------------------------------------------------------------------------
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 @composite("bilinear")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = x1 @ weight[o] @ x2 + bias[o]``: PyTorch's ``F.bilinear`` with ``input1
@@ -675,7 +675,7 @@ _conv.AveragePooling.definition = staticmethod(avg_pool_reference)
 _conv.AdaptiveAveragePooling2d.definition = staticmethod(adaptive_avg_pool2d_reference)
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
     """PyTorch's ``F.conv_tbc``: a 1-d convolution of ``input`` laid out ``(time, batch,
     in_channels)`` with ``weight`` ``(kernel_width, in_channels, out_channels)``, plus ``bias``

@@ -87,7 +87,7 @@ def _pnorm(d: Tensor, p: float) -> Tensor:
     return where(zero, 0.0, safe ** (1.0 / p))
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     """The ``p``-norm distance between every pair of rows ``i < j`` of ``input`` ``(N, M)``: a
     ``(N * (N - 1) / 2,)`` tensor in row-major order of the pairs, as PyTorch's ``F.pdist``

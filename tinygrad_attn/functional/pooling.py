@@ -69,7 +69,7 @@ def _adaptive_avg(op: str, nd: int, input: Any, output_size: Any) -> Tensor:
     return x.squeeze(0) if unbatched else x
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 @composite("adaptive_avg_pool1d")
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     """Average ``input (N, C, L)`` into ``output_size`` windows: PyTorch's ``F.adaptive_avg_pool1d``."""
@@ -163,7 +163,7 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_ind
     return adaptive_max_pool3d(input, output_size, True)
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                             ceil_mode: bool = False, return_indices: bool = False) -> Any:  # fmt: skip
     """``max_pool1d(..., return_indices=True)``: the ``(values, indices)`` pair."""

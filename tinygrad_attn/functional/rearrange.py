@@ -51,7 +51,7 @@ def _factor(op: str, x: Tensor, r: int, what: str) -> int:
     return int(r)
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002 - PyTorch's names
     """``(*, C r^2, H, W)`` -> ``(*, C, H r, W r)``: each group of ``r^2`` channels becomes an
     ``r x r`` block of positions (PyTorch's ``F.pixel_shuffle``)."""
@@ -70,7 +70,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002 -
     return _fresh(t.reshape(*lead, c // (r * r), h * r, w * r), x)
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A002
     """``(*, C, H r, W r)`` -> ``(*, C r^2, H, W)``: the inverse of :func:`pixel_shuffle`."""
     op = "pixel_unshuffle"
@@ -89,7 +89,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A0
     return _fresh(t.reshape(*lead, c * r * r, h // r, w // r), x)
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
     """``(N, C, *)`` with its channels, read as ``groups`` rows of ``C / groups``, read out by
     column: PyTorch's ``F.channel_shuffle`` (ShuffleNet's mixing of grouped convolutions)."""
@@ -107,7 +107,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
     return _fresh(x.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(x.shape), x)
 
 
-@public(function=False, functional=True)
+@public(function=True, functional=True)
 def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
     """:func:`channel_shuffle` (PyTorch's name for its native kernel)."""
     return channel_shuffle(input, groups)

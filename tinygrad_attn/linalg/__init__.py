@@ -333,7 +333,6 @@ def _not_positive_definite(op: str, info: np.ndarray) -> LinAlgError:
                        f"positive-definite (the leading minor of order {flat[i]} is not positive-definite).")  # fmt: skip
 
 
-@public(function=False, method=True)
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     """The lower Cholesky factor ``L`` (``A = L L^T``) of each symmetric positive-definite matrix
     (its lower triangle is read); ``upper=True``: ``L^T``."""
@@ -463,7 +462,6 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
     return QR(Q, R)
 
 
-@public(name="pinverse", function=False, method=True)
 def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:  # noqa: N803
     """The Moore-Penrose pseudo-inverse (singular values below ``max(atol, rtol * largest)`` dropped;
     ``rtol`` defaults to ``eps * max(m, n)`` without ``atol``). ``hermitian=True`` reads the lower

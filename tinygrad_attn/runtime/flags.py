@@ -17,10 +17,13 @@ import warnings
 __all__ = [
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision", "get_float32_matmul_precision",
+    "set_deterministic_debug_mode", "get_deterministic_debug_mode", "set_warn_always", "is_warn_always_enabled",
 ]  # fmt: skip
 
 _deterministic = {"mode": False, "warn_only": False}
 _matmul_precision = ["highest"]
+_warn_always = [False]
+_DEBUG_MODES = ("default", "warn", "error")
 _PRECISIONS = ("highest", "high", "medium")
 
 
@@ -55,3 +58,36 @@ def set_float32_matmul_precision(precision: str) -> None:
 
 def get_float32_matmul_precision() -> str:
     return _matmul_precision[0]
+
+
+def set_deterministic_debug_mode(debug_mode: int | str) -> None:
+    """PyTorch's other spelling of :func:`use_deterministic_algorithms`: ``"default"`` (0) off,
+    ``"warn"`` (1) on with ``warn_only``, ``"error"`` (2) on."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError(
+                f"invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got {debug_mode}"
+            )
+        debug_mode = _DEBUG_MODES.index(debug_mode)
+    if not isinstance(debug_mode, int) or isinstance(debug_mode, bool):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode).__name__}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    """0, 1 or 2: what :func:`set_deterministic_debug_mode` (or :func:`use_deterministic_algorithms`) set."""
+    if not _deterministic["mode"]:
+        return 0
+    return 1 if _deterministic["warn_only"] else 2
+
+
+def set_warn_always(b: bool, /) -> None:
+    """PyTorch's switch for warnings that are given once per process: kept and read back
+    (:func:`is_warn_always_enabled`); the warnings here follow Python's own filters."""
+    _warn_always[0] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    return _warn_always[0]

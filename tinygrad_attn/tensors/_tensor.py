@@ -808,6 +808,11 @@ _LEGACY_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16":
                  "uint64": "UInt64Tensor"}  # fmt: skip
 
 
+# PyTorch's free functions of these methods (``torch.detach(x)`` is ``x.detach()``)
+for _method in ("detach", "fill_", "zero_"):
+    public(getattr(Tensor, _method), name=_method)
+
+
 def legacy_type_name(t: Tensor) -> str:
     """PyTorch's ``x.type()`` string of a tensor: ``torch.FloatTensor``, ``torch.cuda.IntTensor``."""
     where = "torch.cuda." if t._dev.name.startswith("cuda") else "torch."

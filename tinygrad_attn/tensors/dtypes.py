@@ -23,9 +23,15 @@ int16 = np.dtype("int16")
 int32 = np.dtype("int32")
 int64 = np.dtype("int64")
 uint8 = np.dtype("uint8")
+# (PyTorch's wider unsigned integers: dtypes for storing and converting, with few ops of their own there)
+uint16 = np.dtype("uint16")
+uint32 = np.dtype("uint32")
+uint64 = np.dtype("uint64")
 complex64 = np.dtype("complex64")
 complex128 = np.dtype("complex128")
 bool = np.dtype(np.bool_)  # noqa: A001 - PyTorch's name
+#: the class of every dtype above (``torch.dtype``): ``isinstance(x.dtype, tga.dtype)``
+dtype = np.dtype
 
 # PyTorch's second names for the same dtypes.
 half = float16
@@ -74,6 +80,7 @@ def can_cast(from_: np.dtype, to: np.dtype) -> builtins.bool:
 
 # PyTorch's names of the dtypes, which its error messages use ("... not implemented for 'Float'")
 _SCALAR_TYPE = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+                "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
                 "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
                 "complex128": "ComplexDouble"}  # fmt: skip
 
@@ -220,6 +227,7 @@ class iinfo:  # noqa: N801 - PyTorch's name
 __all__ = [
     "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128",
+    "uint16", "uint32", "uint64", "dtype",
     "bool", "half", "float", "double", "short", "int", "long", "promote_types", "result_type", "can_cast",
 ]  # fmt: skip
 

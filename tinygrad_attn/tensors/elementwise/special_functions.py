@@ -104,7 +104,7 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
 
 
 # -- Bessel and incomplete gamma functions (ops/bessel.py, ops/gamma.py) -----------------
-@public(method=True, inplace=True, special=("i0",))
+@public(method=True, inplace=True, inplace_function=True, special=("i0",))
 def i0(input: Tensor) -> Tensor:  # noqa: A002
     """The modified Bessel function of the first kind of order 0, ``sum_k (x^2 / 4)^k / (k!)^2``;
     its derivative is :func:`i1`."""

@@ -20,7 +20,8 @@ from ..dtypes import UnsupportedDtypeError, result_type
 from ..promotion import _FLOATS, _as_float, _promoted
 from ..shape import dims
 
-__all__ = ["strided", "layout"]  # (objects, not functions: the functions are declared @public)
+__all__ = ["strided", "layout", "memory_format", "contiguous_format", "preserve_format", "channels_last",
+           "channels_last_3d"]  # (objects, not functions: the functions are declared @public)  # fmt: skip
 
 
 def _floor_quotient(a: Any, b: Any, op: str) -> tuple[Any, Any, Tensor]:
@@ -97,9 +98,15 @@ def nelement(self) -> int:
     return self.numel()
 
 
-@public(function=False, method=True)
+@public(method=True)
 def is_floating_point(self) -> bool:
     return self.dtype.kind in "fc"
+
+
+@public(method=True)
+def is_complex(self) -> bool:
+    """Whether the dtype is complex (``complex64``, ``complex128``)."""
+    return self.dtype.kind == "c"
 
 
 @public(function=False, method=True)
@@ -119,9 +126,10 @@ public(property(_itemsize), name="itemsize", function=False, method=True)  # (Py
 public(property(_nbytes), name="nbytes", function=False, method=True)
 
 
-@public(function=False, method=True)
-def clone(self) -> Tensor:
-    """A copy with its own array; gradients flow back through it."""
+@public(method=True)
+def clone(self, *, memory_format: Any = None) -> Tensor:
+    """A copy with its own array; gradients flow back through it (``memory_format``: every
+    tensor here is laid out in C order, so each of PyTorch's formats gives the same copy)."""
     if self.requires_grad:  # (+ -0.0 changes no value, -0.0 included: + 0 would make it +0.0)
         return _add(self, -0.0)
     if tracing():  # (an op, a copy made again at each replay: not the traced call's values)
@@ -416,6 +424,24 @@ class layout:  # noqa: N801 - PyTorch's name (``torch.layout``)
 strided = layout("strided")
 
 
+class memory_format:  # noqa: N801 - PyTorch's name (``torch.memory_format``)
+    """The order in which a dense tensor's elements lie in memory. PyTorch's four are named
+    (``x.contiguous(memory_format=tga.channels_last)`` reads as there); every tensor here is
+    laid out in C order whichever is asked for."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"tinygrad_attn.{self._name}"
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+
+
 @public(function=False, method=True)
 def is_contiguous(self, memory_format: Any = None) -> bool:
     """Whether the elements lie in row-major order in memory (``x.T`` of a matrix does not)."""
@@ -464,13 +490,13 @@ def data_ptr(self) -> int:
     return _address(_host_array(self))
 
 
-@public(function=False, method=True)
+@public(method=True)
 def is_distributed(self) -> bool:
     """False: no tensor here is spread over processes."""
     return False
 
 
-@public(function=False, method=True)
+@public(method=True)
 def is_nonzero(self) -> bool:
     """The truth of a one-element tensor; PyTorch's RuntimeError for none or several."""
     n = self.numel()
@@ -480,7 +506,7 @@ def is_nonzero(self) -> bool:
     return bool(self._item("is_nonzero"))
 
 
-@public(function=False, method=True)
+@public(method=True)
 def is_same_size(self, other: Tensor) -> bool:
     """Whether ``other`` has this tensor's shape."""
     if not isinstance(other, Tensor):
@@ -488,7 +514,7 @@ def is_same_size(self, other: Tensor) -> bool:
     return tuple(self.shape) == tuple(other.shape)
 
 
-@public(function=False, method=True)
+@public(method=True)
 def is_signed(self) -> bool:
     """Whether the dtype holds negative numbers (floats and ``int*``; not ``uint*`` nor bool)."""
     return self.dtype.kind in "fci"
@@ -548,7 +574,7 @@ def resize_as(self, tensor: Tensor) -> Tensor:
     return resize(self, tuple(tensor.shape))
 
 
-@public(function=False, method=True)
+@public(method=True)
 def resize_as_(self, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
     """``resize_`` to ``the_template``'s shape, in place."""
     return self.resize_(tuple(the_template.shape))

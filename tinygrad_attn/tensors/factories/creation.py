@@ -25,11 +25,11 @@ from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
-from ..dtypes import fill_value_in, get_default_dtype, promote_types
+from ..dtypes import fill_value_in, get_default_dtype, promote_types, set_default_dtype
 from .tensor_creation import drawn
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
-            "ByteTensor", "BoolTensor"]  # typed constructors  # fmt: skip
+            "ByteTensor", "BoolTensor", "set_default_tensor_type", "typename"]  # typed constructors  # fmt: skip
 
 
 def _torch_dtype_of(arr: np.ndarray) -> np.dtype:
@@ -160,6 +160,87 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     if isinstance(data, Tensor):  # (another dtype or device: a copy, without tensor()'s warning, as PyTorch's)
         return _copy_of_tensor(data, dtype, device, False)
     return tensor(data, dtype=dtype, device=device)
+
+
+@public
+def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
+            requires_grad: bool | None = None) -> Tensor:  # fmt: skip
+    """PyTorch's ``torch.asarray``: ``obj`` as a tensor, sharing its memory where it can (a tensor
+    of that dtype and device is returned itself; a NumPy array bound for the CPU is shared, as
+    :func:`from_numpy`). ``copy=True`` always copies (a tensor's copy stays in its graph);
+    ``copy=False`` refuses with PyTorch's ``ValueError`` where a copy would be needed.
+    ``requires_grad`` defaults to ``obj``'s (False for anything but a tensor)."""
+    if copy is True:
+        if isinstance(obj, Tensor):
+            out = obj.clone() if dtype is None or np.dtype(dtype) == obj.dtype else obj.to(np.dtype(dtype))
+            out = out if device is None else out.to(device)
+        else:
+            out = tensor(obj.copy() if isinstance(obj, np.ndarray) else obj, dtype=dtype, device=device)
+    else:
+        out = as_tensor(obj, dtype=dtype, device=device)
+        shared = out is obj or (isinstance(obj, np.ndarray) and np.shares_memory(out.numpy(), obj))
+        if copy is False and not shared:
+            if isinstance(obj, (Tensor, np.ndarray)):
+                from ..dtypes import scalar_type_name  # noqa: PLC0415
+
+                raise ValueError(f"can't alias tensor with dtype '{scalar_type_name(obj.dtype)}' into dtype "
+                                 f"'{scalar_type_name(out.dtype)}' (or onto device {out.device}).")  # fmt: skip
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+    want = requires_grad if requires_grad is not None else isinstance(obj, Tensor) and obj.requires_grad
+    if want and not out.requires_grad:
+        out.requires_grad_(True)
+    elif not want and out.requires_grad and out is not obj:
+        out = out.detach()
+    return out
+
+
+@public
+def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:  # fmt: skip
+    """PyTorch's ``torch.empty_strided``: a tensor of ``size`` whose elements lie ``stride`` apart
+    in memory of its own (``x.stride()`` reads them back on the CPU; another device gets the
+    values in C order). Its values are zeros here (PyTorch's are whatever the memory held)."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
+                           f"({len(stride)})")  # fmt: skip
+    if any(n < 0 for n in size) or any(s < 0 for s in stride):
+        raise RuntimeError(f"empty_strided: sizes and strides must be non-negative, got {size} and {stride}")
+    dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
+    extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    memory = np.zeros(extent, dt)
+    arr = np.lib.stride_tricks.as_strided(memory, size, tuple(s * dt.itemsize for s in stride))
+    on_cpu = (get_device(device) if device is not None else default_device()).name == "cpu"
+    out = from_numpy(arr) if on_cpu else Tensor(np.ascontiguousarray(arr), device=device)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+@public
+def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
+    """PyTorch's ``torch.frombuffer``: a 1-D tensor over the bytes of an object of Python's
+    buffer protocol (``bytearray``, ``memoryview``, ``array.array``), ``count`` elements of
+    ``dtype`` (all by default) from byte ``offset``, sharing its memory. A read-only buffer
+    (``bytes``) is copied instead, with a warning (PyTorch shares it all the same)."""
+    dt = np.dtype(dtype)
+    size = memoryview(buffer).nbytes
+    if size == 0 or count == 0:
+        raise ValueError(f"both buffer length ({size}) and count ({count}) must not be 0")
+    if not 0 <= offset < size:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length ({size} "
+                         "bytes) minus 1")  # fmt: skip
+    if count < 0 and (size - offset) % dt.itemsize:
+        raise ValueError(f"buffer length ({size - offset} bytes) after offset ({offset} bytes) must be a multiple of "
+                         f"element size ({dt.itemsize})")  # fmt: skip
+    if count > 0 and size - offset < count * dt.itemsize:
+        raise ValueError(f"requested buffer length ({count} * {dt.itemsize} bytes) after offset ({offset} bytes) "
+                         f"must not be greater than actual buffer length ({size} bytes)")  # fmt: skip
+    arr = np.frombuffer(buffer, dtype=dt, count=count, offset=offset)
+    if not arr.flags.writeable:
+        warnings.warn("frombuffer: the given buffer is not writable; the tensor holds a copy of its bytes",
+                      UserWarning, stacklevel=2)  # fmt: skip
+        arr = arr.copy()
+    out = from_numpy(arr)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def _copy_of_tensor(data: Tensor, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
@@ -316,6 +397,30 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     else:
         arr = start + np.arange(n, dtype=np.float64) * step
     return Tensor._host(arr.astype(dtype), None, device, requires_grad, name)
+
+
+@public
+def range(start: Any, end: Any, step: Any = 1, *, dtype: Any = None, device: Any = None,  # noqa: A001 - PyTorch's
+          requires_grad: bool = False) -> Tensor:  # fmt: skip
+    """PyTorch's deprecated ``torch.range``: ``start, start + step, ...`` up to ``end`` included,
+    in the default float dtype unless ``dtype`` is given (prefer :func:`arange`, which leaves
+    ``end`` out)."""
+    warnings.warn(
+        "torch.range is deprecated and will be removed in a future release because its behavior is inconsistent "
+        "with Python's range builtin. Instead, use torch.arange, which produces values in [start, end).",
+        UserWarning,
+        stacklevel=2,
+    )
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError(f"range: step must be nonzero (start {start}, end {end})")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"range: upper bound and larger bound inconsistent with step sign (start {start}, end "
+                           f"{end}, step {step})")  # fmt: skip
+    dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
+    n = int(math.floor((end - start) / step)) + 1
+    arr = start + np.arange(n, dtype=np.float64) * step
+    return Tensor(arr.astype(dt), device=device, requires_grad=requires_grad)
 
 
 @public
@@ -580,3 +685,42 @@ ShortTensor = _typed("ShortTensor", np.int16)
 CharTensor = _typed("CharTensor", np.int8)
 ByteTensor = _typed("ByteTensor", np.uint8)
 BoolTensor = _typed("BoolTensor", np.bool_)
+_TYPED = (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor, BoolTensor)
+
+
+def set_default_tensor_type(t: Any, /) -> None:
+    """PyTorch's deprecated ``torch.set_default_tensor_type``: ``FloatTensor``, ``DoubleTensor``
+    or ``HalfTensor`` (or its name, ``"torch.DoubleTensor"``) makes its dtype the default
+    (:func:`~tinygrad_attn.set_default_dtype`), with PyTorch's warning; a non-floating type is
+    PyTorch's ``TypeError``."""
+    warnings.warn(
+        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use torch.set_default_dtype() and "
+        "torch.set_default_device() as alternatives.",
+        UserWarning,
+        stacklevel=2,
+    )
+    typed = {cls.__name__: cls for cls in _TYPED}
+    if isinstance(t, str):
+        name = t.rpartition(".")[2]
+        if name not in typed:
+            raise TypeError(f"set_default_tensor_type: unknown tensor type {t!r} (expected e.g. 'torch.DoubleTensor')")
+        t = typed[name]
+    if not isinstance(t, _TypedTensorType):
+        raise TypeError(f"set_default_tensor_type: expected a tensor type such as DoubleTensor, got {t!r}")
+    if t.dtype.kind != "f":
+        raise TypeError("only floating-point types are supported as the default type")
+    set_default_dtype(t.dtype)
+
+
+def typename(obj: Any, /) -> str:
+    """PyTorch's ``torch.typename``: a tensor's legacy type (``"torch.FloatTensor"``), else the
+    object's (or its class's) qualified name, its module first unless that is ``builtins``."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    named = obj if isinstance(qualname, str) else type(obj)  # (an instance: its class's names)
+    qualname = qualname if named is obj else named.__qualname__
+    module = getattr(named, "__module__", "") or ""
+    if not isinstance(module, str) or module in ("", "builtins"):
+        return qualname
+    return f"{module}.{qualname}"

@@ -289,7 +289,7 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     return apply_restride(self, "resize_", lambda x: r, lambda x: x)
 
 
-@public(function=False, method=True)
+@public(method=True)
 def detach_(self: Tensor) -> Tensor:
     """Cut this tensor from the graph, in place: it becomes a leaf that does not require
     grad; ops that read it before still take their gradient to its history. Refused for a

@@ -24,7 +24,7 @@ from ..dtypes import can_cast, scalar_type_name
 #: ``out=``, by declared name; tests/engine/test_declare.py reads PyTorch's docs to keep it true.
 OUT_NAMES = frozenset(
     """abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr all amax amin angle any arange arccos
-    arccosh arcsin arcsinh arctan arctan2 arctanh asin asinh atan atan2 atanh baddbmm bernoulli bitwise_and
+    chain_matmul cholesky pinverse range arccosh arcsin arcsinh arctan arctan2 arctanh asin asinh atan atan2 atanh baddbmm bernoulli bitwise_and
     bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor bmm bucketize cat ceil cholesky_inverse
     cholesky_solve clamp clip column_stack copysign cos cosh cross cummax cummin cumprod cumsum deg2rad det diag diff
     digamma div divide dot dstack empty eq erf erfc erfinv exp exp2 expm1 eye fix float_power floor floor_divide fmax

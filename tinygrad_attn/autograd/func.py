@@ -1,0 +1,343 @@
+"""``tga.func`` (``torch.func``): function transforms over the one autograd engine.
+
+- :func:`vmap` maps a function of tensors over a dimension of its inputs. It runs the
+  function once per index of that dimension (on ``x.select(dim, i)``) and stacks the results
+  along ``out_dims``, so it gives what PyTorch's batching rules give for any function whose
+  value at one index does not depend on the others (every function PyTorch's vmap accepts),
+  gradients included; it is a loop, not a batched kernel.
+- :func:`grad`, :func:`grad_and_value`, :func:`vjp`, :func:`jvp`, :func:`jacrev`,
+  :func:`jacfwd` and :func:`hessian` take derivatives of functions, composable with each other
+  and with :func:`vmap` (``vmap(grad(f))`` gives per-sample gradients);
+  :func:`functional_call` runs a module with other parameters.
+
+>>> import tinygrad_attn as tga
+>>> tga.func.vmap(lambda v: (v * v).sum())(tga.ones(3, 2)).tolist()
+[2.0, 2.0, 2.0]
+>>> tga.func.grad(lambda v: (v * v).sum())(tga.ones(2)).tolist()
+[2.0, 2.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..engine.switches import enable_grad
+from ..random import get_rng_state, set_rng_state
+from ..tensors._tensor import Tensor, stack
+from . import functional as _functional
+from .api import grad as _autograd_grad
+
+__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functional_call"]
+
+
+# -- vmap -----------------------------------------------------------------------------------------
+def _tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
+    """``fn`` of each leaf of nested tuples, lists and dicts (their structure kept)."""
+    if isinstance(tree, (tuple, list)):
+        mapped = [_tree_map(fn, t) for t in tree]
+        return type(tree)(mapped) if not hasattr(tree, "_fields") else type(tree)(*mapped)
+    if isinstance(tree, Mapping):
+        return {k: _tree_map(fn, v) for k, v in tree.items()}
+    return fn(tree)
+
+
+def _leaves(tree: Any) -> list[Any]:
+    out: list[Any] = []
+    _tree_map(out.append, tree)
+    return out
+
+
+def _arg_dims(in_dims: Any, args: tuple) -> list[Any]:
+    """One in_dim (an int or None, or a tree of them matching the argument) per positional argument."""
+    if isinstance(in_dims, int) or in_dims is None:
+        return [in_dims] * len(args)
+    if not isinstance(in_dims, (tuple, list)):
+        raise ValueError(f"vmap: in_dims must be an int, None or a tuple of them (one per input), got {in_dims!r}")
+    if len(in_dims) != len(args):
+        raise ValueError(f"vmap: in_dims is compatible with the structure of `inputs`: in_dims has {len(in_dims)} "
+                         f"elements but there are {len(args)} inputs")  # fmt: skip
+    return list(in_dims)
+
+
+def _slices(arg: Any, dim: Any, what: str) -> Any:
+    """``arg`` with each tensor leaf replaced by ``(tensor, its mapped dim)`` (``None`` when unmapped)."""
+    if isinstance(dim, (tuple, list)) and isinstance(arg, (tuple, list)):
+        if len(dim) != len(arg):
+            raise ValueError(f"vmap: in_dims for {what} has {len(dim)} entries, the input {len(arg)}")
+        return type(arg)(_slices(a, d, f"{what}[{i}]") for i, (a, d) in enumerate(zip(arg, dim)))
+    if isinstance(dim, Mapping) and isinstance(arg, Mapping):
+        return {k: _slices(arg[k], dim[k], f"{what}[{k!r}]") for k in arg}
+
+    def leaf(t: Any) -> Any:
+        if dim is None or not isinstance(t, Tensor):
+            if dim is not None and not isinstance(t, Tensor):
+                raise ValueError(f"vmap: Got in_dim={dim} for {what}, but the input is of type {type(t).__name__}; "
+                                 "in_dim must be None for an input that is not a Tensor")  # fmt: skip
+            return ("fixed", t)
+        if not -max(t.ndim, 1) <= dim < max(t.ndim, 1) or t.ndim == 0:
+            raise ValueError(f"vmap: Got in_dim={dim} for {what}, but the input is a Tensor of dimensionality "
+                             f"{t.ndim}, so the in_dim must be in the range [-{t.ndim}, {t.ndim})")  # fmt: skip
+        return ("mapped", t, dim % t.ndim)
+
+    return _tree_map(leaf, arg)
+
+
+def _pick(tree: Any, i: int) -> Any:
+    def one(leaf: Any) -> Any:
+        return leaf[1].select(leaf[2], i) if leaf[0] == "mapped" else leaf[1]
+
+    return _tree_map_marked(one, tree)
+
+
+def _tree_map_marked(fn: Callable[[Any], Any], tree: Any) -> Any:
+    """:func:`_tree_map` whose leaves are the ``("fixed" | "mapped", ...)`` marks of :func:`_slices`."""
+    if isinstance(tree, tuple) and tree and tree[0] in ("fixed", "mapped"):
+        return fn(tree)
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_tree_map_marked(fn, t) for t in tree)
+    if isinstance(tree, Mapping):
+        return {k: _tree_map_marked(fn, v) for k, v in tree.items()}
+    return fn(tree)
+
+
+def _marked_leaves(tree: Any) -> list[Any]:
+    out: list[Any] = []
+    _tree_map_marked(out.append, tree)
+    return out
+
+
+def _stacked(results: list[Any], out_dims: Any) -> Any:
+    """The per-index results stacked along ``out_dims`` (an int, or a tree of ints like the results)."""
+    first = results[0]
+    if isinstance(first, Tensor):
+        if out_dims is None:
+            return first
+        if not isinstance(out_dims, int):
+            raise ValueError(f"vmap: out_dims must be an int or None for a Tensor output, got {out_dims!r}")
+        return stack(results, dim=out_dims % (first.ndim + 1))
+    if isinstance(first, (tuple, list)):
+        dims = out_dims if isinstance(out_dims, (tuple, list)) else [out_dims] * len(first)
+        if len(dims) != len(first):
+            raise ValueError(f"vmap: out_dims has {len(dims)} entries but the function returned {len(first)} outputs")
+        parts = [_stacked([r[k] for r in results], d) for k, d in enumerate(dims)]
+        return type(first)(*parts) if hasattr(first, "_fields") else type(first)(parts)
+    if isinstance(first, Mapping):
+        dims = out_dims if isinstance(out_dims, Mapping) else dict.fromkeys(first, out_dims)
+        return {k: _stacked([r[k] for r in results], dims[k]) for k in first}
+    raise ValueError(f"vmap: `func` must only return Tensors, got type {type(first).__name__}; return a Tensor "
+                     "(tga.tensor(x)) instead of a Python value")  # fmt: skip
+
+
+def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable[..., Any]:  # fmt: skip
+    """``func`` mapped over dimension ``in_dims`` of its inputs (an int for every input, or one
+    per positional input, ``None`` for an input that is passed whole), its outputs stacked along
+    ``out_dims``: ``vmap(f)(x)[i]`` is ``f(x[i])``. ``randomness="same"`` draws the same numbers
+    at each index, ``"different"`` (and ``"error"``, as nothing is batched here) new ones."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+
+    def mapped(*args: Any, **kwargs: Any) -> Any:
+        dims = _arg_dims(in_dims, args)
+        marked = tuple(_slices(a, d, f"input {i}") for i, (a, d) in enumerate(zip(args, dims)))
+        sizes = [leaf[1].shape[leaf[2]] for leaf in _marked_leaves(marked) if leaf[0] == "mapped"]
+        if not sizes:
+            raise ValueError(f"vmap(f, in_dims={in_dims}, ...)(<inputs>): at least one input must be a Tensor mapped "
+                             "over a dimension (in_dims not None)")  # fmt: skip
+        if len(set(sizes)) != 1:
+            raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                             f"{sizes} for the mapped dimension")  # fmt: skip
+        state = get_rng_state() if randomness == "same" else None
+        results = []
+        for i in range(sizes[0]):
+            if state is not None:
+                set_rng_state(state)
+            results.append(func(*_pick(marked, i), **kwargs))
+        return _stacked(results, out_dims)
+
+    return mapped
+
+
+# -- derivatives ----------------------------------------------------------------------------------
+def _selected(args: tuple, argnums: int | tuple[int, ...], who: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise RuntimeError(f"{who}: argnums must be non-empty")
+    for n in nums:
+        if not isinstance(n, int) or not -len(args) <= n < len(args):
+            raise RuntimeError(f"{who}: Got argnums={argnums}, but only {len(args)} positional inputs")
+    return tuple(n % len(args) for n in nums)
+
+
+def _differentiable(x: Any, who: str) -> Tensor:
+    """``x`` as a tensor that records the ops on it and stays joined to ``x``'s own graph (so
+    transforms nest: the gradient of a gradient)."""
+    if not isinstance(x, Tensor) or x.dtype.kind not in "fc":
+        raise RuntimeError(f"{who}: only floating-point Tensor inputs can be differentiated, got "
+                           f"{getattr(x, 'dtype', type(x).__name__)}")  # fmt: skip
+    return x.view_as(x) if x.requires_grad else x.detach().requires_grad_(True)
+
+
+def _joined(args: tuple, nums: tuple[int, ...], who: str) -> tuple[tuple, list[Any]]:
+    new = list(args)
+    for n in nums:
+        new[n] = _tree_map(lambda t: _differentiable(t, who), args[n])
+    return tuple(new), new
+
+
+def _keeps_graph(args: tuple) -> bool:
+    return any(isinstance(t, Tensor) and t.requires_grad for t in _leaves(args))
+
+
+def _out(t: Any, keep: bool) -> Any:
+    return _tree_map(lambda x: x if keep or not isinstance(x, Tensor) else x.detach(), t)
+
+
+def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+                   has_aux: bool = False) -> Callable[..., Any]:  # fmt: skip
+    """``(gradient, value)``: ``func``'s (a scalar tensor; with ``has_aux``, ``(scalar, aux)``)
+    gradient with respect to its input ``argnums`` (a tuple of them: a tuple of gradients)."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        who = "grad_and_value(f)(*args)"
+        nums = _selected(args, argnums, who)
+        keep = _keeps_graph(args)
+        with enable_grad():
+            joined, _ = _joined(args, nums, who)
+            result = func(*joined, **kwargs)
+            if has_aux:
+                if not isinstance(result, (tuple, list)) or len(result) != 2:
+                    raise RuntimeError(f"{who}: output of function f should be a tuple: (output, aux) if has_aux is "
+                                       "True")  # fmt: skip
+                value, aux = result
+            else:
+                value, aux = result, None
+            if not isinstance(value, Tensor) or value.ndim != 0:
+                got = f"tensor with {value.ndim} dims" if isinstance(value, Tensor) else type(value).__name__
+                raise RuntimeError(f"{who}: Expected f(*args) to return a scalar Tensor, got {got}. Maybe you wanted "
+                                   "to use the vjp or jacrev APIs instead?")  # fmt: skip
+            inputs = [leaf for n in nums for leaf in _leaves(joined[n])]
+            grads = _autograd_grad(value, inputs, create_graph=True, allow_unused=True) if value.requires_grad \
+                else [None] * len(inputs)  # fmt: skip
+        grads = [g if g is not None else x.detach().new_zeros(x.shape) for g, x in zip(grads, inputs)]
+        it = iter(_out(list(grads), keep))
+        per_arg = [_tree_map(lambda _: next(it), joined[n]) for n in nums]
+        g = per_arg[0] if isinstance(argnums, int) else tuple(per_arg)
+        v = _out(value, keep)
+        return (g, (v, _out(aux, keep))) if has_aux else (g, v)
+
+    return wrapper
+
+
+def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """The gradient of ``func`` (a scalar tensor) with respect to input ``argnums``: ``grad(f)(x)``
+    is ``df/dx`` (with ``has_aux``, ``(df/dx, aux)``)."""
+    both = grad_and_value(func, argnums, has_aux)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        g, value = both(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return wrapper
+
+
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` is the tuple of the vector-Jacobian
+    products, one per primal (``(output, vjp_fn, aux)`` with ``has_aux``)."""
+    who = "vjp(f, *primals)"
+    keep = _keeps_graph(primals)
+    with enable_grad():
+        joined, _ = _joined(primals, tuple(range(len(primals))), who)
+        result = func(*joined)
+    out, aux = result if has_aux else (result, None)
+    outs = _leaves(out)
+    inputs = _leaves(joined)
+
+    def vjp_fn(cotangents: Any, retain_graph: bool = True, create_graph: bool | None = None) -> tuple:
+        cts = _leaves(cotangents)
+        if len(cts) != len(outs):
+            raise RuntimeError(f"{who}: expected {len(outs)} cotangents, one per output, got {len(cts)}")
+        with enable_grad():
+            pairs = [(o, c) for o, c in zip(outs, cts) if o.requires_grad]
+            grads = _autograd_grad([o for o, _ in pairs], inputs, [c for _, c in pairs], retain_graph=True,
+                                   create_graph=True, allow_unused=True) if pairs else [None] * len(inputs)  # fmt: skip
+        grads = [g if g is not None else x.detach().new_zeros(x.shape) for g, x in zip(grads, inputs)]
+        it = iter(_out(list(grads), keep or bool(create_graph)))
+        return tuple(_tree_map(lambda _: next(it), p) for p in joined)
+
+    return (_out(out, keep), vjp_fn, _out(aux, keep)) if has_aux else (_out(out, keep), vjp_fn)
+
+
+def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False) -> Any:
+    """``(func(*primals), J @ tangents)``: the Jacobian-vector product (``torch.func.jvp``)."""
+    if has_aux:
+        raise NotImplementedError("jvp: has_aux=True is not supported here; return the auxiliary value separately")
+    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples")
+    return _functional.jvp(func, primals, tangents, strict=strict)
+
+
+def _jacobian(func: Callable[..., Any], argnums: int | tuple[int, ...], has_aux: bool, who: str) -> Callable:
+    def wrapper(*args: Any) -> Any:
+        nums = _selected(args, argnums, who)
+        aux: list[Any] = []
+
+        def of_selected(*chosen: Any) -> Any:
+            full = list(args)
+            for n, c in zip(nums, chosen):
+                full[n] = c
+            result = func(*full)
+            if has_aux:
+                out, a = result
+                aux[:] = [a]
+                return out
+            return result
+
+        chosen = tuple(args[n] for n in nums)
+        jac = _functional.jacobian(of_selected, chosen, create_graph=True)
+        keep = _keeps_graph(args)
+        out_is_tuple = isinstance(jac, tuple) and jac and isinstance(jac[0], tuple)
+        if isinstance(argnums, int):  # (one input: no inner tuple per output)
+            jac = tuple(j[0] for j in jac) if out_is_tuple else jac[0]
+        jac = _out(jac, keep)
+        return (jac, _out(aux[0], keep)) if has_aux else jac
+
+    return wrapper
+
+
+def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
+           chunk_size: int | None = None) -> Callable[..., Any]:  # fmt: skip
+    """The Jacobian of ``func`` with respect to input ``argnums``, shaped ``output.shape +
+    input.shape`` (row by row, by reverse mode)."""
+    return _jacobian(func, argnums, has_aux, "jacrev")
+
+
+def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
+           randomness: str = "error") -> Callable[..., Any]:  # fmt: skip
+    """:func:`jacrev`'s Jacobian (the same numbers; computed here by reverse mode as well)."""
+    return _jacobian(func, argnums, has_aux, "jacfwd")
+
+
+def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
+    """The Jacobian of the Jacobian: ``jacfwd(jacrev(func, argnums), argnums)``."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = None, kwargs: Any = None, *,
+                    tie_weights: bool = True, strict: bool = False) -> Any:  # fmt: skip
+    """``module(*args, **kwargs)`` with its parameters and buffers replaced by those named in
+    ``parameter_and_buffer_dicts`` (a dict, or a sequence of dicts merged) for the call."""
+    from ..nn.module import functional_call as _call  # noqa: PLC0415 - (tga.nn loads on first use)
+
+    tensors: dict[str, Any] = {}
+    for d in [parameter_and_buffer_dicts] if isinstance(parameter_and_buffer_dicts, Mapping) \
+            else parameter_and_buffer_dicts:  # fmt: skip
+        overlap = set(tensors) & set(d)
+        if overlap:
+            raise ValueError(f"functional_call: {sorted(overlap)} appeared in multiple dictionaries")
+        tensors.update(d)
+    call_args = () if args is None else args if isinstance(args, tuple) else (args,)
+    return _call(module, tensors, *call_args, **(kwargs or {}))

@@ -1,0 +1,124 @@
+"""PyTorch's older top-level spellings of ``torch.linalg``'s functions, kept by PyTorch for old
+programs: ``torch.cholesky``, ``torch.pinverse``, ``torch.chain_matmul``, ``torch.frobenius_norm``,
+``torch.nuclear_norm``, ``torch.norm_except_dim``, each a thin adapter of the one
+implementation in :mod:`tinygrad_attn.linalg` (with PyTorch's deprecation warning where it
+gives one); and those PyTorch has removed (``torch.matrix_rank``, ``torch.solve``,
+``torch.lstsq``, ``torch.symeig``), which raise its ``RuntimeError`` naming the replacement.
+
+>>> import tinygrad_attn as tga
+>>> float(tga.pinverse(tga.eye(2) * 2)[0, 0])
+0.5
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from ..engine.declare import public
+from ..functional.checks import tensor_arg as _tensor
+from ..tensors._tensor import Tensor
+from ..tensors.mutation.out_argument import written_to_out
+from ..tensors.shape import dims
+from . import cholesky as _cholesky
+from . import matrix_norm, multi_dot, pinv, vector_norm
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"torch.{old} is deprecated in favor of {new} and will be removed in a future PyTorch release.",
+                  UserWarning, stacklevel=3)  # fmt: skip
+
+
+@public(name="cholesky", method=True)
+def cholesky_legacy(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``torch.cholesky(A, upper=False)`` and ``A.cholesky(upper)``: ``tga.linalg.cholesky``
+    (``upper`` positional too)."""
+    _deprecated("cholesky", "torch.linalg.cholesky")
+    return _cholesky(input, upper=upper)
+
+
+@public(name="pinverse", method=True)
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
+    """``torch.pinverse(A, rcond)`` and ``A.pinverse(rcond)``: ``tga.linalg.pinv(A, rtol=rcond)`` (singular values below
+    ``rcond`` times the largest are dropped)."""
+    return pinv(input, rtol=rcond)
+
+
+@public
+def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
+    """``torch.chain_matmul(A, B, C, ...)``: the product of the matrices, in the cheapest order
+    (``tga.linalg.multi_dot``); one matrix is returned as a copy."""
+    _deprecated("chain_matmul", "torch.linalg.multi_dot")
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        if not isinstance(m, Tensor) or m.ndim != 2:
+            raise RuntimeError(f"chain_matmul(): Tensor dimension is {getattr(m, 'ndim', type(m).__name__)}, "
+                               "expected 2 instead.")  # fmt: skip
+    r = matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
+    return written_to_out(r, out, "chain_matmul")
+
+
+@public
+def frobenius_norm(input: Tensor, dim: Sequence[int] | int = (0, 1), keepdim: bool = False) -> Tensor:  # noqa: A002
+    """``torch.frobenius_norm(x, dim, keepdim=False)``: the 2-norm over ``dim`` (one or two dims)."""
+    _deprecated("frobenius_norm", "torch.linalg.vector_norm(A, 2., dim, keepdim)")
+    x = _tensor(input, "frobenius_norm")
+    d = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(d) > 2:
+        raise RuntimeError(f"frobenius_norm: expected at most 2 dims, got {len(d)} ({d})")
+    return vector_norm(x, 2.0, d, keepdim)
+
+
+@public
+def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """``torch.nuclear_norm(A, keepdim=False)`` of a matrix, or ``(A, dim, keepdim=False)`` over
+    the two ``dim``: the sum of the singular values (``tga.linalg.matrix_norm(A, "nuc")``)."""
+    _deprecated("nuclear_norm", "torch.linalg.matrix_norm(A, 'nuc', dim, keepdim)")
+    x = _tensor(input, "nuclear_norm")
+    if isinstance(dim, bool):  # (the first spelling: the keepdim flag in second place)
+        dim, keepdim = None, dim
+    if dim is None:
+        if x.ndim != 2:
+            raise RuntimeError(f"nuclear_norm: expected a 2D tensor, but got a {x.ndim}D tensor (pass dim)")
+        dim = (0, 1)
+    return matrix_norm(x, "nuc", tuple(dim), keepdim)
+
+
+@public
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa: A002 - PyTorch's name
+    """The ``pow``-norm of ``v`` over every dim but ``dim``, kept as size-1 dims (weight
+    normalisation's norm); ``dim=-1``: of the whole tensor, a 0-d tensor."""
+    x = _tensor(v, "norm_except_dim")
+    if dim == -1:
+        return vector_norm(x, pow)
+    d = dims.one(tuple(x.shape), dim, "norm_except_dim", scalar_ok=False)
+    others = tuple(i for i in range(x.ndim) if i != d)
+    if not others:  # (a vector along dim: each entry's norm, over a new axis of one, as PyTorch's)
+        return vector_norm(x.unsqueeze(-1), pow, (-1,), False)
+    return vector_norm(x, pow, others, True)
+
+
+def _removed(name: str, instead: str) -> NoReturn:
+    raise RuntimeError(f"torch.{name} was deprecated in PyTorch 1.9 and is now removed; use {instead} instead")
+
+
+@public
+def matrix_rank(input: Tensor, tol: Any = None, symmetric: bool = False, *, out: Any = None) -> NoReturn:  # noqa: A002
+    _removed("matrix_rank", "torch.linalg.matrix_rank (its 'symmetric' is named 'hermitian' there)")
+
+
+@public
+def solve(input: Tensor, A: Tensor, *, out: Any = None) -> NoReturn:  # noqa: A002, N803
+    _removed("solve", "torch.linalg.solve(A, B) (its arguments are in the other order)")
+
+
+@public
+def lstsq(input: Tensor, A: Tensor, *, out: Any = None) -> NoReturn:  # noqa: A002, N803
+    _removed("lstsq", "torch.linalg.lstsq(A, B).solution (its arguments are in the other order)")
+
+
+@public
+def symeig(input: Tensor, eigenvectors: bool = False, upper: bool = True, *, out: Any = None) -> NoReturn:  # noqa: A002
+    _removed("symeig", "torch.linalg.eigvalsh or torch.linalg.eigh (which read the lower triangle by default)")

@@ -1,0 +1,111 @@
+"""PyTorch's ``*_copy`` functions: each view of :class:`Tensor` (``permute``, ``transpose``,
+``select``, ...) as a tensor with memory of its own, so writing to it never changes the input.
+Each is the view, then :meth:`Tensor.clone`; gradients flow back through both.
+
+>>> import tinygrad_attn as tga
+>>> x = tga.zeros(2, 3)
+>>> y = tga.transpose_copy(x, 0, 1)
+>>> _ = y.fill_(1.0)
+>>> float(x.sum())
+0.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...engine.declare import public
+from ...functional.checks import tensor_arg as _tensor
+from .._tensor import Tensor
+from . import dims
+
+
+def _copies(views: Sequence[Tensor]) -> tuple[Tensor, ...]:
+    return tuple(v.clone() for v in views)
+
+
+@public
+def alias_copy(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+    """A copy of ``input`` (the copy of ``torch.alias``, a view of the whole tensor)."""
+    return _tensor(input, "alias_copy").clone()
+
+
+@public
+def detach_copy(input: Tensor) -> Tensor:  # noqa: A002
+    """``input.detach()`` in memory of its own: no gradient flows back."""
+    return _tensor(input, "detach_copy").detach().clone()
+
+
+@public
+def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
+    return _tensor(input, "diagonal_copy").diagonal(offset, dim1, dim2).clone()
+
+
+@public
+def permute_copy(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
+    return _tensor(input, "permute_copy").permute(*dims).clone()
+
+
+@public
+def select_copy(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
+    return _tensor(input, "select_copy").select(dim, index).clone()
+
+
+@public
+def slice_copy(input: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,  # noqa: A002
+               step: int = 1) -> Tensor:  # fmt: skip
+    """``input[..., start:end:step, ...]`` along ``dim``, in memory of its own."""
+    x = _tensor(input, "slice_copy")
+    d = dims.one(tuple(x.shape), dim, "slice_copy", scalar_ok=False)
+    if step <= 0:
+        raise ValueError(f"slice_copy: slice step must be positive, got {step}")
+    return x[(slice(None),) * d + (slice(start, end, step),)].clone()
+
+
+@public
+def split_copy(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    return _copies(_tensor(input, "split_copy").split(split_size, dim))
+
+
+@public
+def split_with_sizes_copy(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    return _copies(_tensor(input, "split_with_sizes_copy").split(list(split_sizes), dim))
+
+
+@public
+def squeeze_copy(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
+    x = _tensor(input, "squeeze_copy")
+    return (x.squeeze() if dim is None else x.squeeze(dim)).clone()
+
+
+@public
+def t_copy(input: Tensor) -> Tensor:  # noqa: A002
+    return _tensor(input, "t_copy").t().clone()
+
+
+@public
+def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
+    return _tensor(input, "transpose_copy").transpose(dim0, dim1).clone()
+
+
+@public
+def unbind_copy(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    return _copies(_tensor(input, "unbind_copy").unbind(dim))
+
+
+@public
+def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
+    return _tensor(input, "unfold_copy").unfold(dimension, size, step).clone()
+
+
+@public
+def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    return _tensor(input, "unsqueeze_copy").unsqueeze(dim).clone()
+
+
+@public
+def view_copy(input: Tensor, size: Any) -> Tensor:  # noqa: A002
+    """``input.view(size)`` (a shape, or a dtype: the same bytes read as that dtype) in memory of its own."""
+    x = _tensor(input, "view_copy")
+    return (x.view(*size) if isinstance(size, (tuple, list)) else x.view(size)).clone()
