@@ -417,7 +417,8 @@ def test_native_norms_as_pytorch() -> None:
 def test_top_level_spellings_are_the_functional_ones() -> None:
     F = tga.nn.functional
     for name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "rms_norm"):
-        assert getattr(tga, name) is getattr(F, name)
+        fn = getattr(tga, name)
+        assert getattr(fn, "checks_input_of", fn) is getattr(F, name)  # (a free function's check of its input)
     x = tga.tensor(np.random.default_rng(8).standard_normal((2, 3, 5)))
     assert x.hardshrink(0.3).equal(F.hardshrink(x, 0.3))
     assert tga.Tensor.prelu is F.prelu and tga.Tensor.hardshrink is F.hardshrink  # (their tests are F's)

@@ -138,9 +138,9 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
     the module ``special`` (PyTorch's ``torch.special`` names),
     methods on ``cls`` (over a class attribute of that name:
     ``Tensor.__hash__``), in-place twins made by ``inplace_variant(name)`` unless ``cls``
-    defines the twin itself. A free function that is a method too and has no ``out=`` adapter
-    is ``input_check(fn, name)`` (PyTorch's error for a first argument that is not a tensor),
-    its method ``fn`` itself. Returns the free functions' names, for ``__all__``."""
+    defines the twin itself. A free function without an ``out=`` adapter is
+    ``input_check(fn, name)`` (PyTorch's error for a first argument that is not a tensor), its
+    method ``fn`` itself. Returns the free functions' names, for ``__all__``."""
     exported = []
     # one function per declaration, under all its names: PyTorch's out= adapter of it where
     # PyTorch's free function takes out= (methods take it too, being the one function)
@@ -150,7 +150,7 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
     checked = {
         i: input_check(fn, d.name)
         for d in DECLARED.values()
-        if input_check is not None and d.method and not d.static and (fn := adapted[(i := id(d))]) is d.fn
+        if input_check is not None and not d.static and (fn := adapted[(i := id(d))]) is d.fn
     }
     for d in {id(d): d for d in (*DECLARED.values(), *METHOD_ONLY.values())}.values():
         for n in d.special:

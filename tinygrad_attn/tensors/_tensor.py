@@ -173,6 +173,11 @@ class Tensor:
             arr, src = data._data, data._dev
         elif isinstance(data, np.ndarray):
             arr, src = data, get_device("cpu")
+            if arr.dtype.kind in "OUSVMm":  # (objects, strings, records, dates: no tensor dtype holds them)
+                raise TypeError(
+                    f"can't convert np.ndarray of type numpy.{arr.dtype.type.__name__}. The only supported types "
+                    "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+                )
             if dev is None:
                 dev = default_device()
         elif isinstance(data, (bool, int, float, list, tuple)) or np.isscalar(data):

@@ -124,21 +124,36 @@ _SEQUENCE_PARAMETERS = frozenset({"tensors", "seq", "operands", "inputs", "array
 
 def not_a_tensor(op: str, x: Any, error: BaseException) -> None:
     """Raise PyTorch's ``TypeError`` where ``op`` failed inside (``error``, an attribute missing)
-    because its first argument ``x`` is not a tensor: a number, None, a string or a list given
-    to ``tga.exp``. Nothing where ``x`` is a tensor (the error is then another one)."""
-    if x is not None and isinstance(x, Tensor):
-        return
-    if x is not _NO_INPUT:
+    because an argument is not a tensor: a number, None, a string or a list given to ``tga.exp``
+    as its input (``x``), or to ``bilinear`` as its weight (the object whose attribute was
+    missing, ``error.obj``). Nothing otherwise (the error is then another one)."""
+    if x is not _NO_INPUT and not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}") from error
+    obj = getattr(error, "obj", _NO_INPUT) if isinstance(error, AttributeError) else _NO_INPUT
+    if obj is None or type(obj) in _USER_VALUES:  # (a value of the user's where a tensor goes)
+        raise TypeError(f"{op}(): expected a Tensor, got {type(obj).__name__} {obj!r:.40}") from error
 
 
+_USER_VALUES = frozenset({int, float, bool, complex, str, bytes, list, tuple, dict})
 _NO_INPUT = object()
+
+
+#: first parameters that take a tensor (a free function whose first takes something else, a
+#: shape or a seed, is left as it is by input_checked)
+_TENSOR_PARAMETERS = frozenset({"input", "self", "x", "a", "t", "tensor", "A", "x1", "input1", "anchor", "mat"})
 
 
 def input_checked(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``fn`` as a free function (``tga.argmax``) whose first argument must be a tensor: PyTorch's
-    ``TypeError`` where a number, None or a list given there makes ``fn`` fail inside. The
-    method (``Tensor.argmax``, whose ``self`` is one) stays ``fn`` itself, a frame shorter."""
+    ``TypeError`` where a number, None or a list given there, or for another of its tensors,
+    makes ``fn`` fail inside. The method (``Tensor.argmax``, whose ``self`` is one) stays ``fn``
+    itself, a frame shorter. ``fn`` itself where its first parameter takes no tensor."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return fn
+    if not params or params[0].name not in _TENSOR_PARAMETERS:
+        return fn
 
     @functools.wraps(fn)
     def free(*args: Any, **kw: Any) -> Any:
