@@ -259,3 +259,147 @@ def multinomial(gen: Generator, probs: np.ndarray, num_samples: int, replacement
         cum[-1] = 1
         out[r] = np.searchsorted(cum, _unit(gen, num_samples, np.float64), side="left")
     return out
+
+
+# --- the samplers of torch.distributions: gamma (and Dirichlet from it), Poisson, binomial ---------------------------
+
+_F32 = np.float32
+
+
+def _gamma_one(gen: Generator, alpha: float, single: bool) -> float:
+    """One draw of PyTorch's CPU ``sample_gamma``: Marsaglia and Tsang's acceptance-rejection
+    on the generator's float64 normals and uniforms, ``alpha < 1`` boosted by one and scaled by
+    ``u ** (1 / alpha)``. ``single``: ``alpha`` is float32, and its own arithmetic is float32's
+    (the float literals of the kernel are float32 numbers widened to float64)."""
+    one = _F32(1.0) if single else 1.0
+    scale = 1.0
+    if alpha < 1.0:
+        if alpha == 0.0:
+            return 0.0
+        inv = float(one / _F32(alpha)) if single else 1.0 / alpha
+        scale *= (1.0 - _unit(gen, 1, np.float64)[0]) ** inv
+        alpha = float(_F32(alpha) + one) if single else alpha + 1.0
+    third = float(_F32(1.0) / _F32(3.0))
+    d = float(_F32(alpha) - _F32(third)) if single else alpha - third
+    c = 1.0 / math.sqrt(9.0 * d)
+    k = float(_F32(0.0331))
+    while True:
+        while True:
+            x = _scalar_normal(gen, 0.0, 1.0)
+            y = 1.0 + c * x
+            if y > 0:
+                break
+        v = y * y * y
+        u = 1.0 - _unit(gen, 1, np.float64)[0]
+        xx = x * x
+        if u < 1.0 - k * xx * xx:
+            return scale * d * v
+        if _log(u) < 0.5 * xx + d * (1.0 - v + _log(v)):
+            return scale * d * v
+
+
+def standard_gamma(gen: Generator, alpha: np.ndarray) -> np.ndarray:
+    """``torch._standard_gamma(alpha)`` on the host: one draw per element in order, at least the
+    dtype's smallest normal number (the numbers PyTorch's CPU kernel writes for a seed)."""
+    single = alpha.dtype != np.float64
+    tiny = np.finfo(alpha.dtype).tiny
+    flat = [_gamma_one(gen, a, single) for a in alpha.ravel().tolist()]
+    out = np.array(flat, dtype=np.float64).astype(alpha.dtype)
+    return np.maximum(out, tiny).reshape(alpha.shape)
+
+
+def dirichlet(gen: Generator, alpha: np.ndarray) -> np.ndarray:
+    """``torch._sample_dirichlet(alpha)`` on the host: float64 gamma draws of ``alpha`` (as
+    float64), normalised along the last axis, kept inside ``[tiny, 1)`` of ``alpha``'s dtype."""
+    gammas = np.maximum(standard_gamma(gen, alpha.astype(np.float64)), np.finfo(np.float64).tiny)
+    ratio = (gammas / gammas.sum(-1, keepdims=True)).astype(alpha.dtype)
+    top = np.nextafter(alpha.dtype.type(1), alpha.dtype.type(0))
+    return np.clip(ratio, np.finfo(alpha.dtype).tiny, top)
+
+
+def _digamma_host(x: np.ndarray) -> np.ndarray:
+    """Digamma of positive float64 numbers (recurrence up to 10, then the asymptotic series)."""
+    x = np.array(x, dtype=np.float64)
+    acc = np.zeros_like(x)
+    while np.any(x < 10):
+        small = x < 10
+        acc = np.where(small, acc - 1.0 / np.where(small, x, 1.0), acc)
+        x = np.where(small, x + 1.0, x)
+    z = 1.0 / (x * x)
+    series = [8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.57575757575757575758e-3,
+              -4.16666666666666666667e-3, 3.96825396825396825397e-3, -8.33333333333333333333e-3,
+              8.33333333333333333333e-2]  # fmt: skip
+    poly = np.zeros_like(z)
+    for a in series:
+        poly = poly * z + a
+    return acc + np.log(x) - 0.5 / x - z * poly
+
+
+#: the bivariate rational approximation of the gamma sample's derivative (rows: 1, u, u**2)
+_GAMMA_GRAD_UV = np.array([
+    [0.16009398, -0.094634809, 0.025146376, -0.0030648343, 1, 0.32668115, 0.10406089, 0.0014179084],
+    [0.53487893, 0.1298071, 0.065735949, -0.0015649758, 0.16639465, 0.020070113, -0.0035938915, -0.00058392623],
+    [0.040121004, -0.0065914022, -0.0026286047, -0.0013441777, 0.017050642, -0.0021309326, 0.00085092367,
+     -1.5247877e-07],
+])  # fmt: skip
+
+
+def standard_gamma_grad(alpha: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``d x / d alpha`` of a standard gamma draw ``x`` (``torch._standard_gamma_grad``):
+    ``-(d cdf / d alpha) / pdf``, from a series in ``x`` below 0.8, Rice's saddle-point
+    expansion for ``alpha > 8``, else a rational approximation in ``log(x / alpha)`` and
+    ``log(alpha)``; computed in float64, returned in ``x``'s dtype."""
+    a = alpha.astype(np.float64)
+    z = x.astype(np.float64)
+    out = np.zeros(np.broadcast_shapes(a.shape, z.shape))
+    a, z = np.broadcast_to(a, out.shape), np.broadcast_to(z, out.shape)
+    with np.errstate(all="ignore"):
+        # small x: the series of the lower incomplete gamma function and its alpha-derivative
+        numer, denom = np.ones_like(a), a.copy()
+        s1, s2 = numer / denom, numer / (denom * denom)
+        for i in range(1, 6):
+            numer = numer * (-z / i)
+            denom = denom + 1
+            s1, s2 = s1 + numer / denom, s2 + numer / (denom * denom)
+        pow_xa = z**a
+        pdf = z ** (a - 1) * np.exp(-z)
+        cdf_a = (np.log(z) - _digamma_host(a)) * (pow_xa * s1) - pow_xa * s2
+        small = -cdf_a / pdf
+        small = np.where(np.isnan(small), 0.0, small)
+        # large alpha: the saddle-point expansion, its own formula near the mode
+        near = (1 + 24 * a * (1 + 12 * a)) * (1440 * a * a + 6 * z * (53 - 120 * z) - 65 * z * z / a
+                                              + a * (107 + 3600 * z)) / (1244160 * a * a * a * a)  # fmt: skip
+        root = np.sqrt(8 * a)
+        t2 = root / (a - z)
+        t3 = (z - a - a * np.log(z / a)) ** -1.5
+        t23 = np.where(z < a, t2 - t3, t2 + t3)
+        t1 = np.log(z / a) * t23 - np.sqrt(2 / a) * (a + z) / ((a - z) * (a - z))
+        stirling = 1 + 1 / (12 * a) * (1 + 1 / (24 * a))
+        far = -stirling * (z * t1) / root
+        lo, hi = float(_F32(0.9)) * a, float(_F32(1.1)) * a
+        large = np.where((lo <= z) & (z <= hi), near, far)
+        # otherwise: the rational approximation
+        u, v = np.log(z / a), np.log(a)
+        cv = [_GAMMA_GRAD_UV[0, i] + u * (_GAMMA_GRAD_UV[1, i] + u * _GAMMA_GRAD_UV[2, i]) for i in range(8)]
+        p = cv[0] + v * (cv[1] + v * (cv[2] + v * cv[3]))
+        q = cv[4] + v * (cv[5] + v * (cv[6] + v * cv[7]))
+        rational = np.exp(p / q)
+    out = np.where(z < float(_F32(0.8)), small, np.where(a > 8.0, large, rational))
+    return out.astype(x.dtype)
+
+
+def _numpy_generator(gen: Generator) -> np.random.Generator:
+    """A NumPy generator seeded from two of ``gen``'s draws: samplers whose PyTorch kernel is
+    its own algorithm draw the right distribution, reproducibly for a seed (not PyTorch's numbers)."""
+    return np.random.default_rng([int(v) for v in gen._u64(2)])
+
+
+def poisson(gen: Generator, rate: np.ndarray) -> np.ndarray:
+    """Poisson draws of ``rate`` in ``rate``'s dtype (the distribution of ``torch.poisson``)."""
+    return _numpy_generator(gen).poisson(rate.astype(np.float64)).astype(rate.dtype)
+
+
+def binomial(gen: Generator, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
+    """Binomial draws of ``count`` trials of probability ``prob`` (the distribution of ``torch.binomial``)."""
+    n = np.rint(count.astype(np.float64)).astype(np.int64)
+    return _numpy_generator(gen).binomial(n, np.clip(prob.astype(np.float64), 0.0, 1.0)).astype(prob.dtype)
