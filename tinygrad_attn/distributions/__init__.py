@@ -16,7 +16,25 @@ from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
 
+# the rest of torch.distributions: the gamma, beta, count, relaxed and transformed families
+from . import constraint_registry, transforms
+from .beta import Beta, Dirichlet
+from .constraint_registry import biject_to, transform_to
+from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson
+from .gamma import Chi2, Gamma, InverseGamma
+from .kl_families import _kl_beta_beta  # noqa: F401 - (importing registers the families' KL divergences)
+from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical
+from .student_t import FisherSnedecor, StudentT
+from .transformed_distribution import TransformedDistribution
+from .transformed_families import Cauchy, Gumbel, HalfCauchy, HalfNormal, Kumaraswamy, LogisticNormal, LogNormal, Pareto, Weibull
+from .transforms import *  # noqa: F403 - (PyTorch exports its transforms from torch.distributions too)
+
 __all__ = [
     "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical",
     "OneHotCategoricalStraightThrough", "Uniform", "constraints", "kl_divergence", "register_kl",
+    "Beta", "Binomial", "Cauchy", "Chi2", "Dirichlet", "ExpRelaxedCategorical", "FisherSnedecor", "Gamma", "Geometric",
+    "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "LogNormal", "LogisticNormal",
+    "LogitRelaxedBernoulli", "Multinomial", "NegativeBinomial", "Pareto", "Poisson", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Weibull", "biject_to", "constraint_registry",
+    "transform_to", "transforms", *transforms.__all__,
 ]  # fmt: skip
