@@ -16,6 +16,7 @@ from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
 
+# isort: split
 # the rest of torch.distributions: the gamma, beta, count, relaxed and transformed families
 from . import constraint_registry, transforms
 from .beta import Beta, Dirichlet
@@ -26,7 +27,17 @@ from .kl_families import _kl_beta_beta  # noqa: F401 - (importing registers the 
 from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical
 from .student_t import FisherSnedecor, StudentT
 from .transformed_distribution import TransformedDistribution
-from .transformed_families import Cauchy, Gumbel, HalfCauchy, HalfNormal, Kumaraswamy, LogisticNormal, LogNormal, Pareto, Weibull
+from .transformed_families import (
+    Cauchy,
+    Gumbel,
+    HalfCauchy,
+    HalfNormal,
+    Kumaraswamy,
+    LogisticNormal,
+    LogNormal,
+    Pareto,
+    Weibull,
+)
 from .transforms import *  # noqa: F403 - (PyTorch exports its transforms from torch.distributions too)
 
 __all__ = [
