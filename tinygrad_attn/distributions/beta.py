@@ -55,7 +55,8 @@ class Dirichlet(Distribution):
     @property
     def mode(self) -> Tensor:
         cm1 = (self.concentration - 1).clamp(min=0.0)
-        mode = cm1 / cm1.sum(-1, True)
+        total = cm1.sum(-1, True)
+        mode = cm1 / where(total == 0, float("nan"), total)  # (0 / 0 as NaN, without a warning)
         # (every concentration below 1: the density is largest at a vertex, the largest entry's)
         corner = one_hot(mode.argmax(-1), cm1.shape[-1]).to(mode.dtype)
         return where((self.concentration < 1).all(-1, keepdim=True), corner, mode)

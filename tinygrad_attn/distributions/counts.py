@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..engine.switches import no_grad
 from ..functional import binary_cross_entropy_with_logits, logsigmoid
 from ..tensors._tensor import Tensor, where
@@ -350,8 +352,9 @@ class Multinomial(Distribution):
             return counts.type_as(self.probs)
 
     def entropy(self) -> Tensor:
-        n = self.probs.new_full((), float(self.total_count))
-        term1 = n * self._categorical.entropy() - (n + 1).lgamma()
+        n = self.total_count
+        # (PyTorch takes log(n!) of an integer tensor: a float32 number, whatever the probabilities' dtype)
+        term1 = n * self._categorical.entropy() - float(np.float32(math.lgamma(n + 1)))
         support = self._binomial.enumerate_support(expand=False)[1:]
         binomial_probs = self._binomial.log_prob(support).exp()
         weights = (support + 1).lgamma()

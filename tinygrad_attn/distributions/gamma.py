@@ -64,9 +64,9 @@ class Gamma(Distribution):
     def cdf(self, value: Any) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        from ..tensors.elementwise.special_functions import gammainc  # noqa: PLC0415
+        from .. import special  # noqa: PLC0415 - (the package's special namespace, built after this module)
 
-        return gammainc(self.concentration, self.rate * value)
+        return special.gammainc(self.concentration, self.rate * value)
 
     @property
     def _natural_params(self) -> tuple[Tensor, Tensor]:

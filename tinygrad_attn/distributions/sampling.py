@@ -20,7 +20,7 @@ def _host(t: Tensor) -> np.ndarray:
 
 
 def _like(arr: np.ndarray, t: Tensor) -> Tensor:
-    return Tensor(np.ascontiguousarray(arr), device=t.device)
+    return Tensor(np.array(arr, dtype=np.asarray(arr).dtype), device=t.device)
 
 
 class _StandardGamma(Function):

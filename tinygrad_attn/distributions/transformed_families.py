@@ -256,7 +256,10 @@ class Weibull(_Wrapped):
 
     def __init__(self, scale: Any, concentration: Any, validate_args: bool | None = None) -> None:
         self.scale, self.concentration = broadcast_all(scale, concentration)
-        self.concentration_reciprocal = self.concentration.reciprocal()
+        c = self.concentration
+        self.concentration_reciprocal = where(
+            c == 0, float("inf"), 1 / where(c == 0, 1.0, c)
+        )  # (1 / 0 without a warning)
         base = Exponential(self.scale.new_ones(tuple(self.scale.shape)), validate_args=validate_args)
         transforms = [PowerTransform(exponent=self.concentration_reciprocal), AffineTransform(loc=0, scale=self.scale)]
         super().__init__(base, transforms, validate_args=validate_args)
@@ -362,7 +365,9 @@ class Kumaraswamy(_Wrapped):
     @property
     def mode(self) -> Tensor:
         c1, c0 = self.concentration1, self.concentration0
-        log_mode = c0.reciprocal() * (-c0).log1p() - (-c0 * c1).log1p()
+        # (NaN where the logarithms' arguments are below -1, as PyTorch's, without a floating-point warning)
+        nan = float("nan")
+        log_mode = c0.reciprocal() * where(c0 > 1, nan, -c0).log1p() - where(c0 * c1 > 1, nan, -c0 * c1).log1p()
         return where((c0 < 1) | (c1 < 1), float("nan"), log_mode).exp()
 
     @property

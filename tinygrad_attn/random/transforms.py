@@ -396,10 +396,10 @@ def _numpy_generator(gen: Generator) -> np.random.Generator:
 
 def poisson(gen: Generator, rate: np.ndarray) -> np.ndarray:
     """Poisson draws of ``rate`` in ``rate``'s dtype (the distribution of ``torch.poisson``)."""
-    return _numpy_generator(gen).poisson(rate.astype(np.float64)).astype(rate.dtype)
+    return np.asarray(_numpy_generator(gen).poisson(rate.astype(np.float64))).astype(rate.dtype)
 
 
 def binomial(gen: Generator, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
     """Binomial draws of ``count`` trials of probability ``prob`` (the distribution of ``torch.binomial``)."""
     n = np.rint(count.astype(np.float64)).astype(np.int64)
-    return _numpy_generator(gen).binomial(n, np.clip(prob.astype(np.float64), 0.0, 1.0)).astype(prob.dtype)
+    return np.asarray(_numpy_generator(gen).binomial(n, np.clip(prob.astype(np.float64), 0.0, 1.0))).astype(prob.dtype)

@@ -1,0 +1,429 @@
+"""The rest of ``torch.distributions`` against PyTorch: for every family over generated
+parameters (scalar, batch and broadcast shapes; float32 and float64): shapes, moments, entropy,
+log-densities and their gradients, cdf/icdf, samples (PyTorch's numbers for a seed where our
+sampler is PyTorch's, else their moments), ``rsample`` gradients against PyTorch's and against
+finite differences, ``expand``, validation errors, every registered KL pair; and the transforms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tinygrad_attn as tga
+import tinygrad_attn.distributions as D
+
+torch = pytest.importorskip("torch")
+TD = torch.distributions
+
+
+def _pos(rng, s, lo=0.5, hi=3.0):
+    return rng.uniform(lo, hi, s)
+
+
+def _unit(rng, s):
+    return rng.uniform(0.1, 0.9, s)
+
+
+def _simplex(rng, s):
+    p = rng.uniform(0.2, 1.0, (*s, 3))
+    return p / p.sum(-1, keepdims=True)
+
+
+# name -> (class name, parameters over a batch shape, a value inside the support from PyTorch's sample,
+#          whether samples are PyTorch's numbers for a seed)
+FAMILIES = {
+    "Gamma": ("Gamma", lambda r, s: {"concentration": _pos(r, s, 0.3, 9.0), "rate": _pos(r, s)}, True),
+    "Chi2": ("Chi2", lambda r, s: {"df": _pos(r, s, 0.5, 6.0)}, True),
+    "InverseGamma": ("InverseGamma", lambda r, s: {"concentration": _pos(r, s, 2.5, 5), "rate": _pos(r, s)}, True),
+    "Beta": ("Beta", lambda r, s: {"concentration1": _pos(r, s), "concentration0": _pos(r, s)}, True),
+    "Dirichlet": ("Dirichlet", lambda r, s: {"concentration": _pos(r, (*s, 3))}, True),
+    "StudentT": (
+        "StudentT",
+        lambda r, s: {"df": _pos(r, s, 2.5, 6), "loc": r.standard_normal(s), "scale": _pos(r, s)},
+        True,
+    ),  # fmt: skip
+    "FisherSnedecor": ("FisherSnedecor", lambda r, s: {"df1": _pos(r, s, 3, 9), "df2": _pos(r, s, 5, 9)}, True),
+    "Cauchy": ("Cauchy", lambda r, s: {"loc": r.standard_normal(s), "scale": _pos(r, s)}, True),
+    "HalfCauchy": ("HalfCauchy", lambda r, s: {"scale": _pos(r, s)}, True),
+    "HalfNormal": ("HalfNormal", lambda r, s: {"scale": _pos(r, s)}, True),
+    "LogNormal": ("LogNormal", lambda r, s: {"loc": 0.3 * r.standard_normal(s), "scale": _pos(r, s, 0.2, 0.8)}, True),
+    "Gumbel": ("Gumbel", lambda r, s: {"loc": r.standard_normal(s), "scale": _pos(r, s)}, True),
+    "Weibull": ("Weibull", lambda r, s: {"scale": _pos(r, s), "concentration": _pos(r, s, 1.2, 3)}, True),
+    "Pareto": ("Pareto", lambda r, s: {"scale": _pos(r, s), "alpha": _pos(r, s, 4.5, 6)}, True),
+    "Kumaraswamy": (
+        "Kumaraswamy",
+        lambda r, s: {"concentration1": _pos(r, s, 1.2, 3), "concentration0": _pos(r, s, 1.2, 3)},
+        True,
+    ),  # fmt: skip
+    "LogisticNormal": (
+        "LogisticNormal",
+        lambda r, s: {"loc": r.standard_normal((*s, 3)), "scale": _pos(r, (*s, 3))},
+        True,
+    ),  # fmt: skip
+    "Poisson": ("Poisson", lambda r, s: {"rate": _pos(r, s, 0.5, 8)}, False),
+    "Binomial": ("Binomial", lambda r, s: {"total_count": np.full(s, 6.0), "probs": _unit(r, s)}, False),
+    "Binomial-logits": (
+        "Binomial",
+        lambda r, s: {"total_count": np.full(s, 4.0), "logits": r.standard_normal(s)},
+        False,
+    ),  # fmt: skip
+    "NegativeBinomial": (
+        "NegativeBinomial",
+        lambda r, s: {"total_count": _pos(r, s, 1, 5), "probs": _unit(r, s)},
+        False,
+    ),  # fmt: skip
+    "Geometric": ("Geometric", lambda r, s: {"probs": _unit(r, s)}, True),
+    "Geometric-logits": ("Geometric", lambda r, s: {"logits": r.standard_normal(s)}, True),
+    "Multinomial": ("Multinomial", lambda r, s: {"total_count": 5, "probs": _simplex(r, s)}, True),
+    "RelaxedBernoulli": ("RelaxedBernoulli", lambda r, s: {"temperature": np.array(0.7), "probs": _unit(r, s)}, True),
+    "RelaxedOneHotCategorical": (
+        "RelaxedOneHotCategorical",
+        lambda r, s: {"temperature": np.array(0.7), "logits": r.standard_normal((*s, 3))},
+        True,
+    ),  # fmt: skip
+}
+SHAPES = [(), (3,), (2, 3)]
+CASES = [(n, s, d) for n in FAMILIES for s in SHAPES for d in ("float32", "float64")]
+REPARAMETERISED = [n for n in FAMILIES if getattr(TD, FAMILIES[n][0]).has_rsample]
+
+
+def _make(name, shape, dtype, requires_grad=False, seed=0, broadcast=False):
+    cls, draw, _ = FAMILIES[name]
+    params = draw(np.random.default_rng(seed), shape)
+    if broadcast and len(shape) == 2:  # (one parameter over the last axis only: broadcast against the others)
+        first = next((k for k, v in params.items() if isinstance(v, np.ndarray) and v.shape == shape), None)
+        if first is not None:
+            params[first] = params[first][0]
+
+    def conv(m, v):
+        if not isinstance(v, np.ndarray):
+            return v
+        return m.tensor(v.astype(dtype), requires_grad=requires_grad and grad)
+
+    ours, theirs = {}, {}
+    for k, v in params.items():
+        grad = k not in ("total_count", "temperature")
+        ours[k], theirs[k] = conv(tga, v), conv(torch, v)
+    return getattr(D, cls)(**ours), getattr(TD, cls)(**theirs), ours, theirs
+
+
+def _close(a, b, dtype, what, scale=1.0):
+    tol = (2e-5 if dtype == "float32" else 1e-11) * scale
+    b = b.detach().double().numpy() if hasattr(b, "detach") else np.asarray(b, dtype=float)
+    a = np.asarray(a.detach().double().numpy() if hasattr(a, "detach") else a, dtype=float)
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol, equal_nan=True, err_msg=what)
+
+
+def _call(obj, what):
+    try:
+        v = getattr(obj, what)
+        return v() if callable(v) else v
+    except NotImplementedError:
+        return NotImplementedError
+
+
+@pytest.mark.parametrize("name, shape, dtype", CASES)
+def test_shapes_moments_and_entropy_are_pytorchs(name, shape, dtype):
+    ours, theirs, _, _ = _make(name, shape, dtype, broadcast=True)
+    assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
+    assert tuple(ours.event_shape) == tuple(theirs.event_shape)
+    assert ours.has_rsample == theirs.has_rsample and ours.has_enumerate_support == theirs.has_enumerate_support
+    assert set(ours.arg_constraints) == set(theirs.arg_constraints)
+    assert repr(ours.support) == repr(theirs.support) or callable(getattr(type(theirs), "support", None))
+    for what in ("mean", "variance", "stddev", "mode", "entropy"):
+        a, b = _call(ours, what), _call(theirs, what)
+        if b is NotImplementedError:
+            assert a is NotImplementedError, what
+            continue
+        _close(a, b, dtype, what, scale=10)
+    if theirs.has_enumerate_support:
+        for expand in (True, False):
+            _close(ours.enumerate_support(expand), theirs.enumerate_support(expand), dtype, "enumerate_support")
+
+
+@pytest.mark.parametrize("name, shape, dtype", CASES)
+def test_log_prob_cdf_icdf_and_gradients_are_pytorchs(name, shape, dtype):
+    ours, theirs, op, tp = _make(name, shape, dtype, requires_grad=True)
+    torch.manual_seed(1)
+    value = theirs.sample((4,))
+    mine = ours.log_prob(tga.tensor(value.numpy()))
+    ref = theirs.log_prob(value)
+    _close(mine, ref, dtype, "log_prob", scale=10)
+    if ref.requires_grad:
+        mine.sum().backward()
+        ref.sum().backward()
+    for k in op:
+        if isinstance(tp[k], torch.Tensor) and tp[k].requires_grad:
+            _close(op[k].grad, tp[k].grad, dtype, f"d log_prob / d {k}", scale=10)
+    for what in ("cdf", "icdf"):
+        arg = value if what == "cdf" else torch.rand((4, *shape), dtype=value.dtype) * 0.9 + 0.05
+        try:
+            b = getattr(theirs, what)(arg)
+        except NotImplementedError:
+            continue
+        _close(getattr(ours, what)(tga.tensor(arg.numpy())), b, dtype, what, scale=10)
+
+
+@pytest.mark.parametrize("name, shape, dtype", CASES)
+def test_samples_are_pytorchs_for_a_seed_or_have_its_moments(name, shape, dtype):
+    ours, theirs, _, _ = _make(name, shape, dtype)
+    same = FAMILIES[name][2]
+    for sample_shape in ((), (4,), (2, 3)):
+        tga.manual_seed(5)
+        torch.manual_seed(5)
+        s, t = ours.sample(sample_shape), theirs.sample(sample_shape)
+        assert tuple(s.shape) == tuple(t.shape) and str(s.dtype) == str(t.dtype).removeprefix("torch.")
+        assert not s.requires_grad
+        assert bool(ours.support.check(s).all())
+        if same:
+            _close(s, t, dtype, f"samples of {sample_shape}", scale=100)
+    if not same:
+        many = ours.sample((20000,)).double()
+        err = np.sqrt(theirs.variance.double().numpy() / 20000)
+        assert np.all(np.abs(many.mean(0).numpy() - theirs.mean.double().numpy()) <= 6 * err + 1e-9)
+        var_err = theirs.variance.double().numpy() * np.sqrt(2 / 20000) * 3
+        assert np.all(np.abs(many.var(0).numpy() - theirs.variance.double().numpy()) <= 6 * var_err + 1e-9)
+
+
+@pytest.mark.parametrize("name", REPARAMETERISED)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rsample_and_its_gradient_are_pytorchs(name, dtype):
+    ours, theirs, op, tp = _make(name, (3,), dtype, requires_grad=True)
+    tga.manual_seed(2)
+    torch.manual_seed(2)
+    s, t = ours.rsample((2,)), theirs.rsample((2,))
+    _close(s, t, dtype, "rsample", scale=100)
+    weights = np.linspace(0.5, 1.5, s.numel()).reshape(tuple(s.shape)).astype(dtype)
+    (s * tga.tensor(weights)).sum().backward()
+    (t * torch.tensor(weights)).sum().backward()
+    for k in op:
+        if isinstance(tp[k], torch.Tensor) and tp[k].requires_grad:
+            if name in ("Beta", "Dirichlet"):
+                # (our derivative is the gamma draws' own; PyTorch's another approximation): both finite, same sign pattern
+                assert np.isfinite(op[k].grad.numpy()).all()
+                continue
+            _close(op[k].grad, tp[k].grad, dtype, f"d rsample / d {k}", scale=100)
+
+
+@pytest.mark.parametrize("name", [n for n in REPARAMETERISED if n not in ("Gamma", "Chi2", "InverseGamma", "Beta",
+                                                                          "Dirichlet", "StudentT", "FisherSnedecor")])  # fmt: skip
+def test_rsample_gradient_matches_finite_differences(name):
+    cls, draw, _ = FAMILIES[name]
+    params = draw(np.random.default_rng(3), (3,))
+    names = [k for k, v in params.items() if isinstance(v, np.ndarray) and v.ndim > 0]
+    fixed = {k: (tga.tensor(v) if isinstance(v, np.ndarray) else v) for k, v in params.items() if k not in names}
+
+    def sample(*values):
+        tga.manual_seed(7)  # the same noise at every evaluation: a function of the parameters alone
+        return getattr(D, cls)(**fixed, **dict(zip(names, values)), validate_args=False).rsample((2,))
+
+    assert tga.gradcheck(sample, *(tga.tensor(params[k], requires_grad=True) for k in names))
+
+
+@pytest.mark.parametrize("name", ["Gamma", "Dirichlet"])
+def test_gamma_draws_derivative_matches_the_implicit_derivative(name):
+    # d x / d alpha of a gamma draw x: -(d cdf / d alpha) / pdf, the cdf's derivative by finite differences
+    from tinygrad_attn.random import transforms as rt
+
+    alpha = np.array([0.4, 1.5, 3.0, 12.0])
+    x = np.array([0.3, 1.2, 3.5, 11.0])
+    h = 1e-6
+    cdf = lambda a: torch.special.gammainc(torch.tensor(a), torch.tensor(x)).numpy()  # noqa: E731
+    pdf = torch.distributions.Gamma(torch.tensor(alpha), 1.0).log_prob(torch.tensor(x)).exp().numpy()
+    implicit = -(cdf(alpha + h) - cdf(alpha - h)) / (2 * h) / pdf
+    np.testing.assert_allclose(rt.standard_gamma_grad(alpha, x), implicit, rtol=2e-3)
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_expand_is_pytorchs(name):
+    ours, theirs, _, _ = _make(name, (3,), "float64")
+    e, t = ours.expand((2, 3)), theirs.expand((2, 3))
+    assert tuple(e.batch_shape) == tuple(t.batch_shape) and tuple(e.event_shape) == tuple(t.event_shape)
+    torch.manual_seed(0)
+    value = t.sample()
+    _close(e.log_prob(tga.tensor(value.numpy())), t.log_prob(value), "float64", "log_prob after expand", scale=10)
+    if FAMILIES[name][2]:
+        tga.manual_seed(4)
+        torch.manual_seed(4)
+        _close(e.sample(), t.sample(), "float64", "sample after expand", scale=100)
+
+
+BAD = [
+    ("Gamma", lambda m: {"concentration": m.tensor([-1.0]), "rate": m.tensor([1.0])}),
+    ("Beta", lambda m: {"concentration1": m.tensor([0.0]), "concentration0": m.tensor([1.0])}),
+    ("Dirichlet", lambda m: {"concentration": m.tensor([1.0, -1.0])}),
+    ("StudentT", lambda m: {"df": m.tensor([-2.0])}),
+    ("Cauchy", lambda m: {"loc": m.tensor([0.0]), "scale": m.tensor([0.0])}),
+    ("HalfNormal", lambda m: {"scale": m.tensor([-1.0])}),
+    ("LogNormal", lambda m: {"loc": m.tensor([0.0]), "scale": m.tensor([-1.0])}),
+    ("Pareto", lambda m: {"scale": m.tensor([1.0]), "alpha": m.tensor([-1.0])}),
+    ("Poisson", lambda m: {"rate": m.tensor([-1.0])}),
+    ("Binomial", lambda m: {"total_count": m.tensor([2.5]), "probs": m.tensor([0.5])}),
+    ("Binomial", lambda m: {"probs": m.tensor([0.5]), "logits": m.tensor([0.5])}),
+    ("Geometric", lambda m: {"probs": m.tensor([0.0])}),
+    ("Geometric", lambda m: {"probs": m.tensor([1.5])}),
+    ("Multinomial", lambda m: {"total_count": 3, "probs": m.tensor([0.5, -0.2])}),
+    ("Weibull", lambda m: {"scale": m.tensor([1.0]), "concentration": m.tensor([0.0])}),
+]
+
+
+@pytest.mark.parametrize("cls, make", BAD)
+def test_invalid_parameters_raise_pytorchs_error(cls, make):
+    with pytest.raises(ValueError) as theirs:
+        getattr(TD, cls)(**make(torch))
+    with pytest.raises(ValueError) as ours:
+        getattr(D, cls)(**make(tga))
+    first = str(theirs.value).split(" ")[:3]
+    assert str(ours.value).split(" ")[:3] == first
+
+
+@pytest.mark.parametrize("cls, params, value", [
+    ("Gamma", {"concentration": [1.0], "rate": [1.0]}, [-1.0]),
+    ("Beta", {"concentration1": [1.0], "concentration0": [1.0]}, [1.5]),
+    ("Poisson", {"rate": [1.0]}, [0.5]),
+    ("Dirichlet", {"concentration": [1.0, 1.0]}, [0.5, 0.6]),
+])  # fmt: skip
+def test_values_outside_the_support_raise(cls, params, value):
+    with pytest.raises(ValueError):
+        getattr(TD, cls)(**{k: torch.tensor(v) for k, v in params.items()}).log_prob(torch.tensor(value))
+    with pytest.raises(ValueError):
+        getattr(D, cls)(**{k: tga.tensor(v) for k, v in params.items()}).log_prob(tga.tensor(value))
+
+
+KL_PAIRS = [("Beta", "Beta"), ("Binomial", "Binomial"), ("Cauchy", "Cauchy"), ("Dirichlet", "Dirichlet"),
+            ("Gamma", "Gamma"), ("Geometric", "Geometric"), ("Gumbel", "Gumbel"), ("HalfNormal", "HalfNormal"),
+            ("Poisson", "Poisson"), ("Pareto", "Pareto"), ("LogNormal", "LogNormal"), ("InverseGamma", "InverseGamma"),
+            ("Kumaraswamy", "Kumaraswamy")]  # fmt: skip
+
+
+@pytest.mark.parametrize("p_name, q_name", KL_PAIRS)
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_kl_divergence_is_pytorchs(p_name, q_name, shape):
+    p, tp, _, _ = _make(p_name, shape, "float64", seed=1)
+    q, tq, _, _ = _make(q_name, shape, "float64", seed=2)
+    try:
+        expected = TD.kl_divergence(tp, tq)
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            D.kl_divergence(p, q)
+        return
+    _close(D.kl_divergence(p, q), expected, "float64", "kl", scale=10)
+
+
+@pytest.mark.parametrize("pair", ["Exponential-Gamma", "Gamma-Exponential", "Normal-Gumbel", "Uniform-Beta"])
+def test_kl_divergence_across_families_is_pytorchs(pair):
+    rng = np.random.default_rng(0)
+    params = {"Exponential": {"rate": _pos(rng, 3)}, "Gamma": {"concentration": _pos(rng, 3), "rate": _pos(rng, 3)},
+              "Normal": {"loc": rng.standard_normal(3), "scale": _pos(rng, 3)},
+              "Gumbel": {"loc": rng.standard_normal(3), "scale": _pos(rng, 3)},
+              "Uniform": {"low": rng.uniform(0.0, 0.4, 3), "high": rng.uniform(0.5, 1.0, 3)},
+              "Beta": {"concentration1": _pos(rng, 3), "concentration0": _pos(rng, 3)}}  # fmt: skip
+    a, b = pair.split("-")
+    ours = D.kl_divergence(getattr(D, a)(**{k: tga.tensor(v) for k, v in params[a].items()}),
+                           getattr(D, b)(**{k: tga.tensor(v) for k, v in params[b].items()}))  # fmt: skip
+    theirs = TD.kl_divergence(getattr(TD, a)(**{k: torch.tensor(v) for k, v in params[a].items()}),
+                              getattr(TD, b)(**{k: torch.tensor(v) for k, v in params[b].items()}))  # fmt: skip
+    _close(ours, theirs, "float64", pair)
+
+
+# --- transforms ------------------------------------------------------------------------------------------------------
+
+TRANSFORMS = [
+    ("ExpTransform", (), lambda r: r.standard_normal((2, 4))),
+    ("SigmoidTransform", (), lambda r: r.standard_normal((2, 4))),
+    ("TanhTransform", (), lambda r: r.standard_normal((2, 4))),
+    ("SoftplusTransform", (), lambda r: r.standard_normal((2, 4))),
+    ("AbsTransform", (), lambda r: r.standard_normal((2, 4))),
+    ("AffineTransform", (0.5, -2.0), lambda r: r.standard_normal((2, 4))),
+    ("AffineTransform", (0.5, 3.0, 1), lambda r: r.standard_normal((2, 4))),
+    ("PowerTransform", (2.5,), lambda r: r.uniform(0.5, 2, (2, 4))),
+    ("SoftmaxTransform", (), lambda r: r.standard_normal((2, 4))),
+    ("StickBreakingTransform", (), lambda r: r.standard_normal((2, 4))),
+    ("LowerCholeskyTransform", (), lambda r: r.standard_normal((2, 3, 3))),
+    ("CorrCholeskyTransform", (), lambda r: r.standard_normal((2, 6))),
+]
+
+
+@pytest.mark.parametrize("name, args, draw", TRANSFORMS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_transform_is_pytorchs(name, args, draw, dtype):
+    x = draw(np.random.default_rng(0)).astype(dtype)
+    ours, theirs = getattr(D.transforms, name)(*args), getattr(TD.transforms, name)(*args)
+    y, ty = ours(tga.tensor(x)), theirs(torch.tensor(x))
+    _close(y, ty, dtype, "forward", scale=10)
+    _close(ours.inv(y), theirs.inv(ty), dtype, "inverse", scale=100)
+    try:
+        expected = theirs.log_abs_det_jacobian(torch.tensor(x), ty)
+    except NotImplementedError:
+        expected = None
+    if expected is not None:
+        _close(ours.log_abs_det_jacobian(tga.tensor(x), y), expected, dtype, "log_abs_det_jacobian", scale=10)
+        _close(ours.inv.log_abs_det_jacobian(y, tga.tensor(x)), theirs.inv.log_abs_det_jacobian(ty, torch.tensor(x)),
+               dtype, "inverse's log_abs_det_jacobian", scale=10)  # fmt: skip
+    assert repr(ours.domain) == repr(theirs.domain) and repr(ours.codomain) == repr(theirs.codomain)
+    assert ours.bijective == theirs.bijective
+    assert tuple(ours.forward_shape(x.shape)) == tuple(theirs.forward_shape(x.shape))
+    assert bool(ours.codomain.check(y).all())
+
+
+def test_composed_independent_reshape_cat_stack_and_cdf_transforms_are_pytorchs():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, 4))
+    pairs = [
+        (lambda T: T.ComposeTransform([T.AffineTransform(1.0, 2.0), T.ExpTransform()])),
+        (lambda T: T.ComposeTransform([T.ExpTransform(), T.AffineTransform(0.0, 3.0), T.ExpTransform().inv])),
+        (lambda T: T.IndependentTransform(T.SigmoidTransform(), 2)),
+        (lambda T: T.ReshapeTransform((3, 4), (12,))),
+        (lambda T: T.CatTransform([T.ExpTransform(), T.SigmoidTransform()], dim=-1, lengths=[1, 3])),
+        (lambda T: T.StackTransform([T.ExpTransform(), T.TanhTransform(), T.AffineTransform(1.0, 2.0)], dim=1)),
+        (lambda T: T.ComposeTransform([T.AffineTransform(0.0, 0.3), T.StickBreakingTransform()])),
+    ]
+    for make in pairs:
+        ours, theirs = make(D.transforms), make(TD.transforms)
+        y, ty = ours(tga.tensor(x)), theirs(torch.tensor(x))
+        _close(y, ty, "float64", f"{theirs} forward")
+        _close(ours.inv(y), theirs.inv(ty), "float64", f"{theirs} inverse", scale=100)
+        _close(ours.log_abs_det_jacobian(tga.tensor(x), y), theirs.log_abs_det_jacobian(torch.tensor(x), ty),
+               "float64", f"{theirs} log_abs_det_jacobian", scale=10)  # fmt: skip
+        assert repr(ours.domain) == repr(theirs.domain) and repr(ours.codomain) == repr(theirs.codomain)
+        assert tuple(ours.forward_shape(x.shape)) == tuple(theirs.forward_shape(x.shape))
+    ours = D.transforms.CumulativeDistributionTransform(D.Normal(tga.tensor(0.5), tga.tensor(2.0)))
+    theirs = TD.transforms.CumulativeDistributionTransform(TD.Normal(torch.tensor(0.5), torch.tensor(2.0)))
+    _close(ours(tga.tensor(x)), theirs(torch.tensor(x)), "float32", "cdf transform")
+    _close(ours.log_abs_det_jacobian(tga.tensor(x), None), theirs.log_abs_det_jacobian(torch.tensor(x), None),
+           "float32", "cdf transform's log_abs_det_jacobian")  # fmt: skip
+
+
+def test_cached_transform_returns_the_input_it_made():
+    t = D.transforms.ExpTransform().with_cache()
+    x = tga.tensor([1.0, 2.0])
+    assert t.inv(t(x)) is x
+
+
+@pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
+@pytest.mark.parametrize("constraint", ["real", "positive", "nonnegative", "unit_interval", "simplex", "real_vector",
+                                        "lower_cholesky", "positive_definite", "corr_cholesky", "greater_than",
+                                        "less_than", "interval"])  # fmt: skip
+def test_constraint_registry_is_pytorchs(registry, constraint):
+    def make(C):
+        if constraint in ("greater_than", "less_than"):
+            return getattr(C, constraint)(1.5)
+        if constraint == "interval":
+            return C.interval(-1.0, 2.0)
+        return getattr(C, constraint)
+
+    try:
+        theirs = getattr(TD, registry)(make(TD.constraints))
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            getattr(D, registry)(make(D.constraints))
+        return
+    ours = getattr(D, registry)(make(D.constraints))
+    assert repr(ours).replace(" ", "") == repr(theirs).replace(" ", "")
+    rng = np.random.default_rng(0)
+    shape = {1: (2, 6), 2: (2, 3, 3)}.get(theirs.domain.event_dim, (2, 4))
+    x = rng.standard_normal(shape)
+    _close(ours(tga.tensor(x)), theirs(torch.tensor(x)), "float64", "forward")
+    if theirs.bijective:
+        _close(ours.log_abs_det_jacobian(tga.tensor(x), ours(tga.tensor(x))),
+               theirs.log_abs_det_jacobian(torch.tensor(x), theirs(torch.tensor(x))), "float64", "ladj")  # fmt: skip
