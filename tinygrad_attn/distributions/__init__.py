@@ -21,8 +21,10 @@ from .uniform import Uniform
 from . import constraint_registry, transforms
 from .beta import Beta, Dirichlet
 from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
 from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson
 from .gamma import Chi2, Gamma, InverseGamma
+from .generalized_pareto import GeneralizedPareto
 from .kl_families import _kl_beta_beta  # noqa: F401 - (importing registers the families' KL divergences)
 from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical
 from .student_t import FisherSnedecor, StudentT
@@ -39,6 +41,7 @@ from .transformed_families import (
     Weibull,
 )
 from .transforms import *  # noqa: F403 - (PyTorch exports its transforms from torch.distributions too)
+from .von_mises import VonMises
 
 __all__ = [
     "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical",
@@ -47,5 +50,5 @@ __all__ = [
     "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "LogNormal", "LogisticNormal",
     "LogitRelaxedBernoulli", "Multinomial", "NegativeBinomial", "Pareto", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Weibull", "biject_to", "constraint_registry",
-    "transform_to", "transforms", *transforms.__all__,
+    "transform_to", "transforms", "ContinuousBernoulli", "GeneralizedPareto", "VonMises", *transforms.__all__,
 ]  # fmt: skip
