@@ -83,6 +83,15 @@ FAMILIES = {
         lambda r, s: {"loc": r.standard_normal(s), "scale": _pos(r, s), "concentration": r.uniform(-0.4, 0.4, s)},
         True,
     ),  # fmt: skip
+    "LowRankMultivariateNormal": (
+        "LowRankMultivariateNormal",
+        lambda r, s: {
+            "loc": r.standard_normal((*s, 3)),
+            "cov_factor": r.standard_normal((*s, 3, 2)),
+            "cov_diag": _pos(r, (*s, 3)),
+        },
+        True,
+    ),  # fmt: skip
     "RelaxedBernoulli": ("RelaxedBernoulli", lambda r, s: {"temperature": np.array(0.7), "probs": _unit(r, s)}, True),
     "RelaxedOneHotCategorical": (
         "RelaxedOneHotCategorical",
@@ -307,7 +316,7 @@ def test_values_outside_the_support_raise(cls, params, value):
 KL_PAIRS = [("Beta", "Beta"), ("Binomial", "Binomial"), ("Cauchy", "Cauchy"), ("Dirichlet", "Dirichlet"),
             ("Gamma", "Gamma"), ("Geometric", "Geometric"), ("Gumbel", "Gumbel"), ("HalfNormal", "HalfNormal"),
             ("Poisson", "Poisson"), ("Pareto", "Pareto"), ("LogNormal", "LogNormal"), ("InverseGamma", "InverseGamma"),
-            ("Kumaraswamy", "Kumaraswamy")]  # fmt: skip
+            ("Kumaraswamy", "Kumaraswamy"), ("LowRankMultivariateNormal", "LowRankMultivariateNormal")]  # fmt: skip
 
 
 @pytest.mark.parametrize("p_name, q_name", KL_PAIRS)
@@ -324,14 +333,19 @@ def test_kl_divergence_is_pytorchs(p_name, q_name, shape):
     _close(D.kl_divergence(p, q), expected, "float64", "kl", scale=10)
 
 
-@pytest.mark.parametrize("pair", ["Exponential-Gamma", "Gamma-Exponential", "Normal-Gumbel", "Uniform-Beta"])
+@pytest.mark.parametrize("pair", ["Exponential-Gamma", "Gamma-Exponential", "Normal-Gumbel", "Uniform-Beta",
+                                  "MultivariateNormal-LowRankMultivariateNormal",
+                                  "LowRankMultivariateNormal-MultivariateNormal"])  # fmt: skip
 def test_kl_divergence_across_families_is_pytorchs(pair):
     rng = np.random.default_rng(0)
     params = {"Exponential": {"rate": _pos(rng, 3)}, "Gamma": {"concentration": _pos(rng, 3), "rate": _pos(rng, 3)},
               "Normal": {"loc": rng.standard_normal(3), "scale": _pos(rng, 3)},
               "Gumbel": {"loc": rng.standard_normal(3), "scale": _pos(rng, 3)},
               "Uniform": {"low": rng.uniform(0.0, 0.4, 3), "high": rng.uniform(0.5, 1.0, 3)},
-              "Beta": {"concentration1": _pos(rng, 3), "concentration0": _pos(rng, 3)}}  # fmt: skip
+              "Beta": {"concentration1": _pos(rng, 3), "concentration0": _pos(rng, 3)},
+              "MultivariateNormal": {"loc": rng.standard_normal(3), "scale_tril": np.tril(_pos(rng, (3, 3)))},
+              "LowRankMultivariateNormal": {"loc": rng.standard_normal((2, 3)), "cov_factor": rng.standard_normal((2, 3, 2)),
+                                            "cov_diag": _pos(rng, (2, 3))}}  # fmt: skip
     a, b = pair.split("-")
     ours = D.kl_divergence(getattr(D, a)(**{k: tga.tensor(v) for k, v in params[a].items()}),
                            getattr(D, b)(**{k: tga.tensor(v) for k, v in params[b].items()}))  # fmt: skip

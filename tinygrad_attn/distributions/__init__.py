@@ -26,6 +26,7 @@ from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson
 from .gamma import Chi2, Gamma, InverseGamma
 from .generalized_pareto import GeneralizedPareto
 from .kl_families import _kl_beta_beta  # noqa: F401 - (importing registers the families' KL divergences)
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical
 from .student_t import FisherSnedecor, StudentT
 from .transformed_distribution import TransformedDistribution
@@ -50,5 +51,5 @@ __all__ = [
     "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "LogNormal", "LogisticNormal",
     "LogitRelaxedBernoulli", "Multinomial", "NegativeBinomial", "Pareto", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Weibull", "biject_to", "constraint_registry",
-    "transform_to", "transforms", "ContinuousBernoulli", "GeneralizedPareto", "VonMises", *transforms.__all__,
+    "transform_to", "transforms", "ContinuousBernoulli", "GeneralizedPareto", "VonMises", "LowRankMultivariateNormal", *transforms.__all__,
 ]  # fmt: skip

@@ -12,6 +12,8 @@ from .counts import Binomial, Geometric, Poisson
 from .exponential import Exponential
 from .gamma import Gamma
 from .kl import _kl_normal_normal, kl_divergence, register_kl
+from .lowrank_multivariate_normal import LowRankMultivariateNormal, kl_lowrank_lowrank, kl_lowrank_mvn, kl_mvn_lowrank
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transformed_families import Cauchy, Gumbel, HalfNormal, Pareto
@@ -140,3 +142,8 @@ def _kl_uniform_beta(p: Uniform, q: Beta) -> Any:
     t3 = (q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + width) / width
     t4 = q.concentration1.lgamma() + q.concentration0.lgamma() - (q.concentration1 + q.concentration0).lgamma()
     return where((p.high > 1) | (p.low < 0), math.inf, t3 + t4 - t1 - t2)
+
+
+register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)(kl_lowrank_lowrank)
+register_kl(MultivariateNormal, LowRankMultivariateNormal)(kl_mvn_lowrank)
+register_kl(LowRankMultivariateNormal, MultivariateNormal)(kl_lowrank_mvn)
