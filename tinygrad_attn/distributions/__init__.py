@@ -23,10 +23,12 @@ from .beta import Beta, Dirichlet
 from .constraint_registry import biject_to, transform_to
 from .continuous_bernoulli import ContinuousBernoulli
 from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson
+from .exp_family import ExponentialFamily
 from .gamma import Chi2, Gamma, InverseGamma
 from .generalized_pareto import GeneralizedPareto
 from .kl_families import _kl_beta_beta  # noqa: F401 - (importing registers the families' KL divergences)
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .mixture_same_family import MixtureSameFamily
 from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical
 from .student_t import FisherSnedecor, StudentT
 from .transformed_distribution import TransformedDistribution
@@ -51,5 +53,5 @@ __all__ = [
     "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "LogNormal", "LogisticNormal",
     "LogitRelaxedBernoulli", "Multinomial", "NegativeBinomial", "Pareto", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Weibull", "biject_to", "constraint_registry",
-    "transform_to", "transforms", "ContinuousBernoulli", "GeneralizedPareto", "VonMises", "LowRankMultivariateNormal", *transforms.__all__,
+    "transform_to", "transforms", "ContinuousBernoulli", "GeneralizedPareto", "VonMises", "LowRankMultivariateNormal", "ExponentialFamily", "MixtureSameFamily", *transforms.__all__,
 ]  # fmt: skip

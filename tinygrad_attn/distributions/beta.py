@@ -13,11 +13,12 @@ from ..tensors._tensor import Tensor, where
 from ..tensors.shape.shape_functions import stack
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .sampling import dirichlet
 from .utils import broadcast_all
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """``Dirichlet(concentration)`` over the last axis of ``concentration``."""
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
@@ -81,7 +82,7 @@ class Dirichlet(Distribution):
         return x.lgamma().sum(-1) - x.sum(-1).lgamma()
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """``Beta(concentration1, concentration0)``: a two-entry Dirichlet's first entry."""
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}

@@ -13,10 +13,11 @@ from ..tensors.factories import creation as _creation
 from . import constraints
 from .bernoulli import one_of
 from .distribution import Distribution, all_true
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 
-class ContinuousBernoulli(Distribution):
+class ContinuousBernoulli(ExponentialFamily):
     """``ContinuousBernoulli(probs=None, logits=None, lims=(0.499, 0.501))``; ``rsample`` is its
     inverse cdf of a uniform draw (PyTorch's numbers for a seed)."""
 
@@ -127,3 +128,12 @@ class ContinuousBernoulli(Distribution):
     @property
     def _natural_params(self) -> tuple[Tensor]:
         return (self.logits,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        """The log normaliser in the natural parameter (a Taylor series near 0)."""
+        lo, hi = self._lims[0] - 0.5, self._lims[1] - 0.5
+        outside = (x <= lo) | (x > hi)
+        cut = where(outside, x, lo)
+        log_norm = cut.expm1().abs().log() - cut.abs().log()
+        taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
+        return where(outside, log_norm, taylor)

@@ -19,12 +19,13 @@ from . import constraints
 from .bernoulli import one_of
 from .categorical import Categorical
 from .distribution import Distribution, all_true
+from .exp_family import ExponentialFamily
 from .gamma import Gamma
 from .sampling import binomial, poisson
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """``Poisson(rate)``: ``P(k) = rate**k exp(-rate) / k!``."""
 
     arg_constraints = {"rate": constraints.nonnegative}

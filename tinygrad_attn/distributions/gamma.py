@@ -9,14 +9,14 @@ from typing import Any
 from ..tensors._tensor import Tensor, where
 from ..tensors.dtypes import finfo
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .sampling import standard_gamma
 from .transformed_distribution import TransformedDistribution
 from .transforms import PowerTransform
 from .utils import broadcast_all
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """``Gamma(concentration, rate)``: density ``rate**c x**(c-1) exp(-rate x) / Gamma(c)``.
 
     >>> Gamma(2.0, 1.0).mean  # doctest: +SKIP

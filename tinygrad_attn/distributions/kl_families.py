@@ -9,6 +9,7 @@ from typing import Any
 from ..tensors._tensor import Tensor, where
 from .beta import Beta, Dirichlet
 from .counts import Binomial, Geometric, Poisson
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .kl import _kl_normal_normal, kl_divergence, register_kl
@@ -147,3 +148,23 @@ def _kl_uniform_beta(p: Uniform, q: Beta) -> Any:
 register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)(kl_lowrank_lowrank)
 register_kl(MultivariateNormal, LowRankMultivariateNormal)(kl_mvn_lowrank)
 register_kl(LowRankMultivariateNormal, MultivariateNormal)(kl_lowrank_mvn)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p: ExponentialFamily, q: ExponentialFamily) -> Tensor:
+    """The Bregman divergence of the log normaliser (one family only)."""
+    if type(p) is not type(q):
+        raise NotImplementedError(
+            "The cross KL-divergence between different exponential families cannot be computed using Bregman divergences"
+        )
+    from ..autograd import grad  # noqa: PLC0415
+    from .utils import sum_rightmost  # noqa: PLC0415
+
+    p_params = [t.detach().requires_grad_() for t in p._natural_params]
+    q_params = q._natural_params
+    lg_normal = p._log_normalizer(*p_params)
+    gradients = grad(lg_normal.sum(), p_params, create_graph=True)
+    result = q._log_normalizer(*q_params) - lg_normal
+    for pn, qn, g in zip(p_params, q_params, gradients):
+        result = result - sum_rightmost((qn - pn) * g, len(q.event_shape))
+    return result
