@@ -27,6 +27,7 @@ from .exp_family import ExponentialFamily
 from .gamma import Chi2, Gamma, InverseGamma
 from .generalized_pareto import GeneralizedPareto
 from .kl_families import _kl_beta_beta  # noqa: F401 - (importing registers the families' KL divergences)
+from .lkj_cholesky import LKJCholesky
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical
@@ -45,6 +46,7 @@ from .transformed_families import (
 )
 from .transforms import *  # noqa: F403 - (PyTorch exports its transforms from torch.distributions too)
 from .von_mises import VonMises
+from .wishart import Wishart
 
 __all__ = [
     "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical",
@@ -53,5 +55,5 @@ __all__ = [
     "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "LogNormal", "LogisticNormal",
     "LogitRelaxedBernoulli", "Multinomial", "NegativeBinomial", "Pareto", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Weibull", "biject_to", "constraint_registry",
-    "transform_to", "transforms", "ContinuousBernoulli", "GeneralizedPareto", "VonMises", "LowRankMultivariateNormal", "ExponentialFamily", "MixtureSameFamily", *transforms.__all__,
+    "transform_to", "transforms", "ContinuousBernoulli", "GeneralizedPareto", "VonMises", "LowRankMultivariateNormal", "ExponentialFamily", "MixtureSameFamily", "LKJCholesky", "Wishart", *transforms.__all__,
 ]  # fmt: skip
