@@ -1,7 +1,6 @@
 """Distributions of counts, as ``torch.distributions.Poisson``, ``Binomial``, ``NegativeBinomial``,
-``Geometric`` and ``Multinomial``. Geometric and Multinomial samples are PyTorch's for a seed;
-Poisson, Binomial and NegativeBinomial samples have PyTorch's distribution (checked by their
-moments), drawn from a stream seeded by our generator, not PyTorch's own numbers."""
+``Geometric`` and ``Multinomial``: samples are PyTorch's for a seed (its Poisson and binomial
+kernels' algorithms on our generator's draws)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Draws whose PyTorch kernel is its own algorithm, as differentiable functions of the
 parameters: the standard gamma (``torch._standard_gamma``, its derivative PyTorch's
 ``_standard_gamma_grad``) and the Dirichlet (``torch._sample_dirichlet``); and Poisson and
-binomial counts. The draws come from the default generator on the host."""
+binomial counts. The draws come from the default generator on the host, PyTorch's numbers for a seed."""
 
 from __future__ import annotations
 
@@ -76,10 +76,10 @@ def dirichlet(alpha: Tensor) -> Tensor:
 
 
 def poisson(rate: Tensor) -> Tensor:
-    """Poisson counts of ``rate`` (PyTorch's distribution; not its numbers for a seed)."""
+    """Poisson counts of ``rate``: PyTorch's numbers for a seed."""
     return _like(rt.poisson(host_generator(), _host(rate)), rate)
 
 
 def binomial(count: Tensor, prob: Tensor) -> Tensor:
-    """Binomial counts (PyTorch's distribution; not its numbers for a seed)."""
+    """Binomial counts of ``count`` trials of probability ``prob``: PyTorch's numbers for a seed."""
     return _like(rt.binomial(host_generator(), _host(count), _host(prob)), prob)

@@ -388,18 +388,127 @@ def standard_gamma_grad(alpha: np.ndarray, x: np.ndarray) -> np.ndarray:
     return out.astype(x.dtype)
 
 
-def _numpy_generator(gen: Generator) -> np.random.Generator:
-    """A NumPy generator seeded from two of ``gen``'s draws: samplers whose PyTorch kernel is
-    its own algorithm draw the right distribution, reproducibly for a seed (not PyTorch's numbers)."""
-    return np.random.default_rng([int(v) for v in gen._u64(2)])
+def _uniform_one(gen: Generator) -> float:
+    return float(_unit(gen, 1, np.float64)[0])
+
+
+def _poisson_one(gen: Generator, lam: float) -> int:
+    """One draw of PyTorch's CPU ``sample_poisson``: Hoermann's transformed rejection from a
+    rate of 10 up, else the product of uniforms (Knuth)."""
+    if lam >= 10:
+        slam, loglam = math.sqrt(lam), math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            u = _uniform_one(gen) - 0.5
+            v = _uniform_one(gen)
+            us = 0.5 - abs(u)
+            k = math.floor((2 * a / us + b) * u + lam + 0.43)
+            if us >= 0.07 and v <= vr:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            if _log(v) + math.log(invalpha) - math.log(a / (us * us) + b) <= -lam + k * loglam - math.lgamma(k + 1.0):
+                return k
+    if lam == 0:
+        return 0
+    enlam, x, prod = math.exp(-lam), 0, 1.0
+    while True:
+        prod *= _uniform_one(gen)
+        if prod > enlam:
+            x += 1
+        else:
+            return x
 
 
 def poisson(gen: Generator, rate: np.ndarray) -> np.ndarray:
-    """Poisson draws of ``rate`` in ``rate``'s dtype (the distribution of ``torch.poisson``)."""
-    return np.asarray(_numpy_generator(gen).poisson(rate.astype(np.float64))).astype(rate.dtype)
+    """``torch.poisson(rate)`` on the host: one draw per element in order (PyTorch's numbers for a seed)."""
+    if np.any(rate < 0):
+        raise RuntimeError("poisson: invalid Poisson rate, expected rate to be non-negative")
+    flat = [_poisson_one(gen, float(v)) for v in rate.ravel().tolist()]
+    return np.array(flat, dtype=np.float64).astype(rate.dtype).reshape(rate.shape)
+
+
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                  0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                  0.00925546218271273, 0.00833056343336287)  # fmt: skip
+
+
+def _stirling_tail(k: float) -> float:
+    """``log(k!) - `` Stirling's approximation of it: a table to 9, the series above."""
+    if k <= 9:
+        return _STIRLING_TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _binomial_inversion(gen: Generator, count: float, prob: float, t: Any) -> float:
+    logprob = float(t(math.log1p(-prob)))
+    geom_sum, num = 0.0, 0
+    while True:
+        geom_sum += math.ceil(_log(_uniform_one(gen)) / logprob)
+        if geom_sum > count:
+            return float(num)
+        num += 1
+
+
+def _btrs(gen: Generator, count: float, prob: float, t: Any) -> float:
+    """Hoermann's BTRS transformed rejection (as PyTorch's, after TensorFlow's): ``t`` rounds
+    what the kernel computes in the parameters' own float type."""
+    stddev = float(t(math.sqrt(t(t(count * prob) * t(1 - prob)))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = float(t(count * prob)) + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = float(t(prob / t(1 - prob)))
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor(t(t(count + 1) * prob))
+    while True:
+        u = _uniform_one(gen) - 0.5
+        v = _uniform_one(gen)
+        us = 0.5 - abs(u)
+        k = float(t(math.floor((2 * a / us + b) * u + c)))
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = _log(v * alpha / (a / (us * us) + b))
+        bound = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+                 + (count + 1) * math.log((count - m + 1) / (count - k + 1))
+                 + (k + 0.5) * math.log(r * (count - k + 1) / (k + 1))
+                 + _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(count - k))  # fmt: skip
+        if v <= bound:
+            return k
+
+
+def _binomial_one(gen: Generator, count: float, prob: float, t: Any) -> float:
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return count
+    if prob <= 0.5:
+        if t(count * prob) >= 10.0:
+            return _btrs(gen, count, prob, t)
+        return _binomial_inversion(gen, count, prob, t)
+    if prob > 0.5:
+        q = float(t(1.0 - prob))
+        if t(count * q) >= 10.0:
+            return float(t(count - _btrs(gen, count, q, t)))
+        return float(t(count - _binomial_inversion(gen, count, q, t)))
+    return math.nan
 
 
 def binomial(gen: Generator, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
-    """Binomial draws of ``count`` trials of probability ``prob`` (the distribution of ``torch.binomial``)."""
-    n = np.rint(count.astype(np.float64)).astype(np.int64)
-    return np.asarray(_numpy_generator(gen).binomial(n, np.clip(prob.astype(np.float64), 0.0, 1.0))).astype(prob.dtype)
+    """``torch.binomial(count, prob)`` on the host: one draw per element in order, BTRS where
+    the mean is 10 or more, else inversion of geometric draws (PyTorch's numbers for a seed)."""
+    count, prob = np.broadcast_arrays(count, prob)
+    single = prob.dtype != np.float64
+
+    def t(x: float) -> float:  # (the kernel's arithmetic in the parameters' float type)
+        return float(np.float32(x)) if single else float(x)
+
+    pairs = zip(count.ravel().tolist(), prob.ravel().tolist())
+    flat = [_binomial_one(gen, float(n), float(p), t) for n, p in pairs]
+    return np.array(flat, dtype=np.float64).astype(prob.dtype).reshape(prob.shape)
