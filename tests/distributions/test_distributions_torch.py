@@ -217,10 +217,6 @@ def test_rsample_and_its_gradient_are_pytorchs(name, dtype):
         return
     for k in op:
         if isinstance(tp[k], torch.Tensor) and tp[k].requires_grad:
-            if name in ("Beta", "Dirichlet"):
-                # (our derivative is the gamma draws' own; PyTorch's another approximation): both finite, same sign pattern
-                assert np.isfinite(op[k].grad.numpy()).all()
-                continue
             _close(op[k].grad, tp[k].grad, dtype, f"d rsample / d {k}", scale=100)
 
 
@@ -567,3 +563,42 @@ def test_log_prob_gradient_matches_finite_differences_and_pytorchs_second_deriva
             assert a is None or not np.any(a.numpy())
         else:
             _close(a, b, "float64", "second derivative of log_prob", scale=100)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gamma_and_dirichlet_draw_derivatives_are_pytorchs_kernels(dtype):
+    from tinygrad_attn.random import transforms as rt
+
+    rng = np.random.default_rng(0)
+    alpha = rng.uniform(0.1, 20.0, (300, 3)).astype(dtype)  # (every branch: small x, near 1, large parameters, between)
+    torch.manual_seed(0)
+    x = torch._sample_dirichlet(torch.tensor(alpha)).numpy()
+    total = np.broadcast_to(alpha.sum(-1, keepdims=True), alpha.shape).copy()
+    expected = torch._dirichlet_grad(torch.tensor(x), torch.tensor(alpha), torch.tensor(total)).numpy()
+    tol = 2e-5 if dtype == "float32" else 1e-13
+    np.testing.assert_allclose(rt.dirichlet_grad(x, alpha, total), expected, rtol=tol, atol=1e-30)
+    g = torch._standard_gamma(torch.tensor(alpha)).numpy()
+    expected = torch._standard_gamma_grad(torch.tensor(alpha), torch.tensor(g)).numpy()
+    np.testing.assert_allclose(rt.standard_gamma_grad(alpha, g), expected, rtol=tol, atol=1e-30)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_poisson_binomial_gamma_and_dirichlet_draws_are_pytorchs_kernels(dtype):
+    from tinygrad_attn.random import default_generator
+    from tinygrad_attn.random import transforms as rt
+
+    rng = np.random.default_rng(1)
+    rate = np.concatenate([[0.0], rng.uniform(0, 40, 60)]).astype(dtype)
+    count = rng.integers(0, 200, 61).astype(dtype)
+    prob = np.concatenate([[0.0, 1.0], rng.uniform(0, 1, 59)]).astype(dtype)
+    alpha = rng.uniform(0.05, 12, (20, 3)).astype(dtype)
+    draws = [(lambda: rt.poisson(default_generator, rate), lambda: torch.poisson(torch.tensor(rate))),
+             (lambda: rt.binomial(default_generator, count, prob),
+              lambda: torch.binomial(torch.tensor(count), torch.tensor(prob))),
+             (lambda: rt.standard_gamma(default_generator, alpha), lambda: torch._standard_gamma(torch.tensor(alpha))),
+             (lambda: rt.dirichlet(default_generator, alpha), lambda: torch._sample_dirichlet(torch.tensor(alpha)))]  # fmt: skip
+    for ours, theirs in draws:
+        tga.manual_seed(11)
+        torch.manual_seed(11)
+        np.testing.assert_array_equal(ours(), theirs().numpy())
+        assert tga.rand(3).tolist() == torch.rand(3).tolist()  # (the same draws consumed)

@@ -1,7 +1,6 @@
 """Distributions on the simplex and the unit interval made from gamma draws, as
-``torch.distributions.Dirichlet`` and ``Beta``. Samples are PyTorch's for a seed; the
-reparameterised gradient is the gamma draws' own through their normalisation (unbiased, not
-PyTorch's approximation number for number)."""
+``torch.distributions.Dirichlet`` and ``Beta``: samples are PyTorch's for a seed, and so is the
+reparameterised gradient (its ``_dirichlet_grad``)."""
 
 from __future__ import annotations
 

@@ -45,33 +45,24 @@ def standard_gamma(alpha: Tensor) -> Tensor:
 class _Dirichlet(Function):
     @staticmethod
     def forward(ctx: Any, alpha: Tensor) -> Tensor:
-        a = _host(alpha)
-        gen = host_generator()
-        state = gen.get_state()
-        x = rt.dirichlet(gen, a)
-        # (the same draws again, kept in float64: the gradient is the gammas' own, through their normalisation)
-        after = gen.get_state()
-        gen.set_state(state)
-        gammas = np.maximum(rt.standard_gamma(gen, a.astype(np.float64)), np.finfo(np.float64).tiny)
-        gen.set_state(after)
-        ctx.save_for_backward(alpha, _like(x, alpha), _like(gammas, alpha))
-        return _like(x, alpha)
+        x = _like(rt.dirichlet(host_generator(), _host(alpha)), alpha)
+        ctx.save_for_backward(alpha, x)
+        return x
 
     @staticmethod
     @once_differentiable
     def backward(ctx: Any, grad: Tensor) -> Tensor:
-        alpha, x, gammas = ctx.saved_tensors
-        g = _host(gammas)
-        dg = rt.standard_gamma_grad(_host(alpha).astype(np.float64), g) / g.sum(-1, keepdims=True)
-        gx = _host(grad).astype(np.float64)
-        out = dg * (gx - (gx * _host(x)).sum(-1, keepdims=True))
-        return _like(out.astype(_host(alpha).dtype), alpha)
+        alpha, x = ctx.saved_tensors
+        a, xs = _host(alpha), _host(x)
+        total = np.broadcast_to(a.sum(-1, keepdims=True), a.shape).astype(a.dtype)
+        dx = _like(rt.dirichlet_grad(xs, a, total), x)
+        # (each entry's derivative through its Beta marginal, the normalisation's share taken off)
+        return dx * (grad - (x * grad).sum(-1, keepdim=True))
 
 
 def dirichlet(alpha: Tensor) -> Tensor:
-    """Dirichlet draws over the last axis of ``alpha``: PyTorch's numbers for a seed (gamma draws
-    normalised); differentiable in ``alpha`` through the gamma draws' derivatives (an unbiased
-    reparameterised gradient; PyTorch's own is another approximation of the same quantity)."""
+    """Dirichlet draws over the last axis of ``alpha`` (gamma draws normalised), differentiable in
+    ``alpha``: PyTorch's numbers for a seed, and its derivative (``torch._dirichlet_grad``)."""
     return _Dirichlet.apply(alpha)
 
 

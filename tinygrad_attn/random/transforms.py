@@ -512,3 +512,143 @@ def binomial(gen: Generator, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
     pairs = zip(count.ravel().tolist(), prob.ravel().tolist())
     flat = [_binomial_one(gen, float(n), float(p), t) for n, p in pairs]
     return np.array(flat, dtype=np.float64).astype(prob.dtype).reshape(prob.shape)
+
+
+# --- the Dirichlet draw's derivative (torch._dirichlet_grad): the beta marginal's, per element --------------------------
+
+
+def _digamma_one(x: Any, t: Any) -> Any:
+    """Digamma of a positive number in the kernel's arithmetic: ``t`` is its float type
+    (np.float32 or np.float64); the running sum is float64, the result rounded to ``t``."""
+    x = t(x)
+    if x == 0:
+        return t(np.inf)
+    acc = 0.0
+    while x < 10:
+        acc -= float(t(1) / x)
+        x = t(x + t(1))
+    if x == 10:
+        return t(acc + 2.25175258906672110764)
+    z = 1.0 / float(x * x)
+    poly = 0.0
+    for a in (8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.57575757575757575758e-3,
+              -4.16666666666666666667e-3, 3.96825396825396825397e-3, -8.33333333333333333333e-3,
+              8.33333333333333333333e-2):  # fmt: skip
+        poly = poly * z + a
+    return t(acc + float(np.log(x)) - float(t(0.5) / x) - z * poly)
+
+
+def _beta_grad_alpha_small(x: Any, alpha: Any, beta: Any, t: Any) -> Any:
+    """``d x / d alpha`` of a Beta(alpha, beta) draw near 0: a series in ``x`` (in ``t``'s arithmetic)."""
+    factor = t(_digamma_one(alpha, t) - _digamma_one(t(alpha + beta), t) - np.log(x))
+    numer = t(1)
+    series = t(numer / alpha * t(factor + t(1) / alpha))
+    for i in range(1, 11):
+        ti = t(i)
+        numer = t(numer * t(t(ti - beta) * x / ti))
+        denom = t(alpha + ti)
+        series = t(series + t(numer / denom * t(factor + t(1) / denom)))
+    result = t(t(x * np.power(t(t(1) - x), -beta)) * series)
+    return t(0) if np.isnan(result) else result
+
+
+def _beta_grad_beta_small(x: Any, alpha: Any, beta: Any, t: Any) -> Any:
+    """``d x / d beta`` of a Beta(alpha, beta) draw near 0."""
+    factor = t(_digamma_one(t(alpha + beta), t) - _digamma_one(beta, t))
+    numer, betas, dbetas, series = t(1), t(1), t(0), t(factor / alpha)
+    for i in range(1, 9):
+        ti = t(i)
+        numer = t(numer * t(-x / ti))
+        dbetas = t(t(dbetas * t(beta - ti)) + betas)
+        betas = t(betas * t(beta - ti))
+        series = t(series + t(t(numer / t(alpha + ti)) * t(dbetas + t(factor * betas))))
+    result = t(-np.power(t(t(1) - x), t(t(1) - beta)) * series)
+    return t(0) if np.isnan(result) else result
+
+
+def _beta_grad_alpha_mid(x: float, alpha: float, beta: float) -> float:
+    """``d x / d alpha`` of a Beta draw for large ``alpha`` and ``beta``: Rice's saddle-point expansion (float64)."""
+    total = alpha + beta
+    mean = alpha / total
+    std = math.sqrt(alpha * beta / (total + 1)) / total
+    if mean - 0.1 * std <= x <= mean + 0.1 * std:  # (its own formula at the mean, where the expansion is singular)
+        poly = 47 * x * (beta * beta) * (beta * beta) + alpha * (
+            (43 + 20 * (16 + 27 * beta) * x) * (beta * beta) * beta
+            + alpha * (3 * (59 + 180 * beta - 90 * x) * (beta * beta)
+                       + alpha * ((453 + 1620 * beta * (1 - x) - 455 * x) * beta
+                                  + alpha * (8 * (1 - x) * (135 * beta - 11)))))  # fmt: skip
+        prefactor_num = (1 + 12 * alpha) * (1 + 12 * beta) / (total * total)
+        prefactor_den = 12960 * alpha * alpha * alpha * beta * beta * (1 + 12 * total)
+        return prefactor_num / (1 - x) * poly / prefactor_den
+    prefactor = -x / math.sqrt(2 * alpha * beta / total)
+    stirling = ((1 + 1 / (12 * alpha) + 1 / (288 * alpha * alpha)) * (1 + 1 / (12 * beta) + 1 / (288 * beta * beta))
+                / (1 + 1 / (12 * total) + 1 / (288 * total * total)))  # fmt: skip
+    term1_num = 2 * (alpha * alpha) * (x - 1) + alpha * beta * (x - 1) - x * (beta * beta)
+    axbx = alpha * (x - 1) + beta * x
+    term1 = term1_num / (math.sqrt(2 * alpha / beta) * total**1.5 * axbx * axbx)
+    term2 = 0.5 * math.log(alpha / (total * x))
+    term3 = math.sqrt(8 * alpha * beta / total) / (beta * x + alpha * (x - 1))
+    term4_base = beta * math.log(beta / (total * (1 - x))) + alpha * math.log(alpha / (total * x))
+    term4 = term4_base**-1.5 if term4_base > 0 else math.nan
+    return stirling * prefactor * (term1 + term2 * (term3 + (term4 if x < mean else -term4)))
+
+
+#: the rational correction to the analytic approximation: [numerator / denominator][u power][a power][b power]
+_DIRICHLET_GRAD = np.array([
+    [[[1.003668233, -0.01061107488, -0.0657888334, 0.01201642863],
+      [0.6336835991, -0.3557432599, 0.05486251648, -0.001465281033],
+      [-0.03276231906, 0.004474107445, 0.002429354597, -0.0001557569013]],
+     [[0.221950385, -0.3187676331, 0.01799915743, 0.01074823814],
+      [-0.2951249643, 0.06219954479, 0.01535556598, 0.001550077057],
+      [0.02155310298, 0.004170831599, 0.001292462449, 6.976601077e-05]],
+     [[-0.05980841433, 0.008441916499, 0.01085618172, 0.002319392565],
+      [0.02911413504, 0.01400243777, -0.002721828457, 0.000751041181],
+      [0.005900514878, -0.001936558688, -9.495446725e-06, 5.385558597e-05]]],
+    [[[1, -0.02924021934, -0.04438342661, 0.007285809825],
+      [0.6357567472, -0.3473456711, 0.05454656494, -0.002407477521],
+      [-0.03301322327, 0.004845219414, 0.00231480583, -0.0002307248149]],
+     [[0.5925320577, -0.1757678135, 0.01505928619, 0.000564515273],
+      [0.1014815858, -0.06589186703, 0.01272886114, -0.0007316646956],
+      [-0.007258481865, 0.001096195486, 0.0003934994223, -4.12701925e-05]],
+     [[0.06469649321, -0.0236701437, 0.002902096474, -5.896963079e-05],
+      [0.001925008108, -0.002869809258, 0.0008000589141, -6.063713228e-05],
+      [-0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06]]],
+])  # fmt: skip
+
+
+def _dirichlet_grad_one(x: Any, alpha: Any, total: Any, t: Any) -> Any:
+    """``d x / d alpha`` of one Dirichlet draw's entry ``x`` (its Beta(alpha, total - alpha) marginal),
+    scaled by ``1 / (1 - x)``: series near 0 and 1, Rice's expansion for large parameters, else a
+    rational correction to an analytic approximation."""
+    x, alpha, total = t(x), t(alpha), t(total)
+    beta = t(total - alpha)
+    boundary = t(t(total * x) * t(t(1) - x))
+    if x <= 0.5 and boundary < 2.5:
+        return _beta_grad_alpha_small(x, alpha, beta, t)
+    if x >= 0.5 and boundary < 0.75:
+        return t(-_beta_grad_beta_small(t(t(1) - x), beta, alpha, t))
+    xd, ad, td = float(x), float(alpha), float(total)
+    bd = td - ad
+    if alpha > 6 and beta > 6:
+        return t(_beta_grad_alpha_mid(xd, ad, bd))
+    u = math.log(xd)
+    a = math.log(ad) - u
+    b = math.log(td) - a
+    pow_u, pow_a = (1.0, u, u * u), (1.0, a, a * a)
+    p = q = 0.0
+    for i in range(3):
+        for j in range(3):
+            ua = pow_u[i] * pow_a[j]
+            cp, cq = _DIRICHLET_GRAD[0, i, j], _DIRICHLET_GRAD[1, i, j]
+            p += ua * (cp[0] + b * (cp[1] + b * (cp[2] + b * cp[3])))
+            q += ua * (cq[0] + b * (cq[1] + b * (cq[2] + b * cq[3])))
+    approx = xd * float(_digamma_one(td, t) - _digamma_one(ad, t)) / bd
+    return t(p / q * approx)
+
+
+def dirichlet_grad(x: np.ndarray, alpha: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """``torch._dirichlet_grad(x, alpha, total)`` elementwise (arrays of one shape and float dtype)."""
+    t = np.float32 if x.dtype != np.float64 else np.float64
+    flat = [_dirichlet_grad_one(a, b, c, t) for a, b, c in zip(x.ravel().tolist(), alpha.ravel().tolist(),
+                                                                total.ravel().tolist())]  # fmt: skip
+    return np.array(flat, dtype=x.dtype).reshape(x.shape)
