@@ -602,3 +602,41 @@ def test_poisson_binomial_gamma_and_dirichlet_draws_are_pytorchs_kernels(dtype):
         torch.manual_seed(11)
         np.testing.assert_array_equal(ours(), theirs().numpy())
         assert tga.rand(3).tolist() == torch.rand(3).tolist()  # (the same draws consumed)
+
+
+# every pair in PyTorch's KL registry, each class made from generated parameters
+_KL_MAKERS = {
+    **{FAMILIES[n][0]: FAMILIES[n][1] for n in FAMILIES if "-" not in n},
+    "Normal": lambda r, s: {"loc": r.standard_normal(s), "scale": _pos(r, s)},
+    "Laplace": lambda r, s: {"loc": r.standard_normal(s), "scale": _pos(r, s)},
+    "Exponential": lambda r, s: {"rate": _pos(r, s)},
+    "Uniform": lambda r, s: {"low": r.uniform(0.05, 0.45, s), "high": r.uniform(0.55, 0.95, s)},
+    "Bernoulli": lambda r, s: {"probs": _unit(r, s)},
+    "Categorical": lambda r, s: {"probs": _simplex(r, s)},
+    "OneHotCategorical": lambda r, s: {"probs": _simplex(r, s)},
+    "MultivariateNormal": lambda r, s: {"loc": r.standard_normal((*s, 3)), "covariance_matrix": _spd(r, s)},
+    "Pareto": lambda r, s: {"scale": _pos(r, s, 0.5, 1.5), "alpha": _pos(r, s, 0.5, 5)},
+}
+_ABSTRACT = ("ExponentialFamily", "TransformedDistribution", "Independent")  # (their pairs are tested above)
+_TORCH_KL_PAIRS = sorted({(p.__name__, q.__name__) for p, q in TD.kl._KL_REGISTRY
+                          if p.__name__ not in _ABSTRACT and q.__name__ not in _ABSTRACT})  # fmt: skip
+
+
+def test_every_pytorch_kl_pair_is_registered():
+    ours = {(p.__name__, q.__name__) for p, q in D.kl._KL_REGISTRY}
+    assert {(p.__name__, q.__name__) for p, q in TD.kl._KL_REGISTRY} <= ours
+
+
+@pytest.mark.parametrize("p_name, q_name", _TORCH_KL_PAIRS)
+def test_every_pytorch_kl_pair_is_pytorchs(p_name, q_name):
+    def make(m, dist, name, seed):
+        params = _KL_MAKERS[name](np.random.default_rng(seed), (3,))
+        return getattr(dist, name)(**{k: m.tensor(v) if isinstance(v, np.ndarray) else v for k, v in params.items()})
+
+    try:
+        expected = TD.kl_divergence(make(torch, TD, p_name, 1), make(torch, TD, q_name, 2))
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            D.kl_divergence(make(tga, D, p_name, 1), make(tga, D, q_name, 2))
+        return
+    _close(D.kl_divergence(make(tga, D, p_name, 1), make(tga, D, q_name, 2)), expected, "float64", "kl", scale=100)

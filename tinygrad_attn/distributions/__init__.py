@@ -26,6 +26,7 @@ from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson
 from .exp_family import ExponentialFamily
 from .gamma import Chi2, Gamma, InverseGamma
 from .generalized_pareto import GeneralizedPareto
+from .kl_cross import _kl_cb_cb  # noqa: F401 - (importing registers the KL divergences across families)
 from .kl_families import _kl_beta_beta  # noqa: F401 - (importing registers the families' KL divergences)
 from .lkj_cholesky import LKJCholesky
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
