@@ -640,3 +640,20 @@ def test_every_pytorch_kl_pair_is_pytorchs(p_name, q_name):
             D.kl_divergence(make(tga, D, p_name, 1), make(tga, D, q_name, 2))
         return
     _close(D.kl_divergence(make(tga, D, p_name, 1), make(tga, D, q_name, 2)), expected, "float64", "kl", scale=100)
+
+
+def test_pytorchs_names_and_module_paths_are_here():
+    import importlib
+
+    for name in dir(TD):
+        if not name.startswith("_"):
+            assert hasattr(D, name), name
+    for name in TD.constraints.__all__:
+        assert hasattr(D.constraints, name), name
+    for name in TD.transforms.__all__:
+        assert hasattr(D.transforms, name), name
+    for module in ("binomial", "log_normal", "studentT", "relaxed_categorical", "one_hot_categorical", "kl"):
+        path = importlib.import_module(f"torch.distributions.{module}").__name__.replace("torch", "tinygrad_attn", 1)
+        ours = importlib.import_module(path)
+        for name in getattr(importlib.import_module(f"torch.distributions.{module}"), "__all__", []):
+            assert hasattr(ours, name), (module, name)

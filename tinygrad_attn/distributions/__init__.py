@@ -17,6 +17,8 @@ from .normal import Normal
 from .uniform import Uniform
 
 # isort: split
+import sys as _sys
+
 # the rest of torch.distributions: the gamma, beta, count, relaxed and transformed families
 from . import constraint_registry, transforms
 from .beta import Beta, Dirichlet
@@ -30,7 +32,7 @@ from .kl_cross import _kl_cb_cb  # noqa: F401 - (importing registers the KL dive
 from .kl_families import _kl_beta_beta  # noqa: F401 - (importing registers the families' KL divergences)
 from .lkj_cholesky import LKJCholesky
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
-from .mixture_same_family import MixtureSameFamily
+from .mixture_same_family import MixtureSameFamily, MixtureSameFamilyConstraint
 from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical
 from .student_t import FisherSnedecor, StudentT
 from .transformed_distribution import TransformedDistribution
@@ -49,6 +51,23 @@ from .transforms import *  # noqa: F403 - (PyTorch exports its transforms from t
 from .von_mises import VonMises
 from .wishart import Wishart
 
+# PyTorch's submodule paths (``torch.distributions.log_normal``, ...) where our module has another name
+_PYTORCH_MODULES = {
+    "binomial": "counts", "cauchy": "transformed_families", "chi2": "gamma", "dirichlet": "beta",
+    "fishersnedecor": "student_t", "geometric": "counts", "gumbel": "transformed_families",
+    "half_cauchy": "transformed_families", "half_normal": "transformed_families", "inverse_gamma": "gamma",
+    "kumaraswamy": "transformed_families", "laplace": "exponential", "log_normal": "transformed_families",
+    "logistic_normal": "transformed_families", "multinomial": "counts", "negative_binomial": "counts",
+    "one_hot_categorical": "categorical", "pareto": "transformed_families", "poisson": "counts",
+    "relaxed_bernoulli": "relaxed", "relaxed_categorical": "relaxed", "studentT": "student_t",
+    "weibull": "transformed_families",
+}  # fmt: skip
+for _name, _ours in _PYTORCH_MODULES.items():
+    _sys.modules[f"{__name__}.{_name}"] = _sys.modules[f"{__name__}.{_ours}"]
+    globals()[_name] = _sys.modules[f"{__name__}.{_ours}"]
+constraints.MixtureSameFamilyConstraint = MixtureSameFamilyConstraint  # (PyTorch lists it among the constraints)
+
+
 __all__ = [
     "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical",
     "OneHotCategoricalStraightThrough", "Uniform", "constraints", "kl_divergence", "register_kl",
@@ -56,5 +75,6 @@ __all__ = [
     "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "LogNormal", "LogisticNormal",
     "LogitRelaxedBernoulli", "Multinomial", "NegativeBinomial", "Pareto", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Weibull", "biject_to", "constraint_registry",
-    "transform_to", "transforms", "ContinuousBernoulli", "GeneralizedPareto", "VonMises", "LowRankMultivariateNormal", "ExponentialFamily", "MixtureSameFamily", "LKJCholesky", "Wishart", *transforms.__all__,
+    "transform_to", "transforms", "ContinuousBernoulli", "GeneralizedPareto", "VonMises", "LowRankMultivariateNormal",
+    "ExponentialFamily", "MixtureSameFamily", "LKJCholesky", "Wishart", *transforms.__all__,
 ]  # fmt: skip
