@@ -32,7 +32,7 @@ from .kl_cross import _kl_cb_cb  # noqa: F401 - (importing registers the KL dive
 from .kl_families import _kl_beta_beta  # noqa: F401 - (importing registers the families' KL divergences)
 from .lkj_cholesky import LKJCholesky
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
-from .mixture_same_family import MixtureSameFamily, MixtureSameFamilyConstraint
+from .mixture_same_family import MixtureSameFamily
 from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical
 from .student_t import FisherSnedecor, StudentT
 from .transformed_distribution import TransformedDistribution
@@ -65,7 +65,6 @@ _PYTORCH_MODULES = {
 for _name, _ours in _PYTORCH_MODULES.items():
     _sys.modules[f"{__name__}.{_name}"] = _sys.modules[f"{__name__}.{_ours}"]
     globals()[_name] = _sys.modules[f"{__name__}.{_ours}"]
-constraints.MixtureSameFamilyConstraint = MixtureSameFamilyConstraint  # (PyTorch lists it among the constraints)
 
 
 __all__ = [

@@ -305,6 +305,34 @@ class _Stack(Constraint):
         return stack([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
 
 
+class MixtureSameFamilyConstraint(Constraint):
+    """The components' support, checked with the component axis put back: a value is valid
+    when it lies in every component's support (as PyTorch checks it)."""
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim
+
+    def check(self, value: Tensor) -> Tensor:
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        keep = value.dim() - self.event_dim
+        return result.reshape(*result.shape[:keep], -1).all(-1)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
+
+
 def _eps(value: Tensor) -> float:
     from ..tensors.dtypes import finfo  # noqa: PLC0415
 
@@ -347,5 +375,5 @@ __all__ = [
     "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
     "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real", "real_vector", "simplex",
     "unit_interval", "cat", "corr_cholesky", "lower_triangular", "multinomial", "positive_semidefinite", "square",
-    "stack", "symmetric",
+    "stack", "symmetric", "MixtureSameFamilyConstraint",
 ]  # fmt: skip

@@ -14,35 +14,8 @@ from ..engine.switches import no_grad
 from ..tensors._tensor import Tensor
 from . import constraints
 from .categorical import Categorical
+from .constraints import MixtureSameFamilyConstraint
 from .distribution import Distribution
-
-
-class MixtureSameFamilyConstraint(constraints.Constraint):
-    """The components' support, checked with the component axis put back: a value is valid
-    when it lies in every component's support (as PyTorch checks it)."""
-
-    def __init__(self, base_constraint: constraints.Constraint) -> None:
-        if not isinstance(base_constraint, constraints.Constraint):
-            raise TypeError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
-        self.base_constraint = base_constraint
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self) -> int:  # type: ignore[override]
-        return self.base_constraint.event_dim
-
-    def check(self, value: Tensor) -> Tensor:
-        if value.dim() < self.event_dim:
-            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
-        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
-        keep = value.dim() - self.event_dim
-        return result.reshape(*result.shape[:keep], -1).all(-1)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
 class MixtureSameFamily(Distribution):
