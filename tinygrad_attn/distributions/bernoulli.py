@@ -10,6 +10,7 @@ from ..tensors._tensor import Tensor
 from ..tensors.factories import creation as _creation
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 
@@ -18,7 +19,7 @@ def one_of(probs: Any, logits: Any) -> None:
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """``Bernoulli(probs)`` or ``Bernoulli(logits=...)``: 1 with probability ``probs``, else 0."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -91,3 +92,10 @@ class Bernoulli(Distribution):
         values = _creation.arange(2, dtype=self._param.dtype, device=self._param.device)
         values = values.reshape(-1, *(1,) * len(self._batch_shape))
         return values.expand(-1, *self._batch_shape) if expand else values
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.logits,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return x.exp().log1p()

@@ -201,6 +201,144 @@ class _PositiveDefinite(Constraint):
         return Tensor(np.asarray(symmetric & positive), device=value.device)
 
 
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value.tril() == value).reshape(*value.shape[:-2], -1).all(-1)
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: rows of unit norm, positive diagonal."""
+
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        tol = 10 * _eps(value) * value.shape[-1]
+        unit = ((value.pow(2).sum(-1).sqrt() - 1).abs() <= tol).all(-1)
+        return _LowerCholesky().check(value) & unit
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        from ..tensors.factories import creation  # noqa: PLC0415 - (constraints load before the factories)
+
+        return creation.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1], dtype=bool)
+
+
+class _Symmetric(_Square):
+    def check(self, value: Tensor) -> Tensor:
+        square = super().check(value)
+        if not bool(square.all()):
+            return square
+        return ((value - value.mT).abs() <= 1e-6).reshape(*value.shape[:-2], -1).all(-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value: Tensor) -> Tensor:
+        import numpy as np  # noqa: PLC0415 - (a host check of eigenvalues)
+
+        arr = np.asarray(value.detach().numpy(), dtype=np.float64)
+        return Tensor(np.asarray(np.all(np.linalg.eigvalsh(arr) >= 0, axis=-1)), device=value.device) & super().check(
+            value
+        )
+
+
+class _Multinomial(Constraint):
+    """Counts of ``upper_bound`` trials at most, over the last axis."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
+class _Cat(Constraint):
+    """``cseq[i]`` on the ``i``-th slice of ``lengths[i]`` entries along ``dim``."""
+
+    def __init__(self, cseq: Any, dim: int = 0, lengths: Any = None) -> None:
+        self.cseq, self.dim = list(cseq), dim
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value: Tensor) -> Tensor:
+        from ..tensors.shape.shape_functions import cat  # noqa: PLC0415
+
+        parts, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            parts.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return cat(parts, self.dim)
+
+
+class _Stack(Constraint):
+    """``cseq[i]`` on the ``i``-th entry along ``dim``."""
+
+    def __init__(self, cseq: Any, dim: int = 0) -> None:
+        self.cseq, self.dim = list(cseq), dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value: Tensor) -> Tensor:
+        from ..tensors.shape.shape_functions import stack  # noqa: PLC0415
+
+        return stack([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The components' support, checked with the component axis put back: a value is valid
+    when it lies in every component's support (as PyTorch checks it)."""
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim
+
+    def check(self, value: Tensor) -> Tensor:
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        keep = value.dim() - self.event_dim
+        return result.reshape(*result.shape[:keep], -1).all(-1)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
+
+
+def _eps(value: Tensor) -> float:
+    from ..tensors.dtypes import finfo  # noqa: PLC0415
+
+    return finfo(value.dtype).eps
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -223,9 +361,19 @@ simplex = _Simplex()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
 
+lower_triangular = _LowerTriangular()
+corr_cholesky = _CorrCholesky()
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
+multinomial = _Multinomial
+cat = _Cat
+stack = _Stack
+
 __all__ = [
     "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
     "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
     "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real", "real_vector", "simplex",
-    "unit_interval",
+    "unit_interval", "cat", "corr_cholesky", "lower_triangular", "multinomial", "positive_semidefinite", "square",
+    "stack", "symmetric", "MixtureSameFamilyConstraint",
 ]  # fmt: skip

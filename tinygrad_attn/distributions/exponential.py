@@ -9,10 +9,11 @@ from ..tensors._tensor import Tensor
 from ..tensors.dtypes import finfo
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """``Exponential(rate)``: density ``rate * exp(-rate * x)`` for ``x >= 0``."""
 
     arg_constraints = {"rate": constraints.positive}
@@ -62,6 +63,13 @@ class Exponential(Distribution):
 
     def entropy(self) -> Tensor:
         return 1.0 - self.rate.log()
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return -(-x).log()
 
 
 class Laplace(Distribution):

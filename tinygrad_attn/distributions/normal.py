@@ -10,7 +10,7 @@ from ..tensors._tensor import Tensor
 from ..tensors.elementwise import math_functions as _math
 from ..tensors.factories import creation as _creation
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 
@@ -20,7 +20,7 @@ def standard_normal(shape: tuple, like: Tensor) -> Tensor:
     return _creation.randn(*shape, dtype=like.dtype, device=like._dev)
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """``Normal(loc, scale)``: mean ``loc``, standard deviation ``scale`` (broadcast together).
 
     >>> Normal(0.0, 1.0).log_prob(Tensor(0.0))  # -0.9189
@@ -84,3 +84,6 @@ class Normal(Distribution):
     @property
     def _natural_params(self) -> tuple[Tensor, Tensor]:
         return self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal()
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()

@@ -259,3 +259,396 @@ def multinomial(gen: Generator, probs: np.ndarray, num_samples: int, replacement
         cum[-1] = 1
         out[r] = np.searchsorted(cum, _unit(gen, num_samples, np.float64), side="left")
     return out
+
+
+# --- the samplers of torch.distributions: gamma (and Dirichlet from it), Poisson, binomial ---------------------------
+
+_F32 = np.float32
+
+
+def _gamma_one(gen: Generator, alpha: float, single: bool) -> float:
+    """One draw of PyTorch's CPU ``sample_gamma``: Marsaglia and Tsang's acceptance-rejection
+    on the generator's float64 normals and uniforms, ``alpha < 1`` boosted by one and scaled by
+    ``u ** (1 / alpha)``. ``single``: ``alpha`` is float32, and its own arithmetic is float32's
+    (the float literals of the kernel are float32 numbers widened to float64)."""
+    one = _F32(1.0) if single else 1.0
+    scale = 1.0
+    if alpha < 1.0:
+        if alpha == 0.0:
+            return 0.0
+        inv = float(one / _F32(alpha)) if single else 1.0 / alpha
+        scale *= (1.0 - _unit(gen, 1, np.float64)[0]) ** inv
+        alpha = float(_F32(alpha) + one) if single else alpha + 1.0
+    third = float(_F32(1.0) / _F32(3.0))
+    d = float(_F32(alpha) - _F32(third)) if single else alpha - third
+    c = 1.0 / math.sqrt(9.0 * d)
+    k = float(_F32(0.0331))
+    while True:
+        while True:
+            x = _scalar_normal(gen, 0.0, 1.0)
+            y = 1.0 + c * x
+            if y > 0:
+                break
+        v = y * y * y
+        u = 1.0 - _unit(gen, 1, np.float64)[0]
+        xx = x * x
+        if u < 1.0 - k * xx * xx:
+            return scale * d * v
+        if _log(u) < 0.5 * xx + d * (1.0 - v + _log(v)):
+            return scale * d * v
+
+
+def standard_gamma(gen: Generator, alpha: np.ndarray) -> np.ndarray:
+    """``torch._standard_gamma(alpha)`` on the host: one draw per element in order, at least the
+    dtype's smallest normal number (the numbers PyTorch's CPU kernel writes for a seed)."""
+    single = alpha.dtype != np.float64
+    tiny = np.finfo(alpha.dtype).tiny
+    flat = [_gamma_one(gen, a, single) for a in alpha.ravel().tolist()]
+    out = np.array(flat, dtype=np.float64).astype(alpha.dtype)
+    return np.maximum(out, tiny).reshape(alpha.shape)
+
+
+def dirichlet(gen: Generator, alpha: np.ndarray) -> np.ndarray:
+    """``torch._sample_dirichlet(alpha)`` on the host: float64 gamma draws of ``alpha`` (as
+    float64), normalised along the last axis, kept inside ``[tiny, 1)`` of ``alpha``'s dtype."""
+    gammas = np.maximum(standard_gamma(gen, alpha.astype(np.float64)), np.finfo(np.float64).tiny)
+    ratio = (gammas / gammas.sum(-1, keepdims=True)).astype(alpha.dtype)
+    top = np.nextafter(alpha.dtype.type(1), alpha.dtype.type(0))
+    return np.clip(ratio, np.finfo(alpha.dtype).tiny, top)
+
+
+def _digamma_host(x: np.ndarray) -> np.ndarray:
+    """Digamma of positive float64 numbers (recurrence up to 10, then the asymptotic series)."""
+    x = np.array(x, dtype=np.float64)
+    acc = np.zeros_like(x)
+    while np.any(x < 10):
+        small = x < 10
+        acc = np.where(small, acc - 1.0 / np.where(small, x, 1.0), acc)
+        x = np.where(small, x + 1.0, x)
+    z = 1.0 / (x * x)
+    series = [8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.57575757575757575758e-3,
+              -4.16666666666666666667e-3, 3.96825396825396825397e-3, -8.33333333333333333333e-3,
+              8.33333333333333333333e-2]  # fmt: skip
+    poly = np.zeros_like(z)
+    for a in series:
+        poly = poly * z + a
+    return acc + np.log(x) - 0.5 / x - z * poly
+
+
+#: the bivariate rational approximation of the gamma sample's derivative (rows: 1, u, u**2)
+_GAMMA_GRAD_UV = np.array([
+    [0.16009398, -0.094634809, 0.025146376, -0.0030648343, 1, 0.32668115, 0.10406089, 0.0014179084],
+    [0.53487893, 0.1298071, 0.065735949, -0.0015649758, 0.16639465, 0.020070113, -0.0035938915, -0.00058392623],
+    [0.040121004, -0.0065914022, -0.0026286047, -0.0013441777, 0.017050642, -0.0021309326, 0.00085092367,
+     -1.5247877e-07],
+])  # fmt: skip
+
+
+def standard_gamma_grad(alpha: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``d x / d alpha`` of a standard gamma draw ``x`` (``torch._standard_gamma_grad``):
+    ``-(d cdf / d alpha) / pdf``, from a series in ``x`` below 0.8, Rice's saddle-point
+    expansion for ``alpha > 8``, else a rational approximation in ``log(x / alpha)`` and
+    ``log(alpha)``; computed in float64, returned in ``x``'s dtype."""
+    a = alpha.astype(np.float64)
+    z = x.astype(np.float64)
+    out = np.zeros(np.broadcast_shapes(a.shape, z.shape))
+    a, z = np.broadcast_to(a, out.shape), np.broadcast_to(z, out.shape)
+    with np.errstate(all="ignore"):
+        # small x: the series of the lower incomplete gamma function and its alpha-derivative
+        numer, denom = np.ones_like(a), a.copy()
+        s1, s2 = numer / denom, numer / (denom * denom)
+        for i in range(1, 6):
+            numer = numer * (-z / i)
+            denom = denom + 1
+            s1, s2 = s1 + numer / denom, s2 + numer / (denom * denom)
+        pow_xa = z**a
+        pdf = z ** (a - 1) * np.exp(-z)
+        cdf_a = (np.log(z) - _digamma_host(a)) * (pow_xa * s1) - pow_xa * s2
+        small = -cdf_a / pdf
+        small = np.where(np.isnan(small), 0.0, small)
+        # large alpha: the saddle-point expansion, its own formula near the mode
+        near = (1 + 24 * a * (1 + 12 * a)) * (1440 * a * a + 6 * z * (53 - 120 * z) - 65 * z * z / a
+                                              + a * (107 + 3600 * z)) / (1244160 * a * a * a * a)  # fmt: skip
+        root = np.sqrt(8 * a)
+        t2 = root / (a - z)
+        t3 = (z - a - a * np.log(z / a)) ** -1.5
+        t23 = np.where(z < a, t2 - t3, t2 + t3)
+        t1 = np.log(z / a) * t23 - np.sqrt(2 / a) * (a + z) / ((a - z) * (a - z))
+        stirling = 1 + 1 / (12 * a) * (1 + 1 / (24 * a))
+        far = -stirling * (z * t1) / root
+        lo, hi = float(_F32(0.9)) * a, float(_F32(1.1)) * a
+        large = np.where((lo <= z) & (z <= hi), near, far)
+        # otherwise: the rational approximation
+        u, v = np.log(z / a), np.log(a)
+        cv = [_GAMMA_GRAD_UV[0, i] + u * (_GAMMA_GRAD_UV[1, i] + u * _GAMMA_GRAD_UV[2, i]) for i in range(8)]
+        p = cv[0] + v * (cv[1] + v * (cv[2] + v * cv[3]))
+        q = cv[4] + v * (cv[5] + v * (cv[6] + v * cv[7]))
+        rational = np.exp(p / q)
+    out = np.where(z < float(_F32(0.8)), small, np.where(a > 8.0, large, rational))
+    return out.astype(x.dtype)
+
+
+def _uniform_one(gen: Generator) -> float:
+    return float(_unit(gen, 1, np.float64)[0])
+
+
+def _poisson_one(gen: Generator, lam: float) -> int:
+    """One draw of PyTorch's CPU ``sample_poisson``: Hoermann's transformed rejection from a
+    rate of 10 up, else the product of uniforms (Knuth)."""
+    if lam >= 10:
+        slam, loglam = math.sqrt(lam), math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            u = _uniform_one(gen) - 0.5
+            v = _uniform_one(gen)
+            us = 0.5 - abs(u)
+            k = math.floor((2 * a / us + b) * u + lam + 0.43)
+            if us >= 0.07 and v <= vr:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            if _log(v) + math.log(invalpha) - math.log(a / (us * us) + b) <= -lam + k * loglam - math.lgamma(k + 1.0):
+                return k
+    if lam == 0:
+        return 0
+    enlam, x, prod = math.exp(-lam), 0, 1.0
+    while True:
+        prod *= _uniform_one(gen)
+        if prod > enlam:
+            x += 1
+        else:
+            return x
+
+
+def poisson(gen: Generator, rate: np.ndarray) -> np.ndarray:
+    """``torch.poisson(rate)`` on the host: one draw per element in order (PyTorch's numbers for a seed)."""
+    if np.any(rate < 0):
+        raise RuntimeError("poisson: invalid Poisson rate, expected rate to be non-negative")
+    flat = [_poisson_one(gen, float(v)) for v in rate.ravel().tolist()]
+    return np.array(flat, dtype=np.float64).astype(rate.dtype).reshape(rate.shape)
+
+
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                  0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                  0.00925546218271273, 0.00833056343336287)  # fmt: skip
+
+
+def _stirling_tail(k: float) -> float:
+    """``log(k!) - `` Stirling's approximation of it: a table to 9, the series above."""
+    if k <= 9:
+        return _STIRLING_TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _binomial_inversion(gen: Generator, count: float, prob: float, t: Any) -> float:
+    logprob = float(t(math.log1p(-prob)))
+    geom_sum, num = 0.0, 0
+    while True:
+        geom_sum += math.ceil(_log(_uniform_one(gen)) / logprob)
+        if geom_sum > count:
+            return float(num)
+        num += 1
+
+
+def _btrs(gen: Generator, count: float, prob: float, t: Any) -> float:
+    """Hoermann's BTRS transformed rejection (as PyTorch's, after TensorFlow's): ``t`` rounds
+    what the kernel computes in the parameters' own float type."""
+    stddev = float(t(math.sqrt(t(t(count * prob) * t(1 - prob)))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = float(t(count * prob)) + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = float(t(prob / t(1 - prob)))
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor(t(t(count + 1) * prob))
+    while True:
+        u = _uniform_one(gen) - 0.5
+        v = _uniform_one(gen)
+        us = 0.5 - abs(u)
+        k = float(t(math.floor((2 * a / us + b) * u + c)))
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = _log(v * alpha / (a / (us * us) + b))
+        bound = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+                 + (count + 1) * math.log((count - m + 1) / (count - k + 1))
+                 + (k + 0.5) * math.log(r * (count - k + 1) / (k + 1))
+                 + _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(count - k))  # fmt: skip
+        if v <= bound:
+            return k
+
+
+def _binomial_one(gen: Generator, count: float, prob: float, t: Any) -> float:
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return count
+    if prob <= 0.5:
+        if t(count * prob) >= 10.0:
+            return _btrs(gen, count, prob, t)
+        return _binomial_inversion(gen, count, prob, t)
+    if prob > 0.5:
+        q = float(t(1.0 - prob))
+        if t(count * q) >= 10.0:
+            return float(t(count - _btrs(gen, count, q, t)))
+        return float(t(count - _binomial_inversion(gen, count, q, t)))
+    return math.nan
+
+
+def binomial(gen: Generator, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
+    """``torch.binomial(count, prob)`` on the host: one draw per element in order, BTRS where
+    the mean is 10 or more, else inversion of geometric draws (PyTorch's numbers for a seed)."""
+    count, prob = np.broadcast_arrays(count, prob)
+    single = prob.dtype != np.float64
+
+    def t(x: float) -> float:  # (the kernel's arithmetic in the parameters' float type)
+        return float(np.float32(x)) if single else float(x)
+
+    pairs = zip(count.ravel().tolist(), prob.ravel().tolist())
+    flat = [_binomial_one(gen, float(n), float(p), t) for n, p in pairs]
+    return np.array(flat, dtype=np.float64).astype(prob.dtype).reshape(prob.shape)
+
+
+# --- the Dirichlet draw's derivative (torch._dirichlet_grad): the beta marginal's, per element --------------------------
+
+
+def _digamma_one(x: Any, t: Any) -> Any:
+    """Digamma of a positive number in the kernel's arithmetic: ``t`` is its float type
+    (np.float32 or np.float64); the running sum is float64, the result rounded to ``t``."""
+    x = t(x)
+    if x == 0:
+        return t(np.inf)
+    acc = 0.0
+    while x < 10:
+        acc -= float(t(1) / x)
+        x = t(x + t(1))
+    if x == 10:
+        return t(acc + 2.25175258906672110764)
+    z = 1.0 / float(x * x)
+    poly = 0.0
+    for a in (8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.57575757575757575758e-3,
+              -4.16666666666666666667e-3, 3.96825396825396825397e-3, -8.33333333333333333333e-3,
+              8.33333333333333333333e-2):  # fmt: skip
+        poly = poly * z + a
+    return t(acc + float(np.log(x)) - float(t(0.5) / x) - z * poly)
+
+
+def _beta_grad_alpha_small(x: Any, alpha: Any, beta: Any, t: Any) -> Any:
+    """``d x / d alpha`` of a Beta(alpha, beta) draw near 0: a series in ``x`` (in ``t``'s arithmetic)."""
+    factor = t(_digamma_one(alpha, t) - _digamma_one(t(alpha + beta), t) - np.log(x))
+    numer = t(1)
+    series = t(numer / alpha * t(factor + t(1) / alpha))
+    for i in range(1, 11):
+        ti = t(i)
+        numer = t(numer * t(t(ti - beta) * x / ti))
+        denom = t(alpha + ti)
+        series = t(series + t(numer / denom * t(factor + t(1) / denom)))
+    result = t(t(x * np.power(t(t(1) - x), -beta)) * series)
+    return t(0) if np.isnan(result) else result
+
+
+def _beta_grad_beta_small(x: Any, alpha: Any, beta: Any, t: Any) -> Any:
+    """``d x / d beta`` of a Beta(alpha, beta) draw near 0."""
+    factor = t(_digamma_one(t(alpha + beta), t) - _digamma_one(beta, t))
+    numer, betas, dbetas, series = t(1), t(1), t(0), t(factor / alpha)
+    for i in range(1, 9):
+        ti = t(i)
+        numer = t(numer * t(-x / ti))
+        dbetas = t(t(dbetas * t(beta - ti)) + betas)
+        betas = t(betas * t(beta - ti))
+        series = t(series + t(t(numer / t(alpha + ti)) * t(dbetas + t(factor * betas))))
+    result = t(-np.power(t(t(1) - x), t(t(1) - beta)) * series)
+    return t(0) if np.isnan(result) else result
+
+
+def _beta_grad_alpha_mid(x: float, alpha: float, beta: float) -> float:
+    """``d x / d alpha`` of a Beta draw for large ``alpha`` and ``beta``: Rice's saddle-point expansion (float64)."""
+    total = alpha + beta
+    mean = alpha / total
+    std = math.sqrt(alpha * beta / (total + 1)) / total
+    if mean - 0.1 * std <= x <= mean + 0.1 * std:  # (its own formula at the mean, where the expansion is singular)
+        poly = 47 * x * (beta * beta) * (beta * beta) + alpha * (
+            (43 + 20 * (16 + 27 * beta) * x) * (beta * beta) * beta
+            + alpha * (3 * (59 + 180 * beta - 90 * x) * (beta * beta)
+                       + alpha * ((453 + 1620 * beta * (1 - x) - 455 * x) * beta
+                                  + alpha * (8 * (1 - x) * (135 * beta - 11)))))  # fmt: skip
+        prefactor_num = (1 + 12 * alpha) * (1 + 12 * beta) / (total * total)
+        prefactor_den = 12960 * alpha * alpha * alpha * beta * beta * (1 + 12 * total)
+        return prefactor_num / (1 - x) * poly / prefactor_den
+    prefactor = -x / math.sqrt(2 * alpha * beta / total)
+    stirling = ((1 + 1 / (12 * alpha) + 1 / (288 * alpha * alpha)) * (1 + 1 / (12 * beta) + 1 / (288 * beta * beta))
+                / (1 + 1 / (12 * total) + 1 / (288 * total * total)))  # fmt: skip
+    term1_num = 2 * (alpha * alpha) * (x - 1) + alpha * beta * (x - 1) - x * (beta * beta)
+    axbx = alpha * (x - 1) + beta * x
+    term1 = term1_num / (math.sqrt(2 * alpha / beta) * total**1.5 * axbx * axbx)
+    term2 = 0.5 * math.log(alpha / (total * x))
+    term3 = math.sqrt(8 * alpha * beta / total) / (beta * x + alpha * (x - 1))
+    term4_base = beta * math.log(beta / (total * (1 - x))) + alpha * math.log(alpha / (total * x))
+    term4 = term4_base**-1.5 if term4_base > 0 else math.nan
+    return stirling * prefactor * (term1 + term2 * (term3 + (term4 if x < mean else -term4)))
+
+
+#: the rational correction to the analytic approximation: [numerator / denominator][u power][a power][b power]
+_DIRICHLET_GRAD = np.array([
+    [[[1.003668233, -0.01061107488, -0.0657888334, 0.01201642863],
+      [0.6336835991, -0.3557432599, 0.05486251648, -0.001465281033],
+      [-0.03276231906, 0.004474107445, 0.002429354597, -0.0001557569013]],
+     [[0.221950385, -0.3187676331, 0.01799915743, 0.01074823814],
+      [-0.2951249643, 0.06219954479, 0.01535556598, 0.001550077057],
+      [0.02155310298, 0.004170831599, 0.001292462449, 6.976601077e-05]],
+     [[-0.05980841433, 0.008441916499, 0.01085618172, 0.002319392565],
+      [0.02911413504, 0.01400243777, -0.002721828457, 0.000751041181],
+      [0.005900514878, -0.001936558688, -9.495446725e-06, 5.385558597e-05]]],
+    [[[1, -0.02924021934, -0.04438342661, 0.007285809825],
+      [0.6357567472, -0.3473456711, 0.05454656494, -0.002407477521],
+      [-0.03301322327, 0.004845219414, 0.00231480583, -0.0002307248149]],
+     [[0.5925320577, -0.1757678135, 0.01505928619, 0.000564515273],
+      [0.1014815858, -0.06589186703, 0.01272886114, -0.0007316646956],
+      [-0.007258481865, 0.001096195486, 0.0003934994223, -4.12701925e-05]],
+     [[0.06469649321, -0.0236701437, 0.002902096474, -5.896963079e-05],
+      [0.001925008108, -0.002869809258, 0.0008000589141, -6.063713228e-05],
+      [-0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06]]],
+])  # fmt: skip
+
+
+def _dirichlet_grad_one(x: Any, alpha: Any, total: Any, t: Any) -> Any:
+    """``d x / d alpha`` of one Dirichlet draw's entry ``x`` (its Beta(alpha, total - alpha) marginal),
+    scaled by ``1 / (1 - x)``: series near 0 and 1, Rice's expansion for large parameters, else a
+    rational correction to an analytic approximation."""
+    x, alpha, total = t(x), t(alpha), t(total)
+    beta = t(total - alpha)
+    boundary = t(t(total * x) * t(t(1) - x))
+    if x <= 0.5 and boundary < 2.5:
+        return _beta_grad_alpha_small(x, alpha, beta, t)
+    if x >= 0.5 and boundary < 0.75:
+        return t(-_beta_grad_beta_small(t(t(1) - x), beta, alpha, t))
+    xd, ad, td = float(x), float(alpha), float(total)
+    bd = td - ad
+    if alpha > 6 and beta > 6:
+        return t(_beta_grad_alpha_mid(xd, ad, bd))
+    u = math.log(xd)
+    a = math.log(ad) - u
+    b = math.log(td) - a
+    pow_u, pow_a = (1.0, u, u * u), (1.0, a, a * a)
+    p = q = 0.0
+    for i in range(3):
+        for j in range(3):
+            ua = pow_u[i] * pow_a[j]
+            cp, cq = _DIRICHLET_GRAD[0, i, j], _DIRICHLET_GRAD[1, i, j]
+            p += ua * (cp[0] + b * (cp[1] + b * (cp[2] + b * cp[3])))
+            q += ua * (cq[0] + b * (cq[1] + b * (cq[2] + b * cq[3])))
+    approx = xd * float(_digamma_one(td, t) - _digamma_one(ad, t)) / bd
+    return t(p / q * approx)
+
+
+def dirichlet_grad(x: np.ndarray, alpha: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """``torch._dirichlet_grad(x, alpha, total)`` elementwise (arrays of one shape and float dtype)."""
+    t = np.float32 if x.dtype != np.float64 else np.float64
+    flat = [_dirichlet_grad_one(a, b, c, t) for a, b, c in zip(x.ravel().tolist(), alpha.ravel().tolist(),
+                                                                total.ravel().tolist())]  # fmt: skip
+    return np.array(flat, dtype=x.dtype).reshape(x.shape)
