@@ -12,11 +12,13 @@ from .distribution import Distribution
 from .exponential import Exponential, Laplace
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
 
 __all__ = [
-    "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical",
+    "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical",
     "OneHotCategoricalStraightThrough", "Uniform", "constraints", "kl_divergence", "register_kl",
 ]  # fmt: skip

@@ -16,6 +16,7 @@ from .categorical import Categorical, OneHotCategorical
 from .distribution import Distribution
 from .exponential import Exponential, Laplace
 from .independent import Independent
+from .log_normal import LogNormal
 from .multivariate_normal import MultivariateNormal, kl_multivariate_normal
 from .normal import Normal
 from .uniform import Uniform
@@ -139,3 +140,9 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
 
 
 register_kl(MultivariateNormal, MultivariateNormal)(kl_multivariate_normal)
+
+
+@register_kl(LogNormal, LogNormal)
+def _kl_lognormal_lognormal(p: LogNormal, q: LogNormal) -> Tensor:
+    # exp is one-to-one: the divergence of the two normals it maps
+    return kl_divergence(p.base_dist, q.base_dist)
