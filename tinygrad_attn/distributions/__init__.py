@@ -5,7 +5,7 @@ log-densities, entropies and KL divergences, as ``torch.distributions``.
 >>> d.rsample().sum().backward()  # gradients reach loc and scale  # doctest: +SKIP
 """
 
-from . import constraints
+from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough
 from .distribution import Distribution
@@ -16,9 +16,22 @@ from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .transformed_distribution import TransformedDistribution
+from .transforms import (
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    PowerTransform,
+    SigmoidTransform,
+    SoftplusTransform,
+    TanhTransform,
+    Transform,
+)
 from .uniform import Uniform
 
 __all__ = [
     "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical",
-    "OneHotCategoricalStraightThrough", "Uniform", "constraints", "kl_divergence", "register_kl",
+    "OneHotCategoricalStraightThrough", "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl",
+    "transforms", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
+    "SoftplusTransform", "TanhTransform", "Transform",
 ]  # fmt: skip
