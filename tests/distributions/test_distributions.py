@@ -49,6 +49,11 @@ FAMILIES = {
     "OneHotCategorical": (D.OneHotCategorical, TD.OneHotCategorical, lambda rng, s: {"probs": _simplex(rng, s)}),
     "Exponential": (D.Exponential, TD.Exponential, lambda rng, s: {"rate": _positive(rng, s)}),
     "Laplace": (D.Laplace, TD.Laplace, lambda rng, s: {"loc": rng.standard_normal(s), "scale": _positive(rng, s)}),
+    "LogNormal": (
+        D.LogNormal,
+        TD.LogNormal,
+        lambda rng, s: {"loc": rng.standard_normal(s), "scale": _positive(rng, s)},
+    ),
     "MultivariateNormal-covariance": (
         D.MultivariateNormal,
         TD.MultivariateNormal,
@@ -110,7 +115,7 @@ def test_log_prob_cdf_and_their_gradients_are_pytorchs(name, shape, dtype):
     theirs.log_prob(value).sum().backward()
     for k in our_params:
         _close(our_params[k].grad, their_params[k].grad, dtype, f"d log_prob / d {k}")
-    if name in ("Normal", "Uniform", "Exponential", "Laplace"):
+    if name in ("Normal", "Uniform", "Exponential", "Laplace", "LogNormal"):
         _close(ours.cdf(tga.tensor(value.numpy())), theirs.cdf(value), dtype, "cdf")
         q = np.linspace(0.05, 0.95, 5).reshape(5, *(1,) * len(shape)).astype(dtype)
         _close(ours.icdf(tga.tensor(q)), theirs.icdf(torch.tensor(q)), dtype, "icdf")
@@ -133,7 +138,7 @@ def test_samples_have_pytorchs_shape_dtype_support_and_moments(name, shape, dtyp
     assert np.all(np.abs(mean - np.asarray(ours.mean.double().tolist())) <= 6 * err + 1e-9)
 
 
-@pytest.mark.parametrize("name", ["Normal", "Uniform", "Exponential", "Laplace"])
+@pytest.mark.parametrize("name", ["Normal", "Uniform", "Exponential", "Laplace", "LogNormal"])
 def test_rsample_is_differentiable_in_its_parameters(name):
     ours_cls, _, draw = FAMILIES[name]
     params = {k: tga.tensor(v, requires_grad=True) for k, v in draw(np.random.default_rng(3), (3,)).items()}
@@ -177,7 +182,7 @@ def test_bernoulli_and_categorical_draw_their_probabilities():
     np.testing.assert_allclose(counts, p.numpy(), atol=0.02)
 
 
-KL_PAIRS = ["Normal", "Uniform", "Bernoulli-probs", "Categorical-logits", "OneHotCategorical", "Exponential", "Laplace",
+KL_PAIRS = ["Normal", "LogNormal", "Uniform", "Bernoulli-probs", "Categorical-logits", "OneHotCategorical", "Exponential", "Laplace",
             "MultivariateNormal-covariance", "MultivariateNormal-scale_tril"]  # fmt: skip
 
 

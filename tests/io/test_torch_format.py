@@ -201,10 +201,13 @@ def test_dtypes_devices_and_sizes_as_values_both_ways(tmp_path):
     torch.save(ref, tmp_path / "t.pt")
     back = tga.load(tmp_path / "t.pt")
     assert back["dt"] == [getattr(tga, d) for d in DTYPES]
-    assert back["dev"] == tga.device("cpu") and back["size"] == (2, 3)
-    tga.save({"dt": back["dt"], "dev": back["dev"]}, tmp_path / "o.pt")
-    again = torch.load(tmp_path / "o.pt")
+    assert back["dev"] == tga.device("cpu") and back["size"] == (2, 3) and type(back["size"]) is tga.Size
+    tga.save({"dt": back["dt"], "dev": back["dev"], "size": tga.ones(4, 1).size()}, tmp_path / "o.pt")
+    again = torch.load(tmp_path / "o.pt")  # weights_only=True: a shape under PyTorch's name is allowed
     assert again["dt"] == ref["dt"] and again["dev"] == torch.device("cpu")
+    assert type(again["size"]) is torch.Size and again["size"] == torch.Size([4, 1])
+    ours = tga.load(tmp_path / "o.pt")
+    assert type(ours["size"]) is tga.Size and ours["size"] == (4, 1)
 
 
 def _torch_net():

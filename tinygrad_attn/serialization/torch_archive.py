@@ -36,7 +36,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from ..runtime.backend import Device, device, get_device
-from ..tensors._tensor import Tensor
+from ..tensors._tensor import Size, Tensor
 
 # -- dtypes -------------------------------------------------------------------------------
 #: torch dtype name -> (legacy storage class name or None, NumPy dtype). bfloat16 has no
@@ -241,10 +241,6 @@ def _set_state(t: Any, state: Any) -> Any:
     return t
 
 
-def _size(*args: Any) -> tuple:
-    return tuple(*args)
-
-
 #: the PyTorch names a checkpoint's pickle uses, and what they mean here
 TORCH_GLOBALS: dict[str, Any] = {
     "torch._utils._rebuild_tensor": rebuild_tensor,
@@ -254,7 +250,7 @@ TORCH_GLOBALS: dict[str, Any] = {
     "torch._utils._rebuild_parameter_with_state": rebuild_parameter_with_state,
     "torch._tensor._rebuild_from_type_v2": rebuild_from_type_v2,
     "torch.Tensor": Tensor,
-    "torch.Size": _size,
+    "torch.Size": Size,  # a shape saved as a value (``x.size()`` in a checkpoint), PyTorch's name both ways
     "torch.device": device,
     **STORAGE_KINDS,
     **{f"torch.{name}": np_dt for name, (_, np_dt) in DTYPES.items() if np_dt is not None},
@@ -389,6 +385,8 @@ class _ArchivePickler(pickle._Pickler):  # the Python pickler: its save() can be
             return self._plain(obj.tensor)
         if isinstance(obj, device):
             return (_Global.of("torch", "device"), (str(obj),))
+        if type(obj) is Size:  # under PyTorch's name: allowed by weights_only loads, PyTorch's included
+            return (_Global.of("torch", "Size"), (tuple(obj),))
         return NotImplemented
 
     def _plain(self, t: Tensor) -> tuple:
