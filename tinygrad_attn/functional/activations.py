@@ -153,15 +153,14 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 @public(function=False, functional=True)
 @composite("softsign")
 def softsign(input: Tensor) -> Tensor:  # noqa: A002
-    """``x / (1 + |x|)``; integers divide into float32, as PyTorch's (a composite of ``/``)."""
+    """``x / (1 + |x|)``; integers divide into float32, as PyTorch's (a composite of ``/``: ``|x| + 1`` is
+    taken in the input's dtype, so int8's 127 wraps to -128 there, as in PyTorch)."""
     x = _tensor(input, "softsign")
-    if x.dtype.kind not in "fc":
-        if x.dtype.kind == "b":
-            raise UnsupportedDtypeError(
-                f"softsign: not defined for bool tensors (shape {tuple(x.shape)}); convert with .float()"
-            )
-        x = x.astype("float32")
-    return x / (x.abs() + 1.0)
+    if x.dtype.kind == "b":
+        raise UnsupportedDtypeError(
+            f"softsign: not defined for bool tensors (shape {tuple(x.shape)}); convert with .float()"
+        )
+    return x / (x.abs() + 1)
 
 
 @public(function=False, functional=True)

@@ -514,6 +514,8 @@ def _contract(a: Tensor, sa: str, b: Tensor, sb: str, keep: str) -> tuple[Tensor
     fa = [c for c in sa if c not in sb]
     fb = [c for c in sb if c not in sa]
     size = {**dict(zip(sa, a.shape)), **dict(zip(sb, b.shape))}
+    if not summed and a.dtype != b.dtype:  # (PyTorch multiplies where nothing is summed: the dtypes promote)
+        a, b = a.astype(np.result_type(a.dtype, b.dtype)), b.astype(np.result_type(a.dtype, b.dtype))
     pa = a.permute([sa.index(c) for c in batch + fa + summed])
     pb = b.permute([sb.index(c) for c in batch + summed + fb])
     nb = [size[c] for c in batch]

@@ -404,7 +404,16 @@ def signbit(input: Tensor) -> Tensor:  # noqa: A002
 
 @_computed_on_host
 def _gcd(a: Any, b: Any) -> Any:
-    return np.gcd(a, b).astype(np.result_type(a, b))
+    # Euclid's steps on |a| and |b| in their own dtype, with C's remainder, as PyTorch's kernel: the
+    # smallest int is its own absolute value there, so gcd(-128, -127) of int8 is -1 (NumPy's gives 1)
+    dt = np.result_type(a, b)
+    a, b = (np.array(v, dtype=dt) for v in np.broadcast_arrays(np.abs(a).astype(dt), np.abs(b).astype(dt)))
+    with np.errstate(all="ignore"):
+        while (live := a != 0).any():
+            c = a[live]
+            a[live] = np.fmod(b[live], c)
+            b[live] = c
+    return b
 
 
 @_computed_on_host
