@@ -693,8 +693,13 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     lead = input1.shape[:-1]
     x1 = input1.reshape(-1, in1)  # (M, in1)
     t = x1 @ weight.permute(1, 0, 2).reshape(in1, out * in2)  # (M, out * in2)
-    terms = t.reshape(-1, out, in2) * input2.reshape(-1, 1, in2)
-    y = terms.sum(-1, dtype=terms.dtype)  # (M, out; an integer sum keeps its dtype, as PyTorch's matmuls)
+    t, x2 = t.reshape(-1, out, in2), input2.reshape(-1, 1, in2)
+    if t.dtype == np.float16:  # (the second product is a matmul too in PyTorch's: in float32, rounded once)
+        t, x2 = t.astype(np.float32), x2.astype(np.float32)
+    terms = t * x2
+    y = terms.sum(-1, dtype=terms.dtype).astype(
+        input1.dtype
+    )  # (M, out; an integer sum keeps its dtype, as PyTorch's matmuls)
     if bias is not None:
         y = y + bias
     return saved_for_backward(y.reshape(*lead, out), input1, input2, weight)  # (what PyTorch's keeps)
