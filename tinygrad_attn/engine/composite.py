@@ -20,11 +20,13 @@ if TYPE_CHECKING:
     from ..tensors._tensor import Tensor
 
 
-#: Composites that PyTorch computes in one kernel, in float32 for float16 tensors ("opmath"):
-#: given only float16 tensors, they run in float32 here too and round once at the end (in
-#: float16 each of their steps rounded: softplus 63 units off, mish 69, hardsigmoid 43). (Not
-#: those PyTorch itself writes as several float16 ops: tanhshrink, softsign, instance_norm,
-#: logsumexp.)
+#: Composites and public functions (``@public`` applies it by name) that PyTorch computes in one
+#: kernel, in float32 for float16 tensors ("opmath"): given float16 floating tensors (integer ones,
+#: indices, beside them), they run in float32 here too and round once at the end (in float16 each
+#: of their steps rounded: softplus 63 units off, mish 69, hardsigmoid 43, addcmul and avg_pool a
+#: few). instance_norm is one batch_norm kernel in PyTorch. (Not those PyTorch itself writes as
+#: several float16 ops: tanhshrink, softsign, logsumexp; nor those whose kernel rounds in between:
+#: addr, addbmm, conv_transpose, ldexp, soft_margin_loss, which round where PyTorch's do.)
 HALF_IN_FLOAT32 = frozenset(
     "celu cosh elu gelu group_norm hardsigmoid hardswish layer_norm leaky_relu local_response_norm logaddexp "
     "logcumsumexp logsigmoid mish normalize rms_norm selu silu sinh softplus hypot xlogy mean norm "
