@@ -179,3 +179,23 @@ def test_einsum_of_integers_keeps_pytorchs_dtypes(equation: str, shapes: list, d
     got = tga.einsum(equation, *(tga.tensor(a) for a in arrays))
     assert str(got.dtype) == str(want.dtype).removeprefix("torch.")
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "step"), [(0.0, -8.000001, -4.0), (0.5, 3.7, 1.5), (-2.7, 7.9, 2.2), (3, 10.2, 3)]
+)
+def test_arange_of_int64_counts_in_integers_as_pytorchs(start: float, end: float, step: float) -> None:
+    want = torch.arange(start, end, step, dtype=torch.int64).numpy()
+    np.testing.assert_array_equal(tga.arange(start, end, step, dtype=tga.int64).numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", (*_INTS, "bool"))
+@pytest.mark.parametrize("reduce", (None, "add"))
+def test_scatter_writes_a_number_in_the_tensors_dtype(dtype: str, reduce: str | None) -> None:
+    x = np.arange(6).reshape(2, 3).astype(dtype)
+    idx = np.array([[1, 0, 1]])
+    kw = {} if reduce is None else {"reduce": reduce}
+    want = torch.tensor(x).scatter(0, torch.tensor(idx), 2.5, **kw)
+    got = tga.tensor(x).scatter(0, tga.tensor(idx), 2.5, **kw)
+    assert str(got.dtype) == str(want.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
