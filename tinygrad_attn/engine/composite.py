@@ -20,30 +20,51 @@ if TYPE_CHECKING:
     from ..tensors._tensor import Tensor
 
 
-#: Composites that PyTorch computes in one kernel, in float32 for float16 tensors ("opmath"):
-#: given only float16 tensors, they run in float32 here too and round once at the end (in
-#: float16 each of their steps rounded: softplus 63 units off, mish 69, hardsigmoid 43). (Not
-#: those PyTorch itself writes as several float16 ops: tanhshrink, softsign, instance_norm,
-#: logsumexp.)
+#: Composites and public functions (``@public`` applies it by name) that PyTorch computes in one
+#: kernel, in float32 for float16 tensors ("opmath"): given float16 floating tensors (integer ones,
+#: indices, beside them), they run in float32 here too and round once at the end (in float16 each
+#: of their steps rounded: softplus 63 units off, mish 69, hardsigmoid 43, addcmul and avg_pool a
+#: few). instance_norm is one batch_norm kernel in PyTorch. (Not those PyTorch itself writes as
+#: several float16 ops: tanhshrink, softsign, logsumexp; nor those whose kernel rounds in between:
+#: addr, addbmm, conv_transpose, ldexp, soft_margin_loss, which round where PyTorch's do.)
 HALF_IN_FLOAT32 = frozenset(
     "celu cosh elu gelu group_norm hardsigmoid hardswish layer_norm leaky_relu local_response_norm logaddexp "
-    "logcumsumexp logsigmoid mish normalize rms_norm selu silu sinh softplus hypot xlogy mean norm".split()
+    "logcumsumexp logsigmoid mish normalize rms_norm selu silu sinh softplus hypot xlogy mean norm "
+    "addcmul addcdiv exp2 avg_pool1d avg_pool2d avg_pool3d batch_norm native_batch_norm instance_norm "
+    "native_group_norm embedding_bag interpolate upsample upsample_bilinear".split()
 )
 
 
 def _in_float32(args: tuple, kw: dict, inplace_at: int | None) -> tuple[tuple, dict] | None:
-    """``args`` and ``kw`` with their float16 tensors in float32, or None where a tensor is
-    of another dtype or the call writes in place (``inplace=True``: into the caller's tensor)."""
+    """``args`` and ``kw`` with their float16 tensors in float32, or None where no tensor is
+    float16, a floating tensor is of another dtype, or the call writes in place (``inplace=True``:
+    into the caller's tensor). Integer and bool tensors (indices, offsets, masks) stay as they are."""
     Tensor = _function.Tensor  # noqa: N806
     values = (*args, *kw.values())
-    halves = [v for v in values if isinstance(v, Tensor)]
-    if not halves or any(v.dtype != _HALF for v in halves) or _writes_in_place(args, kw, inplace_at):
+    floats = [v.dtype for v in values if isinstance(v, Tensor) and v.dtype.kind == "f"]
+    if not floats or any(d != _HALF for d in floats) or _writes_in_place(args, kw, inplace_at):
         return None
 
     def up(v: Any) -> Any:
-        return v.astype(_SINGLE) if isinstance(v, Tensor) else v
+        return v.astype(_SINGLE) if isinstance(v, Tensor) and v.dtype == _HALF else v
 
     return tuple(map(up, args)), {k: up(v) for k, v in kw.items()}
+
+
+def half_in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` computing its float16 tensors in float32 and rounding its float32 results to
+    float16 once at the end: PyTorch's one-kernel float16 ops ("opmath"). ``public`` applies it
+    to the functions named in :data:`HALF_IN_FLOAT32`; ``composite`` to its composites there."""
+    params = list(inspect.signature(fn).parameters)
+    inplace_at = params.index("inplace") if "inplace" in params else None
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kw: Any) -> Any:
+        if (wide := _in_float32(args, kw, inplace_at)) is not None:
+            return _rounded_to_half(fn(*wide[0], **wide[1]))
+        return fn(*args, **kw)
+
+    return run
 
 
 def _writes_in_place(args: tuple, kw: dict, inplace_at: int | None) -> bool:

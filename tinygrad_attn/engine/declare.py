@@ -107,6 +107,7 @@ def public(
         key = name or inner.__name__
         if dtypes is not None:
             f = accepts(dtypes, operands, name=key)(f)
+        f = _in_float32_where_pytorch_is(key, f)
         twin = inplace or inplace_function
         d = Declaration(
             key, f, inner.__module__, function, method, twin, inplace_function, static, tuple(aliases), tuple(special),
@@ -121,6 +122,16 @@ def public(
         return f
 
     return declare if fn is None else declare(fn)
+
+
+def _in_float32_where_pytorch_is(key: str, f: Any) -> Any:
+    """``f`` with its float16 tensors computed in float32 where ``key`` is a one-kernel op of
+    PyTorch's (``engine.composite.HALF_IN_FLOAT32``; a composite there does it itself)."""
+    from .composite import HALF_IN_FLOAT32, half_in_float32  # noqa: PLC0415 (composite imports the engine)
+
+    if key not in HALF_IN_FLOAT32 or isinstance(f, property) or hasattr(f, "composite_name"):
+        return f
+    return half_in_float32(f)
 
 
 def _enter(table: dict[str, Declaration], names: tuple[str, ...], d: Declaration) -> None:

@@ -9,7 +9,10 @@ formula's, as PyTorch's backward computes it).
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import numpy as np
 
 from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
@@ -150,15 +153,14 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 @public(function=False, functional=True)
 @composite("softsign")
 def softsign(input: Tensor) -> Tensor:  # noqa: A002
-    """``x / (1 + |x|)``; integers divide into float32, as PyTorch's (a composite of ``/``)."""
+    """``x / (1 + |x|)``; integers divide into float32, as PyTorch's (a composite of ``/``: ``|x| + 1`` is
+    taken in the input's dtype, so int8's 127 wraps to -128 there, as in PyTorch)."""
     x = _tensor(input, "softsign")
-    if x.dtype.kind not in "fc":
-        if x.dtype.kind == "b":
-            raise UnsupportedDtypeError(
-                f"softsign: not defined for bool tensors (shape {tuple(x.shape)}); convert with .float()"
-            )
-        x = x.astype("float32")
-    return x / (x.abs() + 1.0)
+    if x.dtype.kind == "b":
+        raise UnsupportedDtypeError(
+            f"softsign: not defined for bool tensors (shape {tuple(x.shape)}); convert with .float()"
+        )
+    return x / (x.abs() + 1)
 
 
 @public(function=False, functional=True)
@@ -166,15 +168,16 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     """``softmax(-x)`` along ``dim`` (without ``dim``, PyTorch's legacy choice of axis)."""
     x = _tensor(input, "softmin")
     check_dtype("softmin", x, "numeric")
+    x = -x  # (in the input's dtype, before the cast to ``dtype``, as PyTorch's: an unsigned input wraps)
     if dtype is not None:
         x = x.astype(dtype)
     if dim is None:  # the first axis of 0-, 1- and 3-D inputs, the second otherwise
         dim = 0 if x.ndim in (0, 1, 3) else 1
-    return (-x).softmax(dims.one(x.shape, dim, "softmin"))  # (Tensor.softmax is F.softmax)
+    return x.softmax(dims.one(x.shape, dim, "softmin"))  # (Tensor.softmax is F.softmax)
 
 
 @public(function=True, functional=True)
-@accepts(("int8", "int16", "int32", "int64", "float16", "float32", "float64"))
+@accepts(("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"))
 @composite("threshold")
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` where ``x > threshold``, ``value`` elsewhere (``inplace=True``: written into ``x``)."""
@@ -184,8 +187,20 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     # (NaN stays NaN: only x <= threshold is replaced, as PyTorch's; the result has x's dtype, an
     # integer tensor's value cut to an integer as PyTorch casts it)
     if x.dtype.kind in "iu":
-        value = int(value)
+        threshold, value = (_integer_scalar("threshold", v, x.dtype) for v in (threshold, value))
     return saved_for_backward(where(x <= threshold, value, x), x, piecewise=True)  # (as PyTorch's, it keeps x)
+
+
+def _integer_scalar(op: str, v: Any, dtype: Any) -> int:
+    """``v`` as PyTorch's integer kernel of ``dtype`` takes a number: cut toward zero, a negative integer
+    wrapped into an unsigned dtype (-1 is 255 in uint8, -1.5 does not fit); a RuntimeError where it does not fit."""
+    info = np.iinfo(dtype)
+    f = float(v)
+    wraps = info.min == 0 and isinstance(v, int | np.integer)  # (as far below zero as the largest value above)
+    low = -info.max if wraps else info.min
+    if not (math.isfinite(f) and low <= f <= info.max):
+        raise RuntimeError(f"{op}: value {v!r} cannot be converted to type {dtype} without overflow")
+    return int(f) % (info.max + 1) if info.min == 0 else int(f)
 
 
 @public(function=False, functional=True)

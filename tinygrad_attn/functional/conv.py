@@ -10,6 +10,7 @@ the tests keep equal to it. ``tinygrad_attn.functional`` re-exports every public
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -22,7 +23,7 @@ from ..engine.switches import no_grad
 from ..ops import conv as _conv
 from ..ops.conv import Geometry, im2col, lowest, out_size
 from ..ops.saved import saved_for_backward
-from ..tensors._tensor import TENSOR_NS, InvalidArgumentError, Tensor
+from ..tensors._tensor import TENSOR_NS, InvalidArgumentError, Tensor, cat
 from . import checks as _F
 
 
@@ -170,6 +171,42 @@ conv3d.__doc__ = """``input (N, C, D, H, W)`` convolved with ``weight (O, C/grou
 
 
 # -- transposed convolution --------------------------------------------------------------
+def _spread(x: Tensor, stride: tuple[int, ...]) -> Tensor:
+    """``x`` with ``s - 1`` zeros between neighbours along each spatial axis (``stride``)."""
+    for i, s in enumerate(stride):  # s - 1 zeros after each input, the last ones cut
+        if s > 1:
+            axis = 2 + i
+            n = x.shape[axis]
+            z = _F._pad_constant(x.unsqueeze(axis + 1), axis + 1, 0, s - 1, 0.0)
+            x = z.reshape(x.shape[:axis] + (n * s,) + x.shape[axis + 1 :])
+            x = x[(slice(None),) * axis + (slice(0, (n - 1) * s + 1),)]
+    return x
+
+
+def _conv_transpose_half(x: Tensor, weight: Tensor, groups: int, stride: tuple, pad: tuple, dilation: tuple,
+                         out: tuple) -> Tensor:  # fmt: skip
+    """float16 ``conv_transpose`` as PyTorch's CPU computes it: each input pixel times the kernel, summed over
+    the input channels in float32 and rounded to float16 (a gemm), then the kernel offsets' contributions
+    added into each output pixel one by one in float16, in the kernel's order (col2im)."""
+    (n, cin), spatial = x.shape[:2], x.shape[2:]
+    cog, kernel = weight.shape[1], tuple(weight.shape[2:])
+    cg, single = cin // groups, np.dtype(np.float32)
+    cols = []
+    for g in range(groups):
+        w = weight[g * cg : (g + 1) * cg].astype(single).reshape(cg, -1)  # (cin/g, cog * kernel)
+        xg = x[:, g * cg : (g + 1) * cg].astype(single).reshape(n, cg, -1)  # (n, cin/g, pixels)
+        cols.append((w.transpose(0, 1) @ xg).astype(np.float16).reshape((n, cog) + kernel + spatial))
+    col = cols[0] if groups == 1 else cat(cols, 1)
+    y = None
+    for at in itertools.product(*(range(k) for k in kernel)):  # (the kernel's order: col2im's)
+        part = _spread(col[(slice(None), slice(None), *at)], stride)
+        for i, (k, p, d) in enumerate(zip(at, pad, dilation)):
+            before = k * d - p
+            part = _F._pad_constant(part, 2 + i, before, out[i] - before - part.shape[2 + i], 0.0)
+        y = part + 0.0 if y is None else y + part  # (+ 0.0: into zeros, as col2im's output starts)
+    return y
+
+
 def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
                     output_padding: Any, groups: int, dilation: Any) -> Tensor:  # fmt: skip
     """The adjoint of a convolution, in primitives: zeros between the inputs (stride), the
@@ -208,13 +245,12 @@ def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor |
             f"{op}: input {tuple(x.shape)} with weight {tuple(weight.shape)}, stride {stride} and padding {pad} gives an "
             f"empty output {out}"
         )
-    for i, s in enumerate(stride):  # s - 1 zeros after each input, the last ones cut
-        if s > 1:
-            axis = 2 + i
-            n = x.shape[axis]
-            z = _F._pad_constant(x.unsqueeze(axis + 1), axis + 1, 0, s - 1, 0.0)
-            x = z.reshape(x.shape[:axis] + (n * s,) + x.shape[axis + 1 :])
-            x = x[(slice(None),) * axis + (slice(0, (n - 1) * s + 1),)]
+    if x.dtype == np.float16 and weight.dtype == np.float16:
+        y = _conv_transpose_half(x, weight, groups, stride, pad, dilation, out)
+        if bias is not None:
+            y = y + bias.reshape((-1,) + (1,) * nd)
+        return y.squeeze(0) if unbatched else y
+    x = _spread(x, stride)
     for i, (k, p, o, d) in enumerate(zip(kernel, pad, outpad, dilation)):
         reach = d * (k - 1)
         x = _F._pad_constant(x, 2 + i, reach - p, reach - p + o, 0.0)  # (negative: a crop)
@@ -660,8 +696,13 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     lead = input1.shape[:-1]
     x1 = input1.reshape(-1, in1)  # (M, in1)
     t = x1 @ weight.permute(1, 0, 2).reshape(in1, out * in2)  # (M, out * in2)
-    terms = t.reshape(-1, out, in2) * input2.reshape(-1, 1, in2)
-    y = terms.sum(-1, dtype=terms.dtype)  # (M, out; an integer sum keeps its dtype, as PyTorch's matmuls)
+    t, x2 = t.reshape(-1, out, in2), input2.reshape(-1, 1, in2)
+    if t.dtype == np.float16:  # (the second product is a matmul too in PyTorch's: in float32, rounded once)
+        t, x2 = t.astype(np.float32), x2.astype(np.float32)
+    terms = t * x2
+    y = terms.sum(-1, dtype=terms.dtype).astype(
+        input1.dtype
+    )  # (M, out; an integer sum keeps its dtype, as PyTorch's matmuls)
     if bias is not None:
         y = y + bias
     return saved_for_backward(y.reshape(*lead, out), input1, input2, weight)  # (what PyTorch's keeps)

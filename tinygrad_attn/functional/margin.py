@@ -77,7 +77,9 @@ def soft_margin_loss(input: Tensor, target: Any, size_average: Any = None, reduc
     _F._float(x, op)
     target = _F._as_operand(op, target, x)
     _F._same_shape(op, x, target)
-    return _F._reduce(_softplus_stable(-target * x), reduction)
+    # log1p(exp(.)) in the input's dtype, as PyTorch's kernel: inf where exp overflows (float16 beyond 11.1,
+    # float32 beyond 88.7), as PyTorch's loss is
+    return _F._reduce((-target * x).exp().log1p(), reduction)
 
 
 def _class_weight(op: str, weight: Any, like: Tensor, c: int) -> Tensor | None:

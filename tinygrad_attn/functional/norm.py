@@ -138,7 +138,9 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
         raise ValueError(f"Expected 3D or higher dimensionality input (got {x.ndim} dimensions)")
     if x.numel() == 0:
         return x
-    s = channel_window_sum(x * x, size // 2, (size - 1) // 2) * (1.0 / size)
+    s = channel_window_sum(x * x, size // 2, (size - 1) // 2)
+    # (an integer input's mean of squares is an integer, cut toward zero, as PyTorch's integer avg_pool)
+    s = s.div(size, rounding_mode="trunc") if s.dtype.kind in "iu" else s * (1.0 / size)
     return x / (s * alpha + k) ** beta
 
 

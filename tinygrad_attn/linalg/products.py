@@ -143,7 +143,10 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
     """``beta * input + alpha * outer(vec1, vec2)``."""
     from ..tensors.tensor_functions import _plus_product, outer  # noqa: PLC0415
 
-    return _plus_product("addr", input, outer(vec1, vec2), beta, alpha)
+    v1 = _tensor(vec1, "addr")
+    if v1.dtype.kind == "f" and alpha != 1:  # (PyTorch's kernel scales vec1 first: alpha * vec1 * vec2, each rounded)
+        return _plus_product("addr", input, outer(v1 * alpha, vec2), beta, 1)
+    return _plus_product("addr", input, outer(v1, vec2), beta, alpha)
 
 
 @public(method=True, inplace=True)
@@ -156,9 +159,26 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
         raise RuntimeError(
             f"batch1 must be a 3D tensor, batch2 must be a 3D tensor (addbmm: shapes {tuple(b1.shape)}, {tuple(b2.shape)})"
         )
+    if b1.dtype == np.float16 and b2.dtype == np.float16 and b1.shape[0] > 0:
+        return _addbmm_half(input, b1, b2, beta, alpha)
     prod = bmm(b1, b2)
     total = prod.sum(0, dtype=prod.dtype if prod.dtype.kind in "biu" else None)  # (an int sum keeps its dtype)
     return _plus_product("addbmm", input, total, beta, alpha)
+
+
+def _addbmm_half(input: Any, b1: Tensor, b2: Tensor, beta: Any, alpha: Any) -> Tensor:  # noqa: A002
+    """float16 ``addbmm`` as PyTorch's CPU kernel computes it: one ``addmm`` per batch entry into the
+    result (each in float32, rounded to float16), the result rounded after every entry."""
+    from ..tensors.tensor_functions import _plus_product  # noqa: PLC0415
+
+    single = np.dtype(np.float32)
+    out = input
+    for k in range(b1.shape[0]):
+        acc = out.astype(single) if isinstance(out, Tensor) else out
+        out = _plus_product("addbmm", acc, b1[k].astype(single) @ b2[k].astype(single), beta, alpha)
+        out = out.astype(np.float16)
+        beta = 1  # (the input counts once)
+    return out
 
 
 @public(method=True)
@@ -232,7 +252,12 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
         raise UnsupportedDtypeError(f"dist: input dtype should be either floating point or complex, got {a.dtype} "
                                     f"and {b.dtype}")  # fmt: skip
     d = (a - b).reshape(-1)
-    out = d.abs().sign().sum() if p == 0 else _pnorm(d, float(p))
+    if p == 0:
+        out = d.abs().sign().sum()
+    elif d.dtype == np.float16:  # (the difference rounded to float16, its norm accumulated in float32, as PyTorch's)
+        out = _pnorm(d.astype(np.float32), float(p)).astype(np.float16)
+    else:
+        out = _pnorm(d, float(p))
     return saved_for_backward(out, a, b, output=True)  # (what PyTorch's keeps, for every p)
 
 

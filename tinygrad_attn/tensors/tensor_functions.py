@@ -183,7 +183,10 @@ def scatter(
     """
     src = value if src is None else src
     if reduce is not None:
-        return _scatter_reduce(x, dim, index, src, reduce)
+        out = _scatter_reduce(x, dim, index, src, reduce)
+        if out.dtype != x.dtype:  # (a number is written in the tensor's dtype, as PyTorch's: 2.5 into int64 is 2)
+            out = out != 0 if x.dtype == np.bool_ else out.astype(x.dtype)
+        return out
     if isinstance(src, Tensor) and src.dtype != x.dtype:
         raise InvalidArgumentError(
             f"scatter: src is {src.dtype} and the tensor {x.dtype}; they must match (convert src with .to(x.dtype))"
@@ -194,8 +197,11 @@ def scatter(
     ones = Tensor.ones(idx.shape, device=x._dev)
     written = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape)) > 0
     out = where(written, src if summed is None else summed, x)
-    # (the one write that stands, summed as a number: a bool tensor's comes back as its bool)
-    return out != 0 if x.dtype == np.bool_ and out.dtype != x.dtype else out
+    # (the one write that stands, summed as a number: a bool tensor's comes back as its bool, an integer
+    # tensor's as its integer, 2.5 cut to 2, as PyTorch writes a number in the tensor's dtype)
+    if out.dtype != x.dtype:
+        out = out != 0 if x.dtype == np.bool_ else out.astype(x.dtype)
+    return out
 
 
 def _scatter_reduce(x: Tensor, dim: int, index: Any, src: Any, reduce: str) -> Tensor:
@@ -553,6 +559,8 @@ def _contract(a: Tensor, sa: str, b: Tensor, sb: str, keep: str) -> tuple[Tensor
     fa = [c for c in sa if c not in sb]
     fb = [c for c in sb if c not in sa]
     size = {**dict(zip(sa, a.shape)), **dict(zip(sb, b.shape))}
+    if not summed and a.dtype != b.dtype:  # (PyTorch multiplies where nothing is summed: the dtypes promote)
+        a, b = a.astype(np.result_type(a.dtype, b.dtype)), b.astype(np.result_type(a.dtype, b.dtype))
     pa = a.permute([sa.index(c) for c in batch + fa + summed])
     pb = b.permute([sb.index(c) for c in batch + summed + fb])
     nb = [size[c] for c in batch]

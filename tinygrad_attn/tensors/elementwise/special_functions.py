@@ -99,7 +99,9 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
     # PyTorch's, each term's argument is x plus its offset, 0.0 included: -0.0 + 0.0 is +0.0, so the
     # gradient at -0.0 is digamma(+0.0) = -inf, the side PyTorch's takes
     terms = [lgamma(x + (-i / 2)) for i in range(p - 1, -1, -1)]
-    out = sum(terms[1:], terms[0]) + p * (p - 1) / 4 * math.log(math.pi)
+    if x.dtype == np.float16:  # (PyTorch's sums the float16 terms in float32, rounding once)
+        terms = [t.astype(np.float32) for t in terms]
+    out = sum(terms[1:], terms[0]).astype(x.dtype) + p * (p - 1) / 4 * math.log(math.pi)
     return saved_for_backward(out, x)  # (as PyTorch's, it keeps its input)
 
 
@@ -404,7 +406,16 @@ def signbit(input: Tensor) -> Tensor:  # noqa: A002
 
 @_computed_on_host
 def _gcd(a: Any, b: Any) -> Any:
-    return np.gcd(a, b).astype(np.result_type(a, b))
+    # Euclid's steps on |a| and |b| in their own dtype, with C's remainder, as PyTorch's kernel: the
+    # smallest int is its own absolute value there, so gcd(-128, -127) of int8 is -1 (NumPy's gives 1)
+    dt = np.result_type(a, b)
+    a, b = (np.array(v, dtype=dt) for v in np.broadcast_arrays(np.abs(a).astype(dt), np.abs(b).astype(dt)))
+    with np.errstate(all="ignore"):
+        while (live := a != 0).any():
+            c = a[live]
+            a[live] = np.fmod(b[live], c)
+            b[live] = c
+    return b
 
 
 @_computed_on_host

@@ -393,6 +393,10 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     if np.dtype(dtype).kind in "iub":
         if int(step) == 0:
             raise InvalidArgumentError(f"arange: step must be nonzero once cast to {np.dtype(dtype)} (step {step})")
+        if np.dtype(dtype) == np.int64:  # (PyTorch's int64 kernel counts in integers cut toward zero, end too)
+            xs, xe, xst = int(start), int(end), int(step)
+            num = xe - xs + xst - (1 if xst > 0 else -1)
+            n = max((abs(num) // abs(xst)) * (1 if (num >= 0) == (xst > 0) else -1), 0)
         arr = int(start) + np.arange(n, dtype=np.int64) * int(step)
     else:
         arr = start + np.arange(n, dtype=np.float64) * step
