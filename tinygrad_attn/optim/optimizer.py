@@ -370,7 +370,8 @@ class Optimizer:
             ids = []
             for p in g["params"]:
                 if self.state.get(p):
-                    state[index] = dict(self.state[p])
+                    state[index] = {k: self._as_state_tensor(v, g.get("fused")) if k in self._scalar_state else v
+                                    for k, v in self.state[p].items()}  # fmt: skip
                 ids.append(index)
                 index += 1
             groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
@@ -423,6 +424,16 @@ class Optimizer:
 
     # State entries that are numbers (PyTorch keeps them as 0-d tensors), whatever the parameter's shape.
     _scalar_state: tuple[str, ...] = ("step",)
+
+    @staticmethod
+    def _as_state_tensor(v: Any, fused: bool | None = None) -> Any:
+        """A counter kept here as a Python number, as PyTorch keeps it: a 0-d tensor of the
+        scalar dtype (float64 under a float64 default dtype, float32 otherwise or when fused)."""
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return v
+        from .. import float32, float64, get_default_dtype, tensor  # noqa: PLC0415 - the package imports this module
+
+        return tensor(float(v), dtype=float64 if get_default_dtype() == float64 and not fused else float32)
 
     @staticmethod
     def _state_value(p: Tensor, name: str, v: Any, where: str, scalar: bool = False) -> Any:
