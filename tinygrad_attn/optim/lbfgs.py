@@ -124,7 +124,7 @@ class LBFGS(Optimizer):
             n += 1
             state["n_iter"] += 1
             if state["n_iter"] == 1:
-                d, old_dirs, old_stps, ro, h_diag = -g, [], [], [], 1.0
+                d, old_dirs, old_stps, ro, h_diag = -g, [], [], [], 1  # (PyTorch's int, until measured)
             else:
                 y = g - prev_g
                 s = d * t
@@ -140,6 +140,7 @@ class LBFGS(Optimizer):
                     h_diag = ys / self._dot(y, y)
                 al = st.get("al") or [None] * history
                 st["al"] = al
+                state.setdefault("al", al)  # (where PyTorch's state dict lists it)
                 q = -g
                 for i in range(len(old_dirs) - 1, -1, -1):
                     al[i] = self._dot(old_stps[i], q) * ro[i]
@@ -151,20 +152,24 @@ class LBFGS(Optimizer):
             prev_g = g * 1.0
             prev_loss = loss
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / float(self._dev.to_host(self._dev.ops.sum(self._dev.ops.abs(g))))) * lr
+                inv = 1.0 / float(self._dev.to_host(self._dev.ops.sum(self._dev.ops.abs(g))))
+                t, self._t_measured = min(1.0, inv) * lr, inv < 1.0
             else:
-                t = lr
+                t, self._t_measured = group["lr"], False  # (as given: PyTorch's state keeps an int lr)
             gtd = self._dot(g, d)
             if gtd > -tol_change:  # not a descent direction
                 break
             ls_evals = 0
             if search is not None:
                 x0 = [p._data * 1 for p in self._params]
+                t_tried = t
                 loss, g, t, ls_evals = _strong_wolfe(
                     lambda t_, d_, x0=x0: self._evaluate_at(closure, x0, t_, d_), self._dot, self._absmax,
                     t, d, loss, g, gtd, max_ls=max_eval - evals,
                 )  # fmt: skip
                 self._add(t, d)
+                self._t_measured = (self._t_measured or t != t_tried) and t != 0  # (0: PyTorch's int start)
+                t = 0 if t == 0 else t
                 done_now = self._absmax(g) <= tol_grad
             else:
                 self._add(t, d)
@@ -192,7 +197,26 @@ class LBFGS(Optimizer):
     def _traceable(self) -> bool:
         return False
 
+    _t_measured = False  # (whether the last step size came from the gradients: a tensor in PyTorch)
+
     # -- state dicts: flat vectors and lists of them, numbers as Python floats ------------
+    def state_dict(self) -> dict[str, Any]:
+        """PyTorch's layout: the numbers PyTorch computes from tensors (``ro``, ``al``, a
+        measured ``H_diag`` and step size ``t``) as 0-d tensors of the parameters' dtype, the
+        counters and ``prev_loss`` as Python numbers."""
+        sd = super().state_dict()
+        dtype = self._params[0].dtype
+        as_t = lambda v: v if v is None else Tensor._wrap(np.asarray(v, dtype=dtype), self._params[0]._dev)  # noqa: E731
+        for st in sd["state"].values():
+            for k in ("ro", "al"):
+                if k in st:
+                    st[k] = [as_t(v) for v in st[k]]
+            if isinstance(st.get("H_diag"), float):
+                st["H_diag"] = as_t(st["H_diag"])
+            if "t" in st and self._t_measured:
+                st["t"] = as_t(st["t"])
+        return sd
+
     def _state_value(self, p: Tensor, name: str, v: Any, where: str, scalar: bool = False) -> Any:  # type: ignore[override]
         if isinstance(v, (list, tuple)):
             return [self._state_value(p, name, x, where) for x in v]

@@ -402,7 +402,7 @@ class Optimizer:
                 )
             params.update(zip((int(k) for k in saved["params"]), mine["params"]))
             g = {k: v for k, v in saved.items() if k != "params"}
-            for k in ("betas", "etas", "step_sizes"):
+            for k in ("betas", "etas", "step_sizes", "eps"):
                 if isinstance(g.get(k), list):  # through JSON or a hand-written dict
                     g[k] = tuple(g[k])
             # (options a state dict of an older version lacks take this optimizer's defaults)
