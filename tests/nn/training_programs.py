@@ -297,7 +297,7 @@ class _Builder:
         q = (self.B, T, E) if bf else (T, self.B, E)
         k = (self.B, S, kd) if bf else (S, self.B, kd)
         v = (self.B, S, vd) if bf else (S, self.B, vd)
-        self_attn = kd == E and r.random() < 0.4
+        self_attn = kd == vd == E and r.random() < 0.4
         if self_attn:
             S = T
             self.pre.append(f"x = torch.randn{q}")
@@ -713,6 +713,12 @@ class _Builder:
         if r.random() < 0.1:
             lines.append("model.head.bias.requires_grad_(False)")
         name, args = self.optimizer()
+        while name in ("Rprop", "Adagrad", "Adafactor") and "Norm" in "".join(self.init):
+            # (a norm makes the weights before it scale-free: their gradient along the weight is
+            # rounding noise, which these optimizers' steps, scaled by the gradient's own size, blow up)
+            name, args = self.optimizer()
+        if name == "LBFGS":  # (its curvature pairs divide by differences of gradients: float32's noise grows)
+            lines[0] = "torch.set_default_dtype(torch.float64)"
         self.opt_args = args
         groups = r.random()
         params = "model.parameters()"

@@ -41,6 +41,18 @@ class Adafactor(Optimizer):
         self._require(float(group["weight_decay"]) >= 0.0,
                       f"weight_decay should be >= 0 but is: {group['weight_decay']}")  # fmt: skip
 
+    def _state_value(self, p: Tensor, name: str, v: Any, where: str, scalar: bool = False) -> Any:  # type: ignore[override]
+        """The row and column factors load with their own shapes (the parameter's with its last,
+        or next to last, axis 1); the rest as any optimizer's state."""
+        if name not in ("row_var", "col_var"):
+            return Optimizer._state_value(p, name, v, where, scalar)
+        arr = np.asarray(v._dev.to_host(v._data) if isinstance(v, Tensor) else v)
+        shape = list(p.shape)
+        shape[-1 if name == "row_var" else -2] = 1
+        if p.ndim < 2 or arr.shape != tuple(shape):
+            raise ValueError(f"{where} has shape {tuple(arr.shape)}, but this parameter's needs {tuple(shape)}")
+        return Tensor._wrap(p._dev.asarray(np.array(arr, order="C"), dtype=p.dtype), p._dev)
+
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
         ns = p._dev.ops
         if np.dtype(p._data.dtype).kind == "c":
