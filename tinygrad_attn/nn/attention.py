@@ -30,8 +30,9 @@ from .module import Module, Parameter, _place
 
 
 class _InputShapeError(ValueError, AssertionError):
-    """Inputs or a padding mask of the wrong shape: PyTorch's attention checks them with
-    assertions (AssertionError); a ValueError too, this library's class for a bad argument."""
+    """Inputs or a padding mask of the wrong shape, or heads that do not divide the width:
+    PyTorch's attention checks them with assertions (AssertionError); a ValueError too, this
+    library's class for a bad argument."""
 
 
 class _MaskShapeError(ValueError, RuntimeError):
@@ -297,7 +298,9 @@ class MultiheadAttention(Module):
                  dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         if embed_dim % num_heads:
-            raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
+            raise _InputShapeError(
+                f"MultiheadAttention: embed_dim {embed_dim} is not divisible by num_heads {num_heads}"
+            )
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim

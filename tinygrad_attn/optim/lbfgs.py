@@ -14,6 +14,10 @@ from ..tensors.mutation.inplace import store_array
 from .optimizer import Optimizer
 
 
+class _NoClosureError(TypeError, RuntimeError):
+    """``step()`` without its closure: PyTorch's is a missing argument (TypeError)."""
+
+
 class LBFGS(Optimizer):
     """Minimises what ``closure()`` returns (it re-evaluates the model, calls ``backward()``
     and returns the loss) with up to ``max_iter`` L-BFGS iterations per ``step(closure)``.
@@ -93,7 +97,7 @@ class LBFGS(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:  # type: ignore[override]
         """Run up to ``max_iter`` iterations on ``closure`` (required) and return its first loss."""
         if closure is None:
-            raise RuntimeError("LBFGS.step: LBFGS needs a closure that re-evaluates the model and returns the loss")
+            raise _NoClosureError("LBFGS.step: LBFGS needs a closure that re-evaluates the model and returns the loss")
         self._opt_called = True
         for hook in list(self._pre_hooks.values()):
             hook(self, (), {})
