@@ -671,7 +671,8 @@ class _Builder:
             f"{S}.ExponentialLR(opt, gamma=0.9)])",
         }
         self.sched_name = c
-        return [f"sched = {mk[c]}"]
+        self.sched_line = f"sched = {mk[c]}"
+        return [self.sched_line]
 
     def build(self) -> str:
         r = self.r
@@ -782,14 +783,28 @@ class _Builder:
         if sched:
             body.append("sched.step(loss.item())" if self.sched_name == "ReduceLROnPlateau" else "sched.step()")
             body.append("R([g['lr'] for g in opt.param_groups])")
-        if rt:
+        if rt:  # a checkpoint mid-training: through copy.deepcopy, or torch.save/torch.load
             body.append("if step == 1:")
-            body.append("    sd = copy.deepcopy(opt.state_dict())")
+            if r.random() < 0.5:
+                body.append("    sd = copy.deepcopy(opt.state_dict())")
+                body.append("    msd = copy.deepcopy(model.state_dict())")
+                if sched:
+                    body.append("    ssd = copy.deepcopy(sched.state_dict())")
+            else:
+                keep = (
+                    "{'model': model.state_dict(), 'opt': opt.state_dict()"
+                    + (", 'sched': sched.state_dict()" if sched else "")
+                    + "}"
+                )
+                body += ["    import io", "    f = io.BytesIO()", f"    torch.save({keep}, f)", "    f.seek(0)",
+                         "    ck = torch.load(f)", "    sd, msd = ck['opt'], ck['model']"]  # fmt: skip
+                if sched:
+                    body.append("    ssd = ck['sched']")
+            body.append("    model.load_state_dict(msd)")
             body.append(f"    opt = torch.optim.{name}({params}, {args})")
             body.append("    opt.load_state_dict(sd)")
             if sched:
-                body.append("    ssd = sched.state_dict()")
-                body += ["    " + s for s in self.scheduler(name)[:0]]
+                body.append("    " + self.sched_line)
                 body.append("    sched.load_state_dict(ssd)")
         lines += ["    " + s for s in body]
         lines.append("R([(n, p) for n, p in model.named_parameters()])")
