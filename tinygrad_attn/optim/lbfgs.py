@@ -166,14 +166,14 @@ class LBFGS(Optimizer):
             ls_evals = 0
             if search is not None:
                 x0 = [p._data * 1 for p in self._params]
-                t_tried = t
+                t = _Measured(t) if self._t_measured else t
                 loss, g, t, ls_evals = _strong_wolfe(
                     lambda t_, d_, x0=x0: self._evaluate_at(closure, x0, t_, d_), self._dot, self._absmax,
                     t, d, loss, g, gtd, max_ls=max_eval - evals,
                 )  # fmt: skip
                 self._add(t, d)
-                self._t_measured = (self._t_measured or t != t_tried) and t != 0  # (0: PyTorch's int start)
-                t = 0 if t == 0 else t
+                self._t_measured = isinstance(t, _Measured)
+                t = float(t) if self._t_measured else 0 if t == 0 else t  # (0: PyTorch's int start)
                 done_now = self._absmax(g) <= tol_grad
             else:
                 self._add(t, d)
@@ -251,21 +251,33 @@ def _tensor(dev: Any, v: Any) -> Any:
     return Tensor._wrap(v, dev)
 
 
+class _Measured(float):
+    """A step size PyTorch's line search holds as a 0-d tensor (computed from gradients), so
+    that the state dict gives it as one; arithmetic on it gives plain floats, marked again
+    where PyTorch's would still be a tensor (:func:`_mark`)."""
+
+
+def _mark(v: float, *sources: Any) -> float:
+    return _Measured(v) if any(isinstance(x, _Measured) for x in sources) else v
+
+
 def _cubic_min(x1: float, f1: float, g1: float, x2: float, f2: float, g2: float,
                bounds: tuple[float, float] | None = None) -> float:  # fmt: skip
     """The minimiser of the cubic through ``(x1, f1)``, ``(x2, f2)`` with slopes ``g1``, ``g2``,
     kept within ``bounds`` (the two points by default); their midpoint if the cubic has none."""
-    lo, hi = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
+    lo, hi = bounds if bounds is not None else ((x1, x2) if x1 <= x2 else (x2, x1))
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
     disc = d1 * d1 - g1 * g2
     if disc < 0:
-        return (lo + hi) / 2.0
+        return _mark((lo + hi) / 2.0, lo, hi)
     d2 = math.sqrt(disc)
     if x1 <= x2:
         x = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
     else:
         x = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
-    return min(max(x, lo), hi)
+    x = _Measured(x)  # (a bound, where it clamps, keeps its own kind: Python's max and min return it)
+    x = lo if lo > x else x
+    return hi if hi < x else x
 
 
 def _strong_wolfe(evaluate: Callable[[float, Any], tuple[float, Any]], dot: Callable[[Any, Any], float],
@@ -295,7 +307,7 @@ def _strong_wolfe(evaluate: Callable[[float, Any], tuple[float, Any]], dot: Call
             bracket, bf, bg, bgtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev, gtd_new]
             break
         # (extrapolate: a cubic step between 1.01 t and 10 t)
-        lo, hi = t + 0.01 * (t - t_prev), t * 10
+        lo, hi = _mark(t + 0.01 * (t - t_prev), t, t_prev), _mark(t * 10, t)
         t_prev, t = t, _cubic_min(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(lo, hi))
         f_prev, g_prev, gtd_prev = f_new, g_new, gtd_new
         f_new, g_new = evaluate(t, d)
@@ -314,7 +326,7 @@ def _strong_wolfe(evaluate: Callable[[float, Any], tuple[float, Any]], dot: Call
         eps = 0.1 * (top - bottom)
         if min(top - t, t - bottom) < eps:  # too near an end: move away, unless progress was fine
             if insufficient or t >= top or t <= bottom:
-                t = top - eps if abs(t - top) < abs(t - bottom) else bottom + eps
+                t = _mark(top - eps if abs(t - top) < abs(t - bottom) else bottom + eps, *bracket)
                 insufficient = False
             else:
                 insufficient = True
