@@ -718,7 +718,9 @@ class _Builder:
             # (a norm makes the weights before it scale-free: their gradient along the weight is
             # rounding noise, which these optimizers' steps, scaled by the gradient's own size, blow up)
             name, args = self.optimizer()
-        if name == "LBFGS":  # (its curvature pairs divide by differences of gradients: float32's noise grows)
+        if name not in ("SGD", "ASGD", "Adadelta"):
+            # (LBFGS divides by differences of gradients, the others by a gradient's running size:
+            # float32's rounding noise in a gradient that should be zero grows to a step's size)
             lines[0] = "torch.set_default_dtype(torch.float64)"
         self.opt_args = args
         groups = r.random()
