@@ -15,8 +15,8 @@ from tests.nn.training_programs import build, compare
 
 torch = pytest.importorskip("torch")
 
-FAST = range(0, 40)
-SLOW = range(40, 600)
+FAST = range(0, 120)
+SLOW = range(120, 2000)
 
 
 def _check(seed: int) -> None:

@@ -714,9 +714,13 @@ class _Builder:
         if r.random() < 0.1:
             lines.append("model.head.bias.requires_grad_(False)")
         name, args = self.optimizer()
-        while name in ("Rprop", "Adagrad", "Adafactor") and "Norm" in "".join(self.init):
+        margins = ("multi_margin", "multilabel_margin", "hinge", "margin_ranking", "cosine", "triplet", "soft_margin")
+        while (name in ("Rprop", "Adagrad", "Adafactor", "LBFGS") and "Norm" in "".join(self.init)) or (
+            name == "Rprop" and (self.loss_kind in margins or "MultiheadAttention" in "".join(self.init))
+        ):  # fmt: skip
             # (a norm makes the weights before it scale-free: their gradient along the weight is
-            # rounding noise, which these optimizers' steps, scaled by the gradient's own size, blow up)
+            # rounding noise, which these optimizers' steps, scaled by the gradient's own size, blow
+            # up; Rprop's sign does the same to the exact zeros of a margin's gradient)
             name, args = self.optimizer()
         if name not in ("SGD", "ASGD", "Adadelta"):
             # (LBFGS divides by differences of gradients, the others by a gradient's running size:
@@ -852,6 +856,8 @@ def compare(seed: int, program: str | None = None) -> tuple[str, str] | None:
 
     program = program or build(seed)
     rtol, atol = (1e-6, 1e-6) if "float64" in program.split("\n", 1)[0] else (2e-3, 2e-4)
+    if "optim.LBFGS(" in program:  # (its curvature pairs divide by small differences of gradients)
+        rtol = 1e-4
     try:
         want, want_raised, _ = run(program, torch)
         got, got_raised, _ = run(program, tga)
