@@ -714,8 +714,9 @@ class _Builder:
         if r.random() < 0.1:
             lines.append("model.head.bias.requires_grad_(False)")
         name, args = self.optimizer()
+        scale_free = "Norm" in "".join(self.init) or "_norm(" in "".join(lines)  # (norms, weight/spectral norm)
         margins = ("multi_margin", "multilabel_margin", "hinge", "margin_ranking", "cosine", "triplet", "soft_margin")
-        while (name in ("Rprop", "Adagrad", "Adafactor", "LBFGS") and "Norm" in "".join(self.init)) or (
+        while (name in ("Rprop", "Adagrad", "Adafactor", "LBFGS") and scale_free) or (
             name == "Rprop" and (self.loss_kind in margins or "MultiheadAttention" in "".join(self.init))
         ):  # fmt: skip
             # (a norm makes the weights before it scale-free: their gradient along the weight is
