@@ -447,9 +447,11 @@ class Optimizer:
         scalar dtype (float64 under a float64 default dtype, float32 otherwise or when fused)."""
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             return v
-        from .. import float32, float64, get_default_dtype, tensor  # noqa: PLC0415 - the package imports this module
+        from ..tensors.dtypes import get_default_dtype  # noqa: PLC0415 - (kept out of the import graph's cycles)
+        from ..tensors.factories.creation import tensor  # noqa: PLC0415
 
-        return tensor(float(v), dtype=float64 if get_default_dtype() == float64 and not fused else float32)
+        wide = get_default_dtype() == np.float64 and not fused
+        return tensor(float(v), dtype=np.float64 if wide else np.float32)
 
     @staticmethod
     def _state_value(p: Tensor, name: str, v: Any, where: str, scalar: bool = False) -> Any:

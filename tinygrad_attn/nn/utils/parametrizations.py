@@ -116,9 +116,7 @@ _ORTHOGONAL_MAPS = ("matrix_exp", "cayley", "householder")
 
 def _make_orthogonal(a: Tensor) -> Tensor:
     """The Q of ``a``'s QR decomposition with R's diagonal made positive (LAPACK's reflectors)."""
-    from ... import geqrf  # noqa: PLC0415 - the package imports this module
-
-    x, tau = geqrf(a)
+    x, tau = linalg.geqrf(a)
     return linalg.householder_product(x, tau) * x.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
 
@@ -137,7 +135,8 @@ class _Orthogonal(Module):
             self.register_buffer("base", None)
 
     def forward(self, x: Tensor) -> Tensor:
-        from ... import cat, eye  # noqa: PLC0415 - the package imports this module
+        from ...tensors._tensor import cat  # noqa: PLC0415 - (kept out of the import graph's cycles)
+        from ...tensors.factories.creation import eye  # noqa: PLC0415
 
         n, k = x.shape[-2], x.shape[-1]
         transposed = n < k
@@ -166,7 +165,8 @@ class _Orthogonal(Module):
 
     @no_grad()
     def right_inverse(self, q: Tensor) -> Tensor:
-        from ... import cat, eye, randn, zeros_like  # noqa: PLC0415 - the package imports this module
+        from ...tensors._tensor import cat  # noqa: PLC0415 - (kept out of the import graph's cycles)
+        from ...tensors.factories.creation import eye, randn, zeros_like  # noqa: PLC0415
 
         if q.shape != self.shape:
             raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. Got a tensor of shape "
