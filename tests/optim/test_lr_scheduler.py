@@ -77,11 +77,12 @@ def test_state_dict_matches_torch_and_resumes(name, kw):
         if k in tsd:
             assert v == tsd[k] or v == pytest.approx(tsd[k]), k
     assert {"last_epoch", "base_lrs", "_last_lr"} <= set(osd) and osd["last_epoch"] == 3
-    # A fresh optimizer and schedule, loaded from the state dicts, continue the same rates.
+    # A fresh optimizer and schedule, loaded from the state dicts (PyTorch's order: build the
+    # schedule, then load both), continue the same rates.
     ps = [Parameter(np.zeros(2)), Parameter(np.zeros(1))]
     opt = SGD([{"params": ps[:1]}, {"params": ps[1:]}], lr=7.0, momentum=0.9)
-    opt.load_state_dict(o[1].state_dict())
     sched = getattr(lr_scheduler, name)(opt, **kw)
+    opt.load_state_dict(o[1].state_dict())
     sched.load_state_dict(osd)
     for _ in range(4):
         _step(*t)

@@ -1,7 +1,7 @@
 """Every schedule of torch.optim.lr_scheduler against PyTorch, for generated arguments: the
 rates (and the cycled momentum) of 40 steps, chained and sequential schedules, state dicts
-that resume mid-way whether the schedule is built before or after the optimizer's state is
-loaded, ``last_epoch`` resumes, ``step(epoch)``, and the argument errors' classes."""
+that resume mid-way as PyTorch's do whether the schedule is built before or after the
+optimizer's state is loaded, ``last_epoch`` resumes, ``step(epoch)``, and the argument errors' classes."""
 
 from __future__ import annotations
 
@@ -150,17 +150,23 @@ def test_state_dicts_resume_mid_way_in_either_order(name, make, order):
         for k in ("last_epoch", "base_lrs", "_last_lr", "_step_count"):
             if k in tsd:
                 assert osd[k] == pytest.approx(tsd[k]), k
-        opt_sd = oopt.state_dict()
-        ps, opt = _opt(None)
-        for g in opt.param_groups:
-            g["lr"] = 7.0  # (what the optimizer had before loading: never seen again)
-        if order == "schedule-first":  # PyTorch's advice: build the schedule, then load both
-            sched = make(optim.lr_scheduler, opt)
-            opt.load_state_dict(opt_sd)
-        else:  # the optimizer's state (with initial_lr) first: the schedule must not reset its rates
-            opt.load_state_dict(opt_sd)
-            sched = make(optim.lr_scheduler, opt)
-        sched.load_state_dict(osd)
+
+        def resume(lib, sched_mod, opt_sd, sched_sd):
+            ps, opt = _opt(lib)
+            for g in opt.param_groups:
+                g["lr"] = 7.0  # (what the optimizer had before loading)
+            if order == "schedule-first":  # PyTorch's advice: build the schedule, then load both
+                sched = make(sched_mod, opt)
+                opt.load_state_dict(opt_sd)
+            else:  # the optimizer's state (with initial_lr) first; the schedule's construction step then
+                # changes the rates it loaded, and loading the schedule's state leaves them (PyTorch's way)
+                opt.load_state_dict(opt_sd)
+                sched = make(sched_mod, opt)
+            sched.load_state_dict(sched_sd)
+            return ps, opt, sched
+
+        tps, topt, ts = resume(torch, torch.optim.lr_scheduler, topt.state_dict(), tsd)
+        ps, opt, sched = resume(None, optim.lr_scheduler, oopt.state_dict(), osd)
         for _ in range(STEPS - 13):
             _same(opt, topt, sched, ts)
             _train_step(torch, tps, topt)

@@ -209,7 +209,7 @@ def test_bad_arguments_are_named():
         Adam([p], lr=-1.0)
     with pytest.raises(ValueError, match="Invalid beta parameter at index 1"):
         Adam([p], betas=(0.9, 1.0))
-    with pytest.raises(ValueError, match="more than one group"):
+    with pytest.raises(ValueError, match="more than one parameter group"):
         SGD([{"params": [p]}, {"params": [p]}], lr=0.1)
     with pytest.raises(TypeError, match="parameter 1 is a int"):
         SGD([p, 3], lr=0.1)

@@ -88,13 +88,15 @@ TOL = {np.float32: dict(rtol=2e-5, atol=2e-6), np.float64: dict(rtol=1e-11, atol
 
 @pytest.fixture(params=[np.float32, np.float64], ids=["float32", "float64"])
 def dtype(request):
-    """The parameters' dtype; PyTorch's default dtype follows it, so the 0-d state PyTorch
-    keeps in the default dtype (NAdam's mu_product, ASGD's eta) has the precision of our
-    Python numbers in float64."""
-    old = torch.get_default_dtype()
+    """The parameters' dtype; both libraries' default dtype follows it, so the 0-d state kept
+    in the default dtype (the step, NAdam's mu_product, ASGD's eta) has the precision of our
+    Python numbers in float64, and the state dicts give it in that dtype."""
+    old, ours = torch.get_default_dtype(), tga.get_default_dtype()
     torch.set_default_dtype(torch.float64 if request.param == np.float64 else torch.float32)
+    tga.set_default_dtype(tga.float64 if request.param == np.float64 else tga.float32)
     yield request.param
     torch.set_default_dtype(old)
+    tga.set_default_dtype(ours)
 
 
 def _groups(params, kw):

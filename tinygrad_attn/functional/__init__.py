@@ -412,10 +412,19 @@ def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) ->
     return x, target, probs
 
 
+_SCALAR_NAMES = {"int32": "Int", "int16": "Short", "int8": "Char", "bool": "Bool", "float16": "Half",
+                 "float32": "Float", "float64": "Double", "bfloat16": "BFloat16", "uint16": "UInt16",
+                 "uint32": "UInt32", "uint64": "UInt64"}  # fmt: skip
+
+
 def _index_targets(op: str, x: Tensor, target: Tensor, ignore_index: int | None) -> tuple[Tensor, Any, int]:
     """Flat class indices ``(M,)`` (ignored ones set to 0), the 0/1 array of the items that
     count, and their number. The range check needs the indices on the host; while tracing
     the targets stay an input of the program instead, and the mask and count are tensors."""
+    if isinstance(target, Tensor) and target.dtype not in (np.int64, np.uint8):  # (PyTorch's kernels take these)
+        name = _SCALAR_NAMES.get(np.dtype(target.dtype).name, str(target.dtype))
+        raise InvalidArgumentError(f"{op}: expected target dtype to be Long or Byte, but got {name} (class indices "
+                                   f"of shape {tuple(target.shape)}; convert with .long())")  # fmt: skip
     if tracing() and isinstance(target, Tensor):
         t = target.detach().reshape(-1)
         t = t if t.dtype == np.int64 else t.astype(np.int64)
@@ -981,6 +990,10 @@ def embedding(input: Any, weight: Tensor, padding_idx: int | None = None, max_no
         raise UnsupportedModeError("embedding: sparse=True (PyTorch's gradient is then a sparse_coo tensor, and sparse "
                                    "layouts are not supported here); use sparse=False, whose dense gradient holds the "
                                    "same values")  # fmt: skip
+    if isinstance(input, Tensor) and input.dtype not in (np.int64, np.int32):
+        name = _SCALAR_NAMES.get(np.dtype(input.dtype).name, str(input.dtype))
+        raise InvalidArgumentError(f"embedding: Expected tensor for argument #1 'indices' to have one of the following "
+                                   f"scalar types: Long, Int; but got {name} ids of shape {tuple(input.shape)}")  # fmt: skip
     if max_norm is not None or scale_grad_by_freq:
         return _embedding_pytorch_options(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
     if weight.ndim != 2:

@@ -308,7 +308,7 @@ def rrelu(input: Tensor, lower: float = _RRELU_DEFAULTS[0], upper: float = _RREL
         return _in_place(x, "rrelu", rrelu, lower=lower, upper=upper, training=training)
     if not training:  # (PyTorch's leaky_relu, which keeps x)
         return saved_for_backward(where(x > 0, x, x * ((lower + upper) / 2.0)), x)
-    slope = draw("random", x.shape, x.dtype, x) * (upper - lower) + lower
+    slope = draw("rrelu", x.shape, x.dtype, x.detach(), p=(lower, upper))
     return where(x > 0, x, x * slope)
 
 

@@ -121,6 +121,13 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = N
         raise RuntimeError(
             f"{op}: Integral inputs not supported (target of dtype {target.dtype}); convert with .float()"
         )
+    if reduction == "mean":  # (PyTorch warns before it looks at the operands)
+        warnings.warn(
+            "kl_div: reduction='mean' divides the total loss by both the batch size and the support size; "
+            "'batchmean' divides only by the batch size, and matches the math definition of KL divergence",
+            UserWarning,
+            stacklevel=3,
+        )
     _F._float(input, op)
     input, target = _F._computed_together(op, input, target)  # noqa: A001 - (PyTorch's dtype: both promoted)
     if log_target:
@@ -129,13 +136,6 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = N
         loss = target.xlogy(target) - target * input  # (PyTorch's: a zero target's gradient NaN, its 0 / 0)
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
-    if reduction == "mean":
-        warnings.warn(
-            "kl_div: reduction='mean' divides the total loss by both the batch size and the support size; "
-            "'batchmean' divides only by the batch size, and matches the math definition of KL divergence",
-            UserWarning,
-            stacklevel=3,
-        )
     return _F._reduce(loss, reduction)
 
 

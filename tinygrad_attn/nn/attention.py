@@ -29,6 +29,16 @@ from .layers import Linear, NonDynamicallyQuantizableLinear, _float_dtype
 from .module import Module, Parameter, _place
 
 
+class _InputShapeError(ValueError, AssertionError):
+    """Inputs or a padding mask of the wrong shape, or heads that do not divide the width:
+    PyTorch's attention checks them with assertions (AssertionError); a ValueError too, this
+    library's class for a bad argument."""
+
+
+class _MaskShapeError(ValueError, RuntimeError):
+    """An ``attn_mask`` of the wrong shape: PyTorch raises RuntimeError."""
+
+
 def _extend_cache(cache: dict, k: Tensor, v: Tensor, mask: Any, is_causal: bool) -> tuple:
     """Keys and values of the earlier calls, then this call's, stored back in ``cache``.
 
@@ -137,13 +147,13 @@ def _masks(op: str, attn_mask: Any, key_padding_mask: Any, n: int, heads: int, t
         elif m.shape == (n * heads, tq, tk):
             m = m.reshape(n, heads, tq, tk)
         else:
-            raise ValueError(f"{op}: attn_mask of shape {tuple(m.shape)} must be (L, S) = {(tq, tk)} or "
+            raise _MaskShapeError(f"{op}: attn_mask of shape {tuple(m.shape)} must be (L, S) = {(tq, tk)} or "
                              f"(N * num_heads, L, S) = {(n * heads, tq, tk)}")  # fmt: skip
         masks.append(m)
     if key_padding_mask is not None:
         m = _as_mask(key_padding_mask, like, op)
         if m.shape not in ((n, tk), (tk,)):
-            raise ValueError(f"{op}: key_padding_mask of shape {tuple(m.shape)} must be (N, S) = {(n, tk)}")
+            raise _InputShapeError(f"{op}: key_padding_mask of shape {tuple(m.shape)} must be (N, S) = {(n, tk)}")
         masks.append(m.reshape(m.shape[0] if m.ndim == 2 else 1, 1, 1, tk))
     if not masks:
         return None
@@ -288,7 +298,9 @@ class MultiheadAttention(Module):
                  dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         if embed_dim % num_heads:
-            raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
+            raise _InputShapeError(
+                f"MultiheadAttention: embed_dim {embed_dim} is not divisible by num_heads {num_heads}"
+            )
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim
@@ -334,7 +346,7 @@ class MultiheadAttention(Module):
         )
         if not ok:
             layout = "(N, L, E)" if self.batch_first else "(L, N, E)"
-            raise ValueError(f"MultiheadAttention(embed_dim={e}, kdim={self.kdim}, vdim={self.vdim}): got query "
+            raise _InputShapeError(f"MultiheadAttention(embed_dim={e}, kdim={self.kdim}, vdim={self.vdim}): got query "
                              f"{tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}; need {layout} inputs (or "
                              f"unbatched (L, E)) with E = {e}, {self.kdim}, {self.vdim}")  # fmt: skip
         same = query is key and key is value

@@ -12,7 +12,7 @@ from .. import functional as F
 from ..engine.switches import tracing
 from ..random import host_generator
 from ..random import transforms as rt
-from ..tensors._tensor import Tensor, where
+from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from ..tensors.dtypes import get_default_dtype
 from ..tensors.index.indexing import host_integers
 from .module import Module, Parameter
@@ -66,7 +66,7 @@ class Linear(Module):
         if not isinstance(x, Tensor):
             raise TypeError(f"Linear: input must be a Tensor, got {type(x).__name__}; make one with tga.tensor(...)")
         if x.shape[-1:] != (self.in_features,):
-            raise ValueError(f"Linear({self.in_features}, {self.out_features}): input of shape {tuple(x.shape)} "
+            raise InvalidArgumentError(f"Linear({self.in_features}, {self.out_features}): input of shape {tuple(x.shape)} "
                              f"must end in {self.in_features}")  # fmt: skip
         return F.linear(x, self.weight, self.bias)  # (..., out)
 
@@ -136,6 +136,10 @@ class Embedding(Module):
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=embeddings, _freeze=freeze)  # fmt: skip
 
     def forward(self, ids: Any) -> Tensor:
+        if isinstance(ids, Tensor) and ids.dtype not in (np.int64, np.int32):  # (PyTorch's check, and class)
+            raise InvalidArgumentError(f"Embedding({self.num}, {self.dim}): Expected tensor for argument #1 'indices' "
+                                       f"to have one of the following scalar types: Long, Int; but got ids of dtype "
+                                       f"{ids.dtype} and shape {tuple(ids.shape)}")  # fmt: skip
         if self.max_norm is not None or self.scale_grad_by_freq:
             return F.embedding(ids, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                                self.scale_grad_by_freq)  # fmt: skip

@@ -23,7 +23,7 @@ from . import init
 from .attention import MultiheadAttention
 from .layers import LayerNorm
 from .module import Module, ModuleList, Parameter, _place
-from .transformer import _DecoderLayerBase, _EncoderLayerBase
+from .transformer import _ACTIVATIONS, _DecoderLayerBase, _EncoderLayerBase
 
 
 def _clone(module: Module) -> Module:
@@ -106,6 +106,14 @@ class TransformerDecoderLayer(_DecoderLayerBase):
                                           key_padding_mask=memory_key_padding_mask, need_weights=False,
                                           is_causal=memory_is_causal)[0],
         )  # fmt: skip
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # As PyTorch's: a copy (TransformerDecoder's clones, copy.deepcopy, unpickling) of a
+        # layer whose activation is a module (a child, not a plain attribute there) takes relu
+        # as its activation attribute, which then shadows the child: its layers compute relu.
+        super().__setstate__(state)
+        if isinstance(state.get("activation"), Module):
+            self.__dict__["activation"] = _ACTIVATIONS["relu"]
 
 
 class TransformerEncoder(Module):

@@ -5,7 +5,8 @@
 >>> loss.backward(); opt.step(); opt.zero_grad()  # doctest: +SKIP
 
 Every optimizer of ``torch.optim`` is here with its constructor arguments and defaults:
-``SGD Adam AdamW RMSprop Adagrad Adadelta Adamax NAdam RAdam ASGD Rprop LBFGS``
+``SGD Adam AdamW RMSprop Adagrad Adadelta Adamax NAdam RAdam ASGD Rprop LBFGS Adafactor``
+(``SparseAdam`` raises at its first step: gradients here are dense)
 (``LBFGS.step(closure)``, with ``line_search_fn="strong_wolfe"`` too).
 
 Every update runs on the parameters' own device with its array namespace, and the
@@ -20,6 +21,7 @@ PyTorch's names.
 
 from . import lr_scheduler
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
@@ -33,6 +35,7 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = [
     "Optimizer",
@@ -48,6 +51,8 @@ __all__ = [
     "ASGD",
     "Rprop",
     "LBFGS",
+    "Adafactor",
+    "SparseAdam",
     "LRScheduler",
     "LambdaLR",
     "NoamSchedule",

@@ -14,6 +14,10 @@ from ..tensors.mutation.inplace import store_array
 from .optimizer import Optimizer
 
 
+class _NoClosureError(TypeError, RuntimeError):
+    """``step()`` without its closure: PyTorch's is a missing argument (TypeError)."""
+
+
 class LBFGS(Optimizer):
     """Minimises what ``closure()`` returns (it re-evaluates the model, calls ``backward()``
     and returns the loss) with up to ``max_iter`` L-BFGS iterations per ``step(closure)``.
@@ -93,7 +97,7 @@ class LBFGS(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:  # type: ignore[override]
         """Run up to ``max_iter`` iterations on ``closure`` (required) and return its first loss."""
         if closure is None:
-            raise RuntimeError("LBFGS.step: LBFGS needs a closure that re-evaluates the model and returns the loss")
+            raise _NoClosureError("LBFGS.step: LBFGS needs a closure that re-evaluates the model and returns the loss")
         self._opt_called = True
         for hook in list(self._pre_hooks.values()):
             hook(self, (), {})
@@ -124,7 +128,7 @@ class LBFGS(Optimizer):
             n += 1
             state["n_iter"] += 1
             if state["n_iter"] == 1:
-                d, old_dirs, old_stps, ro, h_diag = -g, [], [], [], 1.0
+                d, old_dirs, old_stps, ro, h_diag = -g, [], [], [], 1  # (PyTorch's int, until measured)
             else:
                 y = g - prev_g
                 s = d * t
@@ -140,6 +144,7 @@ class LBFGS(Optimizer):
                     h_diag = ys / self._dot(y, y)
                 al = st.get("al") or [None] * history
                 st["al"] = al
+                state.setdefault("al", al)  # (where PyTorch's state dict lists it)
                 q = -g
                 for i in range(len(old_dirs) - 1, -1, -1):
                     al[i] = self._dot(old_stps[i], q) * ro[i]
@@ -151,20 +156,24 @@ class LBFGS(Optimizer):
             prev_g = g * 1.0
             prev_loss = loss
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / float(self._dev.to_host(self._dev.ops.sum(self._dev.ops.abs(g))))) * lr
+                inv = 1.0 / float(self._dev.to_host(self._dev.ops.sum(self._dev.ops.abs(g))))
+                t, self._t_measured = min(1.0, inv) * lr, inv < 1.0
             else:
-                t = lr
+                t, self._t_measured = group["lr"], False  # (as given: PyTorch's state keeps an int lr)
             gtd = self._dot(g, d)
             if gtd > -tol_change:  # not a descent direction
                 break
             ls_evals = 0
             if search is not None:
                 x0 = [p._data * 1 for p in self._params]
+                t = _Measured(t) if self._t_measured else t
                 loss, g, t, ls_evals = _strong_wolfe(
                     lambda t_, d_, x0=x0: self._evaluate_at(closure, x0, t_, d_), self._dot, self._absmax,
                     t, d, loss, g, gtd, max_ls=max_eval - evals,
                 )  # fmt: skip
                 self._add(t, d)
+                self._t_measured = isinstance(t, _Measured)
+                t = float(t) if self._t_measured else 0 if t == 0 else t  # (0: PyTorch's int start)
                 done_now = self._absmax(g) <= tol_grad
             else:
                 self._add(t, d)
@@ -192,7 +201,26 @@ class LBFGS(Optimizer):
     def _traceable(self) -> bool:
         return False
 
+    _t_measured = False  # (whether the last step size came from the gradients: a tensor in PyTorch)
+
     # -- state dicts: flat vectors and lists of them, numbers as Python floats ------------
+    def state_dict(self) -> dict[str, Any]:
+        """PyTorch's layout: the numbers PyTorch computes from tensors (``ro``, ``al``, a
+        measured ``H_diag`` and step size ``t``) as 0-d tensors of the parameters' dtype, the
+        counters and ``prev_loss`` as Python numbers."""
+        sd = super().state_dict()
+        dtype = self._params[0].dtype
+        as_t = lambda v: v if v is None else Tensor._wrap(np.asarray(v, dtype=dtype), self._params[0]._dev)  # noqa: E731
+        for st in sd["state"].values():
+            for k in ("ro", "al"):
+                if k in st:
+                    st[k] = [as_t(v) for v in st[k]]
+            if isinstance(st.get("H_diag"), float):
+                st["H_diag"] = as_t(st["H_diag"])
+            if "t" in st and self._t_measured:
+                st["t"] = as_t(st["t"])
+        return sd
+
     def _state_value(self, p: Tensor, name: str, v: Any, where: str, scalar: bool = False) -> Any:  # type: ignore[override]
         if isinstance(v, (list, tuple)):
             return [self._state_value(p, name, x, where) for x in v]
@@ -223,21 +251,33 @@ def _tensor(dev: Any, v: Any) -> Any:
     return Tensor._wrap(v, dev)
 
 
+class _Measured(float):
+    """A step size PyTorch's line search holds as a 0-d tensor (computed from gradients), so
+    that the state dict gives it as one; arithmetic on it gives plain floats, marked again
+    where PyTorch's would still be a tensor (:func:`_mark`)."""
+
+
+def _mark(v: float, *sources: Any) -> float:
+    return _Measured(v) if any(isinstance(x, _Measured) for x in sources) else v
+
+
 def _cubic_min(x1: float, f1: float, g1: float, x2: float, f2: float, g2: float,
                bounds: tuple[float, float] | None = None) -> float:  # fmt: skip
     """The minimiser of the cubic through ``(x1, f1)``, ``(x2, f2)`` with slopes ``g1``, ``g2``,
     kept within ``bounds`` (the two points by default); their midpoint if the cubic has none."""
-    lo, hi = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
+    lo, hi = bounds if bounds is not None else ((x1, x2) if x1 <= x2 else (x2, x1))
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
     disc = d1 * d1 - g1 * g2
     if disc < 0:
-        return (lo + hi) / 2.0
+        return _mark((lo + hi) / 2.0, lo, hi)
     d2 = math.sqrt(disc)
     if x1 <= x2:
         x = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
     else:
         x = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
-    return min(max(x, lo), hi)
+    x = _Measured(x)  # (a bound, where it clamps, keeps its own kind: Python's max and min return it)
+    x = lo if lo > x else x
+    return hi if hi < x else x
 
 
 def _strong_wolfe(evaluate: Callable[[float, Any], tuple[float, Any]], dot: Callable[[Any, Any], float],
@@ -267,7 +307,7 @@ def _strong_wolfe(evaluate: Callable[[float, Any], tuple[float, Any]], dot: Call
             bracket, bf, bg, bgtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev, gtd_new]
             break
         # (extrapolate: a cubic step between 1.01 t and 10 t)
-        lo, hi = t + 0.01 * (t - t_prev), t * 10
+        lo, hi = _mark(t + 0.01 * (t - t_prev), t, t_prev), _mark(t * 10, t)
         t_prev, t = t, _cubic_min(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(lo, hi))
         f_prev, g_prev, gtd_prev = f_new, g_new, gtd_new
         f_new, g_new = evaluate(t, d)
@@ -286,7 +326,7 @@ def _strong_wolfe(evaluate: Callable[[float, Any], tuple[float, Any]], dot: Call
         eps = 0.1 * (top - bottom)
         if min(top - t, t - bottom) < eps:  # too near an end: move away, unless progress was fine
             if insufficient or t >= top or t <= bottom:
-                t = top - eps if abs(t - top) < abs(t - bottom) else bottom + eps
+                t = _mark(top - eps if abs(t - top) < abs(t - bottom) else bottom + eps, *bracket)
                 insufficient = False
             else:
                 insufficient = True

@@ -157,20 +157,11 @@ class LRScheduler:
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` returned, and the rates it set last.
-
-        PyTorch leaves the rates to the optimizer's state dict, so a schedule built after
-        the optimizer's state was loaded (its construction step changes the rates: a warm-up
-        multiplies them by its start factor) resumes from the changed rates there; here the
-        schedule's own last rates are set again, so both orders resume alike."""
+        """Restore what :meth:`state_dict` returned. The optimizer's rates are left as they
+        are, as PyTorch leaves them to the optimizer's state dict: build the schedule, then
+        load both (a schedule built after the optimizer's state was loaded has changed the
+        rates in its construction step, and resumes from those, as PyTorch's does)."""
         self.__dict__.update(state_dict)
-        self._restore_rates()
-
-    def _restore_rates(self) -> None:
-        last = self.__dict__.get("_last_lr")
-        if last is not None and len(last) == len(self.optimizer.param_groups):
-            for g, lr in zip(self.optimizer.param_groups, last):
-                g["lr"] = lr
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(last_epoch={self.last_epoch}, last_lr={self.get_last_lr()})"
@@ -207,7 +198,6 @@ class _WithLambdas(LRScheduler):
         for fn, attrs in zip(self.lr_lambdas, saved):
             if attrs is not None:
                 fn.__dict__.update(attrs)
-        self._restore_rates()
 
 
 class LambdaLR(_WithLambdas):
@@ -423,7 +413,6 @@ class _Composite(LRScheduler):
         self.__dict__.update({k: v for k, v in state_dict.items() if k != "_schedulers"})
         for s, sd in zip(self._schedulers, state_dict["_schedulers"]):
             s.load_state_dict(sd)
-        self._restore_rates()
 
 
 class SequentialLR(_Composite):
@@ -593,7 +582,6 @@ class ReduceLROnPlateau(LRScheduler):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
-        self._restore_rates()
 
 
 class _CyclesMomentum:
@@ -611,12 +599,6 @@ class _CyclesMomentum:
             group["betas"] = (m, *group["betas"][1:])
         else:
             group["momentum"] = m
-
-    def _restore_momentum(self) -> None:
-        """Set the momentum of the loaded ``last_epoch`` again (``get_lr`` sets it from it),
-        as :meth:`LRScheduler.load_state_dict` sets the rates."""
-        if getattr(self, "cycle_momentum", False):
-            self.get_lr()
 
 
 class CyclicLR(_CyclesMomentum, LRScheduler):
@@ -701,7 +683,6 @@ class CyclicLR(_CyclesMomentum, LRScheduler):
         if fn is not None and self._scale_fn_custom is not None:
             self._scale_fn_custom.__dict__.update(fn)
         self._init_scale_fn()
-        self._restore_momentum()
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
@@ -827,10 +808,6 @@ class OneCycleLR(_CyclesMomentum, LRScheduler):
                     self._set_momentum(g, hi)
                     g["max_momentum"], g["base_momentum"] = hi, lo
         super().__init__(optimizer, last_epoch)
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        super().load_state_dict(state_dict)
-        self._restore_momentum()
 
     def _anneal(self, start: float, end: float, pct: float) -> float:
         if self._anneal_func_type == "cos":

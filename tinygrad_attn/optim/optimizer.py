@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from itertools import repeat
@@ -70,6 +71,7 @@ class Optimizer:
                 "named_parameters()), as in PyTorch; this group differs from the first"
             )
         seen = {id(p) for g in self.param_groups for p in g["params"]}
+        mine: set[int] = set()
         for i, p in enumerate(ps):
             if not isinstance(p, Tensor):
                 raise TypeError(f"{self._name}: parameter {i} is a {type(p).__name__}, not a Tensor")
@@ -77,11 +79,18 @@ class Optimizer:
                 raise TypeError(
                     f"{self._name}: parameter {i} of shape {tuple(p.shape)} is {p.dtype}, not floating point"
                 )
+            if not self.defaults.get("differentiable") and not (p.is_leaf or p.retains_grad):
+                raise ValueError(f"{self._name}: can't optimize a non-leaf Tensor (parameter {i} of shape "
+                                 f"{tuple(p.shape)} was computed; pass a leaf, e.g. its .detach().requires_grad_())")  # fmt: skip
             if id(p) in seen:
                 raise ValueError(
-                    f"{self._name}: parameter {i} of shape {tuple(p.shape)} appears in more than one group"
+                    f"{self._name}: some parameters appear in more than one parameter group (parameter {i} of "
+                    f"shape {tuple(p.shape)})"
                 )
-            seen.add(id(p))
+            mine.add(id(p))
+        if len(mine) != len(ps):  # (PyTorch keeps them, and steps such a parameter once per listing)
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause "
+                          "an error; see github.com/pytorch/pytorch/issues/40967 for more information", stacklevel=3)  # fmt: skip
         # PyTorch's key order: the group's own keys as given, its names, then the defaults it lacks
         full = {k: (ps if k == "params" else v) for k, v in group.items()}
         if names is not None:
@@ -172,7 +181,12 @@ class Optimizer:
         flat form (``foreach`` not False). A traced step (``tga.compile``) shows and replays
         the update as one such line per param group."""
         group = self.param_groups[group]
-        if type(self)._flat_update is not Optimizer._flat_update and group.get("foreach") is not False:
+        ps = group["params"]
+        if (
+            type(self)._flat_update is not Optimizer._flat_update
+            and group.get("foreach") is not False
+            and len(set(map(id, ps))) == len(ps)  # (a parameter listed twice is stepped twice, one by one)
+        ):
             self._step_flat(group)  # (array calls only: nothing it does records a graph)
             return
         with no_grad():
@@ -368,14 +382,17 @@ class Optimizer:
         """
         for pre in list(self._hooks("_optimizer_state_dict_pre_hooks").values()):
             pre(self)
-        groups, state, index = [], {}, 0
+        groups, state, index, number = [], {}, 0, {}
         for g in self.param_groups:
+            # (PyTorch's numbering: a parameter listed twice in a group takes its last position)
+            number.update({id(p): i for i, p in enumerate(g["params"], index) if id(p) not in number})
             ids = []
             for p in g["params"]:
                 if self.state.get(p):
-                    state[index] = dict(self.state[p])
-                ids.append(index)
-                index += 1
+                    state[number[id(p)]] = {k: self._as_state_tensor(v, g.get("fused")) if k in self._scalar_state
+                                            else v for k, v in self.state[p].items()}  # fmt: skip
+                ids.append(number[id(p)])
+            index += len(ids)
             groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
         return self._after_state_dict({"state": state, "param_groups": groups})
 
@@ -405,7 +422,7 @@ class Optimizer:
                 )
             params.update(zip((int(k) for k in saved["params"]), mine["params"]))
             g = {k: v for k, v in saved.items() if k != "params"}
-            for k in ("betas", "etas", "step_sizes"):
+            for k in ("betas", "etas", "step_sizes", "eps"):
                 if isinstance(g.get(k), list):  # through JSON or a hand-written dict
                     g[k] = tuple(g[k])
             # (options a state dict of an older version lacks take this optimizer's defaults)
@@ -429,6 +446,18 @@ class Optimizer:
 
     # State entries that are numbers (PyTorch keeps them as 0-d tensors), whatever the parameter's shape.
     _scalar_state: tuple[str, ...] = ("step",)
+
+    @staticmethod
+    def _as_state_tensor(v: Any, fused: bool | None = None) -> Any:
+        """A counter kept here as a Python number, as PyTorch keeps it: a 0-d tensor of the
+        scalar dtype (float64 under a float64 default dtype, float32 otherwise or when fused)."""
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return v
+        from ..tensors.dtypes import get_default_dtype  # noqa: PLC0415 - (kept out of the import graph's cycles)
+        from ..tensors.factories.creation import tensor  # noqa: PLC0415
+
+        wide = get_default_dtype() == np.float64 and not fused
+        return tensor(float(v), dtype=np.float64 if wide else np.float32)
 
     @staticmethod
     def _state_value(p: Tensor, name: str, v: Any, where: str, scalar: bool = False) -> Any:

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..ops import cpu_kernels
 from ..tensors._tensor import Tensor
+from ..tensors.mutation.inplace import store_array
 from .optimizer import Optimizer, _assign, _Bucket, _inplace_ns, _mul
 
 
@@ -39,6 +40,26 @@ class SGD(Optimizer):
             not group["nesterov"] or (group["momentum"] > 0 and group["dampening"] == 0),
             "Nesterov momentum requires a momentum and zero dampening",
         )
+
+    def foreach_update(self, group: int) -> None:
+        """The update of ``param_groups[group]``; then, where PyTorch's step takes its
+        multi-tensor path (``foreach=True``, or unset with every parameter on a GPU) with
+        Nesterov momentum, no weight decay and no ``maximize``, each gradient is left as that
+        path leaves it: ``grad + momentum * momentum_buffer`` (it adds into the gradients)."""
+        super().foreach_update(group)
+        g = self.param_groups[group]
+        fe = g.get("foreach")
+        if fe is None:
+            fe = not g.get("fused") and not g.get("differentiable") and all(
+                p.device.type == "cuda" for p in g["params"]
+            )  # fmt: skip
+        if not (fe and g["nesterov"] and g["momentum"] and not g["weight_decay"] and not g["maximize"]):
+            return
+        mu = float(g["momentum"])
+        for p in g["params"]:
+            buf = self.state.get(p, {}).get("momentum_buffer")
+            if p.grad is not None and buf is not None:
+                store_array(p.grad, p.grad._data + mu * buf._data)
 
     def _update(self, p: Tensor, grad: Any, state: dict[str, Any], group: dict[str, Any]) -> Any:
         lr, mu, wd = float(group["lr"]), float(group["momentum"]), float(group["weight_decay"])

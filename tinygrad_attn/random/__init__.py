@@ -221,9 +221,11 @@ def host_generator() -> Generator:
 class Draw(Function):
     """Random numbers as an op: ``args = (kind, shape, dtype, p, generator)``, one input whose
     device the draw goes to. ``kind``: ``"random"`` (uniform in [0, 1)), ``"standard_normal"``,
-    or ``"dropout"`` (the scale ``keep / (1 - p)`` of a dropout mask, ``keep`` where a
-    uniform draw is ``>= p``), or ``("fill", maker, params)``: ``transforms.<maker>(gen, shape,
-    dtype, *params)``, an in-place fill's draws (``Tensor.exponential_``). Not differentiable; never folded or merged by a trace."""
+    ``"dropout"`` (the scale ``keep / (1 - p)`` of a dropout mask, ``keep`` where a
+    uniform draw is ``>= p``), ``"rrelu"`` (the slopes of ``rrelu`` for the input ``like``,
+    ``p = (lower, upper)``), or ``("fill", maker, params)``: ``transforms.<maker>(gen, shape,
+    dtype, *params)``, an in-place fill's draws (``Tensor.exponential_``). Not differentiable;
+    never folded or merged by a trace."""
 
     __slots__ = ()
     differentiable = False
@@ -243,6 +245,8 @@ class Draw(Function):
             work = np.dtype(np.float64) if np.dtype(dtype) == np.float64 else np.dtype(np.float32)
             keep = rt.uniform(gen, shape, np.float64) < (1.0 - p)
             arr = keep.astype(work) / work.type(1.0 - p)
+        elif kind == "rrelu":
+            arr = rt.rrelu_slopes(gen, ns.device.to_host(like), dtype, *p)
         elif kind == "random":
             arr = rt.uniform(gen, shape, dtype)
         elif isinstance(kind, tuple):  # ("fill", maker, params): an in-place random fill (Tensor.uniform_)

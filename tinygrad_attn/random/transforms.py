@@ -61,6 +61,20 @@ def uniform(gen: Generator, shape: Any, dtype: Any, low: float = 0.0, high: floa
     return out.astype(out_dt).reshape(shape)
 
 
+def rrelu_slopes(gen: Generator, x: np.ndarray, dtype: Any, lower: float, upper: float) -> np.ndarray:
+    """The slopes training ``rrelu`` multiplies ``x`` by, as PyTorch's CPU kernel draws them:
+    walking ``x`` in order, one float64 uniform in ``[lower, upper)`` for each element ``<= 0``
+    (bounds first cast to the working float), 1 for the others, so the stream advances by
+    the count of non-positive elements only."""
+    work = np.dtype(np.float64) if np.dtype(dtype) == np.float64 else np.dtype(np.float32)
+    flat = np.asarray(x).reshape(-1)
+    drawn = flat <= 0
+    lo, hi = float(work.type(lower)), float(work.type(upper))
+    out = np.ones(flat.shape, work)
+    out[drawn] = _unit(gen, int(drawn.sum()), np.float64) * (hi - lo) + lo
+    return out.reshape(np.shape(x))
+
+
 def _fma(a: np.ndarray, b: float, c: float) -> np.ndarray:
     """``a * b + c`` rounded once, as the fused multiply-add PyTorch's compiled kernels use:
     the product split exactly (Dekker's two-product) and the sum's error carried (two-sum)."""
