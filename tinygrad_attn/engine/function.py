@@ -242,7 +242,7 @@ class Function:
       (``ops.alias.InPlace``), whose ``previous`` is the tensor as it was before.
     """
 
-    __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "seq", "__weakref__")
+    __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "seq", "_face", "__weakref__")
     differentiable = True
     keep: tuple[int, ...] | str | None = None
     reads_output = True
@@ -335,7 +335,7 @@ class Function:
         out.name = None
         out._uses = 0
         if need and (not switches._grad_off_threads or _State._grad) and cls.differentiable:
-            out.requires_grad = True
+            out._requires_grad = True
             out._ctx = fn
             fn.inputs = inputs
             fn.saved = datas
@@ -346,7 +346,7 @@ class Function:
             if out_data.size >= FREE_MIN_SIZE and _State.releasing:  # a large new array: make room
                 _release_unread(inputs)
         else:
-            out.requires_grad = False
+            out._requires_grad = False
             out._ctx = None
             if cls.view:  # an unrecorded view remembers what it shows: an in-place change of it that a
                 fn.inputs = inputs  # gradient wants later still writes its base (PyTorch: `v += w`)
@@ -411,6 +411,48 @@ class AccumulateGrad:
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+class BackwardNode:
+    """What ``t.grad_fn`` hands out: a node of the graph under PyTorch's class name
+    (``type(y.grad_fn).__name__`` is ``MulBackward0``, ``AddmmBackward0``, ...), with
+    ``name()`` and ``next_functions`` as PyTorch's; anything else is read from the op that
+    made the tensor. One face per op, so ``y.grad_fn is y.grad_fn``."""
+
+    __slots__ = ("_node", "__weakref__")
+
+    def __init__(self, node: Function) -> None:
+        self._node = node
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._node, name)
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        return tuple((backward_node(n) if isinstance(n, Function) else n, i) for n, i in self._node.next_functions)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+_NODE_CLASSES: dict[str, type] = {}
+
+
+def backward_node(node: Function | None) -> BackwardNode | None:
+    """``node``'s face under PyTorch's name (made once, kept on the node)."""
+    if node is None:
+        return None
+    face = getattr(node, "_face", None)
+    if face is None:
+        name = grad_fn_name(node)
+        cls = _NODE_CLASSES.get(name)
+        if cls is None:
+            cls = _NODE_CLASSES[name] = type(name, (BackwardNode,), {"__slots__": ()})
+        face = node._face = cls(node)
+    return face
 
 
 # Our op classes whose PyTorch backward node has another name (the rest are ``<Class>Backward0``)

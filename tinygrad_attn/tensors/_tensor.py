@@ -21,7 +21,15 @@ import numpy as np
 from .. import ops
 from ..engine.backward import backward
 from ..engine.declare import public
-from ..engine.function import FreedArray, Function, InvalidArgumentError, grad_fn_name, register_tensor
+from ..engine.function import (
+    BackwardNode,
+    FreedArray,
+    Function,
+    InvalidArgumentError,
+    backward_node,
+    grad_fn_name,
+    register_tensor,
+)
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, check_host_read, tracing
 from ..engine.versions import version_of
@@ -153,7 +161,7 @@ class Tensor:
     # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (counted by
     # engine.function alone: see add_uses).
     # (``_base``: set only on a view made without recording (see Function.apply); read with getattr)
-    __slots__ = ("_data", "_dev", "_grad", "requires_grad", "_ctx", "name", "_uses", "_base", "__weakref__")
+    __slots__ = ("_data", "_dev", "_grad", "_requires_grad", "_ctx", "name", "_uses", "_base", "__weakref__")
     __array_ufunc__ = None  # ``ndarray + Tensor`` defers to Tensor.__radd__
     __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
 
@@ -206,7 +214,7 @@ class Tensor:
         self._grad: Tensor | None = None
         self._ctx: Function | None = None
         self.name = name
-        self.requires_grad = False
+        self._requires_grad = False
         self._uses = 0
         if requires_grad:
             self.requires_grad_(True)
@@ -220,7 +228,7 @@ class Tensor:
         t._data = data
         t._dev = dev
         t._grad = None
-        t.requires_grad = False
+        t._requires_grad = False
         t._ctx = None
         t.name = None
         t._uses = 0
@@ -289,6 +297,21 @@ class Tensor:
         return self._ctx is None
 
     @property
+    def requires_grad(self) -> bool:
+        """Whether ops record this tensor for a backward pass. Only a leaf can be switched off,
+        as in PyTorch: a computed tensor leaves the graph through ``detach()``."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        if not flag and getattr(self, "_ctx", None) is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            )
+        self._requires_grad = flag
+
+    @property
     def grad(self) -> Tensor | None:
         """The gradient a backward pass accumulated here (a leaf's, or a ``retain_grad()``
         tensor's); reading it on another non-leaf warns, as PyTorch does, since it stays None."""
@@ -319,9 +342,10 @@ class Tensor:
         self._grad = g
 
     @property
-    def grad_fn(self) -> Function | None:
-        """The graph node that made this tensor (``None`` for a leaf)."""
-        return self._ctx
+    def grad_fn(self) -> BackwardNode | None:
+        """The graph node that made this tensor (``None`` for a leaf), under PyTorch's class
+        name (``MulBackward0``); the op itself is ``t._ctx``."""
+        return backward_node(self._ctx)
 
     @public(method=True)
     def numel(self) -> int:
@@ -343,9 +367,7 @@ class Tensor:
                 f"requires_grad: only floating-point tensors can require gradients, not {self.dtype}; "
                 "convert with .astype('float32') first"
             )
-        if not self.is_leaf and not flag:
-            raise RuntimeError("requires_grad_: cannot turn off gradients of a non-leaf tensor; use .detach()")
-        self.requires_grad = flag
+        self.requires_grad = flag  # (a non-leaf refuses False, as PyTorch's)
         return self
 
     def register_hook(self, hook: Any) -> _HookHandle:
@@ -412,6 +434,11 @@ class Tensor:
         """The values as a NumPy array: on the CPU the tensor's own memory, as PyTorch's (an
         in-place change of either shows in the other); a copy from another device, of memory
         that cannot be written (a broadcast), or with ``force``."""
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                f"Can't call numpy() on Tensor that requires grad (shape {tuple(self.shape)}). "
+                "Use tensor.detach().numpy() instead."
+            )
         data = self._data
         if not force and data.__class__ is np.ndarray and data.flags.writeable:
             check_host_read(self, "numpy")

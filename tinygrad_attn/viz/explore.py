@@ -277,7 +277,7 @@ class _Data:
         self.steps = self._run_backward(w)
         for t in w.tensors:
             if id(t) not in self.grads and t._grad is not None:
-                self.grads[id(t)] = t._grad.numpy()
+                self.grads[id(t)] = t._grad.detach().numpy()
         tensors: dict[str, dict] = {}
         key: dict[int, str] = {}
         for i, t in enumerate(w.tensors):

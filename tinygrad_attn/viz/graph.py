@@ -314,7 +314,7 @@ def values_of(t: Tensor) -> list[str]:
     """The tensor's numbers, or a note that they were freed, and when."""
     if isinstance(t._data, FreedArray):
         return [f"values freed {t._data.when}"]
-    return text.values_lines(t.numpy())
+    return text.values_lines(t.detach().numpy())
 
 
 def tooltip(what: str, t: Tensor, scope: Scope | None, grads: Gradients | None = None) -> list[str]:
@@ -327,7 +327,7 @@ def tooltip(what: str, t: Tensor, scope: Scope | None, grads: Gradients | None =
     lines += ["values " + v for v in values_of(t)]
     g = grads.host(t) if grads is not None else None
     if g is None and t._grad is not None:
-        g = t._grad.numpy()
+        g = t._grad.detach().numpy()
     if g is not None:
         lines += ["grad " + v for v in text.values_lines(g)] + [text.norm_line(text.norm_of(g))]
     return lines

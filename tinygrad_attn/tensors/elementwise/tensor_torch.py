@@ -556,13 +556,13 @@ def _map_elementwise(self: Tensor, op: str, fn: Any, *others: Tensor) -> Tensor:
         if o.dtype != self.dtype:  # (PyTorch's: one dtype for all, no promotion)
             raise TypeError(f"{op}: expected a {self.dtype} tensor for '{name}' (got {o.dtype})")
         try:
-            operands.append(np.broadcast_to(o.numpy(), tuple(self.shape)))
+            operands.append(np.broadcast_to(o.detach().numpy(), tuple(self.shape)))
         except ValueError:
             raise RuntimeError(
                 f"{op}: the expanded size of the tensor must match the existing size: shape {tuple(o.shape)} does not "
                 f"broadcast to {tuple(self.shape)}"
             ) from None
-    values = self.numpy().copy()
+    values = self.detach().numpy().copy()
     flat, rest = values.reshape(-1), [a.reshape(-1) for a in operands]
     for i in range(flat.shape[0]):
         flat[i] = fn(flat[i].item(), *(r[i].item() for r in rest))

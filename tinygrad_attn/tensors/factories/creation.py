@@ -71,7 +71,7 @@ class _HostData:
                 if item.numel() != 1:
                     self.larger = self.larger or item.shape
                     return np.zeros((), dt)
-                return item.numpy().reshape(())
+                return item.detach().numpy().reshape(())
             return item
         self.kinds.add(type(item))
         return item

@@ -120,7 +120,7 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     """1 with probability ``p`` (a number or a tensor broadcast to this one), else 0, in place.
     A tensor ``p`` gives PyTorch's numbers for a seed; a number ``p`` draws from our generator
     (PyTorch uses another engine there, whose numbers are not reproduced)."""
-    prob = p.numpy() if isinstance(p, Tensor) else p
+    prob = p.detach().numpy() if isinstance(p, Tensor) else p
     if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
         raise RuntimeError("bernoulli_: expects 0 <= p <= 1")
     gen = _gen(generator, "bernoulli_")
