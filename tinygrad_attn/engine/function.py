@@ -409,6 +409,9 @@ class AccumulateGrad:
     def next_functions(self) -> tuple:
         return ()
 
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"
 
@@ -428,7 +431,8 @@ class BackwardNode:
         return getattr(self._node, name)
 
     def name(self) -> str:
-        return type(self).__name__
+        n = type(self).__name__
+        return "torch::autograd::" + n if n in ("CopySlices", "CopyBackwards") else n
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
@@ -478,6 +482,9 @@ def grad_fn_name(node: Any) -> str:
         # (the last node of an op written from others, or the one that keeps its inputs: the op's name)
         name = "".join(part[:1].upper() + part[1:] for part in scope.name.split("_"))
     shapes = [t.shape for t in getattr(node, "inputs", ()) if hasattr(t, "shape")]
+    special = _overload_name(name, node)
+    if special is not None:
+        return special
     if name == "Affine" and shapes and len(shapes[0]) == 2:
         name = "Addmm" if len(shapes) == 3 else "Mm"
     elif name == "Affine" and shapes:
@@ -485,6 +492,39 @@ def grad_fn_name(node: Any) -> str:
     elif name == "Matmul" and len(shapes) == 2 and tuple(map(len, shapes)) in ((2, 2), (1, 1)):
         name = "Mm" if len(shapes[0]) == 2 else "Dot"
     return _GRAD_FN_NAMES.get(name, name) + "Backward0"
+
+
+# In-place changes by label: PyTorch's node for each (the rest: ``<Op>Backward0`` of the op's name)
+_INPLACE_NAMES = {"setitem": "CopySlices", "copy_": "CopyBackwards", "fill_": "FillBackward2",
+                  "clamp_": "ClampBackward1", "t_": "TBackward1", "transpose_": "TransposeBackward1"}  # fmt: skip
+
+
+def _overload_name(name: str, node: Any) -> str | None:
+    """PyTorch's name where it depends on how the op was called: the overload's number
+    (``x.sum()`` is ``SumBackward0``, ``x.sum(0)`` ``SumBackward1``; ``1 - x`` ``RsubBackward1``;
+    ``2 ** x`` ``PowBackward2``), an index's kind (``x[0]`` ``SelectBackward0``) and in-place
+    changes (``y[0] = v`` ``CopySlices``)."""
+    args = getattr(node, "args", None)
+    inputs = getattr(node, "inputs", None) or ()
+    if name in ("InPlace", "Restride") and isinstance(args, str):
+        label = args
+        return _INPLACE_NAMES.get(label) or "".join(p[:1].upper() + p[1:] for p in label.rstrip("_").split("_")) + "Backward0"
+    if name in ("Sum", "Max", "Min") and isinstance(args, tuple) and len(args) == 2:
+        if name == "Sum":
+            return "SumBackward0" if args[0] is None else "SumBackward1"
+        return f"{name}Backward1" if args[0] is None else f"A{name[1:].lower()}Backward0"
+    if name == "Slice" and isinstance(args, tuple):
+        last = next((k for k in reversed(args) if k is not Ellipsis and not (isinstance(k, slice) and k == slice(None))), None)
+        return "SelectBackward0" if isinstance(last, int) else "SliceBackward0"
+    if name in ("Sub", "Pow") and len(inputs) == 2 and not hasattr(inputs[0], "shape"):
+        return "RsubBackward1" if name == "Sub" else "PowBackward2"
+    if name == "Pow" and len(inputs) == 2:
+        return "PowBackward1"
+    if name == "Cast":
+        return "ToCopyBackward0"
+    if name == "MatrixTranspose":
+        return "TransposeBackward0"
+    return None
 
 
 def _release_unread(inputs: Sequence[Any]) -> None:

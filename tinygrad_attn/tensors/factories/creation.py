@@ -25,6 +25,7 @@ from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
+from ..dtypes import dtype as _TorchDtype
 from ..dtypes import fill_value_in, get_default_dtype, promote_types
 from .tensor_creation import drawn
 
@@ -57,7 +58,7 @@ class _HostData:
         self.host = self._read(data)
         self.dtype: np.dtype | None = None
         for k in self.kinds:
-            dt = k if isinstance(k, np.dtype) else _torch_dtype_of(np.asarray(k()))
+            dt = k if isinstance(k, (np.dtype, _TorchDtype)) else _torch_dtype_of(np.asarray(k()))
             self.dtype = dt if self.dtype is None else promote_types(self.dtype, dt)
 
     def _read(self, item: Any) -> Any:

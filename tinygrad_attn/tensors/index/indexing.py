@@ -220,7 +220,7 @@ def _basic(x: Tensor, key: tuple) -> Tensor:
         if isinstance(k, (int, np.integer)) and not -s <= k < s:
             raise IndexError(f"getitem: index {k} is out of bounds for an axis of size {s} (shape {tuple(x.shape)})")
     if all(isinstance(k, slice) and k == slice(None) for k in plain):
-        out = x
+        out = ops.Slice.apply(x, args=(Ellipsis,))  # (x[:] and x[...] are new views, as PyTorch's: not x)
     else:
         plain = tuple(
             int(k) if isinstance(k, (int, np.integer)) else _in_bounds(k, s) if isinstance(k, slice) else k
@@ -420,6 +420,12 @@ def _store(x: Tensor, key: tuple, value: Any) -> None:
     try:
         x._data[key] = v
     except ValueError as e:  # (PyTorch's RuntimeError; a ValueError, as NumPy's)
+        lead = len(getattr(v, "shape", ())) - x._data[key].ndim
+        if 0 < lead and all(n == 1 for n in v.shape[:lead]):  # (PyTorch drops a value's leading 1s: x[0] = t[None])
+            x._data[key] = v.reshape(v.shape[lead:])
+            if x._tracks_versions:
+                bump_version(x._data)
+            return
         raise InvalidArgumentError(f"setitem: cannot write a value of shape {_shape_of(value)} into x[...] of a "
                                    f"tensor of shape {tuple(x.shape)}: {e}") from e  # fmt: skip
     if x._tracks_versions:  # (not through ``.data``: PyTorch's untracked escape hatch)
