@@ -44,7 +44,11 @@ def _record(v: Any, lib: Any) -> Any:
     if isinstance(v, lib.Tensor):
         grad = v.grad if v.is_leaf or getattr(v, "retains_grad", False) else None
         host = v.detach().cpu()
-        vals = np.array(host.tolist(), dtype=object) if host.dtype == getattr(lib, "bfloat16", None) else np.array(host.numpy())
+        vals = (
+            np.array(host.tolist(), dtype=object)
+            if host.dtype == getattr(lib, "bfloat16", None)
+            else np.array(host.numpy())
+        )
         # (the steps of a dim of one element, or of an empty tensor, address nothing: left out)
         steps = tuple(s if n > 1 else None for s, n in zip(v.stride(), v.shape)) if v.numel() else ()
         return ("tensor", str(v.dtype), tuple(v.shape), steps, v.is_contiguous(), v.requires_grad,
@@ -170,7 +174,9 @@ print(repr(x.dtype), f"{{x.dtype}}", x.type(), x.dim(), x.numel(), x.element_siz
 def k_numpy_in(r: random.Random) -> str:
     dt = r.choice(NP_DTYPES)
     shape = _shape(r)
-    how = r.choice(["torch.from_numpy(a)", "torch.as_tensor(a)", "torch.tensor(a)", "torch.as_tensor(a, dtype=torch.float64)"])
+    how = r.choice(
+        ["torch.from_numpy(a)", "torch.as_tensor(a)", "torch.tensor(a)", "torch.as_tensor(a, dtype=torch.float64)"]
+    )
     scalar = r.choice(["np.float32(1.5)", "np.float64(-2.25)", "np.int64(3)", "np.int32(-7)", "np.bool_(True)",
                        "np.float16(0.5)", "np.uint8(200)", "np.complex64(1+2j)"])  # fmt: skip
     return f"""
@@ -364,6 +370,20 @@ GRAD_PROGRAMS = [
     "x = torch.ones(3, requires_grad=True); y = (x ** 3).sum(); g, = torch.autograd.grad(y, x, create_graph=True); g.sum().backward(); R(x.grad, g)",
     "x = torch.ones(3, requires_grad=True); y = x.sum(); print(y, y.item(), x.grad)",
     "x = torch.tensor(2.0, requires_grad=True); y = x * 3; y.backward(); print(x.grad, x.grad.dtype, x.grad.requires_grad)",
+    "x = torch.ones(2, requires_grad=True); y = torch.tensor(x); R(y, y.requires_grad, y.is_leaf)",
+    "x = torch.ones(2, requires_grad=True); y = x.detach().clone().requires_grad_(True); R(y, y.is_leaf, y is x)",
+    "x = torch.ones(2, requires_grad=True); y = x * 2; y.detach_(); R(y, y.is_leaf, y.requires_grad, y.grad_fn)",
+    "x = torch.ones(2, requires_grad=True); y = x + 1; print(y.grad_fn.next_functions[0][0].variable is x, y.grad_fn.name())",
+    "x = torch.ones(2, requires_grad=True); y = x[0] * 2; y.backward(); print(x.grad, y.grad_fn, y.shape)",
+    "x = torch.ones(2, 2, requires_grad=True); y = x.sum(1); y[0].backward(); print(x.grad)",
+    "x = torch.ones(3, requires_grad=True); (x * 2).sum().backward(); x.grad = None; R(x.grad); (x * 3).sum().backward(); R(x.grad)",
+    "x = torch.ones(3, requires_grad=True); x.grad = torch.ones(2)",
+    "x = torch.ones(3, requires_grad=True); x.grad = torch.full((3,), 5.); (x * 2).sum().backward(); R(x.grad)",
+    "x = torch.ones(3, requires_grad=True); y = x * 2; print(y.is_leaf, x.is_leaf, y.requires_grad, y.detach().requires_grad)",
+    "x = torch.ones(3, requires_grad=True); print(x.requires_grad_(False) is x, x.requires_grad)",
+    "x = torch.arange(3.); y = x * 2; y.requires_grad = True; R(y, y.is_leaf)",
+    "x = torch.ones(3, requires_grad=True)\nwith torch.no_grad(): y = x.clone()\ny.add_(1); R(y, y.requires_grad)",
+    "x = torch.ones(2, requires_grad=True); y = (x * 2).sum(); print(f'{y.item():.3f}', f'{y:.2f}', y.dtype, y.grad_fn)",
 ]
 
 
@@ -394,6 +414,16 @@ PROTOCOL_PROGRAMS = [
     "x = torch.tensor([1., 2.]); f'{x:.2f}'",
     "x = torch.tensor(3.5); print(f'{x}', f'{x:.1f}', f'{x!r}', str(x), format(x, ''), '%s' % x, '%.2f' % x)",
     "x = torch.tensor([1, 2]); y = x.clone(); print(x.data_ptr() == y.data_ptr(), x.is_floating_point(), x.dtype.is_signed, x.dtype.is_complex)",
+    "print(torch.float32, torch.int64, torch.bool, torch.float16, torch.complex64, torch.double, torch.long, torch.half)",
+    "print(repr(torch.float32), str(torch.int8), f'{torch.uint8}', [torch.float64], {'d': torch.int32})",
+    "print(torch.float32 == torch.float, torch.float32 is torch.float, torch.int64 != torch.int32, torch.float32 == None)",
+    "print(torch.float32.is_floating_point, torch.int32.is_floating_point, torch.complex64.is_complex, torch.uint8.is_signed, torch.float16.itemsize)",
+    "print(torch.get_default_dtype(), torch.promote_types(torch.int32, torch.float16), torch.result_type(torch.tensor([1]), 1.5))",
+    "x = torch.zeros(2, dtype=torch.float64); print(x.dtype, x.type(), x.int().type(), x.bool().type(), x.half().type())",
+    "x = torch.ones(2); print(x.device, repr(x.device), x.device.type, str(x.device), x.is_cuda, x.is_cpu)",
+    "x = torch.ones(2); print(x.dtype in (torch.float32, torch.float64), {torch.float32: 1}[x.dtype], x.dtype == torch.float32)",
+    "x = torch.ones(2, 3); print(x.shape, x.size(), tuple(x.shape), list(x.size()), x.shape == torch.Size([2, 3]), str(x.shape))",
+    "print(torch.tensor([True, False]).sum(), torch.tensor([True]).dtype, torch.tensor([1, 2.]).dtype, torch.tensor([1, True]).dtype)",
 ]
 
 

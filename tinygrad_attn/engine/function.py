@@ -281,7 +281,7 @@ class Function:
             if _last_rebase and (c := t._ctx) is not None and c.seq < _last_rebase and (c.view or c.rebases):
                 _replay_view(t)
             dev = t._dev
-            need = t.requires_grad
+            need = t._requires_grad
             if need:
                 t._uses += 1
             datas = [t._data]
@@ -298,7 +298,7 @@ class Function:
                         if dev is not None:
                             _raise_device_mix(cls, inputs)
                         dev = t._dev
-                    if t.requires_grad:
+                    if t._requires_grad:
                         need = True
                         t._uses += 1  # (given back below if nothing is recorded)
                     datas.append(t._data)
@@ -508,13 +508,18 @@ def _overload_name(name: str, node: Any) -> str | None:
     inputs = getattr(node, "inputs", None) or ()
     if name in ("InPlace", "Restride") and isinstance(args, str):
         label = args
-        return _INPLACE_NAMES.get(label) or "".join(p[:1].upper() + p[1:] for p in label.rstrip("_").split("_")) + "Backward0"
+        return (
+            _INPLACE_NAMES.get(label)
+            or "".join(p[:1].upper() + p[1:] for p in label.rstrip("_").split("_")) + "Backward0"
+        )
     if name in ("Sum", "Max", "Min") and isinstance(args, tuple) and len(args) == 2:
         if name == "Sum":
             return "SumBackward0" if args[0] is None else "SumBackward1"
-        return f"{name}Backward1" if args[0] is None else f"A{name[1:].lower()}Backward0"
+        return f"{name}Backward1" if args[0] is None else "A" + name.lower() + "Backward0"
     if name == "Slice" and isinstance(args, tuple):
-        last = next((k for k in reversed(args) if k is not Ellipsis and not (isinstance(k, slice) and k == slice(None))), None)
+        last = next(
+            (k for k in reversed(args) if k is not Ellipsis and not (isinstance(k, slice) and k == slice(None))), None
+        )
         return "SelectBackward0" if isinstance(last, int) else "SliceBackward0"
     if name in ("Sub", "Pow") and len(inputs) == 2 and not hasattr(inputs[0], "shape"):
         return "RsubBackward1" if name == "Sub" else "PowBackward2"
@@ -522,6 +527,12 @@ def _overload_name(name: str, node: Any) -> str | None:
         return "PowBackward1"
     if name == "Cast":
         return "ToCopyBackward0"
+    if name == "Add" and len(inputs) == 2 and inputs[1].__class__ is float and str(inputs[1]) == "-0.0":
+        return "CloneBackward0"  # (clone: ``x + -0.0``, which changes no value)
+    if name == "Reshape" and isinstance(args, tuple) and len(inputs) == 1 and hasattr(inputs[0], "shape"):
+        old = tuple(inputs[0].shape)
+        if len(args) == len(old) + 1 and any(args[:i] + args[i + 1 :] == old for i, n in enumerate(args) if n == 1):
+            return "UnsqueezeBackward0"  # (a new axis of 1: unsqueeze, x[None])
     if name == "MatrixTranspose":
         return "TransposeBackward0"
     return None

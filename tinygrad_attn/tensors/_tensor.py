@@ -38,7 +38,7 @@ from ..ops.transfer import Transfer
 from ..runtime.backend import Device, default_device, device_of_array, get_device
 from ..runtime.backend import device as _device
 from . import promotion as _promotion
-from .dtypes import UnsupportedDtypeError, fill_value_in, get_default_dtype, torch_dtype
+from .dtypes import _TORCH_DTYPES, UnsupportedDtypeError, fill_value_in, get_default_dtype, torch_dtype
 from .dtypes import dtype as _TorchDtype
 from .dtypes import result_type as _result_type
 from .mutation.inplace import apply_inplace
@@ -280,7 +280,9 @@ class Tensor:
     def dtype(self) -> _TorchDtype:
         """The dtype, as PyTorch's (``torch.float32``), whatever the backend; it stands for its
         NumPy dtype wherever a dtype is taken."""
-        return torch_dtype(self._dev.np_dtype(self._data.dtype))
+        d = self._data.dtype
+        hit = _TORCH_DTYPES.get(d)  # (a NumPy or CuPy array's own dtype: found at once)
+        return hit if hit is not None else torch_dtype(self._dev.np_dtype(d))
 
     @property
     def device(self) -> _device:
@@ -934,7 +936,9 @@ def _real_part(v: Any, target: str) -> Any:
 
 
 def _is_dtype(x: Any) -> bool:
-    return isinstance(x, (np.dtype, _TorchDtype)) or (isinstance(x, type) and issubclass(x, (np.generic, float, int, bool)))
+    return isinstance(x, (np.dtype, _TorchDtype)) or (
+        isinstance(x, type) and issubclass(x, (np.generic, float, int, bool))
+    )
 
 
 def _to_args(args: tuple, kw: dict, op: str) -> tuple[Device | None, Any, bool]:

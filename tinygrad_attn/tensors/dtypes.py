@@ -35,7 +35,14 @@ class dtype:  # noqa: N801 - PyTorch's name
     @classmethod
     def _of(cls, d: np.dtype) -> dtype:
         self = object.__new__(cls)
-        self.dtype, self.kind, self.name, self.itemsize, self.char, self.type = d, d.kind, d.name, d.itemsize, d.char, d.type
+        self.dtype, self.kind, self.name, self.itemsize, self.char, self.type = (
+            d,
+            d.kind,
+            d.name,
+            d.itemsize,
+            d.char,
+            d.type,
+        )
         self._hash = hash(d)
         return self
 
@@ -89,7 +96,9 @@ class dtype:  # noqa: N801 - PyTorch's name
         return torch_dtype({"complex64": "float32", "complex128": "float64"}.get(self.name, self.name))
 
     def to_complex(self) -> dtype:
-        return torch_dtype({"float16": "complex64", "float32": "complex64", "float64": "complex128"}.get(self.name, self.name))
+        return torch_dtype(
+            {"float16": "complex64", "float32": "complex64", "float64": "complex128"}.get(self.name, self.name)
+        )
 
 
 _TORCH_DTYPES: dict[Any, dtype] = {}

@@ -135,9 +135,30 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         if dtype is None:
             dtype = read.inferred or _torch_dtype_of(arr)
         read.check(dtype, "tensor")
+        _check_float_range(data, arr, dtype)
         arr = arr.astype(dtype)
         return Tensor(arr, device=device, requires_grad=requires_grad)
     return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _check_float_range(data: Any, arr: np.ndarray, dtype: Any) -> None:
+    """PyTorch's check of the Python floats of ``data`` written into an integer dtype: each must
+    lie within its range (NaN never does; -0.5 is outside uint8's), else its RuntimeError (its
+    ints are checked as ``fill_`` checks them)."""
+    dt = np.dtype(dtype)
+    if dt.kind not in "iu" or arr.dtype.kind != "f" or not arr.size:
+        return
+    info = np.iinfo(dt)
+    inside = (arr >= info.min) & (arr <= info.max)  # (NaN: False)
+    if inside.all():
+        return
+    stack = [data]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, float) and not info.min <= v <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow: {v!r} (tensor)")
 
 
 @public

@@ -182,7 +182,7 @@ def expand(self, *shape: Any) -> Tensor:
     shape = _shape_args(shape)
     lead = len(shape) - self.ndim
     if lead < 0:
-        raise ValueError(f"expand: cannot expand shape {tuple(self.shape)} to fewer dimensions {shape}")
+        raise InvalidArgumentError(f"expand: cannot expand shape {tuple(self.shape)} to fewer dimensions {shape}")
     shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
     if shape == self.shape:
         return ops.Reshape.apply(self, args=shape)  # (a new view, as PyTorch's)
