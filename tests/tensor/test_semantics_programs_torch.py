@@ -472,10 +472,43 @@ print(x.dtype, x.shape, x.device, x.grad_fn)
 """
 
 
+FACTORY_EXPRS = [
+    "torch.zeros(2, 3)", "torch.zeros((2,), dtype=torch.int32)", "torch.ones(())", "torch.full((2,), 7)",
+    "torch.full((2,), True)", "torch.full((2, 1), 2.5)", "torch.full((2,), 3, dtype=torch.float64)",
+    "torch.arange(5)", "torch.arange(0, 1, 0.25)", "torch.arange(1, 4, dtype=torch.float32)", "torch.arange(5.)",
+    "torch.arange(-2, 2, 0.5)", "torch.linspace(0, 1, 5)", "torch.linspace(0, 10, 3, dtype=torch.int64)",
+    "torch.eye(3)", "torch.eye(2, 3, dtype=torch.bool)", "torch.empty(0)", "torch.zeros_like(torch.ones(2, dtype=torch.int8))",
+    "torch.ones_like(torch.ones(2), dtype=torch.float16)", "torch.full_like(torch.ones(2), 3)", "torch.tensor([])",
+    "torch.tensor([[]])", "torch.tensor(5)", "torch.tensor(5.)", "torch.tensor(True)", "torch.tensor(2 + 3j)",
+    "torch.tensor([1, 2], dtype=torch.float32)", "torch.zeros(2, 0, 3)", "torch.logspace(0, 2, 3)",
+    "torch.tensor([[1, 2], [3, 4]]).T", "torch.cat([torch.ones(2), torch.zeros(1)])", "torch.stack([torch.ones(2)] * 3)",
+    "torch.tensor([0.1, 0.2, 0.3]).sum()", "torch.tensor([1, 2, 3]).float().mean()", "torch.tensor([1, 2, 3]).sum()",
+    "torch.tensor([[1., 2.], [3., 4.]]).max(0)", "torch.tensor([3, 1, 2]).sort()", "torch.tensor([3., 1., 2.]).topk(2)",
+    "torch.tensor([[1, 5], [3, 2]]).min(1)", "torch.tensor([1., 2., 3.]).std()", "torch.tensor([[1., 2.], [3., 4.]]).var(0)",
+    "torch.tensor([1, 2, 2, 3]).unique()", "torch.tensor([True, False]).any()", "torch.tensor([4., 9.]).sqrt().tolist()",
+    "torch.tensor([1, 2]).prod()", "torch.tensor([[1, 2]]).argmax()", "torch.tensor([2.5, -1.5]).round()",
+    "torch.tensor([1, 2, 3]) / 2", "torch.tensor([1, 2, 3]) // 2", "torch.tensor([5, -5]) % 3", "torch.tensor([2]) ** 2",
+    "torch.tensor([2]) ** -1.", "torch.tensor([1, 2]) * 1.5", "torch.tensor([True]) + torch.tensor([True])",
+    "torch.tensor([1], dtype=torch.uint8) - 2", "torch.tensor([100], dtype=torch.int8) * 2", "torch.tensor(7) / torch.tensor(2)",
+    "torch.tensor([1., float('nan')]).max()", "torch.tensor([1., 2.]).cumsum(0)", "torch.tensor([[1, 2], [3, 4]]).flatten()",
+    "torch.tensor([1, 2, 3]).flip(0)", "torch.tensor([1., 2.]).dot(torch.tensor([3., 4.]))",
+]  # fmt: skip
+
+
+def k_factory(r: random.Random) -> str:
+    expr = r.choice(FACTORY_EXPRS)
+    return f"""
+y = {expr}
+print(y); R(y)
+if isinstance(y, torch.Tensor): print(y.dtype, y.shape, y.stride(), y.dim(), y.is_contiguous())
+else: print(type(y).__name__, [type(v).__name__ for v in y], y[0], y.values if hasattr(y, 'values') else '')
+"""
+
+
 KINDS: dict[str, Callable[[random.Random], str]] = {
     "nested": k_nested, "numpy_in": k_numpy_in, "convert": k_convert, "numpy_mix": k_numpy_mix,
     "getitem": k_getitem, "setitem": k_setitem, "views": k_views, "grad": k_grad, "protocol": k_protocol,
-    "to": k_to, "print": k_print,
+    "to": k_to, "print": k_print, "factory": k_factory,
 }  # fmt: skip
 
 

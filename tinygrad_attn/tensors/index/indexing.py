@@ -387,7 +387,9 @@ def _index_put_dtypes(x: Tensor, parts: tuple, value: Tensor) -> None:
     """PyTorch's rule for a tensor written through index arrays or masks: of ``x``'s dtype
     (its RuntimeError; basic keys cast, as ``copy_``), but a one-element value under a mask,
     which PyTorch writes as ``masked_fill`` does, in any dtype."""
-    if value.numel() == 1 and any(_is_bool_array(p) for p in parts):
+    masks = [p for p in parts if _is_bool_array(p)]
+    others_basic = not any(_is_index_array(p) for p in parts if not _is_bool_array(p))
+    if value.numel() == 1 and len(masks) == 1 and others_basic:  # (one mask and basic keys: PyTorch's masked_fill)
         return
     raise RuntimeError(
         f"Index put requires the source and destination dtypes match, got {x.dtype} for the destination and "
