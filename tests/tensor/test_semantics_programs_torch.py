@@ -384,6 +384,12 @@ GRAD_PROGRAMS = [
     "x = torch.arange(3.); y = x * 2; y.requires_grad = True; R(y, y.is_leaf)",
     "x = torch.ones(3, requires_grad=True)\nwith torch.no_grad(): y = x.clone()\ny.add_(1); R(y, y.requires_grad)",
     "x = torch.ones(2, requires_grad=True); y = (x * 2).sum(); print(f'{y.item():.3f}', f'{y:.2f}', y.dtype, y.grad_fn)",
+    "x = torch.ones(2, requires_grad=True); w = torch.ones(2, requires_grad=True); y = ((x * w + 1) * 2 - x / 3).sum()\n"
+    "def walk(f, d=0):\n    print(' ' * d, f.name() if f is not None else None)\n"
+    "    for g, _ in (f.next_functions if f is not None else ()): walk(g, d + 1)\nwalk(y.grad_fn)",
+    "x = torch.ones(2, 3, requires_grad=True); y = x.t()[0].unsqueeze(0).clone().exp().mean()\n"
+    "f = y.grad_fn\nwhile f is not None and f.next_functions: print(f); f = f.next_functions[0][0]\nprint(f, f.variable is x)",
+    "x = torch.ones(3, requires_grad=True); y = x * 1; y[0] = 5; y.add_(1); print(y.grad_fn, y.grad_fn.next_functions[0][0])",
 ]
 
 

@@ -436,13 +436,37 @@ class BackwardNode:
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
-        return tuple((backward_node(n) if isinstance(n, Function) else n, i) for n, i in self._node.next_functions)
+        node = self._node
+        if type(node).__name__ in ("InPlace", "Restride"):  # (the op that made the new values is this node's own)
+            inner = getattr(node.inputs[0], "_ctx", None) if node.inputs else None
+            node = inner if inner is not None else node
+        out = tuple((backward_node(n) if isinstance(n, Function) else n, i) for n, i in _op_edges(node))
+        inputs = getattr(node, "inputs", None) or ()
+        if type(self).__name__ in _NUMBER_AS_TENSOR and len(inputs) == 2 and len(out) == 1:
+            number_last = not hasattr(inputs[1], "shape")
+            if number_last or type(self).__name__ in ("MulBackward0", "AddBackward0"):
+                out += ((None, 0),)  # (PyTorch wraps the number in a tensor that needs no gradient: x * 2)
+        return out
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
 
+def _op_edges(node: Function) -> list[tuple[Any, int]]:
+    """``node.next_functions`` with the inner nodes of an op written from others (``mean``: a sum
+    and a product) passed through, as PyTorch's one node per op shows them."""
+    scope = getattr(node, "scope", None)
+    out: list[tuple[Any, int]] = []
+    for n, i in node.next_functions:
+        if scope is not None and scope.kind == "composite" and getattr(n, "scope", None) is scope:
+            out.extend(e for e in _op_edges(n) if e not in out)
+        else:
+            out.append((n, i))
+    return out
+
+
 _NODE_CLASSES: dict[str, type] = {}
+_NUMBER_AS_TENSOR = frozenset(("MulBackward0", "AddBackward0", "SubBackward0", "DivBackward0"))
 
 
 def backward_node(node: Function | None) -> BackwardNode | None:
