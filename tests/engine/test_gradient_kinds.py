@@ -78,7 +78,7 @@ def test_a_gradient_has_its_leafs_dtype(name, d1, d2, rank):
         out_t.float().sum().backward()
         out = _two(tga)[name](xa, xb)
         out.float().sum().backward()
-    assert str(out.dtype) == str(out_t.dtype).removeprefix("torch."), (
+    assert str(out.dtype) == str(out_t.dtype), (
         f"{name}: result {out.dtype}, PyTorch's {out_t.dtype}"
     )
     for x, t, which in ((xa, ta, "a"), (xb, tb, "b")):

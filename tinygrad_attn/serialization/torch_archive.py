@@ -37,6 +37,7 @@ import numpy as np
 
 from ..runtime.backend import Device, device, get_device
 from ..tensors._tensor import Tensor
+from ..tensors.dtypes import torch_dtype
 
 # -- dtypes -------------------------------------------------------------------------------
 #: torch dtype name -> (legacy storage class name or None, NumPy dtype). bfloat16 has no
@@ -257,7 +258,7 @@ TORCH_GLOBALS: dict[str, Any] = {
     "torch.Size": _size,
     "torch.device": device,
     **STORAGE_KINDS,
-    **{f"torch.{name}": np_dt for name, (_, np_dt) in DTYPES.items() if np_dt is not None},
+    **{f"torch.{name}": torch_dtype(np_dt) for name, (_, np_dt) in DTYPES.items() if np_dt is not None},
     f"torch.{_BF16}": _BF16,  # a dtype value only: tensors of it load widened to float32
 }
 

@@ -61,6 +61,7 @@ from .shape import dims
 
 Shape = tuple[int, ...]
 _FLOAT_KINDS = "fc"
+_NUMPY_DTYPE_CLASSES = frozenset(type(np.dtype(c)) for c in "?bhilqBHILQefdgFDG")
 
 # The hottest methods call these directly: looking ``ops.Mul.apply`` up and binding it
 # on every call is a measurable share of a small op's cost.
@@ -281,7 +282,7 @@ class Tensor:
         """The dtype, as PyTorch's (``torch.float32``), whatever the backend; it stands for its
         NumPy dtype wherever a dtype is taken."""
         d = self._data.dtype
-        hit = _TORCH_DTYPES.get(d)  # (a NumPy or CuPy array's own dtype: found at once)
+        hit = _TORCH_DTYPES.get(d) if d.__class__ in _NUMPY_DTYPE_CLASSES else None  # (NumPy's, CuPy's: at once)
         return hit if hit is not None else torch_dtype(self._dev.np_dtype(d))
 
     @property

@@ -18,6 +18,7 @@ from ... import ops
 from ...engine.declare import public
 from ...functional.checks import tensor_arg
 from .._tensor import InvalidArgumentError, Shape, Tensor, _shape_args
+from ..dtypes import dtype as _TorchDtype
 from . import dims as _dims
 
 __all__ = []
@@ -83,7 +84,7 @@ def view(self, *shape: Any) -> Tensor:
     """PyTorch's ``view``: the same memory read as another shape, where its strides allow it
     (after ``t()`` or a strided slice they may not: a RuntimeError that names ``reshape``);
     ``view(dtype)``: the same bytes read as another dtype of the same size."""
-    if len(shape) == 1 and isinstance(shape[0], (np.dtype, type, str)):
+    if len(shape) == 1 and isinstance(shape[0], (np.dtype, type, str, _TorchDtype)):
         return _view_as_dtype(self, shape[0])
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
