@@ -323,7 +323,7 @@ def tooltip(what: str, t: Tensor, scope: Scope | None, grads: Gradients | None =
     lines = [what]
     if scope is not None and scope.path:
         lines.append(f"in {scope.path}")
-    lines.append(f"shape {text.shape_str(t.shape)} · {t.dtype} · {t.device}")
+    lines.append(f"shape {text.shape_str(t.shape)} · {t.dtype.name} · {t.device}")
     lines += ["values " + v for v in values_of(t)]
     g = grads.host(t) if grads is not None else None
     if g is None and t._grad is not None:
@@ -345,7 +345,7 @@ def nothing_recorded(who: str) -> str:
 
 
 def tensor_lines(t: Tensor, show_values: bool, grads: Gradients | None) -> list[str]:
-    lines = [text.shape_str(t.shape), f"{t.dtype} · {t.device}"]
+    lines = [text.shape_str(t.shape), f"{t.dtype.name} · {t.device}"]
     if show_values:
         lines += values_of(t)
     if grads is not None:
@@ -364,7 +364,7 @@ def op_lines(t: Tensor) -> tuple[str, list[str]]:
     first = ins[0] if ins else None
     shape = text.shape_str(t.shape)
     if first is not None and first.dtype != t.dtype:
-        shape += f" {t.dtype}"
+        shape += f" {t.dtype.name}"
     if first is not None and first.device != t.device:
         shape += f" {t.device}"
     lines = [shape]
