@@ -50,7 +50,11 @@ def default(request):
 
 @pytest.mark.parametrize("what", MAKERS)
 def test_factories_and_modules_follow_the_default_dtype(default, what):
-    assert str(tga.get_default_dtype()).removeprefix("torch.") == str(torch.get_default_dtype()).removeprefix("torch.") == default
+    assert (
+        str(tga.get_default_dtype()).removeprefix("torch.")
+        == str(torch.get_default_dtype()).removeprefix("torch.")
+        == default
+    )
     theirs = MAKERS[what](torch).dtype
     assert str(MAKERS[what](tga).dtype) == str(theirs), what
 

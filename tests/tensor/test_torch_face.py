@@ -194,7 +194,9 @@ def test_save_and_load_a_state_dict_of_tensors(tmp_path, device):
     other.load_state_dict(back["model"])
     np.testing.assert_array_equal(other.weight.detach().numpy(), lin.weight.detach().numpy())
     lin.save(tmp_path / "m.safetensors")
-    np.testing.assert_array_equal(nn.Linear(3, 2).load(tmp_path / "m.safetensors").bias.detach().numpy(), lin.bias.detach().numpy())
+    np.testing.assert_array_equal(
+        nn.Linear(3, 2).load(tmp_path / "m.safetensors").bias.detach().numpy(), lin.bias.detach().numpy()
+    )
 
 
 def test_asarray_gives_the_array(device):

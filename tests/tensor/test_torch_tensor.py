@@ -342,7 +342,9 @@ def test_spelling_decides_where_torch_and_numpy_differ():
     np.testing.assert_allclose(tga.std(x, 1).numpy(), x.std(1).numpy())
     np.testing.assert_allclose(tga.var(x, axis=0).numpy(), a.var(0))
     np.testing.assert_allclose(x.std(dim=0, correction=0).numpy(), a.std(0))
-    assert x.squeeze(1).shape == x.shape and tga.squeeze(x, 0).shape == x.shape  # PyTorch: a dim not of length 1 is left
+    assert (
+        x.squeeze(1).shape == x.shape and tga.squeeze(x, 0).shape == x.shape
+    )  # PyTorch: a dim not of length 1 is left
     assert x.squeeze(1) is not x  # (a new view, as PyTorch's)
     with pytest.raises(ValueError, match="squeeze: axis 1 has size 4"):
         x.squeeze(axis=1)

@@ -368,7 +368,9 @@ class _ArchivePickler(pickle._Pickler):  # the Python pickler: its save() can be
         return obj.pid if type(obj) is _StorageRef else None
 
     def save(self, obj: Any, save_persistent_id: bool = True) -> None:
-        if (isinstance(obj, np.dtype) or type(obj).__name__ == "dtype") and (name := torch_dtype_name(np.dtype(obj))):  # a dtype as a value: torch.float32
+        if (isinstance(obj, np.dtype) or type(obj).__name__ == "dtype") and (
+            name := torch_dtype_name(np.dtype(obj))
+        ):  # a dtype as a value: torch.float32
             obj = _Global.of("torch", name)
         if type(obj) is _Global:
             memo = self.memo.get(id(obj))
