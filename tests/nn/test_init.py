@@ -46,7 +46,7 @@ def _fill(fn, shape, device="cpu", **kw):
     p = nn.Parameter(np.zeros(shape, np.float64), device=device)
     out = fn(p, **kw)
     assert out is p and p.requires_grad and p.grad_fn is None  # in place, still a leaf
-    return p.numpy()
+    return p.detach().numpy()
 
 
 # name -> (fill, kwargs, expected mean, expected std, bound or None)

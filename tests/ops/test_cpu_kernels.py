@@ -229,7 +229,7 @@ def _gelu_run(x_values, g_values):
     x = tga.tensor(x_values, requires_grad=True)
     y = tga.nn.functional.gelu(x)
     (y * tga.tensor(g_values)).sum().backward()
-    return y.numpy().copy(), x.grad.numpy().copy()
+    return y.detach().numpy().copy(), x.grad.numpy().copy()
 
 
 @needs_numba

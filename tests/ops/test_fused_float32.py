@@ -34,7 +34,7 @@ def _gelu_run(x: np.ndarray, g: np.ndarray, device: str) -> tuple[np.ndarray, np
     xt = Tensor(x, device=device, requires_grad=True)
     y = F.gelu(xt)
     y.backward(Tensor(g, device=device))
-    return y.numpy(), xt.grad.numpy()
+    return y.detach().numpy(), xt.grad.numpy()
 
 
 # Both signs, zero, the tails where the CDF is within float32's resolution of 0 or 1, and

@@ -135,7 +135,7 @@ def _to_numpy(v):
     if torch.is_tensor(v):
         return v.detach().numpy()
     if isinstance(v, Tensor):
-        return v.numpy()
+        return v.detach().numpy()
     return v
 
 

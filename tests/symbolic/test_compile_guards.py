@@ -45,7 +45,7 @@ def _both(make, calls, check_programs=None):
 
 def _host(v):
     if isinstance(v, Tensor):
-        return v.numpy()
+        return v.detach().numpy()
     if isinstance(v, (list, tuple)):
         return [_host(x) for x in v]
     return v

@@ -45,7 +45,7 @@ def _xy(i, n=3, n_in=4, n_out=2):
 
 def _host(v):
     if isinstance(v, Tensor):
-        return v.numpy().copy()
+        return v.detach().numpy().copy()
     if isinstance(v, np.ndarray):
         return v.copy()
     if isinstance(v, (list, tuple)):
