@@ -109,7 +109,7 @@ def sigmoid(x):
 
 def gru_numpy(cell, x, h):
     """PyTorch's nn.GRUCell documentation, gate blocks in the order r, z, n."""
-    w = {n: p.numpy() for n, p in cell.named_parameters()}
+    w = {n: p.detach().numpy() for n, p in cell.named_parameters()}
     w_ir, w_iz, w_in = np.split(w["weight_ih"], 3)
     w_hr, w_hz, w_hn = np.split(w["weight_hh"], 3)
     b_ir, b_iz, b_in = np.split(w["bias_ih"], 3)

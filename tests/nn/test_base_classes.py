@@ -187,4 +187,4 @@ def test_rnncellbase_built_directly_initialises_as_pytorchs(chunks):
     ours = nn.RNNCellBase(3, 4, True, chunks)
     for (n, p), (m, q) in zip(ours.named_parameters(), theirs.named_parameters(), strict=True):
         assert n == m
-        np.testing.assert_array_equal(p.numpy(), q.detach().numpy())
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())

@@ -105,7 +105,7 @@ def test_fills_on_each_device_and_repeat_under_manual_seed(device):
 def test_keeps_dtype_and_writes_through_views():
     w = nn.Parameter(np.zeros((3, 4), np.float32))
     init.constant_(w, 0.25)
-    assert w.dtype == np.float32 and (w.numpy() == 0.25).all()
+    assert w.dtype == np.float32 and (w.detach().numpy() == 0.25).all()
     assert (init.ones_(w).numpy() == 1).all() and (init.zeros_(w).numpy() == 0).all()
 
 

@@ -56,7 +56,7 @@ def test_linear_layout_and_values(rng, device):
     m = Linear(3, 2).to(device)
     assert m.weight.shape == (2, 3) and m.bias.shape == (2,)
     x = rand(rng, 4, 3, device=device, dtype=np.float32)
-    np.testing.assert_allclose(m(x).numpy(), np_linear(x.numpy(), m), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(m(x).detach().numpy(), np_linear(x.detach().numpy(), m), rtol=1e-6, atol=1e-6)
     with pytest.raises(ValueError, match=r"Linear\(3, 2\).*\(4, 5\)"):
         m(Tensor(np.zeros((4, 5), np.float32), device=device))
 
@@ -64,7 +64,7 @@ def test_linear_layout_and_values(rng, device):
 def test_linear_init_is_pytorch_uniform():
     m = Linear(100, 200)
     bound = 1 / math.sqrt(100)
-    w, b = m.weight.numpy().ravel(), m.bias.numpy()
+    w, b = m.weight.detach().numpy().ravel(), m.bias.detach().numpy()
     assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
     # U(-a, a): extremes near ±a, mean 0 (sd a/sqrt(3n)), variance a^2/3.
     assert w.min() < -0.99 * bound and w.max() > 0.99 * bound
@@ -82,7 +82,7 @@ def test_linear_gradcheck(rng, device):
 def test_embedding_lookup_and_range_checks(device):
     m = Embedding(5, 3).to(device)
     ids = np.array([[0, 4], [2, 2]])
-    np.testing.assert_array_equal(m(ids).numpy(), m.weight.numpy()[ids])
+    np.testing.assert_array_equal(m(ids).detach().numpy(), m.weight.detach().numpy()[ids])
     np.testing.assert_array_equal(m(Tensor(ids, device=device)).numpy(), m.weight.numpy()[ids])
     with pytest.raises(IndexError, match=r"id 5 is out of range \[0, 5\)"):
         m(np.array([1, 5]))
@@ -109,7 +109,7 @@ def test_layer_norm_values(rng, device):
     m = LayerNorm(4).to(device)
     m.weight.data = m.weight._dev.asarray(rng.standard_normal(4), dtype=np.float32)
     x = rand(rng, 2, 3, 4, device=device, dtype=np.float32)
-    xn = x.numpy()
+    xn = x.detach().numpy()
     ref = (xn - xn.mean(-1, keepdims=True)) / np.sqrt(xn.var(-1, keepdims=True) + 1e-5)
     np.testing.assert_allclose(m(x).numpy(), ref * m.weight.numpy() + m.bias.numpy(), rtol=1e-5, atol=1e-5)
 
@@ -126,7 +126,7 @@ def test_layer_norm_gradcheck(rng, device):
 def test_dropout_is_identity_in_eval(rng, device):
     m = Dropout(0.5).to(device)
     x = rand(rng, 50, 20, device=device)
-    y = m(x).numpy()
+    y = m(x).detach().numpy()
     zeros = (y == 0).mean()
     assert 0.4 < zeros < 0.6
     kept = y != 0
@@ -145,7 +145,7 @@ def test_sequential_values_and_gradcheck(rng, device):
     m = Sequential(Linear(3, 4), LayerNorm(4), Dropout(0.5), Linear(4, 2)).to(device)
     m.eval()  # dropout off: the NumPy reference has none
     x = rand(rng, 2, 3, device=device, dtype=np.float32)
-    h = np_linear(x.numpy(), m[0])
+    h = np_linear(x.detach().numpy(), m[0])
     h = (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5)
     np.testing.assert_allclose(m(x).numpy(), np_linear(h, m[3]), rtol=1e-5, atol=1e-5)
     m.train()
@@ -167,7 +167,7 @@ def test_feed_forward_values(rng, device, activation, ref):
     assert [n for n, _ in m.named_children()] == ["linear1", "dropout", "linear2"]
     assert m.linear1.weight.shape == (6, 4) and m.linear2.weight.shape == (4, 6)
     x = rand(rng, 2, 3, 4, device=device, dtype=np.float32)
-    expect = np_linear(ref(np_linear(x.numpy(), m.linear1)), m.linear2)
+    expect = np_linear(ref(np_linear(x.detach().numpy(), m.linear1)), m.linear2)
     np.testing.assert_allclose(m(x).numpy(), expect, rtol=1e-5, atol=1e-5)
 
 
@@ -185,7 +185,7 @@ def test_feed_forward_gradcheck(rng, device, activation):
 def test_feed_forward_dropout_off_in_eval(rng):
     m = FeedForward(4, 32, dropout=0.9)
     x = rand(rng, 3, 4, dtype=np.float32)
-    a = m.eval()(x).numpy()
+    a = m.eval()(x).detach().numpy()
     np.testing.assert_array_equal(a, m(x).numpy())
     assert not np.allclose(m.train()(x).numpy(), a)
 
@@ -210,7 +210,9 @@ def test_positional_encoding_adds_pe_and_is_not_saved(rng, device):
     assert m.pe.device == tga.get_device(device).name
     assert m.state_dict() == {}  # a non-persistent buffer
     x = rand(rng, 2, 7, 4, device=device, dtype=np.float32)
-    np.testing.assert_allclose(m(x).numpy(), x.numpy() + m.pe.numpy()[:7], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        m(x).detach().numpy(), x.detach().numpy() + m.pe.detach().numpy()[:7], rtol=1e-6, atol=1e-6
+    )
     with pytest.raises(ValueError, match=r"\(2, 21, 4\)"):
         m(Tensor(np.zeros((2, 21, 4), np.float32), device=device))
     with pytest.raises(ValueError, match=r"\(2, 3, 5\)"):
@@ -220,7 +222,7 @@ def test_positional_encoding_adds_pe_and_is_not_saved(rng, device):
 def test_positional_encoding_dropout_only_in_training(rng):
     m = PositionalEncoding(8, max_len=10, dropout=0.5)
     x = rand(rng, 2, 10, 8, dtype=np.float32)
-    assert (m(x).numpy() == 0).mean() > 0.3
+    assert (m(x).detach().numpy() == 0).mean() > 0.3
     np.testing.assert_allclose(m.eval()(x).numpy(), x.numpy() + m.pe.numpy()[:10], rtol=1e-6)
 
 

@@ -45,7 +45,7 @@ def _both(a, requires_grad=True):
 
 def _same_packed(p, tp):
     assert isinstance(p, PackedSequence)
-    np.testing.assert_allclose(p.data.numpy(), tp.data.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(p.data.detach().numpy(), tp.data.detach().numpy(), rtol=1e-12, atol=1e-12)
     assert p.batch_sizes.tolist() == tp.batch_sizes.tolist()
     for ours, theirs in ((p.sorted_indices, tp.sorted_indices), (p.unsorted_indices, tp.unsorted_indices)):
         assert (ours is None) == (theirs is None)
@@ -174,7 +174,7 @@ def test_padded_outputs_are_zero_and_final_states_are_each_sequences_own(rng):
     out, hn = gru(pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False))
     padded, _ = pad_packed_sequence(out, batch_first=True)
     for b, n in enumerate(lengths):
-        assert not np.any(padded.numpy()[b, n:])
+        assert not np.any(padded.detach().numpy()[b, n:])
         alone, h_alone = gru(x[b : b + 1, :n])  # the sequence by itself, unpadded
         np.testing.assert_allclose(padded.numpy()[b, :n], alone.numpy()[0], rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(hn.numpy()[:, b], h_alone.numpy()[:, 0], rtol=1e-12, atol=1e-12)
@@ -211,14 +211,14 @@ CASES = list(itertools.product(MODES, [False, True], [False, True]))
 def test_fused_equals_decomposed_with_lengths(mode, reverse, batch_first, device, rng):
     ops = _operands(mode, rng, device=device)
     if batch_first:
-        ops[0] = Tensor(ops[0].numpy().transpose(1, 0, 2).copy(), device=device, requires_grad=True)
+        ops[0] = Tensor(ops[0].detach().numpy().transpose(1, 0, 2).copy(), device=device, requires_grad=True)
     lengths = (4, 2, 3)  # two steps where all run, two where one has ended
     fused = recurrence(mode, *ops, reverse=reverse, batch_first=batch_first, lengths=lengths)
     assert isinstance(fused._ctx, recurrent.RECURRENCES[mode])  # one node
     with tga.decompose():
         ref = recurrence(mode, *ops, reverse=reverse, batch_first=batch_first, lengths=lengths)
     assert not isinstance(ref._ctx, recurrent.RECURRENCES[mode])
-    np.testing.assert_allclose(fused.numpy(), ref.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fused.detach().numpy(), ref.detach().numpy(), rtol=1e-12, atol=1e-12)
     w = Tensor(rng.standard_normal(fused.shape), device=device)
     leaves = [t for t in ops if t is not None]
     g_fused = tga.grad((fused * w).sum(), leaves, create_graph=True)
@@ -251,7 +251,7 @@ def test_full_lengths_equal_no_lengths(rng):
         for reverse in (False, True):
             a = recurrence(mode, *ops, reverse=reverse)
             b = recurrence(mode, *ops, reverse=reverse, lengths=(4, 4, 4))
-            np.testing.assert_array_equal(a.numpy(), b.numpy())
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
 
 
 # -- a tutorial: the chatbot encoder ----------------------------------------------------------------

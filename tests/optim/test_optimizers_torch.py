@@ -123,7 +123,7 @@ class _Pair:
 
     def check(self, tol):
         for a, b in zip(self.ours, self.theirs):
-            assert a.numpy().dtype == b.detach().numpy().dtype
+            assert a.detach().numpy().dtype == b.detach().numpy().dtype
             np.testing.assert_allclose(a.numpy(), b.detach().numpy(), **tol)
 
 
@@ -264,7 +264,7 @@ def test_step_takes_a_closure_and_runs_hooks_as_pytorch():
     p = Parameter(np.ones(2))
     opt = optim.SGD([p], lr=0.1)
     h1 = opt.register_step_pre_hook(lambda o, a, k: log.append(("pre", o is opt)))
-    opt.register_step_post_hook(lambda o, a, k: log.append(("post", float(p.numpy()[0]))))
+    opt.register_step_post_hook(lambda o, a, k: log.append(("post", float(p.detach().numpy()[0]))))
 
     def closure():
         opt.zero_grad()
@@ -365,7 +365,7 @@ def test_lbfgs_state_dict_round_trips_and_continues():
             opt.step(closure)
         if n_first is not None:  # a fresh optimizer from the state dict takes over
             sd = opt.state_dict()
-            p = Parameter(p.numpy().copy())
+            p = Parameter(p.detach().numpy().copy())
             opt = optim.LBFGS([p], max_iter=3, history_size=4)
             opt.load_state_dict(sd)
         for _ in range(2):
@@ -390,7 +390,7 @@ def test_named_parameters_give_param_names_as_pytorch():
     assert list(osd["param_groups"][0]) == list(tsd["param_groups"][0])
     with pytest.raises(ValueError, match="with/without names"):
         oopt.add_param_group({"params": [Parameter(np.zeros(1))]})
-    np.testing.assert_allclose(om.weight.numpy(), tm.weight.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(om.weight.detach().numpy(), tm.weight.detach().numpy(), rtol=1e-12)
 
 
 @pytest.mark.parametrize("search", [None, "strong_wolfe"])
@@ -429,7 +429,7 @@ def test_lbfgs_continues_from_pytorchs_state_dict(search):
         topt.step(t_closure)
         oopt.step(o_closure)
         for a, b in zip(op, tp):
-            np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-8, atol=1e-10)
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-8, atol=1e-10)
 
 
 def test_a_state_dict_without_newer_options_takes_the_defaults():

@@ -470,16 +470,18 @@ _NUMBER_AS_TENSOR = frozenset(("MulBackward0", "AddBackward0", "SubBackward0", "
 
 
 def backward_node(node: Function | None) -> BackwardNode | None:
-    """``node``'s face under PyTorch's name (made once, kept on the node)."""
+    """``node``'s face under PyTorch's name (one while any is held: ``y.grad_fn is y.grad_fn``)."""
     if node is None:
         return None
-    face = getattr(node, "_face", None)
+    ref = getattr(node, "_face", None)
+    face = ref() if ref is not None else None
     if face is None:
         name = grad_fn_name(node)
         cls = _NODE_CLASSES.get(name)
         if cls is None:
             cls = _NODE_CLASSES[name] = type(name, (BackwardNode,), {"__slots__": ()})
-        face = node._face = cls(node)
+        face = cls(node)
+        node._face = weakref.ref(face)  # (weak: the face holds the node, not the other way round)
     return face
 
 
