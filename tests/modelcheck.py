@@ -68,7 +68,7 @@ def softmax(s):
 
 def mha_numpy(m, q, k, v, mask=None):
     """The formula of "Attention Is All You Need", in NumPy, with the module's weights."""
-    w = {n: p.numpy().astype(np.float64) for n, p in m.named_parameters()}
+    w = {n: p.detach().numpy().astype(np.float64) for n, p in m.named_parameters()}
     b, tq, d = q.shape
     tk, h = k.shape[1], m.n_heads
     hd = d // h
@@ -91,7 +91,7 @@ def mha_numpy(m, q, k, v, mask=None):
 def layer_norm_numpy(x, ln):
     xc = x - x.mean(-1, keepdims=True)
     y = xc / np.sqrt((xc * xc).mean(-1, keepdims=True) + ln.eps)
-    return y * ln.weight.numpy() + ln.bias.numpy()
+    return y * ln.weight.detach().numpy() + ln.bias.detach().numpy()
 
 
 def linear_numpy(x, lin):

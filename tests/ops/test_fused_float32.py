@@ -34,7 +34,7 @@ def _gelu_run(x: np.ndarray, g: np.ndarray, device: str) -> tuple[np.ndarray, np
     xt = Tensor(x, device=device, requires_grad=True)
     y = F.gelu(xt)
     y.backward(Tensor(g, device=device))
-    return y.detach().numpy(), xt.grad.numpy()
+    return y.detach().numpy(), xt.grad.detach().numpy()
 
 
 # Both signs, zero, the tails where the CDF is within float32's resolution of 0 or 1, and
@@ -95,7 +95,7 @@ def _layer_norm_run(x, w, b, g, device):
     xt, wt, bt = (Tensor(a, device=device, requires_grad=True) for a in (x, w, b))
     y = F.layer_norm(xt, (x.shape[-1],), wt, bt, 1e-5)
     y.backward(Tensor(g, device=device))
-    return [y.numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()]
+    return [y.detach().numpy(), xt.grad.detach().numpy(), wt.grad.detach().numpy(), bt.grad.detach().numpy()]
 
 
 @pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-5), (np.float64, 1e-12)])
