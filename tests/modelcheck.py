@@ -95,7 +95,7 @@ def layer_norm_numpy(x, ln):
 
 
 def linear_numpy(x, lin):
-    y = x @ lin.weight.numpy().T
+    y = x @ lin.weight.detach().numpy().T
     return y + lin.bias.numpy() if lin.bias is not None else y
 
 

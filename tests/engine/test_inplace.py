@@ -80,7 +80,7 @@ def test_a_view_and_a_detached_tensor_see_the_change_and_share_the_version(rng):
 def test_no_grad_update_of_a_leaf_that_requires_grad(device, rng):
     w = rand(rng, 4, device=device)
     (w * w).sum().backward()
-    before = w.numpy().copy()  # (numpy() shares w's memory, as PyTorch's)
+    before = w.detach().numpy().copy()  # (numpy() shares w's memory, as PyTorch's)
     with tga.no_grad():
         w -= 0.1 * w.grad
         w.mul_(2.0)
@@ -153,7 +153,7 @@ def test_plain_buffer_item_add_with_a_value_that_requires_grad(device, rng):
     buf[1] += v * v  # Python: tmp = buf[1]; tmp += ...; buf[1] = tmp
     close(buf[1], 1 + v.detach().numpy() ** 2)
     (buf * 3.0).sum().backward()
-    close(v.grad, 6 * v.numpy(), atol=1e-12)
+    close(v.grad, 6 * v.detach().numpy(), atol=1e-12)
 
 
 def test_item_add_on_a_tensor_with_a_graph(device, rng):
@@ -320,7 +320,7 @@ def test_large_arrays_through_inplace_ops_and_the_release_tricks(rng):
     y = y.tanh() * 1.0
     y.backward(G)
     ea = np.exp(2 * a.detach().numpy())
-    inner = np.where(np.arange(n) < n // 2, 3 * a.numpy(), ea + 1)
+    inner = np.where(np.arange(n) < n // 2, 3 * a.detach().numpy(), ea + 1)
     dt = 1 - np.tanh(inner) ** 2
     close(a.grad, np.where(np.arange(n) < n // 2, 3 * dt, 2 * ea * dt), atol=1e-10)
     close(G, g_host)  # the caller's gradient was not written over

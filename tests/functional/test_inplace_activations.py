@@ -43,7 +43,7 @@ def test_inplace_writes_the_input_and_differentiates_as_pytorch(name):
     np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-12, atol=1e-12)
     if name not in ("relu6", "hardsigmoid", "hardswish"):  # (those wrote into the scaled copy)
         assert out is h
-        np.testing.assert_allclose(h.numpy(), th.detach().numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(h.detach().numpy(), th.detach().numpy(), rtol=1e-12, atol=1e-12)
     (out * out).sum().backward()
     (tout * tout).sum().backward()
     # (rtol: PyTorch's hardsigmoid backward uses a float32 1/6, even in float64)

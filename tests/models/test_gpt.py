@@ -43,7 +43,7 @@ def test_tied_head_gets_both_gradients():
 def test_is_causal(rng):
     model = to_float64(_gpt())
     a = model(np.array([[1, 2, 3, 4, 5]])).detach().numpy()
-    b = model(np.array([[1, 2, 3, 6, 0]])).numpy()
+    b = model(np.array([[1, 2, 3, 6, 0]])).detach().numpy()
     np.testing.assert_allclose(a[:, :3], b[:, :3], atol=1e-12)
     assert np.abs(a[:, 3:] - b[:, 3:]).max() > 1e-6
 
@@ -85,7 +85,7 @@ def test_cached_steps_give_the_logits_of_the_whole_sequence():
     cache = model.new_cache()
     parts = [model(ids[:, :3], cache), model(ids[:, 3:4], cache), model(ids[:, 4:7], cache),
              model(ids[:, 7:8], cache), model(ids[:, 8:], cache)]  # fmt: skip
-    np.testing.assert_allclose(np.concatenate([p.numpy() for p in parts], 1), full, atol=1e-12)
+    np.testing.assert_allclose(np.concatenate([p.detach().numpy() for p in parts], 1), full, atol=1e-12)
     assert cache.length == 9 and cache.layers[0]["k"].shape == (2, 2, 9, 4)
     with pytest.raises(ValueError, match="9 tokens already in the cache"):
         model(ids[:, :1], cache)

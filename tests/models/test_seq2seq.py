@@ -24,7 +24,7 @@ def _model(kind, **kw):
 
 def _step_numpy(model, y, s, states, keep=None):
     """One decoder step from the papers' equations, with the model's weights."""
-    e = model.tgt_embed.weight.numpy()[y]  # (B, emb)
+    e = model.tgt_embed.weight.detach().numpy()[y]  # (B, emb)
     lin = lambda layer, x: x @ layer.weight.numpy().T + (layer.bias.numpy() if layer.bias is not None else 0.0)
 
     def attend(q):
@@ -123,7 +123,7 @@ def test_padding_is_ignored(kind):
     assert np.all(w.detach().numpy()[0, :, 3:] == 0)  # no weight on padding
     # the same sentences without the padding give the same result
     short, _ = model(np.array([[1, 2, 3]]), tgt_in[:1], return_attention=True)
-    close(a[:1], short.numpy(), atol=1e-12)
+    close(a[:1], short.detach().numpy(), atol=1e-12)
     # and an explicit mask makes whatever stands there irrelevant
     keep = np.array([[True] * 3 + [False] * 2, [True] * 5])
     b = model(np.array([[1, 2, 3, 5, 6], [4, 5, 6, 6, 1]]), tgt_in, src_mask=keep)

@@ -104,7 +104,10 @@ def test_layers_are_causal(norm_first, rng):
     a, b = enc(Tensor(x), is_causal=True).detach().numpy(), enc(Tensor(later), is_causal=True).detach().numpy()
     np.testing.assert_allclose(a[:, :3], b[:, :3], atol=1e-12)
     assert np.abs(a[:, 3:] - b[:, 3:]).max() > 1e-3
-    a, b = dec(Tensor(x), mem, is_causal=True).numpy(), dec(Tensor(later), mem, is_causal=True).numpy()
+    a, b = (
+        dec(Tensor(x), mem, is_causal=True).detach().numpy(),
+        dec(Tensor(later), mem, is_causal=True).detach().numpy(),
+    )
     np.testing.assert_allclose(a[:, :3], b[:, :3], atol=1e-12)
     assert np.abs(enc(Tensor(later)).numpy()[:, :3] - a[:, :3]).max() > 1e-3  # no mask, no causality
 
@@ -133,7 +136,7 @@ def test_layer_dropout_only_in_training(rng):
     x = Tensor(rng.standard_normal((2, 3, 8)).astype(np.float32))
     layer.eval()
     a = layer(x).detach().numpy()
-    np.testing.assert_array_equal(a, layer(x).numpy())
+    np.testing.assert_array_equal(a, layer(x).detach().numpy())
     layer.train()
     assert np.abs(layer(x).numpy() - a).max() > 1e-4
 
@@ -181,7 +184,7 @@ def test_transformer_source_padding_is_ignored():
     # Padding positions hold the pad id; their embeddings cannot matter. Nor may
     # anything the user puts there under an explicit mask.
     b = model(np.array([[1, 2, 3, 5, 6], [4, 5, 6, 6, 1]]), tgt, src_mask=padding_mask([[1, 2, 3, 0, 0], [1] * 5], 0))
-    np.testing.assert_allclose(a, b.numpy(), atol=1e-12)
+    np.testing.assert_allclose(a, b.detach().numpy(), atol=1e-12)
     c = model(np.array([[1, 2, 3, 5, 6], [4, 5, 6, 6, 1]]), tgt).numpy()  # now they are real tokens
     assert np.abs(c[0] - a[0]).max() > 1e-4
 
@@ -350,10 +353,12 @@ def test_stack_layers_are_independent_copies():
     enc = nn.TransformerEncoder(layer, 3)
     first, second = enc.layers[0], enc.layers[1]
     assert first.linear1.weight is not second.linear1.weight and first.linear1.weight is not layer.linear1.weight
-    np.testing.assert_array_equal(first.linear1.weight.detach().numpy(), layer.linear1.weight.detach().numpy())  # PyTorch's copies
+    np.testing.assert_array_equal(
+        first.linear1.weight.detach().numpy(), layer.linear1.weight.detach().numpy()
+    )  # PyTorch's copies
     assert first.linear1.weight.dtype == np.float64
     first.linear1.weight.data = first.linear1.weight.data * 0
-    assert second.linear1.weight.numpy().any()
+    assert second.linear1.weight.detach().numpy().any()
     assert len(list(enc.parameters())) == 3 * len(list(layer.parameters()))
     assert enc.norm is None and "norm.weight" not in enc.state_dict()
 
@@ -372,7 +377,7 @@ def test_dropout_only_while_training(rng):
     x = Tensor(_seq(rng, T, False))
     assert not np.allclose(layer(x).detach().numpy(), layer(x).detach().numpy())
     layer.eval()
-    np.testing.assert_array_equal(layer(x).numpy(), layer(x).numpy())
+    np.testing.assert_array_equal(layer(x).detach().numpy(), layer(x).detach().numpy())
 
 
 @needs_torch
@@ -387,7 +392,9 @@ def test_same_body_as_the_batch_first_layer(rng):
         state[f"self_attn.{name}_proj.bias"] = b[i * D : (i + 1) * D]
     old.load_state_dict(state)
     x = Tensor(_seq(rng, T, True))
-    np.testing.assert_allclose(ours(x, is_causal=True).detach().numpy(), old(x, is_causal=True).detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(
+        ours(x, is_causal=True).detach().numpy(), old(x, is_causal=True).detach().numpy(), atol=1e-12
+    )
 
 
 @needs_torch

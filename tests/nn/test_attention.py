@@ -59,7 +59,7 @@ def test_mha_key_and_value_defaults(device, rng):
     m = to_float64(BatchFirstAttention(8, 4).to(device))
     x, k = _x(rng, 2, 3, 8, device=device), _x(rng, 2, 5, 8, device=device)
     close(m(x), m(x, x, x).detach().numpy(), atol=1e-12, rtol=1e-12)
-    close(m(x, k), m(x, k, k).numpy(), atol=1e-12, rtol=1e-12)
+    close(m(x, k), m(x, k, k).detach().numpy(), atol=1e-12, rtol=1e-12)
     close(m(x, k), mha_numpy(m, x.numpy(), k.numpy(), k.numpy())[0], atol=1e-10, rtol=1e-9)
 
 
@@ -128,7 +128,7 @@ def test_mha_causal_equals_lower_triangular_mask(device, rng):
     causal, wc = m(x, is_causal=True, need_weights=True)
     explicit, we = m(x, allow=tril, need_weights=True)
     close(causal, explicit.detach().numpy(), atol=1e-12)
-    close(wc, we.numpy(), atol=1e-12)
+    close(wc, we.detach().numpy(), atol=1e-12)
     assert np.all(wc.numpy()[..., np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]] == 0)
     close(m(x, is_causal=True), explicit.numpy(), atol=1e-12)  # fused path
     # the first position sees only itself, so it cannot depend on later positions
@@ -147,7 +147,7 @@ def test_mha_padding_mask_ignores_padded_positions(device, rng):
     out = m(q, Tensor(kv, device=device), allow=mask).detach().numpy()
     changed = kv.copy()
     changed[~keep] = rng.standard_normal((int((~keep).sum()), 8)) * 100.0
-    out2 = m(q, Tensor(changed, device=device), allow=mask).numpy()
+    out2 = m(q, Tensor(changed, device=device), allow=mask).detach().numpy()
     np.testing.assert_allclose(out, out2, atol=1e-12)
     unmasked = m(q, Tensor(changed, device=device)).numpy()
     assert np.abs(unmasked - out).max() > 1e-3  # without the mask the padding does matter
@@ -166,7 +166,7 @@ def test_mha_fully_masked_row_is_zero_with_finite_gradients(device, rng):
             assert np.all(res[1].numpy()[:, :, 1] == 0)
         # nothing attended: the heads give zeros, so the row is out_proj's bias
         close(out[:, 1], np.broadcast_to(m.out_proj.bias.detach().numpy(), (1, 4)), atol=1e-12)
-        assert np.isfinite(out.numpy()).all()
+        assert np.isfinite(out.detach().numpy()).all()
         (out * out).sum().backward()
         assert np.isfinite(x.grad.numpy()).all()
         assert all(np.isfinite(p.grad.numpy()).all() for p in m.parameters())
@@ -180,7 +180,7 @@ def test_mha_dropout_only_in_training(rng):
     a, b = m(x).detach().numpy(), m(x).detach().numpy()
     np.testing.assert_array_equal(a, b)
     m.train()
-    assert np.abs(m(x).numpy() - a).max() > 1e-4
+    assert np.abs(m(x).detach().numpy() - a).max() > 1e-4
 
 
 def test_mha_shape_errors():
@@ -228,7 +228,11 @@ def _score_numpy(att, q, k):
     if isinstance(att, GeneralAttention):
         w = att.key_proj.weight.detach().numpy()  # (dq, dk)
         return np.einsum("bqi,ij,bkj->bqk", q, w, k)
-    wq, uk, v = att.query_proj.weight.detach().numpy(), att.key_proj.weight.detach().numpy(), att.v.weight.detach().numpy()[0]
+    wq, uk, v = (
+        att.query_proj.weight.detach().numpy(),
+        att.key_proj.weight.detach().numpy(),
+        att.v.weight.detach().numpy()[0],
+    )
     hidden = np.tanh((q @ wq.T)[:, :, None, :] + (k @ uk.T)[:, None, :, :])  # (B, Tq, Tk, h)
     return hidden @ v
 
@@ -285,7 +289,7 @@ def test_score_attention_fully_masked_row(name, device, rng):
     keep[0, 1] = False  # batch 0, query 1: nothing to attend
     ctx, w = att(q, k, v, mask=Tensor(keep, device=device))
     assert np.all(ctx.detach().numpy()[0, 1] == 0) and np.all(w.detach().numpy()[0, 1] == 0)
-    assert np.isfinite(ctx.numpy()).all()
+    assert np.isfinite(ctx.detach().numpy()).all()
     (ctx * ctx).sum().backward()
     assert np.isfinite(q.grad.numpy()).all()
 
@@ -376,7 +380,7 @@ def test_mha_cache_steps_equal_one_causal_call(device, rng):
     cache = {}
     steps = [m(x[:, :2], is_causal=True, cache=cache), m(x[:, 2:3], is_causal=True, cache=cache),
              m(x[:, 3:6], is_causal=True, cache=cache)]  # fmt: skip
-    close(np.concatenate([s.numpy() for s in steps], 1), full, atol=1e-12)
+    close(np.concatenate([s.detach().numpy() for s in steps], 1), full, atol=1e-12)
     assert cache["k"].shape == (2, 2, 6, 4)
 
 
@@ -505,7 +509,9 @@ def test_add_bias_kv_draws_and_unbatched_match_torch(rng):
     ours = nn.MultiheadAttention(E, H, add_bias_kv=True, add_zero_attn=True)
     theirs = torch.nn.MultiheadAttention(E, H, add_bias_kv=True, add_zero_attn=True)
     for n, p in theirs.named_parameters():  # PyTorch's numbers for one seed, the learnt key and value too
-        np.testing.assert_allclose(dict(ours.named_parameters())[n].detach().numpy(), p.detach().numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(
+            dict(ours.named_parameters())[n].detach().numpy(), p.detach().numpy(), rtol=1e-6, atol=1e-7
+        )
     x = rng.standard_normal((L, E))
     assert_matches_torch(ours, theirs, lambda x: ours(x, x, x), lambda x: theirs(x, x, x), [x])
 
@@ -522,7 +528,7 @@ def test_unbatched_and_causal_match_torch(rng):
     xt = Tensor(x)
     a, wa = ours(xt, xt, xt, is_causal=True)
     b, wb = ours(xt, xt, xt, attn_mask=causal)
-    np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-12)
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-12)
     assert a.shape == (L, E) and wa.shape == (L, L) and not np.triu(wa.numpy(), 1).any()
 
 
@@ -533,7 +539,7 @@ def test_parameters_init_and_errors():
         ("in_proj_weight", (3 * E, E)), ("in_proj_bias", (3 * E,)), ("out_proj.weight", (E, E)), ("out_proj.bias", (E,)),
     ]  # fmt: skip
     assert not m.in_proj_bias.detach().numpy().any() and not m.out_proj.bias.detach().numpy().any()  # zeros, as PyTorch
-    assert np.abs(m.in_proj_weight.numpy()).max() <= np.sqrt(6 / (4 * E))  # Xavier-uniform
+    assert np.abs(m.in_proj_weight.detach().numpy()).max() <= np.sqrt(6 / (4 * E))  # Xavier-uniform
     with pytest.raises(ValueError, match="attn_mask of shape"):
         x = Tensor.randn(L, N, E)
         m(x, x, x, attn_mask=np.zeros((L, L + 1), bool))
@@ -550,7 +556,7 @@ def test_shares_the_heads_with_batch_first_attention(rng):
     old.load_state_dict({
         "q_proj.weight": w[:E], "k_proj.weight": w[E : 2 * E], "v_proj.weight": w[2 * E :],
         "q_proj.bias": b[:E] + 0.1, "k_proj.bias": b[E : 2 * E], "v_proj.bias": b[2 * E :],
-        "out_proj.weight": ours.out_proj.weight.numpy(), "out_proj.bias": ours.out_proj.bias.numpy(),
+        "out_proj.weight": ours.out_proj.weight.detach().numpy(), "out_proj.bias": ours.out_proj.bias.detach().numpy(),
     })  # fmt: skip
     ours.in_proj_bias.data = ours.in_proj_bias.data + np.r_[np.full(E, 0.1), np.zeros(2 * E)]
     x = Tensor(rng.standard_normal((N, L, E)))
@@ -577,7 +583,7 @@ def test_dropout_on_the_weights_only_while_training(rng):
     x = Tensor(rng.standard_normal((L, N, E)))
     (a, wa), (b, _) = m(x, x, x, average_attn_weights=False), m(x, x, x)
     assert not np.allclose(a.detach().numpy(), b.detach().numpy())
-    assert (wa.numpy() == 0).any()  # the weights returned are the dropped-out ones, as PyTorch's
+    assert (wa.detach().numpy() == 0).any()  # the weights returned are the dropped-out ones, as PyTorch's
     m.eval()
     (a, wa), (b, _) = m(x, x, x), m(x, x, x)
     np.testing.assert_array_equal(a.numpy(), b.numpy())

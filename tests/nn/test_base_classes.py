@@ -47,7 +47,7 @@ def test_buffer_shares_memory_detached_and_keeps_requires_grad():
     tb = torch.nn.Buffer(torch.ones(3, requires_grad=True))
     assert b.requires_grad == tb.requires_grad and b.is_leaf and b.grad_fn is None
     x.data.fill_(2.0)
-    assert b.numpy().tolist() == [2.0, 2.0, 2.0]
+    assert b.detach().numpy().tolist() == [2.0, 2.0, 2.0]
     assert tuple(nn.Buffer().shape) == tuple(torch.nn.Buffer().shape) == (0,)
 
 

@@ -106,7 +106,7 @@ def test_keeps_dtype_and_writes_through_views():
     w = nn.Parameter(np.zeros((3, 4), np.float32))
     init.constant_(w, 0.25)
     assert w.dtype == np.float32 and (w.detach().numpy() == 0.25).all()
-    assert (init.ones_(w).numpy() == 1).all() and (init.zeros_(w).numpy() == 0).all()
+    assert (init.ones_(w).detach().numpy() == 1).all() and (init.zeros_(w).detach().numpy() == 0).all()
 
 
 def test_constant_eye_dirac_are_pytorchs():

@@ -47,7 +47,7 @@ def gradcheck_layer(m, x, *, reseed=False):
 
 
 def np_linear(x, m):
-    y = x @ m.weight.numpy().T
+    y = x @ m.weight.detach().numpy().T
     return y + m.bias.numpy() if m.bias is not None else y
 
 
@@ -83,7 +83,7 @@ def test_embedding_lookup_and_range_checks(device):
     m = Embedding(5, 3).to(device)
     ids = np.array([[0, 4], [2, 2]])
     np.testing.assert_array_equal(m(ids).detach().numpy(), m.weight.detach().numpy()[ids])
-    np.testing.assert_array_equal(m(Tensor(ids, device=device)).numpy(), m.weight.numpy()[ids])
+    np.testing.assert_array_equal(m(Tensor(ids, device=device)).detach().numpy(), m.weight.detach().numpy()[ids])
     with pytest.raises(IndexError, match=r"id 5 is out of range \[0, 5\)"):
         m(np.array([1, 5]))
     with pytest.raises(IndexError, match="id -1"):
@@ -111,7 +111,9 @@ def test_layer_norm_values(rng, device):
     x = rand(rng, 2, 3, 4, device=device, dtype=np.float32)
     xn = x.detach().numpy()
     ref = (xn - xn.mean(-1, keepdims=True)) / np.sqrt(xn.var(-1, keepdims=True) + 1e-5)
-    np.testing.assert_allclose(m(x).numpy(), ref * m.weight.numpy() + m.bias.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        m(x).detach().numpy(), ref * m.weight.detach().numpy() + m.bias.detach().numpy(), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_layer_norm_gradcheck(rng, device):
@@ -130,7 +132,7 @@ def test_dropout_is_identity_in_eval(rng, device):
     zeros = (y == 0).mean()
     assert 0.4 < zeros < 0.6
     kept = y != 0
-    np.testing.assert_allclose(y[kept], 2.0 * x.numpy()[kept])
+    np.testing.assert_allclose(y[kept], 2.0 * x.detach().numpy()[kept])
     np.testing.assert_array_equal(m.eval()(x).numpy(), x.numpy())
     with pytest.raises(ValueError, match="p must be in"):
         Dropout(1.5)
@@ -186,7 +188,7 @@ def test_feed_forward_dropout_off_in_eval(rng):
     m = FeedForward(4, 32, dropout=0.9)
     x = rand(rng, 3, 4, dtype=np.float32)
     a = m.eval()(x).detach().numpy()
-    np.testing.assert_array_equal(a, m(x).numpy())
+    np.testing.assert_array_equal(a, m(x).detach().numpy())
     assert not np.allclose(m.train()(x).numpy(), a)
 
 
@@ -223,7 +225,7 @@ def test_positional_encoding_dropout_only_in_training(rng):
     m = PositionalEncoding(8, max_len=10, dropout=0.5)
     x = rand(rng, 2, 10, 8, dtype=np.float32)
     assert (m(x).detach().numpy() == 0).mean() > 0.3
-    np.testing.assert_allclose(m.eval()(x).numpy(), x.numpy() + m.pe.numpy()[:10], rtol=1e-6)
+    np.testing.assert_allclose(m.eval()(x).detach().numpy(), x.detach().numpy() + m.pe.detach().numpy()[:10], rtol=1e-6)
 
 
 def test_positional_encoding_gradcheck(rng, device):
@@ -266,7 +268,7 @@ def test_lazy_linear_takes_in_features_from_its_first_input(rng):
     y = lazy(Tensor(rng.standard_normal((2, 5)).astype(np.float32)))
     assert y.shape == (2, 3) and type(lazy) is nn.Linear and lazy.in_features == 5
     assert lazy.weight is params[0] and lazy.weight.shape == (3, 5) and lazy.bias.shape == (3,)
-    assert np.abs(lazy.weight.numpy()).max() <= 1 / np.sqrt(5)
+    assert np.abs(lazy.weight.detach().numpy()).max() <= 1 / np.sqrt(5)
     y.sum().backward()
     before = lazy.weight.numpy().copy()
     opt.step()
@@ -284,7 +286,7 @@ def test_bilinear_matches_torch(rng):
     ]
     assert repr(ours) == repr(theirs)
     assert_matches_torch(ours, theirs, ours, theirs, [rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5, 4))])
-    assert np.abs(nn.Bilinear(9, 2, 50).weight.numpy()).max() <= 1 / 3
+    assert np.abs(nn.Bilinear(9, 2, 50).weight.detach().numpy()).max() <= 1 / 3
 
 
 @needs_torch

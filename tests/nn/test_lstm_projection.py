@@ -123,7 +123,7 @@ def test_packed_final_states_are_each_sequences_own(lengths, initial):
                                hx_t)  # fmt: skip
     out_o, (h_o, c_o) = ours(pack_padded_sequence(Tensor(x), lengths, enforce_sorted=False), hx_o)
     np.testing.assert_allclose(out_o.data.detach().numpy(), out_t.data.detach().numpy(), **TOL["float64"])
-    np.testing.assert_allclose(h_o.numpy(), h_t.detach().numpy(), **TOL["float64"])
+    np.testing.assert_allclose(h_o.detach().numpy(), h_t.detach().numpy(), **TOL["float64"])
     np.testing.assert_allclose(c_o.numpy(), c_t.detach().numpy(), **TOL["float64"])
     padded, got_lengths = pad_packed_sequence(out_o)
     assert got_lengths.tolist() == list(lengths)
@@ -197,7 +197,7 @@ def test_recurrence_cell_form_with_projection(rng):
                       cell=True, w_hr=m.weight_hr_l0)  # fmt: skip
     out, (h_n, c_n) = m(Tensor(x))
     np.testing.assert_allclose(h.detach().numpy(), h_n.detach().numpy()[0], rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(c.numpy(), c_n.numpy()[0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(c.detach().numpy(), c_n.detach().numpy()[0], rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("seed", [0, 3])
@@ -298,7 +298,7 @@ def test_dropout_between_layers_as_torch():
         for o, t in ((out_o, out_t), (h_o, h_t), (c_o, c_t)):
             np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), **TOL["float64"])
     ours.eval()
-    a = ours(Tensor(x))[0].numpy()
+    a = ours(Tensor(x))[0].detach().numpy()
     ours.dropout = 0.0
     np.testing.assert_array_equal(a, ours(Tensor(x))[0].numpy())
 
@@ -319,7 +319,9 @@ def test_dropout_one_zeroes_the_input_of_the_next_layer():
     out = m(Tensor(np.random.default_rng(0).standard_normal((4, 2, INPUT))))[0]
     zero_in = nn.LSTM(2 * 1, HIDDEN, proj_size=PROJ).double()
     zero_in.load_state_dict({k[:-1] + "0": v for k, v in m.state_dict().items() if k.endswith("_l1")})
-    np.testing.assert_allclose(out.detach().numpy(), zero_in(tga.zeros(4, 2, PROJ, dtype=tga.float64))[0].detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        out.detach().numpy(), zero_in(tga.zeros(4, 2, PROJ, dtype=tga.float64))[0].detach().numpy(), rtol=1e-12
+    )
 
 
 def test_traced_program_replays_with_new_weights(rng):
@@ -399,6 +401,9 @@ def test_runs_on_every_device(packed, device, rng):
         out, (h, c) = m(inp, (xs[1], xs[2]))
         out = out.data if packed else out
         ((out * out).sum() + h.sum() + (c * c).sum()).backward()
-        results.append([out.detach().numpy(), h.detach().numpy(), c.detach().numpy()] + [t.grad.detach().numpy() for t in [*xs, *m.parameters()]])
+        results.append(
+            [out.detach().numpy(), h.detach().numpy(), c.detach().numpy()]
+            + [t.grad.detach().numpy() for t in [*xs, *m.parameters()]]
+        )
     for a, b in zip(*results):
         np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)

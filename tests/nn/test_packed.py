@@ -67,7 +67,7 @@ def test_pack_and_pad_as_pytorch(lengths, enforce_sorted, batch_first, rng):
     _same_packed(p, tp)
     padded, lens = pad_packed_sequence(p, batch_first=batch_first, padding_value=-1.0, total_length=7)
     tpadded, tlens = TR.pad_packed_sequence(tp, batch_first=batch_first, padding_value=-1.0, total_length=7)
-    np.testing.assert_array_equal(padded.numpy(), tpadded.detach().numpy())
+    np.testing.assert_array_equal(padded.detach().numpy(), tpadded.detach().numpy())
     assert lens.tolist() == tlens.tolist() and lens.dtype == np.int64
     w = rng.standard_normal(padded.shape)
     (padded * Tensor(w)).sum().backward()
@@ -154,7 +154,7 @@ def test_layer_over_a_packed_batch_matches_torch(mode, bidirectional, num_layers
     tfinals = list(thn) if mode == "lstm" else [thn]
     loss, tloss = (out.data * out.data).sum(), (tout.data * tout.data).sum()
     for f, tf in zip(finals, tfinals):
-        np.testing.assert_allclose(f.numpy(), tf.detach().numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(f.detach().numpy(), tf.detach().numpy(), rtol=1e-10, atol=1e-12)
         w = rng.standard_normal(tuple(tf.shape))
         loss, tloss = loss + (f * Tensor(w)).sum(), tloss + (tf * torch.tensor(w)).sum()
     loss.backward()
@@ -176,7 +176,7 @@ def test_padded_outputs_are_zero_and_final_states_are_each_sequences_own(rng):
     for b, n in enumerate(lengths):
         assert not np.any(padded.detach().numpy()[b, n:])
         alone, h_alone = gru(x[b : b + 1, :n])  # the sequence by itself, unpadded
-        np.testing.assert_allclose(padded.numpy()[b, :n], alone.numpy()[0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(padded.detach().numpy()[b, :n], alone.detach().numpy()[0], rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(hn.numpy()[:, b], h_alone.numpy()[:, 0], rtol=1e-12, atol=1e-12)
 
 
@@ -187,7 +187,7 @@ def test_a_batch_first_layer_takes_the_packed_batch_as_it_is(rng):
     out, (h, c) = ours(pack_padded_sequence(x, [2, 4, 3], batch_first=True, enforce_sorted=False))
     tout, (th, tc) = theirs(TR.pack_padded_sequence(tx, [2, 4, 3], batch_first=True, enforce_sorted=False))
     _same_packed(out, tout)
-    np.testing.assert_allclose(h.numpy(), th.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(h.detach().numpy(), th.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(c.numpy(), tc.detach().numpy(), rtol=1e-12)
 
 
@@ -224,7 +224,7 @@ def test_fused_equals_decomposed_with_lengths(mode, reverse, batch_first, device
     g_fused = tga.grad((fused * w).sum(), leaves, create_graph=True)
     g_ref = tga.grad((ref * w).sum(), leaves, create_graph=True)
     for a, b in zip(g_fused, g_ref):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-10, atol=1e-12)
     # second order: the gradient of the gradients, fused (through its reference) and decomposed
     gg_fused = tga.grad(sum((g * g).sum() for g in g_fused), leaves)
     gg_ref = tga.grad(sum((g * g).sum() for g in g_ref), leaves)

@@ -156,7 +156,7 @@ def test_rnn_relu_and_state_dict_names():
         "weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", "weight_ih_l0_reverse",
     ]  # fmt: skip
     assert nn.GRU(3, 4, 2, bidirectional=True).weight_ih_l1.shape == (12, 8)  # input: both directions
-    assert all(np.abs(p.numpy()).max() <= 0.5 for p in nn.LSTM(3, 4).parameters())  # +-1/sqrt(hidden)
+    assert all(np.abs(p.detach().numpy()).max() <= 0.5 for p in nn.LSTM(3, 4).parameters())  # +-1/sqrt(hidden)
 
 
 @needs_torch
@@ -166,7 +166,7 @@ def test_dropout_between_layers_only_while_training(rng):
     a, b = m(x)[0].detach().numpy(), m(x)[0].detach().numpy()
     assert not np.allclose(a, b)  # a fresh mask each call
     m.eval()
-    np.testing.assert_array_equal(m(x)[0].numpy(), m(x)[0].numpy())
+    np.testing.assert_array_equal(m(x)[0].detach().numpy(), m(x)[0].detach().numpy())
     one = nn.GRU(3, 4, num_layers=1, dropout=0.5).double()  # nothing after the last layer
     np.testing.assert_array_equal(one(x)[0].numpy(), one(x)[0].numpy())
 
@@ -190,7 +190,9 @@ def test_rnn_cell_relu_and_keywords(rng):
     ours, theirs = nn.RNNCell(3, 4, nonlinearity="relu"), torch.nn.RNNCell(3, 4, nonlinearity="relu")
     x, h = rng.standard_normal((2, 3)), rng.standard_normal((2, 4))
     assert_matches_torch(ours, theirs, lambda x, h: ours(x, hx=h), lambda x, h: theirs(x, hx=h), [x, h])
-    np.testing.assert_array_equal(ours(Tensor(x), h=Tensor(h)).numpy(), ours(Tensor(x), Tensor(h)).numpy())
+    np.testing.assert_array_equal(
+        ours(Tensor(x), h=Tensor(h)).detach().numpy(), ours(Tensor(x), Tensor(h)).detach().numpy()
+    )
     with pytest.raises(ValueError, match="nonlinearity"):
         nn.RNNCell(3, 4, nonlinearity="gelu")
 

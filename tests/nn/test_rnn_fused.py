@@ -201,7 +201,7 @@ def test_unroll_is_one_node_and_matches_the_cell_step_by_step(rng):
     for t in range(5):
         h = cell(x[:, t], h)
         np.testing.assert_allclose(states[:, t].detach().numpy(), h.detach().numpy(), atol=1e-12)
-    np.testing.assert_allclose(last.numpy(), h.numpy(), atol=1e-12)
+    np.testing.assert_allclose(last.detach().numpy(), h.detach().numpy(), atol=1e-12)
 
 
 def test_float32_stays_float32(rng):
@@ -356,4 +356,4 @@ def test_final_states_are_new_memory_as_pytorchs(name, batch_first, num_layers, 
     with tga.no_grad():
         for s in states if name == "LSTM" else (states,):
             s.add_(100.0)
-    np.testing.assert_array_equal(out.numpy(), before)
+    np.testing.assert_array_equal(out.detach().numpy(), before)

@@ -102,7 +102,7 @@ def test_parameters_to_vector_and_back(rng):
     ps = [nn.Parameter(rng.standard_normal(s)) for s in SHAPES]
     qs = [torch.tensor(p.detach().numpy()) for p in ps]
     v = parameters_to_vector(ps)
-    np.testing.assert_array_equal(v.numpy(), torch.nn.utils.parameters_to_vector(qs).numpy())
+    np.testing.assert_array_equal(v.detach().numpy(), torch.nn.utils.parameters_to_vector(qs).detach().numpy())
     (v * Tensor(np.arange(v.shape[0], dtype=np.float64))).sum().backward()  # differentiable
     np.testing.assert_array_equal(ps[1].grad.numpy(), np.arange(6, 10))
     new = Tensor(rng.standard_normal(v.shape[0]))

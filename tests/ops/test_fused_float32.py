@@ -130,7 +130,12 @@ def test_layer_norm_and_linear_float32_equal_on_every_device(monkeypatch):
         xt, wt, bt = (Tensor(a, device=device, requires_grad=True) for a in (x, lw, w[:5]))
         y = F.linear(xt, wt, bt)
         y.backward(Tensor(lg, device=device))
-        return _layer_norm_run(x, w, b, g, device) + [y.numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()]
+        return _layer_norm_run(x, w, b, g, device) + [
+            y.detach().numpy(),
+            xt.grad.detach().numpy(),
+            wt.grad.detach().numpy(),
+            bt.grad.detach().numpy(),
+        ]
 
     ref = run("cpu")
     np.testing.assert_allclose(ref[-1], lg.sum((0, 1)), rtol=1e-5, atol=1e-5)  # the bias's gradient

@@ -77,7 +77,7 @@ def test_python_scalars_on_either_side(name, device, rng):
     f, ref = BINARY[name]
     a = rand(rng, 2, 3, device=device, low=0.5)
     close(f(a, 2.5), ref(a.detach().numpy(), 2.5))
-    close(f(2.5, a), ref(2.5, a.numpy()))
+    close(f(2.5, a), ref(2.5, a.detach().numpy()))
     assert tga.gradcheck(lambda x: f(x, 2.5) + f(2.5, x), a)
 
 
@@ -122,7 +122,7 @@ def test_max_ties_share_gradient(device):
 def test_argmax(device, rng):
     x = rand(rng, 3, 5, device=device)
     assert x.argmax(1).tolist() == np.argmax(x.detach().numpy(), 1).tolist()
-    assert x.argmax().item() == np.argmax(x.numpy())
+    assert x.argmax().item() == np.argmax(x.detach().numpy())
 
 
 @pytest.mark.parametrize(
@@ -214,7 +214,7 @@ def test_where_masked_fill_tril_triu(device, rng):
     x = rand(rng, 3, 3, device=device)
     cond = Tensor(rng.standard_normal((3, 3)) > 0, device=device)
     close(tga.where(cond, x, 0.0), np.where(cond.detach().numpy(), x.detach().numpy(), 0.0))
-    close(x.masked_fill(cond, -1.0), np.where(cond.numpy(), -1.0, x.numpy()))
+    close(x.masked_fill(cond, -1.0), np.where(cond.detach().numpy(), -1.0, x.detach().numpy()))
     close(tga.tril(x), np.tril(x.numpy()))
     close(tga.triu(x, 1), np.triu(x.numpy(), 1))
     y = rand(rng, 3, 3, device=device)
@@ -579,7 +579,7 @@ def test_scatter_values_and_gradients(device, rng):
     src = rand(rng, 2, 4, device=device)
     idx = _idx([[0, 1, 2, 0], [2, 0, 1, 1]], device)
     ref = x.detach().numpy().copy()
-    np.put_along_axis(ref, idx.numpy(), src.numpy(), 0)
+    np.put_along_axis(ref, idx.detach().numpy(), src.detach().numpy(), 0)
     close(x.scatter(0, idx, src), ref)
     assert tga.gradcheck(lambda a, b: a.scatter(0, idx, b), x, src)
     ref = x.numpy().copy()
@@ -593,7 +593,7 @@ def test_scatter_add_accumulates_repeats(device, rng):
     src = rand(rng, 3, 4, device=device)
     idx = _idx([[0, 0, 1], [2, 2, 2], [1, 1, 1]], device)  # smaller than src: its top-left part is used
     ref = x.detach().numpy().copy()
-    np.add.at(ref, (np.arange(3)[:, None], idx.numpy()), src.numpy()[:, :3])
+    np.add.at(ref, (np.arange(3)[:, None], idx.detach().numpy()), src.detach().numpy()[:, :3])
     close(x.scatter_add(1, idx, src), ref)
     assert tga.gradcheck(lambda a, b: a.scatter_add(1, idx, b), x, src)
 
@@ -614,7 +614,7 @@ def test_scatter_with_a_repeated_index_keeps_the_last_write(device, rng):
     ref = x.detach().numpy().copy()
     for i in range(3):
         for j in range(4):  # in order: a later write replaces an earlier one
-            ref[i, idx.numpy()[i, j]] = src.numpy()[i, j]
+            ref[i, idx.detach().numpy()[i, j]] = src.detach().numpy()[i, j]
     close(x.scatter(1, idx, src), ref)
     assert tga.gradcheck(lambda a, b: a.scatter(1, idx, b), x, src)
 
@@ -631,7 +631,9 @@ def test_scatter_reduce_with_a_number(reduce, device, rng):
     close(x.scatter(0, idx, 1.5, reduce=reduce), ref)
     assert tga.gradcheck(lambda a: a.scatter(0, idx, 1.5, reduce=reduce), x)
     out = x.scatter(0, idx, float("inf"), reduce=reduce)
-    np.testing.assert_array_equal(out.numpy()[1], x.numpy()[1])  # an inf written elsewhere leaves row 1 alone
+    np.testing.assert_array_equal(
+        out.detach().numpy()[1], x.detach().numpy()[1]
+    )  # an inf written elsewhere leaves row 1 alone
     if reduce == "add":  # (x * inf has an inf derivative, nan where the incoming gradient is 0, as in PyTorch)
         (g,) = tga.grad(out.sum(), x)
         np.testing.assert_array_equal(g.numpy(), 1.0)

@@ -118,7 +118,7 @@ def test_a_parameter_rebound_to_another_dtype_gets_a_new_bucket(cls, kw):
             for p in ps:
                 p.grad = Tensor(rng.standard_normal(p.shape).astype(p.detach().numpy().dtype))
             opt.step()
-        outs.append([p.numpy().copy() for p in ps] + [opt.state[ps[1]][k].numpy() for k in sorted(opt.state[ps[1]])
+        outs.append([p.detach().numpy().copy() for p in ps] + [opt.state[ps[1]][k].detach().numpy() for k in sorted(opt.state[ps[1]])
                                                        if isinstance(opt.state[ps[1]][k], Tensor)])  # fmt: skip
     for a, b in zip(*outs):
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
@@ -156,7 +156,7 @@ def test_a_read_only_or_non_contiguous_gradient_takes_the_numpy_passes(calls, mo
                 g.flags.writeable = False
             ps[0].grad = Tensor._wrap(g, ps[0]._dev)
             opt.step()
-        outs.append(ps[0].numpy().copy())
+        outs.append(ps[0].detach().numpy().copy())
     assert outs[0].tobytes() == outs[1].tobytes()
 
 

@@ -169,7 +169,7 @@ def test_param_groups_have_their_own_hyperparameters(rng):
     p2.grad = Tensor(np.ones(2))
     opt.step()
     np.testing.assert_allclose(p1.detach().numpy(), [0.9, 0.9])
-    np.testing.assert_allclose(p2.numpy(), [0.5, 0.5])
+    np.testing.assert_allclose(p2.detach().numpy(), [0.5, 0.5])
     opt.zero_grad()
     assert p1.grad is None and p2.grad is None
 
@@ -239,7 +239,7 @@ def test_noam_schedule_drives_the_optimizer():
         sched.step()
     expect = [10.0 * 16**-0.5 * min(k**-0.5, k * 3**-1.5) for k in range(1, 6)]
     np.testing.assert_allclose(used, expect, rtol=1e-12)
-    np.testing.assert_allclose(p.numpy(), [-sum(expect)], rtol=1e-12)
+    np.testing.assert_allclose(p.detach().numpy(), [-sum(expect)], rtol=1e-12)
     assert sched.get_last_lr() == [opt.param_groups[0]["lr"]]
 
 
@@ -359,7 +359,7 @@ def test_matches_torch_optim_with_groups_and_continues_from_its_state_dict(rng, 
     steps(3, topt, tp, tx, lambda ps, xs: _torch_loss(torch, ps, xs))
     steps(3, fopt, fresh, ox, lambda ps, xs: _torch_loss(None, ps, xs))
     for a, b in zip(fresh, tp):
-        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_state_dict_round_trips_into_an_optimizer_on_another_device(rng, device):
@@ -521,7 +521,7 @@ def test_flat_update_follows_a_parameter_written_in_place():
     ps[3]._data = np.zeros(ps[3].shape)  # replaced
     opt.step()
     np.testing.assert_allclose(ps[2].detach().numpy(), 7.0 - 0.05)
-    np.testing.assert_allclose(ps[3].numpy(), np.full(_SHAPES[3], -0.05))
+    np.testing.assert_allclose(ps[3].detach().numpy(), np.full(_SHAPES[3], -0.05))
     np.testing.assert_allclose(ps[0].numpy(), np.full(_SHAPES[0], 0.9))
 
 
@@ -574,7 +574,7 @@ def test_a_non_contiguous_parameter_is_written_where_it_is(cls, foreach):
         opt.step()
         np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy(), err_msg=f"step {step}")
     assert np.shares_memory(p._data, base) and p._version == q._version
-    np.testing.assert_array_equal(base.T, q.numpy())
+    np.testing.assert_array_equal(base.T, q.detach().numpy())
 
 
 # -- the optimizers of torch.optim beyond SGD and Adam, on every device -----------------------
@@ -658,7 +658,7 @@ def test_a_compiled_training_step_gives_the_eager_numbers(name, kw):
             x, y = r.standard_normal((5, 4)).astype(np.float32), r.standard_normal((5, 3)).astype(np.float32)
             losses.append(float(run(Tensor(x), Tensor(y)).detach().numpy()))
             sched.step()
-        results.append((losses, [p.numpy().copy() for p in model.parameters()]))
+        results.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
     (l0, p0), (l1, p1) = results
     np.testing.assert_allclose(l1, l0, rtol=1e-5, atol=1e-6)
     for a, b in zip(p0, p1):

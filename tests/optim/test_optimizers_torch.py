@@ -124,7 +124,7 @@ class _Pair:
     def check(self, tol):
         for a, b in zip(self.ours, self.theirs):
             assert a.detach().numpy().dtype == b.detach().numpy().dtype
-            np.testing.assert_allclose(a.numpy(), b.detach().numpy(), **tol)
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), **tol)
 
 
 def _grads(rng, dtype, n):
@@ -273,7 +273,7 @@ def test_step_takes_a_closure_and_runs_hooks_as_pytorch():
         return loss
 
     loss = opt.step(closure)
-    assert float(loss.numpy()) == 2.0 and log == [("pre", True), ("post", pytest.approx(0.8))]
+    assert float(loss.detach().numpy()) == 2.0 and log == [("pre", True), ("post", pytest.approx(0.8))]
     h1.remove()
     opt.step(closure)
     assert [k for k, _ in log] == ["pre", "post", "post"]
@@ -370,7 +370,7 @@ def test_lbfgs_state_dict_round_trips_and_continues():
             opt.load_state_dict(sd)
         for _ in range(2):
             opt.step(lambda opt=opt, p=p: (opt.zero_grad(), loss_fn(p).backward(), loss_fn(p))[2])
-        runs.append(p.numpy())
+        runs.append(p.detach().numpy())
     np.testing.assert_array_equal(runs[0], runs[1])
 
 

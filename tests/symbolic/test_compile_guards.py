@@ -87,7 +87,7 @@ def test_an_index_tensor_is_read_at_each_replay():
         got, want = run(Tensor(np.array(ids))).item(), float((w.detach().numpy()[ids] ** 2).sum())
         assert got == want
         expect = np.zeros((4, 3))
-        np.add.at(expect, np.array(ids), 2 * w.numpy()[ids])
+        np.add.at(expect, np.array(ids), 2 * w.detach().numpy()[ids])
         np.testing.assert_array_equal(w.grad.numpy(), expect)
     assert len(run.programs) == 1
     assert "take" in run.program.code  # a gather reading the index buffer, not a constant
@@ -465,7 +465,7 @@ def test_a_compiled_method_guards_its_objects_state():
     t.model.eval()
     np.testing.assert_array_equal(t.step(x).detach().numpy(), (t.model(x) * 2.0).detach().numpy())
     t.scale = 3.0  # an attribute of the method's object
-    np.testing.assert_array_equal(t.step(x).numpy(), (t.model(x) * 3.0).numpy())
+    np.testing.assert_array_equal(t.step(x).detach().numpy(), (t.model(x) * 3.0).detach().numpy())
     t.model.train()  # a module reached through the object
     tga.manual_seed(5)
     got = t.step(x).numpy()

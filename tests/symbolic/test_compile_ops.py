@@ -70,7 +70,7 @@ def _put(x, v, device, index=PUT_INDEX):
 def test_put_keeps_the_last_write_as_numpy_stores(device, rng):
     x, v = rand(rng, 6, device=device), rand(rng, 5, device=device)
     expect = x.detach().numpy().copy()
-    expect[PUT_INDEX] = v.numpy()  # (NumPy: the last write to a position stays)
+    expect[PUT_INDEX] = v.detach().numpy()  # (NumPy: the last write to a position stays)
     close(_put(x, v, device), expect, atol=0, rtol=0)
     expect = x.numpy().copy()
     expect[PUT_INDEX] = 2.5

@@ -114,7 +114,7 @@ def _run(compiled, plan, seed):
         x, y = rng.standard_normal((3, 4)), rng.standard_normal((3, 2))
         loss = run(Tensor(x), Tensor(y))
         out.append(loss.detach().numpy())
-    out += [p.numpy() for p in state["model"].parameters()]
+    out += [p.detach().numpy() for p in state["model"].parameters()]
     g["SHAPE_FN"] = _square
     return out, run
 
@@ -203,7 +203,7 @@ def test_a_step_under_no_grad_behaves_as_eagerly(mode):
             with pytest.raises(RuntimeError):
                 f(x)
     for p, b in zip(lin.parameters(), before):
-        np.testing.assert_array_equal(p.numpy(), b)
+        np.testing.assert_array_equal(p.detach().numpy(), b)
 
     def forward(x):
         return lin(x) * 2
@@ -267,7 +267,7 @@ def test_a_gradient_penalty_inside_the_step_replays_as_eager():
         run = tga.compile(step) if compiled else step
         rng = np.random.default_rng(0)
         got = [run(Tensor(rng.standard_normal((2, 3)))).detach().numpy() for _ in range(5)]
-        results.append(got + [p.numpy() for p in lin.parameters()])
+        results.append(got + [p.detach().numpy() for p in lin.parameters()])
         if compiled:
             assert run.program is not None
     for a, b in zip(*results):

@@ -254,7 +254,7 @@ def test_five_training_steps_compiled_equal_eager(kind, opt_name):
             losses = [run().detach().numpy() for _ in range(5)]
         else:
             losses = [run(Tensor(x)).detach().numpy() for x in xs]  # a new batch each step: replayed
-        results.append((losses, [p.numpy() for p in model.parameters()], _grads(*model.parameters())))
+        results.append((losses, [p.detach().numpy() for p in model.parameters()], _grads(*model.parameters())))
     (l0, p0, g0), (l1, p1, g1) = results
     np.testing.assert_allclose(l1, l0, rtol=1e-6)
     for a, b in zip(p0 + g0, p1 + g1):
@@ -380,7 +380,7 @@ def test_a_forward_after_the_update_reads_the_new_parameters(rng):
         want.append((wv * x.numpy()).sum())
     got = [run(x).item() for x in xs]
     np.testing.assert_allclose(got, want)
-    np.testing.assert_allclose(w.numpy(), wv)
+    np.testing.assert_allclose(w.detach().numpy(), wv)
 
 
 @pytest.mark.parametrize("opt_name", ["SGD", "Adam", "AdamW"])
@@ -409,7 +409,7 @@ def test_reads_of_a_parameters_memory_after_the_update_see_it(rng, opt_name, for
     for _ in range(4):
         x = rand(rng, 3, requires_grad=False)
         for a, b in zip(eager(x), run(x)):
-            np.testing.assert_array_equal(a.detach().numpy(), b.numpy())
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
 
 
 # -- random programs (hypothesis) ------------------------------------------------------
@@ -581,7 +581,7 @@ def test_a_trace_in_one_thread_leaves_another_thread_eager():
             loss.backward()
             opt.step()
             opt.zero_grad()
-            seen["w"] = w.numpy()
+            seen["w"] = w.detach().numpy()
         except BaseException as e:  # noqa: BLE001 - reported below, in the main thread
             seen["error"] = e
         finally:

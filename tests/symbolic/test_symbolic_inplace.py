@@ -197,7 +197,7 @@ def test_compiled_step_with_inplace_ops_equals_eager(zero):
 
         run = tga.compile(step) if compiled else step
         losses = [run(Tensor(x)).detach().numpy() for x in xs]
-        results.append((losses, w.numpy(), seen.numpy(), w.grad.numpy()))
+        results.append((losses, w.detach().numpy(), seen.detach().numpy(), w.grad.detach().numpy()))
         if compiled:
             assert len(run.programs) == 1 and "param[...] = " in run.program.code  # (a default argument: no name)
     for a, b in zip(*results):
@@ -494,7 +494,13 @@ def _opt_run(make_opt, compiled, steps=6, eager_after=2, schedule=True):
         if sched is not None:
             sched.step()
     state = [v.numpy() if isinstance(v, Tensor) else v for s in opt.state.values() for v in s.values()]
-    return losses, [p.numpy() for p in model.parameters()], [p.grad.numpy() for p in model.parameters()], state, run
+    return (
+        losses,
+        [p.detach().numpy() for p in model.parameters()],
+        [p.grad.detach().numpy() for p in model.parameters()],
+        state,
+        run,
+    )
 
 
 _OPTS = {
@@ -583,7 +589,7 @@ def test_a_replayed_update_uses_state_loaded_after_the_trace():
         opt.load_state_dict({"state": {i: {k: (Tensor(v.numpy()) if isinstance(v, Tensor) else v)
                                             for k, v in s.items()} for i, s in saved["state"].items()},
                              "param_groups": saved["param_groups"]})  # fmt: skip
-        losses += [run(x).numpy() for _ in range(3)]
+        losses += [run(x).detach().numpy() for _ in range(3)]
         state = [v.numpy() if isinstance(v, Tensor) else v for s in opt.state.values() for v in s.values()]
         results.append((losses, [p.numpy() for p in model.parameters()], state))
     for a, b in zip(*results):
@@ -664,7 +670,7 @@ def test_two_param_groups_are_two_update_lines_and_replay_as_eager():
     for x in xs:
         np.testing.assert_array_equal(run(Tensor(x)).detach().numpy(), eager(Tensor(x)).detach().numpy())
     for a, b in zip(m_e.parameters(), m_c.parameters()):
-        np.testing.assert_array_equal(b.numpy(), a.numpy())
+        np.testing.assert_array_equal(b.detach().numpy(), a.detach().numpy())
         for k, v in o_e.state[a].items():
             w = o_c.state[b][k]
             np.testing.assert_array_equal(*(u.numpy() if isinstance(u, Tensor) else u for u in (w, v)))

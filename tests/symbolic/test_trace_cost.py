@@ -234,7 +234,7 @@ def test_softmax_create_graph_keeps_its_formula_through_the_output(which):
         yd = getattr(F, which)(xd, -1)
         (gd,) = tga.autograd.grad((yd * yd).sum(), xd, create_graph=True)
         (ggd,) = tga.autograd.grad(gd.sum(), xd)
-    np.testing.assert_allclose(g.numpy(), gd.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(g.detach().numpy(), gd.detach().numpy(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(gg.numpy(), ggd.numpy(), rtol=1e-10, atol=1e-12)
 
 
