@@ -96,7 +96,7 @@ def layer_norm_numpy(x, ln):
 
 def linear_numpy(x, lin):
     y = x @ lin.weight.detach().numpy().T
-    return y + lin.bias.numpy() if lin.bias is not None else y
+    return y + lin.bias.detach().numpy() if lin.bias is not None else y
 
 
 def gelu_numpy(x):

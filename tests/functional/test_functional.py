@@ -145,7 +145,7 @@ def test_attention_causal_equals_explicit_mask(device, rng):
     a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     b = F.scaled_dot_product_attention(q, k, v, mask=mask)
     close(a, b.detach().numpy())
-    s = q.numpy() @ k.numpy().swapaxes(-1, -2) / np.sqrt(3)
+    s = q.detach().numpy() @ k.detach().numpy().swapaxes(-1, -2) / np.sqrt(3)
     s = np.where(np.tril(np.ones((4, 4), bool)), s, -np.inf)
     w = np.exp(s - s.max(-1, keepdims=True))
     w /= w.sum(-1, keepdims=True)

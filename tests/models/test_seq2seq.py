@@ -25,7 +25,9 @@ def _model(kind, **kw):
 def _step_numpy(model, y, s, states, keep=None):
     """One decoder step from the papers' equations, with the model's weights."""
     e = model.tgt_embed.weight.detach().numpy()[y]  # (B, emb)
-    lin = lambda layer, x: x @ layer.weight.numpy().T + (layer.bias.numpy() if layer.bias is not None else 0.0)
+    lin = lambda layer, x: (
+        x @ layer.weight.detach().numpy().T + (layer.bias.detach().numpy() if layer.bias is not None else 0.0)
+    )
 
     def attend(q):
         att = model.attention
@@ -33,7 +35,7 @@ def _step_numpy(model, y, s, states, keep=None):
             hidden = np.tanh(lin(att.query_proj, q)[:, None] + lin(att.key_proj, states))
             score = lin(att.v, hidden)[..., 0]
         else:  # q . W k
-            score = np.einsum("bi,ij,btj->bt", q, att.key_proj.weight.numpy(), states)
+            score = np.einsum("bi,ij,btj->bt", q, att.key_proj.weight.detach().numpy(), states)
         if keep is not None:
             score = np.where(keep, score, -np.inf)
         w = softmax(score)

@@ -129,7 +129,7 @@ def test_mha_causal_equals_lower_triangular_mask(device, rng):
     explicit, we = m(x, allow=tril, need_weights=True)
     close(causal, explicit.detach().numpy(), atol=1e-12)
     close(wc, we.detach().numpy(), atol=1e-12)
-    assert np.all(wc.numpy()[..., np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]] == 0)
+    assert np.all(wc.detach().numpy()[..., np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]] == 0)
     close(m(x, is_causal=True), explicit.numpy(), atol=1e-12)  # fused path
     # the first position sees only itself, so it cannot depend on later positions
     y = x.numpy().copy()
@@ -564,7 +564,7 @@ def test_shares_the_heads_with_batch_first_attention(rng):
     kpm[:, -1] = True
     out, w_ours = ours(x, x, x, key_padding_mask=kpm, average_attn_weights=False)
     ref, w_ref = old(x, allow=~kpm[:, None, None, :], need_weights=True)
-    np.testing.assert_allclose(out.numpy(), ref.numpy(), atol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=1e-12)
     np.testing.assert_allclose(w_ours.numpy(), w_ref.numpy(), atol=1e-12)
 
 

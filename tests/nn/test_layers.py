@@ -48,7 +48,7 @@ def gradcheck_layer(m, x, *, reseed=False):
 
 def np_linear(x, m):
     y = x @ m.weight.detach().numpy().T
-    return y + m.bias.numpy() if m.bias is not None else y
+    return y + m.bias.detach().numpy() if m.bias is not None else y
 
 
 # -- Linear ---------------------------------------------------------------------------
@@ -270,7 +270,7 @@ def test_lazy_linear_takes_in_features_from_its_first_input(rng):
     assert lazy.weight is params[0] and lazy.weight.shape == (3, 5) and lazy.bias.shape == (3,)
     assert np.abs(lazy.weight.detach().numpy()).max() <= 1 / np.sqrt(5)
     y.sum().backward()
-    before = lazy.weight.numpy().copy()
+    before = lazy.weight.detach().numpy().copy()
     opt.step()
     assert not np.array_equal(before, lazy.weight.numpy())
     opt.zero_grad()

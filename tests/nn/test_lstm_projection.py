@@ -124,7 +124,7 @@ def test_packed_final_states_are_each_sequences_own(lengths, initial):
     out_o, (h_o, c_o) = ours(pack_padded_sequence(Tensor(x), lengths, enforce_sorted=False), hx_o)
     np.testing.assert_allclose(out_o.data.detach().numpy(), out_t.data.detach().numpy(), **TOL["float64"])
     np.testing.assert_allclose(h_o.detach().numpy(), h_t.detach().numpy(), **TOL["float64"])
-    np.testing.assert_allclose(c_o.numpy(), c_t.detach().numpy(), **TOL["float64"])
+    np.testing.assert_allclose(c_o.detach().numpy(), c_t.detach().numpy(), **TOL["float64"])
     padded, got_lengths = pad_packed_sequence(out_o)
     assert got_lengths.tolist() == list(lengths)
     for b, n in enumerate(lengths):  # past a sequence's end its outputs are zeros

@@ -188,7 +188,7 @@ def test_a_batch_first_layer_takes_the_packed_batch_as_it_is(rng):
     tout, (th, tc) = theirs(TR.pack_padded_sequence(tx, [2, 4, 3], batch_first=True, enforce_sorted=False))
     _same_packed(out, tout)
     np.testing.assert_allclose(h.detach().numpy(), th.detach().numpy(), rtol=1e-12)
-    np.testing.assert_allclose(c.numpy(), tc.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(c.detach().numpy(), tc.detach().numpy(), rtol=1e-12)
 
 
 # -- the fused op with lengths against its definition -------------------------------------------

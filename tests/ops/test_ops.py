@@ -582,7 +582,7 @@ def test_scatter_values_and_gradients(device, rng):
     np.put_along_axis(ref, idx.detach().numpy(), src.detach().numpy(), 0)
     close(x.scatter(0, idx, src), ref)
     assert tga.gradcheck(lambda a, b: a.scatter(0, idx, b), x, src)
-    ref = x.numpy().copy()
+    ref = x.detach().numpy().copy()
     np.put_along_axis(ref, idx.numpy(), 9.0, 0)
     close(x.scatter(0, idx, 9.0), ref)
     close(x.scatter(0, idx, value=9.0), ref)

@@ -522,7 +522,7 @@ def test_flat_update_follows_a_parameter_written_in_place():
     opt.step()
     np.testing.assert_allclose(ps[2].detach().numpy(), 7.0 - 0.05)
     np.testing.assert_allclose(ps[3].detach().numpy(), np.full(_SHAPES[3], -0.05))
-    np.testing.assert_allclose(ps[0].numpy(), np.full(_SHAPES[0], 0.9))
+    np.testing.assert_allclose(ps[0].detach().numpy(), np.full(_SHAPES[0], 0.9))
 
 
 def _host(v):

@@ -72,7 +72,7 @@ def test_put_keeps_the_last_write_as_numpy_stores(device, rng):
     expect = x.detach().numpy().copy()
     expect[PUT_INDEX] = v.detach().numpy()  # (NumPy: the last write to a position stays)
     close(_put(x, v, device), expect, atol=0, rtol=0)
-    expect = x.numpy().copy()
+    expect = x.detach().numpy().copy()
     expect[PUT_INDEX] = 2.5
     close(_put(x, 2.5, device), expect, atol=0, rtol=0)
 

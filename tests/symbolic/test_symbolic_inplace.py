@@ -461,7 +461,7 @@ def test_compiled_decoder_step_writing_outputs_with_an_optimizer_equals_eager():
             return loss
 
         run = tga.compile(step) if compiled else step
-        results.append(([run(x).numpy() for x in xs], [p.numpy() for p in cell.parameters()]))
+        results.append(([run(x).detach().numpy() for x in xs], [p.detach().numpy() for p in cell.parameters()]))
     np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-6)
     for a, b in zip(results[0][1], results[1][1]):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
