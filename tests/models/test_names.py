@@ -53,7 +53,7 @@ def test_true_means_may_attend_under_both_keywords(cls_name, rng):
     tril = np.tril(np.ones((4, 4), bool))  # True = may attend: the past and the present
     for out in (m(x, allow=tril), m(x, mask=tril), m(x, None, None, tril)):
         np.testing.assert_allclose(out.detach().numpy(), causal, atol=1e-12)
-    assert np.abs(m(x, allow=~tril).numpy() - causal).max() > 1e-3  # the other reading differs
+    assert np.abs(m(x, allow=~tril).detach().numpy() - causal).max() > 1e-3  # the other reading differs
 
 
 def test_a_blocked_key_changes_nothing_under_both_keywords(rng):

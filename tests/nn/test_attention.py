@@ -149,7 +149,7 @@ def test_mha_padding_mask_ignores_padded_positions(device, rng):
     changed[~keep] = rng.standard_normal((int((~keep).sum()), 8)) * 100.0
     out2 = m(q, Tensor(changed, device=device), allow=mask).detach().numpy()
     np.testing.assert_allclose(out, out2, atol=1e-12)
-    unmasked = m(q, Tensor(changed, device=device)).numpy()
+    unmasked = m(q, Tensor(changed, device=device)).detach().numpy()
     assert np.abs(unmasked - out).max() > 1e-3  # without the mask the padding does matter
 
 
@@ -163,7 +163,7 @@ def test_mha_fully_masked_row_is_zero_with_finite_gradients(device, rng):
         res = m(x, allow=Tensor(keep, device=device), need_weights=need)
         out = res[0] if need else res
         if need:
-            assert np.all(res[1].numpy()[:, :, 1] == 0)
+            assert np.all(res[1].detach().numpy()[:, :, 1] == 0)
         # nothing attended: the heads give zeros, so the row is out_proj's bias
         close(out[:, 1], np.broadcast_to(m.out_proj.bias.detach().numpy(), (1, 4)), atol=1e-12)
         assert np.isfinite(out.detach().numpy()).all()
@@ -529,7 +529,7 @@ def test_unbatched_and_causal_match_torch(rng):
     a, wa = ours(xt, xt, xt, is_causal=True)
     b, wb = ours(xt, xt, xt, attn_mask=causal)
     np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-12)
-    assert a.shape == (L, E) and wa.shape == (L, L) and not np.triu(wa.numpy(), 1).any()
+    assert a.shape == (L, E) and wa.shape == (L, L) and not np.triu(wa.detach().numpy(), 1).any()
 
 
 @needs_torch
@@ -586,5 +586,5 @@ def test_dropout_on_the_weights_only_while_training(rng):
     assert (wa.detach().numpy() == 0).any()  # the weights returned are the dropped-out ones, as PyTorch's
     m.eval()
     (a, wa), (b, _) = m(x, x, x), m(x, x, x)
-    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
     np.testing.assert_allclose(wa.numpy().sum(-1), 1.0)

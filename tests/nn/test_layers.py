@@ -133,7 +133,7 @@ def test_dropout_is_identity_in_eval(rng, device):
     assert 0.4 < zeros < 0.6
     kept = y != 0
     np.testing.assert_allclose(y[kept], 2.0 * x.detach().numpy()[kept])
-    np.testing.assert_array_equal(m.eval()(x).numpy(), x.numpy())
+    np.testing.assert_array_equal(m.eval()(x).detach().numpy(), x.detach().numpy())
     with pytest.raises(ValueError, match="p must be in"):
         Dropout(1.5)
 
@@ -189,7 +189,7 @@ def test_feed_forward_dropout_off_in_eval(rng):
     x = rand(rng, 3, 4, dtype=np.float32)
     a = m.eval()(x).detach().numpy()
     np.testing.assert_array_equal(a, m(x).detach().numpy())
-    assert not np.allclose(m.train()(x).numpy(), a)
+    assert not np.allclose(m.train()(x).detach().numpy(), a)
 
 
 # -- PositionalEncoding ---------------------------------------------------------------------

@@ -300,7 +300,7 @@ def test_dropout_between_layers_as_torch():
     ours.eval()
     a = ours(Tensor(x))[0].detach().numpy()
     ours.dropout = 0.0
-    np.testing.assert_array_equal(a, ours(Tensor(x))[0].numpy())
+    np.testing.assert_array_equal(a, ours(Tensor(x))[0].detach().numpy())
 
 
 def _torch_draws_as_ours() -> bool:

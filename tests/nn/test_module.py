@@ -162,7 +162,7 @@ def test_state_dict_holds_detached_tensors_sharing_memory_and_persistent_buffers
     assert np.all(net.head.weight.detach().numpy() == 7.0)
     copy = net.state_dict()["blocks.0.fc.bias"].clone()
     copy.fill_(3.0)
-    assert not np.any(net.blocks[0].fc.bias.numpy() == 3.0)
+    assert not np.any(net.blocks[0].fc.bias.detach().numpy() == 3.0)
     assert net.state_dict(keep_vars=True)["head.weight"] is net.head.weight
     assert list(net.state_dict(prefix="m."))[0] == "m." + NET_PARAMS[0]
 

@@ -177,7 +177,7 @@ def test_padded_outputs_are_zero_and_final_states_are_each_sequences_own(rng):
         assert not np.any(padded.detach().numpy()[b, n:])
         alone, h_alone = gru(x[b : b + 1, :n])  # the sequence by itself, unpadded
         np.testing.assert_allclose(padded.detach().numpy()[b, :n], alone.detach().numpy()[0], rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(hn.numpy()[:, b], h_alone.numpy()[:, 0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(hn.detach().numpy()[:, b], h_alone.detach().numpy()[:, 0], rtol=1e-12, atol=1e-12)
 
 
 def test_a_batch_first_layer_takes_the_packed_batch_as_it_is(rng):

@@ -168,7 +168,7 @@ def test_dropout_between_layers_only_while_training(rng):
     m.eval()
     np.testing.assert_array_equal(m(x)[0].detach().numpy(), m(x)[0].detach().numpy())
     one = nn.GRU(3, 4, num_layers=1, dropout=0.5).double()  # nothing after the last layer
-    np.testing.assert_array_equal(one(x)[0].numpy(), one(x)[0].numpy())
+    np.testing.assert_array_equal(one(x)[0].detach().numpy(), one(x)[0].detach().numpy())
 
 
 @needs_torch

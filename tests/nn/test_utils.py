@@ -111,7 +111,7 @@ def test_parameters_to_vector_and_back(rng):
     vector_to_parameters(new, ps)
     torch.nn.utils.vector_to_parameters(tnew, qs)
     for p, q in zip(ps, qs):
-        np.testing.assert_array_equal(p.numpy(), q.numpy())
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
     for h, th in zip(held, theirs_held):  # the parameters took new memory: the old stays as it was
         np.testing.assert_array_equal(h.numpy(), th.numpy())
     new.mul_(2.0)  # ... and that memory is vec's

@@ -175,7 +175,7 @@ def test_steps_and_state_dicts_match_torch(name, kw, dtype):
             np.testing.assert_allclose(ov, v.detach().numpy(), **tol, err_msg=f"state[{i}][{k!r}]")
     # Our state dict loads into our optimizer and into PyTorch's, PyTorch's into ours, and
     # all continue as the originals.
-    values = [p.numpy().copy() for p in pair.ours]
+    values = [p.detach().numpy().copy() for p in pair.ours]
     ours_from_ours = _Pair(name, dict(kw, lr=kw["lr"] * 3), values, our_sd=_sd_as(osd, lambda v: v))
     cross = _Pair(name, dict(kw, lr=kw["lr"] * 3), values, torch_sd=_sd_as(osd, _ours_to_torch),
                   our_sd=_sd_as(tsd, _to_numpy))  # fmt: skip

@@ -591,7 +591,7 @@ def test_a_replayed_update_uses_state_loaded_after_the_trace():
                              "param_groups": saved["param_groups"]})  # fmt: skip
         losses += [run(x).detach().numpy() for _ in range(3)]
         state = [v.numpy() if isinstance(v, Tensor) else v for s in opt.state.values() for v in s.values()]
-        results.append((losses, [p.numpy() for p in model.parameters()], state))
+        results.append((losses, [p.detach().numpy() for p in model.parameters()], state))
     for a, b in zip(*results):
         for x, y in zip(a, b):
             np.testing.assert_allclose(y, x, rtol=1e-6, atol=1e-7)

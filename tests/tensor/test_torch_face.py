@@ -182,7 +182,7 @@ def test_load_state_dict_takes_tensors_arrays_and_torch_tensors(device):
     lin.load_state_dict(theirs.state_dict())
     np.testing.assert_array_equal(lin.weight.detach().numpy(), theirs.weight.detach().numpy())
     lin.load_state_dict({"weight": theirs.weight, "bias": theirs.bias})  # (parameters that require grad)
-    np.testing.assert_array_equal(lin.bias.numpy(), theirs.bias.detach().numpy())
+    np.testing.assert_array_equal(lin.bias.detach().numpy(), theirs.bias.detach().numpy())
 
 
 def test_save_and_load_a_state_dict_of_tensors(tmp_path, device):
