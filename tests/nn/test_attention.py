@@ -130,7 +130,7 @@ def test_mha_causal_equals_lower_triangular_mask(device, rng):
     close(causal, explicit.detach().numpy(), atol=1e-12)
     close(wc, we.detach().numpy(), atol=1e-12)
     assert np.all(wc.detach().numpy()[..., np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]] == 0)
-    close(m(x, is_causal=True), explicit.numpy(), atol=1e-12)  # fused path
+    close(m(x, is_causal=True), explicit.detach().numpy(), atol=1e-12)  # fused path
     # the first position sees only itself, so it cannot depend on later positions
     y = x.numpy().copy()
     y[:, 1:] += 1.0
@@ -565,7 +565,7 @@ def test_shares_the_heads_with_batch_first_attention(rng):
     out, w_ours = ours(x, x, x, key_padding_mask=kpm, average_attn_weights=False)
     ref, w_ref = old(x, allow=~kpm[:, None, None, :], need_weights=True)
     np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=1e-12)
-    np.testing.assert_allclose(w_ours.numpy(), w_ref.numpy(), atol=1e-12)
+    np.testing.assert_allclose(w_ours.detach().numpy(), w_ref.detach().numpy(), atol=1e-12)
 
 
 @needs_torch
@@ -587,4 +587,4 @@ def test_dropout_on_the_weights_only_while_training(rng):
     m.eval()
     (a, wa), (b, _) = m(x, x, x), m(x, x, x)
     np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
-    np.testing.assert_allclose(wa.numpy().sum(-1), 1.0)
+    np.testing.assert_allclose(wa.detach().numpy().sum(-1), 1.0)

@@ -235,7 +235,7 @@ def test_load_state_dict_wrong_shape_names_key_and_both_shapes():
         net.load_state_dict(sd)
     msg = str(e.value)
     assert "'blocks.1.fc.weight'" in msg and "(4, 5)" in msg and "(4, 4)" in msg
-    np.testing.assert_array_equal(net.blocks[0].fc.weight.numpy(), before)
+    np.testing.assert_array_equal(net.blocks[0].fc.weight.detach().numpy(), before)
     with pytest.raises(ValueError, match="blocks.1.fc.weight"):  # shape errors are checked even non-strict
         net.load_state_dict(sd, strict=False)
 

@@ -57,7 +57,7 @@ def test_argmin_and_argmax_are_two_ops_with_one_forward(rng):
     np.testing.assert_array_equal(lo.detach().numpy()[:, 0], x.detach().numpy().argmin(1))
     np.testing.assert_array_equal(hi.detach().numpy()[:, 0], x.detach().numpy().argmax(1))
     assert x.argmin(1).tolist() == x.detach().numpy().argmin(1).tolist()
-    prefixes = [[int(np.argmin(r[: j + 1])) for j in range(4)] for r in x.numpy()]  # (no ties in normal draws)
+    prefixes = [[int(np.argmin(r[: j + 1])) for j in range(4)] for r in x.detach().numpy()]  # (no ties in normal draws)
     assert x.cummin(1).indices.tolist() == prefixes
 
 
