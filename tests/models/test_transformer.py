@@ -193,7 +193,7 @@ def test_transformer_target_is_causal():
     model = to_float64(_model())
     src = np.array([[1, 2, 3, 4]])
     a = model(src, np.array([[1, 2, 3, 4]])).detach().numpy()
-    b = model(src, np.array([[1, 2, 5, 5]])).numpy()
+    b = model(src, np.array([[1, 2, 5, 5]])).detach().numpy()
     np.testing.assert_allclose(a[:, :2], b[:, :2], atol=1e-12)
     assert np.abs(a[:, 2:] - b[:, 2:]).max() > 1e-4
 

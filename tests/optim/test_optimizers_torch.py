@@ -186,7 +186,7 @@ def test_steps_and_state_dicts_match_torch(name, kw, dtype):
         for a, b in zip(ours_from_ours.ours, pair.ours):
             np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
         for a, b in zip(cross.ours, pair.theirs):
-            np.testing.assert_allclose(a.numpy(), b.detach().numpy(), **tol)
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), **tol)
         for a, b in zip(cross.theirs, pair.ours):
             np.testing.assert_allclose(b.numpy(), a.detach().numpy(), **tol)
 
