@@ -158,7 +158,7 @@ def test_state_follows_module_to(rng, src, dst):
         st = opt.state[w]
         where = tga.get_device(src if step < 2 else dst).name
         assert st["exp_avg"].device == st["exp_avg_sq"].device == w.device == where
-    np.testing.assert_allclose(lin.weight.numpy(), ref_adam(p0, grad, 4, lr=0.05), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(lin.weight.detach().numpy(), ref_adam(p0, grad, 4, lr=0.05), rtol=1e-6, atol=1e-6)
 
 
 def test_param_groups_have_their_own_hyperparameters(rng):
@@ -379,7 +379,7 @@ def test_state_dict_round_trips_into_an_optimizer_on_another_device(rng, device)
         a.grad, b.grad = Tensor(g), Tensor(g, device=device)
         oa.step()
         ob.step()
-    np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-12)
 
 
 def test_state_dict_that_does_not_fit_is_refused_and_changes_nothing():
@@ -456,7 +456,7 @@ def _scripted_run(cls, kw, device, dtype, foreach):
         opt.step()
         sd = opt.state_dict()
         state = {
-            (i, k): (v.numpy().copy() if isinstance(v, Tensor) else v)
+            (i, k): (v.detach().numpy().copy() if isinstance(v, Tensor) else v)
             for i, st in sd["state"].items()
             for k, v in st.items()
         }  # (copies: numpy() shares the memory the next step writes, as PyTorch's)
@@ -510,7 +510,7 @@ def test_flat_state_tensors_follow_the_steps():
     held = opt.state_dict()["state"][0]["exp_avg"]
     opt.step()
     after_two = 0.9 * 0.05 + 0.1 * 0.5  # m after the second step
-    np.testing.assert_allclose(m.numpy(), np.full(_SHAPES[0], after_two))
+    np.testing.assert_allclose(m.detach().numpy(), np.full(_SHAPES[0], after_two))
     assert held is m  # as in PyTorch: the state dict holds the optimizer's own tensors
 
 
@@ -526,7 +526,7 @@ def test_flat_update_follows_a_parameter_written_in_place():
 
 
 def _host(v):
-    return np.array(v.numpy() if isinstance(v, Tensor) else v)
+    return np.array(v.detach().numpy() if isinstance(v, Tensor) else v)
 
 
 def test_flat_update_follows_module_load_state_dict(rng):

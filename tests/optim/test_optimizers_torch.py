@@ -188,7 +188,7 @@ def test_steps_and_state_dicts_match_torch(name, kw, dtype):
         for a, b in zip(cross.ours, pair.theirs):
             np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), **tol)
         for a, b in zip(cross.theirs, pair.ours):
-            np.testing.assert_allclose(b.numpy(), a.detach().numpy(), **tol)
+            np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), **tol)
 
 
 @pytest.mark.parametrize("name", list(GRIDS) + ["LBFGS"])
