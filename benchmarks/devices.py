@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> dict:
         a = make_inputs(b, t, d)
         here, there = setups(a, h, "cpu"), setups(a, h, args.device)
         for form in ("user", "module"):
-            ref, got = here[form]().numpy(), there[form]().numpy()
+            ref, got = here[form]().detach().numpy(), there[form]().detach().numpy()
             if not np.allclose(ref, got, rtol=1e-3, atol=1e-4):
                 raise AssertionError(f"{form} at {size}: {args.device} disagrees with cpu")
             tc = median_seconds(here[form], "cpu", rounds)

@@ -61,10 +61,10 @@ def run(device):
         start = time.perf_counter()
         out = layer(x, mask=mask)
         (out * out).mean().backward()
-        out.numpy()  # wait for the device to finish
+        out.detach().numpy()  # wait for the device to finish
         times.append(time.perf_counter() - start)
     grads = {"x": x.grad.numpy(), **{n: p.grad.numpy() for n, p in layer.named_parameters()}}
-    return out.numpy(), grads, float(np.median(times[1:]))
+    return out.detach().numpy(), grads, float(np.median(times[1:]))
 
 
 results = {d: run(d) for d in tqdm(devices, desc="devices")}

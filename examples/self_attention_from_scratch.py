@@ -52,7 +52,7 @@ T, D = x.shape
 
 def show(title, weights):
     """Print the weights of "he" over the sentence, largest first."""
-    row = weights.numpy()[HE]
+    row = weights.detach().numpy()[HE]
     order = np.argsort(-row)
     print(f"{title}: 'he' attends to " + ", ".join(f"{words[i]} {row[i]:.2f}" for i in order[:4]) + ", ...")
     return row
@@ -68,11 +68,11 @@ y.name = "output"
 np.set_printoptions(precision=2, suppress=True, linewidth=120)
 print("   weight matrix (row = the word attending, column = the word attended to):")
 print("   " + " ".join(f"{w:>5}" for w in words))
-for w, row in zip(words, weights.numpy()):
+for w, row in zip(words, weights.detach().numpy()):
     print(f"   {' '.join(f'{v:5.2f}' for v in row)}   <- {w}")
-print(f"   every row sums to 1: {np.allclose(weights.numpy().sum(-1), 1.0)}")
+print(f"   every row sums to 1: {np.allclose(weights.detach().numpy().sum(-1), 1.0)}")
 show("   softmax of similarities", weights)
-print(f"   the new 'he' = weighted sum of embeddings = {y.numpy()[HE]}")
+print(f"   the new 'he' = weighted sum of embeddings = {y.detach().numpy()[HE]}")
 draw(y, os.path.join(args.out, "stage1_no_weights.svg"))
 
 # -- 2. trainable query, key and value matrices ---------------------------------------------------
@@ -143,5 +143,5 @@ y.name = "output"
 print(f"   output shape {y.shape}: one vector per word again, now mixing {H} ways of looking")
 last = draw(y, os.path.join(args.out, "stage4_multi_head.svg"))
 print(f"wrote the graph of each stage to {args.out}/stage*{os.path.splitext(last)[1]}")
-print(f"RESULT row_sums_to_one={int(np.allclose(weights.numpy().sum(-1), 1.0))} he_to_bark_before={before:.3f} "
+print(f"RESULT row_sums_to_one={int(np.allclose(weights.detach().numpy().sum(-1), 1.0))} he_to_bark_before={before:.3f} "
       f"he_to_bark_after={after:.3f}")  # fmt: skip

@@ -49,7 +49,7 @@ with tga.no_grad():
     for name, att in scorers.items():
         att.to(args.device)
         _, w = att(q, k, v)  # (1, Tq, Tk), each row sums to 1
-        weights[name] = w.numpy()[0]
+        weights[name] = w.detach().numpy()[0]
 
 print("the weights of query 0 under each score function (each row sums to 1):")
 for name, w in weights.items():
@@ -80,7 +80,7 @@ def entropy(w):
 rows = []
 for d in tqdm(dims, desc="dimensions"):
     qd, kd = Tensor.randn(n_queries, d), Tensor.randn(n_keys, d)  # unit-variance entries
-    scores = (qd @ kd.T).numpy()  # (n_queries, n_keys), variance d
+    scores = (qd @ kd.T).detach().numpy()  # (n_queries, n_keys), variance d
     probe = Tensor.randn(n_queries, n_keys)
     row = {"d": d, "score std": float(scores.std())}
     for name, scale in (("unscaled", 1.0), ("scaled", 1 / math.sqrt(d))):

@@ -64,7 +64,7 @@ xs = [Tensor(x.numpy(), requires_grad=True, device=args.device) for _ in range(2
 ours, theirs = multi_head_attention(xs[0], *W, n_heads=2), mha(xs[1])
 (ours * ours).sum().backward()
 (theirs * theirs).sum().backward()
-out_diff = np.abs(ours.numpy() - theirs.numpy()).max()
+out_diff = np.abs(ours.detach().numpy() - theirs.detach().numpy()).max()
 grad_diff = np.abs(xs[0].grad.numpy() - xs[1].grad.numpy()).max()
 diff = float(max(out_diff, grad_diff))
 print(f"against BatchFirstAttention (fused attention): outputs and input gradients agree to {diff:.1e}")

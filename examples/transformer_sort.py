@@ -78,7 +78,7 @@ def cross_attention(src, tgt_in):
     for layer in first:
         y = layer(y, memory, is_causal=True)
     y = last.norm1(y + last.self_attn(y, is_causal=True))
-    return last.cross_attn(y, memory, memory, need_weights=True)[1].numpy()
+    return last.cross_attn(y, memory, memory, need_weights=True)[1].detach().numpy()
 
 
 print(f"sorting {LENGTH} digits; {sum(p.numel() for p in model.parameters())} parameters, {STEPS} steps")

@@ -68,7 +68,7 @@ def class_token_attention(imgs):
     *first, last = model.layers
     for layer in first:
         x = layer(x)
-    return last.self_attn(last.norm1(x), need_weights=True)[1].numpy()
+    return last.self_attn(last.norm1(x), need_weights=True)[1].detach().numpy()
 
 
 model = ViT(IMAGE, PATCH, 1, 10, D_MODEL, N_HEADS, N_LAYERS).to(args.device)

@@ -18,7 +18,7 @@ def plain(x: Any) -> Any:
     if isinstance(x, tga.Tensor):
         return ("tensor", str(x.dtype), tuple(x.shape), x.numpy().tolist())
     if type(x).__module__ == "torch" and type(x).__name__ == "Tensor":
-        return ("tensor", str(x.dtype).removeprefix("torch."), tuple(x.shape), x.numpy().tolist())
+        return ("tensor", str(x.dtype), tuple(x.shape), x.numpy().tolist())
     if isinstance(x, np.ndarray):
         return ("ndarray", str(x.dtype), x.tolist())
     if isinstance(x, collections.abc.Mapping):

@@ -17,7 +17,7 @@ def rand(rng, *shape, device="cpu", requires_grad=True, dtype=np.float64, low=No
 
 def close(t, ref, atol=1e-6, rtol=1e-6):
     """Assert a tensor (or array) equals a NumPy reference."""
-    got = t.numpy() if isinstance(t, Tensor) else np.asarray(t)
+    got = t.detach().numpy() if isinstance(t, Tensor) else np.asarray(t)
     np.testing.assert_allclose(got, ref, atol=atol, rtol=rtol)
 
 

@@ -68,7 +68,7 @@ def softmax(s):
 
 def mha_numpy(m, q, k, v, mask=None):
     """The formula of "Attention Is All You Need", in NumPy, with the module's weights."""
-    w = {n: p.numpy().astype(np.float64) for n, p in m.named_parameters()}
+    w = {n: p.detach().numpy().astype(np.float64) for n, p in m.named_parameters()}
     b, tq, d = q.shape
     tk, h = k.shape[1], m.n_heads
     hd = d // h
@@ -91,12 +91,12 @@ def mha_numpy(m, q, k, v, mask=None):
 def layer_norm_numpy(x, ln):
     xc = x - x.mean(-1, keepdims=True)
     y = xc / np.sqrt((xc * xc).mean(-1, keepdims=True) + ln.eps)
-    return y * ln.weight.numpy() + ln.bias.numpy()
+    return y * ln.weight.detach().numpy() + ln.bias.detach().numpy()
 
 
 def linear_numpy(x, lin):
-    y = x @ lin.weight.numpy().T
-    return y + lin.bias.numpy() if lin.bias is not None else y
+    y = x @ lin.weight.detach().numpy().T
+    return y + lin.bias.detach().numpy() if lin.bias is not None else y
 
 
 def gelu_numpy(x):
@@ -109,7 +109,7 @@ def sigmoid(x):
 
 def gru_numpy(cell, x, h):
     """PyTorch's nn.GRUCell documentation, gate blocks in the order r, z, n."""
-    w = {n: p.numpy() for n, p in cell.named_parameters()}
+    w = {n: p.detach().numpy() for n, p in cell.named_parameters()}
     w_ir, w_iz, w_in = np.split(w["weight_ih"], 3)
     w_hr, w_hz, w_hn = np.split(w["weight_hh"], 3)
     b_ir, b_iz, b_in = np.split(w["bias_ih"], 3)

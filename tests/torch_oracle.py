@@ -46,7 +46,7 @@ def assert_matches_torch(ours: Module, theirs: Any, run_ours: Callable[..., Any]
     loss_o, loss_t = 0.0, 0.0
     for o, t in zip(outs_o, outs_t):
         assert o.shape == tuple(t.shape)
-        np.testing.assert_allclose(o.numpy(), t.detach().numpy(), atol=atol, rtol=1e-8)
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), atol=atol, rtol=1e-8)
         w = rng.standard_normal(o.shape)
         loss_o = loss_o + (o * Tensor(w)).sum()
         loss_t = loss_t + (t * torch.tensor(w)).sum()

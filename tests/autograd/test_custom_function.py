@@ -585,7 +585,7 @@ def test_compiled_custom_functions_replay_as_eager():
         replayed = float(compiled(x))
         assert replayed == pytest.approx(eager, rel=1e-12)
         np.testing.assert_allclose(w.grad.numpy(), eager_grad, rtol=1e-12)
-    wt = torch.tensor(w.numpy(), requires_grad=True)
+    wt = torch.tensor(w.detach().numpy(), requires_grad=True)
     loss = _step_program(THEIRS, wt)(torch.tensor(x.numpy()))
     assert float(loss.detach()) == pytest.approx(replayed, rel=1e-10)
     np.testing.assert_allclose(wt.grad.numpy(), w.grad.numpy(), rtol=1e-10)
@@ -616,7 +616,7 @@ def test_compiled_ctx_features_replay_as_eager_and_torch():
         w.grad = None
         assert float(compiled(tga.tensor(x))) == pytest.approx(eager, rel=1e-12)
         np.testing.assert_allclose(w.grad.numpy(), eager_grad, rtol=1e-12)
-        wt = torch.tensor(w.numpy(), requires_grad=True)
+        wt = torch.tensor(w.detach().numpy(), requires_grad=True)
         loss = _ctx_features_program(THEIRS, wt)(torch.tensor(x))
         assert float(loss.detach()) == pytest.approx(eager, rel=1e-10)
         np.testing.assert_allclose(wt.grad.numpy(), eager_grad, rtol=1e-10)

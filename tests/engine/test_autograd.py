@@ -30,7 +30,7 @@ def test_tensor_used_twice_sums_both_paths(device, rng):
     x = rand(rng, 4, device=device)
     y = x * x + x.exp() * x
     y.sum().backward()
-    a = x.numpy()
+    a = x.detach().numpy()
     close(x.grad, 2 * a + np.exp(a) * (a + 1), atol=1e-12)
 
 
@@ -75,7 +75,7 @@ def test_backward_without_graph_raises():
 def test_grad_function_touches_no_grad_attribute(device, rng):
     x = rand(rng, 3, device=device)
     (g,) = tga.grad((x * x).sum(), x)
-    close(g, 2 * x.numpy())
+    close(g, 2 * x.detach().numpy())
     assert x.grad is None
 
 
@@ -308,7 +308,7 @@ def test_backward_frees_large_intermediates_nothing_else_holds(rng):
     freed = loss.grad_fn.inputs[0].grad_fn.inputs[0]
     assert freed.shape == x.shape and freed.dtype == x.dtype  # pictures still see its shape
     with pytest.raises(RuntimeError, match="freed by backward"):
-        freed.numpy()
+        freed.detach().numpy()
     assert "freed by backward" in repr(freed)
 
 
@@ -317,7 +317,7 @@ def test_backward_keeps_intermediates_the_user_holds_or_retains(rng):
     h = x.exp()
     loss = (h * 2.0).tanh().sum()
     loss.backward()
-    np.testing.assert_allclose(h.numpy(), np.exp(x.numpy()))  # held by the user: kept
+    np.testing.assert_allclose(h.detach().numpy(), np.exp(x.detach().numpy()))  # held by the user: kept
     y = (x.exp() * 2.0).tanh().sum()
     inner = y.grad_fn.inputs[0].grad_fn.inputs[0]
     values = weakref.ref(inner._data)
@@ -334,7 +334,7 @@ def test_a_consumer_off_the_path_to_the_loss_does_not_hold_back_the_gradient(rng
     h = x.exp()
     side = h * 3.0  # consumes h, but the loss does not depend on it
     (h * 2.0).sum().backward()
-    close(x.grad, 2 * np.exp(x.numpy()))
+    close(x.grad, 2 * np.exp(x.detach().numpy()))
     assert side.requires_grad  # still alive: its edge to h exists all through the backward
 
 
@@ -346,7 +346,7 @@ def test_uses_counted_outside_a_graph_do_not_change_gradients(rng):
     mask = h > 0.0  # a comparison takes h too, and has no gradient
     assert not mask.requires_grad
     (h * h).sum().backward()
-    a = np.tanh(x.numpy())
+    a = np.tanh(x.detach().numpy())
     close(x.grad, 2 * a * (1 - a * a), atol=1e-12)
 
 
@@ -355,7 +355,7 @@ def test_a_root_that_another_root_consumes(rng):
     y = (x * x).sum()
     z = y * 3.0
     (gx,) = tga.grad([y, z], x)
-    close(gx, 4 * 2 * x.numpy(), atol=1e-12)
+    close(gx, 4 * 2 * x.detach().numpy(), atol=1e-12)
     assert x._uses == 2 and y._uses == 1  # the pass leaves the counts as it found them
 
 
@@ -407,7 +407,7 @@ def test_backward_frees_a_shared_intermediate_only_when_no_live_consumer_is_off_
     del h
     loss.backward()
     assert (shared() is None) == engine.switches._CAN_COUNT_REFS  # only the graph held it: freed
-    a = x.numpy()
+    a = x.detach().numpy()
     close(x.grad, 5 * np.exp(a) * (1 - np.tanh(5 * np.exp(a)) ** 2), atol=1e-9)
 
 
@@ -479,9 +479,9 @@ def test_leaf_gradients_never_share_an_array(device, rng):
     a, b, c = (rand(rng, 3, device=device) for _ in range(3))
     ((a + b) * c).sum().backward()
     assert a.grad._data is not b.grad._data
-    close(a.grad, c.numpy())
+    close(a.grad, c.detach().numpy())
     a.grad._data[...] = 0.0  # writing one leaf's gradient leaves the other's alone
-    close(b.grad, c.numpy())
+    close(b.grad, c.detach().numpy())
 
 
 def test_leaf_gradients_are_not_the_callers_grad(device, rng):

@@ -48,7 +48,7 @@ def test_leaves_that_share_an_array(device, rng):
     out.backward()
     close(a.grad, np.full(4, 4.0))
     close(b.grad, np.full(4, 5.0))
-    close(a, b.numpy())  # the shared data was not written
+    close(a, b.detach().numpy())  # the shared data was not written
 
 
 def test_gradients_accumulate_across_backward_calls_into_the_same_grad(device, rng):
@@ -72,7 +72,7 @@ def test_higher_order_through_in_place_sums(rng):
     z = y + y + y  # y has three consumers: summed in place in a plain pass only
     (gx,) = tga.grad(z.sum(), x, create_graph=True)
     (ggx,) = tga.grad(gx.sum(), x)
-    close(gx, 6.0 * x.numpy())
+    close(gx, 6.0 * x.detach().numpy())
     close(ggx, np.full(3, 6.0))
 
 
@@ -96,7 +96,7 @@ def test_blocked_causal_attention_equals_definition(tq, tk, device, rng):
     with tga.decompose():
         ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         want = tga.grad(ref, [q, k, v], Tensor(g, device=device))
-    close(out, ref.numpy(), atol=1e-10, rtol=1e-9)
+    close(out, ref.detach().numpy(), atol=1e-10, rtol=1e-9)
     for a, b in zip(got, want):
         close(a, b.numpy(), atol=1e-10, rtol=1e-9)
 
@@ -121,11 +121,11 @@ def test_blocked_causal_attention_float32_matches_float64(rng):
 def test_batch_times_matrix_gradients(device, rng):
     a, w = rand(rng, 2, 3, 4, device=device), rand(rng, 4, 5, device=device)
     y = a @ w
-    close(y, a.numpy() @ w.numpy())
+    close(y, a.detach().numpy() @ w.detach().numpy())
     g = rng.standard_normal((2, 3, 5))
     y.backward(Tensor(g, device=device))
-    close(a.grad, g @ w.numpy().T)
-    close(w.grad, np.einsum("btk,btn->kn", a.numpy(), g))
+    close(a.grad, g @ w.detach().numpy().T)
+    close(w.grad, np.einsum("btk,btn->kn", a.detach().numpy(), g))
     assert tga.gradcheck(lambda a, w: a @ w, rand(rng, 2, 3, 4), rand(rng, 4, 5))
 
 
@@ -146,7 +146,7 @@ def test_one_matrix_times_a_weight_takes_no_reshape(device, rng, shape, monkeypa
     monkeypatch.setattr(ops, "reshape", lambda *args, **kw: calls.append(1) or real(*args, **kw))
     out = linalg.batch_times_matrix(ops, a._data, w._data)
     assert not calls and tuple(out.shape) == shape[:-1] + (5,)
-    close(Tensor._wrap(out, a._dev), a.numpy() @ w.numpy())
+    close(Tensor._wrap(out, a._dev), a.detach().numpy() @ w.detach().numpy())
     assert tga.gradcheck(lambda a, w: a @ w, rand(rng, *shape), rand(rng, 4, 5))
 
 
@@ -156,7 +156,7 @@ def test_permute_cache_still_checks(rng):
     assert x.permute(2, 0, 1).shape == (4, 2, 3)
     assert x.permute((2, 0, 1)).shape == (4, 2, 3)
     assert x.permute([-1, 0, 1]).shape == (4, 2, 3)
-    assert x.permute(0, 1, 2) is x
+    assert x.permute(0, 1, 2) is not x and x.permute(0, 1, 2).shape == x.shape  # (a new view, as PyTorch's)
     with pytest.raises(ValueError, match="permute"):
         x.permute(0, 0, 1)
     with pytest.raises(ValueError, match="permute"):
@@ -177,7 +177,7 @@ def test_reshape_resolves_and_checks_every_time(rng):
             x.reshape(-1, -1)
         with pytest.raises(ValueError, match=r"reshape: cannot reshape a tensor of shape \(2, 3, 4\)"):
             x.reshape(7, 4)
-    assert x.reshape(2, 3, 4) is x
+    assert x.reshape(2, 3, 4) is not x and x.reshape(2, 3, 4).shape == x.shape  # (a new view, as PyTorch's)
 
 
 def test_numpy_fast_spellings_follow_the_array_api():
@@ -299,7 +299,7 @@ def test_erf_and_gelu_in_blocks_equal_the_whole_array_at_once(dtype, device, mon
         y = F.gelu(x)
         y.backward(g)
         erf = Tensor(elementwise.erf_array(ops, x._data), device=device).numpy()
-        results[block] = (erf, y.numpy(), x.grad.numpy())
+        results[block] = (erf, y.detach().numpy(), x.grad.detach().numpy())
     for whole, blocked in zip(results[None], results[1000]):
         np.testing.assert_array_equal(blocked, whole)
 
@@ -323,7 +323,7 @@ def test_blockwise_keeps_shapes_and_several_outputs(device):
 def test_slices_of_one_tensor_give_the_dense_gradient(device, rng):
     x = rand(rng, 4, 6, device=device)
     w = rand(rng, 4, 6, device=device)
-    a = x.numpy()
+    a = x.detach().numpy()
     parts = x.chunk(3, axis=1)  # three consumers of x, each a slice
     y = (parts[0] * 2.0).sum() + (parts[1].exp()).sum() + (parts[2] * w[:, 4:]).sum()
     y = y + (x[1:3] * x[1:3]).sum() + (x * w).sum()  # overlapping slices, the same slice twice, x itself
@@ -331,9 +331,9 @@ def test_slices_of_one_tensor_give_the_dense_gradient(device, rng):
     ref = np.zeros((4, 6))
     ref[:, :2] += 2.0
     ref[:, 2:4] += np.exp(a[:, 2:4])
-    ref[:, 4:] += w.numpy()[:, 4:]
+    ref[:, 4:] += w.detach().numpy()[:, 4:]
     ref[1:3] += 2 * a[1:3]
-    ref += w.numpy()
+    ref += w.detach().numpy()
     close(x.grad, ref, atol=1e-12)
 
 
@@ -343,7 +343,7 @@ def test_a_slice_never_writes_into_a_gradient_another_tensor_shares(device, rng)
     s = x + y  # an add hands one gradient array to both x and y
     loss = (s * s).sum() + (x[:, 1:3] * 5.0).sum()
     loss.backward()
-    g = 2 * (x.numpy() + y.numpy())
+    g = 2 * (x.detach().numpy() + y.detach().numpy())
     close(y.grad, g, atol=1e-12)  # untouched by x's slice
     g[:, 1:3] += 5.0
     close(x.grad, g, atol=1e-12)
@@ -381,7 +381,7 @@ def test_second_order_through_slices(rng):
     x = rand(rng, 5)
     (g,) = tga.grad((x[:3] ** 3).sum() + (x[2:] ** 2).sum(), x, create_graph=True)
     g.sum().backward()
-    a = x.numpy()
+    a = x.detach().numpy()
     ref = np.zeros(5)
     ref[:3] += 6 * a[:3]
     ref[2:] += 2.0
@@ -391,12 +391,12 @@ def test_second_order_through_slices(rng):
 def test_softmax_and_attention_computing_in_place_leave_their_inputs_alone(device, rng):
     x = rand(rng, 3, 5, device=device)
     q, k, v = (rand(rng, 2, 4, 3, device=device) for _ in range(3))
-    before = [t.numpy().copy() for t in (x, q, k, v)]
+    before = [t.detach().numpy().copy() for t in (x, q, k, v)]
     y = x.softmax(-1) + 0.0
     o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     (y.sum() + o.sum()).backward()
     for t, b in zip((x, q, k, v), before):
-        np.testing.assert_array_equal(t.numpy(), b)
+        np.testing.assert_array_equal(t.detach().numpy(), b)
     close(y.sum(-1), np.ones(3), atol=1e-12)
 
 

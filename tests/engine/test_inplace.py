@@ -80,7 +80,7 @@ def test_a_view_and_a_detached_tensor_see_the_change_and_share_the_version(rng):
 def test_no_grad_update_of_a_leaf_that_requires_grad(device, rng):
     w = rand(rng, 4, device=device)
     (w * w).sum().backward()
-    before = w.numpy().copy()  # (numpy() shares w's memory, as PyTorch's)
+    before = w.detach().numpy().copy()  # (numpy() shares w's memory, as PyTorch's)
     with tga.no_grad():
         w -= 0.1 * w.grad
         w.mul_(2.0)
@@ -98,7 +98,7 @@ def test_no_grad_update_of_a_leaf_that_requires_grad(device, rng):
                                 lambda w: w.zero_(), lambda w: w.clamp_(0, 1)])  # fmt: skip
 def test_inplace_on_a_leaf_that_requires_grad_outside_no_grad_raises(op, rng):
     w = rand(rng, 3)
-    before = w.numpy()
+    before = w.detach().numpy()
     with pytest.raises(RuntimeError, match="leaf tensor that requires grad.*no_grad"):
         op(w)
     close(w, before)  # nothing was written
@@ -143,7 +143,7 @@ def test_seq2seq_outputs_buffer_sends_gradients_to_every_step(device, rng):
     assert outputs.requires_grad and outputs.grad_fn is not None
     (outputs * outputs).sum().backward()
     for s in steps:
-        th = np.tanh(s.numpy())
+        th = np.tanh(s.detach().numpy())
         close(s.grad, 2 * th * (1 - th**2), atol=1e-12)
 
 
@@ -151,9 +151,9 @@ def test_plain_buffer_item_add_with_a_value_that_requires_grad(device, rng):
     buf = Tensor(np.ones((3, 2)), device=device)
     v = rand(rng, 2, device=device)
     buf[1] += v * v  # Python: tmp = buf[1]; tmp += ...; buf[1] = tmp
-    close(buf[1], 1 + v.numpy() ** 2)
+    close(buf[1], 1 + v.detach().numpy() ** 2)
     (buf * 3.0).sum().backward()
-    close(v.grad, 6 * v.numpy(), atol=1e-12)
+    close(v.grad, 6 * v.detach().numpy(), atol=1e-12)
 
 
 def test_item_add_on_a_tensor_with_a_graph(device, rng):
@@ -286,7 +286,7 @@ def test_duplicate_indices_keep_the_last_write_and_pytorchs_gradient(rng):
     v = rand(rng, 3)
     y = x * 1.0
     y[[1, 1, 2]] = v
-    close(y, [0.0, v.numpy()[1], v.numpy()[2]])
+    close(y, [0.0, v.detach().numpy()[1], v.detach().numpy()[2]])
     y.sum().backward()
     # As PyTorch's index_put_: every value gets the gradient at its position, also the one
     # written first and overwritten (whose derivative would be 0)
@@ -319,8 +319,8 @@ def test_large_arrays_through_inplace_ops_and_the_release_tricks(rng):
     y[: n // 2] = a[: n // 2] * 3.0
     y = y.tanh() * 1.0
     y.backward(G)
-    ea = np.exp(2 * a.numpy())
-    inner = np.where(np.arange(n) < n // 2, 3 * a.numpy(), ea + 1)
+    ea = np.exp(2 * a.detach().numpy())
+    inner = np.where(np.arange(n) < n // 2, 3 * a.detach().numpy(), ea + 1)
     dt = 1 - np.tanh(inner) ** 2
     close(a.grad, np.where(np.arange(n) < n // 2, 3 * dt, 2 * ea * dt), atol=1e-10)
     close(G, g_host)  # the caller's gradient was not written over
@@ -392,7 +392,7 @@ def test_stores_and_adds_keep_no_copy_of_the_old_values(monkeypatch, rng):
     assert copies[-1] == (3,)
     (outputs.sum() + y.sum()).backward()
     close(steps[2].grad, np.full(3, 2.0))
-    close(steps[0].grad, 2.0 + steps[1].numpy())
+    close(steps[0].grad, 2.0 + steps[1].detach().numpy())
 
 
 @pytest.mark.parametrize("op", [lambda y: y.add_(1.0), lambda y: y.__imul__(2.0), lambda y: y.__setitem__(0, 0.0)])
@@ -611,7 +611,7 @@ def test_an_expanded_view_changed_in_place_raises(device, rng):
     x = a * 1.0
     with pytest.raises(RuntimeError, match=r"mul_.*view.*x\[idx\] = value"):
         x[0:1].expand(2, 3).mul_(2.0)
-    close(x, a.numpy())  # nothing was written
+    close(x, a.detach().numpy())  # nothing was written
 
 
 def test_replaying_a_view_costs_nothing_to_tensors_made_after_the_change(rng):

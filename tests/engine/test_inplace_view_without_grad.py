@@ -36,8 +36,8 @@ def test_the_base_is_written_and_then_requires_grad(view, change):
     r = CHANGES[change](v, w)
     assert CHANGES[change](tv, tw) is tv
     assert r is v  # the in-place op returns the view itself, never a new tensor
-    np.testing.assert_array_equal(b.numpy(), tb.detach().numpy())
-    np.testing.assert_array_equal(v.numpy(), tv.detach().numpy())
+    np.testing.assert_array_equal(b.detach().numpy(), tb.detach().numpy())
+    np.testing.assert_array_equal(v.detach().numpy(), tv.detach().numpy())
     assert b.requires_grad and v.requires_grad and not b.is_leaf
     weights = np.array([1.0, -2.0, 5.0, 7.0])
     (b * tga.tensor(weights)).sum().backward()

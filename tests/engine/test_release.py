@@ -79,7 +79,7 @@ def test_attention_scores_go_once_nothing_reads_them(release_all, rng):
     if COUNTS:
         assert "before backward" in repr(masked)
         with pytest.raises(RuntimeError, match="freed before backward"):
-            masked.numpy()
+            masked.detach().numpy()
         assert masked.shape == (2, 2, 6, 6)  # the graph still has its shape for pictures
 
 
@@ -128,7 +128,7 @@ def test_what_the_user_holds_is_never_freed(release_all, rng):
     [y * 1.0 for y in ys]  # each records a large output: the ops before release what they can
     freed = [isinstance(y.grad_fn.inputs[0]._data, FreedArray) for y in ys]
     assert freed == [False, False, COUNTS]
-    np.testing.assert_array_equal(arr, x.numpy() @ x.numpy().T)
+    np.testing.assert_array_equal(arr, x.detach().numpy() @ x.detach().numpy().T)
 
 
 def test_an_array_a_step_reads_is_kept(release_all, rng):
@@ -140,7 +140,7 @@ def test_an_array_a_step_reads_is_kept(release_all, rng):
     assert mul.saved[0] is not None and mul.saved[1] is not None  # both sides need a gradient
     assert not isinstance(mul.inputs[0]._data, FreedArray)
     out2.sum().backward()
-    a, b = x.numpy(), w.numpy()
+    a, b = x.detach().numpy(), w.detach().numpy()
     hh = a @ a + a
     dt = 2 * (1 - np.tanh(hh * b) ** 2)
     close(w.grad, dt * hh)
@@ -153,7 +153,7 @@ def test_a_product_keeps_only_the_side_the_other_gradient_reads(release_all, rng
     z = y * 1.0  # a recorded large output: y's node drops what it does not read
     assert y.grad_fn.saved[0] is None and y.grad_fn.saved[1] is not None
     z.sum().backward()
-    close(x.grad, np.exp(x.numpy()) * mask.numpy())
+    close(x.grad, np.exp(x.detach().numpy()) * mask.detach().numpy())
 
 
 def test_second_order_through_released_values(release_all, monkeypatch, rng):
@@ -263,7 +263,7 @@ def test_a_gradient_someone_else_holds_is_never_written_over(release_all, rng):
     y = (h.masked_fill(blocked, 0.0) * 3.0).softmax(-1)
     y.backward(g)
     np.testing.assert_array_equal(g.numpy(), gy)  # the caller's gradient is untouched
-    sm = np.exp(3 * np.where(blocked.numpy(), 0, 2 * x.numpy()))
+    sm = np.exp(3 * np.where(blocked.detach().numpy(), 0, 2 * x.detach().numpy()))
     sm /= sm.sum(-1, keepdims=True)
     gs = sm * (gy - (gy * sm).sum(-1, keepdims=True)) * 3.0
     gh = np.where(blocked.numpy(), 0.0, gs)

@@ -51,7 +51,7 @@ def _close(a, b, what, rtol=1e-9):
     if a is None or b is None:  # a parameter the output does not depend on: no gradient in either
         assert a is None and b is None, f"{what}: {a} here, {b} in PyTorch"
         return
-    a = a.numpy() if isinstance(a, tga.Tensor) else np.asarray(a)
+    a = a.detach().numpy() if isinstance(a, tga.Tensor) else np.asarray(a)
     b = b.detach().numpy()
     assert a.shape == b.shape, f"{what}: shape {a.shape} != PyTorch's {b.shape}"
     np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * 1e-2, err_msg=what)

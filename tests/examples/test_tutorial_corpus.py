@@ -55,7 +55,7 @@ def _batch(lib, data: dict) -> dict:
 
 def _array(t):
     if isinstance(t, tga.Tensor):
-        return t.numpy()
+        return t.detach().numpy()
     return t.detach().numpy()
 
 

@@ -44,7 +44,7 @@ def test_fractional_max_pool_with_given_samples_is_pytorchs(case, dtype, rng):
     ty, ti = _fractional(torch, nd)(xt, k, out, ratio, True, torch.tensor(u))
     xo = tga.tensor(x, requires_grad=True)
     oy, oi = _fractional(tga, nd)(xo, k, out, ratio, True, tga.tensor(u))
-    np.testing.assert_array_equal(oy.numpy(), ty.detach().numpy())
+    np.testing.assert_array_equal(oy.detach().numpy(), ty.detach().numpy())
     np.testing.assert_array_equal(oi.numpy(), ti.numpy())
     assert oi.dtype == np.int64
     w = rng.standard_normal(tuple(ty.shape)).astype(dtype)
@@ -160,7 +160,7 @@ def test_pdist_is_pytorchs(p, n, rng):
     x[-1] = x[0]  # a zero distance: gradient 0 there, as PyTorch's
     xt, xo = torch.tensor(x, requires_grad=True), tga.tensor(x, requires_grad=True)
     yt, yo = TF.pdist(xt, p), F.pdist(xo, p)
-    np.testing.assert_allclose(yo.numpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(yo.detach().numpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-12)
     if yt.numel():
         w = rng.standard_normal(tuple(yt.shape))
         (gt,) = torch.autograd.grad(yt, xt, torch.tensor(w))
@@ -191,7 +191,7 @@ def test_conv_tbc_is_pytorchs(shape, k, pad, rng):
     ts = [torch.tensor(a, requires_grad=True) for a in arrays]
     os_ = [tga.tensor(a, requires_grad=True) for a in arrays]
     yt, yo = TF.conv_tbc(*ts, pad), F.conv_tbc(*os_, pad)
-    np.testing.assert_allclose(yo.numpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(yo.detach().numpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-12)
     w = rng.standard_normal(tuple(yt.shape))
     gt = torch.autograd.grad(yt, ts, torch.tensor(w))
     go = tga.autograd.grad(yo, os_, tga.tensor(w))

@@ -52,7 +52,7 @@ def test_fused_equals_decomposed(name, device, rng):
     with tga.decompose():
         ref = f(*xs)
         gr = tga.grad((ref * ref).sum(), xs)
-    close(fused, ref.numpy(), atol=1e-10, rtol=1e-9)
+    close(fused, ref.detach().numpy(), atol=1e-10, rtol=1e-9)
     for a, b in zip(gf, gr):
         close(a, b.numpy(), atol=1e-9, rtol=1e-8)
 
@@ -102,7 +102,7 @@ def test_cross_entropy_matches_reference(ignore_index, eps, device, rng):
     logits = rand(rng, 6, 4, device=device)
     t = _targets(device, 6, 4, seed=3)
     got = F.cross_entropy(logits, t, ignore_index=ignore_index, label_smoothing=eps)
-    close(got, _ce_reference(logits.numpy(), t.numpy(), ignore_index, eps), atol=1e-12)
+    close(got, _ce_reference(logits.detach().numpy(), t.detach().numpy(), ignore_index, eps), atol=1e-12)
     for decomposed in (False, True):
         if decomposed:
             with tga.decompose():
@@ -114,7 +114,11 @@ def test_cross_entropy_matches_reference(ignore_index, eps, device, rng):
 def test_cross_entropy_accepts_class_last_batches_and_checks_targets(rng):
     logits = rand(rng, 2, 3, 5)
     t = np.array([[0, 1, 4], [2, 2, 3]])
-    close(F.cross_entropy(logits, Tensor(t)), _ce_reference(logits.numpy().reshape(6, 5), t.reshape(6)), atol=1e-12)
+    close(
+        F.cross_entropy(logits, Tensor(t)),
+        _ce_reference(logits.detach().numpy().reshape(6, 5), t.reshape(6)),
+        atol=1e-12,
+    )
     with pytest.raises(IndexError, match="out of range"):
         F.cross_entropy(logits, Tensor(np.array([[0, 1, 5], [0, 0, 0]])))
     with pytest.raises(ValueError, match="targets of shape"):
@@ -140,12 +144,12 @@ def test_attention_causal_equals_explicit_mask(device, rng):
     mask = Tensor(np.tril(np.ones((4, 4), bool)), device=device)
     a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     b = F.scaled_dot_product_attention(q, k, v, mask=mask)
-    close(a, b.numpy())
-    s = q.numpy() @ k.numpy().swapaxes(-1, -2) / np.sqrt(3)
+    close(a, b.detach().numpy())
+    s = q.detach().numpy() @ k.detach().numpy().swapaxes(-1, -2) / np.sqrt(3)
     s = np.where(np.tril(np.ones((4, 4), bool)), s, -np.inf)
     w = np.exp(s - s.max(-1, keepdims=True))
     w /= w.sum(-1, keepdims=True)
-    close(a, w @ v.numpy(), atol=1e-12)
+    close(a, w @ v.detach().numpy(), atol=1e-12)
 
 
 @pytest.mark.parametrize("decomposed", [False, True])
@@ -157,7 +161,7 @@ def test_attention_row_with_nothing_to_attend_is_zero_not_nan(decomposed, device
         out, w = F.scaled_dot_product_attention(q, k, v, mask=mask, return_weights=True)
     close(out[1], [0.0, 0.0])
     close(w[1], [0.0, 0.0, 0.0])
-    assert np.isfinite(out.numpy()).all()
+    assert np.isfinite(out.detach().numpy()).all()
     if decomposed:
         with tga.decompose():
             gs = tga.grad(F.scaled_dot_product_attention(q, k, v, mask=mask).sum(), [q, k, v])
@@ -172,10 +176,10 @@ def test_attention_float_mask_is_added(rng):
     q, k, v = (rand(rng, 3, 2) for _ in range(3))
     m = rng.standard_normal((3, 3))
     got = F.scaled_dot_product_attention(q, k, v, mask=Tensor(m, dtype=np.float64), scale=1.0)
-    s = q.numpy() @ k.numpy().T + m
+    s = q.detach().numpy() @ k.detach().numpy().T + m
     w = np.exp(s - s.max(-1, keepdims=True))
     w /= w.sum(-1, keepdims=True)
-    close(got, w @ v.numpy(), atol=1e-12)
+    close(got, w @ v.detach().numpy(), atol=1e-12)
     fm = Tensor(m, requires_grad=True)
     assert tga.gradcheck(lambda a, mm: F.scaled_dot_product_attention(a, k, v, mask=mm), q, fm)
 
@@ -206,13 +210,13 @@ def test_attention_fully_masked_row_gives_zeros_and_finite_gradients_for_every_m
         grads = tga.grad((out * out).sum(), inputs)
     close(out[:, 1], np.zeros((2, 3)))
     for g in (out, *grads):
-        assert np.isfinite(g.numpy()).all()
+        assert np.isfinite(g.detach().numpy()).all()
     assert np.all(grads[0].numpy()[:, 1] == 0)  # the empty row's query has no influence
     if mask.requires_grad:
         assert np.all(grads[3].numpy()[1] == 0)
         with ctx:
             assert tga.gradcheck(lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, mask=m).sum(-1),
-                                 q, k, v, Tensor(mask.numpy(), device=device, requires_grad=True))  # fmt: skip
+                                 q, k, v, Tensor(mask.detach().numpy(), device=device, requires_grad=True))  # fmt: skip
 
 
 @pytest.mark.parametrize("decomposed", [False, True])
@@ -279,7 +283,7 @@ def test_linear_checks_shapes_and_dtypes(rng):
         F.linear(x.double(), w)
     y = F.linear(x, w, b.float())
     assert y.dtype == np.float32 and y.shape == (2, 3, 5)
-    close(y, x.numpy() @ w.numpy().T + b.numpy(), atol=1e-5)
+    close(y, x.detach().numpy() @ w.detach().numpy().T + b.detach().numpy(), atol=1e-5)
 
 
 def test_a_linear_layer_is_one_node():

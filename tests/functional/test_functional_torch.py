@@ -157,7 +157,7 @@ def test_fused_equals_decomposed(name, rng):
     with tga.decompose():
         ref = fn(*xs)
         gr = tga.grad((ref * ref).sum(), xs)
-    close(out, ref.numpy(), atol=1e-12, rtol=1e-10)
+    close(out, ref.detach().numpy(), atol=1e-12, rtol=1e-10)
     for a, b in zip(g, gr):
         close(a, b.numpy(), atol=1e-12, rtol=1e-10)
 
@@ -287,14 +287,17 @@ def test_cross_entropy_layouts_class_last_and_pytorch(rng):
     per_item = F.cross_entropy(x, t_last, reduction="none")
     assert per_item.shape == (2, 4)
     moved = x.permute(0, 2, 1)  # (N, d, C): the same loss with classes last
-    close(F.cross_entropy(x, t_axis1, reduction="none"), F.cross_entropy(moved, t_axis1, reduction="none").numpy())
+    close(
+        F.cross_entropy(x, t_axis1, reduction="none"),
+        F.cross_entropy(moved, t_axis1, reduction="none").detach().numpy(),
+    )
     # (N, C, C): both layouts fit; classes on axis 1 (PyTorch's) unless class_axis says otherwise
     sq = rand(rng, 2, 3, 3)
     t = _ints(2, 3, 2, 3)
-    close(F.cross_entropy(sq, t, class_axis=-1), F.cross_entropy(sq.reshape(6, 3), t.reshape(6)).numpy())
-    close(F.cross_entropy(sq, t), F.cross_entropy(sq.permute(0, 2, 1), t, class_axis=-1).numpy())
+    close(F.cross_entropy(sq, t, class_axis=-1), F.cross_entropy(sq.reshape(6, 3), t.reshape(6)).detach().numpy())
+    close(F.cross_entropy(sq, t), F.cross_entropy(sq.permute(0, 2, 1), t, class_axis=-1).detach().numpy())
     torch = pytest.importorskip("torch")
-    want = torch.nn.functional.cross_entropy(torch.tensor(sq.numpy()), torch.tensor(np.asarray(t)))
+    want = torch.nn.functional.cross_entropy(torch.tensor(sq.detach().numpy()), torch.tensor(np.asarray(t)))
     close(F.cross_entropy(sq, t), want.item())
     with pytest.raises(ValueError, match=r"targets of shape \(2, 4\).*\(2, 3\)"):
         F.cross_entropy(x, _ints(0, 3, 4, 2))
@@ -305,13 +308,13 @@ def test_cross_entropy_keeps_its_earlier_positional_form(rng):
     x = rand(rng, 5, 3)
     t = _ints(0, 3, 5)
     t[1] = 2
-    close(F.cross_entropy(x, t, 2, 0.1), F.cross_entropy(x, t, ignore_index=2, label_smoothing=0.1).numpy())
-    close(F.cross_entropy(x, t, None, 0.0), F.cross_entropy(x, t).numpy())
+    close(F.cross_entropy(x, t, 2, 0.1), F.cross_entropy(x, t, ignore_index=2, label_smoothing=0.1).detach().numpy())
+    close(F.cross_entropy(x, t, None, 0.0), F.cross_entropy(x, t).detach().numpy())
     bad = t.copy()
     bad[0] = -100
     with pytest.raises(IndexError, match="out of range"):
         F.cross_entropy(x, bad, ignore_index=None)  # None: nothing ignored, as before
-    close(F.cross_entropy(x, bad), F.cross_entropy(x[1:], bad[1:]).numpy())  # PyTorch's default -100
+    close(F.cross_entropy(x, bad), F.cross_entropy(x[1:], bad[1:]).detach().numpy())  # PyTorch's default -100
 
 
 def test_loss_argument_errors(rng):
@@ -327,7 +330,7 @@ def test_loss_argument_errors(rng):
     with pytest.raises(ValueError, match="input's shape"):
         F.binary_cross_entropy_with_logits(x, np.zeros((4, 1)))
     # the deprecated pair still says which reduction
-    close(F.mse_loss(x, 0.0, size_average=False), (x * x).sum().numpy())
+    close(F.mse_loss(x, 0.0, size_average=False), (x * x).sum().detach().numpy())
     assert F.mse_loss(x, 0.0, reduce=False).shape == (4, 3)
 
 
@@ -413,15 +416,15 @@ def test_activations_match_torch(name, ours, theirs, device):
 
 def test_softmax_takes_axis_or_dim_but_not_both_disagreeing(rng):
     x = rand(rng, 3, 4)
-    close(F.softmax(x, dim=0), F.softmax(x, 0).numpy())
-    close(F.softmax(x, axis=0, dim=0), F.softmax(x, 0).numpy())
+    close(F.softmax(x, dim=0), F.softmax(x, 0).detach().numpy())
+    close(F.softmax(x, axis=0, dim=0), F.softmax(x, 0).detach().numpy())
     with pytest.raises(TypeError, match="axis=0 and dim=1"):
         F.log_softmax(x, axis=0, dim=1)
     for decomposed in FORMS:
         with _ctx(decomposed):
             y = F.log_softmax(x.astype(np.float32), dim=-1, dtype=np.float64)  # PyTorch's dtype= casts first
             assert y.dtype == np.float64
-            close(y, F.log_softmax(x, -1).numpy(), atol=1e-6)
+            close(y, F.log_softmax(x, -1).detach().numpy(), atol=1e-6)
             assert F.softmax(x, dim=0, dtype=np.float32).dtype == np.float32
 
 
@@ -499,7 +502,7 @@ def test_integer_attention_masks_are_refused(rng):
     bias = np.where(allowed, 0.0, -np.inf)
     close(
         F.scaled_dot_product_attention(q, q, q, mask=bias),
-        F.scaled_dot_product_attention(q, q, q, mask=allowed).numpy(),
+        F.scaled_dot_product_attention(q, q, q, mask=allowed).detach().numpy(),
         atol=1e-12,
     )
 
@@ -511,8 +514,8 @@ def test_masked_fill_needs_a_bool_mask(rng):
     with pytest.raises(TypeError, match="got int64"):
         x.masked_fill(np.eye(2, 3, dtype=np.int64), 1.0)
     m = np.array([[True, False, False], [False, False, True]])
-    close(x.masked_fill(m, 7.0), np.where(m, 7.0, x.numpy()))
-    close(x.masked_fill([[True, False, False]] * 2, 7.0), np.where(m[:1], 7.0, x.numpy()))
+    close(x.masked_fill(m, 7.0), np.where(m, 7.0, x.detach().numpy()))
+    close(x.masked_fill([[True, False, False]] * 2, 7.0), np.where(m[:1], 7.0, x.detach().numpy()))
 
 
 # -- third round: PyTorch's signatures of attention and layer_norm ----------------------

@@ -40,10 +40,10 @@ def test_inplace_writes_the_input_and_differentiates_as_pytorch(name):
     tx = torch.tensor(A.copy(), requires_grad=True)
     th = tx * 1.0
     tout = call(torch.nn.functional, th, inplace=True)
-    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-12, atol=1e-12)
     if name not in ("relu6", "hardsigmoid", "hardswish"):  # (those wrote into the scaled copy)
         assert out is h
-        np.testing.assert_allclose(h.numpy(), th.detach().numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(h.detach().numpy(), th.detach().numpy(), rtol=1e-12, atol=1e-12)
     (out * out).sum().backward()
     (tout * tout).sum().backward()
     # (rtol: PyTorch's hardsigmoid backward uses a float32 1/6, even in float64)
@@ -132,7 +132,7 @@ def test_mse_loss_weight_as_pytorch():
         got = F.mse_loss(x, Tensor(b), reduction=reduction, weight=Tensor(w))
         tx = torch.tensor(a.copy(), requires_grad=True)
         want = torch.nn.functional.mse_loss(tx, torch.tensor(b), reduction=reduction, weight=torch.tensor(w))
-        np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
         got.sum().backward()
         want.sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
@@ -202,7 +202,7 @@ def test_embedding_max_norm_and_scale_grad_by_freq_as_pytorch():
         with torch.no_grad():
             tout = torch.nn.functional.embedding(torch.tensor(ids), tw, **kw)
         np.testing.assert_allclose(out.numpy(), tout.numpy(), rtol=1e-12)
-        np.testing.assert_allclose(w.numpy(), tw.detach().numpy(), rtol=1e-12)  # (renormed in place)
+        np.testing.assert_allclose(w.detach().numpy(), tw.detach().numpy(), rtol=1e-12)  # (renormed in place)
         out = F.embedding(Tensor(ids), w, **kw)
         tout = torch.nn.functional.embedding(torch.tensor(ids), tw, **kw)
         (out * out).sum().backward()
@@ -219,4 +219,4 @@ def test_embedding_module_takes_pytorchs_arguments():
     np.testing.assert_array_equal(e(Tensor(np.array([1, 3]))).numpy(), w0.numpy()[[1, 3]])
     m = nn.Embedding(4, 3, max_norm=1.0)
     m(Tensor(np.array([0, 1])))
-    assert np.all(np.linalg.norm(m.weight.numpy()[:2], axis=1) <= 1.0 + 1e-6)
+    assert np.all(np.linalg.norm(m.weight.detach().numpy()[:2], axis=1) <= 1.0 + 1e-6)

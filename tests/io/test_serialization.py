@@ -41,7 +41,7 @@ def test_nested_state_round_trips(tmp_path, device):
     assert set(back) == set(obj)
     assert isinstance(back["w"], Tensor) and back["w"].device == tga.get_device(device).name
     assert back["w"].requires_grad and back["w"].dtype == np.float64
-    np.testing.assert_array_equal(back["w"].numpy(), w.numpy())
+    np.testing.assert_array_equal(back["w"].detach().numpy(), w.detach().numpy())
     assert back["again"] is back["w"]
     assert back["arr"].dtype == np.int64 and back["arr"].tolist() == [[1, 2]]
     assert back["scalar"] == np.float32(2.5) and back["scalar"].dtype == np.float32
@@ -83,7 +83,7 @@ def test_module_and_optimizer_state_round_trip(tmp_path, rng):
         (m(x) ** 2).sum().backward()
         o.step()
     for a, b in zip(model.parameters(), model2.parameters()):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
 
 
 @pytest.mark.parametrize("bad", [object(), {("tuple", "key"): 1}, Linear(2, 2)])
@@ -144,7 +144,7 @@ def test_bfloat16_file_from_torch_loads_into_a_module(tmp_path):
     with pytest.warns(UserWarning, match="bfloat16"):
         ours.load(path)
     assert ours.weight.dtype == np.float32
-    np.testing.assert_array_equal(ours.weight.numpy(), ref.weight.float().detach().numpy())
+    np.testing.assert_array_equal(ours.weight.detach().numpy(), ref.weight.float().detach().numpy())
 
 
 def test_a_damaged_bfloat16_file_is_named(tmp_path):
@@ -163,7 +163,7 @@ def test_tensor_pickles_values_dtype_device_flags_and_grad(device):
     y = pickle.loads(pickle.dumps(x))
     assert type(y) is Tensor and y is not x
     assert (y.device, y.dtype, y.requires_grad, y.name, y.is_leaf) == (x.device, x.dtype, True, "x", True)
-    np.testing.assert_array_equal(y.numpy(), x.numpy())
+    np.testing.assert_array_equal(y.detach().numpy(), x.detach().numpy())
     np.testing.assert_array_equal(y.grad.numpy(), [2.0, 4.0])
     y.data[...] = 0 if device == "cpu" else y.data  # a copy, not shared
     assert x.tolist() == [1.0, 2.0]
@@ -195,12 +195,12 @@ def test_module_copies_are_independent_and_equal(how, rng):
     m2 = pickle.loads(pickle.dumps(m)) if how == "pickle" else copy.deepcopy(m)
     assert type(m2) is GPT
     idx = Tensor(rng.integers(0, 16, (2, 8)), dtype=np.int64)
-    np.testing.assert_array_equal(m(idx).numpy(), m2(idx).numpy())
+    np.testing.assert_array_equal(m(idx).detach().numpy(), m2(idx).detach().numpy())
     assert [n for n, _ in m.named_parameters()] == [n for n, _ in m2.named_parameters()]
     assert all(a is not b for a, b in zip(m.parameters(), m2.parameters()))
     (m2(idx) ** 2).sum().backward()  # the copy trains and keeps its own weights
     SGD(m2.parameters(), lr=0.1).step()
-    assert any((a.numpy() != b.numpy()).any() for a, b in zip(m.parameters(), m2.parameters()))
+    assert any((a.detach().numpy() != b.detach().numpy()).any() for a, b in zip(m.parameters(), m2.parameters()))
 
 
 class Net(Module):

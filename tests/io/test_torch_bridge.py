@@ -185,7 +185,7 @@ def test_mha_loaded_from_torch_matches_torch_formula(rng, device, kdim, vdim, ma
     ref = torch_mha_forward(torch_sd, q, k, v, n_heads, allowed)
     mask = Tensor(allowed, device=device) if masked else None
     out = mha(Tensor(q, device=device), Tensor(k, device=device), Tensor(v, device=device), allow=mask)
-    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(out.detach().numpy(), ref, rtol=1e-10, atol=1e-10)
     _assert_bits(tb.to_torch_mha(mha.state_dict()), torch_sd)  # and back, bit for bit
 
 
@@ -213,7 +213,7 @@ def test_encoder_layer_loaded_from_torch_matches_torch_formula(rng, device):
     x = rng.standard_normal((2, 3, D))
     h = _np_layer_norm(x + torch_mha_forward(_sub(sd, "self_attn."), x, x, x, 2), sd, "norm1")
     ref = _np_layer_norm(h + _np_feed_forward(h, sd), sd, "norm2")
-    np.testing.assert_allclose(layer(Tensor(x, device=device)).numpy(), ref, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(layer(Tensor(x, device=device)).detach().numpy(), ref, rtol=1e-10, atol=1e-10)
 
 
 def test_decoder_layer_loaded_from_torch_matches_torch_formula(rng, device):
@@ -229,4 +229,4 @@ def test_decoder_layer_loaded_from_torch_matches_torch_formula(rng, device):
     h = _np_layer_norm(h + torch_mha_forward(_sub(sd, "multihead_attn."), h, mem, mem, 2), sd, "norm2")
     ref = _np_layer_norm(h + _np_feed_forward(h, sd), sd, "norm3")
     out = layer(Tensor(x, device=device), Tensor(mem, device=device), is_causal=True)
-    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(out.detach().numpy(), ref, rtol=1e-10, atol=1e-10)

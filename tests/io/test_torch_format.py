@@ -60,7 +60,7 @@ def _torch_of(a: np.ndarray) -> torch.Tensor:
 
 def _same_values(ours: Tensor, ref: torch.Tensor) -> None:
     a, b = np.asarray(ours.numpy()), ref.numpy()
-    assert str(ours.dtype) == str(ref.dtype).removeprefix("torch."), (ours.dtype, ref.dtype)
+    assert str(ours.dtype) == str(ref.dtype), (ours.dtype, ref.dtype)
     assert a.shape == tuple(ref.shape)
     assert a.tobytes() == np.ascontiguousarray(b).tobytes()  # bit for bit: NaN, -0.0
 
@@ -330,7 +330,7 @@ def test_whole_modules_load_only_without_weights_only(tmp_path, rng):
         tga.load(tmp_path / "net.pt")
     back = tga.load(tmp_path / "net.pt", weights_only=False)
     x = Tensor(rng.standard_normal((2, 4)).astype(np.float32))
-    np.testing.assert_array_equal(back(x).numpy(), net(x).numpy())
+    np.testing.assert_array_equal(back(x).detach().numpy(), net(x).detach().numpy())
 
 
 def test_a_torch_module_file_is_refused_with_weights_only(tmp_path):

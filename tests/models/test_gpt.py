@@ -42,8 +42,8 @@ def test_tied_head_gets_both_gradients():
 
 def test_is_causal(rng):
     model = to_float64(_gpt())
-    a = model(np.array([[1, 2, 3, 4, 5]])).numpy()
-    b = model(np.array([[1, 2, 3, 6, 0]])).numpy()
+    a = model(np.array([[1, 2, 3, 4, 5]])).detach().numpy()
+    b = model(np.array([[1, 2, 3, 6, 0]])).detach().numpy()
     np.testing.assert_allclose(a[:, :3], b[:, :3], atol=1e-12)
     assert np.abs(a[:, 3:] - b[:, 3:]).max() > 1e-6
 
@@ -54,7 +54,7 @@ def test_generate_greedy_equals_argmax_loop():
     assert out.shape == (2, 8) and out.dtype == np.int64
     seq = np.array([[1, 2], [3, 3]])
     for _ in range(6):  # by hand, with the last max_len tokens as context
-        logits = model(seq[:, -6:]).numpy()[:, -1]
+        logits = model(seq[:, -6:]).detach().numpy()[:, -1]
         seq = np.concatenate([seq, logits.argmax(-1)[:, None]], 1)
     np.testing.assert_array_equal(out.numpy(), seq)
     assert model.generate([1, 2], 3, greedy=True).shape == (5,)  # a 1-D prompt stays 1-D
@@ -73,7 +73,7 @@ def test_generate_sampling_is_seeded_and_respects_top_k():
     # with top_k=2 every sampled token is one of the two most likely
     tga.manual_seed(0)
     seq = model.generate(np.array([[1]] * 20), 1, top_k=2, temperature=5.0).numpy()
-    best2 = np.argsort(model(np.array([[1]])).numpy()[0, -1])[-2:]
+    best2 = np.argsort(model(np.array([[1]])).detach().numpy()[0, -1])[-2:]
     assert set(seq[:, 1].tolist()) <= set(best2.tolist())
     assert len(set(seq[:, 1].tolist())) == 2
 
@@ -81,11 +81,11 @@ def test_generate_sampling_is_seeded_and_respects_top_k():
 def test_cached_steps_give_the_logits_of_the_whole_sequence():
     model = to_float64(_gpt(max_len=9))
     ids = np.array([[1, 2, 3, 4, 5, 6, 0, 2, 3], [3, 3, 1, 0, 6, 5, 4, 4, 1]])
-    full = model(ids).numpy()
+    full = model(ids).detach().numpy()
     cache = model.new_cache()
     parts = [model(ids[:, :3], cache), model(ids[:, 3:4], cache), model(ids[:, 4:7], cache),
              model(ids[:, 7:8], cache), model(ids[:, 8:], cache)]  # fmt: skip
-    np.testing.assert_allclose(np.concatenate([p.numpy() for p in parts], 1), full, atol=1e-12)
+    np.testing.assert_allclose(np.concatenate([p.detach().numpy() for p in parts], 1), full, atol=1e-12)
     assert cache.length == 9 and cache.layers[0]["k"].shape == (2, 2, 9, 4)
     with pytest.raises(ValueError, match="9 tokens already in the cache"):
         model(ids[:, :1], cache)

@@ -49,11 +49,11 @@ def test_true_means_may_attend_under_both_keywords(cls_name, rng):
     tga.manual_seed(0)
     m = getattr(models, cls_name)(8, 2).double()
     x = Tensor(rng.standard_normal((2, 4, 8)))
-    causal = m(x, is_causal=True).numpy()
+    causal = m(x, is_causal=True).detach().numpy()
     tril = np.tril(np.ones((4, 4), bool))  # True = may attend: the past and the present
     for out in (m(x, allow=tril), m(x, mask=tril), m(x, None, None, tril)):
-        np.testing.assert_allclose(out.numpy(), causal, atol=1e-12)
-    assert np.abs(m(x, allow=~tril).numpy() - causal).max() > 1e-3  # the other reading differs
+        np.testing.assert_allclose(out.detach().numpy(), causal, atol=1e-12)
+    assert np.abs(m(x, allow=~tril).detach().numpy() - causal).max() > 1e-3  # the other reading differs
 
 
 def test_a_blocked_key_changes_nothing_under_both_keywords(rng):
@@ -63,8 +63,8 @@ def test_a_blocked_key_changes_nothing_under_both_keywords(rng):
     changed = kv.copy()
     changed[:, -1] += 10.0
     for kw in ("allow", "mask"):
-        a = m(q, Tensor(kv), **{kw: keep}).numpy()
-        b = m(q, Tensor(changed), **{kw: keep}).numpy()
+        a = m(q, Tensor(kv), **{kw: keep}).detach().numpy()
+        b = m(q, Tensor(changed), **{kw: keep}).detach().numpy()
         np.testing.assert_allclose(a, b, atol=1e-12)
 
 
@@ -81,7 +81,9 @@ def test_the_blocks_pass_true_as_may_attend(rng):
     layer = models.EncoderBlock(8, 2, 16).double()
     x = Tensor(rng.standard_normal((2, 4, 8)))
     tril = np.tril(np.ones((4, 4), bool))
-    np.testing.assert_allclose(layer(x, mask=tril).numpy(), layer(x, is_causal=True).numpy(), atol=1e-12)
+    np.testing.assert_allclose(
+        layer(x, mask=tril).detach().numpy(), layer(x, is_causal=True).detach().numpy(), atol=1e-12
+    )
 
 
 def test_nn_multi_head_attention_says_which_class_to_use():

@@ -24,8 +24,10 @@ def _model(kind, **kw):
 
 def _step_numpy(model, y, s, states, keep=None):
     """One decoder step from the papers' equations, with the model's weights."""
-    e = model.tgt_embed.weight.numpy()[y]  # (B, emb)
-    lin = lambda layer, x: x @ layer.weight.numpy().T + (layer.bias.numpy() if layer.bias is not None else 0.0)
+    e = model.tgt_embed.weight.detach().numpy()[y]  # (B, emb)
+    lin = lambda layer, x: (
+        x @ layer.weight.detach().numpy().T + (layer.bias.detach().numpy() if layer.bias is not None else 0.0)
+    )
 
     def attend(q):
         att = model.attention
@@ -33,7 +35,7 @@ def _step_numpy(model, y, s, states, keep=None):
             hidden = np.tanh(lin(att.query_proj, q)[:, None] + lin(att.key_proj, states))
             score = lin(att.v, hidden)[..., 0]
         else:  # q . W k
-            score = np.einsum("bi,ij,btj->bt", q, att.key_proj.weight.numpy(), states)
+            score = np.einsum("bi,ij,btj->bt", q, att.key_proj.weight.detach().numpy(), states)
         if keep is not None:
             score = np.where(keep, score, -np.inf)
         w = softmax(score)
@@ -69,7 +71,7 @@ def test_teacher_forcing_equals_numpy(kind, device, rng):
     assert logits.shape == (2, 3, 6) and weights.shape == (2, 3, 5)
     states = np.zeros((2, 5, 4))
     h = np.zeros((2, 4))
-    emb = model.src_embed.weight.numpy()
+    emb = model.src_embed.weight.detach().numpy()
     for t in range(5):
         h = gru_numpy(model.encoder, emb[src[:, t]], h)
         states[:, t] = h
@@ -88,7 +90,7 @@ def test_greedy_decode_feeds_back_its_argmax(kind, rng):
     assert ids.shape == (3, 5) and ids.dtype == np.int64 and weights.shape == (3, 5, 4)
     # teacher forcing on the model's own output reproduces the same argmaxes
     tgt_in = np.concatenate([np.zeros((3, 1), np.int64), ids.numpy()[:, :-1]], 1)
-    np.testing.assert_array_equal(model(src, tgt_in).numpy().argmax(-1), ids.numpy())
+    np.testing.assert_array_equal(model(src, tgt_in).detach().numpy().argmax(-1), ids.detach().numpy())
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -110,7 +112,7 @@ def test_the_keys_are_projected_once_per_source(kind, rng, monkeypatch):
     states, s, mask = model.encode(src)
     for t in range(4):  # step() on its own: it projects the keys itself
         out, s, _ = model.step(tgt_in[:, t], s, states, mask)
-        close(logits[:, t], out.numpy(), atol=1e-12)
+        close(logits[:, t], out.detach().numpy(), atol=1e-12)
     assert len(calls) == 2 + 4
 
 
@@ -120,14 +122,14 @@ def test_padding_is_ignored(kind):
     tgt_in = np.array([[0, 1, 2], [0, 3, 4]])
     src = np.array([[1, 2, 3, 0, 0], [4, 5, 6, 6, 1]])
     a, w = model(src, tgt_in, return_attention=True)
-    assert np.all(w.numpy()[0, :, 3:] == 0)  # no weight on padding
+    assert np.all(w.detach().numpy()[0, :, 3:] == 0)  # no weight on padding
     # the same sentences without the padding give the same result
     short, _ = model(np.array([[1, 2, 3]]), tgt_in[:1], return_attention=True)
-    close(a[:1], short.numpy(), atol=1e-12)
+    close(a[:1], short.detach().numpy(), atol=1e-12)
     # and an explicit mask makes whatever stands there irrelevant
     keep = np.array([[True] * 3 + [False] * 2, [True] * 5])
     b = model(np.array([[1, 2, 3, 5, 6], [4, 5, 6, 6, 1]]), tgt_in, src_mask=keep)
-    close(b, a.numpy(), atol=1e-12)
+    close(b, a.detach().numpy(), atol=1e-12)
 
 
 @pytest.mark.slow  # over 2 s on the array-API devices

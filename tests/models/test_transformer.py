@@ -101,12 +101,15 @@ def test_layers_are_causal(norm_first, rng):
     x, mem = rng.standard_normal((1, 5, 8)), _x(rng, 1, 4, 8)
     later = x.copy()
     later[:, 3:] += 5.0  # change positions 3 and 4 only
-    a, b = enc(Tensor(x), is_causal=True).numpy(), enc(Tensor(later), is_causal=True).numpy()
+    a, b = enc(Tensor(x), is_causal=True).detach().numpy(), enc(Tensor(later), is_causal=True).detach().numpy()
     np.testing.assert_allclose(a[:, :3], b[:, :3], atol=1e-12)
     assert np.abs(a[:, 3:] - b[:, 3:]).max() > 1e-3
-    a, b = dec(Tensor(x), mem, is_causal=True).numpy(), dec(Tensor(later), mem, is_causal=True).numpy()
+    a, b = (
+        dec(Tensor(x), mem, is_causal=True).detach().numpy(),
+        dec(Tensor(later), mem, is_causal=True).detach().numpy(),
+    )
     np.testing.assert_allclose(a[:, :3], b[:, :3], atol=1e-12)
-    assert np.abs(enc(Tensor(later)).numpy()[:, :3] - a[:, :3]).max() > 1e-3  # no mask, no causality
+    assert np.abs(enc(Tensor(later)).detach().numpy()[:, :3] - a[:, :3]).max() > 1e-3  # no mask, no causality
 
 
 @pytest.mark.slow  # over 2 s on the array-API devices
@@ -132,10 +135,10 @@ def test_layer_dropout_only_in_training(rng):
     layer = EncoderBlock(8, 2, 16, dropout=0.3)
     x = Tensor(rng.standard_normal((2, 3, 8)).astype(np.float32))
     layer.eval()
-    a = layer(x).numpy()
-    np.testing.assert_array_equal(a, layer(x).numpy())
+    a = layer(x).detach().numpy()
+    np.testing.assert_array_equal(a, layer(x).detach().numpy())
     layer.train()
-    assert np.abs(layer(x).numpy() - a).max() > 1e-4
+    assert np.abs(layer(x).detach().numpy() - a).max() > 1e-4
 
 
 def test_layer_errors():
@@ -171,26 +174,26 @@ def test_transformer_encode_decode_equals_forward(rng):
     model = to_float64(_model())
     src, tgt = np.array([[1, 2, 3, 0], [4, 5, 6, 6]]), np.array([[1, 2, 3], [3, 4, 5]])
     mem = model.encode(src)
-    close(model.decode(tgt, mem, memory_mask=padding_mask(src, 0)), model(src, tgt).numpy(), atol=1e-12)
+    close(model.decode(tgt, mem, memory_mask=padding_mask(src, 0)), model(src, tgt).detach().numpy(), atol=1e-12)
 
 
 def test_transformer_source_padding_is_ignored():
     model = to_float64(_model())
     tgt = np.array([[1, 2, 3], [3, 4, 5]])
-    a = model(np.array([[1, 2, 3, 0, 0], [4, 5, 6, 6, 1]]), tgt).numpy()
+    a = model(np.array([[1, 2, 3, 0, 0], [4, 5, 6, 6, 1]]), tgt).detach().numpy()
     # Padding positions hold the pad id; their embeddings cannot matter. Nor may
     # anything the user puts there under an explicit mask.
     b = model(np.array([[1, 2, 3, 5, 6], [4, 5, 6, 6, 1]]), tgt, src_mask=padding_mask([[1, 2, 3, 0, 0], [1] * 5], 0))
-    np.testing.assert_allclose(a, b.numpy(), atol=1e-12)
-    c = model(np.array([[1, 2, 3, 5, 6], [4, 5, 6, 6, 1]]), tgt).numpy()  # now they are real tokens
+    np.testing.assert_allclose(a, b.detach().numpy(), atol=1e-12)
+    c = model(np.array([[1, 2, 3, 5, 6], [4, 5, 6, 6, 1]]), tgt).detach().numpy()  # now they are real tokens
     assert np.abs(c[0] - a[0]).max() > 1e-4
 
 
 def test_transformer_target_is_causal():
     model = to_float64(_model())
     src = np.array([[1, 2, 3, 4]])
-    a = model(src, np.array([[1, 2, 3, 4]])).numpy()
-    b = model(src, np.array([[1, 2, 5, 5]])).numpy()
+    a = model(src, np.array([[1, 2, 3, 4]])).detach().numpy()
+    b = model(src, np.array([[1, 2, 5, 5]])).detach().numpy()
     np.testing.assert_allclose(a[:, :2], b[:, :2], atol=1e-12)
     assert np.abs(a[:, 2:] - b[:, 2:]).max() > 1e-4
 
@@ -229,7 +232,7 @@ def test_greedy_decode_feeds_back_its_argmax():
     ids = model.greedy_decode(src, 4, bos_id=1)
     assert ids.shape == (2, 4) and ids.dtype == np.int64
     tgt_in = np.concatenate([np.ones((2, 1), np.int64), ids.numpy()[:, :-1]], 1)
-    np.testing.assert_array_equal(model(src, tgt_in).numpy().argmax(-1), ids.numpy())
+    np.testing.assert_array_equal(model(src, tgt_in).detach().numpy().argmax(-1), ids.detach().numpy())
     with pytest.raises(ValueError, match="greedy_decode: the model has no tgt_vocab"):
         _model(tgt_vocab=None).greedy_decode(src, 2, 1)
 
@@ -350,10 +353,12 @@ def test_stack_layers_are_independent_copies():
     enc = nn.TransformerEncoder(layer, 3)
     first, second = enc.layers[0], enc.layers[1]
     assert first.linear1.weight is not second.linear1.weight and first.linear1.weight is not layer.linear1.weight
-    np.testing.assert_array_equal(first.linear1.weight.numpy(), layer.linear1.weight.numpy())  # PyTorch's copies
+    np.testing.assert_array_equal(
+        first.linear1.weight.detach().numpy(), layer.linear1.weight.detach().numpy()
+    )  # PyTorch's copies
     assert first.linear1.weight.dtype == np.float64
     first.linear1.weight.data = first.linear1.weight.data * 0
-    assert second.linear1.weight.numpy().any()
+    assert second.linear1.weight.detach().numpy().any()
     assert len(list(enc.parameters())) == 3 * len(list(layer.parameters()))
     assert enc.norm is None and "norm.weight" not in enc.state_dict()
 
@@ -370,9 +375,9 @@ def test_defaults_and_children_as_torch():
 def test_dropout_only_while_training(rng):
     layer = nn.TransformerEncoderLayer(D, NHEAD, FF, dropout=0.5).double()
     x = Tensor(_seq(rng, T, False))
-    assert not np.allclose(layer(x).numpy(), layer(x).numpy())
+    assert not np.allclose(layer(x).detach().numpy(), layer(x).detach().numpy())
     layer.eval()
-    np.testing.assert_array_equal(layer(x).numpy(), layer(x).numpy())
+    np.testing.assert_array_equal(layer(x).detach().numpy(), layer(x).detach().numpy())
 
 
 @needs_torch
@@ -387,7 +392,9 @@ def test_same_body_as_the_batch_first_layer(rng):
         state[f"self_attn.{name}_proj.bias"] = b[i * D : (i + 1) * D]
     old.load_state_dict(state)
     x = Tensor(_seq(rng, T, True))
-    np.testing.assert_allclose(ours(x, is_causal=True).numpy(), old(x, is_causal=True).numpy(), atol=1e-12)
+    np.testing.assert_allclose(
+        ours(x, is_causal=True).detach().numpy(), old(x, is_causal=True).detach().numpy(), atol=1e-12
+    )
 
 
 @needs_torch
@@ -437,7 +444,7 @@ def test_nn_transformer_matches_torch(kw, rng):
 
 def test_nn_transformer_initialises_as_pytorchs_and_checks_its_inputs():
     model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16)
-    w = model.encoder.layers[0].linear1.weight.numpy()
+    w = model.encoder.layers[0].linear1.weight.detach().numpy()
     bound = np.sqrt(6.0 / (8 + 16))  # Xavier-uniform, as PyTorch's _reset_parameters
     assert np.abs(w).max() <= bound and np.abs(w).max() > bound / 2
     assert [n for n, _ in model.named_children()] == ["encoder", "decoder"]

@@ -58,8 +58,8 @@ def test_mha_key_and_value_defaults(device, rng):
     # key defaults to the query, value to the key
     m = to_float64(BatchFirstAttention(8, 4).to(device))
     x, k = _x(rng, 2, 3, 8, device=device), _x(rng, 2, 5, 8, device=device)
-    close(m(x), m(x, x, x).numpy(), atol=1e-12, rtol=1e-12)
-    close(m(x, k), m(x, k, k).numpy(), atol=1e-12, rtol=1e-12)
+    close(m(x), m(x, x, x).detach().numpy(), atol=1e-12, rtol=1e-12)
+    close(m(x, k), m(x, k, k).detach().numpy(), atol=1e-12, rtol=1e-12)
     close(m(x, k), mha_numpy(m, x.numpy(), k.numpy(), k.numpy())[0], atol=1e-10, rtol=1e-9)
 
 
@@ -127,14 +127,14 @@ def test_mha_causal_equals_lower_triangular_mask(device, rng):
     tril = Tensor(np.tril(np.ones((5, 5), bool)), device=device)
     causal, wc = m(x, is_causal=True, need_weights=True)
     explicit, we = m(x, allow=tril, need_weights=True)
-    close(causal, explicit.numpy(), atol=1e-12)
-    close(wc, we.numpy(), atol=1e-12)
-    assert np.all(wc.numpy()[..., np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]] == 0)
-    close(m(x, is_causal=True), explicit.numpy(), atol=1e-12)  # fused path
+    close(causal, explicit.detach().numpy(), atol=1e-12)
+    close(wc, we.detach().numpy(), atol=1e-12)
+    assert np.all(wc.detach().numpy()[..., np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]] == 0)
+    close(m(x, is_causal=True), explicit.detach().numpy(), atol=1e-12)  # fused path
     # the first position sees only itself, so it cannot depend on later positions
     y = x.numpy().copy()
     y[:, 1:] += 1.0
-    close(m(Tensor(y, device=device), is_causal=True)[:, 0], causal.numpy()[:, 0], atol=1e-12)
+    close(m(Tensor(y, device=device), is_causal=True)[:, 0], causal.detach().numpy()[:, 0], atol=1e-12)
 
 
 def test_mha_padding_mask_ignores_padded_positions(device, rng):
@@ -144,12 +144,12 @@ def test_mha_padding_mask_ignores_padded_positions(device, rng):
     keep[0, 3:] = False  # sequence 0 has two padded keys
     keep[1, 4:] = False
     mask = Tensor(keep[:, None, None, :], device=device)
-    out = m(q, Tensor(kv, device=device), allow=mask).numpy()
+    out = m(q, Tensor(kv, device=device), allow=mask).detach().numpy()
     changed = kv.copy()
     changed[~keep] = rng.standard_normal((int((~keep).sum()), 8)) * 100.0
-    out2 = m(q, Tensor(changed, device=device), allow=mask).numpy()
+    out2 = m(q, Tensor(changed, device=device), allow=mask).detach().numpy()
     np.testing.assert_allclose(out, out2, atol=1e-12)
-    unmasked = m(q, Tensor(changed, device=device)).numpy()
+    unmasked = m(q, Tensor(changed, device=device)).detach().numpy()
     assert np.abs(unmasked - out).max() > 1e-3  # without the mask the padding does matter
 
 
@@ -163,10 +163,10 @@ def test_mha_fully_masked_row_is_zero_with_finite_gradients(device, rng):
         res = m(x, allow=Tensor(keep, device=device), need_weights=need)
         out = res[0] if need else res
         if need:
-            assert np.all(res[1].numpy()[:, :, 1] == 0)
+            assert np.all(res[1].detach().numpy()[:, :, 1] == 0)
         # nothing attended: the heads give zeros, so the row is out_proj's bias
-        close(out[:, 1], np.broadcast_to(m.out_proj.bias.numpy(), (1, 4)), atol=1e-12)
-        assert np.isfinite(out.numpy()).all()
+        close(out[:, 1], np.broadcast_to(m.out_proj.bias.detach().numpy(), (1, 4)), atol=1e-12)
+        assert np.isfinite(out.detach().numpy()).all()
         (out * out).sum().backward()
         assert np.isfinite(x.grad.numpy()).all()
         assert all(np.isfinite(p.grad.numpy()).all() for p in m.parameters())
@@ -177,10 +177,10 @@ def test_mha_dropout_only_in_training(rng):
     m = BatchFirstAttention(8, 2, dropout=0.5)
     x = _x(rng, 2, 4, 8, dtype=np.float32)
     m.eval()
-    a, b = m(x).numpy(), m(x).numpy()
+    a, b = m(x).detach().numpy(), m(x).detach().numpy()
     np.testing.assert_array_equal(a, b)
     m.train()
-    assert np.abs(m(x).numpy() - a).max() > 1e-4
+    assert np.abs(m(x).detach().numpy() - a).max() > 1e-4
 
 
 def test_mha_shape_errors():
@@ -226,9 +226,13 @@ def _score_numpy(att, q, k):
     if isinstance(att, DotAttention):
         return q @ k.transpose(0, 2, 1) / (np.sqrt(q.shape[-1]) if att.scaled else 1.0)
     if isinstance(att, GeneralAttention):
-        w = att.key_proj.weight.numpy()  # (dq, dk)
+        w = att.key_proj.weight.detach().numpy()  # (dq, dk)
         return np.einsum("bqi,ij,bkj->bqk", q, w, k)
-    wq, uk, v = att.query_proj.weight.numpy(), att.key_proj.weight.numpy(), att.v.weight.numpy()[0]
+    wq, uk, v = (
+        att.query_proj.weight.detach().numpy(),
+        att.key_proj.weight.detach().numpy(),
+        att.v.weight.detach().numpy()[0],
+    )
     hidden = np.tanh((q @ wq.T)[:, :, None, :] + (k @ uk.T)[:, None, :, :])  # (B, Tq, Tk, h)
     return hidden @ v
 
@@ -284,8 +288,8 @@ def test_score_attention_fully_masked_row(name, device, rng):
     keep = np.ones((2, 3, 5), bool)
     keep[0, 1] = False  # batch 0, query 1: nothing to attend
     ctx, w = att(q, k, v, mask=Tensor(keep, device=device))
-    assert np.all(ctx.numpy()[0, 1] == 0) and np.all(w.numpy()[0, 1] == 0)
-    assert np.isfinite(ctx.numpy()).all()
+    assert np.all(ctx.detach().numpy()[0, 1] == 0) and np.all(w.detach().numpy()[0, 1] == 0)
+    assert np.isfinite(ctx.detach().numpy()).all()
     (ctx * ctx).sum().backward()
     assert np.isfinite(q.grad.numpy()).all()
 
@@ -327,7 +331,7 @@ def test_score_attention_with_prepared_keys_is_the_same(name, device, rng):
         want = att(query, k, v, mask=keep)
         got = att(query, k, v, mask=keep, prepared_keys=pk)
         for a, b in zip(got, want):
-            np.testing.assert_array_equal(a.numpy(), b.numpy())
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
     close(att.score(q, k), _score_numpy(att, q.numpy(), k.numpy()), atol=1e-10, rtol=1e-9)
 
 
@@ -366,17 +370,17 @@ def test_attention_layers_run_under_decompose(rng):
     x = _x(rng, 1, 3, 4, dtype=np.float32)
     with tga.decompose():
         y = m(x, is_causal=True)
-    close(y, m(x, is_causal=True).numpy(), atol=1e-6)
+    close(y, m(x, is_causal=True).detach().numpy(), atol=1e-6)
 
 
 def test_mha_cache_steps_equal_one_causal_call(device, rng):
     m = to_float64(BatchFirstAttention(8, 2).to(device))
     x = _x(rng, 2, 6, 8, device=device)
-    full = m(x, is_causal=True).numpy()
+    full = m(x, is_causal=True).detach().numpy()
     cache = {}
     steps = [m(x[:, :2], is_causal=True, cache=cache), m(x[:, 2:3], is_causal=True, cache=cache),
              m(x[:, 3:6], is_causal=True, cache=cache)]  # fmt: skip
-    close(np.concatenate([s.numpy() for s in steps], 1), full, atol=1e-12)
+    close(np.concatenate([s.detach().numpy() for s in steps], 1), full, atol=1e-12)
     assert cache["k"].shape == (2, 2, 6, 4)
 
 
@@ -505,7 +509,9 @@ def test_add_bias_kv_draws_and_unbatched_match_torch(rng):
     ours = nn.MultiheadAttention(E, H, add_bias_kv=True, add_zero_attn=True)
     theirs = torch.nn.MultiheadAttention(E, H, add_bias_kv=True, add_zero_attn=True)
     for n, p in theirs.named_parameters():  # PyTorch's numbers for one seed, the learnt key and value too
-        np.testing.assert_allclose(dict(ours.named_parameters())[n].numpy(), p.detach().numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(
+            dict(ours.named_parameters())[n].detach().numpy(), p.detach().numpy(), rtol=1e-6, atol=1e-7
+        )
     x = rng.standard_normal((L, E))
     assert_matches_torch(ours, theirs, lambda x: ours(x, x, x), lambda x: theirs(x, x, x), [x])
 
@@ -522,8 +528,8 @@ def test_unbatched_and_causal_match_torch(rng):
     xt = Tensor(x)
     a, wa = ours(xt, xt, xt, is_causal=True)
     b, wb = ours(xt, xt, xt, attn_mask=causal)
-    np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-12)
-    assert a.shape == (L, E) and wa.shape == (L, L) and not np.triu(wa.numpy(), 1).any()
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-12)
+    assert a.shape == (L, E) and wa.shape == (L, L) and not np.triu(wa.detach().numpy(), 1).any()
 
 
 @needs_torch
@@ -532,8 +538,8 @@ def test_parameters_init_and_errors():
     assert [(n, p.shape) for n, p in m.named_parameters()] == [
         ("in_proj_weight", (3 * E, E)), ("in_proj_bias", (3 * E,)), ("out_proj.weight", (E, E)), ("out_proj.bias", (E,)),
     ]  # fmt: skip
-    assert not m.in_proj_bias.numpy().any() and not m.out_proj.bias.numpy().any()  # zeros, as PyTorch
-    assert np.abs(m.in_proj_weight.numpy()).max() <= np.sqrt(6 / (4 * E))  # Xavier-uniform
+    assert not m.in_proj_bias.detach().numpy().any() and not m.out_proj.bias.detach().numpy().any()  # zeros, as PyTorch
+    assert np.abs(m.in_proj_weight.detach().numpy()).max() <= np.sqrt(6 / (4 * E))  # Xavier-uniform
     with pytest.raises(ValueError, match="attn_mask of shape"):
         x = Tensor.randn(L, N, E)
         m(x, x, x, attn_mask=np.zeros((L, L + 1), bool))
@@ -546,11 +552,11 @@ def test_shares_the_heads_with_batch_first_attention(rng):
     # The batch-first class and the PyTorch face run the same heads: equal weights, equal outputs.
     ours = nn.MultiheadAttention(E, H, batch_first=True).double()
     old = BatchFirstAttention(E, H).double()
-    w, b = ours.in_proj_weight.numpy(), ours.in_proj_bias.numpy()
+    w, b = ours.in_proj_weight.detach().numpy(), ours.in_proj_bias.detach().numpy()
     old.load_state_dict({
         "q_proj.weight": w[:E], "k_proj.weight": w[E : 2 * E], "v_proj.weight": w[2 * E :],
         "q_proj.bias": b[:E] + 0.1, "k_proj.bias": b[E : 2 * E], "v_proj.bias": b[2 * E :],
-        "out_proj.weight": ours.out_proj.weight.numpy(), "out_proj.bias": ours.out_proj.bias.numpy(),
+        "out_proj.weight": ours.out_proj.weight.detach().numpy(), "out_proj.bias": ours.out_proj.bias.detach().numpy(),
     })  # fmt: skip
     ours.in_proj_bias.data = ours.in_proj_bias.data + np.r_[np.full(E, 0.1), np.zeros(2 * E)]
     x = Tensor(rng.standard_normal((N, L, E)))
@@ -558,8 +564,8 @@ def test_shares_the_heads_with_batch_first_attention(rng):
     kpm[:, -1] = True
     out, w_ours = ours(x, x, x, key_padding_mask=kpm, average_attn_weights=False)
     ref, w_ref = old(x, allow=~kpm[:, None, None, :], need_weights=True)
-    np.testing.assert_allclose(out.numpy(), ref.numpy(), atol=1e-12)
-    np.testing.assert_allclose(w_ours.numpy(), w_ref.numpy(), atol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(w_ours.detach().numpy(), w_ref.detach().numpy(), atol=1e-12)
 
 
 @needs_torch
@@ -576,9 +582,9 @@ def test_dropout_on_the_weights_only_while_training(rng):
     m = nn.MultiheadAttention(E, H, dropout=0.5).double()
     x = Tensor(rng.standard_normal((L, N, E)))
     (a, wa), (b, _) = m(x, x, x, average_attn_weights=False), m(x, x, x)
-    assert not np.allclose(a.numpy(), b.numpy())
-    assert (wa.numpy() == 0).any()  # the weights returned are the dropped-out ones, as PyTorch's
+    assert not np.allclose(a.detach().numpy(), b.detach().numpy())
+    assert (wa.detach().numpy() == 0).any()  # the weights returned are the dropped-out ones, as PyTorch's
     m.eval()
     (a, wa), (b, _) = m(x, x, x), m(x, x, x)
-    np.testing.assert_array_equal(a.numpy(), b.numpy())
-    np.testing.assert_allclose(wa.numpy().sum(-1), 1.0)
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    np.testing.assert_allclose(wa.detach().numpy().sum(-1), 1.0)

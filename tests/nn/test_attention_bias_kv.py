@@ -34,7 +34,7 @@ def test_parameters_drawn_and_named_as_pytorchs(bias_kv, zero_attn, kdim, seed):
     ]
     assert list(ours.state_dict()) == list(theirs.state_dict())
     for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
-        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-15, err_msg=n)
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-15, err_msg=n)
     assert ours.add_zero_attn == theirs.add_zero_attn
     np.testing.assert_array_equal(tga.rand(3).numpy(), torch.rand(3).numpy())
 
@@ -140,7 +140,7 @@ def test_functional_multi_head_attention_forward_matches_pytorch(separate, bias_
     for o, t in zip(out_o, out_t):
         if t is not None:
             assert o.shape == tuple(t.shape)
-            np.testing.assert_allclose(o.numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12)
     cot = rng.standard_normal(tuple(out_t[0].shape))
     gt = torch.autograd.grad(out_t[0], xs_t, torch.tensor(cot))
     go = tga.autograd.grad(out_o[0], xs_o, tga.tensor(cot))

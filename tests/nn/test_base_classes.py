@@ -47,7 +47,7 @@ def test_buffer_shares_memory_detached_and_keeps_requires_grad():
     tb = torch.nn.Buffer(torch.ones(3, requires_grad=True))
     assert b.requires_grad == tb.requires_grad and b.is_leaf and b.grad_fn is None
     x.data.fill_(2.0)
-    assert b.numpy().tolist() == [2.0, 2.0, 2.0]
+    assert b.detach().numpy().tolist() == [2.0, 2.0, 2.0]
     assert tuple(nn.Buffer().shape) == tuple(torch.nn.Buffer().shape) == (0,)
 
 
@@ -77,7 +77,7 @@ def test_uninitialized_placeholders_as_pytorchs(kind, dtype):
     theirs = getattr(torch.nn, kind)(dtype=None if dtype is None else getattr(torch, dtype))
     assert repr(ours) == repr(theirs)
     assert ours.requires_grad == theirs.requires_grad
-    assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+    assert str(ours.dtype) == str(theirs.dtype)
     assert nn.parameter.is_lazy(ours) and torch.nn.parameter.is_lazy(theirs)
     for t in (ours, theirs):
         with pytest.raises(RuntimeError, match="shape of an uninitialized"):
@@ -187,4 +187,4 @@ def test_rnncellbase_built_directly_initialises_as_pytorchs(chunks):
     ours = nn.RNNCellBase(3, 4, True, chunks)
     for (n, p), (m, q) in zip(ours.named_parameters(), theirs.named_parameters(), strict=True):
         assert n == m
-        np.testing.assert_array_equal(p.numpy(), q.detach().numpy())
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())

@@ -46,7 +46,7 @@ def _fill(fn, shape, device="cpu", **kw):
     p = nn.Parameter(np.zeros(shape, np.float64), device=device)
     out = fn(p, **kw)
     assert out is p and p.requires_grad and p.grad_fn is None  # in place, still a leaf
-    return p.numpy()
+    return p.detach().numpy()
 
 
 # name -> (fill, kwargs, expected mean, expected std, bound or None)
@@ -105,8 +105,8 @@ def test_fills_on_each_device_and_repeat_under_manual_seed(device):
 def test_keeps_dtype_and_writes_through_views():
     w = nn.Parameter(np.zeros((3, 4), np.float32))
     init.constant_(w, 0.25)
-    assert w.dtype == np.float32 and (w.numpy() == 0.25).all()
-    assert (init.ones_(w).numpy() == 1).all() and (init.zeros_(w).numpy() == 0).all()
+    assert w.dtype == np.float32 and (w.detach().numpy() == 0.25).all()
+    assert (init.ones_(w).detach().numpy() == 1).all() and (init.zeros_(w).detach().numpy() == 0).all()
 
 
 def test_constant_eye_dirac_are_pytorchs():

@@ -79,7 +79,7 @@ def test_embedding_is_pytorchs_within_float32_normal_rounding(seed):
     torch.manual_seed(seed)
     theirs = torch.nn.Embedding(50, 8, padding_idx=4).weight.detach().numpy()
     tga.manual_seed(seed)
-    ours = tga.nn.Embedding(50, 8, padding_idx=4).weight.numpy()
+    ours = tga.nn.Embedding(50, 8, padding_idx=4).weight.detach().numpy()
     np.testing.assert_allclose(ours, theirs, rtol=5e-7, atol=5e-7)
     assert (ours[4] == 0).all()
     np.testing.assert_array_equal(tga.rand(5).numpy(), torch.rand(5).numpy())

@@ -47,8 +47,8 @@ def gradcheck_layer(m, x, *, reseed=False):
 
 
 def np_linear(x, m):
-    y = x @ m.weight.numpy().T
-    return y + m.bias.numpy() if m.bias is not None else y
+    y = x @ m.weight.detach().numpy().T
+    return y + m.bias.detach().numpy() if m.bias is not None else y
 
 
 # -- Linear ---------------------------------------------------------------------------
@@ -56,7 +56,7 @@ def test_linear_layout_and_values(rng, device):
     m = Linear(3, 2).to(device)
     assert m.weight.shape == (2, 3) and m.bias.shape == (2,)
     x = rand(rng, 4, 3, device=device, dtype=np.float32)
-    np.testing.assert_allclose(m(x).numpy(), np_linear(x.numpy(), m), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(m(x).detach().numpy(), np_linear(x.detach().numpy(), m), rtol=1e-6, atol=1e-6)
     with pytest.raises(ValueError, match=r"Linear\(3, 2\).*\(4, 5\)"):
         m(Tensor(np.zeros((4, 5), np.float32), device=device))
 
@@ -64,7 +64,7 @@ def test_linear_layout_and_values(rng, device):
 def test_linear_init_is_pytorch_uniform():
     m = Linear(100, 200)
     bound = 1 / math.sqrt(100)
-    w, b = m.weight.numpy().ravel(), m.bias.numpy()
+    w, b = m.weight.detach().numpy().ravel(), m.bias.detach().numpy()
     assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
     # U(-a, a): extremes near ±a, mean 0 (sd a/sqrt(3n)), variance a^2/3.
     assert w.min() < -0.99 * bound and w.max() > 0.99 * bound
@@ -82,8 +82,8 @@ def test_linear_gradcheck(rng, device):
 def test_embedding_lookup_and_range_checks(device):
     m = Embedding(5, 3).to(device)
     ids = np.array([[0, 4], [2, 2]])
-    np.testing.assert_array_equal(m(ids).numpy(), m.weight.numpy()[ids])
-    np.testing.assert_array_equal(m(Tensor(ids, device=device)).numpy(), m.weight.numpy()[ids])
+    np.testing.assert_array_equal(m(ids).detach().numpy(), m.weight.detach().numpy()[ids])
+    np.testing.assert_array_equal(m(Tensor(ids, device=device)).detach().numpy(), m.weight.detach().numpy()[ids])
     with pytest.raises(IndexError, match=r"id 5 is out of range \[0, 5\)"):
         m(np.array([1, 5]))
     with pytest.raises(IndexError, match="id -1"):
@@ -109,9 +109,11 @@ def test_layer_norm_values(rng, device):
     m = LayerNorm(4).to(device)
     m.weight.data = m.weight._dev.asarray(rng.standard_normal(4), dtype=np.float32)
     x = rand(rng, 2, 3, 4, device=device, dtype=np.float32)
-    xn = x.numpy()
+    xn = x.detach().numpy()
     ref = (xn - xn.mean(-1, keepdims=True)) / np.sqrt(xn.var(-1, keepdims=True) + 1e-5)
-    np.testing.assert_allclose(m(x).numpy(), ref * m.weight.numpy() + m.bias.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        m(x).detach().numpy(), ref * m.weight.detach().numpy() + m.bias.detach().numpy(), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_layer_norm_gradcheck(rng, device):
@@ -126,12 +128,12 @@ def test_layer_norm_gradcheck(rng, device):
 def test_dropout_is_identity_in_eval(rng, device):
     m = Dropout(0.5).to(device)
     x = rand(rng, 50, 20, device=device)
-    y = m(x).numpy()
+    y = m(x).detach().numpy()
     zeros = (y == 0).mean()
     assert 0.4 < zeros < 0.6
     kept = y != 0
-    np.testing.assert_allclose(y[kept], 2.0 * x.numpy()[kept])
-    np.testing.assert_array_equal(m.eval()(x).numpy(), x.numpy())
+    np.testing.assert_allclose(y[kept], 2.0 * x.detach().numpy()[kept])
+    np.testing.assert_array_equal(m.eval()(x).detach().numpy(), x.detach().numpy())
     with pytest.raises(ValueError, match="p must be in"):
         Dropout(1.5)
 
@@ -145,9 +147,9 @@ def test_sequential_values_and_gradcheck(rng, device):
     m = Sequential(Linear(3, 4), LayerNorm(4), Dropout(0.5), Linear(4, 2)).to(device)
     m.eval()  # dropout off: the NumPy reference has none
     x = rand(rng, 2, 3, device=device, dtype=np.float32)
-    h = np_linear(x.numpy(), m[0])
+    h = np_linear(x.detach().numpy(), m[0])
     h = (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5)
-    np.testing.assert_allclose(m(x).numpy(), np_linear(h, m[3]), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(m(x).detach().numpy(), np_linear(h, m[3]), rtol=1e-5, atol=1e-5)
     m.train()
     assert gradcheck_layer(m, rand(rng, 2, 3, device=device), reseed=True)
 
@@ -167,8 +169,8 @@ def test_feed_forward_values(rng, device, activation, ref):
     assert [n for n, _ in m.named_children()] == ["linear1", "dropout", "linear2"]
     assert m.linear1.weight.shape == (6, 4) and m.linear2.weight.shape == (4, 6)
     x = rand(rng, 2, 3, 4, device=device, dtype=np.float32)
-    expect = np_linear(ref(np_linear(x.numpy(), m.linear1)), m.linear2)
-    np.testing.assert_allclose(m(x).numpy(), expect, rtol=1e-5, atol=1e-5)
+    expect = np_linear(ref(np_linear(x.detach().numpy(), m.linear1)), m.linear2)
+    np.testing.assert_allclose(m(x).detach().numpy(), expect, rtol=1e-5, atol=1e-5)
 
 
 def test_feed_forward_rejects_unknown_activation():
@@ -185,9 +187,9 @@ def test_feed_forward_gradcheck(rng, device, activation):
 def test_feed_forward_dropout_off_in_eval(rng):
     m = FeedForward(4, 32, dropout=0.9)
     x = rand(rng, 3, 4, dtype=np.float32)
-    a = m.eval()(x).numpy()
-    np.testing.assert_array_equal(a, m(x).numpy())
-    assert not np.allclose(m.train()(x).numpy(), a)
+    a = m.eval()(x).detach().numpy()
+    np.testing.assert_array_equal(a, m(x).detach().numpy())
+    assert not np.allclose(m.train()(x).detach().numpy(), a)
 
 
 # -- PositionalEncoding ---------------------------------------------------------------------
@@ -210,7 +212,9 @@ def test_positional_encoding_adds_pe_and_is_not_saved(rng, device):
     assert m.pe.device == tga.get_device(device).name
     assert m.state_dict() == {}  # a non-persistent buffer
     x = rand(rng, 2, 7, 4, device=device, dtype=np.float32)
-    np.testing.assert_allclose(m(x).numpy(), x.numpy() + m.pe.numpy()[:7], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        m(x).detach().numpy(), x.detach().numpy() + m.pe.detach().numpy()[:7], rtol=1e-6, atol=1e-6
+    )
     with pytest.raises(ValueError, match=r"\(2, 21, 4\)"):
         m(Tensor(np.zeros((2, 21, 4), np.float32), device=device))
     with pytest.raises(ValueError, match=r"\(2, 3, 5\)"):
@@ -220,8 +224,8 @@ def test_positional_encoding_adds_pe_and_is_not_saved(rng, device):
 def test_positional_encoding_dropout_only_in_training(rng):
     m = PositionalEncoding(8, max_len=10, dropout=0.5)
     x = rand(rng, 2, 10, 8, dtype=np.float32)
-    assert (m(x).numpy() == 0).mean() > 0.3
-    np.testing.assert_allclose(m.eval()(x).numpy(), x.numpy() + m.pe.numpy()[:10], rtol=1e-6)
+    assert (m(x).detach().numpy() == 0).mean() > 0.3
+    np.testing.assert_allclose(m.eval()(x).detach().numpy(), x.detach().numpy() + m.pe.detach().numpy()[:10], rtol=1e-6)
 
 
 def test_positional_encoding_gradcheck(rng, device):
@@ -264,11 +268,11 @@ def test_lazy_linear_takes_in_features_from_its_first_input(rng):
     y = lazy(Tensor(rng.standard_normal((2, 5)).astype(np.float32)))
     assert y.shape == (2, 3) and type(lazy) is nn.Linear and lazy.in_features == 5
     assert lazy.weight is params[0] and lazy.weight.shape == (3, 5) and lazy.bias.shape == (3,)
-    assert np.abs(lazy.weight.numpy()).max() <= 1 / np.sqrt(5)
+    assert np.abs(lazy.weight.detach().numpy()).max() <= 1 / np.sqrt(5)
     y.sum().backward()
-    before = lazy.weight.numpy().copy()
+    before = lazy.weight.detach().numpy().copy()
     opt.step()
-    assert not np.array_equal(before, lazy.weight.numpy())
+    assert not np.array_equal(before, lazy.weight.detach().numpy())
     opt.zero_grad()
     theirs = torch.nn.Linear(5, 3)
     assert_matches_torch(lazy, theirs, lazy, theirs, [rng.standard_normal((4, 5))])
@@ -282,7 +286,7 @@ def test_bilinear_matches_torch(rng):
     ]
     assert repr(ours) == repr(theirs)
     assert_matches_torch(ours, theirs, ours, theirs, [rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5, 4))])
-    assert np.abs(nn.Bilinear(9, 2, 50).weight.numpy()).max() <= 1 / 3
+    assert np.abs(nn.Bilinear(9, 2, 50).weight.detach().numpy()).max() <= 1 / 3
 
 
 @needs_torch

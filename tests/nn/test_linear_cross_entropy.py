@@ -58,7 +58,7 @@ def test_linear_cross_entropy_matches_pytorch(out_features, probabilities, batch
     os_ = [tga.tensor(a, requires_grad=True) for a in arrays]
     yt, yo = run(torch, torch.nn.functional.linear_cross_entropy)(*ts), run(tga, F.linear_cross_entropy)(*os_)
     assert yo.shape == tuple(yt.shape)
-    np.testing.assert_allclose(yo.numpy(), yt.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(yo.detach().numpy(), yt.detach().numpy(), rtol=1e-10, atol=1e-12)
     cot = rng.standard_normal(tuple(yt.shape))
     for go, gt in zip(tga.autograd.grad(yo, os_, tga.tensor(cot)), torch.autograd.grad(yt, ts, torch.tensor(cot))):
         np.testing.assert_allclose(go.numpy(), gt.numpy(), rtol=1e-9, atol=1e-11)
@@ -112,7 +112,7 @@ def test_linear_cross_entropy_loss_module_is_pytorchs(kw, seed, rng):
     assert repr(ours) == repr(theirs)
     for (n, p), (m, q) in zip(ours.named_parameters(), theirs.named_parameters(), strict=True):
         assert n == m
-        np.testing.assert_array_equal(p.numpy(), q.detach().numpy())
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
     t = rng.integers(0, C, (3, *kw.get("out_features", ())))
     assert_matches_torch(ours, theirs, lambda x: ours(x, tga.tensor(t)), lambda x: theirs(x, torch.tensor(t)),
                          [rng.standard_normal((3, IN))])  # fmt: skip

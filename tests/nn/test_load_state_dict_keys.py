@@ -42,7 +42,7 @@ def test_strict_still_raises_and_load_returns_the_module(tmp_path):
     net.save(tmp_path / "m.safetensors")
     other = _net(tga)
     assert other.load(tmp_path / "m.safetensors") is other
-    np.testing.assert_array_equal(other[2].weight.numpy(), net[2].weight.numpy())
+    np.testing.assert_array_equal(other[2].weight.detach().numpy(), net[2].weight.detach().numpy())
 
 
 def test_assign_takes_the_tensor_itself_as_pytorch(device):
@@ -56,9 +56,9 @@ def test_assign_takes_the_tensor_itself_as_pytorch(device):
         w.mul_(3.0)
     with torch.no_grad():
         tw.mul_(3.0)
-    np.testing.assert_array_equal(lin.weight.numpy(), tlin.weight.detach().numpy())  # shared memory: 3s
+    np.testing.assert_array_equal(lin.weight.detach().numpy(), tlin.weight.detach().numpy())  # shared memory: 3s
     assert lin.weight.requires_grad and tlin.weight.requires_grad
     lin.load_state_dict({"weight": np.full((2, 3), 5.0), "bias": np.zeros(2)})  # copied in place (assign=False)
     tlin.load_state_dict({"weight": torch.full((2, 3), 5.0), "bias": torch.zeros(2)})
-    assert lin.weight.numpy()[0, 0] == tlin.weight[0, 0].item() == 5.0
+    assert lin.weight.detach().numpy()[0, 0] == tlin.weight[0, 0].item() == 5.0
     assert w.numpy()[0, 0] == tw[0, 0].item() == 5.0  # (into the memory the module shares with w)

@@ -98,7 +98,7 @@ def test_matches_torch(num_layers, bidirectional, batch_first, bias, form, initi
     for what, o, t, shape in zip(("output", "h_n", "c_n"), outs_o, outs_t, want_shapes):
         assert o.shape == tuple(t.shape) == shape, what
         assert o.dtype == getattr(tga, dtype), what
-        np.testing.assert_allclose(o.numpy(), t.detach().numpy(), err_msg=what, **TOL[dtype])
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), err_msg=what, **TOL[dtype])
     weights = [rng.standard_normal(tuple(t.shape)).astype(dtype) for t in outs_t]
     loss_t = sum((t * torch.tensor(w)).sum() for t, w in zip(outs_t, weights))
     loss_o = sum((o * Tensor(w)).sum() for o, w in zip(outs_o, weights))
@@ -122,13 +122,13 @@ def test_packed_final_states_are_each_sequences_own(lengths, initial):
     out_t, (h_t, c_t) = theirs(torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x), lengths, enforce_sorted=False),
                                hx_t)  # fmt: skip
     out_o, (h_o, c_o) = ours(pack_padded_sequence(Tensor(x), lengths, enforce_sorted=False), hx_o)
-    np.testing.assert_allclose(out_o.data.numpy(), out_t.data.detach().numpy(), **TOL["float64"])
-    np.testing.assert_allclose(h_o.numpy(), h_t.detach().numpy(), **TOL["float64"])
-    np.testing.assert_allclose(c_o.numpy(), c_t.detach().numpy(), **TOL["float64"])
+    np.testing.assert_allclose(out_o.data.detach().numpy(), out_t.data.detach().numpy(), **TOL["float64"])
+    np.testing.assert_allclose(h_o.detach().numpy(), h_t.detach().numpy(), **TOL["float64"])
+    np.testing.assert_allclose(c_o.detach().numpy(), c_t.detach().numpy(), **TOL["float64"])
     padded, got_lengths = pad_packed_sequence(out_o)
     assert got_lengths.tolist() == list(lengths)
     for b, n in enumerate(lengths):  # past a sequence's end its outputs are zeros
-        assert not padded.numpy()[n:, b].any()
+        assert not padded.detach().numpy()[n:, b].any()
 
 
 @pytest.mark.parametrize(("num_layers", "bidirectional", "batch_first", "bias"),
@@ -196,8 +196,8 @@ def test_recurrence_cell_form_with_projection(rng):
     h, c = recurrence("lstm", Tensor(x[0]), None, None, m.weight_ih_l0, m.weight_hh_l0, m.bias_ih_l0, m.bias_hh_l0,
                       cell=True, w_hr=m.weight_hr_l0)  # fmt: skip
     out, (h_n, c_n) = m(Tensor(x))
-    np.testing.assert_allclose(h.numpy(), h_n.numpy()[0], rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(c.numpy(), c_n.numpy()[0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(h.detach().numpy(), h_n.detach().numpy()[0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(c.detach().numpy(), c_n.detach().numpy()[0], rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("seed", [0, 3])
@@ -210,7 +210,7 @@ def test_same_seed_same_parameters_as_torch(seed, kw):
     tga.manual_seed(seed)
     ours = nn.LSTM(4, 6, proj_size=3, **kw)
     want = {k: v.detach().numpy() for k, v in theirs.named_parameters()}
-    got = {k: v.numpy() for k, v in ours.named_parameters()}
+    got = {k: v.detach().numpy() for k, v in ours.named_parameters()}
     assert list(got) == list(want)
     for k in want:
         np.testing.assert_array_equal(got[k], want[k], err_msg=k)
@@ -296,11 +296,11 @@ def test_dropout_between_layers_as_torch():
         if training and not _torch_draws_as_ours():
             continue
         for o, t in ((out_o, out_t), (h_o, h_t), (c_o, c_t)):
-            np.testing.assert_allclose(o.numpy(), t.detach().numpy(), **TOL["float64"])
+            np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), **TOL["float64"])
     ours.eval()
-    a = ours(Tensor(x))[0].numpy()
+    a = ours(Tensor(x))[0].detach().numpy()
     ours.dropout = 0.0
-    np.testing.assert_array_equal(a, ours(Tensor(x))[0].numpy())
+    np.testing.assert_array_equal(a, ours(Tensor(x))[0].detach().numpy())
 
 
 def _torch_draws_as_ours() -> bool:
@@ -319,7 +319,9 @@ def test_dropout_one_zeroes_the_input_of_the_next_layer():
     out = m(Tensor(np.random.default_rng(0).standard_normal((4, 2, INPUT))))[0]
     zero_in = nn.LSTM(2 * 1, HIDDEN, proj_size=PROJ).double()
     zero_in.load_state_dict({k[:-1] + "0": v for k, v in m.state_dict().items() if k.endswith("_l1")})
-    np.testing.assert_allclose(out.numpy(), zero_in(tga.zeros(4, 2, PROJ, dtype=tga.float64))[0].numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        out.detach().numpy(), zero_in(tga.zeros(4, 2, PROJ, dtype=tga.float64))[0].detach().numpy(), rtol=1e-12
+    )
 
 
 def test_traced_program_replays_with_new_weights(rng):
@@ -377,7 +379,7 @@ def test_compiled_training_equals_eager(packed):
         run = tga.compile(step) if compiled else step
         losses = [run(Tensor(np.random.default_rng(i).standard_normal((5, 3, 3)).astype(np.float32))).item()
                   for i in range(6)]  # fmt: skip
-        results.append((losses, [p.numpy().copy() for m in mods for p in m.parameters()]))
+        results.append((losses, [p.detach().numpy().copy() for m in mods for p in m.parameters()]))
         if compiled:
             assert len(run.programs) == 1
     (l0, p0), (l1, p1) = results
@@ -399,6 +401,9 @@ def test_runs_on_every_device(packed, device, rng):
         out, (h, c) = m(inp, (xs[1], xs[2]))
         out = out.data if packed else out
         ((out * out).sum() + h.sum() + (c * c).sum()).backward()
-        results.append([out.numpy(), h.numpy(), c.numpy()] + [t.grad.numpy() for t in [*xs, *m.parameters()]])
+        results.append(
+            [out.detach().numpy(), h.detach().numpy(), c.detach().numpy()]
+            + [t.grad.detach().numpy() for t in [*xs, *m.parameters()]]
+        )
     for a, b in zip(*results):
         np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)

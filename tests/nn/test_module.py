@@ -105,7 +105,7 @@ def test_shared_parameters_are_listed_once_and_saved_under_both_names():
     sd = seq.state_dict()
     sd["0.weight"] = sd["1.weight"] = np.full((3, 3), 2.0, np.float32)
     seq.load_state_dict(sd)
-    assert np.all(b.weight.numpy() == 2.0)
+    assert np.all(b.weight.detach().numpy() == 2.0)
 
 
 def test_children_and_modules():
@@ -159,10 +159,10 @@ def test_state_dict_holds_detached_tensors_sharing_memory_and_persistent_buffers
     assert net.head.weight.requires_grad  # (the module's own parameters are untouched)
     assert isinstance(np.asarray(sd["head.weight"]), np.ndarray) and np.asarray(sd["head.weight"]).dtype == np.float32
     sd["head.weight"].fill_(7.0)  # the same memory, as PyTorch's state dict
-    assert np.all(net.head.weight.numpy() == 7.0)
+    assert np.all(net.head.weight.detach().numpy() == 7.0)
     copy = net.state_dict()["blocks.0.fc.bias"].clone()
     copy.fill_(3.0)
-    assert not np.any(net.blocks[0].fc.bias.numpy() == 3.0)
+    assert not np.any(net.blocks[0].fc.bias.detach().numpy() == 3.0)
     assert net.state_dict(keep_vars=True)["head.weight"] is net.head.weight
     assert list(net.state_dict(prefix="m."))[0] == "m." + NET_PARAMS[0]
 
@@ -229,13 +229,13 @@ def test_load_state_dict_wrong_shape_names_key_and_both_shapes():
     net = Net()
     sd = net.state_dict()
     sd["blocks.1.fc.weight"] = np.zeros((4, 5), np.float32)
-    before = net.blocks[0].fc.weight.numpy()
+    before = net.blocks[0].fc.weight.detach().numpy()
     sd["blocks.0.fc.weight"] = before + 1.0  # fits, but must not be loaded when another key fails
     with pytest.raises(StateDictError) as e:
         net.load_state_dict(sd)
     msg = str(e.value)
     assert "'blocks.1.fc.weight'" in msg and "(4, 5)" in msg and "(4, 4)" in msg
-    np.testing.assert_array_equal(net.blocks[0].fc.weight.numpy(), before)
+    np.testing.assert_array_equal(net.blocks[0].fc.weight.detach().numpy(), before)
     with pytest.raises(ValueError, match="blocks.1.fc.weight"):  # shape errors are checked even non-strict
         net.load_state_dict(sd, strict=False)
 
@@ -283,7 +283,7 @@ def test_functional_call_uses_the_given_tensors_then_restores():
     b = Tensor(np.zeros(2), requires_grad=True)
     x = Tensor(np.array([[1.0, 2.0]]))
     y = functional_call(lin, {"weight": w, "bias": b}, x)
-    np.testing.assert_array_equal(y.numpy(), [[1.0, 2.0]])
+    np.testing.assert_array_equal(y.detach().numpy(), [[1.0, 2.0]])
     y.sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), [[1.0, 2.0], [1.0, 2.0]])
     assert isinstance(lin.weight, Parameter) and lin.weight.grad is None

@@ -45,7 +45,7 @@ def _both(a, requires_grad=True):
 
 def _same_packed(p, tp):
     assert isinstance(p, PackedSequence)
-    np.testing.assert_allclose(p.data.numpy(), tp.data.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(p.data.detach().numpy(), tp.data.detach().numpy(), rtol=1e-12, atol=1e-12)
     assert p.batch_sizes.tolist() == tp.batch_sizes.tolist()
     for ours, theirs in ((p.sorted_indices, tp.sorted_indices), (p.unsorted_indices, tp.unsorted_indices)):
         assert (ours is None) == (theirs is None)
@@ -67,7 +67,7 @@ def test_pack_and_pad_as_pytorch(lengths, enforce_sorted, batch_first, rng):
     _same_packed(p, tp)
     padded, lens = pad_packed_sequence(p, batch_first=batch_first, padding_value=-1.0, total_length=7)
     tpadded, tlens = TR.pad_packed_sequence(tp, batch_first=batch_first, padding_value=-1.0, total_length=7)
-    np.testing.assert_array_equal(padded.numpy(), tpadded.detach().numpy())
+    np.testing.assert_array_equal(padded.detach().numpy(), tpadded.detach().numpy())
     assert lens.tolist() == tlens.tolist() and lens.dtype == np.int64
     w = rng.standard_normal(padded.shape)
     (padded * Tensor(w)).sum().backward()
@@ -154,7 +154,7 @@ def test_layer_over_a_packed_batch_matches_torch(mode, bidirectional, num_layers
     tfinals = list(thn) if mode == "lstm" else [thn]
     loss, tloss = (out.data * out.data).sum(), (tout.data * tout.data).sum()
     for f, tf in zip(finals, tfinals):
-        np.testing.assert_allclose(f.numpy(), tf.detach().numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(f.detach().numpy(), tf.detach().numpy(), rtol=1e-10, atol=1e-12)
         w = rng.standard_normal(tuple(tf.shape))
         loss, tloss = loss + (f * Tensor(w)).sum(), tloss + (tf * torch.tensor(w)).sum()
     loss.backward()
@@ -174,10 +174,10 @@ def test_padded_outputs_are_zero_and_final_states_are_each_sequences_own(rng):
     out, hn = gru(pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False))
     padded, _ = pad_packed_sequence(out, batch_first=True)
     for b, n in enumerate(lengths):
-        assert not np.any(padded.numpy()[b, n:])
+        assert not np.any(padded.detach().numpy()[b, n:])
         alone, h_alone = gru(x[b : b + 1, :n])  # the sequence by itself, unpadded
-        np.testing.assert_allclose(padded.numpy()[b, :n], alone.numpy()[0], rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(hn.numpy()[:, b], h_alone.numpy()[:, 0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(padded.detach().numpy()[b, :n], alone.detach().numpy()[0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(hn.detach().numpy()[:, b], h_alone.detach().numpy()[:, 0], rtol=1e-12, atol=1e-12)
 
 
 def test_a_batch_first_layer_takes_the_packed_batch_as_it_is(rng):
@@ -187,8 +187,8 @@ def test_a_batch_first_layer_takes_the_packed_batch_as_it_is(rng):
     out, (h, c) = ours(pack_padded_sequence(x, [2, 4, 3], batch_first=True, enforce_sorted=False))
     tout, (th, tc) = theirs(TR.pack_padded_sequence(tx, [2, 4, 3], batch_first=True, enforce_sorted=False))
     _same_packed(out, tout)
-    np.testing.assert_allclose(h.numpy(), th.detach().numpy(), rtol=1e-12)
-    np.testing.assert_allclose(c.numpy(), tc.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(h.detach().numpy(), th.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(c.detach().numpy(), tc.detach().numpy(), rtol=1e-12)
 
 
 # -- the fused op with lengths against its definition -------------------------------------------
@@ -211,20 +211,20 @@ CASES = list(itertools.product(MODES, [False, True], [False, True]))
 def test_fused_equals_decomposed_with_lengths(mode, reverse, batch_first, device, rng):
     ops = _operands(mode, rng, device=device)
     if batch_first:
-        ops[0] = Tensor(ops[0].numpy().transpose(1, 0, 2).copy(), device=device, requires_grad=True)
+        ops[0] = Tensor(ops[0].detach().numpy().transpose(1, 0, 2).copy(), device=device, requires_grad=True)
     lengths = (4, 2, 3)  # two steps where all run, two where one has ended
     fused = recurrence(mode, *ops, reverse=reverse, batch_first=batch_first, lengths=lengths)
     assert isinstance(fused._ctx, recurrent.RECURRENCES[mode])  # one node
     with tga.decompose():
         ref = recurrence(mode, *ops, reverse=reverse, batch_first=batch_first, lengths=lengths)
     assert not isinstance(ref._ctx, recurrent.RECURRENCES[mode])
-    np.testing.assert_allclose(fused.numpy(), ref.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fused.detach().numpy(), ref.detach().numpy(), rtol=1e-12, atol=1e-12)
     w = Tensor(rng.standard_normal(fused.shape), device=device)
     leaves = [t for t in ops if t is not None]
     g_fused = tga.grad((fused * w).sum(), leaves, create_graph=True)
     g_ref = tga.grad((ref * w).sum(), leaves, create_graph=True)
     for a, b in zip(g_fused, g_ref):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-10, atol=1e-12)
     # second order: the gradient of the gradients, fused (through its reference) and decomposed
     gg_fused = tga.grad(sum((g * g).sum() for g in g_fused), leaves)
     gg_ref = tga.grad(sum((g * g).sum() for g in g_ref), leaves)
@@ -251,7 +251,7 @@ def test_full_lengths_equal_no_lengths(rng):
         for reverse in (False, True):
             a = recurrence(mode, *ops, reverse=reverse)
             b = recurrence(mode, *ops, reverse=reverse, lengths=(4, 4, 4))
-            np.testing.assert_array_equal(a.numpy(), b.numpy())
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
 
 
 # -- a tutorial: the chatbot encoder ----------------------------------------------------------------

@@ -45,7 +45,7 @@ IDS = [f"{m}-{s}-{sorted(kw.items())}" for m, s, kw in CASES]
 @pytest.mark.parametrize(("mode", "shape", "kw"), CASES, ids=IDS)
 def test_matches_torch_values_and_gradients(mode, shape, kw, rng):
     x = rand(rng, *shape)
-    xt = torch.tensor(x.numpy(), requires_grad=True)
+    xt = torch.tensor(x.detach().numpy(), requires_grad=True)
     y = F.interpolate(x, mode=mode, **kw)
     yt = TF.interpolate(xt, mode=mode, **kw)
     assert y.shape == tuple(yt.shape)

@@ -124,7 +124,7 @@ def test_fused_equals_decomposed(mode, cell, reverse, batch_first, bias, initial
         ref = _run(mode, ops, cell, reverse, batch_first)
     assert not isinstance(ref._ctx, recurrent.RECURRENCES[mode])
     assert fused.shape == ref.shape
-    np.testing.assert_allclose(fused.numpy(), ref.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fused.detach().numpy(), ref.detach().numpy(), rtol=1e-12, atol=1e-12)
     w = Tensor(rng.standard_normal(fused.shape), device=device)
     leaves = [t for t in ops if t is not None]
     g_fused = tga.grad((fused * w).sum(), leaves)
@@ -200,8 +200,8 @@ def test_unroll_is_one_node_and_matches_the_cell_step_by_step(rng):
     h = None
     for t in range(5):
         h = cell(x[:, t], h)
-        np.testing.assert_allclose(states[:, t].numpy(), h.numpy(), atol=1e-12)
-    np.testing.assert_allclose(last.numpy(), h.numpy(), atol=1e-12)
+        np.testing.assert_allclose(states[:, t].detach().numpy(), h.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(last.detach().numpy(), h.detach().numpy(), atol=1e-12)
 
 
 def test_float32_stays_float32(rng):
@@ -296,7 +296,7 @@ def _lstm_float32_errors(ours, theirs, x):
             xt = Tensor(x, requires_grad=True)
             out, _ = ours(xt)
             (out * out).sum().backward()
-            got, grad = out.numpy(), xt.grad.numpy()
+            got, grad = out.detach().numpy(), xt.grad.detach().numpy()
         else:
             xt = torch.tensor(x, requires_grad=True)
             out, _ = theirs(xt)
@@ -352,8 +352,8 @@ def test_final_states_are_new_memory_as_pytorchs(name, batch_first, num_layers, 
     # leaves the other as it was (a view of the last step would change the output too).
     m = getattr(nn, name)(3, 4, num_layers=num_layers, batch_first=batch_first)
     out, states = m(Tensor(rng.standard_normal((5, 2, 3)).astype(np.float32)))
-    before = out.numpy().copy()
+    before = out.detach().numpy().copy()
     with tga.no_grad():
         for s in states if name == "LSTM" else (states,):
             s.add_(100.0)
-    np.testing.assert_array_equal(out.numpy(), before)
+    np.testing.assert_array_equal(out.detach().numpy(), before)

@@ -105,7 +105,7 @@ def _leaves(x: Any) -> list[Any]:
 
 
 def _array(t: Any) -> np.ndarray:
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else t.numpy()
+    return t.detach().numpy() if isinstance(t, torch.Tensor) else t.detach().numpy()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ def test_conv_transpose_parameters_init_and_errors_as_pytorch():
     # U(±1/sqrt(fan_in)), fan_in = out/groups * k*k = 27, as PyTorch's kaiming_uniform_(a=sqrt(5))
     bound = 1 / np.sqrt(27)
     for p in (ours.weight, ours.bias):
-        assert np.abs(p.numpy()).max() <= bound and np.abs(p.numpy()).max() > 0.6 * bound
+        assert np.abs(p.detach().numpy()).max() <= bound and np.abs(p.detach().numpy()).max() > 0.6 * bound
     assert nn.ConvTranspose1d(2, 3, 2, bias=False).bias is None
     with pytest.raises(ValueError, match="ConvTranspose2d.*zeros"):
         nn.ConvTranspose2d(2, 2, 3, padding_mode="reflect")
@@ -112,7 +112,7 @@ def test_max_unpool_layers_invert_max_pool_as_pytorch(nd, rng):
     ty, ti = pool_t(tx)
     z = unpool_o(y, i, output_size=x.shape)
     tz = unpool_t(ty, ti, output_size=tx.shape)
-    np.testing.assert_array_equal(z.numpy(), tz.detach().numpy())
+    np.testing.assert_array_equal(z.detach().numpy(), tz.detach().numpy())
     w = rng.standard_normal(z.shape)
     (z * Tensor(w)).sum().backward()
     (tz * torch.tensor(w)).sum().backward()

@@ -82,7 +82,7 @@ def _train(compiled: bool, steps: int = 4) -> tuple[list[float], np.ndarray]:
     for i in range(steps):
         loss, total = run(Tensor(np.random.default_rng(i).standard_normal((4, 3)) * (i + 1)))
         out += [float(loss), float(total)]
-    return out, model.weight.numpy()
+    return out, model.weight.detach().numpy()
 
 
 def test_clipping_in_a_compiled_step_is_never_silently_different():
@@ -100,9 +100,9 @@ def test_clipping_in_a_compiled_step_is_never_silently_different():
 
 def test_parameters_to_vector_and_back(rng):
     ps = [nn.Parameter(rng.standard_normal(s)) for s in SHAPES]
-    qs = [torch.tensor(p.numpy()) for p in ps]
+    qs = [torch.tensor(p.detach().numpy()) for p in ps]
     v = parameters_to_vector(ps)
-    np.testing.assert_array_equal(v.numpy(), torch.nn.utils.parameters_to_vector(qs).numpy())
+    np.testing.assert_array_equal(v.detach().numpy(), torch.nn.utils.parameters_to_vector(qs).detach().numpy())
     (v * Tensor(np.arange(v.shape[0], dtype=np.float64))).sum().backward()  # differentiable
     np.testing.assert_array_equal(ps[1].grad.numpy(), np.arange(6, 10))
     new = Tensor(rng.standard_normal(v.shape[0]))
@@ -111,7 +111,7 @@ def test_parameters_to_vector_and_back(rng):
     vector_to_parameters(new, ps)
     torch.nn.utils.vector_to_parameters(tnew, qs)
     for p, q in zip(ps, qs):
-        np.testing.assert_array_equal(p.numpy(), q.numpy())
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
     for h, th in zip(held, theirs_held):  # the parameters took new memory: the old stays as it was
         np.testing.assert_array_equal(h.numpy(), th.numpy())
     new.mul_(2.0)  # ... and that memory is vec's
@@ -130,7 +130,7 @@ def test_pad_sequence_is_pytorchs(batch_first, side, rng):
     theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
     y = pad_sequence(ours, batch_first=batch_first, padding_value=-1.0, padding_side=side)
     yt = torch.nn.utils.rnn.pad_sequence(theirs, batch_first=batch_first, padding_value=-1.0, padding_side=side)
-    np.testing.assert_array_equal(y.numpy(), yt.detach().numpy())
+    np.testing.assert_array_equal(y.detach().numpy(), yt.detach().numpy())
     w = rng.standard_normal(y.shape)
     (y * Tensor(w)).sum().backward()
     (yt * torch.tensor(w)).sum().backward()

@@ -159,7 +159,7 @@ def test_adam_kernel_writes_the_parameter_in_place(calls):
     opt.step()
     assert "adam" in calls and p._data is old and p._version == 2
     assert not np.array_equal(old, np.ones((2, 3), np.float32))
-    np.testing.assert_array_equal(held.numpy(), p.numpy())
+    np.testing.assert_array_equal(held.detach().numpy(), p.detach().numpy())
     with pytest.raises(RuntimeError, match="in-place op changed"):
         saved.sum().backward()  # PyTorch's step writes the parameter in place: the check fires as there
 
@@ -178,7 +178,7 @@ def _lstm_run(dtype, batch_first, bidirectional, layers, initial, seed=1):
     w = tga.tensor(rng.standard_normal(out.shape).astype(dtype))
     ((out * w).sum() + (h_n * h_n).sum() + c_n.sum()).backward()
     arrays = [out, h_n, c_n, x.grad] + [p.grad for p in m.parameters()] + ([s.grad for s in states] if states else [])
-    return [a.numpy().copy() for a in arrays]
+    return [a.detach().numpy().copy() for a in arrays]
 
 
 @needs_numba
@@ -217,7 +217,9 @@ def test_lstm_cell_and_saturated_gates_through_the_kernels(calls, monkeypatch):
         x = tga.tensor(x_values, requires_grad=True)
         h, c = cell(x)
         (h.sum() + c.sum()).backward()
-        results[on] = [h.numpy(), c.numpy(), x.grad.numpy()] + [p.grad.numpy() for p in cell.parameters()]
+        results[on] = [h.detach().numpy(), c.detach().numpy(), x.grad.detach().numpy()] + [
+            p.grad.detach().numpy() for p in cell.parameters()
+        ]
     assert calls.get("lstm_forward") == 1
     for a, b in zip(results[True], results[False]):
         np.testing.assert_array_equal(a, b)
@@ -229,7 +231,7 @@ def _gelu_run(x_values, g_values):
     x = tga.tensor(x_values, requires_grad=True)
     y = tga.nn.functional.gelu(x)
     (y * tga.tensor(g_values)).sum().backward()
-    return y.numpy().copy(), x.grad.numpy().copy()
+    return y.detach().numpy().copy(), x.grad.detach().numpy().copy()
 
 
 @needs_numba
@@ -266,7 +268,9 @@ def _layer_norm_run(x_values, g_values, weight, bias):
     b = tga.tensor(rng.standard_normal(n).astype(x_values.dtype), requires_grad=True) if bias else None
     y = tga.nn.functional.layer_norm(x, (n,), w, b, eps=1e-5)
     (y * tga.tensor(g_values)).sum().backward()
-    return [y.numpy().copy(), x.grad.numpy().copy()] + [t.grad.numpy().copy() for t in (w, b) if t is not None]
+    return [y.detach().numpy().copy(), x.grad.detach().numpy().copy()] + [
+        t.grad.detach().numpy().copy() for t in (w, b) if t is not None
+    ]
 
 
 @needs_numba
@@ -310,7 +314,7 @@ def _softmax_run(x_values, g_values, dim):
     x = tga.tensor(x_values, requires_grad=True)
     y = tga.nn.functional.softmax(x, dim)
     (y * tga.tensor(g_values)).sum().backward()
-    return [y.numpy().copy(), x.grad.numpy().copy()]
+    return [y.detach().numpy().copy(), x.grad.detach().numpy().copy()]
 
 
 @needs_numba

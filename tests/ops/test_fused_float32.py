@@ -34,7 +34,7 @@ def _gelu_run(x: np.ndarray, g: np.ndarray, device: str) -> tuple[np.ndarray, np
     xt = Tensor(x, device=device, requires_grad=True)
     y = F.gelu(xt)
     y.backward(Tensor(g, device=device))
-    return y.numpy(), xt.grad.numpy()
+    return y.detach().numpy(), xt.grad.detach().numpy()
 
 
 # Both signs, zero, the tails where the CDF is within float32's resolution of 0 or 1, and
@@ -95,7 +95,7 @@ def _layer_norm_run(x, w, b, g, device):
     xt, wt, bt = (Tensor(a, device=device, requires_grad=True) for a in (x, w, b))
     y = F.layer_norm(xt, (x.shape[-1],), wt, bt, 1e-5)
     y.backward(Tensor(g, device=device))
-    return [y.numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()]
+    return [y.detach().numpy(), xt.grad.detach().numpy(), wt.grad.detach().numpy(), bt.grad.detach().numpy()]
 
 
 @pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-5), (np.float64, 1e-12)])
@@ -130,7 +130,12 @@ def test_layer_norm_and_linear_float32_equal_on_every_device(monkeypatch):
         xt, wt, bt = (Tensor(a, device=device, requires_grad=True) for a in (x, lw, w[:5]))
         y = F.linear(xt, wt, bt)
         y.backward(Tensor(lg, device=device))
-        return _layer_norm_run(x, w, b, g, device) + [y.numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()]
+        return _layer_norm_run(x, w, b, g, device) + [
+            y.detach().numpy(),
+            xt.grad.detach().numpy(),
+            wt.grad.detach().numpy(),
+            bt.grad.detach().numpy(),
+        ]
 
     ref = run("cpu")
     np.testing.assert_allclose(ref[-1], lg.sum((0, 1)), rtol=1e-5, atol=1e-5)  # the bias's gradient

@@ -54,10 +54,10 @@ def test_a_traced_argmin_prints_as_argmin(rng):
 def test_argmin_and_argmax_are_two_ops_with_one_forward(rng):
     x = Tensor(rng.standard_normal((3, 4)), requires_grad=True)
     lo, hi = ops.ArgExtreme.apply(x, args=(1, "min")), ops.ArgExtreme.apply(x, args=(1, "max"))
-    np.testing.assert_array_equal(lo.numpy()[:, 0], x.numpy().argmin(1))
-    np.testing.assert_array_equal(hi.numpy()[:, 0], x.numpy().argmax(1))
-    assert x.argmin(1).tolist() == x.numpy().argmin(1).tolist()
-    prefixes = [[int(np.argmin(r[: j + 1])) for j in range(4)] for r in x.numpy()]  # (no ties in normal draws)
+    np.testing.assert_array_equal(lo.detach().numpy()[:, 0], x.detach().numpy().argmin(1))
+    np.testing.assert_array_equal(hi.detach().numpy()[:, 0], x.detach().numpy().argmax(1))
+    assert x.argmin(1).tolist() == x.detach().numpy().argmin(1).tolist()
+    prefixes = [[int(np.argmin(r[: j + 1])) for j in range(4)] for r in x.detach().numpy()]  # (no ties in normal draws)
     assert x.cummin(1).indices.tolist() == prefixes
 
 
@@ -121,7 +121,7 @@ def test_renamed_ops_print_and_run_under_their_labels(rng):
         assert f"{label}_1 = " in program.code, (label, program.code)
     for cls_name in _RENAMED_LABELS:
         assert cls_name not in program.code, (cls_name, program.code)
-    np.testing.assert_allclose(program(x).numpy(), f(x).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(program(x).detach().numpy(), f(x).detach().numpy(), rtol=1e-5)
 
 
 _THROWAWAY = '''

@@ -58,7 +58,7 @@ def test_unary_value_and_grad(name, device, rng):
         x = Tensor(a, device=device, requires_grad=True)
     else:
         x = rand(rng, 3, 4, device=device, low=low)
-    close(f(x), ref(x.numpy()), atol=1e-12)
+    close(f(x), ref(x.detach().numpy()), atol=1e-12)
     assert tga.gradcheck(f, x)
 
 
@@ -68,7 +68,7 @@ def test_binary_broadcast_value_and_grad(name, shapes, device, rng):
     f, ref = BINARY[name]
     a = rand(rng, *shapes[0], device=device, low=0.3)
     b = rand(rng, *shapes[1], device=device, low=0.3)
-    close(f(a, b), ref(a.numpy(), b.numpy()), atol=1e-12)
+    close(f(a, b), ref(a.detach().numpy(), b.detach().numpy()), atol=1e-12)
     assert tga.gradcheck(f, a, b)
 
 
@@ -76,8 +76,8 @@ def test_binary_broadcast_value_and_grad(name, shapes, device, rng):
 def test_python_scalars_on_either_side(name, device, rng):
     f, ref = BINARY[name]
     a = rand(rng, 2, 3, device=device, low=0.5)
-    close(f(a, 2.5), ref(a.numpy(), 2.5))
-    close(f(2.5, a), ref(2.5, a.numpy()))
+    close(f(a, 2.5), ref(a.detach().numpy(), 2.5))
+    close(f(2.5, a), ref(2.5, a.detach().numpy()))
     assert tga.gradcheck(lambda x: f(x, 2.5) + f(2.5, x), a)
 
 
@@ -109,7 +109,7 @@ def test_reductions(op, axis, keepdims, device, rng):
         "logsumexp": lambda a, axis, keepdims: np.log(np.sum(np.exp(a), axis=axis, keepdims=keepdims)),
     }
     f = lambda t: getattr(t, op)(axis=axis, keepdims=keepdims)
-    close(f(x), refs[op](x.numpy(), axis=axis, keepdims=keepdims), atol=1e-12)
+    close(f(x), refs[op](x.detach().numpy(), axis=axis, keepdims=keepdims), atol=1e-12)
     assert tga.gradcheck(f, x)
 
 
@@ -121,8 +121,8 @@ def test_max_ties_share_gradient(device):
 
 def test_argmax(device, rng):
     x = rand(rng, 3, 5, device=device)
-    assert x.argmax(1).tolist() == np.argmax(x.numpy(), 1).tolist()
-    assert x.argmax().item() == np.argmax(x.numpy())
+    assert x.argmax(1).tolist() == np.argmax(x.detach().numpy(), 1).tolist()
+    assert x.argmax().item() == np.argmax(x.detach().numpy())
 
 
 @pytest.mark.parametrize(
@@ -132,14 +132,18 @@ def test_argmax(device, rng):
 def test_matmul_like_numpy(sa, sb, device, rng):
     a = rand(rng, *sa, device=device)
     b = rand(rng, *sb, device=device)
-    close(a @ b, np.matmul(a.numpy(), b.numpy()), atol=1e-12)
+    close(a @ b, np.matmul(a.detach().numpy(), b.detach().numpy()), atol=1e-12)
     assert tga.gradcheck(lambda x, y: x @ y, a, b)
 
 
 def test_rmatmul_with_array(rng):
+    """``array @ tensor`` is Python's TypeError, as PyTorch's (the array defers, the tensor refuses);
+    ``tensor @ array`` is NumPy's product wrapped as a tensor."""
     a = rand(rng, 3, 4)
     m = rng.standard_normal((2, 3))
-    close(m @ a, m @ a.numpy())
+    with pytest.raises(TypeError):
+        m @ a
+    close(a.detach().T @ m.T, (m @ a.detach().numpy()).T)
 
 
 @pytest.mark.parametrize(
@@ -168,7 +172,7 @@ def test_rmatmul_with_array(rng):
 )
 def test_shape_ops_value_and_grad(f, device, rng):
     x = rand(rng, 2, 3, 4, device=device)
-    host = Tensor(x.numpy(), dtype=np.float64)
+    host = Tensor(x.detach().numpy(), dtype=np.float64)
     close(f(x), f(host).numpy())
     assert tga.gradcheck(f, x)
 
@@ -209,10 +213,10 @@ def test_gather_duplicates_accumulate(device):
 def test_where_masked_fill_tril_triu(device, rng):
     x = rand(rng, 3, 3, device=device)
     cond = Tensor(rng.standard_normal((3, 3)) > 0, device=device)
-    close(tga.where(cond, x, 0.0), np.where(cond.numpy(), x.numpy(), 0.0))
-    close(x.masked_fill(cond, -1.0), np.where(cond.numpy(), -1.0, x.numpy()))
-    close(tga.tril(x), np.tril(x.numpy()))
-    close(tga.triu(x, 1), np.triu(x.numpy(), 1))
+    close(tga.where(cond, x, 0.0), np.where(cond.detach().numpy(), x.detach().numpy(), 0.0))
+    close(x.masked_fill(cond, -1.0), np.where(cond.detach().numpy(), -1.0, x.detach().numpy()))
+    close(tga.tril(x), np.tril(x.detach().numpy()))
+    close(tga.triu(x, 1), np.triu(x.detach().numpy(), 1))
     y = rand(rng, 3, 3, device=device)
     assert tga.gradcheck(lambda a, b: tga.where(cond, a, b), x, y)
     assert tga.gradcheck(lambda a: tga.tril(a) + tga.triu(a, 1) * 2, x)
@@ -223,7 +227,7 @@ def test_comparisons_are_boolean_and_not_differentiable(device, rng):
     for out in (x < 0, x <= 0, x > 0, x >= 0, x == x, x != 0.5):
         assert out.dtype == np.bool_
         assert not out.requires_grad
-    assert ((x > 0) == Tensor(x.numpy() > 0, device=device)).all().item()
+    assert ((x > 0) == Tensor(x.detach().numpy() > 0, device=device)).all().item()
 
 
 def test_erf_matches_math(device):
@@ -574,11 +578,11 @@ def test_scatter_values_and_gradients(device, rng):
     x = rand(rng, 3, 4, device=device)
     src = rand(rng, 2, 4, device=device)
     idx = _idx([[0, 1, 2, 0], [2, 0, 1, 1]], device)
-    ref = x.numpy().copy()
-    np.put_along_axis(ref, idx.numpy(), src.numpy(), 0)
+    ref = x.detach().numpy().copy()
+    np.put_along_axis(ref, idx.detach().numpy(), src.detach().numpy(), 0)
     close(x.scatter(0, idx, src), ref)
     assert tga.gradcheck(lambda a, b: a.scatter(0, idx, b), x, src)
-    ref = x.numpy().copy()
+    ref = x.detach().numpy().copy()
     np.put_along_axis(ref, idx.numpy(), 9.0, 0)
     close(x.scatter(0, idx, 9.0), ref)
     close(x.scatter(0, idx, value=9.0), ref)
@@ -588,8 +592,8 @@ def test_scatter_add_accumulates_repeats(device, rng):
     x = rand(rng, 3, 4, device=device)
     src = rand(rng, 3, 4, device=device)
     idx = _idx([[0, 0, 1], [2, 2, 2], [1, 1, 1]], device)  # smaller than src: its top-left part is used
-    ref = x.numpy().copy()
-    np.add.at(ref, (np.arange(3)[:, None], idx.numpy()), src.numpy()[:, :3])
+    ref = x.detach().numpy().copy()
+    np.add.at(ref, (np.arange(3)[:, None], idx.detach().numpy()), src.detach().numpy()[:, :3])
     close(x.scatter_add(1, idx, src), ref)
     assert tga.gradcheck(lambda a, b: a.scatter_add(1, idx, b), x, src)
 
@@ -607,10 +611,10 @@ def test_scatter_with_a_repeated_index_keeps_the_last_write(device, rng):
     x = rand(rng, 3, 4, device=device)
     src = rand(rng, 3, 4, device=device)
     idx = _idx([[0, 2, 0, 1], [1, 2, 0, 1], [1, 2, 3, 3]], device)  # repeats along dim 1 in every row
-    ref = x.numpy().copy()
+    ref = x.detach().numpy().copy()
     for i in range(3):
         for j in range(4):  # in order: a later write replaces an earlier one
-            ref[i, idx.numpy()[i, j]] = src.numpy()[i, j]
+            ref[i, idx.detach().numpy()[i, j]] = src.detach().numpy()[i, j]
     close(x.scatter(1, idx, src), ref)
     assert tga.gradcheck(lambda a, b: a.scatter(1, idx, b), x, src)
 
@@ -619,7 +623,7 @@ def test_scatter_with_a_repeated_index_keeps_the_last_write(device, rng):
 def test_scatter_reduce_with_a_number(reduce, device, rng):
     x = rand(rng, 3, 4, device=device)
     idx = _idx([[0, 0, 2, 2], [0, 2, 2, 2]], device)  # (0,0), (2,2), (2,3) named twice; row 1 never
-    ref = x.numpy().copy()
+    ref = x.detach().numpy().copy()
     for i in range(2):
         for j in range(4):
             r = idx.numpy()[i, j]
@@ -627,7 +631,9 @@ def test_scatter_reduce_with_a_number(reduce, device, rng):
     close(x.scatter(0, idx, 1.5, reduce=reduce), ref)
     assert tga.gradcheck(lambda a: a.scatter(0, idx, 1.5, reduce=reduce), x)
     out = x.scatter(0, idx, float("inf"), reduce=reduce)
-    np.testing.assert_array_equal(out.numpy()[1], x.numpy()[1])  # an inf written elsewhere leaves row 1 alone
+    np.testing.assert_array_equal(
+        out.detach().numpy()[1], x.detach().numpy()[1]
+    )  # an inf written elsewhere leaves row 1 alone
     if reduce == "add":  # (x * inf has an inf derivative, nan where the incoming gradient is 0, as in PyTorch)
         (g,) = tga.grad(out.sum(), x)
         np.testing.assert_array_equal(g.numpy(), 1.0)
@@ -794,5 +800,5 @@ def test_traced_programs_replay_the_new_ops(name, rng):
     x.grad = None
     ref = loss(x)
     ref.backward()
-    close(out, ref.numpy(), atol=1e-12)
+    close(out, ref.detach().numpy(), atol=1e-12)
     close(got, x.grad.numpy(), atol=1e-12)

@@ -82,7 +82,7 @@ def _theirs(op: OpInfo, sample: Sample, requires_grad: bool) -> list:
 
 def _host(t) -> np.ndarray:
     if isinstance(t, Tensor):
-        return t.numpy()
+        return t.detach().numpy()
     return t.detach().numpy(force=True)  # (force: PyTorch's second derivatives may be lazy zero tensors)
 
 

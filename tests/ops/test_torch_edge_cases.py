@@ -28,7 +28,7 @@ def ours(t: torch.Tensor, requires_grad: bool = False) -> tga.Tensor:
 
 def same(got: tga.Tensor, want: torch.Tensor, tol: float = 1e-12) -> None:
     assert tuple(got.shape) == tuple(want.shape), f"shape {tuple(got.shape)}, PyTorch's {tuple(want.shape)}"
-    assert str(got.dtype) == str(want.dtype).removeprefix("torch."), f"dtype {got.dtype}, PyTorch's {want.dtype}"
+    assert str(got.dtype) == str(want.dtype), f"dtype {got.dtype}, PyTorch's {want.dtype}"
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=tol, atol=tol, equal_nan=True)
 
 

@@ -75,7 +75,7 @@ def _run(cls, kw, dtype, foreach, steps=8):
         opt.step()
         state = {(id_, k): np.array(v.numpy() if isinstance(v, Tensor) else v)
                  for id_, st in opt.state_dict()["state"].items() for k, v in st.items()}  # fmt: skip
-        out.append(([p.numpy().copy() for p in ps + [extra]], state))
+        out.append(([p.detach().numpy().copy() for p in ps + [extra]], state))
     return out
 
 
@@ -116,9 +116,9 @@ def test_a_parameter_rebound_to_another_dtype_gets_a_new_bucket(cls, kw):
             if step == 2:
                 ps[1].data = Tensor(np.ones((2, 2), np.float32))  # the dtype changes: state follows
             for p in ps:
-                p.grad = Tensor(rng.standard_normal(p.shape).astype(p.numpy().dtype))
+                p.grad = Tensor(rng.standard_normal(p.shape).astype(p.detach().numpy().dtype))
             opt.step()
-        outs.append([p.numpy().copy() for p in ps] + [opt.state[ps[1]][k].numpy() for k in sorted(opt.state[ps[1]])
+        outs.append([p.detach().numpy().copy() for p in ps] + [opt.state[ps[1]][k].detach().numpy() for k in sorted(opt.state[ps[1]])
                                                        if isinstance(opt.state[ps[1]][k], Tensor)])  # fmt: skip
     for a, b in zip(*outs):
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
@@ -156,7 +156,7 @@ def test_a_read_only_or_non_contiguous_gradient_takes_the_numpy_passes(calls, mo
                 g.flags.writeable = False
             ps[0].grad = Tensor._wrap(g, ps[0]._dev)
             opt.step()
-        outs.append(ps[0].numpy().copy())
+        outs.append(ps[0].detach().numpy().copy())
     assert outs[0].tobytes() == outs[1].tobytes()
 
 
@@ -205,6 +205,6 @@ def test_a_compiled_step_follows_what_the_user_changes_between_calls(cls, kw, dt
             x = Tensor(rng.standard_normal((5, 4)).astype(dtype))
             y = Tensor(rng.standard_normal((5, 2)).astype(dtype))
             run(x, y)
-        runs.append([p.numpy().copy() for p in model.parameters()])
+        runs.append([p.detach().numpy().copy() for p in model.parameters()])
     for a, b in zip(*runs):
         assert a.tobytes() == b.tobytes()

@@ -103,7 +103,7 @@ def test_one_cycle_cycles_adams_first_beta_as_torch():
         assert oopt.param_groups[0]["betas"] == pytest.approx(topt.param_groups[0]["betas"], rel=1e-12)
         _step([tp], topt, ts)
         _step([p], oopt, os_)
-    np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-12)
     with pytest.raises(ValueError, match="more than total_steps=6"):
         os_.step()
 

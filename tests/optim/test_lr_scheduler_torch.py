@@ -126,7 +126,7 @@ def test_rates_match_torch_for_40_steps(name, make, kind):
             os_.step()
     _same(oopt, topt, os_, ts)
     for a, b in zip(ops, tps):
-        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6)
 
 
 def _state_keys(sd):

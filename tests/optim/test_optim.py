@@ -76,7 +76,7 @@ def test_sgd_matches_reference(rng, device, kw):
     a, b, grad = _problem(rng)
     p0 = rng.standard_normal(a.shape)
     p, _ = _run(SGD, kw, p0, a, b, device)
-    np.testing.assert_allclose(p.numpy(), ref_sgd(p0, grad, STEPS, **kw), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(p.detach().numpy(), ref_sgd(p0, grad, STEPS, **kw), rtol=1e-6, atol=1e-6)
     assert p.device == tga.get_device(device).name
 
 
@@ -92,7 +92,7 @@ def test_adam_matches_reference(rng, device, kw):
     a, b, grad = _problem(rng)
     p0 = rng.standard_normal(a.shape)
     p, opt = _run(Adam, kw, p0, a, b, device)
-    np.testing.assert_allclose(p.numpy(), ref_adam(p0, grad, STEPS, **kw), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(p.detach().numpy(), ref_adam(p0, grad, STEPS, **kw), rtol=1e-6, atol=1e-6)
     st = opt.state[p]
     assert st["step"] == STEPS
     assert st["exp_avg"].device == st["exp_avg_sq"].device == p.device  # state on the parameter's device
@@ -105,7 +105,7 @@ def test_adamw_matches_reference(rng, device, kw):
     p, _ = _run(AdamW, kw, p0, a, b, device)
     wd = kw.get("weight_decay", 0.01)  # AdamW's default
     ref = ref_adam(p0, grad, STEPS, lr=kw["lr"], weight_decay=wd, decoupled=True)
-    np.testing.assert_allclose(p.numpy(), ref, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(p.detach().numpy(), ref, rtol=1e-6, atol=1e-6)
 
 
 def test_adam_and_adamw_differ_with_weight_decay(rng):
@@ -113,7 +113,7 @@ def test_adam_and_adamw_differ_with_weight_decay(rng):
     p0 = rng.standard_normal(a.shape)
     pa, _ = _run(Adam, dict(lr=0.01, weight_decay=0.5), p0, a, b, "cpu")
     pw, _ = _run(AdamW, dict(lr=0.01, weight_decay=0.5), p0, a, b, "cpu")
-    assert np.abs(pa.numpy() - pw.numpy()).max() > 1e-4
+    assert np.abs(pa.detach().numpy() - pw.detach().numpy()).max() > 1e-4
 
 
 @pytest.mark.parametrize("opt_cls", [SGD, Adam, AdamW])
@@ -137,7 +137,7 @@ def test_zero_dim_parameter(device, opt_cls, ref):
         opt.step()
         opt.zero_grad()
     assert p.shape == () and type(p._data) is type(Tensor(np.zeros(1), device=device)._data)  # an array, not a scalar
-    np.testing.assert_allclose(p.numpy(), ref(np.array(1.5), lambda q: 2 * q, 3, lr=0.1), rtol=1e-12)
+    np.testing.assert_allclose(p.detach().numpy(), ref(np.array(1.5), lambda q: 2 * q, 3, lr=0.1), rtol=1e-12)
 
 
 @pytest.mark.parametrize("src, dst", [("cpu", "array_api_strict:device1"), ("array_api_strict:device1", "cpu")])
@@ -158,7 +158,7 @@ def test_state_follows_module_to(rng, src, dst):
         st = opt.state[w]
         where = tga.get_device(src if step < 2 else dst).name
         assert st["exp_avg"].device == st["exp_avg_sq"].device == w.device == where
-    np.testing.assert_allclose(lin.weight.numpy(), ref_adam(p0, grad, 4, lr=0.05), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(lin.weight.detach().numpy(), ref_adam(p0, grad, 4, lr=0.05), rtol=1e-6, atol=1e-6)
 
 
 def test_param_groups_have_their_own_hyperparameters(rng):
@@ -168,8 +168,8 @@ def test_param_groups_have_their_own_hyperparameters(rng):
     p1.grad = Tensor(np.ones(2))
     p2.grad = Tensor(np.ones(2))
     opt.step()
-    np.testing.assert_allclose(p1.numpy(), [0.9, 0.9])
-    np.testing.assert_allclose(p2.numpy(), [0.5, 0.5])
+    np.testing.assert_allclose(p1.detach().numpy(), [0.9, 0.9])
+    np.testing.assert_allclose(p2.detach().numpy(), [0.5, 0.5])
     opt.zero_grad()
     assert p1.grad is None and p2.grad is None
 
@@ -190,7 +190,7 @@ def test_parameters_without_grad_are_left_alone():
     opt = Adam([p, q], lr=0.1)
     p.grad = Tensor(np.ones(2))
     opt.step()
-    np.testing.assert_array_equal(q.numpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(q.detach().numpy(), [1.0, 1.0])
     assert q not in opt.state and p in opt.state
 
 
@@ -239,7 +239,7 @@ def test_noam_schedule_drives_the_optimizer():
         sched.step()
     expect = [10.0 * 16**-0.5 * min(k**-0.5, k * 3**-1.5) for k in range(1, 6)]
     np.testing.assert_allclose(used, expect, rtol=1e-12)
-    np.testing.assert_allclose(p.numpy(), [-sum(expect)], rtol=1e-12)
+    np.testing.assert_allclose(p.detach().numpy(), [-sum(expect)], rtol=1e-12)
     assert sched.get_last_lr() == [opt.param_groups[0]["lr"]]
 
 
@@ -326,7 +326,7 @@ def test_matches_torch_optim_with_groups_and_continues_from_its_state_dict(rng, 
     steps(4, topt, tp, tx, lambda ps, xs: _torch_loss(torch, ps, xs))
     steps(4, oopt, ours, ox, lambda ps, xs: _torch_loss(None, ps, xs))
     for a, b in zip(ours, tp):
-        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
     # The layout is PyTorch's: same groups (params by index), same state names, same values.
     ts, os_ = topt.state_dict(), oopt.state_dict()
     assert [g["params"] for g in os_["param_groups"]] == [g["params"] for g in ts["param_groups"]] == [[0], [1]]
@@ -359,7 +359,7 @@ def test_matches_torch_optim_with_groups_and_continues_from_its_state_dict(rng, 
     steps(3, topt, tp, tx, lambda ps, xs: _torch_loss(torch, ps, xs))
     steps(3, fopt, fresh, ox, lambda ps, xs: _torch_loss(None, ps, xs))
     for a, b in zip(fresh, tp):
-        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_state_dict_round_trips_into_an_optimizer_on_another_device(rng, device):
@@ -371,7 +371,7 @@ def test_state_dict_round_trips_into_an_optimizer_on_another_device(rng, device)
     for g in grads[:2]:
         a.grad = Tensor(g)
         oa.step()
-    b.data = b._dev.asarray(a.numpy())
+    b.data = b._dev.asarray(a.detach().numpy())
     ob.load_state_dict(oa.state_dict())
     st = ob.state[b]
     assert st["step"] == 2 and st["exp_avg"].device == b.device and st["exp_avg"] is not oa.state[a]["exp_avg"]
@@ -379,7 +379,7 @@ def test_state_dict_round_trips_into_an_optimizer_on_another_device(rng, device)
         a.grad, b.grad = Tensor(g), Tensor(g, device=device)
         oa.step()
         ob.step()
-    np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-12)
 
 
 def test_state_dict_that_does_not_fit_is_refused_and_changes_nothing():
@@ -456,11 +456,11 @@ def _scripted_run(cls, kw, device, dtype, foreach):
         opt.step()
         sd = opt.state_dict()
         state = {
-            (i, k): (v.numpy().copy() if isinstance(v, Tensor) else v)
+            (i, k): (v.detach().numpy().copy() if isinstance(v, Tensor) else v)
             for i, st in sd["state"].items()
             for k, v in st.items()
         }  # (copies: numpy() shares the memory the next step writes, as PyTorch's)
-        history.append(([p.numpy().copy() for p in ps + [extra]], state))
+        history.append(([p.detach().numpy().copy() for p in ps + [extra]], state))
     return history
 
 
@@ -510,7 +510,7 @@ def test_flat_state_tensors_follow_the_steps():
     held = opt.state_dict()["state"][0]["exp_avg"]
     opt.step()
     after_two = 0.9 * 0.05 + 0.1 * 0.5  # m after the second step
-    np.testing.assert_allclose(m.numpy(), np.full(_SHAPES[0], after_two))
+    np.testing.assert_allclose(m.detach().numpy(), np.full(_SHAPES[0], after_two))
     assert held is m  # as in PyTorch: the state dict holds the optimizer's own tensors
 
 
@@ -520,13 +520,13 @@ def test_flat_update_follows_a_parameter_written_in_place():
     ps[2]._data[...] = 7.0  # written through the parameter's view
     ps[3]._data = np.zeros(ps[3].shape)  # replaced
     opt.step()
-    np.testing.assert_allclose(ps[2].numpy(), 7.0 - 0.05)
-    np.testing.assert_allclose(ps[3].numpy(), np.full(_SHAPES[3], -0.05))
-    np.testing.assert_allclose(ps[0].numpy(), np.full(_SHAPES[0], 0.9))
+    np.testing.assert_allclose(ps[2].detach().numpy(), 7.0 - 0.05)
+    np.testing.assert_allclose(ps[3].detach().numpy(), np.full(_SHAPES[3], -0.05))
+    np.testing.assert_allclose(ps[0].detach().numpy(), np.full(_SHAPES[0], 0.9))
 
 
 def _host(v):
-    return np.array(v.numpy() if isinstance(v, Tensor) else v)
+    return np.array(v.detach().numpy() if isinstance(v, Tensor) else v)
 
 
 def test_flat_update_follows_module_load_state_dict(rng):
@@ -556,7 +556,7 @@ def test_a_parameter_in_read_only_memory_is_given_new_memory(cls, foreach):
     for step in range(3):
         p.grad, q.grad = Tensor(np.arange(4.0)), Tensor(np.arange(4.0))
         opt.step()
-        np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=f"step {step}")
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy(), err_msg=f"step {step}")
     assert p._version == q._version and p._data.flags.writeable
     np.testing.assert_array_equal(shown, np.ones(4))
 
@@ -572,9 +572,9 @@ def test_a_non_contiguous_parameter_is_written_where_it_is(cls, foreach):
         g = np.arange(12.0).reshape(3, 4)
         p.grad, q.grad = Tensor(g), Tensor(g)
         opt.step()
-        np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=f"step {step}")
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy(), err_msg=f"step {step}")
     assert np.shares_memory(p._data, base) and p._version == q._version
-    np.testing.assert_array_equal(base.T, q.numpy())
+    np.testing.assert_array_equal(base.T, q.detach().numpy())
 
 
 # -- the optimizers of torch.optim beyond SGD and Adam, on every device -----------------------
@@ -603,7 +603,7 @@ def test_more_optimizers_give_the_same_numbers_on_every_device(rng, device, name
             opt.step()
         assert p.device == tga.get_device(dev).name
         assert all(v.device == p.device for v in opt.state[p].values() if isinstance(v, Tensor))
-        out.append(p.numpy())
+        out.append(p.detach().numpy())
     np.testing.assert_allclose(out[1], out[0], rtol=1e-12, atol=1e-12)
 
 
@@ -626,7 +626,7 @@ def test_lbfgs_gives_the_same_numbers_on_every_device(rng, device, search):
         for _ in range(2):
             opt.step(closure)
         assert opt.state[p]["d"].device == p.device
-        out.append((p.numpy(), q.numpy()))
+        out.append((p.detach().numpy(), q.detach().numpy()))
     np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-10, atol=1e-12)
     np.testing.assert_array_equal(out[1][1], np.ones(2))
 
@@ -656,9 +656,9 @@ def test_a_compiled_training_step_gives_the_eager_numbers(name, kw):
         for i in range(6):
             r = np.random.default_rng(i)
             x, y = r.standard_normal((5, 4)).astype(np.float32), r.standard_normal((5, 3)).astype(np.float32)
-            losses.append(float(run(Tensor(x), Tensor(y)).numpy()))
+            losses.append(float(run(Tensor(x), Tensor(y)).detach().numpy()))
             sched.step()
-        results.append((losses, [p.numpy().copy() for p in model.parameters()]))
+        results.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
     (l0, p0), (l1, p1) = results
     np.testing.assert_allclose(l1, l0, rtol=1e-5, atol=1e-6)
     for a, b in zip(p0, p1):

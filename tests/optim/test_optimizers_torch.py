@@ -125,8 +125,8 @@ class _Pair:
 
     def check(self, tol):
         for a, b in zip(self.ours, self.theirs):
-            assert a.numpy().dtype == b.detach().numpy().dtype
-            np.testing.assert_allclose(a.numpy(), b.detach().numpy(), **tol)
+            assert a.detach().numpy().dtype == b.detach().numpy().dtype
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), **tol)
 
 
 def _grads(rng, dtype, n):
@@ -137,7 +137,7 @@ def _to_numpy(v):
     if torch.is_tensor(v):
         return v.detach().numpy()
     if isinstance(v, Tensor):
-        return v.numpy()
+        return v.detach().numpy()
     return v
 
 
@@ -177,7 +177,7 @@ def test_steps_and_state_dicts_match_torch(name, kw, dtype):
             np.testing.assert_allclose(ov, v.detach().numpy(), **tol, err_msg=f"state[{i}][{k!r}]")
     # Our state dict loads into our optimizer and into PyTorch's, PyTorch's into ours, and
     # all continue as the originals.
-    values = [p.numpy().copy() for p in pair.ours]
+    values = [p.detach().numpy().copy() for p in pair.ours]
     ours_from_ours = _Pair(name, dict(kw, lr=kw["lr"] * 3), values, our_sd=_sd_as(osd, lambda v: v))
     cross = _Pair(name, dict(kw, lr=kw["lr"] * 3), values, torch_sd=_sd_as(osd, _ours_to_torch),
                   our_sd=_sd_as(tsd, _to_numpy))  # fmt: skip
@@ -186,11 +186,11 @@ def test_steps_and_state_dicts_match_torch(name, kw, dtype):
         ours_from_ours.step(grads)
         cross.step(grads)
         for a, b in zip(ours_from_ours.ours, pair.ours):
-            np.testing.assert_array_equal(a.numpy(), b.numpy())
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
         for a, b in zip(cross.ours, pair.theirs):
-            np.testing.assert_allclose(a.numpy(), b.detach().numpy(), **tol)
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), **tol)
         for a, b in zip(cross.theirs, pair.ours):
-            np.testing.assert_allclose(b.numpy(), a.detach().numpy(), **tol)
+            np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), **tol)
 
 
 @pytest.mark.parametrize("name", list(GRIDS) + ["LBFGS"])
@@ -266,7 +266,7 @@ def test_step_takes_a_closure_and_runs_hooks_as_pytorch():
     p = Parameter(np.ones(2))
     opt = optim.SGD([p], lr=0.1)
     h1 = opt.register_step_pre_hook(lambda o, a, k: log.append(("pre", o is opt)))
-    opt.register_step_post_hook(lambda o, a, k: log.append(("post", float(p.numpy()[0]))))
+    opt.register_step_post_hook(lambda o, a, k: log.append(("post", float(p.detach().numpy()[0]))))
 
     def closure():
         opt.zero_grad()
@@ -275,7 +275,7 @@ def test_step_takes_a_closure_and_runs_hooks_as_pytorch():
         return loss
 
     loss = opt.step(closure)
-    assert float(loss.numpy()) == 2.0 and log == [("pre", True), ("post", pytest.approx(0.8))]
+    assert float(loss.detach().numpy()) == 2.0 and log == [("pre", True), ("post", pytest.approx(0.8))]
     h1.remove()
     opt.step(closure)
     assert [k for k, _ in log] == ["pre", "post", "post"]
@@ -367,12 +367,12 @@ def test_lbfgs_state_dict_round_trips_and_continues():
             opt.step(closure)
         if n_first is not None:  # a fresh optimizer from the state dict takes over
             sd = opt.state_dict()
-            p = Parameter(p.numpy().copy())
+            p = Parameter(p.detach().numpy().copy())
             opt = optim.LBFGS([p], max_iter=3, history_size=4)
             opt.load_state_dict(sd)
         for _ in range(2):
             opt.step(lambda opt=opt, p=p: (opt.zero_grad(), loss_fn(p).backward(), loss_fn(p))[2])
-        runs.append(p.numpy())
+        runs.append(p.detach().numpy())
     np.testing.assert_array_equal(runs[0], runs[1])
 
 
@@ -392,7 +392,7 @@ def test_named_parameters_give_param_names_as_pytorch():
     assert list(osd["param_groups"][0]) == list(tsd["param_groups"][0])
     with pytest.raises(ValueError, match="with/without names"):
         oopt.add_param_group({"params": [Parameter(np.zeros(1))]})
-    np.testing.assert_allclose(om.weight.numpy(), tm.weight.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(om.weight.detach().numpy(), tm.weight.detach().numpy(), rtol=1e-12)
 
 
 @pytest.mark.parametrize("search", [None, "strong_wolfe"])
@@ -431,7 +431,7 @@ def test_lbfgs_continues_from_pytorchs_state_dict(search):
         topt.step(t_closure)
         oopt.step(o_closure)
         for a, b in zip(op, tp):
-            np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-8, atol=1e-10)
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-8, atol=1e-10)
 
 
 def test_a_state_dict_without_newer_options_takes_the_defaults():

@@ -45,7 +45,7 @@ def _both(make, calls, check_programs=None):
 
 def _host(v):
     if isinstance(v, Tensor):
-        return v.numpy()
+        return v.detach().numpy()
     if isinstance(v, (list, tuple)):
         return [_host(x) for x in v]
     return v
@@ -84,10 +84,10 @@ def test_an_index_tensor_is_read_at_each_replay():
 
     run = tga.compile(step)
     for ids in ([0, 1], [2, 3], [3, 3], [-1, 0]):
-        got, want = run(Tensor(np.array(ids))).item(), float((w.numpy()[ids] ** 2).sum())
+        got, want = run(Tensor(np.array(ids))).item(), float((w.detach().numpy()[ids] ** 2).sum())
         assert got == want
         expect = np.zeros((4, 3))
-        np.add.at(expect, np.array(ids), 2 * w.numpy()[ids])
+        np.add.at(expect, np.array(ids), 2 * w.detach().numpy()[ids])
         np.testing.assert_array_equal(w.grad.numpy(), expect)
     assert len(run.programs) == 1
     assert "take" in run.program.code  # a gather reading the index buffer, not a constant
@@ -104,7 +104,7 @@ def test_logits_at_arange_y_reads_y_live():
 
     run = tga.compile(step)
     for y in ([0, 1, 2], [4, 4, 4], [1, 0, 3]):
-        assert run(Tensor(np.array(y))).item() == logits.numpy()[np.arange(3), y].sum()
+        assert run(Tensor(np.array(y))).item() == logits.detach().numpy()[np.arange(3), y].sum()
         np.testing.assert_array_equal(logits.grad.numpy().argmax(1), y)
     assert len(run.programs) == 1
 
@@ -463,9 +463,9 @@ def test_a_compiled_method_guards_its_objects_state():
     t = Trainer()
     x = Tensor(_x(4, 2, 4))
     t.model.eval()
-    np.testing.assert_array_equal(t.step(x).numpy(), (t.model(x) * 2.0).numpy())
+    np.testing.assert_array_equal(t.step(x).detach().numpy(), (t.model(x) * 2.0).detach().numpy())
     t.scale = 3.0  # an attribute of the method's object
-    np.testing.assert_array_equal(t.step(x).numpy(), (t.model(x) * 3.0).numpy())
+    np.testing.assert_array_equal(t.step(x).detach().numpy(), (t.model(x) * 3.0).detach().numpy())
     t.model.train()  # a module reached through the object
     tga.manual_seed(5)
     got = t.step(x).numpy()

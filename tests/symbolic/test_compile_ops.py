@@ -23,7 +23,7 @@ def _take(x, device, axis=0):
 @pytest.mark.parametrize("axis", [0, 1])
 def test_take_values_and_gradient(axis, device, rng):
     x = rand(rng, 3, 3, device=device)
-    close(_take(x, device, axis), np.take(x.numpy(), INDEX, axis=axis), atol=0, rtol=0)
+    close(_take(x, device, axis), np.take(x.detach().numpy(), INDEX, axis=axis), atol=0, rtol=0)
     assert tga.gradcheck(lambda t: _take(t, device, axis), x)
 
 
@@ -43,7 +43,7 @@ def test_put_add_is_the_adjoint_of_take(device, rng):
     g = rand(rng, 3, 2, 3, device=device)
     out = ops.PutAdd.apply(g, Tensor(INDEX, device=device), args=((3, 3), 0))
     expect = np.zeros((3, 3))
-    np.add.at(expect, INDEX, g.numpy())
+    np.add.at(expect, INDEX, g.detach().numpy())
     close(out, expect, atol=1e-12, rtol=1e-12)
     assert tga.gradcheck(lambda t: ops.PutAdd.apply(t, Tensor(INDEX, device=device), args=((3, 3), 0)), g)
 
@@ -69,10 +69,10 @@ def _put(x, v, device, index=PUT_INDEX):
 
 def test_put_keeps_the_last_write_as_numpy_stores(device, rng):
     x, v = rand(rng, 6, device=device), rand(rng, 5, device=device)
-    expect = x.numpy().copy()
-    expect[PUT_INDEX] = v.numpy()  # (NumPy: the last write to a position stays)
+    expect = x.detach().numpy().copy()
+    expect[PUT_INDEX] = v.detach().numpy()  # (NumPy: the last write to a position stays)
     close(_put(x, v, device), expect, atol=0, rtol=0)
-    expect = x.numpy().copy()
+    expect = x.detach().numpy().copy()
     expect[PUT_INDEX] = 2.5
     close(_put(x, 2.5, device), expect, atol=0, rtol=0)
 
@@ -82,7 +82,7 @@ def test_put_gradient_is_pytorchs_index_put(device, rng):
     x, v = rand(rng, 6, device=device), rand(rng, 5, device=device)
     w = rng.standard_normal(6)
     (_put(x, v, device) * Tensor(w, device=device)).sum().backward()
-    tx, tv = torch.tensor(x.numpy(), requires_grad=True), torch.tensor(v.numpy(), requires_grad=True)
+    tx, tv = torch.tensor(x.detach().numpy(), requires_grad=True), torch.tensor(v.detach().numpy(), requires_grad=True)
     (tx.index_put((torch.tensor(PUT_INDEX),), tv) * torch.tensor(w)).sum().backward()
     close(x.grad, tx.grad.numpy(), atol=0, rtol=0)  # zero where written
     close(v.grad, tv.grad.numpy(), atol=0, rtol=0)  # gathered, for every write
@@ -133,7 +133,7 @@ def test_setitem_with_a_repeated_index_replays_as_eager():
         got = []
         for idx in calls:
             h, loss = run(Tensor(np.array(idx)))
-            got.append((h.numpy(), loss.numpy(), x.grad.numpy(), v.grad.numpy()))
+            got.append((h.detach().numpy(), loss.detach().numpy(), x.grad.detach().numpy(), v.grad.detach().numpy()))
         if compiled:
             assert len(run.programs) == 1 and "put" in run.program.code
         results.append(got)

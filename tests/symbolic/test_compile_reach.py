@@ -113,8 +113,8 @@ def _run(compiled, plan, seed):
             changes[name](state)
         x, y = rng.standard_normal((3, 4)), rng.standard_normal((3, 2))
         loss = run(Tensor(x), Tensor(y))
-        out.append(loss.numpy())
-    out += [p.numpy() for p in state["model"].parameters()]
+        out.append(loss.detach().numpy())
+    out += [p.detach().numpy() for p in state["model"].parameters()]
     g["SHAPE_FN"] = _square
     return out, run
 
@@ -166,7 +166,7 @@ def test_a_counter_that_changes_every_call_ends_in_eager_with_a_warning_naming_i
         for _ in range(6):
             calls["n"] += 1
             got = run(Tensor(np.arange(3.0)))
-            np.testing.assert_allclose(got.numpy(), 3.0 * (calls["n"] + 1))
+            np.testing.assert_allclose(got.detach().numpy(), 3.0 * (calls["n"] + 1))
     assert run._eager and len(run.programs) == 3
 
 
@@ -197,13 +197,13 @@ def test_a_step_under_no_grad_behaves_as_eagerly(mode):
     run = tga.compile(step)
     x = Tensor(np.ones((2, 3)), dtype=np.float32)  # (the layer's dtype: linear refuses a mix, as PyTorch's)
     run(x), run(x)  # (traced and replayed with grad on)
-    before = [p.numpy().copy() for p in lin.parameters()]
+    before = [p.detach().numpy().copy() for p in lin.parameters()]
     for f in (step, run):
         with getattr(tga, mode)():
             with pytest.raises(RuntimeError):
                 f(x)
     for p, b in zip(lin.parameters(), before):
-        np.testing.assert_array_equal(p.numpy(), b)
+        np.testing.assert_array_equal(p.detach().numpy(), b)
 
     def forward(x):
         return lin(x) * 2
@@ -235,7 +235,7 @@ def test_a_numpy_argument_stays_a_numpy_array():
         warnings.simplefilter("ignore")
         for _ in range(4):
             x, c = rng.standard_normal(3), rng.standard_normal(4)
-            np.testing.assert_allclose(run(x, c).numpy(), step(x, c).numpy())
+            np.testing.assert_allclose(run(x, c).detach().numpy(), step(x, c).detach().numpy())
             np.testing.assert_allclose(run2(x).numpy(), step2(x).numpy(), rtol=1e-6)
     assert all(t is np.ndarray or issubclass(t, np.ndarray) for t in seen)
     assert run2.program is not None and len(run2.programs) == 1
@@ -266,8 +266,8 @@ def test_a_gradient_penalty_inside_the_step_replays_as_eager():
         step, lin = make()
         run = tga.compile(step) if compiled else step
         rng = np.random.default_rng(0)
-        got = [run(Tensor(rng.standard_normal((2, 3)))).numpy() for _ in range(5)]
-        results.append(got + [p.numpy() for p in lin.parameters()])
+        got = [run(Tensor(rng.standard_normal((2, 3)))).detach().numpy() for _ in range(5)]
+        results.append(got + [p.detach().numpy() for p in lin.parameters()])
         if compiled:
             assert run.program is not None
     for a, b in zip(*results):

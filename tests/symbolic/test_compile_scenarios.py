@@ -30,8 +30,8 @@ def _run_both(build, batch, steps=STEPS, between=None, max_programs=1):
             if between is not None:
                 between(i, model, extra)
             out = run(*batch(i))
-            losses.append(np.asarray(out.numpy() if isinstance(out, Tensor) else out, dtype=np.float64))
-        results.append((losses, [p.numpy().copy() for p in model.parameters()]))
+            losses.append(np.asarray(out.detach().numpy() if isinstance(out, Tensor) else out, dtype=np.float64))
+        results.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
         if compiled:
             assert 1 <= len(run.programs) <= max_programs, len(run.programs)
     (l0, p0), (l1, p1) = results

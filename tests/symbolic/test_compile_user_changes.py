@@ -45,7 +45,7 @@ def _xy(i, n=3, n_in=4, n_out=2):
 
 def _host(v):
     if isinstance(v, Tensor):
-        return v.numpy().copy()
+        return v.detach().numpy().copy()
     if isinstance(v, np.ndarray):
         return v.copy()
     if isinstance(v, (list, tuple)):
@@ -82,7 +82,7 @@ def _state(modules):
     out = []
     for m in modules:
         for p in m.parameters():
-            out.append(p.numpy().copy())
+            out.append(p.detach().numpy().copy())
             out.append(None if p.grad is None else p.grad.numpy().copy())
         for b in m.buffers():
             out.append(b.numpy().copy())
@@ -1736,7 +1736,7 @@ def _decorated_run(compiled):
     for i in range(CALLS):
         if i in (3, 6):
             run.scale = 0.5 * i
-        losses.append(run(*_xy(i)).numpy())
+        losses.append(run(*_xy(i)).detach().numpy())
     return losses
 
 

@@ -106,8 +106,8 @@ def test_a_compiled_step_runs_its_fused_kernels_and_matches_eager():
         step, lin = make()
         run = tga.compile(step) if compiled else step
         rng = np.random.default_rng(0)
-        losses = [run(Tensor(rng.standard_normal((4, 6)).astype(np.float32))).numpy() for _ in range(4)]
-        out.append(losses + [p.numpy() for p in lin.parameters()])
+        losses = [run(Tensor(rng.standard_normal((4, 6)).astype(np.float32))).detach().numpy() for _ in range(4)]
+        out.append(losses + [p.detach().numpy() for p in lin.parameters()])
         if compiled:
             assert run.program.kernels and "fused: " in run.program.code
     for a, b in zip(*out):
@@ -193,9 +193,9 @@ def test_a_group_reading_more_arrays_than_a_ufunc_takes_is_left_unfused():
     groups = elementwise_groups(prog)
     assert any(len(k.inputs) > kernels.MAX_INPUTS for k in groups)
     assert all(len(k.inputs) <= kernels.MAX_INPUTS for k, _ in prog.kernels)
-    x2 = Tensor(x.numpy(), requires_grad=True)
+    x2 = Tensor(x.detach().numpy(), requires_grad=True)
     loss = prog(x2)
-    want = fn(Tensor(x.numpy()))
+    want = fn(Tensor(x.detach().numpy()))
     np.testing.assert_allclose(loss.numpy(), want.numpy(), rtol=1e-12)
 
 
@@ -279,7 +279,7 @@ def test_the_softmax_row_kernel_of_attention_matches_eager_and_pytorch():
     x3, w3 = Tensor(xs * 0.5, requires_grad=True), Tensor(w0, requires_grad=True)
     eager = fn(x3, w3)
     eager.backward()
-    np.testing.assert_allclose(loss.numpy(), eager.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(loss.detach().numpy(), eager.detach().numpy(), rtol=1e-6)
     np.testing.assert_allclose(x2.grad.numpy(), x3.grad.numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(w2.grad.numpy(), w3.grad.numpy(), rtol=1e-5, atol=1e-6)
     tx, tw = torch.tensor(xs * 0.5, requires_grad=True), torch.tensor(w0, requires_grad=True)

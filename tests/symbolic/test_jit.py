@@ -62,7 +62,7 @@ def test_trace_of_a_callable_names_the_tracer():
 def test_trace_values_and_dtypes_as_torch(dtype, shape):
     a = np.random.default_rng(0).integers(0, 9, size=shape).astype(dtype)
     ours, theirs = tga.trace(tga.tensor(a)), torch.trace(torch.tensor(a))
-    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.") and ours.shape == tuple(theirs.shape)
+    assert str(ours.dtype) == str(theirs.dtype) and ours.shape == tuple(theirs.shape)
     np.testing.assert_allclose(ours.numpy().astype(np.float64), theirs.numpy().astype(np.float64))
     assert float(tga.tensor(a).trace()) == float(ours)
 

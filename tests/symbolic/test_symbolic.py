@@ -49,7 +49,7 @@ def _check_replay(fn, args, rng, decompose=False, atol=1e-10):
         if isinstance(ref, Tensor) and ref.requires_grad and ref.shape == ():
             ref.backward()
     want = _grads(*[t for t in new if isinstance(t, Tensor)])
-    np.testing.assert_allclose(out.numpy(), ref.numpy(), atol=atol, rtol=1e-9)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=atol, rtol=1e-9)
     for g, w in zip(got, want):
         assert (g is None) == (w is None)
         if g is not None:
@@ -99,7 +99,7 @@ def test_traced_gradients_match_finite_differences(device, rng):
         return ((x @ w).softmax(-1) * (x.sum(-1, keepdims=True) ** 2)).sum()
 
     prog = tga.jit.trace(fn, x, w)
-    xs = x.numpy()
+    xs = x.detach().numpy()
     prog(Tensor(xs, device=device, requires_grad=True), w)
     w.grad = None
     xt = Tensor(xs, device=device, requires_grad=True)
@@ -121,7 +121,7 @@ def test_replay_accumulates_gradients_like_backward(rng):
     prog = tga.jit.trace(lambda x: (x * x).sum(), x)
     prog(x)
     prog(x)
-    np.testing.assert_allclose(x.grad.numpy(), 4 * x.numpy())
+    np.testing.assert_allclose(x.grad.detach().numpy(), 4 * x.detach().numpy())
 
 
 def test_no_grad_program_has_no_backward(rng):
@@ -149,7 +149,7 @@ def test_grad_inside_trace(rng):
 
     prog = tga.jit.trace(fn, x)
     y = rand(rng, 3)
-    np.testing.assert_allclose(prog(y).numpy(), 3 * y.numpy() ** 2)
+    np.testing.assert_allclose(prog(y).detach().numpy(), 3 * y.detach().numpy() ** 2)
     assert y.grad is None
 
 
@@ -251,10 +251,10 @@ def test_five_training_steps_compiled_equal_eager(kind, opt_name):
         step = _step_of(kind, model, opt, (Tensor(ids[:, :5]), Tensor(ids[:, 1:])))
         run = tga.compile(step) if compiled else step
         if kind == "gpt":
-            losses = [run().numpy() for _ in range(5)]
+            losses = [run().detach().numpy() for _ in range(5)]
         else:
-            losses = [run(Tensor(x)).numpy() for x in xs]  # a new batch each step: replayed
-        results.append((losses, [p.numpy() for p in model.parameters()], _grads(*model.parameters())))
+            losses = [run(Tensor(x)).detach().numpy() for x in xs]  # a new batch each step: replayed
+        results.append((losses, [p.detach().numpy() for p in model.parameters()], _grads(*model.parameters())))
     (l0, p0, g0), (l1, p1, g1) = results
     np.testing.assert_allclose(l1, l0, rtol=1e-6)
     for a, b in zip(p0 + g0, p1 + g1):
@@ -289,7 +289,7 @@ def test_vit_forward_backward_replay():
     [
         (lambda t: t.item(), r"\.item\(\)"),
         (lambda t: t.tolist(), r"\.tolist\(\)"),
-        (lambda t: t.numpy(), r"\.numpy\(\)"),
+        (lambda t: t.detach().numpy(), r"\.numpy\(\)"),
         (lambda t: float(t), r"float\(t\)"),
         (lambda t: 1 if t > 0 else 2, r"bool\(t\)"),
     ],
@@ -317,7 +317,7 @@ def test_python_decision_on_a_value_raises(rng, read, what):
 def test_constants_may_be_read(rng):
     x = rand(rng, 2)
     prog = tga.jit.trace(lambda x: x * float(Tensor(np.array([1.0, 2.0])).sum()), x)  # made inside: fixed
-    np.testing.assert_allclose(prog(x).numpy(), 3 * x.numpy())
+    np.testing.assert_allclose(prog(x).detach().numpy(), 3 * x.detach().numpy())
     c = Tensor(np.array([1.0, 2.0]))
     with pytest.raises(TraceError, match="float"):  # a closure's tensor is read live: its value may change
         tga.jit.trace(lambda x: x * float(c.sum()), x)
@@ -374,13 +374,13 @@ def test_a_forward_after_the_update_reads_the_new_parameters(rng):
 
     run = tga.compile(step)
     xs = [rand(rng, 3, requires_grad=False) for _ in range(3)]
-    want, wv = [], w.numpy()
+    want, wv = [], w.detach().numpy()
     for x in xs:
         wv = wv - 0.5 * x.numpy()
         want.append((wv * x.numpy()).sum())
     got = [run(x).item() for x in xs]
     np.testing.assert_allclose(got, want)
-    np.testing.assert_allclose(w.numpy(), wv)
+    np.testing.assert_allclose(w.detach().numpy(), wv)
 
 
 @pytest.mark.parametrize("opt_name", ["SGD", "Adam", "AdamW"])
@@ -389,7 +389,7 @@ def test_reads_of_a_parameters_memory_after_the_update_see_it(rng, opt_name, for
     # The update writes each parameter in place (one recorded call where ``foreach``, ops
     # otherwise): a product taken before it and the same product after it are two values,
     # also through a tensor sharing the parameter's memory (``detach()``), in every replay.
-    w0 = rand(rng, 3).numpy().copy()
+    w0 = rand(rng, 3).detach().numpy().copy()
 
     def make():
         w = Tensor(w0.copy(), requires_grad=True)
@@ -409,7 +409,7 @@ def test_reads_of_a_parameters_memory_after_the_update_see_it(rng, opt_name, for
     for _ in range(4):
         x = rand(rng, 3, requires_grad=False)
         for a, b in zip(eager(x), run(x)):
-            np.testing.assert_array_equal(a.detach().numpy(), b.numpy())
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
 
 
 # -- random programs (hypothesis) ------------------------------------------------------
@@ -487,7 +487,7 @@ def test_a_random_draw_is_an_op_drawing_at_each_replay(rng):
     x = rand(rng, 4, 4)
     prog = tga.jit.trace(lambda x: F.dropout(x, 0.5).sum() + Tensor.randn(4, 4).sum(), x)
     tga.manual_seed(3)
-    eager = [(F.dropout(x, 0.5).sum() + Tensor.randn(4, 4).sum()).numpy() for _ in range(3)]
+    eager = [(F.dropout(x, 0.5).sum() + Tensor.randn(4, 4).sum()).detach().numpy() for _ in range(3)]
     tga.manual_seed(3)
     replayed = [prog(x).numpy() for _ in range(3)]
     np.testing.assert_array_equal(replayed, eager)  # fresh masks every call, the same stream as eager
@@ -546,7 +546,7 @@ def test_compile_decorates_a_method(rng):
 
     m, x = Scaler(), rand(rng, 3, requires_grad=False)
     for _ in range(2):
-        np.testing.assert_allclose(m.loss(x).numpy(), 2 * x.numpy().sum())
+        np.testing.assert_allclose(m.loss(x).detach().numpy(), 2 * x.detach().numpy().sum())
     assert len(Scaler.loss.programs) == 1
 
 
@@ -581,7 +581,7 @@ def test_a_trace_in_one_thread_leaves_another_thread_eager():
             loss.backward()
             opt.step()
             opt.zero_grad()
-            seen["w"] = w.numpy()
+            seen["w"] = w.detach().numpy()
         except BaseException as e:  # noqa: BLE001 - reported below, in the main thread
             seen["error"] = e
         finally:
@@ -638,7 +638,7 @@ def test_the_program_names_values_after_the_users_variables(monkeypatch):
     eager_step, _ = _mha_step()
     for _ in range(3):  # the names change nothing that runs
         x = rng.standard_normal((2, 5, 16)).astype(np.float32)
-        np.testing.assert_array_equal(run(Tensor(x)).numpy(), eager_step(Tensor(x)).numpy())
+        np.testing.assert_array_equal(run(Tensor(x)).detach().numpy(), eager_step(Tensor(x)).detach().numpy())
     code = run.program.code
     for line in ("    q = ", "    k = ", "    v = ", "    scores = div(", "    attn = softmax", "    loss = ",
                  "    grad_scores, = softmax_backward(", "    grad_attn = "):  # fmt: skip
@@ -678,7 +678,7 @@ def test_a_number_used_in_the_forward_and_the_backward_is_one_constant(dtype, sc
     names = [k for k in prog._env if k.startswith("c_2_828")]
     assert len(names) == 1 and prog.code.count(names[0]) == 2, prog.code  # one constant, forward and backward
     prog(x)
-    np.testing.assert_allclose(x.grad.numpy(), np.exp(x.numpy() / scale) / scale, rtol=1e-6)
+    np.testing.assert_allclose(x.grad.detach().numpy(), np.exp(x.detach().numpy() / scale) / scale, rtol=1e-6)
 
 
 def test_a_training_step_has_no_permute_of_a_permute():

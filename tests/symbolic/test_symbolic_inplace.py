@@ -31,7 +31,7 @@ def _eager(fn, args):
 def _same(a, b, atol=1e-10):
     assert (a is None) == (b is None)
     if a is not None:
-        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=atol, rtol=1e-9)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=atol, rtol=1e-9)
 
 
 def check_replay(fn, specs, device="cpu", replays=2):
@@ -196,8 +196,8 @@ def test_compiled_step_with_inplace_ops_equals_eager(zero):
             return loss * w.grad.sum()
 
         run = tga.compile(step) if compiled else step
-        losses = [run(Tensor(x)).numpy() for x in xs]
-        results.append((losses, w.numpy(), seen.numpy(), w.grad.numpy()))
+        losses = [run(Tensor(x)).detach().numpy() for x in xs]
+        results.append((losses, w.detach().numpy(), seen.detach().numpy(), w.grad.detach().numpy()))
         if compiled:
             assert len(run.programs) == 1 and "param[...] = " in run.program.code  # (a default argument: no name)
     for a, b in zip(*results):
@@ -461,7 +461,7 @@ def test_compiled_decoder_step_writing_outputs_with_an_optimizer_equals_eager():
             return loss
 
         run = tga.compile(step) if compiled else step
-        results.append(([run(x).numpy() for x in xs], [p.numpy() for p in cell.parameters()]))
+        results.append(([run(x).detach().numpy() for x in xs], [p.detach().numpy() for p in cell.parameters()]))
     np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-6)
     for a, b in zip(results[0][1], results[1][1]):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
@@ -490,11 +490,17 @@ def _opt_run(make_opt, compiled, steps=6, eager_after=2, schedule=True):
     run = tga.compile(step) if compiled else step
     losses = []
     for i, x in enumerate(xs):
-        losses.append((run if i < steps else step)(x).numpy())
+        losses.append((run if i < steps else step)(x).detach().numpy())
         if sched is not None:
             sched.step()
     state = [v.numpy() if isinstance(v, Tensor) else v for s in opt.state.values() for v in s.values()]
-    return losses, [p.numpy() for p in model.parameters()], [p.grad.numpy() for p in model.parameters()], state, run
+    return (
+        losses,
+        [p.detach().numpy() for p in model.parameters()],
+        [p.grad.detach().numpy() for p in model.parameters()],
+        state,
+        run,
+    )
 
 
 _OPTS = {
@@ -579,14 +585,14 @@ def test_a_replayed_update_uses_state_loaded_after_the_trace():
             return loss
 
         run = tga.compile(step) if compiled else step
-        losses = [run(x).numpy() for _ in range(3)]
+        losses = [run(x).detach().numpy() for _ in range(3)]
         saved = opt.state_dict()  # copies below: new tensors, as from a checkpoint
         opt.load_state_dict({"state": {i: {k: (Tensor(v.numpy()) if isinstance(v, Tensor) else v)
                                             for k, v in s.items()} for i, s in saved["state"].items()},
                              "param_groups": saved["param_groups"]})  # fmt: skip
-        losses += [run(x).numpy() for _ in range(3)]
+        losses += [run(x).detach().numpy() for _ in range(3)]
         state = [v.numpy() if isinstance(v, Tensor) else v for s in opt.state.values() for v in s.values()]
-        results.append((losses, [p.numpy() for p in model.parameters()], state))
+        results.append((losses, [p.detach().numpy() for p in model.parameters()], state))
     for a, b in zip(*results):
         for x, y in zip(a, b):
             np.testing.assert_allclose(y, x, rtol=1e-6, atol=1e-7)
@@ -618,7 +624,7 @@ def test_clipping_inside_a_trace_replays_the_clipped_gradients():
         t_e, t_c = eager(Tensor(x)), compiled(Tensor(x))
         np.testing.assert_allclose(t_c.numpy(), t_e.numpy(), rtol=1e-12)
         np.testing.assert_allclose(w_c.grad.numpy(), w_e.grad.numpy(), rtol=1e-12)
-        np.testing.assert_allclose(w_c.numpy(), w_e.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(w_c.detach().numpy(), w_e.detach().numpy(), rtol=1e-12)
     assert len(compiled.programs) == 1
 
 
@@ -663,9 +669,9 @@ def test_two_param_groups_are_two_update_lines_and_replay_as_eager():
     (m_e, o_e, eager), (m_c, o_c, step) = build(), build()
     run = tga.compile(step)
     for x in xs:
-        np.testing.assert_array_equal(run(Tensor(x)).numpy(), eager(Tensor(x)).numpy())
+        np.testing.assert_array_equal(run(Tensor(x)).detach().numpy(), eager(Tensor(x)).detach().numpy())
     for a, b in zip(m_e.parameters(), m_c.parameters()):
-        np.testing.assert_array_equal(b.numpy(), a.numpy())
+        np.testing.assert_array_equal(b.detach().numpy(), a.detach().numpy())
         for k, v in o_e.state[a].items():
             w = o_c.state[b][k]
             np.testing.assert_array_equal(*(u.numpy() if isinstance(u, Tensor) else u for u in (w, v)))
@@ -700,4 +706,4 @@ def test_a_grad_held_across_two_backwards_replays_their_sum(set_to_none):
     for i in range(4):
         x1, x2 = Tensor(np.full(3, 0.5 + i)), Tensor(np.arange(3.0) + i)
         for a, b in zip(eager(x1, x2), compiled(x1, x2)):
-            np.testing.assert_array_equal(b.numpy(), a.detach().numpy())
+            np.testing.assert_array_equal(b.detach().numpy(), a.detach().numpy())

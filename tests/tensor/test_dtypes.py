@@ -68,7 +68,7 @@ def test_result_type_is_torchs():
     for a, b in itertools.product(DTYPES + ["float16", "int16"], repeat=2):
         for ra, rb in itertools.product((0, 1), repeat=2):
             x, y = np.ones((2,) * ra, a), np.ones((2,) * rb, b)
-            want = str(torch.result_type(torch.tensor(x), torch.tensor(y))).replace("torch.", "")
+            want = str(torch.result_type(torch.tensor(x), torch.tensor(y)))
             assert str(result_type(x, y)) == want, (a, ra, b, rb)
 
 
@@ -100,7 +100,7 @@ def test_float_ops_of_integers_and_factories_infer_dtypes_as_torch():
     }
     for name, f in cases.items():
         with np.errstate(divide="ignore"):
-            assert str(f(tga).dtype) == str(f(torch).dtype).replace("torch.", ""), name
+            assert str(f(tga).dtype) == str(f(torch).dtype), name
     assert Tensor.arange(10).dtype == np.int64 and Tensor.full((2,), 4).dtype == np.int64
     np.testing.assert_array_equal(Tensor.arange(2**31, 2**31 + 3).numpy(), [2**31, 2**31 + 1, 2**31 + 2])
     with pytest.raises(TypeError):

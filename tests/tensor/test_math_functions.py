@@ -383,7 +383,7 @@ def test_binary_functions_promote_as_torch_result_type(name):
     for a, b in cases:
         theirs = getattr(torch, name)(torch.tensor(a), torch.tensor(b)).dtype
         ours = getattr(tga, name)(tga.tensor(a), tga.tensor(b)).dtype
-        assert str(theirs) == f"torch.{ours}", (name, a.dtype, b.shape, b.dtype, theirs, ours)
+        assert str(theirs) == str(ours), (name, a.dtype, b.shape, b.dtype, theirs, ours)
 
 
 def test_where_method_is_torch_where_with_self_as_the_taken_value(device):

@@ -27,7 +27,7 @@ def _outcome(fn: Any, t: Any) -> Any:
         out = fn(t)
     except Exception as e:  # noqa: BLE001 - the class is what is compared
         return type(e)
-    return out.numpy().tolist() if hasattr(out, "numpy") else out
+    return out.detach().numpy().tolist() if hasattr(out, "numpy") else out
 
 
 def _same(fn: Any, values: np.ndarray, dtype: str) -> None:

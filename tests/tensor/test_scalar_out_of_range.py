@@ -31,5 +31,5 @@ def test_an_out_of_range_int_is_cast_to_the_dtype_first(op, dtype):
             continue  # (a zero divisor after the cast: integer division by zero, another test's)
         want = getattr(torch, op)(torch.tensor(values), n)
         got = getattr(tga, op)(tga.tensor(values), n)
-        assert str(got.dtype) == str(want.dtype).removeprefix("torch."), (op, dtype, n)
+        assert str(got.dtype) == str(want.dtype), (op, dtype, n)
         assert got.tolist() == want.tolist(), (op, dtype, n)

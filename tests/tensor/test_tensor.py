@@ -125,11 +125,15 @@ def test_repr_and_len_and_iter():
 
 
 def test_numpy_array_on_the_left():
+    """As PyTorch: ``array + tensor`` is Python's TypeError, ``tensor + array`` NumPy's sum
+    wrapped as a tensor, and a tensor that requires grad refuses to become an array."""
     t = Tensor([1.0, 2.0], requires_grad=True)
-    out = np.array([1.0, 1.0], dtype=np.float32) + t
-    assert isinstance(out, Tensor)
-    out.sum().backward()
-    close(t.grad, [1.0, 1.0])
+    with pytest.raises(TypeError):
+        np.array([1.0, 1.0], dtype=np.float32) + t
+    with pytest.raises(RuntimeError, match="requires grad"):
+        t + np.array([1.0, 1.0])
+    out = t.detach() + np.array([1.0, 1.0])
+    assert isinstance(out, Tensor) and out.dtype == np.float64
 
 
 _shapes = hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4, max_side=3)
@@ -163,7 +167,7 @@ def test_reshape_permute_roundtrip_property(shape, data):
     a = np.random.default_rng(1).standard_normal(shape)
     t = Tensor(a, requires_grad=True)
     p = t.permute(*perm)
-    np.testing.assert_array_equal(p.numpy(), np.transpose(a, perm))
+    np.testing.assert_array_equal(p.detach().numpy(), np.transpose(a, perm))
     (p.reshape(-1) * Tensor(np.arange(a.size, dtype=np.float64))).sum().backward()
     np.testing.assert_array_equal(t.grad.numpy(), np.transpose(np.arange(a.size).reshape(p.shape), np.argsort(perm)))
 

@@ -201,7 +201,7 @@ def _weights_and_grad():
         out, wts = m(x, is_causal=True, need_weights=True)
     wts.retain_grad()
     ((out**2).mean()).backward()
-    return wts.numpy()[0], wts.grad.numpy()[0]
+    return wts.detach().numpy()[0], wts.grad.detach().numpy()[0]
 
 
 @pytest.mark.parametrize("kind", ["MultiheadAttention", "AdditiveAttention", "GeneralAttention", "DotAttention"])

@@ -490,7 +490,7 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, raw: Any) -> Any:
             if id(o) in taken:  # an input returned as it is: a new tensor, without a gradient
                 finals[j] = T._wrap(o._data, o._dev)
             else:
-                o.requires_grad = False
+                o._requires_grad = False
     hook = _State.hook if _switches._observing else None
     if hook is not None:
         for fn, out in made:

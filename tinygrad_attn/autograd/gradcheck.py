@@ -102,7 +102,7 @@ def _check(fn: Callable[..., Any], inputs: tuple, eps: float, atol: float, rtol:
     w = Tensor(weights, dtype=out.dtype, device=out.device)
 
     def scalar_of(o: Tensor) -> float:
-        return float(np.sum(o.numpy().astype(np.float64) * weights))
+        return float(np.sum(o.detach().numpy().astype(np.float64) * weights))
 
     if not out.requires_grad:
         raise GradcheckError("gradcheck: the output does not depend on any input that requires grad")
@@ -110,8 +110,8 @@ def _check(fn: Callable[..., Any], inputs: tuple, eps: float, atol: float, rtol:
     worst = None  # (excess, input index, element, analytic, numeric)
     for i, a in zip(diff, analytic):
         x = xs[i]
-        host = x.numpy().astype(np.float64)
-        a_host = np.zeros_like(host) if a is None else a.numpy().astype(np.float64)
+        host = x.detach().numpy().astype(np.float64)
+        a_host = np.zeros_like(host) if a is None else a.detach().numpy().astype(np.float64)
         num = np.zeros_like(host)
         flat = host.reshape(-1)
         # Not under no_grad: fn may itself differentiate (a check of second derivatives).

@@ -242,7 +242,7 @@ class Function:
       (``ops.alias.InPlace``), whose ``previous`` is the tensor as it was before.
     """
 
-    __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "seq", "__weakref__")
+    __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "seq", "_face", "__weakref__")
     differentiable = True
     keep: tuple[int, ...] | str | None = None
     reads_output = True
@@ -281,7 +281,7 @@ class Function:
             if _last_rebase and (c := t._ctx) is not None and c.seq < _last_rebase and (c.view or c.rebases):
                 _replay_view(t)
             dev = t._dev
-            need = t.requires_grad
+            need = t._requires_grad
             if need:
                 t._uses += 1
             datas = [t._data]
@@ -298,7 +298,7 @@ class Function:
                         if dev is not None:
                             _raise_device_mix(cls, inputs)
                         dev = t._dev
-                    if t.requires_grad:
+                    if t._requires_grad:
                         need = True
                         t._uses += 1  # (given back below if nothing is recorded)
                     datas.append(t._data)
@@ -335,7 +335,7 @@ class Function:
         out.name = None
         out._uses = 0
         if need and (not switches._grad_off_threads or _State._grad) and cls.differentiable:
-            out.requires_grad = True
+            out._requires_grad = True
             out._ctx = fn
             fn.inputs = inputs
             fn.saved = datas
@@ -346,7 +346,7 @@ class Function:
             if out_data.size >= FREE_MIN_SIZE and _State.releasing:  # a large new array: make room
                 _release_unread(inputs)
         else:
-            out.requires_grad = False
+            out._requires_grad = False
             out._ctx = None
             if cls.view:  # an unrecorded view remembers what it shows: an in-place change of it that a
                 fn.inputs = inputs  # gradient wants later still writes its base (PyTorch: `v += w`)
@@ -409,8 +409,80 @@ class AccumulateGrad:
     def next_functions(self) -> tuple:
         return ()
 
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+class BackwardNode:
+    """What ``t.grad_fn`` hands out: a node of the graph under PyTorch's class name
+    (``type(y.grad_fn).__name__`` is ``MulBackward0``, ``AddmmBackward0``, ...), with
+    ``name()`` and ``next_functions`` as PyTorch's; anything else is read from the op that
+    made the tensor. One face per op, so ``y.grad_fn is y.grad_fn``."""
+
+    __slots__ = ("_node", "__weakref__")
+
+    def __init__(self, node: Function) -> None:
+        self._node = node
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._node, name)
+
+    def name(self) -> str:
+        n = type(self).__name__
+        return "torch::autograd::" + n if n in ("CopySlices", "CopyBackwards") else n
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        node = self._node
+        if type(node).__name__ in ("InPlace", "Restride"):  # (the op that made the new values is this node's own)
+            inner = getattr(node.inputs[0], "_ctx", None) if node.inputs else None
+            node = inner if inner is not None else node
+        out = tuple((backward_node(n) if isinstance(n, Function) else n, i) for n, i in _op_edges(node))
+        inputs = getattr(node, "inputs", None) or ()
+        if type(self).__name__ in _NUMBER_AS_TENSOR and len(inputs) == 2 and len(out) == 1:
+            number_last = not hasattr(inputs[1], "shape")
+            if number_last or type(self).__name__ in ("MulBackward0", "AddBackward0"):
+                out += ((None, 0),)  # (PyTorch wraps the number in a tensor that needs no gradient: x * 2)
+        return out
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+def _op_edges(node: Function) -> list[tuple[Any, int]]:
+    """``node.next_functions`` with the inner nodes of an op written from others (``mean``: a sum
+    and a product) passed through, as PyTorch's one node per op shows them."""
+    scope = getattr(node, "scope", None)
+    out: list[tuple[Any, int]] = []
+    for n, i in node.next_functions:
+        if scope is not None and scope.kind == "composite" and getattr(n, "scope", None) is scope:
+            out.extend(e for e in _op_edges(n) if e not in out)
+        else:
+            out.append((n, i))
+    return out
+
+
+_NODE_CLASSES: dict[str, type] = {}
+_NUMBER_AS_TENSOR = frozenset(("MulBackward0", "AddBackward0", "SubBackward0", "DivBackward0"))
+
+
+def backward_node(node: Function | None) -> BackwardNode | None:
+    """``node``'s face under PyTorch's name (one while any is held: ``y.grad_fn is y.grad_fn``)."""
+    if node is None:
+        return None
+    ref = getattr(node, "_face", None)
+    face = ref() if ref is not None else None
+    if face is None:
+        name = grad_fn_name(node)
+        cls = _NODE_CLASSES.get(name)
+        if cls is None:
+            cls = _NODE_CLASSES[name] = type(name, (BackwardNode,), {"__slots__": ()})
+        face = cls(node)
+        node._face = weakref.ref(face)  # (weak: the face holds the node, not the other way round)
+    return face
 
 
 # Our op classes whose PyTorch backward node has another name (the rest are ``<Class>Backward0``)
@@ -436,6 +508,9 @@ def grad_fn_name(node: Any) -> str:
         # (the last node of an op written from others, or the one that keeps its inputs: the op's name)
         name = "".join(part[:1].upper() + part[1:] for part in scope.name.split("_"))
     shapes = [t.shape for t in getattr(node, "inputs", ()) if hasattr(t, "shape")]
+    special = _overload_name(name, node)
+    if special is not None:
+        return special
     if name == "Affine" and shapes and len(shapes[0]) == 2:
         name = "Addmm" if len(shapes) == 3 else "Mm"
     elif name == "Affine" and shapes:
@@ -443,6 +518,50 @@ def grad_fn_name(node: Any) -> str:
     elif name == "Matmul" and len(shapes) == 2 and tuple(map(len, shapes)) in ((2, 2), (1, 1)):
         name = "Mm" if len(shapes[0]) == 2 else "Dot"
     return _GRAD_FN_NAMES.get(name, name) + "Backward0"
+
+
+# In-place changes by label: PyTorch's node for each (the rest: ``<Op>Backward0`` of the op's name)
+_INPLACE_NAMES = {"setitem": "CopySlices", "copy_": "CopyBackwards", "fill_": "FillBackward2",
+                  "clamp_": "ClampBackward1", "t_": "TBackward1", "transpose_": "TransposeBackward1"}  # fmt: skip
+
+
+def _overload_name(name: str, node: Any) -> str | None:
+    """PyTorch's name where it depends on how the op was called: the overload's number
+    (``x.sum()`` is ``SumBackward0``, ``x.sum(0)`` ``SumBackward1``; ``1 - x`` ``RsubBackward1``;
+    ``2 ** x`` ``PowBackward2``), an index's kind (``x[0]`` ``SelectBackward0``) and in-place
+    changes (``y[0] = v`` ``CopySlices``)."""
+    args = getattr(node, "args", None)
+    inputs = getattr(node, "inputs", None) or ()
+    if name in ("InPlace", "Restride") and isinstance(args, str):
+        label = args
+        return (
+            _INPLACE_NAMES.get(label)
+            or "".join(p[:1].upper() + p[1:] for p in label.rstrip("_").split("_")) + "Backward0"
+        )
+    if name in ("Sum", "Max", "Min") and isinstance(args, tuple) and len(args) == 2:
+        if name == "Sum":
+            return "SumBackward0" if args[0] is None else "SumBackward1"
+        return f"{name}Backward1" if args[0] is None else "A" + name.lower() + "Backward0"
+    if name == "Slice" and isinstance(args, tuple):
+        last = next(
+            (k for k in reversed(args) if k is not Ellipsis and not (isinstance(k, slice) and k == slice(None))), None
+        )
+        return "SelectBackward0" if isinstance(last, int) else "SliceBackward0"
+    if name in ("Sub", "Pow") and len(inputs) == 2 and not hasattr(inputs[0], "shape"):
+        return "RsubBackward1" if name == "Sub" else "PowBackward2"
+    if name == "Pow" and len(inputs) == 2:
+        return "PowBackward1"
+    if name == "Cast":
+        return "ToCopyBackward0"
+    if name == "Add" and len(inputs) == 2 and inputs[1].__class__ is float and str(inputs[1]) == "-0.0":
+        return "CloneBackward0"  # (clone: ``x + -0.0``, which changes no value)
+    if name == "Reshape" and isinstance(args, tuple) and len(inputs) == 1 and hasattr(inputs[0], "shape"):
+        old = tuple(inputs[0].shape)
+        if len(args) == len(old) + 1 and any(args[:i] + args[i + 1 :] == old for i, n in enumerate(args) if n == 1):
+            return "UnsqueezeBackward0"  # (a new axis of 1: unsqueeze, x[None])
+    if name == "MatrixTranspose":
+        return "TransposeBackward0"
+    return None
 
 
 def _release_unread(inputs: Sequence[Any]) -> None:

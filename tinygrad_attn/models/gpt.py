@@ -104,7 +104,7 @@ class GPT(Module):
                     new = seq[:, -self.max_len :]
                 else:
                     new = seq if step == 0 else seq[:, -1:]
-                logits = self(new, cache)[:, -1].numpy().astype(np.float64)  # (B, vocab)
+                logits = self(new, cache)[:, -1].detach().numpy().astype(np.float64)  # (B, vocab)
                 seq = np.concatenate([seq, _next_token(logits, temperature, top_k, greedy)[:, None]], 1)
         finally:
             self.train(was_training)

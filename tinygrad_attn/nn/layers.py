@@ -422,11 +422,11 @@ class LazyLinear(Linear):
         self.in_features = input.shape[-1]
         w = self.weight
         shape = (self.out_features, self.in_features)
-        w._data = w._dev.asarray(_kaiming_uniform(shape, dtype=w.dtype).numpy())
+        w._data = w._dev.asarray(_kaiming_uniform(shape, dtype=w.dtype).detach().numpy())
         w.__class__ = Parameter
         if self.bias is not None:
             b = self.bias
-            b._data = b._dev.asarray(_uniform((self.out_features,), _bias_bound(shape), dtype=b.dtype).numpy())
+            b._data = b._dev.asarray(_uniform((self.out_features,), _bias_bound(shape), dtype=b.dtype).detach().numpy())
             b.__class__ = Parameter
         self.__class__ = Linear  # as PyTorch's cls_to_become
 

@@ -125,7 +125,7 @@ def _host_array(v: Any) -> np.ndarray:
     """A state dict's entry as a host array: a Tensor, a NumPy array, or another library's
     tensor (a torch tensor: detached first, then read through ``__array__``/DLPack)."""
     if isinstance(v, Tensor):
-        return v.numpy()
+        return v.detach().numpy()
     if isinstance(v, np.ndarray):
         return v
     if hasattr(v, "detach"):  # torch: a tensor that requires grad refuses __array__

@@ -55,6 +55,8 @@ _ATTENTION = {  # (PyTorch prefix, our prefix)
 
 def _arr(v: Any) -> np.ndarray:
     """A NumPy copy (a Tensor or a torch tensor's ``.numpy()`` both work)."""
+    if hasattr(v, "detach") and not isinstance(v, np.ndarray):
+        v = v.detach()  # (a parameter: ``numpy()`` refuses a tensor that requires grad)
     return np.array(v.numpy() if hasattr(v, "numpy") and not isinstance(v, np.ndarray) else v, copy=True)
 
 

@@ -35,9 +35,9 @@ def _clone(module: Module) -> Module:
     memo: dict[int, Any] = {}
     for t in module._tensors():
         if isinstance(t, Parameter):
-            memo[id(t)] = Parameter(t.numpy(), device=t.device, requires_grad=t.requires_grad)
+            memo[id(t)] = Parameter(t.detach().numpy(), device=t.device, requires_grad=t.requires_grad)
         else:
-            memo[id(t)] = Tensor(t.numpy(), device=t.device)
+            memo[id(t)] = Tensor(t.detach().numpy(), device=t.device)
     return copy.deepcopy(module, memo)
 
 

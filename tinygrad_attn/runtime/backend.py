@@ -286,6 +286,8 @@ class Device:
         """The NumPy dtype of a backend dtype."""
         if isinstance(backend_dtype, np.dtype):
             return backend_dtype
+        if hasattr(backend_dtype, "kind") and isinstance(getattr(backend_dtype, "dtype", None), np.dtype):
+            return backend_dtype.dtype  # (the library's torch-style dtype)
         return np.dtype(str(backend_dtype).rsplit(".", 1)[-1])
 
     # -- creation and transfer ---------------------------------------------------

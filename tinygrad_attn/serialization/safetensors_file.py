@@ -50,7 +50,7 @@ def _safetensors_numpy() -> Any:
 
 
 def _host_array(v: Any) -> np.ndarray:
-    arr = v.numpy() if isinstance(v, Tensor) else np.asarray(v)
+    arr = v.detach().numpy() if isinstance(v, Tensor) else np.asarray(v)
     return np.array(arr, order="C", copy=None)  # not ascontiguousarray: that makes 0-d arrays 1-d
 
 

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..runtime.backend import Device, device, get_device
 from ..tensors._tensor import Size, Tensor
+from ..tensors.dtypes import torch_dtype
 
 # -- dtypes -------------------------------------------------------------------------------
 #: torch dtype name -> (legacy storage class name or None, NumPy dtype). bfloat16 has no
@@ -253,7 +254,7 @@ TORCH_GLOBALS: dict[str, Any] = {
     "torch.Size": Size,  # a shape saved as a value (``x.size()`` in a checkpoint), PyTorch's name both ways
     "torch.device": device,
     **STORAGE_KINDS,
-    **{f"torch.{name}": np_dt for name, (_, np_dt) in DTYPES.items() if np_dt is not None},
+    **{f"torch.{name}": torch_dtype(np_dt) for name, (_, np_dt) in DTYPES.items() if np_dt is not None},
     f"torch.{_BF16}": _BF16,  # a dtype value only: tensors of it load widened to float32
 }
 
@@ -363,7 +364,9 @@ class _ArchivePickler(pickle._Pickler):  # the Python pickler: its save() can be
         return obj.pid if type(obj) is _StorageRef else None
 
     def save(self, obj: Any, save_persistent_id: bool = True) -> None:
-        if isinstance(obj, np.dtype) and (name := torch_dtype_name(obj)):  # a dtype as a value: torch.float32
+        if (isinstance(obj, np.dtype) or type(obj).__name__ == "dtype") and (
+            name := torch_dtype_name(np.dtype(obj))
+        ):  # a dtype as a value: torch.float32
             obj = _Global.of("torch", name)
         if type(obj) is _Global:
             memo = self.memo.get(id(obj))

@@ -21,7 +21,15 @@ import numpy as np
 from .. import ops
 from ..engine.backward import backward
 from ..engine.declare import public
-from ..engine.function import FreedArray, Function, InvalidArgumentError, grad_fn_name, register_tensor
+from ..engine.function import (
+    BackwardNode,
+    FreedArray,
+    Function,
+    InvalidArgumentError,
+    backward_node,
+    grad_fn_name,
+    register_tensor,
+)
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, check_host_read, tracing
 from ..engine.versions import version_of
@@ -30,7 +38,8 @@ from ..ops.transfer import Transfer
 from ..runtime.backend import Device, default_device, device_of_array, get_device
 from ..runtime.backend import device as _device
 from . import promotion as _promotion
-from .dtypes import UnsupportedDtypeError, fill_value_in, get_default_dtype
+from .dtypes import _TORCH_DTYPES, UnsupportedDtypeError, fill_value_in, get_default_dtype, torch_dtype
+from .dtypes import dtype as _TorchDtype
 from .dtypes import result_type as _result_type
 from .mutation.inplace import apply_inplace
 from .printing import host_tensor_repr
@@ -52,6 +61,7 @@ from .shape import dims
 
 Shape = tuple[int, ...]
 _FLOAT_KINDS = "fc"
+_NUMPY_DTYPE_CLASSES = frozenset(type(np.dtype(c)) for c in "?bhilqBHILQefdgFDG")
 
 # The hottest methods call these directly: looking ``ops.Mul.apply`` up and binding it
 # on every call is a measurable share of a small op's cost.
@@ -153,8 +163,10 @@ class Tensor:
     # ``_uses``: how many recorded ops have taken this tensor as an input, exactly (counted by
     # engine.function alone: see add_uses).
     # (``_base``: set only on a view made without recording (see Function.apply); read with getattr)
-    __slots__ = ("_data", "_dev", "_grad", "requires_grad", "_ctx", "name", "_uses", "_base", "__weakref__")
-    __array_ufunc__ = None  # ``ndarray + Tensor`` defers to Tensor.__radd__
+    __slots__ = ("_data", "_dev", "_grad", "_requires_grad", "_ctx", "name", "_uses", "_base", "__weakref__")
+    # NumPy defers ``ndarray + Tensor`` to Tensor.__radd__ (which refuses it, as PyTorch's), and
+    # a ufunc of a tensor gives a tensor (``__array_wrap__``), as PyTorch's.
+    __array_priority__ = 1000
     __hash__ = object.__hash__  # identity, so tensors can key dicts despite ``==``
 
     def __init__(
@@ -211,7 +223,7 @@ class Tensor:
         self._grad: Tensor | None = None
         self._ctx: Function | None = None
         self.name = name
-        self.requires_grad = False
+        self._requires_grad = False
         self._uses = 0
         if requires_grad:
             self.requires_grad_(True)
@@ -225,7 +237,7 @@ class Tensor:
         t._data = data
         t._dev = dev
         t._grad = None
-        t.requires_grad = False
+        t._requires_grad = False
         t._ctx = None
         t.name = None
         t._uses = 0
@@ -271,9 +283,12 @@ class Tensor:
         return self._data.ndim
 
     @property
-    def dtype(self) -> np.dtype:
-        """The NumPy dtype, whatever the backend."""
-        return self._dev.np_dtype(self._data.dtype)
+    def dtype(self) -> _TorchDtype:
+        """The dtype, as PyTorch's (``torch.float32``), whatever the backend; it stands for its
+        NumPy dtype wherever a dtype is taken."""
+        d = self._data.dtype
+        hit = _TORCH_DTYPES.get(d) if d.__class__ in _NUMPY_DTYPE_CLASSES else None  # (NumPy's, CuPy's: at once)
+        return hit if hit is not None else torch_dtype(self._dev.np_dtype(d))
 
     @property
     def device(self) -> _device:
@@ -292,6 +307,25 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         return self._ctx is None
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether ops record this tensor for a backward pass. Only a leaf can be switched off,
+        as in PyTorch: a computed tensor leaves the graph through ``detach()``."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        if getattr(self, "_ctx", None) is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            )
+        if flag and self.dtype.kind not in _FLOAT_KINDS:
+            raise RuntimeError(
+                f"only Tensors of floating point and complex dtype can require gradients (this one is {self.dtype})"
+            )
+        self._requires_grad = flag
 
     @property
     def grad(self) -> Tensor | None:
@@ -324,9 +358,10 @@ class Tensor:
         self._grad = g
 
     @property
-    def grad_fn(self) -> Function | None:
-        """The graph node that made this tensor (``None`` for a leaf)."""
-        return self._ctx
+    def grad_fn(self) -> BackwardNode | None:
+        """The graph node that made this tensor (``None`` for a leaf), under PyTorch's class
+        name (``MulBackward0``); the op itself is ``t._ctx``."""
+        return backward_node(self._ctx)
 
     @public(method=True)
     def numel(self) -> int:
@@ -346,10 +381,12 @@ class Tensor:
         if flag and self.dtype.kind not in _FLOAT_KINDS:
             raise RuntimeError(
                 f"requires_grad: only floating-point tensors can require gradients, not {self.dtype}; "
-                "convert with .astype('float32') first"
+                "convert with .float() first"
             )
-        if not self.is_leaf and not flag:
-            raise RuntimeError("requires_grad_: cannot turn off gradients of a non-leaf tensor; use .detach()")
+        if self._ctx is not None:  # (a non-leaf already requires grad; it refuses False, as PyTorch's)
+            if not flag:
+                self.requires_grad = flag
+            return self
         self.requires_grad = flag
         return self
 
@@ -417,6 +454,11 @@ class Tensor:
         """The values as a NumPy array: on the CPU the tensor's own memory, as PyTorch's (an
         in-place change of either shows in the other); a copy from another device, of memory
         that cannot be written (a broadcast), or with ``force``."""
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                f"Can't call numpy() on Tensor that requires grad (shape {tuple(self.shape)}). "
+                "Use tensor.detach().numpy() instead."
+            )
         data = self._data
         if not force and data.__class__ is np.ndarray and data.flags.writeable:
             check_host_read(self, "numpy")
@@ -449,10 +491,13 @@ class Tensor:
         return self._read("tolist").tolist()
 
     def __float__(self) -> float:
-        return float(self._item("__float__"))
+        return float(_real_part(self._item("__float__"), "double"))
 
     def __int__(self) -> int:
-        return int(self._item("__int__"))
+        return int(_real_part(self._item("__int__"), "int64_t"))
+
+    def __complex__(self) -> complex:
+        return complex(self._item("__complex__"))
 
     def __bool__(self) -> bool:
         if self.numel() != 1:
@@ -466,6 +511,11 @@ class Tensor:
         """``np.asarray(t)``: the values as a NumPy array (on the CPU the tensor's own memory,
         unless ``copy``). A tensor inside ``tga.jit.trace`` raises ``TraceError``, as ``.numpy()``."""
         check_host_read(self, "__array__")
+        if self._requires_grad:  # (as ``numpy()``: NumPy would drop the graph unseen)
+            raise RuntimeError(
+                f"Can't call numpy() on Tensor that requires grad (shape {tuple(self.shape)}). "
+                "Use tensor.detach().numpy() instead."
+            )
         if self._data.__class__ is FreedArray:
             self._read("__array__")  # (raises, saying when the values were freed)
         arr = self._dev.to_host(self._data)
@@ -477,6 +527,13 @@ class Tensor:
         if dtype is not None:
             arr = arr.astype(dtype, copy=False)
         return np.array(arr, copy=True) if copy else arr
+
+    def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False) -> Tensor:
+        """A NumPy ufunc's result as a tensor sharing its memory (``np.sin(t)`` is a tensor), as
+        PyTorch's: a bool result becomes uint8."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return Tensor._wrap(np.asarray(array), get_device("cpu"))
 
     def __dlpack__(self, *args: Any, **kw: Any) -> Any:
         return self._data.__dlpack__(*args, **kw)
@@ -568,36 +625,52 @@ class Tensor:
 
     # -- arithmetic ---------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
+        if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t + a``, see __array_wrap__)
+            return NotImplemented
         return _add(*_promoted(self, other if other.__class__ in _PLAIN else self._operand(other)))
 
     def __radd__(self, other: Any) -> Tensor:
+        if other.__class__ is np.ndarray:  # (PyTorch's refuses an array: Python's TypeError)
+            return NotImplemented
         return _add(*_promoted(other if other.__class__ in _PLAIN else self._operand(other), self))
 
     def __sub__(self, other: Any) -> Tensor:
+        if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t + a``, see __array_wrap__)
+            return NotImplemented
         o = other if other.__class__ in _PLAIN else self._operand(other)
         if _kind(self) == "b" or o.__class__ is bool or isinstance(o, Tensor) and _kind(o) == "b":
             _bool_subtraction(self, o)
         return _sub(*_promoted(self, o))
 
     def __rsub__(self, other: Any) -> Tensor:
+        if other.__class__ is np.ndarray:  # (PyTorch's refuses an array: Python's TypeError)
+            return NotImplemented
         o = other if other.__class__ in _PLAIN else self._operand(other)
         if _kind(self) == "b" or o.__class__ is bool or isinstance(o, Tensor) and _kind(o) == "b":
             _bool_subtraction(o, self)
         return _sub(*_promoted(o, self))
 
     def __mul__(self, other: Any) -> Tensor:
+        if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t + a``, see __array_wrap__)
+            return NotImplemented
         return _mul(*_promoted(self, other if other.__class__ in _PLAIN else self._operand(other)))
 
     def __rmul__(self, other: Any) -> Tensor:
+        if other.__class__ is np.ndarray:  # (PyTorch's refuses an array: Python's TypeError)
+            return NotImplemented
         return _mul(*_promoted(other if other.__class__ in _PLAIN else self._operand(other), self))
 
     def __truediv__(self, other: Any) -> Tensor:
+        if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t + a``, see __array_wrap__)
+            return NotImplemented
         return _div(*_promoted_div(self, other if other.__class__ in _PLAIN else self._operand(other)))
 
     def __rtruediv__(self, other: Any) -> Tensor:
         return _div(*_promoted_div(other if other.__class__ in _PLAIN else self._operand(other), self))
 
     def __pow__(self, other: Any) -> Tensor:
+        if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t + a``, see __array_wrap__)
+            return NotImplemented
         other = self._operand(other)
         if self.dtype == np.bool_ and (other.__class__ is bool or getattr(other, "dtype", None) == np.bool_):
             return _bool_pow(self, other)
@@ -612,6 +685,8 @@ class Tensor:
         return ops.PowScalar.apply(base, args=other)
 
     def __rpow__(self, other: Any) -> Tensor:
+        if other.__class__ is np.ndarray:  # (PyTorch's refuses an array: Python's TypeError)
+            return NotImplemented
         # (Pow with a constant base, not exp(t * log(base)): that has no log for base <= 0,
         # where 0 ** t and (-2) ** t are still defined)
         if self.dtype == np.bool_ and other.__class__ is bool:
@@ -629,11 +704,15 @@ class Tensor:
     # (``+x``: tensor_torch.positive, which refuses bools as PyTorch does)
 
     def __matmul__(self, other: Any) -> Tensor:
+        if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t + a``, see __array_wrap__)
+            return NotImplemented
         if isinstance(other, (int, float, complex)):  # (Python's TypeError, as PyTorch: @ takes no numbers)
             return NotImplemented
         return ops.Matmul.apply(*_matmul_operands(self, self._operand(other)))
 
     def __rmatmul__(self, other: Any) -> Tensor:
+        if other.__class__ is np.ndarray:  # (PyTorch's refuses an array: Python's TypeError)
+            return NotImplemented
         if isinstance(other, (int, float, complex)):
             return NotImplemented
         return ops.Matmul.apply(*_matmul_operands(self._operand(other), self))
@@ -857,8 +936,20 @@ def _legacy_shape(first: Any, more: tuple, dtype: Any) -> np.ndarray:
     return np.zeros(tuple(int(n) for n in shape), dtype=get_default_dtype() if dtype is None else np.dtype(dtype))
 
 
+def _real_part(v: Any, target: str) -> Any:
+    """A complex value as ``float()``/``int()`` take it, as PyTorch's: its real part when it has no
+    imaginary one, else PyTorch's RuntimeError."""
+    if isinstance(v, complex):
+        if v.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {target} without overflow: {v!r}")
+        return v.real
+    return v
+
+
 def _is_dtype(x: Any) -> bool:
-    return isinstance(x, np.dtype) or (isinstance(x, type) and issubclass(x, (np.generic, float, int, bool)))
+    return isinstance(x, (np.dtype, _TorchDtype)) or (
+        isinstance(x, type) and issubclass(x, (np.generic, float, int, bool))
+    )
 
 
 def _to_args(args: tuple, kw: dict, op: str) -> tuple[Device | None, Any, bool]:

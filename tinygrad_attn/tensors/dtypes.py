@@ -15,23 +15,121 @@ import numpy as np
 
 from ..engine import declare as _declare
 
-float16 = np.dtype("float16")
-float32 = np.dtype("float32")
-float64 = np.dtype("float64")
-int8 = np.dtype("int8")
-int16 = np.dtype("int16")
-int32 = np.dtype("int32")
-int64 = np.dtype("int64")
-uint8 = np.dtype("uint8")
+
+class dtype:  # noqa: N801 - PyTorch's name
+    """A dtype as PyTorch's ``torch.dtype``: one object per dtype, printed ``torch.float32``,
+    with ``is_floating_point``, ``is_complex``, ``is_signed``, ``itemsize``, ``to_real()`` and
+    ``to_complex()``. It stands for its NumPy dtype (``.dtype``, which NumPy reads wherever it
+    takes a dtype: ``np.zeros(2, tga.int64)``, ``a.astype(t.dtype)``), equals it and hashes as
+    it, and answers NumPy's attributes (``kind``, ``name``, ``type``) for the library's code.
+
+    >>> str(tga.tensor([1.0]).dtype)
+    'torch.float32'
+    """
+
+    __slots__ = ("dtype", "kind", "name", "itemsize", "char", "type", "_hash")
+
+    def __init__(self, *_: Any) -> None:
+        raise TypeError("cannot create 'torch.dtype' instances")
+
+    @classmethod
+    def _of(cls, d: np.dtype) -> dtype:
+        self = object.__new__(cls)
+        self.dtype, self.kind, self.name, self.itemsize, self.char, self.type = (
+            d,
+            d.kind,
+            d.name,
+            d.itemsize,
+            d.char,
+            d.type,
+        )
+        self._hash = hash(d)
+        return self
+
+    def __getattr__(self, name: str) -> Any:  # NumPy's other attributes (``str``, ``num``, ``byteorder``)
+        return getattr(object.__getattribute__(self, "dtype"), name)
+
+    def __repr__(self) -> str:
+        return "torch." + self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> builtins.bool:
+        if other.__class__ is dtype:
+            return self is other
+        if other is None:  # (NumPy reads None as float64)
+            return False
+        try:
+            return builtins.bool(self.dtype == other)
+        except TypeError:
+            return NotImplemented
+
+    def __ne__(self, other: object) -> builtins.bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> builtins.int:
+        return self._hash
+
+    def __reduce__(self) -> tuple:
+        return (torch_dtype, (self.name,))
+
+    def __copy__(self) -> dtype:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> dtype:
+        return self
+
+    @property
+    def is_floating_point(self) -> builtins.bool:
+        return self.kind == "f"
+
+    @property
+    def is_complex(self) -> builtins.bool:
+        return self.kind == "c"
+
+    @property
+    def is_signed(self) -> builtins.bool:
+        return self.kind in "ifc"
+
+    def to_real(self) -> dtype:
+        return torch_dtype({"complex64": "float32", "complex128": "float64"}.get(self.name, self.name))
+
+    def to_complex(self) -> dtype:
+        return torch_dtype(
+            {"float16": "complex64", "float32": "complex64", "float64": "complex128"}.get(self.name, self.name)
+        )
+
+
+_TORCH_DTYPES: dict[Any, dtype] = {}
+
+
+def torch_dtype(d: Any) -> dtype:
+    """The :class:`dtype` of ``d`` (a NumPy dtype, a dtype, or anything ``numpy.dtype`` reads)."""
+    hit = _TORCH_DTYPES.get(d)
+    if hit is None:
+        nd = np.dtype(d)
+        hit = _TORCH_DTYPES.get(nd)
+        if hit is None:
+            hit = _TORCH_DTYPES[nd] = dtype._of(nd)
+    return hit
+
+
+float16 = torch_dtype("float16")
+float32 = torch_dtype("float32")
+float64 = torch_dtype("float64")
+int8 = torch_dtype("int8")
+int16 = torch_dtype("int16")
+int32 = torch_dtype("int32")
+int64 = torch_dtype("int64")
+uint8 = torch_dtype("uint8")
 # (PyTorch's wider unsigned integers: dtypes for storing and converting, with few ops of their own there)
-uint16 = np.dtype("uint16")
-uint32 = np.dtype("uint32")
-uint64 = np.dtype("uint64")
-complex64 = np.dtype("complex64")
-complex128 = np.dtype("complex128")
-bool = np.dtype(np.bool_)  # noqa: A001 - PyTorch's name
-#: the class of every dtype above (``torch.dtype``): ``isinstance(x.dtype, tga.dtype)``
-dtype = np.dtype
+uint16 = torch_dtype("uint16")
+uint32 = torch_dtype("uint32")
+uint64 = torch_dtype("uint64")
+complex64 = torch_dtype("complex64")
+complex128 = torch_dtype("complex128")
+bool = torch_dtype(np.bool_)  # noqa: A001 - PyTorch's name
 
 # PyTorch's second names for the same dtypes.
 half = float16
@@ -58,7 +156,7 @@ def set_default_dtype(d: Any) -> None:
     >>> set_default_dtype(float64); tensor([1.0]).dtype  # doctest: +SKIP
     dtype('float64')
     """
-    dt = np.dtype(d)
+    dt = torch_dtype(d)
     if dt.kind != "f":
         raise TypeError(f"set_default_dtype: only floating-point types are supported as the default type, got {dt}")
     _DEFAULT_FLOAT[0] = dt
@@ -119,12 +217,13 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     """PyTorch's ``promote_types``: across categories the higher one's dtype as it is (an
     int64 with a float16 is float16, where NumPy makes float64); within one, the smallest
     dtype holding both (uint8 with int8 is int16, as NumPy)."""
-    if a == b:
+    a, b = torch_dtype(a), torch_dtype(b)
+    if a is b:
         return a
     ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
     if ca != cb:
         return a if ca > cb else b
-    return np.promote_types(a, b)
+    return torch_dtype(np.promote_types(a.dtype, b.dtype))
 
 
 def result_type(*operands: object) -> np.dtype:
@@ -150,7 +249,7 @@ def result_type(*operands: object) -> np.dtype:
             if kind not in _CATEGORY:  # (None, a string, a list of them: what PyTorch's parser refuses)
                 raise TypeError(f"expected a Tensor or a number as an operand, got {type(x).__name__}: {x!r:.40}")
             dt = _default_of_category(_CATEGORY[kind])
-        dt = np.dtype(dt)
+        dt = torch_dtype(dt)
         tiers[tier] = dt if tiers[tier] is None else promote_types(tiers[tier], dt)
     out: np.dtype | None = None
     for dt in tiers:  # from the highest rank down: a lower one counts only with a higher category
@@ -182,8 +281,8 @@ def accumulate_dtype(dt: Any, dtype: Any = None) -> np.dtype:
     (``uint8`` and ``int16`` products do not wrap around; NumPy would sum uint8 in uint64),
     else ``dt`` itself."""
     if dtype is not None:
-        return np.dtype(dtype)
-    dt = np.dtype(dt)
+        return torch_dtype(dtype)
+    dt = torch_dtype(dt)
     return int64 if dt.kind in "biu" else dt
 
 
@@ -199,7 +298,7 @@ class finfo:  # noqa: N801 - PyTorch's name
         if dt.kind not in "fc":
             raise TypeError(f"finfo() requires a floating point input type, got {dt}: use iinfo for integers")
         info = np.finfo(dt)
-        self.bits, self.dtype = info.bits, str(dt)
+        self.bits, self.dtype = info.bits, dt.name
         self.eps, self.max, self.min = builtins.float(info.eps), builtins.float(info.max), builtins.float(info.min)
         self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
         self.resolution = 10.0**-info.precision  # (NumPy gives it in the dtype: float16 rounds 0.001)
@@ -218,14 +317,14 @@ class iinfo:  # noqa: N801 - PyTorch's name
         if dt.kind not in "iub":
             raise TypeError(f"iinfo() requires an integer input type, got {dt}: use finfo for floats")
         info = np.iinfo(np.uint8 if dt.kind == "b" else dt)
-        self.bits, self.max, self.min, self.dtype = info.bits, builtins.int(info.max), builtins.int(info.min), str(dt)
+        self.bits, self.max, self.min, self.dtype = info.bits, builtins.int(info.max), builtins.int(info.min), dt.name
 
     def __repr__(self) -> str:
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
 __all__ = [
-    "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
+    "dtype", "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128",
     "uint16", "uint32", "uint64", "dtype",
     "bool", "half", "float", "double", "short", "int", "long", "promote_types", "result_type", "can_cast",

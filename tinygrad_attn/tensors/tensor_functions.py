@@ -657,7 +657,7 @@ def triu(input: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:  
 def equal(a: Tensor, b: Tensor) -> bool:
     """Whether ``a`` and ``b`` have one shape and the same elements."""
     _tensors("equal", ("input", a), ("other", b))
-    return a.shape == b.shape and bool(np.array_equal(a.numpy(), b.numpy()))
+    return a.shape == b.shape and bool(np.array_equal(a.detach().numpy(), b.detach().numpy()))
 
 
 @public(method=True)

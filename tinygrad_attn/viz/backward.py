@@ -136,7 +136,7 @@ def _steps(w: Walk, saved: _Saved, grads: _Grads, edges: list[Edge]) -> list[Nod
         step = Node(f"bw{i}", "backward", title, lines + grads.lines(t), fn.scope)
         where = f"in {fn.scope.path}" if fn.scope is not None and fn.scope.path else "at the top level"
         step.tooltip = [f"backward of {fn.op_name}{saved.numbers[id(t)]} {where}",
-                        f"receives ∂{t.name or 'out'} of shape {text.shape_str(t.shape)} · {t.dtype} · {t.device}",
+                        f"receives ∂{t.name or 'out'} of shape {text.shape_str(t.shape)} · {t.dtype.name} · {t.device}",
                         "sends a gradient to each input that requires one"] + grads.lines(t)  # fmt: skip
         steps.append(step)
         if not fn.freed:
@@ -171,7 +171,7 @@ def _flow(w: Walk, names: Mapping[int, str], grads: _Grads, edges: list[Edge]) -
         else:
             kind, title = leaf_kind(t, names)
             scope = None if kind == "input" else w.consumer_scope(t)
-            lines = [text.shape_str(t.shape), f"{t.dtype} · {t.device}"] + grads.lines(t)
+            lines = [text.shape_str(t.shape), f"{t.dtype.name} · {t.device}"] + grads.lines(t)
             target = f"g{w.leaf_index[id(t)]}"
             end = Node(target, f"grad_{kind}", f"{title}.grad", lines, scope, t.numel())
             end.tooltip = tooltip(f"gradient of {LEAF_WORDS[kind]} {title}", t, scope, grads.grads)

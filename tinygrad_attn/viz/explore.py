@@ -277,7 +277,7 @@ class _Data:
         self.steps = self._run_backward(w)
         for t in w.tensors:
             if id(t) not in self.grads and t._grad is not None:
-                self.grads[id(t)] = t._grad.numpy()
+                self.grads[id(t)] = t._grad.detach().numpy()
         tensors: dict[str, dict] = {}
         key: dict[int, str] = {}
         for i, t in enumerate(w.tensors):
@@ -373,7 +373,7 @@ class _Data:
         host = _host(t)
         g = self.grads.get(id(t))
         rec = {"title": t.name or title, "op": op, "module": _module_path(scope, paths),
-               "shape": text.shape_str(t.shape), "dtype": str(t.dtype), "device": str(t.device),
+               "shape": text.shape_str(t.shape), "dtype": t.dtype.name, "device": str(t.device),
                "values": text.values_lines(host) if host is not None else [f"values freed {t._data.when}"],
                "value": heat_map(host, self.full, self.max_cells),
                "grad": heat_map(g, self.full, self.max_cells),

@@ -314,7 +314,7 @@ def values_of(t: Tensor) -> list[str]:
     """The tensor's numbers, or a note that they were freed, and when."""
     if isinstance(t._data, FreedArray):
         return [f"values freed {t._data.when}"]
-    return text.values_lines(t.numpy())
+    return text.values_lines(t.detach().numpy())
 
 
 def tooltip(what: str, t: Tensor, scope: Scope | None, grads: Gradients | None = None) -> list[str]:
@@ -323,11 +323,11 @@ def tooltip(what: str, t: Tensor, scope: Scope | None, grads: Gradients | None =
     lines = [what]
     if scope is not None and scope.path:
         lines.append(f"in {scope.path}")
-    lines.append(f"shape {text.shape_str(t.shape)} · {t.dtype} · {t.device}")
+    lines.append(f"shape {text.shape_str(t.shape)} · {t.dtype.name} · {t.device}")
     lines += ["values " + v for v in values_of(t)]
     g = grads.host(t) if grads is not None else None
     if g is None and t._grad is not None:
-        g = t._grad.numpy()
+        g = t._grad.detach().numpy()
     if g is not None:
         lines += ["grad " + v for v in text.values_lines(g)] + [text.norm_line(text.norm_of(g))]
     return lines
@@ -345,7 +345,7 @@ def nothing_recorded(who: str) -> str:
 
 
 def tensor_lines(t: Tensor, show_values: bool, grads: Gradients | None) -> list[str]:
-    lines = [text.shape_str(t.shape), f"{t.dtype} · {t.device}"]
+    lines = [text.shape_str(t.shape), f"{t.dtype.name} · {t.device}"]
     if show_values:
         lines += values_of(t)
     if grads is not None:
@@ -364,7 +364,7 @@ def op_lines(t: Tensor) -> tuple[str, list[str]]:
     first = ins[0] if ins else None
     shape = text.shape_str(t.shape)
     if first is not None and first.dtype != t.dtype:
-        shape += f" {t.dtype}"
+        shape += f" {t.dtype.name}"
     if first is not None and first.device != t.device:
         shape += f" {t.device}"
     lines = [shape]

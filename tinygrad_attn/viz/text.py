@@ -105,8 +105,8 @@ def _arg_str(a: Any) -> str | None:
                 keys.pop()
             return "[" + ", ".join(_index_str(k) for k in keys) + "]"
         return None
-    if isinstance(a, np.dtype):
-        return str(a)
+    if isinstance(a, np.dtype) or type(a).__name__ == "dtype":
+        return np.dtype(a).name
     if hasattr(a, "shape") and hasattr(a, "dtype"):
         return f"array {shape_str(a.shape)}"
     name = getattr(a, "name", None)

@@ -101,7 +101,7 @@ class PackedSequence(NamedTuple):
 def _host_ints(v: Any, what: str, op: str) -> np.ndarray:
     """A 1-D host int64 array from a Tensor, a list or another library's tensor."""
     if isinstance(v, Tensor):
-        a = v.numpy()
+        a = v.detach().numpy()
     else:
         if hasattr(v, "detach"):  # a torch tensor
             v = v.detach().cpu()

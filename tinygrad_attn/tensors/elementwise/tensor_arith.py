@@ -33,21 +33,29 @@ __all__: list[str] = []  # (the free functions of these names are in tensor_func
 
 @public(function=False, method=True)
 def __lt__(self, other: Any) -> Tensor:
+    if other.__class__ is np.ndarray:  # (PyTorch's orders no array: Python's TypeError)
+        return NotImplemented
     return Less.apply(*_ordered_operands(self, self._operand(other)))
 
 
 @public(function=False, method=True)
 def __le__(self, other: Any) -> Tensor:
+    if other.__class__ is np.ndarray:  # (PyTorch's orders no array: Python's TypeError)
+        return NotImplemented
     return LessEqual.apply(*_ordered_operands(self, self._operand(other)))
 
 
 @public(function=False, method=True)
 def __gt__(self, other: Any) -> Tensor:
+    if other.__class__ is np.ndarray:  # (PyTorch's orders no array: Python's TypeError)
+        return NotImplemented
     return Greater.apply(*_ordered_operands(self, self._operand(other)))
 
 
 @public(function=False, method=True)
 def __ge__(self, other: Any) -> Tensor:
+    if other.__class__ is np.ndarray:  # (PyTorch's orders no array: Python's TypeError)
+        return NotImplemented
     return GreaterEqual.apply(*_ordered_operands(self, self._operand(other)))
 
 
@@ -66,6 +74,8 @@ def __eq__(self, other: Any) -> Any:  # type: ignore[override]
 def __ne__(self, other: Any) -> Any:  # type: ignore[override]
     if other is None:
         return True
+    if other.__class__ is np.ndarray:  # (PyTorch's NotImplemented: Python compares identities)
+        return NotImplemented
     if isinstance(other, (list, tuple, str)):  # not an operand (PyTorch's NotImplemented: Python says True)
         return NotImplemented
     other = self._operand(other)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+import numpy as np
+
 from ... import ops
 from ...engine.declare import public
 from ...engine.switches import tracing
@@ -287,27 +289,36 @@ def matmul(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - torch.matmul's 
 
 
 @public(method=True, inplace=True)
-@public(name="__floordiv__", function=False, method=True)
 def floor_divide(self, other: Any) -> Tensor:
     """``self // other`` (``torch.floor_divide``): floor of the quotient, without a derivative."""
     return _floor_divide(self, self._operand(other))
 
 
-__floordiv__ = floor_divide
+@public(function=False, method=True)
+def __floordiv__(self, other: Any) -> Tensor:
+    if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t // a``, see Tensor.__array_wrap__)
+        return NotImplemented
+    return _floor_divide(self, self._operand(other))
 
 
 @public(function=False, method=True)
 def __rfloordiv__(self, other: Any) -> Tensor:
+    if other.__class__ is np.ndarray:  # (PyTorch's reflected operators refuse arrays: Python's TypeError)
+        return NotImplemented
     return _floor_divide(self._operand(other), self)
 
 
 @public(function=False, method=True)
 def __mod__(self, other: Any) -> Tensor:
+    if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t % a``)
+        return NotImplemented
     return _remainder(self, self._operand(other))
 
 
 @public(function=False, method=True)
 def __rmod__(self, other: Any) -> Tensor:
+    if other.__class__ is np.ndarray:  # (PyTorch's reflected operators refuse arrays: Python's TypeError)
+        return NotImplemented
     return _remainder(self._operand(other), self)
 
 
@@ -470,7 +481,14 @@ def stride(self, dim: Any = None) -> Any:
     ((3, 1), (1, 3))
     """
     a = _host_array(self)
-    steps = tuple(int(s) // a.itemsize for s in a.strides)
+    if a.size == 0:  # (NumPy gives an empty array any steps; PyTorch's are row-major, an empty dim counting as 1)
+        steps, step = [], 1
+        for n in reversed(a.shape):
+            steps.append(step)
+            step *= max(n, 1)
+        steps = tuple(reversed(steps))
+    else:
+        steps = tuple(int(s) // a.itemsize for s in a.strides)
     return steps if dim is None else steps[dims.one(self.shape, dim, "stride", scalar_ok=False)]
 
 
@@ -594,13 +612,13 @@ def _map_elementwise(self: Tensor, op: str, fn: Any, *others: Tensor) -> Tensor:
         if o.dtype != self.dtype:  # (PyTorch's: one dtype for all, no promotion)
             raise TypeError(f"{op}: expected a {self.dtype} tensor for '{name}' (got {o.dtype})")
         try:
-            operands.append(np.broadcast_to(o.numpy(), tuple(self.shape)))
+            operands.append(np.broadcast_to(o.detach().numpy(), tuple(self.shape)))
         except ValueError:
             raise RuntimeError(
                 f"{op}: the expanded size of the tensor must match the existing size: shape {tuple(o.shape)} does not "
                 f"broadcast to {tuple(self.shape)}"
             ) from None
-    values = self.numpy().copy()
+    values = self.detach().numpy().copy()
     flat, rest = values.reshape(-1), [a.reshape(-1) for a in operands]
     for i in range(flat.shape[0]):
         flat[i] = fn(flat[i].item(), *(r[i].item() for r in rest))

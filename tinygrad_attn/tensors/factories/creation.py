@@ -25,6 +25,7 @@ from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Size, Tensor, _shape_args
+from ..dtypes import dtype as _TorchDtype
 from ..dtypes import fill_value_in, get_default_dtype, promote_types, set_default_dtype
 from .tensor_creation import drawn
 
@@ -57,7 +58,7 @@ class _HostData:
         self.host = self._read(data)
         self.dtype: np.dtype | None = None
         for k in self.kinds:
-            dt = k if isinstance(k, np.dtype) else _torch_dtype_of(np.asarray(k()))
+            dt = k if isinstance(k, (np.dtype, _TorchDtype)) else _torch_dtype_of(np.asarray(k()))
             self.dtype = dt if self.dtype is None else promote_types(self.dtype, dt)
 
     def _read(self, item: Any) -> Any:
@@ -71,7 +72,7 @@ class _HostData:
                 if item.numel() != 1:
                     self.larger = self.larger or item.shape
                     return np.zeros((), dt)
-                return item.numpy().reshape(())
+                return item.detach().numpy().reshape(())
             return item
         self.kinds.add(type(item))
         return item
@@ -134,9 +135,30 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         if dtype is None:
             dtype = read.inferred or _torch_dtype_of(arr)
         read.check(dtype, "tensor")
+        _check_float_range(data, arr, dtype)
         arr = arr.astype(dtype)
         return Tensor(arr, device=device, requires_grad=requires_grad)
     return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _check_float_range(data: Any, arr: np.ndarray, dtype: Any) -> None:
+    """PyTorch's check of the Python floats of ``data`` written into an integer dtype: each must
+    lie within its range (NaN never does; -0.5 is outside uint8's), else its RuntimeError (its
+    ints are checked as ``fill_`` checks them)."""
+    dt = np.dtype(dtype)
+    if dt.kind not in "iu" or arr.dtype.kind != "f" or not arr.size:
+        return
+    info = np.iinfo(dt)
+    inside = (arr >= info.min) & (arr <= info.max)  # (NaN: False)
+    if inside.all():
+        return
+    stack = [data]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, float) and not info.min <= v <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow: {v!r} (tensor)")
 
 
 @public

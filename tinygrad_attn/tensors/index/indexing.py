@@ -18,6 +18,7 @@ from ...engine.function import _NUMPY_SCALARS, FreedArray, Function, InvalidArgu
 from ...engine.switches import _State, tracing
 from ...engine.versions import bump_version
 from .._tensor import Tensor, legacy_type_name, where
+from ..dtypes import check_fill_value
 from ..mutation.inplace import apply_inplace, refuse_partial_overlap
 
 
@@ -220,7 +221,7 @@ def _basic(x: Tensor, key: tuple) -> Tensor:
         if isinstance(k, (int, np.integer)) and not -s <= k < s:
             raise IndexError(f"getitem: index {k} is out of bounds for an axis of size {s} (shape {tuple(x.shape)})")
     if all(isinstance(k, slice) and k == slice(None) for k in plain):
-        out = x
+        out = ops.Slice.apply(x, args=(Ellipsis,))  # (x[:] and x[...] are new views, as PyTorch's: not x)
     else:
         plain = tuple(
             int(k) if isinstance(k, (int, np.integer)) else _in_bounds(k, s) if isinstance(k, slice) else k
@@ -338,6 +339,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     elif isinstance(value, (bool, int, float, complex, np.integer)):  # (np.float64 is a float)
         if isinstance(value, np.generic):
             value = value.item()
+        check_fill_value("setitem", value, x.dtype)  # (PyTorch checks the value before the key)
     else:  # a list, an array, a NumPy float32: PyTorch takes a tensor or a Python number only
         kind = type(value)
         name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
@@ -346,6 +348,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     key = parts  # (0-d integer tensors read as ints, as in getitem)
     basic = not any(_is_index_array(p) or _is_bool_array(p) for p in parts)
     if not basic and isinstance(value, Tensor) and value.dtype != x.dtype:
+        getitem(x.detach(), parts)  # (PyTorch checks the key first: its IndexError before the dtypes')
         _index_put_dtypes(x, parts, value)
     wants = _State.grad_enabled and (x.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
     if basic and isinstance(value, Tensor) and any(p is None for p in parts):
@@ -384,7 +387,9 @@ def _index_put_dtypes(x: Tensor, parts: tuple, value: Tensor) -> None:
     """PyTorch's rule for a tensor written through index arrays or masks: of ``x``'s dtype
     (its RuntimeError; basic keys cast, as ``copy_``), but a one-element value under a mask,
     which PyTorch writes as ``masked_fill`` does, in any dtype."""
-    if value.numel() == 1 and any(_is_bool_array(p) for p in parts):
+    masks = [p for p in parts if _is_bool_array(p)]
+    others_basic = not any(_is_index_array(p) for p in parts if not _is_bool_array(p))
+    if value.numel() == 1 and len(masks) == 1 and others_basic:  # (one mask and basic keys: PyTorch's masked_fill)
         return
     raise RuntimeError(
         f"Index put requires the source and destination dtypes match, got {x.dtype} for the destination and "
@@ -420,6 +425,16 @@ def _store(x: Tensor, key: tuple, value: Any) -> None:
     try:
         x._data[key] = v
     except ValueError as e:  # (PyTorch's RuntimeError; a ValueError, as NumPy's)
+        lead = len(getattr(v, "shape", ())) - x._data[key].ndim
+        if 0 < lead and all(n == 1 for n in v.shape[:lead]):  # (PyTorch drops a value's leading 1s: x[0] = t[None])
+            try:
+                x._data[key] = v.reshape(v.shape[lead:])
+            except ValueError:
+                pass
+            else:
+                if x._tracks_versions:
+                    bump_version(x._data)
+                return
         raise InvalidArgumentError(f"setitem: cannot write a value of shape {_shape_of(value)} into x[...] of a "
                                    f"tensor of shape {tuple(x.shape)}: {e}") from e  # fmt: skip
     if x._tracks_versions:  # (not through ``.data``: PyTorch's untracked escape hatch)

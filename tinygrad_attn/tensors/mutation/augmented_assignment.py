@@ -25,10 +25,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ...engine.declare import public
 from .._tensor import Tensor
 from ..dtypes import can_cast, result_type
 from .inplace import apply_inplace, cast_error
+
+_NDARRAY = np.ndarray
 
 
 # What each op's backward reads of the tensor's old value: nothing for + and - (never a copy),
@@ -45,6 +49,8 @@ def _augmented(
     dunder: str, symbol: str, name: str, reads_old: Callable[[Any], bool]
 ) -> Callable[[Tensor, Any], Tensor]:
     def method(self: Tensor, other: Any) -> Tensor:
+        if other.__class__ is _NDARRAY:  # (PyTorch's: not in place; ``x = x + a`` computed by NumPy)
+            return NotImplemented
         o = self._operand(other)
         # (PyTorch's order: the operands' dtype is checked against the tensor's before the op runs, so
         # ``int_tensor <<= 2.5`` is this RuntimeError, not the shift's missing float kernel)

@@ -49,9 +49,9 @@ def _rebase(t: Tensor, old: Tensor, result: Tensor, label: str) -> None:
     if result.requires_grad:
         node = InPlace.apply(result, args=label)._ctx  # (made after the change: ordered after it)
         node.previous = old
-        t._ctx, t.requires_grad = node, True
+        t._ctx, t._requires_grad = node, True
     else:  # (the result no longer depends on anything that requires grad)
-        t._ctx, t.requires_grad = None, False
+        t._ctx, t._requires_grad = None, False
 
 
 def _is_view(t: Tensor) -> bool:

@@ -140,7 +140,7 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
         if not 0 <= p <= 1:
             raise RuntimeError("bernoulli_: expects 0 <= p <= 1")
         return _fill_drawn(self, "bernoulli_", "bernoulli_number", (p,), generator)
-    prob = p.numpy()
+    prob = p.detach().numpy()
     if np.any((prob < 0) | (prob > 1)):
         raise RuntimeError("bernoulli_: expects 0 <= p <= 1")
     draws = rt.bernoulli(_gen(generator, "bernoulli_"), np.ascontiguousarray(np.broadcast_to(prob, self.shape)))

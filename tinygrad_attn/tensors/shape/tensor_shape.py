@@ -18,6 +18,7 @@ from ... import ops
 from ...engine.declare import public
 from ...functional.checks import tensor_arg
 from .._tensor import InvalidArgumentError, Shape, Tensor, _shape_args
+from ..dtypes import dtype as _TorchDtype
 from . import dims as _dims
 
 __all__ = []
@@ -83,7 +84,7 @@ def view(self, *shape: Any) -> Tensor:
     """PyTorch's ``view``: the same memory read as another shape, where its strides allow it
     (after ``t()`` or a strided slice they may not: a RuntimeError that names ``reshape``);
     ``view(dtype)``: the same bytes read as another dtype of the same size."""
-    if len(shape) == 1 and isinstance(shape[0], (np.dtype, type, str)):
+    if len(shape) == 1 and isinstance(shape[0], (np.dtype, type, str, _TorchDtype)):
         return _view_as_dtype(self, shape[0])
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
@@ -117,9 +118,7 @@ def reshape(self, *shape: Any) -> Tensor:
         shape = tuple(shape[0])
     cur = tuple(self._data.shape)
     shape = _reshape_target(cur, shape)
-    if shape == cur:
-        return self
-    return ops.Reshape.apply(self, args=shape)
+    return ops.Reshape.apply(self, args=shape)  # (a new view even of the same shape, as PyTorch's: not ``self``)
 
 
 @public(method=True)
@@ -130,7 +129,9 @@ def permute(self, *axes: Any, dims: Any = None) -> Tensor:
     if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
         axes = tuple(axes[0])
     perm = _permutation(self.shape, axes)
-    return self if perm is None else ops.Permute.apply(self, args=perm)
+    if perm is None:  # (the same order: still a new view, as PyTorch's)
+        return ops.Reshape.apply(self, args=tuple(self.shape))
+    return ops.Permute.apply(self, args=perm)
 
 
 @public(method=True)
@@ -139,11 +140,11 @@ def transpose(self, a0: int = -2, a1: int = -1, *, dim0: int | None = None, dim1
     a0 = a0 if dim0 is None else dim0
     a1 = a1 if dim1 is None else dim1
     if _dims.axes(self.shape, (a0, a1), "transpose", distinct=False) == ():  # 0-d: nothing to swap, as in PyTorch
-        return self
+        return ops.Reshape.apply(self, args=())
     axes = list(range(self.ndim))
     a0, a1 = _dims.axes(self.shape, (a0, a1), "transpose", distinct=False)
-    if a0 == a1:
-        return self
+    if a0 == a1:  # (nothing to swap: still a new view, as PyTorch's)
+        return ops.Reshape.apply(self, args=tuple(self.shape))
     axes[a0], axes[a1] = axes[a1], axes[a0]
     return ops.movement.Transpose.apply(self, args=tuple(axes))
 
@@ -182,10 +183,10 @@ def expand(self, *shape: Any) -> Tensor:
     shape = _shape_args(shape)
     lead = len(shape) - self.ndim
     if lead < 0:
-        raise ValueError(f"expand: cannot expand shape {tuple(self.shape)} to fewer dimensions {shape}")
+        raise InvalidArgumentError(f"expand: cannot expand shape {tuple(self.shape)} to fewer dimensions {shape}")
     shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
     if shape == self.shape:
-        return self
+        return ops.Reshape.apply(self, args=shape)  # (a new view, as PyTorch's)
     for i, s in enumerate(self.shape):
         if s != 1 and s != shape[i + lead]:
             raise InvalidArgumentError(f"expand: cannot expand shape {tuple(self.shape)} to {shape}")
@@ -210,7 +211,7 @@ def squeeze(self, dim: Any = None, *, axis: Any = None) -> Tensor:
                 )
     axes = tuple(a for a in axes if self.shape[a] == 1)
     if not axes:
-        return self
+        return ops.Reshape.apply(self, args=tuple(self.shape))  # (a new view, as PyTorch's)
     return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in axes))
 
 
