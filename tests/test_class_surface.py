@@ -116,8 +116,7 @@ _CTX_ON_NODE = "in PyTorch ctx is the backward node; here that node is `y.grad_f
 _ON_CTX = "a ctx method: PyTorch's Function class inherits its ctx's class; ours are on the ctx (checked there)"
 _LAZY_HOOKS = ("made at a module's first hook registration (a module without hooks carries no registry, so "
                "tga.compile's guard has less to read); forward hooks are kept with their with_kwargs flag")  # fmt: skip
-_NUMPY_DTYPE = ("tga's dtypes are NumPy's dtype objects, which take no new attributes: `x.is_floating_point()`, "
-                "`tga.is_floating_point`, `dtype.kind`, `tga.finfo` answer the same questions")  # fmt: skip
+_NUMPY_DTYPE = "PyTorch's short name for the C++ scalar type; `dtype.name`, `dtype.char` and `tga.finfo` say the same"
 _MODULE = {"ipu": _DEVICES, "xpu": _DEVICES, "mtia": _DEVICES}
 _MODULE_INSTANCE = {
     **_MODULE,
@@ -210,9 +209,7 @@ OMITTED: dict[str, dict[str, str]] = {
         "__enter__": "`with torch.device(...)` as the default device of factories is not implemented yet",
         "__exit__": "`with torch.device(...)` as the default device of factories is not implemented yet",
     },
-    "dtype": {
-        n: _NUMPY_DTYPE for n in ("abbr", "is_complex", "is_floating_point", "is_signed", "to_complex", "to_real")
-    },  # fmt: skip
+    "dtype": {n: _NUMPY_DTYPE for n in ("abbr",)},  # fmt: skip
     "utils.hooks.RemovableHandle": {"next_id": "PyTorch's counter of handle ids; ours is _next_id"},
 }
 

@@ -123,4 +123,6 @@ def test_an_ordinary_backward_still_adds_in_place(rng):
     finally:
         ops.AddN.forward = orig
     assert calls == []
-    close(x.grad, sum(float(i + 1) * (1 - np.tanh(float(i + 1) * x.detach().numpy()) ** 2) for i in range(6)), atol=1e-12)
+    close(
+        x.grad, sum(float(i + 1) * (1 - np.tanh(float(i + 1) * x.detach().numpy()) ** 2) for i in range(6)), atol=1e-12
+    )

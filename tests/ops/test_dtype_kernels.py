@@ -166,7 +166,7 @@ def test_local_response_norm_of_integers_takes_an_integer_mean(dtype: str, size:
     x = np.random.default_rng(size).integers(-9, 10, (2, 6, 3)).astype(dtype)
     want = torch.nn.functional.local_response_norm(torch.tensor(x), size, beta=0.5).numpy()
     got = tga.nn.functional.local_response_norm(tga.tensor(x), size, beta=0.5)
-    assert str(got.dtype) == str(want.dtype)
+    assert got.dtype == want.dtype
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
 
 
@@ -177,7 +177,7 @@ def test_einsum_of_integers_keeps_pytorchs_dtypes(equation: str, shapes: list, d
     arrays = [np.arange(int(np.prod(s))).reshape(s).astype(dtype) for s in shapes]
     want = torch.einsum(equation, *(torch.tensor(a) for a in arrays))
     got = tga.einsum(equation, *(tga.tensor(a) for a in arrays))
-    assert str(got.dtype) == str(want.dtype).removeprefix("torch.")
+    assert str(got.dtype) == str(want.dtype)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
@@ -197,5 +197,5 @@ def test_scatter_writes_a_number_in_the_tensors_dtype(dtype: str, reduce: str | 
     kw = {} if reduce is None else {"reduce": reduce}
     want = torch.tensor(x).scatter(0, torch.tensor(idx), 2.5, **kw)
     got = tga.tensor(x).scatter(0, tga.tensor(idx), 2.5, **kw)
-    assert str(got.dtype) == str(want.dtype).removeprefix("torch.")
+    assert str(got.dtype) == str(want.dtype)
     np.testing.assert_array_equal(got.numpy(), want.numpy())

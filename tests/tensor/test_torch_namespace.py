@@ -293,7 +293,7 @@ def test_values_and_gradients_match_torch(case: Case, variant: int, dtype: str) 
         if isinstance(t, torch.Tensor):
             assert isinstance(o, tga.Tensor), (case.id, type(o))
             assert tuple(o.shape) == tuple(t.shape), (case.id, o.shape, t.shape)
-            assert str(o.dtype) == str(t.dtype).replace("torch.", ""), (case.id, o.dtype, t.dtype)
+            assert str(o.dtype) == str(t.dtype), (case.id, o.dtype, t.dtype)
             np.testing.assert_allclose(_host(o), _host(t), err_msg=case.id, **tol)
         else:
             assert o == t and type(o) is type(t), (case.id, o, t)
@@ -336,7 +336,7 @@ def test_dtypes_and_the_dtype_class() -> None:
     for name in ("uint16", "uint32", "uint64"):
         assert np.dtype(getattr(tga, name)) == np.dtype(name)
         t = tga.tensor([1, 2], dtype=getattr(tga, name))
-        assert str(t.dtype) == str(getattr(torch, name)).replace("torch.", "")
+        assert str(t.dtype) == str(getattr(torch, name))
         assert t.tolist() == torch.tensor([1, 2], dtype=getattr(torch, name)).tolist()
     for t in (tga.ones(2), tga.ones(2, dtype=tga.int64), tga.ones(2, dtype=tga.uint16)):
         assert isinstance(t.dtype, tga.dtype)
@@ -371,7 +371,7 @@ def test_set_default_tensor_type() -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 torch.set_default_tensor_type(getattr(torch, t))
-            assert str(tga.get_default_dtype()) == str(torch.get_default_dtype()).replace("torch.", "")
+            assert str(tga.get_default_dtype()) == str(torch.get_default_dtype())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tga.set_default_tensor_type("torch.DoubleTensor")
@@ -441,7 +441,7 @@ def test_removed_linalg_functions_raise_as_pytorch(name: str) -> None:
 def test_windows(name: str, length: int, periodic: bool, dtype: str) -> None:
     ours = getattr(tga, name)(length, periodic, dtype=getattr(tga, dtype))
     theirs = getattr(torch, name)(length, periodic, dtype=getattr(torch, dtype))
-    assert str(ours.dtype) == dtype and tuple(ours.shape) == tuple(theirs.shape)
+    assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
     np.testing.assert_allclose(_host(ours), _host(theirs), **_tolerance(dtype))
 
 
@@ -480,7 +480,7 @@ def test_range(args: tuple) -> None:
         warnings.simplefilter("ignore")
         theirs = torch.range(*args)
         assert tga.range(0, 3, dtype=tga.int64).tolist() == torch.range(0, 3, dtype=torch.int64).tolist()
-    assert str(ours.dtype) == "float32"
+    assert str(ours.dtype) == "torch.float32"
     np.testing.assert_allclose(_host(ours), _host(theirs), rtol=1e-6)
 
 
@@ -526,7 +526,7 @@ def test_frombuffer_as_pytorch() -> None:
 def test_empty_strided(size: tuple, stride: tuple, dtype: str) -> None:
     ours = tga.empty_strided(size, stride, dtype=getattr(tga, dtype))
     theirs = torch.empty_strided(size, stride, dtype=getattr(torch, dtype))
-    assert tuple(ours.shape) == tuple(theirs.shape) and str(ours.dtype) == dtype
+    assert tuple(ours.shape) == tuple(theirs.shape) and str(ours.dtype) == str(theirs.dtype)
     assert ours.stride() == theirs.stride() and ours.is_contiguous() == theirs.is_contiguous()
     for lib in (tga, torch):
         with pytest.raises(RuntimeError, match="dimensionality of sizes"):

@@ -229,7 +229,7 @@ def padding_mask(ids: Any, pad_id: int) -> Tensor:
     [True, True, False]
     """
     if isinstance(ids, Tensor):
-        host, dev = ids.numpy(), ids._dev
+        host, dev = ids.detach().numpy(), ids._dev
     else:
         host, dev = np.asarray(ids), None
     if host.ndim != 2:
@@ -323,7 +323,7 @@ class EncoderDecoder(Module):
         try:
             for _ in range(max_len):
                 logits = self.decode(out, memory, memory_mask=src_mask)  # (B, t, V)
-                nxt = logits[:, -1].argmax(-1).numpy().astype(np.int64)
+                nxt = logits[:, -1].argmax(-1).detach().numpy().astype(np.int64)
                 out = np.concatenate([out, nxt[:, None]], 1)
         finally:
             self.train(was_training)

@@ -89,7 +89,7 @@ class GPT(Module):
             raise ValueError(f"GPT.generate: temperature must be > 0, got {temperature}; use greedy=True instead")
         if top_k is not None and top_k < 1:
             raise ValueError(f"GPT.generate: top_k must be >= 1, got {top_k}")
-        host = ids.numpy() if isinstance(ids, Tensor) else np.asarray(ids)
+        host = ids.detach().numpy() if isinstance(ids, Tensor) else np.asarray(ids)
         single = host.ndim == 1
         seq = host.reshape(1, -1) if single else host
         seq = seq.astype(np.int64)

@@ -62,11 +62,11 @@ class Seq2Seq(Module):
         if tracing() and isinstance(src, Tensor):  # no host reads: the ids are an input
             return self._encode_traced(src, src_mask)
         if src_mask is None and self.pad_id is not None:
-            host = src.numpy() if isinstance(src, Tensor) else np.asarray(src)
+            host = src.detach().numpy() if isinstance(src, Tensor) else np.asarray(src)
             src_mask = host != self.pad_id
         states, last = unroll(self.encoder, self.src_embed(src))  # (B, Ts, h), (B, h)
         if src_mask is not None:  # start from the state at each sequence's last real token
-            keep = src_mask.numpy() if isinstance(src_mask, Tensor) else np.asarray(src_mask, bool)
+            keep = src_mask.detach().numpy() if isinstance(src_mask, Tensor) else np.asarray(src_mask, bool)
             last = states[np.arange(keep.shape[0]), keep.sum(1) - 1]  # (B, h)
             src_mask = Tensor(keep, device=states.device)
         return states, last, src_mask
@@ -113,7 +113,7 @@ class Seq2Seq(Module):
         if tracing() and isinstance(tgt_in, Tensor):  # the ids stay an input of the program
             tgt = tgt_in
         else:
-            tgt = tgt_in.numpy() if isinstance(tgt_in, Tensor) else np.asarray(tgt_in)
+            tgt = tgt_in.detach().numpy() if isinstance(tgt_in, Tensor) else np.asarray(tgt_in)
         keys = self.attention.prepare_keys(states)  # (projected once: every step attends over them)
         steps, weights = [], []
         for t in range(tgt.shape[1]):
@@ -135,7 +135,7 @@ class Seq2Seq(Module):
         ids, weights = [], []
         for _ in range(max_len):
             out, s, w = self.step(y, s, states, src_mask, keys)
-            y = out.argmax(-1).numpy().astype(np.int64)
+            y = out.argmax(-1).detach().numpy().astype(np.int64)
             ids.append(y)
             weights.append(w)
         out_ids = Tensor(np.stack(ids, 1), device=states.device)

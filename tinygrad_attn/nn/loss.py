@@ -363,7 +363,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         batched = target_.ndim > 0
         x = input_ if batched else input_.unsqueeze(0)
-        target = (target_ if batched else target_.unsqueeze(0)).numpy().astype(np.int64)  # (N,) on the host
+        target = (target_ if batched else target_.unsqueeze(0)).detach().numpy().astype(np.int64)  # (N,) on the host
         if target.size and (target.min() < 0 or target.max() >= self.n_classes):
             raise RuntimeError(f"Target values should be in [0, {self.n_classes - 1}], but values in range "
                                f"[{target.min()}, {target.max()}] were found. ")  # fmt: skip

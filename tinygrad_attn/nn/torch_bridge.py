@@ -57,7 +57,7 @@ def _arr(v: Any) -> np.ndarray:
     """A NumPy copy (a Tensor or a torch tensor's ``.numpy()`` both work)."""
     if hasattr(v, "detach") and not isinstance(v, np.ndarray):
         v = v.detach()  # (a parameter: ``numpy()`` refuses a tensor that requires grad)
-    return np.array(v.numpy() if hasattr(v, "numpy") and not isinstance(v, np.ndarray) else v, copy=True)
+    return np.array(v.detach().numpy() if hasattr(v, "detach") and not isinstance(v, np.ndarray) else v, copy=True)
 
 
 def _take(sd: dict[str, np.ndarray], key: str, who: str) -> np.ndarray:

@@ -103,7 +103,7 @@ class Generator:
 
     def set_state(self, new_state: Any) -> Generator:
         """Restore a state from :meth:`get_state` (or PyTorch's ``get_state``)."""
-        arr = new_state.numpy() if hasattr(new_state, "numpy") else np.asarray(new_state)
+        arr = new_state.detach().numpy() if hasattr(new_state, "numpy") else np.asarray(new_state)
         if arr.dtype != np.uint8:
             raise TypeError(f"set_state: expected a torch.ByteTensor (uint8), got dtype {arr.dtype}")
         if arr.size != _STATE.size:

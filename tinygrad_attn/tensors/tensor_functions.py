@@ -712,7 +712,7 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None, *, output
     if dim is None:
         x, dim = x.reshape(-1), 0
     d = _one_dim(x, dim, "repeat_interleave")
-    counts = repeats.numpy() if isinstance(repeats, Tensor) else repeats
+    counts = repeats.detach().numpy() if isinstance(repeats, Tensor) else repeats
     index = np.repeat(np.arange(x.shape[d]), counts)
     if output_size is not None and int(output_size) != len(index):
         raise RuntimeError(

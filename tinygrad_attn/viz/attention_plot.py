@@ -31,7 +31,7 @@ def _matplotlib() -> Any:
 
 def _heads(weights: Any) -> np.ndarray:
     """``(H, Tq, Tk)`` on the host from (Tq, Tk), (H, Tq, Tk) or (B, H, Tq, Tk) (first item)."""
-    w = weights.numpy() if isinstance(weights, Tensor) else np.asarray(weights)
+    w = weights.detach().numpy() if isinstance(weights, Tensor) else np.asarray(weights)
     if w.ndim == 2:
         return w[None]
     if w.ndim == 3:

@@ -180,7 +180,7 @@ class _Orthogonal(Module):
             raise NotImplementedError("orthogonal: assigning to the weight needs use_trivialization=True here")
         if n == k:
             eye = eye(k, dtype=q.dtype, device=q.device)
-            ok = bool(((q.mH @ q - eye).abs() <= 10.0 * n * float(np.finfo(q.numpy().dtype).eps)).all())
+            ok = bool(((q.mH @ q - eye).abs() <= 10.0 * n * float(np.finfo(q._data.dtype).eps)).all())
             q = q.clone() if ok else _make_orthogonal(q)
         else:  # (completed to a square orthogonal matrix with normal draws, as PyTorch's)
             fill = randn(*q.shape[:-2], n, n - k, dtype=q.dtype, device=q.device)

@@ -60,7 +60,7 @@ def host_integers(ids: Any, op: str, what: str = "ids") -> np.ndarray:
 
     Float tensors that hold whole numbers are accepted, since lists become float32.
     """
-    host = ids.numpy() if isinstance(ids, Tensor) else np.asarray(ids)
+    host = ids.detach().numpy() if isinstance(ids, Tensor) else np.asarray(ids)
     if host.dtype.kind == "f":
         if not np.all(host == np.round(host)):
             raise TypeError(f"{op}: {what} must be integers")
@@ -79,7 +79,7 @@ def _index_array(k: Any, x: Tensor, size: int) -> Any:
     else:
         idx = Tensor(np.asarray(k), device=x._dev)
     if idx.dtype.kind == "f":  # float tensors (the default for lists) that hold integers
-        host = idx.numpy()
+        host = idx.detach().numpy()
         if not np.all(host == np.round(host)):
             raise IndexError("getitem: index arrays must hold integers")
         idx = idx.astype(np.int64)
@@ -210,7 +210,7 @@ class _Split(tuple):
 
 
 def _bool_to_int(k: Any, x: Tensor) -> _Split:
-    mask = k.numpy() if isinstance(k, Tensor) else np.asarray(k)
+    mask = k.detach().numpy() if isinstance(k, Tensor) else np.asarray(k)
     return _Split(np.nonzero(mask))
 
 
@@ -371,7 +371,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         _setitem_put(x, key, value)  # the index an input of the program: no host read
         return
     if not wants and x._dev.xp is np:  # NumPy stores fancy keys itself
-        host_key = tuple(p.numpy() if isinstance(p, Tensor) else p for p in parts)
+        host_key = tuple(p.detach().numpy() if isinstance(p, Tensor) else p for p in parts)
         order = None if any(_is_bool_array(p) for p in parts) else _torch_order(_expand_ellipsis(parts, x.ndim))
         if order is not None and isinstance(value, Tensor):  # the value in PyTorch's layout of x[key], NumPy's store
             value = value.expand(getitem(x.detach(), parts).shape).permute([order.index(i) for i in range(len(order))])
