@@ -97,14 +97,11 @@ def _clamp_by_zero(x: Tensor) -> Tensor:
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(_ProbsOrLogits):
-    """``Binomial(total_count=1, probs=None, logits=None)``: successes in ``total_count`` trials."""
+class _CountAndProbs(_ProbsOrLogits):
+    """A count of trials and the probability (or logit) of success of each, broadcast together:
+    Binomial's and NegativeBinomial's parameters (the count in the probabilities' dtype)."""
 
-    arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
-                       "logits": constraints.real}  # fmt: skip
-    has_enumerate_support = True
-
-    def __init__(self, total_count: Any = 1, probs: Any = None, logits: Any = None,
+    def __init__(self, total_count: Any, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:  # fmt: skip
         one_of(probs, logits)
         if probs is not None:
@@ -116,14 +113,29 @@ class Binomial(_ProbsOrLogits):
         self._param = self.probs if probs is not None else self.logits
         super().__init__(self._param.shape, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Binomial:
-        new = self._get_checked_instance(Binomial, _instance)
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Any:
+        family = next(k for k in type(self).__mro__ if k.__module__ == __name__ and k.__name__[0] != "_")
+        new = self._get_checked_instance(
+            family, _instance
+        )  # (a user's subclass with its own __init__: PyTorch's error)
         shape = tuple(batch_shape)
         new.total_count = self.total_count.expand(shape)
         self._expand_param(new, shape)
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
+
+
+class Binomial(_CountAndProbs):
+    """``Binomial(total_count=1, probs=None, logits=None)``: successes in ``total_count`` trials."""
+
+    arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
+                       "logits": constraints.real}  # fmt: skip
+    has_enumerate_support = True
+
+    def __init__(self, total_count: Any = 1, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:  # fmt: skip
+        super().__init__(total_count, probs, logits, validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> constraints.Constraint:
@@ -174,34 +186,13 @@ class Binomial(_ProbsOrLogits):
         return values.expand(-1, *self._batch_shape) if expand else values
 
 
-class NegativeBinomial(_ProbsOrLogits):
+class NegativeBinomial(_CountAndProbs):
     """``NegativeBinomial(total_count, probs=None, logits=None)``: successes (of probability
     ``probs``) before ``total_count`` failures; drawn as ``Poisson(Gamma(total_count, exp(-logits)))``."""
 
     arg_constraints = {"total_count": constraints.greater_than_eq(0), "probs": constraints.half_open_interval(0.0, 1.0),
                        "logits": constraints.real}  # fmt: skip
     support = constraints.nonnegative_integer
-
-    def __init__(self, total_count: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:  # fmt: skip
-        one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> NegativeBinomial:
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        shape = tuple(batch_shape)
-        new.total_count = self.total_count.expand(shape)
-        self._expand_param(new, shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     @property
     def mean(self) -> Tensor:
