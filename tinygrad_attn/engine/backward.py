@@ -163,7 +163,7 @@ def run_backward(
                 if rebased:  # in-place history: the tensor as this op read it
                     if (inp := _as_read_by(inp, fn, i)) is None:
                         continue
-                elif not inp.requires_grad:
+                elif not inp._requires_grad:
                     continue
                 gi = gs[i]
                 if gi is not None and gi.shape != inp._data.shape:
@@ -365,7 +365,7 @@ def _as_read_by(t: Tensor, fn: Any, i: int) -> Tensor | None:
     it takes no gradient."""
     if t._ctx is not None and t._ctx.seq > fn.seq:
         t = as_seen_by(t, fn.seq)
-    if not t.requires_grad:
+    if not t._requires_grad:
         return _versions.detached_history(t, fn, i)
     return t
 
@@ -469,7 +469,7 @@ def _add_into_grad(t: Tensor, g: Any, sole: bool = False) -> None:
                 return
         t._grad = T._wrap(_plus(old, g), t._dev)
         return
-    if not t.requires_grad:
+    if not t._requires_grad:
         return
     # (A recorded copy: g may be another leaf's gradient too, or the caller's grad.)
     t._grad = _function.TENSOR_NS.copy(g) if t._grad is None else t._grad + g
@@ -480,7 +480,7 @@ def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, cr
     """``tensor.backward()``: accumulate d tensor / d leaf into every leaf's ``.grad`` (only
     into the ``.grad`` of ``inputs``, leaves or not, where given)."""
     replay_if_stale(tensor)
-    if not tensor.requires_grad:
+    if not tensor._requires_grad:
         raise RuntimeError(
             "backward: the tensor does not require grad and has no graph; set requires_grad=True "
             "on a leaf it depends on"
@@ -535,10 +535,10 @@ def grad(
         grad_outputs = [grad_outputs] * len(outs) if grad_outputs is None else [grad_outputs]
     for i, o in enumerate(outs):
         replay_if_stale(o)
-        if not o.requires_grad:
+        if not o._requires_grad:
             raise RuntimeError(f"grad: output {i} does not require grad and has no graph")
     for i, t in enumerate(ins):
-        if not isinstance(t, _function.Tensor) or not t.requires_grad:
+        if not isinstance(t, _function.Tensor) or not t._requires_grad:
             raise RuntimeError(f"grad: input {i} is not a tensor with requires_grad=True")
     gs = [_root_grad(o, go, create_graph, "grad") for o, go in zip(outs, grad_outputs)]
     keep = create_graph if retain_graph is None else retain_graph

@@ -62,7 +62,7 @@ def add_uses(tensors: Sequence[Any], n: int = 1) -> None:
     only: inline by ``Function.apply`` (every op), here for the nodes made elsewhere
     (``autograd.Function``) and for the roots of a backward pass (one use more while it runs)."""
     for t in tensors:
-        if isinstance(t, Tensor) and t.requires_grad:
+        if isinstance(t, Tensor) and t._requires_grad:
             t._uses += n
 
 
@@ -263,7 +263,7 @@ class Function:
             return True
         if keep == "other":
             other = self.inputs[1 - i]
-            return isinstance(other, Tensor) and other.requires_grad
+            return isinstance(other, Tensor) and other._requires_grad
         return i in keep
 
     @classmethod
@@ -353,7 +353,7 @@ class Function:
                 out._base = fn
             if need:  # nothing was recorded: take back the uses counted above, so they stay exact
                 for t in inputs:
-                    if isinstance(t, Tensor) and t.requires_grad:
+                    if isinstance(t, Tensor) and t._requires_grad:
                         t._uses -= 1
         if switches._observing and (hook := _State.hook) is not None:  # a tracer, anomaly detection, the explorer
             hook.op(fn, inputs, out)

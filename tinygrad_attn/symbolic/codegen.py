@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 def accumulate(t: Tensor, g: Any) -> None:
     """``t.grad += g`` by the engine's one rule (``engine.backward.accumulate_grad``): a
     ``.grad`` of its own, never the program's value or constant that the next replay reads."""
-    if t.requires_grad:
+    if t._requires_grad:
         accumulate_grad(t, g)
 
 
@@ -56,7 +56,7 @@ def accumulate_owned(t: Tensor, g: Any) -> None:
     is deleted after this line): handed to ``t.grad`` as it is where nothing else holds it,
     instead of copied. What else could hold it (an op's saved values) shows in its reference
     count: then, or for a view, a read-only or non-contiguous array, it is copied as before."""
-    if not t.requires_grad:
+    if not t._requires_grad:
         return
     # (no name may hold g.flags here: the flags object holds the array, one reference more)
     sole = (

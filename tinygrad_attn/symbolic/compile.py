@@ -62,7 +62,7 @@ class _Flat:
                 return _Leaf(j)
             self._pos[id(a)] = len(self.tensors)
             d = a._data
-            self.key.append((d.shape, d.dtype, a._dev, a.requires_grad))
+            self.key.append((d.shape, d.dtype, a._dev, a._requires_grad))
             self.tensors.append(a)
             return _Leaf(len(self.tensors) - 1)
         if t is np.ndarray:
@@ -150,7 +150,7 @@ class Compiled:
                 if a.__class__ is not Tensor:
                     break
                 d = a._data
-                tokens.append((d.shape, d.dtype, a._dev, a.requires_grad))
+                tokens.append((d.shape, d.dtype, a._dev, a._requires_grad))
             else:
                 if len(args) < 2 or len({id(a) for a in args}) == len(args):  # (a tensor passed twice: "same")
                     tokens.append(_NO_KW)
@@ -207,7 +207,7 @@ class Compiled:
 
         names = _flat_names(fn, structure, len(tensors))
         streams = _host_streams()
-        flags = [(t.requires_grad, t._data.shape, t._data.dtype) for t in tensors]
+        flags = [(t._requires_grad, t._data.shape, t._data.dtype) for t in tensors]
         with _WatchedOutput() as printed:
             prog, result = trace_with_result(run, tensors, auto_backward=False, reach=fn, arg_names=names,
                                              fallback=True)  # fmt: skip
@@ -223,7 +223,7 @@ class Compiled:
         if _host_streams() != streams:  # (a number drawn in Python: a replay would repeat it)
             grown.append("Python's or NumPy's global random numbers (random.random(), np.random.rand())")
         moved = [
-            i for i, (t, f) in enumerate(zip(tensors, flags)) if (t.requires_grad, t._data.shape, t._data.dtype) != f
+            i for i, (t, f) in enumerate(zip(tensors, flags)) if (t._requires_grad, t._data.shape, t._data.dtype) != f
         ]
         if moved:  # (x.requires_grad_(), x.t_() inside the step: a replay would not do it to the next x)
             grown.append(f"requires_grad, shape or dtype of the argument {names[moved[0]]}")
@@ -323,7 +323,7 @@ def _host_result(result: Any) -> Any:
 
 def _has_graph(result: Any) -> bool:
     if isinstance(result, Tensor):
-        return result.requires_grad and result._ctx is not None
+        return result._requires_grad and result._ctx is not None
     if isinstance(result, (list, tuple)):
         return any(_has_graph(r) for r in result)
     if isinstance(result, dict):

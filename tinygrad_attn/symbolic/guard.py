@@ -308,7 +308,7 @@ class Guard:
             tok = (t, v)
         elif t is Tensor or isinstance(v, Tensor):
             d = v._data
-            tok = (id(v), d.shape, d.dtype, v._dev, v.requires_grad)
+            tok = (id(v), d.shape, d.dtype, v._dev, v._requires_grad)
         elif isinstance(v, _SCALARS):
             tok = (t, v.item() if isinstance(v, np.generic) and v == v else repr(v))
         else:
@@ -366,7 +366,7 @@ class Guard:
                 tx = type(x)
                 if tx is Tensor:
                     d = x._data
-                    out.append((id(x), d.shape, d.dtype, x._dev, x.requires_grad))
+                    out.append((id(x), d.shape, d.dtype, x._dev, x._requires_grad))
                 elif tx is int or tx is bool or tx is str or x is None:
                     out.append((tx, x))
                 else:
@@ -437,7 +437,7 @@ class Guard:
         out.extend(c[2])
         for v in c[3]:
             d = v._data
-            out.append((id(v), d.shape, d.dtype, v._dev, v.requires_grad))
+            out.append((id(v), d.shape, d.dtype, v._dev, v._requires_grad))
         for x in c[4]:
             self.walk(x, "", depth)
         for cls in c[5]:
@@ -481,7 +481,7 @@ class Guard:
             for k, h in group.items():
                 kp = f"{gpath}[{k!r}]" if paths is not None else ""
                 if k == "params":
-                    self._emit(tuple([(id(p), p.requires_grad) for p in h]), kp)
+                    self._emit(tuple([(id(p), p._requires_grad) for p in h]), kp)
                 elif k in LIVE_HYPERPARAMETERS:
                     try:  # read live: only zero or not decides the program
                         z = tuple(float(x) != 0.0 for x in h) if isinstance(h, (tuple, list)) else float(h) != 0.0
@@ -503,7 +503,7 @@ class Guard:
             for k, h in group.items():
                 th = type(h)
                 if k == "params":
-                    out.append(tuple([(id(p), p.requires_grad) for p in h]))
+                    out.append(tuple([(id(p), p._requires_grad) for p in h]))
                 elif k in LIVE_HYPERPARAMETERS:
                     if th is float or th is int:
                         out.append((k, h != 0.0))
