@@ -48,6 +48,8 @@ class SGD(Optimizer):
         path leaves it: ``grad + momentum * momentum_buffer`` (it adds into the gradients)."""
         super().foreach_update(group)
         g = self.param_groups[group]
+        if not g["nesterov"]:  # (the usual step: nothing more to do, decided before reading any device)
+            return
         fe = g.get("foreach")
         if fe is None:
             fe = not g.get("fused") and not g.get("differentiable") and all(
