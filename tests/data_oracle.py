@@ -16,9 +16,9 @@ def plain(x: Any) -> Any:
     container tagged by its kind (a namedtuple by its class name), so that structure, dtypes and
     values all take part in a comparison."""
     if isinstance(x, tga.Tensor):
-        return ("tensor", str(x.dtype), tuple(x.shape), x.numpy().tolist())
+        return ("tensor", str(x.dtype), tuple(x.shape), x.detach().numpy().tolist())
     if type(x).__module__ == "torch" and type(x).__name__ == "Tensor":
-        return ("tensor", str(x.dtype), tuple(x.shape), x.numpy().tolist())
+        return ("tensor", str(x.dtype), tuple(x.shape), x.detach().numpy().tolist())
     if isinstance(x, np.ndarray):
         return ("ndarray", str(x.dtype), x.tolist())
     if isinstance(x, collections.abc.Mapping):

@@ -54,16 +54,16 @@ def assert_matches_torch(ours: Module, theirs: Any, run_ours: Callable[..., Any]
     loss_t.backward()
     for x_o, x_t in zip(xs_o, xs_t):
         if x_t.grad is None:  # an input the outputs do not depend on
-            assert x_o.grad is None or not np.any(x_o.grad.numpy())
+            assert x_o.grad is None or not np.any(x_o.grad.detach().numpy())
             continue
-        np.testing.assert_allclose(x_o.grad.numpy(), x_t.grad.numpy(), atol=atol, rtol=1e-8)
+        np.testing.assert_allclose(x_o.grad.detach().numpy(), x_t.grad.detach().numpy(), atol=atol, rtol=1e-8)
     grads_t = {n: p.grad for n, p in theirs.named_parameters()}
     for n, p in ours.named_parameters():
         g_t = grads_t[n]
         if g_t is None:
-            assert p.grad is None or not np.any(p.grad.numpy()), n
+            assert p.grad is None or not np.any(p.grad.detach().numpy()), n
             continue
-        np.testing.assert_allclose(p.grad.numpy(), g_t.numpy(), atol=atol, rtol=1e-8, err_msg=n)
+        np.testing.assert_allclose(p.grad.detach().numpy(), g_t.detach().numpy(), atol=atol, rtol=1e-8, err_msg=n)
 
 
 class _Absent:

@@ -328,7 +328,7 @@ def _run(lib, fs, arrays, needs, prog, order2=True, device=None):
             out["g2"] = []
         else:
             g2 = lib.autograd.grad(total, wrt, allow_unused=True)
-            out["g2"] = [None if g is None else g.numpy() for g in g2]
+            out["g2"] = [None if g is None else g.detach().numpy() for g in g2]
     return out
 
 
@@ -366,7 +366,7 @@ def test_custom_function_backward_accumulates_as_torch(name, shapes, needs, prog
         xs = _inputs(lib, arrays, needs)
         loss, _ = prog(fs, *xs)
         loss.backward()
-        grads.append([None if x.grad is None else x.grad.numpy() for x in xs])
+        grads.append([None if x.grad is None else x.grad.detach().numpy() for x in xs])
     for a, b in zip(*grads, strict=True):
         assert (a is None) == (b is None)
         if a is not None:
@@ -580,15 +580,15 @@ def test_compiled_custom_functions_replay_as_eager():
         x = tga.tensor(rng.standard_normal(5))
         w.grad = None
         eager = float(step(x))
-        eager_grad = w.grad.numpy().copy()
+        eager_grad = w.grad.detach().numpy().copy()
         w.grad = None
         replayed = float(compiled(x))
         assert replayed == pytest.approx(eager, rel=1e-12)
-        np.testing.assert_allclose(w.grad.numpy(), eager_grad, rtol=1e-12)
+        np.testing.assert_allclose(w.grad.detach().numpy(), eager_grad, rtol=1e-12)
     wt = torch.tensor(w.detach().numpy(), requires_grad=True)
-    loss = _step_program(THEIRS, wt)(torch.tensor(x.numpy()))
+    loss = _step_program(THEIRS, wt)(torch.tensor(x.detach().numpy()))
     assert float(loss.detach()) == pytest.approx(replayed, rel=1e-10)
-    np.testing.assert_allclose(wt.grad.numpy(), w.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(wt.grad.detach().numpy(), w.grad.detach().numpy(), rtol=1e-10)
 
 
 def _ctx_features_program(fs, w):
@@ -612,14 +612,14 @@ def test_compiled_ctx_features_replay_as_eager_and_torch():
         x = rng.standard_normal(3)
         w.grad = None
         eager = float(step(tga.tensor(x)))
-        eager_grad = w.grad.numpy().copy()
+        eager_grad = w.grad.detach().numpy().copy()
         w.grad = None
         assert float(compiled(tga.tensor(x))) == pytest.approx(eager, rel=1e-12)
-        np.testing.assert_allclose(w.grad.numpy(), eager_grad, rtol=1e-12)
+        np.testing.assert_allclose(w.grad.detach().numpy(), eager_grad, rtol=1e-12)
         wt = torch.tensor(w.detach().numpy(), requires_grad=True)
         loss = _ctx_features_program(THEIRS, wt)(torch.tensor(x))
         assert float(loss.detach()) == pytest.approx(eager, rel=1e-10)
-        np.testing.assert_allclose(wt.grad.numpy(), eager_grad, rtol=1e-10)
+        np.testing.assert_allclose(wt.grad.detach().numpy(), eager_grad, rtol=1e-10)
 
 
 def test_the_explorer_names_the_function(tmp_path):
@@ -647,7 +647,9 @@ def test_a_custom_function_inside_compile_without_backward():
     f = tga.compile(lambda x: OURS["Exp"].apply(x) + OURS["SinCos"].apply(x)[1])
     for k in range(3):
         x = x0 + k
-        np.testing.assert_allclose(f(x).numpy(), np.exp(x.numpy()) + np.cos(x.numpy()), rtol=1e-12)
+        np.testing.assert_allclose(
+            f(x).detach().numpy(), np.exp(x.detach().numpy()) + np.cos(x.detach().numpy()), rtol=1e-12
+        )
 
 
 @pytest.mark.parametrize("backward", [False, True])

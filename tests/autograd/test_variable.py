@@ -33,7 +33,7 @@ def test_variable_is_a_detached_leaf_sharing_memory_as_in_pytorch(source_grad, r
                      t.detach().numpy().tolist()))  # fmt: skip
         if requires_grad:
             (v * v).sum().backward()
-            seen.append(v.grad.numpy().tolist())
+            seen.append(v.grad.detach().numpy().tolist())
     assert seen[: len(seen) // 2] == seen[len(seen) // 2 :]
 
 

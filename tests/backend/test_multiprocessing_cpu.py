@@ -56,7 +56,7 @@ def test_a_tensor_goes_through_a_queue_with_its_values():
     t = tga.arange(6.0).reshape(2, 3)
     q.put(t)
     back = q.get(timeout=30)
-    np.testing.assert_array_equal(back.numpy(), t.numpy())
+    np.testing.assert_array_equal(back.detach().numpy(), t.detach().numpy())
 
 
 @pytest.mark.parametrize("module", ["multiprocessing", "cpu"])

@@ -205,9 +205,9 @@ def test_accelerator_as_torch_here():
 @pytest.mark.parametrize("cls", ["RNN", "LSTM", "GRU"])
 def test_flatten_parameters_is_a_no_op(cls):
     m = getattr(tga.nn, cls)(3, 4)
-    before = {k: v.numpy().copy() for k, v in m.state_dict().items()}
+    before = {k: v.detach().numpy().copy() for k, v in m.state_dict().items()}
     assert m.flatten_parameters() is None and getattr(torch.nn, cls)(3, 4).flatten_parameters() is None
-    assert all(np.array_equal(v.numpy(), before[k]) for k, v in m.state_dict().items())
+    assert all(np.array_equal(v.detach().numpy(), before[k]) for k, v in m.state_dict().items())
 
 
 def test_autocast_disabled_runs_the_block_and_cuda_without_a_gpu_disables_itself():

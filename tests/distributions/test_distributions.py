@@ -82,7 +82,7 @@ def _pair(name, shape, dtype, requires_grad=False, seed=0):
 
 def _close(a, b, dtype, what):
     tol = 1e-5 if dtype == "float32" else 1e-12
-    b = b.detach().double().numpy()
+    b = b.detach().double().detach().numpy()
     np.testing.assert_allclose(np.asarray(a.tolist(), dtype=float), b, rtol=tol, atol=tol, equal_nan=True, err_msg=what)
 
 
@@ -110,13 +110,13 @@ def test_log_prob_cdf_and_their_gradients_are_pytorchs(name, shape, dtype):
     ours, theirs, our_params, their_params = _pair(name, shape, dtype, requires_grad=True)
     torch.manual_seed(1)
     value = theirs.sample((5,))
-    _close(ours.log_prob(tga.tensor(value.numpy())), theirs.log_prob(value), dtype, "log_prob")
-    ours.log_prob(tga.tensor(value.numpy())).sum().backward()
+    _close(ours.log_prob(tga.tensor(value.detach().numpy())), theirs.log_prob(value), dtype, "log_prob")
+    ours.log_prob(tga.tensor(value.detach().numpy())).sum().backward()
     theirs.log_prob(value).sum().backward()
     for k in our_params:
         _close(our_params[k].grad, their_params[k].grad, dtype, f"d log_prob / d {k}")
     if name in ("Normal", "Uniform", "Exponential", "Laplace", "LogNormal"):
-        _close(ours.cdf(tga.tensor(value.numpy())), theirs.cdf(value), dtype, "cdf")
+        _close(ours.cdf(tga.tensor(value.detach().numpy())), theirs.cdf(value), dtype, "cdf")
         q = np.linspace(0.05, 0.95, 5).reshape(5, *(1,) * len(shape)).astype(dtype)
         _close(ours.icdf(tga.tensor(q)), theirs.icdf(torch.tensor(q)), dtype, "icdf")
 
@@ -176,10 +176,10 @@ def test_bernoulli_and_categorical_draw_their_probabilities():
     tga.manual_seed(0)
     probs = tga.tensor([0.1, 0.5, 0.9])
     draws = D.Bernoulli(probs).sample((40000,))
-    np.testing.assert_allclose(draws.mean(0).numpy(), probs.numpy(), atol=0.02)
+    np.testing.assert_allclose(draws.mean(0).detach().numpy(), probs.detach().numpy(), atol=0.02)
     p = tga.tensor([0.1, 0.2, 0.7])
-    counts = np.bincount(D.Categorical(p).sample((40000,)).numpy(), minlength=3) / 40000
-    np.testing.assert_allclose(counts, p.numpy(), atol=0.02)
+    counts = np.bincount(D.Categorical(p).sample((40000,)).detach().numpy(), minlength=3) / 40000
+    np.testing.assert_allclose(counts, p.detach().numpy(), atol=0.02)
 
 
 KL_PAIRS = ["Normal", "LogNormal", "Uniform", "Bernoulli-probs", "Categorical-logits", "OneHotCategorical", "Exponential", "Laplace",
@@ -202,7 +202,7 @@ def test_kl_of_independent_normals_and_independent_log_prob():
     theirs = TD.Independent(TD.Normal(torch.tensor(loc), torch.tensor(scale)), 1)
     assert tuple(ours.batch_shape) == (2,) and tuple(ours.event_shape) == (3,)
     value = theirs.sample((4,))
-    _close(ours.log_prob(tga.tensor(value.numpy())), theirs.log_prob(value), "float64", "log_prob")
+    _close(ours.log_prob(tga.tensor(value.detach().numpy())), theirs.log_prob(value), "float64", "log_prob")
     _close(ours.entropy(), theirs.entropy(), "float64", "entropy")
     other = D.Independent(D.Normal(tga.tensor(loc + 1), tga.tensor(scale)), 1)
     their_other = TD.Independent(TD.Normal(torch.tensor(loc + 1), torch.tensor(scale)), 1)
@@ -259,7 +259,7 @@ def test_validation_can_be_turned_off():
     d = D.Normal(tga.tensor([0.0]), tga.tensor([-1.0]), validate_args=False)
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # (log of a negative scale: NaN, as PyTorch's)
-        assert np.isnan(d.log_prob(tga.tensor([0.0])).numpy()).all()
+        assert np.isnan(d.log_prob(tga.tensor([0.0])).detach().numpy()).all()
     D.Distribution.set_default_validate_args(False)
     try:
         D.Normal(tga.tensor([0.0]), tga.tensor([-1.0]))
@@ -300,5 +300,5 @@ def test_every_family_expands_as_pytorchs(name):
     assert tuple(e.batch_shape) == tuple(t.batch_shape) and tuple(e.event_shape) == tuple(t.event_shape)
     torch.manual_seed(0)
     value = t.sample()
-    _close(e.log_prob(tga.tensor(value.numpy())), t.log_prob(value), "float64", "log_prob after expand")
+    _close(e.log_prob(tga.tensor(value.detach().numpy())), t.log_prob(value), "float64", "log_prob after expand")
     _close(e.mean, t.mean, "float64", "mean after expand")

@@ -127,8 +127,8 @@ def _make(name, shape, dtype, requires_grad=False, seed=0, broadcast=False):
 
 def _close(a, b, dtype, what, scale=1.0):
     tol = (2e-5 if dtype == "float32" else 1e-11) * scale
-    b = b.detach().double().numpy() if hasattr(b, "detach") else np.asarray(b, dtype=float)
-    a = np.asarray(a.detach().double().numpy() if hasattr(a, "detach") else a, dtype=float)
+    b = b.detach().double().detach().numpy() if hasattr(b, "detach") else np.asarray(b, dtype=float)
+    a = np.asarray(a.detach().double().detach().numpy() if hasattr(a, "detach") else a, dtype=float)
     np.testing.assert_allclose(a, b, rtol=tol, atol=tol, equal_nan=True, err_msg=what)
 
 
@@ -164,13 +164,13 @@ def test_log_prob_cdf_icdf_and_gradients_are_pytorchs(name, shape, dtype):
     ours, theirs, op, tp = _make(name, shape, dtype, requires_grad=True)
     torch.manual_seed(1)
     value = theirs.sample((4,))
-    mine = ours.log_prob(tga.tensor(value.numpy()))
+    mine = ours.log_prob(tga.tensor(value.detach().numpy()))
     try:
         ref = theirs.log_prob(value)
     except RuntimeError:  # (PyTorch's GeneralizedPareto.log_prob mixes float32 into float64: compare in float32)
         ours, theirs, op, tp = _make(name, shape, "float32", requires_grad=True)
         dtype, value = "float32", value.float()
-        mine, ref = ours.log_prob(tga.tensor(value.numpy())), theirs.log_prob(value)
+        mine, ref = ours.log_prob(tga.tensor(value.detach().numpy())), theirs.log_prob(value)
     _close(mine, ref, dtype, "log_prob", scale=10)
     if ref.requires_grad:
         mine.sum().backward()
@@ -184,7 +184,7 @@ def test_log_prob_cdf_icdf_and_gradients_are_pytorchs(name, shape, dtype):
             b = getattr(theirs, what)(arg)
         except NotImplementedError:
             continue
-        _close(getattr(ours, what)(tga.tensor(arg.numpy())), b, dtype, what, scale=10)
+        _close(getattr(ours, what)(tga.tensor(arg.detach().numpy())), b, dtype, what, scale=10)
 
 
 @pytest.mark.parametrize("name, shape, dtype", CASES)
@@ -213,7 +213,9 @@ def test_rsample_and_its_gradient_are_pytorchs(name, dtype):
     try:
         (t * torch.tensor(weights)).sum().backward()
     except RuntimeError:  # (PyTorch's Wishart.rsample writes its draws in place: it has no gradient to compare)
-        assert all(np.isfinite(op[k].grad.numpy()).all() for k in op if getattr(op[k], "grad", None) is not None)
+        assert all(
+            np.isfinite(op[k].grad.detach().numpy()).all() for k in op if getattr(op[k], "grad", None) is not None
+        )
         return
     for k in op:
         if isinstance(tp[k], torch.Tensor) and tp[k].requires_grad:
@@ -246,8 +248,8 @@ def test_gamma_draws_derivative_matches_the_implicit_derivative(name):
     alpha = np.array([0.4, 1.5, 3.0, 12.0])
     x = np.array([0.3, 1.2, 3.5, 11.0])
     h = 1e-6
-    cdf = lambda a: torch.special.gammainc(torch.tensor(a), torch.tensor(x)).numpy()  # noqa: E731
-    pdf = torch.distributions.Gamma(torch.tensor(alpha), 1.0).log_prob(torch.tensor(x)).exp().numpy()
+    cdf = lambda a: torch.special.gammainc(torch.tensor(a), torch.tensor(x)).detach().numpy()  # noqa: E731
+    pdf = torch.distributions.Gamma(torch.tensor(alpha), 1.0).log_prob(torch.tensor(x)).exp().detach().numpy()
     implicit = -(cdf(alpha + h) - cdf(alpha - h)) / (2 * h) / pdf
     np.testing.assert_allclose(rt.standard_gamma_grad(alpha, x), implicit, rtol=2e-3)
 
@@ -260,7 +262,7 @@ def test_expand_is_pytorchs(name):
     assert tuple(e.batch_shape) == tuple(t.batch_shape) and tuple(e.event_shape) == tuple(t.event_shape)
     torch.manual_seed(0)
     value = t.sample()
-    _close(e.log_prob(tga.tensor(value.numpy())), t.log_prob(value), dtype, "log_prob after expand", scale=10)
+    _close(e.log_prob(tga.tensor(value.detach().numpy())), t.log_prob(value), dtype, "log_prob after expand", scale=10)
     tga.manual_seed(4)
     torch.manual_seed(4)
     _close(e.sample(), t.sample(), dtype, "sample after expand", scale=100)
@@ -540,7 +542,7 @@ def test_log_prob_gradient_matches_finite_differences_and_pytorchs_second_deriva
     value = getattr(TD, cls)(
         **{k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in params.items()}
     ).sample()
-    value = tga.tensor(value.numpy())
+    value = tga.tensor(value.detach().numpy())
 
     def log_prob(*values):
         return getattr(D, cls)(**fixed, **dict(zip(names, values)), validate_args=False).log_prob(value)
@@ -550,7 +552,7 @@ def test_log_prob_gradient_matches_finite_differences_and_pytorchs_second_deriva
     # second derivatives (create_graph=True) against PyTorch's
     t_inputs = [torch.tensor(params[k], requires_grad=True) for k in names]
     t_fixed = {k: (torch.tensor(v) if isinstance(v, np.ndarray) else v) for k, v in params.items() if k not in names}
-    t_value = torch.tensor(value.numpy())
+    t_value = torch.tensor(value.detach().numpy())
     ours = tga.autograd.grad(log_prob(*inputs).sum(), inputs, create_graph=True)
     if name == "GeneralizedPareto":
         return  # (PyTorch's float64 log_prob raises there: its first derivatives were compared in float32 above)
@@ -560,7 +562,7 @@ def test_log_prob_gradient_matches_finite_differences_and_pytorchs_second_deriva
     t2 = torch.autograd.grad(sum(g.sum() for g in theirs), t_inputs, allow_unused=True)
     for a, b in zip(o2, t2):
         if b is None:
-            assert a is None or not np.any(a.numpy())
+            assert a is None or not np.any(a.detach().numpy())
         else:
             _close(a, b, "float64", "second derivative of log_prob", scale=100)
 
@@ -572,13 +574,13 @@ def test_gamma_and_dirichlet_draw_derivatives_are_pytorchs_kernels(dtype):
     rng = np.random.default_rng(0)
     alpha = rng.uniform(0.1, 20.0, (300, 3)).astype(dtype)  # (every branch: small x, near 1, large parameters, between)
     torch.manual_seed(0)
-    x = torch._sample_dirichlet(torch.tensor(alpha)).numpy()
+    x = torch._sample_dirichlet(torch.tensor(alpha)).detach().numpy()
     total = np.broadcast_to(alpha.sum(-1, keepdims=True), alpha.shape).copy()
-    expected = torch._dirichlet_grad(torch.tensor(x), torch.tensor(alpha), torch.tensor(total)).numpy()
+    expected = torch._dirichlet_grad(torch.tensor(x), torch.tensor(alpha), torch.tensor(total)).detach().numpy()
     tol = 2e-5 if dtype == "float32" else 1e-13
     np.testing.assert_allclose(rt.dirichlet_grad(x, alpha, total), expected, rtol=tol, atol=1e-30)
-    g = torch._standard_gamma(torch.tensor(alpha)).numpy()
-    expected = torch._standard_gamma_grad(torch.tensor(alpha), torch.tensor(g)).numpy()
+    g = torch._standard_gamma(torch.tensor(alpha)).detach().numpy()
+    expected = torch._standard_gamma_grad(torch.tensor(alpha), torch.tensor(g)).detach().numpy()
     np.testing.assert_allclose(rt.standard_gamma_grad(alpha, g), expected, rtol=tol, atol=1e-30)
 
 
@@ -600,7 +602,7 @@ def test_poisson_binomial_gamma_and_dirichlet_draws_are_pytorchs_kernels(dtype):
     for ours, theirs in draws:
         tga.manual_seed(11)
         torch.manual_seed(11)
-        np.testing.assert_array_equal(ours(), theirs().numpy())
+        np.testing.assert_array_equal(ours(), theirs().detach().numpy())
         assert tga.rand(3).tolist() == torch.rand(3).tolist()  # (the same draws consumed)
 
 

@@ -17,7 +17,7 @@ TD = torch.distributions
 
 
 def _close(a, b, what, tol=1e-10):
-    b = b.detach().double().numpy()
+    b = b.detach().double().detach().numpy()
     np.testing.assert_allclose(np.asarray(a.tolist(), dtype=float), b, rtol=tol, atol=tol, err_msg=what)
 
 
@@ -62,13 +62,13 @@ def test_moments_log_prob_and_gradients_are_pytorchs(kind, batch):
     _close(ours.variance, theirs.variance, "variance")
     torch.manual_seed(3)
     value = theirs.sample((4,)).detach()
-    _close(ours.log_prob(tga.tensor(value.numpy())), theirs.log_prob(value), "log_prob")
-    ours.log_prob(tga.tensor(value.numpy())).sum().backward()
+    _close(ours.log_prob(tga.tensor(value.detach().numpy())), theirs.log_prob(value), "log_prob")
+    ours.log_prob(tga.tensor(value.detach().numpy())).sum().backward()
     theirs.log_prob(value).sum().backward()
     for name in ot:
         _close(ot[name].grad, tt[name].grad, f"d log_prob / d {name}")
     if kind[1] == 0:
-        _close(ours.cdf(tga.tensor(value.numpy())), theirs.cdf(value), "cdf")
+        _close(ours.cdf(tga.tensor(value.detach().numpy())), theirs.cdf(value), "cdf")
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: f"{k[0]}-{'logits' if k[2] else 'probs'}")

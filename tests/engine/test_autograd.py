@@ -139,7 +139,7 @@ def test_second_order_softmax_matches_finite_differences(decomposed, device, rng
         return g
 
     (plain,) = tga.grad((x.softmax(-1) * w).sum(), x)  # the recorded first order is the same
-    close(grad_of(x), plain.numpy(), atol=1e-12)
+    close(grad_of(x), plain.detach().numpy(), atol=1e-12)
     if decomposed:
         with tga.decompose():
             assert tga.gradcheck(grad_of, x)
@@ -325,7 +325,7 @@ def test_backward_keeps_intermediates_the_user_holds_or_retains(rng):
     y.backward(retain_graph=True)
     assert values() is not None  # retain_graph keeps the whole graph usable
     y.backward()
-    assert np.isfinite(x.grad.numpy()).all()
+    assert np.isfinite(x.grad.detach().numpy()).all()
 
 
 # -- the order of the backward pass: no graph walk, creation order where a tensor branches
@@ -453,11 +453,11 @@ def test_zero_d_leaf_reused_matches_finite_differences(name, device):
     x = Tensor(0.7, device=device, dtype=np.float64, requires_grad=True)
     f(x).backward()
     (g,) = tga.grad(f(x), x)
-    close(x.grad, g.numpy(), atol=1e-12)
+    close(x.grad, g.detach().numpy(), atol=1e-12)
     assert isinstance(x.grad._data, type(g._data)) and x.grad._data.shape == ()
     # and with create_graph (a second backward through a 0-d graph)
     (g1,) = tga.grad(f(x), x, create_graph=True)
-    close(g1, g.numpy(), atol=1e-12)
+    close(g1, g.detach().numpy(), atol=1e-12)
 
 
 def test_zero_d_gradient_reused_by_a_second_order_pass(device):
@@ -592,8 +592,8 @@ def test_fused_create_graph_takes_the_local_derivative_when_inputs_depend_on_eac
         y_dec = f(W)
         assert cls not in _graph_ops(y_dec)
         (dec_cg,) = tga.grad(y_dec, W, create_graph=True)
-    close(fused_cg, first.numpy(), atol=1e-10)
-    close(dec_cg, first.numpy(), atol=1e-10)
+    close(fused_cg, first.detach().numpy(), atol=1e-10)
+    close(dec_cg, first.detach().numpy(), atol=1e-10)
     # the second order, fused and decomposed, against finite differences
     assert tga.gradcheck(lambda w: tga.grad(f(w), w, create_graph=True)[0], W, atol=1e-5)
     with tga.decompose():
@@ -611,7 +611,7 @@ def test_tied_embedding_gradient_with_create_graph(rng):
 
     (g1,) = tga.grad(f(W), W)
     (g2,) = tga.grad(f(W), W, create_graph=True)
-    close(g2, g1.numpy(), atol=1e-10)
+    close(g2, g1.detach().numpy(), atol=1e-10)
 
 
 def test_leaf_gradients_with_create_graph_are_arrays_of_their_own(device, rng):
@@ -651,4 +651,4 @@ def test_tied_gpt_embedding_gradient_is_the_same_with_create_graph():
     w = next(iter(model.parameters()))
     (first,) = tga.grad(loss(), w)
     (recorded,) = tga.grad(loss(), w, create_graph=True)
-    close(recorded, first.numpy(), atol=1e-5, rtol=1e-4)
+    close(recorded, first.detach().numpy(), atol=1e-5, rtol=1e-4)

@@ -98,7 +98,7 @@ def test_blocked_causal_attention_equals_definition(tq, tk, device, rng):
         want = tga.grad(ref, [q, k, v], Tensor(g, device=device))
     close(out, ref.detach().numpy(), atol=1e-10, rtol=1e-9)
     for a, b in zip(got, want):
-        close(a, b.numpy(), atol=1e-10, rtol=1e-9)
+        close(a, b.detach().numpy(), atol=1e-10, rtol=1e-9)
 
 
 @pytest.mark.slow  # about 3 s
@@ -114,7 +114,7 @@ def test_blocked_causal_attention_float32_matches_float64(rng):
     out32 = F.scaled_dot_product_attention(*[Tensor(a.astype(np.float32)) for a in arrs], is_causal=True)
     out64 = F.scaled_dot_product_attention(*[Tensor(a) for a in arrs], is_causal=True)
     assert out32.dtype == np.float32
-    close(out32, out64.numpy(), atol=1e-5, rtol=1e-4)
+    close(out32, out64.detach().numpy(), atol=1e-5, rtol=1e-4)
 
 
 # -- matmul with a shared weight -------------------------------------------------------------
@@ -203,11 +203,11 @@ def test_softmax_backward_in_slabs_equals_definition(small_chunks, device, rng):
     (got,) = tga.grad(x.softmax(-1), x, g)
     with tga.decompose():
         (want,) = tga.grad(x.softmax(-1), x, g)
-    close(got, want.numpy(), atol=1e-12, rtol=1e-10)
+    close(got, want.detach().numpy(), atol=1e-12, rtol=1e-10)
     (got0,) = tga.grad(x.softmax(0), x, g)  # not the last axis: one sum, as before
     with tga.decompose():
         (want0,) = tga.grad(x.softmax(0), x, g)
-    close(got0, want0.numpy(), atol=1e-12, rtol=1e-10)
+    close(got0, want0.detach().numpy(), atol=1e-12, rtol=1e-10)
 
 
 def test_attention_backward_in_slabs_equals_definition(small_chunks, device, rng):
@@ -217,7 +217,7 @@ def test_attention_backward_in_slabs_equals_definition(small_chunks, device, rng
         with tga.decompose():
             want = tga.grad(F.scaled_dot_product_attention(q, k, v, is_causal=causal).sum(), [q, k, v])
         for a, b in zip(got, want):
-            close(a, b.numpy(), atol=1e-12, rtol=1e-10)
+            close(a, b.detach().numpy(), atol=1e-12, rtol=1e-10)
 
 
 # -- Python numbers handed to NumPy as 0-d arrays of the tensor's dtype --------------------
@@ -253,7 +253,7 @@ def test_numbers_give_what_numpy_gives_with_the_python_number(dtype, number):
                 info = np.iinfo(b.dtype)
                 wrapped = (number - info.min) % (info.max - info.min + 1) + info.min
                 ref = forms_of(wrapped)[i](b)
-            got = form(x).numpy()
+            got = form(x).detach().numpy()
             assert got.dtype == ref.dtype
             np.testing.assert_array_equal(got, ref)
             np.testing.assert_array_equal(np.signbit(got), np.signbit(ref))  # -0.0 stays -0.0
@@ -263,7 +263,7 @@ def test_a_zero_keeps_its_sign_from_one_op_to_the_next():
     a = np.array([-1.5, 2.0], np.float32)
     x = Tensor(a)
     for number in (0.0, -0.0, 0.0, 1.0, 1):
-        np.testing.assert_array_equal(np.signbit((x * number).numpy()), np.signbit(a * number))
+        np.testing.assert_array_equal(np.signbit((x * number).detach().numpy()), np.signbit(a * number))
 
 
 def test_number_gradients_use_the_same_fast_numbers(rng):
@@ -280,7 +280,7 @@ def test_the_number_cache_stays_small():
     for i in range(5000):  # a schedule: a new number on every step
         x * (1.0 + i * 1e-4)
     assert 0 < len(device._NP_SCALARS) <= 4096
-    assert (x * 7.25).numpy().tolist() == [7.25] * 3
+    assert (x * 7.25).detach().numpy().tolist() == [7.25] * 3
 
 
 # -- many-pass elementwise chains computed a cache-sized block at a time --------------------
@@ -298,7 +298,7 @@ def test_erf_and_gelu_in_blocks_equal_the_whole_array_at_once(dtype, device, mon
         x.grad = None
         y = F.gelu(x)
         y.backward(g)
-        erf = Tensor(elementwise.erf_array(ops, x._data), device=device).numpy()
+        erf = Tensor(elementwise.erf_array(ops, x._data), device=device).detach().numpy()
         results[block] = (erf, y.detach().numpy(), x.grad.detach().numpy())
     for whole, blocked in zip(results[None], results[1000]):
         np.testing.assert_array_equal(blocked, whole)

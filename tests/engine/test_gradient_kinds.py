@@ -81,12 +81,16 @@ def test_a_gradient_has_its_leafs_dtype(name, d1, d2, rank):
     assert str(out.dtype) == str(out_t.dtype), f"{name}: result {out.dtype}, PyTorch's {out_t.dtype}"
     for x, t, which in ((xa, ta, "a"), (xb, tb, "b")):
         if t.grad is None or not t.grad.any():  # (no gradient and zeros are one: copysign's other)
-            assert x.grad is None or not np.any(x.grad.numpy()), f"{name}: {which} gets a gradient, PyTorch's none"
+            assert x.grad is None or not np.any(x.grad.detach().numpy()), (
+                f"{name}: {which} gets a gradient, PyTorch's none"
+            )
             continue
         assert x.grad is not None, f"{name}: {which} gets no gradient"
         assert x.grad.dtype == x.dtype, f"{name}: {which}'s .grad is {x.grad.dtype}, the leaf {x.dtype}"
         tol = 1e-2 if "float16" in (d1, d2) else 1e-5
-        np.testing.assert_allclose(x.grad.numpy().astype(np.float64), t.grad.double().numpy(), rtol=tol, atol=tol)
+        np.testing.assert_allclose(
+            x.grad.detach().numpy().astype(np.float64), t.grad.double().detach().numpy(), rtol=tol, atol=tol
+        )
 
 
 def _graphs(m):
@@ -137,5 +141,5 @@ def test_a_recorded_gradient_requires_grad_where_pytorchs_does(name):
         except RuntimeError:  # (PyTorch's hardsigmoid_backward has no derivative)
             return
         ((g * g).sum()).backward()
-        want = np.zeros(t.shape) if t.grad._is_zerotensor() else t.grad.numpy()
-        np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6, atol=1e-7)
+        want = np.zeros(t.shape) if t.grad._is_zerotensor() else t.grad.detach().numpy()
+        np.testing.assert_allclose(x.grad.detach().numpy(), want, rtol=1e-6, atol=1e-7)

@@ -36,13 +36,13 @@ INPLACE = {
 
 
 def _ref_setitem(name, x, o):
-    h = x.numpy().copy()
+    h = x.detach().numpy().copy()
     if name == "setitem basic":
-        h[:, 1] = o.numpy()[:, 0]
+        h[:, 1] = o.detach().numpy()[:, 0]
     elif name == "setitem index":
-        h[[0, 2, 2], [1, 0, 2]] = o.numpy()[0]
+        h[[0, 2, 2], [1, 0, 2]] = o.detach().numpy()[0]
     else:
-        h[h > 0.3] = o.numpy().sum()
+        h[h > 0.3] = o.detach().numpy().sum()
     return h
 
 
@@ -56,7 +56,7 @@ def _pair(rng, device, requires_grad=False):
 def test_inplace_ops_change_the_same_array(name, device, rng):
     inplace, outplace = INPLACE[name]
     x, o = _pair(rng, device)
-    expect = _ref_setitem(name, x, o) if outplace is None else outplace(x, o).numpy()
+    expect = _ref_setitem(name, x, o) if outplace is None else outplace(x, o).detach().numpy()
     arr, v0 = x._data, x._version
     out = inplace(x, o)
     assert out is x and x._data is arr  # the same tensor, the same array
@@ -70,7 +70,7 @@ def test_a_view_and_a_detached_tensor_see_the_change_and_share_the_version(rng):
     x.add_(1.0)
     x[1, 2] = 5.0
     assert view.tolist() == [1.0, 1.0, 5.0, 1.0]
-    assert flat.numpy()[6] == 5.0 and det.numpy()[1, 2] == 5.0
+    assert flat.detach().numpy()[6] == 5.0 and det.detach().numpy()[1, 2] == 5.0
     assert x._version == view._version == flat._version == det._version == 2
     view.mul_(2.0)  # through a view: the base changes too
     close(x[1], [2.0, 2.0, 10.0, 2.0])
@@ -271,7 +271,7 @@ def test_recorded_setitem_gradients(key, device, rng):
     def f(a, b):
         y = a * 2.0
         k = (y > 0).detach() if key == "mask" else key
-        n = int((y > 0).numpy().sum()) if key == "mask" else None
+        n = int((y > 0).detach().numpy().sum()) if key == "mask" else None
         shape = (n,) if key == "mask" else np.shape(np.zeros((3, 4))[key])
         y[k] = (b.reshape(-1)[: int(np.prod(shape))]).reshape(shape) * b.sum()
         return y * a
@@ -305,7 +305,7 @@ def test_optimizers_and_modules_zero_grad_still_work(rng):
         lin(x).sum().backward()
         opt.step()
     lin.zero_grad()
-    assert all(p.grad is None or not np.any(p.grad.numpy()) for p in lin.parameters())
+    assert all(p.grad is None or not np.any(p.grad.detach().numpy()) for p in lin.parameters())
     assert all(p.requires_grad and p.is_leaf for p in lin.parameters())
 
 
@@ -313,7 +313,7 @@ def test_large_arrays_through_inplace_ops_and_the_release_tricks(rng):
     n = engine.function.FREE_MIN_SIZE * 2
     a = Tensor(rng.standard_normal(n) * 0.1, requires_grad=True)
     G = Tensor(np.ones(n))
-    g_host = G.numpy()
+    g_host = G.detach().numpy()
     y = (a * 2.0).exp() * 1.0
     y.add_(1.0)
     y[: n // 2] = a[: n // 2] * 3.0
@@ -352,8 +352,8 @@ def test_a_chain_of_inplace_ops_matches_pytorch(rng):
     ta = torch.tensor(ha, requires_grad=True)
     tb = torch.tensor(hb, requires_grad=True)
     program(torch, ta, tb, torch.tensor(mask), [0, 3]).backward()
-    close(a.grad, ta.grad.numpy(), atol=1e-10)
-    close(b.grad, tb.grad.numpy(), atol=1e-10)
+    close(a.grad, ta.grad.detach().numpy(), atol=1e-10)
+    close(b.grad, tb.grad.detach().numpy(), atol=1e-10)
 
 
 def test_version_counts_match_pytorch(rng):
@@ -425,8 +425,8 @@ def test_inplace_ops_through_a_slice_match_pytorch(rng):
     tout = program(ta, tb)
     tout.backward()
     close(out, tout.item(), atol=1e-10)
-    close(a.grad, ta.grad.numpy(), atol=1e-10)
-    close(b.grad, tb.grad.numpy(), atol=1e-10)
+    close(a.grad, ta.grad.detach().numpy(), atol=1e-10)
+    close(b.grad, tb.grad.detach().numpy(), atol=1e-10)
 
 
 def test_inplace_through_a_slice_of_a_leaf_that_requires_grad_raises(rng):
@@ -490,8 +490,8 @@ def test_a_view_used_after_its_base_changed_matches_pytorch(name, rng):
     tout = f(ta, tb)
     tout.backward()
     close(out, tout.item(), atol=1e-10)
-    close(a.grad, ta.grad.numpy(), atol=1e-10)
-    close(b.grad, tb.grad.numpy(), atol=1e-10)
+    close(a.grad, ta.grad.detach().numpy(), atol=1e-10)
+    close(b.grad, tb.grad.detach().numpy(), atol=1e-10)
 
 
 @pytest.mark.parametrize("name", list(VIEWS))
@@ -564,8 +564,8 @@ def test_a_view_changed_several_times_through_its_base_and_itself_matches_pytorc
     tout = program(ta, tb)
     tout.backward()
     close(out, tout.item(), atol=1e-10)
-    close(a.grad, ta.grad.numpy(), atol=1e-10)
-    close(b.grad, tb.grad.numpy(), atol=1e-10)
+    close(a.grad, ta.grad.detach().numpy(), atol=1e-10)
+    close(b.grad, tb.grad.detach().numpy(), atol=1e-10)
 
 
 @pytest.mark.parametrize("name", ["slice", "slice of a slice", "reshape", "view", "permute", "transpose", "mT", "T",
@@ -589,8 +589,8 @@ def test_a_view_changed_in_place_then_its_base_used_matches_pytorch(name, rng):
     tout = program(ta, tb)
     tout.backward()
     close(out, tout.item(), atol=1e-10)
-    close(a.grad, ta.grad.numpy(), atol=1e-10)
-    close(b.grad, tb.grad.numpy(), atol=1e-10)
+    close(a.grad, ta.grad.detach().numpy(), atol=1e-10)
+    close(b.grad, tb.grad.detach().numpy(), atol=1e-10)
 
 
 @pytest.mark.parametrize("name", ["slice", "transpose", "reshape", "slice of a transpose"])
@@ -684,5 +684,5 @@ def test_random_views_changes_and_uses_match_pytorch(steps):
     out = _run_view_program(tga, steps, a, b)
     out.backward()
     close(out, tout.item(), atol=1e-9)
-    close(a.grad, ta.grad.numpy(), atol=1e-9)
-    close(b.grad, tb.grad.numpy(), atol=1e-9)
+    close(a.grad, ta.grad.detach().numpy(), atol=1e-9)
+    close(b.grad, tb.grad.detach().numpy(), atol=1e-9)

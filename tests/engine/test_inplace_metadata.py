@@ -39,7 +39,7 @@ def test_shape_values_identity_and_version_as_pytorch(name, args, shape, device)
     tout = getattr(tx, name)(*args)
     assert out is x and tout is tx
     assert tuple(x.shape) == tuple(tx.shape)
-    np.testing.assert_array_equal(x.numpy(), tx.numpy())
+    np.testing.assert_array_equal(x.detach().numpy(), tx.detach().numpy())
     assert x._version - v0 == tx._version - tv0 == 1
 
 
@@ -49,8 +49,8 @@ def test_the_memory_stays_shared_with_views_taken_before():
     x.t_()
     x[0, 1] = 100.0  # was x[1, 0] before the transpose
     assert x.shape == (3, 2)
-    np.testing.assert_array_equal(row.numpy(), [0.0, 1.0, 2.0])
-    np.testing.assert_array_equal(x.numpy()[:, 1], [100.0, 4.0, 5.0])
+    np.testing.assert_array_equal(row.detach().numpy(), [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(x.detach().numpy()[:, 1], [100.0, 4.0, 5.0])
 
 
 @pytest.mark.parametrize(("name", "args", "shape"), CASES, ids=IDS)
@@ -95,7 +95,7 @@ def test_a_non_leaf_is_rebased_gradients_as_pytorch(name, args, shape, before, d
     loss.backward()
     tloss.backward()
     np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-12)
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.detach().numpy(), tx.grad.detach().numpy(), rtol=1e-12)
 
 
 @pytest.mark.parametrize(("name", "args", "shape"), CASES[:6], ids=IDS[:6])
@@ -125,7 +125,7 @@ def test_create_graph_through_the_change():
             else tga.grad(y.sin().sum(), x, create_graph=True)
         )
         (gg,) = torch.autograd.grad(g.sum(), x) if lib is torch else tga.grad(g.sum(), x)
-        grads.append((g.detach().numpy(), gg.numpy()))
+        grads.append((g.detach().numpy(), gg.detach().numpy()))
     np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-12)
     np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-12)
 
@@ -142,7 +142,7 @@ def test_a_view_taken_before_follows_later_writes_with_its_gradient():
         y.mul_(3.0)  # the row shows the change: the same memory
         loss = (row * row).sum() + y.sum()
         loss.backward()
-        res.append((row.detach().numpy().copy(), x.grad.numpy().copy()))
+        res.append((row.detach().numpy().copy(), x.grad.detach().numpy().copy()))
     np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-12)
     np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-12)
 
@@ -180,7 +180,7 @@ def test_resize_within_the_memory_as_pytorch(new, device):
     assert x.resize_(*new) is x
     tx.resize_(*new)
     assert tuple(x.shape) == tuple(tx.shape)
-    np.testing.assert_array_equal(x.numpy(), tx.numpy())
+    np.testing.assert_array_equal(x.detach().numpy(), tx.detach().numpy())
     assert x._version - v0 == tx._version - tv0
 
 
@@ -189,9 +189,9 @@ def test_resize_shares_the_memory_when_it_shrinks_and_keeps_values_when_it_grows
     alias = x[1:]
     x.resize_(2, 2)
     x[1, 1] = -1.0
-    assert alias.numpy()[2] == -1.0  # the same memory
+    assert alias.detach().numpy()[2] == -1.0  # the same memory
     x.resize_((3, 3))  # a tuple, as PyTorch also takes
-    np.testing.assert_array_equal(x.numpy().ravel()[:4], [0.0, 1.0, 2.0, -1.0])
+    np.testing.assert_array_equal(x.detach().numpy().ravel()[:4], [0.0, 1.0, 2.0, -1.0])
     assert x.shape == (3, 3)
 
 
@@ -230,13 +230,13 @@ def test_ops_that_read_a_tensor_before_its_detach_still_send_their_gradient_as_p
         h.detach_()
         after = (h * x).sum()  # reads h as a constant
         (before + after).backward()
-        grads.append(x.grad.numpy().copy())
+        grads.append(x.grad.detach().numpy().copy())
         # truncated backpropagation through time: detach the state after the backward
         y = x * 3.0
         (y * y).sum().backward()
         assert y.detach_() is y and y.grad_fn is None
         (y * x).sum().backward()
-        grads.append(x.grad.numpy().copy())
+        grads.append(x.grad.detach().numpy().copy())
     np.testing.assert_allclose(grads[0], grads[2], rtol=1e-12)
     np.testing.assert_allclose(grads[1], grads[3], rtol=1e-12)
 
@@ -300,7 +300,7 @@ def test_cumsum_and_cumprod_in_place_as_pytorch(device):
         x, tx = Tensor(a, device=device), torch.tensor(a)
         assert getattr(x, name)(1) is x
         getattr(tx, name)(1)
-        np.testing.assert_array_equal(x.numpy(), tx.numpy())
+        np.testing.assert_array_equal(x.detach().numpy(), tx.detach().numpy())
 
 
 def test_the_backward_graph_draws_the_view_not_the_change():
@@ -325,6 +325,6 @@ def test_a_view_changed_in_place_follows_its_base_as_pytorch():
         base.mul_(3.0)  # and the view shows this change
         loss = (v * lib.tensor(w)).sum() + (base * base).sum()
         loss.backward()
-        res.append((v.detach().numpy().copy(), base.detach().numpy().copy(), x.grad.numpy().copy()))
+        res.append((v.detach().numpy().copy(), base.detach().numpy().copy(), x.grad.detach().numpy().copy()))
     for ours, theirs in zip(*res):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)

@@ -266,4 +266,4 @@ IDIOMS = {
 @pytest.mark.parametrize("name", sorted(IDIOMS))
 def test_idioms_behave_as_pytorch(name):
     got, want = (IDIOMS[name](m) for m in (tga, torch))
-    np.testing.assert_array_equal(np.asarray(got.numpy(), float), np.asarray(want.detach().numpy(), float))
+    np.testing.assert_array_equal(np.asarray(got.detach().numpy(), float), np.asarray(want.detach().numpy(), float))

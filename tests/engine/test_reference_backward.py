@@ -44,5 +44,5 @@ def test_the_reference_and_the_engine_give_the_same_gradients(op: OpInfo, mode: 
     for i, (g, w) in enumerate(zip(got, want)):
         assert (g is None) == (w is None), f"{op.name}: input {i} has a gradient in one pass only ({sample})"
         if g is not None:
-            np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-12, atol=1e-12, equal_nan=True,
+            np.testing.assert_allclose(g.detach().numpy(), np.asarray(w), rtol=1e-12, atol=1e-12, equal_nan=True,
                                        err_msg=f"{op.name}: gradient of input {i} ({sample})")  # fmt: skip

@@ -92,7 +92,7 @@ def test_gradients_are_the_same_with_and_without_releasing(release_all, monkeypa
     _, _, y = _attention(p, blocked, h=2)
     want = tga.grad(y, list(p.values()), gy)
     for a, b in zip(got, want):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())  # the same arithmetic, in place or not
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())  # the same arithmetic, in place or not
 
 
 def test_attention_written_by_hand_matches_finite_differences_with_everything_released(release_all, rng):
@@ -170,7 +170,7 @@ def test_second_order_through_released_values(release_all, monkeypatch, rng):
     (got,) = tga.grad(grad_of(x).sum(), x)
     _neither(monkeypatch)
     (want,) = tga.grad(grad_of(x).sum(), x)
-    close(got, want.numpy(), atol=1e-12, rtol=1e-12)
+    close(got, want.detach().numpy(), atol=1e-12, rtol=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -242,7 +242,9 @@ def test_random_programs_give_the_same_gradients_with_and_without_releasing(rele
             nodes.append(out)
         loss = (nodes[-1] * nodes[-2]).sum() + nodes[len(nodes) // 2].sum()
         loss.backward()
-        return [x.grad.numpy(), w.grad.numpy()] + [r.grad.numpy() for r in retained if r.grad is not None]
+        return [x.grad.detach().numpy(), w.grad.detach().numpy()] + [
+            r.grad.detach().numpy() for r in retained if r.grad is not None
+        ]
 
     got = run()
     _neither(monkeypatch)
@@ -262,11 +264,11 @@ def test_a_gradient_someone_else_holds_is_never_written_over(release_all, rng):
     h.retain_grad()
     y = (h.masked_fill(blocked, 0.0) * 3.0).softmax(-1)
     y.backward(g)
-    np.testing.assert_array_equal(g.numpy(), gy)  # the caller's gradient is untouched
+    np.testing.assert_array_equal(g.detach().numpy(), gy)  # the caller's gradient is untouched
     sm = np.exp(3 * np.where(blocked.detach().numpy(), 0, 2 * x.detach().numpy()))
     sm /= sm.sum(-1, keepdims=True)
     gs = sm * (gy - (gy * sm).sum(-1, keepdims=True)) * 3.0
-    gh = np.where(blocked.numpy(), 0.0, gs)
+    gh = np.where(blocked.detach().numpy(), 0.0, gs)
     close(h.grad, gh, atol=1e-12)  # the retained gradient was not overwritten by x's step
     close(x.grad, 2 * gh, atol=1e-12)
 
@@ -335,7 +337,7 @@ def test_fill_where_on_every_device(device, rng):
     ops = tga.get_device(device).ops
     g = Tensor(rng.standard_normal((3, 4)), device=device)._data
     cond = Tensor(rng.random((1, 4)) < 0.5, device=device)._data
-    want = np.where(np.asarray(Tensor._wrap(cond, tga.get_device(device)).numpy()), 0.0,
-                    Tensor._wrap(g, tga.get_device(device)).numpy())  # fmt: skip
+    want = np.where(np.asarray(Tensor._wrap(cond, tga.get_device(device)).detach().numpy()), 0.0,
+                    Tensor._wrap(g, tga.get_device(device)).detach().numpy())  # fmt: skip
     got = ops.fill_where(g, cond, 0.0)
-    np.testing.assert_array_equal(Tensor._wrap(got, tga.get_device(device)).numpy(), want)
+    np.testing.assert_array_equal(Tensor._wrap(got, tga.get_device(device)).detach().numpy(), want)

@@ -16,12 +16,12 @@ from tinygrad_attn.models.blocks import BatchFirstAttention
 def _backward(**kw):
     x = tga.tensor([1.0, -2.0], requires_grad=True)
     (x * 3).backward(**kw)
-    return x.grad.numpy()
+    return x.grad.detach().numpy()
 
 
 def _attention(**kw):
     q = tga.tensor(np.random.default_rng(0).standard_normal((1, 2, 3, 4)))
-    return F.scaled_dot_product_attention(q, q, q, **kw).numpy()
+    return F.scaled_dot_product_attention(q, q, q, **kw).detach().numpy()
 
 
 def _block(**kw):
@@ -35,7 +35,7 @@ def _load(**kw):
     buffer = io.BytesIO()
     tga.save({"w": tga.ones(2)}, buffer)
     buffer.seek(0)
-    return tga.load(buffer, **kw)["w"].numpy()
+    return tga.load(buffer, **kw)["w"].detach().numpy()
 
 
 # per function: how to call it, and a value for the keyword (the old and the new take the same one)

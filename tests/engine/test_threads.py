@@ -47,7 +47,7 @@ def test_threads_doing_forward_and_backward_each_get_their_gradients():
         for _ in range(200):
             w.grad = None
             ((x @ w).tanh() * (i + 1)).sum().backward()
-            expect = (i + 1) * x.numpy().T @ (1 - np.tanh(x.numpy() @ w.numpy()) ** 2)
+            expect = (i + 1) * x.detach().numpy().T @ (1 - np.tanh(x.detach().numpy() @ w.detach().numpy()) ** 2)
             close(w.grad, expect, atol=1e-10)
             with stepper:  # threads switch grad mode off and on all the time
                 w.data = w.data - 1e-3 * w.grad.data

@@ -42,8 +42,8 @@ def test_the_hand_written_attention_computes_the_output_and_gradients_of_the_mod
     y = mha(x, is_causal=True)
     np.testing.assert_allclose(ref["y"], y.detach().numpy(), rtol=1e-5, atol=1e-6)
     y.backward(Tensor(a["gy"]))
-    np.testing.assert_allclose(ref["x"], x.grad.numpy(), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(ref["Wq"], mha.q_proj.weight.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(ref["x"], x.grad.detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(ref["Wq"], mha.q_proj.weight.grad.detach().numpy(), rtol=1e-4, atol=1e-5)
 
 
 # -- tga.compile's benchmark ---------------------------------------------------------------
@@ -147,5 +147,5 @@ def test_the_replay_benchmarks_training_step_updates_as_the_hand_written_one(mon
         compiled()
     assert compiled.compiled.program is not None  # (replayed, not run eagerly)
     for n in attention.WEIGHTS:
-        np.testing.assert_allclose(compiled.weights[n].numpy(), by_hand.weights[n], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(compiled.weights[n].detach().numpy(), by_hand.weights[n], rtol=1e-5, atol=1e-6)
     assert replay.training_step(("tiny",), rounds=2)["tiny"]["compiled"] > 0

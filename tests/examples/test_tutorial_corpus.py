@@ -116,7 +116,7 @@ def test_nanogpt():
     prompt = data["x"][:, :3]
     want = theirs.generate(torch.tensor(prompt), 4, top_k=1)  # top-1: no draw, the same tokens
     got = ours.generate(tga.tensor(prompt), 4, top_k=1)
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
 
 
 @slow
@@ -125,7 +125,7 @@ def test_annotated_transformer():
     src = data["src"][:1]
     want = tns.greedy_decode(theirs, torch.tensor(src), torch.ones(1, 1, src.shape[1]), 6, 1)
     got = ons.greedy_decode(ours, tga.tensor(src), tga.ones(1, 1, src.shape[1]), 6, 1)
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
 
 
 def test_annotated_transformer_label_smoothing_distribution():
@@ -171,7 +171,7 @@ def test_d2l_masked_softmax():
         want = tns.masked_softmax(torch.tensor(x), torch.tensor(lens))
         got = ons.masked_softmax(tga.tensor(x), tga.tensor(lens))
         _close(got, want, f"masked_softmax with valid_lens {lens.tolist()}", 1e-12)
-        assert (got.numpy()[0, 0, 2:] == 0).all()
+        assert (got.detach().numpy()[0, 0, 2:] == 0).all()
 
 
 @slow
@@ -190,7 +190,7 @@ def test_mingpt():
     prompt = data["x"][:, :2]
     want = theirs.generate(torch.tensor(prompt), 3, do_sample=False)
     got = ours.generate(tga.tensor(prompt), 3, do_sample=False)
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
 
 
 @slow
@@ -206,7 +206,7 @@ def test_llms_from_scratch_gpt():
     start = data["input"][:1, :3]
     want = tns.generate_text_simple(theirs, torch.tensor(start), 4, 8)
     got = ons.generate_text_simple(ours, tga.tensor(start), 4, 8)
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
 
 
 @slow

@@ -35,7 +35,7 @@ def test_kinks_and_infinities_as_pytorch(name, decomposed):
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-14, atol=0)
     # (PyTorch's hardsigmoid backward multiplies by 1/6 rounded to float32, even in float64)
     rtol = 1e-7 if name == "hardsigmoid" else 1e-14
-    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=rtol, atol=0)
+    np.testing.assert_allclose(a.grad.detach().numpy(), b.grad.detach().numpy(), rtol=rtol, atol=0)
 
 
 # (name, keyword arguments): the ELU family's and PReLU's second derivatives at 0 are PyTorch's
@@ -97,6 +97,6 @@ def test_relu_drops_an_infinite_gradient_where_it_is_off(after, device):
             y = then(m, m.relu(x))
             (g,) = m.autograd.grad(y, x, m.ones_like(y), create_graph=True)
             (h,) = m.autograd.grad(g.sum(), x)
-        out += [g.detach().numpy(), h.numpy()]
+        out += [g.detach().numpy(), h.detach().numpy()]
     for o, w in zip(got, want):
         np.testing.assert_allclose(o, w, equal_nan=True)

@@ -45,12 +45,12 @@ def test_fractional_max_pool_with_given_samples_is_pytorchs(case, dtype, rng):
     xo = tga.tensor(x, requires_grad=True)
     oy, oi = _fractional(tga, nd)(xo, k, out, ratio, True, tga.tensor(u))
     np.testing.assert_array_equal(oy.detach().numpy(), ty.detach().numpy())
-    np.testing.assert_array_equal(oi.numpy(), ti.numpy())
+    np.testing.assert_array_equal(oi.detach().numpy(), ti.detach().numpy())
     assert oi.dtype == np.int64
     w = rng.standard_normal(tuple(ty.shape)).astype(dtype)
     (gt,) = torch.autograd.grad(ty, xt, torch.tensor(w))
     (go,) = tga.autograd.grad(oy, [xo], tga.tensor(w))
-    np.testing.assert_allclose(go.numpy(), gt.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(go.detach().numpy(), gt.detach().numpy(), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("nd", [2, 3])
@@ -62,8 +62,10 @@ def test_fractional_max_pool_draws_pytorchs_samples_from_the_generator(nd, seed,
     tga.manual_seed(seed)
     ours = _fractional(tga, nd)(tga.tensor(x), 2, output_ratio=(0.5,) * nd, return_indices=True)
     for o, t in zip(ours, theirs):
-        np.testing.assert_array_equal(o.numpy(), t.numpy())
-    np.testing.assert_array_equal(tga.rand(4).numpy(), torch.rand(4).numpy())  # no draw more, none less
+        np.testing.assert_array_equal(o.detach().numpy(), t.detach().numpy())
+    np.testing.assert_array_equal(
+        tga.rand(4).detach().numpy(), torch.rand(4).detach().numpy()
+    )  # no draw more, none less
 
 
 @pytest.mark.parametrize("nd", [2, 3])
@@ -73,13 +75,13 @@ def test_fractional_max_pool_gradcheck(nd, rng):
     assert tga.gradcheck(lambda x: _fractional(tga, nd)(x, 2, output_size=3, _random_samples=u), x)
     xt = torch.tensor(x, requires_grad=True)
     xo = tga.tensor(x, requires_grad=True)
-    yt = _fractional(torch, nd)(xt, 2, output_size=3, _random_samples=torch.tensor(u.numpy()))
+    yt = _fractional(torch, nd)(xt, 2, output_size=3, _random_samples=torch.tensor(u.detach().numpy()))
     yo = _fractional(tga, nd)(xo, 2, output_size=3, _random_samples=u)
     (gt,) = torch.autograd.grad((yt**2).sum(), xt, create_graph=True)
     (go,) = tga.autograd.grad((yo**2).sum(), xo, create_graph=True)
     (ggt,) = torch.autograd.grad(gt.sum(), xt)
     (ggo,) = tga.autograd.grad(go.sum(), xo)
-    np.testing.assert_allclose(ggo.numpy(), ggt.numpy(), atol=1e-12)
+    np.testing.assert_allclose(ggo.detach().numpy(), ggt.detach().numpy(), atol=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -127,7 +129,7 @@ def test_fractional_max_pool_modules_are_pytorchs(kw, nd, rng):
     ro, rt = ours(tga.tensor(x)), theirs(torch.tensor(x))
     ro, rt = (ro, rt) if isinstance(ro, tuple) else ((ro,), (rt,))
     for o, t in zip(ro, rt, strict=True):
-        np.testing.assert_array_equal(o.numpy(), t.numpy())
+        np.testing.assert_array_equal(o.detach().numpy(), t.detach().numpy())
     u = rng.random((2, 3, nd)).astype(np.float32)
     fixed_o = getattr(nn, name)(**kw, _random_samples=tga.tensor(u))
     fixed_t = getattr(torch.nn, name)(**kw, _random_samples=torch.tensor(u))
@@ -135,7 +137,7 @@ def test_fractional_max_pool_modules_are_pytorchs(kw, nd, rng):
     ro, rt = fixed_o(tga.tensor(x)), fixed_t(torch.tensor(x))
     ro, rt = (ro, rt) if isinstance(ro, tuple) else ((ro,), (rt,))
     for o, t in zip(ro, rt):
-        np.testing.assert_array_equal(o.numpy(), t.numpy())
+        np.testing.assert_array_equal(o.detach().numpy(), t.detach().numpy())
 
 
 @pytest.mark.parametrize(
@@ -165,7 +167,7 @@ def test_pdist_is_pytorchs(p, n, rng):
         w = rng.standard_normal(tuple(yt.shape))
         (gt,) = torch.autograd.grad(yt, xt, torch.tensor(w))
         (go,) = tga.autograd.grad(yo, xo, tga.tensor(w))
-        np.testing.assert_allclose(go.numpy(), gt.numpy(), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(go.detach().numpy(), gt.detach().numpy(), rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.parametrize("p", [1.5, 2.0, 3.0])
@@ -196,7 +198,7 @@ def test_conv_tbc_is_pytorchs(shape, k, pad, rng):
     gt = torch.autograd.grad(yt, ts, torch.tensor(w))
     go = tga.autograd.grad(yo, os_, tga.tensor(w))
     for o, t_ in zip(go, gt):
-        np.testing.assert_allclose(o.numpy(), t_.numpy(), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(o.detach().numpy(), t_.detach().numpy(), rtol=1e-10, atol=1e-10)
     assert tga.gradcheck(lambda x, w_, b_: F.conv_tbc(x, w_, b_, pad), *arrays)
 
 

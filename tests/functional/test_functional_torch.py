@@ -159,7 +159,7 @@ def test_fused_equals_decomposed(name, rng):
         gr = tga.grad((ref * ref).sum(), xs)
     close(out, ref.detach().numpy(), atol=1e-12, rtol=1e-10)
     for a, b in zip(g, gr):
-        close(a, b.numpy(), atol=1e-12, rtol=1e-10)
+        close(a, b.detach().numpy(), atol=1e-12, rtol=1e-10)
 
 
 # -- against PyTorch, float64 ----------------------------------------------------------
@@ -181,7 +181,7 @@ def _against_torch(ours, theirs, arrays, device, grad_of=None, atol=1e-10):
             if grad_of:
                 gs = tga.grad((got * Tensor(w, device=device)).sum(), [xs[i] for i in grad_of])
                 for a, b in zip(gs, ref_grads):
-                    close(a, b.numpy(), atol=atol, rtol=1e-9)
+                    close(a, b.detach().numpy(), atol=atol, rtol=1e-9)
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -210,7 +210,7 @@ def test_cross_entropy_and_nll_loss_match_torch(shape, kw, reduction, device):
     arrays = [x, t] + ([weight] if weight is not None else [])
     _against_torch(ours, theirs, arrays, device, grad_of=[0])
     if "label_smoothing" not in kw:
-        lp = torch.log_softmax(torch.tensor(x), 1 if len(shape) > 1 else 0).numpy()
+        lp = torch.log_softmax(torch.tensor(x), 1 if len(shape) > 1 else 0).detach().numpy()
         _against_torch(
             lambda x, t, *w: F.nll_loss(x, t, *w, reduction=reduction, **rest),
             lambda x, t, *w: torch.nn.functional.nll_loss(x, t, *w, reduction=reduction, **rest),
@@ -237,7 +237,7 @@ def test_a_zero_total_weight_is_pytorchs_nan(fn, smoothing, weight, ignore_index
             loss = getattr(m.nn.functional, fn)(xt, m.tensor(t), m.tensor(weight, dtype=m.float64),
                                                 ignore_index=ignore_index, reduction=reduction, **kw)  # fmt: skip
             (g,) = m.autograd.grad(loss, xt, m.ones_like(loss))
-            out += [loss.detach().numpy(), g.numpy()]
+            out += [loss.detach().numpy(), g.detach().numpy()]
     for o, w in zip(got, want):
         np.testing.assert_allclose(o, w, rtol=1e-12, atol=1e-15, equal_nan=True)
 
@@ -377,12 +377,12 @@ def test_binary_cross_entropy_clamps_its_log_at_minus_100_as_torch():
     torch = pytest.importorskip("torch")
     p = np.array([0.0, 1.0, 0.0, 1.0, 1e-50])
     y = np.array([1.0, 0.0, 0.0, 1.0, 1.0])
-    want = torch.nn.functional.binary_cross_entropy(torch.tensor(p), torch.tensor(y), reduction="none").numpy()
+    want = torch.nn.functional.binary_cross_entropy(torch.tensor(p), torch.tensor(y), reduction="none").detach().numpy()
     for decomposed in FORMS:
         with _ctx(decomposed):
             got = F.binary_cross_entropy(Tensor(p), Tensor(y), reduction="none")
             close(got, want, atol=0, rtol=1e-12)
-            assert np.isfinite(got.numpy()).all()
+            assert np.isfinite(got.detach().numpy()).all()
 
 
 @pytest.mark.parametrize(
@@ -433,9 +433,9 @@ def test_one_hot_matches_torch(device):
     t = np.array([[0, 3], [1, 1]])
     for n in (-1, 5):
         got = F.one_hot(Tensor(t, device=device), n)
-        want = torch.nn.functional.one_hot(torch.tensor(t), n).numpy()
+        want = torch.nn.functional.one_hot(torch.tensor(t), n).detach().numpy()
         assert got.dtype == np.int64 and got.shape == want.shape
-        np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(got.detach().numpy(), want)
     with pytest.raises(ValueError, match=r"class index 3 is out of range \[0, 3\)"):
         F.one_hot(Tensor(t, device=device), 3)
 
@@ -536,10 +536,10 @@ def test_sdpa_takes_pytorchs_positional_order_and_enable_gqa():
         for kw in ({}, {"scale": 0.5}):
             got = F.scaled_dot_product_attention(*(Tensor(a) if isinstance(a, np.ndarray) else a for a in ours), **kw)
             want = TF.scaled_dot_product_attention(*theirs, **kw)
-            np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-12)
+            np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-12)
     got = F.scaled_dot_product_attention(Tensor(q), Tensor(k), Tensor(v), attn_mask=Tensor(m), enable_gqa=True)
     want = TF.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm, enable_gqa=True)
-    np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-12)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-12)
     with pytest.raises(TypeError, match="both attn_mask= and mask="):
         F.scaled_dot_product_attention(Tensor(q), Tensor(kk), Tensor(vv), Tensor(m), mask=Tensor(m))
 
@@ -550,9 +550,13 @@ def test_layer_norm_takes_normalized_shape_as_pytorch():
     x, w, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
     TF = torch.nn.functional
     tx, tw, tb = (torch.tensor(a) for a in (x, w, b))
-    np.testing.assert_allclose(F.layer_norm(Tensor(x), (4,)).numpy(), TF.layer_norm(tx, (4,)).numpy(), atol=1e-12)
+    np.testing.assert_allclose(
+        F.layer_norm(Tensor(x), (4,)).detach().numpy(), TF.layer_norm(tx, (4,)).detach().numpy(), atol=1e-12
+    )
     got = F.layer_norm(Tensor(x), (3, 4), Tensor(w), Tensor(b), 1e-3)
-    np.testing.assert_allclose(got.numpy(), TF.layer_norm(tx, (3, 4), tw, tb, 1e-3).numpy(), atol=1e-12)
+    np.testing.assert_allclose(
+        got.detach().numpy(), TF.layer_norm(tx, (3, 4), tw, tb, 1e-3).detach().numpy(), atol=1e-12
+    )
     with pytest.raises(RuntimeError, match="normalized_shape"):
         F.layer_norm(Tensor(x), (5,))
     xt = Tensor(x, requires_grad=True)
@@ -579,7 +583,7 @@ def test_a_zero_window_or_slice_passes_pytorchs_gradient(name):
         xt = m.tensor(x, requires_grad=True)
         y = call(m, xt)
         (g,) = m.autograd.grad(y, xt, m.tensor(np.linspace(-1.0, 2.0, y.numel()).reshape(tuple(y.shape))))
-        out += [y.detach().numpy(), g.numpy()]
+        out += [y.detach().numpy(), g.detach().numpy()]
     for o, w in zip(got, want):
         np.testing.assert_allclose(o, w, rtol=1e-10, atol=1e-12)
 
@@ -609,6 +613,6 @@ def test_a_zero_vector_has_pytorchs_first_and_second_derivatives(name):
                                create_graph=True)  # fmt: skip
         with np.errstate(divide="ignore", invalid="ignore"):  # (the second pass divides 0 by 0 as PyTorch's)
             (gg,) = m.autograd.grad((g * m.tensor(np.cos(np.arange(8.0)).reshape(2, 4))).sum(), xt)
-        out += [y.detach().numpy(), g.detach().numpy(), gg.numpy()]
+        out += [y.detach().numpy(), g.detach().numpy(), gg.detach().numpy()]
     for o, w in zip(got, want):
         np.testing.assert_allclose(o, w, rtol=1e-10, atol=1e-12, equal_nan=True)

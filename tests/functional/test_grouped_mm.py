@@ -41,7 +41,7 @@ def test_grouped_mm(layout: str, sa: tuple, sb: tuple, offs: list | None, define
     o = None if offs is None else torch.tensor(offs, dtype=torch.int32)
     want = torch.nn.functional.grouped_mm(a, b, offs=o)
     ao, bo = (tga.tensor(t.detach().numpy(), requires_grad=True) for t in (a, b))
-    got = F.grouped_mm(ao, bo, offs=None if o is None else tga.tensor(o.numpy()))
+    got = F.grouped_mm(ao, bo, offs=None if o is None else tga.tensor(o.detach().numpy()))
     assert tuple(got.shape) == tuple(want.shape) and str(got.dtype) == str(want.dtype)
     tol = 1e-5 if dtype == torch.float32 else 2e-2
     np.testing.assert_allclose(got.detach().numpy()[defined], want.detach().numpy()[defined], rtol=tol, atol=tol)
@@ -49,15 +49,15 @@ def test_grouped_mm(layout: str, sa: tuple, sb: tuple, offs: list | None, define
         cot = torch.zeros(want.shape)
         cot[defined] = torch.randn(cot[defined].shape, generator=g)
         ta, tb = torch.autograd.grad(want, (a, b), cot)
-        oa, ob = tga.autograd.grad(got, (ao, bo), tga.tensor(cot.numpy()))
-        np.testing.assert_allclose(oa.numpy()[da], ta.numpy()[da], rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(ob.numpy()[db], tb.numpy()[db], rtol=1e-5, atol=1e-5)
+        oa, ob = tga.autograd.grad(got, (ao, bo), tga.tensor(cot.detach().numpy()))
+        np.testing.assert_allclose(oa.detach().numpy()[da], ta.detach().numpy()[da], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(ob.detach().numpy()[db], tb.detach().numpy()[db], rtol=1e-5, atol=1e-5)
 
 
 def test_grouped_mm_rows_past_the_last_group_are_zeros() -> None:
     """(PyTorch leaves them uninitialised.)"""
     out = F.grouped_mm(tga.ones(10, 4), tga.ones(2, 4, 4), offs=tga.tensor([3, 8], dtype=tga.int32))
-    assert not out[8:].numpy().any()
+    assert not out[8:].detach().numpy().any()
 
 
 _I32 = torch.tensor([3, 8], dtype=torch.int32)
@@ -88,8 +88,8 @@ def test_grouped_mm_refuses_what_pytorch_refuses(what: str, make, kw: dict) -> N
 
     with pytest.raises(RuntimeError):
         torch.nn.functional.grouped_mm(*make(torch), **theirs_kw())
-    a, b = (tga.tensor(x.numpy()) for x in make(torch))
-    mine = {k: (tga.tensor(v.numpy()) if isinstance(v, torch.Tensor) else v) for k, v in kw.items()}
+    a, b = (tga.tensor(x.detach().numpy()) for x in make(torch))
+    mine = {k: (tga.tensor(v.detach().numpy()) if isinstance(v, torch.Tensor) else v) for k, v in kw.items()}
     if "bias" in mine:
         mine["bias"] = tga.zeros(4)
     if "out_dtype" in mine:

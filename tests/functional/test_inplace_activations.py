@@ -47,7 +47,7 @@ def test_inplace_writes_the_input_and_differentiates_as_pytorch(name):
     (out * out).sum().backward()
     (tout * tout).sum().backward()
     # (rtol: PyTorch's hardsigmoid backward uses a float32 1/6, even in float64)
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(x.grad.detach().numpy(), tx.grad.detach().numpy(), rtol=1e-7, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["relu", "elu", "hardtanh", "threshold"])
@@ -99,28 +99,28 @@ def test_modules_with_inplace_change_their_input(module, torch_module):
     th = torch.tensor(A.copy())
     tout = eval("torch.nn." + torch_module)(th)  # noqa: S307 - a fixed expression of this test
     assert out is h
-    np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(out.numpy(), tout.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(h.detach().numpy(), th.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-12)
 
 
 def test_modules_without_inplace_leave_their_input():
     h = Tensor(A.copy())
     nn.ReLU()(h)
     nn.ELU()(h)
-    np.testing.assert_array_equal(h.numpy(), A)
+    np.testing.assert_array_equal(h.detach().numpy(), A)
 
 
 def test_dropout_inplace_zeroes_the_input_itself():
     h = Tensor(np.ones((4, 50)))
     out = F.dropout(h, 0.5, True, True)
     assert out is h
-    vals = set(np.unique(h.numpy()).tolist())
+    vals = set(np.unique(h.detach().numpy()).tolist())
     assert vals <= {0.0, 2.0} and len(vals) == 2
     g = Tensor(np.ones((4, 50)))
     assert nn.Dropout(0.5, inplace=True)(g) is g
     e = Tensor(np.ones(3))
     assert F.dropout(e, 0.5, training=False, inplace=True) is e
-    np.testing.assert_array_equal(e.numpy(), np.ones(3))
+    np.testing.assert_array_equal(e.detach().numpy(), np.ones(3))
 
 
 # -- parameters taken from PyTorch's signatures ---------------------------------------
@@ -135,7 +135,7 @@ def test_mse_loss_weight_as_pytorch():
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
         got.sum().backward()
         want.sum().backward()
-        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(x.grad.detach().numpy(), tx.grad.detach().numpy(), rtol=1e-12)
     with pytest.raises(ValueError, match="weight"):
         F.mse_loss(Tensor(a), Tensor(b), weight=Tensor(np.ones(4)))
 
@@ -148,10 +148,12 @@ def test_norm_dtype_and_out():
     out = Tensor(np.zeros(2))
     r = tga.norm(Tensor(A), 2, 1, out=out)
     assert r is out
-    np.testing.assert_allclose(out.numpy(), torch.norm(torch.tensor(A), 2, 1).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), torch.norm(torch.tensor(A), 2, 1).detach().numpy(), rtol=1e-12)
     n = Tensor(np.zeros(A.shape))
     assert F.normalize(Tensor(A), out=n) is n
-    np.testing.assert_allclose(n.numpy(), torch.nn.functional.normalize(torch.tensor(A)).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        n.detach().numpy(), torch.nn.functional.normalize(torch.tensor(A)).detach().numpy(), rtol=1e-12
+    )
     with pytest.raises(RuntimeError, match="out="):
         tga.norm(Tensor(A, requires_grad=True), out=Tensor(np.zeros(())))
     with pytest.warns(UserWarning, match="resized"):  # (PyTorch's: an out of another shape is resized)
@@ -164,16 +166,20 @@ def test_norm_method_takes_pytorchs_positional_dtype():
     x = Tensor(A.astype(np.float32))
     r = x.norm(2, 1, False, tga.float64)
     assert r.dtype == np.float64
-    np.testing.assert_allclose(r.numpy(), torch.tensor(A).norm(2, 1, False, torch.float64).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        r.detach().numpy(), torch.tensor(A).norm(2, 1, False, torch.float64).detach().numpy(), rtol=1e-6
+    )
 
 
 def test_softmax_takes_pytorchs_positions_and_numpys_axis():
     x = Tensor(A)
-    want = F.softmax(x, -1).numpy()
-    np.testing.assert_allclose(F.softmax(x, dim=-1).numpy(), want)
-    np.testing.assert_allclose(F.softmax(x, axis=-1).numpy(), want)
-    np.testing.assert_allclose(F.softmax(x, -1, 3, np.float32).numpy(), want.astype(np.float32), rtol=1e-6)
-    np.testing.assert_allclose(F.log_softmax(x, 0, dtype=np.float64).numpy(), np.log(F.softmax(x, 0).numpy()))
+    want = F.softmax(x, -1).detach().numpy()
+    np.testing.assert_allclose(F.softmax(x, dim=-1).detach().numpy(), want)
+    np.testing.assert_allclose(F.softmax(x, axis=-1).detach().numpy(), want)
+    np.testing.assert_allclose(F.softmax(x, -1, 3, np.float32).detach().numpy(), want.astype(np.float32), rtol=1e-6)
+    np.testing.assert_allclose(
+        F.log_softmax(x, 0, dtype=np.float64).detach().numpy(), np.log(F.softmax(x, 0).detach().numpy())
+    )
 
 
 def test_modulelist_of_none_is_empty():
@@ -201,13 +207,13 @@ def test_embedding_max_norm_and_scale_grad_by_freq_as_pytorch():
             out = F.embedding(Tensor(ids), w, **kw)
         with torch.no_grad():
             tout = torch.nn.functional.embedding(torch.tensor(ids), tw, **kw)
-        np.testing.assert_allclose(out.numpy(), tout.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-12)
         np.testing.assert_allclose(w.detach().numpy(), tw.detach().numpy(), rtol=1e-12)  # (renormed in place)
         out = F.embedding(Tensor(ids), w, **kw)
         tout = torch.nn.functional.embedding(torch.tensor(ids), tw, **kw)
         (out * out).sum().backward()
         (tout * tout).sum().backward()
-        np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(w.grad.detach().numpy(), tw.grad.detach().numpy(), rtol=1e-12)
     with pytest.raises(NotImplementedError, match="sparse"):
         F.embedding(Tensor(ids), Tensor(w0), sparse=True)
 
@@ -216,7 +222,7 @@ def test_embedding_module_takes_pytorchs_arguments():
     w0 = Tensor(np.arange(12.0).reshape(4, 3))
     e = nn.Embedding(num_embeddings=4, embedding_dim=3, _weight=w0, _freeze=True)
     assert not e.weight.requires_grad and e.num_embeddings == 4 and e.embedding_dim == 3
-    np.testing.assert_array_equal(e(Tensor(np.array([1, 3]))).numpy(), w0.numpy()[[1, 3]])
+    np.testing.assert_array_equal(e(Tensor(np.array([1, 3]))).detach().numpy(), w0.detach().numpy()[[1, 3]])
     m = nn.Embedding(4, 3, max_norm=1.0)
     m(Tensor(np.array([0, 1])))
     assert np.all(np.linalg.norm(m.weight.detach().numpy()[:2], axis=1) <= 1.0 + 1e-6)

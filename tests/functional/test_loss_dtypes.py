@@ -58,7 +58,12 @@ def _run(m, name, da, db):
     if name in FORWARD_ONLY and da != db:
         return dt(out), np.asarray(out.detach().numpy(), np.float64), dt(a), np.zeros(())
     out.sum().backward()
-    return dt(out), np.asarray(out.detach().numpy(), np.float64), dt(a.grad), np.asarray(a.grad.numpy(), np.float64)
+    return (
+        dt(out),
+        np.asarray(out.detach().numpy(), np.float64),
+        dt(a.grad),
+        np.asarray(a.grad.detach().numpy(), np.float64),
+    )
 
 
 @pytest.mark.parametrize("da,db", list(itertools.product(FLOATS, FLOATS)))

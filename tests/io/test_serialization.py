@@ -164,7 +164,7 @@ def test_tensor_pickles_values_dtype_device_flags_and_grad(device):
     assert type(y) is Tensor and y is not x
     assert (y.device, y.dtype, y.requires_grad, y.name, y.is_leaf) == (x.device, x.dtype, True, "x", True)
     np.testing.assert_array_equal(y.detach().numpy(), x.detach().numpy())
-    np.testing.assert_array_equal(y.grad.numpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(y.grad.detach().numpy(), [2.0, 4.0])
     y.data[...] = 0 if device == "cpu" else y.data  # a copy, not shared
     assert x.tolist() == [1.0, 2.0]
 

@@ -59,7 +59,7 @@ def _torch_of(a: np.ndarray) -> torch.Tensor:
 
 
 def _same_values(ours: Tensor, ref: torch.Tensor) -> None:
-    a, b = np.asarray(ours.numpy()), ref.numpy()
+    a, b = np.asarray(ours.detach().numpy()), ref.detach().numpy()
     assert str(ours.dtype) == str(ref.dtype), (ours.dtype, ref.dtype)
     assert a.shape == tuple(ref.shape)
     assert a.tobytes() == np.ascontiguousarray(b).tobytes()  # bit for bit: NaN, -0.0
@@ -123,8 +123,8 @@ def test_views_loaded_share_memory_as_in_torch(tmp_path):
     torch.save([base, base[:, 1], base.t()], tmp_path / "v.pt")
     a, col, t = tga.load(tmp_path / "v.pt")
     a.add_(1.0)  # a write through one shows in the others, as in PyTorch
-    np.testing.assert_array_equal(col.numpy(), (base[:, 1] + 1).numpy())
-    np.testing.assert_array_equal(t.numpy(), (base.t() + 1).numpy())
+    np.testing.assert_array_equal(col.detach().numpy(), (base[:, 1] + 1).detach().numpy())
+    np.testing.assert_array_equal(t.detach().numpy(), (base.t() + 1).detach().numpy())
 
 
 def _nested(make, rng):
@@ -240,7 +240,7 @@ def test_model_and_optimizer_from_torch_resume_here(tmp_path, rng):
     _train(ref, ref_opt, torch.from_numpy(x))
     _train(net, opt, Tensor(x))
     for (k, a), b in zip(ref.state_dict().items(), net.state_dict().values()):
-        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6, err_msg=k)
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=k)
 
 
 def test_model_and_optimizer_from_here_resume_in_torch(tmp_path, rng):
@@ -258,7 +258,7 @@ def test_model_and_optimizer_from_here_resume_in_torch(tmp_path, rng):
     _train(ref, ref_opt, torch.from_numpy(x))
     _train(net, opt, Tensor(x))
     for (k, a), b in zip(ref.state_dict().items(), net.state_dict().values()):
-        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6, err_msg=k)
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=k)
 
 
 def test_parameters_stay_parameters_both_ways(tmp_path):
@@ -403,9 +403,9 @@ def test_mmap_reads_the_same_values(tmp_path, rng):
     tga.save(obj, tmp_path / "m.pt")
     back = tga.load(tmp_path / "m.pt", mmap=True)
     for k in obj:
-        np.testing.assert_array_equal(back[k].numpy(), obj[k].numpy())
+        np.testing.assert_array_equal(back[k].detach().numpy(), obj[k].detach().numpy())
     back["a"].add_(1.0)  # copy-on-write: the file is never changed
-    np.testing.assert_array_equal(tga.load(tmp_path / "m.pt")["a"].numpy(), obj["a"].numpy())
+    np.testing.assert_array_equal(tga.load(tmp_path / "m.pt")["a"].detach().numpy(), obj["a"].detach().numpy())
     with pytest.raises(ValueError, match="mmap"):
         tga.load(io.BytesIO((tmp_path / "m.pt").read_bytes()), mmap=True)
 
@@ -576,11 +576,11 @@ def test_a_state_dict_that_does_not_fit_leaves_the_model_whole(tmp_path):
     ref[2] = torch.nn.Linear(3, 5)  # the last layer's shapes differ from ours
     torch.save(ref.state_dict(), tmp_path / "sd.pt")
     net = _our_net()
-    before = {k: v.numpy().copy() for k, v in net.state_dict().items()}
+    before = {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}
     with pytest.raises(RuntimeError, match=r"2\.weight"):
         net.load_state_dict(tga.load(tmp_path / "sd.pt"))
     for k, v in net.state_dict().items():
-        np.testing.assert_array_equal(v.numpy(), before[k])
+        np.testing.assert_array_equal(v.detach().numpy(), before[k])
 
 
 def test_mmap_of_a_legacy_file_is_refused(tmp_path):

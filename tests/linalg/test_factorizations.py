@@ -127,7 +127,7 @@ def _grads_match(fn_ours, fn_theirs, arrays, tol=1e-9):
     got = tga.autograd.grad(out, ours, Tensor(v), allow_unused=True)
     want = torch.autograd.grad(tout, theirs, torch.tensor(v), allow_unused=True, materialize_grads=True)
     for g, w in zip(got, want, strict=True):
-        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-7, atol=1e-8)
+        np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), rtol=1e-7, atol=1e-8)
     assert tga.gradcheck(fn_ours, *arrays)
     first = lambda *xs: tga.autograd.grad(fn_ours(*xs).sum(), list(xs), create_graph=True)[0]  # noqa: E731
     assert tga.gradcheck(first, *arrays)
@@ -147,9 +147,9 @@ def test_lu_solve_gradients_reach_lu_and_b(rng, left, adjoint):
     a = _matrix(rng, (3, 3), kind="invertible")
     lu_, piv = torch.linalg.lu_factor(torch.tensor(a))
     b = _matrix(rng, (3, 2) if left else (2, 3))
-    ours_piv = Tensor(piv.numpy())
+    ours_piv = Tensor(piv.detach().numpy())
     _grads_match(lambda m, y: tga.linalg.lu_solve(m, ours_piv, y, left=left, adjoint=adjoint),
-                 lambda m, y: torch.linalg.lu_solve(m, piv, y, left=left, adjoint=adjoint), [lu_.numpy(), b])  # fmt: skip
+                 lambda m, y: torch.linalg.lu_solve(m, piv, y, left=left, adjoint=adjoint), [lu_.detach().numpy(), b])  # fmt: skip
 
 
 # -- LDL^T -----------------------------------------------------------------------------------
@@ -204,10 +204,12 @@ def test_geqrf_householder_product_and_ormqr_match_pytorch(rng, shape, dtype):
 
 def test_householder_gradients_and_errors(rng):
     h, tau = torch.geqrf(torch.tensor(_matrix(rng, (4, 3))))
-    _grads_match(tga.linalg.householder_product, torch.linalg.householder_product, [h.numpy(), tau.numpy()])
+    _grads_match(
+        tga.linalg.householder_product, torch.linalg.householder_product, [h.detach().numpy(), tau.detach().numpy()]
+    )
     c = _matrix(rng, (4, 2))
     _grads_match(lambda a, t, y: tga.ormqr(a, t, y, True, True), lambda a, t, y: torch.ormqr(a, t, y, True, True),
-                 [h.numpy(), tau.numpy(), c])  # fmt: skip
+                 [h.detach().numpy(), tau.detach().numpy(), c])  # fmt: skip
     with pytest.raises(RuntimeError, match="householder_product.*greater than or equal"):
         tga.linalg.householder_product(Tensor(np.ones((2, 3))), Tensor(np.ones(2)))
     with pytest.raises(RuntimeError, match="householder_product.*tau"):
@@ -285,7 +287,7 @@ def test_cholesky_solve_and_inverse(rng, upper, dtype):
         ft.requires_grad_()
         tga.cholesky_solve(bx, fx, upper).sum().backward()
         torch.cholesky_solve(bt, ft, upper).sum().backward()
-        np.testing.assert_allclose(fx.grad.numpy(), ft.grad.numpy(), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(fx.grad.detach().numpy(), ft.grad.detach().numpy(), rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -320,12 +322,14 @@ def test_lowrank_factors_have_pytorchs_shapes_and_rebuild_a_low_rank_matrix(rng,
         assert type(ours) is tuple
         U, S, V = ours  # noqa: N806
         rebuilt = (U * S.unsqueeze(-2)) @ V.mT
-        np.testing.assert_allclose(rebuilt.numpy(), a, atol=1e-9)
-        np.testing.assert_allclose(S.numpy()[..., :3], theirs[1].numpy()[..., :3], rtol=1e-9)  # (rank 3: exact)
+        np.testing.assert_allclose(rebuilt.detach().numpy(), a, atol=1e-9)
+        np.testing.assert_allclose(
+            S.detach().numpy()[..., :3], theirs[1].detach().numpy()[..., :3], rtol=1e-9
+        )  # (rank 3: exact)
     U, S, V = tga.pca_lowrank(x.mT, center=center)  # noqa: N806
     tU, tS, tV = torch.pca_lowrank(t.mT, center=center)  # noqa: N806
     assert (U.shape, S.shape, V.shape) == (tuple(tU.shape), tuple(tS.shape), tuple(tV.shape))
-    np.testing.assert_allclose(S.numpy()[..., :3], tS.numpy()[..., :3], rtol=1e-8)
+    np.testing.assert_allclose(S.detach().numpy()[..., :3], tS.detach().numpy()[..., :3], rtol=1e-8)
     with pytest.raises(ValueError, match="q"):
         tga.pca_lowrank(x, q=10)
 
@@ -354,10 +358,12 @@ def test_ex_forms_report_singular_and_indefinite_matrices_as_pytorch():
         ours = tga.linalg.solve_ex(x, Tensor(rhs), left=left)
         theirs = torch.linalg.solve_ex(t, torch.tensor(rhs), left=left)
         assert ours._fields == ("result", "info")
-        np.testing.assert_array_equal(ours.result.numpy(), theirs.result.numpy())  # (inf and NaN where PyTorch's)
+        np.testing.assert_array_equal(
+            ours.result.detach().numpy(), theirs.result.detach().numpy()
+        )  # (inf and NaN where PyTorch's)
         assert ours.info.tolist() == theirs.info.tolist()
     ours, theirs = tga.linalg.inv_ex(x), torch.linalg.inv_ex(t)
-    np.testing.assert_array_equal(ours.inverse.numpy(), theirs.inverse.numpy())
+    np.testing.assert_array_equal(ours.inverse.detach().numpy(), theirs.inverse.detach().numpy())
     assert ours.info.tolist() == theirs.info.tolist()
     for fn in (lambda: tga.linalg.solve_ex(x, Tensor(b), check_errors=True),
                lambda: tga.linalg.inv_ex(x, check_errors=True)):  # fmt: skip
@@ -369,7 +375,7 @@ def test_ex_forms_report_singular_and_indefinite_matrices_as_pytorch():
     x, t = _both(indefinite)
     for upper in (False, True):
         ours, theirs = tga.linalg.cholesky_ex(x, upper=upper), torch.linalg.cholesky_ex(t, upper=upper)
-        np.testing.assert_array_equal(ours.L.numpy(), theirs.L.numpy())  # (as LAPACK leaves it)
+        np.testing.assert_array_equal(ours.L.detach().numpy(), theirs.L.detach().numpy())  # (as LAPACK leaves it)
         assert ours.info.tolist() == theirs.info.tolist() == [2, 0]
     with pytest.raises(tga.linalg.LinAlgError, match="leading minor of order 2"):
         tga.linalg.cholesky_ex(x, check_errors=True)

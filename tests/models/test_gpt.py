@@ -35,7 +35,7 @@ def test_tied_head_gets_both_gradients():
     model = _gpt(n_layers=1)
     ids = np.array([[1, 2, 3]])
     F.cross_entropy(model(ids), np.array([[2, 3, 4]])).backward()
-    g = model.tok_emb.weight.grad.numpy()
+    g = model.tok_emb.weight.grad.detach().numpy()
     assert np.abs(g[6]).max() > 0  # id 6 is never an input: only the head gives it a gradient
     assert model(ids).shape == (1, 3, 7)
 
@@ -56,7 +56,7 @@ def test_generate_greedy_equals_argmax_loop():
     for _ in range(6):  # by hand, with the last max_len tokens as context
         logits = model(seq[:, -6:]).detach().numpy()[:, -1]
         seq = np.concatenate([seq, logits.argmax(-1)[:, None]], 1)
-    np.testing.assert_array_equal(out.numpy(), seq)
+    np.testing.assert_array_equal(out.detach().numpy(), seq)
     assert model.generate([1, 2], 3, greedy=True).shape == (5,)  # a 1-D prompt stays 1-D
     assert model.training  # generate restores the mode
 
@@ -64,15 +64,15 @@ def test_generate_greedy_equals_argmax_loop():
 def test_generate_sampling_is_seeded_and_respects_top_k():
     model = _gpt()
     tga.manual_seed(3)
-    a = model.generate(np.array([[1]]), 5, temperature=2.0).numpy()
+    a = model.generate(np.array([[1]]), 5, temperature=2.0).detach().numpy()
     tga.manual_seed(3)
-    b = model.generate(np.array([[1]]), 5, temperature=2.0).numpy()
+    b = model.generate(np.array([[1]]), 5, temperature=2.0).detach().numpy()
     np.testing.assert_array_equal(a, b)
-    top1 = model.generate(np.array([[1, 2]]), 5, top_k=1).numpy()
-    np.testing.assert_array_equal(top1, model.generate(np.array([[1, 2]]), 5, greedy=True).numpy())
+    top1 = model.generate(np.array([[1, 2]]), 5, top_k=1).detach().numpy()
+    np.testing.assert_array_equal(top1, model.generate(np.array([[1, 2]]), 5, greedy=True).detach().numpy())
     # with top_k=2 every sampled token is one of the two most likely
     tga.manual_seed(0)
-    seq = model.generate(np.array([[1]] * 20), 1, top_k=2, temperature=5.0).numpy()
+    seq = model.generate(np.array([[1]] * 20), 1, top_k=2, temperature=5.0).detach().numpy()
     best2 = np.argsort(model(np.array([[1]])).detach().numpy()[0, -1])[-2:]
     assert set(seq[:, 1].tolist()) <= set(best2.tolist())
     assert len(set(seq[:, 1].tolist())) == 2
@@ -99,7 +99,7 @@ def test_generate_with_and_without_the_cache_agree(greedy):
     runs = []
     for use_cache in (True, False):
         tga.manual_seed(7)
-        runs.append(model.generate(prompt, 7, temperature=1.5, greedy=greedy, use_cache=use_cache).numpy())
+        runs.append(model.generate(prompt, 7, temperature=1.5, greedy=greedy, use_cache=use_cache).detach().numpy())
     np.testing.assert_array_equal(runs[0], runs[1])  # 2 + 7 > max_len 6: the cache gives way to the window
     assert runs[0].shape == (3, 9)
 
@@ -151,5 +151,5 @@ def test_memorises_a_repeated_sequence():
         loss.backward()
         opt.step()
     assert loss.item() < 0.05
-    out = model.generate(seq[None, :1], 15, greedy=True).numpy()[0]
+    out = model.generate(seq[None, :1], 15, greedy=True).detach().numpy()[0]
     np.testing.assert_array_equal(out, seq[:16])

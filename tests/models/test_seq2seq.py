@@ -89,7 +89,7 @@ def test_greedy_decode_feeds_back_its_argmax(kind, rng):
     ids, weights = model.decode(src, 5, bos_id=0, return_attention=True)
     assert ids.shape == (3, 5) and ids.dtype == np.int64 and weights.shape == (3, 5, 4)
     # teacher forcing on the model's own output reproduces the same argmaxes
-    tgt_in = np.concatenate([np.zeros((3, 1), np.int64), ids.numpy()[:, :-1]], 1)
+    tgt_in = np.concatenate([np.zeros((3, 1), np.int64), ids.detach().numpy()[:, :-1]], 1)
     np.testing.assert_array_equal(model(src, tgt_in).detach().numpy().argmax(-1), ids.detach().numpy())
 
 
@@ -167,7 +167,7 @@ def test_learns_to_reverse_sequences(kind):
         opt.step()
         decay.step()
     src = rng.integers(1, vocab, (200, length))  # unseen sequences
-    pred = model.decode(src, length, bos).numpy()
+    pred = model.decode(src, length, bos).detach().numpy()
     token_accuracy = (pred == src[:, ::-1]).mean()
     assert token_accuracy >= 0.95, token_accuracy
     assert (pred == src[:, ::-1]).all(1).mean() >= 0.85

@@ -201,7 +201,7 @@ def test_transformer_target_is_causal():
 def test_padding_mask():
     m = padding_mask(Tensor(np.array([[5, 3, 0], [0, 1, 2]])), pad_id=0)
     assert m.shape == (2, 1, 1, 3) and m.dtype == np.bool_
-    assert m.numpy()[:, 0, 0].tolist() == [[True, True, False], [False, True, True]]
+    assert m.detach().numpy()[:, 0, 0].tolist() == [[True, True, False], [False, True, True]]
     with pytest.raises(ValueError, match="padding_mask.*\\(3,\\)"):
         padding_mask([1, 2, 0], 0)
 
@@ -231,7 +231,7 @@ def test_greedy_decode_feeds_back_its_argmax():
     src = np.array([[2, 3, 4, 0], [5, 6, 2, 1]])
     ids = model.greedy_decode(src, 4, bos_id=1)
     assert ids.shape == (2, 4) and ids.dtype == np.int64
-    tgt_in = np.concatenate([np.ones((2, 1), np.int64), ids.numpy()[:, :-1]], 1)
+    tgt_in = np.concatenate([np.ones((2, 1), np.int64), ids.detach().numpy()[:, :-1]], 1)
     np.testing.assert_array_equal(model(src, tgt_in).detach().numpy().argmax(-1), ids.detach().numpy())
     with pytest.raises(ValueError, match="greedy_decode: the model has no tgt_vocab"):
         _model(tgt_vocab=None).greedy_decode(src, 2, 1)
@@ -264,7 +264,7 @@ def test_learns_to_sort_padded_sequences():
         opt.step()
         decay.step()
     src, tgt = _sort_batch(rng, 200, length, vocab, pad)
-    pred = model.greedy_decode(src, length, bos).numpy()
+    pred = model.greedy_decode(src, length, bos).detach().numpy()
     real = tgt != pad
     accuracy = (pred == tgt)[real].mean()
     assert accuracy >= 0.9, accuracy
@@ -433,7 +433,7 @@ def test_nn_transformer_matches_torch(kw, rng):
     ours, theirs = nn.Transformer(**make), torch.nn.Transformer(**make)
     causal = nn.Transformer.generate_square_subsequent_mask(T, dtype=np.float64)
     t_causal = torch.nn.Transformer.generate_square_subsequent_mask(T, dtype=torch.float64)
-    np.testing.assert_array_equal(causal.numpy(), t_causal.numpy())
+    np.testing.assert_array_equal(causal.detach().numpy(), t_causal.detach().numpy())
     masks = {"src_key_padding_mask": _kpm(S), "tgt_key_padding_mask": _kpm(T), "memory_key_padding_mask": _kpm(S)}
     t_masks = {k: torch.tensor(v) for k, v in masks.items()}
     bf = kw.get("batch_first", False)

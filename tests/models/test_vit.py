@@ -72,6 +72,6 @@ def test_overfits_64_images():
         opt.zero_grad()
         loss.backward()
         opt.step()
-    accuracy = (vit(images).numpy().argmax(-1) == labels).mean()
+    accuracy = (vit(images).detach().numpy().argmax(-1) == labels).mean()
     assert accuracy >= 0.95, accuracy
     assert loss.item() < 0.1

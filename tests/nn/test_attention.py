@@ -46,7 +46,7 @@ def test_mha_self_attention_equals_numpy(bias, device, rng):
     m = to_float64(BatchFirstAttention(8, 2, bias=bias).to(device))
     x = _x(rng, 2, 5, 8, device=device)
     out, w = m(x, need_weights=True)
-    ref, ref_w = mha_numpy(m, x.numpy(), x.numpy(), x.numpy())
+    ref, ref_w = mha_numpy(m, x.detach().numpy(), x.detach().numpy(), x.detach().numpy())
     close(out, ref, atol=1e-10, rtol=1e-9)
     close(w, ref_w, atol=1e-10, rtol=1e-9)
     assert w.shape == (2, 2, 5, 5)
@@ -60,14 +60,14 @@ def test_mha_key_and_value_defaults(device, rng):
     x, k = _x(rng, 2, 3, 8, device=device), _x(rng, 2, 5, 8, device=device)
     close(m(x), m(x, x, x).detach().numpy(), atol=1e-12, rtol=1e-12)
     close(m(x, k), m(x, k, k).detach().numpy(), atol=1e-12, rtol=1e-12)
-    close(m(x, k), mha_numpy(m, x.numpy(), k.numpy(), k.numpy())[0], atol=1e-10, rtol=1e-9)
+    close(m(x, k), mha_numpy(m, x.detach().numpy(), k.detach().numpy(), k.detach().numpy())[0], atol=1e-10, rtol=1e-9)
 
 
 def test_mha_cross_attention_with_kdim_vdim_equals_numpy(device, rng):
     m = to_float64(BatchFirstAttention(6, 3, kdim=4, vdim=5).to(device))
     q, k, v = _x(rng, 2, 3, 6, device=device), _x(rng, 2, 4, 4, device=device), _x(rng, 2, 4, 5, device=device)
     out, w = m(q, k, v, need_weights=True)
-    ref, ref_w = mha_numpy(m, q.numpy(), k.numpy(), v.numpy())
+    ref, ref_w = mha_numpy(m, q.detach().numpy(), k.detach().numpy(), v.detach().numpy())
     close(out, ref, atol=1e-10, rtol=1e-9)
     assert out.shape == (2, 3, 6) and w.shape == (2, 3, 3, 4)
     close(w, ref_w, atol=1e-10, rtol=1e-9)
@@ -78,7 +78,7 @@ def test_mha_float32(rng):
     x = _x(rng, 2, 5, 8, dtype=np.float32)
     out = m(x)
     assert out.dtype == np.float32
-    close(out, mha_numpy(m, *(x.numpy().astype(np.float64),) * 3)[0], atol=1e-5, rtol=1e-4)
+    close(out, mha_numpy(m, *(x.detach().numpy().astype(np.float64),) * 3)[0], atol=1e-5, rtol=1e-4)
 
 
 def _masks(rng, b=2, h=2, tq=4, tk=5):
@@ -106,7 +106,7 @@ def test_mha_boolean_mask_layouts(layout, as_tensor, device, rng):
     mask, full = _masks(rng)[layout]
     given = Tensor(mask, device=device) if as_tensor else mask
     out, w = m(q, kv, kv, allow=given, need_weights=True)
-    ref, ref_w = mha_numpy(m, q.numpy(), kv.numpy(), kv.numpy(), full)
+    ref, ref_w = mha_numpy(m, q.detach().numpy(), kv.detach().numpy(), kv.detach().numpy(), full)
     close(out, ref, atol=1e-10, rtol=1e-9)
     close(w, ref_w, atol=1e-10, rtol=1e-9)
     close(m(q, kv, kv, allow=given), ref, atol=1e-10, rtol=1e-9)
@@ -117,7 +117,9 @@ def test_mha_float_mask_is_added_to_scores(device, rng):
     x = _x(rng, 2, 4, 8, device=device)
     bias = rng.standard_normal((4, 4))
     out = m(x, allow=Tensor(bias, device=device))
-    ref, _ = mha_numpy(m, x.numpy(), x.numpy(), x.numpy(), np.broadcast_to(bias, (2, 2, 4, 4)))
+    ref, _ = mha_numpy(
+        m, x.detach().numpy(), x.detach().numpy(), x.detach().numpy(), np.broadcast_to(bias, (2, 2, 4, 4))
+    )
     close(out, ref, atol=1e-10, rtol=1e-9)
 
 
@@ -132,7 +134,7 @@ def test_mha_causal_equals_lower_triangular_mask(device, rng):
     assert np.all(wc.detach().numpy()[..., np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]] == 0)
     close(m(x, is_causal=True), explicit.detach().numpy(), atol=1e-12)  # fused path
     # the first position sees only itself, so it cannot depend on later positions
-    y = x.numpy().copy()
+    y = x.detach().numpy().copy()
     y[:, 1:] += 1.0
     close(m(Tensor(y, device=device), is_causal=True)[:, 0], causal.detach().numpy()[:, 0], atol=1e-12)
 
@@ -168,8 +170,8 @@ def test_mha_fully_masked_row_is_zero_with_finite_gradients(device, rng):
         close(out[:, 1], np.broadcast_to(m.out_proj.bias.detach().numpy(), (1, 4)), atol=1e-12)
         assert np.isfinite(out.detach().numpy()).all()
         (out * out).sum().backward()
-        assert np.isfinite(x.grad.numpy()).all()
-        assert all(np.isfinite(p.grad.numpy()).all() for p in m.parameters())
+        assert np.isfinite(x.grad.detach().numpy()).all()
+        assert all(np.isfinite(p.grad.detach().numpy()).all() for p in m.parameters())
         x.grad = None
 
 
@@ -260,12 +262,12 @@ def test_score_attention_equals_numpy(name, tq, device, rng):
     keep[1, 2:] = False
     for mask in (None, keep):
         ctx, w = att(q, k, v, mask=None if mask is None else Tensor(mask, device=device))
-        q3 = q.numpy() if tq else q.numpy()[:, None]
-        s = _score_numpy(att, q3, k.numpy())
+        q3 = q.detach().numpy() if tq else q.detach().numpy()[:, None]
+        s = _score_numpy(att, q3, k.detach().numpy())
         if mask is not None:
             s = np.where(mask[:, None, :], s, -np.inf)
         p = softmax(s)
-        ref = p @ v.numpy()
+        ref = p @ v.detach().numpy()
         if not tq:
             ref, p = ref[:, 0], p[:, 0]
         close(ctx, ref, atol=1e-10, rtol=1e-9)
@@ -291,7 +293,7 @@ def test_score_attention_fully_masked_row(name, device, rng):
     assert np.all(ctx.detach().numpy()[0, 1] == 0) and np.all(w.detach().numpy()[0, 1] == 0)
     assert np.isfinite(ctx.detach().numpy()).all()
     (ctx * ctx).sum().backward()
-    assert np.isfinite(q.grad.numpy()).all()
+    assert np.isfinite(q.grad.detach().numpy()).all()
 
 
 @pytest.mark.parametrize("name", sorted(SCORES))
@@ -302,13 +304,13 @@ def test_score_attention_float_mask(name, device, rng):
     bias[0, 1] = -np.inf  # a row that may attend nothing
     bias[1, 0, 2:] = -np.inf
     ctx, w = att(q, k, v, mask=Tensor(bias, device=device))
-    s = _score_numpy(att, q.numpy(), k.numpy())
+    s = _score_numpy(att, q.detach().numpy(), k.detach().numpy())
     expected_w = np.zeros_like(s)
     for b, i in np.ndindex(2, 3):
         if np.isfinite(bias[b, i]).any():
             expected_w[b, i] = softmax(s[b, i] + bias[b, i])
     close(w, expected_w, atol=1e-10, rtol=1e-9)
-    close(ctx, expected_w @ v.numpy(), atol=1e-10, rtol=1e-9)
+    close(ctx, expected_w @ v.detach().numpy(), atol=1e-10, rtol=1e-9)
 
 
 @pytest.mark.parametrize("name", sorted(SCORES))
@@ -332,7 +334,7 @@ def test_score_attention_with_prepared_keys_is_the_same(name, device, rng):
         got = att(query, k, v, mask=keep, prepared_keys=pk)
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
-    close(att.score(q, k), _score_numpy(att, q.numpy(), k.numpy()), atol=1e-10, rtol=1e-9)
+    close(att.score(q, k), _score_numpy(att, q.detach().numpy(), k.detach().numpy()), atol=1e-10, rtol=1e-9)
 
 
 def test_a_score_subclass_that_defines_score_alone_takes_prepared_keys(rng):
@@ -346,7 +348,7 @@ def test_a_score_subclass_that_defines_score_alone_takes_prepared_keys(rng):
     q, k, v = _x(rng, 2, 4), _x(rng, 2, 5, 4), _x(rng, 2, 5, 3)
     assert att.prepare_keys(k) is k
     for a, b in zip(att(q, k, v, prepared_keys=att.prepare_keys(k)), att(q, k, v)):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
 
     class Half(_ScoreAttention):  # keys prepared, but no score for them: a clear error
         def prepare_keys(self, keys):

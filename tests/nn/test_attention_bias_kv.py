@@ -36,7 +36,7 @@ def test_parameters_drawn_and_named_as_pytorchs(bias_kv, zero_attn, kdim, seed):
     for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-15, err_msg=n)
     assert ours.add_zero_attn == theirs.add_zero_attn
-    np.testing.assert_array_equal(tga.rand(3).numpy(), torch.rand(3).numpy())
+    np.testing.assert_array_equal(tga.rand(3).detach().numpy(), torch.rand(3).detach().numpy())
 
 
 MASKS = ["none", "bool_attn", "float_attn", "bool_kpm", "both_bool", "3d_float"]
@@ -145,7 +145,7 @@ def test_functional_multi_head_attention_forward_matches_pytorch(separate, bias_
     gt = torch.autograd.grad(out_t[0], xs_t, torch.tensor(cot))
     go = tga.autograd.grad(out_o[0], xs_o, tga.tensor(cot))
     for o, t in zip(go, gt):
-        np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-9, atol=1e-10)
 
 
 def test_functional_static_kv_and_checks_as_pytorchs(rng):
@@ -164,7 +164,7 @@ def test_functional_static_kv_and_checks_as_pytorchs(rng):
     )
     out_o = call(tga, F.multi_head_attention_forward, **{k: tga.tensor(v) for k, v in extra.items()})
     for o, t in zip(out_o, out_t):
-        np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12)
     for kw, error in (({"is_causal": True}, RuntimeError),):
         with pytest.raises(error, match="Need attn_mask"):
             call(torch, torch.nn.functional.multi_head_attention_forward, **kw)

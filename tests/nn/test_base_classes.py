@@ -34,7 +34,7 @@ def test_buffer_assigned_to_a_module_is_registered_as_pytorchs(persistent):
     assert list(ours.state_dict()) == list(theirs.state_dict())
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
     assert isinstance(ours.a, nn.Buffer) and isinstance(ours.a, tga.Tensor) and ours.a.persistent == persistent
-    np.testing.assert_array_equal(ours.a.numpy(), theirs.a.numpy())
+    np.testing.assert_array_equal(ours.a.detach().numpy(), theirs.a.detach().numpy())
     # a copy keeps the buffer and its persistence
     for clone in (copy.deepcopy(ours), pickle.loads(pickle.dumps(ours))):
         assert list(clone.state_dict()) == list(theirs.state_dict())
@@ -146,8 +146,8 @@ def test_rnnbase_built_directly_initialises_as_pytorchs(mode, kw):
     tga.manual_seed(3)
     ours = nn.RNNBase(mode, 3, 4, **kw)
     assert ours.mode == theirs.mode
-    got = {k: v.numpy() for k, v in ours.state_dict().items()}
-    want = {k: v.numpy() for k, v in theirs.state_dict().items()}
+    got = {k: v.detach().numpy() for k, v in ours.state_dict().items()}
+    want = {k: v.detach().numpy() for k, v in theirs.state_dict().items()}
     assert list(got) == list(want)
     for k in want:
         np.testing.assert_array_equal(got[k], want[k], err_msg=k)

@@ -165,7 +165,7 @@ def test_matches_torch_values_and_gradients(name, rng):
             gs = tga.grad((y * Tensor(w)).sum(), xs)
             gts = torch.autograd.grad((yt * torch.tensor(w)).sum(), ts)
             for g, gt in zip(gs, gts):
-                close(g, gt.numpy(), atol=1e-12, rtol=1e-10)
+                close(g, gt.detach().numpy(), atol=1e-12, rtol=1e-10)
 
 
 class _nothing:
@@ -233,7 +233,7 @@ def test_max_pool_gradient_goes_to_the_first_maximum_as_pytorch():
     xo, xt = Tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     F.max_pool1d(xo, 2, stride=1).sum().backward()
     TF.max_pool1d(xt, 2, stride=1).sum().backward()
-    close(xo.grad, xt.grad.numpy())
+    close(xo.grad, xt.grad.detach().numpy())
 
 
 # -- layers ------------------------------------------------------------------------------
@@ -309,9 +309,9 @@ def test_max_pool2d_return_indices_as_pytorch(args, shape, decomposed, rng):
     ti = TF.max_pool2d(torch.tensor(x.detach().numpy()), *args, return_indices=True)
     with tga.decompose() if decomposed else _nothing():
         y, i = F.max_pool2d(x, *args, return_indices=True)
-    close(y, ti[0].numpy(), atol=0, rtol=0)
+    close(y, ti[0].detach().numpy(), atol=0, rtol=0)
     assert i.dtype == tga.int64 and i.requires_grad is False
-    np.testing.assert_array_equal(i.numpy(), ti[1].numpy())
+    np.testing.assert_array_equal(i.detach().numpy(), ti[1].detach().numpy())
     y.sum().backward()  # the values keep their gradient
     assert x.grad.shape == x.shape
 
@@ -320,7 +320,7 @@ def test_max_pool1d_and_layer_return_indices_as_pytorch(rng):
     x = rand(rng, 2, 3, 9)
     y, i = F.max_pool1d(x, 3, 2, 1, return_indices=True)
     ty, ti = TF.max_pool1d(torch.tensor(x.detach().numpy()), 3, 2, 1, return_indices=True)
-    np.testing.assert_array_equal(i.numpy(), ti.numpy())
+    np.testing.assert_array_equal(i.detach().numpy(), ti.detach().numpy())
     y2, i2 = nn.MaxPool2d(2, return_indices=True, ceil_mode=True)(rand(rng, 1, 1, 5, 5))
     assert y2.shape == i2.shape == (1, 1, 3, 3)
 
@@ -352,7 +352,7 @@ def test_max_unpool2d_inverts_max_pool2d_as_pytorch(kw, shape, output_size, rng)
     w = rng.standard_normal(u.shape)
     (u * Tensor(w)).sum().backward()
     (ut * torch.tensor(w)).sum().backward()
-    close(yr.grad, ytr.grad.numpy(), atol=1e-12, rtol=1e-12)
+    close(yr.grad, ytr.grad.detach().numpy(), atol=1e-12, rtol=1e-12)
 
 
 def test_max_unpool_gradcheck_and_errors(device, rng):
@@ -405,4 +405,4 @@ def test_same_padding_keeps_what_pytorch_keeps(kernel, rng):
     ours, theirs = attempt(tga, F.conv2d), attempt(torch, torch.nn.functional.conv2d)
     assert ours[0] == theirs[0] == ("ok" if any(k % 2 == 0 for k in kernel) else "raises")
     if ours[1] is not None:
-        close(ours[1], theirs[1].numpy(), atol=1e-12)
+        close(ours[1], theirs[1].detach().numpy(), atol=1e-12)

@@ -41,7 +41,7 @@ def _program(lib, with_kwargs):
         for h in handles:
             h.remove()
     after = net(x).detach().numpy()
-    return log, regs, float(y.detach()), x.grad.numpy(), after
+    return log, regs, float(y.detach()), x.grad.detach().numpy(), after
 
 
 @pytest.mark.parametrize("with_kwargs", [False, True])

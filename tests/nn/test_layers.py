@@ -95,7 +95,7 @@ def test_embedding_lookup_and_range_checks(device):
 def test_embedding_duplicates_accumulate_gradient(device):
     m = Embedding(4, 2).to(device)
     m(np.array([1, 3, 1, 1])).sum().backward()
-    np.testing.assert_array_equal(m.weight.grad.numpy(), [[0, 0], [3, 3], [0, 0], [1, 1]])
+    np.testing.assert_array_equal(m.weight.grad.detach().numpy(), [[0, 0], [3, 3], [0, 0], [1, 1]])
 
 
 def test_embedding_gradcheck(device):
@@ -196,14 +196,14 @@ def test_feed_forward_dropout_off_in_eval(rng):
 def test_positional_encoding_table_is_the_papers():
     d = 6
     m = PositionalEncoding(d, max_len=50)
-    pe = m.pe.numpy()
+    pe = m.pe.detach().numpy()
     assert pe.shape == (50, d)
     for pos in (0, 1, 17, 49):
         for i in range(d // 2):
             angle = pos / 10000 ** (2 * i / d)
             assert pe[pos, 2 * i] == pytest.approx(math.sin(angle), abs=1e-6)
             assert pe[pos, 2 * i + 1] == pytest.approx(math.cos(angle), abs=1e-6)
-    odd = PositionalEncoding(5, max_len=10).pe.numpy()
+    odd = PositionalEncoding(5, max_len=10).pe.detach().numpy()
     assert odd[3, 4] == pytest.approx(math.sin(3 / 10000 ** (4 / 5)), abs=1e-6)
 
 
@@ -249,8 +249,8 @@ def test_flatten_is_pytorchs(start, end, rng):
 @pytest.mark.parametrize("dim,sizes", [(1, (3, 4)), (-1, (2, -1)), (0, (1, 2))])
 def test_unflatten_is_pytorchs(dim, sizes, rng):
     a = rng.standard_normal((2, 12, 4))
-    want = torch.nn.Unflatten(dim, sizes)(torch.tensor(a)).numpy()
-    np.testing.assert_array_equal(nn.Unflatten(dim, sizes)(Tensor(a)).numpy(), want)
+    want = torch.nn.Unflatten(dim, sizes)(torch.tensor(a)).detach().numpy()
+    np.testing.assert_array_equal(nn.Unflatten(dim, sizes)(Tensor(a)).detach().numpy(), want)
     with pytest.raises(RuntimeError):  # PyTorch's class for sizes that do not multiply to the axis
         torch.nn.Unflatten(1, (5, 5))(torch.tensor(a))
     with pytest.raises(RuntimeError, match="unflatten: sizes"):

@@ -61,4 +61,4 @@ def test_assign_takes_the_tensor_itself_as_pytorch(device):
     lin.load_state_dict({"weight": np.full((2, 3), 5.0), "bias": np.zeros(2)})  # copied in place (assign=False)
     tlin.load_state_dict({"weight": torch.full((2, 3), 5.0), "bias": torch.zeros(2)})
     assert lin.weight.detach().numpy()[0, 0] == tlin.weight[0, 0].item() == 5.0
-    assert w.numpy()[0, 0] == tw[0, 0].item() == 5.0  # (into the memory the module shares with w)
+    assert w.detach().numpy()[0, 0] == tw[0, 0].item() == 5.0  # (into the memory the module shares with w)

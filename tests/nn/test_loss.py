@@ -88,7 +88,7 @@ def test_modules_match_torch(name, kw, device):
     got = ours(xs, Tensor(t, device=device))
     close(got, want.detach().numpy(), atol=1e-12, rtol=1e-10)
     (g,) = tga.grad((got * Tensor(w, device=device)).sum(), xs)
-    close(g, want_g.numpy(), atol=1e-12, rtol=1e-10)
+    close(g, want_g.detach().numpy(), atol=1e-12, rtol=1e-10)
     assert ours.reduction == theirs.reduction
 
 
@@ -98,7 +98,7 @@ def test_weights_are_buffers_as_in_torch():
                      ("BCEWithLogitsLoss", {"weight": [1.0, 3.0], "pos_weight": [2.0, 0.5]})]:  # fmt: skip
         theirs = getattr(torch.nn, name)(**{k: torch.tensor(v) for k, v in kw.items()})
         ours = getattr(nn, name)(**kw)
-        sd = {k: v.numpy() for k, v in theirs.state_dict().items()}
+        sd = {k: v.detach().numpy() for k, v in theirs.state_dict().items()}
         assert list(ours.state_dict()) == list(sd)
         ours.load_state_dict({k: v * 3 for k, v in sd.items()})
         for k, v in sd.items():
@@ -122,7 +122,7 @@ def test_a_training_step_with_a_loss_module(rng):
     model = nn.Linear(3, 2)
     opt = tga.optim.SGD(model.parameters(), lr=0.5)
     x = Tensor(rng.standard_normal((16, 3)).astype(np.float32))
-    y = (x.numpy()[:, 0] > 0).astype(np.int64)
+    y = (x.detach().numpy()[:, 0] > 0).astype(np.int64)
     crit = nn.CrossEntropyLoss()
     first = None
     for _ in range(20):
@@ -250,7 +250,7 @@ def test_matches_torch(name, rng):
             gs = tga.grad((y * Tensor(w)).sum(), xs[:ndiff])
             gts = torch.autograd.grad((yt * torch.tensor(w)).sum(), ts[:ndiff])
             for g, gt in zip(gs, gts):
-                np.testing.assert_allclose(g.numpy(), gt.numpy(), rtol=1e-10, atol=1e-12)
+                np.testing.assert_allclose(g.detach().numpy(), gt.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
 @needs_torch
@@ -297,7 +297,7 @@ def test_further_loss_modules_match_torch(i, rng):
         arrays = [rng.standard_normal((3, 4)), rng.standard_normal((3, 4)), np.array([1, -1, -1])]
     y = ours(*[Tensor(a) for a in arrays])
     yt = theirs(*[torch.tensor(a) for a in arrays])
-    np.testing.assert_allclose(y.numpy(), yt.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-12)
     assert ours.reduction == theirs.reduction
 
 

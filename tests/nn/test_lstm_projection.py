@@ -106,7 +106,9 @@ def test_matches_torch(num_layers, bidirectional, batch_first, bias, form, initi
     wrt_o = xs_o[: 3 if initial else 1] + list(ours.parameters())
     names = ["input", "h_0", "c_0"][: 3 if initial else 1] + [n for n, _ in ours.named_parameters()]
     for name, go, gt in zip(names, tga.autograd.grad(loss_o, wrt_o), torch.autograd.grad(loss_t, wrt_t)):
-        np.testing.assert_allclose(go.numpy(), gt.numpy(), err_msg=f"gradient of {name}", **TOL[dtype])
+        np.testing.assert_allclose(
+            go.detach().numpy(), gt.detach().numpy(), err_msg=f"gradient of {name}", **TOL[dtype]
+        )
 
 
 @pytest.mark.parametrize("lengths", [(3, 1, 2), (2, 3, 3), (1, 1, 1)])
@@ -345,7 +347,7 @@ def test_traced_program_replays_with_new_weights(rng):
         for t in leaves:
             t.grad = None
         run()
-        return [t.grad.numpy().copy() for t in leaves]
+        return [t.grad.detach().numpy().copy() for t in leaves]
 
     got = grads(prog)
     want = grads(lambda: loss().backward())

@@ -258,7 +258,7 @@ def test_to_moves_parameters_buffers_and_grads(device):
     net = Net()
     net(np.array([[1, 2]])).sum().backward()
     w = net.head.weight
-    ref = {k: v.numpy() for k, v in net.state_dict().items()}
+    ref = {k: v.detach().numpy() for k, v in net.state_dict().items()}
     assert net.to(device) is net
     assert net.head.weight is w  # moved in place
     for t in list(net.parameters()) + list(net.buffers()):
@@ -285,7 +285,7 @@ def test_functional_call_uses_the_given_tensors_then_restores():
     y = functional_call(lin, {"weight": w, "bias": b}, x)
     np.testing.assert_array_equal(y.detach().numpy(), [[1.0, 2.0]])
     y.sum().backward()
-    np.testing.assert_array_equal(w.grad.numpy(), [[1.0, 2.0], [1.0, 2.0]])
+    np.testing.assert_array_equal(w.grad.detach().numpy(), [[1.0, 2.0], [1.0, 2.0]])
     assert isinstance(lin.weight, Parameter) and lin.weight.grad is None
     with pytest.raises(KeyError, match="nope"):
         functional_call(lin, {"nope": w}, x)

@@ -109,7 +109,7 @@ def test_module_matches_torch(name, args, kw, shape, rng):
         assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), [x])
         x = x * 2.0 + 0.5
     for k, v in theirs.state_dict().items():
-        np.testing.assert_allclose(ours.state_dict()[k].numpy(), v.numpy(), atol=1e-12, err_msg=k)
+        np.testing.assert_allclose(ours.state_dict()[k].detach().numpy(), v.detach().numpy(), atol=1e-12, err_msg=k)
     ours.eval(), theirs.eval()
     assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), [x])
 
@@ -122,7 +122,7 @@ def test_rrelu_random_slopes_in_training_and_torch_in_eval(kw, rng):
     xt = nn.Parameter(x)
     y = ours(xt * 1.0)
     y.sum().backward()
-    ratio, grad = y.detach().numpy() / x, xt.grad.numpy()
+    ratio, grad = y.detach().numpy() / x, xt.grad.detach().numpy()
     neg = x < 0
     np.testing.assert_allclose(ratio[~neg], 1.0)
     assert ratio[neg].min() >= kw["lower"] and ratio[neg].max() <= kw["upper"]
@@ -243,9 +243,9 @@ def test_channel_dropout_zeroes_whole_channels(name, shape, inplace, rng):
     assert set(np.round(np.unique(kept), 9)) <= {0.0, round(1 / (1 - p), 9)}
     np.testing.assert_allclose(ratio, np.broadcast_to(kept[..., None], ratio.shape))  # one draw per channel
     assert abs((kept == 0).mean() - p) < 0.1
-    np.testing.assert_allclose(xt.grad.numpy().reshape(ratio.shape), ratio)  # the mask is the gradient
+    np.testing.assert_allclose(xt.grad.detach().numpy().reshape(ratio.shape), ratio)  # the mask is the gradient
     ours.eval()
-    np.testing.assert_array_equal(ours(Tensor(x)).numpy(), x)
+    np.testing.assert_array_equal(ours(Tensor(x)).detach().numpy(), x)
 
 
 @pytest.mark.parametrize("name", ["AlphaDropout", "FeatureAlphaDropout"])
@@ -254,7 +254,7 @@ def test_alpha_dropout_keeps_mean_and_variance_as_torch(name, rng):
     ours, theirs = getattr(nn, name)(p), getattr(torch.nn, name)(p)
     assert repr(ours) == repr(theirs)
     x = rng.standard_normal((400, 300, 2))
-    y, yt = ours(Tensor(x)).numpy(), theirs(torch.tensor(x)).numpy()
+    y, yt = ours(Tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy()
     for out in (y, yt):
         assert abs(out.mean()) < 0.05 and abs(out.var() - 1.0) < 0.05
     # each value is a x + c where kept and the one saturation value where dropped, PyTorch's a and c
@@ -266,7 +266,7 @@ def test_alpha_dropout_keeps_mean_and_variance_as_torch(name, rng):
     if name == "FeatureAlphaDropout":  # (whole channels)
         assert (dropped.all(-1) | ~dropped.any(-1)).all()
     ours.eval()
-    np.testing.assert_array_equal(ours(Tensor(x)).numpy(), x)
+    np.testing.assert_array_equal(ours(Tensor(x)).detach().numpy(), x)
 
 
 def _bag_inputs(layout: str, rng):
@@ -372,15 +372,15 @@ def test_new_functions_trace_replay_and_draw(rng):
 
     prog = jit_trace(_pipeline, *args())
     new = args()
-    got = prog(*new).numpy()
-    grads = [t.grad.numpy() for t in new]
+    got = prog(*new).detach().numpy()
+    grads = [t.grad.detach().numpy() for t in new]
     for t in new:
         t.grad = None
     want = _pipeline(*new)
     want.backward()
     np.testing.assert_allclose(got, want.detach().numpy(), atol=1e-10)
     for g, t in zip(grads, new):
-        np.testing.assert_allclose(g, t.grad.numpy(), atol=1e-10)
+        np.testing.assert_allclose(g, t.grad.detach().numpy(), atol=1e-10)
     source = draw_graph(_pipeline(*args())).source
     for name in ("conv3d", "group_norm", "adaptive_max_pool3d", "embedding_bag", "triplet_margin_loss"):
         assert name in source, name
@@ -398,7 +398,7 @@ def test_gumbel_softmax_samples_the_softmax(hard, rng):
     if hard:
         assert set(np.unique(y.detach().numpy())) == {0.0, 1.0}
     (y * Tensor(rng.standard_normal(y.shape))).sum().backward()
-    assert np.abs(x.grad.numpy()).sum() > 0  # (hard or not, the soft sample's gradient)
+    assert np.abs(x.grad.detach().numpy()).sum() > 0  # (hard or not, the soft sample's gradient)
 
 
 def test_nll_loss_2d_is_nll_loss_on_images(rng):

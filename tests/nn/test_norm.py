@@ -45,12 +45,14 @@ def test_train_then_eval_matches_torch(i, rng):
             w = rng.standard_normal(shape)
             (y * Tensor(w)).sum().backward()
             (yt * torch.tensor(w)).sum().backward()
-            np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(x.grad.detach().numpy(), xt.grad.detach().numpy(), rtol=1e-9, atol=1e-12)
             for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
-                np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=n)
+                np.testing.assert_allclose(
+                    p.grad.detach().numpy(), q.grad.detach().numpy(), rtol=1e-9, atol=1e-12, err_msg=n
+                )
                 p.grad, q.grad = None, None
             for (n, b), (_, c) in zip(ours.named_buffers(), theirs.named_buffers()):
-                np.testing.assert_allclose(b.numpy(), c.numpy(), rtol=1e-12, err_msg=n)
+                np.testing.assert_allclose(b.detach().numpy(), c.detach().numpy(), rtol=1e-12, err_msg=n)
 
 
 def test_buffers_and_parameters_are_pytorchs():

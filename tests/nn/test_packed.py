@@ -72,7 +72,7 @@ def test_pack_and_pad_as_pytorch(lengths, enforce_sorted, batch_first, rng):
     w = rng.standard_normal(padded.shape)
     (padded * Tensor(w)).sum().backward()
     (tpadded * torch.tensor(w)).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())  # zeros at the padding
+    np.testing.assert_array_equal(x.grad.detach().numpy(), tx.grad.detach().numpy())  # zeros at the padding
 
 
 def test_lengths_as_tensors_and_pack_sequence_as_pytorch(rng):
@@ -86,9 +86,9 @@ def test_lengths_as_tensors_and_pack_sequence_as_pytorch(rng):
                                             batch_first=True, enforce_sorted=False))  # fmt: skip
     back = unpack_sequence(p)
     for a, b in zip(back, seqs):
-        np.testing.assert_array_equal(a.numpy(), b)
+        np.testing.assert_array_equal(a.detach().numpy(), b)
     for a, b in zip(unpad_sequence(x, [4, 2, 3], batch_first=True), seqs):
-        np.testing.assert_array_equal(a.numpy(), b)
+        np.testing.assert_array_equal(a.detach().numpy(), b)
     assert p.to(tga.float32).data.dtype == np.float32 and p.double().data.dtype == np.float64
     assert not p.is_cuda
 
@@ -161,10 +161,12 @@ def test_layer_over_a_packed_batch_matches_torch(mode, bidirectional, num_layers
     tloss.backward()
     leaves = [(x, tx)] + ([(h0, th0)] + ([(c0, tc0)] if mode == "lstm" else []) if initial else [])
     for a, ta in leaves:
-        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(a.grad.detach().numpy(), ta.grad.detach().numpy(), rtol=1e-10, atol=1e-12)
     grads = dict(theirs.named_parameters())
     for name, prm in ours.named_parameters():
-        np.testing.assert_allclose(prm.grad.numpy(), grads[name].grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(
+            prm.grad.detach().numpy(), grads[name].grad.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=name
+        )
 
 
 def test_padded_outputs_are_zero_and_final_states_are_each_sequences_own(rng):
@@ -229,7 +231,7 @@ def test_fused_equals_decomposed_with_lengths(mode, reverse, batch_first, device
     gg_fused = tga.grad(sum((g * g).sum() for g in g_fused), leaves)
     gg_ref = tga.grad(sum((g * g).sum() for g in g_ref), leaves)
     for a, b in zip(gg_fused, gg_ref):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-11)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-9, atol=1e-11)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -306,7 +308,9 @@ def test_chatbot_encoder_trains_as_in_pytorch(rng):
         np.testing.assert_allclose(losses[1], losses[0], rtol=1e-10)
     theirs = dict(enc_t.named_parameters())
     for name, p in enc_o.named_parameters():
-        np.testing.assert_allclose(p.numpy(), theirs[name].detach().numpy(), rtol=1e-9, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(
+            p.detach().numpy(), theirs[name].detach().numpy(), rtol=1e-9, atol=1e-12, err_msg=name
+        )
 
 
 def test_a_compiled_step_over_packed_batches_retraces_for_new_lengths(rng):

@@ -61,7 +61,7 @@ def test_spectral_norm_as_torch_over_training_steps(layer, n_power_iterations, r
     for _ in range(2):  # (each training forward moves the power iteration's u and v)
         assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), [x])
     for k, v in theirs.state_dict().items():
-        np.testing.assert_allclose(ours.state_dict()[k].numpy(), v.numpy(), atol=1e-10, err_msg=k)
+        np.testing.assert_allclose(ours.state_dict()[k].detach().numpy(), v.detach().numpy(), atol=1e-10, err_msg=k)
     ours.eval(), theirs.eval()
     assert_matches_torch(ours, theirs, lambda x: ours(x), lambda x: theirs(x), [x])
 
@@ -138,8 +138,8 @@ def test_fuse_batch_norm_as_torch(kind, bias, rng):
             t.normal_()
         bt.running_var.uniform_(0.5, 2.0)
     lt.double(), bt.double()
-    lo.load_state_dict({k: v.numpy() for k, v in lt.state_dict().items()})
-    bo.load_state_dict({k: v.numpy() for k, v in bt.state_dict().items()})
+    lo.load_state_dict({k: v.detach().numpy() for k, v in lt.state_dict().items()})
+    bo.load_state_dict({k: v.detach().numpy() for k, v in bt.state_dict().items()})
     lo.double(), bo.double()
     for m in (lo, bo, lt, bt):
         m.eval()

@@ -261,7 +261,7 @@ def test_bad_input_is_named(rng):
 def test_torch_state_dict_loads_float32():
     theirs = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
     ours = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
-    ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
     x = np.random.default_rng(0).standard_normal((5, 2, 3)).astype(np.float32)
     np.testing.assert_allclose(
         ours(Tensor(x))[0].detach().numpy(), theirs(torch.tensor(x))[0].detach().numpy(), atol=1e-5

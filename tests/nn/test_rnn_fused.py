@@ -130,7 +130,7 @@ def test_fused_equals_decomposed(mode, cell, reverse, batch_first, bias, initial
     g_fused = tga.grad((fused * w).sum(), leaves)
     g_ref = tga.grad((ref * w).sum(), leaves)
     for a, b in zip(g_fused, g_ref):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("mode,cell,reverse,batch_first,bias,initial", CASES, ids=CASE_IDS)
@@ -233,11 +233,11 @@ def test_traced_program_replays_the_fused_layer(mode, rng):
     m.zero_grad()
     x.grad = None
     prog()
-    got = [p.grad.numpy() for p in m.parameters()] + [x.grad.numpy()]
+    got = [p.grad.detach().numpy() for p in m.parameters()] + [x.grad.detach().numpy()]
     m.zero_grad()
     x.grad = None
     loss().backward()
-    want = [p.grad.numpy() for p in m.parameters()] + [x.grad.numpy()]
+    want = [p.grad.detach().numpy() for p in m.parameters()] + [x.grad.detach().numpy()]
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
@@ -267,7 +267,7 @@ def test_benchmark_numpy_lstm_computes_the_layers_gradients(monkeypatch):
         (gw_hh, m.weight_hh_l0.grad),
         (gb, m.bias_ih_l0.grad),
     ):
-        np.testing.assert_allclose(got.reshape(want.shape), want.numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(got.reshape(want.shape), want.detach().numpy(), rtol=1e-4, atol=1e-5)
 
 
 # -- the LSTM's NumPy path: gates from one exp --------------------------------------------------
@@ -301,9 +301,9 @@ def _lstm_float32_errors(ours, theirs, x):
             xt = torch.tensor(x, requires_grad=True)
             out, _ = theirs(xt)
             (out * out).sum().backward()
-            got, grad = out.detach().numpy(), xt.grad.numpy()
+            got, grad = out.detach().numpy(), xt.grad.detach().numpy()
         assert got.dtype == np.float32 and grad.dtype == np.float32
-        errors.append((np.abs(got - out64.detach().numpy()).max(), np.abs(grad - x64.grad.numpy()).max()))
+        errors.append((np.abs(got - out64.detach().numpy()).max(), np.abs(grad - x64.grad.detach().numpy()).max()))
     return errors
 
 

@@ -41,7 +41,9 @@ def test_activation_matches_torch(make, rng):
 def test_softmax_without_dim_picks_torch_axis(shape, rng):
     x = rng.standard_normal(shape)
     for ours, theirs in ((nn.Softmax(), torch.nn.Softmax()), (nn.LogSoftmax(), torch.nn.LogSoftmax())):
-        np.testing.assert_allclose(ours(Tensor(x)).numpy(), theirs(torch.tensor(x)).numpy(), atol=1e-12)
+        np.testing.assert_allclose(
+            ours(Tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy(), atol=1e-12
+        )
 
 
 def test_sequential_from_ordered_dict_and_state_dict_as_torch(rng):
@@ -92,7 +94,7 @@ def test_embedding_padding_idx_as_torch():
         theirs.weight.copy_(torch.arange(15.0).reshape(5, 3))  # a nonzero padding row: read, not learned
     ids = np.array([[0, 2, 0], [4, 1, 2]])
     assert_matches_torch(ours, theirs, lambda: ours(ids), lambda: theirs(torch.tensor(ids)), [])
-    assert not ours.weight.grad.numpy()[0].any() and ours.weight.grad.numpy()[2].any()
+    assert not ours.weight.grad.detach().numpy()[0].any() and ours.weight.grad.detach().numpy()[2].any()
     assert (ours.num_embeddings, ours.embedding_dim, ours.padding_idx) == (5, 3, 0)
     assert nn.Embedding(5, 3, padding_idx=-1).padding_idx == 4
 
@@ -110,7 +112,7 @@ def test_embedding_from_pretrained_as_torch(freeze):
             w.mul_(2.0)  # the table's memory is the embedding's weight
         if not freeze:
             (out * out).sum().backward()
-        grad = None if emb.weight.grad is None else np.array(emb.weight.grad.numpy())
+        grad = None if emb.weight.grad is None else np.array(emb.weight.grad.detach().numpy())
         seen.append((np.array(out.detach().numpy()), np.array(emb.weight.detach().numpy()), emb.weight.requires_grad,
                      grad, (emb.num_embeddings, emb.embedding_dim, emb.padding_idx)))  # fmt: skip
     (o1, w1, r1, g1, n1), (o2, w2, r2, g2, n2) = seen
@@ -132,7 +134,9 @@ def test_a_parameter_of_a_tensor_shares_its_memory_as_torch():
         with lib.no_grad():
             p.add_(1.0)
         t.mul_(3.0)
-        seen.append((np.array(t.numpy()), np.array(p.detach().numpy()), p.requires_grad, p.is_leaf, t.requires_grad))
+        seen.append(
+            (np.array(t.detach().numpy()), np.array(p.detach().numpy()), p.requires_grad, p.is_leaf, t.requires_grad)
+        )
     (t1, p1, *f1), (t2, p2, *f2) = seen
     np.testing.assert_array_equal(t1, t2)
     np.testing.assert_array_equal(p1, p2)

@@ -81,25 +81,29 @@ def test_tutorial_style_cnn_trains_as_in_pytorch():
         target = _smoothed(rng.integers(0, 4, 6), 4)
         loss_o = crit_o(ours(tga.Tensor(x)), tga.Tensor(target))
         loss_t = crit_t(theirs(torch.tensor(x)), torch.tensor(target))
-        np.testing.assert_allclose(loss_o.numpy(), loss_t.detach().numpy(), rtol=1e-10)
+        np.testing.assert_allclose(loss_o.detach().numpy(), loss_t.detach().numpy(), rtol=1e-10)
         opt_o.zero_grad()
         opt_t.zero_grad()
         loss_o.backward()
         loss_t.backward()
         total_o = tga.nn.utils.clip_grad_norm_(ours.parameters(), 0.05)
         total_t = torch.nn.utils.clip_grad_norm_(theirs.parameters(), 0.05)
-        np.testing.assert_allclose(total_o.numpy(), total_t.numpy(), rtol=1e-10)
+        np.testing.assert_allclose(total_o.detach().numpy(), total_t.detach().numpy(), rtol=1e-10)
         for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
-            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-8, atol=1e-12, err_msg=f"{n} @{step}")
+            np.testing.assert_allclose(
+                p.grad.detach().numpy(), q.grad.detach().numpy(), rtol=1e-8, atol=1e-12, err_msg=f"{n} @{step}"
+            )
         opt_o.step()
         opt_t.step()
         sched_o.step()
         sched_t.step()
         assert sched_o.get_last_lr() == pytest.approx(sched_t.get_last_lr())
     for (n, a), (_, b) in zip(ours.state_dict().items(), theirs.state_dict().items()):
-        a = a.numpy() if isinstance(a, tga.Tensor) else np.asarray(a)
-        np.testing.assert_allclose(a, b.numpy(), rtol=1e-8, atol=1e-12, err_msg=n)
+        a = a.detach().numpy() if isinstance(a, tga.Tensor) else np.asarray(a)
+        np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-8, atol=1e-12, err_msg=n)
     ours.eval()
     theirs.eval()
     x = rng.standard_normal((2, 3, 8, 8))
-    np.testing.assert_allclose(ours(tga.Tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-9)
+    np.testing.assert_allclose(
+        ours(tga.Tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-9
+    )

@@ -116,5 +116,5 @@ def test_max_unpool_layers_invert_max_pool_as_pytorch(nd, rng):
     w = rng.standard_normal(z.shape)
     (z * Tensor(w)).sum().backward()
     (tz * torch.tensor(w)).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.detach().numpy(), tx.grad.detach().numpy(), rtol=1e-12)
     assert repr(unpool_o) == repr(unpool_t)

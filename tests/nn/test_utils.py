@@ -36,9 +36,9 @@ def test_clip_grad_norm_is_pytorchs(norm_type, max_norm, device, rng):
     total = clip_grad_norm_(ours, max_norm, norm_type=norm_type)
     want = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type=norm_type)
     assert isinstance(total, Tensor) and total.shape == () and total.device == device
-    np.testing.assert_allclose(total.numpy(), want.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(total.detach().numpy(), want.detach().numpy(), rtol=1e-12)
     for p, q in zip(ours, theirs):
-        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(p.grad.detach().numpy(), q.grad.detach().numpy(), rtol=1e-12)
         assert p.grad.device == device
 
 
@@ -61,7 +61,7 @@ def test_clip_grad_value_is_pytorchs(rng):
     clip_grad_value_(ours, 0.7)
     torch.nn.utils.clip_grad_value_(theirs, 0.7)
     for p, q in zip(ours, theirs):
-        np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
+        np.testing.assert_array_equal(p.grad.detach().numpy(), q.grad.detach().numpy())
 
 
 def _train(compiled: bool, steps: int = 4) -> tuple[list[float], np.ndarray]:
@@ -104,16 +104,16 @@ def test_parameters_to_vector_and_back(rng):
     v = parameters_to_vector(ps)
     np.testing.assert_array_equal(v.detach().numpy(), torch.nn.utils.parameters_to_vector(qs).detach().numpy())
     (v * Tensor(np.arange(v.shape[0], dtype=np.float64))).sum().backward()  # differentiable
-    np.testing.assert_array_equal(ps[1].grad.numpy(), np.arange(6, 10))
+    np.testing.assert_array_equal(ps[1].grad.detach().numpy(), np.arange(6, 10))
     new = Tensor(rng.standard_normal(v.shape[0]))
-    tnew = torch.tensor(new.numpy())
+    tnew = torch.tensor(new.detach().numpy())
     held, theirs_held = [p.detach() for p in ps], [q.detach() for q in qs]
     vector_to_parameters(new, ps)
     torch.nn.utils.vector_to_parameters(tnew, qs)
     for p, q in zip(ps, qs):
         np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
     for h, th in zip(held, theirs_held):  # the parameters took new memory: the old stays as it was
-        np.testing.assert_array_equal(h.numpy(), th.numpy())
+        np.testing.assert_array_equal(h.detach().numpy(), th.detach().numpy())
     new.mul_(2.0)  # ... and that memory is vec's
     tnew.mul_(2.0)
     for p, q in zip(ps, qs):
@@ -135,7 +135,7 @@ def test_pad_sequence_is_pytorchs(batch_first, side, rng):
     (y * Tensor(w)).sum().backward()
     (yt * torch.tensor(w)).sum().backward()
     for a, b in zip(ours, theirs):
-        np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+        np.testing.assert_array_equal(a.grad.detach().numpy(), b.grad.detach().numpy())
 
 
 def test_pad_sequence_errors():
@@ -159,6 +159,6 @@ def test_clipping_scales_each_grad_in_place_as_pytorchs(clip, rng):
         else:
             utils.clip_grad_value_(ps, 0.5)
         assert all(p.grad is h for p, h in zip(ps, held))
-        seen.append([np.array(h.numpy()) for h in held])
+        seen.append([np.array(h.detach().numpy()) for h in held])
     for a, b in zip(*seen):
         np.testing.assert_allclose(a, b, rtol=1e-12)

@@ -83,7 +83,9 @@ def _adam_run(cls, dtype, steps=4, nonfinite=False, amsgrad_from=None, **kw):
                 g.reshape(-1)[:3] = (np.nan, np.inf, -np.inf)
             p.grad = tga.tensor(g)
         opt.step()
-    state = [opt.state[p][name].numpy().copy() for p in params for name in sorted(opt.state[p]) if name != "step"]
+    state = [
+        opt.state[p][name].detach().numpy().copy() for p in params for name in sorted(opt.state[p]) if name != "step"
+    ]
     return [p.detach().numpy().copy() for p in params] + state
 
 
@@ -136,7 +138,7 @@ def test_adam_kernel_amsgrad_keeps_a_nan_maximum_as_numpy_does(calls, monkeypatc
         p.grad = tga.full((6,), 0.5)
         with np.errstate(invalid="ignore"):
             opt.step()
-        runs[on] = (p.detach().numpy().copy(), opt.state[p]["max_exp_avg_sq"].numpy().copy())
+        runs[on] = (p.detach().numpy().copy(), opt.state[p]["max_exp_avg_sq"].detach().numpy().copy())
     assert calls.get("adam") == 2
     assert np.isnan(runs[False][1][2]) and np.isnan(runs[False][0][2])
     for a, b in zip(runs[True], runs[False]):
@@ -374,4 +376,4 @@ def test_softmax_kernels_against_torch(calls):
     ty = torch.softmax(tx, -1)
     (ty * torch.tensor(g)).sum().backward()
     np.testing.assert_allclose(ours[0], ty.detach().numpy(), rtol=2e-6, atol=1e-7)
-    np.testing.assert_allclose(ours[1], tx.grad.numpy(), rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(ours[1], tx.grad.detach().numpy(), rtol=2e-5, atol=1e-6)

@@ -91,11 +91,11 @@ def test_float16_as_pytorchs_kernel_rounds(name: str, draw: int) -> None:
     shapes, call = FLOAT16[name]
     rng = np.random.default_rng(draw)
     arrays = [(rng.standard_normal(s) * 2).astype(np.float16) for s in shapes]
-    want = call(torch, *(torch.tensor(a) for a in arrays)).numpy()
+    want = call(torch, *(torch.tensor(a) for a in arrays)).detach().numpy()
     with np.errstate(all="ignore"):  # (overflow to inf is part of the meaning here)
         got = call(tga, *(tga.tensor(a) for a in arrays))
     assert got.dtype == np.float16
-    got = np.asarray(got.numpy())
+    got = np.asarray(got.detach().numpy())
     if name in CLOSE:
         np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-3, atol=1e-3)
         return
@@ -110,9 +110,11 @@ def test_soft_margin_loss_overflows_as_pytorchs_in_float32_too() -> None:
     x = np.array([-100.0, 3.0, -12.0, 0.5], np.float32)
     t = np.ones(4, np.float32)
     for reduction in ("none", "mean", "sum"):
-        want = torch.nn.functional.soft_margin_loss(torch.tensor(x), torch.tensor(t), reduction=reduction).numpy()
+        want = (
+            torch.nn.functional.soft_margin_loss(torch.tensor(x), torch.tensor(t), reduction=reduction).detach().numpy()
+        )
         with np.errstate(over="ignore"):
-            got = tga.nn.functional.soft_margin_loss(tga.tensor(x), tga.tensor(t), reduction=reduction).numpy()
+            got = tga.nn.functional.soft_margin_loss(tga.tensor(x), tga.tensor(t), reduction=reduction).detach().numpy()
         np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
         np.testing.assert_allclose(got, want, rtol=1e-6)
 
@@ -133,12 +135,12 @@ def _ints(dtype: str) -> np.ndarray:
 def test_threshold_converts_its_numbers_as_pytorchs_integer_kernel(dtype: str, threshold: float, value: float) -> None:
     x = _ints(dtype)
     try:
-        want = torch.nn.functional.threshold(torch.tensor(x), threshold, value).numpy()
+        want = torch.nn.functional.threshold(torch.tensor(x), threshold, value).detach().numpy()
     except RuntimeError:
         with pytest.raises(RuntimeError, match="threshold"):
             tga.nn.functional.threshold(tga.tensor(x), threshold, value)
         return
-    np.testing.assert_array_equal(tga.nn.functional.threshold(tga.tensor(x), threshold, value).numpy(), want)
+    np.testing.assert_array_equal(tga.nn.functional.threshold(tga.tensor(x), threshold, value).detach().numpy(), want)
 
 
 @pytest.mark.parametrize("dtype", _INTS)
@@ -147,15 +149,16 @@ def test_integer_kernels_wrap_as_pytorchs(dtype: str) -> None:
     a, b = np.repeat(x, len(x)), np.tile(x, len(x))
     t, o = torch.tensor(x), tga.tensor(x)
     with np.errstate(divide="ignore"):  # (uint8 255: |x| + 1 wraps to 0, and x / 0 is inf)
-        soft = tga.nn.functional.softsign(o).numpy()
+        soft = tga.nn.functional.softsign(o).detach().numpy()
     np.testing.assert_array_equal(
-        tga.gcd(tga.tensor(a), tga.tensor(b)).numpy(), torch.gcd(torch.tensor(a), torch.tensor(b)).numpy()
+        tga.gcd(tga.tensor(a), tga.tensor(b)).detach().numpy(),
+        torch.gcd(torch.tensor(a), torch.tensor(b)).detach().numpy(),
     )
-    np.testing.assert_array_equal(soft, torch.nn.functional.softsign(t).numpy())
+    np.testing.assert_array_equal(soft, torch.nn.functional.softsign(t).detach().numpy())
     m = x.reshape(1, -1)
     np.testing.assert_allclose(
-        tga.nn.functional.softmin(tga.tensor(m), 1, dtype=tga.float64).numpy(),
-        torch.nn.functional.softmin(torch.tensor(m), 1, dtype=torch.float64).numpy(),
+        tga.nn.functional.softmin(tga.tensor(m), 1, dtype=tga.float64).detach().numpy(),
+        torch.nn.functional.softmin(torch.tensor(m), 1, dtype=torch.float64).detach().numpy(),
         rtol=1e-12,
     )
 
@@ -164,10 +167,10 @@ def test_integer_kernels_wrap_as_pytorchs(dtype: str) -> None:
 @pytest.mark.parametrize("size", (1, 2, 3, 5))
 def test_local_response_norm_of_integers_takes_an_integer_mean(dtype: str, size: int) -> None:
     x = np.random.default_rng(size).integers(-9, 10, (2, 6, 3)).astype(dtype)
-    want = torch.nn.functional.local_response_norm(torch.tensor(x), size, beta=0.5).numpy()
+    want = torch.nn.functional.local_response_norm(torch.tensor(x), size, beta=0.5).detach().numpy()
     got = tga.nn.functional.local_response_norm(tga.tensor(x), size, beta=0.5)
     assert got.dtype == want.dtype
-    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-6)
 
 
 @pytest.mark.parametrize(("equation", "shapes"), [("...ik, ...j -> ij", [(1, 2, 3), (3,)]), ("ik,j->ij", [(2, 3), (3,)]),
@@ -178,15 +181,15 @@ def test_einsum_of_integers_keeps_pytorchs_dtypes(equation: str, shapes: list, d
     want = torch.einsum(equation, *(torch.tensor(a) for a in arrays))
     got = tga.einsum(equation, *(tga.tensor(a) for a in arrays))
     assert str(got.dtype) == str(want.dtype)
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
 
 
 @pytest.mark.parametrize(
     ("start", "end", "step"), [(0.0, -8.000001, -4.0), (0.5, 3.7, 1.5), (-2.7, 7.9, 2.2), (3, 10.2, 3)]
 )
 def test_arange_of_int64_counts_in_integers_as_pytorchs(start: float, end: float, step: float) -> None:
-    want = torch.arange(start, end, step, dtype=torch.int64).numpy()
-    np.testing.assert_array_equal(tga.arange(start, end, step, dtype=tga.int64).numpy(), want)
+    want = torch.arange(start, end, step, dtype=torch.int64).detach().numpy()
+    np.testing.assert_array_equal(tga.arange(start, end, step, dtype=tga.int64).detach().numpy(), want)
 
 
 @pytest.mark.parametrize("dtype", (*_INTS, "bool"))
@@ -198,4 +201,4 @@ def test_scatter_writes_a_number_in_the_tensors_dtype(dtype: str, reduce: str | 
     want = torch.tensor(x).scatter(0, torch.tensor(idx), 2.5, **kw)
     got = tga.tensor(x).scatter(0, tga.tensor(idx), 2.5, **kw)
     assert str(got.dtype) == str(want.dtype)
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())

@@ -173,7 +173,7 @@ def test_rmatmul_with_array(rng):
 def test_shape_ops_value_and_grad(f, device, rng):
     x = rand(rng, 2, 3, 4, device=device)
     host = Tensor(x.detach().numpy(), dtype=np.float64)
-    close(f(x), f(host).numpy())
+    close(f(x), f(host).detach().numpy())
     assert tga.gradcheck(f, x)
 
 
@@ -193,7 +193,7 @@ def test_indexing_matches_numpy(rng):
         (-1, [0, -1]),
     ]
     for k in keys:
-        np.testing.assert_allclose(x[k].numpy(), a[k].astype(np.float32), err_msg=str(k))
+        np.testing.assert_allclose(x[k].detach().numpy(), a[k].astype(np.float32), err_msg=str(k))
 
 
 def test_index_out_of_range_is_clear():
@@ -235,20 +235,22 @@ def test_erf_matches_math(device):
 
     a = np.concatenate([np.linspace(-7, 7, 281), [2.5, -2.5, 2.5 - 1e-12, 30.0, -1e8]])
     ref = [math.erf(v) for v in a]
-    got64 = Tensor(a, dtype=np.float64, device=device).erf().numpy()
+    got64 = Tensor(a, dtype=np.float64, device=device).erf().detach().numpy()
     np.testing.assert_allclose(got64, ref, rtol=1e-13, atol=1e-300)  # float64: to its precision
-    got32 = Tensor(a, dtype=np.float32, device=device).erf().numpy()
+    got32 = Tensor(a, dtype=np.float32, device=device).erf().detach().numpy()
     np.testing.assert_allclose(got32, ref, atol=3e-7)  # float32: below its resolution
 
 
 def test_relu_keeps_nan_as_pytorch_does(device):
-    got = Tensor(np.array([np.nan, -1.0, 0.0, 2.5, -np.inf, np.inf]), device=device).relu().numpy()
+    got = Tensor(np.array([np.nan, -1.0, 0.0, 2.5, -np.inf, np.inf]), device=device).relu().detach().numpy()
     assert np.isnan(got[0]) and got[1:].tolist() == [0.0, 0.0, 2.5, 0.0, np.inf]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_erf_special_values(dtype, device):
-    got = Tensor(np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-30]), dtype=dtype, device=device).erf().numpy()
+    got = (
+        Tensor(np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-30]), dtype=dtype, device=device).erf().detach().numpy()
+    )
     assert got[0] == 1.0 and got[1] == -1.0 and np.isnan(got[2])
     assert got[3] == 0.0 and not np.signbit(got[3]) and np.signbit(got[4])  # odd: erf(-0) = -0
     assert got[5] >= 0.0
@@ -357,7 +359,7 @@ def test_tril_triu_keep_the_dtype(dtype, device):
     for f, ref in ((tga.tril, np.tril), (tga.triu, np.triu)):
         out = f(x)
         assert out.dtype == dtype
-        np.testing.assert_array_equal(out.numpy(), ref(np.ones((3, 3), dtype)))
+        np.testing.assert_array_equal(out.detach().numpy(), ref(np.ones((3, 3), dtype)))
 
 
 @pytest.mark.parametrize("axis", [0, -1, (0,), ()])
@@ -418,7 +420,7 @@ def test_std_gradient_where_the_spread_is_zero_is_zero(decomposed, device):
         (g,) = tga.grad(s.sum(), [x])
     close(s, [0.0, np.std([1.0, 2.0, 4.0])])
     close(g[0], [0.0, 0.0, 0.0])  # (PyTorch's too; the slope of sqrt at 0 is infinite)
-    assert np.isfinite(g.numpy()).all()
+    assert np.isfinite(g.detach().numpy()).all()
     assert tga.gradcheck(lambda a: a.std(-1, correction=0), Tensor(np.array([[1.0, 2.0, 4.0]]), device=device))
 
 
@@ -494,7 +496,7 @@ OPS = {
 def test_values_match_numpy(name, device, rng):
     fn, ref = OPS[name]
     x = rand(rng, 3, 4, device=device, requires_grad=False)
-    close(fn(x, device), ref(x.numpy()), atol=1e-12, rtol=1e-10)
+    close(fn(x, device), ref(x.detach().numpy()), atol=1e-12, rtol=1e-10)
 
 
 @pytest.mark.parametrize("name", OPS)
@@ -516,7 +518,7 @@ def test_second_order_matches_finite_differences(name, device, rng):
 
     # The recorded gradient must be the ordinary one (a wrong recorded formula would still
     # be self-consistent under finite differences), and differentiate correctly.
-    close(grad_of(x), grad_of(x, create_graph=False).numpy(), atol=1e-12, rtol=1e-10)
+    close(grad_of(x), grad_of(x, create_graph=False).detach().numpy(), atol=1e-12, rtol=1e-10)
     assert tga.gradcheck(grad_of, x)
 
 
@@ -563,9 +565,9 @@ def test_round_decimals_and_floor_division(device):
 def test_integer_floor_division_and_remainder_stay_integers(device):
     a = tga.tensor([-7, -3, 0, 5, 9], device=device)
     assert (a // 2).dtype == np.int64 and (a % 3).dtype == np.int64
-    np.testing.assert_array_equal((a // 2).numpy(), np.array([-7, -3, 0, 5, 9]) // 2)
-    np.testing.assert_array_equal((a % 3).numpy(), np.array([-7, -3, 0, 5, 9]) % 3)
-    np.testing.assert_array_equal((7 % a[3:]).numpy(), 7 % np.array([5, 9]))
+    np.testing.assert_array_equal((a // 2).detach().numpy(), np.array([-7, -3, 0, 5, 9]) // 2)
+    np.testing.assert_array_equal((a % 3).detach().numpy(), np.array([-7, -3, 0, 5, 9]) % 3)
+    np.testing.assert_array_equal((7 % a[3:]).detach().numpy(), 7 % np.array([5, 9]))
 
 
 def test_remainder_gradient_in_the_divisor(device, rng):
@@ -583,7 +585,7 @@ def test_scatter_values_and_gradients(device, rng):
     close(x.scatter(0, idx, src), ref)
     assert tga.gradcheck(lambda a, b: a.scatter(0, idx, b), x, src)
     ref = x.detach().numpy().copy()
-    np.put_along_axis(ref, idx.numpy(), 9.0, 0)
+    np.put_along_axis(ref, idx.detach().numpy(), 9.0, 0)
     close(x.scatter(0, idx, 9.0), ref)
     close(x.scatter(0, idx, value=9.0), ref)
 
@@ -626,7 +628,7 @@ def test_scatter_reduce_with_a_number(reduce, device, rng):
     ref = x.detach().numpy().copy()
     for i in range(2):
         for j in range(4):
-            r = idx.numpy()[i, j]
+            r = idx.detach().numpy()[i, j]
             ref[r, j] = ref[r, j] + 1.5 if reduce == "add" else ref[r, j] * 1.5
     close(x.scatter(0, idx, 1.5, reduce=reduce), ref)
     assert tga.gradcheck(lambda a: a.scatter(0, idx, 1.5, reduce=reduce), x)
@@ -636,7 +638,7 @@ def test_scatter_reduce_with_a_number(reduce, device, rng):
     )  # an inf written elsewhere leaves row 1 alone
     if reduce == "add":  # (x * inf has an inf derivative, nan where the incoming gradient is 0, as in PyTorch)
         (g,) = tga.grad(out.sum(), x)
-        np.testing.assert_array_equal(g.numpy(), 1.0)
+        np.testing.assert_array_equal(g.detach().numpy(), 1.0)
 
 
 def test_index_errors_name_the_op_and_the_bad_index(device):
@@ -656,25 +658,25 @@ def test_index_errors_name_the_op_and_the_bad_index(device):
 def test_sort_indices_and_ties_stay_in_order(device):
     x = tga.tensor([[3.0, 1.0, 3.0, 2.0]], device=device)
     v, i = x.sort(dim=-1)
-    np.testing.assert_array_equal(i.numpy(), [[1, 3, 0, 2]])
+    np.testing.assert_array_equal(i.detach().numpy(), [[1, 3, 0, 2]])
     v, i = x.sort(descending=True)
-    np.testing.assert_array_equal(v.numpy(), [[3, 3, 2, 1]])
-    np.testing.assert_array_equal(i.numpy(), [[0, 2, 3, 1]])
-    np.testing.assert_array_equal(x.argsort(descending=True).numpy(), [[0, 2, 3, 1]])
+    np.testing.assert_array_equal(v.detach().numpy(), [[3, 3, 2, 1]])
+    np.testing.assert_array_equal(i.detach().numpy(), [[0, 2, 3, 1]])
+    np.testing.assert_array_equal(x.argsort(descending=True).detach().numpy(), [[0, 2, 3, 1]])
     assert i.dtype == np.int64
 
 
 @pytest.mark.parametrize("descending", [False, True])
 def test_sort_is_stable_on_long_rows_with_many_ties(descending, device):
     a = np.random.default_rng(3).integers(0, 3, (2, 200)).astype(np.float64)
-    idx = Tensor(a, device=device).argsort(dim=1, descending=descending).numpy()
+    idx = Tensor(a, device=device).argsort(dim=1, descending=descending).detach().numpy()
     expect = np.argsort(-a if descending else a, axis=1, kind="stable")
     np.testing.assert_array_equal(idx, expect)
 
 
 def test_cumsum_of_integers_and_0d(device):
     a = tga.tensor([[1, 2], [3, 4]], device=device)
-    np.testing.assert_array_equal(a.cumsum(0).numpy(), [[1, 2], [4, 6]])
+    np.testing.assert_array_equal(a.cumsum(0).detach().numpy(), [[1, 2], [4, 6]])
     s = tga.tensor(2.5, device=device)
     assert s.cumsum(0).item() == 2.5
 
@@ -745,9 +747,9 @@ def test_bool_name_leaves_the_package_modules_alone():
 
 def test_finite_tests_on_every_namespace(device):
     x = Tensor(np.array([1.0, np.nan, np.inf, -np.inf]), device=device)
-    np.testing.assert_array_equal(x.isnan().numpy(), [False, True, False, False])
-    np.testing.assert_array_equal(tga.isinf(x).numpy(), [False, False, True, True])
-    np.testing.assert_array_equal(tga.isfinite(x).numpy(), [True, False, False, False])
+    np.testing.assert_array_equal(x.isnan().detach().numpy(), [False, True, False, False])
+    np.testing.assert_array_equal(tga.isinf(x).detach().numpy(), [False, False, True, True])
+    np.testing.assert_array_equal(tga.isfinite(x).detach().numpy(), [True, False, False, False])
 
 
 _shapes = st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple)
@@ -762,17 +764,17 @@ def test_shape_ops_agree_with_numpy_on_any_shape(shape, data):
     d = data.draw(st.integers(-nd, nd - 1), label="dim")
     reps = data.draw(st.lists(st.integers(1, 3), min_size=nd, max_size=nd + 1), label="repeats")
     shift = data.draw(st.integers(-5, 5), label="shift")
-    np.testing.assert_array_equal(x.flip(d).numpy(), np.flip(a, d))
-    np.testing.assert_array_equal(x.roll(shift, d).numpy(), np.roll(a, shift, d))
-    np.testing.assert_array_equal(x.repeat(*reps).numpy(), np.tile(a, reps))
-    np.testing.assert_array_equal(x.cumsum(d).numpy(), np.cumsum(a, d))
-    np.testing.assert_array_equal(x.prod(d).numpy(), np.prod(a, d))
-    np.testing.assert_array_equal(x.sort(d, descending=True).values.numpy(), -np.sort(-a, d))
+    np.testing.assert_array_equal(x.flip(d).detach().numpy(), np.flip(a, d))
+    np.testing.assert_array_equal(x.roll(shift, d).detach().numpy(), np.roll(a, shift, d))
+    np.testing.assert_array_equal(x.repeat(*reps).detach().numpy(), np.tile(a, reps))
+    np.testing.assert_array_equal(x.cumsum(d).detach().numpy(), np.cumsum(a, d))
+    np.testing.assert_array_equal(x.prod(d).detach().numpy(), np.prod(a, d))
+    np.testing.assert_array_equal(x.sort(d, descending=True).values.detach().numpy(), -np.sort(-a, d))
     v, i = x.max(dim=d, keepdim=True)
-    np.testing.assert_array_equal(v.numpy(), a.max(d, keepdims=True))
-    np.testing.assert_array_equal(i.numpy(), a.argmax(d, keepdims=True))
+    np.testing.assert_array_equal(v.detach().numpy(), a.max(d, keepdims=True))
+    np.testing.assert_array_equal(i.detach().numpy(), a.argmax(d, keepdims=True))
     pieces = x.split([1, shape[d] - 1], d) if shape[d] > 1 else x.split(1, d)
-    np.testing.assert_array_equal(tga.cat(pieces, dim=d).numpy(), a)
+    np.testing.assert_array_equal(tga.cat(pieces, dim=d).detach().numpy(), a)
 
 
 @pytest.mark.parametrize("name", ["sin", "cumsum0", "cumprod1", "prod1", "gather1", "sort", "topk", "max_dim", "roll2",
@@ -796,9 +798,9 @@ def test_traced_programs_replay_the_new_ops(name, rng):
     prog = tga.jit.trace(loss, rand(rng, 3, 4))
     x = rand(rng, 3, 4)
     out = prog(x)
-    got = x.grad.numpy()
+    got = x.grad.detach().numpy()
     x.grad = None
     ref = loss(x)
     ref.backward()
     close(out, ref.detach().numpy(), atol=1e-12)
-    close(got, x.grad.numpy(), atol=1e-12)
+    close(got, x.grad.detach().numpy(), atol=1e-12)

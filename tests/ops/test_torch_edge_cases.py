@@ -353,7 +353,7 @@ def test_floor_division_of_floats(fn: str, dtype: torch.dtype) -> None:
             want, got = getattr(torch, fn)(x, y), getattr(tga, fn)(ours(x), ours(y))
         same(got, want, 0.0)
         if not want.isnan().any():  # (a NaN's sign bit means nothing)
-            assert np.signbit(got.numpy()).tolist() == np.signbit(want.numpy()).tolist(), (x, y)
+            assert np.signbit(got.detach().numpy()).tolist() == np.signbit(want.detach().numpy()).tolist(), (x, y)
 
 
 def test_remainder_gradient() -> None:
@@ -382,7 +382,7 @@ def test_matrix_exp_float32_as_accurate_as_pytorchs(scale: float) -> None:
     exact = torch.linalg.matrix_exp(a)
     norm = exact.abs().amax((-2, -1), keepdim=True)
     theirs = (torch.linalg.matrix_exp(a.float()).double() - exact).abs() / norm
-    got = torch.from_numpy(tga.linalg.matrix_exp(ours(a.float())).numpy()).double()
+    got = torch.from_numpy(tga.linalg.matrix_exp(ours(a.float())).detach().numpy()).double()
     mine = (got - exact).abs() / norm
     assert float(mine.max()) <= 4 * float(theirs.max()) + 1e-6, (float(mine.max()), float(theirs.max()))
 

@@ -244,7 +244,7 @@ def to_ours(x: Any, leaves: list | None = None) -> Any:
         if x.is_complex() or x.layout != torch.strided:
             raise Unsupported(f"tensor {x.dtype} {x.layout}")
         try:
-            data = x.detach().cpu().numpy().copy()
+            data = x.detach().cpu().detach().numpy().copy()
         except TypeError as e:  # (bfloat16 and other dtypes NumPy lacks)
             raise Unsupported(str(e)) from None
         t = tga.tensor(data, dtype=_dtype(x.dtype), requires_grad=x.requires_grad)
@@ -281,7 +281,7 @@ def _as_numpy(x: Any) -> np.ndarray | Any:
     if isinstance(x, torch.Tensor):
         if x._is_zerotensor():  # (autograd's symbolic zero gradient)
             return np.zeros(tuple(x.shape), dtype=str(x.dtype).removeprefix("torch."))
-        return x.detach().cpu().resolve_conj().resolve_neg().numpy()
+        return x.detach().cpu().resolve_conj().resolve_neg().detach().numpy()
     if isinstance(x, Tensor):
         return np.asarray(x.detach().numpy())
     return x
@@ -544,7 +544,7 @@ def _compare_grads(target: Target, sample: Any) -> str | None:
             og = tga.autograd.grad(
                 outs,
                 [o for _, o in leaves],
-                [tga.tensor(c.numpy(), dtype=tga.float64) for c in cots],
+                [tga.tensor(c.detach().numpy(), dtype=tga.float64) for c in cots],
                 allow_unused=True,
             )
     except Exception as e:

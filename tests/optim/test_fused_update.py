@@ -73,7 +73,7 @@ def _run(cls, kw, dtype, foreach, steps=8):
         if step in (1, 3):  # a gradient set to None: that parameter is not updated this step
             live[1 if step == 1 else 3].grad = None
         opt.step()
-        state = {(id_, k): np.array(v.numpy() if isinstance(v, Tensor) else v)
+        state = {(id_, k): np.array(v.detach().numpy() if isinstance(v, Tensor) else v)
                  for id_, st in opt.state_dict()["state"].items() for k, v in st.items()}  # fmt: skip
         out.append(([p.detach().numpy().copy() for p in ps + [extra]], state))
     return out

@@ -263,12 +263,12 @@ def test_clip_grad_norm(rng, device):
     total = math.sqrt(sum((g**2).sum() for g in gs))
     assert float(clip_grad_norm_(ps, 100.0)) == pytest.approx(total)  # (a 0-d tensor, as PyTorch's)
     for p, g in zip(ps, gs):  # under the limit: untouched
-        np.testing.assert_allclose(p.grad.numpy(), g)
+        np.testing.assert_allclose(p.grad.detach().numpy(), g)
     assert float(clip_grad_norm_(ps, 0.5)) == pytest.approx(total)
     for p, g in zip(ps, gs):  # over: all scaled by one factor to norm 0.5
-        np.testing.assert_allclose(p.grad.numpy(), g * 0.5 / (total + 1e-6), rtol=1e-9)
+        np.testing.assert_allclose(p.grad.detach().numpy(), g * 0.5 / (total + 1e-6), rtol=1e-9)
         assert p.grad.device == p.device
-    assert math.sqrt(sum((p.grad.numpy() ** 2).sum() for p in ps)) == pytest.approx(0.5, rel=1e-5)
+    assert math.sqrt(sum((p.grad.detach().numpy() ** 2).sum() for p in ps)) == pytest.approx(0.5, rel=1e-5)
 
 
 def test_clip_grad_norm_inf_and_empty():
@@ -276,7 +276,7 @@ def test_clip_grad_norm_inf_and_empty():
     assert clip_grad_norm_([p], 1.0) == 0.0
     p.grad = Tensor(np.array([1.0, -4.0, 2.0]))
     assert clip_grad_norm_(p, 2.0, norm_type=math.inf) == 4.0
-    np.testing.assert_allclose(p.grad.numpy(), np.array([1.0, -4.0, 2.0]) * 2.0 / (4.0 + 1e-6))
+    np.testing.assert_allclose(p.grad.detach().numpy(), np.array([1.0, -4.0, 2.0]) * 2.0 / (4.0 + 1e-6))
     p.grad = Tensor(np.array([np.inf, 0.0, 0.0]))
     with pytest.raises(RuntimeError, match="total norm"):
         clip_grad_norm_(p, 1.0, error_if_nonfinite=True)
@@ -340,7 +340,9 @@ def test_matches_torch_optim_with_groups_and_continues_from_its_state_dict(rng, 
             if v is None:
                 assert ov is None
                 continue
-            np.testing.assert_allclose(ov.numpy() if isinstance(ov, Tensor) else ov, v.detach().numpy(), rtol=1e-12)
+            np.testing.assert_allclose(
+                ov.detach().numpy() if isinstance(ov, Tensor) else ov, v.detach().numpy(), rtol=1e-12
+            )
     for tg, og in zip(ts["param_groups"], os_["param_groups"]):
         for k in og:
             if k != "params":

@@ -149,7 +149,7 @@ def _sd_as(sd, convert):
 
 
 def _ours_to_torch(v):
-    return torch.tensor(v.numpy()) if isinstance(v, Tensor) else v
+    return torch.tensor(v.detach().numpy()) if isinstance(v, Tensor) else v
 
 
 @pytest.mark.parametrize("name,kw", CASES, ids=IDS)
@@ -280,7 +280,7 @@ def test_step_takes_a_closure_and_runs_hooks_as_pytorch():
     opt.step(closure)
     assert [k for k, _ in log] == ["pre", "post", "post"]
     opt.zero_grad(set_to_none=False)
-    assert np.array_equal(p.grad.numpy(), np.zeros(2))
+    assert np.array_equal(p.grad.detach().numpy(), np.zeros(2))
     opt.zero_grad()
     assert p.grad is None
 

@@ -88,7 +88,7 @@ def test_an_index_tensor_is_read_at_each_replay():
         assert got == want
         expect = np.zeros((4, 3))
         np.add.at(expect, np.array(ids), 2 * w.detach().numpy()[ids])
-        np.testing.assert_array_equal(w.grad.numpy(), expect)
+        np.testing.assert_array_equal(w.grad.detach().numpy(), expect)
     assert len(run.programs) == 1
     assert "take" in run.program.code  # a gather reading the index buffer, not a constant
 
@@ -105,7 +105,7 @@ def test_logits_at_arange_y_reads_y_live():
     run = tga.compile(step)
     for y in ([0, 1, 2], [4, 4, 4], [1, 0, 3]):
         assert run(Tensor(np.array(y))).item() == logits.detach().numpy()[np.arange(3), y].sum()
-        np.testing.assert_array_equal(logits.grad.numpy().argmax(1), y)
+        np.testing.assert_array_equal(logits.grad.detach().numpy().argmax(1), y)
     assert len(run.programs) == 1
 
 
@@ -154,9 +154,9 @@ def test_python_numbers_and_module_attributes_are_guards():
         return x * k
 
     run2 = tga.compile(f)
-    assert run2(x).numpy()[0, 0] == x.numpy()[0, 0] * 1.5
+    assert run2(x).detach().numpy()[0, 0] == x.detach().numpy()[0, 0] * 1.5
     k = 4.0  # a global number changed after tracing: retraced, not baked
-    assert run2(x).numpy()[0, 0] == x.numpy()[0, 0] * 4.0
+    assert run2(x).detach().numpy()[0, 0] == x.detach().numpy()[0, 0] * 4.0
     assert len(run2.programs) == 2
 
 
@@ -168,7 +168,7 @@ def test_nested_arguments_are_keyed_by_structure_and_read_live():
     for v in (1.0, 2.0, 3.0):  # the same dict object each time, new tensors inside
         batch["x"] = Tensor(np.full(2, v))
         batch["pair"] = (Tensor(np.zeros(1)), Tensor(np.full(3, v)))
-        outs.append(run(batch).numpy().tolist())
+        outs.append(run(batch).detach().numpy().tolist())
     assert outs == [[5.0, 5.0], [10.0, 10.0], [15.0, 15.0]]
     assert len(run.programs) == 1
     run({"x": Tensor(np.ones(2)), "pair": [Tensor(np.zeros(1)), Tensor(np.ones(3))]})  # a list: new structure
@@ -319,7 +319,7 @@ def test_a_closure_tensor_without_grad_is_read_live_forward_and_backward():
     run()
     w.fill_(5.0)
     assert run().item() == 15.0
-    np.testing.assert_array_equal(x.grad.numpy(), [5.0, 5.0, 5.0])
+    np.testing.assert_array_equal(x.grad.detach().numpy(), [5.0, 5.0, 5.0])
 
 
 # -- 8. .grad assigned inside the step ------------------------------------------------------------
@@ -351,7 +351,7 @@ def test_a_replayed_grad_is_writable():
     for _ in range(3):
         run()
         a.grad.mul_(10)  # a user's in-place change: never into a constant of the program
-        np.testing.assert_array_equal(a.grad.numpy(), [20.0, 20.0, 20.0])
+        np.testing.assert_array_equal(a.grad.detach().numpy(), [20.0, 20.0, 20.0])
 
 
 # -- loud failures that now work -------------------------------------------------------------------
@@ -401,14 +401,14 @@ def test_backward_on_a_compiled_result_outside_works_every_time():
     loss = tga.compile(lambda x: (w * x).sum())
     for _ in range(3):
         loss(Tensor(np.arange(3.0))).backward()
-    np.testing.assert_array_equal(w.grad.numpy(), [0.0, 3.0, 6.0])
+    np.testing.assert_array_equal(w.grad.detach().numpy(), [0.0, 3.0, 6.0])
 
 
 def test_a_compiled_function_may_call_another():
     inner = tga.compile(lambda x: x * 2)
     outer = tga.compile(lambda x: inner(x) + 1)
     for v in (1.0, 2.0):
-        assert outer(Tensor(np.full(2, v))).numpy().tolist() == [2 * v + 1] * 2
+        assert outer(Tensor(np.full(2, v))).detach().numpy().tolist() == [2 * v + 1] * 2
     assert len(outer.programs) == 1
 
 
@@ -424,10 +424,10 @@ def test_the_cache_is_bounded_then_runs_eagerly():
         run(Tensor(np.ones(i + 1)))
     with pytest.warns(RuntimeWarning, match="cache_limit.*shapes"):
         out = run(Tensor(np.ones(7)))
-    assert out.numpy().tolist() == [2.0] * 7 and len(run.programs) == 3
+    assert out.detach().numpy().tolist() == [2.0] * 7 and len(run.programs) == 3
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert run(Tensor(np.ones(9))).numpy().tolist() == [2.0] * 9  # eager from now on, warned once
+        assert run(Tensor(np.ones(9))).detach().numpy().tolist() == [2.0] * 9  # eager from now on, warned once
 
 
 def test_a_changing_global_number_is_named_in_the_warning():
@@ -437,9 +437,9 @@ def test_a_changing_global_number_is_named_in_the_warning():
         _SCALE = s
         if s == 3.0:
             with pytest.warns(RuntimeWarning, match="_SCALE"):
-                assert run(Tensor(np.ones(2))).numpy().tolist() == [3.0, 3.0]
+                assert run(Tensor(np.ones(2))).detach().numpy().tolist() == [3.0, 3.0]
         else:
-            assert run(Tensor(np.ones(2))).numpy().tolist() == [s, s]
+            assert run(Tensor(np.ones(2))).detach().numpy().tolist() == [s, s]
 
 
 _SCALE = 1.0
@@ -468,10 +468,10 @@ def test_a_compiled_method_guards_its_objects_state():
     np.testing.assert_array_equal(t.step(x).detach().numpy(), (t.model(x) * 3.0).detach().numpy())
     t.model.train()  # a module reached through the object
     tga.manual_seed(5)
-    got = t.step(x).numpy()
+    got = t.step(x).detach().numpy()
     tga.manual_seed(5)
     with tga.no_grad():
-        np.testing.assert_array_equal(got, (t.model(x) * 3.0).numpy())
+        np.testing.assert_array_equal(got, (t.model(x) * 3.0).detach().numpy())
 
 
 def test_a_list_append_inside_the_step_runs_eagerly_with_a_warning():

@@ -83,9 +83,9 @@ def _state(modules):
     for m in modules:
         for p in m.parameters():
             out.append(p.detach().numpy().copy())
-            out.append(None if p.grad is None else p.grad.numpy().copy())
+            out.append(None if p.grad is None else p.grad.detach().numpy().copy())
         for b in m.buffers():
-            out.append(b.numpy().copy())
+            out.append(b.detach().numpy().copy())
     return out
 
 
@@ -1232,7 +1232,7 @@ def model_dtype_changed_between_calls():
         if i == 5:
             m.to(tga.float32)
         if i >= 5:
-            return Tensor(x.numpy().astype(np.float32)), Tensor(y.numpy().astype(np.float32))
+            return Tensor(x.detach().numpy().astype(np.float32)), Tensor(y.detach().numpy().astype(np.float32))
         return x, y
 
     return step, lambda run: _ten(run, None, args), [m]
@@ -1295,7 +1295,7 @@ def a_numpy_argument_and_numpy_results():
         opt.step()
         return loss, x
 
-    return step, lambda run: _ten(run, None, lambda i: tuple(t.numpy() for t in _xy(i))), [m]
+    return step, lambda run: _ten(run, None, lambda i: tuple(t.detach().numpy() for t in _xy(i))), [m]
 
 
 @scenario
@@ -1410,7 +1410,7 @@ def step_mutates_its_argument_and_a_closure_tensor():
         for i in range(CALLS):
             x, y = _xy(i)
             out.append(run(x, y))
-            seen_x.append(x.numpy().copy())
+            seen_x.append(x.detach().numpy().copy())
         return out, seen_x, count
 
     return step, calls, [m]
@@ -1664,7 +1664,9 @@ def post_accumulate_grad_hook_registered_between_calls():
 
     def before(i):
         if i == 2:
-            handle[0] = m.weight.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.numpy().copy()))
+            handle[0] = m.weight.register_post_accumulate_grad_hook(
+                lambda p: seen.append(p.grad.detach().numpy().copy())
+            )
         if i == 6:
             handle[0].remove()
 
@@ -1713,7 +1715,7 @@ def in_place_write_into_a_view_argument():
             with tga.no_grad():
                 base[1:4] = x
             out.append(run(base[1:4], y))
-            out.append(base.numpy().copy())
+            out.append(base.detach().numpy().copy())
         return out
 
     return step, calls, [m]
@@ -1875,7 +1877,7 @@ def _values(i, shape=(3, 4)):
 
 def _close(got, want, msg):
     """Equal, floats to rounding (a replay's fused loops round as they do, not as eager's ops)."""
-    g, w = got.numpy(), want.numpy()
+    g, w = got.detach().numpy(), want.detach().numpy()
     if w.dtype.kind in "fc":
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=0, equal_nan=True, err_msg=msg)
     else:
@@ -2132,7 +2134,7 @@ def step(x):
     return x * 2.0
 run = tga.compile(step)
 for i in range(3):
-    assert (run(tga.Tensor(np.full(2, float(i)))).numpy() == 2.0 * i).all()
+    assert (run(tga.Tensor(np.full(2, float(i)))).detach().numpy() == 2.0 * i).all()
 print([p is not None for p in run.programs.values()])
 """
 
@@ -2180,7 +2182,7 @@ def test_logging_inside_the_step_logs_at_every_call(level):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             for i in range(CALLS):
-                np.testing.assert_array_equal(run(Tensor(np.full(2, float(i)))).numpy(), np.full(2, 2.0 * i))
+                np.testing.assert_array_equal(run(Tensor(np.full(2, float(i)))).detach().numpy(), np.full(2, 2.0 * i))
     finally:
         log.removeHandler(handler)
     assert len(seen) == (CALLS if level == "INFO" else 0)
@@ -2227,8 +2229,8 @@ def test_a_random_draw_in_a_compiled_step_draws_again_as_eager_does(kind, dtype)
         tga.manual_seed(3)
         _GEN.manual_seed(4)
         w = Tensor(np.ones((2, 5)), dtype=dtype, requires_grad=True)
-        got = [fn(Tensor(np.full((2, 5), float(i)), dtype=dtype), w).numpy() for i in range(4)]
-        return got, w.grad.numpy()
+        got = [fn(Tensor(np.full((2, 5), float(i)), dtype=dtype), w).detach().numpy() for i in range(4)]
+        return got, w.grad.detach().numpy()
 
     run = tga.compile(step)
     (want, want_grad), (got, got_grad) = calls(step), calls(run)

@@ -65,7 +65,7 @@ def _replay(fn, dtype, fused, monkeypatch, seed):
     x2 = Tensor(rng.standard_normal(shape).astype(dtype), requires_grad=True)
     o2 = Tensor(rng.standard_normal(shape[1:]).astype(dtype), requires_grad=True)
     loss = prog(x2, o2)
-    return prog, [loss.numpy(), x2.grad.numpy(), o2.grad.numpy()]
+    return prog, [loss.detach().numpy(), x2.grad.detach().numpy(), o2.grad.detach().numpy()]
 
 
 @needs_numba
@@ -175,9 +175,9 @@ def test_fused_replay_agrees_with_eager_on_cuda():
         o3 = Tensor(os_, device="cuda", requires_grad=True)
         want = fn(x3, o3)
         want.backward()
-        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(x2.grad.numpy(), x3.grad.numpy(), rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(o2.grad.numpy(), o3.grad.numpy(), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(x2.grad.detach().numpy(), x3.grad.detach().numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(o2.grad.detach().numpy(), o3.grad.detach().numpy(), rtol=1e-4, atol=1e-4)
 
 
 @needs_numba
@@ -196,7 +196,7 @@ def test_a_group_reading_more_arrays_than_a_ufunc_takes_is_left_unfused():
     x2 = Tensor(x.detach().numpy(), requires_grad=True)
     loss = prog(x2)
     want = fn(Tensor(x.detach().numpy()))
-    np.testing.assert_allclose(loss.numpy(), want.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(loss.detach().numpy(), want.detach().numpy(), rtol=1e-12)
 
 
 def test_the_cuda_strings_rename_every_value():
@@ -245,7 +245,7 @@ def test_a_softmax_backward_joins_the_group_after_it_and_matches_the_ops(shape, 
         prog = jit_trace(fn, st, Tensor(m), Tensor(r, requires_grad=True))
         s2, r2 = Tensor(s * 1.5, requires_grad=True), Tensor(r - 0.5, requires_grad=True)  # (replayed on new values)
         loss = prog(s2, Tensor(m), r2)
-        out[fused] = [loss.numpy(), s2.grad.numpy(), r2.grad.numpy()]
+        out[fused] = [loss.detach().numpy(), s2.grad.detach().numpy(), r2.grad.detach().numpy()]
         joined = [k for k, _ in prog.kernels if k.name.startswith("softmax_grad_rows")]
         if fused and dim == -1:
             assert joined and f"= {joined[0].name}(" in prog.code, prog.code
@@ -280,14 +280,14 @@ def test_the_softmax_row_kernel_of_attention_matches_eager_and_pytorch():
     eager = fn(x3, w3)
     eager.backward()
     np.testing.assert_allclose(loss.detach().numpy(), eager.detach().numpy(), rtol=1e-6)
-    np.testing.assert_allclose(x2.grad.numpy(), x3.grad.numpy(), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(w2.grad.numpy(), w3.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(x2.grad.detach().numpy(), x3.grad.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(w2.grad.detach().numpy(), w3.grad.detach().numpy(), rtol=1e-5, atol=1e-6)
     tx, tw = torch.tensor(xs * 0.5, requires_grad=True), torch.tensor(w0, requires_grad=True)
     tq = (tx @ tw).reshape(b, t, h, d // h).permute(0, 2, 1, 3)
     ta = ((tq @ tq.mT) * (1.0 / np.sqrt(d // h))).masked_fill(torch.tensor(blocked), -np.inf).softmax(-1)
     (ta @ tq).square().sum().backward()
-    np.testing.assert_allclose(x2.grad.numpy(), tx.grad.numpy(), rtol=2e-4, atol=1e-5)
-    np.testing.assert_allclose(w2.grad.numpy(), tw.grad.numpy(), rtol=2e-4, atol=1e-5)
+    np.testing.assert_allclose(x2.grad.detach().numpy(), tx.grad.detach().numpy(), rtol=2e-4, atol=1e-5)
+    np.testing.assert_allclose(w2.grad.detach().numpy(), tw.grad.detach().numpy(), rtol=2e-4, atol=1e-5)
 
 
 #: The values where an expression and the NumPy function it stands for part most easily.

@@ -18,7 +18,7 @@ from tinygrad_attn.symbolic import TraceError, passes
 
 
 def _grads(*ts):
-    return [None if t.grad is None else t.grad.numpy() for t in ts]
+    return [None if t.grad is None else t.grad.detach().numpy() for t in ts]
 
 
 def _zero(*ts):
@@ -113,7 +113,7 @@ def test_traced_gradients_match_finite_differences(device, rng):
         f_hi = prog(Tensor(hi, device=device), w).item()
         f_lo = prog(Tensor(lo, device=device), w).item()
         num[i] = (f_hi - f_lo) / (2 * eps)
-    np.testing.assert_allclose(xt.grad.numpy(), num, atol=1e-6, rtol=1e-5)
+    np.testing.assert_allclose(xt.grad.detach().numpy(), num, atol=1e-6, rtol=1e-5)
 
 
 def test_replay_accumulates_gradients_like_backward(rng):
@@ -129,7 +129,7 @@ def test_no_grad_program_has_no_backward(rng):
     prog = tga.jit.trace(lambda x: (x.exp() + 1.0).sum(-1), x)
     assert "# backward" not in prog.code and all(op.section == "forward" for op in prog.ops)
     y = rand(rng, 2, 3, requires_grad=False)
-    np.testing.assert_allclose(prog(y).numpy(), (np.exp(y.numpy()) + 1.0).sum(-1))
+    np.testing.assert_allclose(prog(y).detach().numpy(), (np.exp(y.detach().numpy()) + 1.0).sum(-1))
 
 
 def test_returns_the_structure_fn_returned(rng):
@@ -137,7 +137,7 @@ def test_returns_the_structure_fn_returned(rng):
     prog = tga.jit.trace(lambda x: {"a": x * 2.0, "b": (x.sum(), 3)}, x)
     out = prog(x)
     assert set(out) == {"a", "b"} and out["b"][1] == 3
-    np.testing.assert_allclose(out["b"][0].numpy(), x.numpy().sum())
+    np.testing.assert_allclose(out["b"][0].detach().numpy(), x.detach().numpy().sum())
 
 
 def test_grad_inside_trace(rng):
@@ -192,8 +192,8 @@ def test_compile_traces_then_replays_and_retraces_new_shapes(rng):
         return (x * x).sum()
 
     a, b = rand(rng, 3, requires_grad=False), rand(rng, 3, requires_grad=False)
-    np.testing.assert_allclose(f(a).numpy(), (a.numpy() ** 2).sum())
-    np.testing.assert_allclose(f(b).numpy(), (b.numpy() ** 2).sum())
+    np.testing.assert_allclose(f(a).detach().numpy(), (a.detach().numpy() ** 2).sum())
+    np.testing.assert_allclose(f(b).detach().numpy(), (b.detach().numpy() ** 2).sum())
     assert len(f.programs) == 1
     f(rand(rng, 4, requires_grad=False))
     assert len(f.programs) == 2
@@ -340,14 +340,14 @@ def test_common_subexpressions_are_computed_once(rng):
     prog = tga.jit.trace(lambda x: x.mT @ x + x.mT @ x, x)
     calls = [op.op for op in prog.ops if op.kind == "call"]
     assert len(calls) == 3 and calls[1:] == ["matmul", "add"]  # one transpose (its name: permute or mT)
-    np.testing.assert_allclose(prog(x).numpy(), 2 * x.numpy().T @ x.numpy())
+    np.testing.assert_allclose(prog(x).detach().numpy(), 2 * x.detach().numpy().T @ x.detach().numpy())
 
 
 def test_constant_arithmetic_is_folded(rng):
     x = rand(rng, 3, requires_grad=False)
     prog = tga.jit.trace(lambda x: x * (Tensor(np.array(2.0)) * 3.0 + 1.0), x)
     assert [op.op for op in prog.ops if op.kind == "call"] == ["mul"]
-    np.testing.assert_allclose(prog(x).numpy(), 7 * x.numpy())
+    np.testing.assert_allclose(prog(x).detach().numpy(), 7 * x.detach().numpy())
 
 
 def test_liveness_deletes_after_last_use_and_peak_bytes(rng):
@@ -376,8 +376,8 @@ def test_a_forward_after_the_update_reads_the_new_parameters(rng):
     xs = [rand(rng, 3, requires_grad=False) for _ in range(3)]
     want, wv = [], w.detach().numpy()
     for x in xs:
-        wv = wv - 0.5 * x.numpy()
-        want.append((wv * x.numpy()).sum())
+        wv = wv - 0.5 * x.detach().numpy()
+        want.append((wv * x.detach().numpy()).sum())
     got = [run(x).item() for x in xs]
     np.testing.assert_allclose(got, want)
     np.testing.assert_allclose(w.detach().numpy(), wv)
@@ -489,7 +489,7 @@ def test_a_random_draw_is_an_op_drawing_at_each_replay(rng):
     tga.manual_seed(3)
     eager = [(F.dropout(x, 0.5).sum() + Tensor.randn(4, 4).sum()).detach().numpy() for _ in range(3)]
     tga.manual_seed(3)
-    replayed = [prog(x).numpy() for _ in range(3)]
+    replayed = [prog(x).detach().numpy() for _ in range(3)]
     np.testing.assert_array_equal(replayed, eager)  # fresh masks every call, the same stream as eager
     assert len(set(np.asarray(replayed).tolist())) == 3
     prog = tga.jit.trace(lambda x: F.dropout(x, 0.5, training=False).sum(), x)  # eval mode: no draw
@@ -502,14 +502,18 @@ def test_compile_bakes_keyword_numbers_and_reads_keyword_tensors(rng):
         return x * scale
 
     x = rand(rng, 3, requires_grad=False)
-    np.testing.assert_allclose(f(x, scale=2.0).numpy(), 2 * x.numpy())
-    np.testing.assert_allclose(f(x, scale=2.0).numpy(), 2 * x.numpy())  # replayed
-    np.testing.assert_allclose(f(x, scale=3.0).numpy(), 3 * x.numpy())  # a new value: traced again
+    np.testing.assert_allclose(f(x, scale=2.0).detach().numpy(), 2 * x.detach().numpy())
+    np.testing.assert_allclose(f(x, scale=2.0).detach().numpy(), 2 * x.detach().numpy())  # replayed
+    np.testing.assert_allclose(f(x, scale=3.0).detach().numpy(), 3 * x.detach().numpy())  # a new value: traced again
     assert len(f.programs) == 2
     y = rand(rng, 3, requires_grad=False)
-    np.testing.assert_allclose(f(x, scale=x).numpy(), x.numpy() ** 2)  # the same tensor twice: one input
-    np.testing.assert_allclose(f(x, scale=y).numpy(), x.numpy() * y.numpy())  # a tensor keyword is an input
-    np.testing.assert_allclose(f(y, scale=x).numpy(), x.numpy() * y.numpy())  # (replayed)
+    np.testing.assert_allclose(
+        f(x, scale=x).detach().numpy(), x.detach().numpy() ** 2
+    )  # the same tensor twice: one input
+    np.testing.assert_allclose(
+        f(x, scale=y).detach().numpy(), x.detach().numpy() * y.detach().numpy()
+    )  # a tensor keyword is an input
+    np.testing.assert_allclose(f(y, scale=x).detach().numpy(), x.detach().numpy() * y.detach().numpy())  # (replayed)
     assert len(f.programs) == 4
 
 
@@ -602,10 +606,10 @@ def test_a_permute_of_a_permute_is_composed_and_transpose_of_transpose_removed(r
     prog = tga.jit.trace(lambda x: (x.mT.mT * 2.0, x.permute(1, 0, 2).permute(2, 1, 0) * 1.0), x)
     perms = [op for op in prog.ops if op.kind == "call" and op.op in ("permute", "transpose", "mT")]
     assert len(perms) == 1 and perms[0].fn.args == (2, 0, 1)
-    xs = x.numpy()
+    xs = x.detach().numpy()
     a, b = prog(x)
-    np.testing.assert_array_equal(a.numpy(), xs * 2.0)
-    np.testing.assert_array_equal(b.numpy(), xs.transpose(1, 0, 2).transpose(2, 1, 0))
+    np.testing.assert_array_equal(a.detach().numpy(), xs * 2.0)
+    np.testing.assert_array_equal(b.detach().numpy(), xs.transpose(1, 0, 2).transpose(2, 1, 0))
 
 
 # -- a readable program: the user's names, one constant per value, no permute of a permute ----
@@ -715,7 +719,7 @@ def test_gradients_the_program_made_are_handed_to_grad_and_stay_the_users():
         run(x0)
         if i:
             assert "accumulate_owned(" in run.program.code
-        grads.append([p.grad.numpy().copy() for p in ps])
+        grads.append([p.grad.detach().numpy().copy() for p in ps])
         for p in ps:
             p.grad.mul_(100.0)  # (the user's own array: the next replay must not read it)
     for a, b in zip(grads[1], grads[2]):
@@ -723,12 +727,12 @@ def test_gradients_the_program_made_are_handed_to_grad_and_stay_the_users():
     for p in ps:
         p.grad = None
     step(x0)
-    eager = [p.grad.numpy().copy() for p in ps]
+    eager = [p.grad.detach().numpy().copy() for p in ps]
     for a, b in zip(grads[2], eager):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
     run(x0)  # adds into the eager .grad, as a second eager step would
     for p, e in zip(ps, eager):
-        np.testing.assert_allclose(p.grad.numpy(), 2 * e, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(p.grad.detach().numpy(), 2 * e, rtol=1e-6, atol=1e-7)
 
 
 def test_a_weight_gradient_is_made_in_the_weights_layout():
@@ -755,13 +759,13 @@ def test_a_weight_gradient_is_made_in_the_weights_layout():
     for p in ps:
         p.grad = None
     prog(x)
-    assert w.grad.numpy().flags.c_contiguous
-    got = [p.grad.numpy().copy() for p in ps]
+    assert w.grad.detach().numpy().flags.c_contiguous
+    got = [p.grad.detach().numpy().copy() for p in ps]
     for p in ps:
         p.grad = None
     step(x)
     for a, p in zip(got, ps):
-        np.testing.assert_allclose(a, p.grad.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(a, p.grad.detach().numpy(), rtol=1e-5, atol=1e-6)
     # on its own: nothing left to turn (a product read by something else is left as it is)
     ops = list(prog.ops)
     assert passes.transpose_products(ops, list(prog.outputs)) == ops

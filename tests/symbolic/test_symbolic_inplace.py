@@ -133,10 +133,10 @@ def test_a_tensor_outside_fn_changed_in_place_is_state_of_the_replay():
 
     x = Tensor(np.ones(2))
     prog = tga.jit.trace(fn, x)
-    np.testing.assert_allclose(count.numpy(), [1, 1])
-    np.testing.assert_allclose(prog(x).numpy(), [2, 2])
-    np.testing.assert_allclose(prog(x).numpy(), [3, 3])
-    np.testing.assert_allclose(count.numpy(), [3, 3])
+    np.testing.assert_allclose(count.detach().numpy(), [1, 1])
+    np.testing.assert_allclose(prog(x).detach().numpy(), [2, 2])
+    np.testing.assert_allclose(prog(x).detach().numpy(), [3, 3])
+    np.testing.assert_allclose(count.detach().numpy(), [3, 3])
 
 
 def test_a_tensor_made_inside_fn_starts_each_replay_afresh(device):
@@ -307,7 +307,7 @@ def test_a_name_is_deleted_where_its_memory_goes_back():
     assert loads and not loads & {name for d in dels for name in d}, prog.code
     released = passes.memory_released(prog.ops, prog.dead_after)
     assert len(dels) == sum(1 for r in released if any(b.kind == "value" and b.nbytes for b in r))
-    np.testing.assert_allclose(prog(Tensor(np.ones(100)))[0].numpy(), 99 * 6.0 + 1.0)
+    np.testing.assert_allclose(prog(Tensor(np.ones(100)))[0].detach().numpy(), 99 * 6.0 + 1.0)
 
 
 def test_backward_reading_a_changed_value_raises_as_eager():
@@ -493,7 +493,7 @@ def _opt_run(make_opt, compiled, steps=6, eager_after=2, schedule=True):
         losses.append((run if i < steps else step)(x).detach().numpy())
         if sched is not None:
             sched.step()
-    state = [v.numpy() if isinstance(v, Tensor) else v for s in opt.state.values() for v in s.values()]
+    state = [v.detach().numpy() if isinstance(v, Tensor) else v for s in opt.state.values() for v in s.values()]
     return (
         losses,
         [p.detach().numpy() for p in model.parameters()],
@@ -587,11 +587,11 @@ def test_a_replayed_update_uses_state_loaded_after_the_trace():
         run = tga.compile(step) if compiled else step
         losses = [run(x).detach().numpy() for _ in range(3)]
         saved = opt.state_dict()  # copies below: new tensors, as from a checkpoint
-        opt.load_state_dict({"state": {i: {k: (Tensor(v.numpy()) if isinstance(v, Tensor) else v)
+        opt.load_state_dict({"state": {i: {k: (Tensor(v.detach().numpy()) if isinstance(v, Tensor) else v)
                                             for k, v in s.items()} for i, s in saved["state"].items()},
                              "param_groups": saved["param_groups"]})  # fmt: skip
         losses += [run(x).detach().numpy() for _ in range(3)]
-        state = [v.numpy() if isinstance(v, Tensor) else v for s in opt.state.values() for v in s.values()]
+        state = [v.detach().numpy() if isinstance(v, Tensor) else v for s in opt.state.values() for v in s.values()]
         results.append((losses, [p.detach().numpy() for p in model.parameters()], state))
     for a, b in zip(*results):
         for x, y in zip(a, b):
@@ -622,8 +622,8 @@ def test_clipping_inside_a_trace_replays_the_clipped_gradients():
     for i in range(4):
         x = np.full(3, 0.2 + i)  # under the limit at first, clipped later
         t_e, t_c = eager(Tensor(x)), compiled(Tensor(x))
-        np.testing.assert_allclose(t_c.numpy(), t_e.numpy(), rtol=1e-12)
-        np.testing.assert_allclose(w_c.grad.numpy(), w_e.grad.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(t_c.detach().numpy(), t_e.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(w_c.grad.detach().numpy(), w_e.grad.detach().numpy(), rtol=1e-12)
         np.testing.assert_allclose(w_c.detach().numpy(), w_e.detach().numpy(), rtol=1e-12)
     assert len(compiled.programs) == 1
 
@@ -674,7 +674,7 @@ def test_two_param_groups_are_two_update_lines_and_replay_as_eager():
         np.testing.assert_array_equal(b.detach().numpy(), a.detach().numpy())
         for k, v in o_e.state[a].items():
             w = o_c.state[b][k]
-            np.testing.assert_array_equal(*(u.numpy() if isinstance(u, Tensor) else u for u in (w, v)))
+            np.testing.assert_array_equal(*(u.detach().numpy() if isinstance(u, Tensor) else u for u in (w, v)))
     assert len(run.programs) == 1
     lines = [ln.strip() for ln in run.program.code.splitlines() if "adamw." in ln]
     assert [ln.split("  #")[0] for ln in lines] == ["adamw.zero_grad()", "adamw.foreach_update(0)",

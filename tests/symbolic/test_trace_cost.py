@@ -43,7 +43,7 @@ def test_an_op_named_by_its_instance_keeps_each_name():
     prog = tga.jit.trace(fn, x)
     assert "double_1 = " in prog.code and "triple_1 = " in prog.code, prog.code
     prog(x)
-    np.testing.assert_array_equal(x.grad.numpy(), [5.0, 5.0, 5.0])
+    np.testing.assert_array_equal(x.grad.detach().numpy(), [5.0, 5.0, 5.0])
 
 
 def test_constants_sharing_a_name_are_numbered_apart():
@@ -60,7 +60,7 @@ def test_constants_sharing_a_name_are_numbered_apart():
     for dtype in ("float16", "float32", "float64"):  # (each line's comment: a type string per shape and dtype)
         assert f"= args[{('float64', 'float32', 'float16').index(dtype)}]._data  # (4,) {dtype}" in prog.code
     new = [Tensor(np.full(4, v, dtype=t.dtype)) for v, t in zip((1.0, 2.0, 4.0), args)]
-    np.testing.assert_array_equal(prog(*new).numpy(), fn(*new).numpy())
+    np.testing.assert_array_equal(prog(*new).detach().numpy(), fn(*new).detach().numpy())
 
 
 def test_an_absent_bias_is_written_as_none():
@@ -70,7 +70,7 @@ def test_an_absent_bias_is_written_as_none():
     assert "(x, w, None)" in prog.code, prog.code
     assert not any(v is None for k, v in prog._env.items() if k.startswith("c")), "None held as a named constant"
     prog(x)
-    np.testing.assert_array_equal(w.grad.numpy(), np.full((4, 3), 2.0, dtype=np.float32))
+    np.testing.assert_array_equal(w.grad.detach().numpy(), np.full((4, 3), 2.0, dtype=np.float32))
 
 
 def test_peak_bytes_is_computed_when_first_asked():
@@ -93,8 +93,8 @@ def test_common_subexpressions_stop_at_an_in_place_write():
     prog = tga.jit.trace(fn, x, y)
     assert sum(op.op == "mul" for op in prog.ops) == 2, prog.code
     x2 = Tensor(np.full(3, 5.0))
-    np.testing.assert_array_equal(prog(x2, Tensor(np.full(3, 2.0))).numpy(), [32.0, 32.0, 32.0])
-    np.testing.assert_array_equal(x2.numpy(), [6.0, 6.0, 6.0])
+    np.testing.assert_array_equal(prog(x2, Tensor(np.full(3, 2.0))).detach().numpy(), [32.0, 32.0, 32.0])
+    np.testing.assert_array_equal(x2.detach().numpy(), [6.0, 6.0, 6.0])
 
 
 def _loss_of(x):  # (a user's helper: the step below holds its result, made here)
@@ -189,7 +189,7 @@ def test_a_program_does_not_keep_the_traced_run_alive():
     finally:
         gc.enable()
     prog(x)
-    np.testing.assert_allclose(x.grad.numpy(), 2.0 * (1.0 - np.tanh(2.0) ** 2))
+    np.testing.assert_allclose(x.grad.detach().numpy(), 2.0 * (1.0 - np.tanh(2.0) ** 2))
 
 
 # -- fewer records: softmax's backward, cat's, the gradient sums --------------------------
@@ -215,10 +215,10 @@ def test_softmax_backward_is_one_record_that_reads_only_the_output(which):
         x = Tensor(rng.standard_normal((3, 5)))
         w.grad = None
         prog(x)
-        got = w.grad.numpy()
+        got = w.grad.detach().numpy()
         w.grad = None
         fn(x).backward()
-        np.testing.assert_array_equal(got, w.grad.numpy())
+        np.testing.assert_array_equal(got, w.grad.detach().numpy())
 
 
 @pytest.mark.parametrize("which", ["softmax", "log_softmax"])
@@ -235,7 +235,7 @@ def test_softmax_create_graph_keeps_its_formula_through_the_output(which):
         (gd,) = tga.autograd.grad((yd * yd).sum(), xd, create_graph=True)
         (ggd,) = tga.autograd.grad(gd.sum(), xd)
     np.testing.assert_allclose(g.detach().numpy(), gd.detach().numpy(), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(gg.numpy(), ggd.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gg.detach().numpy(), ggd.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
 def _count_calls(monkeypatch, name):
@@ -267,16 +267,16 @@ def test_cat_backward_is_one_line_or_slice_ops_not_the_indexing_path(monkeypatch
         assert split.fn.args == (1, (3, 2), True) and [b.nbytes for b in split.outputs] == [0, 0], prog.code
         assert not [op for op in prog.ops if op.section == "backward" and op.op == "getitem"]
         prog(a, b)
-        np.testing.assert_array_equal(a.grad.numpy(), scale.numpy()[:, :3])
-        np.testing.assert_array_equal(b.grad.numpy(), scale.numpy()[:, 3:])
+        np.testing.assert_array_equal(a.grad.detach().numpy(), scale.detach().numpy()[:, :3])
+        np.testing.assert_array_equal(b.grad.detach().numpy(), scale.detach().numpy()[:, 3:])
         calls = _count_calls(monkeypatch, "__getitem__")
         a.grad = b.grad = None
         tga.jit.trace(fn, a, b)
     else:
         calls = _count_calls(monkeypatch, "__getitem__")
         ga, gb = tga.autograd.grad(fn(a, b), [a, b], create_graph=True)
-        np.testing.assert_array_equal(ga.numpy(), scale.numpy()[:, :3])
-        np.testing.assert_array_equal(gb.numpy(), scale.numpy()[:, 3:])
+        np.testing.assert_array_equal(ga.detach().numpy(), scale.detach().numpy()[:, :3])
+        np.testing.assert_array_equal(gb.detach().numpy(), scale.detach().numpy()[:, 3:])
     assert calls == []
 
 
@@ -305,7 +305,7 @@ def test_stack_backward_is_one_line_with_a_hole_for_an_input_without_grad():
         if e is None:
             assert x.grad is None
         else:
-            np.testing.assert_array_equal(x.grad.numpy(), e.numpy())
+            np.testing.assert_array_equal(x.grad.detach().numpy(), e.detach().numpy())
 
 
 @pytest.mark.parametrize("mode", ["trace", "create_graph"])
@@ -319,7 +319,7 @@ def test_gradient_sums_apply_one_add_n_op_not_tensor_add(monkeypatch, mode):
 
     x = Tensor(x0, requires_grad=True)
     fn(x).backward()
-    eager = x.grad.numpy()
+    eager = x.grad.detach().numpy()
     x = Tensor(x0, requires_grad=True)
     if mode == "trace":
         prog = tga.jit.trace(lambda: fn(x).backward() or None)
@@ -328,7 +328,7 @@ def test_gradient_sums_apply_one_add_n_op_not_tensor_add(monkeypatch, mode):
         prog()
         sums = [op for op in prog.ops if op.section == "backward" and op.op in ("add", "add_n")]
         assert [(op.op, len(op.inputs)) for op in sums] == [("add_n", 3)], prog.code
-        np.testing.assert_array_equal(x.grad.numpy(), eager)
+        np.testing.assert_array_equal(x.grad.detach().numpy(), eager)
         x.grad = None
         tga.jit.trace(lambda: fn(x).backward() or None)
     else:
@@ -361,10 +361,10 @@ def test_embedding_in_a_trace_is_one_take_without_wrapping_negative_ids():
         ids = Tensor(rng.integers(0, 7, (2, 2)))
         emb.weight.grad = None
         prog(ids)
-        got = emb.weight.grad.numpy()
+        got = emb.weight.grad.detach().numpy()
         emb.weight.grad = None
         lookup(ids).backward()
-        np.testing.assert_array_equal(got, emb.weight.grad.numpy())
+        np.testing.assert_array_equal(got, emb.weight.grad.detach().numpy())
     with pytest.raises(IndexError, match="out of range"):  # eager: a negative id is out of range
         emb(Tensor(np.array([-1, 2])))
     with pytest.raises(IndexError, match="embedding: index -1 is out of range"):
@@ -384,12 +384,12 @@ def test_embedding_in_a_trace_takes_int32_ids_and_padding_and_refuses_float_ids(
     for ids in ([0, 2, 3], [2, 2, 1]):
         w.grad = None
         got = prog(Tensor(np.array(ids, dtype=np.int32)))
-        g = w.grad.numpy()
+        g = w.grad.detach().numpy()
         w.grad = None
         ref = fn(Tensor(np.array(ids)))
         ref.backward()
         np.testing.assert_array_equal(got.detach().numpy(), ref.detach().numpy())
-        np.testing.assert_array_equal(g, w.grad.numpy())
+        np.testing.assert_array_equal(g, w.grad.detach().numpy())
     for bad in (np.array([1.0, 0.0], dtype=np.float32), np.array([True, False])):  # (PyTorch's RuntimeError)
         with pytest.raises(RuntimeError, match="embedding: Expected tensor for argument #1 'indices'"):
             tga.jit.trace(fn, Tensor(bad))

@@ -99,11 +99,11 @@ def test_diagonal_writes_reach_the_base_with_pytorchs_gradient(d1, d2, offset):
     for h in (x * 1.0, tx * 1.0):
         h.diagonal(offset, d1, d2).mul_(3.0)
         (h * h).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    np.testing.assert_array_equal(x.grad.detach().numpy(), tx.grad.detach().numpy())
     y, ty = Tensor(a.copy()), torch.from_numpy(a.copy())
     y.diagonal(offset, d1, d2).add_(100.0)
     ty.diagonal(offset, d1, d2).add_(100.0)
-    np.testing.assert_array_equal(y.numpy(), ty.numpy())
+    np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
     assert tga.gradcheck(lambda t: (lambda h: (h.diagonal(offset, d1, d2).mul_(2.0), h * h)[1])(t * 1.0), Tensor(a))
 
 
@@ -114,7 +114,7 @@ def test_a_0d_index_tensor_gives_a_view_with_its_gradient():
         h[m.tensor(1)].mul_(2.0)
         h[m.tensor(0)] = h[m.tensor(1)] * 3.0
         (h * h).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    np.testing.assert_array_equal(x.grad.detach().numpy(), tx.grad.detach().numpy())
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -135,10 +135,10 @@ def test_changing_a_new_result_in_place_leaves_the_input_and_its_gradient(name):
     for h in (x * 1.0, tx * 1.0):
         f(h).mul_(2.0)
         h.sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    np.testing.assert_array_equal(x.grad.detach().numpy(), tx.grad.detach().numpy())
     y = Tensor(a.copy())
     f(y).add_(1000.0)
-    np.testing.assert_array_equal(y.numpy(), a)
+    np.testing.assert_array_equal(y.detach().numpy(), a)
 
 
 def _flat(out) -> list:
@@ -221,8 +221,8 @@ def test_a_move_between_devices_copies(src, dst):
     u = t.to(dst)
     with tga.no_grad():
         t.add_(1.0)
-    np.testing.assert_array_equal(u.numpy(), np.arange(3.0))
+    np.testing.assert_array_equal(u.detach().numpy(), np.arange(3.0))
     with tga.no_grad():
         u.mul_(2.0)
-    np.testing.assert_array_equal(t.numpy(), np.arange(3.0) + 1)
+    np.testing.assert_array_equal(t.detach().numpy(), np.arange(3.0) + 1)
     np.testing.assert_array_equal(a, np.arange(3.0))

@@ -76,7 +76,7 @@ def _run(lib: Any, op: str, dtype: str, target: str, operand: Any) -> dict:
 
 
 def _host(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().cpu().numpy() if hasattr(t, "cpu") else t.detach().numpy(), dtype=np.float64)
+    return np.asarray(t.detach().cpu().detach().numpy() if hasattr(t, "cpu") else t.detach().numpy(), dtype=np.float64)
 
 
 def _differences(ours: dict, theirs: dict, dtype: str) -> list[str]:
@@ -122,7 +122,7 @@ def test_pow_with_a_bool_exponent_tensor() -> None:
     t = torch.tensor(TARGET_VALUES.astype(np.float64), requires_grad=True)
     (t**1 * torch.tensor(e.astype(np.float64))).sum().backward()  # (d/dx x ** 1 = 1 where e, 0 elsewhere)
     np.testing.assert_array_equal(y.detach().numpy(), torch.tensor(TARGET_VALUES) ** torch.tensor(e))
-    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+    np.testing.assert_array_equal(x.grad.detach().numpy(), t.grad.detach().numpy())
 
 
 # (float division by zero: NumPy warns where PyTorch is silent; the values are compared)
@@ -161,7 +161,7 @@ def test_augmented_assignment_through_an_index_writes_the_base() -> None:
             t[1] = OPS[op](row, 2)
             col = t[:, 0]
             OPS[op](col, _tensor(lib, np.array([1, 2, 1]), "int64"))
-        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+        np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
 
 
 @pytest.mark.parametrize("op", [op for op in OPS if op != "@="])

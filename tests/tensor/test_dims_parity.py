@@ -260,7 +260,7 @@ def test_axis_rules_are_pytorchs(name, shape, d):
         return
     for o, t in zip(_leaves(ours), _leaves(theirs)):
         np.testing.assert_allclose(
-            np.asarray(o.tolist(), dtype=float), t.double().numpy(), err_msg=f"{name}{shape} axis {d}"
+            np.asarray(o.tolist(), dtype=float), t.double().detach().numpy(), err_msg=f"{name}{shape} axis {d}"
         )
 
 

@@ -79,7 +79,7 @@ def _compare(what: str, ours, our_error, theirs, their_error) -> None:
     want = str(theirs.dtype).removeprefix("torch.")
     got = str(ours.dtype).removeprefix("tinygrad_attn.").removeprefix("tga.")
     assert got == want, f"{what}: dtype {got}, PyTorch's {want}"
-    t = theirs.detach().double().numpy() if theirs.dtype != torch.bool else theirs.numpy()
+    t = theirs.detach().double().detach().numpy() if theirs.dtype != torch.bool else theirs.detach().numpy()
     o = np.asarray(ours.tolist(), dtype=t.dtype).reshape(t.shape)
     np.testing.assert_allclose(o, t, rtol=1e-3 if want == "float16" else 1e-6, equal_nan=True, err_msg=what)
 

@@ -46,7 +46,7 @@ def test_reading_gives_pytorchs_layout_and_gradient(key):
     w = np.random.default_rng(1).standard_normal(tuple(ref.shape))
     (out * tga.tensor(w)).sum().backward()
     (ref * torch.tensor(w)).sum().backward()
-    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(a.grad.detach().numpy(), b.grad.detach().numpy(), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("key", KEYS, ids=str)
@@ -59,7 +59,7 @@ def test_writing_takes_the_value_in_pytorchs_layout(key):
     a, b = tga.tensor(x), torch.tensor(x)
     a[ours_key] = tga.tensor(v)
     b[torch_key] = torch.tensor(v)
-    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
     # ... and recorded, with the gradients of the base and of the value
     xa, va = tga.tensor(x, requires_grad=True), tga.tensor(v, requires_grad=True)
     xb, vb = torch.tensor(x, requires_grad=True), torch.tensor(v, requires_grad=True)
@@ -70,8 +70,8 @@ def test_writing_takes_the_value_in_pytorchs_layout(key):
     w = np.random.default_rng(4).standard_normal(x.shape)
     (ya * tga.tensor(w)).sum().backward()
     (yb * torch.tensor(w)).sum().backward()
-    np.testing.assert_allclose(xa.grad.numpy(), xb.grad.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(va.grad.numpy(), vb.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(xa.grad.detach().numpy(), xb.grad.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(va.grad.detach().numpy(), vb.grad.detach().numpy(), rtol=1e-12)
 
 
 def test_a_broadcast_value_is_read_in_pytorchs_layout():
@@ -80,7 +80,7 @@ def test_a_broadcast_value_is_read_in_pytorchs_layout():
     a, b = tga.tensor(x), torch.tensor(x)
     a[0, :, tga.tensor(I)] = tga.tensor(v)
     b[0, :, torch.tensor(I)] = torch.tensor(v)
-    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
 
 
 def test_a_compiled_step_reads_the_same_layout():
@@ -105,4 +105,4 @@ def test_a_compiled_store_writes_the_same_layout():
         step(tga.tensor(ids), tga.tensor(v))
         ref = np.zeros((3, 4), np.float32)
         ref[:, ids] = v
-        np.testing.assert_array_equal(w.numpy()[0], ref)
+        np.testing.assert_array_equal(w.detach().numpy()[0], ref)

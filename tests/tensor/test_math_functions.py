@@ -125,10 +125,10 @@ def test_values_and_dtypes_match_pytorch(name, device, rng):
     torch = pytest.importorskip("torch")
     x = rand(rng, 3, 4, device=device, requires_grad=False, low=0.2)
     ours = OPS[name](x, device, tga)
-    theirs = OPS[name](torch.from_numpy(x.numpy().copy()), device, torch)
+    theirs = OPS[name](torch.from_numpy(x.detach().numpy().copy()), device, torch)
     assert ours.shape == tuple(theirs.shape)
     assert ours.dtype.name == str(theirs.dtype).replace("torch.", "")
-    close(ours, theirs.numpy(), atol=1e-12, rtol=1e-10)
+    close(ours, theirs.detach().numpy(), atol=1e-12, rtol=1e-10)
 
 
 @contextlib.contextmanager
@@ -158,7 +158,7 @@ def test_second_order_matches_finite_differences(name, decomposed, device, rng):
         return g
 
     with _mode(decomposed):
-        close(grad_of(x), grad_of(x, create_graph=False).numpy(), atol=1e-12, rtol=1e-10)
+        close(grad_of(x), grad_of(x, create_graph=False).detach().numpy(), atol=1e-12, rtol=1e-10)
         assert tga.gradcheck(grad_of, x)
 
 
@@ -173,14 +173,14 @@ def test_float_functions_of_integers_give_float32(name, device):
         ours = getattr(tga, name)(tga.tensor([0, 1, 2], device=device))
     theirs = getattr(torch, name)(torch.tensor([0, 1, 2]))
     assert ours.dtype == np.float32, (name, ours.dtype)
-    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-6, rtol=1e-6)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), atol=1e-6, rtol=1e-6)
 
 
 def test_integer_results_stay_integers(device):
     a = tga.tensor([-7, -3, 0, 5, 9], device=device)
     assert a.trunc().dtype == np.int64 and a.square().dtype == np.int64
-    np.testing.assert_array_equal(a.fmod(4).numpy(), np.fmod([-7, -3, 0, 5, 9], 4))
-    np.testing.assert_array_equal(tga.remainder(a, 4).numpy(), np.remainder([-7, -3, 0, 5, 9], 4))
+    np.testing.assert_array_equal(a.fmod(4).detach().numpy(), np.fmod([-7, -3, 0, 5, 9], 4))
+    np.testing.assert_array_equal(tga.remainder(a, 4).detach().numpy(), np.remainder([-7, -3, 0, 5, 9], 4))
 
 
 # -- the values PyTorch gives at the edges --------------------------------------------------
@@ -193,12 +193,14 @@ def test_special_values_match_pytorch(device):
                      "log1p", "expm1", "trunc", "frac", "erfinv", "logcumsumexp"]:  # fmt: skip
             ours = getattr(x, name)(0) if name == "logcumsumexp" else getattr(x, name)()
             theirs = getattr(t, name)(0) if name == "logcumsumexp" else getattr(t, name)()
-            np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=0, err_msg=name)
-        np.testing.assert_array_equal(np.signbit(x.copysign(-0.0).numpy()), np.ones(len(vals), bool))
-        np.testing.assert_allclose(x.logaddexp(x).numpy(), t.logaddexp(t).numpy(), rtol=1e-12)
-        np.testing.assert_allclose(x.fmod(-1.5).numpy(), t.fmod(-1.5).numpy(), rtol=1e-12)
-        np.testing.assert_array_equal(x.isclose(x, equal_nan=True).numpy(), t.isclose(t, equal_nan=True).numpy())
-        np.testing.assert_array_equal(x.isclose(x).numpy(), t.isclose(t).numpy())
+            np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12, atol=0, err_msg=name)
+        np.testing.assert_array_equal(np.signbit(x.copysign(-0.0).detach().numpy()), np.ones(len(vals), bool))
+        np.testing.assert_allclose(x.logaddexp(x).detach().numpy(), t.logaddexp(t).detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(x.fmod(-1.5).detach().numpy(), t.fmod(-1.5).detach().numpy(), rtol=1e-12)
+        np.testing.assert_array_equal(
+            x.isclose(x, equal_nan=True).detach().numpy(), t.isclose(t, equal_nan=True).detach().numpy()
+        )
+        np.testing.assert_array_equal(x.isclose(x).detach().numpy(), t.isclose(t).detach().numpy())
 
 
 def test_log1p_and_expm1_keep_tiny_float32_arguments():
@@ -213,20 +215,20 @@ def test_log1p_and_expm1_keep_tiny_float32_arguments():
 def test_logical_functions_give_bools(device):
     a = tga.tensor([0, 1, 2, 0], device=device)
     b = tga.tensor([True, True, False, False], device=device)
-    np.testing.assert_array_equal(a.logical_not().numpy(), [True, False, False, True])
-    np.testing.assert_array_equal(tga.logical_and(a, b).numpy(), [False, True, False, False])
-    np.testing.assert_array_equal(a.logical_or(b).numpy(), [True, True, True, False])
-    np.testing.assert_array_equal(tga.logical_xor(a, b).numpy(), [True, False, True, False])
+    np.testing.assert_array_equal(a.logical_not().detach().numpy(), [True, False, False, True])
+    np.testing.assert_array_equal(tga.logical_and(a, b).detach().numpy(), [False, True, False, False])
+    np.testing.assert_array_equal(a.logical_or(b).detach().numpy(), [True, True, True, False])
+    np.testing.assert_array_equal(tga.logical_xor(a, b).detach().numpy(), [True, False, True, False])
 
 
 def test_nonzero_both_forms(device):
     torch = pytest.importorskip("torch")
     a = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]])
     x, t = Tensor(a, device=device), torch.from_numpy(a)
-    np.testing.assert_array_equal(x.nonzero().numpy(), t.nonzero().numpy())
+    np.testing.assert_array_equal(x.nonzero().detach().numpy(), t.nonzero().detach().numpy())
     assert x.nonzero().dtype == np.int64
     for ours, theirs in zip(tga.nonzero(x, as_tuple=True), torch.nonzero(t, as_tuple=True)):
-        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+        np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
     assert tuple(tga.tensor(0.0, device=device).nonzero().shape) == tuple(torch.tensor(0.0).nonzero().shape)
 
 
@@ -236,8 +238,8 @@ def test_cummax_indices_take_the_latest_tie_and_nans(device):
     x, t = Tensor(a, device=device), torch.from_numpy(a)
     for op in ("cummax", "cummin"):
         ours, theirs = getattr(x, op)(1), getattr(t, op)(1)
-        np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())
-        np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+        np.testing.assert_array_equal(ours.indices.detach().numpy(), theirs.indices.detach().numpy())
+        np.testing.assert_array_equal(ours.values.detach().numpy(), theirs.values.detach().numpy())
     i = tga.tensor([3, 1, 4, 1, 5], device=device)
     assert i.cummax(0).values.tolist() == [3, 3, 4, 4, 5]
 
@@ -261,8 +263,8 @@ def test_scatter_reduce_amax_shares_the_gradient_among_ties(device):
     x.scatter_reduce(0, _idx(ix, device), src, "amax").sum().backward()
     tx, ts = torch.tensor(a, requires_grad=True), torch.tensor(s, requires_grad=True)
     tx.scatter_reduce(0, torch.tensor(ix), ts, "amax").sum().backward()
-    close(x.grad, tx.grad.numpy())
-    close(src.grad, ts.grad.numpy())
+    close(x.grad, tx.grad.detach().numpy())
+    close(src.grad, ts.grad.detach().numpy())
 
 
 def test_errors_name_the_op(device):
@@ -297,10 +299,10 @@ def test_normal_draws_from_the_library_generator(device):
     a = tga.normal(2.0, 0.5, size=(2000,), device=device)
     assert abs(a.mean().item() - 2.0) < 0.05 and abs(a.std().item() - 0.5) < 0.05
     tga.manual_seed(3)
-    assert np.array_equal(tga.normal(2.0, 0.5, size=(2000,), device=device).numpy(), a.numpy())
+    assert np.array_equal(tga.normal(2.0, 0.5, size=(2000,), device=device).detach().numpy(), a.detach().numpy())
     m = Tensor(np.array([0.0, 10.0, -10.0]), device=device)
     s = Tensor(np.array([0.0, 1e-9, 1e-9]), device=device)
-    close(tga.normal(m, s), m.numpy(), atol=1e-6)
+    close(tga.normal(m, s), m.detach().numpy(), atol=1e-6)
     assert tga.normal(m, 1.0).shape == (3,) and tga.normal(0.0, s).shape == (3,)
 
 
@@ -315,7 +317,7 @@ def test_activation_modules_match_pytorch(name, kwargs, rng):
     torch = pytest.importorskip("torch")
     a = rng.standard_normal((3, 5)) * 4
     ours, theirs = getattr(nn, name)(**kwargs), getattr(torch.nn, name)(**kwargs)
-    close(ours(Tensor(a)), theirs(torch.from_numpy(a)).numpy(), atol=1e-12, rtol=1e-10)
+    close(ours(Tensor(a)), theirs(torch.from_numpy(a)).detach().numpy(), atol=1e-12, rtol=1e-10)
     assert repr(ours).startswith(name)
 
 
@@ -351,7 +353,7 @@ def test_unfold_windows_and_errors_as_pytorch(device):
     torch = pytest.importorskip("torch")
     a = np.arange(27.0).reshape(3, 3, 3)
     for args in [(2, 2, 8), (1, 0, 8), (-1, 2, 1), (0, 3, 1)]:
-        close(Tensor(a, device=device).unfold(*args), torch.from_numpy(a).unfold(*args).numpy())
+        close(Tensor(a, device=device).unfold(*args), torch.from_numpy(a).unfold(*args).detach().numpy())
     with pytest.raises(RuntimeError, match="unfold"):
         Tensor(np.zeros(8), device=device).unfold(0, 9, 3)
     with pytest.raises(IndexError):
@@ -398,9 +400,9 @@ def test_where_method_is_torch_where_with_self_as_the_taken_value(device):
     w = np.arange(6.0).reshape(2, 3) + 1
     ga, gb = tga.grad((out * Tensor(w, device=device)).sum(), [a, b])
     tga_, tgb = torch.autograd.grad((tout * torch.tensor(w)).sum(), [ta, tb])
-    close(ga, tga_.numpy())
-    close(gb, tgb.numpy())
-    close(a.where(tga.tensor(c, device=device), 7.5), torch.tensor(x).where(torch.tensor(c), 7.5).numpy())
+    close(ga, tga_.detach().numpy())
+    close(gb, tgb.detach().numpy())
+    close(a.where(tga.tensor(c, device=device), 7.5), torch.tensor(x).where(torch.tensor(c), 7.5).detach().numpy())
 
 
 # -- sinc at 0, where the OpInfo entry draws no inputs -----------------------------------
@@ -416,7 +418,7 @@ def test_sinc_at_zero_value_and_derivatives():
         y = x.sinc()
         (g,) = m.autograd.grad(y.sum(), [x], create_graph=True)
         (gg,) = m.autograd.grad(g.sum(), [x])
-        out += [y.detach().numpy(), g.detach().numpy(), gg.numpy()]
+        out += [y.detach().numpy(), g.detach().numpy(), gg.detach().numpy()]
     np.testing.assert_array_equal(got[0], [1.0, 1.0, 1.0, 1.0, 2 / math.pi])
     for o, w in zip(got, want):
         np.testing.assert_allclose(o, w, rtol=1e-12, equal_nan=True)
@@ -451,7 +453,7 @@ def test_binary_ops_at_special_values_as_pytorch(name):
         s = grads[0].sum() * 2.0 + (grads[1] * 3.0).sum()
         seconds = m.autograd.grad(s, ts, allow_unused=True) if s.requires_grad else (None, None)
         out += [y.detach().numpy()] + [g.detach().numpy() for g in grads]
-        out += [np.zeros(a.size) if h is None else h.numpy() for h in seconds]
+        out += [np.zeros(a.size) if h is None else h.detach().numpy() for h in seconds]
     for what, o, w in zip(("value", "gradient a", "gradient b", "second a", "second b"), got, want):
         bad = ~np.isclose(o, w, rtol=1e-12, atol=0, equal_nan=True)
         assert not bad.any(), (

@@ -37,7 +37,7 @@ def _pair(seed: int) -> tuple[object, tga.Generator]:
 
 
 def _same(ours: tga.Tensor, theirs: object) -> None:
-    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
 
 
 def _close_normals(ours: np.ndarray, theirs: np.ndarray, mean: float, std: float) -> None:
@@ -72,7 +72,7 @@ def test_randn_and_normal_are_pytorchs(seed, shape, name, tdt):
              torch.zeros(*shape, dtype=tdt).normal_(mean, std, generator=tg), mean, std),
         ]:  # fmt: skip
             if name == "float32" and ours.numel() >= 16:
-                _close_normals(ours.numpy(), theirs.numpy(), m, s)
+                _close_normals(ours.detach().numpy(), theirs.detach().numpy(), m, s)
             else:
                 _same(ours, theirs)
 
@@ -81,7 +81,10 @@ def test_float32_normals_are_mostly_bit_identical():
     """The measurement behind the tolerance above: most float32 normals of 16 or more are
     PyTorch's bits, the others a unit or two off."""
     tg, g = _pair(5)
-    ours, theirs = tga.randn(16 * 4000, generator=g).numpy(), torch.randn(16 * 4000, generator=tg).numpy()
+    ours, theirs = (
+        tga.randn(16 * 4000, generator=g).detach().numpy(),
+        torch.randn(16 * 4000, generator=tg).detach().numpy(),
+    )
     assert (ours == theirs).mean() > 0.85
     ulps = np.abs(ours - theirs) / np.spacing(np.maximum(np.abs(theirs), np.float32(1)))
     assert ulps.max() <= 4
@@ -155,9 +158,9 @@ def test_multinomial_is_pytorchs(seed, replacement):
     tg, g = _pair(seed)
     for dtype in ("float32", "float64"):
         for k in sorted({1, 2, cats}):
-            ours = tga.multinomial(tga.tensor(p, dtype=dtype), k, replacement, generator=g).numpy()
+            ours = tga.multinomial(tga.tensor(p, dtype=dtype), k, replacement, generator=g).detach().numpy()
             theirs = torch.multinomial(torch.tensor(p, dtype=getattr(torch, dtype)), k, replacement, generator=tg)
-            theirs = theirs.numpy()
+            theirs = theirs.detach().numpy()
             # without replacement, categories of weight 0 come last, in an order of PyTorch's sort (ties)
             ties = 0 if replacement else max(0, k - int((p > 0).sum(1).min()))
             np.testing.assert_array_equal(ours[:, : k - ties], theirs[:, : k - ties])
@@ -193,7 +196,7 @@ def test_the_global_generator_is_pytorchs_and_interleaves():
         _same(tga.empty((), dtype=tga.int64).random_(), torch.empty((), dtype=torch.int64).random_())
         _same(tga.multinomial(tga.tensor([0.2, 0.3, 0.5]), 2), torch.multinomial(torch.tensor([0.2, 0.3, 0.5]), 2))
         assert tga.initial_seed() == torch.initial_seed()
-        np.testing.assert_array_equal(tga.get_rng_state().numpy(), torch.get_rng_state().numpy())
+        np.testing.assert_array_equal(tga.get_rng_state().detach().numpy(), torch.get_rng_state().detach().numpy())
 
 
 def test_generators_are_independent_of_the_default_one():
@@ -214,22 +217,22 @@ def test_generators_are_independent_of_the_default_one():
 @pytest.mark.parametrize("seed", [0, 7, 2**33 + 1, -1])
 def test_state_bytes_are_pytorchs_both_ways(seed):
     g, tg = tga.Generator().manual_seed(seed), torch.Generator().manual_seed(seed)
-    np.testing.assert_array_equal(g.get_state().numpy(), tg.get_state().numpy())
+    np.testing.assert_array_equal(g.get_state().detach().numpy(), tg.get_state().detach().numpy())
     for draw in (lambda m, gen: m.randn(3, dtype=m.float64, generator=gen),  # (leaves a cached normal)
                  lambda m, gen: m.rand(5, generator=gen), lambda m, gen: m.randperm(700, generator=gen)):  # fmt: skip
         draw(tga, g)
         draw(torch, tg)
         state = g.get_state()
         assert state.dtype == np.uint8 and state.shape == (5056,)
-        np.testing.assert_array_equal(state.numpy(), tg.get_state().numpy())
+        np.testing.assert_array_equal(state.detach().numpy(), tg.get_state().detach().numpy())
     saved = g.get_state()
     a = tga.randn(5, dtype=tga.float64, generator=g)  # (the cached normal is part of the state)
     theirs = torch.Generator()
-    theirs.set_state(torch.from_numpy(saved.numpy()))
+    theirs.set_state(torch.from_numpy(saved.detach().numpy()))
     _same(a, torch.randn(5, dtype=torch.float64, generator=theirs))
     g.set_state(saved)
     _same(tga.randn(5, dtype=tga.float64, generator=g), a)
-    ours = tga.Generator().set_state(tga.tensor(tg.get_state().numpy()))
+    ours = tga.Generator().set_state(tga.tensor(tg.get_state().detach().numpy()))
     _same(tga.rand(9, generator=ours), torch.rand(9, generator=tg))
     with pytest.raises(RuntimeError, match="5056"):
         ours.set_state(tga.zeros(10, dtype=tga.uint8))
@@ -267,8 +270,8 @@ def test_data_loader_draws_are_pytorchs():
 
 def test_every_device_draws_the_same_numbers(device):
     g = tga.Generator().manual_seed(4)
-    a = tga.randn(40, generator=g, device=device).numpy()
-    b = tga.randn(40, generator=tga.Generator().manual_seed(4)).numpy()
+    a = tga.randn(40, generator=g, device=device).detach().numpy()
+    b = tga.randn(40, generator=tga.Generator().manual_seed(4)).detach().numpy()
     np.testing.assert_array_equal(np.asarray(a), b)
 
 

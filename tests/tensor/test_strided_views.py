@@ -62,13 +62,13 @@ def test_values_and_memory_as_pytorchs(name, layout):
     x, tx, v, tv = _pair(layout)
     r, tr = f(v), f(tv)
     assert tuple(r.shape) == tuple(tr.shape)
-    np.testing.assert_array_equal(r.numpy(), tr.numpy())
+    np.testing.assert_array_equal(r.detach().numpy(), tr.detach().numpy())
     assert shares_memory(r, x) == torch_shares_memory(tr, tx)
     assert r.numel() == 0 or shares_memory(r, x)  # a view wherever it has elements
     # a change of the input shows in the view
     x.mul_(-2.0)
     tx.mul_(-2.0)
-    np.testing.assert_array_equal(r.numpy(), tr.numpy())
+    np.testing.assert_array_equal(r.detach().numpy(), tr.detach().numpy())
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
@@ -81,10 +81,10 @@ def test_a_write_through_the_view_reaches_the_input(name, layout):
         return
     r.add_(1000.0)
     tr.add_(1000.0)
-    np.testing.assert_array_equal(x.numpy(), tx.numpy())
+    np.testing.assert_array_equal(x.detach().numpy(), tx.detach().numpy())
     r[..., :1] = -7.0
     tr[..., :1] = -7.0
-    np.testing.assert_array_equal(x.numpy(), tx.numpy())
+    np.testing.assert_array_equal(x.detach().numpy(), tx.detach().numpy())
 
 
 @pytest.mark.parametrize("grad", [False, True])
@@ -119,7 +119,7 @@ def test_in_place_on_the_view_then_backward_as_pytorch(name, layout):
     w = np.linspace(-1.0, 1.0, h.numel()).reshape(tuple(h.shape))
     (h * h * Tensor(w)).sum().backward()
     (th * th * torch.from_numpy(w)).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.detach().numpy(), tx.grad.detach().numpy(), rtol=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -143,7 +143,7 @@ def test_overlapping_windows_sum_their_gradients_as_pytorchs():
     for t in (x, tx):
         u = t.T.unfold(0, 3, 1)  # (5, 4, 3): the middle rows in three windows each
         (u * u.cos()).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.detach().numpy(), tx.grad.detach().numpy(), rtol=1e-12)
 
 
 @pytest.mark.parametrize("f", [_diag(0, 0, 2), _diag(-1, 2, 0), _unfold(1, 2, 1), _unfold(2, 2, 3)])
@@ -169,19 +169,19 @@ def test_a_view_used_after_its_base_changed_sees_the_new_values_and_gradient(f):
         v = f(h)
         h.mul_(3.0)
         (v * v).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.detach().numpy(), tx.grad.detach().numpy(), rtol=1e-12)
 
 
 def _check_replay(fn, x, rng):
     prog = tga.jit.trace(fn, x)
     new = Tensor(rng.standard_normal(x.shape), device=x.device, requires_grad=True)
     out = prog(new)
-    got = new.grad.numpy()
+    got = new.grad.detach().numpy()
     new.grad = None
     ref = fn(new)
     ref.backward()
     np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-12)
-    np.testing.assert_allclose(got, new.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(got, new.grad.detach().numpy(), rtol=1e-12)
     return prog
 
 
@@ -248,7 +248,7 @@ def test_a_window_of_overlapping_windows_changes_in_place_as_pytorch(change):
         (h * h * h).sum().backward()
         values.append(h.detach().numpy())
     np.testing.assert_array_equal(values[0], values[1])
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.detach().numpy(), tx.grad.detach().numpy(), rtol=1e-12)
 
 
 def test_two_overlapping_windows_changed_at_once_raise():
@@ -264,6 +264,6 @@ def test_without_grad_a_window_changes_and_two_overlapping_ones_raise():
         u = t.unfold(0, 3, 1)
         u[2].mul_(10.0)
         u[..., 1].add_(0.5)
-    np.testing.assert_array_equal(x.numpy(), tx.numpy())
+    np.testing.assert_array_equal(x.detach().numpy(), tx.detach().numpy())
     with pytest.raises(RuntimeError, match=r"add_: .*unfold.*overlap"):
         x.unfold(0, 3, 1)[1:3].add_(1.0)

@@ -180,7 +180,9 @@ def test_post_accumulate_grad_hook_as_pytorch() -> None:
     for name, lib in (("ours", tga), ("torch", torch)):
         calls: list = []
         w = lib.tensor([1.0, -2.0], requires_grad=True)
-        handle = w.register_post_accumulate_grad_hook(lambda p, calls=calls: calls.append(p.grad.numpy().tolist()))
+        handle = w.register_post_accumulate_grad_hook(
+            lambda p, calls=calls: calls.append(p.grad.detach().numpy().tolist())
+        )
         (w * w).sum().backward()
         (w * 3).sum().backward()
         handle.remove()

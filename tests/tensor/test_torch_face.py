@@ -72,7 +72,7 @@ def test_data_clone_is_a_copy_and_numpy_shares_on_the_cpu(device):
     c = p.data.clone()
     c.fill_(5.0)
     assert p.tolist() == [1.0, 1.0, 1.0] and not c.requires_grad
-    a = p.data.numpy()
+    a = p.data.detach().numpy()
     a[...] = 7.0  # PyTorch's numpy() is the CPU tensor's own memory; of another device's array, a copy
     assert p.tolist() == ([7.0] * 3 if isinstance(p._data, np.ndarray) else [1.0] * 3)
 
@@ -272,7 +272,7 @@ def test_typed_constructors_match_torch(name, dtype):
         a, b = ours(*args), theirs(*args)
         assert a.shape == tuple(b.shape) and str(a.dtype) == f"torch.{dtype}", (name, args)
         if args and isinstance(args[0], list):
-            np.testing.assert_array_equal(a.numpy(), b.numpy())
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
     assert ours(np.array([1.0, 2.0])).dtype == np.dtype(dtype)
     assert isinstance(ours([1]), ours) and not isinstance(Tensor(np.zeros(1, np.complex64)), ours)
     assert ours(tga.ones(2).size()).shape == (2,)
@@ -286,7 +286,7 @@ def test_dtype_spellings_match_torch(method):
     for a in (values, values.astype(np.int64), values > 0):
         ours, theirs = getattr(tga.tensor(a), method)(), getattr(torch.tensor(a), method)()
         assert str(ours.dtype) == str(theirs.dtype)
-        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+        np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
 
 
 def test_typed_constructor_refuses_a_tensor_of_another_dtype():
@@ -312,7 +312,7 @@ def test_to_signatures_match_torch():
     for f, what in cases:
         a, b = f(tga, x), f(torch, tx)
         assert str(a.dtype) == str(b.dtype), what
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
         assert (a is x) == (b is tx), what  # itself where nothing changes, as PyTorch
     with pytest.raises(TypeError, match="to"):
         x.to("cpu", tga.float32, False, False, "extra")
@@ -379,7 +379,7 @@ def test_zero_grad_set_to_none_false_keeps_zeroed_tensors(owner):
         lin.zero_grad(set_to_none=False)
     else:
         tga.optim.Adam(lin.parameters()).zero_grad(set_to_none=False)
-    assert all(p.grad is g and (g.numpy() == 0).all() for p, g in zip(lin.parameters(), grads))
+    assert all(p.grad is g and (g.detach().numpy() == 0).all() for p, g in zip(lin.parameters(), grads))
     lin(Tensor(np.ones((1, 2), np.float32))).sum().backward()  # accumulates into the zeros
     assert lin.bias.grad.tolist() == [1.0, 1.0]
 

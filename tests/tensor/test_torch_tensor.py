@@ -298,10 +298,10 @@ def test_same_values_and_gradients_as_torch(case):
     g_loss.backward()
     for i, (tx, gx) in enumerate(zip(t_in, g_in)):
         if tx.grad is None:
-            assert gx.grad is None or not np.any(gx.grad.numpy()), (case, i)
+            assert gx.grad is None or not np.any(gx.grad.detach().numpy()), (case, i)
             continue
         assert gx.grad is not None, (case, i)
-        np.testing.assert_allclose(gx.grad.numpy(), tx.grad.numpy(), rtol=1e-9, atol=1e-10,
+        np.testing.assert_allclose(gx.grad.detach().numpy(), tx.grad.detach().numpy(), rtol=1e-9, atol=1e-10,
                                    err_msg=f"{case}: gradient of input {i}")  # fmt: skip
 
 
@@ -311,7 +311,7 @@ def test_named_tuples_have_values_and_indices():
         assert isinstance(r.values, tga.Tensor) and isinstance(r.indices, tga.Tensor)
         v, i = r
         assert v is r.values and i is r.indices and i.dtype == np.int64
-    np.testing.assert_array_equal(x.max(dim=1).indices.numpy(), [1, 0])
+    np.testing.assert_array_equal(x.max(dim=1).indices.detach().numpy(), [1, 0])
 
 
 def test_spelling_decides_where_torch_and_numpy_differ():
@@ -325,23 +325,23 @@ def test_spelling_decides_where_torch_and_numpy_differ():
     assert isinstance(x.max(axis=1, keepdim=True), tga.Tensor)  # axis= spelled: values (tinygrad's spelling)
     assert isinstance(x.max(1, keepdims=True), tga.Tensor)  # keepdims= is NumPy's keyword
     assert x.min(axis=0, keepdim=True).shape == (1, 4) and x.min(0, keepdim=True).indices.shape == (1, 4)
-    np.testing.assert_allclose(x.var(1).numpy(), a.var(1, ddof=1))  # positional: PyTorch's unbiased
-    np.testing.assert_allclose(x.std(1).numpy(), a.std(1, ddof=1))
-    np.testing.assert_allclose(x.var(0, True).numpy(), a.var(0, ddof=1))  # (dim, unbiased), as PyTorch
-    np.testing.assert_allclose(x.var(0, False).numpy(), a.var(0))
-    np.testing.assert_allclose(x.var(1, keepdim=True).numpy().ravel(), a.var(1, ddof=1))  # PyTorch's keyword
-    np.testing.assert_allclose(x.std(axis=1, keepdim=True).numpy().ravel(), a.std(1))
-    np.testing.assert_allclose(x.var(1, ddof=0).numpy(), a.var(1))
+    np.testing.assert_allclose(x.var(1).detach().numpy(), a.var(1, ddof=1))  # positional: PyTorch's unbiased
+    np.testing.assert_allclose(x.std(1).detach().numpy(), a.std(1, ddof=1))
+    np.testing.assert_allclose(x.var(0, True).detach().numpy(), a.var(0, ddof=1))  # (dim, unbiased), as PyTorch
+    np.testing.assert_allclose(x.var(0, False).detach().numpy(), a.var(0))
+    np.testing.assert_allclose(x.var(1, keepdim=True).detach().numpy().ravel(), a.var(1, ddof=1))  # PyTorch's keyword
+    np.testing.assert_allclose(x.std(axis=1, keepdim=True).detach().numpy().ravel(), a.std(1))
+    np.testing.assert_allclose(x.var(1, ddof=0).detach().numpy(), a.var(1))
     with pytest.raises(TypeError, match="max: got both axis=1 and dim=1"):
         x.max(1, axis=1)
-    np.testing.assert_allclose(x.var(axis=1).numpy(), a.var(1))  # NumPy: population
-    np.testing.assert_allclose(x.var(dim=1).numpy(), a.var(1, ddof=1))  # PyTorch: unbiased
-    np.testing.assert_allclose(x.var().numpy(), a.var(ddof=1))  # no dim: PyTorch's unbiased variance
-    np.testing.assert_allclose(x.var(unbiased=True).numpy(), a.var(ddof=1))
-    np.testing.assert_allclose(tga.var(x).numpy(), a.var(ddof=1))  # the free function is the same rule
-    np.testing.assert_allclose(tga.std(x, 1).numpy(), x.std(1).numpy())
-    np.testing.assert_allclose(tga.var(x, axis=0).numpy(), a.var(0))
-    np.testing.assert_allclose(x.std(dim=0, correction=0).numpy(), a.std(0))
+    np.testing.assert_allclose(x.var(axis=1).detach().numpy(), a.var(1))  # NumPy: population
+    np.testing.assert_allclose(x.var(dim=1).detach().numpy(), a.var(1, ddof=1))  # PyTorch: unbiased
+    np.testing.assert_allclose(x.var().detach().numpy(), a.var(ddof=1))  # no dim: PyTorch's unbiased variance
+    np.testing.assert_allclose(x.var(unbiased=True).detach().numpy(), a.var(ddof=1))
+    np.testing.assert_allclose(tga.var(x).detach().numpy(), a.var(ddof=1))  # the free function is the same rule
+    np.testing.assert_allclose(tga.std(x, 1).detach().numpy(), x.std(1).detach().numpy())
+    np.testing.assert_allclose(tga.var(x, axis=0).detach().numpy(), a.var(0))
+    np.testing.assert_allclose(x.std(dim=0, correction=0).detach().numpy(), a.std(0))
     assert (
         x.squeeze(1).shape == x.shape and tga.squeeze(x, 0).shape == x.shape
     )  # PyTorch: a dim not of length 1 is left
@@ -349,7 +349,7 @@ def test_spelling_decides_where_torch_and_numpy_differ():
     with pytest.raises(ValueError, match="squeeze: axis 1 has size 4"):
         x.squeeze(axis=1)
     assert isinstance(x.sort(1), tuple) and isinstance(x.sort(axis=1), tga.Tensor)
-    np.testing.assert_array_equal(tga.tril(x, k=1).numpy(), np.tril(a, 1))  # the first name of the offset
+    np.testing.assert_array_equal(tga.tril(x, k=1).detach().numpy(), np.tril(a, 1))  # the first name of the offset
     with pytest.raises(TypeError, match="sum: got both axis=0 and dim=1"):
         x.sum(axis=0, dim=1)
     with pytest.raises(TypeError, match="var: pass correction= or unbiased="):
@@ -362,14 +362,14 @@ def test_positional_axes_match_pytorch():
     x, t = tga.tensor(a), torch.tensor(a)
     for f in (lambda m: m.max(1), lambda m: m.min(0, True), lambda m: m.sort(1), lambda m: m.max(dim=0)):
         (v, i), (tv, ti) = f(x), f(t)
-        np.testing.assert_allclose(v.numpy(), tv.numpy())
-        np.testing.assert_array_equal(i.numpy(), ti.numpy())
+        np.testing.assert_allclose(v.detach().numpy(), tv.detach().numpy())
+        np.testing.assert_array_equal(i.detach().numpy(), ti.detach().numpy())
     for f in (lambda m: m.var(), lambda m: m.std(1), lambda m: m.var(0, True), lambda m: m.var(1, False, True),
               lambda m: m.std(0, keepdim=True), lambda m: m.var(False)):  # fmt: skip
-        np.testing.assert_allclose(f(x).numpy(), f(t).numpy())
+        np.testing.assert_allclose(f(x).detach().numpy(), f(t).detach().numpy())
     for m, tm in ((tga, torch),):
-        np.testing.assert_allclose(m.var(x, 1).numpy(), tm.var(t, 1).numpy())
-        np.testing.assert_allclose(m.std(x, 0, True).numpy(), tm.std(t, 0, True).numpy())
+        np.testing.assert_allclose(m.var(x, 1).detach().numpy(), tm.var(t, 1).detach().numpy())
+        np.testing.assert_allclose(m.std(x, 0, True).detach().numpy(), tm.std(t, 0, True).detach().numpy())
         assert isinstance(m.min(x, 1), tuple)
     z, tz = tga.tensor(3.0), torch.tensor(3.0)  # dim=0 of a 0-d tensor: itself and index 0
     assert z.max(dim=0).values.item() == tz.max(dim=0).values.item() and z.max(dim=0).indices.item() == 0
@@ -415,7 +415,7 @@ def test_factories_match_torch(case):
     if isinstance(t, torch.Tensor):
         assert g.shape == tuple(t.shape)
         assert g.dtype.name == _dtype_name(t.dtype), (g.dtype, t.dtype)
-        np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(), rtol=1e-6)
     else:
         assert list(t) == list(g)
 
@@ -424,13 +424,13 @@ def test_random_factories_match_torch_in_shape_and_dtype():
     tga.manual_seed(1)
     a = tga.rand(2, 3)
     tga.manual_seed(1)
-    assert np.array_equal(a.numpy(), tga.rand(2, 3).numpy())  # the one seed holds for these too
+    assert np.array_equal(a.detach().numpy(), tga.rand(2, 3).detach().numpy())  # the one seed holds for these too
     for make in (lambda m: m.rand(2, 3), lambda m: m.randn((4,), dtype=m.float64), lambda m: m.randint(0, 10, (3, 2)),
                  lambda m: m.randint(5, (7,)), lambda m: m.randint(high=4, size=(2,)), lambda m: m.rand_like(m.zeros(2, 2)),
                  lambda m: m.randn_like(m.zeros(3, dtype=m.float64))):  # fmt: skip
         t, g = make(torch), make(tga)
         assert g.shape == tuple(t.shape) and g.dtype.name == _dtype_name(t.dtype)
-    r = tga.randint(3, 6, (1000,)).numpy()
+    r = tga.randint(3, 6, (1000,)).detach().numpy()
     assert r.min() == 3 and r.max() == 5
     x = tga.randn(3, requires_grad=True)
     assert x.requires_grad and x.is_leaf
@@ -505,11 +505,11 @@ def test_multinomial_and_bernoulli_draw_as_torch_does():
     p = tga.tensor([[0.0, 0.2, 0.8], [1.0, 0.0, 0.0]])
     draws = tga.multinomial(p, 500, replacement=True)
     torch.manual_seed(0)
-    t_draws = torch.multinomial(torch.tensor(p.numpy()), 500, replacement=True)
-    np.testing.assert_array_equal(draws.numpy(), t_draws.numpy())  # the same seed, the same draws
+    t_draws = torch.multinomial(torch.tensor(p.detach().numpy()), 500, replacement=True)
+    np.testing.assert_array_equal(draws.detach().numpy(), t_draws.detach().numpy())  # the same seed, the same draws
     assert draws.shape == tuple(t_draws.shape) and draws.dtype.name == _dtype_name(t_draws.dtype)
-    counts = np.bincount(draws.numpy()[0], minlength=3)
-    assert counts[0] == 0 and 300 < counts[2] < 480 and (draws.numpy()[1] == 0).all()
+    counts = np.bincount(draws.detach().numpy()[0], minlength=3)
+    assert counts[0] == 0 and 300 < counts[2] < 480 and (draws.detach().numpy()[1] == 0).all()
     one = tga.multinomial(tga.tensor([0.1, 0.5, 0.4]), 3)
     assert sorted(one.tolist()) == [0, 1, 2]  # without replacement: each category once
     with pytest.raises(RuntimeError, match="multinomial: cannot sample n_sample > prob_dist"):  # (PyTorch's class)
@@ -562,11 +562,11 @@ def test_free_shape_functions_are_pytorchs_views(name, args):
     a = np.arange(6.0).reshape(2, 3)
     x, tx = tga.tensor(a.copy()), torch.tensor(a.copy())
     y, ty = getattr(tga, name)(x, *args), getattr(torch, name)(tx, *args)
-    np.testing.assert_array_equal(y.numpy(), ty.numpy())
+    np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
     with tga.no_grad():
         x.add_(1.0)
     tx.add_(1.0)
-    np.testing.assert_array_equal(y.numpy(), ty.numpy())  # a view: it shows the change
+    np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())  # a view: it shows the change
     with pytest.raises(TypeError, match=name):
         getattr(tga, name)(a, *args)
 

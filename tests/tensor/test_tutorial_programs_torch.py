@@ -129,7 +129,7 @@ x = torch.tensor([1, 2]); x.mul_(0.5)
 R(torch.arange(5), torch.arange(1, 4, 0.5), torch.arange(0, 1, 0.25).dtype, torch.linspace(0, 1, 5), torch.logspace(0, 2, 3), torch.arange(5.).dtype, torch.eye(2), torch.full((2,), 7), torch.full((2,), 7.).dtype, torch.empty(2, 3).shape, torch.zeros(2, dtype=torch.long))
 """,
     "numpy_roundtrip": """
-a = torch.arange(4.).reshape(2, 2).numpy(); R(type(a).__name__, a.dtype.name, a.flags['C_CONTIGUOUS'], torch.arange(4.).reshape(2,2).t().numpy().flags['C_CONTIGUOUS'])
+a = torch.arange(4.).reshape(2, 2).detach().numpy(); R(type(a).__name__, a.dtype.name, a.flags['C_CONTIGUOUS'], torch.arange(4.).reshape(2,2).t().detach().numpy().flags['C_CONTIGUOUS'])
 """,
     "named_tuple_unpack": """
 x = torch.tensor([[3., 1.], [2., 4.]])

@@ -56,14 +56,14 @@ def test_view_as_a_dtype_of_the_same_size_reads_the_same_bytes(dtype: str, as_dt
     ours = tga.tensor(a).view(getattr(tga, as_dtype))
     theirs = torch.tensor(a).view(getattr(torch, as_dtype))
     assert str(ours.dtype).replace("torch.", "") == str(theirs.dtype).replace("torch.", "")
-    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
 
 
 @pytest.mark.parametrize("change", ["tensor add_", "array +=", "setitem"])
 def test_numpy_shares_memory_with_the_tensor(change: str) -> None:
     def run(lib):
         t = lib.ones(2, 3)
-        n = t.numpy()
+        n = t.detach().numpy()
         if change == "tensor add_":
             t.add_(1)
         elif change == "array +=":

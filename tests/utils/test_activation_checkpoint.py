@@ -36,8 +36,8 @@ def _run(lib, ck, reentrant, input_grad, sequential, segments):
     out = [y.detach().numpy(), y.requires_grad, sorted({str(m.message)[:40] for m in w})]
     if y.requires_grad:
         y.sum().backward()
-        out += [p.grad.numpy() for p in net.parameters() if p.grad is not None]
-        out.append(None if x.grad is None else x.grad.numpy())
+        out += [p.grad.detach().numpy() for p in net.parameters() if p.grad is not None]
+        out.append(None if x.grad is None else x.grad.detach().numpy())
     return out
 
 
