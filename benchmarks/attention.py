@@ -276,7 +276,7 @@ def _check(name: str, got: dict, ref: dict) -> None:
         if n == "y":  # (the contenders return their inputs, whose gradients are checked)
             continue
         gt = got[n].grad
-        arr = gt.numpy() if hasattr(gt, "numpy") else np.asarray(gt)
+        arr = gt.detach().numpy() if hasattr(gt, "numpy") else np.asarray(gt)
         if arr.dtype == object or not np.allclose(arr, r, rtol=2e-3, atol=2e-4):
             raise AssertionError(f"{name}: gradient of {n} differs from the NumPy baseline")
 

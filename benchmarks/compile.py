@@ -262,7 +262,9 @@ def breakdown(only: tuple[str, ...] = (), rounds: int = 7) -> dict[str, dict[str
             table[name] = best
             build_ms = best.get("passes", 0) + best.get("codegen", 0) + best.get("compile", 0)
             recorded = best["trace"] - build_ms
-            print(f"  {name}: trace {ms(best['trace'])} = {best['trace'] / best['eager']:.2f}x eager {ms(best['eager'])}")
+            print(
+                f"  {name}: trace {ms(best['trace'])} = {best['trace'] / best['eager']:.2f}x eager {ms(best['eager'])}"
+            )
             print(f"    step while recording {ms(recorded)} (eager {ms(best['eager'])}): backward "
                   f"{ms(best.get('backward', 0))} (eager {ms(best['eager backward'])}), forward and the rest "
                   f"{ms(recorded - best.get('backward', 0))} (eager {ms(best['eager'] - best['eager backward'])})")  # fmt: skip

@@ -62,7 +62,7 @@ def setup(with_model: bool = False):
 def torch_weights(model) -> dict[str, np.ndarray]:
     """Our GPT's weights under the PyTorch model's names: its attention keeps q, k and v
     as one ``in_proj`` matrix."""
-    sd = {k: np.array(v.numpy() if hasattr(v, "numpy") else v) for k, v in model.state_dict().items()}
+    sd = {k: np.array(v.detach().numpy() if hasattr(v, "numpy") else v) for k, v in model.state_dict().items()}
     out = {}
     for k, v in sd.items():
         if ".self_attn.q_proj." in k:

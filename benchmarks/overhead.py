@@ -75,7 +75,7 @@ def contenders():
 
     for fn in (ours, compiled, compiled):  # (compiled twice: the first call traces, the second replays)
         fn()
-        if not np.allclose(x.grad.numpy(), base(), rtol=1e-4, atol=1e-6):
+        if not np.allclose(x.grad.detach().numpy(), base(), rtol=1e-4, atol=1e-6):
             raise AssertionError("overhead: the chains disagree")
     return {"numpy": base, "ours": ours, "compiled": compiled}
 

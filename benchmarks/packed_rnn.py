@@ -47,6 +47,7 @@ def main(quick: bool = False) -> dict[tuple, dict[str, float]]:
         if torch is not None:
             theirs = getattr(torch.nn, kind)(hidden, hidden, bidirectional=bidir)
             tx = torch.tensor(a, requires_grad=True)
+
             def torch_packed(m=theirs, x=tx, lengths=lengths, tr=torch.nn.utils.rnn):
                 out, _ = m(tr.pack_padded_sequence(x, lengths))
                 tr.pad_packed_sequence(out)[0].sum().backward()

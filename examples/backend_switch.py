@@ -63,7 +63,7 @@ def run(device):
         (out * out).mean().backward()
         out.detach().numpy()  # wait for the device to finish
         times.append(time.perf_counter() - start)
-    grads = {"x": x.grad.numpy(), **{n: p.grad.numpy() for n, p in layer.named_parameters()}}
+    grads = {"x": x.grad.detach().numpy(), **{n: p.grad.detach().numpy() for n, p in layer.named_parameters()}}
     return out.detach().numpy(), grads, float(np.median(times[1:]))
 
 

@@ -57,12 +57,12 @@ print(f"# {len(prog.ops)} ops; {len(backward)} lines of backward make a named gr
 # 2. Replay on a new input: the same numbers as the eager forward + backward.
 x2 = Tensor.randn(B, T, D, requires_grad=True, device=args.device)
 loss = prog(x2)
-got = {n: p.grad.numpy() for n, p in mha.named_parameters()} | {"x": x2.grad.numpy()}
+got = {n: p.grad.detach().numpy() for n, p in mha.named_parameters()} | {"x": x2.grad.detach().numpy()}
 mha.zero_grad()
 x2.grad = None
 eager = loss_of(x2)
 eager.backward()
-want = {n: p.grad.numpy() for n, p in mha.named_parameters()} | {"x": x2.grad.numpy()}
+want = {n: p.grad.detach().numpy() for n, p in mha.named_parameters()} | {"x": x2.grad.detach().numpy()}
 err = max(float(np.abs(got[k] - want[k]).max()) for k in want)
 print(f"replay: loss {loss.item():.6f}, eager {eager.item():.6f}; largest gradient difference {err:.2e}")
 assert err < 1e-5, "the replayed backward differs from eager"

@@ -70,7 +70,7 @@ opt = AdamW(model.parameters(), lr=LR, weight_decay=0.01)
 def evaluate(pairs):
     """Greedy decoding of every prompt at once (they all have one length); exact matches."""
     prompts = np.array([[STOI[c] for c in encode(a, b)[:PROMPT_LEN]] for a, b in pairs])
-    out = model.generate(prompts, ANSWER_LEN, greedy=True).numpy()[:, PROMPT_LEN:]
+    out = model.generate(prompts, ANSWER_LEN, greedy=True).detach().numpy()[:, PROMPT_LEN:]
     got = [int("".join(VOCAB[i] for i in row)[::-1]) for row in out]  # un-reverse the digits
     samples = [(a, b, g) for (a, b), g in zip(pairs, got)]
     return float(np.mean([g == a + b for a, b, g in samples])), samples

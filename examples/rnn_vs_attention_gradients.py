@@ -54,7 +54,7 @@ def gradient_per_position(model, T):
     x = Tensor.randn(BATCH, T, D, dtype=np.float64, requires_grad=True)
     y = model(x)
     (g,) = tga.grad((y * Tensor.randn(*y.shape)).sum(), [x])  # (B, T, D)
-    return np.linalg.norm(g.numpy(), axis=-1).mean(0)  # (T,)
+    return np.linalg.norm(g.detach().numpy(), axis=-1).mean(0)  # (T,)
 
 
 profiles = {}

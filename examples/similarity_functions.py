@@ -88,7 +88,7 @@ for d in tqdm(dims, desc="dimensions"):
         w = s.softmax(-1)
         # how much a small change of the scores still moves the weights: d sum(w * probe) / d s
         (g,) = tga.grad((w * probe).sum(), [s])
-        row[name] = (entropy(w), float(w.amax(-1).mean().item()), float(np.abs(g.numpy()).mean()))
+        row[name] = (entropy(w), float(w.amax(-1).mean().item()), float(np.abs(g.detach().numpy()).mean()))
     rows.append(row)
 
 print(f"\nsoftmax over {n_keys} random keys (uniform weights would have entropy {max_entropy:.2f} nats):")

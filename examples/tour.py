@@ -60,12 +60,12 @@ print(f"gradcheck (float64, finite differences) of every input and weight: {'pas
 mha = BatchFirstAttention(4, 2, bias=False).to(args.device)  # the library's module, given our weights
 for proj, w in zip((mha.q_proj, mha.k_proj, mha.v_proj, mha.out_proj), W):
     proj.weight = Parameter(w.detach().mT)  # Linear stores (out, in): y = x @ weight.T
-xs = [Tensor(x.numpy(), requires_grad=True, device=args.device) for _ in range(2)]
+xs = [Tensor(x.detach().numpy(), requires_grad=True, device=args.device) for _ in range(2)]
 ours, theirs = multi_head_attention(xs[0], *W, n_heads=2), mha(xs[1])
 (ours * ours).sum().backward()
 (theirs * theirs).sum().backward()
 out_diff = np.abs(ours.detach().numpy() - theirs.detach().numpy()).max()
-grad_diff = np.abs(xs[0].grad.numpy() - xs[1].grad.numpy()).max()
+grad_diff = np.abs(xs[0].grad.detach().numpy() - xs[1].grad.detach().numpy()).max()
 diff = float(max(out_diff, grad_diff))
 print(f"against BatchFirstAttention (fused attention): outputs and input gradients agree to {diff:.1e}")
 

@@ -65,7 +65,7 @@ def greedy(src):
     out = np.full((len(src), 1), BOS)
     for _ in range(LENGTH):
         logits = model.decode(out, memory)  # (B, t, DIGITS + 1)
-        out = np.concatenate([out, logits[:, -1].argmax(-1).numpy()[:, None]], axis=1)
+        out = np.concatenate([out, logits[:, -1].argmax(-1).detach().numpy()[:, None]], axis=1)
     return out[:, 1:]
 
 

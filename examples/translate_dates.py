@@ -122,7 +122,7 @@ train_time = time.perf_counter() - start
 
 model.eval()
 ids, weights = model.decode(encode_src(test_texts), OUT_LEN, bos_id=TGT["^"], return_attention=True)
-pred = ["".join(TGT_CHARS[i] for i in row) for row in ids.numpy()]
+pred = ["".join(TGT_CHARS[i] for i in row) for row in ids.detach().numpy()]
 weights = weights.detach().numpy()  # (N, 10, T): one row of weights over the input per output character
 acc = float(np.mean([p == t for p, t in zip(pred, test_isos)]))
 char_acc = float(np.mean([a == b for p, t in zip(pred, test_isos) for a, b in zip(p, t)]))

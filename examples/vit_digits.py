@@ -92,7 +92,7 @@ train_time = time.perf_counter() - start
 
 model.eval()
 with tga.no_grad():
-    pred = model(as_tensor(x_test)).argmax(-1).numpy()
+    pred = model(as_tensor(x_test)).argmax(-1).detach().numpy()
 acc = float((pred == y_test).mean())
 print(f"training took {train_time:.1f}s; test accuracy {acc:.1%} ({int((pred == y_test).sum())}/{len(y_test)})")
 

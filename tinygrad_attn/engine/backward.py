@@ -98,7 +98,8 @@ def unbroadcast(g: Any, shape: tuple, ns: Any) -> Any:
     axes = lead_axes + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
     if axes:
         g = ns.sum(g, axis=axes, keepdims=True)
-    return ns.reshape(g, shape)
+    # (no reshape to the shape it has: under a trace or create_graph it would be one more op)
+    return g if tuple(g.shape) == shape else ns.reshape(g, shape)
 
 
 def run_backward(

@@ -107,17 +107,19 @@ class TensorNamespace:
     def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
         return x.sum(axis, keepdims)
 
+    # (a gradient reshaped, broadcast or permuted to what it is already stays itself: Tensor.reshape
+    # makes a new view even then, as PyTorch's, which a trace or create_graph would record as an op)
     @staticmethod
     def reshape(x: Any, shape: Any) -> Any:
-        return x.reshape(shape)
+        return x if tuple(x.shape) == tuple(shape) else x.reshape(shape)
 
     @staticmethod
     def broadcast_to(x: Any, shape: Any) -> Any:
-        return x.expand(shape)
+        return x if tuple(x.shape) == tuple(shape) else x.expand(shape)
 
     @staticmethod
     def permute_dims(x: Any, axes: Any) -> Any:
-        return x.permute(axes)
+        return x if tuple(axes) == tuple(range(len(axes))) else x.permute(axes)
 
     @staticmethod
     def zeros_like(x: Any) -> Any:
