@@ -291,7 +291,7 @@ def _dtype_name(x: Any) -> str:
     if isinstance(x, torch.Tensor):
         return str(x.dtype).removeprefix("torch.")
     if isinstance(x, Tensor):
-        return str(x.dtype)
+        return str(x.dtype).removeprefix("torch.")
     return type(x).__name__
 
 
@@ -342,7 +342,11 @@ def compare(ours: Any, theirs: Any, tol: float, *, values_only: bool = False, no
             if not (a == b or (math.isnan(b) and a != a) or math.isclose(a, b, rel_tol=tol, abs_tol=tol)):
                 return f"output {k}: {a!r} vs PyTorch's {b!r}"
         elif isinstance(b, torch.Size | torch.dtype):
-            if tuple(a) if isinstance(b, torch.Size) else str(a) != str(b).removeprefix("torch."):
+            if (
+                tuple(a)
+                if isinstance(b, torch.Size)
+                else str(a).removeprefix("torch.") != str(b).removeprefix("torch.")
+            ):
                 return f"output {k}: {a!r} vs PyTorch's {b!r}"
     return None
 
