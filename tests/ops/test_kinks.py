@@ -88,6 +88,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("eigvalsh", "ties"): _EIGEN_BASIS,
     ("eigh", "ties"): _EIGEN_BASIS,
     ("svdvals", "ties"): _NULL_BASIS,
+    ("nuclear_norm", "ties"): _NULL_BASIS,  # (the sum of the singular values: svdvals' gradient)
     ("svd", "ties"): _NULL_BASIS,
     ("svd_vh", "ties"): _NULL_BASIS,
     ("qr", "ties"): _R_NOISE,

@@ -77,7 +77,7 @@ def _compare(what: str, ours, our_error, theirs, their_error) -> None:
         return
     assert our_error is None, f"{what}: PyTorch runs, we raise {our_error!r}"
     want = str(theirs.dtype).removeprefix("torch.")
-    got = str(ours.dtype).removeprefix("tinygrad_attn.").removeprefix("tga.")
+    got = str(ours.dtype).removeprefix("torch.")
     assert got == want, f"{what}: dtype {got}, PyTorch's {want}"
     t = theirs.detach().double().detach().numpy() if theirs.dtype != torch.bool else theirs.detach().numpy()
     o = np.asarray(ours.tolist(), dtype=t.dtype).reshape(t.shape)

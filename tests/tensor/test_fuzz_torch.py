@@ -226,7 +226,7 @@ def run(ours: bool, a, b, steps, second: bool):
     for name, i, j, arg in steps:
         vals.append(STEPS[name][2](L, vals[i], vals[j], arg))
     out = vals[-1]
-    value = out.detach().numpy() if not ours else out.numpy()
+    value = out.detach().numpy()
     dtype = str(out.dtype).replace("torch.", "")
     w = L.tensor(np.linspace(-1.0, 1.0, max(out.numel(), 1))[: out.numel()].reshape(_shape(out)))
     loss = (out * w).sum() if out.dtype in (torch.float64, np.float64) else None
@@ -234,11 +234,11 @@ def run(ours: bool, a, b, steps, second: bool):
     if loss is not None and loss.requires_grad:
         grad_fn = tga.grad if ours else torch.autograd.grad
         gs = grad_fn(loss, [x0, x1], create_graph=second, allow_unused=True)
-        grads = [None if g is None else (g.numpy() if ours else g.detach().numpy(force=True)) for g in gs]
+        grads = [None if g is None else (g.detach().numpy() if ours else g.detach().numpy(force=True)) for g in gs]
         if second and all(g is not None and g.requires_grad for g in gs):
             g2 = grad_fn(sum((g * g).sum() for g in gs), [x0, x1], allow_unused=True)
             # (force=True: PyTorch's zero second derivatives can be a ZeroTensor, which .numpy() refuses)
-            grads += [None if g is None else (g.numpy() if ours else g.detach().numpy(force=True)) for g in g2]
+            grads += [None if g is None else (g.detach().numpy() if ours else g.detach().numpy(force=True)) for g in g2]
     return value, dtype, grads
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 HALF_IN_FLOAT32 = frozenset(
     "celu cosh elu gelu group_norm hardsigmoid hardswish layer_norm leaky_relu local_response_norm logaddexp "
     "logcumsumexp logsigmoid mish normalize rms_norm selu silu sinh softplus hypot xlogy mean norm "
-    "addcmul addcdiv exp2 avg_pool1d avg_pool2d avg_pool3d batch_norm native_batch_norm instance_norm "
+    "addcmul addcdiv exp2 avg_pool1d avg_pool2d batch_norm native_batch_norm instance_norm "
     "native_group_norm embedding_bag interpolate upsample upsample_bilinear".split()
 )
 
@@ -60,7 +60,8 @@ def half_in_float32(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def run(*args: Any, **kw: Any) -> Any:
-        if (wide := _in_float32(args, kw, inplace_at)) is not None:
+        keeps = getattr(fn, "keeps_half", None)  # (a call PyTorch refuses in float16: fn's own check says so)
+        if (keeps is None or not keeps(args, kw)) and (wide := _in_float32(args, kw, inplace_at)) is not None:
             return _rounded_to_half(fn(*wide[0], **wide[1]))
         return fn(*args, **kw)
 
