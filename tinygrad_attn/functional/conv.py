@@ -70,9 +70,9 @@ def _geometry(op: str, spatial: tuple[int, ...], kernel: tuple[int, ...], stride
 def _conv_setup(op: str, nd: int, x: Any, w: Tensor, b: Tensor | None, stride: Any, padding: Any, dilation: Any,
                 groups: int) -> tuple[Tensor, bool, Geometry, int]:  # fmt: skip
     x, unbatched = _check_input(op, nd, x)
-    _F.tensor_arg(w, f"{op}(): argument 'weight' (position 2)")
+    _F.tensor_operand(w, op, "weight", 2)
     if b is not None:
-        _F.tensor_arg(b, f"{op}(): argument 'bias' (position 3)")
+        _F.tensor_operand(b, op, "bias", 3)
     if w.ndim != nd + 2:
         raise InvalidArgumentError(
             f"{op}: weight must be {nd + 2}-D (out, in/groups, *kernel), got shape {tuple(w.shape)}"

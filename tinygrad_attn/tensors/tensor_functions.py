@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import ops
 from ..engine.declare import check_dtype, public
+from ..functional.checks import tensor_operand
 from ..ops.array_function import array_function
 from ..ops.compare import IsFinite, IsInf, IsNan
 from ..ops.saved import saved_for_backward
@@ -404,17 +405,10 @@ def concat(tensors: Sequence[Tensor], dim: int = 0, *, axis: Any = None) -> Tens
     return cat(tensors, dim if axis is None else axis)
 
 
-def _tensors(op: str, *named: tuple[str, Any]) -> None:
-    """PyTorch's ``TypeError`` where an argument that must be a tensor is not."""
-    for i, (name, x) in enumerate(named):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{op}(): argument '{name}' (position {i}) must be Tensor, not {type(x).__name__}")
-
-
 @public(method=True)
 def mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices (2-D only, as ``torch.mm``)."""
-    _tensors("mm", ("input", a), ("mat2", b))
+    tensor_operand(a, "mm", "input", 0), tensor_operand(b, "mm", "mat2", 1)
     if a.ndim != 2 or b.ndim != 2:
         raise InvalidArgumentError(
             f"mm: needs two 2-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}; use matmul for batches"
@@ -425,7 +419,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 @public(method=True)
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     """Batched product of ``(B, n, m)`` and ``(B, m, p)`` (3-D only, as ``torch.bmm``)."""
-    _tensors("bmm", ("input", a), ("mat2", b))
+    tensor_operand(a, "bmm", "input", 0), tensor_operand(b, "bmm", "mat2", 1)
     if a.ndim != 3 or b.ndim != 3:
         raise InvalidArgumentError(f"bmm: needs two 3-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     if a.shape[0] != b.shape[0]:
@@ -469,7 +463,7 @@ def _plus_product(op: str, input: Any, prod: Tensor, beta: Any, alpha: Any) -> T
 @public(method=True)
 def dot(a: Tensor, b: Tensor) -> Tensor:
     """The inner product of two 1-D tensors."""
-    _tensors("dot", ("input", a), ("tensor", b))
+    tensor_operand(a, "dot", "input", 0), tensor_operand(b, "dot", "tensor", 1)
     if a.ndim != 1 or b.ndim != 1:
         raise InvalidArgumentError(f"dot: needs two 1-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     return a @ b
@@ -656,14 +650,14 @@ def triu(input: Tensor, diagonal: int = 0, *, k: int | None = None) -> Tensor:  
 @public
 def equal(a: Tensor, b: Tensor) -> bool:
     """Whether ``a`` and ``b`` have one shape and the same elements."""
-    _tensors("equal", ("input", a), ("other", b))
+    tensor_operand(a, "equal", "input", 0), tensor_operand(b, "equal", "other", 1)
     return a.shape == b.shape and bool(np.array_equal(a.detach().numpy(), b.detach().numpy()))
 
 
 @public(method=True)
 def outer(a: Tensor, b: Tensor) -> Tensor:
     """The outer product of two 1-D tensors."""
-    _tensors("outer", ("input", a), ("vec2", b))
+    tensor_operand(a, "outer", "input", 0), tensor_operand(b, "outer", "vec2", 1)
     if a.ndim != 1 or b.ndim != 1:
         raise InvalidArgumentError(f"outer: needs two 1-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     return a.reshape(-1, 1) * b.reshape(1, -1)

@@ -141,9 +141,7 @@ def clone(self, *, memory_format: Any = None) -> Tensor:
 
 @public(function=False, method=True)
 def type_as(self, other: Tensor) -> Tensor:
-    if not isinstance(other, Tensor):
-        raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
-    return self.astype(other.dtype)
+    return self.astype(tensor_operand(other, "type_as", "other", 1).dtype)
 
 
 @public(function=False, method=True)
@@ -527,8 +525,7 @@ def is_nonzero(self) -> bool:
 @public(method=True)
 def is_same_size(self, other: Tensor) -> bool:
     """Whether ``other`` has this tensor's shape."""
-    if not isinstance(other, Tensor):
-        raise TypeError(f"is_same_size(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+    tensor_operand(other, "is_same_size", "other", 1)
     return tuple(self.shape) == tuple(other.shape)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import ops
 from ...engine.declare import public
-from ...functional.checks import tensor_arg
+from ...functional.checks import tensor_arg, tensor_operand
 from .._tensor import InvalidArgumentError, Shape, Tensor, _shape_args
 from ..dtypes import dtype as _TorchDtype
 from . import dims as _dims
@@ -238,24 +238,17 @@ def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 @public(function=False, method=True)
 def view_as(self, other: Tensor) -> Tensor:
-    return self.reshape(_other_tensor(other, "view_as").shape)
+    return self.reshape(tensor_operand(other, "view_as", "other", 1).shape)
 
 
 @public(function=False, method=True)
 def reshape_as(self, other: Tensor) -> Tensor:
-    return self.reshape(_other_tensor(other, "reshape_as").shape)
+    return self.reshape(tensor_operand(other, "reshape_as", "other", 1).shape)
 
 
 @public(function=False, method=True)
 def expand_as(self, other: Tensor) -> Tensor:
-    return self.expand(_other_tensor(other, "expand_as").shape)
-
-
-def _other_tensor(x: Any, op: str) -> Tensor:
-    """``x``, which must be a tensor: PyTorch's ``TypeError`` for anything else."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument 'other' (position 1) must be Tensor, not {type(x).__name__}")
-    return x
+    return self.expand(tensor_operand(other, "expand_as", "other", 1).shape)
 
 
 @public(method=True)
