@@ -73,7 +73,24 @@ class LogitRelaxedBernoulli(Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class _RelaxedOfBase(TransformedDistribution):
+    """A relaxed distribution as its logit- or log-space base transformed: the base's
+    ``temperature``, ``logits`` and ``probs`` are its own."""
+
+    @property
+    def temperature(self) -> Tensor:
+        return self.base_dist.temperature
+
+    @property
+    def logits(self) -> Tensor:
+        return self.base_dist.logits
+
+    @property
+    def probs(self) -> Tensor:
+        return self.base_dist.probs
+
+
+class RelaxedBernoulli(_RelaxedOfBase):
     """``RelaxedBernoulli(temperature, probs=None, logits=None)``: a draw in (0, 1) that nears
     a Bernoulli draw as ``temperature`` goes to 0, differentiable in the parameters."""
 
@@ -89,18 +106,6 @@ class RelaxedBernoulli(TransformedDistribution):
     def expand(self, batch_shape: Any, _instance: Any = None) -> RelaxedBernoulli:
         new = self._get_checked_instance(RelaxedBernoulli, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -157,7 +162,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedOfBase):
     """``RelaxedOneHotCategorical(temperature, probs=None, logits=None)``: a point of the simplex
     that nears a one-hot draw as ``temperature`` goes to 0 (Gumbel-softmax)."""
 
@@ -173,15 +178,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def expand(self, batch_shape: Any, _instance: Any = None) -> RelaxedOneHotCategorical:
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
