@@ -511,11 +511,14 @@ def test_masked_fill_needs_a_bool_mask(rng):
     x = rand(rng, 2, 3)
     with pytest.raises(TypeError, match=r"masked_fill: mask must be boolean.*\(mask != 0\)"):
         x.masked_fill(Tensor(np.array([[0.0, 0.5, 0.0]] * 2)), 1.0)
-    with pytest.raises(TypeError, match="got int64"):
-        x.masked_fill(np.eye(2, 3, dtype=np.int64), 1.0)
+    with pytest.raises(TypeError, match="got torch.int64"):
+        x.masked_fill(Tensor(np.eye(2, 3, dtype=np.int64)), 1.0)
     m = np.array([[True, False, False], [False, False, True]])
-    close(x.masked_fill(m, 7.0), np.where(m, 7.0, x.detach().numpy()))
-    close(x.masked_fill([[True, False, False]] * 2, 7.0), np.where(m[:1], 7.0, x.detach().numpy()))
+    close(x.masked_fill(Tensor(m), 7.0), np.where(m, 7.0, x.detach().numpy()))
+    # (PyTorch's mask is a tensor: a NumPy array or a list is its TypeError, as PyTorch raises it)
+    for not_a_tensor in (m, m.tolist()):
+        with pytest.raises(TypeError, match="argument 'mask' .* must be Tensor"):
+            x.masked_fill(not_a_tensor, 7.0)
 
 
 # -- third round: PyTorch's signatures of attention and layer_norm ----------------------

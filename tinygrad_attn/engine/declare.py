@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from .arguments import typed
+
 
 @dataclass(frozen=True)
 class Declaration:
@@ -108,6 +110,8 @@ def public(
         if dtypes is not None:
             f = accepts(dtypes, operands, name=key)(f)
         f = _in_float32_where_pytorch_is(key, f)
+        if inspect.isfunction(f):
+            f = typed(f, key)
         twin = inplace or inplace_function
         d = Declaration(
             key, f, inner.__module__, function, method, twin, inplace_function, static, tuple(aliases), tuple(special),

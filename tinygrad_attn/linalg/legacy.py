@@ -72,7 +72,7 @@ def frobenius_norm(input: Tensor, dim: Sequence[int] | int = (0, 1), keepdim: bo
 
 
 @public
-def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+def nuclear_norm(input: Tensor, dim: int | Sequence[int] | bool | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
     """``torch.nuclear_norm(A, keepdim=False)`` of a matrix, or ``(A, dim, keepdim=False)`` over
     the two ``dim``: the sum of the singular values (``tga.linalg.matrix_norm(A, "nuc")``)."""
     _deprecated("nuclear_norm", "torch.linalg.matrix_norm(A, 'nuc', dim, keepdim)")

@@ -312,9 +312,9 @@ def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     if dims is None:
         return roll(x.reshape(-1), shifts, 0).reshape(x.shape)
     x0 = x
-    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
     if not x.ndim:  # PyTorch: a 0-d tensor has no axis to roll along
-        _dims.one(x.shape, dims if isinstance(dims, int) else dims[0], "roll", scalar_ok=False)
+        _dims.one(x.shape, dims if isinstance(dims, (int, np.integer)) else dims[0], "roll", scalar_ok=False)
     axes = _dims.axes(x.shape, dims, "roll", distinct=False)
     if len(shifts) != len(axes):
         raise InvalidArgumentError(f"roll: {len(shifts)} shifts for {len(axes)} dims; give one shift per dim")

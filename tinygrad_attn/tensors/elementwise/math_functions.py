@@ -312,7 +312,9 @@ def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
 
 
 @public(method=True, inplace_function=True)
-def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:  # noqa: A002
+def nan_to_num(
+    input: Tensor, nan: float | None = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> Tensor:  # noqa: A002
     """``input`` with NaN replaced by ``nan``, ``inf`` by ``posinf`` and ``-inf`` by ``neginf``
     (by default the dtype's largest and lowest finite values), as PyTorch's; the gradient
     flows where ``input`` is finite. An integer or bool tensor comes back as a copy."""
@@ -322,7 +324,9 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
     info = np.finfo(x.dtype)
     hi = float(info.max) if posinf is None else float(posinf)
     lo = float(info.min) if neginf is None else float(neginf)
-    values = where(x.isnan(), float(nan), where(x == math.inf, hi, where(x == -math.inf, lo, x)))
+    values = where(
+        x.isnan(), 0.0 if nan is None else float(nan), where(x == math.inf, hi, where(x == -math.inf, lo, x))
+    )
     return saved_for_backward(values.astype(x.dtype), x)  # (PyTorch's keeps its input)
 
 
@@ -956,7 +960,7 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
 
 # -- reductions ------------------------------------------------------------------------
 @public
-def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+def var_mean(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(var, mean)`` over ``dim``, as ``torch.var_mean`` (unbiased unless told otherwise)."""
     x = _tensor(input, "var_mean")
@@ -971,7 +975,7 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
 
 
 @public
-def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+def std_mean(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(std, mean)`` over ``dim``, as ``torch.std_mean``."""
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)

@@ -554,9 +554,10 @@ def new(self, *args: Any, device: Any = None) -> Tensor:
         if args[0].dtype != self.dtype:
             raise TypeError(f"new: expected a tensor of dtype {self.dtype}, got {args[0].dtype}")
         return args[0].detach()
-    if all(isinstance(a, int) and not isinstance(a, bool) for a in args) or (
-        len(args) == 1 and isinstance(args[0], Size)
-    ):
+    sizes = all(isinstance(a, (int, np.integer)) for a in args) and (len(args) > 1 or not isinstance(args[0], bool))
+    if sizes:  # (NumPy integers and, among several, bools are sizes too, as PyTorch reads them)
+        return Tensor.zeros(*(int(a) for a in args), dtype=self.dtype, device=dev)
+    if len(args) == 1 and isinstance(args[0], Size):
         return Tensor.zeros(*args, dtype=self.dtype, device=dev)
     if len(args) == 1:
         return Tensor(args[0], dtype=self.dtype, device=dev)

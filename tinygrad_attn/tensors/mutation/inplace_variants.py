@@ -240,8 +240,10 @@ def t_(self: Tensor) -> Tensor:
 
 
 @public(function=False, method=True)
-def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+def squeeze_(self: Tensor, dim: Any = None, *dims: Any) -> Tensor:
     """Drop dimensions of length 1 (all, or those of ``dim`` that have length 1), in place."""
+    if dims:
+        dim = (dim, *dims)
     shape = tuple(self.shape)
     return _restride(self, "squeeze_", lambda x: x.squeeze(dim), lambda x: x.reshape(shape))
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -135,7 +136,7 @@ def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: float 
 
 
 @public(method=True)
-def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+def var(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
         correction: Any = None, axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
     """PyTorch's ``var``, method and free function: unbiased (``correction=1``) unless told
     otherwise (``x.var(0, True)`` is ``unbiased=True``, ``x.var(False)`` the population
@@ -180,7 +181,7 @@ def sqrt_of_variance(v: Tensor) -> Tensor:
 
 
 @public(method=True)
-def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+def std(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
         correction: Any = None, axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
     """The square root of :func:`var` (the same defaults); its gradient where the spread is 0 is 0."""
     v = saved_for_backward(_variance("std", input, dim, unbiased, keepdim, correction, axis, keepdims, ddof), input)
@@ -243,7 +244,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str)
 
 
 @public(method=True)
-def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """``max(x)``: the largest value; ``max(x, dim)``: PyTorch's ``(values, indices)``;
     ``max(x, axis=...)``: the values alone (NumPy's); ``max(a, b)``: the elementwise maximum."""
@@ -253,7 +254,7 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = No
 
 
 @public(method=True)
-def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """As :func:`max`, for the smallest."""
     if dim is None and axis is None and keepdims is None:

@@ -107,6 +107,8 @@ def axes(shape: tuple, axis: Any, op: str, *, distinct: bool = True) -> tuple[in
     nd = len(shape)
     if isinstance(axis, int):
         given: tuple = (axis,)
+    elif hasattr(axis, "__index__") and getattr(axis, "ndim", 0) == 0:  # (a NumPy integer, a 0-d integer tensor)
+        given = (operator.index(axis),)
     else:
         try:
             given = tuple(map(operator.index, axis))

@@ -1,0 +1,210 @@
+"""PyTorch's argument types, read from a public function's own annotations.
+
+PyTorch's functions parse their arguments against a schema: ``x.sum(0, 1)`` raises
+``TypeError: sum(): argument 'keepdim' (position 2) must be bool, not int``, where Python's
+truthiness would take the ``1``. A function declared with ``@public`` states the same types in
+its annotations (``keepdim: bool = False``); :func:`typed` turns them into one check at the
+call, generated once per function, so a user's mistake raises PyTorch's ``TypeError`` instead
+of computing something else.
+
+What each annotation takes is PyTorch's rule for the type (``python_arg_parser``'s):
+
+- ``bool``: ``True`` or ``False`` only (not ``1``, not ``np.True_``, not a tensor);
+- ``int``: a Python or NumPy integer, or a one-element integer tensor, not a ``bool`` or a float;
+- ``float``: a number of any kind (``bool`` and complex included) or a one-element tensor;
+- ``str``: a string;
+- ``Tensor``: a tensor; a parameter whose annotation is ``Tensor`` and is not the first takes a
+  number too (most of PyTorch's are ``Tensor`` or ``Scalar`` overloads), never ``None``, a
+  string, a list, a tuple or a NumPy array;
+
+each with ``None`` too when the annotation is ``X | None``. A value identical to the parameter's
+default is taken as it is (a default sentinel is not checked). Other annotations (``Any``,
+``Sequence[int]``, ...) and parameters whose names start with ``_`` are not checked.
+
+>>> import tinygrad_attn as tga
+>>> tga.ones(2).sum(0, 1)
+Traceback (most recent call last):
+    ...
+TypeError: sum(): argument 'keepdim' (position 2) must be bool, not int
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import function as _function
+
+#: annotation (as written, a string under ``from __future__ import annotations``) -> (kind, optional)
+_KINDS: dict[str, tuple[str, bool]] = {}
+for _kind in ("bool", "int", "float", "str", "Tensor"):
+    _KINDS[_kind] = (_kind, False)
+    _KINDS[f"{_kind} | None"] = (_kind, True)
+    _KINDS[f"None | {_kind}"] = (_kind, True)
+    _KINDS[f"Optional[{_kind}]"] = (_kind, True)
+del _kind
+
+#: what a Tensor-annotated parameter other than the first never takes
+_NOT_TENSORS = (str, bytes, list, tuple, dict, set, np.ndarray)
+
+
+_MISSING = object()
+
+
+def _type_name(v: Any) -> str:
+    """PyTorch's name of a value's type in its messages: ``int``, ``numpy.bool``, ``Tensor``."""
+    t = type(v)
+    if isinstance(v, _function.Tensor):
+        return "Tensor"
+    if t.__module__ == "builtins":
+        return t.__qualname__
+    return f"{t.__module__.split('.')[0]}.{t.__qualname__.lstrip('_')}"
+
+
+def _one_element_tensor(v: Any, kinds: str) -> bool:
+    if not isinstance(v, _function.Tensor):
+        return False
+    try:
+        return v.numel() == 1 and np.dtype(v._data.dtype).kind in kinds
+    except TypeError:  # (a backend dtype NumPy cannot read: left to the op)
+        return True
+
+
+def _is_int(v: Any) -> bool:
+    return (type(v) is not bool and isinstance(v, (int, np.integer))) or _one_element_tensor(v, "iu")
+
+
+def _is_float(v: Any) -> bool:
+    return isinstance(v, (numbers.Number, np.number, np.bool_)) or _one_element_tensor(v, "biufc")
+
+
+def _is_tensor_operand(v: Any) -> bool:
+    return v is not None and not isinstance(v, _NOT_TENSORS)
+
+
+def _is_tensor(v: Any) -> bool:
+    return isinstance(v, _function.Tensor)
+
+
+def _is_dim(v: Any) -> bool:
+    """PyTorch's ``dim`` of a reduction: an int, a list or tuple of them (``True`` may be one of
+    them there), or a one-element integer tensor."""
+    if _is_int(v):
+        return True
+    if isinstance(v, (list, tuple)):
+        return all(isinstance(d, (int, np.integer)) or _one_element_tensor(d, "iu") for d in v)
+    return False
+
+
+#: each kind's test of a value that is not of the kind's plain Python class
+_TESTS: dict[str, Callable[[Any], bool]] = {
+    "bool": lambda v: False,
+    "int": _is_int,
+    "float": _is_float,
+    "str": lambda v: isinstance(v, str),
+    "Tensor": _is_tensor_operand,
+    "Tensor!": _is_tensor,
+    "dim": _is_dim,
+}
+_PLAIN = {"bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": None, "Tensor!": None, "dim": "int"}
+_EXPECTED = {
+    "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": "Tensor", "Tensor!": "Tensor",
+    "dim": "tuple of ints",
+}  # fmt: skip
+#: parameters annotated ``Any`` whose name alone says PyTorch's type, as its schemas name them:
+#: ``dim`` of a reduction, ``other`` of a binary op (a tensor or a number), ``index`` and ``mask``
+#: (a tensor)
+_BY_NAME = {"dim": "dim", "other": "Tensor", "index": "Tensor!", "mask": "Tensor!"}
+
+
+def refuse(op: str, param: str, position: int | None, kind: str, value: Any) -> None:
+    """Raise PyTorch's ``TypeError`` for an argument of the wrong type."""
+    where = f" (position {position})" if position is not None else ""
+    raise TypeError(f"{op}(): argument '{param}'{where} must be {_EXPECTED[kind]}, not {_type_name(value)}")
+
+
+def _settle(op: str, args: tuple, kwargs: dict, param: str, position: int | None, kind: str, v: Any) -> tuple:
+    """The call's arguments once ``v`` (of ``param``) is found to be of ``kind``, with a NumPy
+    integer where an int goes made a Python int (as PyTorch reads it); or PyTorch's error."""
+    if not _TESTS[kind](v):
+        refuse(op, param, position, kind, v)
+    if kind in ("int", "dim") and isinstance(v, np.integer):
+        v = int(v)
+        if position is not None and position < len(args):
+            args = (*args[:position], v, *args[position + 1 :])
+        else:
+            kwargs = {**kwargs, param: v}
+    return args, kwargs
+
+
+def _checks(fn: Callable) -> list[tuple[inspect.Parameter, str, bool, int | None]]:
+    """The parameters of ``fn`` that :func:`typed` checks: (parameter, kind, optional, position)."""
+    if fn.__name__.startswith("__"):  # (Python's operators answer NotImplemented, as PyTorch's do)
+        return []
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return []
+    found = []
+    for i, p in enumerate(sig.parameters.values()):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name.startswith("_"):
+            continue
+        ann = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", None)
+        kind_optional = _KINDS.get(ann) if isinstance(ann, str) else None
+        if ann in ("Any", None) and p.name in _BY_NAME and i > 0:
+            kind_optional = (_BY_NAME[p.name], p.name == "dim")
+        if kind_optional is None:
+            continue
+        kind, optional = kind_optional
+        if kind in ("Tensor", "Tensor!") and i == 0:  # (the first operand has its own check, with PyTorch's message)
+            continue
+        position = i if p.kind != p.KEYWORD_ONLY else None  # (PyTorch counts a method's arguments after self)
+        if p.default is p.empty:
+            p = p.replace(default=_MISSING)  # (a missing argument is fn's own error)
+        found.append((p, kind, optional or p.default is None, position))
+    return found
+
+
+def typed(fn: Callable, name: str) -> Callable:
+    """``fn`` with PyTorch's argument-type checks of its annotated parameters (see the module's
+    docstring), or ``fn`` itself when it has none. The check is a function generated for ``fn``
+    that reads each checked argument where the call put it (by position or by name) and passes
+    the call on unchanged, so wrappers that take other spellings keep them."""
+    if fn in _MADE or fn in _MADE.values():  # (a function declared twice is one function)
+        return _MADE.get(fn, fn)
+    checks = _checks(fn)
+    if not checks:
+        return fn
+    env: dict[str, Any] = {"_fn": fn, "_settle": _settle, "_op": name}
+    body = ["    n = len(args)"]
+    for i, (p, kind, optional, position) in enumerate(checks):
+        env[f"_d{i}"] = p.default
+        read = f"kwargs.get({p.name!r}, _d{i})"
+        if position is not None:
+            read = f"args[{position}] if n > {position} else {read}"
+        cond = [f"v is not _d{i}"]
+        if optional:
+            cond.append("v is not None")
+        if _PLAIN[kind] is not None:
+            cond.append(f"v.__class__ is not {_PLAIN[kind]}")
+        if kind in ("Tensor", "Tensor!"):
+            cond.append("not isinstance(v, _fm.Tensor)")
+        settle = f"args, kwargs = _settle(_op, args, kwargs, {p.name!r}, {position!r}, {kind!r}, v)"
+        body += [f"    v = {read}", f"    if {' and '.join(cond)}:", f"        {settle}"]
+    src = "def checked(*args, **kwargs):\n" + "\n".join(body) + "\n    return _fn(*args, **kwargs)\n"
+    # (named as a file of this package, so that tracebacks and the tracer's "your line" skip it)
+    env["_fm"] = _function  # (the tensor class is registered after the engine is imported)
+    exec(compile(src, os.path.join(os.path.dirname(__file__), f"<typed {name}>"), "exec"), env)  # noqa: S102
+    checked = functools.update_wrapper(env["checked"], fn)
+    _MADE[fn] = checked
+    return checked
+
+
+#: each checked function, by the function it checks
+_MADE: dict[Callable, Callable] = {}
