@@ -74,7 +74,9 @@ _NULL_BASIS = (
     "a matrix of rank 1: the singular vectors of its zero singular values are rounding noise, whose "
     "signs and basis PyTorch's MKL and our OpenBLAS choose differently; the gradient reads them"
 )
-# Known differences, one line each with its reason: xfail(strict), so a fix shows as a failure here.
+# Known differences, one line each with its reason: xfail(strict), so a fix shows as a failure here;
+# except those whose outcome is rounding noise (a basis or the signs that LAPACK's build picks), which
+# differ from PyTorch's on one CPU and agree on another: xfail, not strict, as neither outcome is a fix.
 KNOWN: dict[tuple[str, str], str] = {
     (
         "hardshrink",
@@ -108,13 +110,18 @@ KNOWN: dict[tuple[str, str], str] = {
 }
 
 
+_NOISE = {_EIGEN_BASIS, _NULL_BASIS, _R_NOISE, KNOWN["orgqr", "ties"]}
+
+
 def _cases():
     return [
         pytest.param(
             op,
             kink,
             id=f"{op.name}-{kink}",
-            marks=[pytest.mark.xfail(strict=True, reason=KNOWN[op.name, kink])] if (op.name, kink) in KNOWN else [],
+            marks=[pytest.mark.xfail(strict=KNOWN[op.name, kink] not in _NOISE, reason=KNOWN[op.name, kink])]
+            if (op.name, kink) in KNOWN
+            else [],
         )  # fmt: skip
         for op in OPS
         if op.grad

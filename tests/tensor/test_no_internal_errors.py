@@ -1,9 +1,13 @@
 """No internal error reaches a user: every Tensor method PyTorch has too, called with the
 arguments a user gets wrong (None, a string, a number where a tensor goes, an axis out of
-range, a list, an empty or 0-d tensor, one argument too many), raises what PyTorch raises or
-one of PyTorch's error classes with a message, never an ``AttributeError``, ``KeyError``,
-``ZeroDivisionError``, ``UnboundLocalError``, ``NameError`` or ``AssertionError`` from our
-own code (unless PyTorch raises that very class there).
+range, a list, an empty or 0-d tensor, one argument too many, NumPy scalars), raises what
+PyTorch raises or one of PyTorch's error classes with a message, never an ``AttributeError``,
+``KeyError``, ``ZeroDivisionError``, ``UnboundLocalError``, ``NameError`` or ``AssertionError``
+from our own code (unless PyTorch raises that very class there).
+
+The same calls hold error parity: where PyTorch runs we run, and where PyTorch raises we raise,
+except the calls listed in ``argument_parity_known`` (the list this check started from; an entry
+that now agrees with PyTorch fails the test until it is taken off the list).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tinygrad_attn as tga  # noqa: E402
+from tests.tensor.argument_parity_known import KNOWN_RAISES, KNOWN_RETURNS  # noqa: E402
 
 INTERNAL = (AttributeError, KeyError, ZeroDivisionError, UnboundLocalError, NameError, AssertionError, RecursionError)
 
@@ -68,7 +73,20 @@ def test_a_mistaken_call_raises_a_users_error_not_an_internal_one(name):
                 ours = e
         if isinstance(ours, INTERNAL) and not (theirs is not None and isinstance(ours, type(theirs))):
             found.append(f"x.{name}{(first, *rest)}: {type(ours).__name__}: {ours}")
+        found += _parity(f"{name}{(first, *rest)!r}", theirs, ours)
     assert not found, "\n".join(found)
+
+
+def _parity(key: str, theirs: BaseException | None, ours: BaseException | None) -> list[str]:
+    """What breaks error parity in one call (see the module's docstring)."""
+    raises, returns = key in KNOWN_RAISES, key in KNOWN_RETURNS
+    if theirs is None and ours is not None and not raises:
+        return [f"{key}: PyTorch runs, we raise {type(ours).__name__}: {ours}"]
+    if theirs is not None and ours is None and not returns:
+        return [f"{key}: PyTorch raises {type(theirs).__name__}: {theirs}; we return"]
+    if (raises and not (theirs is None and ours is not None)) or (returns and not (theirs is not None and ours is None)):
+        return [f"{key}: agrees with PyTorch now: take it off argument_parity_known"]
+    return []
 
 
 #: free functions' argument sets: a tensor first or not, then the mistakes above
@@ -112,4 +130,5 @@ def test_a_mistaken_call_of_a_free_function_raises_a_users_error(name):
                 ours = e
         if isinstance(ours, INTERNAL) and not (theirs is not None and isinstance(ours, type(theirs))):
             found.append(f"tga.{name}{args}: {type(ours).__name__}: {ours}")
+        found += _parity(f"tga.{name}{args!r}", theirs, ours)
     assert not found, "\n".join(found)

@@ -42,13 +42,14 @@ import numpy as np
 from . import function as _function
 
 #: annotation (as written, a string under ``from __future__ import annotations``) -> (kind, optional)
-_KINDS: dict[str, tuple[str, bool]] = {}
+_KINDS: dict[str, tuple[str, bool]] = {"Sequence[Tensor]": ("tensors", False)}
 for _kind in ("bool", "int", "float", "str", "Tensor"):
-    _KINDS[_kind] = (_kind, False)
-    _KINDS[f"{_kind} | None"] = (_kind, True)
-    _KINDS[f"None | {_kind}"] = (_kind, True)
-    _KINDS[f"Optional[{_kind}]"] = (_kind, True)
-del _kind
+    _checked = "Tensor!" if _kind == "Tensor" else _kind  # (an annotated tensor is a tensor, not a number)
+    _KINDS[_kind] = (_checked, False)
+    _KINDS[f"{_kind} | None"] = (_checked, True)
+    _KINDS[f"None | {_kind}"] = (_checked, True)
+    _KINDS[f"Optional[{_kind}]"] = (_checked, True)
+del _kind, _checked
 
 #: what a Tensor-annotated parameter other than the first never takes
 _NOT_TENSORS = (str, bytes, list, tuple, dict, set, np.ndarray)
@@ -92,6 +93,12 @@ def _is_tensor(v: Any) -> bool:
     return isinstance(v, _function.Tensor)
 
 
+def _is_sequence_of_tensors(v: Any) -> bool:
+    """PyTorch's ``Tensor[]`` (``cat``'s ``tensors``): a sequence, not one tensor (which would be
+    read as the sequence of its rows) nor a number."""
+    return hasattr(v, "__iter__") and not isinstance(v, (_function.Tensor, str, bytes, np.ndarray))
+
+
 def _is_dim(v: Any) -> bool:
     """PyTorch's ``dim`` of a reduction: an int, a list or tuple of them (``True`` may be one of
     them there), or a one-element integer tensor."""
@@ -111,11 +118,15 @@ _TESTS: dict[str, Callable[[Any], bool]] = {
     "Tensor": _is_tensor_operand,
     "Tensor!": _is_tensor,
     "dim": _is_dim,
+    "tensors": _is_sequence_of_tensors,
 }
-_PLAIN = {"bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": None, "Tensor!": None, "dim": "int"}
+_PLAIN = {
+    "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": None, "Tensor!": None, "dim": "int",
+    "tensors": "list",
+}  # fmt: skip
 _EXPECTED = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": "Tensor", "Tensor!": "Tensor",
-    "dim": "tuple of ints",
+    "dim": "tuple of ints", "tensors": "tuple of Tensors",
 }  # fmt: skip
 #: parameters annotated ``Any`` whose name alone says PyTorch's type, as its schemas name them:
 #: ``dim`` of a reduction, ``other`` of a binary op (a tensor or a number), ``index`` and ``mask``
@@ -124,8 +135,9 @@ _BY_NAME = {"dim": "dim", "other": "Tensor", "index": "Tensor!", "mask": "Tensor
 
 
 def refuse(op: str, param: str, position: int | None, kind: str, value: Any) -> None:
-    """Raise PyTorch's ``TypeError`` for an argument of the wrong type."""
-    where = f" (position {position})" if position is not None else ""
+    """Raise PyTorch's ``TypeError`` for an argument of the wrong type (``position``: its index
+    in the call; PyTorch counts a method's arguments after self, a free function's from 1)."""
+    where = f" (position {position or 1})" if position is not None else ""
     raise TypeError(f"{op}(): argument '{param}'{where} must be {_EXPECTED[kind]}, not {_type_name(value)}")
 
 
@@ -164,7 +176,7 @@ def _checks(fn: Callable) -> list[tuple[inspect.Parameter, str, bool, int | None
         kind, optional = kind_optional
         if kind in ("Tensor", "Tensor!") and i == 0:  # (the first operand has its own check, with PyTorch's message)
             continue
-        position = i if p.kind != p.KEYWORD_ONLY else None  # (PyTorch counts a method's arguments after self)
+        position = i if p.kind != p.KEYWORD_ONLY else None
         if p.default is p.empty:
             p = p.replace(default=_MISSING)  # (a missing argument is fn's own error)
         found.append((p, kind, optional or p.default is None, position))

@@ -607,7 +607,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 
 
 @public(method=True, inplace_function=True, special=("round",))
-def round(x: Tensor, decimals: int | None = None) -> Tensor:  # noqa: A001
+def round(x: Tensor, *, decimals: int | None = None) -> Tensor:  # noqa: A001
     """Round half to even, as PyTorch (and NumPy) do; ``decimals`` places (floating tensors
     only, as PyTorch's ``round.decimals``; without it, integers come back as they are)."""
     from .elementwise.tensor_torch import _rounded  # noqa: PLC0415 - (the one rule for integer and bool inputs)

@@ -145,10 +145,12 @@ def type_as(self, other: Tensor) -> Tensor:
 
 
 @public(function=False, method=True)
-def new_tensor(self, data: Any, dtype: Any = None) -> Tensor:
-    if isinstance(data, Tensor) and tracing() and data._dev is self._dev:  # (a copy by an op at each replay)
-        return data.detach().clone().astype(dtype or self.dtype)
-    return Tensor(data, dtype=dtype or self.dtype, device=self._dev)
+def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+               layout: Any = None, pin_memory: bool = False) -> Tensor:  # fmt: skip
+    """A new leaf holding a copy of ``data``, of this tensor's dtype and device unless given."""
+    if isinstance(data, Tensor) and tracing() and data._dev is self._dev and device is None:  # (an op at each replay)
+        return _new(data.detach().clone().astype(dtype or self.dtype), requires_grad)
+    return _new(Tensor(data, dtype=dtype or self.dtype, device=device or self._dev), requires_grad)
 
 
 @public(function=False, method=True)

@@ -102,7 +102,7 @@ def _host_data(data: Any, name: str = "tensor", dtype: Any = None) -> Any:
 
 
 @public
-def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data``, with the dtype PyTorch would infer.
 
     >>> tensor([1, 2]).dtype, tensor([1.0, 2]).dtype, tensor(True).dtype
