@@ -261,7 +261,11 @@ def _padded_position(pos: Tensor, n: int, padding_mode: str, align_corners: bool
         odd = (flips - 2.0 * (flips / 2.0).floor()) > 0.5
         pos = where(odd, hi - extra, lo + extra)
     if padding_mode in ("border", "reflection"):
-        pos = pos.clamp(0.0, n - 1.0)
+        # (PyTorch's clip passes no gradient at the borders themselves, where clamp would pass it:
+        # a coordinate on the edge of a one-pixel axis does not move the sample)
+        p = pos.detach()
+        inside = (p > 0.0) & (p < n - 1.0)
+        pos = where(inside, pos, p.clamp(0.0, n - 1.0))
     return pos
 
 
