@@ -84,7 +84,9 @@ def _parity(key: str, theirs: BaseException | None, ours: BaseException | None) 
         return [f"{key}: PyTorch runs, we raise {type(ours).__name__}: {ours}"]
     if theirs is not None and ours is None and not returns:
         return [f"{key}: PyTorch raises {type(theirs).__name__}: {theirs}; we return"]
-    if (raises and not (theirs is None and ours is not None)) or (returns and not (theirs is not None and ours is None)):
+    if (raises and not (theirs is None and ours is not None)) or (
+        returns and not (theirs is not None and ours is None)
+    ):
         return [f"{key}: agrees with PyTorch now: take it off argument_parity_known"]
     return []
 

@@ -69,14 +69,19 @@ _add, _sub, _mul, _div = ops.Add.apply, ops.Sub.apply, ops.Mul.apply, ops.Div.ap
 _exp, _tanh = ops.Exp.apply, ops.HyperbolicTangent.apply
 
 
-def _shape_args(shape: Sequence[Any]) -> Shape:
-    """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``."""
+def _shape_args(shape: Sequence[Any], *, new: bool = False) -> Shape:
+    """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``; a ``new`` tensor's (a factory's)
+    has no negative size, as PyTorch's."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     try:
-        return tuple(map(operator.index, shape))
+        out = tuple(map(operator.index, shape))
     except TypeError:  # (a float size is refused, as PyTorch's; int() would round 2.7 to 2)
         raise TypeError(f"size must be a tuple of ints, got {tuple(shape)!r}") from None
+    if new and any(n < 0 for n in out):
+        bad = next(n for n in out if n < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {list(out)}")
+    return out
 
 
 class Size(tuple):

@@ -316,7 +316,7 @@ def zeros(
 ) -> Tensor:
     """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``; float32 unless ``dtype`` says otherwise."""
     dt = dtype if dtype is not None else get_default_dtype()
-    return full(_shape_args(size), 0, dtype=dt, device=device, requires_grad=requires_grad, name=name)
+    return full(_shape_args(size, new=True), 0, dtype=dt, device=device, requires_grad=requires_grad, name=name)
 
 
 @public(method=True, static=True)
@@ -325,7 +325,7 @@ def ones(
 ) -> Tensor:
     """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``; float32 unless ``dtype`` says otherwise."""
     dt = dtype if dtype is not None else get_default_dtype()
-    return full(_shape_args(size), 1, dtype=dt, device=device, requires_grad=requires_grad, name=name)
+    return full(_shape_args(size, new=True), 1, dtype=dt, device=device, requires_grad=requires_grad, name=name)
 
 
 @public
@@ -342,7 +342,7 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
         dtype = _torch_dtype_of(np.asarray(fill_value))
     fill_value = fill_value_in("full", fill_value, dtype)  # (-1 into uint8 is 255, as PyTorch's)
     dtype = np.dtype(dtype)
-    arr = np.full(_shape_args((size,)), fill_value, dtype=dtype)
+    arr = np.full(_shape_args((size,), new=True), fill_value, dtype=dtype)
     return Tensor._host(arr, None, device, requires_grad, name)
 
 
@@ -373,7 +373,7 @@ def randint(low: int = 0, high: Any = None, size: Any = None, *, generator: Any 
     if low >= high:
         raise RuntimeError(f"randint: expects from < to, got from={low} >= to={high}")
     gen = generator_for(generator, "randint")
-    arr = random_transforms.integers(gen, _shape_args((size,)), dtype or np.int64, low, high)
+    arr = random_transforms.integers(gen, _shape_args((size,), new=True), dtype or np.int64, low, high)
     return Tensor(arr, device=device, requires_grad=requires_grad)
 
 

@@ -44,10 +44,10 @@ def drawn(cls: Any, kind: str, shape: Any, dtype: Any, device: Any, requires_gra
             f"{'rand' if kind == 'random' else 'randn'}: a floating-point dtype is needed, got {dt}"
         )
     if tracing() and not requires_grad:
-        return draw(kind, _shape_args(shape), dt, cls.zeros((), device=device), generator=generator)
+        return draw(kind, _shape_args(shape, new=True), dt, cls.zeros((), device=device), generator=generator)
     gen = generator_for(generator, "rand" if kind == "random" else "randn")
     make = random_transforms.uniform if kind == "random" else random_transforms.normal
-    return cls._host(make(gen, _shape_args(shape), dt), dt, device, requires_grad, name)
+    return cls._host(make(gen, _shape_args(shape, new=True), dt), dt, device, requires_grad, name)
 
 
 @public(function=False, method=True)
