@@ -150,7 +150,6 @@ KNOWN_RETURNS: set[str] = {
     "squeeze_('t23', None)",
     "std('t23', 0, 0)",
     "sum_to_size('t0',)",
-    "sum_to_size('t23', 1.5)",
     "sum_to_size('t23',)",
     "sum_to_size('tb',)",
     "take_along_dim('t0', 0)",

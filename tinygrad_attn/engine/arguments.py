@@ -126,7 +126,7 @@ _PLAIN = {
 }  # fmt: skip
 _EXPECTED = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": "Tensor", "Tensor!": "Tensor",
-    "dim": "tuple of ints", "tensors": "tuple of Tensors",
+    "dim": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints",
 }  # fmt: skip
 #: parameters annotated ``Any`` whose name alone says PyTorch's type, as its schemas name them:
 #: ``dim`` of a reduction, ``other`` of a binary op (a tensor or a number), ``index`` and ``mask``
@@ -183,6 +183,41 @@ def _checks(fn: Callable) -> list[tuple[inspect.Parameter, str, bool, int | None
     return found
 
 
+#: the names of a variable positional parameter of sizes or axes (``x.view(2, 3)``, ``x.permute(1, 0)``,
+#: ``zeros(2, 3)``), and PyTorch's name of it
+_INT_VARARGS = {"size": "size", "shape": "shape", "sizes": "sizes", "axes": "dims"}
+
+
+def _int_varargs(fn: Callable) -> tuple[int, str] | None:
+    """(index, PyTorch's name) of ``fn``'s ``*size``-like parameter, if it has one."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    for i, p in enumerate(params):
+        if p.kind == p.VAR_POSITIONAL and p.name in _INT_VARARGS:
+            return i, _INT_VARARGS[p.name]
+    return None
+
+
+def ints(op: str, param: str, values: tuple) -> None:
+    """PyTorch's check of a size or axes given one by one or as one sequence: each an int (a NumPy
+    integer, a one-element integer tensor), never a float, a string, None or a tensor of several
+    elements. Anything else alone (a dtype: ``x.view(torch.int32)``) is the function's to read."""
+    if len(values) == 1 and isinstance(values[0], (list, tuple)):
+        values = tuple(values[0])
+    elif len(values) == 1 and not isinstance(values[0], (numbers.Number, np.generic, _function.Tensor)):
+        if values[0] is None or isinstance(values[0], (str, bytes)):
+            refuse(op, param, 1, "ints", values[0])
+        return
+    for at, v in enumerate(values):
+        if v.__class__ is not int and not _is_int(v) and not isinstance(v, (bool, np.bool_)):
+            raise TypeError(
+                f"{op}(): argument '{param}' (position 1) must be tuple of ints, but found element of type "
+                f"{_type_name(v)} at pos {at}"
+            )
+
+
 def typed(fn: Callable, name: str) -> Callable:
     """``fn`` with PyTorch's argument-type checks of its annotated parameters (see the module's
     docstring), or ``fn`` itself when it has none. The check is a function generated for ``fn``
@@ -191,10 +226,13 @@ def typed(fn: Callable, name: str) -> Callable:
     if fn in _MADE or fn in _MADE.values():  # (a function declared twice is one function)
         return _MADE.get(fn, fn)
     checks = _checks(fn)
-    if not checks:
+    sizes = _int_varargs(fn)
+    if not checks and sizes is None:
         return fn
-    env: dict[str, Any] = {"_fn": fn, "_settle": _settle, "_op": name}
+    env: dict[str, Any] = {"_fn": fn, "_settle": _settle, "_op": name, "_ints": ints}
     body = ["    n = len(args)"]
+    if sizes is not None:
+        body += [f"    if n > {sizes[0]}:", f"        _ints(_op, {sizes[1]!r}, args[{sizes[0]}:])"]
     for i, (p, kind, optional, position) in enumerate(checks):
         env[f"_d{i}"] = p.default
         read = f"kwargs.get({p.name!r}, _d{i})"
