@@ -455,7 +455,9 @@ class Guard:
             plan.need(f"_State.grad_enabled is {plan.c(out[-5])} and _DEFAULT_FLOAT[0] is {plan.c(out[-3])}")
             plan.need(f"_backend._default_name == {plan.c(out[-4])}")
             plan.need("not _State.grad_hooks" if not _State.grad_hooks else f"_grad_hooks_token() == {plan.c(out[-2])}")
-            plan.need("not any(_GLOBAL_HOOKS)" if not any(_GLOBAL_HOOKS) else f"_module_hooks_token() == {plan.c(out[-1])}")
+            plan.need(
+                "not any(_GLOBAL_HOOKS)" if not any(_GLOBAL_HOOKS) else f"_module_hooks_token() == {plan.c(out[-1])}"
+            )
         if self.paths is not None:
             self.paths += [
                 "grad mode",
@@ -678,9 +680,9 @@ class Guard:
                 f = getattr(f, "__func__", f)
                 kp = f"{path}.{k}" if paths is not None else ""
                 if type(f) is types.FunctionType:
-                    self._emit(("fn", id(f)), kp)
+                    self._emit(("fn", id(f), id(f.__code__)), kp)
                     if paths is not None:
-                        self.kept.append(f)
+                        self.kept += [f, f.__code__]
                     if plan is not None:
                         plan.same(f"{plan.c(f)}.__code__", f.__code__)
                     if _user_file(f.__code__.co_filename):
@@ -732,7 +734,7 @@ class Guard:
                 plan.need(f"tuple({g}) == {plan.c(tuple(group))}")
                 live = frozenset(i for i, k in enumerate(group) if k in LIVE_HYPERPARAMETERS)
                 reads = plan.items(f"{g}.values()", group.values(), skip=live)
-                for i, (k, h) in enumerate(group.items()):
+                for i, h in enumerate(group.values()):
                     th = type(h)
                     if i not in live:
                         continue
@@ -804,8 +806,11 @@ class Guard:
                 f = f.__func__
             elif obj is not None and not isinstance(obj, (type, types.ModuleType)):
                 self.walk(obj, f"{path}.__self__" if paths is not None else "", depth)  # (a bound builtin)
-        self._emit(("fn", id(f)), path)
         code = getattr(f, "__code__", None)
+        # (its code by identity too: ``f.__code__ = ...`` makes another function of the same object)
+        self._emit(("fn", id(f), id(code)), path)
+        if paths is not None and code is not None:
+            self.kept.append(code)
         plan = self._plan
         if plan is not None:
             plan.same(f"getattr({plan.c(f)}, '__code__', None)", code)
