@@ -271,6 +271,7 @@ class _Plan:
         self.consts: list[Any] = []
         self._names: dict[int, str] = {}
         self._locals = 0
+        self._made: set[str] = set()
 
     def c(self, obj: Any) -> str:
         """The name under which the check reads ``obj`` (held: its id cannot be reused)."""
@@ -281,15 +282,30 @@ class _Plan:
         return n
 
     def need(self, cond: str) -> None:
-        self.lines.append(f"    if not ({cond}): return False")
+        if cond in self._made:  # (made already in this check, with nothing changed in between)
+            return
+        self._made.add(cond)
+        lines = self.lines
+        if lines and lines[-1].startswith("    if not ("):  # (joined to the last test: one branch fewer)
+            lines[-1] = f"{lines[-1][:-1]} and {cond})"
+        else:
+            lines.append(f"    if not ({cond})")
 
     def same(self, expr: str, obj: Any) -> None:
         self.need(f"{expr} is {self.c(obj)}")
 
+    def get(self, d: Any, key: str, v: Any) -> None:
+        """``d.get(key)`` is ``v`` (or ``key`` is not in ``d`` when ``v`` is missing)."""
+        if v is _MISSING:
+            self.need(f"{key!r} not in {self.c(d)}")
+        else:  # (a value None: the key still there)
+            self.need(f"{self.c(d)}.get({key!r}{', M' if v is None else ''}) is {self.c(v)}")
+
     def tensor(self, t: Any) -> None:
         d, n = t._data, self.c(t)
-        self.need(f"{n}._data.shape == {self.c(d.shape)} and {n}._data.dtype is {self.c(d.dtype)}")
-        self.need(f"{n}._dev is {self.c(t._dev)} and {n}._requires_grad is {t._requires_grad!r}")
+        self.need(f"{n}._requires_grad is {t._requires_grad!r}")  # (apart: an optimizer's list reads it too)
+        self.need(f"{n}._dev is {self.c(t._dev)}")
+        self.need(f"(d := {n}._data).shape == {self.c(d.shape)} and d.dtype is {self.c(d.dtype)}")
 
     def items(self, seq: str, items: Any, skip: frozenset[int] = frozenset()) -> list[str]:
         """``seq`` (an expression) has exactly ``items``, each the same object but those at the
@@ -326,7 +342,8 @@ class _Plan:
     def compile(self, helpers: dict[str, Any]) -> Callable[[], bool] | None:
         if len(self.lines) > MAX_PLAN_LINES:
             return None
-        src = "def check():\n" + "\n".join(self.lines) + "\n    return True\n"
+        lines = [f"{ln}: return False" if ln.startswith("    if not (") else ln for ln in self.lines]
+        src = "def check():\n" + "\n".join(lines) + "\n    return True\n"
         env = {**helpers, **{f"c{i}": v for i, v in enumerate(self.consts)}}
         exec(compile(src, "<guard check>", "exec"), env)
         return env.pop("check")
@@ -399,7 +416,7 @@ class Guard:
             check = self._check
             if check is not None and fn is self._check_fn and len(args) == len(self._check_args):
                 try:
-                    ok = all(map(_is, [a[1] for a in args], self._check_args)) and check()
+                    ok = (not args or all(map(_is, [a[1] for a in args], self._check_args))) and check()
                 except Exception:  # noqa: BLE001 - (a read that fails now: the walk decides)
                     ok = False
                 if ok:
@@ -616,7 +633,7 @@ class Guard:
                     for attr in _attribute_names(code):
                         x = own.get(attr, _MISSING)
                         if plan is not None:
-                            plan.same(f"{plan.c(own)}.get({attr!r}, M)", x)
+                            plan.get(own, attr, x)
                         if x is not _MISSING:
                             self.walk(x, f"{path}.{attr}" if self.paths is not None else "", depth)
         if self.paths is not None:  # (described around a trace: what the step advanced)
@@ -813,15 +830,16 @@ class Guard:
             self.kept.append(code)
         plan = self._plan
         if plan is not None:
-            plan.same(f"getattr({plan.c(f)}, '__code__', None)", code)
+            n = plan.c(f)
+            plan.same(f"{n}.__code__" if type(f) is types.FunctionType else f"getattr({n}, '__code__', None)", code)
         if code is None or depth <= 0 or not _user_file(code.co_filename):
             if code is None and hasattr(f, "__dict__") and not isinstance(f, type) and _user_class(type(f)):
                 self._object(f, type(f), path, depth)  # (a callable object of the user's)
             return
         for name, cell in zip(code.co_freevars, f.__closure__ or ()):
             v = _cell(cell)
-            if plan is not None:
-                plan.same(f"_cell({plan.c(cell)})", v)
+            if plan is not None:  # (an emptied cell raises: the check fails, the walk decides)
+                plan.same(f"_cell({plan.c(cell)})" if v is _MISSING else f"{plan.c(cell)}.cell_contents", v)
             self.walk(v, (name if path == "fn" else f"{path}.{name}") if paths is not None else "", depth)
         if plan is not None:
             fn = plan.c(f)
@@ -847,7 +865,7 @@ class Guard:
         for name in _global_names(f.__code__):
             v = glb.get(name, _MISSING)
             if plan is not None:  # (a name not there is checked too: a global defined later)
-                plan.same(f"{plan.c(glb)}.get({name!r}, M)", v)
+                plan.get(glb, name, v)
             if v is _MISSING:
                 continue
             self._global(v, name if paths is not None else "", depth - 1)
@@ -857,7 +875,7 @@ class Guard:
                 for attr in _attribute_names(f.__code__):
                     x = d.get(attr, _MISSING)
                     if plan is not None:
-                        plan.same(f"{plan.c(d)}.get({attr!r}, M)", x)
+                        plan.get(d, attr, x)
                     if x is not _MISSING:
                         self._global(x, f"{name}.{attr}" if paths is not None else "", depth - 1)
 
