@@ -308,19 +308,37 @@ def test_the_check_returns_the_same_key_and_sees_each_change():
 
 
 def test_a_check_that_never_holds_backs_off():
-    # A value re-created equal at every call (the walk's key is the same; the check's identity
-    # compare fails): the plans are built more and more rarely, the keys stay right.
-    box = [1.5]
+    # A tuple re-created equal at every call (the walk's key is the same; the check compares it
+    # by identity and fails): the plans are built more and more rarely, the keys stay right.
+    box = [None]
 
     def f(x):
-        return x * box[0]
+        return x * box[0][0]
 
     g = Guard()
     keys, built = [], 0
     for _ in range(300):
-        box[0] = float("1.5")  # (equal, a new object each time)
+        box[0] = tuple([1.5, "a"])  # (equal, a new object each time)
         had = g._check
         keys.append(g.key(f))
         built += g._check is not None and g._check is not had
     assert len(set(keys)) == 1
     assert built < 20, built
+
+
+@pytest.mark.parametrize("value", [1.5, 3, np.float32(0.5), np.int64(2)])
+def test_a_number_computed_again_equal_holds_the_check(value):
+    box = [value]
+
+    def f(x):
+        return x * box[0]
+
+    g = Guard()
+    k = g.key(f)
+    for _ in range(3):
+        box[0] = type(value)(str(value) if isinstance(value, float) else value)  # (a new object, equal)
+        assert g.key(f) is k
+    box[0] = value * 2
+    assert g.key(f) != k
+    box[0] = float(value) if not isinstance(value, float) else int(value * 2)  # (equal value, another type)
+    assert g.key(f) != k

@@ -292,14 +292,24 @@ class _Plan:
             lines.append(f"    if not ({cond})")
 
     def same(self, expr: str, obj: Any) -> None:
-        self.need(f"{expr} is {self.c(obj)}")
+        self.need(self._is(expr, obj))
+
+    def _is(self, expr: str, obj: Any) -> str:
+        """``expr`` reads ``obj`` again: by identity; a number by type and value (one computed
+        again at each call, equal, is a new object: by identity the walk would run each time)."""
+        t = type(obj)
+        if (t is float or t is int or isinstance(obj, np.generic)) and obj == obj:
+            if expr.isidentifier():
+                return f"{expr}.__class__ is {self.c(t)} and {expr} == {self.c(obj)}"
+            return f"(y := {expr}).__class__ is {self.c(t)} and y == {self.c(obj)}"
+        return f"{expr} is {self.c(obj)}"
 
     def get(self, d: Any, key: str, v: Any) -> None:
         """``d.get(key)`` is ``v`` (or ``key`` is not in ``d`` when ``v`` is missing)."""
         if v is _MISSING:
             self.need(f"{key!r} not in {self.c(d)}")
         else:  # (a value None: the key still there)
-            self.need(f"{self.c(d)}.get({key!r}{', M' if v is None else ''}) is {self.c(v)}")
+            self.need(self._is(f"{self.c(d)}.get({key!r}{', M' if v is None else ''})", v))
 
     def tensor(self, t: Any) -> None:
         d, n = t._data, self.c(t)
@@ -328,7 +338,7 @@ class _Plan:
             names = [f"x{self._locals + i}" for i in range(len(items))]
             self._locals += len(items)
             self.lines.append(f"    {', '.join(names)}, = {seq}")
-        same = [f"{k} is {self.c(v)}" for i, (k, v) in enumerate(zip(names, items)) if i not in skip]
+        same = [self._is(k, v) for i, (k, v) in enumerate(zip(names, items)) if i not in skip]
         if same:
             self.need(" and ".join(same))
         return names
