@@ -27,6 +27,12 @@ Two calls with equal keys would trace the same program. It is cheap: a module's 
 are re-read only when some module changed (``nn.module._CHANGES`` counts assignments),
 and only the values that can change without an assignment (tensors' ``requires_grad``
 and shape, containers, plain objects, globals, closure cells) are walked at each call.
+Cheaper still, each walk for a key writes down the reads it made as a :class:`_Plan`, one
+generated function of flat compares (``cell.cell_contents is c3``, ``t._requires_grad is
+True``...); the next call runs it first and, when every read finds what the walk found,
+returns the last key itself (about a quarter of a walk's time: 2.6 µs against 8.4 for the
+tiny attention step's 38 values). A plan that fails at once makes the next ones rarer
+(a back-off), so a reach that changes at every call costs about a walk.
 :meth:`Guard.describe` walks again with a name for each value: what a cache-limit warning
 names.
 """
@@ -260,11 +266,21 @@ def _cell(cell: Any) -> Any:
 
 class _Plan:
     """The reads one key's walk made, written down as Python lines that make them again and
-    compare what they find with what the walk found: every object by identity (a number or a
-    string re-created equal fails too: then the walk runs), a tensor's shape, dtype, device and
-    ``requires_grad``, a container's length, keys and items. All the walk's tokens are functions
-    of these reads, so when every line holds, the walk would write the same key; compiled once
-    per walk into one function (:meth:`compile`), it is what a call checks first."""
+    compare what they find with what the walk found: every object by identity (numbers by type
+    and value; another object equal, a tuple or a string made again, fails: then the walk runs),
+    a tensor's shape, dtype, device and ``requires_grad``, a container's length, keys and items,
+    a name's absence. All the walk's tokens are functions of these reads, so when every line
+    holds, the walk would write the same key; compiled once per walk into one function
+    (:meth:`compile`), it is what a call checks first. A read that raises (a list grown: its
+    unpacking) fails the check too (see :meth:`Guard.key`).
+
+    >>> p = _Plan()
+    >>> box = [2.0]
+    >>> _ = p.items(p.c(box), box)
+    >>> check = p.compile({})
+    >>> check(), box.__setitem__(0, 3.0), check()
+    (True, None, False)
+    """
 
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -455,6 +471,8 @@ class Guard:
                 if check is not None:
                     self._check, self._check_fn, self._check_key = check, fn, out
                     self._check_args = [a[1] for a in args]
+                else:  # (too long to be worth compiling: the walk alone, mostly)
+                    self._backoff = self._skip = 256
         return out
 
     def describe(self, fn: Callable[..., Any], args: Any = ()) -> dict[str, Any]:
