@@ -646,8 +646,11 @@ class Guard:
             self._emit((t, id(v)), path)
             wrapped = getattr(v, "__wrapped__", None) if callable(v) else None
             plan = self._plan
-            if plan is not None:
-                plan.same(f"getattr({plan.c(v)}, '__wrapped__', None)", wrapped)
+            if plan is not None:  # (as the walk: only a callable's is read)
+                n = plan.c(v)
+                plan.need(
+                    f"getattr({n}, '__wrapped__', None) is {plan.c(wrapped)}" if callable(v) else f"not callable({n})"
+                )
             if wrapped is not None:  # (a compiled function, a decorator's wrapper object: what it calls)
                 self.function(wrapped, f"{path}.__wrapped__" if self.paths is not None else "", depth)
                 code = getattr(wrapped, "__code__", None)
