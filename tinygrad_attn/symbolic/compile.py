@@ -10,8 +10,11 @@ call the cache computes a key from two things:
   closure, the globals it and the functions it calls name, modules to their last attribute,
   optimizers and their param groups, the other arguments), and the grad mode.
 
-The values a schedule changes (learning rate, betas, momentum, eps, weight decay) are only
-guarded as zero or not: the program reads them at each replay. A changed key traces again;
+The guard first runs its check of the last walk's reads (``guard._Plan``) and returns the
+last key itself when each read finds what the walk found; the call then replays the last
+program without hashing the key. The values a schedule changes (learning rate, betas,
+momentum, eps, weight decay) are only guarded as zero or not: the program reads them at each
+replay. A changed key traces again;
 past ``cache_limit`` programs a warning names what keeps changing and ``fn`` runs eagerly.
 A step that changes reachable Python state itself (an append, a counter, a training flag),
 or computes in Python with a NumPy argument's values (``np.mean(x)``), runs eagerly for
