@@ -10,8 +10,11 @@ call the cache computes a key from two things:
   closure, the globals it and the functions it calls name, modules to their last attribute,
   optimizers and their param groups, the other arguments), and the grad mode.
 
-The values a schedule changes (learning rate, betas, momentum, eps, weight decay) are only
-guarded as zero or not: the program reads them at each replay. A changed key traces again;
+The guard first runs its check of the last walk's reads (``guard._Plan``) and returns the
+last key itself when each read finds what the walk found; the call then replays the last
+program without hashing the key. The values a schedule changes (learning rate, betas,
+momentum, eps, weight decay) are only guarded as zero or not: the program reads them at each
+replay. A changed key traces again;
 past ``cache_limit`` programs a warning names what keeps changing and ``fn`` runs eagerly.
 A step that changes reachable Python state itself (an append, a counter, a training flag),
 or computes in Python with a NumPy argument's values (``np.mean(x)``), runs eagerly for
@@ -138,6 +141,7 @@ class Compiled:
         self._eager = False  # past the cache limit
         self._warned = False  # about Python state the step changes (once)
         self._kept: dict[Any, list[Any]] = {}  # per key, what its guard holds by identity
+        self._hot: tuple = (None, None, None, -1)  # the last replay's guard key, argument key, program
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
@@ -154,9 +158,15 @@ class Compiled:
             else:
                 if len(args) < 2 or len({id(a) for a in args}) == len(args):  # (a tensor passed twice: "same")
                     tokens.append(_NO_KW)
-                    key = (tuple(tokens), self.guard.key(self.fn, ()))
+                    guard, tokens = self.guard.key(self.fn, ()), tuple(tokens)
+                    hot = self._hot
+                    # (the last call's program when the guard returned the very same key: no hash of it)
+                    if guard is hot[0] and tokens == hot[1] and len(self.programs) == hot[3]:
+                        return hot[2].replay(args)
+                    key = (tokens, guard)
                     prog = self.programs.get(key, False)
                     if prog:
+                        self._hot = (guard, tokens, prog, len(self.programs))
                         return prog.replay(args)
                     if prog is None:  # (a key this function runs eagerly for)
                         return self.fn(*args)
@@ -246,6 +256,7 @@ class Compiled:
                 stacklevel=3,
             )
         self.programs[key] = None if eager else prog
+        self._hot = (None, None, None, -1)
         self._kept[key] = kept
         return _host_result(result)
 
