@@ -41,6 +41,7 @@ from . import promotion as _promotion
 from .dtypes import _TORCH_DTYPES, UnsupportedDtypeError, fill_value_in, get_default_dtype, torch_dtype
 from .dtypes import dtype as _TorchDtype
 from .dtypes import result_type as _result_type
+from .elementwise.alpha_overloads import other_and_alpha
 from .mutation.inplace import apply_inplace
 from .printing import host_tensor_repr
 from .promotion import (  # noqa: F401 - (mask_dtype: re-exported for functional)
@@ -759,14 +760,16 @@ class Tensor:
         v = version_of(self._data)
         return 0 if v is None else v.count
 
-    def add_(self, other: Any, alpha: float = 1) -> Tensor:
-        """``self += alpha * other``, in place."""
+    def add_(self, other: Any, *more: Any, alpha: float = 1) -> Tensor:
+        """``self += alpha * other``, in place (``alpha`` by position as ``add``'s)."""
+        other, alpha = other_and_alpha("add_", other, more, alpha, deprecated=True)
         o = self._operand(other)
         return apply_inplace(self, "add_", lambda x, o: x + (o * alpha if alpha != 1 else o), o,
                                       reads_old=False)  # fmt: skip
 
-    def sub_(self, other: Any, alpha: float = 1) -> Tensor:
-        """``self -= alpha * other``, in place."""
+    def sub_(self, other: Any, *more: Any, alpha: float = 1) -> Tensor:
+        """``self -= alpha * other``, in place (``alpha`` by position as ``sub``'s)."""
+        other, alpha = other_and_alpha("sub_", other, more, alpha, deprecated=True)
         o = self._operand(other)
         return apply_inplace(self, "sub_", lambda x, o: x - (o * alpha if alpha != 1 else o), o,
                                       reads_old=False)  # fmt: skip
@@ -792,10 +795,23 @@ class Tensor:
     def zero_(self) -> Tensor:
         return self.fill_(0)
 
-    def copy_(self, src: Any) -> Tensor:
+    def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
         """This tensor's elements become ``src``'s (broadcast to its shape, cast to its dtype,
-        moved from any device), in place."""
-        src = src if isinstance(src, Tensor) else Tensor(src, device=self._dev)
+        moved from any device), in place; every copy here is synchronous, whatever ``non_blocking`` says."""
+        if not isinstance(non_blocking, (bool, np.bool_)):
+            raise TypeError(
+                f"copy_(): argument 'non_blocking' (position 2) must be bool, not {type(non_blocking).__name__}"
+            )
+        if isinstance(src, (list, tuple, str)) or src is None:
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        if isinstance(src, (int, float, complex, np.generic)):  # a number is broadcast (not read as a shape)
+            if isinstance(src, (complex, np.complexfloating)) and self.dtype.kind != "c":
+                warnings.warn("copy_: casting complex values to real discards the imaginary part", UserWarning,
+                              stacklevel=2)  # fmt: skip
+                src = src.real
+            src = Tensor([src], device=self._dev).reshape(())
+        elif not isinstance(src, Tensor):  # (an array: the package's own initialisers pass them)
+            src = Tensor(src, device=self._dev)
         if src._dev is not self._dev:
             src = src.to(self._dev)
         return apply_inplace(self, "copy_", lambda x, s: where(True, s.astype(x.dtype), x), src,
@@ -963,7 +979,10 @@ def _to_args(args: tuple, kw: dict, op: str) -> tuple[Device | None, Any, bool]:
         raise TypeError(f"{op}: unexpected keyword argument(s) {sorted(kw)}; PyTorch's are device, dtype, "
                         "non_blocking, copy, memory_format")  # fmt: skip
     rest = list(args)
-    if rest and isinstance(rest[0], Tensor):  # to(other, non_blocking=False, copy=False)
+    if rest and isinstance(rest[0], (bool, float, complex, np.bool_, np.floating, np.complexfloating)):
+        # (PyTorch reads a non-int number as to(other) of the 0-d tensor it wraps: its dtype)
+        dtype = {"b": np.bool_, "f": np.float64, "c": np.complex128}[np.asarray(rest.pop(0)).dtype.kind]
+    elif rest and isinstance(rest[0], Tensor):  # to(other, non_blocking=False, copy=False)
         other = rest.pop(0)
         dev, dtype = other._dev, other.dtype
     elif rest and not _is_dtype(rest[0]):  # to(device, dtype=None, non_blocking=False, copy=False)

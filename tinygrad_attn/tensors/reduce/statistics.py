@@ -135,7 +135,7 @@ def _median(x: Tensor, dim: Any, keepdim: bool, op: str, skip_nan: bool) -> Valu
 @public(method=True, dtypes="numeric")
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
     """The ``k``-th smallest entry (1-based) along ``dim`` and its index."""
-    x = _tensor(input, "kthvalue")
+    x, k = _tensor(input, "kthvalue"), dims.as_int(k)
     n = x.shape[dims.one(x.shape, dim, "kthvalue")] if x.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
