@@ -41,7 +41,6 @@ from . import promotion as _promotion
 from .dtypes import _TORCH_DTYPES, UnsupportedDtypeError, fill_value_in, get_default_dtype, torch_dtype
 from .dtypes import dtype as _TorchDtype
 from .dtypes import result_type as _result_type
-from .elementwise.alpha_overloads import other_and_alpha
 from .mutation.inplace import apply_inplace
 from .printing import host_tensor_repr
 from .promotion import (  # noqa: F401 - (mask_dtype: re-exported for functional)
@@ -416,8 +415,13 @@ class Tensor:
         entry[1].append(hook)
         return _HookHandle(entry[1], hook)
 
-    def retain_grad(self) -> Tensor:
-        """Keep ``.grad`` for this non-leaf tensor after backward."""
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward (a leaf keeps it anyway); a
+        tensor that does not require grad is PyTorch's error."""
+        if not self.requires_grad:
+            raise RuntimeError(f"can't retain_grad on Tensor that has requires_grad=False (shape {tuple(self.shape)})")
+        if self.is_leaf:
+            return
         if _State.retained is None:
             _State.retained = {}
         registry, key = _State.retained, id(self)
@@ -429,7 +433,6 @@ class Tensor:
                 del registry[key]
 
         registry[key] = weakref.ref(self, forget)
-        return self
 
     def __repr__(self) -> str:
         """PyTorch's printing (``tensors/printing.py``): the dtype is named when it is not one
@@ -762,14 +765,14 @@ class Tensor:
 
     def add_(self, other: Any, *more: Any, alpha: float = 1) -> Tensor:
         """``self += alpha * other``, in place (``alpha`` by position as ``add``'s)."""
-        other, alpha = other_and_alpha("add_", other, more, alpha, deprecated=True)
+        other, alpha = _promotion.other_and_alpha("add_", other, more, alpha, deprecated=True)
         o = self._operand(other)
         return apply_inplace(self, "add_", lambda x, o: x + (o * alpha if alpha != 1 else o), o,
                                       reads_old=False)  # fmt: skip
 
     def sub_(self, other: Any, *more: Any, alpha: float = 1) -> Tensor:
         """``self -= alpha * other``, in place (``alpha`` by position as ``sub``'s)."""
-        other, alpha = other_and_alpha("sub_", other, more, alpha, deprecated=True)
+        other, alpha = _promotion.other_and_alpha("sub_", other, more, alpha, deprecated=True)
         o = self._operand(other)
         return apply_inplace(self, "sub_", lambda x, o: x - (o * alpha if alpha != 1 else o), o,
                                       reads_old=False)  # fmt: skip

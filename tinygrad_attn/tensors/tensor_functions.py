@@ -313,7 +313,10 @@ def flip(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
     axes = _dims.axes(x.shape, dims, "flip") or ()
     if len(set(axes)) != len(axes):
         raise InvalidArgumentError(f"flip: dims {tuple(dims)} name an axis more than once (shape {tuple(x.shape)})")
-    return _new_memory(x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))], x)
+    from .index.indexing import any_step_getitem  # noqa: PLC0415 - (indexing imports this module's neighbours)
+
+    return _new_memory(any_step_getitem(x, tuple(slice(None, None, -1) if i in axes else slice(None)
+                                                 for i in range(x.ndim))), x)  # fmt: skip
 
 
 @public(method=True)

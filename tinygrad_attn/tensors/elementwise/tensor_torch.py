@@ -19,9 +19,8 @@ from ...ops.compare import IntFloorDivide, IntRemainder
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import InvalidArgumentError, Tensor, _add, where
 from ..dtypes import UnsupportedDtypeError, result_type
-from ..promotion import _FLOATS, _as_float, _promoted
+from ..promotion import _FLOATS, _as_float, _promoted, other_and_alpha
 from ..shape import dims
-from .alpha_overloads import other_and_alpha
 
 __all__ = ["strided", "layout", "memory_format", "contiguous_format", "preserve_format", "channels_last",
            "channels_last_3d"]  # (objects, not functions: the functions are declared @public)  # fmt: skip

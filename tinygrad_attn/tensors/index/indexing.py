@@ -145,9 +145,24 @@ def _scalar_index(k: Any) -> Any:
     return k
 
 
+def refuse_negative_steps(key: Any) -> None:
+    """PyTorch's ValueError for a slice of negative step in a key (``x[::-1]``: use ``x.flip(0)``)."""
+    for k in key if isinstance(key, tuple) else (key,):
+        if k.__class__ is slice and k.step is not None and not isinstance(k.step, Tensor) and k.step < 0:
+            raise ValueError(f"step must be greater than zero (got {k}); reverse a tensor with .flip(dims)")
+
+
 @public(name="__getitem__", function=False, method=True)
 def getitem(x: Tensor, key: Any) -> Tensor:
-    """``x[key]``: basic keys give views (slices, ints, ``None``, ``...``), tensor and list keys gather."""
+    """``x[key]``: basic keys give views (slices, ints, ``None``, ``...``), tensor and list keys
+    gather; a negative step is PyTorch's ValueError."""
+    refuse_negative_steps(key)
+    return any_step_getitem(x, key)
+
+
+def any_step_getitem(x: Tensor, key: Any) -> Tensor:
+    """:func:`getitem` that also takes negative steps (NumPy's meaning), for the package's own
+    reversals (``flip``)."""
     key = tuple(map(_scalar_index, key)) if isinstance(key, tuple) else (_scalar_index(key),)
     k0 = key[0] if len(key) == 1 else None
     if k0.__class__ is bool or (x.ndim and _is_bool_array(k0) and _bool_ndim(k0) == 0):
@@ -331,6 +346,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     :func:`apply_inplace`): basic keys through :class:`SetSlice`, index arrays and
     masks through ``ops.Put`` (a position written twice keeps the last write, as NumPy).
     """
+    refuse_negative_steps(key)
     if isinstance(value, Tensor):
         if value._dev is not x._dev:
             raise RuntimeError(

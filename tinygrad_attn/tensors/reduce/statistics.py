@@ -27,8 +27,10 @@ from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward, with_gradient_of
 from ...ops.tie_order import mode_index, select_index, sort_order
 from .._tensor import InvalidArgumentError, Tensor, cat, where
+from ..dtypes import torch_dtype
 from ..shape import dims
 from ..tensor_functions import ValuesIndices, values_indices
+from .tensor_reduce import differentiable_dtype
 
 
 class MinMax(tuple):
@@ -41,6 +43,9 @@ class MinMax(tuple):
 
     min = property(lambda self: self[0])  # noqa: A003
     max = property(lambda self: self[1])  # noqa: A003
+
+
+MinMax.__name__ = MinMax.__qualname__ = "aminmax"  # (PyTorch's class name: type(x.aminmax()).__name__)
 
 
 def _host(x: Tensor) -> np.ndarray:
@@ -270,6 +275,8 @@ def _quantile(x: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, op
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:  # noqa: A002
     """``(amin, amax)`` of every entry or along ``dim``."""
     x = _tensor(input, "aminmax")
+    if isinstance(dim, (list, tuple)):
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
     if dim is None and x.numel() == 0:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")  # fmt: skip
     kw = {} if dim is None else {"dim": dim}
@@ -284,6 +291,8 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """The sum of the entries that are not NaN."""
     x = _tensor(input, "nansum")
+    if dtype is not None:
+        differentiable_dtype(x, torch_dtype(dtype))
     if x.dtype.kind == "f":
         x = where(x.isnan(), 0.0, x)
     out = x.sum(dim, keepdim) if dim is not None else (x.sum().reshape((1,) * x.ndim) if keepdim else x.sum())

@@ -19,11 +19,12 @@ import numpy as np
 from ... import ops
 from ...engine.composite import composite
 from ...engine.declare import public
+from ...engine.switches import is_grad_enabled
 from ...functional.checks import written_to_out
 from ...ops.compare import AllTrue, AnyTrue
 from ...ops.saved import saved_for_backward
 from .._tensor import Tensor, cat, where
-from ..dtypes import accumulate_dtype, get_default_dtype, scalar_type_name
+from ..dtypes import accumulate_dtype, get_default_dtype, scalar_type_name, torch_dtype
 from ..shape import dims
 
 __all__ = ["ValuesIndices",]  # fmt: skip
@@ -69,6 +70,15 @@ def _work_dtype(acc: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if acc == np.float16 else acc
 
 
+def differentiable_dtype(input: Tensor, acc: np.dtype) -> np.dtype:
+    """``acc``, a reduction's ``dtype=``, where a gradient can flow through it: PyTorch refuses
+    to record an integer result of an input that requires grad (``x.sum(dtype=torch.int32)``)."""
+    if acc.kind not in "fc" and isinstance(input, Tensor) and input.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(acc)} (a {input.dtype} input that "
+                           "requires grad reduced into an integer dtype; detach it or pick a floating dtype)")  # fmt: skip
+    return acc
+
+
 def _inverse_count(n: float) -> float:
     """``1 / n`` for a mean's divisor; ``inf`` for ``n <= 0``, so that an empty mean is
     0 * inf = NaN and a variance with ``correction >= N`` is inf (NaN if all equal), as
@@ -82,7 +92,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
         keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """The sum over ``dim`` (``axis``; all elements when None); ``dtype`` sums in that dtype,
     bools and integers sum in int64 (as PyTorch's)."""
-    acc = accumulate_dtype(input.dtype, dtype)
+    acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))
     if input.dtype != (work := _work_dtype(acc)):
         input = input.astype(work)  # noqa: A001
     if axis is not None or keepdims is not None:
@@ -395,7 +405,7 @@ def _prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """The product over ``dim`` (all elements when None); exact with zeros. ``axis=`` is
     PyTorch's alias of ``dim``."""
-    acc = accumulate_dtype(input.dtype, dtype)  # (bools and integers multiply in int64)
+    acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))  # (bools and integers multiply in int64)
     x = input if input.dtype == acc else input.astype(acc)  # (float16 too: PyTorch's float16 products stay float16)
     return saved_for_backward(
         _prod(x, dims.alias(axis, dim, "prod"), keepdim), x, output=True
@@ -422,7 +432,7 @@ def _cumprod(x: Tensor, dim: int) -> Tensor:
 @public(method=True, inplace=True, inplace_dtypes="numeric")
 def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running products along ``dim`` (``axis``)."""
-    acc = accumulate_dtype(input.dtype, dtype)
+    acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))
     x = input if input.dtype == acc else input.astype(acc)  # (float16 too: PyTorch's float16 products stay float16)
     return saved_for_backward(
         _cumprod(x, dims.required(axis, dim, "cumprod")), x, output=True
@@ -433,7 +443,7 @@ def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = No
 def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running sums along ``dim`` (``axis``)."""
     dim = dims.required(axis, dim, "cumsum")
-    acc = accumulate_dtype(input.dtype, dtype)  # (bools and integers sum in int64; dtype= in that dtype)
+    acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))  # (ints sum in int64; dtype= in that)
     x = input if input.dtype == (work := _work_dtype(acc)) else input.astype(work)
     if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         dims.axes(x.shape, dim, "cumsum")
@@ -458,7 +468,10 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     if out is not None and dtype is None and not isinstance(out, Tensor):
         out, dtype = None, out  # (x.norm(p, dim, keepdim, dtype), as PyTorch's method)
     dim = dims.all_if_empty(dim)
-    if dtype is None and input.dtype.kind not in "fc":
+    if dtype is not None and torch_dtype(dtype).kind not in "fc":
+        raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
+                           f"{scalar_type_name(torch_dtype(dtype))}")  # fmt: skip
+    if input.dtype.kind not in "fc":  # (dtype= does not make an integer input a norm's)
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(input.dtype)} (shape {tuple(input.shape)}); convert with .float()")  # fmt: skip
     if p == "nuc":  # (the sum of singular values of the matrices in the plane dim: linalg.matrix_norm's)
