@@ -1024,6 +1024,8 @@ def where(cond: Any, a: Any = _ONE_ARGUMENT, b: Any = _ONE_ARGUMENT) -> Any:
         if a is not b:
             raise TypeError("where: give both a and b, or neither (where(cond) is cond.nonzero(as_tuple=True))")
         return (cond if isinstance(cond, Tensor) else Tensor(cond)).nonzero(as_tuple=True)
+    # (a NumPy scalar is the Python number it holds, as PyTorch's parser reads it)
+    a, b = (_promotion.scalar_value(v) if isinstance(v, np.generic) else v for v in (a, b))
     like = next((t for t in (a, b, cond) if isinstance(t, Tensor)), None)
     if like is None:
         like = Tensor(cond)

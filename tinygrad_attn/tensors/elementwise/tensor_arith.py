@@ -26,6 +26,7 @@ from ..promotion import (
     _promoted,
     bitwise_operands,
     mask_dtype,
+    scalar_value,
 )
 
 __all__: list[str] = []  # (the free functions of these names are in tensor_functions.py and functional.py)
@@ -174,6 +175,13 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
     minimum give ties)."""
     if min is None and max is None:
         raise InvalidArgumentError("clamp: give at least one of min and max (both are None)")
+    # (a NumPy scalar is the Python number it holds, as PyTorch's parser reads it: no float64 result)
+    min, max = (scalar_value(v) if isinstance(v, np.generic) else v for v in (min, max))
+    if (isinstance(min, Tensor) or isinstance(max, Tensor)) and not all(
+        v is None or isinstance(v, Tensor) for v in (min, max)
+    ):
+        raise TypeError(f"clamp() received an invalid combination of arguments - got ({type(min).__name__}, "
+                        f"{type(max).__name__}): min and max are both tensors or both numbers")  # fmt: skip
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return saved_for_backward(_clip_by_tensors(input, min, max), input, min, max)
     out = _promote_for_scalar(_promote_for_scalar(input, min), max)

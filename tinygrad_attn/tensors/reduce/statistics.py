@@ -103,6 +103,8 @@ def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noq
     """The lower median (the ``(n - 1) // 2``-th smallest entry; NaN where the slice has one): of every
     entry as a 0-d tensor, or ``(values, indices)`` along ``dim``."""
     x = _tensor(input, "median")
+    if dim is None and keepdim:
+        raise TypeError('median() missing 1 required positional arguments: "dim" (keepdim needs a dim)')
     if dim is None:
         out = _median(x.reshape(-1), 0, False, "median", skip_nan=False).values.reshape(())
         if x.requires_grad:  # (PyTorch's gradient: shared evenly by the entries equal to it, or by the NaNs)
@@ -117,6 +119,8 @@ def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noq
 def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """:func:`median` of the entries that are not NaN (NaN where every entry is)."""
     x = _tensor(input, "nanmedian")
+    if dim is None and keepdim:
+        raise TypeError('nanmedian() missing 1 required positional arguments: "dim" (keepdim needs a dim)')
     if dim is None:
         return _median(x.reshape(-1), 0, False, "nanmedian", skip_nan=True).values.reshape(())
     return _median(x, dim, keepdim, "nanmedian", skip_nan=True)
@@ -306,6 +310,9 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     x = _tensor(input, "nanmean")
     if x.dtype.kind != "f":
         raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {x.dtype}")
+    if dtype is not None and torch_dtype(dtype).kind not in "fc":
+        raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either a floating point "
+                           f"or complex dtype. Got: {torch_dtype(dtype)}")  # fmt: skip
     keep = ~x.isnan()
     out = nansum(x, dim, keepdim, dtype=dtype) / nansum(keep.astype(x.dtype), dim, keepdim)
     return saved_for_backward(out, x)

@@ -70,6 +70,10 @@ def _work_dtype(acc: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if acc == np.float16 else acc
 
 
+#: ``logsumexp``'s ``dim`` left out: PyTorch's TypeError (an explicit None keeps NumPy's meaning, every axis)
+_NO_DIM: Any = type("_NoDim", (), {"__repr__": lambda self: "<required>"})()
+
+
 def differentiable_dtype(input: Tensor, acc: np.dtype) -> np.dtype:
     """``acc``, a reduction's ``dtype=``, where a gradient can flow through it: PyTorch refuses
     to record an integer result of an input that requires grad (``x.sum(dtype=torch.int32)``)."""
@@ -213,9 +217,13 @@ def _logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
 
 
 @public(method=True, special=("logsumexp",))
-def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A002
+def logsumexp(input: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, axis: Any = None,  # noqa: A002
               keepdims: bool | None = None) -> Tensor:  # fmt: skip
-    """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
+    """``log(sum(exp(x)))`` over ``dim`` (required, as PyTorch's; ``()`` is every axis), computed without overflow."""
+    if dim is _NO_DIM:
+        if axis is None and keepdims is None:
+            raise TypeError('logsumexp() missing 1 required positional arguments: "dim" (give the dims to reduce)')
+        dim = None
     d = dims.all_if_empty(dims.alias(axis, dim, "logsumexp"))
     dims.axes(input.shape, d, "logsumexp")
     x = input.astype(get_default_dtype()) if input.dtype.kind in "biu" else input  # (PyTorch's: ints to the float)
@@ -257,6 +265,7 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = No
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """``max(x)``: the largest value; ``max(x, dim)``: PyTorch's ``(values, indices)``;
     ``max(x, axis=...)``: the values alone (NumPy's); ``max(a, b)``: the elementwise maximum."""
+    _keepdim_needs_dim("max", dim, axis, keepdim)
     if dim is None and axis is None and keepdims is None:  # (the common whole-tensor max, directly)
         return ops.Max.apply(input, args=(None, bool(keepdim)))
     return _pick(input, dim, keepdim, axis, keepdims, "max")
@@ -266,6 +275,7 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = No
 def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """As :func:`max`, for the smallest."""
+    _keepdim_needs_dim("min", dim, axis, keepdim)
     if dim is None and axis is None and keepdims is None:
         return ops.Min.apply(input, args=(None, bool(keepdim)))
     return _pick(input, dim, keepdim, axis, keepdims, "min")
@@ -299,6 +309,13 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa
     return ops.Min.apply(input, args=(axes, bool(keepdim)))
 
 
+def _keepdim_needs_dim(op: str, dim: Any, axis: Any, keepdim: Any) -> None:
+    """PyTorch's whole-tensor ``max``/``min``/``median`` take no ``keepdim`` (a TypeError)."""
+    if keepdim and dim is None and axis is None:
+        raise TypeError(f"{op}() received an invalid combination of arguments - got keepdim without dim: "
+                        f"use {op}(dim, keepdim=True) or amax/amin(keepdim=True)")  # fmt: skip
+
+
 def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
     """``argmax``/``argmin``: each its own reduction (argmin is not argmax(-x), which
     overflows at an integer minimum and is undefined for bool); a 0-d tensor's one element
@@ -308,6 +325,8 @@ def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
     if axis is not None and not isinstance(axis, (int, np.integer)) and not hasattr(axis, "__index__"):
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type(axis).__name__}")
     axes = dims.axes(x.shape, axis, op)
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"{op}(): does not support bool input (shape {tuple(x.shape)}); convert with .long()")
     if axes == ():
         return Tensor._wrap(x._dev.asarray(np.zeros((), np.int64)), x._dev)
     if x.numel() == 0 and (axes is None or x.shape[axes[0]] == 0):
@@ -315,8 +334,6 @@ def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
         if axes is None:  # (PyTorch's argmax and argmin raise an IndexError here, max and min a RuntimeError)
             raise dims.DimensionError(f"{why}: Expected reduction dim to be specified for input.numel() == 0")
         raise dims.DimensionError(f"{why}: Expected reduction dim to have non-zero size")
-    if x.dtype.kind == "b":
-        raise RuntimeError(f"{op}(): does not support bool input (shape {tuple(x.shape)}); convert with .long()")
     pick = op[3:]
     if axes is None:
         return ops.ArgExtreme.apply(x.detach().reshape(-1), args=(0, pick)).reshape((1,) * x.ndim if keepdims else ())

@@ -23,6 +23,7 @@ from ...functional.checks import broadcast_of
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward
 from .._tensor import Size, Tensor, cat, stack, where
+from ..dtypes import scalar_type_name
 from . import dims
 from .dims import int_list as _int_list
 
@@ -449,6 +450,10 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bo
     """A copy of ``input`` with ``values`` written at ``input[indices]`` (added there with ``accumulate``,
     repeated indices summing)."""
     x = _tensor(input, "index_put")
+    if isinstance(values, Tensor) and values.dtype != x.dtype:  # (unlike x[key] = v, which casts)
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{scalar_type_name(x.dtype)} for the destination and {scalar_type_name(values.dtype)} "
+                           "for the source.")  # fmt: skip
     # (index tensors may live on the CPU for a tensor elsewhere, as PyTorch allows)
     key = tuple(k.to(x.device) if isinstance(k, Tensor) and k._dev is not x._dev else k for k in indices)
     v = values if isinstance(values, Tensor) else Tensor(np.asarray(values, dtype=x.dtype), device=x._dev)
