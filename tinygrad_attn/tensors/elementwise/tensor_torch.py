@@ -297,7 +297,11 @@ def matmul(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - torch.matmul's 
 
 @public(method=True, inplace=True)
 def floor_divide(self, other: Any) -> Tensor:
-    """``self // other`` (``torch.floor_divide``): floor of the quotient, without a derivative."""
+    """``self // other`` (``torch.floor_divide``): floor of the quotient, without a derivative;
+    ``self`` may be a number (``torch.floor_divide(2, t)``, as PyTorch's)."""
+    if not isinstance(self, Tensor):
+        o = tensor_operand(other, "floor_divide", "other", 2)
+        return _floor_divide(o._operand(self), o)
     return _floor_divide(self, self._operand(other))
 
 

@@ -422,11 +422,12 @@ def _prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """The product over ``dim`` (all elements when None); exact with zeros. ``axis=`` is
     PyTorch's alias of ``dim``."""
+    dim = dims.alias(axis, dim, "prod")
+    if isinstance(dim, (list, tuple)) or (dim is None and keepdim):  # (PyTorch's prod takes one int dim or none)
+        raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__} (keepdim needs a dim)")
     acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))  # (bools and integers multiply in int64)
     x = input if input.dtype == acc else input.astype(acc)  # (float16 too: PyTorch's float16 products stay float16)
-    return saved_for_backward(
-        _prod(x, dims.alias(axis, dim, "prod"), keepdim), x, output=True
-    )  # (what PyTorch's keeps)
+    return saved_for_backward(_prod(x, dim, keepdim), x, output=True)  # (what PyTorch's keeps)
 
 
 @composite("cumprod")
@@ -484,6 +485,9 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     PyTorch signature has ``dtype`` fifth: a dtype given there is read as ``dtype``."""
     if out is not None and dtype is None and not isinstance(out, Tensor):
         out, dtype = None, out  # (x.norm(p, dim, keepdim, dtype), as PyTorch's method)
+    if not (p is None or isinstance(p, (str, int, float, np.number))):  # (x.norm((0,)): a dim given as p)
+        raise TypeError(f"norm(): argument 'p' must be a number or a string, not {type(p).__name__}; "
+                        "give the dims as dim=")  # fmt: skip
     dim = dims.all_if_empty(dim)
     if dtype is not None and torch_dtype(dtype).kind not in "fc":
         raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
