@@ -170,6 +170,28 @@ _NUMBER_TYPES = frozenset((int, float, bool))
 _new = object.__new__  # makes an instance without calling __init__ (Function and Tensor have none to run)
 _next_seq = itertools.count(1).__next__  # creation order of recorded ops; leaves count as 0
 
+#: Leaves whose ``requires_grad`` was switched on: ``id -> (weakref, seq then)``. An op recorded
+#: before the switch read such a leaf as a constant and sends it no gradient, as PyTorch's (whose
+#: graph has no edge to it): ``y = x * w; x.requires_grad_(); y.backward()`` leaves ``x.grad`` None.
+grad_switched_on: dict[int, tuple[Any, int]] = {}
+
+
+def note_grad_switched_on(t: Any) -> None:
+    """Called when leaf ``t`` starts requiring grad (see :data:`grad_switched_on`)."""
+    key = id(t)
+
+    def forget(ref: weakref.ref, key: int = key) -> None:
+        if (entry := grad_switched_on.get(key)) is not None and entry[0] is ref:
+            del grad_switched_on[key]
+
+    grad_switched_on[key] = (weakref.ref(t, forget), _next_seq())
+
+
+def read_as_constant(t: Any, fn: Any) -> bool:
+    """Whether the op ``fn`` was recorded before leaf ``t`` started requiring grad."""
+    entry = grad_switched_on.get(id(t))
+    return entry is not None and entry[0]() is t and entry[1] > fn.seq and t._ctx is None
+
 
 #: Ops computed in several steps (a series, a ratio of exponentials, a normalisation) whose
 #: float16 forward runs in float32 and is rounded once at the end, as PyTorch computes

@@ -30,6 +30,7 @@ from ..engine.function import (
     grad_fn_name,
     register_tensor,
 )
+from ..engine.function import note_grad_switched_on as _note_grad_switched_on
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, check_host_read, tracing
 from ..engine.versions import version_of
@@ -325,6 +326,8 @@ class Tensor:
             raise RuntimeError(
                 f"only Tensors of floating point and complex dtype can require gradients (this one is {self.dtype})"
             )
+        if flag and not getattr(self, "_requires_grad", True):  # (ops that read it before keep no edge to it)
+            _note_grad_switched_on(self)
         self._requires_grad = flag
 
     @property
