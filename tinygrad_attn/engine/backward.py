@@ -164,7 +164,9 @@ def run_backward(
                 if rebased:  # in-place history: the tensor as this op read it
                     if (inp := _as_read_by(inp, fn, i)) is None:
                         continue
-                elif not inp._requires_grad or (_function.grad_switched_on and _function.read_as_constant(inp, fn)):
+                elif not inp._requires_grad:
+                    continue
+                if _function.grad_switched_on and _function.read_as_constant(inp, fn):
                     continue
                 gi = gs[i]
                 if gi is not None and gi.shape != inp._data.shape:

@@ -1038,6 +1038,10 @@ def where(cond: Any, a: Any = _ONE_ARGUMENT, b: Any = _ONE_ARGUMENT) -> Any:
         cond = cond != 0
     a, b = _where_operand(a, like), _where_operand(b, like)
     if isinstance(a, Tensor) or isinstance(b, Tensor):  # torch.result_type's dtype, 0-d and number rules included
+        dt = _result_type(a, b)
+        for v in (a, b):  # (an int the result's integer dtype cannot hold is PyTorch's error, as fill_'s)
+            if v.__class__ is int and dt.kind in "iu":
+                fill_value_in("where", v, dt)
         a, b = _promotion.promoted_operands(a, b)
     else:  # two numbers: the first becomes a tensor of their common dtype
         dt = max(_scalar_dtype(a), _scalar_dtype(b), key=lambda d: _KIND_RANK[d.kind])

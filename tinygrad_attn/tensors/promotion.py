@@ -118,12 +118,14 @@ def _promoted_div(a: Any, b: Any) -> tuple[Any, Any]:
         a = float(a)
     if b.__class__ is int:
         b = float(b)
-    a, b = _promoted(a, b)
-    t = a if isinstance(a, Tensor) else b
+    pa, pb = _promoted(a, b)
+    t = pa if isinstance(pa, Tensor) else pb
     if t.dtype.kind in "biu":
+        # each operand from its own dtype: a 0-d int64 -1 beside a uint8 tensor divides as -1, not as
+        # the 255 that uint8 (their promoted dtype) would hold
         f = get_default_dtype()
-        return (a.astype(f) if isinstance(a, Tensor) else a), (b.astype(f) if isinstance(b, Tensor) else b)
-    return a, b
+        return tuple(x.astype(f) if isinstance(x, Tensor) else float(x) for x in (a, b))  # type: ignore[return-value]
+    return pa, pb
 
 
 # the range of each integer dtype, by its one-letter code
