@@ -167,7 +167,9 @@ def run_backward(
                 elif not inp._requires_grad:
                     continue
                 if _function.grad_switched_on and _function.read_as_constant(inp, fn):
-                    continue
+                    # (a leaf since fn read it: a constant then, or detached in place since, its history then)
+                    if (inp := _versions.detached_history(inp, fn, i)) is None:
+                        continue
                 gi = gs[i]
                 if gi is not None and gi.shape != inp._data.shape:
                     gi = _fit(gi, inp, ns if tensors else inp._dev.ops)

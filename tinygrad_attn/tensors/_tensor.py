@@ -326,8 +326,8 @@ class Tensor:
             raise RuntimeError(
                 f"only Tensors of floating point and complex dtype can require gradients (this one is {self.dtype})"
             )
-        if flag and not getattr(self, "_requires_grad", True):  # (ops that read it before keep no edge to it)
-            _note_grad_switched_on(self)
+        if bool(flag) != getattr(self, "_requires_grad", bool(flag)):  # (ops that read it meanwhile: no edge)
+            _note_grad_switched_on(self, bool(flag))
         self._requires_grad = flag
 
     @property

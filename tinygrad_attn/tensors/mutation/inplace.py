@@ -363,7 +363,7 @@ def detach_inplace(t: Tensor) -> Tensor:
         seq = _next_seq()
         _DETACHED[key] = (weakref.ref(t, lambda _r, key=key: _DETACHED.pop(key, None)), seq, old)
         note_rebase(seq)
-    t._ctx, t.requires_grad, t._uses = None, False, 0
+    t._ctx, t._requires_grad, t._uses = None, False, 0  # (not the setter: no switch of a leaf to note)
     return t
 
 

@@ -315,6 +315,8 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
                            f"or complex dtype. Got: {torch_dtype(dtype)}")  # fmt: skip
     keep = ~x.isnan()
     out = nansum(x, dim, keepdim, dtype=dtype) / nansum(keep.astype(x.dtype), dim, keepdim)
+    if dtype is not None and out.dtype != torch_dtype(dtype):  # (the count promoted it back)
+        out = out.astype(torch_dtype(dtype))
     return saved_for_backward(out, x)
 
 

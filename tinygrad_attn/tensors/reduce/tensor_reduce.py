@@ -224,6 +224,10 @@ def logsumexp(input: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, axis:
         if axis is None and keepdims is None:
             raise TypeError('logsumexp() missing 1 required positional arguments: "dim" (give the dims to reduce)')
         dim = None
+    if isinstance(dim, (list, tuple)) and not dim and not keepdim and input.ndim:
+        # (PyTorch's: every axis reduced into an output of no axes, which its kernel refuses)
+        raise RuntimeError(f"logsumexp: output with shape [] doesn't match the broadcast shape {list(input.shape)} "
+                           "(an empty dim list reduces every axis; give keepdim=True or the dims)")  # fmt: skip
     d = dims.all_if_empty(dims.alias(axis, dim, "logsumexp"))
     dims.axes(input.shape, d, "logsumexp")
     x = input.astype(get_default_dtype()) if input.dtype.kind in "biu" else input  # (PyTorch's: ints to the float)
