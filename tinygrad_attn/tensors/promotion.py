@@ -211,9 +211,17 @@ def bitwise_operands(a: Any, b: Any, op: str, bools: bool = True) -> tuple[Tenso
             f'"{op}" not implemented for {_dtypes.scalar_type_name(dt)!r} (operands {_dtype_of(a)} and {_dtype_of(b)}); '
             f"it takes integer{' or bool' if bools else ''} tensors"
         )
-    a = a.astype(dt) if isinstance(a, Tensor) else Tensor.full((), a, dtype=dt, device=like._dev)
-    b = b.astype(dt) if isinstance(b, Tensor) else Tensor.full((), b, dtype=dt, device=like._dev)
+    a = a.astype(dt) if isinstance(a, Tensor) else Tensor.full((), _held_as(a, dt), dtype=dt, device=like._dev)
+    b = b.astype(dt) if isinstance(b, Tensor) else Tensor.full((), _held_as(b, dt), dtype=dt, device=like._dev)
     return a, b
+
+
+def _held_as(v: Any, dt: np.dtype) -> Any:
+    """A Python int as an integer dtype holds it, as PyTorch wraps a number for ``+`` or ``|``
+    (``uint8_tensor | 300`` is ``| 44``)."""
+    if v.__class__ is int and dt.kind in "iu":
+        return np.asarray(v, dtype=np.int64).astype(dt).item()
+    return v
 
 
 def _dtype_of(x: Any) -> str:

@@ -70,7 +70,7 @@ def _work_dtype(acc: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if acc == np.float16 else acc
 
 
-#: ``logsumexp``'s ``dim`` left out: PyTorch's TypeError (an explicit None keeps NumPy's meaning, every axis)
+#: ``logsumexp``'s ``dim`` left out: PyTorch's TypeError (as None is; NumPy's ``axis=None`` is every axis)
 _NO_DIM: Any = type("_NoDim", (), {"__repr__": lambda self: "<required>"})()
 
 
@@ -220,9 +220,10 @@ def _logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
 def logsumexp(input: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, axis: Any = None,  # noqa: A002
               keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """``log(sum(exp(x)))`` over ``dim`` (required, as PyTorch's; ``()`` is every axis), computed without overflow."""
-    if dim is _NO_DIM:
+    if dim is _NO_DIM or dim is None:  # (NumPy's axis=None, every axis, is still taken)
         if axis is None and keepdims is None:
-            raise TypeError('logsumexp() missing 1 required positional arguments: "dim" (give the dims to reduce)')
+            raise TypeError('logsumexp() missing 1 required positional arguments: "dim" (give the dims to reduce; '
+                            "() for every axis)")  # fmt: skip
         dim = None
     if isinstance(dim, (list, tuple)) and not dim and not keepdim and input.ndim:
         # (PyTorch's: every axis reduced into an output of no axes, which its kernel refuses)
@@ -454,6 +455,8 @@ def _cumprod(x: Tensor, dim: int) -> Tensor:
 @public(method=True, inplace=True, inplace_dtypes="numeric")
 def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running products along ``dim`` (``axis``)."""
+    if isinstance(dim, (list, tuple)):
+        raise TypeError(f"cumprod(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
     acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))
     x = input if input.dtype == acc else input.astype(acc)  # (float16 too: PyTorch's float16 products stay float16)
     return saved_for_backward(
@@ -464,6 +467,8 @@ def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = No
 @public(method=True, inplace=True, inplace_dtypes="numeric")
 def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running sums along ``dim`` (``axis``)."""
+    if isinstance(dim, (list, tuple)):
+        raise TypeError(f"cumsum(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
     dim = dims.required(axis, dim, "cumsum")
     acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))  # (ints sum in int64; dtype= in that)
     x = input if input.dtype == (work := _work_dtype(acc)) else input.astype(work)
