@@ -452,6 +452,23 @@ def program(seed: int) -> str:
     return textwrap.dedent(KINDS[kind](r)).strip() + "\n"
 
 
+def _alike(w: Any, g: Any) -> bool:
+    """:func:`differential._same`, with float16 values compared to float16's precision (PyTorch's
+    vectorised log, exp, ... round a unit in the last place differently from NumPy's)."""
+    if isinstance(w, tuple) and isinstance(g, tuple) and len(w) == len(g) == 5 and w[0] == g[0] == "tensor":
+        if w[1] == g[1] == "float16" and w[2:4] == g[2:4]:
+            return bool(np.allclose(w[4].astype(np.float64), g[4].astype(np.float64), rtol=2e-3, atol=1e-3,
+                                    equal_nan=True))  # fmt: skip
+    if isinstance(w, tuple) and isinstance(g, tuple) and len(w) == len(g) == 2 and isinstance(w[1], list):
+        return (
+            w[0] == g[0]
+            and isinstance(g[1], list)
+            and len(w[1]) == len(g[1])
+            and all(_alike(a, b) for a, b in zip(w[1], g[1]))
+        )
+    return _same(w, g)
+
+
 def _raised(record: Any) -> list[str] | None:
     """The exception classes a ``T`` record holds (None: it holds a value)."""
     if isinstance(record, tuple) and len(record) == 2 and record[0] == "tuple" and len(record[1]) == 2:
@@ -475,7 +492,7 @@ def difference(src: str, torch: Any) -> tuple[str, str] | None:
             return "returns", f"record {i}: PyTorch raises {w_raised[0]}, tinygrad_attn returns {g!r}"
         if w_raised is not None and g_raised is not None and w_raised[0] not in g_raised:
             return "exception", f"record {i}: PyTorch raises {w_raised[0]}, tinygrad_attn {g_raised[0]}"
-        if w_raised is None and not _same(w, g):
+        if w_raised is None and not _alike(w, g):
             return "value", f"record {i}: PyTorch {w!r}, tinygrad_attn {g!r}"
     if want_raised is None and got_raised is not None:
         return "crash", f"PyTorch runs, tinygrad_attn raises {got_raised[0]}"
@@ -500,26 +517,36 @@ def failures(seeds: range, torch: Any) -> list[tuple[int, str, tuple[str, str]]]
 
 # -- the tests ------------------------------------------------------------------------------------
 
-FAST_SEEDS = range(0, 700)
-SLOW_SEEDS = range(700, 7000)
+FAST_SEEDS = range(0, 2100)
+SLOW_SEEDS = range(2100, 14000)
+
+#: Differences known and not yet fixed, by seed: each must still differ (a fixed one is taken off).
+KNOWN = {
+    6193: "a tensor squared (t * t) then detached in place: PyTorch's backward raises (a saved tensor was "
+    "detached), ours follows the history (its node no longer says it keeps the input once freed)",
+    6253: "var with correction >= N: PyTorch's gradient is +-inf, ours NaN (the mean's term, 0 * inf)",
+}
 
 
 def _check(seeds: range) -> None:
     torch = pytest.importorskip("torch")
     bad = failures(seeds, torch)
-    shown = "\n\n".join(f"seed {s}: {why[0]}: {why[1]}\n{src}" for s, src, why in bad[:5])
-    assert not bad, f"{len(bad)} of {len(seeds)} programs differ from PyTorch; the first:\n\n{shown}"
+    new = [(s, src, why) for s, src, why in bad if s not in KNOWN]
+    shown = "\n\n".join(f"seed {s}: {why[0]}: {why[1]}\n{src}" for s, src, why in new[:5])
+    assert not new, f"{len(new)} of {len(seeds)} programs differ from PyTorch; the first:\n\n{shown}"
+    fixed = sorted(set(KNOWN) & set(seeds) - {s for s, _, _ in bad})
+    assert not fixed, f"seeds {fixed} now run as in PyTorch: take them off KNOWN"
 
 
-@pytest.mark.parametrize("block", range(0, len(FAST_SEEDS), 140))
+@pytest.mark.parametrize("block", range(0, len(FAST_SEEDS), 700))
 def test_idiom_programs_run_as_in_torch(block: int) -> None:
-    _check(FAST_SEEDS[block : block + 140])
+    _check(FAST_SEEDS[block : block + 700])
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("block", range(0, len(SLOW_SEEDS), 700))
+@pytest.mark.parametrize("block", range(0, len(SLOW_SEEDS), 1190))
 def test_more_idiom_programs_run_as_in_torch(block: int) -> None:
-    _check(SLOW_SEEDS[block : block + 700])
+    _check(SLOW_SEEDS[block : block + 1190])
 
 
 if __name__ == "__main__":
