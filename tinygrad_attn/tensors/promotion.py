@@ -154,7 +154,13 @@ def _char(t: Tensor) -> str:
 
 def _ordered_operands(a: Tensor, b: Any) -> tuple[Any, Any]:
     """The operands of ``<``, ``<=``, ``>``, ``>=``: promoted as PyTorch does, and bools as
-    0/1 (the array API orders numbers only)."""
+    0/1 (the array API orders numbers only). Two tensors compare in their promoted dtype, as
+    PyTorch's (``uint8_tensor >= tensor(-1)`` compares with 255)."""
+    if isinstance(b, Tensor):
+        dt = _dtypes.result_type(a, b)
+        if dt == np.bool_:  # (bools as 0/1)
+            dt = np.dtype(np.uint8)
+        return (a if a.dtype == dt else a.astype(dt)), (b if b.dtype == dt else b.astype(dt))
     a = _promote_for_scalar(a, b)
     if a.dtype == np.bool_:
         a = a.astype(np.uint8)
@@ -259,8 +265,6 @@ def other_and_alpha(op: str, other: Any, more: tuple, alpha: Any, *, deprecated:
     kinds = f"({type(other).__name__}, {type(second).__name__})"
     if alpha != 1:
         raise TypeError(f"{op}() got alpha both by position and by keyword: {kinds} and alpha={alpha!r}")
-    if _is_number(other) and _is_number(second):  # add(Number other, Number alpha)
-        return other, _as_number(second)
     if _is_number(other) and getattr(second, "_data", None) is not None:  # add(Number alpha, Tensor other)
         if not deprecated:
             raise TypeError(f"{op}() received an invalid combination of arguments - got {kinds}, but expected one "
@@ -269,5 +273,7 @@ def other_and_alpha(op: str, other: Any, more: tuple, alpha: Any, *, deprecated:
                       f"of the following signatures instead:\n\t{op}(Tensor other, *, Number alpha = 1)",
                       UserWarning, stacklevel=3)  # fmt: skip
         return second, _as_number(other)
+    if _is_number(other) and _is_number(second):  # add(Number other, Number alpha)
+        return other, _as_number(second)
     raise TypeError(f"{op}() received an invalid combination of arguments - got {kinds}, but expected one of: "
                     f"(Tensor other, *, Number alpha = 1) or (Number other, Number alpha = 1)")  # fmt: skip

@@ -67,6 +67,8 @@ def __eq__(self, other: Any) -> Any:  # type: ignore[override]
     if isinstance(other, (list, tuple, str)):  # not an operand (PyTorch's NotImplemented: Python says False)
         return NotImplemented
     other = self._operand(other)
+    if isinstance(other, Tensor):  # (two tensors compare in their promoted dtype: uint8 255 == tensor(-1))
+        return Equal.apply(*_ordered_operands(self, other))
     a = _promote_for_scalar(self, other)
     return Equal.apply(a, _number_for(a, other))
 
@@ -80,6 +82,8 @@ def __ne__(self, other: Any) -> Any:  # type: ignore[override]
     if isinstance(other, (list, tuple, str)):  # not an operand (PyTorch's NotImplemented: Python says True)
         return NotImplemented
     other = self._operand(other)
+    if isinstance(other, Tensor):
+        return NotEqual.apply(*_ordered_operands(self, other))
     a = _promote_for_scalar(self, other)
     return NotEqual.apply(a, _number_for(a, other))
 
