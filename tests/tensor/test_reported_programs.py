@@ -137,6 +137,9 @@ CRASHES = {
         _x(m).clone().lerp_(_x(m) * 3, m.tensor(0.5)),
     ],  # fmt: skip
     "resize__0d": lambda m: _x(m).clone().resize_(m.tensor(3)),
+    "clamp_number_and_0d_bound": lambda m: _x(m).clamp(1, m.tensor(2.5)),
+    "subtract__number_and_0d_alpha": lambda m: _x(m).subtract_(1, m.tensor(0.5)),
+    "clamp_tensor_and_number_bounds": lambda m: _x(m).clamp(m.tensor([1.0, 2.0, 3.0]), 2.0),
 }
 
 RAISES = {

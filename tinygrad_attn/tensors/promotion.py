@@ -265,10 +265,7 @@ def other_and_alpha(op: str, other: Any, more: tuple, alpha: Any, *, deprecated:
     kinds = f"({type(other).__name__}, {type(second).__name__})"
     if alpha != 1:
         raise TypeError(f"{op}() got alpha both by position and by keyword: {kinds} and alpha={alpha!r}")
-    if _is_number(other) and getattr(second, "_data", None) is not None:  # add(Number alpha, Tensor other)
-        if not deprecated:
-            raise TypeError(f"{op}() received an invalid combination of arguments - got {kinds}, but expected one "
-                            "of: (Tensor other, *, Number alpha = 1) or (Number other, Number alpha = 1)")  # fmt: skip
+    if deprecated and _is_number(other) and getattr(second, "_data", None) is not None:  # (Number alpha, Tensor)
         warnings.warn(f"This overload of {op} is deprecated:\n\t{op}(Number alpha, Tensor other)\nConsider using one "
                       f"of the following signatures instead:\n\t{op}(Tensor other, *, Number alpha = 1)",
                       UserWarning, stacklevel=3)  # fmt: skip

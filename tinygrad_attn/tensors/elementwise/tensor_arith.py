@@ -181,6 +181,9 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
         raise InvalidArgumentError("clamp: give at least one of min and max (both are None)")
     # (a NumPy scalar is the Python number it holds, as PyTorch's parser reads it: no float64 result)
     min, max = (scalar_value(v) if isinstance(v, np.generic) else v for v in (min, max))
+    if any(isinstance(v, Tensor) for v in (min, max)) and any(isinstance(v, (int, float)) for v in (min, max)):
+        # (beside a number bound, a 0-d tensor bound is read as the number it holds, as PyTorch's parser does)
+        min, max = (v.item() if isinstance(v, Tensor) and v.ndim == 0 else v for v in (min, max))
     if (isinstance(min, Tensor) or isinstance(max, Tensor)) and not all(
         v is None or isinstance(v, Tensor) for v in (min, max)
     ):
