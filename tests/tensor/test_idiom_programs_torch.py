@@ -525,11 +525,7 @@ KNOWN = {
     6193: "a tensor squared (t * t) then detached in place: PyTorch's backward raises (a saved tensor was "
     "detached), ours follows the history (its node no longer says it keeps the input once freed)",
     6253: "var with correction >= N: PyTorch's gradient is +-inf, ours NaN (the mean's term, 0 * inf)",
-    7338: "min(keepdim=False) without dim: PyTorch's TypeError (no such overload), ours reduce everything",
-    8199: "max(keepdim=False) without dim: as 7338",
-    9123: "max/min(keepdim=False) without dim: as 7338",
-    13400: "max/min(keepdim=False) without dim: as 7338",
-    11384: "max/min(keepdim=False) without dim: as 7338",
+    13400: "min(x, dim=None): PyTorch's TypeError (dim given as None), ours read None as every axis",
     7863: "norm(0) of a 0-d tensor that requires grad: PyTorch records no gradient (x.grad None), ours -0.0",
     8108: "cummax(dim=(0,)): PyTorch's TypeError (one int), ours read the tuple",
     8193: "addcmul_ into an empty expanded view: PyTorch records it (w.grad empty), ours skips the write",

@@ -99,11 +99,12 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
 
 
 @public(method=True, dtypes="numeric")
-def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
+def median(input: Tensor, dim: Any = None, keepdim: bool | None = None) -> Any:  # noqa: A002
     """The lower median (the ``(n - 1) // 2``-th smallest entry; NaN where the slice has one): of every
     entry as a 0-d tensor, or ``(values, indices)`` along ``dim``."""
     x = _tensor(input, "median")
-    if dim is None and keepdim:
+    keepdim, given = bool(keepdim), keepdim is not None  # (None: not given)
+    if dim is None and given:
         raise TypeError('median() missing 1 required positional arguments: "dim" (keepdim needs a dim)')
     if dim is None:
         out = _median(x.reshape(-1), 0, False, "median", skip_nan=False).values.reshape(())
@@ -116,10 +117,11 @@ def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noq
 
 
 @public(method=True, dtypes="numeric")
-def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
+def nanmedian(input: Tensor, dim: Any = None, keepdim: bool | None = None) -> Any:  # noqa: A002
     """:func:`median` of the entries that are not NaN (NaN where every entry is)."""
     x = _tensor(input, "nanmedian")
-    if dim is None and keepdim:
+    keepdim, given = bool(keepdim), keepdim is not None
+    if dim is None and given:
         raise TypeError('nanmedian() missing 1 required positional arguments: "dim" (keepdim needs a dim)')
     if dim is None:
         return _median(x.reshape(-1), 0, False, "nanmedian", skip_nan=True).values.reshape(())

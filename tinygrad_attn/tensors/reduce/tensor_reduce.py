@@ -266,7 +266,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str)
 
 
 @public(method=True)
-def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
+def max(input: Tensor, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """``max(x)``: the largest value; ``max(x, dim)``: PyTorch's ``(values, indices)``;
     ``max(x, axis=...)``: the values alone (NumPy's); ``max(a, b)``: the elementwise maximum."""
@@ -277,7 +277,7 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = No
 
 
 @public(method=True)
-def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
+def min(input: Tensor, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """As :func:`max`, for the smallest."""
     _keepdim_needs_dim("min", dim, axis, keepdim)
@@ -315,8 +315,8 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa
 
 
 def _keepdim_needs_dim(op: str, dim: Any, axis: Any, keepdim: Any) -> None:
-    """PyTorch's whole-tensor ``max``/``min``/``median`` take no ``keepdim`` (a TypeError)."""
-    if keepdim and dim is None and axis is None:
+    """PyTorch's whole-tensor ``max``/``min``/``median`` take no ``keepdim`` (a TypeError; None: not given)."""
+    if keepdim is not None and dim is None and axis is None:
         raise TypeError(f"{op}() received an invalid combination of arguments - got keepdim without dim: "
                         f"use {op}(dim, keepdim=True) or amax/amin(keepdim=True)")  # fmt: skip
 
