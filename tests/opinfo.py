@@ -705,7 +705,7 @@ OPS: list[OpInfo] = [
     ),
     OpInfo(
         "logsumexp",
-        lambda x, axis, keepdims: x.logsumexp(axis, keepdims),
+        lambda x, axis, keepdims: x.logsumexp(_dim(axis, x.ndim), keepdims),
         lambda x, axis, keepdims: torch.logsumexp(x, _dim(axis, x.ndim), keepdims),
         reduction(),
         composite=True,

@@ -43,6 +43,27 @@ def _mha(m):
     return mha(x, x, x)
 
 
+def _x(m):
+    return m.arange(6, dtype=m.float64).reshape(2, 3) - 2.5
+
+
+# PyTorch's add(Number other, Number alpha) and deprecated add(Number alpha, Tensor other)
+_POSITIONAL_ALPHA = (
+    lambda m: _x(m).add(0, 0),
+    lambda m: _x(m).add(0, _x(m)),
+    lambda m: _x(m).add(2, _x(m)),
+    lambda m: _x(m).add(2, 3),
+    lambda m: _x(m).sub(0, 0),
+    lambda m: _x(m).sub(3, _x(m)),
+    lambda m: _x(m).subtract(0, 0),
+    lambda m: _x(m).subtract(2, 3),
+    lambda m: _x(m).add_(0, _x(m)),
+    lambda m: _x(m).sub_(2, _x(m)),
+    lambda m: m.add(_x(m), 2, _x(m)),
+    lambda m: m.sub(_x(m), 2, 3),
+)
+
+
 # name -> program(m): ``m`` is torch or tinygrad_attn
 CRASHES = {
     "T_of_3d": lambda m: m.arange(24.0).reshape(2, 3, 4).T,
@@ -83,6 +104,42 @@ CRASHES = {
     "index_put__accumulate": lambda m: m.zeros(4).index_put_(
         (m.tensor([0, 0]),), m.tensor([1.0, 2.0]), accumulate=True
     ),
+    # a Python number, a 0-d tensor or varargs where PyTorch's parser takes them (and refuses the rest)
+    "copy__of_numbers": lambda m: [_x(m).copy_(v) for v in (0, 5, -3, 2.5, True)],
+    "copy__of_a_list": lambda m: _x(m).copy_([1.0, 2.0, 3.0]),
+    "add_sub_positional_alpha": lambda m: [f(m) for f in _POSITIONAL_ALPHA],
+    "subtract_alpha_first": lambda m: _x(m).subtract(2, _x(m)),
+    "add_tensor_then_alpha": lambda m: _x(m).add(_x(m), 2),
+    "split_varargs": lambda m: [_x(m).hsplit(0, 0), _x(m).vsplit(0, 0), _x(m).tile(0, 0), _x(m).tile(2, 1)],
+    "split_of_empty_by_0": lambda m: [m.zeros(0, 3).split(0), m.zeros(0, 3).unsafe_split(0)],
+    "split_by_0d": lambda m: [_x(m).split(m.tensor(1)), _x(m).split(m.tensor(2.5)), _x(m).split(m.tensor(2), 1)],
+    "topk_0d_k0": lambda m: list(m.tensor(2.5).topk(0)),
+    "to_a_number": lambda m: [_x(m).float().to(v) for v in (1.5, True, 0.5)],
+    "nan_to_num_none": lambda m: [_x(m).nan_to_num(None), _x(m).nan_to_num_(None, None, None)],
+    "random_fills_0d": lambda m: [
+        (m.manual_seed(0), f(_x(m), m.tensor(2.5)))[1]
+        for f in (m.Tensor.normal_, m.Tensor.log_normal_, m.Tensor.cauchy_, m.Tensor.exponential_)
+    ],
+    "bernoulli_int_p0": lambda m: [_x(m).long().bernoulli(0), _x(m).long().bernoulli(1.0)],
+    "take_along_dim_empty_float": lambda m: _x(m).take_along_dim(m.zeros(0, 3)),
+    "dims_as_0d": lambda m: [
+        _x(m).sum(m.tensor(0)),
+        _x(m).argmax(m.tensor(1)),
+        _x(m).roll(m.tensor(1)),
+        _x(m).movedim(m.tensor(0), 1),
+        _x(m).chunk(m.tensor(2)),
+        _x(m).kthvalue(m.tensor(2))[0],
+        _x(m).tile(m.tensor(2)),
+        _x(m).clone().squeeze_(m.tensor(0)),
+    ],  # fmt: skip
+    "lerp_0d_weight_other_dtype": lambda m: [
+        m.lerp(_x(m), _x(m) * 2, m.tensor(0.25)),
+        _x(m).clone().lerp_(_x(m) * 3, m.tensor(0.5)),
+    ],  # fmt: skip
+    "resize__0d": lambda m: _x(m).clone().resize_(m.tensor(3)),
+    "clamp_number_and_0d_bound": lambda m: _x(m).clamp(1, m.tensor(2.5)),
+    "subtract__number_and_0d_alpha": lambda m: _x(m).subtract_(1, m.tensor(0.5)),
+    "clamp_tensor_and_number_bounds": lambda m: _x(m).clamp(m.tensor([1.0, 2.0, 3.0]), 2.0),
 }
 
 RAISES = {

@@ -161,7 +161,7 @@ def run_backward(
                 i += 1
                 if not isinstance(inp, T):
                     continue
-                if rebased:  # in-place history: the tensor as this op read it
+                if rebased or _function.grad_switched_on:  # in-place history, switched leaves: as fn read it
                     if (inp := _as_read_by(inp, fn, i)) is None:
                         continue
                 elif not inp._requires_grad:
@@ -363,7 +363,10 @@ class _Pass:
 def _as_read_by(t: Tensor, fn: Any, i: int) -> Tensor | None:
     """Input ``i`` of ``fn`` as ``fn`` read it: changed in place since, the history it had
     then; detached in place since (``detach_()``), the history kept aside; else None when
-    it takes no gradient."""
+    it takes no gradient. A leaf that did not require grad when ``fn`` read it takes none either
+    (see ``function.grad_switched_on``)."""
+    if _function.grad_switched_on and _function.read_as_constant(t, fn):
+        return _versions.detached_history(t, fn, i)
     if t._ctx is not None and t._ctx.seq > fn.seq:
         t = as_seen_by(t, fn.seq)
     if not t._requires_grad:

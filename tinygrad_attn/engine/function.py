@@ -170,6 +170,41 @@ _NUMBER_TYPES = frozenset((int, float, bool))
 _new = object.__new__  # makes an instance without calling __init__ (Function and Tensor have none to run)
 _next_seq = itertools.count(1).__next__  # creation order of recorded ops; leaves count as 0
 
+#: Leaves whose ``requires_grad`` was switched: ``id -> (weakref, [(seq then, flag), ...])``. An op
+#: recorded while such a leaf did not require grad read it as a constant and sends it no gradient,
+#: as PyTorch's (whose graph has no edge to it): ``y = x * w; x.requires_grad_(); y.backward()``
+#: leaves ``x.grad`` None.
+grad_switched_on: dict[int, tuple[Any, list[tuple[int, bool]]]] = {}
+
+
+def note_grad_switched_on(t: Any, flag: bool = True) -> None:
+    """Called when leaf ``t``'s ``requires_grad`` changes to ``flag`` (see :data:`grad_switched_on`)."""
+    key = id(t)
+    entry = grad_switched_on.get(key)
+    if entry is not None and entry[0]() is t:
+        entry[1].append((_next_seq(), flag))
+        return
+
+    def forget(ref: weakref.ref, key: int = key) -> None:
+        if (entry := grad_switched_on.get(key)) is not None and entry[0] is ref:
+            del grad_switched_on[key]
+
+    grad_switched_on[key] = (weakref.ref(t, forget), [(_next_seq(), flag)])
+
+
+def read_as_constant(t: Any, fn: Any) -> bool:
+    """Whether the op ``fn`` was recorded while leaf ``t`` did not require grad."""
+    entry = grad_switched_on.get(id(t))
+    if entry is None or entry[0]() is not t or t._ctx is not None:
+        return False
+    events = entry[1]
+    wanted = not events[0][1]  # (before the first change: the other state)
+    for seq, flag in events:
+        if seq > fn.seq:
+            break
+        wanted = flag
+    return not wanted
+
 
 #: Ops computed in several steps (a series, a ratio of exponentials, a normalisation) whose
 #: float16 forward runs in float32 and is rounded once at the end, as PyTorch computes

@@ -33,4 +33,6 @@ class Cumsum(Function):
     def backward(self, g, ns, inputs, out):
         axis = self.args
         rev = (slice(None),) * axis + (slice(None, None, -1), Ellipsis)
+        if hasattr(g, "flip"):  # (a recorded gradient: a tensor takes no negative step, as PyTorch's)
+            return (ns.apply(Cumsum, g.flip(axis), args=axis).flip(axis),)
         return (ns.apply(Cumsum, g[rev], args=axis)[rev],)

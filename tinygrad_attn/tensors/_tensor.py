@@ -30,6 +30,7 @@ from ..engine.function import (
     grad_fn_name,
     register_tensor,
 )
+from ..engine.function import note_grad_switched_on as _note_grad_switched_on
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, check_host_read, tracing
 from ..engine.versions import version_of
@@ -330,6 +331,8 @@ class Tensor:
             raise RuntimeError(
                 f"only Tensors of floating point and complex dtype can require gradients (this one is {self.dtype})"
             )
+        if bool(flag) != getattr(self, "_requires_grad", bool(flag)):  # (ops that read it meanwhile: no edge)
+            _note_grad_switched_on(self, bool(flag))
         self._requires_grad = flag
 
     @property
@@ -420,8 +423,13 @@ class Tensor:
         entry[1].append(hook)
         return _HookHandle(entry[1], hook)
 
-    def retain_grad(self) -> Tensor:
-        """Keep ``.grad`` for this non-leaf tensor after backward."""
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward (a leaf keeps it anyway); a
+        tensor that does not require grad is PyTorch's error."""
+        if not self.requires_grad:
+            raise RuntimeError(f"can't retain_grad on Tensor that has requires_grad=False (shape {tuple(self.shape)})")
+        if self.is_leaf:
+            return
         if _State.retained is None:
             _State.retained = {}
         registry, key = _State.retained, id(self)
@@ -433,7 +441,6 @@ class Tensor:
                 del registry[key]
 
         registry[key] = weakref.ref(self, forget)
-        return self
 
     def __repr__(self) -> str:
         """PyTorch's printing (``tensors/printing.py``): the dtype is named when it is not one
@@ -764,14 +771,16 @@ class Tensor:
         v = version_of(self._data)
         return 0 if v is None else v.count
 
-    def add_(self, other: Any, alpha: float = 1) -> Tensor:
-        """``self += alpha * other``, in place."""
+    def add_(self, other: Any, *more: Any, alpha: float = 1) -> Tensor:
+        """``self += alpha * other``, in place (``alpha`` by position as ``add``'s)."""
+        other, alpha = _promotion.other_and_alpha("add_", other, more, alpha, deprecated=True)
         o = self._operand(other)
         return apply_inplace(self, "add_", lambda x, o: x + (o * alpha if alpha != 1 else o), o,
                                       reads_old=False)  # fmt: skip
 
-    def sub_(self, other: Any, alpha: float = 1) -> Tensor:
-        """``self -= alpha * other``, in place."""
+    def sub_(self, other: Any, *more: Any, alpha: float = 1) -> Tensor:
+        """``self -= alpha * other``, in place (``alpha`` by position as ``sub``'s)."""
+        other, alpha = _promotion.other_and_alpha("sub_", other, more, alpha, deprecated=True)
         o = self._operand(other)
         return apply_inplace(self, "sub_", lambda x, o: x - (o * alpha if alpha != 1 else o), o,
                                       reads_old=False)  # fmt: skip
@@ -797,10 +806,23 @@ class Tensor:
     def zero_(self) -> Tensor:
         return self.fill_(0)
 
-    def copy_(self, src: Any) -> Tensor:
+    def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
         """This tensor's elements become ``src``'s (broadcast to its shape, cast to its dtype,
-        moved from any device), in place."""
-        src = src if isinstance(src, Tensor) else Tensor(src, device=self._dev)
+        moved from any device), in place; every copy here is synchronous, whatever ``non_blocking`` says."""
+        if not isinstance(non_blocking, (bool, np.bool_)):
+            raise TypeError(
+                f"copy_(): argument 'non_blocking' (position 2) must be bool, not {type(non_blocking).__name__}"
+            )
+        if isinstance(src, (list, tuple, str)) or src is None:
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        if isinstance(src, (int, float, complex, np.generic)):  # a number is broadcast (not read as a shape)
+            if isinstance(src, (complex, np.complexfloating)) and self.dtype.kind != "c":
+                warnings.warn("copy_: casting complex values to real discards the imaginary part", UserWarning,
+                              stacklevel=2)  # fmt: skip
+                src = src.real
+            src = Tensor([src], device=self._dev).reshape(())
+        elif not isinstance(src, Tensor):  # (an array: the package's own initialisers pass them)
+            src = Tensor(src, device=self._dev)
         if src._dev is not self._dev:
             src = src.to(self._dev)
         return apply_inplace(self, "copy_", lambda x, s: where(True, s.astype(x.dtype), x), src,
@@ -968,7 +990,10 @@ def _to_args(args: tuple, kw: dict, op: str) -> tuple[Device | None, Any, bool]:
         raise TypeError(f"{op}: unexpected keyword argument(s) {sorted(kw)}; PyTorch's are device, dtype, "
                         "non_blocking, copy, memory_format")  # fmt: skip
     rest = list(args)
-    if rest and isinstance(rest[0], Tensor):  # to(other, non_blocking=False, copy=False)
+    if rest and isinstance(rest[0], (bool, float, complex, np.bool_, np.floating, np.complexfloating)):
+        # (PyTorch reads a non-int number as to(other) of the 0-d tensor it wraps: its dtype)
+        dtype = {"b": np.bool_, "f": np.float64, "c": np.complex128}[np.asarray(rest.pop(0)).dtype.kind]
+    elif rest and isinstance(rest[0], Tensor):  # to(other, non_blocking=False, copy=False)
         other = rest.pop(0)
         dev, dtype = other._dev, other.dtype
     elif rest and not _is_dtype(rest[0]):  # to(device, dtype=None, non_blocking=False, copy=False)
@@ -1007,6 +1032,8 @@ def where(cond: Any, a: Any = _ONE_ARGUMENT, b: Any = _ONE_ARGUMENT) -> Any:
         if a is not b:
             raise TypeError("where: give both a and b, or neither (where(cond) is cond.nonzero(as_tuple=True))")
         return (cond if isinstance(cond, Tensor) else Tensor(cond)).nonzero(as_tuple=True)
+    # (a NumPy scalar is the Python number it holds, as PyTorch's parser reads it)
+    a, b = (_promotion.scalar_value(v) if isinstance(v, np.generic) else v for v in (a, b))
     like = next((t for t in (a, b, cond) if isinstance(t, Tensor)), None)
     if like is None:
         like = Tensor(cond)
@@ -1016,6 +1043,10 @@ def where(cond: Any, a: Any = _ONE_ARGUMENT, b: Any = _ONE_ARGUMENT) -> Any:
         cond = cond != 0
     a, b = _where_operand(a, like), _where_operand(b, like)
     if isinstance(a, Tensor) or isinstance(b, Tensor):  # torch.result_type's dtype, 0-d and number rules included
+        dt = _result_type(a, b)
+        for v in (a, b):  # (an int the result's integer dtype cannot hold is PyTorch's error, as fill_'s)
+            if v.__class__ is int and dt.kind in "iu":
+                fill_value_in("where", v, dt)
         a, b = _promotion.promoted_operands(a, b)
     else:  # two numbers: the first becomes a tensor of their common dtype
         dt = max(_scalar_dtype(a), _scalar_dtype(b), key=lambda d: _KIND_RANK[d.kind])

@@ -8,6 +8,8 @@ registers here at import (:func:`register`), so this module imports nothing abov
 
 from __future__ import annotations
 
+import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -116,12 +118,14 @@ def _promoted_div(a: Any, b: Any) -> tuple[Any, Any]:
         a = float(a)
     if b.__class__ is int:
         b = float(b)
-    a, b = _promoted(a, b)
-    t = a if isinstance(a, Tensor) else b
+    pa, pb = _promoted(a, b)
+    t = pa if isinstance(pa, Tensor) else pb
     if t.dtype.kind in "biu":
+        # each operand from its own dtype: a 0-d int64 -1 beside a uint8 tensor divides as -1, not as
+        # the 255 that uint8 (their promoted dtype) would hold
         f = get_default_dtype()
-        return (a.astype(f) if isinstance(a, Tensor) else a), (b.astype(f) if isinstance(b, Tensor) else b)
-    return a, b
+        return tuple(x.astype(f) if isinstance(x, Tensor) else float(x) for x in (a, b))  # type: ignore[return-value]
+    return pa, pb
 
 
 # the range of each integer dtype, by its one-letter code
@@ -150,7 +154,13 @@ def _char(t: Tensor) -> str:
 
 def _ordered_operands(a: Tensor, b: Any) -> tuple[Any, Any]:
     """The operands of ``<``, ``<=``, ``>``, ``>=``: promoted as PyTorch does, and bools as
-    0/1 (the array API orders numbers only)."""
+    0/1 (the array API orders numbers only). Two tensors compare in their promoted dtype, as
+    PyTorch's (``uint8_tensor >= tensor(-1)`` compares with 255)."""
+    if isinstance(b, Tensor):
+        dt = _dtypes.result_type(a, b)
+        if dt == np.bool_:  # (bools as 0/1)
+            dt = np.dtype(np.uint8)
+        return (a if a.dtype == dt else a.astype(dt)), (b if b.dtype == dt else b.astype(dt))
     a = _promote_for_scalar(a, b)
     if a.dtype == np.bool_:
         a = a.astype(np.uint8)
@@ -207,10 +217,60 @@ def bitwise_operands(a: Any, b: Any, op: str, bools: bool = True) -> tuple[Tenso
             f'"{op}" not implemented for {_dtypes.scalar_type_name(dt)!r} (operands {_dtype_of(a)} and {_dtype_of(b)}); '
             f"it takes integer{' or bool' if bools else ''} tensors"
         )
-    a = a.astype(dt) if isinstance(a, Tensor) else Tensor.full((), a, dtype=dt, device=like._dev)
-    b = b.astype(dt) if isinstance(b, Tensor) else Tensor.full((), b, dtype=dt, device=like._dev)
+    a = a.astype(dt) if isinstance(a, Tensor) else Tensor.full((), _held_as(a, dt), dtype=dt, device=like._dev)
+    b = b.astype(dt) if isinstance(b, Tensor) else Tensor.full((), _held_as(b, dt), dtype=dt, device=like._dev)
     return a, b
+
+
+def _held_as(v: Any, dt: np.dtype) -> Any:
+    """A Python int as an integer dtype holds it, as PyTorch wraps a number for ``+`` or ``|``
+    (``uint8_tensor | 300`` is ``| 44``)."""
+    if v.__class__ is int and dt.kind in "iu":
+        return np.asarray(v, dtype=np.int64).astype(dt).item()
+    return v
 
 
 def _dtype_of(x: Any) -> str:
     return str(x.dtype) if isinstance(x, Tensor) else type(x).__name__
+
+
+# -- PyTorch's positional ``alpha`` of ``add``/``sub`` and their in-place twins -------------------
+# Besides ``add(other, *, alpha=1)`` PyTorch's parser takes ``add(Number other, Number alpha)``
+# (``x.add(2, 3)`` is ``x + 6``) and the deprecated ``add(Number alpha, Tensor other)``
+# (``x.add(2, y)`` is ``x + 2 * y``, with a warning); ``subtract`` has the first and not the
+# second. A 0-d tensor counts as a number there, as in PyTorch's parser.
+
+
+def _is_number(v: Any) -> bool:
+    if isinstance(v, (numbers.Number, np.number, np.bool_)):
+        return True
+    return getattr(v, "_data", None) is not None and getattr(v, "ndim", None) == 0
+
+
+def _as_number(v: Any) -> Any:
+    return v.item() if hasattr(v, "item") and getattr(v, "_data", None) is not None else v
+
+
+def other_and_alpha(op: str, other: Any, more: tuple, alpha: Any, *, deprecated: bool) -> tuple[Any, Any]:
+    """``(other, alpha)`` of a call whose positional arguments after ``self`` were ``other, *more``.
+
+    >>> other_and_alpha("add", 2, (3,), 1, deprecated=True)
+    (2, 3)
+    """
+    if not more:
+        return other, alpha
+    if len(more) > 1:
+        raise TypeError(f"{op}() takes from 1 to 2 positional arguments but {1 + len(more)} were given")
+    second = more[0]
+    kinds = f"({type(other).__name__}, {type(second).__name__})"
+    if alpha != 1:
+        raise TypeError(f"{op}() got alpha both by position and by keyword: {kinds} and alpha={alpha!r}")
+    if deprecated and _is_number(other) and getattr(second, "_data", None) is not None:  # (Number alpha, Tensor)
+        warnings.warn(f"This overload of {op} is deprecated:\n\t{op}(Number alpha, Tensor other)\nConsider using one "
+                      f"of the following signatures instead:\n\t{op}(Tensor other, *, Number alpha = 1)",
+                      UserWarning, stacklevel=3)  # fmt: skip
+        return second, _as_number(other)
+    if _is_number(other) and _is_number(second):  # add(Number other, Number alpha)
+        return other, _as_number(second)
+    raise TypeError(f"{op}() received an invalid combination of arguments - got {kinds}, but expected one of: "
+                    f"(Tensor other, *, Number alpha = 1) or (Number other, Number alpha = 1)")  # fmt: skip

@@ -282,9 +282,16 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
 
 
 @public(method=True, dtypes="numeric")
-@number_as_vector()
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
     """The ``k`` largest (or smallest) entries along ``dim`` and their indices, largest first."""
+    k = _dims.as_int(k)
+    if isinstance(x, Tensor) and x.ndim == 0 and k == 0:
+        k = 1  # (PyTorch's topk of a 0-d tensor returns its one entry for k = 0 too)
+    return _topk(x, k, dim, largest, sorted)
+
+
+@number_as_vector()
+def _topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
     d = _one_dim(x, dim, "topk")
     if not 0 <= k <= x.shape[d]:
         raise InvalidArgumentError(
@@ -292,6 +299,9 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         )
     idx = argsort(x, d, descending=largest)[(slice(None),) * d + (slice(0, k),)]
     return values_indices("topk", ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+
+
+_topk.__name__ = "topk"  # (the name its errors give)
 
 
 # -- shape -----------------------------------------------------------------------
@@ -303,16 +313,20 @@ def flip(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
     axes = _dims.axes(x.shape, dims, "flip") or ()
     if len(set(axes)) != len(axes):
         raise InvalidArgumentError(f"flip: dims {tuple(dims)} name an axis more than once (shape {tuple(x.shape)})")
-    return _new_memory(x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))], x)
+    from .index.indexing import any_step_getitem  # noqa: PLC0415 - (indexing imports this module's neighbours)
+
+    return _new_memory(any_step_getitem(x, tuple(slice(None, None, -1) if i in axes else slice(None)
+                                                 for i in range(x.ndim))), x)  # fmt: skip
 
 
 @public(method=True)
 def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     """Entries moved ``shifts`` places along ``dims``, wrapping around (flattened when None)."""
     if dims is None:
-        return roll(x.reshape(-1), shifts, 0).reshape(x.shape)
+        return roll(x.reshape(-1), _dims.as_int(shifts), 0).reshape(x.shape)
     x0 = x
-    shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+    shifts, dims = _dims.as_int(shifts), _dims.as_int(dims)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     if not x.ndim:  # PyTorch: a 0-d tensor has no axis to roll along
         _dims.one(x.shape, dims if isinstance(dims, (int, np.integer)) else dims[0], "roll", scalar_ok=False)
     axes = _dims.axes(x.shape, dims, "roll", distinct=False)
@@ -351,11 +365,14 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0, *, axis: int | N
     d = _one_dim(x, _dims.alias(axis, None if dim == 0 and axis is not None else dim, "split"), "split")
     lead = (slice(None),) * d
     n = x.shape[d]
-    if isinstance(split_size_or_sections, int):
-        step = split_size_or_sections
-        if step <= 0:
-            raise InvalidArgumentError(f"split: the size must be positive, got {step}")
-        bounds = [(i, builtins.min(i + step, n)) for i in range(0, n, step)] or [(0, 0)]
+    if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.ndim == 0:
+        split_size_or_sections = int(split_size_or_sections)  # (a 0-d tensor is a size, as Tensor.split reads it)
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        step = int(split_size_or_sections)
+        if step < 0 or step == 0 and n:  # (a size of 0 splits only an empty axis, into itself)
+            raise InvalidArgumentError(f"split: the size must be positive (or 0 for an empty axis), got {step} "
+                                       f"for dimension {d} of size {n}")  # fmt: skip
+        bounds = [(i, builtins.min(i + step, n)) for i in range(0, n, step or 1)] or [(0, 0)]
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if builtins.sum(sizes) != n:
@@ -378,7 +395,7 @@ def _split_method(self: Tensor, split_size: Any, dim: int = 0, *, axis: int | No
 def chunk(input: Tensor, chunks: int, dim: int | None = None, *, axis: int | None = None) -> tuple[Tensor, ...]:  # noqa: A002
     """``chunks`` pieces along ``dim`` (0 by default; the last may be smaller), a tuple, as PyTorch's."""
     d = _dims.alias(axis, dim, "chunk")
-    d = _one_dim(input, 0 if d is None else d, "chunk")
+    d, chunks = _one_dim(input, 0 if d is None else d, "chunk"), _dims.as_int(chunks)
     if not isinstance(chunks, (int, np.integer)) or chunks <= 0:
         raise InvalidArgumentError(
             f"chunk expects `chunks` to be greater than 0, got: {chunks} (shape {tuple(input.shape)})"

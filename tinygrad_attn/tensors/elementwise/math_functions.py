@@ -286,9 +286,12 @@ def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
     """``input + weight * (end - input)``; from the ``end`` side where ``|weight| >= 0.5``, as
     PyTorch computes it (so ``lerp(a, b, 1)`` is ``b`` exactly, and ``lerp(0, inf, 1)`` NaN).
-    Its tensors are of one dtype: PyTorch's lerp promotes none of them."""
+    Its tensors are of one dtype: PyTorch's lerp promotes none of them, but a 0-d ``weight``
+    (which takes part in the promotion as a 0-d operand does)."""
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and isinstance(input, Tensor) and t.dtype != input.dtype:
+            if name == "weight" and t.ndim == 0:
+                continue
             raise RuntimeError(f"lerp: expected dtype {input.dtype} for `{name}` but got dtype {t.dtype} "
                                f"(shapes {tuple(input.shape)} and {tuple(t.shape)})")  # fmt: skip
     diff = end - input
@@ -324,9 +327,8 @@ def nan_to_num(
     info = np.finfo(x.dtype)
     hi = float(info.max) if posinf is None else float(posinf)
     lo = float(info.min) if neginf is None else float(neginf)
-    values = where(
-        x.isnan(), 0.0 if nan is None else float(nan), where(x == math.inf, hi, where(x == -math.inf, lo, x))
-    )
+    nan = 0.0 if nan is None else float(nan)  # (None: PyTorch's default, as for posinf and neginf)
+    values = where(x.isnan(), nan, where(x == math.inf, hi, where(x == -math.inf, lo, x)))
     return saved_for_backward(values.astype(x.dtype), x)  # (PyTorch's keeps its input)
 
 
@@ -906,6 +908,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # no
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A002
     """Axes ``source`` moved to positions ``destination``, the others kept in order."""
     x = _tensor(input, "movedim")
+    source, destination = dims.as_int(source), dims.as_int(destination)
     src = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
     dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
     if len(src) != len(dst):

@@ -26,6 +26,7 @@ from ..promotion import (
     _promoted,
     bitwise_operands,
     mask_dtype,
+    scalar_value,
 )
 
 __all__: list[str] = []  # (the free functions of these names are in tensor_functions.py and functional.py)
@@ -66,6 +67,8 @@ def __eq__(self, other: Any) -> Any:  # type: ignore[override]
     if isinstance(other, (list, tuple, str)):  # not an operand (PyTorch's NotImplemented: Python says False)
         return NotImplemented
     other = self._operand(other)
+    if isinstance(other, Tensor):  # (two tensors compare in their promoted dtype: uint8 255 == tensor(-1))
+        return Equal.apply(*_ordered_operands(self, other))
     a = _promote_for_scalar(self, other)
     return Equal.apply(a, _number_for(a, other))
 
@@ -79,6 +82,8 @@ def __ne__(self, other: Any) -> Any:  # type: ignore[override]
     if isinstance(other, (list, tuple, str)):  # not an operand (PyTorch's NotImplemented: Python says True)
         return NotImplemented
     other = self._operand(other)
+    if isinstance(other, Tensor):
+        return NotEqual.apply(*_ordered_operands(self, other))
     a = _promote_for_scalar(self, other)
     return NotEqual.apply(a, _number_for(a, other))
 
@@ -174,6 +179,16 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
     minimum give ties)."""
     if min is None and max is None:
         raise InvalidArgumentError("clamp: give at least one of min and max (both are None)")
+    # (a NumPy scalar is the Python number it holds, as PyTorch's parser reads it: no float64 result)
+    min, max = (scalar_value(v) if isinstance(v, np.generic) else v for v in (min, max))
+    if any(isinstance(v, Tensor) for v in (min, max)) and any(isinstance(v, (int, float)) for v in (min, max)):
+        # (beside a number bound, a 0-d tensor bound is read as the number it holds, as PyTorch's parser does)
+        min, max = (v.item() if isinstance(v, Tensor) and v.ndim == 0 else v for v in (min, max))
+    if (isinstance(min, Tensor) or isinstance(max, Tensor)) and not all(
+        v is None or isinstance(v, Tensor) for v in (min, max)
+    ):
+        raise TypeError(f"clamp() received an invalid combination of arguments - got ({type(min).__name__}, "
+                        f"{type(max).__name__}): min and max are both tensors or both numbers")  # fmt: skip
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return saved_for_backward(_clip_by_tensors(input, min, max), input, min, max)
     out = _promote_for_scalar(_promote_for_scalar(input, min), max)

@@ -19,7 +19,7 @@ from ...ops.compare import IntFloorDivide, IntRemainder
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import InvalidArgumentError, Tensor, _add, where
 from ..dtypes import UnsupportedDtypeError, result_type
-from ..promotion import _FLOATS, _as_float, _promoted
+from ..promotion import _FLOATS, _as_float, _promoted, other_and_alpha
 from ..shape import dims
 
 __all__ = ["strided", "layout", "memory_format", "contiguous_format", "preserve_format", "channels_last",
@@ -181,16 +181,25 @@ def _new(t: Tensor, requires_grad: bool) -> Tensor:
 
 
 @public(method=True)
-def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
-    """``self + alpha * other`` (``torch.add``; ``self`` may be a number)."""
+def add(self, other: Any, *more: Any, alpha: Any = 1) -> Tensor:
+    """``self + alpha * other`` (``torch.add``; ``self`` may be a number; ``x.add(2, 3)`` and the
+    deprecated ``x.add(alpha, other)`` take ``alpha`` by position, as PyTorch's)."""
+    other, alpha = other_and_alpha("add", other, more, alpha, deprecated=True)
     return self + (other if alpha == 1 and alpha.__class__ is int else _scaled(self, other, alpha, "add"))
 
 
 @public(method=True)
-@public(name="subtract", method=True, inplace=True)
-def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
-    """``self - alpha * other`` (``torch.sub``; ``self`` may be a number)."""
+def sub(self, other: Any, *more: Any, alpha: Any = 1) -> Tensor:
+    """``self - alpha * other`` (``torch.sub``; ``self`` may be a number; ``alpha`` by position as in :func:`add`)."""
+    other, alpha = other_and_alpha("sub", other, more, alpha, deprecated=True)
     return self - (other if alpha == 1 and alpha.__class__ is int else _scaled(self, other, alpha, "sub"))
+
+
+@public(method=True, inplace=True)
+def subtract(self, other: Any, *more: Any, alpha: Any = 1) -> Tensor:
+    """:func:`sub`, without its deprecated ``subtract(alpha, other)`` order (PyTorch has none)."""
+    other, alpha = other_and_alpha("subtract", other, more, alpha, deprecated=False)
+    return sub(self, other, alpha=alpha)
 
 
 def _scaled(a: Any, b: Any, alpha: Any, op: str) -> Any:
@@ -290,7 +299,11 @@ def matmul(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - torch.matmul's 
 
 @public(method=True, inplace=True)
 def floor_divide(self, other: Any) -> Tensor:
-    """``self // other`` (``torch.floor_divide``): floor of the quotient, without a derivative."""
+    """``self // other`` (``torch.floor_divide``): floor of the quotient, without a derivative;
+    ``self`` may be a number (``torch.floor_divide(2, t)``, as PyTorch's)."""
+    if not isinstance(self, Tensor):
+        o = tensor_operand(other, "floor_divide", "other", 2)
+        return _floor_divide(o._operand(self), o)
     return _floor_divide(self, self._operand(other))
 
 
@@ -382,7 +395,7 @@ def positive(self) -> Tensor:
 
 # PyTorch's second names of the same functions (``x.greater is x.gt``, ``tga.multiply is tga.mul``)
 greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
-multiply, divide, true_divide, subtract, negative = mul, div, div, sub, neg
+multiply, divide, true_divide, negative = mul, div, div, neg
 
 
 @public(method=True, inplace=True)

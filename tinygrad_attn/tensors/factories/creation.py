@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.declare import public
+from ...engine.declare import check_dtype, public
 from ...engine.function import InvalidArgumentError
 from ...engine.switches import _State, tracing
 from ...random import generator_for
@@ -648,13 +648,14 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     return Tensor(out.astype(np.int64), device=input.device)
 
 
-@public(method=True, dtypes="floating")
+@public(method=True)
 def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:  # noqa: A002 - torch's name
     """1 with probability ``input`` (elementwise), else 0, in ``input``'s dtype; PyTorch's
     numbers for a seed (``p``, a number, draws with that probability instead, as PyTorch's
-    other overload; those numbers are PyTorch's own engine's and are not reproduced)."""
+    other overload, for any dtype; those numbers are PyTorch's own engine's and are not reproduced)."""
     if p is not None:
         return input.detach().new_empty(input.shape).bernoulli_(p, generator=generator)
+    check_dtype("bernoulli", input, "floating")  # (the probabilities must be floats)
     probs = input.detach().numpy()
     draws = random_transforms.bernoulli(generator_for(generator, "bernoulli"), probs)
     return Tensor(np.asarray(draws).astype(input.dtype), device=input.device)  # (0-d: an array, not a NumPy scalar)

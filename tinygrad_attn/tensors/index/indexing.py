@@ -145,9 +145,43 @@ def _scalar_index(k: Any) -> Any:
     return k
 
 
+def refuse_negative_steps(key: Any, x: Tensor | None = None) -> None:
+    """PyTorch's ValueError for a slice of negative step in a key (``x[::-1]``: use ``x.flip(0)``);
+    with ``x``, an index out of range in the key is reported first, as PyTorch's IndexError."""
+    for k in key if isinstance(key, tuple) else (key,):
+        if k.__class__ is slice and k.step is not None and not isinstance(k.step, Tensor) and k.step < 0:
+            if x is not None:
+                _ints_in_range_before(x, key, k)
+            raise ValueError(f"step must be greater than zero (got {k}); reverse a tensor with .flip(dims)")
+
+
+def _ints_in_range_before(x: Tensor, key: Any, stop: slice) -> None:
+    """PyTorch's IndexError for an int index out of range that comes before the slice ``stop`` in
+    ``key`` (PyTorch reads the ints and slices of a key in order, the index arrays after them)."""
+    axis = 0
+    for k in key if isinstance(key, tuple) else (key,):
+        if k is stop or k is Ellipsis:
+            return
+        if k is None:
+            continue
+        if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and axis < x.ndim:
+            n = x.shape[axis]
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for dimension {axis} with size {n}")
+        axis += _bool_ndim(k) if _is_bool_array(k) else 1
+
+
 @public(name="__getitem__", function=False, method=True)
 def getitem(x: Tensor, key: Any) -> Tensor:
-    """``x[key]``: basic keys give views (slices, ints, ``None``, ``...``), tensor and list keys gather."""
+    """``x[key]``: basic keys give views (slices, ints, ``None``, ``...``), tensor and list keys
+    gather; a negative step is PyTorch's ValueError."""
+    refuse_negative_steps(key, x)
+    return any_step_getitem(x, key)
+
+
+def any_step_getitem(x: Tensor, key: Any) -> Tensor:
+    """:func:`getitem` that also takes negative steps (NumPy's meaning), for the package's own
+    reversals (``flip``)."""
     key = tuple(map(_scalar_index, key)) if isinstance(key, tuple) else (_scalar_index(key),)
     k0 = key[0] if len(key) == 1 else None
     if k0.__class__ is bool or (x.ndim and _is_bool_array(k0) and _bool_ndim(k0) == 0):
@@ -331,6 +365,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     :func:`apply_inplace`): basic keys through :class:`SetSlice`, index arrays and
     masks through ``ops.Put`` (a position written twice keeps the last write, as NumPy).
     """
+    refuse_negative_steps(key)
     if isinstance(value, Tensor):
         if value._dev is not x._dev:
             raise RuntimeError(

@@ -192,6 +192,9 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
         v = _view_node(t) if t._ctx is not None else getattr(t, "_base", None)
         if v is not None and not isinstance(v, ops.Expand):  # x[key], a reshape, a permute of x
             return _write_through_view(t, name, compute, operands, reads_old, v)
+        if t.numel() == 0 and isinstance(v, ops.Expand):  # (an empty expand: nothing to write, as PyTorch runs)
+            bump_version(t._data)
+            return t
         if operator:
             return compute(t, *operands)
         raise RuntimeError(
@@ -363,7 +366,7 @@ def detach_inplace(t: Tensor) -> Tensor:
         seq = _next_seq()
         _DETACHED[key] = (weakref.ref(t, lambda _r, key=key: _DETACHED.pop(key, None)), seq, old)
         note_rebase(seq)
-    t._ctx, t.requires_grad, t._uses = None, False, 0
+    t._ctx, t._requires_grad, t._uses = None, False, 0  # (not the setter: no switch of a leaf to note)
     return t
 
 

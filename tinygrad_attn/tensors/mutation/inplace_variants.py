@@ -24,6 +24,7 @@ from ...random import draw, generator_for
 from ...random import transforms as rt
 from .._tensor import Tensor, cat, where
 from ..dtypes import UnsupportedDtypeError
+from ..shape.dims import as_int, int_list
 from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
 from .out_argument import not_a_tensor
 
@@ -104,6 +105,19 @@ def _fill_drawn(t: Tensor, name: str, maker: str, params: tuple, generator: Any)
     return _fill_with(t, name, getattr(rt, maker)(_gen(generator, name), t.shape, t.dtype, *params))
 
 
+def _numbers(name: str, *params: Any) -> tuple:
+    """A random fill's parameters as numbers: a 0-d tensor is one (PyTorch's parser reads it as a
+    float there); a tensor of more elements is PyTorch's TypeError."""
+    out = []
+    for v in params:
+        if isinstance(v, Tensor):
+            if v.ndim:
+                raise TypeError(f"{name}(): a parameter must be a number, not a Tensor of shape {tuple(v.shape)}")
+            v = v.item()
+        out.append(v)
+    return tuple(out)
+
+
 def _float_only(t: Tensor, name: str) -> None:
     if t.dtype.kind not in "fc":
         raise UnsupportedDtypeError(f"{name}: needs a floating-point tensor, got {t.dtype} (PyTorch's neither)")
@@ -116,6 +130,7 @@ def _gen(generator: Any, name: str) -> Any:
 @public(function=False, method=True)
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
     """Uniform draws from ``[a, b)``, in place (PyTorch's numbers for a seed)."""
+    a, b = _numbers("uniform_", a, b)
     _float_only(self, "uniform_")
     if a > b:
         raise RuntimeError(f"uniform_: expects from <= to, got from={a} > to={b}")
@@ -125,6 +140,7 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = N
 @public(function=False, method=True)
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
     """Normal draws of ``mean`` and ``std``, in place (PyTorch's numbers for a seed)."""
+    mean, std = _numbers("normal_", mean, std)
     _float_only(self, "normal_")
     if std < 0:
         raise RuntimeError(f"normal_: expects std >= 0.0, got std={std}")
@@ -164,6 +180,7 @@ def random_(self: Tensor, from_: int = 0, to: int | None = None, *, generator: A
 @public(function=False, method=True)
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
     """Exponential draws of rate ``lambd``, in place (PyTorch's numbers for a seed)."""
+    (lambd,) = _numbers("exponential_", lambd)
     _float_only(self, "exponential_")
     if lambd <= 0:
         raise RuntimeError(f"exponential_: expects lambd > 0.0, got {lambd}")
@@ -173,6 +190,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> 
 @public(function=False, method=True)
 def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     """Geometric draws (trials to the first success, from 1) of success probability ``p``, in place."""
+    (p,) = _numbers("geometric_", p)
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_: expects p in (0, 1), got p={p}")
     return _fill_drawn(self, "geometric_", "geometric", (p,), generator)
@@ -181,6 +199,7 @@ def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
 @public(function=False, method=True)
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
     """``exp`` of normal draws of ``mean`` and ``std``, in place."""
+    mean, std = _numbers("log_normal_", mean, std)
     _float_only(self, "log_normal_")
     if std <= 0:
         raise RuntimeError(f"log_normal_: expects std > 0.0, got {std}")
@@ -190,6 +209,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
 @public(function=False, method=True)
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
     """Cauchy draws of ``median`` and scale ``sigma``, in place."""
+    median, sigma = _numbers("cauchy_", median, sigma)
     _float_only(self, "cauchy_")
     if sigma <= 0:
         raise RuntimeError(f"cauchy_: expects sigma > 0.0, got sigma={sigma}")
@@ -240,10 +260,9 @@ def t_(self: Tensor) -> Tensor:
 
 
 @public(function=False, method=True)
-def squeeze_(self: Tensor, dim: Any = None, *dims: Any) -> Tensor:
-    """Drop dimensions of length 1 (all, or those of ``dim`` that have length 1), in place."""
-    if dims:
-        dim = (dim, *dims)
+def squeeze_(self: Tensor, dim: Any = None, *more: int) -> Tensor:
+    """Drop dimensions of length 1 (all, or those of ``dim`` that have length 1; varargs too), in place."""
+    dim = int_list(dim, more)
     shape = tuple(self.shape)
     return _restride(self, "squeeze_", lambda x: x.squeeze(dim), lambda x: x.reshape(shape))
 
@@ -261,6 +280,7 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     memory order) keep their values, new ones are zeros (PyTorch leaves them undefined);
     growing moves it to new memory. A tensor that requires grad cannot be resized."""
     shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    shape = tuple(as_int(n) for n in shape)  # (a 0-d int tensor is a size, as in PyTorch)
     if any(not isinstance(n, (int, np.integer)) or n < 0 for n in shape):
         raise RuntimeError(f"resize_: sizes must be non-negative ints, got {shape}")
     if self.requires_grad:

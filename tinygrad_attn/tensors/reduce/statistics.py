@@ -27,8 +27,10 @@ from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward, with_gradient_of
 from ...ops.tie_order import mode_index, select_index, sort_order
 from .._tensor import InvalidArgumentError, Tensor, cat, where
+from ..dtypes import torch_dtype
 from ..shape import dims
 from ..tensor_functions import ValuesIndices, values_indices
+from .tensor_reduce import differentiable_dtype
 
 
 class MinMax(tuple):
@@ -41,6 +43,9 @@ class MinMax(tuple):
 
     min = property(lambda self: self[0])  # noqa: A003
     max = property(lambda self: self[1])  # noqa: A003
+
+
+MinMax.__name__ = MinMax.__qualname__ = "aminmax"  # (PyTorch's class name: type(x.aminmax()).__name__)
 
 
 def _host(x: Tensor) -> np.ndarray:
@@ -94,10 +99,13 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
 
 
 @public(method=True, dtypes="numeric")
-def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
+def median(input: Tensor, dim: Any = None, keepdim: bool | None = None) -> Any:  # noqa: A002
     """The lower median (the ``(n - 1) // 2``-th smallest entry; NaN where the slice has one): of every
     entry as a 0-d tensor, or ``(values, indices)`` along ``dim``."""
     x = _tensor(input, "median")
+    keepdim, given = bool(keepdim), keepdim is not None  # (None: not given)
+    if dim is None and given:
+        raise TypeError('median() missing 1 required positional arguments: "dim" (keepdim needs a dim)')
     if dim is None:
         out = _median(x.reshape(-1), 0, False, "median", skip_nan=False).values.reshape(())
         if x.requires_grad:  # (PyTorch's gradient: shared evenly by the entries equal to it, or by the NaNs)
@@ -109,9 +117,12 @@ def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noq
 
 
 @public(method=True, dtypes="numeric")
-def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
+def nanmedian(input: Tensor, dim: Any = None, keepdim: bool | None = None) -> Any:  # noqa: A002
     """:func:`median` of the entries that are not NaN (NaN where every entry is)."""
     x = _tensor(input, "nanmedian")
+    keepdim, given = bool(keepdim), keepdim is not None
+    if dim is None and given:
+        raise TypeError('nanmedian() missing 1 required positional arguments: "dim" (keepdim needs a dim)')
     if dim is None:
         return _median(x.reshape(-1), 0, False, "nanmedian", skip_nan=True).values.reshape(())
     return _median(x, dim, keepdim, "nanmedian", skip_nan=True)
@@ -135,7 +146,7 @@ def _median(x: Tensor, dim: Any, keepdim: bool, op: str, skip_nan: bool) -> Valu
 @public(method=True, dtypes="numeric")
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
     """The ``k``-th smallest entry (1-based) along ``dim`` and its index."""
-    x = _tensor(input, "kthvalue")
+    x, k = _tensor(input, "kthvalue"), dims.as_int(k)
     n = x.shape[dims.one(x.shape, dim, "kthvalue")] if x.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
@@ -270,6 +281,8 @@ def _quantile(x: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, op
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:  # noqa: A002
     """``(amin, amax)`` of every entry or along ``dim``."""
     x = _tensor(input, "aminmax")
+    if isinstance(dim, (list, tuple)):
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
     if dim is None and x.numel() == 0:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")  # fmt: skip
     kw = {} if dim is None else {"dim": dim}
@@ -284,6 +297,8 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """The sum of the entries that are not NaN."""
     x = _tensor(input, "nansum")
+    if dtype is not None:
+        differentiable_dtype(x, torch_dtype(dtype))
     if x.dtype.kind == "f":
         x = where(x.isnan(), 0.0, x)
     out = x.sum(dim, keepdim) if dim is not None else (x.sum().reshape((1,) * x.ndim) if keepdim else x.sum())
@@ -297,8 +312,13 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     x = _tensor(input, "nanmean")
     if x.dtype.kind != "f":
         raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {x.dtype}")
+    if dtype is not None and torch_dtype(dtype).kind not in "fc":
+        raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either a floating point "
+                           f"or complex dtype. Got: {torch_dtype(dtype)}")  # fmt: skip
     keep = ~x.isnan()
     out = nansum(x, dim, keepdim, dtype=dtype) / nansum(keep.astype(x.dtype), dim, keepdim)
+    if dtype is not None and out.dtype != torch_dtype(dtype):  # (the count promoted it back)
+        out = out.astype(torch_dtype(dtype))
     return saved_for_backward(out, x)
 
 

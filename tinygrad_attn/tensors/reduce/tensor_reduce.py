@@ -20,11 +20,12 @@ import numpy as np
 from ... import ops
 from ...engine.composite import composite
 from ...engine.declare import public
+from ...engine.switches import is_grad_enabled
 from ...functional.checks import written_to_out
 from ...ops.compare import AllTrue, AnyTrue
 from ...ops.saved import saved_for_backward
 from .._tensor import Tensor, cat, where
-from ..dtypes import accumulate_dtype, get_default_dtype, scalar_type_name
+from ..dtypes import accumulate_dtype, get_default_dtype, scalar_type_name, torch_dtype
 from ..shape import dims
 
 __all__ = ["ValuesIndices",]  # fmt: skip
@@ -70,6 +71,19 @@ def _work_dtype(acc: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if acc == np.float16 else acc
 
 
+#: ``logsumexp``'s ``dim`` left out: PyTorch's TypeError (as None is; NumPy's ``axis=None`` is every axis)
+_NO_DIM: Any = type("_NoDim", (), {"__repr__": lambda self: "<required>"})()
+
+
+def differentiable_dtype(input: Tensor, acc: np.dtype) -> np.dtype:
+    """``acc``, a reduction's ``dtype=``, where a gradient can flow through it: PyTorch refuses
+    to record an integer result of an input that requires grad (``x.sum(dtype=torch.int32)``)."""
+    if acc.kind not in "fc" and isinstance(input, Tensor) and input.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(acc)} (a {input.dtype} input that "
+                           "requires grad reduced into an integer dtype; detach it or pick a floating dtype)")  # fmt: skip
+    return acc
+
+
 def _inverse_count(n: float) -> float:
     """``1 / n`` for a mean's divisor; ``inf`` for ``n <= 0``, so that an empty mean is
     0 * inf = NaN and a variance with ``correction >= N`` is inf (NaN if all equal), as
@@ -83,7 +97,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
         keepdims: bool | None = None) -> Tensor:  # fmt: skip
     """The sum over ``dim`` (``axis``; all elements when None); ``dtype`` sums in that dtype,
     bools and integers sum in int64 (as PyTorch's)."""
-    acc = accumulate_dtype(input.dtype, dtype)
+    acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))
     if input.dtype != (work := _work_dtype(acc)):
         input = input.astype(work)  # noqa: A001
     if axis is not None or keepdims is not None:
@@ -204,9 +218,18 @@ def _logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
 
 
 @public(method=True, special=("logsumexp",))
-def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A002
+def logsumexp(input: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, axis: Any = None,  # noqa: A002
               keepdims: bool | None = None) -> Tensor:  # fmt: skip
-    """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
+    """``log(sum(exp(x)))`` over ``dim`` (required, as PyTorch's; ``()`` is every axis), computed without overflow."""
+    if dim is _NO_DIM or dim is None:  # (NumPy's axis=None, every axis, is still taken)
+        if axis is None and keepdims is None:
+            raise TypeError('logsumexp() missing 1 required positional arguments: "dim" (give the dims to reduce; '
+                            "() for every axis)")  # fmt: skip
+        dim = None
+    if isinstance(dim, (list, tuple)) and not dim and not keepdim and input.ndim:
+        # (PyTorch's: every axis reduced into an output of no axes, which its kernel refuses)
+        raise RuntimeError(f"logsumexp: output with shape [] doesn't match the broadcast shape {list(input.shape)} "
+                           "(an empty dim list reduces every axis; give keepdim=True or the dims)")  # fmt: skip
     d = dims.all_if_empty(dims.alias(axis, dim, "logsumexp"))
     dims.axes(input.shape, d, "logsumexp")
     x = input.astype(get_default_dtype()) if input.dtype.kind in "biu" else input  # (PyTorch's: ints to the float)
@@ -244,19 +267,21 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str)
 
 
 @public(method=True)
-def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool | None = None, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """``max(x)``: the largest value; ``max(x, dim)``: PyTorch's ``(values, indices)``;
     ``max(x, axis=...)``: the values alone (NumPy's); ``max(a, b)``: the elementwise maximum."""
+    _keepdim_needs_dim("max", dim, axis, keepdim)
     if dim is None and axis is None and keepdims is None:  # (the common whole-tensor max, directly)
         return ops.Max.apply(input, args=(None, bool(keepdim)))
     return _pick(input, dim, keepdim, axis, keepdims, "max")
 
 
 @public(method=True)
-def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool | None = None, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """As :func:`max`, for the smallest."""
+    _keepdim_needs_dim("min", dim, axis, keepdim)
     if dim is None and axis is None and keepdims is None:
         return ops.Min.apply(input, args=(None, bool(keepdim)))
     return _pick(input, dim, keepdim, axis, keepdims, "min")
@@ -290,6 +315,13 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa
     return ops.Min.apply(input, args=(axes, bool(keepdim)))
 
 
+def _keepdim_needs_dim(op: str, dim: Any, axis: Any, keepdim: Any) -> None:
+    """PyTorch's whole-tensor ``max``/``min``/``median`` take no ``keepdim`` (a TypeError; None: not given)."""
+    if keepdim is not None and dim is None and axis is None:
+        raise TypeError(f"{op}() received an invalid combination of arguments - got keepdim without dim: "
+                        f"use {op}(dim, keepdim=True) or amax/amin(keepdim=True)")  # fmt: skip
+
+
 def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
     """``argmax``/``argmin``: each its own reduction (argmin is not argmax(-x), which
     overflows at an integer minimum and is undefined for bool); a 0-d tensor's one element
@@ -299,6 +331,8 @@ def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
     if axis is not None and not isinstance(axis, (int, np.integer)) and not hasattr(axis, "__index__"):
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type(axis).__name__}")
     axes = dims.axes(x.shape, axis, op)
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"{op}(): does not support bool input (shape {tuple(x.shape)}); convert with .long()")
     if axes == ():
         return Tensor._wrap(x._dev.asarray(np.zeros((), np.int64)), x._dev)
     if x.numel() == 0 and (axes is None or x.shape[axes[0]] == 0):
@@ -306,8 +340,6 @@ def _arg_reduce(x: Tensor, op: str, axis: Any, keepdims: bool) -> Tensor:
         if axes is None:  # (PyTorch's argmax and argmin raise an IndexError here, max and min a RuntimeError)
             raise dims.DimensionError(f"{why}: Expected reduction dim to be specified for input.numel() == 0")
         raise dims.DimensionError(f"{why}: Expected reduction dim to have non-zero size")
-    if x.dtype.kind == "b":
-        raise RuntimeError(f"{op}(): does not support bool input (shape {tuple(x.shape)}); convert with .long()")
     pick = op[3:]
     if axes is None:
         return ops.ArgExtreme.apply(x.detach().reshape(-1), args=(0, pick)).reshape((1,) * x.ndim if keepdims else ())
@@ -396,11 +428,12 @@ def _prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """The product over ``dim`` (all elements when None); exact with zeros. ``axis=`` is
     PyTorch's alias of ``dim``."""
-    acc = accumulate_dtype(input.dtype, dtype)  # (bools and integers multiply in int64)
+    dim = dims.alias(axis, dim, "prod")
+    if isinstance(dim, (list, tuple)) or (dim is None and keepdim):  # (PyTorch's prod takes one int dim or none)
+        raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__} (keepdim needs a dim)")
+    acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))  # (bools and integers multiply in int64)
     x = input if input.dtype == acc else input.astype(acc)  # (float16 too: PyTorch's float16 products stay float16)
-    return saved_for_backward(
-        _prod(x, dims.alias(axis, dim, "prod"), keepdim), x, output=True
-    )  # (what PyTorch's keeps)
+    return saved_for_backward(_prod(x, dim, keepdim), x, output=True)  # (what PyTorch's keeps)
 
 
 @composite("cumprod")
@@ -423,7 +456,9 @@ def _cumprod(x: Tensor, dim: int) -> Tensor:
 @public(method=True, inplace=True, inplace_dtypes="numeric")
 def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running products along ``dim`` (``axis``)."""
-    acc = accumulate_dtype(input.dtype, dtype)
+    if isinstance(dim, (list, tuple)):
+        raise TypeError(f"cumprod(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+    acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))
     x = input if input.dtype == acc else input.astype(acc)  # (float16 too: PyTorch's float16 products stay float16)
     return saved_for_backward(
         _cumprod(x, dims.required(axis, dim, "cumprod")), x, output=True
@@ -433,8 +468,10 @@ def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = No
 @public(method=True, inplace=True, inplace_dtypes="numeric")
 def cumsum(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
     """Running sums along ``dim`` (``axis``)."""
+    if isinstance(dim, (list, tuple)):
+        raise TypeError(f"cumsum(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
     dim = dims.required(axis, dim, "cumsum")
-    acc = accumulate_dtype(input.dtype, dtype)  # (bools and integers sum in int64; dtype= in that dtype)
+    acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))  # (ints sum in int64; dtype= in that)
     x = input if input.dtype == (work := _work_dtype(acc)) else input.astype(work)
     if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         dims.axes(x.shape, dim, "cumsum")
@@ -458,8 +495,14 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     PyTorch signature has ``dtype`` fifth: a dtype given there is read as ``dtype``."""
     if out is not None and dtype is None and not isinstance(out, Tensor):
         out, dtype = None, out  # (x.norm(p, dim, keepdim, dtype), as PyTorch's method)
+    if not (p is None or isinstance(p, (str, int, float, np.number))):  # (x.norm((0,)): a dim given as p)
+        raise TypeError(f"norm(): argument 'p' must be a number or a string, not {type(p).__name__}; "
+                        "give the dims as dim=")  # fmt: skip
     dim = dims.all_if_empty(dim)
-    if dtype is None and input.dtype.kind not in "fc":
+    if dtype is not None and torch_dtype(dtype).kind not in "fc":
+        raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
+                           f"{scalar_type_name(torch_dtype(dtype))}")  # fmt: skip
+    if input.dtype.kind not in "fc":  # (dtype= does not make an integer input a norm's)
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(input.dtype)} (shape {tuple(input.shape)}); convert with .float()")  # fmt: skip
     if p == "nuc":  # (the sum of singular values of the matrices in the plane dim: linalg.matrix_norm's)

@@ -28,6 +28,8 @@ __all__ = [
     "alias",
     "required",
     "keep",
+    "as_int",
+    "int_list",
     "axes",
     "one",
     "new_axis",
@@ -97,6 +99,23 @@ def all_if_empty(dim: Any) -> Any:
     return None if isinstance(dim, (list, tuple)) and not dim else dim
 
 
+def as_int(v: Any) -> Any:
+    """A 0-d integer tensor or a NumPy integer as a Python int, as PyTorch's parser reads one
+    where an int goes (``x.sum(torch.tensor(0))``, ``x.topk(k)``); anything else as given."""
+    if isinstance(v, int) or getattr(v, "ndim", None) != 0 or not hasattr(v, "__index__"):
+        return v
+    try:
+        return operator.index(v)
+    except TypeError:  # (a float tensor: the caller's own error names it)
+        return v
+
+
+def int_list(first: Any, more: tuple) -> Any:
+    """The ints of a method that takes them as varargs or as one list (``x.tile(2, 1)`` is
+    ``x.tile((2, 1))``, PyTorch's reading of an int-list argument); one int stays one int."""
+    return (first, *more) if more else as_int(first)
+
+
 def axes(shape: tuple, axis: Any, op: str, *, distinct: bool = True) -> tuple[int, ...] | None:
     """``axis`` (an int, a sequence of ints, or None for all) checked against ``shape`` and
     made non-negative. A 0-d tensor takes 0 and -1 (the reduction over no axes: ``()``).
@@ -105,6 +124,7 @@ def axes(shape: tuple, axis: Any, op: str, *, distinct: bool = True) -> tuple[in
     if axis is None:
         return None
     nd = len(shape)
+    axis = as_int(axis)
     if isinstance(axis, int):
         given: tuple = (axis,)
     elif hasattr(axis, "__index__") and getattr(axis, "ndim", 0) == 0:  # (a NumPy integer, a 0-d integer tensor)

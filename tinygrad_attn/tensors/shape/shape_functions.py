@@ -23,7 +23,9 @@ from ...functional.checks import broadcast_of
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward
 from .._tensor import Size, Tensor, cat, stack, where
+from ..dtypes import scalar_type_name
 from . import dims
+from .dims import int_list as _int_list
 
 
 def _tensors(tensors: Any, op: str) -> list[Tensor]:
@@ -146,8 +148,10 @@ def _split_on(op: str, d: int, x: Tensor, ios: Any) -> tuple[Tensor, ...]:
 
 
 @public(method=True)
-def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
-    """:func:`tensor_split` along the columns (dimension 1, or 0 of a 1-D tensor), into equal parts."""
+def hsplit(input: Tensor, indices_or_sections: Any, *more: int) -> tuple[Tensor, ...]:  # noqa: A002
+    """:func:`tensor_split` along the columns (dimension 1, or 0 of a 1-D tensor), into equal parts
+    (``x.hsplit(1, 2)``: the indices as varargs, as PyTorch's)."""
+    indices_or_sections = dims.int_list(indices_or_sections, more)
     x = _tensor(input, "hsplit")
     if x.ndim == 0:
         raise RuntimeError(
@@ -157,8 +161,9 @@ def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # no
 
 
 @public(method=True)
-def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
-    """:func:`tensor_split` along dimension 0 of a tensor of 2 or more dimensions."""
+def vsplit(input: Tensor, indices_or_sections: Any, *more: int) -> tuple[Tensor, ...]:  # noqa: A002
+    """:func:`tensor_split` along dimension 0 of a tensor of 2 or more dimensions (indices as varargs too)."""
+    indices_or_sections = dims.int_list(indices_or_sections, more)
     x = _tensor(input, "vsplit")
     if x.ndim < 2:
         raise RuntimeError(f"torch.vsplit requires a tensor with at least 2 dimension, but got a tensor with {x.ndim} dimensions!")  # fmt: skip
@@ -166,8 +171,9 @@ def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # no
 
 
 @public(method=True)
-def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
-    """:func:`tensor_split` along dimension 2 of a tensor of 3 or more dimensions."""
+def dsplit(input: Tensor, indices_or_sections: Any, *more: int) -> tuple[Tensor, ...]:  # noqa: A002
+    """:func:`tensor_split` along dimension 2 of a tensor of 3 or more dimensions (indices as varargs too)."""
+    indices_or_sections = dims.int_list(indices_or_sections, more)
     x = _tensor(input, "dsplit")
     if x.ndim < 3:
         raise RuntimeError(f"torch.dsplit requires a tensor with at least 3 dimension, but got a tensor with {x.ndim} dimensions!")  # fmt: skip
@@ -335,8 +341,10 @@ def fliplr(input: Tensor) -> Tensor:  # noqa: A002
 
 
 @public(method=True)
-def tile(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
-    """``input`` repeated ``dims[i]`` times along each axis; a shorter ``dims`` is padded with ones in front."""
+def tile(input: Tensor, dims: Sequence[int], *more: int) -> Tensor:  # noqa: A002
+    """``input`` repeated ``dims[i]`` times along each axis; a shorter ``dims`` is padded with ones in front
+    (``x.tile(2, 1)``: varargs, as PyTorch's)."""
+    dims = _int_list(dims, more)
     x = _tensor(input, "tile")
     reps = tuple(int(r) for r in ((dims,) if isinstance(dims, (int, np.integer)) else dims))
     if len(reps) < x.ndim:
@@ -416,6 +424,10 @@ def take_along_dim(input: Tensor, indices: Any, dim: int | None = None) -> Tenso
     """The entries of ``input`` at ``indices`` along ``dim`` (``input`` and ``indices`` broadcast
     off ``dim``); without ``dim``, :func:`take` of the flattened tensor."""
     x = _tensor(input, "take_along_dim")
+    if (
+        dim is None and isinstance(indices, Tensor) and indices.numel() == 0
+    ):  # (no entries taken: any dtype, as PyTorch's)
+        return x.reshape(-1)[:0]
     idx = _long_index(indices, x, "take_along_dim")
     if dim is None:
         return x.reshape(-1).gather(0, idx.reshape(-1))
@@ -438,6 +450,10 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any, accumulate: bo
     """A copy of ``input`` with ``values`` written at ``input[indices]`` (added there with ``accumulate``,
     repeated indices summing)."""
     x = _tensor(input, "index_put")
+    if isinstance(values, Tensor) and values.dtype != x.dtype:  # (unlike x[key] = v, which casts)
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{scalar_type_name(x.dtype)} for the destination and {scalar_type_name(values.dtype)} "
+                           "for the source.")  # fmt: skip
     # (index tensors may live on the CPU for a tensor elsewhere, as PyTorch allows)
     key = tuple(k.to(x.device) if isinstance(k, Tensor) and k._dev is not x._dev else k for k in indices)
     v = values if isinstance(values, Tensor) else Tensor(np.asarray(values, dtype=x.dtype), device=x._dev)
