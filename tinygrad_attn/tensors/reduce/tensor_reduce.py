@@ -495,6 +495,8 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     PyTorch signature has ``dtype`` fifth: a dtype given there is read as ``dtype``."""
     if out is not None and dtype is None and not isinstance(out, Tensor):
         out, dtype = None, out  # (x.norm(p, dim, keepdim, dtype), as PyTorch's method)
+    if isinstance(p, Tensor) and p.ndim == 0:  # (a 0-d tensor is a number to PyTorch's parser)
+        p = p.item()
     if not (p is None or isinstance(p, (str, int, float, np.number))):  # (x.norm((0,)): a dim given as p)
         raise TypeError(f"norm(): argument 'p' must be a number or a string, not {type(p).__name__}; "
                         "give the dims as dim=")  # fmt: skip
