@@ -206,6 +206,32 @@ def _global_names(code: Any) -> tuple[str, ...]:
     return names
 
 
+_CHAINS: dict[Any, dict[str, tuple[tuple[str, ...], ...]]] = {}  # a code object -> see _attribute_chains
+
+
+def _attribute_chains(code: Any) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """The attribute chains ``code`` (and its nested code) reads off each global, by the global's
+    name: ``F.gelu(x)`` is ``{"F": (("gelu",),)}``, ``tga.nn.functional.gelu`` ``(("nn", "functional",
+    "gelu"),)`` under ``"tga"``: what a step reads of a library module it names."""
+    chains = _CHAINS.get(code)
+    if chains is None:
+        found: dict[str, dict[tuple[str, ...], None]] = {}
+        codes = [code]
+        while codes:
+            c = codes.pop()
+            head, attrs = None, []
+            for i in (*dis.get_instructions(c), None):
+                if i is not None and i.opname in ("LOAD_ATTR", "LOAD_METHOD") and head is not None:
+                    attrs.append(i.argval)
+                    continue
+                if head is not None and attrs:
+                    found.setdefault(head, {})[tuple(attrs)] = None
+                head, attrs = (i.argval, []) if i is not None and i.opname == "LOAD_GLOBAL" else (None, [])
+            codes.extend(k for k in c.co_consts if inspect.iscode(k))
+        chains = _CHAINS[code] = {k: tuple(v) for k, v in found.items()}
+    return chains
+
+
 def _attribute_names(code: Any) -> tuple[str, ...]:
     """Every name ``code`` (and its nested code) looks up: globals and attributes
     (``settings.scale``'s ``scale``)."""
@@ -900,7 +926,9 @@ class Guard:
             if v is _MISSING:
                 continue
             self._global(v, name if paths is not None else "", depth - 1)
-            if type(v) is types.ModuleType and _user_module(v):
+            if type(v) is types.ModuleType and not _user_module(v):
+                self._library_reads(v, name, _attribute_chains(f.__code__).get(name, ()))
+            elif type(v) is types.ModuleType:
                 # ``import settings`` then ``settings.scale``: the attributes the code names
                 d = v.__dict__
                 for attr in _attribute_names(f.__code__):
@@ -909,6 +937,23 @@ class Guard:
                         plan.get(d, attr, x)
                     if x is not _MISSING:
                         self._global(x, f"{name}.{attr}" if paths is not None else "", depth - 1)
+
+    def _library_reads(self, m: types.ModuleType, name: str, chains: tuple[tuple[str, ...], ...]) -> None:
+        """What the step reads of a library module (``F.gelu``, ``tga.nn.functional.gelu``), by
+        identity, down each chain while it names modules: a function swapped in a library's
+        namespace (``F.gelu = F.relu``) is a new key, as eager would call the new one."""
+        plan, paths = self._plan, self.paths
+        for chain in chains:
+            obj = m
+            for depth, attr in enumerate(chain):
+                d = obj.__dict__
+                x = d.get(attr, _MISSING)
+                if plan is not None:
+                    plan.get(d, attr, x)
+                self._emit(("lib", id(x)), ".".join((name, *chain[: depth + 1])) if paths is not None else "")
+                if type(x) is not types.ModuleType:
+                    break
+                obj = x
 
     def _global(self, v: Any, path: str, depth: int) -> None:
         """A global (or a user module's attribute): functions and Python modules directly, the
