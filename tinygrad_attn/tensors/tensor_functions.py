@@ -309,6 +309,8 @@ _topk.__name__ = "topk"  # (the name its errors give)
 def flip(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
     """``x`` reversed along each of ``dims`` (``flip(x, (0, 1))``, ``x.flip(0, 1)``, ``x.flip(dims=[0])``)."""
     if dims is None:
+        if not axes:  # (PyTorch's dims have no default: all of them would be NumPy's)
+            raise TypeError('flip() missing 1 required positional arguments: "dims"')
         dims = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
     axes = _dims.axes(x.shape, dims, "flip") or ()
     if len(set(axes)) != len(axes):

@@ -199,7 +199,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
 
 
 @public(method=True, dtypes="floating", operands=("input", "other"))
-def logaddexp2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """``log2(2**x + 2**y)``, without overflow."""
     a, b = _operands(input, other, "logaddexp2", floating=True)
     out = (a * math.log(2.0)).logaddexp(b * math.log(2.0)) / math.log(2.0)
@@ -356,7 +356,7 @@ def _no_grad() -> Any:
 
 
 @public(method=True, inplace=True)
-def nextafter(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+def nextafter(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """The next float after ``input`` toward ``other``."""
     a, b = _operands(input, other, "nextafter")
     if a.dtype.kind != "f":

@@ -467,7 +467,7 @@ channels_last_3d = memory_format("channels_last_3d")
 
 
 @public(function=False, method=True)
-def is_contiguous(self, memory_format: Any = None) -> bool:
+def is_contiguous(self, *, memory_format: Any = None) -> bool:
     """Whether the elements lie in row-major order in memory (``x.T`` of a matrix does not)."""
     d = self._data
     flags = getattr(getattr(d, "_array", d), "flags", None)

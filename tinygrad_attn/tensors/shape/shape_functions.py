@@ -420,7 +420,7 @@ def take(input: Tensor, index: Any) -> Tensor:  # noqa: A002
 
 
 @public(method=True)
-def take_along_dim(input: Tensor, indices: Any, dim: int | None = None) -> Tensor:  # noqa: A002
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """The entries of ``input`` at ``indices`` along ``dim`` (``input`` and ``indices`` broadcast
     off ``dim``); without ``dim``, :func:`take` of the flattened tensor."""
     x = _tensor(input, "take_along_dim")

@@ -135,10 +135,9 @@ def permute(self, *axes: Any, dims: Any = None) -> Tensor:
 
 
 @public(method=True)
-def transpose(self, a0: int = -2, a1: int = -1, *, dim0: int | None = None, dim1: int | None = None) -> Tensor:
-    """Swap two axes (the last two by default); PyTorch's ``dim0=``/``dim1=`` name them too."""
-    a0 = a0 if dim0 is None else dim0
-    a1 = a1 if dim1 is None else dim1
+def transpose(self, dim0: int, dim1: int) -> Tensor:
+    """Swap two axes (both named, as PyTorch's: ``x.mT`` swaps the last two)."""
+    a0, a1 = dim0, dim1
     if _dims.axes(self.shape, (a0, a1), "transpose", distinct=False) == ():  # 0-d: nothing to swap, as in PyTorch
         return ops.Reshape.apply(self, args=())
     axes = list(range(self.ndim))
