@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -48,6 +47,7 @@ from ..engine.function import _NUMPY_SCALARS, _as_ndarray, _new, _next_seq, add_
 from ..engine.function import Function as _Op
 from ..engine.switches import _State, is_grad_enabled, no_grad
 from ..engine.versions import version_of
+from ..engine.warn import warn as _user_warn
 from ..tensors.mutation.inplace import _moved_history, _rebase
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -357,8 +357,8 @@ class Function:
     ``backward(ctx, *grad_outputs)``, then call ``YourFunction.apply(*args)``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
-                      "you should invoke them on the class itself.", DeprecationWarning, stacklevel=2)  # fmt: skip
+        _user_warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
+                      "you should invoke them on the class itself.", DeprecationWarning)  # fmt: skip
 
     @staticmethod
     def forward(*args: Any, **kwargs: Any) -> Any:

@@ -8,8 +8,9 @@ holds for every tensor; ``volatile`` only warns, as in PyTorch.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
+
+from ..engine.warn import warn as _user_warn
 
 __all__ = ["Variable"]
 
@@ -29,8 +30,8 @@ class Variable(metaclass=_VariableMeta):
         from ..tensors.factories.creation import empty  # noqa: PLC0415
 
         if volatile:
-            warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
-                          UserWarning, stacklevel=2)  # fmt: skip
+            _user_warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                          UserWarning)  # fmt: skip
         if data is None:
             data = empty(0)
         if not isinstance(data, Tensor):

@@ -3,12 +3,12 @@ shapes, argument and sample validation, ``sample`` as ``rsample`` without gradie
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
 from ..engine.switches import no_grad, tracing
+from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Size, Tensor
 from . import constraints
 from .utils import lazy_property
@@ -49,8 +49,7 @@ class Distribution:
             arg_constraints = self.arg_constraints
         except NotImplementedError:
             arg_constraints = {}
-            warnings.warn(f"{type(self)} does not define `arg_constraints`: set them, or pass validate_args=False",
-                          stacklevel=2)  # fmt: skip
+            _user_warn(f"{type(self)} does not define `arg_constraints`: set them, or pass validate_args=False")  # fmt: skip
         for param, constraint in arg_constraints.items():
             if constraints.is_dependent(constraint):
                 continue
@@ -108,7 +107,7 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n: int) -> Tensor:
-        warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.", FutureWarning, stacklevel=2)
+        _user_warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.", FutureWarning)
         return self.sample((n,))
 
     def log_prob(self, value: Tensor) -> Tensor:
@@ -151,7 +150,7 @@ class Distribution:
         try:
             support = self.support
         except NotImplementedError:
-            warnings.warn(f"{self.__class__} does not define `support`: pass validate_args=False", stacklevel=2)
+            _user_warn(f"{self.__class__} does not define `support`: pass validate_args=False")
             return
         if not all_true(support.check(value)):
             raise ValueError(

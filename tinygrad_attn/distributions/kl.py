@@ -5,10 +5,10 @@ specific one registered for the two distributions' classes."""
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ..engine.warn import warn as _user_warn
 from ..functional import softplus
 from ..tensors._tensor import Tensor, where
 from .bernoulli import Bernoulli
@@ -53,11 +53,10 @@ def _dispatch(type_p: type, type_q: type) -> Callable | None:
     left = min(matches, key=lambda m: rank[m])
     right = min(matches, key=lambda m: rank[m][::-1])
     if _KL_REGISTRY[left] is not _KL_REGISTRY[right]:
-        warnings.warn(
+        _user_warn(
             f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please register_kl"
             f"({left[0].__name__}, {right[1].__name__})",
             RuntimeWarning,
-            stacklevel=3,
         )
     return _KL_REGISTRY[left]
 

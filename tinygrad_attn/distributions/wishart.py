@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from typing import Any
 
 import numpy as np
 
 from .. import linalg
+from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Tensor, where
 from ..tensors.dtypes import finfo
 from ..tensors.factories import creation as _creation
@@ -72,8 +72,7 @@ class Wishart(ExponentialFamily):
         else:
             self.precision_matrix = param.expand(*batch_shape, -1, -1)
         if bool((self.df < event_shape[-1]).any()):
-            warnings.warn("Low df values detected. Singular samples are highly likely to occur for ndim - 1 < df < ndim.",
-                          stacklevel=2)  # fmt: skip
+            _user_warn("Low df values detected. Singular samples are highly likely to occur for ndim - 1 < df < ndim.")  # fmt: skip
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
         if scale_tril is not None:
@@ -160,7 +159,7 @@ class Wishart(ExponentialFamily):
         flagged = self._per_sample(self.support.check(sample))
         if not flagged.any():
             return sample
-        warnings.warn("Singular sample detected.", stacklevel=2)
+        _user_warn("Singular sample detected.")
         rows = list(sample.reshape(-1, *self._batch_shape, *self._event_shape).unbind(0))
         for _ in range(max_try_correction):
             where_flagged = np.flatnonzero(flagged)

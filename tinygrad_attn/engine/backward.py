@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import heapq
 import sys
-import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..engine.warn import warn as _user_warn
 from . import function as _function
 from . import switches as _switches
 from . import versions as _versions
@@ -492,13 +492,12 @@ def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, cr
     if inputs is not None and not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     if create_graph and inputs is None:  # (PyTorch's warning: each leaf's .grad then holds a graph through it)
-        warnings.warn(
+        _user_warn(
             "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
             "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
             "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
             "to None after use to break the cycle and avoid the leak.",
             UserWarning,
-            stacklevel=3,
         )
     g = _root_grad(tensor, grad, create_graph, "backward")
     keep = retain_graph or create_graph

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -26,6 +25,7 @@ from ..engine.declare import accepts, check_dtype, public
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, scope, tracing
 from ..engine.versions import _memory_root
+from ..engine.warn import warn as _user_warn
 from ..ops import fused
 from ..ops.array_function import array_function
 from ..ops.index import Take as _Take  # (embedding while tracing)
@@ -603,12 +603,11 @@ def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any =
     ``weight`` (the input's shape) multiplies each, and ``"mean"`` then divides by its sum, as PyTorch's."""
     reduction = _reduction("mse_loss", reduction, size_average, reduce)
     if isinstance(target, Tensor) and target.shape != input.shape:  # (PyTorch's warning of a likely mistake)
-        warnings.warn(
+        _user_warn(
             f"mse_loss: Using a target size ({tuple(target.shape)}) that is different to the input size "
             f"({tuple(input.shape)}). This will likely lead to incorrect results due to broadcasting. Please ensure "
             "they have the same size.",
             UserWarning,
-            stacklevel=2,
         )
     d = input - target
     if weight is not None:

@@ -10,9 +10,9 @@ keeps SELU's zero mean and unit variance). Masks are drawn through the one rando
 from __future__ import annotations
 
 import math
-import warnings
 
 from ..engine.declare import public
+from ..engine.warn import warn as _user_warn
 from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from . import checks as _F
@@ -64,14 +64,13 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     A 3-D input is read as ``(N, C, L)``, with PyTorch's warning; other ranks warn too."""
     x = _F.tensor_arg(input, "dropout2d")
     if x.ndim not in (3, 4):
-        warnings.warn(f"dropout2d: Received a {x.ndim}-D input to dropout2d, which is deprecated and will result in "
+        _user_warn(f"dropout2d: Received a {x.ndim}-D input to dropout2d, which is deprecated and will result in "
                       "an error in a future release; use dropout instead (channel-wise dropout needs 3D or 4D "
-                      "inputs)", stacklevel=2)  # fmt: skip
+                      "inputs)")  # fmt: skip
     if x.ndim == 3:
-        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+        _user_warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
-                      "To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
-                      stacklevel=2)  # fmt: skip
+                      "To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.")  # fmt: skip
     return _feature_dropout("dropout2d", x, p, training, inplace, batched=x.ndim >= 2)
 
 
@@ -80,9 +79,9 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     """Zero whole channels of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``): PyTorch's ``F.dropout3d``."""
     x = _F.tensor_arg(input, "dropout3d")
     if x.ndim not in (4, 5):
-        warnings.warn(f"dropout3d: Received a {x.ndim}-D input to dropout3d, which is deprecated and will result in "
+        _user_warn(f"dropout3d: Received a {x.ndim}-D input to dropout3d, which is deprecated and will result in "
                       "an error in a future release; use dropout instead (channel-wise dropout needs 4D or 5D "
-                      "inputs)", stacklevel=2)  # fmt: skip
+                      "inputs)")  # fmt: skip
     return _feature_dropout("dropout3d", x, p, training, inplace, batched=x.ndim != 4)
 
 

@@ -7,11 +7,11 @@ deprecated ``size_average``/``reduce``.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from ..engine.composite import composite
 from ..engine.declare import public
+from ..engine.warn import warn as _user_warn
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from . import checks as _F
@@ -24,10 +24,10 @@ def _pair(op: str, input: Tensor, target: Any) -> Tensor:
     _F._float(input, op)
     target = _F._as_operand(op, target, input)
     if target.shape != input.shape:
-        warnings.warn(
+        _user_warn(
             f"{op}: Using a target size ({tuple(target.shape)}) that is different to the input size ({tuple(input.shape)}). "
             "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-            UserWarning, stacklevel=4,
+            UserWarning,
         )  # fmt: skip
     return target
 
@@ -122,11 +122,10 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = N
             f"{op}: Integral inputs not supported (target of dtype {target.dtype}); convert with .float()"
         )
     if reduction == "mean":  # (PyTorch warns before it looks at the operands)
-        warnings.warn(
+        _user_warn(
             "kl_div: reduction='mean' divides the total loss by both the batch size and the support size; "
             "'batchmean' divides only by the batch size, and matches the math definition of KL divergence",
             UserWarning,
-            stacklevel=3,
         )
     _F._float(input, op)
     input, target = _F._computed_together(op, input, target)  # noqa: A001 - (PyTorch's dtype: both promoted)

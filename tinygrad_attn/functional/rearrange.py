@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 
 from ..engine.declare import accepts, public
 from ..engine.versions import _memory_root
+from ..engine.warn import warn as _user_warn
 from ..ops.conv import im2col, out_size
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import TENSOR_NS, InvalidArgumentError, Tensor, where
@@ -216,9 +216,9 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     op = "affine_grid"
     theta = _F.tensor_arg(theta, op)
     if align_corners is None:
-        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+        _user_warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
                       "Please specify align_corners=True if the old behavior is desired. See the documentation of "
-                      "grid_sample for details.", stacklevel=2)  # fmt: skip
+                      "grid_sample for details.")  # fmt: skip
         align_corners = False
     if theta.dtype.kind != "f":
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -301,9 +301,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")  # fmt: skip
     if align_corners is None:
-        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+        _user_warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
                       "Please specify align_corners=True if the old behavior is desired. See the documentation of "
-                      "grid_sample for details.", stacklevel=2)  # fmt: skip
+                      "grid_sample for details.")  # fmt: skip
         align_corners = False
     if x.ndim not in (4, 5):
         raise RuntimeError(f"{op}(): expected 4D or 5D input and grid with same number of dimensions, but got input "

@@ -10,13 +10,13 @@ autograd of those ops; ``area`` is adaptive average pooling to the size, as PyTo
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..engine.declare import check_dtype, public
+from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError
 from .conv import adaptive_avg_pool2d
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool3d
@@ -155,21 +155,19 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
              align_corners: bool | None = None, recompute_scale_factor: bool | None = None) -> Tensor:  # fmt: skip
     """PyTorch's deprecated ``F.upsample``: :func:`interpolate`, with PyTorch's warning."""
-    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    _user_warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
 
 
 @public(function=False, functional=True)
 def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
     """PyTorch's deprecated ``F.upsample_nearest``: ``interpolate(mode="nearest")``."""
-    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
-                  stacklevel=2)  # fmt: skip
+    _user_warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.")  # fmt: skip
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 @public(function=False, functional=True)
 def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
     """PyTorch's deprecated ``F.upsample_bilinear``: ``interpolate(mode="bilinear", align_corners=True)``."""
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
-                  stacklevel=2)  # fmt: skip
+    _user_warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.")  # fmt: skip
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

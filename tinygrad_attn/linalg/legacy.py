@@ -12,11 +12,11 @@ gives one); and those PyTorch has removed (``torch.matrix_rank``, ``torch.solve`
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ..engine.declare import public
+from ..engine.warn import warn as _user_warn
 from ..functional.checks import tensor_arg as _tensor
 from ..tensors._tensor import Tensor
 from ..tensors.mutation.out_argument import written_to_out
@@ -26,8 +26,8 @@ from . import matrix_norm, multi_dot, pinv, vector_norm
 
 
 def _deprecated(old: str, new: str) -> None:
-    warnings.warn(f"torch.{old} is deprecated in favor of {new} and will be removed in a future PyTorch release.",
-                  UserWarning, stacklevel=3)  # fmt: skip
+    _user_warn(f"torch.{old} is deprecated in favor of {new} and will be removed in a future PyTorch release.",
+                  UserWarning)  # fmt: skip
 
 
 @public(name="cholesky", method=True)

@@ -13,12 +13,12 @@ numbers are PyTorch's for the same seed: the same draws in the same order.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 
 from ..engine.switches import no_grad
+from ..engine.warn import warn as _user_warn
 from ..random import Generator, generator_for
 from ..random import transforms as rt
 from ..tensors._tensor import Tensor
@@ -137,8 +137,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if not a < b:
         raise ValueError(f"trunc_normal_: need a < b, got a={a}, b={b}")
     if mean < a - 2 * std or mean > b + 2 * std:
-        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
-                      "The distribution of values may be incorrect.", stacklevel=2)  # fmt: skip
+        _user_warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.")  # fmt: skip
     gen, shape, dt = _gen(generator), _shape(tensor), _dtype(tensor)
 
     def cdf(x: float) -> float:
@@ -226,7 +226,7 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> 
 
 def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float | None:
     if 0 in _shape(tensor):
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        _user_warn("Initializing zero-element tensors is a no-op")
         return None
     fan = _calculate_correct_fan(tensor, mode)
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
@@ -290,8 +290,7 @@ def _deprecated(successor: Any) -> Any:
     old_name = new_name[:-1]
 
     def deprecated(*args: Any, **kwargs: Any) -> Any:
-        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
-                      stacklevel=2)  # fmt: skip
+        _user_warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning)  # fmt: skip
         return successor(*args, **kwargs)
 
     deprecated.__name__ = deprecated.__qualname__ = old_name

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import functional as F
+from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Tensor, cat, where
 from .distance import PairwiseDistance
 from .layers import Linear
@@ -295,9 +295,8 @@ class NLLLoss2d(NLLLoss):
 
     def __init__(self, weight: Any = None, size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
                  reduction: str = "mean") -> None:  # fmt: skip
-        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
-                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
-                      stacklevel=2)  # fmt: skip
+        _user_warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning)  # fmt: skip
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import functools
 import pickle
-import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -24,6 +23,7 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 
 from ..engine.switches import Scope, _State, active_tracer
+from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Tensor, _to_args
 from ..tensors.mutation.inplace import store_array
 
@@ -522,8 +522,8 @@ class Module:
         its state-dict hooks run before and after; the dict's ``_metadata`` holds each module's
         ``_version``, which ``_load_from_state_dict`` receives back."""
         if args:  # (PyTorch's old positional order, which it still takes, with a warning)
-            warnings.warn("Positional args are being deprecated, use kwargs instead: state_dict(destination=..., "
-                          "prefix=..., keep_vars=...)", FutureWarning, stacklevel=2)  # fmt: skip
+            _user_warn("Positional args are being deprecated, use kwargs instead: state_dict(destination=..., "
+                          "prefix=..., keep_vars=...)", FutureWarning)  # fmt: skip
             given = dict(zip(("destination", "prefix", "keep_vars"), args))
             destination = given.get("destination", destination)
             prefix, keep_vars = given.get("prefix", prefix), given.get("keep_vars", keep_vars)
@@ -1405,10 +1405,8 @@ class Container(Module):
     children (it warns with a ``FutureWarning``, as PyTorch's; subclass :class:`Module` instead)."""
 
     def __init__(self, **kwargs: Module) -> None:
-        import warnings  # noqa: PLC0415 - only for this deprecated class
-
-        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
-                      "Subclass that instead.", FutureWarning, stacklevel=2)  # fmt: skip
+        _user_warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning)  # fmt: skip
         super().__init__()
         for key, value in kwargs.items():
             self.add_module(key, value)

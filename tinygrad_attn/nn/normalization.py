@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
 from .. import functional as F
 from ..engine.switches import no_grad
+from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import InvalidArgumentError, Tensor
 from .layers import _float_dtype
 from .module import Module, Parameter
@@ -156,9 +156,9 @@ class _InstanceNorm(_BatchNorm):
                     f"{name}: expected input's size at dim={channel_axis} to match num_features "
                     f"({self.num_features}), but got: {input.shape[channel_axis]}."
                 )
-            warnings.warn(f"{name}: input's size at dim={channel_axis} does not match num_features. You can "
+            _user_warn(f"{name}: input's size at dim={channel_axis} does not match num_features. You can "
                           "silence this warning by not passing in num_features, which is not used because "
-                          "affine=False", stacklevel=2)  # fmt: skip
+                          "affine=False")  # fmt: skip
         x = input.unsqueeze(0) if input.ndim == nd else input
         y = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                             self.training or not self.track_running_stats,

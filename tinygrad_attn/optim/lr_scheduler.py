@@ -23,12 +23,12 @@ from __future__ import annotations
 import bisect
 import math
 import types
-import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..engine.switches import active_tracer
+from ..engine.warn import warn as _user_warn
 from .optimizer import Optimizer
 
 _EPOCH_DEPRECATED = (
@@ -67,8 +67,8 @@ class LRScheduler:
 
             def get_lr(self: LRScheduler, _own: Callable[..., Any] = own) -> Any:
                 if not self._get_lr_called_within_step:
-                    warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                                  "`get_last_lr()`.", UserWarning, stacklevel=2)  # fmt: skip
+                    _user_warn("To get the last learning rate computed by the scheduler, please use "
+                                  "`get_last_lr()`.", UserWarning)  # fmt: skip
                 return _own(self)
 
             get_lr._warns_outside_step = True  # type: ignore[attr-defined]
@@ -121,15 +121,14 @@ class LRScheduler:
         if (tracer := active_tracer()) is not None:  # inside a traced step: a line of the program, made at each replay
             return tracer.effect(self, "step", type(self).step)
         if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
-            warnings.warn(
+            _user_warn(
                 f"{type(self).__name__}.step() was called before optimizer.step(): call them in the other order "
                 "(as in PyTorch), or the first value of the schedule is skipped",
                 UserWarning,
-                stacklevel=2,
             )
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(_EPOCH_DEPRECATED, UserWarning, stacklevel=2)
+            _user_warn(_EPOCH_DEPRECATED, UserWarning)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None = None) -> None:
@@ -529,7 +528,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(_EPOCH_DEPRECATED, UserWarning, stacklevel=2)
+            _user_warn(_EPOCH_DEPRECATED, UserWarning)
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best, self.num_bad_epochs = current, 0

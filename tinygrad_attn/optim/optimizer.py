@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import math
 import operator
-import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from itertools import repeat
@@ -16,6 +15,7 @@ import numpy as np
 
 from ..engine.switches import active_tracer, enable_grad, no_grad
 from ..engine.versions import _memory_root, bump_roots, bump_versions
+from ..engine.warn import warn as _user_warn
 from ..ops import cpu_kernels
 from ..tensors._tensor import Tensor, legacy_type_name
 from ..tensors.mutation.inplace import _write, store_array
@@ -89,8 +89,8 @@ class Optimizer:
                 )
             mine.add(id(p))
         if len(mine) != len(ps):  # (PyTorch keeps them, and steps such a parameter once per listing)
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause "
-                          "an error; see github.com/pytorch/pytorch/issues/40967 for more information", stacklevel=3)  # fmt: skip
+            _user_warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause "
+                          "an error; see github.com/pytorch/pytorch/issues/40967 for more information")  # fmt: skip
         # PyTorch's key order: the group's own keys as given, its names, then the defaults it lacks
         full = {k: (ps if k == "params" else v) for k, v in group.items()}
         if names is not None:

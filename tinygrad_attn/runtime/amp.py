@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import types
-import warnings
 from collections.abc import Iterable
 from typing import Any
 
 from ..engine.switches import active_tracer, no_grad
+from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Tensor
 from .backend import is_available
 
@@ -45,7 +45,7 @@ class autocast(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's name
         if kind not in _DEVICE_TYPES:
             raise RuntimeError(f"autocast: device_type {device_type!r} is not supported; expected 'cpu' or 'cuda'")
         if enabled and kind == "cuda" and not is_available("cuda"):
-            warnings.warn("User provided device_type of 'cuda', but CUDA is not available. Disabling", stacklevel=2)
+            _user_warn("User provided device_type of 'cuda', but CUDA is not available. Disabling")
             enabled = False
         self.device_type, self.fast_dtype, self._enabled = kind, dtype, bool(enabled)
 
@@ -75,7 +75,7 @@ class GradScaler:
     def __init__(self, device: str = "cuda", init_scale: float = 2.0**16, growth_factor: float = 2.0,
                  backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True) -> None:  # fmt: skip
         if enabled and str(device).startswith("cuda") and not is_available("cuda"):
-            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.", stacklevel=2)
+            _user_warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.")
             enabled = False
         if growth_factor <= 1.0 or not 0.0 < backoff_factor < 1.0:
             raise ValueError(

@@ -12,7 +12,7 @@ True
 
 from __future__ import annotations
 
-import warnings
+from ..engine.warn import warn as _user_warn
 
 __all__ = [
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
@@ -46,11 +46,10 @@ def set_float32_matmul_precision(precision: str) -> None:
     """``"highest"``, ``"high"`` or ``"medium"``: how much precision float32 products may give up
     for speed (TF32 on GPUs). Here they are always computed in float32 ("highest")."""
     if precision not in _PRECISIONS:  # (PyTorch warns and changes nothing)
-        warnings.warn(
+        _user_warn(
             f"{precision} is not one of 'highest', 'high', or 'medium'; the current set_float32_matmul_precision "
             "call has no effect.",
             UserWarning,
-            stacklevel=2,
         )
         return
     _matmul_precision[0] = precision

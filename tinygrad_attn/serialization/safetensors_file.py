@@ -29,13 +29,13 @@ import secrets
 import socket
 import struct
 import time
-import warnings
 import zlib
 from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 import numpy as np
 
+from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Tensor
 
 _INSTALL_HINT = 'pip install "tinygrad_attn[io]"'
@@ -239,12 +239,11 @@ def load_safetensors(path: str | os.PathLike) -> dict[str, np.ndarray]:
     header, start = _read_header(path, "load_safetensors")
     wide = [k for k, v in header.items() if k != "__metadata__" and isinstance(v, dict) and v.get("dtype") == "BF16"]
     if wide:
-        warnings.warn(
+        _user_warn(
             f"load_safetensors: {len(wide)} tensor(s) in '{path}' are bfloat16, which NumPy has no dtype for; "
             f"they load as float32 (every bfloat16 value is exact in float32): {', '.join(wide[:5])}"
             + (", ..." if len(wide) > 5 else ""),
             UserWarning,
-            stacklevel=2,
         )
         return _load_by_hand(path, header, start)
     try:

@@ -27,7 +27,6 @@ import pickle
 import secrets
 import struct
 import sys
-import warnings
 import zipfile
 from collections import OrderedDict
 from collections.abc import Callable
@@ -35,6 +34,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from ..engine.warn import warn as _user_warn
 from ..runtime.backend import Device, device, get_device
 from ..tensors._tensor import Size, Tensor
 from ..tensors.dtypes import torch_dtype
@@ -122,11 +122,10 @@ class Storage:
                 if self.raw.size % 2:
                     raise RuntimeError(f"load: {where} has a bfloat16 storage of an odd number of bytes")
                 out = (self.raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
-                warnings.warn(
+                _user_warn(
                     f"load: {where} holds bfloat16 tensors, which NumPy has no dtype for; they load as float32 "
                     "(every bfloat16 value is exact in float32)",
                     UserWarning,
-                    stacklevel=2,
                 )
             else:
                 np_dt = DTYPES[dtype][1]
@@ -236,9 +235,7 @@ def _set_state(t: Any, state: Any) -> Any:
         except (AttributeError, TypeError):
             skipped.append(k)
     if skipped:
-        warnings.warn(
-            f"load: a tensor's attributes {skipped} in {_where()} cannot be kept here", UserWarning, stacklevel=3
-        )
+        _user_warn(f"load: a tensor's attributes {skipped} in {_where()} cannot be kept here", UserWarning)
     return t
 
 

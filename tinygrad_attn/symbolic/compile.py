@@ -29,13 +29,13 @@ import functools
 import logging
 import random
 import sys
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..engine.switches import _State
+from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Tensor
 from .guard import LIVE_HYPERPARAMETERS, Guard  # noqa: F401 - (LIVE_HYPERPARAMETERS: re-exported)
 from .program import Program, same_kind
@@ -200,11 +200,10 @@ class Compiled:
         self._last, self._lastargs = now, tuple(flat.key)
         if len(self.programs) >= self.cache_limit:
             what = f"'{self._changing}'" if self._changing else "the arguments' shapes or values"
-            warnings.warn(
+            _user_warn(
                 f"compile({getattr(self.fn, '__name__', 'fn')}): {len(self.programs)} programs traced, the "
                 f"cache_limit; {what} keeps changing. Running eagerly from now on.",
                 RuntimeWarning,
-                stacklevel=3,
             )
             self._eager = True
             return self.fn(*args, **kw)
@@ -246,14 +245,13 @@ class Compiled:
             eager = True
         if grown and not self._warned:
             self._warned = True
-            warnings.warn(
+            _user_warn(
                 f"compile({getattr(self.fn, '__name__', 'fn')}): the step changes or reads the Python state "
                 f"'{grown[0]}' (an append to a container, an attribute, a training flag, a NumPy computation on "
                 "an argument, a random number drawn in Python, a print, an iterator advanced) in a way a replayed "
                 "program would not repeat; it runs eagerly. Make the change outside the compiled function, or "
                 "compute with tensors.",
                 RuntimeWarning,
-                stacklevel=3,
             )
         self.programs[key] = None if eager else prog
         self._hot = (None, None, None, -1)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import operator
-import warnings
 import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
@@ -34,6 +33,7 @@ from ..engine.function import note_grad_switched_on as _note_grad_switched_on
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, check_host_read, tracing
 from ..engine.versions import version_of
+from ..engine.warn import warn as _user_warn
 from ..ops.tensor_namespace import TensorNamespace
 from ..ops.transfer import Transfer
 from ..runtime.backend import Device, default_device, device_of_array, get_device
@@ -341,12 +341,11 @@ class Tensor:
         tensor's); reading it on another non-leaf warns, as PyTorch does, since it stays None."""
         g = self._grad
         if g is None and self._ctx is not None and not self.retains_grad:
-            warnings.warn(
+            _user_warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
                 "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
                 "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
                 UserWarning,
-                stacklevel=2,
             )
         return g
 
@@ -817,8 +816,7 @@ class Tensor:
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
         if isinstance(src, (int, float, complex, np.generic)):  # a number is broadcast (not read as a shape)
             if isinstance(src, (complex, np.complexfloating)) and self.dtype.kind != "c":
-                warnings.warn("copy_: casting complex values to real discards the imaginary part", UserWarning,
-                              stacklevel=2)  # fmt: skip
+                _user_warn("copy_: casting complex values to real discards the imaginary part", UserWarning)  # fmt: skip
                 src = src.real
             src = Tensor([src], device=self._dev).reshape(())
         elif not isinstance(src, Tensor):  # (an array: the package's own initialisers pass them)

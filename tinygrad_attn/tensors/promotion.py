@@ -9,11 +9,11 @@ registers here at import (:func:`register`), so this module imports nothing abov
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import Any
 
 import numpy as np
 
+from ..engine.warn import warn as _user_warn
 from . import dtypes as _dtypes
 from .dtypes import get_default_dtype
 
@@ -266,9 +266,9 @@ def other_and_alpha(op: str, other: Any, more: tuple, alpha: Any, *, deprecated:
     if alpha != 1:
         raise TypeError(f"{op}() got alpha both by position and by keyword: {kinds} and alpha={alpha!r}")
     if deprecated and _is_number(other) and getattr(second, "_data", None) is not None:  # (Number alpha, Tensor)
-        warnings.warn(f"This overload of {op} is deprecated:\n\t{op}(Number alpha, Tensor other)\nConsider using one "
+        _user_warn(f"This overload of {op} is deprecated:\n\t{op}(Number alpha, Tensor other)\nConsider using one "
                       f"of the following signatures instead:\n\t{op}(Tensor other, *, Number alpha = 1)",
-                      UserWarning, stacklevel=3)  # fmt: skip
+                      UserWarning)  # fmt: skip
         return second, _as_number(other)
     if _is_number(other) and _is_number(second):  # add(Number other, Number alpha)
         return other, _as_number(second)

@@ -13,11 +13,11 @@ requires grad.
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 from ..engine.switches import no_grad
+from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import Tensor
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
@@ -31,7 +31,7 @@ _EXPLICIT = (
 
 def _reentrant(use_reentrant: bool | None, where: str, when: str) -> bool:
     if use_reentrant is None:
-        warnings.warn(_EXPLICIT.format(where, when), UserWarning, stacklevel=3)
+        _user_warn(_EXPLICIT.format(where, when), UserWarning)
         return True
     return bool(use_reentrant)
 
@@ -49,7 +49,7 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
-        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", UserWarning, stacklevel=2)
+        _user_warn("None of the inputs have requires_grad=True. Gradients will be None", UserWarning)
         with no_grad():  # the reentrant variant records nothing then, parameters included
             return function(*args)
     return function(*args)

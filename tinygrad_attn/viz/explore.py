@@ -48,6 +48,7 @@ import numpy as np
 from ..engine.backward import SliceGradient, run_backward, unbroadcast
 from ..engine.function import FreedArray
 from ..engine.switches import Hook, observing
+from ..engine.warn import warn as _user_warn
 from ..ops.fused import Attention, SoftmaxAlongDim
 from ..ops.linalg import Matmul
 from ..tensors._tensor import Tensor
@@ -392,9 +393,8 @@ class _Data:
         if not roots or not w.ops:
             return []
         if any(t._ctx.freed for t in w.ops):
-            warnings.warn("explore: the graph's saved arrays were freed by an earlier backward(); call "
-                          "explore before backward(), or backward(retain_graph=True), to step through it",
-                          stacklevel=4)  # fmt: skip
+            _user_warn("explore: the graph's saved arrays were freed by an earlier backward(); call "
+                          "explore before backward(), or backward(retain_graph=True), to step through it")  # fmt: skip
             return []
         by_fn = {id(t._ctx): t for t in w.ops}
         targets = [t for t in w.tensors if t.requires_grad]
@@ -613,8 +613,8 @@ def _labels(tokens: Any, n: int, arg: str, where: str, what: str) -> list[str]:
         return [str(i) for i in range(n)]
     toks = [str(s) for s in tokens]
     if len(toks) != n:
-        warnings.warn(f"explore: {arg} has {len(toks)} labels but {where} has {n} {what}; they are numbered "
-                      f"0..{n - 1} instead", stacklevel=5)  # fmt: skip
+        _user_warn(f"explore: {arg} has {len(toks)} labels but {where} has {n} {what}; they are numbered "
+                      f"0..{n - 1} instead")  # fmt: skip
         return [str(i) for i in range(n)]
     return toks
 
@@ -720,8 +720,7 @@ def explore(
             result, program = _trace(target, args)
         except Exception as e:  # noqa: BLE001 - whatever the tracer cannot record (a TraceError: a value
             # read, a random draw), the page is still made from an eager run, only without program lines
-            warnings.warn(f"explore: {name} could not be traced ({e}); exploring it without its program",
-                          stacklevel=2)  # fmt: skip
+            _user_warn(f"explore: {name} could not be traced ({e}); exploring it without its program")  # fmt: skip
             result = target(*args)
         roots = [x for x in (result if isinstance(result, (tuple, list)) else [result]) if isinstance(x, Tensor)]
         if not roots:
@@ -734,7 +733,7 @@ def explore(
             raise TypeError(f"explore: target must be a Tensor, Tensors or a function, got {type(target).__name__}")
     d = _Data(roots, program, params, tokens, key_tokens, full_values, max_cells, rankdir, depth)
     if d.warning:
-        warnings.warn(f"explore: {d.warning}", stacklevel=2)
+        _user_warn(f"explore: {d.warning}")
     page_title = title or f"tinygrad_attn explorer: {text.plural(len(d.w.ops), 'op')}"
     data = {"title": page_title, "tensors": d.tensors, "nodes": d.nodes, "steps": d.step_records,
             "attention": d.attention, "program": program.code if program is not None else None,

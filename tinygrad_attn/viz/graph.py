@@ -15,7 +15,6 @@ same walk as the gradient computation.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +24,7 @@ from ..engine.composite import FusedFunction
 from ..engine.function import FreedArray
 from ..engine.switches import Scope
 from ..engine.versions import as_seen_by
+from ..engine.warn import warn as _user_warn
 from ..ops.alias import InPlace
 from ..tensors._tensor import Tensor
 from . import text
@@ -340,7 +340,7 @@ def nothing_recorded(who: str) -> str:
     """Say why a picture is empty and what draws one, as a warning and in its title."""
     msg = ("No op was recorded: ops are recorded only when an input requires grad. Set "
            "requires_grad=True on an input or parameter, or draw the program: tga.jit.trace(fn, x).graph()")  # fmt: skip
-    warnings.warn(f"{who}: {msg}", stacklevel=3)
+    _user_warn(f"{who}: {msg}")
     return msg
 
 

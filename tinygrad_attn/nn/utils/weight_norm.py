@@ -5,9 +5,8 @@ each forward; reading it is the same value). New code uses ``parametrizations.we
 
 from __future__ import annotations
 
-import warnings
-
 from ...engine.switches import no_grad
+from ...engine.warn import warn as _user_warn
 from ..module import Module, Parameter
 from .parametrizations import _norm_except
 
@@ -25,8 +24,8 @@ def _property(name: str, dim: int | None) -> property:
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """``module.<name> = name_g * name_v / ||name_v||``, with ``name_g`` and ``name_v`` the
     learned parameters (PyTorch's deprecated ``nn.utils.weight_norm``). Returns ``module``."""
-    warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of `torch.nn.utils.parametrizations.weight_norm`.",
-                  FutureWarning, stacklevel=2)  # fmt: skip
+    _user_warn("`torch.nn.utils.weight_norm` is deprecated in favor of `torch.nn.utils.parametrizations.weight_norm`.",
+                  FutureWarning)  # fmt: skip
     if name + "_g" in module._parameters:
         raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
     weight = module._parameters.get(name)

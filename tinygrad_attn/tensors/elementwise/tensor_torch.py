@@ -13,6 +13,7 @@ import numpy as np
 from ... import ops
 from ...engine.declare import public
 from ...engine.switches import tracing
+from ...engine.warn import warn as _user_warn
 from ...functional.checks import tensor_operand
 from ...ops.alias import NoDerivative
 from ...ops.compare import IntFloorDivide, IntRemainder
@@ -583,10 +584,9 @@ def new(self, *args: Any, device: Any = None) -> Tensor:
 def resize(self, *sizes: Any) -> Tensor:
     """``self`` with shape ``sizes``, which must hold as many elements (PyTorch's deprecated
     out-of-place ``resize``: a reshape that differentiates)."""
-    import warnings  # noqa: PLC0415
 
     shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
-    warnings.warn("non-inplace resize is deprecated", stacklevel=2)
+    _user_warn("non-inplace resize is deprecated")
     n = 1
     for s in shape:
         n *= int(s)

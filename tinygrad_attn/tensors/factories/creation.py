@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import operator
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ import numpy as np
 from ...engine.declare import check_dtype, public
 from ...engine.function import InvalidArgumentError
 from ...engine.switches import _State, tracing
+from ...engine.warn import warn as _user_warn
 from ...random import generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
@@ -109,11 +109,10 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
     (dtype('int64'), dtype('float32'), dtype('bool'))
     """
     if isinstance(data, Tensor):  # a copy cut from the graph, as torch.tensor(t) is, with its warning
-        warnings.warn(
+        _user_warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
             "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
             UserWarning,
-            stacklevel=2,
         )
         if tracing() and device is None:  # (traced: a copy made by an op at each replay)
             out = data.detach().clone()
@@ -258,8 +257,8 @@ def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, req
                          f"must not be greater than actual buffer length ({size} bytes)")  # fmt: skip
     arr = np.frombuffer(buffer, dtype=dt, count=count, offset=offset)
     if not arr.flags.writeable:
-        warnings.warn("frombuffer: the given buffer is not writable; the tensor holds a copy of its bytes",
-                      UserWarning, stacklevel=2)  # fmt: skip
+        _user_warn("frombuffer: the given buffer is not writable; the tensor holds a copy of its bytes",
+                      UserWarning)  # fmt: skip
         arr = arr.copy()
     out = from_numpy(arr)
     return out.requires_grad_(True) if requires_grad else out
@@ -431,11 +430,10 @@ def range(start: Any, end: Any, step: Any = 1, *, dtype: Any = None, device: Any
     """PyTorch's deprecated ``torch.range``: ``start, start + step, ...`` up to ``end`` included,
     in the default float dtype unless ``dtype`` is given (prefer :func:`arange`, which leaves
     ``end`` out)."""
-    warnings.warn(
+    _user_warn(
         "torch.range is deprecated and will be removed in a future release because its behavior is inconsistent "
         "with Python's range builtin. Instead, use torch.arange, which produces values in [start, end).",
         UserWarning,
-        stacklevel=2,
     )
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if step == 0:
@@ -720,11 +718,10 @@ def set_default_tensor_type(t: Any, /) -> None:
     or ``HalfTensor`` (or its name, ``"torch.DoubleTensor"``) makes its dtype the default
     (:func:`~tinygrad_attn.set_default_dtype`), with PyTorch's warning; a non-floating type is
     PyTorch's ``TypeError``."""
-    warnings.warn(
+    _user_warn(
         "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use torch.set_default_dtype() and "
         "torch.set_default_device() as alternatives.",
         UserWarning,
-        stacklevel=2,
     )
     typed = {cls.__name__: cls for cls in _TYPED}
     if isinstance(t, str):

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 from ...engine.switches import _State, no_grad
+from ...engine.warn import warn as _user_warn
 from .._tensor import Tensor
 from ..dtypes import can_cast, scalar_type_name
 
@@ -73,12 +73,11 @@ def _written(r: Tensor, out: Any, op: str) -> Tensor:
                            f"type {scalar_type_name(out.dtype)}")  # fmt: skip
     if tuple(out.shape) != tuple(r.shape):
         if out.numel() and op not in QUIET_RESIZE:
-            warnings.warn(
+            _user_warn(
                 f"{op}(): an output with one or more elements was resized since it had shape {list(out.shape)}, "
                 f"which does not match the required output shape {list(r.shape)}. This behavior is deprecated "
                 "(as in PyTorch); give an empty out, or one of the result's shape",
                 UserWarning,
-                stacklevel=4,
             )
         out.resize_(*r.shape)
     with no_grad():

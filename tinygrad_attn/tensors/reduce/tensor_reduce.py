@@ -11,7 +11,6 @@ cumprod norm``) are written in primitives; ``tga.decompose()`` shows them groupe
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -21,6 +20,7 @@ from ... import ops
 from ...engine.composite import composite
 from ...engine.declare import public
 from ...engine.switches import is_grad_enabled
+from ...engine.warn import warn as _user_warn
 from ...functional.checks import written_to_out
 from ...ops.compare import AllTrue, AnyTrue
 from ...ops.saved import saved_for_backward
@@ -140,10 +140,9 @@ def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: float 
     if n > 0:
         return (d * d).sum(axis, keepdims) * (1.0 / n)
     # No degrees of freedom left: inf, or NaN where the spread is 0 (0 * inf), as PyTorch's, with its warning
-    warnings.warn(
+    _user_warn(
         f"var(): degrees of freedom is <= 0 (correction {correction} for {_reduced_count(x, axis)} elements)",
         UserWarning,
-        stacklevel=4,
     )
     with np.errstate(invalid="ignore"):
         return (d * d).sum(axis, keepdims) * math.inf

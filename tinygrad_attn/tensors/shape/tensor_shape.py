@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 
 from ... import ops
 from ...engine.declare import public
+from ...engine.warn import warn as _user_warn
 from ...functional.checks import tensor_arg, tensor_operand
 from .._tensor import InvalidArgumentError, Shape, Tensor, _shape_args
 from ..dtypes import dtype as _TorchDtype
@@ -166,10 +166,10 @@ def T(self) -> Tensor:  # noqa: N802 - NumPy's name
     if nd == 2:
         return ops.movement.TwoDTranspose.apply(self, args=(1, 0))
     if nd > 2:
-        warnings.warn(
+        _user_warn(
             f"The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
             f"will throw an error in a future release (shape {tuple(self.shape)}); use x.permute(*range(x.ndim - 1, -1, -1))",
-            UserWarning, stacklevel=2,
+            UserWarning,
         )  # fmt: skip
     return self.permute(tuple(range(nd - 1, -1, -1)))
 

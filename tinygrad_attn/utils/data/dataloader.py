@@ -20,10 +20,10 @@ import multiprocessing
 import os
 import queue
 import sys
-import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ...engine.warn import warn as _user_warn
 from . import _random, worker
 from .collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset
@@ -126,12 +126,11 @@ class DataLoader:
         """Warn when the loader would start more workers than the process may use cores."""
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         if cores and self.num_workers > cores:
-            warnings.warn(
+            _user_warn(
                 f"This DataLoader will create {self.num_workers} worker processes in total. Our suggested max number "
                 f"of worker in current system is {cores}, which is smaller than what this DataLoader is going to "
                 "create. Please be aware that excessive worker creation might get DataLoader running slow or even "
                 "freeze, lower the worker number to avoid potential slowness/freeze if necessary.",
-                stacklevel=2,
             )
 
     @property
@@ -210,10 +209,9 @@ class _BaseIter:
         self._collate_fn = loader.collate_fn
         self._len_called = loader._len_called
         if loader.pin_memory:
-            warnings.warn(
+            _user_warn(
                 "'pin_memory' argument is set as true but no accelerator is found, "
                 "then device pinned memory won't be used.",
-                stacklevel=3,
             )
         self._sampler_iter = iter(self._index_sampler)
         self._base_seed = _random.random_seed(loader.generator)
@@ -240,7 +238,7 @@ class _BaseIter:
             )
             if self._num_workers > 0:
                 msg += "With workers, configure each worker's copy of the dataset (get_worker_info())."
-            warnings.warn(msg, stacklevel=2)
+            _user_warn(msg)
         return data
 
     def __len__(self) -> int:

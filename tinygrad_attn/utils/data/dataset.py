@@ -12,10 +12,10 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
+from ...engine.warn import warn as _user_warn
 from . import _random
 
 T_co = TypeVar("T_co", covariant=True)
@@ -197,7 +197,7 @@ def _split_lengths(n: int, lengths: Sequence[int | float]) -> list[int]:
         counts[i % len(counts)] += 1
     for i, c in enumerate(counts):
         if c == 0:
-            warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.", stacklevel=3)
+            _user_warn(f"Length of split at index {i} is 0. This might result in an empty dataset.")
     return counts
 
 
