@@ -527,7 +527,6 @@ KNOWN = {
     6253: "var with correction >= N: PyTorch's gradient is +-inf, ours NaN (the mean's term, 0 * inf)",
     13400: "min(x, dim=None): PyTorch's TypeError (dim given as None), ours read None as every axis",
     7863: "norm(0) of a 0-d tensor that requires grad: PyTorch records no gradient (x.grad None), ours -0.0",
-    8108: "cummax(dim=(0,)): PyTorch's TypeError (one int), ours read the tuple",
     8193: "addcmul_ into an empty expanded view: PyTorch records it (w.grad empty), ours skips the write",
     11736: "uint8 **= 300: PyTorch's RuntimeError (the exponent overflows uint8), ours wraps",
     12156: "clamp_min of a bool tensor: PyTorch's NotImplementedError, ours returns it",

@@ -44,6 +44,7 @@ from .checks import (
     _reduce,
     _reduction,
     _same_shape,
+    implicit_dim,
     written_to_out,
 )
 
@@ -61,19 +62,23 @@ def _degenerate(x: Tensor, axis: int, op: str) -> bool:
 
 
 # -- softmax family ----------------------------------------------------------------
-def _dim(axis: int | None, dim: int | None, op: str) -> int:
-    """PyTorch's ``dim=`` and NumPy's ``axis=`` name the same thing (the last axis by default)."""
+def _dim(x: Tensor, axis: int | None, dim: int | None, op: str, *, warn: bool = True) -> int:
+    """PyTorch's ``dim=`` and NumPy's ``axis=`` name the same thing; with neither, PyTorch's
+    legacy choice, with its warning unless ``warn`` is False (see :func:`implicit_dim`)."""
     d = dims.alias(axis, dim, op)
-    return -1 if d is None else d
+    return implicit_dim(x.ndim, op, warn=warn) if d is None else d
 
 
 def _softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
                    axis: int | None = None) -> Tensor | None:  # fmt: skip
     x = x if dtype is None else x.astype(dtype)
     _float(x, "softmax")
-    axis = _dim(axis, dim, "softmax")
+    implicit = dim is None and axis is None
+    axis = _dim(x, axis, dim, "softmax", warn=False)
     if _degenerate(x, axis, "softmax"):
-        return None  # the definition handles it
+        return None  # the definition handles it (and warns of an implicit dim)
+    if implicit:
+        implicit_dim(x.ndim, "softmax")
     return fused.SoftmaxAlongDim.apply(x, args=_axis(x, axis, "softmax"))
 
 
@@ -81,10 +86,10 @@ def _softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtyp
 @composite("softmax", _softmax_fused)
 def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
             axis: int | None = None) -> Tensor:  # fmt: skip
-    """``exp(x) / sum(exp(x))`` along ``axis`` (or PyTorch's ``dim``; default the last),
+    """``exp(x) / sum(exp(x))`` along ``axis`` (or PyTorch's ``dim``; without either, PyTorch's legacy axis),
     shifted by the max so it never overflows; ``dtype`` casts ``x`` first, as in PyTorch."""
     x = x if dtype is None else x.astype(dtype)
-    axis = _dim(axis, dim, "softmax")
+    axis = _dim(x, axis, dim, "softmax")
     if _degenerate(x, axis, "softmax"):  # 1 for a lone element (0-d), nothing for an empty tensor
         # (its result kept, as the fused op's and PyTorch's: changing it in place raises)
         return saved_for_backward(x * 0.0 + 1.0 if x.ndim == 0 else x * 0.0, output=True)
@@ -96,9 +101,12 @@ def _log_softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, 
                        axis: int | None = None) -> Tensor | None:  # fmt: skip
     x = x if dtype is None else x.astype(dtype)
     _float(x, "log_softmax")
-    axis = _dim(axis, dim, "log_softmax")
+    implicit = dim is None and axis is None
+    axis = _dim(x, axis, dim, "log_softmax", warn=False)
     if _degenerate(x, axis, "log_softmax"):
-        return None  # the definition handles it
+        return None  # the definition handles it (and warns of an implicit dim)
+    if implicit:
+        implicit_dim(x.ndim, "log_softmax")
     return fused.LogSoftmaxAlongDim.apply(x, args=_axis(x, axis, "log_softmax"))
 
 
@@ -106,10 +114,10 @@ def _log_softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, 
 @composite("log_softmax", _log_softmax_fused)
 def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
                 axis: int | None = None) -> Tensor:  # fmt: skip
-    """``x - logsumexp(x)`` along ``axis`` (or PyTorch's ``dim``; default the last);
+    """``x - logsumexp(x)`` along ``axis`` (or PyTorch's ``dim``; without either, PyTorch's legacy axis);
     ``dtype`` casts ``x`` first, as in PyTorch."""
     x = x if dtype is None else x.astype(dtype)
-    axis = _dim(axis, dim, "log_softmax")
+    axis = _dim(x, axis, dim, "log_softmax")
     if _degenerate(x, axis, "log_softmax"):  # log 1 = 0 for a lone element (0-d); empty stays empty
         return saved_for_backward(x - x, output=True)  # (its result kept, as the fused op's and PyTorch's)
     z = x - x.max(axis, keepdims=True)

@@ -22,6 +22,7 @@ from ..tensors._tensor import Tensor, where
 from ..tensors.dtypes import UnsupportedDtypeError
 from ..tensors.mutation.inplace import apply_inplace
 from ..tensors.shape import dims
+from .checks import implicit_dim
 from .checks import tensor_arg as _tensor
 
 # SELU's constants (Klambauer et al., 2017), as PyTorch spells them
@@ -171,8 +172,8 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     x = -x  # (in the input's dtype, before the cast to ``dtype``, as PyTorch's: an unsigned input wraps)
     if dtype is not None:
         x = x.astype(dtype)
-    if dim is None:  # the first axis of 0-, 1- and 3-D inputs, the second otherwise
-        dim = 0 if x.ndim in (0, 1, 3) else 1
+    if dim is None:
+        dim = implicit_dim(x.ndim, "softmin")
     return x.softmax(dims.one(x.shape, dim, "softmin"))  # (Tensor.softmax is F.softmax)
 
 

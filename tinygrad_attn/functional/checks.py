@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import InvalidArgumentError, Tensor, cat
 from ..tensors.dtypes import UnsupportedDtypeError
 from ..tensors.mutation.out_argument import written_to_out  # noqa: F401 - (PyTorch's out=, one rule: its module's)
@@ -112,3 +113,15 @@ def _pad_constant(x: Tensor, axis: int, lo: int, hi: int, value: float) -> Tenso
 
 
 # -- PyTorch's out= (normalize, norm) --
+
+
+def implicit_dim(ndim: int, op: str, *, warn: bool = True) -> int:
+    """The axis of a softmax-like ``op`` called without one, as PyTorch's (deprecated) rule picks
+    it: the first of 0-, 1- and 3-D inputs, the second otherwise (a batch of rows, of images)."""
+    d = 0 if ndim in (0, 1, 3) else 1
+    if warn:
+        _user_warn(
+            f"Implicit dimension choice for {op} has been deprecated. Change the call to include dim=X as an argument.",
+            UserWarning,
+        )
+    return d
