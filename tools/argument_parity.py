@@ -1,0 +1,83 @@
+"""Error parity of mistaken calls against PyTorch, over the grid of
+``tests/tensor/test_no_internal_errors.py`` (every shared Tensor method and free function, each
+with the argument sets users get wrong): how many calls raise where PyTorch runs, and return where
+PyTorch raises. ``--write`` rewrites ``tests/tensor/argument_parity_known.py`` with the calls that
+still differ (the test fails on an entry that agrees with PyTorch, so the list only shrinks).
+
+    python tools/argument_parity.py            # the counts
+    python tools/argument_parity.py --write    # and the known list
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import torch  # noqa: E402 - (the oracle)
+
+import tinygrad_attn as tga  # noqa: E402
+from tests.tensor import test_no_internal_errors as grid  # noqa: E402
+
+KNOWN_FILE = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "tests", "tensor", "argument_parity_known.py"
+)
+
+
+def _outcome(call):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            call()
+        except Exception as e:  # noqa: BLE001 - an outcome, compared
+            return e
+    return None
+
+
+def _calls():
+    def value(lib, a):
+        return grid._VALUES[a](lib) if isinstance(a, str) and a in grid._VALUES else a
+
+    for name in grid._methods():
+        for first, rest in grid.ARGUMENTS:
+            yield f"{name}{(first, *rest)!r}", lambda lib, n=name, f=first, r=rest: grid._call(lib, n, f, r)
+    for name in grid._free_functions():
+        for args in grid.FREE_ARGUMENTS:
+            yield f"tga.{name}{args!r}", lambda lib, n=name, a=args: getattr(lib, n)(*[value(lib, x) for x in a])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", action="store_true", help="rewrite the known list")
+    args = parser.parse_args()
+    raises, returns, n = set(), set(), 0
+    for key, call in _calls():
+        n += 1
+        theirs, ours = _outcome(lambda c=call: c(torch)), _outcome(lambda c=call: c(tga))
+        if theirs is None and ours is not None:
+            raises.add(key)
+        elif theirs is not None and ours is None:
+            returns.add(key)
+    print(f"{n} calls: {len(raises)} raise where PyTorch runs, {len(returns)} return where PyTorch raises")
+    if args.write:
+
+        def listed(keys):
+            return "{\n" + "".join(f"    {k!r},\n" for k in sorted(keys)) + "}"
+
+        with open(KNOWN_FILE, "w") as f:
+            f.write(
+                '"""The calls of tests/tensor/test_no_internal_errors.py whose outcome still differs from PyTorch\'s:\n'
+                "where PyTorch runs and we raise (``KNOWN_RAISES``) and where PyTorch raises and we return\n"
+                "(``KNOWN_RETURNS``). Each entry is a difference to remove, never to add\n"
+                '(``python tools/argument_parity.py --write`` rewrites it)."""\n\n'
+                f"KNOWN_RAISES: set[str] = {listed(raises)}\n\nKNOWN_RETURNS: set[str] = {listed(returns)}\n"
+            )
+
+
+if __name__ == "__main__":
+    main()
