@@ -114,92 +114,68 @@ class LogNormal(_Wrapped):
         return self.base_dist.entropy() + self.loc
 
 
-class HalfNormal(_Wrapped):
-    """``HalfNormal(scale)``: ``|X|`` for ``X ~ Normal(0, scale)``."""
+class _Folded(_Wrapped):
+    """``|X|`` for ``X`` of a distribution symmetric about 0 with a ``scale`` (HalfNormal's and
+    HalfCauchy's one definition): the density doubled on ``x >= 0``, the cdf ``2 F(x) - 1``."""
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
 
-    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
-        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
     @property
     def scale(self) -> Tensor:
         return self.base_dist.scale
+
+    @property
+    def mode(self) -> Tensor:
+        return self.scale * 0
+
+    def log_prob(self, value: Any) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        lp = self.base_dist.log_prob(value) + math.log(2)
+        return where(value >= 0, lp, -math.inf)
+
+    def cdf(self, value: Any) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob: Any) -> Tensor:
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_Folded):
+    """``HalfNormal(scale)``: ``|X|`` for ``X ~ Normal(0, scale)``."""
+
+    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
+        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:
         return self.scale * math.sqrt(2 / math.pi)
 
     @property
-    def mode(self) -> Tensor:
-        return self.scale * 0
-
-    @property
     def variance(self) -> Tensor:
         return self.scale.pow(2) * (1 - 2 / math.pi)
 
-    def log_prob(self, value: Any) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        lp = self.base_dist.log_prob(value) + math.log(2)
-        return where(value >= 0, lp, -math.inf)
 
-    def cdf(self, value: Any) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob: Any) -> Tensor:
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self) -> Tensor:
-        return self.base_dist.entropy() - math.log(2)
-
-
-class HalfCauchy(_Wrapped):
+class HalfCauchy(_Folded):
     """``HalfCauchy(scale)``: ``|X|`` for ``X ~ Cauchy(0, scale)``."""
-
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
 
     def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
         super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
 
     @property
     def mean(self) -> Tensor:
         return self.scale.new_full(tuple(self._extended_shape()), math.inf)
 
     @property
-    def mode(self) -> Tensor:
-        return self.scale * 0
-
-    @property
     def variance(self) -> Tensor:
         return self.base_dist.variance
-
-    def log_prob(self, value: Any) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        lp = self.base_dist.log_prob(value) + math.log(2)
-        return where(value >= 0, lp, -math.inf)
-
-    def cdf(self, value: Any) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob: Any) -> Tensor:
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self) -> Tensor:
-        return self.base_dist.entropy() - math.log(2)
 
 
 class Gumbel(_Wrapped):
