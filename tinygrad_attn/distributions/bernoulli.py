@@ -11,7 +11,7 @@ from ..tensors.factories import creation as _creation
 from . import constraints
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, expand_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
 
 
 def one_of(probs: Any, logits: Any) -> None:
@@ -41,10 +41,7 @@ class Bernoulli(ExponentialFamily):
     def expand(self, batch_shape: Any, _instance: Any = None) -> Bernoulli:
         new = self._get_checked_instance(Bernoulli, _instance)
         shape = tuple(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(shape)
+        expand_probs_or_logits(self, new, shape)
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

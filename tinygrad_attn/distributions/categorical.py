@@ -16,7 +16,7 @@ from ..tensors.factories import creation as _creation
 from . import constraints
 from .bernoulli import one_of
 from .distribution import Distribution
-from .utils import lazy_property, logits_to_probs, probs_to_logits
+from .utils import expand_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
 
 
 class Categorical(Distribution):
@@ -44,10 +44,7 @@ class Categorical(Distribution):
     def expand(self, batch_shape: Any, _instance: Any = None) -> Categorical:
         new = self._get_checked_instance(Categorical, _instance)
         shape = (*tuple(batch_shape), self._num_events)
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(shape)
+        expand_probs_or_logits(self, new, shape)
         new._num_events = self._num_events
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args

@@ -14,7 +14,7 @@ from . import constraints
 from .bernoulli import one_of
 from .distribution import Distribution, all_true
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs, expand_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
 
 
 class ContinuousBernoulli(ExponentialFamily):
@@ -44,10 +44,7 @@ class ContinuousBernoulli(ExponentialFamily):
         new = self._get_checked_instance(ContinuousBernoulli, _instance)
         new._lims = self._lims
         shape = tuple(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(shape)
+        expand_probs_or_logits(self, new, shape)
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

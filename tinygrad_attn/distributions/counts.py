@@ -21,7 +21,7 @@ from .distribution import Distribution, all_true
 from .exp_family import ExponentialFamily
 from .gamma import Gamma
 from .sampling import binomial, poisson
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, expand_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
 
 
 class Poisson(ExponentialFamily):
@@ -85,12 +85,6 @@ class _ProbsOrLogits(Distribution):
     def param_shape(self) -> Any:
         return self._param.size()
 
-    def _expand_param(self, new: Any, shape: tuple) -> None:
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(shape)
-
 
 def _clamp_by_zero(x: Tensor) -> Tensor:
     # (x where positive, else 0; its gradient at 0 is 1/2, as PyTorch's)
@@ -120,7 +114,7 @@ class _CountAndProbs(_ProbsOrLogits):
         )  # (a user's subclass with its own __init__: PyTorch's error)
         shape = tuple(batch_shape)
         new.total_count = self.total_count.expand(shape)
-        self._expand_param(new, shape)
+        expand_probs_or_logits(self, new, shape)
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
@@ -247,7 +241,7 @@ class Geometric(_ProbsOrLogits):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Geometric:
         new = self._get_checked_instance(Geometric, _instance)
-        self._expand_param(new, tuple(batch_shape))
+        expand_probs_or_logits(self, new, tuple(batch_shape))
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

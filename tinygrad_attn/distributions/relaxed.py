@@ -15,7 +15,7 @@ from .categorical import Categorical
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs, expand_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
 
 
 class LogitRelaxedBernoulli(Distribution):
@@ -39,10 +39,7 @@ class LogitRelaxedBernoulli(Distribution):
         new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
         new.temperature = self.temperature
         shape = tuple(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(shape)
+        expand_probs_or_logits(self, new, shape)
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

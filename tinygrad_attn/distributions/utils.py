@@ -62,6 +62,15 @@ class lazy_property:  # noqa: N801 - PyTorch's name
         return value
 
 
+def expand_probs_or_logits(old: Any, new: Any, shape: tuple) -> None:
+    """``new`` (an ``expand`` of ``old``) given ``old``'s ``probs`` and/or ``logits``, whichever it
+    holds, expanded to ``shape``; the last of them is its ``_param``."""
+    if "probs" in old.__dict__:
+        new.probs = new._param = old.probs.expand(shape)
+    if "logits" in old.__dict__:
+        new.logits = new._param = old.logits.expand(shape)
+
+
 def sum_rightmost(value: Tensor, n: int) -> Tensor:
     """``value`` summed over its ``n`` last axes."""
     return value.reshape(*value.shape[: value.ndim - n], -1).sum(-1) if n > 0 else value
