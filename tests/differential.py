@@ -88,3 +88,17 @@ def assert_same_as_torch(program: str, torch: Any, warns: bool = True) -> None:
         assert want_raised[0] in got_raised, f"PyTorch raised {want_raised[0]}, tinygrad_attn {got_raised}"
     if warns:
         assert want_warn == got_warn, f"warnings: PyTorch {want_warn}, tinygrad_attn {got_warn}"
+
+
+def assert_seeds_as_in_torch(failures: Any, seeds: range, torch: Any, known: Any = ()) -> None:
+    """A program generator's check: ``failures(seeds, torch)`` (the ``(seed, source, why)`` of each
+    program that differs from PyTorch) lists none but ``known`` seeds, and each known seed among
+    ``seeds`` still differs (one that runs as in PyTorch now comes off the list)."""
+    bad = failures(seeds, torch)
+    new = [(s, src, why) for s, src, why in bad if s not in known]
+    shown = "\n\n".join(
+        f"seed {s}: {why if isinstance(why, str) else ': '.join(why)}\n{src}" for s, src, why in new[:5]
+    )
+    assert not new, f"{len(new)} of {len(seeds)} programs differ from PyTorch; the first:\n\n{shown}"
+    fixed = sorted(set(known) & set(seeds) - {s for s, _, _ in bad})
+    assert not fixed, f"seeds {fixed} now run as in PyTorch: take them off KNOWN"

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from differential import _same, run
+from differential import _same, assert_seeds_as_in_torch, run
 
 import tinygrad_attn as tga
 
@@ -534,13 +534,7 @@ KNOWN = {
 
 
 def _check(seeds: range) -> None:
-    torch = pytest.importorskip("torch")
-    bad = failures(seeds, torch)
-    new = [(s, src, why) for s, src, why in bad if s not in KNOWN]
-    shown = "\n\n".join(f"seed {s}: {why[0]}: {why[1]}\n{src}" for s, src, why in new[:5])
-    assert not new, f"{len(new)} of {len(seeds)} programs differ from PyTorch; the first:\n\n{shown}"
-    fixed = sorted(set(KNOWN) & set(seeds) - {s for s, _, _ in bad})
-    assert not fixed, f"seeds {fixed} now run as in PyTorch: take them off KNOWN"
+    assert_seeds_as_in_torch(failures, seeds, pytest.importorskip("torch"), KNOWN)
 
 
 @pytest.mark.parametrize("block", range(0, len(FAST_SEEDS), 700))

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from differential import assert_seeds_as_in_torch
 
 import tinygrad_attn as tga
 
@@ -541,10 +542,7 @@ SLOW_SEEDS = range(440, 4400)
 
 
 def _check(seeds: range) -> None:
-    torch = pytest.importorskip("torch")
-    bad = failures(seeds, torch)
-    shown = "\n\n".join(f"seed {s}: {why}\n{src}" for s, src, why in bad[:5])
-    assert not bad, f"{len(bad)} of {len(seeds)} programs differ from PyTorch; the first:\n\n{shown}"
+    assert_seeds_as_in_torch(failures, seeds, pytest.importorskip("torch"))
 
 
 @pytest.mark.parametrize("block", range(0, len(FAST_SEEDS), 110))
