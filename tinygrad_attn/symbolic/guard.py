@@ -191,17 +191,24 @@ def _position(v: Any) -> Any:
     return None
 
 
+def nested_codes(code: Any) -> list[Any]:
+    """``code`` and every code object nested in it (lambdas, comprehensions, inner functions)."""
+    out, todo = [], [code]
+    while todo:
+        c = todo.pop()
+        out.append(c)
+        todo.extend(k for k in c.co_consts if inspect.iscode(k))
+    return out
+
+
 def _global_names(code: Any) -> tuple[str, ...]:
     """The global names ``code`` (and its nested code: lambdas, comprehensions) reads or
     writes, not the attribute names (``x.shape``) that share ``co_names`` with them."""
     names = _NAMES.get(code)
     if names is None:
         found: dict[str, None] = {}
-        codes = [code]
-        while codes:
-            c = codes.pop()
+        for c in nested_codes(code):
             found.update((i.argval, None) for i in dis.get_instructions(c) if i.opname in _GLOBAL_OPS)
-            codes.extend(k for k in c.co_consts if inspect.iscode(k))
         names = _NAMES[code] = tuple(found)
     return names
 
@@ -216,9 +223,7 @@ def _attribute_chains(code: Any) -> dict[str, tuple[tuple[str, ...], ...]]:
     chains = _CHAINS.get(code)
     if chains is None:
         found: dict[str, dict[tuple[str, ...], None]] = {}
-        codes = [code]
-        while codes:
-            c = codes.pop()
+        for c in nested_codes(code):
             head, attrs = None, []
             for i in (*dis.get_instructions(c), None):
                 if i is not None and i.opname in ("LOAD_ATTR", "LOAD_METHOD") and head is not None:
@@ -227,7 +232,6 @@ def _attribute_chains(code: Any) -> dict[str, tuple[tuple[str, ...], ...]]:
                 if head is not None and attrs:
                     found.setdefault(head, {})[tuple(attrs)] = None
                 head, attrs = (i.argval, []) if i is not None and i.opname == "LOAD_GLOBAL" else (None, [])
-            codes.extend(k for k in c.co_consts if inspect.iscode(k))
         chains = _CHAINS[code] = {k: tuple(v) for k, v in found.items()}
     return chains
 
@@ -238,11 +242,8 @@ def _attribute_names(code: Any) -> tuple[str, ...]:
     names = _ATTRS.get(code)
     if names is None:
         found: dict[str, None] = {}
-        codes = [code]
-        while codes:
-            c = codes.pop()
+        for c in nested_codes(code):
             found.update(dict.fromkeys(c.co_names))
-            codes.extend(k for k in c.co_consts if inspect.iscode(k))
         names = _ATTRS[code] = tuple(found)
     return names
 

@@ -34,6 +34,7 @@ from ..engine.versions import _memory_root
 from ..ops.alias import InPlace
 from ..ops.tensor_namespace import TensorNamespace
 from ..tensors._tensor import Tensor, stack, where
+from .guard import nested_codes
 from .program import Program, _Slot, same_kind
 from .records import Buffer, OpRecord, TraceError
 
@@ -1031,13 +1032,10 @@ def reachable(fn: Callable[..., Any]) -> dict[str, Any]:
             with contextlib.suppress(ValueError):  # an empty cell
                 found[name] = cell.cell_contents
         glb = getattr(fn, "__globals__", {})
-        codes = [code]
-        while codes:  # the globals of nested functions and lambdas too
-            c = codes.pop()
+        for c in nested_codes(code):  # the globals of nested functions and lambdas too
             for name in c.co_names:
                 if name in glb:
                     found.setdefault(name, glb[name])
-            codes.extend(k for k in c.co_consts if inspect.iscode(k))
     return expand(found)
 
 
