@@ -25,6 +25,7 @@ from .function import (
     _as_ndarray,
     replay_if_stale,
 )
+from .quiet import FP_STATE, QUIET
 from .switches import _State, active_tracer
 from .versions import _check_versions, as_seen_by
 
@@ -216,7 +217,7 @@ class _Pass:
 
     __slots__ = ("roots", "tensors", "ns", "accumulate", "hook", "slow", "wanted", "found", "stop_at_targets",
                  "retained_too", "retained", "hooked", "watch", "overwrite", "free", "last_change", "ready",
-                 "heap", "pending", "owned", "before")  # fmt: skip
+                 "heap", "pending", "owned", "before", "quiet")  # fmt: skip
 
     def __init__(self, roots: Sequence[Tensor], root_grads: Sequence[Any], retain_graph: bool, create_graph: bool,
                  targets: Sequence[Tensor] | None, stop_at_targets: bool, ns: Any,
@@ -253,8 +254,10 @@ class _Pass:
         self.before = _State.grad_enabled, _State.releasing
         _State.grad_enabled = create_graph
         _State.releasing = False  # roots count one use more during the pass
+        self.quiet = FP_STATE.set(QUIET)  # (no NumPy warning of the infinities a gradient holds: engine/quiet.py)
 
     def finish(self) -> None:
+        FP_STATE.reset(self.quiet)
         _State.grad_enabled, _State.releasing = self.before
         _function.add_uses(self.roots, -1)
 

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import switches
+from .quiet import FP_STATE as _FP_STATE
+from .quiet import QUIET as _QUIET
 from .switches import Hook, _State
 
 if TYPE_CHECKING:
@@ -341,6 +343,7 @@ class Function:
                     datas.append(t)
                     numbers = True
         ns = dev.ops
+        quiet = _FP_STATE.set(_QUIET)  # (PyTorch computes log(0) without a warning: engine/quiet.py)
         try:
             # Spelled out for one and two inputs: a call with ``*datas`` costs more than the
             # arithmetic of a small op.
@@ -361,6 +364,8 @@ class Function:
             if getattr(e, "names_op", False):  # the op's own message already names it and the shapes
                 raise
             raise _op_error(cls, inputs, e) from e
+        finally:
+            _FP_STATE.reset(quiet)
         if out_data.__class__ in _NUMPY_SCALARS:  # NumPy gives 0-d results as scalars
             out_data = _as_ndarray(out_data)
         out = _new(Tensor)

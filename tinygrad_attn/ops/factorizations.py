@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.quiet import quiet
+
 
 def loop_namespace(device: Any) -> tuple[Any, Any, Any]:
     """``(raw, to_raw, back)``: the namespace the raw-array loops of this package run in (those
@@ -33,6 +35,7 @@ def _same(a: Any) -> Any:
     return a
 
 
+@quiet()
 def lu_raw(raw: Any, a: Any) -> tuple[Any, Any, Any]:
     """``(LU, pivots, perm)`` of ``a (B, m, n)``: ``LU`` packed (``L`` unit lower below the diagonal,
     ``U`` on and above), ``pivots (B, k)`` LAPACK's 1-based row interchanges, ``perm (B, m)`` the
@@ -72,6 +75,7 @@ def permutation_of_pivots(raw: Any, pivots: Any, m: int) -> Any:
     return perm
 
 
+@quiet()
 def geqrf_raw(raw: Any, a: Any) -> tuple[Any, Any]:
     """``(QR, tau)`` of ``a (B, m, n)`` as LAPACK's ``geqrf``: ``R`` on and above the diagonal, the
     Householder vectors (their leading 1 not stored) below it, ``H_j = I - tau_j v_j v_j^T``."""
@@ -106,6 +110,7 @@ def geqrf_raw(raw: Any, a: Any) -> tuple[Any, Any]:
 _ALPHA = (1.0 + math.sqrt(17.0)) / 8.0
 
 
+@quiet()
 def ldl_host(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """``(LD, pivots, info)`` of one symmetric ``a (n, n)`` (its lower triangle read), as LAPACK's
     ``sytrf`` with ``uplo='L'``: ``D`` block diagonal (1x1 and 2x2 blocks) on the diagonal and the
@@ -175,6 +180,7 @@ def ldl_host(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     return ld, piv, info
 
 
+@quiet()
 def lu_solve_raw(raw: Any, lu: Any, b: Any) -> Any:
     """``U^-1 L^-1 b`` for a packed ``lu (B, n, n)`` and ``b (B, n, k)`` (rows already in pivot order),
     as the BLAS ``trsm`` PyTorch's CPU build calls: each unknown times the reciprocal of its diagonal
@@ -193,6 +199,7 @@ def lu_solve_raw(raw: Any, lu: Any, b: Any) -> Any:
     return x
 
 
+@quiet()
 def cholesky_host(a: np.ndarray) -> tuple[np.ndarray, int]:
     """``(L, info)`` of one matrix (its lower triangle read) as LAPACK's unblocked ``potf2``: where the
     leading minor of order ``info`` is not positive-definite the loop stops, that diagonal entry
@@ -213,6 +220,7 @@ def cholesky_host(a: np.ndarray) -> tuple[np.ndarray, int]:
     return w, 0
 
 
+@quiet()
 def lu_solve_adjoint_raw(raw: Any, lu: Any, b: Any) -> Any:
     """``L^-T U^-T b`` (the solve with ``A^T`` before the rows are put back), as :func:`lu_solve_raw`:
     ``U^T`` forward, each unknown times its diagonal entry's reciprocal, then ``L^T`` backward."""

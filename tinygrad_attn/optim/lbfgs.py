@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.quiet import quiet
 from ..engine.switches import enable_grad, no_grad
 from ..tensors._tensor import Tensor
 from ..tensors.mutation.inplace import store_array
@@ -94,6 +95,7 @@ class LBFGS(Optimizer):
 
     # -- the iterations --------------------------------------------------------------------
     @no_grad()
+    @quiet()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:  # type: ignore[override]
         """Run up to ``max_iter`` iterations on ``closure`` (required) and return its first loss."""
         if closure is None:

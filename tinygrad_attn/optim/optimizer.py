@@ -13,6 +13,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
+from ..engine.quiet import FP_STATE, QUIET
 from ..engine.switches import active_tracer, enable_grad, no_grad
 from ..engine.versions import _memory_root, bump_roots, bump_versions
 from ..engine.warn import warn as _user_warn
@@ -163,8 +164,12 @@ class Optimizer:
     def _step(self) -> None:
         if (tracer := active_tracer()) is not None:  # a symbolic trace records the update (tinygrad_attn.symbolic)
             return tracer.optimizer_step(self)
-        for i in range(len(self.param_groups)):
-            self.foreach_update(i)
+        quiet = FP_STATE.set(QUIET)  # (an inf or NaN gradient updates without NumPy's warnings: engine/quiet.py)
+        try:
+            for i in range(len(self.param_groups)):
+                self.foreach_update(i)
+        finally:
+            FP_STATE.reset(quiet)
 
     def register_step_pre_hook(self, hook: Callable[..., Any]) -> _HookHandle:
         """Call ``hook(optimizer, args, kwargs)`` before each ``step()``; returns a handle

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..engine.quiet import FP_STATE, QUIET
 from ..engine.switches import _State
 from ..tensors._tensor import Tensor
 from . import codegen, kernels, passes
@@ -73,7 +74,11 @@ class Program:
     def replay(self, args: Sequence[Any]) -> Any:
         """Run on ``args`` as :meth:`__call__` does, without checking them (``tga.compile``'s key
         already holds their shapes, dtypes and devices)."""
-        outs = self._run(args)
+        quiet = FP_STATE.set(QUIET)  # (as eager ops: no NumPy warning of log(0), engine/quiet.py)
+        try:
+            outs = self._run(args)
+        finally:
+            FP_STATE.reset(quiet)
         template = self._template
         if template.__class__ is _Slot:  # (one tensor returned: most steps)
             b = self.outputs[template.i]

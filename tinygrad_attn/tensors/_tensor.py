@@ -30,6 +30,7 @@ from ..engine.function import (
     register_tensor,
 )
 from ..engine.function import note_grad_switched_on as _note_grad_switched_on
+from ..engine.quiet import quiet
 from ..engine.spellings import keeps_old_spellings
 from ..engine.switches import _State, check_host_read, tracing
 from ..engine.versions import version_of
@@ -586,7 +587,8 @@ class Tensor:
             return self
         if dt.kind in _FLOAT_KINDS or tracing():  # (traced: an op, never a constant)
             return ops.Cast.apply(self, args=self._dev.dtype(dt))
-        return Tensor._wrap(self._dev.ops.astype(self._data, self._dev.dtype(dt)), self._dev)
+        with quiet():  # (NaN and inf cast to an integer as PyTorch's, without NumPy's warning)
+            return Tensor._wrap(self._dev.ops.astype(self._data, self._dev.dtype(dt)), self._dev)
 
     def float(self) -> Tensor:
         return self.astype(np.float32)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...engine.declare import check_dtype, public
 from ...engine.function import InvalidArgumentError
+from ...engine.quiet import quiet
 from ...engine.switches import _State, tracing
 from ...engine.warn import warn as _user_warn
 from ...random import generator_for
@@ -135,7 +136,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
             dtype = read.inferred or _torch_dtype_of(arr)
         read.check(dtype, "tensor")
         _check_float_range(data, arr, dtype)
-        arr = arr.astype(dtype)
+        with quiet():  # (1e308 in float32 is inf, as PyTorch's, without NumPy's warning)
+            arr = arr.astype(dtype)
         return Tensor(arr, device=device, requires_grad=requires_grad)
     return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
