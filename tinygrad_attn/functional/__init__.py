@@ -33,6 +33,7 @@ from ..ops.saved import saved_for_backward
 from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
 from ..tensors.index.indexing import host_integers
+from ..tensors.mutation.inplace import cast_error
 from ..tensors.reduce.tensor_reduce import norm2
 from ..tensors.shape import dims
 from .activations import _expm1_negative, _in_place, _softplus_stable
@@ -374,10 +375,12 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
     if not training or p == 0.0:
         return x
+    if x.dtype.kind not in "fc" and p < 1.0 and x.numel():  # (PyTorch's: the kept values are scaled, as floats)
+        raise cast_error("dropout", np.dtype(np.float32), x)
     if inplace:
         return _in_place(x, "dropout", dropout, p=p, training=training)
     if p == 1.0:
-        return x * 0.0
+        return x * (0.0 if x.dtype.kind in "fc" else False)  # (False: zeros in x's own integer or bool dtype)
     return x * draw("dropout", x.shape, x.dtype, x, p)  # (an op: a traced program draws at each replay)
 
 
