@@ -33,3 +33,23 @@ def test_dropout_of_every_dtype_as_in_torch(dtype: str, p: float, inplace: bool,
         assert got[:2] == want[:2]
     else:
         assert got == want
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["F.gumbel_softmax(x.long())", "F.gumbel_softmax(x, torch.tensor(0.5))", "F.gumbel_softmax(x, 1.0, 1)",
+     "F.gumbel_softmax(x, 1.0, 0)", "F.gumbel_softmax(x.double(), 2)", "F.gumbel_softmax(x.half())"],
+)  # fmt: skip
+def test_gumbel_softmax_takes_what_torch_takes(call: str) -> None:
+    """PyTorch's Python-level ``F.gumbel_softmax`` reads ``tau`` and ``hard`` as given (a tensor, an int);
+    its noise is ``exponential_()``, which refuses integer logits."""
+
+    def run(lib):
+        scope = {"torch": lib, "F": lib.nn.functional, "x": lib.tensor([[0.5, 1.0, -1.0], [2.0, 0.0, 0.0]])}
+        try:
+            out = eval(call, scope)  # noqa: S307 - the test's own text
+        except Exception as e:  # noqa: BLE001 - the class is compared
+            return type(e).__name__
+        return str(out.dtype), tuple(out.shape)
+
+    assert run(tga) == run(torch)

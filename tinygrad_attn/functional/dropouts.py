@@ -10,6 +10,7 @@ keeps SELU's zero mean and unit variance). Masks are drawn through the one rando
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..engine.declare import public
 from ..engine.warn import warn as _user_warn
@@ -120,12 +121,16 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
 
 
 @public(function=False, functional=True)
-def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+def gumbel_softmax(logits: Tensor, tau: Any = 1.0, hard: Any = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
     """A sample of the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` along ``dim``
     with ``g`` standard Gumbel noise; ``hard=True`` returns the one-hot of its argmax whose
     gradient is the soft sample's (the straight-through estimator): PyTorch's ``F.gumbel_softmax``
     (``eps`` unused, as in PyTorch)."""
     x = _F.tensor_arg(logits, "gumbel_softmax")
+    if x.dtype.kind != "f":  # (PyTorch's noise is exponential_(): continuous, so floating point only)
+        raise RuntimeError(
+            f"gumbel_softmax: the Gumbel noise is continuous: logits must be floating point, got {x.dtype}"
+        )
     u = draw("random", tuple(x.shape), x.dtype, x)  # uniform in [0, 1)
     gumbels = -(-(1.0 - u).log()).log()  # -log(Exponential(1))
     soft = ((x + gumbels) / tau).softmax(dim)
