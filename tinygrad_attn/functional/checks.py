@@ -52,7 +52,12 @@ def _float(x: Tensor, op: str) -> None:
 def _reduction(op: str, reduction: str, size_average: Any = None, reduce: Any = None) -> str:
     """The reduction named by ``reduction=``, or by PyTorch's deprecated ``size_average``/``reduce``."""
     if size_average is not None or reduce is not None:
-        reduction = "none" if reduce is False else "sum" if size_average is False else "mean"
+        # PyTorch's legacy rule reads both by truth (0 is False; a tensor of several elements raises)
+        mean = True if size_average is None else size_average
+        keep = True if reduce is None else reduce
+        reduction = "mean" if mean and keep else "sum" if keep else "none"
+        _user_warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+                   UserWarning)  # fmt: skip
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     return reduction
