@@ -50,3 +50,37 @@ def test_reshape_raises_and_says_what_torch_says(size, how):
         assert ours is not None and issubclass(ours, theirs), (size, target, ours, our_what, theirs, their_what)
         assert our_what == their_what, (size, target)
     assert checked  # every size has shapes that do not fit
+
+
+LAYOUTS = {  # tensors whose memory a view may not be able to read in another shape
+    "transposed": lambda lib: lib.arange(12.0).reshape(3, 4).t(),
+    "permuted": lambda lib: lib.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1),
+    "strided slice": lambda lib: lib.arange(24.0).reshape(4, 6)[:, ::2],
+    "expanded": lambda lib: lib.arange(3.0).reshape(3, 1).expand(3, 4),
+    "narrowed": lambda lib: lib.arange(24.0).reshape(4, 6)[:, 1:5],
+}
+
+
+def _view_outcome(lib, layout, target):
+    try:
+        out = LAYOUTS[layout](lib).view(*target)
+    except Exception as e:
+        return type(e), str(e)
+    return None, tuple(out.shape)
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_view_of_other_layouts_raises_and_says_what_torch_says(layout):
+    n = LAYOUTS[layout](torch).numel()
+    targets = [(-1,), (n,), (1, -1), (-1, 1), (2, -1), (-1, 2), (3, -1), (2, 2, -1), (n + 1,)]
+    refused = 0
+    for target in targets:
+        theirs, their_what = _view_outcome(torch, layout, target)
+        ours, our_what = _view_outcome(tga, layout, target)
+        if theirs is None:
+            assert ours is None and our_what == their_what, (layout, target, our_what, their_what)
+            continue
+        refused += 1
+        assert ours is not None and issubclass(ours, theirs), (layout, target, ours, our_what)
+        assert our_what == their_what, (layout, target)
+    assert refused  # each layout has views PyTorch refuses

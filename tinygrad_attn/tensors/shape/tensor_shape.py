@@ -109,10 +109,9 @@ def view(self, *shape: Any) -> Tensor:
     if strides is not None and target != cur:
         steps = tuple(int(st) // self.dtype.itemsize for st in strides)
         if not _viewable(cur, steps, target):
-            raise InvalidArgumentError(
-                f"view size is not compatible with input tensor's size and stride (at least one dimension spans "
-                f"across two contiguous subspaces): shape {cur} with strides {steps} as {target}. Use "
-                ".reshape(...) instead."
+            raise InvalidArgumentError(  # (PyTorch's words: the view-or-reshape lesson prints them)
+                "view size is not compatible with input tensor's size and stride (at least one dimension spans "
+                "across two contiguous subspaces). Use .reshape(...) instead."
             )
     return reshape(self, target)
 
