@@ -16,7 +16,11 @@ TF = torch.nn.functional
 CASES = {
     "add of shapes that do not broadcast": (lambda m: m.ones(2, 3) + m.ones(4), "add"),
     "matmul of shapes that do not fit": (lambda m: m.ones(2, 3) @ m.ones(4, 2), "matmul"),
-    "reshape to another size": (lambda m: m.ones(2, 3).reshape(4, 2), "reshape"),
+    # (PyTorch's words, not the op's name: lessons print this one; tests/tensor/test_reshape_messages_torch.py)
+    "reshape to another size": (
+        lambda m: m.ones(2, 3).reshape(4, 2),
+        r"shape '\[4, 2\]' is invalid for input of size 6",
+    ),
     "cat of 0-d tensors": (lambda m: m.cat([m.tensor(1.0), m.tensor(2.0)]), "cat"),
     "pad mode we lack": (lambda m: (F if m is tga else TF).pad(m.ones(1, 2, 3), (1, 1), mode="bogus"), "pad"),
     "target out of range": (lambda m: (F if m is tga else TF).cross_entropy(m.ones(2, 3), m.tensor([0, 5])), ""),

@@ -360,6 +360,12 @@ class Function:
         _user_warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
                       "you should invoke them on the class itself.", DeprecationWarning)  # fmt: skip
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # a 2017-style Function (instance methods, called as MyFn()(x)): PyTorch refuses it at the call
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
+                           "new-style autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")  # fmt: skip
+
     @staticmethod
     def forward(*args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")

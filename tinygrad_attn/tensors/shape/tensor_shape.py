@@ -27,16 +27,30 @@ __all__ = []
 @functools.lru_cache(maxsize=4096)
 def _reshape_target(cur: Shape, shape: tuple) -> Shape:
     """``shape`` with its one ``-1`` resolved, checked against ``cur`` (cached: a model
-    reshapes the same few ways on every step)."""
+    reshapes the same few ways on every step). The messages are PyTorch's, word for word:
+    lessons print them (``except RuntimeError as e: print(e)`` after ``x.view(2, 4)``)."""
     shape = tuple(map(int, shape))
     n = math.prod(cur)
-    if -1 in shape and shape.count(-1) == 1:
+    mismatch = f"shape '{list(shape)}' is invalid for input of size {n}"
+    inferred = False
+    for i, s in enumerate(shape):  # (left to right, as PyTorch reports the first fault)
+        if s == -1 and inferred:
+            raise InvalidArgumentError("only one dimension can be inferred")
+        if s < -1:
+            raise InvalidArgumentError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
+        inferred = inferred or s == -1
+    if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
+        if known == 0 and n == 0:
+            raise InvalidArgumentError(
+                f"cannot reshape tensor of 0 elements into shape {list(shape)} because the unspecified dimension "
+                "size -1 can be any value and is ambiguous"
+            )
         if known == 0 or n % known:
-            raise InvalidArgumentError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
+            raise InvalidArgumentError(mismatch)
         shape = tuple(n // known if s == -1 else s for s in shape)
     if math.prod(shape) != n:
-        raise InvalidArgumentError(f"reshape: cannot reshape a tensor of shape {cur} into {shape}")
+        raise InvalidArgumentError(mismatch)
     return shape
 
 
@@ -95,10 +109,9 @@ def view(self, *shape: Any) -> Tensor:
     if strides is not None and target != cur:
         steps = tuple(int(st) // self.dtype.itemsize for st in strides)
         if not _viewable(cur, steps, target):
-            raise InvalidArgumentError(
-                f"view size is not compatible with input tensor's size and stride (at least one dimension spans "
-                f"across two contiguous subspaces): shape {cur} with strides {steps} as {target}. Use "
-                ".reshape(...) instead."
+            raise InvalidArgumentError(  # (PyTorch's words: the view-or-reshape lesson prints them)
+                "view size is not compatible with input tensor's size and stride (at least one dimension spans "
+                "across two contiguous subspaces). Use .reshape(...) instead."
             )
     return reshape(self, target)
 
