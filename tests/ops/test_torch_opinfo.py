@@ -620,17 +620,11 @@ def run_op(op_id: str, dtype: Any, *, n: int = FAST_SAMPLES, reference: bool = F
 # Today's failures, reviewed: op id -> reason (a fix shows as XPASS: delete its entry)
 # ---------------------------------------------------------------------------------------------
 
-_TIES = ("PyTorch's unstable sort leaves equal entries of 8000 in its introsort's order; ours keeps them in order "
-         "(ops/tie_order.py reproduces PyTorch's, on the host, used where a gradient depends on it)")  # fmt: skip
 _UINT8_RESIZE = ("PyTorch's uint8 bilinear/bicubic is a separate fixed-point kernel (int16 weights, a rounded "
                  "uint8 pass per axis, its own bicubic coefficient): not reproduced, so ours raises")  # fmt: skip
 
 KNOWN: dict[str, str] = {
     "bfloat16": "NumPy has no bfloat16: Tensor.bfloat16() raises a TypeError naming the dtype",
-    "argsort@float16": _TIES,
-    "argsort@int8": _TIES,
-    "argsort@uint8": _TIES,
-    "argsort@bool": _TIES,
     "matrix_exp@float16": "PyTorch's float16 matrix_exp evaluates its degree-18 polynomial in float16 (NaN from "
     "overflow at a 1-norm of 28); ours computes in float32",
     "nn.functional.interpolate.bilinear@uint8": _UINT8_RESIZE,

@@ -22,20 +22,52 @@ _SMALL = 16  # slices of at most this many entries are left to the final inserti
 
 def sort_order(x: np.ndarray) -> np.ndarray:
     """The permutation PyTorch's CPU ``sort(stable=False)`` of the 1-D ``x`` gives (NaN last, ascending)."""
-    n = x.shape[0]
-    order = np.argsort(x, kind="stable")  # (NumPy puts NaN last, as PyTorch's comparison)
+    return unstable_argsort_rows(x[None])[0]
+
+
+# PyTorch's CPU sort of a 1-D integer tensor (not bool) of at least this many entries, ascending, is a
+# parallel radix sort, which is stable.
+RADIX_MIN = 32768
+
+
+def unstable_argsort_rows(rows: np.ndarray, descending: bool = False) -> np.ndarray:
+    """The order PyTorch's CPU ``sort(stable=False)`` gives each row of the 2-D host array ``rows``:
+    libstdc++'s introsort under its comparison (``<``, or ``>`` when ``descending``, a NaN above
+    every number and equal to another NaN). A row without ties, or of at most 16 entries, has the
+    stable order; the others replay the introsort's splits on the row's integer keys.
+
+    >>> unstable_argsort_rows(np.zeros((1, 17)))[0, :3].tolist()
+    [8, 16, 15]
+    """
+    m, n = rows.shape
+    keys, tied = rank_keys_rows(rows)
+    if descending:
+        keys = keys.max(axis=1, keepdims=True) - keys if n else keys
+    order = np.argsort(keys, axis=1, kind="stable")
     if n <= _SMALL:
         return order
-    # integer keys with the same ties as PyTorch's comparison: NaNs all equal, -0.0 equal to 0.0
-    s = x[order]
-    same = (s[1:] == s[:-1]) | (np.isnan(s[1:]) & np.isnan(s[:-1]))
-    if not same.any():
-        return order  # (no ties: any sort gives the stable order)
-    keys = np.empty(n, np.int64)
-    keys[order] = np.concatenate(([0], np.cumsum(~same)))
-    perm = np.arange(n)
-    _introsort(keys, perm, 0, n, 2 * (n.bit_length() - 1))
-    return perm[np.argsort(keys, kind="stable")]  # (the final insertion sort keeps equal entries' order)
+    for r in np.flatnonzero(tied):
+        a = keys[r].copy()
+        perm = np.arange(n)
+        _introsort(a, perm, 0, n, 2 * (n.bit_length() - 1))
+        order[r] = perm[np.argsort(a, kind="stable")]  # (the final insertion sort keeps equal entries' order)
+    return order
+
+
+def rank_keys_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer keys of each row of the 2-D ``rows`` with the ties of PyTorch's comparison (equal
+    entries, and -0.0 and 0.0, one key; every NaN one key above all numbers), and whether each row
+    has a tie."""
+    m, n = rows.shape
+    order = np.argsort(rows, axis=1, kind="stable")  # (NumPy puts NaN last, as PyTorch's comparison)
+    s = np.take_along_axis(rows, order, axis=1)
+    same = s[:, 1:] == s[:, :-1]
+    if s.dtype.kind in "fc":
+        same |= np.isnan(s[:, 1:]) & np.isnan(s[:, :-1])
+    ranks = np.concatenate((np.zeros((m, min(n, 1)), np.int64), np.cumsum(~same, axis=1)), axis=1)
+    keys = np.empty((m, n), np.int64)
+    np.put_along_axis(keys, order, ranks, axis=1)
+    return keys, same.any(axis=1)
 
 
 def _introsort(a: np.ndarray, perm: np.ndarray, lo: int, hi: int, depth: int) -> None:
@@ -89,13 +121,8 @@ def _partition(a: np.ndarray, perm: np.ndarray, lo: int, hi: int) -> int:
 
 def _heap_sort(a: np.ndarray, perm: np.ndarray, lo: int, hi: int) -> None:
     """A heap sort of ``lo .. hi``: a max-heap built bottom-up, then its top moved to the end in turn."""
-    n = hi - lo
-    for parent in range((n - 2) // 2, -1, -1):
-        _adjust(a, perm, lo, parent, n, a[lo + parent], perm[lo + parent])
-    for last in range(n - 1, 0, -1):
-        value, index = a[lo + last], perm[lo + last]
-        a[lo + last], perm[lo + last] = a[lo], perm[lo]
-        _adjust(a, perm, lo, 0, last, value, index)
+    _make_heap(a, perm, lo, hi)
+    _sort_heap(a, perm, lo, hi)
 
 
 def _adjust(a: np.ndarray, perm: np.ndarray, lo: int, hole: int, n: int, value: int, index: int) -> None:
@@ -121,15 +148,91 @@ def _adjust(a: np.ndarray, perm: np.ndarray, lo: int, hole: int, n: int, value: 
     a[lo + hole], perm[lo + hole] = value, index
 
 
+def topk_rows(rows: np.ndarray, k: int, largest: bool, sorted: bool) -> np.ndarray:  # noqa: A002
+    """The indices PyTorch's CPU ``topk`` gives for each row of the 2-D host array ``rows`` (``k``
+    of each, ``k >= 1``): with ``64 k`` at most the row's length, libstdc++'s ``partial_sort`` (a heap
+    of the first ``k`` entries, each later entry that beats its top replacing it, then the heap
+    sorted); otherwise its ``nth_element`` (an introselect) and, with ``sorted``, a ``sort`` of the
+    ``k - 1`` entries before the ``k``-th. Rows without ties where the result is sorted anyway take
+    the stable order."""
+    m, n = rows.shape
+    keys, tied = rank_keys_rows(rows)
+    if largest:
+        keys = keys.max(axis=1, keepdims=True) - keys
+    heap = k * 64 <= n
+    out = np.argsort(keys, axis=1, kind="stable")[:, :k]
+    for r in range(m) if not (heap or sorted) else np.flatnonzero(tied):
+        a = keys[r].copy()
+        perm = np.arange(n)
+        if heap:
+            _heap_select(a, perm, 0, k, n)
+            _sort_heap(a, perm, 0, k)
+        else:
+            _introselect(a, perm, k - 1, 0, n, 2 * (n.bit_length() - 1))
+            if sorted:
+                _sort_range(a, perm, 0, k - 1)
+        out[r] = perm[:k]
+    return out
+
+
+def _sort_range(a: np.ndarray, perm: np.ndarray, lo: int, hi: int) -> None:
+    """libstdc++'s ``sort`` of ``lo .. hi``: the introsort's splits, then an insertion sort (which
+    keeps equal entries in the order the splits left them)."""
+    _introsort(a, perm, lo, hi, 2 * ((hi - lo).bit_length() - 1))
+    settle = lo + np.argsort(a[lo:hi], kind="stable")
+    a[lo:hi], perm[lo:hi] = a[settle], perm[settle]
+
+
+def _introselect(a: np.ndarray, perm: np.ndarray, nth: int, lo: int, hi: int, depth: int) -> None:
+    """libstdc++'s ``nth_element``: the introsort's split, keeping only the side holding ``nth``,
+    down to 3 entries, then an insertion sort; past the depth limit a heap select instead."""
+    while hi - lo > 3:
+        if depth == 0:
+            _heap_select(a, perm, lo, nth + 1, hi)
+            _swap(a, perm, lo, nth)
+            return
+        depth -= 1
+        _median_to_first(a, perm, lo, lo + 1, lo + (hi - lo) // 2, hi - 1)
+        cut = _partition(a, perm, lo, hi)
+        if cut <= nth:
+            lo = cut
+        else:
+            hi = cut
+    settle = lo + np.argsort(a[lo:hi], kind="stable")
+    a[lo:hi], perm[lo:hi] = a[settle], perm[settle]
+
+
+def _make_heap(a: np.ndarray, perm: np.ndarray, lo: int, hi: int) -> None:
+    n = hi - lo
+    for parent in range((n - 2) // 2, -1, -1):
+        _adjust(a, perm, lo, parent, n, a[lo + parent], perm[lo + parent])
+
+
+def _heap_select(a: np.ndarray, perm: np.ndarray, lo: int, mid: int, hi: int) -> None:
+    """A max-heap of ``lo .. mid``; each later entry below its top, in turn, takes the top's place
+    (the top going to the entry's). The entries below the top are found a block at a time (the top
+    only falls), each one checked again against the top of its turn."""
+    _make_heap(a, perm, lo, mid)
+    block = 1024
+    for start in range(mid, hi, block):
+        for j in start + np.flatnonzero(a[start : min(start + block, hi)] < a[lo]):
+            if a[j] < a[lo]:
+                value, index = a[j], perm[j]
+                a[j], perm[j] = a[lo], perm[lo]
+                _adjust(a, perm, lo, 0, mid - lo, value, index)
+
+
+def _sort_heap(a: np.ndarray, perm: np.ndarray, lo: int, hi: int) -> None:
+    """The max-heap ``lo .. hi`` sorted: its top moved to the end in turn."""
+    for last in range(hi - lo - 1, 0, -1):
+        value, index = a[lo + last], perm[lo + last]
+        a[lo + last], perm[lo + last] = a[lo], perm[lo]
+        _adjust(a, perm, lo, 0, last, value, index)
+
+
 def rank_keys(x: np.ndarray) -> np.ndarray:
-    """Integer keys of the 1-D ``x`` with the ties of PyTorch's comparison: equal entries (and -0.0
-    and 0.0) one key, every NaN one key above all numbers."""
-    order = np.argsort(x, kind="stable")
-    s = x[order]
-    same = (s[1:] == s[:-1]) | (np.isnan(s[1:]) & np.isnan(s[:-1]))
-    keys = np.empty(x.shape[0], np.int64)
-    keys[order] = np.concatenate(([0], np.cumsum(~same)))
-    return keys
+    """:func:`rank_keys_rows` of the 1-D ``x``."""
+    return rank_keys_rows(x[None])[0][0]
 
 
 def select_index(x: np.ndarray, k: int) -> int:
