@@ -620,16 +620,10 @@ def run_op(op_id: str, dtype: Any, *, n: int = FAST_SAMPLES, reference: bool = F
 # Today's failures, reviewed: op id -> reason (a fix shows as XPASS: delete its entry)
 # ---------------------------------------------------------------------------------------------
 
-_UINT8_RESIZE = ("PyTorch's uint8 bilinear/bicubic is a separate fixed-point kernel (int16 weights, a rounded "
-                 "uint8 pass per axis, its own bicubic coefficient): not reproduced, so ours raises")  # fmt: skip
-
 KNOWN: dict[str, str] = {
     "bfloat16": "NumPy has no bfloat16: Tensor.bfloat16() raises a TypeError naming the dtype",
     "matrix_exp@float16": "PyTorch's float16 matrix_exp evaluates its degree-18 polynomial in float16 (NaN from "
     "overflow at a 1-norm of 28); ours computes in float32",
-    "nn.functional.interpolate.bilinear@uint8": _UINT8_RESIZE,
-    "nn.functional.interpolate.bicubic@uint8": _UINT8_RESIZE,
-    "nn.functional.upsample_bilinear@uint8": _UINT8_RESIZE,
     "nn.functional.interpolate.trilinear@float16": "PyTorch's float16 trilinear rounds its weights and each axis' "
     "result in a way not reproduced: one float16 unit off in a few entries",
 }

@@ -18,8 +18,10 @@ import numpy as np
 from ..engine.declare import check_dtype, public
 from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError
+from ..tensors.dtypes import uint8
 from .conv import adaptive_avg_pool2d
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool3d
+from .resize_taps import int16_weights, source_scale, taps
 
 _NEAREST_DTYPES = ("uint8", "float16", "float32", "float64")
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
@@ -88,7 +90,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     ``size`` or by ``scale_factor``. ``mode``: ``nearest`` (PyTorch's legacy rounding),
     ``nearest-exact``, or ``linear``/``bilinear``/``trilinear`` for 1/2/3 spatial axes
     (``align_corners`` as PyTorch's), ``bicubic`` for 2, ``area`` (adaptive average pooling to
-    the size). ``antialias`` is not supported."""
+    the size). ``antialias`` (bilinear and bicubic): PyTorch's separable filter, which averages
+    every source entry under a shrinking output's footprint; ``uint8`` bilinear and bicubic
+    compute in PyTorch's fixed point (:mod:`~tinygrad_attn.functional.resize_taps`)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"interpolate: input must be a Tensor, got {type(input).__name__}")
     nd = input.ndim - 2
@@ -105,8 +109,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
         raise InvalidArgumentError(
             f"interpolate: align_corners is only for the linear modes (linear, bilinear, bicubic, trilinear), not {mode!r}"
         )
-    if antialias:
-        raise UnsupportedModeError("interpolate: antialias=True is not supported")
+    if antialias and (mode not in ("bilinear", "bicubic") or nd != 2):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         f"4-D tensor as input (interpolate: mode {mode!r}, input {tuple(input.shape)})")  # fmt: skip
     if (size is None) == (scale_factor is None):
         raise InvalidArgumentError("interpolate: give exactly one of size and scale_factor")
     sizes, scales = _per_axis(size, nd, "size"), _per_axis(scale_factor, nd, "scale_factor")
@@ -118,9 +123,12 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     sizes = tuple(int(s) for s in sizes)
     if any(s < 1 for s in sizes):
         raise InvalidArgumentError(f"interpolate: output size {sizes} for input {tuple(input.shape)} must be positive")
-    # (PyTorch's kernels: uint8 and floats for the nearest modes, floats for the others; its uint8
-    # bilinear and bicubic are not written here)
-    check_dtype(f"upsample_{mode}", input, _NEAREST_DTYPES if mode in ("nearest", "nearest-exact") else "floating")
+    # (PyTorch's kernels: uint8 and floats for the nearest modes and for bilinear and bicubic, whose
+    # uint8 kernel computes in fixed point; floats for the others)
+    accepted = _NEAREST_DTYPES if mode in ("nearest", "nearest-exact", "bilinear", "bicubic") else "floating"
+    check_dtype(f"upsample_{mode}{'_aa' if antialias else ''}", input, accepted)
+    if antialias or (mode in ("bilinear", "bicubic") and input.dtype == uint8):
+        return _separable(input, sizes, scales, mode == "bicubic", bool(align_corners), antialias)
     if mode == "area":  # (PyTorch's: the adaptive average pooling to the output size)
         if nd > 3:
             raise UnsupportedModeError(
@@ -148,6 +156,33 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
         wt = Tensor(w.reshape(shape).astype(input.dtype), device=input.device)
         out = a + (b - a) * wt
     return out
+
+
+def _separable(x: Tensor, sizes: tuple, scales: tuple | None, cubic: bool, align_corners: bool,
+               antialias: bool) -> Tensor:  # fmt: skip
+    """PyTorch's separable resize (:mod:`~tinygrad_attn.functional.resize_taps`): each axis that
+    changes size, the last first, as a weighted sum of its taps (gathered by ``index_select``, so
+    the gradient is autograd's); ``uint8`` in fixed point."""
+    out = x
+    for axis in range(x.ndim - 1, 1, -1):
+        n_in, n_out = x.shape[axis], sizes[axis - 2]
+        if n_in == n_out:
+            continue
+        scale = source_scale(n_in, n_out, align_corners, None if scales is None else float(scales[axis - 2]))
+        lo, w = taps(n_in, n_out, scale, align_corners=align_corners, antialias=antialias, cubic=cubic)
+        k = w.shape[1]
+        index = np.minimum(lo[:, None] + np.arange(k), n_in - 1).reshape(-1)  # (the zero weights past the taps)
+        picked = out.index_select(axis, Tensor(index, device=x.device))
+        picked = picked.reshape(out.shape[:axis] + (n_out, k) + out.shape[axis + 1 :])
+        trailing = (1,) * (x.ndim - 1 - axis)
+        if x.dtype == uint8:
+            w16, bits = int16_weights(w)
+            acc = (picked.long() * Tensor(w16.reshape((n_out, k) + trailing), device=x.device)).sum(axis + 1)
+            out = ((acc + (1 << (bits - 1))) >> bits).clamp(0, 255).to(uint8)
+        else:
+            weights = Tensor(w.reshape((n_out, k) + trailing).astype(np.dtype(x.dtype)), device=x.device)
+            out = (picked * weights).sum(axis + 1)
+    return out if out is not x else x.clone()
 
 
 # -- PyTorch's deprecated spellings of interpolate ------------------------------------------
