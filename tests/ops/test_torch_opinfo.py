@@ -624,8 +624,6 @@ KNOWN: dict[str, str] = {
     "bfloat16": "NumPy has no bfloat16: Tensor.bfloat16() raises a TypeError naming the dtype",
     "matrix_exp@float16": "PyTorch's float16 matrix_exp evaluates its degree-18 polynomial in float16 (NaN from "
     "overflow at a 1-norm of 28); ours computes in float32",
-    "nn.functional.interpolate.trilinear@float16": "PyTorch's float16 trilinear rounds its weights and each axis' "
-    "result in a way not reproduced: one float16 unit off in a few entries",
 }
 
 # Failing only in the slow pass (more samples, PyTorch's extreme-value reference inputs).

@@ -18,7 +18,7 @@ import numpy as np
 from ..engine.declare import check_dtype, public
 from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError
-from ..tensors.dtypes import uint8
+from ..tensors.dtypes import float16, uint8
 from .conv import adaptive_avg_pool2d
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool3d
 from .resize_taps import int16_weights, source_scale, taps
@@ -135,6 +135,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
                 f"interpolate: mode 'area' takes 3-D to 5-D input, got shape {tuple(input.shape)}"
             )
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input, sizes)
+    if input.dtype == float16 and mode in ("linear", "trilinear"):  # (bilinear: another kernel, float32 weights)
+        return _half_linear(input, sizes, scales, bool(align_corners))
     out = input
     for i, (n_in, n_out) in enumerate(zip(spatial, sizes)):
         axis = 2 + i
@@ -156,6 +158,36 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
         wt = Tensor(w.reshape(shape).astype(input.dtype), device=input.device)
         out = a + (b - a) * wt
     return out
+
+
+def _half_linear(x: Tensor, sizes: tuple, scales: tuple | None, align_corners: bool) -> Tensor:
+    """``linear`` and ``trilinear`` of a float16 input, rounded as PyTorch's: source positions in float32, each
+    weight stored in float16 (the second rounded, the first ``1 - second`` in float16), the sums in
+    float32 from the last axis out (each a fused multiply-add), and one rounding of the result to float16."""
+    out = x.float()
+    f32 = np.float32
+    for axis in range(x.ndim - 1, 1, -1):
+        n_in, n_out = x.shape[axis], sizes[axis - 2]
+        if align_corners:
+            scale = f32(n_in - 1) / f32(n_out - 1) if n_out > 1 else f32(0.0)
+        else:
+            given = None if scales is None else float(scales[axis - 2])
+            scale = f32(1.0 / given) if given is not None and given > 0 else f32(n_in) / f32(n_out)
+        dst = np.arange(n_out, dtype=f32)
+        src = scale * dst if align_corners else np.maximum(scale * (dst + f32(0.5)) - f32(0.5), f32(0.0))
+        lo = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+        hi = lo + (lo < n_in - 1)
+        second = np.clip(src - lo.astype(f32), f32(0.0), f32(1.0)).astype(np.float16)
+        first = (np.float16(1.0) - second).astype(np.float16)
+        shape = (n_out,) + (1,) * (x.ndim - 1 - axis)
+        a = out.index_select(axis, Tensor(lo, device=x.device))
+        b = out.index_select(axis, Tensor(hi, device=x.device))
+        w0 = Tensor(first.astype(np.float64).reshape(shape), device=x.device)
+        w1 = Tensor(second.astype(f32).reshape(shape), device=x.device)
+        # (a * w0 + b * w1 with the first product fused into the addition, as PyTorch's compiled
+        # kernel: exact in float64, one rounding to float32)
+        out = (a.double() * w0 + (b * w1).double()).float()
+    return out.to(float16)
 
 
 def _separable(x: Tensor, sizes: tuple, scales: tuple | None, cubic: bool, align_corners: bool,
@@ -206,3 +238,16 @@ def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None)
     """PyTorch's deprecated ``F.upsample_bilinear``: ``interpolate(mode="bilinear", align_corners=True)``."""
     _user_warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.")  # fmt: skip
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# (float16 ``linear``/``trilinear`` round as PyTorch's themselves, in :func:`_half_linear`: not the
+# float32-then-round-once rule of the other float16 modes)
+def _rounds_half_itself(args: tuple, kw: dict) -> bool:
+    mode = kw["mode"] if "mode" in kw else args[3] if len(args) > 3 else "nearest"
+    return mode in ("linear", "trilinear") and not kw.get("antialias", args[6] if len(args) > 6 else False)
+
+
+for _fn in (interpolate, upsample):
+    while _fn is not None:  # (every layer the declaration wrapped it in: the float16 rule reads its own)
+        _fn.keeps_half = _rounds_half_itself
+        _fn = getattr(_fn, "__wrapped__", None)
