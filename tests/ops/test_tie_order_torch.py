@@ -43,7 +43,9 @@ def _cases():
     for dtype, n, levels in itertools.product(DTYPES, LENGTHS, LEVELS):
         shape, dim = [((n,), 0), ((3, n), 1), ((n, 2), 0), ((2, n, 2), -2)][(n + len(dtype)) % 4]
         nans = levels is not None and levels % 2 == 1
-        yield pytest.param(_data(rng, shape, dtype, levels, nans), dim, id=f"{dtype}-{shape}-dim{dim}-levels{levels}")
+        marks = [pytest.mark.slow] if n > 100 else []  # (the long slices: the full suite's)
+        yield pytest.param(_data(rng, shape, dtype, levels, nans), dim, id=f"{dtype}-{shape}-dim{dim}-levels{levels}",
+                           marks=marks)  # fmt: skip
 
 
 CASES = list(_cases())
@@ -83,6 +85,7 @@ def test_topk_picks_and_orders_ties_as_pytorch(x: np.ndarray, dim: int) -> None:
             np.testing.assert_array_equal(ov.numpy(), tv.numpy(), err_msg=what)
 
 
+@pytest.mark.slow
 def test_long_slices_and_radix_sorted_integers() -> None:
     """Long slices (PyTorch's introsort splits many times) and 1-D integer tensors of 32768 entries
     and more (PyTorch sorts those ascending with a stable radix sort, descending with the introsort)."""

@@ -1,13 +1,17 @@
-"""The order in which PyTorch's CPU ``sort`` (``stable=False``) leaves equal entries.
+"""The order in which PyTorch's CPU ``sort`` (``stable=False``), ``topk`` and ``kthvalue`` leave
+equal entries.
 
-The values of a sort do not depend on it, but a gradient does: it flows back to the entries
-that a ``quantile`` picks, and among equal entries (NaNs, repeated values) PyTorch's pick is the
-one its unstable sort put there. That sort is an introsort: slices of at most 16 entries end in
-an insertion sort (so equal entries keep their order, as a stable sort), longer ones are first
-split around the median of three entries, the larger entries first, and fall back on a heap
-sort past twice the logarithm of the length in splits. :func:`sort_order` follows the same
-steps on the host (each split is a few vectorised NumPy operations), so the order of equal
-entries is PyTorch's too.
+The indices of ``sort``/``argsort``/``topk`` show it, and a gradient depends on it: it flows back
+to the entries a ``quantile`` picks, and among equal entries (NaNs, repeated values) PyTorch's pick
+is the one its kernel put there. PyTorch's CPU ``sort`` of every dtype is libstdc++'s introsort
+(PyTorch 2.13's CPU build has no x86-simd-sort in it), except a 1-D integer tensor of at least
+32768 entries sorted ascending, which its parallel radix sort orders stably. The introsort: slices
+of at most 16 entries end in an insertion sort (so equal entries keep their order, as a stable
+sort), longer ones are first split around the median of three entries, the larger entries first,
+and fall back on a heap sort past twice the logarithm of the length in splits.
+:func:`unstable_argsort_rows` follows the same steps on the host (each split is a few vectorised
+NumPy operations), for the rows that have ties. ``topk`` is libstdc++'s ``partial_sort`` or
+``nth_element`` (:func:`topk_rows`), ``kthvalue`` PyTorch's own quickselect (:func:`select_index`).
 
 >>> sort_order(np.zeros(17))[:3].tolist()
 [8, 16, 15]
