@@ -1,4 +1,5 @@
-"""Equal entries in PyTorch's order: ``sort``/``argsort``/``msort`` (``stable=False``) and ``topk``
+"""Equal entries in PyTorch's order: ``sort``/``argsort``/``msort`` (``stable=False``), ``topk`` and the
+order statistics (``median nanmedian mode kthvalue max min cummax cummin``)
 give the indices PyTorch's CPU gives, in every dtype, length, density of ties, dim and direction,
 and their gradients go to the entries PyTorch's go to (a generator against PyTorch)."""
 
@@ -116,3 +117,30 @@ def test_gradients_of_ties_go_where_pytorchs_go(op: str, levels: int) -> None:
     (tv * torch.from_numpy(g)).sum().backward()
     (ov * tga.tensor(g)).sum().backward()
     np.testing.assert_array_equal(ours.grad.numpy(), t.grad.numpy())
+
+
+SIBLINGS = {
+    "median": lambda lib, x, d: lib.median(x, d),
+    "nanmedian": lambda lib, x, d: lib.nanmedian(x, d),
+    "mode": lambda lib, x, d: lib.mode(x, d),
+    "kthvalue": lambda lib, x, d: lib.kthvalue(x, max(1, x.shape[d] // 3), d),
+    "max": lambda lib, x, d: lib.max(x, d),
+    "min": lambda lib, x, d: lib.min(x, d),
+    "cummax": lambda lib, x, d: lib.cummax(x, d),
+    "cummin": lambda lib, x, d: lib.cummin(x, d),
+}
+
+
+@pytest.mark.parametrize(("x", "dim"), CASES)
+def test_order_statistics_pick_pytorchs_index_among_ties(x: np.ndarray, dim: int) -> None:
+    """The index siblings of sort (NaNs and repeated values included) pick the entry PyTorch's CPU picks."""
+    t, ours = torch.from_numpy(x.copy()), tga.tensor(x)
+    for name, call in SIBLINGS.items():
+        try:
+            tv, ti = call(torch, t, dim)
+        except RuntimeError:  # (a dtype PyTorch's CPU does not take: the dtype grid's concern)
+            continue
+        ov, oi = call(tga, ours, dim)
+        what = f"{name}(dim={dim}) of {x.dtype}{x.shape}"
+        _check_indices(oi, ti, what)
+        np.testing.assert_array_equal(ov.numpy(), tv.numpy(), err_msg=what)

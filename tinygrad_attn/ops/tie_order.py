@@ -286,29 +286,21 @@ def select_index(x: np.ndarray, k: int) -> int:
 def mode_index(x: np.ndarray) -> int:
     """The index PyTorch's CPU ``mode`` gives for the 1-D ``x``: it sorts (value, index) pairs by value
     and takes the first longest run of equal values, at the run's last sorted position. Without NaN
-    that sort's order of equal entries is :func:`sort_order`'s. A NaN equals nothing, and up to 16
-    entries the sort is an insertion sort under ``<`` (which no NaN passes), replayed here; a longer
-    slice with a NaN has no defined order there (its comparison is not a strict order) and takes the
-    last occurrence of the smallest most frequent value."""
+    that sort's order of equal entries is :func:`sort_order`'s. With a NaN (which equals nothing and
+    is neither below nor above anything) the sort is replayed entry by entry under ``<``
+    (:func:`_sort_under_less`); where that replay would read outside the slice (PyTorch's unguarded
+    scans rely on an order NaN breaks) the pick is undefined, and this takes the last occurrence of
+    the smallest most frequent value."""
     n = x.shape[0]
     nan = np.isnan(x)
     if not nan.any():
         perm = sort_order(x)
-    elif n <= _SMALL:
-        perm = []
-        for i in range(n):  # (libstdc++'s insertion sort: to the front if below the first, else leftwards)
-            v = x[i]
-            if perm and v < x[perm[0]]:
-                perm.insert(0, i)
-                continue
-            j = len(perm)
-            while j > 0 and v < x[perm[j - 1]]:
-                j -= 1
-            perm.insert(j, i)
     else:
-        vals, counts = np.unique(x, return_counts=True)
-        best = vals[np.argmax(counts)]
-        return int(np.nonzero((x == best) | (nan & np.isnan(best)))[0][-1])
+        perm = _sort_under_less(x.tolist())
+        if perm is None:
+            vals, counts = np.unique(x, return_counts=True)
+            best = vals[np.argmax(counts)]
+            return int(np.nonzero((x == best) | (nan & np.isnan(best)))[0][-1])
     s = x[perm]
     best, best_at, run = 0, 0, 0
     for i in range(n):
@@ -318,3 +310,76 @@ def mode_index(x: np.ndarray) -> int:
                 best, best_at = run, i
             run = 0
     return int(perm[best_at])
+
+
+def _sort_under_less(v: list) -> list | None:
+    """The permutation libstdc++'s ``std::sort`` gives the list ``v`` under ``a < b`` taken as is (NaN
+    neither below nor above anything), step by step; None where a scan would leave the list."""
+    a, perm = list(v), list(range(len(v)))
+
+    def swap(i: int, j: int) -> None:
+        a[i], a[j] = a[j], a[i]
+        perm[i], perm[j] = perm[j], perm[i]
+
+    def heap_sort(lo: int, hi: int) -> None:
+        keys, order = np.array(a[lo:hi], dtype=np.float64), np.array(perm[lo:hi])
+        _heap_sort(keys, order, 0, hi - lo)  # (its comparisons are ``<`` alone: NaN as here)
+        a[lo:hi], perm[lo:hi] = keys.tolist(), order.tolist()
+
+    def loop(lo: int, hi: int, depth: int) -> bool:
+        while hi - lo > _SMALL:
+            if depth == 0:
+                heap_sort(lo, hi)
+                return True
+            depth -= 1
+            mid = lo + (hi - lo) // 2
+            i, j, k = lo + 1, mid, hi - 1
+            if a[i] < a[j]:
+                swap(lo, j if a[j] < a[k] else k if a[i] < a[k] else i)
+            else:
+                swap(lo, i if a[i] < a[k] else k if a[j] < a[k] else j)
+            first, last = lo + 1, hi
+            while True:
+                while a[first] < a[lo]:
+                    first += 1
+                    if first >= hi:
+                        return False
+                last -= 1
+                while a[lo] < a[last]:
+                    last -= 1
+                    if last < lo:
+                        return False
+                if not first < last:
+                    break
+                swap(first, last)
+                first += 1
+            if not loop(first, hi, depth):
+                return False
+            hi = first
+        return True
+
+    def linear_insert(i: int) -> None:
+        val, idx = a[i], perm[i]
+        while i > 0 and val < a[i - 1]:
+            a[i], perm[i] = a[i - 1], perm[i - 1]
+            i -= 1
+        a[i], perm[i] = val, idx
+
+    n = len(a)
+    if not loop(0, n, 2 * (n.bit_length() - 1)):
+        return None
+    for i in range(1, min(n, _SMALL)):  # (the guarded insertion sort of the first 16)
+        if a[i] < a[0]:
+            val, idx = a[i], perm[i]
+            a[1 : i + 1], perm[1 : i + 1] = a[:i], perm[:i]
+            a[0], perm[0] = val, idx
+        else:
+            linear_insert(i)
+    for i in range(_SMALL, n):  # (the unguarded one of the rest: it must stop inside the list)
+        j = i
+        while j > 0 and a[i] < a[j - 1]:
+            j -= 1
+        if j == 0 and i:
+            return None
+        linear_insert(i)
+    return perm
