@@ -50,12 +50,73 @@ def unstable_argsort_rows(rows: np.ndarray, descending: bool = False) -> np.ndar
     order = np.argsort(keys, axis=1, kind="stable")
     if n <= _SMALL:
         return order
-    for r in np.flatnonzero(tied):
-        a = keys[r].copy()
-        perm = np.arange(n)
-        _introsort(a, perm, 0, n, 2 * (n.bit_length() - 1))
-        order[r] = perm[np.argsort(a, kind="stable")]  # (the final insertion sort keeps equal entries' order)
+    rows_tied = np.flatnonzero(tied)
+    if rows_tied.size:
+        # the tied rows end to end, each one key range above the last: one array whose segments split apart
+        a = (keys[rows_tied] + (np.arange(rows_tied.size) * (n + 1))[:, None]).reshape(-1)
+        perm = np.arange(a.size)
+        starts = np.arange(rows_tied.size) * n
+        _introsort_segments(a, perm, starts, starts + n, 2 * (n.bit_length() - 1))
+        settled = perm[np.argsort(a, kind="stable")]  # (the final insertion sort keeps equal entries' order)
+        order[rows_tied] = settled.reshape(rows_tied.size, n) - starts[:, None]
     return order
+
+
+def _introsort_segments(a: np.ndarray, perm: np.ndarray, lo: np.ndarray, hi: np.ndarray, depth: int) -> None:
+    """:func:`_introsort` of every segment ``lo[s] .. hi[s]`` of ``a`` at once, level by level: each
+    level splits every segment longer than 16 (the median of three to its front, then the pairs of
+    the two scans swapped), with a few vectorised operations over all of them."""
+    while True:
+        keep = np.flatnonzero(hi - lo > _SMALL)
+        keep = keep[np.argsort(lo[keep])]  # (numbered in the order they lie in)
+        lo, hi = lo[keep], hi[keep]
+        if not lo.size:
+            return
+        if depth == 0:
+            for s in range(lo.size):
+                _heap_sort(a, perm, int(lo[s]), int(hi[s]))
+            return
+        depth -= 1
+        # the median of a[lo + 1], a[mid], a[hi - 1] swapped to lo (ties decided as libstdc++'s)
+        i, j, k = lo + 1, lo + (hi - lo) // 2, hi - 1
+        ai, aj, ak = a[i], a[j], a[k]
+        pick = np.where(ai < aj, np.where(aj < ak, j, np.where(ai < ak, k, i)),
+                        np.where(ai < ak, i, np.where(aj < ak, k, j)))  # fmt: skip
+        a[lo], a[pick] = a[pick], a[lo].copy()
+        perm[lo], perm[pick] = perm[pick], perm[lo].copy()
+        # which segment each entry is in (entries outside every segment: -1)
+        mark = np.zeros(a.size + 1, np.int64)
+        np.add.at(mark, lo, np.arange(1, lo.size + 1))
+        np.add.at(mark, hi, -np.arange(1, lo.size + 1))
+        inside = np.cumsum(mark)[:-1]  # (segment number + 1 inside a segment, else 0)
+        seg = inside - 1
+        where = np.flatnonzero(seg >= 0)
+        s_of = seg[where]
+        pivot = a[lo][s_of]
+        # left candidates: lo + 1 .. hi - 1 not below the pivot (ascending); right: lo .. hi - 1 not above
+        left = where[(a[where] >= pivot) & (where > lo[s_of])]
+        right = where[a[where] <= pivot]
+        ls, rs = seg[left], seg[right]
+        n_left = np.bincount(ls, minlength=lo.size)
+        n_right = np.bincount(rs, minlength=lo.size)
+        first_left = np.concatenate(([0], np.cumsum(n_left)[:-1]))
+        first_right = np.concatenate(([0], np.cumsum(n_right)[:-1]))
+        rank = np.arange(left.size) - first_left[ls]  # (k: the k-th left candidate of its segment)
+        has = rank < n_right[ls]
+        partner = np.full(left.size, -1, np.int64)
+        partner[has] = right[first_right[ls[has]] + n_right[ls[has]] - 1 - rank[has]]  # (the k-th from the right)
+        swap = has & (left < partner)
+        swaps = np.bincount(ls[swap], minlength=lo.size)  # (m: the pairs met before the scans cross)
+        li, ri = left[swap], partner[swap]
+        a[li], a[ri] = a[ri], a[li].copy()
+        perm[li], perm[ri] = perm[ri], perm[li].copy()
+        # the split point: the next left candidate if it comes before the last swapped right one
+        m = swaps
+        next_left = np.where(m < n_left, left[np.minimum(first_left + m, max(left.size - 1, 0))], -1)
+        last_right = np.where(m > 0, right[np.minimum(first_right + n_right - m, right.size - 1)], -1)
+        take_left = (m < n_left) & ((m == 0) | (next_left < last_right))
+        cut = np.where(take_left, next_left, last_right)
+        lo, hi = np.concatenate((cut, lo)), np.concatenate((hi, cut))
 
 
 def rank_keys_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
