@@ -342,10 +342,6 @@ _NO_BFLOAT16 = "NumPy has no bfloat16: .bfloat16() raises TypeError naming .half
 _EMPTY_HALF = (
     "an empty (0, 0) float16 matrix: PyTorch returns before its LAPACK kernel's dtype check, ours refuses float16"
 )
-_UINT8_RESIZE = (
-    "PyTorch's uint8 bilinear/bicubic kernels (fixed-point, rounded) are not written here: ours refuses uint8"
-)
-
 KNOWN: dict[str, str] = {
     **{f"bfloat16/{d}{v}": _NO_BFLOAT16 for d in GRID_DTYPES if d != "float32" for v in ("", "/method")},
     "__radd__#0": _UNBOUND,
@@ -354,14 +350,10 @@ KNOWN: dict[str, str] = {
     "__ror__#0": _UNBOUND,
     "__rxor__#0": _UNBOUND,
     "__rpow__/bool": _UNBOUND,
-    "argsort/bool": "argsort of a bool tensor (ties everywhere): the order of equal values is undefined, PyTorch's sort is not stable",
     "linalg.det/float16": _EMPTY_HALF,
     "linalg.svd/float16": _EMPTY_HALF,
     "svd/float16": _EMPTY_HALF,
     "svd/float16/method": _EMPTY_HALF,
-    "nn.functional.interpolate.bicubic/uint8": _UINT8_RESIZE,
-    "nn.functional.interpolate.bilinear/uint8": _UINT8_RESIZE,
-    "nn.functional.upsample_bilinear/uint8": _UINT8_RESIZE,
 }
 
 

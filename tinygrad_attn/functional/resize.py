@@ -18,8 +18,10 @@ import numpy as np
 from ..engine.declare import check_dtype, public
 from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError
+from ..tensors.dtypes import float16, uint8
 from .conv import adaptive_avg_pool2d
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool3d
+from .resize_taps import int16_weights, source_scale, taps
 
 _NEAREST_DTYPES = ("uint8", "float16", "float32", "float64")
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
@@ -88,7 +90,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     ``size`` or by ``scale_factor``. ``mode``: ``nearest`` (PyTorch's legacy rounding),
     ``nearest-exact``, or ``linear``/``bilinear``/``trilinear`` for 1/2/3 spatial axes
     (``align_corners`` as PyTorch's), ``bicubic`` for 2, ``area`` (adaptive average pooling to
-    the size). ``antialias`` is not supported."""
+    the size). ``antialias`` (bilinear and bicubic): PyTorch's separable filter, which averages
+    every source entry under a shrinking output's footprint; ``uint8`` bilinear and bicubic
+    compute in PyTorch's fixed point (:mod:`~tinygrad_attn.functional.resize_taps`)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"interpolate: input must be a Tensor, got {type(input).__name__}")
     nd = input.ndim - 2
@@ -105,8 +109,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
         raise InvalidArgumentError(
             f"interpolate: align_corners is only for the linear modes (linear, bilinear, bicubic, trilinear), not {mode!r}"
         )
-    if antialias:
-        raise UnsupportedModeError("interpolate: antialias=True is not supported")
+    if antialias and (mode not in ("bilinear", "bicubic") or nd != 2):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         f"4-D tensor as input (interpolate: mode {mode!r}, input {tuple(input.shape)})")  # fmt: skip
     if (size is None) == (scale_factor is None):
         raise InvalidArgumentError("interpolate: give exactly one of size and scale_factor")
     sizes, scales = _per_axis(size, nd, "size"), _per_axis(scale_factor, nd, "scale_factor")
@@ -118,15 +123,20 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     sizes = tuple(int(s) for s in sizes)
     if any(s < 1 for s in sizes):
         raise InvalidArgumentError(f"interpolate: output size {sizes} for input {tuple(input.shape)} must be positive")
-    # (PyTorch's kernels: uint8 and floats for the nearest modes, floats for the others; its uint8
-    # bilinear and bicubic are not written here)
-    check_dtype(f"upsample_{mode}", input, _NEAREST_DTYPES if mode in ("nearest", "nearest-exact") else "floating")
+    # (PyTorch's kernels: uint8 and floats for the nearest modes and for bilinear and bicubic, whose
+    # uint8 kernel computes in fixed point; floats for the others)
+    accepted = _NEAREST_DTYPES if mode in ("nearest", "nearest-exact", "bilinear", "bicubic") else "floating"
+    check_dtype(f"upsample_{mode}{'_aa' if antialias else ''}", input, accepted)
+    if antialias or (mode in ("bilinear", "bicubic") and input.dtype == uint8):
+        return _separable(input, sizes, scales, mode == "bicubic", bool(align_corners), antialias)
     if mode == "area":  # (PyTorch's: the adaptive average pooling to the output size)
         if nd > 3:
             raise UnsupportedModeError(
                 f"interpolate: mode 'area' takes 3-D to 5-D input, got shape {tuple(input.shape)}"
             )
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input, sizes)
+    if input.dtype == float16 and mode in ("linear", "trilinear"):  # (bilinear: another kernel, float32 weights)
+        return _half_linear(input, sizes, scales, bool(align_corners))
     out = input
     for i, (n_in, n_out) in enumerate(zip(spatial, sizes)):
         axis = 2 + i
@@ -150,6 +160,63 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     return out
 
 
+def _half_linear(x: Tensor, sizes: tuple, scales: tuple | None, align_corners: bool) -> Tensor:
+    """``linear`` and ``trilinear`` of a float16 input, rounded as PyTorch's: source positions in float32, each
+    weight stored in float16 (the second rounded, the first ``1 - second`` in float16), the sums in
+    float32 from the last axis out (each a fused multiply-add), and one rounding of the result to float16."""
+    out = x.float()
+    f32 = np.float32
+    for axis in range(x.ndim - 1, 1, -1):
+        n_in, n_out = x.shape[axis], sizes[axis - 2]
+        if align_corners:
+            scale = f32(n_in - 1) / f32(n_out - 1) if n_out > 1 else f32(0.0)
+        else:
+            given = None if scales is None else float(scales[axis - 2])
+            scale = f32(1.0 / given) if given is not None and given > 0 else f32(n_in) / f32(n_out)
+        dst = np.arange(n_out, dtype=f32)
+        src = scale * dst if align_corners else np.maximum(scale * (dst + f32(0.5)) - f32(0.5), f32(0.0))
+        lo = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+        hi = lo + (lo < n_in - 1)
+        second = np.clip(src - lo.astype(f32), f32(0.0), f32(1.0)).astype(np.float16)
+        first = (np.float16(1.0) - second).astype(np.float16)
+        shape = (n_out,) + (1,) * (x.ndim - 1 - axis)
+        a = out.index_select(axis, Tensor(lo, device=x.device))
+        b = out.index_select(axis, Tensor(hi, device=x.device))
+        w0 = Tensor(first.astype(np.float64).reshape(shape), device=x.device)
+        w1 = Tensor(second.astype(f32).reshape(shape), device=x.device)
+        # (a * w0 + b * w1 with the first product fused into the addition, as PyTorch's compiled
+        # kernel: exact in float64, one rounding to float32)
+        out = (a.double() * w0 + (b * w1).double()).float()
+    return out.to(float16)
+
+
+def _separable(x: Tensor, sizes: tuple, scales: tuple | None, cubic: bool, align_corners: bool,
+               antialias: bool) -> Tensor:  # fmt: skip
+    """PyTorch's separable resize (:mod:`~tinygrad_attn.functional.resize_taps`): each axis that
+    changes size, the last first, as a weighted sum of its taps (gathered by ``index_select``, so
+    the gradient is autograd's); ``uint8`` in fixed point."""
+    out = x
+    for axis in range(x.ndim - 1, 1, -1):
+        n_in, n_out = x.shape[axis], sizes[axis - 2]
+        if n_in == n_out:
+            continue
+        scale = source_scale(n_in, n_out, align_corners, None if scales is None else float(scales[axis - 2]))
+        lo, w = taps(n_in, n_out, scale, align_corners=align_corners, antialias=antialias, cubic=cubic)
+        k = w.shape[1]
+        index = np.minimum(lo[:, None] + np.arange(k), n_in - 1).reshape(-1)  # (the zero weights past the taps)
+        picked = out.index_select(axis, Tensor(index, device=x.device))
+        picked = picked.reshape(out.shape[:axis] + (n_out, k) + out.shape[axis + 1 :])
+        trailing = (1,) * (x.ndim - 1 - axis)
+        if x.dtype == uint8:
+            w16, bits = int16_weights(w)
+            acc = (picked.long() * Tensor(w16.reshape((n_out, k) + trailing), device=x.device)).sum(axis + 1)
+            out = ((acc + (1 << (bits - 1))) >> bits).clamp(0, 255).to(uint8)
+        else:
+            weights = Tensor(w.reshape((n_out, k) + trailing).astype(np.dtype(x.dtype)), device=x.device)
+            out = (picked * weights).sum(axis + 1)
+    return out if out is not x else x.clone()
+
+
 # -- PyTorch's deprecated spellings of interpolate ------------------------------------------
 @public(function=False, functional=True)
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
@@ -171,3 +238,16 @@ def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None)
     """PyTorch's deprecated ``F.upsample_bilinear``: ``interpolate(mode="bilinear", align_corners=True)``."""
     _user_warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.")  # fmt: skip
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# (float16 ``linear``/``trilinear`` round as PyTorch's themselves, in :func:`_half_linear`: not the
+# float32-then-round-once rule of the other float16 modes)
+def _rounds_half_itself(args: tuple, kw: dict) -> bool:
+    mode = kw["mode"] if "mode" in kw else args[3] if len(args) > 3 else "nearest"
+    return mode in ("linear", "trilinear") and not kw.get("antialias", args[6] if len(args) > 6 else False)
+
+
+for _fn in (interpolate, upsample):
+    while _fn is not None:  # (every layer the declaration wrapped it in: the float16 rule reads its own)
+        _fn.keeps_half = _rounds_half_itself
+        _fn = getattr(_fn, "__wrapped__", None)

@@ -10,25 +10,71 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.function import Function
+from .tie_order import RADIX_MIN, topk_rows, unstable_argsort_rows
 
 
 class Argsort(Function):
-    """``args = (dim, descending)``; stable: ties keep their order. int64."""
+    """``args = (dim, descending[, stable])``. int64. Stable (the default): ties keep their order;
+    ``stable=False`` on a CPU: ties in the order PyTorch's CPU sort leaves them
+    (:func:`~tinygrad_attn.ops.tie_order.unstable_argsort_rows`, on the host). A GPU's unstable
+    order is PyTorch's CUDA sort's own, not reproduced: there ties keep their order."""
 
     __slots__ = ()
     differentiable = False
 
     def forward(self, ns, a):
-        dim, descending = self.args
+        dim, descending, *rest = self.args
         dev = ns.device
-        try:  # the array API's signature (array_api_strict)
-            idx = dev.xp.argsort(a, axis=dim, descending=descending, stable=True)
-        except TypeError:  # NumPy and CuPy: no ``descending``; sorting the negation keeps ties in order
-            if descending:
-                kind = dev.np_dtype(a.dtype).kind
-                a = -(ns.astype(a, dev.dtype(np.int64)) if kind in "bu" else a)
-            idx = dev.xp.argsort(a, axis=dim, kind="stable")
-        return ns.astype(idx, dev.dtype(np.int64))
+        if (
+            rest
+            and not rest[0]
+            and a.size
+            and not dev.name.startswith("cuda")
+            and not _radix_sorted(dev, a, descending)
+        ):
+            host = np.moveaxis(dev.to_host(a), dim, -1)
+            order = unstable_argsort_rows(host.reshape(-1, host.shape[-1]), descending)
+            return dev.asarray(np.moveaxis(order.reshape(host.shape), -1, dim), dtype=np.int64)
+        return _stable_argsort(ns, a, dim, descending)
+
+
+def _stable_argsort(ns, a, dim: int, descending: bool):
+    """Ties in their order. Descending: the reversed ascending order of the reversed ``a`` (NaN
+    first, as PyTorch's, and ties still in their order; a negation would keep NaN last)."""
+    xp = ns.device.xp
+    if descending:
+        a = xp.flip(a, axis=dim)
+    try:  # the array API's signature (array_api_strict, NumPy 2)
+        idx = xp.argsort(a, axis=dim, stable=True)
+    except TypeError:  # (CuPy: its sort is stable)
+        idx = xp.argsort(a, axis=dim, kind="stable")
+    idx = ns.astype(idx, ns.device.dtype(np.int64))
+    return (a.shape[dim] - 1) - xp.flip(idx, axis=dim) if descending else idx
+
+
+class TopkIndices(Function):
+    """``args = (dim, k, largest, sorted)``: the indices of the ``k`` largest (or smallest) entries
+    along ``dim``, int64. On a CPU in PyTorch's CPU order (ties, and ``sorted=False``'s order:
+    :func:`~tinygrad_attn.ops.tie_order.topk_rows`, on the host); on a GPU the first ``k`` of a
+    stable sort."""
+
+    __slots__ = ()
+    differentiable = False
+
+    def forward(self, ns, a):
+        dim, k, largest, is_sorted = self.args
+        dev = ns.device
+        if k and not dev.name.startswith("cuda"):
+            host = np.moveaxis(dev.to_host(a), dim, -1)
+            order = topk_rows(host.reshape(-1, host.shape[-1]), k, largest, is_sorted)
+            return dev.asarray(np.moveaxis(order.reshape(host.shape[:-1] + (k,)), -1, dim), dtype=np.int64)
+        idx = _stable_argsort(ns, a, dim, largest)
+        return ns.take(idx, dev.asarray(np.arange(k), dtype=np.int64), axis=dim)
+
+
+def _radix_sorted(dev, a, descending: bool) -> bool:
+    """Whether PyTorch's CPU sorts ``a`` with its (stable) radix sort: 1-D integers, ascending, long."""
+    return a.ndim == 1 and not descending and dev.np_dtype(a.dtype).kind in "iu" and a.shape[0] >= RADIX_MIN
 
 
 class ArgExtreme(Function):

@@ -1,13 +1,17 @@
-"""The order in which PyTorch's CPU ``sort`` (``stable=False``) leaves equal entries.
+"""The order in which PyTorch's CPU ``sort`` (``stable=False``), ``topk`` and ``kthvalue`` leave
+equal entries.
 
-The values of a sort do not depend on it, but a gradient does: it flows back to the entries
-that a ``quantile`` picks, and among equal entries (NaNs, repeated values) PyTorch's pick is the
-one its unstable sort put there. That sort is an introsort: slices of at most 16 entries end in
-an insertion sort (so equal entries keep their order, as a stable sort), longer ones are first
-split around the median of three entries, the larger entries first, and fall back on a heap
-sort past twice the logarithm of the length in splits. :func:`sort_order` follows the same
-steps on the host (each split is a few vectorised NumPy operations), so the order of equal
-entries is PyTorch's too.
+The indices of ``sort``/``argsort``/``topk`` show it, and a gradient depends on it: it flows back
+to the entries a ``quantile`` picks, and among equal entries (NaNs, repeated values) PyTorch's pick
+is the one its kernel put there. PyTorch's CPU ``sort`` of every dtype is libstdc++'s introsort
+(PyTorch 2.13's CPU build has no x86-simd-sort in it), except a 1-D integer tensor of at least
+32768 entries sorted ascending, which its parallel radix sort orders stably. The introsort: slices
+of at most 16 entries end in an insertion sort (so equal entries keep their order, as a stable
+sort), longer ones are first split around the median of three entries, the larger entries first,
+and fall back on a heap sort past twice the logarithm of the length in splits.
+:func:`unstable_argsort_rows` follows the same steps on the host (each split is a few vectorised
+NumPy operations), for the rows that have ties. ``topk`` is libstdc++'s ``partial_sort`` or
+``nth_element`` (:func:`topk_rows`), ``kthvalue`` PyTorch's own quickselect (:func:`select_index`).
 
 >>> sort_order(np.zeros(17))[:3].tolist()
 [8, 16, 15]
@@ -22,20 +26,113 @@ _SMALL = 16  # slices of at most this many entries are left to the final inserti
 
 def sort_order(x: np.ndarray) -> np.ndarray:
     """The permutation PyTorch's CPU ``sort(stable=False)`` of the 1-D ``x`` gives (NaN last, ascending)."""
-    n = x.shape[0]
-    order = np.argsort(x, kind="stable")  # (NumPy puts NaN last, as PyTorch's comparison)
+    return unstable_argsort_rows(x[None])[0]
+
+
+# PyTorch's CPU sort of a 1-D integer tensor (not bool) of at least this many entries, ascending, is a
+# parallel radix sort, which is stable.
+RADIX_MIN = 32768
+
+
+def unstable_argsort_rows(rows: np.ndarray, descending: bool = False) -> np.ndarray:
+    """The order PyTorch's CPU ``sort(stable=False)`` gives each row of the 2-D host array ``rows``:
+    libstdc++'s introsort under its comparison (``<``, or ``>`` when ``descending``, a NaN above
+    every number and equal to another NaN). A row without ties, or of at most 16 entries, has the
+    stable order; the others replay the introsort's splits on the row's integer keys.
+
+    >>> unstable_argsort_rows(np.zeros((1, 17)))[0, :3].tolist()
+    [8, 16, 15]
+    """
+    m, n = rows.shape
+    keys, tied = rank_keys_rows(rows)
+    if descending:
+        keys = keys.max(axis=1, keepdims=True) - keys if n else keys
+    order = np.argsort(keys, axis=1, kind="stable")
     if n <= _SMALL:
         return order
-    # integer keys with the same ties as PyTorch's comparison: NaNs all equal, -0.0 equal to 0.0
-    s = x[order]
-    same = (s[1:] == s[:-1]) | (np.isnan(s[1:]) & np.isnan(s[:-1]))
-    if not same.any():
-        return order  # (no ties: any sort gives the stable order)
-    keys = np.empty(n, np.int64)
-    keys[order] = np.concatenate(([0], np.cumsum(~same)))
-    perm = np.arange(n)
-    _introsort(keys, perm, 0, n, 2 * (n.bit_length() - 1))
-    return perm[np.argsort(keys, kind="stable")]  # (the final insertion sort keeps equal entries' order)
+    rows_tied = np.flatnonzero(tied)
+    if rows_tied.size:
+        # the tied rows end to end, each one key range above the last: one array whose segments split apart
+        a = (keys[rows_tied] + (np.arange(rows_tied.size) * (n + 1))[:, None]).reshape(-1)
+        perm = np.arange(a.size)
+        starts = np.arange(rows_tied.size) * n
+        _introsort_segments(a, perm, starts, starts + n, 2 * (n.bit_length() - 1))
+        settled = perm[np.argsort(a, kind="stable")]  # (the final insertion sort keeps equal entries' order)
+        order[rows_tied] = settled.reshape(rows_tied.size, n) - starts[:, None]
+    return order
+
+
+def _introsort_segments(a: np.ndarray, perm: np.ndarray, lo: np.ndarray, hi: np.ndarray, depth: int) -> None:
+    """:func:`_introsort` of every segment ``lo[s] .. hi[s]`` of ``a`` at once, level by level: each
+    level splits every segment longer than 16 (the median of three to its front, then the pairs of
+    the two scans swapped), with a few vectorised operations over all of them."""
+    while True:
+        keep = np.flatnonzero(hi - lo > _SMALL)
+        keep = keep[np.argsort(lo[keep])]  # (numbered in the order they lie in)
+        lo, hi = lo[keep], hi[keep]
+        if not lo.size:
+            return
+        if depth == 0:
+            for s in range(lo.size):
+                _heap_sort(a, perm, int(lo[s]), int(hi[s]))
+            return
+        depth -= 1
+        # the median of a[lo + 1], a[mid], a[hi - 1] swapped to lo (ties decided as libstdc++'s)
+        i, j, k = lo + 1, lo + (hi - lo) // 2, hi - 1
+        ai, aj, ak = a[i], a[j], a[k]
+        pick = np.where(ai < aj, np.where(aj < ak, j, np.where(ai < ak, k, i)),
+                        np.where(ai < ak, i, np.where(aj < ak, k, j)))  # fmt: skip
+        a[lo], a[pick] = a[pick], a[lo].copy()
+        perm[lo], perm[pick] = perm[pick], perm[lo].copy()
+        # which segment each entry is in (entries outside every segment: -1)
+        mark = np.zeros(a.size + 1, np.int64)
+        np.add.at(mark, lo, np.arange(1, lo.size + 1))
+        np.add.at(mark, hi, -np.arange(1, lo.size + 1))
+        inside = np.cumsum(mark)[:-1]  # (segment number + 1 inside a segment, else 0)
+        seg = inside - 1
+        where = np.flatnonzero(seg >= 0)
+        s_of = seg[where]
+        pivot = a[lo][s_of]
+        # left candidates: lo + 1 .. hi - 1 not below the pivot (ascending); right: lo .. hi - 1 not above
+        left = where[(a[where] >= pivot) & (where > lo[s_of])]
+        right = where[a[where] <= pivot]
+        ls, rs = seg[left], seg[right]
+        n_left = np.bincount(ls, minlength=lo.size)
+        n_right = np.bincount(rs, minlength=lo.size)
+        first_left = np.concatenate(([0], np.cumsum(n_left)[:-1]))
+        first_right = np.concatenate(([0], np.cumsum(n_right)[:-1]))
+        rank = np.arange(left.size) - first_left[ls]  # (k: the k-th left candidate of its segment)
+        has = rank < n_right[ls]
+        partner = np.full(left.size, -1, np.int64)
+        partner[has] = right[first_right[ls[has]] + n_right[ls[has]] - 1 - rank[has]]  # (the k-th from the right)
+        swap = has & (left < partner)
+        swaps = np.bincount(ls[swap], minlength=lo.size)  # (m: the pairs met before the scans cross)
+        li, ri = left[swap], partner[swap]
+        a[li], a[ri] = a[ri], a[li].copy()
+        perm[li], perm[ri] = perm[ri], perm[li].copy()
+        # the split point: the next left candidate if it comes before the last swapped right one
+        m = swaps
+        next_left = np.where(m < n_left, left[np.minimum(first_left + m, max(left.size - 1, 0))], -1)
+        last_right = np.where(m > 0, right[np.minimum(first_right + n_right - m, right.size - 1)], -1)
+        take_left = (m < n_left) & ((m == 0) | (next_left < last_right))
+        cut = np.where(take_left, next_left, last_right)
+        lo, hi = np.concatenate((cut, lo)), np.concatenate((hi, cut))
+
+
+def rank_keys_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer keys of each row of the 2-D ``rows`` with the ties of PyTorch's comparison (equal
+    entries, and -0.0 and 0.0, one key; every NaN one key above all numbers), and whether each row
+    has a tie."""
+    m, n = rows.shape
+    order = np.argsort(rows, axis=1, kind="stable")  # (NumPy puts NaN last, as PyTorch's comparison)
+    s = np.take_along_axis(rows, order, axis=1)
+    same = s[:, 1:] == s[:, :-1]
+    if s.dtype.kind in "fc":
+        same |= np.isnan(s[:, 1:]) & np.isnan(s[:, :-1])
+    ranks = np.concatenate((np.zeros((m, min(n, 1)), np.int64), np.cumsum(~same, axis=1)), axis=1)
+    keys = np.empty((m, n), np.int64)
+    np.put_along_axis(keys, order, ranks, axis=1)
+    return keys, same.any(axis=1)
 
 
 def _introsort(a: np.ndarray, perm: np.ndarray, lo: int, hi: int, depth: int) -> None:
@@ -89,13 +186,8 @@ def _partition(a: np.ndarray, perm: np.ndarray, lo: int, hi: int) -> int:
 
 def _heap_sort(a: np.ndarray, perm: np.ndarray, lo: int, hi: int) -> None:
     """A heap sort of ``lo .. hi``: a max-heap built bottom-up, then its top moved to the end in turn."""
-    n = hi - lo
-    for parent in range((n - 2) // 2, -1, -1):
-        _adjust(a, perm, lo, parent, n, a[lo + parent], perm[lo + parent])
-    for last in range(n - 1, 0, -1):
-        value, index = a[lo + last], perm[lo + last]
-        a[lo + last], perm[lo + last] = a[lo], perm[lo]
-        _adjust(a, perm, lo, 0, last, value, index)
+    _make_heap(a, perm, lo, hi)
+    _sort_heap(a, perm, lo, hi)
 
 
 def _adjust(a: np.ndarray, perm: np.ndarray, lo: int, hole: int, n: int, value: int, index: int) -> None:
@@ -121,15 +213,91 @@ def _adjust(a: np.ndarray, perm: np.ndarray, lo: int, hole: int, n: int, value: 
     a[lo + hole], perm[lo + hole] = value, index
 
 
+def topk_rows(rows: np.ndarray, k: int, largest: bool, sorted: bool) -> np.ndarray:  # noqa: A002
+    """The indices PyTorch's CPU ``topk`` gives for each row of the 2-D host array ``rows`` (``k``
+    of each, ``k >= 1``): with ``64 k`` at most the row's length, libstdc++'s ``partial_sort`` (a heap
+    of the first ``k`` entries, each later entry that beats its top replacing it, then the heap
+    sorted); otherwise its ``nth_element`` (an introselect) and, with ``sorted``, a ``sort`` of the
+    ``k - 1`` entries before the ``k``-th. Rows without ties where the result is sorted anyway take
+    the stable order."""
+    m, n = rows.shape
+    keys, tied = rank_keys_rows(rows)
+    if largest:
+        keys = keys.max(axis=1, keepdims=True) - keys
+    heap = k * 64 <= n
+    out = np.argsort(keys, axis=1, kind="stable")[:, :k]
+    for r in range(m) if not (heap or sorted) else np.flatnonzero(tied):
+        a = keys[r].copy()
+        perm = np.arange(n)
+        if heap:
+            _heap_select(a, perm, 0, k, n)
+            _sort_heap(a, perm, 0, k)
+        else:
+            _introselect(a, perm, k - 1, 0, n, 2 * (n.bit_length() - 1))
+            if sorted:
+                _sort_range(a, perm, 0, k - 1)
+        out[r] = perm[:k]
+    return out
+
+
+def _sort_range(a: np.ndarray, perm: np.ndarray, lo: int, hi: int) -> None:
+    """libstdc++'s ``sort`` of ``lo .. hi``: the introsort's splits, then an insertion sort (which
+    keeps equal entries in the order the splits left them)."""
+    _introsort(a, perm, lo, hi, 2 * ((hi - lo).bit_length() - 1))
+    settle = lo + np.argsort(a[lo:hi], kind="stable")
+    a[lo:hi], perm[lo:hi] = a[settle], perm[settle]
+
+
+def _introselect(a: np.ndarray, perm: np.ndarray, nth: int, lo: int, hi: int, depth: int) -> None:
+    """libstdc++'s ``nth_element``: the introsort's split, keeping only the side holding ``nth``,
+    down to 3 entries, then an insertion sort; past the depth limit a heap select instead."""
+    while hi - lo > 3:
+        if depth == 0:
+            _heap_select(a, perm, lo, nth + 1, hi)
+            _swap(a, perm, lo, nth)
+            return
+        depth -= 1
+        _median_to_first(a, perm, lo, lo + 1, lo + (hi - lo) // 2, hi - 1)
+        cut = _partition(a, perm, lo, hi)
+        if cut <= nth:
+            lo = cut
+        else:
+            hi = cut
+    settle = lo + np.argsort(a[lo:hi], kind="stable")
+    a[lo:hi], perm[lo:hi] = a[settle], perm[settle]
+
+
+def _make_heap(a: np.ndarray, perm: np.ndarray, lo: int, hi: int) -> None:
+    n = hi - lo
+    for parent in range((n - 2) // 2, -1, -1):
+        _adjust(a, perm, lo, parent, n, a[lo + parent], perm[lo + parent])
+
+
+def _heap_select(a: np.ndarray, perm: np.ndarray, lo: int, mid: int, hi: int) -> None:
+    """A max-heap of ``lo .. mid``; each later entry below its top, in turn, takes the top's place
+    (the top going to the entry's). The entries below the top are found a block at a time (the top
+    only falls), each one checked again against the top of its turn."""
+    _make_heap(a, perm, lo, mid)
+    block = 1024
+    for start in range(mid, hi, block):
+        for j in start + np.flatnonzero(a[start : min(start + block, hi)] < a[lo]):
+            if a[j] < a[lo]:
+                value, index = a[j], perm[j]
+                a[j], perm[j] = a[lo], perm[lo]
+                _adjust(a, perm, lo, 0, mid - lo, value, index)
+
+
+def _sort_heap(a: np.ndarray, perm: np.ndarray, lo: int, hi: int) -> None:
+    """The max-heap ``lo .. hi`` sorted: its top moved to the end in turn."""
+    for last in range(hi - lo - 1, 0, -1):
+        value, index = a[lo + last], perm[lo + last]
+        a[lo + last], perm[lo + last] = a[lo], perm[lo]
+        _adjust(a, perm, lo, 0, last, value, index)
+
+
 def rank_keys(x: np.ndarray) -> np.ndarray:
-    """Integer keys of the 1-D ``x`` with the ties of PyTorch's comparison: equal entries (and -0.0
-    and 0.0) one key, every NaN one key above all numbers."""
-    order = np.argsort(x, kind="stable")
-    s = x[order]
-    same = (s[1:] == s[:-1]) | (np.isnan(s[1:]) & np.isnan(s[:-1]))
-    keys = np.empty(x.shape[0], np.int64)
-    keys[order] = np.concatenate(([0], np.cumsum(~same)))
-    return keys
+    """:func:`rank_keys_rows` of the 1-D ``x``."""
+    return rank_keys_rows(x[None])[0][0]
 
 
 def select_index(x: np.ndarray, k: int) -> int:
@@ -179,29 +347,21 @@ def select_index(x: np.ndarray, k: int) -> int:
 def mode_index(x: np.ndarray) -> int:
     """The index PyTorch's CPU ``mode`` gives for the 1-D ``x``: it sorts (value, index) pairs by value
     and takes the first longest run of equal values, at the run's last sorted position. Without NaN
-    that sort's order of equal entries is :func:`sort_order`'s. A NaN equals nothing, and up to 16
-    entries the sort is an insertion sort under ``<`` (which no NaN passes), replayed here; a longer
-    slice with a NaN has no defined order there (its comparison is not a strict order) and takes the
-    last occurrence of the smallest most frequent value."""
+    that sort's order of equal entries is :func:`sort_order`'s. With a NaN (which equals nothing and
+    is neither below nor above anything) the sort is replayed entry by entry under ``<``
+    (:func:`_sort_under_less`); where that replay would read outside the slice (PyTorch's unguarded
+    scans rely on an order NaN breaks) the pick is undefined, and this takes the last occurrence of
+    the smallest most frequent value."""
     n = x.shape[0]
     nan = np.isnan(x)
     if not nan.any():
         perm = sort_order(x)
-    elif n <= _SMALL:
-        perm = []
-        for i in range(n):  # (libstdc++'s insertion sort: to the front if below the first, else leftwards)
-            v = x[i]
-            if perm and v < x[perm[0]]:
-                perm.insert(0, i)
-                continue
-            j = len(perm)
-            while j > 0 and v < x[perm[j - 1]]:
-                j -= 1
-            perm.insert(j, i)
     else:
-        vals, counts = np.unique(x, return_counts=True)
-        best = vals[np.argmax(counts)]
-        return int(np.nonzero((x == best) | (nan & np.isnan(best)))[0][-1])
+        perm = _sort_under_less(x.tolist())
+        if perm is None:
+            vals, counts = np.unique(x, return_counts=True)
+            best = vals[np.argmax(counts)]
+            return int(np.nonzero((x == best) | (nan & np.isnan(best)))[0][-1])
     s = x[perm]
     best, best_at, run = 0, 0, 0
     for i in range(n):
@@ -211,3 +371,76 @@ def mode_index(x: np.ndarray) -> int:
                 best, best_at = run, i
             run = 0
     return int(perm[best_at])
+
+
+def _sort_under_less(v: list) -> list | None:
+    """The permutation libstdc++'s ``std::sort`` gives the list ``v`` under ``a < b`` taken as is (NaN
+    neither below nor above anything), step by step; None where a scan would leave the list."""
+    a, perm = list(v), list(range(len(v)))
+
+    def swap(i: int, j: int) -> None:
+        a[i], a[j] = a[j], a[i]
+        perm[i], perm[j] = perm[j], perm[i]
+
+    def heap_sort(lo: int, hi: int) -> None:
+        keys, order = np.array(a[lo:hi], dtype=np.float64), np.array(perm[lo:hi])
+        _heap_sort(keys, order, 0, hi - lo)  # (its comparisons are ``<`` alone: NaN as here)
+        a[lo:hi], perm[lo:hi] = keys.tolist(), order.tolist()
+
+    def loop(lo: int, hi: int, depth: int) -> bool:
+        while hi - lo > _SMALL:
+            if depth == 0:
+                heap_sort(lo, hi)
+                return True
+            depth -= 1
+            mid = lo + (hi - lo) // 2
+            i, j, k = lo + 1, mid, hi - 1
+            if a[i] < a[j]:
+                swap(lo, j if a[j] < a[k] else k if a[i] < a[k] else i)
+            else:
+                swap(lo, i if a[i] < a[k] else k if a[j] < a[k] else j)
+            first, last = lo + 1, hi
+            while True:
+                while a[first] < a[lo]:
+                    first += 1
+                    if first >= hi:
+                        return False
+                last -= 1
+                while a[lo] < a[last]:
+                    last -= 1
+                    if last < lo:
+                        return False
+                if not first < last:
+                    break
+                swap(first, last)
+                first += 1
+            if not loop(first, hi, depth):
+                return False
+            hi = first
+        return True
+
+    def linear_insert(i: int) -> None:
+        val, idx = a[i], perm[i]
+        while i > 0 and val < a[i - 1]:
+            a[i], perm[i] = a[i - 1], perm[i - 1]
+            i -= 1
+        a[i], perm[i] = val, idx
+
+    n = len(a)
+    if not loop(0, n, 2 * (n.bit_length() - 1)):
+        return None
+    for i in range(1, min(n, _SMALL)):  # (the guarded insertion sort of the first 16)
+        if a[i] < a[0]:
+            val, idx = a[i], perm[i]
+            a[1 : i + 1], perm[1 : i + 1] = a[:i], perm[:i]
+            a[0], perm[0] = val, idx
+        else:
+            linear_insert(i)
+    for i in range(_SMALL, n):  # (the unguarded one of the rest: it must stop inside the list)
+        j = i
+        while j > 0 and a[i] < a[j - 1]:
+            j -= 1
+        if j == 0 and i:
+            return None
+        linear_insert(i)
+    return perm

@@ -261,8 +261,9 @@ def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
 @public(method=True)
 @number_as_vector()
 def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
-    """The indices that sort ``x`` along ``dim`` (ties keep their order)."""
-    return ops.Argsort.apply(x, args=(_one_dim(x, dim, "argsort"), descending))
+    """The indices that sort ``x`` along ``dim``: with ``stable=True`` ties keep their order, else (on a
+    CPU) they come in the order PyTorch's CPU sort leaves them (:mod:`tinygrad_attn.ops.tie_order`)."""
+    return ops.Argsort.apply(x, args=(_one_dim(x, dim, "argsort"), bool(descending), bool(stable)))
 
 
 @public(method=True)
@@ -276,7 +277,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
         out = values_indices("sort", x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
     else:
         d = _one_dim(x, sp.dim, "sort")
-        idx = argsort(x, d, descending)
+        idx = argsort(x, d, descending, stable)
         out = values_indices("sort", ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
     return out.values if sp.numpy else out
 
@@ -297,7 +298,7 @@ def _topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool =
         raise InvalidArgumentError(
             f"topk: k={k} is out of range for dimension {d} of size {x.shape[d]} (shape {tuple(x.shape)})"
         )
-    idx = argsort(x, d, descending=largest)[(slice(None),) * d + (slice(0, k),)]
+    idx = ops.TopkIndices.apply(x, args=(d, k, bool(largest), bool(sorted)))
     return values_indices("topk", ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
 
 
