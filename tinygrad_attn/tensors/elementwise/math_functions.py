@@ -356,10 +356,9 @@ def isclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, e
 
 
 def _clamp(x: Tensor, lo: Any, hi: Any) -> Tensor:
-    """``clamp`` without its dtype check: PyTorch's clamp_min and clamp_max take bool tensors."""
-    from .tensor_arith import clamp  # noqa: PLC0415 - (tensor_arith is imported after this module)
+    from .tensor_arith import clamped  # noqa: PLC0415 - (tensor_arith is imported after this module)
 
-    return clamp.__wrapped__(x, lo, hi)
+    return clamped(x, lo, hi)
 
 
 @public(method=True, inplace_function=True)
