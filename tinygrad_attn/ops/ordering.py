@@ -24,10 +24,13 @@ class Argsort(Function):
         try:  # the array API's signature (array_api_strict)
             idx = dev.xp.argsort(a, axis=dim, descending=descending, stable=True)
         except TypeError:  # NumPy and CuPy: no ``descending``; sorting the negation keeps ties in order
-            if descending:
-                kind = dev.np_dtype(a.dtype).kind
-                a = -(ns.astype(a, dev.dtype(np.int64)) if kind in "bu" else a)
-            idx = dev.xp.argsort(a, axis=dim, kind="stable")
+            kind = dev.np_dtype(a.dtype).kind
+            key = -(ns.astype(a, dev.dtype(np.int64)) if kind in "bu" else a) if descending else a
+            idx = dev.xp.argsort(key, axis=dim, kind="stable")
+            if descending and kind in "fc":  # NaN is the largest value to PyTorch: first when descending
+                xp = dev.xp
+                nan_last = ~xp.isnan(xp.take_along_axis(a, idx, axis=dim))
+                idx = xp.take_along_axis(idx, xp.argsort(nan_last, axis=dim, kind="stable"), axis=dim)
         return ns.astype(idx, dev.dtype(np.int64))
 
 

@@ -39,7 +39,14 @@ from ..ops.transfer import Transfer
 from ..runtime.backend import Device, default_device, device_of_array, get_device
 from ..runtime.backend import device as _device
 from . import promotion as _promotion
-from .dtypes import _TORCH_DTYPES, UnsupportedDtypeError, check_fill_value, fill_value_in, get_default_dtype, torch_dtype
+from .dtypes import (
+    _TORCH_DTYPES,
+    UnsupportedDtypeError,
+    check_fill_value,
+    fill_value_in,
+    get_default_dtype,
+    torch_dtype,
+)
 from .dtypes import dtype as _TorchDtype
 from .dtypes import result_type as _result_type
 from .mutation.inplace import apply_inplace

@@ -950,6 +950,8 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     if indexing not in ("ij", "xy"):
         raise InvalidArgumentError(f"meshgrid: indexing must be 'ij' or 'xy', not {indexing!r}")
     ts = [_tensor(t, "meshgrid").reshape(-1) for t in tensors]
+    if len({t.dtype for t in ts}) > 1:  # (PyTorch's does not promote them)
+        raise RuntimeError(f"meshgrid expects all tensors to have the same dtype, got {[str(t.dtype) for t in ts]}")
     if len(ts) >= 2 and indexing == "xy":
         ts[0], ts[1] = ts[1], ts[0]
     shape = tuple(t.shape[0] for t in ts)
