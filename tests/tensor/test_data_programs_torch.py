@@ -241,7 +241,9 @@ def k_scan(r: random.Random) -> str:
     if op in ("cumsum", "cumprod") and r.random() < 0.5:
         dt = f", dtype={r.choice(['torch.int64', 'torch.int32', 'torch.float64', 'torch.float32', 'torch.uint8'])}"
     call = r.choice([f"torch.{op}(x, {d}{dt})", f"x.{op}(dim={d}{dt})"])
-    lines = [f"x = {_tensor(r, shape, dtype, grad=True)}", f"T(lambda: {call})", f"G(x, lambda: {call})"]
+    special = not ("int" in dt or "uint8" in dt)  # (NaN and inf converted to an integer: no defined value)
+    x = _tensor(r, shape, dtype, grad=True, special=special)
+    lines = [f"x = {x}", f"T(lambda: {call})", f"G(x, lambda: {call})"]
     if op in ("cumsum", "cumprod") and r.random() < 0.5:
         lines.append(f"y = x.detach().clone(); T(lambda: y.{op}_({d}{dt})); R(y)")
     return _source(lines)
@@ -435,7 +437,8 @@ def k_chain(r: random.Random) -> str:
     if red in ("sum", "mean", "prod", "nansum") and r.random() < 0.5:
         args.append(f"dtype={r.choice(['torch.float64', 'torch.int64', 'torch.float32'])}")
     call = f"y.{red}({', '.join(args)})"
-    return _source([f"x = {_tensor(r, shape, dtype, grad=True)}", f"y = {first}", f"T(lambda: {call})",
+    x = _tensor(r, shape, dtype, grad=True, special="int64" not in call)  # (inf as an integer: undefined)
+    return _source([f"x = {x}", f"y = {first}", f"T(lambda: {call})",
                      f"G(x, lambda: {call})"])  # fmt: skip
 
 
@@ -466,8 +469,30 @@ def failures(seeds: range, torch: Any) -> list[tuple[int, str, tuple[str, str]]]
 FAST_SEEDS = range(0, 1200)
 SLOW_SEEDS = range(1200, 8000)
 
+_TOPK_TIES = (
+    "topk with ties: which of the equal entries PyTorch's partial sort returns (the indices, and so "
+    "the gradient's place) is its kernel's order; ops/tie_order.py has sort's, kthvalue's and mode's, not topk's"
+)
+_LOGCUMSUMEXP_AT_INF = (
+    "logcumsumexp's gradient at a +-inf or NaN entry: PyTorch's backward (a reversed logcumsumexp "
+    "of log|grad| - result, then exp) gives NaN where ours gives the limit of the formula"
+)
+_PROD_AT_INF = (
+    "prod/cumprod's gradient at a +-inf or NaN entry: PyTorch's result / input is NaN there (inf / inf), "
+    "ours the product of the other entries"
+)
+_UNIQUE_DIM_NAN = (
+    "unique(dim=) of slices holding NaN: PyTorch's lexicographic sort of the slices (every comparison "
+    "with NaN false) leaves NaN first, ours orders it last"
+)
+
 #: Differences known and not yet fixed, by seed: each must still differ (a fixed one is taken off).
-KNOWN: dict[int, str] = {}
+KNOWN: dict[int, str] = {
+    **dict.fromkeys([11, 1881, 2241, 3201, 3881, 5981, 6111, 6121, 6391, 7341, 7661], _TOPK_TIES),
+    **dict.fromkeys([644, 854, 1094, 1744, 3644, 4164, 5554, 5724, 6264, 6464, 7434], _LOGCUMSUMEXP_AT_INF),
+    **dict.fromkeys([974, 1774, 1819, 3464, 4204, 5139, 7364], _PROD_AT_INF),
+    **dict.fromkeys([2912, 3252], _UNIQUE_DIM_NAN),
+}
 
 
 def _check(seeds: range) -> None:

@@ -149,10 +149,12 @@ def _median(x: Tensor, dim: Any, keepdim: bool, op: str, skip_nan: bool) -> Valu
     return _pick(x, dim, keepdim, op, position)
 
 
-@public(method=True, dtypes="numeric")
+@public(method=True)
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
     """The ``k``-th smallest entry (1-based) along ``dim`` and its index."""
     x, k = _tensor(input, "kthvalue"), dims.as_int(k)
+    if x.ndim:  # (a 0-d tensor is its own k-th value, bool too, as PyTorch's shortcut returns it)
+        check_dtype("kthvalue", x, "numeric")
     n = x.shape[dims.one(x.shape, dim, "kthvalue")] if x.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
