@@ -211,3 +211,78 @@ def mode_index(x: np.ndarray) -> int:
                 best, best_at = run, i
             run = 0
     return int(perm[best_at])
+
+
+def topk_order(x: np.ndarray, k: int, largest: bool, in_order: bool = True) -> np.ndarray:
+    """The indices PyTorch's CPU ``topk`` returns for the 1-D ``x`` (``in_order``: its ``sorted``), equal
+    entries in its order: pairs (value, index) compared by value (NaN above every number), and either a
+    partial sort (a heap of the best ``k``, where ``k * 64 <= n``) or an ``nth_element`` (an
+    introselect: median-of-three splits, then an insertion sort of at most 3 entries) followed by a
+    sort of the first ``k - 1``, as the C++ standard library of PyTorch's builds does them.
+
+    >>> topk_order(np.array([1.0, 1.0, 1.0, 1.0]), 2, True).tolist()
+    [1, 2]
+    """
+    n = x.shape[0]
+    keys = rank_keys(x)
+    a = -keys if largest else keys  # (a "better" entry has a smaller key)
+    if k == 0:
+        return np.zeros(0, np.int64)
+    same = np.bincount(keys).max() > 1 if n else False
+    if not same and in_order:  # (no ties: the order is that of any sort)
+        return np.argsort(a, kind="stable")[:k]
+    perm = np.arange(n)
+    if k * 64 <= n:
+        _heap_select(a, perm, 0, k, n)
+        _sort_heap(a, perm, 0, k)
+        return perm[:k]
+    _introselect(a, perm, k - 1, n)
+    if not in_order:
+        return perm[:k]
+    m = k - 1  # (the first k - 1 sorted; the k-th stays where nth_element put it)
+    if m > _SMALL:
+        _introsort(a, perm, 0, m, 2 * (m.bit_length() - 1))
+    head = np.argsort(a[:m], kind="stable")  # (the final insertion sort keeps equal entries' order)
+    perm[:m] = perm[:m][head]
+    return perm[:k]
+
+
+def _introselect(a: np.ndarray, perm: np.ndarray, nth: int, n: int) -> None:
+    """``std::nth_element``: split around the median of three until at most 3 entries are left
+    around ``nth`` (a heap select past twice the logarithm of ``n`` splits), then sort those."""
+    lo, hi, depth = 0, n, 2 * (n.bit_length() - 1)
+    while hi - lo > 3:
+        if depth == 0:
+            _heap_select(a, perm, lo, nth + 1, hi)
+            _swap(a, perm, lo, nth)
+            return
+        depth -= 1
+        _median_to_first(a, perm, lo, lo + 1, lo + (hi - lo) // 2, hi - 1)
+        cut = _partition(a, perm, lo, hi)
+        if cut <= nth:
+            lo = cut
+        else:
+            hi = cut
+    order = np.argsort(a[lo:hi], kind="stable")  # (an insertion sort: equal entries keep their order)
+    a[lo:hi], perm[lo:hi] = a[lo:hi][order], perm[lo:hi][order]
+
+
+def _heap_select(a: np.ndarray, perm: np.ndarray, lo: int, mid: int, hi: int) -> None:
+    """The best ``mid - lo`` entries of ``lo .. hi`` into a max-heap at ``lo .. mid``: each later entry
+    better than the heap's top replaces it."""
+    n = mid - lo
+    for parent in range((n - 2) // 2, -1, -1):
+        _adjust(a, perm, lo, parent, n, a[lo + parent], perm[lo + parent])
+    for i in range(mid, hi):
+        if a[i] < a[lo]:
+            value, index = a[i], perm[i]
+            a[i], perm[i] = a[lo], perm[lo]
+            _adjust(a, perm, lo, 0, n, value, index)
+
+
+def _sort_heap(a: np.ndarray, perm: np.ndarray, lo: int, hi: int) -> None:
+    """The max-heap at ``lo .. hi`` sorted ascending: its top moved to the end in turn."""
+    for last in range(hi - lo - 1, 0, -1):
+        value, index = a[lo + last], perm[lo + last]
+        a[lo + last], perm[lo + last] = a[lo], perm[lo]
+        _adjust(a, perm, lo, 0, last, value, index)

@@ -299,8 +299,31 @@ def _topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool =
         raise InvalidArgumentError(
             f"topk: k={k} is out of range for dimension {d} of size {x.shape[d]} (shape {tuple(x.shape)})"
         )
-    idx = argsort(x, d, descending=largest)[(slice(None),) * d + (slice(0, k),)]
+    if x.numel() and k:  # (the order PyTorch's kernel leaves equal entries in, and sorted=False's order)
+        idx = array_function(_topk_indices, x.detach(), k=k, d=d, largest=bool(largest), in_order=bool(sorted))
+    else:
+        idx = argsort(x, d, descending=largest)[(slice(None),) * d + (slice(0, k),)]
     return values_indices("topk", ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
+
+
+def _topk_indices(ns: Any, a: Any, k: int, d: int, largest: bool, in_order: bool) -> Any:
+    """The indices of :func:`topk` along axis ``d`` of the array ``a``: a sort's where ``in_order`` and a
+    slice has neither equal entries nor NaN, else as PyTorch's CPU kernel picks them
+    (:func:`~tinygrad_attn.ops.tie_order.topk_order`)."""
+    from ..ops.tie_order import topk_order  # noqa: PLC0415 - (host-side, loaded when a tie needs it)
+
+    dev = ns.device
+    host = np.moveaxis(np.asarray(dev.to_host(a)), d, -1)
+    rows = host.reshape(-1, host.shape[-1])
+    wide = rows.astype(np.float64) if rows.dtype.kind in "biu" else rows
+    out = np.argsort(-wide if largest else wide, axis=-1, kind="stable")[:, :k]
+    needs = np.ones(rows.shape[0], bool)
+    if in_order:
+        s = np.sort(wide, axis=-1)  # (NaN last: equal neighbours are a tie; a NaN is placed by topk_order)
+        needs = (s[:, 1:] == s[:, :-1]).any(axis=-1) | np.isnan(s[:, -1])
+    for i in np.flatnonzero(needs):
+        out[i] = topk_order(rows[i], k, largest, in_order)
+    return dev.asarray(np.moveaxis(out.reshape(*host.shape[:-1], k), -1, d).astype(np.int64))
 
 
 _topk.__name__ = "topk"  # (the name its errors give)
