@@ -155,7 +155,10 @@ def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: float 
     m = x.mean(axis, keepdims=True).detach()
     d0 = d.detach()
     with np.errstate(invalid="ignore", divide="ignore"):
-        surrogate = (d0 * (2 * (x - m) - d0)).sum(axis, keepdims) * (1.0 / n if n else math.inf)
+        if axis is None:  # (over every entry, PyTorch's divisor is clamped to 0: +inf, NaN at the mean, unsigned)
+            surrogate = ((x - m) * where(d0 == 0, math.nan, math.inf)).sum(axis, keepdims)
+        else:
+            surrogate = (d0 * (2 * (x - m) - d0)).sum(axis, keepdims) * (1.0 / n if n else math.inf)
     return with_gradient_of(value, surrogate)
 
 
