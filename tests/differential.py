@@ -102,3 +102,70 @@ def assert_seeds_as_in_torch(failures: Any, seeds: range, torch: Any, known: Any
     assert not new, f"{len(new)} of {len(seeds)} programs differ from PyTorch; the first:\n\n{shown}"
     fixed = sorted(set(known) & set(seeds) - {s for s, _, _ in bad})
     assert not fixed, f"seeds {fixed} now run as in PyTorch: take them off KNOWN"
+
+
+# -- programs that go on past a refused step ---------------------------------------------------------
+
+#: Defines ``T(lambda: expr)`` for a program: it records ``expr``'s value, or the classes of the
+#: exception it raises, so that one refused step does not end the program.
+PRELUDE = """
+def T(f):
+    try:
+        R(f())
+    except Exception as e:
+        R(("raised", tuple(c.__name__ for c in type(e).__mro__)))
+"""
+
+
+def alike(w: Any, g: Any) -> bool:
+    """:func:`_same`, with float16 values compared to float16's precision (PyTorch's vectorised
+    log, exp, ... round a unit in the last place differently from NumPy's)."""
+    if isinstance(w, tuple) and isinstance(g, tuple) and len(w) == len(g) == 5 and w[0] == g[0] == "tensor":
+        if w[1] == g[1] == "float16" and w[2:4] == g[2:4]:
+            return bool(np.allclose(w[4].astype(np.float64), g[4].astype(np.float64), rtol=2e-3, atol=1e-3,
+                                    equal_nan=True))  # fmt: skip
+    if isinstance(w, tuple) and isinstance(g, tuple) and len(w) == len(g) == 2 and isinstance(w[1], list):
+        return (
+            w[0] == g[0]
+            and isinstance(g[1], list)
+            and len(w[1]) == len(g[1])
+            and all(alike(a, b) for a, b in zip(w[1], g[1]))
+        )
+    return _same(w, g)
+
+
+def _raised(record: Any) -> list[str] | None:
+    """The exception classes a ``T`` record holds (None: it holds a value)."""
+    if isinstance(record, tuple) and len(record) == 2 and record[0] == "tuple" and len(record[1]) == 2:
+        tag, names = record[1]
+        if tag == "raised" and isinstance(names, tuple):
+            return names[1]
+    return None
+
+
+def difference(src: str, torch: Any) -> tuple[str, str] | None:
+    """How ``src`` (which may use ``T``: start it with :data:`PRELUDE`) runs differently with
+    tinygrad_attn than with PyTorch: (class, detail), or None. The classes: ``crash`` (PyTorch
+    runs, we raise), ``returns`` (PyTorch raises, we run on), ``exception`` (another class),
+    ``value`` (a record differs)."""
+    want, want_raised, _ = run(src, torch)
+    got, got_raised, _ = run(src, tga)
+    for i, (w, g) in enumerate(zip(want, got)):
+        w_raised, g_raised = _raised(w), _raised(g)
+        if w_raised is None and g_raised is not None:
+            return "crash", f"record {i}: PyTorch {w!r}, tinygrad_attn raises {g_raised[0]}"
+        if w_raised is not None and g_raised is None:
+            return "returns", f"record {i}: PyTorch raises {w_raised[0]}, tinygrad_attn returns {g!r}"
+        if w_raised is not None and g_raised is not None and w_raised[0] not in g_raised:
+            return "exception", f"record {i}: PyTorch raises {w_raised[0]}, tinygrad_attn {g_raised[0]}"
+        if w_raised is None and not alike(w, g):
+            return "value", f"record {i}: PyTorch {w!r}, tinygrad_attn {g!r}"
+    if want_raised is None and got_raised is not None:
+        return "crash", f"PyTorch runs, tinygrad_attn raises {got_raised[0]}"
+    if want_raised is not None and got_raised is None:
+        return "returns", f"PyTorch raises {want_raised[0]}, tinygrad_attn runs on"
+    if want_raised is not None and want_raised[0] not in got_raised:
+        return "exception", f"PyTorch raises {want_raised[0]}, tinygrad_attn {got_raised[0]}"
+    if len(want) != len(got):
+        return "value", f"PyTorch recorded {len(want)} values, tinygrad_attn {len(got)}"
+    return None

@@ -29,9 +29,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from differential import _same, assert_seeds_as_in_torch, run
-
-import tinygrad_attn as tga
+from differential import PRELUDE, assert_seeds_as_in_torch, difference
 
 # -- data ------------------------------------------------------------------------------------------
 
@@ -435,81 +433,17 @@ KINDS: dict[str, Callable[[random.Random], str]] = {
 }  # fmt: skip
 
 
-# ``T(lambda: expr)`` records ``expr``'s value, or the classes of the exception it raises (so one
-# refused step does not end the program)
-_PRELUDE = """
-def T(f):
-    try:
-        R(f())
-    except Exception as e:
-        R(("raised", tuple(c.__name__ for c in type(e).__mro__)))
-"""
-
-
 def program(seed: int) -> str:
     r = random.Random(seed)
     kind = list(KINDS)[seed % len(KINDS)]
     return textwrap.dedent(KINDS[kind](r)).strip() + "\n"
 
 
-def _alike(w: Any, g: Any) -> bool:
-    """:func:`differential._same`, with float16 values compared to float16's precision (PyTorch's
-    vectorised log, exp, ... round a unit in the last place differently from NumPy's)."""
-    if isinstance(w, tuple) and isinstance(g, tuple) and len(w) == len(g) == 5 and w[0] == g[0] == "tensor":
-        if w[1] == g[1] == "float16" and w[2:4] == g[2:4]:
-            return bool(np.allclose(w[4].astype(np.float64), g[4].astype(np.float64), rtol=2e-3, atol=1e-3,
-                                    equal_nan=True))  # fmt: skip
-    if isinstance(w, tuple) and isinstance(g, tuple) and len(w) == len(g) == 2 and isinstance(w[1], list):
-        return (
-            w[0] == g[0]
-            and isinstance(g[1], list)
-            and len(w[1]) == len(g[1])
-            and all(_alike(a, b) for a, b in zip(w[1], g[1]))
-        )
-    return _same(w, g)
-
-
-def _raised(record: Any) -> list[str] | None:
-    """The exception classes a ``T`` record holds (None: it holds a value)."""
-    if isinstance(record, tuple) and len(record) == 2 and record[0] == "tuple" and len(record[1]) == 2:
-        tag, names = record[1]
-        if tag == "raised" and isinstance(names, tuple):
-            return names[1]
-    return None
-
-
-def difference(src: str, torch: Any) -> tuple[str, str] | None:
-    """How ``src`` runs differently with tinygrad_attn than with PyTorch: (class, detail), or None.
-    The classes: ``crash`` (PyTorch runs, we raise), ``returns`` (PyTorch raises, we run on),
-    ``exception`` (another class), ``value`` (a record differs)."""
-    want, want_raised, _ = run(_PRELUDE + src, torch)
-    got, got_raised, _ = run(_PRELUDE + src, tga)
-    for i, (w, g) in enumerate(zip(want, got)):
-        w_raised, g_raised = _raised(w), _raised(g)
-        if w_raised is None and g_raised is not None:
-            return "crash", f"record {i}: PyTorch {w!r}, tinygrad_attn raises {g_raised[0]}"
-        if w_raised is not None and g_raised is None:
-            return "returns", f"record {i}: PyTorch raises {w_raised[0]}, tinygrad_attn returns {g!r}"
-        if w_raised is not None and g_raised is not None and w_raised[0] not in g_raised:
-            return "exception", f"record {i}: PyTorch raises {w_raised[0]}, tinygrad_attn {g_raised[0]}"
-        if w_raised is None and not _alike(w, g):
-            return "value", f"record {i}: PyTorch {w!r}, tinygrad_attn {g!r}"
-    if want_raised is None and got_raised is not None:
-        return "crash", f"PyTorch runs, tinygrad_attn raises {got_raised[0]}"
-    if want_raised is not None and got_raised is None:
-        return "returns", f"PyTorch raises {want_raised[0]}, tinygrad_attn runs on"
-    if want_raised is not None and want_raised[0] not in got_raised:
-        return "exception", f"PyTorch raises {want_raised[0]}, tinygrad_attn {got_raised[0]}"
-    if len(want) != len(got):
-        return "value", f"PyTorch recorded {len(want)} values, tinygrad_attn {len(got)}"
-    return None
-
-
 def failures(seeds: range, torch: Any) -> list[tuple[int, str, tuple[str, str]]]:
     out = []
     for seed in seeds:
         src = program(seed)
-        why = difference(src, torch)
+        why = difference(PRELUDE + src, torch)
         if why is not None:
             out.append((seed, src, why))
     return out
@@ -522,14 +456,8 @@ SLOW_SEEDS = range(2100, 14000)
 
 #: Differences known and not yet fixed, by seed: each must still differ (a fixed one is taken off).
 KNOWN = {
-    6193: "a tensor squared (t * t) then detached in place: PyTorch's backward raises (a saved tensor was "
-    "detached), ours follows the history (its node no longer says it keeps the input once freed)",
-    6253: "var with correction >= N: PyTorch's gradient is +-inf, ours NaN (the mean's term, 0 * inf)",
-    13400: "min(x, dim=None): PyTorch's TypeError (dim given as None), ours read None as every axis",
-    7863: "norm(0) of a 0-d tensor that requires grad: PyTorch records no gradient (x.grad None), ours -0.0",
-    8193: "addcmul_ into an empty expanded view: PyTorch records it (w.grad empty), ours skips the write",
-    11736: "uint8 **= 300: PyTorch's RuntimeError (the exponent overflows uint8), ours wraps",
-    12156: "clamp_min of a bool tensor: PyTorch's NotImplementedError, ours returns it",
+    13400: "min(x, dim=None): PyTorch's TypeError (dim given as None), ours read None as every axis (the argument "
+    "checks' reading of a None default; engine/arguments.py)",
 }
 
 

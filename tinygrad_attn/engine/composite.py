@@ -44,6 +44,8 @@ def _in_float32(args: tuple, kw: dict, inplace_at: int | None) -> tuple[tuple, d
     floats = [v.dtype for v in values if isinstance(v, Tensor) and v.dtype.kind == "f"]
     if not floats or any(d != _HALF for d in floats) or _writes_in_place(args, kw, inplace_at):
         return None
+    if kw.get("dtype") is not None and np.dtype(kw["dtype"]) != _HALF:  # (mean(dtype=float32): its result's dtype)
+        return None
 
     def up(v: Any) -> Any:
         return v.astype(_SINGLE) if isinstance(v, Tensor) and v.dtype == _HALF else v

@@ -28,7 +28,7 @@ from ..engine.declare import accepts, public
 from ..engine.switches import check_host_read, no_grad
 from ..functional.checks import tensor_arg as _tensor
 from ..ops.decompositions import LinAlgError
-from ..ops.saved import saved_for_backward
+from ..ops.saved import NoGradient, saved_for_backward
 from ..tensors._tensor import Tensor, stack, where
 from ..tensors.dtypes import UnsupportedDtypeError
 from ..tensors.elementwise.tensor_torch import matmul  # (torch.linalg.matmul is torch.matmul)
@@ -556,14 +556,16 @@ def _vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fal
     if axes is None:
         axes = tuple(range(x.ndim))
     a = x.abs()
-    if not axes:  # (a 0-d tensor: its magnitude, or for ord 0 whether it is non-zero)
-        return a.sign() if ord == 0 else a
+    if ord == 0:  # (the count of non-zeros: in the graph, with no gradient at all, as PyTorch's)
+        count = a.detach().sign()
+        count = count.sum(axes, keepdim) if axes else count
+        return NoGradient.apply(count, x) if x.requires_grad else count
+    if not axes:  # (a 0-d tensor: its magnitude)
+        return a
     if ord == math.inf:
         return a.amax(axes, keepdim)
     if ord == -math.inf:
         return a.amin(axes, keepdim)
-    if ord == 0:  # (in the graph with gradient 0, as PyTorch's)
-        return a.sign().sum(axes, keepdim)
     if ord == 1:
         return a.sum(axes, keepdim)
     if ord == 2:  # (PyTorch's gradient and second derivative at a zero norm: 0 and NaN)

@@ -125,3 +125,23 @@ def saved_for_backward(out: Any, *tensors: Any, output: bool = False, piecewise:
     if piecewise:
         return SavedPiecewise.apply(out, *kept)
     return (SavedWithOutput if output else Saved).apply(out, *kept)
+
+
+class NoGradient(Function):
+    """Input 0 passed on as it is, in the graph of the other inputs but giving them no gradient
+    at all (PyTorch's undefined gradient: a leaf reached only through it keeps ``.grad`` None,
+    and ``autograd.grad`` calls it unused), as PyTorch's ord-0 ``vector_norm``."""
+
+    __slots__ = ()
+    name = "no_gradient"
+    keep = ()
+    reads_output = False
+
+    def keeps_input(self, i: int) -> bool:
+        return False
+
+    def forward(self, ns: Any, value: Any, *of: Any) -> Any:
+        return value
+
+    def backward(self, g: Any, ns: Any, inputs: Any, out: Any) -> Any:
+        return (None,) * len(inputs)

@@ -40,7 +40,14 @@ from ..ops.transfer import Transfer
 from ..runtime.backend import Device, default_device, device_of_array, get_device
 from ..runtime.backend import device as _device
 from . import promotion as _promotion
-from .dtypes import _TORCH_DTYPES, UnsupportedDtypeError, fill_value_in, get_default_dtype, torch_dtype
+from .dtypes import (
+    _TORCH_DTYPES,
+    UnsupportedDtypeError,
+    check_fill_value,
+    fill_value_in,
+    get_default_dtype,
+    torch_dtype,
+)
 from .dtypes import dtype as _TorchDtype
 from .dtypes import result_type as _result_type
 from .mutation.inplace import apply_inplace
@@ -684,17 +691,21 @@ class Tensor:
     def __pow__(self, other: Any) -> Tensor:
         if other.__class__ is np.ndarray:  # (as PyTorch's: NumPy computes ``t + a``, see __array_wrap__)
             return NotImplemented
-        other = self._operand(other)
+        given = other = self._operand(other)
         if self.dtype == np.bool_ and (other.__class__ is bool or getattr(other, "dtype", None) == np.bool_):
             return _bool_pow(self, other)
         base, other = _promoted(self, other)
         if isinstance(other, Tensor):
             return ops.Pow.apply(base, other)
-        if isinstance(other, int) and other < 0 and base.dtype.kind in "biu":
-            raise InvalidArgumentError(
-                f"pow: integers to negative integer powers are not allowed ({base.dtype} tensor ** {other}); "
-                "convert the tensor with .float() first"
-            )
+        if isinstance(given, int) and not isinstance(given, bool) and base.dtype.kind in "biu":
+            # (the exponent as given, before it is wrapped into the dtype: PyTorch refuses a negative
+            # one, then one the dtype cannot hold: uint8 ** 300 is an error, not uint8 ** 44)
+            if given < 0:
+                raise InvalidArgumentError(
+                    f"pow: integers to negative integer powers are not allowed ({base.dtype} tensor ** {given}); "
+                    "convert the tensor with .float() first"
+                )
+            check_fill_value("pow", given, base.dtype)
         return ops.PowScalar.apply(base, args=other)
 
     def __rpow__(self, other: Any) -> Tensor:

@@ -246,6 +246,8 @@ def result_type(*operands: object) -> np.dtype:
             tier = 2
             # (a NumPy bool is a number to PyTorch's argument parser, read as a float: int_tensor + np.True_ is float32)
             kind = "b" if isinstance(x, builtins.bool) else "f" if isinstance(x, np.bool_) else np.asarray(x).dtype.kind
+            if kind == "O" and isinstance(x, builtins.int):  # (past uint64's range: PyTorch's parser's error)
+                raise OverflowError(f"int too big to convert: {x} is outside [-2**63, 2**64)")
             if kind not in _CATEGORY:  # (None, a string, a list of them: what PyTorch's parser refuses)
                 raise TypeError(f"expected a Tensor or a number as an operand, got {type(x).__name__}: {x!r:.40}")
             dt = _default_of_category(_CATEGORY[kind])

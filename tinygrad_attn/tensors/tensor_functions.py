@@ -282,9 +282,11 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
     return out.values if sp.numpy else out
 
 
-@public(method=True, dtypes="numeric")
+@public(method=True)
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
     """The ``k`` largest (or smallest) entries along ``dim`` and their indices, largest first."""
+    if isinstance(x, Tensor) and x.dtype == np.bool_:  # (PyTorch's RuntimeError, not a missing kernel's)
+        raise RuntimeError(f"topk does not support bool dtypes on CPU (shape {tuple(x.shape)}); convert with .int()")
     k = _dims.as_int(k)
     if isinstance(x, Tensor) and x.ndim == 0 and k == 0:
         k = 1  # (PyTorch's topk of a 0-d tensor returns its one entry for k = 0 too)

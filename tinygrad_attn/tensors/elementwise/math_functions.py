@@ -356,10 +356,9 @@ def isclose(input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, e
 
 
 def _clamp(x: Tensor, lo: Any, hi: Any) -> Tensor:
-    """``clamp`` without its dtype check: PyTorch's clamp_min and clamp_max take bool tensors."""
-    from .tensor_arith import clamp  # noqa: PLC0415 - (tensor_arith is imported after this module)
+    from .tensor_arith import clamped  # noqa: PLC0415 - (tensor_arith is imported after this module)
 
-    return clamp.__wrapped__(x, lo, hi)
+    return clamped(x, lo, hi)
 
 
 @public(method=True, inplace_function=True)
@@ -951,6 +950,8 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     if indexing not in ("ij", "xy"):
         raise InvalidArgumentError(f"meshgrid: indexing must be 'ij' or 'xy', not {indexing!r}")
     ts = [_tensor(t, "meshgrid").reshape(-1) for t in tensors]
+    if len({t.dtype for t in ts}) > 1:  # (PyTorch's does not promote them)
+        raise RuntimeError(f"meshgrid expects all tensors to have the same dtype, got {[str(t.dtype) for t in ts]}")
     if len(ts) >= 2 and indexing == "xy":
         ts[0], ts[1] = ts[1], ts[0]
     shape = tuple(t.shape[0] for t in ts)

@@ -376,6 +376,16 @@ class MantissaExponent(NamedTuple):
     mantissa: Tensor
     exponent: Tensor
 
+    def __reduce__(self) -> tuple:  # (by a function: the class's name is not its name in this module)
+        return _frexp_result, tuple(self)
+
+
+def _frexp_result(mantissa: Tensor, exponent: Tensor) -> MantissaExponent:
+    return MantissaExponent(mantissa, exponent)
+
+
+MantissaExponent.__name__ = MantissaExponent.__qualname__ = "frexp"  # (PyTorch's return type's name)
+
 
 @public(method=True)
 def frexp(input: Tensor) -> MantissaExponent:  # noqa: A002

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ... import ops
-from ...engine.declare import public
+from ...engine.declare import check_dtype, public
 from ...ops.compare import Equal, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from ...ops.saved import saved_for_backward
 from .._tensor import InvalidArgumentError, Tensor, where
@@ -172,11 +172,40 @@ def _extreme(op: Any, a: Tensor, b: Any) -> Tensor:
     return op.apply(a, _number_for(a, b))
 
 
-@public(inplace_function=True, method=True, aliases=("clip",), dtypes="numeric", operands=("input", "min", "max"))
+@public(inplace_function=True, method=True, aliases=("clip",))
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - torch.clamp's names
     """``input`` limited to ``[min, max]`` (either may be None; ``clip`` is its second name). The gradient is 1 on the whole closed
     interval, bounds included, as PyTorch's ``clamp`` (not the 1/2 that maximum and
     minimum give ties)."""
+    return clamped(input, min, max)
+
+
+def _refuse_kernel_dtype(input: Any, min: Any, max: Any) -> None:
+    """PyTorch's error where the clamp's result would be complex, or bool: its scalar kernels (``clamp_min_scalar``,
+    ``clamp_max_scalar``, ``clamp_scalar``) and its two-tensor ``clamp`` have none for bool; one tensor
+    bound alone is ``maximum``/``minimum``, which take bool."""
+    from ..dtypes import result_type  # noqa: PLC0415 - (kept off the shared import line)
+
+    bounds = [v for v in (min, max) if v is not None]
+    if not isinstance(input, Tensor) or not bounds:
+        return
+    kind = np.dtype(result_type(input, *bounds)).kind
+    if kind == "c":
+        raise UnsupportedDtypeError(f"clamp is not supported for complex types (input {input.dtype}, min {min!r}, "
+                                    f"max {max!r})")  # fmt: skip
+    if kind != "b":
+        return
+    if all(isinstance(v, Tensor) for v in bounds):
+        if len(bounds) == 2:
+            check_dtype("clamp", input, "numeric")
+    else:
+        kernel = "clamp_scalar" if len(bounds) == 2 else "clamp_min_scalar" if max is None else "clamp_max_scalar"
+        check_dtype(kernel, input, "numeric")
+
+
+def clamped(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - torch.clamp's names
+    """:func:`clamp`'s computation, for it and ``clamp_min``/``clamp_max``."""
+    _refuse_kernel_dtype(input, min, max)
     if min is None and max is None:
         raise InvalidArgumentError("clamp: give at least one of min and max (both are None)")
     # (a NumPy scalar is the Python number it holds, as PyTorch's parser reads it: no float64 result)

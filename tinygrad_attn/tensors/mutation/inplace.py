@@ -193,8 +193,7 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
         if v is not None and not isinstance(v, ops.Expand):  # x[key], a reshape, a permute of x
             return _write_through_view(t, name, compute, operands, reads_old, v)
         if t.numel() == 0 and isinstance(v, ops.Expand):  # (an empty expand: nothing to write, as PyTorch runs)
-            bump_version(t._data)
-            return t
+            return _record_empty_write(t, name, compute, operands, v)
         if operator:
             return compute(t, *operands)
         raise RuntimeError(
@@ -214,6 +213,21 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
     _write(t, r, name)
     _rebase(t, old, r, name)
     note_rebase(_next_seq())
+    return t
+
+
+def _record_empty_write(t: Tensor, name: str, compute: Callable[..., Tensor], operands: Sequence[Any],
+                        v: Function) -> Tensor:  # fmt: skip
+    """An in-place change of an empty expanded view: nothing is written, but, as in PyTorch, the
+    tensor it views depends on the change from now on, so operands that require grad get their
+    (empty) gradients from a backward through it."""
+    from ...ops.saved import ZeroDerivative  # noqa: PLC0415 - (kept off the shared import lines)
+
+    if not any(isinstance(o, _function.Tensor) and o.requires_grad for o in operands):
+        bump_version(t._data)
+        return t
+    r = compute(t.detach().clone(), *operands)  # (a copy: the version bump below is not a change of it)
+    apply_inplace(v.inputs[0], name, lambda b, r: ZeroDerivative.apply(b, r), r, reads_old=False)
     return t
 
 
@@ -370,16 +384,36 @@ def detach_inplace(t: Tensor) -> Tensor:
     return t
 
 
+def _detached_since(t: Any, seq: int) -> bool:
+    entry = _DETACHED.get(id(t))
+    return entry is not None and entry[0]() is t and entry[1] >= seq
+
+
+def _kept_when_read(fn: Function, i: int) -> bool:
+    """Whether ``fn`` kept its input ``i`` when it ran. What a product (``mul``, ``matmul``, ``div``)
+    keeps depends on which inputs required grad then: an input detached in place since (``t * t``,
+    then ``t.detach_()``) is asked about as it was, as PyTorch's saved tensors remember."""
+    back = [x for x in fn.inputs if isinstance(x, _function.Tensor) and not x._requires_grad
+            and _detached_since(x, fn.seq)]  # fmt: skip
+    for x in back:
+        x._requires_grad = True
+    try:
+        return fn.keeps_input(i)
+    finally:
+        for x in back:
+            x._requires_grad = False
+
+
 def _detached_history(t: Tensor, fn: Function, i: int) -> Tensor | None:
     """The history ``t`` had when ``fn`` read it (as its input ``i``), if ``t`` was detached
     in place after that; else None. Raises, as PyTorch does, where ``fn`` kept ``t``.
     (The backward pass asks, through ``engine.versions.register_detached_history``, for an
     input that no longer requires grad once an in-place op rebased a tensor.)"""
     seq = fn.seq
-    entry = _DETACHED.get(id(t))
-    if entry is None or entry[0]() is not t or entry[1] < seq:
+    if not _detached_since(t, seq):
         return None
-    if fn.reads_values and fn.keeps_input(i):
+    entry = _DETACHED[id(t)]
+    if fn.reads_values and _kept_when_read(fn, i):
         raise RuntimeError(
             f"backward: '{fn.op_name}' needs its input {i} of shape {tuple(t.shape)}, which was detached in place "
             "(detach_()) after the forward; use the out-of-place detach() instead (PyTorch raises here too)"

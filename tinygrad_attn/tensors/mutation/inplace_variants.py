@@ -41,6 +41,9 @@ def variant(name: str) -> Callable[..., Tensor]:
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         # Tensor arguments are operands (a gradient may flow to them); the rest are constants.
+        if kwargs.get("dtype") is not None and isinstance(self, Tensor) and np.dtype(kwargs["dtype"]) != self.dtype:
+            raise RuntimeError(f"{name}_: Bad in-place call: input tensor dtype {self.dtype} and output tensor dtype "
+                               f"{kwargs['dtype']} should match")  # fmt: skip
         try:
             return apply_inplace(self, name + "_", lambda x, *a: getattr(x, name)(*a, **kwargs), *args)
         except (AttributeError, KeyError) as e:  # (tga.exp_(3): a number where the tensor goes)

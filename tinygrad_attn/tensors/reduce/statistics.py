@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ... import ops
-from ...engine.declare import public
+from ...engine.declare import check_dtype, public
 from ...engine.switches import check_host_read, tracing
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward, with_gradient_of
@@ -107,13 +107,19 @@ def median(input: Tensor, dim: Any = None, keepdim: bool | None = None) -> Any: 
     if dim is None and given:
         raise TypeError('median() missing 1 required positional arguments: "dim" (keepdim needs a dim)')
     if dim is None:
-        out = _median(x.reshape(-1), 0, False, "median", skip_nan=False).values.reshape(())
-        if x.requires_grad:  # (PyTorch's gradient: shared evenly by the entries equal to it, or by the NaNs)
-            v = out.detach()
-            hit = (x == v) | (x.isnan() & v.isnan())
-            out = with_gradient_of(out, where(hit, x, 0.0).sum() / hit.sum())
-        return saved_for_backward(out, x, output=True)  # (PyTorch's keeps its input and result)
+        return _median_of_all(x, "median", skip_nan=False)
     return _median(x, dim, keepdim, "median", skip_nan=False)
+
+
+def _median_of_all(x: Tensor, op: str, skip_nan: bool) -> Tensor:
+    """``median()``/``nanmedian()`` of every entry, a 0-d tensor whose gradient is PyTorch's: shared
+    evenly by the entries equal to it (or by the NaNs, where it is NaN)."""
+    out = _median(x.reshape(-1), 0, False, op, skip_nan=skip_nan).values.reshape(())
+    if x.requires_grad:
+        v = out.detach()
+        hit = (x == v) | (x.isnan() & v.isnan())
+        out = with_gradient_of(out, where(hit, x, 0.0).sum() / hit.sum())
+    return saved_for_backward(out, x, output=True)  # (PyTorch's keeps its input and result)
 
 
 @public(method=True, dtypes="numeric")
@@ -124,7 +130,7 @@ def nanmedian(input: Tensor, dim: Any = None, keepdim: bool | None = None) -> An
     if dim is None and given:
         raise TypeError('nanmedian() missing 1 required positional arguments: "dim" (keepdim needs a dim)')
     if dim is None:
-        return _median(x.reshape(-1), 0, False, "nanmedian", skip_nan=True).values.reshape(())
+        return _median_of_all(x, "nanmedian", skip_nan=True)
     return _median(x, dim, keepdim, "nanmedian", skip_nan=True)
 
 
@@ -143,10 +149,12 @@ def _median(x: Tensor, dim: Any, keepdim: bool, op: str, skip_nan: bool) -> Valu
     return _pick(x, dim, keepdim, op, position)
 
 
-@public(method=True, dtypes="numeric")
+@public(method=True)
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
     """The ``k``-th smallest entry (1-based) along ``dim`` and its index."""
     x, k = _tensor(input, "kthvalue"), dims.as_int(k)
+    if x.ndim:  # (a 0-d tensor is its own k-th value, bool too, as PyTorch's shortcut returns it)
+        check_dtype("kthvalue", x, "numeric")
     n = x.shape[dims.one(x.shape, dim, "kthvalue")] if x.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
@@ -157,7 +165,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Val
     values = ops.GatherAlong.apply(x, index, args=(d, x.shape))  # (the gradient goes to the picked entry)
     if not keepdim:
         values, index = values.squeeze(d), index.squeeze(d)
-    return ValuesIndices(values, index)
+    return values_indices("kthvalue", values, index)
 
 
 def _selected_as_pytorch(x: Tensor, d: int, k: int, index: Tensor) -> Tensor:
@@ -532,7 +540,7 @@ def _derivative_along(f: Tensor, d: int, h: Any, edge_order: int) -> Tensor:
 
 
 # -- searching and counting (no gradient) ----------------------------------------------
-@public
+@public(dtypes="numeric", operands=("sorted_sequence", "input"))
 def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False, right: bool = False,  # noqa: A002
                  side: str | None = None, sorter: Tensor | None = None) -> Tensor:  # fmt: skip
     """The positions at which the entries of ``input`` would be inserted into ``sorted_sequence`` (1-D,
@@ -551,25 +559,37 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
     s = _host(seq)
     if sorter is not None:
         s = np.take_along_axis(s, _host(sorter), -1)
-    how = "right" if right else "left"
     if s.ndim == 1:
-        out = np.searchsorted(s, vals, side=how)
+        out = _binary_search_host(np.broadcast_to(s, (*vals.shape, s.shape[-1])), vals, right)
     else:
         if vals.ndim != s.ndim or vals.shape[:-1] != s.shape[:-1]:
             raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
                                "dimensions of boundaries tensor and input value tensor must match, but we got "
                                f"boundaries tensor {list(s.shape)} and input value tensor {list(vals.shape)}")  # fmt: skip
-        rows = math.prod(s.shape[:-1])
-        s2, v2 = s.reshape(rows, s.shape[-1]), vals.reshape(rows, vals.shape[-1])
-        out = np.zeros(v2.shape, np.int64)
-        for r, (a, b) in enumerate(zip(s2, v2)):
-            out[r] = np.searchsorted(a, b, side=how)
-        out = out.reshape(vals.shape)
+        out = _binary_search_host(np.broadcast_to(s[..., None, :], (*vals.shape, s.shape[-1])), vals, right)
     out = np.asarray(out, np.int32 if out_int32 else np.int64)
     return _on(seq, out)
 
 
-@public(dtypes="numeric")
+def _binary_search_host(rows: np.ndarray, vals: np.ndarray, right: bool) -> np.ndarray:
+    """For each value, the position PyTorch's binary search finds in its row (``rows[..., i, :]``
+    for ``vals[..., i]``): the first entry not below it (``right``: above it), where a comparison
+    with NaN is false, so a NaN in the sequence or among the values lands where PyTorch's does
+    (NumPy's searchsorted orders NaN last instead)."""
+    n = rows.shape[-1]
+    lo = np.zeros(vals.shape, np.int64)
+    hi = np.full(vals.shape, n, np.int64)
+    with np.errstate(invalid="ignore"):
+        while (live := lo < hi).any():
+            mid = (lo + hi) // 2
+            m = np.take_along_axis(rows, np.minimum(mid, n - 1)[..., None], -1)[..., 0]
+            later = ~(m > vals) if right else ~(m >= vals)
+            lo = np.where(live & later, mid + 1, lo)
+            hi = np.where(live & ~later, mid, hi)
+    return lo
+
+
+@public(dtypes="numeric", operands=("input", "boundaries"))
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:  # noqa: A002
     """The bucket of each entry of ``input`` among the sorted 1-D ``boundaries``: ``i`` with
     ``boundaries[i-1] < x <= boundaries[i]`` (``right=True``: ``boundaries[i-1] <= x < boundaries[i]``)."""
@@ -598,7 +618,10 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     w = _tensor(weights, "bincount")
     if w.shape != x.shape:
         raise RuntimeError("weights should be 1-d and have the same length as input")
-    dtype = w.dtype if w.dtype.kind == "f" else np.dtype(np.float64)
+    if not a.size:  # (PyTorch's empty bincount is int64 zeros, weights or not)
+        return _on(x, np.zeros(minlength, dtype=np.int64))
+    # (PyTorch's weighted counts are float32 for float32 weights, float64 for all others, float16 too)
+    dtype = w.dtype if w.dtype in (np.float32, np.float64) else np.dtype(np.float64)
     return _on(x, np.bincount(a, weights=_host(w).astype(np.float64), minlength=minlength).astype(dtype))
 
 
@@ -660,8 +683,27 @@ class Histogram(tuple):
     hist = property(lambda self: self[0])
     bin_edges = property(lambda self: self[1])
 
+    def __reduce__(self) -> tuple:  # (by a function: the class's name is not its name in this module)
+        return _histogram_result, (isinstance(self, HistogramDD), *self)
 
-@public(method=True, dtypes="float3264")
+
+def _histogram_result(dd: bool, hist: Tensor, bin_edges: Any) -> Histogram:
+    return (HistogramDD if dd else Histogram)(hist, bin_edges)
+
+
+Histogram.__name__ = Histogram.__qualname__ = "histogram"  # (PyTorch's return type's name, as type(r) shows)
+
+
+class HistogramDD(Histogram):
+    """``histogramdd``'s ``(hist, bin_edges)``, named as PyTorch's."""
+
+    __slots__ = ()
+
+
+HistogramDD.__name__ = HistogramDD.__qualname__ = "histogramdd"
+
+
+@public(method=True, dtypes="floating")
 def histogram(input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tensor | None = None,  # noqa: A002
               density: bool = False) -> Histogram:  # fmt: skip
     """A histogram of ``input``'s values: ``bins`` equal bins over ``range`` (the data's by default),
@@ -673,19 +715,25 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tens
     Tensor([2., 1.], dtype=float32)
     """
     x = _tensor(input, "histogram")
+    if x.dtype == np.float16 and range is None and not isinstance(bins, Tensor):
+        # (PyTorch's float16 histogram needs its bins' edges: given, or from a range; not the data's extent)
+        check_dtype("histogramdd", x, "float3264")
     r = None if range is None else [float(v) for v in range]
     edges = bins if isinstance(bins, Tensor) else int(bins)
     hist, out_edges = _histogramdd(x.reshape(-1, 1), [edges], r, weight, density, "histogram")
     return Histogram(hist, out_edges[0])
 
 
-@public(dtypes="float3264")
+@public(dtypes="floating")
 def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | None = None,  # noqa: A002
                 density: bool = False) -> Histogram:  # fmt: skip
     """The histogram of the points ``input (..., D)`` in ``D`` dimensions: ``bins`` an int (per
     dimension), a list of ints, or a list of 1-D tensors of edges; ``range`` ``[min0, max0, min1,
     ...]``. Returns ``(hist, bin_edges)`` with ``D`` edge tensors, each bin as :func:`histogram`'s."""
     x = _tensor(input, "histogramdd")
+    if x.dtype == np.float16 and range is None and not (isinstance(bins, (list, tuple)) and bins
+                                                        and all(isinstance(b, Tensor) for b in bins)):  # fmt: skip
+        check_dtype("histogramdd", x, "float3264")  # (as histogram: float16 takes given edges or a range)
     if x.ndim < 1:
         raise RuntimeError(
             f"torch.histogramdd: input tensor should have at least 1 dimension, got shape {tuple(x.shape)}"
@@ -696,7 +744,7 @@ def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor |
         raise RuntimeError(f"torch.histogramdd: expected {n_dims} sequences of bin edges for each dimension, "
                            f"but got {len(per_dim)}")  # fmt: skip
     r = None if range is None else [float(v) for v in range]
-    return Histogram(*_histogramdd(x.reshape(-1, n_dims), per_dim, r, weight, density, "histogramdd"))
+    return HistogramDD(*_histogramdd(x.reshape(-1, n_dims), per_dim, r, weight, density, "histogramdd"))
 
 
 def _evenly_spaced(lo: float, hi: float, n: int, dtype: np.dtype) -> np.ndarray:

@@ -23,7 +23,7 @@ from ...engine.switches import is_grad_enabled
 from ...engine.warn import warn as _user_warn
 from ...functional.checks import written_to_out
 from ...ops.compare import AllTrue, AnyTrue
-from ...ops.saved import saved_for_backward
+from ...ops.saved import NoGradient, saved_for_backward, with_gradient_of
 from .._tensor import Tensor, cat, where
 from ..dtypes import accumulate_dtype, get_default_dtype, scalar_type_name, torch_dtype
 from ..shape import dims
@@ -145,7 +145,21 @@ def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: float 
         UserWarning,
     )
     with np.errstate(invalid="ignore"):
-        return (d * d).sum(axis, keepdims) * math.inf
+        value = (d * d).sum(axis, keepdims).detach() * math.inf
+    if not x.requires_grad:
+        return value
+    # Its gradient is PyTorch's formula 2 (x - mean) / (N - correction), whose divisor is not
+    # clamped: finite for a negative one, +-inf for 0 (NaN where x is the mean). As the slope of
+    # sum(d0 (2 (x - m) - d0)) / n with the mean m and the spread d0 held constant: the slope
+    # of (d * d).sum() / n would also pass through the mean (inf - inf = NaN)
+    m = x.mean(axis, keepdims=True).detach()
+    d0 = d.detach()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if axis is None:  # (over every entry, PyTorch's divisor is clamped to 0: +inf, NaN at the mean, unsigned)
+            surrogate = ((x - m) * where(d0 == 0, math.nan, math.inf)).sum(axis, keepdims)
+        else:
+            surrogate = (d0 * (2 * (x - m) - d0)).sum(axis, keepdims) * (1.0 / n if n else math.inf)
+    return with_gradient_of(value, surrogate)
 
 
 @public(method=True)
@@ -560,8 +574,9 @@ def _norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> 
         r = x.abs().amax(() if dim is None else dim, keepdim)
     elif p == -math.inf:
         r = x.abs().amin(() if dim is None else dim, keepdim)
-    elif p == 0:  # (in the graph with gradient 0, as PyTorch's)
-        r = x.abs().sign().sum(dim, keepdim)
+    elif p == 0:  # (the count of non-zeros: in the graph, with no gradient at all, as PyTorch's)
+        r = x.detach().abs().sign().sum(dim, keepdim)
+        r = NoGradient.apply(r, x) if x.requires_grad else r
     elif isinstance(p, str):
         raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number")
     else:

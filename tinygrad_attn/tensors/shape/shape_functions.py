@@ -23,7 +23,7 @@ from ...functional.checks import broadcast_of
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward
 from .._tensor import Size, Tensor, cat, stack, where
-from ..dtypes import scalar_type_name
+from ..dtypes import UnsupportedDtypeError, scalar_type_name
 from . import dims
 from .dims import int_list as _int_list
 
@@ -551,7 +551,13 @@ def _tri_indices(row: int, col: int, offset: int, lower: bool, dtype: Any, devic
     keep = (c - r <= offset) if lower else (c - r >= offset)
     out = np.stack([r[keep], c[keep]]).astype(np.int64)
     t = Tensor(out.reshape(2, -1), device=device)
-    return t if dtype is None else t.astype(dtype)
+    if dtype is None:
+        return t
+    if np.dtype(dtype) not in (np.int32, np.int64):  # (PyTorch's kernels: int32 and int64 alone)
+        name = "tril_indices" if lower else "triu_indices"
+        raise UnsupportedDtypeError(f'"{name}" not implemented for {scalar_type_name(dtype)!r}; it builds int32 or '
+                                    "int64 indices")  # fmt: skip
+    return t.astype(dtype)
 
 
 @public
@@ -587,8 +593,8 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
-    if r == 0:
-        return x[:0]
+    if r == 0:  # (a new empty tensor, outside the graph, as PyTorch's)
+        return x.detach()[:0].clone()
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     rows = np.array(list(pick(range(x.shape[0]), r)), dtype=np.int64).reshape(-1, r)
     # (PyTorch's picks each column with masked_select, which keeps its input: kept here too, so that
