@@ -188,6 +188,17 @@ def _checks(fn: Callable) -> list[tuple[inspect.Parameter, str, bool, int | None
 _INT_VARARGS = {"size": "size", "shape": "shape", "sizes": "sizes", "axes": "dims"}
 
 
+#: PyTorch's name of the sizes in its "missing" message where it is not the parameter's (``x.repeat()``)
+_MISSING_NAME = {"repeat": "repeats"}
+#: functions whose sizes may be left out (PyTorch's ``resize`` reads none as a 0-d size and raises its own error)
+_MAY_BE_EMPTY = {"resize", "resize_"}
+
+
+def missing(op: str, param: str) -> TypeError:
+    """PyTorch's error for a required argument left out: ``x.permute()``, ``x.softmax()``."""
+    return TypeError(f'{op}() missing 1 required positional arguments: "{param}"')
+
+
 def _int_varargs(fn: Callable) -> tuple[int, str] | None:
     """(index, PyTorch's name) of ``fn``'s ``*size``-like parameter, if it has one."""
     try:
@@ -229,10 +240,14 @@ def typed(fn: Callable, name: str) -> Callable:
     sizes = _int_varargs(fn)
     if not checks and sizes is None:
         return fn
-    env: dict[str, Any] = {"_fn": fn, "_settle": _settle, "_op": name, "_ints": ints}
+    env: dict[str, Any] = {"_fn": fn, "_settle": _settle, "_op": name, "_ints": ints, "_missing": missing}
     body = ["    n = len(args)"]
     if sizes is not None:
         body += [f"    if n > {sizes[0]}:", f"        _ints(_op, {sizes[1]!r}, args[{sizes[0]}:])"]
+        if name not in _MAY_BE_EMPTY:  # (none given, and not by a keyword either: PyTorch's TypeError)
+            said = _MISSING_NAME.get(name, sizes[1])
+            body += [f"    elif not kwargs.keys() & {{'size', 'shape', 'sizes', 'dims', {said!r}}}:",
+                     f"        raise _missing(_op, {said!r})"]  # fmt: skip
     for i, (p, kind, optional, position) in enumerate(checks):
         env[f"_d{i}"] = p.default
         read = f"kwargs.get({p.name!r}, _d{i})"

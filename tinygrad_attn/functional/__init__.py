@@ -285,7 +285,7 @@ def layer_norm(input: Tensor, normalized_shape: Any = None, weight: Tensor | Non
     n = math.prod(shape)  # several axes normalised together are one axis
     w = None if weight is None else weight.reshape(n)
     b = None if bias is None else bias.reshape(n)
-    return _layer_norm_last(x.reshape(*x.shape[: x.ndim - len(shape)], n), w, b, eps).reshape(*x.shape)
+    return _layer_norm_last(x.reshape(*x.shape[: x.ndim - len(shape)], n), w, b, eps).reshape(x.shape)
 
 
 def _trailing_shape(op: str, x: Tensor, normalized_shape: Any, **params: Tensor | None) -> tuple[int, ...]:

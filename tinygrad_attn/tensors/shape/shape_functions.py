@@ -349,7 +349,7 @@ def tile(input: Tensor, dims: Sequence[int], *more: int) -> Tensor:  # noqa: A00
     reps = tuple(int(r) for r in ((dims,) if isinstance(dims, (int, np.integer)) else dims))
     if len(reps) < x.ndim:
         reps = (1,) * (x.ndim - len(reps)) + reps
-    return x.reshape((1,) * (len(reps) - x.ndim) + x.shape).repeat(*reps)
+    return x.reshape((1,) * (len(reps) - x.ndim) + x.shape).repeat(reps)
 
 
 @public(method=True)
@@ -361,7 +361,7 @@ def ravel(input: Tensor) -> Tensor:  # noqa: A002
 @public
 def expand_copy(input: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:  # noqa: A002
     """:meth:`Tensor.expand` as new memory."""
-    return _tensor(input, "expand_copy").expand(*size).clone()
+    return _tensor(input, "expand_copy").expand(size).clone()
 
 
 @public(method=True)
