@@ -443,9 +443,9 @@ def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) ->
         )
     if not last and x.ndim > 2:
         perm = (0, *range(2, x.ndim), 1)
-        x = x.permute(*perm)
+        x = x.permute(tuple(perm))
         if probs:
-            target = target.permute(*perm)
+            target = target.permute(tuple(perm))
     return x, target, probs
 
 

@@ -579,7 +579,7 @@ def _contract(a: Tensor, sa: str, b: Tensor, sb: str, keep: str) -> tuple[Tensor
     nb = [size[c] for c in batch]
     ma, k, nb_free = math.prod(size[c] for c in fa), math.prod(size[c] for c in summed), math.prod(size[c] for c in fb)
     out = pa.reshape(*nb, ma, k) @ pb.reshape(*nb, k, nb_free)  # (batch..., free_a, free_b)
-    return out.reshape(*nb, *(size[c] for c in fa), *(size[c] for c in fb)), "".join(batch + fa + fb)
+    return out.reshape((*nb, *(size[c] for c in fa), *(size[c] for c in fb))), "".join(batch + fa + fb)
 
 
 @public

@@ -99,10 +99,10 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
 
 
 @public(method=True, dtypes="numeric")
-def median(input: Tensor, dim: Any = None, keepdim: bool | None = None) -> Any:  # noqa: A002
+def median(input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool | None = None) -> Any:  # noqa: A002
     """The lower median (the ``(n - 1) // 2``-th smallest entry; NaN where the slice has one): of every
     entry as a 0-d tensor, or ``(values, indices)`` along ``dim``."""
-    x = _tensor(input, "median")
+    x, dim = _tensor(input, "median"), dims.given("median", dim)
     keepdim, given = bool(keepdim), keepdim is not None  # (None: not given)
     if dim is None and given:
         raise TypeError('median() missing 1 required positional arguments: "dim" (keepdim needs a dim)')
@@ -117,9 +117,9 @@ def median(input: Tensor, dim: Any = None, keepdim: bool | None = None) -> Any: 
 
 
 @public(method=True, dtypes="numeric")
-def nanmedian(input: Tensor, dim: Any = None, keepdim: bool | None = None) -> Any:  # noqa: A002
+def nanmedian(input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool | None = None) -> Any:  # noqa: A002
     """:func:`median` of the entries that are not NaN (NaN where every entry is)."""
-    x = _tensor(input, "nanmedian")
+    x, dim = _tensor(input, "nanmedian"), dims.given("nanmedian", dim)
     keepdim, given = bool(keepdim), keepdim is not None
     if dim is None and given:
         raise TypeError('nanmedian() missing 1 required positional arguments: "dim" (keepdim needs a dim)')
