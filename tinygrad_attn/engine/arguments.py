@@ -13,9 +13,9 @@ What each annotation takes is PyTorch's rule for the type (``python_arg_parser``
 - ``int``: a Python or NumPy integer, or a one-element integer tensor, not a ``bool`` or a float;
 - ``float``: a number of any kind (``bool`` and complex included) or a one-element tensor;
 - ``str``: a string;
-- ``Tensor``: a tensor; a parameter whose annotation is ``Tensor`` and is not the first takes a
-  number too (most of PyTorch's are ``Tensor`` or ``Scalar`` overloads), never ``None``, a
-  string, a list, a tuple or a NumPy array;
+- ``Tensor``: a tensor;
+- ``Tensor | float`` (and a parameter ``other``): a tensor or a number (PyTorch's ``Tensor`` or
+  ``Scalar`` overloads), never ``None``, a string, a list, a tuple or a NumPy array;
 
 each with ``None`` too when the annotation is ``X | None``. A value identical to the parameter's
 default is taken as it is (a default sentinel is not checked). Other annotations (``Any``,
@@ -50,6 +50,9 @@ for _kind in ("bool", "int", "float", "str", "Tensor"):
     _KINDS[f"None | {_kind}"] = (_checked, True)
     _KINDS[f"Optional[{_kind}]"] = (_checked, True)
 del _kind, _checked
+#: PyTorch's ``Tensor`` or ``Scalar`` overloads (``clamp(min=)``, ``pow(exponent)``): a tensor or a number
+_KINDS["Tensor | float"] = ("Tensor", False)
+_KINDS["Tensor | float | None"] = ("Tensor", True)
 
 #: what a Tensor-annotated parameter other than the first never takes
 _NOT_TENSORS = (str, bytes, list, tuple, dict, set, np.ndarray)
@@ -229,15 +232,16 @@ def ints(op: str, param: str, values: tuple) -> None:
             )
 
 
-def typed(fn: Callable, name: str) -> Callable:
+def typed(fn: Callable, name: str, like: Callable | None = None) -> Callable:
     """``fn`` with PyTorch's argument-type checks of its annotated parameters (see the module's
     docstring), or ``fn`` itself when it has none. The check is a function generated for ``fn``
     that reads each checked argument where the call put it (by position or by name) and passes
-    the call on unchanged, so wrappers that take other spellings keep them."""
+    the call on unchanged, so wrappers that take other spellings keep them. ``like``: the
+    function whose parameters ``fn`` takes as they are (an in-place twin ``x.add_`` of ``x.add``)."""
     if fn in _MADE or fn in _MADE.values():  # (a function declared twice is one function)
         return _MADE.get(fn, fn)
-    checks = _checks(fn)
-    sizes = _int_varargs(fn)
+    checks = _checks(like or fn)
+    sizes = _int_varargs(like or fn)
     if not checks and sizes is None:
         return fn
     env: dict[str, Any] = {"_fn": fn, "_settle": _settle, "_op": name, "_ints": ints, "_missing": missing}

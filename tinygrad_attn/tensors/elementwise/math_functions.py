@@ -363,13 +363,13 @@ def _clamp(x: Tensor, lo: Any, hi: Any) -> Tensor:
 
 
 @public(method=True, inplace_function=True)
-def clamp_min(x: Tensor, min: Any) -> Tensor:  # noqa: A002
+def clamp_min(x: Tensor, min: Tensor | float) -> Tensor:  # noqa: A002
     """``max(x, min)``."""
     return _clamp(tensor_operand(x, "clamp_min"), min, None)
 
 
 @public(method=True, inplace_function=True)
-def clamp_max(x: Tensor, max: Any) -> Tensor:  # noqa: A002
+def clamp_max(x: Tensor, max: Tensor | float) -> Tensor:  # noqa: A002
     """``min(x, max)``."""
     return _clamp(tensor_operand(x, "clamp_max"), None, max)
 
@@ -938,7 +938,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa:
     known = math.prod(s for s in sizes if s != -1)
     if sizes.count(-1) > 1 or (-1 not in sizes and known != x.shape[d]) or (known and x.shape[d] % known):
         raise RuntimeError(f"unflatten: sizes {sizes} do not multiply to dimension {d}'s size {x.shape[d]}")
-    return x.reshape(*x.shape[:d], *sizes, *x.shape[d + 1 :])
+    return x.reshape((*x.shape[:d], *sizes, *x.shape[d + 1 :]))
 
 
 @public

@@ -263,7 +263,7 @@ def _zero_gradient_of(q: Tensor, *of: Any) -> Tensor:
 
 
 @public(method=True, inplace=True)
-def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A002 - torch.pow's names
+def pow(input: Any, exponent: Tensor | float) -> Tensor:  # noqa: A002 - torch.pow's names
     """``input ** exponent`` (``torch.pow`` takes a number ``input`` too)."""
     return (
         input**exponent if isinstance(input, Tensor) else tensor_operand(exponent, "pow", "exponent", 2).__rpow__(input)

@@ -531,7 +531,7 @@ def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_gra
 
 
 @public
-def fill(input: Tensor, value: Any) -> Tensor:  # noqa: A002
+def fill(input: Tensor, value: Tensor | float) -> Tensor:  # noqa: A002
     """A tensor of ``input``'s shape and dtype filled with ``value`` (a number or a 0-d tensor, whose
     gradient is the sum of the result's; ``input``'s is zero), as ``torch.fill``."""
     from .._tensor import where  # noqa: PLC0415
