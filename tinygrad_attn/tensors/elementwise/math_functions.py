@@ -950,7 +950,15 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise InvalidArgumentError(f"meshgrid: indexing must be 'ij' or 'xy', not {indexing!r}")
-    ts = [_tensor(t, "meshgrid").reshape(-1) for t in tensors]
+    ts = [_tensor(t, "meshgrid") for t in tensors]
+    if not ts:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in ts:  # (PyTorch's rule: a 0-d tensor is one point, anything above 1-D a mistake)
+        if t.ndim > 1:
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got shape {tuple(t.shape)}"
+            )
+    ts = [t.reshape(-1) for t in ts]
     if len(ts) >= 2 and indexing == "xy":
         ts[0], ts[1] = ts[1], ts[0]
     shape = tuple(t.shape[0] for t in ts)

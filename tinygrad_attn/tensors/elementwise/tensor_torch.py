@@ -5,6 +5,7 @@ the package's ``install_methods`` and, where PyTorch has the free function, ``tg
 
 from __future__ import annotations
 
+import numbers
 import weakref
 from typing import Any
 
@@ -18,8 +19,9 @@ from ...functional.checks import tensor_operand
 from ...ops.alias import NoDerivative
 from ...ops.compare import IntFloorDivide, IntRemainder
 from ...ops.saved import saved_for_backward, with_gradient_of
+from .. import dtypes as _dtypes
 from .._tensor import InvalidArgumentError, Tensor, _add, where
-from ..dtypes import UnsupportedDtypeError, result_type
+from ..dtypes import UnsupportedDtypeError
 from ..promotion import _FLOATS, _as_float, _promoted, other_and_alpha
 from ..shape import dims
 
@@ -206,7 +208,7 @@ def subtract(self, other: Any, *more: Any, alpha: Any = 1) -> Tensor:
 def _scaled(a: Any, b: Any, alpha: Any, op: str) -> Any:
     """``alpha * b`` as PyTorch's ``add``/``sub`` scale it: in the result's dtype (``alpha`` takes
     no part in the promotion), a float ``alpha`` only for a float result, a bool one only for bool."""
-    dt = result_type(a, b)
+    dt = _dtypes.result_type(a, b)
     if op == "sub" and any(x.__class__ is bool or isinstance(x, Tensor) and x.dtype.kind == "b" for x in (a, b)):
         return b  # (the subtraction itself refuses bools, with PyTorch's message)
     if isinstance(alpha, float) and dt.kind in "biu":
@@ -737,3 +739,17 @@ public(property(_grad_dtype, _set_grad_dtype), name="grad_dtype", function=False
 public(property(_is_cpu), name="is_cpu", function=False, method=True)
 public(property(_layout), name="layout", function=False, method=True)
 public(property(_output_nr), name="output_nr", function=False, method=True)
+
+
+@public
+def result_type(tensor: Any, other: Tensor | float) -> Any:
+    """``torch.result_type(tensor, other)``: the dtype of an elementwise op of the two (each a tensor
+    or a number), by PyTorch's rules (:func:`dtypes.result_type`, which takes any number of operands).
+
+    >>> import tinygrad_attn as tga
+    >>> tga.result_type(tga.ones(2, dtype=tga.int32), 2.5)
+    torch.float32
+    """
+    if not isinstance(tensor, (Tensor, numbers.Number, np.number, np.bool_)):
+        raise TypeError(f"result_type(): argument 'tensor' (position 1) must be Tensor, not {type(tensor).__name__}")
+    return _dtypes.result_type(tensor, other)

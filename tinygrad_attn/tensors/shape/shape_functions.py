@@ -571,6 +571,11 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
 def cartesian_prod(*tensors: Tensor) -> Tensor:
     """Every combination of one entry from each 1-D tensor, one row each (a 1-D tensor for one input)."""
     ts = [_tensor(t, "cartesian_prod") for t in tensors]
+    if not ts:
+        raise RuntimeError("cartesian_prod: expects a non-empty TensorList")
+    for t in ts:
+        if t.ndim != 1:
+            raise RuntimeError(f"cartesian_prod: Expect a 1D vector, but got shape {list(t.shape)}")
     if len(ts) == 1:
         return ts[0]
     from ..elementwise.math_functions import meshgrid  # noqa: PLC0415
