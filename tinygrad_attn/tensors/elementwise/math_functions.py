@@ -283,7 +283,7 @@ def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 
 @public(method=True, inplace=True, dtypes="floating")
-def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
+def lerp(input: Tensor, end: Tensor, weight: Tensor | float) -> Tensor:  # noqa: A002
     """``input + weight * (end - input)``; from the ``end`` side where ``|weight| >= 0.5``, as
     PyTorch computes it (so ``lerp(a, b, 1)`` is ``b`` exactly, and ``lerp(0, inf, 1)`` NaN).
     Its tensors are of one dtype: PyTorch's lerp promotes none of them, but a 0-d ``weight``

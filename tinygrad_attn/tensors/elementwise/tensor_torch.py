@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ... import ops
+from ...engine.arguments import missing
 from ...engine.declare import public
 from ...engine.switches import tracing
 from ...engine.warn import warn as _user_warn
@@ -382,7 +383,7 @@ def ge(self, other: Any) -> Tensor:
 
 
 @public
-def rsub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+def rsub(self, other: Any, alpha: Any = 1) -> Tensor:
     """``other - alpha * self`` (``torch.rsub``; no Tensor method, as in PyTorch)."""
     return sub(other, tensor_operand(self, "rsub"), alpha=alpha)
 
@@ -741,8 +742,12 @@ public(property(_layout), name="layout", function=False, method=True)
 public(property(_output_nr), name="output_nr", function=False, method=True)
 
 
-@public
-def result_type(tensor: Any, other: Tensor | float) -> Any:
+#: an operand of ``result_type`` left out
+_NO_OPERAND: Any = object()
+
+
+@public(name="result_type")
+def torch_result_type(tensor: Any = _NO_OPERAND, other: Tensor | float = _NO_OPERAND, *more: Any) -> Any:
     """``torch.result_type(tensor, other)``: the dtype of an elementwise op of the two (each a tensor
     or a number), by PyTorch's rules (:func:`dtypes.result_type`, which takes any number of operands).
 
@@ -750,6 +755,10 @@ def result_type(tensor: Any, other: Tensor | float) -> Any:
     >>> tga.result_type(tga.ones(2, dtype=tga.int32), 2.5)
     torch.float32
     """
+    if more:
+        raise TypeError(f"result_type() takes 2 positional arguments but {2 + len(more)} were given")
+    if tensor is _NO_OPERAND or other is _NO_OPERAND:
+        raise missing("result_type", "tensor" if tensor is _NO_OPERAND else "other")
     if not isinstance(tensor, (Tensor, numbers.Number, np.number, np.bool_)):
         raise TypeError(f"result_type(): argument 'tensor' (position 1) must be Tensor, not {type(tensor).__name__}")
     return _dtypes.result_type(tensor, other)

@@ -827,7 +827,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
 
 
 @public(dtypes="numeric", operands=("elements", "test_elements"))
-def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+def isin(elements: Any, test_elements: Tensor | float, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each entry of ``elements`` occurs in ``test_elements`` (either may be a number), as bools."""
     like = elements if isinstance(elements, Tensor) else _tensor(test_elements, "isin")
     a = _host(elements) if isinstance(elements, Tensor) else np.asarray(elements)

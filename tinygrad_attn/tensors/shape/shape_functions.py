@@ -200,7 +200,7 @@ def _unmarked(x: Tensor, d: int, pieces: Sequence[Tensor]) -> tuple[Tensor, ...]
 
 
 @public(method=True)
-def unsafe_split(input: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     """:func:`split` whose pieces may be changed in place (``torch.unsafe_split``)."""
     from ..tensor_functions import split  # noqa: PLC0415
 
