@@ -10,8 +10,10 @@ with PyTorch's exception class (an instance of the builtin class PyTorch's error
 catches PyTorch's catches ours), except the calls listed in ``argument_parity_known`` (the lists
 this check started from; an entry that now agrees with PyTorch fails the test until it is taken
 off its list). Where PyTorch's own Python code fails on a non-tensor with an ``AttributeError``
-(``'int' object has no attribute 'shape'``), our ``TypeError`` naming the argument is taken as
-agreeing: that class is an accident of PyTorch's code, not a rule a user relies on.
+(``'int' object has no attribute 'shape'``), or on a tensor where a flag or a size goes with the
+``RuntimeError`` of its truth value (``Boolean value of Tensor with more than one value is
+ambiguous``), our ``TypeError`` naming the argument is taken as agreeing: that class is an accident
+of PyTorch's code, not a rule a user relies on.
 """
 
 from __future__ import annotations
@@ -89,7 +91,10 @@ def builtin_class(e: BaseException) -> type:
 
 def same_class(theirs: BaseException, ours: BaseException) -> bool:
     """Whether our error is caught where PyTorch's is (see the module's docstring)."""
-    if isinstance(theirs, AttributeError) and isinstance(ours, TypeError):
+    accident = isinstance(theirs, AttributeError) or (
+        isinstance(theirs, RuntimeError) and str(theirs).startswith("Boolean value of Tensor with")
+    )
+    if accident and isinstance(ours, TypeError):
         return True
     return isinstance(ours, builtin_class(theirs))
 

@@ -13,6 +13,8 @@ What each annotation takes is PyTorch's rule for the type (``python_arg_parser``
 - ``int``: a Python or NumPy integer, or a one-element integer tensor, not a ``bool`` or a float;
 - ``float``: a number of any kind (``bool`` and complex included) or a one-element tensor;
 - ``str``: a string;
+- ``Sequence[int]``: PyTorch's ``int[]``, a list or tuple of ints (or one int), not a string, a
+  float or a tensor of several elements;
 - ``Tensor``: a tensor;
 - ``Tensor | float`` (and a parameter ``other``): a tensor or a number (PyTorch's ``Tensor`` or
   ``Scalar`` overloads), never ``None``, a string, a list, a tuple or a NumPy array;
@@ -42,7 +44,11 @@ import numpy as np
 from . import function as _function
 
 #: annotation (as written, a string under ``from __future__ import annotations``) -> (kind, optional)
-_KINDS: dict[str, tuple[str, bool]] = {"Sequence[Tensor]": ("tensors", False)}
+_KINDS: dict[str, tuple[str, bool]] = {
+    "Sequence[Tensor]": ("tensors", False),
+    "Sequence[int]": ("ints", False),
+    "Sequence[int] | None": ("ints", True),
+}
 for _kind in ("bool", "int", "float", "str", "Tensor"):
     _checked = "Tensor!" if _kind == "Tensor" else _kind  # (an annotated tensor is a tensor, not a number)
     _KINDS[_kind] = (_checked, False)
@@ -102,6 +108,17 @@ def _is_sequence_of_tensors(v: Any) -> bool:
     return hasattr(v, "__iter__") and not isinstance(v, (_function.Tensor, str, bytes, np.ndarray))
 
 
+def _is_ints(v: Any) -> bool:
+    """PyTorch's ``int[]`` (sizes, split sizes, repeats): a list or tuple of ints (NumPy integers and
+    one-element integer tensors among them), or one int; not a string, a float, None or a tensor of
+    several elements."""
+    if _is_int(v):
+        return True
+    if isinstance(v, (list, tuple)):
+        return all(_is_int(d) for d in v)
+    return isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "iu"
+
+
 def _is_dim(v: Any) -> bool:
     """PyTorch's ``dim`` of a reduction: an int, a list or tuple of them (``True`` may be one of
     them there), or a one-element integer tensor."""
@@ -121,11 +138,12 @@ _TESTS: dict[str, Callable[[Any], bool]] = {
     "Tensor": _is_tensor_operand,
     "Tensor!": _is_tensor,
     "dim": _is_dim,
+    "ints": _is_ints,
     "tensors": _is_sequence_of_tensors,
 }
 _PLAIN = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": None, "Tensor!": None, "dim": "int",
-    "tensors": "list",
+    "tensors": "list", "ints": "tuple",
 }  # fmt: skip
 _EXPECTED = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": "Tensor", "Tensor!": "Tensor",
