@@ -61,7 +61,7 @@ def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
 
 
 @public
-def frobenius_norm(input: Tensor, dim: Sequence[int] | int = (0, 1), keepdim: bool = False) -> Tensor:  # noqa: A002
+def frobenius_norm(input: Tensor, dim: Sequence[int] | int, keepdim: bool = False) -> Tensor:  # noqa: A002
     """``torch.frobenius_norm(x, dim, keepdim=False)``: the 2-norm over ``dim`` (one or two dims)."""
     _deprecated("frobenius_norm", "torch.linalg.vector_norm(A, 2., dim, keepdim)")
     x = _tensor(input, "frobenius_norm")

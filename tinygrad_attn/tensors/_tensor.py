@@ -1029,7 +1029,9 @@ def where(cond: Any, a: Any = _ONE_ARGUMENT, b: Any = _ONE_ARGUMENT) -> Any:
     if a is _ONE_ARGUMENT or b is _ONE_ARGUMENT:
         if a is not b:
             raise TypeError("where: give both a and b, or neither (where(cond) is cond.nonzero(as_tuple=True))")
-        return (cond if isinstance(cond, Tensor) else Tensor(cond)).nonzero(as_tuple=True)
+        if not isinstance(cond, Tensor):  # (PyTorch's one-argument where takes a tensor alone)
+            raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(cond).__name__}")
+        return cond.nonzero(as_tuple=True)
     # (a NumPy scalar is the Python number it holds, as PyTorch's parser reads it)
     a, b = (_promotion.scalar_value(v) if isinstance(v, np.generic) else v for v in (a, b))
     like = next((t for t in (a, b, cond) if isinstance(t, Tensor)), None)

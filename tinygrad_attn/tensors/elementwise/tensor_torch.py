@@ -275,7 +275,7 @@ def pow(input: Any, exponent: Tensor | float) -> Tensor:  # noqa: A002 - torch.p
 
 @public(method=True, inplace_function=True, aliases=("negative",))
 def neg(self) -> Tensor:
-    return -self
+    return -tensor_operand(self, "neg")  # (tga.neg(3) is PyTorch's TypeError, not -3)
 
 
 @public(method=True, inplace_function=True)
@@ -287,7 +287,7 @@ def square(self) -> Tensor:
 
 @public(method=True, inplace_function=True)
 def reciprocal(self) -> Tensor:
-    return 1.0 / self
+    return 1.0 / tensor_operand(self, "reciprocal")
 
 
 @public(method=True, inplace_function=True)
@@ -528,6 +528,7 @@ def data_ptr(self) -> int:
 @public(method=True)
 def is_distributed(self) -> bool:
     """False: no tensor here is spread over processes."""
+    tensor_operand(self, "is_distributed")
     return False
 
 

@@ -523,7 +523,7 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
 
 
 @public
-def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+def scalar_tensor(s: float, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                   **_: Any) -> Tensor:  # fmt: skip
     """A 0-d tensor holding the number ``s``, of the default float dtype unless ``dtype`` says otherwise."""
     s = s.item() if isinstance(s, Tensor) else s
