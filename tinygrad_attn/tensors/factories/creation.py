@@ -216,7 +216,7 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
 
 
 @public
-def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None, layout: Any = None, device: Any = None,
                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:  # fmt: skip
     """PyTorch's ``torch.empty_strided``: a tensor of ``size`` whose elements lie ``stride`` apart
     in memory of its own (``x.stride()`` reads them back on the CPU; another device gets the
@@ -391,7 +391,7 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
 
 
 @public(method=True, static=True)
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
+def arange(start: float, end: float | None = None, step: float = 1, *, dtype: Any = None, device: Any = None,
            requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
     """``arange(end)`` or ``arange(start, end, step)``: int64 when every argument is an int, else float32.
 
@@ -425,7 +425,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
 
 
 @public
-def range(start: Any, end: Any, step: Any = 1, *, dtype: Any = None, device: Any = None,  # noqa: A001 - PyTorch's
+def range(start: float, end: float, step: float = 1, *, dtype: Any = None, device: Any = None,  # noqa: A001 - PyTorch's
           requires_grad: bool = False) -> Tensor:  # fmt: skip
     """PyTorch's deprecated ``torch.range``: ``start, start + step, ...`` up to ``end`` included,
     in the default float dtype unless ``dtype`` is given (prefer :func:`arange`, which leaves
