@@ -65,8 +65,6 @@ KNOWN_RETURNS: set[str] = {
     "tga.var('t23', 0, 0)",
     "tga.var_mean('t23', 0, 0)",
     "tga.vsplit('t23', 0, 0)",
-    "tga.where('t23', 't23', 't23')",
-    "tga.where('t23', 0, 0)",
     "type('t23', 'a')",
     "type('t23', [])",
     "var('t23', 0, 0)",

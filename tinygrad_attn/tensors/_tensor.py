@@ -1037,9 +1037,11 @@ def where(cond: Any, a: Any = _ONE_ARGUMENT, b: Any = _ONE_ARGUMENT) -> Any:
     like = next((t for t in (a, b, cond) if isinstance(t, Tensor)), None)
     if like is None:
         like = Tensor(cond)
+    if isinstance(cond, Tensor) and cond.dtype != np.bool_:  # (PyTorch's rule: a tensor condition is a mask)
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {cond.dtype}")
     if not isinstance(cond, Tensor):
         cond = Tensor(cond, device=like._dev)
-    if cond.dtype != np.bool_:
+    if cond.dtype != np.bool_:  # (an array or list of numbers: nonzero is True, as NumPy's where)
         cond = cond != 0
     a, b = _where_operand(a, like), _where_operand(b, like)
     if isinstance(a, Tensor) or isinstance(b, Tensor):  # torch.result_type's dtype, 0-d and number rules included
