@@ -2,7 +2,7 @@
 
 >>> import tinygrad_attn as tga
 >>> x = tga.Tensor([[1.0, 2.0, 3.0]], requires_grad=True)
->>> x.softmax().sum().backward()
+>>> x.softmax(-1).sum().backward()
 """
 
 # The modules that declare PyTorch's ops (``@public``: read by install_methods below) are imported for that; the

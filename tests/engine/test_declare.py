@@ -161,6 +161,8 @@ NOT_OPS |= {"apply_", "map_", "map2_", "grad_dtype", "retains_grad", "is_contigu
             "resize_as", "register_post_accumulate_grad_hook"}  # fmt: skip
 # (memory layout: against PyTorch's over every view in tests/tensor/test_strides.py)
 NOT_OPS |= {"stride", "storage_offset", "data_ptr"}
+# (the dtype of an op of two operands: against PyTorch's in tests/tensor/test_dtypes.py)
+NOT_OPS |= {"result_type"}
 # (sizes in bytes: against PyTorch in tests/tensor/test_protocol_programs_torch.py)
 NOT_OPS |= {"itemsize", "nbytes"}
 # (torch's factories, predicates, methods as free functions and removed stubs: against PyTorch in

@@ -109,7 +109,7 @@ SAME = {
     "sum": tga.sum, "mean": tga.mean, "var": tga.var, "std": tga.std, "max": tga.max, "min": tga.min,
     "amax": tga.amax, "amin": tga.amin, "logsumexp": tga.logsumexp, "argmax": tga.argmax, "argmin": tga.argmin,
     "prod": tga.prod, "cumsum": tga.cumsum, "cumprod": tga.cumprod, "norm": tga.norm, "all": tga.all,
-    "any": tga.any, "softmax": F.softmax, "log_softmax": F.log_softmax, "gelu": F.gelu, "dropout": F.dropout,
+    "any": tga.any, "softmax": tga.softmax, "log_softmax": tga.log_softmax, "gelu": F.gelu, "dropout": F.dropout,
     "squeeze": tga.squeeze, "unsqueeze": tga.unsqueeze, "flatten": tga.flatten, "permute": tga.permute,
     "transpose": tga.transpose, "reshape": tga.reshape, "chunk": tga.chunk, "sort": tga.sort, "topk": tga.topk,
     "gather": tga.gather, "flip": tga.flip, "roll": tga.roll, "tril": tga.tril, "triu": tga.triu,
@@ -127,8 +127,13 @@ def test_the_method_is_the_free_function(name):
     assert getattr(tga.Tensor, name) is _one(SAME[name])
 
 
-def test_softmax_is_one_function_under_three_names():
-    assert _one(tga.softmax) is F.softmax is tga.Tensor.softmax
+def test_softmax_is_one_function_under_two_names_and_nn_functional_has_its_own_spelling():
+    # (PyTorch's torch.softmax(input, dim, dtype) needs dim; F.softmax(input, dim=None, _stacklevel, dtype) does not)
+    assert _one(tga.softmax) is tga.Tensor.softmax and F.softmax is not tga.Tensor.softmax
+    x = tga.tensor(np.arange(6.0).reshape(2, 3))
+    assert tga.equal(x.softmax(0), F.softmax(x, 0)) and tga.equal(x.log_softmax(1), F.log_softmax(x, 1))
+    with pytest.raises(TypeError, match="missing"):
+        x.softmax()
 
 
 def test_std_has_no_nan_gradient_at_zero_spread():

@@ -72,6 +72,29 @@ def test_result_type_is_torchs():
             assert str(result_type(x, y)) == want, (a, ra, b, rb)
 
 
+@pytest.mark.parametrize("kinds", list(itertools.product(("tensor", "0-d", "number"), repeat=2)))
+def test_the_public_result_type_is_torchs_for_tensors_and_numbers(kinds):
+    """``tga.result_type(tensor, other)``: PyTorch's two operands, each a tensor or a number."""
+
+    def operand(lib, kind, dtype):
+        if kind == "number":
+            return {"b": True, "i": 3, "u": 3, "f": 2.5}[np.dtype(dtype).kind]
+        return lib.tensor(np.ones((2,) if kind == "tensor" else (), dtype))
+
+    for a, b in itertools.product(DTYPES, repeat=2):
+        want = torch.result_type(operand(torch, kinds[0], a), operand(torch, kinds[1], b))
+        got = tga.result_type(operand(tga, kinds[0], a), operand(tga, kinds[1], b))
+        assert str(got) == str(want), (kinds, a, b)
+
+
+def test_the_public_result_type_takes_two_operands_as_torchs():
+    for args in ((), (tga.ones(2),), (tga.ones(2), 1, 1), (tga.ones(2), (2, 3)), (tga.ones(2), None)):
+        with pytest.raises(TypeError):
+            tga.result_type(*args)
+        with pytest.raises(TypeError):
+            torch.result_type(*[torch.ones(2) if isinstance(a, Tensor) else a for a in args])
+
+
 def test_numpy_scalars_keep_float32_and_its_gradient():
     """``scores / np.sqrt(d_k)``, as many tutorials write it."""
     w = Tensor(np.ones((2, 3), np.float32), requires_grad=True)

@@ -272,7 +272,7 @@ def test_unsafe_splits_as_pytorch_and_writable() -> None:
                lambda t: t.unsafe_split(3, -1), lambda t: t.narrow_copy(0, -2, 2)):  # fmt: skip
         _same(fn, _both(x)[:1], _both(x)[1:])
     t = tga.tensor(x, requires_grad=True) * 1
-    a, _ = t.unsafe_split([2, 3])
+    a, _ = t.unsafe_split_with_sizes([2, 3])  # (unsafe_split takes one int size, as PyTorch's)
     a.mul_(2)  # (PyTorch refuses this for split's pieces, and allows it here)
     assert t[0, 0].item() == 0 and t[1, 1].item() == 6.0
     assert tga.gradcheck(lambda v: tga.cat([p * (k + 1.0) for k, p in enumerate(v.unsafe_chunk(3))]), x)

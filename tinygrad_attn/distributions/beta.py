@@ -33,7 +33,7 @@ class Dirichlet(ExponentialFamily):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Dirichlet:
         new = self._get_checked_instance(Dirichlet, _instance)
-        new.concentration = self.concentration.expand(*tuple(batch_shape), *tuple(self.event_shape))
+        new.concentration = self.concentration.expand((*tuple(batch_shape), *tuple(self.event_shape)))
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

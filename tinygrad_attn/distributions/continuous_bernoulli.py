@@ -96,7 +96,7 @@ class ContinuousBernoulli(ExponentialFamily):
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
-        u = _creation.rand(*shape, dtype=self.probs.dtype, device=self.probs.device)
+        u = _creation.rand(tuple(shape), dtype=self.probs.dtype, device=self.probs.device)
         return self.icdf(u)
 
     def log_prob(self, value: Any) -> Tensor:

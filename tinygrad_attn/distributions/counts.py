@@ -331,7 +331,7 @@ class Multinomial(Distribution):
         with no_grad():
             draws = self._categorical.sample((self.total_count, *sample_shape))
             order = [*range(1, draws.dim()), 0]
-            draws = draws.permute(*order)  # (sample, batch, total_count)
+            draws = draws.permute(tuple(order))  # (sample, batch, total_count)
             counts = _creation.zeros(*self._extended_shape(sample_shape), dtype=draws.dtype, device=draws.device)
             counts = counts.scatter_add(-1, draws, draws.new_ones(tuple(draws.shape)))
             return counts.type_as(self.probs)

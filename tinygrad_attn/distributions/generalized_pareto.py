@@ -33,7 +33,7 @@ class GeneralizedPareto(Distribution):
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
-        return self.icdf(_creation.rand(*shape, dtype=self.loc.dtype, device=self.loc.device))
+        return self.icdf(_creation.rand(tuple(shape), dtype=self.loc.dtype, device=self.loc.device))
 
     def _z(self, x: Tensor) -> Tensor:
         return (x - self.loc) / self.scale

@@ -53,7 +53,7 @@ class LKJCholesky(Distribution):
         with no_grad():
             y = self._beta.sample(sample_shape).unsqueeze(-1)
             shape = tuple(self._extended_shape(sample_shape))
-            u = _creation.randn(*shape, dtype=y.dtype, device=y.device).tril(-1)
+            u = _creation.randn(tuple(shape), dtype=y.dtype, device=y.device).tril(-1)
             norm = u.norm(dim=-1, keepdim=True)
             # (the first row has no entries below the diagonal: it stays 0, without a 0 / 0)
             u_sphere = u / where(norm == 0, 1.0, norm)

@@ -64,9 +64,9 @@ class LowRankMultivariateNormal(Distribution):
         except ValueError as e:
             raise ValueError(f"Incompatible batch shapes: loc {tuple(loc.shape)}, cov_factor "
                              f"{tuple(cov_factor.shape)}, cov_diag {tuple(cov_diag.shape)}") from e  # fmt: skip
-        self.loc = loc.unsqueeze(-1).expand(*shape)[..., 0]
-        self.cov_factor = cov_factor.expand(*shape)
-        self.cov_diag = cov_diag.unsqueeze(-1).expand(*shape)[..., 0]
+        self.loc = loc.unsqueeze(-1).expand(tuple(shape))[..., 0]
+        self.cov_factor = cov_factor.expand(tuple(shape))
+        self.cov_diag = cov_diag.unsqueeze(-1).expand(tuple(shape))[..., 0]
         self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag = cov_factor, cov_diag
         self._capacitance_tril = _capacitance_tril(cov_factor, cov_diag)
         super().__init__(tuple(self.loc.shape[:-1]), event_shape, validate_args=validate_args)
@@ -74,7 +74,7 @@ class LowRankMultivariateNormal(Distribution):
     def expand(self, batch_shape: Any, _instance: Any = None) -> LowRankMultivariateNormal:
         new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
         loc_shape = (*tuple(batch_shape), *self.event_shape)
-        new.loc, new.cov_diag = self.loc.expand(*loc_shape), self.cov_diag.expand(*loc_shape)
+        new.loc, new.cov_diag = self.loc.expand(tuple(loc_shape)), self.cov_diag.expand(tuple(loc_shape))
         new.cov_factor = self.cov_factor.expand(*loc_shape, self.cov_factor.shape[-1])
         new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
         new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
@@ -94,27 +94,27 @@ class LowRankMultivariateNormal(Distribution):
     @lazy_property
     def variance(self) -> Tensor:  # type: ignore[override]
         var = self._unbroadcasted_cov_factor.pow(2).sum(-1) + self._unbroadcasted_cov_diag
-        return var.expand(*self._batch_shape, *self._event_shape)
+        return var.expand((*self._batch_shape, *self._event_shape))
 
     @lazy_property
     def scale_tril(self) -> Tensor:
         sqrt_d = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
         scaled = self._unbroadcasted_cov_factor / sqrt_d
         tril = sqrt_d * linalg.cholesky(_plus_identity(scaled @ scaled.mT))
-        return tril.expand(*self._batch_shape, *self._event_shape, *self._event_shape)
+        return tril.expand((*self._batch_shape, *self._event_shape, *self._event_shape))
 
     @lazy_property
     def covariance_matrix(self) -> Tensor:
         w = self._unbroadcasted_cov_factor
         cov = w @ w.mT + self._unbroadcasted_cov_diag.diag_embed()
-        return cov.expand(*self._batch_shape, *self._event_shape, *self._event_shape)
+        return cov.expand((*self._batch_shape, *self._event_shape, *self._event_shape))
 
     @lazy_property
     def precision_matrix(self) -> Tensor:
         wt_dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
         a = linalg.solve_triangular(self._capacitance_tril, wt_dinv, upper=False)
         precision = self._unbroadcasted_cov_diag.reciprocal().diag_embed() - a.mT @ a
-        return precision.expand(*self._batch_shape, *self._event_shape, *self._event_shape)
+        return precision.expand((*self._batch_shape, *self._event_shape, *self._event_shape))
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
@@ -133,7 +133,7 @@ class LowRankMultivariateNormal(Distribution):
     def entropy(self) -> Tensor:
         log_det = _lowrank_logdet(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag, self._capacitance_tril)
         h = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + log_det)
-        return h if len(self._batch_shape) == 0 else h.expand(*self._batch_shape)
+        return h if len(self._batch_shape) == 0 else h.expand(tuple(self._batch_shape))
 
 
 def _trace_xxt(x: Tensor) -> Tensor:

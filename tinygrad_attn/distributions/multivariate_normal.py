@@ -33,7 +33,7 @@ def _precision_to_scale_tril(precision: Tensor) -> Tensor:
     lf = linalg.cholesky(precision.flip((-2, -1)))
     l_inv = lf.flip((-2, -1)).mT
     eye = Tensor(np.eye(precision.shape[-1], dtype=precision.dtype), device=precision.device)
-    return linalg.solve_triangular(l_inv, eye.expand(*l_inv.shape), upper=False)
+    return linalg.solve_triangular(l_inv, eye.expand(tuple(l_inv.shape)), upper=False)
 
 
 class MultivariateNormal(Distribution):
@@ -82,28 +82,28 @@ class MultivariateNormal(Distribution):
         new = self._get_checked_instance(MultivariateNormal, _instance)
         shape = tuple(batch_shape) + tuple(self.event_shape)
         cov_shape = shape + tuple(self.event_shape)
-        new.loc = self.loc.expand(*shape)
+        new.loc = self.loc.expand(tuple(shape))
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
         for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
             if name in self.__dict__:
-                setattr(new, name, self.__dict__[name].expand(*cov_shape))
+                setattr(new, name, self.__dict__[name].expand(tuple(cov_shape)))
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
 
     @lazy_property
     def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(*self._batch_shape, *self._event_shape, *self._event_shape)
+        return self._unbroadcasted_scale_tril.expand((*self._batch_shape, *self._event_shape, *self._event_shape))
 
     @lazy_property
     def covariance_matrix(self) -> Tensor:
         lower = self._unbroadcasted_scale_tril
-        return (lower @ lower.mT).expand(*self._batch_shape, *self._event_shape, *self._event_shape)
+        return (lower @ lower.mT).expand((*self._batch_shape, *self._event_shape, *self._event_shape))
 
     @lazy_property
     def precision_matrix(self) -> Tensor:
         lower = self._unbroadcasted_scale_tril
-        return linalg.inv(lower @ lower.mT).expand(*self._batch_shape, *self._event_shape, *self._event_shape)
+        return linalg.inv(lower @ lower.mT).expand((*self._batch_shape, *self._event_shape, *self._event_shape))
 
     @property
     def mean(self) -> Tensor:
@@ -115,7 +115,7 @@ class MultivariateNormal(Distribution):
 
     @property
     def variance(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(*self._batch_shape, *self._event_shape)
+        return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand((*self._batch_shape, *self._event_shape))
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         eps = standard_normal(tuple(self._extended_shape(sample_shape)), self.loc)
@@ -131,7 +131,7 @@ class MultivariateNormal(Distribution):
     def entropy(self) -> Tensor:
         n = self._event_shape[0]
         h = 0.5 * n * (1.0 + math.log(2 * math.pi)) + _half_log_det(self._unbroadcasted_scale_tril)
-        return h.expand(*self._batch_shape) if self._batch_shape else h
+        return h.expand(tuple(self._batch_shape)) if self._batch_shape else h
 
 
 def kl_multivariate_normal(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:

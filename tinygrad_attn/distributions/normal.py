@@ -17,7 +17,7 @@ from .utils import broadcast_all
 def standard_normal(shape: tuple, like: Tensor) -> Tensor:
     """Standard normal draws in ``like``'s dtype and device, drawn as PyTorch's ``normal_`` draws them
     (``randn``'s stream is ``normal_``'s; inside a trace it is an op, drawing afresh at each replay)."""
-    return _creation.randn(*shape, dtype=like.dtype, device=like._dev)
+    return _creation.randn(tuple(shape), dtype=like.dtype, device=like._dev)
 
 
 class Normal(ExponentialFamily):

@@ -59,7 +59,7 @@ class LogitRelaxedBernoulli(Distribution):
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         probs = clamp_probs(self.probs.expand(shape))
-        u = clamp_probs(_creation.rand(*shape, dtype=probs.dtype, device=probs.device))
+        u = clamp_probs(_creation.rand(tuple(shape), dtype=probs.dtype, device=probs.device))
         return (u.log() - (-u).log1p() + probs.log() - (-probs).log1p()) / self.temperature
 
     def log_prob(self, value: Any) -> Tensor:
@@ -142,7 +142,7 @@ class ExpRelaxedCategorical(Distribution):
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
-        u = clamp_probs(_creation.rand(*shape, dtype=self.logits.dtype, device=self.logits.device))
+        u = clamp_probs(_creation.rand(tuple(shape), dtype=self.logits.dtype, device=self.logits.device))
         gumbels = -((-(u.log())).log())
         scores = (self.logits + gumbels) / self.temperature
         return scores - scores.logsumexp(-1, keepdim=True)

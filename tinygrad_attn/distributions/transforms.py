@@ -350,11 +350,11 @@ class ReshapeTransform(Transform):
 
     def _call(self, x: Tensor) -> Tensor:
         batch = x.shape[: x.dim() - len(self.in_shape)]
-        return x.reshape(*batch, *self.out_shape)
+        return x.reshape((*batch, *self.out_shape))
 
     def _inverse(self, y: Tensor) -> Tensor:
         batch = y.shape[: y.dim() - len(self.out_shape)]
-        return y.reshape(*batch, *self.in_shape)
+        return y.reshape((*batch, *self.in_shape))
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         batch = x.shape[: x.dim() - len(self.in_shape)]

@@ -49,7 +49,7 @@ class Uniform(Distribution):
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
-        u = _creation.rand(*shape, dtype=self.low.dtype, device=self.low.device)
+        u = _creation.rand(tuple(shape), dtype=self.low.dtype, device=self.low.device)
         return self.low + u * (self.high - self.low)
 
     def log_prob(self, value: Any) -> Tensor:

@@ -83,8 +83,8 @@ class VonMises(Distribution):
         shape = tuple(self._extended_shape(sample_shape))
         with no_grad():
             loc, kappa, r = self.loc.double(), self.concentration.double(), self._proposal_r
-            x = _creation.zeros(*shape, dtype=loc.dtype, device=loc.device)
-            done = _creation.zeros(*shape, dtype=bool, device=loc.device)
+            x = _creation.zeros(tuple(shape), dtype=loc.dtype, device=loc.device)
+            done = _creation.zeros(tuple(shape), dtype=bool, device=loc.device)
             while not bool(done.all()):
                 u1, u2, u3 = _creation.rand(3, *shape, dtype=loc.dtype, device=loc.device).unbind()
                 z = (math.pi * u1).cos()

@@ -61,7 +61,7 @@ class Wishart(ExponentialFamily):
             self.df = _creation.tensor(df, dtype=param.dtype, device=param.device)
         else:
             batch_shape = tuple(np.broadcast_shapes(tuple(param.shape[:-2]), tuple(df.shape)))
-            self.df = df.expand(*batch_shape)
+            self.df = df.expand(tuple(batch_shape))
         event_shape = tuple(param.shape[-2:])
         if bool((self.df <= event_shape[-1] - 1).any()):
             raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {event_shape[-1] - 1}.")
@@ -94,12 +94,12 @@ class Wishart(ExponentialFamily):
         new = self._get_checked_instance(Wishart, _instance)
         batch_shape = tuple(batch_shape)
         cov_shape = (*batch_shape, *self.event_shape)
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril.expand(*cov_shape)
-        new.df = self.df.expand(*batch_shape)
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril.expand(tuple(cov_shape))
+        new.df = self.df.expand(tuple(batch_shape))
         new._batch_dims = [-(x + 1) for x in range(len(batch_shape))]
         for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
             if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(*cov_shape))
+                setattr(new, name, getattr(self, name).expand(tuple(cov_shape)))
         new._event_shape = self._event_shape
         new._dist_chi2 = new._chi2(batch_shape)
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
@@ -108,18 +108,18 @@ class Wishart(ExponentialFamily):
 
     @lazy_property
     def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(*self._batch_shape, *self._event_shape)
+        return self._unbroadcasted_scale_tril.expand((*self._batch_shape, *self._event_shape))
 
     @lazy_property
     def covariance_matrix(self) -> Tensor:
         lower = self._unbroadcasted_scale_tril
-        return (lower @ lower.mT).expand(*self._batch_shape, *self._event_shape)
+        return (lower @ lower.mT).expand((*self._batch_shape, *self._event_shape))
 
     @lazy_property
     def precision_matrix(self) -> Tensor:
         lower = self._unbroadcasted_scale_tril
         eye = _creation.eye(self._event_shape[-1], dtype=lower.dtype, device=lower.device)
-        return eye.cholesky_solve(lower).expand(*self._batch_shape, *self._event_shape)
+        return eye.cholesky_solve(lower).expand((*self._batch_shape, *self._event_shape))
 
     @property
     def mean(self) -> Tensor:
@@ -170,7 +170,7 @@ class Wishart(ExponentialFamily):
             flagged[where_flagged] = still
             if not flagged.any():
                 break
-        return stack(rows, 0).reshape(*sample.shape)
+        return stack(rows, 0).reshape(tuple(sample.shape))
 
     def _per_sample(self, check: Tensor) -> np.ndarray:
         """A check over ``sample_shape + batch_shape`` to one flag per sample index (any over the batch), on the host."""

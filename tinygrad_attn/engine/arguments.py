@@ -13,9 +13,11 @@ What each annotation takes is PyTorch's rule for the type (``python_arg_parser``
 - ``int``: a Python or NumPy integer, or a one-element integer tensor, not a ``bool`` or a float;
 - ``float``: a number of any kind (``bool`` and complex included) or a one-element tensor;
 - ``str``: a string;
-- ``Tensor``: a tensor; a parameter whose annotation is ``Tensor`` and is not the first takes a
-  number too (most of PyTorch's are ``Tensor`` or ``Scalar`` overloads), never ``None``, a
-  string, a list, a tuple or a NumPy array;
+- ``Sequence[int]``: PyTorch's ``int[]``, a list or tuple of ints (or one int), not a string, a
+  float or a tensor of several elements;
+- ``Tensor``: a tensor;
+- ``Tensor | float`` (and a parameter ``other``): a tensor or a number (PyTorch's ``Tensor`` or
+  ``Scalar`` overloads), never ``None``, a string, a list, a tuple or a NumPy array;
 
 each with ``None`` too when the annotation is ``X | None``. A value identical to the parameter's
 default is taken as it is (a default sentinel is not checked). Other annotations (``Any``,
@@ -42,7 +44,11 @@ import numpy as np
 from . import function as _function
 
 #: annotation (as written, a string under ``from __future__ import annotations``) -> (kind, optional)
-_KINDS: dict[str, tuple[str, bool]] = {"Sequence[Tensor]": ("tensors", False)}
+_KINDS: dict[str, tuple[str, bool]] = {
+    "Sequence[Tensor]": ("tensors", False),
+    "Sequence[int]": ("ints", False),
+    "Sequence[int] | None": ("ints", True),
+}
 for _kind in ("bool", "int", "float", "str", "Tensor"):
     _checked = "Tensor!" if _kind == "Tensor" else _kind  # (an annotated tensor is a tensor, not a number)
     _KINDS[_kind] = (_checked, False)
@@ -50,6 +56,9 @@ for _kind in ("bool", "int", "float", "str", "Tensor"):
     _KINDS[f"None | {_kind}"] = (_checked, True)
     _KINDS[f"Optional[{_kind}]"] = (_checked, True)
 del _kind, _checked
+#: PyTorch's ``Tensor`` or ``Scalar`` overloads (``clamp(min=)``, ``pow(exponent)``): a tensor or a number
+_KINDS["Tensor | float"] = ("Tensor", False)
+_KINDS["Tensor | float | None"] = ("Tensor", True)
 
 #: what a Tensor-annotated parameter other than the first never takes
 _NOT_TENSORS = (str, bytes, list, tuple, dict, set, np.ndarray)
@@ -99,6 +108,17 @@ def _is_sequence_of_tensors(v: Any) -> bool:
     return hasattr(v, "__iter__") and not isinstance(v, (_function.Tensor, str, bytes, np.ndarray))
 
 
+def _is_ints(v: Any) -> bool:
+    """PyTorch's ``int[]`` (sizes, split sizes, repeats): a list or tuple of ints (NumPy integers and
+    one-element integer tensors among them), or one int; not a string, a float, None or a tensor of
+    several elements."""
+    if _is_int(v):
+        return True
+    if isinstance(v, (list, tuple)):
+        return all(_is_int(d) for d in v)
+    return isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "iu"
+
+
 def _is_dim(v: Any) -> bool:
     """PyTorch's ``dim`` of a reduction: an int, a list or tuple of them (``True`` may be one of
     them there), or a one-element integer tensor."""
@@ -118,11 +138,12 @@ _TESTS: dict[str, Callable[[Any], bool]] = {
     "Tensor": _is_tensor_operand,
     "Tensor!": _is_tensor,
     "dim": _is_dim,
+    "ints": _is_ints,
     "tensors": _is_sequence_of_tensors,
 }
 _PLAIN = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": None, "Tensor!": None, "dim": "int",
-    "tensors": "list",
+    "tensors": "list", "ints": "tuple",
 }  # fmt: skip
 _EXPECTED = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": "Tensor", "Tensor!": "Tensor",
@@ -188,6 +209,17 @@ def _checks(fn: Callable) -> list[tuple[inspect.Parameter, str, bool, int | None
 _INT_VARARGS = {"size": "size", "shape": "shape", "sizes": "sizes", "axes": "dims"}
 
 
+#: PyTorch's name of the sizes in its "missing" message where it is not the parameter's (``x.repeat()``)
+_MISSING_NAME = {"repeat": "repeats"}
+#: functions whose sizes may be left out (PyTorch's ``resize`` reads none as a 0-d size and raises its own error)
+_MAY_BE_EMPTY = {"resize", "resize_"}
+
+
+def missing(op: str, param: str) -> TypeError:
+    """PyTorch's error for a required argument left out: ``x.permute()``, ``x.softmax()``."""
+    return TypeError(f'{op}() missing 1 required positional arguments: "{param}"')
+
+
 def _int_varargs(fn: Callable) -> tuple[int, str] | None:
     """(index, PyTorch's name) of ``fn``'s ``*size``-like parameter, if it has one."""
     try:
@@ -218,21 +250,26 @@ def ints(op: str, param: str, values: tuple) -> None:
             )
 
 
-def typed(fn: Callable, name: str) -> Callable:
+def typed(fn: Callable, name: str, like: Callable | None = None) -> Callable:
     """``fn`` with PyTorch's argument-type checks of its annotated parameters (see the module's
     docstring), or ``fn`` itself when it has none. The check is a function generated for ``fn``
     that reads each checked argument where the call put it (by position or by name) and passes
-    the call on unchanged, so wrappers that take other spellings keep them."""
+    the call on unchanged, so wrappers that take other spellings keep them. ``like``: the
+    function whose parameters ``fn`` takes as they are (an in-place twin ``x.add_`` of ``x.add``)."""
     if fn in _MADE or fn in _MADE.values():  # (a function declared twice is one function)
         return _MADE.get(fn, fn)
-    checks = _checks(fn)
-    sizes = _int_varargs(fn)
+    checks = _checks(like or fn)
+    sizes = _int_varargs(like or fn)
     if not checks and sizes is None:
         return fn
-    env: dict[str, Any] = {"_fn": fn, "_settle": _settle, "_op": name, "_ints": ints}
+    env: dict[str, Any] = {"_fn": fn, "_settle": _settle, "_op": name, "_ints": ints, "_missing": missing}
     body = ["    n = len(args)"]
     if sizes is not None:
         body += [f"    if n > {sizes[0]}:", f"        _ints(_op, {sizes[1]!r}, args[{sizes[0]}:])"]
+        if name not in _MAY_BE_EMPTY:  # (none given, and not by a keyword either: PyTorch's TypeError)
+            said = _MISSING_NAME.get(name, sizes[1])
+            body += [f"    elif not kwargs.keys() & {{'size', 'shape', 'sizes', 'dims', {said!r}}}:",
+                     f"        raise _missing(_op, {said!r})"]  # fmt: skip
     for i, (p, kind, optional, position) in enumerate(checks):
         env[f"_d{i}"] = p.default
         read = f"kwargs.get({p.name!r}, _d{i})"

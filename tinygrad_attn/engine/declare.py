@@ -181,8 +181,14 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
                 setattr(cls, n, staticmethod(fn) if d.static else fn)
     for table in (DECLARED, METHOD_ONLY):
         for n, d in table.items():
-            if d.inplace and n + "_" not in cls.__dict__:
+            if n + "_" in cls.__dict__ and inspect.isfunction(own := cls.__dict__[n + "_"]) and d.method:
+                setattr(cls, n + "_", typed(own, n + "_"))  # (a twin of the class body: its own annotations)
+            elif d.inplace:
                 twin = inplace_variant(n)
+                if d.method and inspect.isfunction(
+                    d.fn
+                ):  # (its arguments checked as the method's: x.add_((2, 3)) raises)
+                    twin = typed(twin, n + "_", like=d.fn)
                 if d.inplace_dtypes is not None:
                     twin = accepts(d.inplace_dtypes, name=n + "_")(twin)
                 setattr(cls, n + "_", twin)

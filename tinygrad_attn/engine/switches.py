@@ -313,7 +313,7 @@ class decompose(_Switch):
     """Run every composite op as its primitive-op definition, so graphs show each primitive.
 
     >>> with tga.decompose():  # doctest: +SKIP
-    ...     y = x.softmax()    # exp, max, sum, sub, div nodes instead of one softmax node
+    ...     y = x.softmax(-1)    # exp, max, sum, sub, div nodes instead of one softmax node
     """
 
     attr, value = "decompose", True

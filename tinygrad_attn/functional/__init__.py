@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from typing import Any
 
 import numpy as np
 
 from ..engine import declare as _declare
+from ..engine.arguments import missing
 from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
 from ..engine.spellings import keeps_old_spellings
@@ -83,7 +85,7 @@ def _softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtyp
     return fused.SoftmaxAlongDim.apply(x, args=_axis(x, axis, "softmax"))
 
 
-@public(method=True, special=("softmax",), functional=True)
+@public(function=False, functional=True)
 @composite("softmax", _softmax_fused)
 def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
             axis: int | None = None) -> Tensor:  # fmt: skip
@@ -111,7 +113,7 @@ def _log_softmax_fused(x: Tensor, dim: int | None = None, _stacklevel: int = 3, 
     return fused.LogSoftmaxAlongDim.apply(x, args=_axis(x, axis, "log_softmax"))
 
 
-@public(method=True, special=("log_softmax",), functional=True)
+@public(function=False, functional=True)
 @composite("log_softmax", _log_softmax_fused)
 def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None, *,
                 axis: int | None = None) -> Tensor:  # fmt: skip
@@ -123,6 +125,33 @@ def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
         return saved_for_backward(x - x, output=True)  # (its result kept, as the fused op's and PyTorch's)
     z = x - x.max(axis, keepdims=True)
     return z - z.exp().sum(axis, keepdims=True).log()
+
+
+#: ``dim`` left out of ``torch.softmax`` / ``x.softmax`` (``F.softmax``'s may be: PyTorch's legacy axis)
+_NO_DIM: Any = object()
+
+
+def _aten_dim(op: str, dim: Any, dtype: Any, axis: Any) -> None:
+    """PyTorch's errors of ``torch.softmax(input, dim, dtype=None)``, whose ``dim`` is required and whose
+    ``dtype`` is a dtype (``F.softmax``'s third argument is a stack level)."""
+    if dim is _NO_DIM and axis is None:
+        raise missing(op, "dim")
+    if dtype is not None and isinstance(dtype, (numbers.Number, Tensor, list, tuple, np.ndarray)):
+        raise TypeError(f"{op}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
+
+
+@public(method=True, special=("softmax",), name="softmax")
+def _softmax_aten(input: Tensor, dim: int = _NO_DIM, dtype: Any = None, *, axis: int | None = None) -> Tensor:  # noqa: A002
+    """``torch.softmax`` and ``x.softmax``: :func:`softmax` with ``dim`` required, as PyTorch's."""
+    _aten_dim("softmax", dim, dtype, axis)
+    return softmax(input, None if dim is _NO_DIM else dim, dtype=dtype, axis=axis)
+
+
+@public(method=True, special=("log_softmax",), name="log_softmax")
+def _log_softmax_aten(input: Tensor, dim: int = _NO_DIM, dtype: Any = None, *, axis: int | None = None) -> Tensor:  # noqa: A002
+    """``torch.log_softmax`` and ``x.log_softmax``: :func:`log_softmax` with ``dim`` required, as PyTorch's."""
+    _aten_dim("log_softmax", dim, dtype, axis)
+    return log_softmax(input, None if dim is _NO_DIM else dim, dtype=dtype, axis=axis)
 
 
 def _masked_softmax_fused(x: Tensor, mask: Any, dim: int = -1) -> Tensor | None:
@@ -286,7 +315,7 @@ def layer_norm(input: Tensor, normalized_shape: Any = None, weight: Tensor | Non
     n = math.prod(shape)  # several axes normalised together are one axis
     w = None if weight is None else weight.reshape(n)
     b = None if bias is None else bias.reshape(n)
-    return _layer_norm_last(x.reshape(*x.shape[: x.ndim - len(shape)], n), w, b, eps).reshape(*x.shape)
+    return _layer_norm_last(x.reshape(*x.shape[: x.ndim - len(shape)], n), w, b, eps).reshape(x.shape)
 
 
 def _trailing_shape(op: str, x: Tensor, normalized_shape: Any, **params: Tensor | None) -> tuple[int, ...]:
@@ -417,9 +446,9 @@ def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) ->
         )
     if not last and x.ndim > 2:
         perm = (0, *range(2, x.ndim), 1)
-        x = x.permute(*perm)
+        x = x.permute(tuple(perm))
         if probs:
-            target = target.permute(*perm)
+            target = target.permute(tuple(perm))
     return x, target, probs
 
 

@@ -579,7 +579,7 @@ def _adaptive_setup(input: Any, output_size: Any) -> tuple[Tensor, bool, Any, An
         raise InvalidArgumentError(f"{op}: output_size must be an int or a pair, got {output_size!r}")
     h, w = x.shape[2:]
     oh, ow = (s if o is None else int(o) for o, s in zip(output_size, (h, w)))
-    if oh < 1 or ow < 1 or h < 1 or w < 1:
+    if oh < 0 or ow < 0 or h < 1 or w < 1:  # (an output side of 0 is an empty result, as PyTorch's)
         raise InvalidArgumentError(f"{op}: input {tuple(x.shape)} and output size {(oh, ow)} must be non-empty")
     dev = x._dev
     ah = dev.asarray(_adaptive_matrix(h, oh).astype(x.dtype))

@@ -44,7 +44,7 @@ def _output_size(op: str, nd: int, x: Tensor, output_size: Any) -> tuple[int, ..
         raise InvalidArgumentError(f"{op}: output_size must be an int or a tuple of {nd}, got {output_size!r}")
     spatial = tuple(x.shape[2:])
     out = tuple(n if o is None else int(o) for o, n in zip(output_size, spatial))
-    if any(o < 1 for o in out) or any(n < 1 for n in spatial):
+    if any(o < 0 for o in out) or any(n < 1 for n in spatial):  # (an output side of 0 is an empty result, as PyTorch's)
         raise InvalidArgumentError(f"{op}: input {tuple(x.shape)} and output size {out} must be non-empty")
     return out
 
@@ -106,6 +106,11 @@ def _adaptive_max(op: str, nd: int, input: Any, output_size: Any, return_indices
     _F._float(x, op)
     out = _output_size(op, nd, x, output_size)
     spatial = tuple(x.shape[2:])
+    if 0 in out:  # (no windows: an empty result, still of x's graph, and empty indices)
+        y = x.flatten(2)[..., :0].reshape(tuple(x.shape[:2]) + out)
+        idx = Tensor.zeros(y.shape, dtype=np.int64, device=x._dev)
+        y, idx = (y.squeeze(0), idx.squeeze(0)) if unbatched else (y, idx)
+        return (y, idx) if return_indices else y
     pos, valid = _adaptive_positions(spatial, out)  # (M, K)
     m, k = pos.shape
     dev = x._dev

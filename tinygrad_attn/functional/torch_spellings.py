@@ -137,7 +137,7 @@ def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, run
 
 # -- embedding: the weight first, padding_idx -1 for none ------------------------------------
 @public
-def embedding(weight: Tensor, indices: Any, padding_idx: int = -1, scale_grad_by_freq: bool = False,
+def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
               sparse: bool = False) -> Tensor:  # fmt: skip
     """``torch.embedding(weight, indices)``: ``F.embedding(indices, weight)``; ATen's
     ``padding_idx`` is an index of ``weight`` or -1 (or any negative number) for none."""

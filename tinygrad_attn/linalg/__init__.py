@@ -1289,7 +1289,7 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int = 2, M: Tensor | None =
 
 
 @public
-def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2) -> tuple[Tensor, Tensor, Tensor]:  # noqa: N803
+def pca_lowrank(A: Tensor, q: int | None = None, center: Any = True, niter: int = 2) -> tuple[Tensor, Tensor, Tensor]:  # noqa: N803
     """:func:`svd_lowrank` of ``A`` with its column means taken away (``center``); ``q`` defaults to
     ``min(6, m, n)``."""
     x = _matrices(A, "pca_lowrank")

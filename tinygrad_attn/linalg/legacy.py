@@ -61,7 +61,7 @@ def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
 
 
 @public
-def frobenius_norm(input: Tensor, dim: Sequence[int] | int = (0, 1), keepdim: bool = False) -> Tensor:  # noqa: A002
+def frobenius_norm(input: Tensor, dim: Sequence[int] | int, keepdim: bool = False) -> Tensor:  # noqa: A002
     """``torch.frobenius_norm(x, dim, keepdim=False)``: the 2-norm over ``dim`` (one or two dims)."""
     _deprecated("frobenius_norm", "torch.linalg.vector_norm(A, 2., dim, keepdim)")
     x = _tensor(input, "frobenius_norm")
@@ -101,24 +101,25 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa:
 
 
 def _removed(name: str, instead: str) -> NoReturn:
+    # (whatever the arguments: PyTorch raises this before it reads them, so they are typed Any)
     raise RuntimeError(f"torch.{name} was deprecated in PyTorch 1.9 and is now removed; use {instead} instead")
 
 
 @public
-def matrix_rank(input: Tensor, tol: Any = None, symmetric: bool = False, *, out: Any = None) -> NoReturn:  # noqa: A002
+def matrix_rank(input: Any, tol: Any = None, symmetric: Any = False, *, out: Any = None) -> NoReturn:  # noqa: A002
     _removed("matrix_rank", "torch.linalg.matrix_rank (its 'symmetric' is named 'hermitian' there)")
 
 
 @public
-def solve(input: Tensor, A: Tensor, *, out: Any = None) -> NoReturn:  # noqa: A002, N803
+def solve(input: Any, A: Any, *, out: Any = None) -> NoReturn:  # noqa: A002, N803
     _removed("solve", "torch.linalg.solve(A, B) (its arguments are in the other order)")
 
 
 @public
-def lstsq(input: Tensor, A: Tensor, *, out: Any = None) -> NoReturn:  # noqa: A002, N803
+def lstsq(input: Any, A: Any, *, out: Any = None) -> NoReturn:  # noqa: A002, N803
     _removed("lstsq", "torch.linalg.lstsq(A, B).solution (its arguments are in the other order)")
 
 
 @public
-def symeig(input: Tensor, eigenvectors: bool = False, upper: bool = True, *, out: Any = None) -> NoReturn:  # noqa: A002
+def symeig(input: Any, eigenvectors: Any = False, upper: Any = True, *, out: Any = None) -> NoReturn:  # noqa: A002
     _removed("symeig", "torch.linalg.eigvalsh or torch.linalg.eigh (which read the lower triangle by default)")

@@ -59,7 +59,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:  
     rb = [d for d in range(b.ndim) if d not in ib]
     shape = tuple(a.shape[d] for d in ra) + tuple(b.shape[d] for d in rb)
     m, n = math.prod(a.shape[d] for d in ra), math.prod(b.shape[d] for d in rb)
-    ta, tb = ta.permute(*ra, *ia), tb.permute(*ib, *rb)
+    ta, tb = ta.permute((*ra, *ia)), tb.permute((*ib, *rb))
     if m != 1 or n != 1:  # a matrix product (the reshapes are views where the strides allow, else copies)
         k = math.prod(ta.shape[len(ra) :])
         return (ta.reshape(m, k) @ tb.reshape(k, n)).reshape(shape)

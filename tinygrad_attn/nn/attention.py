@@ -104,7 +104,7 @@ def _additive(mask: Tensor) -> Tensor:
     """A float mask as it is; a boolean one (True = not allowed, PyTorch's sense) as 0 / -inf."""
     if mask.dtype != np.bool_:
         return mask
-    zero = Tensor.zeros(*mask.shape, device=mask.device)
+    zero = Tensor.zeros(mask.shape, device=mask.device)
     return where(mask, zero - math.inf, zero)
 
 

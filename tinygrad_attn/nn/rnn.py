@@ -216,7 +216,7 @@ class RNNCellBase(Module):
     def _state(self, x: Tensor, h: Tensor | None, what: str = "hidden state", zeros: bool = True) -> Any:
         want = tuple(x.shape[:-1]) + (self.hidden_size,)
         if h is None:
-            return Tensor.zeros(*want, dtype=self.weight_ih.dtype, device=x.device) if zeros else None
+            return Tensor.zeros(want, dtype=self.weight_ih.dtype, device=x.device) if zeros else None
         if h.shape != want:  # (both a ValueError and PyTorch's RuntimeError)
             raise InvalidArgumentError(f"{type(self).__name__}: {what} of shape {tuple(h.shape)}, expected {want} for an "
                                        f"input of shape {tuple(x.shape)}")  # fmt: skip

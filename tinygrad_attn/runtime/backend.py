@@ -445,10 +445,13 @@ def _normalize(name: str) -> str:
     return name
 
 
-def get_device(name: Any = None) -> Device:
-    """The :class:`Device` for a name such as ``"cpu"`` or ``"cuda:1"`` (default: current)."""
+def get_device(name: Any = None) -> Device | int:
+    """The :class:`Device` for a name such as ``"cpu"`` or ``"cuda:1"`` (default: current); of a
+    tensor, PyTorch's ``torch.get_device(tensor)``: its CUDA index, -1 on the CPU."""
     if isinstance(name, Device):
         return name
+    if hasattr(name, "_dev") and callable(getattr(name, "get_device", None)):  # (a tensor: no import of the class here)
+        return name.get_device()
     if isinstance(name, device):
         name = str(name)
     elif isinstance(name, int) and not isinstance(name, bool):  # PyTorch: an index names a CUDA device

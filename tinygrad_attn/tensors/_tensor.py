@@ -1042,15 +1042,19 @@ def where(cond: Any, a: Any = _ONE_ARGUMENT, b: Any = _ONE_ARGUMENT) -> Any:
     if a is _ONE_ARGUMENT or b is _ONE_ARGUMENT:
         if a is not b:
             raise TypeError("where: give both a and b, or neither (where(cond) is cond.nonzero(as_tuple=True))")
-        return (cond if isinstance(cond, Tensor) else Tensor(cond)).nonzero(as_tuple=True)
+        if not isinstance(cond, Tensor):  # (PyTorch's one-argument where takes a tensor alone)
+            raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(cond).__name__}")
+        return cond.nonzero(as_tuple=True)
     # (a NumPy scalar is the Python number it holds, as PyTorch's parser reads it)
     a, b = (_promotion.scalar_value(v) if isinstance(v, np.generic) else v for v in (a, b))
     like = next((t for t in (a, b, cond) if isinstance(t, Tensor)), None)
     if like is None:
         like = Tensor(cond)
+    if isinstance(cond, Tensor) and cond.dtype != np.bool_:  # (PyTorch's rule: a tensor condition is a mask)
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {cond.dtype}")
     if not isinstance(cond, Tensor):
         cond = Tensor(cond, device=like._dev)
-    if cond.dtype != np.bool_:
+    if cond.dtype != np.bool_:  # (an array or list of numbers: nonzero is True, as NumPy's where)
         cond = cond != 0
     a, b = _where_operand(a, like), _where_operand(b, like)
     if isinstance(a, Tensor) or isinstance(b, Tensor):  # torch.result_type's dtype, 0-d and number rules included

@@ -329,7 +329,7 @@ __all__ = [
     "dtype", "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128",
     "uint16", "uint32", "uint64", "dtype",
-    "bool", "half", "float", "double", "short", "int", "long", "promote_types", "result_type", "can_cast",
+    "bool", "half", "float", "double", "short", "int", "long", "promote_types", "can_cast",
 ]  # fmt: skip
 
 

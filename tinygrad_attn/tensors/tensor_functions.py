@@ -582,17 +582,22 @@ def _contract(a: Tensor, sa: str, b: Tensor, sb: str, keep: str) -> tuple[Tensor
     nb = [size[c] for c in batch]
     ma, k, nb_free = math.prod(size[c] for c in fa), math.prod(size[c] for c in summed), math.prod(size[c] for c in fb)
     out = pa.reshape(*nb, ma, k) @ pb.reshape(*nb, k, nb_free)  # (batch..., free_a, free_b)
-    return out.reshape(*nb, *(size[c] for c in fa), *(size[c] for c in fb)), "".join(batch + fa + fb)
+    return out.reshape((*nb, *(size[c] for c in fa), *(size[c] for c in fb))), "".join(batch + fa + fb)
 
 
 @public
-def einsum(equation: str, *operands: Any) -> Tensor:
+def einsum(equation: Any = None, *operands: Any) -> Tensor:
     """Einstein summation, as ``torch.einsum`` (``"bhqd,bhkd->bhqk"``), from matmuls.
 
     Operands are contracted left to right, each pair as one (batched) matmul after summing
     out the letters that no later operand or the output needs. ``...`` stands for the
     broadcast axes; a letter repeated within one operand takes its diagonal.
     """
+    if not operands:
+        raise ValueError(
+            "einsum(): must specify the equation string and at least one operand, "
+            "or at least one operand and its subscripts list"
+        )
     if isinstance(equation, Tensor):  # PyTorch's sublist form: einsum(a, [0, 1], b, [1, 2], [0, 2])
         equation, operands = _sublist_equation((equation, *operands))
     elif not isinstance(equation, str):

@@ -234,10 +234,10 @@ def make_tensor(*shape: int | Sequence[int], dtype: Any, device: Any, low: float
         out = randint(low, high, drawn_shape, dtype=dt, device=device)
     elif dt.kind == "c":
         part = np.dtype(np.float32 if dt == np.complex64 else np.float64)
-        re, im = (empty(*drawn_shape, dtype=part, device=device) for _ in range(2))
+        re, im = (empty(tuple(drawn_shape), dtype=part, device=device) for _ in range(2))
         out = _uniform(re, low, high) + 1j * _uniform(im, low, high)
     else:
-        out = _uniform(empty(*drawn_shape, dtype=dt, device=device), low, high)
+        out = _uniform(empty(tuple(drawn_shape), dtype=dt, device=device), low, high)
     if noncontiguous:
         out = out[..., 1::2]
     if exclude_zero:

@@ -3,7 +3,7 @@
 >>> import tinygrad_attn as tga
 >>> from tinygrad_attn.viz import draw_graph, render
 >>> x = tga.Tensor([[1.0, 2.0]], requires_grad=True, name="x")
->>> loss = x.softmax().sum()
+>>> loss = x.softmax(-1).sum()
 >>> dot = draw_graph(loss)  # a graphviz.Digraph: shows inline in Jupyter
 >>> render(loss, "loss.svg", backward=True)  # doctest: +SKIP
 """

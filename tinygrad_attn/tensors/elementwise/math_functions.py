@@ -283,7 +283,7 @@ def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 
 @public(method=True, inplace=True, dtypes="floating")
-def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
+def lerp(input: Tensor, end: Tensor, weight: Tensor | float) -> Tensor:  # noqa: A002
     """``input + weight * (end - input)``; from the ``end`` side where ``|weight| >= 0.5``, as
     PyTorch computes it (so ``lerp(a, b, 1)`` is ``b`` exactly, and ``lerp(0, inf, 1)`` NaN).
     Its tensors are of one dtype: PyTorch's lerp promotes none of them, but a 0-d ``weight``
@@ -362,13 +362,13 @@ def _clamp(x: Tensor, lo: Any, hi: Any) -> Tensor:
 
 
 @public(method=True, inplace_function=True)
-def clamp_min(x: Tensor, min: Any) -> Tensor:  # noqa: A002
+def clamp_min(x: Tensor, min: Tensor | float) -> Tensor:  # noqa: A002
     """``max(x, min)``."""
     return _clamp(tensor_operand(x, "clamp_min"), min, None)
 
 
 @public(method=True, inplace_function=True)
-def clamp_max(x: Tensor, max: Any) -> Tensor:  # noqa: A002
+def clamp_max(x: Tensor, max: Tensor | float) -> Tensor:  # noqa: A002
     """``min(x, max)``."""
     return _clamp(tensor_operand(x, "clamp_max"), None, max)
 
@@ -937,7 +937,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa:
     known = math.prod(s for s in sizes if s != -1)
     if sizes.count(-1) > 1 or (-1 not in sizes and known != x.shape[d]) or (known and x.shape[d] % known):
         raise RuntimeError(f"unflatten: sizes {sizes} do not multiply to dimension {d}'s size {x.shape[d]}")
-    return x.reshape(*x.shape[:d], *sizes, *x.shape[d + 1 :])
+    return x.reshape((*x.shape[:d], *sizes, *x.shape[d + 1 :]))
 
 
 @public
@@ -949,7 +949,15 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise InvalidArgumentError(f"meshgrid: indexing must be 'ij' or 'xy', not {indexing!r}")
-    ts = [_tensor(t, "meshgrid").reshape(-1) for t in tensors]
+    ts = [_tensor(t, "meshgrid") for t in tensors]
+    if not ts:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in ts:  # (PyTorch's rule: a 0-d tensor is one point, anything above 1-D a mistake)
+        if t.ndim > 1:
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got shape {tuple(t.shape)}"
+            )
+    ts = [t.reshape(-1) for t in ts]
     if len({t.dtype for t in ts}) > 1:  # (PyTorch's does not promote them)
         raise RuntimeError(f"meshgrid expects all tensors to have the same dtype, got {[str(t.dtype) for t in ts]}")
     if len(ts) >= 2 and indexing == "xy":

@@ -216,7 +216,7 @@ def ldexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 
 @public(method=True)
-def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
+def float_power(input: Any, exponent: Tensor | float) -> Tensor:  # noqa: A002
     """``input ** exponent`` in float64 (both operands converted first)."""
     a, b = (v.astype(np.float64) if isinstance(v, Tensor) else v for v in (input, exponent))
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):

@@ -172,8 +172,8 @@ def _extreme(op: Any, a: Tensor, b: Any) -> Tensor:
     return op.apply(a, _number_for(a, b))
 
 
-@public(inplace_function=True, method=True, aliases=("clip",))
-def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - torch.clamp's names
+@public(inplace_function=True, method=True, aliases=("clip",), operands=("input", "min", "max"))
+def clamp(input: Tensor, min: Tensor | float | None = None, max: Tensor | float | None = None) -> Tensor:  # noqa: A002 - torch.clamp's names
     """``input`` limited to ``[min, max]`` (either may be None; ``clip`` is its second name). The gradient is 1 on the whole closed
     interval, bounds included, as PyTorch's ``clamp`` (not the 1/2 that maximum and
     minimum give ties)."""

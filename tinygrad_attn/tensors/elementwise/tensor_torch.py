@@ -5,12 +5,14 @@ the package's ``install_methods`` and, where PyTorch has the free function, ``tg
 
 from __future__ import annotations
 
+import numbers
 import weakref
 from typing import Any
 
 import numpy as np
 
 from ... import ops
+from ...engine.arguments import missing
 from ...engine.declare import public
 from ...engine.switches import tracing
 from ...engine.warn import warn as _user_warn
@@ -18,8 +20,9 @@ from ...functional.checks import tensor_operand
 from ...ops.alias import NoDerivative
 from ...ops.compare import IntFloorDivide, IntRemainder
 from ...ops.saved import saved_for_backward, with_gradient_of
+from .. import dtypes as _dtypes
 from .._tensor import InvalidArgumentError, Tensor, _add, where
-from ..dtypes import UnsupportedDtypeError, result_type
+from ..dtypes import UnsupportedDtypeError
 from ..promotion import _FLOATS, _as_float, _promoted, other_and_alpha
 from ..shape import dims
 
@@ -206,7 +209,7 @@ def subtract(self, other: Any, *more: Any, alpha: Any = 1) -> Tensor:
 def _scaled(a: Any, b: Any, alpha: Any, op: str) -> Any:
     """``alpha * b`` as PyTorch's ``add``/``sub`` scale it: in the result's dtype (``alpha`` takes
     no part in the promotion), a float ``alpha`` only for a float result, a bool one only for bool."""
-    dt = result_type(a, b)
+    dt = _dtypes.result_type(a, b)
     if op == "sub" and any(x.__class__ is bool or isinstance(x, Tensor) and x.dtype.kind == "b" for x in (a, b)):
         return b  # (the subtraction itself refuses bools, with PyTorch's message)
     if isinstance(alpha, float) and dt.kind in "biu":
@@ -263,7 +266,7 @@ def _zero_gradient_of(q: Tensor, *of: Any) -> Tensor:
 
 
 @public(method=True, inplace=True)
-def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A002 - torch.pow's names
+def pow(input: Any, exponent: Tensor | float) -> Tensor:  # noqa: A002 - torch.pow's names
     """``input ** exponent`` (``torch.pow`` takes a number ``input`` too)."""
     return (
         input**exponent if isinstance(input, Tensor) else tensor_operand(exponent, "pow", "exponent", 2).__rpow__(input)
@@ -272,7 +275,7 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A002 - torch.pow's names
 
 @public(method=True, inplace_function=True, aliases=("negative",))
 def neg(self) -> Tensor:
-    return -self
+    return -tensor_operand(self, "neg")  # (tga.neg(3) is PyTorch's TypeError, not -3)
 
 
 @public(method=True, inplace_function=True)
@@ -284,7 +287,7 @@ def square(self) -> Tensor:
 
 @public(method=True, inplace_function=True)
 def reciprocal(self) -> Tensor:
-    return 1.0 / self
+    return 1.0 / tensor_operand(self, "reciprocal")
 
 
 @public(method=True, inplace_function=True)
@@ -380,7 +383,7 @@ def ge(self, other: Any) -> Tensor:
 
 
 @public
-def rsub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+def rsub(self, other: Any, alpha: Any = 1) -> Tensor:
     """``other - alpha * self`` (``torch.rsub``; no Tensor method, as in PyTorch)."""
     return sub(other, tensor_operand(self, "rsub"), alpha=alpha)
 
@@ -525,6 +528,7 @@ def data_ptr(self) -> int:
 @public(method=True)
 def is_distributed(self) -> bool:
     """False: no tensor here is spread over processes."""
+    tensor_operand(self, "is_distributed")
     return False
 
 
@@ -737,3 +741,25 @@ public(property(_grad_dtype, _set_grad_dtype), name="grad_dtype", function=False
 public(property(_is_cpu), name="is_cpu", function=False, method=True)
 public(property(_layout), name="layout", function=False, method=True)
 public(property(_output_nr), name="output_nr", function=False, method=True)
+
+
+#: an operand of ``result_type`` left out
+_NO_OPERAND: Any = object()
+
+
+@public(name="result_type")
+def torch_result_type(tensor: Any = _NO_OPERAND, other: Tensor | float = _NO_OPERAND, *more: Any) -> Any:
+    """``torch.result_type(tensor, other)``: the dtype of an elementwise op of the two (each a tensor
+    or a number), by PyTorch's rules (:func:`dtypes.result_type`, which takes any number of operands).
+
+    >>> import tinygrad_attn as tga
+    >>> tga.result_type(tga.ones(2, dtype=tga.int32), 2.5)
+    torch.float32
+    """
+    if more:
+        raise TypeError(f"result_type() takes 2 positional arguments but {2 + len(more)} were given")
+    if tensor is _NO_OPERAND or other is _NO_OPERAND:
+        raise missing("result_type", "tensor" if tensor is _NO_OPERAND else "other")
+    if not isinstance(tensor, (Tensor, numbers.Number, np.number, np.bool_)):
+        raise TypeError(f"result_type(): argument 'tensor' (position 1) must be Tensor, not {type(tensor).__name__}")
+    return _dtypes.result_type(tensor, other)

@@ -218,7 +218,7 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
 
 
 @public
-def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None, layout: Any = None, device: Any = None,
                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:  # fmt: skip
     """PyTorch's ``torch.empty_strided``: a tensor of ``size`` whose elements lie ``stride`` apart
     in memory of its own (``x.stride()`` reads them back on the CPU; another device gets the
@@ -393,7 +393,7 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
 
 
 @public(method=True, static=True)
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
+def arange(start: float, end: float | None = None, step: float = 1, *, dtype: Any = None, device: Any = None,
            requires_grad: bool = False, name: str | None = None) -> Tensor:  # fmt: skip
     """``arange(end)`` or ``arange(start, end, step)``: int64 when every argument is an int, else float32.
 
@@ -427,7 +427,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
 
 
 @public
-def range(start: Any, end: Any, step: Any = 1, *, dtype: Any = None, device: Any = None,  # noqa: A001 - PyTorch's
+def range(start: float, end: float, step: float = 1, *, dtype: Any = None, device: Any = None,  # noqa: A001 - PyTorch's
           requires_grad: bool = False) -> Tensor:  # fmt: skip
     """PyTorch's deprecated ``torch.range``: ``start, start + step, ...`` up to ``end`` included,
     in the default float dtype unless ``dtype`` is given (prefer :func:`arange`, which leaves
@@ -525,7 +525,7 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
 
 
 @public
-def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+def scalar_tensor(s: float, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                   **_: Any) -> Tensor:  # fmt: skip
     """A 0-d tensor holding the number ``s``, of the default float dtype unless ``dtype`` says otherwise."""
     s = s.item() if isinstance(s, Tensor) else s
@@ -533,7 +533,7 @@ def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_gra
 
 
 @public
-def fill(input: Tensor, value: Any) -> Tensor:  # noqa: A002
+def fill(input: Tensor, value: Tensor | float) -> Tensor:  # noqa: A002
     """A tensor of ``input``'s shape and dtype filled with ``value`` (a number or a 0-d tensor, whose
     gradient is the sum of the result's; ``input``'s is zero), as ``torch.fill``."""
     from .._tensor import where  # noqa: PLC0415
@@ -588,7 +588,7 @@ def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_gra
 
 
 @public
-def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
+def full_like(t: Tensor, fill_value: float, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:  # fmt: skip
     """``fill_value`` in ``t``'s shape, dtype and device (each may be overridden)."""
     shape, dtype, device = _like(t, dtype, device)
@@ -612,10 +612,17 @@ def randn_like(t: Tensor, *, generator: Any = None, dtype: Any = None, device: A
 
 
 @public(dtypes="numeric")
-def randint_like(t: Tensor, low: int, high: Any = None, *, generator: Any = None, dtype: Any = None,
+def randint_like(t: Tensor, low: int | Tensor, high: Any = None, *, generator: Any = None, dtype: Any = None,
                  device: Any = None) -> Tensor:  # fmt: skip
-    """Integers from ``[low, high)`` in ``t``'s shape (``randint_like(t, high)`` draws from ``[0, high)``)."""
+    """Integers from ``[low, high)`` in ``t``'s shape (``randint_like(t, high)`` draws from ``[0, high)``;
+    that ``high`` may be a one-element tensor, as PyTorch's ``randint_like(input, Tensor high)``)."""
     shape, dtype, device = _like(t, dtype, device)
+    if high is None and isinstance(low, Tensor):
+        if low.numel() != 1:
+            raise RuntimeError(f"randint_like: high must be a one-element tensor, got shape {tuple(low.shape)}")
+        low = int(low.item())
+    elif isinstance(low, Tensor) or isinstance(low, bool) or not isinstance(low, (int, np.integer)):
+        raise TypeError(f"randint_like(): argument 'low' (position 2) must be int, not {type(low).__name__}")
     if high is None:
         low, high = 0, low
     return randint(low, high, shape, generator=generator, dtype=dtype, device=device)
@@ -648,15 +655,21 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     return Tensor(out.astype(np.int64), device=input.device)
 
 
+#: ``bernoulli``'s ``p`` left out (``x.bernoulli(None)`` is PyTorch's TypeError)
+_NO_P: Any = object()
+
+
 @public(method=True)
-def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:  # noqa: A002 - torch's name
+def bernoulli(input: Tensor, p: float = _NO_P, *, generator: Any = None) -> Tensor:  # noqa: A002 - torch's name
     """1 with probability ``input`` (elementwise), else 0, in ``input``'s dtype; PyTorch's
     numbers for a seed (``p``, a number, draws with that probability instead, as PyTorch's
     other overload, for any dtype; those numbers are PyTorch's own engine's and are not reproduced)."""
-    if p is not None:
+    if p is not _NO_P:
         return input.detach().new_empty(input.shape).bernoulli_(p, generator=generator)
     check_dtype("bernoulli", input, "floating")  # (the probabilities must be floats)
     probs = input.detach().numpy()
+    if probs.size and not ((probs >= 0) & (probs <= 1)).all():  # (NaN is no probability either)
+        raise RuntimeError("bernoulli: expected every probability of input to be in [0, 1]")
     draws = random_transforms.bernoulli(generator_for(generator, "bernoulli"), probs)
     return Tensor(np.asarray(draws).astype(input.dtype), device=input.device)  # (0-d: an array, not a NumPy scalar)
 

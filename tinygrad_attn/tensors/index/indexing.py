@@ -314,7 +314,7 @@ def _advanced(x: Tensor, key: tuple) -> Tensor:
     consecutive = adv == list(range(adv[0], adv[0] + len(adv)))
     if not consecutive:  # NumPy puts the indexed axes first in this case
         rest = [i for i in range(out.ndim) if i not in adv]
-        out = out.permute(*adv, *rest)
+        out = out.permute((*adv, *rest))
         adv = list(range(len(adv)))
     p = adv[0]
     if len(adv) > 1:  # merge the indexed axes into one, with a row-major linear index

@@ -24,7 +24,7 @@ from ...random import draw, generator_for
 from ...random import transforms as rt
 from .._tensor import Tensor, cat, where
 from ..dtypes import UnsupportedDtypeError
-from ..shape.dims import as_int, int_list
+from ..shape.dims import NOT_GIVEN, as_int, given, int_list
 from .inplace import _is_view, apply_inplace, apply_restride, detach_inplace
 from .out_argument import not_a_tensor
 
@@ -56,7 +56,7 @@ def variant(name: str) -> Callable[..., Tensor]:
 
 
 @public(function=False, method=True)
-def float_power_(self: Tensor, exponent: Any) -> Tensor:
+def float_power_(self: Tensor, exponent: Tensor | float) -> Tensor:
     """``float_power`` written into this tensor, which must be float64 (its result's dtype; PyTorch
     refuses to write it into another)."""
     if self.dtype != np.float64:
@@ -69,7 +69,7 @@ _FLOAT_POWER_ = variant("float_power")
 
 
 @public(function=False, method=True)
-def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+def fill_diagonal_(self: Tensor, fill_value: float, wrap: bool = False) -> Tensor:
     """The main diagonal (of a 2-D tensor, or of a tensor whose sides are all equal)
     becomes ``fill_value``, in place; ``wrap`` restarts it below a tall matrix's square."""
     if self.ndim < 2:
@@ -263,9 +263,9 @@ def t_(self: Tensor) -> Tensor:
 
 
 @public(function=False, method=True)
-def squeeze_(self: Tensor, dim: Any = None, *more: int) -> Tensor:
+def squeeze_(self: Tensor, dim: Any = NOT_GIVEN, *more: int) -> Tensor:
     """Drop dimensions of length 1 (all, or those of ``dim`` that have length 1; varargs too), in place."""
-    dim = int_list(dim, more)
+    dim = int_list(given("squeeze_", dim), more) if dim is not NOT_GIVEN else NOT_GIVEN
     shape = tuple(self.shape)
     return _restride(self, "squeeze_", lambda x: x.squeeze(dim), lambda x: x.reshape(shape))
 

@@ -99,10 +99,10 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
 
 
 @public(method=True, dtypes="numeric")
-def median(input: Tensor, dim: Any = None, keepdim: bool | None = None) -> Any:  # noqa: A002
+def median(input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool | None = None) -> Any:  # noqa: A002
     """The lower median (the ``(n - 1) // 2``-th smallest entry; NaN where the slice has one): of every
     entry as a 0-d tensor, or ``(values, indices)`` along ``dim``."""
-    x = _tensor(input, "median")
+    x, dim = _tensor(input, "median"), dims.given("median", dim)
     keepdim, given = bool(keepdim), keepdim is not None  # (None: not given)
     if dim is None and given:
         raise TypeError('median() missing 1 required positional arguments: "dim" (keepdim needs a dim)')
@@ -123,9 +123,9 @@ def _median_of_all(x: Tensor, op: str, skip_nan: bool) -> Tensor:
 
 
 @public(method=True, dtypes="numeric")
-def nanmedian(input: Tensor, dim: Any = None, keepdim: bool | None = None) -> Any:  # noqa: A002
+def nanmedian(input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool | None = None) -> Any:  # noqa: A002
     """:func:`median` of the entries that are not NaN (NaN where every entry is)."""
-    x = _tensor(input, "nanmedian")
+    x, dim = _tensor(input, "nanmedian"), dims.given("nanmedian", dim)
     keepdim, given = bool(keepdim), keepdim is not None
     if dim is None and given:
         raise TypeError('nanmedian() missing 1 required positional arguments: "dim" (keepdim needs a dim)')
@@ -875,7 +875,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
 
 
 @public(dtypes="numeric", operands=("elements", "test_elements"))
-def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+def isin(elements: Any, test_elements: Tensor | float, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each entry of ``elements`` occurs in ``test_elements`` (either may be a number), as bools."""
     like = elements if isinstance(elements, Tensor) else _tensor(test_elements, "isin")
     a = _host(elements) if isinstance(elements, Tensor) else np.asarray(elements)

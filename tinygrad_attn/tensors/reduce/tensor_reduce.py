@@ -280,10 +280,11 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str)
 
 
 @public(method=True)
-def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool | None = None, *, axis: Any = None,  # noqa: A001, A002
+def max(input: Tensor, dim: int | Tensor | None = dims.NOT_GIVEN, keepdim: bool | None = None, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """``max(x)``: the largest value; ``max(x, dim)``: PyTorch's ``(values, indices)``;
     ``max(x, axis=...)``: the values alone (NumPy's); ``max(a, b)``: the elementwise maximum."""
+    dim = dims.given("max", dim, numpy=axis is not None or keepdims is not None)
     _keepdim_needs_dim("max", dim, axis, keepdim)
     if dim is None and axis is None and keepdims is None:  # (the common whole-tensor max, directly)
         return ops.Max.apply(input, args=(None, bool(keepdim)))
@@ -291,9 +292,10 @@ def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool | None = N
 
 
 @public(method=True)
-def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool | None = None, *, axis: Any = None,  # noqa: A001, A002
+def min(input: Tensor, dim: int | Tensor | None = dims.NOT_GIVEN, keepdim: bool | None = None, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """As :func:`max`, for the smallest."""
+    dim = dims.given("min", dim, numpy=axis is not None or keepdims is not None)
     _keepdim_needs_dim("min", dim, axis, keepdim)
     if dim is None and axis is None and keepdims is None:
         return ops.Min.apply(input, args=(None, bool(keepdim)))
@@ -438,10 +440,12 @@ def _prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 
 
 @public(method=True)
-def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None) -> Tensor:  # noqa: A002
+def prod(
+    input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool = False, *, dtype: Any = None, axis: Any = None
+) -> Tensor:  # noqa: A002
     """The product over ``dim`` (all elements when None); exact with zeros. ``axis=`` is
     PyTorch's alias of ``dim``."""
-    dim = dims.alias(axis, dim, "prod")
+    dim = dims.alias(axis, dims.given("prod", dim, numpy=axis is not None), "prod")
     if isinstance(dim, (list, tuple)) or (dim is None and keepdim):  # (PyTorch's prod takes one int dim or none)
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__} (keepdim needs a dim)")
     acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))  # (bools and integers multiply in int64)

@@ -27,6 +27,8 @@ __all__ = [
     "spelling",
     "alias",
     "required",
+    "NOT_GIVEN",
+    "given",
     "keep",
     "as_int",
     "int_list",
@@ -77,6 +79,28 @@ def alias(axis: Any, dim: Any, op: str) -> Any:
         return axis
     if axis is not None and axis != dim:  # (the same axis under both names is one axis: accepted)
         raise _both(op, axis, dim)
+    return dim
+
+
+class _NotGiven:
+    """The default of a ``dim`` that PyTorch's schema types ``int`` and that may be left out
+    (``x.max()``, ``x.max(0)``): a ``None`` passed for it is a mistake (PyTorch's ``TypeError``)."""
+
+    def __repr__(self) -> str:
+        return "<every axis>"
+
+
+NOT_GIVEN: Any = _NotGiven()
+
+
+def given(op: str, dim: Any, numpy: bool = False) -> Any:
+    """``dim`` as the op reads it: None where it was left out; an explicit None raises PyTorch's
+    ``TypeError`` (``x.max(None)``: its schemas have ``max(Tensor)`` and ``max(Tensor, int dim)``),
+    unless the call is NumPy's (``numpy``: it used ``axis=`` or ``keepdims=``, where None is every axis)."""
+    if dim is NOT_GIVEN:
+        return None
+    if dim is None and not numpy:
+        raise TypeError(f"{op}(): argument 'dim' must be int, not NoneType (leave it out to use every element)")
     return dim
 
 

@@ -200,7 +200,7 @@ def _unmarked(x: Tensor, d: int, pieces: Sequence[Tensor]) -> tuple[Tensor, ...]
 
 
 @public(method=True)
-def unsafe_split(input: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     """:func:`split` whose pieces may be changed in place (``torch.unsafe_split``)."""
     from ..tensor_functions import split  # noqa: PLC0415
 
@@ -349,7 +349,7 @@ def tile(input: Tensor, dims: Sequence[int], *more: int) -> Tensor:  # noqa: A00
     reps = tuple(int(r) for r in ((dims,) if isinstance(dims, (int, np.integer)) else dims))
     if len(reps) < x.ndim:
         reps = (1,) * (x.ndim - len(reps)) + reps
-    return x.reshape((1,) * (len(reps) - x.ndim) + x.shape).repeat(*reps)
+    return x.reshape((1,) * (len(reps) - x.ndim) + x.shape).repeat(reps)
 
 
 @public(method=True)
@@ -361,7 +361,7 @@ def ravel(input: Tensor) -> Tensor:  # noqa: A002
 @public
 def expand_copy(input: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:  # noqa: A002
     """:meth:`Tensor.expand` as new memory."""
-    return _tensor(input, "expand_copy").expand(*size).clone()
+    return _tensor(input, "expand_copy").expand(size).clone()
 
 
 @public(method=True)
@@ -577,6 +577,11 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
 def cartesian_prod(*tensors: Tensor) -> Tensor:
     """Every combination of one entry from each 1-D tensor, one row each (a 1-D tensor for one input)."""
     ts = [_tensor(t, "cartesian_prod") for t in tensors]
+    if not ts:
+        raise RuntimeError("cartesian_prod: expects a non-empty TensorList")
+    for t in ts:
+        if t.ndim != 1:
+            raise RuntimeError(f"cartesian_prod: Expect a 1D vector, but got shape {list(t.shape)}")
     if len(ts) == 1:
         return ts[0]
     from ..elementwise.math_functions import meshgrid  # noqa: PLC0415

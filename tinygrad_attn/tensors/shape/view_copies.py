@@ -44,7 +44,7 @@ def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) 
 
 @public
 def permute_copy(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
-    return _tensor(input, "permute_copy").permute(*dims).clone()
+    return _tensor(input, "permute_copy").permute(dims).clone()
 
 
 @public
@@ -74,9 +74,8 @@ def split_with_sizes_copy(input: Tensor, split_sizes: Sequence[int], dim: int = 
 
 
 @public
-def squeeze_copy(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
-    x = _tensor(input, "squeeze_copy")
-    return (x.squeeze() if dim is None else x.squeeze(dim)).clone()
+def squeeze_copy(input: Tensor, dim: Any = dims.NOT_GIVEN) -> Tensor:  # noqa: A002
+    return _tensor(input, "squeeze_copy").squeeze(dim).clone()
 
 
 @public
@@ -108,4 +107,4 @@ def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:  # noqa: A002
 def view_copy(input: Tensor, size: Any) -> Tensor:  # noqa: A002
     """``input.view(size)`` (a shape, or a dtype: the same bytes read as that dtype) in memory of its own."""
     x = _tensor(input, "view_copy")
-    return (x.view(*size) if isinstance(size, (tuple, list)) else x.view(size)).clone()
+    return x.view(tuple(size) if isinstance(size, (tuple, list)) else size).clone()
