@@ -1,5 +1,5 @@
 """Error parity of mistaken calls against PyTorch, over the grid of
-``tests/tensor/test_no_internal_errors.py`` (every shared Tensor method and free function, each
+``tests/tensor/test_no_internal_errors.py`` (every shared Tensor method, free function and ``nn.functional`` function, each
 with the argument sets users get wrong): how many calls raise where PyTorch runs, and return where
 PyTorch raises, and raise another class than PyTorch's. ``--write`` rewrites ``tests/tensor/argument_parity_known.py`` with the calls that
 still differ (the test fails on an entry that agrees with PyTorch, so the list only shrinks).
@@ -37,6 +37,11 @@ REASONS = {
     "tga.cholesky('te',)": "deprecated torch.cholesky returns a non-square empty input as is; linalg.cholesky raises",
     "tga.get_device()": "the library's device lookup (tga.get_device(name)); with a tensor it is PyTorch's",
     "tga.get_device(None,)": "the library's device lookup (tga.get_device(name)); with a tensor it is PyTorch's",
+    "F.mse_loss('t23', ": "a number as the target is this library's convenience (mse_loss(x, 0.0)); PyTorch's reads its size",
+    "F.l1_loss('t23', ": "a number as the target is this library's convenience, as in mse_loss",
+    "F.smooth_l1_loss('t23', ": "a number as the target is this library's convenience, as in mse_loss",
+    "F.huber_loss('t23', ": "a number as the target is this library's convenience, as in mse_loss",
+    "F.layer_norm('t": "layer_norm's normalized_shape defaults to the last axis, the library's first meaning",
     "tga.einsum('t23', 't23'": "PyTorch fails on a tensor where a sublist goes by its truth value; ours names the sublist",
 }
 
@@ -65,6 +70,12 @@ def _calls():
     for name in grid._free_functions():
         for args in grid.FREE_ARGUMENTS:
             yield f"tga.{name}{args!r}", lambda lib, n=name, a=args: getattr(lib, n)(*[value(lib, x) for x in a])
+    for name in grid._functionals():
+        for args in grid.FUNCTIONAL_ARGUMENTS:
+            yield (
+                f"F.{name}{args!r}",
+                lambda lib, n=name, a=args: getattr(lib.nn.functional, n)(*[value(lib, x) for x in a]),
+            )
 
 
 def main() -> None:

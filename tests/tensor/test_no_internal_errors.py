@@ -142,22 +142,50 @@ def _free_functions():
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("name", _free_functions())
-def test_a_mistaken_call_of_a_free_function_raises_a_users_error(name):
+def _check_free(space, prefix: str, name: str, argument_sets) -> None:
     found = []
-    for args in FREE_ARGUMENTS:
+    for args in argument_sets:
         theirs = ours = None
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             try:
-                getattr(torch, name)(*[_VALUES[a](torch) if isinstance(a, str) and a in _VALUES else a for a in args])
+                getattr(space(torch), name)(
+                    *[_VALUES[a](torch) if isinstance(a, str) and a in _VALUES else a for a in args]
+                )
             except Exception as e:  # noqa: BLE001 - compared below
                 theirs = e
             try:
-                getattr(tga, name)(*[_VALUES[a](tga) if isinstance(a, str) and a in _VALUES else a for a in args])
+                getattr(space(tga), name)(
+                    *[_VALUES[a](tga) if isinstance(a, str) and a in _VALUES else a for a in args]
+                )
             except Exception as e:  # noqa: BLE001
                 ours = e
         if isinstance(ours, INTERNAL) and not (theirs is not None and isinstance(ours, type(theirs))):
-            found.append(f"tga.{name}{args}: {type(ours).__name__}: {ours}")
-        found += _parity(f"tga.{name}{args!r}", theirs, ours)
+            found.append(f"{prefix}{name}{args}: {type(ours).__name__}: {ours}")
+        found += _parity(f"{prefix}{name}{args!r}", theirs, ours)
     assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("name", _free_functions())
+def test_a_mistaken_call_of_a_free_function_raises_a_users_error(name):
+    _check_free(lambda lib: lib, "tga.", name, FREE_ARGUMENTS)
+
+
+#: ``nn.functional``'s argument sets: the free functions' and a flag given as an int (``F.relu(x, 1)``)
+FUNCTIONAL_ARGUMENTS = [*FREE_ARGUMENTS, ("t23", 1), ("t23", 0, 1), ("t23", True), ("t23", "t23", 0)]
+
+
+def _functionals():
+    import types  # noqa: PLC0415
+
+    F = torch.nn.functional
+    return sorted(
+        n for n in dir(F)
+        if not n.startswith("_") and callable(getattr(F, n)) and hasattr(tga.nn.functional, n)
+        and not isinstance(getattr(F, n), (type, types.ModuleType))
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("name", _functionals())
+def test_a_mistaken_call_of_a_functional_raises_a_users_error(name):
+    _check_free(lambda lib: lib.nn.functional, "F.", name, FUNCTIONAL_ARGUMENTS)

@@ -153,6 +153,9 @@ _EXPECTED = {
 #: ``dim`` of a reduction, ``other`` of a binary op (a tensor or a number), ``index`` and ``mask``
 #: (a tensor)
 _BY_NAME = {"dim": "dim", "other": "Tensor", "index": "Tensor!", "mask": "Tensor!"}
+#: flags PyTorch reads by their truth in its Python-level ``nn.functional`` (``F.relu(x, 1)`` runs in place):
+#: never checked as ``bool``
+_TRUTH_FLAGS = {"inplace", "return_indices"}
 
 
 def refuse(op: str, param: str, position: int | None, kind: str, value: Any) -> None:
@@ -186,7 +189,7 @@ def _checks(fn: Callable) -> list[tuple[inspect.Parameter, str, bool, int | None
         return []
     found = []
     for i, p in enumerate(sig.parameters.values()):
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name.startswith("_"):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name.startswith("_") or p.name in _TRUTH_FLAGS:
             continue
         ann = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", None)
         kind_optional = _KINDS.get(ann) if isinstance(ann, str) else None

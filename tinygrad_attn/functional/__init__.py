@@ -36,6 +36,7 @@ from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
 from ..tensors.index.indexing import host_integers
 from ..tensors.mutation.inplace import cast_error
+from ..tensors.mutation.out_argument import input_checked
 from ..tensors.reduce.tensor_reduce import norm2
 from ..tensors.shape import dims
 from .activations import _expm1_negative, _in_place, _softplus_stable
@@ -48,6 +49,7 @@ from .checks import (
     _reduction,
     _same_shape,
     implicit_dim,
+    tensor_arg,
     written_to_out,
 )
 
@@ -404,6 +406,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
     if not training or p == 0.0:
         return x
+    tensor_arg(x, "dropout")
     if x.dtype.kind not in "fc" and p < 1.0 and x.numel():  # (PyTorch's: the kept values are scaled, as floats)
         raise cast_error("dropout", np.dtype(np.float32), x)
     if inplace:
@@ -1288,5 +1291,6 @@ def _import_modules() -> None:
 
 
 _import_modules()
-globals().update({n: d.fn for n, d in _declare.FUNCTIONAL.items()})
+# (each first argument checked as torch.X's: F.relu(3) is PyTorch's TypeError, not an error inside)
+globals().update({n: input_checked(d.fn, n) for n, d in _declare.FUNCTIONAL.items()})
 __all__ = list(_declare.FUNCTIONAL)
