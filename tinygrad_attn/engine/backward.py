@@ -499,6 +499,17 @@ def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, cr
             "to None after use to break the cycle and avoid the leak.",
             UserWarning,
         )
+    if grad is not None and not isinstance(grad, _function.Tensor):  # (PyTorch reads it as one per tensor)
+        try:
+            given = list(grad)
+        except TypeError:
+            raise TypeError(f"'{type(grad).__name__}' object is not iterable") from None
+        if len(given) != 1 or not (given[0] is None or isinstance(given[0], _function.Tensor)):
+            bad = next((v for v in given if v is not None and not isinstance(v, _function.Tensor)), None)
+            if bad is not None:
+                raise TypeError(f"gradients can be either Tensors or None, but got {type(bad).__name__}")
+            raise RuntimeError(f"got 1 tensors and {len(given)} gradients")
+        grad = given[0]
     g = _root_grad(tensor, grad, create_graph, "backward")
     keep = retain_graph or create_graph
     found = run_backward([tensor], [g], retain_graph=keep, create_graph=create_graph, targets=inputs,
@@ -545,7 +556,11 @@ def grad(
             raise RuntimeError(f"grad: input {i} is not a tensor with requires_grad=True")
     gs = [_root_grad(o, go, create_graph, "grad") for o, go in zip(outs, grad_outputs)]
     keep = create_graph if retain_graph is None else retain_graph
-    found = run_backward(outs, gs, retain_graph=keep, create_graph=create_graph, targets=ins)
+    # (an input named twice gets its gradient twice: the pass collects each tensor's once)
+    unique = list({id(t): t for t in ins}.values())
+    found_unique = run_backward(outs, gs, retain_graph=keep, create_graph=create_graph, targets=unique)
+    by_id = {id(t): g for t, g in zip(unique, found_unique or [None] * len(unique))}
+    found = [by_id[id(t)] for t in ins]
     result = []
     for i, (t, g) in enumerate(zip(ins, found)):
         if g is None:
@@ -577,4 +592,6 @@ def _root_grad(t: Tensor, grad: Any, create_graph: bool, who: str) -> Any:
         raise RuntimeError(f"{who}: gradient on {grad.device} for an output on {t.device}")
     if tuple(grad.shape) != tuple(t.shape):
         raise RuntimeError(f"{who}: gradient of shape {tuple(grad.shape)} for an output of shape {tuple(t.shape)}")
+    if grad.dtype != t.dtype:  # (PyTorch casts a gradient to its output's dtype)
+        grad = grad.to(t.dtype)
     return grad if create_graph else grad._data
