@@ -248,6 +248,16 @@ def _half_in_float32(forward: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+def _refuse_saved_inference(fn: Function, inputs: Sequence[Any]) -> None:
+    for i, t in enumerate(inputs):
+        if isinstance(t, Tensor) and switches.is_inference_tensor(t) and fn.keeps_input(i):
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode "
+                f"in computation tracked by autograd ({fn.op_name_of()}: input {i} of shape {tuple(t.shape)}). To work "
+                "around this, you can make a clone to get a normal tensor and use it in autograd."
+            )
+
+
 class Function:
     """A differentiable op. Subclasses give ``forward`` (on arrays) and ``backward``.
 
@@ -376,6 +386,8 @@ class Function:
             fn.saved = datas
             fn.scope = _State.scope
             fn.seq = _next_seq()
+            if _State.inference_tensors:  # (PyTorch's inference tensors are never kept for a backward)
+                _refuse_saved_inference(fn, inputs)
             if not fn.seq & _GC_CHECK_BITS:  # every GC_LONG_GRAPH recorded ops
                 _gc_long_graph(fn)
             if out_data.size >= FREE_MIN_SIZE and _State.releasing:  # a large new array: make room
@@ -390,6 +402,8 @@ class Function:
                 for t in inputs:
                     if isinstance(t, Tensor) and t._requires_grad:
                         t._uses -= 1
+        if _State.inference:
+            switches.mark_inference(out)
         if switches._observing and (hook := _State.hook) is not None:  # a tracer, anomaly detection, the explorer
             hook.op(fn, inputs, out)
         return out
