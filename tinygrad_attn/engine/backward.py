@@ -415,10 +415,14 @@ def _run_hooks(t: Tensor, g: Any, hooks: list, tensors: bool) -> Any:
             continue
         if not isinstance(r, T):
             raise TypeError(f"register_hook: a hook returned {type(r).__name__}; return a Tensor or None")
+        name = getattr(hook, "__name__", type(hook).__name__)
         if r.shape != t.shape:
             raise RuntimeError(
-                f"register_hook: a hook returned a gradient of shape {tuple(r.shape)} for a tensor of shape {tuple(t.shape)}"
+                f"hook '{name}' has changed the size of value: a gradient of shape {tuple(r.shape)} for a tensor "
+                f"of shape {tuple(t.shape)}"
             )
+        if r.dtype != t.dtype:  # (PyTorch names the types by their legacy tensor classes)
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was {t.type()} got {r.type()})")
         g = r if tensors else r._data
     return g
 
