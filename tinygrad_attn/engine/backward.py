@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..engine.warn import warn as _user_warn
 from . import function as _function
 from . import switches as _switches
@@ -102,7 +104,14 @@ def unbroadcast(g: Any, shape: tuple, ns: Any) -> Any:
     return g if tuple(g.shape) == shape else ns.reshape(g, shape)
 
 
-def run_backward(
+def run_backward(*args: Any, **kwargs: Any) -> list[Any] | None:
+    """:func:`_run_backward` with NumPy's floating-point warnings off: a gradient at a pole (the
+    derivative of sqrt at 0, of log at 0) is inf or NaN without a word, as in PyTorch."""
+    with np.errstate(all="ignore"):
+        return _run_backward(*args, **kwargs)
+
+
+def _run_backward(
     roots: Sequence[Tensor],
     root_grads: Sequence[Any],
     *,
@@ -562,7 +571,9 @@ def grad(
     keep = create_graph if retain_graph is None else retain_graph
     # (an input named twice gets its gradient twice: the pass collects each tensor's once)
     unique = list({id(t): t for t in ins}.values())
-    found_unique = run_backward(outs, gs, retain_graph=keep, create_graph=create_graph, targets=unique)
+    needed = _nodes_leading_to(outs, unique)
+    found_unique = run_backward(outs, gs, retain_graph=keep, create_graph=create_graph, targets=unique,
+                                within=lambda fn: id(fn) in needed)  # fmt: skip
     by_id = {id(t): g for t, g in zip(unique, found_unique or [None] * len(unique))}
     found = [by_id[id(t)] for t in ins]
     result = []
@@ -579,6 +590,29 @@ def grad(
                 g = _as_ndarray(g)
             result.append(g if create_graph else _function.Tensor._wrap(g, t._dev))
     return tuple(result)
+
+
+def _nodes_leading_to(roots: Sequence[Tensor], targets: Sequence[Tensor]) -> set[int]:
+    """The ids of the nodes behind ``roots`` with a path to one of ``targets``: the only ones
+    ``grad`` runs, as PyTorch's, so the rest of the graph keeps its saved values (and its hooks
+    do not fire)."""
+    T = _function.Tensor
+    want = {id(t) for t in targets}
+    leads: dict[int, bool] = {}  # id(node) -> whether one of its inputs leads to a target
+    stack = [r._ctx for r in roots if r._ctx is not None]
+    while stack:
+        fn = stack[-1]
+        if id(fn) in leads:
+            stack.pop()
+            continue
+        ins = [t for t in (fn.inputs or ()) if isinstance(t, T)]
+        todo = [t._ctx for t in ins if t._ctx is not None and id(t._ctx) not in leads]
+        if todo:
+            stack.extend(todo)
+            continue
+        stack.pop()
+        leads[id(fn)] = any(id(t) in want or (t._ctx is not None and leads.get(id(t._ctx), False)) for t in ins)
+    return {k for k, v in leads.items() if v}
 
 
 def _root_grad(t: Tensor, grad: Any, create_graph: bool, who: str) -> Any:
