@@ -125,5 +125,5 @@ def backward(
     root_grads = [_backward._root_grad(r, g, create_graph, "backward") for r, g in zip(roots, gs)]
     keep = create_graph if retain_graph is None else retain_graph
     found = run_backward(roots, root_grads, retain_graph=keep, create_graph=create_graph, targets=targets,
-                         retained_too=True)  # fmt: skip
+                         retained_too=True, within=_backward._within_paths(roots, targets))  # fmt: skip
     _accumulate_found(targets, found)

@@ -315,6 +315,7 @@ def _jacobian(func: Callable[..., Any], argnums: int | tuple[int, ...], has_aux:
     def wrapper(*args: Any) -> Any:
         nums = _selected(args, argnums, who)
         aux: list[Any] = []
+        dtypes: list[Any] = []  # the outputs'
 
         def of_selected(*chosen: Any) -> Any:
             full = list(args)
@@ -322,15 +323,19 @@ def _jacobian(func: Callable[..., Any], argnums: int | tuple[int, ...], has_aux:
                 full[n] = c
             result = func(*full)
             if has_aux:
-                out, a = result
+                result, a = result
                 aux[:] = [a]
-                return out
+            dtypes[:] = [o.dtype for o in _leaves(result) if isinstance(o, Tensor)]
             return result
 
         chosen = tuple(args[n] for n in nums)
         jac = _functional.jacobian(of_selected, chosen, create_graph=True)
         keep = _keeps_graph(args)
         out_is_tuple = isinstance(jac, tuple) and jac and isinstance(jac[0], tuple)
+        if who == "jacfwd":  # (forward mode carries tangents in each output's dtype)
+            rows = jac if out_is_tuple else (jac,)
+            rows = tuple(tuple(b.to(dt) for b in row) for row, dt in zip(rows, dtypes))
+            jac = rows if out_is_tuple else rows[0]
         if isinstance(argnums, int):  # (one input: no inner tuple per output)
             jac = tuple(j[0] for j in jac) if out_is_tuple else jac[0]
         jac = _out(jac, keep)

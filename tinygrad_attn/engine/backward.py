@@ -526,7 +526,7 @@ def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, cr
     g = _root_grad(tensor, grad, create_graph, "backward")
     keep = retain_graph or create_graph
     found = run_backward([tensor], [g], retain_graph=keep, create_graph=create_graph, targets=inputs,
-                         retained_too=True)  # fmt: skip
+                         retained_too=True, within=_within_paths([tensor], inputs))  # fmt: skip
     _accumulate_found(inputs, found)
 
 
@@ -571,9 +571,8 @@ def grad(
     keep = create_graph if retain_graph is None else retain_graph
     # (an input named twice gets its gradient twice: the pass collects each tensor's once)
     unique = list({id(t): t for t in ins}.values())
-    needed = _nodes_leading_to(outs, unique)
     found_unique = run_backward(outs, gs, retain_graph=keep, create_graph=create_graph, targets=unique,
-                                within=lambda fn: id(fn) in needed)  # fmt: skip
+                                within=_within_paths(outs, unique))  # fmt: skip
     by_id = {id(t): g for t, g in zip(unique, found_unique or [None] * len(unique))}
     found = [by_id[id(t)] for t in ins]
     result = []
@@ -590,6 +589,15 @@ def grad(
                 g = _as_ndarray(g)
             result.append(g if create_graph else _function.Tensor._wrap(g, t._dev))
     return tuple(result)
+
+
+def _within_paths(roots: Sequence[Tensor], targets: Sequence[Tensor] | None) -> Callable[[Any], bool] | None:
+    """With ``targets`` (``backward(inputs=...)``), the test of the nodes a pass runs: those on a path
+    to a target (None: all)."""
+    if targets is None:
+        return None
+    needed = _nodes_leading_to(roots, targets)
+    return lambda fn: id(fn) in needed
 
 
 def _nodes_leading_to(roots: Sequence[Tensor], targets: Sequence[Tensor]) -> set[int]:
