@@ -597,24 +597,29 @@ def _within_paths(roots: Sequence[Tensor], targets: Sequence[Tensor] | None) -> 
     if targets is None:
         return None
     needed = _nodes_leading_to(roots, targets)
-    return lambda fn: id(fn) in needed
+    return None if needed is None else lambda fn: id(fn) in needed
 
 
-def _nodes_leading_to(roots: Sequence[Tensor], targets: Sequence[Tensor]) -> set[int]:
+def _nodes_leading_to(roots: Sequence[Tensor], targets: Sequence[Tensor]) -> set[int] | None:
     """The ids of the nodes behind ``roots`` with a path to one of ``targets``: the only ones
     ``grad`` runs, as PyTorch's, so the rest of the graph keeps its saved values (and its hooks
-    do not fire)."""
+    do not fire). None where the graph holds an in-place change (its rebased history is followed
+    by the pass itself): there every node runs."""
     T = _function.Tensor
     want = {id(t) for t in targets}
     leads: dict[int, bool] = {}  # id(node) -> whether one of its inputs leads to a target
+    entered: set[int] = set()  # (a node whose inputs are being looked at: met again below, it is not waited for)
     stack = [r._ctx for r in roots if r._ctx is not None]
     while stack:
         fn = stack[-1]
         if id(fn) in leads:
             stack.pop()
             continue
+        if fn.rebases:
+            return None
+        entered.add(id(fn))
         ins = [t for t in (fn.inputs or ()) if isinstance(t, T)]
-        todo = [t._ctx for t in ins if t._ctx is not None and id(t._ctx) not in leads]
+        todo = [t._ctx for t in ins if t._ctx is not None and id(t._ctx) not in leads and id(t._ctx) not in entered]
         if todo:
             stack.extend(todo)
             continue
