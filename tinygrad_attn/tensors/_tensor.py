@@ -590,6 +590,14 @@ class Tensor:
             device = f"cuda:{device}"
         return self.to(device)
 
+    def _operand_cast(self, dtype: Any) -> Tensor:
+        """``astype`` for an op's type promotion: an inference tensor's cast stays one (PyTorch's
+        op reads the inference tensor itself, and refuses to save it for a backward)."""
+        r = self.astype(dtype)
+        if _State.inference_tensors and is_inference_tensor(self):
+            _mark_inference(r)
+        return r
+
     def astype(self, dtype: Any) -> Tensor:
         """A copy in ``dtype``; gradients flow between floating dtypes."""
         dt = np.dtype(dtype)

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.switches import _State, is_inference_tensor, mark_inference
 from ..engine.warn import warn as _user_warn
 from . import dtypes as _dtypes
 from .dtypes import get_default_dtype
@@ -103,10 +102,7 @@ def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
 def _cast(t: Tensor, dt: Any) -> Tensor:
     """An operand cast for promotion; an inference tensor's stays one (PyTorch's op reads the
     inference tensor itself, and refuses to save it for a backward)."""
-    r = t.astype(dt)
-    if _State.inference_tensors and is_inference_tensor(t):
-        mark_inference(r)
-    return r
+    return t._operand_cast(dt)
 
 
 def _wrapped(t: Tensor, value: int) -> int:
