@@ -22,13 +22,24 @@ def _tensors(x: Any, what: str, who: str) -> list[Any]:
 
 
 def _grads_for(outs: list[Any], given: Any, who: str) -> list[Any]:
+    """One gradient (or None) per output, checked as PyTorch checks them: a number where a
+    sequence is expected is a TypeError, extra gradients are ignored, too few an error."""
     T = _function.Tensor
     if given is None:
         return [None] * len(outs)
-    gs = [given] if isinstance(given, T) else list(given)
-    if len(gs) != len(outs):
-        raise RuntimeError(f"{who}: got {len(gs)} gradients for {len(outs)} outputs; give one per output (or None)")
-    return gs
+    if isinstance(given, T):
+        gs = [given]
+    else:
+        try:
+            gs = list(given)
+        except TypeError:
+            raise TypeError(f"'{type(given).__name__}' object is not iterable") from None
+    for g in gs:
+        if g is not None and not isinstance(g, T):
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+    if len(gs) < len(outs):
+        raise RuntimeError(f"got {len(outs)} tensors and {len(gs)} gradients")
+    return gs[: len(outs)]
 
 
 def grad(
@@ -114,5 +125,5 @@ def backward(
     root_grads = [_backward._root_grad(r, g, create_graph, "backward") for r, g in zip(roots, gs)]
     keep = create_graph if retain_graph is None else retain_graph
     found = run_backward(roots, root_grads, retain_graph=keep, create_graph=create_graph, targets=targets,
-                         retained_too=True)  # fmt: skip
+                         retained_too=True, within=_backward._within_paths(roots, targets))  # fmt: skip
     _accumulate_found(targets, found)

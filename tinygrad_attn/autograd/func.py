@@ -181,6 +181,31 @@ def _differentiable(x: Any, who: str) -> Tensor:
     return x.view_as(x) if x.requires_grad else x.detach().requires_grad_(True)
 
 
+def _fresh(joined: Any, given: Any) -> set[int]:
+    """The ids of the leaves a transform made for its inputs (``given``) that did not require grad."""
+    before = {id(t) for t in _leaves(given)}
+    return {id(t) for t in _leaves(joined) if isinstance(t, Tensor) and t._ctx is None and id(t) not in before}
+
+
+def _reaches_outside(t: Tensor, inner: set[int]) -> bool:
+    """Whether ``t``'s graph reaches a leaf that requires grad other than the transform's own
+    (``inner``): a result that reaches none depends on nothing outside the transform, and
+    comes out without a graph, as PyTorch's (whose transforms differentiate at their own level)."""
+    seen: set[int] = set()
+    stack = [t]
+    while stack:
+        u = stack.pop()
+        if u._ctx is None:
+            if u.requires_grad and id(u) not in inner:
+                return True
+            continue
+        if id(u._ctx) in seen:
+            continue
+        seen.add(id(u._ctx))
+        stack.extend(i for i in (u._ctx.inputs or ()) if isinstance(i, Tensor))
+    return False
+
+
 def _joined(args: tuple, nums: tuple[int, ...], who: str) -> tuple[tuple, list[Any]]:
     new = list(args)
     for n in nums:
@@ -192,8 +217,13 @@ def _keeps_graph(args: tuple) -> bool:
     return any(isinstance(t, Tensor) and t.requires_grad for t in _leaves(args))
 
 
-def _out(t: Any, keep: bool) -> Any:
-    return _tree_map(lambda x: x if keep or not isinstance(x, Tensor) else x.detach(), t)
+def _out(t: Any, keep: bool, inner: set[int] | None = None) -> Any:
+    def one(x: Any) -> Any:
+        if not isinstance(x, Tensor) or (keep and (inner is None or (x.requires_grad and _reaches_outside(x, inner)))):
+            return x
+        return x.detach()
+
+    return _tree_map(one, t)
 
 
 def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
@@ -223,7 +253,7 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
             grads = _autograd_grad(value, inputs, create_graph=True, allow_unused=True) if value.requires_grad \
                 else [None] * len(inputs)  # fmt: skip
         grads = [g if g is not None else x.detach().new_zeros(x.shape) for g, x in zip(grads, inputs)]
-        it = iter(_out(list(grads), keep))
+        it = iter(_out(list(grads), keep, _fresh(joined, args)))
         per_arg = [_tree_map(lambda _: next(it), joined[n]) for n in nums]
         g = per_arg[0] if isinstance(argnums, int) else tuple(per_arg)
         v = _out(value, keep)
@@ -265,7 +295,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             grads = _autograd_grad([o for o, _ in pairs], inputs, [c for _, c in pairs], retain_graph=True,
                                    create_graph=True, allow_unused=True) if pairs else [None] * len(inputs)  # fmt: skip
         grads = [g if g is not None else x.detach().new_zeros(x.shape) for g, x in zip(grads, inputs)]
-        it = iter(_out(list(grads), keep or bool(create_graph)))
+        it = iter(_out(list(grads), keep or bool(create_graph), None if create_graph else _fresh(joined, primals)))
         return tuple(_tree_map(lambda _: next(it), p) for p in joined)
 
     return (_out(out, keep), vjp_fn, _out(aux, keep)) if has_aux else (_out(out, keep), vjp_fn)
@@ -277,13 +307,15 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
         raise NotImplementedError("jvp: has_aux=True is not supported here; return the auxiliary value separately")
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples")
-    return _functional.jvp(func, primals, tangents, strict=strict)
+    keep = _keeps_graph(primals) or _keeps_graph(tangents)
+    return _out(_functional.jvp(func, primals, tangents, strict=strict, create_graph=keep), keep)
 
 
 def _jacobian(func: Callable[..., Any], argnums: int | tuple[int, ...], has_aux: bool, who: str) -> Callable:
     def wrapper(*args: Any) -> Any:
         nums = _selected(args, argnums, who)
         aux: list[Any] = []
+        dtypes: list[Any] = []  # the outputs'
 
         def of_selected(*chosen: Any) -> Any:
             full = list(args)
@@ -291,15 +323,19 @@ def _jacobian(func: Callable[..., Any], argnums: int | tuple[int, ...], has_aux:
                 full[n] = c
             result = func(*full)
             if has_aux:
-                out, a = result
+                result, a = result
                 aux[:] = [a]
-                return out
+            dtypes[:] = [o.dtype for o in _leaves(result) if isinstance(o, Tensor)]
             return result
 
         chosen = tuple(args[n] for n in nums)
         jac = _functional.jacobian(of_selected, chosen, create_graph=True)
         keep = _keeps_graph(args)
         out_is_tuple = isinstance(jac, tuple) and jac and isinstance(jac[0], tuple)
+        if who == "jacfwd":  # (forward mode carries tangents in each output's dtype)
+            rows = jac if out_is_tuple else (jac,)
+            rows = tuple(tuple(b.to(dt) for b in row) for row, dt in zip(rows, dtypes))
+            jac = rows if out_is_tuple else rows[0]
         if isinstance(argnums, int):  # (one input: no inner tuple per output)
             jac = tuple(j[0] for j in jac) if out_is_tuple else jac[0]
         jac = _out(jac, keep)

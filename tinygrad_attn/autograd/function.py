@@ -46,7 +46,7 @@ from ..engine.backward import SliceGradient
 from ..engine.function import _NUMPY_SCALARS, _as_ndarray, _new, _next_seq, add_uses, note_rebase
 from ..engine.function import Function as _Op
 from ..engine.switches import _State, is_grad_enabled, no_grad
-from ..engine.versions import version_of
+from ..engine.versions import bump_version, version_of
 from ..engine.warn import warn as _user_warn
 from ..tensors.mutation.inplace import _moved_history, _rebase
 
@@ -508,6 +508,7 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, raw: Any) -> Any:
                 r = T._wrap(o._data, o._dev)
             _rebase(o, moved[id(o)], r, cls.__name__)
             note_rebase(_next_seq())
+            bump_version(o._data)  # (PyTorch counts a dirty tensor's change once more, when apply returns it)
             finals[j] = o
     ctx._pack(outputs, finals)
     return finals[0] if single else tuple(finals)

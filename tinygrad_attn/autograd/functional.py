@@ -200,6 +200,9 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
         inputs = _prepare(inputs, create_graph, True)
         outs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jacobian")
         _check_differentiable(outputs, "outputs", strict)
+        if strict and vectorize:  # (checked once the function ran, as PyTorch)
+            raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+                               "supported together. Please either set `strict=False` or `vectorize=False`.")  # fmt: skip
         result = []
         for i, out in enumerate(outputs):
             rows: list[list[Tensor]] = [[] for _ in inputs]

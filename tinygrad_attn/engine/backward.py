@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..engine.warn import warn as _user_warn
 from . import function as _function
 from . import switches as _switches
@@ -103,7 +105,14 @@ def unbroadcast(g: Any, shape: tuple, ns: Any) -> Any:
     return g if tuple(g.shape) == shape else ns.reshape(g, shape)
 
 
-def run_backward(
+def run_backward(*args: Any, **kwargs: Any) -> list[Any] | None:
+    """:func:`_run_backward` with NumPy's floating-point warnings off: a gradient at a pole (the
+    derivative of sqrt at 0, of log at 0) is inf or NaN without a word, as in PyTorch."""
+    with np.errstate(all="ignore"):
+        return _run_backward(*args, **kwargs)
+
+
+def _run_backward(
     roots: Sequence[Tensor],
     root_grads: Sequence[Any],
     *,
@@ -418,10 +427,14 @@ def _run_hooks(t: Tensor, g: Any, hooks: list, tensors: bool) -> Any:
             continue
         if not isinstance(r, T):
             raise TypeError(f"register_hook: a hook returned {type(r).__name__}; return a Tensor or None")
+        name = getattr(hook, "__name__", type(hook).__name__)
         if r.shape != t.shape:
             raise RuntimeError(
-                f"register_hook: a hook returned a gradient of shape {tuple(r.shape)} for a tensor of shape {tuple(t.shape)}"
+                f"hook '{name}' has changed the size of value: a gradient of shape {tuple(r.shape)} for a tensor "
+                f"of shape {tuple(t.shape)}"
             )
+        if r.dtype != t.dtype:  # (PyTorch names the types by their legacy tensor classes)
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was {t.type()} got {r.type()})")
         g = r if tensors else r._data
     return g
 
@@ -502,10 +515,21 @@ def backward(tensor: Tensor, grad: Any = None, *, retain_graph: bool = False, cr
             "to None after use to break the cycle and avoid the leak.",
             UserWarning,
         )
+    if grad is not None and not isinstance(grad, _function.Tensor):  # (PyTorch reads it as one per tensor)
+        try:
+            given = list(grad)
+        except TypeError:
+            raise TypeError(f"'{type(grad).__name__}' object is not iterable") from None
+        if len(given) != 1 or not (given[0] is None or isinstance(given[0], _function.Tensor)):
+            bad = next((v for v in given if v is not None and not isinstance(v, _function.Tensor)), None)
+            if bad is not None:
+                raise TypeError(f"gradients can be either Tensors or None, but got {type(bad).__name__}")
+            raise RuntimeError(f"got 1 tensors and {len(given)} gradients")
+        grad = given[0]
     g = _root_grad(tensor, grad, create_graph, "backward")
     keep = retain_graph or create_graph
     found = run_backward([tensor], [g], retain_graph=keep, create_graph=create_graph, targets=inputs,
-                         retained_too=True)  # fmt: skip
+                         retained_too=True, within=_within_paths([tensor], inputs))  # fmt: skip
     _accumulate_found(inputs, found)
 
 
@@ -548,7 +572,12 @@ def grad(
             raise RuntimeError(f"grad: input {i} is not a tensor with requires_grad=True")
     gs = [_root_grad(o, go, create_graph, "grad") for o, go in zip(outs, grad_outputs)]
     keep = create_graph if retain_graph is None else retain_graph
-    found = run_backward(outs, gs, retain_graph=keep, create_graph=create_graph, targets=ins)
+    # (an input named twice gets its gradient twice: the pass collects each tensor's once)
+    unique = list({id(t): t for t in ins}.values())
+    found_unique = run_backward(outs, gs, retain_graph=keep, create_graph=create_graph, targets=unique,
+                                within=_within_paths(outs, unique))  # fmt: skip
+    by_id = {id(t): g for t, g in zip(unique, found_unique or [None] * len(unique))}
+    found = [by_id[id(t)] for t in ins]
     result = []
     for i, (t, g) in enumerate(zip(ins, found)):
         if g is None:
@@ -563,6 +592,43 @@ def grad(
                 g = _as_ndarray(g)
             result.append(g if create_graph else _function.Tensor._wrap(g, t._dev))
     return tuple(result)
+
+
+def _within_paths(roots: Sequence[Tensor], targets: Sequence[Tensor] | None) -> Callable[[Any], bool] | None:
+    """With ``targets`` (``backward(inputs=...)``), the test of the nodes a pass runs: those on a path
+    to a target (None: all)."""
+    if targets is None:
+        return None
+    needed = _nodes_leading_to(roots, targets)
+    return None if needed is None else lambda fn: id(fn) in needed
+
+
+def _nodes_leading_to(roots: Sequence[Tensor], targets: Sequence[Tensor]) -> set[int] | None:
+    """The ids of the nodes behind ``roots`` with a path to one of ``targets``: the only ones
+    ``grad`` runs, as PyTorch's, so the rest of the graph keeps its saved values (and its hooks
+    do not fire). None where the graph holds an in-place change (its rebased history is followed
+    by the pass itself): there every node runs."""
+    T = _function.Tensor
+    want = {id(t) for t in targets}
+    leads: dict[int, bool] = {}  # id(node) -> whether one of its inputs leads to a target
+    entered: set[int] = set()  # (a node whose inputs are being looked at: met again below, it is not waited for)
+    stack = [r._ctx for r in roots if r._ctx is not None]
+    while stack:
+        fn = stack[-1]
+        if id(fn) in leads:
+            stack.pop()
+            continue
+        if fn.rebases:
+            return None
+        entered.add(id(fn))
+        ins = [t for t in (fn.inputs or ()) if isinstance(t, T)]
+        todo = [t._ctx for t in ins if t._ctx is not None and id(t._ctx) not in leads and id(t._ctx) not in entered]
+        if todo:
+            stack.extend(todo)
+            continue
+        stack.pop()
+        leads[id(fn)] = any(id(t) in want or (t._ctx is not None and leads.get(id(t._ctx), False)) for t in ins)
+    return {k for k, v in leads.items() if v}
 
 
 def _root_grad(t: Tensor, grad: Any, create_graph: bool, who: str) -> Any:
@@ -580,4 +646,6 @@ def _root_grad(t: Tensor, grad: Any, create_graph: bool, who: str) -> Any:
         raise RuntimeError(f"{who}: gradient on {grad.device} for an output on {t.device}")
     if tuple(grad.shape) != tuple(t.shape):
         raise RuntimeError(f"{who}: gradient of shape {tuple(grad.shape)} for an output of shape {tuple(t.shape)}")
+    if grad.dtype != t.dtype:  # (PyTorch casts a gradient to its output's dtype)
+        grad = grad.to(t.dtype)
     return grad if create_graph else grad._data

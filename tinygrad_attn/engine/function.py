@@ -229,6 +229,20 @@ def _half_dtype(device: Any) -> Any:
         return None
 
 
+# Ops whose NumPy forward warns (RuntimeWarning) outside their domain (log of 0, sqrt of -1, 0 / 0):
+# PyTorch gives the inf or NaN silently, and so do these.
+QUIET_FLOATING = frozenset("log log1p sqrt div acos asin atanh acosh pow pow_scalar".split())
+
+
+def _quiet_floating(forward: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(forward)
+    def quiet(self: Any, *args: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return forward(self, *args)
+
+    return quiet
+
+
 def _half_in_float32(forward: Callable[..., Any]) -> Callable[..., Any]:
     """``forward`` computing float16 inputs in float32, its float32 result rounded to float16."""
 
@@ -248,6 +262,16 @@ def _half_in_float32(forward: Callable[..., Any]) -> Callable[..., Any]:
             return ns.astype(out, half)
 
     return run
+
+
+def _refuse_saved_inference(fn: Function, inputs: Sequence[Any]) -> None:
+    for i, t in enumerate(inputs):
+        if isinstance(t, Tensor) and switches.is_inference_tensor(t) and fn.keeps_input(i):
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode "
+                f"in computation tracked by autograd ({fn.op_name_of()}: input {i} of shape {tuple(t.shape)}). To work "
+                "around this, you can make a clone to get a normal tensor and use it in autograd."
+            )
 
 
 class Function:
@@ -291,6 +315,8 @@ class Function:
         super().__init_subclass__(**kw)
         if "forward" in cls.__dict__ and cls.op_name_of() in HALF_IN_FLOAT32:
             cls.forward = _half_in_float32(cls.__dict__["forward"])
+        if "forward" in cls.__dict__ and cls.op_name_of() in QUIET_FLOATING:
+            cls.forward = _quiet_floating(cls.__dict__["forward"])
 
     def keeps_input(self, i: int) -> bool:
         """Whether backward reads the values of input ``i`` (so changing it in place after
@@ -381,6 +407,8 @@ class Function:
             fn.saved = datas
             fn.scope = _State.scope
             fn.seq = _next_seq()
+            if _State.inference_tensors:  # (PyTorch's inference tensors are never kept for a backward)
+                _refuse_saved_inference(fn, inputs)
             if not fn.seq & _GC_CHECK_BITS:  # every GC_LONG_GRAPH recorded ops
                 _gc_long_graph(fn)
             if out_data.size >= FREE_MIN_SIZE and _State.releasing:  # a large new array: make room
@@ -395,6 +423,8 @@ class Function:
                 for t in inputs:
                     if isinstance(t, Tensor) and t._requires_grad:
                         t._uses -= 1
+        if _State.inference:
+            switches.mark_inference(out)
         if switches._observing and (hook := _State.hook) is not None:  # a tracer, anomaly detection, the explorer
             hook.op(fn, inputs, out)
         return out

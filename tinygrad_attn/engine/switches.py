@@ -14,6 +14,7 @@ import functools
 import inspect
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -130,6 +131,9 @@ class _Switches(threading.local):
     grad_hooks: dict = {}
     # id -> (weakref, [hooks]) of leaves that called register_post_accumulate_grad_hook()
     post_accumulate_hooks: dict = {}
+    # id -> tensor, weakly, of the tensors made inside inference_mode (PyTorch's inference
+    # tensors: no in-place change outside the mode, never saved for a backward)
+    inference_tensors: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
     # Whether recording an op may release the values of intermediates that nothing but
     # the graph holds (off during a backward pass, which counts roots' uses once more).
     releasing = _CAN_COUNT_REFS
@@ -275,10 +279,11 @@ class set_grad_enabled(contextlib.ContextDecorator):
 
 
 class inference_mode(_Switch):
-    """PyTorch's ``inference_mode``: here ``no_grad`` (the tensors made inside are ordinary
-    tensors; PyTorch's inference tensors have no counterpart); ``inference_mode(False)``
-    records, as PyTorch's turns grad mode on. A ``with`` block or a decorator, with or
-    without parentheses.
+    """PyTorch's ``inference_mode``: ``no_grad``, and the tensors made inside are inference
+    tensors (``Tensor.is_inference()``), which outside the mode cannot be changed in place,
+    made to require grad or saved for a backward; ``inference_mode(False)`` records, as
+    PyTorch's turns grad mode on. A ``with`` block or a decorator, with or without
+    parentheses.
 
     >>> @tga.inference_mode()  # doctest: +SKIP
     ... def predict(x): return model(x).argmax(-1)
@@ -302,6 +307,26 @@ class inference_mode(_Switch):
     def __exit__(self, *exc: object) -> None:
         st = _State
         st.grad_enabled, st.inference = st.saved.pop()
+
+
+def mark_inference(t: Any) -> None:
+    """Note ``t`` (made inside inference_mode) as an inference tensor."""
+    _State.inference_tensors[id(t)] = t
+
+
+def is_inference_tensor(t: Any) -> bool:
+    return _State.inference_tensors.get(id(t)) is t
+
+
+def refuse_inference_change(t: Any, what: str) -> None:
+    """PyTorch's errors for an inference tensor changed (``what``) outside inference_mode."""
+    if _State.inference or not _State.inference_tensors or not is_inference_tensor(t):
+        return
+    if what == "requires_grad":
+        raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+    raise RuntimeError(f"{what}: Inplace update to inference tensor outside InferenceMode is not allowed. You can "
+                       "make a clone to get a normal tensor before doing inplace update. See "
+                       "https://github.com/pytorch/rfcs/pull/17 for more details.")  # fmt: skip
 
 
 def is_inference_mode_enabled() -> bool:

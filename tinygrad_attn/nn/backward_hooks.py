@@ -21,6 +21,7 @@ from typing import Any
 
 from ..autograd.function import Function, _version
 from ..engine.switches import is_grad_enabled
+from ..engine.warn import warn
 from ..tensors._tensor import Tensor
 
 _INPLACE = (
@@ -124,6 +125,9 @@ class BackwardHookCall:
             self.grad_outputs = got
         given = self.grad_outputs
         if self.input_index is None:  # no input takes a gradient: the hooks run now, with grad_input all None
+            warn("Full backward hook is firing when gradients are computed with respect to module outputs since no "
+                 "inputs require gradients. See https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                 "#torch.nn.Module.register_full_backward_hook for more details.")  # fmt: skip
             nothing = (None,) * self.n_inputs
             for hook in self.hooks:
                 got = hook(self.module, nothing, self.grad_outputs)

@@ -32,7 +32,8 @@ from ..engine.function import (
 from ..engine.function import note_grad_switched_on as _note_grad_switched_on
 from ..engine.quiet import quiet
 from ..engine.spellings import keeps_old_spellings
-from ..engine.switches import _State, check_host_read, tracing
+from ..engine.switches import _State, check_host_read, is_inference_tensor, refuse_inference_change, tracing
+from ..engine.switches import mark_inference as _mark_inference
 from ..engine.versions import version_of
 from ..engine.warn import warn as _user_warn
 from ..ops.tensor_namespace import TensorNamespace
@@ -241,6 +242,8 @@ class Tensor:
         self._uses = 0
         if requires_grad:
             self.requires_grad_(True)
+        if _State.inference:
+            _mark_inference(self)
         if _State.hook is not None:  # made inside a traced function (see Tracer.write, Tracer.made)
             _State.hook.made(self, data)
 
@@ -255,6 +258,8 @@ class Tensor:
         t._ctx = None
         t.name = None
         t._uses = 0
+        if _State.inference:
+            _mark_inference(t)
         return t
 
     # Whether in-place changes of this tensor count in its memory's version (see
@@ -339,6 +344,8 @@ class Tensor:
             raise RuntimeError(
                 f"only Tensors of floating point and complex dtype can require gradients (this one is {self.dtype})"
             )
+        if flag:
+            refuse_inference_change(self, "requires_grad")
         if bool(flag) != getattr(self, "_requires_grad", bool(flag)):  # (ops that read it meanwhile: no edge)
             _note_grad_switched_on(self, bool(flag))
         self._requires_grad = flag
@@ -391,6 +398,10 @@ class Tensor:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made inside ``inference_mode`` (PyTorch's inference tensor)."""
+        return is_inference_tensor(self)
 
     def requires_grad_(self, flag: bool = True) -> Tensor:
         if flag and self.dtype.kind not in _FLOAT_KINDS:
@@ -586,6 +597,14 @@ class Tensor:
         elif isinstance(device, int) and not isinstance(device, bool):
             device = f"cuda:{device}"
         return self.to(device)
+
+    def _operand_cast(self, dtype: Any) -> Tensor:
+        """``astype`` for an op's type promotion: an inference tensor's cast stays one (PyTorch's
+        op reads the inference tensor itself, and refuses to save it for a backward)."""
+        r = self.astype(dtype)
+        if _State.inference_tensors and is_inference_tensor(self):
+            _mark_inference(r)
+        return r
 
     def astype(self, dtype: Any) -> Tensor:
         """A copy in ``dtype``; gradients flow between floating dtypes."""

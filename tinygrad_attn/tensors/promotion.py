@@ -93,10 +93,16 @@ def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
     # only where its category is higher (int32 + tensor(1) stays int32)
     dt = _dtypes.result_type(a, b)
     if isinstance(a, Tensor) and a.dtype != dt:
-        a = a.astype(dt)
+        a = _cast(a, dt)
     if isinstance(b, Tensor) and b.dtype != dt:
-        b = b.astype(dt)
+        b = _cast(b, dt)
     return a, b
+
+
+def _cast(t: Tensor, dt: Any) -> Tensor:
+    """An operand cast for promotion; an inference tensor's stays one (PyTorch's op reads the
+    inference tensor itself, and refuses to save it for a backward)."""
+    return t._operand_cast(dt)
 
 
 def _wrapped(t: Tensor, value: int) -> int:
@@ -190,7 +196,7 @@ def promoted_operands(*xs: Any) -> list[Any]:
     dtype, its 0-d and number rules included: tensors cast to it, numbers as the number
     they stand for beside it (``where``, tensor-bound ``clamp``, ``fmod``)."""
     dt = _dtypes.result_type(*xs)
-    out = [x.astype(dt) if isinstance(x, Tensor) and x.dtype != dt else x for x in xs]
+    out = [_cast(x, dt) if isinstance(x, Tensor) and x.dtype != dt else x for x in xs]
     like = next(x for x in out if isinstance(x, Tensor))
     return [x if isinstance(x, Tensor) else _number_for(like, x) for x in out]
 

@@ -24,7 +24,7 @@ from ... import ops
 from ...engine import function as _function
 from ...engine import versions as _versions
 from ...engine.function import FreedArray, Function, _new, _next_seq, note_rebase
-from ...engine.switches import _State, active_tracer, no_grad
+from ...engine.switches import _State, active_tracer, no_grad, refuse_inference_change
 from ...engine.versions import _memory_root, as_seen_by, bump_version
 from ...ops.alias import Copy, InPlace, Restride
 from ..dtypes import can_cast, scalar_type_name
@@ -165,6 +165,7 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
     """
     if t._data.__class__ is FreedArray:
         raise RuntimeError(f"{name}: the values of this tensor (shape {tuple(t.shape)}) were freed {t._data.when}")
+    refuse_inference_change(t, name)
     for o in operands:  # (setitem writes a part of t: indexing.setitem checks that part itself)
         if isinstance(o, _function.Tensor) and o._data is not t._data and name != "setitem":
             refuse_partial_overlap(t._data, o._data, name)
