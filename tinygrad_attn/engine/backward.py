@@ -15,8 +15,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..engine.warn import warn as _user_warn
 from . import function as _function
 from . import switches as _switches
@@ -105,14 +103,7 @@ def unbroadcast(g: Any, shape: tuple, ns: Any) -> Any:
     return g if tuple(g.shape) == shape else ns.reshape(g, shape)
 
 
-def run_backward(*args: Any, **kwargs: Any) -> list[Any] | None:
-    """:func:`_run_backward` with NumPy's floating-point warnings off: a gradient at a pole (the
-    derivative of sqrt at 0, of log at 0) is inf or NaN without a word, as in PyTorch."""
-    with np.errstate(all="ignore"):
-        return _run_backward(*args, **kwargs)
-
-
-def _run_backward(
+def run_backward(
     roots: Sequence[Tensor],
     root_grads: Sequence[Any],
     *,

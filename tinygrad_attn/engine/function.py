@@ -229,20 +229,6 @@ def _half_dtype(device: Any) -> Any:
         return None
 
 
-# Ops whose NumPy forward warns (RuntimeWarning) outside their domain (log of 0, sqrt of -1, 0 / 0):
-# PyTorch gives the inf or NaN silently, and so do these.
-QUIET_FLOATING = frozenset("log log1p sqrt div acos asin atanh acosh pow pow_scalar".split())
-
-
-def _quiet_floating(forward: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(forward)
-    def quiet(self: Any, *args: Any) -> Any:
-        with np.errstate(all="ignore"):
-            return forward(self, *args)
-
-    return quiet
-
-
 def _half_in_float32(forward: Callable[..., Any]) -> Callable[..., Any]:
     """``forward`` computing float16 inputs in float32, its float32 result rounded to float16."""
 
@@ -315,8 +301,6 @@ class Function:
         super().__init_subclass__(**kw)
         if "forward" in cls.__dict__ and cls.op_name_of() in HALF_IN_FLOAT32:
             cls.forward = _half_in_float32(cls.__dict__["forward"])
-        if "forward" in cls.__dict__ and cls.op_name_of() in QUIET_FLOATING:
-            cls.forward = _quiet_floating(cls.__dict__["forward"])
 
     def keeps_input(self, i: int) -> bool:
         """Whether backward reads the values of input ``i`` (so changing it in place after
