@@ -84,6 +84,8 @@ def _sum_with_slices(a: Any, b: Any, a_owned: bool) -> Any:
         a, b, a_owned = b, a, False  # b may be shared: copy it below
     if b.__class__ is not SliceGradient:
         return _plus(a, b)
+    if a.__class__ in _NUMPY_SCALARS:  # (a 0-d gradient NumPy gave as a scalar: a new array to add into)
+        return b.add_into(_as_ndarray(a))
     return b.add_into(a if a_owned else b.ns.copy(a))
 
 
