@@ -197,9 +197,9 @@ def test_the_functional_namespace_is_its_declarations():
     import tinygrad_attn.functional as F  # noqa: PLC0415
 
     assert F.__all__ == list(declare.FUNCTIONAL) and len(set(F.__all__)) == len(F.__all__)
-    for name, d in declare.FUNCTIONAL.items():  # (each itself, or its first argument checked: F.relu(3))
-        assert getattr(getattr(F, name), "checks_input_of", getattr(F, name)) is d.fn, name
-        assert tga.nn.functional.__dict__[name] is getattr(F, name)
+    for name, d in declare.FUNCTIONAL.items():
+        assert getattr(F, name) is d.fn, name
+        assert tga.nn.functional.__dict__[name] is d.fn
     lists = []
     for path in sorted((PACKAGE / "functional").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

@@ -39,7 +39,6 @@ KNOWN_RETURNS: set[str] = {
     "F.dropout3d('t0',)",
     "F.dropout3d('tb',)",
     "F.dropout3d('ti',)",
-    "F.elu(3,)",
     "F.gaussian_nll_loss('t23', 't23', 0)",
     "F.gaussian_nll_loss('t23', 0, 0)",
     "F.gaussian_nll_loss('t23', 0, 1)",
@@ -85,7 +84,6 @@ KNOWN_RETURNS: set[str] = {
     "F.layer_norm('t23',)",
     # layer_norm's normalized_shape defaults to the last axis, the library's first meaning
     "F.layer_norm('te',)",
-    "F.leaky_relu(3,)",
     # a number as the target is this library's convenience (mse_loss(x, 0.0)); PyTorch's reads its size
     "F.mse_loss('t23', 0)",
     # a number as the target is this library's convenience (mse_loss(x, 0.0)); PyTorch's reads its size
@@ -120,7 +118,6 @@ KNOWN_RETURNS: set[str] = {
     "F.smooth_l1_loss('t23', 5)",
     # a number as the target is this library's convenience, as in mse_loss
     "F.smooth_l1_loss('t23', True)",
-    "F.softplus(3,)",
     "cross('t23', 'ti')",
     "histogram('t23', 1.5)",
     "new('t23', 1.5)",

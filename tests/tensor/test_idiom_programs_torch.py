@@ -456,7 +456,6 @@ SLOW_SEEDS = range(2100, 14000)
 
 #: Differences known and not yet fixed, by seed: each must still differ (a fixed one is taken off).
 KNOWN = {
-    13400: "min(x, dim=None): PyTorch's TypeError (dim given as None), ours read None as every axis (the argument "
     "checks' reading of a None default; engine/arguments.py)",
 }
 

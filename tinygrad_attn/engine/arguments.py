@@ -179,7 +179,7 @@ def _settle(op: str, args: tuple, kwargs: dict, param: str, position: int | None
     return args, kwargs
 
 
-def _checks(fn: Callable) -> list[tuple[inspect.Parameter, str, bool, int | None]]:
+def _checks(fn: Callable, first: bool = False) -> list[tuple[inspect.Parameter, str, bool, int | None]]:
     """The parameters of ``fn`` that :func:`typed` checks: (parameter, kind, optional, position)."""
     if fn.__name__.startswith("__"):  # (Python's operators answer NotImplemented, as PyTorch's do)
         return []
@@ -198,7 +198,7 @@ def _checks(fn: Callable) -> list[tuple[inspect.Parameter, str, bool, int | None
         if kind_optional is None:
             continue
         kind, optional = kind_optional
-        if kind in ("Tensor", "Tensor!") and i == 0:  # (the first operand has its own check, with PyTorch's message)
+        if kind in ("Tensor", "Tensor!") and i == 0 and not first:  # (a free function's has its own check)
             continue
         position = i if p.kind != p.KEYWORD_ONLY else None
         if p.default is p.empty:
@@ -253,15 +253,16 @@ def ints(op: str, param: str, values: tuple) -> None:
             )
 
 
-def typed(fn: Callable, name: str, like: Callable | None = None) -> Callable:
+def typed(fn: Callable, name: str, like: Callable | None = None, first: bool = False) -> Callable:
     """``fn`` with PyTorch's argument-type checks of its annotated parameters (see the module's
     docstring), or ``fn`` itself when it has none. The check is a function generated for ``fn``
     that reads each checked argument where the call put it (by position or by name) and passes
     the call on unchanged, so wrappers that take other spellings keep them. ``like``: the
-    function whose parameters ``fn`` takes as they are (an in-place twin ``x.add_`` of ``x.add``)."""
+    function whose parameters ``fn`` takes as they are (an in-place twin ``x.add_`` of ``x.add``). ``first``:
+    the first operand is checked too (``F.relu(3)``: ``nn.functional`` has no other check of it)."""
     if fn in _MADE or fn in _MADE.values():  # (a function declared twice is one function)
         return _MADE.get(fn, fn)
-    checks = _checks(like or fn)
+    checks = _checks(like or fn, first)
     sizes = _int_varargs(like or fn)
     if not checks and sizes is None:
         return fn

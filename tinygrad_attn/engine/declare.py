@@ -111,7 +111,7 @@ def public(
             f = accepts(dtypes, operands, name=key)(f)
         f = _in_float32_where_pytorch_is(key, f)
         if inspect.isfunction(f):
-            f = typed(f, key)
+            f = typed(f, key, first=functional)
         twin = inplace or inplace_function
         d = Declaration(
             key, f, inner.__module__, function, method, twin, inplace_function, static, tuple(aliases), tuple(special),

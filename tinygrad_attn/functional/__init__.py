@@ -36,7 +36,6 @@ from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
 from ..tensors.index.indexing import host_integers
 from ..tensors.mutation.inplace import cast_error
-from ..tensors.mutation.out_argument import input_checked
 from ..tensors.reduce.tensor_reduce import norm2
 from ..tensors.shape import dims
 from .activations import _expm1_negative, _in_place, _softplus_stable
@@ -1291,6 +1290,5 @@ def _import_modules() -> None:
 
 
 _import_modules()
-# (each first argument checked as torch.X's: F.relu(3) is PyTorch's TypeError, not an error inside)
-globals().update({n: input_checked(d.fn, n) for n, d in _declare.FUNCTIONAL.items()})
+globals().update({n: d.fn for n, d in _declare.FUNCTIONAL.items()})
 __all__ = list(_declare.FUNCTIONAL)
