@@ -169,3 +169,40 @@ def difference(src: str, torch: Any) -> tuple[str, str] | None:
     if len(want) != len(got):
         return "value", f"PyTorch recorded {len(want)} values, tinygrad_attn {len(got)}"
     return None
+
+
+def seed_tests(failures: Any, known: Any, fast: range, slow: range, fast_block: int, slow_block: int) -> tuple:
+    """A program generator's two tests: its ``fast`` seeds in blocks of ``fast_block``, and (marked
+    slow) its ``slow`` seeds in blocks of ``slow_block``, each block checked by
+    :func:`assert_seeds_as_in_torch` against ``known``. Bind them to ``test_`` names of the module."""
+    import pytest  # noqa: PLC0415 - (the harness imports pytest only where tests are made)
+
+    def check(seeds: range) -> None:
+        assert_seeds_as_in_torch(failures, seeds, pytest.importorskip("torch"), known)
+
+    @pytest.mark.parametrize("block", range(0, len(fast), fast_block))
+    def fast_test(block: int) -> None:
+        check(fast[block : block + fast_block])
+
+    @pytest.mark.slow
+    @pytest.mark.parametrize("block", range(0, len(slow), slow_block))
+    def slow_test(block: int) -> None:
+        check(slow[block : block + slow_block])
+
+    return fast_test, slow_test
+
+
+def report(failures: Any, kinds: Any, argv: list[str]) -> None:
+    """A generator run as a script (``python tests/.../test_X.py LO HI``): each differing program of
+    seeds LO..HI (0..2000 by default), then the counts by program kind (and exception class)."""
+    import torch  # noqa: PLC0415 - (the oracle, when run as a script)
+
+    lo, hi = (int(a) for a in argv[1:3]) if len(argv) > 2 else (0, 2000)
+    found = failures(range(lo, hi), torch)
+    counts: dict[Any, int] = {}
+    for s, src, why in found:
+        kind = list(kinds)[s % len(kinds)]
+        key = (kind, why[0]) if isinstance(why, tuple) else kind
+        counts[key] = counts.get(key, 0) + 1
+        print(f"--- seed {s}: {': '.join(why) if isinstance(why, tuple) else why}\n{src}")
+    print(f"{len(found)} of {hi - lo} differ; by kind: {dict(sorted(counts.items(), key=str))}")

@@ -29,8 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pytest
-from differential import assert_seeds_as_in_torch
+from differential import report, seed_tests
 
 import tinygrad_attn as tga
 
@@ -705,28 +704,10 @@ FAST_SEEDS = range(0, 450)
 SLOW_SEEDS = range(450, 4500)
 
 
-def _check(seeds: range) -> None:
-    assert_seeds_as_in_torch(failures, seeds, pytest.importorskip("torch"), KNOWN)
-
-
-@pytest.mark.parametrize("block", range(0, len(FAST_SEEDS), 150))
-def test_autograd_api_programs_run_as_in_torch(block: int) -> None:
-    _check(FAST_SEEDS[block : block + 150])
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("block", range(0, len(SLOW_SEEDS), 450))
-def test_more_autograd_api_programs_run_as_in_torch(block: int) -> None:
-    _check(SLOW_SEEDS[block : block + 450])
+test_autograd_api_programs_run_as_in_torch, test_more_autograd_api_programs_run_as_in_torch = seed_tests(
+    failures, KNOWN, FAST_SEEDS, SLOW_SEEDS, 150, 450
+)
 
 
 if __name__ == "__main__":
-    import torch as _torch
-
-    lo, hi = (int(a) for a in sys.argv[1:3]) if len(sys.argv) > 2 else (0, 2000)
-    found = failures(range(lo, hi), _torch)
-    by_kind: dict[str, int] = {}
-    for s, src, why in found:
-        by_kind[list(KINDS)[s % len(KINDS)]] = by_kind.get(list(KINDS)[s % len(KINDS)], 0) + 1
-        print(f"--- seed {s}: {why}\n{src}")
-    print(f"{len(found)} of {hi - lo} differ; by kind: {by_kind}")
+    report(failures, KINDS, sys.argv)

@@ -26,8 +26,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-from differential import PRELUDE, assert_seeds_as_in_torch, difference
+from differential import PRELUDE, difference, report, seed_tests
 
 # -- data ------------------------------------------------------------------------------------------
 
@@ -499,29 +498,10 @@ KNOWN: dict[int, str] = {
 # fmt: on
 
 
-def _check(seeds: range) -> None:
-    assert_seeds_as_in_torch(failures, seeds, pytest.importorskip("torch"), KNOWN)
-
-
-@pytest.mark.parametrize("block", range(0, len(FAST_SEEDS), 1000))
-def test_data_programs_run_as_in_torch(block: int) -> None:
-    _check(FAST_SEEDS[block : block + 1000])
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("block", range(0, len(SLOW_SEEDS), 1000))
-def test_more_data_programs_run_as_in_torch(block: int) -> None:
-    _check(SLOW_SEEDS[block : block + 1000])
+test_data_programs_run_as_in_torch, test_more_data_programs_run_as_in_torch = seed_tests(
+    failures, KNOWN, FAST_SEEDS, SLOW_SEEDS, 1000, 1000
+)
 
 
 if __name__ == "__main__":
-    import torch as _torch
-
-    lo, hi = (int(a) for a in sys.argv[1:3]) if len(sys.argv) > 2 else (0, 2000)
-    found = failures(range(lo, hi), _torch)
-    counts: dict[tuple[str, str], int] = {}
-    for s, src, (cls, why) in found:
-        key = (list(KINDS)[s % len(KINDS)], cls)
-        counts[key] = counts.get(key, 0) + 1
-        print(f"--- seed {s}: {cls}: {why}\n{src}")
-    print(f"{len(found)} of {hi - lo} differ; by kind and class: {dict(sorted(counts.items()))}")
+    report(failures, KINDS, sys.argv)

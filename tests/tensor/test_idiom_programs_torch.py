@@ -28,8 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pytest
-from differential import PRELUDE, assert_seeds_as_in_torch, difference
+from differential import PRELUDE, difference, report, seed_tests
 
 # -- data ------------------------------------------------------------------------------------------
 
@@ -455,34 +454,13 @@ FAST_SEEDS = range(0, 2100)
 SLOW_SEEDS = range(2100, 14000)
 
 #: Differences known and not yet fixed, by seed: each must still differ (a fixed one is taken off).
-KNOWN = {
-    "checks' reading of a None default; engine/arguments.py)",
-}
+KNOWN: dict[int, str] = {}
 
 
-def _check(seeds: range) -> None:
-    assert_seeds_as_in_torch(failures, seeds, pytest.importorskip("torch"), KNOWN)
-
-
-@pytest.mark.parametrize("block", range(0, len(FAST_SEEDS), 700))
-def test_idiom_programs_run_as_in_torch(block: int) -> None:
-    _check(FAST_SEEDS[block : block + 700])
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("block", range(0, len(SLOW_SEEDS), 1190))
-def test_more_idiom_programs_run_as_in_torch(block: int) -> None:
-    _check(SLOW_SEEDS[block : block + 1190])
+test_idiom_programs_run_as_in_torch, test_more_idiom_programs_run_as_in_torch = seed_tests(
+    failures, KNOWN, FAST_SEEDS, SLOW_SEEDS, 700, 1190
+)
 
 
 if __name__ == "__main__":
-    import torch as _torch
-
-    lo, hi = (int(a) for a in sys.argv[1:3]) if len(sys.argv) > 2 else (0, 2000)
-    found = failures(range(lo, hi), _torch)
-    counts: dict[tuple[str, str], int] = {}
-    for s, src, (cls, why) in found:
-        key = (list(KINDS)[s % len(KINDS)], cls)
-        counts[key] = counts.get(key, 0) + 1
-        print(f"--- seed {s}: {cls}: {why}\n{src}")
-    print(f"{len(found)} of {hi - lo} differ; by kind and class: {dict(sorted(counts.items()))}")
+    report(failures, KINDS, sys.argv)
