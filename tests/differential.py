@@ -206,3 +206,23 @@ def report(failures: Any, kinds: Any, argv: list[str]) -> None:
         counts[key] = counts.get(key, 0) + 1
         print(f"--- seed {s}: {': '.join(why) if isinstance(why, tuple) else why}\n{src}")
     print(f"{len(found)} of {hi - lo} differ; by kind: {dict(sorted(counts.items(), key=str))}")
+
+
+def program_of(kinds: dict, seed: int) -> str:
+    """The program of ``seed``: kinds in turn (``seed % len(kinds)``), each drawn from ``seed``."""
+    import random  # noqa: PLC0415
+
+    kind = list(kinds)[seed % len(kinds)]
+    return textwrap.dedent(kinds[kind](random.Random(seed))).strip() + "\n"
+
+
+def generated_failures(kinds: dict, seeds: range, torch: Any, differ: Any, prelude: str = "") -> list[tuple]:
+    """``(seed, program, why)`` of each program of ``seeds`` that ``differ(prelude + program, torch)``
+    finds different from PyTorch."""
+    out = []
+    for seed in seeds:
+        src = program_of(kinds, seed)
+        why = differ(prelude + src, torch)
+        if why is not None:
+            out.append((seed, src, why))
+    return out

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from differential import report, seed_tests
+from differential import generated_failures, program_of, report, seed_tests
 
 import tinygrad_attn as tga
 
@@ -667,19 +667,11 @@ KINDS: dict[str, Callable[[random.Random], str]] = {
 
 
 def program(seed: int) -> str:
-    r = random.Random(seed)
-    kind = list(KINDS)[seed % len(KINDS)]
-    return textwrap.dedent(KINDS[kind](r)).strip() + "\n"
+    return program_of(KINDS, seed)
 
 
-def failures(seeds: range, torch: Any) -> list[tuple[int, str, str]]:
-    out = []
-    for seed in seeds:
-        src = program(seed)
-        why = difference(src, torch)
-        if why is not None:
-            out.append((seed, src, why))
-    return out
+def failures(seeds: range, torch: Any) -> list[tuple]:
+    return generated_failures(KINDS, seeds, torch, difference)
 
 
 # -- the tests ------------------------------------------------------------------------------------

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import random
 import sys
-import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from differential import PRELUDE, difference, report, seed_tests
+from differential import PRELUDE, difference, generated_failures, program_of, report, seed_tests
 
 # -- data ------------------------------------------------------------------------------------------
 
@@ -448,19 +447,11 @@ KINDS: dict[str, Callable[[random.Random], str]] = {
 
 
 def program(seed: int) -> str:
-    r = random.Random(seed)
-    kind = list(KINDS)[seed % len(KINDS)]
-    return textwrap.dedent(KINDS[kind](r)).strip() + "\n"
+    return program_of(KINDS, seed)
 
 
-def failures(seeds: range, torch: Any) -> list[tuple[int, str, tuple[str, str]]]:
-    out = []
-    for seed in seeds:
-        src = program(seed)
-        why = difference(PRELUDE + _GRAD + src, torch)
-        if why is not None:
-            out.append((seed, src, why))
-    return out
+def failures(seeds: range, torch: Any) -> list[tuple]:
+    return generated_failures(KINDS, seeds, torch, difference, PRELUDE + _GRAD)
 
 
 # -- the tests ------------------------------------------------------------------------------------
