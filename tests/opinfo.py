@@ -756,7 +756,7 @@ OPS: list[OpInfo] = [
     ),
     OpInfo(
         "squeeze",
-        lambda x, axis: x.squeeze(axis),
+        lambda x, axis: x.squeeze() if axis is None else x.squeeze(axis),  # (squeeze(None) raises, as PyTorch's)
         lambda x, axis: x.squeeze() if axis is None else x.squeeze(axis),
         squeezes(),
     ),
