@@ -157,6 +157,8 @@ def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: float 
     with np.errstate(invalid="ignore", divide="ignore"):
         if axis is None:  # (over every entry, PyTorch's divisor is clamped to 0: +inf, NaN at the mean, unsigned)
             surrogate = ((x - m) * where(d0 == 0, math.nan, math.inf)).sum(axis, keepdims)
+        elif _reduced_count(x, axis) == 1:  # (one entry: x is its mean, every derivative 0 * inf = NaN, as PyTorch's)
+            surrogate = (d * d).sum(axis, keepdims) * (1.0 / n if n else math.inf)
         else:
             surrogate = (d0 * (2 * (x - m) - d0)).sum(axis, keepdims) * (1.0 / n if n else math.inf)
     return with_gradient_of(value, surrogate)
