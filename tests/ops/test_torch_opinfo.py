@@ -109,6 +109,8 @@ RANDOM = {
     "empty_strided",
     "new_empty",
     "new_empty_strided",
+    "resize_",  # (growing: PyTorch's new entries are uninitialised memory)
+    "resize_as_",
     "uniform",
     "nn.functional.rrelu",
     "nn.functional.dropout",

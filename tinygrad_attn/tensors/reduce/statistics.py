@@ -540,7 +540,7 @@ def _derivative_along(f: Tensor, d: int, h: Any, edge_order: int) -> Tensor:
 
 
 # -- searching and counting (no gradient) ----------------------------------------------
-@public(dtypes="numeric", operands=("sorted_sequence", "input"))
+@public()
 def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False, right: bool = False,  # noqa: A002
                  side: str | None = None, sorter: Tensor | None = None) -> Tensor:  # fmt: skip
     """The positions at which the entries of ``input`` would be inserted into ``sorted_sequence`` (1-D,
@@ -556,6 +556,8 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
         right = side == "right"
     scalar = not isinstance(input, Tensor)
     vals = _host(input) if not scalar else np.asarray(input)
+    if vals.size:  # (a bool sequence has no kernel; with no value to place PyTorch returns before looking)
+        check_dtype("searchsorted", seq, "numeric")
     s = _host(seq)
     if sorter is not None:
         s = np.take_along_axis(s, _host(sorter), -1)
