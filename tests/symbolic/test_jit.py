@@ -126,3 +126,19 @@ def test_the_switches_helpers_answer_inside_a_trace_only():
     assert seen == [(True, True)]
     assert (tracing(), active_tracer()) == (False, None)
     check_host_read(x, "item")  # (outside a trace: nothing to refuse)
+
+
+@pytest.mark.parametrize("value", [1e38, -1e300, 3e-30, 2.5, float("inf"), float("-inf"), float("nan")])
+@pytest.mark.parametrize("kind", [np.float32, np.float64])
+def test_a_named_constant_is_an_identifier(value: float, kind: type) -> None:
+    """A number the device holds (a NumPy scalar) is a named global of the printed program: its
+    name shows the value, and is a Python identifier whatever the value's repr (``1e+38``)."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from tinygrad_attn.symbolic.codegen import _Names  # noqa: PLC0415
+
+    with np.errstate(over="ignore"):
+        x = kind(value)
+    names = _Names(SimpleNamespace(ops=[]))
+    name = names.operand(x)
+    assert name.isidentifier() and names.env[name] is x

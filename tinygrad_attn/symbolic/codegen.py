@@ -235,7 +235,7 @@ class _Names:
         # constant whose name shows the value (c_0_5, c_neg_inf), one per value and dtype
         # however many lines use it (a scale in a forward and in its backward).
         try:
-            shown = repr(float(x)).replace("-", "neg_").replace(".", "_")
+            shown = repr(float(x)).replace("-", "neg_").replace(".", "_").replace("+", "")  # (1e+38: c_1e38)
         except (TypeError, ValueError):
             shown = ""
         if not shown:
