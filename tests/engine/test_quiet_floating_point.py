@@ -42,13 +42,42 @@ def _call(lib_dtype, name: str, form: tuple, grad: bool):
     x = lib.tensor(data, dtype=lib_dtype, requires_grad=grad)
     y = x.clone() if name.endswith("_") and not name.endswith("__") else x  # (in place: on a non-leaf copy)
     args = [x.detach().clone() if a == "x" else a for a in form]
-    out = getattr(y, name)(*args)
+    return _differentiated(lib, x, getattr(y, name)(*args), grad)
+
+
+def _differentiated(lib, x, out, grad: bool):
+    """``out``, and (``grad``) the gradient of each of its outputs that requires grad taken to ``x``."""
     outs = out if isinstance(out, (tuple, list)) else (out,)
     if grad:
         diff = [o for o in outs if isinstance(o, lib.Tensor) and o.requires_grad]
         if diff:
             lib.autograd.grad([o.sum() for o in diff], [x], allow_unused=True)
     return out
+
+
+def _quiet_where_torch_runs(call, label: str, forms, dtype: str) -> None:
+    """``call(dtype, form, grad)`` with each form, both ways: where PyTorch runs it, ours warns no NumPy
+    warning and raises no internal error (a user's error there is test_no_internal_errors' subject)."""
+    _, theirs_dtype, ours_dtype = _FLOATS[dtype]
+    found = []
+    for form in forms:
+        for grad in (False, True):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    call(theirs_dtype, form, grad)
+            except Exception:  # noqa: BLE001 - PyTorch refuses this form: nothing to hold ours to
+                continue
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    call(ours_dtype, form, grad)
+                except _INTERNAL as e:
+                    found.append(f"{label}{form} grad={grad}: raises {type(e).__name__}: {e}")
+                except Exception:  # noqa: BLE001, S110
+                    pass
+            found += [f"{label}{form} grad={grad}: {m}" for m in _numpy_warnings(caught)]
+    assert not found, "\n".join(sorted(set(found))[:20])
 
 
 def _numpy_warnings(caught) -> list[str]:
@@ -60,28 +89,9 @@ def _numpy_warnings(caught) -> list[str]:
 @pytest.mark.parametrize("dtype", sorted(_FLOATS))
 @pytest.mark.parametrize("name", _methods())
 def test_an_op_at_extreme_values_warns_as_pytorch_does(name: str, dtype: str) -> None:
-    _, theirs_dtype, ours_dtype = _FLOATS[dtype]
-    found = []
-    for form in _FORMS:
-        if name in _DUNDERS and len(form) != (name in ("__neg__", "__abs__")) ^ 1:
-            continue  # (an operator's one operand: PyTorch's dunders also take add's other forms)
-        for grad in (False, True):
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    _call(theirs_dtype, name, form, grad)
-            except Exception:  # noqa: BLE001 - PyTorch refuses this form: nothing to hold ours to
-                continue
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    _call(ours_dtype, name, form, grad)
-                except _INTERNAL as e:  # (a user's error where PyTorch runs: test_no_internal_errors' subject)
-                    found.append(f"x.{name}{form} grad={grad}: raises {type(e).__name__}: {e}")
-                except Exception:  # noqa: BLE001, S110
-                    pass
-            found += [f"x.{name}{form} grad={grad}: {m}" for m in _numpy_warnings(caught)]
-    assert not found, "\n".join(sorted(set(found))[:20])
+    # (an operator takes its one operand: PyTorch's dunders also take add's other forms)
+    forms = [f for f in _FORMS if name not in _DUNDERS or len(f) == (name not in ("__neg__", "__abs__"))]
+    _quiet_where_torch_runs(lambda dt, form, grad: _call(dt, name, form, grad), f"x.{name}", forms, dtype)
 
 
 _NOT_OPS = ("set_", "manual_seed", "seed", "save", "load", "use_", "compile", "default", "print", "rand", "normal",
@@ -103,37 +113,16 @@ def _call_function(lib, dtype, name: str, form: tuple, grad: bool):
     space, _, attr = name.partition(".")
     fn = getattr(lib if space == "torch" else lib.nn.functional, attr)
     x = lib.tensor(np.array(_EXTREMES), dtype=dtype, requires_grad=grad)
-    out = fn(x, *[x.detach().clone() if a == "x" else a for a in form])
-    outs = out if isinstance(out, (tuple, list)) else (out,)
-    if grad:
-        diff = [o for o in outs if isinstance(o, lib.Tensor) and o.requires_grad]
-        if diff:
-            lib.autograd.grad([o.sum() for o in diff], [x], allow_unused=True)
+    return _differentiated(lib, x, fn(x, *[x.detach().clone() if a == "x" else a for a in form]), grad)
 
 
 @pytest.mark.parametrize("dtype", sorted(_FLOATS))
 @pytest.mark.parametrize("name", _functions())
 def test_a_function_at_extreme_values_warns_as_pytorch_does(name: str, dtype: str) -> None:
-    _, theirs_dtype, ours_dtype = _FLOATS[dtype]
-    found = []
-    for form in _FORMS:
-        for grad in (False, True):
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    _call_function(torch, theirs_dtype, name, form, grad)
-            except Exception:  # noqa: BLE001 - PyTorch refuses this form: nothing to hold ours to
-                continue
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    _call_function(tga, ours_dtype, name, form, grad)
-                except _INTERNAL as e:
-                    found.append(f"{name}{form} grad={grad}: raises {type(e).__name__}: {e}")
-                except Exception:  # noqa: BLE001, S110
-                    pass
-            found += [f"{name}{form} grad={grad}: {m}" for m in _numpy_warnings(caught)]
-    assert not found, "\n".join(sorted(set(found))[:20])
+    def call(dt, form, grad):
+        return _call_function(tga if dt in (tga.float32, tga.float64) else torch, dt, name, form, grad)
+
+    _quiet_where_torch_runs(call, name, _FORMS, dtype)
 
 
 @pytest.mark.parametrize("replay", ["compile", "jit.trace"])
