@@ -109,7 +109,7 @@ def test_weights_are_buffers_as_in_torch():
 def test_weight_moves_with_the_module(device):
     loss = nn.CrossEntropyLoss(weight=np.array([1.0, 2.0, 3.0])).to(device)
     assert loss.weight.device == Tensor([0.0], device=device).device
-    x = Tensor(np.zeros((2, 3)), device=device)
+    x = Tensor(np.zeros((2, 3), np.float32), device=device)
     close(loss(x, Tensor(np.array([0, 2]), device=device)), np.log(3.0), atol=1e-6)
 
 

@@ -48,6 +48,7 @@ from .checks import (
     _reduction,
     _same_shape,
     implicit_dim,
+    same_dtype,
     tensor_arg,
     written_to_out,
 )
@@ -270,6 +271,7 @@ def _check_affine(x: Tensor, t: Tensor | None, what: str) -> None:
         raise ValueError(
             f"layer_norm: {what} has shape {tuple(t.shape)}, expected ({x.shape[-1]},) for input {tuple(x.shape)}"
         )
+    same_dtype("layer_norm", x, (what, t), float16_input=True)
 
 
 def _layer_norm_fused(x: Tensor, weight: Tensor | None = None, bias: Tensor | None = None,
@@ -292,7 +294,7 @@ def _layer_norm_last(x: Tensor, weight: Tensor | None = None, bias: Tensor | Non
         y = y * weight
     if bias is not None:
         y = y + bias
-    return y
+    return y if y.dtype == x.dtype else y.to(x.dtype)  # (float16 with float32 parameters: float16, as PyTorch's)
 
 
 @public(function=True, functional=True)
@@ -347,15 +349,22 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     x = input
     _float(x, "rms_norm")
     shape = _trailing_shape("rms_norm", x, normalized_shape, weight=weight)
-    if eps is None:
-        eps = float(np.finfo(x.dtype).eps)
+    if eps is None:  # (the machine epsilon of the dtype it computes in: float32 for a float16 input)
+        eps = float(np.finfo(np.float32 if x.dtype == np.float16 else x.dtype).eps)
     return _rms_norm(x, tuple(range(x.ndim - len(shape), x.ndim)), weight, float(eps))
 
 
 @composite("rms_norm")
 def _rms_norm(x: Tensor, dims: tuple[int, ...], weight: Tensor | None, eps: float) -> Tensor:
-    y = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
-    return y if weight is None else y * weight
+    # PyTorch's order: normalised in float32 for float16, rounded to the input's dtype, then times
+    # the weight (of any float dtype) and rounded to the input's dtype again
+    up = x.float() if x.dtype == np.float16 else x
+    y = up * ((up * up).mean(dims, keepdim=True) + eps).rsqrt()
+    y = y if y.dtype == x.dtype else y.to(x.dtype)
+    if weight is not None:
+        y = y * weight
+        y = y if y.dtype == x.dtype else y.to(x.dtype)
+    return y
 
 
 def _gelu_fused(x: Tensor, approximate: str = "none") -> Tensor:
@@ -492,6 +501,7 @@ def _index_targets(op: str, x: Tensor, target: Tensor, ignore_index: int | None)
 def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
     if weight is None:
         return None
+    same_dtype(op, x, ("weight", weight))  # (PyTorch's kernel takes a weight of the input's dtype only)
     weight = _as_operand(op, weight, x, "weight")
     if weight.shape != (x.shape[-1],):
         raise ValueError(
@@ -805,8 +815,14 @@ def scaled_dot_product_attention(
             f"scaled_dot_product_attention: query {tuple(q.shape)}, key {tuple(k.shape)}, value {tuple(v.shape)} do not fit: need "
             "query (..., Tq, d), key (..., Tk, d), value (..., Tk, dv)"
         )
+    same_dtype("scaled_dot_product_attention", q, ("key", k), ("value", v))
     if mask is not None:
         check_mask_dtype("scaled_dot_product_attention", mask)
+        if isinstance(mask, Tensor) and mask.dtype.kind == "f" and mask.dtype not in (q.dtype, np.float32):
+            raise RuntimeError(  # (PyTorch's: a float mask is float32 or the query's dtype)
+                f"scaled_dot_product_attention: expected attn_mask dtype to be bool or float32 or to match the "
+                f"query's dtype {q.dtype}, but got {mask.dtype}"
+            )
     if scale is None:  # (queries of no features: every score 0, whatever the scale)
         scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
     scale = float(scale)
@@ -980,7 +996,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
     _same_shape(op, input, target)
     sp = _softplus_stable(-input)
     if pos_weight is not None:
-        sp = sp * ((_as_operand(op, pos_weight, input, "pos_weight") - 1.0) * target + 1.0)
+        sp = sp * ((_as_operand(op, pos_weight, input, "pos_weight") - 1) * target + 1.0)
     loss = (1.0 - target) * input + sp
     if weight is not None:
         weight = _as_operand(op, weight, input, "weight")
@@ -1166,13 +1182,18 @@ _padded = pad  # (constant_pad_nd's parameter is named pad, as PyTorch's)
 
 
 # -- attention masks ---------------------------------------------------------------------
+class MaskDtypeError(TypeError, RuntimeError):
+    """A mask of a dtype that is neither bool nor floating: PyTorch's attention raises ``RuntimeError``;
+    a ``TypeError`` too, as the library always raised."""
+
+
 def check_mask_dtype(op: str, mask: Any) -> None:
     """Raise unless ``mask`` is boolean (True = may attend) or floating point (added to the
     scores). An integer mask means neither for sure (a ``tril`` of ones was once silently
     added to the scores), so it is refused rather than guessed at."""
     kind = mask_dtype(mask)
     if kind.kind not in "bf":
-        raise TypeError(
+        raise MaskDtypeError(
             f"{op}: attention mask has dtype {kind}; give a bool mask (True = may attend) or a float mask "
             "(added to the scores: 0 = may attend, -inf = may not); for a 0/1 mask pass (mask != 0)"
         )

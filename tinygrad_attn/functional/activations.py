@@ -22,7 +22,7 @@ from ..tensors._tensor import Tensor, where
 from ..tensors.dtypes import UnsupportedDtypeError
 from ..tensors.mutation.inplace import apply_inplace
 from ..tensors.shape import dims
-from .checks import implicit_dim
+from .checks import implicit_dim, same_dtype
 from .checks import tensor_arg as _tensor
 
 # SELU's constants (Klambauer et al., 2017), as PyTorch spells them
@@ -265,6 +265,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     """``x`` where positive, ``weight * x`` elsewhere; ``weight`` one slope, or one per channel
     (axis 1): PyTorch's ``F.prelu``."""
     x, w = _float(input, "prelu"), _tensor(weight, "prelu")
+    same_dtype("prelu", x, ("weight", w))  # (PyTorch's prelu promotes none)
     given = w
     if w.ndim > 1:
         raise RuntimeError(f"prelu: weight must be a scalar or 1-D, got shape {tuple(w.shape)}")

@@ -19,6 +19,7 @@ from ..engine.switches import no_grad
 from ..ops.saved import with_gradient_of
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, where
 from ..tensors.index.indexing import host_integers
+from .checks import same_dtype
 
 _MODES = ("sum", "mean", "max")
 
@@ -87,6 +88,7 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: flo
             f"embedding_bag: If per_sample_weights ({tuple(per_sample_weights.shape)}) is not None, then it must "
             f"have the same shape as the input ({tuple(ids.shape)})"
         )
+    same_dtype(op, weight, ("per_sample_weights", per_sample_weights))  # (PyTorch's promotes none)
     starts, ends = _bags(op, ids, offsets, include_last_offset)
     flat = ids.reshape(-1)
     n, dim = weight.shape

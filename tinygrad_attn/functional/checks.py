@@ -44,6 +44,26 @@ def tensor_operand(x: Any, op: str, name: str = "input", position: int = 1) -> A
     return x
 
 
+def same_dtype(op: str, input: Tensor, *others: tuple[str, Any], float16_input: bool = False) -> None:  # noqa: A002
+    """PyTorch's refusal of operands of different dtypes where its CPU kernel promotes none
+    (normalisations, matrix products, attention, weighted losses): a ``RuntimeError`` naming
+    ``op`` and each dtype. ``others`` are ``(name, tensor or None)``; with ``float16_input`` a
+    float16 input may take float32 parameters (PyTorch's mixed-precision normalisations).
+
+    >>> same_dtype("layer_norm", x64, ("weight", w32))  # doctest: +SKIP
+    RuntimeError: layer_norm: expected all tensors to have the same dtype, but got input torch.float64 and weight ...
+    """
+    for name, t in others:
+        if not isinstance(t, Tensor) or t.dtype == input.dtype:
+            continue
+        if float16_input and input.dtype == np.float16 and t.dtype == np.float32:
+            continue
+        raise RuntimeError(
+            f"{op}: expected all tensors to have the same dtype, but got input {input.dtype} and {name} {t.dtype} "
+            f"(PyTorch's CPU kernel promotes none); convert with .to({input.dtype})"
+        )
+
+
 def _float(x: Tensor, op: str) -> None:
     if x.dtype.kind != "f":
         raise UnsupportedDtypeError(f"{op}: needs a floating-point tensor, got {x.dtype}; convert with .float()")

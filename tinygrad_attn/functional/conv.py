@@ -226,6 +226,11 @@ def _conv_transpose(op: str, nd: int, input: Any, weight: Tensor, bias: Tensor |
         )
     if bias is not None and bias.shape != (cog * groups,):
         raise InvalidArgumentError(f"{op}: bias has shape {tuple(bias.shape)}, expected ({cog * groups},)")
+    if bias is not None and bias.dtype != x.dtype:  # (PyTorch's adds the bias in the input's dtype)
+        if bias.dtype.kind == "f" and x.dtype.kind != "f":
+            raise RuntimeError(f"{op}: result type {bias.dtype} can't be cast to the desired output type {x.dtype} "
+                               "(a float bias for an integer input)")  # fmt: skip
+        bias = bias.to(x.dtype)
     stride = _ntuple(stride, nd, "stride", op)
     pad = _ntuple(padding, nd, "padding", op)
     outpad = _ntuple(output_padding, nd, "output_padding", op)
@@ -609,10 +614,13 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 
 
 # -- batch normalisation ------------------------------------------------------------------
-def _channel_vector(op: str, t: Any, c: int, what: str) -> None:
+def _channel_vector(op: str, t: Any, c: int, what: str, x: Tensor) -> None:
+    """Check that ``t`` (None or a per-channel parameter or statistic of the input ``x``) has
+    shape ``(c,)`` and ``x``'s dtype (float32 for a float16 ``x`` too, as PyTorch's CPU takes)."""
     if t is not None and (not isinstance(t, Tensor) or t.shape != (c,)):
         shape = t.shape if isinstance(t, Tensor) else type(t).__name__
         raise InvalidArgumentError(f"{op}: {what} must be a tensor of shape ({c},), got {shape}")
+    _F.same_dtype(op, x, (what, t), float16_input=True)
 
 
 @public(function=False, functional=True)
@@ -636,7 +644,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     c = input.shape[1]
     for t, what in ((running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"),
                     (bias, "bias")):  # fmt: skip
-        _channel_vector(op, t, c, what)
+        _channel_vector(op, t, c, what, input)
+    given = input.dtype
+    if given == np.float16:  # (PyTorch's CPU kernel normalises float16 in float32, rounding once)
+        input = input.float()  # noqa: A001
     axes = (0,) + tuple(range(2, input.ndim))
     bshape = (1, c) + (1,) * (input.ndim - 2)  # broadcasts a per-channel vector over (N, C, *)
     if input.numel() == 0:  # no value to normalise, none to update the running statistics with
@@ -660,7 +671,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         y = y * weight.reshape(bshape)
     if bias is not None:
         y = y + bias.reshape(bshape)
-    return y
+    return y if y.dtype == given else y.to(given)  # (float16 with float32 parameters: float16)
 
 
 def _update_running(running_mean: Tensor | None, running_var: Tensor | None, mean: Tensor, var: Tensor, n: int,
@@ -684,6 +695,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     """``y[..., o] = x1 @ weight[o] @ x2 + bias[o]``: PyTorch's ``F.bilinear`` with ``input1
     (..., in1)``, ``input2 (..., in2)``, ``weight (out, in1, in2)`` -> ``(..., out)``."""
     op = "bilinear"
+    _F.same_dtype(op, input1, ("input2", input2), ("weight", weight), ("bias", bias))  # (PyTorch's promotes none)
     if weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2] or input2.shape[-1:] != weight.shape[2:3] or (
             input1.shape[:-1] != input2.shape[:-1]):  # fmt: skip
         raise InvalidArgumentError(

@@ -43,8 +43,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     if x1.dtype.kind != "f" and x2.dtype.kind != "f":
         raise UnsupportedDtypeError(f"cosine_similarity: expected common dtype to be floating point, got {x1.dtype} "
                                     f"and {x2.dtype}")  # fmt: skip
-    if x1.dtype.kind not in "fc" or x2.dtype.kind not in "fc":  # (as PyTorch: integers compute in float32)
-        x1, x2 = (x if x.dtype.kind in "fc" else x.float() for x in (x1, x2))
+    if x1.dtype.kind not in "fc" or x2.dtype.kind not in "fc":  # (as PyTorch: an integer takes the other's dtype)
+        common = x1.dtype if x1.dtype.kind in "fc" else x2.dtype
+        x1, x2 = (x if x.dtype.kind in "fc" else x.astype(common) for x in (x1, x2))
     x1, x2 = x1.broadcast_to(shape), x2.broadcast_to(shape)
     n1 = _clamped(x1.norm(dim=dim, keepdim=True), eps)
     n2 = _clamped(x2.norm(dim=dim, keepdim=True), eps)

@@ -57,6 +57,9 @@ def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False, 
     were not), as PyTorch's."""
     op = "gaussian_nll_loss"
     x = _F.tensor_arg(input, op)
+    if isinstance(var, Tensor) and var.dtype.kind in "biu":  # (PyTorch's clamps var in place: a float into it)
+        raise RuntimeError(f"{op}: result type Float can't be cast to the desired output type {var.dtype} (var must "
+                           "be a floating-point tensor)")  # fmt: skip
     if isinstance(var, Tensor):  # (PyTorch's dtype: input, target and var promoted together)
         x, target, var = _F._computed_together(op, x, target, var)
     else:

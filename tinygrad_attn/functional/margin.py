@@ -85,6 +85,7 @@ def soft_margin_loss(input: Tensor, target: Any, size_average: Any = None, reduc
 def _class_weight(op: str, weight: Any, like: Tensor, c: int) -> Tensor | None:
     if weight is None:
         return None
+    _F.same_dtype(op, like, ("weight", weight))  # (PyTorch's kernel takes a weight of the input's dtype only)
     weight = _F._as_operand(op, weight, like, "weight")
     if weight.ndim != 1 or weight.shape[0] != c:
         raise InvalidArgumentError(f"{op}: weight must be a vector of the {c} classes, got shape {tuple(weight.shape)}")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..engine.composite import composite
 from ..engine.declare import accepts, public
 from ..engine.switches import no_grad
@@ -50,16 +52,21 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
             f"{tuple(x.shape)} and num_groups={num_groups}"
         )
     for t, what in ((weight, "weight"), (bias, "bias")):
-        _channel_vector(op, t, c, what)
+        _channel_vector(op, t, c, what, x)
     if n * (c // num_groups) * (x.numel() // max(n * c, 1)) == 1:  # (PyTorch's check, as it counts)
         raise ValueError(f"{op}: expected more than 1 value per channel when training, got input size {tuple(x.shape)}")
+    given = x.dtype
+    if given == np.float16:  # (PyTorch's CPU kernel normalises float16 in float32, rounding once)
+        x = x.float()
     per_sample = c // num_groups * math.prod(x.shape[2:])  # (spelt out: -1 cannot be inferred when N is 0)
     g = x.reshape(n, num_groups, per_sample)  # (N, G, C/G * positions)
     mean = g.mean(-1, keepdims=True)
     gc = g - mean
     var = (gc * gc).mean(-1, keepdims=True)
     y = (gc / (var + eps).sqrt()).reshape(x.shape)
-    return saved_for_backward(_affine(y, weight, bias), x, weight)  # (what PyTorch's keeps)
+    y = _affine(y, weight, bias)
+    y = y if y.dtype == given else y.to(given)  # (float16 with float32 parameters: float16, as PyTorch's)
+    return saved_for_backward(y, input, weight)  # (what PyTorch's keeps)
 
 
 @public(function=False, functional=True)
@@ -81,7 +88,11 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     c = x.shape[1]
     for t, what in ((running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"),
                     (bias, "bias")):  # fmt: skip
-        _channel_vector(op, t, c, what)
+        # (PyTorch's instance norm converts the running statistics: only the weight and bias must match)
+        _channel_vector(op, t, c, what, x if what in ("weight", "bias") else t)
+    given = x.dtype
+    if given == np.float16:  # (PyTorch's CPU kernel normalises float16 in float32, rounding once)
+        x = x.float()
     axes = tuple(range(2, x.ndim))
     bshape = (1, c) + (1,) * (x.ndim - 2)
     if use_input_stats:
@@ -111,7 +122,8 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         y = y * weight.repeat(n).reshape((n, c) + ones)
     if bias is not None:
         y = y + bias.reshape(bshape)
-    return saved_for_backward(y, x)
+    y = y if y.dtype == given else y.to(given)  # (float16 with float32 parameters: float16, as PyTorch's)
+    return saved_for_backward(y, input)
 
 
 def channel_window_sum(sq: Tensor, before: int, after: int) -> Tensor:

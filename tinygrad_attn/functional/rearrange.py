@@ -309,6 +309,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         raise RuntimeError(f"{op}(): expected 4D or 5D input and grid with same number of dimensions, but got input "
                            f"with sizes {list(x.shape)} and grid with sizes {list(g.shape)}")  # fmt: skip
     d = x.ndim - 2
+    _F.same_dtype(op, x, ("grid", g))  # (PyTorch's sampler promotes none)
     if g.ndim != x.ndim or g.shape[-1] != d or g.shape[0] != x.shape[0]:
         raise RuntimeError(
             f"{op}: expected grid of shape (N, *out, {d}) for input {tuple(x.shape)}, got {tuple(g.shape)}"

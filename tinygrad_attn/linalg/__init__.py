@@ -26,6 +26,7 @@ import numpy as np
 from .. import ops
 from ..engine.declare import accepts, public
 from ..engine.switches import check_host_read, no_grad
+from ..functional.checks import same_dtype
 from ..functional.checks import tensor_arg as _tensor
 from ..ops.decompositions import LinAlgError
 from ..ops.saved import NoGradient, saved_for_backward
@@ -253,6 +254,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
     """``X`` with ``A X = B`` (``left=False``: ``X A = B``); ``B`` a batch of matrices or of vectors
     (``(..., n)``, where its batch shape is ``A``'s), batches broadcast."""
     a, b = _matrices(A, "solve", square=True), _float(B, "solve")
+    same_dtype("linalg.solve", a, ("B", b))  # (PyTorch's LAPACK path promotes none)
     if not left:
         return solve(a.mT, b.mT).mT
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
@@ -274,7 +276,9 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
     lower; the other triangle is not read; ``unitriangular``: its diagonal is taken as ones), as
     ``torch.linalg.solve_triangular``. ``B`` is a batch of matrices; batches broadcast. The gradient
     reaches only the triangle read."""
-    a, b = _matrices(A, "solve_triangular", square=True), _matrices(B, "solve_triangular")
+    a, b = _matrices(A, "solve_triangular", square=True), _matrices(B, "solve_triangular", any_dtype=True)
+    if b.dtype != a.dtype:  # (PyTorch's solves in A's dtype)
+        b = b.to(a.dtype)
     n = a.shape[-1]
     if not unitriangular and a.numel() and bool((_host(a.detach().diagonal(0, -2, -1)) == 0).any()):
         # a zero on the diagonal: by substitution, with PyTorch's infinities and NaNs (X A = B as A^T X^T = B^T)
@@ -738,7 +742,8 @@ def _chain_product(mats: list[Tensor]) -> Tensor:
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot product of vectors along ``dim`` (the inputs broadcast)."""
-    return (_float(x, "vecdot") * _float(y, "vecdot")).sum(dim)
+    same_dtype("linalg.vecdot", _float(x, "vecdot"), ("y", _float(y, "vecdot")))  # (PyTorch's promotes none)
+    return (x * y).sum(dim)
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: N803
@@ -1225,6 +1230,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa
     batches broadcast. The values come from the factor's triangle; the gradient is PyTorch's
     (``ops.GivenCholeskySolve``: it reaches the whole of ``L``; infinite and NaN for a singular factor)."""
     rhs, f = _matrices(B, "cholesky_solve"), _matrices(L, "cholesky_solve", square=True)
+    same_dtype("cholesky_solve", rhs, ("L", f))  # (PyTorch's LAPACK path promotes none)
     lower = f.mT if upper else f
     with no_grad():  # L^-T (L^-1 B)
         exact = solve_triangular(lower.mT, solve_triangular(lower, rhs, upper=False), upper=True)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.declare import public
+from ..functional.checks import same_dtype
 from ..functional.checks import tensor_arg as _tensor
 from ..functional.distance import _pnorm
 from ..ops.saved import saved_for_backward
@@ -135,7 +136,9 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
     """``beta * input + alpha * (mat @ vec)``."""
     from ..tensors.tensor_functions import _plus_product  # noqa: PLC0415
 
-    return _plus_product("addmv", input, mv(mat, vec), beta, alpha)
+    prod = mv(mat, vec)
+    same_dtype("addmv", prod, ("input", input))  # (PyTorch's kernel promotes none)
+    return _plus_product("addmv", input, prod, beta, alpha)
 
 
 @public(method=True, inplace=True)
@@ -159,6 +162,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
         raise RuntimeError(
             f"batch1 must be a 3D tensor, batch2 must be a 3D tensor (addbmm: shapes {tuple(b1.shape)}, {tuple(b2.shape)})"
         )
+    same_dtype("addbmm", b1, ("batch2", b2), ("input", input))  # (PyTorch's kernel promotes none)
     if b1.dtype == np.float16 and b2.dtype == np.float16 and b1.shape[0] > 0:
         return _addbmm_half(input, b1, b2, beta, alpha)
     prod = bmm(b1, b2)
@@ -194,6 +198,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
     """The cross product of 3-vectors along ``dim`` (the two broadcast together); without ``dim``,
     the first axis of size 3 (``torch.cross``'s default; ``torch.linalg.cross`` takes -1)."""
     a, b = _tensor(input, "cross"), _tensor(other, "cross")
+    same_dtype("linalg.cross", a, ("other", b))  # (PyTorch's kernel promotes none)
     if a.ndim != b.ndim:
         raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions, got {a.ndim} and {b.ndim}")
     try:
@@ -232,6 +237,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
         raise UnsupportedDtypeError(
             f"cdist only supports floating-point dtypes, X1 got: {x1.dtype}, X2 got: {x2.dtype}"
         )
+    same_dtype("cdist", x1, ("x2", x2))  # (PyTorch's kernel promotes none)
     if x1.ndim < 2 or x2.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D, X2 got: {x2.ndim}D")
     if x1.shape[-1] != x2.shape[-1]:

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import functional as F
 from ..engine.composite import composite
+from ..functional.checks import same_dtype
 from ..ops import recurrent
 from ..random import host_generator
 from ..random import transforms as rt
@@ -147,6 +148,9 @@ def _recurrence_fused(mode: str, x: Tensor, h0: Tensor | None, c0: Tensor | None
                       b_ih: Tensor | None, b_hh: Tensor | None, reverse: bool = False, batch_first: bool = False,
                       cell: bool = False, lengths: tuple[int, ...] | None = None,
                       w_hr: Tensor | None = None) -> Tensor | None:  # fmt: skip
+    # (the definition's products check these as PyTorch's do: a state or weight of another dtype is refused)
+    same_dtype(f"{mode}_cell" if cell else mode, x, ("hx", h0), ("cx", c0), ("weight_ih", w_ih),
+               ("weight_hh", w_hh), ("bias_ih", b_ih), ("bias_hh", b_hh))  # fmt: skip
     if w_hr is not None:  # the fused LSTM has no projection: the definition runs
         return None
     args = (reverse, batch_first, cell) if lengths is None else (reverse, batch_first, cell, lengths)

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import ops
 from ..engine.declare import check_dtype, public
-from ..functional.checks import tensor_operand
+from ..functional.checks import same_dtype, tensor_operand
 from ..ops.array_function import array_function
 from ..ops.compare import IsFinite, IsInf, IsNan
 from ..ops.saved import saved_for_backward
@@ -453,14 +453,18 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape (and
     not read where ``beta`` is 0), as ``torch.addmm``: the bias-plus-product of GPT-2's ``Conv1D``."""
-    return _plus_product("addmm", input, mm(mat1, mat2), beta, alpha)
+    prod = mm(mat1, mat2)
+    same_dtype("addmm", prod, ("input", input))  # (PyTorch's kernel promotes none; the product's dtype first)
+    return _plus_product("addmm", input, prod, beta, alpha)
 
 
 @public(method=True, inplace=True)
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``beta * input + alpha * (batch1 @ batch2)`` over batches of matrices, as ``torch.baddbmm``
     (the scaled scores of some attention implementations: ``baddbmm(bias, q, k, alpha=1/sqrt(d))``)."""
-    return _plus_product("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+    prod = bmm(batch1, batch2)
+    same_dtype("baddbmm", prod, ("input", input))  # (PyTorch's kernel promotes none)
+    return _plus_product("baddbmm", input, prod, beta, alpha)
 
 
 def _plus_product(op: str, input: Any, prod: Tensor, beta: Any, alpha: Any) -> Tensor:  # noqa: A002

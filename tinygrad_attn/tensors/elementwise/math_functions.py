@@ -25,7 +25,7 @@ from ...engine.composite import composite
 from ...engine.declare import check_dtype, public
 from ...engine.function import Function
 from ...engine.switches import check_host_read, no_grad
-from ...functional.checks import broadcast_of, tensor_operand
+from ...functional.checks import broadcast_of, same_dtype, tensor_operand
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.compare import Hypot, LogicalAnd, LogicalNot, LogicalOr, NotEqual, SignBit
 from ...ops.saved import saved_for_backward, with_gradient_of
@@ -570,6 +570,7 @@ def _index_line(x: Tensor, d: int, index: Any, like_shape: tuple, op: str) -> Te
 def _source(x: Tensor, d: int, index: Any, source: Tensor, op: str) -> tuple[Tensor, Tensor]:
     n = index.numel() if isinstance(index, Tensor) else int(np.asarray(index).size)
     want = x.shape[:d] + (n,) + x.shape[d + 1 :]
+    same_dtype(op, x, ("source", source))  # (PyTorch's index kernels convert none)
     src = source if source.ndim else source.reshape((1,) * x.ndim)
     if tuple(src.shape) != tuple(want):
         raise RuntimeError(
@@ -634,6 +635,7 @@ def masked_scatter(input: Tensor, mask: Any, source: Tensor) -> Tensor:  # noqa:
         raise RuntimeError(f"masked_scatter: the mask must be a bool tensor, got {m.dtype}")
     shape = broadcast_of("masked_scatter", x.shape, m.shape)
     flat_m = m.expand(shape).reshape(-1)
+    same_dtype("masked_scatter", x, ("source", source))  # (PyTorch's kernel converts none)
     need = int(flat_m.astype(np.int64).sum().item())
     if need > source.numel():
         raise RuntimeError(f"masked_scatter: the mask selects {need} entries, source has {source.numel()}")
