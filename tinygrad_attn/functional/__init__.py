@@ -34,6 +34,7 @@ from ..ops.index import Take as _Take  # (embedding while tracing)
 from ..ops.saved import saved_for_backward
 from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
+from ..tensors.dtypes import OperandDtypeError
 from ..tensors.index.indexing import host_integers
 from ..tensors.mutation.inplace import cast_error
 from ..tensors.reduce.tensor_reduce import norm2
@@ -410,8 +411,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
     The mask is drawn on the host from the seeded generator, so it is the same on
     every device for the same seed.
     """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not 0.0 <= p <= 1.0:  # (PyTorch's F.dropout: ValueError; its attention's dropout: RuntimeError)
+        raise InvalidArgumentError(f"dropout: p must be in [0, 1], got {p}")
     if not training or p == 0.0:
         return x
     tensor_arg(x, "dropout")
@@ -450,7 +451,7 @@ def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) ->
         raise ValueError(f"{op}: class_axis must be 1 (PyTorch's layout) or -1 (classes last), got {class_axis}")
     want = shape if probs else shape[:-1] if last else axis1
     if ts != want:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{op}: input of shape {shape} needs targets of shape {shape[:-1]} (class indices, classes last), "
             f"{axis1} (class indices, classes on axis 1 as in PyTorch's (N, C, d1, ...)) or {shape} "
             f"(class probabilities, floating point); got {ts}"
@@ -706,7 +707,7 @@ def _mask_arrays(q: Tensor, k: Tensor, mask: Any, is_causal: bool) -> tuple[Any,
         try:
             np.broadcast_shapes(mask.shape, q.shape[:-2] + (tq, tk))
         except ValueError:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"scaled_dot_product_attention: mask of shape {tuple(mask.shape)} does not broadcast to the "
                 f"scores' shape {q.shape[:-2] + (tq, tk)}"
             ) from None
@@ -1182,18 +1183,13 @@ _padded = pad  # (constant_pad_nd's parameter is named pad, as PyTorch's)
 
 
 # -- attention masks ---------------------------------------------------------------------
-class MaskDtypeError(TypeError, RuntimeError):
-    """A mask of a dtype that is neither bool nor floating: PyTorch's attention raises ``RuntimeError``;
-    a ``TypeError`` too, as the library always raised."""
-
-
 def check_mask_dtype(op: str, mask: Any) -> None:
     """Raise unless ``mask`` is boolean (True = may attend) or floating point (added to the
     scores). An integer mask means neither for sure (a ``tril`` of ones was once silently
     added to the scores), so it is refused rather than guessed at."""
     kind = mask_dtype(mask)
     if kind.kind not in "bf":
-        raise MaskDtypeError(
+        raise OperandDtypeError(
             f"{op}: attention mask has dtype {kind}; give a bool mask (True = may attend) or a float mask "
             "(added to the scores: 0 = may attend, -inf = may not); for a 0/1 mask pass (mask != 0)"
         )

@@ -19,6 +19,10 @@ from .module import Module, Parameter
 from .parameter import UninitializedParameter
 
 
+class PaddingIndexError(ValueError, AssertionError):
+    """An embedding's ``padding_idx`` out of range: PyTorch asserts; a ``ValueError`` as the library raised."""
+
+
 def _float_dtype(dtype: Any) -> Any:
     """PyTorch's ``dtype=None`` of a module constructor: the default dtype (``tga.get_default_dtype()``)."""
     return get_default_dtype() if dtype is None else dtype
@@ -104,7 +108,8 @@ class Embedding(Module):
         self.num_embeddings, self.embedding_dim = num, dim
         if padding_idx is not None:
             if not -num <= padding_idx < num:
-                raise ValueError(f"Embedding({num}, {dim}): padding_idx {padding_idx} is out of range [-{num}, {num})")
+                raise PaddingIndexError(f"Embedding({num}, {dim}): padding_idx {padding_idx} is out of range "
+                                        f"[-{num}, {num})")  # fmt: skip
             padding_idx %= num
         self.padding_idx = padding_idx
         if _weight is not None:  # (PyTorch's: the given table, as it is, its memory shared)

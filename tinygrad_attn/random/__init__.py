@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.function import Function
+from ..engine.function import Function, InvalidArgumentError
 from ..engine.switches import active_tracer
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
@@ -73,7 +73,7 @@ class Generator:
                 raise TypeError(f"manual_seed: expected an int seed, got {type(seed).__name__}") from None
         seed = int(seed)
         if not -(2**63) <= seed < 2**64:
-            raise RuntimeError(f"manual_seed: seed must be within [-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff], "
+            raise InvalidArgumentError(f"manual_seed: seed must be within [-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff], "
                                f"got {seed}")  # fmt: skip
         if (tracer := active_tracer()) is not None:
             tracer.python_effect(f"manual_seed({seed})")

@@ -508,17 +508,22 @@ def _make_device(key: str) -> Device:
     )
 
 
+class CudaUnavailableError(RuntimeError, AssertionError):
+    """A CUDA device asked for where none can be used: PyTorch's CPU build asserts ("Torch not
+    compiled with CUDA enabled"), the library raises a ``RuntimeError`` naming what is missing."""
+
+
 def _import_cupy() -> Any:
     try:
         import cupy  # noqa: PLC0415 - CuPy is imported only when a CUDA device is asked for
     except ImportError as e:
-        raise RuntimeError(f"device 'cuda' needs CuPy, which is not installed: {_CUDA_INSTALL_HINT}") from e
+        raise CudaUnavailableError(f"device 'cuda' needs CuPy, which is not installed: {_CUDA_INSTALL_HINT}") from e
     try:
         ok = cupy.cuda.is_available()
     except Exception:  # noqa: BLE001 - a broken driver reports as unavailable
         ok = False
     if not ok:
-        raise RuntimeError(
+        raise CudaUnavailableError(
             "device 'cuda' needs a CUDA GPU: CuPy is installed but finds no GPU or driver "
             "(cupy.cuda.is_available() is False); use device 'cpu'"
         )

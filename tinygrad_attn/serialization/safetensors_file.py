@@ -145,12 +145,17 @@ def remove_stale_temporaries(path: str | os.PathLike) -> list[str]:
     return removed
 
 
+class MissingFolderError(FileNotFoundError, RuntimeError):
+    """A file to write into a folder that does not exist: PyTorch's ``RuntimeError`` ("Parent
+    directory ... does not exist"), and the ``FileNotFoundError`` the library has raised."""
+
+
 def write_atomic(blob: bytes | memoryview | Callable[[BinaryIO], None], path: str, who: str) -> None:
     """Write ``blob`` (bytes, or a function that writes into the file it is given) to ``path``
     through a temporary file beside it, renamed over it once on disk."""
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise FileNotFoundError(f"{who}: the folder '{folder}' for '{path}' does not exist")
+        raise MissingFolderError(f"{who}: the folder '{folder}' for '{path}' does not exist")
     remove_stale_temporaries(path)
     tmp = os.path.join(folder, f"{_temporary_prefix(path)}{os.getpid()}.{secrets.token_hex(6)}.tmp")
     # Mode 0o666 less the umask, as a plain open() would give (mkstemp's 0o600 would make

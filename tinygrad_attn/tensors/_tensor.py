@@ -789,8 +789,8 @@ class Tensor:
         return ops.Abs.apply(self)
 
     def __iter__(self) -> Iterator[Tensor]:
-        for i in range(len(self)):
-            yield self[i]
+        n = len(self)  # (a 0-d tensor raises here, at iter(), as PyTorch's)
+        return (self[i] for i in range(n))
 
     # -- in-place ops ---------------------------------------------------------------
     # Each writes its result into this tensor's own array (views of it see the change) and

@@ -189,6 +189,11 @@ def scalar_type_name(dt: object) -> str:
     return _SCALAR_TYPE.get(name, name)
 
 
+class OperandDtypeError(TypeError, RuntimeError):
+    """An operand of a dtype the op does not read (a float mask, a float index): PyTorch's
+    ``RuntimeError``, and a ``TypeError`` as the library has always raised for these."""
+
+
 class UnsupportedDtypeError(NotImplementedError, TypeError):
     """An op that has no kernel for a dtype (``&`` of floats, ``//`` of bools): PyTorch's
     ``NotImplementedError`` ("... not implemented for 'Float'"), and the ``TypeError`` that
@@ -220,6 +225,9 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     a, b = torch_dtype(a), torch_dtype(b)
     if a is b:
         return a
+    for d in (a, b):
+        if d.kind not in _CATEGORY:  # (strings, objects: data no tensor holds)
+            raise TypeError(f"promote_types: no tensor holds values of the NumPy dtype {d.dtype} (got {a} and {b})")
     ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
     if ca != cb:
         return a if ca > cb else b

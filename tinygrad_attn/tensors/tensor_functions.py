@@ -31,6 +31,7 @@ from ..ops.array_function import array_function
 from ..ops.compare import IsFinite, IsInf, IsNan
 from ..ops.saved import saved_for_backward
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, where
+from .dtypes import OperandDtypeError
 from .mutation.inplace import mark_multi_output_views
 from .reduce.tensor_reduce import (
     ValuesIndices,
@@ -89,7 +90,9 @@ def _index_tensor(x: Tensor, index: Any, op: str) -> Tensor:
     if index._dev is not x._dev:
         raise RuntimeError(f"{op}: the index is on {index.device} and the tensor on {x.device}; move one with .to()")
     if index.dtype.kind not in "iu":
-        raise TypeError(f"{op}: the index must be an integer tensor, not {index.dtype}; convert it with .long()")
+        raise OperandDtypeError(
+            f"{op}: the index must be an integer tensor, not {index.dtype}; convert it with .long()"
+        )
     return index
 
 

@@ -15,7 +15,7 @@ from ...engine.declare import check_dtype, public
 from ...ops.compare import Equal, Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalNot, LogicalOr, NotEqual
 from ...ops.saved import saved_for_backward
 from .._tensor import InvalidArgumentError, Tensor, where
-from ..dtypes import UnsupportedDtypeError, fill_value_in, scalar_type_name
+from ..dtypes import OperandDtypeError, UnsupportedDtypeError, fill_value_in, scalar_type_name
 from ..promotion import (
     _FLOATS,
     _as_float,
@@ -239,7 +239,7 @@ def masked_fill(self, mask: Any, value: float) -> Tensor:
     """``value`` where the boolean ``mask`` is True, this tensor elsewhere."""
     kind = mask_dtype(mask)
     if kind != np.bool_:  # as PyTorch: a float or 0/1 mask does not say which entries to fill
-        raise TypeError(
+        raise OperandDtypeError(
             f"masked_fill: mask must be boolean (True = fill with {value}), got {kind} for a tensor of shape "
             f"{tuple(self.shape)}; for a 0/1 mask pass (mask != 0)"
         )
