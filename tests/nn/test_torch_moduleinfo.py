@@ -294,17 +294,7 @@ def test_moduleinfo_all_samples(name, mode):
 
 # -- PyTorch's error inputs: ours refuses each with PyTorch's exception class -------------------------
 #: module -> why some of its error inputs are not refused as PyTorch refuses them; strict xfails
-KNOWN_ERRORS: dict[str, str] = {
-    "nn.BatchNorm1d": "a non-positive eps is not refused (PyTorch's F.batch_norm raises ValueError)",
-    "nn.BatchNorm2d": "a non-positive eps is not refused (PyTorch's F.batch_norm raises ValueError)",
-    "nn.BatchNorm3d": "a non-positive eps is not refused (PyTorch's F.batch_norm raises ValueError)",
-    "nn.CrossEntropyLoss": "bad targets raise ValueError, PyTorch's RuntimeError",
-    "nn.LinearCrossEntropyLoss": "bad targets raise ValueError (from cross_entropy), PyTorch's RuntimeError",
-    "nn.Embedding": "float ids raise TypeError, PyTorch's RuntimeError",
-    "nn.CircularPad1d": "an input of the wrong rank raises NotImplementedError, PyTorch's ValueError",
-    "nn.CircularPad2d": "an input of the wrong rank raises NotImplementedError, PyTorch's ValueError",
-    "nn.CircularPad3d": "an input of the wrong rank raises NotImplementedError, PyTorch's ValueError",
-}
+KNOWN_ERRORS: dict[str, str] = {}
 
 
 def _error_inputs(info: Any) -> list[Any]:

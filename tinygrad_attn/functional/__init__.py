@@ -441,7 +441,7 @@ def _classes_last(op: str, x: Tensor, target: Tensor, class_axis: int | None) ->
         raise ValueError(f"{op}: class_axis must be 1 (PyTorch's layout) or -1 (classes last), got {class_axis}")
     want = shape if probs else shape[:-1] if last else axis1
     if ts != want:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{op}: input of shape {shape} needs targets of shape {shape[:-1]} (class indices, classes last), "
             f"{axis1} (class indices, classes on axis 1 as in PyTorch's (N, C, d1, ...)) or {shape} "
             f"(class probabilities, floating point); got {ts}"
@@ -494,7 +494,7 @@ def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
         return None
     weight = _as_operand(op, weight, x, "weight")
     if weight.shape != (x.shape[-1],):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{op}: weight has shape {tuple(weight.shape)}; it needs one entry per class, ({x.shape[-1]},)"
         )
     return weight
@@ -529,7 +529,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     _float(logits, op)
     reduction = _reduction(op, reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
+        raise InvalidArgumentError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
     eps = float(label_smoothing)
     if isinstance(targets, Tensor) and targets.dtype.kind == "f" and targets.dtype != logits.dtype:
         logits, targets = _computed_together(op, logits, targets)  # (probabilities: PyTorch's promoted dtype)
@@ -538,7 +538,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     c = x.shape[-1]
     if probs:
         if ignore_index not in (None, -100):
-            raise ValueError(f"{op}: ignore_index applies to class-index targets, not to probabilities")
+            raise InvalidArgumentError(f"{op}: ignore_index applies to class-index targets, not to probabilities")
         with scope(op):
             logp = log_softmax(x.reshape(-1, c), -1)  # (M, C)
             return _soft_reference(logp, targets.reshape(-1, c), weight, reduction, eps, x.shape[:-1])
