@@ -74,3 +74,40 @@ def test_gradients_at_extremes_as_in_torch(name, dtype):
             if not _same(a, b, dtype):
                 bad.append(f"{what} at {values}: PyTorch {a}, ours {b}")
     assert not bad, f"{len(bad)} differences; first: {bad[0]}"
+
+
+def _moments(lib, fn, n, correction, dim, dtype):
+    x = lib.tensor(np.linspace(-1, 2, 2 * n).reshape(2, n).tolist(), dtype=getattr(lib, dtype), requires_grad=True)
+    y = getattr(lib, fn)(x, dim=dim, correction=correction)
+    y = y[0] + y[1] if isinstance(y, tuple) else y
+    (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+    gg = None
+    if g.requires_grad:
+        w = lib.tensor(np.linspace(0.5, 1, 2 * n).reshape(2, n).tolist(), dtype=getattr(lib, dtype))
+        (gg,) = lib.autograd.grad((g * w).sum(), x, allow_unused=True)
+    return [y.detach().numpy(), g.detach().numpy(), None if gg is None else gg.numpy()], g.requires_grad
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("fn", ["var", "std", "var_mean", "std_mean"])
+def test_moments_without_degrees_of_freedom_as_in_torch(fn, dtype):
+    """``correction >= N``: PyTorch's value is inf (NaN at zero spread), its gradient the unclamped
+    ``2 (x - mean) / (N - correction)`` and, over a dim, a recorded gradient whose derivative is
+    that formula's; over every entry its gradient has no graph."""
+    bad = []
+    for n in (1, 2, 3, 4):
+        for correction in (n, n + 1, n + 0.5, n - 0.5):
+            for dim in (None, 1, 0):
+                theirs, their_graph = _moments(torch, fn, n, correction, dim, dtype)
+                ours, our_graph = _moments(tga, fn, n, correction, dim, dtype)
+                case = f"{fn}(N={n}, correction={correction}, dim={dim})"
+                if their_graph != our_graph:
+                    bad.append(f"{case}: gradient requires grad: PyTorch {their_graph}, ours {our_graph}")
+                for what, a, b in zip(("value", "gradient", "second derivative"), theirs, ours):
+                    tol = 1e-9 if dtype == "float64" else 1e-5
+                    if (a is None) != (b is None) or (
+                        a is not None and not np.allclose(a, b, rtol=tol, atol=tol, equal_nan=True)
+                    ):
+                        bad.append(f"{case} {what}: PyTorch {a}, ours {b}")
+    assert not bad, f"{len(bad)} differences; first: {bad[0]}"

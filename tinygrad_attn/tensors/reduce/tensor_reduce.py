@@ -159,8 +159,8 @@ def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: float 
             surrogate = ((x - m) * where(d0 == 0, math.nan, math.inf)).sum(axis, keepdims)
         elif _reduced_count(x, axis) == 1:  # (one entry: x is its mean, every derivative 0 * inf = NaN, as PyTorch's)
             surrogate = (d * d).sum(axis, keepdims) * (1.0 / n if n else math.inf)
-        else:
-            surrogate = (d0 * (2 * (x - m) - d0)).sum(axis, keepdims) * (1.0 / n if n else math.inf)
+        else:  # (PyTorch's formula as an op: recorded, its second derivative is PyTorch's too)
+            return ops.VarianceWithoutFreedom.apply(x, args=(tuple(dims.axes(x.shape, axis, "var")), keepdims, n))
     return with_gradient_of(value, surrogate)
 
 
