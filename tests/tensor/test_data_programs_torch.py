@@ -459,10 +459,6 @@ def failures(seeds: range, torch: Any) -> list[tuple]:
 FAST_SEEDS = range(0, 3000)
 SLOW_SEEDS = range(3000, 16000)
 
-_UNIQUE_DIM_NAN = (
-    "unique(dim=) of slices holding NaN: PyTorch's lexicographic sort of the slices (every comparison "
-    "with NaN false) leaves NaN first, ours orders it last"
-)
 _BOOL_SCAN_INPLACE = (
     "cumsum_/cumprod_ of a 0-d bool tensor: PyTorch's 0-d shortcut writes it back unchanged, ours refuse "
     "bool in place as PyTorch does for more entries"
@@ -471,7 +467,6 @@ _BOOL_SCAN_INPLACE = (
 #: Differences known and not yet fixed, by seed: each must still differ (a fixed one is taken off).
 # fmt: off
 KNOWN: dict[int, str] = {
-    **dict.fromkeys([2912, 3252, 8112, 10272, 12472, 12662], _UNIQUE_DIM_NAN),
     **dict.fromkeys([8214, 12584], _BOOL_SCAN_INPLACE),
 }
 # fmt: on
