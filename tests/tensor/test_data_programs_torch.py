@@ -459,17 +459,9 @@ def failures(seeds: range, torch: Any) -> list[tuple]:
 FAST_SEEDS = range(0, 3000)
 SLOW_SEEDS = range(3000, 16000)
 
-_BOOL_SCAN_INPLACE = (
-    "cumsum_/cumprod_ of a 0-d bool tensor: PyTorch's 0-d shortcut writes it back unchanged, ours refuse "
-    "bool in place as PyTorch does for more entries"
-)
 
 #: Differences known and not yet fixed, by seed: each must still differ (a fixed one is taken off).
-# fmt: off
-KNOWN: dict[int, str] = {
-    **dict.fromkeys([8214, 12584], _BOOL_SCAN_INPLACE),
-}
-# fmt: on
+KNOWN: dict[int, str] = {}
 
 
 test_data_programs_run_as_in_torch, test_more_data_programs_run_as_in_torch = seed_tests(
