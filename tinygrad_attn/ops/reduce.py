@@ -145,8 +145,9 @@ class VarianceWithoutFreedom(Function):
     def forward(self, ns, a):
         xp = ns.device.xp
         axis, keepdims, _ = self.args
-        d = a - xp.mean(a, axis=axis, keepdims=True)
-        with np.errstate(invalid="ignore"):
+        count = math.prod(a.shape[i] for i in axis)
+        with np.errstate(invalid="ignore", divide="ignore"):  # (an empty axis: NaN, as PyTorch's)
+            d = a - xp.sum(a, axis=axis, keepdims=True) / count
             return xp.sum(d * d, axis=axis, keepdims=keepdims) * math.inf
 
     def backward(self, g, ns, inputs, out):
