@@ -677,17 +677,13 @@ def failures(seeds: range, torch: Any) -> list[tuple]:
 # -- the tests ------------------------------------------------------------------------------------
 
 # Seeds that still run differently, each with why
-_PIECEWISE = ("the backward of a piecewise-linear op (relu, maximum, abs) under create_graph=True reads its input "
-              "through a mask without a graph, so a second gradient finds the input unused (PyTorch's threshold/"
-              "max backward nodes take the input: a zero gradient, and a result that requires grad)")  # fmt: skip
 _LEVELS = ("a Jacobian-vector product by the double backward trick depends on the transform's own leaves, so it "
            "requires grad where PyTorch's forward mode (differentiating at its own level) gives one that does not")  # fmt: skip
 _ZERO_TENSOR = ("PyTorch's abs() backward under create_graph=True gives an internal ZeroTensor that .numpy() refuses; "
                 "the program's record of it raises in PyTorch only")  # fmt: skip
 KNOWN: dict[int, str] = {
-    70: _LEVELS, 2077: _LEVELS, 1423: _PIECEWISE, 1648: _PIECEWISE,
-    2971: "a constant second derivative (of x/3 squared): PyTorch's still requires grad (its graph passes through the "
-    "first backward's nodes), ours has no graph, so the third autograd.grad raises", 2863: _ZERO_TENSOR,
+    70: _LEVELS, 2077: _LEVELS,
+    2863: _ZERO_TENSOR,
     3408: _ZERO_TENSOR,
     2527: "float32 tanh near saturation: NumPy's tanh(9.03) is 1 ulp below 1, PyTorch's is 1.0, so 1 - tanh**2 differs",
 }  # fmt: skip

@@ -459,34 +459,9 @@ def failures(seeds: range, torch: Any) -> list[tuple]:
 FAST_SEEDS = range(0, 3000)
 SLOW_SEEDS = range(3000, 16000)
 
-_LOGCUMSUMEXP_AT_INF = (
-    "logcumsumexp's gradient at a +-inf or NaN entry: PyTorch's backward (a reversed logcumsumexp "
-    "of log|grad| - result, then exp) gives NaN where ours gives the limit of the formula"
-)
-_PROD_AT_INF = (
-    "prod/cumprod's gradient at a +-inf or NaN entry: PyTorch's result / input is NaN there (inf / inf), "
-    "ours the product of the other entries"
-)
-_UNIQUE_DIM_NAN = (
-    "unique(dim=) of slices holding NaN: PyTorch's lexicographic sort of the slices (every comparison "
-    "with NaN false) leaves NaN first, ours orders it last"
-)
-_BOOL_SCAN_INPLACE = (
-    "cumsum_/cumprod_ of a 0-d bool tensor: PyTorch's 0-d shortcut writes it back unchanged, ours refuse "
-    "bool in place as PyTorch does for more entries"
-)
 
 #: Differences known and not yet fixed, by seed: each must still differ (a fixed one is taken off).
-# fmt: off
-KNOWN: dict[int, str] = {
-    **dict.fromkeys([644, 854, 1094, 1744, 3644, 4164, 5554, 5724, 6264, 6464, 7434, 8204, 8344, 10704, 11464,
-                     11894, 12504, 12634, 12714, 12874, 13254, 13964], _LOGCUMSUMEXP_AT_INF),
-    **dict.fromkeys([974, 1774, 1819, 3464, 4204, 5139, 7364, 9129, 9864, 11249, 11259, 11669, 12174, 13784, 14144,
-                     14339, 15174], _PROD_AT_INF),
-    **dict.fromkeys([2912, 3252, 8112, 10272, 12472, 12662], _UNIQUE_DIM_NAN),
-    **dict.fromkeys([8214, 12584], _BOOL_SCAN_INPLACE),
-}
-# fmt: on
+KNOWN: dict[int, str] = {}
 
 
 test_data_programs_run_as_in_torch, test_more_data_programs_run_as_in_torch = seed_tests(

@@ -190,7 +190,7 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
                 ):  # (its arguments checked as the method's: x.add_((2, 3)) raises)
                     twin = typed(twin, n + "_", like=d.fn)
                 if d.inplace_dtypes is not None:
-                    twin = accepts(d.inplace_dtypes, name=n + "_")(twin)
+                    twin = _checked_past_0d(accepts(d.inplace_dtypes, name=n + "_")(twin), n)
                 setattr(cls, n + "_", twin)
             if d.inplace_function:
                 namespace[n + "_"] = getattr(cls, n + "_")
@@ -219,6 +219,24 @@ def dtype_codes(dtypes: str | Iterable[str]) -> str:
     if unknown:
         raise ValueError(f"accepts: unknown dtypes {sorted(unknown)}")
     return "".join(c for c, n in _CODES.items() if n in names)
+
+
+def _checked_past_0d(checked: Callable, name: str) -> Callable:
+    """``checked`` (an in-place twin behind its dtype check), except for a 0-d tensor of a dtype it
+    refuses: PyTorch's in-place scans (``cumsum_``, ``cumprod_``) leave a 0-d tensor as it is
+    before they look for a kernel of its dtype, so ``tensor(True).cumsum_(0)`` runs. The arguments
+    are checked first, by the out-of-place op ``name`` (a dim out of range: IndexError)."""
+    accepted = {np.dtype(t) for t in checked.accepted_dtypes}
+
+    @functools.wraps(checked)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("dtype") is None and getattr(getattr(self, "_data", None), "dtype", None) not in accepted:
+            getattr(self, name)(*args, **kwargs)  # (a dim out of range raises first, as in PyTorch)
+            if self.ndim == 0:
+                return self
+        return checked(self, *args, **kwargs)
+
+    return run
 
 
 def accepts(dtypes: str | Iterable[str], operands: tuple[str, ...] = (), *, name: str | None = None) -> Callable:

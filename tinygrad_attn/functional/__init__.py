@@ -505,7 +505,7 @@ def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
     same_dtype(op, x, ("weight", weight))  # (PyTorch's kernel takes a weight of the input's dtype only)
     weight = _as_operand(op, weight, x, "weight")
     if weight.shape != (x.shape[-1],):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{op}: weight has shape {tuple(weight.shape)}; it needs one entry per class, ({x.shape[-1]},)"
         )
     return weight
@@ -540,7 +540,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     _float(logits, op)
     reduction = _reduction(op, reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
+        raise InvalidArgumentError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
     eps = float(label_smoothing)
     if isinstance(targets, Tensor) and targets.dtype.kind == "f" and targets.dtype != logits.dtype:
         logits, targets = _computed_together(op, logits, targets)  # (probabilities: PyTorch's promoted dtype)
@@ -549,7 +549,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     c = x.shape[-1]
     if probs:
         if ignore_index not in (None, -100):
-            raise ValueError(f"{op}: ignore_index applies to class-index targets, not to probabilities")
+            raise InvalidArgumentError(f"{op}: ignore_index applies to class-index targets, not to probabilities")
         with scope(op):
             logp = log_softmax(x.reshape(-1, c), -1)  # (M, C)
             return _soft_reference(logp, targets.reshape(-1, c), weight, reduction, eps, x.shape[:-1])

@@ -641,6 +641,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         return input.clone()  # (PyTorch checks nothing of an empty vector: it has no channel to normalise)
     if input.ndim < 2:
         raise InvalidArgumentError(f"{op}: input must be (N, C, *), got shape {tuple(input.shape)}")
+    if training and eps <= 0.0:  # (PyTorch's F.batch_norm checks eps before the shapes of the statistics)
+        raise ValueError(f"{op}: eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"{op}: eps must be non-negative, but got {eps}")
     c = input.shape[1]
     for t, what in ((running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"),
                     (bias, "bias")):  # fmt: skip

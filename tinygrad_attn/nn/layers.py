@@ -117,6 +117,8 @@ class Embedding(Module):
                 raise ValueError(f"Embedding({num}, {dim}): _weight has shape {tuple(_weight.shape)}")
             self.weight = Parameter(_weight, device=device)
         else:
+            if num < 0 or dim < 0:  # (PyTorch's empty table of that shape refuses it)
+                raise RuntimeError(f"Embedding: Trying to create tensor with negative dimension: [{num}, {dim}]")
             table = rt.normal(host_generator(), (num, dim), _float_dtype(dtype))
             if padding_idx is not None:
                 table[padding_idx] = 0

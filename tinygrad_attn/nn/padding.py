@@ -33,15 +33,17 @@ class _PadNd(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         nd, op = self._nd, type(self).__name__
-        if self._mode != "constant" and input.ndim not in (nd + 1, nd + 2):
-            raise NotImplementedError(
-                f"{op}: padding size {2 * nd} is not supported for {input.ndim}D input tensor; it pads the last "
-                f"{nd} dimension(s) of a {nd + 1}D or {nd + 2}D input"
-            )
+        if self._mode == "circular" and input.ndim not in (nd + 1, nd + 2):  # (PyTorch's module checks first)
+            raise ValueError(f"{op}: expected {nd + 1}D or {nd + 2}D input (got {input.ndim}D input)")
         if len(self.padding) > 2 * input.ndim:
             raise RuntimeError(
                 f"{op}: padding length should be less than or equal to two times the input dimension but got "
                 f"padding length {len(self.padding)} and input of dimension {input.ndim}"
+            )
+        if self._mode != "constant" and input.ndim not in (nd + 1, nd + 2):
+            raise NotImplementedError(
+                f"{op}: padding size {2 * nd} is not supported for {input.ndim}D input tensor; it pads the last "
+                f"{nd} dimension(s) of a {nd + 1}D or {nd + 2}D input"
             )
         if self._mode == "constant":
             return F.pad(input, self.padding, "constant", self.value)

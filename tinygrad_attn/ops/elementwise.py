@@ -159,10 +159,12 @@ class PowScalar(Function):
     def backward(self, g, ns, inputs, out):
         c = self.args
         (a,) = inputs
-        if c == 0:  # x ** 0 is 1 everywhere: the derivative is 0, also at x = 0 (not 0 * inf)
-            return (g * 0.0,)
-        if c == 2:
+        if c == 0:  # x ** 0 is 1 everywhere: the derivative is 0, also at x = 0 (not 0 * inf), and a constant
+            return (ns.zeros_like(a),)
+        if c == 2 and not ns.recording:
             return (g * (2.0 * a),)
+        # (recorded: PyTorch's pow_backward again, through x ** (c - 1) even for c = 2, so that the
+        # second derivative of x ** 2 is recorded too, a function of x, as PyTorch's)
         return (g * (c * ns.apply(PowScalar, a, args=c - 1)),)  # (recorded: PyTorch's pow_backward again)
 
 

@@ -128,3 +128,39 @@ class Renorm(Function):
             wrap = _function.Tensor._wrap
             with no_grad():
                 return (renorm_gradient(wrap(g, ns.device), wrap(x, ns.device), p, others, maxnorm)._data,)
+
+
+class VarianceWithoutFreedom(Function):
+    """The variance over ``axis`` with no degree of freedom left (``N - correction <= 0``):
+    ``args = (axis, keepdims, dof)``. Its value is ``sum((x - mean)**2)`` times inf (NaN where
+    the spread is 0), PyTorch's clamped divisor; its gradient PyTorch's unclamped formula
+    ``(2 / dof) * g * (x - mean)`` in tensor ops, so that recorded it is differentiated as
+    PyTorch's: ``(2 / dof) * g * (1 - 1 / N)`` on the diagonal, +-inf or NaN for ``dof = 0``."""
+
+    __slots__ = ()
+    name = "var"
+    keep = (0,)
+    reads_output = False
+
+    def forward(self, ns, a):
+        xp = ns.device.xp
+        axis, keepdims, _ = self.args
+        count = math.prod(a.shape[i] for i in axis)
+        with np.errstate(invalid="ignore", divide="ignore"):  # (an empty axis: NaN, as PyTorch's)
+            d = a - xp.sum(a, axis=axis, keepdims=True) / count
+            return xp.sum(d * d, axis=axis, keepdims=keepdims) * math.inf
+
+    def backward(self, g, ns, inputs, out):
+        axis, keepdims, dof = self.args
+
+        def formula(g, x):
+            if not keepdims:
+                g = g.reshape(_keepdims_shape(tuple(x.shape), axis))
+            return ((2.0 / dof if dof else math.inf) * g) * (x - x.mean(axis, keepdims=True))
+
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if ns.recording:
+                return (formula(g, inputs[0]),)
+            wrap = _function.Tensor._wrap
+            with no_grad():
+                return (formula(wrap(g, ns.device), wrap(inputs[0], ns.device))._data,)

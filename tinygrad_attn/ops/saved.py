@@ -70,8 +70,10 @@ class ZeroDerivative(Function):
 
 def depends_on(g: Any, ns: Any, *of: Any) -> Any:
     """``g``, made a zero-derivative function of ``of`` when gradients are recorded
-    (``create_graph=True``) and it is not one already (see :class:`ZeroDerivative`)."""
-    if not ns.recording or getattr(g, "requires_grad", True):
+    (``create_graph=True``) and one of ``of`` requires grad (see :class:`ZeroDerivative`): also
+    where ``g`` already requires grad through other tensors, since PyTorch's backward node takes
+    the input, so a later gradient finds it used (zeros), not unused."""
+    if not ns.recording or not any(getattr(t, "requires_grad", False) for t in of):
         return g
     return ZeroDerivative.apply(g, *of)
 

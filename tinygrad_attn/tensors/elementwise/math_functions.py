@@ -777,39 +777,17 @@ def cummin(input: Tensor, dim: int | None = None, *, axis: int | None = None) ->
 @composite("logcumsumexp")
 def logcumsumexp(input: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:  # noqa: A002
     """``log(cumsum(exp(input)))`` along ``dim`` without overflow or underflow: a log-depth
-    scan whose every step is a :func:`logaddexp` with the entries ``s`` places before."""
+    scan whose every step is a log-add-exp with the entries ``s`` places before; PyTorch's gradient."""
     dim = dims.required(axis, dim, "logcumsumexp")
     x = _floating(input, "logcumsumexp")
-    return saved_for_backward(_logcumsumexp(x, dim), x, output=True)  # (what PyTorch's keeps)
-
-
-def _logaddexp_steps(a: Tensor, b: Tensor) -> Tensor:
-    """logaddexp's value in differentiable steps: the larger plus ``log1p(exp(-|a - b|))``, the exp's
-    argument clamped to <= 0 on the side the where drops. (The scan's -inf pads would make
-    :class:`~tinygrad_attn.ops.LogAddExp`'s second derivative, PyTorch's logaddexp's, NaN: its
-    ``exp`` of an infinite gap; PyTorch's logcumsumexp has a backward of its own, finite there.)"""
-
-    def larger_plus(hi: Tensor, lo: Tensor) -> Tensor:
-        gap = lo - hi
-        return hi + where(gap > 0, 0.0, gap).exp().log1p()
-
-    out = where(a >= b, larger_plus(a, b), larger_plus(b, a))
-    return where((a == b) & (a.abs() == math.inf), a, out)
+    return _logcumsumexp(x, dim)
 
 
 def _logcumsumexp(x: Tensor, dim: int) -> Tensor:
     if x.ndim == 0:
         dims.axes(x.shape, dim, "logcumsumexp")
-        return x * 1.0
-    d = _one_dim(x, dim, "logcumsumexp")
-    n = x.shape[d]
-    lead = (slice(None),) * d
-    s = 1
-    while s < n:
-        pad = Tensor.full(x.shape[:d] + (s,) + x.shape[d + 1 :], -math.inf, dtype=x.dtype, device=x._dev)
-        x = _logaddexp_steps(x, cat([pad, x[lead + (slice(0, n - s),)]], d))
-        s *= 2
-    return x if s > 1 else x * 1.0  # (along one entry no step ran: new memory all the same, as PyTorch's)
+        return ops.Logcumsumexp.apply(x, args=0)
+    return ops.Logcumsumexp.apply(x, args=_one_dim(x, dim, "logcumsumexp"))
 
 
 # -- shape --------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from ...engine.declare import check_dtype, public
 from ...engine.switches import check_host_read, tracing
 from ...functional.checks import tensor_arg as _tensor
 from ...ops.saved import saved_for_backward, with_gradient_of
-from ...ops.tie_order import mode_index, select_index, sort_order
+from ...ops.tie_order import _sort_under_less, mode_index, select_index, sort_order
 from .._tensor import InvalidArgumentError, Tensor, cat, where
 from ..dtypes import torch_dtype
 from ..shape import dims
@@ -833,13 +833,75 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     x = _tensor(input, "unique")
     a = _host(x)
     if dim is None:
-        vals, inv, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
+        if a.dtype.kind == "f":  # (NaNs, and 0.0 against -0.0: where PyTorch's sort leaves them decides)
+            vals, inv, counts = _unique_flat(a.reshape(-1))
+        else:
+            vals, inv, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
         inv = inv.reshape(a.shape)
     else:
         d = dims.one(x.shape, dim, "unique", scalar_ok=False)
-        vals, inv, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
+        found = _unique_slices_with_nan(a, d) if a.dtype.kind in "fc" and np.isnan(a).any() else None
+        if found is None:
+            vals, inv, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
+        else:
+            vals, inv, counts = found
         inv = inv.reshape(-1)
     return _unique_result(x, vals, inv, counts, return_inverse, return_counts)
+
+
+def _unique_flat(flat: np.ndarray) -> tuple:
+    """PyTorch's sorted ``unique``: its CPU sort (:func:`sort_order`, which decides the order of
+    NaNs and which of 0.0 and -0.0 stands for both), then runs of neighbours that are not ``!=``
+    (each NaN its own entry: a NaN equals nothing)."""
+    order = sort_order(flat) if flat.size else np.zeros(0, np.int64)
+    s = flat[order]
+    change = np.ones(len(s), bool)
+    change[1:] = s[1:] != s[:-1]
+    inv = np.empty(len(s), np.int64)
+    inv[order] = np.cumsum(change) - 1
+    starts = np.nonzero(change)[0]
+    return s[starts], inv, np.diff(np.append(starts, len(s)))
+
+
+class _Slice:
+    """A slice's entries ordered as PyTorch's ``unique(dim=)`` compares them: the first entry that
+    is below or above decides, and a NaN is neither (so the next entry decides)."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: list) -> None:
+        self.v = v
+
+    def __lt__(self, other: _Slice) -> bool:
+        for a, b in zip(self.v, other.v):
+            if a < b:
+                return True
+            if a > b:
+                return False
+        return False
+
+
+def _unique_slices_with_nan(a: np.ndarray, d: int) -> tuple | None:
+    """``unique(dim=d)`` of slices holding NaN as PyTorch's: its ``std::sort`` of the slices under
+    :class:`_Slice`'s order (which leaves a NaN slice where the sort's steps put it), then runs of
+    equal neighbours (NaN equals nothing, so a slice with NaN stands alone). None where the replay
+    of the sort cannot follow it (its heap-sort fallback)."""
+    m = np.moveaxis(a, d, 0)
+    flat = m.reshape(m.shape[0], -1)
+    try:
+        perm = _sort_under_less([_Slice(r.tolist()) for r in flat])
+    except (TypeError, ValueError):  # (the heap sort reads numbers, not slices)
+        return None
+    if perm is None:
+        return None
+    order = np.array(perm, dtype=np.int64)
+    s = flat[order]
+    change = np.ones(len(s), bool)
+    change[1:] = ~(s[1:] == s[:-1]).all(axis=1)
+    inv = np.empty(len(s), np.int64)
+    inv[order] = np.cumsum(change) - 1
+    starts = np.nonzero(change)[0]
+    return np.moveaxis(m[order[starts]], 0, d), inv, np.diff(np.append(starts, len(s)))
 
 
 def _unique_result(x: Tensor, vals: np.ndarray, inv: np.ndarray, counts: np.ndarray, ri: bool, rc: bool) -> Any:

@@ -24,7 +24,7 @@ from ...engine.warn import warn as _user_warn
 from ...functional.checks import written_to_out
 from ...ops.compare import AllTrue, AnyTrue
 from ...ops.saved import NoGradient, saved_for_backward, with_gradient_of
-from .._tensor import Tensor, cat, where
+from .._tensor import Tensor, where
 from ..dtypes import accumulate_dtype, get_default_dtype, scalar_type_name, torch_dtype
 from ..shape import dims
 
@@ -159,8 +159,8 @@ def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: float 
             surrogate = ((x - m) * where(d0 == 0, math.nan, math.inf)).sum(axis, keepdims)
         elif _reduced_count(x, axis) == 1:  # (one entry: x is its mean, every derivative 0 * inf = NaN, as PyTorch's)
             surrogate = (d * d).sum(axis, keepdims) * (1.0 / n if n else math.inf)
-        else:
-            surrogate = (d0 * (2 * (x - m) - d0)).sum(axis, keepdims) * (1.0 / n if n else math.inf)
+        else:  # (PyTorch's formula as an op: recorded, its second derivative is PyTorch's too)
+            return ops.VarianceWithoutFreedom.apply(x, args=(tuple(dims.axes(x.shape, axis, "var")), keepdims, n))
     return with_gradient_of(value, surrogate)
 
 
@@ -409,36 +409,16 @@ def _new_memory(out: Tensor, x: Tensor) -> Tensor:
     return out
 
 
-def _one_along(x: Tensor, d: int, n: int) -> Tensor:
-    shape = x.shape[:d] + (n,) + x.shape[d + 1 :]
-    return Tensor.ones(shape, dtype=x.dtype, device=x._dev)
-
-
 @composite("prod")
 def _prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """The product over ``dim`` (all elements when None), as a tree of halving products:
-    ``log2(n)`` multiplies, exact gradients where entries are zero (no division)."""
+    """The product over ``dim`` (all elements when None): one op whose gradient is PyTorch's
+    (:mod:`~tinygrad_attn.tensors.reduce.product_gradients`)."""
     if dim is None:
-        out = _prod(x.reshape(-1), 0)
-        return _new_memory(out.reshape((1,) * x.ndim) if keepdim else out, x)
+        return ops.Prod.apply(x, args=(None, bool(keepdim)))
     if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         dims.axes(x.shape, dim, "prod")
-        return x.clone()
-    x0 = x
-    d = _one_dim(x, dim, "prod")
-    n = x.shape[d]
-    lead = (slice(None),) * d
-    if n == 0:  # the empty product: ones, still on the graph (an empty sum times 0, plus 1)
-        if x.requires_grad:
-            return x.sum(d, keepdim) * 0.0 + 1.0
-        return Tensor.ones(x.shape[:d] + ((1,) if keepdim else ()) + x.shape[d + 1 :], dtype=x.dtype, device=x._dev)
-    while n > 1:
-        if n % 2:  # an odd length: one more factor of 1 to pair with the last
-            x = cat([x, _one_along(x, d, 1)], d)
-            n += 1
-        n //= 2
-        x = x[lead + (slice(0, n),)] * x[lead + (slice(n, 2 * n),)]
-    return _new_memory(x if keepdim else x.squeeze(d), x0)
+        return ops.Prod.apply(x, args=(None, False))
+    return ops.Prod.apply(x, args=((_one_dim(x, dim, "prod"),), bool(keepdim)))
 
 
 @public(method=True)
@@ -452,24 +432,16 @@ def prod(
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__} (keepdim needs a dim)")
     acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))  # (bools and integers multiply in int64)
     x = input if input.dtype == acc else input.astype(acc)  # (float16 too: PyTorch's float16 products stay float16)
-    return saved_for_backward(_prod(x, dim, keepdim), x, output=True)  # (what PyTorch's keeps)
+    return _prod(x, dim, keepdim)
 
 
 @composite("cumprod")
 def _cumprod(x: Tensor, dim: int) -> Tensor:
-    """Running products along ``dim`` by doubling steps (``log2(n)`` multiplies by a
-    shifted copy): no division, so zeros give exact values and gradients."""
+    """Running products along ``dim``: one op whose gradient is PyTorch's."""
     if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: a copy of itself, as in PyTorch
         dims.axes(x.shape, dim, "cumprod")
-        return x.clone()
-    d = _one_dim(x, dim, "cumprod")
-    n = x.shape[d]
-    lead = (slice(None),) * d
-    shift = 1
-    while shift < n:
-        x = x * cat([_one_along(x, d, shift), x[lead + (slice(0, n - shift),)]], d)
-        shift *= 2
-    return x if shift > 1 else x.clone()  # (n <= 1: no product was taken, so no new memory yet)
+        return ops.Cumprod.apply(x, args=0)
+    return ops.Cumprod.apply(x, args=_one_dim(x, dim, "cumprod"))
 
 
 @public(method=True, inplace=True, inplace_dtypes="numeric")
@@ -479,9 +451,7 @@ def cumprod(input: Tensor, dim: Any = None, *, dtype: Any = None, axis: Any = No
         raise TypeError(f"cumprod(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
     acc = differentiable_dtype(input, accumulate_dtype(input.dtype, dtype))
     x = input if input.dtype == acc else input.astype(acc)  # (float16 too: PyTorch's float16 products stay float16)
-    return saved_for_backward(
-        _cumprod(x, dims.required(axis, dim, "cumprod")), x, output=True
-    )  # (what PyTorch's keeps)
+    return _cumprod(x, dims.required(axis, dim, "cumprod"))
 
 
 @public(method=True, inplace=True, inplace_dtypes="numeric")

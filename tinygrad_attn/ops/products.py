@@ -1,0 +1,110 @@
+"""Products and log-sum-exp scans whose gradient is PyTorch's own formula, not the derivative of
+the forward: ``prod``, ``cumprod`` and ``logcumsumexp``.
+
+The two agree at finite non-zero points; they part at ±inf, NaN and (for the scans) zeros, where
+PyTorch divides by the input (``result / x`` is NaN at an infinite entry) or takes the log of
+the gradient. The formulas are written in tensor ops
+(:mod:`tinygrad_attn.tensors.reduce.product_gradients`), so that a recorded gradient
+(``create_graph=True``) is differentiated as PyTorch differentiates its backward.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine import function as _function
+from ..engine.function import Function
+from ..engine.switches import no_grad
+
+
+def _scan(ns, name: str, a, axis: int):
+    """The array namespace's running product (``cumulative_prod`` in the 2024 array API)."""
+    raw = ns.device.xp
+    fn = getattr(raw, "cumulative_prod", None) or getattr(raw, name)
+    return fn(a, axis=axis, dtype=a.dtype)
+
+
+def _in_tensor_ops(formula, g, ns, x, out, *args):
+    """``formula(g, x, out, *args, recording)`` on tensors: recorded when the pass records,
+    otherwise on wrapped arrays without a graph (its arrays returned)."""
+    if ns.recording:
+        return formula(g, x, out, *args, True)
+    wrap = _function.Tensor._wrap
+    with no_grad(), np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return formula(wrap(g, ns.device), wrap(x, ns.device), wrap(out, ns.device), *args, False)._data
+
+
+class Prod(Function):
+    """The product over ``axis`` (None: every element), ``args = (axis, keepdims)``; the gradient
+    is ``g * result / x`` where ``x`` holds no zero, the products of the other entries otherwise."""
+
+    __slots__ = ()
+    name = "prod"
+    keep = (0,)
+
+    def forward(self, ns, a):
+        axis, keepdims = self.args
+        with np.errstate(over="ignore", invalid="ignore"):
+            return ns.device.xp.prod(a, axis=axis, keepdims=keepdims, dtype=a.dtype)
+
+    def backward(self, g, ns, inputs, out):
+        from ..tensors.reduce.product_gradients import prod_gradient  # noqa: PLC0415 - built on the ops
+
+        return (_in_tensor_ops(prod_gradient, g, ns, inputs[0], out, *self.args),)
+
+
+class Cumprod(Function):
+    """Running products along ``axis`` (``args``); the gradient is PyTorch's: a reversed running
+    sum of ``g * result`` divided by ``x`` where ``x`` holds no zero."""
+
+    __slots__ = ()
+    name = "cumprod"
+    keep = (0,)
+
+    def forward(self, ns, a):
+        if a.ndim == 0:  # (dim 0 of a 0-d tensor: a copy of itself)
+            return a * 1
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _scan(ns, "cumprod", a, self.args)
+
+    def backward(self, g, ns, inputs, out):
+        from ..tensors.reduce.product_gradients import cumprod_gradient  # noqa: PLC0415 - built on the ops
+
+        return (_in_tensor_ops(cumprod_gradient, g, ns, inputs[0], out, self.args),)
+
+
+def _logaddexp(xp, a, b):
+    """The larger plus ``log1p(exp(smaller - larger))``; two equal infinities give themselves
+    (their difference would be NaN); a NaN on either side gives NaN."""
+    hi, lo = xp.maximum(a, b), xp.minimum(a, b)
+    out = hi + xp.log1p(xp.exp(lo - hi))
+    return xp.where((a == b) & xp.isinf(a), a, out)
+
+
+class Logcumsumexp(Function):
+    """``log(cumsum(exp(x)))`` along ``axis`` (``args``) by doubling steps, each a log-add-exp with
+    the entries ``s`` places before; the gradient is PyTorch's (through logs of ``|g|``)."""
+
+    __slots__ = ()
+    name = "logcumsumexp"
+    keep = (0,)
+
+    def forward(self, ns, a):
+        xp = ns.device.xp
+        if a.ndim == 0:  # (dim 0 of a 0-d tensor: a copy of itself)
+            return a * 1
+        axis = self.args
+        n = a.shape[axis]
+        lead = (slice(None),) * axis
+        s = 1
+        with np.errstate(invalid="ignore", over="ignore"):
+            while s < n:
+                pad = xp.full(a.shape[:axis] + (s,) + a.shape[axis + 1 :], -np.inf, dtype=a.dtype)
+                a = _logaddexp(xp, a, xp.concatenate([pad, a[lead + (slice(0, n - s),)]], axis=axis))
+                s *= 2
+        return a if s > 1 else a * 1
+
+    def backward(self, g, ns, inputs, out):
+        from ..tensors.reduce.product_gradients import logcumsumexp_gradient  # noqa: PLC0415 - built on the ops
+
+        return (_in_tensor_ops(logcumsumexp_gradient, g, ns, inputs[0], out, self.args),)
