@@ -119,6 +119,17 @@ def _is_ints(v: Any) -> bool:
     return isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "iu"
 
 
+def _is_output_size(v: Any) -> bool:
+    """An adaptive pool's ``output_size``: PyTorch's ``int[]`` whose entries may be ``None`` (that side
+    keeps the input's size). A tensor of several entries is the function's to refuse: PyTorch's Python
+    reads its length against the input's rank before its parser sees it."""
+    if isinstance(v, _function.Tensor) and v.ndim > 0:
+        return True
+    if isinstance(v, (list, tuple)):
+        return all(d is None or _is_int(d) for d in v)
+    return _is_ints(v)
+
+
 def _is_dim(v: Any) -> bool:
     """PyTorch's ``dim`` of a reduction: an int, a list or tuple of them (``True`` may be one of
     them there), or a one-element integer tensor."""
@@ -140,19 +151,24 @@ _TESTS: dict[str, Callable[[Any], bool]] = {
     "dim": _is_dim,
     "ints": _is_ints,
     "tensors": _is_sequence_of_tensors,
+    "sizes": _is_output_size,
 }
 _PLAIN = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": None, "Tensor!": None, "dim": "int",
-    "tensors": "list", "ints": "tuple",
+    "tensors": "list", "ints": "tuple", "sizes": "tuple",
 }  # fmt: skip
 _EXPECTED = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": "Tensor", "Tensor!": "Tensor",
-    "dim": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints",
+    "dim": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints", "sizes": "tuple of ints",
 }  # fmt: skip
 #: parameters annotated ``Any`` whose name alone says PyTorch's type, as its schemas name them:
 #: ``dim`` of a reduction, ``other`` of a binary op (a tensor or a number), ``index`` and ``mask``
-#: (a tensor)
-_BY_NAME = {"dim": "dim", "other": "Tensor", "index": "Tensor!", "mask": "Tensor!"}
+#: (a tensor), and the sizes of a window or a normalised shape (PyTorch's ``int[]``: ``F.max_pool2d(x, 1.5)``
+#: and ``F.layer_norm(x, x)`` raise its ``TypeError`` before the input's rank is read)
+_BY_NAME = {
+    "dim": "dim", "other": "Tensor", "index": "Tensor!", "mask": "Tensor!", "kernel_size": "ints",
+    "normalized_shape": "ints", "output_size": "sizes",
+}  # fmt: skip
 #: flags PyTorch reads by their truth in its Python-level ``nn.functional`` (``F.relu(x, 1)`` runs in place):
 #: never checked as ``bool``
 _TRUTH_FLAGS = {"inplace", "return_indices"}

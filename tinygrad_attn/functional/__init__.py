@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..engine import declare as _declare
-from ..engine.arguments import missing
+from ..engine.arguments import missing, refuse
 from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
 from ..engine.spellings import keeps_old_spellings
@@ -500,6 +500,13 @@ def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
     return weight
 
 
+def _class_targets(op: str, target: Any) -> None:
+    """Refuse a target that is no array (a number, None, a string) with PyTorch's ``TypeError``. A NumPy
+    array or a list of class indices is this library's convenience (its tutorials pass them)."""
+    if target is None or isinstance(target, (numbers.Number, np.generic, str, bytes)):
+        refuse(op, "target", 1, "Tensor!", target)
+
+
 @public(function=False, functional=True)
 def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
                   ignore_index: int | None = -100, reduce: Any = None, reduction: str = "mean",
@@ -526,6 +533,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     if isinstance(size_average, float):
         size_average, label_smoothing = None, size_average
     op = "cross_entropy"
+    _class_targets(op, targets)
     _float(logits, op)
     reduction = _reduction(op, reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -624,6 +632,7 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
     (``cross_entropy(x, t)`` is ``nll_loss(log_softmax(x), t)``).
     """
     op = "nll_loss"
+    _class_targets(op, target)
     _float(input, op)
     reduction = _reduction(op, reduction, size_average, reduce)
     x, target, probs = _classes_last(op, input, _as_operand(op, target, input), class_axis)
@@ -902,10 +911,12 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
 
 
 @public(function=False, functional=True)
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:  # noqa: A002
+def normalize(input: Tensor, p: float | None = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:  # noqa: A002
     """``x / max(||x||_p, eps)`` along ``dim`` (PyTorch's default: axis 1); any ``p``:
-    ``inf``, ``-inf``, 0 (the count of non-zeros) and negative ones too, as PyTorch;
-    ``out`` receives the result (see :func:`written_to_out`)."""
+    ``inf``, ``-inf``, 0 (the count of non-zeros) and negative ones too, as PyTorch; ``None``
+    is 2, as ``Tensor.norm``'s; ``out`` receives the result (see :func:`written_to_out`)."""
+    if p is None:
+        p = 2.0
     _float(input, "normalize")  # (PyTorch's vector norm refuses other dtypes)
     return written_to_out(_normalize(input, p, dim, eps), out, "normalize")
 
@@ -1179,9 +1190,13 @@ def check_mask_dtype(op: str, mask: Any) -> None:
 
 
 @public(function=False, functional=True)
-def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002 - PyTorch's names
-    """``elu`` written into ``input``."""
-    return elu(input, alpha, inplace=True)
+def elu_(input: Tensor, alpha: float = 1.0, scale: float = 1.0, input_scale: float = 1.0) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``elu`` written into ``input``; with PyTorch's kernel's ``scale`` and ``input_scale`` (``scale * x``
+    where positive, ``scale * alpha * (exp(input_scale * x) - 1)`` elsewhere)."""
+    if scale == 1 and input_scale == 1:
+        return elu(input, alpha, inplace=True)
+    y = where(input > 0, input * scale, (input * input_scale).expm1() * (alpha * scale))
+    return input.copy_(y)
 
 
 @public(function=False, functional=True)

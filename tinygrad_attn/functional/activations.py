@@ -340,7 +340,10 @@ def selu_(input: Tensor) -> Tensor:  # noqa: A002
 
 @public(function=False, functional=True)
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:  # noqa: A002
-    """``hardtanh`` written into ``input``."""
+    """``hardtanh`` written into ``input``. PyTorch's in-place kernel has no check of the bounds: with
+    ``min_val > max_val`` every entry becomes ``max_val``, with no gradient."""
+    if min_val > max_val:
+        min_val = max_val
     return hardtanh(input, min_val, max_val, inplace=True)
 
 

@@ -24,7 +24,7 @@ from . import checks as _F
 
 @public(function=False, functional=True)
 @composite("poisson_nll_loss")
-def poisson_nll_loss(input: Tensor, target: Any, log_input: bool = True, full: bool = False,  # noqa: A002
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,  # noqa: A002
                      size_average: Any = None, eps: float = 1e-8, reduce: Any = None,
                      reduction: str = "mean") -> Tensor:  # fmt: skip
     """The negative log-likelihood of ``target`` counts under Poisson rates ``input``:
