@@ -147,3 +147,64 @@ def test_a_wrong_type_raises_pytorchs_class_before_the_values_are_read(shape, in
         return
     with pytest.raises(type(theirs)):
         call(tga.nn.functional, tga.tensor(a))
+
+
+def _outcome(call):
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 - compared by the caller
+        return type(e)
+    return None
+
+
+def _same_outcome(call):
+    theirs, ours = _outcome(lambda: call(torch)), _outcome(lambda: call(tga))
+    if theirs is None:
+        assert ours is None, f"PyTorch runs, we raise {ours.__name__}"
+    else:
+        assert ours is not None and issubclass(ours, theirs), f"PyTorch raises {theirs.__name__}, we {ours}"
+
+
+DTYPES = ["float32", "float64", "int64", "int32", "uint8", "bool"]
+
+
+@pytest.mark.parametrize("name", ["dropout1d", "dropout2d", "dropout3d"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rank", [0, 1, 2, 3, 4, 5])
+@pytest.mark.parametrize(("p", "training"), [(0.5, True), (0.5, False), (0.0, True), (1.0, True)])
+def test_channel_dropout_refuses_what_pytorch_refuses(name, dtype, rank, p, training):
+    def call(lib):
+        x = lib.ones((2,) * rank, dtype=getattr(lib, dtype))
+        with __import__("warnings").catch_warnings():
+            __import__("warnings").simplefilter("ignore")
+            getattr(lib.nn.functional, name)(x, p, training)
+
+    _same_outcome(call)
+
+
+@pytest.mark.parametrize(("a", "b"), itertools.product(DTYPES[:5] + ["float16"], repeat=2))
+def test_cross_and_prelu_refuse_two_dtypes(a, b):
+    _same_outcome(
+        lambda lib: lib.linalg.cross(lib.ones(2, 3, dtype=getattr(lib, a)), lib.ones(2, 3, dtype=getattr(lib, b)))
+    )
+    _same_outcome(
+        lambda lib: lib.cross(lib.ones(2, 3, dtype=getattr(lib, a)), lib.ones(2, 3, dtype=getattr(lib, b)), 1)
+    )
+    _same_outcome(
+        lambda lib: lib.nn.functional.prelu(
+            lib.ones(2, 3, dtype=getattr(lib, a)), lib.full((3,), 0.25, dtype=getattr(lib, b))
+        )
+    )
+
+
+@pytest.mark.parametrize("args", [(), (0,), (5,), (2, 4), (0, 0), (3, 1), (None,), (None, 4), (-2, 3)])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_random_bounds_refused_where_pytorchs_are(args, dtype):
+    _same_outcome(lambda lib: lib.zeros(4, dtype=getattr(lib, dtype)).random_(*args))
+
+
+@pytest.mark.parametrize("name", ["std", "var", "std_mean", "var_mean"])
+@pytest.mark.parametrize("unbiased", [True, False, 0, 1, 1.0])  # (not None: ours is the default, "not given")
+def test_unbiased_is_a_bool(name, unbiased):
+    _same_outcome(lambda lib: getattr(lib, name)(lib.ones(2, 3), 0, unbiased))
+    _same_outcome(lambda lib: getattr(lib.ones(2, 3), name.split("_")[0])(0, unbiased))

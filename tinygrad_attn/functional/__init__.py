@@ -977,7 +977,7 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
 
 @public(function=False, functional=True)
 @composite("binary_cross_entropy_with_logits")
-def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
+def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Tensor | None = None, size_average: Any = None,
                                      reduce: Any = None, reduction: str = "mean",
                                      pos_weight: Any = None) -> Tensor:  # fmt: skip
     """``binary_cross_entropy(sigmoid(x), y)`` without its overflow: ``(1 - y) x + (1 + (p - 1) y)
@@ -1002,7 +1002,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
 # -- PyTorch's functional API: lookups and shapes -------------------------------------
 @public(function=False, functional=True)
 @accepts(("int64",))
-def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """Class indices ``(...)`` -> int64 ``(..., num_classes)`` with a 1 at each index
     (``num_classes=-1``: one more than the largest index). Not differentiable."""
     if tracing() and isinstance(tensor, Tensor) and num_classes != -1:

@@ -73,7 +73,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     return saved_for_backward(where(x <= 0, _expm1_negative(x * (1.0 / alpha)) * alpha, x), x)  # (as PyTorch's)
 
 
-@public(function=True, functional=True)
+@public(function=False, functional=True)
 @composite("selu")
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
@@ -265,6 +265,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     """``x`` where positive, ``weight * x`` elsewhere; ``weight`` one slope, or one per channel
     (axis 1): PyTorch's ``F.prelu``."""
     x, w = _float(input, "prelu"), _tensor(weight, "prelu")
+    if w.dtype != x.dtype:  # (PyTorch's kernel does not promote: a float32 slope of a float64 input is refused)
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {x.dtype} and {w.dtype}")
     given = w
     if w.ndim > 1:
         raise RuntimeError(f"prelu: weight must be a scalar or 1-D, got shape {tuple(w.shape)}")

@@ -972,7 +972,7 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
 
 # -- reductions ------------------------------------------------------------------------
 @public
-def var_mean(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+def var_mean(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: bool | None = None, keepdim: bool = False, *,  # noqa: A002
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(var, mean)`` over ``dim``, as ``torch.var_mean`` (unbiased unless told otherwise)."""
     x = _tensor(input, "var_mean")
@@ -987,7 +987,7 @@ def var_mean(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbia
 
 
 @public
-def std_mean(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+def std_mean(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: bool | None = None, keepdim: bool = False, *,  # noqa: A002
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(std, mean)`` over ``dim``, as ``torch.std_mean``."""
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
