@@ -208,3 +208,47 @@ def test_random_bounds_refused_where_pytorchs_are(args, dtype):
 def test_unbiased_is_a_bool(name, unbiased):
     _same_outcome(lambda lib: getattr(lib, name)(lib.ones(2, 3), 0, unbiased))
     _same_outcome(lambda lib: getattr(lib.ones(2, 3), name.split("_")[0])(0, unbiased))
+
+
+@pytest.mark.parametrize("rank", [0, 1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("mode", ["nearest", "linear", "bilinear", "trilinear", "area", "bicubic"])
+def test_interpolate_of_each_rank_raises_pytorchs_class(rank, mode):
+    _same_outcome(lambda lib: lib.nn.functional.interpolate(lib.ones((2,) * rank), scale_factor=2.0, mode=mode))
+
+
+@pytest.mark.parametrize("name", ["binary_cross_entropy", "binary_cross_entropy_with_logits"])
+@pytest.mark.parametrize("target", [0, 1.5, None, "a", True, "t0", "t23", "t3", "t23f"])
+@pytest.mark.parametrize("weight", [None, 0, "t3"])
+def test_binary_cross_entropy_targets_and_weights_raise_pytorchs_class(name, target, weight):
+    made = {
+        "t0": lambda lib: lib.tensor(0.5, dtype=lib.float64),
+        "t23": lambda lib: lib.full((2, 3), 0.5, dtype=lib.float64),
+        "t3": lambda lib: lib.full((3,), 0.5, dtype=lib.float64),
+        "t23f": lambda lib: lib.full((2, 3), 0.5, dtype=lib.float32),
+    }
+
+    def call(lib):
+        t = made[target](lib) if target in made else target
+        w = made[weight](lib) if weight in made else weight
+        getattr(lib.nn.functional, name)(lib.full((2, 3), 0.25, dtype=lib.float64), t, w)
+
+    theirs, ours = _outcome(lambda: call(torch)), _outcome(lambda: call(tga))
+    if theirs is AttributeError:  # (PyTorch's Python reads target.size(): an accident of its code, ours TypeError)
+        theirs = TypeError
+    if theirs is None:
+        assert ours is None, f"PyTorch runs, we raise {ours.__name__}"
+    else:
+        assert ours is not None and issubclass(ours, theirs), f"PyTorch raises {theirs.__name__}, we {ours}"
+
+
+@pytest.mark.parametrize("repeats", [2, 1.5, "ti", "tf", [1, 2, 0]])
+def test_repeat_interleave_and_histogram_refuse_floats(repeats):
+    made = {"ti": lambda lib: lib.tensor([1, 2, 0]), "tf": lambda lib: lib.tensor([1.0, 2.0, 0.0])}
+
+    def call(lib):
+        r = made[repeats](lib) if repeats in made else repeats
+        lib.repeat_interleave(lib.arange(3.0), lib.tensor(r) if isinstance(r, list) else r)
+
+    _same_outcome(call)
+    _same_outcome(lambda lib: lib.histogram(lib.arange(6.0), 2.5 if repeats == 1.5 else 3))
+    _same_outcome(lambda lib: lib.norm_except_dim(lib.ones(2, 3), 1.5 if repeats == 1.5 else 2))

@@ -500,9 +500,10 @@ def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
     return weight
 
 
-def _class_targets(op: str, target: Any) -> None:
-    """Refuse a target that is no array (a number, None, a string) with PyTorch's ``TypeError``. A NumPy
-    array or a list of class indices is this library's convenience (its tutorials pass them)."""
+def _array_target(op: str, target: Any) -> None:
+    """Refuse a target that is no array (a number, None, a string) with PyTorch's ``TypeError`` (its
+    class-index losses parse a Tensor; its binary cross-entropies read ``target.size()``, an ``AttributeError``).
+    A NumPy array or a list is this library's convenience (its tutorials pass class indices so)."""
     if target is None or isinstance(target, (numbers.Number, np.generic, str, bytes)):
         refuse(op, "target", 1, "Tensor!", target)
 
@@ -533,7 +534,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     if isinstance(size_average, float):
         size_average, label_smoothing = None, size_average
     op = "cross_entropy"
-    _class_targets(op, targets)
+    _array_target(op, targets)
     _float(logits, op)
     reduction = _reduction(op, reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -632,7 +633,7 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
     (``cross_entropy(x, t)`` is ``nll_loss(log_softmax(x), t)``).
     """
     op = "nll_loss"
-    _class_targets(op, target)
+    _array_target(op, target)
     _float(input, op)
     reduction = _reduction(op, reduction, size_average, reduce)
     x, target, probs = _classes_last(op, input, _as_operand(op, target, input), class_axis)
@@ -957,8 +958,13 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
                          reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
     """``-w (y log x + (1 - y) log(1 - x))`` for probabilities ``x``, each log clamped at -100."""
     op = "binary_cross_entropy"
+    _array_target(op, target)
     reduction = _reduction(op, reduction, size_average, reduce)
     _float(input, op)
+    if isinstance(target, Tensor):  # (PyTorch's Python compares the sizes first, then its kernel the dtypes)
+        _same_shape(op, input, target)
+    if weight is not None and not isinstance(weight, Tensor):  # (PyTorch reads it after the sizes, before the dtypes)
+        refuse(op, "weight", 2, "Tensor!", weight)
     if isinstance(target, Tensor) and target.dtype != input.dtype:  # (PyTorch's kernel takes one dtype)
         raise RuntimeError(f"{op}: Found dtype {target.dtype} but expected {input.dtype} (the target's dtype must "
                            f"be the input's); convert with target.to(input.dtype)")  # fmt: skip
@@ -977,18 +983,21 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
 
 @public(function=False, functional=True)
 @composite("binary_cross_entropy_with_logits")
-def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Tensor | None = None, size_average: Any = None,
+def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
                                      reduce: Any = None, reduction: str = "mean",
                                      pos_weight: Any = None) -> Tensor:  # fmt: skip
     """``binary_cross_entropy(sigmoid(x), y)`` without its overflow: ``(1 - y) x + (1 + (p - 1) y)
     softplus(-x)``, ``p`` the ``pos_weight`` of the positive term (broadcast over the last axis)."""
     op = "binary_cross_entropy_with_logits"
+    _array_target(op, target)
     reduction = _reduction(op, reduction, size_average, reduce)
     _float(input, op)
     if isinstance(target, Tensor) and target.dtype.kind == "f" and target.dtype != input.dtype:
         input = input.astype(target.dtype)  # noqa: A001 - (PyTorch's computes in the target's dtype)
     target = _as_operand(op, target, input)
     _same_shape(op, input, target)
+    if weight is not None and not isinstance(weight, Tensor):  # (PyTorch reads it after the sizes)
+        refuse(op, "weight", 2, "Tensor!", weight)
     sp = _softplus_stable(-input)
     if pos_weight is not None:
         sp = sp * ((_as_operand(op, pos_weight, input, "pos_weight") - 1.0) * target + 1.0)

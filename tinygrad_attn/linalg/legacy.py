@@ -87,7 +87,7 @@ def nuclear_norm(input: Tensor, dim: int | Sequence[int] | bool | None = None, k
 
 
 @public
-def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa: A002 - PyTorch's name
+def norm_except_dim(v: Tensor, pow: int = 2, dim: int = 0) -> Tensor:  # noqa: A002 - PyTorch's name
     """The ``pow``-norm of ``v`` over every dim but ``dim``, kept as size-1 dims (weight
     normalisation's norm); ``dim=-1``: of the whole tensor, a 0-d tensor."""
     x = _tensor(v, "norm_except_dim")

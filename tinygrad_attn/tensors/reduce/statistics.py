@@ -717,6 +717,8 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tens
     Tensor([2., 1.], dtype=float32)
     """
     x = _tensor(input, "histogram")
+    if isinstance(bins, (float, np.floating)):  # (PyTorch's bins: a count, the edges, never a float)
+        raise TypeError(f"histogram(): bins must be an int or a 1-D tensor of edges, not {type(bins).__name__} {bins}")
     if x.dtype == np.float16 and range is None and not isinstance(bins, Tensor):
         # (PyTorch's float16 histogram needs its bins' edges: given, or from a range; not the data's extent)
         check_dtype("histogramdd", x, "float3264")
