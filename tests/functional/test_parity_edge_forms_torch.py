@@ -106,7 +106,7 @@ def test_soft_margin_loss_broadcasts_its_target_to_the_input(target, reduction):
 ONE_CALL_ERRORS = [
     lambda F, x: F.max_pool2d(x, 1.5),
     lambda F, x: F.avg_pool1d(x, None),
-    lambda F, x: F.layer_norm(x, x),
+    lambda F, x: F.layer_norm(x, 1.5),
     lambda F, x: F.rms_norm(x, 2.5),
     lambda F, x: F.adaptive_max_pool2d(x, 1.5),
     lambda F, x: F.adaptive_avg_pool1d(x, None),

@@ -130,6 +130,12 @@ def _is_output_size(v: Any) -> bool:
     return _is_ints(v)
 
 
+def _is_shape_or_weight(v: Any) -> bool:
+    """``layer_norm``'s ``normalized_shape``: PyTorch's ``int[]``, or a tensor, the library's first form
+    ``layer_norm(x, weight, bias)`` (the shape then the last axis)."""
+    return _is_ints(v) or isinstance(v, _function.Tensor)
+
+
 def _is_dim(v: Any) -> bool:
     """PyTorch's ``dim`` of a reduction: an int, a list or tuple of them (``True`` may be one of
     them there), or a one-element integer tensor."""
@@ -152,22 +158,23 @@ _TESTS: dict[str, Callable[[Any], bool]] = {
     "ints": _is_ints,
     "tensors": _is_sequence_of_tensors,
     "sizes": _is_output_size,
+    "shape": _is_shape_or_weight,
 }
 _PLAIN = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": None, "Tensor!": None, "dim": "int",
-    "tensors": "list", "ints": "tuple", "sizes": "tuple",
+    "tensors": "list", "ints": "tuple", "sizes": "tuple", "shape": "tuple",
 }  # fmt: skip
 _EXPECTED = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": "Tensor", "Tensor!": "Tensor",
-    "dim": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints", "sizes": "tuple of ints",
+    "dim": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints", "sizes": "tuple of ints", "shape": "tuple of ints",
 }  # fmt: skip
 #: parameters annotated ``Any`` whose name alone says PyTorch's type, as its schemas name them:
 #: ``dim`` of a reduction, ``other`` of a binary op (a tensor or a number), ``index`` and ``mask``
 #: (a tensor), and the sizes of a window or a normalised shape (PyTorch's ``int[]``: ``F.max_pool2d(x, 1.5)``
-#: and ``F.layer_norm(x, x)`` raise its ``TypeError`` before the input's rank is read)
+#: and ``F.layer_norm(x, 1.5)`` raise its ``TypeError`` before the input's rank is read)
 _BY_NAME = {
     "dim": "dim", "other": "Tensor", "index": "Tensor!", "mask": "Tensor!", "kernel_size": "ints",
-    "normalized_shape": "ints", "output_size": "sizes",
+    "normalized_shape": "shape", "output_size": "sizes",
 }  # fmt: skip
 #: flags PyTorch reads by their truth in its Python-level ``nn.functional`` (``F.relu(x, 1)`` runs in place):
 #: never checked as ``bool``

@@ -57,6 +57,8 @@ def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False, 
     were not), as PyTorch's."""
     op = "gaussian_nll_loss"
     x = _F.tensor_arg(input, op)
+    if isinstance(var, Tensor) and var.dtype.kind not in "fc":  # (PyTorch clamps var at eps in place: a float)
+        raise RuntimeError(f"{op}: result type Float can't be cast to var's dtype {var.dtype}; give a floating var")
     if isinstance(var, Tensor):  # (PyTorch's dtype: input, target and var promoted together)
         x, target, var = _F._computed_together(op, x, target, var)
     else:

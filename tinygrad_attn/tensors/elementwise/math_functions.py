@@ -1028,6 +1028,10 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
         out = Tensor.zeros(*_shape(size), dtype=dtype, device=device).normal_(float(mean), float(std),
                                                                               generator=generator)  # fmt: skip
         return out.requires_grad_(requires_grad) if requires_grad else out
+    if size is not None:  # (PyTorch's overloads: a size goes with two numbers only)
+        raise TypeError(f"normal(): a size ({size!r}) goes with a number mean and std, not with a tensor")
+    if like.dtype.kind not in "fc":  # (the draws take the dtype of the tensor that shapes them: PyTorch's)
+        raise NotImplementedError(f"normal: draws of dtype {like.dtype} are not implemented; give a floating mean")
     m = mean.detach() if isinstance(mean, Tensor) else mean
     s = std.detach() if isinstance(std, Tensor) else std
     if isinstance(s, Tensor) and bool((s < 0).any()):
