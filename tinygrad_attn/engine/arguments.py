@@ -170,11 +170,11 @@ _EXPECTED = {
 }  # fmt: skip
 #: parameters annotated ``Any`` whose name alone says PyTorch's type, as its schemas name them:
 #: ``dim`` of a reduction, ``other`` of a binary op (a tensor or a number), ``index`` and ``mask``
-#: (a tensor), and the sizes of a window or a normalised shape (PyTorch's ``int[]``: ``F.max_pool2d(x, 1.5)``
+#: (a tensor), and the sizes of a window, its steps or a normalised shape (PyTorch's ``int[]``: ``F.max_pool2d(x, 1.5)``
 #: and ``F.layer_norm(x, 1.5)`` raise its ``TypeError`` before the input's rank is read)
 _BY_NAME = {
     "dim": "dim", "other": "Tensor", "index": "Tensor!", "mask": "Tensor!", "kernel_size": "ints",
-    "normalized_shape": "shape", "output_size": "sizes",
+    "normalized_shape": "shape", "output_size": "sizes", "stride": "ints", "dilation": "ints",
 }  # fmt: skip
 #: flags PyTorch reads by their truth in its Python-level ``nn.functional`` (``F.relu(x, 1)`` runs in place):
 #: never checked as ``bool``
