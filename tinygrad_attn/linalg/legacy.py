@@ -52,9 +52,14 @@ def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
     _deprecated("chain_matmul", "torch.linalg.multi_dot")
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for at, m in enumerate(matrices):  # (PyTorch parses the tensors before it reads any shape)
+        if not isinstance(m, Tensor):
+            raise TypeError(
+                f"chain_matmul(): expected Tensor as element {at} in argument 0, but got {type(m).__name__}"
+            )
     for m in matrices:
-        if not isinstance(m, Tensor) or m.ndim != 2:
-            raise RuntimeError(f"chain_matmul(): Tensor dimension is {getattr(m, 'ndim', type(m).__name__)}, "
+        if m.ndim != 2:
+            raise RuntimeError(f"chain_matmul(): Tensor dimension is {m.ndim}, "
                                "expected 2 instead.")  # fmt: skip
     r = matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
     return written_to_out(r, out, "chain_matmul")
