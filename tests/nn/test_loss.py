@@ -313,4 +313,4 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="huber_loss: delta must be positive"):
         F.huber_loss(a, a, delta=0.0)
     with pytest.raises(ValueError, match=r"cosine_embedding_loss: target has shape \(3,\), expected \(2,\)"):
-        F.cosine_embedding_loss(a, a, np.ones(3))
+        F.cosine_embedding_loss(a, a, Tensor(np.ones(3)))

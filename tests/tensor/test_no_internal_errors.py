@@ -1,6 +1,7 @@
 """No internal error reaches a user: every Tensor method PyTorch has too, called with the
 arguments a user gets wrong (None, a string, a number where a tensor goes, an axis out of
-range, a list, an empty or 0-d tensor, one argument too many, NumPy scalars), raises what
+range, a list, an empty or 0-d tensor, one argument too many, NumPy scalars, an index out of
+range, a negative size), raises what
 PyTorch raises or one of PyTorch's error classes with a message, never an ``AttributeError``,
 ``KeyError``, ``ZeroDivisionError``, ``UnboundLocalError``, ``NameError`` or ``AssertionError``
 from our own code (unless PyTorch raises that very class there).
@@ -36,12 +37,15 @@ _VALUES = {
     "t0": lambda lib: lib.tensor(2.5),
     "te": lambda lib: lib.tensor(np.zeros((0, 3))),
     "tb": lambda lib: lib.tensor(np.array([[True, False, True], [False] * 3])),
+    "tix": lambda lib: lib.tensor(np.array([[0, 5, 1]])),  # (an index with an entry out of range of every axis)
 }
 #: (the tensor the method is called on, its arguments: a name of _VALUES is that tensor)
 ARGUMENTS = [
     ("t23", ()), ("t23", (None,)), ("t23", ("a",)), ("t23", (0,)), ("t23", (5,)), ("t23", (-3,)), ("t23", (1.5,)),
     ("t23", (0, 0)), ("t23", ((2, 3),)), ("t23", ([],)), ("ti", (0,)), ("t0", (0,)), ("te", (0,)), ("tb", ()),
     ("t0", ()), ("t23", ("t23",)), ("t23", ("t0",)), ("t23", ("te",)), ("t23", ("ti",)), ("t23", (0, "t23")),
+    # (an index out of range, a negative size or count, an axis one past the last, a scatter's out-of-range index)
+    ("t23", (0, "tix")), ("t23", (-1,)), ("t23", (2,)), ("t23", (0, "tix", "t23")),
 ]  # fmt: skip
 #: methods with effects outside the tensor, or that wait, or PyTorch's that take callables
 _SKIP = {"backward", "register_hook", "share_memory_", "pin_memory", "cuda", "to_sparse", "storage", "untyped_storage",
@@ -123,6 +127,8 @@ FREE_ARGUMENTS = [
     (), ("t23",), ("t23", None), ("t23", "a"), ("t23", 0), ("t23", 5), ("t23", 1.5), ("t23", "t23"), ("t23", "t0"),
     ("t0",), ("te",), ("tb",), ("ti",), (None,), ("a",), (3,), ([1, 2],), ("t23", "t23", "t23"), ("t23", 0, 0),
     ("t23", (2, 3)),
+    # (an index out of range, a negative size or count, an axis one past the last, indices into a table)
+    ("t23", 0, "tix"), ("t23", -1), ("t23", 2), ("tix", "t23"),
 ]  # fmt: skip
 #: functions that change global state or touch files
 _FREE_SKIP = {"save", "load", "set_default_dtype", "set_default_device", "set_printoptions", "manual_seed", "seed",

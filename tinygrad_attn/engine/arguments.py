@@ -119,6 +119,23 @@ def _is_ints(v: Any) -> bool:
     return isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "iu"
 
 
+def _is_output_size(v: Any) -> bool:
+    """An adaptive pool's ``output_size``: PyTorch's ``int[]`` whose entries may be ``None`` (that side
+    keeps the input's size). A tensor of several entries is the function's to refuse: PyTorch's Python
+    reads its length against the input's rank before its parser sees it."""
+    if isinstance(v, _function.Tensor) and v.ndim > 0:
+        return True
+    if isinstance(v, (list, tuple)):
+        return all(d is None or _is_int(d) for d in v)
+    return _is_ints(v)
+
+
+def _is_shape_or_weight(v: Any) -> bool:
+    """``layer_norm``'s ``normalized_shape``: PyTorch's ``int[]``, or a tensor, the library's first form
+    ``layer_norm(x, weight, bias)`` (the shape then the last axis)."""
+    return _is_ints(v) or isinstance(v, _function.Tensor)
+
+
 def _is_dim(v: Any) -> bool:
     """PyTorch's ``dim`` of a reduction: an int, a list or tuple of them (``True`` may be one of
     them there), or a one-element integer tensor."""
@@ -140,19 +157,25 @@ _TESTS: dict[str, Callable[[Any], bool]] = {
     "dim": _is_dim,
     "ints": _is_ints,
     "tensors": _is_sequence_of_tensors,
+    "sizes": _is_output_size,
+    "shape": _is_shape_or_weight,
 }
 _PLAIN = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": None, "Tensor!": None, "dim": "int",
-    "tensors": "list", "ints": "tuple",
+    "tensors": "list", "ints": "tuple", "sizes": "tuple", "shape": "tuple",
 }  # fmt: skip
 _EXPECTED = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": "Tensor", "Tensor!": "Tensor",
-    "dim": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints",
+    "dim": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints", "sizes": "tuple of ints", "shape": "tuple of ints",
 }  # fmt: skip
 #: parameters annotated ``Any`` whose name alone says PyTorch's type, as its schemas name them:
 #: ``dim`` of a reduction, ``other`` of a binary op (a tensor or a number), ``index`` and ``mask``
-#: (a tensor)
-_BY_NAME = {"dim": "dim", "other": "Tensor", "index": "Tensor!", "mask": "Tensor!"}
+#: (a tensor), and the sizes of a window, its steps or a normalised shape (PyTorch's ``int[]``: ``F.max_pool2d(x, 1.5)``
+#: and ``F.layer_norm(x, 1.5)`` raise its ``TypeError`` before the input's rank is read)
+_BY_NAME = {
+    "dim": "dim", "other": "Tensor", "index": "Tensor!", "mask": "Tensor!", "kernel_size": "ints",
+    "normalized_shape": "shape", "output_size": "sizes", "stride": "ints", "dilation": "ints",
+}  # fmt: skip
 #: flags PyTorch reads by their truth in its Python-level ``nn.functional`` (``F.relu(x, 1)`` runs in place):
 #: never checked as ``bool``
 _TRUTH_FLAGS = {"inplace", "return_indices"}

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..engine import declare as _declare
-from ..engine.arguments import missing
+from ..engine.arguments import missing, refuse
 from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
 from ..engine.spellings import keeps_old_spellings
@@ -511,6 +511,14 @@ def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
     return weight
 
 
+def _array_target(op: str, target: Any) -> None:
+    """Refuse a target that is no array (a number, None, a string) with PyTorch's ``TypeError`` (its
+    class-index losses parse a Tensor; its binary cross-entropies read ``target.size()``, an ``AttributeError``).
+    A NumPy array or a list is this library's convenience (its tutorials pass class indices so)."""
+    if target is None or isinstance(target, (numbers.Number, np.generic, str, bytes)):
+        refuse(op, "target", 1, "Tensor!", target)
+
+
 @public(function=False, functional=True)
 def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,  # noqa: A002
                   ignore_index: int | None = -100, reduce: Any = None, reduction: str = "mean",
@@ -537,6 +545,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     if isinstance(size_average, float):
         size_average, label_smoothing = None, size_average
     op = "cross_entropy"
+    _array_target(op, targets)
     _float(logits, op)
     reduction = _reduction(op, reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -635,6 +644,7 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
     (``cross_entropy(x, t)`` is ``nll_loss(log_softmax(x), t)``).
     """
     op = "nll_loss"
+    _array_target(op, target)
     _float(input, op)
     reduction = _reduction(op, reduction, size_average, reduce)
     x, target, probs = _classes_last(op, input, _as_operand(op, target, input), class_axis)
@@ -919,10 +929,12 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
 
 
 @public(function=False, functional=True)
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:  # noqa: A002
+def normalize(input: Tensor, p: float | None = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:  # noqa: A002
     """``x / max(||x||_p, eps)`` along ``dim`` (PyTorch's default: axis 1); any ``p``:
-    ``inf``, ``-inf``, 0 (the count of non-zeros) and negative ones too, as PyTorch;
-    ``out`` receives the result (see :func:`written_to_out`)."""
+    ``inf``, ``-inf``, 0 (the count of non-zeros) and negative ones too, as PyTorch; ``None``
+    is 2, as ``Tensor.norm``'s; ``out`` receives the result (see :func:`written_to_out`)."""
+    if p is None:
+        p = 2.0
     _float(input, "normalize")  # (PyTorch's vector norm refuses other dtypes)
     return written_to_out(_normalize(input, p, dim, eps), out, "normalize")
 
@@ -963,8 +975,13 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
                          reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
     """``-w (y log x + (1 - y) log(1 - x))`` for probabilities ``x``, each log clamped at -100."""
     op = "binary_cross_entropy"
+    _array_target(op, target)
     reduction = _reduction(op, reduction, size_average, reduce)
     _float(input, op)
+    if isinstance(target, Tensor):  # (PyTorch's Python compares the sizes first, then its kernel the dtypes)
+        _same_shape(op, input, target)
+    if weight is not None and not isinstance(weight, Tensor):  # (PyTorch reads it after the sizes, before the dtypes)
+        refuse(op, "weight", 2, "Tensor!", weight)
     if isinstance(target, Tensor) and target.dtype != input.dtype:  # (PyTorch's kernel takes one dtype)
         raise RuntimeError(f"{op}: Found dtype {target.dtype} but expected {input.dtype} (the target's dtype must "
                            f"be the input's); convert with target.to(input.dtype)")  # fmt: skip
@@ -989,12 +1006,15 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
     """``binary_cross_entropy(sigmoid(x), y)`` without its overflow: ``(1 - y) x + (1 + (p - 1) y)
     softplus(-x)``, ``p`` the ``pos_weight`` of the positive term (broadcast over the last axis)."""
     op = "binary_cross_entropy_with_logits"
+    _array_target(op, target)
     reduction = _reduction(op, reduction, size_average, reduce)
     _float(input, op)
     if isinstance(target, Tensor) and target.dtype.kind == "f" and target.dtype != input.dtype:
         input = input.astype(target.dtype)  # noqa: A001 - (PyTorch's computes in the target's dtype)
     target = _as_operand(op, target, input)
     _same_shape(op, input, target)
+    if weight is not None and not isinstance(weight, Tensor):  # (PyTorch reads it after the sizes)
+        refuse(op, "weight", 2, "Tensor!", weight)
     sp = _softplus_stable(-input)
     if pos_weight is not None:
         sp = sp * ((_as_operand(op, pos_weight, input, "pos_weight") - 1) * target + 1.0)
@@ -1008,7 +1028,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
 # -- PyTorch's functional API: lookups and shapes -------------------------------------
 @public(function=False, functional=True)
 @accepts(("int64",))
-def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """Class indices ``(...)`` -> int64 ``(..., num_classes)`` with a 1 at each index
     (``num_classes=-1``: one more than the largest index). Not differentiable."""
     if tracing() and isinstance(tensor, Tensor) and num_classes != -1:
@@ -1196,9 +1216,13 @@ def check_mask_dtype(op: str, mask: Any) -> None:
 
 
 @public(function=False, functional=True)
-def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002 - PyTorch's names
-    """``elu`` written into ``input``."""
-    return elu(input, alpha, inplace=True)
+def elu_(input: Tensor, alpha: float = 1.0, scale: float = 1.0, input_scale: float = 1.0) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``elu`` written into ``input``; with PyTorch's kernel's ``scale`` and ``input_scale`` (``scale * x``
+    where positive, ``scale * alpha * (exp(input_scale * x) - 1)`` elsewhere)."""
+    if scale == 1 and input_scale == 1:
+        return elu(input, alpha, inplace=True)
+    y = where(input > 0, input * scale, (input * input_scale).expm1() * (alpha * scale))
+    return input.copy_(y)
 
 
 @public(function=False, functional=True)

@@ -73,7 +73,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     return saved_for_backward(where(x <= 0, _expm1_negative(x * (1.0 / alpha)) * alpha, x), x)  # (as PyTorch's)
 
 
-@public(function=True, functional=True)
+@public(function=False, functional=True)
 @composite("selu")
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
@@ -341,7 +341,10 @@ def selu_(input: Tensor) -> Tensor:  # noqa: A002
 
 @public(function=False, functional=True)
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:  # noqa: A002
-    """``hardtanh`` written into ``input``."""
+    """``hardtanh`` written into ``input``. PyTorch's in-place kernel has no check of the bounds: with
+    ``min_val > max_val`` every entry becomes ``max_val``, with no gradient."""
+    if min_val > max_val:
+        min_val = max_val
     return hardtanh(input, min_val, max_val, inplace=True)
 
 

@@ -124,6 +124,18 @@ def _same_shape(op: str, x: Tensor, target: Tensor) -> None:
         )
 
 
+def _broadcast_to_input(op: str, x: Tensor, target: Tensor) -> None:
+    """Refuse a target that does not broadcast to the input's shape (a loss whose result has the input's shape)."""
+    try:
+        fits = np.broadcast_shapes(tuple(target.shape), tuple(x.shape)) == tuple(x.shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise InvalidArgumentError(
+            f"{op}: target of shape {tuple(target.shape)} does not broadcast to the input's shape {tuple(x.shape)}"
+        )
+
+
 def _pad_constant(x: Tensor, axis: int, lo: int, hi: int, value: float) -> Tensor:
     """Crop the negative sides of ``axis``, then put blocks of ``value`` on the positive ones."""
     lead = (slice(None),) * axis

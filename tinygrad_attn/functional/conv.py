@@ -592,12 +592,33 @@ def _adaptive_setup(input: Any, output_size: Any) -> tuple[Tensor, bool, Any, An
     return x, unbatched, ah, aw
 
 
+def adaptive_global_mean(op: str, nd: int, input: Any, output_size: Any) -> Tensor | None:
+    """The mean over the last ``nd`` axes where every output side is 1, else None: PyTorch's
+    ``adaptive_avg_pool2d``/``3d`` take that path before they read the input's rank, so ``(H, W)``
+    pools to ``(1, 1)`` and any leading axes are kept."""
+    if not isinstance(input, Tensor):
+        return None
+    if isinstance(output_size, (int, np.integer)) and not isinstance(output_size, bool):
+        sides = (int(output_size),) * nd
+    elif isinstance(output_size, Sequence) and 0 < len(output_size) < input.ndim:
+        sides = tuple(n if o is None else o for o, n in zip(output_size, input.shape[-len(output_size) :]))
+    else:
+        return None
+    if len(sides) != nd or any(s != 1 for s in sides):
+        return None
+    _F._float(input, op)
+    return input.mean(tuple(range(-nd, 0)), keepdim=True)
+
+
 def adaptive_avg_pool2d_reference(x: Tensor, ah: Any, aw: Any) -> Tensor:
     """``A_h @ x @ A_w.T`` in primitives (two matmuls)."""
     return (Tensor._wrap(ah, x._dev) @ x) @ Tensor._wrap(aw, x._dev).mT
 
 
 def _adaptive_avg_pool2d_fused(input: Tensor, output_size: Any) -> Tensor:
+    mean = adaptive_global_mean("adaptive_avg_pool2d", 2, input, output_size)
+    if mean is not None:
+        return mean
     x, unbatched, ah, aw = _adaptive_setup(input, output_size)
     y = _conv.AdaptiveAveragePooling2d.apply(x, args=(ah, aw))
     return y.squeeze(0) if unbatched else y
@@ -608,6 +629,9 @@ def _adaptive_avg_pool2d_fused(input: Tensor, output_size: Any) -> Tensor:
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Average ``input (N, C, H, W)`` into ``output_size`` (an int, or a pair; ``None`` keeps
     that side) with PyTorch's adaptive windows."""
+    mean = adaptive_global_mean("adaptive_avg_pool2d", 2, input, output_size)
+    if mean is not None:
+        return mean
     x, unbatched, ah, aw = _adaptive_setup(input, output_size)
     y = adaptive_avg_pool2d_reference(x, ah, aw)
     return y.squeeze(0) if unbatched else y

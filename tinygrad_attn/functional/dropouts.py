@@ -42,6 +42,12 @@ def _feature_dropout(op: str, x: Tensor, p: float, training: bool, inplace: bool
         return _in_place(x, op, lambda t: _feature_dropout(op, t, p, training, False, batched))
     if p == 1.0:
         return x * 0.0
+    if x.ndim + (not batched) < 2:  # (a channel axis, counting the batch axis PyTorch puts on an unbatched input)
+        raise RuntimeError(
+            f"{op}: Feature dropout requires at least 2 dimensions in the input, got shape {tuple(x.shape)}"
+        )
+    if x.dtype.kind not in "fc":  # (the scaled mask is floating point, and PyTorch's kernel writes it in x's dtype)
+        raise RuntimeError(f"{op}: result type Float can't be cast to the desired output type {x.dtype}")
     return x * _feature_mask(x, p, batched)
 
 
@@ -72,7 +78,8 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
         _user_warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
                       "To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.")  # fmt: skip
-    return _feature_dropout("dropout2d", x, p, training, inplace, batched=x.ndim >= 2)
+    # (no batch axis is added: PyTorch's dropout2d reads any input as (N, C, *), and refuses fewer than 2 axes)
+    return _feature_dropout("dropout2d", x, p, training, inplace, batched=True)
 
 
 @public(function=False, functional=True)
@@ -83,7 +90,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
         _user_warn(f"dropout3d: Received a {x.ndim}-D input to dropout3d, which is deprecated and will result in "
                       "an error in a future release; use dropout instead (channel-wise dropout needs 4D or 5D "
                       "inputs)")  # fmt: skip
-    return _feature_dropout("dropout3d", x, p, training, inplace, batched=x.ndim != 4)
+    return _feature_dropout("dropout3d", x, p, training, inplace, batched=x.ndim == 5)  # (PyTorch's: 5-D only)
 
 
 def _alpha(op: str, x: Tensor, p: float, training: bool, inplace: bool, feature: bool) -> Tensor:

@@ -24,7 +24,7 @@ from . import checks as _F
 
 @public(function=False, functional=True)
 @composite("poisson_nll_loss")
-def poisson_nll_loss(input: Tensor, target: Any, log_input: bool = True, full: bool = False,  # noqa: A002
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,  # noqa: A002
                      size_average: Any = None, eps: float = 1e-8, reduce: Any = None,
                      reduction: str = "mean") -> Tensor:  # fmt: skip
     """The negative log-likelihood of ``target`` counts under Poisson rates ``input``:
@@ -57,9 +57,8 @@ def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False, 
     were not), as PyTorch's."""
     op = "gaussian_nll_loss"
     x = _F.tensor_arg(input, op)
-    if isinstance(var, Tensor) and var.dtype.kind in "biu":  # (PyTorch's clamps var in place: a float into it)
-        raise RuntimeError(f"{op}: result type Float can't be cast to the desired output type {var.dtype} (var must "
-                           "be a floating-point tensor)")  # fmt: skip
+    if isinstance(var, Tensor) and var.dtype.kind not in "fc":  # (PyTorch clamps var at eps in place: a float)
+        raise RuntimeError(f"{op}: result type Float can't be cast to var's dtype {var.dtype}; give a floating var")
     if isinstance(var, Tensor):  # (PyTorch's dtype: input, target and var promoted together)
         x, target, var = _F._computed_together(op, x, target, var)
     else:

@@ -102,7 +102,7 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float
 
 @public(function=False, functional=True)
 @composite("kl_div")
-def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:  # fmt: skip
     """``target (log target - input)`` for log-probabilities ``input``: PyTorch's ``F.kl_div``.
 
@@ -144,7 +144,7 @@ _EPSILON = 1e-12
 
 @public(function=False, functional=True)
 @composite("cosine_embedding_loss")
-def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Any, margin: float = 0.0, size_average: Any = None,
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average: Any = None,
                           reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
     """``1 - cos(x1, x2)`` where ``target`` is 1, ``max(0, cos(x1, x2) - margin)`` where it is -1.
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.arguments import refuse
 from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
 from ..ops.saved import saved_for_backward
@@ -49,7 +50,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Any, margin: flo
 
 @public(function=False, functional=True)
 @composite("hinge_embedding_loss")
-def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0, size_average: Any = None,  # noqa: A002
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: Any = None,  # noqa: A002
                          reduce: Any = None, reduction: str = "mean") -> Tensor:  # fmt: skip
     """``x`` where ``target`` is 1, ``max(0, margin - x)`` where it is -1 (``input`` often a
     distance): PyTorch's ``F.hinge_embedding_loss``."""
@@ -68,7 +69,7 @@ def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0, size_a
 
 @public(function=False, functional=True)
 @composite("soft_margin_loss")
-def soft_margin_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,  # noqa: A002
                      reduction: str = "mean") -> Tensor:  # fmt: skip
     """``log(1 + exp(-target * input))`` for targets of 1 and -1: PyTorch's ``F.soft_margin_loss``."""
     op = "soft_margin_loss"
@@ -76,7 +77,8 @@ def soft_margin_loss(input: Tensor, target: Any, size_average: Any = None, reduc
     x = _F.tensor_arg(input, op)
     _F._float(x, op)
     target = _F._as_operand(op, target, x)
-    _F._same_shape(op, x, target)
+    if target.shape != x.shape:  # (PyTorch's kernel broadcasts the target to the input's shape, never beyond)
+        _F._broadcast_to_input(op, x, target)
     # log1p(exp(.)) in the input's dtype, as PyTorch's kernel: inf where exp overflows (float16 beyond 11.1,
     # float32 beyond 88.7), as PyTorch's loss is
     return _F._reduce((-target * x).exp().log1p(), reduction)
@@ -152,6 +154,8 @@ def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.
         raise ValueError("only p == 1 and p == 2 supported")
     if isinstance(weight, Tensor) and weight.ndim != 1:  # (checked first, as PyTorch's)
         raise ValueError(f"{op}: weight must be one-dimensional, got shape {tuple(weight.shape)}")
+    if not isinstance(target, Tensor):  # (PyTorch's parser reads the target after its Python checks of p and weight)
+        refuse(op, "target", 1, "Tensor!", target)
     x = _F.tensor_arg(input, op)
     x2, t = _classes(op, x, target, multilabel=False)
     n, c = x2.shape
@@ -171,7 +175,7 @@ def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.
 @public(function=False, functional=True)
 @accepts("float3264")
 @composite("multilabel_margin_loss")
-def multilabel_margin_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa: A002
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,  # noqa: A002
                            reduction: str = "mean") -> Tensor:  # fmt: skip
     """The multi-label hinge loss: ``target (N, C)`` lists each sample's classes, ended by the
     first -1; every listed class ``j`` should beat every unlisted ``i`` by 1: ``sum of max(0,

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.arguments import refuse
 from ..engine.composite import composite
 from ..engine.declare import accepts, public
 from ..engine.switches import no_grad
@@ -71,8 +72,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
 
 @public(function=False, functional=True)
 @composite("instance_norm")
-def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
-                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+def instance_norm(input: Tensor, running_mean: Any = None, running_var: Any = None,
+                  weight: Any = None, bias: Any = None, use_input_stats: bool = True,
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:  # fmt: skip
     """Normalise each channel of each sample of ``input (N, C, *)`` over its positions:
     PyTorch's ``F.instance_norm``. With ``use_input_stats`` the running statistics (where
@@ -80,6 +81,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     unbiased variances, in place; without it they normalise instead."""
     op = "instance_norm"
     x = _F.tensor_arg(input, op)
+    if use_input_stats and math.prod(x.shape[2:]) == 1:  # (PyTorch's Python checks this before anything else)
+        raise ValueError(f"{op}: Expected more than 1 spatial element when training, got input size {tuple(x.shape)}")
+    for at, (t, what) in enumerate(((running_mean, "running_mean"), (running_var, "running_var"),
+                                    (weight, "weight"), (bias, "bias"))):  # fmt: skip
+        if t is not None and not isinstance(t, Tensor):
+            refuse(op, what, at + 1, "Tensor!", t)
     _F._float(x, op)
     if x.ndim < 3:
         raise InvalidArgumentError(
@@ -140,7 +147,7 @@ def channel_window_sum(sq: Tensor, before: int, after: int) -> Tensor:
 @public(function=False, functional=True)
 @accepts(("int64", "float16", "float32", "float64"))
 @composite("local_response_norm")
-def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+def local_response_norm(input: Tensor, size: Any, alpha: Any = 1e-4, beta: Any = 0.75, k: Any = 1.0) -> Tensor:
     """``x / (k + alpha * mean of x^2 over size neighbouring channels)^beta`` for ``input
     (N, C, *)``: PyTorch's ``F.local_response_norm`` (AlexNet's normalisation; the window
     reaches ``size // 2`` channels back and ``(size - 1) // 2`` ahead)."""
@@ -148,6 +155,9 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     x = _F.tensor_arg(input, op)
     if x.ndim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {x.ndim} dimensions)")
+    # (PyTorch's is Python: the rank first, then size as a window's int; alpha, beta and k may be tensors)
+    if not isinstance(size, (int, np.integer)) or isinstance(size, bool):
+        refuse(op, "size", 1, "int", size)
     if x.numel() == 0:
         return x
     s = channel_window_sum(x * x, size // 2, (size - 1) // 2)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.arguments import _is_ints, refuse
 from ..engine.composite import composite
 from ..engine.declare import public
 from ..engine.switches import no_grad
@@ -27,6 +28,7 @@ from .conv import (
     _adaptive_matrix,
     _check_input,
     _ntuple,
+    adaptive_global_mean,
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,
@@ -81,6 +83,9 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average ``input (N, C, D, H, W)`` into ``output_size`` (an int or a triple; ``None``
     keeps that side): PyTorch's ``F.adaptive_avg_pool3d``."""
+    mean = adaptive_global_mean("adaptive_avg_pool3d", 3, input, output_size)
+    if mean is not None:
+        return mean
     return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
 
 
@@ -254,6 +259,8 @@ def _fractional_max(op: str, nd: int, input: Any, kernel_size: Any, output_size:
     if output_size is None and output_ratio is None:
         raise ValueError(f"{op} requires specifying either an output_size or an output_ratio")
     x, unbatched = _check_input(op, nd, input)
+    if not _is_ints(kernel_size):  # (PyTorch's Python reads the sizes and the rank first, then parses kernel_size)
+        refuse(op, "kernel_size", 1, "ints", kernel_size)
     _F._float(x, op)
     spatial = tuple(x.shape[2:])
     kernel = _ntuple(kernel_size, nd, "kernel_size", op)
@@ -307,7 +314,7 @@ def _fractional_max(op: str, nd: int, input: Any, kernel_size: Any, output_size:
 
 @public(function=False, functional=True)
 @composite("fractional_max_pool2d")
-def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+def fractional_max_pool2d(input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None, output_ratio: Any = None,
                           return_indices: bool = False, _random_samples: Tensor | None = None) -> Any:  # fmt: skip
     """PyTorch's ``F.fractional_max_pool2d``: the max of ``kernel_size`` windows of ``input``
     ``(N, C, H, W)`` placed at pseudo-random fractional strides so that the output is
@@ -325,7 +332,7 @@ def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = No
 
 @public(function=False, functional=True)
 @composite("fractional_max_pool3d")
-def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+def fractional_max_pool3d(input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None, output_ratio: Any = None,
                           return_indices: bool = False, _random_samples: Tensor | None = None) -> Any:  # fmt: skip
     """PyTorch's ``F.fractional_max_pool3d`` over ``input`` ``(N, C, T, H, W)``; samples ``(N, C, 3)``."""
     return _fractional_max("fractional_max_pool3d", 3, input, kernel_size, output_size, output_ratio, return_indices,
@@ -333,7 +340,7 @@ def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = No
 
 
 @public(function=False, functional=True)
-def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None,
                                        output_ratio: Any = None, return_indices: bool = False,
                                        _random_samples: Tensor | None = None) -> Any:  # fmt: skip
     """``fractional_max_pool2d(..., return_indices=True)``: the ``(values, indices)`` pair."""
@@ -341,7 +348,7 @@ def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_s
 
 
 @public(function=False, functional=True)
-def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None,
                                        output_ratio: Any = None, return_indices: bool = False,
                                        _random_samples: Tensor | None = None) -> Any:  # fmt: skip
     """``fractional_max_pool3d(..., return_indices=True)``: the ``(values, indices)`` pair."""

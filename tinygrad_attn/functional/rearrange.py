@@ -28,9 +28,10 @@ from .conv import _ntuple, _pad
 
 
 @public(function=False, functional=True)
-def assert_int_or_pair(arg: Any, arg_name: str, message: str) -> None:
+def assert_int_or_pair(arg: Any, arg_name: Any, message: Any) -> None:
     """PyTorch's ``F.assert_int_or_pair``: ``arg`` (of ``fold``/``unfold``) must be an int or a
-    pair, else an ``AssertionError`` with ``message.format(arg_name)``."""
+    pair, else an ``AssertionError`` with ``message.format(arg_name)`` (PyTorch's reads the message only
+    then, so a name or a message of another type is no error while ``arg`` is right)."""
     assert isinstance(arg, int) or len(arg) == 2, message.format(arg_name)
 
 

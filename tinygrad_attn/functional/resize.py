@@ -96,8 +96,12 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     if not isinstance(input, Tensor):
         raise TypeError(f"interpolate: input must be a Tensor, got {type(input).__name__}")
     nd = input.ndim - 2
-    if nd < 1:
-        raise InvalidArgumentError(f"interpolate: needs an input (N, C, *spatial), got shape {tuple(input.shape)}")
+    if not 1 <= nd <= 3:
+        # (PyTorch's class: NotImplementedError; ours is a ValueError too)
+        raise UnsupportedModeError(
+            f"interpolate: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D): needs an input "
+            f"(N, C, *spatial), got shape {tuple(input.shape)}"
+        )
     if mode not in ("nearest", "nearest-exact", "area", *_LINEAR):
         raise UnsupportedModeError(f"interpolate: mode {mode!r} is not supported (nearest, nearest-exact, area, "
                                    f"linear, bilinear, bicubic, trilinear)")  # fmt: skip

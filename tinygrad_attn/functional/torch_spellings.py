@@ -18,6 +18,7 @@ from typing import Any
 
 from ..engine.declare import public
 from ..tensors._tensor import InvalidArgumentError, Tensor
+from . import activations as _activations
 from . import conv as _conv
 from . import dropouts as _dropouts
 from . import likelihood as _likelihood
@@ -45,6 +46,12 @@ def _functional() -> Any:
 
 
 # -- dropout: (input, p, train), every argument positional -------------------------------------
+@public
+def selu(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``torch.selu(input)``: ``F.selu`` without its ``inplace`` flag (PyTorch's free function has none)."""
+    return _activations.selu(input)
+
+
 @public
 def dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002 - PyTorch's names
     """``torch.dropout(input, p, train)``: ``F.dropout(input, p, training=train)``."""

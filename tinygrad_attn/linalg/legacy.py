@@ -52,9 +52,14 @@ def chain_matmul(*matrices: Tensor, out: Tensor | None = None) -> Tensor:
     _deprecated("chain_matmul", "torch.linalg.multi_dot")
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for at, m in enumerate(matrices):  # (PyTorch parses the tensors before it reads any shape)
+        if not isinstance(m, Tensor):
+            raise TypeError(
+                f"chain_matmul(): expected Tensor as element {at} in argument 0, but got {type(m).__name__}"
+            )
     for m in matrices:
-        if not isinstance(m, Tensor) or m.ndim != 2:
-            raise RuntimeError(f"chain_matmul(): Tensor dimension is {getattr(m, 'ndim', type(m).__name__)}, "
+        if m.ndim != 2:
+            raise RuntimeError(f"chain_matmul(): Tensor dimension is {m.ndim}, "
                                "expected 2 instead.")  # fmt: skip
     r = matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
     return written_to_out(r, out, "chain_matmul")
@@ -87,7 +92,7 @@ def nuclear_norm(input: Tensor, dim: int | Sequence[int] | bool | None = None, k
 
 
 @public
-def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa: A002 - PyTorch's name
+def norm_except_dim(v: Tensor, pow: int = 2, dim: int = 0) -> Tensor:  # noqa: A002 - PyTorch's name
     """The ``pow``-norm of ``v`` over every dim but ``dim``, kept as size-1 dims (weight
     normalisation's norm); ``dim=-1``: of the whole tensor, a 0-d tensor."""
     x = _tensor(v, "norm_except_dim")

@@ -201,6 +201,8 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
     same_dtype("linalg.cross", a, ("other", b))  # (PyTorch's kernel promotes none)
     if a.ndim != b.ndim:
         raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions, got {a.ndim} and {b.ndim}")
+    if a.dtype != b.dtype:  # (PyTorch's kernel does not promote)
+        raise RuntimeError(f"cross: expected both inputs of one dtype, got {a.dtype} and {b.dtype}")
     try:
         shape = np.broadcast_shapes(a.shape, b.shape)
     except ValueError:

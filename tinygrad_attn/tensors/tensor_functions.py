@@ -737,6 +737,12 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None, *, output
     """Each entry repeated ``repeats`` times along ``dim`` (the flattened tensor when None):
     a gather by the index ``[0, 0, 1, 1, ...]``, so gradients sum over the copies. ``output_size``
     (PyTorch's hint of the result's length along ``dim``) must be that length when given."""
+    if isinstance(repeats, (float, np.floating)):
+        raise TypeError(f"repeat_interleave(): repeats must be an int or an integer tensor, not float {repeats}")
+    if isinstance(repeats, Tensor) and repeats.dtype.kind not in "iu":  # (PyTorch has a kernel for integers only)
+        raise NotImplementedError(
+            f"repeat_interleave: repeats of dtype {repeats.dtype} are not supported; give integers"
+        )
     if dim is None:
         x, dim = x.reshape(-1), 0
     d = _one_dim(x, dim, "repeat_interleave")

@@ -952,7 +952,7 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
 
 # -- reductions ------------------------------------------------------------------------
 @public
-def var_mean(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+def var_mean(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: bool | None = None, keepdim: bool = False, *,  # noqa: A002
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(var, mean)`` over ``dim``, as ``torch.var_mean`` (unbiased unless told otherwise)."""
     x = _tensor(input, "var_mean")
@@ -967,7 +967,7 @@ def var_mean(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbia
 
 
 @public
-def std_mean(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+def std_mean(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: bool | None = None, keepdim: bool = False, *,  # noqa: A002
              correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(std, mean)`` over ``dim``, as ``torch.std_mean``."""
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
@@ -1008,6 +1008,10 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
         out = Tensor.zeros(*_shape(size), dtype=dtype, device=device).normal_(float(mean), float(std),
                                                                               generator=generator)  # fmt: skip
         return out.requires_grad_(requires_grad) if requires_grad else out
+    if size is not None:  # (PyTorch's overloads: a size goes with two numbers only)
+        raise TypeError(f"normal(): a size ({size!r}) goes with a number mean and std, not with a tensor")
+    if like.dtype.kind not in "fc":  # (the draws take the dtype of the tensor that shapes them: PyTorch's)
+        raise NotImplementedError(f"normal: draws of dtype {like.dtype} are not implemented; give a floating mean")
     m = mean.detach() if isinstance(mean, Tensor) else mean
     s = std.detach() if isinstance(std, Tensor) else std
     if isinstance(s, Tensor) and bool((s < 0).any()):

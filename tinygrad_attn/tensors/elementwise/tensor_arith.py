@@ -177,6 +177,8 @@ def clamp(input: Tensor, min: Tensor | float | None = None, max: Tensor | float 
     """``input`` limited to ``[min, max]`` (either may be None; ``clip`` is its second name). The gradient is 1 on the whole closed
     interval, bounds included, as PyTorch's ``clamp`` (not the 1/2 that maximum and
     minimum give ties)."""
+    if not isinstance(input, Tensor):  # (PyTorch's parser refuses it before it reads the bounds)
+        raise TypeError(f"clamp(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     return clamped(input, min, max)
 
 

@@ -166,15 +166,21 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     return _fill_with(self, "bernoulli_", draws)
 
 
+#: ``random_()``'s ``from`` left out (``random_(0)`` is the range ``[0, 0)``, an error; ``random_(None)`` a type error)
+_NO_BOUND: Any = type("NoBound", (), {"__repr__": lambda self: "<no bound>"})()
+
+
 @public(function=False, method=True)
-def random_(self: Tensor, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
-    """Integers from ``[from_, to)`` in place; ``random_(to)`` is ``[0, to)``; without
-    bounds, PyTorch's: ``[0, 2**mantissa]`` for floats, ``[0, max]`` for integers (the
-    numbers PyTorch draws for a seed)."""
-    if to is None and from_ == 0:
+def random_(self: Tensor, from_: int = _NO_BOUND, to: int | None = None, *, generator: Any = None) -> Tensor:
+    """Integers from ``[from_, to)`` in place; ``random_(to)`` is ``[0, to)`` (so ``random_(0)`` is an empty
+    range, refused as PyTorch's); without bounds, PyTorch's: ``[0, 2**mantissa]`` for floats, ``[0, max]``
+    for integers (the numbers PyTorch draws for a seed)."""
+    if to is None and from_ is _NO_BOUND:
         return _fill_drawn(self, "random_", "random_bits", (), generator)
     if to is None:  # random_(to)
         from_, to = 0, from_
+    elif from_ is _NO_BOUND:
+        from_ = 0
     if from_ >= to:
         raise RuntimeError(f"random_: expects from < to, got from={from_} >= to={to}")
     return _fill_drawn(self, "random_", "integers", (from_, to), generator)

@@ -211,7 +211,7 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 @public(method=True, dtypes="float3264")
-def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
+def quantile(input: Tensor, q: Tensor | float, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
              interpolation: str = "linear") -> Tensor:  # fmt: skip
     """The ``q``-th quantiles (``q`` a float or a 1-D tensor in ``[0, 1]``) of every entry or along
     ``dim``, between sorted entries as ``interpolation`` says; NaN where a slice has a NaN. A 1-D ``q``
@@ -220,7 +220,7 @@ def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = Fals
 
 
 @public(method=True, dtypes="float3264")
-def nanquantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
+def nanquantile(input: Tensor, q: Tensor | float, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
                 interpolation: str = "linear") -> Tensor:  # fmt: skip
     """:func:`quantile` of the entries that are not NaN (NaN where every entry is)."""
     return _quantile(_tensor(input, "nanquantile"), q, dim, keepdim, interpolation, "nanquantile", skip_nan=True)
@@ -717,6 +717,8 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tens
     Tensor([2., 1.], dtype=float32)
     """
     x = _tensor(input, "histogram")
+    if isinstance(bins, (float, np.floating)):  # (PyTorch's bins: a count, the edges, never a float)
+        raise TypeError(f"histogram(): bins must be an int or a 1-D tensor of edges, not {type(bins).__name__} {bins}")
     if x.dtype == np.float16 and range is None and not isinstance(bins, Tensor):
         # (PyTorch's float16 histogram needs its bins' edges: given, or from a range; not the data's extent)
         check_dtype("histogramdd", x, "float3264")

@@ -165,7 +165,7 @@ def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: float 
 
 
 @public(method=True)
-def var(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+def var(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: bool | None = None, keepdim: bool = False, *,  # noqa: A002
         correction: Any = None, axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
     """PyTorch's ``var``, method and free function: unbiased (``correction=1``) unless told
     otherwise (``x.var(0, True)`` is ``unbiased=True``, ``x.var(False)`` the population
@@ -210,7 +210,7 @@ def sqrt_of_variance(v: Tensor) -> Tensor:
 
 
 @public(method=True)
-def std(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+def std(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: bool | None = None, keepdim: bool = False, *,  # noqa: A002
         correction: Any = None, axis: Any = None, keepdims: bool | None = None, ddof: int | None = None) -> Tensor:  # fmt: skip
     """The square root of :func:`var` (the same defaults); its gradient where the spread is 0 is 0."""
     v = saved_for_backward(_variance("std", input, dim, unbiased, keepdim, correction, axis, keepdims, ddof), input)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ...engine.arguments import _is_int
 from ...engine.declare import public
 from ...functional.checks import broadcast_of
 from ...functional.checks import tensor_arg as _tensor
@@ -138,6 +139,13 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
                  for a, b in zip(bounds[:-1], bounds[1:]))  # fmt: skip
 
 
+def _sections(op: str, ios: Any) -> None:
+    """PyTorch's two overloads, read before the input's rank: an int of sections, or a list of int indices;
+    never a float, a string, None, a bool or a tensor of several entries (``TypeError``)."""
+    if not all(_is_int(v) for v in (ios if isinstance(ios, (list, tuple)) else (ios,))):
+        raise TypeError(f"{op}(): indices_or_sections must be an int or a list of ints, got {type(ios).__name__}")
+
+
 def _split_on(op: str, d: int, x: Tensor, ios: Any) -> tuple[Tensor, ...]:
     if isinstance(ios, str) or not isinstance(ios, (int, np.integer, Sequence, Tensor)):
         raise TypeError(f"torch.{op}: indices_or_sections must be an int or a sequence of ints, got {ios!r}")
@@ -151,6 +159,7 @@ def _split_on(op: str, d: int, x: Tensor, ios: Any) -> tuple[Tensor, ...]:
 def hsplit(input: Tensor, indices_or_sections: Any, *more: int) -> tuple[Tensor, ...]:  # noqa: A002
     """:func:`tensor_split` along the columns (dimension 1, or 0 of a 1-D tensor), into equal parts
     (``x.hsplit(1, 2)``: the indices as varargs, as PyTorch's)."""
+    _sections("hsplit", indices_or_sections)
     indices_or_sections = dims.int_list(indices_or_sections, more)
     x = _tensor(input, "hsplit")
     if x.ndim == 0:
@@ -163,6 +172,7 @@ def hsplit(input: Tensor, indices_or_sections: Any, *more: int) -> tuple[Tensor,
 @public(method=True)
 def vsplit(input: Tensor, indices_or_sections: Any, *more: int) -> tuple[Tensor, ...]:  # noqa: A002
     """:func:`tensor_split` along dimension 0 of a tensor of 2 or more dimensions (indices as varargs too)."""
+    _sections("vsplit", indices_or_sections)
     indices_or_sections = dims.int_list(indices_or_sections, more)
     x = _tensor(input, "vsplit")
     if x.ndim < 2:
@@ -173,6 +183,7 @@ def vsplit(input: Tensor, indices_or_sections: Any, *more: int) -> tuple[Tensor,
 @public(method=True)
 def dsplit(input: Tensor, indices_or_sections: Any, *more: int) -> tuple[Tensor, ...]:  # noqa: A002
     """:func:`tensor_split` along dimension 2 of a tensor of 3 or more dimensions (indices as varargs too)."""
+    _sections("dsplit", indices_or_sections)
     indices_or_sections = dims.int_list(indices_or_sections, more)
     x = _tensor(input, "dsplit")
     if x.ndim < 3:
