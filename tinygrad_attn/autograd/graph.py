@@ -50,6 +50,7 @@ class Node(abc.ABC):
 
 Node.register(_function.BackwardNode)
 Node.register(_function.AccumulateGrad)
+Node.register(_function.TransposeNode)
 
 
 class GradientEdge(NamedTuple):

@@ -607,6 +607,10 @@ class BackwardNode:
             node = inner if inner is not None else node
         out = tuple((backward_node(n) if isinstance(n, Function) else n, i) for n, i in _op_edges(node))
         inputs = getattr(node, "inputs", None) or ()
+        if type(node).__name__ == "Affine" and len(out) in (2, 3):
+            # (a linear layer: PyTorch's node is addmm(bias, x, weight.t()) or mm(x, weight.t()))
+            w = out[1] if out[1][0] is None else (_transpose_node(node, out[1][0]), 0)
+            return (out[2], out[0], w) if len(out) == 3 else (out[0], w)
         if type(self).__name__ in _NUMBER_AS_TENSOR and len(inputs) == 2 and len(out) == 1:
             number_last = not hasattr(inputs[1], "shape")
             if number_last or type(self).__name__ in ("MulBackward0", "AddBackward0"):
@@ -615,6 +619,48 @@ class BackwardNode:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+class TransposeNode:
+    """The ``TBackward0`` node PyTorch's linear layer puts between its product and its weight
+    (``weight.t()``), where ours reads the weight directly: one per linear node."""
+
+    __slots__ = ("_next", "_metadata", "__weakref__")
+
+    def __init__(self, edge: Any) -> None:
+        self._next, self._metadata = edge, None
+
+    @property
+    def next_functions(self) -> tuple:
+        return ((self._next, 0),)
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def name(self) -> str:
+        return "TBackward0"
+
+    def register_hook(self, fn: Callable[..., Any]) -> Any:
+        raise NotImplementedError("TBackward0.register_hook: hooks on the transpose of a linear layer's weight")
+
+    register_prehook = register_hook
+
+    def __repr__(self) -> str:
+        return f"<TBackward0 object at {id(self):#x}>"
+
+
+TransposeNode.__name__ = TransposeNode.__qualname__ = "TBackward0"
+_TRANSPOSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # linear node -> its TBackward0
+
+
+def _transpose_node(node: Function, edge: Any) -> TransposeNode:
+    t = _TRANSPOSES.get(node)
+    if t is None or t._next is not edge:
+        t = _TRANSPOSES[node] = TransposeNode(edge)
+    return t
 
 
 def _node_handle(hooks: dict, fn: Callable[..., Any]) -> Any:
@@ -641,7 +687,7 @@ class SavedTensor:
         if st.unpack is not None and st.unpack is not unpack and (st.packed or st.packed_out is not _saved._NOTHING):
             raise RuntimeError("SavedTensor.register_hooks: this tensor already has hooks: hooks can only be set once")
         value = getattr(self._face, self._name)
-        packed = _saved._pack_one(pack, value)
+        packed = _saved.pack_one(pack, value)
         st.unpack = unpack
         if where == "result":
             st.packed_out = packed

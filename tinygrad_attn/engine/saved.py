@@ -117,7 +117,7 @@ def state_of(fn: Any, make: bool = True) -> NodeState | None:
     return st
 
 
-def _pack_one(pack: Callable[[Any], Any], t: Any) -> Any:
+def pack_one(pack: Callable[[Any], Any], t: Any) -> Any:
     before = t._version
     packed = pack(t)
     if t._version != before:
@@ -141,8 +141,8 @@ def pack_node(fn: Any, inputs: Any, out: Any) -> None:
     if fn.reads_values:
         for i, t in enumerate(inputs):
             if t.__class__ is T and fn.keeps_input(i):
-                packed[i] = _pack_one(pack, t)
-    packed_out = _pack_one(pack, out) if fn.reads_output and fn.reads_values else _NOTHING
+                packed[i] = pack_one(pack, t)
+    packed_out = pack_one(pack, out) if fn.reads_output and fn.reads_values else _NOTHING
     if not packed and packed_out is _NOTHING:
         return
     st = state_of(fn)
