@@ -699,16 +699,27 @@ class SavedTensor:
         return f"<SavedTensor object at {id(self):#x}>"
 
 
-def _op_edges(node: Function) -> list[tuple[Any, int]]:
+def _within(inner: Any, scope: Any) -> bool:
+    """Whether scope ``inner`` is ``scope`` or inside it (an op written from others it calls)."""
+    while inner is not None:
+        if inner is scope:
+            return True
+        inner = inner.parent
+    return False
+
+
+def _op_edges(node: Function, scope: Any = None) -> list[tuple[Any, int]]:
     """``node.next_functions`` with the inner nodes of an op written from others (``mean``: a sum
     and a product) passed through, as PyTorch's one node per op shows them."""
-    scope = getattr(node, "scope", None)
+    scope = scope or getattr(node, "scope", None)
+    if scope is None or scope.kind != "composite" or scope.name in _TORCH_DECOMPOSES:
+        return list(node.next_functions)
+    # (an op written from others: one edge per tensor it reads from outside, as PyTorch's one node
+    # has one per input; the constants its steps made inside are not its inputs)
     out: list[tuple[Any, int]] = []
     for n, i in node.next_functions:
-        if scope is not None and scope.kind == "composite" and getattr(n, "scope", None) is scope:
-            out.extend(e for e in _op_edges(n) if e not in out)
-        else:
-            out.append((n, i))
+        edges = _op_edges(n, scope) if _within(getattr(n, "scope", None), scope) else [(n, i)]
+        out.extend(e for e in edges if e[0] is not None and all(e[0] is not o[0] for o in out))
     return out
 
 
@@ -744,10 +755,11 @@ _GRAD_FN_NAMES = {"Logistic": "Sigmoid", "HyperbolicTangent": "Tanh", "SoftmaxAl
                   "LayerNorm": "NativeLayerNorm", "Norm": "LinalgVectorNorm"}  # fmt: skip
 
 
-_PASSING_NODES = frozenset(("Saved", "SavedWithOutput", "ZeroDerivative"))
-_SCOPE_NAMED = frozenset(("mean", "std", "var", "mse_loss", "nll_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-                          "binary_cross_entropy", "binary_cross_entropy_with_logits", "log_softmax",
-                          "softmax", "silu", "gelu", "elu", "leaky_relu", "softplus", "norm", "logsumexp"))  # fmt: skip
+# Ops PyTorch writes from others itself (its autograd graph shows their steps, as ours does): the
+# rest of the ops written from others here show as one node named for the op, as PyTorch's.
+_TORCH_DECOMPOSES = frozenset(("softsign", "tanhshrink", "normalize", "cosine_similarity", "cosine_embedding_loss",
+                               "hinge_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "poisson_nll_loss",
+                               "gaussian_nll_loss", "kl_div", "pairwise_distance"))  # fmt: skip
 
 
 def grad_fn_name(node: Any) -> str:
@@ -756,7 +768,7 @@ def grad_fn_name(node: Any) -> str:
     matrices ``MmBackward0``, of vectors ``DotBackward0``."""
     name = type(node).__name__
     scope = getattr(node, "scope", None)
-    if scope is not None and scope.kind == "composite" and (name in _PASSING_NODES or scope.name in _SCOPE_NAMED):
+    if scope is not None and scope.kind == "composite" and scope.name not in _TORCH_DECOMPOSES:
         # (the last node of an op written from others, or the one that keeps its inputs: the op's name)
         name = "".join(part[:1].upper() + part[1:] for part in scope.name.split("_"))
     shapes = [t.shape for t in getattr(node, "inputs", ()) if hasattr(t, "shape")]
