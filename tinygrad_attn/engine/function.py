@@ -708,18 +708,33 @@ def _within(inner: Any, scope: Any) -> bool:
     return False
 
 
-def _op_edges(node: Function, scope: Any = None) -> list[tuple[Any, int]]:
+def _op_edges(node: Function) -> list[tuple[Any, int]]:
     """``node.next_functions`` with the inner nodes of an op written from others (``mean``: a sum
-    and a product) passed through, as PyTorch's one node per op shows them."""
-    scope = scope or getattr(node, "scope", None)
+    and a product) passed through, as PyTorch's one node per op shows them: one edge per tensor it
+    reads from outside (as PyTorch's one node has one per input), none for the constants its steps
+    made inside. Each inner node is walked once (a long composite, ``ctc_loss``, has thousands)."""
+    scope = getattr(node, "scope", None)
     if scope is None or scope.kind != "composite" or scope.name in _TORCH_DECOMPOSES:
         return list(node.next_functions)
-    # (an op written from others: one edge per tensor it reads from outside, as PyTorch's one node
-    # has one per input; the constants its steps made inside are not its inputs)
     out: list[tuple[Any, int]] = []
-    for n, i in node.next_functions:
-        edges = _op_edges(n, scope) if _within(getattr(n, "scope", None), scope) else [(n, i)]
-        out.extend(e for e in edges if e[0] is not None and all(e[0] is not o[0] for o in out))
+    seen_edges: set[int] = set()
+    seen_inner: set[int] = {id(node)}
+    stack = [iter(node.next_functions)]
+    while stack:
+        e = next(stack[-1], None)
+        if e is None:
+            stack.pop()
+            continue
+        n = e[0]
+        if n is None:
+            continue
+        if _within(getattr(n, "scope", None), scope):
+            if id(n) not in seen_inner:
+                seen_inner.add(id(n))
+                stack.append(iter(n.next_functions))
+        elif id(n) not in seen_edges:
+            seen_edges.add(id(n))
+            out.append(e)
     return out
 
 
