@@ -173,7 +173,7 @@ def register_multi_grad_hook(
                     return
                 ran.add(key)
             if p is not None:
-                p.at_end.append(lambda: ran.discard(key))
+                p.call_at_end(lambda: ran.discard(key))
             fn(grad)
 
         return _MultiHandle([t.register_hook(first) for t in tensors if t.requires_grad])
@@ -189,7 +189,7 @@ def register_multi_grad_hook(
                 if grads is None:
                     grads = waiting[key] = [None] * len(tensors)
                     if p is not None:  # (called once this pass has computed all it will)
-                        p.at_end.append(lambda: fn(waiting.pop(key)))
+                        p.call_at_end(lambda: fn(waiting.pop(key)))
                 grads[i] = grad
 
         return hook

@@ -233,7 +233,7 @@ class _Pass:
         self.hook = _State.hook if _switches._observing else None
         # every step through apply (which runs a node's hooks and unpacks its saved tensors)
         self.slow = tensors or self.hook is not None or _saved.in_use
-        self.retain, self.serial, self.at_end = retain_graph, _next_pass(), []
+        self.retain, self.serial, self.at_end = retain_graph, _next_pass(), None
         _running.passes.append(self)
         self.wanted = {id(t): i for i, t in enumerate(targets)} if targets is not None else None
         self.found: list[Any] = [None] * len(targets) if targets is not None else []
@@ -269,9 +269,16 @@ class _Pass:
         _State.grad_enabled, _State.releasing = self.before
         _function.add_uses(self.roots, -1)
         _running.passes.pop()
-        at_end, self.at_end = self.at_end, []
-        for call in at_end:  # (callbacks of this pass: multi-grad hooks waiting for all their tensors)
-            call()
+        if self.at_end:  # callbacks of this pass: multi-grad hooks waiting for all their tensors
+            at_end, self.at_end = self.at_end, None
+            for call in at_end:
+                call()
+
+    def call_at_end(self, fn: Callable[[], Any]) -> None:
+        """Call ``fn()`` once this pass has computed every gradient it will."""
+        if self.at_end is None:
+            self.at_end = []
+        self.at_end.append(fn)
 
     def newest_waiting(self) -> tuple[Tensor, Any, int]:
         """The newest tensor waiting, its (complete) gradient, and how many edges sent it."""

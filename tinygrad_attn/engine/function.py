@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import gc
 import itertools
+import re
 import sys
 import threading
 import traceback
@@ -770,6 +771,7 @@ _GRAD_FN_NAMES = {"Logistic": "Sigmoid", "HyperbolicTangent": "Tanh", "SoftmaxAl
                   "LayerNorm": "NativeLayerNorm", "Norm": "LinalgVectorNorm"}  # fmt: skip
 
 
+_AFTER_DIGIT = re.compile(r"(?<=\d)[a-z]")
 # Ops PyTorch writes from others itself (its autograd graph shows their steps, as ours does): the
 # rest of the ops written from others here show as one node named for the op, as PyTorch's.
 _TORCH_DECOMPOSES = frozenset(("softsign", "tanhshrink", "normalize", "cosine_similarity", "cosine_embedding_loss",
@@ -796,7 +798,9 @@ def grad_fn_name(node: Any) -> str:
         name = "View"
     elif name == "Matmul" and len(shapes) == 2 and tuple(map(len, shapes)) in ((2, 2), (1, 1)):
         name = "Mm" if len(shapes[0]) == 2 else "Dot"
-    return _GRAD_FN_NAMES.get(name, name) + "Backward0"
+    name = _GRAD_FN_NAMES.get(name, name)
+    # (PyTorch's names capitalise a letter after a digit: Log1PBackward0, Deg2RadBackward0)
+    return _AFTER_DIGIT.sub(lambda m: m[0].upper(), name) + "Backward0"
 
 
 # In-place changes by label: PyTorch's node for each (the rest: ``<Op>Backward0`` of the op's name)
