@@ -546,6 +546,9 @@ class BackwardNode:
         node = self._node
         if not isinstance(node, Function) or not getattr(node, "reads_values", False):
             return {}
+        scope = getattr(node, "scope", None)
+        if scope is not None and scope.kind == "composite" and scope.name not in _TORCH_DECOMPOSES:
+            return {}  # (an op written from others: what its steps keep is not what PyTorch's node saves)
         names = _SAVED_INPUT_NAMES.get(type(self).__name__, ("self", "other"))
         out: dict[str, Any] = {}
         inputs = getattr(node, "inputs", None) or ()
