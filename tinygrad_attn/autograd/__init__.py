@@ -20,12 +20,12 @@ from ..engine.switches import (
     set_detect_anomaly,
     set_grad_enabled,
 )
-from . import function, functional
+from . import function, functional, graph
 from .api import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # (the functions, as torch.autograd's)
 from .variable import Variable
 
 __all__ = ["Function", "FunctionCtx", "backward", "decompose", "detect_anomaly", "enable_grad", "function",
-           "functional", "grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "once_differentiable",
+           "functional", "grad", "graph", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "once_differentiable",
            "set_grad_enabled", "set_detect_anomaly", "is_anomaly_enabled", "Variable", "gradcheck", "gradgradcheck", "GradcheckError"]  # fmt: skip

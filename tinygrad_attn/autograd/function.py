@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..engine import function as _function
+from ..engine import saved as _saved
 from ..engine import switches as _switches
 from ..engine.backward import SliceGradient
 from ..engine.function import _NUMPY_SCALARS, _as_ndarray, _new, _next_seq, add_uses, note_rebase
@@ -114,9 +115,13 @@ class FunctionCtx:
         if self._freed:
             raise RuntimeError(_FREED)
         out = []
+        hooked = getattr(self, "_hooked", None)
         for i, entry in enumerate(self._packed):
             if entry is None:
                 out.append(None)
+                continue
+            if hooked is not None:  # (read back through the unpack hook)
+                out.append(_saved.unpack_one(hooked[0], hooked[1][i], _function.Tensor))
                 continue
             kind, ref, version = entry
             t = self._outputs[ref]() if kind == "output" else ref
@@ -136,6 +141,10 @@ class FunctionCtx:
     def saved_variables(self) -> tuple:  # (PyTorch's old name)
         return self.saved_tensors
 
+    def _entry(self, entry: tuple) -> Any:
+        kind, ref, _ = entry
+        return self._outputs[ref]() if kind == "output" else ref
+
     def _pack(self, outputs: list, finals: list) -> None:
         """Remember what was saved: a forward output by its place (the tensor returned then
         carries this node, and holding it here would make a reference cycle), anything
@@ -153,6 +162,9 @@ class FunctionCtx:
                 packed.append(("tensor", t, _version(t)))
         self._packed = packed
         self.to_save = ()  # (what it held is in _packed now: an output only by its place)
+        if (hooks := _saved.current_hooks()) is not None:  # saved-tensor hooks: each saved tensor packed now
+            pack, unpack = hooks
+            self._hooked = (unpack, [None if e is None else _saved.pack_one(pack, self._entry(e)) for e in packed])
 
 
 class _Kept(_Op):

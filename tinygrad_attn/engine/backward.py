@@ -11,12 +11,15 @@ and can be differentiated again, to any order. Broadcasting is undone in one pla
 from __future__ import annotations
 
 import heapq
+import itertools
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..engine.warn import warn as _user_warn
 from . import function as _function
+from . import saved as _saved
 from . import switches as _switches
 from . import versions as _versions
 from .function import (
@@ -219,7 +222,7 @@ class _Pass:
 
     __slots__ = ("roots", "tensors", "ns", "accumulate", "hook", "slow", "wanted", "found", "stop_at_targets",
                  "retained_too", "retained", "hooked", "watch", "overwrite", "free", "last_change", "ready",
-                 "heap", "pending", "owned", "before", "quiet")  # fmt: skip
+                 "heap", "pending", "owned", "before", "quiet", "retain", "serial", "at_end")  # fmt: skip
 
     def __init__(self, roots: Sequence[Tensor], root_grads: Sequence[Any], retain_graph: bool, create_graph: bool,
                  targets: Sequence[Tensor] | None, stop_at_targets: bool, ns: Any,
@@ -228,7 +231,10 @@ class _Pass:
         self.ns = _function.TENSOR_NS if ns is None and create_graph else ns
         self.accumulate = accumulate_grad if accumulate is None else accumulate
         self.hook = _State.hook if _switches._observing else None
-        self.slow = tensors or self.hook is not None  # every step through apply
+        # every step through apply (which runs a node's hooks and unpacks its saved tensors)
+        self.slow = tensors or self.hook is not None or _saved.in_use
+        self.retain, self.serial, self.at_end = retain_graph, _next_pass(), None
+        _running.passes.append(self)
         self.wanted = {id(t): i for i, t in enumerate(targets)} if targets is not None else None
         self.found: list[Any] = [None] * len(targets) if targets is not None else []
         self.stop_at_targets, self.retained_too = stop_at_targets, retained_too
@@ -262,6 +268,17 @@ class _Pass:
         FP_STATE.reset(self.quiet)
         _State.grad_enabled, _State.releasing = self.before
         _function.add_uses(self.roots, -1)
+        _running.passes.pop()
+        if self.at_end:  # callbacks of this pass: multi-grad hooks waiting for all their tensors
+            at_end, self.at_end = self.at_end, None
+            for call in at_end:
+                call()
+
+    def call_at_end(self, fn: Callable[[], Any]) -> None:
+        """Call ``fn()`` once this pass has computed every gradient it will."""
+        if self.at_end is None:
+            self.at_end = []
+        self.at_end.append(fn)
 
     def newest_waiting(self) -> tuple[Tensor, Any, int]:
         """The newest tensor waiting, its (complete) gradient, and how many edges sent it."""
@@ -302,13 +319,11 @@ class _Pass:
         if g is None:  # nothing flows through here (an unused branch): only release
             return (None,) * len(fn.inputs)
         if fn.saved is None:
-            raise RuntimeError(
-                f"backward through the graph a second time: the saved arrays of '{fn.op_name}' "
-                "were already freed by an earlier backward. Call backward(retain_graph=True) "
-                "the first time if you need to go through the graph again."
-            )
+            raise RuntimeError(f"{_function.FREED_MESSAGE} (the saved values of '{fn.op_name}')")
         if fn.seq < self.last_change:
             _check_versions(fn, t)
+        if (st := getattr(fn, "_state", None)) is not None:
+            return self.apply_with_state(fn, t, g, out, st)
         hook, ns = self.hook, self.ns if self.tensors else t._dev.ops
         if hook is not None:
             hook.before_step(t, g)
@@ -329,6 +344,31 @@ class _Pass:
             gs = fn.backward(g, ns, fn.saved, out)
         if hook is not None:
             hook.after_step(fn, gs, ns)
+        return gs
+
+    def apply_with_state(self, fn: Any, t: Tensor, g: Any, out: Any, st: Any) -> Sequence[Any]:
+        """``fn``'s backward for a node with a user's state (``engine/saved.py``): its pre-hooks
+        on the gradient, its saved tensors through the unpack hook, its hooks on the result."""
+        ns, tensors = self.ns if self.tensors else t._dev.ops, self.tensors
+        T = _function.Tensor
+        if st.pre_hooks:
+            g = _node_prehooks(st.pre_hooks, g, t, tensors)
+        saved, outv = fn.saved, (t if tensors else out)
+        if _saved.has_packed(st):
+            saved, outv = _saved.unpacked(fn, st, fn.saved, outv, tensors, T)
+        elif tensors:
+            saved = fn.inputs
+            if fn.keep is not None:
+                saved = [None if a is None and isinstance(i, T) else i for i, a in zip(saved, fn.saved)]
+        if self.hook is not None:
+            self.hook.before_step(t, g)
+        gs = fn.backward(g, ns, saved, outv)
+        if self.hook is not None:
+            self.hook.after_step(fn, gs, ns)
+        if not self.retain:
+            _saved.release(fn)
+        if st.post_hooks:
+            gs = _node_posthooks(st.post_hooks, fn, gs, g, t, ns, tensors)
         return gs
 
     def add_share(self, t: Tensor, g: Any) -> None:
@@ -363,6 +403,67 @@ class _Pass:
             s = _plus(prev, g)
         owned.add(k)
         return s
+
+
+class _Running(threading.local):
+    def __init__(self) -> None:
+        self.passes: list[_Pass] = []
+
+
+_running = _Running()
+_next_pass = itertools.count(1).__next__
+
+
+def current_pass() -> Any:
+    """The innermost backward pass this thread is running (None outside one): what a hook that
+    waits for several gradients of one pass keys on (PyTorch's graph task)."""
+    return _running.passes[-1] if _running.passes else None
+
+
+def _as_tensor(g: Any, t: Tensor, tensors: bool) -> Any:
+    if g is None or tensors:
+        return g
+    if g.__class__ is SliceGradient:
+        g = g.dense()
+    return _function.Tensor._wrap(g, t._dev)
+
+
+def _node_prehooks(hooks: dict, g: Any, t: Tensor, tensors: bool) -> Any:
+    """``g`` through a node's ``register_prehook`` hooks: each gets ``(grad_output,)`` and may
+    return a tuple that replaces it."""
+    for hook in list(hooks.values()):
+        r = hook((_as_tensor(g, t, tensors),))
+        if r is None:
+            continue
+        if not isinstance(r, tuple) or len(r) != 1:
+            raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' returned {type(r).__name__}; a prehook "
+                               "returns None or a tuple of one gradient per output")  # fmt: skip
+        g = r[0] if tensors or r[0] is None else r[0]._data
+    return g
+
+
+def _node_posthooks(hooks: dict, fn: Any, gs: Sequence[Any], g: Any, t: Tensor, ns: Any, tensors: bool) -> Any:
+    """A node's ``register_hook`` hooks, each called as ``hook(grad_inputs, grad_outputs)``: one
+    gradient per tensor input (None where it has none), in the shape of that input; a tuple it
+    returns replaces them."""
+    T = _function.Tensor
+    places = [i for i, x in enumerate(fn.inputs) if isinstance(x, T)]
+    gs = list(gs)
+    for i in places:
+        if gs[i] is not None and gs[i].shape != fn.inputs[i]._data.shape:
+            gs[i] = _fit(gs[i], fn.inputs[i], ns)
+    grad_outputs = (_as_tensor(g, t, tensors),)
+    for hook in list(hooks.values()):
+        grad_inputs = tuple(_as_tensor(gs[i], fn.inputs[i], tensors) for i in places)
+        r = hook(grad_inputs, grad_outputs)
+        if r is None:
+            continue
+        if not isinstance(r, tuple) or len(r) != len(places):
+            raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' has returned an incorrect number of "
+                               f"values (got {len(r) if isinstance(r, tuple) else 1}, but expected {len(places)})")  # fmt: skip
+        for i, v in zip(places, r):
+            gs[i] = v if tensors or v is None else v._data
+    return gs
 
 
 def _as_read_by(t: Tensor, fn: Any, i: int) -> Tensor | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import gc
 import itertools
+import re
 import sys
 import threading
 import traceback
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import saved as _saved
 from . import switches
 from .quiet import FP_STATE as _FP_STATE
 from .quiet import QUIET as _QUIET
@@ -289,7 +291,8 @@ class Function:
       (``ops.alias.InPlace``), whose ``previous`` is the tensor as it was before.
     """
 
-    __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "seq", "_face", "__weakref__")
+    # (``_state``: a user's metadata, hooks and packed saved tensors, set on first use: engine/saved.py)
+    __slots__ = ("inputs", "args", "saved", "ctx", "scope", "trace", "seq", "_face", "_state", "__weakref__")
     differentiable = True
     keep: tuple[int, ...] | str | None = None
     reads_output = True
@@ -397,6 +400,8 @@ class Function:
                 _gc_long_graph(fn)
             if out_data.size >= FREE_MIN_SIZE and _State.releasing:  # a large new array: make room
                 _release_unread(inputs)
+            if _saved.packing:  # saved-tensor hooks are set (in some thread)
+                _saved.pack_node(fn, inputs, out)
         else:
             out._requires_grad = False
             out._ctx = None
@@ -450,24 +455,67 @@ class Function:
         return f"<{grad_fn_name(self)} object at {id(self):#x}>"
 
 
+#: PyTorch's words for reading what a graph no longer keeps (a second backward, ``_saved_self``).
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have already "
+    "been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). "
+    "Specify retain_graph=True if you need to backward through the graph a second time or if you need to access "
+    "saved tensors after calling backward."
+)
+
+
 class AccumulateGrad:
     """What ``next_functions`` shows for a leaf that requires grad, as PyTorch's: the node that
-    adds into ``variable.grad``."""
+    adds into ``variable.grad``, one per leaf while any is held (``is`` holds between two reads)."""
 
-    __slots__ = ("variable",)
+    __slots__ = ("variable", "_metadata", "__weakref__")
 
-    def __init__(self, variable: Any) -> None:
-        self.variable = variable
+    def __new__(cls, variable: Any) -> AccumulateGrad:
+        ref = _ACCUMULATORS.get(id(variable))
+        if ref is not None and ref.variable is variable:
+            return ref
+        self = object.__new__(cls)
+        self.variable, self._metadata = variable, None
+        _ACCUMULATORS[id(variable)] = self
+        return self
 
     @property
     def next_functions(self) -> tuple:
         return ()
 
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
 
+    def register_prehook(self, fn: Callable[[tuple], Any]) -> Any:
+        """``fn((grad,))`` before the gradient goes into ``variable.grad``; a tuple it returns
+        replaces the gradient (the leaf's tensor hooks run first, as PyTorch's)."""
+
+        def hook(g: Any) -> Any:
+            r = fn((g,))
+            return None if r is None else r[0]
+
+        return self.variable.register_hook(hook)
+
+    def register_hook(self, fn: Callable[[tuple, tuple], Any]) -> Any:
+        """``fn((), (grad,))`` once the gradient is in ``variable.grad``."""
+        return self.variable.register_post_accumulate_grad_hook(lambda v: fn((), (v.grad,)))
+
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+_ACCUMULATORS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id(leaf) -> its AccumulateGrad
+
+#: PyTorch's names of the saved inputs of a node, by its class name (the rest: ``self``, ``other``)
+_SAVED_INPUT_NAMES = {"MmBackward0": ("self", "mat2"), "BmmBackward0": ("self", "mat2"), "DotBackward0": ("self", "tensor"),
+                      "PowBackward0": ("self", "exponent"), "PowBackward1": ("self", "exponent"),
+                      "PowBackward2": ("self", "exponent"), "AddmmBackward0": ("self", "mat1", "mat2")}  # fmt: skip
 
 
 class BackwardNode:
@@ -476,13 +524,80 @@ class BackwardNode:
     ``name()`` and ``next_functions`` as PyTorch's; anything else is read from the op that
     made the tensor. One face per op, so ``y.grad_fn is y.grad_fn``."""
 
-    __slots__ = ("_node", "__weakref__")
+    __slots__ = ("_node", "_out", "__weakref__")
 
     def __init__(self, node: Function) -> None:
         self._node = node
+        self._out = None  # a weak reference to the tensor node made, once known
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_saved_") or name.startswith("_raw_saved_"):
+            return self._read_saved(name)
         return getattr(self._node, name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(
+            set(super().__dir__()) | set(self._kept_names()) | {"metadata", "register_hook", "register_prehook"}
+        )
+
+    # -- what the node keeps for its backward, as PyTorch's ``_saved_<name>`` attributes ---------
+    def _kept_names(self) -> dict[str, Any]:
+        """``_saved_<name>`` -> the input position it reads (``"result"``: the output)."""
+        node = self._node
+        if not isinstance(node, Function) or not getattr(node, "reads_values", False):
+            return {}
+        scope = getattr(node, "scope", None)
+        if scope is not None and scope.kind == "composite" and scope.name not in _TORCH_DECOMPOSES:
+            return {}  # (an op written from others: what its steps keep is not what PyTorch's node saves)
+        names = _SAVED_INPUT_NAMES.get(type(self).__name__, ("self", "other"))
+        out: dict[str, Any] = {}
+        inputs = getattr(node, "inputs", None) or ()
+        for i, t in enumerate(inputs[: len(names)]):
+            if node.keeps_input(i) and (isinstance(t, Tensor) or t.__class__ in _NUMBER_TYPES):
+                out["_saved_" + names[i]] = i
+        if node.reads_output:
+            out["_saved_result"] = "result"
+        return out
+
+    def _read_saved(self, name: str) -> Any:
+        raw = name.startswith("_raw_saved_")
+        where = self._kept_names().get("_saved_" + name[len("_raw_saved_") :] if raw else name)
+        if where is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        node = self._node
+        if raw:
+            return SavedTensor(self, "_saved_" + name[len("_raw_saved_") :])
+        if node.saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        st = getattr(node, "_state", None)
+        if st is not None and st.unpack is not None:
+            packed = st.packed_out if where == "result" else (st.packed or {}).get(where, _saved._NOTHING)
+            if packed is not _saved._NOTHING:
+                return _saved.unpack_one(st.unpack, packed, Tensor)
+        if where == "result":
+            out = self._out() if self._out is not None else None
+            if out is None:
+                raise RuntimeError(f"{self.name()}: the tensor it made no longer exists")
+            return out
+        t = node.inputs[where]
+        if not isinstance(t, Tensor):  # (a number, which PyTorch keeps as a tensor)
+            return sys.modules[__name__.split(".", 1)[0]].tensor(t)
+        return t
+
+    # -- a user's state: metadata and hooks ------------------------------------------------------
+    @property
+    def metadata(self) -> dict:
+        """A dict of this node's own, kept as long as the node (PyTorch's ``Node.metadata``)."""
+        return _saved.state_of(self._node).metadata
+
+    def register_hook(self, fn: Callable[[tuple, tuple], Any]) -> Any:
+        """``fn(grad_inputs, grad_outputs)`` after this node's backward runs; a tuple it returns
+        replaces ``grad_inputs`` (one per input of ``next_functions``)."""
+        return _node_handle(_saved.state_of(self._node).post_hooks, fn)
+
+    def register_prehook(self, fn: Callable[[tuple], Any]) -> Any:
+        """``fn(grad_outputs)`` before this node's backward runs; a tuple it returns replaces them."""
+        return _node_handle(_saved.state_of(self._node).pre_hooks, fn)
 
     def name(self) -> str:
         n = type(self).__name__
@@ -496,6 +611,10 @@ class BackwardNode:
             node = inner if inner is not None else node
         out = tuple((backward_node(n) if isinstance(n, Function) else n, i) for n, i in _op_edges(node))
         inputs = getattr(node, "inputs", None) or ()
+        if type(node).__name__ == "Affine" and len(out) in (2, 3):
+            # (a linear layer: PyTorch's node is addmm(bias, x, weight.t()) or mm(x, weight.t()))
+            w = out[1] if out[1][0] is None else (_transpose_node(node, out[1][0]), 0)
+            return (out[2], out[0], w) if len(out) == 3 else (out[0], w)
         if type(self).__name__ in _NUMBER_AS_TENSOR and len(inputs) == 2 and len(out) == 1:
             number_last = not hasattr(inputs[1], "shape")
             if number_last or type(self).__name__ in ("MulBackward0", "AddBackward0"):
@@ -506,16 +625,120 @@ class BackwardNode:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
 
+class TransposeNode:
+    """The ``TBackward0`` node PyTorch's linear layer puts between its product and its weight
+    (``weight.t()``), where ours reads the weight directly: one per linear node."""
+
+    __slots__ = ("_next", "_metadata", "__weakref__")
+
+    def __init__(self, edge: Any) -> None:
+        self._next, self._metadata = edge, None
+
+    @property
+    def next_functions(self) -> tuple:
+        return ((self._next, 0),)
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def name(self) -> str:
+        return "TBackward0"
+
+    def register_hook(self, fn: Callable[..., Any]) -> Any:
+        raise NotImplementedError("TBackward0.register_hook: hooks on the transpose of a linear layer's weight")
+
+    register_prehook = register_hook
+
+    def __repr__(self) -> str:
+        return f"<TBackward0 object at {id(self):#x}>"
+
+
+TransposeNode.__name__ = TransposeNode.__qualname__ = "TBackward0"
+_TRANSPOSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # linear node -> its TBackward0
+
+
+def _transpose_node(node: Function, edge: Any) -> TransposeNode:
+    t = _TRANSPOSES.get(node)
+    if t is None or t._next is not edge:
+        t = _TRANSPOSES[node] = TransposeNode(edge)
+    return t
+
+
+def _node_handle(hooks: dict, fn: Callable[..., Any]) -> Any:
+    handle = _saved.HookHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+class SavedTensor:
+    """``node._raw_saved_<name>``: a handle on one saved tensor (PyTorch's ``SavedTensor``)."""
+
+    __slots__ = ("_face", "_name")
+
+    def __init__(self, face: BackwardNode, name: str) -> None:
+        self._face, self._name = face, name
+
+    def register_hooks(self, pack: Callable[[Any], Any], unpack: Callable[[Any], Any]) -> None:
+        """Pack the saved tensor now, and read it back through ``unpack`` from now on."""
+        node = self._face._node
+        where = self._face._kept_names()[self._name]
+        if node.saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        st = _saved.state_of(node)
+        if st.unpack is not None and st.unpack is not unpack and (st.packed or st.packed_out is not _saved._NOTHING):
+            raise RuntimeError("SavedTensor.register_hooks: this tensor already has hooks: hooks can only be set once")
+        value = getattr(self._face, self._name)
+        packed = _saved.pack_one(pack, value)
+        st.unpack = unpack
+        if where == "result":
+            st.packed_out = packed
+        else:
+            st.packed = dict(st.packed or {})
+            st.packed[where] = packed
+
+    def __repr__(self) -> str:
+        return f"<SavedTensor object at {id(self):#x}>"
+
+
+def _within(inner: Any, scope: Any) -> bool:
+    """Whether scope ``inner`` is ``scope`` or inside it (an op written from others it calls)."""
+    while inner is not None:
+        if inner is scope:
+            return True
+        inner = inner.parent
+    return False
+
+
 def _op_edges(node: Function) -> list[tuple[Any, int]]:
     """``node.next_functions`` with the inner nodes of an op written from others (``mean``: a sum
-    and a product) passed through, as PyTorch's one node per op shows them."""
+    and a product) passed through, as PyTorch's one node per op shows them: one edge per tensor it
+    reads from outside (as PyTorch's one node has one per input), none for the constants its steps
+    made inside. Each inner node is walked once (a long composite, ``ctc_loss``, has thousands)."""
     scope = getattr(node, "scope", None)
+    if scope is None or scope.kind != "composite" or scope.name in _TORCH_DECOMPOSES:
+        return list(node.next_functions)
     out: list[tuple[Any, int]] = []
-    for n, i in node.next_functions:
-        if scope is not None and scope.kind == "composite" and getattr(n, "scope", None) is scope:
-            out.extend(e for e in _op_edges(n) if e not in out)
-        else:
-            out.append((n, i))
+    seen_edges: set[int] = set()
+    seen_inner: set[int] = {id(node)}
+    stack = [iter(node.next_functions)]
+    while stack:
+        e = next(stack[-1], None)
+        if e is None:
+            stack.pop()
+            continue
+        n = e[0]
+        if n is None:
+            continue
+        if _within(getattr(n, "scope", None), scope):
+            if id(n) not in seen_inner:
+                seen_inner.add(id(n))
+                stack.append(iter(n.next_functions))
+        elif id(n) not in seen_edges:
+            seen_edges.add(id(n))
+            out.append(e)
     return out
 
 
@@ -523,18 +746,23 @@ _NODE_CLASSES: dict[str, type] = {}
 _NUMBER_AS_TENSOR = frozenset(("MulBackward0", "AddBackward0", "SubBackward0", "DivBackward0"))
 
 
-def backward_node(node: Function | None) -> BackwardNode | None:
-    """``node``'s face under PyTorch's name (one while any is held: ``y.grad_fn is y.grad_fn``)."""
+def backward_node(node: Function | None, out: Any = None) -> BackwardNode | None:
+    """``node``'s face under PyTorch's name (one while any is held: ``y.grad_fn is y.grad_fn``);
+    ``out``: the tensor it made, which ``_saved_result`` hands out."""
     if node is None:
         return None
     ref = getattr(node, "_face", None)
     face = ref() if ref is not None else None
+    if face is not None and out is not None and face._out is None:
+        face._out = weakref.ref(out)
     if face is None:
         name = grad_fn_name(node)
         cls = _NODE_CLASSES.get(name)
         if cls is None:
             cls = _NODE_CLASSES[name] = type(name, (BackwardNode,), {"__slots__": ()})
         face = cls(node)
+        if out is not None:
+            face._out = weakref.ref(out)
         node._face = weakref.ref(face)  # (weak: the face holds the node, not the other way round)
     return face
 
@@ -546,10 +774,12 @@ _GRAD_FN_NAMES = {"Logistic": "Sigmoid", "HyperbolicTangent": "Tanh", "SoftmaxAl
                   "LayerNorm": "NativeLayerNorm", "Norm": "LinalgVectorNorm"}  # fmt: skip
 
 
-_PASSING_NODES = frozenset(("Saved", "SavedWithOutput", "ZeroDerivative"))
-_SCOPE_NAMED = frozenset(("mean", "std", "var", "mse_loss", "nll_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-                          "binary_cross_entropy", "binary_cross_entropy_with_logits", "log_softmax",
-                          "softmax", "silu", "gelu", "elu", "leaky_relu", "softplus", "norm", "logsumexp"))  # fmt: skip
+_AFTER_DIGIT = re.compile(r"(?<=\d)[a-z]")
+# Ops PyTorch writes from others itself (its autograd graph shows their steps, as ours does): the
+# rest of the ops written from others here show as one node named for the op, as PyTorch's.
+_TORCH_DECOMPOSES = frozenset(("softsign", "tanhshrink", "normalize", "cosine_similarity", "cosine_embedding_loss",
+                               "hinge_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "poisson_nll_loss",
+                               "gaussian_nll_loss", "kl_div", "pairwise_distance"))  # fmt: skip
 
 
 def grad_fn_name(node: Any) -> str:
@@ -558,7 +788,7 @@ def grad_fn_name(node: Any) -> str:
     matrices ``MmBackward0``, of vectors ``DotBackward0``."""
     name = type(node).__name__
     scope = getattr(node, "scope", None)
-    if scope is not None and scope.kind == "composite" and (name in _PASSING_NODES or scope.name in _SCOPE_NAMED):
+    if scope is not None and scope.kind == "composite" and scope.name not in _TORCH_DECOMPOSES:
         # (the last node of an op written from others, or the one that keeps its inputs: the op's name)
         name = "".join(part[:1].upper() + part[1:] for part in scope.name.split("_"))
     shapes = [t.shape for t in getattr(node, "inputs", ()) if hasattr(t, "shape")]
@@ -571,7 +801,9 @@ def grad_fn_name(node: Any) -> str:
         name = "View"
     elif name == "Matmul" and len(shapes) == 2 and tuple(map(len, shapes)) in ((2, 2), (1, 1)):
         name = "Mm" if len(shapes[0]) == 2 else "Dot"
-    return _GRAD_FN_NAMES.get(name, name) + "Backward0"
+    name = _GRAD_FN_NAMES.get(name, name)
+    # (PyTorch's names capitalise a letter after a digit: Log1PBackward0, Deg2RadBackward0)
+    return _AFTER_DIGIT.sub(lambda m: m[0].upper(), name) + "Backward0"
 
 
 # In-place changes by label: PyTorch's node for each (the rest: ``<Op>Backward0`` of the op's name)

@@ -383,7 +383,7 @@ class Tensor:
     def grad_fn(self) -> BackwardNode | None:
         """The graph node that made this tensor (``None`` for a leaf), under PyTorch's class
         name (``MulBackward0``); the op itself is ``t._ctx``."""
-        return backward_node(self._ctx)
+        return backward_node(self._ctx, self)
 
     @public(method=True)
     def numel(self) -> int:

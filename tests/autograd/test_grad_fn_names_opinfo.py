@@ -1,0 +1,444 @@
+"""The backward graph as PyTorch's, over PyTorch's OpInfo samples of every name we share.
+
+For each OpInfo we have (``tests/ops/test_torch_opinfo.py``'s ``TARGETS``), its first float64
+samples with inputs that require grad run through PyTorch and through ours; for each output that
+has a ``grad_fn`` the two graphs must match: ``type(out.grad_fn).__name__``, ``grad_fn.name()``
+and the shape of ``next_functions`` (each edge's node name or ``None``, recursively to
+:data:`DEPTH`), and the ``grad_fn=<...>`` a printed tensor shows. A user who walks ``grad_fn``
+(as torchviz does) sees the same graph.
+
+Each op that differs today is in ``KNOWN`` with its reason, ``xfail(strict=True)``: a fix shows as
+XPASS and must remove its entry. ``python tests/autograd/test_grad_fn_names_opinfo.py`` prints the
+first difference of every op that differs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("expecttest")  # PyTorch's test internals import it
+pytestmark = pytest.mark.slow  # (a generator over every shared OpInfo: the full suite's)
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "ops"))
+import test_torch_opinfo as _opinfo  # noqa: E402
+
+import tinygrad_attn as tga  # noqa: E402
+
+SAMPLES = 2
+DEPTH = 3
+
+
+def graph_shape(fn: Any, depth: int = DEPTH) -> Any:
+    """The names of ``fn`` and of its ``next_functions``, recursively: what a graph walker sees."""
+    if fn is None:
+        return None
+    if depth == 0:
+        return type(fn).__name__
+    return (type(fn).__name__, fn.name(), tuple((graph_shape(n, depth - 1), k) for n, k in fn.next_functions))
+
+
+def _outputs(x: Any) -> list:
+    return [t for t in _opinfo._flat(x) if hasattr(t, "grad_fn")]
+
+
+def difference(op_id: str) -> str | None:
+    """The first sample of ``op_id`` whose graph differs from PyTorch's (None: all match)."""
+    target = _opinfo.TARGETS[op_id]
+    if target.function is None or not target.op.supports_autograd:
+        return None
+    tga.manual_seed(0)
+    for sample in _opinfo._samples(target.op, torch.float64, SAMPLES, reference=False, requires_grad=True):
+        try:
+            inp, args, kwargs = (
+                _opinfo.to_ours(sample.input),
+                _opinfo.to_ours(sample.args),
+                _opinfo.to_ours(sample.kwargs),
+            )
+        except _opinfo.Unsupported:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                theirs = _opinfo._call_theirs(target, "function", sample.input, sample.args, sample.kwargs)
+        except Exception:
+            continue  # PyTorch rejects the sample: nothing to compare
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                ours = _opinfo._call_ours(target, "function", inp, args, kwargs)
+        except Exception as e:
+            return f"{_opinfo._describe(sample)}: raises {type(e).__name__}: {str(e)[:120]}"
+        want, got = _outputs(theirs), _outputs(ours)
+        if len(want) != len(got):
+            return f"{_opinfo._describe(sample)}: {len(want)} tensor outputs in PyTorch, {len(got)} here"
+        for k, (w, g) in enumerate(zip(want, got)):
+            ws, gs = graph_shape(w.grad_fn), graph_shape(g.grad_fn)
+            if ws != gs:
+                return f"{_opinfo._describe(sample)} output {k}: PyTorch {ws}, ours {gs}"
+            if w.grad_fn is not None and f"grad_fn=<{w.grad_fn.name()}>" not in repr(g):
+                return (
+                    f"{_opinfo._describe(sample)} output {k}: repr {repr(g)[-60:]!r} lacks grad_fn=<{w.grad_fn.name()}>"
+                )
+    return None
+
+
+def _steps(theirs: str, ours: str) -> str:
+    return (f"PyTorch records one node {theirs}; here the op is written from others (or is another overload's "
+            f"kernel) and its last step, {ours}, shows with the steps before it")  # fmt: skip
+
+
+def _edges(name: str) -> str:
+    return (f"the node is PyTorch's {name}, its edges differ: an input read as a constant, the steps of an op "
+            "written from others, or the inputs in another order")  # fmt: skip
+
+
+def _no_node_here(theirs: str) -> str:
+    return f"PyTorch records {theirs}; here the output is its input or a tensor without history (grad_fn None)"
+
+
+def _raises(kind: str) -> str:
+    return f"raises {kind} on a sample PyTorch takes (the op's own parity list has it)"
+
+
+# Today's differences, reviewed by class: op id -> reason (a fix shows as XPASS: delete its entry).
+# The classes: ops written from other ops (their steps show, PyTorch's one node does not), edges of
+# such ops, views that return their input.
+KNOWN: dict[str, str] = {
+    "T": _steps("PermuteBackward0", "TBackward0"),
+    "addbmm": _steps("AddbmmBackward0", "AddBackward0"),
+    "addcdiv": _steps("AddcdivBackward0", "AddBackward0"),
+    "addcmul": _steps("AddcmulBackward0", "AddBackward0"),
+    "addmm": _steps("AddmmBackward0", "AddBackward0"),
+    "addmm.decomposed": _steps("AddmmBackward0", "AddBackward0"),
+    "addmv": _steps("AddmvBackward0", "AddBackward0"),
+    "addr": _steps("AddrBackward0", "AddBackward0"),
+    "alias_copy": _steps("AliasBackward0_copy", "CloneBackward0"),
+    "amax": _steps("AmaxBackward0", "MaxBackward1"),
+    "amin": _steps("AminBackward0", "MinBackward1"),
+    "aminmax": _steps("AminmaxBackward0", "MinBackward1"),
+    "angle": _steps("AngleBackward0", "SavedBackward0"),
+    "baddbmm": _steps("BaddbmmBackward0", "AddBackward0"),
+    "bernoulli": _no_node_here("BernoulliBackward0"),
+    "bfloat16": _raises("TypeError"),
+    "block_diag": _steps("BlockDiagBackward0", "CatBackward0"),
+    "bmm": _steps("BmmBackward0", "MatmulBackward0"),
+    "cartesian_prod": _edges("StackBackward0"),
+    "cdist": _steps("CdistBackward0", "SavedWithOutputBackward0"),
+    "cholesky": _steps("CholeskyBackward0", "TransposeBackward0"),
+    "cholesky_inverse": _steps("CholeskyInverseBackward0", "SavedWithOutputBackward0"),
+    "cholesky_solve": _steps("CholeskySolveBackward0", "SavedWithOutputBackward0"),
+    "chunk": _steps("SplitBackward0", "SliceBackward0"),
+    "clamp": _steps("ClampBackward0", "SavedBackward0"),
+    "clamp_max": _steps("ClampMaxBackward1", "SavedBackward0"),
+    "clamp_min": _steps("ClampMinBackward1", "SavedBackward0"),
+    "column_stack": _edges("CatBackward0"),
+    "combinations": _steps("StackBackward0", "SavedBackward0"),
+    "constant_pad_nd": _steps("ConstantPadNdBackward0", "CatBackward0"),
+    "copysign": _edges("CopysignBackward0"),
+    "corrcoef": _edges("DivBackward0"),
+    "cov": _steps("SqueezeBackward0", "ViewBackward0"),
+    "cross": _steps("LinalgCrossBackward0", "StackBackward0"),
+    "cummax": _steps("CummaxBackward0", "SavedBackward0"),
+    "cummin": _steps("CumminBackward0", "SavedBackward0"),
+    "cumprod": _steps("CumprodBackward0", "SavedWithOutputBackward0"),
+    "cumulative_trapezoid": _steps("DivBackward1", "CumsumBackward0"),
+    "deg2rad": _steps("Deg2RadBackward0", "MulBackward0"),
+    "diag": _steps("DiagEmbedBackward0", "WhereBackward0"),
+    "diag_embed": _steps("DiagEmbedBackward0", "ViewBackward0"),
+    "diagflat": _steps("DiagEmbedBackward0", "UnsqueezeBackward0"),
+    "diagonal_copy": _steps("DiagonalBackward0_copy", "CloneBackward0"),
+    "diagonal_scatter": _steps("DiagonalScatterBackward0", "ViewBackward0"),
+    "diff": _steps("CopyBackwards", "CloneBackward0"),
+    "digamma": _steps("DigammaBackward0", "PolygammaBackward0"),
+    "dist": _steps("DistBackward0", "SavedWithOutputBackward0"),
+    "div.floor_rounding": _steps("DivBackward2", "ZeroDerivativeBackward0"),
+    "div.trunc_rounding": _steps("DivBackward2", "ZeroDerivativeBackward0"),
+    "dstack": _no_node_here("CatBackward0"),
+    "einsum": _edges("SumBackward1"),
+    "erfc": _steps("ErfcBackward0", "SavedBackward0"),
+    "exp2": _steps("Exp2Backward0", "ExpBackward0"),
+    "expand_copy": _steps("ExpandBackward0_copy", "CloneBackward0"),
+    "fill": _steps("FillBackward0", "WhereBackward0"),
+    "flip": _steps("FlipBackward0", "CloneBackward0"),
+    "fliplr": _steps("FlipBackward0", "CloneBackward0"),
+    "flipud": _steps("FlipBackward0", "CloneBackward0"),
+    "fmax": _steps("FmaxBackward0", "SavedBackward0"),
+    "fmin": _steps("FminBackward0", "SavedBackward0"),
+    "fmod": _steps("FmodBackward1", "FmodBackward0"),
+    "frexp": _steps("FrexpBackward0", "GradientOfBackward0"),
+    "gather": _steps("GatherBackward0", "SavedBackward0"),
+    "gradient": _no_node_here("CatBackward0"),
+    "grid_sampler_2d": _steps("GridSampler2DBackward0", "SavedBackward0"),
+    "grid_sampler_3d": _steps("GridSampler3DBackward0", "SavedBackward0"),
+    "index_add": _steps("IndexAddBackward0", "ViewBackward0"),
+    "index_copy": _steps("IndexCopyBackward0", "ViewBackward0"),
+    "index_fill": _steps("IndexFillBackward0", "ViewBackward0"),
+    "index_put": _steps("IndexPutBackward0", "CopySlices"),
+    "index_reduce.amax": _steps("IndexReduceBackward0", "ViewBackward0"),
+    "index_reduce.amin": _steps("IndexReduceBackward0", "ViewBackward0"),
+    "index_reduce.mean": _steps("IndexReduceBackward0", "ViewBackward0"),
+    "index_reduce.prod": _steps("IndexReduceBackward0", "ViewBackward0"),
+    "index_select": _steps("IndexSelectBackward0", "ViewBackward0"),
+    "inner": _edges("ViewBackward0"),
+    "kron": _steps("UnsafeViewBackward0", "ViewBackward0"),
+    "kthvalue": _steps("KthvalueBackward0", "ViewBackward0"),
+    "ldexp": _steps("LdexpBackward0", "SavedWithOutputBackward0"),
+    "lerp": _steps("LerpBackward0", "AddBackward0"),
+    "linalg.cholesky": _steps("LinalgCholeskyExBackward0", "TransposeBackward0"),
+    "linalg.cholesky_ex": _steps("LinalgCholeskyExBackward0", "TransposeBackward0"),
+    "linalg.cond": _steps("SqueezeBackward1", "DivBackward0"),
+    "linalg.cross": _steps("LinalgCrossBackward0", "StackBackward0"),
+    "linalg.det": _steps("LinalgDetBackward0", "DetBackward0"),
+    "linalg.eigh": _steps("LinalgEighBackward0", "EighValuesBackward0"),
+    "linalg.eigvalsh": _steps("LinalgEighBackward0", "SavedWithOutputBackward0"),
+    "linalg.householder_product": _steps("LinalgHouseholderProductBackward0", "SavedWithOutputBackward0"),
+    "linalg.inv": _steps("LinalgInvExBackward0", "InvBackward0"),
+    "linalg.inv_ex": _steps("LinalgInvExBackward0", "InvBackward0"),
+    "linalg.lstsq": _steps("LinalgLstsqBackward0", "SavedWithOutputBackward0"),
+    "linalg.lstsq.grad_oriented": _steps("LinalgLstsqBackward0", "SavedWithOutputBackward0"),
+    "linalg.lu": _steps("LinalgLuBackward0", "AddBackward0"),
+    "linalg.lu_factor": _steps("LinalgLuFactorExBackward0", "SavedWithOutputBackward0"),
+    "linalg.lu_factor_ex": _steps("LinalgLuFactorExBackward0", "SavedWithOutputBackward0"),
+    "linalg.lu_solve": _steps("LinalgLuSolveBackward0", "SavedWithOutputBackward0"),
+    "linalg.matrix_norm": _steps("LinalgVectorNormBackward0", "SavedWithOutputBackward0"),
+    "linalg.matrix_power": _steps("CopyBackwards", "WhereBackward0"),
+    "linalg.multi_dot": _steps("ViewBackward0", "MmBackward0"),
+    "linalg.norm": _steps("LinalgVectorNormBackward0", "SavedWithOutputBackward0"),
+    "linalg.norm.subgradients_at_zero": _steps("LinalgVectorNormBackward0", "SavedWithOutputBackward0"),
+    "linalg.pinv": _steps("LinalgPinvBackward0", "PseudoInverseBackward0"),
+    "linalg.pinv.hermitian": _steps("LinalgPinvBackward0", "PseudoInverseBackward0"),
+    "linalg.pinv.singular": _steps("LinalgPinvBackward0", "PseudoInverseBackward0"),
+    "linalg.qr": _steps("LinalgQrBackward0", "SliceBackward0"),
+    "linalg.slogdet": _steps("LinalgSlogdetBackward0", "AddBackward0"),
+    "linalg.solve": _steps("LinalgSolveExBackward0", "ViewBackward0"),
+    "linalg.solve_ex": _steps("LinalgSolveExBackward0", "ViewBackward0"),
+    "linalg.solve_triangular": _steps("LinalgSolveTriangularBackward0", "SavedWithOutputBackward0"),
+    "linalg.svd": _steps("LinalgSvdBackward0", "AddBackward0"),
+    "linalg.svdvals": _steps("LinalgSvdBackward0", "SavedWithOutputBackward0"),
+    "linalg.tensorinv": _steps("ReshapeAliasBackward0", "ViewBackward0"),
+    "linalg.tensorsolve": _edges("ViewBackward0"),
+    "linalg.vander": _steps("CatBackward0", "StackBackward0"),
+    "linalg.vecdot": _steps("VdotBackward0", "SumBackward1"),
+    "linalg.vector_norm": _steps("LinalgVectorNormBackward0", "SavedWithOutputBackward0"),
+    "log10": _steps("Log10Backward0", "MulBackward0"),
+    "log2": _steps("Log2Backward0", "MulBackward0"),
+    "logaddexp2": _steps("Logaddexp2Backward0", "SavedBackward0"),
+    "logdet": _edges("WhereBackward0"),
+    "logsumexp": _steps("LogsumexpBackward0", "SavedWithOutputBackward0"),
+    "lu": _steps("LinalgLuFactorExBackward0", "SavedWithOutputBackward0"),
+    "lu_solve": _steps("LinalgLuSolveBackward0", "SavedWithOutputBackward0"),
+    "lu_unpack": _steps("LuUnpackBackward0", "AddBackward0"),
+    "masked_fill": _steps("MaskedFillBackward0", "WhereBackward0"),
+    "masked_scatter": _steps("MaskedScatterBackward0", "ViewBackward0"),
+    "masked_select": _steps("MaskedSelectBackward0", "SavedBackward0"),
+    "matmul": _steps("MvBackward0", "MatmulBackward0"),
+    "matrix_exp": _steps("LinalgMatrixExpBackward0", "SavedBackward0"),
+    "max.reduction_with_dim": _steps("MaxBackward0", "ViewBackward0"),
+    "mean": _steps("MeanBackward1", "MeanBackward0"),
+    "median": _steps("MedianBackward0", "SavedWithOutputBackward0"),
+    "meshgrid.list_of_tensors": _steps("ExpandBackward0", "ViewBackward0"),
+    "meshgrid.variadic_tensors": _steps("ExpandBackward0", "ViewBackward0"),
+    "min.reduction_with_dim": _steps("MinBackward0", "ViewBackward0"),
+    "mode": _steps("ModeBackward0", "ViewBackward0"),
+    "msort": _steps("SortBackward0", "GatherAlongBackward0"),
+    "mv": _steps("MvBackward0", "MatmulBackward0"),
+    "mvlgamma.mvlgamma_p_1": _steps("MvlgammaBackward0", "SavedBackward0"),
+    "mvlgamma.mvlgamma_p_3": _steps("MvlgammaBackward0", "SavedBackward0"),
+    "mvlgamma.mvlgamma_p_5": _steps("MvlgammaBackward0", "SavedBackward0"),
+    "nan_to_num": _steps("NanToNumBackward0", "SavedBackward0"),
+    "nanmean": _steps("DivBackward0", "SavedBackward0"),
+    "nanmedian": _steps("NanmedianBackward0", "SavedWithOutputBackward0"),
+    "nanquantile": _steps("SqueezeBackward4", "SelectBackward0"),
+    "nansum": _steps("NansumBackward0", "SavedBackward0"),
+    "narrow_copy": _steps("NarrowCopyBackward0", "CloneBackward0"),
+    "native_batch_norm": _steps("NativeBatchNormBackward0", "SavedBackward0"),
+    "native_group_norm": _steps("NativeGroupNormBackward0", "SavedBackward0"),
+    "native_layer_norm": _steps("NativeLayerNormBackward0", "SavedBackward0"),
+    "nextafter": _steps("NextafterBackward0", "GradientOfBackward0"),
+    "nn.functional.adaptive_avg_pool1d": _steps("SqueezeBackward1", "AdaptiveAvgPool1DBackward0"),
+    "nn.functional.adaptive_avg_pool2d": _steps("AdaptiveAvgPool2DBackward0", "AdaptiveAveragePooling2DBackward0"),
+    "nn.functional.adaptive_max_pool1d": _steps("SqueezeBackward1", "AdaptiveMaxPool1DBackward0"),
+    "nn.functional.avg_pool1d": _steps("SqueezeBackward1", "AveragePooling1DBackward0"),
+    "nn.functional.avg_pool2d": _steps("AvgPool2DBackward0", "AveragePooling2DBackward0"),
+    "nn.functional.avg_pool3d": _steps("AvgPool3DBackward0", "AveragePooling3DBackward0"),
+    "nn.functional.batch_norm": _no_node_here("NativeBatchNormBackward0"),
+    "nn.functional.batch_norm.without_cudnn": _no_node_here("NativeBatchNormBackward0"),
+    "nn.functional.bilinear": _steps("AddBackward0", "BilinearBackward0"),
+    "nn.functional.channel_shuffle": _steps("ChannelShuffleBackward0", "ViewBackward0"),
+    "nn.functional.conv1d": _steps("ConvolutionBackward0", "Convolution1DBackward0"),
+    "nn.functional.conv2d": _steps("ConvolutionBackward0", "Convolution2DBackward0"),
+    "nn.functional.conv3d": _steps("ConvolutionBackward0", "Convolution3DBackward0"),
+    "nn.functional.conv_transpose1d": _steps("ConvolutionBackward0", "SavedBackward0"),
+    "nn.functional.conv_transpose2d": _no_node_here("ConvolutionBackward0"),
+    "nn.functional.conv_transpose3d": _no_node_here("ConvolutionBackward0"),
+    "nn.functional.cosine_embedding_loss": _no_node_here("AddBackward0"),
+    "nn.functional.cosine_similarity": _edges("SumBackward1"),
+    "nn.functional.cross_entropy": _edges("NllLossBackward0"),
+    "nn.functional.ctc_loss": _no_node_here("WhereBackward0"),
+    "nn.functional.dropout3d": _no_node_here("SqueezeBackward1"),
+    "nn.functional.embedding": _steps("EmbeddingBackward0", "ViewBackward0"),
+    "nn.functional.feature_alpha_dropout.with_train": _edges("AddBackward0"),
+    "nn.functional.gaussian_nll_loss": _edges("MulBackward0"),
+    "nn.functional.glu": _steps("GluBackward0", "MulBackward0"),
+    "nn.functional.grid_sample": _steps("GridSampler2DBackward0", "SavedBackward0"),
+    "nn.functional.group_norm": _steps("NativeGroupNormBackward0", "GroupNormBackward0"),
+    "nn.functional.hinge_embedding_loss": _edges("AddBackward0"),
+    "nn.functional.instance_norm": _no_node_here("ViewBackward0"),
+    "nn.functional.interpolate.area": _steps("SqueezeBackward1", "AdaptiveAvgPool1DBackward0"),
+    "nn.functional.interpolate.bicubic": _steps("UpsampleBicubic2DBackward0", "AddBackward0"),
+    "nn.functional.interpolate.bilinear": _steps("UpsampleBilinear2DBackward0", "AddBackward0"),
+    "nn.functional.interpolate.linear": _steps("UpsampleLinear1DBackward0", "AddBackward0"),
+    "nn.functional.interpolate.nearest": _steps("UpsampleNearest1DBackward0", "GatherAlongBackward0"),
+    "nn.functional.interpolate.nearest-exact": _steps("UpsampleNearestExact1DBackward0", "GatherAlongBackward0"),
+    "nn.functional.interpolate.trilinear": _steps("UpsampleTrilinear3DBackward0", "AddBackward0"),
+    "nn.functional.kl_div": _no_node_here("SubBackward0"),
+    "nn.functional.l1_loss": _edges("MeanBackward0"),
+    "nn.functional.layer_norm": _steps("NativeLayerNormBackward0", "ViewBackward0"),
+    "nn.functional.linear": _edges("ViewBackward0"),
+    "nn.functional.linear_cross_entropy": _edges("NllLossBackward0"),
+    "nn.functional.linear_cross_entropy.chunked": _no_node_here("SqueezeBackward1"),
+    "nn.functional.linear_cross_entropy.chunked_none": _no_node_here("SqueezeBackward1"),
+    "nn.functional.local_response_norm": _steps("DivBackward0", "LocalResponseNormBackward0"),
+    "nn.functional.logsigmoid": _steps("LogSigmoidBackward0", "LogsigmoidBackward0"),
+    "nn.functional.margin_ranking_loss": _edges("SumBackward0"),
+    "nn.functional.max_pool1d": _steps("SqueezeBackward1", "MaxPooling1DBackward0"),
+    "nn.functional.max_pool2d": _steps("MaxPool2DWithIndicesBackward0", "MaxPooling2DBackward0"),
+    "nn.functional.max_pool3d": _steps("MaxPool3DWithIndicesBackward0", "MaxPooling3DBackward0"),
+    "nn.functional.max_unpool1d": _steps("SqueezeBackward1", "ViewBackward0"),
+    "nn.functional.max_unpool1d.grad": _steps("SqueezeBackward1", "ViewBackward0"),
+    "nn.functional.max_unpool2d": _steps("MaxUnpool2DBackward0", "ViewBackward0"),
+    "nn.functional.max_unpool2d.grad": _steps("MaxUnpool2DBackward0", "ViewBackward0"),
+    "nn.functional.max_unpool3d": _steps("MaxUnpool3DBackward0", "ViewBackward0"),
+    "nn.functional.max_unpool3d.grad": _steps("MaxUnpool3DBackward0", "ViewBackward0"),
+    "nn.functional.multi_head_attention_forward": _no_node_here("ViewBackward0"),
+    "nn.functional.multi_margin_loss": _steps("MultiMarginLossBackward0", "MeanBackward0"),
+    "nn.functional.multilabel_soft_margin_loss": _steps("MeanBackward0", "MultilabelSoftMarginLossBackward0"),
+    "nn.functional.normalize": _edges("DivBackward0"),
+    "nn.functional.pad.circular": _no_node_here("CopySlices"),
+    "nn.functional.pad.constant": _steps("ConstantPadNdBackward0", "CatBackward0"),
+    "nn.functional.pad.reflect": _steps("ReflectionPad1DBackward0", "GatherBackward0"),
+    "nn.functional.pad.replicate": _steps("ReplicationPad1DBackward0", "GatherBackward0"),
+    "nn.functional.pad.replicate_negative": _steps("ReplicationPad2DBackward0", "GatherBackward0"),
+    "nn.functional.pairwise_distance": _steps("NormBackward1", "LinalgVectorNormBackward0"),
+    "nn.functional.pdist": _steps("PdistBackward0", "SavedWithOutputBackward0"),
+    "nn.functional.pixel_shuffle": _steps("PixelShuffleBackward0", "CloneBackward0"),
+    "nn.functional.pixel_unshuffle": _steps("PixelUnshuffleBackward0", "CloneBackward0"),
+    "nn.functional.poisson_nll_loss": _no_node_here("AddBackward0"),
+    "nn.functional.prelu": _steps("PreluKernelBackward0", "PreluBackward0"),
+    "nn.functional.rms_norm": _steps("MulBackward0", "RmsNormBackward0"),
+    "nn.functional.rrelu": _steps("RreluWithNoiseBackward0", "RreluBackward0"),
+    "nn.functional.scaled_dot_product_attention": _steps("UnsafeViewBackward0", "AttentionBackward0"),
+    "nn.functional.selu": _steps("EluBackward0", "SeluBackward0"),
+    "nn.functional.soft_margin_loss": _steps("SoftMarginLossBackward0", "MeanBackward0"),
+    "nn.functional.triplet_margin_loss": _edges("MeanBackward0"),
+    "nn.functional.unfold": _steps("Im2ColBackward0", "ViewBackward0"),
+    "nn.functional.upsample_bilinear": _steps("UpsampleBilinear2DBackward0", "AddBackward0"),
+    "nn.functional.upsample_nearest": _steps("UpsampleNearest1DBackward0", "GatherAlongBackward0"),
+    "norm.nuc": _edges("SumBackward1"),
+    "normal": _no_node_here("NormalBackward3"),
+    "ormqr": _steps("OrmqrBackward0", "SavedWithOutputBackward0"),
+    "outer": _edges("MulBackward0"),
+    "permute_copy": _steps("PermuteBackward0_copy", "CloneBackward0"),
+    "pinverse": _steps("LinalgPinvBackward0", "PseudoInverseBackward0"),
+    "prod": _steps("ProdBackward0", "SavedWithOutputBackward0"),
+    "put": _steps("PutBackward0", "SavedBackward0"),
+    "qr": _steps("LinalgQrBackward0", "SliceBackward0"),
+    "quantile": _steps("SqueezeBackward4", "SelectBackward0"),
+    "rad2deg": _steps("Rad2DegBackward0", "MulBackward0"),
+    "ravel": _steps("ViewBackward0", "UnsqueezeBackward0"),
+    "reciprocal": _steps("ReciprocalBackward0", "DivBackward0"),
+    "remainder": _steps("RemainderBackward1", "SavedBackward0"),
+    "repeat_interleave": _steps("ViewBackward0", "GatherAlongBackward0"),
+    "roll": _steps("RollBackward0", "CloneBackward0"),
+    "rot90": _steps("Rot90Backward0", "TransposeBackward0"),
+    "round.decimals_0": _steps("RoundBackward1", "RoundBackward0"),
+    "round.decimals_3": _steps("RoundBackward1", "DivBackward0"),
+    "round.decimals_neg_3": _steps("RoundBackward1", "DivBackward0"),
+    "rsqrt": _steps("RsqrtBackward0", "DivBackward0"),
+    "rsub": _steps("RsubBackward0", "SubBackward0"),
+    "scatter": _steps("ScatterBackward0", "WhereBackward0"),
+    "scatter_add": _steps("ScatterAddBackward0", "AddBackward0"),
+    "select_scatter": _steps("SelectScatterBackward0", "ViewBackward0"),
+    "sgn": _steps("SgnBackward0", "SavedWithOutputBackward0"),
+    "slice_scatter": _steps("SliceScatterBackward0", "ViewBackward0"),
+    "sort": _steps("SortBackward0", "GatherAlongBackward0"),
+    "special.erfcx": _steps("SpecialErfcxBackward0", "ErfcxBackward0"),
+    "special.i0e": _steps("SpecialI0EBackward0", "I0EBackward0"),
+    "special.i1": _steps("SpecialI1Backward0", "I1Backward0"),
+    "special.i1e": _steps("SpecialI1EBackward0", "I1EBackward0"),
+    "split": _steps("SplitBackward0", "SliceBackward0"),
+    "split.list_args": _steps("SplitWithSizesBackward0", "SliceBackward0"),
+    "split_with_sizes": _steps("SplitWithSizesBackward0", "SliceBackward0"),
+    "split_with_sizes_copy": _steps("SplitWithSizesBackward0_copy", "CloneBackward0"),
+    "square": _steps("PowBackward0", "MulBackward0"),
+    "squeeze": _steps("SqueezeBackward0", "ViewBackward0"),
+    "squeeze.multiple": _steps("SqueezeBackward2", "ViewBackward0"),
+    "squeeze_copy": _steps("SqueezeBackward0_copy", "CloneBackward0"),
+    "std": _steps("StdBackward0", "SavedWithOutputBackward0"),
+    "std.unbiased": _steps("StdBackward0", "SavedWithOutputBackward0"),
+    "std_mean": _steps("StdMeanBackward0", "SavedWithOutputBackward0"),
+    "std_mean.unbiased": _steps("StdMeanBackward0", "SavedWithOutputBackward0"),
+    "svd": _steps("LinalgSvdBackward0", "AddBackward0"),
+    "t": _no_node_here("TBackward0"),
+    "t_copy": _steps("TBackward0_copy", "CloneBackward0"),
+    "take": _steps("TakeBackward0", "ViewBackward0"),
+    "take_along_dim": _steps("GatherBackward0", "SavedBackward0"),
+    "tensordot": _edges("ViewBackward0"),
+    "tile": _steps("RepeatBackward0", "CloneBackward0"),
+    "topk": _steps("TopkBackward0", "GatherAlongBackward0"),
+    "trace": _steps("TraceBackward0", "SumBackward0"),
+    "transpose": _steps("TransposeBackward0", "ViewBackward0"),
+    "transpose_copy": _steps("TransposeBackward0_copy", "CloneBackward0"),
+    "trapezoid": _steps("DivBackward1", "DivBackward0"),
+    "trapz": _steps("DivBackward1", "DivBackward0"),
+    "triangular_solve": _steps("TriangularSolveBackward0", "SavedWithOutputBackward0"),
+    "tril": _steps("TrilBackward0", "WhereBackward0"),
+    "triu": _steps("TriuBackward0", "WhereBackward0"),
+    "unbind": _steps("UnbindBackward0", "SelectBackward0"),
+    "unbind_copy": _steps("UnbindBackward0_copy", "CloneBackward0"),
+    "unfold_copy": _steps("UnfoldBackward0_copy", "CloneBackward0"),
+    "unsafe_chunk": _steps("UnsafeSplitBackward0", "SliceBackward0"),
+    "unsafe_split": _steps("UnsafeSplitBackward0", "SliceBackward0"),
+    "unsqueeze_copy": _steps("UnsqueezeBackward0_copy", "CloneBackward0"),
+    "var": _steps("VarBackward0", "SavedBackward0"),
+    "var.unbiased": _steps("VarBackward0", "SavedBackward0"),
+    "var_mean": _steps("VarMeanBackward0", "SavedBackward0"),
+    "var_mean.unbiased": _steps("VarMeanBackward0", "SavedBackward0"),
+    "vdot": _steps("VdotBackward0", "DotBackward0"),
+    "view_copy": _steps("ViewBackward0_copy", "CloneBackward0"),
+    "where": _edges("WhereBackward0"),
+    "zero_": _steps("ZeroBackward0", "FillBackward2"),
+}
+
+
+def _params() -> list:
+    out = []
+    for op_id in sorted(_opinfo.TARGETS):
+        marks = [pytest.mark.xfail(reason=KNOWN[op_id], strict=True)] if op_id in KNOWN else []
+        out.append(pytest.param(op_id, marks=marks, id=op_id))
+    return out
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("op_id", _params())
+def test_grad_fn_graph_as_torch(op_id: str) -> None:
+    why = difference(op_id)
+    assert why is None, why
+
+
+if __name__ == "__main__":
+    bad = 0
+    for op_id in sys.argv[1:] or sorted(_opinfo.TARGETS):
+        print(op_id, file=sys.stderr, flush=True)
+        why = difference(op_id)
+        if why is not None:
+            bad += 1
+            print(f"{op_id}: {why[:400]}")
+    print(f"{bad} of {len(sys.argv[1:] or _opinfo.TARGETS)} ops differ")
