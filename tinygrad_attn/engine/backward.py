@@ -393,7 +393,13 @@ def _in_dtype_of(g: Any, t: Tensor, ns: Any) -> Any:
     if g is None or g.__class__ is SliceGradient:
         return g
     gd = g._data.dtype if g.__class__ is _function.Tensor else getattr(g, "dtype", None)
-    return g if gd is None or gd == t._data.dtype else ns.astype(g, t._data.dtype)
+    if gd is None or gd == t._data.dtype:
+        return g
+    if gd.kind == "c" and t._data.dtype.kind != "c":  # (a real tensor's share of a complex gradient: its real part)
+        from ..ops.complex import Real  # noqa: PLC0415 - the ops are built on the engine
+
+        g = ns.apply(Real, g)
+    return ns.astype(g, t._data.dtype)
 
 
 def _sole_view(g: Any) -> bool:

@@ -501,9 +501,15 @@ class Cast(Function):
     name = "astype"
 
     def forward(self, ns, a):
+        if a.dtype.kind == "c" and np.dtype(self.args).kind != "c":  # (complex to real: the real parts)
+            a = a.real
         return ns.astype(a, self.args)
 
     def backward(self, g, ns, inputs, out):
+        if g.dtype.kind == "c" and inputs[0].dtype.kind != "c":  # (a real input's share: the real part)
+            from .complex import Real  # noqa: PLC0415 - a sibling module that imports this one's base
+
+            g = ns.apply(Real, g)
         return (ns.astype(g, inputs[0].dtype),)
 
 

@@ -138,6 +138,8 @@ double = float64
 short = int16
 int = int32  # noqa: A001
 long = int64
+cfloat = complex64
+cdouble = complex128
 
 # -- promotion: torch.result_type's rules, in one place ----------------------------------
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # bool < integer < float < complex
@@ -299,6 +301,7 @@ class finfo:  # noqa: N801 - PyTorch's name
         dt = _DEFAULT_FLOAT[0] if type is None else np.dtype(type)
         if dt.kind not in "fc":
             raise TypeError(f"finfo() requires a floating point input type, got {dt}: use iinfo for integers")
+        dt = torch_dtype(dt).to_real().dtype  # (a complex dtype's limits are its parts': finfo(complex64) is float32's)
         info = np.finfo(dt)
         self.bits, self.dtype = info.bits, dt.name
         self.eps, self.max, self.min = builtins.float(info.eps), builtins.float(info.max), builtins.float(info.min)
@@ -329,7 +332,7 @@ __all__ = [
     "dtype", "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128",
     "uint16", "uint32", "uint64", "dtype",
-    "bool", "half", "float", "double", "short", "int", "long", "promote_types", "can_cast",
+    "bool", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble", "promote_types", "can_cast",
 ]  # fmt: skip
 
 

@@ -27,6 +27,7 @@ from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
 from ..reduce.tensor_reduce import norm2, power_norm
+from .complex_numbers import complex_angle, complex_sgn
 from ..shape import dims
 
 
@@ -459,6 +460,8 @@ def lcm(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 def sgn(input: Tensor) -> Tensor:  # noqa: A002
     """``sign(x)`` (for complex numbers PyTorch's ``x / |x|``; real tensors only here)."""
     x = _tensor(input, "sgn")
+    if x.dtype.kind == "c":
+        return complex_sgn(x)
     return saved_for_backward(x.sign(), x, output=True)  # (PyTorch's keeps its input and result)
 
 
@@ -466,6 +469,8 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
 def angle(input: Tensor) -> Tensor:  # noqa: A002
     """The argument of each entry as a complex number: 0 for ``x >= 0``, pi for ``x < 0`` (NaN stays NaN);
     its gradient is 0."""
+    if _tensor(input, "angle").dtype.kind == "c":
+        return complex_angle(input)
     x = _floating(input, "angle")
     # (the constant's branch carries no gradient)
     # (pi as a tensor of x's dtype: a Python float would pass through float32 and round there)
