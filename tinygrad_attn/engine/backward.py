@@ -637,6 +637,11 @@ def _root_grad(t: Tensor, grad: Any, create_graph: bool, who: str) -> Any:
                 f"{who}: grad can be created implicitly only for a scalar output, but the output has "
                 f"shape {tuple(t.shape)}; pass a gradient of that shape"
             )
+        if t._data.dtype.kind == "c":  # (PyTorch's: d(complex)/d(z) has no one meaning for a seed of 1)
+            raise RuntimeError(
+                f"{who}: grad can be implicitly created only for real scalar outputs, but the output is {t.dtype}; "
+                "take a real loss (.abs(), .real) or pass a gradient"
+            )
         g = t._dev.ops.ones_like(t._data)
         return _function.Tensor._wrap(g, t._dev) if create_graph else g
     if not isinstance(grad, _function.Tensor):

@@ -158,6 +158,8 @@ class PowScalar(Function):
 
     def backward(self, g, ns, inputs, out):
         c = self.args
+        if c.__class__ is complex:  # (a complex exponent: conjugated as the inputs are, see Function.conjugate_backward)
+            c = c.conjugate()
         (a,) = inputs
         if c == 0:  # x ** 0 is 1 everywhere: the derivative is 0, also at x = 0 (not 0 * inf)
             return (g * 0.0,)
@@ -317,6 +319,8 @@ class Logistic(Function):
     keep = ()
 
     def forward(self, ns, a):
+        if a.dtype.kind == "c":  # (no sign to split on: the formula itself)
+            return 1.0 / (1.0 + ns.exp(-a))
         e = ns.exp(-ns.abs(a))  # never overflows
         return ns.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 

@@ -223,6 +223,8 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     if a is b:
         return a
     ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
+    if {a.kind, b.kind} == {"f", "c"}:  # (complex wide enough for both: float64 with complex64 is complex128)
+        return torch_dtype(np.promote_types(a.dtype, b.dtype))
     if ca != cb:
         return a if ca > cb else b
     return torch_dtype(np.promote_types(a.dtype, b.dtype))
@@ -261,6 +263,8 @@ def result_type(*operands: object) -> np.dtype:
             continue
         if out is None:
             out = dt
+        elif dt.kind == "c" and out.kind == "f":  # (a float keeps its width: float32 with a 0-d complex128 is complex64)
+            out = out.to_complex()
         elif _CATEGORY[dt.kind] > _CATEGORY[out.kind]:
             out = dt if out.kind != "b" and _CATEGORY[dt.kind] >= 2 else promote_types(out, dt)
     if out is None:

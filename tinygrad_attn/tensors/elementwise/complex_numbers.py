@@ -58,7 +58,7 @@ def conj_physical(input: Tensor) -> Tensor:  # noqa: A002
     return Conj.apply(x) if x.dtype.kind == "c" else x
 
 
-@public(method=True, aliases=("adjoint_conj",))
+@public(method=True)
 def conj(input: Tensor) -> Tensor:  # noqa: A002
     """The complex conjugate (a real tensor: itself). PyTorch's is a lazy view with a flag;
     here the values are computed, so ``is_conj()`` is False and ``resolve_conj`` does nothing."""
