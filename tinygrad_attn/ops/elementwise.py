@@ -385,7 +385,12 @@ class Abs(Function):
         return ns.abs(a)
 
     def backward(self, g, ns, inputs, out):
-        return (g * ns.apply(Sign, inputs[0]),)  # (PyTorch's sgn: 0 at 0 and at NaN)
+        a = inputs[0]
+        if a.dtype.kind == "c":  # (sgn(z) = z / |z|, 0 at 0: written out, so a recorded gradient differentiates it)
+            r = ns.abs(a)
+            zero = r == 0
+            return (ns.where(zero, 0.0, g * a / ns.where(zero, 1.0, r)),)
+        return (g * ns.apply(Sign, a),)  # (PyTorch's sgn: 0 at 0 and at NaN)
 
 
 class Erf(Function):

@@ -194,6 +194,10 @@ def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``log(exp(input) + exp(other))`` without overflow: a logsumexp over the pair."""
     a, b = _pair(tensor_operand(input, "logaddexp"), tensor_operand(other, "logaddexp", "other", 2), "logaddexp")
     broadcast_of("logaddexp", a.shape, b.shape)
+    if a.dtype.kind == "c":  # (PyTorch's: the operand of the larger real part plus log1p(exp(other - it)))
+        first = a.real >= b.real
+        hi, lo = where(first, a, b), where(first, b, a)
+        return hi + (lo - hi).exp().log1p()
     return ops.LogAddExp.apply(a, b)  # (PyTorch's formula and gradients; it keeps its inputs, not its result)
 
 
@@ -538,8 +542,10 @@ def isneginf(input: Tensor) -> Tensor:  # noqa: A002
 
 @public(method=True)
 def isreal(input: Tensor) -> Tensor:  # noqa: A002
-    """Where ``input`` has no imaginary part: everywhere, as tensors here are real."""
+    """Where ``input`` has no imaginary part (everywhere for a real tensor)."""
     x = _tensor(input, "isreal")
+    if x.dtype.kind == "c":
+        return x.imag == 0
     return Tensor.ones(x.shape, dtype=np.bool_, device=x._dev)
 
 
@@ -778,6 +784,10 @@ def logcumsumexp(input: Tensor, dim: int | None = None, *, axis: int | None = No
     scan whose every step is a :func:`logaddexp` with the entries ``s`` places before."""
     dim = dims.required(axis, dim, "logcumsumexp")
     x = _floating(input, "logcumsumexp")
+    if x.dtype.kind == "c":  # (the formula, shifted by the largest real part along dim, held constant)
+        m = x.real.detach().amax(dim, keepdim=True) if x.ndim else x.real.detach()
+        m = where(m.abs() == math.inf, m.new_zeros(()), m)
+        return saved_for_backward((x - m).exp().cumsum(dim).log() + m, x, output=True)
     return saved_for_backward(_logcumsumexp(x, dim), x, output=True)  # (what PyTorch's keeps)
 
 

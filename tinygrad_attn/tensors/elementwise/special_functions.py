@@ -219,11 +219,13 @@ def ldexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 @public(method=True)
 def float_power(input: Any, exponent: Tensor | float) -> Tensor:  # noqa: A002
     """``input ** exponent`` in float64 (both operands converted first)."""
-    a, b = (v.astype(np.float64) if isinstance(v, Tensor) else v for v in (input, exponent))
+    wide = np.complex128 if any(getattr(v, "dtype", None) is not None and v.dtype.kind == "c" or isinstance(v, complex)
+                                for v in (input, exponent)) else np.float64  # fmt: skip
+    a, b = (v.astype(wide) if isinstance(v, Tensor) else v for v in (input, exponent))
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError("float_power: at least one operand must be a Tensor")
     if not isinstance(a, Tensor):
-        a = Tensor(np.asarray(a, dtype=np.float64), device=b._dev)
+        a = Tensor(np.asarray(a, dtype=wide), device=b._dev)
     return a**b
 
 

@@ -46,9 +46,9 @@ def drawn(cls: Any, kind: str, shape: Any, dtype: Any, device: Any, requires_gra
                      generator)  # fmt: skip
         if kind != "random":
             part = part * math.sqrt(0.5)
-        from ..elementwise.complex_numbers import view_as_complex  # noqa: PLC0415 - built on the Tensor class
+        from ...ops.complex import ViewAsComplex  # noqa: PLC0415 - ops are loaded after this module
 
-        z = view_as_complex(part).clone()
+        z = ViewAsComplex.apply(part).clone()
         z.name = name
         return z.requires_grad_(True) if requires_grad else z
     if dt.kind != "f":
