@@ -200,7 +200,9 @@ def _builtin_base(cls: type) -> type:
 
 
 CASES = [
-    pytest.param(op_id, d, marks=pytest.mark.xfail(strict=True, reason=KNOWN[(op_id, d)]) if (op_id, d) in KNOWN else ())
+    pytest.param(
+        op_id, d, marks=pytest.mark.xfail(strict=True, reason=KNOWN[(op_id, d)]) if (op_id, d) in KNOWN else ()
+    )
     for op_id in sorted(runner.TARGETS)
     for d in COMPLEX
 ]

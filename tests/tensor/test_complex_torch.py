@@ -342,3 +342,31 @@ def test_rope_training_step_as_torch():
             opt.step()
         res.append(lin.weight.detach().numpy())
     np.testing.assert_allclose(res[1], res[0], rtol=1e-4, atol=1e-5)
+
+
+def test_conjugate_and_negative_bits():
+    """No tensor here carries PyTorch's lazy bits: ``is_conj``/``is_neg`` are those of a resolved
+    tensor, and ``resolve_conj``/``resolve_neg`` give its values."""
+    z = _z((3,), np.complex64)
+    for m in (tga, torch):
+        t = m.tensor(z)
+        assert not t.is_neg() and not t.resolve_conj().is_conj() and not m.is_conj(t.conj_physical())
+        np.testing.assert_array_equal(t.conj().resolve_conj().resolve_neg().numpy(), np.conj(z))
+    x = tga.tensor(z)
+    x.conj_physical_()
+    np.testing.assert_array_equal(x.numpy(), np.conj(z))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda z: z < z, lambda z: z.max(), lambda z: z.sort(), lambda z: z.relu(), lambda z: z.floor(),
+     lambda z: z.clamp(0, 1), lambda z: z.argmax(), lambda z: z.sign(), lambda z: z.maximum(z), lambda z: z.topk(1),
+     lambda z: z.softmax(-1), lambda z: z.cummax(0), lambda z: z.erf()],
+)  # fmt: skip
+def test_real_only_ops_raise_as_torch(call):
+    z = _z((3,), np.complex64)
+    with pytest.raises(Exception) as want:
+        call(torch.tensor(z))
+    with pytest.raises(Exception) as got:
+        call(tga.tensor(z))
+    assert isinstance(got.value, [k for k in type(want.value).__mro__ if k.__module__ == "builtins"][0])

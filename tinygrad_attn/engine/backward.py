@@ -395,10 +395,8 @@ def _in_dtype_of(g: Any, t: Tensor, ns: Any) -> Any:
     gd = g._data.dtype if g.__class__ is _function.Tensor else getattr(g, "dtype", None)
     if gd is None or gd == t._data.dtype:
         return g
-    if gd.kind == "c" and t._data.dtype.kind != "c":  # (a real tensor's share of a complex gradient: its real part)
-        from ..ops.complex import Real  # noqa: PLC0415 - the ops are built on the engine
-
-        g = ns.apply(Real, g)
+    if getattr(gd, "kind", None) == "c" and t.dtype.kind != "c":  # (a real tensor's share of a complex gradient)
+        g = ns.apply(_function.COMPLEX_PARTS["real"], g)
     return ns.astype(g, t._data.dtype)
 
 
@@ -637,7 +635,7 @@ def _root_grad(t: Tensor, grad: Any, create_graph: bool, who: str) -> Any:
                 f"{who}: grad can be created implicitly only for a scalar output, but the output has "
                 f"shape {tuple(t.shape)}; pass a gradient of that shape"
             )
-        if t._data.dtype.kind == "c":  # (PyTorch's: d(complex)/d(z) has no one meaning for a seed of 1)
+        if t.dtype.kind == "c":  # (PyTorch's: d(complex)/d(z) has no one meaning for a seed of 1)
             raise RuntimeError(
                 f"{who}: grad can be implicitly created only for real scalar outputs, but the output is {t.dtype}; "
                 "take a real loss (.abs(), .real) or pass a gradient"

@@ -250,6 +250,11 @@ def _half_in_float32(forward: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+#: The ops of a complex tensor's conjugate and real part (``"conj"``, ``"real"``), which
+#: ``tinygrad_attn.ops.complex`` registers here at import (the engine imports no op).
+COMPLEX_PARTS: dict[str, Any] = {}
+
+
 def _conjugated_for_complex(backward: Callable[..., Any]) -> Callable[..., Any]:
     """``backward`` under PyTorch's convention for complex numbers (the conjugate Wirtinger
     derivative: a real loss's gradient is ``dL/dx + i dL/dy``): where the gradient is complex,
@@ -259,7 +264,7 @@ def _conjugated_for_complex(backward: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(backward)
     def run(self: Function, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
-        if getattr(getattr(g, "dtype", None), "kind", None) != "c":
+        if getattr(getattr(g, "dtype", None), "kind", None) != "c":  # (array_api_strict's dtypes have no kind)
             return backward(self, g, ns, inputs, out)
         return backward(self, g, ns, [_conjugate(ns, x) for x in inputs], _conjugate(ns, out))
 
@@ -271,9 +276,7 @@ def _conjugate(ns: Any, x: Any) -> Any:
         return x.conjugate()
     if x is None or x.__class__ is FreedArray or getattr(getattr(x, "dtype", None), "kind", None) != "c":
         return x
-    from ..ops.complex import Conj  # noqa: PLC0415 - the ops are built on this module
-
-    return ns.apply(Conj, x)
+    return ns.apply(COMPLEX_PARTS["conj"], x)
 
 
 def _refuse_saved_inference(fn: Function, inputs: Sequence[Any]) -> None:

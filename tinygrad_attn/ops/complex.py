@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine import function as _function
 from ..engine.function import Function
 
 _REAL_OF = {"complex64": "float32", "complex128": "float64"}
@@ -152,3 +153,6 @@ class ViewAsComplex(Function):
 
     def backward(self, g, ns, inputs, out):
         return (ns.apply(ViewAsReal, g),)
+
+
+_function.COMPLEX_PARTS.update(conj=Conj, real=Real)

@@ -158,7 +158,9 @@ class PowScalar(Function):
 
     def backward(self, g, ns, inputs, out):
         c = self.args
-        if c.__class__ is complex:  # (a complex exponent: conjugated as the inputs are, see Function.conjugate_backward)
+        if (
+            c.__class__ is complex
+        ):  # (a complex exponent: conjugated as the inputs are, see Function.conjugate_backward)
             c = c.conjugate()
         (a,) = inputs
         if c == 0:  # x ** 0 is 1 everywhere: the derivative is 0, also at x = 0 (not 0 * inf)
@@ -319,7 +321,7 @@ class Logistic(Function):
     keep = ()
 
     def forward(self, ns, a):
-        if a.dtype.kind == "c":  # (no sign to split on: the formula itself)
+        if getattr(a.dtype, "kind", None) == "c":  # (no sign to split on: the formula itself)
             return 1.0 / (1.0 + ns.exp(-a))
         e = ns.exp(-ns.abs(a))  # never overflows
         return ns.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
@@ -386,7 +388,9 @@ class Abs(Function):
 
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
-        if a.dtype.kind == "c":  # (sgn(z) = z / |z|, 0 at 0: written out, so a recorded gradient differentiates it)
+        if (
+            getattr(a.dtype, "kind", None) == "c"
+        ):  # (sgn(z) = z / |z|, 0 at 0: written out, so a recorded gradient differentiates it)
             r = ns.abs(a)
             zero = r == 0
             return (ns.where(zero, 0.0, g * a / ns.where(zero, 1.0, r)),)
@@ -510,12 +514,16 @@ class Cast(Function):
     name = "astype"
 
     def forward(self, ns, a):
-        if a.dtype.kind == "c" and np.dtype(self.args).kind != "c":  # (complex to real: the real parts)
+        if (
+            getattr(a.dtype, "kind", None) == "c" and np.dtype(self.args).kind != "c"
+        ):  # (complex to real: the real parts)
             a = a.real
         return ns.astype(a, self.args)
 
     def backward(self, g, ns, inputs, out):
-        if g.dtype.kind == "c" and inputs[0].dtype.kind != "c":  # (a real input's share: the real part)
+        if (
+            getattr(g.dtype, "kind", None) == "c" and inputs[0].dtype.kind != "c"
+        ):  # (a real input's share: its real part)
             from .complex import Real  # noqa: PLC0415 - a sibling module that imports this one's base
 
             g = ns.apply(Real, g)

@@ -626,12 +626,6 @@ class Tensor:
     def double(self) -> Tensor:
         return self.astype(np.float64)
 
-    def cfloat(self) -> Tensor:
-        return self.astype(np.complex64)
-
-    def cdouble(self) -> Tensor:
-        return self.astype(np.complex128)
-
     def detach(self) -> Tensor:
         """The same data, cut from the graph."""
         return Tensor._wrap(self._data, self._dev)

@@ -263,7 +263,7 @@ def result_type(*operands: object) -> np.dtype:
             continue
         if out is None:
             out = dt
-        elif dt.kind == "c" and out.kind == "f":  # (a float keeps its width: float32 with a 0-d complex128 is complex64)
+        elif dt.kind == "c" and out.kind == "f":  # (a float keeps its width: float32, 0-d complex128: complex64)
             out = out.to_complex()
         elif _CATEGORY[dt.kind] > _CATEGORY[out.kind]:
             out = dt if out.kind != "b" and _CATEGORY[dt.kind] >= 2 else promote_types(out, dt)

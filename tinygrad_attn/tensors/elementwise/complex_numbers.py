@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ...engine.declare import public
 from ...functional.checks import tensor_arg
 from ...ops.complex import Complex, Conj, Imag, Real, ViewAsComplex, ViewAsReal
@@ -51,7 +49,7 @@ def _imag(self: Tensor) -> Tensor:
     return imag(self)
 
 
-@public(method=True)
+@public(method=True, inplace=True)
 def conj_physical(input: Tensor) -> Tensor:  # noqa: A002
     """The complex conjugate, computed (a real tensor: itself)."""
     x = tensor_arg(input, "conj_physical")
@@ -162,4 +160,3 @@ def complex_sgn(z: Tensor) -> Tensor:
     zero = r == 0
     safe = where(zero, r.new_ones(()), r)
     return where(zero, z.new_zeros(()), z / safe.astype(torch_dtype(z.dtype).dtype))
-

@@ -27,8 +27,8 @@ from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
 from ..reduce.tensor_reduce import norm2, power_norm
-from .complex_numbers import complex_angle, complex_sgn
 from ..shape import dims
+from .complex_numbers import complex_angle, complex_sgn
 
 
 def _floating(x: Any, op: str) -> Tensor:

@@ -201,6 +201,9 @@ def _variance(op: str, x: Tensor, dim: Any, unbiased: Any, keepdim: bool, correc
 
 
 def _rounded_to(v: Tensor, dtype: np.dtype) -> Tensor:
+    """A spread in the dtype of its input (of a complex input's parts: a spread is real)."""
+    if np.dtype(dtype).kind == "c":
+        dtype = torch_dtype(dtype).to_real()
     return v if v.dtype == dtype else v.astype(dtype)
 
 
