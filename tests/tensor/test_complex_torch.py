@@ -370,3 +370,32 @@ def test_real_only_ops_raise_as_torch(call):
     with pytest.raises(Exception) as got:
         call(tga.tensor(z))
     assert isinstance(got.value, [k for k in type(want.value).__mro__ if k.__module__ == "builtins"][0])
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_writes_through_complex_views_with_gradients_as_torch(case):
+    """In-place changes through ``real``, ``imag``, ``view_as_real`` and ``view_as_complex`` of
+    tensors in a graph: values and gradients as PyTorch's."""
+    rng = np.random.default_rng(case)
+    z0, x0 = _z((3,), np.complex64, rng), rng.standard_normal((3, 2)).astype(np.float32)
+    res = []
+    for m in (torch, tga):
+        z = m.tensor(z0, requires_grad=True)
+        x = m.tensor(x0, requires_grad=True)
+        w, y = z * 2, x * 1
+        if case == 0:
+            w.real[0] = 5.0
+            w.imag.mul_(3)
+        elif case == 1:
+            m.view_as_real(w)[1, 0] = -4.0
+        elif case == 2:
+            c = m.view_as_complex(y)
+            c.mul_(1 + 1j)
+        else:
+            m.view_as_complex(y)[0] = 2j
+            w.imag.add_(y[:, 0])
+        loss = (w * w.conj()).real.sum() + w.abs().sum() + (y * m.arange(6.0).reshape(3, 2)).sum()
+        loss.backward()
+        res.append([w.detach().numpy(), y.detach().numpy(), z.grad.numpy(), x.grad.numpy()])
+    for a, b in zip(res[1], res[0]):
+        _close(a, b, np.complex64)

@@ -61,6 +61,11 @@ class Real(Function):
     def backward(self, g, ns, inputs, out):
         return (g,)
 
+    @staticmethod
+    def whole_from(base, value):
+        """The complex tensor whose real parts are ``value`` (a write through this view)."""
+        return Complex.apply(value.astype(value.dtype), Imag.apply(base))
+
 
 class Imag(Function):
     """``z.imag``: a view of the imaginary parts. Gradient: ``i g``."""
@@ -77,6 +82,11 @@ class Imag(Function):
 
     def backward(self, g, ns, inputs, out):
         return (g * 1j,)
+
+    @staticmethod
+    def whole_from(base, value):
+        """The complex tensor whose imaginary parts are ``value`` (a write through this view)."""
+        return Complex.apply(Real.apply(base), value)
 
 
 class Conj(Function):
@@ -130,6 +140,10 @@ class ViewAsReal(Function):
     def backward(self, g, ns, inputs, out):
         return (ns.apply(ViewAsComplex, g),)
 
+    @staticmethod
+    def whole_from(base, value):
+        return ViewAsComplex.apply(value.contiguous())
+
 
 class ViewAsComplex(Function):
     """``view_as_complex(x)``: the pairs of ``x``'s last axis (of size 2) as complex numbers, a
@@ -153,6 +167,10 @@ class ViewAsComplex(Function):
 
     def backward(self, g, ns, inputs, out):
         return (ns.apply(ViewAsReal, g),)
+
+    @staticmethod
+    def whole_from(base, value):
+        return ViewAsReal.apply(value)
 
 
 _function.COMPLEX_PARTS.update(conj=Conj, real=Real)
