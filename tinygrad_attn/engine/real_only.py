@@ -26,12 +26,13 @@ _NO_KERNEL = frozenset(
     multilabel_soft_margin_loss margin_ranking_loss hinge_embedding_loss cosine_embedding_loss bucketize
     searchsorted avg_pool1d avg_pool2d
     avg_pool3d max_pool1d max_pool2d max_pool3d interpolate upsample bitwise_and bitwise_or bitwise_xor
-    bitwise_not __and__ __or__ __xor__ __invert__ __rand__ __ror__ __rxor__""".split()
+    bitwise_not __and__ __or__ __xor__ __invert__ __rand__ __ror__ __rxor__ arange hash_tensor native_group_norm
+    native_layer_norm""".split()
 )
 # (PyTorch raises RuntimeError: a check of the op's own)
 _CHECKED = frozenset(
     """argmax argmin argsort msort sort topk deg2rad rad2deg fmax fmin heaviside isin isneginf isposinf maximum
-    minimum nansum nanmean cosine_similarity pdist cdist frexp kl_div gumbel_softmax""".split()
+    minimum nansum nanmean cosine_similarity pdist cdist frexp kl_div gumbel_softmax randint_like embedding_bag""".split()
 )
 REAL_ONLY = _NO_KERNEL | _CHECKED
 

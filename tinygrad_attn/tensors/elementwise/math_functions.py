@@ -680,7 +680,7 @@ def _scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: st
     d = _one_dim(x, dim, "scatter_reduce")
     idx = _index(x, d, index, "scatter_reduce")
     src = src[tuple(slice(0, i) for i in idx.shape)]
-    ones = Tensor.ones(idx.shape, dtype=x.dtype, device=x._dev)
+    ones = Tensor.ones(idx.shape, dtype=x.dtype.to_real(), device=x._dev)  # (counts: real for a complex x)
     count = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape))  # writes per entry
     written = count > 0
     if reduce in ("sum", "mean"):
