@@ -106,6 +106,7 @@ _MODULE_PATHS = {
     "profiler": "runtime.profiler",
     "fx": "runtime.fx",
     "onnx": "serialization.onnx",
+    "fft": "tensors.fft",
     "signal": "tensors.factories.signal",
     "signal.windows": "tensors.factories.windows",
     "testing": "tensors.testing",

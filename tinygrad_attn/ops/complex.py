@@ -174,3 +174,33 @@ class ViewAsComplex(Function):
 
 
 _function.COMPLEX_PARTS.update(conj=Conj, real=Real)
+
+
+#: The normalisation of a transform's adjoint: the inverse transform's, scaled so that the pair is adjoint
+_DUAL_NORM = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+class FFTN(Function):
+    """``args = (axes, inverse, norm)``: the discrete Fourier transform of a complex array over
+    ``axes`` (the inverse one where ``inverse``), NumPy's pocketfft, rounded to the input's dtype.
+    Linear: its gradient is the adjoint transform of ``g`` (the inverse transform, normalised
+    the other way), PyTorch's under its conjugate convention."""
+
+    __slots__ = ()
+    keep = ()
+    reads_values = False
+    reads_output = False
+    conjugate_backward = False
+    name = "fft_c2c"
+
+    def forward(self, ns, a):
+        axes, inverse, norm = self.args
+        xp = ns.device.xp
+        if not axes or a.size == 0:
+            return a * 1
+        f = xp.fft.ifftn if inverse else xp.fft.fftn
+        return f(a, axes=axes, norm=norm).astype(a.dtype, copy=False)
+
+    def backward(self, g, ns, inputs, out):
+        axes, inverse, norm = self.args
+        return (ns.apply(FFTN, g, args=(axes, not inverse, _DUAL_NORM[norm])),)
