@@ -399,3 +399,22 @@ def test_writes_through_complex_views_with_gradients_as_torch(case):
         res.append([w.detach().numpy(), y.detach().numpy(), z.grad.numpy(), x.grad.numpy()])
     for a, b in zip(res[1], res[0]):
         _close(a, b, np.complex64)
+
+
+def test_rope_compiled_with_gradients_as_torch():
+    """The rotary embedding and its gradient under ``tga.compile``: each replay gives PyTorch's."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 5, 3, 8)).astype(np.float32)
+
+    def step(m, xq):
+        a, b = _rope(m, xq, xq * 2)
+        loss = (a * b).mean()
+        (g,) = m.autograd.grad(loss, xq)
+        return loss, g
+
+    want_loss, want_grad = step(torch, torch.tensor(x, requires_grad=True))
+    compiled = tga.compile(lambda xq: step(tga, xq))
+    for k in range(3):
+        loss, grad = compiled(tga.tensor(x * (k + 1) / (k + 1), requires_grad=True))
+        np.testing.assert_allclose(loss.item(), want_loss.item(), rtol=1e-5)
+        np.testing.assert_allclose(grad.numpy(), want_grad.numpy(), rtol=1e-5, atol=1e-6)
