@@ -328,6 +328,10 @@ def nan_to_num(
     x = _tensor(input, "nan_to_num")
     if x.dtype.kind not in "fc":
         return x.clone()
+    if x.dtype.kind == "c":  # (each part on its own, as PyTorch's)
+        from .complex_numbers import complex_  # noqa: PLC0415 - a sibling built on this module's functions
+
+        return complex_(nan_to_num(x.real, nan, posinf, neginf), nan_to_num(x.imag, nan, posinf, neginf))
     info = np.finfo(x.dtype)
     hi = float(info.max) if posinf is None else float(posinf)
     lo = float(info.min) if neginf is None else float(neginf)
