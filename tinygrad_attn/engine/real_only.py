@@ -50,18 +50,25 @@ def refusing_complex(name: str, fn: Callable[..., Any], error: type) -> Callable
     """``fn`` raising PyTorch's error where one of its tensor arguments (or its ``dtype=``) is complex."""
     kind = error if name in _NO_KERNEL else RuntimeError
 
+    def refuse(found: str) -> None:
+        label = name.strip("_")
+        raise kind(f'"{label}" not implemented for {found!r}: {label} is not supported for complex tensors')
+
     @functools.wraps(fn)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        if getattr(kwargs.get("dtype"), "kind", "c") != "c":  # (computed in a real dtype it casts to first)
+        if kwargs and getattr(kwargs.get("dtype"), "kind", "c") != "c":  # (computed in the real dtype it casts to)
             return fn(*args, **kwargs)
-        for a in (*args, *kwargs.values()):
-            if a.__class__ in (list, tuple):
-                found = next((c for v in a if (c := _complex_of(v))), None)
-            else:
-                found = _complex_of(a)
-            if found:
-                label = name.strip("_")
-                raise kind(f'"{label}" not implemented for {found!r}: {label} is not supported for complex tensors')
+        # (the common call, tensors and numbers only, read fast: these ops run in training loops)
+        for a in args:
+            d = getattr(a, "_data", None)
+            if d is not None:
+                if getattr(d.dtype, "kind", None) == "c":
+                    refuse(_complex_of(a))
+            elif a.__class__ in (list, tuple) and (found := next((c for v in a if (c := _complex_of(v))), None)):
+                refuse(found)
+        for a in kwargs.values():
+            if found := _complex_of(a):
+                refuse(found)
         return fn(*args, **kwargs)
 
     return checked
