@@ -48,7 +48,7 @@ from .serialization import load, save
 from .tensors import dtypes, tensor_functions, tensor_protocols  # noqa: F401 - (declarations)
 from .tensors._tensor import Tensor, cat, stack, where
 from .tensors.dtypes import *  # noqa: F403
-from .tensors.elementwise import math_functions, special_functions, tensor_arith, tensor_torch  # noqa: F401
+from .tensors.elementwise import complex_numbers, math_functions, special_functions, tensor_arith, tensor_torch  # noqa: F401
 from .tensors.elementwise.tensor_torch import (  # (PyTorch's layout and memory-format objects)
     channels_last,
     channels_last_3d,
@@ -106,6 +106,7 @@ _MODULE_PATHS = {
     "profiler": "runtime.profiler",
     "fx": "runtime.fx",
     "onnx": "serialization.onnx",
+    "fft": "tensors.fft",
     "signal": "tensors.factories.signal",
     "signal.windows": "tensors.factories.windows",
     "testing": "tensors.testing",

@@ -28,6 +28,8 @@ PYTORCH_PAIRS = {
     "get_device",
     "grad",
     "lu",
+    "real",
+    "imag",
 }  # (torch.lu(A, pivot, get_infos) and Tensor.lu(pivot, get_infos))
 # and the library's own methods whose name PyTorch gives a free function only (PyTorch's Tensor has
 # neither): ``x.layer_norm(weight, bias, eps)`` normalises the last axis, ``tga.layer_norm`` is
@@ -163,6 +165,8 @@ NOT_OPS |= {"apply_", "map_", "map2_", "grad_dtype", "retains_grad", "is_contigu
 NOT_OPS |= {"stride", "storage_offset", "data_ptr"}
 # (the dtype of an op of two operands: against PyTorch's in tests/tensor/test_dtypes.py)
 NOT_OPS |= {"result_type"}
+# (the lazy conjugate and negative bits, which no tensor here carries: against PyTorch in tests/tensor/test_complex_torch.py)
+NOT_OPS |= {"is_conj", "is_neg"}
 # (sizes in bytes: against PyTorch in tests/tensor/test_protocol_programs_torch.py)
 NOT_OPS |= {"itemsize", "nbytes"}
 # (torch's factories, predicates, methods as free functions and removed stubs: against PyTorch in

@@ -494,7 +494,11 @@ def _in_dtype_of(g: Any, t: Tensor, ns: Any) -> Any:
     if g is None or g.__class__ is SliceGradient:
         return g
     gd = g._data.dtype if g.__class__ is _function.Tensor else getattr(g, "dtype", None)
-    return g if gd is None or gd == t._data.dtype else ns.astype(g, t._data.dtype)
+    if gd is None or gd == t._data.dtype:
+        return g
+    if getattr(gd, "kind", None) == "c" and t.dtype.kind != "c":  # (a real tensor's share of a complex gradient)
+        g = ns.apply(_function.COMPLEX_PARTS["real"], g)
+    return ns.astype(g, t._data.dtype)
 
 
 def _sole_view(g: Any) -> bool:
@@ -731,6 +735,11 @@ def _root_grad(t: Tensor, grad: Any, create_graph: bool, who: str) -> Any:
             raise RuntimeError(
                 f"{who}: grad can be created implicitly only for a scalar output, but the output has "
                 f"shape {tuple(t.shape)}; pass a gradient of that shape"
+            )
+        if t.dtype.kind == "c":  # (PyTorch's: d(complex)/d(z) has no one meaning for a seed of 1)
+            raise RuntimeError(
+                f"{who}: grad can be implicitly created only for real scalar outputs, but the output is {t.dtype}; "
+                "take a real loss (.abs(), .real) or pass a gradient"
             )
         g = t._dev.ops.ones_like(t._data)
         return _function.Tensor._wrap(g, t._dev) if create_graph else g

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .arguments import typed
+from .real_only import REAL_ONLY, refusing_complex
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,8 @@ def public(
         key = name or inner.__name__
         if dtypes is not None:
             f = accepts(dtypes, operands, name=key)(f)
+        if key in REAL_ONLY and not isinstance(f, property):  # (PyTorch's error for a complex tensor)
+            f = refusing_complex(key, f, _dtype_rules[0] if _dtype_rules else NotImplementedError)
         f = _in_float32_where_pytorch_is(key, f)
         if inspect.isfunction(f):
             f = typed(f, key, first=functional)

@@ -252,6 +252,35 @@ def _half_in_float32(forward: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+#: The ops of a complex tensor's conjugate and real part (``"conj"``, ``"real"``), which
+#: ``tinygrad_attn.ops.complex`` registers here at import (the engine imports no op).
+COMPLEX_PARTS: dict[str, Any] = {}
+
+
+def _conjugated_for_complex(backward: Callable[..., Any]) -> Callable[..., Any]:
+    """``backward`` under PyTorch's convention for complex numbers (the conjugate Wirtinger
+    derivative: a real loss's gradient is ``dL/dx + i dL/dy``): where the gradient is complex,
+    the formula reads the conjugates of its inputs and output, so that a holomorphic op's
+    ``g * f'(z)`` becomes ``g * conj(f'(z))`` (``f(conj z) = conj f(z)`` for every op with real
+    coefficients). Real gradients take the formula as written."""
+
+    @functools.wraps(backward)
+    def run(self: Function, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
+        if getattr(getattr(g, "dtype", None), "kind", None) != "c":  # (array_api_strict's dtypes have no kind)
+            return backward(self, g, ns, inputs, out)
+        return backward(self, g, ns, [_conjugate(ns, x) for x in inputs], _conjugate(ns, out))
+
+    return run
+
+
+def _conjugate(ns: Any, x: Any) -> Any:
+    if x.__class__ is complex:
+        return x.conjugate()
+    if x is None or x.__class__ is FreedArray or getattr(getattr(x, "dtype", None), "kind", None) != "c":
+        return x
+    return ns.apply(COMPLEX_PARTS["conj"], x)
+
+
 def _refuse_saved_inference(fn: Function, inputs: Sequence[Any]) -> None:
     for i, t in enumerate(inputs):
         if isinstance(t, Tensor) and switches.is_inference_tensor(t) and fn.keeps_input(i):
@@ -299,11 +328,16 @@ class Function:
     reads_values = True
     view = False
     rebases = False
+    #: Whether a complex gradient's backward reads the conjugates of the inputs and output (see
+    #: :func:`_conjugated_for_complex`); False for the ops that are not holomorphic (``abs``, ``real``).
+    conjugate_backward = True
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         if "forward" in cls.__dict__ and cls.op_name_of() in HALF_IN_FLOAT32:
             cls.forward = _half_in_float32(cls.__dict__["forward"])
+        if "backward" in cls.__dict__ and cls.conjugate_backward:
+            cls.backward = _conjugated_for_complex(cls.__dict__["backward"])
 
     def keeps_input(self, i: int) -> bool:
         """Whether backward reads the values of input ``i`` (so changing it in place after

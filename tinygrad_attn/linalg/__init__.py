@@ -553,6 +553,8 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fals
 def _vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """The ``ord``-norm of the entries (of all, flattened, or over ``dim``): ``inf`` the largest
     magnitude, ``-inf`` the smallest, 0 the count of non-zeros; its gradient is 0 where the norm is 0."""
+    if getattr(x, "dtype", None) is not None and x.dtype.kind == "c":  # (of complex entries: of their magnitudes)
+        x = x.abs()
     x = _float(x, "vector_norm")
     if dtype is not None:
         x = x.astype(dtype)

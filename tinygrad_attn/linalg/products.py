@@ -112,14 +112,14 @@ def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 @public(method=True)
 def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """The dot product of two 1-D tensors (the first conjugated: real tensors only)."""
+    """The dot product of two 1-D tensors, the first conjugated."""
     a, b = _tensor(input, "vdot"), _tensor(other, "vdot")
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     if a.shape != b.shape:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to "
                            "have the same number of elements, but got different")  # fmt: skip
-    return a @ b
+    return a.conj() @ b
 
 
 @public(method=True)

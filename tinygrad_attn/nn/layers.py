@@ -29,8 +29,14 @@ def _float_dtype(dtype: Any) -> Any:
 
 
 def _uniform(shape: tuple[int, ...], bound: float, device: Any = None, dtype: Any = None) -> Parameter:
-    """A parameter of uniform draws in ``±bound``, PyTorch's ``init.uniform_`` numbers."""
-    arr = rt.uniform(host_generator(), shape, _float_dtype(dtype), -bound, bound)
+    """A parameter of uniform draws in ``±bound``, PyTorch's ``init.uniform_`` numbers (a complex
+    dtype: its parts drawn in pairs, as PyTorch draws into the real view of a complex tensor)."""
+    dt = np.dtype(_float_dtype(dtype))
+    if dt.kind == "c":
+        part = np.dtype(dt.char.lower())  # (complex64's parts are float32)
+        pairs = rt.uniform(host_generator(), (*shape, 2), part, -bound, bound)
+        return Parameter(np.ascontiguousarray(pairs).view(dt)[..., 0], device=device)
+    arr = rt.uniform(host_generator(), shape, dt, -bound, bound)
     return Parameter(arr, device=device)
 
 

@@ -158,6 +158,10 @@ class PowScalar(Function):
 
     def backward(self, g, ns, inputs, out):
         c = self.args
+        if (
+            c.__class__ is complex
+        ):  # (a complex exponent: conjugated as the inputs are, see Function.conjugate_backward)
+            c = c.conjugate()
         (a,) = inputs
         if c == 0:  # x ** 0 is 1 everywhere: the derivative is 0, also at x = 0 (not 0 * inf), and a constant
             return (ns.zeros_like(a),)
@@ -319,6 +323,8 @@ class Logistic(Function):
     keep = ()
 
     def forward(self, ns, a):
+        if getattr(a.dtype, "kind", None) == "c":  # (no sign to split on: the formula itself)
+            return 1.0 / (1.0 + ns.exp(-a))
         e = ns.exp(-ns.abs(a))  # never overflows
         return ns.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
@@ -383,7 +389,14 @@ class Abs(Function):
         return ns.abs(a)
 
     def backward(self, g, ns, inputs, out):
-        return (g * ns.apply(Sign, inputs[0]),)  # (PyTorch's sgn: 0 at 0 and at NaN)
+        a = inputs[0]
+        if (
+            getattr(a.dtype, "kind", None) == "c"
+        ):  # (sgn(z) = z / |z|, 0 at 0: written out, so a recorded gradient differentiates it)
+            r = ns.abs(a)
+            zero = r == 0
+            return (ns.where(zero, 0.0, g * a / ns.where(zero, 1.0, r)),)
+        return (g * ns.apply(Sign, a),)  # (PyTorch's sgn: 0 at 0 and at NaN)
 
 
 class Erf(Function):
@@ -503,9 +516,19 @@ class Cast(Function):
     name = "astype"
 
     def forward(self, ns, a):
+        if (
+            getattr(a.dtype, "kind", None) == "c" and np.dtype(self.args).kind != "c"
+        ):  # (complex to real: the real parts)
+            a = a.real
         return ns.astype(a, self.args)
 
     def backward(self, g, ns, inputs, out):
+        if (
+            getattr(g.dtype, "kind", None) == "c" and inputs[0].dtype.kind != "c"
+        ):  # (a real input's share: its real part)
+            from .complex import Real  # noqa: PLC0415 - a sibling module that imports this one's base
+
+            g = ns.apply(Real, g)
         return (ns.astype(g, inputs[0].dtype),)
 
 

@@ -209,8 +209,8 @@ class Tensor:
                 dev = default_device()
         elif isinstance(data, (bool, int, float, list, tuple)) or np.isscalar(data):
             arr = np.asarray(data)
-            if dtype is None and arr.dtype != np.bool_:
-                arr = arr.astype(get_default_dtype())
+            if dtype is None and arr.dtype != np.bool_:  # (complex numbers: the default dtype's complex twin)
+                arr = arr.astype(get_default_dtype().to_complex() if arr.dtype.kind == "c" else get_default_dtype())
             src = get_device("cpu")
             if dev is None:
                 dev = default_device()
@@ -611,6 +611,10 @@ class Tensor:
         dt = np.dtype(dtype)
         if dt == self.dtype:
             return self
+        if self.dtype.kind == "c" and dt.kind != "c":  # (PyTorch's: the real parts, with its warning)
+            _complex_to_real_warning()
+            if dt.kind not in _FLOAT_KINDS and not tracing():
+                return ops.complex.Real.apply(self).astype(dt)
         if dt.kind in _FLOAT_KINDS or tracing():  # (traced: an op, never a constant)
             return ops.Cast.apply(self, args=self._dev.dtype(dt))
         with quiet():  # (NaN and inf cast to an integer as PyTorch's, without NumPy's warning)
@@ -656,7 +660,7 @@ class Tensor:
         tensor float32), even where it subclasses Python's float."""
         if isinstance(other, np.generic):
             return _promotion.scalar_value(other)
-        if isinstance(other, (Tensor, int, float)):
+        if isinstance(other, (Tensor, int, float, complex)):
             return other
         if isinstance(other, (list, tuple)):
             return Tensor(other, dtype=self.dtype, device=self._dev)
@@ -1187,3 +1191,7 @@ def _bool_pow(a: Any, b: Any) -> Tensor:
 _promotion.register(Tensor)  # (the promotion rules tell a Tensor from a number by this class)
 TENSOR_NS = TensorNamespace(where=where, stack=stack)
 register_tensor(Tensor, TENSOR_NS)
+
+
+def _complex_to_real_warning() -> None:
+    _user_warn("Casting complex values to real discards the imaginary part", UserWarning)

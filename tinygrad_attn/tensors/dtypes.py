@@ -138,6 +138,8 @@ double = float64
 short = int16
 int = int32  # noqa: A001
 long = int64
+cfloat = complex64
+cdouble = complex128
 
 # -- promotion: torch.result_type's rules, in one place ----------------------------------
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # bool < integer < float < complex
@@ -229,6 +231,8 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
         if d.kind not in _CATEGORY:  # (strings, objects: data no tensor holds)
             raise TypeError(f"promote_types: no tensor holds values of the NumPy dtype {d.dtype} (got {a} and {b})")
     ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
+    if {a.kind, b.kind} == {"f", "c"}:  # (complex wide enough for both: float64 with complex64 is complex128)
+        return torch_dtype(np.promote_types(a.dtype, b.dtype))
     if ca != cb:
         return a if ca > cb else b
     return torch_dtype(np.promote_types(a.dtype, b.dtype))
@@ -267,6 +271,8 @@ def result_type(*operands: object) -> np.dtype:
             continue
         if out is None:
             out = dt
+        elif dt.kind == "c" and out.kind == "f":  # (a float keeps its width: float32, 0-d complex128: complex64)
+            out = out.to_complex()
         elif _CATEGORY[dt.kind] > _CATEGORY[out.kind]:
             out = dt if out.kind != "b" and _CATEGORY[dt.kind] >= 2 else promote_types(out, dt)
     if out is None:
@@ -307,6 +313,7 @@ class finfo:  # noqa: N801 - PyTorch's name
         dt = _DEFAULT_FLOAT[0] if type is None else np.dtype(type)
         if dt.kind not in "fc":
             raise TypeError(f"finfo() requires a floating point input type, got {dt}: use iinfo for integers")
+        dt = torch_dtype(dt).to_real().dtype  # (a complex dtype's limits are its parts': finfo(complex64) is float32's)
         info = np.finfo(dt)
         self.bits, self.dtype = info.bits, dt.name
         self.eps, self.max, self.min = builtins.float(info.eps), builtins.float(info.max), builtins.float(info.min)
@@ -337,7 +344,7 @@ __all__ = [
     "dtype", "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128",
     "uint16", "uint32", "uint64", "dtype",
-    "bool", "half", "float", "double", "short", "int", "long", "promote_types", "can_cast",
+    "bool", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble", "promote_types", "can_cast",
 ]  # fmt: skip
 
 

@@ -194,6 +194,10 @@ def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``log(exp(input) + exp(other))`` without overflow: a logsumexp over the pair."""
     a, b = _pair(tensor_operand(input, "logaddexp"), tensor_operand(other, "logaddexp", "other", 2), "logaddexp")
     broadcast_of("logaddexp", a.shape, b.shape)
+    if a.dtype.kind == "c":  # (PyTorch's: the operand of the larger real part plus log1p(exp(other - it)))
+        first = a.real >= b.real
+        hi, lo = where(first, a, b), where(first, b, a)
+        return hi + (lo - hi).exp().log1p()
     return ops.LogAddExp.apply(a, b)  # (PyTorch's formula and gradients; it keeps its inputs, not its result)
 
 
@@ -324,6 +328,10 @@ def nan_to_num(
     x = _tensor(input, "nan_to_num")
     if x.dtype.kind not in "fc":
         return x.clone()
+    if x.dtype.kind == "c":  # (each part on its own, as PyTorch's)
+        from .complex_numbers import complex_  # noqa: PLC0415 - a sibling built on this module's functions
+
+        return complex_(nan_to_num(x.real, nan, posinf, neginf), nan_to_num(x.imag, nan, posinf, neginf))
     info = np.finfo(x.dtype)
     hi = float(info.max) if posinf is None else float(posinf)
     lo = float(info.min) if neginf is None else float(neginf)
@@ -538,8 +546,10 @@ def isneginf(input: Tensor) -> Tensor:  # noqa: A002
 
 @public(method=True)
 def isreal(input: Tensor) -> Tensor:  # noqa: A002
-    """Where ``input`` has no imaginary part: everywhere, as tensors here are real."""
+    """Where ``input`` has no imaginary part (everywhere for a real tensor)."""
     x = _tensor(input, "isreal")
+    if x.dtype.kind == "c":
+        return x.imag == 0
     return Tensor.ones(x.shape, dtype=np.bool_, device=x._dev)
 
 
@@ -676,7 +686,7 @@ def _scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: st
     d = _one_dim(x, dim, "scatter_reduce")
     idx = _index(x, d, index, "scatter_reduce")
     src = src[tuple(slice(0, i) for i in idx.shape)]
-    ones = Tensor.ones(idx.shape, dtype=x.dtype, device=x._dev)
+    ones = Tensor.ones(idx.shape, dtype=x.dtype.to_real(), device=x._dev)  # (counts: real for a complex x)
     count = ops.ScatterAddAlong.apply(ones, idx, args=(d, x.shape))  # writes per entry
     written = count > 0
     if reduce in ("sum", "mean"):
@@ -780,6 +790,10 @@ def logcumsumexp(input: Tensor, dim: int | None = None, *, axis: int | None = No
     scan whose every step is a log-add-exp with the entries ``s`` places before; PyTorch's gradient."""
     dim = dims.required(axis, dim, "logcumsumexp")
     x = _floating(input, "logcumsumexp")
+    if x.dtype.kind == "c":  # (the formula, shifted by the largest real part along dim, held constant)
+        m = x.real.detach().amax(dim, keepdim=True) if x.ndim else x.real.detach()
+        m = where(m.abs() == math.inf, m.new_zeros(()), m)
+        return saved_for_backward((x - m).exp().cumsum(dim).log() + m, x, output=True)
     return _logcumsumexp(x, dim)
 
 

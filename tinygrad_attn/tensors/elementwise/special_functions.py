@@ -28,6 +28,7 @@ from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
 from ..reduce.tensor_reduce import norm2, power_norm
 from ..shape import dims
+from .complex_numbers import complex_angle, complex_sgn
 
 
 def _floating(x: Any, op: str) -> Tensor:
@@ -220,11 +221,13 @@ def ldexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 @public(method=True)
 def float_power(input: Any, exponent: Tensor | float) -> Tensor:  # noqa: A002
     """``input ** exponent`` in float64 (both operands converted first)."""
-    a, b = (v.astype(np.float64) if isinstance(v, Tensor) else v for v in (input, exponent))
+    wide = np.complex128 if any(getattr(v, "dtype", None) is not None and v.dtype.kind == "c" or isinstance(v, complex)
+                                for v in (input, exponent)) else np.float64  # fmt: skip
+    a, b = (v.astype(wide) if isinstance(v, Tensor) else v for v in (input, exponent))
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError("float_power: at least one operand must be a Tensor")
     if not isinstance(a, Tensor):
-        a = Tensor(np.asarray(a, dtype=np.float64), device=b._dev)
+        a = Tensor(np.asarray(a, dtype=wide), device=b._dev)
     return a**b
 
 
@@ -461,6 +464,8 @@ def lcm(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 def sgn(input: Tensor) -> Tensor:  # noqa: A002
     """``sign(x)`` (for complex numbers PyTorch's ``x / |x|``; real tensors only here)."""
     x = _tensor(input, "sgn")
+    if x.dtype.kind == "c":
+        return complex_sgn(x)
     return saved_for_backward(x.sign(), x, output=True)  # (PyTorch's keeps its input and result)
 
 
@@ -468,6 +473,8 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
 def angle(input: Tensor) -> Tensor:  # noqa: A002
     """The argument of each entry as a complex number: 0 for ``x >= 0``, pi for ``x < 0`` (NaN stays NaN);
     its gradient is 0."""
+    if _tensor(input, "angle").dtype.kind == "c":
+        return complex_angle(input)
     x = _floating(input, "angle")
     # (the constant's branch carries no gradient)
     # (pi as a tensor of x's dtype: a Python float would pass through float32 and round there)

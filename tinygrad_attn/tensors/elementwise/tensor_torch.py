@@ -235,6 +235,9 @@ def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """``self / other``; ``rounding_mode="floor"`` or ``"trunc"`` rounds the quotient."""
     if rounding_mode is None:
         return self / other
+    if rounding_mode in ("floor", "trunc") and _dtypes.result_type(self, other).kind == "c":  # (PyTorch's: no kernel)
+        raise UnsupportedDtypeError(f'"div_{rounding_mode}_cpu" not implemented for complex operands: {rounding_mode} '
+                                    "rounding is not defined for complex numbers")  # fmt: skip
     if rounding_mode == "floor":  # (differentiable, where ``//`` is not: a zero gradient, as PyTorch's)
         a, b, like = _floor_quotient(self, self._operand(other), "div")
         if like.dtype.kind not in "fc":

@@ -6,6 +6,7 @@ a generator (PyTorch's numbers), on the host, so a seed gives the same numbers o
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from ...random import draw, generator_for
 from ...random import transforms as random_transforms
 from ...runtime.backend import default_device, get_device
 from .._tensor import Tensor, _shape_args
-from ..dtypes import UnsupportedDtypeError, get_default_dtype
+from ..dtypes import UnsupportedDtypeError, get_default_dtype, torch_dtype
 
 
 @public(function=False, method=True)
@@ -39,6 +40,17 @@ def drawn(cls: Any, kind: str, shape: Any, dtype: Any, device: Any, requires_gra
     default one without), PyTorch's numbers; inside a trace (without grad) an op, so that a
     replay draws again."""
     dt = np.dtype(dtype) if dtype is not None else get_default_dtype()
+    if dt.kind == "c":  # (PyTorch's: the draws of a real tensor of twice the entries, as (real, imag) pairs;
+        # normal ones scaled by sqrt(1/2) so that E|z|^2 = 1)
+        part = drawn(cls, kind, (*_shape_args(shape, new=True), 2), torch_dtype(dt).to_real(), device, False, None,
+                     generator)  # fmt: skip
+        if kind != "random":
+            part = part * math.sqrt(0.5)
+        from ...ops.complex import ViewAsComplex  # noqa: PLC0415 - ops are loaded after this module
+
+        z = ViewAsComplex.apply(part).clone()
+        z.name = name
+        return z.requires_grad_(True) if requires_grad else z
     if dt.kind != "f":
         raise UnsupportedDtypeError(
             f"{'rand' if kind == 'random' else 'randn'}: a floating-point dtype is needed, got {dt}"

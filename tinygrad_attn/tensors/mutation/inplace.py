@@ -253,8 +253,10 @@ def _write_through_view(t: Tensor, name: str, compute: Callable[..., Tensor], op
     elif isinstance(v, ops.Strided):  # (diagonal, unfold): the positions it shows, as index arrays
         _refuse_overlapping(t, v, name)
         base[np.unravel_index(v.positions(tuple(base.shape)), tuple(base.shape))] = value
-    else:  # a permute or reshape shows every element of the base once: the result replaces it
-        if isinstance(v, ops.Reshape):
+    else:  # a permute, reshape or complex view shows every element of the base once: the result replaces it
+        if hasattr(v, "whole_from"):  # (real/imag parts, view_as_real/view_as_complex: the view's own inverse)
+            whole = v.whole_from(base, value)
+        elif isinstance(v, ops.Reshape):
             whole = value.reshape(base.shape)
         else:  # (the permutation's own inverse, as its backward uses)
             whole = value.permute(ops.movement._inverse(tuple(v.args)))

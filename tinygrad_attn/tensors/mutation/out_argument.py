@@ -36,7 +36,7 @@ OUT_NAMES = frozenset(
     nextafter norm normal not_equal ones orgqr ormqr outer polygamma pow qr quantile rad2deg rand randint randn
     randperm reciprocal remainder renorm round row_stack rsqrt searchsorted sgn sigmoid sign signbit sin sinc sinh
     slogdet sort sqrt square stack std std_mean sub subtract svd take_along_dim tan tanh topk tril triu true_divide
-    trunc var var_mean vdot vstack where xlogy zeros""".split()
+    trunc var var_mean vdot vstack where xlogy zeros conj_physical complex polar""".split()
 )
 
 

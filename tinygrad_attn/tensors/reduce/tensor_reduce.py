@@ -135,6 +135,8 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
 
 @composite("var")
 def _var(x: Tensor, axis: Any = None, keepdims: bool = False, correction: float = 0) -> Tensor:
+    if x.dtype.kind == "c":  # (E|z - mean|^2: the spreads of the two parts added, a real result as PyTorch's)
+        return _var(x.real, axis, keepdims, correction) + _var(x.imag, axis, keepdims, correction)
     d = x - x.mean(axis, keepdims=True)
     n = _reduced_count(x, axis) - correction
     if n > 0:
@@ -199,6 +201,9 @@ def _variance(op: str, x: Tensor, dim: Any, unbiased: Any, keepdim: bool, correc
 
 
 def _rounded_to(v: Tensor, dtype: np.dtype) -> Tensor:
+    """A spread in the dtype of its input (of a complex input's parts: a spread is real)."""
+    if np.dtype(dtype).kind == "c":
+        dtype = torch_dtype(dtype).to_real()
     return v if v.dtype == dtype else v.astype(dtype)
 
 
@@ -222,6 +227,11 @@ def std(input: Tensor, dim: int | Sequence[int] | bool | None = None, unbiased: 
 @composite("logsumexp")
 def _logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     axes = dims.axes(x.shape, axis, "logsumexp")
+    if x.dtype.kind == "c" and _reduced_count(x, axis) > 0:  # (shifted by the largest real part, held constant)
+        m = x.real.detach().amax(axes, keepdim=True)
+        m = where(m.abs() == math.inf, m.new_zeros(()), m)
+        out = (x - m).exp().sum(axes, keepdims).log()
+        return out + (m if keepdims else m.sum(axes))
     if _reduced_count(x, axis) == 0:  # log(0) = -inf, as PyTorch; there is no max to shift by
         return x.exp().sum(axes, keepdims).log()
     # A constant shift keeps exp from overflowing; an infinite max shifts by 0 instead, so

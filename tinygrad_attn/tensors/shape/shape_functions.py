@@ -649,16 +649,17 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None, append: 
 @public(name="H", function=False, method=True)
 @property
 def _H(self: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
-    """The conjugate transpose of a matrix (the transpose: real tensors only)."""
+    """The conjugate transpose of a matrix."""
     if self.ndim not in (0, 2):
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
-    return self.transpose(0, 1) if self.ndim == 2 else self
+    out = self.transpose(0, 1) if self.ndim == 2 else self
+    return out.conj() if out.dtype.kind == "c" else out
 
 
 @public(name="mH", function=False, method=True)
 @property
 def _mH(self: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
-    """The conjugate transpose of the last two dimensions (``.mT``: real tensors only)."""
+    """The conjugate transpose of the last two dimensions (``.mT`` of a real tensor)."""
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
-    return self.mT
+    return self.mT.conj() if self.dtype.kind == "c" else self.mT

@@ -1,0 +1,373 @@
+"""PyTorch's OpInfo samples in complex64 and complex128, run through ours.
+
+For every OpInfo we have (the name map of ``test_torch_opinfo.py``):
+
+* where the OpInfo says PyTorch's CPU supports a complex dtype, its first samples in that dtype:
+  values and dtypes as PyTorch's, and in complex128 the gradients (``autograd.grad`` with a fixed
+  complex cotangent: PyTorch's conjugate convention) as PyTorch's;
+* where it supports no complex dtype, its first sample made complex64: we raise where PyTorch raises
+  (its exception class, or the built-in class it derives from), and return its values where it returns.
+
+Reviewed differences are strict xfails with one reason each (``KNOWN``).
+``python tests/ops/test_complex_opinfo.py`` prints the survey: each op x dtype and its first difference.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.slow  # (a generator over PyTorch's whole inventory: the full suite's)
+pytest.importorskip("expecttest")
+
+import test_torch_opinfo as runner  # noqa: E402
+
+import tinygrad_attn as tga  # noqa: E402
+from tinygrad_attn import Tensor  # noqa: E402
+
+SAMPLES = 4
+COMPLEX = {"complex64": torch.complex64, "complex128": torch.complex128}
+_TOL = {torch.complex64: 2e-5, torch.complex128: 1e-9}
+
+# op id x dtype -> why it differs today
+KNOWN: dict[tuple[str, str], str] = {
+    ('bfloat16', 'complex64'): 'bfloat16 has no NumPy dtype',
+    ('bfloat16', 'complex128'): 'bfloat16 has no NumPy dtype',
+    ('cholesky', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('cholesky', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('cholesky_inverse', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('cholesky_inverse', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('cholesky_solve', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('cholesky_solve', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('corrcoef', 'complex64'): 'cov/corrcoef of complex inputs: the conjugate product is not written (a real result)',
+    ('corrcoef', 'complex128'): 'cov/corrcoef of complex inputs: the conjugate product is not written (a real result)',
+    ('cov', 'complex64'): 'cov/corrcoef of complex inputs: the conjugate product is not written (a real result)',
+    ('cov', 'complex128'): 'cov/corrcoef of complex inputs: the conjugate product is not written (a real result)',
+    ('dist', 'complex64'): 'refuses complex where PyTorch computes: UnsupportedDtypeError: dist: input dtype should be either floating point or complex, got t',
+    ('dist', 'complex128'): 'refuses complex where PyTorch computes: UnsupportedDtypeError: dist: input dtype should be either floating point or complex, got t',
+    ('geqrf', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('geqrf', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('gradient', 'complex64'): 'declares real dtypes only; PyTorch also computes complex',
+    ('gradient', 'complex128'): 'declares real dtypes only; PyTorch also computes complex',
+    ('index_fill', 'complex128'): 'a complex fill value is rounded through complex64',
+    ('ldexp', 'complex64'): 'ldexp of a complex tensor gives a real result (PyTorch: complex)',
+    ('ldexp', 'complex128'): 'ldexp of a complex tensor gives a real result (PyTorch: complex)',
+    ('linalg.cholesky', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.cholesky', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.cholesky_ex', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.cholesky_ex', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.cond', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.cond', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.det', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.det', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.eigh', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.eigh', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.eigvalsh', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.eigvalsh', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.householder_product', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.householder_product', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.inv', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.inv', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.inv_ex', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.inv_ex', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.ldl_factor', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.ldl_factor', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.ldl_factor_ex', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.ldl_factor_ex', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.ldl_solve', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.ldl_solve', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.lstsq', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.lstsq', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.lstsq.grad_oriented', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.lstsq.grad_oriented', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.lu', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.lu', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.lu_factor', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.lu_factor', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.lu_factor_ex', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.lu_factor_ex', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.lu_solve', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.lu_solve', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.matrix_norm', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.matrix_norm', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.matrix_power', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.matrix_power', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.matrix_rank', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.matrix_rank', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.matrix_rank.hermitian', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.matrix_rank.hermitian', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.pinv', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.pinv', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.pinv.hermitian', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.pinv.hermitian', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.pinv.singular', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.pinv.singular', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.qr', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.qr', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.slogdet', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.slogdet', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.solve', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.solve', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.solve_ex', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.solve_ex', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.solve_triangular', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.solve_triangular', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.svd', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.svd', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.svdvals', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.svdvals', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.tensorinv', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.tensorinv', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.tensorsolve', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.tensorsolve', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.vander', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.vander', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.vecdot', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('linalg.vecdot', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('logcumsumexp', 'complex64'): "complex logcumsumexp: the imaginary parts are PyTorch's modulo 2 pi (its scan keeps the branch)",
+    ('logcumsumexp', 'complex128'): "complex logcumsumexp: the imaginary parts are PyTorch's modulo 2 pi (its scan keeps the branch)",
+    ('logdet', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('logdet', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('lu', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('lu', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('lu_solve', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('lu_solve', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('matrix_exp', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('matrix_exp', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('nn.functional.adaptive_avg_pool1d', 'complex64'): 'refuses complex where PyTorch computes: UnsupportedDtypeError: adaptive_avg_pool1d: needs a floating-point tensor, got torch.compl',
+    ('nn.functional.adaptive_avg_pool1d', 'complex128'): 'refuses complex where PyTorch computes: UnsupportedDtypeError: adaptive_avg_pool1d: needs a floating-point tensor, got torch.compl',
+    ('nn.functional.conv1d', 'complex128'): 'the weight gradient of a complex convolution misses a conjugate (its backward kernel is real-only)',
+    ('nn.functional.conv2d', 'complex128'): 'the weight gradient of a complex convolution misses a conjugate (its backward kernel is real-only)',
+    ('nn.functional.conv3d', 'complex128'): 'the weight gradient of a complex convolution misses a conjugate (its backward kernel is real-only)',
+    ('nn.functional.conv_transpose1d', 'complex64'): 'complex transposed convolution is not written yet (the op declares real dtypes)',
+    ('nn.functional.conv_transpose1d', 'complex128'): 'complex transposed convolution is not written yet (the op declares real dtypes)',
+    ('nn.functional.conv_transpose2d', 'complex64'): 'complex transposed convolution is not written yet (the op declares real dtypes)',
+    ('nn.functional.conv_transpose2d', 'complex128'): 'complex transposed convolution is not written yet (the op declares real dtypes)',
+    ('nn.functional.conv_transpose3d', 'complex64'): 'complex transposed convolution is not written yet (the op declares real dtypes)',
+    ('nn.functional.conv_transpose3d', 'complex128'): 'complex transposed convolution is not written yet (the op declares real dtypes)',
+    ('nn.functional.l1_loss', 'complex64'): 'refuses complex where PyTorch computes: UnsupportedDtypeError: l1_loss: needs a floating-point tensor, got torch.complex64; conver',
+    ('nn.functional.l1_loss', 'complex128'): 'refuses complex where PyTorch computes: UnsupportedDtypeError: l1_loss: needs a floating-point tensor, got torch.complex128; conve',
+    ('nn.functional.normalize', 'complex64'): 'refuses complex where PyTorch computes: UnsupportedDtypeError: normalize: needs a floating-point tensor, got torch.complex64; conv',
+    ('nn.functional.normalize', 'complex128'): 'refuses complex where PyTorch computes: UnsupportedDtypeError: normalize: needs a floating-point tensor, got torch.complex128; con',
+    ('nn.functional.rms_norm', 'complex64'): 'refuses complex where PyTorch computes: UnsupportedDtypeError: rms_norm: needs a floating-point tensor, got torch.complex64; conve',
+    ('nn.functional.rms_norm', 'complex128'): 'refuses complex where PyTorch computes: UnsupportedDtypeError: rms_norm: needs a floating-point tensor, got torch.complex128; conv',
+    ('nn.functional.soft_margin_loss', 'complex64'): 'refuses complex where PyTorch computes: UnsupportedDtypeError: soft_margin_loss: needs a floating-point tensor, got torch.complex6',
+    ('nn.functional.soft_margin_loss', 'complex128'): 'refuses complex where PyTorch computes: UnsupportedDtypeError: soft_margin_loss: needs a floating-point tensor, got torch.complex1',
+    ('nn.functional.unfold', 'complex64'): 'declares real dtypes only; PyTorch also computes complex',
+    ('nn.functional.unfold', 'complex128'): 'declares real dtypes only; PyTorch also computes complex',
+    ('norm.nuc', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('norm.nuc', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('ormqr', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('ormqr', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('pinverse', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('pinverse', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('qr', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('qr', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('renorm', 'complex128'): "the gradient of renorm of complex rows is not PyTorch's",
+    ('scatter_reduce.amax', 'complex64'): "raises NumPy's TypeError where PyTorch raises NotImplementedError",
+    ('scatter_reduce.amax', 'complex128'): "raises NumPy's TypeError where PyTorch raises NotImplementedError",
+    ('scatter_reduce.amin', 'complex64'): "raises NumPy's TypeError where PyTorch raises NotImplementedError",
+    ('scatter_reduce.amin', 'complex128'): "raises NumPy's TypeError where PyTorch raises NotImplementedError",
+    ('svd', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('svd', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('triangular_solve', 'complex64'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+    ('triangular_solve', 'complex128'): "complex linear algebra (LAPACK's complex drivers, their gradients) is not written yet",
+}  # fmt: skip
+
+
+def _to_ours(x: Any, leaves: list | None = None) -> Any:
+    if isinstance(x, torch.Tensor) and x.is_complex():
+        if x.layout != torch.strided:
+            raise runner.Unsupported("layout")
+        t = tga.tensor(x.detach().resolve_conj().numpy().copy(), requires_grad=x.requires_grad)
+        if leaves is not None and x.requires_grad:
+            leaves.append((x, t))
+        return t
+    if isinstance(x, torch.dtype) and x.is_complex:
+        return getattr(tga, str(x).removeprefix("torch."))
+    if isinstance(x, list):
+        return [_to_ours(v, leaves) for v in x]
+    if isinstance(x, tuple):
+        return tuple(_to_ours(v, leaves) for v in x)
+    if isinstance(x, dict):
+        return {k: _to_ours(v, leaves) for k, v in x.items()}
+    if isinstance(x, complex):
+        return x
+    return runner.to_ours(x, leaves)
+
+
+def _compare(ours: Any, theirs: Any, tol: float) -> str | None:
+    o, t = runner._flat(ours), runner._flat(theirs)
+    if len(o) != len(t):
+        return f"{len(o)} outputs, PyTorch has {len(t)}"
+    for k, (a, b) in enumerate(zip(o, t, strict=True)):
+        if isinstance(b, torch.Tensor):
+            if not isinstance(a, Tensor):
+                return f"output {k}: {type(a).__name__}, PyTorch returns a tensor"
+            if runner._dtype_name(a) != runner._dtype_name(b):
+                return f"output {k}: dtype {runner._dtype_name(a)}, PyTorch's {runner._dtype_name(b)}"
+            x, y = runner._as_numpy(a), runner._as_numpy(b)
+            if x.shape != y.shape:
+                return f"output {k}: shape {x.shape}, PyTorch's {y.shape}"
+            if y.dtype.kind == "c":
+                with np.errstate(all="ignore"):
+                    ok = np.isclose(x, y, rtol=tol, atol=tol, equal_nan=True) | (x == y)
+                if not ok.all():
+                    i = tuple(np.argwhere(~ok)[0])
+                    return f"output {k}: values differ ({int((~ok).sum())} of {ok.size}): at {i} {x[i]!r} vs {y[i]!r}"
+                continue
+        why = runner.compare([a], [b], tol)
+        if why:
+            return f"output {k}: {why}"
+    return None
+
+
+def _grads(target: Any, sample: Any) -> str | None:
+    op = target.op
+    if not op.supports_autograd or target.function is None:
+        return None
+    leaves: list = []
+    try:
+        inp, args, kw = _to_ours(sample.input, leaves), _to_ours(sample.args, leaves), _to_ours(sample.kwargs, leaves)
+    except runner.Unsupported:
+        return None
+    if not leaves:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = runner._flat(sample.output_process_fn_grad(op.op(sample.input, *sample.args, **sample.kwargs)))
+            pick = [k for k, t in enumerate(theirs) if isinstance(t, torch.Tensor) and t.requires_grad]
+            if not pick:
+                return None
+            cots = []
+            for k in pick:
+                g = torch.Generator().manual_seed(99 + k)
+                cots.append(torch.randn(theirs[k].shape, dtype=theirs[k].dtype, generator=g))
+            tg = torch.autograd.grad([theirs[k] for k in pick], [t for t, _ in leaves], cots, allow_unused=True)
+    except Exception:
+        return None
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            ours = runner._flat(sample.output_process_fn_grad(target.function(inp, *args, **kw)))
+            outs = [ours[k] for k in pick]
+            if not all(isinstance(o, Tensor) and o.requires_grad for o in outs):
+                return "an output PyTorch differentiates does not require grad"
+            og = tga.autograd.grad(outs, [o for _, o in leaves], [tga.tensor(c.numpy()) for c in cots],
+                                   allow_unused=True)  # fmt: skip
+    except Exception as e:
+        return f"gradient raises {type(e).__name__}: {str(e)[:160]}"
+    for k, (a, b) in enumerate(zip(og, tg, strict=True)):
+        if b is None:
+            continue
+        if a is None:
+            if torch.count_nonzero(b):
+                return f"input {k}: no gradient, PyTorch's is nonzero"
+            continue
+        why = _compare([a], [b], 1e-7)
+        if why:
+            return f"gradient of input {k}: {why}"
+    return None
+
+
+def _supported(op: Any) -> list[str]:
+    try:
+        have = op.supported_dtypes("cpu")
+    except Exception:
+        return []
+    return [n for n, d in COMPLEX.items() if d in have]
+
+
+def run(op_id: str, dtype_name: str) -> tuple[int, list[str]]:
+    """(samples compared, the differences) of one op in one complex dtype."""
+    target = runner.TARGETS[op_id]
+    if isinstance(target.function, tga.dtype):  # (``cfloat``, ``cdouble``: dtypes in tga., conversions as methods)
+        target = runner.Target(target.op, method=op_id)
+    op, dtype = target.op, COMPLEX[dtype_name]
+    supported = dtype_name in _supported(op)
+    compared, diffs = 0, []
+    try:
+        samples = list(op.sample_inputs("cpu", dtype, requires_grad=supported and op.supports_autograd))
+    except Exception:
+        return 0, []
+    for sample in samples[: SAMPLES if supported else 1]:
+        if any(isinstance(v, torch.Tensor) and v.numel() > runner.MAX_NUMEL for v in runner._flat(sample.input)):
+            continue
+        try:
+            inp, args, kw = _to_ours(sample.input), _to_ours(sample.args), _to_ours(sample.kwargs)
+        except runner.Unsupported:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                theirs = runner._call_theirs(target, "function" if target.function else "method", sample.input,
+                                             sample.args, sample.kwargs)  # fmt: skip
+            raised = None
+        except Exception as e:
+            raised = e
+        compared += 1
+        where = runner._describe(sample)
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                ours = runner._call_ours(target, "function" if target.function else "method", inp, args, kw)
+        except Exception as e:
+            if raised is None:
+                diffs.append(f"{where}: raises {type(e).__name__}: {str(e)[:160]} where PyTorch returns")
+            elif not isinstance(e, _builtin_base(type(raised))):
+                diffs.append(f"{where}: raises {type(e).__name__}, PyTorch {type(raised).__name__}: {raised}"[:300])
+            continue
+        if raised is not None:
+            diffs.append(f"{where}: returns where PyTorch raises {type(raised).__name__}: {str(raised)[:120]}")
+            continue
+        if op.name in runner.RANDOM:
+            continue
+        why = _compare(ours, theirs, _TOL[dtype])
+        if why is None and supported and dtype_name == "complex128":
+            why = _grads(target, sample)
+        if why:
+            diffs.append(f"{where}: {why}")
+    return compared, diffs
+
+
+def _builtin_base(cls: type) -> type:
+    for k in cls.__mro__:
+        if k.__module__ == "builtins":
+            return k
+    return Exception
+
+
+CASES = [
+    pytest.param(
+        op_id, d, marks=pytest.mark.xfail(strict=True, reason=KNOWN[(op_id, d)]) if (op_id, d) in KNOWN else ()
+    )
+    for op_id in sorted(runner.TARGETS)
+    for d in COMPLEX
+]
+
+
+@pytest.mark.parametrize(("op_id", "dtype"), CASES)
+def test_complex_samples_as_torch(op_id: str, dtype: str) -> None:
+    _, diffs = run(op_id, dtype)
+    assert not diffs, diffs[0]
+
+
+if __name__ == "__main__":
+    total = bad = 0
+    only = sys.argv[1:]
+    for op_id in sorted(runner.TARGETS):
+        if only and op_id not in only:
+            continue
+        for d in COMPLEX:
+            n, diffs = run(op_id, d)
+            total += 1
+            if diffs:
+                bad += 1
+                print(f"{op_id} {d} [{_supported(runner.TARGETS[op_id].op)}]: {diffs[0][:260]}")
+    print(f"{bad} of {total} op x dtype differ")
