@@ -457,3 +457,23 @@ def test_gradients_against_finite_differences(name: str) -> None:
     rng = np.random.default_rng(sorted(FINITE_DIFFERENCES).index(name))
     args = [rng.uniform(0.2, 1.5, s) * rng.choice([-1, 1], s) for s in shapes]  # (away from 0: kinks and shrinks)
     assert tga.gradcheck(fn, *args)
+
+
+def test_bfloat16_can_be_named_but_not_held() -> None:
+    """Scripts name torch.bfloat16 in tables and comparisons (nanoGPT's ``ptdtype = {...}[dtype]``):
+    that runs, as in PyTorch; a tensor or module asked of it is refused with a TypeError saying so."""
+    import copy
+    import pickle
+
+    table = {"float32": tga.float32, "bfloat16": tga.bfloat16, "float16": tga.float16}
+    assert table["float32"] is tga.float32 and str(table["bfloat16"]) == "torch.bfloat16"
+    assert tga.bfloat16.is_floating_point and tga.bfloat16.itemsize == 2 and not tga.bfloat16.is_complex
+    assert tga.ones(2).dtype != tga.bfloat16 and tga.bfloat16 != tga.float16 and tga.bfloat16 == tga.bfloat16
+    assert pickle.loads(pickle.dumps(tga.bfloat16)) is tga.bfloat16 and copy.deepcopy(tga.bfloat16) is tga.bfloat16
+    assert not tga.cuda.is_bf16_supported()
+    for make in (lambda: tga.ones(2, dtype=tga.bfloat16), lambda: tga.ones(2).to(tga.bfloat16),
+                 lambda: tga.tensor([1.0], dtype=tga.bfloat16), lambda: tga.nn.Linear(2, 2).to(tga.bfloat16),
+                 lambda: tga.nn.Linear(2, 2, dtype=tga.bfloat16), lambda: tga.zeros(2).type(tga.bfloat16),
+                 lambda: tga.arange(3, dtype=tga.bfloat16), lambda: tga.ones(2).sum(dtype=tga.bfloat16)):  # fmt: skip
+        with pytest.raises(TypeError, match="bfloat16 is not supported"):
+            make()

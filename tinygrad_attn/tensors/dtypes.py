@@ -101,6 +101,44 @@ class dtype:  # noqa: N801 - PyTorch's name
         )
 
 
+class _UnheldDtype(dtype):
+    """A PyTorch dtype this library cannot hold (NumPy has none such), so that code naming it
+    runs (``{"bfloat16": torch.bfloat16}[name]``, ``x.dtype == torch.bfloat16``) while a tensor
+    asked of it is refused with a ``TypeError`` that says so: wherever its NumPy dtype is read."""
+
+    __slots__ = ()
+
+    @classmethod
+    def _named(cls, name: str, itemsize: builtins.int) -> _UnheldDtype:
+        self = object.__new__(cls)
+        self.kind, self.name, self.itemsize, self.char, self.type = "f", name, itemsize, "", None
+        self._hash = hash("torch." + name)
+        return self
+
+    def refuse(self) -> None:
+        raise TypeError(f"the dtype {self} is not supported: NumPy (and so this library) has no {self.name}; "
+                        "use torch.float16 (.half()) or torch.float32 (.float())")  # fmt: skip
+
+    @property
+    def dtype(self) -> Any:  # type: ignore[override]  # (what NumPy reads: the refusal)
+        self.refuse()
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"torch.{self.name} has no attribute {name!r}")
+
+    def __eq__(self, other: object) -> builtins.bool:
+        return self is other or (isinstance(other, str) and other in (self.name, "torch." + self.name))
+
+    def __ne__(self, other: object) -> builtins.bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> builtins.int:
+        return self._hash
+
+    def __reduce__(self) -> str:
+        return self.name  # (pickled by name: this module's attribute)
+
+
 _TORCH_DTYPES: dict[Any, dtype] = {}
 
 
@@ -108,6 +146,8 @@ def torch_dtype(d: Any) -> dtype:
     """The :class:`dtype` of ``d`` (a NumPy dtype, a dtype, or anything ``numpy.dtype`` reads)."""
     hit = _TORCH_DTYPES.get(d)
     if hit is None:
+        if d.__class__ is _UnheldDtype:
+            d.refuse()
         nd = np.dtype(d)
         hit = _TORCH_DTYPES.get(nd)
         if hit is None:
@@ -130,6 +170,9 @@ uint64 = torch_dtype("uint64")
 complex64 = torch_dtype("complex64")
 complex128 = torch_dtype("complex128")
 bool = torch_dtype(np.bool_)  # noqa: A001 - PyTorch's name
+
+
+bfloat16 = _UnheldDtype._named("bfloat16", 2)
 
 # PyTorch's second names for the same dtypes.
 half = float16
@@ -343,7 +386,7 @@ class iinfo:  # noqa: N801 - PyTorch's name
 __all__ = [
     "dtype", "finfo", "iinfo", "get_default_dtype", "set_default_dtype",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "complex64", "complex128",
-    "uint16", "uint32", "uint64", "dtype",
+    "uint16", "uint32", "uint64", "dtype", "bfloat16",
     "bool", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble", "promote_types", "can_cast",
 ]  # fmt: skip
 
