@@ -143,11 +143,11 @@ def _raised(record: Any) -> list[str] | None:
     return None
 
 
-def difference(src: str, torch: Any) -> tuple[str, str] | None:
+def difference(src: str, torch: Any, close: Any = alike) -> tuple[str, str] | None:
     """How ``src`` (which may use ``T``: start it with :data:`PRELUDE`) runs differently with
     tinygrad_attn than with PyTorch: (class, detail), or None. The classes: ``crash`` (PyTorch
     runs, we raise), ``returns`` (PyTorch raises, we run on), ``exception`` (another class),
-    ``value`` (a record differs)."""
+    ``value`` (a record differs: ``close(pytorch_record, our_record)`` is false)."""
     want, want_raised, _ = run(src, torch)
     got, got_raised, _ = run(src, tga)
     for i, (w, g) in enumerate(zip(want, got)):
@@ -158,7 +158,7 @@ def difference(src: str, torch: Any) -> tuple[str, str] | None:
             return "returns", f"record {i}: PyTorch raises {w_raised[0]}, tinygrad_attn returns {g!r}"
         if w_raised is not None and g_raised is not None and w_raised[0] not in g_raised:
             return "exception", f"record {i}: PyTorch raises {w_raised[0]}, tinygrad_attn {g_raised[0]}"
-        if w_raised is None and not alike(w, g):
+        if w_raised is None and not close(w, g):
             return "value", f"record {i}: PyTorch {w!r}, tinygrad_attn {g!r}"
     if want_raised is None and got_raised is not None:
         return "crash", f"PyTorch runs, tinygrad_attn raises {got_raised[0]}"
