@@ -755,7 +755,8 @@ BW(out, x, mem)
 
 def k_block(r: random.Random) -> str:
     head, s = _head(r, r.randrange(10**6))
-    B, T, H, C = s["B"], s["T"], s["H"], s["C"]
+    # (C >= 4: a norm over two features gives +-1, whose weights' gradient is rounding noise an Adam step amplifies)
+    B, T, H, C = s["B"], s["T"], s["H"], s["H"] * max(s["D"], 4)
     norm = r.choice(["ln", "rms_hand", "rms_mod"])
     normdef = {
         "ln": "self.n1, self.n2 = nn.LayerNorm(C, dtype=DT), nn.LayerNorm(C, eps=1e-6, dtype=DT)",
@@ -895,7 +896,7 @@ def close(want: Any, got: Any) -> bool:
                 return False
             ok = np.isfinite(w)
             scale = float(np.abs(w[ok]).max()) if ok.any() else 0.0
-            return bool(np.all(np.abs(w[ok] - g[ok]) <= 1e-4 * scale + 1e-4 * np.abs(w[ok]) + 1e-6))
+            return bool(np.all(np.abs(w[ok] - g[ok]) <= 1e-3 * scale + 1e-4 * np.abs(w[ok]) + 1e-6))
     if isinstance(want, tuple) and isinstance(got, tuple) and len(want) == len(got) == 2 and isinstance(want[1], list):
         return (
             want[0] == got[0]

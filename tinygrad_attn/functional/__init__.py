@@ -807,6 +807,12 @@ def scaled_dot_product_attention(
         )
     if mask is not None:
         check_mask_dtype("scaled_dot_product_attention", mask)
+        if isinstance(mask, Tensor) and mask.dtype not in (np.bool_, np.float32, q.dtype):
+            raise InvalidArgumentError(f"scaled_dot_product_attention: attn_mask must be bool, float32 or the query's "
+                                       f"dtype ({q.dtype}), got {mask.dtype}")  # fmt: skip
+    if not q.dtype == k.dtype == v.dtype:
+        raise InvalidArgumentError(f"scaled_dot_product_attention: query, key and value must have the same dtype, got "
+                                   f"{q.dtype}, {k.dtype} and {v.dtype}")  # fmt: skip
     if scale is None:  # (queries of no features: every score 0, whatever the scale)
         scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
     scale = float(scale)
@@ -1166,13 +1172,19 @@ _padded = pad  # (constant_pad_nd's parameter is named pad, as PyTorch's)
 
 
 # -- attention masks ---------------------------------------------------------------------
+class MaskDtypeError(TypeError, RuntimeError, AssertionError):
+    """An attention mask neither boolean nor floating point: PyTorch's ``scaled_dot_product_attention``
+    raises RuntimeError, its ``MultiheadAttention`` AssertionError; a TypeError too, this library's
+    class for an argument of the wrong type."""
+
+
 def check_mask_dtype(op: str, mask: Any) -> None:
     """Raise unless ``mask`` is boolean (True = may attend) or floating point (added to the
     scores). An integer mask means neither for sure (a ``tril`` of ones was once silently
     added to the scores), so it is refused rather than guessed at."""
     kind = mask_dtype(mask)
     if kind.kind not in "bf":
-        raise TypeError(
+        raise MaskDtypeError(
             f"{op}: attention mask has dtype {kind}; give a bool mask (True = may attend) or a float mask "
             "(added to the scores: 0 = may attend, -inf = may not); for a 0/1 mask pass (mask != 0)"
         )
