@@ -863,12 +863,160 @@ R(*[p for p in m.parameters()])
     )
 
 
+# -- edges: ranks, empty rows, dtypes, fast paths, higher derivatives -------------------------------
+
+
+def k_sdpa_edges(r: random.Random) -> str:
+    head, s = _head(r, r.randrange(10**6))
+    T, S, D = s["T"], r.randint(1, 5), s["D"]
+    lead = r.choice([(), (2,), (2, 3), (1, 2, 2)])
+    shp = ", ".join(str(n) for n in lead)
+    qs, ks = f"({shp}{', ' if lead else ''}{T}, {D})", f"({shp}{', ' if lead else ''}{S}, {D})"
+    mk = r.choice(["none", "empty_bool", "empty_float", "float32", "causal", "lower"])
+    pre, opts = "", []
+    if mk == "empty_bool":
+        pre = f"m = torch.rand({T}, {S}) > 0.5\nm[{r.randrange(T)}] = False\n"
+        opts.append("attn_mask=m")
+    elif mk == "empty_float":
+        pre = f"m = torch.zeros({T}, {S}, dtype=DT)\nm[{r.randrange(T)}] = float('-inf')\n"
+        opts.append("attn_mask=m")
+    elif mk == "float32":
+        pre = f"m = torch.randn({T}, {S})\n"
+        opts.append("attn_mask=m")
+    elif mk == "causal":
+        opts.append("is_causal=True")
+    elif mk == "lower":
+        pre = f"m = torch.ones({T}, {S}, dtype=torch.bool).tril(diagonal={r.randint(-1, 1)})\n"
+        opts.append("attn_mask=m")
+    call = f"F.scaled_dot_product_attention(q, k, v{''.join(', ' + o for o in opts)})"
+    tail = r.choice(
+        [
+            f"T(lambda: BW({call}, q, k, v))",
+            f"out = {call}\ng = torch.autograd.grad(out.pow(2).sum(), (q, v), create_graph=True)\nR(*g)\n"
+            "T(lambda: BW(g[0] * g[1].sum(), q, k, v))",
+            f"T(lambda: BW(F.scaled_dot_product_attention(q.double(), k, v{''.join(', ' + o for o in opts)}), q, k, v))",
+        ]
+    )
+    return (
+        head
+        + f"""
+q, k, v = leaf{qs}, leaf{ks}, leaf{ks}
+{pre}{tail}
+"""
+    )
+
+
+def k_mha_edges(r: random.Random) -> str:
+    head, s = _head(r, r.randrange(10**6))
+    B, T = s["B"], s["T"]
+    H = r.choice([1, 2])
+    E = H * r.choice([2, 4])
+    bf = r.random() < 0.6
+    x = f"leaf({B}, {T}, {E})" if bf else f"leaf({T}, {B}, {E})"
+    if r.random() < 0.2:
+        x = f"leaf({T}, {E})"
+    mk = r.choice(["kpm_empty", "am3d", "mixed", "fn", "none", "kpm_tail"])
+    pre, opts = "", []
+    if mk == "kpm_empty":
+        pre = f"kpm = torch.zeros({B}, {T}, dtype=torch.bool)\nkpm[{r.randrange(B)}] = True\n"
+        opts.append("key_padding_mask=kpm if x.dim() == 3 else kpm[0]")
+    elif mk == "kpm_tail":
+        pre = f"kpm = torch.arange({T})[None] >= torch.tensor({[r.randint(0, T) for _ in range(B)]})[:, None]\n"
+        opts.append("key_padding_mask=kpm if x.dim() == 3 else kpm[0]")
+    elif mk == "am3d":
+        pre = f"am = torch.rand({B * H}, {T}, {T}) > 0.4\n"
+        opts.append("attn_mask=am if x.dim() == 3 else am[:" + str(H) + "]")
+    elif mk == "mixed":
+        pre = (
+            f"am = torch.ones({T}, {T}, dtype=torch.bool).triu(1)\n"
+            f"kpm = torch.zeros({B}, {T}, dtype=DT).masked_fill(torch.rand({B}, {T}) > 0.7, float('-inf'))\n"
+        )
+        opts += ["attn_mask=am", "key_padding_mask=kpm if x.dim() == 3 else kpm[0]"]
+    nw = r.choice(["True", "False"])
+    opts.append(f"need_weights={nw}")
+    if r.random() < 0.3:
+        opts.append("average_attn_weights=False")
+    mode = r.choice(["train", "eval", "eval_nograd", "dropout"])
+    drop = ", dropout=0.5" if mode == "dropout" else ""
+    call = f"mha(x, x, x, {', '.join(opts)})"
+    if mode == "eval_nograd":
+        body = f"mha.eval()\nwith torch.no_grad():\n    out, w = {call}\nR(out, w)"
+    else:
+        body = ("mha.eval()\n" if mode == "eval" else "") + f"out, w = {call}\nR(w)\nBW(out, x, mha.in_proj_weight)"
+    return (
+        head
+        + f"""
+mha = nn.MultiheadAttention({E}, {H}, batch_first={bf}{drop}, dtype=DT)
+x = {x}
+{pre}def go():
+    {body.replace(chr(10), chr(10) + "    ")}
+T(go)
+"""
+    )
+
+
+def k_transformer(r: random.Random) -> str:
+    head, s = _head(r, r.randrange(10**6))
+    B, T, S = s["B"], s["T"], r.randint(1, 5)
+    H = r.choice([1, 2])
+    E = H * 4
+    bf = r.random() < 0.5
+    nf = r.random() < 0.5
+    act = r.choice(["'relu'", "'gelu'", "F.silu"])
+    xs = f"({B}, {T}, {E})" if bf else f"({T}, {B}, {E})"
+    ms = f"({B}, {S}, {E})" if bf else f"({S}, {B}, {E})"
+    kpm = f"torch.arange({T})[None] >= torch.tensor({[r.randint(1, T) for _ in range(B)]})[:, None]"
+    dec = r.random() < 0.5
+    if dec:
+        layer = f"nn.TransformerDecoderLayer({E}, {H}, 8, dropout=0.0, activation={act}, batch_first={bf}, norm_first={nf}, dtype=DT)"
+        call = (
+            f"layer(x, mem, tgt_mask=nn.Transformer.generate_square_subsequent_mask({T}, dtype=DT), "
+            f"tgt_is_causal={r.random() < 0.5}, tgt_key_padding_mask={kpm if r.random() < 0.5 else None})"
+        )
+        leaves = "x, mem"
+    else:
+        layer = f"nn.TransformerEncoderLayer({E}, {H}, 8, dropout=0.0, activation={act}, batch_first={bf}, norm_first={nf}, dtype=DT)"
+        mask = r.choice(["None", f"nn.Transformer.generate_square_subsequent_mask({T}, dtype=DT)",
+                         f"torch.ones({T}, {T}).triu(1).bool()"])  # fmt: skip
+        call = f"layer(x, src_mask={mask}, src_key_padding_mask={kpm if r.random() < 0.5 else None})"
+        leaves = "x"
+    return (
+        head
+        + f"""
+layer = {layer}
+x, mem = leaf{xs}, leaf{ms}
+T(lambda: BW({call}, {leaves}))
+"""
+    )
+
+
+def k_grad_penalty(r: random.Random) -> str:
+    head, s = _head(r, r.randrange(10**6))
+    B, T, D = s["B"], s["T"], s["D"]
+    fill = _mask_fill(r)
+    return (
+        head
+        + f"""
+q, k, v = leaf({B}, {T}, {D}), leaf({B}, {T}, {D}), leaf({B}, {T}, {D})
+s = (q @ k.transpose(-2, -1)) / math.sqrt({D})
+s = s.masked_fill(torch.ones({T}, {T}).triu(1).bool(), {fill})
+out = torch.softmax(s, dim=-1) @ v
+gq, gv = torch.autograd.grad(out.square().sum(), [q, v], create_graph=True)
+penalty = gq.pow(2).sum() + (gv.norm() - 1) ** 2
+R(gq, gv, penalty)
+penalty.backward()
+R(q.grad, k.grad, v.grad)
+"""
+    )
+
+
 KINDS: dict[str, Callable[[random.Random], str]] = {
     "causal": k_causal, "padding": k_padding, "sdpa": k_sdpa, "mha": k_mha, "sinusoidal": k_sinusoidal,
     "rotary": k_rotary, "alibi": k_alibi, "relbias": k_relbias, "t5_bucket": k_t5_bucket,
     "fused_qkv": k_fused_qkv, "gqa": k_gqa, "kv_cache": k_kv_cache, "local": k_local,
     "linear_attn": k_linear_attn, "cosine": k_cosine, "chunked": k_chunked, "half": k_half, "topk": k_topk,
-    "memory": k_memory, "block": k_block,
+    "memory": k_memory, "block": k_block, "sdpa_edges": k_sdpa_edges, "mha_edges": k_mha_edges,
+    "transformer": k_transformer, "grad_penalty": k_grad_penalty,
 }  # fmt: skip
 
 
