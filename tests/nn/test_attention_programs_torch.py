@@ -1009,13 +1009,52 @@ R(q.grad, k.grad, v.grad)
     )
 
 
+def k_encoder_inference(r: random.Random) -> str:
+    head, s = _head(r, r.randrange(10**6))
+    B, T = r.randint(1, 3), r.randint(1, 5)
+    H = r.choice([1, 2])
+    E = H * 4
+    bf, nf = r.random() < 0.7, r.random() < 0.3
+    act = r.choice(["'relu'", "'gelu'", "F.silu", "nn.GELU()"])
+    lengths = [r.randint(0, T) for _ in range(B)]
+    kpm = r.choice(
+        [
+            f"torch.arange({T})[None] >= torch.tensor({lengths})[:, None]",
+            f"torch.rand({B}, {T}) > 0.6",
+            f"torch.zeros({B}, {T}).masked_fill(torch.arange({T})[None] >= torch.tensor({lengths})[:, None], float('-inf'))",
+            "None",
+        ]
+    )
+    mask = r.choice(["None", "None", f"torch.ones({T}, {T}).triu(1).bool()"])
+    xs = f"({B}, {T}, {E})" if bf else f"({T}, {B}, {E})"
+    if not bf and kpm != "None":
+        kpm = f"({kpm})"
+    grad = r.random() < 0.3
+    run = "out = enc(x, mask=mask, src_key_padding_mask=kpm)"
+    body = f"x.requires_grad_()\n{run}" if grad else f"with torch.no_grad():\n    {run}"
+    return (
+        head
+        + f"""
+layer = nn.TransformerEncoderLayer({E}, {H}, 8, activation={act}, batch_first={bf}, norm_first={nf}, dtype=DT)
+enc = nn.TransformerEncoder(layer, {r.randint(1, 2)}, norm={r.choice(["None", "nn.LayerNorm(" + str(E) + ", dtype=DT)"])}, enable_nested_tensor={r.random() < 0.8})
+enc.eval()
+x = torch.randn{xs}.to(DT)
+mask, kpm = {mask}, {kpm}
+def go():
+    {body.replace(chr(10), chr(10) + "    ")}
+    R(out)
+T(go)
+"""
+    )
+
+
 KINDS: dict[str, Callable[[random.Random], str]] = {
     "causal": k_causal, "padding": k_padding, "sdpa": k_sdpa, "mha": k_mha, "sinusoidal": k_sinusoidal,
     "rotary": k_rotary, "alibi": k_alibi, "relbias": k_relbias, "t5_bucket": k_t5_bucket,
     "fused_qkv": k_fused_qkv, "gqa": k_gqa, "kv_cache": k_kv_cache, "local": k_local,
     "linear_attn": k_linear_attn, "cosine": k_cosine, "chunked": k_chunked, "half": k_half, "topk": k_topk,
     "memory": k_memory, "block": k_block, "sdpa_edges": k_sdpa_edges, "mha_edges": k_mha_edges,
-    "transformer": k_transformer, "grad_penalty": k_grad_penalty,
+    "transformer": k_transformer, "grad_penalty": k_grad_penalty, "encoder_inference": k_encoder_inference,
 }  # fmt: skip
 
 

@@ -368,6 +368,7 @@ class MultiheadAttention(Module):
         records a gradient."""
         tensors = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight, self.out_proj.bias)
         float_mask = any(isinstance(m, Tensor) and m.is_floating_point() for m in (attn_mask, key_padding_mask))
+        float_mask = float_mask and not self.__dict__.get("_masks_of_any_kind", False)  # (set by an encoder layer)
         return (
             not float_mask and query.ndim == 3 and query is key and key is value and not self.training
             and self.batch_first and self.num_heads % 2 == 0 and self.in_proj_weight is not None

@@ -65,11 +65,17 @@ class TransformerEncoderLayer(_EncoderLayerBase):
                 is_causal: bool = False) -> Tensor:  # fmt: skip
         """``src`` ``(S, N, E)`` (``(N, S, E)`` with ``batch_first``, or ``(S, E)``); ``src_mask``
         ``(S, S)`` or ``(N * nhead, S, S)``; ``is_causal`` without ``src_mask`` masks the future."""
-        if not _fused_kind(self):  # (PyTorch's layer then hands its attention float masks: no fast path there)
+        fused = _fused_kind(self)
+        if not fused:  # (PyTorch's layer then hands its attention float masks: no fast path there)
             src_mask, src_key_padding_mask = (_as_float_mask(m, src) for m in (src_mask, src_key_padding_mask))
-        return self._layer(src, lambda x: self.self_attn(
-            x, x, x, attn_mask=src_mask, key_padding_mask=src_key_padding_mask, need_weights=False,
-            is_causal=is_causal)[0])  # fmt: skip
+        # (its fused kernel takes masks of either kind: the attention's fast path, float masks too)
+        self.self_attn._masks_of_any_kind = fused
+        try:
+            return self._layer(src, lambda x: self.self_attn(
+                x, x, x, attn_mask=src_mask, key_padding_mask=src_key_padding_mask, need_weights=False,
+                is_causal=is_causal)[0])  # fmt: skip
+        finally:
+            self.self_attn._masks_of_any_kind = False
 
 
 class TransformerDecoderLayer(_DecoderLayerBase):
