@@ -1076,7 +1076,12 @@ FAST_SEEDS = range(0, 400)
 SLOW_SEEDS = range(400, 4000)
 
 #: Differences known and not yet fixed, by seed: each must still differ (a fixed one is taken off).
-KNOWN: dict[int, str] = {}
+KNOWN: dict[int, str] = {
+    663: "float32 rounding: linear attention over one token, whose q and k gradients are differences of equal "
+    "terms (1e-6 against outputs of 1); the program in float64 agrees to the last bit",
+    3064: "float32 rounding: cosine attention at temperature 14 with a zero query row; k's gradient differs by "
+    "5e-3 of its largest entry, and the program in float64 agrees to 1e-19",
+}
 
 
 test_attention_programs_run_as_in_torch, test_more_attention_programs_run_as_in_torch = seed_tests(
