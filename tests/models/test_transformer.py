@@ -329,7 +329,8 @@ def test_encoder_stack_matches_torch(rng):
                                          norm=torch.nn.LayerNorm(D))  # fmt: skip
     assert list(ours.state_dict())[:2] == ["layers.0.self_attn.in_proj_weight", "layers.0.self_attn.in_proj_bias"]
     kpm = _kpm(T)
-    assert_matches_torch(ours, theirs, lambda x: ours(x, src_key_padding_mask=kpm, is_causal=True),
+    causal = nn.Transformer.generate_square_subsequent_mask(T)  # (is_causal is a hint: both need the mask)
+    assert_matches_torch(ours, theirs, lambda x: ours(x, mask=causal, src_key_padding_mask=kpm, is_causal=True),
                          lambda x: theirs(x, mask=torch.nn.Transformer.generate_square_subsequent_mask(T, dtype=x.dtype),
                                           src_key_padding_mask=torch.tensor(kpm), is_causal=True),
                          [_seq(rng, T, False)])  # fmt: skip
@@ -393,7 +394,11 @@ def test_same_body_as_the_batch_first_layer(rng):
     old.load_state_dict(state)
     x = Tensor(_seq(rng, T, True))
     np.testing.assert_allclose(
-        ours(x, is_causal=True).detach().numpy(), old(x, is_causal=True).detach().numpy(), atol=1e-12
+        ours(x, src_mask=nn.Transformer.generate_square_subsequent_mask(T, dtype=tga.float64), is_causal=True)
+        .detach()
+        .numpy(),
+        old(x, is_causal=True).detach().numpy(),
+        atol=1e-12,
     )
 
 
@@ -415,7 +420,7 @@ def test_decomposed_layers_match_torch(norm_first, rng):
 
     def run(x):
         with tga.decompose():
-            return ours(x, src_key_padding_mask=kpm, is_causal=True)
+            return ours(x, src_mask=nn.Transformer.generate_square_subsequent_mask(T), src_key_padding_mask=kpm)
 
     causal = torch.nn.Transformer.generate_square_subsequent_mask(T, dtype=torch.float64)
     assert_matches_torch(ours, theirs, run, lambda x: theirs(x, src_mask=causal, src_key_padding_mask=torch.tensor(kpm)),

@@ -526,12 +526,12 @@ def test_unbatched_and_causal_match_torch(rng):
     t_causal = torch.tensor(causal)
     assert_matches_torch(ours, theirs, lambda x: ours(x, x, x, attn_mask=causal, is_causal=True),
                          lambda x: theirs(x, x, x, attn_mask=t_causal, is_causal=True), [x])  # fmt: skip
-    # is_causal alone (PyTorch asks for the mask too) masks the future just the same.
-    xt = Tensor(x)
-    a, wa = ours(xt, xt, xt, is_causal=True)
-    b, wb = ours(xt, xt, xt, attn_mask=causal)
-    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-12)
-    assert a.shape == (L, E) and wa.shape == (L, L) and not np.triu(wa.detach().numpy(), 1).any()
+    # is_causal alone: PyTorch asks for the mask (RuntimeError), and so do we
+    xt, tt = Tensor(x), torch.tensor(x)
+    with pytest.raises(RuntimeError, match="need attn_mask"):
+        ours(xt, xt, xt, is_causal=True)
+    with pytest.raises(RuntimeError, match="Need attn_mask"):
+        theirs(tt, tt, tt, is_causal=True)
 
 
 @needs_torch

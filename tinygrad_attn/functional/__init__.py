@@ -1203,13 +1203,19 @@ _padded = pad  # (constant_pad_nd's parameter is named pad, as PyTorch's)
 
 
 # -- attention masks ---------------------------------------------------------------------
+class MaskDtypeError(TypeError, RuntimeError, AssertionError):
+    """An attention mask neither boolean nor floating point: PyTorch's ``scaled_dot_product_attention``
+    raises RuntimeError, its ``MultiheadAttention`` AssertionError; a TypeError too, this library's
+    class for an argument of the wrong type."""
+
+
 def check_mask_dtype(op: str, mask: Any) -> None:
     """Raise unless ``mask`` is boolean (True = may attend) or floating point (added to the
     scores). An integer mask means neither for sure (a ``tril`` of ones was once silently
     added to the scores), so it is refused rather than guessed at."""
     kind = mask_dtype(mask)
     if kind.kind not in "bf":
-        raise OperandDtypeError(
+        raise MaskDtypeError(
             f"{op}: attention mask has dtype {kind}; give a bool mask (True = may attend) or a float mask "
             "(added to the scores: 0 = may attend, -inf = may not); for a 0/1 mask pass (mask != 0)"
         )

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import functional as F
+from ..engine.switches import is_grad_enabled
 from ..random import host_generator
 from ..random import transforms as rt
 from ..tensors._tensor import Tensor, cat, where
@@ -68,8 +69,8 @@ def _as_mask(mask: Any, like: Tensor, op: str) -> Tensor:
 
 
 def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None, is_causal: bool = False,
-                 dropout_p: float = 0.0, need_weights: bool = False,
-                 cache: dict | None = None) -> tuple[Tensor, Tensor | None]:  # fmt: skip
+                 dropout_p: float = 0.0, need_weights: bool = False, cache: dict | None = None,
+                 empty_rows_nan: bool = False) -> tuple[Tensor, Tensor | None]:  # fmt: skip
     """The heads of multi-head attention, after the input projections and before the output one.
 
     ``q`` ``(B, Tq, E)``, ``k`` and ``v`` ``(B, Tk, E)`` (projected) are split into
@@ -78,6 +79,9 @@ def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None
     merged: returns ``(B, Tq, E)`` and the weights ``(B, H, Tq, Tk)`` (None unless
     ``need_weights``). Both the batch-first :class:`~tinygrad_attn.models.BatchFirstAttention`
     and PyTorch's :class:`MultiheadAttention` run this; ``cache`` as in the former.
+    ``empty_rows_nan``: the softmax written out, as PyTorch's ``MultiheadAttention`` computes its
+    weights (and its inference fast path everything): a query with every key masked gets NaN
+    weights and a NaN context, where ``scaled_dot_product_attention`` gives zeros.
     """
     b, tq, e = q.shape
     hd = e // n_heads
@@ -88,10 +92,27 @@ def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None
     qh, kh, vh = heads(q), heads(k), heads(v)
     if cache is not None:
         kh, vh, mask, is_causal = _extend_cache(cache, kh, vh, mask, is_causal)
+    if empty_rows_nan:
+        out, weights = F._attention_reference(qh, kh, vh, 1.0 / math.sqrt(hd) if hd else 1.0,
+                                              _bias_of(mask, is_causal, qh, kh), None, dropout_p, weights=True)  # fmt: skip
+        return out.permute(0, 2, 1, 3).reshape(b, tq, e), weights if need_weights else None
     res = F.scaled_dot_product_attention(qh, kh, vh, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
                                          return_weights=need_weights)  # fmt: skip
     out, weights = res if need_weights else (res, None)  # (B, H, Tq, hd), (B, H, Tq, Tk)
     return out.permute(0, 2, 1, 3).reshape(b, tq, e), weights  # (B, Tq, E)
+
+
+def _bias_of(mask: Any, is_causal: bool, q: Tensor, k: Tensor) -> Tensor | None:
+    """``mask`` (True = may attend, or float and added) and ``is_causal`` as one additive bias,
+    -inf where a query may not attend, in the queries' dtype."""
+    tq, tk = q.shape[-2], k.shape[-2]
+    if is_causal:
+        tri = Tensor(np.tri(tq, tk, 0, dtype=bool), device=q.device)
+        mask = tri if mask is None else (mask & tri if mask.dtype == np.bool_ else _bias_of(tri, False, q, k) + mask)
+    if mask is None or mask.dtype != np.bool_:
+        return mask
+    zero = Tensor.zeros(mask.shape, dtype=q.dtype, device=q.device)
+    return where(mask, zero, zero - math.inf)
 
 
 def _xavier(shape: tuple[int, int], dtype: Any = None) -> Parameter:
@@ -100,11 +121,11 @@ def _xavier(shape: tuple[int, int], dtype: Any = None) -> Parameter:
     return Parameter(rt.uniform(host_generator(), shape, _float_dtype(dtype), -bound, bound))
 
 
-def _additive(mask: Tensor) -> Tensor:
-    """A float mask as it is; a boolean one (True = not allowed, PyTorch's sense) as 0 / -inf."""
+def _additive(mask: Tensor, dtype: Any) -> Tensor:
+    """A float mask as it is; a boolean one (True = not allowed, PyTorch's sense) as 0 / -inf in ``dtype``."""
     if mask.dtype != np.bool_:
         return mask
-    zero = Tensor.zeros(mask.shape, device=mask.device)
+    zero = Tensor.zeros(mask.shape, dtype=dtype, device=mask.device)
     return where(mask, zero - math.inf, zero)
 
 
@@ -159,7 +180,10 @@ def _masks(op: str, attn_mask: Any, key_padding_mask: Any, n: int, heads: int, t
         return None
     if all(m.dtype == np.bool_ for m in masks):  # True = not allowed -> True = may attend
         return ~masks[0] if len(masks) == 1 else ~(masks[0] | masks[1])
-    return masks[0] if len(masks) == 1 else _additive(masks[0]) + _additive(masks[1])
+    if len(masks) == 1:
+        return masks[0]
+    dtype = next(m.dtype for m in masks if m.dtype != np.bool_)  # (PyTorch's: the bool one in the float one's dtype)
+    return _additive(masks[0], dtype) + _additive(masks[1], dtype)
 
 
 def _attend_one_more(k: Tensor, v: Tensor, mask: Tensor | None, k_row: Tensor, v_row: Tensor) -> tuple:
@@ -176,13 +200,15 @@ def _attention(op: str, query: Tensor, key: Tensor, value: Tensor, num_heads: in
                in_proj_bias: Tensor | None, separate: tuple, bias_k: Tensor | None, bias_v: Tensor | None,
                add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor, out_proj_bias: Tensor | None,
                key_padding_mask: Any, need_weights: bool, attn_mask: Any, average_attn_weights: bool,
-               is_causal: bool, static_k: Tensor | None = None,
-               static_v: Tensor | None = None) -> tuple[Tensor, Tensor | None]:  # fmt: skip
+               is_causal: bool, static_k: Tensor | None = None, static_v: Tensor | None = None,
+               fast_path: bool = False) -> tuple[Tensor, Tensor | None]:  # fmt: skip
     """PyTorch's multi-head attention on batch-major ``(N, L, E)`` query and ``(N, S, kdim)``,
     ``(N, S, vdim)`` key and value: the one computation of both :class:`MultiheadAttention`
     and :func:`multi_head_attention_forward`. Returns ``(N, L, E)`` and the weights (None
     unless ``need_weights``; ``(N, L, S')`` averaged over the heads, else ``(N, H, L, S')``,
-    ``S'`` counting the appended bias and zero positions)."""
+    ``S'`` counting the appended bias and zero positions). With the weights, or on PyTorch's
+    inference ``fast_path``, a query with every key masked gets NaN, as PyTorch's softmax
+    written out gives; otherwise zeros, as its ``scaled_dot_product_attention``."""
     e = query.shape[-1]
     q, k, v = _project(query, key, value, e, in_proj_weight, in_proj_bias, separate)  # (N, L, E), (N, S, E) x 2
     n, tq, tk = q.shape[0], q.shape[1], k.shape[1]
@@ -201,7 +227,8 @@ def _attention(op: str, query: Tensor, key: Tensor, value: Tensor, num_heads: in
     if add_zero_attn:
         zeros = Tensor.zeros(n, 1, e, dtype=k.dtype, device=k.device)
         k, v, mask = _attend_one_more(k, v, mask, zeros, zeros)
-    out, w = attend_heads(q, k, v, num_heads, mask, is_causal, dropout_p, need_weights)
+    out, w = attend_heads(q, k, v, num_heads, mask, is_causal, dropout_p, need_weights,
+                          empty_rows_nan=need_weights or fast_path)  # fmt: skip
     out = F.linear(out, out_proj_weight, out_proj_bias)  # (N, L, E)
     if w is not None and average_attn_weights:
         w = w.mean(axis=1)  # (N, L, S')
@@ -246,6 +273,8 @@ def multi_head_attention_forward(
         raise AssertionError(f"{op}: bias_k and bias_v go together")
     if (bias_k is not None) and (static_k is not None or static_v is not None):
         raise AssertionError("bias cannot be added to static key/value.")
+    # (PyTorch's: without a padding mask or weights the hint replaces the mask, as sdpa's is_causal)
+    causal = is_causal and key_padding_mask is None and not need_weights
     same = query is key and key is value
     query, key, value = (_batch_major(x, unbatched, False) for x in (query, key, value))
     if same:
@@ -253,8 +282,8 @@ def multi_head_attention_forward(
     out, w = _attention(
         op, query, key, value, num_heads, None if use_separate_proj_weight else in_proj_weight, in_proj_bias,
         (q_proj_weight, k_proj_weight, v_proj_weight), bias_k, bias_v, add_zero_attn,
-        dropout_p if training else 0.0, out_proj_weight, out_proj_bias, key_padding_mask, need_weights, attn_mask,
-        average_attn_weights, False, static_k, static_v,
+        dropout_p if training else 0.0, out_proj_weight, out_proj_bias, key_padding_mask, need_weights,
+        None if causal else attn_mask, average_attn_weights, causal, static_k, static_v,
     )  # fmt: skip
     if w is not None and unbatched:
         w = w.squeeze(0)
@@ -278,9 +307,11 @@ class MultiheadAttention(Module):
     sense: boolean True = may NOT attend, float = added to the scores. ``attn_mask`` is
     ``(L, S)`` or ``(N * num_heads, L, S)``, ``key_padding_mask`` ``(N, S)``. The weights
     are ``(N, L, S)``, averaged over the heads, or ``(N, num_heads, L, S)`` with
-    ``average_attn_weights=False``. ``is_causal`` without ``attn_mask`` applies the causal
-    mask (PyTorch asks for the mask too); with one, the mask is used as given.
-    One difference: a query with every key masked gets zeros, where PyTorch gives NaN.
+    ``average_attn_weights=False``. ``is_causal`` needs ``attn_mask`` (PyTorch's
+    RuntimeError); without ``key_padding_mask`` and weights it replaces the mask by the causal
+    one, as PyTorch's. A query with every key masked gets NaN where PyTorch's does (with the
+    weights, and on PyTorch's inference fast path), zeros elsewhere (its
+    ``scaled_dot_product_attention``).
 
     The heads are computed by :func:`attend_heads`, as in the batch-first
     :class:`~tinygrad_attn.models.BatchFirstAttention` (whose boolean masks mean the opposite).
@@ -330,6 +361,22 @@ class MultiheadAttention(Module):
         self.add_zero_attn = add_zero_attn
         _place(self, device, dtype)
 
+    def _fast_path(self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Any, key_padding_mask: Any) -> bool:
+        """Whether PyTorch's call takes its inference fast path (a fused kernel whose masked rows are
+        NaN, and which reads no ``is_causal``): self-attention of a batch-first layer in eval mode,
+        with an even number of heads, biases, no extra keys, boolean masks, and nothing that
+        records a gradient."""
+        tensors = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight, self.out_proj.bias)
+        float_mask = any(isinstance(m, Tensor) and m.is_floating_point() for m in (attn_mask, key_padding_mask))
+        float_mask = float_mask and not self.__dict__.get("_masks_of_any_kind", False)  # (set by an encoder layer)
+        return (
+            not float_mask and query.ndim == 3 and query is key and key is value and not self.training
+            and self.batch_first and self.num_heads % 2 == 0 and self.in_proj_weight is not None
+            and self.in_proj_bias is not None and query.dtype == self.in_proj_weight.dtype
+            and self.bias_k is None and not self.add_zero_attn and self._qkv_same_embed_dim
+            and not (is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors))
+        )  # fmt: skip
+
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any = None,
                 need_weights: bool = True, attn_mask: Any = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:  # fmt: skip
@@ -349,6 +396,15 @@ class MultiheadAttention(Module):
             raise _InputShapeError(f"MultiheadAttention(embed_dim={e}, kdim={self.kdim}, vdim={self.vdim}): got query "
                              f"{tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}; need {layout} inputs (or "
                              f"unbatched (L, E)) with E = {e}, {self.kdim}, {self.vdim}")  # fmt: skip
+        fast = self._fast_path(query, key, value, attn_mask, key_padding_mask)
+        causal = False  # (PyTorch's fast path reads no is_causal)
+        if not fast:
+            if is_causal and attn_mask is None:
+                raise RuntimeError("MultiheadAttention: need attn_mask if specifying the is_causal hint. You may use "
+                                   "the Transformer module method `generate_square_subsequent_mask` to create this "
+                                   "mask.")  # fmt: skip
+            # (PyTorch's: without a padding mask or weights the hint replaces the mask, as sdpa's is_causal)
+            causal = is_causal and key_padding_mask is None and not need_weights
         same = query is key and key is value
         query, key, value = (_batch_major(x, unbatched, self.batch_first) for x in (query, key, value))
         if same:  # keep the one-product path for self-attention
@@ -357,7 +413,8 @@ class MultiheadAttention(Module):
             "MultiheadAttention", query, key, value, self.num_heads, self.in_proj_weight, self.in_proj_bias,
             (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight), self.bias_k, self.bias_v,
             self.add_zero_attn, self.dropout if self.training else 0.0, self.out_proj.weight, self.out_proj.bias,
-            key_padding_mask, need_weights, attn_mask, average_attn_weights, is_causal and attn_mask is None,
+            key_padding_mask, need_weights, None if causal else attn_mask, average_attn_weights, causal,
+            fast_path=fast,
         )  # fmt: skip
         if w is not None and unbatched:
             w = w.squeeze(0)

@@ -17,7 +17,9 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from ..tensors._tensor import Tensor
+from .. import functional as F
+from ..engine.switches import is_grad_enabled
+from ..tensors._tensor import Tensor, where
 from ..tensors.factories import creation
 from . import init
 from .attention import MultiheadAttention
@@ -63,9 +65,17 @@ class TransformerEncoderLayer(_EncoderLayerBase):
                 is_causal: bool = False) -> Tensor:  # fmt: skip
         """``src`` ``(S, N, E)`` (``(N, S, E)`` with ``batch_first``, or ``(S, E)``); ``src_mask``
         ``(S, S)`` or ``(N * nhead, S, S)``; ``is_causal`` without ``src_mask`` masks the future."""
-        return self._layer(src, lambda x: self.self_attn(
-            x, x, x, attn_mask=src_mask, key_padding_mask=src_key_padding_mask, need_weights=False,
-            is_causal=is_causal)[0])  # fmt: skip
+        fused = _fused_kind(self)
+        if not fused:  # (PyTorch's layer then hands its attention float masks: no fast path there)
+            src_mask, src_key_padding_mask = (_as_float_mask(m, src) for m in (src_mask, src_key_padding_mask))
+        # (its fused kernel takes masks of either kind: the attention's fast path, float masks too)
+        self.self_attn._masks_of_any_kind = fused
+        try:
+            return self._layer(src, lambda x: self.self_attn(
+                x, x, x, attn_mask=src_mask, key_padding_mask=src_key_padding_mask, need_weights=False,
+                is_causal=is_causal)[0])  # fmt: skip
+        finally:
+            self.self_attn._masks_of_any_kind = False
 
 
 class TransformerDecoderLayer(_DecoderLayerBase):
@@ -121,9 +131,11 @@ class TransformerEncoder(Module):
     (``layers.0``, ...; each starts with the same weights, as PyTorch's deep copies do),
     then ``norm`` if given.
 
-    ``enable_nested_tensor`` and ``mask_check`` are accepted and ignored: there is no
-    nested-tensor fast path, so padded positions hold computed values, where PyTorch's
-    fast path (inference with a ``src_key_padding_mask``) writes zeros there.
+    With ``enable_nested_tensor`` (the default) PyTorch runs inference with a left-aligned
+    ``src_key_padding_mask`` and no ``mask`` on nested tensors of the kept tokens alone
+    (layers of its fast-path kind: post-norm, batch-first, biases, relu or gelu, an even
+    number of heads); the padded positions of its result are zeros, before ``norm``. So are
+    they here, under the same conditions (the kept positions are what the padding mask gives).
     """
 
     def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None,
@@ -132,13 +144,61 @@ class TransformerEncoder(Module):
         self.layers = ModuleList(_clone(encoder_layer) for _ in range(num_layers))
         self.num_layers = num_layers
         self.norm = norm
+        self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
+        self.use_nested_tensor = enable_nested_tensor and _nested_kind(encoder_layer)
+
+    def _padded_zeros(self, src: Tensor, mask: Any, src_key_padding_mask: Any) -> Tensor | None:
+        """The kept tokens ``(N, S)`` where PyTorch's call takes its nested-tensor path, else None."""
+        kpm, first = src_key_padding_mask, self.layers[0] if len(self.layers) else None
+        if not (self.use_nested_tensor and first is not None and not first.training and src.ndim == 3
+                and isinstance(kpm, Tensor) and kpm.ndim == 2 and mask is None):  # fmt: skip
+            return None
+        attn = first.self_attn
+        weights = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
+                   *first.parameters())  # fmt: skip
+        if is_grad_enabled() and any(t is not None and t.requires_grad for t in weights):
+            return None
+        kept = kpm == 0 if kpm.is_floating_point() else ~kpm.bool()
+        if self.mask_check and kpm.shape[1] > 1 and bool((kept[:, 1:] & ~kept[:, :-1]).any()):
+            return None  # (not left-aligned: PyTorch's mask check keeps the padded path)
+        return kept
 
     def forward(self, src: Tensor, mask: Any = None, src_key_padding_mask: Any = None,
                 is_causal: bool | None = None) -> Tensor:  # fmt: skip
+        kept = self._padded_zeros(src, mask, src_key_padding_mask)
         x = src
         for layer in self.layers:
             x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=bool(is_causal))
+        if kept is not None:
+            x = where(kept.unsqueeze(-1), x, 0.0)  # (N, S, E): batch-first, a condition of the path
         return self.norm(x) if self.norm is not None else x
+
+
+def _fused_kind(layer: Module) -> bool:
+    """Whether PyTorch's encoder layer may run as its fused inference kernel: relu or gelu, equal norm eps."""
+    act = layer.__dict__.get("activation", getattr(layer, "activation", None))
+    relu_or_gelu = act in (_ACTIVATIONS["relu"], _ACTIVATIONS["gelu"], F.relu, F.gelu) or type(act).__name__ in (
+        "ReLU", "GELU")  # fmt: skip
+    return relu_or_gelu and layer.norm1.eps == layer.norm2.eps
+
+
+def _as_float_mask(mask: Any, like: Tensor) -> Any:
+    """A boolean mask (True = may not attend) as PyTorch's layers pass it on: 0 / -inf in ``like``'s dtype."""
+    if not isinstance(mask, Tensor) or mask.dtype != bool:
+        return mask
+    zero = Tensor.zeros(mask.shape, dtype=like.dtype, device=like.device)
+    return where(mask, zero - float("inf"), zero)
+
+
+def _nested_kind(layer: Module) -> bool:
+    """Whether PyTorch's ``TransformerEncoder`` may run ``layer``'s copies on nested tensors."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return False
+    attn = layer.self_attn
+    return (
+        not layer.norm_first and attn.batch_first and attn._qkv_same_embed_dim and attn.in_proj_bias is not None
+        and _fused_kind(layer) and attn.num_heads % 2 == 0
+    )  # fmt: skip
 
 
 class TransformerDecoder(Module):

@@ -17,6 +17,7 @@ import numpy as np
 from ..engine.composite import FusedFunction
 from ..engine.function import may_overwrite
 from . import cpu_kernels
+from .alias import NoDerivative
 from .elementwise import HyperbolicTangentBackward, blockwise, erf_array
 from .linalg import batch_times_matrix, rows_shape
 
@@ -670,6 +671,16 @@ class Attention(FusedFunction):
     def recompute(self, q, k, v):
         scale, bias, row_any, _ = self.args
         return self.definition(q, k, v, scale, bias, row_any)
+
+    def _backward_by_reference(self, g, ns, inputs):
+        # PyTorch's CPU attention of (B, H, T, d) operands is its flash kernel, whose backward has
+        # no derivative: a gradient taken with create_graph may not be differentiated again
+        # (other ranks run its decomposition, differentiable to any order, as this one's is).
+        grads = super()._backward_by_reference(g, ns, inputs)
+        if len(self.inputs[0].shape) != 4:
+            return grads
+        name = "aten::_scaled_dot_product_flash_attention_for_cpu_backward"
+        return [NoDerivative.apply(x, args=name) if x is not None else None for x in grads]
 
     def forward_input(self, i, ns):
         # (what ctx keeps: the scaled queries by blocks of rows, and a copy of the keys)
