@@ -179,10 +179,6 @@ MISTAKES = [
 ]
 
 KNOWN = {
-    "torch.randn(2,3).to('cuda')": "no CUDA here: PyTorch's CPU build asserts (AssertionError); ours raises a "
-    "RuntimeError that names CuPy, the extra a CUDA device needs",
-    "torch.randn(2,3).cuda()": "no CUDA here: PyTorch's CPU build asserts (AssertionError); ours raises a "
-    "RuntimeError that names CuPy, the extra a CUDA device needs",
     "torch.nn.functional.scaled_dot_product_attention(torch.randn(1,3,4), torch.randn(1,3,4), torch.randn(1,3,4), "
     "attn_mask=torch.ones(3,3).bool(), is_causal=True)": "a mask and is_causal together: PyTorch refuses; ours "
     "applies both (the library's own attention modules pass both)",

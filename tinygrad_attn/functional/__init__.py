@@ -34,7 +34,6 @@ from ..ops.index import Take as _Take  # (embedding while tracing)
 from ..ops.saved import saved_for_backward
 from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
-from ..tensors.dtypes import OperandDtypeError
 from ..tensors.index.indexing import host_integers
 from ..tensors.mutation.inplace import cast_error
 from ..tensors.reduce.tensor_reduce import norm2
