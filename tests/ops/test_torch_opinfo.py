@@ -137,7 +137,20 @@ WRAPPED["nn.functional.multi_head_attention_forward"] = lambda *a, **kw: (
 WRAPPED["polygamma"] = lambda x, n, **kw: tga.polygamma(n, x, **kw)
 # normal.in_place's ``op`` is the in-place method ``normal_(mean, std)``
 WRAPPED["normal.in_place"] = lambda x, *a, **kw: x.normal_(*a, **kw)
-for _conv in ("bool", "double", "float", "half", "int", "long", "short", "byte", "char", "bfloat16"):
+for _conv in (
+    "bool",
+    "double",
+    "float",
+    "half",
+    "int",
+    "long",
+    "short",
+    "byte",
+    "char",
+    "bfloat16",
+    "cfloat",
+    "cdouble",
+):
     WRAPPED[_conv] = lambda x, *a, _n=_conv, **kw: getattr(x, _n)(*a, **kw)
 
 # OpInfos whose ``op`` is a lambda around a name we have (a property, an in-place method on a clone, a

@@ -97,10 +97,12 @@ class Logcumsumexp(Function):
         n = a.shape[axis]
         lead = (slice(None),) * axis
         s = 1
+        dev = ns.device._array_device
+        on_device = {"device": dev} if dev is not None else {}
         with np.errstate(invalid="ignore", over="ignore"):
             while s < n:
-                pad = xp.full(a.shape[:axis] + (s,) + a.shape[axis + 1 :], -np.inf, dtype=a.dtype)
-                a = _logaddexp(xp, a, xp.concatenate([pad, a[lead + (slice(0, n - s),)]], axis=axis))
+                pad = ns.full(a.shape[:axis] + (s,) + a.shape[axis + 1 :], -np.inf, dtype=a.dtype, **on_device)
+                a = _logaddexp(xp, a, ns.concat([pad, a[lead + (slice(0, n - s), ...)]], axis=axis))
                 s *= 2
         return a if s > 1 else a * 1
 
