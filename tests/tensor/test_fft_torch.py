@@ -29,6 +29,10 @@ _TRANSFORMS = {
     "ifftn": (False, "s"),
     "rfftn": (True, "s"),
     "irfftn": (False, "s"),
+    "hfft2": (False, "s"),
+    "ihfft2": (True, "s"),
+    "hfftn": (False, "s"),
+    "ihfftn": (True, "s"),
 }
 _NORMS = (None, "backward", "forward", "ortho")
 

@@ -22,7 +22,7 @@ from .factories.creation import arange
 
 __all__ = [
     "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
-    "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift",
+    "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift",
 ]  # fmt: skip
 
 _NORMS = ("backward", "forward", "ortho")
@@ -55,6 +55,8 @@ def _real_input(x: Any, op: str) -> Tensor:
         raise RuntimeError(f"{op} expects a real input tensor, but got {x.dtype}")
     if x.dtype.kind in "biu":
         x = x.astype(get_default_dtype())
+    if x.dtype.name == "float16":
+        raise RuntimeError(f"{op}: float16 transforms are not supported on the CPU (as PyTorch's); use .float()")
     return x
 
 
@@ -199,6 +201,28 @@ def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
     """The inverse of :func:`hfft`: the first half of a real signal's inverse transform."""
     norm = _norm(norm, "fft_ihfft")
     return conj(_r2c(input, None if n is None else [n], [dim], _DUAL[norm], "fft_ihfft"))
+
+
+def hfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None) -> Tensor:  # noqa: A002
+    """:func:`hfftn` over two axes (the last two by default)."""
+    return hfftn(input, s, dim, norm)
+
+
+def hfftn(input: Tensor, s: Any = None, dim: Any = None, norm: str | None = None) -> Tensor:  # noqa: A002
+    """The n-dimensional :func:`hfft`: the real transform of a signal Hermitian-symmetric along the last axis."""
+    norm = _norm(norm, "fft_hfftn")
+    return _c2r(conj(_complex(input, "fft_hfftn")), s, dim, _DUAL[norm], "fft_hfftn")
+
+
+def ihfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1), norm: str | None = None) -> Tensor:  # noqa: A002
+    """:func:`ihfftn` over two axes (the last two by default)."""
+    return ihfftn(input, s, dim, norm)
+
+
+def ihfftn(input: Tensor, s: Any = None, dim: Any = None, norm: str | None = None) -> Tensor:  # noqa: A002
+    """The inverse of :func:`hfftn`: half of a real signal's n-dimensional inverse transform."""
+    norm = _norm(norm, "fft_ihfftn")
+    return conj(_r2c(input, s, dim, _DUAL[norm], "fft_ihfftn"))
 
 
 def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
