@@ -13,12 +13,11 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import numpy as np
-
 from ..engine.warn import warn as _warn
 from ..random import get_rng_state as _get_rng_state
 from ..random import initial_seed as _initial_seed
 from ..random import manual_seed as _manual_seed
+from ..tensors.factories import creation as _creation
 from ..tensors.factories.creation import _TypedTensorType
 from .amp import cuda_amp as amp
 from .backend import CudaUnavailableError, _import_cupy
@@ -216,20 +215,11 @@ class _CudaTypedTensorType(_TypedTensorType):
         return f"<class 'tinygrad_attn.cuda.{cls.__name__}'>"
 
 
-def _cuda_typed(name: str, dtype: Any) -> type:
-    return _CudaTypedTensorType(name, (), {"dtype": np.dtype(dtype), "__doc__": f"``torch.cuda.{name}``: a "
-                                           f"{np.dtype(dtype)} tensor on the CUDA device."})  # fmt: skip
-
-
-FloatTensor = _cuda_typed("FloatTensor", np.float32)
-DoubleTensor = _cuda_typed("DoubleTensor", np.float64)
-HalfTensor = _cuda_typed("HalfTensor", np.float16)
-LongTensor = _cuda_typed("LongTensor", np.int64)
-IntTensor = _cuda_typed("IntTensor", np.int32)
-ShortTensor = _cuda_typed("ShortTensor", np.int16)
-CharTensor = _cuda_typed("CharTensor", np.int8)
-ByteTensor = _cuda_typed("ByteTensor", np.uint8)
-BoolTensor = _cuda_typed("BoolTensor", np.bool_)
+# (each of the host's typed constructors, on the CUDA device: the names follow the host's one table)
+for _host_type in _creation._TYPED:
+    globals()[_host_type.__name__] = _CudaTypedTensorType(
+        _host_type.__name__, (), {"dtype": _host_type.dtype, "__doc__": f"``torch.cuda.{_host_type.__name__}``: a "
+                                  f"{_host_type.dtype} tensor on the CUDA device."})  # fmt: skip
 
 __all__ = ["CudaUnavailableError"]
 
