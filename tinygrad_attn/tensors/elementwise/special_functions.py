@@ -26,8 +26,10 @@ from ...ops.elementwise import erf_array, erfcx_array
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
+from ..mutation.out_argument import written_to_out
 from ..reduce.tensor_reduce import norm2, power_norm
 from ..shape import dims
+from . import orthogonal_polynomials  # noqa: F401 (declares torch.special's polynomials)
 from .complex_numbers import complex_angle, complex_sgn
 
 
@@ -480,3 +482,81 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
     # (pi as a tensor of x's dtype: a Python float would pass through float32 and round there)
     # (a NaN passes as a value but, as PyTorch's, carries no gradient)
     return saved_for_backward(where(x.isnan(), x * 0.0, where(x < 0, x.new_tensor(math.pi), x.new_tensor(0.0))), x)
+
+
+# -- torch.special's functions of the normal law and of entropy (ops/normal_law.py) ----------
+_SQRT1_2 = math.sqrt(0.5)
+
+
+@public(function=False, special=("entr",))
+def entr(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """The elementwise entropy ``-x log x`` (0 at 0, ``-inf`` below 0)."""
+    return written_to_out(ops.Entr.apply(_floating(input, "special_entr")), out, "special_entr")
+
+
+@public(function=False, special=("xlog1py",))
+def xlog1py(input: Tensor | float, other: Tensor | float, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """``input * log1p(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN); either may be a number.
+
+    >>> tga.special.xlog1py(tga.tensor([0.0, 2.0]), tga.tensor([-1.0, 1.0]))  # doctest: +SKIP
+    tensor([0.0000, 1.3863])
+    """
+    a, b = _operands(input, other, "special_xlog1py", floating=True)
+    return written_to_out(ops.Xlog1py.apply(a, b), out, "special_xlog1py")
+
+
+@public(function=False, special=("ndtr",))
+def ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """The standard normal CDF, ``erfc(-x / sqrt 2) / 2`` (exact in the left tail, as ``erfc``'s)."""
+    x = _floating(input, "special_ndtr")
+    return written_to_out(erfc(-(x * _SQRT1_2)) * 0.5, out, "special_ndtr")
+
+
+@public(function=False, special=("log_ndtr",))
+def log_ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """``log(ndtr(x))``, finite far into the left tail (``log_ndtr(-40)`` is about -804.6)."""
+    return written_to_out(ops.LogNdtr.apply(_floating(input, "special_log_ndtr")), out, "special_log_ndtr")
+
+
+@public(function=False, special=("ndtri",))
+def ndtri(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """The inverse of :func:`ndtr`: ``x`` with ``ndtr(x) = p`` (``-inf`` at 0, ``inf`` at 1, NaN outside)."""
+    return written_to_out(ops.Ndtri.apply(_floating(input, "special_ndtri")), out, "special_ndtri")
+
+
+def _spherical_j0_array(ns: Any, x: Any) -> Any:
+    xp = ns.device.xp
+    small = xp.abs(x) < 0.5
+    s = xp.where(small, x, xp.zeros_like(x))
+    y = s * s
+    series = xp.ones_like(y)  # (Taylor's series of sin(x)/x to x^12: below |x| = 1/2 it is exact to rounding)
+    term = xp.ones_like(y)
+    for k in range(1, 7):
+        term = term * (-y) / ((2 * k) * (2 * k + 1))
+        series = series + term
+    with np.errstate(invalid="ignore", divide="ignore"):
+        big = xp.where(small, 1.0 + 0.0 * x, x)
+        out = xp.where(small, series, xp.sin(big) / big)
+    return xp.where(xp.isinf(x), xp.zeros_like(y), out).astype(x.dtype)
+
+
+@public(function=False, special=("spherical_bessel_j0",))
+def spherical_bessel_j0(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """The spherical Bessel function of the first kind of order 0, ``sin(x) / x`` (1 at 0, 0 at
+    ``+-inf``); no gradient, as PyTorch's."""
+    x = _floating(input, "special_spherical_bessel_j0").detach()
+    return written_to_out(array_function(_spherical_j0_array, x), out, "special_spherical_bessel_j0")
+
+
+@public(function=False, special=("modified_bessel_i0",))
+def modified_bessel_i0(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """:func:`i0` under ``torch.special``'s second name, without a gradient (as PyTorch's)."""
+    x = _floating(input, "special_modified_bessel_i0").detach()
+    return written_to_out(ops.I0.apply(x), out, "special_modified_bessel_i0")
+
+
+@public(function=False, special=("modified_bessel_i1",))
+def modified_bessel_i1(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """:func:`i1` under ``torch.special``'s second name, without a gradient (as PyTorch's)."""
+    x = _floating(input, "special_modified_bessel_i1").detach()
+    return written_to_out(ops.I1.apply(x), out, "special_modified_bessel_i1")
