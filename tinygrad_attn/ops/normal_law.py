@@ -26,6 +26,7 @@ class Entr(Function):
     ``-(1 + log x)`` everywhere (``inf`` at 0, NaN below 0)."""
 
     __slots__ = ()
+    primitive = True
     name = "entr"
     keep = (0,)
     reads_output = False
@@ -46,6 +47,7 @@ class Xlog1py(Function):
     ``x``'s ``xlog1py(g, y)`` (0 where ``x`` is 0 and ``y <= -1``), ``y``'s ``g x / (y + 1)``."""
 
     __slots__ = ()
+    primitive = True
     name = "xlog1py"
     reads_output = False
 
@@ -84,6 +86,7 @@ class LogNdtr(Function):
     """``log`` of the standard normal CDF. Backward, PyTorch's: ``g exp(-(out + x^2/2)) / sqrt(2 pi)``."""
 
     __slots__ = ()
+    primitive = True
     name = "log_ndtr"
     keep = (0,)
 
@@ -126,6 +129,7 @@ class Ndtri(Function):
     Backward, PyTorch's: ``g sqrt(2 pi) exp(out^2 / 2)``."""
 
     __slots__ = ()
+    primitive = True
     name = "ndtri"
     keep = ()
 
