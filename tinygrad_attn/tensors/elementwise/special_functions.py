@@ -560,3 +560,6 @@ def modified_bessel_i1(input: Tensor, *, out: Tensor | None = None) -> Tensor:  
     """:func:`i1` under ``torch.special``'s second name, without a gradient (as PyTorch's)."""
     x = _floating(input, "special_modified_bessel_i1").detach()
     return written_to_out(ops.I1.apply(x), out, "special_modified_bessel_i1")
+
+
+from . import bessel_k  # noqa: E402, F401 (declares torch.special's K0 and K1)
