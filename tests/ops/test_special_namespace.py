@@ -12,7 +12,8 @@ torch = pytest.importorskip("torch")
 # the arguments each kind of function takes besides its input (x in (0.05, 0.95), so every
 # function is defined there: logit, gammaln, multigammaln, the log of xlogy)
 EXTRA = {"polygamma": lambda x: (2, x), "multigammaln": lambda x: (x + 2.0, 3), "xlogy": lambda x: (x, x + 0.5),
-         "softmax": lambda x: (x, -1), "gammainc": lambda x: (x + 0.5, x), "gammaincc": lambda x: (x + 0.5, x), "log_softmax": lambda x: (x, -1), "logsumexp": lambda x: (x, -1), "xlog1py": lambda x: (x, x - 0.5)}  # fmt: skip
+         "softmax": lambda x: (x, -1), "gammainc": lambda x: (x + 0.5, x), "gammaincc": lambda x: (x + 0.5, x), "log_softmax": lambda x: (x, -1), "logsumexp": lambda x: (x, -1), "xlog1py": lambda x: (x, x - 0.5),
+         "zeta": lambda x: (x + 1.5, x)}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", special.__all__)

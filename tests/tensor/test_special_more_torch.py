@@ -196,11 +196,16 @@ def test_no_gradient_where_pytorch_has_none(name):
     assert _ours(name)(a, *args).requires_grad == _theirs(name)(t, *args).requires_grad is False
 
 
-@pytest.mark.parametrize("name", [*UNARY, *NO_GRADIENT_UNARY, "xlog1py", *POLYNOMIALS])
+@pytest.mark.parametrize("name", [*UNARY, *NO_GRADIENT_UNARY, "xlog1py", "zeta", *POLYNOMIALS])
 def test_out_argument(name):
     x = np.array([0.25, 0.5, 0.75])
-    args = (Tensor(x), *((Tensor(x),) if name == "xlog1py" else (3,) if name in POLYNOMIALS else ()))
-    targs = (torch.tensor(x), *((torch.tensor(x),) if name == "xlog1py" else (3,) if name in POLYNOMIALS else ()))
+    two = name in ("xlog1py", "zeta")
+    args = (
+        Tensor(x + 1.5) if name == "zeta" else Tensor(x),
+        *((Tensor(x),) if two else (3,) if name in POLYNOMIALS else ()),
+    )
+    targs = (torch.tensor(x + 1.5) if name == "zeta" else torch.tensor(x),
+             *((torch.tensor(x),) if two else (3,) if name in POLYNOMIALS else ()))  # fmt: skip
     out, tout = tga.empty(3, dtype=tga.float64), torch.empty(3, dtype=torch.float64)
     assert _ours(name)(*args, out=out) is out
     _theirs(name)(*targs, out=tout)
@@ -251,7 +256,7 @@ def test_polynomial_numbers_floats_and_integers(name):
 
 
 def test_method_forms_are_absent_as_in_pytorch():
-    for name in [*UNARY, *NO_GRADIENT_UNARY, "xlog1py", *POLYNOMIALS]:
+    for name in [*UNARY, *NO_GRADIENT_UNARY, "xlog1py", "zeta", *POLYNOMIALS]:
         assert hasattr(torch.Tensor, name) is hasattr(Tensor, name) is False
         assert hasattr(torch, name) is hasattr(tga, name) is False
 
@@ -268,3 +273,53 @@ def test_bessel_k_values_match_pytorch(rng, name, dtype):
     got, want = _ours(name)(Tensor(x)), _theirs(name)(torch.tensor(x)).numpy()
     assert got.dtype == want.dtype
     _same(got.numpy(), want, 1e-13 if dtype == np.float64 else 1e-6, 1e-300 if dtype == np.float64 else 1e-37)
+
+
+def _zeta_cases(rng):
+    x = np.concatenate([rng.uniform(1, 3, 200), rng.uniform(1, 60, 200),
+                        [1.0, 1.0, 0.5, 2.0, 2.0, 3.0, 3.0, 2.5, math.nan, 2.0, math.inf, 1.0000001, 4.0, 2.0, 3.0,
+                         math.inf, math.inf, math.inf, 4.0, 3.0]])  # fmt: skip
+    q = np.concatenate([rng.uniform(0.01, 5, 200), rng.uniform(-20, 50, 200),
+                        [1.0, 0.0, 2.0, 0.0, -3.0, -2.5, -2.5, -2.5, 1.0, math.nan, 1.0, 1.0, 1e6, math.inf, -math.inf,
+                         0.5, 2.0, -2.5, -1e4 - 0.5, 1e-300]])  # fmt: skip
+    return x, q
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_zeta_values_match_pytorch(rng, dtype):
+    with np.errstate(under="ignore"):
+        x, q = (v.astype(dtype) for v in _zeta_cases(rng))
+    got, want = tga.special.zeta(Tensor(x), Tensor(q)), torch.special.zeta(torch.tensor(x), torch.tensor(q)).numpy()
+    assert got.dtype == want.dtype
+    # (float32's values below 1e-38 are subnormal: fewer digits)
+    _same(got.numpy(), want, 1e-13 if dtype == np.float64 else 1e-6, 1e-300 if dtype == np.float64 else 1e-37)
+    col, row = x[:7].reshape(7, 1), q[:5].reshape(1, 5)
+    _same(tga.special.zeta(Tensor(col), Tensor(row)).numpy(),
+          torch.special.zeta(torch.tensor(col), torch.tensor(row)).numpy(), 1e-6)  # fmt: skip
+
+
+def test_zeta_numbers_and_dtypes():
+    for a, b in [(2.0, np.array([1, 2, 3])), (np.array([2, 3]), 2), (np.array([2, 3]), np.array([1.5, 2.5])),
+                 (np.array([2.0, 3.0], np.float32), np.array([1.5], np.float64))]:  # fmt: skip
+        ours = tga.special.zeta(*(Tensor(v) if isinstance(v, np.ndarray) else v for v in (a, b)))
+        want = torch.special.zeta(*(torch.tensor(v) if isinstance(v, np.ndarray) else v for v in (a, b)))
+        assert ours.dtype == want.numpy().dtype
+        _same(ours.numpy(), want.numpy(), 1e-6)
+
+
+def test_zeta_gradient_in_q_only():
+    x, q = np.array([2.0, 3.5, 1.5, 6.0]), np.array([1.5, 0.3, 4.0, 2.0])
+    b, u = Tensor(q, requires_grad=True), torch.tensor(q, requires_grad=True)
+    (g,) = tga.autograd.grad(tga.special.zeta(Tensor(x), b).sum(), b, create_graph=True)
+    (tg,) = torch.autograd.grad(torch.special.zeta(torch.tensor(x), u).sum(), u, create_graph=True)
+    _same(g.detach().numpy(), tg.detach().numpy(), 1e-13)
+    (gg,) = tga.autograd.grad(g.sum(), b)
+    (tgg,) = torch.autograd.grad(tg.sum(), u)
+    _same(gg.numpy(), tgg.numpy(), 1e-13)
+    assert tga.autograd.gradcheck(lambda v: tga.special.zeta(Tensor(x), v), Tensor(q, requires_grad=True))
+    assert tga.autograd.gradgradcheck(lambda v: tga.special.zeta(Tensor(x), v), Tensor(q, requires_grad=True))
+    a, t = Tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    with pytest.raises(NotImplementedError):
+        torch.special.zeta(t, torch.tensor(q)).sum().backward()
+    with pytest.raises(NotImplementedError, match="zeta"):
+        tga.special.zeta(a, Tensor(q)).sum().backward()

@@ -563,3 +563,15 @@ def modified_bessel_i1(input: Tensor, *, out: Tensor | None = None) -> Tensor:  
 
 
 from . import bessel_k  # noqa: E402, F401 (declares torch.special's K0 and K1)
+
+
+@public(function=False, special=("zeta",))
+def zeta(input: Tensor | float, other: Tensor | float, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """The Hurwitz zeta function ``sum_k (other + k)^-input`` (``ops/zeta.py``); either may be a number.
+    Differentiable in ``other`` only, as PyTorch's.
+
+    >>> tga.special.zeta(tga.tensor([2.0]), 1.0)  # pi^2 / 6  # doctest: +SKIP
+    tensor([1.6449])
+    """
+    x, q = _operands(input, other, "special_zeta", floating=True)
+    return written_to_out(ops.Zeta.apply(x, q), out, "special_zeta")
