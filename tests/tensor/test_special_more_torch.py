@@ -323,3 +323,14 @@ def test_zeta_gradient_in_q_only():
         torch.special.zeta(t, torch.tensor(q)).sum().backward()
     with pytest.raises(NotImplementedError, match="zeta"):
         tga.special.zeta(a, Tensor(q)).sum().backward()
+
+
+@pytest.mark.parametrize("name", [*UNARY, *NO_GRADIENT_UNARY, "xlog1py", "zeta", *POLYNOMIALS])
+def test_every_device_computes_the_host_values(device, name):
+    x = np.array([0.0, 0.2, 0.5, 0.9, 2.0, 7.0])
+    extra = (np.array([1.0, 0.5, 3.0, 0.25, 2.0, 1.5]),) if name in ("xlog1py", "zeta") else ()
+    args = (x + 1.5 if name == "zeta" else x, *extra)
+    want = _ours(name)(*(Tensor(a) for a in args), *((4,) if name in POLYNOMIALS else ()))
+    got = _ours(name)(*(tga.tensor(a, device=device) for a in args), *((4,) if name in POLYNOMIALS else ()))
+    assert str(got.device).startswith(device.split(":")[0])
+    _same(got.cpu().numpy(), want.numpy(), 1e-13, 1e-300)

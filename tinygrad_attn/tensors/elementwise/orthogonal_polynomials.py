@@ -23,6 +23,7 @@ import numpy as np
 
 from ...engine.declare import public
 from ...ops.array_function import array_function
+from ...ops.factorizations import loop_namespace
 from .._tensor import Tensor
 from ..dtypes import result_type
 from ..mutation.out_argument import written_to_out
@@ -126,7 +127,11 @@ _FAMILIES: dict[str, _Family] = {
 
 def _polynomial_array(ns: Any, x: Any, n: Any, family: str) -> Any:
     """The polynomial ``family`` of degree ``n`` (any real dtype, truncated) at ``x``, elementwise."""
-    xp = ns.device.xp
+    xp, to_raw, back = loop_namespace(ns.device)  # (NumPy's or CuPy's: astype, dtype kinds)
+    return back(_polynomial_raw(xp, to_raw(x), to_raw(n), family))
+
+
+def _polynomial_raw(xp: Any, x: Any, n: Any, family: str) -> Any:
     f = _FAMILIES[family]
     x, n = xp.broadcast_arrays(x, n)
     with np.errstate(all="ignore"):

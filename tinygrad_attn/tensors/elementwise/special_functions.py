@@ -537,7 +537,7 @@ def _spherical_j0_array(ns: Any, x: Any) -> Any:
     with np.errstate(invalid="ignore", divide="ignore"):
         big = xp.where(small, 1.0 + 0.0 * x, x)
         out = xp.where(small, series, xp.sin(big) / big)
-    return xp.where(xp.isinf(x), xp.zeros_like(y), out).astype(x.dtype)
+    return xp.where(xp.isinf(x), xp.zeros_like(y), out)
 
 
 @public(function=False, special=("spherical_bessel_j0",))
