@@ -2,7 +2,10 @@
 igammac``, primitives of ``ops/gamma.py``), the Bessel function ``i0`` (and ``i0e i1 i1e``, the
 names of ``torch.special``; ``ops/bessel.py``), ``erfc logit logaddexp2 ldexp float_power fmax fmin renorm``
 (composites), and the functions without a gradient (``heaviside nextafter frexp signbit gcd
-lcm``) and the real-number spellings ``sgn angle`` (``positive`` is tensor_torch's).
+lcm``) and the real-number spellings ``sgn angle`` (``positive`` is tensor_torch's). ``torch.special``'s
+own: ``entr xlog1py ndtr log_ndtr ndtri`` (``ops/normal_law.py``), ``zeta`` (``ops/zeta.py``),
+``spherical_bessel_j0 modified_bessel_i0 modified_bessel_i1``; the K Bessel functions are
+``bessel_k.py``'s, the orthogonal polynomials ``orthogonal_polynomials.py``'s.
 
 Each is a ``tga.`` free function and, where PyTorch has one, a :class:`Tensor` method (the
 table :data:`METHODS`); float functions of integer tensors give float32, as PyTorch's.
@@ -29,7 +32,7 @@ from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
 from ..mutation.out_argument import written_to_out
 from ..reduce.tensor_reduce import norm2, power_norm
 from ..shape import dims
-from . import orthogonal_polynomials  # noqa: F401 (declares torch.special's polynomials)
+from . import bessel_k, orthogonal_polynomials  # noqa: F401 (they declare torch.special's K0, K1 and polynomials)
 from .complex_numbers import complex_angle, complex_sgn
 
 
@@ -560,9 +563,6 @@ def modified_bessel_i1(input: Tensor, *, out: Tensor | None = None) -> Tensor:  
     """:func:`i1` under ``torch.special``'s second name, without a gradient (as PyTorch's)."""
     x = _floating(input, "special_modified_bessel_i1").detach()
     return written_to_out(ops.I1.apply(x), out, "special_modified_bessel_i1")
-
-
-from . import bessel_k  # noqa: E402, F401 (declares torch.special's K0 and K1)
 
 
 @public(function=False, special=("zeta",))
