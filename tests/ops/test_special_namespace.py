@@ -12,14 +12,15 @@ torch = pytest.importorskip("torch")
 # the arguments each kind of function takes besides its input (x in (0.05, 0.95), so every
 # function is defined there: logit, gammaln, multigammaln, the log of xlogy)
 EXTRA = {"polygamma": lambda x: (2, x), "multigammaln": lambda x: (x + 2.0, 3), "xlogy": lambda x: (x, x + 0.5),
-         "softmax": lambda x: (x, -1), "gammainc": lambda x: (x + 0.5, x), "gammaincc": lambda x: (x + 0.5, x), "log_softmax": lambda x: (x, -1), "logsumexp": lambda x: (x, -1)}  # fmt: skip
+         "softmax": lambda x: (x, -1), "gammainc": lambda x: (x + 0.5, x), "gammaincc": lambda x: (x + 0.5, x), "log_softmax": lambda x: (x, -1), "logsumexp": lambda x: (x, -1), "xlog1py": lambda x: (x, x - 0.5),
+         "zeta": lambda x: (x + 1.5, x)}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", special.__all__)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_each_special_function_is_pytorchs(name, dtype):
     x = np.random.default_rng(7).uniform(0.05, 0.95, (3, 4)).astype(dtype)
-    args = EXTRA.get(name, lambda x: (x,))(x)
+    args = EXTRA.get(name, (lambda x: (x, 5)) if "polynomial" in name else lambda x: (x,))(x)
     ours = getattr(special, name)(*(tga.tensor(a) if isinstance(a, np.ndarray) else a for a in args))
     theirs = getattr(torch.special, name)(*(torch.tensor(a) if isinstance(a, np.ndarray) else a for a in args))
     # (to the dtype's rounding of values of size 1: lgamma near its zeros is conditioned by x * digamma(x))

@@ -2,7 +2,10 @@
 igammac``, primitives of ``ops/gamma.py``), the Bessel function ``i0`` (and ``i0e i1 i1e``, the
 names of ``torch.special``; ``ops/bessel.py``), ``erfc logit logaddexp2 ldexp float_power fmax fmin renorm``
 (composites), and the functions without a gradient (``heaviside nextafter frexp signbit gcd
-lcm``) and the real-number spellings ``sgn angle`` (``positive`` is tensor_torch's).
+lcm``) and the real-number spellings ``sgn angle`` (``positive`` is tensor_torch's). ``torch.special``'s
+own: ``entr xlog1py ndtr log_ndtr ndtri`` (``ops/normal_law.py``), ``zeta`` (``ops/zeta.py``),
+``spherical_bessel_j0 modified_bessel_i0 modified_bessel_i1``; the K Bessel functions are
+``bessel_k.py``'s, the orthogonal polynomials ``orthogonal_polynomials.py``'s.
 
 Each is a ``tga.`` free function and, where PyTorch has one, a :class:`Tensor` method (the
 table :data:`METHODS`); float functions of integer tensors give float32, as PyTorch's.
@@ -26,8 +29,10 @@ from ...ops.elementwise import erf_array, erfcx_array
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
+from ..mutation.out_argument import written_to_out
 from ..reduce.tensor_reduce import norm2, power_norm
 from ..shape import dims
+from . import bessel_k, orthogonal_polynomials  # noqa: F401 (they declare torch.special's K0, K1 and polynomials)
 from .complex_numbers import complex_angle, complex_sgn
 
 
@@ -480,3 +485,93 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
     # (pi as a tensor of x's dtype: a Python float would pass through float32 and round there)
     # (a NaN passes as a value but, as PyTorch's, carries no gradient)
     return saved_for_backward(where(x.isnan(), x * 0.0, where(x < 0, x.new_tensor(math.pi), x.new_tensor(0.0))), x)
+
+
+# -- torch.special's functions of the normal law and of entropy (ops/normal_law.py) ----------
+_SQRT1_2 = math.sqrt(0.5)
+
+
+@public(function=False, special=("entr",))
+def entr(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """The elementwise entropy ``-x log x`` (0 at 0, ``-inf`` below 0)."""
+    return written_to_out(ops.Entr.apply(_floating(input, "special_entr")), out, "special_entr")
+
+
+@public(function=False, special=("xlog1py",))
+def xlog1py(input: Tensor | float, other: Tensor | float, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """``input * log1p(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN); either may be a number.
+
+    >>> tga.special.xlog1py(tga.tensor([0.0, 2.0]), tga.tensor([-1.0, 1.0]))  # doctest: +SKIP
+    tensor([0.0000, 1.3863])
+    """
+    a, b = _operands(input, other, "special_xlog1py", floating=True)
+    return written_to_out(ops.Xlog1py.apply(a, b), out, "special_xlog1py")
+
+
+@public(function=False, special=("ndtr",))
+def ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """The standard normal CDF, ``erfc(-x / sqrt 2) / 2`` (exact in the left tail, as ``erfc``'s)."""
+    x = _floating(input, "special_ndtr")
+    return written_to_out(erfc(-(x * _SQRT1_2)) * 0.5, out, "special_ndtr")
+
+
+@public(function=False, special=("log_ndtr",))
+def log_ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """``log(ndtr(x))``, finite far into the left tail (``log_ndtr(-40)`` is about -804.6)."""
+    return written_to_out(ops.LogNdtr.apply(_floating(input, "special_log_ndtr")), out, "special_log_ndtr")
+
+
+@public(function=False, special=("ndtri",))
+def ndtri(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """The inverse of :func:`ndtr`: ``x`` with ``ndtr(x) = p`` (``-inf`` at 0, ``inf`` at 1, NaN outside)."""
+    return written_to_out(ops.Ndtri.apply(_floating(input, "special_ndtri")), out, "special_ndtri")
+
+
+def _spherical_j0_array(ns: Any, x: Any) -> Any:
+    xp = ns.device.xp
+    small = xp.abs(x) < 0.5
+    s = xp.where(small, x, xp.zeros_like(x))
+    y = s * s
+    series = xp.ones_like(y)  # (Taylor's series of sin(x)/x to x^12: below |x| = 1/2 it is exact to rounding)
+    term = xp.ones_like(y)
+    for k in range(1, 7):
+        term = term * (-y) / ((2 * k) * (2 * k + 1))
+        series = series + term
+    with np.errstate(invalid="ignore", divide="ignore"):
+        big = xp.where(small, 1.0 + 0.0 * x, x)
+        out = xp.where(small, series, xp.sin(big) / big)
+    return xp.where(xp.isinf(x), xp.zeros_like(y), out)
+
+
+@public(function=False, special=("spherical_bessel_j0",))
+def spherical_bessel_j0(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """The spherical Bessel function of the first kind of order 0, ``sin(x) / x`` (1 at 0, 0 at
+    ``+-inf``); no gradient, as PyTorch's."""
+    x = _floating(input, "special_spherical_bessel_j0").detach()
+    return written_to_out(array_function(_spherical_j0_array, x), out, "special_spherical_bessel_j0")
+
+
+@public(function=False, special=("modified_bessel_i0",))
+def modified_bessel_i0(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """:func:`i0` under ``torch.special``'s second name, without a gradient (as PyTorch's)."""
+    x = _floating(input, "special_modified_bessel_i0").detach()
+    return written_to_out(ops.I0.apply(x), out, "special_modified_bessel_i0")
+
+
+@public(function=False, special=("modified_bessel_i1",))
+def modified_bessel_i1(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """:func:`i1` under ``torch.special``'s second name, without a gradient (as PyTorch's)."""
+    x = _floating(input, "special_modified_bessel_i1").detach()
+    return written_to_out(ops.I1.apply(x), out, "special_modified_bessel_i1")
+
+
+@public(function=False, special=("zeta",))
+def zeta(input: Tensor | float, other: Tensor | float, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """The Hurwitz zeta function ``sum_k (other + k)^-input`` (``ops/zeta.py``); either may be a number.
+    Differentiable in ``other`` only, as PyTorch's.
+
+    >>> tga.special.zeta(tga.tensor([2.0]), 1.0)  # pi^2 / 6  # doctest: +SKIP
+    tensor([1.6449])
+    """
+    x, q = _operands(input, other, "special_zeta", floating=True)
+    return written_to_out(ops.Zeta.apply(x, q), out, "special_zeta")
