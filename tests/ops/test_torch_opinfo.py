@@ -655,6 +655,8 @@ def run_op(op_id: str, dtype: Any, *, n: int = FAST_SAMPLES, reference: bool = F
 # ---------------------------------------------------------------------------------------------
 
 KNOWN: dict[str, str] = {
+    "special.hermite_polynomial_he@float32": "float32 rounding of the recurrence at large x: PyTorch's CPU kernel "
+    "computes in another order (1.95636 against 1.95630, 3e-5 relative)",
     "bfloat16": "NumPy has no bfloat16: Tensor.bfloat16() raises a TypeError naming the dtype",
     "matrix_exp@float16": "PyTorch's CPU float16 matrix_exp is not the exponential: its float16 path takes the "
     "double-precision branch (norm thresholds and coefficient tables of doubles) on float16 tensors, giving NaN for "
@@ -664,6 +666,15 @@ KNOWN: dict[str, str] = {
 
 # Failing only in the slow pass (more samples, PyTorch's extreme-value reference inputs).
 KNOWN_SLOW: dict[str, str] = {
+    "special.laguerre_polynomial_l@uint8": "uint8 x and n computed in float32: a value near -5.9e8 rounds to another "
+    "float32 in PyTorch's recurrence order",
+    "special.log_ndtr@float64": "the gradient in the far left tail: PyTorch's divides by its own ndtr, which loses "
+    "accuracy there (1e-12 relative from x = -4); ours is exp(-x^2/2) / sqrt(2 pi) over an accurate ndtr",
+    **dict.fromkeys(
+        ["special.zeta@float64", "special.zeta@float32"],
+        "zeta(x, q) at huge x (1e20) with a negative "
+        "non-integer q: PyTorch's series gives inf, ours NaN (the terms (q + k)^-x of a negative base)",
+    ),
     "nn.functional.multi_head_attention_forward@float16": "PyTorch's float16 attention path rounds its projections "
     "and scores in another order: 9 float16 units apart in a few entries",
 }

@@ -203,12 +203,14 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
 
 # -- the dtypes an op computes for -------------------------------------------------------------
 #: PyTorch's CPU dtypes by kind, for :func:`accepts`: ``floating`` (float16/32/64), ``float3264``
-#: (float32/64: LAPACK's), ``numeric`` (all but bool), ``integral`` (bool and the integers)
+#: (float32/64: LAPACK's), ``numeric`` (all but bool), ``integral`` (bool and the integers), ``no_half``
 DTYPE_KINDS: dict[str, tuple[str, ...]] = {
     "floating": ("float16", "float32", "float64", "complex64", "complex128"),
     "float3264": ("float32", "float64", "complex64", "complex128"),
     "numeric": ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"),
     "integral": ("bool", "uint8", "int8", "int16", "int32", "int64"),
+    # (the newer special functions: every real dtype but float16, which has no CPU kernel there)
+    "no_half": ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64"),
 }
 # (each dtype's one-letter code, with its aliases: int64 is 'l' and 'q' alike)
 _CODES = {c: np.dtype(c).name for c in np.typecodes["All"] if c not in "OSUVMm"}

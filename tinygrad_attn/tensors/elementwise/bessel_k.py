@@ -89,7 +89,7 @@ def _declare(name: str, order: int, scaled: bool) -> None:
     k.__name__ = k.__qualname__ = name
     k.__module__ = __name__
     k.__doc__ = f"``{'exp(x) ' if scaled else ''}K{order}(x)`` (``torch.special.{name}``); see the module's docstring."
-    globals()[name] = public(function=False, special=(name,), name=name)(k)
+    globals()[name] = public(function=False, special=(name,), name=name, dtypes="no_half")(k)  # (no float16 kernel)
 
 
 for _order in (0, 1):

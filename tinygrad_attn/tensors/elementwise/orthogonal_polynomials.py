@@ -180,7 +180,7 @@ def _declare(family: str) -> None:
     polynomial.__name__ = polynomial.__qualname__ = family
     polynomial.__module__ = __name__
     polynomial.__doc__ = f"``torch.special.{family}(x, n)``: see the module's docstring."
-    globals()[family] = public(function=False, special=(family,), name=family)(polynomial)
+    globals()[family] = public(function=False, special=(family,), name=family, dtypes="no_half")(polynomial)
 
 
 for _name in _FAMILIES:

@@ -515,13 +515,13 @@ def ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     return written_to_out(erfc(-(x * _SQRT1_2)) * 0.5, out, "special_ndtr")
 
 
-@public(function=False, special=("log_ndtr",))
+@public(function=False, special=("log_ndtr",), dtypes="no_half")
 def log_ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """``log(ndtr(x))``, finite far into the left tail (``log_ndtr(-40)`` is about -804.6)."""
     return written_to_out(ops.LogNdtr.apply(_floating(input, "special_log_ndtr")), out, "special_log_ndtr")
 
 
-@public(function=False, special=("ndtri",))
+@public(function=False, special=("ndtri",), dtypes="no_half")
 def ndtri(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """The inverse of :func:`ndtr`: ``x`` with ``ndtr(x) = p`` (``-inf`` at 0, ``inf`` at 1, NaN outside)."""
     return written_to_out(ops.Ndtri.apply(_floating(input, "special_ndtri")), out, "special_ndtri")
@@ -543,7 +543,7 @@ def _spherical_j0_array(ns: Any, x: Any) -> Any:
     return xp.where(xp.isinf(x), xp.zeros_like(y), out)
 
 
-@public(function=False, special=("spherical_bessel_j0",))
+@public(function=False, special=("spherical_bessel_j0",), dtypes="no_half")
 def spherical_bessel_j0(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """The spherical Bessel function of the first kind of order 0, ``sin(x) / x`` (1 at 0, 0 at
     ``+-inf``); no gradient, as PyTorch's."""
@@ -551,21 +551,21 @@ def spherical_bessel_j0(input: Tensor, *, out: Tensor | None = None) -> Tensor: 
     return written_to_out(array_function(_spherical_j0_array, x), out, "special_spherical_bessel_j0")
 
 
-@public(function=False, special=("modified_bessel_i0",))
+@public(function=False, special=("modified_bessel_i0",), dtypes="no_half")
 def modified_bessel_i0(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """:func:`i0` under ``torch.special``'s second name, without a gradient (as PyTorch's)."""
     x = _floating(input, "special_modified_bessel_i0").detach()
     return written_to_out(ops.I0.apply(x), out, "special_modified_bessel_i0")
 
 
-@public(function=False, special=("modified_bessel_i1",))
+@public(function=False, special=("modified_bessel_i1",), dtypes="no_half")
 def modified_bessel_i1(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """:func:`i1` under ``torch.special``'s second name, without a gradient (as PyTorch's)."""
     x = _floating(input, "special_modified_bessel_i1").detach()
     return written_to_out(ops.I1.apply(x), out, "special_modified_bessel_i1")
 
 
-@public(function=False, special=("zeta",))
+@public(function=False, special=("zeta",), dtypes="no_half")
 def zeta(input: Tensor | float, other: Tensor | float, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """The Hurwitz zeta function ``sum_k (other + k)^-input`` (``ops/zeta.py``); either may be a number.
     Differentiable in ``other`` only, as PyTorch's.
