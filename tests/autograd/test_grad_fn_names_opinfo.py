@@ -117,6 +117,10 @@ _FFT = (
 KNOWN: dict[str, str] = {
     **dict.fromkeys(
         [
+            "fft.hfft2",
+            "fft.hfftn",
+            "fft.ihfft2",
+            "fft.ihfftn",
             "fft.fft",
             "fft.fft2",
             "fft.fftn",

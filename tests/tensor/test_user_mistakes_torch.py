@@ -191,6 +191,18 @@ def _builtin(cls: type) -> type:
 
 
 def _run(lib, code: str):
+    # (both libraries' distributions validate their arguments, as by default: another test module of the
+    # same process may have switched PyTorch's default off, which changes what a mistake raises)
+    dist = lib.distributions.Distribution
+    before = dist._validate_args
+    dist.set_default_validate_args(True)
+    try:
+        return _run_validated(lib, code)
+    finally:
+        dist.set_default_validate_args(before)
+
+
+def _run_validated(lib, code: str):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
