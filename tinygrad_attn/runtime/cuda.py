@@ -202,24 +202,11 @@ def get_rng_state_all() -> list[Any]:
     return [_get_rng_state() for _ in range(device_count())]
 
 
-class _CudaTypedTensorType(_TypedTensorType):
-    """``torch.cuda.FloatTensor`` and its kin: the typed constructors, on the CUDA device."""
-
-    def __call__(cls, *args: Any, device: Any = None) -> Any:
-        return super().__call__(*args, device="cuda" if device is None else device)
-
-    def __instancecheck__(cls, obj: Any) -> bool:
-        return super().__instancecheck__(obj) and str(obj.device).startswith("cuda")
-
-    def __repr__(cls) -> str:
-        return f"<class 'tinygrad_attn.cuda.{cls.__name__}'>"
-
-
 # (each of the host's typed constructors, on the CUDA device: the names follow the host's one table)
 for _host_type in _creation._TYPED:
-    globals()[_host_type.__name__] = _CudaTypedTensorType(
-        _host_type.__name__, (), {"dtype": _host_type.dtype, "__doc__": f"``torch.cuda.{_host_type.__name__}``: a "
-                                  f"{_host_type.dtype} tensor on the CUDA device."})  # fmt: skip
+    globals()[_host_type.__name__] = _TypedTensorType(
+        _host_type.__name__, (), {"dtype": _host_type.dtype, "device": "cuda", "__doc__": f"``torch.cuda."
+                                  f"{_host_type.__name__}``: a {_host_type.dtype} tensor on the CUDA device."})  # fmt: skip
 
 __all__ = ["CudaUnavailableError"]
 

@@ -677,13 +677,16 @@ def bernoulli(input: Tensor, p: float = _NO_P, *, generator: Any = None) -> Tens
 # -- PyTorch's typed legacy constructors: FloatTensor, LongTensor, ... ------------------
 class _TypedTensorType(type):
     """The metaclass of ``FloatTensor`` and its kin: calling one makes a :class:`Tensor`
-    of its dtype, and ``isinstance(x, FloatTensor)`` asks whether ``x`` is a float32
-    tensor, as in PyTorch."""
+    of its dtype on its device type, and ``isinstance(x, FloatTensor)`` asks whether ``x``
+    is a float32 tensor there, as in PyTorch. ``torch.cuda.FloatTensor`` and its kin are the
+    same types with ``device = "cuda"`` (made in :mod:`tinygrad_attn.runtime.cuda`)."""
 
     dtype: np.dtype
+    device: str = "cpu"  # (the device type its instances live on; its constructor's default)
 
     def __call__(cls, *args: Any, device: Any = None) -> Tensor:
         name = cls.__name__
+        device = cls.device if device is None else device
         if not args:  # FloatTensor(): empty
             return Tensor(np.zeros((0,), cls.dtype), device=device)
         if len(args) > 1 or isinstance(args[0], (int, np.integer)) and not isinstance(args[0], bool):
@@ -705,10 +708,11 @@ class _TypedTensorType(type):
         return Tensor(arr.astype(cls.dtype), device=device)
 
     def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, Tensor) and obj.dtype == cls.dtype
+        return isinstance(obj, Tensor) and obj.dtype == cls.dtype and str(obj.device).split(":")[0] == cls.device
 
     def __repr__(cls) -> str:
-        return f"<class 'tinygrad_attn.{cls.__name__}'>"
+        namespace = "tinygrad_attn" if cls.device == "cpu" else f"tinygrad_attn.{cls.device}"
+        return f"<class '{namespace}.{cls.__name__}'>"
 
 
 def _typed(name: str, dtype: Any) -> type:
