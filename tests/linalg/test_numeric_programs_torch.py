@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from differential import PRELUDE, difference, float32_alike, generated_failures, program_of, report, seed_tests
+from differential import PRELUDE, float32_difference, generated_failures, program_of, report, seed_tests
 
 
 def _head(r: random.Random) -> str:
@@ -298,7 +298,7 @@ def program(seed: int) -> str:
 
 
 def _difference(src: str, torch: Any) -> tuple[str, str] | None:
-    return difference(src, torch, float32_alike)
+    return float32_difference(src, torch)
 
 
 def failures(seeds: range, torch: Any) -> list[tuple]:

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from . import function as _function
+from . import switches as _switches
 
 #: annotation (as written, a string under ``from __future__ import annotations``) -> (kind, optional)
 _KINDS: dict[str, tuple[str, bool]] = {
@@ -176,9 +177,15 @@ _BY_NAME = {
     "dim": "dim", "other": "Tensor", "index": "Tensor!", "mask": "Tensor!", "kernel_size": "ints",
     "normalized_shape": "shape", "output_size": "sizes", "stride": "ints", "dilation": "ints",
 }  # fmt: skip
-#: flags PyTorch reads by their truth in its Python-level ``nn.functional`` (``F.relu(x, 1)`` runs in place):
-#: never checked as ``bool``
-_TRUTH_FLAGS = {"inplace", "return_indices"}
+#: flags PyTorch reads by their truth in its Python-level ``nn.functional`` (``F.relu(x, 1)`` runs in place,
+#: ``F.gaussian_nll_loss(..., full=np.True_)`` and ``F.multi_head_attention_forward``'s flags from a NumPy
+#: array run): never checked as ``bool``
+_TRUTH_FLAGS = {
+    "inplace", "return_indices", "full", "recompute_scale_factor", "add_zero_attn", "need_weights",
+    "use_separate_proj_weight", "average_attn_weights",
+}  # fmt: skip
+#: functions that are Python in PyTorch and read every flag by its truth (a NumPy bool is a flag there)
+_TRUTH_READERS = {"multi_head_attention_forward"}
 
 
 def refuse(op: str, param: str, position: int | None, kind: str, value: Any) -> None:
@@ -188,13 +195,63 @@ def refuse(op: str, param: str, position: int | None, kind: str, value: Any) -> 
     raise TypeError(f"{op}(): argument '{param}'{where} must be {_EXPECTED[kind]}, not {_type_name(value)}")
 
 
+def _as_number(v: Any) -> Any:
+    """A NumPy integer or a one-element tensor where PyTorch's parser reads a number: the Python
+    number (``x.diag_embed(offset=t[0])``, ``x.max(np.int64(1))``); anything else as it is."""
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.floating):  # (a float32 scalar computes as PyTorch's double: NumPy would keep float32)
+        return float(v)
+    if isinstance(v, _function.Tensor) and v.ndim == 0 and not v.requires_grad and not _switches.tracing():
+        return v.item()  # (one that wants a gradient, or a traced program's input, stays a tensor)
+    return v
+
+
+def index_value(v: Any) -> int | None:
+    """``v`` as the int PyTorch reads where it takes an int (a Python or NumPy integer, a
+    one-element integer tensor: ``F.max_pool2d(x, t[0])``), or None for anything else."""
+    if not _is_int(v):
+        return None
+    return int(v.item()) if isinstance(v, _function.Tensor) else int(v)
+
+
+def int_or_ints(v: Any) -> Any:
+    """An int or a sequence of ints (sizes, dims) with each entry read by :func:`index_value`
+    (a tuple for a sequence); anything else as it is, for the caller's own error."""
+    one = index_value(v)
+    if one is not None:
+        return one
+    if isinstance(v, (list, tuple)) and all(index_value(d) is not None for d in v):
+        return tuple(index_value(d) for d in v)
+    return v
+
+
+def output_size(op: str, nd: int, v: Any) -> Any:
+    """An adaptive pool's ``output_size`` with its entries read as ints (``None`` kept): PyTorch's
+    1-d pools are C and read a one-element tensor as an int; its 2-d and 3-d ones are Python and
+    take its length first (``TypeError: len() of a 0-d tensor``)."""
+    if isinstance(v, _function.Tensor) and v.ndim == 0 and nd > 1:
+        raise TypeError(f"{op}: len() of a 0-d tensor (give output_size as an int or a tuple of {nd})")
+    if isinstance(v, (list, tuple)):
+        return type(v)(d if d is None or index_value(d) is None else index_value(d) for d in v)
+    return int_or_ints(v)
+
+
+def _as_numbers(v: Any) -> Any:
+    """PyTorch's ``int[]`` with its entries read as numbers (``stride=[t0, t1]``, ``kernel_size=t``)."""
+    if isinstance(v, (list, tuple)) and any(not isinstance(d, int) and d is not None for d in v):
+        return type(v)(_as_number(d) for d in v)
+    return _as_number(v)
+
+
 def _settle(op: str, args: tuple, kwargs: dict, param: str, position: int | None, kind: str, v: Any) -> tuple:
     """The call's arguments once ``v`` (of ``param``) is found to be of ``kind``, with a NumPy
     integer where an int goes made a Python int (as PyTorch reads it); or PyTorch's error."""
     if not _TESTS[kind](v):
         refuse(op, param, position, kind, v)
-    if kind in ("int", "dim") and isinstance(v, np.integer):
-        v = int(v)
+    read = _as_number(v) if kind in ("int", "dim", "float") else _as_numbers(v) if kind == "ints" else v
+    if read is not v:
+        v = read
         if position is not None and position < len(args):
             args = (*args[:position], v, *args[position + 1 :])
         else:
@@ -218,7 +275,7 @@ def _checks(fn: Callable, first: bool = False) -> list[tuple[inspect.Parameter, 
         kind_optional = _KINDS.get(ann) if isinstance(ann, str) else None
         if ann in ("Any", None) and p.name in _BY_NAME and i > 0:
             kind_optional = (_BY_NAME[p.name], p.name == "dim")
-        if kind_optional is None:
+        if kind_optional is None or (kind_optional[0] == "bool" and fn.__name__ in _TRUTH_READERS):
             continue
         kind, optional = kind_optional
         if kind in ("Tensor", "Tensor!") and i == 0 and not first:  # (a free function's has its own check)

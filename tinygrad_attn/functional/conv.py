@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.arguments import int_or_ints
+from ..engine.arguments import output_size as _output_size_arg
 from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
 from ..engine.switches import no_grad
@@ -29,8 +31,9 @@ from . import checks as _F
 
 # -- arguments -------------------------------------------------------------------------
 def _ntuple(value: Any, n: int, what: str, op: str) -> tuple[int, ...]:
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return (int(value),) * n
+    value = int_or_ints(value)
+    if isinstance(value, int):
+        return (value,) * n
     if isinstance(value, Sequence) and len(value) == 1 and n > 1:
         return (int(value[0]),) * n
     if isinstance(value, Sequence) and len(value) == n:
@@ -578,8 +581,9 @@ def _adaptive_setup(input: Any, output_size: Any) -> tuple[Tensor, bool, Any, An
     op = "adaptive_avg_pool2d"
     x, unbatched = _check_input(op, 2, input)
     _F._float(x, op)
-    if isinstance(output_size, (int, np.integer)):
-        output_size = (int(output_size),) * 2
+    output_size = _output_size_arg(op, 2, output_size)
+    if isinstance(output_size, int):
+        output_size = (output_size,) * 2
     if not isinstance(output_size, Sequence) or len(output_size) != 2:
         raise InvalidArgumentError(f"{op}: output_size must be an int or a pair, got {output_size!r}")
     h, w = x.shape[2:]
@@ -598,8 +602,9 @@ def adaptive_global_mean(op: str, nd: int, input: Any, output_size: Any) -> Tens
     pools to ``(1, 1)`` and any leading axes are kept."""
     if not isinstance(input, Tensor):
         return None
-    if isinstance(output_size, (int, np.integer)) and not isinstance(output_size, bool):
-        sides = (int(output_size),) * nd
+    output_size = _output_size_arg(op, nd, output_size)
+    if isinstance(output_size, int):
+        sides = (output_size,) * nd
     elif isinstance(output_size, Sequence) and 0 < len(output_size) < input.ndim:
         sides = tuple(n if o is None else o for o, n in zip(output_size, input.shape[-len(output_size) :]))
     else:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.arguments import refuse
+from ..engine.arguments import index_value, refuse
 from ..engine.composite import composite
 from ..engine.declare import accepts, public
 from ..engine.switches import no_grad
@@ -156,8 +156,9 @@ def local_response_norm(input: Tensor, size: Any, alpha: Any = 1e-4, beta: Any =
     if x.ndim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {x.ndim} dimensions)")
     # (PyTorch's is Python: the rank first, then size as a window's int; alpha, beta and k may be tensors)
-    if not isinstance(size, (int, np.integer)) or isinstance(size, bool):
+    if index_value(size) is None:
         refuse(op, "size", 1, "int", size)
+    size = index_value(size)
     if x.numel() == 0:
         return x
     s = channel_window_sum(x * x, size // 2, (size - 1) // 2)

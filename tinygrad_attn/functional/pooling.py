@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.arguments import _is_ints, refuse
+from ..engine.arguments import output_size as _output_size_arg
 from ..engine.composite import composite
 from ..engine.declare import public
 from ..engine.switches import no_grad
@@ -40,8 +41,9 @@ from .conv import (
 
 def _output_size(op: str, nd: int, x: Tensor, output_size: Any) -> tuple[int, ...]:
     """PyTorch's ``output_size``: an int, or ``nd`` entries of which ``None`` keeps that side."""
-    if isinstance(output_size, (int, np.integer)) and not isinstance(output_size, bool):
-        output_size = (int(output_size),) * nd
+    output_size = _output_size_arg(op, nd, output_size)
+    if isinstance(output_size, int):
+        output_size = (output_size,) * nd
     if not isinstance(output_size, Sequence) or len(output_size) != nd:
         raise InvalidArgumentError(f"{op}: output_size must be an int or a tuple of {nd}, got {output_size!r}")
     spatial = tuple(x.shape[2:])

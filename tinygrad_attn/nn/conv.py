@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .. import functional as F
+from ..engine.arguments import int_or_ints
 from ..tensors._tensor import InvalidArgumentError, Tensor
 from .layers import _bias_bound, _kaiming_uniform, _uniform
 from .module import Module
@@ -15,8 +14,9 @@ _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 def _tuple(value: Any, n: int, what: str, op: str) -> tuple[int, ...]:
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return (int(value),) * n
+    value = int_or_ints(value)
+    if isinstance(value, int):
+        return (value,) * n
     if isinstance(value, (tuple, list)) and len(value) == n:
         return tuple(int(v) for v in value)
     raise InvalidArgumentError(f"{op}: {what} must be an int or a tuple of {n} ints, got {value!r}")

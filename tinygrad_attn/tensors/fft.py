@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.arguments import int_or_ints
 from ..ops.complex import FFTN
 from ._tensor import Tensor, cat
 from .dtypes import get_default_dtype, torch_dtype
@@ -63,6 +64,7 @@ def _real_input(x: Any, op: str) -> Tensor:
 def _axes_and_sizes(x: Tensor, s: Sequence[int] | None, dim: Any, op: str) -> tuple[tuple[int, ...], list[int]]:
     """The transformed axes (non-negative) and their lengths, PyTorch's rules: ``dim`` None is every
     axis (the last ``len(s)`` where ``s`` is given); ``s`` entries of -1 keep the input's length."""
+    dim, s = int_or_ints(dim), int_or_ints(s)
     if isinstance(dim, int):
         dim = (dim,)
     if s is not None:
@@ -240,6 +242,7 @@ def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None, r
 
 
 def _shifted(x: Tensor, dim: Any, sign: int) -> Tensor:
+    dim = int_or_ints(dim)
     if dim is None:
         dim = tuple(range(x.ndim))
     elif isinstance(dim, int):

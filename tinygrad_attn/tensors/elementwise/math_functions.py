@@ -1015,6 +1015,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
            device: Any = None, requires_grad: bool = False) -> Tensor:  # fmt: skip
     """Normal draws, as ``torch.normal``: ``mean`` and ``std`` tensors (broadcast), or
     numbers with ``size``; PyTorch's numbers for a seed. No gradient flows to them."""
+    if size is not None:  # (PyTorch's overload with a size reads one-element tensors as the numbers they hold)
+        mean, std = (v.item() if isinstance(v, Tensor) and v.ndim == 0 else v for v in (mean, std))
     like = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
     if like is None:
         if size is None:

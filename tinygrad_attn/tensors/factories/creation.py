@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ...engine.arguments import index_value
 from ...engine.declare import check_dtype, public
 from ...engine.function import InvalidArgumentError
 from ...engine.quiet import quiet
@@ -621,8 +622,11 @@ def randint_like(t: Tensor, low: int | Tensor, high: Any = None, *, generator: A
         if low.numel() != 1:
             raise RuntimeError(f"randint_like: high must be a one-element tensor, got shape {tuple(low.shape)}")
         low = int(low.item())
-    elif isinstance(low, Tensor) or isinstance(low, bool) or not isinstance(low, (int, np.integer)):
+    elif index_value(low) is None:
         raise TypeError(f"randint_like(): argument 'low' (position 2) must be int, not {type(low).__name__}")
+    else:
+        low = index_value(low)
+    high = high if index_value(high) is None else index_value(high)
     if high is None:
         low, high = 0, low
     return randint(low, high, shape, generator=generator, dtype=dtype, device=device)

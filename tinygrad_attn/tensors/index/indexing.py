@@ -17,6 +17,7 @@ from ...engine.declare import public
 from ...engine.function import _NUMPY_SCALARS, FreedArray, Function, InvalidArgumentError, _as_ndarray
 from ...engine.switches import _State, tracing
 from ...engine.versions import bump_version
+from ...engine.warn import warn
 from .._tensor import Tensor, legacy_type_name, where
 from ..dtypes import check_fill_value
 from ..mutation.inplace import apply_inplace, refuse_partial_overlap
@@ -171,10 +172,32 @@ def _ints_in_range_before(x: Tensor, key: Any, stop: slice) -> None:
         axis += _bool_ndim(k) if _is_bool_array(k) else 1
 
 
+_SEQUENCE_AS_TUPLE_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; "
+    "use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
+    "x[torch.tensor(seq)], which will result either in an error or a different result"
+)
+
+
+def sequence_as_tuple(key: Any) -> Any:
+    """PyTorch's (and old NumPy's) reading of a list key: a list of fewer than 32 entries holding a
+    tensor, a sequence, a slice, ``...`` or ``None`` is a tuple of indices (``x[[t0, t1]]`` is
+    ``x[t0, t1]``, ``x[[[0, 1], [1, 2]]]`` is ``x[[0, 1], [1, 2]]``), with PyTorch's deprecation
+    warning; any other list is one index array."""
+    if key.__class__ is not list or len(key) >= 32:
+        return key
+    for k in key:
+        if isinstance(k, (Tensor, list, tuple, np.ndarray, slice)) or k is None or k is Ellipsis:
+            warn(_SEQUENCE_AS_TUPLE_WARNING, UserWarning)
+            return tuple(key)
+    return key
+
+
 @public(name="__getitem__", function=False, method=True)
 def getitem(x: Tensor, key: Any) -> Tensor:
     """``x[key]``: basic keys give views (slices, ints, ``None``, ``...``), tensor and list keys
     gather; a negative step is PyTorch's ValueError."""
+    key = sequence_as_tuple(key)
     refuse_negative_steps(key, x)
     return any_step_getitem(x, key)
 
@@ -365,6 +388,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     :func:`apply_inplace`): basic keys through :class:`SetSlice`, index arrays and
     masks through ``ops.Put`` (a position written twice keeps the last write, as NumPy).
     """
+    key = sequence_as_tuple(key)
     refuse_negative_steps(key)
     if isinstance(value, Tensor):
         if value._dev is not x._dev:

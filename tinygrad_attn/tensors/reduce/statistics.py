@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ... import ops
+from ...engine.arguments import int_or_ints
 from ...engine.declare import check_dtype, public
 from ...engine.switches import check_host_read, tracing
 from ...functional.checks import tensor_arg as _tensor
@@ -478,6 +479,8 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: in
         raise InvalidArgumentError(f"gradient: dim {twice} appears multiple times in the list of dims {dim}")
     if edge_order not in (1, 2):
         raise RuntimeError(f"torch.gradient only supports edge_order=1 and edge_order=2, got {edge_order}")
+    if isinstance(spacing, Tensor) and spacing.ndim == 0:  # (one step for every axis, as a number: PyTorch's)
+        spacing = spacing.item()
     if isinstance(spacing, (list, tuple)):
         steps = list(spacing)
         if len(steps) != len(axes):
@@ -743,7 +746,8 @@ def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor |
             f"torch.histogramdd: input tensor should have at least 1 dimension, got shape {tuple(x.shape)}"
         )
     n_dims = x.shape[-1]
-    per_dim = [bins] * n_dims if isinstance(bins, (int, np.integer)) else list(bins)
+    bins = int_or_ints(bins)  # (counts given as NumPy integers or one-element tensors are counts)
+    per_dim = [bins] * n_dims if isinstance(bins, int) else list(bins)
     if len(per_dim) != n_dims:
         raise RuntimeError(f"torch.histogramdd: expected {n_dims} sequences of bin edges for each dimension, "
                            f"but got {len(per_dim)}")  # fmt: skip

@@ -291,12 +291,20 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: Any, op: str)
     return values_indices(op, values, idx)
 
 
+def _dim_if_keepdim(dim: Any, keepdim: Any) -> Any:
+    """``max(x, t, True)``: a one-element integer tensor followed by ``keepdim`` is a dim (PyTorch's
+    ``max(input, dim, keepdim)``, the only overload taking three); alone it is the other operand."""
+    if isinstance(dim, Tensor) and keepdim is not None and dim.numel() == 1 and not dim.is_floating_point():
+        return int(dim.item())
+    return dim
+
+
 @public(method=True)
 def max(input: Tensor, dim: int | Tensor | None = dims.NOT_GIVEN, keepdim: bool | None = None, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """``max(x)``: the largest value; ``max(x, dim)``: PyTorch's ``(values, indices)``;
     ``max(x, axis=...)``: the values alone (NumPy's); ``max(a, b)``: the elementwise maximum."""
-    dim = dims.given("max", dim, numpy=axis is not None or keepdims is not None)
+    dim = dims.given("max", _dim_if_keepdim(dim, keepdim), numpy=axis is not None or keepdims is not None)
     _keepdim_needs_dim("max", dim, axis, keepdim)
     if dim is None and axis is None and keepdims is None:  # (the common whole-tensor max, directly)
         return ops.Max.apply(input, args=(None, bool(keepdim)))
@@ -307,7 +315,7 @@ def max(input: Tensor, dim: int | Tensor | None = dims.NOT_GIVEN, keepdim: bool 
 def min(input: Tensor, dim: int | Tensor | None = dims.NOT_GIVEN, keepdim: bool | None = None, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:  # fmt: skip
     """As :func:`max`, for the smallest."""
-    dim = dims.given("min", dim, numpy=axis is not None or keepdims is not None)
+    dim = dims.given("min", _dim_if_keepdim(dim, keepdim), numpy=axis is not None or keepdims is not None)
     _keepdim_needs_dim("min", dim, axis, keepdim)
     if dim is None and axis is None and keepdims is None:
         return ops.Min.apply(input, args=(None, bool(keepdim)))
