@@ -98,7 +98,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
     return values_indices(op, values, indices)
 
 
-@public(method=True, dtypes="numeric")
+@public(method=True)
 def median(input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool | None = None) -> Any:  # noqa: A002
     """The lower median (the ``(n - 1) // 2``-th smallest entry; NaN where the slice has one): of every
     entry as a 0-d tensor, or ``(values, indices)`` along ``dim``."""
@@ -114,7 +114,10 @@ def median(input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool | None = None
 def _median_of_all(x: Tensor, op: str, skip_nan: bool) -> Tensor:
     """``median()``/``nanmedian()`` of every entry, a 0-d tensor whose gradient is PyTorch's: shared
     evenly by the entries equal to it (or by the NaNs, where it is NaN)."""
-    out = _median(x.reshape(-1), 0, False, op, skip_nan=skip_nan).values.reshape(())
+    if not x.numel():  # (no entries: NaN as the dtype holds it, PyTorch's cast: 0 in int8, True in bool)
+        out = Tensor(np.array(np.nan), device=x._dev).to(x.dtype)
+    else:
+        out = _median(x.reshape(-1), 0, False, op, skip_nan=skip_nan).values.reshape(())
     if x.dtype.kind == "f" and x.numel() and not tracing() and float(out.item()) == 0:
         flat = _host(x).reshape(-1)
         if np.signbit(flat[flat == 0]).any() and (j := median_index(flat, skip_nan)) is not None:
@@ -126,7 +129,7 @@ def _median_of_all(x: Tensor, op: str, skip_nan: bool) -> Tensor:
     return saved_for_backward(out, x, output=True)  # (PyTorch's keeps its input and result)
 
 
-@public(method=True, dtypes="numeric")
+@public(method=True)
 def nanmedian(input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool | None = None) -> Any:  # noqa: A002
     """:func:`median` of the entries that are not NaN (NaN where every entry is)."""
     x, dim = _tensor(input, "nanmedian"), dims.given("nanmedian", dim)
@@ -139,11 +142,8 @@ def nanmedian(input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool | None = N
 
 
 def _median(x: Tensor, dim: Any, keepdim: bool, op: str, skip_nan: bool) -> ValuesIndices:
-    if x.ndim == 1 and x.shape[0] == 0 and dim == 0 and not keepdim:  # (median of no entries: NaN)
-        # (as the dtype holds NaN: PyTorch's cast of it, 0 in int8, the lowest int64 in int64)
-        nan = Tensor(np.array(np.nan), device=x._dev).to(x.dtype)
-        zero = Tensor(np.array(0), device=x._dev)
-        return values_indices(op, nan, zero)
+    if not (x.ndim and x.shape[dims.one(x.shape, dim, op, scalar_ok=False)] == 0):
+        check_dtype(op, x, "numeric")  # (after PyTorch's answers for no entries: NaN, or its IndexError below)
 
     def position(n: int, nans: Any) -> Any:
         if nans is None:
@@ -159,12 +159,12 @@ def _median(x: Tensor, dim: Any, keepdim: bool, op: str, skip_nan: bool) -> Valu
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
     """The ``k``-th smallest entry (1-based) along ``dim`` and its index."""
     x, k = _tensor(input, "kthvalue"), dims.as_int(k)
-    if x.ndim:  # (a 0-d tensor is its own k-th value, bool too, as PyTorch's shortcut returns it)
-        check_dtype("kthvalue", x, "numeric")
     n = x.shape[dims.one(x.shape, dim, "kthvalue")] if x.ndim else 1
-    if n == 0:  # (PyTorch's check of the dim comes before its check of k)
+    if n == 0:  # (PyTorch's check of the dim comes before its checks of k and of the dtype)
         raise IndexError(f"kthvalue(): Expected reduction dim {dims.one(x.shape, dim, 'kthvalue')} to have non-zero "
                          f"size (shape {tuple(x.shape)}).")  # fmt: skip
+    if x.ndim:  # (a 0-d tensor is its own k-th value, bool too, as PyTorch's shortcut returns it)
+        check_dtype("kthvalue", x, "numeric")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
     if x.ndim == 0:
