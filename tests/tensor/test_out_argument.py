@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 
 import tinygrad_attn as tga  # noqa: E402
 from tinygrad_attn.engine.declare import DECLARED  # noqa: E402
-from tinygrad_attn.tensors.mutation.out_argument import OUT_NAMES  # noqa: E402
+from tinygrad_attn.tensors.mutation.out_argument import OUT_NAMES, UNDOCUMENTED_OUT  # noqa: E402
 
 
 def _takes_out(fn, depth: int = 0) -> bool:
@@ -37,7 +37,7 @@ def test_the_functions_taking_out_are_pytorchs():
         for name, d in DECLARED.items()
         if d.function and any(_takes_out(getattr(torch, n)) for n in d.names if hasattr(torch, n))
     }
-    assert theirs == OUT_NAMES
+    assert theirs | UNDOCUMENTED_OUT == OUT_NAMES
 
 
 A = np.arange(1.0, 7.0).reshape(2, 3)
@@ -78,6 +78,45 @@ def test_several_results_go_into_a_tuple_of_outs():
         values, indices = m.empty(0), m.empty(0, dtype=m.int64)
         r = m.sort(m.tensor([3.0, 1.0, 2.0]), out=(values, indices))
         assert r[0] is values and r[1] is indices and indices.tolist() == [1, 2, 0]
+
+
+B = [[1.0, 3.0, 3.0], [0.0, 2.0, 0.0]]
+#: A call with ``out=`` of each function whose PyTorch docs do not say it takes one (outs of dtype, shape).
+UNDOCUMENTED = {
+    "argmax": (lambda m, x, out: m.argmax(x, 1, out=out), ("int64",)),
+    "argmin": (lambda m, x, out: m.argmin(x, out=out), ("int64",)),
+    "aminmax": (lambda m, x, out: m.aminmax(x, dim=0, out=out), ("float64", "float64")),
+    "isin": (lambda m, x, out: m.isin(x, m.tensor([3.0, 0.0], dtype=m.float64), out=out), ("bool",)),
+    "median": (lambda m, x, out: m.median(x, 1, out=out), ("float64", "int64")),
+    "nanmedian": (lambda m, x, out: m.nanmedian(x, 0, keepdim=True, out=out), ("float64", "int64")),
+    "nonzero": (lambda m, x, out: m.nonzero(x, out=out), ("int64",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNDOCUMENTED_OUT))
+def test_out_where_pytorchs_docs_do_not_say(name):
+    call, dtypes = UNDOCUMENTED[name]
+    seen = []
+    for m in (torch, tga):
+        outs = tuple(m.empty(0, dtype=getattr(m, d)) for d in dtypes)
+        r = call(m, m.tensor(B, dtype=m.float64), outs if len(outs) > 1 else outs[0])
+        if len(outs) == 1:
+            assert r is outs[0]
+        else:
+            assert all(a is b for a, b in zip(r, outs))
+        seen.append((type(r).__name__, [(str(o.dtype), o.tolist()) for o in outs]))
+    assert seen[0] == seen[1]
+
+
+def test_a_tuple_of_outs_comes_back_as_pytorchs_out_class():
+    for m in (torch, tga):
+        x = m.tensor(B, dtype=m.float64)
+        r = m.max(x, 1, out=(m.empty(0, dtype=m.float64), m.empty(0, dtype=m.int64)))
+        assert type(r).__name__ == "max_out" and r.values is r[0] and r.indices.tolist() == [1, 1]
+        r = m.cummin(x, 0, out=(m.empty(0, dtype=m.float64), m.empty(0, dtype=m.int64)))
+        assert type(r).__name__ == "cummin_out"
+        r = m.frexp(x, out=(m.empty(0, dtype=m.float64), m.empty(0, dtype=m.int32)))
+        assert type(r).__name__ == "frexp_out" and r.mantissa is r[0]
 
 
 def test_out_refuses_what_pytorch_refuses():

@@ -333,6 +333,23 @@ def ints(op: str, param: str, values: tuple) -> None:
             )
 
 
+#: parameters that PyTorch takes in an overload of their own whose other arguments are keywords
+#: (``sort(input, *, stable, dim=-1, descending=False)`` beside ``sort(input, dim=-1, descending=False)``):
+#: given by position, or with an argument past the input given by position, its ``TypeError``
+KEYWORD_OVERLOADS = frozenset({"stable"})
+
+
+def keyword_overload(op: str, param: str, args: tuple, kwargs: dict) -> TypeError:
+    """PyTorch's error for ``x.sort(0, stable=True)``: ``param`` (of :data:`KEYWORD_OVERLOADS`) goes
+    with the other arguments by keyword only."""
+    got = ", ".join([_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()])
+    return TypeError(
+        f"{op}() received an invalid combination of arguments - got ({got}): '{param}' is a keyword-only "
+        f"argument, and with it every argument after the input is given by keyword ({op}(input, *, {param}, "
+        "dim=..., ...))"
+    )
+
+
 def typed(fn: Callable, name: str, like: Callable | None = None, first: bool = False) -> Callable:
     """``fn`` with PyTorch's argument-type checks of its annotated parameters (see the module's
     docstring), or ``fn`` itself when it has none. The check is a function generated for ``fn``
@@ -354,6 +371,11 @@ def typed(fn: Callable, name: str, like: Callable | None = None, first: bool = F
             said = _MISSING_NAME.get(name, sizes[1])
             body += [f"    elif not kwargs.keys() & {{'size', 'shape', 'sizes', 'dims', {said!r}}}:",
                      f"        raise _missing(_op, {said!r})"]  # fmt: skip
+    for p, _, _, position in checks:
+        if p.name in KEYWORD_OVERLOADS and position is not None:
+            env["_overload"] = keyword_overload
+            body += [f"    if n > {position} or (n > 1 and {p.name!r} in kwargs):",
+                     f"        raise _overload(_op, {p.name!r}, args, kwargs)"]  # fmt: skip
     for i, (p, kind, optional, position) in enumerate(checks):
         env[f"_d{i}"] = p.default
         read = f"kwargs.get({p.name!r}, _d{i})"

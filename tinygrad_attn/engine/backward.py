@@ -160,7 +160,8 @@ def run_backward(
                 gs = fn.backward(g, t._dev.ops, fn.saved, out)
             del g
             if not retain_graph:  # memory: what forward kept goes; the structure stays for pictures
-                fn.saved = fn.ctx = None
+                fn.saved = _function.shapes_only(fn.saved) if _function.saves_no_values(fn) else None
+                fn.ctx = None
             # Accumulate: each input's share joins its gradient.
             i = -1
             for inp in fn.inputs:  # (an index, not zip: zip costs more than the rest of this loop)

@@ -468,7 +468,7 @@ class Function:
 
     @property
     def freed(self) -> bool:
-        return self.saved is None
+        return self.saved is None or self.saved.__class__ is ShapesOnly
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
@@ -635,7 +635,7 @@ class BackwardNode:
 
     def name(self) -> str:
         n = type(self).__name__
-        return "torch::autograd::" + n if n in ("CopySlices", "CopyBackwards") else n
+        return "torch::autograd::" + n if n in ("CopySlices", "CopyBackwards", "NotImplemented") else n
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
@@ -852,6 +852,8 @@ def _overload_name(name: str, node: Any) -> str | None:
     changes (``y[0] = v`` ``CopySlices``)."""
     args = getattr(node, "args", None)
     inputs = getattr(node, "inputs", None) or ()
+    if name == "NotDifferentiable":  # (an op without a derivative formula: PyTorch's NotImplemented node)
+        return "NotImplemented"
     if name in ("InPlace", "Restride") and isinstance(args, str):
         label = args
         return (
@@ -914,6 +916,37 @@ def _release_unread(inputs: Sequence[Any]) -> None:
             # d: x._data, this local, getrefcount's argument.
             if sys.getrefcount(x) <= x._uses + 2 and sys.getrefcount(d) <= 3:
                 x._data = FreedArray(d, "before backward, which does not read them")
+
+
+def saves_no_values(fn: Function) -> bool:
+    """Whether ``fn``'s backward reads no values: only shapes (``reads_values`` False: a slice, a
+    transpose, a sum, a cast), or neither an input nor its output (a sum, a difference, a
+    negation), with nothing in ``ctx`` and no index array among its arguments. PyTorch's nodes of these ops save no
+    tensor, so a second backward runs through them, where one through a node that saved values
+    raises."""
+    if fn.ctx is not None or _holds_array(fn.args):  # (an index array: PyTorch's node saves it)
+        return False
+    if not fn.reads_values:
+        return True
+    return not fn.reads_output and not any(fn.keeps_input(i) for i in range(len(fn.inputs)))
+
+
+def _holds_array(args: Any) -> bool:
+    if isinstance(args, (tuple, list)):
+        return any(_holds_array(a) for a in args)
+    return hasattr(args, "shape") and hasattr(args, "dtype")
+
+
+def shapes_only(saved: Sequence[Any]) -> ShapesOnly:
+    """What a node that :func:`saves_no_values` keeps after a backward released it: its arrays as
+    their shapes and dtypes."""
+    return ShapesOnly(FreedArray(a) if hasattr(a, "shape") and a.__class__ is not FreedArray else a for a in saved)
+
+
+class ShapesOnly(list):
+    """A released node's saved arrays as shapes (:func:`shapes_only`): freed, and enough for its backward."""
+
+    __slots__ = ()
 
 
 def _drop_unread(fn: Function) -> None:

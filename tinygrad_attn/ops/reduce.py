@@ -37,7 +37,9 @@ class Sum(Function):
 
 
 class Max(Function):
-    """Max over axes; tied maxima share the gradient equally."""
+    """Max over axes (``args``: the axes, None for every entry as ``max()``'s, and keepdims); tied
+    maxima share the gradient equally (where the max is NaN, ``max()``'s NaNs do; ``amax``'s gradient
+    is then NaN, as PyTorch's)."""
 
     __slots__ = ()
     primitive = True
@@ -56,7 +58,10 @@ class Max(Function):
             kshape = _keepdims_shape(shape, axis)
             g = ns.reshape(g, kshape)
             out = ns.reshape(out, kshape)
-        hit = ns.astype(a == out, g.dtype)
+        hit = a == out
+        if axis is None:  # (max()/min() of every entry: PyTorch's even split, among the NaNs of a NaN result too)
+            hit = hit | ((a != a) & (out != out))
+        hit = ns.astype(hit, g.dtype)
         return (hit * (g / ns.sum(hit, axis=axis, keepdims=True)),)
 
 

@@ -11,7 +11,10 @@ sort), longer ones are first split around the median of three entries, the large
 and fall back on a heap sort past twice the logarithm of the length in splits.
 :func:`unstable_argsort_rows` follows the same steps on the host (each split is a few vectorised
 NumPy operations), for the rows that have ties. ``topk`` is libstdc++'s ``partial_sort`` or
-``nth_element`` (:func:`topk_rows`), ``kthvalue`` PyTorch's own quickselect (:func:`select_index`).
+``nth_element`` (:func:`topk_rows`), ``kthvalue`` PyTorch's own quickselect (:func:`select_index`),
+``median()`` of every entry ``nth_element`` too (:func:`median_index`: which of 0.0 and -0.0 it
+returns), and ``nanmedian`` of a slice of NaNs the NaN that ``nth_element`` leaves first
+(:func:`nth_of_equal`).
 
 >>> sort_order(np.zeros(17))[:3].tolist()
 [8, 16, 15]
@@ -265,6 +268,37 @@ def _introselect(a: np.ndarray, perm: np.ndarray, nth: int, lo: int, hi: int, de
             hi = cut
     settle = lo + np.argsort(a[lo:hi], kind="stable")
     a[lo:hi], perm[lo:hi] = a[settle], perm[settle]
+
+
+def nth_of_equal(n: int, nth: int) -> int:
+    """The index libstdc++'s ``nth_element`` leaves at ``nth`` among ``n`` equal entries (PyTorch's
+    CPU ``nanmedian`` of a slice of NaNs picks it for ``nth`` 0).
+
+    >>> [nth_of_equal(n, 0) for n in range(1, 8)]
+    [0, 0, 0, 2, 2, 3, 5]
+    """
+    a, perm = np.zeros(n, np.int64), np.arange(n)
+    _introselect(a, perm, nth, 0, n, 2 * (n.bit_length() - 1))
+    return int(perm[nth])
+
+
+def median_index(flat: np.ndarray, skip_nan: bool) -> int | None:
+    """The index of the entry PyTorch's CPU ``median()`` (``nanmedian()``: ``skip_nan``) of every entry
+    returns from the 1-D ``flat`` (its row-major copy): libstdc++'s ``nth_element`` of the lower median
+    under a comparison that puts NaN last, so which of equal entries (0.0 and -0.0) it is. None where
+    the result is NaN.
+
+    >>> median_index(np.array([0.0, -0.0, 0.0, -0.0, -0.0]), False)
+    3
+    """
+    m = flat.size
+    nans = int(np.isnan(flat).sum()) if flat.dtype.kind in "fc" else 0
+    if nans == m or (nans and not skip_nan):
+        return None
+    a, perm = rank_keys(flat), np.arange(m)
+    nth = (m - nans - 1) // 2
+    _introselect(a, perm, nth, 0, m, 2 * (m.bit_length() - 1))
+    return int(perm[nth])
 
 
 def _make_heap(a: np.ndarray, perm: np.ndarray, lo: int, hi: int) -> None:

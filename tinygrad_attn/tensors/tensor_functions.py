@@ -280,7 +280,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
         out = values_indices("sort", x.clone(), Tensor._wrap(x._dev.ops.zeros_like(x._data), x._dev).long())
     else:
         d = _one_dim(x, sp.dim, "sort")
-        idx = argsort(x, d, descending, stable)
+        idx = argsort(x, dim=d, descending=descending, stable=stable)
         out = values_indices("sort", ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx)
     return out.values if sp.numpy else out
 

@@ -158,12 +158,22 @@ def _clip_by_tensors(x: Tensor, lo: Any, hi: Any) -> Tensor:
     lo = bounds.pop(0) if lo is not None else None
     hi = bounds.pop(0) if hi is not None else None
     if hi is None:
-        return where(x < lo, lo, x)
-    if lo is None:
-        return where(x > hi, hi, x)
-    const = [b.detach() if isinstance(b, Tensor) else b for b in (x, lo)]
-    rest = where((x >= lo) & (x <= hi), x, where(x != x, const[0], const[1]))
-    return where((x < lo) & (lo < hi), lo, where((x > hi) | (hi < lo), hi, rest))
+        out = where(x < lo, lo, where(x >= lo, x, x.detach()))
+    elif lo is None:
+        out = where(x > hi, hi, where(x <= hi, x, x.detach()))
+    else:
+        const = [b.detach() if isinstance(b, Tensor) else b for b in (x, lo)]
+        rest = where((x >= lo) & (x <= hi), x, where(x != x, const[0], const[1]))
+        out = where((x < lo) & (lo < hi), lo, where((x > hi) | (hi < lo), hi, rest))
+    if out.dtype.kind not in "fc":
+        return out
+    # NaN in x or a bound: NaN, as PyTorch's kernel (a maximum, then a minimum, each NaN's), the
+    # gradient where the comparisons above route it (hi's, where hi < lo beside a NaN x)
+    nan = x != x
+    for b in (lo, hi):
+        if b is not None:
+            nan = nan | (b != b)
+    return where(nan, out + float("nan"), out)
 
 
 def _extreme(op: Any, a: Tensor, b: Any) -> Tensor:
@@ -227,10 +237,11 @@ def clamped(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa:
         out.dtype.kind in "iu"
     ):  # a bound is written as the integer dtype holds it (PyTorch's range check; -5 is uint8's 251)
         min, max = (None if v is None else fill_value_in("clamp", v, out.dtype) for v in (min, max))
+    # (a NaN bound: NaN everywhere, with no gradient, as PyTorch's)
     if min is not None:
-        out = where(out < min, min, out)
+        out = where(out < min, min, out) if min == min else out * 0 + min
     if max is not None:
-        out = where(out > max, max, out)
+        out = where(out > max, max, out) if max == max else out * 0 + max
     if input.requires_grad and input.dtype.kind in "fc":  # NaN: its value, and no gradient, as PyTorch's
         out = where(out == out, out, out.detach())
     return saved_for_backward(out, input, min, max)  # (PyTorch's clamp keeps them: the version check follows)

@@ -15,15 +15,21 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from ...engine.arguments import KEYWORD_OVERLOADS
 from ...engine.switches import _State, no_grad
 from ...engine.warn import warn as _user_warn
 from .._tensor import Tensor
 from ..dtypes import can_cast, scalar_type_name
 
+#: Functions of :data:`OUT_NAMES` whose PyTorch docs do not say they take ``out=``
+#: (tests/tensor/test_out_argument.py calls each with it).
+UNDOCUMENTED_OUT = frozenset("argmax argmin aminmax isin median nanmedian nonzero".split())
+
 #: The functions whose PyTorch twin (``torch.X``, or the function it is an alias of) takes
 #: ``out=``, by declared name; tests/engine/test_declare.py reads PyTorch's docs to keep it true.
-OUT_NAMES = frozenset(
-    """abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr all amax amin angle any arange arccos
+OUT_NAMES = (
+    frozenset(
+        """abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr all amax amin angle any arange arccos
     chain_matmul cholesky pinverse range arccosh arcsin arcsinh arctan arctan2 arctanh asin asinh atan atan2 atanh baddbmm bernoulli bitwise_and
     bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor bmm bucketize cat ceil cholesky_inverse
     cholesky_solve clamp clip column_stack copysign cos cosh cross cummax cummin cumprod cumsum deg2rad det diag diff
@@ -37,6 +43,8 @@ OUT_NAMES = frozenset(
     randperm reciprocal remainder renorm round row_stack rsqrt searchsorted sgn sigmoid sign signbit sin sinc sinh
     slogdet sort sqrt square stack std std_mean sub subtract svd take_along_dim tan tanh topk tril triu true_divide
     trunc var var_mean vdot vstack where xlogy zeros conj_physical complex polar""".split()
+    )
+    | UNDOCUMENTED_OUT
 )
 
 
@@ -56,8 +64,20 @@ def written_to_out(r: Any, out: Any, op: str) -> Any:
         if not isinstance(out, (tuple, list)) or len(out) != len(r):
             raise TypeError(f"{op}(): argument 'out' must be a tuple of {len(r)} Tensors, got {type(out).__name__}")
         written = [_written(v, o, op) for v, o in zip(r, out)]
-        return type(r)(*written) if hasattr(r, "_fields") else tuple(written)
+        return tuple(written) if type(r) is tuple else out_type(type(r))(*written)
     return _written(r, out, op)
+
+
+_OUT_TYPES: dict[type, type] = {}
+
+
+def out_type(cls: type) -> type:
+    """The class of ``cls``'s results written into ``out=``: PyTorch's ``torch.return_types.sort_out``
+    for ``sort``'s (``type(torch.sort(x, out=(v, i))).__name__ == "sort_out"``), a subclass."""
+    t = _OUT_TYPES.get(cls)
+    if t is None:
+        t = _OUT_TYPES[cls] = type(cls.__name__ + "_out", (cls,), {"__slots__": (), "__module__": cls.__module__})
+    return t
 
 
 def _written(r: Tensor, out: Any, op: str) -> Tensor:
@@ -104,13 +124,21 @@ def with_out(fn: Callable[..., Any], names: tuple[str, ...]) -> Callable[..., An
 
 
 def _any_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    # (whether the first argument is a tensor, whose absence the adapter can name: not cat's list)
+    tensor_first = bool(params) and params[0].kind is not params[0].VAR_POSITIONAL
+    tensor_first = tensor_first and params[0].name not in _SEQUENCE_PARAMETERS
+
     def adapter(*args: Any, out: Any = None, **kw: Any) -> Any:
         try:
             if out is None:
                 return fn(*args, **kw)
             return written_to_out(fn(*args, **kw), out, name)
         except (AttributeError, KeyError) as e:  # (a number or None where the tensor goes)
-            if args and not isinstance(args[0], (list, tuple)):
+            if args and (tensor_first or not isinstance(args[0], (list, tuple))):
                 not_a_tensor(name, args[0], e)
             raise
 
@@ -169,12 +197,13 @@ def input_checked(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
 def _same_parameters_and_out(fn: Callable[..., Any], name: str) -> Callable[..., Any] | None:
     """The adapter written with ``fn``'s own parameters and a keyword ``out``: a call passes
     them on as they are, with no packing into ``*args``/``**kw`` (a tenth of a microsecond a
-    call, which a method as hot as ``x.exp()`` pays). None where ``fn`` takes ``**kw``."""
+    call, which a method as hot as ``x.exp()`` pays). None where ``fn`` takes ``**kw``, or one of
+    :data:`~tinygrad_attn.engine.arguments.KEYWORD_OVERLOADS` (its check reads how the call gave them)."""
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
-    if any(p.kind is p.VAR_KEYWORD for p in params):
+    if any(p.kind is p.VAR_KEYWORD or p.name in KEYWORD_OVERLOADS for p in params):
         return None
     defaults: dict[str, Any] = {"_fn": fn, "_written": written_to_out, "_name": name}
     head, call, star = [], [], False

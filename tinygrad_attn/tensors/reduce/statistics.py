@@ -25,10 +25,10 @@ from ...engine.arguments import int_or_ints
 from ...engine.declare import check_dtype, public
 from ...engine.switches import check_host_read, tracing
 from ...functional.checks import tensor_arg as _tensor
-from ...ops.saved import saved_for_backward, with_gradient_of
-from ...ops.tie_order import _sort_under_less, mode_index, select_index, sort_order
+from ...ops.saved import NotDifferentiable, saved_for_backward, with_gradient_of
+from ...ops.tie_order import _sort_under_less, median_index, mode_index, nth_of_equal, select_index, sort_order
 from .._tensor import InvalidArgumentError, Tensor, cat, where
-from ..dtypes import torch_dtype
+from ..dtypes import result_type, torch_dtype
 from ..shape import dims
 from ..tensor_functions import ValuesIndices, values_indices
 from .tensor_reduce import differentiable_dtype
@@ -65,7 +65,7 @@ def _stable_sorted(x: Tensor, d: int) -> tuple[Tensor, Tensor]:
     """``x`` sorted along ``d`` (NaN last), stably, and the order."""
     from ..tensor_functions import argsort  # noqa: PLC0415
 
-    idx = argsort(x, d, stable=True)
+    idx = argsort(x, dim=d, stable=True)
     return ops.GatherAlong.apply(x, idx, args=(d, x.shape)), idx  # (keeps the indices only, as PyTorch's sort)
 
 
@@ -99,7 +99,7 @@ def _pick(x: Tensor, dim: Any, keepdim: bool, op: str, position: Any) -> ValuesI
     return values_indices(op, values, indices)
 
 
-@public(method=True, dtypes="numeric")
+@public(method=True)
 def median(input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool | None = None) -> Any:  # noqa: A002
     """The lower median (the ``(n - 1) // 2``-th smallest entry; NaN where the slice has one): of every
     entry as a 0-d tensor, or ``(values, indices)`` along ``dim``."""
@@ -115,7 +115,14 @@ def median(input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool | None = None
 def _median_of_all(x: Tensor, op: str, skip_nan: bool) -> Tensor:
     """``median()``/``nanmedian()`` of every entry, a 0-d tensor whose gradient is PyTorch's: shared
     evenly by the entries equal to it (or by the NaNs, where it is NaN)."""
-    out = _median(x.reshape(-1), 0, False, op, skip_nan=skip_nan).values.reshape(())
+    if not x.numel():  # (no entries: NaN as the dtype holds it, PyTorch's cast: 0 in int8, True in bool)
+        out = Tensor(np.array(np.nan), device=x._dev).to(x.dtype)
+    else:
+        out = _median(x.reshape(-1), 0, False, op, skip_nan=skip_nan).values.reshape(())
+    if x.dtype.kind == "f" and x.numel() and not tracing() and float(out.item()) == 0:
+        flat = _host(x).reshape(-1)
+        if np.signbit(flat[flat == 0]).any() and (j := median_index(flat, skip_nan)) is not None:
+            out = x.detach().reshape(-1)[j]  # (0.0 or -0.0: the one PyTorch's nth_element leaves there)
     if x.requires_grad:
         v = out.detach()
         hit = (x == v) | (x.isnan() & v.isnan())
@@ -123,7 +130,7 @@ def _median_of_all(x: Tensor, op: str, skip_nan: bool) -> Tensor:
     return saved_for_backward(out, x, output=True)  # (PyTorch's keeps its input and result)
 
 
-@public(method=True, dtypes="numeric")
+@public(method=True)
 def nanmedian(input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool | None = None) -> Any:  # noqa: A002
     """:func:`median` of the entries that are not NaN (NaN where every entry is)."""
     x, dim = _tensor(input, "nanmedian"), dims.given("nanmedian", dim)
@@ -136,15 +143,14 @@ def nanmedian(input: Tensor, dim: Any = dims.NOT_GIVEN, keepdim: bool | None = N
 
 
 def _median(x: Tensor, dim: Any, keepdim: bool, op: str, skip_nan: bool) -> ValuesIndices:
-    if x.ndim == 1 and x.shape[0] == 0 and dim == 0 and not keepdim:  # (median of no entries: NaN)
-        nan, zero = Tensor(np.array(np.nan, x.dtype), device=x._dev), Tensor(np.array(0), device=x._dev)
-        return values_indices(op, nan, zero)
+    if not (x.ndim and x.shape[dims.one(x.shape, dim, op, scalar_ok=False)] == 0):
+        check_dtype(op, x, "numeric")  # (after PyTorch's answers for no entries: NaN, or its IndexError below)
 
     def position(n: int, nans: Any) -> Any:
         if nans is None:
             return (n - 1) // 2
-        if skip_nan:  # the lower median of the valid entries (an all-NaN slice picks its first NaN)
-            return ((n - nans - 1) // 2).clamp(0, None)
+        if skip_nan:  # the lower median of the valid entries (an all-NaN slice: the NaN nth_element leaves first)
+            return where(nans == n, nth_of_equal(n, 0), ((n - nans - 1) // 2).clamp(0, None))
         return where(nans > 0, n - nans, (n - 1) // 2)  # (a NaN present: the first NaN)
 
     return _pick(x, dim, keepdim, op, position)
@@ -154,9 +160,12 @@ def _median(x: Tensor, dim: Any, keepdim: bool, op: str, skip_nan: bool) -> Valu
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
     """The ``k``-th smallest entry (1-based) along ``dim`` and its index."""
     x, k = _tensor(input, "kthvalue"), dims.as_int(k)
+    n = x.shape[dims.one(x.shape, dim, "kthvalue")] if x.ndim else 1
+    if n == 0:  # (PyTorch's check of the dim comes before its checks of k and of the dtype)
+        raise IndexError(f"kthvalue(): Expected reduction dim {dims.one(x.shape, dim, 'kthvalue')} to have non-zero "
+                         f"size (shape {tuple(x.shape)}).")  # fmt: skip
     if x.ndim:  # (a 0-d tensor is its own k-th value, bool too, as PyTorch's shortcut returns it)
         check_dtype("kthvalue", x, "numeric")
-    n = x.shape[dims.one(x.shape, dim, "kthvalue")] if x.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
     if x.ndim == 0:
@@ -195,9 +204,9 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices: 
         return _pick(x, dim, keepdim, "mode", lambda n, nans: 0)
     d = dims.one(x.shape, dim, "mode", scalar_ok=False)
     a = np.moveaxis(_host(x), d, -1)
+    if a.shape[-1] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size (shape {tuple(x.shape)}).")
     flat = a.reshape(-1, a.shape[-1])
-    if flat.shape[1] == 0:
-        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
     out = np.array([mode_index(row) for row in flat], np.int64).reshape(flat.shape[0])
     idx = np.moveaxis(out.reshape(a.shape[:-1] + (1,)), -1, d)
     index = _on(x, idx)
@@ -228,19 +237,26 @@ def nanquantile(input: Tensor, q: Tensor | float, dim: int | None = None, keepdi
 
 
 def _quantile(x: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, op: str, skip_nan: bool) -> Tensor:
+    # (PyTorch's checks, in its order)
     if interpolation not in _INTERPOLATIONS:
-        raise ValueError(f"{op}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
-                         f"Got {interpolation}")  # fmt: skip
-    if x.dtype.kind != "f":
-        raise RuntimeError(f"{op}() input tensor must be either float or double dtype")
+        raise RuntimeError(f"quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+                           f"but got {interpolation}")  # fmt: skip
+    if not isinstance(q, Tensor) and not 0 <= float(q) <= 1:
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {float(q)}")
+    if x.numel() == 0:  # (along a dim too, whatever its length)
+        raise RuntimeError(f"quantile() input tensor must be non-empty ({op} of shape {tuple(x.shape)})")
     scalar_q = not isinstance(q, Tensor) or q.ndim == 0
+    if isinstance(q, Tensor) and q.ndim > 1:
+        raise RuntimeError(f"quantile() q must be a scalar or 1D tensor (got shape {tuple(q.shape)})")
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"quantile() input tensor must be either float or double dtype (got {x.dtype})")
+    if isinstance(q, Tensor) and q.dtype != x.dtype:
+        raise RuntimeError(f"quantile() q tensor must be same dtype as the input tensor (q {q.dtype}, input {x.dtype})")
     qs = np.atleast_1d(_host(q) if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)).astype(np.float64)
-    if qs.ndim > 1:
-        raise RuntimeError(f"{op}() q must be a scalar or 1D tensor")
     if ((qs < 0) | (qs > 1)).any():
-        raise RuntimeError(f"{op}() q values must be in the range [0, 1]")
-    if x.numel() == 0 and dim is None:
-        raise RuntimeError(f"{op}() input tensor must be non-empty")
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    if not qs.size:  # (no quantiles: the result's shape, with its axis of none first)
+        return _quantile(x, x.new_zeros((1,)), dim, keepdim, interpolation, op, skip_nan)[:0]
     orig_nd = x.ndim
     if dim is None:
         x, d = x.reshape(-1), 0
@@ -248,8 +264,6 @@ def _quantile(x: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, op
         d = dims.one(x.shape, dim, op)
         if x.ndim == 0:
             x = x.reshape(1)
-        if x.shape[d] == 0:
-            raise RuntimeError(f"{op}() input tensor must be non-empty")
     n = x.shape[d]
     s = _sorted_as_pytorch(x, d)  # (as PyTorch's quantile: its unstable sort)
     nans = x.isnan().long().sum(d, keepdim=True)  # (..., 1, ...)
@@ -270,8 +284,8 @@ def _quantile(x: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, op
         hi = rank.ceil().long().clamp(None, n - 1)
         vlo, vhi = s.gather(d, lo), s.gather(d, hi)
         w = (rank - lo.astype(np.float64)).astype(x.dtype)
-        if interpolation == "midpoint":
-            w = where(hi > lo, 0.5, 0.0).astype(x.dtype)
+        if interpolation == "midpoint":  # (0.5 even between equal ranks, as PyTorch's: -0.0 stays, inf gives NaN)
+            w = w * 0 + 0.5
         val = where(w < 0.5, vlo + w * (vhi - vlo), vhi - (vhi - vlo) * (1.0 - w))  # (PyTorch's lerp)
         if interpolation in ("lower", "higher", "nearest"):
             val = vlo
@@ -564,6 +578,9 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
     s = _host(seq)
     if sorter is not None:
         s = np.take_along_axis(s, _host(sorter), -1)
+    # (both compared in their common dtype, as PyTorch's: -1 placed among uint8 boundaries is 255)
+    common = np.dtype(result_type(seq, input))
+    s, vals = s.astype(common, copy=False), vals.astype(common)
     if s.ndim == 1:
         out = _binary_search_host(np.broadcast_to(s, (*vals.shape, s.shape[-1])), vals, right)
     else:
@@ -618,16 +635,25 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
+    if not a.size:  # (PyTorch's empty bincount is int64 zeros, weights or not, before it reads them)
+        return _on(x, np.zeros(minlength, dtype=np.int64))
     if weights is None:
         return _on(x, np.bincount(a, minlength=minlength).astype(np.int64))
     w = _tensor(weights, "bincount")
     if w.shape != x.shape:
         raise RuntimeError("weights should be 1-d and have the same length as input")
-    if not a.size:  # (PyTorch's empty bincount is int64 zeros, weights or not)
-        return _on(x, np.zeros(minlength, dtype=np.int64))
     # (PyTorch's weighted counts are float32 for float32 weights, float64 for all others, float16 too)
     dtype = w.dtype if w.dtype in (np.float32, np.float64) else np.dtype(np.float64)
-    return _on(x, np.bincount(a, weights=_host(w).astype(np.float64), minlength=minlength).astype(dtype))
+    counts = _on(x, np.bincount(a, weights=_host(w).astype(np.float64), minlength=minlength).astype(dtype))
+    return not_differentiable("bincount", counts, w)
+
+
+def not_differentiable(op: str, out: Tensor, *of: Any) -> Tensor:
+    """``out`` of ``op``, which PyTorch gives no derivative: in the graph of those of the tensors
+    ``of`` that require grad (so it requires grad too, as PyTorch's), with a backward that raises
+    PyTorch's error."""
+    kept = [t for t in of if isinstance(t, Tensor) and t.requires_grad]
+    return NotDifferentiable.apply(out, *kept, args=op) if kept and out.dtype.kind in "fc" else out
 
 
 @public(method=True, dtypes="floating")
@@ -728,7 +754,7 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tens
     r = None if range is None else [float(v) for v in range]
     edges = bins if isinstance(bins, Tensor) else int(bins)
     hist, out_edges = _histogramdd(x.reshape(-1, 1), [edges], r, weight, density, "histogram")
-    return Histogram(hist, out_edges[0])
+    return Histogram(*(not_differentiable("histogram", t, x, weight) for t in (hist, out_edges[0])))
 
 
 @public(dtypes="floating")
@@ -846,6 +872,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
         inv = inv.reshape(a.shape)
     else:
         d = dims.one(x.shape, dim, "unique", scalar_ok=False)
+        _check_empty_slices(x.shape, d, "unique")
         found = _unique_slices_with_nan(a, d) if a.dtype.kind in "fc" and np.isnan(a).any() else None
         if found is None:
             vals, inv, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
@@ -853,6 +880,19 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
             vals, inv, counts = found
         inv = inv.reshape(-1)
     return _unique_result(x, vals, inv, counts, return_inverse, return_counts)
+
+
+def _check_empty_slices(shape: tuple, d: int, op: str) -> None:
+    """PyTorch's errors for the unique slices along ``d`` of an empty tensor: one empty dim, and
+    it ``d`` (an empty dim elsewhere leaves slices it cannot compare)."""
+    if 0 not in shape:
+        return
+    if shape.count(0) > 1:
+        raise RuntimeError(f"Number of zero sized dimensions is more than one, so unique cannot be applied "
+                           f"({op} along dim {d} of shape {tuple(shape)})")  # fmt: skip
+    if shape[d] != 0:
+        raise RuntimeError(f"There are 0 sized dimensions, and they aren't selected, so unique cannot be applied "
+                           f"({op} along dim {d} of shape {tuple(shape)})")  # fmt: skip
 
 
 def _unique_flat(flat: np.ndarray) -> tuple:
@@ -934,6 +974,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
         inv = (np.cumsum(change) - 1).reshape(a.shape)
     else:
         d = dims.one(x.shape, dim, "unique_consecutive", scalar_ok=False)
+        _check_empty_slices(x.shape, d, "unique_consecutive")
         m = np.moveaxis(a, d, 0).reshape(a.shape[d], math.prod(a.shape) // max(a.shape[d], 1))
         change = np.ones(m.shape[0], bool)
         change[1:] = (m[1:] != m[:-1]).any(axis=1)
@@ -947,10 +988,18 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
 @public(dtypes="numeric", operands=("elements", "test_elements"))
 def isin(elements: Any, test_elements: Tensor | float, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each entry of ``elements`` occurs in ``test_elements`` (either may be a number), as bools."""
+    for v in (elements, test_elements):  # (PyTorch's isin has no kernel for bool, a number True too)
+        if isinstance(v, (bool, np.bool_)) or (isinstance(v, Tensor) and v.dtype == np.bool_):
+            raise RuntimeError(f"Unsupported input type encountered for isin(): Bool (isin of {_described(elements)} "
+                               f"in {_described(test_elements)})")  # fmt: skip
     like = elements if isinstance(elements, Tensor) else _tensor(test_elements, "isin")
     a = _host(elements) if isinstance(elements, Tensor) else np.asarray(elements)
     b = _host(test_elements) if isinstance(test_elements, Tensor) else np.asarray(test_elements)
     return _on(like, np.isin(a, b, invert=invert))
+
+
+def _described(v: Any) -> str:
+    return f"a {v.dtype} tensor of shape {tuple(v.shape)}" if isinstance(v, Tensor) else repr(v)
 
 
 # The methods name their tensor ``self``, as PyTorch's do (the functions' is ``input``)

@@ -338,7 +338,8 @@ def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa
     axes = dims.axes(input.shape, dims.all_if_empty(dim), "amax")
     if 0 in input.shape:
         _empty_reduction(input.shape, axes, "amax")
-    return ops.Max.apply(input, args=(axes, bool(keepdim)))
+    # (every axis named, not None: PyTorch's amax() is its MaxBackward's amax, not max()'s)
+    return ops.Max.apply(input, args=(tuple(range(input.ndim)) if axes is None else axes, bool(keepdim)))
 
 
 @public(method=True)
@@ -347,7 +348,8 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa
     axes = dims.axes(input.shape, dims.all_if_empty(dim), "amin")
     if 0 in input.shape:
         _empty_reduction(input.shape, axes, "amin")
-    return ops.Min.apply(input, args=(axes, bool(keepdim)))
+    # (every axis named, not None: PyTorch's amin() is its MinBackward's amin, not min()'s)
+    return ops.Min.apply(input, args=(tuple(range(input.ndim)) if axes is None else axes, bool(keepdim)))
 
 
 def _keepdim_needs_dim(op: str, dim: Any, axis: Any, keepdim: Any) -> None:
