@@ -703,10 +703,6 @@ _BCE2 = (
     "binary_cross_entropy there (its double backward); here the first derivative at those points is "
     "PyTorch's formula taken as a constant"
 )
-_BNORDER = (
-    "check order: PyTorch's Python checks eps and the batch size (ValueError) before its parser refuses "
-    "momentum=None (TypeError); here the parser's TypeError comes first"
-)
 _COS = (
     "float64 rounding: cosine_embedding_loss's second derivative at a zero vector is a difference of "
     "terms near 1e11 (the first derivative there divides by sqrt(eps)); both libraries' values carry "
@@ -744,7 +740,6 @@ KNOWN: dict[int, str] = {
     **dict.fromkeys([83, 1154, 2038, 2412], _NORMW),
     **dict.fromkeys([93, 127, 535, 569, 875, 1113, 1453, 1538, 1606, 1827, 1895, 2507, 3136], _ML2),
     **dict.fromkeys([274, 410], _BCE2),
-    **dict.fromkeys([287, 865, 1324, 1562, 1936, 2157], _BNORDER),
     **dict.fromkeys([469, 1098, 1149, 1421, 1540, 2628, 2696, 2917, 3036], _COS),
     **dict.fromkeys([542, 1681, 2667], _NOISE),
     **dict.fromkeys([570], _MMEMPTY),
