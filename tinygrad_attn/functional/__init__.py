@@ -31,7 +31,7 @@ from ..engine.warn import warn as _user_warn
 from ..ops import fused
 from ..ops.array_function import array_function
 from ..ops.index import Take as _Take  # (embedding while tracing)
-from ..ops.saved import saved_for_backward
+from ..ops.saved import saved_for_backward, with_gradient_of
 from ..random import draw
 from ..tensors._tensor import InvalidArgumentError, Tensor, UnsupportedModeError, mask_dtype, where
 from ..tensors.index.indexing import host_integers
@@ -41,6 +41,7 @@ from ..tensors.shape import dims
 from .activations import _expm1_negative, _in_place, _softplus_stable
 from .checks import (
     _as_operand,
+    _broadcast_to_input,
     _computed_together,
     _float,
     _pad_constant,
@@ -48,6 +49,7 @@ from .checks import (
     _reduction,
     _same_shape,
     implicit_dim,
+    not_differentiable,
     same_dtype,
     tensor_arg,
     written_to_out,
@@ -64,6 +66,16 @@ def _degenerate(x: Tensor, axis: int, op: str) -> bool:
     empty axis would fail)."""
     _axis(x, axis, op)
     return x.ndim == 0 or x.numel() == 0
+
+
+def _degenerate_result(x: Tensor, lone: Tensor) -> Tensor:
+    """A softmax-like op's result where :func:`_degenerate`: ``lone`` (written from ``x - x``, so an
+    infinite or NaN element gives NaN, and so does its gradient, as PyTorch's formula on such a result)
+    for a 0-d ``x``; for an empty one, its gradient a function of ``x`` under ``create_graph=True``,
+    as PyTorch's. Its result is kept, as the fused op's and PyTorch's: changing it in place raises."""
+    if x.ndim == 0:
+        return saved_for_backward(lone, output=True)
+    return saved_for_backward(x * 0.0, x, piecewise=True)
 
 
 # -- softmax family ----------------------------------------------------------------
@@ -96,8 +108,7 @@ def softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any 
     x = x if dtype is None else x.astype(dtype)
     axis = _dim(x, axis, dim, "softmax")
     if _degenerate(x, axis, "softmax"):  # 1 for a lone element (0-d), nothing for an empty tensor
-        # (its result kept, as the fused op's and PyTorch's: changing it in place raises)
-        return saved_for_backward(x * 0.0 + 1.0 if x.ndim == 0 else x * 0.0, output=True)
+        return _degenerate_result(x, (x - x).exp())
     e = (x - x.max(axis, keepdims=True)).exp()
     return e / e.sum(axis, keepdims=True)
 
@@ -124,7 +135,7 @@ def log_softmax(x: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     x = x if dtype is None else x.astype(dtype)
     axis = _dim(x, axis, dim, "log_softmax")
     if _degenerate(x, axis, "log_softmax"):  # log 1 = 0 for a lone element (0-d); empty stays empty
-        return saved_for_backward(x - x, output=True)  # (its result kept, as the fused op's and PyTorch's)
+        return _degenerate_result(x, (x - x) - (x - x).exp().log())
     z = x - x.max(axis, keepdims=True)
     return z - z.exp().sum(axis, keepdims=True).log()
 
@@ -510,6 +521,12 @@ def _class_weight(op: str, weight: Any, x: Tensor) -> Tensor | None:
     return weight
 
 
+def _nll_kernel(input: Tensor) -> str:  # noqa: A002
+    """The name of PyTorch's kernel for class indices: ``(C,)`` and ``(N, C)`` inputs have
+    one, ``(N, C, d1, ...)`` ones another."""
+    return "nll_loss_forward" if input.ndim <= 2 else "nll_loss2d_forward"
+
+
 def _array_target(op: str, target: Any) -> None:
     """Refuse a target that is no array (a number, None, a string) with PyTorch's ``TypeError`` (its
     class-index losses parse a Tensor; its binary cross-entropies read ``target.size()``, an ``AttributeError``).
@@ -553,6 +570,8 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     if isinstance(targets, Tensor) and targets.dtype.kind == "f" and targets.dtype != logits.dtype:
         logits, targets = _computed_together(op, logits, targets)  # (probabilities: PyTorch's promoted dtype)
     x, targets, probs = _classes_last(op, logits, _as_operand(op, targets, logits), class_axis)
+    if not probs:  # (class indices: PyTorch computes through its nll_loss kernels)
+        not_differentiable(_nll_kernel(logits), weight=weight)
     weight = _class_weight(op, weight, x)
     c = x.shape[-1]
     if probs:
@@ -649,11 +668,13 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
     x, target, probs = _classes_last(op, input, _as_operand(op, target, input), class_axis)
     if probs:
         raise TypeError(f"{op}: takes class indices; for probability targets use cross_entropy")
+    not_differentiable(_nll_kernel(input), weight=weight)
     weight = _class_weight(op, weight, x)
     t, keep, n_kept = _index_targets(op, x, target, ignore_index)
     with scope(op):
         out = _nll_reference(x.reshape(-1, x.shape[-1]), t, keep, n_kept, weight, reduction, 0.0, x.shape[:-1])
-        return saved_for_backward(out, input, target, weight)  # (what PyTorch's keeps)
+        # (what PyTorch's keeps; its gradient is constant, a function of them under create_graph=True)
+        return saved_for_backward(out, input, target, weight, piecewise=True)
 
 
 @public(function=False, functional=True)
@@ -986,15 +1007,33 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
                            f"be the input's); convert with target.to(input.dtype)")  # fmt: skip
     target = _as_operand(op, target, input)
     _same_shape(op, input, target)
+    not_differentiable(op, weight=weight)
     # (PyTorch checks it: a logit here is a likely mistake; a traced program reads no values)
     if not tracing() and bool((~((input >= 0) & (input <= 1))).any()):
         raise RuntimeError(f"{op}: all elements of input should be between 0 and 1 (shape {tuple(input.shape)}); "
                            "for logits use binary_cross_entropy_with_logits")  # fmt: skip
-    loss = -(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input))
+    loss = _certain_probabilities(-(target * _clamped_log(input) + (1.0 - target) * _clamped_log(1.0 - input)),
+                                  input, target)  # fmt: skip
     if weight is not None:
         weight = _as_operand(op, weight, input, "weight")
+        _broadcast_to_input(op, input, weight, "weight")
         loss = loss * weight
     return saved_for_backward(_reduce(loss, reduction), input, target, weight)  # (what PyTorch's keeps)
+
+
+def _certain_probabilities(loss: Tensor, x: Tensor, t: Tensor) -> Tensor:
+    """``loss`` (binary cross-entropy of probabilities ``x`` and targets ``t``), with PyTorch's gradients
+    where ``x`` is 0 or 1, which its formulas give and the clamped logs do not: ``(x - t) / max(x (1 - x),
+    1e-12)`` for ``x`` (the denominator clamped) and ``log1p(-x) - log(x)``, infinite, for ``t``. Within
+    (0, 1) they are the clamped definition's own."""
+    if not (x.requires_grad or t.requires_grad):
+        return loss
+    edge = (x <= 0) | (x >= 1)
+    xd, td = x.detach(), t.detach()
+    dx = where(edge, (xd - td) / float(np.float32(1e-12)), 0.0)  # (x (1 - x) is 0 there; PyTorch's eps is a float)
+    dt = where(edge, (-xd).log1p() - xd.log(), 0.0)
+    surrogate = (x - xd) * dx + (t - td) * dt  # (its value is not read: only its gradient)
+    return where(edge, with_gradient_of(loss, surrogate), loss)
 
 
 @public(function=False, functional=True)
@@ -1010,16 +1049,23 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
     _float(input, op)
     if isinstance(target, Tensor) and target.dtype.kind == "f" and target.dtype != input.dtype:
         input = input.astype(target.dtype)  # noqa: A001 - (PyTorch's computes in the target's dtype)
+    integer = isinstance(target, Tensor) and target.dtype.kind in "iu"  # (a list is this library's convenience)
     target = _as_operand(op, target, input)
     _same_shape(op, input, target)
+    if integer:  # (PyTorch's kernel writes 1 - target into the target's dtype)
+        raise cast_error(op, input.dtype, target)
     if weight is not None and not isinstance(weight, Tensor):  # (PyTorch reads it after the sizes)
         refuse(op, "weight", 2, "Tensor!", weight)
+    not_differentiable(op, weight=weight, pos_weight=pos_weight)
     sp = _softplus_stable(-input)
     if pos_weight is not None:
-        sp = sp * ((_as_operand(op, pos_weight, input, "pos_weight") - 1) * target + 1.0)
+        pos_weight = _as_operand(op, pos_weight, input, "pos_weight")
+        _broadcast_to_input(op, input, pos_weight, "pos_weight")
+        sp = sp * ((pos_weight - 1) * target + 1.0)
     loss = (1.0 - target) * input + sp
     if weight is not None:
         weight = _as_operand(op, weight, input, "weight")
+        _broadcast_to_input(op, input, weight, "weight")
         loss = loss * weight
     return saved_for_backward(_reduce(loss, reduction), input, target, weight)  # (what PyTorch's keeps)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.switches import is_grad_enabled
 from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import InvalidArgumentError, Tensor, cat
 from ..tensors.dtypes import UnsupportedDtypeError
@@ -62,6 +63,21 @@ def same_dtype(op: str, input: Tensor, *others: tuple[str, Any], float16_input: 
             f"{op}: expected all tensors to have the same dtype, but got input {input.dtype} and {name} {t.dtype} "
             f"(PyTorch's CPU kernel promotes none); convert with .to({input.dtype})"
         )
+
+
+def not_differentiable(kernel: str, **operands: Any) -> None:
+    """PyTorch's refusal of an operand its kernel has no derivative for (a loss's class
+    ``weight``, ``pos_weight``) while it requires grad and grad mode is on: a ``RuntimeError``
+    naming the kernel (``nll_loss_forward``, ``binary_cross_entropy``) and the argument.
+    The operands are checked in the order given, PyTorch's."""
+    if not is_grad_enabled():
+        return
+    for name, t in operands.items():
+        if isinstance(t, Tensor) and t.requires_grad:
+            raise RuntimeError(
+                f"The function '{kernel}' is not differentiable with respect to argument '{name}'. "
+                "This input cannot have requires_grad True."
+            )
 
 
 def _float(x: Tensor, op: str) -> None:
@@ -124,15 +140,16 @@ def _same_shape(op: str, x: Tensor, target: Tensor) -> None:
         )
 
 
-def _broadcast_to_input(op: str, x: Tensor, target: Tensor) -> None:
-    """Refuse a target that does not broadcast to the input's shape (a loss whose result has the input's shape)."""
+def _broadcast_to_input(op: str, x: Tensor, target: Tensor, what: str = "target") -> None:
+    """Refuse a target (or the ``what`` operand: a weight) that does not broadcast to the input's shape (a
+    loss whose result has the input's shape, as PyTorch's kernel writes it)."""
     try:
         fits = np.broadcast_shapes(tuple(target.shape), tuple(x.shape)) == tuple(x.shape)
     except ValueError:
         fits = False
     if not fits:
         raise InvalidArgumentError(
-            f"{op}: target of shape {tuple(target.shape)} does not broadcast to the input's shape {tuple(x.shape)}"
+            f"{op}: {what} of shape {tuple(target.shape)} does not broadcast to the input's shape {tuple(x.shape)}"
         )
 
 

@@ -655,7 +655,7 @@ def _channel_vector(op: str, t: Any, c: int, what: str, x: Tensor) -> None:
 @public(function=False, functional=True)
 @composite("batch_norm")
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
-               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
+               bias: Tensor | None = None, training: bool = False, momentum: float | None = 0.1,
                eps: float = 1e-5) -> Tensor:  # fmt: skip
     """Normalise each channel (axis 1) of ``input (N, C, *)``, PyTorch's ``F.batch_norm``.
 
@@ -670,10 +670,18 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         return input.clone()  # (PyTorch checks nothing of an empty vector: it has no channel to normalise)
     if input.ndim < 2:
         raise InvalidArgumentError(f"{op}: input must be (N, C, *), got shape {tuple(input.shape)}")
-    if training and eps <= 0.0:  # (PyTorch's F.batch_norm checks eps before the shapes of the statistics)
+    # (PyTorch's F.batch_norm checks the batch size and eps in Python, then its parser the momentum, then
+    # its kernel the shapes of the statistics)
+    if training and input.shape[0] * math.prod(input.shape[2:]) == 1:
+        raise InvalidArgumentError(
+            f"{op}: expected more than 1 value per channel when training, got input size {tuple(input.shape)}"
+        )
+    if training and eps <= 0.0:
         raise ValueError(f"{op}: eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"{op}: eps must be non-negative, but got {eps}")
+    if momentum is None:
+        raise TypeError(f"{op}(): argument 'momentum' (position 7) must be float, not NoneType")
     c = input.shape[1]
     for t, what in ((running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"),
                     (bias, "bias")):  # fmt: skip
@@ -708,10 +716,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
 
 
 def _update_running(running_mean: Tensor | None, running_var: Tensor | None, mean: Tensor, var: Tensor, n: int,
-                    momentum: float | None) -> None:  # fmt: skip
+                    momentum: float) -> None:  # fmt: skip
     """``running = (1 - momentum) running + momentum batch``, in place, without a graph."""
-    if momentum is None:
-        momentum = 0.0  # PyTorch's F.batch_norm reads None as 0: the module passes its own factor
     m = float(momentum)
     with no_grad():
         if running_mean is not None:

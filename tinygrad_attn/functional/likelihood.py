@@ -147,8 +147,9 @@ def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths
     ext[:, 1::2] = tg
     for i, m in enumerate(tg_len):
         ext[i, 2 * m + 1 :] = blank
-    skip = np.zeros((n, width), bool)  # s may come from s - 2: a label unlike the one before it
-    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    # s may come from s - 2: a label (odd s) unlike the one before it, even one that is the blank, as PyTorch's
+    skip = np.zeros((n, width), bool)
+    skip[:, 3::2] = ext[:, 3::2] != ext[:, 1:-2:2]
     dev = lp._dev
 
     def const(a: np.ndarray) -> Tensor:
@@ -156,6 +157,14 @@ def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths
 
     idx = const(ext).reshape(1, n, width).expand(t_max, n, width)
     lpe = lp.gather(2, idx)  # (T, N, 2S+1): each time's log-probability of each extended label
+    # PyTorch's kernel starts the blank's gradient at the last frame from the final blank, then overwrites it
+    # with the last label's share when that label is the blank: the final blank's share there is not counted.
+    dropped = np.zeros((t_max, n, width), bool)
+    for i, (m, length) in enumerate(zip(tg_len, in_len)):
+        if m > 0 and length > 0 and tg[i, m - 1] == blank:
+            dropped[length - 1, i, 2 * m] = True
+    if dropped.any():
+        lpe = where(const(dropped), lpe.detach(), lpe)
     start = np.full((n, width), _IMPOSSIBLE)
     start[:, 0] = 0.0
     if width > 1:
@@ -188,7 +197,15 @@ def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths
     # gradient as the true one for the logits before a log_softmax.
     frames = const((np.arange(t_max).reshape(t_max, 1) < in_len.reshape(1, n)).reshape(t_max, n, 1))
     mass = where(frames, lp.exp(), 0.0).sum((0, 2))  # (N,)
-    loss = where(impossible, 0.0 if zero_infinity else math.inf, -ll + (mass - mass.detach()))
+    if zero_infinity:
+        loss = where(impossible, 0.0, -ll + (mass - mass.detach()))
+    else:
+        # An impossible alignment costs inf, and PyTorch's gradient there is NaN at each frame within
+        # the input length (its exp(log_probs) - exp(-inf + inf - log_probs)): a term of value 0 whose
+        # gradient is NaN at those frames, sqrt(d * d) at d = 0 (0.5 / sqrt(0) times 2 d), gives it.
+        lost = where(frames & impossible.reshape(1, n, 1), lp, 0.0)
+        d = lost - lost.detach()
+        loss = where(impossible, math.inf + (d * d).sqrt().sum((0, 2)), -ll + (mass - mass.detach()))
     if reduction == "mean":
         loss = (loss / const(np.maximum(tg_len, 1).astype(lp.dtype))).mean()
     elif reduction == "sum":

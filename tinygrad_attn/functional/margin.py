@@ -18,6 +18,7 @@ import numpy as np
 from ..engine.arguments import refuse
 from ..engine.composite import composite
 from ..engine.declare import accepts, check_dtype, public
+from ..engine.switches import tracing
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, where
 from ..tensors.dtypes import check_fill_value
@@ -137,7 +138,12 @@ def _classes(op: str, x: Tensor, target: Any, multilabel: bool) -> tuple[Tensor,
             f"{op}: inconsistent target size: {tuple(target.shape)} for input of size: {tuple(x.shape)}"
         )
     x2 = x.reshape(-1, x.shape[-1] if x.ndim else 1)
-    return x2, target.reshape(x2.shape[0], -1) if multilabel else target.reshape(-1)
+    if multilabel and not tracing() and target.numel():  # (PyTorch's kernel reads every entry, after a -1 too)
+        lo, hi = int(target.min().item()), int(target.max().item())
+        if lo < -1 or hi >= x2.shape[1]:
+            raise RuntimeError(f"{op}: argument #2 'target' is out of range: its entries span [{lo}, {hi}], and "
+                               f"each must be a class in [0, {x2.shape[1]}) or -1 (the end of a list)")  # fmt: skip
+    return x2, target.reshape(x2.shape) if multilabel else target.reshape(-1)
 
 
 @public(function=False, functional=True)
@@ -156,6 +162,7 @@ def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.
         raise ValueError(f"{op}: weight must be one-dimensional, got shape {tuple(weight.shape)}")
     if not isinstance(target, Tensor):  # (PyTorch's parser reads the target after its Python checks of p and weight)
         refuse(op, "target", 1, "Tensor!", target)
+    _F.not_differentiable(op, weight=weight)
     x = _F.tensor_arg(input, op)
     x2, t = _classes(op, x, target, multilabel=False)
     n, c = x2.shape
@@ -169,7 +176,9 @@ def multi_margin_loss(input: Tensor, target: Any, p: int = 1, margin: float = 1.
         h = h * w[t].reshape(n, 1)
     other = Tensor.arange(c, device=x.device).reshape(1, c) != t.reshape(n, 1)
     loss = where(other, h, 0.0).sum(1) / float(c)  # (N,)
-    return _F._reduce(loss.reshape(x.shape[:-1]) if x.ndim else loss.reshape(()), reduction)
+    out = _F._reduce(loss.reshape(x.shape[:-1]) if x.ndim else loss.reshape(()), reduction)
+    # (kept as PyTorch's; its gradient, recorded, is a function of them: its second derivative PyTorch lacks)
+    return saved_for_backward(out, x, target, weight, piecewise=True)
 
 
 @public(function=False, functional=True)
@@ -195,7 +204,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = No
     h = where(is_target.reshape(n, 1, c), 0.0, h) * count.reshape(n, c, 1)  # j listed, i not
     loss = h.sum((1, 2)) / float(c)
     out = _F._reduce(loss.reshape(x.shape[:-1]) if x.ndim > 1 else loss.reshape(()), reduction)
-    return saved_for_backward(out, x)  # (as PyTorch's, it keeps its input)
+    return saved_for_backward(out, x, target, piecewise=True)  # (as PyTorch's: it keeps both; see multi_margin_loss)
 
 
 def _triplet_check(op: str, anchor: Tensor, positive: Tensor, negative: Tensor) -> None:
