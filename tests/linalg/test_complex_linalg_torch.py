@@ -8,7 +8,9 @@ solve_triangular matrix_power``); Hermitian positive-definite ones (``cholesky c
 cholesky_inverse eigvalsh``, ``eigh`` through losses that do not depend on the eigenvectors' phases,
 ``pinv(hermitian=True)``, ``ldl_factor``); rectangular ones (``svd`` through phase-free losses,
 ``svdvals qr pinv lstsq matrix_norm cond matrix_rank lu``); Householder products (``geqrf
-householder_product ormqr``); and the rest (``matrix_exp vecdot vander tensorinv tensorsolve``).
+householder_product ormqr``); and the rest (``matrix_exp vecdot vander tensorinv tensorsolve``, ``eig``
+and ``eigvals`` of complex and real matrices); and the complex statistics and convolutions beside them
+(``cov corrcoef dist ldexp gradient conv1d conv2d conv_transpose1d``).
 Beside them: central differences of a few losses in complex128, and second derivatives.
 
 Run as a script over many seeds (prints each differing program and the counts per kind)::
@@ -177,6 +179,11 @@ def k_other(r: random.Random) -> str:
             "torch.linalg.cond(A)",
             "torch.linalg.cond(A, 'fro').detach()",
             "torch.linalg.multi_dot([A, A.mH, A])",
+            "torch.linalg.eigvals(A)",
+            "torch.linalg.eigvals(A.real)",
+            "PHASE_FREE(torch.linalg.eig(A).eigenvectors)",
+            "torch.linalg.eig(A.real.detach().requires_grad_(True)).eigenvalues",
+            "EIG_PRODUCT(A)",
         ]
     )
     return (
@@ -189,9 +196,40 @@ T(lambda: BW({op}, A))
     )
 
 
+def k_statistics(r: random.Random) -> str:
+    v, n = r.randint(1, 3), r.randint(2, 5)
+    op = r.choice(
+        [
+            "torch.cov(X)",
+            "torch.cov(X, correction=0)",
+            f"torch.cov(X, aweights=torch.linspace(0.5, 1.5, {n}, dtype=RT))",
+            "torch.corrcoef(X)",
+            "torch.dist(X, Y)",
+            f"torch.dist(X, Y, {r.choice([1, 3, 0.5])})",
+            "torch.ldexp(X, torch.tensor([[2]]))",
+            "torch.ldexp(X, Y)",
+            "torch.gradient(X, dim=1)[0]",
+            "torch.gradient(X[0], spacing=2.0, edge_order=2)[0]" if n > 2 else "torch.gradient(X[0])[0]",
+            "F.conv1d(X.unsqueeze(0), W)",
+            f"F.conv1d(X.unsqueeze(0), W, stride={r.randint(1, 2)}, padding=1)",
+            "F.conv_transpose1d(X.unsqueeze(0), W.transpose(0, 1))",
+            "F.conv2d(X.unsqueeze(0).unsqueeze(0), W[:1].unsqueeze(0), padding=1)",
+        ]
+    )
+    return (
+        _head(r)
+        + f"""
+X = torch.complex(torch.randn({v}, {n}, dtype=RT), torch.randn({v}, {n}, dtype=RT)).requires_grad_(True)
+Y = torch.complex(torch.randn({v}, {n}, dtype=RT), torch.randn({v}, {n}, dtype=RT)).requires_grad_(True)
+W = torch.complex(torch.randn(2, {v}, 2, dtype=RT), torch.randn(2, {v}, 2, dtype=RT)).requires_grad_(True)
+T(lambda: BW({op}, X, Y, W))
+"""
+    )
+
+
 KINDS: dict[str, Callable[[random.Random], str]] = {
     "square": k_square, "hermitian": k_hermitian, "rectangular": k_rectangular, "householder": k_householder,
-    "other": k_other,
+    "other": k_other, "statistics": k_statistics,
 }  # fmt: skip
 
 HELPERS = (
@@ -214,6 +252,10 @@ def PHASE_FREE(V):
 def EIGH_PRODUCT(H):
     w, V = torch.linalg.eigh(H)
     return (V * w.unsqueeze(-2)) @ V.mH
+
+def EIG_PRODUCT(A):
+    w, V = torch.linalg.eig(A)
+    return V @ torch.diag_embed(w.exp()) @ torch.linalg.inv(V)
 
 def SVD_PRODUCT(A):
     U, S, Vh = torch.linalg.svd(A, full_matrices=False)
@@ -304,6 +346,8 @@ _LOSSES: dict[str, Callable[[Any], Any]] = {
     "lu": lambda a: sum((f * (1 + 0.5j)).real.sum() for f in tga.linalg.lu(a)[1:]),
     "matrix_exp": lambda a: (tga.linalg.matrix_exp(a * 0.5) * 1j).real.sum(),
     "householder": lambda a: (tga.linalg.householder_product(a, a[:, 0]) * (1 - 2j)).real.sum(),
+    "eig": lambda a: (lambda w, v: (w * (1 + 1j)).real.sum() + (v.abs() ** 3).sum())(*tga.linalg.eig(a)),
+    "eigvals_of_real": lambda a: (tga.linalg.eigvals(a.real + a.imag.mT) * (0.5 - 1j)).real.sum(),
 }
 
 
@@ -326,7 +370,7 @@ def test_gradients_finite_differences(name: str) -> None:
             assert abs(numeric - part) < 1e-5 * max(1.0, abs(part)), (name, i, unit, numeric, part)
 
 
-@pytest.mark.parametrize("name", ["det", "inv", "cholesky", "qr", "svd", "eigh", "slogdet"])
+@pytest.mark.parametrize("name", ["det", "inv", "cholesky", "qr", "svd", "eigh", "slogdet", "eig", "eigvals"])
 def test_second_derivatives_as_torch(name: str) -> None:
     torch = pytest.importorskip("torch")
     z = _z(np.random.default_rng(11), 3, 3) + 2 * np.eye(3)
@@ -338,6 +382,8 @@ def test_second_derivatives_as_torch(name: str) -> None:
         "svd": lambda m, a: m.linalg.svdvals(a),
         "eigh": lambda m, a: m.linalg.eigvalsh(a + a.mH),
         "slogdet": lambda m, a: m.linalg.slogdet(a).sign,
+        "eig": lambda m, a: m.linalg.eig(a).eigenvectors.abs(),
+        "eigvals": lambda m, a: m.linalg.eigvals(a),
     }
     res = []
     for m in (torch, tga):

@@ -38,7 +38,7 @@ from ..tensors.shape import dims
 
 __all__ = [
     "norm", "vector_norm", "matrix_norm", "det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "lstsq", "cholesky",
-    "cholesky_ex", "solve_triangular", "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank", "matrix_power", "matrix_exp",
+    "cholesky_ex", "solve_triangular", "qr", "eig", "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank", "matrix_power", "matrix_exp",
     "cross", "multi_dot", "vecdot", "diagonal", "cond", "vander", "matmul", "LinAlgError",
     "lu", "lu_factor", "lu_factor_ex", "lu_solve", "ldl_factor", "ldl_factor_ex", "ldl_solve", "householder_product",
     "tensorinv", "tensorsolve",
@@ -51,6 +51,11 @@ class Slogdet(NamedTuple):
 
 
 class Eigh(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class Eig(NamedTuple):
     eigenvalues: Tensor
     eigenvectors: Tensor
 
@@ -111,6 +116,11 @@ def _matrices(x: Any, op: str, square: bool = False, *, any_dtype: bool = False)
         raise RuntimeError(f"linalg.{op}: A must be batches of square matrices, but they are {x.shape[-2]} by "
                            f"{x.shape[-1]} matrices")  # fmt: skip
     return x
+
+
+def _real_dtype(x: Tensor) -> Any:
+    """The dtype of ``x``'s real parts: float32 for complex64, float64 for complex128, else ``x``'s own."""
+    return (np.float32 if x.dtype.itemsize == 8 else np.float64) if x.dtype.kind == "c" else x.dtype
 
 
 def _host(x: Tensor) -> np.ndarray:
@@ -186,14 +196,13 @@ def slogdet(A: Tensor) -> Slogdet:  # noqa: N803
     """``(sign, log|det|)`` of each square matrix (``sign`` 0 and ``-inf`` for a singular one)."""
     x = _matrices(A, "slogdet", square=True)
     _on_host(x, "slogdet")
-    real = np.empty(0, x._data.dtype).real.dtype  # (log|det| is real: float64 for complex128)
     if x.dtype.kind == "c" and x.shape[-1] and x.requires_grad:  # (a complex sign turns with A: PyTorch's gradient)
         sign = ops.DetSign.apply(x)
     else:
         with no_grad():
             sign = _wrap(x, x._dev.xp.linalg.slogdet(x._data)[0])
     # (a real sign in the graph with gradient 0, as PyTorch's; a 0x0 matrix's log|det| = 0 too)
-    lad = _in_graph_of(_wrap(x, x._dev.xp.zeros(x.shape[:-2], real)), x) if x.shape[-1] == 0 else (
+    lad = _in_graph_of(Tensor.zeros(x.shape[:-2], dtype=_real_dtype(x), device=x._dev), x) if x.shape[-1] == 0 else (
         ops.LogAbsDet.apply(x))  # fmt: skip
     return Slogdet(_in_graph_of(sign, x), lad)
 
@@ -385,6 +394,29 @@ def eigh(A: Tensor, UPLO: str = "L") -> Eigh:  # noqa: N803
     return Eigh(ops.EighValues.apply(x, args=UPLO), ops.EighVectors.apply(x, args=UPLO))
 
 
+def _general_square(A: Any, op: str) -> Tensor:  # noqa: N803
+    x = _matrices(A, op, square=True)
+    _on_host(x, op)  # (LAPACK's geev on the host: no device namespace has it)
+    if x.numel() and not bool(np.isfinite(_host(x.detach())).all()):
+        raise RuntimeError(f"linalg.{op}: input tensor should not contain infs or NaNs (shape {tuple(x.shape)})")
+    return x
+
+
+def eig(A: Tensor) -> Eig:  # noqa: N803
+    """The eigenvalues and eigenvectors (columns) of each general square matrix, always complex (complex64 for
+    float32 input), as LAPACK's ``geev`` gives them: each eigenvector of unit norm with its largest entry
+    real. Gradients as PyTorch's (``ops.EigValues``, ``ops.EigVectors``; a loss that depends on the
+    eigenvectors' phases raises, as there)."""
+    x = _general_square(A, "eig")
+    return Eig(ops.EigValues.apply(x), ops.EigVectors.apply(x))
+
+
+def eigvals(A: Tensor) -> Tensor:  # noqa: N803
+    """The eigenvalues of each general square matrix, always complex, as :func:`eig`'s."""
+    x = _general_square(A, "eigvals")
+    return saved_for_backward(ops.EigValues.apply(x), x)
+
+
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
     """The eigenvalues (ascending) of each symmetric matrix."""
     x = _matrices(A, "eigvalsh", square=True)
@@ -421,8 +453,7 @@ def svdvals(A: Tensor) -> Tensor:  # noqa: N803
         values = raw.linalg.svdvals if hasattr(raw.linalg, "svdvals") else (
             lambda a: raw.linalg.svd(a, compute_uv=False))  # fmt: skip
         exact = _wrap(x, values(x._data)) if x.numel() else (
-            Tensor.zeros(x.shape[:-2] + (min(x.shape[-2:]),), dtype=np.empty(0, x.dtype).real.dtype,
-                         device=x._dev))  # fmt: skip
+            Tensor.zeros(x.shape[:-2] + (min(x.shape[-2:]),), dtype=_real_dtype(x), device=x._dev))  # fmt: skip
         return _in_graph_of(exact, x)
     # (the factors are kept, not A: changing A in place before the backward is no error, as in PyTorch)
     return saved_for_backward(_svd_factors(x, False).S, output=True)

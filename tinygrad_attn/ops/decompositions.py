@@ -335,7 +335,6 @@ class DetSign(Function):
     PyTorch's gradient: ``d sign = i Im(tr(A^-1 dA)) sign``, so ``gA = i Im(g conj(sign)) A^-H``."""
 
     __slots__ = ()
-    primitive = True
     name = "slogdet_sign"
     keep = (0,)
     conjugate_backward = False
@@ -468,9 +467,87 @@ class EighVectors(Function):
         eye = ns.const(dev.asarray(np.eye(n, dtype=bool)))
         e = ns.where(eye, ns.zeros_like(diff) + 1.0, diff)
         k = ns.matmul(_mh(ns, v), g)
+        _check_phase_free(ns, k, "linalg_eigh_backward")
         with np.errstate(divide="ignore", invalid="ignore"):
             inner = ((k - _mh(ns, k)) * 0.5) / e
         return (ns.matmul(ns.matmul(v, inner), _mh(ns, v)),)
+
+
+def _check_phase_free(ns, k, op: str) -> None:
+    """PyTorch's check that a loss does not depend on the phases of complex eigenvectors (each is one only
+    up to a factor ``e^{i phi}``): the imaginary diagonal of ``K = V^H gV`` near 0 (``allclose``, 1e-2)."""
+    if not _is_complex(k):
+        return
+    raw = k._dev if getattr(ns, "recording", False) else ns.device
+    values = ns.values(k) if getattr(ns, "recording", False) else k
+    d = np.asarray(raw.to_host(values)).diagonal(0, -2, -1).imag
+    if not np.all(np.abs(d) <= 1e-2):
+        raise RuntimeError(f"{op}: The eigenvectors in the complex case are specified up to multiplication by "
+                           "e^{i phi}. The specified loss function depends on this phase term, making it "
+                           f"ill-defined (the imaginary diagonal of V^H gV reaches {float(np.abs(d).max()):.3g}).")  # fmt: skip
+
+
+def _eig_host(dev, a, part: int):
+    """``eigenvalues`` (``part`` 0) or ``eigenvectors`` (1) of a general square ``a`` by LAPACK's ``geev`` on the
+    host (the array namespaces of devices have no ``eig``), always complex: complex64 for float32 and complex64
+    input, complex128 otherwise. Each eigenvector of unit norm with its largest entry real, as ``geev`` leaves it."""
+    host = np.asarray(dev.to_host(a))
+    out = np.linalg.eig(host)[part]
+    cdt = np.complex64 if host.dtype in (np.float32, np.complex64) else np.complex128
+    return dev.asarray(np.ascontiguousarray(out.astype(cdt, copy=False)))
+
+
+class EigValues(Function):
+    """The eigenvalues of a general square matrix (complex). ``gA = V^-H diag(g) V^H``, as PyTorch's (a real
+    ``A`` takes its real part: the engine's rule for a real input of a complex result)."""
+
+    __slots__ = ()
+    name = "eigvals"
+    keep = (0,)
+    reads_output = False
+    conjugate_backward = False
+
+    def forward(self, ns, a):
+        return _eig_host(ns.device, a, 0)
+
+    def backward(self, g, ns, inputs, out):
+        v = ns.apply(EigVectors, inputs[0])
+        n = g.shape[-1]
+        vh = _mh(ns, v)
+        return (ns.apply(Solve, vh, ns.reshape(g, tuple(g.shape[:-1]) + (n, 1)) * vh),)
+
+
+class EigVectors(Function):
+    """The eigenvectors (columns) of a general square matrix, as :func:`_eig_host` normalises them. With
+    ``K = V^H gV - V^H V diag(re(diag(V^H gV)))`` (the normalisation's constraint, as PyTorch's) and
+    ``E[i, j] = conj(w[j] - w[i])`` off the diagonal, 1 on it: ``gA = V^-H (K / E) V^H``. A loss that depends
+    on the eigenvectors' phases raises PyTorch's ``RuntimeError``."""
+
+    __slots__ = ()
+    name = "eig_vectors"
+    keep = (0,)
+    conjugate_backward = False
+
+    def forward(self, ns, a):
+        return _eig_host(ns.device, a, 1)
+
+    def backward(self, g, ns, inputs, out):
+        v = out
+        w = _conj(ns, ns.apply(EigValues, inputs[0]))
+        n = w.shape[-1]
+        lead = tuple(w.shape[:-1])
+        vh = _mh(ns, v)
+        k = ns.matmul(vh, g)
+        _check_phase_free(ns, k, "linalg_eig_backward")
+        dev = w._dev if getattr(ns, "recording", False) else ns.device
+        eye = ns.const(dev.asarray(np.eye(n, dtype=bool)))
+        diag = _real(ns, ns.sum(ns.where(eye, k, ns.zeros_like(k)), axis=-2, keepdims=True))  # (..., 1, n)
+        k = k - ns.matmul(vh, v * diag)
+        diff = ns.reshape(w, lead + (1, n)) - ns.reshape(w, lead + (n, 1))  # conj(w[j] - w[i])
+        e = ns.where(eye, ns.zeros_like(diff) + 1.0, diff)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inner = k / e
+        return (ns.apply(Solve, vh, ns.matmul(inner, vh)),)
 
 
 class SvdValues(Function):
