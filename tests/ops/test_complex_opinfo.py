@@ -38,7 +38,6 @@ _TOL = {torch.complex64: 2e-5, torch.complex128: 1e-9}
 KNOWN: dict[tuple[str, str], str] = {
     ('bfloat16', 'complex64'): 'bfloat16 has no NumPy dtype',
     ('bfloat16', 'complex128'): 'bfloat16 has no NumPy dtype',
-    ('index_fill', 'complex128'): 'a complex fill value is rounded through complex64',
     ('linalg.eigh', 'complex64'): "eigenvector signs: NumPy's LAPACK and PyTorch's (MKL) pick different signs for some columns (values, and gradients of sign-free losses, agree)",
     ('linalg.eigh', 'complex128'): "eigenvector signs: NumPy's LAPACK and PyTorch's (MKL) pick different signs for some columns (values, and gradients of sign-free losses, agree)",
     ('logcumsumexp', 'complex64'): "complex logcumsumexp: the imaginary parts are PyTorch's modulo 2 pi (its scan keeps the branch)",

@@ -8,6 +8,10 @@ op of ``ops/decompositions.py`` written as PyTorch's formula (``SvdFactor``, ``Q
 triangular solves by substitution with PyTorch's infinities and NaNs): so gradients of every
 order are PyTorch's, at degenerate matrices too.
 Also ``tga.det inverse logdet slogdet matrix_power matrix_exp`` and their Tensor methods.
+Complex matrices (complex64, complex128) as PyTorch's: conjugate transposes where PyTorch's formulas
+have them (``cholesky``'s ``L L^H``, ``qr``'s unitary ``Q``, ``pinv``, ``vecdot``'s ``conj(x) y``), real
+singular values, ``log|det|`` and norms, and PyTorch's conjugate convention for gradients; ``eig`` and
+``eigvals`` give complex results of real matrices too.
 
 >>> import tinygrad_attn as tga
 >>> tga.linalg.det(tga.tensor([[2.0, 0.0], [0.0, 3.0]]))  # doctest: +SKIP
