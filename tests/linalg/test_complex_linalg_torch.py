@@ -278,8 +278,9 @@ def program(seed: int) -> str:
 
 def _close(want: Any, got: Any) -> bool:
     """:func:`alike`, with tensors compared to their precision relative to the tensor's largest entry (a
-    factorisation's rounding grows with the matrix's condition): complex64 and float32 to 1e-4 of it,
-    complex128 and float64 to 1e-9 (a value rounded through complex64 shows); dtypes, shapes and NaN
+    factorisation's rounding grows with the matrix's condition): complex64 and float32 to 1e-4 of it and
+    3e-4 (a gradient that is 0 in exact arithmetic is float32's rounding of terms near 1 in both libraries),
+    complex128 and float64 to 1e-9 of it (a value rounded through complex64 shows); dtypes, shapes and NaN
     positions must match at every precision."""
     if (
         isinstance(want, tuple)
@@ -287,14 +288,15 @@ def _close(want: Any, got: Any) -> bool:
         and len(want) == len(got) == 5
         and want[0] == got[0] == "tensor"
     ):
-        rel = {"complex64": 1e-4, "float32": 1e-4, "complex128": 1e-9, "float64": 1e-9}.get(want[1])
+        rel, tiny = {"complex64": (1e-4, 3e-4), "float32": (1e-4, 3e-4), "complex128": (1e-9, 1e-11),
+                     "float64": (1e-9, 1e-11)}.get(want[1], (None, None))  # fmt: skip
         if want[1] == got[1] and rel is not None and want[2:4] == got[2:4]:
             w, g = want[4].astype(np.complex128), got[4].astype(np.complex128)
             if not np.array_equal(np.isnan(w), np.isnan(g)):
                 return False
             ok = np.isfinite(w)
             scale = float(np.abs(w[ok]).max()) if ok.any() else 0.0
-            return bool(np.all(np.abs(w[ok] - g[ok]) <= rel * scale + rel / 100))
+            return bool(np.all(np.abs(w[ok] - g[ok]) <= rel * scale + tiny))
     if isinstance(want, tuple) and isinstance(got, tuple) and len(want) == len(got) == 2 and isinstance(want[1], list):
         return (
             want[0] == got[0]
@@ -317,7 +319,10 @@ FAST_SEEDS = range(0, 20)
 SLOW_SEEDS = range(20, 1500)
 
 #: Differences known and not yet fixed, by seed: each must still differ (a fixed one is taken off).
-KNOWN: dict[int, str] = {}
+KNOWN: dict[int, str] = {
+    1222: "eig's eigenvalue order: LAPACK's geev (PyTorch's MKL, NumPy's OpenBLAS) deflates this complex64 matrix's "
+    "eigenvalues in another order (each pair of eigenvalue and eigenvector agrees)",
+}
 
 
 test_complex_programs_run_as_in_torch, test_more_complex_programs_run_as_in_torch = seed_tests(
