@@ -83,7 +83,6 @@ OUT_OF_SCOPE: list[tuple[str, str, str]] = [
         r"as_strided.*|stride|empty_strided|new_empty_strided|empty_permuted|const_data_ptr",
         "strides and memory layout",
     ),
-    ("*", r"(linalg\.)?eig|(linalg\.)?eigvals", "complex numbers (a general matrix's eigenvalues)"),
     ("Tensor", r"lstsq|solve|symeig|eig|reinforce|volatile", "removed from PyTorch (the attribute raises or is inert)"),
     ("*", r".*Distributed.*|DataParallel|SyncBatchNorm|.*parallel.*|.*_shard.*|.*_dtensor.*", "distributed"),
     (

@@ -397,10 +397,14 @@ def _shapes(x: Any) -> Any:
 
 
 def _abs(x: Any) -> Any:
-    """A result with each floating tensor replaced by its absolute value (vectors defined up to sign)."""
+    """A result with each floating or complex tensor replaced by its absolute value (vectors defined up to
+    sign: ``eig``'s real eigenvectors of a real matrix, whose sign each LAPACK build picks)."""
     if isinstance(x, list | tuple):
         return [_abs(v) for v in x]
     if isinstance(x, torch.Tensor | Tensor) and x.dtype in (torch.float32, torch.float64, tga.float32, tga.float64):
+        return x.detach().abs()
+    if isinstance(x, torch.Tensor | Tensor) and x.dtype in (torch.complex64, torch.complex128, tga.complex64,
+                                                             tga.complex128):  # fmt: skip
         return x.detach().abs()
     return x
 
@@ -582,7 +586,8 @@ def _compare_grads(target: Target, sample: Any) -> str | None:
             og = tga.autograd.grad(
                 outs,
                 [o for _, o in leaves],
-                [tga.tensor(c.detach().numpy(), dtype=tga.float64) for c in cots],
+                # (a complex output's cotangent stays complex: eig's results of a real matrix)
+                [tga.tensor(c.detach().numpy(), dtype=tga.complex128 if c.is_complex() else tga.float64) for c in cots],
                 allow_unused=True,
             )
     except Exception as e:

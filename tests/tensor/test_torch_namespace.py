@@ -424,7 +424,7 @@ def test_anomaly_enabled_detects_nan(lib: Any) -> None:
         lib.autograd.grad(x.sqrt().sum(), x)  # (off again: no error)
 
 
-@pytest.mark.parametrize("name", ["matrix_rank", "solve", "lstsq", "symeig"])
+@pytest.mark.parametrize("name", ["matrix_rank", "solve", "lstsq", "symeig", "eig"])
 def test_removed_linalg_functions_raise_as_pytorch(name: str) -> None:
     for lib in (tga, torch):
         tensors = [lib.eye(2)] * (2 if name in ("solve", "lstsq") else 1)
@@ -682,7 +682,7 @@ OTHER_TESTS = {  # names tested by the tests above that are not a Case
     "uint16", "uint32", "uint64", "dtype", "memory_format", "contiguous_format", "preserve_format", "channels_last",
     "channels_last_3d", "newaxis", "typename", "set_default_tensor_type", "set_anomaly_enabled", "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled", "set_warn_always", "is_warn_always_enabled", "set_deterministic_debug_mode",
-    "get_deterministic_debug_mode", "matrix_rank", "solve", "lstsq", "symeig", "hann_window", "hamming_window",
+    "get_deterministic_debug_mode", "matrix_rank", "solve", "lstsq", "symeig", "eig", "hann_window", "hamming_window",
     "blackman_window", "bartlett_window", "kaiser_window", "signal", "windows", "range", "asarray", "frombuffer",
     "GradScaler", "testing", "func", "vmap", "empty_strided",
 }  # fmt: skip

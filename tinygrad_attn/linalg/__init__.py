@@ -8,6 +8,10 @@ op of ``ops/decompositions.py`` written as PyTorch's formula (``SvdFactor``, ``Q
 triangular solves by substitution with PyTorch's infinities and NaNs): so gradients of every
 order are PyTorch's, at degenerate matrices too.
 Also ``tga.det inverse logdet slogdet matrix_power matrix_exp`` and their Tensor methods.
+Complex matrices (complex64, complex128) as PyTorch's: conjugate transposes where PyTorch's formulas
+have them (``cholesky``'s ``L L^H``, ``qr``'s unitary ``Q``, ``pinv``, ``vecdot``'s ``conj(x) y``), real
+singular values, ``log|det|`` and norms, and PyTorch's conjugate convention for gradients; ``eig`` and
+``eigvals`` give complex results of real matrices too.
 
 >>> import tinygrad_attn as tga
 >>> tga.linalg.det(tga.tensor([[2.0, 0.0], [0.0, 3.0]]))  # doctest: +SKIP
@@ -38,7 +42,7 @@ from ..tensors.shape import dims
 
 __all__ = [
     "norm", "vector_norm", "matrix_norm", "det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "lstsq", "cholesky",
-    "cholesky_ex", "solve_triangular", "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank", "matrix_power", "matrix_exp",
+    "cholesky_ex", "solve_triangular", "qr", "eig", "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank", "matrix_power", "matrix_exp",
     "cross", "multi_dot", "vecdot", "diagonal", "cond", "vander", "matmul", "LinAlgError",
     "lu", "lu_factor", "lu_factor_ex", "lu_solve", "ldl_factor", "ldl_factor_ex", "ldl_solve", "householder_product",
     "tensorinv", "tensorsolve",
@@ -51,6 +55,11 @@ class Slogdet(NamedTuple):
 
 
 class Eigh(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class Eig(NamedTuple):
     eigenvalues: Tensor
     eigenvectors: Tensor
 
@@ -95,8 +104,8 @@ _HALF_OK = frozenset(("matrix_exp", "matrix_norm", "matrix_power", "vecdot", "ve
 
 def _float(x: Any, op: str) -> Tensor:
     x = _tensor(x, op)
-    if x.dtype.kind != "f":
-        raise UnsupportedDtypeError(f"linalg.{op}: Expected a floating point tensor as input. Got {x.dtype}")
+    if x.dtype.kind not in "fc":
+        raise UnsupportedDtypeError(f"linalg.{op}: Expected a floating point or complex tensor as input. Got {x.dtype}")
     if x.dtype == np.float16 and op not in _HALF_OK:
         raise UnsupportedDtypeError(f"linalg.{op}: \"{op}\" not implemented for 'Half' (a LAPACK routine; shape "
                                     f"{tuple(x.shape)}); convert with .float()")  # fmt: skip
@@ -111,6 +120,11 @@ def _matrices(x: Any, op: str, square: bool = False, *, any_dtype: bool = False)
         raise RuntimeError(f"linalg.{op}: A must be batches of square matrices, but they are {x.shape[-2]} by "
                            f"{x.shape[-1]} matrices")  # fmt: skip
     return x
+
+
+def _real_dtype(x: Tensor) -> Any:
+    """The dtype of ``x``'s real parts: float32 for complex64, float64 for complex128, else ``x``'s own."""
+    return (np.float32 if x.dtype.itemsize == 8 else np.float64) if x.dtype.kind == "c" else x.dtype
 
 
 def _host(x: Tensor) -> np.ndarray:
@@ -186,18 +200,24 @@ def slogdet(A: Tensor) -> Slogdet:  # noqa: N803
     """``(sign, log|det|)`` of each square matrix (``sign`` 0 and ``-inf`` for a singular one)."""
     x = _matrices(A, "slogdet", square=True)
     _on_host(x, "slogdet")
-    with no_grad():
-        sign = _wrap(x, x._dev.xp.linalg.slogdet(x._data)[0])
-    # (the sign in the graph with gradient 0, as PyTorch's; a 0x0 matrix's log|det| = 0 too)
-    lad = _in_graph_of(_wrap(x, x._dev.xp.zeros(x.shape[:-2], x._data.dtype)), x) if x.shape[-1] == 0 else (
+    if x.dtype.kind == "c" and x.shape[-1] and x.requires_grad:  # (a complex sign turns with A: PyTorch's gradient)
+        sign = ops.DetSign.apply(x)
+    else:
+        with no_grad():
+            sign = _wrap(x, x._dev.xp.linalg.slogdet(x._data)[0])
+    # (a real sign in the graph with gradient 0, as PyTorch's; a 0x0 matrix's log|det| = 0 too)
+    lad = _in_graph_of(Tensor.zeros(x.shape[:-2], dtype=_real_dtype(x), device=x._dev), x) if x.shape[-1] == 0 else (
         ops.LogAbsDet.apply(x))  # fmt: skip
     return Slogdet(_in_graph_of(sign, x), lad)
 
 
 @public(method=True)
 def logdet(input: Tensor) -> Tensor:  # noqa: A002
-    """``log(det(A))``: NaN where the determinant is negative, ``-inf`` where it is 0."""
+    """``log(det(A))``: NaN where the determinant is negative, ``-inf`` where it is 0; of a complex matrix,
+    the complex logarithm ``log(sign) + log|det|``."""
     sign, lad = slogdet(input)
+    if sign.dtype.kind == "c":
+        return sign.log() + lad
     return where(sign < 0, float("nan"), lad)
 
 
@@ -338,14 +358,14 @@ def _not_positive_definite(op: str, info: np.ndarray) -> LinAlgError:
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
-    """The lower Cholesky factor ``L`` (``A = L L^T``) of each symmetric positive-definite matrix
-    (its lower triangle is read); ``upper=True``: ``L^T``."""
+    """The lower Cholesky factor ``L`` (``A = L L^H``) of each Hermitian (symmetric) positive-definite matrix
+    (its lower triangle is read); ``upper=True``: ``L^H``."""
     x = _matrices(A, "cholesky", square=True)
     try:  # (the factorisation reads the lower triangle; the gradient is symmetric, as PyTorch's)
         L = ops.Cholesky.apply(x)  # noqa: N806
     except np.linalg.LinAlgError:
         raise _not_positive_definite("cholesky", _cholesky_failures(x.detach())[1]) from None
-    return L.mT if upper else L
+    return L.mH if upper else L
 
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> CholeskyEx:  # noqa: N803
@@ -359,13 +379,13 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
         return CholeskyEx(L, _zeros_info(L, tuple(x.shape[:-2])))
     except LinAlgError:
         pass
-    ls, info = _cholesky_failures(x.detach().mT if upper else x.detach())
+    ls, info = _cholesky_failures(x.detach().mH if upper else x.detach())
     if check_errors:
         raise _not_positive_definite("cholesky_ex", info)
     L = Tensor(ls.astype(x.dtype), device=x._dev)  # noqa: N806
     if x.requires_grad:  # (in the graph, with PyTorch's gradient of that factor)
-        L = ops.GivenCholesky.apply(x.mT if upper else x, L)  # noqa: N806
-    return CholeskyEx(L.mT if upper else L, Tensor(info, device=x._dev))
+        L = ops.GivenCholesky.apply(x.mH if upper else x, L)  # noqa: N806
+    return CholeskyEx(L.mH if upper else L, Tensor(info, device=x._dev))
 
 
 # -- eigenvalues and singular values ---------------------------------------------------
@@ -376,6 +396,29 @@ def eigh(A: Tensor, UPLO: str = "L") -> Eigh:  # noqa: N803
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return Eigh(ops.EighValues.apply(x, args=UPLO), ops.EighVectors.apply(x, args=UPLO))
+
+
+def _general_square(A: Any, op: str) -> Tensor:  # noqa: N803
+    x = _matrices(A, op, square=True)
+    _on_host(x, op)  # (LAPACK's geev on the host: no device namespace has it)
+    if x.numel() and not bool(np.isfinite(_host(x.detach())).all()):
+        raise RuntimeError(f"linalg.{op}: input tensor should not contain infs or NaNs (shape {tuple(x.shape)})")
+    return x
+
+
+def eig(A: Tensor) -> Eig:  # noqa: N803
+    """The eigenvalues and eigenvectors (columns) of each general square matrix, always complex (complex64 for
+    float32 input), as LAPACK's ``geev`` gives them: each eigenvector of unit norm with its largest entry
+    real. Gradients as PyTorch's (``ops.EigValues``, ``ops.EigVectors``; a loss that depends on the
+    eigenvectors' phases raises, as there)."""
+    x = _general_square(A, "eig")
+    return Eig(ops.EigValues.apply(x), ops.EigVectors.apply(x))
+
+
+def eigvals(A: Tensor) -> Tensor:  # noqa: N803
+    """The eigenvalues of each general square matrix, always complex, as :func:`eig`'s."""
+    x = _general_square(A, "eigvals")
+    return saved_for_backward(ops.EigValues.apply(x), x)
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
@@ -397,6 +440,8 @@ def _svd_factors(x: Tensor, full_matrices: bool) -> SVD:
     packed = ops.SvdValues.apply(x, args=full_matrices)  # (one op: a trace computes it from x)
     U = packed[..., : m * r1].reshape(batch + (m, r1))  # noqa: N806
     S = packed[..., m * r1 : m * r1 + k]  # noqa: N806
+    if S.dtype.kind == "c":  # (packed with the complex factors: the singular values are real)
+        S = S.real.contiguous()  # noqa: N806
     Vh = packed[..., m * r1 + k :].reshape(batch + (r2, n))  # noqa: N806
     if not x.requires_grad:
         return SVD(U, S, Vh)
@@ -412,7 +457,7 @@ def svdvals(A: Tensor) -> Tensor:  # noqa: N803
         values = raw.linalg.svdvals if hasattr(raw.linalg, "svdvals") else (
             lambda a: raw.linalg.svd(a, compute_uv=False))  # fmt: skip
         exact = _wrap(x, values(x._data)) if x.numel() else (
-            Tensor.zeros(x.shape[:-2] + (min(x.shape[-2:]),), dtype=x.dtype, device=x._dev))  # fmt: skip
+            Tensor.zeros(x.shape[:-2] + (min(x.shape[-2:]),), dtype=_real_dtype(x), device=x._dev))  # fmt: skip
         return _in_graph_of(exact, x)
     # (the factors are kept, not A: changing A in place before the backward is no error, as in PyTorch)
     return saved_for_backward(_svd_factors(x, False).S, output=True)
@@ -449,7 +494,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
         from ..tensors._tensor import cat  # noqa: PLC0415
 
         Q, R1 = qr(x[..., :, :m])  # noqa: N806
-        R = cat([R1, _exact_with_gradient_of(R[..., :, m:], Q.mT @ x[..., :, m:])], -1)  # noqa: N806
+        R = cat([R1, _exact_with_gradient_of(R[..., :, m:], Q.mH @ x[..., :, m:])], -1)  # noqa: N806
     else:  # (PyTorch's gradient, ops.QrPacked; of the reduced factors)
         q_red, r_red = Q[..., :, :n].detach(), R[..., :n, :].detach()
         packed = ops.QrPacked.apply(x, q_red, r_red)
@@ -463,6 +508,12 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:  # noqa: N803
             Q, R = Q_red, R_red  # noqa: N806
     if mode == "r":
         Q = Tensor.zeros((0,), dtype=x.dtype, device=x._dev)  # noqa: N806
+        if R.requires_grad:  # (PyTorch's R has a node whose backward refuses: its formula needs Q)
+            from ..ops.alias import RefusedDerivative  # noqa: PLC0415
+
+            R = RefusedDerivative.apply(R, args="The derivative of linalg.qr depends on Q, which is not computed "  # noqa: N806
+                                        "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are going "
+                                        "to differentiate through linalg.qr.")  # fmt: skip
     return QR(Q, R)
 
 
@@ -476,7 +527,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     x = _matrices(A, "pinv", square=hermitian)
     m, n = x.shape[-2:]
     if x.numel() == 0:
-        return x.mT.clone()  # (empty, in the graph)
+        return x.mH.clone()  # (empty, in the graph)
     eps = np.finfo(x.dtype).eps
     at = 0.0 if atol is None else (_host(atol) if isinstance(atol, Tensor) else atol)
     rt = (eps * max(m, n) if atol is None or atol == 0 else 0.0) if rtol is None else (
@@ -487,13 +538,13 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
         tol = np.maximum(np.asarray(at)[..., None], np.asarray(rt)[..., None] * s.max(-1, keepdims=True))
         keep = s > tol
         winv = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0)
-        exact_np = (v * winv[..., None, :]) @ v.swapaxes(-1, -2)
+        exact_np = (v * winv[..., None, :]) @ v.conj().swapaxes(-1, -2)
     else:
         u, s, vh = (np.asarray(v) for v in np.linalg.svd(_host(x), full_matrices=False))
         tol = np.maximum(np.asarray(at)[..., None], np.asarray(rt)[..., None] * s[..., :1])
         keep = s > tol
         sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
-        exact_np = (vh.swapaxes(-1, -2) * sinv[..., None, :]) @ u.swapaxes(-1, -2)
+        exact_np = (vh.conj().swapaxes(-1, -2) * sinv[..., None, :]) @ u.conj().swapaxes(-1, -2)
     exact = Tensor(exact_np.astype(x.dtype), device=x._dev)
     if not x.requires_grad:
         return exact
@@ -529,11 +580,15 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     m, n = a.shape[-2:]
     empty = Tensor.zeros((0,), dtype=a.dtype, device=a._dev)
     rank = Tensor.zeros((0,), dtype=np.int64, device=a._dev) if drv == "gels" else matrix_rank(a, rtol=rcond)
-    residuals = sol.reshape(-1)[:0]  # (empty, yet on the graph as PyTorch's)
+    residuals = sol.reshape(-1)[:0]  # (empty, yet on the graph as PyTorch's; real, as the squared magnitudes)
+    if residuals.dtype.kind == "c":
+        residuals = residuals.real
     if m > n and drv != "gelsy" and (drv == "gels" or bool((rank == n).all())):
         r = a @ sol - bb
-        residuals = (r * r).sum(-2)  # (..., k): a vector b keeps its column (k = 1), as PyTorch's
-    singular = svdvals(a).detach() if drv in ("gelsd", "gelss") else empty
+        residuals = ((r * r) if r.dtype.kind != "c" else (r.real * r.real + r.imag * r.imag)).sum(-2)  # (..., k): a
+        # vector b keeps its column (k = 1), as PyTorch's; of complex residuals, their squared magnitudes
+    singular = svdvals(a).detach() if drv in ("gelsd", "gelss") else (
+        empty.real if empty.dtype.kind == "c" else empty)  # fmt: skip
     sol = saved_for_backward(sol.squeeze(-1) if vector else sol, output=True)
     return Lstsq(sol, residuals, rank, singular)
 
@@ -743,9 +798,9 @@ def _chain_product(mats: list[Tensor]) -> Tensor:
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
-    """The dot product of vectors along ``dim`` (the inputs broadcast)."""
+    """The dot product of vectors along ``dim`` (the inputs broadcast); of complex vectors ``sum(conj(x) y)``."""
     same_dtype("linalg.vecdot", _float(x, "vecdot"), ("y", _float(y, "vecdot")))  # (PyTorch's promotes none)
-    return (x * y).sum(dim)
+    return ((x.conj() if x.dtype.kind == "c" else x) * y).sum(dim)
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: N803
@@ -753,7 +808,8 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
     return _tensor(A, "diagonal").diagonal(offset, dim1, dim2)
 
 
-@accepts(("uint8", "int8", "int16", "int32", "int64", "float32", "float64"))  # (PyTorch's: no bool, no float16)
+@accepts(("uint8", "int8", "int16", "int32", "int64", "float32", "float64", "complex64", "complex128"))  # (PyTorch's:
+# no bool, no float16)
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     """The Vandermonde matrix of the last dimension of ``x``: columns ``x**0, x**1, ..., x**(N - 1)``."""
     x = _tensor(x, "vander")
@@ -958,12 +1014,12 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # n
 
 
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:  # noqa: N803
-    """``X`` with ``A X = B`` (``left=False``: ``X A = B``; ``adjoint``: ``A^T`` for ``A``) from
+    """``X`` with ``A X = B`` (``left=False``: ``X A = B``; ``adjoint``: ``A^H`` for ``A``) from
     :func:`lu_factor`'s ``(LU, pivots)`` of ``A``; batches broadcast. Gradients reach ``B`` and the
     triangles of ``LU``."""
     lu_data, b = _matrices(LU, "lu_solve", square=True), _matrices(B, "lu_solve")
     if not left:
-        return lu_solve(lu_data, pivots, b.mT, adjoint=not adjoint).mT
+        return lu_solve(lu_data, pivots, b.mH, adjoint=not adjoint).mH
     if b.shape[-2] != lu_data.shape[-1]:
         raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation AX = B "
                            f"({lu_data.shape[-2]}x{lu_data.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})")  # fmt: skip
@@ -971,9 +1027,9 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
     if not adjoint:  # A = P L U: X = U^-1 L^-1 P^T B
         y = solve_triangular(lu_data, P.mT @ b, upper=False, unitriangular=True)
         x = solve_triangular(lu_data, y, upper=True)
-    else:  # A^T = U^T L^T P^T: X = P L^-T U^-T B
-        y = solve_triangular(lu_data.mT, b, upper=False)
-        x = P @ solve_triangular(lu_data.mT, y, upper=True, unitriangular=True)
+    else:  # A^H = U^H L^H P^T: X = P L^-H U^-H B
+        y = solve_triangular(lu_data.mH, b, upper=False)
+        x = P @ solve_triangular(lu_data.mH, y, upper=True, unitriangular=True)
     return saved_for_backward(x, lu_data, output=True)  # (PyTorch's keeps LU and the solution)
 
 
@@ -981,13 +1037,14 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     """``(LD, pivots, info)``: the ``A = L D L^T`` decomposition of each symmetric matrix (its lower
     triangle read) with Bunch-Kaufman pivoting, in LAPACK's compact form: ``D``'s 1x1 and 2x2 blocks
     on the diagonal and first subdiagonal, ``L`` below; a 2x2 block's pivots both negative. No
-    gradient (PyTorch has none). ``hermitian`` is the same for real matrices."""
+    gradient (PyTorch has none). ``hermitian``: ``A = L D L^H`` of a Hermitian complex matrix (the same for
+    real matrices)."""
     from ..ops.factorizations import ldl_host  # noqa: PLC0415
 
     x = _matrices(A, "ldl_factor_ex", square=True)
     batch, n = tuple(x.shape[:-2]), x.shape[-1]
     flat = _host(x).reshape((math.prod(batch), n, n))
-    parts = [ldl_host(a) for a in flat]
+    parts = [ldl_host(a, hermitian) for a in flat]
     ld = np.stack([p[0] for p in parts]) if parts else np.zeros((0, n, n), x.dtype)
     piv = np.stack([p[1] for p in parts]) if parts else np.zeros((0, n), np.int32)
     info = np.asarray([p[2] for p in parts], np.int32)
@@ -1013,8 +1070,9 @@ def ldl_factor(A: Tensor, *, hermitian: bool = False) -> LDLFactor:  # noqa: N80
     return LDLFactor(LD, pivots)
 
 
-def _ldl_parts_host(ld: np.ndarray, piv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(M, D)`` with ``A = M D M^T`` of one compact ``LD``: ``M = P(1) L(1) P(2) L(2) ...`` (host)."""
+def _ldl_parts_host(ld: np.ndarray, piv: np.ndarray, hermitian: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``(M, D)`` with ``A = M D M^T`` (``hermitian``: ``M D M^H``) of one compact ``LD``: ``M = P(1) L(1) P(2)
+    L(2) ...`` (host)."""
     n = ld.shape[0]
     m = np.eye(n, dtype=ld.dtype)
     d = np.zeros_like(ld)
@@ -1031,7 +1089,7 @@ def _ldl_parts_host(ld: np.ndarray, piv: np.ndarray) -> tuple[np.ndarray, np.nda
         m = m @ step
         d[k : k + size, k : k + size] = ld[k : k + size, k : k + size]
         if size == 2:
-            d[k, k + 1] = ld[k + 1, k]
+            d[k, k + 1] = ld[k + 1, k].conj() if hermitian else ld[k + 1, k]
         k += size
     return m, d
 
@@ -1046,13 +1104,14 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False)
                            f"({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")  # fmt: skip
     count = math.prod(ld.shape[:-2])
     lh, ph = _host(ld).reshape((count, n, n)), np.asarray(_host(piv)).reshape((count, n))
-    parts = [_ldl_parts_host(a, p) for a, p in zip(lh, ph, strict=True)]
+    herm = hermitian and ld.dtype.kind == "c"
+    parts = [_ldl_parts_host(a, p, herm) for a, p in zip(lh, ph, strict=True)]
     shape = tuple(ld.shape[:-2]) + (n, n)
     m = np.stack([p[0] for p in parts]).reshape(shape) if parts else np.zeros(shape, ld.dtype)
     d = np.stack([p[1] for p in parts]).reshape(shape) if parts else np.zeros(shape, ld.dtype)
     with no_grad():
         M, D = Tensor(m, device=ld._dev), Tensor(d, device=ld._dev)  # noqa: N806
-        return solve(M.mT, solve(D, solve(M, b.detach())))
+        return solve(M.mH if herm else M.mT, solve(D, solve(M, b.detach())))
 
 
 def _reflectors(A: Tensor, k: int) -> Tensor:  # noqa: N803
@@ -1062,7 +1121,7 @@ def _reflectors(A: Tensor, k: int) -> Tensor:  # noqa: N803
 
 
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
-    """The first ``n`` columns of ``H_1 H_2 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` the
+    """The first ``n`` columns of ``H_1 H_2 ... H_k``, ``H_i = I - tau_i v_i v_i^H`` with ``v_i`` the
     ``i``-th column of ``A (..., m, n)`` below the diagonal (a 1 on it): the ``Q`` of :func:`geqrf`'s
     output. Gradients reach ``tau`` and ``A`` below the diagonal."""
     a, t = _matrices(A, "householder_product"), _float(tau, "householder_product")
@@ -1083,18 +1142,21 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
 
 
 def _apply_reflectors(a: Tensor, t: Tensor, c: Tensor, *, left: bool, transpose: bool) -> Tensor:
-    """``Q C``, ``Q^T C``, ``C Q`` or ``C Q^T`` with ``Q = H_1 ... H_k`` the reflectors of ``(a, t)``."""
+    """``Q C``, ``Q^H C``, ``C Q`` or ``C Q^H`` with ``Q = H_1 ... H_k`` the reflectors of ``(a, t)``
+    (``H_i = I - t_i v_i v_i^H``, so ``H_i^H`` has ``conj(t_i)``)."""
     k = t.shape[-1]
     v = _reflectors(a, k)
+    if transpose and t.dtype.kind == "c":
+        t = t.conj()
     # Q C applies H_k first; Q^T C applies H_1 first (and the reverse from the right)
     order = range(k) if left == transpose else range(k - 1, -1, -1)
     for i in order:
         vi = v[..., :, i : i + 1]  # (..., r, 1)
         ti = t[..., i : i + 1].unsqueeze(-1)
         if left:
-            c = c - ti * vi @ (vi.mT @ c)
+            c = c - ti * vi @ (vi.mH @ c)
         else:
-            c = c - ti * (c @ vi) @ vi.mT
+            c = c - ti * (c @ vi) @ vi.mH
     return c
 
 
@@ -1106,7 +1168,7 @@ def orgqr(input: Tensor, tau: Tensor) -> Tensor:  # noqa: A002
 
 @public(method=True)
 def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpose: bool = False) -> Tensor:  # noqa: A002
-    """``Q other`` (``left=False``: ``other Q``; ``transpose``: ``Q^T``) with ``Q`` the full orthogonal
+    """``Q other`` (``left=False``: ``other Q``; ``transpose``: ``Q^H``) with ``Q`` the full unitary
     product of :func:`geqrf`'s reflectors ``(input, tau)``, never formed. Gradients reach all three."""
     a, t, c = _matrices(input, "ormqr"), _float(tau, "ormqr"), _matrices(other, "ormqr")
     rows = c.shape[-2] if left else c.shape[-1]
@@ -1181,7 +1243,7 @@ def _torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Tor
         return TorchSVD(zeros[0], svdvals(x), zeros[1])
     # (the complete factors' extra columns take no gradient, as PyTorch's)
     U, S, Vh = svd(x, full_matrices=not some)  # noqa: N806
-    return TorchSVD(U, S, Vh.mT)
+    return TorchSVD(U, S, Vh.mH)
 
 
 @public(name="qr", method=True)
@@ -1223,7 +1285,7 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
 
 
 def _cholesky_product(factor: Tensor, upper: bool) -> Tensor:
-    return factor.mT @ factor if upper else factor @ factor.mT
+    return factor.mH @ factor if upper else factor @ factor.mH
 
 
 @public(method=True)
@@ -1233,9 +1295,9 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa
     (``ops.GivenCholeskySolve``: it reaches the whole of ``L``; infinite and NaN for a singular factor)."""
     rhs, f = _matrices(B, "cholesky_solve"), _matrices(L, "cholesky_solve", square=True)
     same_dtype("cholesky_solve", rhs, ("L", f))  # (PyTorch's LAPACK path promotes none)
-    lower = f.mT if upper else f
-    with no_grad():  # L^-T (L^-1 B)
-        exact = solve_triangular(lower.mT, solve_triangular(lower, rhs, upper=False), upper=True)
+    lower = f.mH if upper else f
+    with no_grad():  # L^-H (L^-1 B)
+        exact = solve_triangular(lower.mH, solve_triangular(lower, rhs, upper=False), upper=True)
     if not (rhs.requires_grad or f.requires_grad):
         return exact
     batch = tuple(exact.shape[:-2])
@@ -1249,11 +1311,11 @@ def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
     """The inverse of ``A = L L^T`` (``upper``: ``U^T U``) given its Cholesky factor; the gradient, as
     PyTorch's, is that of ``inv(L L^T)``."""
     f = _matrices(L, "cholesky_inverse", square=True)
-    lower = f.mT if upper else f
+    lower = f.mH if upper else f
     with no_grad():
         eye = Tensor(np.broadcast_to(np.eye(f.shape[-1], dtype=f.dtype), f.shape).copy(), device=f._dev)
         linv = solve_triangular(lower.detach(), eye, upper=False)
-        exact = linv.mT @ linv
+        exact = linv.mH @ linv
     if not f.requires_grad:
         return exact
     out = _exact_with_gradient_of(exact, inv(_cholesky_product(f, upper)))
@@ -1275,7 +1337,7 @@ def _approximate_basis(a: Tensor, q: int, niter: int) -> Tensor:
     r = randn(a.shape[-1], q, dtype=a.dtype, device=a.device)
     basis = qr(a @ r).Q
     for _ in range(niter):
-        basis = qr(a.mT @ basis).Q
+        basis = qr(a.mH @ basis).Q
         basis = qr(a @ basis).Q
     return basis
 
@@ -1289,10 +1351,10 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int = 2, M: Tensor | None =
     if M is not None:
         x = x - _tensor(M, "svd_lowrank").expand(x.shape)
     m, n = x.shape[-2:]
-    a = x.mT if m < n else x
+    a = x.mH if m < n else x
     basis = _approximate_basis(a, q, niter)
-    U, S, Vh = svd(basis.mT @ a, full_matrices=False)  # noqa: N806
-    U, V = basis @ U, Vh.mT  # noqa: N806
+    U, S, Vh = svd(basis.mH @ a, full_matrices=False)  # noqa: N806
+    U, V = basis @ U, Vh.mH  # noqa: N806
     return (V, S, U) if m < n else (U, S, V)  # (a plain tuple, as PyTorch's)
 
 

@@ -3,7 +3,7 @@ programs: ``torch.cholesky``, ``torch.pinverse``, ``torch.chain_matmul``, ``torc
 ``torch.nuclear_norm``, ``torch.norm_except_dim``, each a thin adapter of the one
 implementation in :mod:`tinygrad_attn.linalg` (with PyTorch's deprecation warning where it
 gives one); and those PyTorch has removed (``torch.matrix_rank``, ``torch.solve``,
-``torch.lstsq``, ``torch.symeig``), which raise its ``RuntimeError`` naming the replacement.
+``torch.lstsq``, ``torch.symeig``, ``torch.eig``), which raise its ``RuntimeError`` naming the replacement.
 
 >>> import tinygrad_attn as tga
 >>> float(tga.pinverse(tga.eye(2) * 2)[0, 0])
@@ -128,3 +128,8 @@ def lstsq(input: Any, A: Any, *, out: Any = None) -> NoReturn:  # noqa: A002, N8
 @public
 def symeig(input: Any, eigenvectors: Any = False, upper: Any = True, *, out: Any = None) -> NoReturn:  # noqa: A002
     _removed("symeig", "torch.linalg.eigvalsh or torch.linalg.eigh (which read the lower triangle by default)")
+
+
+@public
+def eig(self: Any, eigenvectors: Any = False, *, e: Any = None, v: Any = None) -> NoReturn:
+    _removed("eig", "torch.linalg.eigvals, or torch.linalg.eig for the eigenvectors (both return complex tensors)")

@@ -256,7 +256,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     """The ``p``-norm of ``input - other`` (broadcast together), over every entry."""
     a, b = _tensor(input, "dist"), _tensor(other, "dist")
-    if a.dtype.kind != "f" and b.dtype.kind != "f":
+    if a.dtype.kind not in "fc" and b.dtype.kind not in "fc":
         raise UnsupportedDtypeError(f"dist: input dtype should be either floating point or complex, got {a.dtype} "
                                     f"and {b.dtype}")  # fmt: skip
     d = (a - b).reshape(-1)

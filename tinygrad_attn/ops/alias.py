@@ -72,3 +72,16 @@ class NoDerivative(Alias):
 
     def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
         raise RuntimeError(f"the derivative for {self.args} is not implemented (as in PyTorch)")
+
+
+class RefusedDerivative(Alias):
+    """The value of an op whose derivative PyTorch refuses for the arguments it was given (``linalg.qr``'s
+    ``R`` with ``mode='r'``, which computes no ``Q``): its backward raises PyTorch's ``RuntimeError``
+    with the message ``args``."""
+
+    __slots__ = ()
+    name = "refused_derivative"
+    conjugate_backward = False
+
+    def backward(self, g: Any, ns: Any, inputs: Sequence[Any], out: Any) -> Sequence[Any]:
+        raise RuntimeError(self.args)

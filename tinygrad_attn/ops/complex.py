@@ -173,7 +173,7 @@ class ViewAsComplex(Function):
         return ViewAsReal.apply(value)
 
 
-_function.COMPLEX_PARTS.update(conj=Conj, real=Real)
+_function.COMPLEX_PARTS.update(conj=Conj, real=Real, imag=Imag)
 
 
 #: The normalisation of a transform's adjoint: the inverse transform's, scaled so that the pair is adjoint

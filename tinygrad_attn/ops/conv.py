@@ -181,6 +181,8 @@ class Convolution(FusedFunction):
         _, w, b = inputs
         geo, groups = self.args
         cols, padded = self.ctx
+        if getattr(g.dtype, "kind", None) == "c":  # (the engine conjugates the inputs, not the windows kept here)
+            cols = ns.device.xp.conj(cols)
         n, co = g.shape[:2]
         gm = ns.reshape(g, (n, groups, co // groups, -1))  # (N, G, O/G, L)
         gw = ns.sum(ns.matmul(gm, ns.matrix_transpose(cols)), axis=0)  # (G, O/G, C/G*K)

@@ -5,17 +5,42 @@ forward, and ``Tril``, the triangle of the last two axes (the mask the backward 
 take). Each backward is written in ``ns`` ops (these ops among them), so gradients of every
 order follow. The other ``torch.linalg`` functions (``tinygrad_attn/linalg/__init__.py``) are
 composites of these.
+
+Complex matrices: the holomorphic ops (inverse, solve, determinant, triangular solves, LU) keep
+their real formulas, which the engine reads at the conjugated inputs (PyTorch's conjugate
+convention). The others (``log|det|``, Cholesky, QR, SVD, ``eigh``, the pseudo-inverse) depend on
+``A^H`` and say ``conjugate_backward = False``: their formulas are PyTorch's, written with the
+conjugate transpose (:func:`_mh`), which is the transpose for real matrices.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..engine.function import Function
+from ..engine.function import COMPLEX_PARTS, Function
 
 
 def _mt(ns, x):
     return ns.matrix_transpose(x)
+
+
+def _is_complex(x) -> bool:
+    return getattr(getattr(x, "dtype", None), "kind", None) == "c"
+
+
+def _conj(ns, x):
+    """``conj(x)`` where ``x`` is complex, else ``x`` itself."""
+    return ns.apply(COMPLEX_PARTS["conj"], x) if _is_complex(x) else x
+
+
+def _real(ns, x):
+    """The real part of ``x`` where it is complex, else ``x`` itself."""
+    return ns.apply(COMPLEX_PARTS["real"], x) if _is_complex(x) else x
+
+
+def _mh(ns, x):
+    """The conjugate transpose of the last two axes (the transpose of a real matrix)."""
+    return _conj(ns, ns.matrix_transpose(x))
 
 
 class LinAlgError(RuntimeError):
@@ -82,19 +107,21 @@ class PseudoInverse(Function):
     """The pseudo-inverse ``P`` of input 0, its value given as input 1 (the caller's rule says which
     singular values count), differentiated at constant rank as PyTorch's ``pinv``: ``gA = -P^T g P^T +
     (I - A P) g^T P P^T + P^T P g^T (I - P A)`` (Golub and Pereyra), in ``ns`` ops on the output
-    itself, so gradients of every order follow: of every rank, dropped singular values included."""
+    itself, so gradients of every order follow: of every rank, dropped singular values included. Complex:
+    the same with conjugate transposes, as PyTorch's."""
 
     __slots__ = ()
     name = "pinv"
     operands = ("A", "P")
     keep = (0,)
+    conjugate_backward = False
 
     def forward(self, ns, a, p):
         return p
 
     def backward(self, g, ns, inputs, out):
         a, mm = inputs[0], ns.matmul
-        pt, gt = _mt(ns, out), _mt(ns, g)
+        pt, gt = _mh(ns, out), _mh(ns, g)
         first = -mm(mm(pt, g), pt)
         left = mm(gt - mm(a, mm(out, gt)), mm(out, pt))
         right = mm(mm(pt, out), gt - mm(mm(gt, out), a))
@@ -179,12 +206,14 @@ class GivenCholeskySolve(Function):
     """``X`` with ``F F^T X = B`` (``args = upper``: ``F^T F X = B``) for inputs ``(B, F)``, its value given as
     input 2, with PyTorch's gradient read from that value: ``gB`` the same solve of ``g``, ``gF = -(gB X^T +
     X gB^T) F`` (upper: ``-F (...)``), its solves as :class:`TriangularSubstitution`'s, so a factor with a
-    zero on its diagonal gives PyTorch's infinities and NaNs."""
+    zero on its diagonal gives PyTorch's infinities and NaNs. Complex: ``F F^H`` (``F^H F``), the same
+    formula with conjugate transposes, as PyTorch's."""
 
     __slots__ = ()
     name = "cholesky_solve_given"
     operands = ("B", "F", "X")
     keep = (1,)
+    conjugate_backward = False
 
     def forward(self, ns, b, f, x):
         return x
@@ -194,13 +223,14 @@ class GivenCholeskySolve(Function):
         recording = getattr(ns, "recording", False)
         dev = f._dev if recording else ns.device
         fa, garr = (ns.values(f), ns.values(g)) if recording else (f, g)
-        lower = dev.ops.matrix_transpose(fa) if upper else fa
+        raw_mh = (lambda t: dev.xp.conj(dev.ops.matrix_transpose(t))) if _is_complex(fa) else dev.ops.matrix_transpose
+        lower = raw_mh(fa) if upper else fa
         y = TriangularSubstitution.solve(dev, lower, garr, False, False)  # L^-1 g
-        x = TriangularSubstitution.solve(dev, dev.ops.matrix_transpose(lower), y, True, False)  # L^-T L^-1 g
+        x = TriangularSubstitution.solve(dev, raw_mh(lower), y, True, False)  # L^-H L^-1 g
         # (recorded, gB is this op again, as PyTorch's cholesky_solve of g: its gradient reaches all of F)
         gb = ns.apply(GivenCholeskySolve, g, f, ns.const(x), args=upper) if recording else x
-        common = ns.matmul(gb, _mt(ns, out))
-        common = common + _mt(ns, common)
+        common = ns.matmul(gb, _mh(ns, out))
+        common = common + _mh(ns, common)
         gf = -ns.matmul(f, common) if upper else -ns.matmul(common, f)
         return gb, gf, None
 
@@ -271,14 +301,15 @@ def _svd_cofactors(ns, a):
 
 
 class LogAbsDet(Function):
-    """``log|det(A)|``; its gradient is ``inv(A)^T``. At a singular matrix the backward raises
-    :class:`LinAlgError`, as PyTorch's (its solve with ``A``)."""
+    """``log|det(A)|``; its gradient is ``inv(A)^H`` (``inv(A)^T`` for a real ``A``). At a singular matrix the
+    backward raises :class:`LinAlgError`, as PyTorch's (its solve with ``A``)."""
 
     __slots__ = ()
     primitive = True
     name = "logabsdet"
     keep = (0,)
     reads_output = False
+    conjugate_backward = False
 
     def forward(self, ns, a):
         return ns.device.xp.linalg.slogdet(a)[1]
@@ -286,7 +317,7 @@ class LogAbsDet(Function):
     def backward(self, g, ns, inputs, out):
         a = inputs[0]
         try:
-            inverse_t = _mt(ns, ns.apply(Inv, a))
+            inverse_t = _mh(ns, ns.apply(Inv, a))
         except Exception as err:  # (NumPy's, CuPy's and array_api_strict's LinAlgError have no common base)
             if "LinAlgError" not in type(err).__name__:
                 raise
@@ -294,7 +325,27 @@ class LogAbsDet(Function):
                 raise LinAlgError(f"linalg.slogdet: the gradient of log|det(A)| at a singular matrix A (of shape "
                                   f"{tuple(a.shape)}): solving with it failed because it is singular") from None  # fmt: skip
             inverse_t = _inverse_transposed_by_lu(ns, a)
+            if _is_complex(a):
+                inverse_t = ns.device.xp.conj(inverse_t)
         return (ns.reshape(g, tuple(g.shape) + (1, 1)) * inverse_t,)
+
+
+class DetSign(Function):
+    """``det(A) / |det(A)|`` of a complex ``A`` (the ``sign`` of ``slogdet``, 0 where ``A`` is singular), with
+    PyTorch's gradient: ``d sign = i Im(tr(A^-1 dA)) sign``, so ``gA = i Im(g conj(sign)) A^-H``."""
+
+    __slots__ = ()
+    name = "slogdet_sign"
+    keep = (0,)
+    conjugate_backward = False
+
+    def forward(self, ns, a):
+        return ns.device.xp.linalg.slogdet(a)[0]
+
+    def backward(self, g, ns, inputs, out):
+        a = inputs[0]
+        turn = ns.apply(COMPLEX_PARTS["imag"], g * _conj(ns, out)) * 1j  # (i Im(g conj(sign)))
+        return (ns.reshape(turn, tuple(turn.shape) + (1, 1)) * _mh(ns, ns.apply(Inv, a)),)
 
 
 def _inverse_transposed_by_lu(ns, a):
@@ -314,13 +365,14 @@ def _inverse_transposed_by_lu(ns, a):
 
 
 class Cholesky(Function):
-    """The lower Cholesky factor ``L`` of a symmetric positive-definite ``A = L L^T``; with
-    ``T = tril(L^T gL)``: ``gA = L^-T (T + tril(T, -1)^T) / 2 L^-1``."""
+    """The lower Cholesky factor ``L`` of a Hermitian (symmetric) positive-definite ``A = L L^H``; with
+    ``T = tril(L^H gL)``: ``gA = L^-H (T + tril(T, -1)^H) / 2 L^-1``, as PyTorch's."""
 
     __slots__ = ()
     primitive = True
     name = "cholesky"
     keep = ()
+    conjugate_backward = False
 
     def forward(self, ns, a):
         return ns.device.xp.linalg.cholesky(a)
@@ -340,6 +392,7 @@ class GivenCholesky(Function):
     name = "cholesky_given"
     operands = ("A", "L")
     keep = ()
+    conjugate_backward = False
 
     def forward(self, ns, a, lower):
         return lower
@@ -352,30 +405,32 @@ class GivenCholesky(Function):
 
 
 def _cholesky_backward(ns, g, lower, solve_upper):
-    """``L^-T (T + tril(T, -1)^T) / 2 L^-1`` with ``T = tril(L^T g)``; ``solve_upper(U, B)``: ``U^-1 B``."""
-    lt = _mt(ns, lower)  # L^T
+    """``L^-H (T + tril(T, -1)^H) / 2 L^-1`` with ``T = tril(L^H g)``; ``solve_upper(U, B)``: ``U^-1 B``."""
+    lt = _mh(ns, lower)  # L^H
     t = ns.apply(Tril, ns.matmul(lt, g), args=0)
-    m = (t + _mt(ns, ns.apply(Tril, t, args=-1))) * 0.5
-    left = solve_upper(lt, m)  # L^-T M
-    return _mt(ns, solve_upper(lt, _mt(ns, left)))  # (L^-T M) L^-1
+    m = (t + _mh(ns, ns.apply(Tril, t, args=-1))) * 0.5
+    left = solve_upper(lt, m)  # L^-H M
+    return _mh(ns, solve_upper(lt, _mh(ns, left)))  # (L^-H M) L^-1
 
 
 def _eigh(ns, a, uplo: str):
     raw = ns.device.xp
     try:
         return raw.linalg.eigh(a, UPLO=uplo)
-    except TypeError:  # (the array API's eigh reads the lower triangle and takes no UPLO: the upper is A^T's lower)
-        return raw.linalg.eigh(a if uplo == "L" else raw.matrix_transpose(a))
+    except TypeError:  # (the array API's eigh reads the lower triangle and takes no UPLO: the upper is A^H's lower)
+        return raw.linalg.eigh(a if uplo == "L" else raw.conj(raw.matrix_transpose(a)))
 
 
 class EighValues(Function):
-    """``args = UPLO``: the eigenvalues of a symmetric matrix, ascending; ``gA = V diag(g) V^T``."""
+    """``args = UPLO``: the eigenvalues (real) of a Hermitian (symmetric) matrix, ascending;
+    ``gA = V diag(g) V^H``."""
 
     __slots__ = ()
     primitive = True
     name = "eigvalsh"
     keep = (0,)
     reads_output = False
+    conjugate_backward = False
 
     def forward(self, ns, a):
         return _eigh(ns, a, self.args)[0]
@@ -383,19 +438,20 @@ class EighValues(Function):
     def backward(self, g, ns, inputs, out):
         v = ns.apply(EighVectors, inputs[0], args=self.args)
         n = g.shape[-1]
-        return (ns.matmul(v * ns.reshape(g, tuple(g.shape[:-1]) + (1, n)), _mt(ns, v)),)
+        return (ns.matmul(v * ns.reshape(g, tuple(g.shape[:-1]) + (1, n)), _mh(ns, v)),)
 
 
 class EighVectors(Function):
-    """``args = UPLO``: the eigenvectors (columns) of a symmetric matrix; with ``K = V^T gV`` made
-    skew (``(K - K^T) / 2``, the tangent directions that keep ``V`` orthogonal, as PyTorch's):
-    ``gA = V (K / E) V^T``, ``E[i, j] = w[j] - w[i]`` off the diagonal, 1 on it (so infinite or NaN at
+    """``args = UPLO``: the eigenvectors (columns) of a Hermitian (symmetric) matrix; with ``K = V^H gV`` made
+    skew-Hermitian (``(K - K^H) / 2``, the tangent directions that keep ``V`` unitary, as PyTorch's):
+    ``gA = V (K / E) V^H``, ``E[i, j] = w[j] - w[i]`` off the diagonal, 1 on it (so infinite or NaN at
     repeated eigenvalues, as PyTorch's)."""
 
     __slots__ = ()
     primitive = True
     name = "eigh_vectors"
     keep = (0,)
+    conjugate_backward = False
 
     def forward(self, ns, a):
         return _eigh(ns, a, self.args)[1]
@@ -410,10 +466,88 @@ class EighVectors(Function):
         dev = w._dev if getattr(ns, "recording", False) else ns.device
         eye = ns.const(dev.asarray(np.eye(n, dtype=bool)))
         e = ns.where(eye, ns.zeros_like(diff) + 1.0, diff)
-        k = ns.matmul(_mt(ns, v), g)
+        k = ns.matmul(_mh(ns, v), g)
+        _check_phase_free(ns, k, "linalg_eigh_backward")
         with np.errstate(divide="ignore", invalid="ignore"):
-            inner = ((k - _mt(ns, k)) * 0.5) / e
-        return (ns.matmul(ns.matmul(v, inner), _mt(ns, v)),)
+            inner = ((k - _mh(ns, k)) * 0.5) / e
+        return (ns.matmul(ns.matmul(v, inner), _mh(ns, v)),)
+
+
+def _check_phase_free(ns, k, op: str) -> None:
+    """PyTorch's check that a loss does not depend on the phases of complex eigenvectors (each is one only
+    up to a factor ``e^{i phi}``): the imaginary diagonal of ``K = V^H gV`` near 0 (``allclose``, 1e-2)."""
+    if not _is_complex(k):
+        return
+    raw = k._dev if getattr(ns, "recording", False) else ns.device
+    values = ns.values(k) if getattr(ns, "recording", False) else k
+    d = np.asarray(raw.to_host(values)).diagonal(0, -2, -1).imag
+    if not np.all(np.abs(d) <= 1e-2):
+        raise RuntimeError(f"{op}: The eigenvectors in the complex case are specified up to multiplication by "
+                           "e^{i phi}. The specified loss function depends on this phase term, making it "
+                           f"ill-defined (the imaginary diagonal of V^H gV reaches {float(np.abs(d).max()):.3g}).")  # fmt: skip
+
+
+def _eig_host(dev, a, part: int):
+    """``eigenvalues`` (``part`` 0) or ``eigenvectors`` (1) of a general square ``a`` by LAPACK's ``geev`` on the
+    host (the array namespaces of devices have no ``eig``), always complex: complex64 for float32 and complex64
+    input, complex128 otherwise. Each eigenvector of unit norm with its largest entry real, as ``geev`` leaves it."""
+    host = np.asarray(dev.to_host(a))
+    out = np.linalg.eig(host)[part]
+    cdt = np.complex64 if host.dtype in (np.float32, np.complex64) else np.complex128
+    return dev.asarray(np.ascontiguousarray(out.astype(cdt, copy=False)))
+
+
+class EigValues(Function):
+    """The eigenvalues of a general square matrix (complex). ``gA = V^-H diag(g) V^H``, as PyTorch's (a real
+    ``A`` takes its real part: the engine's rule for a real input of a complex result)."""
+
+    __slots__ = ()
+    name = "eigvals"
+    keep = (0,)
+    reads_output = False
+    conjugate_backward = False
+
+    def forward(self, ns, a):
+        return _eig_host(ns.device, a, 0)
+
+    def backward(self, g, ns, inputs, out):
+        v = ns.apply(EigVectors, inputs[0])
+        n = g.shape[-1]
+        vh = _mh(ns, v)
+        return (ns.apply(Solve, vh, ns.reshape(g, tuple(g.shape[:-1]) + (n, 1)) * vh),)
+
+
+class EigVectors(Function):
+    """The eigenvectors (columns) of a general square matrix, as :func:`_eig_host` normalises them. With
+    ``K = V^H gV - V^H V diag(re(diag(V^H gV)))`` (the normalisation's constraint, as PyTorch's) and
+    ``E[i, j] = conj(w[j] - w[i])`` off the diagonal, 1 on it: ``gA = V^-H (K / E) V^H``. A loss that depends
+    on the eigenvectors' phases raises PyTorch's ``RuntimeError``."""
+
+    __slots__ = ()
+    name = "eig_vectors"
+    keep = (0,)
+    conjugate_backward = False
+
+    def forward(self, ns, a):
+        return _eig_host(ns.device, a, 1)
+
+    def backward(self, g, ns, inputs, out):
+        v = out
+        w = _conj(ns, ns.apply(EigValues, inputs[0]))
+        n = w.shape[-1]
+        lead = tuple(w.shape[:-1])
+        vh = _mh(ns, v)
+        k = ns.matmul(vh, g)
+        _check_phase_free(ns, k, "linalg_eig_backward")
+        dev = w._dev if getattr(ns, "recording", False) else ns.device
+        eye = ns.const(dev.asarray(np.eye(n, dtype=bool)))
+        diag = _real(ns, ns.sum(ns.where(eye, k, ns.zeros_like(k)), axis=-2, keepdims=True))  # (..., 1, n)
+        k = k - ns.matmul(vh, v * diag)
+        diff = ns.reshape(w, lead + (1, n)) - ns.reshape(w, lead + (n, 1))  # conj(w[j] - w[i])
+        e = ns.where(eye, ns.zeros_like(diff) + 1.0, diff)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inner = k / e
+        return (ns.apply(Solve, vh, ns.matmul(inner, vh)),)
 
 
 class SvdValues(Function):
@@ -447,10 +581,12 @@ class SvdFactor(Function):
     divided by ``E[i, j] = S[j]^2 - S[i]^2`` (its diagonal 1), so repeated singular values give
     infinities and NaNs where PyTorch's do, plus for a tall (wide) matrix the part of ``gU`` (``gVh``)
     outside ``U``'s (``Vh``'s) span, divided by ``S``. Written in ``ns`` ops on the factors as ops of
-    this class, so gradients of every order follow."""
+    this class, so gradients of every order follow. Complex: the same with conjugate transposes, and ``gU``'s
+    term ``i Im(diag(U^H gU)) / S`` on the diagonal, as PyTorch's."""
 
     __slots__ = ()
     name = "svd_factor"
+    conjugate_backward = False
     operands = ("A", "U", "S", "Vh")
     keep = (1, 2, 3)  # (the factors, as PyTorch's keeps them; A only as the graph's node, for the next order)
     reads_output = False
@@ -474,7 +610,7 @@ def _svd_backward(ns, which: str, g, u, s, vh):
     m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
     lead = tuple(s.shape[:-1])
     row, col = ns.reshape(s, lead + (1, k)), ns.reshape(s, lead + (k, 1))
-    mm, mt = ns.matmul, (lambda x: _mt(ns, x))
+    mm, mt = ns.matmul, (lambda x: _mh(ns, x))
     if which == "S":
         return mm(u * ns.reshape(g, lead + (1, k)), vh)
     s2 = s * s
@@ -484,7 +620,10 @@ def _svd_backward(ns, which: str, g, u, s, vh):
     if which == "U":
         g = g[..., :k]
         j = mm(mt(u), g)
-        inner = ((j - mt(j)) / e) * row
+        skew = j - mt(j)
+        inner = (skew / e) * row
+        if _is_complex(j):  # (the imaginary diagonal of U^H gU, over S: PyTorch's complex term)
+            inner = inner + ns.where(eye, skew, ns.zeros_like(skew)) / (col * 2.0)
         if m > n:  # the part of gU outside U's span: (I - U U^T) gU S^-1
             gs = g / row
             return mm(mm(u, inner) + gs - mm(u, mm(mt(u), gs)), vh)
@@ -520,8 +659,8 @@ class QrPacked(Function):
     ``R (n, n)`` in one ``(m + n, n)`` output (``linalg.qr`` slices them), their values given as inputs 1-2
     (:class:`QrValues`): one op, so the gradient is one formula of both factors' gradients, as PyTorch's
     (their sum over separate ops would meet an infinity with a NaN where PyTorch's is infinite). With
-    ``M = R gR^T - gQ^T Q``: ``gA = (gQ + Q sym(M)) R^-T``, ``sym(M)`` the symmetric matrix of ``M``'s lower
-    triangle; ``R^-T`` by :class:`TriangularSubstitution`, so a rank-deficient ``A`` (a zero on ``R``'s
+    ``M = R gR^H - gQ^H Q``: ``gA = (gQ + Q sym(M)) R^-H``, ``sym(M)`` the Hermitian matrix of ``M``'s lower
+    triangle and the real part of its diagonal; ``R^-T`` by :class:`TriangularSubstitution`, so a rank-deficient ``A`` (a zero on ``R``'s
     diagonal) gives PyTorch's infinities and NaNs. Written in ``ns`` ops on the factors as slices of this
     op: gradients of every order follow."""
 
@@ -529,6 +668,7 @@ class QrPacked(Function):
     name = "qr"
     operands = ("A", "Q", "R")
     reads_output = False
+    conjugate_backward = False
 
     def keeps_input(self, i: int) -> bool:
         return i != 0  # (the factors, as PyTorch's keeps them; A only as the graph's node)
@@ -543,12 +683,12 @@ class QrPacked(Function):
             packed = ns.apply(QrPacked, a, q, r)
             q, r = packed[..., :m, :], packed[..., m:, :]
         gq, gr = g[..., :m, :], g[..., m:, :]
-        mm, mt = ns.matmul, (lambda x: _mt(ns, x))
+        mm, mt = ns.matmul, (lambda x: _mh(ns, x))
         s = mm(r, mt(gr)) - mm(mt(gq), q)
         low = ns.apply(Tril, s, args=-1)
-        diag = s - low - mt(ns.apply(Tril, mt(s), args=-1))  # (M's diagonal alone)
+        diag = _real(ns, s - low - _mt(ns, ns.apply(Tril, _mt(ns, s), args=-1)))  # (M's diagonal alone)
         inner = mm(q, low + mt(low) + diag) + gq
-        # X R^T = inner: R X^T = inner^T
+        # X R^H = inner: R X^H = inner^H
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             x_t = ns.apply(TriangularSubstitution, r, mt(inner), args=(True, False))
         return mt(x_t), None, None

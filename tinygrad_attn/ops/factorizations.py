@@ -47,8 +47,10 @@ def lu_raw(raw: Any, a: Any) -> tuple[Any, Any, Any]:
     pivots = raw.zeros((b, k), dtype=raw.int32)
     perm = raw.broadcast_to(raw.arange(m), (b, m)).copy()
     for j in range(k):
-        # (the first largest magnitude, as LAPACK's idamax; a NaN column keeps row j)
-        p = raw.argmax(raw.nan_to_num(raw.abs(a[:, j:, j]), nan=-1.0), axis=-1) + j
+        # (the first largest magnitude, as LAPACK's idamax; izamax's |re| + |im| for complex; a NaN column keeps row j)
+        col = a[:, j:, j]
+        size = raw.abs(col.real) + raw.abs(col.imag) if col.dtype.kind == "c" else raw.abs(col)
+        p = raw.argmax(raw.nan_to_num(size, nan=-1.0), axis=-1) + j
         pivots[:, j] = p + 1
         row_j, row_p = a[:, j, :].copy(), a[rows, p, :].copy()
         a[:, j, :], a[rows, p, :] = row_p, row_j
@@ -78,7 +80,8 @@ def permutation_of_pivots(raw: Any, pivots: Any, m: int) -> Any:
 @quiet()
 def geqrf_raw(raw: Any, a: Any) -> tuple[Any, Any]:
     """``(QR, tau)`` of ``a (B, m, n)`` as LAPACK's ``geqrf``: ``R`` on and above the diagonal, the
-    Householder vectors (their leading 1 not stored) below it, ``H_j = I - tau_j v_j v_j^T``."""
+    Householder vectors (their leading 1 not stored) below it, ``H_j = I - tau_j v_j v_j^H`` (complex: as
+    ``zgeqrf``, ``R``'s diagonal real and each ``H_j^H`` applied to the columns after it)."""
     a = raw.array(a, copy=True)
     b, m, n = a.shape
     k = min(m, n)
@@ -87,12 +90,18 @@ def geqrf_raw(raw: Any, a: Any) -> tuple[Any, Any]:
         alpha = a[:, j, j]
         below = a[:, j + 1 :, j]
         # (scaled as LAPACK's dnrm2: the squares of tiny entries would underflow to a zero norm)
-        big = raw.abs(below).max(-1) if below.shape[-1] else raw.zeros_like(alpha)
+        size = raw.abs(below)
+        big = size.max(-1) if below.shape[-1] else raw.zeros(alpha.shape, dtype=size.dtype)
         unit = raw.where(big > 0, big, 1.0)
-        xnorm = big * raw.sqrt(((below / unit[:, None]) ** 2).sum(-1))
-        # (as LAPACK's dlarfg: beta = -sign(alpha) |(alpha, x)|; nothing below the diagonal: H = I)
-        beta = -raw.copysign(raw.hypot(alpha, xnorm), alpha)
-        skip = xnorm == 0
+        xnorm = big * raw.sqrt(((size / unit[:, None]) ** 2).sum(-1))
+        # (as LAPACK's dlarfg: beta = -sign(alpha) |(alpha, x)|; nothing below the diagonal: H = I; zlarfg: the
+        # sign of alpha's real part, H = I only where alpha is real too)
+        if a.dtype.kind == "c":
+            beta = -raw.copysign(raw.hypot(raw.hypot(alpha.real, alpha.imag), xnorm), alpha.real)
+            skip = (xnorm == 0) & (alpha.imag == 0)
+        else:
+            beta = -raw.copysign(raw.hypot(alpha, xnorm), alpha)
+            skip = xnorm == 0
         safe_beta = raw.where(skip, 1.0, beta)
         t = raw.where(skip, 0.0, (beta - alpha) / safe_beta)
         denom = raw.where(skip, 1.0, alpha - beta)
@@ -101,8 +110,8 @@ def geqrf_raw(raw: Any, a: Any) -> tuple[Any, Any]:
         tau[:, j] = t
         if j + 1 < n:  # the trailing columns times H_j
             v = raw.concatenate([raw.ones((b, 1), dtype=a.dtype), a[:, j + 1 :, j]], axis=1)  # (B, m - j)
-            w = (v[:, :, None] * a[:, j:, j + 1 :]).sum(1)  # v^T A: (B, n - j - 1)
-            a[:, j:, j + 1 :] -= t[:, None, None] * v[:, :, None] * w[:, None, :]
+            w = (raw.conj(v)[:, :, None] * a[:, j:, j + 1 :]).sum(1)  # v^H A: (B, n - j - 1)
+            a[:, j:, j + 1 :] -= raw.conj(t)[:, None, None] * v[:, :, None] * w[:, None, :]
     return a, tau
 
 
@@ -110,22 +119,37 @@ def geqrf_raw(raw: Any, a: Any) -> tuple[Any, Any]:
 _ALPHA = (1.0 + math.sqrt(17.0)) / 8.0
 
 
+def _cabs1(x: Any) -> Any:
+    """LAPACK's ``cabs1``, ``|re| + |im|`` (the magnitude its complex pivot searches compare); ``|x|`` if real."""
+    x = np.asarray(x)
+    return np.abs(x.real) + np.abs(x.imag) if x.dtype.kind == "c" else np.abs(x)
+
+
 @quiet()
-def ldl_host(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+def ldl_host(a: np.ndarray, hermitian: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
     """``(LD, pivots, info)`` of one symmetric ``a (n, n)`` (its lower triangle read), as LAPACK's
     ``sytrf`` with ``uplo='L'``: ``D`` block diagonal (1x1 and 2x2 blocks) on the diagonal and the
     first subdiagonal, ``L`` unit lower below; ``pivots`` 1-based, a 2x2 block's two entries both
-    ``-p``; ``info`` the 1-based index of the first zero pivot (0: none). Host arrays."""
+    ``-p``; ``info`` the 1-based index of the first zero pivot (0: none). Host arrays. Complex: the
+    pivots compared by ``|re| + |im|`` as ``zsytrf``'s; ``hermitian``: ``A = L D L^H`` as ``zhetrf``'s (the
+    diagonal read by its real part)."""
     n = a.shape[0]
+    herm = hermitian and a.dtype.kind == "c"
     w = np.tril(a).astype(a.dtype, copy=True)
-    w = w + np.tril(w, -1).T  # (the full symmetric matrix, from its lower triangle)
+    if herm:
+        w[np.diag_indices(n)] = w.diagonal().real
+    w = w + (np.tril(w, -1).conj().T if herm else np.tril(w, -1).T)  # (the full matrix, from its lower triangle)
     piv = np.zeros(n, dtype=np.int32)
     info = 0
     k = 0
+
+    def diag_size(x: Any) -> float:
+        return float(abs(x.real)) if herm else float(_cabs1(x))
+
     while k < n:
-        absakk = abs(w[k, k])
+        absakk = diag_size(w[k, k])
         if k + 1 < n:
-            sub = np.abs(w[k + 1 :, k])
+            sub = _cabs1(w[k + 1 :, k])
             imax = k + 1 + int(np.argmax(sub))
             colmax = float(sub[imax - k - 1])
         else:
@@ -139,13 +163,13 @@ def ldl_host(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
                 kp, size = k, 1
             else:
                 # the largest off-diagonal entry in row/column imax
-                row = np.abs(w[imax, k:imax])
+                row = _cabs1(w[imax, k:imax])
                 rowmax = float(row.max()) if row.size else 0.0
                 if imax + 1 < n:
-                    rowmax = max(rowmax, float(np.abs(w[imax + 1 :, imax]).max()))
+                    rowmax = max(rowmax, float(_cabs1(w[imax + 1 :, imax]).max()))
                 if absakk >= _ALPHA * colmax * (colmax / rowmax):
                     kp, size = k, 1
-                elif abs(w[imax, imax]) >= _ALPHA * rowmax:
+                elif diag_size(w[imax, imax]) >= _ALPHA * rowmax:
                     kp, size = imax, 1
                 else:
                     kp, size = imax, 2
@@ -155,21 +179,22 @@ def ldl_host(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
                 order = np.arange(k, n)
                 order[kk - k], order[kp - k] = kp, kk
                 w[k:, k:] = w[np.ix_(order, order)]
+            adj = (lambda x: x.conj().T) if herm else (lambda x: x.T)
             if size == 1:
-                d = w[k, k]
+                d = w[k, k].real if herm else w[k, k]
                 if k + 1 < n:
                     col = w[k + 1 :, k] / d
-                    w[k + 1 :, k + 1 :] -= np.outer(col, w[k + 1 :, k])
+                    w[k + 1 :, k + 1 :] -= np.outer(col, w[k + 1 :, k].conj() if herm else w[k + 1 :, k])
                     w[k + 1 :, k] = col
-                    w[k, k + 1 :] = col
+                    w[k, k + 1 :] = col.conj() if herm else col
             else:
                 d = w[k : k + 2, k : k + 2].copy()
                 if k + 2 < n:
                     c = w[k + 2 :, k : k + 2].copy()  # (n - k - 2, 2)
-                    lcols = np.linalg.solve(d, c.T).T  # C D^-1
-                    w[k + 2 :, k + 2 :] -= lcols @ c.T
+                    lcols = adj(np.linalg.solve(adj(d), adj(c)))  # C D^-1
+                    w[k + 2 :, k + 2 :] -= lcols @ adj(c)
                     w[k + 2 :, k : k + 2] = lcols
-                    w[k : k + 2, k + 2 :] = lcols.T
+                    w[k : k + 2, k + 2 :] = adj(lcols)
         if size == 1:
             piv[k] = kp + 1
         else:
@@ -208,7 +233,8 @@ def cholesky_host(a: np.ndarray) -> tuple[np.ndarray, int]:
     n = a.shape[0]
     w = np.tril(a).astype(a.dtype, copy=True)
     for j in range(n):
-        ajj = w[j, j] - w[j, :j] @ w[j, :j]
+        row = w[j, :j].conj()  # (potf2's L L^H: the real diagonal of a Hermitian matrix)
+        ajj = (w[j, j] - w[j, :j] @ row).real
         if not ajj > 0:  # (NaN too)
             w[j, j] = ajj
             return w, j + 1
@@ -216,7 +242,7 @@ def cholesky_host(a: np.ndarray) -> tuple[np.ndarray, int]:
         w[j, j] = ajj
         if j + 1 < n:
             # (times the reciprocal, as potf2's scaling: where the loop stops next, its remainder is LAPACK's)
-            w[j + 1 :, j] = (w[j + 1 :, j] - w[j + 1 :, :j] @ w[j, :j]) * (1.0 / ajj)
+            w[j + 1 :, j] = (w[j + 1 :, j] - w[j + 1 :, :j] @ row) * (1.0 / ajj)
     return w, 0
 
 

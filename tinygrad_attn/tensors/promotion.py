@@ -176,9 +176,10 @@ def _ordered_operands(a: Tensor, b: Any) -> tuple[Any, Any]:
 
 
 def _where_operand(x: Any, like: Tensor) -> Any:
-    """Python numbers stay (constants without gradient); anything else becomes a tensor on
-    ``like``'s device, in its own dtype (lists as ``Tensor`` makes them)."""
-    if isinstance(x, (Tensor, bool, int, float)):
+    """Python numbers stay (constants without gradient; a complex one too, which as a tensor would be
+    rounded to complex64); anything else becomes a tensor on ``like``'s device, in its own dtype (lists
+    as ``Tensor`` makes them)."""
+    if isinstance(x, (Tensor, bool, int, float, complex)):
         return x
     if isinstance(x, np.generic):
         return scalar_value(x)

@@ -214,9 +214,12 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 @public(method=True, inplace_function=True)
 def ldexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
-    """``input * 2**other`` (a float result)."""
+    """``input * 2**other`` (a float result; complex where either is)."""
     x = tensor_operand(input, "ldexp")
     e = tensor_operand(other, "ldexp", "other", 2)
+    if "c" in (x.dtype.kind, e.dtype.kind):  # (PyTorch's input * 2.0 ** other, in the complex dtype they promote to)
+        e = e if e.dtype.kind in "fc" else e.astype(np.float32)
+        return saved_for_backward(x * e.exp2(), output=True)
     # (PyTorch's input * 2.0 ** other: an integer input takes a float exponent's dtype, else the default float)
     x = x.astype(e.dtype) if x.dtype.kind in "biu" and e.dtype.kind == "f" else _floating(x, "ldexp")
     out = x * e.astype(x.dtype if e.dtype.kind != "f" else result_type(x, e)).exp2()

@@ -362,13 +362,14 @@ def cov(
     input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None
 ) -> Tensor:  # noqa: A002
     """The covariance matrix of the variables in the rows of ``input`` (observations in the columns);
-    a 1-D ``input`` is one variable. ``fweights`` (integer repeats) and ``aweights`` weigh the observations."""
+    a 1-D ``input`` is one variable. ``fweights`` (integer repeats) and ``aweights`` weigh the observations.
+    Of complex variables, ``E[(x - mean) conj(y - mean)]``, as PyTorch's."""
     x = _tensor(input, "cov")
     if x.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {x.ndim} dimensions")  # fmt: skip
     if x.ndim < 2:
         x = x.reshape(1, -1)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         x = x.astype(np.float32)
     n = x.shape[1]
     w = None
@@ -386,7 +387,7 @@ def cov(
         wsum = float(n)
         norm = wsum - correction
         xc = x - avg
-        c = xc @ xc.mT
+        c = xc @ xc.mH
     else:
         wsum_t = w.sum()
         avg = (x * w).sum(1, keepdim=True) / wsum_t
@@ -397,7 +398,7 @@ def cov(
         else:
             norm_t = wsum_t - correction * (w * aweights).sum() / wsum_t
         xc = x - avg
-        c = (xc * w) @ xc.mT
+        c = (xc * w) @ xc.mH
         norm_t = norm_t.clamp(0, None)
         out = c / norm_t
         return out.reshape(()) if x.shape[0] == 1 else out  # (one variable: a 0-d tensor, as PyTorch)
@@ -425,14 +426,19 @@ def _check_cov_weights(name: str, w: Tensor, n: int) -> None:
 
 @public(method=True, dtypes="numeric")
 def corrcoef(input: Tensor) -> Tensor:  # noqa: A002
-    """The Pearson correlation coefficients of the variables in the rows of ``input``, clipped to ``[-1, 1]``."""
+    """The Pearson correlation coefficients of the variables in the rows of ``input``, clipped to ``[-1, 1]``
+    (of complex variables: their real and imaginary parts each, as PyTorch's)."""
     c = cov(input)
     if c.ndim == 0:
         return c / c
     d = c.diagonal()
-    sd = d.sqrt()
+    sd = (d.real if d.dtype.kind == "c" else d).sqrt()
     c = c / sd.reshape(-1, 1)
     c = c / sd.reshape(1, -1)
+    if c.dtype.kind == "c":
+        from ..elementwise.complex_numbers import complex_  # noqa: PLC0415
+
+        return complex_(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
     return c.clamp(-1, 1)
 
 
@@ -477,7 +483,7 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, 
     return mids.cumsum(d)
 
 
-@public(dtypes=("int8", "int16", "int32", "int64", "float16", "float32", "float64"))
+@public(dtypes=("int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"))
 def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> tuple[Tensor, ...]:  # noqa: A002
     """The derivative of ``input`` estimated along each of ``dim`` (every axis by default) by
     central differences, one-sided at the ends (first or second order, ``edge_order``): NumPy's
