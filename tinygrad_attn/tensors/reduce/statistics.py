@@ -28,6 +28,7 @@ from ...ops.saved import saved_for_backward, with_gradient_of
 from ...ops.tie_order import _sort_under_less, mode_index, select_index, sort_order
 from .._tensor import InvalidArgumentError, Tensor, cat, where
 from ..dtypes import torch_dtype
+from ..promotion import float_dtype_of
 from ..shape import dims
 from ..tensor_functions import ValuesIndices, values_indices
 from .tensor_reduce import differentiable_dtype
@@ -353,8 +354,8 @@ def cov(
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {x.ndim} dimensions")  # fmt: skip
     if x.ndim < 2:
         x = x.reshape(1, -1)
-    if x.dtype.kind != "f":
-        x = x.astype(np.float32)
+    if x.dtype.kind not in "fc":
+        x = x.astype(float_dtype_of(x.dtype))
     n = x.shape[1]
     w = None
     for name, wt in (("fweights", fweights), ("aweights", aweights)):
