@@ -6,6 +6,7 @@ adjoint``) against PyTorch 2.13 on a CPU without CUDA: answers over tensors of e
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -103,9 +104,12 @@ def test_adjoint_of_fewer_than_two_dims():
     for m in (torch, tga):
         with pytest.raises(RuntimeError, match="matrices"):
             m.ones(3).adjoint()
-        with pytest.warns(UserWarning, match="deprecated on 0-D"):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
             z = m.tensor(1.0 + 2.0j).adjoint()
         assert z.resolve_conj().item() == 1.0 - 2.0j
+        # (PyTorch warns once a process)
+        assert m is torch or any("deprecated on 0-D" in str(w.message) for w in seen)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
@@ -119,3 +123,81 @@ def test_adjoint_gradient(dtype):
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-14)
     if dtype == "float64":  # (finite differences of real inputs; the complex gradient is PyTorch's above)
         assert tga.autograd.gradcheck(lambda v: v.adjoint() * tga.tensor(w), tga.tensor(a, requires_grad=True))
+
+
+# (the input's layout, then as_strided's arguments): views over the memory of every layout
+AS_STRIDED = [
+    ("plain", (2, 2), (1, 2), None),
+    ("plain", (3, 3), (1, 1), None),  # (overlapping windows: a place read several times)
+    ("plain", (2, 3), (3, 1), 1),
+    ("plain", (4,), (0,), 5),
+    ("plain", (0, 2), (1, 1), None),
+    ("plain", (), (), 7),
+    ("transposed", (2, 3), (1, 2), None),
+    ("transposed", (3, 2), (2, 5), 0),
+    ("sliced", (2, 5), (3, 1), 1),  # (memory outside the input: no gradient reaches it)
+    ("sliced", (3,), (2,), None),
+    ("expanded", (3,), (1,), 0),  # (the input shows each place several times)
+    ("expanded", (2, 2), (0, 1), 1),
+]
+SOURCES = {
+    "plain": lambda m, x: x,
+    "transposed": lambda m, x: x.reshape(3, 4).t(),
+    "sliced": lambda m, x: x.reshape(3, 4).t()[1:],
+    "expanded": lambda m, x: x[:3, None].expand(3, 4).t(),
+}
+
+
+def _as_strided_of(m, case, requires_grad=False):
+    src, size, stride, offset = case
+    x = m.tensor(np.arange(1.0, 13.0), dtype=m.float64, requires_grad=requires_grad)
+    y = SOURCES[src](m, x).as_strided(size, stride, *(() if offset is None else (offset,)))
+    return x, y
+
+
+@pytest.mark.parametrize("case", AS_STRIDED, ids=str)
+def test_as_strided_values_layout_and_gradient(case):
+    (x, y), (t, u) = _as_strided_of(tga, case, True), _as_strided_of(torch, case, True)
+    assert tuple(y.shape) == tuple(u.shape)
+    assert y.stride() == u.stride() or not u.numel()  # (an empty tensor's strides here are row-major's)
+    assert y.storage_offset() == u.storage_offset()
+    np.testing.assert_array_equal(y.detach().numpy(), u.detach().numpy())
+    w = np.linspace(0.5, 2.0, max(u.numel(), 1))[: u.numel()].reshape(u.shape)
+    (y * tga.tensor(w)).sum().backward()
+    (u * torch.tensor(w)).sum().backward()
+    assert type(u.grad_fn).__name__ == "AsStridedBackward0"
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("case", [c for c in AS_STRIDED if c[0] in ("plain", "transposed") and 0 not in c[1]], ids=str)
+def test_as_strided_gradient_against_finite_differences(case):
+    src, size, stride, offset = case
+    extra = () if offset is None else (offset,)
+
+    def f(v):
+        return SOURCES[src](tga, v).as_strided(size, stride, *extra) ** 2
+
+    x = tga.tensor(np.linspace(-1.0, 1.5, 12), requires_grad=True)
+    assert tga.autograd.gradcheck(f, x)
+    assert tga.autograd.gradgradcheck(f, x)
+
+
+def test_as_strided_shares_memory_both_ways():
+    for m in (torch, tga):
+        base = m.arange(12.0).reshape(3, 4)
+        v = base[1:].as_strided((2, 2), (4, 1), 0)  # (from the start of the memory: before the slice)
+        v[0, 0] = 100.0
+        base[2, 3] = -5.0
+        assert base[0, 0].item() == 100.0
+        assert m.as_strided(base, (1,), (1,), 11).item() == -5.0
+
+
+@pytest.mark.parametrize(
+    "args", [((2, 2), (1,)), ((2, 2), (-1, 1)), ((2, 2), (1, 2), 9), ((2,), (1,), -1), ((13,), (1,))], ids=str
+)
+def test_as_strided_errors(args):
+    with pytest.raises(RuntimeError) as theirs:
+        torch.arange(12.0).as_strided(*args)
+    with pytest.raises(RuntimeError) as ours:
+        tga.arange(12.0).as_strided(*args)
+    assert str(theirs.value).split(":")[0].split(" ")[0] in str(ours.value)

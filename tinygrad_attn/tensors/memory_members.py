@@ -17,9 +17,11 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from .. import ops
 from ..engine.declare import public
 from ..engine.versions import _memory_root
 from ..engine.warn import warn
+from ..runtime.backend import device as _device
 from ._tensor import Tensor
 from .factories.creation import empty_strided
 
@@ -40,9 +42,32 @@ for _name in _FLAGS:
     _declare_flag(_name)
 
 
+# (the device types PyTorch's device strings may start with)
+_DEVICE_TYPES = ("cpu cuda ipu xpu mkldnn opengl opencl ideep hip ve fpga maia xla lazy vulkan mps meta hpu mtia "
+                 "privateuseone").split()  # fmt: skip
+
+
 @public(function=False, method=True)
 def is_pinned(self, device: Any = None) -> bool:
-    """False: no memory here is page-locked for an accelerator (PyTorch's on a CPU without CUDA)."""
+    """False: no memory here is page-locked for an accelerator (PyTorch's on a CPU without CUDA).
+    ``device`` (deprecated in PyTorch, with its warning) as PyTorch reads it: an index asks for an
+    accelerator (its RuntimeError), a name or ``tga.device`` is read and answered False."""
+    if device is None:
+        return False
+    if isinstance(device, bool) or not isinstance(device, (str, int, _device)):
+        raise TypeError(
+            f"is_pinned(): argument 'device' (position 1) must be torch.device, not {type(device).__name__}"
+        )
+    if isinstance(device, int):
+        if device < 0:
+            raise RuntimeError(f"is_pinned: Device index must not be negative, got {device}")
+        raise RuntimeError(f"is_pinned: Cannot access accelerator device when none is available (device {device})")
+    if isinstance(device, str) and device.split(":")[0] not in _DEVICE_TYPES:
+        raise RuntimeError(
+            f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: {device} (is_pinned)"
+        )
+    warn("The argument 'device' of Tensor.is_pinned() is deprecated. Please do not pass this argument.",
+         DeprecationWarning)  # fmt: skip
     return False
 
 
@@ -181,3 +206,25 @@ def adjoint(self) -> Tensor:
         )
     t = self.transpose(-2, -1)
     return t.conj() if self.dtype.kind == "c" else t
+
+
+@public(method=True)
+def as_strided(
+    input: Tensor,  # noqa: A002
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None = None,
+) -> Tensor:
+    """A view of the memory ``input`` lies in (its base's, all of it): ``size`` elements ``stride``
+    apart from ``storage_offset`` (``input``'s own by default), as PyTorch's; its gradient is
+    PyTorch's AsStridedBackward (see :class:`~tinygrad_attn.ops.movement.AsStrided`)."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape (as_strided: size {size}, stride {stride})")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"as_strided: Trying to create tensor with negative dimension: size {list(size)}")
+    if storage_offset is not None and storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset} (as_strided of size {list(size)})")
+    return ops.AsStrided.apply(input, args=(size, stride, None if storage_offset is None else int(storage_offset)))
