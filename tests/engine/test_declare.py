@@ -31,6 +31,7 @@ PYTORCH_PAIRS = {
     "real",
     "imag",
     "stft",
+    "istft",
 }  # (torch.lu(A, pivot, get_infos) and Tensor.lu(pivot, get_infos))
 # and the library's own methods whose name PyTorch gives a free function only (PyTorch's Tensor has
 # neither): ``x.layer_norm(weight, bias, eps)`` normalises the last axis, ``tga.layer_norm`` is

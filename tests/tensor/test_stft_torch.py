@@ -90,3 +90,86 @@ def test_gradient_in_signal_and_window():
         return tga.view_as_real(tga.stft(signal, 8, hop_length=3, win_length=6, window=window, return_complex=True))
 
     assert tga.autograd.gradcheck(f, tuple(tga.tensor(v, requires_grad=True) for v in (y[:14], w)))
+
+
+def _spectrum(m, dtype="float64", batched=True, **kw):
+    x = _signal(m, (2, 20) if batched else (20,), dtype)
+    kw = {"n_fft": 8, "window": m.hann_window(8, dtype=x.dtype), "return_complex": True, **kw}
+    return m.stft(x, **kw)
+
+
+ISTFT_CALLS = {
+    "hann": lambda m: m.istft(_spectrum(m), 8, window=m.hann_window(8, dtype=m.float64)),
+    "unbatched": lambda m: _spectrum(m, batched=False).istft(8, window=m.hann_window(8, dtype=m.float64)),
+    "rectangular": lambda m: m.istft(_spectrum(m), 8),
+    "longer": lambda m: m.istft(_spectrum(m), 8, window=m.hann_window(8, dtype=m.float64), length=25),
+    "shorter": lambda m: m.istft(_spectrum(m), 8, window=m.hann_window(8, dtype=m.float64), length=13),
+    "normalized": lambda m: m.istft(
+        _spectrum(m, normalized=True), 8, window=m.hann_window(8, dtype=m.float64), normalized=True
+    ),  # fmt: skip
+    "float32": lambda m: m.istft(_spectrum(m, "float32"), 8, window=m.hann_window(8)),
+    "two_sided": lambda m: m.istft(_spectrum(m, onesided=False), 8, window=m.hann_window(8, dtype=m.float64)),
+    "two_sided_complex": lambda m: m.istft(
+        _spectrum(m, onesided=False), 8, window=m.hann_window(8, dtype=m.float64), return_complex=True
+    ),  # fmt: skip
+    "not_centered": lambda m: m.istft(
+        _spectrum(m, center=False, window=None, hop_length=4), 8, hop_length=4, center=False
+    ),  # fmt: skip
+    "short_window": lambda m: m.istft(
+        _spectrum(m, hop_length=3, win_length=6, window=m.ones(6, dtype=m.float64)),
+        8,
+        hop_length=3,
+        win_length=6,
+        window=m.ones(6, dtype=m.float64),
+    ),  # fmt: skip
+}
+ISTFT_MISTAKES = {
+    "real_input": lambda m: m.istft(_spectrum(m).real, 8),
+    "wrong_sidedness": lambda m: m.istft(_spectrum(m), 8, onesided=False),
+    "zero_window": lambda m: m.istft(_spectrum(m), 8, window=m.zeros(8, dtype=m.float64)),
+    "hann_not_centered": lambda m: m.istft(
+        _spectrum(m, center=False), 8, window=m.hann_window(8, dtype=m.float64), center=False
+    ),  # fmt: skip
+    "window_size": lambda m: m.istft(_spectrum(m), 8, window=m.ones(5, dtype=m.float64)),
+}
+
+
+@pytest.mark.parametrize("call", ISTFT_CALLS)
+def test_istft_values_match_pytorch(call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got, want = ISTFT_CALLS[call](tga), ISTFT_CALLS[call](torch)
+    assert tuple(got.shape) == tuple(want.shape) and str(got.dtype) == str(want.dtype)
+    tol = {"rtol": 1e-5, "atol": 1e-5} if call == "float32" else {"rtol": 1e-12, "atol": 1e-12}
+    np.testing.assert_allclose(got.numpy(), want.numpy(), **tol)
+
+
+@pytest.mark.parametrize("mistake", ISTFT_MISTAKES)
+def test_istft_mistakes_raise_pytorchs_class(mistake):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError):
+            ISTFT_MISTAKES[mistake](torch)
+        with pytest.raises(RuntimeError, match="istft"):
+            ISTFT_MISTAKES[mistake](tga)
+
+
+def test_istft_gradient():
+    y = np.random.default_rng(5).standard_normal(20)
+    w = np.linspace(0.5, 2.0, 20)
+    grads = []
+    for m in (tga, torch):
+        x = m.tensor(y, requires_grad=True)
+        h = m.hann_window(8, dtype=m.float64)
+        z = m.istft(m.stft(x, 8, hop_length=2, window=h, return_complex=True) * 2, 8, hop_length=2, window=h)
+        (z * m.tensor(w)).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)
+    h = tga.hann_window(8, dtype=tga.float64)
+    spectrum = tga.stft(tga.tensor(y), 8, hop_length=2, window=h, return_complex=True)
+
+    def f(re, im):
+        return tga.istft(tga.complex(re, im), 8, hop_length=2, window=h)
+
+    assert tga.autograd.gradcheck(f, (tga.tensor(spectrum.real.numpy(), requires_grad=True),
+                                      tga.tensor(spectrum.imag.numpy(), requires_grad=True)))  # fmt: skip

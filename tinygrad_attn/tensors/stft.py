@@ -1,4 +1,4 @@
-"""``torch.stft``, the short-time Fourier transform, as PyTorch's: the signal (1-D, or 2-D for a
+"""``torch.stft``, the short-time Fourier transform, and its inverse ``torch.istft``, as PyTorch's: the signal (1-D, or 2-D for a
 batch) padded by ``n_fft // 2`` on each side where ``center`` (``pad_mode`` as ``F.pad``'s), cut
 into frames of ``n_fft`` every ``hop_length`` (``n_fft // 4``) samples, each multiplied by the
 window (``win_length`` long, ones by default with PyTorch's warning, zero-padded to ``n_fft`` on
@@ -130,3 +130,103 @@ def _stft_method(
     """:func:`stft` of this tensor."""
     return stft(self, n_fft, hop_length, win_length, window, center, pad_mode, normalized, onesided, return_complex,
                 align_to_window)  # fmt: skip
+
+
+@public
+def istft(
+    input: Tensor,  # noqa: A002
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Tensor | None = None,
+    center: bool = True,
+    normalized: bool = False,
+    onesided: bool | None = None,
+    length: int | None = None,
+    return_complex: bool = False,
+) -> Tensor:
+    """The inverse of :func:`stft`, as PyTorch's: each frame transformed back (``irfft`` where
+    ``onesided``, the default when the frequencies are ``n_fft // 2 + 1``), multiplied by the window,
+    added where the frames overlap and divided by the added squares of the window (PyTorch's
+    RuntimeError where they are below ``1e-11``); the ``n_fft // 2`` samples of padding off each end
+    where ``center``, cut or zero-padded to ``length``. The gradient flows through all of it."""
+    from .. import fft as _fft  # noqa: PLC0415 - (the fft module imports the tensors first)
+    from ..functional import pad as _pad  # noqa: PLC0415
+
+    x = tensor_arg(input, "istft")
+    if x.dtype.kind != "c":
+        raise RuntimeError(
+            "istft requires a complex-valued input tensor matching the output from stft with return_complex=True "
+            f"(got {x.dtype}, shape {tuple(x.shape)})."
+        )
+    hop = n_fft // 4 if hop_length is None else int(hop_length)
+    win = n_fft if win_length is None else int(win_length)
+    sig = (f"istft(tensor of shape {tuple(x.shape)}, {x.dtype}, n_fft={n_fft}, hop_length={hop}, win_length={win}, "
+           f"center={int(center)}, normalized={int(normalized)}, onesided={onesided}, length={length})")  # fmt: skip
+    if x.ndim not in (2, 3):
+        raise RuntimeError(f"{sig} : expected a tensor with 2 or 3 dimensions of complex values, but got {x.ndim}")
+    batched = x.ndim == 3
+    x = x if batched else x.unsqueeze(0)
+    freq, n_frames = x.shape[-2], x.shape[-1]
+    if onesided is None:
+        onesided = freq != n_fft
+    if onesided and freq != n_fft // 2 + 1:
+        raise RuntimeError(f"{sig} : expected the frequency dimension (3rd to the last) of the input tensor to match "
+                           f"n_fft / 2 + 1 when onesided=True, but got {freq}")  # fmt: skip
+    if not onesided and freq != n_fft:
+        raise RuntimeError(f"{sig} : expected the frequency dimension (3rd to the last) of the input tensor to match "
+                           f"n_fft when onesided=False, but got {freq}")  # fmt: skip
+    if not 0 < win <= n_fft:
+        raise RuntimeError(f"{sig} : expected 0 < win_length <= n_fft, but got win_length={win}")
+    if hop <= 0 or hop > win:
+        raise RuntimeError(f"{sig} : expected 0 < hop_length <= win_length")
+    if window is None:
+        window = Tensor.ones(win, dtype=x.real.dtype, device=x.device)
+    elif window.ndim != 1 or window.shape[0] != win:
+        raise RuntimeError(f"{sig} : Invalid window shape. window has to be 1D and length of `win_length`")
+    if win < n_fft:
+        left = (n_fft - win) // 2
+        window = _pad(window, [left, n_fft - win - left])
+    if normalized:
+        x = x * (n_fft**0.5)
+    frames = x.transpose(1, 2)  # (B, frames, freq)
+    if onesided:
+        frames = _fft.irfft(frames, n=n_fft, dim=-1)
+    else:
+        frames = _fft.ifft(frames, n=n_fft, dim=-1)
+        if not return_complex:
+            frames = frames.real
+    frames = frames * window
+    total = n_fft + hop * (n_frames - 1)
+    idx = (Tensor.arange(n_frames, device=x.device).reshape(-1, 1) * hop
+           + Tensor.arange(n_fft, device=x.device).reshape(1, -1)).reshape(-1)  # fmt: skip
+    y = Tensor.zeros((x.shape[0], total), dtype=frames.dtype, device=x.device)
+    y = y.index_add(1, idx, frames.reshape(x.shape[0], -1))
+    square = (window * window).reshape(1, -1).expand(n_frames, n_fft).reshape(-1)
+    envelope = Tensor.zeros(total, dtype=square.dtype, device=x.device).index_add(0, idx, square)
+    start = n_fft // 2 if center else 0
+    end = start + length if length is not None else total - n_fft // 2 if center else total
+    y, envelope = y[:, start : min(end, total)], envelope[start : min(end, total)]
+    if envelope.numel() and (envelope.abs().min() < 1e-11).item():
+        raise RuntimeError(f"{sig} window overlap add min: {envelope.abs().min().item():g}")
+    y = y / envelope
+    if end > total:
+        y = _pad(y, [0, end - total])
+    return y if batched else y[0]
+
+
+@public(name="istft", function=False, method=True)
+def _istft_method(
+    self: Tensor,
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Tensor | None = None,
+    center: bool = True,
+    normalized: bool = False,
+    onesided: bool | None = None,
+    length: int | None = None,
+    return_complex: bool = False,
+) -> Tensor:
+    """:func:`istft` of this tensor."""
+    return istft(self, n_fft, hop_length, win_length, window, center, normalized, onesided, length, return_complex)
