@@ -29,9 +29,9 @@ def _signature(x: Tensor, n_fft: int, hop: int, win: int, window: Any, normalize
 @public
 def stft(
     input: Tensor,  # noqa: A002
-    n_fft: int,
-    hop_length: int | None = None,
-    win_length: int | None = None,
+    n_fft: Any,
+    hop_length: Any = None,
+    win_length: Any = None,
     window: Tensor | None = None,
     center: bool = True,
     pad_mode: str = "reflect",
@@ -46,6 +46,13 @@ def stft(
     from .elementwise.complex_numbers import view_as_real  # noqa: PLC0415
 
     x = tensor_arg(input, "stft")
+    # (in PyTorch's order: its Python reads n_fft // 2 first, then its kernel the argument types, then the rest)
+    p = int(n_fft // 2) if center else 0  # (a tensor of several numbers: ValueError; None: TypeError)
+    if isinstance(n_fft, bool) or not isinstance(n_fft, int):
+        raise TypeError(f"stft(): argument 'n_fft' (position 2) must be int, not {type(n_fft).__name__}")
+    for pos, (name, v) in enumerate((("hop_length", hop_length), ("win_length", win_length)), 3):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            raise TypeError(f"stft(): argument '{name}' (position {pos}) must be int, not {type(v).__name__}")
     complex_in = x.dtype.kind == "c" or (window is not None and window.dtype.kind == "c")
     if return_complex is None:
         if not complex_in:
@@ -61,7 +68,6 @@ def stft(
     if x.ndim not in (1, 2):
         raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {x.ndim}D tensor of shape {tuple(x.shape)}")
     if center:
-        p = n_fft // 2
         x = _pad(x.reshape((1,) * (3 - x.ndim) + tuple(x.shape)), [p, p], mode=pad_mode)
         x = x.reshape(tuple(x.shape[-input.ndim :]))
     batched = x.ndim == 2
@@ -116,7 +122,7 @@ def stft(
 @public(name="stft", function=False, method=True)
 def _stft_method(
     self: Tensor,
-    n_fft: int,
+    n_fft: Any,
     hop_length: int | None = None,
     win_length: int | None = None,
     window: Tensor | None = None,
