@@ -426,10 +426,5 @@ class AsStrided(Function):
         if np.unique(mine).size < mine.size:  # (x shows a place several times: each its share)
             share = 1.0 / np.bincount(mine, minlength=n)[mine].reshape(in_size)
             dt = np.dtype(ns.values(g).dtype)
-            share = dev.asarray(share.astype(np.empty(0, dt).real.dtype))
-            if ns.recording:
-                from ..tensors._tensor import Tensor  # noqa: PLC0415 - (ops are imported before tensors)
-
-                share = Tensor._wrap(share, dev)
-            grad = grad * share
+            grad = grad * ns.const(dev.asarray(share.astype(np.empty(0, dt).real.dtype)))
         return (grad,)

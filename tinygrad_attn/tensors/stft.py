@@ -17,6 +17,7 @@ from ..engine.declare import public
 from ..engine.warn import warn
 from ..functional.checks import tensor_arg
 from ._tensor import Tensor
+from .fft import fft, ifft, irfft, rfft
 
 
 def _signature(x: Tensor, n_fft: int, hop: int, win: int, window: Any, normalized: bool, onesided: Any,
@@ -41,7 +42,6 @@ def stft(
     align_to_window: bool | None = None,
 ) -> Tensor:
     """The short-time Fourier transform of ``input`` (see the module's docstring)."""
-    from .. import fft as _fft  # noqa: PLC0415 - (the fft module imports the tensors first)
     from ..functional import pad as _pad  # noqa: PLC0415
     from .elementwise.complex_numbers import view_as_real  # noqa: PLC0415
 
@@ -105,7 +105,7 @@ def stft(
         w = _pad(window, [left, n_fft - win - left]) if win < n_fft else window
         frames = frames * w
     norm = "ortho" if normalized else "backward"
-    out = (_fft.rfft(frames, dim=-1, norm=norm) if onesided else _fft.fft(frames, dim=-1, norm=norm)).transpose(1, 2)
+    out = (rfft(frames, dim=-1, norm=norm) if onesided else fft(frames, dim=-1, norm=norm)).transpose(1, 2)
     out = out if batched else out[0]
     if not return_complex:
         warn(
@@ -156,7 +156,6 @@ def istft(
     added where the frames overlap and divided by the added squares of the window (PyTorch's
     RuntimeError where they are below ``1e-11``); the ``n_fft // 2`` samples of padding off each end
     where ``center``, cut or zero-padded to ``length``. The gradient flows through all of it."""
-    from .. import fft as _fft  # noqa: PLC0415 - (the fft module imports the tensors first)
     from ..functional import pad as _pad  # noqa: PLC0415
 
     x = tensor_arg(input, "istft")
@@ -197,9 +196,9 @@ def istft(
         x = x * (n_fft**0.5)
     frames = x.transpose(1, 2)  # (B, frames, freq)
     if onesided:
-        frames = _fft.irfft(frames, n=n_fft, dim=-1)
+        frames = irfft(frames, n=n_fft, dim=-1)
     else:
-        frames = _fft.ifft(frames, n=n_fft, dim=-1)
+        frames = ifft(frames, n=n_fft, dim=-1)
         if not return_complex:
             frames = frames.real
     frames = frames * window
