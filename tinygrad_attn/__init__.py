@@ -45,7 +45,7 @@ from .runtime.flags import *  # noqa: F403
 from .runtime.malloc import keep_freed_memory
 from .runtime.threads import get_num_threads, set_num_threads
 from .serialization import load, save
-from .tensors import dtypes, tensor_functions, tensor_protocols  # noqa: F401 - (declarations)
+from .tensors import dtypes, memory_members, stft, tensor_functions, tensor_protocols  # noqa: F401 - (declarations)
 from .tensors._tensor import Tensor, cat, stack, where
 from .tensors.dtypes import *  # noqa: F403
 from .tensors.elementwise import complex_numbers, math_functions, special_functions, tensor_arith, tensor_torch  # noqa: F401

@@ -30,6 +30,8 @@ PYTORCH_PAIRS = {
     "lu",
     "real",
     "imag",
+    "stft",
+    "istft",
 }  # (torch.lu(A, pivot, get_infos) and Tensor.lu(pivot, get_infos))
 # and the library's own methods whose name PyTorch gives a free function only (PyTorch's Tensor has
 # neither): ``x.layer_norm(weight, bias, eps)`` normalises the last axis, ``tga.layer_norm`` is
@@ -163,6 +165,10 @@ NOT_OPS |= {"apply_", "map_", "map2_", "grad_dtype", "retains_grad", "is_contigu
             "resize_as", "register_post_accumulate_grad_hook"}  # fmt: skip
 # (memory layout: against PyTorch's over every view in tests/tensor/test_strides.py)
 NOT_OPS |= {"stride", "storage_offset", "data_ptr"}
+# (memory and kind flags: against PyTorch's over every layout in tests/tensor/test_memory_members_torch.py)
+NOT_OPS |= {"const_data_ptr", "dim_order", "is_pinned", "pin_memory", "is_shared", "share_memory_", "is_sparse",
+            "is_nested", "is_quantized", "is_meta", "is_mkldnn", "is_xpu", "is_mps", "is_ipu", "is_maia", "is_mtia",
+            "is_vulkan", "is_xla"}  # fmt: skip
 # (the dtype of an op of two operands: against PyTorch's in tests/tensor/test_dtypes.py)
 NOT_OPS |= {"result_type"}
 # (the lazy conjugate and negative bits, which no tensor here carries: against PyTorch in tests/tensor/test_complex_torch.py)

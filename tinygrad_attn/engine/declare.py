@@ -209,7 +209,8 @@ DTYPE_KINDS: dict[str, tuple[str, ...]] = {
     "float3264": ("float32", "float64", "complex64", "complex128"),
     "numeric": ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"),
     "integral": ("bool", "uint8", "int8", "int16", "int32", "int64"),
-    # (the newer special functions: every real dtype but float16, which has no CPU kernel there)
+    # (the newer special functions: every real dtype but float16, which has no CPU kernel there; float
+    # ops, so an integer or bool input computes in the default dtype, refused too where that is float16)
     "no_half": ("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64"),
 }
 # (each dtype's one-letter code, with its aliases: int64 is 'l' and 'q' alike)
@@ -258,6 +259,7 @@ def accepts(dtypes: str | Iterable[str], operands: tuple[str, ...] = (), *, name
     ... def softplus(input): ...
     """
     codes = dtype_codes(dtypes)
+    in_default = dtypes == "no_half"  # (its integer and bool inputs compute in the default dtype)
 
     def wrap(fn: Callable) -> Callable:
         op = name or getattr(fn, "__name__", "op")
@@ -278,6 +280,8 @@ def accepts(dtypes: str | Iterable[str], operands: tuple[str, ...] = (), *, name
                 code = _code_of(x)
             if code is not None and code not in codes:
                 _refuse(op, codes, x, [args[i] if i < len(args) else kwargs.get(n) for n, i in others])
+            if in_default and code in _INTEGRAL_CODES and _dtype_rules[3]() == np.float16:
+                _refuse_in_default(op, x)
             return fn(*args, **kwargs)
 
         checked.accepted_dtypes = tuple(dict.fromkeys(_CODES[c] for c in codes))  # (read by the tests)
@@ -314,15 +318,30 @@ def _code_of(x: Any) -> str | None:
 _dtype_rules: Any = None
 
 
-def register_dtype_rules(error: type, result_type: Callable, scalar_type_name: Callable) -> None:
-    """Called once by ``tinygrad_attn.tensors.dtypes``: what :func:`accepts` raises and names with."""
+def register_dtype_rules(
+    error: type, result_type: Callable, scalar_type_name: Callable, default_dtype: Callable
+) -> None:
+    """Called once by ``tinygrad_attn.tensors.dtypes``: what :func:`accepts` raises and names with,
+    and the default dtype (an integer input of a float op computes in it)."""
     global _dtype_rules
-    _dtype_rules = (error, result_type, scalar_type_name)
+    _dtype_rules = (error, result_type, scalar_type_name, default_dtype)
+
+
+_INTEGRAL_CODES = frozenset(dtype_codes("integral"))
+
+
+def _refuse_in_default(op: str, x: Any) -> None:
+    """PyTorch's error for an integer or bool input of a float op without a float16 kernel, where
+    the default dtype it computes in is float16."""
+    raise _dtype_rules[0](
+        f"\"{op}\" not implemented for 'Half' (dtype {np.dtype(x.dtype).name}, shape {tuple(x.shape)}, computed in "
+        f"the default dtype float16; {op} takes no_half dtypes)"
+    )
 
 
 def _refuse(op: str, codes: str, x: Any, others: list) -> None:
     """Raise unless the operands promoted together have a dtype in ``codes``."""
-    UnsupportedDtypeError, result_type, scalar_type_name = _dtype_rules  # noqa: N806
+    UnsupportedDtypeError, result_type, scalar_type_name, _ = _dtype_rules  # noqa: N806
 
     dt = x.dtype
     if others:

@@ -28,7 +28,8 @@ _NO_KERNEL = frozenset(
     avg_pool3d max_pool1d max_pool2d max_pool3d interpolate upsample bitwise_and bitwise_or bitwise_xor
     bitwise_not __and__ __or__ __xor__ __invert__ __rand__ __ror__ __rxor__ arange hash_tensor native_group_norm
     native_layer_norm modified_bessel_i0 modified_bessel_i1 modified_bessel_k0 modified_bessel_k1
-    scaled_modified_bessel_k0 scaled_modified_bessel_k1 spherical_bessel_j0""".split()
+    scaled_modified_bessel_k0 scaled_modified_bessel_k1 spherical_bessel_j0 bessel_j0 bessel_j1 bessel_y0 bessel_y1
+    airy_ai""".split()
 )
 # (PyTorch raises RuntimeError: a check of the op's own)
 _CHECKED = frozenset(

@@ -718,6 +718,38 @@ def _causal_bias(tq: int, tk: int, dtype: np.dtype, dev: Any) -> Any:
     return dev.asarray(np.where(np.tri(tq, tk, 0, dtype=bool), 0.0, -np.inf).astype(dtype))
 
 
+def _fused_kernel_takes(q: Tensor, k: Tensor, v: Tensor, mask: Any, dropout_p: float, enable_gqa: bool) -> bool:
+    """Whether PyTorch's CPU dispatch of ``scaled_dot_product_attention`` picks its fused (flash)
+    kernel, which applies an ``attn_mask`` and ``is_causal`` together; the other, its math
+    kernel, refuses the two together. The fused one takes 4-D ``(B, H, T, d)`` operands of one
+    batch, heads (or grouped heads under ``enable_gqa``) and head size, a last dim of stride 1,
+    no dropout, and a mask not requiring grad, 2-D or ``(B or 1, H or 1, ...)``, whose last two
+    dims are ``Tq`` or 1 and ``Tk`` or 1; unless ``torch.backends.cuda.enable_flash_sdp(False)``."""
+    from ..backends import cuda as _cuda_flags  # (functional is imported before the backends)
+
+    if not _cuda_flags.flash_sdp_enabled() or dropout_p > 0.0 or q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+        return False
+    # (in PyTorch's order of its checks: a 1-D mask's IndexError comes after the shapes', before the strides')
+    (b, hq, tq, d), (_, hk, tk, _) = q.shape, k.shape
+    if not (k.shape[0] == v.shape[0] == b and v.shape[1] == hk) or (
+        hk != hq and not (enable_gqa and hk and hq % hk == 0)
+    ):
+        return False
+    if isinstance(mask, Tensor):
+        if mask.requires_grad:
+            return False
+        if mask.ndim < 2:  # (PyTorch's reads its size(-2))
+            raise IndexError(
+                f"scaled_dot_product_attention: Dimension out of range (expected to be in range of [-1, 0], but got "
+                f"-2): attn_mask of shape {tuple(mask.shape)}"
+            )
+        if mask.ndim not in (2, 4) or mask.shape[-2] not in (tq, 1) or mask.shape[-1] not in (tk, 1):
+            return False
+        if mask.ndim == 4 and (mask.shape[0] not in (b, 1) or mask.shape[1] not in (hq, 1)):
+            return False
+    return k.shape[-1] == v.shape[-1] == d and all(x.stride()[-1] == 1 for x in (q, k, v))
+
+
 def _mask_arrays(q: Tensor, k: Tensor, mask: Any, is_causal: bool) -> tuple[Any, Any, Tensor | None]:
     """Turn ``mask`` and ``is_causal`` into an additive bias array, a row mask, or a float
     mask tensor that needs its gradient (then the bias stays a tensor)."""
@@ -853,6 +885,13 @@ def scaled_dot_product_attention(
             raise RuntimeError(  # (PyTorch's: a float mask is float32 or the query's dtype)
                 f"scaled_dot_product_attention: expected attn_mask dtype to be bool or float32 or to match the "
                 f"query's dtype {q.dtype}, but got {mask.dtype}"
+            )
+    if is_causal and mask is not None and k.shape[-2] and math.prod(q.shape[:-1]) and v.shape[-1]:
+        if not _fused_kernel_takes(query, key, value, mask, dropout_p, enable_gqa):  # (PyTorch's math kernel's check)
+            raise RuntimeError(
+                "scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True (query "
+                f"{tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}, attn_mask "
+                f"{tuple(getattr(mask, 'shape', ()))}): give the causal triangle in the mask, or one of the two"
             )
     if scale is None:  # (queries of no features: every score 0, whatever the scale)
         scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0

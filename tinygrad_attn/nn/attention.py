@@ -96,6 +96,10 @@ def attend_heads(q: Tensor, k: Tensor, v: Tensor, n_heads: int, mask: Any = None
         out, weights = F._attention_reference(qh, kh, vh, 1.0 / math.sqrt(hd) if hd else 1.0,
                                               _bias_of(mask, is_causal, qh, kh), None, dropout_p, weights=True)  # fmt: skip
         return out.permute(0, 2, 1, 3).reshape(b, tq, e), weights if need_weights else None
+    if is_causal and mask is not None:  # (scaled_dot_product_attention takes one of them: the triangle joins the mask)
+        mask = _as_mask(mask, qh, "scaled_dot_product_attention")
+        tri = Tensor(np.tri(qh.shape[-2], kh.shape[-2], 0, dtype=bool), device=qh.device)
+        mask, is_causal = (mask & tri if mask.dtype == np.bool_ else _bias_of(tri, False, qh, kh) + mask), False
     res = F.scaled_dot_product_attention(qh, kh, vh, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal,
                                          return_weights=need_weights)  # fmt: skip
     out, weights = res if need_weights else (res, None)  # (B, H, Tq, hd), (B, H, Tq, Tk)

@@ -216,7 +216,7 @@ class Strided(Function):
     view = True  # the result may share the input's memory
     reads_values = False  # backward reads shapes only
     reads_output = False
-    name = "as_strided"
+    name = "strided"
 
     @staticmethod
     def describe_args(args: tuple) -> str:
@@ -350,3 +350,81 @@ def _overlaps(shape: tuple[int, ...], steps: tuple[tuple[int, ...], ...]) -> boo
         along = np.arange(n, dtype=np.int64)[:, None] * np.asarray(row, dtype=np.int64)
         coords = (coords[:, None, :] + along[None, :, :]).reshape(-1, coords.shape[1])
     return bool(np.unique(coords, axis=0).shape[0] < coords.shape[0])
+
+
+def _address(a) -> int:
+    iface = getattr(a, "__array_interface__", None)
+    return int(iface["data"][0]) if iface is not None else int(a.data.ptr)  # (CuPy: its device pointer)
+
+
+def _memory_positions(size: tuple[int, ...], stride: tuple[int, ...], offset: int) -> np.ndarray:
+    """The memory positions (in elements) of a view of ``size``, ``stride`` from ``offset``: int64 of ``size``."""
+    pos = np.full(size, offset, dtype=np.int64)
+    for k, (n, s) in enumerate(zip(size, stride)):
+        pos += (np.arange(n, dtype=np.int64) * s).reshape([-1 if i == k else 1 for i in range(len(size))])
+    return pos
+
+
+class AsStrided(Function):
+    """``x.as_strided(size, stride, storage_offset)``: a view of the memory ``x`` lies in (its
+    base's, all of it), ``size`` elements ``stride`` apart from ``storage_offset`` (``x``'s own
+    by default), whatever ``x``'s own layout. ``args = (size, stride, storage_offset or None)``.
+
+    Its gradient is PyTorch's AsStridedBackward: ``g`` summed into the memory the view reads
+    (where it reads a place twice, twice), then read back at ``x``'s places; where ``x`` itself
+    shows a place several times (an expanded dim), each share is divided by their number.
+    """
+
+    __slots__ = ()
+    view = True
+    keep = ()  # (backward reads the layouts, kept in ctx)
+    reads_values = False
+    reads_output = False
+    name = "as_strided"
+
+    @staticmethod
+    def describe_args(args: tuple) -> str:
+        size, stride, offset = args
+        return f"size {tuple(size)} stride {tuple(stride)}" + ("" if offset is None else f" offset {offset}")
+
+    def forward(self, ns, a):
+        size, stride, offset = self.args
+        if getattr(a, "strides", None) is None:
+            raise NotImplementedError(f"as_strided: the device {ns.device.name} has no strided views of memory")
+        root = a
+        while getattr(root, "base", None) is not None and hasattr(root.base, "itemsize"):
+            root = root.base
+        item = a.itemsize
+        start = (_address(a) - _address(root)) // item
+        at = start if offset is None else offset
+        self.ctx = (tuple(a.shape), tuple(s // item for s in a.strides), start, at)
+        need = at + 1 + sum((n - 1) * s for n, s in zip(size, stride)) if math.prod(size) else 0
+        if need > root.size:
+            raise RuntimeError(
+                f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {at}, and itemsize {item} "
+                f"requiring a storage size of {need * item} are out of bounds for storage of size {root.size * item}"
+            )
+        if not (root.flags.c_contiguous or root.flags.f_contiguous):
+            raise NotImplementedError(f"as_strided: memory not in one block (an array of strides {root.strides})")
+        xp = ns.device.xp
+        steps = tuple(s * item for s in stride)
+        if xp is np:  # (a view whose base is the memory's array: storage_offset() and data_ptr() read it back)
+            return np.ndarray(size, a.dtype, buffer=root, offset=at * item if need else 0, strides=steps)
+        flat = xp.lib.stride_tricks.as_strided(root, (root.size,), (item,))
+        return xp.lib.stride_tricks.as_strided(flat[at:] if need else flat, size, steps)
+
+    def backward(self, g, ns, inputs, out):
+        size, stride, _ = self.args
+        in_size, in_stride, start, at = self.ctx
+        low = min(start, at)
+        read = _memory_positions(size, stride, at - low).reshape(-1)
+        mine = _memory_positions(in_size, in_stride, start - low).reshape(-1)
+        n = int(max(read.max(initial=-1), mine.max(initial=-1))) + 1
+        dev = g._dev if ns.recording else ns.device
+        memory = ns.scatter_add(ns.reshape(g, (-1,)), (n,), 0, dev.asarray(read))
+        grad = ns.reshape(ns.gather(memory, 0, dev.asarray(mine)), in_size)
+        if np.unique(mine).size < mine.size:  # (x shows a place several times: each its share)
+            share = 1.0 / np.bincount(mine, minlength=n)[mine].reshape(in_size)
+            dt = np.dtype(ns.values(g).dtype)
+            grad = grad * ns.const(dev.asarray(share.astype(np.empty(0, dt).real.dtype)))
+        return (grad,)

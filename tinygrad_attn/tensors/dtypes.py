@@ -391,4 +391,4 @@ __all__ = [
 ]  # fmt: skip
 
 
-_declare.register_dtype_rules(UnsupportedDtypeError, result_type, scalar_type_name)
+_declare.register_dtype_rules(UnsupportedDtypeError, result_type, scalar_type_name, get_default_dtype)

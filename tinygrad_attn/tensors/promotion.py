@@ -34,10 +34,21 @@ _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _FLOATS = frozenset(type(np.dtype(d)) for d in ("float16", "float32", "float64", "complex64", "complex128"))
 
 
-def _as_float(t: Tensor) -> Tensor:
-    """``t`` for a float op: bools and integers in PyTorch's default float (float32), as
-    ``torch.tensor(2).exp()`` (NumPy would compute them in float64)."""
+def float_dtype_of(dt: Any) -> np.dtype:
+    """The dtype a float op (``exp``, ``asin``, ``torch.special``'s functions) computes ``dt`` in:
+    ``dt`` where it is a float or complex dtype; bools and integers in PyTorch's default dtype
+    (float32 unless :func:`~.dtypes.set_default_dtype` changed it), as ``torch.tensor(2).exp()``
+    (NumPy would compute them in float64)."""
+    dt = np.dtype(dt)
+    return dt if dt.kind in "fc" else get_default_dtype()
+
+
+def as_float(t: Tensor) -> Tensor:
+    """``t`` for a float op: bools and integers in :func:`float_dtype_of`'s dtype."""
     return t if t.dtype.kind in "fc" else t.astype(get_default_dtype())
+
+
+_as_float = as_float
 
 
 def _scalar_dtype(value: Any) -> np.dtype:

@@ -33,6 +33,7 @@ from ..ops.saved import saved_for_backward
 from ._tensor import InvalidArgumentError, Size, Tensor, cat, where
 from .dtypes import OperandDtypeError
 from .mutation.inplace import mark_multi_output_views
+from .promotion import as_float
 from .reduce.tensor_reduce import (
     ValuesIndices,
     _new_memory,
@@ -700,13 +701,13 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
 @public(method=True, inplace_function=True, special=("log1p",))
 def log1p(x: Tensor) -> Tensor:
     """Elementwise ``log(1 + x)``, exact for tiny ``x`` (where ``1 + x`` rounds to 1)."""
-    return ops.Log1p.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
+    return ops.Log1p.apply(as_float(x))
 
 
 @public(method=True, inplace_function=True, special=("expm1",))
 def expm1(x: Tensor) -> Tensor:
     """Elementwise ``exp(x) - 1``, exact for tiny ``x``."""
-    return ops.Expm1.apply(x if x.dtype.kind in "fc" else x.astype(np.float32))
+    return ops.Expm1.apply(as_float(x))
 
 
 def _elementwise_test(x: Tensor, name: str) -> Tensor:

@@ -25,6 +25,7 @@ from ...ops.bessel import bessel_array
 from ...ops.factorizations import loop_namespace
 from .._tensor import Tensor
 from ..mutation.out_argument import written_to_out
+from ..promotion import float_dtype_of
 
 _EULER_GAMMA = 0.5772156649015329
 _SERIES_TERMS = 30  # (at x = 2 the k-th term is below 1 / k!^2: 1e-64 by k = 30)
@@ -83,7 +84,7 @@ def _k_array(ns: Any, a: Any, order: int, scaled: bool) -> Any:
 def _declare(name: str, order: int, scaled: bool) -> None:
     def k(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
         x = tensor_arg(input, f"special_{name}").detach()
-        x = x if x.dtype.kind == "f" else x.astype(np.float32)  # (an integer or bool tensor: float32, as PyTorch's)
+        x = x if x.dtype.kind == "f" else x.astype(float_dtype_of(x.dtype))  # (an integer or bool: the default dtype)
         return written_to_out(array_function(_k_array, x, order=order, scaled=scaled), out, f"special_{name}")
 
     k.__name__ = k.__qualname__ = name

@@ -31,7 +31,7 @@ from ...ops.compare import Hypot, LogicalAnd, LogicalNot, LogicalOr, NotEqual, S
 from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import InvalidArgumentError, Tensor, cat, stack, where
 from ..dtypes import UnsupportedDtypeError, fill_value_in, result_type, scalar_type_name
-from ..promotion import bitwise_operands, promoted_operands
+from ..promotion import as_float, bitwise_operands, float_dtype_of, promoted_operands
 from ..reduce.tensor_reduce import sqrt_of_variance, var
 from ..shape import dims
 from ..tensor_functions import ValuesIndices, _index, _one_dim, number_as_vector, values_indices
@@ -42,9 +42,8 @@ _LN10 = math.log(10.0)
 
 
 def _floating(x: Any, op: str) -> Tensor:
-    """``x`` as a float tensor: an integer or bool one becomes float32, as PyTorch's float ops do."""
-    x = _tensor(x, op)
-    return x if x.dtype.kind in "fc" else x.astype(np.float32)
+    """``x`` as a float tensor: an integer or bool one in the default dtype, as PyTorch's float ops do."""
+    return as_float(_tensor(x, op))
 
 
 def _tensors_only(a: Any, b: Any, op: str) -> None:
@@ -57,13 +56,11 @@ def _tensors_only(a: Any, b: Any, op: str) -> None:
 
 def _pair(a: Any, b: Any, op: str) -> tuple[Tensor, Tensor]:
     """Two operands as float tensors of one dtype on one device: ``torch.result_type``'s
-    dtype (:func:`dtypes.result_type`), float32 where that is not a float."""
+    dtype (:func:`dtypes.result_type`), the default dtype where that is not a float."""
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"{op}: at least one operand must be a Tensor")
     like = a if isinstance(a, Tensor) else b
-    dt = result_type(a, b)
-    if dt.kind not in "fc":
-        dt = np.dtype(np.float32)
+    dt = float_dtype_of(result_type(a, b))
 
     def as_float(x: Any) -> Tensor:
         if not isinstance(x, Tensor):

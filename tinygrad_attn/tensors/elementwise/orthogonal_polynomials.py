@@ -27,6 +27,7 @@ from ...ops.factorizations import loop_namespace
 from .._tensor import Tensor
 from ..dtypes import result_type
 from ..mutation.out_argument import written_to_out
+from ..promotion import float_dtype_of
 
 
 @dataclass(frozen=True)
@@ -162,8 +163,7 @@ def _operands(x: Any, n: Any, op: str) -> tuple[Tensor, Tensor]:
     dt = np.dtype(result_type(x, n))
     if dt.kind == "c":
         raise NotImplementedError(f'"{op}_cpu" not implemented for complex tensors ({dt})')
-    if dt.kind != "f":
-        dt = np.dtype(np.float32)
+    dt = float_dtype_of(dt)
     out = []
     for v in (x, n):
         t = v if isinstance(v, Tensor) else Tensor(np.asarray(v, dtype=dt), device=like._dev)

@@ -30,15 +30,16 @@ from ...ops.saved import saved_for_backward, with_gradient_of
 from .._tensor import Tensor, where
 from ..dtypes import UnsupportedDtypeError, result_type, scalar_type_name
 from ..mutation.out_argument import written_to_out
+from ..promotion import float_dtype_of
 from ..reduce.tensor_reduce import norm2, power_norm
 from ..shape import dims
-from . import bessel_k, orthogonal_polynomials  # noqa: F401 (they declare torch.special's K0, K1 and polynomials)
+from . import bessel_j, bessel_k, orthogonal_polynomials  # noqa: F401 (they declare torch.special's J, Y, Ai, K and polynomials)
 from .complex_numbers import complex_angle, complex_sgn
 
 
 def _floating(x: Any, op: str) -> Tensor:
     x = _tensor(x, op)
-    return x if x.dtype.kind == "f" else x.astype(np.float32)
+    return x if x.dtype.kind == "f" else x.astype(float_dtype_of(x.dtype))
 
 
 def _operands(a: Any, b: Any, op: str, floating: bool = False) -> tuple[Tensor, Tensor]:
@@ -47,8 +48,8 @@ def _operands(a: Any, b: Any, op: str, floating: bool = False) -> tuple[Tensor, 
     if not isinstance(like, Tensor):
         raise TypeError(f"{op}: at least one operand must be a Tensor")
     dt = np.dtype(result_type(a, b))
-    if floating and dt.kind != "f":
-        dt = np.dtype(np.float32)
+    if floating:
+        dt = float_dtype_of(dt)
     out = []
     for v in (a, b):
         t = v if isinstance(v, Tensor) else Tensor(np.asarray(v, dtype=dt), device=like._dev)
@@ -59,7 +60,7 @@ def _operands(a: Any, b: Any, op: str, floating: bool = False) -> tuple[Tensor, 
 @public(
     function=False,
     special=("erfcx",),
-    dtypes=("bool", "uint8", "int8", "int16", "int32", "int64", "float32", "float64"),
+    dtypes="no_half",
 )
 def erfcx(input: Tensor) -> Tensor:  # noqa: A002
     """``exp(x**2) * erfc(x)``, finite where ``erfc`` underflows (``torch.special.erfcx``)."""

@@ -29,6 +29,7 @@ from ...ops.saved import NotDifferentiable, saved_for_backward, with_gradient_of
 from ...ops.tie_order import _sort_under_less, median_index, mode_index, nth_of_equal, select_index, sort_order
 from .._tensor import InvalidArgumentError, Tensor, cat, where
 from ..dtypes import result_type, torch_dtype
+from ..promotion import float_dtype_of
 from ..shape import dims
 from ..tensor_functions import ValuesIndices, values_indices
 from .tensor_reduce import differentiable_dtype
@@ -370,7 +371,7 @@ def cov(
     if x.ndim < 2:
         x = x.reshape(1, -1)
     if x.dtype.kind not in "fc":
-        x = x.astype(np.float32)
+        x = x.astype(float_dtype_of(x.dtype))
     n = x.shape[1]
     w = None
     for name, wt in (("fweights", fweights), ("aweights", aweights)):
