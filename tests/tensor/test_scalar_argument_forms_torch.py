@@ -1,6 +1,6 @@
 """Arguments spelt as users spell them, against PyTorch: a NumPy scalar, a 0-d tensor or a list
 where the signature says int, float, bool or a sequence (the fast sample of
-``tests/ops/test_argument_forms_torch.py``, which runs every shared OpInfo so respelt)."""
+``tests/ops/test_respelt_opinfo_torch.py``, which runs every shared OpInfo so respelt)."""
 
 from __future__ import annotations
 

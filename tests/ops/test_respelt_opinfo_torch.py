@@ -10,7 +10,7 @@ promote, as PyTorch's); where PyTorch raises the sample is not ours to match (th
 ``tools/argument_parity.py``, holds the raises).
 
 Reviewed differences are strict xfails with one reason each (``KNOWN``).
-``python tests/ops/test_argument_forms_torch.py`` prints the survey: each op x form and its first difference.
+``python tests/ops/test_respelt_opinfo_torch.py`` prints the survey: each op x form and its first difference.
 """
 
 from __future__ import annotations
