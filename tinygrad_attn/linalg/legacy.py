@@ -33,9 +33,13 @@ def _deprecated(old: str, new: str) -> None:
 @public(name="cholesky", method=True)
 def cholesky_legacy(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
     """``torch.cholesky(A, upper=False)`` and ``A.cholesky(upper)``: ``tga.linalg.cholesky``
-    (``upper`` positional too)."""
+    (``upper`` positional too); an empty input of any shape is returned as an empty copy, as PyTorch's
+    (``linalg.cholesky`` checks the shape first)."""
     _deprecated("cholesky", "torch.linalg.cholesky")
-    return _cholesky(input, upper=upper)
+    x = _tensor(input, "cholesky")
+    if x.numel() == 0:
+        return x.clone()
+    return _cholesky(x, upper=upper)
 
 
 @public(name="pinverse", method=True)

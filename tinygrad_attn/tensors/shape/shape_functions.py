@@ -390,8 +390,24 @@ def argwhere(input: Tensor) -> Tensor:  # noqa: A002
 # -- broadcasting ----------------------------------------------------------------------
 @public
 def broadcast_shapes(*shapes: Any) -> Size:
-    """The shape the given shapes broadcast to (ints count as 1-D shapes)."""
-    norm = [(int(s),) if isinstance(s, (int, np.integer)) else tuple(int(v) for v in s) for s in shapes]
+    """The shape the given shapes broadcast to (ints count as 1-D shapes, ``None`` as no shape, as PyTorch's
+    reads them); anything else (a tensor) is PyTorch's ``RuntimeError``, a negative size its ``ValueError``."""
+    norm = []
+    for s in shapes:
+        if s is None:
+            continue
+        if _is_int(s) and not isinstance(s, Tensor):
+            s = (s,)
+        if not isinstance(s, Sequence):
+            raise RuntimeError(
+                f"broadcast_shapes: Input shapes should be of type ints, a tuple of ints, or a list of ints, got {s}"
+            )
+        for at, v in enumerate(s):
+            if not _is_int(v):
+                raise TypeError(f"broadcast_shapes: a size must be an int (item {at} of {s!r} is {type(v).__name__!r})")
+        norm.append(tuple(int(v) for v in s))
+        if any(v < 0 for v in norm[-1]):
+            raise ValueError(f"broadcast_shapes: Attempting to broadcast a dimension with negative length! ({s})")
     try:
         return Size(np.broadcast_shapes(*norm))
     except ValueError:
