@@ -40,12 +40,10 @@ REASONS = {
     "F.smooth_l1_loss('t23', ": "a number as the target is this library's convenience, as in mse_loss",
     "F.huber_loss('t23', ": "a number as the target is this library's convenience, as in mse_loss",
     "F.layer_norm('t": "layer_norm's normalized_shape defaults to the last axis, the library's first meaning",
+    "tga.layer_norm('t": "torch.layer_norm is F.layer_norm, whose normalized_shape defaults to the last axis",
     "F.gaussian_nll_loss('t23', 't23', 0)": "PyTorch refuses an int var by an accident of its float-only branch; var=1 is a fair call",
     "F.gaussian_nll_loss('t23', 0, 0)": "PyTorch refuses an int var by an accident of its float-only branch; var=1 is a fair call",
     "F.gaussian_nll_loss('t23', 0, 1)": "PyTorch refuses an int var by an accident of its float-only branch; var=1 is a fair call",
-    "tga.tile('t23', ": "one function serves torch.tile and Tensor.tile, whose method takes one int; the free one refuses it",
-    "tga.flip('t23', ": "one function serves torch.flip and Tensor.flip, whose method takes one int; the free one refuses it",
-    "tga.reshape('t23', ": "one function serves torch.reshape and Tensor.reshape, whose method takes one int",
     "tga.view_copy('t23', ": "view_copy is Tensor.view's copy, which takes one int; PyTorch's free view_copy refuses it",
     "tga.einsum('t23', 't23'": "PyTorch fails on a tensor where a sublist goes by its truth value; ours names the sublist",
 }

@@ -328,7 +328,7 @@ def flip(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
 
 
 @public(method=True)
-def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+def roll(x: Tensor, shifts: Sequence[int], dims: Any = None) -> Tensor:
     """Entries moved ``shifts`` places along ``dims``, wrapping around (flattened when None)."""
     if dims is None:
         return roll(x.reshape(-1), _dims.as_int(shifts), 0).reshape(x.shape)

@@ -163,7 +163,7 @@ def _check_float_range(data: Any, arr: np.ndarray, dtype: Any) -> None:
 
 
 @public
-def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+def as_tensor(data: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """``data`` itself when it is already a tensor of that dtype and device; a NumPy array of
     that dtype bound for the CPU shares its memory (:func:`from_numpy`), as PyTorch's; else
     :func:`tensor`, a copy."""
