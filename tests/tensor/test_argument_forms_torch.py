@@ -11,7 +11,9 @@ or from older code:
   (``torch.trapezoid(y, None)``, ``torch.nuclear_norm(A, None)``);
 - PyTorch's deprecated forms that still run (``x.addcmul(2, a, b)``: the value first);
 - shapes given to ``broadcast_shapes`` as ``None``, ints, tensors, floats or negative sizes;
-- ``Tensor.type`` and ``Tensor.new`` with what is no type name and no data.
+- ``Tensor.type`` and ``Tensor.new`` with what is no type name and no data;
+- an int, a list of ints or a tensor where the schema takes some of these (``x.split(t)``, ``F.pad(x, 1)``);
+- an input with fewer axes than a pool reads (PyTorch's ``IndexError``).
 """
 
 from __future__ import annotations
@@ -60,6 +62,20 @@ DEPRECATED = [
         "x.{op}(x, 2, x)", "x.{op}(torch.tensor(2.0), x, x + 1)", "x.{op}(None, x, x + 1)", "x.{op}(2, x, x, x)",
     )
 ]  # fmt: skip
+#: parameters of an int, an int list or a tensor (PyTorch's overloads), given each kind and the wrong ones
+KINDS = ["2", "-1", "[1, 1]", "(1, 2)", "'a'", "1.5", "torch.tensor(1)", "torch.tensor([1, 1])", "torch.tensor(2.5)", X]
+KIND_CALLS = [
+    "x.split({v})", "x.tensor_split({v})", "x.repeat_interleave({v}, dim=0)", "torch.histogram(x, {v})",
+    "torch.nn.functional.pad(x, {v})", "torch.nn.functional.layer_norm(x, {v})", "torch.roll(x, {v}, 0)",
+    "torch.constant_pad_nd(x, {v})", "torch.permute_copy(x, {v})", "torch.expand_copy(x, {v})",
+    "x.tile(1, {v})", "x.hsplit(1, {v})",
+]  # fmt: skip
+#: inputs with fewer axes than the op reads, and with as many
+POOLS = [
+    f"torch.nn.functional.{f}(torch.zeros({shape}), 1)"
+    for f in ("avg_pool2d", "max_pool2d", "avg_pool1d", "lp_pool2d", "unfold", "adaptive_avg_pool2d")
+    for shape in ("3", "2, 3", "1, 2, 3", "1, 1, 2, 3")
+]
 SHAPES = ["None", "3", "(2, 1)", "[1, 3]", "()", "(2, -1)", "(2.0,)", "'ab'", X, "torch.tensor(3)", "torch.Size([3])"]
 #: what ``x.type(...)`` and ``x.new(...)`` are given
 TYPE_CALLS = [
@@ -74,7 +90,8 @@ def _programs() -> list[str]:
     out = [c.format(d=d) for c, d in itertools.product(DTYPE_CALLS, DTYPES)]
     out += [f"torch.{f}(x, {v})" for f, v in itertools.product(LIST_CALLS, LISTS)]
     out += [f"x.{f}({v})" for f, v in itertools.product(LIST_CALLS, LISTS)]
-    out += NONE_CALLS + DEPRECATED
+    out += NONE_CALLS + DEPRECATED + POOLS
+    out += [c.format(v=v) for c, v in itertools.product(KIND_CALLS, KINDS)]
     out += [f"torch.broadcast_shapes({a}, {b})" for a, b in itertools.combinations_with_replacement(SHAPES, 2)]
     out += [f"torch.broadcast_shapes({a})" for a in SHAPES]
     return out + TYPE_CALLS
@@ -88,6 +105,11 @@ KNOWN = {
     "dtype only: arange and cumsum into bool, which PyTorch has no kernel for, compute here",
     "x.cumsum(0, dtype=torch.bool)": "a dtype= is checked against the kernels PyTorch has by the input's dtype "
     "only: arange and cumsum into bool, which PyTorch has no kernel for, compute here",
+    **{
+        f"torch.nn.functional.layer_norm(x, {v})": "a tensor as layer_norm's second argument is the library's first "
+        "form, layer_norm(x, weight, bias), over the last axis"
+        for v in ("torch.tensor(1)", "torch.tensor([1, 1])", "torch.tensor(2.5)", X)
+    },
     "x.new(torch.DoubleTensor)": "a tensor class as data: PyTorch's RuntimeError comes from its legacy "
     "constructor's dispatch; ours is the TypeError of data that is not data",
 }

@@ -52,6 +52,10 @@ _KINDS: dict[str, tuple[str, bool]] = {
     "Sequence[int]": ("ints", False),
     "Sequence[int] | None": ("ints", True),
     "tuple[int, ...]": ("ints!", False),
+    # (PyTorch's overloads of a tensor or an int: repeat_interleave's repeats, histogram's bins; or of a
+    # tensor or an int[]: tensor_split's indices_or_sections)
+    "Tensor | int": ("int|Tensor", False),
+    "Tensor | Sequence[int]": ("ints|Tensor", False),
 }
 for _kind in ("bool", "int", "float", "str", "Tensor"):
     _checked = "Tensor!" if _kind == "Tensor" else _kind  # (an annotated tensor is a tensor, not a number)
@@ -210,6 +214,8 @@ _TESTS: dict[str, Callable[[Any], bool]] = {
     "dim": _is_dim,
     "ints": _is_ints,
     "ints!": _is_int_list,
+    "int|Tensor": lambda v: _is_int(v) or isinstance(v, _function.Tensor),
+    "ints|Tensor": lambda v: _is_ints(v) or isinstance(v, _function.Tensor),
     "tensors": _is_sequence_of_tensors,
     "sizes": _is_output_size,
     "shape": _is_shape_or_weight,
@@ -217,11 +223,12 @@ _TESTS: dict[str, Callable[[Any], bool]] = {
 }
 _PLAIN = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": None, "Tensor!": None, "dim": "int",
-    "tensors": "list", "ints": "tuple", "ints!": None, "sizes": "tuple", "shape": "tuple", "dtype": None,
+    "tensors": "list", "ints": "tuple", "ints!": None, "int|Tensor": "int", "ints|Tensor": None, "sizes": "tuple", "shape": "tuple", "dtype": None,
 }  # fmt: skip
 _EXPECTED = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": "Tensor", "Tensor!": "Tensor",
-    "dim": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints", "ints!": "tuple of ints", "sizes": "tuple of ints", "shape": "tuple of ints",
+    "dim": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints", "ints!": "tuple of ints", "int|Tensor": "Tensor or int",
+    "ints|Tensor": "Tensor or tuple of ints", "sizes": "tuple of ints", "shape": "tuple of ints",
     "dtype": "torch.dtype",
 }  # fmt: skip
 #: parameters annotated ``Any`` whose name alone says PyTorch's type, as its schemas name them:

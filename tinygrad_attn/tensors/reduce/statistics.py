@@ -707,7 +707,7 @@ HistogramDD.__name__ = HistogramDD.__qualname__ = "histogramdd"
 
 
 @public(method=True, dtypes="floating")
-def histogram(input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tensor | None = None,  # noqa: A002
+def histogram(input: Tensor, bins: Tensor | int = 100, *, range: Any = None, weight: Tensor | None = None,  # noqa: A002
               density: bool = False) -> Histogram:  # fmt: skip
     """A histogram of ``input``'s values: ``bins`` equal bins over ``range`` (the data's by default),
     or the bins between the edges of a 1-D tensor ``bins``; each bin holds its left edge, the last

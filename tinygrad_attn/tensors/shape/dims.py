@@ -143,7 +143,7 @@ def int_list(first: Any, more: tuple, op: str = "") -> Any:
         return as_int(first)
     found = tuple(as_int(v) for v in (first, *more))
     for at, v in enumerate(found):
-        if isinstance(v, bool) or not hasattr(v, "__index__") or getattr(v, "ndim", 0) != 0:
+        if type(v) is not int:  # (what as_int leaves as it is: a float, a tensor of several entries, a string)
             raise TypeError(
                 f'{op or "int list"}(): argument failed to unpack the object at pos {at + 1} with error "type must be tuple of ints, but '
                 f'got {type(v).__name__}" (the ints one by one: {found!r})'

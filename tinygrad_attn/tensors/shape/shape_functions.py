@@ -114,7 +114,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
 
 # -- splitting -------------------------------------------------------------------------
 @public(method=True)
-def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+def tensor_split(input: Tensor, indices_or_sections: Tensor | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     """``input`` split along ``dim`` into ``n`` nearly equal parts (the first ``size % n`` one longer),
     or at each index of a list of indices (views, as PyTorch's)."""
     x = _tensor(input, "tensor_split")
@@ -135,8 +135,8 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
         cuts = [int(i) for i in ios]
     bounds = [0, *cuts, n]
     lead = (slice(None),) * d
-    return tuple(x[lead + (slice(builtins.min(a, n), builtins.max(builtins.min(b, n), builtins.min(a, n))),)]
-                 for a, b in zip(bounds[:-1], bounds[1:]))  # fmt: skip
+    # (each piece is x[a:b] as Python reads it: a negative index counts from the end, as PyTorch's)
+    return tuple(x[lead + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:]))
 
 
 def _sections(op: str, ios: Any) -> None:
