@@ -208,9 +208,7 @@ class Tensor:
                 )
             if dev is None:
                 dev = default_device()
-        elif isinstance(data, (str, bytes)) or data is None:  # (PyTorch's errors: no data, not no dtype)
-            if data is None:
-                raise RuntimeError("Could not infer dtype of NoneType (Tensor: None is no data)")
+        elif isinstance(data, (str, bytes)):  # (PyTorch's error: a string is no data)
             raise TypeError(f"new(): invalid data type '{type(data).__name__}' (Tensor: a string is no data)")
         elif isinstance(data, (bool, int, float, list, tuple)) or np.isscalar(data):
             arr = np.asarray(data)
