@@ -33,8 +33,6 @@ KNOWN_FILE = os.path.join(
 #: is an accident of its code, or matching it would cost more than it is worth
 REASONS = {
     "bfloat16(": "NumPy has no bfloat16, so the dtype is not offered: x.bfloat16() raises",
-    "tga.broadcast_shapes(None,)": "PyTorch's Python code reads None as a 0-d shape; None is no shape",
-    "tga.cholesky('te',)": "deprecated torch.cholesky returns a non-square empty input as is; linalg.cholesky raises",
     "tga.get_device()": "the library's device lookup (tga.get_device(name)); with a tensor it is PyTorch's",
     "tga.get_device(None,)": "the library's device lookup (tga.get_device(name)); with a tensor it is PyTorch's",
     "F.mse_loss('t23', ": "a number as the target is this library's convenience (mse_loss(x, 0.0)); PyTorch's reads its size",
@@ -42,16 +40,10 @@ REASONS = {
     "F.smooth_l1_loss('t23', ": "a number as the target is this library's convenience, as in mse_loss",
     "F.huber_loss('t23', ": "a number as the target is this library's convenience, as in mse_loss",
     "F.layer_norm('t": "layer_norm's normalized_shape defaults to the last axis, the library's first meaning",
+    "tga.layer_norm('t": "torch.layer_norm is F.layer_norm, whose normalized_shape defaults to the last axis",
     "F.gaussian_nll_loss('t23', 't23', 0)": "PyTorch refuses an int var by an accident of its float-only branch; var=1 is a fair call",
     "F.gaussian_nll_loss('t23', 0, 0)": "PyTorch refuses an int var by an accident of its float-only branch; var=1 is a fair call",
     "F.gaussian_nll_loss('t23', 0, 1)": "PyTorch refuses an int var by an accident of its float-only branch; var=1 is a fair call",
-    "addcmul('t23', 0, ": "PyTorch's deprecated addcmul(value, tensor1, tensor2); value= is the form it documents",
-    "addcdiv('t23', 0, ": "PyTorch's deprecated addcdiv(value, tensor1, tensor2); value= is the form it documents",
-    "addcmul_('t23', 0, ": "PyTorch's deprecated addcmul_(value, tensor1, tensor2); value= is the form it documents",
-    "addcdiv_('t23', 0, ": "PyTorch's deprecated addcdiv_(value, tensor1, tensor2); value= is the form it documents",
-    "tga.tile('t23', ": "one function serves torch.tile and Tensor.tile, whose method takes one int; the free one refuses it",
-    "tga.flip('t23', ": "one function serves torch.flip and Tensor.flip, whose method takes one int; the free one refuses it",
-    "tga.reshape('t23', ": "one function serves torch.reshape and Tensor.reshape, whose method takes one int",
     "tga.view_copy('t23', ": "view_copy is Tensor.view's copy, which takes one int; PyTorch's free view_copy refuses it",
     "tga.einsum('t23', 't23'": "PyTorch fails on a tensor where a sublist goes by its truth value; ours names the sublist",
 }

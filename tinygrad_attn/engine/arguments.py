@@ -13,14 +13,17 @@ What each annotation takes is PyTorch's rule for the type (``python_arg_parser``
 - ``int``: a Python or NumPy integer, or a one-element integer tensor, not a ``bool`` or a float;
 - ``float``: a number of any kind (``bool`` and complex included) or a one-element tensor;
 - ``str``: a string;
-- ``Sequence[int]``: PyTorch's ``int[]``, a list or tuple of ints (or one int), not a string, a
-  float or a tensor of several elements;
+- ``Sequence[int]``: PyTorch's ``int[N]``, a list or tuple of ints (or one int), not a string, a
+  float or a tensor of several elements; ``tuple[int, ...]`` its ``int[]`` of no fixed length, which
+  takes no lone int (``x.new_full(2, 0.0)`` raises);
 - ``Tensor``: a tensor;
 - ``Tensor | float`` (and a parameter ``other``): a tensor or a number (PyTorch's ``Tensor`` or
   ``Scalar`` overloads), never ``None``, a string, a list, a tuple or a NumPy array;
 
-each with ``None`` too when the annotation is ``X | None``. A value identical to the parameter's
-default is taken as it is (a default sentinel is not checked). Other annotations (``Any``,
+each with ``None`` too when the annotation is ``X | None`` or the default is ``None``. A value identical
+to the parameter's default is taken as it is (a default sentinel is not checked): :data:`ABSENT` is the
+default of a parameter that may be left out but is never ``None`` in PyTorch's schema. ``dtype`` is
+PyTorch's ``ScalarType`` (:func:`is_dtype`). Other annotations (``Any``,
 ``Sequence[int]``, ...) and parameters whose names start with ``_`` are not checked.
 
 >>> import tinygrad_attn as tga
@@ -49,6 +52,11 @@ _KINDS: dict[str, tuple[str, bool]] = {
     "Sequence[Tensor]": ("tensors", False),
     "Sequence[int]": ("ints", False),
     "Sequence[int] | None": ("ints", True),
+    "tuple[int, ...]": ("ints!", False),
+    # (PyTorch's overloads of a tensor or an int: repeat_interleave's repeats, histogram's bins; or of a
+    # tensor or an int[]: tensor_split's indices_or_sections)
+    "Tensor | int": ("int|Tensor", False),
+    "Tensor | Sequence[int]": ("ints|Tensor", False),
 }
 for _kind in ("bool", "int", "float", "str", "Tensor"):
     _checked = "Tensor!" if _kind == "Tensor" else _kind  # (an annotated tensor is a tensor, not a number)
@@ -66,6 +74,21 @@ _NOT_TENSORS = (str, bytes, list, tuple, dict, set, np.ndarray)
 
 
 _MISSING = object()
+
+
+class _Absent:
+    """The default of a parameter PyTorch's schema has no ``None`` for (:data:`ABSENT`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+#: the default of an optional parameter whose PyTorch schema takes no ``None`` (``trapezoid(y, x)``'s
+#: ``x``, its ``dx``): left out it is the default, while an explicit ``None`` is checked as any value
+#: of the annotation, and refused with PyTorch's ``TypeError`` (``trapezoid(y, None)``)
+ABSENT: Any = _Absent()
 
 
 def _type_name(v: Any) -> str:
@@ -120,6 +143,12 @@ def _is_ints(v: Any) -> bool:
     return isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "iu"
 
 
+def _is_int_list(v: Any) -> bool:
+    """PyTorch's ``int[]`` of no fixed length (a size of ``new_full``, a shape): a list or tuple of ints, not
+    one int (which PyTorch takes only where the schema gives the list a length: ``int[2] stride``)."""
+    return isinstance(v, (list, tuple)) and all(_is_int(d) for d in v)
+
+
 def _is_output_size(v: Any) -> bool:
     """An adaptive pool's ``output_size``: PyTorch's ``int[]`` whose entries may be ``None`` (that side
     keeps the input's size). A tensor of several entries is the function's to refuse: PyTorch's Python
@@ -132,9 +161,9 @@ def _is_output_size(v: Any) -> bool:
 
 
 def _is_shape_or_weight(v: Any) -> bool:
-    """``layer_norm``'s ``normalized_shape``: PyTorch's ``int[]``, or a tensor, the library's first form
-    ``layer_norm(x, weight, bias)`` (the shape then the last axis)."""
-    return _is_ints(v) or isinstance(v, _function.Tensor)
+    """``layer_norm``'s ``normalized_shape``: PyTorch's ``int[]`` (of no fixed length: not one int), or a
+    tensor, the library's first form ``layer_norm(x, weight, bias)`` (the shape then the last axis)."""
+    return (_is_ints(v) and not _is_int(v)) or isinstance(v, _function.Tensor)
 
 
 def _is_dim(v: Any) -> bool:
@@ -147,6 +176,34 @@ def _is_dim(v: Any) -> bool:
     return False
 
 
+#: the NumPy dtype kinds PyTorch has dtypes of (bool, integers, floats, complex)
+_TORCH_KINDS = frozenset("biufc")
+_DTYPES_READ: dict[Any, bool] = {}
+
+
+def is_dtype(v: Any) -> bool:
+    """PyTorch's ``ScalarType`` (a ``dtype=``): a dtype of the library, or what NumPy reads as one of
+    PyTorch's dtypes (``np.float32``, ``"int64"``, the library's reading); never a tensor, a number, a
+    list, or what NumPy reads as bytes, text, a record, an object, a date or its ``longdouble``. A
+    dtype the library cannot hold (``bfloat16``) is the function's to refuse."""
+    if isinstance(v, (_function.Tensor, numbers.Number, list, tuple, dict)):
+        return False
+    try:
+        return _DTYPES_READ[v]
+    except (KeyError, TypeError):  # (not read yet, or not hashable)
+        pass
+    try:
+        d = np.dtype(v)
+        ok = d.kind in _TORCH_KINDS and d.char not in "gG" and d.fields is None
+    except TypeError:
+        ok = not isinstance(v, (str, bytes, np.ndarray))  # (the library's dtype without a NumPy one: its refusal)
+    try:
+        _DTYPES_READ[v] = ok
+    except TypeError:
+        pass
+    return ok
+
+
 #: each kind's test of a value that is not of the kind's plain Python class
 _TESTS: dict[str, Callable[[Any], bool]] = {
     "bool": lambda v: False,
@@ -157,17 +214,23 @@ _TESTS: dict[str, Callable[[Any], bool]] = {
     "Tensor!": _is_tensor,
     "dim": _is_dim,
     "ints": _is_ints,
+    "ints!": _is_int_list,
+    "int|Tensor": lambda v: _is_int(v) or isinstance(v, _function.Tensor),
+    "ints|Tensor": lambda v: _is_ints(v) or isinstance(v, _function.Tensor),
     "tensors": _is_sequence_of_tensors,
     "sizes": _is_output_size,
     "shape": _is_shape_or_weight,
+    "dtype": is_dtype,
 }
 _PLAIN = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": None, "Tensor!": None, "dim": "int",
-    "tensors": "list", "ints": "tuple", "sizes": "tuple", "shape": "tuple",
+    "tensors": "list", "ints": "tuple", "ints!": None, "int|Tensor": "int", "ints|Tensor": None, "sizes": "tuple", "shape": "tuple", "dtype": None,
 }  # fmt: skip
 _EXPECTED = {
     "bool": "bool", "int": "int", "float": "float", "str": "str", "Tensor": "Tensor", "Tensor!": "Tensor",
-    "dim": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints", "sizes": "tuple of ints", "shape": "tuple of ints",
+    "dim": "tuple of ints", "tensors": "tuple of Tensors", "ints": "tuple of ints", "ints!": "tuple of ints", "int|Tensor": "Tensor or int",
+    "ints|Tensor": "Tensor or tuple of ints", "sizes": "tuple of ints", "shape": "tuple of ints",
+    "dtype": "torch.dtype",
 }  # fmt: skip
 #: parameters annotated ``Any`` whose name alone says PyTorch's type, as its schemas name them:
 #: ``dim`` of a reduction, ``other`` of a binary op (a tensor or a number), ``index`` and ``mask``
@@ -175,7 +238,7 @@ _EXPECTED = {
 #: and ``F.layer_norm(x, 1.5)`` raise its ``TypeError`` before the input's rank is read)
 _BY_NAME = {
     "dim": "dim", "other": "Tensor", "index": "Tensor!", "mask": "Tensor!", "kernel_size": "ints",
-    "normalized_shape": "shape", "output_size": "sizes", "stride": "ints", "dilation": "ints",
+    "normalized_shape": "shape", "output_size": "sizes", "stride": "ints", "dilation": "ints", "dtype": "dtype",
 }  # fmt: skip
 #: flags PyTorch reads by their truth in its Python-level ``nn.functional`` (``F.relu(x, 1)`` runs in place,
 #: ``F.gaussian_nll_loss(..., full=np.True_)`` and ``F.multi_head_attention_forward``'s flags from a NumPy
@@ -293,9 +356,9 @@ _INT_VARARGS = {"size": "size", "shape": "shape", "sizes": "sizes", "axes": "dim
 
 
 #: PyTorch's name of the sizes in its "missing" message where it is not the parameter's (``x.repeat()``)
-_MISSING_NAME = {"repeat": "repeats"}
+_MISSING_NAME = {"repeat": "repeats", "resize_": "size"}
 #: functions whose sizes may be left out (PyTorch's ``resize`` reads none as a 0-d size and raises its own error)
-_MAY_BE_EMPTY = {"resize", "resize_"}
+_MAY_BE_EMPTY = {"resize"}
 
 
 def missing(op: str, param: str) -> TypeError:
@@ -313,6 +376,40 @@ def _int_varargs(fn: Callable) -> tuple[int, str] | None:
         if p.kind == p.VAR_POSITIONAL and p.name in _INT_VARARGS:
             return i, _INT_VARARGS[p.name]
     return None
+
+
+def free_function(fn: Callable, name: str) -> Callable:
+    """The free function of a method that takes its sizes one by one (``x.tile(2, 1)``, ``x.hsplit(1, 2)``,
+    ``x.reshape(2, 3)``): PyTorch's parser takes a list of ints as varargs only where it is the first
+    argument, which it is of the method (after ``self``) and not of the free function (after ``input``),
+    so ``torch.tile(x, 2, 1)`` is its ``TypeError``. ``fn`` itself for a function without such sizes."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return fn
+    at = next((i for i, p in enumerate(params) if p.kind == p.VAR_POSITIONAL), None)
+    if at is None or at == 0:
+        return fn
+    p = params[at]
+    if p.name not in _INT_VARARGS and p.annotation not in ("int", int):
+        return fn
+    limit = max(at, 2)  # (the input, then the sizes as one list or the parameters before them)
+    sizes = params[1]  # (a lone int is no list of them, unless the parameter takes an int too: hsplit's sections)
+    strict = sizes.kind == sizes.VAR_POSITIONAL or sizes.annotation in ("Sequence[int]", "tuple[int, ...]")
+    said = _INT_VARARGS.get(sizes.name, sizes.name)
+
+    @functools.wraps(fn)
+    def free(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > limit:
+            raise TypeError(
+                f"{name}() takes {limit} positional arguments but {len(args)} were given (the sizes as one tuple: "
+                f"torch.{name}(x, (2, 3)); the method takes them one by one)"
+            )
+        if strict and len(args) == 2 and _is_int(args[1]) and not isinstance(args[1], _function.Tensor):
+            refuse(name, said, 2, "ints!", args[1])
+        return fn(*args, **kwargs)
+
+    return free
 
 
 def ints(op: str, param: str, values: tuple) -> None:

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from .arguments import typed
+from .arguments import free_function, typed
 from .real_only import REAL_ONLY, refusing_complex
 
 
@@ -179,6 +179,8 @@ def install(cls: type, namespace: dict[str, Any], inplace_variant: Callable[[str
             fn = adapted[id(d)]
             if d.function:
                 namespace[n] = checked.get(id(d), fn)
+                if d.method and not d.static:  # (the method's sizes one by one are not the free function's)
+                    namespace[n] = free_function(namespace[n], n)
                 exported.append(n)
             if d.method and cls.__dict__.get(n) is not fn:
                 setattr(cls, n, staticmethod(fn) if d.static else fn)

@@ -1225,7 +1225,7 @@ _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
 @public(function=False, functional=True)
-def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
+def pad(x: Tensor, pad: tuple[int, ...], mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad (or, with negative amounts, crop) the last axes, PyTorch's way.
 
     ``pad`` is ``(left, right)`` for the last axis, then ``(left, right)`` for the one
@@ -1276,7 +1276,7 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float | None = None)
 
 
 @public
-def constant_pad_nd(input: Tensor, pad: Any, value: Any = 0) -> Tensor:  # noqa: A002
+def constant_pad_nd(input: Tensor, pad: tuple[int, ...], value: Any = 0) -> Tensor:  # noqa: A002
     """:func:`pad` with a constant (``torch.constant_pad_nd``, torch's top-level name; not in ``F``)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"constant_pad_nd: expected a Tensor as input, got {type(input).__name__}")

@@ -14,8 +14,16 @@ from ..engine.warn import warn as _user_warn
 from ..tensors._tensor import InvalidArgumentError, Tensor, cat
 from ..tensors.dtypes import UnsupportedDtypeError
 from ..tensors.mutation.out_argument import written_to_out  # noqa: F401 - (PyTorch's out=, one rule: its module's)
+from ..tensors.shape.dims import AxisRuleError
 
 _REDUCTIONS = ("mean", "sum", "none")
+
+
+class MissingAxisError(AxisRuleError, InvalidArgumentError):
+    """An input with fewer axes than the op reads (a 2-D input to ``avg_pool2d``): PyTorch's code reads
+    the axis it lacks (``size(-3)``) and raises its ``IndexError`` ("Dimension out of range") where its
+    own check of the rank would raise ``RuntimeError``; this is both, and the library's
+    ``InvalidArgumentError`` (a ``ValueError``) for a shape the op cannot take."""
 
 
 def tensor_arg(x: Any, op: str) -> Tensor:

@@ -46,7 +46,7 @@ def _check_input(op: str, nd: int, x: Any) -> tuple[Tensor, bool]:
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(x).__name__}")
     if x.ndim not in (nd + 1, nd + 2):
-        raise InvalidArgumentError(
+        raise (_F.MissingAxisError if x.ndim < nd + 1 else InvalidArgumentError)(
             f"{op}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input, got shape {tuple(x.shape)}"
         )
     return (x.unsqueeze(0), True) if x.ndim == nd + 1 else (x, False)

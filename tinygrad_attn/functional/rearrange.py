@@ -145,7 +145,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     op = "unfold"
     x = _F.tensor_arg(input, op)
     if x.ndim not in (3, 4):
-        raise InvalidArgumentError(
+        raise (_F.MissingAxisError if x.ndim < 3 else InvalidArgumentError)(
             f"{op}: expected 3D or 4D (batch mode) input, but got input of shape {tuple(x.shape)}"
         )
     unbatched = x.ndim == 3

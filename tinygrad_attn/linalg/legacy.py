@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from ..engine.arguments import ABSENT
 from ..engine.declare import public
 from ..engine.warn import warn as _user_warn
 from ..functional.checks import tensor_arg as _tensor
-from ..tensors._tensor import Tensor
+from ..tensors._tensor import InvalidArgumentError, Tensor
 from ..tensors.mutation.out_argument import written_to_out
 from ..tensors.shape import dims
 from . import cholesky as _cholesky
@@ -33,9 +34,13 @@ def _deprecated(old: str, new: str) -> None:
 @public(name="cholesky", method=True)
 def cholesky_legacy(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
     """``torch.cholesky(A, upper=False)`` and ``A.cholesky(upper)``: ``tga.linalg.cholesky``
-    (``upper`` positional too)."""
+    (``upper`` positional too); an empty input of any shape is returned as an empty copy, as PyTorch's
+    (``linalg.cholesky`` checks the shape first)."""
     _deprecated("cholesky", "torch.linalg.cholesky")
-    return _cholesky(input, upper=upper)
+    x = _tensor(input, "cholesky")
+    if x.numel() == 0:
+        return x.clone()
+    return _cholesky(x, upper=upper)
 
 
 @public(name="pinverse", method=True)
@@ -77,14 +82,19 @@ def frobenius_norm(input: Tensor, dim: Sequence[int] | int, keepdim: bool = Fals
 
 
 @public
-def nuclear_norm(input: Tensor, dim: int | Sequence[int] | bool | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+def nuclear_norm(input: Tensor, dim: int | Sequence[int] | bool = ABSENT, keepdim: bool = False) -> Tensor:  # noqa: A002
     """``torch.nuclear_norm(A, keepdim=False)`` of a matrix, or ``(A, dim, keepdim=False)`` over
-    the two ``dim``: the sum of the singular values (``tga.linalg.matrix_norm(A, "nuc")``)."""
+    the two ``dim``: the sum of the singular values (``tga.linalg.matrix_norm(A, "nuc")``). ``dim`` is
+    left out or given, never ``None`` (PyTorch's ``TypeError``)."""
     _deprecated("nuclear_norm", "torch.linalg.matrix_norm(A, 'nuc', dim, keepdim)")
     x = _tensor(input, "nuclear_norm")
-    if isinstance(dim, bool):  # (the first spelling: the keepdim flag in second place)
-        dim, keepdim = None, dim
     if dim is None:
+        raise TypeError(
+            "nuclear_norm(): argument 'dim' must be tuple of ints, not NoneType (leave it out for a matrix)"
+        )
+    if isinstance(dim, bool):  # (the first spelling: the keepdim flag in second place)
+        dim, keepdim = ABSENT, dim
+    if dim is ABSENT:
         if x.ndim != 2:
             raise RuntimeError(f"nuclear_norm: expected a 2D tensor, but got a {x.ndim}D tensor (pass dim)")
         dim = (0, 1)
@@ -99,6 +109,11 @@ def norm_except_dim(v: Tensor, pow: int = 2, dim: int = 0) -> Tensor:  # noqa: A
     if dim == -1:
         return vector_norm(x, pow)
     d = dims.one(tuple(x.shape), dim, "norm_except_dim", scalar_ok=False)
+    if x.shape[d] == 0:  # (PyTorch's views v as (v.size(dim), -1), which no entries leave ambiguous)
+        raise InvalidArgumentError(
+            f"norm_except_dim: cannot reshape tensor of 0 elements into shape [0, -1] because the unspecified "
+            f"dimension size -1 can be any value and is ambiguous (v of shape {tuple(x.shape)}, dim {dim})"
+        )
     others = tuple(i for i in range(x.ndim) if i != d)
     if not others:  # (a vector along dim: each entry's norm, over a new axis of one, as PyTorch's)
         return vector_norm(x.unsqueeze(-1), pow, (-1,), False)

@@ -21,6 +21,7 @@ from ..functional.distance import _pnorm
 from ..ops.saved import saved_for_backward
 from ..tensors._tensor import InvalidArgumentError, Tensor, stack
 from ..tensors.dtypes import UnsupportedDtypeError
+from ..tensors.promotion import value_first
 from ..tensors.shape import dims
 
 
@@ -270,16 +271,20 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
 
 
 @public(method=True, inplace=True, dtypes="numeric", operands=("input", "tensor1", "tensor2"))
-def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
-    """``input + value * tensor1 * tensor2`` (all three broadcast; Adam's second-moment update)."""
+def addcmul(input: Tensor, tensor1: Tensor | float, tensor2: Tensor, *more: Tensor, value: Any = 1) -> Tensor:  # noqa: A002
+    """``input + value * tensor1 * tensor2`` (all three broadcast; Adam's second-moment update); PyTorch's
+    deprecated ``addcmul(input, value, tensor1, tensor2)`` too."""
+    tensor1, tensor2, value = value_first("addcmul", tensor1, tensor2, more, value)
     x = _tensor(input, "addcmul")
     prod = tensor1 * tensor2
     return x + (prod if value == 1 else prod * value)
 
 
 @public(method=True, inplace=True)
-def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
-    """``input + value * tensor1 / tensor2`` (all three broadcast; Adam's parameter update)."""
+def addcdiv(input: Tensor, tensor1: Tensor | float, tensor2: Tensor, *more: Tensor, value: Any = 1) -> Tensor:  # noqa: A002
+    """``input + value * tensor1 / tensor2`` (all three broadcast; Adam's parameter update); PyTorch's
+    deprecated ``addcdiv(input, value, tensor1, tensor2)`` too."""
+    tensor1, tensor2, value = value_first("addcdiv", tensor1, tensor2, more, value)
     x = _tensor(input, "addcdiv")
     t1, t2 = _tensor(tensor1, "addcdiv"), _tensor(tensor2, "addcdiv")
     if t1.dtype.kind in "iub" and t2.dtype.kind in "iub":

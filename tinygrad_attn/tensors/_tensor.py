@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .. import ops
+from ..engine import arguments as _arguments
 from ..engine.backward import backward
 from ..engine.declare import public
 from ..engine.function import (
@@ -207,6 +208,8 @@ class Tensor:
                 )
             if dev is None:
                 dev = default_device()
+        elif isinstance(data, (str, bytes)):  # (PyTorch's error: a string is no data)
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}' (Tensor: a string is no data)")
         elif isinstance(data, (bool, int, float, list, tuple)) or np.isscalar(data):
             arr = np.asarray(data)
             if dtype is None and arr.dtype != np.bool_:  # (complex numbers: the default dtype's complex twin)
@@ -934,15 +937,21 @@ class Tensor:
 
     def type(self, dtype: Any = None) -> Any:
         """As PyTorch's: without a dtype, the legacy type name (``"torch.FloatTensor"``,
-        ``"torch.cuda.LongTensor"``); with one (a dtype or such a name), this tensor converted."""
+        ``"torch.cuda.LongTensor"``); with one (a dtype, such a name or such a class), this tensor
+        converted. Anything else is PyTorch's error: a string or a class that names no tensor type
+        (``"float32"``, ``np.float32``) its ``ValueError``, any other value its ``TypeError``."""
         if dtype is None:
             return legacy_type_name(self)
-        if isinstance(dtype, str) and dtype.endswith("Tensor"):
-            name = dtype.rsplit(".", 1)[-1]
+        if isinstance(dtype, type) and not isinstance(getattr(dtype, "dtype", None), np.dtype):
+            dtype = f"{dtype.__module__}.{dtype.__qualname__}".removeprefix("builtins.")
+        if isinstance(dtype, str):
+            where, _, name = dtype.rpartition(".")
             found = [k for k, v in _LEGACY_TYPES.items() if v == name]
-            if not found:
+            if where not in ("torch", "torch.cuda") or not found:
                 raise ValueError(f"invalid type: '{dtype}'")
             dtype = found[0]
+        elif not isinstance(dtype, type) and not isinstance(dtype, _TorchDtype):
+            raise TypeError(f"type: dtype must be a type, str, or dtype object, not {type(dtype).__name__}")
         return self.astype(dtype)
 
 
@@ -1034,6 +1043,8 @@ def _to_args(args: tuple, kw: dict, op: str) -> tuple[Device | None, Any, bool]:
         dev = rest.pop(0)
     if rest and _is_dtype(rest[0]):
         dtype = rest.pop(0)
+    if dtype is not None and not _arguments.is_dtype(dtype):  # (a list, a string of bytes: PyTorch's TypeError)
+        _arguments.refuse(op, "dtype", None, "dtype", dtype)
     if rest and isinstance(rest[0], bool):  # non_blocking
         rest.pop(0)
     if rest and isinstance(rest[0], bool):

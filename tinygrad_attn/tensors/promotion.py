@@ -292,3 +292,35 @@ def other_and_alpha(op: str, other: Any, more: tuple, alpha: Any, *, deprecated:
         return other, _as_number(second)
     raise TypeError(f"{op}() received an invalid combination of arguments - got {kinds}, but expected one of: "
                     f"(Tensor other, *, Number alpha = 1) or (Number other, Number alpha = 1)")  # fmt: skip
+
+
+# -- PyTorch's deprecated ``addcmul(Number value, Tensor tensor1, Tensor tensor2)`` ----------------
+# ``addcmul`` and ``addcdiv`` (and their in-place twins) take ``value`` first by position too, with
+# PyTorch's deprecation warning: ``x.addcmul(2, a, b)`` is ``x.addcmul(a, b, value=2)``.
+
+
+def value_first(op: str, tensor1: Any, tensor2: Any, more: tuple, value: Any) -> tuple[Any, Any, Any]:
+    """``(tensor1, tensor2, value)`` of a call whose positional arguments after ``input`` were
+    ``tensor1, tensor2, *more``; PyTorch's ``TypeError`` for any other form.
+
+    >>> value_first("addcmul", 1, 2, (), 3)
+    (1, 2, 3)
+    """
+    if not more:
+        if getattr(tensor1, "_data", None) is None:
+            raise TypeError(f"{op}(): argument 'tensor1' (position 1) must be Tensor, not {type(tensor1).__name__}")
+        return tensor1, tensor2, value
+    tensors = (tensor2, *more)
+    if (
+        len(more) > 1
+        or value != 1
+        or not _is_number(tensor1)
+        or any(getattr(t, "_data", None) is None for t in tensors)
+    ):
+        kinds = ", ".join(type(v).__name__ for v in (tensor1, *tensors))
+        raise TypeError(f"{op}() received an invalid combination of arguments - got ({kinds}), but expected "
+                        f"(Tensor tensor1, Tensor tensor2, *, Number value = 1)")  # fmt: skip
+    _user_warn(f"This overload of {op} is deprecated:\n\t{op}(Number value, Tensor tensor1, Tensor tensor2)\n"
+               f"Consider using one of the following signatures instead:\n\t{op}(Tensor tensor1, Tensor tensor2, *, "
+               "Number value = 1)", UserWarning)  # fmt: skip
+    return tensor2, more[0], _as_number(tensor1)

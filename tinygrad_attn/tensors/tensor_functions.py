@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import ops
+from ..engine.arguments import _is_ints, refuse
 from ..engine.declare import check_dtype, public
 from ..functional.checks import same_dtype, tensor_operand
 from ..ops.array_function import array_function
@@ -329,7 +330,7 @@ def flip(x: Tensor, *axes: Any, dims: Any = None) -> Tensor:
 
 
 @public(method=True)
-def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+def roll(x: Tensor, shifts: Sequence[int], dims: Any = None) -> Tensor:
     """Entries moved ``shifts`` places along ``dims``, wrapping around (flattened when None)."""
     if dims is None:
         return roll(x.reshape(-1), _dims.as_int(shifts), 0).reshape(x.shape)
@@ -370,12 +371,16 @@ def repeat(x: Tensor, *sizes: Any) -> Tensor:
 @public
 def split(x: Tensor, split_size_or_sections: Any, dim: int = 0, *, axis: int | None = None) -> tuple[Tensor, ...]:
     """Pieces of ``split_size_or_sections`` along ``dim`` (the last may be smaller), or of
-    each size in a list of sizes."""
+    each size in a list of sizes (PyTorch's ``int[]``: anything else is its ``TypeError``)."""
+    if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.numel() == 1:
+        split_size_or_sections = int(
+            split_size_or_sections
+        )  # (a one-element tensor is a size, as Tensor.split reads it)
+    if not _is_ints(split_size_or_sections):
+        refuse("split_with_sizes", "split_sizes", 2, "ints", split_size_or_sections)
     d = _one_dim(x, _dims.alias(axis, None if dim == 0 and axis is not None else dim, "split"), "split")
     lead = (slice(None),) * d
     n = x.shape[d]
-    if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.ndim == 0:
-        split_size_or_sections = int(split_size_or_sections)  # (a 0-d tensor is a size, as Tensor.split reads it)
     if isinstance(split_size_or_sections, (int, np.integer)):
         step = int(split_size_or_sections)
         if step < 0 or step == 0 and n:  # (a size of 0 splits only an empty axis, into itself)
@@ -734,7 +739,9 @@ def isfinite(x: Tensor) -> Tensor:
 
 
 @public(method=True)
-def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+def repeat_interleave(
+    x: Tensor, repeats: Tensor | int, dim: int | None = None, *, output_size: int | None = None
+) -> Tensor:
     """Each entry repeated ``repeats`` times along ``dim`` (the flattened tensor when None):
     a gather by the index ``[0, 0, 1, 1, ...]``, so gradients sum over the copies. ``output_size``
     (PyTorch's hint of the result's length along ``dim``) must be that length when given."""
@@ -748,6 +755,12 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None, *, output
         x, dim = x.reshape(-1), 0
     d = _one_dim(x, dim, "repeat_interleave")
     counts = repeats.detach().numpy() if isinstance(repeats, Tensor) else repeats
+    if isinstance(repeats, Tensor) and repeats.ndim > 1:
+        raise RuntimeError(
+            f"repeat_interleave: repeats must be 0-dim or 1-dim tensor, got shape {tuple(repeats.shape)}"
+        )
+    if np.any(np.asarray(counts) < 0):
+        raise RuntimeError(f"repeat_interleave: Repeats must be non-negative, got {counts}")
     index = np.repeat(np.arange(x.shape[d]), counts)
     if output_size is not None and int(output_size) != len(index):
         raise RuntimeError(

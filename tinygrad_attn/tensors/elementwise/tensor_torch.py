@@ -174,7 +174,7 @@ def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_
 
 
 @public(function=False, method=True)
-def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
+def new_full(self, size: tuple[int, ...], fill_value: Any, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:  # fmt: skip
     return _new(Tensor.full(size, fill_value, dtype=dtype or self.dtype, device=device or self._dev), requires_grad)
 
@@ -582,6 +582,8 @@ def new(self, *args: Any, device: Any = None) -> Tensor:
         return Tensor.zeros(*(int(a) for a in args), dtype=self.dtype, device=dev)
     if len(args) == 1 and isinstance(args[0], Size):
         return Tensor.zeros(*args, dtype=self.dtype, device=dev)
+    if len(args) == 1 and (args[0] is None or isinstance(args[0], (numbers.Number, np.generic))):  # (not data)
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__}); x.new([v]) holds one value")
     if len(args) == 1:
         return Tensor(args[0], dtype=self.dtype, device=dev)
     raise TypeError(f"new: expected sizes (ints), a Size, data or a tensor, got {args!r}")
@@ -590,10 +592,16 @@ def new(self, *args: Any, device: Any = None) -> Tensor:
 @public(function=False, method=True)
 def resize(self, *sizes: Any) -> Tensor:
     """``self`` with shape ``sizes``, which must hold as many elements (PyTorch's deprecated
-    out-of-place ``resize``: a reshape that differentiates)."""
-
-    shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    out-of-place ``resize``: a reshape that differentiates). The sizes are given one by one: PyTorch's
+    reads a tuple as one size (and refuses it), and no sizes as a 0-d shape, which it cannot view a
+    one-element tensor as."""
+    shape = tuple(sizes)
     _user_warn("non-inplace resize is deprecated")
+    if not sizes and self.numel() == 1:
+        raise TypeError("resize: no sizes given (PyTorch's resize views a one-element tensor as view(), which "
+                        "takes a dtype or a size); pass the sizes one by one: x.resize(1)")  # fmt: skip
+    if any(not isinstance(s, (int, np.integer, Tensor)) for s in shape):
+        raise RuntimeError(f"resize: sizes are given one by one (x.resize(2, 3)), as PyTorch's; got {sizes}")
     n = 1
     for s in shape:
         n *= int(s)
@@ -609,7 +617,7 @@ def resize(self, *sizes: Any) -> Tensor:
 @public(function=False, method=True)
 def resize_as(self, tensor: Tensor) -> Tensor:
     """:func:`resize` to ``tensor``'s shape."""
-    return resize(self, tuple(tensor.shape))
+    return resize(self, *tensor.shape)
 
 
 @public(method=True)

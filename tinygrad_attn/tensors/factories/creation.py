@@ -121,6 +121,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
             out = out if dtype is None else out.astype(dtype)
             return out.requires_grad_(requires_grad) if requires_grad else out
         return _copy_of_tensor(data, dtype, device, requires_grad)
+    if data is None:  # (PyTorch's reading: data of no dtype; an operand None stays the operators' TypeError)
+        raise RuntimeError("Could not infer dtype of NoneType (tensor: None is no data)")
     if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype (np.float64 subclasses float)
         return Tensor(np.asarray(data), dtype=dtype, device=device, requires_grad=requires_grad)
     if isinstance(data, (bool, int, float, complex, list, tuple)):
@@ -164,7 +166,7 @@ def _check_float_range(data: Any, arr: np.ndarray, dtype: Any) -> None:
 
 
 @public
-def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+def as_tensor(data: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     """``data`` itself when it is already a tensor of that dtype and device; a NumPy array of
     that dtype bound for the CPU shares its memory (:func:`from_numpy`), as PyTorch's; else
     :func:`tensor`, a copy."""

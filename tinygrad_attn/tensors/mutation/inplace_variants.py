@@ -271,7 +271,7 @@ def t_(self: Tensor) -> Tensor:
 @public(function=False, method=True)
 def squeeze_(self: Tensor, dim: Any = NOT_GIVEN, *more: int) -> Tensor:
     """Drop dimensions of length 1 (all, or those of ``dim`` that have length 1; varargs too), in place."""
-    dim = int_list(given("squeeze_", dim), more) if dim is not NOT_GIVEN else NOT_GIVEN
+    dim = int_list(given("squeeze_", dim), more, "squeeze_") if dim is not NOT_GIVEN else NOT_GIVEN
     shape = tuple(self.shape)
     return _restride(self, "squeeze_", lambda x: x.squeeze(dim), lambda x: x.reshape(shape))
 

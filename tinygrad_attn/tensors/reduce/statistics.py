@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ... import ops
-from ...engine.arguments import int_or_ints
+from ...engine.arguments import ABSENT, int_or_ints
 from ...engine.declare import check_dtype, public
 from ...engine.switches import check_host_read, tracing
 from ...functional.checks import tensor_arg as _tensor
@@ -445,10 +445,10 @@ def corrcoef(input: Tensor) -> Tensor:  # noqa: A002
 
 # -- integration -----------------------------------------------------------------------
 def _spacing(y: Tensor, x: Any, dx: Any, d: int, op: str) -> Any:
-    if x is not None and dx is not None:
+    if x is not ABSENT and dx is not ABSENT:
         raise RuntimeError(f"{op}: received both x and dx")
-    if x is None:
-        return 1.0 if dx is None else dx
+    if x is ABSENT:
+        return 1.0 if dx is ABSENT else dx
     x = _tensor(x, op)
     if x.ndim == 1:
         shape = [1] * y.ndim
@@ -458,7 +458,7 @@ def _spacing(y: Tensor, x: Any, dx: Any, d: int, op: str) -> Any:
 
 
 @public(aliases=("trapz",), dtypes="numeric", operands=("y", "x"))
-def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+def trapezoid(y: Tensor, x: Tensor = ABSENT, *, dx: float = ABSENT, dim: int = -1) -> Tensor:
     """The integral of ``y`` along ``dim`` by the trapezoid rule, at points ``x`` or spaced ``dx`` (1)."""
     y = _tensor(y, "trapezoid")
     d = dims.one(y.shape, dim, "trapezoid", scalar_ok=False)
@@ -474,7 +474,7 @@ trapz = trapezoid
 
 
 @public(dtypes="numeric", operands=("y", "x"))
-def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+def cumulative_trapezoid(y: Tensor, x: Tensor = ABSENT, *, dx: float = ABSENT, dim: int = -1) -> Tensor:
     """The running integrals of :func:`trapezoid` (one fewer than ``y``'s points along ``dim``)."""
     y = _tensor(y, "cumulative_trapezoid")
     d = dims.one(y.shape, dim, "cumulative_trapezoid", scalar_ok=False)
@@ -742,7 +742,7 @@ HistogramDD.__name__ = HistogramDD.__qualname__ = "histogramdd"
 
 
 @public(method=True, dtypes="floating")
-def histogram(input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tensor | None = None,  # noqa: A002
+def histogram(input: Tensor, bins: Tensor | int = 100, *, range: Any = None, weight: Tensor | None = None,  # noqa: A002
               density: bool = False) -> Histogram:  # fmt: skip
     """A histogram of ``input``'s values: ``bins`` equal bins over ``range`` (the data's by default),
     or the bins between the edges of a 1-D tensor ``bins``; each bin holds its left edge, the last

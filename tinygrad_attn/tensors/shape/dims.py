@@ -134,10 +134,21 @@ def as_int(v: Any) -> Any:
         return v
 
 
-def int_list(first: Any, more: tuple) -> Any:
+def int_list(first: Any, more: tuple, op: str = "") -> Any:
     """The ints of a method that takes them as varargs or as one list (``x.tile(2, 1)`` is
-    ``x.tile((2, 1))``, PyTorch's reading of an int-list argument); one int stays one int."""
-    return (first, *more) if more else as_int(first)
+    ``x.tile((2, 1))``, PyTorch's reading of an int-list argument); one int stays one int. Given one by
+    one, each must be an int (a NumPy integer, a one-element integer tensor): anything else, a tensor of
+    several elements among them, is PyTorch's ``TypeError`` before any shape is read."""
+    if not more:
+        return as_int(first)
+    found = tuple(as_int(v) for v in (first, *more))
+    for at, v in enumerate(found):
+        if type(v) is not int:  # (what as_int leaves as it is: a float, a tensor of several entries, a string)
+            raise TypeError(
+                f'{op or "int list"}(): argument failed to unpack the object at pos {at + 1} with error "type must be tuple of ints, but '
+                f'got {type(v).__name__}" (the ints one by one: {found!r})'
+            )
+    return found
 
 
 def axes(shape: tuple, axis: Any, op: str, *, distinct: bool = True) -> tuple[int, ...] | None:

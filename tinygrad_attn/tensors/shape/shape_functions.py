@@ -114,7 +114,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
 
 # -- splitting -------------------------------------------------------------------------
 @public(method=True)
-def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+def tensor_split(input: Tensor, indices_or_sections: Tensor | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     """``input`` split along ``dim`` into ``n`` nearly equal parts (the first ``size % n`` one longer),
     or at each index of a list of indices (views, as PyTorch's)."""
     x = _tensor(input, "tensor_split")
@@ -135,8 +135,8 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
         cuts = [int(i) for i in ios]
     bounds = [0, *cuts, n]
     lead = (slice(None),) * d
-    return tuple(x[lead + (slice(builtins.min(a, n), builtins.max(builtins.min(b, n), builtins.min(a, n))),)]
-                 for a, b in zip(bounds[:-1], bounds[1:]))  # fmt: skip
+    # (each piece is x[a:b] as Python reads it: a negative index counts from the end, as PyTorch's)
+    return tuple(x[lead + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:]))
 
 
 def _sections(op: str, ios: Any) -> None:
@@ -160,7 +160,7 @@ def hsplit(input: Tensor, indices_or_sections: Any, *more: int) -> tuple[Tensor,
     """:func:`tensor_split` along the columns (dimension 1, or 0 of a 1-D tensor), into equal parts
     (``x.hsplit(1, 2)``: the indices as varargs, as PyTorch's)."""
     _sections("hsplit", indices_or_sections)
-    indices_or_sections = dims.int_list(indices_or_sections, more)
+    indices_or_sections = dims.int_list(indices_or_sections, more, "hsplit")
     x = _tensor(input, "hsplit")
     if x.ndim == 0:
         raise RuntimeError(
@@ -173,7 +173,7 @@ def hsplit(input: Tensor, indices_or_sections: Any, *more: int) -> tuple[Tensor,
 def vsplit(input: Tensor, indices_or_sections: Any, *more: int) -> tuple[Tensor, ...]:  # noqa: A002
     """:func:`tensor_split` along dimension 0 of a tensor of 2 or more dimensions (indices as varargs too)."""
     _sections("vsplit", indices_or_sections)
-    indices_or_sections = dims.int_list(indices_or_sections, more)
+    indices_or_sections = dims.int_list(indices_or_sections, more, "vsplit")
     x = _tensor(input, "vsplit")
     if x.ndim < 2:
         raise RuntimeError(f"torch.vsplit requires a tensor with at least 2 dimension, but got a tensor with {x.ndim} dimensions!")  # fmt: skip
@@ -184,7 +184,7 @@ def vsplit(input: Tensor, indices_or_sections: Any, *more: int) -> tuple[Tensor,
 def dsplit(input: Tensor, indices_or_sections: Any, *more: int) -> tuple[Tensor, ...]:  # noqa: A002
     """:func:`tensor_split` along dimension 2 of a tensor of 3 or more dimensions (indices as varargs too)."""
     _sections("dsplit", indices_or_sections)
-    indices_or_sections = dims.int_list(indices_or_sections, more)
+    indices_or_sections = dims.int_list(indices_or_sections, more, "dsplit")
     x = _tensor(input, "dsplit")
     if x.ndim < 3:
         raise RuntimeError(f"torch.dsplit requires a tensor with at least 3 dimension, but got a tensor with {x.ndim} dimensions!")  # fmt: skip
@@ -355,7 +355,7 @@ def fliplr(input: Tensor) -> Tensor:  # noqa: A002
 def tile(input: Tensor, dims: Sequence[int], *more: int) -> Tensor:  # noqa: A002
     """``input`` repeated ``dims[i]`` times along each axis; a shorter ``dims`` is padded with ones in front
     (``x.tile(2, 1)``: varargs, as PyTorch's)."""
-    dims = _int_list(dims, more)
+    dims = _int_list(dims, more, "tile")
     x = _tensor(input, "tile")
     reps = tuple(int(r) for r in ((dims,) if isinstance(dims, (int, np.integer)) else dims))
     if len(reps) < x.ndim:
@@ -370,7 +370,7 @@ def ravel(input: Tensor) -> Tensor:  # noqa: A002
 
 
 @public
-def expand_copy(input: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:  # noqa: A002
+def expand_copy(input: Tensor, size: tuple[int, ...], *, implicit: bool = False) -> Tensor:  # noqa: A002
     """:meth:`Tensor.expand` as new memory."""
     return _tensor(input, "expand_copy").expand(size).clone()
 
@@ -390,12 +390,35 @@ def argwhere(input: Tensor) -> Tensor:  # noqa: A002
 # -- broadcasting ----------------------------------------------------------------------
 @public
 def broadcast_shapes(*shapes: Any) -> Size:
-    """The shape the given shapes broadcast to (ints count as 1-D shapes)."""
-    norm = [(int(s),) if isinstance(s, (int, np.integer)) else tuple(int(v) for v in s) for s in shapes]
-    try:
-        return Size(np.broadcast_shapes(*norm))
-    except ValueError:
-        raise RuntimeError(f"broadcast_shapes: shapes {norm} cannot be broadcast together") from None
+    """The shape the given shapes broadcast to, read as PyTorch's reads them: an int is a 1-D shape,
+    ``None`` no shape; anything but a sequence (a tensor, a float) is its ``RuntimeError``, a negative
+    size its ``ValueError``, sizes that do not broadcast its ``RuntimeError``."""
+    seqs = [(s,) if isinstance(s, (int, np.integer)) else s for s in shapes if s is not None]
+    for s in seqs:
+        if not isinstance(s, Sequence):
+            raise RuntimeError(
+                f"broadcast_shapes: Input shapes should be of type ints, a tuple of ints, or a list of ints, got {s}"
+            )
+    common: list[Any] = [1] * builtins.max((len(s) for s in seqs), default=0)
+    for at, s in enumerate(seqs):
+        for i in range(-1, -1 - len(s), -1):
+            if s[i] == common[i]:
+                continue
+            if common[i] == 1:
+                if s[i] < 0:
+                    raise ValueError(
+                        f"broadcast_shapes: Attempting to broadcast a dimension with negative length! ({s})"
+                    )
+                common[i] = s[i]
+            if s[i] != 1 and common[i] != s[i]:
+                raise RuntimeError(
+                    f"broadcast_shapes: Attempting to broadcast a dimension of length {s[i]} at {i}! Mismatching "
+                    f"argument at index {at} had {s}; but expected shape should be broadcastable to {common}"
+                )
+    for at, v in enumerate(common):
+        if not _is_int(v):
+            raise TypeError(f"broadcast_shapes: a size must be an int (item {at} of {common} is {type(v).__name__!r})")
+    return Size(int(v) for v in common)
 
 
 @public

@@ -43,7 +43,7 @@ def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) 
 
 
 @public
-def permute_copy(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
+def permute_copy(input: Tensor, dims: tuple[int, ...]) -> Tensor:  # noqa: A002
     return _tensor(input, "permute_copy").permute(dims).clone()
 
 
