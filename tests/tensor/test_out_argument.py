@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 
 import tinygrad_attn as tga  # noqa: E402
 from tinygrad_attn.engine.declare import DECLARED  # noqa: E402
-from tinygrad_attn.tensors.mutation.out_argument import OUT_NAMES  # noqa: E402
+from tinygrad_attn.tensors.mutation.out_argument import OUT_NAMES, UNDOCUMENTED_OUT  # noqa: E402
 
 
 def _takes_out(fn, depth: int = 0) -> bool:
@@ -37,7 +37,43 @@ def test_the_functions_taking_out_are_pytorchs():
         for name, d in DECLARED.items()
         if d.function and any(_takes_out(getattr(torch, n)) for n in d.names if hasattr(torch, n))
     }
-    assert theirs == OUT_NAMES
+    assert theirs == OUT_NAMES - UNDOCUMENTED_OUT
+
+
+X = np.array([[0.5, -1.5, 2.0], [3.0, 0.0, -0.25]])
+UNDOCUMENTED = {
+    "sum": lambda m, x, out: m.sum(x, 0, out=out),
+    "prod": lambda m, x, out: m.prod(x, 1, out=out),
+    "nansum": lambda m, x, out: m.nansum(x, 0, out=out),
+    "argmax": lambda m, x, out: m.argmax(x, 0, out=out),
+    "argmin": lambda m, x, out: m.argmin(x, out=out),
+    "take": lambda m, x, out: m.take(x, m.tensor([0, 4]), out=out),
+    "isin": lambda m, x, out: m.isin(x, x[0], out=out),
+    "clamp_min": lambda m, x, out: m.clamp_min(x, 0.5, out=out),
+    "clamp_max": lambda m, x, out: m.clamp_max(x, 0.5, out=out),
+    "frac": lambda m, x, out: m.frac(x, out=out),
+    "concat": lambda m, x, out: m.concat([x, x], out=out),
+    "concatenate": lambda m, x, out: m.concatenate([x, x], 1, out=out),
+    "nonzero": lambda m, x, out: m.nonzero(x, out=out),
+    "scatter": lambda m, x, out: m.scatter(x, 0, m.tensor([[1, 0]]), 9.0, out=out),
+}
+
+
+def test_the_undocumented_outs_are_listed_once():
+    assert set(UNDOCUMENTED) == set(UNDOCUMENTED_OUT)
+
+
+@pytest.mark.parametrize("name", sorted(UNDOCUMENTED))
+def test_pytorch_takes_out_where_its_docs_do_not_say(name):
+    results = []
+    for m in (torch, tga):
+        x = m.tensor(X)
+        kind = m.int64 if name in ("argmax", "argmin", "nonzero") else m.bool if name == "isin" else m.float64
+        out = m.empty(0, dtype=kind)
+        r = UNDOCUMENTED[name](m, x, out)
+        assert r is out
+        results.append((tuple(out.shape), str(out.dtype), out.tolist()))
+    assert results[0] == results[1]
 
 
 A = np.arange(1.0, 7.0).reshape(2, 3)
