@@ -313,8 +313,6 @@ KNOWN_CLASSES: dict[str, str] = {
     "index_add_('t23', 0, 'tix', 't23')": "IndexError, not RuntimeError",
     "index_copy('t23', 0, 'tix', 't23')": "IndexError, not RuntimeError",
     "index_copy_('t23', 0, 'tix', 't23')": "IndexError, not RuntimeError",
-    "index_fill('t23', 0, 'tix', 't23')": "RuntimeError, not IndexError",
-    "index_fill_('t23', 0, 'tix', 't23')": "RuntimeError, not IndexError",
     "index_put('t23', 0, 'tix')": "TypeError, not RuntimeError",
     "index_put_('t23', 0, 'tix')": "TypeError, not RuntimeError",
     "index_put_('t23', 0, 0)": "TypeError, not RuntimeError",
