@@ -202,8 +202,14 @@ def apply_inplace(t: Tensor, name: str, compute: Callable[..., Tensor], *operand
             return _write_through_view(t, name, compute, operands, reads_old, v)
         if t.numel() == 0 and isinstance(v, ops.Expand):  # (an empty expand: nothing to write, as PyTorch runs)
             return _record_empty_write(t, name, compute, operands, v)
-        if operator and isinstance(v, ops.Expand):
-            return compute(t, *operands)
+        if isinstance(v, ops.Expand):
+            if operator:
+                return compute(t, *operands)
+            raise RuntimeError(
+                f"{name}: this tensor (shape {tuple(t.shape)}) is an expanded view of another tensor's memory, and "
+                "an in-place change of this view is not recorded for gradients; write through the tensor it views "
+                "(x[idx] = value, x[idx] += value)"
+            )
         # (else a view no op made (``x.detach()``, ``x.data``): PyTorch's views that take no part in
         # autograd, whose change is recorded on the view alone, as below)
     old = _moved_history(t)
